@@ -1,0 +1,426 @@
+// Package torch binds the libtorch shim in csrc/ (header csrc/include/tshim.h).
+//
+// Each Go type wraps exactly one native handle and must be released with
+// Close. Native errors become Go errors; every buffer the shim returns is
+// copied into Go memory and freed before a call returns, so no native memory
+// outlives a call.
+//
+// Concurrency: Forward, Probabilities and Preprocess may be called from many
+// goroutines at once on the same Module (libtorch inference on a shared
+// module is re-entrant; the intra-op thread pool is process-wide). Training
+// (Trainer), SetTrain, Save and Close must not run concurrently with any other
+// call on the same Module; the Go types guard this with a lock, so misuse
+// waits rather than corrupts.
+package torch
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../csrc/include
+#cgo LDFLAGS: -ltshim
+#include <stdlib.h>
+#include "tshim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// Error is a failure reported by the native shim.
+type Error struct {
+	Code    int    // one of the TSHIM_ERR_* codes
+	Op      string // the operation, e.g. "load"
+	Message string // libtorch's message, first line kept whole
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("torch %s: %s", e.Op, e.Message) }
+
+// ErrClosed is returned when a closed handle is used.
+var ErrClosed = errors.New("torch: use of closed handle")
+
+func statusErr(op string, st C.int, msg *C.char) error {
+	if st == C.TSHIM_OK {
+		return nil
+	}
+	m := "unknown error"
+	if msg != nil {
+		m = C.GoString(msg)
+		C.tshim_free(unsafe.Pointer(msg))
+	}
+	return &Error{Code: int(st), Op: op, Message: m}
+}
+
+var initOnce sync.Once
+var initErr error
+
+func ensureInit() error {
+	initOnce.Do(func() {
+		var msg *C.char
+		initErr = statusErr("init", C.tshim_init(&msg), msg)
+	})
+	return initErr
+}
+
+// Version returns the libtorch version the shim was built against.
+func Version() string { return C.GoString(C.tshim_torch_version()) }
+
+// CUDAAvailable reports whether a CUDA device can be used.
+func CUDAAvailable() bool {
+	if ensureInit() != nil {
+		return false
+	}
+	var v C.int
+	C.tshim_cuda_available(&v)
+	return v != 0
+}
+
+// DeviceCount returns the number of CUDA devices (0 without CUDA).
+func DeviceCount() int {
+	if ensureInit() != nil {
+		return 0
+	}
+	var v C.int
+	C.tshim_cuda_device_count(&v)
+	return int(v)
+}
+
+// MemoryInfo returns free and total bytes of CUDA device dev.
+func MemoryInfo(dev int) (free, total uint64, err error) {
+	if err := ensureInit(); err != nil {
+		return 0, 0, err
+	}
+	var f, t C.uint64_t
+	var msg *C.char
+	if err := statusErr("cuda memory info", C.tshim_cuda_mem_info(C.int(dev), &f, &t, &msg), msg); err != nil {
+		return 0, 0, err
+	}
+	return uint64(f), uint64(t), nil
+}
+
+// SetNumThreads sets libtorch's intra-op thread count for the process.
+func SetNumThreads(n int) error {
+	if err := ensureInit(); err != nil {
+		return err
+	}
+	var msg *C.char
+	return statusErr("set threads", C.tshim_set_num_threads(C.int(n), &msg), msg)
+}
+
+// NumThreads returns libtorch's intra-op thread count.
+func NumThreads() int {
+	var v C.int
+	C.tshim_get_num_threads(&v)
+	return int(v)
+}
+
+// ManualSeed seeds libtorch's random generators (weight init, dropout).
+func ManualSeed(seed uint64) { C.tshim_manual_seed(C.uint64_t(seed)) }
+
+// Module is a TorchScript module loaded on one device.
+type Module struct {
+	mu     sync.RWMutex
+	h      *C.tshim_module
+	device string
+}
+
+// Load reads a TorchScript file onto device "cpu" or "cuda:N".
+func Load(path, device string) (*Module, error) {
+	if err := ensureInit(); err != nil {
+		return nil, err
+	}
+	if device == "" {
+		device = "cpu"
+	}
+	cp, cd := C.CString(path), C.CString(device)
+	defer C.free(unsafe.Pointer(cp))
+	defer C.free(unsafe.Pointer(cd))
+	var h *C.tshim_module
+	var msg *C.char
+	if err := statusErr("load", C.tshim_module_load(cp, cd, &h, &msg), msg); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m := &Module{h: h, device: device}
+	runtime.SetFinalizer(m, (*Module).Close)
+	return m, nil
+}
+
+// Device returns the device the module was loaded on.
+func (m *Module) Device() string { return m.device }
+
+// Close releases the native module. It is safe to call more than once.
+func (m *Module) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.h != nil {
+		C.tshim_module_free(m.h)
+		m.h = nil
+	}
+	runtime.SetFinalizer(m, nil)
+	return nil
+}
+
+// SetTrain switches the module to training (true) or evaluation mode.
+func (m *Module) SetTrain(train bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.h == nil {
+		return ErrClosed
+	}
+	t := C.int(0)
+	if train {
+		t = 1
+	}
+	var msg *C.char
+	return statusErr("set train", C.tshim_module_set_train(m.h, t, &msg), msg)
+}
+
+// ParamBytes returns the bytes held by parameters and buffers.
+func (m *Module) ParamBytes() (int64, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.h == nil {
+		return 0, ErrClosed
+	}
+	var v C.int64_t
+	var msg *C.char
+	if err := statusErr("param bytes", C.tshim_module_param_bytes(m.h, &v, &msg), msg); err != nil {
+		return 0, err
+	}
+	return int64(v), nil
+}
+
+// Tensor is a dense float32 tensor in row-major order.
+type Tensor struct {
+	Data  []float32
+	Shape []int64
+}
+
+func checkShape(t Tensor) error {
+	n := int64(1)
+	for _, d := range t.Shape {
+		if d <= 0 {
+			return fmt.Errorf("torch: bad tensor shape %v", t.Shape)
+		}
+		n *= d
+	}
+	if len(t.Shape) == 0 || n != int64(len(t.Data)) {
+		return fmt.Errorf("torch: tensor shape %v does not match %d values", t.Shape, len(t.Data))
+	}
+	return nil
+}
+
+// copyOut copies a shim-owned rows x cols buffer into Go memory and frees it.
+func copyOut(p *C.float, rows, cols C.int64_t) [][]float32 {
+	defer C.tshim_free(unsafe.Pointer(p))
+	n := int(rows) * int(cols)
+	src := unsafe.Slice((*float32)(unsafe.Pointer(p)), n)
+	flat := make([]float32, n)
+	copy(flat, src)
+	out := make([][]float32, int(rows))
+	for i := range out {
+		out[i] = flat[i*int(cols) : (i+1)*int(cols) : (i+1)*int(cols)]
+	}
+	return out
+}
+
+func (m *Module) forward(in Tensor, softmax bool) ([][]float32, error) {
+	if err := checkShape(in); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.h == nil {
+		return nil, ErrClosed
+	}
+	sm := C.int(0)
+	if softmax {
+		sm = 1
+	}
+	var out *C.float
+	var rows, cols C.int64_t
+	var msg *C.char
+	st := C.tshim_module_forward(m.h, (*C.float)(unsafe.Pointer(&in.Data[0])),
+		(*C.int64_t)(unsafe.Pointer(&in.Shape[0])), C.int(len(in.Shape)), sm, &out, &rows, &cols, &msg)
+	runtime.KeepAlive(in.Data)
+	if err := statusErr("forward", st, msg); err != nil {
+		return nil, err
+	}
+	return copyOut(out, rows, cols), nil
+}
+
+// Forward runs the module on a float32 NCHW batch in inference mode and
+// returns one row of logits per batch item.
+func (m *Module) Forward(in Tensor) ([][]float32, error) { return m.forward(in, false) }
+
+// Probabilities is Forward followed by a softmax over classes.
+func (m *Module) Probabilities(in Tensor) ([][]float32, error) { return m.forward(in, true) }
+
+// Save writes the module as TorchScript to path. The caller is responsible
+// for atomic replacement (write to a temporary name, then rename).
+func (m *Module) Save(path string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.h == nil {
+		return ErrClosed
+	}
+	cp := C.CString(path)
+	defer C.free(unsafe.Pointer(cp))
+	var msg *C.char
+	return statusErr("save", C.tshim_module_save(m.h, cp, &msg), msg)
+}
+
+// Average returns a new module whose parameters and floating buffers are the
+// element-wise mean of mods. All modules must have the same names and shapes.
+func Average(mods ...*Module) (*Module, error) {
+	if len(mods) == 0 {
+		return nil, errors.New("torch: average of no modules")
+	}
+	hs := (*[1 << 20]*C.tshim_module)(C.malloc(C.size_t(len(mods)) * C.size_t(unsafe.Sizeof(uintptr(0)))))[:len(mods):len(mods)]
+	defer C.free(unsafe.Pointer(&hs[0]))
+	for i, m := range mods {
+		m.mu.RLock()
+		defer m.mu.RUnlock()
+		if m.h == nil {
+			return nil, ErrClosed
+		}
+		hs[i] = m.h
+	}
+	var out *C.tshim_module
+	var msg *C.char
+	if err := statusErr("average", C.tshim_average(&hs[0], C.int(len(mods)), &out, &msg), msg); err != nil {
+		return nil, err
+	}
+	r := &Module{h: out, device: mods[0].device}
+	runtime.SetFinalizer(r, (*Module).Close)
+	return r, nil
+}
+
+// Preprocess resizes an 8-bit image (h x w x c, c = 1 or 3, row-major HWC)
+// to size x size with antialiased bilinear interpolation, rounds to 8 bits,
+// scales to [0,1] and normalises with mean/std. It returns 3*size*size CHW
+// floats, ready to be stacked into an NCHW batch.
+func Preprocess(pix []uint8, h, w, c, size int, mean, std [3]float32) ([]float32, error) {
+	if err := ensureInit(); err != nil {
+		return nil, err
+	}
+	if h <= 0 || w <= 0 || (c != 1 && c != 3) || len(pix) != h*w*c || size <= 0 {
+		return nil, fmt.Errorf("torch: preprocess: bad image %dx%dx%d with %d bytes, size %d", h, w, c, len(pix), size)
+	}
+	out := make([]float32, 3*size*size)
+	var msg *C.char
+	st := C.tshim_preprocess((*C.uint8_t)(unsafe.Pointer(&pix[0])), C.int64_t(h), C.int64_t(w), C.int64_t(c),
+		C.int64_t(size), C.int64_t(size), (*C.float)(unsafe.Pointer(&mean[0])), (*C.float)(unsafe.Pointer(&std[0])),
+		(*C.float)(unsafe.Pointer(&out[0])), &msg)
+	runtime.KeepAlive(pix)
+	if err := statusErr("preprocess", st, msg); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Trainer runs AdamW optimisation steps on one module.
+type Trainer struct {
+	mu sync.Mutex
+	m  *Module
+	h  *C.tshim_trainer
+}
+
+// AdamWConfig holds the optimiser's hyper-parameters.
+type AdamWConfig struct {
+	LR, WeightDecay, Beta1, Beta2, Eps float64
+}
+
+// DefaultAdamW is PyTorch's AdamW default (weight decay 0.01) at a given rate.
+func DefaultAdamW(lr float64) AdamWConfig {
+	return AdamWConfig{LR: lr, WeightDecay: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}
+}
+
+// NewTrainer creates an AdamW trainer over all parameters of m. m must stay
+// open while the trainer is used.
+func NewTrainer(m *Module, cfg AdamWConfig) (*Trainer, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.h == nil {
+		return nil, ErrClosed
+	}
+	var h *C.tshim_trainer
+	var msg *C.char
+	st := C.tshim_trainer_new(m.h, C.double(cfg.LR), C.double(cfg.WeightDecay), C.double(cfg.Beta1),
+		C.double(cfg.Beta2), C.double(cfg.Eps), &h, &msg)
+	if err := statusErr("trainer", st, msg); err != nil {
+		return nil, err
+	}
+	t := &Trainer{m: m, h: h}
+	runtime.SetFinalizer(t, (*Trainer).Close)
+	return t, nil
+}
+
+// Close releases the optimiser state.
+func (t *Trainer) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.h != nil {
+		C.tshim_trainer_free(t.h)
+		t.h = nil
+	}
+	runtime.SetFinalizer(t, nil)
+	return nil
+}
+
+// SetLR sets the learning rate used by the next steps.
+func (t *Trainer) SetLR(lr float64) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.h == nil {
+		return ErrClosed
+	}
+	var msg *C.char
+	return statusErr("set lr", C.tshim_trainer_set_lr(t.h, C.double(lr), &msg), msg)
+}
+
+// ZeroGrad clears all parameter gradients.
+func (t *Trainer) ZeroGrad() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.h == nil {
+		return ErrClosed
+	}
+	var msg *C.char
+	return statusErr("zero grad", C.tshim_trainer_zero_grad(t.h, &msg), msg)
+}
+
+// Step runs one optimisation step on a batch with integer class labels and
+// returns the mean cross-entropy loss and the logits of the batch.
+func (t *Trainer) Step(in Tensor, labels []int64) (float32, [][]float32, error) {
+	if err := checkShape(in); err != nil {
+		return 0, nil, err
+	}
+	if int64(len(labels)) != in.Shape[0] {
+		return 0, nil, fmt.Errorf("torch: %d labels for a batch of %d", len(labels), in.Shape[0])
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.h == nil {
+		return 0, nil, ErrClosed
+	}
+	t.m.mu.Lock()
+	defer t.m.mu.Unlock()
+	if t.m.h == nil {
+		return 0, nil, ErrClosed
+	}
+	var loss C.float
+	var out *C.float
+	var rows, cols C.int64_t
+	var msg *C.char
+	st := C.tshim_trainer_step(t.h, (*C.float)(unsafe.Pointer(&in.Data[0])), (*C.int64_t)(unsafe.Pointer(&in.Shape[0])),
+		C.int(len(in.Shape)), (*C.int64_t)(unsafe.Pointer(&labels[0])), &loss, &out, &rows, &cols, &msg)
+	runtime.KeepAlive(in.Data)
+	runtime.KeepAlive(labels)
+	if err := statusErr("train step", st, msg); err != nil {
+		return 0, nil, err
+	}
+	return float32(loss), copyOut(out, rows, cols), nil
+}

@@ -1,0 +1,106 @@
+/*
+ * tshim.h: a thin C interface over libtorch (TorchScript) for archivekit.
+ *
+ * Conventions
+ *  - Every function that can fail returns an int status (TSHIM_OK = 0) and
+ *    fills out-params only on success.
+ *  - On failure, if err is not NULL, *err receives a malloc'd, NUL-terminated
+ *    message that the caller frees with tshim_free(). No C++ exception ever
+ *    crosses this boundary.
+ *  - One opaque handle type per object, each with its own free function.
+ *    Free functions accept NULL.
+ *  - Buffers passed in (input tensors, pixels, labels) are only read during
+ *    the call and never retained. Buffers returned (float **out) are malloc'd
+ *    by the shim; the caller copies and releases them with tshim_free().
+ */
+#ifndef TSHIM_H
+#define TSHIM_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  TSHIM_OK = 0,
+  TSHIM_ERR_ARGUMENT = 1, /* a bad argument: NULL handle, bad shape, bad device string */
+  TSHIM_ERR_IO = 2,       /* a file could not be read or written */
+  TSHIM_ERR_TORCH = 3,    /* libtorch raised (c10::Error, torch::jit::ErrorReport, ...) */
+  TSHIM_ERR_MEMORY = 4,   /* allocation failed (host or device) */
+  TSHIM_ERR_UNKNOWN = 5   /* any other exception */
+};
+
+typedef struct tshim_module tshim_module;
+typedef struct tshim_trainer tshim_trainer;
+
+/* Releases memory returned by the shim (error messages, output buffers). */
+void tshim_free(void *p);
+
+/* Initialises the shim once per process. When an NVIDIA driver is present and
+ * libtorch_cuda sits beside libtorch_cpu, it is loaded so that CUDA devices
+ * become usable. Safe to call more than once. */
+int tshim_init(char **err);
+
+/* The libtorch version the shim was built against, e.g. "2.7.1". Static string. */
+const char *tshim_torch_version(void);
+
+/* ---- device facts ---- */
+int tshim_cuda_available(int *out);
+int tshim_cuda_device_count(int *out);
+/* Free and total memory of CUDA device `device`, in bytes. */
+int tshim_cuda_mem_info(int device, uint64_t *free_bytes, uint64_t *total_bytes, char **err);
+/* Intra-op thread count of libtorch (process-wide). */
+int tshim_set_num_threads(int n, char **err);
+int tshim_get_num_threads(int *out);
+/* Seeds libtorch's CPU (and CUDA) generators. */
+int tshim_manual_seed(uint64_t seed);
+
+/* ---- modules ---- */
+/* Loads a TorchScript file onto device "cpu" or "cuda:N". */
+int tshim_module_load(const char *path, const char *device, tshim_module **out, char **err);
+void tshim_module_free(tshim_module *m);
+/* Switches train (1) or eval (0) mode, recursively. */
+int tshim_module_set_train(tshim_module *m, int train, char **err);
+/* Total bytes of parameters plus buffers. */
+int tshim_module_param_bytes(tshim_module *m, int64_t *out, char **err);
+/* Forward a float32 NCHW batch (shape[0..3]) in inference mode.
+ * softmax != 0 applies softmax over dimension 1.
+ * *out receives rows*cols floats (rows = batch size), malloc'd. */
+int tshim_module_forward(tshim_module *m, const float *input, const int64_t *shape, int ndim,
+                         int softmax, float **out, int64_t *rows, int64_t *cols, char **err);
+/* Saves the module as TorchScript to path (written directly; callers rename). */
+int tshim_module_save(tshim_module *m, const char *path, char **err);
+/* Element-wise mean of parameters and floating-point buffers of n modules
+ * with identical names and shapes. Integer buffers are taken from the first.
+ * *out is a new module (a deep copy of mods[0] holding the mean). */
+int tshim_average(tshim_module *const *mods, int n, tshim_module **out, char **err);
+
+/* ---- preprocessing ---- */
+/* Resizes an 8-bit HWC image (c = 1 or 3, row stride w*c) to out_h x out_w by
+ * bilinear interpolation with antialiasing, rounds and clamps to 8 bits (as
+ * torchvision does for uint8 images), scales to [0,1] and normalises per
+ * channel with mean/std. A grey image is replicated to 3 channels.
+ * out must hold 3*out_h*out_w floats (CHW). */
+int tshim_preprocess(const uint8_t *hwc, int64_t h, int64_t w, int64_t c, int64_t out_h,
+                     int64_t out_w, const float *mean3, const float *std3, float *out,
+                     char **err);
+
+/* ---- training ---- */
+/* AdamW over all parameters of m (which must outlive the trainer). */
+int tshim_trainer_new(tshim_module *m, double lr, double weight_decay, double beta1, double beta2,
+                      double eps, tshim_trainer **out, char **err);
+void tshim_trainer_free(tshim_trainer *t);
+int tshim_trainer_set_lr(tshim_trainer *t, double lr, char **err);
+int tshim_trainer_zero_grad(tshim_trainer *t, char **err);
+/* One optimisation step: zero gradients, forward in train mode, softmax
+ * cross-entropy against int64 labels, backward, AdamW step.
+ * Writes the mean loss and the logits (rows*cols, malloc'd). */
+int tshim_trainer_step(tshim_trainer *t, const float *input, const int64_t *shape, int ndim,
+                       const int64_t *labels, float *loss, float **logits, int64_t *rows,
+                       int64_t *cols, char **err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TSHIM_H */

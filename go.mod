@@ -1,0 +1,3 @@
+module archivekit
+
+go 1.22
