@@ -1,0 +1,202 @@
+package logging
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+)
+
+func TestParseLevel(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    slog.Level
+		wantErr string
+	}{
+		{"DEBUG", slog.LevelDebug, ""},
+		{"debug", slog.LevelDebug, ""},
+		{"INFO", slog.LevelInfo, ""},
+		{" Info ", slog.LevelInfo, ""},
+		{"WARNING", slog.LevelWarn, ""},
+		{"WARN", slog.LevelWarn, ""},
+		{"warning", slog.LevelWarn, ""},
+		{"ERROR", slog.LevelError, ""},
+		{"CRITICAL", LevelCritical, ""},
+		{"FATAL", LevelCritical, ""},
+		{"", 0, "log level is empty"},
+		{"   ", 0, "log level is empty"},
+		{"VERBOSE", 0, `unknown log level "VERBOSE"`},
+		{"10", 0, `unknown log level "10"`},
+	}
+	for _, tt := range tests {
+		got, err := ParseLevel(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ParseLevel(%q) error = %v, want containing %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseLevel(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+// records decodes JSON lines and fails the test on any line that is not JSON.
+func records(t *testing.T, b []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("line is not JSON: %q: %v", line, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestNewJSONFiltersByLevel(t *testing.T) {
+	tests := []struct {
+		level string
+		want  []string // levels of the records that appear
+	}{
+		{"DEBUG", []string{"DEBUG", "INFO", "WARN", "ERROR", "CRITICAL"}},
+		{"INFO", []string{"INFO", "WARN", "ERROR", "CRITICAL"}},
+		{"WARNING", []string{"WARN", "ERROR", "CRITICAL"}},
+		{"ERROR", []string{"ERROR", "CRITICAL"}},
+		{"CRITICAL", []string{"CRITICAL"}},
+	}
+	for _, tt := range tests {
+		var buf bytes.Buffer
+		lg, err := New(&buf, tt.level, FormatJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg.Debug("d")
+		lg.Info("i", "path", "/x")
+		lg.Warn("w")
+		lg.Error("e")
+		lg.Log(context.Background(), LevelCritical, "c")
+		var got []string
+		for _, r := range records(t, buf.Bytes()) {
+			got = append(got, r["level"].(string))
+			if _, ok := r["time"]; !ok {
+				t.Errorf("record without time: %v", r)
+			}
+		}
+		if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+			t.Errorf("level %s: got records %v, want %v", tt.level, got, tt.want)
+		}
+	}
+}
+
+func TestNewAutoIsJSONForNonTerminal(t *testing.T) {
+	var buf bytes.Buffer
+	lg, err := New(&buf, "INFO", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg.Info("hello", "status", 200)
+	r := records(t, buf.Bytes())
+	if len(r) != 1 || r[0]["msg"] != "hello" || r[0]["status"] != float64(200) {
+		t.Fatalf("got %v", r)
+	}
+}
+
+func TestNewTextIsReadable(t *testing.T) {
+	var buf bytes.Buffer
+	lg, err := New(&buf, "INFO", FormatText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg.Info("request", "status", 200)
+	lg.Log(context.Background(), LevelCritical, "boom")
+	out := buf.String()
+	if strings.HasPrefix(out, "{") || !strings.Contains(out, "INF request status=200") || !strings.Contains(out, "CRT boom") {
+		t.Fatalf("text output not as expected:\n%s", out)
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("colour codes written to a non-terminal:\n%q", out)
+	}
+}
+
+func TestNewRejectsBadInput(t *testing.T) {
+	if _, err := New(&bytes.Buffer{}, "INFO", "xml"); err == nil || !strings.Contains(err.Error(), `unknown log format "xml"`) {
+		t.Errorf("format xml: err = %v", err)
+	}
+	if _, err := New(&bytes.Buffer{}, "", "json"); err == nil {
+		t.Error("empty level accepted")
+	}
+}
+
+func TestFromEnv(t *testing.T) {
+	tests := []struct {
+		name    string
+		level   *string // nil: unset
+		format  string
+		info    bool // INFO record expected
+		wantErr string
+	}{
+		{"unset is INFO", nil, "", true, ""},
+		{"WARNING hides INFO", ptr("WARNING"), "", false, ""},
+		{"DEBUG", ptr("DEBUG"), "json", true, ""},
+		{"empty fails", ptr(""), "", false, "LOG_LEVEL is set but empty"},
+		{"bad name fails", ptr("LOUD"), "", false, `unknown log level "LOUD"`},
+		{"bad format fails", ptr("INFO"), "yaml", false, `unknown log format "yaml"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.level == nil {
+				unsetenv(t, EnvLevel)
+			} else {
+				t.Setenv(EnvLevel, *tt.level)
+			}
+			t.Setenv(EnvFormat, tt.format)
+			var buf bytes.Buffer
+			lg, err := FromEnv(&buf)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			lg.Info("info-record")
+			if got := strings.Contains(buf.String(), "info-record"); got != tt.info {
+				t.Errorf("INFO record present = %v, want %v; output %q", got, tt.info, buf.String())
+			}
+		})
+	}
+}
+
+func TestIsTerminal(t *testing.T) {
+	if IsTerminal(&bytes.Buffer{}) {
+		t.Error("buffer reported as terminal")
+	}
+	f, err := os.CreateTemp(t.TempDir(), "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if IsTerminal(f) {
+		t.Error("regular file reported as terminal")
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+// unsetenv removes key for the duration of the test.
+func unsetenv(t *testing.T, key string) {
+	t.Helper()
+	t.Setenv(key, "") // registers restoration
+	os.Unsetenv(key)
+}
