@@ -1,0 +1,245 @@
+// Package config reads INI files the way Python's configparser does and
+// exposes the typed settings of the page classifier's setup/config.txt
+// (spec page-classification 2.8).
+//
+// INI dialect (the configparser defaults):
+//   - "[name]" starts a section; section names are case-sensitive.
+//   - "key = value" or "key: value"; keys are case-insensitive (stored
+//     lower-case), surrounding white space is trimmed, the value may be empty.
+//   - Lines whose first non-blank character is '#' or ';' are comments.
+//     Inline comments are not recognised: "a = 1 # x" has the value "1 # x".
+//   - An indented line following a key continues its value (joined with "\n").
+//   - A key outside any section, a duplicate section or a duplicate key in one
+//     section is an error naming the file and line.
+//   - Keys of a "[DEFAULT]" section are visible in every section that does not
+//     set them itself.
+package config
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// DefaultSection is the section whose keys every other section inherits.
+const DefaultSection = "DEFAULT"
+
+// File is a parsed INI file.
+type File struct {
+	// Path names the file in error messages.
+	Path     string
+	sections map[string]map[string]string
+	order    []string
+	keyOrder map[string][]string
+}
+
+// ValueError reports a key whose value cannot be converted to the wanted type.
+type ValueError struct {
+	File, Section, Key, Value string
+	// Want describes the accepted values, e.g. "an integer".
+	Want string
+}
+
+func (e *ValueError) Error() string {
+	return fmt.Sprintf("%s: [%s] %s = %q: want %s", e.File, e.Section, e.Key, e.Value, e.Want)
+}
+
+// SyntaxError reports a malformed line.
+type SyntaxError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
+
+// Load reads and parses the INI file at path.
+func Load(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Parse(path, f)
+}
+
+// Parse parses INI text from r; path names the source in errors.
+func Parse(path string, r io.Reader) (*File, error) {
+	f := &File{Path: path, sections: map[string]map[string]string{}, keyOrder: map[string][]string{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	var sec, lastKey string
+	n := 0
+	for sc.Scan() {
+		n++
+		raw := strings.TrimRight(sc.Text(), "\r")
+		if n == 1 {
+			raw = strings.TrimPrefix(raw, "\ufeff")
+		}
+		line := strings.TrimSpace(raw)
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			if line == "" {
+				lastKey = ""
+			}
+			continue
+		}
+		if raw[0] == ' ' || raw[0] == '\t' {
+			if lastKey != "" {
+				f.sections[sec][lastKey] += "\n" + line
+				continue
+			}
+		}
+		if line[0] == '[' {
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				return nil, &SyntaxError{path, n, fmt.Sprintf("section header %q lacks ']'", line)}
+			}
+			sec = strings.TrimSpace(line[1:end])
+			if sec == "" {
+				return nil, &SyntaxError{path, n, "empty section name"}
+			}
+			if _, dup := f.sections[sec]; dup {
+				return nil, &SyntaxError{path, n, fmt.Sprintf("duplicate section [%s]", sec)}
+			}
+			f.sections[sec] = map[string]string{}
+			f.order = append(f.order, sec)
+			lastKey = ""
+			continue
+		}
+		i := strings.IndexAny(line, "=:")
+		if i <= 0 {
+			return nil, &SyntaxError{path, n, fmt.Sprintf("expected key = value, got %q", line)}
+		}
+		if sec == "" {
+			return nil, &SyntaxError{path, n, fmt.Sprintf("key %q outside any section", strings.TrimSpace(line[:i]))}
+		}
+		key := strings.ToLower(strings.TrimSpace(line[:i]))
+		if _, dup := f.sections[sec][key]; dup {
+			return nil, &SyntaxError{path, n, fmt.Sprintf("duplicate key %q in [%s]", key, sec)}
+		}
+		f.sections[sec][key] = strings.TrimSpace(line[i+1:])
+		f.keyOrder[sec] = append(f.keyOrder[sec], key)
+		lastKey = key
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Sections lists the section names in file order, without DEFAULT.
+func (f *File) Sections() []string {
+	var out []string
+	for _, s := range f.order {
+		if s != DefaultSection {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// HasSection reports whether the section exists.
+func (f *File) HasSection(section string) bool {
+	_, ok := f.sections[section]
+	return ok
+}
+
+// Keys lists the keys set in section (lower-case, file order), followed by
+// inherited DEFAULT keys it does not override.
+func (f *File) Keys(section string) []string {
+	out := append([]string(nil), f.keyOrder[section]...)
+	if section != DefaultSection {
+		for _, k := range f.keyOrder[DefaultSection] {
+			if _, own := f.sections[section][k]; !own {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// Get returns the raw value of section/key (key case-insensitive) and
+// whether it is present, falling back to the DEFAULT section.
+func (f *File) Get(section, key string) (string, bool) {
+	key = strings.ToLower(key)
+	if v, ok := f.sections[section][key]; ok {
+		return v, true
+	}
+	v, ok := f.sections[DefaultSection][key]
+	return v, ok
+}
+
+// String returns the value of section/key, or def when absent.
+func (f *File) String(section, key, def string) string {
+	if v, ok := f.Get(section, key); ok {
+		return v
+	}
+	return def
+}
+
+// Bool returns the boolean value of section/key, or def when absent.
+// Accepted (case-insensitive): 1 yes true on / 0 no false off.
+func (f *File) Bool(section, key string, def bool) (bool, error) {
+	v, ok := f.Get(section, key)
+	if !ok {
+		return def, nil
+	}
+	b, good := ParseBool(v)
+	if !good {
+		return def, f.valueErr(section, key, v, "a boolean (true/false, yes/no, on/off, 1/0)")
+	}
+	return b, nil
+}
+
+// Int returns the integer value of section/key, or def when absent.
+func (f *File) Int(section, key string, def int) (int, error) {
+	v, ok := f.Get(section, key)
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return def, f.valueErr(section, key, v, "an integer")
+	}
+	return n, nil
+}
+
+// Float returns the floating-point value of section/key, or def when absent.
+func (f *File) Float(section, key string, def float64) (float64, error) {
+	v, ok := f.Get(section, key)
+	if !ok {
+		return def, nil
+	}
+	x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil {
+		return def, f.valueErr(section, key, v, "a number")
+	}
+	return x, nil
+}
+
+// Map returns a copy of all keys and values of section, DEFAULT included.
+func (f *File) Map(section string) map[string]string {
+	out := map[string]string{}
+	for _, k := range f.Keys(section) {
+		out[k], _ = f.Get(section, k)
+	}
+	return out
+}
+
+func (f *File) valueErr(section, key, v, want string) error {
+	return &ValueError{File: f.Path, Section: section, Key: strings.ToLower(key), Value: v, Want: want}
+}
+
+// ParseBool interprets s as configparser's getboolean does.
+func ParseBool(s string) (value, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "yes", "true", "on":
+		return true, true
+	case "0", "no", "false", "off":
+		return false, true
+	}
+	return false, false
+}
