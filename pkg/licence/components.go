@@ -3,7 +3,6 @@ package licence
 import (
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -38,21 +37,26 @@ type Components struct {
 
 // LoadComponents reads a components file (see the package comment).
 func LoadComponents(path string) (*Components, error) {
-	f, err := os.Open(path)
+	ini, err := config.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return ParseComponents(path, f)
+	return FromINI(ini)
 }
 
 // ParseComponents parses a components file from r; path names it in errors.
-// Every section must set license and counts_when.
 func ParseComponents(path string, r io.Reader) (*Components, error) {
 	ini, err := config.Parse(path, r)
 	if err != nil {
 		return nil, err
 	}
+	return FromINI(ini)
+}
+
+// FromINI builds the components from a parsed INI file, one section per
+// component. Every section must set license and counts_when.
+func FromINI(ini *config.File) (*Components, error) {
+	path := ini.Path
 	c := &Components{Path: path, byName: map[string]Component{}}
 	for _, name := range ini.Sections() {
 		lic, ok := ini.Get(name, "license")
