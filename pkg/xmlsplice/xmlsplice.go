@@ -1,0 +1,274 @@
+// Package xmlsplice edits XML documents without re-serialising them.
+//
+// Parse reads a UTF-8 document with encoding/xml's raw token stream and records,
+// for every element, attribute value and text run, the exact byte range it
+// occupies in the source. An Editor then splices new, escaped text into those
+// ranges; every other byte (byte-order mark, XML declaration, line endings,
+// attribute order and quote style, comments, processing instructions,
+// whitespace) is kept as it was.
+//
+// Parsing is safe for untrusted input: a document with a DOCTYPE (and so with
+// a DTD or entity declarations) is refused, only the five predefined entities
+// and character references are resolved, and nothing is ever fetched.
+package xmlsplice
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Kind tells what a Node is.
+type Kind int
+
+// Node kinds.
+const (
+	// DocumentNode is the root of the tree; its children are the top-level nodes.
+	DocumentNode Kind = iota
+	// ElementNode is an element with its attributes and children.
+	ElementNode
+	// TextNode is a run of character data (CDATA sections included).
+	TextNode
+	// CommentNode is a comment.
+	CommentNode
+	// ProcInstNode is a processing instruction, the XML declaration included.
+	ProcInstNode
+)
+
+// ErrDTD is returned (wrapped) by Parse for documents that carry a DOCTYPE.
+var ErrDTD = errors.New("document has a DOCTYPE/DTD or entity declarations; refused (no DTD is loaded and no entity is expanded)")
+
+// Attr is one attribute of a start tag.
+type Attr struct {
+	// Name is the attribute name as written: Space holds the prefix, not a URI.
+	Name xml.Name
+	// Value is the decoded value.
+	Value string
+	// Start and End delimit the raw value in the source, quotes excluded.
+	Start, End int
+	// Quote is the quote character used in the source: '"' or '\''.
+	Quote byte
+}
+
+// Node is one node of the parsed tree with its byte positions in the source.
+type Node struct {
+	Kind Kind
+	// Name is the element name as written: Space holds the prefix, not a URI.
+	Name  xml.Name
+	Attrs []Attr
+	// Start and End delimit the whole node in the source (for an element, from
+	// the '<' of its start tag to just after the '>' of its end tag).
+	Start, End int
+	// StartTagEnd is the offset just after the start tag's '>' (elements only).
+	StartTagEnd int
+	// EndTagStart is the offset of the end tag's '<'; equal to End for an
+	// empty-element tag such as <a/>.
+	EndTagStart int
+	// SelfClosing reports an empty-element tag (<a/>).
+	SelfClosing bool
+	// Data is the decoded character data of a TextNode, the text of a
+	// CommentNode, or the target and instruction of a ProcInstNode.
+	Data     string
+	Parent   *Node
+	Children []*Node
+}
+
+// Document is a parsed document: its source bytes and its tree.
+type Document struct {
+	Src  []byte
+	Root *Node
+}
+
+// Parse parses src, which must be UTF-8, and returns its tree. It refuses
+// documents with a DOCTYPE, unknown entities and malformed XML.
+func Parse(src []byte) (*Document, error) {
+	d := xml.NewDecoder(bytes.NewReader(src))
+	d.Strict = true
+	root := &Node{Kind: DocumentNode, End: len(src)}
+	cur := root
+	for {
+		start := int(d.InputOffset())
+		tok, err := d.RawToken()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("xml syntax: %w", err)
+		}
+		end := int(d.InputOffset())
+		switch t := tok.(type) {
+		case xml.StartElement:
+			n := &Node{Kind: ElementNode, Name: t.Name, Start: start, StartTagEnd: end, Parent: cur}
+			attrs, err := scanAttrs(src[start:end], start, t.Attr)
+			if err != nil {
+				return nil, fmt.Errorf("offset %d: %w", start, err)
+			}
+			n.Attrs = attrs
+			n.SelfClosing = bytes.HasSuffix(src[start:end], []byte("/>"))
+			cur.Children = append(cur.Children, n)
+			cur = n
+		case xml.EndElement:
+			if cur.Kind != ElementNode {
+				return nil, fmt.Errorf("xml syntax: offset %d: unexpected end element </%s>", start, t.Name.Local)
+			}
+			cur.EndTagStart, cur.End = start, end
+			cur = cur.Parent
+		case xml.CharData:
+			cur.Children = append(cur.Children, &Node{Kind: TextNode, Start: start, End: end, Data: string(t), Parent: cur})
+		case xml.Comment:
+			cur.Children = append(cur.Children, &Node{Kind: CommentNode, Start: start, End: end, Data: string(t), Parent: cur})
+		case xml.ProcInst:
+			cur.Children = append(cur.Children, &Node{Kind: ProcInstNode, Start: start, End: end, Data: t.Target + " " + string(t.Inst), Parent: cur})
+		case xml.Directive:
+			return nil, fmt.Errorf("offset %d: %w", start, ErrDTD)
+		}
+	}
+	if cur != root {
+		return nil, fmt.Errorf("xml syntax: unexpected end of document inside <%s>", cur.Name.Local)
+	}
+	return &Document{Src: src, Root: root}, nil
+}
+
+// scanAttrs locates the raw value of each attribute inside the start tag raw.
+// The decoder has already checked the tag's syntax, so a simple scan suffices.
+func scanAttrs(raw []byte, base int, decoded []xml.Attr) ([]Attr, error) {
+	if len(decoded) == 0 {
+		return nil, nil
+	}
+	out := make([]Attr, 0, len(decoded))
+	i := 1 // skip '<'
+	for i < len(raw) && !isXMLSpace(raw[i]) && raw[i] != '>' && raw[i] != '/' {
+		i++
+	}
+	for _, a := range decoded {
+		// Skip to '=' after the name, then to the opening quote.
+		eq := bytes.IndexByte(raw[i:], '=')
+		if eq < 0 {
+			return nil, fmt.Errorf("attribute %q: no '='", a.Name.Local)
+		}
+		i += eq + 1
+		for i < len(raw) && isXMLSpace(raw[i]) {
+			i++
+		}
+		if i >= len(raw) || (raw[i] != '"' && raw[i] != '\'') {
+			return nil, fmt.Errorf("attribute %q: unquoted value", a.Name.Local)
+		}
+		q := raw[i]
+		closeAt := bytes.IndexByte(raw[i+1:], q)
+		if closeAt < 0 {
+			return nil, fmt.Errorf("attribute %q: unterminated value", a.Name.Local)
+		}
+		out = append(out, Attr{Name: a.Name, Value: a.Value, Start: base + i + 1, End: base + i + 1 + closeAt, Quote: q})
+		i += closeAt + 2
+	}
+	return out, nil
+}
+
+func isXMLSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+// Elements returns the element children of n in document order.
+func (n *Node) Elements() []*Node {
+	var out []*Node
+	for _, c := range n.Children {
+		if c.Kind == ElementNode {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Walk calls fn for n and every element below it in document order; when fn
+// returns false the element's descendants are skipped.
+func (n *Node) Walk(fn func(*Node) bool) {
+	if n.Kind == ElementNode && !fn(n) {
+		return
+	}
+	for _, c := range n.Children {
+		if c.Kind == ElementNode {
+			c.Walk(fn)
+		}
+	}
+}
+
+// Attr returns the attribute written with the given prefix and local name.
+func (n *Node) Attr(prefix, local string) (Attr, bool) {
+	for _, a := range n.Attrs {
+		if a.Name.Space == prefix && a.Name.Local == local {
+			return a, true
+		}
+	}
+	return Attr{}, false
+}
+
+// Text returns the decoded text of an element whose content is only
+// character data (an empty element gives ""). ok is false when the element
+// holds child elements, comments or processing instructions, so that its
+// content cannot be replaced as one text.
+func (n *Node) Text() (text string, ok bool) {
+	var sb strings.Builder
+	for _, c := range n.Children {
+		if c.Kind != TextNode {
+			return "", false
+		}
+		sb.WriteString(c.Data)
+	}
+	return sb.String(), true
+}
+
+// NamespaceURI resolves prefix ("" for the default namespace) through the
+// xmlns declarations of n and its ancestors. The xml prefix is built in.
+func (n *Node) NamespaceURI(prefix string) string {
+	if prefix == "xml" {
+		return "http://www.w3.org/XML/1998/namespace"
+	}
+	for e := n; e != nil; e = e.Parent {
+		for _, a := range e.Attrs {
+			if (prefix == "" && a.Name.Space == "" && a.Name.Local == "xmlns") ||
+				(prefix != "" && a.Name.Space == "xmlns" && a.Name.Local == prefix) {
+				return a.Value
+			}
+		}
+	}
+	return ""
+}
+
+// URI returns the namespace URI of element n.
+func (n *Node) URI() string { return n.NamespaceURI(n.Name.Space) }
+
+// QName returns the element name as written, prefix:local or local.
+func (n *Node) QName() string {
+	if n.Name.Space == "" {
+		return n.Name.Local
+	}
+	return n.Name.Space + ":" + n.Name.Local
+}
+
+// AttrInsertPos returns the offset inside n's start tag where a new attribute
+// can be inserted: just after the last attribute, or after the element name.
+func (n *Node) AttrInsertPos(src []byte) int {
+	if len(n.Attrs) > 0 {
+		return n.Attrs[len(n.Attrs)-1].End + 1
+	}
+	return n.Start + 1 + len(n.QName())
+}
+
+// Indent returns the whitespace between the previous line break and the
+// node's start, including that line break ("\n  " or "\r\n\t"), when the node
+// is preceded on its line only by whitespace; otherwise "".
+func (n *Node) Indent(src []byte) string {
+	i := n.Start
+	for i > 0 && (src[i-1] == ' ' || src[i-1] == '\t') {
+		i--
+	}
+	if i == 0 || src[i-1] != '\n' {
+		return ""
+	}
+	i--
+	if i > 0 && src[i-1] == '\r' {
+		i--
+	}
+	return string(src[i:n.Start])
+}
