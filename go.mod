@@ -3,3 +3,14 @@ module archivekit
 go 1.22.0
 
 require github.com/lmittmann/tint v1.2.1
+
+require (
+	github.com/davidbyttow/govips/v2 v2.16.0 // indirect
+	github.com/pemistahl/lingua-go v1.4.0 // indirect
+	github.com/shopspring/decimal v1.3.1 // indirect
+	golang.org/x/exp v0.0.0-20221106115401-f9659909a136 // indirect
+	golang.org/x/image v0.18.0 // indirect
+	golang.org/x/net v0.25.0 // indirect
+	golang.org/x/text v0.16.0 // indirect
+	google.golang.org/protobuf v1.31.0 // indirect
+)

@@ -1,0 +1,378 @@
+// Package imageio decodes page images into 8-bit RGB pixels for the page
+// classifier, through libvips (govips).
+//
+// Supported inputs are PNG, JPEG, TIFF, WebP and PDF. Every page becomes an
+// Image of W×H pixels with 3 interleaved channels (RGB, row-major, "HWC").
+// The conversion to RGB is, in order:
+//
+//  1. the header is read and the pixel count checked against
+//     Options.MaxPixels before any pixel is decoded (decompression bombs are
+//     refused with ErrTooManyPixels);
+//  2. the EXIF orientation tag, when present, is applied (autorotate);
+//  3. the colour space is converted to sRGB: grey (1 band) becomes 3 equal
+//     bands, CMYK and other spaces go through libvips' colour conversion,
+//     and 16-bit samples are scaled to 8 bits by keeping the high byte
+//     (v >> 8, so 65535 → 255 and 0x8000 → 128);
+//  4. an alpha band is composited on white (out = c·a + 255·(1−a));
+//  5. the samples are cast to 8 bits.
+//
+// PDF pages are rendered by libvips through poppler at Options.DPI, 150 by
+// default: an A4 page becomes 1240×1754 pixels, more than five times the
+// 224–384 pixel input side of the classifier models while costing a quarter
+// of a 300 dpi rendering. TIFF and WebP files with several pages or frames
+// are read as one image, their first page, as PIL's Image.open does.
+//
+// The Python reference tool opens pages with PIL as
+// Image.open(path).convert("RGB"). It differs from this package in three
+// ways: PIL ignores the EXIF orientation (a phone photo tagged "rotate 90°"
+// reaches the model sideways, here it arrives upright); PIL's convert drops
+// the alpha band instead of compositing it (fully transparent pixels keep
+// whatever colour they store, often black, here they become white); and PIL
+// clips 16-bit grey ("I;16") to 255 instead of scaling it (a 16-bit grey
+// scan turns almost white, here it keeps its tones). 16-bit RGB is read by
+// PIL as the high byte, the same as here. PIL refuses images over
+// 178,956,970 pixels (twice Image.MAX_IMAGE_PIXELS) with
+// DecompressionBombError; DefaultOptions uses the same cap.
+package imageio
+
+/*
+#cgo pkg-config: vips
+#include <vips/vips.h>
+*/
+import "C"
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/davidbyttow/govips/v2/vips"
+)
+
+// DefaultDPI is the resolution PDF pages are rendered at by default.
+const DefaultDPI = 150
+
+// DefaultMaxPixels is the default decompression-bomb cap: the pixel count
+// (width × height) above which an image is refused without being decoded.
+// It equals PIL's DecompressionBombError threshold, 2 × 89,478,485.
+const DefaultMaxPixels = 178_956_970
+
+// Options controls decoding.
+type Options struct {
+	// DPI is the resolution PDF pages are rendered at; 0 means DefaultDPI.
+	DPI int
+	// MaxPixels is the largest accepted width × height of one page;
+	// 0 means DefaultMaxPixels.
+	MaxPixels int64
+}
+
+// DefaultOptions are the options used by Open and Decode.
+var DefaultOptions = Options{DPI: DefaultDPI, MaxPixels: DefaultMaxPixels}
+
+// Extensions lists the file extensions (lower case, with the dot) that
+// Supported accepts.
+var Extensions = []string{".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".pdf"}
+
+// Errors that callers may test for with errors.Is.
+var (
+	// ErrUnsupportedFormat: the data is not PNG, JPEG, TIFF, WebP or PDF.
+	ErrUnsupportedFormat = errors.New("unsupported image format")
+	// ErrTooManyPixels: the header announces more pixels than MaxPixels.
+	ErrTooManyPixels = errors.New("image exceeds the pixel limit (decompression bomb)")
+	// ErrPageRange: a page index outside 0..Pages()-1.
+	ErrPageRange = errors.New("page out of range")
+)
+
+// Error is a decoding failure; its message names the file (and the page
+// of a PDF) and the problem.
+type Error struct {
+	Name string // file path or upload name
+	Page int    // 1-based page number of a PDF, 0 otherwise
+	Err  error  // the problem
+}
+
+func (e *Error) Error() string {
+	if e.Page > 0 {
+		return fmt.Sprintf("%s: page %d: %v", e.Name, e.Page, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Name, e.Err)
+}
+
+// Unwrap returns the underlying problem.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Image is one decoded page: 8-bit RGB samples, interleaved, row-major.
+// len(Pix) == W*H*3.
+type Image struct {
+	Pix  []uint8
+	W, H int
+}
+
+// At returns the RGB value of pixel (x, y).
+func (m Image) At(x, y int) (r, g, b uint8) {
+	i := (y*m.W + x) * 3
+	return m.Pix[i], m.Pix[i+1], m.Pix[i+2]
+}
+
+// Doc is an opened input file: one page for an image, one page per PDF
+// page. Its methods may be called from several goroutines at once.
+type Doc struct {
+	name  string
+	data  []byte
+	typ   vips.ImageType
+	pages int
+	opts  Options
+}
+
+// Supported reports whether path has one of the Extensions (any case).
+func Supported(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	for _, e := range Extensions {
+		if ext == e {
+			return true
+		}
+	}
+	return false
+}
+
+// IsPDF reports whether data starts like a PDF file ("%PDF-").
+func IsPDF(data []byte) bool { return bytes.HasPrefix(data, []byte("%PDF-")) }
+
+// Open reads the file at path with DefaultOptions; see Options.Open.
+func Open(path string) (*Doc, error) { return DefaultOptions.Open(path) }
+
+// Decode parses data named name (for messages, e.g. an upload's file name)
+// with DefaultOptions; see Options.Decode.
+func Decode(data []byte, name string) (*Doc, error) { return DefaultOptions.Decode(data, name) }
+
+// Open reads the file at path and parses its header. The format is
+// detected from the content, not the extension.
+func (o Options) Open(path string) (*Doc, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &Error{Name: path, Err: fmt.Errorf("cannot read: %w", err)}
+	}
+	return o.Decode(data, path)
+}
+
+// Decode parses the header of an encoded image held in data; name is used
+// in error messages. For a single image it also checks the pixel cap; PDF
+// pages are checked one by one in Page, as their size depends on the page.
+// Decode keeps data (without copying); the caller must not modify it.
+func (o Options) Decode(data []byte, name string) (*Doc, error) {
+	startup()
+	if o.DPI <= 0 {
+		o.DPI = DefaultDPI
+	}
+	if o.MaxPixels <= 0 {
+		o.MaxPixels = DefaultMaxPixels
+	}
+	if len(data) == 0 {
+		return nil, &Error{Name: name, Err: errors.New("empty file")}
+	}
+	typ := vips.DetermineImageType(data)
+	switch typ {
+	case vips.ImageTypePNG, vips.ImageTypeJPEG, vips.ImageTypeTIFF, vips.ImageTypeWEBP, vips.ImageTypePDF:
+	default:
+		if IsPDF(data) {
+			typ = vips.ImageTypePDF
+			break
+		}
+		return nil, &Error{Name: name, Err: fmt.Errorf("%w (not PNG, JPEG, TIFF, WebP or PDF)", ErrUnsupportedFormat)}
+	}
+	d := &Doc{name: name, data: data, typ: typ, pages: 1, opts: o}
+	ref, err := d.load(0)
+	if err != nil {
+		return nil, &Error{Name: name, Err: err}
+	}
+	defer ref.Close()
+	if typ == vips.ImageTypePDF {
+		d.pages = ref.Pages()
+		if d.pages < 1 {
+			return nil, &Error{Name: name, Err: errors.New("PDF has no pages")}
+		}
+	} else if err := o.checkSize(ref); err != nil {
+		return nil, &Error{Name: name, Err: err}
+	}
+	return d, nil
+}
+
+// Name returns the path or name the Doc was opened with.
+func (d *Doc) Name() string { return d.name }
+
+// Pages returns the number of pages: the PDF page count, or 1.
+func (d *Doc) Pages() int { return d.pages }
+
+// IsPDF reports whether the Doc is a PDF.
+func (d *Doc) IsPDF() bool { return d.typ == vips.ImageTypePDF }
+
+// Page decodes page i (0-based) to RGB.
+func (d *Doc) Page(i int) (Image, error) {
+	img, err := d.page(i)
+	if err != nil {
+		e := &Error{Name: d.name, Err: err}
+		if d.IsPDF() {
+			e.Page = i + 1
+		}
+		return Image{}, e
+	}
+	return img, nil
+}
+
+func (d *Doc) page(i int) (Image, error) {
+	if i < 0 || i >= d.pages {
+		return Image{}, fmt.Errorf("%w: %d of %d", ErrPageRange, i+1, d.pages)
+	}
+	ref, err := d.load(i)
+	if err != nil {
+		return Image{}, err
+	}
+	defer ref.Close()
+	// Header only so far: libvips loads pixels on demand.
+	if err := d.opts.checkSize(ref); err != nil {
+		return Image{}, err
+	}
+	if !d.IsPDF() {
+		if err := ref.AutoRotate(); err != nil {
+			return Image{}, vipsErr("autorotate", err, "")
+		}
+	}
+	if ref.Interpretation() != vips.InterpretationSRGB {
+		if err := ref.ToColorSpace(vips.InterpretationSRGB); err != nil {
+			return Image{}, vipsErr("colour conversion", err, "")
+		}
+	}
+	if ref.HasAlpha() || ref.Bands() == 4 {
+		if err := ref.Flatten(&vips.Color{R: 255, G: 255, B: 255}); err != nil {
+			return Image{}, vipsErr("alpha compositing", err, "")
+		}
+	}
+	if ref.BandFormat() != vips.BandFormatUchar {
+		if err := ref.Cast(vips.BandFormatUchar); err != nil {
+			return Image{}, vipsErr("conversion to 8 bits", err, "")
+		}
+	}
+	if ref.Bands() != 3 {
+		return Image{}, fmt.Errorf("cannot convert %d bands to RGB", ref.Bands())
+	}
+	w, h := ref.Width(), ref.Height()
+	pix, err := ref.ToBytes()
+	if err != nil {
+		return Image{}, fmt.Errorf("cannot decode pixels: %s", oneLine(lastVipsError(), "corrupt or truncated "+formatName(d.typ)+" data"))
+	}
+	if len(pix) != w*h*3 {
+		return Image{}, fmt.Errorf("decoded %d bytes, want %d×%d×3", len(pix), w, h)
+	}
+	return Image{Pix: pix, W: w, H: h}, nil
+}
+
+func (d *Doc) load(page int) (*vips.ImageRef, error) {
+	p := vips.NewImportParams() // fail on the first warning, as PIL does on truncation
+	if d.typ == vips.ImageTypePDF {
+		p.Page.Set(page)
+		p.NumPages.Set(1)
+		p.Density.Set(d.opts.DPI)
+	}
+	ref, err := vips.LoadImageFromBuffer(d.data, p)
+	if err != nil {
+		if errors.Is(err, vips.ErrUnsupportedImageFormat) {
+			return nil, fmt.Errorf("%w (no libvips loader)", ErrUnsupportedFormat)
+		}
+		return nil, vipsErr("cannot read header", err, "corrupt "+formatName(d.typ)+" data")
+	}
+	return ref, nil
+}
+
+func (o Options) checkSize(ref *vips.ImageRef) error {
+	w, h := int64(ref.Width()), int64(ref.Height())
+	if w <= 0 || h <= 0 {
+		return fmt.Errorf("invalid size %d×%d", w, h)
+	}
+	if w*h > o.MaxPixels {
+		return fmt.Errorf("%w: %d×%d = %d pixels, limit %d", ErrTooManyPixels, w, h, w*h, o.MaxPixels)
+	}
+	return nil
+}
+
+// vipsErr turns a govips error into "what: libvips message", dropping the
+// Go stack trace govips appends; fallback replaces an empty message.
+func vipsErr(what string, err error, fallback string) error {
+	msg := err.Error()
+	if i := strings.Index(msg, "\nStack:"); i >= 0 {
+		msg = msg[:i]
+	}
+	return fmt.Errorf("%s: %s", what, oneLine(msg, fallback))
+}
+
+// lastVipsError returns and clears libvips' error buffer. The buffer is
+// process-wide, so under concurrency it may also hold another call's text.
+func lastVipsError() string {
+	msg := C.GoString(C.vips_error_buffer())
+	C.vips_error_clear()
+	return msg
+}
+
+// formatName names an accepted format for messages.
+func formatName(t vips.ImageType) string {
+	switch t {
+	case vips.ImageTypePNG:
+		return "PNG"
+	case vips.ImageTypeJPEG:
+		return "JPEG"
+	case vips.ImageTypeTIFF:
+		return "TIFF"
+	case vips.ImageTypeWEBP:
+		return "WebP"
+	case vips.ImageTypePDF:
+		return "PDF"
+	}
+	return "image"
+}
+
+// oneLine joins the non-empty lines of a libvips message with "; ", or
+// returns fallback (or "libvips failed") when there are none.
+func oneLine(msg, fallback string) string {
+	var parts []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	if len(parts) == 0 {
+		if fallback == "" {
+			fallback = "libvips failed"
+		}
+		return fallback
+	}
+	return strings.Join(parts, "; ")
+}
+
+var startOnce sync.Once
+
+// startup starts libvips once: one libvips thread per operation (callers
+// parallelise across pages), no operation cache (pages are decoded once, so
+// caching only holds memory), and libvips messages routed to log/slog:
+// warnings at Debug level, errors at Warn level, the rest dropped. Decoding
+// problems reach callers as returned errors, so nothing else is printed.
+func startup() {
+	startOnce.Do(func() {
+		vips.LoggingSettings(func(domain string, level vips.LogLevel, msg string) {
+			switch level {
+			case vips.LogLevelError, vips.LogLevelCritical:
+				slog.Warn("libvips", "domain", domain, "msg", msg)
+			case vips.LogLevelWarning:
+				slog.Debug("libvips", "domain", domain, "msg", msg)
+			}
+		}, vips.LogLevelWarning)
+		vips.Startup(&vips.Config{ConcurrencyLevel: 1, MaxCacheFiles: 0, MaxCacheMem: 0, MaxCacheSize: 0})
+	})
+}
