@@ -1,0 +1,134 @@
+package modelmeta
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"archivekit/pkg/registry"
+)
+
+// sharedData walks up from the package folder to find ../shared/data.
+func sharedData(t *testing.T, rel string) string {
+	t.Helper()
+	dir, _ := os.Getwd()
+	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
+		p := filepath.Join(d, "shared", "data", rel)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skipf("shared/data/%s not found above %s", rel, dir)
+	return ""
+}
+
+func TestCategoriesMatchSampleFolders(t *testing.T) {
+	if !sort.StringsAreSorted(Categories) || len(Categories) != 11 {
+		t.Fatalf("categories not 11 sorted names: %v", Categories)
+	}
+	ents, err := os.ReadDir(sharedData(t, "pages"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range ents {
+		if e.IsDir() {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	if !reflect.DeepEqual(dirs, Categories) {
+		t.Errorf("sample category folders %v != %v", dirs, Categories)
+	}
+	for i, c := range Categories {
+		if CategoryIndex(c) != i {
+			t.Errorf("CategoryIndex(%s) = %d", c, CategoryIndex(c))
+		}
+	}
+	if CategoryIndex("LICENSE") != -1 {
+		t.Error("LICENSE is not a category")
+	}
+}
+
+func valid() *Meta {
+	m, err := ForRevision("v4.4")
+	if err != nil {
+		panic(err)
+	}
+	m.License = "MIT"
+	m.Provenance = Provenance{Method: "export", Source: "regnety_160"}
+	return m
+}
+
+func TestSaveLoadRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	m := valid()
+	if err := Save(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "lacks model.pt") {
+		t.Errorf("Load without weights: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, WeightsFile), []byte("x"), 0o644)
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, m) {
+		t.Errorf("round trip:\n%+v\n%+v", got, m)
+	}
+	if got.Preprocess.Mean != registry.ImageNetMean || got.Preprocess.Size != 384 || !got.Canonical() {
+		t.Errorf("v4.4 metadata %+v", got)
+	}
+}
+
+func TestValidateRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*Meta)
+		want string
+	}{
+		{"unknown label", func(m *Meta) { m.Labels[0] = "DRAWING" }, `"DRAWING" is not a category`},
+		{"duplicate label", func(m *Meta) { m.Labels[1] = "DRAW" }, `"DRAW" listed twice`},
+		{"zero std", func(m *Meta) { m.Preprocess.Std[2] = 0 }, "preprocess.std[2]"},
+		{"crop resize", func(m *Meta) { m.Preprocess.Resize = "center-crop" }, "preprocess.resize"},
+		{"tiny size", func(m *Meta) { m.Preprocess.Size = 0 }, "preprocess.size 0"},
+		{"no licence", func(m *Meta) { m.License = "" }, "license is empty"},
+		{"bad revision", func(m *Meta) { m.Revision = "v4" }, "revision"},
+		{"future format", func(m *Meta) { m.FormatVersion = 99 }, "format_version 99"},
+	}
+	for _, tc := range tests {
+		m := valid()
+		tc.edit(m)
+		err := Save(t.TempDir(), m)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "model.json") {
+			t.Errorf("%s: error %v, want %q naming model.json", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestParseRejectsUnknownField(t *testing.T) {
+	_, err := Parse([]byte(`{"format_version":1,"labelz":["DRAW"]}`))
+	if err == nil || !strings.Contains(err.Error(), "labelz") {
+		t.Errorf("unknown field accepted: %v", err)
+	}
+}
+
+func TestToCanonical(t *testing.T) {
+	m := valid()
+	m.Labels = []string{"TEXT", "DRAW"}
+	got, err := m.ToCanonical([]float32{0.75, 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, 11)
+	want[0], want[7] = 0.25, 0.75
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ToCanonical = %v", got)
+	}
+	if _, err := m.ToCanonical([]float32{1}); err == nil {
+		t.Error("length mismatch accepted")
+	}
+}
