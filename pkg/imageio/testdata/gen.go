@@ -72,16 +72,12 @@ func main() {
 
 	// exif6.jpg: stored 32×16, left half red, right half blue, EXIF orientation 6
 	// (rotate 90° clockwise to display): upright it is 16×32, top red, bottom blue.
-	rb := image.NewRGBA(image.Rect(0, 0, 32, 16))
-	for y := 0; y < 16; y++ {
-		for x := 0; x < 32; x++ {
-			c := color.RGBA{0, 0, 255, 255}
-			if x < 16 {
-				c = color.RGBA{255, 0, 0, 255}
-			}
-			rb.SetRGBA(x, y, c)
+	rb := paint(32, 16, func(x, y int) color.RGBA {
+		if x < 16 {
+			return color.RGBA{255, 0, 0, 255}
 		}
-	}
+		return color.RGBA{0, 0, 255, 255}
+	})
 	var jb bytes.Buffer
 	if err := jpeg.Encode(&jb, rb, &jpeg.Options{Quality: 95}); err != nil {
 		log.Fatal(err)
@@ -91,16 +87,12 @@ func main() {
 	write("truncated.jpg", jpg[:len(jpg)/2])
 
 	// page.tif and page.webp: 8×4, top half green (0,200,0), bottom half grey (90,90,90).
-	gr := image.NewRGBA(image.Rect(0, 0, 8, 4))
-	for y := 0; y < 4; y++ {
-		for x := 0; x < 8; x++ {
-			c := color.RGBA{90, 90, 90, 255}
-			if y < 2 {
-				c = color.RGBA{0, 200, 0, 255}
-			}
-			gr.SetRGBA(x, y, c)
+	gr := paint(8, 4, func(x, y int) color.RGBA {
+		if y < 2 {
+			return color.RGBA{0, 200, 0, 255}
 		}
-	}
+		return color.RGBA{90, 90, 90, 255}
+	})
 	ref, err := vips.NewImageFromBuffer(encPNG(gr))
 	if err != nil {
 		log.Fatal(err)
@@ -138,6 +130,17 @@ func main() {
 	write("bomb.png", bombPNG(30000, 30000))
 
 	write("notimage.png", []byte("this is a text file, not an image\n"))
+}
+
+// paint returns a w×h image whose pixel (x, y) is at(x, y).
+func paint(w, h int, at func(x, y int) color.RGBA) *image.RGBA {
+	m := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			m.SetRGBA(x, y, at(x, y))
+		}
+	}
+	return m
 }
 
 func write(name string, data []byte) {
