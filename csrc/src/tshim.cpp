@@ -1,0 +1,453 @@
+// tshim.cpp: the libtorch shim behind csrc/include/tshim.h.
+//
+// Every entry point wraps its body in guard(), which turns any C++ exception
+// into a status code and a malloc'd message. Nothing here owns policy: it
+// only does what needs libtorch.
+#include "tshim.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <torch/script.h>
+#include <torch/torch.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#ifndef TSHIM_TORCH_VERSION
+#define TSHIM_TORCH_VERSION "unknown"
+#endif
+
+struct tshim_module {
+  torch::jit::script::Module mod;
+  torch::Device device{torch::kCPU};
+};
+
+struct tshim_trainer {
+  tshim_module *m;
+  std::unique_ptr<torch::optim::AdamW> opt;
+};
+
+namespace {
+
+struct ArgError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+struct IoError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+char *dup_message(const std::string &s) {
+  char *p = static_cast<char *>(std::malloc(s.size() + 1));
+  if (p) std::memcpy(p, s.c_str(), s.size() + 1);
+  return p;
+}
+
+// c10::Error messages carry a long C++ backtrace after the first lines; keep
+// the part a person can read.
+std::string readable(const c10::Error &e) {
+  std::string msg = e.what_without_backtrace();
+  return msg;
+}
+
+template <typename F>
+int guard(char **err, F &&body) {
+  auto fail = [&](int code, const std::string &msg) {
+    if (err) *err = dup_message(msg);
+    return code;
+  };
+  try {
+    body();
+    return TSHIM_OK;
+  } catch (const ArgError &e) {
+    return fail(TSHIM_ERR_ARGUMENT, e.what());
+  } catch (const IoError &e) {
+    return fail(TSHIM_ERR_IO, e.what());
+  } catch (const c10::OutOfMemoryError &e) {
+    return fail(TSHIM_ERR_MEMORY, readable(e));
+  } catch (const c10::Error &e) {
+    return fail(TSHIM_ERR_TORCH, readable(e));
+  } catch (const std::bad_alloc &e) {
+    return fail(TSHIM_ERR_MEMORY, "out of memory");
+  } catch (const std::exception &e) {
+    return fail(TSHIM_ERR_TORCH, e.what());
+  } catch (...) {
+    return fail(TSHIM_ERR_UNKNOWN, "unknown C++ exception");
+  }
+}
+
+void need(bool cond, const std::string &msg) {
+  if (!cond) throw ArgError(msg);
+}
+
+torch::Device parse_device(const char *s) {
+  need(s != nullptr, "device is NULL");
+  std::string d(s);
+  if (d == "cpu") return torch::Device(torch::kCPU);
+  if (d.rfind("cuda", 0) == 0) {
+    int idx = 0;
+    if (d.size() > 4) {
+      need(d[4] == ':' && d.size() > 5, "bad device \"" + d + "\": want cpu or cuda:N");
+      try {
+        size_t pos = 0;
+        idx = std::stoi(d.substr(5), &pos);
+        need(pos == d.size() - 5 && idx >= 0, "bad device \"" + d + "\": want cpu or cuda:N");
+      } catch (const std::logic_error &) {
+        throw ArgError("bad device \"" + d + "\": want cpu or cuda:N");
+      }
+    }
+    need(torch::cuda::is_available(), "device \"" + d + "\" requested but CUDA is not available");
+    need(idx < static_cast<int>(torch::cuda::device_count()),
+         "device \"" + d + "\" requested but only " + std::to_string(torch::cuda::device_count()) +
+             " CUDA device(s) exist");
+    return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(idx));
+  }
+  throw ArgError("bad device \"" + d + "\": want cpu or cuda:N");
+}
+
+torch::Tensor input_tensor(const float *input, const int64_t *shape, int ndim) {
+  need(input != nullptr && shape != nullptr, "input or shape is NULL");
+  need(ndim == 4, "input must be a 4-d NCHW batch, got " + std::to_string(ndim) + " dimensions");
+  std::vector<int64_t> dims(shape, shape + ndim);
+  for (auto d : dims) need(d > 0, "input shape has a non-positive dimension");
+  // from_blob does not copy; clone so libtorch never refers to caller memory
+  // after the call (the caller's buffer is Go memory).
+  return torch::from_blob(const_cast<float *>(input), dims, torch::kFloat32);
+}
+
+void copy_out(const torch::Tensor &t, float **out, int64_t *rows, int64_t *cols) {
+  auto c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  need(c.dim() == 2, "model output is not 2-d [batch, classes] but has " + std::to_string(c.dim()) +
+                         " dimensions");
+  size_t n = static_cast<size_t>(c.numel());
+  float *buf = static_cast<float *>(std::malloc(n * sizeof(float) + 1));
+  if (!buf) throw std::bad_alloc();
+  std::memcpy(buf, c.data_ptr<float>(), n * sizeof(float));
+  *out = buf;
+  *rows = c.size(0);
+  *cols = c.size(1);
+}
+
+// Extracts a logits tensor from the common TorchScript output shapes: a
+// tensor, a tuple/list whose first element is one, or a dict with "logits".
+torch::Tensor logits_of(const c10::IValue &v) {
+  if (v.isTensor()) return v.toTensor();
+  if (v.isTuple()) {
+    auto el = v.toTupleRef().elements();
+    need(!el.empty(), "model returned an empty tuple");
+    return logits_of(el[0]);
+  }
+  if (v.isList()) {
+    auto l = v.toList();
+    need(l.size() > 0, "model returned an empty list");
+    return logits_of(l.get(0));
+  }
+  if (v.isGenericDict()) {
+    auto d = v.toGenericDict();
+    for (const auto &kv : d) {
+      if (kv.key().isString() && kv.key().toStringRef() == "logits") return logits_of(kv.value());
+    }
+    throw ArgError("model returned a dict without \"logits\"");
+  }
+  throw ArgError(std::string("model returned an unsupported value of type ") + v.tagKind());
+}
+
+// cudaMemGetInfo through the CUDA runtime, looked up at run time so the shim
+// builds without CUDA headers and runs on machines without a GPU.
+using cuda_fn_int = int (*)(int);
+using cuda_fn_mem = int (*)(size_t *, size_t *);
+void *cudart() {
+  static void *h = [] {
+    const char *names[] = {"libcudart.so.12", "libcudart.so.11.0", "libcudart.so"};
+    for (const char *n : names) {
+      if (void *p = dlopen(n, RTLD_NOW | RTLD_GLOBAL)) return p;
+    }
+    return static_cast<void *>(nullptr);
+  }();
+  return h;
+}
+
+std::once_flag init_once;
+std::string init_error;
+
+}  // namespace
+
+extern "C" {
+#pragma GCC visibility push(default)
+
+void tshim_free(void *p) { std::free(p); }
+
+const char *tshim_torch_version(void) { return TSHIM_TORCH_VERSION; }
+
+int tshim_init(char **err) {
+  std::call_once(init_once, [] {
+    // Load libtorch_cuda only where a driver exists: it registers the CUDA
+    // hooks of libtorch_cpu. Without a driver the load would only cost time.
+    struct stat st;
+    if (std::getenv("TSHIM_DISABLE_CUDA") != nullptr) return;
+    if (stat("/proc/driver/nvidia/version", &st) != 0) return;
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&torch::cuda::is_available), &info) == 0 || !info.dli_fname) return;
+    std::string dir(info.dli_fname);
+    dir = dir.substr(0, dir.find_last_of('/') + 1);
+    if (!dlopen((dir + "libtorch_cuda.so").c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+      const char *e = dlerror();
+      init_error = std::string("NVIDIA driver present but libtorch_cuda.so could not be loaded: ") +
+                   (e ? e : "unknown error");
+    }
+  });
+  // A failed CUDA load is reported but not fatal: CPU work still runs.
+  (void)err;
+  return TSHIM_OK;
+}
+
+int tshim_cuda_available(int *out) {
+  return guard(nullptr, [&] { *out = torch::cuda::is_available() ? 1 : 0; });
+}
+
+int tshim_cuda_device_count(int *out) {
+  return guard(nullptr, [&] { *out = static_cast<int>(torch::cuda::device_count()); });
+}
+
+int tshim_cuda_mem_info(int device, uint64_t *free_bytes, uint64_t *total_bytes, char **err) {
+  return guard(err, [&] {
+    need(torch::cuda::is_available(), "CUDA is not available" +
+                                          (init_error.empty() ? std::string() : " (" + init_error + ")"));
+    need(device >= 0 && device < static_cast<int>(torch::cuda::device_count()),
+         "no CUDA device " + std::to_string(device));
+    void *h = cudart();
+    need(h != nullptr, "the CUDA runtime library (libcudart) cannot be loaded");
+    auto set_dev = reinterpret_cast<cuda_fn_int>(dlsym(h, "cudaSetDevice"));
+    auto mem = reinterpret_cast<cuda_fn_mem>(dlsym(h, "cudaMemGetInfo"));
+    need(set_dev && mem, "libcudart lacks cudaSetDevice/cudaMemGetInfo");
+    need(set_dev(device) == 0, "cudaSetDevice failed");
+    size_t f = 0, t = 0;
+    need(mem(&f, &t) == 0, "cudaMemGetInfo failed");
+    *free_bytes = f;
+    *total_bytes = t;
+  });
+}
+
+int tshim_set_num_threads(int n, char **err) {
+  return guard(err, [&] {
+    need(n > 0, "thread count must be positive");
+    torch::set_num_threads(n);
+  });
+}
+
+int tshim_get_num_threads(int *out) {
+  return guard(nullptr, [&] { *out = torch::get_num_threads(); });
+}
+
+int tshim_manual_seed(uint64_t seed) {
+  return guard(nullptr, [&] { torch::manual_seed(seed); });
+}
+
+int tshim_module_load(const char *path, const char *device, tshim_module **out, char **err) {
+  return guard(err, [&] {
+    need(path != nullptr && out != nullptr, "path or out is NULL");
+    struct stat st;
+    if (stat(path, &st) != 0) throw IoError(std::string("cannot read model file ") + path + ": " + std::strerror(errno));
+    need(S_ISREG(st.st_mode), std::string(path) + " is not a regular file");
+    auto dev = parse_device(device);
+    auto m = std::make_unique<tshim_module>();
+    try {
+      m->mod = torch::jit::load(path, dev);
+    } catch (const c10::Error &e) {
+      throw ArgError(std::string(path) + " is not a loadable TorchScript file: " + e.what_without_backtrace());
+    }
+    m->mod.eval();
+    m->device = dev;
+    *out = m.release();
+  });
+}
+
+void tshim_module_free(tshim_module *m) { delete m; }
+
+int tshim_module_set_train(tshim_module *m, int train, char **err) {
+  return guard(err, [&] {
+    need(m != nullptr, "module is NULL");
+    m->mod.train(train != 0);
+  });
+}
+
+int tshim_module_param_bytes(tshim_module *m, int64_t *out, char **err) {
+  return guard(err, [&] {
+    need(m != nullptr, "module is NULL");
+    int64_t n = 0;
+    for (const auto &p : m->mod.parameters()) n += p.numel() * p.element_size();
+    for (const auto &b : m->mod.buffers()) n += b.numel() * b.element_size();
+    *out = n;
+  });
+}
+
+int tshim_module_forward(tshim_module *m, const float *input, const int64_t *shape, int ndim, int softmax,
+                         float **out, int64_t *rows, int64_t *cols, char **err) {
+  return guard(err, [&] {
+    need(m != nullptr, "module is NULL");
+    need(out && rows && cols, "output pointers are NULL");
+    c10::InferenceMode guard_mode;
+    auto x = input_tensor(input, shape, ndim).to(m->device, /*non_blocking=*/false, /*copy=*/true);
+    auto y = logits_of(m->mod.forward({x}));
+    need(y.dim() == 2 && y.size(0) == shape[0],
+         "model output has shape " + c10::str(y.sizes()) + ", expected [" + std::to_string(shape[0]) +
+             ", classes]");
+    if (softmax) y = torch::softmax(y.to(torch::kFloat32), 1);
+    copy_out(y, out, rows, cols);
+  });
+}
+
+int tshim_module_save(tshim_module *m, const char *path, char **err) {
+  return guard(err, [&] {
+    need(m != nullptr && path != nullptr, "module or path is NULL");
+    try {
+      m->mod.save(path);
+    } catch (const c10::Error &e) {
+      throw IoError(std::string("cannot save model to ") + path + ": " + e.what_without_backtrace());
+    }
+  });
+}
+
+int tshim_average(tshim_module *const *mods, int n, tshim_module **out, char **err) {
+  return guard(err, [&] {
+    need(mods != nullptr && n > 0 && out != nullptr, "no modules to average");
+    for (int i = 0; i < n; i++) need(mods[i] != nullptr, "module " + std::to_string(i) + " is NULL");
+    torch::NoGradGuard no_grad;
+    auto res = std::make_unique<tshim_module>();
+    res->mod = mods[0]->mod.deepcopy();
+    res->device = mods[0]->device;
+
+    auto collect = [](const torch::jit::script::Module &m, bool params) {
+      std::vector<std::pair<std::string, torch::Tensor>> v;
+      if (params) {
+        for (const auto &p : m.named_parameters(/*recurse=*/true)) v.emplace_back(p.name, p.value);
+      } else {
+        for (const auto &b : m.named_buffers(/*recurse=*/true)) v.emplace_back(b.name, b.value);
+      }
+      return v;
+    };
+    for (bool params : {true, false}) {
+      auto target = collect(res->mod, params);
+      std::vector<std::vector<std::pair<std::string, torch::Tensor>>> all;
+      for (int i = 0; i < n; i++) all.push_back(collect(mods[i]->mod, params));
+      const char *kind = params ? "parameters" : "buffers";
+      for (int i = 1; i < n; i++) {
+        need(all[i].size() == all[0].size(),
+             std::string("module ") + std::to_string(i) + " has " + std::to_string(all[i].size()) + " " + kind +
+                 ", module 0 has " + std::to_string(all[0].size()) + ": the architectures differ");
+      }
+      for (size_t k = 0; k < target.size(); k++) {
+        const auto &name = all[0][k].first;
+        auto ref = all[0][k].second;
+        for (int i = 1; i < n; i++) {
+          need(all[i][k].first == name, std::string(kind) + " differ: module 0 has \"" + name + "\", module " +
+                                            std::to_string(i) + " has \"" + all[i][k].first + "\"");
+          need(all[i][k].second.sizes() == ref.sizes(),
+               "\"" + name + "\" has shape " + c10::str(all[i][k].second.sizes()) + " in module " +
+                   std::to_string(i) + " but " + c10::str(ref.sizes()) + " in module 0");
+        }
+        if (!ref.is_floating_point()) continue;  // e.g. num_batches_tracked: keep module 0's
+        auto acc = torch::zeros(ref.sizes(), ref.options().dtype(torch::kFloat64));
+        for (int i = 0; i < n; i++) acc += all[i][k].second.to(acc.device(), torch::kFloat64);
+        target[k].second.copy_((acc / static_cast<double>(n)).to(ref.dtype()));
+      }
+    }
+    *out = res.release();
+  });
+}
+
+int tshim_preprocess(const uint8_t *hwc, int64_t h, int64_t w, int64_t c, int64_t out_h, int64_t out_w,
+                     const float *mean3, const float *std3, float *out, char **err) {
+  return guard(err, [&] {
+    need(hwc && mean3 && std3 && out, "NULL buffer");
+    need(h > 0 && w > 0 && out_h > 0 && out_w > 0, "image and output sizes must be positive");
+    need(c == 1 || c == 3, "image must have 1 or 3 channels, got " + std::to_string(c));
+    for (int i = 0; i < 3; i++) need(std3[i] != 0.0f, "std must not be zero");
+    c10::InferenceMode mode;
+    auto img = torch::from_blob(const_cast<uint8_t *>(hwc), {h, w, c}, torch::kUInt8);
+    auto x = img.permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32);  // 1 x C x H x W, copies
+    if (c == 1) x = x.expand({1, 3, h, w});
+    if (out_h != h || out_w != w) {
+      namespace F = torch::nn::functional;
+      x = F::interpolate(x, F::InterpolateFuncOptions()
+                                .size(std::vector<int64_t>{out_h, out_w})
+                                .mode(torch::kBilinear)
+                                .align_corners(false)
+                                .antialias(true));
+      // torchvision resizes uint8 images in float and rounds back to uint8.
+      x = x.round_().clamp_(0, 255);
+    }
+    auto mean = torch::from_blob(const_cast<float *>(mean3), {1, 3, 1, 1}, torch::kFloat32);
+    auto sd = torch::from_blob(const_cast<float *>(std3), {1, 3, 1, 1}, torch::kFloat32);
+    x = (x.div(255.0f) - mean) / sd;
+    auto res = torch::from_blob(out, {1, 3, out_h, out_w}, torch::kFloat32);
+    res.copy_(x);
+  });
+}
+
+int tshim_trainer_new(tshim_module *m, double lr, double weight_decay, double beta1, double beta2, double eps,
+                      tshim_trainer **out, char **err) {
+  return guard(err, [&] {
+    need(m != nullptr && out != nullptr, "module or out is NULL");
+    need(lr >= 0, "learning rate must not be negative");
+    std::vector<torch::Tensor> params;
+    for (const auto &p : m->mod.parameters()) {
+      if (p.requires_grad()) params.push_back(p);
+    }
+    need(!params.empty(), "the module has no trainable parameters (was it traced or frozen?)");
+    auto opts = torch::optim::AdamWOptions(lr).weight_decay(weight_decay).betas({beta1, beta2}).eps(eps);
+    auto t = std::make_unique<tshim_trainer>();
+    t->m = m;
+    t->opt = std::make_unique<torch::optim::AdamW>(params, opts);
+    *out = t.release();
+  });
+}
+
+void tshim_trainer_free(tshim_trainer *t) { delete t; }
+
+int tshim_trainer_set_lr(tshim_trainer *t, double lr, char **err) {
+  return guard(err, [&] {
+    need(t != nullptr, "trainer is NULL");
+    need(lr >= 0, "learning rate must not be negative");
+    for (auto &g : t->opt->param_groups()) static_cast<torch::optim::AdamWOptions &>(g.options()).lr(lr);
+  });
+}
+
+int tshim_trainer_zero_grad(tshim_trainer *t, char **err) {
+  return guard(err, [&] {
+    need(t != nullptr, "trainer is NULL");
+    t->opt->zero_grad();
+  });
+}
+
+int tshim_trainer_step(tshim_trainer *t, const float *input, const int64_t *shape, int ndim, const int64_t *labels,
+                       float *loss, float **logits, int64_t *rows, int64_t *cols, char **err) {
+  return guard(err, [&] {
+    need(t != nullptr && labels != nullptr && loss != nullptr, "trainer, labels or loss is NULL");
+    auto dev = t->m->device;
+    auto x = input_tensor(input, shape, ndim).to(dev, false, true);
+    auto y = torch::from_blob(const_cast<int64_t *>(labels), {shape[0]}, torch::kInt64).to(dev, false, true);
+    t->m->mod.train(true);
+    t->opt->zero_grad();
+    auto out = logits_of(t->m->mod.forward({x}));
+    need(out.dim() == 2 && out.size(0) == shape[0],
+         "model output has shape " + c10::str(out.sizes()) + ", expected [batch, classes]");
+    auto mx = y.max().item<int64_t>();
+    auto mn = y.min().item<int64_t>();
+    need(mn >= 0 && mx < out.size(1), "label out of range: labels must lie in [0, " + std::to_string(out.size(1)) + ")");
+    auto l = torch::nn::functional::cross_entropy(out, y);
+    l.backward();
+    t->opt->step();
+    *loss = l.item<float>();
+    copy_out(out, logits, rows, cols);
+  });
+}
+
+#pragma GCC visibility pop
+}  // extern "C"
