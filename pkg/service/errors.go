@@ -1,0 +1,119 @@
+package service
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// ErrorBody is the body of every error the services raise themselves:
+// {"detail": "a sentence a person understands"}.
+type ErrorBody struct {
+	Detail string `json:"detail"`
+}
+
+// ValidationError is one entry of a validation-error body, in the shape
+// FastAPI uses: loc is the location of the offending input (for example
+// ["body", "file"] or ["query", "topn"]), msg a readable message and type a
+// machine-readable kind such as "missing" or "int_parsing".
+type ValidationError struct {
+	Loc  []any  `json:"loc"`
+	Msg  string `json:"msg"`
+	Type string `json:"type"`
+}
+
+// ValidationBody is the body of a request rejected before its handler ran:
+// {"detail": [{"loc": [...], "msg": "...", "type": "..."}]}. Clients must not
+// assume that detail is a string.
+type ValidationBody struct {
+	Detail []ValidationError `json:"detail"`
+}
+
+// WriteJSON writes v as JSON with the given status. Headers must not have
+// been written yet.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"detail":"response could not be encoded"}`)
+	}
+	b = append(b, '\n')
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", fmt.Sprint(len(b)))
+	h.Del("Content-Disposition")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// WriteError writes {"detail": detail} with the given status.
+func WriteError(w http.ResponseWriter, status int, detail string) {
+	WriteJSON(w, status, ErrorBody{Detail: detail})
+}
+
+// WriteValidation writes a 422 validation-error body listing errs.
+func WriteValidation(w http.ResponseWriter, errs ...ValidationError) {
+	if errs == nil {
+		errs = []ValidationError{}
+	}
+	WriteJSON(w, http.StatusUnprocessableEntity, ValidationBody{Detail: errs})
+}
+
+// TooLarge reports whether err (from reading a request body) means the body
+// went over the upload cap. Handlers that read bodies should answer such an
+// error with WriteBodyError.
+func TooLarge(err error) bool {
+	var mbe *http.MaxBytesError
+	return errors.As(err, &mbe)
+}
+
+// WriteBodyError answers a failed request-body read: 413 with the cap when
+// the body went over it, otherwise 400 naming the problem.
+func WriteBodyError(w http.ResponseWriter, err error) {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		writeTooLarge(w, mbe.Limit)
+		return
+	}
+	WriteError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())
+}
+
+func writeTooLarge(w http.ResponseWriter, limit int64) {
+	w.Header().Set("Connection", "close")
+	WriteError(w, http.StatusRequestEntityTooLarge,
+		fmt.Sprintf("request body is larger than the upload limit of %s (MAX_UPLOAD_MB)", formatBytes(limit)))
+}
+
+// formatBytes writes a byte count as MB (MiB) when it is a whole or simple
+// fraction of one, otherwise as bytes.
+func formatBytes(n int64) string {
+	const mb = 1 << 20
+	if n >= mb && n%(mb/100) == 0 {
+		s := fmt.Sprintf("%.2f", float64(n)/mb)
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+		return s + " MB"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// ParseBool reads a boolean the way FastAPI does for query and form fields:
+// true, 1, yes, on, t, y and false, 0, no, off, f, n, in any case. ok is
+// false for anything else; answer that with a validation error of type
+// "bool_parsing".
+func ParseBool(s string) (value bool, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true", "1", "yes", "on", "t", "y":
+		return true, true
+	case "false", "0", "no", "off", "f", "n":
+		return false, true
+	}
+	return false, false
+}
+
+// BoolParsingError is the validation error for a field that should hold a
+// boolean; loc is for example ("query", "deep").
+func BoolParsingError(loc ...any) ValidationError {
+	return ValidationError{Loc: loc, Msg: "Input should be a valid boolean, unable to interpret input", Type: "bool_parsing"}
+}
