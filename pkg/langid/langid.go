@@ -1,0 +1,152 @@
+// Package langid identifies the language of a text, offline: the models are
+// embedded in the binary (github.com/pemistahl/lingua-go, Apache-2.0, in its
+// low-accuracy trigram mode) and nothing is downloaded at run time.
+//
+// Detection is restricted to the twenty languages of spec 10.2 and answers
+// ISO 639-1 codes. As the spec says, the text is lower-cased and only its
+// first 2,000 characters are scored. When the models cannot be loaded the
+// detector is degraded: every answer is "en" with confidence 0.0 and
+// Degraded reports why, for the deep health check.
+package langid
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	lingua "github.com/pemistahl/lingua-go"
+)
+
+// Library facts for the run metadata's licence components.
+const (
+	LibraryName    = "lingua-go"
+	LibraryModule  = "github.com/pemistahl/lingua-go"
+	LibraryVersion = "v1.4.0"
+	LibraryLicense = "Apache-2.0"
+	// ModelID names the model configuration for the paradata's
+	// lang_id_model field.
+	ModelID = "lingua-go v1.4.0 low-accuracy (trigram), 20 languages"
+)
+
+// MaxRunes is how many characters of a text are scored.
+const MaxRunes = 2000
+
+// Fallback is the answer of a degraded detector, and of any detector for a
+// text with nothing to score.
+const Fallback = "en"
+
+// iso3to1 maps the spec's ISO 639-3 codes to ISO 639-1, in spec order.
+var iso3to1 = [][2]string{
+	{"ces", "cs"}, {"eng", "en"}, {"fra", "fr"}, {"deu", "de"}, {"rus", "ru"},
+	{"pol", "pl"}, {"ukr", "uk"}, {"slk", "sk"}, {"bul", "bg"}, {"hrv", "hr"},
+	{"slv", "sl"}, {"lav", "lv"}, {"lit", "lt"}, {"est", "et"}, {"hun", "hu"},
+	{"ron", "ro"}, {"spa", "es"}, {"ita", "it"}, {"nld", "nl"}, {"hin", "hi"},
+}
+
+// Languages returns the ISO 639-1 codes that can be detected, in the order
+// of spec 10.2.
+func Languages() []string {
+	out := make([]string, len(iso3to1))
+	for i, p := range iso3to1 {
+		out[i] = p[1]
+	}
+	return out
+}
+
+// ToISO6391 maps an ISO 639-3 code of spec 10.2 (ces, slk, ...) to ISO
+// 639-1; a code that is already one of the twenty ISO 639-1 codes is
+// returned as is.
+func ToISO6391(code string) (string, bool) {
+	c := strings.ToLower(strings.TrimSpace(code))
+	for _, p := range iso3to1 {
+		if c == p[0] || c == p[1] {
+			return p[1], true
+		}
+	}
+	return "", false
+}
+
+// Detector identifies languages. It is safe for concurrent use.
+type Detector struct {
+	det      lingua.LanguageDetector
+	degraded string // reason; "" when healthy
+}
+
+// loader builds the lingua detector; tests replace it to simulate a
+// failure to load.
+var loader = func() (lingua.LanguageDetector, error) {
+	var langs []lingua.Language
+	for _, p := range iso3to1 {
+		l := lingua.GetLanguageFromIsoCode639_3(lingua.GetIsoCode639_3FromValue(p[0]))
+		if l == lingua.Unknown {
+			return nil, fmt.Errorf("language %s missing from %s %s", p[0], LibraryModule, LibraryVersion)
+		}
+		langs = append(langs, l)
+	}
+	return lingua.NewLanguageDetectorBuilder().
+		FromLanguages(langs...).
+		WithLowAccuracyMode().
+		WithPreloadedLanguageModels().
+		Build(), nil
+}
+
+// New loads the embedded models (about 20 MiB of heap, under 0.1 s). A
+// failure to load (an error or a panic inside the library) gives a degraded
+// detector rather than an error.
+func New() *Detector {
+	det, err := safeLoad()
+	if err != nil {
+		return &Detector{degraded: "language identification model failed to load: " + err.Error()}
+	}
+	return &Detector{det: det}
+}
+
+func safeLoad() (det lingua.LanguageDetector, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			det, err = nil, fmt.Errorf("%v", r)
+		}
+	}()
+	return loader()
+}
+
+var (
+	sharedOnce sync.Once
+	shared     *Detector
+)
+
+// Shared returns one process-wide Detector, loaded on first call, so the
+// models are loaded only when detection actually runs.
+func Shared() *Detector {
+	sharedOnce.Do(func() { shared = New() })
+	return shared
+}
+
+// Degraded reports whether the models failed to load, and why.
+func (d *Detector) Degraded() (bool, string) {
+	return d.degraded != "", d.degraded
+}
+
+// Detect returns the ISO 639-1 code of text's language and a confidence in
+// [0, 1] (lingua's relative confidence of the best language among the
+// twenty). The text is lower-cased and cut to its first MaxRunes
+// characters before scoring. A degraded detector, or a text without letters,
+// gives Fallback with confidence 0.
+func (d *Detector) Detect(text string) (lang string, confidence float64) {
+	if d.det == nil {
+		return Fallback, 0
+	}
+	if r := []rune(text); len(r) > MaxRunes {
+		text = string(r[:MaxRunes])
+	}
+	values := d.det.ComputeLanguageConfidenceValues(strings.ToLower(text))
+	if len(values) == 0 || values[0].Value() <= 0 {
+		return Fallback, 0
+	}
+	code := strings.ToLower(values[0].Language().IsoCode639_1().String())
+	c := values[0].Value()
+	if c > 1 {
+		c = 1
+	}
+	return code, c
+}

@@ -1,0 +1,213 @@
+package langid
+
+import (
+	"bufio"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"unicode"
+
+	lingua "github.com/pemistahl/lingua-go"
+)
+
+// sharedData finds ../shared/data/translator by walking up from the package.
+func sharedData(t testing.TB) string {
+	dir, _ := os.Getwd()
+	for {
+		p := filepath.Join(dir, "..", "shared", "data", "translator")
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("shared/data/translator not found above the package")
+		}
+		dir = parent
+	}
+}
+
+type sample struct{ lang, text string }
+
+// labelled returns the Czech source texts of the real hosted-API logs (at
+// least 30 characters, 20 of them letters) and the Slovak, Polish and German
+// sentences of testdata/labelled.tsv.
+func labelled(t testing.TB) []sample {
+	var out []sample
+	files, _ := filepath.Glob(filepath.Join(sharedData(t), "mt-logs", "*.csv"))
+	if len(files) == 0 {
+		t.Fatal("no mt-logs")
+	}
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(fh).ReadAll()
+		fh.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, rec := range recs[1:] {
+			text := strings.TrimSpace(rec[3])
+			letters := 0
+			for _, r := range text {
+				if unicode.IsLetter(r) {
+					letters++
+				}
+			}
+			if len([]rune(text)) >= 30 && letters >= 20 {
+				out = append(out, sample{"cs", text})
+			}
+		}
+	}
+	fh, err := os.Open("testdata/labelled.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		lang, text, ok := strings.Cut(line, "\t")
+		if !ok {
+			t.Fatalf("labelled.tsv: bad line %q", line)
+		}
+		out = append(out, sample{lang, text})
+	}
+	return out
+}
+
+func TestLanguagesAndMapping(t *testing.T) {
+	if got := Languages(); len(got) != 20 || got[0] != "cs" || got[19] != "hi" {
+		t.Fatalf("Languages() = %v", got)
+	}
+	tests := []struct {
+		in, want string
+		ok       bool
+	}{
+		{"ces", "cs", true}, {"SLK", "sk", true}, {"ukr", "uk", true}, {"hin", "hi", true},
+		{"de", "de", true}, {"jpn", "", false}, {"", "", false},
+	}
+	for _, tc := range tests {
+		if got, ok := ToISO6391(tc.in); got != tc.want || ok != tc.ok {
+			t.Errorf("ToISO6391(%q) = %q, %v", tc.in, got, ok)
+		}
+	}
+}
+
+func TestAccuracyShortTexts(t *testing.T) {
+	d := Shared()
+	if bad, why := d.Degraded(); bad {
+		t.Fatal(why)
+	}
+	total, right := map[string]int{}, map[string]int{}
+	for _, s := range labelled(t) {
+		lang, conf := d.Detect(s.text)
+		if conf < 0 || conf > 1 {
+			t.Fatalf("confidence %v out of [0,1] for %q", conf, s.text)
+		}
+		total[s.lang]++
+		if lang == s.lang {
+			right[s.lang]++
+		} else if s.lang != "cs" {
+			t.Logf("%s text detected as %s (%.2f): %q", s.lang, lang, conf, s.text)
+		}
+	}
+	// Measured: cs 417/428 (97.4 %), sk, pl, de 20/20 each.
+	for _, lang := range []string{"cs", "sk", "pl", "de"} {
+		acc := float64(right[lang]) / float64(total[lang])
+		t.Logf("%s: %d/%d correct (%.1f%%)", lang, right[lang], total[lang], 100*acc)
+		if total[lang] < 20 || acc < 0.95 {
+			t.Errorf("%s accuracy %.3f on %d texts, want >= 0.95", lang, acc, total[lang])
+		}
+	}
+}
+
+func TestDetectInputHandling(t *testing.T) {
+	d := Shared()
+	czech := strings.Repeat("Záchranný archeologický výzkum odkryl zahloubený objekt. ", 40) // 2,280 runes
+	german := strings.Repeat("Die Grube war mit dunkler Erde verfüllt und enthielt Scherben. ", 200)
+	tests := []struct {
+		name, text, want string
+		zero             bool
+	}{
+		{"upper case scored like lower case", "ZÁCHRANNÝ VÝZKUM V HISTORICKÉM JÁDRU MĚSTA PŘED STAVBOU", "cs", false},
+		{"only the first 2,000 characters count", czech + german, "cs", false},
+		{"empty text", "", Fallback, true},
+		{"no letters", "123 / 45, 6.", Fallback, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lang, conf := d.Detect(tc.text)
+			if lang != tc.want || (conf == 0) != tc.zero {
+				t.Fatalf("Detect = %s %.2f, want %s (zero confidence %v)", lang, conf, tc.want, tc.zero)
+			}
+		})
+	}
+}
+
+func TestDegraded(t *testing.T) {
+	saved := loader
+	defer func() { loader = saved }()
+	for name, l := range map[string]func() (lingua.LanguageDetector, error){
+		"error": func() (lingua.LanguageDetector, error) { return nil, errors.New("model file corrupt") },
+		"panic": func() (lingua.LanguageDetector, error) { panic("out of memory") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			loader = l
+			d := New()
+			bad, why := d.Degraded()
+			if !bad || !strings.Contains(why, "failed to load") {
+				t.Fatalf("Degraded() = %v, %q", bad, why)
+			}
+			if lang, conf := d.Detect("Dobrý den, jak se máte?"); lang != "en" || conf != 0 {
+				t.Fatalf("degraded Detect = %s %.2f, want en 0.0", lang, conf)
+			}
+		})
+	}
+}
+
+// TestResidentMemory loads the detector in a fresh process (lingua caches
+// models per process) and guards against the high-accuracy mode, which
+// needs about 430 MiB of heap for the same twenty languages.
+func TestResidentMemory(t *testing.T) {
+	if os.Getenv("LANGID_MEASURE_CHILD") == "1" {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		d := New()
+		d.Detect("warm up")
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		fmt.Printf("HEAPDELTA %d %d\n", after.HeapAlloc-before.HeapAlloc, after.Sys)
+		runtime.KeepAlive(d)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestResidentMemory$")
+	cmd.Env = append(os.Environ(), "LANGID_MEASURE_CHILD=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var delta, sys uint64
+	i := strings.Index(string(out), "HEAPDELTA ")
+	if i < 0 {
+		t.Fatalf("child printed no measurement: %s", out)
+	}
+	if _, err := fmt.Sscanf(string(out[i:]), "HEAPDELTA %d %d", &delta, &sys); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("heap held by the loaded detector: %.1f MiB (runtime Sys %.1f MiB)", float64(delta)/(1<<20), float64(sys)/(1<<20))
+	if delta < 1<<20 || delta > 64<<20 {
+		t.Errorf("detector holds %.1f MiB, want between 1 and 64 MiB", float64(delta)/(1<<20))
+	}
+}
