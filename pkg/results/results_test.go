@@ -1,0 +1,232 @@
+package results
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	p := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from golden:\n--- got\n%s--- want\n%s", name, got, want)
+	}
+}
+
+func TestSplitPageSuffix(t *testing.T) {
+	tests := []struct {
+		stem string
+		name string
+		page int
+	}{
+		{"guide_troja-12", "guide_troja", 12},
+		{"pages_online_10", "pages_online", 10},
+		{"caa_conference-04", "caa_conference", 4},
+		{"scan", "scan", 0},
+		{"scan-", "scan-", 0},
+		{"-3", "-3", 0},
+		{"scan-0", "scan-0", 0},
+		{"scan-3a", "scan-3a", 0},
+		{"a-b-7", "a-b", 7},
+		{"1990", "1990", 0},
+	}
+	for _, tc := range tests {
+		name, page := SplitPageSuffix(tc.stem)
+		if name != tc.name || page != tc.page {
+			t.Errorf("SplitPageSuffix(%q) = %q, %d; want %q, %d", tc.stem, name, page, tc.name, tc.page)
+		}
+	}
+}
+
+func TestKeys(t *testing.T) {
+	root := filepath.FromSlash("/in")
+	tests := []struct {
+		file string
+		want Key
+	}{
+		{"/in/TEXT/guide_troja-2.png", Key{"TEXT/guide_troja", 2}},
+		{"/in/DRAW/guide_troja-2.png", Key{"DRAW/guide_troja", 2}},
+		{"/in/top.jpeg", Key{"top", 0}},
+		{"/in/a.b/c_5.tif", Key{"a.b/c", 5}},
+	}
+	for _, tc := range tests {
+		k, err := ImageKey(root, filepath.FromSlash(tc.file))
+		if err != nil || k != tc.want {
+			t.Errorf("ImageKey(%s) = %+v, %v; want %+v", tc.file, k, err, tc.want)
+		}
+	}
+	if k, err := PDFKey(root, filepath.FromSlash("/in/sub/report-3.pdf"), 7); err != nil || k != (Key{"sub/report-3", 7}) {
+		t.Errorf("PDFKey = %+v, %v", k, err)
+	}
+	if _, err := ImageKey(root, filepath.FromSlash("/elsewhere/x.png")); err == nil {
+		t.Error("file outside root accepted")
+	}
+	if _, err := PDFKey(root, filepath.FromSlash("/in/x.pdf"), 0); err == nil {
+		t.Error("page 0 accepted")
+	}
+}
+
+// probs builds a canonical vector from category-index/score pairs.
+func probs(pairs ...float64) []float64 {
+	v := make([]float64, 11)
+	for i := 0; i < len(pairs); i += 2 {
+		v[int(pairs[i])] = pairs[i+1]
+	}
+	return v
+}
+
+var rows = []Row{
+	{Key: Key{"TEXT/guide_troja", 2}, Scores: probs(7, 0.9, 9, 0.06, 10, 0.04), True: "TEXT"},
+	{Key: Key{"DRAW/guide_troja", 2}, Scores: probs(0, 0.5, 1, 0.5), True: "DRAW_L"},
+	{Key: Key{"TEXT/guide_troja", 10}, Scores: probs(8, 0.123456, 7, 0.876544), True: "TEXT_HW"},
+	{Key: Key{"PHOTO/single", 0}, Scores: probs(5, 1), True: "PHOTO"},
+}
+
+func writeAll(t *testing.T, l Layout, rs []Row) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "out.csv")
+	w, err := Create(p, l, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if err := w.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(p); err == nil {
+		t.Error("unchunked writer touched the disk before Close")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	return string(b)
+}
+
+func TestTables(t *testing.T) {
+	must := func(l Layout, err error) Layout {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	revs := []string{"v1.4", "v2.4", "v3.4"}
+	var best []Row
+	for _, r := range rows {
+		per := [][]float64{r.Scores, probs(3, 1), probs(7, 0.5, 0, 0.5)}
+		best = append(best, Row{Key: r.Key, PerModel: per, Scores: Average(per)})
+	}
+	tests := []struct {
+		name string
+		l    Layout
+		rows []Row
+	}{
+		{"top3", must(TopNLayout(3, false)), rows},
+		{"top1", must(TopNLayout(1, false)), rows},
+		{"top3_eval", must(TopNLayout(3, true)), rows},
+		{"top1_eval", must(TopNLayout(1, true)), rows},
+		{"raw", RawLayout(false), rows},
+		{"raw_eval", RawLayout(true), rows},
+		{"best_top1", BestTop1Layout(revs), best},
+		{"best_avg_top5", must(BestAvgLayout(revs, 5)), best},
+		{"best_avg_top1", must(BestAvgLayout(revs, 1)), best},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { golden(t, tc.name+".csv", writeAll(t, tc.l, tc.rows)) })
+	}
+}
+
+func TestTopNLayoutRange(t *testing.T) {
+	for _, n := range []int{0, 12, -1} {
+		if _, err := TopNLayout(n, false); err == nil {
+			t.Errorf("TopNLayout(%d) accepted", n)
+		}
+	}
+	l, _ := TopNLayout(11, false)
+	if _, err := l.Cells(Row{Key: Key{"x", 1}, Scores: []float64{1}}); err == nil {
+		t.Error("short score vector accepted")
+	}
+}
+
+func TestChunkedAppendAndResume(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "chunk.csv")
+	l, _ := TopNLayout(1, false)
+	w, err := Create(p, l, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows[:3] {
+		if err := w.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// After two rows one chunk is on disk: header + 2 lines.
+	b, _ := os.ReadFile(p)
+	if n := strings.Count(string(b), "\n"); n != 3 {
+		t.Errorf("after one chunk the file has %d lines:\n%s", n, b)
+	}
+	if err := w.Add(rows[0]); !errors.Is(err, ErrDuplicate) {
+		t.Errorf("duplicate in one run: %v", err)
+	}
+	// Simulate a crash: no Close; a half-written line at the end.
+	f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("TEXT/guide_tro")
+	f.Close()
+
+	// Re-run over the same input: earlier rows are kept and not duplicated.
+	w2, err := Create(p, l, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w2.Resumed() != 2 || !w2.Has(rows[0].Key) || !w2.Has(rows[1].Key) || w2.Has(rows[2].Key) {
+		t.Fatalf("resumed %d rows", w2.Resumed())
+	}
+	for _, r := range rows {
+		if err := w2.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(p)
+	if want := writeAll(t, l, rows); string(got) != want {
+		t.Errorf("resumed file:\n%s\nwant\n%s", got, want)
+	}
+
+	other, _ := TopNLayout(3, false)
+	if _, err := Create(p, other, 2); err == nil || !strings.Contains(err.Error(), "another header") {
+		t.Errorf("appending with another layout: %v", err)
+	}
+}
+
+func TestNames(t *testing.T) {
+	stamp := Stamp(time.Date(2026, 5, 30, 10, 20, 33, 0, time.UTC))
+	got := []string{TopNName(stamp, "v4.4", 3), RawName(stamp, "v4.4"), EvalTopNName(stamp, 184, "v1.4", 1),
+		EvalRawName(stamp, 184, "v1.4"), ConfMatName(stamp, 184, "v1.4", 3), BestTop1Name(stamp, 5), BestAvgName(stamp, 5, 3)}
+	want := []string{"260530-102033_v4.4_TOP-3.csv", "260530-102033_v4.4_RAW.csv", "260530-102033_184_v1.4_TOP-1_EVAL.csv",
+		"260530-102033_184_v1.4_EVAL_RAW.csv", "260530-102033_184_v1.4_conf_mat_TOP-3.png", "260530-102033_BEST_5_models_TOP-1.csv",
+		"260530-102033_BEST_5_models_AVG_TOP-3.csv"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("name %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+}
