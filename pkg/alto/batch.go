@@ -1,0 +1,138 @@
+package alto
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"archivekit/pkg/backend"
+)
+
+// Stats counts what happened to one document's backend traffic; Summary
+// renders the WARNING line that ends the document's log.
+type Stats struct {
+	Pages, Blocks, Lines int
+	// Calls is the number of Backend.Translate calls made.
+	Calls int
+	// CleanBatches counts batches whose item count survived the round trip.
+	CleanBatches int
+	// LineCountMismatches counts batches that came back with a different
+	// number of lines and were redone one call per item.
+	LineCountMismatches int
+	// TransportErrors counts batch calls that failed and were redone one call
+	// per item.
+	TransportErrors int
+}
+
+func (s *Stats) add(o Stats) {
+	s.Pages += o.Pages
+	s.Blocks += o.Blocks
+	s.Lines += o.Lines
+	s.Calls += o.Calls
+	s.CleanBatches += o.CleanBatches
+	s.LineCountMismatches += o.LineCountMismatches
+	s.TransportErrors += o.TransportErrors
+}
+
+// Summary is the WARNING summary line for the document's log.
+func (s Stats) Summary(file string) string {
+	return fmt.Sprintf("WARNING %s: batch summary: %d clean batches, %d line-count mismatches, %d transport errors (%d backend calls, %d pages, %d blocks, %d lines)",
+		file, s.CleanBatches, s.LineCountMismatches, s.TransportErrors, s.Calls, s.Pages, s.Blocks, s.Lines)
+}
+
+// batcher sends items to the backend joined by newlines, one call per batch,
+// and falls back to one call per item when the batch fails or the number of
+// lines does not survive the round trip.
+type batcher struct {
+	be       backend.Backend
+	tgt      string
+	maxChars int // runes per batch; 0 means no limit
+	stats    *Stats
+}
+
+// translate returns one translation per item, in order. Items must not
+// contain newlines (callers normalise whitespace first).
+func (b *batcher) translate(ctx context.Context, items []string, src string) ([]string, error) {
+	out := make([]string, 0, len(items))
+	for _, group := range groupByChars(items, b.maxChars) {
+		res, err := b.translateGroup(ctx, group, src)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res...)
+	}
+	return out, nil
+}
+
+func (b *batcher) translateGroup(ctx context.Context, items []string, src string) ([]string, error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
+	b.stats.Calls++
+	ans, err := b.be.Translate(ctx, strings.Join(items, "\n"), src, b.tgt)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, err
+	case err != nil:
+		b.stats.TransportErrors++
+	default:
+		if len(items) == 1 {
+			b.stats.CleanBatches++
+			return []string{ans}, nil
+		}
+		if parts := splitAnswer(ans, len(items)); len(parts) == len(items) {
+			b.stats.CleanBatches++
+			return parts, nil
+		}
+		b.stats.LineCountMismatches++
+	}
+	out := make([]string, len(items))
+	for i, it := range items {
+		b.stats.Calls++
+		ans, err := b.be.Translate(ctx, it, src, b.tgt)
+		if err != nil {
+			return nil, fmt.Errorf("backend %s (%s->%s): %w", b.be.Name(), src, b.tgt, err)
+		}
+		out[i] = ans
+	}
+	return out, nil
+}
+
+// splitAnswer splits a batch answer of want items into lines, tolerating
+// CRLF and extra trailing empty lines (an empty last item is kept).
+func splitAnswer(s string, want int) []string {
+	parts := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	for len(parts) > want && parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
+	}
+	return parts
+}
+
+// groupByChars cuts items into consecutive groups whose newline-joined length
+// is at most limit characters (runes); an item longer than the limit goes
+// alone. limit <= 0 gives one group.
+func groupByChars(items []string, limit int) [][]string {
+	if limit <= 0 {
+		return [][]string{items}
+	}
+	var groups [][]string
+	var cur []string
+	size := 0
+	for _, it := range items {
+		n := utf8.RuneCountInString(it)
+		if len(cur) > 0 && size+1+n > limit {
+			groups = append(groups, cur)
+			cur, size = nil, 0
+		}
+		if len(cur) > 0 {
+			size++
+		}
+		cur = append(cur, it)
+		size += n
+	}
+	if len(cur) > 0 {
+		groups = append(groups, cur)
+	}
+	return groups
+}
