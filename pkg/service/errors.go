@@ -86,11 +86,11 @@ func writeTooLarge(w http.ResponseWriter, limit int64) {
 		fmt.Sprintf("request body is larger than the upload limit of %s (MAX_UPLOAD_MB)", formatBytes(limit)))
 }
 
-// formatBytes writes a byte count as MB (MiB) when it is a whole or simple
-// fraction of one, otherwise as bytes.
+// formatBytes writes a byte count as MB (MiB) when it is a whole number of
+// hundredths of one, otherwise as bytes.
 func formatBytes(n int64) string {
 	const mb = 1 << 20
-	if n >= mb && n%(mb/100) == 0 {
+	if n >= mb/100 && (n*100)%mb == 0 {
 		s := fmt.Sprintf("%.2f", float64(n)/mb)
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 		return s + " MB"

@@ -1,0 +1,131 @@
+package service
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+// env is a fake environment for LoadConfig.
+type env map[string]string
+
+func (e env) lookup(k string) (string, bool) { v, ok := e[k]; return v, ok }
+
+func TestLoadConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     env
+		check   func(t *testing.T, c Config)
+		wantErr string
+	}{
+		{name: "defaults", env: env{}, check: func(t *testing.T, c Config) {
+			if c.Host != "0.0.0.0" || c.Port != 8000 || c.Addr() != "0.0.0.0:8000" {
+				t.Errorf("bind = %s:%d", c.Host, c.Port)
+			}
+			if c.LogLevel != slog.LevelInfo || c.GracefulShutdown != 20*time.Second {
+				t.Errorf("level %v grace %v", c.LogLevel, c.GracefulShutdown)
+			}
+			if !c.Origins.All || c.MaxUploadBytes != 10<<20 {
+				t.Errorf("origins %+v upload %d", c.Origins, c.MaxUploadBytes)
+			}
+		}},
+		{name: "overrides", env: env{"HOST": "127.0.0.1", "PORT": "9000", "LOG_LEVEL": "WARNING", "GRACEFUL_SHUTDOWN_S": "2.5"}, check: func(t *testing.T, c Config) {
+			if c.Addr() != "127.0.0.1:9000" || c.LogLevel != slog.LevelWarn || c.GracefulShutdown != 2500*time.Millisecond {
+				t.Errorf("got %s %v %v", c.Addr(), c.LogLevel, c.GracefulShutdown)
+			}
+		}},
+		{name: "IPv6 host", env: env{"HOST": "::1", "PORT": "8001"}, check: func(t *testing.T, c Config) {
+			if c.Addr() != "[::1]:8001" {
+				t.Errorf("addr %s", c.Addr())
+			}
+		}},
+		{name: "zero drain window", env: env{"GRACEFUL_SHUTDOWN_S": "0"}, check: func(t *testing.T, c Config) {
+			if c.GracefulShutdown != 0 {
+				t.Errorf("grace %v", c.GracefulShutdown)
+			}
+		}},
+		{name: "MAX_UPLOAD_MB", env: env{"MAX_UPLOAD_MB": "1"}, check: func(t *testing.T, c Config) {
+			if c.MaxUploadBytes != 1<<20 {
+				t.Errorf("upload %d", c.MaxUploadBytes)
+			}
+		}},
+		{name: "MAX_UPLOAD_MB fraction", env: env{"MAX_UPLOAD_MB": "0.5"}, check: func(t *testing.T, c Config) {
+			if c.MaxUploadBytes != 1<<19 {
+				t.Errorf("upload %d", c.MaxUploadBytes)
+			}
+		}},
+		{name: "MAX_UPLOAD_BYTES fallback", env: env{"MAX_UPLOAD_BYTES": "12345"}, check: func(t *testing.T, c Config) {
+			if c.MaxUploadBytes != 12345 {
+				t.Errorf("upload %d", c.MaxUploadBytes)
+			}
+		}},
+		{name: "MAX_UPLOAD_MB wins over BYTES", env: env{"MAX_UPLOAD_MB": "2", "MAX_UPLOAD_BYTES": "12345"}, check: func(t *testing.T, c Config) {
+			if c.MaxUploadBytes != 2<<20 || len(c.Warnings) != 1 {
+				t.Errorf("upload %d warnings %v", c.MaxUploadBytes, c.Warnings)
+			}
+		}},
+		{name: "origins unset: all", env: env{}, check: func(t *testing.T, c Config) {
+			if !c.Origins.Allows("http://anything.example") {
+				t.Error("origin refused")
+			}
+		}},
+		{name: "origins empty: none", env: env{"ALLOWED_ORIGINS": ""}, check: func(t *testing.T, c Config) {
+			if c.Origins.All || c.Origins.Allows("http://localhost:8080") {
+				t.Errorf("origins %+v allow", c.Origins)
+			}
+		}},
+		{name: "origins list", env: env{"ALLOWED_ORIGINS": " http://localhost:8080 , HTTP://127.0.0.1:8080/,"}, check: func(t *testing.T, c Config) {
+			if !c.Origins.Allows("http://localhost:8080") || !c.Origins.Allows("http://127.0.0.1:8080") || c.Origins.Allows("http://localhost:9090") {
+				t.Errorf("origins %+v", c.Origins)
+			}
+		}},
+		{name: "origins star", env: env{"ALLOWED_ORIGINS": "*"}, check: func(t *testing.T, c Config) {
+			if !c.Origins.Allows("http://x.example") {
+				t.Error("star refused")
+			}
+		}},
+		{name: "RELOAD warns", env: env{"RELOAD": "true"}, check: func(t *testing.T, c Config) {
+			if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "RELOAD") {
+				t.Errorf("warnings %v", c.Warnings)
+			}
+		}},
+		{name: "empty PORT", env: env{"PORT": ""}, wantErr: "PORT is set but empty"},
+		{name: "empty GRACEFUL_SHUTDOWN_S", env: env{"GRACEFUL_SHUTDOWN_S": ""}, wantErr: "GRACEFUL_SHUTDOWN_S is set but empty"},
+		{name: "empty LOG_LEVEL", env: env{"LOG_LEVEL": " "}, wantErr: "LOG_LEVEL is set but empty"},
+		{name: "empty HOST", env: env{"HOST": ""}, wantErr: "HOST is set but empty"},
+		{name: "empty MAX_UPLOAD_MB", env: env{"MAX_UPLOAD_MB": ""}, wantErr: "MAX_UPLOAD_MB is set but empty"},
+		{name: "bad PORT", env: env{"PORT": "80a"}, wantErr: `PORT="80a" is not a port number`},
+		{name: "PORT out of range", env: env{"PORT": "70000"}, wantErr: `PORT="70000" is not a port number`},
+		{name: "PORT zero", env: env{"PORT": "0"}, wantErr: `PORT="0"`},
+		{name: "bad GRACEFUL_SHUTDOWN_S", env: env{"GRACEFUL_SHUTDOWN_S": "soon"}, wantErr: `GRACEFUL_SHUTDOWN_S="soon" is not a number of seconds`},
+		{name: "negative GRACEFUL_SHUTDOWN_S", env: env{"GRACEFUL_SHUTDOWN_S": "-1"}, wantErr: `GRACEFUL_SHUTDOWN_S="-1"`},
+		{name: "bad LOG_LEVEL", env: env{"LOG_LEVEL": "LOUD"}, wantErr: `LOG_LEVEL: unknown log level "LOUD"`},
+		{name: "bad LOG_FORMAT", env: env{"LOG_FORMAT": "xml"}, wantErr: `LOG_FORMAT="xml"`},
+		{name: "bad MAX_UPLOAD_MB", env: env{"MAX_UPLOAD_MB": "ten"}, wantErr: `MAX_UPLOAD_MB="ten" is not a positive number`},
+		{name: "zero MAX_UPLOAD_MB", env: env{"MAX_UPLOAD_MB": "0"}, wantErr: `MAX_UPLOAD_MB="0"`},
+		{name: "bad MAX_UPLOAD_BYTES", env: env{"MAX_UPLOAD_BYTES": "1.5"}, wantErr: `MAX_UPLOAD_BYTES="1.5" is not a positive whole number`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := LoadConfig(tt.env.lookup, 10)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestLoadConfigToolDefault(t *testing.T) {
+	c, err := LoadConfig(env{}.lookup, 50)
+	if err != nil || c.MaxUploadBytes != 50<<20 {
+		t.Fatalf("translator default: %d, %v", c.MaxUploadBytes, err)
+	}
+}
