@@ -1,0 +1,298 @@
+// Package paradata writes the classifier's run metadata,
+// "{stamp}_page-classification.json" (spec page-classification 2.7, 2.9).
+//
+// A Run is created at the start of a run and written at once (status
+// "running"); the caller updates it as the run proceeds and may Flush at any
+// time; Finish records the outcome. Every write is atomic, so the file on
+// disk is always a complete JSON document describing the run up to the last
+// flush, also when the run fails part-way or is killed (status then stays
+// "running" or becomes "failed" with the error).
+package paradata
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"archivekit/pkg/atomicfile"
+	"archivekit/pkg/licence"
+)
+
+// SchemaVersion is the version of the metadata layout written here.
+const SchemaVersion = "2.0"
+
+// Program is the program name recorded in the metadata and file name.
+const Program = "page-classification"
+
+// Run states.
+const (
+	StatusRunning   = "running"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+)
+
+// FileName is "{stamp}_page-classification.json".
+func FileName(stamp string) string { return stamp + "_" + Program + ".json" }
+
+// Info is what the tool knows about itself at start.
+type Info struct {
+	ToolVersion string
+	Repository  string
+	// RunnerRef and DockerImage are set inside the published images.
+	RunnerRef   string
+	DockerImage string
+	// RunID identifies the run; Start uses the stamp when empty.
+	RunID string
+}
+
+// Skipped is one input file that was not classified.
+type Skipped struct {
+	File   string `json:"file"`
+	Reason string `json:"reason"`
+}
+
+// Model is one model used by the run.
+type Model struct {
+	Revision string `json:"revision,omitempty"`
+	Path     string `json:"path"`
+	Base     string `json:"base_architecture,omitempty"`
+	License  string `json:"license,omitempty"`
+	// Demo is true for a model of the shipped demo ensemble.
+	Demo bool `json:"demo"`
+}
+
+// Statistics counts inputs and outputs.
+type Statistics struct {
+	InputFilesTotal       int `json:"input_files_total"`
+	SuccessfullyProcessed int `json:"successfully_processed"`
+	SkippedFiles          int `json:"skipped_files"`
+	// OutputCountsByType counts output rows or files by kind ("csv" rows,
+	// "png" images, "json" records).
+	OutputCountsByType map[string]int `json:"output_counts_by_type"`
+	// PerformancePerMinute is each output count per minute of run time.
+	PerformancePerMinute map[string]float64 `json:"performance_per_minute"`
+}
+
+// Document is the JSON written to disk.
+type Document struct {
+	SchemaVersion   string             `json:"schema_version"`
+	Program         string             `json:"program"`
+	ToolVersion     string             `json:"tool_version"`
+	Repository      string             `json:"repository"`
+	RunnerRef       string             `json:"runner_ref"`
+	DockerImage     string             `json:"docker_image"`
+	GoVersion       string             `json:"go_version"`
+	Platform        string             `json:"platform"`
+	RunID           string             `json:"run_id"`
+	Status          string             `json:"status"`
+	Error           string             `json:"error,omitempty"`
+	License         string             `json:"license"`
+	LicenseURL      string             `json:"license_url"`
+	LicenseDetail   licence.Resolution `json:"license_detail"`
+	StartTime       string             `json:"start_time"`
+	EndTime         string             `json:"end_time"`
+	DurationSeconds float64            `json:"duration_seconds"`
+	// DemoEnsemble is true when the shipped demo ensemble answered instead
+	// of the published models.
+	DemoEnsemble       bool           `json:"demo_ensemble"`
+	Models             []Model        `json:"models"`
+	Config             map[string]any `json:"config"`
+	Statistics         Statistics     `json:"statistics"`
+	SkippedFilesDetail []Skipped      `json:"skipped_files_detail"`
+	Outputs            []string       `json:"outputs"`
+	Warnings           []string       `json:"warnings"`
+}
+
+// Run is the metadata of one run in progress. Its methods are safe for
+// concurrent use.
+type Run struct {
+	mu    sync.Mutex
+	path  string
+	start time.Time
+	now   func() time.Time
+	doc   Document
+}
+
+// Start creates the run metadata file in dir for a run started at start
+// (named from its stamp, results.StampLayout) and writes it.
+func Start(dir, stamp string, start time.Time, info Info) (*Run, error) {
+	return startWithClock(dir, stamp, start, info, time.Now)
+}
+
+func startWithClock(dir, stamp string, start time.Time, info Info, now func() time.Time) (*Run, error) {
+	if info.RunID == "" {
+		info.RunID = stamp
+	}
+	r := &Run{path: filepath.Join(dir, FileName(stamp)), start: start, now: now}
+	r.doc = Document{
+		SchemaVersion: SchemaVersion, Program: Program,
+		ToolVersion: info.ToolVersion, Repository: info.Repository,
+		RunnerRef: info.RunnerRef, DockerImage: info.DockerImage,
+		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
+		RunID: info.RunID, Status: StatusRunning,
+		StartTime: start.UTC().Format(time.RFC3339Nano),
+		Models:    []Model{}, Config: map[string]any{},
+		Statistics:         Statistics{OutputCountsByType: map[string]int{}, PerformancePerMinute: map[string]float64{}},
+		SkippedFilesDetail: []Skipped{}, Outputs: []string{}, Warnings: []string{},
+	}
+	// Until the caller resolves the licence, the record says it is unknown.
+	r.doc.LicenseDetail = (&licence.Components{}).Resolve()
+	r.doc.License = r.doc.LicenseDetail.EffectiveLicense
+	if err := r.Flush(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Path is the metadata file.
+func (r *Run) Path() string { return r.path }
+
+// SetLicence records the resolved licence of the run.
+func (r *Run) SetLicence(res licence.Resolution) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.LicenseDetail = res
+	r.doc.License, r.doc.LicenseURL = res.EffectiveLicense, res.EffectiveLicenseURL
+}
+
+// SetConfig records one configuration value (flags after config-file
+// defaults were applied).
+func (r *Run) SetConfig(key string, value any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Config[key] = value
+}
+
+// AddModel records a model used by the run; a demo model marks the run as
+// using the demo ensemble.
+func (r *Run) AddModel(m Model) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Models = append(r.doc.Models, m)
+	r.doc.DemoEnsemble = r.doc.DemoEnsemble || m.Demo
+}
+
+// AddInputs adds n to the number of input files (PDF pages count singly).
+func (r *Run) AddInputs(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Statistics.InputFilesTotal += n
+}
+
+// Processed adds n successfully classified inputs.
+func (r *Run) Processed(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Statistics.SuccessfullyProcessed += n
+}
+
+// Skip records an input that was not classified and why.
+func (r *Run) Skip(file, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.SkippedFilesDetail = append(r.doc.SkippedFilesDetail, Skipped{file, reason})
+	r.doc.Statistics.SkippedFiles = len(r.doc.SkippedFilesDetail)
+}
+
+// CountOutput adds n outputs of a kind ("csv" rows, "png", "json").
+func (r *Run) CountOutput(kind string, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Statistics.OutputCountsByType[kind] += n
+}
+
+// AddOutputFile records a file the run wrote.
+func (r *Run) AddOutputFile(path string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Outputs = append(r.doc.Outputs, path)
+}
+
+// Warn records a warning (also the licence resolver's).
+func (r *Run) Warn(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Warnings = append(r.doc.Warnings, msg)
+}
+
+// Snapshot returns a copy of the current document with end time, duration
+// and rates computed as of now.
+func (r *Run) Snapshot() Document {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.snapshotLocked()
+}
+
+func (r *Run) snapshotLocked() Document {
+	end := r.now()
+	dur := end.Sub(r.start).Seconds()
+	d := r.doc
+	d.EndTime = end.UTC().Format(time.RFC3339Nano)
+	d.DurationSeconds = round(dur, 3)
+	d.Statistics.PerformancePerMinute = map[string]float64{}
+	for k, n := range d.Statistics.OutputCountsByType {
+		rate := 0.0
+		if dur > 0 {
+			rate = round(float64(n)/(dur/60), 4)
+		}
+		d.Statistics.PerformancePerMinute[k] = rate
+	}
+	d.Statistics.OutputCountsByType = copyMap(d.Statistics.OutputCountsByType)
+	d.Config = copyMap(d.Config)
+	d.Models = append([]Model{}, d.Models...)
+	d.SkippedFilesDetail = append([]Skipped{}, d.SkippedFilesDetail...)
+	d.Outputs = append([]string{}, d.Outputs...)
+	sort.Strings(d.Outputs)
+	d.Warnings = append([]string{}, d.Warnings...)
+	return d
+}
+
+// Flush writes the current state atomically.
+func (r *Run) Flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.writeLocked()
+}
+
+func (r *Run) writeLocked() error {
+	b, err := json.MarshalIndent(r.snapshotLocked(), "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.path, err)
+	}
+	return atomicfile.WriteFile(r.path, append(b, '\n'), 0o644)
+}
+
+// Finish records the outcome (failed with runErr's message when runErr is
+// not nil) and writes the file. It returns the write error, if any.
+func (r *Run) Finish(runErr error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Status = StatusCompleted
+	if runErr != nil {
+		r.doc.Status, r.doc.Error = StatusFailed, runErr.Error()
+	}
+	return r.writeLocked()
+}
+
+func round(x float64, dec int) float64 {
+	p := 1.0
+	for i := 0; i < dec; i++ {
+		p *= 10
+	}
+	if x < 0 {
+		return -float64(int64(-x*p+0.5)) / p
+	}
+	return float64(int64(x*p+0.5)) / p
+}
+
+func copyMap[V any](m map[string]V) map[string]V {
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
