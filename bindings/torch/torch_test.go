@@ -103,10 +103,10 @@ func TestForwardEqualsPython(t *testing.T) {
 }
 
 type preCase struct {
-	Name       string
-	H, W, C    int
-	Size       int
-	Mean, Std  []float32
+	Name      string
+	H, W, C   int
+	Size      int
+	Mean, Std []float32
 }
 
 func TestPreprocessEqualsTorchvision(t *testing.T) {

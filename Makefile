@@ -1,0 +1,123 @@
+# archivekit build. The two commands of the README do all set-up themselves:
+#   make demo   the main job on the shipped defaults
+#   make test   every test
+# Heavy outputs (virtualenv, libtorch shim, CTranslate2 bridge, fixtures)
+# live under $(CACHE), keyed by a hash of their inputs, so a fresh clone on a
+# machine that built them before reuses them.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+CACHE    ?= $(HOME)/.cache/archivekit
+PYTHON   ?= $(shell command -v python3.11 || command -v python3)
+GO       ?= go
+BIN      := $(CURDIR)/bin
+
+hash = $(shell cat $(1) | sha256sum | cut -c1-16)
+
+REQ_HASH   := $(call hash,test/requirements.txt)
+VENV       := $(CACHE)/venv-$(REQ_HASH)
+VENV_PY    := $(VENV)/bin/python
+VENV_STAMP := $(VENV)/.complete
+TORCH_ROOT  = $(shell $(VENV_PY) -c 'import os, torch; print(os.path.dirname(torch.__file__))')
+
+TSHIM_SRC  := csrc/CMakeLists.txt $(wildcard csrc/include/*.h csrc/src/*.cpp)
+TSHIM_DIR  := $(CACHE)/tshim-$(call hash,$(TSHIM_SRC) test/requirements.txt)
+TSHIM_LIB  := $(TSHIM_DIR)/lib/libtshim.so
+
+CT2_SRC    := native/Cargo.toml native/Cargo.lock $(wildcard native/src/*.rs native/include/*.h)
+CT2_DIR    := $(CACHE)/ct2bridge-$(call hash,$(CT2_SRC))
+CT2_LIB    := $(CT2_DIR)/libct2bridge.a
+CARGO_TARGET := $(CACHE)/cargo-target
+
+FIXTURES   := $(CACHE)/fixtures-$(call hash,test/make_fixtures.py test/make_ct2_fixtures.py test/requirements.txt)
+FIX_STAMP  := $(FIXTURES)/.complete
+
+# Debian packages: libvips (image and PDF decoding, via govips), the native
+# toolchain, and Chromium for the browser test of /frontend.
+APT_PKGS := libvips-dev pkg-config cmake ninja-build g++ chromium
+
+export CGO_ENABLED := 1
+export CGO_LDFLAGS := -L$(TSHIM_DIR)/lib -Wl,-rpath,$(TSHIM_DIR)/lib -L$(CT2_DIR)
+export ARCHIVEKIT_PYTHON := $(VENV_PY)
+export ARCHIVEKIT_FIXTURES := $(FIXTURES)
+
+.PHONY: deps apt venv cargo-fetch go-deps native fixtures build test bench demo clean selfcheck
+
+## deps: Debian packages, the virtualenv (pinned), crates and Go modules. Idempotent.
+deps: apt venv cargo-fetch go-deps
+
+apt:
+	@missing=""; for p in $(APT_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+venv: $(VENV_STAMP)
+$(VENV_STAMP): test/requirements.txt
+	@echo "creating the virtualenv $(VENV) (torch 2.7.1 and fixture tools)"
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV)
+	$(VENV_PY) -m pip install -q --disable-pip-version-check -r test/requirements.txt
+	touch $@
+	ln -sfn $(VENV) .venv
+
+cargo-fetch:
+	cd native && cargo fetch --locked -q
+
+go-deps:
+	$(GO) mod download
+
+## native: the libtorch shim and the CTranslate2 bridge (cached by input hash).
+native: $(TSHIM_LIB) $(CT2_LIB)
+
+$(TSHIM_LIB): $(TSHIM_SRC) $(VENV_STAMP)
+	@echo "building libtshim against $(TORCH_ROOT)"
+	rm -rf $(TSHIM_DIR).build
+	cmake -S csrc -B $(TSHIM_DIR).build -G Ninja -DTORCH_ROOT=$(TORCH_ROOT) -DCMAKE_INSTALL_PREFIX=$(TSHIM_DIR) >/dev/null
+	cmake --build $(TSHIM_DIR).build
+	cmake --install $(TSHIM_DIR).build >/dev/null
+	rm -rf $(TSHIM_DIR).build
+
+$(CT2_LIB): $(CT2_SRC)
+	@echo "building the CTranslate2 bridge (first build compiles CTranslate2: several minutes)"
+	cd native && CARGO_TARGET_DIR=$(CARGO_TARGET) cargo build --release --locked
+	mkdir -p $(CT2_DIR)
+	cp $(CARGO_TARGET)/release/libct2bridge.a $(CT2_DIR)/libct2bridge.a.tmp
+	mv $(CT2_DIR)/libct2bridge.a.tmp $@
+
+## fixtures: tiny models and reference outputs made with the virtualenv's torch.
+fixtures: $(FIX_STAMP)
+$(FIX_STAMP): test/make_fixtures.py test/make_ct2_fixtures.py $(VENV_STAMP)
+	rm -rf $(FIXTURES)
+	$(VENV_PY) test/make_fixtures.py $(FIXTURES)
+	$(VENV_PY) test/make_ct2_fixtures.py $(FIXTURES)/ct2
+	touch $@
+
+## build: every command into ./bin
+build: deps native
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+## test: every test (Go, with the native core, fixtures and Python references).
+test: deps native fixtures
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 30m ./...
+
+## bench: throughput ratios against Python references in the same run.
+bench: deps native fixtures
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./bindings/...
+
+## selfcheck: loads the native core and runs a tiny model end to end.
+selfcheck: build fixtures
+	$(BIN)/nativecheck -fixtures $(FIXTURES)
+
+## demo: the main job on the shipped defaults.
+demo: selfcheck
+
+clean:
+	rm -rf $(BIN) .venv

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Makes tiny CTranslate2 models and reference outputs for bindings/ct2.
+
+Usage: make_ct2_fixtures.py OUTDIR
+
+Builds, offline and deterministically:
+  translator/  a random-initialised Marian-architecture model (1+1 layers,
+               d_model 32) with its own SentencePiece model, converted by the
+               ctranslate2 converter (4.8.4, the version ct2rs 0.10.3 bundles)
+  generator/   a random-initialised GPT-2-architecture model with a byte-level
+               BPE tokenizer.json, converted the same way
+  reference.json
+               the Python `ctranslate2` package's greedy outputs (tokens,
+               detokenised text and scores) on fixed inputs, tokenised the way
+               the Rust bridge tokenises (SentencePiece pieces + "</s>";
+               tokenizer.json with special tokens)
+"""
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+import ctranslate2
+import sentencepiece as spm
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import (GPT2Config, GPT2LMHeadModel, MarianConfig, MarianMTModel,
+                          MarianTokenizer, PreTrainedTokenizerFast)
+
+CORPUS = """Archeologický výzkum proběhl na jižním okraji obce v roce 1994.
+Nálezy keramiky dokládají osídlení v mladší době bronzové.
+Sonda odkryla zahloubený objekt s pozůstatky ohniště.
+The excavation took place at the southern edge of the village in 1994.
+Pottery finds document a settlement in the Late Bronze Age.
+The trench uncovered a sunken feature with the remains of a hearth.
+Die Ausgrabung fand am südlichen Rand des Dorfes statt.
+Wykopaliska odbyły się na południowym skraju wsi.
+""" * 20
+
+INPUTS = [
+    "Archeologický výzkum proběhl v roce 1994.",
+    "Nálezy keramiky dokládají osídlení.",
+    "The trench uncovered a hearth.",
+]
+PROMPTS = ["The excavation", "Pottery finds", "Nálezy"]
+
+
+def make_translator(work, out):
+    corpus = os.path.join(work, "corpus.txt")
+    with open(corpus, "w", encoding="utf-8") as f:
+        f.write(CORPUS)
+    prefix = os.path.join(work, "sp")
+    spm.SentencePieceTrainer.train(
+        input=corpus, model_prefix=prefix, vocab_size=120, model_type="unigram",
+        character_coverage=1.0, pad_id=-1, unk_id=0, bos_id=-1, eos_id=1,
+        num_threads=1, minloglevel=2, seed_sentencepiece_size=10000)
+    sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
+    hf = os.path.join(work, "marian")
+    os.makedirs(hf)
+    shutil.copy(prefix + ".model", os.path.join(hf, "source.spm"))
+    shutil.copy(prefix + ".model", os.path.join(hf, "target.spm"))
+    # Marian vocabularies end with <pad>, which the converter drops again.
+    vocab = {sp.id_to_piece(i): i for i in range(sp.get_piece_size())}
+    vocab["<pad>"] = len(vocab)
+    with open(os.path.join(hf, "vocab.json"), "w", encoding="utf-8") as f:
+        json.dump(vocab, f, ensure_ascii=False)
+    tok = MarianTokenizer(os.path.join(hf, "source.spm"), os.path.join(hf, "target.spm"),
+                          os.path.join(hf, "vocab.json"), source_lang="cs", target_lang="en")
+    tok.save_pretrained(hf)
+    cfg = MarianConfig(
+        vocab_size=len(vocab), d_model=32, encoder_layers=1, decoder_layers=1,
+        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
+        decoder_ffn_dim=64, max_position_embeddings=64, pad_token_id=vocab["<pad>"], eos_token_id=1,
+        decoder_start_token_id=vocab["<pad>"], forced_eos_token_id=1, init_std=0.5,
+        share_encoder_decoder_embeddings=True, scale_embedding=True)
+    torch.manual_seed(11)
+    MarianMTModel(cfg).eval().save_pretrained(hf)
+    ctranslate2.converters.TransformersConverter(hf).convert(out, force=True)
+    for name in ("source.spm", "target.spm"):
+        shutil.copy(os.path.join(hf, name), os.path.join(out, name))
+
+    tr = ctranslate2.Translator(out, device="cpu", compute_type="float32", intra_threads=1)
+    batch = [sp.encode(s, out_type=str) + ["</s>"] for s in INPUTS]
+    res = tr.translate_batch(batch, beam_size=1, max_decoding_length=16, return_scores=True)
+    refs = []
+    for src, r in zip(INPUTS, res):
+        toks = r.hypotheses[0]
+        refs.append({"source": src, "tokens": toks, "text": sp.decode_pieces(toks), "score": r.scores[0]})
+    # a forced target prefix, as NLLB-style models use for the language token
+    pre = [[sp.encode("The", out_type=str)[0]]] * len(batch)
+    res = tr.translate_batch(batch, target_prefix=pre, beam_size=1, max_decoding_length=16, return_scores=True)
+    prefixed = []
+    for src, p, r in zip(INPUTS, pre, res):
+        toks = r.hypotheses[0]
+        prefixed.append({"source": src, "prefix": " ".join(p), "tokens": toks,
+                         "text": sp.decode_pieces(toks), "score": r.scores[0]})
+    return refs, prefixed
+
+
+def make_generator(work, out):
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(CORPUS.splitlines(), trainer)
+    hf = os.path.join(work, "gpt2")
+    os.makedirs(hf)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>",
+                                   eos_token="<|endoftext|>", unk_token="<|endoftext|>")
+    fast.save_pretrained(hf)
+    eos = tok.token_to_id("<|endoftext|>")
+    cfg = GPT2Config(vocab_size=tok.get_vocab_size(), n_positions=64, n_embd=32, n_layer=1, n_head=2,
+                     bos_token_id=eos, eos_token_id=eos, initializer_range=0.5)
+    torch.manual_seed(12)
+    GPT2LMHeadModel(cfg).eval().save_pretrained(hf)
+    ctranslate2.converters.TransformersConverter(hf).convert(out, force=True)
+    shutil.copy(os.path.join(hf, "tokenizer.json"), os.path.join(out, "tokenizer.json"))
+
+    gen = ctranslate2.Generator(out, device="cpu", compute_type="float32", intra_threads=1)
+    batch = [tok.encode(p).tokens for p in PROMPTS]
+    res = gen.generate_batch(batch, beam_size=1, sampling_topk=1, max_length=12,
+                             include_prompt_in_result=False, return_scores=True)
+    refs = []
+    for p, r in zip(PROMPTS, res):
+        toks = r.sequences[0]
+        refs.append({"prompt": p, "tokens": toks, "text": tok.decoder.decode(toks), "score": r.scores[0]})
+    return refs
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    with tempfile.TemporaryDirectory() as work:
+        tr, tr_prefixed = make_translator(work, os.path.join(out, "translator"))
+        gen = make_generator(work, os.path.join(out, "generator"))
+    ref = {"ctranslate2": ctranslate2.__version__, "max_decoding_length": 16, "generator_max_length": 12,
+           "translations": tr, "prefixed": tr_prefixed, "generations": gen}
+    with open(os.path.join(out, "reference.json"), "w", encoding="utf-8") as f:
+        json.dump(ref, f, ensure_ascii=False, indent=1)
+    print(f"CTranslate2 fixtures written to {out}")
+
+
+if __name__ == "__main__":
+    main()
