@@ -5,27 +5,14 @@ import (
 	"encoding/csv"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"archivekit/pkg/xmlsplice/shareddata"
 )
 
-// sharedData returns the path of name under the shared translator data,
-// found by walking up from the package directory; the test is skipped when
-// the shared data is not present.
-func sharedData(t testing.TB, name string) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "data", "translator", name)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Skipf("shared data %s not found above %s", name, dir)
-	return ""
-}
+func sharedData(t testing.TB, name string) string { return shareddata.Path(t, name) }
 
 func readSample(t testing.TB) []byte {
 	src, err := os.ReadFile(sharedData(t, "alto/MTX201501307_anon.alto.xml"))
@@ -45,7 +32,7 @@ type fake struct {
 	calls     []string
 }
 
-func (f *fake) Name() string                                         { return "fake" }
+func (f *fake) Name() string                                        { return "fake" }
 func (f *fake) Supports(ctx context.Context, src, tgt string) error { return nil }
 func (f *fake) Translate(ctx context.Context, text, src, tgt string) (string, error) {
 	f.mu.Lock()

@@ -92,7 +92,7 @@ func (e *Editor) Bytes() ([]byte, error) {
 func EscapeText(s string) string { return escape(s, 0) }
 
 // EscapeAttr escapes s for use inside an attribute value delimited by quote
-// ('"' or '\''): &, < and the quote character become references, and tab,
+// ('"' or '\”): &, < and the quote character become references, and tab,
 // newline and carriage return become character references so that attribute
 // value normalisation does not turn them into spaces.
 func EscapeAttr(s string, quote byte) string { return escape(s, quote) }

@@ -8,23 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"archivekit/pkg/xmlsplice/shareddata"
 )
 
-// sharedData returns the path of name under the shared translator data,
-// found by walking up from the package directory; the test is skipped when
-// the shared data is not present.
-func sharedData(t testing.TB, name string) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "data", "translator", name)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Skipf("shared data %s not found above %s", name, dir)
-	return ""
-}
+func sharedData(t testing.TB, name string) string { return shareddata.Path(t, name) }
 
 func realFiles(t *testing.T) []string {
 	files := []string{sharedData(t, "alto/MTX201501307_anon.alto.xml")}

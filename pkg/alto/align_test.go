@@ -1,0 +1,187 @@
+package alto
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+type pyVectors struct {
+	IsSpace []rune `json:"isspace"`
+	Split   []struct {
+		Text   string
+		Fields []string
+	}
+	Round []struct {
+		N, W, Total int
+		Round       int
+	}
+}
+
+func loadPy(t *testing.T) pyVectors {
+	raw, err := os.ReadFile("testdata/python_split.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v pyVectors
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestPythonWhitespace compares IsPySpace with str.isspace() over every code
+// point and Fields with str.split() (vectors from test/gen_difflib_vectors.py).
+func TestPythonWhitespace(t *testing.T) {
+	v := loadPy(t)
+	want := map[rune]bool{}
+	for _, r := range v.IsSpace {
+		want[r] = true
+	}
+	if len(want) < 25 {
+		t.Fatalf("only %d whitespace code points in vectors", len(want))
+	}
+	for r := rune(0); r <= 0x10ffff; r++ {
+		if IsPySpace(r) != want[r] {
+			t.Errorf("IsPySpace(%U) = %v, Python says %v", r, IsPySpace(r), want[r])
+		}
+	}
+	for _, c := range v.Split {
+		got := Fields(c.Text)
+		if strings.Join(got, "\x00") != strings.Join(c.Fields, "\x00") || len(got) != len(c.Fields) {
+			t.Errorf("Fields(%q) = %q, Python %q", c.Text, got, c.Fields)
+		}
+	}
+}
+
+// TestProportionalRounding checks round-half-to-even against Python's round().
+func TestProportionalRounding(t *testing.T) {
+	v := loadPy(t)
+	for _, c := range v.Round {
+		// A two-line split: the first line's share is Python's round(), capped
+		// at the total.
+		got := proportional(c.N, []int{c.W, c.Total - c.W})
+		if want := min(c.Round, c.N); got[0] != want || got[0]+got[1] != c.N {
+			t.Errorf("proportional(%d, [%d %d]) = %v, want first %d", c.N, c.W, c.Total-c.W, got, want)
+		}
+	}
+	cases := []struct {
+		n     int
+		words []int
+		want  []int
+	}{
+		{5, []int{1, 1}, []int{2, 3}},       // 2.5 rounds to 2
+		{3, []int{1, 1}, []int{2, 1}},       // 1.5 rounds to 2
+		{7, []int{1, 1}, []int{4, 3}},       // 3.5 rounds to 4
+		{2, []int{3, 3, 3}, []int{1, 1, 0}}, // 0.67 -> 1 each, remainder 0
+		{0, []int{2, 2}, []int{0, 0}},
+		{4, []int{0, 0}, []int{0, 4}},
+		{10, []int{5}, []int{10}},
+	}
+	for _, c := range cases {
+		got := proportional(c.n, c.words)
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("proportional(%d, %v) = %v, want %v", c.n, c.words, got, c.want)
+		}
+	}
+}
+
+func TestWindow(t *testing.T) {
+	cases := []struct{ e, avail, lo, hi int }{
+		{0, 10, 0, 1}, {1, 10, 0, 2}, {2, 10, 1, 3}, {3, 10, 1, 5}, {4, 10, 2, 6},
+		{10, 100, 5, 15}, {10, 7, 5, 7}, {10, 3, 3, 3}, {5, 0, 0, 0},
+	}
+	for _, c := range cases {
+		if lo, hi := window(c.e, c.avail); lo != c.lo || hi != c.hi {
+			t.Errorf("window(%d, %d) = %d..%d, want %d..%d", c.e, c.avail, lo, hi, c.lo, c.hi)
+		}
+	}
+}
+
+func TestAlignByAnchors(t *testing.T) {
+	cases := []struct {
+		name    string
+		pass1   string
+		anchors []string
+		want    []int
+	}{
+		{"exact anchors", "Municipality of Crow Crow 37 592 31 Crow",
+			[]string{"Municipality of", "Crow Crow 37", "592 31 Crow"}, []int{2, 3, 3}},
+		{"anchor says more words than fit", "a b c", []string{"a b c d e", "x"}, []int{3, 0}},
+		{"fluent block differs from lines", "the finds come from the upper layer of the pit",
+			[]string{"finds come", "from the top layer", "of the pit"}, []int{3, 4, 3}},
+		{"no tokens", "", []string{"a", "b"}, []int{0, 0}},
+		{"single line takes all", "a b c", []string{"x"}, []int{3}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := alignByAnchors(Fields(c.pass1), c.anchors)
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Errorf("counts %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestPlace(t *testing.T) {
+	cases := []struct {
+		tokens []string
+		n      int
+		want   []string
+	}{
+		{[]string{"a", "b", "c"}, 3, []string{"a", "b", "c"}},
+		{[]string{"a", "b", "c", "d"}, 2, []string{"a", "b c d"}},
+		{[]string{"a"}, 3, []string{"a", "", ""}},
+		{nil, 2, []string{"", ""}},
+	}
+	for _, c := range cases {
+		if got := place(c.tokens, c.n); strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("place(%q, %d) = %q, want %q", c.tokens, c.n, got, c.want)
+		}
+	}
+}
+
+// TestGroupByChars: batch limits count characters, not bytes.
+func TestGroupByChars(t *testing.T) {
+	items := []string{"žžžž", "čččč", "a"} // 4 runes (8 bytes) each
+	cases := []struct {
+		limit int
+		want  string
+	}{
+		{0, "žžžž,čččč,a"},
+		{9, "žžžž,čččč|a"}, // 4+1+4 = 9 characters fit; 8-byte items would not
+		{8, "žžžž|čččč,a"}, // 4+1+1 = 6
+		{11, "žžžž,čččč,a"},
+		{2, "žžžž|čččč|a"},
+	}
+	for _, c := range cases {
+		var parts []string
+		for _, g := range groupByChars(items, c.limit) {
+			parts = append(parts, strings.Join(g, ","))
+		}
+		if got := strings.Join(parts, "|"); got != c.want {
+			t.Errorf("limit %d: %s, want %s", c.limit, got, c.want)
+		}
+	}
+}
+
+func TestSplitAnswer(t *testing.T) {
+	cases := []struct {
+		in   string
+		want int
+		out  string
+	}{
+		{"a\nb", 2, "a|b"},
+		{"a\r\nb\n", 2, "a|b"},
+		{"a\n", 2, "a|"},
+		{"a\nb\n\n", 2, "a|b"},
+		{"a b", 2, "a b"},
+	}
+	for _, c := range cases {
+		if got := strings.Join(splitAnswer(c.in, c.want), "|"); got != c.out {
+			t.Errorf("splitAnswer(%q, %d) = %q, want %q", c.in, c.want, got, c.out)
+		}
+	}
+}

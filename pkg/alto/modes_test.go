@@ -1,0 +1,211 @@
+package alto
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"archivekit/pkg/xmlsplice"
+)
+
+const small = "\ufeff<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\r\n" +
+	"<alto xmlns=\"http://www.loc.gov/standards/alto/ns-v3#\">\r\n" +
+	"<Layout><Page ID=\"P1\">\r\n" +
+	"  <TextBlock ID=\"B1\">\r\n" +
+	"    <TextLine ID=\"L1\"><String ID=\"S1\" CONTENT=\"Dobrý\"/><SP/><String CONTENT='den &apos;x&apos;'/></TextLine>\r\n" +
+	"    <TextLine ID=\"L2\"></TextLine>\r\n" +
+	"    <TextLine><String CONTENT=\"světe\"/><HYP CONTENT=\"-\"/></TextLine>\r\n" +
+	"  </TextBlock>\r\n" +
+	"  <ComposedBlock><TextBlock ID=\"B2\" LANG=\"cs\"><TextLine><String CONTENT=\"jedna dva\"/></TextLine></TextBlock></ComposedBlock>\r\n" +
+	"  <TextBlock ID=\"B3\"><TextLine><String CONTENT=\"\"/></TextLine></TextBlock>\r\n" +
+	"</Page></Layout></alto>\r\n"
+
+func TestSmallReplace(t *testing.T) {
+	f := upper()
+	res, err := Translate(context.Background(), []byte(small), Options{Backend: f, Source: "cs", Target: "en", File: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.NewReplacer(`"Dobrý"`, `"DOBRÝ"`, `'den &apos;x&apos;'`, `'DEN &apos;X&apos;'`, `"světe"`, `"SVĚTE"`, `"jedna dva"`, `"JEDNA DVA"`).Replace(small)
+	if string(res.Output) != want {
+		t.Errorf("got\n%s\nwant\n%s", res.Output, want)
+	}
+	if f.nCalls() != 2 {
+		t.Errorf("%d calls, want 2", f.nCalls())
+	}
+	// Lines: L1 and the third line (position 3) of B1, line 1 of B2; the
+	// String-less L2 and the empty B3 get no row.
+	var ids []string
+	for _, r := range res.Log {
+		ids = append(ids, r.Line+"="+r.Target)
+	}
+	if got := strings.Join(ids, ","); got != "L1=DOBRÝ DEN 'X',3=SVĚTE,1=JEDNA DVA" {
+		t.Errorf("log %s", got)
+	}
+}
+
+func TestSmallAppendIdempotent(t *testing.T) {
+	f := upper()
+	opt := Options{Backend: f, Source: "cs", Target: "en", Mode: Append, File: "s"}
+	res, err := Translate(context.Background(), []byte(small), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(small,
+		"  <TextBlock ID=\"B1\">", "  <TextBlock ID=\"B1\" LANG=\"cs\">", 1)
+	want = strings.Replace(want, "</TextLine>\r\n  </TextBlock>\r\n",
+		"</TextLine>\r\n  </TextBlock>\r\n"+
+			"  <TextBlock ID=\"B1_en\" LANG=\"en\">\r\n"+
+			"    <TextLine ID=\"L1_en\"><String ID=\"S1_en\" CONTENT=\"DOBRÝ\"/><SP/><String CONTENT='DEN &apos;X&apos;'/></TextLine>\r\n"+
+			"    <TextLine ID=\"L2_en\"></TextLine>\r\n"+
+			"    <TextLine><String CONTENT=\"SVĚTE\"/><HYP CONTENT=\"-\"/></TextLine>\r\n"+
+			"  </TextBlock>\r\n", 1)
+	want = strings.Replace(want, "</TextBlock></ComposedBlock>",
+		"</TextBlock><TextBlock ID=\"B2_en\" LANG=\"en\"><TextLine><String CONTENT=\"JEDNA DVA\"/></TextLine></TextBlock></ComposedBlock>", 1)
+	if string(res.Output) != want {
+		t.Fatalf("got\n%s\nwant\n%s", res.Output, want)
+	}
+	n := f.nCalls()
+	res2, err := Translate(context.Background(), res.Output, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(res2.Output, res.Output) || f.nCalls() != n {
+		t.Errorf("second append run changed the output or called the backend (%d calls)", f.nCalls()-n)
+	}
+}
+
+func TestRealSampleAppendIdempotent(t *testing.T) {
+	src := readSample(t)
+	f := upper()
+	opt := Options{Backend: f, Source: "cs", Target: "en", Mode: Append, File: "x"}
+	res, err := Translate(context.Background(), src, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := xmlsplice.Parse(res.Output); err != nil {
+		t.Fatalf("append output does not parse: %v", err)
+	}
+	if f.nCalls() != 130 {
+		t.Errorf("%d calls, want 130", f.nCalls())
+	}
+	n := f.nCalls()
+	res2, err := Translate(context.Background(), res.Output, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(res2.Output, res.Output) || f.nCalls() != n {
+		t.Errorf("second append run changed the output or made %d calls", f.nCalls()-n)
+	}
+	// Removing the inserted copies gives back the input byte for byte, except
+	// for LANG="cs" added to the 8 blocks of the sample that have no LANG.
+	doc, _ := xmlsplice.Parse(res.Output)
+	ed := xmlsplice.NewEditor(res.Output)
+	copies := 0
+	doc.Root.Walk(func(n *xmlsplice.Node) bool {
+		if a, ok := n.Attr("", "LANG"); ok && n.Name.Local == "TextBlock" && a.Value == "en" {
+			ed.Replace(n.Start-len(n.Indent(res.Output)), n.End, "")
+			copies++
+			return false
+		}
+		return true
+	})
+	back, _ := ed.Bytes()
+	lang := []byte(` LANG="cs"`)
+	if added := bytes.Count(back, lang) - bytes.Count(src, lang); added != 8 {
+		t.Errorf("LANG=\"cs\" added to %d blocks, want 8", added)
+	}
+	if !bytes.Equal(bytes.ReplaceAll(back, lang, nil), bytes.ReplaceAll(src, lang, nil)) {
+		t.Error("original blocks were modified in append mode")
+	}
+	if copies != res.Stats.Blocks {
+		t.Errorf("%d copies for %d translated blocks", copies, res.Stats.Blocks)
+	}
+}
+
+func TestDetection(t *testing.T) {
+	cases := []struct {
+		name  string
+		det   fixedDetector
+		calls int
+		lang  string
+	}{
+		{"confident slovak", fixedDetector{"sk", 0.9}, 2, "sk"},
+		{"low confidence falls back to Czech", fixedDetector{"pl", 0.2}, 2, "cs"},
+		{"degraded detector", fixedDetector{"en", 0.0}, 2, "cs"},
+		{"already target language", fixedDetector{"en", 0.9}, 0, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := upper()
+			res, err := Translate(context.Background(), []byte(small), Options{Backend: f, Source: "auto", Target: "en", Detector: c.det})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.nCalls() != c.calls || !res.DetectionUsed {
+				t.Errorf("%d calls, detection used %v", f.nCalls(), res.DetectionUsed)
+			}
+			if c.lang != "" && res.Languages[c.lang] != 2 {
+				t.Errorf("languages %v", res.Languages)
+			}
+		})
+	}
+}
+
+func TestErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		src  string
+		opt  Options
+		msg  string
+	}{
+		{"not alto", "<a/>", Options{Backend: upper(), Source: "cs", Target: "en", File: "f.xml"}, "f.xml: root element is not <alto>"},
+		{"dtd", "<!DOCTYPE alto><alto/>", Options{Backend: upper(), Source: "cs", Target: "en", File: "f.xml"}, "DOCTYPE"},
+		{"no detector", small, Options{Backend: upper(), Target: "en"}, "no Detector"},
+		{"bad mode", small, Options{Backend: upper(), Source: "cs", Target: "en", Mode: "merge"}, "unknown output mode"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Translate(context.Background(), []byte(c.src), c.opt)
+			if err == nil || !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("error %v, want it to mention %q", err, c.msg)
+			}
+		})
+	}
+}
+
+// TestConcurrentPages: page concurrency changes nothing in the output or log.
+func TestConcurrentPages(t *testing.T) {
+	src := readSample(t)
+	one, err := Translate(context.Background(), src, Options{Backend: mtLogBackend(t), Source: "cs", Target: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	four, err := Translate(context.Background(), src, Options{Backend: mtLogBackend(t), Source: "cs", Target: "en", Concurrency: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(one.Output, four.Output) || len(one.Log) != len(four.Log) || one.Stats != four.Stats {
+		t.Error("concurrent run differs")
+	}
+}
+
+func BenchmarkRealSample(b *testing.B) {
+	src := readSample(b)
+	for _, fast := range []bool{false, true} {
+		name := "dual-pass"
+		if fast {
+			name = "fast-align"
+		}
+		b.Run(name, func(b *testing.B) {
+			f := upper()
+			b.SetBytes(int64(len(src)))
+			for i := 0; i < b.N; i++ {
+				if _, err := Translate(context.Background(), src, Options{Backend: f, Source: "cs", Target: "en", FastAlign: fast}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
