@@ -1,0 +1,176 @@
+package metadata
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+
+	"archivekit/pkg/xmlsplice"
+)
+
+// Namespaces binds the XPath prefixes of the field list to namespace URIs.
+// A binding ending in "/" also matches every URI that starts with it, so
+// "arch" matches every version of the records schema.
+type Namespaces map[string]string
+
+// DefaultNamespaces binds arch: to the records source's schema namespace (any
+// version) and oai: to OAI-PMH 2.0, whatever prefixes a file uses.
+var DefaultNamespaces = Namespaces{
+	"arch": "https://api.aiscr.cz/schema/amcr/",
+	"oai":  "http://www.openarchives.org/OAI/2.0/",
+}
+
+func (ns Namespaces) match(prefix, uri string) bool {
+	want, ok := ns[prefix]
+	if !ok {
+		return false
+	}
+	return uri == want || strings.HasSuffix(want, "/") && strings.HasPrefix(uri, want)
+}
+
+// XPath is a compiled field expression. The supported subset is what field
+// lists use: an absolute location path of child (/) and descendant (//)
+// steps whose node tests are prefix:name, a bare name (no namespace), or *
+// (with or without prefix). Predicates, other axes and functions are refused.
+type XPath struct {
+	Expr  string
+	steps []step
+}
+
+type step struct {
+	descendant    bool
+	prefix, local string // local "*" matches any name
+}
+
+// Compile parses an XPath expression of the supported subset.
+func Compile(expr string) (*XPath, error) {
+	e := strings.TrimSpace(expr)
+	if !strings.HasPrefix(e, "/") {
+		return nil, fmt.Errorf("xpath %q: only absolute paths are supported", expr)
+	}
+	x := &XPath{Expr: e}
+	for e != "" {
+		desc := strings.HasPrefix(e, "//")
+		if desc {
+			e = e[2:]
+		} else {
+			e = e[1:]
+		}
+		name := e
+		if i := strings.IndexByte(e, '/'); i >= 0 {
+			name, e = e[:i], e[i:]
+		} else {
+			e = ""
+		}
+		if name == "" || strings.ContainsAny(name, "[]()@=|\"' ") || strings.Contains(name, "::") || name == "." || name == ".." {
+			return nil, fmt.Errorf("xpath %q: unsupported step %q (only prefix:name, name and * steps)", expr, name)
+		}
+		st := step{descendant: desc, local: name}
+		if i := strings.IndexByte(name, ':'); i >= 0 {
+			st.prefix, st.local = name[:i], name[i+1:]
+			if st.prefix == "" || st.local == "" || strings.Contains(st.local, ":") {
+				return nil, fmt.Errorf("xpath %q: bad name %q", expr, name)
+			}
+		}
+		x.steps = append(x.steps, st)
+	}
+	return x, nil
+}
+
+// Prefixes returns the namespace prefixes the expression uses.
+func (x *XPath) Prefixes() []string {
+	var out []string
+	for _, s := range x.steps {
+		if s.prefix != "" {
+			out = append(out, s.prefix)
+		}
+	}
+	return out
+}
+
+// Select returns the elements of doc matched by x under the bindings ns,
+// in document order and without duplicates.
+func (x *XPath) Select(doc *xmlsplice.Document, ns Namespaces) []*xmlsplice.Node {
+	ctx := []*xmlsplice.Node{doc.Root}
+	for _, st := range x.steps {
+		seen := map[*xmlsplice.Node]bool{}
+		var next []*xmlsplice.Node
+		add := func(n *xmlsplice.Node) {
+			if !seen[n] && st.matches(n, ns) {
+				seen[n] = true
+				next = append(next, n)
+			}
+		}
+		for _, c := range ctx {
+			for _, ch := range c.Children {
+				if ch.Kind != xmlsplice.ElementNode {
+					continue
+				}
+				if st.descendant {
+					ch.Walk(func(n *xmlsplice.Node) bool { add(n); return true })
+				} else {
+					add(ch)
+				}
+			}
+		}
+		ctx = sortByPosition(next)
+	}
+	return ctx
+}
+
+func (st step) matches(n *xmlsplice.Node, ns Namespaces) bool {
+	if st.local != "*" && n.Name.Local != st.local {
+		return false
+	}
+	uri := n.URI()
+	if st.prefix == "" {
+		return st.local == "*" || uri == ""
+	}
+	return ns.match(st.prefix, uri)
+}
+
+// sortByPosition orders nodes by their start offset (document order).
+func sortByPosition(ns []*xmlsplice.Node) []*xmlsplice.Node {
+	for i := 1; i < len(ns); i++ {
+		for j := i; j > 0 && ns[j].Start < ns[j-1].Start; j-- {
+			ns[j], ns[j-1] = ns[j-1], ns[j]
+		}
+	}
+	return ns
+}
+
+// ParseFields compiles a field list: one XPath per line; blank lines and
+// lines starting with # are ignored. name is used in error messages.
+func ParseFields(name string, data []byte) ([]*XPath, error) {
+	var out []*XPath
+	sc := bufio.NewScanner(bytes.NewReader(bytes.TrimPrefix(data, []byte("\ufeff"))))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		x, err := Compile(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		out = append(out, x)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no XPath targets", name)
+	}
+	return out, nil
+}
+
+// LoadFields reads and compiles the field-list file at path.
+func LoadFields(path string) ([]*XPath, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFields(path, data)
+}
