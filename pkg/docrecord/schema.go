@@ -1,0 +1,86 @@
+package docrecord
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+//go:embed document.schema.json
+var projectSchema []byte
+
+// Schema is a compiled JSON Schema for records.
+type Schema struct {
+	name string
+	s    *jsonschema.Schema
+}
+
+// ProjectSchema is this project's own record schema (document.schema.json
+// in this package, embedded in the binary): the fields the project's tools
+// write, typed, and every other block open.
+func ProjectSchema() (*Schema, error) {
+	return compile("archivekit:document.schema.json", projectSchema)
+}
+
+// LoadSchema compiles the JSON Schema file at path (draft 2020-12 or any
+// draft the schema declares). Formats such as date-time are asserted.
+func LoadSchema(path string) (*Schema, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	return compile("file://"+filepath.ToSlash(abs), b)
+}
+
+func compile(url string, data []byte) (*Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", url, err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", url, err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", url, err)
+	}
+	return &Schema{name: url, s: s}, nil
+}
+
+// ValidationError lists what made a record invalid.
+type ValidationError struct {
+	Schema string
+	Err    error
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("record fails schema %s: %v", e.Schema, e.Err)
+}
+
+func (e *ValidationError) Unwrap() error { return e.Err }
+
+// Validate checks the record; the error is a *ValidationError.
+func (s *Schema) Validate(r *Record) error {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	if err := s.s.Validate(inst); err != nil {
+		return &ValidationError{Schema: s.name, Err: err}
+	}
+	return nil
+}
