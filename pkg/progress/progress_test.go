@@ -1,0 +1,124 @@
+package progress
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time             { return c.t }
+func (c *clock) step(d time.Duration)       { c.t = c.t.Add(d) }
+func fixed(b *Bar, c *clock) *Bar           { b.now = c.now; b.start = c.t; b.last = c.t; return b }
+func lines(s string) []string               { return strings.Split(strings.TrimSuffix(s, "\n"), "\n") }
+func newClock() *clock                      { return &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+func plain(w *bytes.Buffer, o Options) *Bar { return New(w, 100, o) }
+
+func TestLogLinesWithoutTerminal(t *testing.T) {
+	var out bytes.Buffer
+	c := newClock()
+	b := fixed(plain(&out, Options{Label: "pageclass", Interval: 5 * time.Second}), c)
+	for i := 0; i < 40; i++ { // one page a quarter second: 4 pages/s
+		c.step(250 * time.Millisecond)
+		if i == 10 {
+			b.Fail(1)
+		} else {
+			b.Add(1)
+		}
+	}
+	b.AddTotal(20)
+	got := b.Finish()
+	want := []string{
+		"pageclass: 20/100 20% 4.0 pages/s ETA 20.0s 1 failed",
+		"pageclass: 40/100 40% 4.0 pages/s ETA 15.0s 1 failed",
+		"pageclass: 40 pages in 10.0s (4.0 pages/s), 1 failed",
+	}
+	if l := lines(out.String()); strings.Join(l, "\n") != strings.Join(want, "\n") {
+		t.Errorf("output:\n%s\nwant:\n%s", out.String(), strings.Join(want, "\n"))
+	}
+	if got != want[2] {
+		t.Errorf("Finish() = %q", got)
+	}
+	if strings.Contains(out.String(), "\r") || strings.Contains(out.String(), "\x1b") {
+		t.Error("control characters written to a non-terminal")
+	}
+	if b.Finish() != "" {
+		t.Error("second Finish wrote again")
+	}
+}
+
+func TestQuietWithoutTerminal(t *testing.T) {
+	var out bytes.Buffer
+	c := newClock()
+	b := fixed(plain(&out, Options{Interval: -1, Unit: "files"}), c)
+	for i := 0; i < 100; i++ {
+		c.step(time.Second)
+		b.Add(1)
+	}
+	if got := b.Finish(); out.String() != got+"\n" || got != "100 files in 1m40s (1.0 files/s)" {
+		t.Errorf("output %q, Finish %q", out.String(), got)
+	}
+}
+
+func TestTerminalRedraw(t *testing.T) {
+	var out bytes.Buffer
+	c := newClock()
+	b := fixed(plain(&out, Options{Label: "pageclass"}), c)
+	b.tty = true
+	b.width = func() int { return 70 }
+	c.step(50 * time.Millisecond)
+	b.Add(10) // within 100 ms of the start: not drawn
+	if out.Len() != 0 {
+		t.Fatalf("redrawn too early: %q", out.String())
+	}
+	c.step(950 * time.Millisecond)
+	b.Add(40)
+	frame := out.String()
+	want := "\rpageclass [===========>            ] 50/100 50% 50.0 pages/s ETA 1.0s\x1b[K"
+	if frame != want {
+		t.Errorf("frame\n%q\nwant\n%q", frame, want)
+	}
+	if n := len(strings.TrimSuffix(strings.TrimPrefix(frame, "\r"), "\x1b[K")); n > 69 {
+		t.Errorf("line of %d columns on a 70-column terminal", n)
+	}
+	out.Reset()
+	c.step(time.Second)
+	b.Add(50) // complete: always drawn
+	if !strings.Contains(out.String(), "[===============================] 100/100 100% 50.0 pages/s\x1b[K") {
+		t.Errorf("final frame %q", out.String())
+	}
+	out.Reset()
+	sum := b.Finish()
+	if out.String() != "\r\x1b[K"+sum+"\n" || sum != "pageclass: 100 pages in 2.0s (50.0 pages/s)" {
+		t.Errorf("finish wrote %q", out.String())
+	}
+}
+
+func TestNarrowTerminal(t *testing.T) {
+	var out bytes.Buffer
+	c := newClock()
+	b := fixed(plain(&out, Options{Label: "pageclass"}), c)
+	b.tty = true
+	b.width = func() int { return 30 }
+	c.step(time.Second)
+	b.Add(5)
+	line := strings.TrimSuffix(strings.TrimPrefix(out.String(), "\r"), "\x1b[K")
+	if len(line) > 29 || strings.Contains(line, "[") || !strings.HasPrefix(line, "pageclass 5/100") {
+		t.Errorf("narrow line %q", line)
+	}
+}
+
+func TestPipeIsNotTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if New(w, 1, Options{}).tty {
+		t.Error("a pipe was taken for a terminal")
+	}
+}
