@@ -51,6 +51,16 @@ const (
 	FallbackLang = "cs"
 )
 
+// DetectLang runs d on text and returns its language, or FallbackLang when
+// the confidence is at or below minConf or no language is given.
+func DetectLang(d Detector, text string, minConf float64) string {
+	lang, conf := d.Detect(text)
+	if conf <= minConf || lang == "" {
+		return FallbackLang
+	}
+	return lang
+}
+
 // Options configures one document translation.
 type Options struct {
 	// Backend does the translating; it must be safe for concurrent use when
@@ -332,11 +342,7 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 		b.src = t.opt.Source
 		if t.auto {
 			pr.detected = true
-			lang, conf := t.opt.Detector.Detect(b.text)
-			if conf <= t.opt.MinConfidence || lang == "" {
-				lang = FallbackLang
-			}
-			b.src = lang
+			b.src = DetectLang(t.opt.Detector, b.text, t.opt.MinConfidence)
 		}
 		if b.src == t.opt.Target {
 			continue // already in the target language

@@ -133,11 +133,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 			lang := opt.Source
 			if auto {
 				res.DetectionUsed = true
-				var conf float64
-				lang, conf = opt.Detector.Detect(text)
-				if conf <= opt.MinConfidence || lang == "" {
-					lang = alto.FallbackLang
-				}
+				lang = alto.DetectLang(opt.Detector, text, opt.MinConfidence)
 			}
 			if lang == opt.Target {
 				res.Skipped++
