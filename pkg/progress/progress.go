@@ -113,6 +113,26 @@ func (b *Bar) add(n, failed int) {
 	}
 }
 
+// Write writes p (whole lines, e.g. from a log handler) to the Bar's
+// writer without garbling the bar: on a terminal the bar line is cleared
+// first and redrawn after. It lets a logger share the terminal with the
+// bar (slog.NewTextHandler(bar, nil)).
+func (b *Bar) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.drawn || b.finished {
+		return b.w.Write(p)
+	}
+	if _, err := io.WriteString(b.w, "\r\x1b[K"); err != nil {
+		return 0, err
+	}
+	n, err := b.w.Write(p)
+	if err == nil {
+		_, err = fmt.Fprintf(b.w, "%s\x1b[K", b.line(b.now()))
+	}
+	return n, err
+}
+
 // Finish clears the bar and writes the summary line; it returns that line
 // (without the newline). Later calls do nothing and return "".
 func (b *Bar) Finish() string {

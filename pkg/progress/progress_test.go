@@ -58,7 +58,8 @@ func TestQuietWithoutTerminal(t *testing.T) {
 		c.step(time.Second)
 		b.Add(1)
 	}
-	if got := b.Finish(); out.String() != got+"\n" || got != "100 files in 1m40s (1.0 files/s)" {
+	b.Write([]byte("a log line\n"))
+	if got := b.Finish(); out.String() != "a log line\n"+got+"\n" || got != "100 files in 1m40s (1.0 files/s)" {
 		t.Errorf("output %q, Finish %q", out.String(), got)
 	}
 }
@@ -83,6 +84,11 @@ func TestTerminalRedraw(t *testing.T) {
 	}
 	if n := len(strings.TrimSuffix(strings.TrimPrefix(frame, "\r"), "\x1b[K")); n > 69 {
 		t.Errorf("line of %d columns on a 70-column terminal", n)
+	}
+	out.Reset()
+	b.Write([]byte("level=WARN msg=skipped\n"))
+	if want := "\r\x1b[Klevel=WARN msg=skipped\n" + strings.TrimPrefix(frame, "\r"); out.String() != want {
+		t.Errorf("log line through the bar: %q, want %q", out.String(), want)
 	}
 	out.Reset()
 	c.step(time.Second)
