@@ -12,6 +12,7 @@ Writes into OUTDIR (never into the repository):
   avg2.logits.bin, avg3.logits.bin  forward of the Python average of the first 2 / 3
   mismatch.pt                       a tiny CNN of another width (averaging must refuse it)
   traced_cnn.pt                     a traced (not scripted) copy, for error paths
+  bench_vit224.pt                   a ViT-Tiny-sized scripted model at 224 px (benchmarks)
   pre_{i}.u8 / pre_{i}.json / pre_{i}.expected.bin
                                     decoded pixels (PIL, RGB or L), and torchvision
                                     Resize((S,S), antialias=True) + Normalize of them
@@ -123,6 +124,11 @@ def main():
         with torch.inference_mode():
             save_bin(out(f"avg{k}.logits.bin"), avg(x).numpy(), np.float32)
     scripted(TinyCNN(width=4), 5).save(out("mismatch.pt"))
+    # a ViT-Tiny-sized model at 224 px for `make bench`
+    bench = torchvision.models.VisionTransformer(
+        image_size=224, patch_size=16, num_layers=6, num_heads=3, hidden_dim=192, mlp_dim=768,
+        num_classes=NUM_CLASSES)
+    scripted(bench, 9).save(out("bench_vit224.pt"))
     torch.jit.trace(TinyCNN().eval(), x).save(out("traced_cnn.pt"))
 
     # preprocessing fixtures: PIL-decoded pixels of real pages plus synthetic

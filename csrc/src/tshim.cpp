@@ -10,6 +10,7 @@
 #include <torch/script.h>
 #include <torch/torch.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -173,6 +174,19 @@ void *cudart() {
   return h;
 }
 
+// libtorch's OpenMP backend keeps the thread count per calling OS thread,
+// and Go calls arrive on many OS threads: remember the requested count and
+// apply it on each thread before it does work.
+std::atomic<int> wanted_threads{0};
+thread_local int applied_threads = 0;
+void sync_threads() {
+  int n = wanted_threads.load(std::memory_order_relaxed);
+  if (n > 0 && n != applied_threads) {
+    torch::set_num_threads(n);
+    applied_threads = n;
+  }
+}
+
 std::once_flag init_once;
 std::string init_error;
 
@@ -237,12 +251,16 @@ int tshim_cuda_mem_info(int device, uint64_t *free_bytes, uint64_t *total_bytes,
 int tshim_set_num_threads(int n, char **err) {
   return guard(err, [&] {
     need(n > 0, "thread count must be positive");
-    torch::set_num_threads(n);
+    wanted_threads.store(n);
+    sync_threads();
   });
 }
 
 int tshim_get_num_threads(int *out) {
-  return guard(nullptr, [&] { *out = torch::get_num_threads(); });
+  return guard(nullptr, [&] {
+    sync_threads();
+    *out = torch::get_num_threads();
+  });
 }
 
 int tshim_manual_seed(uint64_t seed) {
@@ -292,6 +310,7 @@ int tshim_module_forward(tshim_module *m, const float *input, const int64_t *sha
   return guard(err, [&] {
     need(m != nullptr, "module is NULL");
     need(out && rows && cols, "output pointers are NULL");
+    sync_threads();
     c10::InferenceMode guard_mode;
     auto x = input_tensor(input, shape, ndim).to(m->device, /*non_blocking=*/false, /*copy=*/true);
     auto y = logits_of(m->mod.forward({x}));
@@ -369,6 +388,7 @@ int tshim_preprocess(const uint8_t *hwc, int64_t h, int64_t w, int64_t c, int64_
     need(h > 0 && w > 0 && out_h > 0 && out_w > 0, "image and output sizes must be positive");
     need(c == 1 || c == 3, "image must have 1 or 3 channels, got " + std::to_string(c));
     for (int i = 0; i < 3; i++) need(std3[i] != 0.0f, "std must not be zero");
+    sync_threads();
     c10::InferenceMode mode;
     auto img = torch::from_blob(const_cast<uint8_t *>(hwc), {h, w, c}, torch::kUInt8);
     auto x = img.permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32);  // 1 x C x H x W, copies
@@ -430,6 +450,7 @@ int tshim_trainer_step(tshim_trainer *t, const float *input, const int64_t *shap
                        float *loss, float **logits, int64_t *rows, int64_t *cols, char **err) {
   return guard(err, [&] {
     need(t != nullptr && labels != nullptr && loss != nullptr, "trainer, labels or loss is NULL");
+    sync_threads();
     auto dev = t->m->device;
     auto x = input_tensor(input, shape, ndim).to(dev, false, true);
     auto y = torch::from_blob(const_cast<int64_t *>(labels), {shape[0]}, torch::kInt64).to(dev, false, true);
