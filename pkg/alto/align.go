@@ -77,10 +77,11 @@ func alignByAnchors(tokens []string, anchors []string) []int {
 		}
 		e := len(Fields(anchor))
 		lo, hi := window(e, avail)
-		anchorText := strings.Join(Fields(anchor), " ")
+		m := difflib.NewMatcher(nil, []rune(strings.Join(Fields(anchor), " ")))
 		best, bestScore := lo, -1.0
 		for k := lo; k <= hi; k++ {
-			score := difflib.StringRatio(strings.Join(tokens[pos:pos+k], " "), anchorText)
+			m.SetA([]rune(strings.Join(tokens[pos:pos+k], " ")))
+			score := m.Ratio()
 			if score > bestScore || (score == bestScore && abs(k-e) < abs(best-e)) {
 				best, bestScore = k, score
 			}

@@ -11,6 +11,9 @@ package difflib
 type Matcher[T comparable] struct {
 	a, b []T
 	b2j  map[T][]int
+	// scratch space reused across longest-match searches
+	j2len, newj2len     []int
+	touched, newTouched []int
 }
 
 // NewMatcher prepares the comparison of a against b, indexing b as Python's
@@ -31,6 +34,10 @@ func NewMatcher[T comparable](a, b []T) *Matcher[T] {
 	return m
 }
 
+// SetA replaces the first sequence, keeping b's index (Python's set_seq1):
+// comparing many sequences against one b is then cheaper.
+func (m *Matcher[T]) SetA(a []T) { m.a = a }
+
 // Match is a matching block: a[A:A+Size] == b[B:B+Size].
 type Match struct{ A, B, Size int }
 
@@ -40,9 +47,16 @@ type Match struct{ A, B, Size int }
 // extension over equal non-junk elements applies.
 func (m *Matcher[T]) longest(alo, ahi, blo, bhi int) Match {
 	besti, bestj, bestsize := alo, blo, 0
-	j2len := map[int]int{}
+	// j2len[j+1] is the length of the match ending at a[i-1], b[j]; Python
+	// keeps it in a dict, here two slices are swapped and the entries set in
+	// the previous row are cleared.
+	if cap(m.j2len) < len(m.b)+1 {
+		m.j2len = make([]int, len(m.b)+1)
+		m.newj2len = make([]int, len(m.b)+1)
+	}
+	j2len, newj2len := m.j2len[:len(m.b)+1], m.newj2len[:len(m.b)+1]
+	touched, newTouched := m.touched[:0], m.newTouched[:0]
 	for i := alo; i < ahi; i++ {
-		newj2len := make(map[int]int, len(j2len))
 		for _, j := range m.b2j[m.a[i]] {
 			if j < blo {
 				continue
@@ -50,14 +64,23 @@ func (m *Matcher[T]) longest(alo, ahi, blo, bhi int) Match {
 			if j >= bhi {
 				break
 			}
-			k := j2len[j-1] + 1
-			newj2len[j] = k
+			k := j2len[j] + 1
+			newj2len[j+1] = k
+			newTouched = append(newTouched, j+1)
 			if k > bestsize {
 				besti, bestj, bestsize = i-k+1, j-k+1, k
 			}
 		}
-		j2len = newj2len
+		for _, j := range touched {
+			j2len[j] = 0
+		}
+		j2len, newj2len = newj2len, j2len
+		touched, newTouched = newTouched, touched[:0]
 	}
+	for _, j := range touched {
+		j2len[j] = 0
+	}
+	m.touched, m.newTouched = touched[:0], newTouched[:0]
 	for besti > alo && bestj > blo && m.a[besti-1] == m.b[bestj-1] {
 		besti, bestj, bestsize = besti-1, bestj-1, bestsize+1
 	}

@@ -98,3 +98,16 @@ func BenchmarkStringRatio(b *testing.B) {
 		StringRatio(x, y)
 	}
 }
+
+// TestSetA: re-using b's index for another a gives the same ratios.
+func TestSetA(t *testing.T) {
+	v := load(t)
+	for i, c := range v.Strings {
+		m := NewMatcher([]rune("unrelated first sequence"), []rune(c.B))
+		m.Ratio()
+		m.SetA([]rune(c.A))
+		if got := m.Ratio(); got != c.Ratio {
+			t.Errorf("strings[%d] after SetA = %v, want %v", i, got, c.Ratio)
+		}
+	}
+}
