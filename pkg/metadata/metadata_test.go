@@ -23,7 +23,7 @@ type logBackend struct {
 	calls int
 }
 
-func (b *logBackend) Name() string                                         { return "fake" }
+func (b *logBackend) Name() string                                        { return "fake" }
 func (b *logBackend) Supports(ctx context.Context, src, tgt string) error { return nil }
 func (b *logBackend) Translate(ctx context.Context, text, src, tgt string) (string, error) {
 	b.mu.Lock()
@@ -182,5 +182,30 @@ func TestRealRecordsAppendIdempotent(t *testing.T) {
 				t.Error("append changed more than the inserted siblings and labels")
 			}
 		})
+	}
+}
+
+func BenchmarkRealRecords(b *testing.B) {
+	dir := shareddata.Path(b, "records")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.xml"))
+	fs, err := LoadFields(shareddata.Path(b, "fields.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var srcs [][]byte
+	size := 0
+	for _, f := range files {
+		src, _ := os.ReadFile(f)
+		srcs = append(srcs, src)
+		size += len(src)
+	}
+	be := &logBackend{known: map[string]string{}}
+	b.SetBytes(int64(size))
+	for i := 0; i < b.N; i++ {
+		for _, src := range srcs {
+			if _, err := Translate(context.Background(), src, Options{Backend: be, Source: "cs", Target: "en", Fields: fs, Mode: alto.Append}); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }
