@@ -8,7 +8,7 @@
 // are validated against a JSON Schema before they are written, and an
 // invalid record is never written (WriteFile).
 //
-// The generic part (Parse, Load, New, Get, Set, CheckVersion, Validate,
+// The generic part (Parse, Load, New, Get, Set, NoteBlocks, Schema.Validate,
 // WriteFile) serves every tool; AccretePageCategories is the page
 // classifier's block.
 package docrecord
