@@ -3,8 +3,10 @@ package alto
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"archivekit/pkg/xmlsplice"
 )
@@ -208,4 +210,28 @@ func appendAgain(t *testing.T, f *fake, out []byte, opt Options) {
 	if !bytes.Equal(res.Output, out) || f.nCalls() != n {
 		t.Errorf("second append run changed the output or made %d backend calls", f.nCalls()-n)
 	}
+}
+
+// BenchmarkLatency50ms translates the sample against a backend that takes
+// 50 ms per call, one page at a time and four pages at a time.
+func BenchmarkLatency50ms(b *testing.B) {
+	src := readSample(b)
+	for _, conc := range []int{1, 4} {
+		b.Run("pages-"+strconv.Itoa(conc), func(b *testing.B) {
+			f := upper()
+			for i := 0; i < b.N; i++ {
+				if _, err := Translate(context.Background(), src, Options{Backend: slow{f}, Source: "cs", Target: "en", Concurrency: conc}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// slow sleeps 50 ms once per call (not per line).
+type slow struct{ *fake }
+
+func (s slow) Translate(ctx context.Context, text, src, tgt string) (string, error) {
+	time.Sleep(50 * time.Millisecond)
+	return strings.ToUpper(text), nil
 }
