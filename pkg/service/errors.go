@@ -80,8 +80,11 @@ func WriteBodyError(w http.ResponseWriter, err error) {
 	WriteError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())
 }
 
+// writeTooLarge answers 413. It does not set "Connection: close" itself:
+// net/http closes the connection after an unread oversized body, and does
+// so gracefully (FIN, then a pause before the full close) so that the
+// client, possibly still sending, can read this answer instead of a reset.
 func writeTooLarge(w http.ResponseWriter, limit int64) {
-	w.Header().Set("Connection", "close")
 	WriteError(w, http.StatusRequestEntityTooLarge,
 		fmt.Sprintf("request body is larger than the upload limit of %s (MAX_UPLOAD_MB)", formatBytes(limit)))
 }

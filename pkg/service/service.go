@@ -314,8 +314,9 @@ func (s *Service) work(h http.Handler) http.Handler {
 			WriteError(w, http.StatusServiceUnavailable, "the service is starting: retry shortly")
 			return
 		case Draining:
+			// Keep-alives are off while draining, so the client reconnects
+			// (to another replica) for its retry.
 			w.Header().Set("Retry-After", "1")
-			w.Header().Set("Connection", "close")
 			WriteError(w, http.StatusServiceUnavailable, "the service is shutting down: retry the request on another replica")
 			return
 		}
@@ -324,15 +325,40 @@ func (s *Service) work(h http.Handler) http.Handler {
 		// A drain that began between the check and the increment still
 		// waits for this request, so it is safe to go on.
 		limit := s.Config.MaxUploadBytes
+		// MaxBytesReader tells the server's own ResponseWriter that the
+		// limit was hit, so that it closes the connection gracefully; it
+		// cannot see through the recorder, so it gets the original.
+		base := w
+		if rec, ok := w.(*recorder); ok {
+			base = rec.ResponseWriter
+		}
 		if r.ContentLength > limit {
+			markTooLarge(base, r)
 			writeTooLarge(w, limit)
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody {
-			r.Body = http.MaxBytesReader(w, r.Body, limit)
+			r.Body = http.MaxBytesReader(base, r.Body, limit)
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// markTooLarge tells net/http that the request body is over the limit
+// without reading it: a MaxBytesReader with limit 0 reads at most one byte
+// and then marks the response, which makes the server close the connection
+// gracefully (FIN, pause, close) even when the client asked for
+// "Connection: close"; otherwise the unread body would make the close a
+// reset that can destroy the 413 before the client reads it. Requests that
+// expect "100 Continue" are left alone: reading would invite the body.
+func markTooLarge(base http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody || strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		return
+	}
+	rc := http.NewResponseController(base)
+	_ = rc.SetReadDeadline(time.Now().Add(time.Second))
+	_, _ = http.MaxBytesReader(base, r.Body, 0).Read(make([]byte, 1))
+	_ = rc.SetReadDeadline(time.Time{})
 }
 
 // route dispatches to the mux, answering unknown paths and methods with the
@@ -542,6 +568,7 @@ func (s *Service) Run() int {
 		return ExitFailure
 	}
 	s.Logger.Info("stop signal received", "signal", sig.String())
+	srv.SetKeepAlivesEnabled(false)
 	s.BeginDrain()
 	s.drain(srv)
 	s.runOnStop()
