@@ -13,7 +13,9 @@
 package alto
 
 import (
+	"bytes"
 	"context"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"strconv"
@@ -118,9 +120,23 @@ type Result struct {
 	Warnings []string
 }
 
-// IsALTO reports whether src's root element is an ALTO root (local name
-// "alto", any ALTO namespace or none). It does not validate.
-func IsALTO(doc *xmlsplice.Document) bool {
+// IsALTO reports whether the root element of src is an ALTO root (local
+// name "alto", any ALTO namespace or none). It reads only up to the root
+// start tag and does not validate; any XML that is not ALTO is metadata.
+func IsALTO(src []byte) bool {
+	d := xml.NewDecoder(bytes.NewReader(src))
+	for {
+		tok, err := d.RawToken()
+		if err != nil {
+			return false
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			return se.Name.Local == "alto"
+		}
+	}
+}
+
+func rootIsALTO(doc *xmlsplice.Document) bool {
 	for _, n := range doc.Root.Children {
 		if n.Kind == xmlsplice.ElementNode {
 			return n.Name.Local == "alto"
@@ -180,7 +196,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("alto: %s: %w", opt.File, err)
 	}
-	if !IsALTO(doc) {
+	if !rootIsALTO(doc) {
 		return nil, fmt.Errorf("alto: %s: root element is not <alto>", opt.File)
 	}
 	var pages []*xmlsplice.Node

@@ -235,3 +235,21 @@ func (s slow) Translate(ctx context.Context, text, src, tgt string) (string, err
 	time.Sleep(50 * time.Millisecond)
 	return strings.ToUpper(text), nil
 }
+
+func TestIsALTO(t *testing.T) {
+	cases := []struct {
+		src  string
+		want bool
+	}{
+		{small, true},
+		{"<?xml version='1.0'?><!-- c --><alto/>", true},
+		{`<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><alto/></OAI-PMH>`, false},
+		{"not xml", false},
+		{"", false},
+	}
+	for _, c := range cases {
+		if got := IsALTO([]byte(c.src)); got != c.want {
+			t.Errorf("IsALTO(%.40q) = %v, want %v", c.src, got, c.want)
+		}
+	}
+}
