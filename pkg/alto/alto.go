@@ -109,7 +109,8 @@ type Result struct {
 	// Output is the translated document.
 	Output []byte
 	// Log holds one row per translated line, in document order.
-	Log   []LogRow
+	Log []LogRow
+	// Stats counts pages, blocks, lines and backend traffic.
 	Stats Stats
 	// Languages maps each source language used to its number of blocks.
 	Languages map[string]int

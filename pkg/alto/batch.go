@@ -12,6 +12,8 @@ import (
 // Stats counts what happened to one document's backend traffic; Summary
 // renders the WARNING line that ends the document's log.
 type Stats struct {
+	// Pages, Blocks and Lines count the document's pages and the blocks and
+	// lines sent for translation.
 	Pages, Blocks, Lines int
 	// Calls is the number of Backend.Translate calls made.
 	Calls int

@@ -32,6 +32,7 @@ type LogRow = alto.LogRow
 
 // Options configures one document translation.
 type Options struct {
+	// Backend does the translating (one call per field).
 	Backend backend.Backend
 	// Source is an ISO 639-1 code, or "" or "auto" to detect once per field.
 	Source string
@@ -54,6 +55,7 @@ type Options struct {
 
 // Result is a translated document.
 type Result struct {
+	// Output is the translated document.
 	Output []byte
 	// Log holds one row per translated field, in field-list then document order.
 	Log []LogRow

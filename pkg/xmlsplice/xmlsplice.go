@@ -55,6 +55,7 @@ type Attr struct {
 
 // Node is one node of the parsed tree with its byte positions in the source.
 type Node struct {
+	// Kind tells what the node is.
 	Kind Kind
 	// Name is the element name as written: Space holds the prefix, not a URI.
 	Name  xml.Name
@@ -71,14 +72,18 @@ type Node struct {
 	SelfClosing bool
 	// Data is the decoded character data of a TextNode, the text of a
 	// CommentNode, or the target and instruction of a ProcInstNode.
-	Data     string
-	Parent   *Node
+	Data string
+	// Parent is nil for the document node.
+	Parent *Node
+	// Children are the child nodes in document order.
 	Children []*Node
 }
 
 // Document is a parsed document: its source bytes and its tree.
 type Document struct {
-	Src  []byte
+	// Src is the parsed source; offsets in the tree refer to it.
+	Src []byte
+	// Root is the document node.
 	Root *Node
 }
 
