@@ -210,19 +210,24 @@ func replaceKeepingEdges(re *regexp.Regexp, s, target string) string {
 
 // removeDebris deletes remnants of placeholders with the given prefix: the
 // prefix (letters possibly split by spaces), the letters glued to it, and
-// a following group of one to three code letters standing alone. One adjacent space goes with it, so
-// no double space is left; line breaks are never removed.
+// a following group of one to three code letters standing alone. One
+// adjacent space goes with it, so no double space is left; line breaks are
+// never removed.
 func removeDebris(s, prefix string) string {
 	if prefix == "" {
 		return s
 	}
-	re := regexp.MustCompile(`(?i)` + spacedPattern(prefix) + `[` + codeLetters + `]{0,3}\p{L}*(?:[ \t\x{00A0}]+[` + codeLetters + `]{1,3}\b)?`)
+	re := regexp.MustCompile(`(?i)` + spacedPattern(prefix) + `[` + codeLetters + `]{0,3}\p{L}*` +
+		`(?:[ \t\x{00A0}]+[` + codeLetters + `]{1,3}(\P{L}|$))?`)
 	for {
-		loc := re.FindStringIndex(s)
-		if loc == nil {
+		m := re.FindStringSubmatchIndex(s)
+		if m == nil {
 			return s
 		}
-		start, end := loc[0], loc[1]
+		start, end := m[0], m[1]
+		if m[2] >= 0 { // the stand-alone group matched: keep its terminator
+			end = m[2]
+		}
 		before := start > 0 && (s[start-1] == ' ' || s[start-1] == '\t')
 		after := end < len(s) && (s[end] == ' ' || s[end] == '\t')
 		switch {
