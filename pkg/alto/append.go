@@ -64,7 +64,7 @@ func (t *translator) appendCopy(b *block, lang string, contentEdits []edit) ([]e
 	if a, ok := langOf(b.node); ok {
 		sub.Replace(a.Start-base, a.End-base, xmlsplice.EscapeAttr(t.opt.Target, a.Quote))
 	} else {
-		at := b.node.AttrInsertPos(t.src)
+		at := b.node.AttrInsertPos()
 		sub.Insert(at-base, ` LANG="`+xmlsplice.EscapeAttr(t.opt.Target, '"')+`"`)
 		edits = append(edits, edit{at, at, ` LANG="` + xmlsplice.EscapeAttr(lang, '"') + `"`})
 	}

@@ -209,7 +209,7 @@ func appendSibling(ed *xmlsplice.Editor, src []byte, el *xmlsplice.Node, lang, t
 	if a, ok := el.Attr("xml", "lang"); ok {
 		tag.SetAttr(xmlsplice.Attr{Start: a.Start - el.Start, End: a.End - el.Start, Quote: a.Quote}, target)
 	} else {
-		at := el.AttrInsertPos(src) - el.Start
+		at := el.AttrInsertPos() - el.Start
 		tag.Insert(at, ` `+xmlLang+`="`+xmlsplice.EscapeAttr(target, '"')+`"`)
 		ed.AddAttr(el, xmlLang, lang)
 	}

@@ -40,7 +40,7 @@ func (e *Editor) SetAttr(a Attr, value string) {
 // AddAttr adds the attribute name="value" to element n's start tag, after its
 // last attribute.
 func (e *Editor) AddAttr(n *Node, name, value string) {
-	e.Insert(n.AttrInsertPos(e.src), " "+name+`="`+EscapeAttr(value, '"')+`"`)
+	e.Insert(n.AttrInsertPos(), " "+name+`="`+EscapeAttr(value, '"')+`"`)
 }
 
 // SetText replaces the character content of element n with value. It fails

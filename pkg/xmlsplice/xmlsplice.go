@@ -253,7 +253,7 @@ func (n *Node) QName() string {
 
 // AttrInsertPos returns the offset inside n's start tag where a new attribute
 // can be inserted: just after the last attribute, or after the element name.
-func (n *Node) AttrInsertPos(src []byte) int {
+func (n *Node) AttrInsertPos() int {
 	if len(n.Attrs) > 0 {
 		return n.Attrs[len(n.Attrs)-1].End + 1
 	}
