@@ -56,17 +56,7 @@ func testServerMain() int {
 		time.Sleep(time.Duration(ms) * time.Millisecond)
 		WriteJSON(w, http.StatusOK, map[string]int{"slept_ms": ms})
 	})
-	svc.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) {
-		WriteJSON(w, http.StatusOK, map[string]string{"hello": "world"})
-	})
-	svc.HandleFunc("POST /upload", func(w http.ResponseWriter, r *http.Request) {
-		n, err := io.Copy(io.Discard, r.Body)
-		if err != nil {
-			WriteBodyError(w, err)
-			return
-		}
-		WriteJSON(w, http.StatusOK, map[string]int64{"bytes": n})
-	})
+	addTestRoutes(svc)
 	return svc.Run()
 }
 

@@ -59,6 +59,16 @@ func testService(t *testing.T, e env, opts Options) (*Service, *httptest.Server,
 	if err != nil {
 		t.Fatal(err)
 	}
+	addTestRoutes(svc)
+	srv := httptest.NewServer(svc.Handler())
+	t.Cleanup(srv.Close)
+	return svc, srv, &logs
+}
+
+// addTestRoutes registers the work routes both the in-process and the
+// real-process tests use: GET /hello answers at once, POST /upload reads and
+// counts the body (413 through WriteBodyError when it is over the cap).
+func addTestRoutes(svc *Service) {
 	svc.HandleFunc("GET /hello", func(w http.ResponseWriter, r *http.Request) {
 		WriteJSON(w, http.StatusOK, map[string]string{"hello": "world"})
 	})
@@ -70,9 +80,6 @@ func testService(t *testing.T, e env, opts Options) (*Service, *httptest.Server,
 		}
 		WriteJSON(w, http.StatusOK, map[string]int64{"bytes": n})
 	})
-	srv := httptest.NewServer(svc.Handler())
-	t.Cleanup(srv.Close)
-	return svc, srv, &logs
 }
 
 // syncWriter serialises writes from concurrent handlers.
