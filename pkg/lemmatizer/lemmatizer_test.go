@@ -12,17 +12,8 @@ import (
 	"archivekit/pkg/transport"
 )
 
-var czechLexicon = map[string]lemmatizertest.Analysis{
-	"hroby":    {Lemma: "hrob", UPOS: "NOUN", Feats: "Animacy=Inan|Case=Nom|Gender=Masc|Number=Plur|Polarity=Pos"},
-	"hrobu":    {Lemma: "hrob", UPOS: "NOUN", Feats: "Animacy=Inan|Case=Loc|Gender=Masc|Number=Sing|Polarity=Pos"},
-	"v":        {Lemma: "v", UPOS: "ADP", Feats: "AdpType=Prep|Case=Loc"},
-	"jámě":     {Lemma: "jáma", UPOS: "NOUN", Feats: "Case=Loc|Gender=Fem|Number=Sing|Polarity=Pos"},
-	"nalezeny": {Lemma: "nalézt", UPOS: "VERB", Feats: "Aspect=Perf|Gender=Masc|Number=Plur|Polarity=Pos|Voice=Pass"},
-	"byly":     {Lemma: "být", UPOS: "AUX", Feats: "Aspect=Imp|Gender=Masc|Number=Plur|Polarity=Pos|Tense=Past|VerbForm=Part|Voice=Act"},
-}
-
 func TestLemmatizeAgainstStandIn(t *testing.T) {
-	srv := lemmatizertest.New(czechLexicon, "czech-pdt-ud-2.15-241121")
+	srv := lemmatizertest.New(lemmatizertest.CzechLexicon, "czech-pdt-ud-2.15-241121")
 	defer srv.Close()
 	c := New(srv.URL+"/", transport.New(transport.Policy{}, nil))
 	text := "V jámě byly nalezeny hroby.\nV hrobu  kosti."
@@ -53,7 +44,7 @@ func TestLemmatizeAgainstStandIn(t *testing.T) {
 }
 
 func TestLemmatizeChunksKeepOffsets(t *testing.T) {
-	srv := lemmatizertest.New(czechLexicon, "czech-pdt-ud-2.15-241121")
+	srv := lemmatizertest.New(lemmatizertest.CzechLexicon, "czech-pdt-ud-2.15-241121")
 	defer srv.Close()
 	c := New(srv.URL, transport.New(transport.Policy{}, nil))
 	c.ChunkLimit = 30
@@ -76,7 +67,7 @@ func TestLemmatizeChunksKeepOffsets(t *testing.T) {
 }
 
 func TestLemmatizeErrors(t *testing.T) {
-	srv := lemmatizertest.New(czechLexicon, "czech-pdt-ud-2.15-241121")
+	srv := lemmatizertest.New(lemmatizertest.CzechLexicon, "czech-pdt-ud-2.15-241121")
 	defer srv.Close()
 	c := New(srv.URL, transport.New(transport.Policy{}, nil))
 	if _, err := c.Lemmatize(context.Background(), "Szia", "hu"); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "hu") {

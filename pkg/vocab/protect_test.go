@@ -22,21 +22,13 @@ kostrový hrob,inhumation grave
 doba bronzová,Bronze Age
 `
 
-var lexicon = map[string]lemmatizertest.Analysis{
-	"hrob":  {Lemma: "hrob", UPOS: "NOUN", Feats: "Animacy=Inan|Case=Nom|Gender=Masc|Number=Sing|Polarity=Pos"},
-	"hrobu": {Lemma: "hrob", UPOS: "NOUN", Feats: "Animacy=Inan|Case=Loc|Gender=Masc|Number=Sing|Polarity=Pos"},
-	"hroby": {Lemma: "hrob", UPOS: "NOUN", Feats: "Animacy=Inan|Case=Nom|Gender=Masc|Number=Plur|Polarity=Pos"},
-	"jámě":  {Lemma: "jáma", UPOS: "NOUN", Feats: "Case=Loc|Gender=Fem|Number=Sing|Polarity=Pos"},
-	"jámy":  {Lemma: "jáma", UPOS: "NOUN", Feats: "Case=Nom|Gender=Fem|Number=Plur|Polarity=Pos"},
-}
-
 func newProtector(t *testing.T, vocabCSV string) (*Protector, *lemmatizertest.Server, *[]string) {
 	t.Helper()
 	v, err := Parse(strings.NewReader(vocabCSV), "v.csv")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := lemmatizertest.New(lexicon, "czech-pdt-ud-2.15-241121")
+	srv := lemmatizertest.New(lemmatizertest.CzechLexicon, "czech-pdt-ud-2.15-241121")
 	t.Cleanup(srv.Close)
 	var mu sync.Mutex
 	var warnings []string
@@ -230,7 +222,7 @@ func TestNoDebrisProperty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := lemmatizertest.New(lexicon, "czech-pdt-ud-2.15-241121")
+	srv := lemmatizertest.New(lemmatizertest.CzechLexicon, "czech-pdt-ud-2.15-241121")
 	defer srv.Close()
 	p := &Protector{Vocab: v, Lemmatizer: lemmatizer.New(srv.URL, transport.New(transport.Policy{}, nil))}
 	sources := mtLogSources(t)

@@ -123,3 +123,16 @@ func CoNLLU(text string, lexicon map[string]Analysis) string {
 func isWord(s string) bool {
 	return regexp.MustCompile(`^[\p{L}\p{M}\p{N}]+$`).MatchString(s)
 }
+
+// CzechLexicon is a small Czech lexicon with UDPipe-style analyses
+// (PDT UD lemmas and features) shared by the tests of this module.
+var CzechLexicon = map[string]Analysis{
+	"hroby":    {Lemma: "hrob", UPOS: "NOUN", Feats: "Animacy=Inan|Case=Nom|Gender=Masc|Number=Plur|Polarity=Pos"},
+	"hrobu":    {Lemma: "hrob", UPOS: "NOUN", Feats: "Animacy=Inan|Case=Loc|Gender=Masc|Number=Sing|Polarity=Pos"},
+	"v":        {Lemma: "v", UPOS: "ADP", Feats: "AdpType=Prep|Case=Loc"},
+	"jámě":     {Lemma: "jáma", UPOS: "NOUN", Feats: "Case=Loc|Gender=Fem|Number=Sing|Polarity=Pos"},
+	"nalezeny": {Lemma: "nalézt", UPOS: "VERB", Feats: "Aspect=Perf|Gender=Masc|Number=Plur|Polarity=Pos|Voice=Pass"},
+	"byly":     {Lemma: "být", UPOS: "AUX", Feats: "Aspect=Imp|Gender=Masc|Number=Plur|Polarity=Pos|Tense=Past|VerbForm=Part|Voice=Act"},
+	"hrob":     {Lemma: "hrob", UPOS: "NOUN", Feats: "Animacy=Inan|Case=Nom|Gender=Masc|Number=Sing|Polarity=Pos"},
+	"jámy":     {Lemma: "jáma", UPOS: "NOUN", Feats: "Case=Nom|Gender=Fem|Number=Plur|Polarity=Pos"},
+}
