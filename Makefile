@@ -27,7 +27,8 @@ TSHIM_DIR  := $(CACHE)/tshim-$(call hash,$(TSHIM_SRC) test/requirements.txt)
 TSHIM_LIB  := $(TSHIM_DIR)/lib/libtshim.so
 
 CT2_SRC    := native/Cargo.toml native/Cargo.lock $(wildcard native/src/*.rs native/include/*.h)
-CT2_DIR    := $(CACHE)/ct2bridge-$(call hash,$(CT2_SRC))
+CT2_FEATURES ?=
+CT2_DIR    := $(CACHE)/ct2bridge-$(call hash,$(CT2_SRC))$(if $(CT2_FEATURES),-$(CT2_FEATURES))
 CT2_LIB    := $(CT2_DIR)/libct2bridge.a
 CARGO_TARGET := $(CACHE)/cargo-target
 
@@ -86,7 +87,7 @@ $(TSHIM_LIB): $(TSHIM_SRC) $(VENV_STAMP)
 
 $(CT2_LIB): $(CT2_SRC)
 	@echo "building the CTranslate2 bridge (first build compiles CTranslate2: several minutes)"
-	cd native && CARGO_TARGET_DIR=$(CARGO_TARGET) cargo build --release --locked
+	cd native && CARGO_TARGET_DIR=$(CARGO_TARGET) cargo build --release --locked $(if $(CT2_FEATURES),--features $(CT2_FEATURES))
 	mkdir -p $(CT2_DIR)
 	cp $(CARGO_TARGET)/release/libct2bridge.a $(CT2_DIR)/libct2bridge.a.tmp
 	mv $(CT2_DIR)/libct2bridge.a.tmp $@

@@ -1,0 +1,245 @@
+package ct2
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Fixtures come from test/make_ct2_fixtures.py (run by `make fixtures`).
+func fixtures(t testing.TB) string {
+	d := os.Getenv("ARCHIVEKIT_FIXTURES")
+	if d == "" {
+		t.Skip("ARCHIVEKIT_FIXTURES is not set: run the native tests through `make test`")
+	}
+	return filepath.Join(d, "ct2")
+}
+
+type reference struct {
+	CTranslate2        string `json:"ctranslate2"`
+	MaxDecodingLength  int    `json:"max_decoding_length"`
+	GeneratorMaxLength int    `json:"generator_max_length"`
+	Translations       []struct {
+		Source, Text string
+		Score        float32
+	}
+	Prefixed []struct {
+		Source, Prefix, Text string
+		Score                float32
+	}
+	Generations []struct {
+		Prompt, Text string
+		Score        float32
+	}
+}
+
+func loadRef(t testing.TB) reference {
+	b, err := os.ReadFile(filepath.Join(fixtures(t), "reference.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r reference
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestConverterMatchesBundledVersion(t *testing.T) {
+	r := loadRef(t)
+	if r.CTranslate2 != Version() {
+		t.Fatalf("fixtures converted by ctranslate2 %s, bridge bundles %s: pin test/requirements.txt to the bundled version", r.CTranslate2, Version())
+	}
+}
+
+// The Python wheel multiplies matrices with oneMKL/oneDNN, the bridge with
+// ruy: the texts must be equal and the scores within 1e-3.
+func TestTranslatorMatchesPython(t *testing.T) {
+	r := loadRef(t)
+	tr, err := NewTranslator(filepath.Join(fixtures(t), "translator"), Config{ComputeType: "float32", Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	var srcs []string
+	for _, x := range r.Translations {
+		srcs = append(srcs, x.Source)
+	}
+	got, err := tr.Translate(srcs, TranslateOptions{MaxDecodingLength: r.MaxDecodingLength})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range r.Translations {
+		if got[i].Text != x.Text {
+			t.Errorf("source %q: Go %q, Python %q", x.Source, got[i].Text, x.Text)
+		}
+		if d := math.Abs(float64(got[i].Score - x.Score)); d > 1e-3 {
+			t.Errorf("source %q: score %g vs Python %g", x.Source, got[i].Score, x.Score)
+		}
+	}
+	var prefixes [][]string
+	srcs = srcs[:0]
+	for _, x := range r.Prefixed {
+		srcs = append(srcs, x.Source)
+		prefixes = append(prefixes, strings.Fields(x.Prefix))
+	}
+	got, err = tr.Translate(srcs, TranslateOptions{MaxDecodingLength: r.MaxDecodingLength, TargetPrefix: prefixes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range r.Prefixed {
+		if got[i].Text != x.Text || math.Abs(float64(got[i].Score-x.Score)) > 1e-3 {
+			t.Errorf("prefixed %q: Go %q (%g), Python %q (%g)", x.Source, got[i].Text, got[i].Score, x.Text, x.Score)
+		}
+	}
+}
+
+func TestGeneratorMatchesPython(t *testing.T) {
+	r := loadRef(t)
+	g, err := NewGenerator(filepath.Join(fixtures(t), "generator"), Config{ComputeType: "float32", Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	var ps []string
+	for _, x := range r.Generations {
+		ps = append(ps, x.Prompt)
+	}
+	got, err := g.Generate(ps, GenerateOptions{MaxLength: r.GeneratorMaxLength})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range r.Generations {
+		if got[i].Text != x.Text {
+			t.Errorf("prompt %q: Go %q, Python %q", x.Prompt, got[i].Text, x.Text)
+		}
+		if d := math.Abs(float64(got[i].Score - x.Score)); d > 1e-3 {
+			t.Errorf("prompt %q: score %g vs Python %g", x.Prompt, got[i].Score, x.Score)
+		}
+	}
+}
+
+func TestConcurrentTranslate(t *testing.T) {
+	r := loadRef(t)
+	tr, err := NewTranslator(filepath.Join(fixtures(t), "translator"), Config{ComputeType: "float32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := r.Translations[0]
+			got, err := tr.Translate([]string{x.Source}, TranslateOptions{MaxDecodingLength: r.MaxDecodingLength})
+			if err != nil {
+				errs <- err.Error()
+			} else if got[0].Text != x.Text {
+				errs <- got[0].Text
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+func TestBadModelDirectories(t *testing.T) {
+	dir := t.TempDir()
+	noTok := filepath.Join(dir, "notok")
+	os.MkdirAll(noTok, 0o755)
+	b, _ := os.ReadFile(filepath.Join(fixtures(t), "translator", "model.bin"))
+	os.WriteFile(filepath.Join(noTok, "model.bin"), b, 0o644)
+	corrupt := filepath.Join(dir, "corrupt")
+	os.MkdirAll(corrupt, 0o755)
+	os.WriteFile(filepath.Join(corrupt, "model.bin"), []byte("garbage"), 0o644)
+	for _, name := range []string{"source.spm", "target.spm"} {
+		b, _ := os.ReadFile(filepath.Join(fixtures(t), "translator", name))
+		os.WriteFile(filepath.Join(corrupt, name), b, 0o644)
+	}
+	cases := []struct {
+		name, dir string
+		cfg       Config
+		want      string
+	}{
+		{"missing", filepath.Join(dir, "nope"), Config{}, "not a directory"},
+		{"not a model", dir, Config{}, "not a CTranslate2 model directory"},
+		{"no tokenizer", noTok, Config{}, "no usable tokenizer"},
+		{"corrupt model.bin", corrupt, Config{}, "cannot load translator"},
+		{"bad device", filepath.Join(fixtures(t), "translator"), Config{Device: "tpu"}, "bad device"},
+		{"bad compute type", filepath.Join(fixtures(t), "translator"), Config{ComputeType: "float7"}, "unknown compute type"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr, err := NewTranslator(c.dir, c.cfg)
+			if err == nil {
+				tr.Close()
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not mention %q", err, c.want)
+			}
+		})
+	}
+	tr, err := NewTranslator(filepath.Join(fixtures(t), "translator"), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Close()
+	if _, err := tr.Translate([]string{"x"}, TranslateOptions{}); err != ErrClosed {
+		t.Errorf("translate after close: %v", err)
+	}
+}
+
+func rssKB(t testing.TB) int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip("no /proc/self/status")
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			var n int
+			fmt.Sscan(strings.Fields(l)[1], &n)
+			return n
+		}
+	}
+	return 0
+}
+
+func TestLoadTranslateCloseLoopKeepsMemoryFlat(t *testing.T) {
+	dir := filepath.Join(fixtures(t), "translator")
+	cycle := func() {
+		tr, err := NewTranslator(dir, Config{Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Translate([]string{"Nálezy keramiky."}, TranslateOptions{MaxDecodingLength: 8}); err != nil {
+			t.Fatal(err)
+		}
+		tr.Close()
+	}
+	for i := 0; i < 100; i++ {
+		cycle()
+	}
+	runtime.GC()
+	before := rssKB(t)
+	for i := 0; i < 1000; i++ {
+		cycle()
+	}
+	runtime.GC()
+	after := rssKB(t)
+	t.Logf("RSS before %d kB, after 1000 load/translate/close cycles %d kB", before, after)
+	if after-before > 20*1024 {
+		t.Errorf("RSS grew by %d kB over 1000 cycles", after-before)
+	}
+}
