@@ -115,8 +115,30 @@ func ParseBool(s string) (value bool, ok bool) {
 	return false, false
 }
 
-// BoolParsingError is the validation error for a field that should hold a
-// boolean; loc is for example ("query", "deep").
+// The validation errors below use FastAPI's (pydantic 2's) messages and
+// types; loc is for example ("body", "topn") or ("query", "deep").
+
+// BoolParsingError is the validation error for a field that should hold a boolean.
 func BoolParsingError(loc ...any) ValidationError {
 	return ValidationError{Loc: loc, Msg: "Input should be a valid boolean, unable to interpret input", Type: "bool_parsing"}
+}
+
+// MissingError is the validation error for a required field that is absent.
+func MissingError(loc ...any) ValidationError {
+	return ValidationError{Loc: loc, Msg: "Field required", Type: "missing"}
+}
+
+// IntParsingError is the validation error for a field that should hold an integer.
+func IntParsingError(loc ...any) ValidationError {
+	return ValidationError{Loc: loc, Msg: "Input should be a valid integer, unable to parse string as an integer", Type: "int_parsing"}
+}
+
+// GreaterEqualError is the validation error for a number below its minimum.
+func GreaterEqualError(min int, loc ...any) ValidationError {
+	return ValidationError{Loc: loc, Msg: fmt.Sprintf("Input should be greater than or equal to %d", min), Type: "greater_than_equal"}
+}
+
+// LessEqualError is the validation error for a number above its maximum.
+func LessEqualError(max int, loc ...any) ValidationError {
+	return ValidationError{Loc: loc, Msg: fmt.Sprintf("Input should be less than or equal to %d", max), Type: "less_than_equal"}
 }

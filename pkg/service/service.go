@@ -198,7 +198,9 @@ func isProbe(pattern string) bool {
 	return false
 }
 
-// Handle registers a work route (Go 1.22 pattern such as "POST /translate").
+// Handle registers a work route (Go 1.22 pattern such as "POST /translate";
+// write the root as "GET /{$}", since "GET /" would match every GET and hide
+// the JSON 404).
 // Work routes answer 503 while the service is starting or draining, count
 // as in flight, and read their body through the upload cap: a declared
 // Content-Length over the cap is refused with 413 before anything is read,
@@ -553,6 +555,7 @@ func (s *Service) Run() int {
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 	}
 	served := make(chan error, 1)

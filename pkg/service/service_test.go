@@ -420,9 +420,10 @@ func TestRequestLogging(t *testing.T) {
 }
 
 func TestOpenAPIDocument(t *testing.T) {
-	tool := []byte(`{"openapi":"3.1.0","info":{"title":"test-api","version":"1.2.3"},
-		"paths":{"/hello":{"get":{"summary":"Say hello","responses":{"200":{"description":"greeting"},
-		"503":{"description":"draining","content":{"application/json":{"schema":{"$ref":"#/components/schemas/HTTPError"}}}}}}}}}`)
+	tool, err := os.ReadFile(filepath.Join("testdata", "openapi_tool.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	svc, srv, _ := testService(t, env{}, Options{OpenAPI: tool})
 	_ = svc.WarmUp(context.Background())
 	got := do(t, "GET", srv.URL+"/openapi.json", nil, nil)
@@ -437,7 +438,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	if err := json.Unmarshal(got.body, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{"/hello", "/health", "/ready", "/metrics", "/openapi.json", "/docs"} {
+	for _, p := range []string{"/hello", "/upload", "/health", "/ready", "/metrics", "/openapi.json", "/docs"} {
 		if doc.Paths[p] == nil {
 			t.Errorf("path %s missing", p)
 		}
@@ -533,6 +534,11 @@ func TestWriteHelpers(t *testing.T) {
 		t.Errorf("status %d", rec.Code)
 	}
 	golden(t, "validation_missing_file.json", rec.Body.Bytes())
+
+	rec = httptest.NewRecorder()
+	WriteValidation(rec, MissingError("body", "file"), IntParsingError("body", "topn"), GreaterEqualError(1, "body", "topn"),
+		LessEqualError(11, "body", "topn"), BoolParsingError("query", "is_alto"))
+	golden(t, "validation_kinds.json", rec.Body.Bytes())
 
 	rec = httptest.NewRecorder()
 	WriteBodyError(rec, fmt.Errorf("reading part: %w", &http.MaxBytesError{Limit: 50 << 20}))

@@ -99,7 +99,7 @@
       return el("tr", null, [
         el("td", null, [el("code", { text: p.name }), p.required ? el("span", { class: "req", text: " *" }) : null]),
         el("td", { text: p.in }),
-        el("td", null, [el("code", { text: typeText(p.schema || {}) })]),
+        el("td", null, [el("code", { text: schemaText(p.schema || {}).split("\n")[0] })]),
         el("td", { text: p.description || "" })
       ]);
     });
@@ -244,6 +244,12 @@
         ]));
       });
     });
+    // Open the operation named in the address (#operationId).
+    var target = location.hash ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+    if (target && target.tagName === "DETAILS") {
+      target.open = true;
+      target.scrollIntoView();
+    }
   }
 
   fetch("openapi.json").then(function (r) {
