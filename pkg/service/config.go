@@ -59,6 +59,11 @@ type Config struct {
 	Warnings []string
 }
 
+// MaxUploadMB is the upload cap in MB (MiB), as reported by /info.
+func (c Config) MaxUploadMB() float64 {
+	return float64(c.MaxUploadBytes) / (1 << 20)
+}
+
 // Addr is Host:Port in the form net.Listen expects.
 func (c Config) Addr() string {
 	return joinHostPort(c.Host, c.Port)

@@ -46,8 +46,8 @@ func TestLoadConfig(t *testing.T) {
 			}
 		}},
 		{name: "MAX_UPLOAD_MB", env: env{"MAX_UPLOAD_MB": "1"}, check: func(t *testing.T, c Config) {
-			if c.MaxUploadBytes != 1<<20 {
-				t.Errorf("upload %d", c.MaxUploadBytes)
+			if c.MaxUploadBytes != 1<<20 || c.MaxUploadMB() != 1 {
+				t.Errorf("upload %d (%v MB)", c.MaxUploadBytes, c.MaxUploadMB())
 			}
 		}},
 		{name: "MAX_UPLOAD_MB fraction", env: env{"MAX_UPLOAD_MB": "0.5"}, check: func(t *testing.T, c Config) {

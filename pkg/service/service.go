@@ -51,8 +51,6 @@ import (
 
 // Exit codes returned by Run.
 const (
-	// ExitOK: the service stopped without a signal (not reached in normal use).
-	ExitOK = 0
 	// ExitFailure: warm-up failed or the listener could not be opened.
 	ExitFailure = 1
 	// ExitConfig: the environment holds an invalid or empty value; New
