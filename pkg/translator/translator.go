@@ -1,0 +1,430 @@
+// Package translator translates one XML document, ALTO or metadata, the way
+// both the batch command (cmd/translate) and the HTTP service do: it decides
+// the document kind, runs pkg/alto or pkg/metadata, applies the vocabulary
+// (tag-and-protect for mtapi, a glossary for backends that accept one),
+// records the licence components as they are used, and returns the output
+// bytes with their file name, the log rows and the statistics.
+package translator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"archivekit/pkg/alto"
+	"archivekit/pkg/backend"
+	"archivekit/pkg/langid"
+	"archivekit/pkg/metadata"
+	"archivekit/pkg/mtapi"
+	"archivekit/pkg/transport"
+	"archivekit/pkg/vocab"
+)
+
+// Kind is the kind of a document.
+type Kind string
+
+// Document kinds.
+const (
+	// KindAuto sniffs the root element: ALTO when alto.IsALTO, otherwise
+	// metadata.
+	KindAuto Kind = ""
+	// KindALTO is an ALTO OCR document.
+	KindALTO Kind = "alto"
+	// KindMetadata is archival metadata XML (any XML that is not ALTO).
+	KindMetadata Kind = "metadata"
+)
+
+// DetectKind returns KindALTO when src's root element is ALTO, otherwise
+// KindMetadata.
+func DetectKind(src []byte) Kind {
+	if alto.IsALTO(src) {
+		return KindALTO
+	}
+	return KindMetadata
+}
+
+// DefaultConcurrency is how many ALTO pages are translated at once when the
+// backend has no minimum request spacing.
+const DefaultConcurrency = 4
+
+// PageConcurrency is the bound on pages processed at once for backend b.
+// Request spacing is enforced by the backend's shared transport across all
+// pages, so concurrency never breaks it; when a spacing is configured, more
+// than two pages in flight only queue for their slot, so the bound is 2.
+func PageConcurrency(b backend.Backend) int {
+	if m, ok := b.(*mtapi.Backend); ok && m.Transport().Policy.MinInterval > 0 {
+		return 2
+	}
+	return DefaultConcurrency
+}
+
+// Options configures Translate.
+type Options struct {
+	// Backend does the translating (required).
+	Backend backend.Backend
+	// Source is an ISO 639-1 code, or "" or "auto" to detect (ALTO once per
+	// block, metadata once per field).
+	Source string
+	// Target is the ISO 639-1 target language; "" means "en".
+	Target string
+	// Mode is alto.Replace (default) or alto.Append.
+	Mode alto.Mode
+	// FastAlign skips pass 2 for ALTO (one backend call per page).
+	FastAlign bool
+	// Kind forces the document kind; KindAuto sniffs it. Forcing KindALTO
+	// on a document that is not ALTO is an error.
+	Kind Kind
+	// Fields are the XPath targets for metadata documents (see
+	// metadata.LoadFields); a metadata document without them is an error.
+	Fields []*metadata.XPath
+	// Vocabulary is applied when not nil: tag-and-protect for the mtapi
+	// backend, a glossary for backends implementing backend.Glossary;
+	// other backends translate without vocabulary control.
+	Vocabulary *vocab.Vocabulary
+	// Lemmatizer matches single vocabulary words by lemma (mtapi only);
+	// nil protects multi-word and surface entries only.
+	Lemmatizer vocab.Lemmatizer
+	// GlossaryTerms caps the glossary (LLM_MAX_GLOSSARY_TERMS); 0 means
+	// vocab.DefaultGlossaryTerms.
+	GlossaryTerms int
+	// Detector identifies languages; nil means langid.Shared(), loaded on
+	// first use only.
+	Detector alto.Detector
+	// MinConfidence: detections at or below it fall back to Czech; 0 means
+	// alto.DefaultMinConfidence (0.2).
+	MinConfidence float64
+	// Concurrency bounds the ALTO pages translated at once; 0 means
+	// PageConcurrency(Backend).
+	Concurrency int
+	// Usage, when not nil, receives the licence components as they are
+	// used, also when Translate then fails.
+	Usage *Usage
+	// Warn, when not nil, receives each warning as it happens (warnings are
+	// also returned in Output.Warnings).
+	Warn func(msg string)
+}
+
+// Stats counts what happened to one document.
+type Stats struct {
+	// Pages, Blocks and Lines: ALTO pages, blocks and lines sent.
+	Pages, Blocks, Lines int
+	// Units: ALTO blocks, or metadata fields with text. Translated and
+	// Skipped split them (skipped: already done in append mode, already in
+	// the target language, or an unsupported detected pair).
+	Units, Translated, Skipped int
+	// Calls is the number of backend translate calls.
+	Calls int
+	// CleanBatches, LineCountMismatches: ALTO batching outcomes.
+	CleanBatches, LineCountMismatches int
+	// TransportErrors counts backend calls that failed after all retries.
+	TransportErrors int
+	// ProtectedTerms counts vocabulary occurrences protected (mtapi) or
+	// glossary terms sent (LLM backends).
+	ProtectedTerms int
+}
+
+// Output is one translated document.
+type Output struct {
+	// Kind is the document kind that was handled.
+	Kind Kind
+	// Data is the translated document.
+	Data []byte
+	// Name is the output file name (OutputName).
+	Name string
+	// Stem is the input name without its format suffix; it fills the log's
+	// file column and names the log file (LogName).
+	Stem string
+	// Log holds the log rows, in document order.
+	Log []alto.LogRow
+	// Summary is the WARNING summary line that ends the document's log.
+	Summary string
+	// Stats counts pages, units and backend traffic.
+	Stats Stats
+	// SourceLang is the explicit source language, or the most frequent
+	// detected one ("auto" when nothing was translated).
+	SourceLang string
+	// Languages maps each source language used to its number of units.
+	Languages map[string]int
+	// Warnings are the non-fatal problems, each naming the file.
+	Warnings []string
+	// Components are the licence components that counted for this document.
+	Components []string
+}
+
+// Translate translates one document named name (its file name, used for the
+// output name, the log and messages). On error no output is returned, but
+// the components used so far are in opt.Usage.
+func Translate(ctx context.Context, in []byte, name string, opt Options) (*Output, error) {
+	if opt.Backend == nil {
+		return nil, fmt.Errorf("%s: no translation backend", name)
+	}
+	if opt.Target == "" {
+		opt.Target = "en"
+	}
+	if opt.Mode == "" {
+		opt.Mode = alto.Replace
+	}
+	if opt.Mode != alto.Replace && opt.Mode != alto.Append {
+		return nil, fmt.Errorf("%s: unknown output mode %q (want replace or append)", name, opt.Mode)
+	}
+	kind := opt.Kind
+	switch kind {
+	case KindAuto:
+		kind = DetectKind(in)
+	case KindALTO:
+		if !alto.IsALTO(in) {
+			return nil, fmt.Errorf("%s: not an ALTO document (root element is not <alto>)", name)
+		}
+	case KindMetadata:
+	default:
+		return nil, fmt.Errorf("%s: unknown document kind %q", name, kind)
+	}
+	if kind == KindMetadata && len(opt.Fields) == 0 {
+		return nil, fmt.Errorf("%s: metadata document but no XPath targets (field list)", name)
+	}
+
+	used := &Usage{}
+	record := func(names ...string) {
+		used.Add(names...)
+		opt.Usage.Add(names...)
+	}
+	var wmu sync.Mutex
+	var warnings []string
+	warn := func(msg string) {
+		wmu.Lock()
+		warnings = append(warnings, msg)
+		wmu.Unlock()
+		if opt.Warn != nil {
+			opt.Warn(msg)
+		}
+	}
+	record(VocabularyComponents(opt.Vocabulary)...)
+
+	stem := Stem(name)
+	be := &wrapped{inner: opt.Backend, record: record}
+	if opt.Vocabulary != nil && opt.Vocabulary.Len() > 0 {
+		switch g, isGlossary := opt.Backend.(backend.Glossary); {
+		case opt.Backend.Name() == mtapi.Name:
+			be.protector = &vocab.Protector{Vocab: opt.Vocabulary, Lemmatizer: opt.Lemmatizer,
+				Warn: func(m string) { warn(name + ": " + m) }}
+		case isGlossary:
+			be.glossary, be.vocab = g, opt.Vocabulary
+			be.maxTerms = opt.GlossaryTerms
+			if be.maxTerms == 0 {
+				be.maxTerms = vocab.DefaultGlossaryTerms
+			}
+		default:
+			warn(fmt.Sprintf("%s: backend %s takes no vocabulary; translating without it", name, opt.Backend.Name()))
+		}
+	}
+	var det alto.Detector
+	if opt.Source == "" || opt.Source == "auto" {
+		d := opt.Detector
+		if d == nil {
+			d = langid.Shared()
+		}
+		det = detector{d: d, record: record}
+	}
+
+	out := &Output{Kind: kind, Name: OutputName(name, opt.Target), Stem: stem, SourceLang: opt.Source}
+	switch kind {
+	case KindALTO:
+		conc := opt.Concurrency
+		if conc <= 0 {
+			conc = PageConcurrency(opt.Backend)
+		}
+		res, err := alto.Translate(ctx, in, alto.Options{
+			Backend: be, Source: opt.Source, Target: opt.Target, Detector: det,
+			MinConfidence: opt.MinConfidence, Mode: opt.Mode, FastAlign: opt.FastAlign,
+			File: stem, Concurrency: conc,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
+		s := res.Stats
+		out.Stats = Stats{Pages: s.Pages, Blocks: s.Blocks, Lines: s.Lines, Units: s.Blocks, Translated: s.Blocks,
+			Calls: s.Calls, CleanBatches: s.CleanBatches, LineCountMismatches: s.LineCountMismatches,
+			TransportErrors: s.TransportErrors + int(be.transportErrors.Load())}
+		for _, w := range res.Warnings {
+			warn(w)
+		}
+		out.Summary = s.Summary(stem)
+		if be.transportErrors.Load() > 0 {
+			out.Summary += fmt.Sprintf("; %d backend calls failed after retries", be.transportErrors.Load())
+		}
+	case KindMetadata:
+		res, err := metadata.Translate(ctx, in, metadata.Options{
+			Backend: be, Source: opt.Source, Target: opt.Target, Detector: det,
+			MinConfidence: opt.MinConfidence, Mode: opt.Mode, Fields: opt.Fields, File: stem,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
+		out.Stats = Stats{Units: res.Units, Translated: res.Translated, Skipped: res.Skipped,
+			Calls: res.Calls, TransportErrors: int(be.transportErrors.Load())}
+		for _, w := range res.Warnings {
+			warn(w)
+		}
+		out.Summary = fmt.Sprintf("WARNING %s: field summary: %d fields, %d translated, %d skipped, %d backend calls, %d transport errors",
+			stem, res.Units, res.Translated, res.Skipped, res.Calls, be.transportErrors.Load())
+	}
+	out.Stats.ProtectedTerms = int(be.protected.Load())
+	if out.SourceLang == "" || out.SourceLang == "auto" {
+		out.SourceLang = mostFrequent(out.Languages)
+	}
+	wmu.Lock()
+	out.Warnings = warnings
+	wmu.Unlock()
+	out.Components = used.Components()
+	return out, nil
+}
+
+func mostFrequent(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	best, n := "auto", 0
+	for _, k := range keys {
+		if m[k] > n {
+			best, n = k, m[k]
+		}
+	}
+	return best
+}
+
+// Stem is name without its directory and format suffix: ".alto.xml"
+// (any case) for ALTO file names, otherwise the last extension.
+func Stem(name string) string {
+	base := filepath.Base(name)
+	if len(base) > len(".alto.xml") && strings.EqualFold(base[len(base)-len(".alto.xml"):], ".alto.xml") {
+		return base[:len(base)-len(".alto.xml")]
+	}
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// OutputName is the translated document's file name (spec 2.1):
+// "<stem>_<lang><suffix>", so "doc.alto.xml" gives "doc_en.alto.xml" and
+// "C-9100725A.xml" gives "C-9100725A_en.xml".
+func OutputName(name, lang string) string {
+	base := filepath.Base(name)
+	stem := Stem(base)
+	return stem + "_" + lang + base[len(stem):]
+}
+
+// LogName is the translation log's file name (spec 2.2):
+// "<stem>_log.csv", as in "MTX201501307_anon_log.csv" for
+// "MTX201501307_anon.alto.xml".
+func LogName(name string) string { return Stem(name) + "_log.csv" }
+
+// detector records the language-identification component when it runs.
+type detector struct {
+	d      alto.Detector
+	record func(...string)
+}
+
+func (d detector) Detect(text string) (string, float64) {
+	d.record(ComponentLangID)
+	return d.d.Detect(text)
+}
+
+// wrapped is the backend as the pipelines see it: it records the backend's
+// licence components on first use, applies the vocabulary and counts
+// transport failures.
+type wrapped struct {
+	inner     backend.Backend
+	record    func(...string)
+	protector *vocab.Protector
+	glossary  backend.Glossary
+	vocab     *vocab.Vocabulary
+	maxTerms  int
+
+	protected       atomic.Int64
+	transportErrors atomic.Int64
+}
+
+func (w *wrapped) Name() string { return w.inner.Name() }
+
+func (w *wrapped) Supports(ctx context.Context, src, tgt string) error {
+	return w.inner.Supports(ctx, src, tgt)
+}
+
+func (w *wrapped) Translate(ctx context.Context, text, src, tgt string) (string, error) {
+	w.record(BackendComponents(w.inner.Name(), ct2Family(w.inner))...)
+	var (
+		out string
+		err error
+	)
+	switch {
+	case w.protector != nil:
+		var p *vocab.Protected
+		if p, err = w.protector.Protect(ctx, text, src); err != nil {
+			return "", err
+		}
+		if p.LemmasUsed {
+			w.record(ComponentLemmatizerEngine, ComponentLemmatizerModels)
+		}
+		if out, err = w.inner.Translate(ctx, p.Text, src, tgt); err == nil {
+			out = p.Restore(out)
+			w.protected.Add(int64(p.Count()))
+		}
+	case w.glossary != nil:
+		terms := w.vocab.Glossary(text, w.maxTerms)
+		w.protected.Add(int64(len(terms)))
+		out, err = w.glossary.TranslateWithGlossary(ctx, text, src, tgt, terms)
+	default:
+		out, err = w.inner.Translate(ctx, text, src, tgt)
+	}
+	if err != nil && transport.IsTransportError(err) {
+		w.transportErrors.Add(1)
+	}
+	return out, err
+}
+
+// Family is implemented by backends with a model family (ct2); it picks the
+// family's licence component.
+type Family interface {
+	Family() string
+}
+
+func ct2Family(b backend.Backend) string {
+	if f, ok := b.(Family); ok {
+		return f.Family()
+	}
+	return ""
+}
+
+// ErrBackendUnavailable is wrapped by OpenBackend for a backend this build
+// does not include.
+var ErrBackendUnavailable = errors.New("backend not available in this build")
+
+// Backends lists the backend names the configuration accepts.
+var Backends = []string{"mtapi", "chat_compatible", "ct2"}
+
+// OpenBackend returns the named backend configured from the environment
+// (getenv nil means the process environment): mtapi from TRANSLATION_URL
+// (alias MTAPI_BASE_URL) and MTAPI_*; chat_compatible and ct2 are not
+// part of this build and give an error wrapping ErrBackendUnavailable.
+func OpenBackend(name string, getenv func(string) string) (backend.Backend, error) {
+	switch name {
+	case mtapi.Name:
+		cfg, err := mtapi.ConfigFromEnv(getenv)
+		if err != nil {
+			return nil, err
+		}
+		return mtapi.New(cfg), nil
+	case "chat_compatible":
+		return nil, fmt.Errorf("%w: chat_compatible (no chat-completion client is compiled in; use --backend mtapi)", ErrBackendUnavailable)
+	case "ct2":
+		return nil, fmt.Errorf("%w: ct2 (the CTranslate2 backend is not linked into this binary; use --backend mtapi)", ErrBackendUnavailable)
+	}
+	return nil, fmt.Errorf("unknown backend %q (want one of %s)", name, strings.Join(Backends, ", "))
+}
