@@ -3,19 +3,433 @@ package train
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"archivekit/bindings/torch"
+	"archivekit/pkg/modelmeta"
+	"archivekit/pkg/splits"
 )
 
-var errPending = errors.New("train: implementation in progress")
+func (o *Options) defaults() {
+	if len(o.Exts) == 0 {
+		o.Exts = []string{"png"}
+	}
+	if o.Epochs <= 0 {
+		o.Epochs = 3
+	}
+	if o.Batch <= 0 {
+		o.Batch = 16
+	}
+	if o.LR <= 0 {
+		o.LR = 5e-5
+	}
+	if o.TestSize == 0 {
+		o.TestSize = 0.1
+	}
+	if o.Seed == 0 {
+		o.Seed = splits.BaseSeed
+	}
+	if o.LogStep <= 0 {
+		o.LogStep = 100
+	}
+	if o.Device == "" {
+		o.Device = "cpu"
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.NumCPU()
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Revision == "" {
+		o.Revision = "model"
+	}
+	if o.Stamp == "" {
+		o.Stamp = time.Now().Format("060102-1504")
+	}
+}
+
+// LR returns the learning rate of step s (0-based) of total steps: linear
+// warm-up over the first 10% of the steps, then linear decay to zero.
+func LR(peak float64, s, total int) float64 {
+	warm := int(math.Round(0.1 * float64(total)))
+	if warm < 1 {
+		warm = 1
+	}
+	if s < warm {
+		return peak * float64(s+1) / float64(warm)
+	}
+	if total <= warm {
+		return peak
+	}
+	return peak * float64(total-s) / float64(total-warm)
+}
+
+var foldColumnNumber = regexp.MustCompile(`(\d+)\s*$`)
+
+// plan returns the splits to train, one per fold.
+func plan(o Options, d *splits.Dataset) ([]*splits.Split, error) {
+	if o.FoldsCSV != "" {
+		f, err := splits.ReadFoldsCSV(o.FoldsCSV)
+		if err != nil {
+			return nil, err
+		}
+		cols := f.Columns
+		if o.FoldColumn != "" {
+			cols = []string{o.FoldColumn}
+		}
+		var out []*splits.Split
+		for _, c := range cols {
+			s, err := f.Split(d, c)
+			if err != nil {
+				return nil, err
+			}
+			if s.Fold == 0 {
+				if m := foldColumnNumber.FindStringSubmatch(c); m != nil {
+					s.Fold, _ = strconv.Atoi(m[1])
+				}
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	n := o.Folds
+	if n <= 0 {
+		n = 1
+	}
+	var out []*splits.Split
+	for i := 1; i <= n; i++ {
+		s, err := splits.Stratified(d, i, splits.Options{BaseSeed: o.Seed, TestSize: o.TestSize, MaxPerClass: o.MaxPerClass})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
 
 // Train fine-tunes Options.Base on every requested fold and returns one
-// result per fold.
-func Train(ctx context.Context, o Options) ([]FoldResult, error) { return nil, errPending }
+// result per fold. The final model of a fold is its best checkpoint by dev
+// accuracy, saved as {Models}/{Revision}_FOLD_{n}.
+func Train(ctx context.Context, o Options) ([]FoldResult, error) {
+	o.defaults()
+	base, err := modelmeta.Load(o.Base)
+	if err != nil {
+		return nil, fmt.Errorf("base model: %w", err)
+	}
+	if !base.Trainable {
+		return nil, fmt.Errorf("base model %s is not trainable (a traced export freezes dropout and batch norm); export a scripted model with tools/export_models.py", o.Base)
+	}
+	if !base.Canonical() {
+		return nil, fmt.Errorf("base model %s: labels must be the 11 categories in canonical order", o.Base)
+	}
+	d, err := splits.Scan(o.Pages, o.Exts)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.Items) == 0 {
+		return nil, fmt.Errorf("%s: no labelled pages (want category folders of %s files)", o.Pages, strings.Join(o.Exts, ", "))
+	}
+	folds, err := plan(o, d)
+	if err != nil {
+		return nil, err
+	}
+	o.Log.Info("loading training pages", "pages", len(d.Items), "folder", o.Pages, "size", base.Preprocess.Size)
+	samples, bad, err := loadSamples(ctx, o.Pages, d.Items, base.Preprocess.Size, o.Workers)
+	if err != nil {
+		return nil, err
+	}
+	for p, reason := range bad {
+		o.Log.Warn("skipping unreadable page", "file", p, "error", reason)
+		if o.Run != nil {
+			o.Run.Skip(p, reason)
+		}
+	}
+	byPath := make(map[string]*sample, len(samples))
+	for i := range samples {
+		byPath[samples[i].path] = &samples[i]
+	}
+	var results []FoldResult
+	for _, sp := range folds {
+		if err := ctx.Err(); err != nil {
+			return results, err
+		}
+		ds, err := sp.WriteFile(o.Results, o.Stamp, o.Revision)
+		if err != nil {
+			return results, err
+		}
+		for _, w := range sp.Warnings {
+			o.Log.Warn("split", "fold", sp.Fold, "warning", w)
+		}
+		r, err := trainFold(ctx, o, base, sp, byPath)
+		if err != nil {
+			return results, fmt.Errorf("fold %d: %w", sp.Fold, err)
+		}
+		r.DatasetFile = ds
+		results = append(results, r)
+	}
+	return results, nil
+}
 
-// Evaluate runs a model over labelled pages and writes the evaluation tables
-// and the confusion matrix.
-func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) { return nil, errPending }
+func pick(items []splits.Item, byPath map[string]*sample) []*sample {
+	var out []*sample
+	for _, it := range items {
+		if s, ok := byPath[it.Path]; ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
-// Average writes the element-wise mean of the models in dir whose folder
-// names match pattern, and returns the new model folder and how many models
-// were averaged.
-func Average(dir, pattern string) (string, int, error) { return "", 0, errPending }
+func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.Split, byPath map[string]*sample) (FoldResult, error) {
+	res := FoldResult{Fold: sp.Fold}
+	train, dev, test := pick(sp.Train, byPath), pick(sp.Dev, byPath), pick(sp.Test, byPath)
+	if len(train) == 0 {
+		return res, errors.New("no training pages")
+	}
+	seed := splits.SeedFor(o.Seed, sp.Fold)
+	torch.ManualSeed(uint64(seed))
+	m, err := torch.Load(filepath.Join(o.Base, modelmeta.WeightsFile), o.Device)
+	if err != nil {
+		return res, err
+	}
+	defer m.Close()
+	tr, err := torch.NewTrainer(m, torch.DefaultAdamW(o.LR))
+	if err != nil {
+		return res, err
+	}
+	defer tr.Close()
+
+	size := base.Preprocess.Size
+	plane := 3 * size * size
+	perEpoch := (len(train) + o.Batch - 1) / o.Batch
+	total := perEpoch * o.Epochs
+	name := fmt.Sprintf("%s_FOLD_%d", o.Revision, sp.Fold)
+	ckpt := filepath.Join(o.Checkpoints, o.Stamp+"_"+name)
+	o.Log.Info("training fold", "fold", sp.Fold, "train", len(train), "dev", len(dev), "test", len(test),
+		"epochs", o.Epochs, "batch", o.Batch, "steps", total, "lr", o.LR, "seed", seed)
+
+	aug := newAugmenter(size)
+	buf := make([]float32, o.Batch*plane)
+	labels := make([]int64, o.Batch)
+	start := time.Now()
+	step := 0
+	best := -1.0
+	var lossSum float64
+	var seen, correct int
+	for epoch := 0; epoch < o.Epochs; epoch++ {
+		order := make([]int, len(train))
+		for i := range order {
+			order[i] = i
+		}
+		g := splits.NewSplitMix64(uint64(seed)<<16 ^ uint64(epoch))
+		g.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for b0 := 0; b0 < len(order); b0 += o.Batch {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			idx := order[b0:min(b0+o.Batch, len(order))]
+			for k, i := range idx {
+				pix := train[i].pix
+				if o.Augment {
+					pix = aug.apply(pix, splits.NewSplitMix64(uint64(seed)<<32^uint64(epoch)<<20^uint64(i)))
+				}
+				normalise(buf[k*plane:(k+1)*plane], pix, base.Preprocess)
+				labels[k] = train[i].label
+			}
+			n := len(idx)
+			if err := tr.SetLR(LR(o.LR, step, total)); err != nil {
+				return res, err
+			}
+			loss, logits, err := tr.Step(torch.Tensor{Data: buf[:n*plane], Shape: []int64{int64(n), 3, int64(size), int64(size)}}, labels[:n])
+			if err != nil {
+				return res, err
+			}
+			step++
+			lossSum += float64(loss) * float64(n)
+			seen += n
+			for k := range logits {
+				if argmax(logits[k]) == int(labels[k]) {
+					correct++
+				}
+			}
+			if step%o.LogStep == 0 || step == total {
+				el := time.Since(start)
+				left := time.Duration(float64(el) / float64(step) * float64(total-step))
+				o.Log.Info("training", "fold", sp.Fold, "epoch", epoch+1, "step", step, "of", total,
+					"loss", round4(lossSum/float64(seen)), "train_acc", round4(float64(correct)/float64(seen)),
+					"time_left", left.Round(time.Second).String())
+				if o.Progress != nil {
+					fmt.Fprintf(o.Progress, "\rfold %d epoch %d/%d step %d/%d loss %.4f acc %.3f left %s   ",
+						sp.Fold, epoch+1, o.Epochs, step, total, lossSum/float64(seen), float64(correct)/float64(seen), left.Round(time.Second))
+				}
+				lossSum, seen, correct = 0, 0, 0
+			}
+		}
+		if err := m.SetTrain(false); err != nil {
+			return res, err
+		}
+		acc := 0.0
+		if len(dev) > 0 {
+			probs, err := forward(m, dev, base, o.Batch)
+			if err != nil {
+				return res, err
+			}
+			acc, _ = accuracy(probs, dev, 3)
+		}
+		o.Log.Info("epoch done", "fold", sp.Fold, "epoch", epoch+1, "dev_acc", round4(acc), "elapsed", time.Since(start).Round(time.Second).String())
+		if acc > best || len(dev) == 0 {
+			best = acc
+			if err := saveModel(m, ckpt, checkpointMeta(base, o, sp, acc, "best dev checkpoint")); err != nil {
+				return res, err
+			}
+			o.Log.Info("checkpoint saved", "fold", sp.Fold, "dir", ckpt, "dev_acc", round4(acc))
+		}
+		if err := m.SetTrain(true); err != nil {
+			return res, err
+		}
+	}
+	if o.Progress != nil {
+		fmt.Fprintln(o.Progress)
+	}
+	res.Checkpoint, res.DevAccuracy = ckpt, best
+	final := filepath.Join(o.Models, name)
+	bm, err := torch.Load(filepath.Join(ckpt, modelmeta.WeightsFile), o.Device)
+	if err != nil {
+		return res, err
+	}
+	defer bm.Close()
+	if len(test) > 0 {
+		probs, err := forward(bm, test, base, o.Batch)
+		if err != nil {
+			return res, err
+		}
+		res.TestTop1, res.TestTop3 = accuracy(probs, test, 3)
+	}
+	meta := checkpointMeta(base, o, sp, best, fmt.Sprintf("final model (best dev checkpoint): dev accuracy %.4f, test top-1 %.4f, top-3 %.4f on %d test pages",
+		best, res.TestTop1, res.TestTop3, len(test)))
+	if err := saveModel(bm, final, meta); err != nil {
+		return res, err
+	}
+	res.ModelDir = final
+	o.Log.Info("fold done", "fold", sp.Fold, "model", final, "dev_acc", round4(best), "test_top1", round4(res.TestTop1),
+		"test_top3", round4(res.TestTop3), "elapsed", time.Since(start).Round(time.Second).String())
+	return res, nil
+}
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+func argmax(v []float32) int {
+	b := 0
+	for i := range v {
+		if v[i] > v[b] {
+			b = i
+		}
+	}
+	return b
+}
+
+// forward runs the model (in eval mode) over samples without augmentation.
+func forward(m *torch.Module, ss []*sample, meta *modelmeta.Meta, batch int) ([][]float32, error) {
+	size := meta.Preprocess.Size
+	plane := 3 * size * size
+	buf := make([]float32, batch*plane)
+	var out [][]float32
+	for b0 := 0; b0 < len(ss); b0 += batch {
+		part := ss[b0:min(b0+batch, len(ss))]
+		for k, s := range part {
+			normalise(buf[k*plane:(k+1)*plane], s.pix, meta.Preprocess)
+		}
+		p, err := m.Probabilities(torch.Tensor{Data: buf[:len(part)*plane], Shape: []int64{int64(len(part)), 3, int64(size), int64(size)}})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p...)
+	}
+	return out, nil
+}
+
+// accuracy returns Top-1 and Top-k accuracy.
+func accuracy(probs [][]float32, ss []*sample, k int) (float64, float64) {
+	if len(ss) == 0 {
+		return 0, 0
+	}
+	var top1, topk int
+	for i, p := range probs {
+		rank := 0
+		want := p[ss[i].label]
+		for j, v := range p {
+			if v > want || (v == want && j < int(ss[i].label)) {
+				rank++
+			}
+		}
+		if rank == 0 {
+			top1++
+		}
+		if rank < k {
+			topk++
+		}
+	}
+	return float64(top1) / float64(len(ss)), float64(topk) / float64(len(ss))
+}
+
+func checkpointMeta(base *modelmeta.Meta, o Options, sp *splits.Split, devAcc float64, note string) *modelmeta.Meta {
+	m := *base
+	m.Labels = append([]string(nil), base.Labels...)
+	m.Trainable = true
+	m.License = "CC BY-NC 4.0"
+	m.Revision = ""
+	m.Provenance = modelmeta.Provenance{
+		Method:  "train",
+		Command: strings.Join(os.Args, " "),
+		Source:  fmt.Sprintf("base %s (%s); pages %s; split: %s", o.Base, base.Base, o.Pages, sp.Source),
+		Fold:    sp.Fold,
+		Created: time.Now().UTC().Format(time.RFC3339),
+		Notes: fmt.Sprintf("%s; epochs %d, batch %d, lr %g (10%% warm-up, linear decay), AdamW, augmentation %v; trained on CC BY-NC 4.0 data",
+			note, o.Epochs, o.Batch, o.LR, o.Augment),
+	}
+	return &m
+}
+
+// saveModel writes model.pt and model.json into a fresh folder next to dir
+// and renames it over dir, so a reader never sees half a model.
+func saveModel(m *torch.Module, dir string, meta *modelmeta.Meta) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := m.Save(filepath.Join(tmp, modelmeta.WeightsFile)); err != nil {
+		return err
+	}
+	if err := modelmeta.Save(tmp, meta); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	old := dir + ".old"
+	os.RemoveAll(old)
+	if _, err := os.Stat(dir); err == nil {
+		if err := os.Rename(dir, old); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return err
+	}
+	return os.RemoveAll(old)
+}

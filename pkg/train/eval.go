@@ -1,0 +1,200 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"archivekit/bindings/torch"
+	"archivekit/pkg/atomicfile"
+	"archivekit/pkg/modelmeta"
+	"archivekit/pkg/results"
+	"archivekit/pkg/splits"
+)
+
+// Evaluate runs a model over labelled pages (category folders) and writes
+// {stamp}_{n}_{rev}_TOP-{N}_EVAL.csv, {stamp}_{n}_{rev}_EVAL_RAW.csv and the
+// confusion matrix {stamp}_{n}_{rev}_conf_mat_TOP-{N}.png (normalised by
+// true class) under Results.
+func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
+	if o.TopN < 1 || o.TopN > len(modelmeta.Categories) {
+		return nil, fmt.Errorf("top-N %d: want 1 to %d", o.TopN, len(modelmeta.Categories))
+	}
+	if len(o.Exts) == 0 {
+		o.Exts = []string{"png"}
+	}
+	if o.Batch <= 0 {
+		o.Batch = 16
+	}
+	if o.Device == "" {
+		o.Device = "cpu"
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Count == 0 {
+		o.Count = 1
+	}
+	meta, err := modelmeta.Load(o.Model)
+	if err != nil {
+		return nil, err
+	}
+	if !meta.Canonical() {
+		return nil, fmt.Errorf("%s: evaluation needs the 11 categories in canonical order", o.Model)
+	}
+	if o.Revision == "" {
+		o.Revision = meta.Revision
+		if o.Revision == "" {
+			o.Revision = filepath.Base(o.Model)
+		}
+	}
+	d, err := splits.Scan(o.Pages, o.Exts)
+	if err != nil {
+		return nil, err
+	}
+	items := d.Items
+	if o.Only != nil {
+		keep := map[string]bool{}
+		for _, p := range o.Only {
+			keep[p] = true
+		}
+		items = items[:0:0]
+		for _, it := range d.Items {
+			if keep[it.Path] {
+				items = append(items, it)
+			}
+		}
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("%s: no labelled pages to evaluate", o.Pages)
+	}
+	samples, bad, err := loadSamples(ctx, o.Pages, items, meta.Preprocess.Size, o.Workers)
+	if err != nil {
+		return nil, err
+	}
+	for p, reason := range bad {
+		o.Log.Warn("skipping unreadable page", "file", p, "error", reason)
+		if o.Run != nil {
+			o.Run.Skip(p, reason)
+		}
+	}
+	m, err := torch.Load(filepath.Join(o.Model, modelmeta.WeightsFile), o.Device)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	ptrs := make([]*sample, len(samples))
+	for i := range samples {
+		ptrs[i] = &samples[i]
+	}
+	probs, err := forward(m, ptrs, meta, o.Batch)
+	if err != nil {
+		return nil, err
+	}
+	res := &EvalResult{Pages: len(ptrs)}
+	res.Top1, res.TopN = accuracy(probs, ptrs, o.TopN)
+	n := len(modelmeta.Categories)
+	res.Confusion = make([][]int, n)
+	for i := range res.Confusion {
+		res.Confusion[i] = make([]int, n)
+	}
+	for i, p := range probs {
+		res.Confusion[ptrs[i].label][argmax(p)]++
+	}
+	res.PerClass = perClass(res.Confusion)
+
+	topLayout, err := results.TopNLayout(o.TopN, true)
+	if err != nil {
+		return nil, err
+	}
+	topPath := filepath.Join(o.Results, results.EvalTopNName(o.Stamp, o.Count, o.Revision, o.TopN))
+	rawPath := filepath.Join(o.Results, results.EvalRawName(o.Stamp, o.Count, o.Revision))
+	if err := os.MkdirAll(o.Results, 0o755); err != nil {
+		return nil, err
+	}
+	tw, err := results.Create(topPath, topLayout, 0)
+	if err != nil {
+		return nil, err
+	}
+	rw, err := results.Create(rawPath, results.RawLayout(true), 0)
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range ptrs {
+		key, err := results.ImageKey(o.Pages, filepath.Join(o.Pages, filepath.FromSlash(s.path)))
+		if err != nil {
+			return nil, err
+		}
+		scores := make([]float64, n)
+		for j, v := range probs[i] {
+			scores[j] = float64(v)
+		}
+		row := results.Row{Key: key, Scores: scores, True: modelmeta.Categories[s.label]}
+		if err := tw.Add(row); err != nil {
+			return nil, err
+		}
+		if err := rw.Add(row); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := rw.Close(); err != nil {
+		return nil, err
+	}
+	pngPath := filepath.Join(o.Results, results.ConfMatName(o.Stamp, o.Count, o.Revision, o.TopN))
+	title := fmt.Sprintf("%s on %d pages: accuracy %.1f%% (Top-%d %.1f%%)", o.Revision, res.Pages, 100*res.Top1, o.TopN, 100*res.TopN)
+	if err := atomicfile.Write(pngPath, 0o644, func(w io.Writer) error {
+		return ConfusionPNG(w, title, modelmeta.Categories, res.Confusion)
+	}); err != nil {
+		return nil, err
+	}
+	res.Files = []string{topPath, rawPath, pngPath}
+	if o.Run != nil {
+		for _, f := range res.Files {
+			o.Run.AddOutputFile(f)
+		}
+	}
+	o.Log.Info("evaluation", "model", o.Model, "pages", res.Pages, "top1", round4(res.Top1), fmt.Sprintf("top%d", o.TopN), round4(res.TopN))
+	return res, nil
+}
+
+func perClass(conf [][]int) []ClassScore {
+	out := make([]ClassScore, len(conf))
+	for c := range conf {
+		tp := conf[c][c]
+		var predicted, actual int
+		for k := range conf {
+			predicted += conf[k][c]
+			actual += conf[c][k]
+		}
+		s := ClassScore{Label: modelmeta.Categories[c], Support: actual}
+		if predicted > 0 {
+			s.Precision = float64(tp) / float64(predicted)
+		}
+		if actual > 0 {
+			s.Recall = float64(tp) / float64(actual)
+		}
+		if s.Precision+s.Recall > 0 {
+			s.F1 = 2 * s.Precision * s.Recall / (s.Precision + s.Recall)
+		}
+		out[c] = s
+	}
+	return out
+}
+
+// Report formats per-class precision, recall and F1 as a console table.
+func (r *EvalResult) Report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-10s %9s %9s %9s %8s\n", "category", "precision", "recall", "f1", "support")
+	for _, c := range r.PerClass {
+		fmt.Fprintf(&b, "%-10s %9.3f %9.3f %9.3f %8d\n", c.Label, c.Precision, c.Recall, c.F1, c.Support)
+	}
+	fmt.Fprintf(&b, "%-10s %9s %9s %9.3f %8d\n", "accuracy", "", "", r.Top1, r.Pages)
+	return b.String()
+}

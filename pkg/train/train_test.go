@@ -1,0 +1,299 @@
+package train
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"archivekit/bindings/torch"
+	"archivekit/pkg/modelmeta"
+	"archivekit/pkg/registry"
+)
+
+func fixtures(t testing.TB) string {
+	d := os.Getenv("ARCHIVEKIT_FIXTURES")
+	if d == "" {
+		t.Skip("ARCHIVEKIT_FIXTURES is not set: run through `make test`")
+	}
+	return d
+}
+
+// pages is the shared sample set, read in place.
+func pages(t testing.TB) string {
+	p, err := filepath.Abs("../../../shared/data/pages")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("sample pages not found at %s", p)
+	}
+	return p
+}
+
+// modelDir makes a model folder from a fixture TorchScript file.
+func modelDir(t testing.TB, dir, fixture string, size int) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(fixtures(t), fixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, modelmeta.WeightsFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := &modelmeta.Meta{Labels: modelmeta.Categories, Base: "tiny_cnn", License: "MIT", Trainable: true,
+		Preprocess: registry.Preprocess{Size: size, Resize: registry.ResizeBilinear, Mean: [3]float64{0.5, 0.5, 0.5}, Std: [3]float64{0.5, 0.5, 0.5}},
+		Provenance: modelmeta.Provenance{Method: "random-init"}}
+	if err := modelmeta.Save(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestLRSchedule(t *testing.T) {
+	cases := []struct {
+		s, total int
+		want     float64
+	}{
+		{0, 100, 0.1}, {9, 100, 1}, {10, 100, 1}, {55, 100, 0.5}, {99, 100, 1.0 / 90}, {0, 3, 1}, {2, 3, 0.5},
+	}
+	for _, c := range cases {
+		if got := LR(1, c.s, c.total); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("LR(1, %d, %d) = %g, want %g", c.s, c.total, got, c.want)
+		}
+	}
+}
+
+func TestMatches(t *testing.T) {
+	cases := []struct {
+		name, pattern string
+		want          bool
+	}{
+		{"v4.4_FOLD_1", "v4", true},
+		{"v4_FOLD_2", "v4", true},
+		{"v4", "v4", true},
+		{"v40_FOLD_1", "v4", false},
+		{"xv4.4_FOLD_1", "v4", false},
+		{"v4.4_FOLD_1", "v4.4_FOLD", true},
+		{"v4.4_AVG_5", "v4", false},
+		{"v4.4_FOLD_1", "", false},
+	}
+	for _, c := range cases {
+		if got := Matches(c.name, c.pattern); got != c.want {
+			t.Errorf("Matches(%q, %q) = %v", c.name, c.pattern, got)
+		}
+	}
+}
+
+func TestTrainFoldsWritesModelsAndDatasets(t *testing.T) {
+	out := t.TempDir()
+	base := modelDir(t, filepath.Join(out, "base"), "tiny_cnn.pt", 48)
+	o := Options{Base: base, Pages: pages(t), Epochs: 2, Batch: 16, LR: 3e-3, Folds: 2, Revision: "vT.1",
+		Checkpoints: filepath.Join(out, "ckpt"), Models: filepath.Join(out, "model"), Results: filepath.Join(out, "result"),
+		Stamp: "test", Augment: true, LogStep: 5}
+	res, err := Train(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 {
+		t.Fatalf("%d fold results, want 2", len(res))
+	}
+	for i, r := range res {
+		if r.Fold != i+1 {
+			t.Errorf("fold %d numbered %d", i+1, r.Fold)
+		}
+		meta, err := modelmeta.Load(r.ModelDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if meta.Provenance.Method != "train" || meta.Provenance.Fold != i+1 || meta.License != "CC BY-NC 4.0" {
+			t.Errorf("fold %d metadata: %+v", i+1, meta.Provenance)
+		}
+		if filepath.Base(r.DatasetFile) != "test_vT.1_FOLD_"+string(rune('1'+i))+"_DATASETS.txt" {
+			t.Errorf("datasets file %s", r.DatasetFile)
+		}
+		if _, err := os.Stat(filepath.Join(r.Checkpoint, modelmeta.WeightsFile)); err != nil {
+			t.Errorf("no checkpoint: %v", err)
+		}
+		if r.DevAccuracy < 0 || r.DevAccuracy > 1 || r.TestTop1 > r.TestTop3 {
+			t.Errorf("fold %d accuracies: %+v", i+1, r)
+		}
+	}
+	a, _ := os.ReadFile(res[0].DatasetFile)
+	b, _ := os.ReadFile(res[1].DatasetFile)
+	if bytes.Equal(a, b) {
+		t.Error("folds 1 and 2 used the same split")
+	}
+	// the same run again writes identical DATASETS files
+	o2 := o
+	o2.Results = filepath.Join(out, "result2")
+	o2.Folds = 1
+	o2.Epochs = 1
+	res2, err := Train(context.Background(), o2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, _ := os.ReadFile(res2[0].DatasetFile)
+	if !bytes.Equal(a, a2) {
+		t.Error("split 1 differs between two runs")
+	}
+}
+
+func TestFoldsCSVTakesPrecedenceAndExcludes(t *testing.T) {
+	out := t.TempDir()
+	base := modelDir(t, filepath.Join(out, "base"), "tiny_cnn.pt", 32)
+	p := pages(t)
+	// list two pages per category; everything else must be excluded
+	var rows [][]string
+	rows = append(rows, []string{"PNG", "fold 1", "fold 2"})
+	listed := 0
+	for _, cat := range modelmeta.Categories {
+		ents, _ := os.ReadDir(filepath.Join(p, cat))
+		for i, e := range ents {
+			if i >= 3 {
+				break
+			}
+			role := []string{"train", "dev", "test"}[i]
+			rows = append(rows, []string{e.Name(), role, "train"})
+			listed++
+		}
+	}
+	var buf bytes.Buffer
+	csv.NewWriter(&buf).WriteAll(rows)
+	csvPath := filepath.Join(out, "folds.csv")
+	os.WriteFile(csvPath, buf.Bytes(), 0o644)
+	res, err := Train(context.Background(), Options{Base: base, Pages: p, Epochs: 1, Folds: 5, FoldsCSV: csvPath, FoldColumn: "fold 1",
+		Revision: "vT.2", Checkpoints: filepath.Join(out, "c"), Models: filepath.Join(out, "m"), Results: filepath.Join(out, "r"), Stamp: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 {
+		t.Fatalf("--folds_csv with one column must train 1 fold, got %d (it must take precedence over --folds 5)", len(res))
+	}
+	ds, _ := os.ReadFile(res[0].DatasetFile)
+	text := string(ds)
+	if !strings.Contains(text, "[excluded]") {
+		t.Fatalf("datasets file lacks the excluded section:\n%s", text)
+	}
+	excluded := strings.Count(text[strings.Index(text, "[excluded]"):], ".png")
+	if excluded != 184-listed {
+		t.Errorf("%d pages excluded, want %d (all unlisted pages)", excluded, 184-listed)
+	}
+}
+
+func readF32(t testing.TB, path string) []float32 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+func TestAverageEqualsPythonAndRefusesMismatch(t *testing.T) {
+	dir := t.TempDir()
+	modelDir(t, filepath.Join(dir, "v9.1_FOLD_1"), "avg_a.pt", 32)
+	modelDir(t, filepath.Join(dir, "v9.1_FOLD_2"), "avg_b.pt", 32)
+	modelDir(t, filepath.Join(dir, "v90_FOLD_1"), "avg_c.pt", 32) // not selected by "v9"
+	out, n, err := Average(dir, "v9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 || filepath.Base(out) != "v9_AVG_2" {
+		t.Fatalf("averaged %d into %s, want 2 into v9_AVG_2", n, out)
+	}
+	m, err := torch.Load(filepath.Join(out, modelmeta.WeightsFile), "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	in := torch.Tensor{Data: readF32(t, filepath.Join(fixtures(t), "forward_input.bin")), Shape: []int64{4, 3, 32, 32}}
+	got, err := m.Forward(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readF32(t, filepath.Join(fixtures(t), "avg2.logits.bin"))
+	var d float64
+	for i, row := range got {
+		for j, v := range row {
+			d = math.Max(d, math.Abs(float64(v-want[i*len(row)+j])))
+		}
+	}
+	if d > 1e-5 {
+		t.Errorf("average differs from Python's by %g", d)
+	}
+	meta, _ := modelmeta.Load(out)
+	if len(meta.Provenance.AveragedFrom) != 2 {
+		t.Errorf("provenance: %+v", meta.Provenance)
+	}
+	// another architecture under the same pattern is a clear error
+	modelDir(t, filepath.Join(dir, "v8.1_FOLD_1"), "avg_a.pt", 32)
+	modelDir(t, filepath.Join(dir, "v8.1_FOLD_2"), "mismatch.pt", 32)
+	if _, _, err := Average(dir, "v8"); err == nil || !strings.Contains(err.Error(), "architectures differ") {
+		t.Errorf("mismatched average: %v", err)
+	}
+	if _, _, err := Average(dir, "v7"); err == nil || !strings.Contains(err.Error(), "selects 0") {
+		t.Errorf("empty pattern match: %v", err)
+	}
+}
+
+func TestEvaluateWritesTablesAndConfusionMatrix(t *testing.T) {
+	out := t.TempDir()
+	model := modelDir(t, filepath.Join(out, "m"), "tiny_cnn.pt", 32)
+	p := pages(t)
+	var only []string
+	for _, cat := range []string{"TEXT", "PHOTO", "DRAW"} {
+		ents, _ := os.ReadDir(filepath.Join(p, cat))
+		for _, e := range ents[:2] {
+			only = append(only, cat+"/"+e.Name())
+		}
+	}
+	res, err := Evaluate(context.Background(), EvalOptions{Model: model, Pages: p, Only: only, TopN: 3, Count: 1, Revision: "vT.3",
+		Results: filepath.Join(out, "r"), Stamp: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Pages != 6 || len(res.Files) != 3 {
+		t.Fatalf("%d pages, files %v", res.Pages, res.Files)
+	}
+	total := 0
+	for _, row := range res.Confusion {
+		for _, c := range row {
+			total += c
+		}
+	}
+	if total != 6 {
+		t.Errorf("confusion matrix counts %d pages", total)
+	}
+	f, _ := os.Open(res.Files[0])
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := strings.Join(recs[0], ","); !strings.HasSuffix(h, ",TRUE") || !strings.HasPrefix(h, "FILE,PAGE,CLASS-1") {
+		t.Errorf("eval header %s", h)
+	}
+	if filepath.Base(res.Files[2]) != "s_1_vT.3_conf_mat_TOP-3.png" {
+		t.Errorf("confusion matrix file %s", res.Files[2])
+	}
+	png, _ := os.ReadFile(res.Files[2])
+	i := bytes.Index(png, []byte("pHYs"))
+	if i < 0 || binary.BigEndian.Uint32(png[i+4:]) != 11811 {
+		t.Error("confusion matrix PNG does not declare 300 dpi")
+	}
+	if !strings.Contains(res.Report(), "precision") {
+		t.Error("report lacks the per-class table")
+	}
+}
