@@ -83,7 +83,7 @@ type EvalResult struct {
 
 // ClassScore is precision, recall and F1 of one category.
 type ClassScore struct {
-	Label                     string
-	Precision, Recall, F1     float64
-	Support                   int
+	Label                 string
+	Precision, Recall, F1 float64
+	Support               int
 }
