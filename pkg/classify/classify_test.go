@@ -1,0 +1,266 @@
+package classify_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"archivekit/pkg/classify"
+	"archivekit/pkg/classify/classifytest"
+	"archivekit/pkg/imageio"
+	"archivekit/pkg/modelmeta"
+	"archivekit/pkg/pipeline"
+	"archivekit/pkg/registry"
+)
+
+func loadFive(t *testing.T, root string) []*classify.Model {
+	t.Helper()
+	loc := &classify.Locator{Models: root}
+	folders, err := loc.Ensemble(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := classify.LoadAll(folders, "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { classify.CloseAll(ms) })
+	return ms
+}
+
+func predict(t *testing.T, e *classify.Ensemble, files []string, o classify.Options) []classify.Page {
+	t.Helper()
+	var out []classify.Page
+	_, err := e.Predict(context.Background(), pipeline.Files(files), o, func(p classify.Page) error {
+		out = append(out, p)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// The ensemble mean equals the mean of the five single-model tables, and each
+// member's column equals that model run alone.
+func TestEnsembleMeanOfSingleModels(t *testing.T) {
+	ms := loadFive(t, classifytest.Ensemble(t, t.TempDir()))
+	files := classifytest.Pages(t, 2)
+	all, _ := classify.NewEnsemble(ms...)
+	if got, want := all.Names(), registry.Ensemble; !reflect.DeepEqual(got, want) {
+		t.Fatalf("names %v, want %v", got, want)
+	}
+	joint := predict(t, all, files, classify.Options{Batch: 5, Workers: 2})
+	if len(joint) != len(files) {
+		t.Fatalf("%d rows for %d files", len(joint), len(files))
+	}
+	single := make([][]classify.Page, len(ms))
+	for i, m := range ms {
+		e, _ := classify.NewEnsemble(m)
+		single[i] = predict(t, e, files, classify.Options{Batch: 3, Workers: 2})
+	}
+	for r, p := range joint {
+		if p.Err != nil {
+			t.Fatalf("row %d: %v", r, p.Err)
+		}
+		for c := range modelmeta.Categories {
+			sum := 0.0
+			for i := range ms {
+				s := single[i][r]
+				if math.Abs(s.Mean[c]-p.Probs[i][c]) > 1e-5 {
+					t.Fatalf("row %d model %s class %d: alone %v, in ensemble %v", r, ms[i].Name, c, s.Mean[c], p.Probs[i][c])
+				}
+				sum += s.Mean[c]
+			}
+			if want := sum / float64(len(ms)); math.Abs(p.Mean[c]-want) > 1e-5 {
+				t.Fatalf("row %d class %d: mean %v, want %v", r, c, p.Mean[c], want)
+			}
+		}
+		total := 0.0
+		for _, v := range p.Mean {
+			total += v
+		}
+		if math.Abs(total-1) > 1e-4 {
+			t.Errorf("row %d: mean probabilities sum to %v", r, total)
+		}
+	}
+	// The members really differ, so the average is not trivially one model.
+	if reflect.DeepEqual(joint[0].Probs[0], joint[0].Probs[2]) {
+		t.Error("models v1.4 and v3.4 gave identical probabilities")
+	}
+}
+
+// A corrupt file in the middle of the inputs gets its own error row and every
+// other row is what it is without it.
+func TestCorruptFileKeepsOtherRows(t *testing.T) {
+	ms := loadFive(t, classifytest.Ensemble(t, t.TempDir()))
+	e, _ := classify.NewEnsemble(ms...)
+	files := classifytest.Pages(t, 1)[:6]
+	bad := filepath.Join(t.TempDir(), "broken-1.png")
+	if err := os.WriteFile(bad, []byte("\x89PNG\r\n\x1a\nnot really"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clean := predict(t, e, files, classify.Options{Batch: 4})
+	mixed := append(append(append([]string{}, files[:3]...), bad), files[3:]...)
+	got := predict(t, e, mixed, classify.Options{Batch: 4})
+	if len(got) != len(mixed) {
+		t.Fatalf("%d rows for %d inputs", len(got), len(mixed))
+	}
+	if got[3].Err == nil || !strings.Contains(got[3].Err.Error(), "broken-1.png") || got[3].Probs != nil {
+		t.Fatalf("corrupt row: err %v probs %v", got[3].Err, got[3].Probs)
+	}
+	for i, p := range append(append([]classify.Page{}, got[:3]...), got[4:]...) {
+		want := clean[i]
+		if p.Name != want.Name || p.Err != nil {
+			t.Fatalf("row %d: %s err %v, want %s", i, p.Name, p.Err, want.Name)
+		}
+		for c := range p.Mean {
+			if math.Abs(p.Mean[c]-want.Mean[c]) > 1e-5 {
+				t.Fatalf("row %s class %d: %v, want %v", p.Name, c, p.Mean[c], want.Mean[c])
+			}
+		}
+	}
+}
+
+// A model whose labels are in another order reports canonical order.
+func TestLabelsMappedToCanonicalOrder(t *testing.T) {
+	dir := t.TempDir()
+	rev := make([]string, len(modelmeta.Categories))
+	for i, c := range modelmeta.Categories {
+		rev[len(rev)-1-i] = c
+	}
+	a, err := classify.Load(classifytest.ModelDir(t, filepath.Join(dir, "a"), classifytest.Spec{Fixture: "tiny_cnn.pt", Size: 32}), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := classify.Load(classifytest.ModelDir(t, filepath.Join(dir, "b"), classifytest.Spec{Fixture: "tiny_cnn.pt", Size: 32, Labels: rev}), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	files := classifytest.Pages(t, 1)[:2]
+	ea, _ := classify.NewEnsemble(a)
+	eb, _ := classify.NewEnsemble(b)
+	pa, pb := predict(t, ea, files, classify.Options{}), predict(t, eb, files, classify.Options{})
+	for r := range pa {
+		for c := range modelmeta.Categories {
+			if math.Abs(pa[r].Mean[c]-pb[r].Mean[len(rev)-1-c]) > 1e-6 {
+				t.Fatalf("row %d class %d: %v vs reversed %v", r, c, pa[r].Mean[c], pb[r].Mean[len(rev)-1-c])
+			}
+		}
+	}
+}
+
+// Preprocessing comes from model.json: the same weights with another size
+// give other probabilities, and the input tensor has the metadata's size.
+func TestPreprocessFromMetadata(t *testing.T) {
+	dir := t.TempDir()
+	m, err := classify.Load(classifytest.ModelDir(t, dir, classifytest.Spec{Fixture: "avg_a.pt", Size: 40, Mean: registry.ImageNetMean, Std: registry.ImageNetStd}), "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	img := imageio.Image{W: 3, H: 2, Pix: make([]uint8, 18)}
+	x, err := m.Preprocess(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(x) != 3*40*40 || m.InputLen() != len(x) {
+		t.Fatalf("tensor of %d floats, want %d", len(x), 3*40*40)
+	}
+	// A black page normalised with ImageNet statistics: (0 - mean) / std.
+	if want := float32(-0.485 / 0.229); math.Abs(float64(x[0]-want)) > 1e-4 {
+		t.Errorf("first value %v, want %v", x[0], want)
+	}
+}
+
+func TestLocator(t *testing.T) {
+	ctx := context.Background()
+	models := t.TempDir()
+	classifytest.ModelDir(t, filepath.Join(models, "model_v44"), classifytest.Spec{Fixture: "tiny_cnn.pt", Size: 32, Revision: "v4.4"})
+	demo := classifytest.Ensemble(t, t.TempDir())
+
+	t.Run("single revision", func(t *testing.T) {
+		f, err := (&classify.Locator{Models: models}).Folder(ctx, "v4.4")
+		if err != nil || f.Dir != filepath.Join(models, "model_v44") || f.Demo {
+			t.Fatalf("got %+v, %v", f, err)
+		}
+	})
+	t.Run("models flag names the model folder itself", func(t *testing.T) {
+		f, err := (&classify.Locator{Models: filepath.Join(models, "model_v44")}).Folder(ctx, "v2.4")
+		if err != nil || f.Dir != filepath.Join(models, "model_v44") {
+			t.Fatalf("got %+v, %v", f, err)
+		}
+	})
+	t.Run("missing revision names the folder", func(t *testing.T) {
+		_, err := (&classify.Locator{Models: models}).Folder(ctx, "v1.4")
+		if err == nil || !strings.Contains(err.Error(), "model_v14") {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("bad revision", func(t *testing.T) {
+		if _, err := (&classify.Locator{Models: models}).Folder(ctx, "4.4"); err == nil {
+			t.Fatal("accepted revision 4.4")
+		}
+	})
+	t.Run("hub without repository", func(t *testing.T) {
+		_, err := (&classify.Locator{Models: models, Hub: &hubClient}).Folder(ctx, "v4.4")
+		if err == nil || !strings.Contains(err.Error(), "repo_name") {
+			t.Fatalf("err %v", err)
+		}
+	})
+	t.Run("published ensemble present", func(t *testing.T) {
+		fs, err := (&classify.Locator{Models: demo, Demo: models}).Ensemble(ctx)
+		if err != nil || len(fs) != 5 || fs[0].Demo || fs[4].Revision != "v5.4" {
+			t.Fatalf("got %+v, %v", fs, err)
+		}
+	})
+	t.Run("demo fallback", func(t *testing.T) {
+		fs, err := (&classify.Locator{Models: models, Demo: demo}).Ensemble(ctx)
+		if err != nil || len(fs) != 5 {
+			t.Fatalf("got %+v, %v", fs, err)
+		}
+		for i, f := range fs {
+			if !f.Demo || f.Revision != registry.Ensemble[i] || filepath.Dir(f.Dir) != demo {
+				t.Errorf("folder %d: %+v", i, f)
+			}
+		}
+		ms, err := classify.LoadAll(fs, "cpu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, _ := classify.NewEnsemble(ms...)
+		defer e.Close()
+		if !e.Demo() {
+			t.Error("demo ensemble not marked")
+		}
+	})
+	t.Run("no ensemble and no demo", func(t *testing.T) {
+		_, err := (&classify.Locator{Models: models, Demo: filepath.Join(models, "nothing")}).Ensemble(ctx)
+		if err == nil || !strings.Contains(err.Error(), "model_v14") || !strings.Contains(err.Error(), "demo ensemble incomplete") {
+			t.Fatalf("err %v", err)
+		}
+	})
+}
+
+func TestLoadErrorsNameTheFolder(t *testing.T) {
+	dir := t.TempDir()
+	classifytest.ModelDir(t, dir, classifytest.Spec{Fixture: "tiny_cnn.pt", Size: 32})
+	if err := os.WriteFile(filepath.Join(dir, modelmeta.WeightsFile), []byte("not torchscript"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := classify.Load(dir, "cpu")
+	if err == nil || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("err %v", err)
+	}
+	_, err = classify.Load(filepath.Join(dir, "absent"), "cpu")
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("err %v", err)
+	}
+}

@@ -1,0 +1,219 @@
+package classify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"archivekit/pkg/imageio"
+	"archivekit/pkg/modelmeta"
+	"archivekit/pkg/pipeline"
+	"archivekit/pkg/registry"
+	"archivekit/pkg/results"
+)
+
+// Ensemble is one or more models classifying the same pages. A single model
+// is an Ensemble of one.
+type Ensemble struct {
+	// Models are the members, in output column order.
+	Models []*Model
+}
+
+// NewEnsemble groups loaded models; it refuses an empty list.
+func NewEnsemble(models ...*Model) (*Ensemble, error) {
+	if len(models) == 0 {
+		return nil, errors.New("classify: an ensemble needs at least one model")
+	}
+	return &Ensemble{Models: models}, nil
+}
+
+// Names returns the model names in column order.
+func (e *Ensemble) Names() []string {
+	out := make([]string, len(e.Models))
+	for i, m := range e.Models {
+		out[i] = m.Name
+	}
+	return out
+}
+
+// Demo reports whether any member comes from the demo ensemble.
+func (e *Ensemble) Demo() bool {
+	for _, m := range e.Models {
+		if m.Demo {
+			return true
+		}
+	}
+	return false
+}
+
+// Close closes every model.
+func (e *Ensemble) Close() error { return CloseAll(e.Models) }
+
+// Options configure Predict. The zero value uses the pipeline's defaults.
+type Options struct {
+	// Workers is the number of decode/preprocess goroutines (0: NumCPU).
+	Workers int
+	// Batch is the number of pages per model call (0: pipeline.DefaultBatch).
+	Batch int
+	// Decode sets the PDF DPI and the pixel cap (zero: imageio defaults).
+	Decode imageio.Options
+	// MaxPages, when > 0, refuses PDFs with more pages (the service's 50).
+	MaxPages int
+	// Concurrent runs the members' forward passes of one batch at the same
+	// time (useful on a GPU; on a CPU libtorch already uses every core).
+	Concurrent bool
+	// OnOpen is called as each input is opened with its page count (0 when
+	// it cannot be opened); see pipeline.Config.OnOpen.
+	OnOpen func(in pipeline.Input, pages int)
+}
+
+// Page is the prediction for one page of one input.
+type Page struct {
+	// Input is the index of the input in the slice given to Predict.
+	Input int
+	// Name is the input's name (its path for files).
+	Name string
+	// Page is the 1-based page number; 0 when the input could not be opened.
+	Page int
+	// Pages is the input's page count; 0 when it could not be opened.
+	Pages int
+	// Probs holds each model's full softmax vector in canonical category
+	// order, in Ensemble.Models order; nil when Err is set.
+	Probs [][]float64
+	// Mean is the element-wise mean of Probs (equal to Probs[0] for a single
+	// model); nil when Err is set.
+	Mean []float64
+	// Err says why the page has no prediction; it names the file.
+	Err error
+}
+
+// Top returns the n best categories of the mean, best first.
+func (p Page) Top(n int) []results.Ranked { return results.TopN(p.Mean, n) }
+
+// Predict classifies every page of inputs with every model and calls emit
+// once per page, in input order, from one goroutine. A page that cannot be
+// read is emitted with Err set and never shifts another page. Predict stops at
+// the first model or emit error, or when ctx is cancelled.
+//
+// Every page is decoded once; each distinct preprocessing of the members is
+// computed once per page and the members' forward passes run batch by batch.
+func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Options, emit func(Page) error) (pipeline.Stats, error) {
+	j := newJoint(e.Models, o.Concurrent)
+	cfg := pipeline.Config{
+		Workers: o.Workers, Batch: o.Batch, Decode: o.Decode, MaxPages: o.MaxPages, OnOpen: o.OnOpen,
+		Channels: 1, Height: 1, Width: j.width, Preprocess: j.preprocess,
+	}
+	nm := len(e.Models)
+	return pipeline.Run(ctx, inputs, j, cfg, func(r pipeline.Result) error {
+		p := Page{Input: r.Input, Name: r.Name, Page: r.Page, Pages: r.Pages, Err: r.Err}
+		if r.Err == nil {
+			k := len(modelmeta.Categories)
+			if len(r.Probs) != nm*k {
+				return fmt.Errorf("classify: %d scores for %d models", len(r.Probs), nm)
+			}
+			p.Probs = make([][]float64, nm)
+			for i := range p.Probs {
+				v := make([]float64, k)
+				for c := range v {
+					v[c] = float64(r.Probs[i*k+c])
+				}
+				p.Probs[i] = v
+			}
+			p.Mean = results.Average(p.Probs)
+		}
+		return emit(p)
+	})
+}
+
+// joint is the pipeline.Model of an ensemble: one pipeline "page" is the
+// concatenation of every distinct preprocessing of the members; its output
+// row is the concatenation of every member's canonical probabilities.
+type joint struct {
+	models     []*Model
+	specs      []*Model // one model per distinct preprocessing
+	offset     []int    // per model: offset of its tensor in a joint page
+	width      int      // floats per joint page
+	concurrent bool
+}
+
+func newJoint(models []*Model, concurrent bool) *joint {
+	j := &joint{models: models, concurrent: concurrent}
+	at := map[registry.Preprocess]int{}
+	for _, m := range models {
+		off, ok := at[m.Meta.Preprocess]
+		if !ok {
+			off = j.width
+			at[m.Meta.Preprocess] = off
+			j.specs = append(j.specs, m)
+			j.width += m.InputLen()
+		}
+		j.offset = append(j.offset, off)
+	}
+	return j
+}
+
+func (j *joint) preprocess(img imageio.Image) ([]float32, error) {
+	if len(j.specs) == 1 {
+		return j.specs[0].Preprocess(img)
+	}
+	out := make([]float32, 0, j.width)
+	for _, m := range j.specs {
+		t, err := m.Preprocess(img)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t...)
+	}
+	return out, nil
+}
+
+// Probabilities implements pipeline.Model.
+func (j *joint) Probabilities(data []float32, n, c, h, w int) ([][]float32, error) {
+	k := len(modelmeta.Categories)
+	per := make([][][]float32, len(j.models))
+	run := func(i int) error {
+		m := j.models[i]
+		size := m.InputLen()
+		batch := data
+		if size != w {
+			batch = make([]float32, n*size)
+			for p := 0; p < n; p++ {
+				copy(batch[p*size:(p+1)*size], data[p*w+j.offset[i]:])
+			}
+		}
+		rows, err := m.Probabilities(batch, n, 3, m.Size(), m.Size())
+		per[i] = rows
+		return err
+	}
+	if j.concurrent && len(j.models) > 1 {
+		errs := make([]error, len(j.models))
+		var wg sync.WaitGroup
+		for i := range j.models {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[i] = run(i) }()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+	} else {
+		for i := range j.models {
+			if err := run(i); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(j.models) == 1 {
+		return per[0], nil
+	}
+	out := make([][]float32, n)
+	for p := range out {
+		row := make([]float32, 0, len(j.models)*k)
+		for i := range j.models {
+			row = append(row, per[i][p]...)
+		}
+		out[p] = row
+	}
+	return out, nil
+}

@@ -1,0 +1,158 @@
+// Package classify is the page classifier's inference engine, shared by the
+// batch command line (cmd/pageclass) and the HTTP service.
+//
+// A Model is one loaded model folder: model.pt (TorchScript) and model.json
+// (modelmeta.Meta) on a device. Its preprocessing (input size, mean, std)
+// always comes from its own model.json, never from flags or configuration.
+// Its probabilities are reported in canonical category order
+// (modelmeta.Categories) whatever the model's own label order.
+//
+// An Ensemble is one or more Models run over the same pages. Each page is
+// decoded once; every distinct preprocessing of the ensemble is computed once
+// from that decoded page (two models of the same size, mean and std share one
+// tensor), and each model gets its own tensor. Predict returns, per page, every
+// model's full softmax vector and their element-wise mean: the ensemble average
+// of full probabilities, the numbers both the command line's AVG table and the
+// service's version=all answer are made of.
+//
+// A Locator finds model folders: a registry revision lives in
+// {Models}/model_<rev without dots> (registry.ModelDirName), or in the hub
+// cache when the hub is used. When the five published ensemble folders are
+// not all present, the ensemble falls back to the shipped demo ensemble
+// ({Demo}/model_v14 ... {Demo}/model_v54), with a warning; Folder.Demo marks
+// its models so the run metadata can say so.
+package classify
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"archivekit/bindings/torch"
+	"archivekit/pkg/hub"
+	"archivekit/pkg/imageio"
+	"archivekit/pkg/modelmeta"
+	"archivekit/pkg/registry"
+)
+
+// Model is a loaded model folder. It implements pipeline.Model; its
+// Probabilities are in canonical category order.
+type Model struct {
+	// Name labels the model in outputs: the registry revision it was
+	// loaded for, else the revision in model.json, else the folder name.
+	Name string
+	// Dir is the model folder.
+	Dir string
+	// Demo is true for a model of the shipped demo ensemble.
+	Demo bool
+	// Meta is the model's model.json.
+	Meta *modelmeta.Meta
+	// Module is the TorchScript module.
+	Module *torch.Module
+
+	mean, std [3]float32
+}
+
+// Load loads the model folder dir (model.pt + model.json) onto device ("cpu"
+// or "cuda:N"; "" means "cpu"). Errors name the folder.
+func Load(dir, device string) (*Model, error) {
+	meta, err := modelmeta.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if meta.Preprocess.Resize != registry.ResizeBilinear {
+		return nil, fmt.Errorf("%s: unsupported resize rule %q", dir, meta.Preprocess.Resize)
+	}
+	mod, err := torch.Load(filepath.Join(dir, modelmeta.WeightsFile), device)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Dir: dir, Meta: meta, Module: mod, Name: meta.Revision}
+	if m.Name == "" {
+		m.Name = filepath.Base(dir)
+	}
+	for i := 0; i < 3; i++ {
+		m.mean[i] = float32(meta.Preprocess.Mean[i])
+		m.std[i] = float32(meta.Preprocess.Std[i])
+	}
+	return m, nil
+}
+
+// LoadFolder loads a folder found by a Locator; the model is named after the
+// revision it was asked for (unless that is a moving hub branch such as
+// "main" and model.json names its revision) and carries the folder's demo
+// mark.
+func LoadFolder(f Folder, device string) (*Model, error) {
+	m, err := Load(f.Dir, device)
+	if err != nil {
+		return nil, err
+	}
+	if f.Revision != "" && !(hub.Moving(f.Revision) && m.Meta.Revision != "") {
+		m.Name = f.Revision
+	}
+	m.Demo = f.Demo
+	return m, nil
+}
+
+// Close releases the native module.
+func (m *Model) Close() error {
+	if m == nil || m.Module == nil {
+		return nil
+	}
+	return m.Module.Close()
+}
+
+// Size is the side of the square input in pixels.
+func (m *Model) Size() int { return m.Meta.Preprocess.Size }
+
+// InputLen is the number of floats of one preprocessed page (3·Size·Size).
+func (m *Model) InputLen() int { return 3 * m.Size() * m.Size() }
+
+// Preprocess resizes a decoded page to the model's input with the model's own
+// mean and std: 3·Size·Size floats, CHW. It is safe for concurrent use.
+func (m *Model) Preprocess(img imageio.Image) ([]float32, error) {
+	return torch.Preprocess(img.Pix, img.H, img.W, 3, m.Size(), m.mean, m.std)
+}
+
+// Probabilities runs a NCHW batch of n pages through the model and returns
+// n softmax rows in canonical category order (modelmeta.Categories;
+// categories the model lacks score 0). It implements pipeline.Model.
+func (m *Model) Probabilities(data []float32, n, c, h, w int) ([][]float32, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	if c != 3 || h != m.Size() || w != m.Size() {
+		return nil, fmt.Errorf("%s: input %dx%dx%d, model wants 3x%dx%d", m.Name, c, h, w, m.Size(), m.Size())
+	}
+	rows, err := m.Module.Probabilities(torch.Tensor{Data: data, Shape: []int64{int64(n), int64(c), int64(h), int64(w)}})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.Name, err)
+	}
+	if len(rows) != n {
+		return nil, fmt.Errorf("%s: %d rows for %d pages", m.Name, len(rows), n)
+	}
+	if m.Meta.Canonical() {
+		for i, r := range rows {
+			if len(r) != len(modelmeta.Categories) {
+				return nil, fmt.Errorf("%s: page %d: %d scores for %d categories", m.Name, i, len(r), len(modelmeta.Categories))
+			}
+		}
+		return rows, nil
+	}
+	out := make([][]float32, n)
+	for i, r := range rows {
+		if out[i], err = m.Meta.ToCanonical(r); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.Name, err)
+		}
+	}
+	return out, nil
+}
+
+// CloseAll closes every model, returning the first error.
+func CloseAll(ms []*Model) error {
+	var errs []error
+	for _, m := range ms {
+		errs = append(errs, m.Close())
+	}
+	return errors.Join(errs...)
+}
