@@ -1,0 +1,721 @@
+#!/usr/bin/env python3
+"""Export the page classifier's published checkpoints to TorchScript + model.json.
+
+The Go classifier (pageclass) runs a model folder holding ``model.pt``
+(TorchScript) and ``model.json`` (metadata, format of pkg/modelmeta). This tool
+makes such folders from the five published model families, and, for tests and
+the shipped demo ensemble, from locally random-initialised architectures.
+
+Usage (the project virtualenv's python):
+
+  export_models.py CHECKPOINT --family v4.4 --out DIR
+      Convert one published checkpoint. CHECKPOINT is a Hugging Face
+      ``save_pretrained`` folder (ViT, or a timm model saved by timm / the
+      transformers timm wrapper: config.json with "architecture"), or a timm
+      weights file / state dict (give --arch when the family default is wrong).
+  export_models.py --published ROOT --out OUTROOT
+      Convert ROOT/v1.4 ... ROOT/v5.4 (the folders that exist) to OUTROOT/<rev>.
+  export_models.py --random-init FAMILY --out DIR [--scaled-down] [--seed N]
+      Build the family's architecture from its configuration (no download),
+      save it in the published checkpoint layout under DIR/original, and export
+      it to DIR. --scaled-down builds the small variant (same architecture
+      code, fewer/narrower layers, smaller input) used for the demo ensemble.
+
+Every export is checked at export time: the exported module (after a save and
+reload) and the original transformers/timm model get the same random inputs
+and the maximum absolute logit difference is printed and must be <= 1e-4.
+Trainable exports (scripted modules) are also run forward and backward once
+in training mode. The tool prints for each export whether it is trainable
+(scripted) or inference-only (traced) and why.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import json
+import os
+import shlex
+import sys
+import tempfile
+import time
+from functools import partial
+
+import torch
+import torch.nn as nn
+
+# The eleven categories in canonical order (pkg/modelmeta.Categories).
+CATEGORIES = ["DRAW", "DRAW_L", "LINE_HW", "LINE_P", "LINE_T", "PHOTO", "PHOTO_L",
+              "TEXT", "TEXT_HW", "TEXT_P", "TEXT_T"]
+HALF = (0.5, 0.5, 0.5)
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+# Largest allowed |logit(export) - logit(original)| at export time.
+TOLERANCE = 1e-4
+FORMAT_VERSION = 1
+DEFAULT_LICENSE = "MIT"  # setup/para_config.txt: vit_models = MIT
+
+
+@dataclasses.dataclass(frozen=True)
+class Family:
+    """One model family: its registry revision, architecture and preprocessing."""
+    revision: str
+    base: str            # registry base name (pkg/registry)
+    kind: str            # "vit" (Hugging Face ViT) or "timm"
+    size: int            # input side in pixels
+    mean: tuple
+    std: tuple
+    vit: dict | None = None          # ViTConfig hyper-parameters
+    timm_arch: str | None = None     # timm architecture name
+    timm_args: dict | None = None    # extra timm create_model arguments
+
+
+def _vit(hidden, layers, heads, mlp, size):
+    return dict(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+                intermediate_size=mlp, image_size=size, patch_size=16)
+
+
+# The published v*.4 ensemble (spec page-classification 2.6). The
+# efficientnetv2_m family is timm's tf_efficientnetv2_m: the only timm
+# efficientnetv2_m definition with weights pre-trained on the larger set and
+# fine-tuned on the 1k set ("in21k_ft_in1k"); timm's plain efficientnetv2_m
+# has no published weights. A checkpoint's own config.json "architecture"
+# always wins over this default.
+FAMILIES = {
+    "v1.4": Family("v1.4", "efficientnetv2_m", "timm", 384, HALF, HALF, timm_arch="tf_efficientnetv2_m"),
+    "v2.4": Family("v2.4", "vit-base-patch16-224", "vit", 224, HALF, HALF, vit=_vit(768, 12, 12, 3072, 224)),
+    "v3.4": Family("v3.4", "vit-base-patch16-384", "vit", 384, HALF, HALF, vit=_vit(768, 12, 12, 3072, 384)),
+    "v4.4": Family("v4.4", "regnety_160", "timm", 384, IMAGENET_MEAN, IMAGENET_STD, timm_arch="regnety_160"),
+    "v5.4": Family("v5.4", "vit-large-patch16-384", "vit", 384, HALF, HALF, vit=_vit(1024, 24, 16, 4096, 384)),
+}
+
+# Scaled-down variants for the shipped demo ensemble: the same architecture
+# code with fewer / narrower layers and a smaller input.
+SCALED = {
+    "v1.4": dataclasses.replace(FAMILIES["v1.4"], base="efficientnetv2_m-scaled", size=192,
+                                timm_args=dict(channel_multiplier=0.5, depth_multiplier=0.25)),
+    "v2.4": dataclasses.replace(FAMILIES["v2.4"], base="vit-base-patch16-224-scaled", size=160,
+                                vit=_vit(192, 4, 3, 768, 160)),
+    "v3.4": dataclasses.replace(FAMILIES["v3.4"], base="vit-base-patch16-384-scaled", size=192,
+                                vit=_vit(192, 4, 3, 768, 192)),
+    "v4.4": dataclasses.replace(FAMILIES["v4.4"], base="regnety_160-scaled", size=192,
+                                timm_args=dict(depth=10, w0=24, wa=36.44, wm=2.49, group_size=8)),
+    "v5.4": dataclasses.replace(FAMILIES["v5.4"], base="vit-large-patch16-384-scaled", size=192,
+                                vit=_vit(256, 6, 4, 1024, 192)),
+}
+
+
+def family(name: str, scaled: bool = False) -> Family:
+    """Resolve a family by revision ("v4.4", "v4") or base name ("regnety_160")."""
+    table = SCALED if scaled else FAMILIES
+    for rev, f in FAMILIES.items():
+        if name in (rev, rev.split(".")[0], f.base):
+            return table[rev]
+    raise SystemExit(f"unknown family {name!r}: want one of "
+                     + ", ".join(f"{r} ({f.base})" for r, f in FAMILIES.items()))
+
+
+def log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+# ---------------------------------------------------------------- checkpoints
+
+def _labels_from(names) -> list[str]:
+    """Checkpoint label names in output order, validated against the categories."""
+    if isinstance(names, dict):  # id2label: {"0": "DRAW", ...}
+        names = [names[k] for k in sorted(names, key=lambda k: int(k))]
+    names = list(names)
+    if all(n.startswith("LABEL_") for n in names) and len(names) == len(CATEGORIES):
+        log(f"  labels are generic {names[0]}..; assuming canonical category order")
+        return list(CATEGORIES)
+    bad = [n for n in names if n not in CATEGORIES]
+    if bad or len(set(names)) != len(names):
+        raise ValueError(f"labels {names}: not distinct category names (unknown: {bad})")
+    return names
+
+
+def _read_state_dict(path: str) -> dict:
+    if path.endswith(".safetensors"):
+        from safetensors.torch import load_file
+        sd = load_file(path)
+    else:
+        sd = torch.load(path, map_location="cpu", weights_only=True)
+    for key in ("state_dict", "model", "model_state_dict"):
+        if isinstance(sd, dict) and key in sd and isinstance(sd[key], dict):
+            sd = sd[key]
+    if not isinstance(sd, dict) or not all(torch.is_tensor(v) for v in sd.values()):
+        raise ValueError(f"{path}: not a state dict of tensors")
+    # transformers' timm wrapper and DataParallel prefixes.
+    for prefix in ("timm_model.", "module."):
+        if all(k.startswith(prefix) for k in sd):
+            sd = {k[len(prefix):]: v for k, v in sd.items()}
+    return sd
+
+
+def _weights_file(folder: str) -> str:
+    for name in ("model.safetensors", "pytorch_model.bin", "open_clip_pytorch_model.bin"):
+        if os.path.exists(os.path.join(folder, name)):
+            return os.path.join(folder, name)
+    cands = sorted(f for f in os.listdir(folder) if f.endswith((".safetensors", ".pth", ".pt", ".bin")))
+    if not cands:
+        raise FileNotFoundError(f"{folder}: no weights file (model.safetensors, pytorch_model.bin, *.pth)")
+    return os.path.join(folder, cands[0])
+
+
+@dataclasses.dataclass
+class Original:
+    """A published model loaded with its original library."""
+    model: nn.Module       # eval mode; forward(pixels) -> logits
+    labels: list
+    kind: str              # "vit" or "timm"
+    arch: str              # HF model type / timm architecture
+    timm_args: dict
+    source: str
+
+
+class HFLogits(nn.Module):
+    """Wraps ViTForImageClassification so forward returns the logits tensor."""
+
+    def __init__(self, hf):
+        super().__init__()
+        self.hf = hf
+
+    def forward(self, x):
+        return self.hf(pixel_values=x).logits
+
+
+def load_original(path: str, fam: Family, arch: str | None = None) -> Original:
+    """Load a published checkpoint with transformers / timm (never from a hub)."""
+    cfg = {}
+    if os.path.isdir(path):
+        cfg_path = os.path.join(path, "config.json")
+        if not os.path.exists(cfg_path):
+            raise FileNotFoundError(f"{path}: no config.json (want a save_pretrained folder)")
+        with open(cfg_path) as f:
+            cfg = json.load(f)
+    if cfg.get("model_type") == "vit":
+        from transformers import ViTForImageClassification
+        hf = ViTForImageClassification.from_pretrained(path, local_files_only=True, attn_implementation="eager")
+        labels = _labels_from(hf.config.id2label)
+        return Original(HFLogits(hf).eval(), labels, "vit", "vit", {}, path)
+    if fam.kind == "vit" and not cfg:
+        raise ValueError(f"{path}: a ViT checkpoint must be a save_pretrained folder with config.json")
+    import timm
+    arch = arch or cfg.get("architecture") or fam.timm_arch
+    args = dict(cfg.get("model_args") or {})
+    sd = _read_state_dict(_weights_file(path) if os.path.isdir(path) else path)
+    head = next((k for k in ("classifier.weight", "head.fc.weight", "head.weight", "fc.weight") if k in sd), None)
+    if head is None:
+        raise ValueError(f"{path}: no classifier weight found in the state dict")
+    n = sd[head].shape[0]
+    names = cfg.get("label_names") or cfg.get("id2label") or [f"LABEL_{i}" for i in range(n)]
+    labels = _labels_from(names)
+    if len(labels) != n:
+        raise ValueError(f"{path}: {len(labels)} labels but the classifier has {n} outputs")
+    m = timm.create_model(arch, pretrained=False, num_classes=n, **args)
+    m.load_state_dict(sd, strict=True)
+    return Original(m.eval(), labels, "timm", arch, args, path)
+
+
+# ---------------------------------------------------------------- conversions
+
+def torchvision_vit(hf_model: nn.Module) -> nn.Module:
+    """torchvision VisionTransformer carrying the weights of an HF ViTForImageClassification."""
+    from torchvision.models.vision_transformer import VisionTransformer
+    c = hf_model.config
+    problems = []
+    if c.hidden_act != "gelu":
+        problems.append(f"hidden_act {c.hidden_act!r} (torchvision uses exact gelu)")
+    if not c.qkv_bias:
+        problems.append("qkv_bias false")
+    if c.num_channels != 3:
+        problems.append(f"num_channels {c.num_channels}")
+    if problems:
+        raise ValueError("ViT configuration has no torchvision equivalent: " + "; ".join(problems))
+    tv = VisionTransformer(
+        image_size=c.image_size, patch_size=c.patch_size, num_layers=c.num_hidden_layers,
+        num_heads=c.num_attention_heads, hidden_dim=c.hidden_size, mlp_dim=c.intermediate_size,
+        dropout=c.hidden_dropout_prob, attention_dropout=c.attention_probs_dropout_prob,
+        num_classes=c.num_labels, norm_layer=partial(nn.LayerNorm, eps=c.layer_norm_eps))
+    sd = hf_model.state_dict()
+    out = {
+        "class_token": sd["vit.embeddings.cls_token"],
+        "encoder.pos_embedding": sd["vit.embeddings.position_embeddings"],
+        "conv_proj.weight": sd["vit.embeddings.patch_embeddings.projection.weight"],
+        "conv_proj.bias": sd["vit.embeddings.patch_embeddings.projection.bias"],
+        "encoder.ln.weight": sd["vit.layernorm.weight"],
+        "encoder.ln.bias": sd["vit.layernorm.bias"],
+        "heads.head.weight": sd["classifier.weight"],
+        "heads.head.bias": sd["classifier.bias"],
+    }
+    for i in range(c.num_hidden_layers):
+        h, t = f"vit.encoder.layer.{i}.", f"encoder.layers.encoder_layer_{i}."
+        a = h + "attention.attention."
+        for p in ("weight", "bias"):
+            out[t + f"self_attention.in_proj_{p}"] = torch.cat(
+                [sd[a + f"query.{p}"], sd[a + f"key.{p}"], sd[a + f"value.{p}"]], 0)
+            out[t + f"self_attention.out_proj.{p}"] = sd[h + f"attention.output.dense.{p}"]
+            out[t + f"ln_1.{p}"] = sd[h + f"layernorm_before.{p}"]
+            out[t + f"ln_2.{p}"] = sd[h + f"layernorm_after.{p}"]
+            out[t + f"mlp.0.{p}"] = sd[h + f"intermediate.dense.{p}"]
+            out[t + f"mlp.3.{p}"] = sd[h + f"output.dense.{p}"]
+    used = {k for k in sd}
+    missing = set(tv.state_dict()) ^ set(out)
+    if missing:
+        raise ValueError(f"ViT weight mapping incomplete: {sorted(missing)[:5]}")
+    if len(out) - 2 * c.num_hidden_layers != len(used) - 6 * c.num_hidden_layers:
+        raise ValueError("ViT weight mapping: HF tensors left unmapped")
+    tv.load_state_dict(out, strict=True)
+    return tv
+
+
+def _copy_in_order(src: nn.Module, dst: nn.Module) -> None:
+    """Copy every parameter and buffer of src into dst, pairing them in
+    registration order; each pair must agree in shape and leaf name."""
+    s, d = src.state_dict(), dst.state_dict()
+    if len(s) != len(d):
+        raise ValueError(f"{len(s)} source tensors vs {len(d)} target tensors")
+    new = {}
+    for (sk, sv), (dk, dv) in zip(s.items(), d.items()):
+        if sv.shape != dv.shape or sk.rsplit(".", 1)[-1] != dk.rsplit(".", 1)[-1]:
+            raise ValueError(f"{sk} {tuple(sv.shape)} does not pair with {dk} {tuple(dv.shape)}")
+        new[dk] = sv
+    dst.load_state_dict(new, strict=True)
+
+
+_REGNET_PARTS = {"conv1.conv": "f.a.0", "conv1.bn": "f.a.1", "conv2.conv": "f.b.0", "conv2.bn": "f.b.1",
+                 "se.fc1": "f.se.fc1", "se.fc2": "f.se.fc2", "conv3.conv": "f.c.0", "conv3.bn": "f.c.1",
+                 "downsample.conv": "proj.0", "downsample.bn": "proj.1"}
+
+
+def regnet_name(timm_key: str) -> str:
+    """torchvision RegNet name of a timm RegNet tensor name."""
+    parts = timm_key.split(".")
+    if parts[0] == "stem":
+        return ".".join(["stem", {"conv": "0", "bn": "1"}[parts[1]]] + parts[2:])
+    if parts[0] == "head" and parts[1] == "fc":
+        return "fc." + parts[2]
+    if parts[0].startswith("s") and parts[1].startswith("b"):
+        stage, block = int(parts[0][1:]), int(parts[1][1:])
+        inner = _REGNET_PARTS[".".join(parts[2:4])]
+        return f"trunk_output.block{stage}.block{stage}-{block - 1}.{inner}.{parts[4]}"
+    raise KeyError(timm_key)
+
+
+def _copy_renamed(src: nn.Module, dst: nn.Module, rename) -> None:
+    """Copy src's tensors into dst under rename(name); names and shapes must
+    cover dst exactly."""
+    d = dst.state_dict()
+    new = {}
+    for k, v in src.state_dict().items():
+        try:
+            nk = rename(k)
+        except KeyError:
+            raise ValueError(f"no target for {k}") from None
+        if nk not in d or d[nk].shape != v.shape:
+            raise ValueError(f"{k} {tuple(v.shape)} -> {nk}: "
+                             + ("absent" if nk not in d else f"target shape {tuple(d[nk].shape)}"))
+        new[nk] = v
+    if set(new) != set(d):
+        raise ValueError(f"target tensors left without weights: {sorted(set(d) - set(new))[:5]}")
+    dst.load_state_dict(new, strict=True)
+
+
+def torchvision_regnet(timm_model: nn.Module, arch: str, args: dict) -> nn.Module:
+    """torchvision RegNet built from a timm RegNetY configuration, carrying its weights."""
+    from timm.models import regnet as tr
+    from torchvision.models.regnet import BlockParams, RegNet
+    cfg = dataclasses.replace(tr.model_cfgs[arch], **{k: v for k, v in args.items()
+                                                      if k in {f.name for f in dataclasses.fields(tr.RegNetCfg)}})
+    if (cfg.bottle_ratio != 1.0 or cfg.downsample != "conv1x1" or cfg.linear_out or cfg.preact
+            or cfg.act_layer != "relu" or cfg.norm_layer != "batchnorm" or cfg.num_features
+            or cfg.group_min_ratio or not cfg.se_ratio):
+        raise ValueError(f"{arch}: configuration {cfg} has no torchvision RegNetY equivalent")
+    bp = BlockParams.from_init_params(depth=cfg.depth, w_0=cfg.w0, w_a=cfg.wa, w_m=cfg.wm,
+                                      group_width=cfg.group_size, se_ratio=cfg.se_ratio)
+    tv = RegNet(bp, num_classes=timm_model.num_classes, stem_width=cfg.stem_width)
+    _copy_renamed(timm_model, tv, regnet_name)
+    return tv
+
+
+def torchvision_effnetv2m(timm_model: nn.Module) -> nn.Module:
+    """torchvision efficientnet_v2_m with timm efficientnetv2_m weights (batch-norm
+    eps set to timm's; torchvision's default is 1e-3)."""
+    from torchvision.models import efficientnet_v2_m
+    tv = efficientnet_v2_m(num_classes=timm_model.num_classes)
+    eps = {m.eps for m in timm_model.modules() if isinstance(m, nn.BatchNorm2d)}
+    if len(eps) != 1:
+        raise ValueError(f"timm model mixes batch-norm eps {eps}")
+    (value,) = eps
+    for m in tv.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.eps = value
+    _copy_in_order(timm_model, tv)
+    return tv
+
+
+@dataclasses.dataclass
+class Export:
+    module: torch.jit.ScriptModule
+    trainable: bool
+    how: str       # one line: what the module is and why (not) trainable
+
+
+def convert(orig: Original, log_fn=log) -> Export:
+    """Make the TorchScript module for an original model, preferring a scripted
+    (trainable) one."""
+    if orig.kind == "vit":
+        tv = torchvision_vit(orig.model.hf).eval()
+        return Export(torch.jit.script(tv), True,
+                      "scripted torchvision VisionTransformer with the HF ViT weights "
+                      "(transformers' ViT traces but does not script)")
+    import timm
+    if orig.arch.startswith("regnety_"):
+        try:
+            tv = torchvision_regnet(orig.model, orig.arch, orig.timm_args).eval()
+            return Export(torch.jit.script(tv), True,
+                          f"scripted torchvision RegNet built from timm's {orig.arch} configuration, same weights")
+        except ValueError as e:
+            log_fn(f"  torchvision RegNet not usable ({e}); trying timm's own module")
+    if orig.arch == "efficientnetv2_m" and not orig.timm_args:
+        tv = torchvision_effnetv2m(orig.model).eval()
+        return Export(torch.jit.script(tv), True,
+                      "scripted torchvision efficientnet_v2_m (same layer graph as timm efficientnetv2_m; "
+                      "batch-norm eps set to timm's)")
+    why = ""
+    if orig.arch.startswith("tf_efficientnetv2"):
+        why = ("torchvision efficientnet_v2_m differs from timm's tf_ variant (TF 'same' asymmetric "
+               "padding on stride-2 convolutions, batch-norm eps 1e-3), so timm's own module is used; ")
+    m = timm.create_model(orig.arch, pretrained=False, num_classes=orig.model.num_classes,
+                          scriptable=True, **orig.timm_args)
+    m.load_state_dict(orig.model.state_dict(), strict=True)
+    m.eval()
+    try:
+        return Export(torch.jit.script(m), True, why + f"scripted timm {orig.arch} (timm's module scripts)")
+    except Exception as e:  # noqa: BLE001 - any scripting failure means: trace instead
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        traced = torch.jit.trace(m, torch.zeros(1, 3, 224, 224), check_trace=False)
+        return Export(traced, False, why + f"traced timm {orig.arch}: torch.jit.script failed ({first}); "
+                      "a traced module freezes dropout/batch-norm, so it is inference-only")
+
+
+# ---------------------------------------------------------------- verification
+
+def verify(orig: nn.Module, exported: torch.jit.ScriptModule, size: int, n: int = 2, seed: int = 1234) -> float:
+    """Max |logit difference| between original and export on n random inputs."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, 3, size, size, generator=g)
+    with torch.inference_mode():
+        a = orig(x)
+        b = exported(x)
+    if a.shape != b.shape:
+        raise AssertionError(f"output shapes differ: original {tuple(a.shape)}, export {tuple(b.shape)}")
+    return float((a - b).abs().max())
+
+
+def train_step_check(module: torch.jit.ScriptModule, size: int, classes: int) -> None:
+    """One forward/backward in training mode: gradients must reach every parameter."""
+    module.train()
+    x = torch.randn(2, 3, size, size, generator=torch.Generator().manual_seed(7))
+    loss = nn.functional.cross_entropy(module(x), torch.tensor([0, classes - 1]))
+    loss.backward()
+    missing = [n for n, p in module.named_parameters() if p.requires_grad and p.grad is None]
+    module.zero_grad(set_to_none=True)
+    module.eval()
+    if missing:
+        raise AssertionError(f"no gradient for {len(missing)} parameters, e.g. {missing[:3]}")
+
+
+# ---------------------------------------------------------------- writing
+
+def _atomic(path: str, write) -> None:
+    d = os.path.dirname(path) or "."
+    fd, tmp = tempfile.mkstemp(prefix="tmp-", suffix=os.path.splitext(path)[1], dir=d)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def meta_json(fam: Family, labels, trainable: bool, method: str, source: str, notes: str,
+              revision: str | None, license_: str) -> dict:
+    """model.json content in pkg/modelmeta's format (field names as in modelmeta.Meta)."""
+    prov = {"method": method, "command": shlex.join([os.path.relpath(sys.argv[0])] + sys.argv[1:]),
+            "source": source,
+            "created": datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
+            "notes": notes}
+    m = {"format_version": FORMAT_VERSION, "labels": list(labels),
+         "preprocess": {"size": fam.size, "resize": "bilinear", "mean": list(fam.mean), "std": list(fam.std)},
+         "base_architecture": fam.base, "license": license_, "trainable": trainable, "provenance": prov}
+    if revision:
+        m["revision"] = revision
+    return m
+
+
+def export(orig: Original, fam: Family, out: str, method: str, revision: str | None,
+           license_: str = DEFAULT_LICENSE, train_check: bool = True) -> dict:
+    """Convert, verify and write out/model.pt + out/model.json; returns a summary."""
+    t0 = time.time()
+    os.makedirs(out, exist_ok=True)
+    ex = convert(orig)
+    pt = os.path.join(out, "model.pt")
+    _atomic(pt, lambda p: torch.jit.save(ex.module, p))
+    loaded = torch.jit.load(pt).eval()
+    diff = verify(orig.model, loaded, fam.size)
+    is_script = not isinstance(loaded, torch.jit.TopLevelTracedModule) and ex.trainable
+    log(f"  {os.path.basename(out) or out}: max |logit diff| export vs original = {diff:.3g} "
+        f"(2 random inputs {fam.size}x{fam.size}, tolerance {TOLERANCE:g})")
+    if not diff <= TOLERANCE:
+        os.unlink(pt)
+        raise AssertionError(f"{out}: export differs from the original by {diff:.3g} > {TOLERANCE:g}; nothing written")
+    if is_script and train_check:
+        train_step_check(loaded, fam.size, len(orig.labels))
+    kind = "TRAINABLE (scripted)" if is_script else "INFERENCE-ONLY (traced)"
+    log(f"  {kind}: {ex.how}")
+    notes = f"{ex.how}; verified max |logit diff| vs original {diff:.3g} on random inputs"
+    meta = meta_json(fam, orig.labels, is_script, method, orig.source, notes, revision, license_)
+    _atomic(os.path.join(out, "model.json"),
+            lambda p: open(p, "w").write(json.dumps(meta, indent=2) + "\n"))
+    return {"out": out, "family": fam.revision, "base": fam.base, "trainable": is_script,
+            "max_logit_diff": diff, "seconds": round(time.time() - t0, 1), "how": ex.how}
+
+
+# ---------------------------------------------------------------- preprocessing
+
+def list_pages(root: str, limit: int = 0) -> list[str]:
+    """Image files under root (recursively, sorted), at most limit when > 0.
+    Files that are not images by extension (a LICENSE, say) are skipped."""
+    exts = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp")
+    found = []
+    for d, dirs, files in os.walk(root):
+        dirs.sort()
+        found += [os.path.join(d, f) for f in sorted(files) if f.lower().endswith(exts)]
+    found.sort()
+    return found[:limit] if limit > 0 else found
+
+
+def original_preprocess(fam: Family, images) -> torch.Tensor:
+    """The original tool's preprocessing of PIL RGB images: for the ViTs the
+    transformers ViTImageProcessor (bilinear resize to S x S, rescale 1/255,
+    normalise); for the timm models the torchvision equivalent (PIL bilinear
+    resize to S x S, ToTensor, Normalize). No crop."""
+    if fam.kind == "vit":
+        from transformers import ViTImageProcessor
+        from transformers.image_utils import PILImageResampling
+        proc = ViTImageProcessor(do_resize=True, size={"height": fam.size, "width": fam.size},
+                                 resample=PILImageResampling.BILINEAR, do_rescale=True, rescale_factor=1 / 255,
+                                 do_normalize=True, image_mean=list(fam.mean), image_std=list(fam.std))
+        return proc(images=list(images), return_tensors="pt")["pixel_values"]
+    from torchvision import transforms as T
+    tf = T.Compose([T.Resize((fam.size, fam.size), interpolation=T.InterpolationMode.BILINEAR),
+                    T.ToTensor(), T.Normalize(fam.mean, fam.std)])
+    return torch.stack([tf(im) for im in images])
+
+
+def go_preprocess(fam: Family, images) -> torch.Tensor:
+    """pageclass's preprocessing (pkg/modelmeta): 8-bit RGB, antialiased
+    bilinear resize to S x S rounded to 8 bit, /255, (x - mean) / std; the same
+    as torchvision Resize((S, S), antialias=True) on uint8 tensors."""
+    import numpy as np
+    from torchvision.transforms import functional as TF
+    out = []
+    for im in images:
+        t = torch.from_numpy(np.asarray(im, dtype=np.uint8).copy()).permute(2, 0, 1)
+        t = TF.resize(t, [fam.size, fam.size], interpolation=TF.InterpolationMode.BILINEAR, antialias=True)
+        out.append(TF.normalize(t.float() / 255, list(fam.mean), list(fam.std)))
+    return torch.stack(out)
+
+
+def open_rgb(path: str):
+    """PIL decode to RGB, as the original tool does."""
+    from PIL import Image
+    with Image.open(path) as im:
+        return im.convert("RGB")
+
+
+# ---------------------------------------------------------------- random init
+
+def _exercise(model: nn.Module, seed: int) -> None:
+    """Give every constant-initialised tensor (norm scales/shifts, biases,
+    running statistics) random values, so that a weight mapping that swapped
+    two same-shaped tensors cannot hide behind identical values."""
+    g = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for name, t in list(model.named_parameters()) + list(model.named_buffers()):
+            if not t.is_floating_point() or t.numel() < 2 or not bool((t == t.flatten()[0]).all()):
+                continue
+            if name.endswith("running_var"):
+                t.copy_(torch.rand(t.shape, generator=g) * 1.5 + 0.5)
+            elif name.endswith("weight") and t.dim() == 1 and float(t.flatten()[0]) == 0:
+                # a residual branch's last norm, zero-initialised on purpose:
+                # small, so depth does not turn the network chaotic
+                t.copy_(torch.rand(t.shape, generator=g) * 0.2)
+            elif name.endswith("weight") and t.dim() == 1:  # norm scale
+                t.copy_(torch.rand(t.shape, generator=g) + 0.5)
+            else:
+                t.copy_(torch.randn(t.shape, generator=g) * 0.05)
+
+
+def _classifier(model: nn.Module) -> nn.Linear:
+    for name in ("classifier", "hf.classifier", "head.fc", "head", "fc"):
+        m = model
+        try:
+            for part in name.split("."):
+                m = getattr(m, part)
+        except AttributeError:
+            continue
+        if isinstance(m, nn.Linear):
+            return m
+    raise ValueError(f"{type(model).__name__}: no linear classifier found")
+
+
+def calibrate(model: nn.Module, batches, seed: int, spread: float = 2.0) -> None:
+    """Make a random-initialised model input-sensitive, like a trained one:
+    batch-norm running statistics are recomputed on the calibration batches,
+    and the classifier becomes a random projection of the centred features
+    scaled by their overall spread (W = R / s, b = -W mu, R ~ N(0, spread^2 / D),
+    s^2 the mean feature variance), so logits vary with the page instead of
+    being nearly constant. One scale for all features (not per-feature
+    whitening) keeps features that barely vary between pages, and so mostly
+    carry pixel-level noise, from being amplified."""
+    bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    with torch.no_grad():
+        if bns:
+            for m in bns:
+                m.reset_running_stats()
+                m.momentum = None  # cumulative average over all batches
+            model.train()
+            for x in batches:
+                model(x)
+            for m in bns:
+                m.momentum = 0.1
+        model.eval()
+        head = _classifier(model)
+        feats = []
+        hook = head.register_forward_hook(lambda mod, inp, out: feats.append(inp[0].detach()))
+        for x in batches:
+            model(x)
+        hook.remove()
+        f = torch.cat(feats).flatten(1)
+        mu, sigma = f.mean(0), f.var(0).mean().sqrt().clamp_min(1e-6)
+        g = torch.Generator().manual_seed(seed + 2)
+        r = torch.randn(head.weight.shape, generator=g) * (spread / f.shape[1] ** 0.5)
+        head.weight.copy_(r / sigma)
+        head.bias.copy_(-(head.weight @ mu))
+
+
+def random_original(fam: Family, folder: str, seed: int, calib_pages: list[str] = ()) -> Original:
+    """Build fam's architecture from its configuration with a fixed seed and save
+    it in the published layout under folder (no download). With calib_pages,
+    calibrate() it on those pages (original preprocessing) before saving."""
+    batches = [original_preprocess(fam, [open_rgb(p) for p in calib_pages[i:i + 8]])
+               for i in range(0, len(calib_pages), 8)]
+    torch.manual_seed(seed)
+    os.makedirs(folder, exist_ok=True)
+    id2label = {i: c for i, c in enumerate(CATEGORIES)}
+    if fam.kind == "vit":
+        from transformers import ViTConfig, ViTForImageClassification
+        from transformers import ViTImageProcessor
+        cfg = ViTConfig(**fam.vit, num_channels=3, hidden_act="gelu", hidden_dropout_prob=0.0,
+                        attention_probs_dropout_prob=0.0, layer_norm_eps=1e-12, qkv_bias=True,
+                        id2label=id2label, label2id={c: i for i, c in id2label.items()})
+        hf = ViTForImageClassification(cfg)
+        _exercise(hf, seed)
+        if batches:
+            calibrate(HFLogits(hf), batches, seed)
+        hf.save_pretrained(folder)
+        ViTImageProcessor(size={"height": fam.size, "width": fam.size}, image_mean=list(fam.mean),
+                          image_std=list(fam.std)).save_pretrained(folder)
+    else:
+        import timm
+        from timm.models._hub import save_for_hf
+        args = dict(fam.timm_args or {})
+        m = timm.create_model(fam.timm_arch, pretrained=False, num_classes=len(CATEGORIES),
+                              **args)
+        with torch.no_grad():  # zero-init the residual branches' last norm, as timm's regnet does
+            for blk in m.modules():
+                bns = [c for c in blk.modules() if isinstance(c, nn.BatchNorm2d)]
+                if getattr(blk, "has_skip", False) and bns:
+                    bns[-1].weight.zero_()
+        _exercise(m, seed)
+        if batches:
+            calibrate(m, batches, seed)
+        save_for_hf(m, folder, model_config={"label_names": CATEGORIES}, model_args=args or None,
+                    safe_serialization=True)
+    return load_original(folder, fam)
+
+
+# ---------------------------------------------------------------- command line
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("checkpoint", nargs="?", help="published checkpoint folder or timm weights file")
+    ap.add_argument("--family", help="v1.4..v5.4 or a base name (efficientnetv2_m, regnety_160, ...)")
+    ap.add_argument("--arch", help="timm architecture of a bare weights file (default: the family's)")
+    ap.add_argument("--published", metavar="ROOT", help="export ROOT/v1.4 ... ROOT/v5.4")
+    ap.add_argument("--random-init", metavar="FAMILY", help="random-initialise FAMILY locally and export it")
+    ap.add_argument("--scaled-down", action="store_true", help="with --random-init: the small demo variant")
+    ap.add_argument("--seed", type=int, default=420, help="random-init seed (default 420)")
+    ap.add_argument("--calibrate", metavar="PAGES", help="with --random-init: calibrate on pages of this "
+                    "folder (batch-norm statistics, standardised random classifier) so outputs depend on the page")
+    ap.add_argument("--calibrate-count", type=int, default=16, metavar="N",
+                    help="pages used by --calibrate, spread evenly over the sorted list (default 16)")
+    ap.add_argument("--out", required=True, help="output model folder (--published: parent folder)")
+    ap.add_argument("--license", default=DEFAULT_LICENSE, help="licence of the weights (default MIT)")
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
+    ap.add_argument("--no-train-check", action="store_true", help="skip the training-mode forward/backward")
+    a = ap.parse_args(argv)
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    jobs = []  # (original-loader, family, out, method, revision)
+    if a.random_init:
+        fam = family(a.random_init, scaled=a.scaled_down)
+        src = os.path.join(a.out, "original")
+        calib = []
+        if a.calibrate:
+            pages = list_pages(a.calibrate)
+            if not pages:
+                ap.error(f"--calibrate {a.calibrate}: no images found")
+            step = max(1, len(pages) // a.calibrate_count)
+            calib = pages[::step][:a.calibrate_count]
+        jobs.append((lambda f=fam: random_original(f, src, a.seed, calib), fam, a.out, "random-init",
+                     None if a.scaled_down else fam.revision))
+    elif a.published:
+        for rev, fam in FAMILIES.items():
+            src = os.path.join(a.published, rev)
+            if os.path.exists(src):
+                jobs.append((lambda s=src, f=fam: load_original(s, f), fam, os.path.join(a.out, rev), "export", rev))
+            else:
+                log(f"{src}: absent, skipped")
+        if not jobs:
+            ap.error(f"--published {a.published}: none of {', '.join(FAMILIES)} found")
+    elif a.checkpoint and a.family:
+        fam = family(a.family)
+        jobs.append((lambda: load_original(a.checkpoint, fam, a.arch), fam, a.out, "export", fam.revision))
+    else:
+        ap.error("give CHECKPOINT --family F, or --published ROOT, or --random-init F")
+    results, failed = [], 0
+    for load, fam, out, method, rev in jobs:
+        log(f"{fam.revision} {fam.base} -> {out}")
+        try:
+            t = time.time()
+            orig = load()
+            log(f"  loaded {orig.kind} {orig.arch} from {orig.source} ({time.time() - t:.1f} s)")
+            results.append(export(orig, fam, out, method, rev, a.license, not a.no_train_check))
+        except Exception as e:  # noqa: BLE001 - report, keep exporting the rest
+            failed += 1
+            log(f"  FAILED: {type(e).__name__}: {e}")
+    for r in results:
+        log(f"{r['family']} {r['base']}: {'trainable' if r['trainable'] else 'inference-only'}, "
+            f"max logit diff {r['max_logit_diff']:.3g}, {r['seconds']} s -> {r['out']}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
