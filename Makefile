@@ -20,7 +20,7 @@ REQ_HASH   := $(call hash,test/requirements.txt)
 VENV       := $(CACHE)/venv-$(REQ_HASH)
 VENV_PY    := $(VENV)/bin/python
 VENV_STAMP := $(VENV)/.complete
-TORCH_ROOT  = $(shell $(VENV_PY) -c 'import os, torch; print(os.path.dirname(torch.__file__))')
+TORCH_ROOT_CMD := $(VENV_PY) -c 'import os, torch; print(os.path.dirname(torch.__file__))'
 
 TSHIM_SRC  := csrc/CMakeLists.txt $(wildcard csrc/include/*.h csrc/src/*.cpp)
 TSHIM_DIR  := $(CACHE)/tshim-$(call hash,$(TSHIM_SRC) test/requirements.txt)
@@ -44,7 +44,7 @@ export CGO_LDFLAGS := -L$(TSHIM_DIR)/lib -Wl,-rpath,$(TSHIM_DIR)/lib -L$(CT2_DIR
 export ARCHIVEKIT_PYTHON := $(VENV_PY)
 export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 
-.PHONY: deps apt venv cargo-fetch go-deps native fixtures build test bench demo clean selfcheck
+.PHONY: deps apt venv cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest
 
 ## deps: Debian packages, the virtualenv (pinned), crates and Go modules. Idempotent.
 deps: apt venv cargo-fetch go-deps
@@ -59,8 +59,11 @@ apt:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
+# Cache entries are keyed by the hash of their inputs in their names, so
+# their rules have no file prerequisites: a fresh clone (new mtimes) reuses
+# them, and a changed input makes a new entry.
 venv: $(VENV_STAMP)
-$(VENV_STAMP): test/requirements.txt
+$(VENV_STAMP):
 	@echo "creating the virtualenv $(VENV) (torch 2.7.1 and fixture tools)"
 	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
@@ -77,15 +80,15 @@ go-deps:
 ## native: the libtorch shim and the CTranslate2 bridge (cached by input hash).
 native: $(TSHIM_LIB) $(CT2_LIB)
 
-$(TSHIM_LIB): $(TSHIM_SRC) $(VENV_STAMP)
-	@echo "building libtshim against $(TORCH_ROOT)"
-	rm -rf $(TSHIM_DIR).build
-	cmake -S csrc -B $(TSHIM_DIR).build -G Ninja -DTORCH_ROOT=$(TORCH_ROOT) -DCMAKE_INSTALL_PREFIX=$(TSHIM_DIR) >/dev/null
+$(TSHIM_LIB): | $(VENV_STAMP)
+	torch_root=$$($(TORCH_ROOT_CMD)); echo "building libtshim against $$torch_root"; \
+	rm -rf $(TSHIM_DIR).build; \
+	cmake -S csrc -B $(TSHIM_DIR).build -G Ninja -DTORCH_ROOT=$$torch_root -DCMAKE_INSTALL_PREFIX=$(TSHIM_DIR) >/dev/null
 	cmake --build $(TSHIM_DIR).build
 	cmake --install $(TSHIM_DIR).build >/dev/null
 	rm -rf $(TSHIM_DIR).build
 
-$(CT2_LIB): $(CT2_SRC)
+$(CT2_LIB):
 	@echo "building the CTranslate2 bridge (first build compiles CTranslate2: several minutes)"
 	cd native && CARGO_TARGET_DIR=$(CARGO_TARGET) cargo build --release --locked $(if $(CT2_FEATURES),--features $(CT2_FEATURES))
 	mkdir -p $(CT2_DIR)
@@ -94,7 +97,7 @@ $(CT2_LIB): $(CT2_SRC)
 
 ## fixtures: tiny models and reference outputs made with the virtualenv's torch.
 fixtures: $(FIX_STAMP)
-$(FIX_STAMP): test/make_fixtures.py test/make_ct2_fixtures.py $(VENV_STAMP)
+$(FIX_STAMP): | $(VENV_STAMP)
 	rm -rf $(FIXTURES)
 	$(VENV_PY) test/make_fixtures.py $(FIXTURES)
 	$(VENV_PY) test/make_ct2_fixtures.py $(FIXTURES)/ct2
@@ -122,3 +125,11 @@ demo: selfcheck
 
 clean:
 	rm -rf $(BIN) .venv
+
+## env: prints the environment the Go tests of native packages need.
+env: native fixtures
+	@echo "export CGO_LDFLAGS='$(CGO_LDFLAGS)' ARCHIVEKIT_PYTHON='$(VENV_PY)' ARCHIVEKIT_FIXTURES='$(FIXTURES)'"
+
+## gotest PKG=./pkg/x/...: runs some Go tests with the native environment.
+gotest: native fixtures
+	$(GO) test -count=1 $(PKG)
