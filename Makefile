@@ -13,6 +13,8 @@ CACHE    ?= $(HOME)/.cache/archivekit
 PYTHON   ?= $(shell command -v python3.11 || command -v python3)
 GO       ?= go
 BIN      := $(CURDIR)/bin
+# The read-only project data beside the clone (sample pages, translator data).
+SHARED   ?= $(abspath $(CURDIR)/../shared)
 
 hash = $(shell cat $(1) | sha256sum | cut -c1-16)
 
@@ -99,7 +101,7 @@ $(CT2_LIB):
 fixtures: $(FIX_STAMP)
 $(FIX_STAMP): | $(VENV_STAMP)
 	rm -rf $(FIXTURES)
-	$(VENV_PY) test/make_fixtures.py $(FIXTURES)
+	$(VENV_PY) test/make_fixtures.py $(FIXTURES) --pages $(SHARED)/data/pages
 	$(VENV_PY) test/make_ct2_fixtures.py $(FIXTURES)/ct2
 	touch $@
 
