@@ -5,6 +5,7 @@ go 1.22.0
 require github.com/lmittmann/tint v1.2.1
 
 require (
+	github.com/alecthomas/kong v1.17.0 // indirect
 	github.com/davidbyttow/govips/v2 v2.16.0 // indirect
 	github.com/pemistahl/lingua-go v1.4.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect

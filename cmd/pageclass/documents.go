@@ -1,0 +1,149 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"archivekit/pkg/classify"
+	"archivekit/pkg/docrecord"
+	"archivekit/pkg/paradata"
+	"archivekit/pkg/results"
+)
+
+// documents collects the Top-1 prediction of every page per document and
+// writes the updated document records (spec 4.1 --document-json*).
+//
+// A document is one FILE of the output tables: a PDF, or the page images
+// sharing a stem before their page suffix (scan-1.png, scan-2.png). Its
+// doc_id is the last element of FILE unless a baseline record supplies one.
+// The adapter does nothing unless --document-json-out or
+// --document-json-out-dir is set.
+type documents struct {
+	r     *runner
+	set   *inputSet
+	pages map[string][]docrecord.PagePrediction // by FILE
+	order []string
+}
+
+func newDocuments(r *runner, set *inputSet) *documents {
+	return &documents{r: r, set: set, pages: map[string][]docrecord.PagePrediction{}}
+}
+
+func (d *documents) enabled() bool {
+	return d.r.cli.DocumentJSONOut != "" || d.r.cli.DocumentJSONOutDir != ""
+}
+
+// add records a classified page.
+func (d *documents) add(k results.Key, p classify.Page) {
+	if !d.enabled() {
+		return
+	}
+	top := p.Top(1)[0]
+	page := k.Page
+	if page == 0 {
+		page = 1
+	}
+	if _, ok := d.pages[k.File]; !ok {
+		d.order = append(d.order, k.File)
+	}
+	d.pages[k.File] = append(d.pages[k.File], docrecord.PagePrediction{
+		Label: strconv.Itoa(page), Index: page, Category: top.Label, Confidence: top.Score,
+	})
+}
+
+// write writes the records; a record that is invalid or, with
+// --strict-document-json, has warnings is not written and fails the run.
+func (d *documents) write() error {
+	if !d.enabled() {
+		return nil
+	}
+	c := d.r.cli
+	schema, err := docrecord.ProjectSchema()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if c.DocumentJSONOut != "" {
+		switch len(d.order) {
+		case 0:
+			errs = append(errs, errors.New("--document-json-out: no page was classified, no record written"))
+		case 1:
+			errs = append(errs, d.one(d.order[0], c.DocumentJSON, c.DocumentJSONOut, "", schema, nil))
+		default:
+			errs = append(errs, fmt.Errorf("--document-json-out takes a single-document run, this run classified %d documents: use --document-json-out-dir", len(d.order)))
+		}
+	}
+	if c.DocumentJSONOutDir != "" {
+		if err := os.MkdirAll(c.DocumentJSONOutDir, 0o755); err != nil {
+			return err
+		}
+		taken := map[string]string{}
+		for _, file := range d.order {
+			base := ""
+			if c.DocumentJSONDir != "" {
+				base = filepath.Join(c.DocumentJSONDir, docrecord.FileName(path.Base(file)))
+				if _, err := os.Stat(base); err != nil {
+					base = ""
+				}
+			}
+			if err := d.one(file, base, "", c.DocumentJSONOutDir, schema, taken); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// one builds and writes the record of the document FILE file from the
+// baseline (when not empty) to out, or to outDir/<doc_id>.document.json.
+func (d *documents) one(file, baseline, out, outDir string, schema *docrecord.Schema, taken map[string]string) error {
+	c := d.r.cli
+	var rec *docrecord.Record
+	var err error
+	if baseline != "" {
+		rec, err = docrecord.Load(baseline)
+	} else {
+		rec, err = docrecord.New(path.Base(file))
+	}
+	if err != nil {
+		return fmt.Errorf("document record of %s: %w", file, err)
+	}
+	preds := d.pages[file]
+	sort.Slice(preds, func(i, j int) bool { return preds[i].Index < preds[j].Index })
+	if err := rec.AccretePageCategories(preds, c.StrictDocumentJSON); err != nil {
+		return fmt.Errorf("document record of %s: %w", file, err)
+	}
+	if err := rec.NoteBlocks(paradata.Program, d.r.stamp, filepath.Base(d.r.para.Path()), d.r.start, baseline != "", "page_categories", "pages"); err != nil {
+		return fmt.Errorf("document record of %s: %w", file, err)
+	}
+	if len(rec.Warnings) > 0 {
+		if c.StrictDocumentJSON {
+			return fmt.Errorf("document record of %s not written (--strict-document-json): %s", file, strings.Join(rec.Warnings, "; "))
+		}
+		for _, w := range rec.Warnings {
+			d.r.log.Warn("document record", "file", file, "warning", w)
+			d.r.para.Warn(fmt.Sprintf("document record of %s: %s", file, w))
+		}
+	}
+	if outDir != "" {
+		id := rec.DocID()
+		if other, ok := taken[id]; ok {
+			return fmt.Errorf("document record of %s not written: doc_id %q is already used by %s", file, id, other)
+		}
+		taken[id] = file
+		out = filepath.Join(outDir, docrecord.FileName(id))
+	}
+	if err := rec.WriteFile(out, schema); err != nil {
+		return fmt.Errorf("document record of %s not written: %w", file, err)
+	}
+	d.r.para.AddOutputFile(out)
+	d.r.para.CountOutput("json", 1)
+	d.r.log.Info("document record written", "file", out, "doc_id", rec.DocID(), "pages", len(preds))
+	return nil
+}

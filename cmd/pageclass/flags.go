@@ -1,0 +1,242 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"archivekit/pkg/config"
+)
+
+// CLI is the command line of pageclass (spec page-classification 4.1). Every
+// default that names a config key comes from setup/config.txt, read before
+// parsing (see loadConfig); a flag given on the command line wins.
+type CLI struct {
+	Config string `name:"config" default:"setup/config.txt" placeholder:"FILE" help:"Configuration file supplying the defaults (read before the flags; looked up in the working directory, then next to the executable)."`
+
+	// Input.
+	File       string `short:"f" name:"file" group:"input" placeholder:"FILE" help:"One page image or PDF to classify."`
+	Directory  string `short:"d" name:"directory" group:"input" placeholder:"DIR" help:"Folder of pages to classify."`
+	Dir        bool   `name:"dir" group:"input" help:"Classify the folder named by [INPUT] FOLDER_INPUT (${folder_input}) instead of -d."`
+	FileFormat string `name:"file_format" group:"input" default:"${files_format}" placeholder:"EXT[,EXT]" help:"Extension(s) collected from a folder; -ff for short (jpg also collects jpeg, tif also tiff)."`
+	Inner      bool   `name:"inner" negatable:"" group:"input" default:"${inner}" help:"Recurse into nested folders ([SETUP] inner: ${inner})."`
+
+	// Output.
+	TopN              int    `name:"topn" group:"output" default:"${top_n}" placeholder:"N" help:"Number of categories reported per page, 1 to 11; -tn for short ([SETUP] top_N: ${top_n})."`
+	Raw               bool   `name:"raw" negatable:"" group:"output" default:"${raw}" help:"Also write the scores of all 11 categories, the RAW table ([SETUP] raw: ${raw})."`
+	Chunk             bool   `name:"chunk" negatable:"" group:"output" default:"${chunking}" help:"Append rows every [INPUT] chunk_size (${chunk_size}) pages as the run proceeds; a re-run of the same input continues the same files ([INPUT] chunking: ${chunking})."`
+	Results           string `name:"results" group:"output" default:"${folder_results}" placeholder:"DIR" help:"Folder of the result tables and run metadata ([OUTPUT] FOLDER_RESULTS: ${folder_results})."`
+	NoAverageBest     bool   `name:"no-average-best" group:"output" help:"With --best: do not write the averaged AVG_TOP-N table."`
+	SaveIntermediates bool   `name:"save-intermediates" group:"output" help:"With --best: also write each model's own TOP-N (and RAW) table."`
+
+	// Models.
+	Model       string `short:"m" name:"model" group:"models" default:"${folder_models}" placeholder:"DIR" help:"Folder holding the model sub-folders model_<revision without dots>, or one model folder itself ([OUTPUT] FOLDER_MODELS: ${folder_models})."`
+	Base        string `short:"b" name:"base" group:"models" default:"${base_model}" placeholder:"REV|DIR" help:"Base model for --train: a registry revision or a model folder ([SETUP] base_model: ${base_model})."`
+	Revision    string `name:"revision" group:"models" placeholder:"REV" help:"Model revision: main, vN.0 or vN.M; -rev for short (default [HUB] latest = ${latest}; with --hub [HUB] revision = ${hub_revision})."`
+	Hub         bool   `name:"hub" negatable:"" group:"models" default:"${use_hub}" help:"Download the model files from the hub repository [HUB] repo_name ([HUB] use_hub: ${use_hub})."`
+	FastCls     bool   `name:"fastcls" negatable:"" group:"models" default:"${use_fastcls}" help:"Use the fast classifier instead of the registry models; overrides --base and --revision ([FASTCLS] use_fastcls: ${use_fastcls})."`
+	FastClsBase string `name:"fastcls_base" group:"models" default:"${fastcls_base}" placeholder:"TAG|DIR" help:"Fast classifier: a model folder, or a short tag found as <model>/fastcls_<tag> ([FASTCLS] fastcls_base: ${fastcls_base})."`
+	Best        bool   `name:"best" group:"models" help:"Run the five ensemble models (v1.4 ... v5.4) and average their probabilities."`
+	Parallel    bool   `name:"parallel" group:"models" help:"With --best: run the models in groups that fit the GPU's memory at once (needs a CUDA GPU)."`
+	Device      string `name:"device" group:"models" default:"auto" placeholder:"DEV" help:"cpu, cuda:N, or auto (cuda:0 when a GPU is available)."`
+	DemoWeights string `name:"demo-weights" group:"models" default:"${demo}" placeholder:"DIR" help:"Demo ensemble used by --best when the published models are missing."`
+
+	// Training.
+	Train          bool   `name:"train" negatable:"" group:"training" default:"${training}" help:"Fine-tune the base model ([TRAIN] Training: ${training})."`
+	Eval           bool   `name:"eval" negatable:"" group:"training" default:"${testing}" help:"Evaluate the model on [EVAL] FOLDER_PAGES ([TRAIN] Testing: ${testing})."`
+	Folds          int    `name:"folds" group:"training" default:"${cross_runs}" placeholder:"N" help:"Number of cross-validation folds, split 80/10/10 ([TRAIN] cross_runs: ${cross_runs})."`
+	FoldsCSV       string `name:"folds_csv" group:"training" default:"${folds_csv}" placeholder:"CSV" help:"Explicit folds CSV; takes precedence over --folds ([TRAIN] folds_csv: ${folds_csv})."`
+	FoldColumn     string `name:"fold_column" group:"training" placeholder:"COL" help:"Fold column of the folds CSV (default: the revision's best fold)."`
+	Average        bool   `name:"average" group:"training" help:"Average existing fold weights matching -ap into one model."`
+	AveragePattern string `name:"average_pattern" group:"training" placeholder:"PATTERN" help:"Which model folders --average takes, e.g. a revision prefix; -ap for short."`
+
+	// Documents.
+	DocumentJSON       string `name:"document-json" group:"documents" default:"${document_json}" placeholder:"FILE" help:"Baseline document record of a single-document run ([DOCUMENT] document_json: ${document_json})."`
+	DocumentJSONOut    string `name:"document-json-out" group:"documents" default:"${document_json_out}" placeholder:"FILE" help:"Where to write the updated record of a single-document run ([DOCUMENT] document_json_out: ${document_json_out})."`
+	DocumentJSONDir    string `name:"document-json-dir" group:"documents" default:"${document_json_dir}" placeholder:"DIR" help:"Folder of baseline records <doc_id>.document.json ([DOCUMENT] document_json_dir: ${document_json_dir})."`
+	DocumentJSONOutDir string `name:"document-json-out-dir" group:"documents" default:"${document_json_out_dir}" placeholder:"DIR" help:"Folder receiving one <doc_id>.document.json per document ([DOCUMENT] document_json_out_dir: ${document_json_out_dir})."`
+	StrictDocumentJSON bool   `name:"strict-document-json" negatable:"" group:"documents" default:"${strict}" help:"Turn ownership and schema warnings of the records into errors ([DOCUMENT] strict: ${strict})."`
+}
+
+// groups orders and titles the --help sections.
+var groups = []kong.Group{
+	{Key: "input", Title: "Input:"},
+	{Key: "output", Title: "Output:"},
+	{Key: "models", Title: "Models:"},
+	{Key: "training", Title: "Training and evaluation:"},
+	{Key: "documents", Title: "Document records:"},
+}
+
+// twoLetter maps the two-letter short forms of the original tool to flags.
+// Kong's short flags are single runes, so they are rewritten before parsing.
+var twoLetter = map[string]string{
+	"-tn":  "--topn",
+	"-ff":  "--file_format",
+	"-rev": "--revision",
+	"-ap":  "--average_pattern",
+}
+
+// rewriteShorts turns "-tn 3" and "-tn=3" (and -ff, -rev, -ap) into their long
+// forms. Arguments after "--" are left alone.
+func rewriteShorts(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		name, val, hasVal := strings.Cut(a, "=")
+		if long, ok := twoLetter[name]; ok {
+			if hasVal {
+				out = append(out, long+"="+val)
+			} else {
+				out = append(out, long)
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// configArg returns the --config value given in args, if any.
+func configArg(args []string) (string, bool) {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "--config" && i+1 < len(args) {
+			return args[i+1], true
+		}
+		if v, ok := strings.CutPrefix(a, "--config="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// DefaultConfig is the config file looked up when --config is not given.
+const DefaultConfig = "setup/config.txt"
+
+// findConfig resolves the config file: an explicit --config must exist;
+// the default is looked up in the working directory, then next to the
+// executable (exe dir, then its parent, for bin/pageclass in a checkout).
+// It returns "" when the default is found nowhere.
+func findConfig(args []string) (string, error) {
+	if p, ok := configArg(args); ok {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("config file: %w", err)
+		}
+		return p, nil
+	}
+	cands := []string{DefaultConfig}
+	if exe, err := os.Executable(); err == nil {
+		d := filepath.Dir(exe)
+		cands = append(cands, filepath.Join(d, DefaultConfig), filepath.Join(filepath.Dir(d), DefaultConfig))
+	}
+	for _, c := range cands {
+		if st, err := os.Stat(c); err == nil && !st.IsDir() {
+			return c, nil
+		}
+	}
+	return "", nil
+}
+
+// loadSettings reads the config file found by findConfig, or the shipped
+// defaults when there is none.
+func loadSettings(path string) (config.Settings, error) {
+	if path == "" {
+		return config.Defaults(), nil
+	}
+	return config.LoadSettings(path)
+}
+
+// vars are the kong interpolation variables: the config-file defaults.
+func vars(s config.Settings) kong.Vars {
+	b := strconv.FormatBool
+	i := strconv.Itoa
+	return kong.Vars{
+		"folder_input":          s.Input.FolderInput,
+		"files_format":          s.Setup.FilesFormat,
+		"inner":                 b(s.Setup.Inner),
+		"top_n":                 i(s.Setup.TopN),
+		"raw":                   b(s.Setup.Raw),
+		"chunking":              b(s.Input.Chunking),
+		"chunk_size":            i(s.Input.ChunkSize),
+		"folder_results":        s.Output.FolderResults,
+		"folder_models":         s.Output.FolderModels,
+		"base_model":            s.Setup.BaseModel,
+		"latest":                s.Hub.Latest,
+		"hub_revision":          s.Hub.Revision,
+		"use_hub":               b(s.Hub.UseHub),
+		"use_fastcls":           b(s.FastCls.Use),
+		"fastcls_base":          s.FastCls.Base,
+		"demo":                  demoDefault(),
+		"training":              b(s.Train.Training),
+		"testing":               b(s.Train.Testing),
+		"cross_runs":            i(s.Train.CrossRuns),
+		"folds_csv":             s.Train.FoldsCSV,
+		"document_json":         s.Document.DocumentJSON,
+		"document_json_out":     s.Document.DocumentJSONOut,
+		"document_json_dir":     s.Document.DocumentJSONDir,
+		"document_json_out_dir": s.Document.DocumentJSONOutDir,
+		"strict":                b(s.Document.Strict),
+	}
+}
+
+// usageError marks a problem with the command line or the configuration
+// (exit code 1).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// noInputError marks a run without anything to classify (exit code 2).
+type noInputError struct{ err error }
+
+func (e noInputError) Error() string { return e.err.Error() }
+func (e noInputError) Unwrap() error { return e.err }
+
+// validate checks flag combinations that kong cannot express.
+func (c *CLI) validate() error {
+	var errs []error
+	if c.TopN < 1 || c.TopN > 11 {
+		errs = append(errs, fmt.Errorf("-tn/--topn must be an integer from 1 to 11, got %d", c.TopN))
+	}
+	if c.Parallel && !c.Best {
+		errs = append(errs, errors.New("--parallel applies to --best only"))
+	}
+	if (c.NoAverageBest || c.SaveIntermediates) && !c.Best {
+		errs = append(errs, errors.New("--no-average-best and --save-intermediates apply to --best only"))
+	}
+	if c.Best && c.FastCls {
+		errs = append(errs, errors.New("--best and --fastcls exclude each other"))
+	}
+	if c.Average && strings.TrimSpace(c.AveragePattern) == "" {
+		errs = append(errs, errors.New("--average needs -ap/--average_pattern PATTERN (which model folders to average)"))
+	}
+	if c.File != "" && (c.Directory != "" || c.Dir) {
+		errs = append(errs, errors.New("give one input: -f, -d or --dir"))
+	}
+	if c.Directory != "" && c.Dir {
+		errs = append(errs, errors.New("-d and --dir exclude each other"))
+	}
+	if c.Folds < 0 {
+		errs = append(errs, fmt.Errorf("--folds must not be negative, got %d", c.Folds))
+	}
+	if c.Revision != "" && !c.FastCls {
+		if err := checkRevision(c.Revision); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return usageError{errors.Join(errs...)}
+	}
+	return nil
+}

@@ -1,0 +1,187 @@
+// Command pageclass classifies scanned page images into 11 categories with
+// one TorchScript model or the five-model ensemble (spec
+// page-classification 4.1), and drives training, evaluation and fold
+// averaging.
+//
+// setup/config.txt is read before the flags are parsed and supplies their
+// defaults; a flag given on the command line wins. The two-letter short forms
+// of the original tool (-tn, -ff, -rev, -ap) are accepted.
+//
+// Exit codes (the translator's): 0 success (also when some files could not be
+// read: they are logged and listed in the run metadata); 1 usage error (bad
+// flags or configuration); 2 no input (no file or folder, or nothing to
+// classify in it); 3 failure (a model could not be loaded or failed, an output
+// could not be written, or no page at all was classified).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+
+	"archivekit/pkg/classify"
+	"archivekit/pkg/logging"
+	"archivekit/pkg/registry"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitUsage   = 1
+	exitNoInput = 2
+	exitFailure = 3
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// logSink is the log destination; it is switched to the progress bar while
+// the bar is shown so log lines print above it.
+type logSink struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *logSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	w := s.w
+	s.mu.Unlock()
+	return w.Write(p)
+}
+
+func (s *logSink) set(w io.Writer) {
+	s.mu.Lock()
+	s.w = w
+	s.mu.Unlock()
+}
+
+// run parses args and runs pageclass; it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	sink := &logSink{w: stderr}
+	log, err := logging.FromEnv(sink)
+	if err != nil {
+		fmt.Fprintln(stderr, "pageclass:", err)
+		return exitUsage
+	}
+	args = rewriteShorts(args)
+	cfgPath, err := findConfig(args)
+	if err != nil {
+		fmt.Fprintln(stderr, "pageclass:", err)
+		return exitUsage
+	}
+	settings, err := loadSettings(cfgPath)
+	if err != nil {
+		fmt.Fprintln(stderr, "pageclass:", err)
+		return exitUsage
+	}
+	var cli CLI
+	exited := -1
+	parser, err := kong.New(&cli,
+		kong.Name("pageclass"),
+		kong.Description("Classify page images into 11 categories with one model or the five-model ensemble; train, evaluate and average models."),
+		kong.UsageOnError(),
+		kong.ExplicitGroups(groups),
+		kong.ConfigureHelp(kong.HelpOptions{NoExpandSubcommands: true, FlagsLast: false}),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { exited = c; panic(exitPanic{}) }),
+		vars(settings),
+	)
+	if err != nil {
+		fmt.Fprintln(stderr, "pageclass:", err)
+		return exitFailure
+	}
+	if code, done := parse(parser, args, stderr, &exited); done {
+		return code
+	}
+	if cfgPath == "" {
+		log.Warn("no config file found: using the shipped defaults", "looked_for", DefaultConfig)
+	} else {
+		log.Debug("config read", "file", cfgPath)
+	}
+	for _, k := range settings.Unknown {
+		log.Warn("unknown config key (misspelt?)", "file", cfgPath, "key", k)
+	}
+	if err := cli.validate(); err != nil {
+		fmt.Fprintln(stderr, "pageclass:", err)
+		return exitUsage
+	}
+	r := &runner{cli: &cli, settings: settings, configPath: cfgPath, log: log, logSink: sink, stderr: stderr}
+	err = r.main(ctx)
+	return exitCode(err, log)
+}
+
+type exitPanic struct{}
+
+// parse runs kong; --help and parse errors end the program with done set.
+// kong's exit hook (after --help) stores the code in *exited and unwinds.
+func parse(p *kong.Kong, args []string, stderr io.Writer, exited *int) (code int, done bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			if _, ok := v.(exitPanic); !ok {
+				panic(v)
+			}
+			code, done = *exited, true
+		}
+	}()
+	if _, err := p.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "pageclass: %v (see pageclass --help)\n", err)
+		return exitUsage, true
+	}
+	return 0, false
+}
+
+func exitCode(err error, log interface{ Error(string, ...any) }) int {
+	if err == nil {
+		return exitOK
+	}
+	var ue usageError
+	var ni noInputError
+	switch {
+	case errors.As(err, &ue):
+		log.Error(err.Error())
+		return exitUsage
+	case errors.As(err, &ni):
+		log.Error(err.Error())
+		return exitNoInput
+	default:
+		log.Error("run failed", "error", err.Error())
+		return exitFailure
+	}
+}
+
+// checkRevision is registry.CheckRevision naming the flag.
+func checkRevision(rev string) error {
+	if err := registry.CheckRevision(rev); err != nil {
+		return fmt.Errorf("-rev/--revision: %w", err)
+	}
+	return nil
+}
+
+// demoDefault is the demo ensemble folder: weights/demo in the working
+// directory, else next to the executable (or its parent, for bin/).
+func demoDefault() string {
+	if _, err := os.Stat(classify.DefaultDemoDir); err == nil {
+		return classify.DefaultDemoDir
+	}
+	if exe, err := os.Executable(); err == nil {
+		d := filepath.Dir(exe)
+		for _, c := range []string{filepath.Join(d, classify.DefaultDemoDir), filepath.Join(filepath.Dir(d), classify.DefaultDemoDir)} {
+			if _, err := os.Stat(c); err == nil {
+				return c
+			}
+		}
+	}
+	return classify.DefaultDemoDir
+}

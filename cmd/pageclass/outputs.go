@@ -1,0 +1,166 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"archivekit/pkg/classify"
+	"archivekit/pkg/results"
+)
+
+// outputSpec says which tables a classification run writes (spec 2.7).
+type outputSpec struct {
+	Dir   string
+	Stamp string
+	// Names are the models' names (revisions), in column order.
+	Names []string
+	TopN  int
+	Raw   bool
+	// Best is an ensemble run: the BEST tables instead of one TOP-N.
+	Best bool
+	// Average writes the AVG_TOP-N table of an ensemble run.
+	Average bool
+	// Intermediates writes each model's own TOP-N (and RAW) table.
+	Intermediates bool
+	Chunk         int
+}
+
+// table is one output file and how a page fills its row.
+type table struct {
+	w   *results.Writer
+	row func(k results.Key, p classify.Page) results.Row
+}
+
+// outputs writes every table of a run.
+//
+// Single model: {stamp}_{rev}_TOP-{N}.csv, and {stamp}_{rev}_RAW.csv with
+// --raw. Ensemble (--best): {stamp}_BEST_{n}_models_TOP-1.csv (each model's
+// Top-1), {stamp}_BEST_{n}_models_AVG_TOP-{N}.csv (averaged; not with
+// --no-average-best), {stamp}_BEST_{n}_models_AVG_RAW.csv (averaged, with
+// --raw), and with --save-intermediates each model's {stamp}_{rev}_TOP-{N}.csv
+// (and _RAW.csv with --raw).
+type outputs struct {
+	tables []table
+	// first is the table whose keys decide what a chunked re-run skips.
+	first *results.Writer
+}
+
+type written struct {
+	path string
+	rows int
+}
+
+func newOutputs(s outputSpec) (*outputs, error) {
+	o := &outputs{}
+	add := func(name string, l results.Layout, row func(results.Key, classify.Page) results.Row) error {
+		w, err := results.Create(filepath.Join(s.Dir, name), l, s.Chunk)
+		if err != nil {
+			return err
+		}
+		o.tables = append(o.tables, table{w: w, row: row})
+		if o.first == nil {
+			o.first = w
+		}
+		return nil
+	}
+	mean := func(k results.Key, p classify.Page) results.Row {
+		return results.Row{Key: k, Scores: p.Mean, PerModel: p.Probs}
+	}
+	model := func(i int) func(results.Key, classify.Page) results.Row {
+		return func(k results.Key, p classify.Page) results.Row { return results.Row{Key: k, Scores: p.Probs[i]} }
+	}
+	topn, err := results.TopNLayout(s.TopN, false)
+	if err != nil {
+		return nil, err
+	}
+	raw := results.RawLayout(false)
+	var errs []error
+	if !s.Best {
+		errs = append(errs, add(results.TopNName(s.Stamp, s.Names[0], s.TopN), topn, mean))
+		if s.Raw {
+			errs = append(errs, add(results.RawName(s.Stamp, s.Names[0]), raw, mean))
+		}
+		return o, errors.Join(errs...)
+	}
+	n := len(s.Names)
+	if s.Average {
+		avg, err := results.BestAvgLayout(s.Names, s.TopN)
+		if err != nil {
+			return nil, err
+		}
+		errs = append(errs, add(results.BestAvgName(s.Stamp, n, s.TopN), avg, mean))
+	}
+	errs = append(errs, add(results.BestTop1Name(s.Stamp, n), results.BestTop1Layout(s.Names), mean))
+	if s.Raw && s.Average {
+		errs = append(errs, add(results.RawName(s.Stamp, fmt.Sprintf("BEST_%d_models_AVG", n)), raw, mean))
+	}
+	if s.Intermediates {
+		for i, name := range s.Names {
+			errs = append(errs, add(results.TopNName(s.Stamp, name, s.TopN), topn, model(i)))
+			if s.Raw {
+				errs = append(errs, add(results.RawName(s.Stamp, name), raw, model(i)))
+			}
+		}
+	}
+	return o, errors.Join(errs...)
+}
+
+// add writes one page to every table. A key another file of this run already
+// took is not an error of the run: dup then says why the page was skipped.
+func (o *outputs) add(k results.Key, p classify.Page) (dup string, err error) {
+	for _, t := range o.tables {
+		if err := t.w.Add(t.row(k, p)); err != nil {
+			if errors.Is(err, results.ErrDuplicate) {
+				return fmt.Sprintf("row key %s (FILE %q, PAGE %q) already taken by another input", k, k.File, k.PageCell()), nil
+			}
+			return "", fmt.Errorf("%s: %w", t.w.Path(), err)
+		}
+	}
+	return "", nil
+}
+
+// resumed is the number of rows a chunked run kept from an earlier run.
+func (o *outputs) resumed() int { return o.first.Resumed() }
+
+// rows is the number of rows of the main table.
+func (o *outputs) rows() int { return o.first.Len() }
+
+// pending drops the images whose row an earlier chunked run already wrote to
+// every table. PDFs are always run again (their page count is only known once
+// opened); their pages already written are skipped by the writers.
+func (o *outputs) pending(set *inputSet) []string {
+	var out []string
+	for _, f := range set.Files {
+		if !isPDF(f) {
+			if k, err := results.ImageKey(set.Root, f); err == nil && o.hasAll(k) {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func (o *outputs) hasAll(k results.Key) bool {
+	for _, t := range o.tables {
+		if !t.w.Has(k) {
+			return false
+		}
+	}
+	return true
+}
+
+// close writes every table and reports what was written.
+func (o *outputs) close() ([]written, error) {
+	var out []written
+	var errs []error
+	for _, t := range o.tables {
+		if err := t.w.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", t.w.Path(), err))
+			continue
+		}
+		out = append(out, written{path: t.w.Path(), rows: t.w.Len()})
+	}
+	return out, errors.Join(errs...)
+}

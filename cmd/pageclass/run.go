@@ -1,0 +1,436 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"archivekit/bindings/torch"
+	"archivekit/pkg/classify"
+	"archivekit/pkg/config"
+	"archivekit/pkg/hub"
+	"archivekit/pkg/licence"
+	"archivekit/pkg/paradata"
+	"archivekit/pkg/pipeline"
+	"archivekit/pkg/progress"
+	"archivekit/pkg/results"
+)
+
+// defaultHubEndpoint is the hub's base URL when HUB_ENDPOINT is not set.
+const defaultHubEndpoint = "https://huggingface.co"
+
+// runner holds one run's state.
+type runner struct {
+	cli        *CLI
+	settings   config.Settings
+	configPath string
+	log        *slog.Logger
+	logSink    *logSink
+	stderr     io.Writer
+
+	start  time.Time
+	stamp  string
+	para   *paradata.Run
+	device string
+	// hubClient, when set, replaces hub.FromEnv (tests).
+	hubClient *hub.Client
+}
+
+func toolVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// main dispatches on the mode: --average, --train (then --eval), --eval, or
+// classification. The run metadata is started first and finished last, also
+// when the run fails.
+func (r *runner) main(ctx context.Context) (err error) {
+	c := r.cli
+	r.start = time.Now()
+	r.stamp = results.Stamp(r.start)
+	if err := r.pickDevice(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(c.Results, 0o755); err != nil {
+		return fmt.Errorf("results folder: %w", err)
+	}
+	r.para, err = paradata.Start(c.Results, r.stamp, r.start, paradata.Info{
+		ToolVersion: toolVersion(), Repository: "archivekit",
+		RunnerRef: os.Getenv("RUNNER_REF"), DockerImage: os.Getenv("DOCKER_IMAGE"),
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if ferr := r.para.Finish(err); ferr != nil {
+			r.log.Error("run metadata not written", "file", r.para.Path(), "error", ferr.Error())
+			err = errors.Join(err, ferr)
+		} else {
+			r.log.Info("run metadata written", "file", r.para.Path())
+		}
+	}()
+	r.recordConfig()
+	if err := r.resolveLicence(); err != nil {
+		return err
+	}
+	switch {
+	case c.Average:
+		return r.average()
+	case c.Train:
+		if err := r.train(ctx); err != nil {
+			return err
+		}
+		if c.Eval {
+			return r.evaluate(ctx)
+		}
+		return nil
+	case c.Eval:
+		return r.evaluate(ctx)
+	}
+	return r.classify(ctx)
+}
+
+// pickDevice resolves --device and refuses --parallel without a GPU.
+func (r *runner) pickDevice() error {
+	c := r.cli
+	gpu := torch.CUDAAvailable()
+	if c.Parallel && !gpu {
+		return usagef("--parallel needs a CUDA GPU and none is available: run --best without --parallel (the models then run one after the other)")
+	}
+	switch d := c.Device; {
+	case d == "auto" || d == "":
+		r.device = "cpu"
+		if gpu {
+			r.device = "cuda:0"
+		}
+	case d == "cpu":
+		r.device = d
+	case strings.HasPrefix(d, "cuda"):
+		if !gpu {
+			return usagef("--device %s: no CUDA GPU is available", d)
+		}
+		r.device = d
+	default:
+		return usagef("--device %q: want cpu, cuda:N or auto", d)
+	}
+	return nil
+}
+
+// recordConfig writes every flag value (config defaults applied) into the
+// run metadata.
+func (r *runner) recordConfig() {
+	c := r.cli
+	r.para.SetConfig("config_file", r.configPath)
+	for k, v := range map[string]any{
+		"file": c.File, "directory": c.Directory, "dir": c.Dir, "file_format": c.FileFormat, "inner": c.Inner,
+		"topn": c.TopN, "raw": c.Raw, "chunk": c.Chunk, "chunk_size": r.settings.Input.ChunkSize, "results": c.Results,
+		"no_average_best": c.NoAverageBest, "save_intermediates": c.SaveIntermediates,
+		"model": c.Model, "base": c.Base, "revision": c.Revision, "hub": c.Hub, "fastcls": c.FastCls,
+		"fastcls_base": c.FastClsBase, "best": c.Best, "parallel": c.Parallel, "device": r.device,
+		"train": c.Train, "eval": c.Eval, "folds": c.Folds, "folds_csv": c.FoldsCSV, "fold_column": c.FoldColumn,
+		"average": c.Average, "average_pattern": c.AveragePattern, "batch": r.settings.Setup.Batch,
+		"document_json": c.DocumentJSON, "document_json_out": c.DocumentJSONOut,
+		"document_json_dir": c.DocumentJSONDir, "document_json_out_dir": c.DocumentJSONOutDir,
+		"strict_document_json": c.StrictDocumentJSON,
+	} {
+		r.para.SetConfig(k, v)
+	}
+}
+
+// paraConfigPath is setup/para_config.txt next to the config file used.
+func (r *runner) paraConfigPath() string {
+	if r.configPath == "" {
+		return filepath.Join("setup", "para_config.txt")
+	}
+	return filepath.Join(filepath.Dir(r.configPath), "para_config.txt")
+}
+
+// resolveLicence records the run's licence from the components file with
+// the conditions of this run ("training", "fastcls").
+func (r *runner) resolveLicence() error {
+	path := r.paraConfigPath()
+	comps, err := licence.LoadComponents(path)
+	if err != nil {
+		return usagef("licence components: %w", err)
+	}
+	var conds []string
+	if r.cli.Train {
+		conds = append(conds, "training")
+	}
+	if r.cli.FastCls {
+		conds = append(conds, "fastcls")
+	}
+	res := comps.Resolve(comps.Counting(conds...)...)
+	r.para.SetLicence(res)
+	for _, w := range res.Warnings {
+		r.log.Warn("licence", "warning", w)
+		r.para.Warn(w)
+	}
+	r.log.Info("licence resolved", "license", res.EffectiveLicense, "determined_by", strings.Join(res.DeterminedBy, ","))
+	return nil
+}
+
+// locator builds the model locator of the run (hub when --hub).
+func (r *runner) locator() (*classify.Locator, error) {
+	c := r.cli
+	loc := &classify.Locator{Models: c.Model, Demo: c.DemoWeights, Log: r.log}
+	if c.Hub {
+		if strings.TrimSpace(r.settings.Hub.RepoName) == "" {
+			return nil, usagef("--hub needs the hub repository: set [HUB] repo_name in %s", r.configPathOr())
+		}
+		hc := r.hubClient
+		if hc == nil {
+			var err error
+			if hc, err = hub.FromEnv(defaultHubEndpoint); err != nil {
+				return nil, err
+			}
+			if hc.Token == "" && r.settings.Hub.Token != "" {
+				hc.Token = r.settings.Hub.Token
+			}
+			hc.Log = r.log
+		}
+		loc.Hub, loc.HubRepo = hc, r.settings.Hub.RepoName
+	}
+	return loc, nil
+}
+
+func (r *runner) configPathOr() string {
+	if r.configPath == "" {
+		return DefaultConfig
+	}
+	return r.configPath
+}
+
+// singleRevision is the revision of a single-model run: -rev, else
+// [HUB] revision with --hub, else [HUB] latest.
+func (r *runner) singleRevision() string {
+	switch {
+	case r.cli.Revision != "":
+		return r.cli.Revision
+	case r.cli.Hub:
+		return r.settings.Hub.Revision
+	default:
+		return r.settings.Hub.Latest
+	}
+}
+
+// folders selects the model folders of a classification or evaluation run:
+// the fast classifier, the five ensemble models, or one revision.
+func (r *runner) folders(ctx context.Context) ([]classify.Folder, error) {
+	c := r.cli
+	if c.FastCls {
+		f, err := fastClsFolder(c.FastClsBase, c.Model)
+		if err != nil {
+			return nil, err
+		}
+		return []classify.Folder{f}, nil
+	}
+	loc, err := r.locator()
+	if err != nil {
+		return nil, err
+	}
+	if c.Best {
+		return loc.Ensemble(ctx)
+	}
+	f, err := loc.Folder(ctx, r.singleRevision())
+	if err != nil {
+		return nil, err
+	}
+	return []classify.Folder{f}, nil
+}
+
+// fastClsFolder finds the fast classifier: base is a model folder (or its
+// model.pt), or a short tag found as <models>/fastcls_<tag>.
+func fastClsFolder(base, models string) (classify.Folder, error) {
+	cands := []string{base}
+	if strings.HasSuffix(base, ".pt") {
+		cands = []string{filepath.Dir(base)}
+	}
+	if !strings.ContainsAny(base, `/\`) {
+		cands = append(cands, filepath.Join(models, "fastcls_"+base))
+	}
+	for _, d := range cands {
+		if classify.IsModelDir(d) {
+			return classify.Folder{Dir: d}, nil
+		}
+	}
+	return classify.Folder{}, fmt.Errorf("fast classifier %q not found: looked for model.json in %s", base, strings.Join(cands, ", "))
+}
+
+// loadModels loads folders onto the run's device and records them.
+func (r *runner) loadModels(folders []classify.Folder) ([]*classify.Model, error) {
+	ms, err := classify.LoadAll(folders, r.device)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		r.addModel(m)
+	}
+	return ms, nil
+}
+
+func (r *runner) addModel(m *classify.Model) {
+	r.para.AddModel(paradata.Model{Revision: m.Name, Path: m.Dir, Base: m.Meta.Base, License: m.Meta.License, Demo: m.Demo})
+	r.log.Info("model loaded", "model", m.Name, "folder", m.Dir, "input", m.Size(), "device", r.device, "demo", m.Demo)
+}
+
+// newBar starts a progress bar on stderr and routes the log through it.
+func (r *runner) newBar(total int) *progress.Bar {
+	bar := progress.New(r.stderr, total, progress.Options{Label: "pageclass"})
+	r.logSink.set(bar)
+	return bar
+}
+
+func (r *runner) endBar(bar *progress.Bar) {
+	bar.Finish()
+	r.logSink.set(r.stderr)
+}
+
+// predictOptions are the pipeline settings of the run.
+func (r *runner) predictOptions() classify.Options {
+	return classify.Options{Batch: r.settings.Setup.Batch}
+}
+
+// inputs collects the files of the run.
+func (r *runner) inputs() (*inputSet, error) {
+	c := r.cli
+	exts, err := parseExts(c.FileFormat)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	dir := c.Directory
+	if c.Dir {
+		dir = r.settings.Input.FolderInput
+	}
+	return collect(c.File, dir, exts, c.Inner)
+}
+
+// classify is the prediction run.
+func (r *runner) classify(ctx context.Context) error {
+	c := r.cli
+	set, err := r.inputs()
+	if err != nil {
+		return err
+	}
+	r.log.Info("inputs collected", "files", len(set.Files), "root", set.Root)
+	folders, err := r.folders(ctx)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(folders))
+	for i, f := range folders {
+		names[i] = f.Revision
+	}
+	stamp := r.stamp
+	chunk := 0
+	if c.Chunk {
+		chunk = r.settings.Input.ChunkSize
+		if chunk < 1 {
+			return usagef("[INPUT] chunk_size must be at least 1 with --chunk, got %d", chunk)
+		}
+		stamp = chunkStamp(set, c.File, c.Inner)
+	}
+
+	var ens *classify.Ensemble
+	var groups [][]int
+	if c.Parallel {
+		groups, err = r.gpuGroups(folders)
+		if err != nil {
+			return err
+		}
+	} else {
+		ms, err := r.loadModels(folders)
+		if err != nil {
+			return err
+		}
+		ens, _ = classify.NewEnsemble(ms...)
+		defer ens.Close()
+		for i, m := range ms {
+			names[i] = m.Name
+		}
+	}
+
+	out, err := newOutputs(outputSpec{
+		Dir: c.Results, Stamp: stamp, Names: names, TopN: c.TopN, Raw: c.Raw, Best: c.Best,
+		Average: !c.NoAverageBest, Intermediates: c.SaveIntermediates, Chunk: chunk,
+	})
+	if err != nil {
+		return err
+	}
+	docs := newDocuments(r, set)
+	files := set.Files
+	if out.resumed() > 0 {
+		files = out.pending(set)
+		r.log.Info("continuing the chunked output of an earlier run", "rows_kept", out.resumed(),
+			"files_left", len(files), "files_done", len(set.Files)-len(files))
+	}
+	inputs := pipeline.Files(files)
+	bar := r.newBar(len(inputs))
+	opt := r.predictOptions()
+	opt.OnOpen = func(in pipeline.Input, pages int) {
+		if pages > 1 {
+			bar.AddTotal(pages - 1)
+		}
+		r.para.AddInputs(max(pages, 1))
+	}
+	emit := func(p classify.Page) error {
+		if p.Err != nil {
+			bar.Fail(1)
+			r.log.Warn("page skipped", "file", p.Name, "page", p.Page, "error", p.Err.Error())
+			r.para.Skip(p.Name, p.Err.Error())
+			return nil
+		}
+		key, err := rowKey(set.Root, p.Name, p.Page)
+		if err != nil {
+			bar.Fail(1)
+			r.para.Skip(p.Name, err.Error())
+			return nil
+		}
+		dup, err := out.add(key, p)
+		if err != nil {
+			return err
+		}
+		if dup != "" {
+			bar.Fail(1)
+			r.log.Warn("page skipped: its row key is taken by another file", "file", p.Name, "key", key.String())
+			r.para.Skip(p.Name, dup)
+			return nil
+		}
+		bar.Add(1)
+		r.para.Processed(1)
+		docs.add(key, p)
+		return nil
+	}
+	var runErr error
+	if c.Parallel {
+		runErr = r.runGroups(ctx, folders, groups, inputs, opt, emit)
+	} else {
+		_, runErr = ens.Predict(ctx, inputs, opt, emit)
+	}
+	r.endBar(bar)
+	written, cerr := out.close()
+	for _, w := range written {
+		r.para.AddOutputFile(w.path)
+		r.para.CountOutput("csv", w.rows)
+		r.log.Info("table written", "file", w.path, "rows", w.rows)
+	}
+	if err := errors.Join(runErr, cerr); err != nil {
+		return err
+	}
+	if err := docs.write(); err != nil {
+		return err
+	}
+	if out.rows() == 0 {
+		return errors.New("no page was classified")
+	}
+	return nil
+}
