@@ -66,11 +66,11 @@ apt:
 # them, and a changed input makes a new entry.
 venv: $(VENV_STAMP)
 $(VENV_STAMP):
-	@echo "creating the virtualenv $(VENV) (torch 2.7.1 and fixture tools)"
-	rm -rf $(VENV)
-	$(PYTHON) -m venv $(VENV)
-	$(VENV_PY) -m pip install -q --disable-pip-version-check -r test/requirements.txt
-	touch $@
+	@mkdir -p $(CACHE)
+	( flock 9; [ -f $@ ] || { \
+	  echo "creating the virtualenv $(VENV) (torch 2.7.1 and fixture tools)"; \
+	  rm -rf $(VENV) && $(PYTHON) -m venv $(VENV) && \
+	  $(VENV_PY) -m pip install -q --disable-pip-version-check -r test/requirements.txt && touch $@; } ) 9>$(VENV).lock
 	ln -sfn $(VENV) .venv
 
 cargo-fetch:
@@ -84,11 +84,10 @@ native: $(TSHIM_LIB) $(CT2_LIB)
 
 $(TSHIM_LIB): | $(VENV_STAMP)
 	torch_root=$$($(TORCH_ROOT_CMD)); echo "building libtshim against $$torch_root"; \
-	rm -rf $(TSHIM_DIR).build; \
-	cmake -S csrc -B $(TSHIM_DIR).build -G Ninja -DTORCH_ROOT=$$torch_root -DCMAKE_INSTALL_PREFIX=$(TSHIM_DIR) >/dev/null
-	cmake --build $(TSHIM_DIR).build
-	cmake --install $(TSHIM_DIR).build >/dev/null
-	rm -rf $(TSHIM_DIR).build
+	tmp=$$(mktemp -d $(TSHIM_DIR).tmp-XXXX); trap 'rm -rf $$tmp' EXIT; \
+	cmake -S csrc -B $$tmp/build -G Ninja -DTORCH_ROOT=$$torch_root -DCMAKE_INSTALL_PREFIX=$$tmp/out >/dev/null; \
+	cmake --build $$tmp/build; cmake --install $$tmp/build >/dev/null; \
+	if [ ! -f $@ ]; then rm -rf $(TSHIM_DIR); mv -T $$tmp/out $(TSHIM_DIR); fi
 
 $(CT2_LIB):
 	@echo "building the CTranslate2 bridge (first build compiles CTranslate2: several minutes)"
@@ -100,10 +99,10 @@ $(CT2_LIB):
 ## fixtures: tiny models and reference outputs made with the virtualenv's torch.
 fixtures: $(FIX_STAMP)
 $(FIX_STAMP): | $(VENV_STAMP)
-	rm -rf $(FIXTURES)
-	$(VENV_PY) test/make_fixtures.py $(FIXTURES) --pages $(SHARED)/data/pages
-	$(VENV_PY) test/make_ct2_fixtures.py $(FIXTURES)/ct2
-	touch $@
+	tmp=$$(mktemp -d $(FIXTURES).tmp-XXXX); trap 'rm -rf $$tmp' EXIT; \
+	$(VENV_PY) test/make_fixtures.py $$tmp --pages $(SHARED)/data/pages; \
+	$(VENV_PY) test/make_ct2_fixtures.py $$tmp/ct2; touch $$tmp/.complete; \
+	if [ ! -f $@ ]; then rm -rf $(FIXTURES); mv -T $$tmp $(FIXTURES); fi
 
 ## build: every command into ./bin
 build: deps native
