@@ -1,0 +1,300 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"archivekit/pkg/config"
+	"archivekit/pkg/translator"
+)
+
+// Exit codes (spec 4.1).
+const (
+	exitOK      = 0
+	exitUsage   = 1
+	exitNoInput = 2
+	exitFailure = 3
+)
+
+// cli holds the flags of spec 4.1. Flags without a kong default are
+// resolved afterwards: flag, then config.txt, then (backend and output mode
+// only) the environment, then the built-in default.
+type cli struct {
+	InputPath       string `arg:"" optional:"" name:"input_path" help:"File, directory, URL, or .txt list of URLs to translate (default: config input_path)."`
+	Output          string `short:"o" help:"Output directory (default: config output)." placeholder:"DIR"`
+	SourceLang      string `name:"source_lang" help:"Source language (ISO 639-1), or auto to detect (default: config source_lang, auto). Short form -src." placeholder:"LANG"`
+	TargetLang      string `name:"target_lang" help:"Target language (default: config target_lang, en). Short form -tgt." placeholder:"LANG"`
+	Formats         string `help:"Comma-separated file extensions to translate in a directory, e.g. alto.xml,xml (default: config formats, alto.xml)."`
+	Config          string `short:"c" help:"Configuration file (keys of spec 2.6; default config.txt, which may be missing)." placeholder:"FILE"`
+	Alto            bool   `help:"ALTO in-place mode; on automatically when --formats contains alto.xml. Documents are still recognised by their root element."`
+	Xpaths          string `help:"Field-list file of XPath targets for metadata documents (default: config fields)." placeholder:"FILE"`
+	Xsd             string `help:"URL or path of a schema to validate metadata output against (warnings only)." placeholder:"XSD"`
+	Vocabulary      string `help:"Vocabulary CSV (default: config vocabulary); an empty value disables the vocabulary." placeholder:"FILE"`
+	DocumentJSON    string `name:"document-json" help:"Baseline document record to accrete the translation block onto." placeholder:"FILE"`
+	DocumentJSONOut string `name:"document-json-out" help:"Where to write the updated record (default: <output>/<doc_id>.document.json)." placeholder:"FILE"`
+	DownloadDir     string `name:"download-dir" help:"Where URL inputs are stored (default: <output>/downloaded_inputs)." placeholder:"DIR"`
+	OutputMode      string `name:"output-mode" help:"replace or append (precedence: flag, config output_mode, OUTPUT_MODE, replace)."`
+	FastAlign       bool   `name:"fast-align" help:"ALTO only: split block translations by source word counts instead of translating each line (one backend call per page)."`
+	Backend         string `help:"mtapi, chat_compatible or ct2 (precedence: flag, config translation_backend, TRANSLATION_BACKEND, mtapi)."`
+}
+
+// shortForms are the multi-letter short flags of the original command line,
+// which kong (single-rune shorts) cannot declare.
+var shortForms = map[string]string{"-src": "--source_lang", "-tgt": "--target_lang"}
+
+// rewriteArgs turns -src/-tgt (also -src=x) into their long forms. Words
+// after a bare "--" are left alone.
+func rewriteArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		name, val, hasVal := strings.Cut(a, "=")
+		if long, ok := shortForms[name]; ok {
+			if hasVal {
+				a = long + "=" + val
+			} else {
+				a = long
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// settings are the resolved options of a run.
+type settings struct {
+	Input, Output, Source, Target string
+	Formats                       []string
+	FormatsRaw                    string
+	ConfigPath                    string
+	Alto                          bool
+	Fields, XSD, Vocabulary       string
+	VocabularyExplicit            bool
+	FieldsExplicit                bool
+	DocJSON, DocJSONOut           string
+	DownloadDir                   string
+	Mode, Backend                 string
+	ModeFrom, BackendFrom         string
+	FastAlign                     bool
+	ConfigWarnings                []string
+}
+
+// Built-in defaults: the shipped config.txt values (spec 2.6).
+const (
+	defInput      = "./data_samples/my_documents"
+	defOutput     = "./data_samples/translated_files"
+	defFormats    = "alto.xml"
+	defFields     = "fields.txt"
+	defVocabulary = "data_samples/vocabulary.csv"
+)
+
+var configKeys = []string{"input_path", "source_lang", "target_lang", "formats", "output", "fields",
+	"vocabulary", "translation_backend", "output_mode"}
+
+type usageError struct{ error }
+
+// parse reads the command line and the configuration file and resolves every
+// setting. Errors are usageErrors.
+func parse(args []string, getenv func(string) string, stdout io.Writer) (*settings, bool, error) {
+	var c cli
+	exited := false
+	parser, err := kong.New(&c, kong.Name("translate"),
+		kong.Description("Translate ALTO OCR and archival metadata XML, keeping every other byte."),
+		kong.Writers(stdout, stdout), kong.Exit(func(int) { exited = true }), kong.UsageOnError())
+	if err != nil {
+		return nil, false, err
+	}
+	kctx, err := parser.Parse(rewriteArgs(args))
+	if exited {
+		return nil, true, nil // --help
+	}
+	if err != nil {
+		return nil, false, usageError{err}
+	}
+	set := map[string]bool{}
+	for _, f := range kctx.Flags() {
+		if f.Set {
+			set[f.Name] = true
+		}
+	}
+
+	// The configuration file: a missing default is fine, a missing file
+	// given with -c is not.
+	if c.Config == "" {
+		c.Config = "config.txt"
+	}
+	cfg := map[string]string{}
+	var warnings []string
+	if ini, err := loadConfig(c.Config); err == nil {
+		cfg, warnings = configValues(ini)
+	} else if set["config"] || !errors.Is(err, os.ErrNotExist) {
+		return nil, false, usageError{fmt.Errorf("config %s: %w", c.Config, err)}
+	}
+	pick := func(flagName, flagVal, key, def string) string {
+		if set[flagName] {
+			return flagVal
+		}
+		if v, ok := cfg[key]; ok && v != "" {
+			return v
+		}
+		return def
+	}
+	s := &settings{ConfigPath: c.Config, ConfigWarnings: warnings, FastAlign: c.FastAlign, XSD: c.Xsd,
+		DocJSON: c.DocumentJSON, DocJSONOut: c.DocumentJSONOut}
+	s.Input = c.InputPath
+	if s.Input == "" {
+		s.Input = pick("", "", "input_path", defInput)
+	}
+	s.Output = pick("output", c.Output, "output", defOutput)
+	s.Source = strings.ToLower(pick("source_lang", c.SourceLang, "source_lang", "auto"))
+	s.Target = strings.ToLower(pick("target_lang", c.TargetLang, "target_lang", "en"))
+	s.FormatsRaw = pick("formats", c.Formats, "formats", defFormats)
+	for _, f := range strings.Split(s.FormatsRaw, ",") {
+		if f = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(f), ".")); f != "" {
+			s.Formats = append(s.Formats, f)
+		}
+	}
+	if len(s.Formats) == 0 {
+		return nil, false, usageError{fmt.Errorf("--formats %q names no extension", s.FormatsRaw)}
+	}
+	s.Alto = c.Alto
+	for _, f := range s.Formats {
+		s.Alto = s.Alto || f == "alto.xml"
+	}
+	s.FieldsExplicit = set["xpaths"]
+	s.Fields = setupPath(pick("xpaths", c.Xpaths, "fields", defFields), c.Config, !s.FieldsExplicit)
+	s.VocabularyExplicit = set["vocabulary"]
+	if s.VocabularyExplicit {
+		s.Vocabulary = c.Vocabulary
+	} else if v, ok := cfg["vocabulary"]; ok {
+		s.Vocabulary = setupPath(v, c.Config, true)
+	} else {
+		s.Vocabulary = setupPath(defVocabulary, c.Config, true)
+	}
+	s.DownloadDir = c.DownloadDir
+	if s.DownloadDir == "" {
+		s.DownloadDir = filepath.Join(s.Output, "downloaded_inputs")
+	}
+
+	s.Backend, s.BackendFrom = precedence(set["backend"], c.Backend, cfg["translation_backend"], getenv("TRANSLATION_BACKEND"), "mtapi")
+	s.Mode, s.ModeFrom = precedence(set["output-mode"], c.OutputMode, cfg["output_mode"], getenv("OUTPUT_MODE"), "replace")
+	s.Backend, s.Mode = strings.ToLower(s.Backend), strings.ToLower(s.Mode)
+	if s.Mode != "replace" && s.Mode != "append" {
+		return nil, false, usageError{fmt.Errorf("output mode %q (from %s): want replace or append", s.Mode, s.ModeFrom)}
+	}
+	known := false
+	for _, b := range translator.Backends {
+		known = known || b == s.Backend
+	}
+	if !known {
+		return nil, false, usageError{fmt.Errorf("backend %q (from %s): want one of %s", s.Backend, s.BackendFrom, strings.Join(translator.Backends, ", "))}
+	}
+	if !validLang(s.Source, true) {
+		return nil, false, usageError{fmt.Errorf("source language %q: want an ISO 639-1 code or auto", s.Source)}
+	}
+	if !validLang(s.Target, false) {
+		return nil, false, usageError{fmt.Errorf("target language %q: want an ISO 639-1 code", s.Target)}
+	}
+	if s.DocJSONOut != "" && s.DocJSON == "" {
+		return nil, false, usageError{errors.New("--document-json-out needs --document-json: doc_id comes from the baseline record, never from file names")}
+	}
+	return s, false, nil
+}
+
+// loadConfig reads an INI configuration file. A file whose keys come before
+// any section header (plain "key = value" lines) is read as one [translate]
+// section.
+func loadConfig(path string) (*config.File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		t := strings.TrimSpace(line)
+		if t == "" || t[0] == '#' || t[0] == ';' {
+			continue
+		}
+		if t[0] != '[' {
+			data = append([]byte("[translate]\n"), data...)
+		}
+		break
+	}
+	return config.Parse(path, bytes.NewReader(data))
+}
+
+// precedence picks flag, then config, then environment, then default, and
+// says where the value came from.
+func precedence(flagSet bool, flagVal, cfgVal, envVal, def string) (string, string) {
+	switch {
+	case flagSet:
+		return flagVal, "command line"
+	case strings.TrimSpace(cfgVal) != "":
+		return strings.TrimSpace(cfgVal), "config"
+	case strings.TrimSpace(envVal) != "":
+		return strings.TrimSpace(envVal), "environment"
+	}
+	return def, "default"
+}
+
+func validLang(s string, autoOK bool) bool {
+	if s == "auto" {
+		return autoOK
+	}
+	if len(s) < 2 || len(s) > 3 {
+		return false
+	}
+	for _, r := range s {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// configValues takes the known keys from the file's section (the first
+// section holding any of them; keys of [DEFAULT] are visible everywhere) and
+// warns about unknown keys.
+func configValues(f *config.File) (map[string]string, []string) {
+	out := map[string]string{}
+	var warnings []string
+	knownKey := map[string]bool{}
+	for _, k := range configKeys {
+		knownKey[k] = true
+	}
+	for _, sec := range f.Sections() {
+		for _, k := range f.Keys(sec) {
+			v, _ := f.Get(sec, k)
+			if !knownKey[k] {
+				warnings = append(warnings, fmt.Sprintf("%s: [%s] unknown key %q ignored", f.Path, sec, k))
+				continue
+			}
+			if _, seen := out[k]; !seen {
+				out[k] = strings.TrimSpace(v)
+			}
+		}
+	}
+	return out, warnings
+}
+
+// setupPath resolves a relative path of a set-up file (field list,
+// vocabulary) from the configuration: next to the configuration file when
+// it exists there, otherwise as given (relative to the working directory).
+func setupPath(p, configPath string, fromConfig bool) string {
+	if p == "" || filepath.IsAbs(p) || !fromConfig {
+		return p
+	}
+	cand := filepath.Join(filepath.Dir(configPath), p)
+	if _, err := os.Stat(cand); err == nil {
+		return cand
+	}
+	return p
+}

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"archivekit/pkg/atomicfile"
+)
+
+// input is one document to translate, or one that could not be obtained.
+type input struct {
+	// Path is the local file; Origin is what the user gave (path or URL).
+	Path, Origin string
+	// Err, when set, says why the input is skipped.
+	Err error
+}
+
+func isURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// matchesFormat reports whether name ends with ".<format>" for one of the
+// formats (case-insensitive).
+func matchesFormat(name string, formats []string) bool {
+	low := strings.ToLower(name)
+	for _, f := range formats {
+		if strings.HasSuffix(low, "."+f) {
+			return true
+		}
+	}
+	return false
+}
+
+// collect lists the inputs of a run:
+//   - an http(s) URL is downloaded into downloadDir;
+//   - a file ending in .txt is a list of URLs (one per line; blank lines and
+//     lines starting with # are ignored), each downloaded;
+//   - any other file is translated whatever its extension;
+//   - a directory is searched recursively for files matching formats, in
+//     sorted order; the output and download directories are left out.
+//
+// A missing input path is errNoInput.
+func collect(ctx context.Context, s *settings, client *http.Client) ([]input, error) {
+	in := s.Input
+	if isURL(in) {
+		return []input{download(ctx, client, in, s.DownloadDir)}, nil
+	}
+	info, err := os.Stat(in)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", errNoInput, in, err)
+	}
+	if !info.IsDir() {
+		if strings.EqualFold(filepath.Ext(in), ".txt") {
+			urls, err := readURLList(in)
+			if err != nil {
+				return nil, err
+			}
+			var out []input
+			for _, u := range urls {
+				out = append(out, download(ctx, client, u, s.DownloadDir))
+			}
+			return out, nil
+		}
+		return []input{{Path: in, Origin: in}}, nil
+	}
+	skipDirs := map[string]bool{}
+	for _, d := range []string{s.Output, s.DownloadDir} {
+		if abs, err := filepath.Abs(d); err == nil {
+			skipDirs[abs] = true
+		}
+	}
+	var out []input
+	err = filepath.WalkDir(in, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			out = append(out, input{Path: p, Origin: p, Err: err})
+			return nil
+		}
+		if d.IsDir() {
+			if abs, _ := filepath.Abs(p); p != in && skipDirs[abs] {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if matchesFormat(d.Name(), s.Formats) {
+			out = append(out, input{Path: p, Origin: p})
+		}
+		return nil
+	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, err
+}
+
+// readURLList reads a .txt list of URLs; a line that is not an http(s) URL
+// is an error naming the file and line.
+func readURLList(p string) ([]string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var urls []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff"))
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !isURL(line) {
+			return nil, fmt.Errorf("%s:%d: not an http(s) URL: %q", p, n, line)
+		}
+		urls = append(urls, line)
+	}
+	return urls, sc.Err()
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// urlFileName names the download of u: the last path segment of an
+// "identifier" query parameter when there is one (OAI-PMH GetRecord URLs),
+// otherwise the last segment of the URL path; ".xml" is added when the name
+// has no extension.
+func urlFileName(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return "download.xml"
+	}
+	name := path.Base(pu.Path)
+	if id := pu.Query().Get("identifier"); id != "" {
+		name = path.Base(strings.TrimRight(id, "/"))
+		if i := strings.LastIndexAny(name, ":"); i >= 0 {
+			name = name[i+1:]
+		}
+	}
+	name = strings.Trim(unsafeName.ReplaceAllString(name, "_"), "._")
+	if name == "" {
+		name = "download"
+	}
+	if filepath.Ext(name) == "" {
+		name += ".xml"
+	}
+	return name
+}
+
+// maxDownload bounds one downloaded document.
+const maxDownload = 512 << 20
+
+// download fetches u into dir (atomically) and returns it as an input; a
+// failure is returned as a skipped input naming the URL.
+func download(ctx context.Context, client *http.Client, u, dir string) input {
+	dst := filepath.Join(dir, urlFileName(u))
+	fail := func(err error) input { return input{Path: dst, Origin: u, Err: fmt.Errorf("download %s: %w", u, err)} }
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return fail(err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fail(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fail(fmt.Errorf("HTTP %s", resp.Status))
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDownload+1))
+	if err != nil {
+		return fail(err)
+	}
+	if len(data) > maxDownload {
+		return fail(fmt.Errorf("larger than %d MiB", maxDownload>>20))
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return fail(errors.New("empty answer"))
+	}
+	if err := atomicfile.WriteFile(dst, data, 0o644); err != nil {
+		return fail(err)
+	}
+	return input{Path: dst, Origin: u}
+}
+
+func httpClient() *http.Client { return &http.Client{Timeout: 120 * time.Second} }

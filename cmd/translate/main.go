@@ -1,0 +1,28 @@
+// Command translate translates the text of ALTO OCR documents and archival
+// metadata XML, keeping every other byte (spec translation 4.1):
+//
+//	translate [input_path] [flags]
+//
+// input_path is a file, a directory (searched recursively for the --formats
+// extensions), an http(s) URL, or a .txt file listing URLs one per line.
+// URLs are downloaded to --download-dir first and then handled as files.
+// For each document it writes <stem>_<lang><suffix> and <stem>_log.csv to
+// --output, and once per run the run metadata YYMMDD-HHmmss_translator.json.
+//
+// Exit codes: 0 success (at least one document translated), 1 usage error,
+// 2 no input, 3 failure (nothing translated, or the run could not proceed).
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

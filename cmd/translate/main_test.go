@@ -1,0 +1,432 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"archivekit/pkg/docrecord"
+	"archivekit/pkg/lemmatizer/lemmatizertest"
+	"archivekit/pkg/translator/translatortest"
+	"archivekit/pkg/xmlsplice/shareddata"
+)
+
+const (
+	setupConfig = "../../setup/translate/config.txt"
+	paraConfig  = "../../setup/translate/para_config.txt"
+	sampleALTO  = "alto/MTX201501307_anon.alto.xml"
+)
+
+// env is a test environment pointing the tool at the stand-ins.
+type env map[string]string
+
+func newEnv(api *translatortest.Server) env {
+	return env{"TRANSLATION_URL": api.URL, "MTAPI_MAX_RETRIES": "2", "MTAPI_BACKOFF_BASE_S": "0.001",
+		"LOG_FORMAT": "json", "TRANSLATE_PARA_CONFIG": paraConfig}
+}
+
+func (e env) get(k string) string { return e[k] }
+
+type result struct {
+	code   int
+	stderr string
+	out    string
+}
+
+func runCLI(t *testing.T, e env, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, e.get, &stdout, &stderr)
+	return result{code, stderr.String(), stdout.String()}
+}
+
+func startAPI(t *testing.T, cfg translatortest.Config) *translatortest.Server {
+	s := translatortest.New(cfg)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// readParadata reads the one run-metadata file in dir.
+func readParadata(t *testing.T, dir string) paradataDoc {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "*_translator.json"))
+	if len(m) != 1 {
+		t.Fatalf("%d run metadata files in %s", len(m), dir)
+	}
+	if !regexp.MustCompile(`^\d{6}-\d{6}_translator\.json$`).MatchString(filepath.Base(m[0])) {
+		t.Errorf("run metadata name %s", filepath.Base(m[0]))
+	}
+	b, _ := os.ReadFile(m[0])
+	var d paradataDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestRewriteArgs(t *testing.T) {
+	for _, c := range []struct{ in, want []string }{
+		{[]string{"in", "-src", "cs", "-tgt", "de"}, []string{"in", "--source_lang", "cs", "--target_lang", "de"}},
+		{[]string{"-src=sk", "-o", "out", "-c", "x.txt"}, []string{"--source_lang=sk", "-o", "out", "-c", "x.txt"}},
+		{[]string{"--", "-src"}, []string{"--", "-src"}},
+		{[]string{"-srcx", "-s"}, []string{"-srcx", "-s"}},
+	} {
+		if got := rewriteArgs(c.in); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("rewriteArgs(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	// The short forms reach the settings.
+	s, _, err := parse([]string{"x", "-src", "PL", "-tgt", "de", "-o", "o", "-c", "none.txt"}, env{}.get, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "none.txt") {
+		t.Fatalf("missing explicit config: %v", err)
+	}
+	s, _, err = parse([]string{"x", "-src", "PL", "-tgt", "de", "-o", "o"}, env{}.get, &bytes.Buffer{})
+	if err != nil || s.Source != "pl" || s.Target != "de" || s.Output != "o" || s.Input != "x" {
+		t.Fatalf("%+v %v", s, err)
+	}
+}
+
+var contentRE = regexp.MustCompile(`CONTENT=("[^"]*"|'[^']*')`)
+
+// TestALTO runs the real sample end to end: only CONTENT values change,
+// 2 backend calls per page with text (1 with --fast-align), the log and the
+// run metadata are written.
+func TestALTO(t *testing.T) {
+	src := shareddata.Path(t, sampleALTO)
+	orig, _ := os.ReadFile(src)
+	for _, fast := range []bool{false, true} {
+		api := startAPI(t, translatortest.Config{})
+		out := t.TempDir()
+		args := []string{src, "-o", out, "-src", "cs", "--vocabulary", ""}
+		if fast {
+			args = append(args, "--fast-align")
+		}
+		r := runCLI(t, newEnv(api), args...)
+		if r.code != exitOK {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		got, err := os.ReadFile(filepath.Join(out, "MTX201501307_anon_en.alto.xml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Equal(got, orig) || !bytes.Equal(contentRE.ReplaceAll(got, nil), contentRE.ReplaceAll(orig, nil)) {
+			t.Fatal("output must differ from the input only inside CONTENT values")
+		}
+		want := 130 // 65 pages hold text
+		if fast {
+			want = 65
+		}
+		if n := int(api.Posts.Load()); n != want {
+			t.Errorf("fast=%v: %d translate requests, want %d", fast, n, want)
+		}
+		f, _ := os.Open(filepath.Join(out, "MTX201501307_anon_log.csv"))
+		rows, err := csv.NewReader(f).ReadAll()
+		f.Close()
+		if err != nil || len(rows) < 2 || strings.Join(rows[0], ",") != "file,page_num,line_num,text_cs,text_en" || rows[1][0] != "MTX201501307_anon" || rows[1][1] != "1" {
+			t.Fatalf("log: %v %v", rows[:min(2, len(rows))], err)
+		}
+		if !strings.Contains(r.stderr, "WARNING MTX201501307_anon: batch summary") {
+			t.Error("no WARNING summary on the log stream")
+		}
+		d := readParadata(t, out)
+		if d.Status != "completed" || d.SchemaVersion != "2.0" || d.Program != "translator" ||
+			d.Statistics.SuccessfullyProcessed != 1 || d.Statistics.BackendCalls != want ||
+			d.Config["chunk_limit"] != float64(4000) || d.Config["confidence_threshold"] != 0.2 ||
+			!strings.HasPrefix(d.Config["lang_id_model"].(string), "lingua-go") || d.Config["translation_api"] != api.URL {
+			t.Errorf("run metadata: %+v", d)
+		}
+		// Explicit source and no vocabulary: only the hosted engine counts.
+		if d.License != "CC BY-NC-SA 4.0" || len(d.LicenseDetail.Components) != 1 || d.LicenseDetail.Components[0].Name != "mtapi_engine" {
+			t.Errorf("licence %s from %+v", d.License, d.LicenseDetail.Components)
+		}
+	}
+}
+
+var debrisRE = regexp.MustCompile(`QZX|XQZ|ZXQ|QXZ`)
+
+// TestRecords: the default run (shipped config, auto detection, the real
+// vocabulary with the lemmatiser) over the 15 real records, then append
+// twice.
+func TestRecords(t *testing.T) {
+	records := shareddata.Path(t, "records")
+	vocabulary := shareddata.Path(t, "vocabulary.csv")
+	lem := lemmatizertest.New(lemmatizertest.CzechLexicon, "czech-pdt-ud-2.15-241121")
+	defer lem.Close()
+	api := startAPI(t, translatortest.Config{})
+	e := newEnv(api)
+	e["LEMMATIZER_URL"] = lem.URL
+
+	out := t.TempDir()
+	r := runCLI(t, e, records, "-c", setupConfig, "--formats", "xml", "-o", out, "--vocabulary", vocabulary)
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	outs, _ := filepath.Glob(filepath.Join(out, "*_en.xml"))
+	logs, _ := filepath.Glob(filepath.Join(out, "*_log.csv"))
+	if len(outs) != 15 || len(logs) != 15 {
+		t.Fatalf("%d outputs, %d logs", len(outs), len(logs))
+	}
+	for _, p := range append(outs, logs...) {
+		b, _ := os.ReadFile(p)
+		if debrisRE.Match(b) {
+			t.Errorf("%s: placeholder debris", p)
+		}
+	}
+	d := readParadata(t, out)
+	if d.License != "CC BY-NC-SA 4.0" {
+		t.Errorf("default run licence %s", d.License)
+	}
+	var names []string
+	for _, c := range d.LicenseDetail.Components {
+		names = append(names, c.Name)
+	}
+	if got := strings.Join(names, ","); got != "langid_lingua,mtapi_engine,lemmatizer_engine,lemmatizer_models,records_vocabulary,thesaurus_data" {
+		t.Errorf("components %s", got)
+	}
+	if d.Config["vocabulary_protected_terms_total"].(float64) == 0 {
+		t.Error("no protected terms recorded")
+	}
+	if lem.Requests.Load() == 0 {
+		t.Error("lemmatiser never called")
+	}
+
+	// Append twice equals append once, with no backend call the second time.
+	once, twice := t.TempDir(), t.TempDir()
+	if r := runCLI(t, e, records, "-c", setupConfig, "--formats", "xml", "-o", once, "--output-mode", "append", "--vocabulary", ""); r.code != exitOK {
+		t.Fatalf("append once: exit %d: %s", r.code, r.stderr)
+	}
+	before := api.Posts.Load()
+	if r := runCLI(t, e, once, "-c", setupConfig, "--formats", "xml", "-o", twice, "--output-mode", "append", "--vocabulary", ""); r.code != exitOK {
+		t.Fatalf("append twice: exit %d: %s", r.code, r.stderr)
+	}
+	if api.Posts.Load() != before {
+		t.Errorf("second append made %d backend calls", api.Posts.Load()-before)
+	}
+	outs, _ = filepath.Glob(filepath.Join(once, "*_en.xml"))
+	for _, p := range outs {
+		a, _ := os.ReadFile(p)
+		b, err := os.ReadFile(filepath.Join(twice, strings.TrimSuffix(filepath.Base(p), ".xml")+"_en.xml"))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s: second append differs (%v)", p, err)
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	record := shareddata.Path(t, "records/C-9107617A.xml")
+	empty := t.TempDir()
+	for _, c := range []struct {
+		name string
+		cfg  translatortest.Config
+		env  env
+		args []string
+		code int
+		says string
+	}{
+		{"unknown flag", translatortest.Config{}, nil, []string{record, "--nope"}, exitUsage, "unknown flag"},
+		{"bad output mode", translatortest.Config{}, nil, []string{record, "--output-mode", "overwrite"}, exitUsage, "overwrite"},
+		{"bad backend", translatortest.Config{}, nil, []string{record, "--backend", "google"}, exitUsage, "google"},
+		{"missing config", translatortest.Config{}, nil, []string{record, "-c", "/nonexistent/config.txt"}, exitUsage, "config.txt"},
+		{"missing explicit vocabulary", translatortest.Config{}, nil, []string{record, "--vocabulary", "/nonexistent.csv"}, exitUsage, "nonexistent.csv"},
+		{"record out without baseline", translatortest.Config{}, nil, []string{record, "--document-json-out", "x.json"}, exitUsage, "doc_id"},
+		{"bad language", translatortest.Config{}, nil, []string{record, "-tgt", "english"}, exitUsage, "english"},
+		{"missing input", translatortest.Config{}, nil, []string{"/nonexistent/dir"}, exitNoInput, "no input"},
+		{"no matching files", translatortest.Config{}, nil, []string{empty}, exitNoInput, "no input"},
+		{"always failing API", translatortest.Config{FailAlways: 503}, nil, []string{record}, exitFailure, "no document was translated"},
+		{"ct2 not in this build", translatortest.Config{}, nil, []string{record, "--backend", "ct2"}, exitFailure, "backend not available in this build: ct2"},
+		{"chat not in this build", translatortest.Config{}, env{"TRANSLATION_BACKEND": "chat_compatible"}, []string{record}, exitFailure, "chat_compatible"},
+		{"429 then success", translatortest.Config{Fail: []int{429, 429}, RetryAfter: "0"}, nil, []string{record}, exitOK, ""},
+		{"slow API", translatortest.Config{Delay: 50 * time.Millisecond}, nil, []string{record}, exitOK, ""},
+		{"garbage answers", translatortest.Config{Garbage: func(string) string { return "<html>oops</html>" }}, nil, []string{shareddata.Path(t, sampleALTO), "-src", "cs", "--fast-align"}, exitOK, "line-count mismatches"},
+		{"help", translatortest.Config{}, nil, []string{"--help"}, exitOK, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			api := startAPI(t, c.cfg)
+			e := newEnv(api)
+			for k, v := range c.env {
+				e[k] = v
+			}
+			out := t.TempDir()
+			args := append(append([]string{}, c.args...), "-o", out, "--xpaths", "../../setup/translate/fields.txt")
+			if c.name == "unknown flag" || c.name == "help" {
+				args = c.args
+			}
+			r := runCLI(t, e, args...)
+			if r.code != c.code || !strings.Contains(r.stderr+r.out, c.says) {
+				t.Errorf("exit %d, want %d with %q; stderr:\n%s", r.code, c.code, c.says, r.stderr)
+			}
+			if c.code == exitFailure {
+				d := readParadata(t, out)
+				if d.Status != "failed" || d.Error == "" {
+					t.Errorf("failed run metadata: status %q error %q", d.Status, d.Error)
+				}
+				// Components are recorded when used, not only after success.
+				if c.cfg.FailAlways != 0 && d.License != "CC BY-NC-SA 4.0" {
+					t.Errorf("failed run licence %s (%v)", d.License, d.LicenseDetail.Components)
+				}
+			}
+		})
+	}
+}
+
+// TestPrecedence: flag, then config, then environment, then default, for
+// --backend and --output-mode.
+func TestPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	writeCfg := func(lines string) string {
+		p := filepath.Join(dir, strings.ReplaceAll(lines, "=", "")+".txt")
+		p = filepath.Join(dir, "c"+regexp.MustCompile(`\W`).ReplaceAllString(lines, "")+".txt")
+		os.WriteFile(p, []byte("[translate]\n"+lines+"\n"), 0o644)
+		return p
+	}
+	for _, c := range []struct {
+		name            string
+		flags           []string
+		config          string
+		env             env
+		backend, bFrom  string
+		mode, modeFrom  string
+	}{
+		{"default", nil, "", nil, "mtapi", "default", "replace", "default"},
+		{"environment", nil, "", env{"TRANSLATION_BACKEND": "ct2", "OUTPUT_MODE": "append"}, "ct2", "environment", "append", "environment"},
+		{"config over environment", nil, "translation_backend = chat_compatible\noutput_mode = replace", env{"TRANSLATION_BACKEND": "ct2", "OUTPUT_MODE": "append"}, "chat_compatible", "config", "replace", "config"},
+		{"flag over config", []string{"--backend", "mtapi", "--output-mode", "append"}, "translation_backend = ct2\noutput_mode = replace", env{"OUTPUT_MODE": "replace"}, "mtapi", "command line", "append", "command line"},
+		{"sectionless config file", nil, "", nil, "mtapi", "default", "replace", "default"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"in"}, c.flags...)
+			if c.config != "" {
+				args = append(args, "-c", writeCfg(c.config))
+			}
+			s, _, err := parse(args, env(c.env).get, &bytes.Buffer{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Backend != c.backend || s.BackendFrom != c.bFrom || s.Mode != c.mode || s.ModeFrom != c.modeFrom {
+				t.Errorf("backend %s (%s), mode %s (%s)", s.Backend, s.BackendFrom, s.Mode, s.ModeFrom)
+			}
+		})
+	}
+	// A sectionless file and config keys reach the settings.
+	p := filepath.Join(dir, "plain.txt")
+	os.WriteFile(p, []byte("# plain\ntarget_lang = de\noutput = outdir\noutput_mode = append\nbogus = 1\n"), 0o644)
+	s, _, err := parse([]string{"in", "-c", p}, env{}.get, &bytes.Buffer{})
+	if err != nil || s.Target != "de" || s.Output != "outdir" || s.Mode != "append" || s.DownloadDir != filepath.Join("outdir", "downloaded_inputs") || len(s.ConfigWarnings) != 1 {
+		t.Errorf("%+v %v", s, err)
+	}
+	// End to end: the config's backend is used unless the flag overrides it.
+	record := shareddata.Path(t, "records/C-9107617A.xml")
+	api := startAPI(t, translatortest.Config{})
+	cfg := writeCfg("translation_backend = ct2")
+	if r := runCLI(t, newEnv(api), record, "-c", cfg, "-o", t.TempDir(), "--xpaths", "../../setup/translate/fields.txt"); r.code != exitFailure || !strings.Contains(r.stderr, "ct2") {
+		t.Errorf("config backend ct2: exit %d", r.code)
+	}
+	if r := runCLI(t, newEnv(api), record, "-c", cfg, "--backend", "mtapi", "-o", t.TempDir(), "--xpaths", "../../setup/translate/fields.txt"); r.code != exitOK {
+		t.Errorf("flag mtapi over config ct2: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestURLInputs: a URL is downloaded to --download-dir and translated; a
+// .txt list of URLs works the same, a failing URL is skipped and recorded.
+func TestURLInputs(t *testing.T) {
+	rec, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("identifier") == "https://api.aiscr.cz/id/C-9107617A" {
+			w.Write(rec)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer files.Close()
+	api := startAPI(t, translatortest.Config{})
+	good := files.URL + "/oai?verb=GetRecord&metadataPrefix=oai_amcr&identifier=https://api.aiscr.cz/id/C-9107617A"
+	bad := files.URL + "/oai?verb=GetRecord&identifier=https://api.aiscr.cz/id/C-MISSING"
+
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), good, "-o", out, "--xpaths", "../../setup/translate/fields.txt")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "downloaded_inputs", "C-9107617A.xml")); err != nil || !bytes.Equal(b, rec) {
+		t.Errorf("download: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "C-9107617A_en.xml")); err != nil {
+		t.Error(err)
+	}
+
+	list := filepath.Join(t.TempDir(), "urls.txt")
+	os.WriteFile(list, []byte("# records\n"+good+"\n\n"+bad+"\n"), 0o644)
+	out, dl := t.TempDir(), t.TempDir()
+	r = runCLI(t, newEnv(api), list, "-o", out, "--download-dir", dl, "--xpaths", "../../setup/translate/fields.txt")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	d := readParadata(t, out)
+	if d.Statistics.InputFilesTotal != 2 || d.Statistics.SuccessfullyProcessed != 1 || len(d.SkippedFilesDetail) != 1 ||
+		d.SkippedFilesDetail[0].File != bad || !strings.Contains(d.SkippedFilesDetail[0].Reason, "404") {
+		t.Errorf("statistics %+v skipped %+v", d.Statistics, d.SkippedFilesDetail)
+	}
+	if _, err := os.Stat(filepath.Join(dl, "C-9107617A.xml")); err != nil {
+		t.Error(err)
+	}
+	os.WriteFile(list, []byte("not a url\n"), 0o644)
+	if r := runCLI(t, newEnv(api), list, "-o", t.TempDir()); r.code != exitFailure || !strings.Contains(r.stderr, "urls.txt:1") {
+		t.Errorf("bad list: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// TestDocumentRecord: the record gets the translation block, keeps its
+// doc_id and validates against the spec's schema.
+func TestDocumentRecord(t *testing.T) {
+	schema, err := docrecord.LoadSchema(shareddata.Path(t, "../../spec/document.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(t.TempDir(), "CTX1.document.json")
+	os.WriteFile(base, []byte(`{"schema_version":"1.0","doc_id":"CTX1","source":{"filename":"CTX1.pdf"}}`), 0o644)
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), shareddata.Path(t, sampleALTO), "-o", out, "--fast-align", "--vocabulary", "",
+		"--document-json", base, "--output-mode", "append")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	rec, err := docrecord.Load(filepath.Join(out, "CTX1.document.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate(rec); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{"doc_id": "CTX1", "translations/source_lang": "cs", "translations/target_lang": "en",
+		"translations/backend": "mtapi", "translations/output_mode": "append",
+		"derived_from/translated_xml": filepath.Join(out, "MTX201501307_anon_en.alto.xml"),
+		"translations/license":       "CC BY-NC-SA 4.0", "source/filename": "CTX1.pdf"} {
+		if got, _ := rec.Get(strings.Split(path, "/")...); got != want {
+			t.Errorf("%s = %v, want %s", path, got, want)
+		}
+	}
+	d := readParadata(t, out)
+	if d.Statistics.OutputCountsByType["json"] != 1 {
+		t.Errorf("outputs %v", d.Statistics.OutputCountsByType)
+	}
+	// --document-json-out is honoured.
+	dst := filepath.Join(t.TempDir(), "rec.json")
+	if r := runCLI(t, newEnv(api), shareddata.Path(t, sampleALTO), "-o", t.TempDir(), "-src", "cs", "--fast-align", "--vocabulary", "",
+		"--document-json", base, "--document-json-out", dst); r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(dst); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"archivekit/pkg/atomicfile"
+	"archivekit/pkg/licence"
+	"archivekit/pkg/translator"
+)
+
+// Run-metadata layout (schema 2.0, modelled on the translator's published
+// examples).
+const (
+	paradataSchema = "2.0"
+	stampLayout    = "060102-150405"
+	repository     = "archivekit"
+)
+
+// version is the tool version; release builds set it with
+// -ldflags "-X main.version=vX.Y.Z".
+var version = "dev"
+
+type skipped struct {
+	File   string `json:"file"`
+	Reason string `json:"reason"`
+}
+
+type statistics struct {
+	InputFilesTotal       int                `json:"input_files_total"`
+	SuccessfullyProcessed int                `json:"successfully_processed"`
+	SkippedFiles          int                `json:"skipped_files"`
+	OutputCountsByType    map[string]int     `json:"output_counts_by_type"`
+	PerformancePerMinute  map[string]float64 `json:"performance_per_minute"`
+	BackendCalls          int                `json:"backend_calls"`
+	TransportErrors       int                `json:"transport_errors"`
+	LineCountMismatches   int                `json:"line_count_mismatches"`
+	Pages                 int                `json:"pages"`
+	UnitsTranslated       int                `json:"units_translated"`
+	UnitsSkipped          int                `json:"units_skipped"`
+	Languages             map[string]int     `json:"source_languages"`
+}
+
+type paradataDoc struct {
+	SchemaVersion      string             `json:"schema_version"`
+	Program            string             `json:"program"`
+	ToolVersion        string             `json:"tool_version"`
+	Repository         string             `json:"repository"`
+	RunnerRef          string             `json:"runner_ref"`
+	DockerImage        string             `json:"docker_image"`
+	GoVersion          string             `json:"go_version"`
+	Platform           string             `json:"platform"`
+	RunID              string             `json:"run_id"`
+	Status             string             `json:"status"`
+	Error              string             `json:"error,omitempty"`
+	License            string             `json:"license"`
+	LicenseURL         string             `json:"license_url"`
+	LicenseDetail      licence.Resolution `json:"license_detail"`
+	StartTime          string             `json:"start_time"`
+	EndTime            string             `json:"end_time"`
+	DurationSeconds    float64            `json:"duration_seconds"`
+	Config             map[string]any     `json:"config"`
+	Statistics         statistics         `json:"statistics"`
+	SkippedFilesDetail []skipped          `json:"skipped_files_detail"`
+	Outputs            []string           `json:"outputs"`
+	Warnings           []string           `json:"warnings"`
+}
+
+// paradata is the run metadata of one run, written atomically at start,
+// after every document and at the end, so a run that fails part-way leaves
+// a complete file describing what happened up to then.
+type paradata struct {
+	mu         sync.Mutex
+	path       string
+	start      time.Time
+	doc        paradataDoc
+	components *licence.Components
+	usage      *translator.Usage
+	protected  map[string]int
+}
+
+func newParadata(dir string, start time.Time, comps *licence.Components, usage *translator.Usage, getenv func(string) string) *paradata {
+	stamp := start.Format(stampLayout)
+	return &paradata{
+		path:       filepath.Join(dir, stamp+"_translator.json"),
+		start:      start,
+		components: comps,
+		usage:      usage,
+		protected:  map[string]int{},
+		doc: paradataDoc{
+			SchemaVersion: paradataSchema, Program: translator.Program, ToolVersion: version,
+			Repository: repository, RunnerRef: getenv("RUNNER_REF"), DockerImage: getenv("DOCKER_IMAGE"),
+			GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
+			RunID: stamp, Status: "running", StartTime: start.Format(time.RFC3339Nano),
+			Config:             map[string]any{},
+			Statistics:         statistics{OutputCountsByType: map[string]int{}, Languages: map[string]int{}},
+			SkippedFilesDetail: []skipped{}, Outputs: []string{}, Warnings: []string{},
+		},
+	}
+}
+
+func (p *paradata) setConfig(k string, v any) { p.mu.Lock(); p.doc.Config[k] = v; p.mu.Unlock() }
+func (p *paradata) warn(msg string)           { p.mu.Lock(); p.doc.Warnings = append(p.doc.Warnings, msg); p.mu.Unlock() }
+func (p *paradata) inputs(n int)              { p.mu.Lock(); p.doc.Statistics.InputFilesTotal += n; p.mu.Unlock() }
+
+func (p *paradata) skip(file, reason string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.doc.SkippedFilesDetail = append(p.doc.SkippedFilesDetail, skipped{file, reason})
+	p.doc.Statistics.SkippedFiles++
+}
+
+// done records a translated document and the files written for it.
+func (p *paradata) done(out *translator.Output, files ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := &p.doc.Statistics
+	st.SuccessfullyProcessed++
+	st.OutputCountsByType["xml"]++
+	st.OutputCountsByType["csv"]++
+	st.BackendCalls += out.Stats.Calls
+	st.TransportErrors += out.Stats.TransportErrors
+	st.LineCountMismatches += out.Stats.LineCountMismatches
+	st.Pages += out.Stats.Pages
+	st.UnitsTranslated += out.Stats.Translated
+	st.UnitsSkipped += out.Stats.Skipped
+	for l, n := range out.Languages {
+		st.Languages[l] += n
+	}
+	p.protected[out.Stem] += out.Stats.ProtectedTerms
+	p.doc.Outputs = append(p.doc.Outputs, files...)
+}
+
+func (p *paradata) output(kind, file string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.doc.Statistics.OutputCountsByType[kind]++
+	p.doc.Outputs = append(p.doc.Outputs, file)
+}
+
+// snapshot computes the licence from the components used so far, the
+// timings and the rates.
+func (p *paradata) snapshot(now time.Time) paradataDoc {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := p.doc
+	res := translator.Resolve(p.components, p.usage.Components())
+	d.License, d.LicenseURL, d.LicenseDetail = res.EffectiveLicense, res.EffectiveLicenseURL, res
+	d.EndTime = now.Format(time.RFC3339Nano)
+	d.DurationSeconds = float64(now.Sub(p.start).Milliseconds()) / 1000
+	cfg := make(map[string]any, len(d.Config)+2)
+	for k, v := range d.Config {
+		cfg[k] = v
+	}
+	total := 0
+	prot := map[string]int{}
+	for k, v := range p.protected {
+		prot[k] = v
+		total += v
+	}
+	cfg["vocabulary_protected_terms"] = prot
+	cfg["vocabulary_protected_terms_total"] = total
+	d.Config = cfg
+	st := d.Statistics
+	st.OutputCountsByType = copyMap(st.OutputCountsByType)
+	st.Languages = copyMap(st.Languages)
+	st.PerformancePerMinute = map[string]float64{}
+	if mins := now.Sub(p.start).Minutes(); mins > 0 {
+		for k, n := range st.OutputCountsByType {
+			st.PerformancePerMinute[k] = float64(int(float64(n)/mins*10000)) / 10000
+		}
+	}
+	d.Statistics = st
+	d.SkippedFilesDetail = append([]skipped{}, d.SkippedFilesDetail...)
+	d.Outputs = append([]string{}, d.Outputs...)
+	sort.Strings(d.Outputs)
+	d.Warnings = append(append([]string{}, d.Warnings...), res.Warnings...)
+	return d
+}
+
+func copyMap[V any](m map[string]V) map[string]V {
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// flush writes the current state atomically.
+func (p *paradata) flush() error {
+	b, err := json.MarshalIndent(p.snapshot(time.Now()), "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(p.path, append(b, '\n'), 0o644)
+}
+
+// finish records the outcome and writes the file.
+func (p *paradata) finish(runErr error) error {
+	p.mu.Lock()
+	if runErr != nil {
+		p.doc.Status, p.doc.Error = "failed", runErr.Error()
+	} else {
+		p.doc.Status = "completed"
+	}
+	p.mu.Unlock()
+	return p.flush()
+}

@@ -1,0 +1,368 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"archivekit/pkg/alto"
+	"archivekit/pkg/atomicfile"
+	"archivekit/pkg/backend"
+	"archivekit/pkg/chunker"
+	"archivekit/pkg/docrecord"
+	"archivekit/pkg/langid"
+	"archivekit/pkg/lemmatizer"
+	"archivekit/pkg/licence"
+	"archivekit/pkg/logging"
+	"archivekit/pkg/metadata"
+	"archivekit/pkg/mtapi"
+	"archivekit/pkg/progress"
+	"archivekit/pkg/translator"
+	"archivekit/pkg/vocab"
+)
+
+var errNoInput = errors.New("no input")
+
+// componentsFile is the translator's licence components file, looked up
+// next to the configuration file, then under setup/translate.
+func componentsFile(configPath string, getenv func(string) string) string {
+	if p := getenv("TRANSLATE_PARA_CONFIG"); p != "" {
+		return p
+	}
+	for _, p := range []string{filepath.Join(filepath.Dir(configPath), "para_config.txt"), filepath.Join("setup", "translate", "para_config.txt")} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return filepath.Join("setup", "translate", "para_config.txt")
+}
+
+// run is the whole command; it returns the exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	level := getenv(logging.EnvLevel)
+	if level == "" {
+		level = "INFO"
+	}
+	log, err := logging.New(stderr, level, getenv(logging.EnvFormat))
+	if err != nil {
+		fmt.Fprintln(stderr, "translate:", err)
+		return exitUsage
+	}
+	s, helped, err := parse(args, getenv, stdout)
+	if helped {
+		return exitOK
+	}
+	if err != nil {
+		log.Error("usage error", "err", err)
+		return exitUsage
+	}
+	for _, w := range s.ConfigWarnings {
+		log.Warn(w)
+	}
+
+	comps, err := licence.LoadComponents(componentsFile(s.ConfigPath, getenv))
+	if err != nil {
+		log.Error("licence components", "err", err)
+		return exitFailure
+	}
+
+	// Set-up files given explicitly must exist; the configured defaults may
+	// be missing (with a warning for the vocabulary).
+	var fields []*metadata.XPath
+	fields, fieldsErr := metadata.LoadFields(s.Fields)
+	if fieldsErr != nil && s.FieldsExplicit {
+		log.Error("usage error", "err", fmt.Errorf("--xpaths: %w", fieldsErr))
+		return exitUsage
+	}
+	var vocabulary *vocab.Vocabulary
+	if s.Vocabulary != "" {
+		v, err := vocab.Load(s.Vocabulary)
+		switch {
+		case err == nil:
+			vocabulary = v
+		case s.VocabularyExplicit:
+			log.Error("usage error", "err", fmt.Errorf("--vocabulary: %w", err))
+			return exitUsage
+		default:
+			log.Warn("vocabulary not loaded; translating without it", "err", err)
+		}
+	}
+	var baseline *docrecord.Record
+	if s.DocJSON != "" {
+		if baseline, err = docrecord.Load(s.DocJSON); err != nil {
+			log.Error("usage error", "err", fmt.Errorf("--document-json: %w", err))
+			return exitUsage
+		}
+	}
+
+	inputs, err := collect(ctx, s, httpClient())
+	if err != nil {
+		log.Error("no input", "err", err)
+		if errors.Is(err, errNoInput) {
+			return exitNoInput
+		}
+		return exitFailure
+	}
+	if len(inputs) == 0 {
+		log.Error("no input", "input_path", s.Input, "formats", s.FormatsRaw)
+		return exitNoInput
+	}
+
+	if err := os.MkdirAll(s.Output, 0o755); err != nil {
+		log.Error("output directory", "err", err)
+		return exitFailure
+	}
+	start := time.Now()
+	usage := &translator.Usage{}
+	pd := newParadata(s.Output, start, comps, usage, getenv)
+	r := &runner{s: s, log: log, pd: pd, usage: usage, fields: fields, fieldsErr: fieldsErr,
+		vocabulary: vocabulary, baseline: baseline, getenv: getenv, stderr: stderr}
+	runErr := r.run(ctx, inputs)
+	if err := pd.finish(runErr); err != nil {
+		log.Error("run metadata not written", "path", pd.path, "err", err)
+	} else {
+		log.Info("run metadata written", "path", pd.path)
+	}
+	if runErr != nil {
+		log.Error("run failed", "err", runErr)
+		return exitFailure
+	}
+	return exitOK
+}
+
+type runner struct {
+	s          *settings
+	log        *slog.Logger
+	pd         *paradata
+	usage      *translator.Usage
+	fields     []*metadata.XPath
+	fieldsErr  error
+	vocabulary *vocab.Vocabulary
+	baseline   *docrecord.Record
+	getenv     func(string) string
+	stderr     io.Writer
+}
+
+func (r *runner) run(ctx context.Context, inputs []input) error {
+	s, pd := r.s, r.pd
+	pd.setConfig("input_path", s.Input)
+	pd.setConfig("output_dir", s.Output)
+	pd.setConfig("source_lang", s.Source)
+	pd.setConfig("target_lang", s.Target)
+	pd.setConfig("formats", s.FormatsRaw)
+	pd.setConfig("mode", map[bool]string{true: "alto", false: "metadata"}[s.Alto])
+	pd.setConfig("output_mode", s.Mode)
+	pd.setConfig("output_mode_from", s.ModeFrom)
+	pd.setConfig("translation_backend", s.Backend)
+	pd.setConfig("translation_backend_from", s.BackendFrom)
+	pd.setConfig("fast_align", s.FastAlign)
+	pd.setConfig("xpaths_file", s.Fields)
+	pd.setConfig("xsd_url", s.XSD)
+	pd.setConfig("vocabulary", s.Vocabulary)
+	pd.setConfig("config_file", s.ConfigPath)
+	pd.setConfig("chunk_limit", chunker.DefaultLimit)
+	pd.setConfig("lang_id_model", langid.ModelID)
+	pd.setConfig("confidence_threshold", alto.DefaultMinConfidence)
+	pd.setConfig("download_dir", s.DownloadDir)
+	pd.inputs(len(inputs))
+	if r.vocabulary != nil {
+		r.usage.Add(translator.VocabularyComponents(r.vocabulary)...)
+		pd.setConfig("vocabulary_entries", r.vocabulary.Len())
+		for _, e := range r.vocabulary.Skipped {
+			pd.warn(e.Error())
+		}
+	}
+	if err := pd.flush(); err != nil {
+		return fmt.Errorf("run metadata %s: %w", pd.path, err)
+	}
+
+	be, err := translator.OpenBackend(s.Backend, r.getenv)
+	if err != nil {
+		return err
+	}
+	if m, ok := be.(*mtapi.Backend); ok {
+		pd.setConfig("translation_api", m.BaseURL())
+		pairs, from := m.Models(ctx)
+		pd.setConfig("translation_models", pairs)
+		pd.setConfig("translation_models_from", from)
+		if strings.HasPrefix(from, "builtin") {
+			r.warn(fmt.Sprintf("translation API model list unavailable, using the built-in pairs: %s", from))
+		}
+	}
+	var lem vocab.Lemmatizer
+	if r.vocabulary != nil && s.Backend == mtapi.Name {
+		u, err := lemmatizer.BaseURLFromEnv(r.getenv)
+		if err != nil {
+			return err
+		}
+		lem = lemmatizer.New(u, nil)
+		pd.setConfig("lemmatizer_url", u)
+	}
+	maxTerms, err := vocab.MaxGlossaryTermsFromEnv(r.getenv)
+	if err != nil {
+		return err
+	}
+
+	bar := progress.New(r.stderr, len(inputs), progress.Options{Label: "translate", Unit: "files"})
+	if logging.IsTerminal(r.stderr) {
+		// Log lines go through the bar so they print above it.
+		if l, err := logging.New(bar, levelOf(r.getenv), r.getenv(logging.EnvFormat)); err == nil {
+			r.log = l
+		}
+	}
+	xsdWarned := false
+	var written []string
+	for _, in := range inputs {
+		if ctx.Err() != nil {
+			pd.skip(in.Origin, "run interrupted: "+ctx.Err().Error())
+			bar.Fail(1)
+			continue
+		}
+		if in.Err != nil {
+			r.skip(in.Origin, in.Err)
+			bar.Fail(1)
+			continue
+		}
+		out, err := r.one(ctx, in, be, lem, maxTerms)
+		if err != nil {
+			r.skip(in.Origin, err)
+			bar.Fail(1)
+		} else {
+			written = append(written, filepath.Join(s.Output, out.Name))
+			bar.Add(1)
+			if out.Kind == translator.KindMetadata && s.XSD != "" && !xsdWarned {
+				xsdWarned = true
+				r.warn(fmt.Sprintf("--xsd %s: validation skipped: this build has no XML Schema validator; metadata output was not validated", s.XSD))
+			}
+			if out.Kind == translator.KindALTO && s.XSD != "" {
+				r.log.Info("--xsd applies to metadata output only; ALTO output is not validated", "file", in.Origin)
+			}
+		}
+		if err := pd.flush(); err != nil {
+			r.log.Error("run metadata not written", "path", pd.path, "err", err)
+		}
+	}
+	r.log.Info(bar.Finish())
+	if len(written) == 0 {
+		return errors.New("no document was translated")
+	}
+	if r.baseline != nil {
+		if err := r.record(written); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+func levelOf(getenv func(string) string) string {
+	if l := getenv(logging.EnvLevel); l != "" {
+		return l
+	}
+	return "INFO"
+}
+
+func (r *runner) warn(msg string) {
+	r.log.Warn(msg)
+	r.pd.warn(msg)
+}
+
+func (r *runner) skip(file string, err error) {
+	r.log.Error("skipped", "file", file, "err", err)
+	r.pd.skip(file, err.Error())
+}
+
+// one translates one input and writes its output and log.
+func (r *runner) one(ctx context.Context, in input, be backend.Backend, lem vocab.Lemmatizer, maxTerms int) (*translator.Output, error) {
+	s := r.s
+	src, err := os.ReadFile(in.Path)
+	if err != nil {
+		return nil, err
+	}
+	kind := translator.DetectKind(src)
+	if kind == translator.KindMetadata {
+		if r.fieldsErr != nil {
+			return nil, fmt.Errorf("%s: metadata document but the field list is unreadable: %w", in.Path, r.fieldsErr)
+		}
+		if s.Alto && strings.HasSuffix(strings.ToLower(in.Path), ".alto.xml") {
+			r.warn(fmt.Sprintf("%s: named like ALTO but its root element is not <alto>; handled as metadata", in.Origin))
+		}
+	}
+	opt := translator.Options{
+		Backend: be, Source: s.Source, Target: s.Target, Mode: alto.Mode(s.Mode),
+		FastAlign: s.FastAlign, Kind: kind, Fields: r.fields, Vocabulary: r.vocabulary, Lemmatizer: lem,
+		GlossaryTerms: maxTerms, Usage: r.usage,
+		Warn: func(m string) { r.log.Warn(m) },
+	}
+	t0 := time.Now()
+	out, err := translator.Translate(ctx, src, filepath.Base(in.Path), opt)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range out.Warnings {
+		r.pd.warn(w)
+	}
+	outPath := filepath.Join(s.Output, out.Name)
+	logPath := filepath.Join(s.Output, translator.LogName(in.Path))
+	if err := atomicfile.WriteFile(outPath, out.Data, 0o644); err != nil {
+		return nil, err
+	}
+	if err := atomicfile.Write(logPath, 0o644, func(w io.Writer) error {
+		return translator.WriteLog(w, out.Log, s.Source, s.Target)
+	}); err != nil {
+		return nil, err
+	}
+	// The WARNING summary ends the document's log on the log stream (the
+	// CSV keeps the published column layout).
+	r.log.Warn(out.Summary, "file", in.Origin, "seconds", time.Since(t0).Round(time.Millisecond).Seconds())
+	r.pd.done(out, outPath, logPath)
+	return out, nil
+}
+
+// record accretes the translation block onto the baseline record and writes
+// it, validated; an invalid record is never written.
+func (r *runner) record(written []string) error {
+	s, pd := r.s, r.pd
+	snap := pd.snapshot(time.Now())
+	src := s.Source
+	if src == "auto" {
+		best := 0
+		for l, n := range snap.Statistics.Languages {
+			if n > best || n == best && l < src {
+				src, best = l, n
+			}
+		}
+	}
+	info := translator.RecordInfo{SourceLang: src, TargetLang: s.Target, Backend: s.Backend, Mode: s.Mode,
+		Licence: snap.LicenseDetail, RunID: snap.RunID, ParadataRef: pd.path, At: time.Now(), HadBaseline: true}
+	if len(written) == 1 {
+		info.TranslatedXML = written[0]
+	} else {
+		info.TranslatedXML, info.Files = s.Output, written
+	}
+	if err := translator.AccreteRecord(r.baseline, info); err != nil {
+		return fmt.Errorf("%s: %w", s.DocJSON, err)
+	}
+	schema, err := docrecord.ProjectSchema()
+	if err != nil {
+		return err
+	}
+	path := s.DocJSONOut
+	if path == "" {
+		path = filepath.Join(s.Output, docrecord.FileName(r.baseline.DocID()))
+	}
+	if err := r.baseline.WriteFile(path, schema); err != nil {
+		return fmt.Errorf("document record %s not written: %w", path, err)
+	}
+	for _, w := range r.baseline.Warnings {
+		r.warn(w)
+	}
+	pd.output("json", path)
+	r.log.Info("document record written", "path", path, "doc_id", r.baseline.DocID())
+	return nil
+}
