@@ -290,12 +290,12 @@ func TestPrecedence(t *testing.T) {
 		return p
 	}
 	for _, c := range []struct {
-		name            string
-		flags           []string
-		config          string
-		env             env
-		backend, bFrom  string
-		mode, modeFrom  string
+		name           string
+		flags          []string
+		config         string
+		env            env
+		backend, bFrom string
+		mode, modeFrom string
 	}{
 		{"default", nil, "", nil, "mtapi", "default", "replace", "default"},
 		{"environment", nil, "", env{"TRANSLATION_BACKEND": "ct2", "OUTPUT_MODE": "append"}, "ct2", "environment", "append", "environment"},
@@ -411,7 +411,7 @@ func TestDocumentRecord(t *testing.T) {
 	for path, want := range map[string]string{"doc_id": "CTX1", "translations/source_lang": "cs", "translations/target_lang": "en",
 		"translations/backend": "mtapi", "translations/output_mode": "append",
 		"derived_from/translated_xml": filepath.Join(out, "MTX201501307_anon_en.alto.xml"),
-		"translations/license":       "CC BY-NC-SA 4.0", "source/filename": "CTX1.pdf"} {
+		"translations/license":        "CC BY-NC-SA 4.0", "source/filename": "CTX1.pdf"} {
 		if got, _ := rec.Get(strings.Split(path, "/")...); got != want {
 			t.Errorf("%s = %v, want %s", path, got, want)
 		}

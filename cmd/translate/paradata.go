@@ -104,8 +104,12 @@ func newParadata(dir string, start time.Time, comps *licence.Components, usage *
 }
 
 func (p *paradata) setConfig(k string, v any) { p.mu.Lock(); p.doc.Config[k] = v; p.mu.Unlock() }
-func (p *paradata) warn(msg string)           { p.mu.Lock(); p.doc.Warnings = append(p.doc.Warnings, msg); p.mu.Unlock() }
-func (p *paradata) inputs(n int)              { p.mu.Lock(); p.doc.Statistics.InputFilesTotal += n; p.mu.Unlock() }
+func (p *paradata) warn(msg string) {
+	p.mu.Lock()
+	p.doc.Warnings = append(p.doc.Warnings, msg)
+	p.mu.Unlock()
+}
+func (p *paradata) inputs(n int) { p.mu.Lock(); p.doc.Statistics.InputFilesTotal += n; p.mu.Unlock() }
 
 func (p *paradata) skip(file, reason string) {
 	p.mu.Lock()
