@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"archivekit/pkg/mtapi"
-	"archivekit/pkg/transport"
 	"archivekit/pkg/translator/translatortest"
+	"archivekit/pkg/transport"
 )
 
 // instant is an in-process backend that answers at once with the
