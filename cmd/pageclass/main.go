@@ -28,6 +28,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"archivekit/pkg/classify"
+	"archivekit/pkg/config"
 	"archivekit/pkg/logging"
 	"archivekit/pkg/registry"
 )
@@ -75,51 +76,66 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "pageclass:", err)
 		return exitUsage
 	}
+	p, code, done := parseArgs(args, stdout, stderr)
+	if done {
+		return code
+	}
+	if p.configPath == "" {
+		log.Warn("no config file found: using the shipped defaults", "looked_for", DefaultConfig)
+	} else {
+		log.Debug("config read", "file", p.configPath)
+	}
+	for _, k := range p.settings.Unknown {
+		log.Warn("unknown config key (misspelt?)", "file", p.configPath, "key", k)
+	}
+	r := &runner{cli: p.cli, settings: p.settings, configPath: p.configPath, log: log, logSink: sink, stderr: stderr}
+	return exitCode(r.main(ctx), log)
+}
+
+// parsed is a parsed and validated command line.
+type parsed struct {
+	cli        *CLI
+	settings   config.Settings
+	configPath string
+}
+
+// parseArgs reads the config file, parses args over its defaults and
+// validates the result. When done is set the program ends with code (after
+// --help, or on a usage error, already reported on stderr).
+func parseArgs(args []string, stdout, stderr io.Writer) (p parsed, code int, done bool) {
 	args = rewriteShorts(args)
 	cfgPath, err := findConfig(args)
 	if err != nil {
 		fmt.Fprintln(stderr, "pageclass:", err)
-		return exitUsage
+		return p, exitUsage, true
 	}
 	settings, err := loadSettings(cfgPath)
 	if err != nil {
 		fmt.Fprintln(stderr, "pageclass:", err)
-		return exitUsage
+		return p, exitUsage, true
 	}
 	var cli CLI
-	exited := -1
+	exited := 0
 	parser, err := kong.New(&cli,
 		kong.Name("pageclass"),
 		kong.Description("Classify page images into 11 categories with one model or the five-model ensemble; train, evaluate and average models."),
-		kong.UsageOnError(),
 		kong.ExplicitGroups(groups),
-		kong.ConfigureHelp(kong.HelpOptions{NoExpandSubcommands: true, FlagsLast: false}),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { exited = c; panic(exitPanic{}) }),
 		vars(settings),
 	)
 	if err != nil {
 		fmt.Fprintln(stderr, "pageclass:", err)
-		return exitFailure
+		return p, exitFailure, true
 	}
 	if code, done := parse(parser, args, stderr, &exited); done {
-		return code
-	}
-	if cfgPath == "" {
-		log.Warn("no config file found: using the shipped defaults", "looked_for", DefaultConfig)
-	} else {
-		log.Debug("config read", "file", cfgPath)
-	}
-	for _, k := range settings.Unknown {
-		log.Warn("unknown config key (misspelt?)", "file", cfgPath, "key", k)
+		return p, code, true
 	}
 	if err := cli.validate(); err != nil {
 		fmt.Fprintln(stderr, "pageclass:", err)
-		return exitUsage
+		return p, exitUsage, true
 	}
-	r := &runner{cli: &cli, settings: settings, configPath: cfgPath, log: log, logSink: sink, stderr: stderr}
-	err = r.main(ctx)
-	return exitCode(err, log)
+	return parsed{cli: &cli, settings: settings, configPath: cfgPath}, 0, false
 }
 
 type exitPanic struct{}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestRewriteShorts(t *testing.T) {
+	tests := []struct {
+		in, want []string
+	}{
+		{[]string{"-tn", "3"}, []string{"--topn", "3"}},
+		{[]string{"-tn=3"}, []string{"--topn=3"}},
+		{[]string{"-ff", "jpg", "-d", "x"}, []string{"--file_format", "jpg", "-d", "x"}},
+		{[]string{"-rev=v4.4", "-ap", "v4"}, []string{"--revision=v4.4", "--average_pattern", "v4"}},
+		{[]string{"-f", "a.png", "--raw"}, []string{"-f", "a.png", "--raw"}},
+		{[]string{"--", "-tn"}, []string{"--", "-tn"}},
+		{[]string{"-tnx"}, []string{"-tnx"}},
+	}
+	for _, tt := range tests {
+		if got := rewriteShorts(tt.in); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("rewriteShorts(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// parseWith parses args over a config written with overrides.
+func parseWith(t *testing.T, overrides map[string]string, args ...string) (*CLI, int, string) {
+	t.Helper()
+	e := newEnv(t, overrides)
+	var out, errb bytes.Buffer
+	p, code, done := parseArgs(append([]string{"--config", e.cfg}, args...), &out, &errb)
+	if done {
+		return nil, code, out.String() + errb.String()
+	}
+	return p.cli, 0, ""
+}
+
+func TestConfigAndFlagPrecedence(t *testing.T) {
+	cfg := map[string]string{"SETUP.top_N": "5", "SETUP.raw": "True", "SETUP.inner": "False", "SETUP.files_format": "jpg",
+		"INPUT.chunking": "yes", "DOCUMENT.strict": "on", "TRAIN.cross_runs": "4", "FASTCLS.use_fastcls": "1",
+		"DOCUMENT.document_json_out_dir": "recs"}
+	tests := []struct {
+		name  string
+		cfg   map[string]string
+		args  []string
+		check func(c *CLI) bool
+	}{
+		{"shipped defaults", nil, nil, func(c *CLI) bool {
+			return c.TopN == 3 && !c.Raw && c.Inner && c.FileFormat == "png" && !c.Chunk && !c.StrictDocumentJSON && c.Folds == 0 && !c.FastCls
+		}},
+		{"config supplies defaults", cfg, nil, func(c *CLI) bool {
+			return c.TopN == 5 && c.Raw && !c.Inner && c.FileFormat == "jpg" && c.Chunk && c.StrictDocumentJSON && c.Folds == 4 && c.FastCls && c.DocumentJSONOutDir == "recs"
+		}},
+		{"flags beat the file", cfg, []string{"-tn", "2", "-ff=tif", "--inner", "--folds", "1", "--document-json-out-dir", "other"}, func(c *CLI) bool {
+			return c.TopN == 2 && c.FileFormat == "tif" && c.Inner && c.Folds == 1 && c.DocumentJSONOutDir == "other"
+		}},
+		{"--no-x beats a true config value", cfg, []string{"--no-raw", "--no-chunk", "--no-strict-document-json", "--no-fastcls"}, func(c *CLI) bool {
+			return !c.Raw && !c.Chunk && !c.StrictDocumentJSON && !c.FastCls
+		}},
+		{"long forms", nil, []string{"--topn=11", "--file_format", "pdf", "--revision", "v2.4", "--average", "--average_pattern", "v2"}, func(c *CLI) bool {
+			return c.TopN == 11 && c.FileFormat == "pdf" && c.Revision == "v2.4" && c.Average && c.AveragePattern == "v2"
+		}},
+		{"two-letter shorts", nil, []string{"-tn=1", "-rev", "v5.4", "--average", "-ap=v5", "-f", "x.png"}, func(c *CLI) bool {
+			return c.TopN == 1 && c.Revision == "v5.4" && c.AveragePattern == "v5" && c.File == "x.png"
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, code, msg := parseWith(t, tt.cfg, tt.args...)
+			if c == nil {
+				t.Fatalf("exit %d: %s", code, msg)
+			}
+			if !tt.check(c) {
+				t.Errorf("parsed %+v", *c)
+			}
+		})
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  map[string]string
+		args []string
+		want string
+	}{
+		{"topn zero", nil, []string{"-tn", "0"}, "-tn/--topn must be an integer from 1 to 11, got 0"},
+		{"topn twelve", nil, []string{"--topn=12"}, "got 12"},
+		{"topn from config", map[string]string{"SETUP.top_N": "20"}, nil, "top_n = \"20\": want an integer from 1 to 11"},
+		{"topn not a number", nil, []string{"-tn", "three"}, "--topn"},
+		{"unknown flag", nil, []string{"--bogus"}, "unknown flag --bogus"},
+		{"bad revision", nil, []string{"-rev", "4.4"}, "-rev/--revision"},
+		{"parallel without best", nil, []string{"--parallel"}, "--parallel applies to --best only"},
+		{"average without pattern", nil, []string{"--average"}, "--average needs -ap"},
+		{"two inputs", nil, []string{"-f", "a.png", "-d", "b"}, "give one input"},
+		{"bad config value", map[string]string{"SETUP.raw": "maybe"}, nil, "raw"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, code, msg := parseWith(t, tt.cfg, tt.args...)
+			if c != nil || code != exitUsage {
+				t.Fatalf("exit %d, parsed %+v", code, c)
+			}
+			if !strings.Contains(msg, tt.want) {
+				t.Errorf("message %q lacks %q", msg, tt.want)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	e := newEnv(t, map[string]string{"SETUP.top_N": "7"})
+	code, out := e.run(t, "--help")
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"Input:", "Output:", "Models:", "Training and evaluation:", "Document records:",
+		"--[no-]inner", "--topn=N", "-tn for short", "top_N: 7", "--document-json-out-dir", "--no-average-best"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}
+
+func TestMissingExplicitConfig(t *testing.T) {
+	var out bytes.Buffer
+	_, code, done := parseArgs([]string{"--config", "/nonexistent/config.txt"}, &out, &out)
+	if !done || code != exitUsage || !strings.Contains(out.String(), "/nonexistent/config.txt") {
+		t.Fatalf("done %v code %d: %s", done, code, out.String())
+	}
+}
