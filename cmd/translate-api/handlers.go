@@ -1,0 +1,393 @@
+package main
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"archivekit/pkg/alto"
+	"archivekit/pkg/docrecord"
+	"archivekit/pkg/metadata"
+	"archivekit/pkg/service"
+	"archivekit/pkg/translator"
+)
+
+// maxFieldBytes bounds one scalar form field.
+const maxFieldBytes = 64 << 10
+
+// info is the body of GET /info (spec 4.2).
+type info struct {
+	Service          string      `json:"service"`
+	Version          string      `json:"version"`
+	Endpoints        []endpoint  `json:"endpoints"`
+	Limits           infoLimits  `json:"limits"`
+	SupportedFormats []docFormat `json:"supported_formats"`
+}
+
+type endpoint struct {
+	Method      string `json:"method"`
+	Path        string `json:"path"`
+	Description string `json:"description"`
+}
+
+type infoLimits struct {
+	MaxUploadMB float64 `json:"max_upload_mb"`
+}
+
+type docFormat struct {
+	Name        string `json:"name"`
+	Extension   string `json:"extension"`
+	Description string `json:"description"`
+}
+
+var endpoints = []endpoint{
+	{"GET", "/", "welcome message pointing at /info"},
+	{"GET", "/info", "this description"},
+	{"POST", "/translate", "translate one ALTO or metadata XML document (multipart form)"},
+	{"GET", "/health", "liveness: always 200 {\"status\": \"ok\"}; ?deep=true checks the backend and the language identifier"},
+	{"GET", "/ready", "readiness: 503 while starting or draining, 200 when ready"},
+	{"GET", "/metrics", "Prometheus metrics"},
+	{"GET", "/docs", "interactive API documentation"},
+	{"GET", "/openapi.json", "OpenAPI 3.1 document"},
+}
+
+var formats = []docFormat{
+	{"alto", ".alto.xml", "ALTO OCR XML: the text of every TextLine is translated; tags, attributes and coordinates are kept"},
+	{"metadata", ".xml", "archaeological-record metadata XML, bare or in an OAI-PMH GetRecord envelope: the fields of the AMCR_FIELDS_PATH list are translated"},
+}
+
+func (s *server) serveRoot(w http.ResponseWriter, _ *http.Request) {
+	service.WriteJSON(w, http.StatusOK, map[string]string{
+		"message": "translate-api: POST an XML document to /translate; see /info for the service description and /docs for the API",
+		"info":    "/info",
+	})
+}
+
+func (s *server) serveInfo(w http.ResponseWriter, _ *http.Request) {
+	service.WriteJSON(w, http.StatusOK, info{
+		Service: "translate-api", Version: version, Endpoints: endpoints,
+		Limits:           infoLimits{MaxUploadMB: s.svc.Config.MaxUploadMB()},
+		SupportedFormats: formats,
+	})
+}
+
+// request is a parsed /translate request.
+type request struct {
+	dir      string // the request's working directory
+	name     string // the client's file name, reduced to its last element
+	hasFile  bool
+	src      []byte
+	baseline []byte
+	hasBase  bool
+	fields   map[string]string
+}
+
+// scalar returns a form field, else the query parameter of that name.
+func (q *request) scalar(r *http.Request, name string) (value, where string, ok bool) {
+	if v, ok := q.fields[name]; ok {
+		return v, "body", true
+	}
+	if vs, ok := r.URL.Query()[name]; ok && len(vs) > 0 {
+		return vs[0], "query", true
+	}
+	return "", "", false
+}
+
+// readRequest streams the multipart body into the request's directory.
+// A problem with the body itself is answered here and reported as handled.
+func readRequest(w http.ResponseWriter, r *http.Request, dir string) (*request, bool) {
+	q := &request{dir: dir, fields: map[string]string{}}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		service.WriteError(w, http.StatusBadRequest, "the multipart body cannot be read: "+err.Error())
+		return nil, false
+	}
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			service.WriteBodyError(w, err)
+			return nil, false
+		}
+		switch p.FormName() {
+		case "file":
+			q.hasFile = true
+			q.name = clientName(p.FileName())
+			q.src, err = saveDir(dir, "document.xml", p)
+		case "document_json":
+			q.hasBase = true
+			q.baseline, err = saveDir(dir, "baseline.document.json", p)
+		default:
+			var b []byte
+			b, err = io.ReadAll(io.LimitReader(p, maxFieldBytes+1))
+			if err == nil && len(b) > maxFieldBytes {
+				service.WriteError(w, http.StatusBadRequest, fmt.Sprintf("form field %q is longer than %d bytes", p.FormName(), maxFieldBytes))
+				return nil, false
+			}
+			if _, dup := q.fields[p.FormName()]; !dup {
+				q.fields[p.FormName()] = strings.TrimSpace(string(b))
+			}
+		}
+		if err != nil {
+			service.WriteBodyError(w, err)
+			return nil, false
+		}
+	}
+	return q, true
+}
+
+// saveDir copies a part into dir/name (a fixed name: the client's file
+// name never becomes a path) and returns its bytes.
+func saveDir(dir, name string, p io.Reader) ([]byte, error) {
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, p); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o600); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
+	ct := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	switch {
+	case err == nil && mt == "multipart/form-data":
+	case err == nil && mt == "application/json":
+		// A JSON body cannot carry the file: the field is missing.
+		service.WriteValidation(w, service.MissingError("body", "file"))
+		return
+	default:
+		if ct == "" {
+			ct = "none"
+		}
+		service.WriteError(w, http.StatusUnsupportedMediaType,
+			fmt.Sprintf("Content-Type %s is not supported: send the document as multipart/form-data with a file field", ct))
+		return
+	}
+	dir, err := requestDir()
+	if err != nil {
+		service.WriteError(w, http.StatusInternalServerError, "cannot create the request's working directory: "+err.Error())
+		return
+	}
+	defer os.RemoveAll(dir)
+	q, ok := readRequest(w, r, dir)
+	if !ok {
+		return
+	}
+
+	// Validation of the fields, all reported at once.
+	var verrs []service.ValidationError
+	if !q.hasFile {
+		verrs = append(verrs, service.MissingError("body", "file"))
+	}
+	source, target, mode, isALTO := "auto", "en", s.set.OutputMode, true
+	if v, _, ok := q.scalar(r, "source_lang"); ok && v != "" {
+		source = strings.ToLower(v)
+	}
+	if v, _, ok := q.scalar(r, "target_lang"); ok && v != "" {
+		target = strings.ToLower(v)
+	}
+	if v, where, ok := q.scalar(r, "is_alto"); ok {
+		b, valid := service.ParseBool(v)
+		if !valid {
+			verrs = append(verrs, service.BoolParsingError(where, "is_alto"))
+		}
+		isALTO = b
+	}
+	if v, where, ok := q.scalar(r, "output_mode"); ok && v != "" {
+		if !validMode(v) {
+			verrs = append(verrs, service.ValidationError{Loc: []any{where, "output_mode"},
+				Msg: "Input should be 'replace' or 'append'", Type: "literal_error"})
+		}
+		mode = v
+	}
+	if len(verrs) > 0 {
+		service.WriteValidation(w, verrs...)
+		return
+	}
+	if q.name == "" {
+		service.WriteError(w, http.StatusUnprocessableEntity, "the file has no file name: upload the document as a file whose name ends in .xml")
+		return
+	}
+	if !strings.HasSuffix(strings.ToLower(q.name), ".xml") {
+		service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf("file name %q does not end in .xml: only XML documents (ALTO or metadata) are translated", q.name))
+		return
+	}
+	var baseline *docrecord.Record
+	if q.hasBase {
+		baseline, err = docrecord.Parse(q.baseline)
+		switch {
+		case errors.Is(err, docrecord.ErrNewerSchema):
+			service.WriteError(w, http.StatusUnprocessableEntity, "document_json was written by a newer schema than this service supports: "+err.Error())
+			return
+		case err != nil:
+			service.WriteError(w, http.StatusUnprocessableEntity, "document_json cannot be parsed: "+err.Error())
+			return
+		}
+	}
+
+	be := s.backend()
+	if be == nil {
+		service.WriteError(w, http.StatusServiceUnavailable, "the translation backend is not available")
+		return
+	}
+	kind := translator.KindAuto
+	if !isALTO {
+		kind = translator.KindMetadata
+	}
+	if kind == translator.KindMetadata || translator.DetectKind(q.src) == translator.KindMetadata {
+		kind = translator.KindMetadata
+	}
+	var fields []*metadata.XPath
+	if kind == translator.KindMetadata {
+		fields, err = metadata.LoadFields(s.set.FieldsPath)
+		if err != nil {
+			service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf(
+				"%s is handled as metadata, but the field list %s=%s cannot be read: %v", q.name, envFields, s.set.FieldsPath, err))
+			return
+		}
+	}
+	if source != "auto" {
+		if err := be.Supports(r.Context(), source, target); err != nil {
+			service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf("language pair %s-%s: %v", source, target, err))
+			return
+		}
+	}
+
+	usage := &translator.Usage{}
+	out, err := translator.Translate(r.Context(), q.src, q.name, translator.Options{
+		Backend: be, Source: source, Target: target, Mode: alto.Mode(mode), Kind: kind,
+		Fields: fields, Vocabulary: s.vocabulary, Lemmatizer: s.lem, GlossaryTerms: s.maxTerms,
+		Usage: usage,
+		Warn:  func(m string) { s.log.Warn(m, "file", q.name) },
+	})
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client went away
+		}
+		service.WriteError(w, http.StatusInternalServerError, "translation failed: "+err.Error())
+		return
+	}
+	s.log.Info(out.Summary, "file", q.name, "kind", string(out.Kind), "units", out.Stats.Units, "calls", out.Stats.Calls)
+	if st := s.state.Load(); st != nil && !st.warm && out.Stats.Calls > 0 && out.Stats.TransportErrors == 0 {
+		s.state.Store(&warmth{be: be, warm: true}) // it answered: it is warm now
+	}
+
+	if baseline == nil {
+		w.Header().Set("Content-Type", "application/xml")
+		w.Header().Set("Content-Disposition", attachment(out.Name))
+		w.Header().Set("Content-Length", fmt.Sprint(len(out.Data)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(out.Data)
+		return
+	}
+	rec, recName, err := s.record(baseline, out, q, target, mode, be.Name(), usage)
+	if err != nil {
+		service.WriteError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeMixed(w, []mixedPart{
+		{Name: out.Name, Type: "application/xml", Data: out.Data},
+		{Name: recName, Type: "application/json", Data: rec},
+	})
+}
+
+// record accretes the translation block onto the baseline and writes it,
+// validated, into the request's directory; it returns its bytes and name.
+func (s *server) record(rec *docrecord.Record, out *translator.Output, q *request, target, mode, backendName string, usage *translator.Usage) ([]byte, string, error) {
+	runID := uuid4()
+	err := translator.AccreteRecord(rec, translator.RecordInfo{
+		SourceLang: out.SourceLang, TargetLang: target, Backend: backendName, Mode: mode,
+		TranslatedXML: out.Name, Licence: translator.Resolve(s.components, usage.Components()),
+		RunID: runID, At: time.Now(), HadBaseline: true,
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("document_json: the translation block cannot be added: %w", err)
+	}
+	schema, err := docrecord.ProjectSchema()
+	if err != nil {
+		return nil, "", fmt.Errorf("document record schema: %w", err)
+	}
+	path, err := rec.WriteToDir(q.dir, schema)
+	if err != nil {
+		return nil, "", fmt.Errorf("the updated document record failed validation and is not returned: %w", err)
+	}
+	for _, wmsg := range rec.Warnings {
+		s.log.Warn(wmsg, "file", q.name)
+	}
+	b, err := os.ReadFile(path)
+	return b, filepath.Base(path), err
+}
+
+// mixedPart is one part of a multipart/mixed answer.
+type mixedPart struct {
+	Name, Type string
+	Data       []byte
+}
+
+// writeMixed answers 200 with multipart/mixed parts, each with its own
+// Content-Disposition file name, under a random uuid4 boundary.
+func writeMixed(w http.ResponseWriter, parts []mixedPart) {
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	_ = mw.SetBoundary(uuid4())
+	for _, p := range parts {
+		h := textproto.MIMEHeader{}
+		h.Set("Content-Type", p.Type)
+		h.Set("Content-Disposition", attachment(p.Name))
+		pw, _ := mw.CreatePart(h)
+		_, _ = pw.Write(p.Data)
+	}
+	_ = mw.Close()
+	w.Header().Set("Content-Type", "multipart/mixed; boundary="+mw.Boundary())
+	w.Header().Set("Content-Length", fmt.Sprint(buf.Len()))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// attachment is a Content-Disposition value naming a file: the quoted name
+// for plain ASCII names, plus an RFC 5987 filename* for any other.
+func attachment(name string) string {
+	ascii := true
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r == '"' || r == '\\' || r < 0x20 || r == 0x7f:
+			b.WriteByte('_')
+		case r > 0x7e:
+			ascii = false
+			b.WriteByte('_')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	v := `attachment; filename="` + b.String() + `"`
+	if !ascii {
+		v += "; filename*=UTF-8''" + url.PathEscape(name)
+	}
+	return v
+}
+
+// uuid4 is a random (version 4) UUID.
+func uuid4() string {
+	var u [16]byte
+	_, _ = rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}

@@ -1,0 +1,42 @@
+// Command translate-api is the translation tool as an HTTP service on the
+// shared lifecycle (pkg/service): POST /translate turns one uploaded ALTO or
+// metadata XML document into its translation, GET /info describes the
+// service, and the probes, metrics and documentation come from pkg/service.
+//
+// Environment (besides the shared HOST, PORT, LOG_LEVEL, LOG_FORMAT,
+// GRACEFUL_SHUTDOWN_S, ALLOWED_ORIGINS, MAX_UPLOAD_MB / MAX_UPLOAD_BYTES):
+//
+//	TRANSLATION_BACKEND     mtapi (default; chat_compatible and ct2 are not in this build)
+//	TRANSLATION_URL         the translation API (alias MTAPI_BASE_URL)
+//	MTAPI_MIN_INTERVAL_S, MTAPI_MAX_RETRIES, MTAPI_BACKOFF_BASE_S   transport policy
+//	LEMMATIZER_URL          the lemmatiser, used when a vocabulary is loaded
+//	OUTPUT_MODE             default output_mode of /translate (replace)
+//	AMCR_FIELDS_PATH        XPath field list for metadata documents (setup/translate/fields.txt)
+//	VOCABULARY_PATH         vocabulary CSV; unset or empty: no vocabulary
+//	TRANSLATE_PARA_CONFIG   licence components file (setup/translate/para_config.txt)
+//	LLM_MAX_GLOSSARY_TERMS  glossary cap for backends that take one
+//
+// Usage:
+//
+//	translate-api
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"archivekit/pkg/service"
+)
+
+// version is the service version reported by /info; release builds set it
+// with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	svc, err := newService(os.LookupEnv, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(service.ExitConfig)
+	}
+	os.Exit(svc.Run())
+}

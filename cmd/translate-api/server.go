@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"archivekit/pkg/backend"
+	"archivekit/pkg/langid"
+	"archivekit/pkg/lemmatizer"
+	"archivekit/pkg/licence"
+	"archivekit/pkg/mtapi"
+	"archivekit/pkg/service"
+	"archivekit/pkg/translator"
+	"archivekit/pkg/vocab"
+)
+
+// Tool environment variables (the shared ones are read by pkg/service).
+const (
+	envBackend    = "TRANSLATION_BACKEND"
+	envOutputMode = "OUTPUT_MODE"
+	envFields     = "AMCR_FIELDS_PATH"
+	envVocabulary = "VOCABULARY_PATH"
+	envParaConfig = "TRANSLATE_PARA_CONFIG"
+)
+
+// Defaults of the tool variables; paths are relative to the working
+// directory (/app in the image).
+const (
+	defaultBackend    = mtapi.Name
+	defaultOutputMode = "replace"
+	defaultFields     = "setup/translate/fields.txt"
+	defaultParaConfig = "setup/translate/para_config.txt"
+	// defaultMaxUploadMB is the upload cap of spec 8 (ALTO goes in and
+	// comes out).
+	defaultMaxUploadMB = 50
+	// rewarmEvery is how often a cold backend is tried again after start.
+	rewarmEvery = 15 * time.Second
+)
+
+//go:embed openapi.json
+var openapiJSON []byte
+
+// settings are the tool's own settings, read from the environment.
+type settings struct {
+	Backend    string
+	OutputMode string
+	FieldsPath string
+	Vocabulary string
+	ParaConfig string
+}
+
+// loadSettings reads the tool variables; an unset or empty variable takes
+// its default, an invalid value is an error naming the variable.
+func loadSettings(getenv func(string) string) (settings, error) {
+	or := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	s := settings{
+		Backend:    or(envBackend, defaultBackend),
+		OutputMode: or(envOutputMode, defaultOutputMode),
+		FieldsPath: or(envFields, defaultFields),
+		Vocabulary: strings.TrimSpace(getenv(envVocabulary)),
+		ParaConfig: or(envParaConfig, defaultParaConfig),
+	}
+	if !validMode(s.OutputMode) {
+		return s, fmt.Errorf("%s=%q: want replace or append", envOutputMode, s.OutputMode)
+	}
+	known := false
+	for _, b := range translator.Backends {
+		known = known || b == s.Backend
+	}
+	if !known {
+		return s, fmt.Errorf("%s=%q: want one of %s", envBackend, s.Backend, strings.Join(translator.Backends, ", "))
+	}
+	return s, nil
+}
+
+func validMode(m string) bool { return m == "replace" || m == "append" }
+
+// warmth is the backend in use and whether it is warm.
+type warmth struct {
+	be     backend.Backend
+	warm   bool
+	detail string // why it is cold
+}
+
+// server holds what /translate needs; it is shared by all requests and
+// keeps no per-request state.
+type server struct {
+	svc    *service.Service
+	log    *slog.Logger
+	set    settings
+	getenv func(string) string
+
+	state atomic.Pointer[warmth]
+	// openBackend opens a fresh backend (a cold mtapi backend never
+	// re-reads its model list, so re-warming opens a new one).
+	openBackend func() (backend.Backend, error)
+
+	vocabulary *vocab.Vocabulary
+	lem        vocab.Lemmatizer
+	maxTerms   int
+	components *licence.Components
+	// langDegraded reports a language identifier that failed to load.
+	langDegraded func() (bool, string)
+
+	stopOnce sync.Once
+	stop     chan struct{}
+	rewarm   sync.WaitGroup
+}
+
+// newService builds the service from the environment; logOut nil means stdout.
+func newService(lookup func(string) (string, bool), logOut io.Writer) (*service.Service, error) {
+	s, err := newServer(lookup, logOut)
+	if err != nil {
+		return nil, err
+	}
+	return s.svc, nil
+}
+
+func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, error) {
+	getenv := func(k string) string { v, _ := lookup(k); return v }
+	set, err := loadSettings(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("translate-api: configuration: %w", err)
+	}
+	s := &server{set: set, getenv: getenv, stop: make(chan struct{})}
+	s.openBackend = func() (backend.Backend, error) { return translator.OpenBackend(set.Backend, getenv) }
+	if _, err := s.openBackend(); err != nil {
+		return nil, fmt.Errorf("translate-api: configuration: %s=%s: %w", envBackend, set.Backend, err)
+	}
+	if s.maxTerms, err = vocab.MaxGlossaryTermsFromEnv(getenv); err != nil {
+		return nil, fmt.Errorf("translate-api: configuration: %w", err)
+	}
+	s.langDegraded = func() (bool, string) { return langid.Shared().Degraded() }
+	s.svc, err = service.New(service.Options{
+		Name:               "translate-api",
+		Version:            version,
+		DefaultMaxUploadMB: defaultMaxUploadMB,
+		WarmUp:             s.warmUp,
+		DeepCheck:          s.deepCheck,
+		OpenAPI:            openapiJSON,
+		OnStop:             s.close,
+		LookupEnv:          lookup,
+		LogOutput:          logOut,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.log = s.svc.Logger
+	s.svc.HandleFunc("GET /{$}", s.serveRoot)
+	s.svc.HandleFunc("GET /info", s.serveInfo)
+	s.svc.HandleFunc("POST /translate", s.serveTranslate)
+	return s, nil
+}
+
+// warmUp loads the licence components, the vocabulary and the language
+// identifier, and warms the backend (its model list). A backend that
+// cannot be reached does not stop the start: it works on its built-in
+// pairs, the deep health check reports it cold, and it is tried again in
+// the background.
+func (s *server) warmUp(ctx context.Context) error {
+	c, err := licence.LoadComponents(s.set.ParaConfig)
+	if err != nil {
+		return fmt.Errorf("licence components (%s): %w", envParaConfig, err)
+	}
+	s.components = c
+	if s.set.Vocabulary != "" {
+		v, err := vocab.Load(s.set.Vocabulary)
+		if err != nil {
+			return fmt.Errorf("vocabulary (%s): %w", envVocabulary, err)
+		}
+		for _, e := range v.Skipped {
+			s.log.Warn("vocabulary row skipped", "err", e.Error())
+		}
+		s.vocabulary = v
+		if s.set.Backend == mtapi.Name {
+			u, err := lemmatizer.BaseURLFromEnv(s.getenv)
+			if err != nil {
+				return err
+			}
+			s.lem = lemmatizer.New(u, nil)
+		}
+		s.log.Info("vocabulary loaded", "path", s.set.Vocabulary, "entries", v.Len())
+	}
+	t0 := time.Now()
+	if bad, why := s.langDegraded(); bad {
+		s.log.Error("language identification unavailable: detection answers en with confidence 0", "err", why)
+	}
+	s.svc.Metrics.SetModelLoadTime("langid", time.Since(t0))
+
+	st := s.warmBackend(ctx)
+	s.state.Store(st)
+	if !st.warm {
+		s.log.Warn("translation backend is cold; retrying in the background", "backend", s.set.Backend, "detail", st.detail)
+		s.rewarm.Add(1)
+		go s.rewarmLoop()
+	}
+	return ctx.Err()
+}
+
+// warmBackend opens a backend and fetches its model list.
+func (s *server) warmBackend(ctx context.Context) *warmth {
+	be, err := s.openBackend()
+	if err != nil {
+		return &warmth{detail: err.Error()}
+	}
+	m, ok := be.(*mtapi.Backend)
+	if !ok {
+		return &warmth{be: be, warm: true}
+	}
+	t0 := time.Now()
+	pairs, from := m.Models(ctx)
+	if from != "api" {
+		return &warmth{be: be, detail: fmt.Sprintf("translation backend %s at %s is cold: model list unavailable, using the built-in pairs (%s)", m.Name(), m.BaseURL(), from)}
+	}
+	s.svc.Metrics.SetModelLoadTime("mtapi_models", time.Since(t0))
+	s.log.Info("translation backend warm", "backend", m.Name(), "url", m.BaseURL(), "pairs", len(pairs))
+	return &warmth{be: be, warm: true}
+}
+
+func (s *server) rewarmLoop() {
+	defer s.rewarm.Done()
+	t := time.NewTicker(rewarmEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), rewarmEvery)
+		st := s.warmBackend(ctx)
+		cancel()
+		if st.warm {
+			s.state.Store(st)
+			return
+		}
+	}
+}
+
+func (s *server) close() {
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.rewarm.Wait()
+}
+
+// deepCheck reports a cold backend and a failed language identifier.
+func (s *server) deepCheck(context.Context) string {
+	var problems []string
+	if st := s.state.Load(); st == nil || !st.warm {
+		d := "translation backend not warmed"
+		if st != nil && st.detail != "" {
+			d = st.detail
+		}
+		problems = append(problems, d)
+	}
+	if bad, why := s.langDegraded(); bad {
+		problems = append(problems, "language identification failed to load (detection answers en with confidence 0): "+why)
+	}
+	return strings.Join(problems, "; ")
+}
+
+// backend is the backend in use (warm or not).
+func (s *server) backend() backend.Backend {
+	if st := s.state.Load(); st != nil && st.be != nil {
+		return st.be
+	}
+	return nil
+}
+
+// requestDir makes the per-request working directory.
+func requestDir() (string, error) {
+	return os.MkdirTemp("", "translate-api-*")
+}
+
+// clientName reduces a client's file name to its last element, so that it
+// can only label outputs and never becomes a path.
+func clientName(name string) string {
+	name = strings.ReplaceAll(name, `\`, "/")
+	name = filepath.Base("/" + name)
+	if name == "/" || name == "." {
+		return ""
+	}
+	return name
+}

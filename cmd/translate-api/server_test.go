@@ -1,0 +1,498 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"archivekit/pkg/docrecord"
+	"archivekit/pkg/translator/translatortest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// sharedData returns the path of rel under the shared data folder
+// (../shared/data, found by walking up); the test is skipped without it.
+func sharedData(t testing.TB, rel string) string {
+	t.Helper()
+	wd, _ := os.Getwd()
+	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
+		p := filepath.Join(d, "shared", "data", rel)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skipf("shared/data/%s not found above %s", rel, wd)
+	return ""
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// testEnv is the environment of a test service talking to stand-in at url.
+func testEnv(url string, extra map[string]string) map[string]string {
+	env := map[string]string{
+		"TRANSLATION_URL":       url,
+		"TRANSLATE_PARA_CONFIG": "../../setup/translate/para_config.txt",
+		"AMCR_FIELDS_PATH":      "../../setup/translate/fields.txt",
+		"LOG_LEVEL":             "WARNING",
+		"MTAPI_MAX_RETRIES":     "0",
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
+}
+
+// startServer builds and warms a service on env and serves it.
+func startServer(t testing.TB, env map[string]string) (*server, *httptest.Server) {
+	t.Helper()
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	s, err := newServer(lookup, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.svc.WarmUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.svc.Handler())
+	t.Cleanup(func() { ts.Close(); s.close() })
+	return s, ts
+}
+
+// part is one multipart form part; File marks a file part (Name is then
+// the file name, possibly empty).
+type part struct {
+	Field, Name string
+	File        bool
+	Data        []byte
+}
+
+func multipartBody(t testing.TB, parts ...part) (*bytes.Buffer, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for _, p := range parts {
+		var w io.Writer
+		var err error
+		if p.File {
+			h := make(map[string][]string)
+			cd := fmt.Sprintf(`form-data; name=%q`, p.Field)
+			if p.Name != "" {
+				cd += fmt.Sprintf(`; filename=%q`, p.Name)
+			}
+			h["Content-Disposition"] = []string{cd}
+			h["Content-Type"] = []string{"application/octet-stream"}
+			w, err = mw.CreatePart(h)
+		} else {
+			w, err = mw.CreateFormField(p.Field)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = w.Write(p.Data)
+	}
+	_ = mw.Close()
+	return &buf, mw.FormDataContentType()
+}
+
+func post(t testing.TB, url, ctype string, body io.Reader) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, body)
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func readBody(t testing.TB, resp *http.Response) []byte {
+	t.Helper()
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// detailKind returns "string" or "list" for an error body's detail.
+func detailKind(t testing.TB, body []byte) (string, any) {
+	t.Helper()
+	var e struct{ Detail any }
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("error body is not JSON: %v: %s", err, body)
+	}
+	switch d := e.Detail.(type) {
+	case string:
+		return "string", d
+	case []any:
+		return "list", d
+	}
+	t.Fatalf("detail is neither a string nor a list: %s", body)
+	return "", nil
+}
+
+func TestTranslateEndpoint(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	alto := readFile(t, sharedData(t, "translator/alto/MTX201501307_anon.alto.xml"))
+	record := readFile(t, sharedData(t, "translator/records/C-9100725A.xml"))
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, nil))
+	_, noFields := startServer(t, testEnv(mt.URL, map[string]string{"AMCR_FIELDS_PATH": filepath.Join(t.TempDir(), "missing.txt")}))
+	failing := translatortest.New(translatortest.Config{FailAlways: 503})
+	defer failing.Close()
+	_, failTS := startServer(t, testEnv(failing.URL, nil))
+
+	small := []byte(`<?xml version="1.0" encoding="UTF-8"?>
+<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p1" WIDTH="100" HEIGHT="100"><PrintSpace>
+<TextBlock ID="b1"><TextLine ID="l1"><String CONTENT="archeologický" HPOS="1" VPOS="1" WIDTH="10" HEIGHT="5"/><SP/><String CONTENT="výzkum" HPOS="12" VPOS="1" WIDTH="10" HEIGHT="5"/></TextLine></TextBlock>
+</PrintSpace></Page></Layout></alto>`)
+
+	tests := []struct {
+		name    string
+		server  *httptest.Server
+		query   string
+		ctype   string // overrides the multipart type when set
+		raw     string // raw body with ctype
+		parts   []part
+		status  int
+		detail  string // "string" or "list" for errors
+		want    string // substring of the detail, or of the body on success
+		dispo   string // wanted Content-Disposition file name on success
+		kindXML bool
+	}{
+		{name: "ALTO sample, form fields", parts: []part{{Field: "file", Name: "MTX201501307_anon.alto.xml", File: true, Data: alto}, {Field: "source_lang", Data: []byte("cs")}},
+			status: 200, dispo: "MTX201501307_anon_en.alto.xml", kindXML: true},
+		{name: "small ALTO, scalars as query parameters", query: "?source_lang=cs&target_lang=en&output_mode=append&is_alto=true",
+			parts: []part{{Field: "file", Name: "page-1.alto.xml", File: true, Data: small}}, status: 200, dispo: "page-1_en.alto.xml",
+			want: `CONTENT="archaeological"`, kindXML: true},
+		{name: "form field wins over query", query: "?output_mode=bogus",
+			parts:  []part{{Field: "file", Name: "p.alto.xml", File: true, Data: small}, {Field: "output_mode", Data: []byte("replace")}, {Field: "source_lang", Data: []byte("cs")}},
+			status: 200, dispo: "p_en.alto.xml", kindXML: true},
+		{name: "metadata record, auto-detected kind", parts: []part{{Field: "file", Name: "C-9100725A.xml", File: true, Data: record}},
+			status: 200, dispo: "C-9100725A_en.xml", kindXML: true},
+		{name: "client path never becomes a path", parts: []part{{Field: "file", Name: `..\..\etc/evil.alto.xml`, File: true, Data: small}, {Field: "source_lang", Data: []byte("cs")}},
+			status: 200, dispo: "evil_en.alto.xml", kindXML: true},
+		{name: "missing file", parts: []part{{Field: "source_lang", Data: []byte("cs")}}, status: 422, detail: "list", want: "file"},
+		{name: "missing file name", parts: []part{{Field: "file", File: true, Data: small}}, status: 422, detail: "string", want: "no file name"},
+		{name: "not .xml", parts: []part{{Field: "file", Name: "page.txt", File: true, Data: small}}, status: 422, detail: "string", want: `"page.txt" does not end in .xml`},
+		{name: "JSON body without a file part", ctype: "application/json", raw: `{"source_lang":"cs"}`, status: 422, detail: "list", want: "file"},
+		{name: "text/plain", ctype: "text/plain", raw: "hello", status: 415, detail: "string", want: "text/plain"},
+		{name: "no content type", ctype: "-", raw: "hello", status: 415, detail: "string", want: "not supported"},
+		{name: "is_alto not boolean", query: "?is_alto=perhaps", parts: []part{{Field: "file", Name: "a.xml", File: true, Data: small}}, status: 422, detail: "list", want: "is_alto"},
+		{name: "output_mode not allowed", parts: []part{{Field: "file", Name: "a.xml", File: true, Data: small}, {Field: "output_mode", Data: []byte("merge")}}, status: 422, detail: "list", want: "output_mode"},
+		{name: "unsupported explicit pair", parts: []part{{Field: "file", Name: "a.xml", File: true, Data: small}, {Field: "source_lang", Data: []byte("fi")}}, status: 422, detail: "string", want: "fi-en"},
+		{name: "metadata with unreadable AMCR_FIELDS_PATH", server: noFields, parts: []part{{Field: "file", Name: "C-9100725A.xml", File: true, Data: record}}, status: 422, detail: "string", want: "AMCR_FIELDS_PATH"},
+		{name: "ALTO with unreadable AMCR_FIELDS_PATH still works", server: noFields, parts: []part{{Field: "file", Name: "p.alto.xml", File: true, Data: small}, {Field: "source_lang", Data: []byte("cs")}}, status: 200, dispo: "p_en.alto.xml", kindXML: true},
+		{name: "is_alto=false forces metadata", server: noFields, query: "?is_alto=false", parts: []part{{Field: "file", Name: "p.alto.xml", File: true, Data: small}}, status: 422, detail: "string", want: "handled as metadata"},
+		{name: "malformed XML", parts: []part{{Field: "file", Name: "broken.alto.xml", File: true, Data: []byte("<alto><Layout>")}, {Field: "source_lang", Data: []byte("cs")}}, status: 500, detail: "string", want: "translation failed"},
+		{name: "backend fails after retries", server: failTS, parts: []part{{Field: "file", Name: "p.alto.xml", File: true, Data: small}, {Field: "source_lang", Data: []byte("cs")}}, status: 500, detail: "string", want: "translation failed"},
+		{name: "document_json not JSON", parts: []part{{Field: "file", Name: "p.alto.xml", File: true, Data: small}, {Field: "document_json", Name: "x.document.json", File: true, Data: []byte("{nope")}}, status: 422, detail: "string", want: "document_json cannot be parsed"},
+		{name: "document_json newer schema", parts: []part{{Field: "file", Name: "p.alto.xml", File: true, Data: small}, {Field: "document_json", Name: "x.document.json", File: true, Data: []byte(`{"schema_version":"9.0","doc_id":"x"}`)}}, status: 422, detail: "string", want: "newer schema"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := tc.server
+			if srv == nil {
+				srv = ts
+			}
+			var body io.Reader
+			ctype := tc.ctype
+			if tc.raw != "" {
+				body = strings.NewReader(tc.raw)
+			} else {
+				b, ct := multipartBody(t, tc.parts...)
+				body, ctype = b, ct
+			}
+			if ctype == "-" {
+				ctype = ""
+			}
+			resp := post(t, srv.URL+"/translate"+tc.query, ctype, body)
+			b := readBody(t, resp)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %.300s", resp.StatusCode, tc.status, b)
+			}
+			if tc.detail != "" {
+				kind, d := detailKind(t, b)
+				if kind != tc.detail {
+					t.Fatalf("detail is a %s, want a %s: %s", kind, tc.detail, b)
+				}
+				if s := fmt.Sprint(d); !strings.Contains(s, tc.want) {
+					t.Fatalf("detail %q does not mention %q", s, tc.want)
+				}
+				return
+			}
+			if got := resp.Header.Get("Content-Type"); got != "application/xml" {
+				t.Fatalf("Content-Type %q", got)
+			}
+			if got, want := resp.Header.Get("Content-Disposition"), `attachment; filename="`+tc.dispo+`"`; got != want {
+				t.Fatalf("Content-Disposition %q, want %q", got, want)
+			}
+			if tc.want != "" && !bytes.Contains(b, []byte(tc.want)) {
+				t.Fatalf("body lacks %q: %.400s", tc.want, b)
+			}
+			if tc.kindXML && !bytes.HasPrefix(bytes.TrimPrefix(b, []byte("\uFEFF")), []byte("<?xml")) {
+				t.Fatalf("body is not the XML document: %.200s", b)
+			}
+		})
+	}
+	left, _ := filepath.Glob(filepath.Join(os.Getenv("TMPDIR"), "translate-api-*"))
+	if len(left) > 0 {
+		t.Errorf("request directories left behind: %v", left)
+	}
+}
+
+func TestTranslateWithRecord(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, nil))
+	rec, err := docrecord.New("MTX201501307")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := rec.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := []byte(`<?xml version="1.0"?><alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p1"><PrintSpace><TextBlock ID="b1"><TextLine ID="l1"><String CONTENT="hrob"/></TextLine></TextBlock></PrintSpace></Page></Layout></alto>`)
+	body, ct := multipartBody(t,
+		part{Field: "file", Name: "MTX201501307-1.alto.xml", File: true, Data: small},
+		part{Field: "document_json", Name: "MTX201501307.document.json", File: true, Data: base},
+		part{Field: "source_lang", Data: []byte("cs")})
+	resp := post(t, ts.URL+"/translate", ct, body)
+	b := readBody(t, resp)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	mt2, params, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil || mt2 != "multipart/mixed" {
+		t.Fatalf("Content-Type %q", resp.Header.Get("Content-Type"))
+	}
+	if !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(params["boundary"]) {
+		t.Fatalf("boundary %q is not a uuid4", params["boundary"])
+	}
+	mr := multipart.NewReader(bytes.NewReader(b), params["boundary"])
+	var names, types []string
+	var parts [][]byte
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(p)
+		names = append(names, p.FileName())
+		types = append(types, p.Header.Get("Content-Type"))
+		parts = append(parts, data)
+	}
+	if want := []string{"MTX201501307-1_en.alto.xml", "MTX201501307.document.json"}; fmt.Sprint(names) != fmt.Sprint(want) {
+		t.Fatalf("part file names %v, want %v", names, want)
+	}
+	if fmt.Sprint(types) != "[application/xml application/json]" {
+		t.Fatalf("part types %v", types)
+	}
+	if !bytes.Contains(parts[0], []byte(`CONTENT="grave"`)) {
+		t.Fatalf("XML part not translated: %s", parts[0])
+	}
+	out, err := docrecord.Parse(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.DocID() != "MTX201501307" {
+		t.Fatalf("doc_id %q", out.DocID())
+	}
+	for path, want := range map[string]string{"source_lang": "cs", "target_lang": "en", "backend": "mtapi", "output_mode": "replace"} {
+		if v, _ := out.Get("translations", path); v != want {
+			t.Errorf("translations.%s = %v, want %s", path, v, want)
+		}
+	}
+	if v, _ := out.Get("derived_from", "translated_xml"); v != "MTX201501307-1_en.alto.xml" {
+		t.Errorf("derived_from.translated_xml = %v", v)
+	}
+	// The boundary is random: a second answer has another one.
+	body, ct = multipartBody(t,
+		part{Field: "file", Name: "MTX201501307-1.alto.xml", File: true, Data: small},
+		part{Field: "document_json", Name: "b.json", File: true, Data: base},
+		part{Field: "source_lang", Data: []byte("cs")})
+	resp2 := post(t, ts.URL+"/translate", ct, body)
+	readBody(t, resp2)
+	_, params2, _ := mime.ParseMediaType(resp2.Header.Get("Content-Type"))
+	if params2["boundary"] == params["boundary"] {
+		t.Fatal("two answers share a boundary")
+	}
+}
+
+func TestInfoAndRoot(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, nil))
+	_, capped := startServer(t, testEnv(mt.URL, map[string]string{"MAX_UPLOAD_MB": "7"}))
+	for _, tc := range []struct {
+		name, url, golden string
+	}{
+		{"info", ts.URL + "/info", "info.golden.json"},
+		{"openapi", ts.URL + "/openapi.json", "openapi.golden.json"},
+		{"root", ts.URL + "/", "root.golden.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := http.Get(tc.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := readBody(t, resp)
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d: %s", resp.StatusCode, b)
+			}
+			golden(t, tc.golden, b)
+		})
+	}
+	resp, err := http.Get(capped.URL + "/info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in info
+	if err := json.Unmarshal(readBody(t, resp), &in); err != nil {
+		t.Fatal(err)
+	}
+	if in.Limits.MaxUploadMB != 7 || len(in.SupportedFormats) != 2 {
+		t.Fatalf("info with MAX_UPLOAD_MB=7: %+v", in)
+	}
+}
+
+// golden compares got with testdata/name after normalising JSON layout.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(got, &v); err != nil {
+		t.Fatalf("%s: not JSON: %v", name, err)
+	}
+	norm, _ := json.MarshalIndent(v, "", "  ")
+	norm = append(norm, '\n')
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, norm, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(norm, want) {
+		t.Fatalf("%s differs from the golden file (run with -update after checking):\n%s", name, norm)
+	}
+}
+
+func TestDeepHealth(t *testing.T) {
+	warm := translatortest.New(translatortest.Config{})
+	defer warm.Close()
+	cold := translatortest.New(translatortest.Config{NoModels: true})
+	defer cold.Close()
+	tests := []struct {
+		name     string
+		url      string
+		langFail string
+		status   int
+		want     string
+	}{
+		{"warm backend, identifier loaded", warm.URL, "", 200, "all checks passed"},
+		{"cold backend", cold.URL, "", 503, "is cold"},
+		{"identifier failed", warm.URL, "models not embedded", 503, "language identification failed to load"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := testEnv(tc.url, nil)
+			lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+			s, err := newServer(lookup, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.langFail != "" {
+				s.langDegraded = func() (bool, string) { return true, tc.langFail }
+			}
+			if err := s.svc.WarmUp(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			defer s.close()
+			ts := httptest.NewServer(s.svc.Handler())
+			defer ts.Close()
+			resp, err := http.Get(ts.URL + "/health?deep=true")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := readBody(t, resp)
+			if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
+				t.Fatalf("status %d body %s; want %d mentioning %q", resp.StatusCode, b, tc.status, tc.want)
+			}
+			// Plain /health and /ready stay 200 whatever the deep check says.
+			for _, p := range []string{"/health", "/ready"} {
+				r, err := http.Get(ts.URL + p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				readBody(t, r)
+				if r.StatusCode != 200 {
+					t.Fatalf("%s answered %d", p, r.StatusCode)
+				}
+			}
+		})
+	}
+}
+
+func TestConfiguration(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"OUTPUT_MODE": "merge"}, "OUTPUT_MODE"},
+		{map[string]string{"TRANSLATION_BACKEND": "deepl"}, "TRANSLATION_BACKEND"},
+		{map[string]string{"TRANSLATION_BACKEND": "ct2"}, "not available"},
+		{map[string]string{"PORT": ""}, "PORT"},
+	}
+	for _, tc := range tests {
+		env := testEnv("http://127.0.0.1:1", tc.env)
+		_, err := newServer(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one naming %s", tc.env, err, tc.want)
+		}
+	}
+	// OUTPUT_MODE=append is the default of /translate.
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"OUTPUT_MODE": "append"}))
+	small := []byte(`<?xml version="1.0"?><alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p1"><PrintSpace><TextBlock ID="b1"><TextLine ID="l1"><String CONTENT="hrob"/></TextLine></TextBlock></PrintSpace></Page></Layout></alto>`)
+	body, ct := multipartBody(t, part{Field: "file", Name: "p.alto.xml", File: true, Data: small}, part{Field: "source_lang", Data: []byte("cs")})
+	resp := post(t, ts.URL+"/translate", ct, body)
+	b := readBody(t, resp)
+	if resp.StatusCode != 200 || !bytes.Contains(b, []byte(`CONTENT="hrob"`)) || !bytes.Contains(b, []byte(`CONTENT="grave"`)) {
+		t.Fatalf("append by OUTPUT_MODE: status %d, body %s", resp.StatusCode, b)
+	}
+}
