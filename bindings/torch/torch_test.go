@@ -454,3 +454,29 @@ func TestLoadForwardCloseLoopKeepsMemoryFlat(t *testing.T) {
 		t.Errorf("RSS grew by %d kB over 1000 cycles", after-before)
 	}
 }
+
+// After training, the TorchScript executor may hold differentiable graphs;
+// inference on the same module must still work (regression: "Inference
+// tensors cannot be saved for backward" on a ViT).
+func TestInferenceAfterTrainingSameModule(t *testing.T) {
+	m := load(t, "tiny_vit.pt")
+	tr, err := NewTrainer(m, DefaultAdamW(1e-3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	x, y := separable(8, 11, 3)
+	for i := 0; i < 3; i++ {
+		if _, _, err := tr.Step(x, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.SetTrain(false); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := m.Probabilities(x); err != nil {
+			t.Fatalf("inference after training: %v", err)
+		}
+	}
+}

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -28,6 +29,10 @@
 struct tshim_module {
   torch::jit::script::Module mod;
   torch::Device device{torch::kCPU};
+  // Set once a trainer exists: the TorchScript executor may then have built
+  // differentiable graphs that refuse inference-mode tensors, so forward
+  // falls back to no-grad mode.
+  bool trained = false;
 };
 
 struct tshim_trainer {
@@ -311,7 +316,13 @@ int tshim_module_forward(tshim_module *m, const float *input, const int64_t *sha
     need(m != nullptr, "module is NULL");
     need(out && rows && cols, "output pointers are NULL");
     sync_threads();
-    c10::InferenceMode guard_mode;
+    std::optional<c10::InferenceMode> inference;
+    std::optional<torch::NoGradGuard> no_grad;
+    if (m->trained) {
+      no_grad.emplace();
+    } else {
+      inference.emplace();
+    }
     auto x = input_tensor(input, shape, ndim).to(m->device, /*non_blocking=*/false, /*copy=*/true);
     auto y = logits_of(m->mod.forward({x}));
     need(y.dim() == 2 && y.size(0) == shape[0],
@@ -425,6 +436,7 @@ int tshim_trainer_new(tshim_module *m, double lr, double weight_decay, double be
     auto t = std::make_unique<tshim_trainer>();
     t->m = m;
     t->opt = std::make_unique<torch::optim::AdamW>(params, opts);
+    m->trained = true;
     *out = t.release();
   });
 }
