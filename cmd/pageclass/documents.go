@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -21,7 +20,8 @@ import (
 //
 // A document is one FILE of the output tables: a PDF, or the page images
 // sharing a stem before their page suffix (scan-1.png, scan-2.png). Its
-// doc_id is the last element of FILE unless a baseline record supplies one.
+// doc_id is FILE with "/" replaced by "_" (docID), unless the baseline
+// record supplies its own.
 // The adapter does nothing unless --document-json-out or
 // --document-json-out-dir is set.
 type documents struct {
@@ -30,6 +30,12 @@ type documents struct {
 	pages map[string][]docrecord.PagePrediction // by FILE
 	order []string
 }
+
+// docID is the doc_id of a document without a baseline: its FILE key with
+// "/" replaced by "_" ("scan" for scan-1.png at the input root, "box2_scan"
+// for box2/scan-1.png), so documents of the same stem in different folders
+// stay apart and the id is a valid file name.
+func docID(file string) string { return strings.ReplaceAll(file, "/", "_") }
 
 func newDocuments(r *runner, set *inputSet) *documents {
 	return &documents{r: r, set: set, pages: map[string][]docrecord.PagePrediction{}}
@@ -87,7 +93,7 @@ func (d *documents) write() error {
 		for _, file := range d.order {
 			base := ""
 			if c.DocumentJSONDir != "" {
-				base = filepath.Join(c.DocumentJSONDir, docrecord.FileName(path.Base(file)))
+				base = filepath.Join(c.DocumentJSONDir, docrecord.FileName(docID(file)))
 				if _, err := os.Stat(base); err != nil {
 					base = ""
 				}
@@ -109,7 +115,7 @@ func (d *documents) one(file, baseline, out, outDir string, schema *docrecord.Sc
 	if baseline != "" {
 		rec, err = docrecord.Load(baseline)
 	} else {
-		rec, err = docrecord.New(path.Base(file))
+		rec, err = docrecord.New(docID(file))
 	}
 	if err != nil {
 		return fmt.Errorf("document record of %s: %w", file, err)
@@ -119,7 +125,7 @@ func (d *documents) one(file, baseline, out, outDir string, schema *docrecord.Sc
 	if err := rec.AccretePageCategories(preds, c.StrictDocumentJSON); err != nil {
 		return fmt.Errorf("document record of %s: %w", file, err)
 	}
-	if err := rec.NoteBlocks(paradata.Program, d.r.stamp, filepath.Base(d.r.para.Path()), d.r.start, baseline != "", "page_categories", "pages"); err != nil {
+	if err := rec.NoteBlocks(paradata.Program, d.r.stamp, filepath.Base(d.r.para.Path()), d.r.start, baseline != "", "page_categories"); err != nil {
 		return fmt.Errorf("document record of %s: %w", file, err)
 	}
 	if len(rec.Warnings) > 0 {

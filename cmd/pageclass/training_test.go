@@ -1,0 +1,98 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"archivekit/pkg/classify"
+	"archivekit/pkg/train"
+)
+
+// testRunner parses args over a config and returns a runner ready for the
+// option mappings (no run metadata, CPU).
+func testRunner(t *testing.T, cfg map[string]string, args ...string) *runner {
+	t.Helper()
+	e := newEnv(t, cfg)
+	p, code, done := parseArgs(append([]string{"--config", e.cfg}, args...), io.Discard, io.Discard)
+	if done {
+		t.Fatalf("exit %d", code)
+	}
+	return &runner{cli: p.cli, settings: p.settings, configPath: p.configPath, log: slog.New(slog.DiscardHandler),
+		stamp: "260101-120000", device: "cpu", stderr: io.Discard}
+}
+
+func TestTrainOptionsMapping(t *testing.T) {
+	cfg := map[string]string{"TRAIN.epochs": "7", "TRAIN.lr": "1e-4", "TRAIN.max_categ": "50", "TRAIN.test_size": "0.2",
+		"TRAIN.log_step": "9", "SETUP.seed": "7", "SETUP.batch": "8", "TRAIN.FOLDER_PAGES": "/data/train",
+		"OUTPUT.FOLDER_CPOINTS": "/ck", "TRAIN.folds_csv": "/f.csv"}
+	base := classify.Folder{Revision: "v1.4", Dir: "/models/model_v14"}
+	tests := []struct {
+		name string
+		args []string
+		want func(o *train.Options)
+	}{
+		{"config values and best fold of the base revision", []string{"--train", "-ff", "png,jpg"}, func(o *train.Options) {
+			o.Exts = []string{"png", "jpg", "jpeg"}
+			o.FoldColumn = "fold 1"
+			o.Revision = "v1.4"
+		}},
+		{"flags win; explicit fold column; -rev names the output", []string{"--train", "--folds", "5", "--folds_csv", "/g.csv", "--fold_column", "fold 3", "-rev", "v9.1"}, func(o *train.Options) {
+			o.Folds, o.FoldsCSV, o.FoldColumn, o.Revision = 5, "/g.csv", "fold 3", "v9.1"
+		}},
+		{"revision without a best fold trains every column", []string{"--train", "-rev", "v6.2"}, func(o *train.Options) {
+			o.FoldColumn, o.Revision = "", "v6.2"
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := testRunner(t, cfg, tt.args...)
+			got, err := r.trainOptions(base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := train.Options{Base: base.Dir, Pages: "/data/train", Exts: []string{"png"}, Epochs: 7, Batch: 8, LR: 1e-4,
+				MaxPerClass: 50, TestSize: 0.2, Seed: 7, FoldsCSV: "/f.csv", Checkpoints: "/ck", Models: r.cli.Model,
+				Results: r.cli.Results, Stamp: r.stamp, Device: "cpu", LogStep: 9, Augment: true}
+			tt.want(&want)
+			got.Log, got.Progress, got.Run = nil, nil, nil
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got  %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestEvalOptionsMapping(t *testing.T) {
+	r := testRunner(t, map[string]string{"EVAL.FOLDER_PAGES": "/data/eval", "SETUP.batch": "2"}, "--eval", "-tn", "5")
+	got, err := r.evalOptions(classify.Folder{Revision: "v2.4", Dir: "/m/model_v24"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Log, got.Progress, got.Run = nil, nil, nil
+	want := train.EvalOptions{Model: "/m/model_v24", Pages: "/data/eval", Exts: []string{"png"}, TopN: 5, Count: 5,
+		Revision: "v2.4", Results: r.cli.Results, Stamp: r.stamp, Device: "cpu", Batch: 2}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+func TestBaseFolder(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	r := testRunner(t, map[string]string{"OUTPUT.FOLDER_MODELS": e.models})
+	f, err := r.baseFolder(t.Context())
+	if err != nil || f.Dir != filepath.Join(e.models, "model_v44") || f.Revision != "v4.4" {
+		t.Fatalf("base from [SETUP] base_model: %+v, %v", f, err)
+	}
+	r.cli.Base = filepath.Join(e.models, "model_v44")
+	if f, err := r.baseFolder(t.Context()); err != nil || f.Dir != r.cli.Base {
+		t.Fatalf("base folder: %+v, %v", f, err)
+	}
+	r.cli.Base = "/no/such/folder"
+	if _, err := r.baseFolder(t.Context()); err == nil {
+		t.Fatal("accepted a missing base folder")
+	}
+}
