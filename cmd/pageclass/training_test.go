@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -20,7 +21,7 @@ func testRunner(t *testing.T, cfg map[string]string, args ...string) *runner {
 	if done {
 		t.Fatalf("exit %d", code)
 	}
-	return &runner{cli: p.cli, settings: p.settings, configPath: p.configPath, log: slog.New(slog.DiscardHandler),
+	return &runner{cli: p.cli, settings: p.settings, configPath: p.configPath, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		stamp: "260101-120000", device: "cpu", stderr: io.Discard}
 }
 
@@ -83,16 +84,16 @@ func TestBaseFolder(t *testing.T) {
 	e := newEnv(t, nil)
 	e.model(t, "v4.4")
 	r := testRunner(t, map[string]string{"OUTPUT.FOLDER_MODELS": e.models})
-	f, err := r.baseFolder(t.Context())
+	f, err := r.baseFolder(context.Background())
 	if err != nil || f.Dir != filepath.Join(e.models, "model_v44") || f.Revision != "v4.4" {
 		t.Fatalf("base from [SETUP] base_model: %+v, %v", f, err)
 	}
 	r.cli.Base = filepath.Join(e.models, "model_v44")
-	if f, err := r.baseFolder(t.Context()); err != nil || f.Dir != r.cli.Base {
+	if f, err := r.baseFolder(context.Background()); err != nil || f.Dir != r.cli.Base {
 		t.Fatalf("base folder: %+v, %v", f, err)
 	}
 	r.cli.Base = "/no/such/folder"
-	if _, err := r.baseFolder(t.Context()); err == nil {
+	if _, err := r.baseFolder(context.Background()); err == nil {
 		t.Fatal("accepted a missing base folder")
 	}
 }
