@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"archivekit/pkg/classify/classifytest"
 	"archivekit/pkg/registry"
@@ -172,4 +173,12 @@ func goldenFile(t *testing.T, name, path string) {
 		t.Fatal(err)
 	}
 	golden(t, name, b)
+}
+
+func mustTime(s string) time.Time {
+	v, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
