@@ -159,3 +159,21 @@ func TestHubDownload(t *testing.T) {
 }
 
 var timeZero = mustTime("2026-01-01T12:00:00Z")
+
+// An interrupted run (SIGINT cancels the context) exits 3 and leaves run
+// metadata with status failed.
+func TestInterruptedRun(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out strings.Builder
+	code := run(ctx, []string{"--config", e.cfg, "--dir"}, &out, &out)
+	if code != exitFailure {
+		t.Fatalf("exit %d: %s", code, out.String())
+	}
+	if d := readParadata(t, e); d.Status != paradata.StatusFailed || !strings.Contains(d.Error, "canceled") {
+		t.Errorf("status %q error %q", d.Status, d.Error)
+	}
+}
