@@ -2,19 +2,21 @@ module archivekit
 
 go 1.22.0
 
-require github.com/lmittmann/tint v1.2.1
+require (
+	github.com/alecthomas/kong v1.17.0
+	github.com/davidbyttow/govips/v2 v2.16.0
+	github.com/lmittmann/tint v1.2.1
+	github.com/pemistahl/lingua-go v1.4.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	golang.org/x/image v0.18.0
+	golang.org/x/term v0.20.0
+)
 
 require (
-	github.com/alecthomas/kong v1.17.0 // indirect
-	github.com/davidbyttow/govips/v2 v2.16.0 // indirect
-	github.com/pemistahl/lingua-go v1.4.0 // indirect
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/shopspring/decimal v1.3.1 // indirect
 	golang.org/x/exp v0.0.0-20221106115401-f9659909a136 // indirect
-	golang.org/x/image v0.18.0 // indirect
 	golang.org/x/net v0.25.0 // indirect
 	golang.org/x/sys v0.20.0 // indirect
-	golang.org/x/term v0.20.0 // indirect
 	golang.org/x/text v0.16.0 // indirect
 	google.golang.org/protobuf v1.31.0 // indirect
 )
