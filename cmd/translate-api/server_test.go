@@ -19,6 +19,7 @@ import (
 
 	"archivekit/pkg/docrecord"
 	"archivekit/pkg/translator/translatortest"
+	"archivekit/test/e2e/apitest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -384,31 +385,10 @@ func TestInfoAndRoot(t *testing.T) {
 	}
 }
 
-// golden compares got with testdata/name after normalising JSON layout.
+// golden compares JSON got with testdata/name.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	var v any
-	if err := json.Unmarshal(got, &v); err != nil {
-		t.Fatalf("%s: not JSON: %v", name, err)
-	}
-	norm, _ := json.MarshalIndent(v, "", "  ")
-	norm = append(norm, '\n')
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, norm, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(norm, want) {
-		t.Fatalf("%s differs from the golden file (run with -update after checking):\n%s", name, norm)
-	}
+	apitest.GoldenJSON(t, name, got, *update)
 }
 
 func TestDeepHealth(t *testing.T) {

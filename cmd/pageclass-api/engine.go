@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"archivekit/pkg/batcher"
+	"archivekit/pkg/classify"
+	"archivekit/pkg/imageio"
+	"archivekit/pkg/registry"
+	"archivekit/pkg/service"
+)
+
+// member is one loaded model with the queue to its forward pass.
+type member struct {
+	model *classify.Model
+	// batch runs preprocessed pages through the model: one batcher per
+	// model, shared by every request. Nil when cross-request batching is
+	// off: each request then runs its own pages through the model.
+	batch *batcher.Batcher[[]float32, []float32]
+}
+
+// probabilities runs pages (each model.InputLen floats) through the model.
+func (m *member) probabilities(ctx context.Context, pages [][]float32) ([][]float32, error) {
+	if m.batch != nil {
+		return m.batch.Do(ctx, pages...)
+	}
+	return forward(m.model, pages)
+}
+
+// forward runs one NCHW batch made of pages.
+func forward(m *classify.Model, pages [][]float32) ([][]float32, error) {
+	n, s := len(pages), m.Size()
+	data := make([]float32, 0, n*m.InputLen())
+	for _, p := range pages {
+		data = append(data, p...)
+	}
+	return m.Probabilities(data, n, 3, s, s)
+}
+
+// engineOptions configure the models and their batching.
+type engineOptions struct {
+	Locator *classify.Locator
+	Device  string
+	// Batching on: MaxBatch and MaxWait of each model's batcher.
+	Batching bool
+	MaxBatch int
+	MaxWait  time.Duration
+	Metrics  *service.Metrics
+	Log      *slog.Logger
+}
+
+// engine holds the loaded models: the ensemble, loaded at warm-up, and any
+// other revision, loaded at its first request and kept.
+type engine struct {
+	opt      engineOptions
+	ensemble []*member // registry.Ensemble order
+	demo     bool
+
+	mu     sync.Mutex
+	extra  map[string]*member
+	loadMu sync.Mutex // one revision download/load at a time
+
+	closeOnce sync.Once
+}
+
+// errUnknownRevision is wrapped when a revision cannot be found.
+var errUnknownRevision = errors.New("revision not available")
+
+// load finds, loads and warms the ensemble.
+func (e *engine) load(ctx context.Context) error {
+	folders, err := e.opt.Locator.Ensemble(ctx)
+	if err != nil {
+		return fmt.Errorf("ensemble models: %w", err)
+	}
+	for _, f := range folders {
+		m, err := e.loadFolder(f)
+		if err != nil {
+			e.close()
+			return err
+		}
+		e.ensemble = append(e.ensemble, m)
+		e.demo = e.demo || f.Demo
+	}
+	if e.demo {
+		e.opt.Log.Warn("serving the shipped demo ensemble: the published models were not found", "models", e.opt.Locator.Models, "demo", e.opt.Locator.Demo)
+	}
+	return ctx.Err()
+}
+
+// loadFolder loads one model, warms it with a blank batch, records the
+// time and starts its batcher.
+func (e *engine) loadFolder(f classify.Folder) (*member, error) {
+	t0 := time.Now()
+	m, err := classify.LoadFolder(f, e.opt.Device)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := forward(m, [][]float32{make([]float32, m.InputLen())}); err != nil {
+		m.Close()
+		return nil, fmt.Errorf("warming %s: %w", m.Name, err)
+	}
+	d := time.Since(t0)
+	e.opt.Metrics.SetModelLoadTime(m.Name, d)
+	e.opt.Log.Info("model loaded", "model", m.Name, "dir", f.Dir, "demo", f.Demo, "input", m.Size(), "seconds", d.Seconds())
+	mem := &member{model: m}
+	if e.opt.Batching {
+		mem.batch = batcher.New(func(pages [][]float32) ([][]float32, error) { return forward(m, pages) },
+			batcher.Options{MaxBatch: e.opt.MaxBatch, MaxWait: e.opt.MaxWait,
+				OnBatch: e.opt.Metrics.ObserveBatch, OnWait: e.opt.Metrics.ObserveQueueWait})
+	}
+	return mem, nil
+}
+
+// members returns the models answering version: the ensemble for "all",
+// one of its members, or another revision (loaded at its first request).
+func (e *engine) members(ctx context.Context, version string) ([]*member, error) {
+	if version == "all" {
+		return e.ensemble, nil
+	}
+	for i, rev := range registry.Ensemble {
+		if rev == version && i < len(e.ensemble) {
+			return e.ensemble[i : i+1], nil
+		}
+	}
+	e.mu.Lock()
+	m, ok := e.extra[version]
+	e.mu.Unlock()
+	if ok {
+		return []*member{m}, nil
+	}
+	e.loadMu.Lock()
+	defer e.loadMu.Unlock()
+	e.mu.Lock()
+	m, ok = e.extra[version]
+	e.mu.Unlock()
+	if ok {
+		return []*member{m}, nil
+	}
+	f, err := e.opt.Locator.Folder(ctx, version)
+	if err == nil && !classify.IsModelDir(f.Dir) {
+		err = fmt.Errorf("no model folder %s", f.Dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", errUnknownRevision, version, err)
+	}
+	m, err = e.loadFolder(f)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", errUnknownRevision, version, err)
+	}
+	e.mu.Lock()
+	if e.extra == nil {
+		e.extra = map[string]*member{}
+	}
+	e.extra[version] = m
+	e.mu.Unlock()
+	return []*member{m}, nil
+}
+
+// classify returns, for each page, the mean of the members' probability
+// vectors (canonical category order). Each page is preprocessed once per
+// distinct preprocessing among the members.
+func classifyPages(ctx context.Context, ms []*member, imgs []imageio.Image) ([][]float64, error) {
+	type prepKey struct {
+		size      int
+		mean, std [3]float64
+	}
+	tensors := map[prepKey][][]float32{}
+	for _, m := range ms {
+		p := m.model.Meta.Preprocess
+		k := prepKey{p.Size, p.Mean, p.Std}
+		if _, ok := tensors[k]; ok {
+			continue
+		}
+		pages := make([][]float32, len(imgs))
+		for i, img := range imgs {
+			t, err := m.model.Preprocess(img)
+			if err != nil {
+				return nil, fmt.Errorf("page %d: %w", i+1, err)
+			}
+			pages[i] = t
+		}
+		tensors[k] = pages
+	}
+	out := make([][][]float32, len(ms))
+	errs := make([]error, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		p := m.model.Meta.Preprocess
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = m.probabilities(ctx, tensors[prepKey{p.Size, p.Mean, p.Std}])
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	mean := make([][]float64, len(imgs))
+	for p := range imgs {
+		mean[p] = make([]float64, len(out[0][p]))
+		for _, rows := range out {
+			for c, v := range rows[p] {
+				mean[p][c] += float64(v) / float64(len(ms))
+			}
+		}
+	}
+	return mean, nil
+}
+
+// close stops the batchers and releases the models.
+func (e *engine) close() {
+	e.closeOnce.Do(e.release)
+}
+
+func (e *engine) release() {
+	all := append([]*member(nil), e.ensemble...)
+	e.mu.Lock()
+	for _, m := range e.extra {
+		all = append(all, m)
+	}
+	e.mu.Unlock()
+	for _, m := range all {
+		if m.batch != nil {
+			m.batch.Close()
+		}
+		_ = m.model.Close()
+	}
+}

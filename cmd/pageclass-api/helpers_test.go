@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/textproto"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"archivekit/pkg/classify/classifytest"
+	"archivekit/test/e2e/apitest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// testOptions serve the five fixture models from a temporary folder.
+func testOptions(t testing.TB) options {
+	t.Helper()
+	return options{Config: "../../setup/config.txt", Models: classifytest.Ensemble(t, t.TempDir()),
+		Device: "cpu", MaxBatch: 16, BatchWait: 5 * time.Millisecond}
+}
+
+// startServer builds, warms and serves a service.
+func startServer(t testing.TB, o options, env map[string]string, logOut io.Writer) (*server, *httptest.Server) {
+	t.Helper()
+	if env == nil {
+		env = map[string]string{"LOG_LEVEL": "WARNING"}
+	}
+	if logOut == nil {
+		logOut = io.Discard
+	}
+	s, err := newServer(o, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, logOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.svc.WarmUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.svc.Handler())
+	t.Cleanup(func() { ts.Close(); s.engine.close() })
+	return s, ts
+}
+
+// upload is one multipart part: a file when CType is set, else a field.
+type upload struct {
+	Field, Name, CType string
+	Data               []byte
+}
+
+func multipartForm(t testing.TB, parts ...upload) (*bytes.Buffer, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for _, p := range parts {
+		var w io.Writer
+		var err error
+		if p.CType != "" {
+			h := textproto.MIMEHeader{}
+			h.Set("Content-Disposition", fmt.Sprintf(`form-data; name=%q; filename=%q`, p.Field, p.Name))
+			h.Set("Content-Type", p.CType)
+			w, err = mw.CreatePart(h)
+		} else {
+			w, err = mw.CreateFormField(p.Field)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = w.Write(p.Data)
+	}
+	_ = mw.Close()
+	return &buf, mw.FormDataContentType()
+}
+
+func postForm(t testing.TB, url string, parts ...upload) (int, []byte) {
+	t.Helper()
+	body, ct := multipartForm(t, parts...)
+	resp, err := http.Post(url, ct, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, b
+}
+
+// samplePage is one shared sample page (PNG).
+func samplePage(t testing.TB) (string, []byte) {
+	t.Helper()
+	p := classifytest.Pages(t, 1)[7] // the TEXT category's first page
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Base(p), b
+}
+
+// makePDF writes a PDF of n A5 pages, each with a dark box at a different
+// height, so that pages render differently.
+func makePDF(n int) []byte {
+	var buf bytes.Buffer
+	var offsets []int
+	obj := func(s string) {
+		offsets = append(offsets, buf.Len())
+		fmt.Fprintf(&buf, "%d 0 obj\n%s\nendobj\n", len(offsets), s)
+	}
+	buf.WriteString("%PDF-1.4\n")
+	kids := ""
+	for i := 0; i < n; i++ {
+		kids += fmt.Sprintf("%d 0 R ", 3+2*i)
+	}
+	obj("<< /Type /Catalog /Pages 2 0 R >>")
+	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", kids, n))
+	for i := 0; i < n; i++ {
+		content := fmt.Sprintf("0.1 0.1 0.1 rg 40 %d 340 60 re f\n0.5 g 40 40 %d 20 re f", 80+(i*37)%400, 40+(i*29)%300)
+		obj(fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 420 595] /Contents %d 0 R >>", 4+2*i))
+		obj(fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content))
+	}
+	xref := buf.Len()
+	fmt.Fprintf(&buf, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
+	for _, o := range offsets {
+		fmt.Fprintf(&buf, "%010d 00000 n \n", o)
+	}
+	fmt.Fprintf(&buf, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
+	return buf.Bytes()
+}
+
+// golden compares JSON got with testdata/name.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	apitest.GoldenJSON(t, name, got, *update)
+}

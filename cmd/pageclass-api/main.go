@@ -1,0 +1,47 @@
+// Command pageclass-api is the page classifier as an HTTP service on the
+// shared lifecycle (pkg/service): POST /predict_image and POST
+// /predict_document classify an uploaded page image or PDF with one model or
+// the five-model ensemble, GET /info describes the service and GET
+// /frontend serves the browser interface. The five ensemble models are
+// loaded and warmed before the service reports ready; when the published
+// models are absent, the shipped demo ensemble is served (logged as a
+// warning). Pages of concurrent requests are batched together on the way to
+// each model (at most -max-batch pages, waiting at most -batch-wait).
+//
+// The environment holds only the shared service variables (HOST, PORT,
+// LOG_LEVEL, LOG_FORMAT, GRACEFUL_SHUTDOWN_S, ALLOWED_ORIGINS, MAX_UPLOAD_MB /
+// MAX_UPLOAD_BYTES, default 10) and the hub ones (HUB_ENDPOINT, HUB_TOKEN,
+// HUB_HOME); the rest comes from the configuration file and the flags.
+//
+// Usage:
+//
+//	pageclass-api [-config setup/config.txt] [-models DIR] [-demo weights/demo]
+//	              [-device cpu] [-max-batch 16] [-batch-wait 5ms] [-no-batching]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"archivekit/pkg/service"
+)
+
+// version is the service version reported by /info; release builds set it
+// with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	fs := flag.NewFlagSet("pageclass-api", flag.ContinueOnError)
+	var o options
+	o.register(fs)
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(service.ExitConfig)
+	}
+	s, err := newServer(o, os.LookupEnv, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(service.ExitConfig)
+	}
+	os.Exit(s.svc.Run())
+}

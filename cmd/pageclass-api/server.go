@@ -1,0 +1,506 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"mime/multipart"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"archivekit/pkg/batcher"
+	"archivekit/pkg/classify"
+	"archivekit/pkg/config"
+	"archivekit/pkg/docrecord"
+	"archivekit/pkg/frontend"
+	"archivekit/pkg/hub"
+	"archivekit/pkg/imageio"
+	"archivekit/pkg/modelmeta"
+	"archivekit/pkg/registry"
+	"archivekit/pkg/results"
+	"archivekit/pkg/service"
+)
+
+// Fixed limits of the service (spec 8).
+const (
+	defaultMaxUploadMB = 10
+	maxPDFPages        = 50
+	maxTopN            = 11
+	defaultTopN        = 3
+	// pageChunk is how many pages of a PDF are decoded and classified at
+	// once, bounding the memory of one request.
+	pageChunk = 16
+)
+
+//go:embed openapi.json
+var openapiJSON []byte
+
+// options are the command-line flags.
+type options struct {
+	Config    string
+	Models    string
+	Demo      string
+	Device    string
+	MaxBatch  int
+	BatchWait time.Duration
+	NoBatch   bool
+}
+
+func (o *options) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.Config, "config", "setup/config.txt", "configuration file ([OUTPUT] FOLDER_MODELS, [HUB] repo_name)")
+	fs.StringVar(&o.Models, "models", "", "model folder holding model_v14 ... model_v54 (default: config FOLDER_MODELS)")
+	fs.StringVar(&o.Demo, "demo", classify.DefaultDemoDir, "demo ensemble served when the published models are absent (empty: no fallback)")
+	fs.StringVar(&o.Device, "device", "cpu", "cpu or cuda:N")
+	fs.IntVar(&o.MaxBatch, "max-batch", batcher.DefaultMaxBatch, "largest batch of pages sent to a model")
+	fs.DurationVar(&o.BatchWait, "batch-wait", batcher.DefaultMaxWait, "longest wait of a page for others to batch with")
+	fs.BoolVar(&o.NoBatch, "no-batching", false, "run each request's pages on their own (no cross-request batching)")
+}
+
+// server is the classifier service; it keeps no per-request state.
+type server struct {
+	svc    *service.Service
+	engine *engine
+}
+
+func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) (*server, error) {
+	set, err := config.LoadSettings(o.Config)
+	if err != nil {
+		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
+	}
+	models := o.Models
+	if models == "" {
+		models = set.Output.FolderModels
+	}
+	loc := &classify.Locator{Models: models, Demo: o.Demo}
+	if set.Hub.RepoName != "" {
+		getenv := func(k string) string { v, _ := lookup(k); return v }
+		if getenv("HUB_ENDPOINT") != "" || set.Hub.UseHub {
+			c, err := hub.FromEnv("")
+			if err != nil {
+				return nil, fmt.Errorf("pageclass-api: hub: %w", err)
+			}
+			loc.Hub, loc.HubRepo = c, set.Hub.RepoName
+		}
+	}
+	if o.MaxBatch < 1 {
+		return nil, fmt.Errorf("pageclass-api: -max-batch %d: want at least 1", o.MaxBatch)
+	}
+	s := &server{}
+	s.svc, err = service.New(service.Options{
+		Name:               "pageclass-api",
+		Version:            version,
+		DefaultMaxUploadMB: defaultMaxUploadMB,
+		WarmUp:             func(ctx context.Context) error { return s.engine.load(ctx) },
+		OpenAPI:            openapiJSON,
+		OnStop:             func() { s.engine.close() },
+		LookupEnv:          lookup,
+		LogOutput:          logOut,
+	})
+	if err != nil {
+		return nil, err
+	}
+	loc.Log = s.svc.Logger
+	s.engine = &engine{opt: engineOptions{Locator: loc, Device: o.Device, Batching: !o.NoBatch,
+		MaxBatch: o.MaxBatch, MaxWait: o.BatchWait, Metrics: s.svc.Metrics, Log: s.svc.Logger}}
+	s.svc.HandleFunc("GET /{$}", s.serveRoot)
+	s.svc.HandleFunc("GET /info", s.serveInfo)
+	s.svc.HandleFunc("POST /predict_image", s.predict(false))
+	s.svc.HandleFunc("POST /predict_document", s.predict(true))
+	s.svc.Handle("GET /frontend", frontend.Handler())
+	s.svc.Handle("GET /frontend/{asset}", frontend.Handler())
+	return s, nil
+}
+
+// versions are the values of the version field listed by /info.
+var versions = append(append([]string(nil), registry.Ensemble...), "all")
+
+type info struct {
+	Service         string     `json:"service"`
+	Version         string     `json:"version"`
+	Endpoints       []endpoint `json:"endpoints"`
+	Limits          limits     `json:"limits"`
+	Categories      []string   `json:"categories"`
+	AvailableModels []string   `json:"available_models"`
+}
+
+type endpoint struct {
+	Method      string `json:"method"`
+	Path        string `json:"path"`
+	Description string `json:"description"`
+}
+
+type limits struct {
+	MaxUploadMB float64 `json:"max_upload_mb"`
+	MaxPDFPages int     `json:"max_pdf_pages"`
+}
+
+var endpoints = []endpoint{
+	{"GET", "/", "welcome message pointing at /info"},
+	{"GET", "/info", "this description"},
+	{"POST", "/predict_image", "classify one page image (multipart form: file, version, topn, document_json, document_json_out)"},
+	{"POST", "/predict_document", "classify every page of a PDF of at most 50 pages (same form fields)"},
+	{"GET", "/health", "liveness: always 200 {\"status\": \"ok\"}; ?deep=true also reports draining"},
+	{"GET", "/ready", "readiness: 503 while starting or draining, 200 when ready"},
+	{"GET", "/metrics", "Prometheus metrics"},
+	{"GET", "/docs", "interactive API documentation"},
+	{"GET", "/openapi.json", "OpenAPI 3.1 document"},
+	{"GET", "/frontend", "browser interface"},
+}
+
+func (s *server) serveRoot(w http.ResponseWriter, _ *http.Request) {
+	service.WriteJSON(w, http.StatusOK, map[string]string{
+		"message": "pageclass-api: POST a page image to /predict_image or a PDF to /predict_document; see /info for the service description, /docs for the API and /frontend for the browser interface",
+		"info":    "/info",
+	})
+}
+
+func (s *server) serveInfo(w http.ResponseWriter, _ *http.Request) {
+	service.WriteJSON(w, http.StatusOK, info{
+		Service: "pageclass-api", Version: version, Endpoints: endpoints,
+		Limits:          limits{MaxUploadMB: s.svc.Config.MaxUploadMB(), MaxPDFPages: maxPDFPages},
+		Categories:      modelmeta.Categories,
+		AvailableModels: versions,
+	})
+}
+
+// prediction is one entry of a Top-N (spec 2.1).
+type prediction struct {
+	Label string  `json:"label"`
+	Score float64 `json:"score"`
+}
+
+// imageResponse is the body of /predict_image (spec 2.2).
+type imageResponse struct {
+	Type        string       `json:"type"`
+	Version     string       `json:"version"`
+	Predictions []prediction `json:"predictions"`
+	Record      any          `json:"document_json"`
+	SchemaError []string     `json:"document_json_schema_error"`
+}
+
+// pageResult is one page of /predict_document.
+type pageResult struct {
+	Page        int          `json:"page"`
+	Predictions []prediction `json:"predictions"`
+	// Thumbnail is a small JPEG of the page as a data: URL, present only
+	// when the form asked for thumbnails (the browser interface does).
+	Thumbnail string `json:"thumbnail,omitempty"`
+}
+
+// documentResponse is the body of /predict_document (spec 2.3);
+// document_json appears only when a record was requested.
+type documentResponse struct {
+	Type        string       `json:"type"`
+	Version     string       `json:"version"`
+	PageCount   int          `json:"page_count"`
+	Pages       []pageResult `json:"pages"`
+	Record      any          `json:"document_json,omitempty"`
+	SchemaError []string     `json:"document_json_schema_error,omitempty"`
+}
+
+// form is a validated prediction request.
+type form struct {
+	file       []byte
+	name       string
+	ctype      string
+	version    string
+	topn       int
+	baseline   []byte
+	hasBase    bool
+	wantRecord bool
+	thumbnails bool
+}
+
+// parseForm reads and validates the form fields of spec 4.3; it answers
+// the request itself when they are not valid.
+func parseForm(w http.ResponseWriter, r *http.Request) (*form, bool) {
+	f := &form{version: "all", topn: defaultTopN}
+	var verrs []service.ValidationError
+	if err := r.ParseMultipartForm(32 << 20); err != nil {
+		if service.TooLarge(err) {
+			service.WriteBodyError(w, err)
+			return nil, false
+		}
+		if !errors.Is(err, http.ErrNotMultipart) {
+			service.WriteError(w, http.StatusBadRequest, "the multipart form cannot be read: "+err.Error())
+			return nil, false
+		}
+	}
+	mf := r.MultipartForm
+	if mf == nil {
+		mf = &multipart.Form{}
+	}
+	if fhs := mf.File["file"]; len(fhs) > 0 {
+		b, err := readUpload(fhs[0])
+		if err != nil {
+			service.WriteBodyError(w, err)
+			return nil, false
+		}
+		f.file, f.name, f.ctype = b, clientName(fhs[0].Filename), fhs[0].Header.Get("Content-Type")
+	} else {
+		verrs = append(verrs, service.MissingError("body", "file"))
+	}
+	if fhs := mf.File["document_json"]; len(fhs) > 0 {
+		b, err := readUpload(fhs[0])
+		if err != nil {
+			service.WriteBodyError(w, err)
+			return nil, false
+		}
+		f.baseline, f.hasBase = b, true
+	}
+	value := func(k string) (string, bool) {
+		if vs := mf.Value[k]; len(vs) > 0 {
+			return strings.TrimSpace(vs[0]), true
+		}
+		return "", false
+	}
+	if v, ok := value("version"); ok && v != "" {
+		if v != "all" && registry.CheckRevision(v) != nil {
+			verrs = append(verrs, service.ValidationError{Loc: []any{"body", "version"},
+				Msg: "Input should be 'v1.4', 'v2.4', 'v3.4', 'v4.4', 'v5.4', 'all' or another published revision vN.M", Type: "literal_error"})
+		}
+		f.version = v
+	}
+	if v, ok := value("topn"); ok {
+		n, err := strconv.Atoi(v)
+		switch {
+		case err != nil:
+			verrs = append(verrs, service.IntParsingError("body", "topn"))
+		case n < 1:
+			verrs = append(verrs, service.GreaterEqualError(1, "body", "topn"))
+		case n > maxTopN:
+			verrs = append(verrs, service.LessEqualError(maxTopN, "body", "topn"))
+		}
+		f.topn = n
+	}
+	if v, ok := value("document_json_out"); ok {
+		b, valid := service.ParseBool(v)
+		if !valid {
+			verrs = append(verrs, service.BoolParsingError("body", "document_json_out"))
+		}
+		f.wantRecord = b
+	}
+	if v, ok := value("thumbnails"); ok {
+		b, valid := service.ParseBool(v)
+		if !valid {
+			verrs = append(verrs, service.BoolParsingError("body", "thumbnails"))
+		}
+		f.thumbnails = b
+	}
+	if len(verrs) > 0 {
+		service.WriteValidation(w, verrs...)
+		return nil, false
+	}
+	f.wantRecord = f.wantRecord || f.hasBase
+	return f, true
+}
+
+func readUpload(fh *multipart.FileHeader) ([]byte, error) {
+	rc, err := fh.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
+}
+
+// clientName keeps the last element of a client's file name (labels only).
+func clientName(name string) string {
+	name = path.Base("/" + strings.ReplaceAll(name, `\`, "/"))
+	if name == "/" {
+		return "upload"
+	}
+	return name
+}
+
+// predict serves /predict_image (document false) and /predict_document.
+func (s *server) predict(document bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f, ok := parseForm(w, r)
+		if !ok {
+			return
+		}
+		if document && f.ctype != "application/pdf" {
+			service.WriteError(w, http.StatusBadRequest, fmt.Sprintf(
+				"file %q has content type %q: /predict_document accepts application/pdf only (send page images to /predict_image)", f.name, f.ctype))
+			return
+		}
+		if !document && !strings.HasPrefix(f.ctype, "image/") {
+			service.WriteError(w, http.StatusBadRequest, fmt.Sprintf(
+				"file %q has content type %q: /predict_image accepts image/* only (send PDFs to /predict_document)", f.name, f.ctype))
+			return
+		}
+		var baseline *docrecord.Record
+		var err error
+		if f.hasBase {
+			baseline, err = docrecord.Parse(f.baseline)
+			switch {
+			case errors.Is(err, docrecord.ErrNewerSchema):
+				service.WriteError(w, http.StatusUnprocessableEntity, "document_json was written by a newer schema than this service supports: "+err.Error())
+				return
+			case err != nil:
+				service.WriteError(w, http.StatusUnprocessableEntity, "document_json cannot be parsed: "+err.Error())
+				return
+			}
+		}
+		members, err := s.engine.members(r.Context(), f.version)
+		if err != nil {
+			service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf(
+				"version %s cannot be served: %v (the ensemble revisions %s and all are always available)", f.version, err, strings.Join(registry.Ensemble, ", ")))
+			return
+		}
+		doc, err := imageio.Decode(f.file, f.name)
+		if err != nil {
+			status := http.StatusUnprocessableEntity
+			if errors.Is(err, imageio.ErrTooManyPixels) {
+				status = http.StatusRequestEntityTooLarge
+			}
+			kind := "an image"
+			if document {
+				kind = "a PDF"
+			}
+			service.WriteError(w, status, fmt.Sprintf("%q cannot be read as %s: %v", f.name, kind, err))
+			return
+		}
+		if document && !doc.IsPDF() {
+			service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf("%q is labelled application/pdf but is not a PDF", f.name))
+			return
+		}
+		n := doc.Pages()
+		if document && n > maxPDFPages {
+			service.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("%q has %d pages: at most %d pages are accepted per request", f.name, n, maxPDFPages))
+			return
+		}
+		if !document {
+			n = 1 // a multi-frame image is read as its first frame
+		}
+		probs := make([][]float64, 0, n)
+		var thumbs []string
+		for start := 0; start < n; start += pageChunk {
+			imgs := make([]imageio.Image, 0, pageChunk)
+			for i := start; i < min(n, start+pageChunk); i++ {
+				img, err := doc.Page(i)
+				if err != nil {
+					status := http.StatusUnprocessableEntity
+					if errors.Is(err, imageio.ErrTooManyPixels) {
+						status = http.StatusRequestEntityTooLarge
+					}
+					service.WriteError(w, status, fmt.Sprintf("%q cannot be decoded: %v", f.name, err))
+					return
+				}
+				imgs = append(imgs, img)
+				if document && f.thumbnails {
+					thumbs = append(thumbs, thumbnail(img, thumbWidth))
+				}
+			}
+			p, err := classifyPages(r.Context(), members, imgs)
+			if err != nil {
+				if r.Context().Err() != nil {
+					return
+				}
+				service.WriteError(w, http.StatusInternalServerError, "inference failed: "+err.Error())
+				return
+			}
+			probs = append(probs, p...)
+		}
+
+		var rec any
+		var schemaErr []string
+		if f.wantRecord {
+			rec, schemaErr, err = s.record(baseline, f, probs)
+			if err != nil {
+				service.WriteError(w, http.StatusInternalServerError, err.Error())
+				return
+			}
+		}
+		if !document {
+			service.WriteJSON(w, http.StatusOK, imageResponse{Type: "image", Version: f.version,
+				Predictions: top(probs[0], f.topn), Record: rec, SchemaError: schemaErr})
+			return
+		}
+		resp := documentResponse{Type: "document", Version: f.version, PageCount: n, Record: rec, SchemaError: schemaErr}
+		for i, p := range probs {
+			pr := pageResult{Page: i + 1, Predictions: top(p, f.topn)}
+			if i < len(thumbs) {
+				pr.Thumbnail = thumbs[i]
+			}
+			resp.Pages = append(resp.Pages, pr)
+		}
+		service.WriteJSON(w, http.StatusOK, resp)
+	}
+}
+
+// top is the Top-N of mean probabilities, scores to 4 decimals.
+func top(mean []float64, n int) []prediction {
+	ranked := results.TopN(mean, n)
+	out := make([]prediction, len(ranked))
+	for i, r := range ranked {
+		out[i] = prediction{Label: r.Label, Score: math.Round(r.Score*1e4) / 1e4}
+	}
+	return out
+}
+
+// record accretes the page categories onto the baseline (or a new record
+// named after the file) and validates it. A baseline that was already
+// invalid gives a record with schema errors reported instead of a refusal;
+// an invalid record made from a valid baseline is an error (500).
+func (s *server) record(baseline *docrecord.Record, f *form, probs [][]float64) (any, []string, error) {
+	schema, err := docrecord.ProjectSchema()
+	if err != nil {
+		return nil, nil, fmt.Errorf("document record schema: %w", err)
+	}
+	var baseErr error
+	rec := baseline
+	if rec == nil {
+		id := strings.TrimSuffix(f.name, path.Ext(f.name))
+		if rec, err = docrecord.New(id); err != nil {
+			return nil, nil, fmt.Errorf("document record for %q: %w", f.name, err)
+		}
+	} else {
+		baseErr = schema.Validate(rec)
+	}
+	preds := make([]docrecord.PagePrediction, len(probs))
+	for i, p := range probs {
+		t := results.TopN(p, 1)[0]
+		preds[i] = docrecord.PagePrediction{Label: strconv.Itoa(i + 1), Index: i + 1, Category: t.Label, Confidence: math.Round(t.Score*1e4) / 1e4}
+	}
+	if err := rec.AccretePageCategories(preds, false); err != nil {
+		return nil, nil, fmt.Errorf("document record: %w", err)
+	}
+	if err := rec.NoteBlocks("pageclass-api", runID(), "", time.Now().UTC(), baseline != nil, "page_categories"); err != nil {
+		return nil, nil, fmt.Errorf("document record: %w", err)
+	}
+	var schemaErr []string
+	if err := schema.Validate(rec); err != nil {
+		if baseErr == nil {
+			return nil, nil, fmt.Errorf("the updated document record failed schema validation and is not returned: %w", err)
+		}
+		schemaErr = []string{"the uploaded document_json does not follow the record schema; the updated record is returned anyway: " + baseErr.Error()}
+	}
+	for _, w := range rec.Warnings {
+		s.svc.Logger.Warn("document record", "file", f.name, "warning", w)
+	}
+	b, err := rec.Bytes()
+	if err != nil {
+		return nil, nil, err
+	}
+	return json.RawMessage(b), schemaErr, nil
+}
+
+// runID is a random (version 4) UUID naming one request in the record.
+func runID() string {
+	var u [16]byte
+	_, _ = rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"archivekit/pkg/docrecord"
+	"archivekit/pkg/modelmeta"
+)
+
+type errBody struct {
+	Detail any `json:"detail"`
+}
+
+// anyResponse holds both response shapes.
+type anyResponse struct {
+	Type        string          `json:"type"`
+	Version     string          `json:"version"`
+	Predictions []prediction    `json:"predictions"`
+	PageCount   int             `json:"page_count"`
+	Pages       []pageResult    `json:"pages"`
+	Record      json.RawMessage `json:"document_json"`
+	SchemaError json.RawMessage `json:"document_json_schema_error"`
+}
+
+func checkTopN(t *testing.T, preds []prediction, n int) {
+	t.Helper()
+	if len(preds) != n {
+		t.Fatalf("%d predictions, want %d", len(preds), n)
+	}
+	for i, p := range preds {
+		if !slices.Contains(modelmeta.Categories, p.Label) || p.Score < 0 || p.Score > 1 {
+			t.Fatalf("bad prediction %+v", p)
+		}
+		if i > 0 && p.Score > preds[i-1].Score {
+			t.Fatalf("predictions not best first: %+v", preds)
+		}
+	}
+}
+
+func TestPredictEndpoints(t *testing.T) {
+	_, ts := startServer(t, testOptions(t), nil, nil)
+	name, png := samplePage(t)
+	img := upload{Field: "file", Name: name, CType: "image/png", Data: png}
+	pdf3 := upload{Field: "file", Name: "three.pdf", CType: "application/pdf", Data: makePDF(3)}
+	base, _ := docrecord.New("three")
+	baseBytes, _ := base.Bytes()
+
+	tests := []struct {
+		name   string
+		path   string
+		parts  []upload
+		status int
+		detail string // "string" or "list" for errors
+		want   string // substring of the detail
+		check  func(t *testing.T, r anyResponse)
+	}{
+		{name: "image, defaults", path: "/predict_image", parts: []upload{img}, status: 200, check: func(t *testing.T, r anyResponse) {
+			if r.Type != "image" || r.Version != "all" || string(r.Record) != "null" || string(r.SchemaError) != "null" {
+				t.Fatalf("response %+v", r)
+			}
+			checkTopN(t, r.Predictions, 3)
+		}},
+		{name: "image, one model, all 11", path: "/predict_image", parts: []upload{img, {Field: "version", Data: []byte("v2.4")}, {Field: "topn", Data: []byte("11")}}, status: 200,
+			check: func(t *testing.T, r anyResponse) {
+				checkTopN(t, r.Predictions, 11)
+				sum := 0.0
+				for _, p := range r.Predictions {
+					sum += p.Score
+				}
+				if math.Abs(sum-1) > 1e-3 || r.Version != "v2.4" {
+					t.Fatalf("scores sum to %v, version %s", sum, r.Version)
+				}
+			}},
+		{name: "image with record", path: "/predict_image", parts: []upload{img, {Field: "document_json_out", Data: []byte("true")}}, status: 200,
+			check: func(t *testing.T, r anyResponse) {
+				rec, err := docrecord.Parse(r.Record)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v, ok := rec.Get("page_categories"); !ok || v == nil {
+					t.Fatalf("record lacks page_categories: %s", r.Record)
+				}
+				if rec.DocID() != strings.TrimSuffix(name, ".png") {
+					t.Fatalf("doc_id %q", rec.DocID())
+				}
+			}},
+		{name: "PDF of 3 pages", path: "/predict_document", parts: []upload{pdf3, {Field: "topn", Data: []byte("2")}}, status: 200,
+			check: func(t *testing.T, r anyResponse) {
+				if r.Type != "document" || r.PageCount != 3 || len(r.Pages) != 3 || r.Record != nil {
+					t.Fatalf("response %+v", r)
+				}
+				for i, p := range r.Pages {
+					if p.Page != i+1 || p.Thumbnail != "" {
+						t.Fatalf("page %d: %+v", i, p)
+					}
+					checkTopN(t, p.Predictions, 2)
+				}
+			}},
+		{name: "PDF with thumbnails and a baseline record", path: "/predict_document",
+			parts: []upload{pdf3, {Field: "thumbnails", Data: []byte("yes")}, {Field: "document_json", Name: "three.document.json", CType: "application/json", Data: baseBytes}}, status: 200,
+			check: func(t *testing.T, r anyResponse) {
+				for _, p := range r.Pages {
+					if !strings.HasPrefix(p.Thumbnail, "data:image/jpeg;base64,") {
+						t.Fatalf("page %d has no thumbnail", p.Page)
+					}
+				}
+				rec, err := docrecord.Parse(r.Record)
+				if err != nil || rec.DocID() != "three" {
+					t.Fatalf("record %v %s", err, r.Record)
+				}
+			}},
+		{name: "missing file", path: "/predict_image", parts: []upload{{Field: "topn", Data: []byte("3")}}, status: 422, detail: "list", want: "file"},
+		{name: "not multipart", path: "/predict_image", status: 422, detail: "list", want: "file"},
+		{name: "topn 0", path: "/predict_image", parts: []upload{img, {Field: "topn", Data: []byte("0")}}, status: 422, detail: "list", want: "greater than or equal to 1"},
+		{name: "topn 12", path: "/predict_image", parts: []upload{img, {Field: "topn", Data: []byte("12")}}, status: 422, detail: "list", want: "less than or equal to 11"},
+		{name: "topn not a number", path: "/predict_image", parts: []upload{img, {Field: "topn", Data: []byte("three")}}, status: 422, detail: "list", want: "valid integer"},
+		{name: "version malformed", path: "/predict_image", parts: []upload{img, {Field: "version", Data: []byte("latest!")}}, status: 422, detail: "list", want: "version"},
+		{name: "version not available", path: "/predict_image", parts: []upload{img, {Field: "version", Data: []byte("v1.3")}}, status: 422, detail: "string", want: "v1.3 cannot be served"},
+		{name: "document_json_out not boolean", path: "/predict_image", parts: []upload{img, {Field: "document_json_out", Data: []byte("sure")}}, status: 422, detail: "list", want: "document_json_out"},
+		{name: "PDF to /predict_image", path: "/predict_image", parts: []upload{pdf3}, status: 400, detail: "string", want: "accepts image/* only"},
+		{name: "image to /predict_document", path: "/predict_document", parts: []upload{img}, status: 400, detail: "string", want: "accepts application/pdf only"},
+		{name: "PDF typed application/x-pdf", path: "/predict_document", parts: []upload{{Field: "file", Name: "a.pdf", CType: "application/x-pdf", Data: makePDF(1)}}, status: 400, detail: "string", want: "application/pdf"},
+		{name: "corrupt image", path: "/predict_image", parts: []upload{{Field: "file", Name: "broken.png", CType: "image/png", Data: png[:200]}}, status: 422, detail: "string", want: `"broken.png" cannot be`},
+		{name: "text labelled as image", path: "/predict_image", parts: []upload{{Field: "file", Name: "notes.jpg", CType: "image/jpeg", Data: []byte("hello")}}, status: 422, detail: "string", want: "notes.jpg"},
+		{name: "PNG labelled as PDF", path: "/predict_document", parts: []upload{{Field: "file", Name: "fake.pdf", CType: "application/pdf", Data: png}}, status: 422, detail: "string", want: "not a PDF"},
+		{name: "PDF of 51 pages", path: "/predict_document", parts: []upload{{Field: "file", Name: "long.pdf", CType: "application/pdf", Data: makePDF(51)}}, status: 413, detail: "string", want: "51 pages"},
+		{name: "baseline not JSON", path: "/predict_image", parts: []upload{img, {Field: "document_json", Name: "x.json", CType: "application/json", Data: []byte("{")}}, status: 422, detail: "string", want: "cannot be parsed"},
+		{name: "baseline of a newer schema", path: "/predict_image", parts: []upload{img, {Field: "document_json", Name: "x.json", CType: "application/json", Data: []byte(`{"schema_version":"7.0","doc_id":"x"}`)}}, status: 422, detail: "string", want: "newer schema"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var status int
+			var b []byte
+			if tc.parts == nil {
+				resp, err := http.Post(ts.URL+tc.path, "application/json", strings.NewReader(`{}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ = io.ReadAll(resp.Body)
+				resp.Body.Close()
+				status = resp.StatusCode
+			} else {
+				status, b = postForm(t, ts.URL+tc.path, tc.parts...)
+			}
+			if status != tc.status {
+				t.Fatalf("status %d, want %d: %.400s", status, tc.status, b)
+			}
+			if tc.detail != "" {
+				var e errBody
+				if err := json.Unmarshal(b, &e); err != nil {
+					t.Fatal(err)
+				}
+				kind := "list"
+				if _, ok := e.Detail.(string); ok {
+					kind = "string"
+				}
+				if kind != tc.detail || !strings.Contains(fmt.Sprint(e.Detail), tc.want) {
+					t.Fatalf("detail (%s) %v; want a %s mentioning %q", kind, e.Detail, tc.detail, tc.want)
+				}
+				return
+			}
+			var r anyResponse
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, r)
+		})
+	}
+}
+
+func TestInfoOpenAPIFrontend(t *testing.T) {
+	_, ts := startServer(t, testOptions(t), nil, nil)
+	for _, tc := range []struct {
+		path, golden, ctype, want string
+		status                    int
+	}{
+		{"/", "root.golden.json", "application/json", "/info", 200},
+		{"/info", "info.golden.json", "application/json", "max_pdf_pages", 200},
+		{"/openapi.json", "openapi.golden.json", "application/json", "/predict_document", 200},
+		{"/frontend", "", "text/html; charset=utf-8", "<form id=\"form\">", 200},
+		{"/frontend/app.js", "", "text/javascript; charset=utf-8", "/predict_document", 200},
+		{"/frontend/style.css", "", "text/css; charset=utf-8", ".bar", 200},
+		{"/frontend/missing.js", "", "", "Not Found", 404},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			resp, err := http.Get(ts.URL + tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status || !bytes.Contains(b, []byte(tc.want)) {
+				t.Fatalf("status %d, body %.300s; want %d with %q", resp.StatusCode, b, tc.status, tc.want)
+			}
+			if tc.ctype != "" && resp.Header.Get("Content-Type") != tc.ctype {
+				t.Fatalf("Content-Type %q, want %q", resp.Header.Get("Content-Type"), tc.ctype)
+			}
+			if tc.golden != "" {
+				golden(t, tc.golden, b)
+			}
+		})
+	}
+}
+
+// TestDemoFallback: with no published models the demo ensemble is served
+// and the log says so.
+func TestDemoFallback(t *testing.T) {
+	o := testOptions(t)
+	o.Demo, o.Models = o.Models, t.TempDir()
+	var log bytes.Buffer
+	_, ts := startServer(t, o, map[string]string{"LOG_LEVEL": "WARNING", "LOG_FORMAT": "json"}, &log)
+	name, png := samplePage(t)
+	if status, b := postForm(t, ts.URL+"/predict_image", upload{Field: "file", Name: name, CType: "image/png", Data: png}); status != 200 {
+		t.Fatalf("status %d: %s", status, b)
+	}
+	if !strings.Contains(log.String(), "demo ensemble") {
+		t.Fatalf("no demo warning in the log: %s", log.String())
+	}
+	// Neither published nor demo models: warm-up fails naming the folders.
+	o.Demo = ""
+	s, err := newServer(o, func(string) (string, bool) { return "", false }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.svc.WarmUp(t.Context()); err == nil || !strings.Contains(err.Error(), "model_v14") {
+		t.Fatalf("warm-up without models: %v", err)
+	}
+}
+
+// TestBatchingKeepsResults: concurrent requests give the same scores with
+// and without cross-request batching, and batching does mix requests.
+func TestBatchingKeepsResults(t *testing.T) {
+	o := testOptions(t)
+	o.BatchWait = 20 * time.Millisecond // so that concurrent requests meet
+	batched, bts := startServer(t, o, nil, nil)
+	o.NoBatch = true
+	_, dts := startServer(t, o, nil, nil)
+	name, png := samplePage(t)
+	run := func(url string) []string {
+		out := make([]string, 12)
+		var wg sync.WaitGroup
+		for i := range out {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				status, b := postForm(t, url+"/predict_image", upload{Field: "file", Name: name, CType: "image/png", Data: png}, upload{Field: "topn", Data: []byte("11")})
+				if status != 200 {
+					t.Errorf("status %d: %s", status, b)
+				}
+				var r anyResponse
+				_ = json.Unmarshal(b, &r)
+				out[i] = fmt.Sprint(r.Predictions)
+			}()
+		}
+		wg.Wait()
+		return out
+	}
+	a, b := run(bts.URL), run(dts.URL)
+	for i := range a {
+		if a[i] != a[0] || b[i] != a[0] {
+			t.Fatalf("scores differ:\nbatched %s\ndirect  %s", a[i], b[i])
+		}
+	}
+	var m bytes.Buffer
+	_ = batched.svc.Metrics.Write(&m)
+	if !strings.Contains(m.String(), "inference_batch_size_count") || strings.Contains(m.String(), "inference_batch_size_count 0\n") {
+		t.Fatalf("no batch sizes in the metrics:\n%s", m.String())
+	}
+}

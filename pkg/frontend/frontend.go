@@ -1,0 +1,52 @@
+// Package frontend is the page classifier's browser interface, served by
+// pageclass-api at /frontend: a static page (HTML, CSS and JavaScript
+// embedded in the binary, nothing fetched from elsewhere) that uploads a page
+// image or a PDF to the service, lets the user pick one model or the
+// ensemble and the number of categories, and shows the Top-N of every page
+// with score bars and a thumbnail. Errors show the API's detail.
+package frontend
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+	"path"
+)
+
+//go:embed static
+var files embed.FS
+
+// Static is the embedded file tree: index.html, app.js, style.css.
+var Static, _ = fs.Sub(files, "static")
+
+// Handler serves /frontend (the page) and /frontend/<asset> (its files).
+// Unknown assets answer 404.
+func Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := path.Base(r.URL.Path)
+		if r.URL.Path == "/frontend" || r.URL.Path == "/frontend/" {
+			name = "index.html"
+		}
+		b, err := fs.ReadFile(Static, name)
+		if err != nil {
+			http.Error(w, `{"detail":"Not Found"}`, http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", contentType(name))
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		_, _ = w.Write(b)
+	})
+}
+
+func contentType(name string) string {
+	switch path.Ext(name) {
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	}
+	return "application/octet-stream"
+}

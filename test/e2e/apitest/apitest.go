@@ -1,0 +1,40 @@
+// Package apitest holds helpers shared by the black-box tests of the HTTP
+// services (cmd/pageclass-api, cmd/translate-api).
+package apitest
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// GoldenJSON compares the JSON document got with the file testdata/name,
+// after normalising its layout (two-space indentation, keys sorted). With
+// update set, the file is rewritten first.
+func GoldenJSON(t testing.TB, name string, got []byte, update bool) {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(got, &v); err != nil {
+		t.Fatalf("%s: not JSON: %v", name, err)
+	}
+	norm, _ := json.MarshalIndent(v, "", "  ")
+	norm = append(norm, '\n')
+	path := filepath.Join("testdata", name)
+	if update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, norm, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(norm, want) {
+		t.Fatalf("%s differs from the golden file (run with -update after checking):\n%s", name, norm)
+	}
+}
