@@ -1,0 +1,169 @@
+// Command pageclass-client sends a page image or a PDF to a running
+// pageclass-api and prints the Top-N categories of every page.
+//
+// Usage:
+//
+//	pageclass-client -file page.png [-version all] [-topn 3] [-server http://127.0.0.1:8000]
+//
+// PDFs (by extension or content) go to /predict_document, everything else to
+// /predict_image. Exit codes: 0 success, 1 the service answered an error or
+// could not be reached, 2 usage error.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// prediction is one Top-N entry.
+type prediction struct {
+	Label string  `json:"label"`
+	Score float64 `json:"score"`
+}
+
+// answer holds both response shapes of the service.
+type answer struct {
+	Type        string       `json:"type"`
+	Version     string       `json:"version"`
+	Predictions []prediction `json:"predictions"`
+	Pages       []struct {
+		Page        int          `json:"page"`
+		Predictions []prediction `json:"predictions"`
+	} `json:"pages"`
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("pageclass-client", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("file", "", "page image or PDF to classify (required)")
+	version := fs.String("version", "all", "model: v1.4, v2.4, v3.4, v4.4, v5.4 or all (the ensemble)")
+	topn := fs.Int("topn", 3, "number of categories per page (1 to 11)")
+	server := fs.String("server", "http://127.0.0.1:8000", "service base URL")
+	timeout := fs.Duration("timeout", 2*time.Minute, "request timeout")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *file == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "pageclass-client: -file is required (and no positional arguments)")
+		fs.Usage()
+		return 2
+	}
+	if *topn < 1 || *topn > 11 {
+		fmt.Fprintf(stderr, "pageclass-client: -topn %d: want 1 to 11\n", *topn)
+		return 2
+	}
+	a, err := classify(*server, *file, *version, *topn, *timeout)
+	if err != nil {
+		fmt.Fprintf(stderr, "pageclass-client: %s: %v\n", *file, err)
+		return 1
+	}
+	name := filepath.Base(*file)
+	if a.Type == "document" {
+		for _, p := range a.Pages {
+			printTop(stdout, fmt.Sprintf("%s page %d", name, p.Page), p.Predictions)
+		}
+	} else {
+		printTop(stdout, name, a.Predictions)
+	}
+	return 0
+}
+
+func printTop(w io.Writer, title string, preds []prediction) {
+	fmt.Fprintln(w, title)
+	for i, p := range preds {
+		fmt.Fprintf(w, "  %2d. %-8s %.4f\n", i+1, p.Label, p.Score)
+	}
+}
+
+// classify posts the file and decodes the answer; an error answer becomes
+// an error carrying the service's detail.
+func classify(server, path, version string, topn int, timeout time.Duration) (*answer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	isPDF := bytes.HasPrefix(data, []byte("%PDF-")) || strings.EqualFold(filepath.Ext(path), ".pdf")
+	ctype, endpoint := mime.TypeByExtension(strings.ToLower(filepath.Ext(path))), "/predict_image"
+	if isPDF {
+		ctype, endpoint = "application/pdf", "/predict_document"
+	} else if !strings.HasPrefix(ctype, "image/") {
+		ctype = http.DetectContentType(data)
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="file"; filename=%q`, filepath.Base(path)))
+	h.Set("Content-Type", ctype)
+	pw, _ := mw.CreatePart(h)
+	_, _ = pw.Write(data)
+	_ = mw.WriteField("version", version)
+	_ = mw.WriteField("topn", strconv.Itoa(topn))
+	_ = mw.Close()
+	client := &http.Client{Timeout: timeout}
+	resp, err := client.Post(strings.TrimRight(server, "/")+endpoint, mw.FormDataContentType(), &body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("the service answered %d: %s", resp.StatusCode, detail(b))
+	}
+	var a answer
+	if err := json.Unmarshal(b, &a); err != nil {
+		return nil, fmt.Errorf("unreadable answer: %w", err)
+	}
+	return &a, nil
+}
+
+// detail renders an error body's detail, a string or a validation list.
+func detail(b []byte) string {
+	var e struct {
+		Detail json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(b, &e) != nil || e.Detail == nil {
+		return strings.TrimSpace(string(b))
+	}
+	var s string
+	if json.Unmarshal(e.Detail, &s) == nil {
+		return s
+	}
+	var list []struct {
+		Loc []any  `json:"loc"`
+		Msg string `json:"msg"`
+	}
+	if json.Unmarshal(e.Detail, &list) != nil {
+		return string(e.Detail)
+	}
+	var parts []string
+	for _, v := range list {
+		loc := ""
+		if len(v.Loc) > 0 {
+			loc = fmt.Sprint(v.Loc[len(v.Loc)-1]) + ": "
+		}
+		parts = append(parts, loc+v.Msg)
+	}
+	if len(parts) == 0 {
+		return "an empty validation list"
+	}
+	return strings.Join(parts, "; ")
+}

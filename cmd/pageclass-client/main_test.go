@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeService answers like pageclass-api, checking the form it gets.
+func fakeService(t *testing.T) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseMultipartForm(1 << 20); err != nil {
+			t.Errorf("form: %v", err)
+		}
+		_, fh, err := r.FormFile("file")
+		if err != nil {
+			w.WriteHeader(422)
+			fmt.Fprint(w, `{"detail":[{"loc":["body","file"],"msg":"Field required","type":"missing"}]}`)
+			return
+		}
+		ct := fh.Header.Get("Content-Type")
+		switch {
+		case r.URL.Path == "/predict_document" && ct == "application/pdf":
+			fmt.Fprint(w, `{"type":"document","version":"all","page_count":2,"pages":[{"page":1,"predictions":[{"label":"TEXT","score":0.9}]},{"page":2,"predictions":[{"label":"DRAW","score":0.5}]}]}`)
+		case r.URL.Path == "/predict_image" && strings.HasPrefix(ct, "image/"):
+			if r.FormValue("version") != "v2.4" || r.FormValue("topn") != "2" {
+				t.Errorf("fields version=%q topn=%q", r.FormValue("version"), r.FormValue("topn"))
+			}
+			fmt.Fprint(w, `{"type":"image","version":"v2.4","predictions":[{"label":"PHOTO","score":0.75},{"label":"TEXT","score":0.2}],"document_json":null,"document_json_schema_error":null}`)
+		default:
+			w.WriteHeader(400)
+			fmt.Fprintf(w, `{"detail":"wrong content type %s"}`, ct)
+		}
+	}))
+}
+
+func TestClient(t *testing.T) {
+	ts := fakeService(t)
+	defer ts.Close()
+	dir := t.TempDir()
+	png := filepath.Join(dir, "page.png")
+	pdf := filepath.Join(dir, "doc.pdf")
+	txt := filepath.Join(dir, "notes.txt")
+	_ = os.WriteFile(png, []byte("\x89PNG\r\n\x1a\nrest"), 0o644)
+	_ = os.WriteFile(pdf, []byte("%PDF-1.4 ..."), 0o644)
+	_ = os.WriteFile(txt, []byte("hello"), 0o644)
+	tests := []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{[]string{"-file", png, "-version", "v2.4", "-topn", "2", "-server", ts.URL}, 0, "page.png\n   1. PHOTO    0.7500\n   2. TEXT     0.2000\n"},
+		{[]string{"-file", pdf, "-server", ts.URL}, 0, "doc.pdf page 1\n   1. TEXT     0.9000\ndoc.pdf page 2\n   1. DRAW     0.5000\n"},
+		{[]string{"-file", txt, "-server", ts.URL}, 1, "answered 400: wrong content type text/plain"},
+		{[]string{"-file", filepath.Join(dir, "missing.png"), "-server", ts.URL}, 1, "missing.png"},
+		{[]string{"-topn", "3"}, 2, "-file is required"},
+		{[]string{"-file", png, "-topn", "12"}, 2, "want 1 to 11"},
+	}
+	for _, tc := range tests {
+		var out, errOut bytes.Buffer
+		code := run(tc.args, &out, &errOut)
+		got := out.String() + errOut.String()
+		if code != tc.code || !strings.Contains(got, tc.out) {
+			t.Errorf("%v: code %d, output %q; want %d with %q", tc.args, code, got, tc.code, tc.out)
+		}
+	}
+}
