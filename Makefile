@@ -113,16 +113,22 @@ test: deps native fixtures
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
 
-## bench: throughput ratios against Python references in the same run.
+## bench: speed and memory, as ratios against references measured in the same run.
+BENCH_PKGS ?= ./bindings/torch ./pkg/pipeline ./pkg/alto ./pkg/metadata ./pkg/translator ./pkg/train ./cmd/pageclass ./cmd/pageclass-api ./cmd/translate-api
 bench: deps native fixtures
-	$(GO) test -run '^$$' -bench . -benchtime 3x ./bindings/...
+	for p in $(BENCH_PKGS); do \
+	  if ls $$p/*_test.go >/dev/null 2>&1 && grep -q "func Benchmark" $$p/*_test.go; then \
+	    $(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m $$p; fi; done
 
 ## selfcheck: loads the native core and runs a tiny model end to end.
 selfcheck: build fixtures
 	$(BIN)/nativecheck -fixtures $(FIXTURES)
 
-## demo: the main job on the shipped defaults.
-demo: selfcheck
+## demo: the main job on the shipped defaults: the five-model ensemble over
+## the sample pages (the demo ensemble of weights/demo when the published
+## models are absent), tables and run metadata under ./result.
+demo: build
+	$(BIN)/pageclass --best -d $(SHARED)/data/pages
 
 clean:
 	rm -rf $(BIN) .venv
