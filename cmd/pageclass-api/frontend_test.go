@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"archivekit/pkg/classify/classifytest"
+)
+
+// TestFrontendInChromium uploads a sample page through /frontend in headless
+// Chromium, waits for the Top-N, checks the bars and the thumbnail, then a
+// validation error, and keeps a screenshot under test/artifacts/.
+func TestFrontendInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a browser")
+	}
+	browser := "/usr/bin/chromium"
+	if _, err := os.Stat(browser); err != nil {
+		if browser, err = exec.LookPath("chromium"); err != nil {
+			t.Skip("Chromium is not installed: the frontend test needs /usr/bin/chromium")
+		}
+	}
+	_, ts := startServer(t, testOptions(t), nil, nil)
+	page := classifytest.Pages(t, 1)[7]
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.NoFirstRun, chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1100, 800))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+
+	var labels []string
+	var barWidth, thumb, status string
+	var shot []byte
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/frontend"),
+		chromedp.WaitVisible("#form"),
+		chromedp.WaitReady(`#version option[value="v5.4"]`),
+		chromedp.SetUploadFiles("#file", []string{page}),
+		chromedp.SetValue("#topn", "5"),
+		chromedp.Click("#submit"),
+		chromedp.WaitVisible(".page .pred"),
+		chromedp.Evaluate(`[...document.querySelectorAll('.pred .label')].map(e => e.textContent)`, &labels),
+		chromedp.Evaluate(`document.querySelector('.bar span').style.width`, &barWidth),
+		chromedp.Evaluate(`document.querySelector('.page img').src`, &thumb),
+		chromedp.Text("#status", &status),
+		chromedp.FullScreenshot(&shot, 100), // 100: PNG,
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(labels) != 5 || !strings.HasSuffix(barWidth, "%") || !strings.HasPrefix(thumb, "blob:") || !strings.Contains(status, "ensemble") {
+		t.Fatalf("labels %v, bar %q, thumbnail %q, status %q", labels, barWidth, thumb, status)
+	}
+	dir, _ := filepath.Abs("../../test/artifacts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "frontend-predict-image.png")
+	if err := os.WriteFile(out, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", out)
+
+	// A validation error shows the API's detail.
+	var errText string
+	err = chromedp.Run(ctx,
+		chromedp.SetValue("#topn", "12"),
+		chromedp.SetAttributeValue("#topn", "max", "20"),
+		chromedp.Click("#submit"),
+		chromedp.WaitVisible("#error"),
+		chromedp.Text("#error", &errText),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errText, "422") || !strings.Contains(errText, "topn") || !strings.Contains(errText, "less than or equal to 11") {
+		t.Fatalf("error shown: %q", errText)
+	}
+}
