@@ -402,10 +402,16 @@ def convert(orig: Original, log_fn=log) -> Export:
 
 # ---------------------------------------------------------------- verification
 
-def verify(orig: nn.Module, exported: torch.jit.ScriptModule, size: int, n: int = 2, seed: int = 1234) -> float:
-    """Max |logit difference| between original and export on n random inputs."""
+def random_pages(n: int, size: int, mean, std, seed: int = 1234) -> torch.Tensor:
+    """n random images (uniform 8-bit pixel values), normalised as the model expects."""
     g = torch.Generator().manual_seed(seed)
-    x = torch.randn(n, 3, size, size, generator=g)
+    x = torch.randint(0, 256, (n, 3, size, size), generator=g).float() / 255
+    return (x - torch.tensor(mean).view(1, 3, 1, 1)) / torch.tensor(std).view(1, 3, 1, 1)
+
+
+def verify(orig: nn.Module, exported: torch.jit.ScriptModule, fam: Family, n: int = 2) -> float:
+    """Max |logit difference| between original and export on n random images."""
+    x = random_pages(n, fam.size, fam.mean, fam.std)
     with torch.inference_mode():
         a = orig(x)
         b = exported(x)
@@ -461,15 +467,18 @@ def export(orig: Original, fam: Family, out: str, method: str, revision: str | N
            license_: str = DEFAULT_LICENSE, train_check: bool = True) -> dict:
     """Convert, verify and write out/model.pt + out/model.json; returns a summary."""
     t0 = time.time()
+    if orig.kind == "vit" and orig.model.hf.config.image_size != fam.size:
+        raise ValueError(f"{orig.source}: ViT input size {orig.model.hf.config.image_size} is not "
+                         f"{fam.size}, the input size of {fam.revision} {fam.base}")
     os.makedirs(out, exist_ok=True)
     ex = convert(orig)
     pt = os.path.join(out, "model.pt")
     _atomic(pt, lambda p: torch.jit.save(ex.module, p))
     loaded = torch.jit.load(pt).eval()
-    diff = verify(orig.model, loaded, fam.size)
+    diff = verify(orig.model, loaded, fam)
     is_script = not isinstance(loaded, torch.jit.TopLevelTracedModule) and ex.trainable
     log(f"  {os.path.basename(out) or out}: max |logit diff| export vs original = {diff:.3g} "
-        f"(2 random inputs {fam.size}x{fam.size}, tolerance {TOLERANCE:g})")
+        f"(2 random {fam.size}x{fam.size} images, tolerance {TOLERANCE:g})")
     if not diff <= TOLERANCE:
         os.unlink(pt)
         raise AssertionError(f"{out}: export differs from the original by {diff:.3g} > {TOLERANCE:g}; nothing written")
@@ -477,7 +486,7 @@ def export(orig: Original, fam: Family, out: str, method: str, revision: str | N
         train_step_check(loaded, fam.size, len(orig.labels))
     kind = "TRAINABLE (scripted)" if is_script else "INFERENCE-ONLY (traced)"
     log(f"  {kind}: {ex.how}")
-    notes = f"{ex.how}; verified max |logit diff| vs original {diff:.3g} on random inputs"
+    notes = f"{ex.how}; verified max |logit diff| vs original {diff:.3g} on random images"
     meta = meta_json(fam, orig.labels, is_script, method, orig.source, notes, revision, license_)
     _atomic(os.path.join(out, "model.json"),
             lambda p: open(p, "w").write(json.dumps(meta, indent=2) + "\n"))
@@ -574,15 +583,38 @@ def _classifier(model: nn.Module) -> nn.Linear:
     raise ValueError(f"{type(model).__name__}: no linear classifier found")
 
 
-def calibrate(model: nn.Module, batches, seed: int, spread: float = 2.0) -> None:
-    """Make a random-initialised model input-sensitive, like a trained one:
-    batch-norm running statistics are recomputed on the calibration batches,
-    and the classifier becomes a random projection of the centred features
-    scaled by their overall spread (W = R / s, b = -W mu, R ~ N(0, spread^2 / D),
-    s^2 the mean feature variance), so logits vary with the page instead of
-    being nearly constant. One scale for all features (not per-feature
-    whitening) keeps features that barely vary between pages, and so mostly
-    carry pixel-level noise, from being amplified."""
+def smooth_stem(model: nn.Module, seed: int) -> None:
+    """Give the first convolution (on the RGB input) smooth random filters:
+    per input/output channel a random mix of a constant and the two first
+    derivatives, as the first layer of a trained network looks. Random
+    filters respond to pixel-level noise, so one 8-bit step of difference
+    between two resizers would move a random CNN far more than a trained one."""
+    conv = next(m for m in model.modules() if isinstance(m, nn.Conv2d) and m.in_channels == 3)
+    o, i, kh, kw = conv.weight.shape
+    g = torch.Generator().manual_seed(seed + 3)
+    v = torch.linspace(-1, 1, kh).view(kh, 1).expand(kh, kw)
+    u = torch.linspace(-1, 1, kw).view(1, kw).expand(kh, kw)
+    c = torch.randn(3, o, i, 1, 1, generator=g)
+    with torch.no_grad():
+        conv.weight.copy_((c[0] + c[1] * u + c[2] * v) / (i * kh * kw) ** 0.5)
+
+
+def page_category(path: str) -> int:
+    """Canonical index of the category folder a page sits in, or -1."""
+    name = os.path.basename(os.path.dirname(path))
+    return CATEGORIES.index(name) if name in CATEGORIES else -1
+
+
+def calibrate(model: nn.Module, batches, labels, seed: int, spread: float = 2.0) -> None:
+    """Make a random-initialised model behave like a trained one on pages:
+    batch-norm running statistics are recomputed on the calibration batches;
+    then the classifier is replaced, working on the centred features scaled
+    by their overall spread (z = (f - mu) / s, s^2 the mean feature
+    variance). When the pages' category folders give at least two classes,
+    it is a linear probe fitted to them (cross-entropy, weight decay), so
+    pages sit away from the decision boundaries as with a trained model;
+    otherwise a random projection (R ~ N(0, spread^2 / D)). Either way the
+    logits vary with the page instead of being nearly constant."""
     bns = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
     with torch.no_grad():
         if bns:
@@ -601,12 +633,26 @@ def calibrate(model: nn.Module, batches, seed: int, spread: float = 2.0) -> None
         for x in batches:
             model(x)
         hook.remove()
-        f = torch.cat(feats).flatten(1)
-        mu, sigma = f.mean(0), f.var(0).mean().sqrt().clamp_min(1e-6)
-        g = torch.Generator().manual_seed(seed + 2)
-        r = torch.randn(head.weight.shape, generator=g) * (spread / f.shape[1] ** 0.5)
-        head.weight.copy_(r / sigma)
-        head.bias.copy_(-(head.weight @ mu))
+    f = torch.cat(feats).flatten(1)
+    mu, scale = f.mean(0), f.var(0).mean().sqrt().clamp_min(1e-6)
+    z = (f - mu) / scale
+    y = torch.tensor(labels)
+    g = torch.Generator().manual_seed(seed + 2)
+    w = torch.randn(head.weight.shape, generator=g) * (spread / f.shape[1] ** 0.5)
+    b = torch.zeros(head.weight.shape[0])
+    known = y >= 0
+    if len(set(y[known].tolist())) >= 2:
+        w.requires_grad_(True)
+        b.requires_grad_(True)
+        opt = torch.optim.Adam([w, b], lr=0.05)
+        for _ in range(300):
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(z[known] @ w.T + b, y[known]) + 1e-3 * (w * w).sum()
+            loss.backward()
+            opt.step()
+    with torch.no_grad():
+        head.weight.copy_(w.detach() / scale)
+        head.bias.copy_(b.detach() - head.weight @ mu)
 
 
 def random_original(fam: Family, folder: str, seed: int, calib_pages: list[str] = ()) -> Original:
@@ -615,6 +661,7 @@ def random_original(fam: Family, folder: str, seed: int, calib_pages: list[str] 
     calibrate() it on those pages (original preprocessing) before saving."""
     batches = [original_preprocess(fam, [open_rgb(p) for p in calib_pages[i:i + 8]])
                for i in range(0, len(calib_pages), 8)]
+    labels = [page_category(p) for p in calib_pages]
     torch.manual_seed(seed)
     os.makedirs(folder, exist_ok=True)
     id2label = {i: c for i, c in enumerate(CATEGORIES)}
@@ -627,7 +674,7 @@ def random_original(fam: Family, folder: str, seed: int, calib_pages: list[str] 
         hf = ViTForImageClassification(cfg)
         _exercise(hf, seed)
         if batches:
-            calibrate(HFLogits(hf), batches, seed)
+            calibrate(HFLogits(hf), batches, labels, seed)
         hf.save_pretrained(folder)
         ViTImageProcessor(size={"height": fam.size, "width": fam.size}, image_mean=list(fam.mean),
                           image_std=list(fam.std)).save_pretrained(folder)
@@ -643,8 +690,9 @@ def random_original(fam: Family, folder: str, seed: int, calib_pages: list[str] 
                 if getattr(blk, "has_skip", False) and bns:
                     bns[-1].weight.zero_()
         _exercise(m, seed)
+        smooth_stem(m, seed)
         if batches:
-            calibrate(m, batches, seed)
+            calibrate(m, batches, labels, seed)
         save_for_hf(m, folder, model_config={"label_names": CATEGORIES}, model_args=args or None,
                     safe_serialization=True)
     return load_original(folder, fam)
@@ -706,7 +754,7 @@ def main(argv=None) -> int:
         try:
             t = time.time()
             orig = load()
-            log(f"  loaded {orig.kind} {orig.arch} from {orig.source} ({time.time() - t:.1f} s)")
+            log(f"  loaded {'transformers ViT' if orig.kind == 'vit' else 'timm ' + orig.arch} from {orig.source} ({time.time() - t:.1f} s)")
             results.append(export(orig, fam, out, method, rev, a.license, not a.no_train_check))
         except Exception as e:  # noqa: BLE001 - report, keep exporting the rest
             failed += 1

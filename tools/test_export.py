@@ -52,7 +52,7 @@ def exported(tmp_path_factory, pages):
     def get(rev):
         if rev not in cache:
             out = str(tmp_path_factory.mktemp(rev.replace(".", "_")))
-            args = ["--random-init", rev, "--out", out, "--calibrate", root, "--calibrate-count", "8"]
+            args = ["--random-init", rev, "--out", out, "--calibrate", root, "--calibrate-count", "16"]
             if not SLOW:
                 args.append("--scaled-down")
             assert E.main(args) == 0, f"export of {rev} failed"
@@ -105,9 +105,12 @@ def test_export_agrees_with_original(rev, pages, exported, capsys):
     # The calibrated random model depends on the page (a constant model
     # would make the pipeline comparison meaningless).
     assert classes >= 3
-    # Each pipeline with its own preprocessing: the two resizes differ by at
-    # most one 8-bit step on a few percent of pixels.
-    assert agree >= (0.99 if SLOW else 0.9), f"Top-1 agreement {agree:.2%}"
+    # Each pipeline with its own preprocessing. PIL's bilinear resize and
+    # torchvision's uint8 antialiased one differ by one 8-bit step on about 6%
+    # of pixels; the random CNNs feel that more than trained models would
+    # (up to 0.04 on a large page for the scaled EfficientNetV2, the ViTs
+    # about 0.003), so the probability bound here is 0.05, not pageclass's 0.02.
+    assert agree >= 0.99, f"Top-1 agreement {agree:.2%}"
     assert pdiff <= 0.05, f"max probability difference {pdiff:.4f}"
 
 
@@ -133,11 +136,11 @@ def test_verify_detects_a_wrong_weight(exported):
     fam = E.family("v2.4", scaled=not SLOW)
     orig = E.load_original(os.path.join(out, "original"), fam)
     m = torch.jit.load(os.path.join(out, "model.pt")).eval()
-    assert E.verify(orig.model, m, fam.size) <= E.TOLERANCE
+    assert E.verify(orig.model, m, fam) <= E.TOLERANCE
     with torch.no_grad():
         sd = m.state_dict()
         sd["encoder.layers.encoder_layer_1.ln_1.weight"].mul_(1.05)
-    assert E.verify(orig.model, m, fam.size) > E.TOLERANCE
+    assert E.verify(orig.model, m, fam) > E.TOLERANCE
 
 
 @pytest.mark.parametrize("stem,want", [
@@ -178,3 +181,43 @@ def test_bad_checkpoints_are_clear_errors(tmp_path, capsys):
         E._labels_from(["DRAWING"] + E.CATEGORIES[1:])
     with pytest.raises(SystemExit, match="unknown family"):
         E.family("resnet50")
+
+
+def test_effnet_torchvision_same_as_timm_plain_not_tf():
+    """torchvision efficientnet_v2_m is timm's efficientnetv2_m layer for layer
+    (batch-norm eps aside) but not timm's tf_efficientnetv2_m ('same' padding),
+    which is why the v1.4 family is exported as scripted timm."""
+    import timm
+    x = torch.randn(1, 3, 128, 128, generator=torch.Generator().manual_seed(5))
+    rel = {}
+    for arch in ("efficientnetv2_m", "tf_efficientnetv2_m"):
+        m = timm.create_model(arch, num_classes=11).eval()
+        E._exercise(m, 1)
+        tv = E.torchvision_effnetv2m(m).eval()
+        with torch.no_grad():
+            a, b = m(x), tv(x)
+        rel[arch] = float((a - b).abs().max() / a.abs().max())
+    assert rel["efficientnetv2_m"] <= 1e-5
+    assert rel["tf_efficientnetv2_m"] > 0.1
+
+
+def test_published_folder(tmp_path, exported, capsys):
+    """--published exports the revisions present, skips absent ones, and a
+    checkpoint of the wrong input size is a clear error that spares the rest."""
+    import shutil
+    root = tmp_path / "published"
+    # a RegNetY checkpoint (any input size works for a CNN) and a ViT trained at
+    # another size than v2.4's 224
+    shutil.copytree(os.path.join(exported("v4.4"), "original"), root / "v4.4")
+    vit = E.random_original(E.family("v2.4", scaled=True), str(root / "v2.4"), seed=1)
+    assert vit.model.hf.config.image_size != 224
+    out = tmp_path / "model"
+    assert E.main(["--published", str(root), "--out", str(out), "--no-train-check"]) == 1
+    log = capsys.readouterr().out
+    assert f"{root / 'v1.4'}: absent, skipped" in log
+    assert "ViT input size 160 is not 224" in log
+    assert not (out / "v2.4" / "model.json").exists()
+    meta = json.load(open(out / "v4.4" / "model.json"))
+    assert meta["revision"] == "v4.4" and meta["provenance"]["method"] == "export"
+    assert meta["preprocess"]["size"] == 384 and meta["preprocess"]["mean"] == list(E.IMAGENET_MEAN)
+    assert meta["trainable"] is True and meta["license"] == "MIT"
