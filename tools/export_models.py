@@ -196,13 +196,14 @@ def load_original(path: str, fam: Family, arch: str | None = None) -> Original:
             cfg = json.load(f)
     if cfg.get("model_type") == "vit":
         from transformers import ViTForImageClassification
-        hf = ViTForImageClassification.from_pretrained(path, local_files_only=True, attn_implementation="eager")
+        hf = ViTForImageClassification.from_pretrained(path, local_files_only=True)
         labels = _labels_from(hf.config.id2label)
         return Original(HFLogits(hf).eval(), labels, "vit", "vit", {}, path)
     if fam.kind == "vit" and not cfg:
         raise ValueError(f"{path}: a ViT checkpoint must be a save_pretrained folder with config.json")
     import timm
-    arch = arch or cfg.get("architecture") or fam.timm_arch
+    # "regnety_160.swag_ft_in1k" names weights; the architecture is before the dot
+    arch = (arch or cfg.get("architecture") or fam.timm_arch).split(".")[0]
     args = dict(cfg.get("model_args") or {})
     sd = _read_state_dict(_weights_file(path) if os.path.isdir(path) else path)
     head = next((k for k in ("classifier.weight", "head.fc.weight", "head.weight", "fc.weight") if k in sd), None)
@@ -239,33 +240,36 @@ def torchvision_vit(hf_model: nn.Module) -> nn.Module:
         dropout=c.hidden_dropout_prob, attention_dropout=c.attention_probs_dropout_prob,
         num_classes=c.num_labels, norm_layer=partial(nn.LayerNorm, eps=c.layer_norm_eps))
     sd = hf_model.state_dict()
+    taken = set()
+
+    def take(key):
+        taken.add(key)
+        return sd[key]
     out = {
-        "class_token": sd["vit.embeddings.cls_token"],
-        "encoder.pos_embedding": sd["vit.embeddings.position_embeddings"],
-        "conv_proj.weight": sd["vit.embeddings.patch_embeddings.projection.weight"],
-        "conv_proj.bias": sd["vit.embeddings.patch_embeddings.projection.bias"],
-        "encoder.ln.weight": sd["vit.layernorm.weight"],
-        "encoder.ln.bias": sd["vit.layernorm.bias"],
-        "heads.head.weight": sd["classifier.weight"],
-        "heads.head.bias": sd["classifier.bias"],
+        "class_token": take("vit.embeddings.cls_token"),
+        "encoder.pos_embedding": take("vit.embeddings.position_embeddings"),
+        "conv_proj.weight": take("vit.embeddings.patch_embeddings.projection.weight"),
+        "conv_proj.bias": take("vit.embeddings.patch_embeddings.projection.bias"),
+        "encoder.ln.weight": take("vit.layernorm.weight"),
+        "encoder.ln.bias": take("vit.layernorm.bias"),
+        "heads.head.weight": take("classifier.weight"),
+        "heads.head.bias": take("classifier.bias"),
     }
     for i in range(c.num_hidden_layers):
         h, t = f"vit.encoder.layer.{i}.", f"encoder.layers.encoder_layer_{i}."
         a = h + "attention.attention."
         for p in ("weight", "bias"):
             out[t + f"self_attention.in_proj_{p}"] = torch.cat(
-                [sd[a + f"query.{p}"], sd[a + f"key.{p}"], sd[a + f"value.{p}"]], 0)
-            out[t + f"self_attention.out_proj.{p}"] = sd[h + f"attention.output.dense.{p}"]
-            out[t + f"ln_1.{p}"] = sd[h + f"layernorm_before.{p}"]
-            out[t + f"ln_2.{p}"] = sd[h + f"layernorm_after.{p}"]
-            out[t + f"mlp.0.{p}"] = sd[h + f"intermediate.dense.{p}"]
-            out[t + f"mlp.3.{p}"] = sd[h + f"output.dense.{p}"]
-    used = {k for k in sd}
-    missing = set(tv.state_dict()) ^ set(out)
-    if missing:
-        raise ValueError(f"ViT weight mapping incomplete: {sorted(missing)[:5]}")
-    if len(out) - 2 * c.num_hidden_layers != len(used) - 6 * c.num_hidden_layers:
-        raise ValueError("ViT weight mapping: HF tensors left unmapped")
+                [take(a + f"query.{p}"), take(a + f"key.{p}"), take(a + f"value.{p}")], 0)
+            out[t + f"self_attention.out_proj.{p}"] = take(h + f"attention.output.dense.{p}")
+            out[t + f"ln_1.{p}"] = take(h + f"layernorm_before.{p}")
+            out[t + f"ln_2.{p}"] = take(h + f"layernorm_after.{p}")
+            out[t + f"mlp.0.{p}"] = take(h + f"intermediate.dense.{p}")
+            out[t + f"mlp.3.{p}"] = take(h + f"output.dense.{p}")
+    if set(sd) - taken:
+        raise ValueError(f"HF ViT tensors without a torchvision place: {sorted(set(sd) - taken)[:5]}")
+    if set(tv.state_dict()) != set(out):
+        raise ValueError(f"torchvision ViT tensors left without weights: {sorted(set(tv.state_dict()) ^ set(out))[:5]}")
     tv.load_state_dict(out, strict=True)
     return tv
 
@@ -326,6 +330,8 @@ def torchvision_regnet(timm_model: nn.Module, arch: str, args: dict) -> nn.Modul
     """torchvision RegNet built from a timm RegNetY configuration, carrying its weights."""
     from timm.models import regnet as tr
     from torchvision.models.regnet import BlockParams, RegNet
+    if arch not in tr.model_cfgs:
+        raise ValueError(f"{arch}: not a timm RegNet configuration")
     cfg = dataclasses.replace(tr.model_cfgs[arch], **{k: v for k, v in args.items()
                                                       if k in {f.name for f in dataclasses.fields(tr.RegNetCfg)}})
     if (cfg.bottle_ratio != 1.0 or cfg.downsample != "conv1x1" or cfg.linear_out or cfg.preact
@@ -362,7 +368,7 @@ class Export:
     how: str       # one line: what the module is and why (not) trainable
 
 
-def convert(orig: Original, log_fn=log) -> Export:
+def convert(orig: Original, size: int, log_fn=log) -> Export:
     """Make the TorchScript module for an original model, preferring a scripted
     (trainable) one."""
     if orig.kind == "vit":
@@ -395,7 +401,7 @@ def convert(orig: Original, log_fn=log) -> Export:
         return Export(torch.jit.script(m), True, why + f"scripted timm {orig.arch} (timm's module scripts)")
     except Exception as e:  # noqa: BLE001 - any scripting failure means: trace instead
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        traced = torch.jit.trace(m, torch.zeros(1, 3, 224, 224), check_trace=False)
+        traced = torch.jit.trace(m, torch.zeros(1, 3, size, size), check_trace=False)
         return Export(traced, False, why + f"traced timm {orig.arch}: torch.jit.script failed ({first}); "
                       "a traced module freezes dropout/batch-norm, so it is inference-only")
 
@@ -449,9 +455,9 @@ def _atomic(path: str, write) -> None:
 
 
 def meta_json(fam: Family, labels, trainable: bool, method: str, source: str, notes: str,
-              revision: str | None, license_: str) -> dict:
+              revision: str | None, license_: str, command: str) -> dict:
     """model.json content in pkg/modelmeta's format (field names as in modelmeta.Meta)."""
-    prov = {"method": method, "command": shlex.join([os.path.relpath(sys.argv[0])] + sys.argv[1:]),
+    prov = {"method": method, "command": command,
             "source": source,
             "created": datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
             "notes": notes}
@@ -464,19 +470,22 @@ def meta_json(fam: Family, labels, trainable: bool, method: str, source: str, no
 
 
 def export(orig: Original, fam: Family, out: str, method: str, revision: str | None,
-           license_: str = DEFAULT_LICENSE, train_check: bool = True) -> dict:
+           license_: str = DEFAULT_LICENSE, train_check: bool = True, command: str = "") -> dict:
     """Convert, verify and write out/model.pt + out/model.json; returns a summary."""
     t0 = time.time()
+    if orig.kind != fam.kind:
+        raise ValueError(f"{orig.source}: a {orig.kind} checkpoint ({orig.arch}), but {fam.revision} "
+                         f"{fam.base} is a {fam.kind} model")
     if orig.kind == "vit" and orig.model.hf.config.image_size != fam.size:
         raise ValueError(f"{orig.source}: ViT input size {orig.model.hf.config.image_size} is not "
                          f"{fam.size}, the input size of {fam.revision} {fam.base}")
     os.makedirs(out, exist_ok=True)
-    ex = convert(orig)
+    ex = convert(orig, fam.size)
     pt = os.path.join(out, "model.pt")
     _atomic(pt, lambda p: torch.jit.save(ex.module, p))
     loaded = torch.jit.load(pt).eval()
     diff = verify(orig.model, loaded, fam)
-    is_script = not isinstance(loaded, torch.jit.TopLevelTracedModule) and ex.trainable
+    is_script = ex.trainable
     log(f"  {os.path.basename(out) or out}: max |logit diff| export vs original = {diff:.3g} "
         f"(2 random {fam.size}x{fam.size} images, tolerance {TOLERANCE:g})")
     if not diff <= TOLERANCE:
@@ -487,7 +496,7 @@ def export(orig: Original, fam: Family, out: str, method: str, revision: str | N
     kind = "TRAINABLE (scripted)" if is_script else "INFERENCE-ONLY (traced)"
     log(f"  {kind}: {ex.how}")
     notes = f"{ex.how}; verified max |logit diff| vs original {diff:.3g} on random images"
-    meta = meta_json(fam, orig.labels, is_script, method, orig.source, notes, revision, license_)
+    meta = meta_json(fam, orig.labels, is_script, method, orig.source, notes, revision, license_, command)
     _atomic(os.path.join(out, "model.json"),
             lambda p: open(p, "w").write(json.dumps(meta, indent=2) + "\n"))
     return {"out": out, "family": fam.revision, "base": fam.base, "trainable": is_script,
@@ -718,7 +727,9 @@ def main(argv=None) -> int:
     ap.add_argument("--license", default=DEFAULT_LICENSE, help="licence of the weights (default MIT)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
     ap.add_argument("--no-train-check", action="store_true", help="skip the training-mode forward/backward")
+    argv = sys.argv[1:] if argv is None else list(argv)
     a = ap.parse_args(argv)
+    command = shlex.join(["tools/export_models.py"] + argv)
     if a.threads:
         torch.set_num_threads(a.threads)
     jobs = []  # (original-loader, family, out, method, revision)
@@ -755,7 +766,7 @@ def main(argv=None) -> int:
             t = time.time()
             orig = load()
             log(f"  loaded {'transformers ViT' if orig.kind == 'vit' else 'timm ' + orig.arch} from {orig.source} ({time.time() - t:.1f} s)")
-            results.append(export(orig, fam, out, method, rev, a.license, not a.no_train_check))
+            results.append(export(orig, fam, out, method, rev, a.license, not a.no_train_check, command))
         except Exception as e:  # noqa: BLE001 - report, keep exporting the rest
             failed += 1
             log(f"  FAILED: {type(e).__name__}: {e}")

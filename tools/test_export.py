@@ -221,3 +221,12 @@ def test_published_folder(tmp_path, exported, capsys):
     assert meta["revision"] == "v4.4" and meta["provenance"]["method"] == "export"
     assert meta["preprocess"]["size"] == 384 and meta["preprocess"]["mean"] == list(E.IMAGENET_MEAN)
     assert meta["trainable"] is True and meta["license"] == "MIT"
+
+
+def test_family_kind_mismatch(tmp_path, exported, capsys):
+    """A ViT checkpoint given as the RegNetY family is refused, not exported
+    with the wrong preprocessing."""
+    src = os.path.join(exported("v2.4"), "original")
+    assert E.main([src, "--family", "v4.4", "--out", str(tmp_path / "o")]) == 1
+    assert "a vit checkpoint (vit), but v4.4 regnety_160 is a timm model" in capsys.readouterr().out
+    assert not (tmp_path / "o" / "model.json").exists()
