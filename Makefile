@@ -46,7 +46,7 @@ export CGO_LDFLAGS := -L$(TSHIM_DIR)/lib -Wl,-rpath,$(TSHIM_DIR)/lib -L$(CT2_DIR
 export ARCHIVEKIT_PYTHON := $(VENV_PY)
 export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 
-.PHONY: deps apt venv cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest
+.PHONY: deps apt venv cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest
 
 ## deps: Debian packages, the virtualenv (pinned), crates and Go modules. Idempotent.
 deps: apt venv cargo-fetch go-deps
@@ -119,6 +119,12 @@ bench: deps native fixtures
 	for p in $(BENCH_PKGS); do \
 	  if ls $$p/*_test.go >/dev/null 2>&1 && grep -q "func Benchmark" $$p/*_test.go; then \
 	    $(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m $$p; fi; done
+
+## slowtest: the slow checks: Go training against the Python recipe, and
+## pageclass against the original Python pipeline on the five full-size
+## architectures (random-initialised). Tens of minutes on 2 CPU cores.
+slowtest: deps native fixtures
+	ARCHIVEKIT_SLOW=1 $(GO) test -count=1 -v -timeout 120m -run 'MatchesPython|AgreesWithPython' ./pkg/train ./test/equivalence
 
 ## selfcheck: loads the native core and runs a tiny model end to end.
 selfcheck: build fixtures
