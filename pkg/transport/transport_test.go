@@ -262,4 +262,3 @@ func TestFromEnv(t *testing.T) {
 		})
 	}
 }
-
