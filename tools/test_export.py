@@ -230,3 +230,20 @@ def test_family_kind_mismatch(tmp_path, exported, capsys):
     assert E.main([src, "--family", "v4.4", "--out", str(tmp_path / "o")]) == 1
     assert "a vit checkpoint (vit), but v4.4 regnety_160 is a timm model" in capsys.readouterr().out
     assert not (tmp_path / "o" / "model.json").exists()
+
+
+def test_unscriptable_model_is_traced_and_marked(tmp_path, exported, monkeypatch, capsys):
+    """When timm's module does not script, the export is traced, still
+    verified, and model.json says trainable: false."""
+    fam = E.family("v1.4", scaled=not SLOW)
+    orig = E.load_original(os.path.join(exported("v1.4"), "original"), fam)
+
+    def no_script(*a, **k):
+        raise RuntimeError("cannot script this module")
+    monkeypatch.setattr(torch.jit, "script", no_script)
+    r = E.export(orig, fam, str(tmp_path / "traced"), "export", None)
+    assert r["trainable"] is False and r["max_logit_diff"] <= E.TOLERANCE
+    meta = json.load(open(tmp_path / "traced" / "model.json"))
+    assert meta["trainable"] is False
+    assert "torch.jit.script failed (cannot script this module)" in meta["provenance"]["notes"]
+    assert "INFERENCE-ONLY (traced)" in capsys.readouterr().out
