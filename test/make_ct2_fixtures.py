@@ -71,7 +71,7 @@ def make_translator(work, out):
     cfg = MarianConfig(
         vocab_size=len(vocab), d_model=32, encoder_layers=1, decoder_layers=1,
         encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
-        decoder_ffn_dim=64, max_position_embeddings=64, pad_token_id=vocab["<pad>"], eos_token_id=1,
+        decoder_ffn_dim=64, max_position_embeddings=512, pad_token_id=vocab["<pad>"], eos_token_id=1,
         decoder_start_token_id=vocab["<pad>"], forced_eos_token_id=1, init_std=0.5,
         share_encoder_decoder_embeddings=True, scale_embedding=True)
     torch.manual_seed(11)
@@ -111,7 +111,7 @@ def make_generator(work, out):
                                    eos_token="<|endoftext|>", unk_token="<|endoftext|>")
     fast.save_pretrained(hf)
     eos = tok.token_to_id("<|endoftext|>")
-    cfg = GPT2Config(vocab_size=tok.get_vocab_size(), n_positions=64, n_embd=32, n_layer=1, n_head=2,
+    cfg = GPT2Config(vocab_size=tok.get_vocab_size(), n_positions=512, n_embd=32, n_layer=1, n_head=2,
                      bos_token_id=eos, eos_token_id=eos, initializer_range=0.5)
     torch.manual_seed(12)
     GPT2LMHeadModel(cfg).eval().save_pretrained(hf)

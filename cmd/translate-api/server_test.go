@@ -454,7 +454,8 @@ func TestConfiguration(t *testing.T) {
 	}{
 		{map[string]string{"OUTPUT_MODE": "merge"}, "OUTPUT_MODE"},
 		{map[string]string{"TRANSLATION_BACKEND": "deepl"}, "TRANSLATION_BACKEND"},
-		{map[string]string{"TRANSLATION_BACKEND": "ct2"}, "not available"},
+		{map[string]string{"TRANSLATION_BACKEND": "ct2"}, "CT2_MODEL_DIR"},
+		{map[string]string{"TRANSLATION_BACKEND": "chat_compatible"}, "not available"},
 		{map[string]string{"PORT": ""}, "PORT"},
 	}
 	for _, tc := range tests {

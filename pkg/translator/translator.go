@@ -18,6 +18,7 @@ import (
 
 	"archivekit/pkg/alto"
 	"archivekit/pkg/backend"
+	"archivekit/pkg/ct2backend"
 	"archivekit/pkg/langid"
 	"archivekit/pkg/metadata"
 	"archivekit/pkg/mtapi"
@@ -411,8 +412,9 @@ var Backends = []string{"mtapi", "chat_compatible", "ct2"}
 
 // OpenBackend returns the named backend configured from the environment
 // (getenv nil means the process environment): mtapi from TRANSLATION_URL
-// (alias MTAPI_BASE_URL) and MTAPI_*; chat_compatible and ct2 are not
-// part of this build and give an error wrapping ErrBackendUnavailable.
+// (alias MTAPI_BASE_URL) and MTAPI_*; ct2 from CT2_* (pkg/ct2backend);
+// chat_compatible is not part of this build and gives an error wrapping
+// ErrBackendUnavailable.
 func OpenBackend(name string, getenv func(string) string) (backend.Backend, error) {
 	switch name {
 	case mtapi.Name:
@@ -423,8 +425,12 @@ func OpenBackend(name string, getenv func(string) string) (backend.Backend, erro
 		return mtapi.New(cfg), nil
 	case "chat_compatible":
 		return nil, fmt.Errorf("%w: chat_compatible (no chat-completion client is compiled in; use --backend mtapi)", ErrBackendUnavailable)
-	case "ct2":
-		return nil, fmt.Errorf("%w: ct2 (the CTranslate2 backend is not linked into this binary; use --backend mtapi)", ErrBackendUnavailable)
+	case ct2backend.Name:
+		cfg, err := ct2backend.ConfigFromEnv(getenv)
+		if err != nil {
+			return nil, err
+		}
+		return ct2backend.New(cfg)
 	}
 	return nil, fmt.Errorf("unknown backend %q (want one of %s)", name, strings.Join(Backends, ", "))
 }

@@ -352,9 +352,17 @@ func TestOpenBackend(t *testing.T) {
 	if b, err := OpenBackend("mtapi", env(map[string]string{"TRANSLATION_URL": "http://127.0.0.1:9"})); err != nil || b.Name() != "mtapi" {
 		t.Errorf("mtapi: %v", err)
 	}
-	for _, n := range []string{"chat_compatible", "ct2"} {
-		if _, err := OpenBackend(n, env(nil)); !errors.Is(err, ErrBackendUnavailable) || !strings.Contains(err.Error(), n) {
-			t.Errorf("%s: %v", n, err)
+	if _, err := OpenBackend("chat_compatible", env(nil)); !errors.Is(err, ErrBackendUnavailable) || !strings.Contains(err.Error(), "chat_compatible") {
+		t.Errorf("chat_compatible: %v", err)
+	}
+	if _, err := OpenBackend("ct2", env(nil)); err == nil || !strings.Contains(err.Error(), "CT2_MODEL_DIR") {
+		t.Errorf("ct2 without a model: %v", err)
+	}
+	if d := os.Getenv("ARCHIVEKIT_FIXTURES"); d != "" {
+		b, err := OpenBackend("ct2", env(map[string]string{"CT2_MODEL_DIR": filepath.Join(d, "ct2", "translator"),
+			"CT2_MODEL_FAMILY": "nmt3", "CT2_COMPUTE_TYPE": "float32"}))
+		if err != nil || b.Name() != "ct2" || ct2Family(b) != "nmt3" {
+			t.Errorf("ct2 nmt3: %v", err)
 		}
 	}
 	if _, err := OpenBackend("google", env(nil)); err == nil || errors.Is(err, ErrBackendUnavailable) {

@@ -1,0 +1,381 @@
+// Package ct2backend is the translator's self-hosted backend "ct2": models
+// converted to CTranslate2 and run through bindings/ct2 (spec translation
+// 8, 10.1, 10.3).
+//
+// Families (CT2_MODEL_FAMILY):
+//
+//   - llm: a decoder-only model (Generator). The whole text goes into one
+//     instruction prompt that names both languages, asks to keep the line
+//     breaks, and lists the glossary terms (source = target) to use exactly.
+//   - nmt1: a multilingual sequence-to-sequence model addressed by a target
+//     token at the start of the source ("<2en> ...", the MADLAD-400
+//     convention).
+//   - nmt2: a multilingual sequence-to-sequence model addressed by a forced
+//     target-language token (FLORES-200 codes, "eng_Latn", the NLLB
+//     convention). The source-language token is whatever the model's
+//     tokenizer adds; the bridge does not set it per request.
+//   - nmt3: a model for one language pair (OPUS-MT style): plain text in,
+//     plain text out.
+//
+// The nmt families translate line by line (empty lines and the whitespace
+// around each line are kept) in one batch, and take no vocabulary; llm
+// implements backend.Glossary. Every output passes a length guard: an output
+// shorter than CT2_GUARD_MIN_RATIO or longer than CT2_GUARD_MAX_RATIO times
+// its source (in characters) is an error.
+package ct2backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"archivekit/bindings/ct2"
+	"archivekit/pkg/backend"
+	"archivekit/pkg/chunker"
+)
+
+// Name is the backend's configuration name.
+const Name = "ct2"
+
+// Model families.
+const (
+	LLM  = "llm"
+	NMT1 = "nmt1"
+	NMT2 = "nmt2"
+	NMT3 = "nmt3"
+)
+
+// Config selects and tunes the model.
+type Config struct {
+	ModelDir    string   // CT2_MODEL_DIR (required)
+	Family      string   // CT2_MODEL_FAMILY: llm (default), nmt1, nmt2, nmt3
+	Device      string   // CT2_DEVICE: cpu (default) or cuda
+	ComputeType string   // CT2_COMPUTE_TYPE: int8 (default), float32, ...
+	Languages   []string // CT2_LANGUAGES: the languages offered (ISO 639-1); empty = any
+	GuardMin    float64  // CT2_GUARD_MIN_RATIO (0.25)
+	GuardMax    float64  // CT2_GUARD_MAX_RATIO (4.0)
+	Threads     int      // intra-op threads (0: CTranslate2's default)
+	BeamSize    int      // 1 (greedy) when 0
+	MaxLength   int      // CT2_MAX_LENGTH: maximum decoded tokens; 512 when 0
+	// MaxInputChars caps the characters of one source sent to an nmt model
+	// (CT2_MAX_INPUT_CHARS, default 1000): longer lines are cut at sentence,
+	// then clause boundaries (pkg/chunker) so no input exceeds the model's
+	// positions.
+	MaxInputChars int
+}
+
+// ConfigFromEnv reads the CT2_* variables (getenv nil: the process
+// environment). Bad numbers are errors naming the variable.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	c := Config{
+		ModelDir:    getenv("CT2_MODEL_DIR"),
+		Family:      strings.ToLower(strings.TrimSpace(getenv("CT2_MODEL_FAMILY"))),
+		Device:      getenv("CT2_DEVICE"),
+		ComputeType: getenv("CT2_COMPUTE_TYPE"),
+	}
+	if c.ModelDir == "" {
+		return c, errors.New("ct2: CT2_MODEL_DIR is not set (the folder of a converted CTranslate2 model)")
+	}
+	for _, l := range strings.Split(getenv("CT2_LANGUAGES"), ",") {
+		if l = strings.TrimSpace(strings.ToLower(l)); l != "" {
+			c.Languages = append(c.Languages, l)
+		}
+	}
+	for _, v := range []struct {
+		name string
+		dst  *float64
+	}{{"CT2_GUARD_MIN_RATIO", &c.GuardMin}, {"CT2_GUARD_MAX_RATIO", &c.GuardMax}} {
+		if s := getenv(v.name); s != "" {
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil || f <= 0 {
+				return c, fmt.Errorf("ct2: %s=%q: want a positive number", v.name, s)
+			}
+			*v.dst = f
+		}
+	}
+	for _, v := range []struct {
+		name string
+		dst  *int
+	}{{"CT2_MAX_INPUT_CHARS", &c.MaxInputChars}, {"CT2_MAX_LENGTH", &c.MaxLength}} {
+		if s := getenv(v.name); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				return c, fmt.Errorf("ct2: %s=%q: want a positive integer", v.name, s)
+			}
+			*v.dst = n
+		}
+	}
+	if sp := getenv("CT2_SP_MODEL"); sp != "" {
+		// The bridge tokenises from the model folder itself.
+		base := filepath.Base(sp)
+		if _, err := os.Stat(filepath.Join(c.ModelDir, base)); err != nil {
+			return c, fmt.Errorf("ct2: CT2_SP_MODEL=%s: the tokenizer is read from CT2_MODEL_DIR; copy it there as source.spm and target.spm", sp)
+		}
+	}
+	return c, nil
+}
+
+func (c *Config) defaults() error {
+	if c.Family == "" {
+		c.Family = LLM
+	}
+	switch c.Family {
+	case LLM, NMT1, NMT2, NMT3:
+	default:
+		return fmt.Errorf("ct2: unknown model family %q (want llm, nmt1, nmt2 or nmt3)", c.Family)
+	}
+	if c.Device == "" {
+		c.Device = "cpu"
+	}
+	if c.ComputeType == "" {
+		c.ComputeType = "int8"
+	}
+	if c.GuardMin == 0 {
+		c.GuardMin = 0.25
+	}
+	if c.GuardMax == 0 {
+		c.GuardMax = 4.0
+	}
+	if c.GuardMin >= c.GuardMax {
+		return fmt.Errorf("ct2: length guard %g..%g is empty", c.GuardMin, c.GuardMax)
+	}
+	if c.BeamSize == 0 {
+		c.BeamSize = 1
+	}
+	if c.MaxLength == 0 {
+		c.MaxLength = 512
+	}
+	if c.MaxInputChars == 0 {
+		c.MaxInputChars = 1000
+	}
+	return nil
+}
+
+// ErrLengthGuard is wrapped by errors of outputs outside the length guard.
+var ErrLengthGuard = errors.New("output length outside the guard")
+
+// Backend is an nmt-family model.
+type Backend struct {
+	cfg Config
+	tr  *ct2.Translator
+	gen *ct2.Generator
+}
+
+// LLMBackend is an llm-family model; it also takes a glossary.
+type LLMBackend struct{ *Backend }
+
+// New loads the model. The result is a *Backend for the nmt families and an
+// *LLMBackend (which implements backend.Glossary) for llm.
+func New(cfg Config) (backend.Backend, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	c := ct2.Config{Device: cfg.Device, ComputeType: cfg.ComputeType, Threads: cfg.Threads}
+	b := &Backend{cfg: cfg}
+	var err error
+	if cfg.Family == LLM {
+		if b.gen, err = ct2.NewGenerator(cfg.ModelDir, c); err != nil {
+			return nil, err
+		}
+		return &LLMBackend{b}, nil
+	}
+	if b.tr, err = ct2.NewTranslator(cfg.ModelDir, c); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Close releases the model.
+func (b *Backend) Close() error {
+	if b.tr != nil {
+		b.tr.Close()
+	}
+	if b.gen != nil {
+		b.gen.Close()
+	}
+	return nil
+}
+
+// Name is "ct2".
+func (b *Backend) Name() string { return Name }
+
+// Family is the model family, for the licence components.
+func (b *Backend) Family() string { return b.cfg.Family }
+
+// Supports checks both languages against CT2_LANGUAGES, and that the
+// language codes are known where the family needs a token for them.
+func (b *Backend) Supports(_ context.Context, src, tgt string) error {
+	if len(b.cfg.Languages) > 0 {
+		for _, l := range []string{src, tgt} {
+			if !contains(b.cfg.Languages, l) {
+				return fmt.Errorf("ct2: language pair %s-%s is not offered by this model (CT2_LANGUAGES=%s)", src, tgt, strings.Join(b.cfg.Languages, ","))
+			}
+		}
+	}
+	if b.cfg.Family == NMT2 {
+		if _, ok := flores[tgt]; !ok {
+			return fmt.Errorf("ct2: language pair %s-%s: no FLORES-200 code for %q", src, tgt, tgt)
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Backend) guard(src, out string) error {
+	n := utf8.RuneCountInString(strings.TrimSpace(src))
+	if n == 0 {
+		return nil
+	}
+	r := float64(utf8.RuneCountInString(strings.TrimSpace(out))) / float64(n)
+	if r < b.cfg.GuardMin || r > b.cfg.GuardMax {
+		return fmt.Errorf("ct2: %w: %d characters for a source of %d (ratio %.2f, allowed %.2f to %.2f)",
+			ErrLengthGuard, utf8.RuneCountInString(strings.TrimSpace(out)), n, r, b.cfg.GuardMin, b.cfg.GuardMax)
+	}
+	return nil
+}
+
+// Translate translates text line by line (nmt families).
+func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if err := b.Supports(ctx, src, tgt); err != nil {
+		return "", err
+	}
+	lines := strings.Split(text, "\n")
+	// piece is one source sent to the model: a chunk of a line.
+	type piece struct {
+		line       int
+		lead, tail string // whitespace around the chunk, kept as it was
+	}
+	var sources []string
+	var pieces []piece
+	for i, l := range lines {
+		for _, c := range chunker.Split(l, b.cfg.MaxInputChars) {
+			t := strings.TrimSpace(c)
+			if t == "" {
+				continue
+			}
+			lead := c[:len(c)-len(strings.TrimLeft(c, " \t\r"))]
+			tail := c[len(strings.TrimRight(c, " \t\r")):]
+			if b.cfg.Family == NMT1 {
+				t = "<2" + tgt + "> " + t
+			}
+			sources = append(sources, t)
+			pieces = append(pieces, piece{i, lead, tail})
+		}
+	}
+	if len(sources) == 0 {
+		return text, nil
+	}
+	opt := ct2.TranslateOptions{BeamSize: b.cfg.BeamSize, MaxDecodingLength: b.cfg.MaxLength}
+	if b.cfg.Family == NMT2 {
+		opt.TargetPrefix = make([][]string, len(sources))
+		for i := range sources {
+			opt.TargetPrefix[i] = []string{flores[tgt]}
+		}
+	}
+	res, err := b.tr.Translate(sources, opt)
+	if err != nil {
+		return "", err
+	}
+	outLines := make([]strings.Builder, len(lines))
+	touched := make([]bool, len(lines))
+	for k, p := range pieces {
+		out := strings.TrimSpace(res[k].Text)
+		if b.cfg.Family == NMT2 {
+			out = strings.TrimSpace(strings.TrimPrefix(out, flores[tgt]))
+		}
+		if err := b.guard(sources[k], out); err != nil {
+			return "", fmt.Errorf("line %d: %w", p.line+1, err)
+		}
+		outLines[p.line].WriteString(p.lead + out + p.tail)
+		touched[p.line] = true
+	}
+	for i := range lines {
+		if touched[i] {
+			lines[i] = outLines[i].String()
+		}
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// Translate translates the whole text in one prompt.
+func (b *LLMBackend) Translate(ctx context.Context, text, src, tgt string) (string, error) {
+	return b.TranslateWithGlossary(ctx, text, src, tgt, nil)
+}
+
+// Prompt is the instruction given to llm-family models.
+func Prompt(text, src, tgt string, terms [][2]string) string {
+	var p strings.Builder
+	fmt.Fprintf(&p, "Translate the following text from %s to %s. Keep every line break. Reply with the translation only.\n",
+		languageName(src), languageName(tgt))
+	if len(terms) > 0 {
+		p.WriteString("Use exactly these translations of terms:\n")
+		for _, t := range terms {
+			fmt.Fprintf(&p, "%s = %s\n", t[0], t[1])
+		}
+	}
+	fmt.Fprintf(&p, "\nText:\n%s\n\nTranslation:\n", text)
+	return p.String()
+}
+
+// TranslateWithGlossary implements backend.Glossary.
+func (b *LLMBackend) TranslateWithGlossary(ctx context.Context, text, src, tgt string, terms [][2]string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if err := b.Supports(ctx, src, tgt); err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(text) == "" {
+		return text, nil
+	}
+	res, err := b.gen.Generate([]string{Prompt(text, src, tgt, terms)}, ct2.GenerateOptions{BeamSize: b.cfg.BeamSize, MaxLength: b.cfg.MaxLength})
+	if err != nil {
+		return "", err
+	}
+	out := strings.TrimSpace(res[0].Text)
+	if err := b.guard(text, out); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+var names = map[string]string{
+	"cs": "Czech", "en": "English", "fr": "French", "de": "German", "ru": "Russian", "pl": "Polish",
+	"uk": "Ukrainian", "sk": "Slovak", "bg": "Bulgarian", "hr": "Croatian", "sl": "Slovenian", "lv": "Latvian",
+	"lt": "Lithuanian", "et": "Estonian", "hu": "Hungarian", "ro": "Romanian", "es": "Spanish", "it": "Italian",
+	"nl": "Dutch", "hi": "Hindi",
+}
+
+func languageName(code string) string {
+	if n, ok := names[code]; ok {
+		return n
+	}
+	return code
+}
+
+// flores maps the 20 languages of spec 10.2 to FLORES-200 codes.
+var flores = map[string]string{
+	"cs": "ces_Latn", "en": "eng_Latn", "fr": "fra_Latn", "de": "deu_Latn", "ru": "rus_Cyrl", "pl": "pol_Latn",
+	"uk": "ukr_Cyrl", "sk": "slk_Latn", "bg": "bul_Cyrl", "hr": "hrv_Latn", "sl": "slv_Latn", "lv": "lvs_Latn",
+	"lt": "lit_Latn", "et": "est_Latn", "hu": "hun_Latn", "ro": "ron_Latn", "es": "spa_Latn", "it": "ita_Latn",
+	"nl": "nld_Latn", "hi": "hin_Deva",
+}
