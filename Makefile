@@ -38,8 +38,8 @@ FIXTURES   := $(CACHE)/fixtures-$(call hash,test/make_fixtures.py test/make_ct2_
 FIX_STAMP  := $(FIXTURES)/.complete
 
 # Debian packages: libvips (image and PDF decoding, via govips), the native
-# toolchain, and Chromium for the browser test of /frontend.
-APT_PKGS := libvips-dev pkg-config cmake ninja-build g++ chromium
+# toolchain, Chromium for the browser test of /frontend, xmllint for --xsd.
+APT_PKGS := libvips-dev pkg-config cmake ninja-build g++ chromium libxml2-utils
 
 export CGO_ENABLED := 1
 export CGO_LDFLAGS := -L$(TSHIM_DIR)/lib -Wl,-rpath,$(TSHIM_DIR)/lib -L$(CT2_DIR)

@@ -25,6 +25,7 @@ import (
 	"archivekit/pkg/progress"
 	"archivekit/pkg/translator"
 	"archivekit/pkg/vocab"
+	"archivekit/pkg/xsd"
 )
 
 var errNoInput = errors.New("no input")
@@ -216,7 +217,16 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 			r.log = l
 		}
 	}
-	xsdWarned := false
+	var schema *xsd.Validator
+	if s.XSD != "" {
+		v, err := xsd.New(ctx, s.XSD)
+		if err != nil {
+			r.warn(fmt.Sprintf("--xsd %s: validation skipped: %v", s.XSD, err))
+		} else {
+			schema = v
+			defer v.Close()
+		}
+	}
 	var written []string
 	for _, in := range inputs {
 		if ctx.Err() != nil {
@@ -236,9 +246,17 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		} else {
 			written = append(written, filepath.Join(s.Output, out.Name))
 			bar.Add(1)
-			if out.Kind == translator.KindMetadata && s.XSD != "" && !xsdWarned {
-				xsdWarned = true
-				r.warn(fmt.Sprintf("--xsd %s: validation skipped: this build has no XML Schema validator; metadata output was not validated", s.XSD))
+			if out.Kind == translator.KindMetadata && schema != nil {
+				path := filepath.Join(s.Output, out.Name)
+				problems, err := schema.Validate(ctx, path)
+				switch {
+				case err != nil:
+					r.warn(fmt.Sprintf("--xsd: %s not validated: %v", path, err))
+				case len(problems) > 0:
+					r.warn(fmt.Sprintf("--xsd: %s does not validate against %s: %s", path, s.XSD, strings.Join(problems, "; ")))
+				default:
+					r.log.Info("valid against the schema", "file", path, "xsd", s.XSD)
+				}
 			}
 			if out.Kind == translator.KindALTO && s.XSD != "" {
 				r.log.Info("--xsd applies to metadata output only; ALTO output is not validated", "file", in.Origin)
