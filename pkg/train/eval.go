@@ -11,6 +11,7 @@ import (
 
 	"archivekit/bindings/torch"
 	"archivekit/pkg/atomicfile"
+	"archivekit/pkg/confmat"
 	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/results"
 	"archivekit/pkg/splits"
@@ -150,7 +151,7 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	pngPath := filepath.Join(o.Results, results.ConfMatName(o.Stamp, o.Count, o.Revision, o.TopN))
 	title := fmt.Sprintf("%s on %d pages: accuracy %.1f%% (Top-%d %.1f%%)", o.Revision, res.Pages, 100*res.Top1, o.TopN, 100*res.TopN)
 	if err := atomicfile.Write(pngPath, 0o644, func(w io.Writer) error {
-		return ConfusionPNG(w, title, modelmeta.Categories, res.Confusion)
+		return confmat.PNG(w, title, modelmeta.Categories, res.Confusion)
 	}); err != nil {
 		return nil, err
 	}

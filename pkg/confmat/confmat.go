@@ -1,4 +1,7 @@
-package train
+// Package confmat draws confusion matrices as PNG images a person can read
+// at a glance: normalised by true class, shares and counts in the cells,
+// category names on both axes, the title on top, 300 dpi.
+package confmat
 
 import (
 	"bytes"
@@ -21,12 +24,12 @@ import (
 // DPI of the confusion-matrix image.
 const DPI = 300
 
-// ConfusionPNG draws a confusion matrix normalised by true class (each row
+// PNG draws a confusion matrix normalised by true class (each row
 // sums to 1): one cell per (true, predicted) pair shaded from white to dark
 // blue, the share printed in the cell (and the count below it), category
 // names on both axes and the title on top. The image is 8 x 7.5 inches at
 // 300 dpi and carries its resolution in a pHYs chunk.
-func ConfusionPNG(w io.Writer, title string, labels []string, counts [][]int) error {
+func PNG(w io.Writer, title string, labels []string, counts [][]int) error {
 	n := len(labels)
 	if n == 0 || len(counts) != n {
 		return fmt.Errorf("confusion matrix: %d labels, %d rows", n, len(counts))
