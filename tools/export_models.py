@@ -187,6 +187,8 @@ class HFLogits(nn.Module):
 
 def load_original(path: str, fam: Family, arch: str | None = None) -> Original:
     """Load a published checkpoint with transformers / timm (never from a hub)."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{path}: no such checkpoint folder or file")
     cfg = {}
     if os.path.isdir(path):
         cfg_path = os.path.join(path, "config.json")

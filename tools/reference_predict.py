@@ -109,7 +109,11 @@ def main(argv=None) -> int:
     paths = E.list_pages(a.pages, a.limit)
     if not paths:
         ap.error(f"--pages {a.pages}: no images found")
-    orig = E.load_original(a.checkpoint, fam, a.arch)
+    try:
+        orig = E.load_original(a.checkpoint, fam, a.arch)
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     print(f"{fam.revision} {fam.base}: {orig.kind} {orig.arch}, {len(paths)} pages, "
           f"{torch.get_num_threads()} threads", file=sys.stderr, flush=True)
     t = time.time()

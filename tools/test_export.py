@@ -247,3 +247,20 @@ def test_unscriptable_model_is_traced_and_marked(tmp_path, exported, monkeypatch
     assert meta["trainable"] is False
     assert "torch.jit.script failed (cannot script this module)" in meta["provenance"]["notes"]
     assert "INFERENCE-ONLY (traced)" in capsys.readouterr().out
+
+
+def test_reference_skips_unreadable_pages(tmp_path, exported, capsys):
+    from PIL import Image
+    pages_dir = tmp_path / "pages" / "TEXT"
+    pages_dir.mkdir(parents=True)
+    Image.new("L", (60, 90), 200).save(pages_dir / "doc-3.png")
+    (pages_dir / "broken-4.png").write_bytes(b"not a png")
+    (tmp_path / "pages" / "LICENSE").write_text("not an image")
+    out = tmp_path / "ref.csv"
+    args = [os.path.join(exported("v4.4"), "original"), "--family", "v4.4", "--pages", str(tmp_path / "pages"),
+            "--out", str(out)] + ([] if SLOW else ["--scaled-down"])
+    assert R.main(args) == 0
+    rows = list(csv.reader(open(out)))
+    assert [r[:2] for r in rows[1:]] == [["TEXT/doc", "3"]]
+    err = capsys.readouterr().err
+    assert "skipped" in err and "broken-4.png" in err and "LICENSE" not in err
