@@ -48,11 +48,7 @@ for rev in v1.4 v2.4 v3.4 v4.4 v5.4; do
 done
 # the ensemble of the five picks on the held-out pages
 "$bin" --config "$work/eval.txt" --best -d "$work/heldout" -m "$work/none" --demo-weights "$work/demo" -tn 3 --results "$work/ensemble"
-"$py" - "$work/ensemble" <<'PY' | tee -a "$work/heldout.txt"
-import csv, glob, sys
-rows = list(csv.DictReader(open(glob.glob(sys.argv[1] + "/*_AVG_TOP-3.csv")[0])))
-top1 = sum(r["CLASS-1"] == r["FILE"].split("/")[0] for r in rows)
-top3 = sum(r["FILE"].split("/")[0] in (r["CLASS-1"], r["CLASS-2"], r["CLASS-3"]) for r in rows)
-print(f"ensemble {top1 / len(rows):.4f} {top3 / len(rows):.4f} ({len(rows)} held-out pages)")
-PY
+go run ./test/demoreport -table "$(ls "$work"/ensemble/*_AVG_TOP-3.csv)" -png "$work/confusion_matrix.png" \
+  -title "demo ensemble" | tee -a "$work/heldout.txt"
 echo "models under $work/model, the five picks under $work/demo, figures in $work/heldout.txt"
+echo "to ship: copy $work/demo/model_v* and $work/confusion_matrix.png into weights/demo/"
