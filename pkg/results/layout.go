@@ -194,9 +194,10 @@ type bestAvg struct {
 
 // BestAvgLayout is the averaged table of an ensemble run: FILE, PAGE, one
 // column per revision named in upper case (V1.4 ...) holding that model's
-// Top-1 category, then CLASS-1..N and SCORE-1..N of the averaged scores
-// (Row.Scores). A score that formats as zero is left blank and so is its
-// CLASS cell. CATEGORY is added when n is 1, as in TOP-N.
+// Top-1 category, then the pairs CLASS-1, SCORE-1, ..., CLASS-N, SCORE-N of
+// the averaged scores (Row.Scores), as spec 2.7 lists them. A score that
+// formats as zero is left blank and so is its paired CLASS cell. CATEGORY is
+// added when n is 1, as in TOP-N.
 func BestAvgLayout(revs []string, n int) (Layout, error) {
 	t, err := TopNLayout(n, false)
 	if err != nil {
@@ -212,7 +213,18 @@ func (l bestAvg) Header() []string {
 	for _, r := range l.revs {
 		h = append(h, strings.ToUpper(r))
 	}
-	return append(h, l.top.Header()[2:]...)
+	return append(h, l.pairs(l.top.Header()[2:])...)
+}
+
+// pairs reorders TOP-N cells (CLASS-1..N, SCORE-1..N[, CATEGORY]) into
+// CLASS-1, SCORE-1, ..., CLASS-N, SCORE-N[, CATEGORY].
+func (l bestAvg) pairs(c []string) []string {
+	n := l.top.n
+	out := make([]string, 0, len(c))
+	for k := 0; k < n; k++ {
+		out = append(out, c[k], c[n+k])
+	}
+	return append(out, c[2*n:]...)
 }
 
 func (l bestAvg) Cells(r Row) ([]string, error) {
@@ -225,7 +237,7 @@ func (l bestAvg) Cells(r Row) ([]string, error) {
 		return nil, err
 	}
 	c := append([]string{r.File, r.PageCell()}, per...)
-	return append(c, avg[2:]...), nil
+	return append(c, l.pairs(avg[2:])...), nil
 }
 
 // Average returns the element-wise mean of equally long probability vectors.
