@@ -113,12 +113,13 @@ test: deps native fixtures
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
 
-## bench: speed and memory, as ratios against references measured in the same run.
-BENCH_PKGS ?= ./bindings/torch ./pkg/pipeline ./pkg/alto ./pkg/metadata ./pkg/translator ./pkg/train ./cmd/pageclass ./cmd/pageclass-api ./cmd/translate-api
+## bench: speed and memory, as ratios against references measured in the same
+## run (Python torch, the Python reference pipeline, no batching, ...).
 bench: deps native fixtures
-	for p in $(BENCH_PKGS); do \
-	  if ls $$p/*_test.go >/dev/null 2>&1 && grep -q "func Benchmark" $$p/*_test.go; then \
-	    $(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m $$p; fi; done
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bindings/torch ./pkg/train ./pkg/classify
+	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m ./pkg/pipeline ./pkg/alto ./pkg/metadata ./pkg/translator
+	$(GO) test -run '^$$' -bench PredictImage -benchtime 200x -timeout 60m ./cmd/pageclass-api
+	$(GO) test -run '^$$' -bench 'Memory|TranslateSample' -benchtime 1x -timeout 60m ./cmd/pageclass-api ./cmd/translate-api
 
 ## slowtest: the slow checks: Go training against the Python recipe, and
 ## pageclass against the original Python pipeline on the five full-size
