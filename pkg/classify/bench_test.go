@@ -62,6 +62,9 @@ m = torch.jit.load(sys.argv[1]); m.eval()
 paths = [l.strip() for l in open(sys.argv[3])]
 size = int(sys.argv[4])
 tf = transforms.Compose([transforms.ToTensor(), transforms.Normalize([0.5] * 3, [0.5] * 3)])
+with torch.inference_mode():
+    for _ in range(3):  # warm-up of the TorchScript executor, as the Go side has had
+        m(torch.zeros(16, 3, size, size))
 t = time.perf_counter()
 with torch.inference_mode():
     for i in range(0, len(paths), 16):
