@@ -112,6 +112,7 @@ build: deps native
 test: deps native fixtures
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
+	$(VENV_PY) -m pytest -q -p no:cacheprovider tools/test_export.py
 
 ## bench: speed and memory, as ratios against references measured in the same
 ## run (Python torch, the Python reference pipeline, no batching, ...).
