@@ -128,6 +128,29 @@ fn load_tokenizer(dir: &str) -> std::result::Result<AutoTokenizer, Failure> {
     })
 }
 
+/// Loads a model of either kind: checks the arguments and the directory,
+/// finds the tokenizer, builds the model with `make` and stores the handle.
+unsafe fn load<H>(
+    model_dir: *const c_char,
+    device: *const c_char,
+    compute_type: *const c_char,
+    threads: c_int,
+    out: *mut *mut H,
+    kind: &str,
+    make: impl FnOnce(&str, AutoTokenizer, &Config) -> anyhow::Result<H>,
+) -> std::result::Result<(), Failure> {
+    if out.is_null() {
+        return Err(arg_err("out is NULL"));
+    }
+    let dir = cstr(model_dir, "model directory")?;
+    let cfg = config(device, compute_type, threads)?;
+    check_model_dir(dir)?;
+    let tok = load_tokenizer(dir)?;
+    let h = make(dir, tok, &cfg).map_err(|e| Failure(ERR_MODEL, format!("{dir}: cannot load {kind}: {e:#}")))?;
+    *out = Box::into_raw(Box::new(h));
+    Ok(())
+}
+
 unsafe fn write_out(
     results: Vec<(String, Option<f32>)>,
     out: *mut *mut *mut c_char,
@@ -183,17 +206,9 @@ pub extern "C" fn ct2b_translator_new(
     err: *mut *mut c_char,
 ) -> c_int {
     guard(err, || unsafe {
-        if out.is_null() {
-            return Err(arg_err("out is NULL"));
-        }
-        let dir = cstr(model_dir, "model directory")?;
-        let cfg = config(device, compute_type, threads)?;
-        check_model_dir(dir)?;
-        let tok = load_tokenizer(dir)?;
-        let t = Translator::with_tokenizer(dir, tok, &cfg)
-            .map_err(|e| Failure(ERR_MODEL, format!("{dir}: cannot load translator: {e:#}")))?;
-        *out = Box::into_raw(Box::new(ct2b_translator(t)));
-        Ok(())
+        load(model_dir, device, compute_type, threads, out, "translator", |dir, tok, cfg| {
+            Ok(ct2b_translator(Translator::with_tokenizer(dir, tok, cfg)?))
+        })
     })
 }
 
@@ -262,17 +277,9 @@ pub extern "C" fn ct2b_generator_new(
     err: *mut *mut c_char,
 ) -> c_int {
     guard(err, || unsafe {
-        if out.is_null() {
-            return Err(arg_err("out is NULL"));
-        }
-        let dir = cstr(model_dir, "model directory")?;
-        let cfg = config(device, compute_type, threads)?;
-        check_model_dir(dir)?;
-        let tok = load_tokenizer(dir)?;
-        let g = Generator::with_tokenizer(dir, tok, &cfg)
-            .map_err(|e| Failure(ERR_MODEL, format!("{dir}: cannot load generator: {e:#}")))?;
-        *out = Box::into_raw(Box::new(ct2b_generator(g)));
-        Ok(())
+        load(model_dir, device, compute_type, threads, out, "generator", |dir, tok, cfg| {
+            Ok(ct2b_generator(Generator::with_tokenizer(dir, tok, cfg)?))
+        })
     })
 }
 
