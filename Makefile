@@ -125,8 +125,11 @@ bench: deps native fixtures
 ## slowtest: the slow checks: Go training against the Python recipe, and
 ## pageclass against the original Python pipeline on the five full-size
 ## architectures (random-initialised). Tens of minutes on 2 CPU cores.
+SLOW_BASE := $(CACHE)/slow-base-regnety-scaled
 slowtest: deps native fixtures
-	ARCHIVEKIT_SLOW=1 $(GO) test -count=1 -v -timeout 120m -run 'MatchesPython|AgreesWithPython' ./pkg/train ./test/equivalence
+	[ -f $(SLOW_BASE)/model.json ] || $(VENV_PY) tools/export_models.py --random-init v4.4 --scaled-down --seed 420 --out $(SLOW_BASE)
+	ARCHIVEKIT_SLOW=1 ARCHIVEKIT_TRAIN_BASE=$(SLOW_BASE) ARCHIVEKIT_TRAIN_EPOCHS=10 \
+	  $(GO) test -count=1 -v -timeout 150m -run 'MatchesPython|AgreesWithPython' ./pkg/train ./test/equivalence
 
 ## selfcheck: loads the native core and runs a tiny model end to end.
 selfcheck: build fixtures
