@@ -1,8 +1,8 @@
 package ct2
 
 import (
+	"archivekit/pkg/procstat"
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -201,19 +201,13 @@ func TestBadModelDirectories(t *testing.T) {
 	}
 }
 
+// rssKB is the resident set size of the test process in KiB.
 func rssKB(t testing.TB) int {
-	b, err := os.ReadFile("/proc/self/status")
+	kb, err := procstat.RSSKiB()
 	if err != nil {
-		t.Skip("no /proc/self/status")
+		t.Skip(err)
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			var n int
-			fmt.Sscan(strings.Fields(l)[1], &n)
-			return n
-		}
-	}
-	return 0
+	return int(kb)
 }
 
 func TestLoadTranslateCloseLoopKeepsMemoryFlat(t *testing.T) {

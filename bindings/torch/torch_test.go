@@ -1,6 +1,7 @@
 package torch
 
 import (
+	"archivekit/pkg/procstat"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -10,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -411,19 +411,13 @@ func TestDeviceFacts(t *testing.T) {
 	}
 }
 
+// rssKB is the resident set size of the test process in KiB.
 func rssKB(t testing.TB) int {
-	b, err := os.ReadFile("/proc/self/status")
+	kb, err := procstat.RSSKiB()
 	if err != nil {
-		t.Skip("no /proc/self/status")
+		t.Skip(err)
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			f := strings.Fields(l)
-			n, _ := strconv.Atoi(f[1])
-			return n
-		}
-	}
-	return 0
+	return int(kb)
 }
 
 func TestLoadForwardCloseLoopKeepsMemoryFlat(t *testing.T) {

@@ -2,14 +2,12 @@ package main
 
 import (
 	"archivekit/pkg/classify"
+	"archivekit/pkg/procstat"
 	"bytes"
 	"fmt"
 	"net/http"
-	"os"
 	"runtime"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -119,17 +117,11 @@ func benchOptions(b *testing.B) options {
 	return o
 }
 
-// rssMiB reads VmRSS of this process (the test binary serves in process).
+// rssMiB is the resident set size of this process (the service runs in it).
 func rssMiB(b *testing.B) float64 {
-	raw, err := os.ReadFile("/proc/self/status")
+	kb, err := procstat.RSSKiB()
 	if err != nil {
-		b.Skip("no /proc/self/status")
+		b.Skip(err)
 	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			kb, _ := strconv.Atoi(f[1])
-			return float64(kb) / 1024
-		}
-	}
-	return 0
+	return float64(kb) / 1024
 }

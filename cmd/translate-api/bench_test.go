@@ -1,13 +1,11 @@
 package main
 
 import (
+	"archivekit/pkg/procstat"
 	"bytes"
 	"io"
 	"net/http"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,18 +14,13 @@ import (
 	"archivekit/pkg/translator/translatortest"
 )
 
+// rssMiB is the resident set size of this process (the service runs in it).
 func rssMiB(b *testing.B) float64 {
-	raw, err := os.ReadFile("/proc/self/status")
+	kb, err := procstat.RSSKiB()
 	if err != nil {
-		b.Skip("no /proc/self/status")
+		b.Skip(err)
 	}
-	for _, l := range strings.Split(string(raw), "\n") {
-		if strings.HasPrefix(l, "VmRSS:") {
-			kb, _ := strconv.Atoi(strings.Fields(l)[1])
-			return float64(kb) / 1024
-		}
-	}
-	return 0
+	return float64(kb) / 1024
 }
 
 // BenchmarkTranslateSampleALTO: POST /translate of the 79-page sample ALTO
