@@ -14,7 +14,8 @@ Usage (the project virtualenv's python):
       transformers timm wrapper: config.json with "architecture"), or a timm
       weights file / state dict (give --arch when the family default is wrong).
   export_models.py --published ROOT --out OUTROOT
-      Convert ROOT/v1.4 ... ROOT/v5.4 (the folders that exist) to OUTROOT/<rev>.
+      Convert ROOT/v1.4 ... ROOT/v5.4 (the folders that exist) to
+      OUTROOT/model_v14 ... OUTROOT/model_v54, the layout pageclass -m reads.
   export_models.py --random-init FAMILY --out DIR [--scaled-down] [--seed N]
       Build the family's architecture from its configuration (no download),
       save it in the published checkpoint layout under DIR/original, and export
@@ -711,6 +712,12 @@ def random_original(fam: Family, folder: str, seed: int, calib_pages: list[str] 
 
 # ---------------------------------------------------------------- command line
 
+def model_dir_name(rev: str) -> str:
+    """The folder of a revision in a models folder, as pkg/registry names it:
+    model_ + the revision without dots (v1.4 -> model_v14)."""
+    return "model_" + rev.replace(".", "")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -751,7 +758,8 @@ def main(argv=None) -> int:
         for rev, fam in FAMILIES.items():
             src = os.path.join(a.published, rev)
             if os.path.exists(src):
-                jobs.append((lambda s=src, f=fam: load_original(s, f), fam, os.path.join(a.out, rev), "export", rev))
+                jobs.append((lambda s=src, f=fam: load_original(s, f), fam, os.path.join(a.out, model_dir_name(rev)),
+                             "export", rev))
             else:
                 log(f"{src}: absent, skipped")
         if not jobs:

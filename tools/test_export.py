@@ -216,8 +216,8 @@ def test_published_folder(tmp_path, exported, capsys):
     log = capsys.readouterr().out
     assert f"{root / 'v1.4'}: absent, skipped" in log
     assert "ViT input size 160 is not 224" in log
-    assert not (out / "v2.4" / "model.json").exists()
-    meta = json.load(open(out / "v4.4" / "model.json"))
+    assert not (out / "model_v24" / "model.json").exists()
+    meta = json.load(open(out / "model_v44" / "model.json"))
     assert meta["revision"] == "v4.4" and meta["provenance"]["method"] == "export"
     assert meta["preprocess"]["size"] == 384 and meta["preprocess"]["mean"] == list(E.IMAGENET_MEAN)
     assert meta["trainable"] is True and meta["license"] == "MIT"

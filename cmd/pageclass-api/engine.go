@@ -141,7 +141,7 @@ func (e *engine) members(ctx context.Context, version string) ([]*member, error)
 	if ok {
 		return []*member{m}, nil
 	}
-	f, err := e.opt.Locator.Folder(ctx, version)
+	f, err := e.opt.Locator.Folder(ctx, version, true)
 	if err == nil && !classify.IsModelDir(f.Dir) {
 		err = fmt.Errorf("no model folder %s", f.Dir)
 	}

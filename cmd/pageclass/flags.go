@@ -35,7 +35,10 @@ type CLI struct {
 	SaveIntermediates bool   `name:"save-intermediates" group:"output" help:"With --best: also write each model's own TOP-N (and RAW) table."`
 
 	// Models.
-	Model       string `short:"m" name:"model" group:"models" default:"${folder_models}" placeholder:"DIR" help:"Folder holding the model sub-folders model_<revision without dots>, or one model folder itself ([OUTPUT] FOLDER_MODELS: ${folder_models})."`
+	Model string `short:"m" name:"model" group:"models" placeholder:"DIR" help:"Folder holding one sub-folder per revision (model_v14 or v1.4 ...), or one model folder itself (default [OUTPUT] FOLDER_MODELS: ${folder_models}). A folder given here (or a non-default FOLDER_MODELS) never falls back to the demo models."`
+	// ModelGiven is set when the model location was given (-m, or an
+	// [OUTPUT] FOLDER_MODELS other than the shipped one): see applyDefaults.
+	ModelGiven  bool   `kong:"-"`
 	Base        string `short:"b" name:"base" group:"models" default:"${base_model}" placeholder:"REV|DIR" help:"Base model for --train: a registry revision or a model folder ([SETUP] base_model: ${base_model})."`
 	Revision    string `name:"revision" group:"models" placeholder:"REV" help:"Model revision: main, vN.0 or vN.M; -rev for short (default [HUB] latest = ${latest}; with --hub [HUB] revision = ${hub_revision})."`
 	Hub         bool   `name:"hub" negatable:"" group:"models" default:"${use_hub}" help:"Download the model files from the hub repository [HUB] repo_name ([HUB] use_hub: ${use_hub})."`
@@ -44,7 +47,7 @@ type CLI struct {
 	Best        bool   `name:"best" group:"models" help:"Run the five ensemble models (v1.4 ... v5.4) and average their probabilities."`
 	Parallel    bool   `name:"parallel" group:"models" help:"With --best: run the models in groups that fit the GPU's memory at once (needs a CUDA GPU)."`
 	Device      string `name:"device" group:"models" default:"auto" placeholder:"DEV" help:"cpu, cuda:N, or auto (cuda:0 when a GPU is available)."`
-	DemoWeights string `name:"demo-weights" group:"models" default:"${demo}" placeholder:"DIR" help:"Demo ensemble used by --best when the published models are missing."`
+	DemoWeights string `name:"demo-weights" group:"models" default:"${demo}" placeholder:"DIR" help:"Shipped demo models, used (with a warning, recorded as demo in the run metadata) when no model location is given and the default models folder lacks the models."`
 
 	// Training.
 	Train          bool   `name:"train" negatable:"" group:"training" default:"${training}" help:"Fine-tune the base model ([TRAIN] Training: ${training})."`
@@ -202,6 +205,19 @@ type noInputError struct{ err error }
 
 func (e noInputError) Error() string { return e.err.Error() }
 func (e noInputError) Unwrap() error { return e.err }
+
+// applyDefaults fills the defaults that depend on whether a flag was given:
+// -m defaults to [OUTPUT] FOLDER_MODELS, and the location counts as given
+// when -m was on the command line or FOLDER_MODELS differs from the shipped
+// value.
+func (c *CLI) applyDefaults(s config.Settings) {
+	if c.Model != "" {
+		c.ModelGiven = true
+		return
+	}
+	c.Model = s.Output.FolderModels
+	c.ModelGiven = filepath.Clean(c.Model) != filepath.Clean(config.Defaults().Output.FolderModels)
+}
 
 // validate checks flag combinations that kong cannot express.
 func (c *CLI) validate() error {

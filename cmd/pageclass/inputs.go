@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"archivekit/pkg/paradata"
 	"archivekit/pkg/results"
 )
 
@@ -21,6 +23,11 @@ type inputSet struct {
 	Files []string
 	// Exts are the collected extensions (lower case, with the dot).
 	Exts []string
+	// Keys gives each file its row key (results.Keyer: no two files share
+	// one).
+	Keys *results.Keyer
+	// Skipped are the sub-folders that could not be read, with the reason.
+	Skipped []paradata.Skipped
 }
 
 // extAliases are extensions collected together.
@@ -73,7 +80,9 @@ func collect(file, dir string, exts []string, inner bool) (*inputSet, error) {
 		if st.IsDir() {
 			return nil, noInputError{fmt.Errorf("input file %s is a folder (use -d)", file)}
 		}
-		return &inputSet{Root: filepath.Dir(file), Files: []string{file}, Exts: exts}, nil
+		set := &inputSet{Root: filepath.Dir(file), Files: []string{file}, Exts: exts}
+		set.Keys = results.NewKeyer(set.Root, set.Files)
+		return set, nil
 	}
 	if dir == "" {
 		return nil, noInputError{errors.New("no input: give -f FILE, -d DIR or --dir")}
@@ -90,8 +99,14 @@ func collect(file, dir string, exts []string, inner bool) (*inputSet, error) {
 		want[e] = true
 	}
 	set := &inputSet{Root: dir, Exts: exts}
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err = walkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
+			if p != dir && d != nil && d.IsDir() {
+				// An unreadable sub-folder is skipped and recorded like an
+				// unreadable file; the rest of the folder is classified.
+				set.Skipped = append(set.Skipped, paradata.Skipped{File: p, Reason: "folder not readable: " + err.Error()})
+				return filepath.SkipDir
+			}
 			return err
 		}
 		if p == dir {
@@ -118,33 +133,47 @@ func collect(file, dir string, exts []string, inner bool) (*inputSet, error) {
 		return nil, noInputError{fmt.Errorf("reading input folder: %w", err)}
 	}
 	sort.Strings(set.Files)
+	set.Keys = results.NewKeyer(set.Root, set.Files)
 	if len(set.Files) == 0 {
 		return nil, noInputError{fmt.Errorf("no %s files in %s%s", strings.Join(exts, "/"), dir, map[bool]string{true: " or its sub-folders", false: " (nested folders not searched: --inner)"}[inner])}
 	}
 	return set, nil
 }
 
-// isPDF reports whether an input is read as a PDF (by extension: its rows
-// are keyed by page number).
-func isPDF(path string) bool { return strings.EqualFold(filepath.Ext(path), ".pdf") }
+// walkDir is filepath.WalkDir; tests replace it to make a sub-folder
+// unreadable where permissions cannot (the tests run as root).
+var walkDir = filepath.WalkDir
 
-// rowKey is the output row key of page (1-based) of file.
-func rowKey(root, file string, page int) (results.Key, error) {
-	if isPDF(file) {
-		return results.PDFKey(root, file, page)
-	}
-	return results.ImageKey(root, file)
-}
-
-// chunkStamp replaces the time stamp in output names of a chunked run: it is
-// derived from the input (absolute root, extensions, inner, the single file),
-// so a re-run over the same input finds and continues the same files.
-func chunkStamp(set *inputSet, file string, inner bool) string {
+// inputKey identifies the input of a run: absolute root, extensions, inner,
+// the single file.
+func inputKey(set *inputSet, file string, inner bool) string {
 	root, err := filepath.Abs(set.Root)
 	if err != nil {
 		root = set.Root
 	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%v\x00%s", root, strings.Join(set.Exts, ","), inner, file)
-	return "chunk-" + hex.EncodeToString(h.Sum(nil))[:10]
+	return fmt.Sprintf("%s\x00%s\x00%v\x00%s", root, strings.Join(set.Exts, ","), inner, file)
+}
+
+// chunkKey is everything that decides the rows of a chunked run's tables:
+// the input, the models (by name and digest of their files), top-N, raw
+// and the ensemble tables asked for. A re-run with the same key continues
+// the same tables; any difference starts new ones, so rows of another model
+// or another top-N are never kept in a table labelled for this run.
+type chunkKey struct {
+	Input         string   `json:"input"`
+	Models        []string `json:"models"`
+	Digests       []string `json:"digests"`
+	TopN          int      `json:"topn"`
+	Raw           bool     `json:"raw"`
+	Best          bool     `json:"best"`
+	Average       bool     `json:"average"`
+	Intermediates bool     `json:"save_intermediates"`
+}
+
+// stamp replaces the time stamp in the output names of a chunked run:
+// "chunk-" and 10 hex digits of the key's hash.
+func (k chunkKey) stamp() string {
+	b, _ := json.Marshal(k)
+	h := sha256.Sum256(b)
+	return "chunk-" + hex.EncodeToString(h[:])[:10]
 }

@@ -88,7 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, k := range p.settings.Unknown {
 		log.Warn("unknown config key (misspelt?)", "file", p.configPath, "key", k)
 	}
-	r := &runner{cli: p.cli, settings: p.settings, configPath: p.configPath, log: log, logSink: sink, stderr: stderr}
+	r := &runner{cli: p.cli, settings: p.settings, configPath: p.configPath, log: log, logSink: sink, stdout: stdout, stderr: stderr}
 	return exitCode(r.main(ctx), log)
 }
 
@@ -131,6 +131,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (p parsed, code int, don
 	if code, done := parse(parser, args, stderr, &exited); done {
 		return p, code, true
 	}
+	cli.applyDefaults(settings)
 	if err := cli.validate(); err != nil {
 		fmt.Fprintln(stderr, "pageclass:", err)
 		return p, exitUsage, true

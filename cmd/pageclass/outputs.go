@@ -95,12 +95,14 @@ func newOutputs(s outputSpec) (*outputs, error) {
 	if s.Raw && s.Average {
 		errs = append(errs, add(results.RawName(s.Stamp, fmt.Sprintf("BEST_%d_models_AVG", n)), raw, mean))
 	}
-	if s.Intermediates {
-		for i, name := range s.Names {
+	for i, name := range s.Names {
+		if s.Intermediates {
 			errs = append(errs, add(results.TopNName(s.Stamp, name, s.TopN), topn, model(i)))
-			if s.Raw {
-				errs = append(errs, add(results.RawName(s.Stamp, name), raw, model(i)))
-			}
+		}
+		// --raw without the averaged table writes each model's RAW table:
+		// the raw scores are still asked for.
+		if s.Raw && (s.Intermediates || !s.Average) {
+			errs = append(errs, add(results.RawName(s.Stamp, name), raw, model(i)))
 		}
 	}
 	return o, errors.Join(errs...)
@@ -132,8 +134,8 @@ func (o *outputs) rows() int { return o.first.Len() }
 func (o *outputs) pending(set *inputSet) []string {
 	var out []string
 	for _, f := range set.Files {
-		if !isPDF(f) {
-			if k, err := results.ImageKey(set.Root, f); err == nil && o.hasAll(k) {
+		if !results.IsPDF(f) {
+			if k, err := set.Keys.Key(f, 1); err == nil && o.hasAll(k) {
 				continue
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"archivekit/pkg/config"
 	"archivekit/pkg/hub"
 	"archivekit/pkg/licence"
+	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/paradata"
 	"archivekit/pkg/pipeline"
 	"archivekit/pkg/progress"
@@ -33,6 +34,7 @@ type runner struct {
 	configPath string
 	log        *slog.Logger
 	logSink    *logSink
+	stdout     io.Writer
 	stderr     io.Writer
 
 	start  time.Time
@@ -41,6 +43,10 @@ type runner struct {
 	device string
 	// hubClient, when set, replaces hub.FromEnv (tests).
 	hubClient *hub.Client
+	// digests caches modelmeta.Digest by folder.
+	digests map[string]string
+	// demo is set once a shipped demo model was loaded.
+	demo bool
 }
 
 func toolVersion() string {
@@ -56,19 +62,20 @@ func toolVersion() string {
 func (r *runner) main(ctx context.Context) (err error) {
 	c := r.cli
 	r.start = time.Now()
-	r.stamp = results.Stamp(r.start)
 	if err := r.pickDevice(); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(c.Results, 0o755); err != nil {
 		return fmt.Errorf("results folder: %w", err)
 	}
-	r.para, err = paradata.Start(c.Results, r.stamp, r.start, paradata.Info{
+	// The stamp is claimed in the results folder, so two runs never share
+	// output names (a second run of the same second gets stamp-2).
+	r.para, r.stamp, err = paradata.Create(c.Results, results.Stamp(r.start), r.start, paradata.Info{
 		ToolVersion: toolVersion(), Repository: "archivekit",
 		RunnerRef: os.Getenv("RUNNER_REF"), DockerImage: os.Getenv("DOCKER_IMAGE"),
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("run metadata: %w", err)
 	}
 	defer func() {
 		if ferr := r.para.Finish(err); ferr != nil {
@@ -79,22 +86,24 @@ func (r *runner) main(ctx context.Context) (err error) {
 		}
 	}()
 	r.recordConfig()
-	if err := r.resolveLicence(); err != nil {
+	if err := r.resolveLicence(false); err != nil {
 		return err
 	}
 	switch {
 	case c.Average:
 		return r.average()
 	case c.Train:
-		if err := r.train(ctx); err != nil {
+		trained, err := r.train(ctx)
+		if err != nil {
 			return err
 		}
 		if c.Eval {
-			return r.evaluate(ctx)
+			// --train --eval evaluates the models this run just trained.
+			return r.evaluate(ctx, trained)
 		}
 		return nil
 	case c.Eval:
-		return r.evaluate(ctx)
+		return r.evaluate(ctx, nil)
 	}
 	return r.classify(ctx)
 }
@@ -155,8 +164,9 @@ func (r *runner) paraConfigPath() string {
 }
 
 // resolveLicence records the run's licence from the components file with
-// the conditions of this run ("training", "fastcls").
-func (r *runner) resolveLicence() error {
+// the conditions of this run ("training", "fastcls", and "demo" once a
+// shipped demo model answers).
+func (r *runner) resolveLicence(demo bool) error {
 	path := r.paraConfigPath()
 	comps, err := licence.LoadComponents(path)
 	if err != nil {
@@ -168,6 +178,9 @@ func (r *runner) resolveLicence() error {
 	}
 	if r.cli.FastCls {
 		conds = append(conds, "fastcls")
+	}
+	if demo {
+		conds = append(conds, "demo")
 	}
 	res := comps.Resolve(comps.Counting(conds...)...)
 	r.para.SetLicence(res)
@@ -182,7 +195,7 @@ func (r *runner) resolveLicence() error {
 // locator builds the model locator of the run (hub when --hub).
 func (r *runner) locator() (*classify.Locator, error) {
 	c := r.cli
-	loc := &classify.Locator{Models: c.Model, Demo: c.DemoWeights, Log: r.log}
+	loc := &classify.Locator{Models: c.Model, Given: c.ModelGiven || c.Hub, Demo: c.DemoWeights, Log: r.log}
 	if c.Hub {
 		if strings.TrimSpace(r.settings.Hub.RepoName) == "" {
 			return nil, usagef("--hub needs the hub repository: set [HUB] repo_name in %s", r.configPathOr())
@@ -241,7 +254,7 @@ func (r *runner) folders(ctx context.Context) ([]classify.Folder, error) {
 	if c.Best {
 		return loc.Ensemble(ctx)
 	}
-	f, err := loc.Folder(ctx, r.singleRevision())
+	f, err := loc.Folder(ctx, r.singleRevision(), r.cli.Revision != "")
 	if err != nil {
 		return nil, err
 	}
@@ -273,14 +286,49 @@ func (r *runner) loadModels(folders []classify.Folder) ([]*classify.Model, error
 		return nil, err
 	}
 	for _, m := range ms {
-		r.addModel(m)
+		if err := r.addModel(m); err != nil {
+			classify.CloseAll(ms)
+			return nil, err
+		}
 	}
 	return ms, nil
 }
 
-func (r *runner) addModel(m *classify.Model) {
-	r.para.AddModel(paradata.Model{Revision: m.Name, Path: m.Dir, Base: m.Meta.Base, License: m.Meta.License, Demo: m.Demo})
+// addModel records a loaded model in the run metadata.
+func (r *runner) addModel(m *classify.Model) error {
 	r.log.Info("model loaded", "model", m.Name, "folder", m.Dir, "input", m.Size(), "device", r.device, "demo", m.Demo)
+	return r.recordModel(m.Name, m.Dir, m.Meta, m.Demo)
+}
+
+// recordModel records a model (with its digest) in the run metadata; a demo
+// model adds the demo weights' licence to the run's.
+func (r *runner) recordModel(name, dir string, meta *modelmeta.Meta, demo bool) error {
+	digest, err := r.digest(dir)
+	if err != nil {
+		return err
+	}
+	r.para.AddModel(paradata.Model{Revision: name, Path: dir, Base: meta.Base, License: meta.License, Digest: digest, Demo: demo})
+	if demo && !r.demo {
+		r.demo = true
+		return r.resolveLicence(true)
+	}
+	return nil
+}
+
+// digest is modelmeta.Digest of a model folder, computed once per run.
+func (r *runner) digest(dir string) (string, error) {
+	if d, ok := r.digests[dir]; ok {
+		return d, nil
+	}
+	d, err := modelmeta.Digest(dir)
+	if err != nil {
+		return "", fmt.Errorf("model %s: %w", dir, err)
+	}
+	if r.digests == nil {
+		r.digests = map[string]string{}
+	}
+	r.digests[dir] = d
+	return d, nil
 }
 
 // newBar starts a progress bar on stderr and routes the log through it.
@@ -322,13 +370,25 @@ func (r *runner) classify(ctx context.Context) error {
 		return err
 	}
 	r.log.Info("inputs collected", "files", len(set.Files), "root", set.Root)
+	for _, s := range set.Skipped {
+		r.log.Warn("folder skipped", "folder", s.File, "error", s.Reason)
+		r.para.Skip(s.File, s.Reason)
+	}
 	folders, err := r.folders(ctx)
 	if err != nil {
 		return err
 	}
 	names := make([]string, len(folders))
+	digests := make([]string, len(folders))
 	for i, f := range folders {
-		names[i] = f.Revision
+		meta, err := modelmeta.Load(f.Dir)
+		if err != nil {
+			return err
+		}
+		names[i] = f.Name(meta)
+		if digests[i], err = r.digest(f.Dir); err != nil {
+			return err
+		}
 	}
 	stamp := r.stamp
 	chunk := 0
@@ -337,7 +397,11 @@ func (r *runner) classify(ctx context.Context) error {
 		if chunk < 1 {
 			return usagef("[INPUT] chunk_size must be at least 1 with --chunk, got %d", chunk)
 		}
-		stamp = chunkStamp(set, c.File, c.Inner)
+		key := chunkKey{Input: inputKey(set, c.File, c.Inner), Models: names, Digests: digests,
+			TopN: c.TopN, Raw: c.Raw, Best: c.Best, Average: !c.NoAverageBest, Intermediates: c.SaveIntermediates}
+		stamp = key.stamp()
+		r.para.SetConfig("chunk_key", key)
+		r.log.Info("chunked output", "tables", stamp, "note", "a re-run with the same inputs, models, top-N and raw continues these tables; anything else starts new ones")
 	}
 
 	var ens *classify.Ensemble
@@ -354,9 +418,6 @@ func (r *runner) classify(ctx context.Context) error {
 		}
 		ens, _ = classify.NewEnsemble(ms...)
 		defer ens.Close()
-		for i, m := range ms {
-			names[i] = m.Name
-		}
 	}
 
 	out, err := newOutputs(outputSpec{
@@ -389,7 +450,7 @@ func (r *runner) classify(ctx context.Context) error {
 			r.para.Skip(p.Name, p.Err.Error())
 			return nil
 		}
-		key, err := rowKey(set.Root, p.Name, p.Page)
+		key, err := set.Keys.Key(p.Name, p.Page)
 		if err != nil {
 			bar.Fail(1)
 			r.para.Skip(p.Name, err.Error())

@@ -331,7 +331,9 @@ func TestFastClsAndDemoEnsemble(t *testing.T) {
 		}
 	})
 	t.Run("demo ensemble", func(t *testing.T) {
-		e := newEnv(t, nil)
+		// The shipped default models folder (not a given location) lacks
+		// the models: the demo ensemble answers.
+		e := newEnv(t, map[string]string{"OUTPUT.FOLDER_MODELS": "./model"})
 		e.linkPages(t, 1)
 		demo := classifytest.Ensemble(t, filepath.Join(e.root, "weights", "demo"))
 		code, log := e.run(t, "--dir", "--best", "--demo-weights", demo)
@@ -342,8 +344,11 @@ func TestFastClsAndDemoEnsemble(t *testing.T) {
 			t.Errorf("no demo warning:\n%s", log)
 		}
 		d := readParadata(t, e)
-		if !d.DemoEnsemble || len(d.Models) != 5 || !d.Models[0].Demo {
+		if !d.DemoEnsemble || !d.Demo || len(d.Models) != 5 || !d.Models[0].Demo {
 			t.Errorf("demo not recorded: %+v", d.Models)
+		}
+		if d.License != "CC BY-NC 4.0" {
+			t.Errorf("licence %q, want the demo weights' CC BY-NC 4.0", d.License)
 		}
 	})
 }

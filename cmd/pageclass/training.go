@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"archivekit/pkg/classify"
+	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/registry"
 	"archivekit/pkg/train"
 )
@@ -38,7 +39,7 @@ func (r *runner) baseFolder(ctx context.Context) (classify.Folder, error) {
 	if err != nil {
 		return classify.Folder{}, err
 	}
-	return loc.Folder(ctx, b)
+	return loc.Folder(ctx, b, true)
 }
 
 // trainOptions maps the flags and the config file onto train.Options.
@@ -92,66 +93,112 @@ func (r *runner) trainOptions(base classify.Folder) (train.Options, error) {
 	}, nil
 }
 
-// train runs --train.
-func (r *runner) train(ctx context.Context) error {
+// train runs --train and returns the folders of the models it wrote.
+func (r *runner) train(ctx context.Context) ([]classify.Folder, error) {
 	base, err := r.baseFolder(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	o, err := r.trainOptions(base)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if o.FoldsCSV != "" && r.cli.Folds > 0 {
+		msg := fmt.Sprintf("--folds %d is ignored: --folds_csv %s takes precedence (spec 4.1 rule 4)", r.cli.Folds, o.FoldsCSV)
+		r.log.Warn(msg)
+		r.para.Warn(msg)
+	}
+	for k, v := range map[string]any{"base": o.Base, "pages": o.Pages, "epochs": o.Epochs, "batch": o.Batch, "lr": o.LR,
+		"max_per_class": o.MaxPerClass, "test_size": o.TestSize, "seed": o.Seed, "folds": o.Folds, "folds_csv": o.FoldsCSV,
+		"fold_column": o.FoldColumn, "revision": o.Revision, "augment": o.Augment} {
+		r.para.SetTraining(k, v)
 	}
 	r.log.Info("training", "base", o.Base, "pages", o.Pages, "folds", o.Folds, "folds_csv", o.FoldsCSV, "fold_column", o.FoldColumn, "epochs", o.Epochs)
 	res, err := train.Train(ctx, o)
+	var out []classify.Folder
+	var made []map[string]any
 	for _, f := range res {
 		r.log.Info("fold trained", "fold", f.Fold, "model", f.ModelDir, "dev_accuracy", f.DevAccuracy, "test_top1", f.TestTop1)
+		made = append(made, map[string]any{"fold": f.Fold, "model": f.ModelDir, "checkpoint": f.Checkpoint, "datasets": f.DatasetFile,
+			"dev_accuracy": f.DevAccuracy, "test_top1": f.TestTop1, "test_top3": f.TestTop3})
+		r.para.AddOutputFile(f.ModelDir)
+		r.para.AddOutputFile(f.DatasetFile)
+		out = append(out, classify.Folder{Dir: f.ModelDir})
 	}
-	return err
+	r.para.SetTraining("folds_trained", made)
+	return out, err
 }
 
 // evalOptions maps the flags and the config file onto train.EvalOptions for
-// the model folder f.
-func (r *runner) evalOptions(f classify.Folder) (train.EvalOptions, error) {
+// the model folders (one model, or more averaged as an ensemble).
+func (r *runner) evalOptions(folders []classify.Folder) (train.EvalOptions, error) {
 	c, s := r.cli, r.settings
 	exts, err := plainExts(c.FileFormat)
 	if err != nil {
 		return train.EvalOptions{}, err
 	}
-	rev := f.Revision
-	if rev == "" {
-		rev = filepath.Base(f.Dir)
-	}
-	count := 1
-	if fold, ok := registry.BestFold(rev); ok {
-		count = fold
-	}
-	return train.EvalOptions{
-		Model: f.Dir, Pages: s.Eval.FolderPages, Exts: exts, TopN: c.TopN, Count: count, Revision: rev,
+	o := train.EvalOptions{
+		Pages: s.Eval.FolderPages, Exts: exts, TopN: c.TopN, Count: 1,
 		Results: c.Results, Stamp: r.stamp, Device: r.device, Batch: s.Setup.Batch,
 		Log: r.log, Progress: r.stderr, Run: r.para,
-	}, nil
+	}
+	if len(folders) > 1 {
+		for _, f := range folders {
+			o.Ensemble = append(o.Ensemble, f.Dir)
+		}
+		o.Count = len(folders)
+		o.Revision = fmt.Sprintf("BEST_%d_models_AVG", len(folders))
+		return o, nil
+	}
+	f := folders[0]
+	meta, err := modelmeta.Load(f.Dir)
+	if err != nil {
+		return o, err
+	}
+	o.Model, o.Revision = f.Dir, f.Name(meta)
+	if fold, ok := registry.BestFold(o.Revision); ok {
+		o.Count = fold
+	}
+	return o, nil
 }
 
-// evaluate runs --eval on the selected model(s).
-func (r *runner) evaluate(ctx context.Context) error {
-	folders, err := r.folders(ctx)
-	if err != nil {
-		return err
+// evaluate runs --eval on folders (nil: the models selected by the flags).
+// Each model is evaluated; with more than one (--best), so is their
+// probability average. Per-category precision, recall and F1 go to stdout.
+func (r *runner) evaluate(ctx context.Context, folders []classify.Folder) error {
+	if folders == nil {
+		var err error
+		if folders, err = r.folders(ctx); err != nil {
+			return err
+		}
+	}
+	sets := make([][]classify.Folder, 0, len(folders)+1)
+	for _, f := range folders {
+		sets = append(sets, []classify.Folder{f})
+	}
+	if len(folders) > 1 && r.cli.Best {
+		sets = append(sets, folders)
 	}
 	for _, f := range folders {
-		o, err := r.evalOptions(f)
+		meta, err := modelmeta.Load(f.Dir)
+		if err != nil {
+			return err
+		}
+		if err := r.recordModel(f.Name(meta), f.Dir, meta, f.Demo); err != nil {
+			return err
+		}
+	}
+	for _, set := range sets {
+		o, err := r.evalOptions(set)
 		if err != nil {
 			return err
 		}
 		res, err := train.Evaluate(ctx, o)
 		if err != nil {
-			return fmt.Errorf("evaluating %s: %w", f.Dir, err)
-		}
-		for _, p := range res.Files {
-			r.para.AddOutputFile(p)
+			return fmt.Errorf("evaluating %s: %w", o.Revision, err)
 		}
 		r.log.Info("evaluated", "model", o.Revision, "pages", res.Pages, "top1", res.Top1, "topN", res.TopN)
+		fmt.Fprintf(r.stdout, "\n%s", res.Report())
 	}
 	return nil
 }

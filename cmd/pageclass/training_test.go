@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"archivekit/pkg/classify"
+	"archivekit/pkg/classify/classifytest"
 	"archivekit/pkg/train"
 )
 
@@ -68,15 +69,21 @@ func TestTrainOptionsMapping(t *testing.T) {
 
 func TestEvalOptionsMapping(t *testing.T) {
 	r := testRunner(t, map[string]string{"EVAL.FOLDER_PAGES": "/data/eval", "SETUP.batch": "2"}, "--eval", "-tn", "5")
-	got, err := r.evalOptions(classify.Folder{Revision: "v2.4", Dir: "/m/model_v24"})
+	dir := classifytest.ModelDir(t, filepath.Join(t.TempDir(), "model_v24"), classifytest.Five()[1])
+	got, err := r.evalOptions([]classify.Folder{{Revision: "v2.4", Dir: dir}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got.Log, got.Progress, got.Run = nil, nil, nil
-	want := train.EvalOptions{Model: "/m/model_v24", Pages: "/data/eval", Exts: []string{"png"}, TopN: 5, Count: 5,
+	want := train.EvalOptions{Model: dir, Pages: "/data/eval", Exts: []string{"png"}, TopN: 5, Count: 5,
 		Revision: "v2.4", Results: r.cli.Results, Stamp: r.stamp, Device: "cpu", Batch: 2}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+	// More than one folder: their average, labelled as the BEST tables.
+	got, err = r.evalOptions([]classify.Folder{{Dir: "/m/a"}, {Dir: "/m/b"}})
+	if err != nil || !reflect.DeepEqual(got.Ensemble, []string{"/m/a", "/m/b"}) || got.Revision != "BEST_2_models_AVG" || got.Count != 2 {
+		t.Errorf("ensemble options %+v, %v", got, err)
 	}
 }
 

@@ -185,32 +185,44 @@ func TestLocator(t *testing.T) {
 	models := t.TempDir()
 	classifytest.ModelDir(t, filepath.Join(models, "model_v44"), classifytest.Spec{Fixture: "tiny_cnn.pt", Size: 32, Revision: "v4.4"})
 	demo := classifytest.Ensemble(t, t.TempDir())
+	empty := t.TempDir()
 
 	t.Run("single revision", func(t *testing.T) {
-		f, err := (&classify.Locator{Models: models}).Folder(ctx, "v4.4")
+		f, err := (&classify.Locator{Models: models}).Folder(ctx, "v4.4", false)
 		if err != nil || f.Dir != filepath.Join(models, "model_v44") || f.Demo {
 			t.Fatalf("got %+v, %v", f, err)
 		}
 	})
 	t.Run("models flag names the model folder itself", func(t *testing.T) {
-		f, err := (&classify.Locator{Models: filepath.Join(models, "model_v44")}).Folder(ctx, "v2.4")
+		f, err := (&classify.Locator{Models: filepath.Join(models, "model_v44")}).Folder(ctx, "v2.4", false)
 		if err != nil || f.Dir != filepath.Join(models, "model_v44") {
 			t.Fatalf("got %+v, %v", f, err)
 		}
+		// Not asked for a revision: the model is named after its own.
+		m, err := classify.LoadFolder(f, "cpu")
+		if err != nil || m.Name != "v4.4" {
+			t.Fatalf("name %v, %v", m, err)
+		}
+		m.Close()
+		// Asked for v2.4 explicitly: the v4.4 model is refused.
+		f, _ = (&classify.Locator{Models: filepath.Join(models, "model_v44")}).Folder(ctx, "v2.4", true)
+		if _, err := classify.LoadFolder(f, "cpu"); err == nil || !strings.Contains(err.Error(), "says revision v4.4, not the v2.4") {
+			t.Fatalf("err %v", err)
+		}
 	})
 	t.Run("missing revision names the folder", func(t *testing.T) {
-		_, err := (&classify.Locator{Models: models}).Folder(ctx, "v1.4")
-		if err == nil || !strings.Contains(err.Error(), "model_v14") {
+		_, err := (&classify.Locator{Models: models}).Folder(ctx, "v1.4", false)
+		if err == nil || !strings.Contains(err.Error(), "model_v14") || !strings.Contains(err.Error(), "export_models.py") {
 			t.Fatalf("err %v", err)
 		}
 	})
 	t.Run("bad revision", func(t *testing.T) {
-		if _, err := (&classify.Locator{Models: models}).Folder(ctx, "4.4"); err == nil {
+		if _, err := (&classify.Locator{Models: models}).Folder(ctx, "4.4", false); err == nil {
 			t.Fatal("accepted revision 4.4")
 		}
 	})
 	t.Run("hub without repository", func(t *testing.T) {
-		_, err := (&classify.Locator{Models: models, Hub: &hubClient}).Folder(ctx, "v4.4")
+		_, err := (&classify.Locator{Models: models, Hub: &hubClient}).Folder(ctx, "v4.4", false)
 		if err == nil || !strings.Contains(err.Error(), "repo_name") {
 			t.Fatalf("err %v", err)
 		}
@@ -221,8 +233,8 @@ func TestLocator(t *testing.T) {
 			t.Fatalf("got %+v, %v", fs, err)
 		}
 	})
-	t.Run("demo fallback", func(t *testing.T) {
-		fs, err := (&classify.Locator{Models: models, Demo: demo}).Ensemble(ctx)
+	t.Run("demo fallback when no location was given", func(t *testing.T) {
+		fs, err := (&classify.Locator{Models: empty, Demo: demo}).Ensemble(ctx)
 		if err != nil || len(fs) != 5 {
 			t.Fatalf("got %+v, %v", fs, err)
 		}
@@ -240,11 +252,50 @@ func TestLocator(t *testing.T) {
 		if !e.Demo() {
 			t.Error("demo ensemble not marked")
 		}
+		f, err := (&classify.Locator{Models: empty, Demo: demo}).Folder(ctx, "v2.4", false)
+		if err != nil || !f.Demo || f.Dir != filepath.Join(demo, "model_v24") {
+			t.Fatalf("single demo: %+v, %v", f, err)
+		}
+		if _, err := (&classify.Locator{Models: empty, Demo: demo}).Folder(ctx, "v1.3", false); err == nil ||
+			!strings.Contains(err.Error(), "demo models") || !strings.Contains(err.Error(), "export_models.py") {
+			t.Fatalf("no demo v1.3: %v", err)
+		}
 	})
-	t.Run("no ensemble and no demo", func(t *testing.T) {
-		_, err := (&classify.Locator{Models: models, Demo: filepath.Join(models, "nothing")}).Ensemble(ctx)
-		if err == nil || !strings.Contains(err.Error(), "model_v14") || !strings.Contains(err.Error(), "demo ensemble incomplete") {
+	t.Run("a given location never falls back", func(t *testing.T) {
+		_, err := (&classify.Locator{Models: empty, Given: true, Demo: demo}).Ensemble(ctx)
+		if err == nil || !strings.Contains(err.Error(), "0 of 5") || !strings.Contains(err.Error(), "v3.4") {
 			t.Fatalf("err %v", err)
+		}
+		if _, err := (&classify.Locator{Models: empty, Given: true, Demo: demo}).Folder(ctx, "v4.4", false); err == nil {
+			t.Fatal("single model fell back to the demo")
+		}
+	})
+	t.Run("incomplete set is an error naming what is missing", func(t *testing.T) {
+		_, err := (&classify.Locator{Models: models, Demo: demo}).Ensemble(ctx)
+		if err == nil || !strings.Contains(err.Error(), "1 of 5") {
+			t.Fatalf("err %v", err)
+		}
+		for _, rev := range []string{"v1.4", "v2.4", "v3.4", "v5.4"} {
+			if !strings.Contains(err.Error(), rev+" (") {
+				t.Errorf("error does not name %s: %v", rev, err)
+			}
+		}
+		if strings.Contains(err.Error(), "v4.4 (") {
+			t.Errorf("error names the present v4.4: %v", err)
+		}
+	})
+	t.Run("export layout v1.4 is accepted", func(t *testing.T) {
+		root := t.TempDir()
+		for _, s := range classifytest.Five() {
+			classifytest.ModelDir(t, filepath.Join(root, s.Revision), s)
+		}
+		fs, err := (&classify.Locator{Models: root, Given: true}).Ensemble(ctx)
+		if err != nil || len(fs) != 5 || fs[2].Dir != filepath.Join(root, "v3.4") {
+			t.Fatalf("got %+v, %v", fs, err)
+		}
+		classifytest.ModelDir(t, filepath.Join(root, "model_v34"), classifytest.Five()[2])
+		if _, err := (&classify.Locator{Models: root, Given: true}).Ensemble(ctx); err == nil || !strings.Contains(err.Error(), "two folders") {
+			t.Fatalf("both spellings: %v", err)
 		}
 	})
 }

@@ -25,26 +25,46 @@ var HubFiles = []string{modelmeta.WeightsFile, modelmeta.MetaFile}
 // Folder is a model folder found for a revision.
 type Folder struct {
 	// Revision is the registry revision asked for ("" for a plain path).
+	// The model is named after it when its model.json names no revision.
 	Revision string
+	// Want, when set, is the revision the model must be: loading fails when
+	// model.json names another one (a folder named for v4.4 holding v1.4).
+	Want string
 	// Dir holds model.pt and model.json.
 	Dir string
-	// Demo is true when the folder belongs to the demo ensemble.
+	// Demo is true when the folder belongs to the shipped demo models.
 	Demo bool
 }
 
 // Locator finds model folders for revisions.
+//
+// The layout of a models folder (the -m flag, [OUTPUT] FOLDER_MODELS, the
+// output of tools/export_models.py --published) is one sub-folder per
+// revision, named model_<rev without dots> (model_v14) or after the revision
+// itself (v1.4); both spellings are accepted, and a folder holding both for
+// one revision is an error rather than a guess.
+//
+// Demo fallback: when the location was not given (Given is false: no -m, no
+// hub) and the default folder holds none of the models asked for, the
+// shipped demo models under Demo answer instead, with one WARNING, and their
+// folders are marked Demo. A location that was given never falls back, and
+// an incomplete ensemble is an error naming every missing revision.
 type Locator struct {
-	// Models is the folder holding one sub-folder per revision,
-	// model_<rev without dots> (the -m flag, [OUTPUT] FOLDER_MODELS).
+	// Models is the folder holding one sub-folder per revision, or one model
+	// folder itself.
 	Models string
-	// Demo is the demo ensemble root (DefaultDemoDir); "" disables the
+	// Given is true when the user named the model location (-m on the
+	// command line, a non-default [OUTPUT] FOLDER_MODELS, or the hub): no
+	// demo fallback then.
+	Given bool
+	// Demo is the demo models root (DefaultDemoDir); "" disables the
 	// fallback.
 	Demo string
 	// Hub, when not nil, downloads revisions from HubRepo instead of
-	// reading Models (the --hub flag).
+	// reading Models (the --hub flag); the hub is always a given location.
 	Hub     *hub.Client
 	HubRepo string
-	// Log receives the demo-ensemble warning; nil means slog.Default().
+	// Log receives the demo warning; nil means slog.Default().
 	Log *slog.Logger
 }
 
@@ -61,11 +81,47 @@ func IsModelDir(dir string) bool {
 	return err == nil && !st.IsDir()
 }
 
+// RevisionDirs are the accepted names of a revision's folder inside a models
+// folder: model_<rev without dots>, then the revision itself.
+func RevisionDirs(root, rev string) []string {
+	return []string{filepath.Join(root, registry.ModelDirName(rev)), filepath.Join(root, rev)}
+}
+
+// findRevision returns the folder of rev under root: "" when there is none,
+// an error when both spellings exist.
+func findRevision(root, rev string) (string, error) {
+	var found []string
+	for _, d := range RevisionDirs(root, rev) {
+		if IsModelDir(d) {
+			found = append(found, d)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", nil
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("model %s: two folders in %s (%s); keep one", rev, root, strings.Join(found, " and "))
+}
+
+// lookedFor names the folders searched for rev under root, for messages.
+func lookedFor(root, rev string) string {
+	d := RevisionDirs(root, rev)
+	return d[0] + " or " + d[1]
+}
+
+// HintExport is the hint of every missing-model error: where published
+// models come from.
+const HintExport = "convert the published checkpoints with tools/export_models.py --published CHECKPOINTS --out DIR (see tools/README.md) and give -m DIR"
+
 // Folder finds the folder of one revision: downloaded from the hub when a hub
 // is set; else Models itself when it is a model folder (holds model.json);
-// else Models/model_<rev without dots>. The revision is checked first
-// (registry.CheckRevision).
-func (l *Locator) Folder(ctx context.Context, rev string) (Folder, error) {
+// else the revision's sub-folder of Models; else, when the location was not
+// given, the demo model of that revision (with a warning). want says that rev
+// was asked for explicitly, so a model folder named by Models must be that
+// revision. The revision is checked first (registry.CheckRevision).
+func (l *Locator) Folder(ctx context.Context, rev string, want bool) (Folder, error) {
 	if err := registry.CheckRevision(rev); err != nil {
 		return Folder{}, err
 	}
@@ -77,30 +133,53 @@ func (l *Locator) Folder(ctx context.Context, rev string) (Folder, error) {
 		if err != nil {
 			return Folder{}, err
 		}
-		return Folder{Revision: rev, Dir: dir}, nil
+		f := Folder{Revision: rev, Dir: dir}
+		if !hub.Moving(rev) {
+			f.Want = rev
+		}
+		return f, nil
 	}
 	if IsModelDir(l.Models) {
-		return Folder{Revision: rev, Dir: l.Models}, nil
+		f := Folder{Dir: l.Models}
+		if want {
+			f.Revision, f.Want = rev, rev
+		}
+		return f, nil
 	}
-	dir := filepath.Join(l.Models, registry.ModelDirName(rev))
-	if !IsModelDir(dir) {
-		return Folder{}, fmt.Errorf("model %s not found: %s has no %s (download it with --hub, or point -m at the folder holding %s)",
-			rev, dir, modelmeta.MetaFile, registry.ModelDirName(rev))
+	dir, err := findRevision(l.Models, rev)
+	if err != nil {
+		return Folder{}, err
 	}
-	return Folder{Revision: rev, Dir: dir}, nil
+	if dir != "" {
+		return Folder{Revision: rev, Want: rev, Dir: dir}, nil
+	}
+	missing := fmt.Sprintf("model %s not found: no model.json in %s", rev, lookedFor(l.Models, rev))
+	if l.Given || l.Demo == "" {
+		return Folder{}, fmt.Errorf("%s; %s", missing, HintExport)
+	}
+	demo, err := findRevision(l.Demo, rev)
+	if err != nil {
+		return Folder{}, err
+	}
+	if demo == "" {
+		return Folder{}, fmt.Errorf("%s, and the shipped demo models (%s) have none for %s (they are %s); %s",
+			missing, l.Demo, rev, strings.Join(registry.Ensemble, ", "), HintExport)
+	}
+	l.log().Warn("DEMO MODEL: no model location given and "+l.Models+" has no "+rev+": using the shipped demo model (low accuracy, CC BY-NC 4.0), not the published weights",
+		"revision", rev, "demo", demo, "hint", HintExport)
+	return Folder{Revision: rev, Dir: demo, Demo: true}, nil
 }
 
 // Ensemble finds the five canonical ensemble folders (registry.Ensemble
-// order). From the hub, all five are downloaded. Otherwise, when all five
-// exist under Models they are used; when any is missing and the demo root
-// holds all five, the demo ensemble is used instead, as a whole (published
-// and demo models are never mixed), with a WARNING log line; else the error
-// names every missing folder.
+// order). From the hub, all five are downloaded. Otherwise all five must be
+// under Models; when none is and the location was not given, the demo
+// ensemble answers as a whole (published and demo models are never mixed),
+// with one WARNING. Any other gap is an error naming every missing revision.
 func (l *Locator) Ensemble(ctx context.Context) ([]Folder, error) {
 	var out []Folder
 	if l.Hub != nil {
 		for _, rev := range registry.Ensemble {
-			f, err := l.Folder(ctx, rev)
+			f, err := l.Folder(ctx, rev, true)
 			if err != nil {
 				return nil, err
 			}
@@ -108,43 +187,55 @@ func (l *Locator) Ensemble(ctx context.Context) ([]Folder, error) {
 		}
 		return out, nil
 	}
-	var missing []string
-	for _, rev := range registry.Ensemble {
-		dir := filepath.Join(l.Models, registry.ModelDirName(rev))
-		if !IsModelDir(dir) {
-			missing = append(missing, dir)
-			continue
-		}
-		out = append(out, Folder{Revision: rev, Dir: dir})
+	if IsModelDir(l.Models) {
+		return nil, fmt.Errorf("%s is one model folder; the ensemble needs the folder holding the five (%s)",
+			l.Models, strings.Join(RevisionDirs("DIR", "v1.4"), " or ")+" ... v5.4")
+	}
+	out, missing, err := ensembleIn(l.Models, false)
+	if err != nil {
+		return nil, err
 	}
 	if len(missing) == 0 {
 		return out, nil
 	}
-	if l.Demo != "" {
-		demo, err := DemoEnsemble(l.Demo)
-		if err == nil {
-			l.log().Warn("published ensemble models missing: using the shipped demo ensemble (not the published weights)",
-				"missing", strings.Join(missing, ", "), "demo", l.Demo)
-			return demo, nil
-		}
-		missing = append(missing, err.Error())
+	msg := fmt.Sprintf("published ensemble incomplete in %s: %d of %d models, missing %s",
+		l.Models, len(out), len(registry.Ensemble), strings.Join(missing, ", "))
+	if l.Given || len(out) > 0 || l.Demo == "" {
+		return nil, fmt.Errorf("%s; %s", msg, HintExport)
 	}
-	return nil, fmt.Errorf("ensemble models missing: %s", strings.Join(missing, "; "))
+	demo, err := DemoEnsemble(l.Demo)
+	if err != nil {
+		return nil, fmt.Errorf("no model location given, no published models in %s, and %w; %s", l.Models, err, HintExport)
+	}
+	l.log().Warn("DEMO MODELS: no model location given and "+l.Models+" holds no published model: using the shipped demo ensemble (low accuracy, CC BY-NC 4.0), not the published weights",
+		"demo", l.Demo, "hint", HintExport)
+	return demo, nil
 }
 
-// DemoEnsemble returns the five demo folders under root
-// (root/model_v14 ... root/model_v54), all marked Demo, or an error naming the
-// missing ones.
-func DemoEnsemble(root string) ([]Folder, error) {
-	var out []Folder
-	var missing []string
+// ensembleIn finds the five ensemble folders under root; missing lists the
+// revisions absent, each with the folders looked for.
+func ensembleIn(root string, demo bool) (found []Folder, missing []string, err error) {
 	for _, rev := range registry.Ensemble {
-		dir := filepath.Join(root, registry.ModelDirName(rev))
-		if !IsModelDir(dir) {
-			missing = append(missing, dir)
+		dir, err := findRevision(root, rev)
+		if err != nil {
+			return nil, nil, err
+		}
+		if dir == "" {
+			missing = append(missing, fmt.Sprintf("%s (%s)", rev, lookedFor(root, rev)))
 			continue
 		}
-		out = append(out, Folder{Revision: rev, Dir: dir, Demo: true})
+		found = append(found, Folder{Revision: rev, Want: rev, Dir: dir, Demo: demo})
+	}
+	return found, missing, nil
+}
+
+// DemoEnsemble returns the five demo folders under root (root/model_v14 ...
+// root/model_v54, or root/v1.4 ...), all marked Demo, or an error naming the
+// missing ones.
+func DemoEnsemble(root string) ([]Folder, error) {
+	out, missing, err := ensembleIn(root, true)
+	if err != nil {
+		return nil, err
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("demo ensemble incomplete: missing %s", strings.Join(missing, ", "))

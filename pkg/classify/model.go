@@ -16,11 +16,11 @@
 // service's version=all answer are made of.
 //
 // A Locator finds model folders: a registry revision lives in
-// {Models}/model_<rev without dots> (registry.ModelDirName), or in the hub
-// cache when the hub is used. When the five published ensemble folders are
-// not all present, the ensemble falls back to the shipped demo ensemble
-// ({Demo}/model_v14 ... {Demo}/model_v54), with a warning; Folder.Demo marks
-// its models so the run metadata can say so.
+// {Models}/model_<rev without dots> (or {Models}/<rev>), or in the hub cache
+// when the hub is used. When no model location was given and the default
+// folder holds none of the models asked for, the shipped demo models answer,
+// with a warning; Folder.Demo marks them so the run metadata can say so. A
+// given location never falls back (see Locator).
 package classify
 
 import (
@@ -29,7 +29,6 @@ import (
 	"path/filepath"
 
 	"archivekit/bindings/torch"
-	"archivekit/pkg/hub"
 	"archivekit/pkg/imageio"
 	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/registry"
@@ -78,20 +77,41 @@ func Load(dir, device string) (*Model, error) {
 	return m, nil
 }
 
-// LoadFolder loads a folder found by a Locator; the model is named after the
-// revision it was asked for (unless that is a moving hub branch such as
-// "main" and model.json names its revision) and carries the folder's demo
-// mark.
+// LoadFolder loads a folder found by a Locator. The model is named after
+// the revision its model.json names (the model that runs labels the
+// outputs), else the revision it was found for, else its folder name. When
+// the folder was found for a definite revision (Folder.Want) and model.json
+// names another, loading fails rather than label one model's results with
+// another's name. The model carries the folder's demo mark.
 func LoadFolder(f Folder, device string) (*Model, error) {
+	meta, err := modelmeta.Load(f.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if f.Want != "" && meta.Revision != "" && meta.Revision != f.Want {
+		return nil, fmt.Errorf("%s: its %s says revision %s, not the %s asked for (fix the folder name or the revision)",
+			f.Dir, modelmeta.MetaFile, meta.Revision, f.Want)
+	}
 	m, err := Load(f.Dir, device)
 	if err != nil {
 		return nil, err
 	}
-	if f.Revision != "" && !(hub.Moving(f.Revision) && m.Meta.Revision != "") {
-		m.Name = f.Revision
-	}
+	m.Name = f.Name(m.Meta)
 	m.Demo = f.Demo
 	return m, nil
+}
+
+// Name is the name a model of this folder with metadata meta gets in
+// outputs: the revision in model.json, else the revision the folder was
+// found for, else the folder's name.
+func (f Folder) Name(meta *modelmeta.Meta) string {
+	switch {
+	case meta != nil && meta.Revision != "":
+		return meta.Revision
+	case f.Revision != "":
+		return f.Revision
+	}
+	return filepath.Base(filepath.Clean(f.Dir))
 }
 
 // Close releases the native module.

@@ -78,6 +78,8 @@ func TestResolve(t *testing.T) {
 		{"training", cls, []string{"training"}, nil, "CC BY-NC 4.0", []string{"training_dataset"}, true, false, false, 0},
 		{"fast classifier", cls, []string{"fastcls"}, nil, "AGPL-3.0", []string{"fastcls_library"}, false, false, true, 0},
 		{"fast classifier training", cls, []string{"fastcls", "training"}, nil, "CC BY-NC 4.0", []string{"training_dataset"}, true, false, true, 1},
+		{"demo models", cls, []string{"demo"}, nil, "CC BY-NC 4.0", []string{"demo_weights"}, true, false, false, 0},
+		{"demo models training", cls, []string{"demo", "training"}, nil, "CC BY-NC 4.0", []string{"training_dataset", "demo_weights"}, true, false, false, 0},
 		{"undeclared component", cls, nil, []string{"mystery_weights"}, "UNKNOWN", []string{"mystery_weights"}, true, true, true, 1},
 		{"translator default", tr, []string{"detection", "mtapi", "lemma", "vocabulary", "thesaurus"}, nil, "CC BY-NC-SA 4.0", []string{"mtapi", "lemmatiser_models"}, true, true, true, 0},
 		{"translator chat provider", tr, []string{"chat_compatible", "mtapi"}, nil, "provider terms of service", []string{"chat_provider"}, true, true, true, 1},

@@ -8,9 +8,12 @@ package modelmeta
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -224,4 +227,25 @@ func ForRevision(rev string) (*Meta, error) {
 		Revision:      rev,
 		Base:          r.Base,
 	}, nil
+}
+
+// Digest identifies the model in a folder: "sha256:" and the hex SHA-256 of
+// model.json's bytes followed by model.pt's. Two folders with the same
+// digest give the same results; it keys chunked-run resumption and is
+// recorded in the run metadata.
+func Digest(dir string) (string, error) {
+	h := sha256.New()
+	for _, name := range []string{MetaFile, WeightsFile} {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s\x00", name)
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -11,7 +11,9 @@ package paradata
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -61,7 +63,9 @@ type Model struct {
 	Path     string `json:"path"`
 	Base     string `json:"base_architecture,omitempty"`
 	License  string `json:"license,omitempty"`
-	// Demo is true for a model of the shipped demo ensemble.
+	// Digest identifies the weights and metadata (modelmeta.Digest).
+	Digest string `json:"digest,omitempty"`
+	// Demo is true for a shipped demo model.
 	Demo bool `json:"demo"`
 }
 
@@ -96,11 +100,15 @@ type Document struct {
 	StartTime       string             `json:"start_time"`
 	EndTime         string             `json:"end_time"`
 	DurationSeconds float64            `json:"duration_seconds"`
-	// DemoEnsemble is true when the shipped demo ensemble answered instead
-	// of the published models.
-	DemoEnsemble       bool           `json:"demo_ensemble"`
-	Models             []Model        `json:"models"`
-	Config             map[string]any `json:"config"`
+	// Demo is true when a shipped demo model answered instead of the
+	// published ones; DemoEnsemble says the same (its older name).
+	Demo         bool           `json:"demo"`
+	DemoEnsemble bool           `json:"demo_ensemble"`
+	Models       []Model        `json:"models"`
+	Config       map[string]any `json:"config"`
+	// Training records what a training run used and made (epochs, learning
+	// rate, seed, folds, the models written); absent for other runs.
+	Training           map[string]any `json:"training,omitempty"`
 	Statistics         Statistics     `json:"statistics"`
 	SkippedFilesDetail []Skipped      `json:"skipped_files_detail"`
 	Outputs            []string       `json:"outputs"`
@@ -118,9 +126,35 @@ type Run struct {
 }
 
 // Start creates the run metadata file in dir for a run started at start
-// (named from its stamp, results.StampLayout) and writes it.
+// (named from its stamp, results.StampLayout) and writes it, replacing a file
+// of the same name. Runs that may share a folder use Create.
 func Start(dir, stamp string, start time.Time, info Info) (*Run, error) {
 	return startWithClock(dir, stamp, start, info, time.Now)
+}
+
+// Create starts the run metadata in dir under the first stamp of base,
+// base-2, base-3, ... that no other run in dir holds, and returns it with
+// that stamp. The file is claimed with an exclusive create, so runs started
+// in the same second, one after the other or at once, each get their own
+// stamp and with it their own output names.
+func Create(dir, base string, start time.Time, info Info) (*Run, string, error) {
+	for i := 1; i <= 10000; i++ {
+		stamp := base
+		if i > 1 {
+			stamp = fmt.Sprintf("%s-%d", base, i)
+		}
+		f, err := os.OpenFile(filepath.Join(dir, FileName(stamp)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		f.Close()
+		r, err := startWithClock(dir, stamp, start, info, time.Now)
+		return r, stamp, err
+	}
+	return nil, "", fmt.Errorf("%s: no free run stamp for %s", dir, base)
 }
 
 func startWithClock(dir, stamp string, start time.Time, info Info, now func() time.Time) (*Run, error) {
@@ -167,6 +201,16 @@ func (r *Run) SetConfig(key string, value any) {
 	r.doc.Config[key] = value
 }
 
+// SetTraining records one fact of a training run.
+func (r *Run) SetTraining(key string, value any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.doc.Training == nil {
+		r.doc.Training = map[string]any{}
+	}
+	r.doc.Training[key] = value
+}
+
 // AddModel records a model used by the run; a demo model marks the run as
 // using the demo ensemble.
 func (r *Run) AddModel(m Model) {
@@ -174,6 +218,7 @@ func (r *Run) AddModel(m Model) {
 	defer r.mu.Unlock()
 	r.doc.Models = append(r.doc.Models, m)
 	r.doc.DemoEnsemble = r.doc.DemoEnsemble || m.Demo
+	r.doc.Demo = r.doc.DemoEnsemble
 }
 
 // AddInputs adds n to the number of input files (PDF pages count singly).
@@ -243,6 +288,9 @@ func (r *Run) snapshotLocked() Document {
 	}
 	d.Statistics.OutputCountsByType = copyMap(d.Statistics.OutputCountsByType)
 	d.Config = copyMap(d.Config)
+	if d.Training != nil {
+		d.Training = copyMap(d.Training)
+	}
 	d.Models = append([]Model{}, d.Models...)
 	d.SkippedFilesDetail = append([]Skipped{}, d.SkippedFilesDetail...)
 	d.Outputs = append([]string{}, d.Outputs...)

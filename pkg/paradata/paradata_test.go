@@ -129,3 +129,23 @@ func TestConcurrentUpdates(t *testing.T) {
 		t.Errorf("snapshot %+v", s.Statistics)
 	}
 }
+
+// Runs of the same second into one folder each get their own stamp.
+func TestCreateClaimsAFreeStamp(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var stamps []string
+	for i := 0; i < 3; i++ {
+		r, stamp, err := Create(dir, "260102-030405", start, Info{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Path() != filepath.Join(dir, FileName(stamp)) || r.Snapshot().RunID != stamp {
+			t.Errorf("path %s, run id %s, stamp %s", r.Path(), r.Snapshot().RunID, stamp)
+		}
+		stamps = append(stamps, stamp)
+	}
+	if got := strings.Join(stamps, " "); got != "260102-030405 260102-030405-2 260102-030405-3" {
+		t.Errorf("stamps %s", got)
+	}
+}

@@ -151,3 +151,108 @@ func BestTop1Name(stamp string, models int) string {
 func BestAvgName(stamp string, models, n int) string {
 	return fmt.Sprintf("%s_BEST_%d_models_AVG_TOP-%d.csv", stamp, models, n)
 }
+
+// Keyer gives every input of one run its own row key. The usual key is
+// ImageKey or PDFKey. Inputs whose usual keys collide — "scan-1.png",
+// "scan_1.png" and "scan-01.png" are all FILE "scan" PAGE 1, and an image
+// "doc-2.png" shares FILE "doc" PAGE 2 with page 2 of "doc.pdf" — do not lose
+// a row: each colliding image keeps its whole stem as FILE with an empty PAGE
+// ("scan-1", "scan_1", "scan-01"), and inputs that still collide (the same
+// stem with two extensions, "scan-1.png" and "scan-1.jpg", or "doc.pdf" and
+// "doc.PDF") keep their extension in FILE as well. The rule depends only on
+// the set of inputs, so the same inputs always get the same keys.
+type Keyer struct {
+	root  string
+	level map[string]int // file -> 0 usual, 1 whole stem, 2 with extension
+}
+
+// NewKeyer prepares the keys of files under root. PDFs are recognised by
+// their extension.
+func NewKeyer(root string, files []string) *Keyer {
+	k := &Keyer{root: root, level: map[string]int{}}
+	for round := 0; round < 3; round++ {
+		groups := map[Key][]string{}
+		pdfs := map[string][]string{} // FILE of a PDF -> the PDFs
+		var images []string
+		for _, f := range files {
+			key, err := k.key(f, 1)
+			if err != nil {
+				continue
+			}
+			if IsPDF(f) {
+				pdfs[key.File] = append(pdfs[key.File], f)
+				continue
+			}
+			groups[key] = append(groups[key], f)
+			images = append(images, f)
+		}
+		changed := false
+		bump := func(f string) {
+			if k.level[f] < 2 {
+				k.level[f]++
+				changed = true
+			}
+		}
+		for _, g := range groups {
+			if len(g) > 1 {
+				for _, f := range g {
+					bump(f)
+				}
+			}
+		}
+		for _, g := range pdfs {
+			if len(g) > 1 {
+				for _, f := range g {
+					k.level[f] = 2
+					changed = true
+				}
+			}
+		}
+		for _, f := range images {
+			if key, _ := k.key(f, 1); key.Page > 0 && len(pdfs[key.File]) > 0 {
+				bump(f)
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	return k
+}
+
+// Key is the row key of page (1-based, used for PDFs) of file.
+func (k *Keyer) Key(file string, page int) (Key, error) {
+	if IsPDF(file) {
+		if page < 1 {
+			return Key{}, fmt.Errorf("%s: page %d: pages count from 1", file, page)
+		}
+	}
+	return k.key(file, page)
+}
+
+func (k *Keyer) key(file string, page int) (Key, error) {
+	level := k.level[file]
+	if level == 2 {
+		rel, err := filepath.Rel(k.root, file)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return Key{}, fmt.Errorf("%s is not under the input root %s", file, k.root)
+		}
+		key := Key{File: filepath.ToSlash(rel)}
+		if IsPDF(file) {
+			key.Page = page
+		}
+		return key, nil
+	}
+	if IsPDF(file) {
+		return PDFKey(k.root, file, page)
+	}
+	if level == 1 {
+		s, err := relStem(k.root, file)
+		return Key{File: s}, err
+	}
+	return ImageKey(k.root, file)
+}
+
+// IsPDF reports whether an input is read as a PDF (by its extension): its
+// rows are keyed by page number.
+func IsPDF(file string) bool { return strings.EqualFold(filepath.Ext(file), ".pdf") }

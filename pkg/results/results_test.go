@@ -230,3 +230,38 @@ func TestNames(t *testing.T) {
 		}
 	}
 }
+
+func TestKeyerGivesEveryInputItsOwnRow(t *testing.T) {
+	tests := []struct {
+		name  string
+		files []string
+		want  []string // "FILE|PAGE" per file (PDFs at page 2)
+	}{
+		{"usual keys", []string{"r/a-3.png", "r/b.png", "r/c.pdf"}, []string{"a|3", "b|", "c|2"}},
+		{"same page number three ways", []string{"r/scan-1.png", "r/scan_1.png", "r/scan-01.png", "r/x-1.png"},
+			[]string{"scan-1|", "scan_1|", "scan-01|", "x|1"}},
+		{"same stem two extensions", []string{"r/s-1.png", "r/s-1.jpg", "r/s_1.png"}, []string{"s-1.png|", "s-1.jpg|", "s_1|"}},
+		{"image meets a PDF page", []string{"r/doc-2.png", "r/doc.pdf"}, []string{"doc-2|", "doc|2"}},
+		{"two PDFs of one stem", []string{"r/d/doc.pdf", "r/d/doc.PDF"}, []string{"d/doc.pdf|2", "d/doc.PDF|2"}},
+		{"other folders stay apart", []string{"r/a/scan-1.png", "r/b/scan_1.png"}, []string{"a/scan|1", "b/scan|1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := NewKeyer("r", tt.files)
+			seen := map[Key]bool{}
+			for i, f := range tt.files {
+				key, err := k.Key(f, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := key.File + "|" + key.PageCell(); got != tt.want[i] {
+					t.Errorf("%s: %s, want %s", f, got, tt.want[i])
+				}
+				if seen[key] {
+					t.Errorf("%s: key %v taken twice", f, key)
+				}
+				seen[key] = true
+			}
+		})
+	}
+}

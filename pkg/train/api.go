@@ -52,8 +52,9 @@ type FoldResult struct {
 
 // EvalOptions configure --eval.
 type EvalOptions struct {
-	Model    string // model folder
-	Pages    string // [EVAL] FOLDER_PAGES (category sub-folders give the gold labels)
+	Model    string   // model folder
+	Ensemble []string // model folders whose averaged probabilities are evaluated (instead of Model)
+	Pages    string   // [EVAL] FOLDER_PAGES (category sub-folders give the gold labels)
 	Exts     []string
 	Only     []string // restrict to these relative paths (a split's test set); nil = all
 	TopN     int
@@ -73,6 +74,7 @@ type EvalOptions struct {
 // {stamp}_{n}_{rev}_TOP-{N}_EVAL.csv, {stamp}_{n}_{rev}_EVAL_RAW.csv and
 // {stamp}_{n}_{rev}_conf_mat_TOP-{N}.png.
 type EvalResult struct {
+	Revision  string // the evaluated model's label in file names and the report
 	Pages     int
 	Top1      float64
 	TopN      float64

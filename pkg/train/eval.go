@@ -40,16 +40,26 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	if o.Count == 0 {
 		o.Count = 1
 	}
-	meta, err := modelmeta.Load(o.Model)
-	if err != nil {
-		return nil, err
+	dirs := o.Ensemble
+	if len(dirs) == 0 {
+		dirs = []string{o.Model}
 	}
-	if !meta.Canonical() {
-		return nil, fmt.Errorf("%s: evaluation needs the 11 categories in canonical order", o.Model)
+	metas := make([]*modelmeta.Meta, len(dirs))
+	for i, dir := range dirs {
+		meta, err := modelmeta.Load(dir)
+		if err != nil {
+			return nil, err
+		}
+		if !meta.Canonical() {
+			return nil, fmt.Errorf("%s: evaluation needs the 11 categories in canonical order", dir)
+		}
+		metas[i] = meta
 	}
 	if o.Revision == "" {
-		o.Revision = meta.Revision
-		if o.Revision == "" {
+		o.Revision = metas[0].Revision
+		if len(dirs) > 1 {
+			o.Revision = fmt.Sprintf("BEST_%d_models_AVG", len(dirs))
+		} else if o.Revision == "" {
 			o.Revision = filepath.Base(o.Model)
 		}
 	}
@@ -73,32 +83,68 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	if len(items) == 0 {
 		return nil, fmt.Errorf("%s: no labelled pages to evaluate", o.Pages)
 	}
-	samples, bad, err := loadSamples(ctx, o.Pages, items, meta.Preprocess.Size, o.Workers)
-	if err != nil {
-		return nil, err
-	}
-	for p, reason := range bad {
-		o.Log.Warn("skipping unreadable page", "file", p, "error", reason)
-		if o.Run != nil {
-			o.Run.Skip(p, reason)
+	// Pages are decoded and resized once per input size; each model runs on
+	// the pages at its own size and the probabilities are averaged.
+	var ptrs []*sample
+	bySize := map[int]map[string]*sample{}
+	for _, meta := range metas {
+		size := meta.Preprocess.Size
+		if bySize[size] != nil {
+			continue
+		}
+		samples, bad, err := loadSamples(ctx, o.Pages, items, size, o.Workers)
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]*sample{}
+		for i := range samples {
+			m[samples[i].path] = &samples[i]
+		}
+		bySize[size] = m
+		if ptrs != nil {
+			continue
+		}
+		for p, reason := range bad {
+			o.Log.Warn("skipping unreadable page", "file", p, "error", reason)
+			if o.Run != nil {
+				o.Run.Skip(p, reason)
+			}
+		}
+		for i := range samples {
+			ptrs = append(ptrs, &samples[i])
 		}
 	}
-	m, err := torch.Load(filepath.Join(o.Model, modelmeta.WeightsFile), o.Device)
-	if err != nil {
-		return nil, err
-	}
-	defer m.Close()
-	ptrs := make([]*sample, len(samples))
-	for i := range samples {
-		ptrs[i] = &samples[i]
-	}
-	probs, err := forward(m, ptrs, meta, o.Batch)
-	if err != nil {
-		return nil, err
-	}
-	res := &EvalResult{Pages: len(ptrs)}
-	res.Top1, res.TopN = accuracy(probs, ptrs, o.TopN)
 	n := len(modelmeta.Categories)
+	probs := make([][]float32, len(ptrs))
+	for i := range probs {
+		probs[i] = make([]float32, n)
+	}
+	for i, dir := range dirs {
+		size := metas[i].Preprocess.Size
+		these := make([]*sample, len(ptrs))
+		for j, s := range ptrs {
+			these[j] = bySize[size][s.path]
+			if these[j] == nil {
+				return nil, fmt.Errorf("%s: page not read at size %d", s.path, size)
+			}
+		}
+		m, err := torch.Load(filepath.Join(dir, modelmeta.WeightsFile), o.Device)
+		if err != nil {
+			return nil, err
+		}
+		p, err := forward(m, these, metas[i], o.Batch)
+		m.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		for j := range p {
+			for c, v := range p[j] {
+				probs[j][c] += v / float32(len(dirs))
+			}
+		}
+	}
+	res := &EvalResult{Pages: len(ptrs), Revision: o.Revision}
+	res.Top1, res.TopN = accuracy(probs, ptrs, o.TopN)
 	res.Confusion = make([][]int, n)
 	for i := range res.Confusion {
 		res.Confusion[i] = make([]int, n)
@@ -161,7 +207,7 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 			o.Run.AddOutputFile(f)
 		}
 	}
-	o.Log.Info("evaluation", "model", o.Model, "pages", res.Pages, "top1", round4(res.Top1), fmt.Sprintf("top%d", o.TopN), round4(res.TopN))
+	o.Log.Info("evaluation", "model", o.Revision, "pages", res.Pages, "top1", round4(res.Top1), fmt.Sprintf("top%d", o.TopN), round4(res.TopN))
 	return res, nil
 }
 
@@ -192,6 +238,7 @@ func perClass(conf [][]int) []ClassScore {
 // Report formats per-class precision, recall and F1 as a console table.
 func (r *EvalResult) Report() string {
 	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %d pages\n", r.Revision, r.Pages)
 	fmt.Fprintf(&b, "%-10s %9s %9s %9s %8s\n", "category", "precision", "recall", "f1", "support")
 	for _, c := range r.PerClass {
 		fmt.Fprintf(&b, "%-10s %9.3f %9.3f %9.3f %8d\n", c.Label, c.Precision, c.Recall, c.F1, c.Support)

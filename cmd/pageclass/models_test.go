@@ -1,0 +1,386 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"archivekit/pkg/classify/classifytest"
+	"archivekit/pkg/paradata"
+	"archivekit/pkg/registry"
+)
+
+// shippedDemo is the repository's demo models folder (weights/demo).
+func shippedDemo(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.Abs(filepath.Join("..", "..", "weights", "demo"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// notGiven is the config override of a run whose model location is the
+// shipped default (./model, absent here): not a given location.
+var notGiven = map[string]string{"OUTPUT.FOLDER_MODELS": "./model"}
+
+// The export tool's layout (OUT/v1.4 ... as older exports wrote it, and
+// OUT/model_v14 ... as it writes now) is read by --best -m OUT; a given
+// location with 4 of 5 models is an error naming the missing one, never the
+// demo models.
+func TestExplicitModelsNeverFallBackToDemo(t *testing.T) {
+	demo := classifytest.Ensemble(t, t.TempDir())
+	t.Run("export layout", func(t *testing.T) {
+		e := newEnv(t, notGiven)
+		e.linkPages(t, 1)
+		out := filepath.Join(e.root, "exported")
+		for _, s := range classifytest.Five() {
+			classifytest.ModelDir(t, filepath.Join(out, s.Revision), s)
+		}
+		code, log := e.run(t, "--dir", "--best", "-m", out, "--demo-weights", demo)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, log)
+		}
+		if strings.Contains(log, "DEMO") {
+			t.Errorf("demo warning with the published models present:\n%s", log)
+		}
+		d := readParadata(t, e)
+		if d.Demo || len(d.Models) != 5 || d.License != "MIT" {
+			t.Fatalf("demo %v, models %+v, licence %s", d.Demo, d.Models, d.License)
+		}
+		for i, m := range d.Models {
+			if m.Path != filepath.Join(out, registry.Ensemble[i]) || !strings.HasPrefix(m.Digest, "sha256:") {
+				t.Errorf("model %d: %+v", i, m)
+			}
+		}
+	})
+	t.Run("4 of 5", func(t *testing.T) {
+		e := newEnv(t, notGiven)
+		e.linkPages(t, 1)
+		out := filepath.Join(e.root, "exported")
+		for _, s := range classifytest.Five() {
+			if s.Revision != "v3.4" {
+				classifytest.ModelDir(t, filepath.Join(out, registry.ModelDirName(s.Revision)), s)
+			}
+		}
+		code, log := e.run(t, "--dir", "--best", "-m", out, "--demo-weights", demo)
+		if code != exitFailure || !strings.Contains(log, "4 of 5") || !strings.Contains(log, "v3.4 (") {
+			t.Fatalf("exit %d, want %d and the missing v3.4 named:\n%s", code, exitFailure, log)
+		}
+		if m, _ := filepath.Glob(filepath.Join(e.results, "*.csv")); len(m) != 0 {
+			t.Errorf("tables written: %v", m)
+		}
+	})
+	t.Run("explicit single model", func(t *testing.T) {
+		e := newEnv(t, notGiven)
+		e.linkPages(t, 1)
+		code, log := e.run(t, "--dir", "-m", filepath.Join(e.root, "nothing"), "--demo-weights", demo)
+		if code != exitFailure || !strings.Contains(log, "export_models.py") {
+			t.Fatalf("exit %d: %s", code, log)
+		}
+	})
+}
+
+// With no model location given and no published model, a first run uses the
+// shipped demo model of the revision asked for: loud (one warning) and
+// recorded (demo: true, the demo weights' CC BY-NC 4.0 licence).
+func TestFirstRunUsesTheDemoModel(t *testing.T) {
+	page := classifytest.Pages(t, 1)[0]
+	for _, args := range [][]string{{"-f", page}, {"-f", page, "-rev", "v4.4", "-tn", "1"}, {"-f", page, "-rev", "v2.4"}} {
+		t.Run(strings.Join(args[2:], " "), func(t *testing.T) {
+			e := newEnv(t, notGiven)
+			code, log := e.run(t, append(args, "--demo-weights", shippedDemo(t))...)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, log)
+			}
+			if n := strings.Count(log, "DEMO MODEL"); n != 1 {
+				t.Errorf("%d demo warnings, want 1:\n%s", n, log)
+			}
+			rev := "v4.4"
+			if len(args) > 2 && args[2] == "-rev" {
+				rev = args[3]
+			}
+			m, _ := filepath.Glob(filepath.Join(e.results, "*_"+rev+"_TOP-*.csv"))
+			if len(m) != 1 || len(readCSV(t, m[0])) != 2 {
+				t.Fatalf("tables %v", m)
+			}
+			d := readParadata(t, e)
+			if !d.Demo || len(d.Models) != 1 || !d.Models[0].Demo || d.License != "CC BY-NC 4.0" {
+				t.Errorf("demo %v, models %+v, licence %s", d.Demo, d.Models, d.License)
+			}
+		})
+	}
+	t.Run("revision without a demo model", func(t *testing.T) {
+		e := newEnv(t, notGiven)
+		code, log := e.run(t, "-f", page, "-rev", "v1.3", "--demo-weights", shippedDemo(t))
+		if code != exitFailure || !strings.Contains(log, "export_models.py") || !strings.Contains(log, "v1.3") {
+			t.Fatalf("exit %d: %s", code, log)
+		}
+	})
+}
+
+// Six quick runs in a loop and two runs at once into one results folder each
+// keep their own tables and run metadata.
+func TestRunsNeverOverwriteEachOther(t *testing.T) {
+	e := newEnv(t, nil)
+	page := e.linkPages(t, 1)[0]
+	e.model(t, "v4.4")
+	for i := 0; i < 6; i++ {
+		if code, log := e.run(t, "-f", page); code != exitOK {
+			t.Fatalf("run %d: exit %d: %s", i, code, log)
+		}
+	}
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], _ = e.run(t, "-f", page)
+		}()
+	}
+	wg.Wait()
+	if codes[0] != exitOK || codes[1] != exitOK {
+		t.Fatalf("concurrent runs: exit %v", codes)
+	}
+	tables, _ := filepath.Glob(filepath.Join(e.results, "*_v4.4_TOP-3.csv"))
+	paras, _ := filepath.Glob(filepath.Join(e.results, "*_page-classification.json"))
+	if len(tables) != 8 || len(paras) != 8 {
+		t.Fatalf("%d tables and %d run metadata files after 8 runs, want 8 each: %v", len(tables), len(paras), tables)
+	}
+	for _, p := range tables {
+		if recs := readCSV(t, p); len(recs) != 2 {
+			t.Errorf("%s: %d lines", p, len(recs))
+		}
+	}
+}
+
+// A chunked re-run continues the tables only when the model, top-N and raw
+// are the same; another model starts a new table and classifies every page.
+func TestChunkResumeKeyedOnModel(t *testing.T) {
+	e := newEnv(t, map[string]string{"INPUT.chunk_size": "3"})
+	pages := e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	if code, log := e.run(t, "-d", e.in, "--chunk"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	first := e.output(t, "_v4.4_TOP-3.csv")
+	before := readCSV(t, first)
+	if code, log := e.run(t, "-d", e.in, "--chunk"); code != exitOK || !strings.Contains(log, "continuing the chunked output") {
+		t.Fatalf("same model did not resume: exit %d: %s", code, log)
+	}
+	// Another model under the same folder name.
+	dir := filepath.Join(e.models, registry.ModelDirName("v4.4"))
+	os.RemoveAll(dir)
+	classifytest.ModelDir(t, dir, classifytest.Spec{Fixture: "avg_c.pt", Revision: "v4.4", Size: 32})
+	code, log := e.run(t, "-d", e.in, "--chunk")
+	if code != exitOK || strings.Contains(log, "continuing the chunked output") {
+		t.Fatalf("another model resumed the old table: exit %d: %s", code, log)
+	}
+	tables, _ := filepath.Glob(filepath.Join(e.results, "chunk-*_v4.4_TOP-3.csv"))
+	if len(tables) != 2 {
+		t.Fatalf("tables %v, want the old and a new one", tables)
+	}
+	sort.Slice(tables, func(i, j int) bool { return tables[i] == first })
+	if got := readCSV(t, first); strings.Join(flat(got), "|") != strings.Join(flat(before), "|") {
+		t.Error("the first model's table changed")
+	}
+	second := readCSV(t, tables[1])
+	if len(second) != len(pages)+1 {
+		t.Fatalf("new table has %d lines, want %d", len(second), len(pages)+1)
+	}
+	if strings.Join(flat(second), "|") == strings.Join(flat(before), "|") {
+		t.Error("the new model's table equals the old model's")
+	}
+	// Another top-N starts another table too.
+	if code, log := e.run(t, "-d", e.in, "--chunk", "-tn", "2"); code != exitOK || strings.Contains(log, "continuing") {
+		t.Fatalf("top-2 run: exit %d: %s", code, log)
+	}
+}
+
+// The output names, the run metadata and the evaluation tables carry the
+// revision of the model that ran (its model.json), not [HUB] latest.
+func TestLabelsFromTheModelThatRan(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	dir := classifytest.ModelDir(t, filepath.Join(e.root, "some", "folder"), classifytest.Five()[0]) // v1.4
+	if code, log := e.run(t, "--dir", "-m", dir); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	e.output(t, "_v1.4_TOP-3.csv")
+	if m, _ := filepath.Glob(filepath.Join(e.results, "*v4.4*")); len(m) != 0 {
+		t.Errorf("v4.4 in output names: %v", m)
+	}
+	if d := readParadata(t, e); len(d.Models) != 1 || d.Models[0].Revision != "v1.4" {
+		t.Errorf("models %+v", d.Models)
+	}
+	// -rev naming another revision than the folder's model is refused.
+	code, log := e.run(t, "--dir", "-m", dir, "-rev", "v4.4")
+	if code != exitFailure || !strings.Contains(log, "says revision v1.4, not the v4.4") {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+}
+
+// scan-1.png, scan_1.png and scan-01.png in one folder each get a row.
+func TestNoPageUnclassifiedBecauseOfItsName(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	src := classifytest.Pages(t, 1)
+	names := []string{"scan-1.png", "scan_1.png", "scan-01.png", "other-2.png"}
+	for i, n := range names {
+		mkdir(t, e.in)
+		if err := os.Symlink(src[i], filepath.Join(e.in, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, log := e.run(t, "--dir"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	var keys []string
+	for _, r := range readCSV(t, e.output(t, "_TOP-3.csv"))[1:] {
+		keys = append(keys, r[0]+"|"+r[1])
+	}
+	if got := strings.Join(keys, " "); got != "other|2 scan-01| scan-1| scan_1|" {
+		t.Errorf("rows %s", got)
+	}
+	if d := readParadata(t, e); d.Statistics.SkippedFiles != 0 || d.Statistics.SuccessfullyProcessed != 4 {
+		t.Errorf("statistics %+v %+v", d.Statistics, d.SkippedFilesDetail)
+	}
+}
+
+// An unreadable sub-folder is skipped and recorded; the rest is classified.
+func TestUnreadableSubfolderIsSkipped(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	bad := filepath.Join(e.in, "TEXT")
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(bad, 0); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(bad, 0o755) })
+	} else {
+		// Permissions do not stop root: make the folder unreadable the way
+		// filepath.WalkDir reports one (a second call with the error).
+		walkDir = func(root string, fn fs.WalkDirFunc) error {
+			return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+				if p == bad && err == nil {
+					if r := fn(p, d, nil); r != nil {
+						return r
+					}
+					return fn(p, d, &fs.PathError{Op: "open", Path: p, Err: fs.ErrPermission})
+				}
+				return fn(p, d, err)
+			})
+		}
+		t.Cleanup(func() { walkDir = filepath.WalkDir })
+	}
+	code, log := e.run(t, "--dir")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	rows := readCSV(t, e.output(t, "_TOP-3.csv"))
+	if len(rows) != 1+10 { // 11 categories, one page each, TEXT unreadable
+		t.Errorf("%d rows, want 10", len(rows)-1)
+	}
+	d := readParadata(t, e)
+	if d.Statistics.SkippedFiles != 1 || d.SkippedFilesDetail[0].File != bad || !strings.Contains(d.SkippedFilesDetail[0].Reason, "not readable") {
+		t.Errorf("skipped %+v", d.SkippedFilesDetail)
+	}
+	if d.Status != paradata.StatusCompleted || !strings.Contains(log, "folder skipped") {
+		t.Errorf("status %s, log:\n%s", d.Status, log)
+	}
+}
+
+// --best --raw --no-average-best writes each model's RAW table.
+func TestRawWithoutAverage(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	classifytest.Ensemble(t, e.models)
+	if code, log := e.run(t, "--dir", "--best", "--raw", "--no-average-best"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	for _, rev := range registry.Ensemble {
+		if recs := readCSV(t, e.output(t, "_"+rev+"_RAW.csv")); len(recs) != 12 || len(recs[0]) != 13 {
+			t.Errorf("%s RAW: %d lines, %d columns", rev, len(recs), len(recs[0]))
+		}
+	}
+}
+
+// --train --eval evaluates the model it just trained, and prints precision,
+// recall and F1 per category.
+func TestTrainThenEvalEvaluatesTheTrainedModel(t *testing.T) {
+	e := newEnv(t, map[string]string{"TRAIN.epochs": "1"})
+	e.linkPages(t, 3)
+	base := classifytest.ModelDir(t, filepath.Join(e.root, "tinybase"), classifytest.Spec{Fixture: "tiny_cnn.pt", Size: 32})
+	write(t, e.cfg, strings.NewReplacer(filepath.Join(e.root, "train"), e.in, filepath.Join(e.root, "eval"), e.in).Replace(readFile(t, e.cfg)))
+	code, log := e.run(t, "--train", "--eval", "-b", base)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	top := e.output(t, "_tinybase_FOLD_1_TOP-3_EVAL.csv")
+	if recs := readCSV(t, top); len(recs) < 20 || recs[0][len(recs[0])-1] != "TRUE" {
+		t.Errorf("%s: %d lines, header %v", top, len(recs), recs[0])
+	}
+	e.output(t, "_tinybase_FOLD_1_conf_mat_TOP-3.png")
+	if !strings.Contains(log, "tinybase_FOLD_1 on ") || !strings.Contains(log, "precision") || !strings.Contains(log, "TEXT_HW") {
+		t.Errorf("no per-category report:\n%s", log)
+	}
+	d := readParadata(t, e)
+	if d.Training["epochs"] != 1.0 || d.Training["seed"] != 420.0 || d.Training["folds_trained"] == nil || len(d.Models) != 1 ||
+		d.Models[0].Revision != "tinybase_FOLD_1" {
+		t.Errorf("training %v, models %+v", d.Training, d.Models)
+	}
+}
+
+// --eval --best evaluates every model and their probability average.
+func TestEvalBestEvaluatesTheEnsemble(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	write(t, e.cfg, strings.ReplaceAll(readFile(t, e.cfg), filepath.Join(e.root, "eval"), e.in))
+	classifytest.Ensemble(t, e.models)
+	code, log := e.run(t, "--eval", "--best")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	avg := readCSV(t, e.output(t, "_5_BEST_5_models_AVG_EVAL_RAW.csv"))
+	sum := make([][]float64, len(avg))
+	for _, rev := range registry.Ensemble {
+		m, _ := filepath.Glob(filepath.Join(e.results, "*_"+rev+"_EVAL_RAW.csv"))
+		if len(m) != 1 {
+			t.Fatalf("%s: %v", rev, m)
+		}
+		for i, r := range readCSV(t, m[0])[1:] {
+			if sum[i+1] == nil {
+				sum[i+1] = make([]float64, 11)
+			}
+			for c := 0; c < 11; c++ {
+				sum[i+1][c] += cell(t, r[2+c]) / 5
+			}
+		}
+	}
+	for i, r := range avg[1:] {
+		for c := 0; c < 11; c++ {
+			// each single cell is rounded to 4 decimals
+			if d := cell(t, r[2+c]) - sum[i+1][c]; d > 1e-4 || d < -1e-4 {
+				t.Fatalf("row %d class %d: average %s, mean of the models %.5f", i, c, r[2+c], sum[i+1][c])
+			}
+		}
+	}
+	if n := strings.Count(log, "precision"); n != 6 {
+		t.Errorf("%d per-category reports, want 6 (five models and the average)", n)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
