@@ -53,12 +53,20 @@ func ParseComponents(path string, r io.Reader) (*Components, error) {
 	return FromINI(ini)
 }
 
+// ToolSection is the section of a components file that names the tool and
+// its version (read by the release gate); it is not a component.
+const ToolSection = "tool"
+
 // FromINI builds the components from a parsed INI file, one section per
-// component. Every section must set license and counts_when.
+// component except [tool]. Every component section must set license and
+// counts_when.
 func FromINI(ini *config.File) (*Components, error) {
 	path := ini.Path
 	c := &Components{Path: path, byName: map[string]Component{}}
 	for _, name := range ini.Sections() {
+		if name == ToolSection {
+			continue
+		}
 		lic, ok := ini.Get(name, "license")
 		if !ok || strings.TrimSpace(lic) == "" {
 			return nil, fmt.Errorf("%s: [%s]: missing key license", path, name)
