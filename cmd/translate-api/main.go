@@ -6,9 +6,14 @@
 // Environment (besides the shared HOST, PORT, LOG_LEVEL, LOG_FORMAT,
 // GRACEFUL_SHUTDOWN_S, ALLOWED_ORIGINS, MAX_UPLOAD_MB / MAX_UPLOAD_BYTES):
 //
-//	TRANSLATION_BACKEND     mtapi (default; chat_compatible and ct2 are not in this build)
+//	TRANSLATION_BACKEND     mtapi (default), chat_compatible or ct2
 //	TRANSLATION_URL         the translation API (alias MTAPI_BASE_URL)
 //	MTAPI_MIN_INTERVAL_S, MTAPI_MAX_RETRIES, MTAPI_BACKOFF_BASE_S   transport policy
+//	LLM_BASE_URL, LLM_MODEL (required by chat_compatible: without them the
+//	                        service does not start, exit 2), LLM_API_KEY,
+//	                        LLM_PROVIDER, LLM_LANGUAGES, LLM_GUARD_*, LLM_MAX_RETRIES,
+//	                        LLM_BACKOFF_BASE_S, LLM_MIN_INTERVAL_S (pkg/chat)
+//	CT2_*                   the ct2 backend (pkg/ct2backend)
 //	LEMMATIZER_URL          the lemmatiser, used when a vocabulary is loaded
 //	OUTPUT_MODE             default output_mode of /translate (replace)
 //	AMCR_FIELDS_PATH        XPath field list for metadata documents (setup/translate/fields.txt)

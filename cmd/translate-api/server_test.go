@@ -455,7 +455,8 @@ func TestConfiguration(t *testing.T) {
 		{map[string]string{"OUTPUT_MODE": "merge"}, "OUTPUT_MODE"},
 		{map[string]string{"TRANSLATION_BACKEND": "deepl"}, "TRANSLATION_BACKEND"},
 		{map[string]string{"TRANSLATION_BACKEND": "ct2"}, "CT2_MODEL_DIR"},
-		{map[string]string{"TRANSLATION_BACKEND": "chat_compatible"}, "not available"},
+		{map[string]string{"TRANSLATION_BACKEND": "chat_compatible"}, "LLM_BASE_URL"},
+		{map[string]string{"TRANSLATION_BACKEND": "chat_compatible", "LLM_BASE_URL": "http://127.0.0.1:1/v1"}, "LLM_MODEL"},
 		{map[string]string{"PORT": ""}, "PORT"},
 	}
 	for _, tc := range tests {

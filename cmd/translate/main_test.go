@@ -244,8 +244,9 @@ func TestExitCodes(t *testing.T) {
 		{"missing input", translatortest.Config{}, nil, []string{"/nonexistent/dir"}, exitNoInput, "no input"},
 		{"no matching files", translatortest.Config{}, nil, []string{empty}, exitNoInput, "no input"},
 		{"always failing API", translatortest.Config{FailAlways: 503}, nil, []string{record}, exitFailure, "no document was translated"},
-		{"ct2 without a model", translatortest.Config{}, nil, []string{record, "--backend", "ct2"}, exitFailure, "CT2_MODEL_DIR is not set"},
-		{"chat not in this build", translatortest.Config{}, env{"TRANSLATION_BACKEND": "chat_compatible"}, []string{record}, exitFailure, "chat_compatible"},
+		{"ct2 without a model", translatortest.Config{}, nil, []string{record, "--backend", "ct2"}, exitUsage, "CT2_MODEL_DIR is not set"},
+		{"chat without LLM_BASE_URL", translatortest.Config{}, env{"TRANSLATION_BACKEND": "chat_compatible", "LLM_MODEL": "m"}, []string{record}, exitUsage, "LLM_BASE_URL"},
+		{"chat without LLM_MODEL", translatortest.Config{}, env{"LLM_BASE_URL": "http://127.0.0.1:1/v1"}, []string{record, "--backend", "chat_compatible"}, exitUsage, "LLM_MODEL"},
 		{"429 then success", translatortest.Config{Fail: []int{429, 429}, RetryAfter: "0"}, nil, []string{record}, exitOK, ""},
 		{"slow API", translatortest.Config{Delay: 50 * time.Millisecond}, nil, []string{record}, exitOK, ""},
 		{"garbage answers", translatortest.Config{Garbage: func(string) string { return "<html>oops</html>" }}, nil, []string{shareddata.Path(t, sampleALTO), "-src", "cs", "--fast-align"}, exitOK, "line-count mismatches"},
@@ -327,7 +328,7 @@ func TestPrecedence(t *testing.T) {
 	record := shareddata.Path(t, "records/C-9107617A.xml")
 	api := startAPI(t, translatortest.Config{})
 	cfg := writeCfg("translation_backend = ct2")
-	if r := runCLI(t, newEnv(api), record, "-c", cfg, "-o", t.TempDir(), "--xpaths", "../../setup/translate/fields.txt"); r.code != exitFailure || !strings.Contains(r.stderr, "ct2") {
+	if r := runCLI(t, newEnv(api), record, "-c", cfg, "-o", t.TempDir(), "--xpaths", "../../setup/translate/fields.txt"); r.code != exitUsage || !strings.Contains(r.stderr, "CT2_MODEL_DIR") {
 		t.Errorf("config backend ct2: exit %d", r.code)
 	}
 	if r := runCLI(t, newEnv(api), record, "-c", cfg, "--backend", "mtapi", "-o", t.TempDir(), "--xpaths", "../../setup/translate/fields.txt"); r.code != exitOK {

@@ -66,6 +66,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	for _, w := range s.ConfigWarnings {
 		log.Warn(w)
 	}
+	// A backend's missing or bad environment (LLM_BASE_URL, CT2_MODEL_DIR,
+	// ...) is a usage error, found before anything is read or written.
+	if err := translator.CheckBackendConfig(s.Backend, getenv); err != nil {
+		log.Error("usage error", "backend", s.Backend, "err", err)
+		return exitUsage
+	}
 
 	comps, err := licence.LoadComponents(componentsFile(s.ConfigPath, getenv))
 	if err != nil {
@@ -194,6 +200,11 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		pd.setConfig("translation_models_from", from)
 		if strings.HasPrefix(from, "builtin") {
 			r.warn(fmt.Sprintf("translation API model list unavailable, using the built-in pairs: %s", from))
+		}
+	}
+	if inf, ok := be.(interface{ Info() map[string]any }); ok {
+		for k, v := range inf.Info() { // chat_compatible: URL, model, provider label, languages; never the key
+			pd.setConfig(k, v)
 		}
 	}
 	var lem vocab.Lemmatizer

@@ -23,3 +23,46 @@ type Backend interface {
 type Glossary interface {
 	TranslateWithGlossary(ctx context.Context, text, src, tgt string, terms [][2]string) (string, error)
 }
+
+// Retrier is an optional capability: backends whose second attempt after a
+// rejected reply should differ from the first implement it (the LLM
+// backends retry without the glossary). Others are retried with Translate.
+type Retrier interface {
+	Retry(ctx context.Context, text, src, tgt string) (string, error)
+}
+
+// Status is what happened to one segment; it fills the status column of
+// the translation log.
+type Status string
+
+// Segment statuses.
+const (
+	// OK: translated and accepted on the first reply.
+	OK Status = "ok"
+	// Retried: the first reply was rejected by the guard, the retry passed.
+	Retried Status = "retried"
+	// Untranslated: both replies were rejected; the text is left as it was
+	// and nothing is written as its translation.
+	Untranslated Status = "untranslated"
+	// UnsupportedLang: the detected source language is not offered by the
+	// backend; the text is left as it was.
+	UnsupportedLang Status = "unsupported_lang"
+	// Vocabulary: a short field filled from the vocabulary, no backend call.
+	Vocabulary Status = "vocabulary"
+)
+
+var languageNames = map[string]string{
+	"cs": "Czech", "en": "English", "fr": "French", "de": "German", "ru": "Russian", "pl": "Polish",
+	"uk": "Ukrainian", "sk": "Slovak", "bg": "Bulgarian", "hr": "Croatian", "sl": "Slovenian", "lv": "Latvian",
+	"lt": "Lithuanian", "et": "Estonian", "hu": "Hungarian", "ro": "Romanian", "es": "Spanish", "it": "Italian",
+	"nl": "Dutch", "hi": "Hindi",
+}
+
+// LanguageName is the English name of one of the twenty ISO 639-1 codes of
+// spec 10.2 (for prompts), or the code itself.
+func LanguageName(code string) string {
+	if n, ok := languageNames[code]; ok {
+		return n
+	}
+	return code
+}

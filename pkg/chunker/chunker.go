@@ -7,7 +7,10 @@
 // exactly: whitespace at a cut stays at the end of the earlier chunk.
 package chunker
 
-import "unicode"
+import (
+	"strings"
+	"unicode"
+)
 
 // DefaultLimit is the spec's maximum chunk size in characters.
 const DefaultLimit = 4000
@@ -99,4 +102,28 @@ func isCloser(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// Map cuts text with Split and replaces each chunk's content (the chunk
+// without the whitespace around it) by fn(i, content), keeping that
+// whitespace as it was; whitespace-only chunks are kept without calling fn.
+// The first error stops it.
+func Map(text string, limit int, fn func(i int, content string) (string, error)) (string, error) {
+	var out strings.Builder
+	for i, chunk := range Split(text, limit) {
+		core := strings.TrimFunc(chunk, unicode.IsSpace)
+		if core == "" {
+			out.WriteString(chunk)
+			continue
+		}
+		start := strings.Index(chunk, core)
+		tr, err := fn(i, core)
+		if err != nil {
+			return "", err
+		}
+		out.WriteString(chunk[:start])
+		out.WriteString(tr)
+		out.WriteString(chunk[start+len(core):])
+	}
+	return out.String(), nil
 }

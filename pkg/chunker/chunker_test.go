@@ -1,6 +1,7 @@
 package chunker
 
 import (
+	"errors"
 	"math/rand"
 	"strings"
 	"testing"
@@ -124,3 +125,28 @@ func FuzzSplit(f *testing.F) {
 		}
 	})
 }
+
+func TestMap(t *testing.T) {
+	text := "  První věta. " + strings.Repeat("slovo ", 10) + "\n\n"
+	var got []string
+	out, err := Map(text, 20, func(i int, c string) (string, error) {
+		got = append(got, c)
+		return "<" + c + ">", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range got {
+		if c != strings.TrimSpace(c) || c == "" {
+			t.Errorf("content %q carries whitespace", c)
+		}
+	}
+	if strings.ReplaceAll(strings.ReplaceAll(out, "<", ""), ">", "") != text {
+		t.Fatalf("whitespace not kept: %q", out)
+	}
+	if _, err := Map(text, 20, func(int, string) (string, error) { return "", errTest }); err != errTest {
+		t.Fatalf("error not returned: %v", err)
+	}
+}
+
+var errTest = errors.New("test")

@@ -325,7 +325,7 @@ func (b *LLMBackend) Translate(ctx context.Context, text, src, tgt string) (stri
 func Prompt(text, src, tgt string, terms [][2]string) string {
 	var p strings.Builder
 	fmt.Fprintf(&p, "Translate the following text from %s to %s. Keep every line break. Reply with the translation only.\n",
-		languageName(src), languageName(tgt))
+		backend.LanguageName(src), backend.LanguageName(tgt))
 	if len(terms) > 0 {
 		p.WriteString("Use exactly these translations of terms:\n")
 		for _, t := range terms {
@@ -356,20 +356,6 @@ func (b *LLMBackend) TranslateWithGlossary(ctx context.Context, text, src, tgt s
 		return "", err
 	}
 	return out, nil
-}
-
-var names = map[string]string{
-	"cs": "Czech", "en": "English", "fr": "French", "de": "German", "ru": "Russian", "pl": "Polish",
-	"uk": "Ukrainian", "sk": "Slovak", "bg": "Bulgarian", "hr": "Croatian", "sl": "Slovenian", "lv": "Latvian",
-	"lt": "Lithuanian", "et": "Estonian", "hu": "Hungarian", "ro": "Romanian", "es": "Spanish", "it": "Italian",
-	"nl": "Dutch", "hi": "Hindi",
-}
-
-func languageName(code string) string {
-	if n, ok := names[code]; ok {
-		return n
-	}
-	return code
 }
 
 // flores maps the 20 languages of spec 10.2 to FLORES-200 codes.

@@ -260,23 +260,14 @@ func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string,
 	if err := b.Supports(ctx, src, tgt); err != nil {
 		return "", err
 	}
-	var out strings.Builder
-	for i, chunk := range chunker.Split(text, b.cfg.ChunkLimit) {
-		core := strings.TrimFunc(chunk, unicode.IsSpace)
-		if core == "" {
-			out.WriteString(chunk)
-			continue
-		}
-		start := strings.Index(chunk, core)
-		tr, err := b.translateChunk(ctx, core, strings.ToLower(src), strings.ToLower(tgt))
+	src, tgt = strings.ToLower(src), strings.ToLower(tgt)
+	return chunker.Map(text, b.cfg.ChunkLimit, func(i int, core string) (string, error) {
+		tr, err := b.translateChunk(ctx, core, src, tgt)
 		if err != nil {
 			return "", fmt.Errorf("mtapi %s-%s chunk %d: %w", src, tgt, i+1, err)
 		}
-		out.WriteString(chunk[:start])
-		out.WriteString(tr)
-		out.WriteString(chunk[start+len(core):])
-	}
-	return out.String(), nil
+		return tr, nil
+	})
 }
 
 func (b *Backend) translateChunk(ctx context.Context, text, src, tgt string) (string, error) {
@@ -300,7 +291,7 @@ func (b *Backend) translateChunk(ctx context.Context, text, src, tgt string) (st
 		return "", fmt.Errorf("reading answer: %v", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("HTTP %d: %s", resp.StatusCode, snippet(body))
+		return "", fmt.Errorf("HTTP %d: %s", resp.StatusCode, transport.Snippet(string(body)))
 	}
 	return checkAnswer(resp.Header.Get("Content-Type"), body)
 }
@@ -317,7 +308,7 @@ func checkAnswer(contentType string, body []byte) (string, error) {
 	if contentType != "" {
 		mt, _, err := mime.ParseMediaType(contentType)
 		if err != nil || mt != "text/plain" {
-			return "", fmt.Errorf("garbage answer: Content-Type %q, want text/plain: %s", contentType, snippet(body))
+			return "", fmt.Errorf("garbage answer: Content-Type %q, want text/plain: %s", contentType, transport.Snippet(string(body)))
 		}
 	}
 	s := strings.TrimFunc(string(body), unicode.IsSpace)
@@ -325,12 +316,4 @@ func checkAnswer(contentType string, body []byte) (string, error) {
 		return "", fmt.Errorf("garbage answer: empty translation")
 	}
 	return s, nil
-}
-
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if r := []rune(s); len(r) > 200 {
-		s = string(r[:200]) + "…"
-	}
-	return s
 }

@@ -8,7 +8,6 @@ package translator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -18,6 +17,7 @@ import (
 
 	"archivekit/pkg/alto"
 	"archivekit/pkg/backend"
+	"archivekit/pkg/chat"
 	"archivekit/pkg/ct2backend"
 	"archivekit/pkg/langid"
 	"archivekit/pkg/metadata"
@@ -403,18 +403,31 @@ func ct2Family(b backend.Backend) string {
 	return ""
 }
 
-// ErrBackendUnavailable is wrapped by OpenBackend for a backend this build
-// does not include.
-var ErrBackendUnavailable = errors.New("backend not available in this build")
+// CheckBackendConfig validates the named backend's environment without
+// opening it (no model is loaded, no request is made), so a command can
+// refuse a bad configuration as a usage error before it starts.
+func CheckBackendConfig(name string, getenv func(string) string) error {
+	var err error
+	switch name {
+	case mtapi.Name:
+		_, err = mtapi.ConfigFromEnv(getenv)
+	case chat.Name:
+		_, err = chat.ConfigFromEnv(getenv)
+	case ct2backend.Name:
+		_, err = ct2backend.ConfigFromEnv(getenv)
+	default:
+		err = fmt.Errorf("unknown backend %q (want one of %s)", name, strings.Join(Backends, ", "))
+	}
+	return err
+}
 
 // Backends lists the backend names the configuration accepts.
 var Backends = []string{"mtapi", "chat_compatible", "ct2"}
 
 // OpenBackend returns the named backend configured from the environment
 // (getenv nil means the process environment): mtapi from TRANSLATION_URL
-// (alias MTAPI_BASE_URL) and MTAPI_*; ct2 from CT2_* (pkg/ct2backend);
-// chat_compatible is not part of this build and gives an error wrapping
-// ErrBackendUnavailable.
+// (alias MTAPI_BASE_URL) and MTAPI_*; chat_compatible from LLM_*
+// (pkg/chat); ct2 from CT2_* (pkg/ct2backend).
 func OpenBackend(name string, getenv func(string) string) (backend.Backend, error) {
 	switch name {
 	case mtapi.Name:
@@ -423,8 +436,12 @@ func OpenBackend(name string, getenv func(string) string) (backend.Backend, erro
 			return nil, err
 		}
 		return mtapi.New(cfg), nil
-	case "chat_compatible":
-		return nil, fmt.Errorf("%w: chat_compatible (no chat-completion client is compiled in; use --backend mtapi)", ErrBackendUnavailable)
+	case chat.Name:
+		cfg, err := chat.ConfigFromEnv(getenv)
+		if err != nil {
+			return nil, err
+		}
+		return chat.New(cfg)
 	case ct2backend.Name:
 		cfg, err := ct2backend.ConfigFromEnv(getenv)
 		if err != nil {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"archivekit/pkg/alto"
+	"archivekit/pkg/backend"
+	"archivekit/pkg/chat"
 	"archivekit/pkg/docrecord"
 	"archivekit/pkg/langid"
 	"archivekit/pkg/lemmatizer"
@@ -352,8 +354,16 @@ func TestOpenBackend(t *testing.T) {
 	if b, err := OpenBackend("mtapi", env(map[string]string{"TRANSLATION_URL": "http://127.0.0.1:9"})); err != nil || b.Name() != "mtapi" {
 		t.Errorf("mtapi: %v", err)
 	}
-	if _, err := OpenBackend("chat_compatible", env(nil)); !errors.Is(err, ErrBackendUnavailable) || !strings.Contains(err.Error(), "chat_compatible") {
+	if _, err := OpenBackend("chat_compatible", env(nil)); !errors.Is(err, chat.ErrNotConfigured) || !strings.Contains(err.Error(), "LLM_BASE_URL") {
+		t.Errorf("chat_compatible without LLM_BASE_URL: %v", err)
+	}
+	if err := CheckBackendConfig("chat_compatible", env(map[string]string{"LLM_BASE_URL": "http://127.0.0.1:9/v1"})); err == nil || !strings.Contains(err.Error(), "LLM_MODEL") {
+		t.Errorf("chat_compatible without LLM_MODEL: %v", err)
+	}
+	if b, err := OpenBackend("chat_compatible", env(map[string]string{"LLM_BASE_URL": "http://127.0.0.1:9/v1", "LLM_MODEL": "m"})); err != nil || b.Name() != "chat_compatible" {
 		t.Errorf("chat_compatible: %v", err)
+	} else if _, ok := b.(backend.Glossary); !ok {
+		t.Error("chat_compatible takes no glossary")
 	}
 	if _, err := OpenBackend("ct2", env(nil)); err == nil || !strings.Contains(err.Error(), "CT2_MODEL_DIR") {
 		t.Errorf("ct2 without a model: %v", err)
@@ -365,7 +375,7 @@ func TestOpenBackend(t *testing.T) {
 			t.Errorf("ct2 nmt3: %v", err)
 		}
 	}
-	if _, err := OpenBackend("google", env(nil)); err == nil || errors.Is(err, ErrBackendUnavailable) {
+	if _, err := OpenBackend("google", env(nil)); err == nil {
 		t.Errorf("unknown: %v", err)
 	}
 	if _, err := OpenBackend("mtapi", env(map[string]string{"MTAPI_MAX_RETRIES": "x"})); err == nil {

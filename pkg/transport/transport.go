@@ -266,3 +266,13 @@ func IsTransportError(err error) bool {
 	var e *Error
 	return errors.As(err, &e)
 }
+
+// Snippet is an answer body shortened for an error message: trimmed, at
+// most 200 characters.
+func Snippet(body string) string {
+	s := strings.TrimSpace(body)
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	return s
+}
