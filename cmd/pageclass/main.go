@@ -42,18 +42,49 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		signal.Stop(sigs) // a second Ctrl-C ends the program at once
+		cancel(signalError{s})
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	cancel(nil)
 	os.Exit(code)
+}
+
+// signalError is the cancellation cause of a run stopped by a signal.
+type signalError struct{ sig os.Signal }
+
+func (e signalError) Error() string { return "interrupted by " + e.sig.String() }
+
+// exitInterrupted is the exit code of a run stopped by Ctrl-C (128 + SIGINT);
+// SIGTERM gives 143.
+const exitInterrupted = 130
+
+// interrupted returns the exit code and message of a run whose context was
+// cancelled by a signal.
+func interrupted(ctx context.Context) int {
+	var se signalError
+	if errors.As(context.Cause(ctx), &se) && se.sig == syscall.SIGTERM {
+		return 128 + int(syscall.SIGTERM)
+	}
+	return exitInterrupted
 }
 
 // logSink is the log destination; it is switched to the progress bar while
 // the bar is shown so log lines print above it.
 type logSink struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu  sync.Mutex
+	w   io.Writer
+	tty bool // the original destination is a terminal
 }
+
+// Terminal tells pkg/logging whether the log reaches a terminal (readable
+// text there, JSON lines otherwise).
+func (s *logSink) Terminal() bool { return s.tty }
 
 func (s *logSink) Write(p []byte) (int, error) {
 	s.mu.Lock()
@@ -70,7 +101,7 @@ func (s *logSink) set(w io.Writer) {
 
 // run parses args and runs pageclass; it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	sink := &logSink{w: stderr}
+	sink := &logSink{w: stderr, tty: logging.IsTerminal(stderr)}
 	log, err := logging.FromEnv(sink)
 	if err != nil {
 		fmt.Fprintln(stderr, "pageclass:", err)
@@ -89,7 +120,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Warn("unknown config key (misspelt?)", "file", p.configPath, "key", k)
 	}
 	r := &runner{cli: p.cli, settings: p.settings, configPath: p.configPath, log: log, logSink: sink, stdout: stdout, stderr: stderr}
-	return exitCode(r.main(ctx), log)
+	err = r.main(ctx)
+	if err != nil && ctx.Err() != nil {
+		log.Error("interrupted: the run stopped before the end; the tables and the run metadata hold the pages done so far", "cause", context.Cause(ctx).Error())
+		return interrupted(ctx)
+	}
+	return exitCode(err, log)
 }
 
 // parsed is a parsed and validated command line.

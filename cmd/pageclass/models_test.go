@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -8,8 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"archivekit/pkg/classify/classifytest"
+	"archivekit/pkg/logging"
 	"archivekit/pkg/paradata"
 	"archivekit/pkg/registry"
 )
@@ -383,4 +388,78 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// Off a terminal every line on stderr is a JSON log record (progress lines
+// included); on a terminal the log is readable text.
+func TestLogLinesAreRecords(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"--config", e.cfg, "--dir"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	progress := false
+	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("not a JSON record: %q", l)
+		}
+		progress = progress || strings.Contains(l, "pages in")
+	}
+	if !progress {
+		t.Errorf("no progress summary record:\n%s", stderr.String())
+	}
+	var text bytes.Buffer
+	lg, err := logging.FromEnv(&logSink{w: &text, tty: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lg.Info("model loaded", "model", "v4.4")
+	if json.Valid(bytes.TrimSpace(text.Bytes())) || !strings.Contains(text.String(), "model loaded") {
+		t.Errorf("terminal log is not text: %q", text.String())
+	}
+}
+
+// Ctrl-C: exit 130 with "interrupted", and the run metadata says failed.
+func TestInterruptExits130(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 2)
+	e.model(t, "v4.4")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(signalError{os.Interrupt})
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"--config", e.cfg, "--dir"}, &stdout, &stderr)
+	if code != 130 || !strings.Contains(stderr.String(), "interrupted") {
+		t.Fatalf("exit %d, want 130 and \"interrupted\":\n%s", code, stderr.String())
+	}
+	if d := readParadata(t, e); d.Status != paradata.StatusFailed {
+		t.Errorf("status %s", d.Status)
+	}
+}
+
+// A file name that is not UTF-8 cannot make the table unreadable.
+func TestNonUTF8NameKeepsTheTableReadable(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	mkdir(t, e.in)
+	src := classifytest.Pages(t, 1)
+	if err := os.Symlink(src[0], filepath.Join(e.in, "scan\xff\xfe-3.png")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(src[1], filepath.Join(e.in, "plain.png")); err != nil {
+		t.Fatal(err)
+	}
+	if code, log := e.run(t, "--dir"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	path := e.output(t, "_TOP-3.csv")
+	b, _ := os.ReadFile(path)
+	if !utf8.Valid(b) {
+		t.Fatalf("%s is not UTF-8: %q", path, b)
+	}
+	recs := readCSV(t, path)
+	if len(recs) != 3 || recs[2][0] != `scan\xff\xfe` || recs[2][1] != "3" {
+		t.Errorf("rows %v", recs)
+	}
 }

@@ -160,7 +160,7 @@ func TestHubDownload(t *testing.T) {
 
 var timeZero = mustTime("2026-01-01T12:00:00Z")
 
-// An interrupted run (SIGINT cancels the context) exits 3 and leaves run
+// An interrupted run (SIGINT cancels the context) exits 130 and leaves run
 // metadata with status failed.
 func TestInterruptedRun(t *testing.T) {
 	e := newEnv(t, nil)
@@ -170,7 +170,7 @@ func TestInterruptedRun(t *testing.T) {
 	cancel()
 	var out strings.Builder
 	code := run(ctx, []string{"--config", e.cfg, "--dir"}, &out, &out)
-	if code != exitFailure {
+	if code != exitInterrupted {
 		t.Fatalf("exit %d: %s", code, out.String())
 	}
 	if d := readParadata(t, e); d.Status != paradata.StatusFailed || !strings.Contains(d.Error, "canceled") {

@@ -333,7 +333,13 @@ func (r *runner) digest(dir string) (string, error) {
 
 // newBar starts a progress bar on stderr and routes the log through it.
 func (r *runner) newBar(total int) *progress.Bar {
-	bar := progress.New(r.stderr, total, progress.Options{Label: "pageclass"})
+	opt := progress.Options{Label: "pageclass"}
+	if !r.logSink.Terminal() {
+		// Off a terminal the log is JSON lines: progress lines are log
+		// records too, never bare text between (or inside) them.
+		opt.Log = func(line string) { r.log.Info(line) }
+	}
+	bar := progress.New(r.stderr, total, opt)
 	r.logSink.set(bar)
 	return bar
 }

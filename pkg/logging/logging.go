@@ -132,9 +132,20 @@ func FromEnv(w io.Writer) (*slog.Logger, error) {
 	return lg, nil
 }
 
+// Terminal is implemented by writers that wrap another one (a log sink that
+// may be switched to a progress bar) to say whether their output reaches a
+// terminal.
+type Terminal interface {
+	Terminal() bool
+}
+
 // IsTerminal reports whether w is an *os.File attached to a character device
-// (a terminal). Pipes, regular files and in-memory buffers are not.
+// (a terminal), or a Terminal that says it reaches one. Pipes, regular files
+// and in-memory buffers are not.
 func IsTerminal(w io.Writer) bool {
+	if t, ok := w.(Terminal); ok {
+		return t.Terminal()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

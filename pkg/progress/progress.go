@@ -33,6 +33,11 @@ type Options struct {
 	// Interval is the period of the plain log lines written when the
 	// writer is not a terminal; 0 means 10 seconds, negative means none.
 	Interval time.Duration
+	// Log, when set, receives those plain lines and the summary line in
+	// place of the writer when it is not a terminal, for example to pass them
+	// through a JSON logger so the stream stays one record per line. It is
+	// called without the Bar's lock held, so it may write to the Bar.
+	Log func(line string)
 }
 
 // Bar counts finished items against a total that may grow.
@@ -95,13 +100,14 @@ func (b *Bar) Fail(n int) { b.add(n, n) }
 
 func (b *Bar) add(n, failed int) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.done += n
 	b.failed += failed
 	if b.finished {
+		b.mu.Unlock()
 		return
 	}
 	now := b.now()
+	var logLine string
 	switch {
 	case b.tty && (now.Sub(b.last) >= redraw || b.done >= b.total):
 		b.last = now
@@ -109,7 +115,15 @@ func (b *Bar) add(n, failed int) {
 		b.drawn = true
 	case !b.tty && b.opt.Interval > 0 && now.Sub(b.last) >= b.opt.Interval:
 		b.last = now
-		fmt.Fprintln(b.w, b.status(now))
+		if b.opt.Log != nil {
+			logLine = b.status(now)
+		} else {
+			fmt.Fprintln(b.w, b.status(now))
+		}
+	}
+	b.mu.Unlock()
+	if logLine != "" {
+		b.opt.Log(logLine)
 	}
 }
 
@@ -137,8 +151,8 @@ func (b *Bar) Write(p []byte) (int, error) {
 // (without the newline). Later calls do nothing and return "".
 func (b *Bar) Finish() string {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.finished {
+		b.mu.Unlock()
 		return ""
 	}
 	b.finished = true
@@ -151,7 +165,13 @@ func (b *Bar) Finish() string {
 	if b.drawn {
 		fmt.Fprint(b.w, "\r\x1b[K")
 	}
-	fmt.Fprintln(b.w, s)
+	if b.tty || b.opt.Log == nil {
+		fmt.Fprintln(b.w, s)
+		b.mu.Unlock()
+		return s
+	}
+	b.mu.Unlock()
+	b.opt.Log(s)
 	return s
 }
 

@@ -128,3 +128,30 @@ func TestPipeIsNotTerminal(t *testing.T) {
 		t.Error("a pipe was taken for a terminal")
 	}
 }
+
+// With Options.Log the plain lines go to it, not to the writer, and it may
+// write to the Bar itself (a logger routed through the Bar) without
+// deadlocking.
+func TestLogOptionTakesThePlainLines(t *testing.T) {
+	var out bytes.Buffer
+	c := newClock()
+	var b *Bar
+	var logged []string
+	b = fixed(plain(&out, Options{Label: "pageclass", Interval: time.Second, Log: func(s string) {
+		logged = append(logged, s)
+		b.Write([]byte(`{"msg":"` + s + `"}` + "\n"))
+	}}), c)
+	for i := 0; i < 4; i++ {
+		c.step(500 * time.Millisecond)
+		b.Add(1)
+	}
+	b.Finish()
+	if len(logged) != 3 || !strings.HasPrefix(logged[2], "pageclass: 4 pages in") {
+		t.Fatalf("logged %q", logged)
+	}
+	for _, l := range lines(out.String()) {
+		if !strings.HasPrefix(l, `{"msg":"`) {
+			t.Errorf("line outside a log record: %q", l)
+		}
+	}
+}

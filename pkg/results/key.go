@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Key identifies one output row.
@@ -86,7 +87,28 @@ func relStem(root, file string) (string, error) {
 		return "", fmt.Errorf("%s is not under the input root %s", file, root)
 	}
 	rel = filepath.ToSlash(rel)
-	return strings.TrimSuffix(rel, path.Ext(rel)), nil
+	return SafeName(strings.TrimSuffix(rel, path.Ext(rel))), nil
+}
+
+// SafeName returns a file name as valid UTF-8, so a table stays readable
+// whatever bytes a file system allows in names: each byte that is not part
+// of valid UTF-8 is written as \xNN (a name that is valid UTF-8 is returned
+// as it is).
+func SafeName(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		if r == utf8.RuneError && n == 1 {
+			fmt.Fprintf(&b, "\\x%02x", s[0])
+		} else {
+			b.WriteString(s[:n])
+		}
+		s = s[n:]
+	}
+	return b.String()
 }
 
 // ImageKey is the row key of an image file under the input root (for a
@@ -237,7 +259,7 @@ func (k *Keyer) key(file string, page int) (Key, error) {
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return Key{}, fmt.Errorf("%s is not under the input root %s", file, k.root)
 		}
-		key := Key{File: filepath.ToSlash(rel)}
+		key := Key{File: SafeName(filepath.ToSlash(rel))}
 		if IsPDF(file) {
 			key.Page = page
 		}
