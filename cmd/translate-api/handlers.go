@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"archivekit/pkg/metadata"
 	"archivekit/pkg/service"
 	"archivekit/pkg/translator"
+	"archivekit/pkg/xmlsplice"
 )
 
 // maxFieldBytes bounds one scalar form field.
@@ -264,7 +266,7 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 	}
 	if source != "auto" {
 		if err := be.Supports(r.Context(), source, target); err != nil {
-			service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf("language pair %s-%s: %v", source, target, err))
+			service.WriteError(w, http.StatusUnprocessableEntity, redactURLs(fmt.Sprintf("language pair %s-%s: %v", source, target, err)))
 			return
 		}
 	}
@@ -280,7 +282,15 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Err() != nil {
 			return // the client went away
 		}
-		service.WriteError(w, http.StatusInternalServerError, "translation failed: "+err.Error())
+		status := http.StatusInternalServerError // malformed XML, backend failures (spec 7)
+		switch {
+		case errors.Is(err, translator.ErrNothingTranslated):
+			status = http.StatusUnprocessableEntity
+		case errors.Is(err, xmlsplice.ErrEncoding):
+			status = http.StatusUnsupportedMediaType
+		}
+		s.log.Warn("translation failed", "file", q.name, "status", status, "err", err)
+		service.WriteError(w, status, "translation failed: "+redactURLs(err.Error()))
 		return
 	}
 	s.log.Info(out.Summary, "file", q.name, "kind", string(out.Kind), "units", out.Stats.Units, "calls", out.Stats.Calls)
@@ -288,6 +298,7 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 		s.state.Store(&warmth{be: be, warm: true}) // it answered: it is warm now
 	}
 
+	setCountHeaders(w.Header(), out.Stats)
 	if baseline == nil {
 		w.Header().Set("Content-Type", "application/xml")
 		w.Header().Set("Content-Disposition", attachment(out.Name))
@@ -298,7 +309,7 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 	}
 	rec, recName, err := s.record(baseline, out, q, target, mode, be.Name(), usage)
 	if err != nil {
-		service.WriteError(w, http.StatusInternalServerError, err.Error())
+		service.WriteError(w, http.StatusInternalServerError, redactURLs(err.Error()))
 		return
 	}
 	writeMixed(w, []mixedPart{
@@ -306,6 +317,31 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 		{Name: recName, Type: "application/json", Data: rec},
 	})
 }
+
+// Count headers of a 200 answer: how many units (ALTO blocks or metadata
+// fields with text) the document has, how many were translated, and how
+// many were left as they were (already translated, already in the target
+// language, or in a language the backend does not offer).
+const (
+	headerUnits      = "X-Translation-Units"
+	headerTranslated = "X-Translation-Translated"
+	headerSkipped    = "X-Translation-Skipped"
+	headerCalls      = "X-Translation-Backend-Calls"
+)
+
+func setCountHeaders(h http.Header, st translator.Stats) {
+	h.Set(headerUnits, fmt.Sprint(st.Units))
+	h.Set(headerTranslated, fmt.Sprint(st.Translated))
+	h.Set(headerSkipped, fmt.Sprint(st.Skipped))
+	h.Set(headerCalls, fmt.Sprint(st.Calls))
+}
+
+var urlRE = regexp.MustCompile(`(?i)\b(?:https?|wss?)://[^\s"'<>]+`)
+
+// redactURLs hides the addresses of internal services (translation
+// backend, lemmatiser) from answers sent to clients; the service log keeps
+// the full error.
+func redactURLs(s string) string { return urlRE.ReplaceAllString(s, "<internal service>") }
 
 // record accretes the translation block onto the baseline and writes it,
 // validated, into the request's directory; it returns its bytes and name.

@@ -172,6 +172,8 @@ func TestTranslateEndpoint(t *testing.T) {
 <TextBlock ID="b1"><TextLine ID="l1"><String CONTENT="archeologický" HPOS="1" VPOS="1" WIDTH="10" HEIGHT="5"/><SP/><String CONTENT="výzkum" HPOS="12" VPOS="1" WIDTH="10" HEIGHT="5"/></TextLine></TextBlock>
 </PrintSpace></Page></Layout></alto>`)
 
+	mismatched := []byte("<?xml version=\"1.0\"?>\n<alto><Layout><Page><PrintSpace>\n<TextBlock ID=\"b1\"><TextLine><String CONTENT=\"slovo\"/></TextLine>\n</TextLine></TextBlock>\n</PrintSpace></Page></Layout></alto>\n")
+	english := bytes.Replace(small, []byte(`CONTENT="archeologický"`), []byte(`CONTENT="The excavation of the settlement revealed the remains of houses and the graves of its inhabitants, which"`), 1)
 	tests := []struct {
 		name    string
 		server  *httptest.Server
@@ -184,6 +186,7 @@ func TestTranslateEndpoint(t *testing.T) {
 		want    string // substring of the detail, or of the body on success
 		dispo   string // wanted Content-Disposition file name on success
 		kindXML bool
+		notWant string // must not appear in the detail
 	}{
 		{name: "ALTO sample, form fields", parts: []part{{Field: "file", Name: "MTX201501307_anon.alto.xml", File: true, Data: alto}, {Field: "source_lang", Data: []byte("cs")}},
 			status: 200, dispo: "MTX201501307_anon_en.alto.xml", kindXML: true},
@@ -210,7 +213,11 @@ func TestTranslateEndpoint(t *testing.T) {
 		{name: "ALTO with unreadable AMCR_FIELDS_PATH still works", server: noFields, parts: []part{{Field: "file", Name: "p.alto.xml", File: true, Data: small}, {Field: "source_lang", Data: []byte("cs")}}, status: 200, dispo: "p_en.alto.xml", kindXML: true},
 		{name: "is_alto=false forces metadata", server: noFields, query: "?is_alto=false", parts: []part{{Field: "file", Name: "p.alto.xml", File: true, Data: small}}, status: 422, detail: "string", want: "handled as metadata"},
 		{name: "malformed XML", parts: []part{{Field: "file", Name: "broken.alto.xml", File: true, Data: []byte("<alto><Layout>")}, {Field: "source_lang", Data: []byte("cs")}}, status: 500, detail: "string", want: "translation failed"},
-		{name: "backend fails after retries", server: failTS, parts: []part{{Field: "file", Name: "p.alto.xml", File: true, Data: small}, {Field: "source_lang", Data: []byte("cs")}}, status: 500, detail: "string", want: "translation failed"},
+		{name: "backend fails after retries", server: failTS, parts: []part{{Field: "file", Name: "p.alto.xml", File: true, Data: small}, {Field: "source_lang", Data: []byte("cs")}}, status: 500, detail: "string", want: "translation failed", notWant: "127.0.0.1"},
+		{name: "mismatched end tag", parts: []part{{Field: "file", Name: "m.alto.xml", File: true, Data: mismatched}, {Field: "source_lang", Data: []byte("cs")}}, status: 500, detail: "string", want: "line 4: end tag </TextLine> does not match start tag <TextBlock> of line 3"},
+		{name: "blank line before the declaration", parts: []part{{Field: "file", Name: "t.xml", File: true, Data: append([]byte("\n"), record...)}}, status: 500, detail: "string", want: "line 2: XML declaration not at the very start"},
+		{name: "page already in the target language", parts: []part{{Field: "file", Name: "e.alto.xml", File: true, Data: english}}, status: 422, detail: "string", want: "nothing translated"},
+		{name: "METS file: nothing to translate", parts: []part{{Field: "file", Name: "mets.xml", File: true, Data: []byte(`<?xml version="1.0"?>` + "\n" + `<mets:mets xmlns:mets="http://www.loc.gov/METS/"><mets:dmdSec ID="d1"/></mets:mets>`)}}, status: 422, detail: "string", want: "none of the field list's XPath targets matched"},
 		{name: "document_json not JSON", parts: []part{{Field: "file", Name: "p.alto.xml", File: true, Data: small}, {Field: "document_json", Name: "x.document.json", File: true, Data: []byte("{nope")}}, status: 422, detail: "string", want: "document_json cannot be parsed"},
 		{name: "document_json newer schema", parts: []part{{Field: "file", Name: "p.alto.xml", File: true, Data: small}, {Field: "document_json", Name: "x.document.json", File: true, Data: []byte(`{"schema_version":"9.0","doc_id":"x"}`)}}, status: 422, detail: "string", want: "newer schema"},
 	}
@@ -244,6 +251,9 @@ func TestTranslateEndpoint(t *testing.T) {
 				if s := fmt.Sprint(d); !strings.Contains(s, tc.want) {
 					t.Fatalf("detail %q does not mention %q", s, tc.want)
 				}
+				if s := fmt.Sprint(d); tc.notWant != "" && strings.Contains(s, tc.notWant) {
+					t.Fatalf("detail %q exposes %q", s, tc.notWant)
+				}
 				return
 			}
 			if got := resp.Header.Get("Content-Type"); got != "application/xml" {
@@ -254,6 +264,9 @@ func TestTranslateEndpoint(t *testing.T) {
 			}
 			if tc.want != "" && !bytes.Contains(b, []byte(tc.want)) {
 				t.Fatalf("body lacks %q: %.400s", tc.want, b)
+			}
+			if n := resp.Header.Get("X-Translation-Translated"); n == "" || n == "0" || resp.Header.Get("X-Translation-Units") == "" {
+				t.Fatalf("count headers: translated %q, units %q", n, resp.Header.Get("X-Translation-Units"))
 			}
 			if tc.kindXML && !bytes.HasPrefix(bytes.TrimPrefix(b, []byte("\uFEFF")), []byte("<?xml")) {
 				t.Fatalf("body is not the XML document: %.200s", b)

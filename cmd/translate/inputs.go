@@ -27,6 +27,11 @@ type input struct {
 	Path, Origin string
 	// Err, when set, says why the input is skipped.
 	Err error
+	// Dir is the folder, relative to the input directory, that held the
+	// file in a directory run ("" for its top level, single files and
+	// URLs); outputs and logs go to the same folder under the output
+	// directory, so book1/0001.xml and book2/0001.xml stay apart.
+	Dir string
 }
 
 func isURL(s string) bool {
@@ -52,7 +57,8 @@ func matchesFormat(name string, formats []string) bool {
 //     lines starting with # are ignored), each downloaded;
 //   - any other file is translated whatever its extension;
 //   - a directory is searched recursively for files matching formats, in
-//     sorted order; the output and download directories are left out.
+//     sorted order; the output and download directories are left out, and
+//     each input keeps its folder relative to the directory (input.Dir).
 //
 // A missing input path is errNoInput.
 func collect(ctx context.Context, s *settings, client *http.Client) ([]input, error) {
@@ -97,7 +103,11 @@ func collect(ctx context.Context, s *settings, client *http.Client) ([]input, er
 			return nil
 		}
 		if matchesFormat(d.Name(), s.Formats) {
-			out = append(out, input{Path: p, Origin: p})
+			rel, err := filepath.Rel(in, filepath.Dir(p))
+			if err != nil || rel == "." {
+				rel = ""
+			}
+			out = append(out, input{Path: p, Origin: p, Dir: rel})
 		}
 		return nil
 	})

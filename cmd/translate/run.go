@@ -250,15 +250,15 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 			bar.Fail(1)
 			continue
 		}
-		out, err := r.one(ctx, in, be, lem, maxTerms)
+		out, outPath, err := r.one(ctx, in, be, lem, maxTerms)
 		if err != nil {
 			r.skip(in.Origin, err)
 			bar.Fail(1)
 		} else {
-			written = append(written, filepath.Join(s.Output, out.Name))
+			written = append(written, outPath)
 			bar.Add(1)
 			if out.Kind == translator.KindMetadata && schema != nil {
-				path := filepath.Join(s.Output, out.Name)
+				path := outPath
 				problems, err := schema.Validate(ctx, path)
 				switch {
 				case err != nil:
@@ -306,17 +306,21 @@ func (r *runner) skip(file string, err error) {
 	r.pd.skip(file, err.Error())
 }
 
-// one translates one input and writes its output and log.
-func (r *runner) one(ctx context.Context, in input, be backend.Backend, lem vocab.Lemmatizer, maxTerms int) (*translator.Output, error) {
+// one translates one input and writes its output and log into the input's
+// folder under the output directory; it returns the output's path.
+func (r *runner) one(ctx context.Context, in input, be backend.Backend, lem vocab.Lemmatizer, maxTerms int) (*translator.Output, string, error) {
 	s := r.s
 	src, err := os.ReadFile(in.Path)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	kind := translator.DetectKind(src)
 	if kind == translator.KindMetadata {
 		if r.fieldsErr != nil {
-			return nil, fmt.Errorf("%s: metadata document but the field list is unreadable: %w", in.Path, r.fieldsErr)
+			if err := translator.CheckWellFormed(src); err != nil {
+				return nil, "", fmt.Errorf("%s: %w", in.Path, err)
+			}
+			return nil, "", fmt.Errorf("%s: metadata document but the field list is unreadable: %w", in.Path, r.fieldsErr)
 		}
 		if s.Alto && strings.HasSuffix(strings.ToLower(in.Path), ".alto.xml") {
 			r.warn(fmt.Sprintf("%s: named like ALTO but its root element is not <alto>; handled as metadata", in.Origin))
@@ -331,26 +335,30 @@ func (r *runner) one(ctx context.Context, in input, be backend.Backend, lem voca
 	t0 := time.Now()
 	out, err := translator.Translate(ctx, src, filepath.Base(in.Path), opt)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	for _, w := range out.Warnings {
 		r.pd.warn(w)
 	}
-	outPath := filepath.Join(s.Output, out.Name)
-	logPath := filepath.Join(s.Output, translator.LogName(in.Path))
+	dir := filepath.Join(s.Output, in.Dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", err
+	}
+	outPath := filepath.Join(dir, out.Name)
+	logPath := filepath.Join(dir, translator.LogName(in.Path))
 	if err := atomicfile.WriteFile(outPath, out.Data, 0o644); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := atomicfile.Write(logPath, 0o644, func(w io.Writer) error {
 		return translator.WriteLog(w, out.Log, s.Source, s.Target)
 	}); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	// The WARNING summary ends the document's log on the log stream (the
 	// CSV keeps the published column layout).
 	r.log.Warn(out.Summary, "file", in.Origin, "seconds", time.Since(t0).Round(time.Millisecond).Seconds())
 	r.pd.done(out, outPath, logPath)
-	return out, nil
+	return out, outPath, nil
 }
 
 // record accretes the translation block onto the baseline record and writes

@@ -348,9 +348,11 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 			blocks = append(blocks, b)
 		}
 	}
+	pr.stats.Units = len(blocks)
 	if t.opt.Mode == Append {
 		blocks = t.pendingAppend(blocks)
 	}
+	pr.stats.AlreadyDone = pr.stats.Units - len(blocks)
 	pr.stats.Blocks = len(blocks)
 	// Detect once per block; group blocks by source language, keeping order.
 	var order []string
@@ -362,6 +364,7 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 			b.src = DetectLang(t.opt.Detector, b.text, t.opt.MinConfidence)
 		}
 		if b.src == t.opt.Target {
+			pr.stats.InTarget++
 			continue // already in the target language
 		}
 		if _, ok := groups[b.src]; !ok {
@@ -377,6 +380,7 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 			return pr
 		}
 		if !ok {
+			pr.stats.Unsupported += len(groups[lang])
 			continue
 		}
 		if err := t.translateGroup(ctx, bt, pageNum, lang, groups[lang], &pr); err != nil {
@@ -422,6 +426,7 @@ func (t *translator) translateGroup(ctx context.Context, bt *batcher, pageNum in
 			anchors = anchors[len(b.holders):]
 		}
 		pr.langs[lang]++
+		pr.stats.Translated++
 		pr.stats.Lines += len(b.holders)
 		if err := t.writeBlock(b, lang, tokens, counts, pageNum, pr); err != nil {
 			return err

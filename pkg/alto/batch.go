@@ -25,6 +25,12 @@ type Stats struct {
 	// TransportErrors counts batch calls that failed and were redone one call
 	// per item.
 	TransportErrors int
+	// Units counts the blocks with text; Translated those written with a
+	// translation. The others are AlreadyDone (append mode: the block or
+	// its follower already carries the target language), InTarget (detected
+	// or declared in the target language) or Unsupported (a detected
+	// language the backend does not offer).
+	Units, Translated, AlreadyDone, InTarget, Unsupported int
 }
 
 func (s *Stats) add(o Stats) {
@@ -35,6 +41,11 @@ func (s *Stats) add(o Stats) {
 	s.CleanBatches += o.CleanBatches
 	s.LineCountMismatches += o.LineCountMismatches
 	s.TransportErrors += o.TransportErrors
+	s.Units += o.Units
+	s.Translated += o.Translated
+	s.AlreadyDone += o.AlreadyDone
+	s.InTarget += o.InTarget
+	s.Unsupported += o.Unsupported
 }
 
 // Summary is the WARNING summary line for the document's log.

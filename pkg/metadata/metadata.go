@@ -65,6 +65,10 @@ type Result struct {
 	// (already done in append mode, already in the target language, or an
 	// unsupported detected pair).
 	Translated, Skipped int
+	// AlreadyDone, InTarget and Unsupported split Skipped: already followed
+	// by (or itself) a target-language sibling in append mode, in the
+	// target language, or in a detected language the backend does not offer.
+	AlreadyDone, InTarget, Unsupported int
 	// Calls is the number of backend calls made.
 	Calls int
 	// Languages maps each source language used to its number of fields.
@@ -130,6 +134,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 			res.Units++
 			if opt.Mode == alto.Append && alreadyAppended(el, opt.Target) {
 				res.Skipped++
+				res.AlreadyDone++
 				continue
 			}
 			lang := opt.Source
@@ -139,6 +144,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 			}
 			if lang == opt.Target {
 				res.Skipped++
+				res.InTarget++
 				continue
 			}
 			err, seen := supported[lang]
@@ -154,6 +160,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 					return nil, fmt.Errorf("metadata: %s: %w", opt.File, err)
 				}
 				res.Skipped++
+				res.Unsupported++
 				continue
 			}
 			res.Calls++

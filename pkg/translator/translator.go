@@ -24,6 +24,7 @@ import (
 	"archivekit/pkg/mtapi"
 	"archivekit/pkg/transport"
 	"archivekit/pkg/vocab"
+	"archivekit/pkg/xmlsplice"
 )
 
 // Kind is the kind of a document.
@@ -115,9 +116,12 @@ type Stats struct {
 	// Pages, Blocks and Lines: ALTO pages, blocks and lines sent.
 	Pages, Blocks, Lines int
 	// Units: ALTO blocks, or metadata fields with text. Translated and
-	// Skipped split them (skipped: already done in append mode, already in
-	// the target language, or an unsupported detected pair).
-	Units, Translated, Skipped int
+	// Skipped split them; AlreadyDone (append mode: the unit already has
+	// its target-language copy), InTarget (already in the target language)
+	// and Unsupported (a detected language the backend does not offer)
+	// split Skipped.
+	Units, Translated, Skipped         int
+	AlreadyDone, InTarget, Unsupported int
 	// Calls is the number of backend translate calls.
 	Calls int
 	// CleanBatches, LineCountMismatches: ALTO batching outcomes.
@@ -186,6 +190,9 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 		return nil, fmt.Errorf("%s: unknown document kind %q", name, kind)
 	}
 	if kind == KindMetadata && len(opt.Fields) == 0 {
+		if err := CheckWellFormed(in); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 		return nil, fmt.Errorf("%s: metadata document but no XPath targets (field list)", name)
 	}
 
@@ -249,7 +256,8 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 		}
 		out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
 		s := res.Stats
-		out.Stats = Stats{Pages: s.Pages, Blocks: s.Blocks, Lines: s.Lines, Units: s.Blocks, Translated: s.Blocks,
+		out.Stats = Stats{Pages: s.Pages, Blocks: s.Blocks, Lines: s.Lines, Units: s.Units, Translated: s.Translated,
+			Skipped: s.Units - s.Translated, AlreadyDone: s.AlreadyDone, InTarget: s.InTarget, Unsupported: s.Unsupported,
 			Calls: s.Calls, CleanBatches: s.CleanBatches, LineCountMismatches: s.LineCountMismatches,
 			TransportErrors: s.TransportErrors + int(be.transportErrors.Load())}
 		for _, w := range res.Warnings {
@@ -269,6 +277,7 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 		}
 		out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
 		out.Stats = Stats{Units: res.Units, Translated: res.Translated, Skipped: res.Skipped,
+			AlreadyDone: res.AlreadyDone, InTarget: res.InTarget, Unsupported: res.Unsupported,
 			Calls: res.Calls, TransportErrors: int(be.transportErrors.Load())}
 		for _, w := range res.Warnings {
 			warn(w)
@@ -284,7 +293,57 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 	out.Warnings = warnings
 	wmu.Unlock()
 	out.Components = used.Components()
+	if out.Stats.Translated == 0 && out.Stats.AlreadyDone == 0 {
+		return nil, &NothingTranslatedError{Name: name, Kind: kind, Stats: out.Stats, Target: opt.Target, Warnings: out.Warnings}
+	}
 	return out, nil
+}
+
+// ErrNothingTranslated is matched (errors.Is) by a *NothingTranslatedError.
+var ErrNothingTranslated = errors.New("nothing translated")
+
+// NothingTranslatedError is returned by Translate for a document in which
+// no unit was translated and none already had its translation (append
+// mode): no target text matched, every unit was in the target language or
+// in a language the backend does not offer. Spec 4.1 counts such a run as
+// failed; a document whose units all carry their translation already (a
+// repeated append run) is a success.
+type NothingTranslatedError struct {
+	Name     string
+	Kind     Kind
+	Target   string
+	Stats    Stats
+	Warnings []string
+}
+
+func (e *NothingTranslatedError) Error() string {
+	s := e.Stats
+	var why string
+	switch {
+	case s.Units == 0 && e.Kind == KindALTO:
+		why = "it has no TextBlock with text"
+	case s.Units == 0:
+		why = "none of the field list's XPath targets matched an element with text (is this the metadata format the field list is for?)"
+	default:
+		var parts []string
+		if s.InTarget > 0 {
+			parts = append(parts, fmt.Sprintf("%d already in the target language %s", s.InTarget, e.Target))
+		}
+		if s.Unsupported > 0 {
+			parts = append(parts, fmt.Sprintf("%d in languages the backend does not offer", s.Unsupported))
+		}
+		why = fmt.Sprintf("of its %d units, %s", s.Units, strings.Join(parts, ", "))
+	}
+	return fmt.Sprintf("%s: nothing translated: %s", e.Name, why)
+}
+
+func (e *NothingTranslatedError) Is(target error) bool { return target == ErrNothingTranslated }
+
+// CheckWellFormed parses src and returns its well-formedness error (an
+// *xmlsplice.SyntaxError naming the line), or nil.
+func CheckWellFormed(src []byte) error {
+	_, err := xmlsplice.Parse(src)
+	return err
 }
 
 func mostFrequent(m map[string]int) string {

@@ -41,6 +41,11 @@ const (
 // ErrDTD is returned (wrapped) by Parse for documents that carry a DOCTYPE.
 var ErrDTD = errors.New("document has a DOCTYPE/DTD or entity declarations; refused (no DTD is loaded and no entity is expanded)")
 
+// ErrEncoding is returned (wrapped, with the encoding's name) for a
+// document in an encoding that is not supported, or not UTF-8 where UTF-8
+// is required.
+var ErrEncoding = errors.New("unsupported character encoding")
+
 // Attr is one attribute of a start tag.
 type Attr struct {
 	// Name is the attribute name as written: Space holds the prefix, not a URI.
@@ -87,13 +92,51 @@ type Document struct {
 	Root *Node
 }
 
+// SyntaxError is a well-formedness error with the 1-based line it was
+// found on. Parse returns it (possibly wrapped) for every malformed
+// document, so callers can tell bad input from other failures with
+// errors.As.
+type SyntaxError struct {
+	// Line is the 1-based line number in the source.
+	Line int
+	// Msg says what is wrong.
+	Msg string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("not well-formed XML: line %d: %s", e.Line, e.Msg)
+}
+
+// lineAt is the 1-based line number of offset off in src.
+func lineAt(src []byte, off int) int {
+	off = min(max(off, 0), len(src))
+	return 1 + bytes.Count(src[:off], []byte{'\n'})
+}
+
 // Parse parses src, which must be UTF-8, and returns its tree. It refuses
-// documents with a DOCTYPE, unknown entities and malformed XML.
+// documents with a DOCTYPE, unknown entities and malformed XML, with a
+// *SyntaxError naming the line: besides what encoding/xml checks, an end
+// tag that does not match its start tag, an XML declaration anywhere but at
+// the very start (after an optional byte-order mark; a blank line before it
+// is an error, as XML 1.0 section 2.8 requires), a repeated attribute, text
+// outside the root element, and a document with no or several root
+// elements.
 func Parse(src []byte) (*Document, error) {
 	d := xml.NewDecoder(bytes.NewReader(src))
 	d.Strict = true
+	d.CharsetReader = func(label string, _ io.Reader) (io.Reader, error) {
+		return nil, fmt.Errorf("%w: %q (transcode it with Decode first)", ErrEncoding, label)
+	}
 	root := &Node{Kind: DocumentNode, End: len(src)}
 	cur := root
+	bad := func(off int, format string, args ...any) error {
+		return &SyntaxError{Line: lineAt(src, off), Msg: fmt.Sprintf(format, args...)}
+	}
+	bomLen := 0
+	if bytes.HasPrefix(src, []byte("\ufeff")) {
+		bomLen = 3
+	}
+	roots := 0
 	for {
 		start := int(d.InputOffset())
 		tok, err := d.RawToken()
@@ -101,15 +144,34 @@ func Parse(src []byte) (*Document, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("xml syntax: %w", err)
+			var se *xml.SyntaxError
+			if errors.Is(err, ErrEncoding) {
+				return nil, err
+			}
+			if errors.As(err, &se) {
+				return nil, &SyntaxError{Line: se.Line, Msg: se.Msg}
+			}
+			return nil, bad(start, "%v", err)
 		}
 		end := int(d.InputOffset())
 		switch t := tok.(type) {
 		case xml.StartElement:
+			if cur == root {
+				if roots++; roots > 1 {
+					return nil, bad(start, "a second root element <%s> (a document has exactly one)", qname(t.Name))
+				}
+			}
 			n := &Node{Kind: ElementNode, Name: t.Name, Start: start, StartTagEnd: end, Parent: cur}
 			attrs, err := scanAttrs(src[start:end], start, t.Attr)
 			if err != nil {
-				return nil, fmt.Errorf("offset %d: %w", start, err)
+				return nil, bad(start, "%v", err)
+			}
+			for i, a := range t.Attr {
+				for _, b := range t.Attr[:i] {
+					if a.Name == b.Name {
+						return nil, bad(start, "attribute %s repeated in <%s>", qname(a.Name), qname(t.Name))
+					}
+				}
 			}
 			n.Attrs = attrs
 			n.SelfClosing = bytes.HasSuffix(src[start:end], []byte("/>"))
@@ -117,24 +179,43 @@ func Parse(src []byte) (*Document, error) {
 			cur = n
 		case xml.EndElement:
 			if cur.Kind != ElementNode {
-				return nil, fmt.Errorf("xml syntax: offset %d: unexpected end element </%s>", start, t.Name.Local)
+				return nil, bad(start, "end tag </%s> without a start tag", qname(t.Name))
+			}
+			if t.Name != cur.Name {
+				return nil, bad(start, "end tag </%s> does not match start tag <%s> of line %d", qname(t.Name), cur.QName(), lineAt(src, cur.Start))
 			}
 			cur.EndTagStart, cur.End = start, end
 			cur = cur.Parent
 		case xml.CharData:
+			if cur == root && len(bytes.TrimLeft(bytes.TrimPrefix(t, []byte("\ufeff")), " \t\r\n")) > 0 {
+				return nil, bad(start, "text outside the root element")
+			}
 			cur.Children = append(cur.Children, &Node{Kind: TextNode, Start: start, End: end, Data: string(t), Parent: cur})
 		case xml.Comment:
 			cur.Children = append(cur.Children, &Node{Kind: CommentNode, Start: start, End: end, Data: string(t), Parent: cur})
 		case xml.ProcInst:
+			if strings.EqualFold(t.Target, "xml") && (start != bomLen || t.Target != "xml") {
+				return nil, bad(start, "XML declaration not at the very start of the document (nothing, not even a blank line, may precede it)")
+			}
 			cur.Children = append(cur.Children, &Node{Kind: ProcInstNode, Start: start, End: end, Data: t.Target + " " + string(t.Inst), Parent: cur})
 		case xml.Directive:
-			return nil, fmt.Errorf("offset %d: %w", start, ErrDTD)
+			return nil, fmt.Errorf("line %d: %w", lineAt(src, start), ErrDTD)
 		}
 	}
 	if cur != root {
-		return nil, fmt.Errorf("xml syntax: unexpected end of document inside <%s>", cur.Name.Local)
+		return nil, bad(len(src), "document ends inside <%s> opened on line %d", cur.QName(), lineAt(src, cur.Start))
+	}
+	if roots == 0 {
+		return nil, bad(len(src), "no root element")
 	}
 	return &Document{Src: src, Root: root}, nil
+}
+
+func qname(n xml.Name) string {
+	if n.Space == "" {
+		return n.Local
+	}
+	return n.Space + ":" + n.Local
 }
 
 // scanAttrs locates the raw value of each attribute inside the start tag raw.

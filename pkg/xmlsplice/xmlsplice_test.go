@@ -229,3 +229,35 @@ func TestNamespaces(t *testing.T) {
 		t.Errorf("y uri %q", got)
 	}
 }
+
+func TestRefusesMalformedNamingTheLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		line      int
+		says      string
+	}{
+		{"mismatched end tag", "<?xml version=\"1.0\"?>\n<alto>\n<Layout>\n</Page>\n</alto>\n", 4, "</Page> does not match start tag <Layout> of line 3"},
+		{"blank line before declaration", "\n<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<PcGts/>\n", 2, "XML declaration not at the very start"},
+		{"second root", "<a/>\n<b/>\n", 2, "second root element <b>"},
+		{"text after root", "<a/>\nx\n", 1, "text outside the root element"},
+		{"repeated attribute", "<a>\n<b x=\"1\" x=\"2\"/></a>", 2, "attribute x repeated"},
+		{"unclosed", "<a>\n<b>\n", 3, "document ends inside <b> opened on line 2"},
+		{"empty", "  \n", 2, "no root element"},
+		{"bad token", "<a>\n<b x=1/></a>", 2, "unquoted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.src))
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Fatalf("want a *SyntaxError, got %v", err)
+			}
+			if se.Line != tc.line || !strings.Contains(err.Error(), tc.says) || !strings.Contains(err.Error(), "line ") {
+				t.Fatalf("got %q (line %d), want line %d and %q", err, se.Line, tc.line, tc.says)
+			}
+		})
+	}
+	// A byte-order mark before the declaration is fine.
+	if _, err := Parse([]byte("\ufeff<?xml version=\"1.0\"?>\r\n<a/>\r\n")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"archivekit/pkg/translator/translatortest"
+	"archivekit/pkg/xmlsplice/shareddata"
+)
+
+const fieldsFile = "../../setup/translate/fields.txt"
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMalformedRefused: a mismatched end tag and a blank line before the
+// XML declaration are refused with exit 3 and a message naming the line.
+func TestMalformedRefused(t *testing.T) {
+	record, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
+	for _, c := range []struct {
+		name string
+		data []byte
+		says string
+	}{
+		{"mismatched.alto.xml", []byte("<?xml version=\"1.0\"?>\n<alto><Layout><Page><PrintSpace>\n<TextBlock><TextLine><String CONTENT=\"slovo\"/>\n</TextBlock></TextLine>\n</PrintSpace></Page></Layout></alto>\n"),
+			"line 4: end tag </TextBlock> does not match start tag <TextLine> of line 3"},
+		{"blank.xml", append([]byte("\n"), record...), "line 2: XML declaration not at the very start"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			api := startAPI(t, translatortest.Config{})
+			in := filepath.Join(t.TempDir(), c.name)
+			writeFile(t, in, c.data)
+			out := t.TempDir()
+			r := runCLI(t, newEnv(api), in, "-o", out, "--xpaths", fieldsFile)
+			if r.code != exitFailure || !strings.Contains(r.stderr, c.says) {
+				t.Fatalf("exit %d, want %d with %q:\n%s", r.code, exitFailure, c.says, r.stderr)
+			}
+			if api.Posts.Load() != 0 {
+				t.Errorf("%d backend calls for a malformed document", api.Posts.Load())
+			}
+			d := readParadata(t, out)
+			if len(d.SkippedFilesDetail) != 1 || !strings.Contains(d.SkippedFilesDetail[0].Reason, c.says) {
+				t.Errorf("skipped files %+v", d.SkippedFilesDetail)
+			}
+		})
+	}
+}
+
+// TestDirectoryKeepsTree: book1/00000001.xml and book2/00000001.xml each
+// get their own output and log, in the same folders under the output.
+func TestDirectoryKeepsTree(t *testing.T) {
+	a, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
+	b, _ := os.ReadFile(shareddata.Path(t, "records/C-9100725A.xml"))
+	in, out := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(in, "book1", "00000001.xml"), a)
+	writeFile(t, filepath.Join(in, "book2", "00000001.xml"), b)
+	writeFile(t, filepath.Join(in, "top.xml"), a)
+	api := startAPI(t, translatortest.Config{})
+	r := runCLI(t, newEnv(api), in, "-o", out, "--formats", "xml", "--xpaths", fieldsFile, "--vocabulary", "")
+	if r.code != exitOK {
+		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+	}
+	for _, p := range []string{"book1/00000001_en.xml", "book1/00000001_log.csv", "book2/00000001_en.xml", "book2/00000001_log.csv", "top_en.xml", "top_log.csv"} {
+		if _, err := os.Stat(filepath.Join(out, p)); err != nil {
+			t.Errorf("missing %s", p)
+		}
+	}
+	one, _ := os.ReadFile(filepath.Join(out, "book1", "00000001_en.xml"))
+	two, _ := os.ReadFile(filepath.Join(out, "book2", "00000001_en.xml"))
+	if string(one) == string(two) {
+		t.Error("the two books' outputs are the same file")
+	}
+	d := readParadata(t, out)
+	seen := map[string]bool{}
+	for _, o := range d.Outputs {
+		if seen[o] {
+			t.Errorf("output %s listed twice", o)
+		}
+		seen[o] = true
+	}
+	if len(d.Outputs) != 6 || d.Statistics.SuccessfullyProcessed != 3 {
+		t.Errorf("outputs %v, %d processed", d.Outputs, d.Statistics.SuccessfullyProcessed)
+	}
+}
+
+// TestNothingTranslated: a METS file, a page already in English and a run
+// with source = target translate nothing and fail with exit 3; in a
+// directory run they are skipped with the reason and the counts say what
+// was really translated.
+func TestNothingTranslated(t *testing.T) {
+	mets := []byte(`<?xml version="1.0" encoding="UTF-8"?>
+<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:mods="http://www.loc.gov/mods/v3"><mets:dmdSec ID="d1"><mets:mdWrap MDTYPE="MODS"><mets:xmlData><mods:mods><mods:titleInfo><mods:title>Kronika obce</mods:title></mods:titleInfo></mods:mods></mets:xmlData></mets:mdWrap></mets:dmdSec></mets:mets>
+`)
+	english := []byte(`<?xml version="1.0" encoding="UTF-8"?>
+<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p1"><PrintSpace>
+<TextBlock ID="b1"><TextLine ID="l1"><String CONTENT="The excavation of the settlement revealed the remains of houses"/></TextLine><TextLine ID="l2"><String CONTENT="and the graves of its inhabitants, which were studied in detail."/></TextLine></TextBlock>
+</PrintSpace></Page></Layout></alto>
+`)
+	record, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "mets.xml"), mets)
+	writeFile(t, filepath.Join(dir, "page_en.alto.xml"), english)
+	writeFile(t, filepath.Join(dir, "record.xml"), record)
+	for _, c := range []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"METS", []string{filepath.Join(dir, "mets.xml")}, "none of the field list's XPath targets matched"},
+		{"English page", []string{filepath.Join(dir, "page_en.alto.xml")}, "1 already in the target language en"},
+		{"source = target", []string{filepath.Join(dir, "record.xml"), "-src", "en"}, "already in the target language en"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			api := startAPI(t, translatortest.Config{})
+			out := t.TempDir()
+			r := runCLI(t, newEnv(api), append(c.args, "-o", out, "--xpaths", fieldsFile, "--vocabulary", "")...)
+			if r.code != exitFailure || !strings.Contains(r.stderr, "nothing translated") || !strings.Contains(r.stderr, c.says) {
+				t.Fatalf("exit %d, want %d with %q:\n%s", r.code, exitFailure, c.says, r.stderr)
+			}
+			d := readParadata(t, out)
+			if d.Statistics.UnitsTranslated != 0 || d.Statistics.SuccessfullyProcessed != 0 || len(d.Outputs) != 0 {
+				t.Errorf("counts: %+v, outputs %v", d.Statistics, d.Outputs)
+			}
+			if m, _ := filepath.Glob(filepath.Join(out, "*_en*.xml")); len(m) != 0 {
+				t.Errorf("output written for a document that translated nothing: %v", m)
+			}
+		})
+	}
+	t.Run("directory", func(t *testing.T) {
+		api := startAPI(t, translatortest.Config{})
+		out := t.TempDir()
+		r := runCLI(t, newEnv(api), dir, "-o", out, "--formats", "xml", "--xpaths", fieldsFile, "--vocabulary", "")
+		if r.code != exitOK {
+			t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+		}
+		d := readParadata(t, out)
+		st := d.Statistics
+		if st.SuccessfullyProcessed != 1 || st.SkippedFiles != 2 || st.UnitsTranslated == 0 || st.UnitsTranslated != st.Languages["cs"] {
+			t.Errorf("statistics %+v; skipped %+v", st, d.SkippedFilesDetail)
+		}
+	})
+}
