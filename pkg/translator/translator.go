@@ -8,6 +8,7 @@ package translator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
