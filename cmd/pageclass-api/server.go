@@ -458,33 +458,21 @@ func (s *server) record(baseline *docrecord.Record, f *form, probs [][]float64) 
 	if err != nil {
 		return nil, nil, fmt.Errorf("document record schema: %w", err)
 	}
-	var baseErr error
-	rec := baseline
-	if rec == nil {
-		id := strings.TrimSuffix(f.name, path.Ext(f.name))
-		if rec, err = docrecord.New(id); err != nil {
-			return nil, nil, fmt.Errorf("document record for %q: %w", f.name, err)
-		}
-	} else {
-		baseErr = schema.Validate(rec)
-	}
 	preds := make([]docrecord.PagePrediction, len(probs))
 	for i, p := range probs {
 		t := results.TopN(p, 1)[0]
-		preds[i] = docrecord.PagePrediction{Label: strconv.Itoa(i + 1), Index: i + 1, Category: t.Label, Confidence: math.Round(t.Score*1e4) / 1e4}
+		preds[i] = docrecord.PagePrediction{Label: strconv.Itoa(i + 1), Index: i + 1, Category: t.Label, Confidence: t.Score}
 	}
-	if err := rec.AccretePageCategories(preds, false); err != nil {
-		return nil, nil, fmt.Errorf("document record: %w", err)
-	}
-	if err := rec.NoteBlocks("pageclass-api", runID(), "", time.Now().UTC(), baseline != nil, "page_categories"); err != nil {
-		return nil, nil, fmt.Errorf("document record: %w", err)
+	rec, err := docrecord.ApplyPages(schema, docrecord.PageUpdate{
+		Baseline: baseline, DocID: strings.TrimSuffix(f.name, path.Ext(f.name)), Pages: preds,
+		Program: "pageclass-api", RunID: runID(), At: time.Now().UTC(), Owners: docrecord.PageClassifierPrograms,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("document record for %q: %w", f.name, err)
 	}
 	var schemaErr []string
-	if err := schema.Validate(rec); err != nil {
-		if baseErr == nil {
-			return nil, nil, fmt.Errorf("the updated document record failed schema validation and is not returned: %w", err)
-		}
-		schemaErr = []string{"the uploaded document_json does not follow the record schema; the updated record is returned anyway: " + baseErr.Error()}
+	if e := rec.SchemaError(); e != "" {
+		schemaErr = []string{"the uploaded document_json does not follow the record schema; the updated record is returned anyway: " + e}
 	}
 	for _, w := range rec.Warnings {
 		s.svc.Logger.Warn("document record", "file", f.name, "warning", w)

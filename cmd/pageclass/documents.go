@@ -110,32 +110,29 @@ func (d *documents) write() error {
 // baseline (when not empty) to out, or to outDir/<doc_id>.document.json.
 func (d *documents) one(file, baseline, out, outDir string, schema *docrecord.Schema, taken map[string]string) error {
 	c := d.r.cli
-	var rec *docrecord.Record
-	var err error
+	var base *docrecord.Record
 	if baseline != "" {
-		rec, err = docrecord.Load(baseline)
-	} else {
-		rec, err = docrecord.New(docID(file))
-	}
-	if err != nil {
-		return fmt.Errorf("document record of %s: %w", file, err)
+		var err error
+		if base, err = docrecord.Load(baseline); err != nil {
+			return fmt.Errorf("document record of %s: %w", file, err)
+		}
+		if c.StrictDocumentJSON && len(base.Warnings) > 0 {
+			return fmt.Errorf("document record of %s not written (--strict-document-json): %s", file, strings.Join(base.Warnings, "; "))
+		}
 	}
 	preds := d.pages[file]
 	sort.Slice(preds, func(i, j int) bool { return preds[i].Index < preds[j].Index })
-	if err := rec.AccretePageCategories(preds, c.StrictDocumentJSON); err != nil {
+	rec, err := docrecord.ApplyPages(schema, docrecord.PageUpdate{
+		Baseline: base, DocID: docID(file), Pages: preds,
+		Program: paradata.Program, RunID: d.r.stamp, ParadataRef: filepath.Base(d.r.para.Path()), At: d.r.start,
+		Owners: docrecord.PageClassifierPrograms, Strict: c.StrictDocumentJSON,
+	})
+	if err != nil {
 		return fmt.Errorf("document record of %s: %w", file, err)
 	}
-	if err := rec.NoteBlocks(paradata.Program, d.r.stamp, filepath.Base(d.r.para.Path()), d.r.start, baseline != "", "page_categories"); err != nil {
-		return fmt.Errorf("document record of %s: %w", file, err)
-	}
-	if len(rec.Warnings) > 0 {
-		if c.StrictDocumentJSON {
-			return fmt.Errorf("document record of %s not written (--strict-document-json): %s", file, strings.Join(rec.Warnings, "; "))
-		}
-		for _, w := range rec.Warnings {
-			d.r.log.Warn("document record", "file", file, "warning", w)
-			d.r.para.Warn(fmt.Sprintf("document record of %s: %s", file, w))
-		}
+	for _, w := range rec.Warnings {
+		d.r.log.Warn("document record", "file", file, "warning", w)
+		d.r.para.Warn(fmt.Sprintf("document record of %s: %s", file, w))
 	}
 	if outDir != "" {
 		id := rec.DocID()

@@ -146,3 +146,80 @@ func TestDocumentRecordSingleAndStrict(t *testing.T) {
 		}
 	})
 }
+
+// Spec 7: a baseline that fails the schema but can be handled gives a record
+// noting the error, with a warning; strict refuses it. Strict without a
+// baseline works. Another program's page_categories block is overwritten
+// only with a warning. Confidences have 4 decimals, as in the service.
+func TestDocumentRecordWarningsAndStrict(t *testing.T) {
+	pageOf := func(t *testing.T, e *env) string {
+		for _, p := range e.linkPages(t, 1) {
+			if strings.Contains(p, "caa_conference-15") {
+				return p
+			}
+		}
+		t.Fatal("sample page PHOTO/caa_conference-15.png missing")
+		return ""
+	}
+	withPage15 := strings.Replace(baseline, `"page": "4", "page_index": 4`, `"page": "15", "page_index": 15`, 1)
+	tests := []struct {
+		name     string
+		baseline string // "" for none
+		strict   bool
+		code     int
+		want     []string // in the log
+		record   []string // in the record ("" record: none written)
+	}{
+		{"invalid baseline noted", strings.Replace(withPage15, `"doc_id"`, `"record_type": 5, "doc_id"`, 1), false, exitOK,
+			[]string{"does not follow the record schema"}, []string{`"document_json_schema_error": "`, `"record_type": 5`, `"category": "`}},
+		{"invalid baseline strict", strings.Replace(withPage15, `"doc_id"`, `"record_type": 5, "doc_id"`, 1), true, exitFailure,
+			[]string{"refused: --strict-document-json"}, nil},
+		{"strict without a baseline", "", true, exitOK, nil, []string{`"doc_id": "caa_conference"`, `"category_confidence"`}},
+		{"another program's block", strings.Replace(withPage15, `"doc_id"`, `"assembled": {"blocks": {"page_categories": {"program": "other-tool"}}}, "doc_id"`, 1), false, exitOK,
+			[]string{`written by \"other-tool\"`}, []string{`"program": "page-classification"`}},
+		{"another program's block strict", strings.Replace(withPage15, `"doc_id"`, `"assembled": {"blocks": {"page_categories": {"program": "other-tool"}}}, "doc_id"`, 1), true, exitFailure,
+			[]string{"other-tool"}, nil},
+	}
+	conf := regexp.MustCompile(`"category_confidence": ([0-9.]+)`)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			e.model(t, "v4.4")
+			out := filepath.Join(e.root, "out", "x.document.json")
+			args := []string{"-f", pageOf(t, e), "--document-json-out", out}
+			if tt.baseline != "" {
+				base := filepath.Join(e.root, "b.json")
+				write(t, base, tt.baseline)
+				args = append(args, "--document-json", base)
+			}
+			if tt.strict {
+				args = append(args, "--strict-document-json")
+			}
+			code, log := e.run(t, args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d: %s", code, tt.code, log)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(log, w) {
+					t.Errorf("log lacks %s:\n%s", w, log)
+				}
+			}
+			if tt.record == nil {
+				if _, err := os.Stat(out); !os.IsNotExist(err) {
+					t.Errorf("record written: %v", err)
+				}
+				return
+			}
+			b := string(normalised(t, out))
+			for _, w := range tt.record {
+				if !strings.Contains(b, w) {
+					t.Errorf("record lacks %s:\n%s", w, b)
+				}
+			}
+			m := conf.FindStringSubmatch(b)
+			if m == nil || len(m[1]) > len("0.1234") {
+				t.Errorf("category_confidence %v: want at most 4 decimals", m)
+			}
+		})
+	}
+}

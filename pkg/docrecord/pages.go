@@ -31,6 +31,12 @@ type PagePrediction struct {
 // category_confidence}) and a warning, or, when strict, an error before
 // anything changes.
 func (r *Record) AccretePageCategories(preds []PagePrediction, strict bool) error {
+	return r.accrete(preds, strict, true)
+}
+
+// accrete is AccretePageCategories; without a baseline (hadBaseline false)
+// the page entries are this record's own, added without a warning.
+func (r *Record) accrete(preds []PagePrediction, strict, hadBaseline bool) error {
 	var pages []any
 	if v, ok := r.root.Get("pages"); ok {
 		arr, isArr := v.([]any)
@@ -61,7 +67,7 @@ func (r *Record) AccretePageCategories(preds []PagePrediction, strict bool) erro
 			missing = append(missing, p.Label)
 		}
 	}
-	if len(missing) > 0 {
+	if len(missing) > 0 && hadBaseline {
 		msg := fmt.Sprintf("pages %v are not in the baseline's pages[]; page-classification adds minimal entries for them", missing)
 		if strict {
 			return fmt.Errorf("%s (refused: strict)", msg)

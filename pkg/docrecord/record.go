@@ -44,6 +44,9 @@ type Record struct {
 	// Warnings collects problems that did not stop the update (ownership,
 	// migration); with strict handling the caller turns them into errors.
 	Warnings []string
+	// baselineInvalid is set by ApplyPages when the baseline itself failed
+	// the schema: the record is then written with the error noted in it.
+	baselineInvalid bool
 }
 
 // FileName is "<doc_id>.document.json".
@@ -197,12 +200,14 @@ func (r *Record) Bytes() ([]byte, error) {
 
 // WriteFile validates the record against s and, only when it is valid,
 // writes it atomically to path. A nil schema is an error: records are never
-// written unvalidated.
+// written unvalidated. The one exception is a record made by ApplyPages
+// from a baseline that already failed the schema: it is written with the
+// baseline's error noted in it (SchemaErrorKey).
 func (r *Record) WriteFile(path string, s *Schema) error {
 	if s == nil {
 		return fmt.Errorf("%s: no schema to validate the record against", path)
 	}
-	if err := s.Validate(r); err != nil {
+	if err := s.Validate(r); err != nil && !(r.baselineInvalid && r.SchemaError() != "") {
 		return fmt.Errorf("%s: not written: %w", path, err)
 	}
 	b, err := r.Bytes()
