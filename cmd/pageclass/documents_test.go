@@ -85,22 +85,13 @@ func TestDocumentRecordsBatch(t *testing.T) {
 }
 
 func TestDocumentRecordSingleAndStrict(t *testing.T) {
-	page := func(t *testing.T, e *env) string {
-		for _, p := range e.linkPages(t, 1) {
-			if strings.Contains(p, "caa_conference-15") {
-				return p
-			}
-		}
-		t.Fatal("sample page PHOTO/caa_conference-15.png missing")
-		return ""
-	}
 	t.Run("single file", func(t *testing.T) {
 		e := newEnv(t, nil)
 		e.model(t, "v4.4")
 		base := filepath.Join(e.root, "b.json")
 		write(t, base, strings.Replace(baseline, `"page": "4", "page_index": 4`, `"page": "15", "page_index": 15`, 1))
 		out := filepath.Join(e.root, "out", "x.document.json")
-		code, log := e.run(t, "-f", page(t, e), "--document-json", base, "--document-json-out", out)
+		code, log := e.run(t, "-f", page15(t, e), "--document-json", base, "--document-json-out", out)
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, log)
 		}
@@ -117,7 +108,7 @@ func TestDocumentRecordSingleAndStrict(t *testing.T) {
 		base := filepath.Join(e.root, "b.json")
 		write(t, base, baseline) // has page 4 only; the run classifies page 15
 		out := filepath.Join(e.root, "out", "x.document.json")
-		in := page(t, e)
+		in := page15(t, e)
 		code, log := e.run(t, "-f", in, "--document-json", base, "--document-json-out", out, "--strict-document-json")
 		if code != exitFailure || !strings.Contains(log, "15") {
 			t.Fatalf("exit %d: %s", code, log)
@@ -140,7 +131,7 @@ func TestDocumentRecordSingleAndStrict(t *testing.T) {
 		base := filepath.Join(e.root, "b.json")
 		write(t, base, strings.Replace(baseline, `"1.0"`, `"2.0"`, 1))
 		out := filepath.Join(e.root, "x.document.json")
-		code, log := e.run(t, "-f", page(t, e), "--document-json", base, "--document-json-out", out)
+		code, log := e.run(t, "-f", page15(t, e), "--document-json", base, "--document-json-out", out)
 		if code != exitFailure || !strings.Contains(log, "newer schema") {
 			t.Fatalf("exit %d: %s", code, log)
 		}
@@ -152,15 +143,6 @@ func TestDocumentRecordSingleAndStrict(t *testing.T) {
 // baseline works. Another program's page_categories block is overwritten
 // only with a warning. Confidences have 4 decimals, as in the service.
 func TestDocumentRecordWarningsAndStrict(t *testing.T) {
-	pageOf := func(t *testing.T, e *env) string {
-		for _, p := range e.linkPages(t, 1) {
-			if strings.Contains(p, "caa_conference-15") {
-				return p
-			}
-		}
-		t.Fatal("sample page PHOTO/caa_conference-15.png missing")
-		return ""
-	}
 	withPage15 := strings.Replace(baseline, `"page": "4", "page_index": 4`, `"page": "15", "page_index": 15`, 1)
 	tests := []struct {
 		name     string
@@ -186,7 +168,7 @@ func TestDocumentRecordWarningsAndStrict(t *testing.T) {
 			e := newEnv(t, nil)
 			e.model(t, "v4.4")
 			out := filepath.Join(e.root, "out", "x.document.json")
-			args := []string{"-f", pageOf(t, e), "--document-json-out", out}
+			args := []string{"-f", page15(t, e), "--document-json-out", out}
 			if tt.baseline != "" {
 				base := filepath.Join(e.root, "b.json")
 				write(t, base, tt.baseline)
@@ -222,4 +204,17 @@ func TestDocumentRecordWarningsAndStrict(t *testing.T) {
 			}
 		})
 	}
+}
+
+// page15 links the sample pages into e.in and returns the one with a page
+// number, PHOTO/caa_conference-15.png.
+func page15(t *testing.T, e *env) string {
+	t.Helper()
+	for _, p := range e.linkPages(t, 1) {
+		if strings.Contains(p, "caa_conference-15") {
+			return p
+		}
+	}
+	t.Fatal("sample page PHOTO/caa_conference-15.png missing")
+	return ""
 }
