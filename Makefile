@@ -34,6 +34,11 @@ CT2_DIR    := $(CACHE)/ct2bridge-$(call hash,$(CT2_SRC))$(if $(CT2_FEATURES),-$(
 CT2_LIB    := $(CT2_DIR)/libct2bridge.a
 CARGO_TARGET := $(CACHE)/cargo-target
 
+# A small virtualenv with the independent Python references of the
+# maintenance tools' tests (rocrate, sacrebleu), apart from the torch one.
+PYTOOLS    := $(CACHE)/pytools-$(call hash,test/requirements-tools.txt)
+PYTOOLS_STAMP := $(PYTOOLS)/.complete
+
 FIXTURES   := $(CACHE)/fixtures-$(call hash,test/make_fixtures.py test/make_ct2_fixtures.py test/requirements.txt)
 FIX_STAMP  := $(FIXTURES)/.complete
 
@@ -45,8 +50,9 @@ export CGO_ENABLED := 1
 export CGO_LDFLAGS := -L$(TSHIM_DIR)/lib -Wl,-rpath,$(TSHIM_DIR)/lib -L$(CT2_DIR)
 export ARCHIVEKIT_PYTHON := $(VENV_PY)
 export ARCHIVEKIT_FIXTURES := $(FIXTURES)
+export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
 
-.PHONY: deps apt venv cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest
+.PHONY: deps apt venv pytools cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest
 
 ## deps: Debian packages, the virtualenv (pinned), crates and Go modules. Idempotent.
 deps: apt venv cargo-fetch go-deps
@@ -72,6 +78,14 @@ $(VENV_STAMP):
 	  rm -rf $(VENV) && $(PYTHON) -m venv $(VENV) && \
 	  $(VENV_PY) -m pip install -q --disable-pip-version-check -r test/requirements.txt && touch $@; } ) 9>$(VENV).lock
 	ln -sfn $(VENV) .venv
+
+pytools: $(PYTOOLS_STAMP)
+$(PYTOOLS_STAMP):
+	@mkdir -p $(CACHE)
+	( flock 9; [ -f $@ ] || { \
+	  echo "creating the virtualenv $(PYTOOLS) (rocrate, sacrebleu)"; \
+	  rm -rf $(PYTOOLS) && $(PYTHON) -m venv $(PYTOOLS) && \
+	  $(PYTOOLS)/bin/python -m pip install -q --disable-pip-version-check -r test/requirements-tools.txt && touch $@; } ) 9>$(PYTOOLS).lock
 
 cargo-fetch:
 	cd native && cargo fetch --locked -q
@@ -109,7 +123,7 @@ build: deps native
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 ## test: every test (Go, with the native core, fixtures and Python references).
-test: deps native fixtures
+test: deps native fixtures pytools
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
 	$(VENV_PY) -m pytest -q -p no:cacheprovider tools/test_export.py
@@ -126,7 +140,7 @@ bench: deps native fixtures
 ## pageclass against the original Python pipeline on the five full-size
 ## architectures (random-initialised). Tens of minutes on 2 CPU cores.
 SLOW_BASE := $(CACHE)/slow-base-regnety-scaled
-slowtest: deps native fixtures
+slowtest: deps native fixtures pytools
 	[ -f $(SLOW_BASE)/model.json ] || $(VENV_PY) tools/export_models.py --random-init v4.4 --scaled-down --seed 420 --out $(SLOW_BASE)
 	ARCHIVEKIT_SLOW=1 ARCHIVEKIT_TRAIN_BASE=$(SLOW_BASE) ARCHIVEKIT_TRAIN_EPOCHS=10 \
 	  $(GO) test -count=1 -v -timeout 150m -run 'MatchesPython|AgreesWithPython' ./pkg/train ./test/equivalence
@@ -145,9 +159,9 @@ clean:
 	rm -rf $(BIN) .venv
 
 ## env: prints the environment the Go tests of native packages need.
-env: native fixtures
-	@echo "export CGO_LDFLAGS='$(CGO_LDFLAGS)' ARCHIVEKIT_PYTHON='$(VENV_PY)' ARCHIVEKIT_FIXTURES='$(FIXTURES)'"
+env: native fixtures pytools
+	@echo "export CGO_LDFLAGS='$(CGO_LDFLAGS)' ARCHIVEKIT_PYTHON='$(VENV_PY)' ARCHIVEKIT_FIXTURES='$(FIXTURES)' ARCHIVEKIT_PYTOOLS='$(PYTOOLS)/bin/python'"
 
 ## gotest PKG=./pkg/x/...: runs some Go tests with the native environment.
-gotest: native fixtures
+gotest: native fixtures pytools
 	$(GO) test -count=1 $(PKG)

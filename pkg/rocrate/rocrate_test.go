@@ -1,0 +1,223 @@
+package rocrate
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, path, s string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// fixture writes a record accreted by two runs, one run's metadata, one
+// persistent output and returns the Input.
+func fixture(t *testing.T) (Input, string) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "out", "doc_en.alto.xml"), "<alto/>")
+	para := write(t, filepath.Join(dir, "runs", "260101-120000_page-classification.json"), `{"program":"page-classification","tool_version":"0.1.0",
+ "run_id":"260101-120000","license":"MIT","license_url":"https://opensource.org/license/mit/","start_time":"2026-01-01T13:00:00+01:00",
+ "end_time":"2026-01-01T12:00:05Z","docker_image":"reg.example/pageclass:sha-abc1234","runner_ref":"runner-7"}`)
+	rec := write(t, filepath.Join(dir, "records", "CTX1.document.json"), `{
+  "schema_version": "1.0", "doc_id": "CTX1",
+  "source": {"sha256": "`+strings.Repeat("ab", 32)+`", "filename": "CTX1.pdf", "media_type": "application/pdf"},
+  "derived_from": {"translated_xml": "../out/doc_en.alto.xml", "teitok": "TEITOK/CTX1.xml"},
+  "regenerable": {"markdown": {"from": "../out/doc_en.alto.xml", "converter": "xml_to_md@0.3.0"}},
+  "translations": {"source_lang": "cs", "target_lang": "en", "backend": "mtapi", "output_mode": "replace",
+    "license": "CC BY-NC-SA 4.0", "license_url": "https://creativecommons.org/licenses/by-nc-sa/4.0/"},
+  "provenance": {"contributors": [{"program": "translator", "run_id": "260102-090000", "version": "v0.1.0", "at": "2026-01-02T10:00:00+01:00"}]},
+  "assembled": {"blocks": {
+    "page_categories": {"program": "page-classification", "run_id": "260101-120000", "paradata_ref": "260101-120000_page-classification.json", "updated_at": "2026-01-01T12:00:05Z"},
+    "translations": {"program": "translator", "run_id": "260102-090000", "paradata_ref": "missing/260102-090000_translator.json", "updated_at": "2026-01-02T08:59:59Z"}}}
+}`)
+	return Input{Document: rec, Paradata: []string{para}}, dir
+}
+
+func graphOf(t *testing.T, data []byte) map[string]map[string]any {
+	t.Helper()
+	var doc struct {
+		Graph []map[string]any `json:"@graph"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]map[string]any{}
+	for _, e := range doc.Graph {
+		m[e["@id"].(string)] = e
+	}
+	return m
+}
+
+func TestBuild(t *testing.T) {
+	in, _ := fixture(t)
+	c, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := c.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad := Check(data, ""); len(bad) > 0 {
+		t.Fatalf("check: %v\n%s", bad, data)
+	}
+	g := graphOf(t, data)
+	root := g[RootID]
+	// datePublished is the latest stamp (09:00Z from the contributor entry),
+	// in UTC, whatever the offsets the stamps were written with.
+	if root["datePublished"] != "2026-01-02T09:00:00Z" {
+		t.Errorf("datePublished %v", root["datePublished"])
+	}
+	if got := refID(root["license"]); got != "https://creativecommons.org/licenses/by-nc-sa/4.0/" {
+		t.Errorf("licence %s, want the most restrictive (CC BY-NC-SA over MIT)", got)
+	}
+	var parts []string
+	for _, r := range refs(root["hasPart"]) {
+		parts = append(parts, r)
+	}
+	want := "CTX1.document.json,doc_en.alto.xml,paradata/260101-120000_page-classification.json"
+	if strings.Join(parts, ",") != want {
+		t.Errorf("hasPart %v, want %s", parts, want)
+	}
+	if refID(root["isBasedOn"]) != sourceID || g[sourceID]["identifier"] != "sha256:"+strings.Repeat("ab", 32) {
+		t.Errorf("source not described: %v %v", root["isBasedOn"], g[sourceID])
+	}
+	if len(refs(root["mentions"])) != 1 || g["#regenerable-markdown"] == nil {
+		t.Errorf("regenerable not mentioned: %v", root["mentions"])
+	}
+	var actions []string
+	for id, e := range g {
+		if e["@type"] == "CreateAction" {
+			actions = append(actions, id)
+			sw := g[refID(e["instrument"])]
+			if sw["@type"] != "SoftwareApplication" {
+				t.Errorf("%s: instrument %v", id, sw)
+			}
+		}
+	}
+	if len(actions) != 2 {
+		t.Errorf("actions %v, want one per contributing run", actions)
+	}
+	pc := g["#run-page-classification-260101-120000"]
+	if pc["startTime"] != "2026-01-01T12:00:00Z" || pc["endTime"] != "2026-01-01T12:00:05Z" || pc["containerImage"] != "reg.example/pageclass:sha-abc1234" ||
+		refID(pc["subjectOf"]) != "paradata/260101-120000_page-classification.json" || !strings.Contains(pc["description"].(string), "runner runner-7") {
+		t.Errorf("page-classification action %v", pc)
+	}
+	if sw := g["#software-translator-v0.1.0"]; sw == nil || sw["softwareVersion"] != "v0.1.0" {
+		t.Errorf("translator software %v", sw)
+	}
+	if _, ok := root["conformsTo"]; ok {
+		t.Error("process-run profile without ProcessRun")
+	}
+	if len(c.Warnings) != 2 || !strings.Contains(strings.Join(c.Warnings, "\n"), "derived_from.teitok: TEITOK/CTX1.xml not found") {
+		t.Errorf("warnings %q", c.Warnings)
+	}
+
+	in.ProcessRun = true
+	c2, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, _ := c2.JSON()
+	if g2 := graphOf(t, d2); refID(g2[RootID]["conformsTo"]) != ProcessRunSpec || g2[ProcessRunSpec] == nil {
+		t.Errorf("--run: root conformsTo %v", g2[RootID]["conformsTo"])
+	}
+}
+
+func TestWriteAndSelfTest(t *testing.T) {
+	in, _ := fixture(t)
+	c, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	p, err := c.Write(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written, _ := os.ReadFile(p)
+	if bad := SelfTest(in, written, out); len(bad) > 0 {
+		t.Fatal(bad)
+	}
+	for _, f := range []string{"CTX1.document.json", "doc_en.alto.xml", "paradata/260101-120000_page-classification.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	// A changed file makes the self-test fail.
+	if bad := SelfTest(in, append(written, ' '), out); len(bad) == 0 {
+		t.Error("self-test passed a metadata file that differs from a rebuild")
+	}
+}
+
+func TestCheckFindsProblems(t *testing.T) {
+	in, _ := fixture(t)
+	c, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := c.JSON()
+	mutate := func(f func(g []Entity) []Entity) []byte {
+		var doc struct {
+			Context string   `json:"@context"`
+			Graph   []Entity `json:"@graph"`
+		}
+		json.Unmarshal(base, &doc)
+		doc.Graph = f(doc.Graph)
+		b, _ := json.Marshal(map[string]any{"@context": doc.Context, "@graph": doc.Graph})
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		f    func(g []Entity) []Entity
+		want string
+	}{
+		{"descriptor not first", func(g []Entity) []Entity { g[0], g[1] = g[1], g[0]; return g }, "first entity is not the metadata descriptor"},
+		{"unsorted", func(g []Entity) []Entity { g[2], g[3] = g[3], g[2]; return g }, "not sorted"},
+		{"dangling", func(g []Entity) []Entity { g[1]["license"] = map[string]any{"@id": "#nowhere"}; return g }, "refers to #nowhere"},
+		{"source in hasPart", func(g []Entity) []Entity {
+			g[1]["hasPart"] = append(g[1]["hasPart"].([]any), map[string]any{"@id": sourceID})
+			return g
+		}, "hasPart holds #source"},
+		{"no licence", func(g []Entity) []Entity { delete(g[1], "license"); return g }, "root Dataset has no license"},
+	} {
+		bad := Check(mutate(tc.f), "")
+		if !strings.Contains(strings.Join(bad, "\n"), tc.want) {
+			t.Errorf("%s: problems %q, want %q", tc.name, bad, tc.want)
+		}
+	}
+	if bad := Check(base, t.TempDir()); !strings.Contains(strings.Join(bad, "\n"), "is not in the crate folder") {
+		t.Errorf("missing files not found: %v", bad)
+	}
+}
+
+func TestBuildErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, rec, want string }{
+		{"no stamps", `{"schema_version":"1.0","doc_id":"D","translations":{"license":"MIT"}}`, "no stamps"},
+		{"no licence", `{"schema_version":"1.0","doc_id":"D","assembled":{"blocks":{"x":{"program":"p","run_id":"1","updated_at":"2026-01-01T00:00:00Z"}}}}`, "no licence found"},
+		{"bad stamp", `{"schema_version":"1.0","doc_id":"D","assembled":{"blocks":{"x":{"program":"p","run_id":"1","updated_at":"yesterday"}}}}`, "updated_at"},
+		{"invalid record", `{"schema_version":"1.0","doc_id":""}`, "D.document.json"},
+		{"not JSON", `{`, "D.document.json"},
+	} {
+		p := write(t, filepath.Join(dir, tc.name, "D.document.json"), tc.rec)
+		_, err := Build(Input{Document: p})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	in, _ := fixture(t)
+	in.Paradata = append(in.Paradata, filepath.Join(dir, "absent.json"))
+	if _, err := Build(in); err == nil || !strings.Contains(err.Error(), "absent.json") {
+		t.Errorf("absent run metadata: %v", err)
+	}
+}
