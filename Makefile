@@ -18,6 +18,11 @@ SHARED   ?= $(abspath $(CURDIR)/../shared)
 
 hash = $(shell cat $(1) | sha256sum | cut -c1-16)
 
+# The one version of every binary (pkg/version): the VERSION file, stamped
+# at link time. Unstamped builds (go build, go test) embed the same file.
+VERSION    := $(shell cat VERSION)
+GO_LDFLAGS := -X archivekit/pkg/version.stamped=$(VERSION)
+
 REQ_HASH   := $(call hash,test/requirements.txt)
 VENV       := $(CACHE)/venv-$(REQ_HASH)
 VENV_PY    := $(VENV)/bin/python
@@ -120,7 +125,7 @@ $(FIX_STAMP): | $(VENV_STAMP)
 
 ## build: every command into ./bin
 build: deps native
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/ ./cmd/...
 
 ## test: every test (Go, with the native core, fixtures and Python references).
 test: deps native fixtures pytools

@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"archivekit/pkg/version"
 )
 
 // defaultTimeout bounds the whole probe; orchestrators allow 3 to 5 s.
@@ -39,8 +41,13 @@ func run(args []string, lookup func(string) (string, bool), stderr io.Writer) in
 	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	timeout := fs.Duration("timeout", defaultTimeout, "give up after this long")
+	showVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return 1
+	}
+	if *showVersion {
+		fmt.Fprintln(stderr, version.Line("healthcheck"))
+		return 0
 	}
 	port, err := portFrom(lookup)
 	if err != nil {

@@ -16,11 +16,17 @@ import (
 
 	"archivekit/bindings/ct2"
 	"archivekit/bindings/torch"
+	"archivekit/pkg/version"
 )
 
 func main() {
 	dir := flag.String("fixtures", os.Getenv("ARCHIVEKIT_FIXTURES"), "fixture directory made by `make fixtures`")
+	showVersion := flag.Bool("version", false, "print the version and exit")
 	flag.Parse()
+	if *showVersion {
+		fmt.Println(version.Line("nativecheck"))
+		return
+	}
 	if err := run(*dir); err != nil {
 		fmt.Fprintln(os.Stderr, "nativecheck: FAILED:", err)
 		os.Exit(1)

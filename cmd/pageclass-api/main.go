@@ -15,7 +15,7 @@
 //
 // Usage:
 //
-//	pageclass-api [-config setup/config.txt] [-models DIR] [-demo weights/demo]
+//	pageclass-api [-version] [-config setup/config.txt] [-models DIR] [-demo weights/demo]
 //	              [-device cpu] [-max-batch 16] [-batch-wait 5ms] [-no-batching]
 package main
 
@@ -25,18 +25,20 @@ import (
 	"os"
 
 	"archivekit/pkg/service"
+	"archivekit/pkg/version"
 )
-
-// version is the service version reported by /info; release builds set it
-// with -ldflags "-X main.version=...".
-var version = "dev"
 
 func main() {
 	fs := flag.NewFlagSet("pageclass-api", flag.ContinueOnError)
 	var o options
 	o.register(fs)
+	showVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(service.ExitConfig)
+	}
+	if *showVersion {
+		fmt.Println(version.Line("pageclass-api"))
+		return
 	}
 	s, err := newServer(o, os.LookupEnv, nil)
 	if err != nil {

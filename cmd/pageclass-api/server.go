@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	_ "embed"
@@ -26,8 +27,10 @@ import (
 	"archivekit/pkg/imageio"
 	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/registry"
+	"archivekit/pkg/resources"
 	"archivekit/pkg/results"
 	"archivekit/pkg/service"
+	"archivekit/pkg/version"
 )
 
 // Fixed limits of the service (spec 8).
@@ -56,13 +59,42 @@ type options struct {
 }
 
 func (o *options) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.Config, "config", "setup/config.txt", "configuration file ([OUTPUT] FOLDER_MODELS, [HUB] repo_name)")
+	fs.StringVar(&o.Config, "config", "", "configuration file ([OUTPUT] FOLDER_MODELS, [HUB] repo_name); default: PAGECLASS_CONFIG, else setup/config.txt in the working directory, beside the executable, in share/archivekit, else the built-in copy")
 	fs.StringVar(&o.Models, "models", "", "model folder holding model_v14 ... model_v54 (default: config FOLDER_MODELS)")
-	fs.StringVar(&o.Demo, "demo", classify.DefaultDemoDir, "demo ensemble served when the published models are absent (empty: no fallback)")
+	fs.StringVar(&o.Demo, "demo", demoDefault(), "demo ensemble served when the published models are absent (empty: no fallback); default: ARCHIVEKIT_DEMO_WEIGHTS, else weights/demo in the working directory, beside the executable or in share/archivekit")
 	fs.StringVar(&o.Device, "device", "cpu", "cpu or cuda:N")
 	fs.IntVar(&o.MaxBatch, "max-batch", batcher.DefaultMaxBatch, "largest batch of pages sent to a model")
 	fs.DurationVar(&o.BatchWait, "batch-wait", batcher.DefaultMaxWait, "longest wait of a page for others to batch with")
 	fs.BoolVar(&o.NoBatch, "no-batching", false, "run each request's pages on their own (no cross-request batching)")
+}
+
+// loadConfig reads the configuration found by pkg/resources (flag,
+// PAGECLASS_CONFIG, working directory, beside the executable, share
+// folder, built-in copy).
+func loadConfig(flagVal string, lookup func(string) (string, bool)) (config.Settings, error) {
+	r := &resources.Resolver{Getenv: func(k string) string { v, _ := lookup(k); return v }}
+	f, err := r.Find(resources.PageclassConfig, flagVal)
+	if err != nil {
+		return config.Defaults(), err
+	}
+	data, err := f.ReadFile()
+	if err != nil {
+		return config.Defaults(), err
+	}
+	ini, err := config.Parse(f.Path, bytes.NewReader(data))
+	if err != nil {
+		return config.Defaults(), err
+	}
+	return config.FromFile(ini)
+}
+
+// demoDefault is the demo ensemble folder found by pkg/resources, else
+// weights/demo (so that an absent one is named in the error).
+func demoDefault() string {
+	if f, err := resources.Default.Find(resources.DemoWeights, ""); err == nil {
+		return f.Path
+	}
+	return classify.DefaultDemoDir
 }
 
 // server is the classifier service; it keeps no per-request state.
@@ -72,7 +104,7 @@ type server struct {
 }
 
 func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) (*server, error) {
-	set, err := config.LoadSettings(o.Config)
+	set, err := loadConfig(o.Config, lookup)
 	if err != nil {
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
 	}
@@ -97,7 +129,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	s := &server{}
 	s.svc, err = service.New(service.Options{
 		Name:               "pageclass-api",
-		Version:            version,
+		Version:            version.String(),
 		DefaultMaxUploadMB: defaultMaxUploadMB,
 		WarmUp:             func(ctx context.Context) error { return s.engine.load(ctx) },
 		OpenAPI:            openapiJSON,
@@ -165,7 +197,7 @@ func (s *server) serveRoot(w http.ResponseWriter, _ *http.Request) {
 
 func (s *server) serveInfo(w http.ResponseWriter, _ *http.Request) {
 	service.WriteJSON(w, http.StatusOK, info{
-		Service: "pageclass-api", Version: version, Endpoints: endpoints,
+		Service: "pageclass-api", Version: version.String(), Endpoints: endpoints,
 		Limits:          limits{MaxUploadMB: s.svc.Config.MaxUploadMB(), MaxPDFPages: maxPDFPages},
 		Categories:      modelmeta.Categories,
 		AvailableModels: versions,

@@ -4,6 +4,7 @@
 // Usage:
 //
 //	pageclass-client -file page.png [-version all] [-topn 3] [-server http://127.0.0.1:8000]
+//	pageclass-client --version   (alone: prints the tool version)
 //
 // PDFs (by extension or content) go to /predict_document, everything else to
 // /predict_image. Exit codes: 0 success, 1 the service answered an error or
@@ -25,6 +26,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	pkgversion "archivekit/pkg/version"
 )
 
 func main() {
@@ -49,6 +52,11 @@ type answer struct {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	// -version names the model (spec); alone, --version prints the tool's.
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		fmt.Fprintln(stdout, pkgversion.Line("pageclass-client"))
+		return 0
+	}
 	fs := flag.NewFlagSet("pageclass-client", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("file", "", "page image or PDF to classify (required)")
@@ -116,7 +124,13 @@ func classify(server, path, version string, topn int, timeout time.Duration) (*a
 	_ = mw.WriteField("topn", strconv.Itoa(topn))
 	_ = mw.Close()
 	client := &http.Client{Timeout: timeout}
-	resp, err := client.Post(strings.TrimRight(server, "/")+endpoint, mw.FormDataContentType(), &body)
+	req, err := http.NewRequest(http.MethodPost, strings.TrimRight(server, "/")+endpoint, &body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	pkgversion.SetUserAgent(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}

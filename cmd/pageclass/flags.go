@@ -1,9 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,13 +11,15 @@ import (
 	"github.com/alecthomas/kong"
 
 	"archivekit/pkg/config"
+	"archivekit/pkg/resources"
 )
 
 // CLI is the command line of pageclass (spec page-classification 4.1). Every
 // default that names a config key comes from setup/config.txt, read before
 // parsing (see loadConfig); a flag given on the command line wins.
 type CLI struct {
-	Config string `name:"config" default:"setup/config.txt" placeholder:"FILE" help:"Configuration file supplying the defaults (read before the flags; looked up in the working directory, then next to the executable)."`
+	Config  string           `name:"config" placeholder:"FILE" help:"Configuration file supplying the defaults, read before the flags (default: PAGECLASS_CONFIG, else setup/config.txt in the working directory, beside the executable, in share/archivekit, else the built-in copy)."`
+	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
 
 	// Input.
 	File       string `short:"f" name:"file" group:"input" placeholder:"FILE" help:"One page image or PDF to classify."`
@@ -125,37 +127,30 @@ func configArg(args []string) (string, bool) {
 // DefaultConfig is the config file looked up when --config is not given.
 const DefaultConfig = "setup/config.txt"
 
-// findConfig resolves the config file: an explicit --config must exist;
-// the default is looked up in the working directory, then next to the
-// executable (exe dir, then its parent, for bin/pageclass in a checkout).
-// It returns "" when the default is found nowhere.
-func findConfig(args []string) (string, error) {
-	if p, ok := configArg(args); ok {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("config file: %w", err)
-		}
-		return p, nil
+// findConfig resolves the config file through pkg/resources: --config (must
+// exist), PAGECLASS_CONFIG, setup/config.txt in the working directory,
+// beside the executable, in the installed share folder, else the copy
+// embedded in the binary.
+func findConfig(args []string) (resources.File, error) {
+	p, _ := configArg(args)
+	f, err := resources.Default.Find(resources.PageclassConfig, p)
+	if err != nil {
+		return f, fmt.Errorf("config file: %w", err)
 	}
-	cands := []string{DefaultConfig}
-	if exe, err := os.Executable(); err == nil {
-		d := filepath.Dir(exe)
-		cands = append(cands, filepath.Join(d, DefaultConfig), filepath.Join(filepath.Dir(d), DefaultConfig))
-	}
-	for _, c := range cands {
-		if st, err := os.Stat(c); err == nil && !st.IsDir() {
-			return c, nil
-		}
-	}
-	return "", nil
+	return f, nil
 }
 
-// loadSettings reads the config file found by findConfig, or the shipped
-// defaults when there is none.
-func loadSettings(path string) (config.Settings, error) {
-	if path == "" {
-		return config.Defaults(), nil
+// loadSettings reads the config file found by findConfig.
+func loadSettings(f resources.File) (config.Settings, error) {
+	data, err := f.ReadFile()
+	if err != nil {
+		return config.Defaults(), fmt.Errorf("config file: %w", err)
 	}
-	return config.LoadSettings(path)
+	ini, err := config.Parse(f.Path, bytes.NewReader(data))
+	if err != nil {
+		return config.Defaults(), err
+	}
+	return config.FromFile(ini)
 }
 
 // vars are the kong interpolation variables: the config-file defaults.

@@ -21,7 +21,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sync"
 	"syscall"
 
@@ -31,6 +30,8 @@ import (
 	"archivekit/pkg/config"
 	"archivekit/pkg/logging"
 	"archivekit/pkg/registry"
+	"archivekit/pkg/resources"
+	"archivekit/pkg/version"
 )
 
 // Exit codes.
@@ -111,15 +112,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if done {
 		return code
 	}
-	if p.configPath == "" {
-		log.Warn("no config file found: using the shipped defaults", "looked_for", DefaultConfig)
+	if p.config.Embedded {
+		log.Warn("no config file found: using the built-in copy of "+DefaultConfig, "looked_for", DefaultConfig)
 	} else {
-		log.Debug("config read", "file", p.configPath)
+		log.Debug("config read", "file", p.configPath, "from", p.config.From)
 	}
 	for _, k := range p.settings.Unknown {
 		log.Warn("unknown config key (misspelt?)", "file", p.configPath, "key", k)
 	}
-	r := &runner{cli: p.cli, settings: p.settings, configPath: p.configPath, log: log, logSink: sink, stdout: stdout, stderr: stderr}
+	r := &runner{cli: p.cli, settings: p.settings, configPath: p.configPath, config: p.config, log: log, logSink: sink, stdout: stdout, stderr: stderr}
 	err = r.main(ctx)
 	if err != nil && ctx.Err() != nil {
 		log.Error("interrupted: the run stopped before the end; the tables and the run metadata hold the pages done so far", "cause", context.Cause(ctx).Error())
@@ -133,6 +134,7 @@ type parsed struct {
 	cli        *CLI
 	settings   config.Settings
 	configPath string
+	config     resources.File
 }
 
 // parseArgs reads the config file, parses args over its defaults and
@@ -159,6 +161,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (p parsed, code int, don
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { exited = c; panic(exitPanic{}) }),
 		vars(settings),
+		kong.Vars{"version": version.Line("pageclass")},
 	)
 	if err != nil {
 		fmt.Fprintln(stderr, "pageclass:", err)
@@ -172,7 +175,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (p parsed, code int, don
 		fmt.Fprintln(stderr, "pageclass:", err)
 		return p, exitUsage, true
 	}
-	return parsed{cli: &cli, settings: settings, configPath: cfgPath}, 0, false
+	return parsed{cli: &cli, settings: settings, configPath: cfgPath.Path, config: cfgPath}, 0, false
 }
 
 type exitPanic struct{}
@@ -222,19 +225,14 @@ func checkRevision(rev string) error {
 	return nil
 }
 
-// demoDefault is the demo ensemble folder: weights/demo in the working
-// directory, else next to the executable (or its parent, for bin/).
+// demoDefault is the demo ensemble folder found by pkg/resources
+// (ARCHIVEKIT_DEMO_WEIGHTS, weights/demo in the working directory, beside the
+// executable, in the installed share folder); weights/demo when none is found,
+// so the error names the folder looked for.
 func demoDefault() string {
-	if _, err := os.Stat(classify.DefaultDemoDir); err == nil {
+	f, err := resources.Default.Find(resources.DemoWeights, "")
+	if err != nil {
 		return classify.DefaultDemoDir
 	}
-	if exe, err := os.Executable(); err == nil {
-		d := filepath.Dir(exe)
-		for _, c := range []string{filepath.Join(d, classify.DefaultDemoDir), filepath.Join(filepath.Dir(d), classify.DefaultDemoDir)} {
-			if _, err := os.Stat(c); err == nil {
-				return c
-			}
-		}
-	}
-	return classify.DefaultDemoDir
+	return f.Path
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -21,7 +21,9 @@ import (
 	"archivekit/pkg/paradata"
 	"archivekit/pkg/pipeline"
 	"archivekit/pkg/progress"
+	"archivekit/pkg/resources"
 	"archivekit/pkg/results"
+	"archivekit/pkg/version"
 )
 
 // defaultHubEndpoint is the hub's base URL when HUB_ENDPOINT is not set.
@@ -32,6 +34,7 @@ type runner struct {
 	cli        *CLI
 	settings   config.Settings
 	configPath string
+	config     resources.File
 	log        *slog.Logger
 	logSink    *logSink
 	stdout     io.Writer
@@ -49,13 +52,6 @@ type runner struct {
 	demo bool
 }
 
-func toolVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "devel"
-}
-
 // main dispatches on the mode: --average, --train (then --eval), --eval, or
 // classification. The run metadata is started first and finished last, also
 // when the run fails.
@@ -71,7 +67,7 @@ func (r *runner) main(ctx context.Context) (err error) {
 	// The stamp is claimed in the results folder, so two runs never share
 	// output names (a second run of the same second gets stamp-2).
 	r.para, r.stamp, err = paradata.Create(c.Results, results.Stamp(r.start), r.start, paradata.Info{
-		ToolVersion: toolVersion(), Repository: "archivekit",
+		ToolVersion: version.String(), Repository: "archivekit",
 		RunnerRef: os.Getenv("RUNNER_REF"), DockerImage: os.Getenv("DOCKER_IMAGE"),
 	})
 	if err != nil {
@@ -155,20 +151,19 @@ func (r *runner) recordConfig() {
 	}
 }
 
-// paraConfigPath is setup/para_config.txt next to the config file used.
-func (r *runner) paraConfigPath() string {
-	if r.configPath == "" {
-		return filepath.Join("setup", "para_config.txt")
-	}
-	return filepath.Join(filepath.Dir(r.configPath), "para_config.txt")
-}
-
 // resolveLicence records the run's licence from the components file with
 // the conditions of this run ("training", "fastcls", and "demo" once a
 // shipped demo model answers).
 func (r *runner) resolveLicence(demo bool) error {
-	path := r.paraConfigPath()
-	comps, err := licence.LoadComponents(path)
+	f, err := resources.Default.Beside(r.config, resources.PageclassComponents)
+	if err != nil {
+		return usagef("licence components: %w", err)
+	}
+	data, err := f.ReadFile()
+	if err != nil {
+		return usagef("licence components: %w", err)
+	}
+	comps, err := licence.ParseComponents(f.Path, bytes.NewReader(data))
 	if err != nil {
 		return usagef("licence components: %w", err)
 	}

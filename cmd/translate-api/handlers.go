@@ -22,6 +22,7 @@ import (
 	"archivekit/pkg/metadata"
 	"archivekit/pkg/service"
 	"archivekit/pkg/translator"
+	"archivekit/pkg/version"
 	"archivekit/pkg/xmlsplice"
 )
 
@@ -78,7 +79,7 @@ func (s *server) serveRoot(w http.ResponseWriter, _ *http.Request) {
 
 func (s *server) serveInfo(w http.ResponseWriter, _ *http.Request) {
 	service.WriteJSON(w, http.StatusOK, info{
-		Service: "translate-api", Version: version, Endpoints: endpoints,
+		Service: "translate-api", Version: version.String(), Endpoints: endpoints,
 		Limits:           infoLimits{MaxUploadMB: s.svc.Config.MaxUploadMB()},
 		SupportedFormats: formats,
 	})
@@ -257,10 +258,10 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 	}
 	var fields []*metadata.XPath
 	if kind == translator.KindMetadata {
-		fields, err = metadata.LoadFields(s.set.FieldsPath)
+		fields, err = translator.LoadFields(s.set.Fields, s.set.FieldsErr)
 		if err != nil {
 			service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf(
-				"%s is handled as metadata, but the field list %s=%s cannot be read: %v", q.name, envFields, s.set.FieldsPath, err))
+				"%s is handled as metadata, but the field list (%s) cannot be read: %v", q.name, envFields, err))
 			return
 		}
 	}

@@ -16,14 +16,14 @@
 //	CT2_*                   the ct2 backend (pkg/ct2backend)
 //	LEMMATIZER_URL          the lemmatiser, used when a vocabulary is loaded
 //	OUTPUT_MODE             default output_mode of /translate (replace)
-//	AMCR_FIELDS_PATH        XPath field list for metadata documents (setup/translate/fields.txt)
+//	AMCR_FIELDS_PATH        XPath field list for metadata documents (default: setup/translate/fields.txt found by pkg/resources)
 //	VOCABULARY_PATH         vocabulary CSV; unset or empty: no vocabulary
-//	TRANSLATE_PARA_CONFIG   licence components file (setup/translate/para_config.txt)
+//	TRANSLATE_PARA_CONFIG   licence components file (default: setup/translate/para_config.txt found by pkg/resources)
 //	LLM_MAX_GLOSSARY_TERMS  glossary cap for backends that take one
 //
 // Usage:
 //
-//	translate-api
+//	translate-api [--version]
 package main
 
 import (
@@ -31,13 +31,14 @@ import (
 	"os"
 
 	"archivekit/pkg/service"
+	"archivekit/pkg/version"
 )
 
-// version is the service version reported by /info; release builds set it
-// with -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
+	if len(os.Args) == 2 && (os.Args[1] == "--version" || os.Args[1] == "-version") {
+		fmt.Println(version.Line("translate-api"))
+		return
+	}
 	svc, err := newService(os.LookupEnv, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"fmt"
@@ -18,8 +19,10 @@ import (
 	"archivekit/pkg/lemmatizer"
 	"archivekit/pkg/licence"
 	"archivekit/pkg/mtapi"
+	"archivekit/pkg/resources"
 	"archivekit/pkg/service"
 	"archivekit/pkg/translator"
+	"archivekit/pkg/version"
 	"archivekit/pkg/vocab"
 )
 
@@ -32,13 +35,13 @@ const (
 	envParaConfig = "TRANSLATE_PARA_CONFIG"
 )
 
-// Defaults of the tool variables; paths are relative to the working
-// directory (/app in the image).
+// Defaults of the tool variables. The field list and the licence
+// components are found by pkg/resources when their variables are unset
+// (setup/translate/... in the working directory, beside the executable, in
+// share/archivekit, else the built-in copy).
 const (
 	defaultBackend    = mtapi.Name
 	defaultOutputMode = "replace"
-	defaultFields     = "setup/translate/fields.txt"
-	defaultParaConfig = "setup/translate/para_config.txt"
 	// defaultMaxUploadMB is the upload cap of spec 8 (ALTO goes in and
 	// comes out).
 	defaultMaxUploadMB = 50
@@ -53,9 +56,12 @@ var openapiJSON []byte
 type settings struct {
 	Backend    string
 	OutputMode string
-	FieldsPath string
+	// Fields is the field list; FieldsErr says why none was found (a
+	// metadata request then fails with 422, ALTO still works).
+	Fields     resources.File
+	FieldsErr  error
 	Vocabulary string
-	ParaConfig string
+	ParaConfig resources.File
 }
 
 // loadSettings reads the tool variables; an unset or empty variable takes
@@ -70,9 +76,13 @@ func loadSettings(getenv func(string) string) (settings, error) {
 	s := settings{
 		Backend:    or(envBackend, defaultBackend),
 		OutputMode: or(envOutputMode, defaultOutputMode),
-		FieldsPath: or(envFields, defaultFields),
 		Vocabulary: strings.TrimSpace(getenv(envVocabulary)),
-		ParaConfig: or(envParaConfig, defaultParaConfig),
+	}
+	res := &resources.Resolver{Getenv: getenv}
+	s.Fields, s.FieldsErr = res.Find(resources.Fields, "")
+	var err error
+	if s.ParaConfig, err = res.Find(resources.TranslateComponents, ""); err != nil {
+		return s, fmt.Errorf("licence components (%s): %w", envParaConfig, err)
 	}
 	if !validMode(s.OutputMode) {
 		return s, fmt.Errorf("%s=%q: want replace or append", envOutputMode, s.OutputMode)
@@ -147,7 +157,7 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 	s.langDegraded = func() (bool, string) { return langid.Shared().Degraded() }
 	s.svc, err = service.New(service.Options{
 		Name:               "translate-api",
-		Version:            version,
+		Version:            version.String(),
 		DefaultMaxUploadMB: defaultMaxUploadMB,
 		WarmUp:             s.warmUp,
 		DeepCheck:          s.deepCheck,
@@ -172,7 +182,11 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 // pairs, the deep health check reports it cold, and it is tried again in
 // the background.
 func (s *server) warmUp(ctx context.Context) error {
-	c, err := licence.LoadComponents(s.set.ParaConfig)
+	data, err := s.set.ParaConfig.ReadFile()
+	if err != nil {
+		return fmt.Errorf("licence components (%s): %w", envParaConfig, err)
+	}
+	c, err := licence.ParseComponents(s.set.ParaConfig.Path, bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("licence components (%s): %w", envParaConfig, err)
 	}

@@ -12,7 +12,9 @@ import (
 	"github.com/alecthomas/kong"
 
 	"archivekit/pkg/config"
+	"archivekit/pkg/resources"
 	"archivekit/pkg/translator"
+	"archivekit/pkg/version"
 )
 
 // Exit codes (spec 4.1).
@@ -27,22 +29,23 @@ const (
 // resolved afterwards: flag, then config.txt, then (backend and output mode
 // only) the environment, then the built-in default.
 type cli struct {
-	InputPath       string `arg:"" optional:"" name:"input_path" help:"File, directory, URL, or .txt list of URLs to translate (default: config input_path)."`
-	Output          string `short:"o" help:"Output directory (default: config output)." placeholder:"DIR"`
-	SourceLang      string `name:"source_lang" help:"Source language (ISO 639-1), or auto to detect (default: config source_lang, auto). Short form -src." placeholder:"LANG"`
-	TargetLang      string `name:"target_lang" help:"Target language (default: config target_lang, en). Short form -tgt." placeholder:"LANG"`
-	Formats         string `help:"Comma-separated file extensions to translate in a directory, e.g. alto.xml,xml (default: config formats, alto.xml)."`
-	Config          string `short:"c" help:"Configuration file (keys of spec 2.6; default config.txt, which may be missing)." placeholder:"FILE"`
-	Alto            bool   `help:"ALTO in-place mode; on automatically when --formats contains alto.xml. Documents are still recognised by their root element."`
-	Xpaths          string `help:"Field-list file of XPath targets for metadata documents (default: config fields)." placeholder:"FILE"`
-	Xsd             string `help:"URL or path of a schema to validate metadata output against (warnings only)." placeholder:"XSD"`
-	Vocabulary      string `help:"Vocabulary CSV (default: config vocabulary); an empty value disables the vocabulary." placeholder:"FILE"`
-	DocumentJSON    string `name:"document-json" help:"Baseline document record to accrete the translation block onto." placeholder:"FILE"`
-	DocumentJSONOut string `name:"document-json-out" help:"Where to write the updated record (default: <output>/<doc_id>.document.json)." placeholder:"FILE"`
-	DownloadDir     string `name:"download-dir" help:"Where URL inputs are stored (default: <output>/downloaded_inputs)." placeholder:"DIR"`
-	OutputMode      string `name:"output-mode" help:"replace or append (precedence: flag, config output_mode, OUTPUT_MODE, replace)."`
-	FastAlign       bool   `name:"fast-align" help:"ALTO only: split block translations by source word counts instead of translating each line (one backend call per page)."`
-	Backend         string `help:"mtapi, chat_compatible or ct2 (precedence: flag, config translation_backend, TRANSLATION_BACKEND, mtapi)."`
+	InputPath       string           `arg:"" optional:"" name:"input_path" help:"File, directory, URL, or .txt list of URLs to translate (default: config input_path)."`
+	Output          string           `short:"o" help:"Output directory (default: config output)." placeholder:"DIR"`
+	SourceLang      string           `name:"source_lang" help:"Source language (ISO 639-1), or auto to detect (default: config source_lang, auto). Short form -src." placeholder:"LANG"`
+	TargetLang      string           `name:"target_lang" help:"Target language (default: config target_lang, en). Short form -tgt." placeholder:"LANG"`
+	Formats         string           `help:"Comma-separated file extensions to translate in a directory, e.g. alto.xml,xml (default: config formats, alto.xml)."`
+	Config          string           `short:"c" help:"Configuration file (keys of spec 2.6). Default: TRANSLATE_CONFIG, else config.txt in the working directory, else setup/translate/config.txt in the working directory, beside the executable or in share/archivekit, else the built-in copy." placeholder:"FILE"`
+	Alto            bool             `help:"ALTO in-place mode; on automatically when --formats contains alto.xml. Documents are still recognised by their root element."`
+	Xpaths          string           `help:"Field-list file of XPath targets for metadata documents (default: config fields)." placeholder:"FILE"`
+	Xsd             string           `help:"URL or path of a schema to validate metadata output against (warnings only)." placeholder:"XSD"`
+	Vocabulary      string           `help:"Vocabulary CSV (default: config vocabulary); an empty value disables the vocabulary." placeholder:"FILE"`
+	DocumentJSON    string           `name:"document-json" help:"Baseline document record to accrete the translation block onto." placeholder:"FILE"`
+	DocumentJSONOut string           `name:"document-json-out" help:"Where to write the updated record (default: <output>/<doc_id>.document.json)." placeholder:"FILE"`
+	DownloadDir     string           `name:"download-dir" help:"Where URL inputs are stored (default: <output>/downloaded_inputs)." placeholder:"DIR"`
+	OutputMode      string           `name:"output-mode" help:"replace or append (precedence: flag, config output_mode, OUTPUT_MODE, replace)."`
+	FastAlign       bool             `name:"fast-align" help:"ALTO only: split block translations by source word counts instead of translating each line (one backend call per page)."`
+	Backend         string           `help:"mtapi, chat_compatible or ct2 (precedence: flag, config translation_backend, TRANSLATION_BACKEND, mtapi)."`
+	Version         kong.VersionFlag `help:"Print the version and exit."`
 }
 
 // shortForms are the multi-letter short flags of the original command line,
@@ -76,6 +79,9 @@ type settings struct {
 	Formats                       []string
 	FormatsRaw                    string
 	ConfigPath                    string
+	ConfigFile                    resources.File
+	FieldsFile                    resources.File
+	FieldsErr                     error
 	Alto                          bool
 	Fields, XSD, Vocabulary       string
 	VocabularyExplicit            bool
@@ -95,6 +101,7 @@ const (
 	defFormats    = "alto.xml"
 	defFields     = "fields.txt"
 	defVocabulary = "data_samples/vocabulary.csv"
+	defConfig     = "config.txt"
 )
 
 var configKeys = []string{"input_path", "source_lang", "target_lang", "formats", "output", "fields",
@@ -109,7 +116,8 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 	exited := false
 	parser, err := kong.New(&c, kong.Name("translate"),
 		kong.Description("Translate ALTO OCR and archival metadata XML, keeping every other byte."),
-		kong.Writers(stdout, stdout), kong.Exit(func(int) { exited = true }), kong.UsageOnError())
+		kong.Writers(stdout, stdout), kong.Exit(func(int) { exited = true }), kong.UsageOnError(),
+		kong.Vars{"version": version.Line("translate")})
 	if err != nil {
 		return nil, false, err
 	}
@@ -127,18 +135,20 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 		}
 	}
 
-	// The configuration file: a missing default is fine, a missing file
-	// given with -c is not.
-	if c.Config == "" {
-		c.Config = "config.txt"
+	// The configuration file (findConfig): a file given with -c must exist.
+	res := &resources.Resolver{Getenv: getenv}
+	cfgFile, err := findConfig(res, c.Config, getenv)
+	if err != nil {
+		return nil, false, usageError{fmt.Errorf("config: %w", err)}
 	}
+	c.Config = cfgFile.Path
 	cfg := map[string]string{}
 	var warnings []string
-	if ini, err := loadConfig(c.Config); err == nil {
-		cfg, warnings = configValues(ini)
-	} else if set["config"] || !errors.Is(err, os.ErrNotExist) {
+	ini, err := loadConfig(cfgFile)
+	if err != nil {
 		return nil, false, usageError{fmt.Errorf("config %s: %w", c.Config, err)}
 	}
+	cfg, warnings = configValues(ini)
 	pick := func(flagName, flagVal, key, def string) string {
 		if set[flagName] {
 			return flagVal
@@ -148,7 +158,7 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 		}
 		return def
 	}
-	s := &settings{ConfigPath: c.Config, ConfigWarnings: warnings, FastAlign: c.FastAlign, XSD: c.Xsd,
+	s := &settings{ConfigPath: c.Config, ConfigFile: cfgFile, ConfigWarnings: warnings, FastAlign: c.FastAlign, XSD: c.Xsd,
 		DocJSON: c.DocumentJSON, DocJSONOut: c.DocumentJSONOut}
 	s.Input = c.InputPath
 	if s.Input == "" {
@@ -171,14 +181,27 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 		s.Alto = s.Alto || f == "alto.xml"
 	}
 	s.FieldsExplicit = set["xpaths"]
-	s.Fields = setupPath(pick("xpaths", c.Xpaths, "fields", defFields), c.Config, !s.FieldsExplicit)
+	switch {
+	case s.FieldsExplicit:
+		s.FieldsFile, s.FieldsErr = res.Find(resources.Fields, c.Xpaths)
+	case strings.TrimSpace(getenv(resources.Fields.Env)) != "":
+		s.FieldsFile, s.FieldsErr = res.Find(resources.Fields, "")
+	default:
+		s.FieldsFile, s.FieldsErr = res.Relative(cfgFile, pick("", "", "fields", defFields), false)
+	}
+	s.Fields = s.FieldsFile.Path
+	if s.FieldsErr != nil {
+		s.Fields = pick("xpaths", c.Xpaths, "fields", defFields)
+	}
 	s.VocabularyExplicit = set["vocabulary"]
 	if s.VocabularyExplicit {
 		s.Vocabulary = c.Vocabulary
-	} else if v, ok := cfg["vocabulary"]; ok {
-		s.Vocabulary = setupPath(v, c.Config, true)
 	} else {
-		s.Vocabulary = setupPath(defVocabulary, c.Config, true)
+		v := defVocabulary
+		if cv, ok := cfg["vocabulary"]; ok {
+			v = cv
+		}
+		s.Vocabulary = setupPath(res, cfgFile, v)
 	}
 	s.DownloadDir = c.DownloadDir
 	if s.DownloadDir == "" {
@@ -210,11 +233,24 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 	return s, false, nil
 }
 
+// findConfig finds the configuration file: -c (must exist), then
+// TRANSLATE_CONFIG, then config.txt in the working directory (the spec's
+// default), then setup/translate/config.txt through pkg/resources (working
+// directory, beside the executable, share folder, built-in copy).
+func findConfig(res *resources.Resolver, flagVal string, getenv func(string) string) (resources.File, error) {
+	if flagVal == "" && strings.TrimSpace(getenv(resources.TranslateConfig.Env)) == "" {
+		if st, err := os.Stat(defConfig); err == nil && !st.IsDir() {
+			return resources.File{Path: defConfig, From: resources.FromWorkDir}, nil
+		}
+	}
+	return res.Find(resources.TranslateConfig, flagVal)
+}
+
 // loadConfig reads an INI configuration file. A file whose keys come before
 // any section header (plain "key = value" lines) is read as one [translate]
 // section.
-func loadConfig(path string) (*config.File, error) {
-	data, err := os.ReadFile(path)
+func loadConfig(f resources.File) (*config.File, error) {
+	data, err := f.ReadFile()
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +264,7 @@ func loadConfig(path string) (*config.File, error) {
 		}
 		break
 	}
-	return config.Parse(path, bytes.NewReader(data))
+	return config.Parse(f.Path, bytes.NewReader(data))
 }
 
 // precedence picks flag, then config, then environment, then default, and
@@ -285,16 +321,16 @@ func configValues(f *config.File) (map[string]string, []string) {
 	return out, warnings
 }
 
-// setupPath resolves a relative path of a set-up file (field list,
-// vocabulary) from the configuration: next to the configuration file when
-// it exists there, otherwise as given (relative to the working directory).
-func setupPath(p, configPath string, fromConfig bool) string {
-	if p == "" || filepath.IsAbs(p) || !fromConfig {
-		return p
+// setupPath resolves the vocabulary path p written in (or defaulted for)
+// the configuration cfg: against the configuration's folder (for the
+// built-in configuration, through pkg/resources). A file found nowhere keeps
+// the path it would have had, so the warning names it.
+func setupPath(res *resources.Resolver, cfg resources.File, p string) string {
+	if p == "" {
+		return ""
 	}
-	cand := filepath.Join(filepath.Dir(configPath), p)
-	if _, err := os.Stat(cand); err == nil {
-		return cand
+	if f, err := res.Relative(cfg, p, false); err == nil {
+		return f.Path
 	}
-	return p
+	return resources.RelativePath(cfg, p)
 }

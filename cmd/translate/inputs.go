@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"archivekit/pkg/atomicfile"
+	"archivekit/pkg/version"
 )
 
 // input is one document to translate, or one that could not be obtained.
@@ -179,6 +180,7 @@ func download(ctx context.Context, client *http.Client, u, dir string) input {
 	if err != nil {
 		return fail(err)
 	}
+	version.SetUserAgent(req)
 	resp, err := client.Do(req)
 	if err != nil {
 		return fail(err)

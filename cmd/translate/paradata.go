@@ -11,6 +11,7 @@ import (
 	"archivekit/pkg/atomicfile"
 	"archivekit/pkg/licence"
 	"archivekit/pkg/translator"
+	"archivekit/pkg/version"
 )
 
 // Run-metadata layout (schema 2.0, modelled on the translator's published
@@ -20,10 +21,6 @@ const (
 	stampLayout    = "060102-150405"
 	repository     = "archivekit"
 )
-
-// version is the tool version; release builds set it with
-// -ldflags "-X main.version=vX.Y.Z".
-var version = "dev"
 
 type skipped struct {
 	File   string `json:"file"`
@@ -92,7 +89,7 @@ func newParadata(dir string, start time.Time, comps *licence.Components, usage *
 		usage:      usage,
 		protected:  map[string]int{},
 		doc: paradataDoc{
-			SchemaVersion: paradataSchema, Program: translator.Program, ToolVersion: version,
+			SchemaVersion: paradataSchema, Program: translator.Program, ToolVersion: version.String(),
 			Repository: repository, RunnerRef: getenv("RUNNER_REF"), DockerImage: getenv("DOCKER_IMAGE"),
 			GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
 			RunID: stamp, Status: "running", StartTime: start.Format(time.RFC3339Nano),

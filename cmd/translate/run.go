@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,26 +24,13 @@ import (
 	"archivekit/pkg/metadata"
 	"archivekit/pkg/mtapi"
 	"archivekit/pkg/progress"
+	"archivekit/pkg/resources"
 	"archivekit/pkg/translator"
 	"archivekit/pkg/vocab"
 	"archivekit/pkg/xsd"
 )
 
 var errNoInput = errors.New("no input")
-
-// componentsFile is the translator's licence components file, looked up
-// next to the configuration file, then under setup/translate.
-func componentsFile(configPath string, getenv func(string) string) string {
-	if p := getenv("TRANSLATE_PARA_CONFIG"); p != "" {
-		return p
-	}
-	for _, p := range []string{filepath.Join(filepath.Dir(configPath), "para_config.txt"), filepath.Join("setup", "translate", "para_config.txt")} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return filepath.Join("setup", "translate", "para_config.txt")
-}
 
 // run is the whole command; it returns the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
@@ -73,7 +61,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitUsage
 	}
 
-	comps, err := licence.LoadComponents(componentsFile(s.ConfigPath, getenv))
+	comps, err := loadComponents(s.ConfigFile, getenv)
 	if err != nil {
 		log.Error("licence components", "err", err)
 		return exitFailure
@@ -82,7 +70,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// Set-up files given explicitly must exist; the configured defaults may
 	// be missing (with a warning for the vocabulary).
 	var fields []*metadata.XPath
-	fields, fieldsErr := metadata.LoadFields(s.Fields)
+	fields, fieldsErr := translator.LoadFields(s.FieldsFile, s.FieldsErr)
 	if fieldsErr != nil && s.FieldsExplicit {
 		log.Error("usage error", "err", fmt.Errorf("--xpaths: %w", fieldsErr))
 		return exitUsage
@@ -402,4 +390,20 @@ func (r *runner) record(written []string) error {
 	pd.output("json", path)
 	r.log.Info("document record written", "path", path, "doc_id", r.baseline.DocID())
 	return nil
+}
+
+// loadComponents reads the licence components: TRANSLATE_PARA_CONFIG, else
+// para_config.txt beside the configuration file, else
+// setup/translate/para_config.txt through pkg/resources.
+func loadComponents(cfg resources.File, getenv func(string) string) (*licence.Components, error) {
+	res := &resources.Resolver{Getenv: getenv}
+	f, err := res.Beside(cfg, resources.TranslateComponents)
+	if err != nil {
+		return nil, err
+	}
+	data, err := f.ReadFile()
+	if err != nil {
+		return nil, err
+	}
+	return licence.ParseComponents(f.Path, bytes.NewReader(data))
 }

@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"archivekit/pkg/atomicfile"
+	"archivekit/pkg/version"
 )
 
 // Environment variables read by FromEnv.
@@ -248,6 +249,7 @@ func (c *Client) try(ctx context.Context, repo, revision, file string, cached bo
 	if hc == nil {
 		hc = http.DefaultClient
 	}
+	version.SetUserAgent(req)
 	resp, err := hc.Do(req)
 	if err != nil {
 		return true, fail(0, err)

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"archivekit/pkg/version"
 )
 
 // Policy is a backend's transport policy.
@@ -209,6 +211,7 @@ func (c *Client) DoRetries(ctx context.Context, maxRetries int, newReq func(ctx 
 		if attempt > 0 {
 			c.retries.Add(1)
 		}
+		version.SetUserAgent(req)
 		resp, err := c.HTTP.Do(req)
 		var retryAfter time.Duration
 		switch {

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"archivekit/pkg/version"
 )
 
 // fakeClock never advances by itself; Sleep records each requested wait.
@@ -260,5 +262,21 @@ func TestFromEnv(t *testing.T) {
 				t.Fatalf("FromEnv = %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
+	}
+}
+
+func TestRequestsCarryTheVersionedUserAgent(t *testing.T) {
+	var got atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("User-Agent"))
+	}))
+	defer srv.Close()
+	resp, err := New(Policy{}, nil).Do(context.Background(), get(srv.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if ua := got.Load(); ua != version.UserAgent() || !strings.HasSuffix(version.UserAgent(), "/"+version.String()) {
+		t.Errorf("User-Agent = %v, want %q", ua, version.UserAgent())
 	}
 }

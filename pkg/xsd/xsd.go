@@ -20,6 +20,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"archivekit/pkg/version"
 )
 
 // ErrNoValidator is returned when xmllint is not installed.
@@ -56,6 +58,7 @@ func (v *Validator) download(ctx context.Context, url string) error {
 	if err != nil {
 		return err
 	}
+	version.SetUserAgent(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
