@@ -13,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"archivekit/bindings/torch"
 	"archivekit/pkg/classify/classifytest"
 	"archivekit/pkg/registry"
+	goldenpkg "archivekit/test/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -117,7 +119,12 @@ func (e *env) model(t *testing.T, rev string) {
 func (e *env) run(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
+	base := torch.LiveHandles()
 	code := run(context.Background(), append([]string{"--config", e.cfg}, args...), &stdout, &stderr)
+	// Every model and trainer the run opened is closed when it returns.
+	if n := torch.LiveHandles() - base; n != 0 {
+		t.Errorf("pageclass %v left %d native handles open", args, n)
+	}
 	return code, stdout.String() + stderr.String()
 }
 
@@ -146,24 +153,11 @@ func readCSV(t *testing.T, path string) [][]string {
 	return recs
 }
 
-// golden compares got with testdata/golden/name (rewritten with -update).
+// golden compares got with testdata/golden/name (rewritten with -update):
+// text exactly, model numbers within golden.Tolerance (test/golden).
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		mkdir(t, filepath.Dir(path))
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	goldenpkg.Check(t, filepath.Join("testdata", "golden", name), got, *update)
 }
 
 func goldenFile(t *testing.T, name, path string) {

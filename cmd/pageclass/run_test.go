@@ -68,7 +68,7 @@ func stampless(name string) string {
 
 func TestSingleModelGolden(t *testing.T) {
 	e := newEnv(t, nil)
-	e.linkPages(t, 2)
+	pages := e.linkPages(t, 2)
 	e.model(t, "v4.4")
 	code, log := e.run(t, "-d", e.in, "--raw")
 	if code != exitOK {
@@ -79,8 +79,10 @@ func TestSingleModelGolden(t *testing.T) {
 	goldenFile(t, "single_RAW.csv", e.output(t, "_v4.4_RAW.csv"))
 	golden(t, "single_paradata.json", paradataSummary(t, readParadata(t, e)))
 	recs := readCSV(t, top)
-	if len(recs) != 1+2*len(modelmeta.Categories)-3 { // DRAW_L, LINE_T and TEXT_T have 3+ pages; all have >= 2
-		t.Logf("%d rows", len(recs)-1)
+	// Two pages of each category, one row each (every sample category has
+	// at least two pages).
+	if len(pages) != 2*len(modelmeta.Categories) || len(recs)-1 != len(pages) {
+		t.Errorf("%d rows for %d pages, want one per page and %d pages", len(recs)-1, len(pages), 2*len(modelmeta.Categories))
 	}
 	if recs[1][0] != "DRAW/atrium" || recs[1][1] != "34" {
 		t.Errorf("first row %v, want DRAW/atrium page 34", recs[1])

@@ -8,16 +8,23 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"archivekit/pkg/version"
 )
 
 // GoldenJSON compares the JSON document got with the file testdata/name,
 // after normalising its layout (two-space indentation, keys sorted). With
-// update set, the file is rewritten first.
+// update set, the file is rewritten first. A top-level "version" equal to
+// the project version (pkg/version) is written as "{version}", so the golden
+// files hold across releases and any other version still differs.
 func GoldenJSON(t testing.TB, name string, got []byte, update bool) {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal(got, &v); err != nil {
 		t.Fatalf("%s: not JSON: %v", name, err)
+	}
+	if m, ok := v.(map[string]any); ok && m["version"] == version.String() {
+		m["version"] = "{version}"
 	}
 	norm, _ := json.MarshalIndent(v, "", "  ")
 	norm = append(norm, '\n')
