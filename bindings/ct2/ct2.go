@@ -9,6 +9,9 @@
 // Concurrency: Translate and Generate may be called from many goroutines at
 // once; CTranslate2 queues batches to its replicas internally. Close waits
 // for calls in flight and must not be called twice concurrently with them.
+//
+// Leaks: LiveHandles counts the handles not yet closed; a handle collected
+// without Close is freed by a finalizer but counted by Leaked.
 package ct2
 
 /*
@@ -26,7 +29,20 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
+
+	pkghandles "archivekit/pkg/handles"
 )
+
+// handles counts the native handles (translators and generators).
+var handles pkghandles.Counter
+
+// LiveHandles is the number of native handles (translators and generators) opened and not
+// yet closed.
+func LiveHandles() int64 { return handles.Live() }
+
+// Leaked is the number of handles freed by the garbage collector because
+// nobody called Close.
+func Leaked() int64 { return handles.Leaked() }
 
 // Error is a failure reported by the bridge.
 type Error struct {
@@ -133,7 +149,7 @@ func NewTranslator(dir string, cfg Config) (*Translator, error) {
 		return nil, err
 	}
 	t := &Translator{h: h}
-	runtime.SetFinalizer(t, (*Translator).Close)
+	pkghandles.Track(&handles, t, (*Translator).Close)
 	return t, nil
 }
 
@@ -144,6 +160,7 @@ func (t *Translator) Close() error {
 	if !t.closed {
 		C.ct2b_translator_free(t.h)
 		t.h, t.closed = nil, true
+		handles.Closed()
 	}
 	runtime.SetFinalizer(t, nil)
 	return nil
@@ -222,7 +239,7 @@ func NewGenerator(dir string, cfg Config) (*Generator, error) {
 		return nil, err
 	}
 	g := &Generator{h: h}
-	runtime.SetFinalizer(g, (*Generator).Close)
+	pkghandles.Track(&handles, g, (*Generator).Close)
 	return g, nil
 }
 
@@ -233,6 +250,7 @@ func (g *Generator) Close() error {
 	if !g.closed {
 		C.ct2b_generator_free(g.h)
 		g.h, g.closed = nil, true
+		handles.Closed()
 	}
 	runtime.SetFinalizer(g, nil)
 	return nil

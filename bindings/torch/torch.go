@@ -11,6 +11,11 @@
 // (Trainer), SetTrain, Save and Close must not run concurrently with any other
 // call on the same Module; the Go types guard this with a lock, so misuse
 // waits rather than corrupts.
+//
+// Leaks: LiveHandles counts the native handles not yet closed, so tests can
+// check that a command closed everything it opened. A handle that is garbage
+// collected without Close is still freed by a finalizer, but counted by
+// Leaked: the finalizer is a safety net, not the way handles are released.
 package torch
 
 /*
@@ -27,7 +32,20 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
+
+	pkghandles "archivekit/pkg/handles"
 )
+
+// handles counts the native handles (modules and trainers).
+var handles pkghandles.Counter
+
+// LiveHandles is the number of native handles (modules and trainers) opened and not
+// yet closed.
+func LiveHandles() int64 { return handles.Live() }
+
+// Leaked is the number of handles freed by the garbage collector because
+// nobody called Close.
+func Leaked() int64 { return handles.Leaked() }
 
 // Error is a failure reported by the native shim.
 type Error struct {
@@ -53,15 +71,37 @@ func statusErr(op string, st C.int, msg *C.char) error {
 	return &Error{Code: int(st), Op: op, Message: m}
 }
 
-var initOnce sync.Once
-var initErr error
+var (
+	initOnce    sync.Once
+	initErr     error
+	cudaProblem string
+)
 
 func ensureInit() error {
 	initOnce.Do(func() {
 		var msg *C.char
-		initErr = statusErr("init", C.tshim_init(&msg), msg)
+		st := C.tshim_init(&msg)
+		if st == C.TSHIM_WARN_CUDA {
+			cudaProblem = "unknown reason"
+			if msg != nil {
+				cudaProblem = C.GoString(msg)
+				C.tshim_free(unsafe.Pointer(msg))
+			}
+			return
+		}
+		initErr = statusErr("init", st, msg)
 	})
 	return initErr
+}
+
+// CUDAProblem says why CUDA could not be enabled although an NVIDIA driver
+// is present ("" when there is no driver or CUDA works). CPU work is not
+// affected; commands report it when a GPU was asked for or expected.
+func CUDAProblem() string {
+	if err := ensureInit(); err != nil {
+		return err.Error()
+	}
+	return cudaProblem
 }
 
 // Version returns the libtorch version the shim was built against.
@@ -143,7 +183,7 @@ func Load(path, device string) (*Module, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	m := &Module{h: h, device: device}
-	runtime.SetFinalizer(m, (*Module).Close)
+	pkghandles.Track(&handles, m, (*Module).Close)
 	return m, nil
 }
 
@@ -157,6 +197,7 @@ func (m *Module) Close() error {
 	if m.h != nil {
 		C.tshim_module_free(m.h)
 		m.h = nil
+		handles.Closed()
 	}
 	runtime.SetFinalizer(m, nil)
 	return nil
@@ -280,9 +321,16 @@ func Average(mods ...*Module) (*Module, error) {
 	}
 	hs := (*[1 << 20]*C.tshim_module)(C.malloc(C.size_t(len(mods)) * C.size_t(unsafe.Sizeof(uintptr(0)))))[:len(mods):len(mods)]
 	defer C.free(unsafe.Pointer(&hs[0]))
+	// Each distinct module is read-locked once: a module given twice
+	// (Average(m, m)) must not take its read lock twice, which deadlocks
+	// when a writer queues between the two.
+	locked := map[*Module]bool{}
 	for i, m := range mods {
-		m.mu.RLock()
-		defer m.mu.RUnlock()
+		if !locked[m] {
+			m.mu.RLock()
+			defer m.mu.RUnlock()
+			locked[m] = true
+		}
 		if m.h == nil {
 			return nil, ErrClosed
 		}
@@ -294,7 +342,7 @@ func Average(mods ...*Module) (*Module, error) {
 		return nil, err
 	}
 	r := &Module{h: out, device: mods[0].device}
-	runtime.SetFinalizer(r, (*Module).Close)
+	pkghandles.Track(&handles, r, (*Module).Close)
 	return r, nil
 }
 
@@ -339,10 +387,11 @@ func DefaultAdamW(lr float64) AdamWConfig {
 }
 
 // NewTrainer creates an AdamW trainer over all parameters of m. m must stay
-// open while the trainer is used.
+// open while the trainer is used. It holds m's exclusive lock: the native
+// side switches the module to training mode.
 func NewTrainer(m *Module, cfg AdamWConfig) (*Trainer, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.h == nil {
 		return nil, ErrClosed
 	}
@@ -354,7 +403,7 @@ func NewTrainer(m *Module, cfg AdamWConfig) (*Trainer, error) {
 		return nil, err
 	}
 	t := &Trainer{m: m, h: h}
-	runtime.SetFinalizer(t, (*Trainer).Close)
+	pkghandles.Track(&handles, t, (*Trainer).Close)
 	return t, nil
 }
 
@@ -365,6 +414,7 @@ func (t *Trainer) Close() error {
 	if t.h != nil {
 		C.tshim_trainer_free(t.h)
 		t.h = nil
+		handles.Closed()
 	}
 	runtime.SetFinalizer(t, nil)
 	return nil

@@ -40,6 +40,9 @@ func run(dir string) error {
 	}
 	fmt.Printf("libtorch %s, CUDA available %v, %d device(s), %d intra-op threads\n",
 		torch.Version(), torch.CUDAAvailable(), torch.DeviceCount(), torch.NumThreads())
+	if p := torch.CUDAProblem(); p != "" {
+		fmt.Printf("  CUDA could not be enabled although an NVIDIA driver is present: %s\n", p)
+	}
 	for d := 0; d < torch.DeviceCount(); d++ {
 		free, total, err := torch.MemoryInfo(d)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"archivekit/bindings/torch"
 	"archivekit/pkg/classify/classifytest"
 	"archivekit/test/e2e/apitest"
 )
@@ -37,6 +38,7 @@ func startServer(t testing.TB, o options, env map[string]string, logOut io.Write
 	if logOut == nil {
 		logOut = io.Discard
 	}
+	base := torch.LiveHandles()
 	s, err := newServer(o, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, logOut)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +47,14 @@ func startServer(t testing.TB, o options, env map[string]string, logOut io.Write
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(s.svc.Handler())
-	t.Cleanup(func() { ts.Close(); s.engine.close() })
+	t.Cleanup(func() {
+		ts.Close()
+		s.engine.close()
+		// Every model the service loaded is closed by its stop.
+		if n := torch.LiveHandles() - base; n != 0 {
+			t.Errorf("%d native model handles left open after the service stopped", n)
+		}
+	})
 	return s, ts
 }
 

@@ -111,16 +111,22 @@ func (r *runner) pickDevice() error {
 	if c.Parallel && !gpu {
 		return usagef("--parallel needs a CUDA GPU and none is available: run --best without --parallel (the models then run one after the other)")
 	}
+	problem := torch.CUDAProblem() // a driver is present but CUDA failed
 	switch d := c.Device; {
 	case d == "auto" || d == "":
 		r.device = "cpu"
 		if gpu {
 			r.device = "cuda:0"
+		} else if problem != "" {
+			r.log.Warn("an NVIDIA driver is present but CUDA could not be enabled: running on the CPU", "reason", problem)
 		}
 	case d == "cpu":
 		r.device = d
 	case strings.HasPrefix(d, "cuda"):
 		if !gpu {
+			if problem != "" {
+				return usagef("--device %s: CUDA could not be enabled: %s", d, problem)
+			}
 			return usagef("--device %s: no CUDA GPU is available", d)
 		}
 		r.device = d

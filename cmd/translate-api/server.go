@@ -118,6 +118,10 @@ type server struct {
 	// openBackend opens a fresh backend (a cold mtapi backend never
 	// re-reads its model list, so re-warming opens a new one).
 	openBackend func() (backend.Backend, error)
+	// first is the backend opened to check the configuration at start,
+	// handed to the first warm-up (a ct2 model is loaded once, not twice).
+	firstMu sync.Mutex
+	first   backend.Backend
 
 	vocabulary *vocab.Vocabulary
 	lem        vocab.Lemmatizer
@@ -148,10 +152,11 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 	}
 	s := &server{set: set, getenv: getenv, stop: make(chan struct{})}
 	s.openBackend = func() (backend.Backend, error) { return translator.OpenBackend(set.Backend, getenv) }
-	if _, err := s.openBackend(); err != nil {
+	if s.first, err = s.openBackend(); err != nil {
 		return nil, fmt.Errorf("translate-api: configuration: %s=%s: %w", envBackend, set.Backend, err)
 	}
 	if s.maxTerms, err = vocab.MaxGlossaryTermsFromEnv(getenv); err != nil {
+		s.close()
 		return nil, fmt.Errorf("translate-api: configuration: %w", err)
 	}
 	s.langDegraded = func() (bool, string) { return langid.Shared().Degraded() }
@@ -167,6 +172,7 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		LogOutput:          logOut,
 	})
 	if err != nil {
+		s.close()
 		return nil, err
 	}
 	s.log = s.svc.Logger
@@ -225,11 +231,18 @@ func (s *server) warmUp(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// warmBackend opens a backend and fetches its model list.
+// warmBackend opens a backend (the one opened at start, the first time)
+// and fetches its model list.
 func (s *server) warmBackend(ctx context.Context) *warmth {
-	be, err := s.openBackend()
-	if err != nil {
-		return &warmth{detail: err.Error()}
+	s.firstMu.Lock()
+	be := s.first
+	s.first = nil
+	s.firstMu.Unlock()
+	if be == nil {
+		var err error
+		if be, err = s.openBackend(); err != nil {
+			return &warmth{detail: err.Error()}
+		}
 	}
 	m, ok := be.(*mtapi.Backend)
 	if !ok {
@@ -259,15 +272,30 @@ func (s *server) rewarmLoop() {
 		st := s.warmBackend(ctx)
 		cancel()
 		if st.warm {
-			s.state.Store(st)
+			if old := s.state.Swap(st); old != nil && old.be != nil {
+				old.be.Close() // waits for its calls in flight
+			}
 			return
+		}
+		if st.be != nil {
+			st.be.Close()
 		}
 	}
 }
 
+// close stops the re-warming and closes every backend the server holds.
 func (s *server) close() {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.rewarm.Wait()
+	s.firstMu.Lock()
+	if s.first != nil {
+		s.first.Close()
+		s.first = nil
+	}
+	s.firstMu.Unlock()
+	if st := s.state.Swap(nil); st != nil && st.be != nil {
+		st.be.Close()
+	}
 }
 
 // deepCheck reports a cold backend and a failed language identifier.

@@ -181,6 +181,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	if err != nil {
 		return err
 	}
+	defer be.Close()
 	if m, ok := be.(*mtapi.Backend); ok {
 		pd.setConfig("translation_api", m.BaseURL())
 		pairs, from := m.Models(ctx)

@@ -28,7 +28,9 @@ enum {
   TSHIM_ERR_IO = 2,       /* a file could not be read or written */
   TSHIM_ERR_TORCH = 3,    /* libtorch raised (c10::Error, torch::jit::ErrorReport, ...) */
   TSHIM_ERR_MEMORY = 4,   /* allocation failed (host or device) */
-  TSHIM_ERR_UNKNOWN = 5   /* any other exception */
+  TSHIM_ERR_UNKNOWN = 5,  /* any other exception */
+  TSHIM_WARN_CUDA = 6     /* tshim_init only: the shim works on the CPU, but an NVIDIA
+                             driver is present and CUDA could not be enabled; *err says why */
 };
 
 typedef struct tshim_module tshim_module;
@@ -39,7 +41,9 @@ void tshim_free(void *p);
 
 /* Initialises the shim once per process. When an NVIDIA driver is present and
  * libtorch_cuda sits beside libtorch_cpu, it is loaded so that CUDA devices
- * become usable. Safe to call more than once. */
+ * become usable. Safe to call more than once. Returns TSHIM_OK, or
+ * TSHIM_WARN_CUDA with *err set (caller frees) when the driver is present but
+ * libtorch_cuda could not be loaded: CPU work still runs. */
 int tshim_init(char **err);
 
 /* The libtorch version the shim was built against, e.g. "2.7.1". Static string. */

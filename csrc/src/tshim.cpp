@@ -221,8 +221,12 @@ int tshim_init(char **err) {
                    (e ? e : "unknown error");
     }
   });
-  // A failed CUDA load is reported but not fatal: CPU work still runs.
-  (void)err;
+  // A failed CUDA load is reported on every call but is not fatal: CPU
+  // work still runs, and the caller decides whether to warn or refuse.
+  if (!init_error.empty()) {
+    if (err) *err = dup_message(init_error);
+    return TSHIM_WARN_CUDA;
+  }
   return TSHIM_OK;
 }
 

@@ -33,6 +33,7 @@ type fake struct {
 }
 
 func (f *fake) Name() string                                        { return "fake" }
+func (f *fake) Close() error                                        { return nil }
 func (f *fake) Supports(ctx context.Context, src, tgt string) error { return nil }
 func (f *fake) Translate(ctx context.Context, text, src, tgt string) (string, error) {
 	f.mu.Lock()

@@ -15,6 +15,10 @@ type Backend interface {
 	// Translate translates text from src to tgt. Line breaks in text are
 	// significant and must be preserved by implementations that can.
 	Translate(ctx context.Context, text, src, tgt string) (string, error)
+	// Close releases what the backend holds (a loaded native model, idle
+	// connections). It waits for calls in flight; later calls fail. Every
+	// backend opened must be closed by whoever opened it.
+	Close() error
 }
 
 // Glossary is an optional capability: backends that accept a list of

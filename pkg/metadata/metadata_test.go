@@ -24,6 +24,7 @@ type logBackend struct {
 }
 
 func (b *logBackend) Name() string                                        { return "fake" }
+func (b *logBackend) Close() error                                        { return nil }
 func (b *logBackend) Supports(ctx context.Context, src, tgt string) error { return nil }
 func (b *logBackend) Translate(ctx context.Context, text, src, tgt string) (string, error) {
 	b.mu.Lock()

@@ -13,6 +13,7 @@ import (
 type upperBE struct{ calls int }
 
 func (b *upperBE) Name() string { return "upper" }
+func (b *upperBE) Close() error { return nil }
 func (b *upperBE) Supports(ctx context.Context, src, tgt string) error {
 	if src == "xx" {
 		return errors.New("unsupported language pair xx-" + tgt)

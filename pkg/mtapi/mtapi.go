@@ -121,6 +121,15 @@ func New(cfg Config) *Backend {
 // the WARNING summary and whose clock tests may replace.
 func (b *Backend) Transport() *transport.Client { return b.client }
 
+// Close drops the idle connections of the backend's HTTP client; the
+// backend holds nothing else.
+func (b *Backend) Close() error {
+	if b.client != nil && b.client.HTTP != nil {
+		b.client.HTTP.CloseIdleConnections()
+	}
+	return nil
+}
+
 // Name returns "mtapi".
 func (b *Backend) Name() string { return Name }
 

@@ -16,6 +16,7 @@ import (
 type instant struct{ calls atomic.Int64 }
 
 func (b *instant) Name() string                                        { return "instant" }
+func (b *instant) Close() error                                        { return nil }
 func (b *instant) Supports(ctx context.Context, src, tgt string) error { return nil }
 func (b *instant) Translate(ctx context.Context, text, src, tgt string) (string, error) {
 	b.calls.Add(1)

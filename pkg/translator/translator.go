@@ -414,6 +414,9 @@ type wrapped struct {
 
 func (w *wrapped) Name() string { return w.inner.Name() }
 
+// Close closes the wrapped backend.
+func (w *wrapped) Close() error { return w.inner.Close() }
+
 func (w *wrapped) Supports(ctx context.Context, src, tgt string) error {
 	return w.inner.Supports(ctx, src, tgt)
 }

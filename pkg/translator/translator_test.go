@@ -374,6 +374,9 @@ func TestOpenBackend(t *testing.T) {
 		if err != nil || b.Name() != "ct2" || ct2Family(b) != "nmt3" {
 			t.Errorf("ct2 nmt3: %v", err)
 		}
+		if b != nil {
+			b.Close()
+		}
 	}
 	if _, err := OpenBackend("google", env(nil)); err == nil {
 		t.Errorf("unknown: %v", err)

@@ -45,6 +45,7 @@ func newProtector(t *testing.T, vocabCSV string) (*Protector, *lemmatizertest.Se
 type echo struct{ seen []string }
 
 func (e *echo) Name() string                                        { return "echo" }
+func (e *echo) Close() error                                        { return nil }
 func (e *echo) Supports(ctx context.Context, src, tgt string) error { return nil }
 func (e *echo) Translate(ctx context.Context, text, src, tgt string) (string, error) {
 	e.seen = append(e.seen, text)
@@ -184,6 +185,7 @@ type mangler struct {
 }
 
 func (m *mangler) Name() string                                        { return "mangler" }
+func (m *mangler) Close() error                                        { return nil }
 func (m *mangler) Supports(ctx context.Context, src, tgt string) error { return nil }
 func (m *mangler) Translate(ctx context.Context, text, src, tgt string) (string, error) {
 	return anyCode.ReplaceAllStringFunc(text, func(c string) string {
