@@ -48,8 +48,9 @@ FIXTURES   := $(CACHE)/fixtures-$(call hash,test/make_fixtures.py test/make_ct2_
 FIX_STAMP  := $(FIXTURES)/.complete
 
 # Debian packages: libvips (image and PDF decoding, via govips), the native
-# toolchain, Chromium for the browser test of /frontend, xmllint for --xsd.
-APT_PKGS := libvips-dev pkg-config cmake ninja-build g++ chromium libxml2-utils
+# toolchain, Chromium for the browser test of /frontend, xmllint for --xsd,
+# patchelf for the relocatable tree of make install / make dist.
+APT_PKGS := libvips-dev pkg-config cmake ninja-build g++ chromium libxml2-utils patchelf
 
 export CGO_ENABLED := 1
 export CGO_LDFLAGS := -L$(TSHIM_DIR)/lib -Wl,-rpath,$(TSHIM_DIR)/lib -L$(CT2_DIR)
@@ -57,7 +58,15 @@ export ARCHIVEKIT_PYTHON := $(VENV_PY)
 export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
 
-.PHONY: deps apt venv pytools cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest
+.PHONY: deps apt venv pytools cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist
+
+# make install PREFIX=DIR and make dist: the relocatable tree (tools/install.sh).
+PREFIX       ?= /usr/local
+GOARCH_NAME  := $(shell $(GO) env GOARCH)
+DIST_NAME    := archivekit-$(VERSION)-linux-$(GOARCH_NAME)
+DIST_DIR     := $(CURDIR)/dist
+DIST_TARBALL := $(DIST_DIR)/$(DIST_NAME).tar.gz
+INSTALL_ENV  := TSHIM_DIR='$(TSHIM_DIR)' CT2_DIR='$(CT2_DIR)' GO='$(GO)' GO_LDFLAGS='$(GO_LDFLAGS)'
 
 ## deps: Debian packages, the virtualenv (pinned), crates and Go modules. Idempotent.
 deps: apt venv cargo-fetch go-deps
@@ -127,6 +136,24 @@ $(FIX_STAMP): | $(VENV_STAMP)
 build: deps native
 	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(BIN)/ ./cmd/...
 
+## install PREFIX=DIR: the relocatable tree under DIR: bin/ (every command,
+## RUNPATH $ORIGIN/../lib), lib/ (libtshim and the libtorch libraries it
+## needs), share/archivekit/ (default set-up files, demo weights, VERSION).
+install: deps native
+	$(INSTALL_ENV) tools/install.sh '$(PREFIX)'
+
+## dist: the same tree as dist/$(DIST_NAME).tar.gz (versioned, reproducible
+## file order, owner and times).
+dist: deps native
+	rm -rf '$(DIST_DIR)/$(DIST_NAME)' && mkdir -p '$(DIST_DIR)'
+	$(INSTALL_ENV) tools/install.sh '$(DIST_DIR)/$(DIST_NAME)'
+	tar -C '$(DIST_DIR)' --sort=name --owner=0 --group=0 --numeric-owner \
+	  --mtime="@$$(git log -1 --format=%ct 2>/dev/null || echo 0)" \
+	  -cf - '$(DIST_NAME)' | gzip -1 -n > '$(DIST_TARBALL).tmp'
+	mv '$(DIST_TARBALL).tmp' '$(DIST_TARBALL)'
+	rm -rf '$(DIST_DIR)/$(DIST_NAME)'
+	@echo "wrote $(DIST_TARBALL) ($$(du -h '$(DIST_TARBALL)' | cut -f1))"
+
 ## test: every test (Go, with the native core, fixtures and Python references).
 test: deps native fixtures pytools
 	$(GO) vet ./...
@@ -161,7 +188,7 @@ demo: build
 	$(BIN)/pageclass --best -d $(SHARED)/data/pages
 
 clean:
-	rm -rf $(BIN) .venv
+	rm -rf $(BIN) .venv $(DIST_DIR)
 
 ## env: prints the environment the Go tests of native packages need.
 env: native fixtures pytools

@@ -62,9 +62,18 @@ func (p *Process) Write(b []byte) (int, error) {
 // free port of 127.0.0.1; the process is killed at the end of the test.
 func Start(t testing.TB, bin string, env []string, args ...string) *Process {
 	t.Helper()
-	port := FreePort(t)
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(append(os.Environ(), env...), "HOST=127.0.0.1", fmt.Sprintf("PORT=%d", port))
+	cmd.Env = append(os.Environ(), env...)
+	return StartCmd(t, cmd)
+}
+
+// StartCmd starts cmd (its environment, folder and credentials set by the
+// caller) on a free port of 127.0.0.1, adding HOST and PORT to cmd.Env; the
+// process is killed at the end of the test.
+func StartCmd(t testing.TB, cmd *exec.Cmd) *Process {
+	t.Helper()
+	port := FreePort(t)
+	cmd.Env = append(cmd.Env, "HOST=127.0.0.1", fmt.Sprintf("PORT=%d", port))
 	p := &Process{Cmd: cmd, Base: fmt.Sprintf("http://127.0.0.1:%d", port), done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p, p
 	if err := cmd.Start(); err != nil {

@@ -1,0 +1,249 @@
+// Package dist tests the relocatable tree of `make dist` as a new user would
+// meet it: unpacked into a temporary folder, moved, run by an unprivileged
+// user from another directory, with no build cache, checkout or Go toolchain
+// reachable (the cache and the checkout live under /root, which that user
+// cannot enter). `make test` builds the tarball and names it in
+// ARCHIVEKIT_DIST_TARBALL.
+package dist
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"archivekit/pkg/translator/translatortest"
+	"archivekit/test/e2e/apitest"
+)
+
+// nobody is the unprivileged account the tree runs as when the test runs as
+// root.
+const nobody = 65534
+
+// tree unpacks the tarball, moves the tree to another folder (it must not
+// depend on where it was unpacked) and returns the tree and a writable
+// working folder outside it.
+func tree(t *testing.T) (root, work string) {
+	t.Helper()
+	tarball := os.Getenv("ARCHIVEKIT_DIST_TARBALL")
+	if tarball == "" {
+		t.Skip("ARCHIVEKIT_DIST_TARBALL is not set: `make test` builds the tarball with `make dist` and sets it")
+	}
+	base := t.TempDir()
+	unpack := filepath.Join(base, "unpacked")
+	if err := os.MkdirAll(unpack, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("tar", "-xzf", tarball, "-C", unpack).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, out)
+	}
+	entries, err := os.ReadDir(unpack)
+	if err != nil || len(entries) != 1 || !entries[0].IsDir() {
+		t.Fatalf("the tarball must hold one top folder: %v %v", entries, err)
+	}
+	want := strings.TrimSuffix(filepath.Base(tarball), ".tar.gz")
+	if entries[0].Name() != want {
+		t.Errorf("top folder %q, want %q (the tarball's name)", entries[0].Name(), want)
+	}
+	root = filepath.Join(base, "opt", "somewhere-else")
+	if err := os.MkdirAll(filepath.Dir(root), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(unpack, entries[0].Name()), root); err != nil {
+		t.Fatal(err)
+	}
+	work = filepath.Join(base, "home", "user")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The test's temporary folders are private to root: open the path.
+	for d := base; d != filepath.Dir(d) && d != os.TempDir(); d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if os.Getuid() == 0 {
+		if err := os.Chown(work, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root, work
+}
+
+// command runs in work as the unprivileged user with a bare environment:
+// no LD_LIBRARY_PATH, no ARCHIVEKIT_* variables, HOME in work.
+func command(root, work, name string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(root, "bin", name), args...)
+	cmd.Dir = work
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + work, "LOG_FORMAT=json"}, env...)
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	}
+	return cmd
+}
+
+func run(t *testing.T, cmd *exec.Cmd) (int, string) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if cmd.ProcessState == nil {
+		t.Fatalf("%s did not start: %v", cmd.Path, err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String()
+}
+
+// copyIn copies a sample file into work, readable by the user.
+func copyIn(t *testing.T, src, work string) string {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Skipf("sample data missing: %v", err)
+	}
+	dst := filepath.Join(work, filepath.Base(src))
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// toolVersion finds the run metadata (the JSON file with tool_version) in
+// dir and returns its tool_version.
+func toolVersion(t *testing.T, dir string) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if json.Unmarshal(b, &m) == nil {
+			if v, ok := m["tool_version"].(string); ok {
+				return v
+			}
+		}
+	}
+	t.Fatalf("no run metadata with tool_version in %s (%v)", dir, files)
+	return ""
+}
+
+func shared(t *testing.T, rel string) string {
+	t.Helper()
+	dir := os.Getenv("ARCHIVEKIT_SHARED")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "..", "shared")
+	}
+	return filepath.Join(dir, filepath.FromSlash(rel))
+}
+
+func TestTarballRunsAnywhere(t *testing.T) {
+	root, work := tree(t)
+	vb, err := os.ReadFile(filepath.Join(root, "share", "archivekit", "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := strings.TrimSpace(string(vb))
+
+	t.Run("every command reports the version", func(t *testing.T) {
+		for _, name := range []string{"pageclass", "pageclass-api", "pageclass-client", "translate", "translate-api", "healthcheck", "nativecheck"} {
+			code, out := run(t, command(root, work, name, nil, "--version"))
+			if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), name+" "+version+" ") {
+				t.Errorf("%s --version: exit %d, %q; want %q", name, code, out, name+" "+version)
+			}
+		}
+	})
+
+	t.Run("pageclass classifies a sample page with the demo ensemble", func(t *testing.T) {
+		page := copyIn(t, shared(t, "data/pages/TEXT/caa_conference-04.png"), work)
+		results := filepath.Join(work, "results")
+		code, out := run(t, command(root, work, "pageclass", nil, "--best", "-f", page, "--results", results))
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, out)
+		}
+		tables, _ := filepath.Glob(filepath.Join(results, "*.csv"))
+		found := false
+		for _, f := range tables {
+			b, _ := os.ReadFile(f)
+			found = found || strings.Contains(string(b), "caa_conference")
+		}
+		if !found {
+			t.Errorf("no result table names the page: %v\n%s", tables, out)
+		}
+		if v := toolVersion(t, results); v != version {
+			t.Errorf("run metadata tool_version %q, want %q", v, version)
+		}
+	})
+
+	t.Run("translate translates a sample record against a local MT API", func(t *testing.T) {
+		mt := translatortest.New(translatortest.Config{})
+		defer mt.Close()
+		var mu sync.Mutex
+		agents := map[string]bool{}
+		target, _ := url.Parse(mt.URL)
+		proxy := httputil.NewSingleHostReverseProxy(target)
+		api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			agents[r.Header.Get("User-Agent")] = true
+			mu.Unlock()
+			proxy.ServeHTTP(w, r)
+		}))
+		defer api.Close()
+		record := copyIn(t, shared(t, "data/translator/records/C-9100725A.xml"), work)
+		out := filepath.Join(work, "translated")
+		code, log := run(t, command(root, work, "translate", []string{"TRANSLATION_URL=" + api.URL},
+			record, "-o", out, "--source_lang", "cs"))
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, log)
+		}
+		got, err := os.ReadFile(filepath.Join(out, "C-9100725A_en.xml"))
+		if err != nil {
+			t.Fatalf("translated record: %v\n%s", err, log)
+		}
+		orig, _ := os.ReadFile(record)
+		if bytes.Equal(got, orig) || mt.Posts.Load() == 0 {
+			t.Errorf("the record was not translated (%d requests to the MT API)", mt.Posts.Load())
+		}
+		if v := toolVersion(t, out); v != version {
+			t.Errorf("run metadata tool_version %q, want %q", v, version)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(agents) != 1 || !agents["archivekit/"+version] {
+			t.Errorf("User-Agents seen by the MT API: %v, want only archivekit/%s", agents, version)
+		}
+	})
+
+	t.Run("the services report the version in /info", func(t *testing.T) {
+		mt := translatortest.New(translatortest.Config{})
+		defer mt.Close()
+		for _, svc := range []struct {
+			name string
+			env  []string
+		}{{"pageclass-api", nil}, {"translate-api", []string{"TRANSLATION_URL=" + mt.URL}}} {
+			p := apitest.StartCmd(t, command(root, work, svc.name, svc.env))
+			p.WaitReady(t, 3*time.Minute)
+			resp, err := http.Get(p.Base + "/info")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var info struct{ Version string }
+			if err := json.Unmarshal(b, &info); err != nil || info.Version != version {
+				t.Errorf("%s /info version %q (%v), want %q", svc.name, info.Version, err, version)
+			}
+		}
+	})
+}
