@@ -181,6 +181,10 @@ func New(cfg Config) (*Backend, error) {
 // Name returns "chat_compatible".
 func (b *Backend) Name() string { return Name }
 
+// Close drops the idle connections of the backend's HTTP client; the
+// backend holds nothing else.
+func (b *Backend) Close() error { return b.client.Close() }
+
 // Transport gives access to the shared transport client (statistics, and
 // the clock tests replace).
 func (b *Backend) Transport() *transport.Client { return b.client }

@@ -105,6 +105,7 @@ type scripted struct {
 }
 
 func (s *scripted) Name() string                                   { return "scripted" }
+func (s *scripted) Close() error                                   { return nil }
 func (s *scripted) Supports(context.Context, string, string) error { return nil }
 func (s *scripted) Translate(_ context.Context, text, src, tgt string) (string, error) {
 	out := s.replies[s.calls]

@@ -123,12 +123,7 @@ func (b *Backend) Transport() *transport.Client { return b.client }
 
 // Close drops the idle connections of the backend's HTTP client; the
 // backend holds nothing else.
-func (b *Backend) Close() error {
-	if b.client != nil && b.client.HTTP != nil {
-		b.client.HTTP.CloseIdleConnections()
-	}
-	return nil
-}
+func (b *Backend) Close() error { return b.client.Close() }
 
 // Name returns "mtapi".
 func (b *Backend) Name() string { return Name }

@@ -157,6 +157,14 @@ func SleepContext(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// Close drops the idle connections of the HTTP client.
+func (c *Client) Close() error {
+	if c != nil && c.HTTP != nil {
+		c.HTTP.CloseIdleConnections()
+	}
+	return nil
+}
+
 // Stats returns the counters so far.
 func (c *Client) Stats() Stats {
 	return Stats{Requests: c.requests.Load(), Retries: c.retries.Load(), Failures: c.failures.Load()}
