@@ -207,11 +207,16 @@ func (s *server) warmUp(ctx context.Context) error {
 		}
 		s.vocabulary = v
 		if s.set.Backend == mtapi.Name {
-			u, err := lemmatizer.BaseURLFromEnv(s.getenv)
+			c, err := lemmatizer.FromEnv(s.getenv)
 			if err != nil {
 				return err
 			}
-			s.lem = lemmatizer.New(u, nil)
+			// After repeated failure the lemmatiser rests for a minute
+			// between trial calls instead of costing every request its
+			// retries.
+			s.lem = &lemmatizer.Breaker{Inner: c, Cooldown: time.Minute, OnOpen: func(err error) {
+				s.log.Warn("lemmatiser failed repeatedly; single-word vocabulary terms are not protected until a trial call succeeds (one a minute)", "err", err)
+			}}
 		}
 		s.log.Info("vocabulary loaded", "path", s.set.Vocabulary, "entries", v.Len())
 	}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"archivekit/pkg/translator/translatortest"
@@ -148,4 +151,62 @@ func TestNothingTranslated(t *testing.T) {
 			t.Errorf("statistics %+v; skipped %+v", st, d.SkippedFilesDetail)
 		}
 	})
+}
+
+// TestLemmatiserOutage: with the lemmatiser answering 503, the 79-page run
+// calls it a few times, warns once, carries on with phrase protection and
+// records the open circuit in the run metadata.
+func TestLemmatiserOutage(t *testing.T) {
+	var hits atomic.Int32
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	defer down.Close()
+	api := startAPI(t, translatortest.Config{})
+	e := newEnv(api)
+	e["LEMMATIZER_URL"] = down.URL
+	e["LEMMATIZER_MAX_RETRIES"] = "1"
+	e["LEMMATIZER_BACKOFF_BASE_S"] = "0.001"
+	out := t.TempDir()
+	r := runCLI(t, e, shareddata.Path(t, sampleALTO), "-o", out, "-src", "cs", "--fast-align",
+		"--vocabulary", shareddata.Path(t, "vocabulary.csv"))
+	if r.code != exitOK {
+		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+	}
+	// Each call is tried twice (one retry); at most the pages in flight
+	// when the circuit opened add theirs.
+	if n := hits.Load(); n > 2*(2+4) {
+		t.Errorf("lemmatiser called %d times", n)
+	}
+	if n := strings.Count(r.stderr, "not called again in this run"); n != 1 {
+		t.Errorf("%d circuit warnings:\n%s", n, r.stderr)
+	}
+	d := readParadata(t, out)
+	if c, _ := d.Config["lemmatizer_circuit"].(string); !strings.HasPrefix(c, "open") {
+		t.Errorf("lemmatizer_circuit %q", c)
+	}
+	if d.Config["vocabulary_protected_terms_total"].(float64) == 0 {
+		t.Error("phrases not protected during the outage")
+	}
+}
+
+// TestBadEnvironmentIsUsage: bad values of the variables the run reads
+// are usage errors (exit 1), found before any work.
+func TestBadEnvironmentIsUsage(t *testing.T) {
+	record := shareddata.Path(t, "records/C-9107617A.xml")
+	for k, v := range map[string]string{"LEMMATIZER_URL": "ftp://x", "LEMMATIZER_MAX_RETRIES": "many", "MTAPI_MAX_RETRIES": "-x", "LLM_MAX_GLOSSARY_TERMS": "lots"} {
+		t.Run(k, func(t *testing.T) {
+			api := startAPI(t, translatortest.Config{})
+			e := newEnv(api)
+			e[k] = v
+			r := runCLI(t, e, record, "-o", t.TempDir(), "--xpaths", fieldsFile)
+			if r.code != exitUsage || !strings.Contains(r.stderr, k) {
+				t.Errorf("exit %d, want %d naming %s:\n%s", r.code, exitUsage, k, r.stderr)
+			}
+			if api.Posts.Load() != 0 {
+				t.Error("translated despite the bad environment")
+			}
+		})
+	}
 }

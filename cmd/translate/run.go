@@ -61,6 +61,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitUsage
 	}
 
+	// The other environment values the run reads are checked the same way.
+	if err := checkEnv(getenv); err != nil {
+		log.Error("usage error", "err", err)
+		return exitUsage
+	}
+
 	comps, err := loadComponents(s.ConfigFile, getenv)
 	if err != nil {
 		log.Error("licence components", "err", err)
@@ -169,6 +175,8 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	if r.vocabulary != nil {
 		r.usage.Add(translator.VocabularyComponents(r.vocabulary)...)
 		pd.setConfig("vocabulary_entries", r.vocabulary.Len())
+		pd.setConfig("vocabulary_source_lang", r.vocabulary.Lang)
+		pd.setConfig("vocabulary_source_lang_declared", r.vocabulary.LangDeclared)
 		for _, e := range r.vocabulary.Skipped {
 			pd.warn(e.Error())
 		}
@@ -198,12 +206,18 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	}
 	var lem vocab.Lemmatizer
 	if r.vocabulary != nil && s.Backend == mtapi.Name {
-		u, err := lemmatizer.BaseURLFromEnv(r.getenv)
+		c, err := lemmatizer.FromEnv(r.getenv)
 		if err != nil {
 			return err
 		}
-		lem = lemmatizer.New(u, nil)
-		pd.setConfig("lemmatizer_url", u)
+		pd.setConfig("lemmatizer_url", c.BaseURL)
+		pd.setConfig("lemmatizer_circuit", "closed")
+		// An unreachable lemmatiser is called (with retries) DefaultTrip
+		// times, then not again in this run.
+		lem = &lemmatizer.Breaker{Inner: c, OnOpen: func(err error) {
+			pd.setConfig("lemmatizer_circuit", "open: "+err.Error())
+			r.warn(fmt.Sprintf("lemmatiser failed %d times in a row; not called again in this run: single-word vocabulary terms are not protected, phrases still are (%v)", lemmatizer.DefaultTrip, err))
+		}}
 	}
 	maxTerms, err := vocab.MaxGlossaryTermsFromEnv(r.getenv)
 	if err != nil {
@@ -276,6 +290,16 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// checkEnv checks the environment variables of the lemmatiser and the
+// glossary, so that a bad value is a usage error (exit 1) before any work.
+func checkEnv(getenv func(string) string) error {
+	if _, err := lemmatizer.FromEnv(getenv); err != nil {
+		return err
+	}
+	_, err := vocab.MaxGlossaryTermsFromEnv(getenv)
+	return err
 }
 
 func levelOf(getenv func(string) string) string {

@@ -106,6 +106,26 @@ func BaseURLFromEnv(getenv func(string) string) (string, error) {
 	return strings.TrimRight(v, "/"), nil
 }
 
+// FromEnv returns a client configured from the environment (getenv nil
+// means the process environment): LEMMATIZER_URL (DefaultBaseURL when
+// unset) and the transport policy LEMMATIZER_MAX_RETRIES,
+// LEMMATIZER_BACKOFF_BASE_S and LEMMATIZER_MIN_INTERVAL_S (DefaultPolicy).
+// A bad value is an error naming the variable.
+func FromEnv(getenv func(string) string) (*Client, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	u, err := BaseURLFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	p, err := transport.FromEnv("LEMMATIZER", DefaultPolicy, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return New(u, transport.New(p, &http.Client{Timeout: 60 * time.Second})), nil
+}
+
 // response is the service's JSON answer.
 type response struct {
 	Model  string  `json:"model"`

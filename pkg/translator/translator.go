@@ -215,14 +215,14 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 	record(VocabularyComponents(opt.Vocabulary)...)
 
 	stem := Stem(name)
-	be := &wrapped{inner: opt.Backend, record: record}
+	be := &wrapped{inner: opt.Backend, record: record, vocab: opt.Vocabulary, warn: func(m string) { warn(name + ": " + m) }}
 	if opt.Vocabulary != nil && opt.Vocabulary.Len() > 0 {
 		switch g, isGlossary := opt.Backend.(backend.Glossary); {
 		case opt.Backend.Name() == mtapi.Name:
 			be.protector = &vocab.Protector{Vocab: opt.Vocabulary, Lemmatizer: opt.Lemmatizer,
 				Warn: func(m string) { warn(name + ": " + m) }}
 		case isGlossary:
-			be.glossary, be.vocab = g, opt.Vocabulary
+			be.glossary = g
 			be.maxTerms = opt.GlossaryTerms
 			if be.maxTerms == 0 {
 				be.maxTerms = vocab.DefaultGlossaryTerms
@@ -408,6 +408,9 @@ type wrapped struct {
 	vocab     *vocab.Vocabulary
 	maxTerms  int
 
+	warn       func(string)
+	warnedLang sync.Map
+
 	protected       atomic.Int64
 	transportErrors atomic.Int64
 }
@@ -416,6 +419,20 @@ func (w *wrapped) Name() string { return w.inner.Name() }
 
 // Close closes the wrapped backend.
 func (w *wrapped) Close() error { return w.inner.Close() }
+
+// vocabApplies reports whether the vocabulary's source language is src;
+// when it is not, the vocabulary is skipped with one warning per document
+// and language.
+func (w *wrapped) vocabApplies(src string) bool {
+	lang := w.vocab.Lang
+	if lang == "" || lang == src {
+		return true
+	}
+	if _, dup := w.warnedLang.LoadOrStore(src, true); !dup && w.warn != nil {
+		w.warn(fmt.Sprintf("vocabulary %s is for %s source text; text in %s is translated without it", w.vocab.Path, lang, src))
+	}
+	return false
+}
 
 func (w *wrapped) Supports(ctx context.Context, src, tgt string) error {
 	return w.inner.Supports(ctx, src, tgt)
@@ -428,6 +445,8 @@ func (w *wrapped) Translate(ctx context.Context, text, src, tgt string) (string,
 		err error
 	)
 	switch {
+	case (w.protector != nil || w.glossary != nil) && !w.vocabApplies(src):
+		out, err = w.inner.Translate(ctx, text, src, tgt)
 	case w.protector != nil:
 		var p *vocab.Protected
 		if p, err = w.protector.Protect(ctx, text, src); err != nil {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,6 +36,12 @@ type Vocabulary struct {
 	Entries []Entry
 	// Skipped holds one error per rejected row, each naming file and line.
 	Skipped []error
+	// Lang is the ISO 639-1 language of the source terms: the value of a
+	// "# source_lang=xx" line before the header, otherwise DefaultLang.
+	// The vocabulary applies only to text in this language.
+	Lang string
+	// LangDeclared reports that the file declared Lang.
+	LangDeclared bool
 
 	phrases []*Entry          // surface-matched entries, longest first
 	words   map[string]*Entry // single-word entries by folded lemma
@@ -45,11 +52,19 @@ var (
 	fiveColumns = []string{"source_lemma", "target_translation", "source", "source_id", "uri"}
 )
 
+// DefaultLang is the source language of a vocabulary that does not declare
+// one: the spec's vocabulary is harvested from Czech records and a Czech
+// thesaurus.
+const DefaultLang = "cs"
+
+var langLine = regexp.MustCompile(`^#\s*source_lang\s*[=:]\s*([A-Za-z]{2,3})\s*$`)
+
 // maxSkipped stops reading a file that is mostly broken.
 const maxSkipped = 1000
 
 // Load reads a vocabulary CSV (two or five columns, header row, UTF-8 with
-// or without BOM). A missing file or a wrong header is an error; a bad row
+// or without BOM). Lines starting with '#' before the header are comments;
+// "# source_lang=cs" declares the language of the source terms. A missing file or a wrong header is an error; a bad row
 // is skipped and recorded in Skipped.
 func Load(path string) (*Vocabulary, error) {
 	data, err := os.ReadFile(path)
@@ -69,6 +84,17 @@ func Parse(r io.Reader, name string) (*Vocabulary, error) {
 	if !utf8.Valid(data) {
 		return nil, fmt.Errorf("%s: not UTF-8 text", name)
 	}
+	v := &Vocabulary{Path: name, Lang: DefaultLang}
+	// Comment lines before the header; one may declare the source language.
+	skippedLines := 0
+	for bytes.HasPrefix(data, []byte("#")) {
+		line, rest, _ := bytes.Cut(data, []byte("\n"))
+		if m := langLine.FindSubmatch(bytes.TrimRight(line, "\r")); m != nil {
+			v.Lang, v.LangDeclared = strings.ToLower(string(m[1])), true
+		}
+		data = rest
+		skippedLines++
+	}
 	cr := csv.NewReader(bytes.NewReader(data))
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
@@ -82,10 +108,9 @@ func Parse(r io.Reader, name string) (*Vocabulary, error) {
 		header[i] = strings.ToLower(strings.TrimSpace(header[i]))
 	}
 	if !equal(header, twoColumns) && !equal(header, fiveColumns) {
-		return nil, fmt.Errorf("%s:1: header %q, want %s or %s", name, strings.Join(header, ","),
+		return nil, fmt.Errorf("%s:%d: header %q, want %s or %s", name, 1+skippedLines, strings.Join(header, ","),
 			strings.Join(twoColumns, ","), strings.Join(fiveColumns, ","))
 	}
-	v := &Vocabulary{Path: name}
 	seen := map[string]int{}
 	for {
 		rec, err := cr.Read()
@@ -95,7 +120,7 @@ func Parse(r io.Reader, name string) (*Vocabulary, error) {
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				v.Skipped = append(v.Skipped, fmt.Errorf("%s:%d: %v", name, pe.StartLine, pe.Err))
+				v.Skipped = append(v.Skipped, fmt.Errorf("%s:%d: %v", name, pe.StartLine+skippedLines, pe.Err))
 			} else {
 				v.Skipped = append(v.Skipped, fmt.Errorf("%s: %v", name, err))
 			}
@@ -105,6 +130,7 @@ func Parse(r io.Reader, name string) (*Vocabulary, error) {
 			continue
 		}
 		line, _ := cr.FieldPos(0)
+		line += skippedLines
 		if len(rec) != len(header) {
 			v.Skipped = append(v.Skipped, fmt.Errorf("%s:%d: %d columns, want %d", name, line, len(rec), len(header)))
 			continue
