@@ -39,6 +39,9 @@ func TestChatBackend(t *testing.T) {
 	if d.Config["llm_provider"] != "local stand-in" || d.Config["llm_model"] != "local-test" || d.Config["llm_api_key_set"] != true {
 		t.Errorf("run metadata config %v", d.Config)
 	}
+	if d.Statistics.SegmentStatus["ok"] == 0 {
+		t.Errorf("segment statuses %v", d.Statistics.SegmentStatus)
+	}
 	found := false
 	for _, c := range d.LicenseDetail.Components {
 		found = found || c.Name == "chat_provider"

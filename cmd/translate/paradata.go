@@ -40,6 +40,9 @@ type statistics struct {
 	UnitsTranslated       int                `json:"units_translated"`
 	UnitsSkipped          int                `json:"units_skipped"`
 	Languages             map[string]int     `json:"source_languages"`
+	// SegmentStatus counts log rows (ALTO lines, metadata fields) per
+	// status: ok, retried, untranslated, unsupported_lang, vocabulary.
+	SegmentStatus map[string]int `json:"segment_status"`
 }
 
 type paradataDoc struct {
@@ -94,7 +97,7 @@ func newParadata(dir string, start time.Time, comps *licence.Components, usage *
 			GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
 			RunID: stamp, Status: "running", StartTime: start.Format(time.RFC3339Nano),
 			Config:             map[string]any{},
-			Statistics:         statistics{OutputCountsByType: map[string]int{}, Languages: map[string]int{}},
+			Statistics:         statistics{OutputCountsByType: map[string]int{}, Languages: map[string]int{}, SegmentStatus: map[string]int{}},
 			SkippedFilesDetail: []skipped{}, Outputs: []string{}, Warnings: []string{},
 		},
 	}
@@ -131,6 +134,9 @@ func (p *paradata) done(out *translator.Output, files ...string) {
 	st.UnitsSkipped += out.Stats.Skipped
 	for l, n := range out.Languages {
 		st.Languages[l] += n
+	}
+	for k, n := range out.Statuses {
+		st.SegmentStatus[k] += n
 	}
 	p.protected[out.Stem] += out.Stats.ProtectedTerms
 	p.doc.Outputs = append(p.doc.Outputs, files...)
@@ -169,6 +175,7 @@ func (p *paradata) snapshot(now time.Time) paradataDoc {
 	st := d.Statistics
 	st.OutputCountsByType = copyMap(st.OutputCountsByType)
 	st.Languages = copyMap(st.Languages)
+	st.SegmentStatus = copyMap(st.SegmentStatus)
 	st.PerformancePerMinute = map[string]float64{}
 	if mins := now.Sub(p.start).Minutes(); mins > 0 {
 		for k, n := range st.OutputCountsByType {

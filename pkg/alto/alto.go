@@ -102,6 +102,10 @@ type LogRow struct {
 	Line string
 	// Source is the line's original text, Target the text written to it.
 	Source, Target string
+	// Status is what happened to the line's block (backend.OK, Retried,
+	// Untranslated, UnsupportedLang, ...); Target is empty unless it is
+	// OK, Retried or Vocabulary.
+	Status backend.Status
 }
 
 // Result is a translated document.
@@ -381,6 +385,9 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 		}
 		if !ok {
 			pr.stats.Unsupported += len(groups[lang])
+			for _, b := range groups[lang] {
+				t.untouched(b, pageNum, backend.UnsupportedLang, &pr)
+			}
 			continue
 		}
 		if err := t.translateGroup(ctx, bt, pageNum, lang, groups[lang], &pr); err != nil {
@@ -396,23 +403,35 @@ func (t *translator) translateGroup(ctx context.Context, bt *batcher, pageNum in
 	for i, b := range blocks {
 		items[i] = b.text
 	}
-	pass1, err := bt.translate(ctx, items, lang)
+	pass1, status, err := bt.translate(ctx, items, lang)
 	if err != nil {
 		return err
 	}
+	// A block whose translation the guard rejected twice stays as it was;
+	// its lines are logged as untranslated and get no anchors.
 	var anchors []string
 	if !t.opt.FastAlign {
 		var lines []string
-		for _, b := range blocks {
+		for i, b := range blocks {
+			if status[i] == backend.Untranslated {
+				continue
+			}
 			for _, l := range b.holders {
 				lines = append(lines, l.text)
 			}
 		}
-		if anchors, err = bt.translate(ctx, lines, lang); err != nil {
+		// A rejected anchor is empty: alignment then leans on its
+		// neighbours; anchors are never written.
+		if anchors, _, err = bt.translate(ctx, lines, lang); err != nil {
 			return err
 		}
 	}
 	for i, b := range blocks {
+		if status[i] == backend.Untranslated {
+			pr.stats.Untranslated++
+			t.untouched(b, pageNum, backend.Untranslated, pr)
+			continue
+		}
 		tokens := Fields(pass1[i])
 		var counts []int
 		if t.opt.FastAlign {
@@ -428,15 +447,22 @@ func (t *translator) translateGroup(ctx context.Context, bt *batcher, pageNum in
 		pr.langs[lang]++
 		pr.stats.Translated++
 		pr.stats.Lines += len(b.holders)
-		if err := t.writeBlock(b, lang, tokens, counts, pageNum, pr); err != nil {
+		if err := t.writeBlock(b, lang, tokens, counts, pageNum, status[i], pr); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// untouched logs the lines of a block left as it was, with the reason.
+func (t *translator) untouched(b *block, pageNum int, st backend.Status, pr *pageResult) {
+	for _, l := range b.holders {
+		pr.rows = append(pr.rows, LogRow{File: t.opt.File, Page: pageNum, Line: l.id, Source: l.text, Status: st})
+	}
+}
+
 // writeBlock turns a block's aligned tokens into edits and log rows.
-func (t *translator) writeBlock(b *block, lang string, tokens []string, counts []int, pageNum int, pr *pageResult) error {
+func (t *translator) writeBlock(b *block, lang string, tokens []string, counts []int, pageNum int, st backend.Status, pr *pageResult) error {
 	var contentEdits []edit
 	pos := 0
 	for j, l := range b.holders {
@@ -446,7 +472,7 @@ func (t *translator) writeBlock(b *block, lang string, tokens []string, counts [
 			a := l.strings[k]
 			contentEdits = append(contentEdits, edit{a.Start, a.End, xmlsplice.EscapeAttr(v, a.Quote)})
 		}
-		pr.rows = append(pr.rows, LogRow{File: t.opt.File, Page: pageNum, Line: l.id, Source: l.text, Target: strings.Join(mine, " ")})
+		pr.rows = append(pr.rows, LogRow{File: t.opt.File, Page: pageNum, Line: l.id, Source: l.text, Target: strings.Join(mine, " "), Status: st})
 	}
 	if t.opt.Mode == Replace {
 		pr.edits = append(pr.edits, contentEdits...)

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"archivekit/pkg/backend"
+	"archivekit/pkg/guard"
 )
 
 // Stats counts what happened to one document's backend traffic; Summary
@@ -31,6 +32,12 @@ type Stats struct {
 	// or declared in the target language) or Unsupported (a detected
 	// language the backend does not offer).
 	Units, Translated, AlreadyDone, InTarget, Unsupported int
+	// GuardRejections counts batch calls whose reply the degeneracy guard
+	// rejected (in whole or for some lines).
+	GuardRejections int
+	// Untranslated counts blocks whose replies the guard rejected twice;
+	// they are left as they were.
+	Untranslated int
 }
 
 func (s *Stats) add(o Stats) {
@@ -46,12 +53,14 @@ func (s *Stats) add(o Stats) {
 	s.AlreadyDone += o.AlreadyDone
 	s.InTarget += o.InTarget
 	s.Unsupported += o.Unsupported
+	s.GuardRejections += o.GuardRejections
+	s.Untranslated += o.Untranslated
 }
 
 // Summary is the WARNING summary line for the document's log.
 func (s Stats) Summary(file string) string {
-	return fmt.Sprintf("WARNING %s: batch summary: %d clean batches, %d line-count mismatches, %d transport errors (%d backend calls, %d pages, %d blocks, %d lines)",
-		file, s.CleanBatches, s.LineCountMismatches, s.TransportErrors, s.Calls, s.Pages, s.Blocks, s.Lines)
+	return fmt.Sprintf("WARNING %s: batch summary: %d clean batches, %d line-count mismatches, %d transport errors, %d guard rejections (%d backend calls, %d pages, %d blocks, %d lines)",
+		file, s.CleanBatches, s.LineCountMismatches, s.TransportErrors, s.GuardRejections, s.Calls, s.Pages, s.Blocks, s.Lines)
 }
 
 // batcher sends items to the backend joined by newlines, one call per batch,
@@ -64,52 +73,97 @@ type batcher struct {
 	stats    *Stats
 }
 
-// translate returns one translation per item, in order. Items must not
-// contain newlines (callers normalise whitespace first).
-func (b *batcher) translate(ctx context.Context, items []string, src string) ([]string, error) {
+// translate returns one translation and one status per item, in order.
+// Items must not contain newlines (callers normalise whitespace first). An
+// item whose replies the guard rejected twice is backend.Untranslated with
+// an empty translation, which must not be written.
+func (b *batcher) translate(ctx context.Context, items []string, src string) ([]string, []backend.Status, error) {
 	out := make([]string, 0, len(items))
+	status := make([]backend.Status, 0, len(items))
 	for _, group := range groupByChars(items, b.maxChars) {
-		res, err := b.translateGroup(ctx, group, src)
+		res, st, err := b.translateGroup(ctx, group, src)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, res...)
+		status = append(status, st...)
 	}
-	return out, nil
+	return out, status, nil
 }
 
-func (b *batcher) translateGroup(ctx context.Context, items []string, src string) ([]string, error) {
+func (b *batcher) translateGroup(ctx context.Context, items []string, src string) ([]string, []backend.Status, error) {
 	if len(items) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
+	out := make([]string, len(items))
+	status := make([]backend.Status, len(items))
 	b.stats.Calls++
 	ans, err := b.be.Translate(ctx, strings.Join(items, "\n"), src, b.tgt)
+	rej := guard.AsRejection(err)
+	var redo []int // items translated again one by one
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return nil, err
+		return nil, nil, err
+	case rej != nil:
+		b.stats.GuardRejections++
+		parts := splitAnswer(rej.Output, len(items))
+		if len(items) == 1 || (rej.Lines != nil && len(parts) == len(items)) {
+			// The rejected items get their one retry; the accepted lines
+			// of the batch stand.
+			bad := map[int]bool{}
+			for _, i := range rej.Lines {
+				bad[i] = true
+			}
+			for i := range items {
+				if len(items) > 1 && !bad[i] {
+					out[i], status[i] = parts[i], backend.OK
+					continue
+				}
+				seg, err := guard.Retry(ctx, b.be, items[i], src, b.tgt, rej)
+				b.stats.Calls += seg.Calls
+				if err != nil {
+					return nil, nil, fmt.Errorf("backend %s (%s->%s): %w", b.be.Name(), src, b.tgt, err)
+				}
+				out[i], status[i] = seg.Text, seg.Status
+			}
+			return out, status, nil
+		}
+		redo = allIndices(len(items))
 	case err != nil:
 		b.stats.TransportErrors++
+		redo = allIndices(len(items))
 	default:
 		if len(items) == 1 {
 			b.stats.CleanBatches++
-			return []string{ans}, nil
+			return []string{ans}, []backend.Status{backend.OK}, nil
 		}
 		if parts := splitAnswer(ans, len(items)); len(parts) == len(items) {
 			b.stats.CleanBatches++
-			return parts, nil
+			for i := range status {
+				status[i] = backend.OK
+			}
+			return parts, status, nil
 		}
 		b.stats.LineCountMismatches++
+		redo = allIndices(len(items))
 	}
-	out := make([]string, len(items))
-	for i, it := range items {
-		b.stats.Calls++
-		ans, err := b.be.Translate(ctx, it, src, b.tgt)
+	for _, i := range redo {
+		seg, err := guard.Translate(ctx, b.be, items[i], src, b.tgt)
+		b.stats.Calls += seg.Calls
 		if err != nil {
-			return nil, fmt.Errorf("backend %s (%s->%s): %w", b.be.Name(), src, b.tgt, err)
+			return nil, nil, fmt.Errorf("backend %s (%s->%s): %w", b.be.Name(), src, b.tgt, err)
 		}
-		out[i] = ans
+		out[i], status[i] = seg.Text, seg.Status
 	}
-	return out, nil
+	return out, status, nil
+}
+
+func allIndices(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
 }
 
 // splitAnswer splits a batch answer of want items into lines, tolerating

@@ -234,18 +234,20 @@ func (b *Backend) TranslateWithGlossary(ctx context.Context, text, src, tgt stri
 		return "", err
 	}
 	src, tgt = strings.ToLower(src), strings.ToLower(tgt)
-	return chunker.Map(text, b.cfg.ChunkLimit, func(i int, core string) (string, error) {
+	out, err := chunker.Map(text, b.cfg.ChunkLimit, func(i int, core string) (string, error) {
 		out, err := b.complete(ctx, SystemPrompt(src, tgt, termsIn(core, terms)), core)
-		if err == nil {
-			if r := b.cfg.Guard.CheckLines(core, out, src, tgt); r != nil {
-				err = r
-			}
-		}
 		if err != nil {
 			return "", fmt.Errorf("chat_compatible %s-%s chunk %d: %w", src, tgt, i+1, err)
 		}
 		return out, nil
 	})
+	if err != nil {
+		return "", err
+	}
+	if r := b.cfg.Guard.CheckLines(text, out, src, tgt); r != nil {
+		return "", fmt.Errorf("chat_compatible %s-%s: %w", src, tgt, r)
+	}
+	return out, nil
 }
 
 // termsIn keeps the terms whose source occurs in text (case-insensitive).

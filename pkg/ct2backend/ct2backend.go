@@ -19,9 +19,11 @@
 //
 // The nmt families translate line by line (empty lines and the whitespace
 // around each line are kept) in one batch, and take no vocabulary; llm
-// implements backend.Glossary. Every output passes a length guard: an output
-// shorter than CT2_GUARD_MIN_RATIO or longer than CT2_GUARD_MAX_RATIO times
-// its source (in characters) is an error.
+// implements backend.Glossary. Every output passes the degeneracy guard
+// (pkg/guard): an output shorter than CT2_GUARD_MIN_RATIO or longer than
+// CT2_GUARD_MAX_RATIO times its source (in characters), empty, a runaway
+// repetition or an unchanged copy is a *guard.Rejection error; for the nmt
+// families it lists the rejected lines.
 package ct2backend
 
 import (
@@ -32,11 +34,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"archivekit/bindings/ct2"
 	"archivekit/pkg/backend"
 	"archivekit/pkg/chunker"
+	"archivekit/pkg/guard"
 )
 
 // Name is the backend's configuration name.
@@ -59,9 +61,12 @@ type Config struct {
 	Languages   []string // CT2_LANGUAGES: the languages offered (ISO 639-1); empty = any
 	GuardMin    float64  // CT2_GUARD_MIN_RATIO (0.25)
 	GuardMax    float64  // CT2_GUARD_MAX_RATIO (4.0)
-	Threads     int      // intra-op threads (0: CTranslate2's default)
-	BeamSize    int      // 1 (greedy) when 0
-	MaxLength   int      // CT2_MAX_LENGTH: maximum decoded tokens; 512 when 0
+	// GuardLengthOnly drops the guard's repetition and copy checks (see
+	// guard.Config.LengthOnly): for tests on random-weight models only.
+	GuardLengthOnly bool
+	Threads         int // intra-op threads (0: CTranslate2's default)
+	BeamSize        int // 1 (greedy) when 0
+	MaxLength       int // CT2_MAX_LENGTH: maximum decoded tokens; 512 when 0
 	// MaxInputChars caps the characters of one source sent to an nmt model
 	// (CT2_MAX_INPUT_CHARS, default 1000): longer lines are cut at sentence,
 	// then clause boundaries (pkg/chunker) so no input exceeds the model's
@@ -89,18 +94,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			c.Languages = append(c.Languages, l)
 		}
 	}
-	for _, v := range []struct {
-		name string
-		dst  *float64
-	}{{"CT2_GUARD_MIN_RATIO", &c.GuardMin}, {"CT2_GUARD_MAX_RATIO", &c.GuardMax}} {
-		if s := getenv(v.name); s != "" {
-			f, err := strconv.ParseFloat(s, 64)
-			if err != nil || f <= 0 {
-				return c, fmt.Errorf("ct2: %s=%q: want a positive number", v.name, s)
-			}
-			*v.dst = f
-		}
+	g, err := guard.FromEnv("CT2", getenv)
+	if err != nil {
+		return c, fmt.Errorf("ct2: %w", err)
 	}
+	c.GuardMin, c.GuardMax = g.MinRatio, g.MaxRatio
 	for _, v := range []struct {
 		name string
 		dst  *int
@@ -139,10 +137,10 @@ func (c *Config) defaults() error {
 		c.ComputeType = "int8"
 	}
 	if c.GuardMin == 0 {
-		c.GuardMin = 0.25
+		c.GuardMin = guard.DefaultMinRatio
 	}
 	if c.GuardMax == 0 {
-		c.GuardMax = 4.0
+		c.GuardMax = guard.DefaultMaxRatio
 	}
 	if c.GuardMin >= c.GuardMax {
 		return fmt.Errorf("ct2: length guard %g..%g is empty", c.GuardMin, c.GuardMax)
@@ -159,8 +157,9 @@ func (c *Config) defaults() error {
 	return nil
 }
 
-// ErrLengthGuard is wrapped by errors of outputs outside the length guard.
-var ErrLengthGuard = errors.New("output length outside the guard")
+// ErrLengthGuard is wrapped by the errors of outputs rejected by the
+// degeneracy guard (pkg/guard), the length guard among them.
+var ErrLengthGuard = guard.ErrRejected
 
 // Backend is an nmt-family model.
 type Backend struct {
@@ -237,21 +236,13 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func (b *Backend) guard(src, out string) error {
-	n := utf8.RuneCountInString(strings.TrimSpace(src))
-	if n == 0 {
-		return nil
-	}
-	r := float64(utf8.RuneCountInString(strings.TrimSpace(out))) / float64(n)
-	if r < b.cfg.GuardMin || r > b.cfg.GuardMax {
-		return fmt.Errorf("ct2: %w: %d characters for a source of %d (ratio %.2f, allowed %.2f to %.2f)",
-			ErrLengthGuard, utf8.RuneCountInString(strings.TrimSpace(out)), n, r, b.cfg.GuardMin, b.cfg.GuardMax)
-	}
-	return nil
+func (b *Backend) guard() guard.Config {
+	return guard.Config{MinRatio: b.cfg.GuardMin, MaxRatio: b.cfg.GuardMax, LengthOnly: b.cfg.GuardLengthOnly}
 }
 
 // Translate translates text line by line (nmt families).
 func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string, error) {
+	srcLang := src
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -297,13 +288,24 @@ func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string,
 	}
 	outLines := make([]strings.Builder, len(lines))
 	touched := make([]bool, len(lines))
+	var first *guard.Rejection
+	var bad []int
 	for k, p := range pieces {
 		out := strings.TrimSpace(res[k].Text)
 		if b.cfg.Family == NMT2 {
 			out = strings.TrimSpace(strings.TrimPrefix(out, flores[tgt]))
 		}
-		if err := b.guard(sources[k], out); err != nil {
-			return "", fmt.Errorf("line %d: %w", p.line+1, err)
+		src := sources[k]
+		if b.cfg.Family == NMT1 {
+			src = strings.TrimPrefix(src, "<2"+tgt+"> ")
+		}
+		if r := b.guard().Check(src, out, srcLang, tgt); r != nil {
+			if first == nil {
+				first = r
+			}
+			if len(bad) == 0 || bad[len(bad)-1] != p.line {
+				bad = append(bad, p.line)
+			}
 		}
 		outLines[p.line].WriteString(p.lead + out + p.tail)
 		touched[p.line] = true
@@ -313,7 +315,11 @@ func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string,
 			lines[i] = outLines[i].String()
 		}
 	}
-	return strings.Join(lines, "\n"), nil
+	out := strings.Join(lines, "\n")
+	if first != nil {
+		return "", fmt.Errorf("ct2: line %d: %w", bad[0]+1, &guard.Rejection{Reason: first.Reason, Detail: first.Detail, Lines: bad, Output: out})
+	}
+	return out, nil
 }
 
 // Translate translates the whole text in one prompt.
@@ -352,8 +358,8 @@ func (b *LLMBackend) TranslateWithGlossary(ctx context.Context, text, src, tgt s
 		return "", err
 	}
 	out := strings.TrimSpace(res[0].Text)
-	if err := b.guard(text, out); err != nil {
-		return "", err
+	if r := b.guard().CheckLines(text, out, src, tgt); r != nil {
+		return "", fmt.Errorf("ct2: %w", r)
 	}
 	return out, nil
 }

@@ -53,7 +53,7 @@ func TestConfigFromEnv(t *testing.T) {
 
 func TestNMTTranslatesLineByLineKeepingLayout(t *testing.T) {
 	dir := fixture(t, "translator")
-	b, err := New(Config{ModelDir: dir, Family: NMT3, ComputeType: "float32", Languages: []string{"cs", "en"}, GuardMin: 0.01, GuardMax: 100, MaxLength: 16})
+	b, err := New(Config{ModelDir: dir, Family: NMT3, ComputeType: "float32", Languages: []string{"cs", "en"}, GuardMin: 0.01, GuardMax: 100, GuardLengthOnly: true, MaxLength: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestLengthGuard(t *testing.T) {
 
 func TestLLMPromptAndGlossary(t *testing.T) {
 	dir := fixture(t, "generator")
-	b, err := New(Config{ModelDir: dir, Family: LLM, ComputeType: "float32", GuardMin: 0.001, GuardMax: 1000, MaxLength: 12})
+	b, err := New(Config{ModelDir: dir, Family: LLM, ComputeType: "float32", GuardMin: 0.001, GuardMax: 1000, GuardLengthOnly: true, MaxLength: 12})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,8 @@ func TestCheck(t *testing.T) {
 		{"dominant word", strings.Repeat("jáma hrob sonda kůl ", 5), "pit pit grave pit pit trench pit pit post pit pit grave pit pit trench pit pit", "", Repetition},
 		{"repetition in the source too", "hrob, hrob, hrob, hrob", "grave, grave, grave, grave", "", ""},
 		{"copy", long, long, "", Copy},
+		{"OCR noise copied", "O C CD 9 5 CD C", "O C CD 9 5 CD C", "", ""},
+		{"labels in capitals copied", "DUM DUM PLOT PLOT FIX5 S2OSA", "DUM DUM PLOT PLOT FIX5 S2OSA", "", ""},
 		{"copy, same language", long, long, "cs", ""},
 		{"upper-cased is not a copy", long, strings.ToUpper(long), "", ""},
 	}

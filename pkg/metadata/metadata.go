@@ -17,6 +17,7 @@ import (
 
 	"archivekit/pkg/alto"
 	"archivekit/pkg/backend"
+	"archivekit/pkg/guard"
 	"archivekit/pkg/xmlsplice"
 )
 
@@ -69,6 +70,9 @@ type Result struct {
 	// by (or itself) a target-language sibling in append mode, in the
 	// target language, or in a detected language the backend does not offer.
 	AlreadyDone, InTarget, Unsupported int
+	// Untranslated counts units whose replies the degeneracy guard rejected
+	// twice; they are left as they were.
+	Untranslated int
 	// Calls is the number of backend calls made.
 	Calls int
 	// Languages maps each source language used to its number of fields.
@@ -161,13 +165,23 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 				}
 				res.Skipped++
 				res.Unsupported++
+				res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.UnsupportedLang})
 				continue
 			}
-			res.Calls++
-			out, err := opt.Backend.Translate(ctx, text, lang, opt.Target)
+			seg, err := guard.Translate(ctx, opt.Backend, text, lang, opt.Target)
+			res.Calls += seg.Calls
 			if err != nil {
 				return nil, fmt.Errorf("metadata: %s: %s: backend %s (%s->%s): %w", opt.File, f.Expr, opt.Backend.Name(), lang, opt.Target, err)
 			}
+			if seg.Status == backend.Untranslated {
+				// Both replies rejected by the guard: the field stays as it
+				// was and nothing is written as its translation.
+				res.Untranslated++
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s left untranslated: %v", opt.File, f.Expr, seg.Rejection))
+				res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.Untranslated})
+				continue
+			}
+			out := seg.Text
 			if opt.Mode == alto.Replace {
 				if err := ed.SetText(el, out); err != nil {
 					return nil, fmt.Errorf("metadata: %s: %w", opt.File, err)
@@ -177,7 +191,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 			}
 			res.Translated++
 			res.Languages[lang]++
-			res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Target: out})
+			res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Target: out, Status: seg.Status})
 		}
 	}
 	if res.Output, err = ed.Bytes(); err != nil {

@@ -30,6 +30,7 @@ import (
 
 	"archivekit/pkg/backend"
 	"archivekit/pkg/chunker"
+	"archivekit/pkg/guard"
 	"archivekit/pkg/transport"
 )
 
@@ -59,6 +60,10 @@ type Config struct {
 	Policy     transport.Policy // retry and spacing policy
 	ChunkLimit int              // characters per call; < 1 means chunker.DefaultLimit
 	HTTP       *http.Client     // nil: a client with a 120 s timeout
+	// Guard rejects degenerate replies (MTAPI_GUARD_MIN_RATIO /
+	// MTAPI_GUARD_MAX_RATIO, added beyond the spec; zero means
+	// guard.Default, 0.25 to 4.0).
+	Guard guard.Config
 	// ModelsTimeout bounds the single model-list request; 0 means 10 s.
 	ModelsTimeout time.Duration
 }
@@ -85,7 +90,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{BaseURL: strings.TrimRight(base, "/"), Policy: p}, nil
+	g, err := guard.FromEnv("MTAPI", getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	return Config{BaseURL: strings.TrimRight(base, "/"), Policy: p, Guard: g}, nil
 }
 
 // Backend is the mtapi backend. It is safe for concurrent use; the
@@ -106,6 +115,9 @@ func New(cfg Config) *Backend {
 	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
 	if cfg.ChunkLimit < 1 {
 		cfg.ChunkLimit = chunker.DefaultLimit
+	}
+	if cfg.Guard == (guard.Config{}) {
+		cfg.Guard = guard.Default
 	}
 	if cfg.ModelsTimeout <= 0 {
 		cfg.ModelsTimeout = 10 * time.Second
@@ -259,19 +271,28 @@ func (b *Backend) Supports(ctx context.Context, src, tgt string) error {
 // Translate translates text from src to tgt: the pair is checked, the text
 // is cut into chunks of at most ChunkLimit characters and each chunk's
 // content is sent in one retried call. The whitespace around each chunk is
-// kept as it was; whitespace-only chunks make no call.
+// kept as it was; whitespace-only chunks make no call. A reply failing the
+// degeneracy guard (line by line when the line count survived) is a
+// *guard.Rejection error.
 func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string, error) {
 	if err := b.Supports(ctx, src, tgt); err != nil {
 		return "", err
 	}
 	src, tgt = strings.ToLower(src), strings.ToLower(tgt)
-	return chunker.Map(text, b.cfg.ChunkLimit, func(i int, core string) (string, error) {
+	out, err := chunker.Map(text, b.cfg.ChunkLimit, func(i int, core string) (string, error) {
 		tr, err := b.translateChunk(ctx, core, src, tgt)
 		if err != nil {
 			return "", fmt.Errorf("mtapi %s-%s chunk %d: %w", src, tgt, i+1, err)
 		}
 		return tr, nil
 	})
+	if err != nil {
+		return "", err
+	}
+	if r := b.cfg.Guard.CheckLines(text, out, src, tgt); r != nil {
+		return "", fmt.Errorf("mtapi %s-%s: %w", src, tgt, r)
+	}
+	return out, nil
 }
 
 func (b *Backend) translateChunk(ctx context.Context, text, src, tgt string) (string, error) {

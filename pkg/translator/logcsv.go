@@ -6,15 +6,19 @@ import (
 	"strconv"
 
 	"archivekit/pkg/alto"
+	"archivekit/pkg/backend"
 )
 
 // WriteLog writes the translation log CSV (spec 2.2): the header
-// file,page_num,line_num,text_<src>,text_<tgt> (src is the run's source
-// language setting, so it may read "auto"), then one row per log entry;
-// page_num is empty for metadata rows.
+// file,page_num,line_num,text_<src>,text_<tgt>,status (src is the run's
+// source language setting, so it may read "auto"), then one row per log
+// entry; page_num is empty for metadata rows. The status column is added
+// beyond the spec: ok, retried, untranslated, unsupported_lang or
+// vocabulary (backend.Status); text_<tgt> is empty for untranslated and
+// unsupported rows.
 func WriteLog(w io.Writer, rows []alto.LogRow, src, tgt string) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"file", "page_num", "line_num", "text_" + src, "text_" + tgt}); err != nil {
+	if err := cw.Write([]string{"file", "page_num", "line_num", "text_" + src, "text_" + tgt, "status"}); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -22,7 +26,11 @@ func WriteLog(w io.Writer, rows []alto.LogRow, src, tgt string) error {
 		if r.Page > 0 {
 			page = strconv.Itoa(r.Page)
 		}
-		if err := cw.Write([]string{r.File, page, r.Line, r.Source, r.Target}); err != nil {
+		st := r.Status
+		if st == "" {
+			st = backend.OK
+		}
+		if err := cw.Write([]string{r.File, page, r.Line, r.Source, r.Target, string(st)}); err != nil {
 			return err
 		}
 	}

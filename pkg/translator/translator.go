@@ -20,6 +20,7 @@ import (
 	"archivekit/pkg/backend"
 	"archivekit/pkg/chat"
 	"archivekit/pkg/ct2backend"
+	"archivekit/pkg/guard"
 	"archivekit/pkg/langid"
 	"archivekit/pkg/metadata"
 	"archivekit/pkg/mtapi"
@@ -123,6 +124,9 @@ type Stats struct {
 	// split Skipped.
 	Units, Translated, Skipped         int
 	AlreadyDone, InTarget, Unsupported int
+	// Untranslated counts units whose replies the degeneracy guard rejected
+	// twice (left as they were; pkg/guard).
+	Untranslated int
 	// Calls is the number of backend translate calls.
 	Calls int
 	// CleanBatches, LineCountMismatches: ALTO batching outcomes.
@@ -160,6 +164,10 @@ type Output struct {
 	Warnings []string
 	// Components are the licence components that counted for this document.
 	Components []string
+	// Statuses counts the log rows (ALTO lines, metadata fields) per status
+	// (backend.Status: ok, retried, untranslated, unsupported_lang,
+	// vocabulary).
+	Statuses map[string]int
 }
 
 // Translate translates one document named name (its file name, used for the
@@ -259,7 +267,8 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 		s := res.Stats
 		out.Stats = Stats{Pages: s.Pages, Blocks: s.Blocks, Lines: s.Lines, Units: s.Units, Translated: s.Translated,
 			Skipped: s.Units - s.Translated, AlreadyDone: s.AlreadyDone, InTarget: s.InTarget, Unsupported: s.Unsupported,
-			Calls: s.Calls, CleanBatches: s.CleanBatches, LineCountMismatches: s.LineCountMismatches,
+			Untranslated: s.Untranslated,
+			Calls:        s.Calls, CleanBatches: s.CleanBatches, LineCountMismatches: s.LineCountMismatches,
 			TransportErrors: s.TransportErrors + int(be.transportErrors.Load())}
 		for _, w := range res.Warnings {
 			warn(w)
@@ -279,7 +288,7 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 		out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
 		out.Stats = Stats{Units: res.Units, Translated: res.Translated, Skipped: res.Skipped,
 			AlreadyDone: res.AlreadyDone, InTarget: res.InTarget, Unsupported: res.Unsupported,
-			Calls: res.Calls, TransportErrors: int(be.transportErrors.Load())}
+			Untranslated: res.Untranslated, Calls: res.Calls, TransportErrors: int(be.transportErrors.Load())}
 		for _, w := range res.Warnings {
 			warn(w)
 		}
@@ -287,6 +296,17 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 			stem, res.Units, res.Translated, res.Skipped, res.Calls, be.transportErrors.Load())
 	}
 	out.Stats.ProtectedTerms = int(be.protected.Load())
+	out.Statuses = map[string]int{}
+	for _, r := range out.Log {
+		st := r.Status
+		if st == "" {
+			st = backend.OK
+		}
+		out.Statuses[string(st)]++
+	}
+	if n := out.Statuses[string(backend.Untranslated)]; n > 0 {
+		warn(fmt.Sprintf("%s: %d segments left untranslated: their replies failed the degeneracy guard twice (status untranslated in the log)", name, n))
+	}
 	if out.SourceLang == "" || out.SourceLang == "auto" {
 		out.SourceLang = mostFrequent(out.Languages)
 	}
@@ -332,6 +352,9 @@ func (e *NothingTranslatedError) Error() string {
 		}
 		if s.Unsupported > 0 {
 			parts = append(parts, fmt.Sprintf("%d in languages the backend does not offer", s.Unsupported))
+		}
+		if s.Untranslated > 0 {
+			parts = append(parts, fmt.Sprintf("%d left untranslated after replies the degeneracy guard rejected twice", s.Untranslated))
 		}
 		why = fmt.Sprintf("of its %d units, %s", s.Units, strings.Join(parts, ", "))
 	}
@@ -458,6 +481,9 @@ func (w *wrapped) Translate(ctx context.Context, text, src, tgt string) (string,
 		if out, err = w.inner.Translate(ctx, p.Text, src, tgt); err == nil {
 			out = p.Restore(out)
 			w.protected.Add(int64(p.Count()))
+		} else if r := guard.AsRejection(err); r != nil && r.Output != "" {
+			// The accepted lines of a rejected batch are used: restore them.
+			r.Output = p.Restore(r.Output)
 		}
 	case w.glossary != nil:
 		terms := w.vocab.Glossary(text, w.maxTerms)
@@ -466,6 +492,20 @@ func (w *wrapped) Translate(ctx context.Context, text, src, tgt string) (string,
 	default:
 		out, err = w.inner.Translate(ctx, text, src, tgt)
 	}
+	if err != nil && transport.IsTransportError(err) {
+		w.transportErrors.Add(1)
+	}
+	return out, err
+}
+
+// Retry is the second attempt after a reply the guard rejected: backends
+// that take a glossary retry without it (spec: LLM backends), the others
+// repeat the call.
+func (w *wrapped) Retry(ctx context.Context, text, src, tgt string) (string, error) {
+	if w.glossary == nil {
+		return w.Translate(ctx, text, src, tgt)
+	}
+	out, err := w.inner.Translate(ctx, text, src, tgt)
 	if err != nil && transport.IsTransportError(err) {
 		w.transportErrors.Add(1)
 	}
