@@ -29,6 +29,7 @@ package rocrate
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -200,9 +201,9 @@ func Build(in Input) (*Crate, error) {
 				return nil, err
 			}
 			r.end = later(r.end, at)
-			r.version = first(r.version, str(o, "version"))
-			r.image = first(r.image, str(o, "container_image"), str(o, "docker_image"))
-			r.runner = first(r.runner, str(o, "runner_ref"))
+			r.version = cmp.Or(r.version, str(o, "version"))
+			r.image = cmp.Or(r.image, str(o, "container_image"), str(o, "docker_image"))
+			r.runner = cmp.Or(r.runner, str(o, "runner_ref"))
 			if p := str(o, "paradata_ref"); p != "" {
 				paradataRefs = append(paradataRefs, paradataRef{key, p})
 			}
@@ -245,17 +246,17 @@ func Build(in Input) (*Crate, error) {
 		}
 		r := getRun(pd.Program, pd.RunID)
 		r.paradata = b.byPath[absPath(p)]
-		r.version = first(pd.ToolVersion, r.version)
-		r.image = first(r.image, pd.DockerImage)
-		r.runner = first(r.runner, pd.RunnerRef)
-		r.start = first(r.start, utc(pd.StartTime))
+		r.version = cmp.Or(pd.ToolVersion, r.version)
+		r.image = cmp.Or(r.image, pd.DockerImage)
+		r.runner = cmp.Or(r.runner, pd.RunnerRef)
+		r.start = cmp.Or(r.start, utc(pd.StartTime))
 		if r.end == "" {
 			r.end = utc(pd.EndTime)
 		}
 		if pd.License != "" {
 			l, _ := licence.Lookup(pd.License)
 			licences = append(licences, l)
-			licenceURL[l.ID] = first(pd.LicenseURL, l.URL)
+			licenceURL[l.ID] = cmp.Or(pd.LicenseURL, l.URL)
 		}
 		return nil
 	}
@@ -285,7 +286,7 @@ func Build(in Input) (*Crate, error) {
 		licences = append(licences, lic)
 		u, _ := rec.Get(append(path, "license_url")...)
 		us, _ := u.(string)
-		licenceURL[lic.ID] = first(licenceURL[lic.ID], us, lic.URL)
+		licenceURL[lic.ID] = cmp.Or(licenceURL[lic.ID], us, lic.URL)
 	}
 	if len(licences) == 0 {
 		return nil, fmt.Errorf("%s: no licence found in the record (provenance.license, translations.license) nor in run metadata; pass the runs' metadata with --paradata", in.Document)
@@ -336,7 +337,7 @@ func Build(in Input) (*Crate, error) {
 	// The source: described, never part of the crate.
 	if src, ok := rec.Get("source"); ok {
 		if o, _ := src.(*docrecord.Object); o != nil {
-			e := Entity{"@id": sourceID, "@type": "CreativeWork", "name": first(str(o, "filename"), "original input of "+docID),
+			e := Entity{"@id": sourceID, "@type": "CreativeWork", "name": cmp.Or(str(o, "filename"), "original input of "+docID),
 				"description": "the original input; archive-managed, not part of this crate"}
 			if s := str(o, "media_type"); s != "" {
 				e["encodingFormat"] = s
@@ -688,18 +689,9 @@ func str(o *docrecord.Object, key string) string {
 	return s
 }
 
-func first(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 func later(a, b string) string {
 	if a == "" || b > a { // both are UTC RFC 3339 with the same layout
-		return first(b, a)
+		return cmp.Or(b, a)
 	}
 	return a
 }
