@@ -22,6 +22,23 @@
 // of a 300 dpi rendering. TIFF and WebP files with several pages or frames
 // are read as one image, their first page, as PIL's Image.open does.
 //
+// Memory follows the model's needs, not the input's pixel count. A page is
+// decoded to at most Options.MaxDecodePixels (16,777,216 = 4096×4096 by
+// default, more than ten times the side of the largest model input): a
+// larger image is shrunk while it is decoded (libvips thumbnail: the JPEG
+// and WebP decoders shrink on load, PNG and TIFF are read as a stream of
+// lines through a box shrink and a Lanczos-3 reduction, so the full-size
+// pixels never exist in memory), and a PDF page too large at Options.DPI is
+// rendered at the highest whole DPI that fits the budget. Pages within the
+// budget (every scan up to A4 at 400 dpi) are decoded exactly as before.
+// The models then resize every page to their 224–384 pixel input, so a
+// page shrunk first differs from one resized in a single step only by
+// rounding (measured in the classify package's tests). Finally, decoding
+// and the caller's use of the pixels (Doc.Use) take slots of a
+// process-wide budget of MaxPixelsInFlight pixels, so that any number of
+// concurrent requests or pipeline workers holds at most that many decoded
+// pixels at once.
+//
 // The Python reference tool opens pages with PIL as
 // Image.open(path).convert("RGB"). It differs from this package in three
 // ways: PIL ignores the EXIF orientation (a phone photo tagged "rotate 90°"
@@ -43,9 +60,12 @@ import "C"
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,10 +89,25 @@ type Options struct {
 	// MaxPixels is the largest accepted width × height of one page;
 	// 0 means DefaultMaxPixels.
 	MaxPixels int64
+	// MaxDecodePixels is the largest width × height a page is decoded
+	// to: a larger image is shrunk while decoding (aspect kept) and a
+	// larger PDF page rendered at a lower DPI. 0 means
+	// DefaultMaxDecodePixels; a negative value decodes at full size.
+	MaxDecodePixels int64
 }
 
+// DefaultMaxDecodePixels is the default pixel budget of one decoded page
+// (4096×4096): larger images are shrunk while decoding and larger PDF pages
+// rendered at a lower DPI.
+const DefaultMaxDecodePixels = 1 << 24
+
+// MaxPixelsInFlight is the process-wide number of decoded pixels that may
+// exist at once in Doc.Page and Doc.Use: two pages at the full budget, or
+// many small ones. A page larger than it waits until it is alone.
+const MaxPixelsInFlight = 2 * DefaultMaxDecodePixels
+
 // DefaultOptions are the options used by Open and Decode.
-var DefaultOptions = Options{DPI: DefaultDPI, MaxPixels: DefaultMaxPixels}
+var DefaultOptions = Options{DPI: DefaultDPI, MaxPixels: DefaultMaxPixels, MaxDecodePixels: DefaultMaxDecodePixels}
 
 // Extensions lists the file extensions (lower case, with the dot) that
 // Supported accepts.
@@ -153,7 +188,7 @@ func Decode(data []byte, name string) (*Doc, error) { return DefaultOptions.Deco
 // Open reads the file at path and parses its header. The format is
 // detected from the content, not the extension.
 func (o Options) Open(path string) (*Doc, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -162,6 +197,49 @@ func (o Options) Open(path string) (*Doc, error) {
 		return nil, &Error{Name: path, Err: fmt.Errorf("cannot read: %w", err)}
 	}
 	return o.Decode(data, path)
+}
+
+// ErrNotRegular: the path is a device, pipe, socket or directory, not a
+// regular file (a link is followed first).
+var ErrNotRegular = errors.New("not a regular file")
+
+// readRegular reads a regular file; a device such as /dev/zero (or a link
+// to one) is refused before it is read.
+func readRegular(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w (%s)", ErrNotRegular, fileKind(st.Mode()))
+	}
+	data := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// fileKind names the type of a non-regular file for messages.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "mode " + m.String()
 }
 
 // Decode parses the header of an encoded image held in data; name is used
@@ -175,6 +253,9 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 	}
 	if o.MaxPixels <= 0 {
 		o.MaxPixels = DefaultMaxPixels
+	}
+	if o.MaxDecodePixels == 0 {
+		o.MaxDecodePixels = DefaultMaxDecodePixels
 	}
 	if len(data) == 0 {
 		return nil, &Error{Name: name, Err: errors.New("empty file")}
@@ -190,7 +271,7 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		return nil, &Error{Name: name, Err: fmt.Errorf("%w (not PNG, JPEG, TIFF, WebP or PDF)", ErrUnsupportedFormat)}
 	}
 	d := &Doc{name: name, data: data, typ: typ, pages: 1, opts: o}
-	ref, err := d.load(0)
+	ref, err := d.load(0, o.DPI)
 	if err != nil {
 		return nil, &Error{Name: name, Err: err}
 	}
@@ -215,32 +296,90 @@ func (d *Doc) Pages() int { return d.pages }
 // IsPDF reports whether the Doc is a PDF.
 func (d *Doc) IsPDF() bool { return d.typ == vips.ImageTypePDF }
 
-// Page decodes page i (0-based) to RGB.
+// Page decodes page i (0-based) to RGB. The decoding takes a slot of the
+// process-wide pixel budget (MaxPixelsInFlight); the returned pixels do not
+// count against it, so a caller that holds many pages should use Use.
 func (d *Doc) Page(i int) (Image, error) {
-	img, err := d.page(i)
-	if err != nil {
-		e := &Error{Name: d.name, Err: err}
-		if d.IsPDF() {
-			e.Page = i + 1
-		}
-		return Image{}, e
-	}
-	return img, nil
+	var out Image
+	err := d.Use(context.Background(), i, func(img Image) error { out = img; return nil })
+	return out, err
 }
 
-func (d *Doc) page(i int) (Image, error) {
-	if i < 0 || i >= d.pages {
-		return Image{}, fmt.Errorf("%w: %d of %d", ErrPageRange, i+1, d.pages)
-	}
-	ref, err := d.load(i)
+// Use decodes page i (0-based) to RGB and calls fn with it, holding a slot
+// of the process-wide pixel budget (MaxPixelsInFlight) from before the
+// decoding until fn returns: at most that many decoded pixels exist at
+// once in all the Use calls of the process. fn should not keep img.Pix
+// past its return. Use waits for a slot until ctx is done, and returns
+// fn's error as it is; decoding errors are *Error values naming the file.
+func (d *Doc) Use(ctx context.Context, i int, fn func(Image) error) error {
+	ref, err := d.open(i)
 	if err != nil {
-		return Image{}, err
+		return d.wrap(i, err)
 	}
-	defer ref.Close()
+	n := int64(ref.Width()) * int64(ref.Height())
+	if err := inFlight.acquire(ctx, n); err != nil {
+		ref.Close()
+		return d.wrap(i, err)
+	}
+	defer inFlight.release(n)
+	img, err := d.decode(ref)
+	ref.Close() // the libvips pixels go; img holds a Go copy
+	if err != nil {
+		return d.wrap(i, err)
+	}
+	return fn(img)
+}
+
+// wrap names the file (and PDF page) in a decoding error.
+func (d *Doc) wrap(i int, err error) error {
+	e := &Error{Name: d.name, Err: err}
+	if d.IsPDF() {
+		e.Page = i + 1
+	}
+	return e
+}
+
+// open checks page i's size from its header and returns it ready for
+// decoding at the size it will have: a PDF page over the decode budget
+// is reloaded at a lower DPI and a larger image is reopened through
+// libvips' thumbnail, which shrinks it while decoding. No pixel has been
+// decoded when open returns.
+func (d *Doc) open(i int) (*vips.ImageRef, error) {
+	if i < 0 || i >= d.pages {
+		return nil, fmt.Errorf("%w: %d of %d", ErrPageRange, i+1, d.pages)
+	}
+	ref, err := d.load(i, d.opts.DPI)
+	if err != nil {
+		return nil, err
+	}
 	// Header only so far: libvips loads pixels on demand.
 	if err := d.opts.checkSize(ref); err != nil {
-		return Image{}, err
+		ref.Close()
+		return nil, err
 	}
+	budget := d.opts.MaxDecodePixels
+	w, h := int64(ref.Width()), int64(ref.Height())
+	if budget <= 0 || w*h <= budget {
+		return ref, nil
+	}
+	ref.Close()
+	scale := math.Sqrt(float64(budget) / float64(w*h))
+	if d.IsPDF() {
+		dpi := max(1, int(float64(d.opts.DPI)*scale))
+		return d.load(i, dpi)
+	}
+	// The thumbnail fits the long side, whatever the EXIF rotation.
+	side := max(1, int(float64(max(w, h))*scale))
+	p := vips.NewImportParams()
+	ref, err = vips.LoadThumbnailFromBuffer(d.data, side, side, vips.InterestingNone, vips.SizeDown, p)
+	if err != nil {
+		return nil, vipsErr("cannot shrink while decoding", err, "corrupt "+formatName(d.typ)+" data")
+	}
+	return ref, nil
+}
+
+// decode converts an opened page to 8-bit RGB pixels.
+func (d *Doc) decode(ref *vips.ImageRef) (Image, error) {
 	if !d.IsPDF() {
 		if err := ref.AutoRotate(); err != nil {
 			return Image{}, vipsErr("autorotate", err, "")
@@ -275,12 +414,12 @@ func (d *Doc) page(i int) (Image, error) {
 	return Image{Pix: pix, W: w, H: h}, nil
 }
 
-func (d *Doc) load(page int) (*vips.ImageRef, error) {
+func (d *Doc) load(page, dpi int) (*vips.ImageRef, error) {
 	p := vips.NewImportParams() // fail on the first warning, as PIL does on truncation
 	if d.typ == vips.ImageTypePDF {
 		p.Page.Set(page)
 		p.NumPages.Set(1)
-		p.Density.Set(d.opts.DPI)
+		p.Density.Set(dpi)
 	}
 	ref, err := vips.LoadImageFromBuffer(d.data, p)
 	if err != nil {

@@ -230,7 +230,7 @@ func work(ctx context.Context, cfg Config, tasks <-chan *task, done chan<- *task
 	want := cfg.Channels * cfg.Height * cfg.Width
 	for t := range tasks {
 		if t.err == nil {
-			t.data, t.err = prepare(t, cfg.Preprocess, want)
+			t.data, t.err = prepare(ctx, t, cfg.Preprocess, want)
 		}
 		t.doc = nil
 		select {
@@ -241,19 +241,25 @@ func work(ctx context.Context, cfg Config, tasks <-chan *task, done chan<- *task
 	}
 }
 
-func prepare(t *task, pre Preprocess, want int) (data []float32, err error) {
+// prepare decodes a page and preprocesses it inside imageio's pixel
+// budget (Doc.Use), so that the workers of every run in the process hold
+// at most imageio.MaxPixelsInFlight decoded pixels at once.
+func prepare(ctx context.Context, t *task, pre Preprocess, want int) (data []float32, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%s: page %d: preprocessing panicked: %v", t.name, t.page+1, r)
 		}
 	}()
-	img, err := t.doc.Page(t.page)
+	var preErr error
+	err = t.doc.Use(ctx, t.page, func(img imageio.Image) error {
+		data, preErr = pre(img)
+		return preErr
+	})
+	if preErr != nil {
+		return nil, fmt.Errorf("%s: page %d: preprocessing: %w", t.name, t.page+1, preErr)
+	}
 	if err != nil {
 		return nil, err
-	}
-	data, err = pre(img)
-	if err != nil {
-		return nil, fmt.Errorf("%s: page %d: preprocessing: %w", t.name, t.page+1, err)
 	}
 	if len(data) != want {
 		return nil, fmt.Errorf("%s: page %d: preprocessing gave %d values, want %d", t.name, t.page+1, len(data), want)

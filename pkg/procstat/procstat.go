@@ -12,7 +12,10 @@ import (
 
 // RSSKiB returns the resident set size of this process in KiB (VmRSS of
 // /proc/self/status). It is an error where /proc is not available.
-func RSSKiB() (int64, error) {
+func RSSKiB() (int64, error) { return statusKiB("VmRSS:") }
+
+// statusKiB reads one "Name:   N kB" line of /proc/self/status.
+func statusKiB(name string) (int64, error) {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0, err
@@ -20,7 +23,7 @@ func RSSKiB() (int64, error) {
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(s.Text(), name); ok {
 			fields := strings.Fields(rest)
 			if len(fields) == 0 {
 				break
@@ -28,5 +31,17 @@ func RSSKiB() (int64, error) {
 			return strconv.ParseInt(fields[0], 10, 64)
 		}
 	}
-	return 0, errors.New("procstat: no VmRSS line in /proc/self/status")
+	return 0, errors.New("procstat: no " + strings.TrimSuffix(name, ":") + " line in /proc/self/status")
+}
+
+// PeakRSSKiB returns the peak resident set size of this process in KiB
+// (VmHWM of /proc/self/status) since it started or since the last
+// ResetPeak.
+func PeakRSSKiB() (int64, error) { return statusKiB("VmHWM:") }
+
+// ResetPeak resets the peak resident set size to the current one (Linux:
+// writes 5 to /proc/self/clear_refs), so that PeakRSSKiB measures what
+// follows.
+func ResetPeak() error {
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 }

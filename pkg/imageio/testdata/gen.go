@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -18,6 +17,8 @@ import (
 	"os"
 
 	"github.com/davidbyttow/govips/v2/vips"
+
+	"archivekit/pkg/imageio/hostile"
 )
 
 func main() {
@@ -192,20 +193,7 @@ func twoPagePDF() []byte {
 		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", len(content1), content1),
 		fmt.Sprintf("<< /Length %d >>\nstream\n%sendstream", len(content2), content2),
 	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	offs := make([]int, len(objs))
-	for i, o := range objs {
-		offs[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, o := range offs {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.Bytes()
+	return hostile.PDFObjects(objs...)
 }
 
 // bombPNG writes a PNG with an IHDR of w×h 8-bit grey and one tiny IDAT
@@ -218,18 +206,8 @@ func bombPNG(w, h uint32) []byte {
 	binary.BigEndian.PutUint32(ihdr[4:], h)
 	ihdr[8] = 8 // bit depth
 	ihdr[9] = 0 // grey
-	chunk(&b, "IHDR", ihdr)
-	chunk(&b, "IDAT", []byte{0x78, 0x9c, 0x63, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01})
-	chunk(&b, "IEND", nil)
+	hostile.Chunk(&b, "IHDR", ihdr)
+	hostile.Chunk(&b, "IDAT", []byte{0x78, 0x9c, 0x63, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01})
+	hostile.Chunk(&b, "IEND", nil)
 	return b.Bytes()
-}
-
-func chunk(b *bytes.Buffer, typ string, data []byte) {
-	binary.Write(b, binary.BigEndian, uint32(len(data)))
-	crc := crc32.NewIEEE()
-	crc.Write([]byte(typ))
-	crc.Write(data)
-	b.WriteString(typ)
-	b.Write(data)
-	binary.Write(b, binary.BigEndian, crc.Sum32())
 }

@@ -1,0 +1,102 @@
+// Package hostile writes inputs that are small on the wire but large in
+// pixels, for the memory tests and benchmarks of the page decoder and the
+// classifier service. Nothing here is checked in as a file: every input is
+// made at test time, in a few hundred bytes to a few hundred kilobytes.
+package hostile
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+)
+
+// PNG returns a w×h 8-bit RGB PNG whose rows are a few grey bands (so that
+// it compresses to almost nothing). It is written row by row: making it
+// costs one row of memory, not w×h pixels.
+func PNG(w, h int) []byte {
+	var out bytes.Buffer
+	out.WriteString("\x89PNG\r\n\x1a\n")
+	ihdr := make([]byte, 13)
+	binary.BigEndian.PutUint32(ihdr[0:], uint32(w))
+	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
+	ihdr[8], ihdr[9] = 8, 2 // 8 bits, RGB
+	Chunk(&out, "IHDR", ihdr)
+	var idat bytes.Buffer
+	z, _ := zlib.NewWriterLevel(&idat, zlib.BestSpeed)
+	row := make([]byte, 1+3*w)
+	for y := 0; y < h; y++ {
+		v := byte(255)
+		if (y/64)%8 == 0 {
+			v = 40 // a dark band every 512 rows: a page with lines
+		}
+		if row[1] != v {
+			for i := 1; i < len(row); i++ {
+				row[i] = v
+			}
+		}
+		_, _ = z.Write(row)
+	}
+	_ = z.Close()
+	Chunk(&out, "IDAT", idat.Bytes())
+	Chunk(&out, "IEND", nil)
+	return out.Bytes()
+}
+
+func Chunk(w io.Writer, typ string, data []byte) {
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(data)))
+	_, _ = w.Write(n[:])
+	c := crc32.NewIEEE()
+	_, _ = io.WriteString(c, typ)
+	_, _ = c.Write(data)
+	_, _ = io.WriteString(w, typ)
+	_, _ = w.Write(data)
+	binary.BigEndian.PutUint32(n[:], c.Sum32())
+	_, _ = w.Write(n[:])
+}
+
+// PDF returns a PDF of pages pages, each widthIn × heightIn inches, each
+// with a filled rectangle and a line of text so that it renders to more
+// than one colour. An 85 × 85 inch page is 12,750 × 12,750 pixels at
+// 150 dpi.
+func PDF(pages int, widthIn, heightIn float64) []byte {
+	wPt, hPt := widthIn*72, heightIn*72
+	// 1 catalog, 2 pages, 3 font, 4 content, then one object per page.
+	kids := ""
+	for i := 0; i < pages; i++ {
+		kids += fmt.Sprintf("%d 0 R ", 5+i)
+	}
+	content := fmt.Sprintf("0.2 g 36 36 %.0f %.0f re f BT /F1 48 Tf 0 g 72 %.0f Td (hostile page) Tj ET", wPt/3, hPt/4, hPt-120)
+	objs := []string{
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", kids, pages),
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content),
+	}
+	for i := 0; i < pages; i++ {
+		objs = append(objs, fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.0f %.0f] /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>", wPt, hPt))
+	}
+	return PDFObjects(objs...)
+}
+
+// PDFObjects writes a PDF file whose objects 1, 2, ... are objs (object 1
+// must be the catalog), with its cross-reference table and trailer.
+func PDFObjects(objs ...string) []byte {
+	var b bytes.Buffer
+	b.WriteString("%PDF-1.4\n")
+	offs := make([]int, len(objs))
+	for i, o := range objs {
+		offs[i] = b.Len()
+		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
+	}
+	xref := b.Len()
+	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
+	for _, o := range offs {
+		fmt.Fprintf(&b, "%010d 00000 n \n", o)
+	}
+	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
+	return b.Bytes()
+}
