@@ -161,48 +161,59 @@ func (e *engine) members(ctx context.Context, version string) ([]*member, error)
 	return []*member{m}, nil
 }
 
-// classify returns, for each page, the mean of the members' probability
-// vectors (canonical category order). Each page is preprocessed once per
-// distinct preprocessing among the members.
-func classifyPages(ctx context.Context, ms []*member, imgs []imageio.Image) ([][]float64, error) {
-	type prepKey struct {
-		size      int
-		mean, std [3]float64
-	}
-	tensors := map[prepKey][][]float32{}
+// prepKey identifies one preprocessing among the members of a request.
+type prepKey struct {
+	size      int
+	mean, std [3]float64
+}
+
+func keyOf(m *member) prepKey {
+	p := m.model.Meta.Preprocess
+	return prepKey{p.Size, p.Mean, p.Std}
+}
+
+// batchInputs are the preprocessed pages of a request, one list of model
+// inputs per distinct preprocessing among its members.
+type batchInputs map[prepKey][][]float32
+
+// add preprocesses one decoded page once per distinct preprocessing among
+// ms and appends the results; the page's pixels are not kept.
+func (b batchInputs) add(ms []*member, img imageio.Image) error {
+	done := map[prepKey]bool{}
 	for _, m := range ms {
-		p := m.model.Meta.Preprocess
-		k := prepKey{p.Size, p.Mean, p.Std}
-		if _, ok := tensors[k]; ok {
+		k := keyOf(m)
+		if done[k] {
 			continue
 		}
-		pages := make([][]float32, len(imgs))
-		for i, img := range imgs {
-			t, err := m.model.Preprocess(img)
-			if err != nil {
-				return nil, fmt.Errorf("page %d: %w", i+1, err)
-			}
-			pages[i] = t
+		done[k] = true
+		t, err := m.model.Preprocess(img)
+		if err != nil {
+			return err
 		}
-		tensors[k] = pages
+		b[k] = append(b[k], t)
 	}
+	return nil
+}
+
+// classifyPages returns, for each of the n pages in in, the mean of the
+// members' probability vectors (canonical category order).
+func classifyPages(ctx context.Context, ms []*member, in batchInputs, n int) ([][]float64, error) {
 	out := make([][][]float32, len(ms))
 	errs := make([]error, len(ms))
 	var wg sync.WaitGroup
 	for i, m := range ms {
-		p := m.model.Meta.Preprocess
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i], errs[i] = m.probabilities(ctx, tensors[prepKey{p.Size, p.Mean, p.Std}])
+			out[i], errs[i] = m.probabilities(ctx, in[keyOf(m)])
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	mean := make([][]float64, len(imgs))
-	for p := range imgs {
+	mean := make([][]float64, n)
+	for p := range n {
 		mean[p] = make([]float64, len(out[0][p]))
 		for _, rows := range out {
 			for c, v := range rows[p] {

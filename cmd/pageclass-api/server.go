@@ -39,8 +39,9 @@ const (
 	maxPDFPages        = 50
 	maxTopN            = 11
 	defaultTopN        = 3
-	// pageChunk is how many pages of a PDF are decoded and classified at
-	// once, bounding the memory of one request.
+	// pageChunk is how many pages of a PDF are classified at once; each
+	// page is decoded, preprocessed and dropped before the next, so a
+	// request holds one decoded page and pageChunk model inputs.
 	pageChunk = 16
 )
 
@@ -131,11 +132,15 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		Name:               "pageclass-api",
 		Version:            version.String(),
 		DefaultMaxUploadMB: defaultMaxUploadMB,
-		WarmUp:             func(ctx context.Context) error { return s.engine.load(ctx) },
-		OpenAPI:            openapiJSON,
-		OnStop:             func() { s.engine.close() },
-		LookupEnv:          lookup,
-		LogOutput:          logOut,
+		// Cross-request batching gains up to 32 requests at once; decoded
+		// pixels are bounded separately (imageio.MaxPixelsInFlight).
+		DefaultMaxConcurrent:  32,
+		DefaultRequestTimeout: 120 * time.Second,
+		WarmUp:                func(ctx context.Context) error { return s.engine.load(ctx) },
+		OpenAPI:               openapiJSON,
+		OnStop:                func() { s.engine.close() },
+		LookupEnv:             lookup,
+		LogOutput:             logOut,
 	})
 	if err != nil {
 		return nil, err
@@ -258,7 +263,7 @@ func parseForm(w http.ResponseWriter, r *http.Request) (*form, bool) {
 	f := &form{version: "all", topn: defaultTopN}
 	var verrs []service.ValidationError
 	if err := r.ParseMultipartForm(32 << 20); err != nil {
-		if service.TooLarge(err) {
+		if service.BodyError(err) {
 			service.WriteBodyError(w, err)
 			return nil, false
 		}
@@ -418,10 +423,32 @@ func (s *server) predict(document bool) http.HandlerFunc {
 		probs := make([][]float64, 0, n)
 		var thumbs []string
 		for start := 0; start < n; start += pageChunk {
-			imgs := make([]imageio.Image, 0, pageChunk)
-			for i := start; i < min(n, start+pageChunk); i++ {
-				img, err := doc.Page(i)
-				if err != nil {
+			if r.Context().Err() != nil {
+				return // the client went away or the deadline passed
+			}
+			in := batchInputs{}
+			end := min(n, start+pageChunk)
+			for i := start; i < end; i++ {
+				// Each page is decoded inside the process-wide pixel
+				// budget, preprocessed and dropped: a request holds one
+				// decoded page at a time.
+				var preErr error
+				err := doc.Use(r.Context(), i, func(img imageio.Image) error {
+					if preErr = in.add(members, img); preErr != nil {
+						return preErr
+					}
+					if document && f.thumbnails {
+						thumbs = append(thumbs, thumbnail(img, thumbWidth))
+					}
+					return nil
+				})
+				switch {
+				case r.Context().Err() != nil:
+					return
+				case preErr != nil:
+					service.WriteError(w, http.StatusInternalServerError, fmt.Sprintf("%q: page %d: preprocessing failed: %v", f.name, i+1, preErr))
+					return
+				case err != nil:
 					status := http.StatusUnprocessableEntity
 					if errors.Is(err, imageio.ErrTooManyPixels) {
 						status = http.StatusRequestEntityTooLarge
@@ -429,12 +456,8 @@ func (s *server) predict(document bool) http.HandlerFunc {
 					service.WriteError(w, status, fmt.Sprintf("%q cannot be decoded: %v", f.name, err))
 					return
 				}
-				imgs = append(imgs, img)
-				if document && f.thumbnails {
-					thumbs = append(thumbs, thumbnail(img, thumbWidth))
-				}
 			}
-			p, err := classifyPages(r.Context(), members, imgs)
+			p, err := classifyPages(r.Context(), members, in, end-start)
 			if err != nil {
 				if r.Context().Err() != nil {
 					return

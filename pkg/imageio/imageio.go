@@ -368,14 +368,21 @@ func (d *Doc) open(i int) (*vips.ImageRef, error) {
 		dpi := max(1, int(float64(d.opts.DPI)*scale))
 		return d.load(i, dpi)
 	}
-	// The thumbnail fits the long side, whatever the EXIF rotation.
+	// The thumbnail fits the long side, whatever the EXIF rotation; libvips
+	// rounds the short side, so a result a little over the budget is made
+	// again one pixel smaller (the pipeline is lazy: no pixel is decoded).
 	side := max(1, int(float64(max(w, h))*scale))
-	p := vips.NewImportParams()
-	ref, err = vips.LoadThumbnailFromBuffer(d.data, side, side, vips.InterestingNone, vips.SizeDown, p)
-	if err != nil {
-		return nil, vipsErr("cannot shrink while decoding", err, "corrupt "+formatName(d.typ)+" data")
+	for {
+		ref, err = vips.LoadThumbnailFromBuffer(d.data, side, side, vips.InterestingNone, vips.SizeDown, vips.NewImportParams())
+		if err != nil {
+			return nil, vipsErr("cannot shrink while decoding", err, "corrupt "+formatName(d.typ)+" data")
+		}
+		if int64(ref.Width())*int64(ref.Height()) <= budget || side <= 1 {
+			return ref, nil
+		}
+		ref.Close()
+		side--
 	}
-	return ref, nil
 }
 
 // decode converts an opened page to 8-bit RGB pixels.

@@ -1,9 +1,11 @@
 package service
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +25,18 @@ const (
 	EnvMaxUploadMB      = "MAX_UPLOAD_MB"
 	EnvMaxUploadBytes   = "MAX_UPLOAD_BYTES"
 	EnvReload           = "RELOAD"
+	// EnvRequestTimeout is the deadline of one work request, from its
+	// arrival to its answer, in seconds.
+	EnvRequestTimeout = "REQUEST_TIMEOUT_S"
+	// EnvMaxConcurrent is the number of heavy (non-GET) requests served
+	// at once; more are answered 503 with Retry-After.
+	EnvMaxConcurrent = "MAX_CONCURRENT_REQUESTS"
+	// EnvBodyTimeout is the longest time a request body may take to
+	// arrive, in seconds.
+	EnvBodyTimeout = "BODY_TIMEOUT_S"
+	// EnvBodyMinRate is the slowest accepted body transfer, in bytes per
+	// second, after the first BodyGrace.
+	EnvBodyMinRate = "BODY_MIN_BYTES_PER_S"
 )
 
 // Defaults of the shared environment variables.
@@ -30,6 +44,22 @@ const (
 	DefaultHost             = "0.0.0.0"
 	DefaultPort             = 8000
 	DefaultGracefulShutdown = 20 * time.Second
+)
+
+// Defaults of the request limits (tools may choose other defaults for
+// REQUEST_TIMEOUT_S and MAX_CONCURRENT_REQUESTS through Options).
+const (
+	DefaultRequestTimeout = 300 * time.Second
+	DefaultMaxConcurrent  = 16
+	DefaultBodyTimeout    = 120 * time.Second
+	DefaultBodyMinRate    = 16 << 10
+	// BodyGrace is the time a body may take before the minimum rate
+	// applies: a body must have sent at least (t - BodyGrace) × rate
+	// bytes t seconds after its handler began to read it.
+	BodyGrace = 10 * time.Second
+	// DrainBodyGrace is the time bodies still arriving when a drain begins
+	// get to finish; those slower are cut with 503 (retry elsewhere).
+	DrainBodyGrace = 2 * time.Second
 )
 
 // InFlightGrace is how long the lifecycle waits for in-flight work after the
@@ -54,6 +84,19 @@ type Config struct {
 	// MaxUploadBytes caps every request body, multipart envelope included
 	// (MAX_UPLOAD_MB, else MAX_UPLOAD_BYTES, else the tool's default).
 	MaxUploadBytes int64
+	// RequestTimeout is the deadline of a work request (REQUEST_TIMEOUT_S;
+	// 0 in LoadConfig's result when unset: New applies the tool's default).
+	RequestTimeout time.Duration
+	// MaxConcurrent is the number of heavy requests served at once
+	// (MAX_CONCURRENT_REQUESTS; 0 when unset, as RequestTimeout).
+	MaxConcurrent int
+	// BodyTimeout bounds the time a request body takes to arrive
+	// (BODY_TIMEOUT_S, default 120 s).
+	BodyTimeout time.Duration
+	// BodyMinRate is the slowest accepted body transfer in bytes per
+	// second after BodyGrace (BODY_MIN_BYTES_PER_S, default 16384; 0
+	// turns the rate check off).
+	BodyMinRate int64
 	// Warnings are notes about the environment that do not stop start-up
 	// (for example RELOAD, which has no effect here); Run logs them.
 	Warnings []string
@@ -134,8 +177,8 @@ func ParseOrigins(value string, set bool) Origins {
 // "no origin"), or that does not hold a valid value, is an error naming the
 // variable and the value, so the service fails to start instead of running
 // on a default the operator did not ask for.
-func LoadConfig(lookup func(string) (string, bool), defaultMaxUploadMB float64) (Config, error) {
-	c := Config{Host: DefaultHost, Port: DefaultPort, LogLevel: slog.LevelInfo, LogFormat: logging.FormatAuto, GracefulShutdown: DefaultGracefulShutdown}
+func LoadConfig(lookup func(string) (string, bool), defaultMaxUploadMB float64) (c Config, err error) {
+	c = Config{Host: DefaultHost, Port: DefaultPort, LogLevel: slog.LevelInfo, LogFormat: logging.FormatAuto, GracefulShutdown: DefaultGracefulShutdown}
 	get := func(name string) (string, bool, error) {
 		v, ok := lookup(name)
 		if !ok {
@@ -151,6 +194,9 @@ func LoadConfig(lookup func(string) (string, bool), defaultMaxUploadMB float64) 
 	if v, ok, err := get(EnvHost); err != nil {
 		return c, err
 	} else if ok {
+		if err := checkHost(v); err != nil {
+			return c, fmt.Errorf("%s=%q: %w", EnvHost, v, err)
+		}
 		c.Host = v
 	}
 	if v, ok, err := get(EnvPort); err != nil {
@@ -220,10 +266,72 @@ func LoadConfig(lookup func(string) (string, bool), defaultMaxUploadMB float64) 
 	if c.MaxUploadBytes < 1 {
 		return c, fmt.Errorf("upload cap of %d bytes is not positive", c.MaxUploadBytes)
 	}
+	seconds := func(name string, def time.Duration, zeroOK bool) (time.Duration, error) {
+		v, ok, err := get(name)
+		if err != nil || !ok {
+			return def, err
+		}
+		s, perr := strconv.ParseFloat(v, 64)
+		if perr != nil || s < 0 || (s == 0 && !zeroOK) || math.IsInf(s, 0) || math.IsNaN(s) || s > 7*24*3600 {
+			return def, fmt.Errorf("%s=%q is not a positive number of seconds", name, v)
+		}
+		return time.Duration(s * float64(time.Second)), nil
+	}
+	if c.RequestTimeout, err = seconds(EnvRequestTimeout, 0, false); err != nil {
+		return c, err
+	}
+	if c.BodyTimeout, err = seconds(EnvBodyTimeout, DefaultBodyTimeout, false); err != nil {
+		return c, err
+	}
+	if v, ok, err := get(EnvMaxConcurrent); err != nil {
+		return c, err
+	} else if ok {
+		n, perr := strconv.Atoi(v)
+		if perr != nil || n < 1 || n > 1<<20 {
+			return c, fmt.Errorf("%s=%q is not a positive whole number", EnvMaxConcurrent, v)
+		}
+		c.MaxConcurrent = n
+	}
+	c.BodyMinRate = DefaultBodyMinRate
+	if v, ok, err := get(EnvBodyMinRate); err != nil {
+		return c, err
+	} else if ok {
+		n, perr := strconv.ParseInt(v, 10, 64)
+		if perr != nil || n < 0 {
+			return c, fmt.Errorf("%s=%q is not a whole number of bytes per second (0 turns the check off)", EnvBodyMinRate, v)
+		}
+		c.BodyMinRate = n
+	}
 	if v, ok := lookup(EnvReload); ok {
 		if b, valid := ParseBool(v); valid && b {
 			c.Warnings = append(c.Warnings, EnvReload+" is set but has no effect: restart the service to load new code")
 		}
 	}
 	return c, nil
+}
+
+// checkHost accepts an IP address, or a host name made of letters, digits,
+// hyphens and dots (RFC 1123), without looking it up: a name that does not
+// resolve fails later, when the listener opens.
+func checkHost(h string) error {
+	if net.ParseIP(h) != nil {
+		return nil
+	}
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") && net.ParseIP(h[1:len(h)-1]) != nil {
+		return nil
+	}
+	if len(h) > 253 {
+		return errors.New("not an IP address or host name: longer than 253 characters")
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return errors.New("not an IP address or host name (give an address such as 0.0.0.0 or ::, or a name such as localhost)")
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return fmt.Errorf("not an IP address or host name: %q is not allowed (give an address such as 0.0.0.0, or a name such as localhost, without scheme or port)", r)
+			}
+		}
+	}
+	return nil
 }

@@ -105,6 +105,30 @@ func TestLoadConfig(t *testing.T) {
 		{name: "bad MAX_UPLOAD_MB", env: env{"MAX_UPLOAD_MB": "ten"}, wantErr: `MAX_UPLOAD_MB="ten" is not a positive number`},
 		{name: "zero MAX_UPLOAD_MB", env: env{"MAX_UPLOAD_MB": "0"}, wantErr: `MAX_UPLOAD_MB="0"`},
 		{name: "bad MAX_UPLOAD_BYTES", env: env{"MAX_UPLOAD_BYTES": "1.5"}, wantErr: `MAX_UPLOAD_BYTES="1.5" is not a positive whole number`},
+		{name: "host names", env: env{"HOST": "api-1.internal.example."}, check: func(t *testing.T, c Config) {
+			if c.Host != "api-1.internal.example." {
+				t.Errorf("host %q", c.Host)
+			}
+		}},
+		{name: "HOST with scheme", env: env{"HOST": "http://0.0.0.0"}, wantErr: `HOST="http://0.0.0.0": not an IP address or host name: ':' is not allowed`},
+		{name: "HOST with space", env: env{"HOST": "local host"}, wantErr: `HOST="local host": not an IP address or host name`},
+		{name: "HOST with port", env: env{"HOST": "localhost:8000"}, wantErr: `HOST="localhost:8000"`},
+		{name: "HOST empty label", env: env{"HOST": "a..b"}, wantErr: `HOST="a..b"`},
+		{name: "request limits default", env: env{}, check: func(t *testing.T, c Config) {
+			if c.RequestTimeout != 0 || c.MaxConcurrent != 0 || c.BodyTimeout != 120*time.Second || c.BodyMinRate != 16384 {
+				t.Errorf("limits %v %d %v %d", c.RequestTimeout, c.MaxConcurrent, c.BodyTimeout, c.BodyMinRate)
+			}
+		}},
+		{name: "request limits set", env: env{"REQUEST_TIMEOUT_S": "30", "MAX_CONCURRENT_REQUESTS": "4", "BODY_TIMEOUT_S": "5.5", "BODY_MIN_BYTES_PER_S": "0"}, check: func(t *testing.T, c Config) {
+			if c.RequestTimeout != 30*time.Second || c.MaxConcurrent != 4 || c.BodyTimeout != 5500*time.Millisecond || c.BodyMinRate != 0 {
+				t.Errorf("limits %v %d %v %d", c.RequestTimeout, c.MaxConcurrent, c.BodyTimeout, c.BodyMinRate)
+			}
+		}},
+		{name: "zero REQUEST_TIMEOUT_S", env: env{"REQUEST_TIMEOUT_S": "0"}, wantErr: `REQUEST_TIMEOUT_S="0" is not a positive number of seconds`},
+		{name: "bad BODY_TIMEOUT_S", env: env{"BODY_TIMEOUT_S": "1m"}, wantErr: `BODY_TIMEOUT_S="1m"`},
+		{name: "bad MAX_CONCURRENT_REQUESTS", env: env{"MAX_CONCURRENT_REQUESTS": "0"}, wantErr: `MAX_CONCURRENT_REQUESTS="0" is not a positive whole number`},
+		{name: "bad BODY_MIN_BYTES_PER_S", env: env{"BODY_MIN_BYTES_PER_S": "-1"}, wantErr: `BODY_MIN_BYTES_PER_S="-1"`},
+		{name: "empty REQUEST_TIMEOUT_S", env: env{"REQUEST_TIMEOUT_S": ""}, wantErr: "REQUEST_TIMEOUT_S is set but empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

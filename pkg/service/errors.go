@@ -70,11 +70,22 @@ func TooLarge(err error) bool {
 }
 
 // WriteBodyError answers a failed request-body read: 413 with the cap when
-// the body went over it, otherwise 400 naming the problem.
+// the body went over it, 408 when it arrived too slowly, 503 (with
+// Retry-After) when a drain cut it, otherwise 400 naming the problem.
 func WriteBodyError(w http.ResponseWriter, err error) {
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
+	switch {
+	case errors.As(err, &mbe):
 		writeTooLarge(w, mbe.Limit)
+		return
+	case errors.Is(err, ErrBodyDraining):
+		w.Header().Set("Connection", "close")
+		w.Header().Set("Retry-After", "1")
+		WriteError(w, http.StatusServiceUnavailable, "the service is shutting down and the request body had not arrived: retry the request on another replica")
+		return
+	case errors.Is(err, ErrBodyTimeout):
+		w.Header().Set("Connection", "close")
+		WriteError(w, http.StatusRequestTimeout, err.Error())
 		return
 	}
 	WriteError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())

@@ -458,6 +458,9 @@ func TestLifecycleStartupFailures(t *testing.T) {
 		{[]string{"LOG_LEVEL="}, "LOG_LEVEL is set but empty"},
 		{[]string{"PORT=http"}, `PORT="http" is not a port number`},
 		{[]string{"MAX_UPLOAD_MB=lots"}, `MAX_UPLOAD_MB="lots"`},
+		// refused from its syntax, before any name lookup
+		{[]string{"HOST=no such host!"}, `HOST="no such host!": not an IP address or host name`},
+		{[]string{"REQUEST_TIMEOUT_S=-3"}, `REQUEST_TIMEOUT_S="-3"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.vars[0], func(t *testing.T) {

@@ -30,6 +30,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -110,6 +111,12 @@ type Options struct {
 	// OnStop runs after the server has stopped (drained or cut), before Run
 	// returns: release models, stop batchers. Nil means nothing to do.
 	OnStop func()
+	// DefaultRequestTimeout is the request deadline when REQUEST_TIMEOUT_S
+	// is unset; 0 means DefaultRequestTimeout (300 s).
+	DefaultRequestTimeout time.Duration
+	// DefaultMaxConcurrent is the cap on heavy requests served at once
+	// when MAX_CONCURRENT_REQUESTS is unset; 0 means DefaultMaxConcurrent.
+	DefaultMaxConcurrent int
 	// LookupEnv reads the environment; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 	// LogOutput receives the log records; nil means os.Stdout.
@@ -132,6 +139,8 @@ type Service struct {
 	state    atomic.Int32
 	inFlight atomic.Int64
 	openapi  []byte
+	bodies   bodySet
+	slots    chan struct{} // one token per heavy request being served
 
 	stopOnce sync.Once
 	stop     chan os.Signal // first SIGTERM/SIGINT
@@ -155,6 +164,12 @@ func New(opts Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: configuration: %w", opts.Name, err)
 	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = cmp.Or(opts.DefaultRequestTimeout, DefaultRequestTimeout)
+	}
+	if cfg.MaxConcurrent == 0 {
+		cfg.MaxConcurrent = cmp.Or(opts.DefaultMaxConcurrent, DefaultMaxConcurrent)
+	}
 	out := opts.LogOutput
 	if out == nil {
 		out = os.Stdout
@@ -169,6 +184,7 @@ func New(opts Options) (*Service, error) {
 		opts:   opts,
 		mux:    http.NewServeMux(),
 		stop:   make(chan os.Signal, 2),
+		slots:  make(chan struct{}, cfg.MaxConcurrent),
 	}
 	s.Metrics = newMetrics(s.inFlight.Load, s.State)
 	s.openapi, err = completeOpenAPI(opts.OpenAPI, opts.Name, opts.Version)
@@ -203,9 +219,17 @@ func isProbe(pattern string) bool {
 // as in flight, and read their body through the upload cap: a declared
 // Content-Length over the cap is refused with 413 before anything is read,
 // and a body that grows past it while being read fails with an error for
-// which TooLarge is true (answer it with WriteBodyError).
+// which TooLarge is true (answer it with WriteBodyError). The body must
+// also arrive in time (BODY_TIMEOUT_S, BODY_MIN_BYTES_PER_S; BodyError is
+// true for those failures too). The request's context ends when the
+// client goes away or REQUEST_TIMEOUT_S passes; a handler that returns
+// without answering after the deadline gets a 503 written for it. Heavy
+// routes (any method but GET and HEAD) are also capped at
+// MAX_CONCURRENT_REQUESTS at once; beyond it they get 503 with
+// Retry-After.
 func (s *Service) Handle(pattern string, h http.Handler) {
-	s.mux.Handle(pattern, s.work(h))
+	heavy := !strings.HasPrefix(pattern, "GET ") && !strings.HasPrefix(pattern, "HEAD ")
+	s.mux.Handle(pattern, s.work(h, heavy))
 }
 
 // HandleFunc is Handle for a function.
@@ -245,6 +269,7 @@ func (s *Service) WarmUp(ctx context.Context) error {
 func (s *Service) BeginDrain() {
 	if State(s.state.Swap(int32(Draining))) != Draining {
 		s.Logger.Info("draining", "in_flight", s.inFlight.Load())
+		s.bodies.beginDrain()
 	}
 }
 
@@ -305,20 +330,39 @@ func (s *Service) serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(s.openapi)
 }
 
-// work wraps a tool route: state gate, in-flight count, upload cap.
-func (s *Service) work(h http.Handler) http.Handler {
+// work wraps a tool route: state gate, concurrency cap, in-flight count,
+// upload cap, body deadlines, request deadline.
+func (s *Service) work(h http.Handler, heavy bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		base := w
+		if rec, ok := w.(*recorder); ok {
+			base = rec.ResponseWriter
+		}
 		switch s.State() {
 		case Starting:
+			skipBody(base, r)
 			w.Header().Set("Retry-After", "5")
 			WriteError(w, http.StatusServiceUnavailable, "the service is starting: retry shortly")
 			return
 		case Draining:
 			// Keep-alives are off while draining, so the client reconnects
 			// (to another replica) for its retry.
+			skipBody(base, r)
 			w.Header().Set("Retry-After", "1")
 			WriteError(w, http.StatusServiceUnavailable, "the service is shutting down: retry the request on another replica")
 			return
+		}
+		if heavy {
+			select {
+			case s.slots <- struct{}{}:
+				defer func() { <-s.slots }()
+			default:
+				skipBody(base, r)
+				w.Header().Set("Retry-After", "1")
+				WriteError(w, http.StatusServiceUnavailable, fmt.Sprintf(
+					"the service is busy: %d requests are being served (MAX_CONCURRENT_REQUESTS); retry shortly", cap(s.slots)))
+				return
+			}
 		}
 		s.inFlight.Add(1)
 		defer s.inFlight.Add(-1)
@@ -327,11 +371,7 @@ func (s *Service) work(h http.Handler) http.Handler {
 		limit := s.Config.MaxUploadBytes
 		// MaxBytesReader tells the server's own ResponseWriter that the
 		// limit was hit, so that it closes the connection gracefully; it
-		// cannot see through the recorder, so it gets the original.
-		base := w
-		if rec, ok := w.(*recorder); ok {
-			base = rec.ResponseWriter
-		}
+		// cannot see through the recorder, so it gets the original (base).
 		if r.ContentLength > limit {
 			markTooLarge(base, r)
 			writeTooLarge(w, limit)
@@ -340,7 +380,8 @@ func (s *Service) work(h http.Handler) http.Handler {
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(base, r.Body, limit)
 		}
-		h.ServeHTTP(w, r)
+		defer s.limitBody(base, r)()
+		s.withDeadline(w, r, h)
 	})
 }
 
@@ -359,6 +400,17 @@ func markTooLarge(base http.ResponseWriter, r *http.Request) {
 	_ = rc.SetReadDeadline(time.Now().Add(time.Second))
 	_, _ = http.MaxBytesReader(base, r.Body, 0).Read(make([]byte, 1))
 	_ = rc.SetReadDeadline(time.Time{})
+}
+
+// skipBody is for a request refused before its body is read: net/http
+// would read up to 256 KB of the unread body before sending the answer,
+// which a slow client could stretch for minutes. An expired read deadline
+// makes it give up at once and close the connection after the answer.
+func skipBody(base http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return
+	}
+	_ = http.NewResponseController(base).SetReadDeadline(time.Now())
 }
 
 // route dispatches to the mux, answering unknown paths and methods with the
@@ -461,8 +513,11 @@ func (s *Service) logRequests(next http.Handler) http.Handler {
 			}
 			s.Metrics.observeRequest(method, path, rec.status, d)
 			level := slog.LevelInfo
-			if isProbe(rec.pattern) {
+			switch {
+			case isProbe(rec.pattern):
 				level = slog.LevelDebug
+			case rec.status >= 500:
+				level = slog.LevelWarn // seen at LOG_LEVEL=WARNING
 			}
 			s.Logger.LogAttrs(r.Context(), level, "request",
 				slog.String("method", r.Method),
@@ -523,7 +578,9 @@ func (s *Service) Run() int {
 		s.Logger.Warn(w)
 	}
 	s.Logger.Info("starting", "version", s.opts.Version, "addr", s.Config.Addr(),
-		"max_upload_bytes", s.Config.MaxUploadBytes, "graceful_shutdown_s", s.Config.GracefulShutdown.Seconds())
+		"max_upload_bytes", s.Config.MaxUploadBytes, "graceful_shutdown_s", s.Config.GracefulShutdown.Seconds(),
+		"request_timeout_s", s.Config.RequestTimeout.Seconds(), "max_concurrent_requests", s.Config.MaxConcurrent,
+		"body_timeout_s", s.Config.BodyTimeout.Seconds(), "body_min_bytes_per_s", s.Config.BodyMinRate)
 
 	// Warm-up, interruptible by a signal.
 	ctx, cancel := context.WithCancel(context.Background())

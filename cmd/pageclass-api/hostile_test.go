@@ -1,0 +1,79 @@
+package main
+
+import (
+	"net/http"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"testing"
+	"time"
+
+	"archivekit/pkg/imageio/hostile"
+	"archivekit/pkg/procstat"
+)
+
+// TestHostileUploadsBoundedMemory sends uploads that are small on the wire
+// and huge in pixels, and checks that each costs at most 600 MiB of
+// resident memory above the warm service (the goal), logging the
+// peak, the time and the memory left after the request.
+func TestHostileUploadsBoundedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("decodes 170-million-pixel uploads")
+	}
+	o := testOptions(t)
+	_, ts := startServer(t, o, nil, nil)
+	type req struct {
+		path, ctype, name string
+		data              []byte
+	}
+	png := hostile.PNG(13000, 13000)
+	cases := []struct {
+		name string
+		reqs []req
+	}{
+		{"png 13000x13000", []req{{"/predict_image", "image/png", "big.png", png}}},
+		{"two png 13000x13000 at once", []req{{"/predict_image", "image/png", "a.png", png}, {"/predict_image", "image/png", "b.png", png}}},
+		{"pdf 85-inch page", []req{{"/predict_document", "application/pdf", "wide.pdf", hostile.PDF(1, 85, 85)}}},
+		{"pdf 16 pages of 40 inches", []req{{"/predict_document", "application/pdf", "sixteen.pdf", hostile.PDF(16, 40, 40)}}},
+	}
+	// One small request first, so that the models' first-use memory is
+	// part of "warm".
+	name, page := samplePage(t)
+	postForm(t, ts.URL+"/predict_image", upload{Field: "file", Name: name, CType: "image/png", Data: page})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			runtime.GC()
+			debug.FreeOSMemory()
+			warm, err := procstat.RSSKiB()
+			if err != nil {
+				t.Skip(err)
+			}
+			if err := procstat.ResetPeak(); err != nil {
+				t.Skip(err)
+			}
+			start := time.Now()
+			var wg sync.WaitGroup
+			for _, r := range tc.reqs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					status, body := postForm(t, ts.URL+r.path, upload{Field: "file", Name: r.name, CType: r.ctype, Data: r.data})
+					if status != http.StatusOK {
+						t.Errorf("%s: %d %s", r.name, status, body)
+					}
+				}()
+			}
+			wg.Wait()
+			took := time.Since(start)
+			peak, _ := procstat.PeakRSSKiB()
+			runtime.GC()
+			after, _ := procstat.RSSKiB()
+			extra := float64(peak-warm) / 1024
+			t.Logf("%s (%d bytes): peak %.0f MiB above warm, %.1f s, %.0f MiB above warm after the request",
+				tc.name, len(tc.reqs[0].data), extra, took.Seconds(), float64(after-warm)/1024)
+			if extra > 600 {
+				t.Errorf("peak %.0f MiB above the warm service, goal 600", extra)
+			}
+		})
+	}
+}
