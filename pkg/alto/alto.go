@@ -86,6 +86,11 @@ type Options struct {
 	File string
 	// Concurrency is how many pages are processed at once (default 1).
 	Concurrency int
+	// KeepHyphens sends hyphenated words as their two parts and leaves
+	// SUBS_TYPE/SUBS_CONTENT alone, as the original tool did (its logs are
+	// the reference of the alignment tests); by default the parts are
+	// joined (see hyphen.go).
+	KeepHyphens bool
 	// MaxBatchChars caps a batch's joined length in characters (runes); a
 	// page's items are then sent in several batches. 0 means no cap: one
 	// call for a page's blocks and one for its lines.
@@ -166,6 +171,11 @@ type block struct {
 	holders []*line // lines that have Strings and text: they receive tokens
 	text    string
 	src     string
+	// subs are the block's Strings, whose SUBS_* attributes go when the
+	// block is translated; emptied are the CONTENT attributes of second
+	// parts of hyphenated words whose whole word went to the line before.
+	subs    []*xmlsplice.Node
+	emptied []xmlsplice.Attr
 }
 
 // edit is a byte-range replacement on the source.
@@ -298,15 +308,21 @@ func (t *translator) supports(ctx context.Context, lang string) (bool, error) {
 }
 
 // collectBlocks gathers the TextBlocks of a page (inside ComposedBlocks too),
-// empty ones included.
-func collectBlocks(page *xmlsplice.Node) []*block {
+// empty ones included, joining hyphenated words (see hyphen.go).
+func collectBlocks(page *xmlsplice.Node, join bool) []*block {
 	var blocks []*block
 	page.Walk(func(n *xmlsplice.Node) bool {
 		if n.Name.Local != "TextBlock" {
 			return true
 		}
 		b := &block{node: n}
-		var texts []string
+		type lineWords struct {
+			l     *line
+			strs  []*xmlsplice.Node
+			words [][]string // per String
+			hyp   bool
+		}
+		var lws []*lineWords
 		pos := 0
 		for _, ln := range n.Elements() {
 			if ln.Name.Local != "TextLine" {
@@ -317,17 +333,48 @@ func collectBlocks(page *xmlsplice.Node) []*block {
 			if a, ok := ln.Attr("", "ID"); ok && a.Value != "" {
 				l.id = a.Value
 			}
+			lw := &lineWords{l: l}
+			lw.strs, lw.hyp = lineStrings(ln)
+			for _, s := range lw.strs {
+				a, _ := s.Attr("", "CONTENT")
+				lw.words = append(lw.words, Fields(a.Value))
+			}
+			lws = append(lws, lw)
+		}
+		// Join hyphenated pairs across consecutive lines.
+		consumed := map[*xmlsplice.Node]bool{}
+		for i := 0; join && i+1 < len(lws); i++ {
+			cur, next := lws[i], lws[i+1]
+			if len(cur.strs) == 0 || len(next.strs) == 0 {
+				continue
+			}
+			last, first := len(cur.strs)-1, next.strs[0]
+			lw, fw := cur.words[last], next.words[0]
+			if len(lw) == 0 || len(fw) == 0 || !isFirstPart(cur.strs[last], cur.hyp) || !isSecondPart(first) {
+				continue
+			}
+			lw[len(lw)-1] = joinHyphen(lw[len(lw)-1], fw[0])
+			next.words[0] = fw[1:]
+			if len(next.words[0]) == 0 {
+				consumed[first] = true
+			}
+		}
+		var texts []string
+		for _, lw := range lws {
+			l := lw.l
 			var words []string
-			for _, s := range ln.Elements() {
-				if s.Name.Local != "String" {
-					continue // SP and HYP carry no words
+			for k, s := range lw.strs {
+				if join {
+					b.subs = append(b.subs, s)
 				}
-				a, ok := s.Attr("", "CONTENT")
-				if !ok {
+				if consumed[s] {
+					a, _ := s.Attr("", "CONTENT")
+					b.emptied = append(b.emptied, a)
 					continue
 				}
+				a, _ := s.Attr("", "CONTENT")
 				l.strings = append(l.strings, a)
-				words = append(words, Fields(a.Value)...)
+				words = append(words, lw.words[k]...)
 			}
 			l.text = strings.Join(words, " ")
 			l.words = len(words)
@@ -347,7 +394,7 @@ func collectBlocks(page *xmlsplice.Node) []*block {
 func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node) pageResult {
 	pr := pageResult{langs: map[string]int{}}
 	var blocks []*block
-	for _, b := range collectBlocks(page) {
+	for _, b := range collectBlocks(page, !t.opt.KeepHyphens) {
 		if b.text != "" {
 			blocks = append(blocks, b)
 		}
@@ -473,6 +520,12 @@ func (t *translator) writeBlock(b *block, lang string, tokens []string, counts [
 			contentEdits = append(contentEdits, edit{a.Start, a.End, xmlsplice.EscapeAttr(v, a.Quote)})
 		}
 		pr.rows = append(pr.rows, LogRow{File: t.opt.File, Page: pageNum, Line: l.id, Source: l.text, Target: strings.Join(mine, " "), Status: st})
+	}
+	for _, a := range b.emptied {
+		contentEdits = append(contentEdits, edit{a.Start, a.End, ""})
+	}
+	for _, s := range b.subs {
+		contentEdits = append(contentEdits, subsEdits(t.src, s)...)
 	}
 	if t.opt.Mode == Replace {
 		pr.edits = append(pr.edits, contentEdits...)

@@ -25,7 +25,7 @@ func pageBlocks(t *testing.T, src []byte) [][]*block {
 	var pages [][]*block
 	doc.Root.Walk(func(n *xmlsplice.Node) bool {
 		if n.Name.Local == "Page" {
-			pages = append(pages, collectBlocks(n))
+			pages = append(pages, collectBlocks(n, false))
 			return false
 		}
 		return true
@@ -110,7 +110,7 @@ func TestRealSampleReplace(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res, err := Translate(context.Background(), src, Options{
-				Backend: c.be, Source: "cs", Target: "en", FastAlign: c.fast, File: "MTX201501307_anon",
+				Backend: c.be, Source: "cs", Target: "en", FastAlign: c.fast, File: "MTX201501307_anon", KeepHyphens: true,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -162,7 +162,7 @@ func TestGatheringMatchesRealLog(t *testing.T) {
 	src := readSample(t)
 	rows := readLog(t)
 	be := mtLogBackend(t)
-	res, err := Translate(context.Background(), src, Options{Backend: be, Source: "cs", Target: "en", File: "MTX201501307_anon"})
+	res, err := Translate(context.Background(), src, Options{Backend: be, Source: "cs", Target: "en", File: "MTX201501307_anon", KeepHyphens: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,117 @@
+package alto
+
+import (
+	"regexp"
+	"strings"
+
+	"archivekit/pkg/xmlsplice"
+)
+
+// Hyphenated words. A word broken across two lines is two Strings: the
+// first part ends its line, marked by SUBS_TYPE="HypPart1" or followed by
+// a HYP element, and the second part is the first String of the next line
+// of the same block (SUBS_TYPE="HypPart2" when marked). The translator
+// joins the pair for the backend: the first part's last word becomes the
+// whole word (its trailing hyphen, soft hyphen or not sign removed, and the
+// second part's first word added), and that word leaves the second line.
+// When the block is translated, a second part that held only that word is
+// emptied (its box keeps its place), and every translated String loses its
+// SUBS_TYPE and SUBS_CONTENT attributes, which described the source text's
+// hyphenation: viewers that dehyphenate through SUBS_CONTENT would show the
+// source word beside the translation. Nothing else changes.
+
+// hyphenChars are stripped from the end of a first part when joining.
+const hyphenChars = "-\u00ad\u00ac\u2010\u2e17\u2e40="
+
+// subsAttrs are the String attributes describing the source hyphenation.
+var subsAttrs = []string{"SUBS_TYPE", "SUBS_CONTENT"}
+
+// lineStrings returns the String elements of a TextLine that carry a
+// CONTENT attribute, and whether the line ends with a HYP element after
+// its last String.
+func lineStrings(ln *xmlsplice.Node) (strs []*xmlsplice.Node, endsWithHyp bool) {
+	for _, s := range ln.Elements() {
+		switch s.Name.Local {
+		case "String":
+			if _, ok := s.Attr("", "CONTENT"); ok {
+				strs = append(strs, s)
+				endsWithHyp = false
+			}
+		case "HYP":
+			endsWithHyp = len(strs) > 0
+		}
+	}
+	return strs, endsWithHyp
+}
+
+func subsType(s *xmlsplice.Node) string {
+	a, _ := s.Attr("", "SUBS_TYPE")
+	return a.Value
+}
+
+// isFirstPart reports a line's last String that begins a hyphenated word.
+func isFirstPart(last *xmlsplice.Node, endsWithHyp bool) bool {
+	return endsWithHyp || strings.EqualFold(subsType(last), "HypPart1")
+}
+
+// isSecondPart reports whether s can end the word begun on the line before:
+// unmarked, or marked HypPart2.
+func isSecondPart(s *xmlsplice.Node) bool {
+	t := subsType(s)
+	return t == "" || strings.EqualFold(t, "HypPart2")
+}
+
+// joinHyphen returns the first part's last word joined to the second
+// part's first word.
+func joinHyphen(first, second string) string {
+	return strings.TrimRight(first, hyphenChars) + second
+}
+
+// removeAttrEdit returns the edit deleting attribute a (with the blank
+// before its name) from a start tag in src.
+func removeAttrEdit(src []byte, a xmlsplice.Attr) edit {
+	i := a.Start - 2 // the byte before the opening quote
+	for i > 0 && isSpace(src[i]) {
+		i--
+	}
+	// src[i] is '='
+	i--
+	for i > 0 && isSpace(src[i]) {
+		i--
+	}
+	for i > 0 && !isSpace(src[i]) {
+		i--
+	}
+	// src[i] is the blank before the name; take all blanks before it.
+	for i > 0 && isSpace(src[i-1]) {
+		i--
+	}
+	return edit{i, a.End + 1, ""}
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+// subsEdits removes the hyphenation attributes of String s.
+func subsEdits(src []byte, s *xmlsplice.Node) []edit {
+	var out []edit
+	for _, name := range subsAttrs {
+		if a, ok := s.Attr("", name); ok {
+			out = append(out, removeAttrEdit(src, a))
+		}
+	}
+	return out
+}
+
+var (
+	maskContentRE = regexp.MustCompile(`(\sCONTENT=)("[^"]*"|'[^']*')`)
+	maskSubsRE    = regexp.MustCompile(`\s+SUBS_(?:TYPE|CONTENT)=("[^"]*"|'[^']*')`)
+)
+
+// MaskTranslatable returns doc with what a Replace-mode translation may
+// change masked out: every CONTENT value emptied and every SUBS_TYPE and
+// SUBS_CONTENT attribute removed. A translation is byte-faithful when the
+// masks of input and output are equal; the tests of this module and its
+// users check it that way.
+func MaskTranslatable(doc []byte) []byte {
+	return maskContentRE.ReplaceAll(maskSubsRE.ReplaceAll(doc, nil), []byte(`${1}""`))
+}

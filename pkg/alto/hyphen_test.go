@@ -1,0 +1,63 @@
+package alto
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var subsRE = regexp.MustCompile(`\s+SUBS_(TYPE|CONTENT)="[^"]*"`)
+
+// TestHyphenatedWordsJoined: a pair marked with SUBS_TYPE/SUBS_CONTENT and
+// a pair marked only by HYP reach the backend as whole words; the second
+// part's box is emptied, the translated Strings lose SUBS_TYPE and
+// SUBS_CONTENT, and nothing else changes.
+func TestHyphenatedWordsJoined(t *testing.T) {
+	src := []byte(`<?xml version="1.0" encoding="UTF-8"?>
+<alto xmlns="http://www.loc.gov/standards/alto/ns-v2#"><Layout><Page ID="P1"><PrintSpace>
+<TextBlock ID="TB1">
+<TextLine ID="L1"><String CONTENT="la" HPOS="1"/><SP/><String CONTENT="nais" HPOS="9" SUBS_TYPE="HypPart1" SUBS_CONTENT="naissance"/><HYP CONTENT="-"/></TextLine>
+<TextLine ID="L2"><String CONTENT="sance," HPOS="1" SUBS_TYPE="HypPart2" SUBS_CONTENT="naissance"/><SP/><String CONTENT="la" HPOS="9"/><SP/><String CONTENT="con" HPOS="12"/><HYP CONTENT="¬"/></TextLine>
+<TextLine ID="L3"><String CONTENT="servation" HPOS="1"/><SP/><String CONTENT="du" HPOS="9"/><SP/><String CONTENT="monde" HPOS="12"/></TextLine>
+</TextBlock>
+</PrintSpace></Page></Layout></alto>
+`)
+	be := upper()
+	res, err := Translate(context.Background(), src, Options{Backend: be, Source: "fr", Target: "en", File: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := strings.Join(be.calls, "\n")
+	for _, want := range []string{"la naissance, la conservation du monde", "la naissance,\nla conservation\ndu monde"} {
+		if !strings.Contains(calls, want) {
+			t.Errorf("backend never saw %q; it saw:\n%s", want, calls)
+		}
+	}
+	for _, bad := range []string{"nais sance", "con servation", "nais\n"} {
+		if strings.Contains(calls, bad) {
+			t.Errorf("backend saw the split word %q", bad)
+		}
+	}
+	out := res.Output
+	if subsRE.Match(out) {
+		t.Errorf("SUBS_ attributes left on translated Strings:\n%s", out)
+	}
+	if !bytes.Equal(MaskTranslatable(out), MaskTranslatable(src)) {
+		t.Errorf("more than CONTENT and SUBS_ changed:\n%s", out)
+	}
+	for _, want := range []string{`CONTENT="NAISSANCE,"`, `<String CONTENT="" HPOS="1"/>`, `CONTENT="CONSERVATION"`} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("output lacks %s:\n%s", want, out)
+		}
+	}
+	// No token is lost: the pass-1 tokens are what the Strings hold.
+	var words []string
+	for _, m := range regexp.MustCompile(`<String CONTENT="([^"]*)"`).FindAllSubmatch(out, -1) {
+		words = append(words, Fields(string(m[1]))...)
+	}
+	if strings.Join(words, " ") != "LA NAISSANCE, LA CONSERVATION DU MONDE" {
+		t.Errorf("written words %q", words)
+	}
+}
