@@ -13,7 +13,7 @@
 //
 // Usage:
 //
-//	check-version
+//	check-version [--version]
 package main
 
 import (
@@ -22,6 +22,7 @@ import (
 	"os"
 
 	"archivekit/pkg/release"
+	"archivekit/pkg/version"
 )
 
 func main() {
@@ -35,6 +36,10 @@ func main() {
 
 // run checks the repository containing dir.
 func run(dir string, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		fmt.Fprintln(stdout, version.Line("check-version"))
+		return 0
+	}
 	if len(args) > 0 {
 		fmt.Fprintln(stderr, "check-version takes no arguments; run it inside the repository")
 		return 1

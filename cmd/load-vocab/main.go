@@ -32,6 +32,7 @@ import (
 	"syscall"
 	"time"
 
+	"archivekit/pkg/version"
 	"archivekit/pkg/vocabharvest"
 )
 
@@ -63,11 +64,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	thesURL := fs.String("thesaurus-url", getenv("LOAD_VOCAB_THESAURUS_URL"), "GraphQL endpoint of the thesaurus")
 	queryFile := fs.String("thesaurus-query", "", "file holding the GraphQL query (default: the built-in concepts query)")
 	fs.StringVar(&h.ThesaurusField, "thesaurus-field", h.ThesaurusField, "field of data holding the concept connection")
+	showVersion := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
 		}
 		return exitUsage
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, version.Line("load-vocab"))
+		return exitOK
 	}
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "load-vocab: "+format+"\n", a...)

@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"archivekit/pkg/rocrate"
+	"archivekit/pkg/version"
 )
 
 type multi []string
@@ -52,12 +53,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&paradata, "paradata", "run metadata of a run that wrote the record (repeatable)")
 	fs.BoolVar(&in.ProcessRun, "run", false, "declare the Process Run Crate profile")
 	outDir := fs.String("out-dir", "ro-crate", "the crate folder")
+	showVersion := fs.Bool("version", false, "print the version and exit")
 	selftest := fs.Bool("selftest", false, "check the written crate's structure and determinism")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 1
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, version.Line("rocrate"))
+		return 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "rocrate: unexpected argument %q\n", fs.Arg(0))

@@ -41,6 +41,7 @@ import (
 	"unicode"
 
 	"archivekit/pkg/atomicfile"
+	"archivekit/pkg/version"
 )
 
 // Origins written in the source column.
@@ -146,7 +147,7 @@ func (h *Harvester) do(ctx context.Context, req *http.Request) ([]byte, error) {
 	if err := h.wait(ctx); err != nil {
 		return nil, err
 	}
-	req.Header.Set("User-Agent", "archivekit-load-vocab")
+	version.SetUserAgent(req)
 	resp, err := h.Client.Do(req.WithContext(ctx))
 	if err != nil {
 		return nil, err
