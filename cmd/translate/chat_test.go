@@ -42,6 +42,11 @@ func TestChatBackend(t *testing.T) {
 	if d.Statistics.SegmentStatus["ok"] == 0 {
 		t.Errorf("segment statuses %v", d.Statistics.SegmentStatus)
 	}
+	if tm := d.Statistics.Terminology; tm == nil || tm.HitRate == nil || tm.Documents["C-9107617A"].Expected == 0 {
+		t.Errorf("terminology %+v", d.Statistics.Terminology)
+	} else {
+		t.Logf("terminology: %d of %d expected terms (rate %.3f)", tm.Hit, tm.Expected, *tm.HitRate)
+	}
 	found := false
 	for _, c := range d.LicenseDetail.Components {
 		found = found || c.Name == "chat_provider"

@@ -43,6 +43,31 @@ type statistics struct {
 	// SegmentStatus counts log rows (ALTO lines, metadata fields) per
 	// status: ok, retried, untranslated, unsupported_lang, vocabulary.
 	SegmentStatus map[string]int `json:"segment_status"`
+	// Terminology is the vocabulary check per document and for the run;
+	// null without a vocabulary (or for a target other than English).
+	Terminology *terminology `json:"terminology"`
+}
+
+// termRate is expected vocabulary terms, those found in the translation,
+// and their ratio (null when none was expected).
+type termRate struct {
+	Expected int      `json:"expected"`
+	Hit      int      `json:"hit"`
+	HitRate  *float64 `json:"hit_rate"`
+}
+
+func newTermRate(expected, hit int) termRate {
+	t := termRate{Expected: expected, Hit: hit}
+	if expected > 0 {
+		r := float64(int(float64(hit)/float64(expected)*10000+0.5)) / 10000
+		t.HitRate = &r
+	}
+	return t
+}
+
+type terminology struct {
+	termRate
+	Documents map[string]termRate `json:"documents"`
 }
 
 type paradataDoc struct {
@@ -81,6 +106,7 @@ type paradata struct {
 	components *licence.Components
 	usage      *translator.Usage
 	protected  map[string]int
+	terms      map[string]termRate // terminology per document (stem)
 }
 
 func newParadata(dir string, start time.Time, comps *licence.Components, usage *translator.Usage, getenv func(string) string) *paradata {
@@ -139,6 +165,13 @@ func (p *paradata) done(out *translator.Output, files ...string) {
 		st.SegmentStatus[k] += n
 	}
 	p.protected[out.Stem] += out.Stats.ProtectedTerms
+	if out.TermsChecked {
+		if p.terms == nil {
+			p.terms = map[string]termRate{}
+		}
+		prev := p.terms[out.Stem]
+		p.terms[out.Stem] = newTermRate(prev.Expected+out.Terms.Expected, prev.Hit+out.Terms.Hit)
+	}
 	p.doc.Outputs = append(p.doc.Outputs, files...)
 }
 
@@ -181,6 +214,17 @@ func (p *paradata) snapshot(now time.Time) paradataDoc {
 		for k, n := range st.OutputCountsByType {
 			st.PerformancePerMinute[k] = float64(int(float64(n)/mins*10000)) / 10000
 		}
+	}
+	if p.terms != nil {
+		tm := &terminology{Documents: map[string]termRate{}}
+		exp, hit := 0, 0
+		for k, v := range p.terms {
+			tm.Documents[k] = v
+			exp += v.Expected
+			hit += v.Hit
+		}
+		tm.termRate = newTermRate(exp, hit)
+		st.Terminology = tm
 	}
 	d.Statistics = st
 	d.SkippedFilesDetail = append([]skipped{}, d.SkippedFilesDetail...)

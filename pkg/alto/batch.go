@@ -77,16 +77,36 @@ type batcher struct {
 // Items must not contain newlines (callers normalise whitespace first). An
 // item whose replies the guard rejected twice is backend.Untranslated with
 // an empty translation, which must not be written.
+//
+// Items the backend can fill without a call (backend.Filler: short
+// vocabulary entries) are filled with status backend.Vocabulary; the others
+// go out in batches.
 func (b *batcher) translate(ctx context.Context, items []string, src string) ([]string, []backend.Status, error) {
-	out := make([]string, 0, len(items))
-	status := make([]backend.Status, 0, len(items))
-	for _, group := range groupByChars(items, b.maxChars) {
+	out := make([]string, len(items))
+	status := make([]backend.Status, len(items))
+	var send []string
+	var at []int
+	f, canFill := b.be.(backend.Filler)
+	for i, it := range items {
+		if canFill {
+			if t, ok := f.Fill(ctx, it, src, b.tgt); ok {
+				out[i], status[i] = t, backend.Vocabulary
+				continue
+			}
+		}
+		send = append(send, it)
+		at = append(at, i)
+	}
+	k := 0
+	for _, group := range groupByChars(send, b.maxChars) {
 		res, st, err := b.translateGroup(ctx, group, src)
 		if err != nil {
 			return nil, nil, err
 		}
-		out = append(out, res...)
-		status = append(status, st...)
+		for j := range res {
+			out[at[k]], status[at[k]] = res[j], st[j]
+			k++
+		}
 	}
 	return out, status, nil
 }

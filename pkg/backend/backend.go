@@ -70,3 +70,11 @@ func LanguageName(code string) string {
 	}
 	return code
 }
+
+// Filler is an optional capability: a segment it can answer without a
+// translation call (a short field that is a vocabulary entry) is filled,
+// with status Vocabulary. The translator's pipelines ask it before
+// sending a segment.
+type Filler interface {
+	Fill(ctx context.Context, text, src, tgt string) (string, bool)
+}

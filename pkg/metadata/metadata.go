@@ -168,8 +168,16 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 				res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.UnsupportedLang})
 				continue
 			}
-			seg, err := guard.Translate(ctx, opt.Backend, text, lang, opt.Target)
-			res.Calls += seg.Calls
+			var seg guard.Segment
+			if fl, ok := opt.Backend.(backend.Filler); ok {
+				if t, ok := fl.Fill(ctx, text, lang, opt.Target); ok {
+					seg = guard.Segment{Text: t, Status: backend.Vocabulary}
+				}
+			}
+			if seg.Status == "" {
+				seg, err = guard.Translate(ctx, opt.Backend, text, lang, opt.Target)
+				res.Calls += seg.Calls
+			}
 			if err != nil {
 				return nil, fmt.Errorf("metadata: %s: %s: backend %s (%s->%s): %w", opt.File, f.Expr, opt.Backend.Name(), lang, opt.Target, err)
 			}

@@ -164,6 +164,13 @@ type Output struct {
 	Warnings []string
 	// Components are the licence components that counted for this document.
 	Components []string
+	// Terms is the document's terminology check: the vocabulary entries
+	// found in the source of each written unit (metadata field, ALTO page)
+	// and how many of their targets the written text holds. Zero without a
+	// vocabulary or for a target other than English.
+	Terms vocab.TermCheck
+	// TermsChecked is true when the terminology was checked.
+	TermsChecked bool
 	// Statuses counts the log rows (ALTO lines, metadata fields) per status
 	// (backend.Status: ok, retried, untranslated, unsupported_lang,
 	// vocabulary).
@@ -224,6 +231,11 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 
 	stem := Stem(name)
 	be := &wrapped{inner: opt.Backend, record: record, vocab: opt.Vocabulary, warn: func(m string) { warn(name + ": " + m) }}
+	if opt.Vocabulary != nil && opt.Vocabulary.Len() > 0 && opt.Target == "en" {
+		// Short fields that are vocabulary entries are filled from it
+		// (lemma matching only where the lemmatiser is configured: mtapi).
+		be.fill, be.fillLem = opt.Vocabulary, opt.Lemmatizer
+	}
 	if opt.Vocabulary != nil && opt.Vocabulary.Len() > 0 {
 		switch g, isGlossary := opt.Backend.(backend.Glossary); {
 		case opt.Backend.Name() == mtapi.Name:
@@ -303,6 +315,13 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 			st = backend.OK
 		}
 		out.Statuses[string(st)]++
+	}
+	if be.fill != nil {
+		out.Terms, out.TermsChecked = checkTerms(opt.Vocabulary, out.Log), true
+		if len(out.Terms.Missed) > 0 {
+			warn(fmt.Sprintf("%s: terminology: %d of %d expected vocabulary terms missing from the translation (%s)",
+				name, out.Terms.Expected-out.Terms.Hit, out.Terms.Expected, strings.Join(firstN(out.Terms.Missed, 5), "; ")))
+		}
 	}
 	if n := out.Statuses[string(backend.Untranslated)]; n > 0 {
 		warn(fmt.Sprintf("%s: %d segments left untranslated: their replies failed the degeneracy guard twice (status untranslated in the log)", name, n))
@@ -434,8 +453,29 @@ type wrapped struct {
 	warn       func(string)
 	warnedLang sync.Map
 
+	fill    *vocab.Vocabulary // answers short vocabulary entries (Fill)
+	fillLem vocab.Lemmatizer
+
 	protected       atomic.Int64
 	transportErrors atomic.Int64
+}
+
+// Fill implements backend.Filler: a text of one or two words that is a
+// vocabulary entry (by lemma when a lemmatiser is configured) is answered
+// from the vocabulary, without a backend call.
+func (w *wrapped) Fill(ctx context.Context, text, src, tgt string) (string, bool) {
+	if w.fill == nil || tgt != "en" || !w.vocabApplies(src) {
+		return "", false
+	}
+	var lem vocab.Lemmatizer
+	if w.fillLem != nil && w.inner.Name() == mtapi.Name {
+		lem = w.fillLem
+	}
+	out, lemmasUsed, ok := w.fill.Fill(ctx, text, src, lem)
+	if lemmasUsed {
+		w.record(ComponentLemmatizerEngine, ComponentLemmatizerModels)
+	}
+	return out, ok
 }
 
 func (w *wrapped) Name() string { return w.inner.Name() }
@@ -572,4 +612,50 @@ func OpenBackend(name string, getenv func(string) string) (backend.Backend, erro
 		return ct2backend.New(cfg)
 	}
 	return nil, fmt.Errorf("unknown backend %q (want one of %s)", name, strings.Join(Backends, ", "))
+}
+
+// checkTerms checks the terminology of the written rows: each metadata
+// field on its own, ALTO lines joined per page (a term may be split across
+// lines by the alignment).
+func checkTerms(v *vocab.Vocabulary, rows []alto.LogRow) vocab.TermCheck {
+	var total vocab.TermCheck
+	add := func(src, out string) {
+		c := v.CheckTerms(src, out)
+		total.Expected += c.Expected
+		total.Hit += c.Hit
+		total.Missed = append(total.Missed, c.Missed...)
+	}
+	var src, out []string
+	page := -1
+	flush := func() {
+		if len(src) > 0 {
+			add(strings.Join(src, " "), strings.Join(out, " "))
+		}
+		src, out = nil, nil
+	}
+	for _, r := range rows {
+		switch r.Status {
+		case "", backend.OK, backend.Retried, backend.Vocabulary:
+		default:
+			continue // nothing written
+		}
+		if r.Page == 0 {
+			add(r.Source, r.Target)
+			continue
+		}
+		if r.Page != page {
+			flush()
+			page = r.Page
+		}
+		src, out = append(src, r.Source), append(out, r.Target)
+	}
+	flush()
+	return total
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return append(append([]string(nil), s[:n]...), "...")
+	}
+	return s
 }

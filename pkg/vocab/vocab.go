@@ -45,6 +45,7 @@ type Vocabulary struct {
 
 	phrases []*Entry          // surface-matched entries, longest first
 	words   map[string]*Entry // single-word entries by folded lemma
+	whole   map[string]*Entry // every entry by its folded, space-normalised source
 }
 
 var (
@@ -187,9 +188,13 @@ func isSingleWord(s string) bool {
 
 func (v *Vocabulary) index() {
 	v.words = map[string]*Entry{}
+	v.whole = map[string]*Entry{}
 	v.phrases = nil
 	for i := range v.Entries {
 		e := &v.Entries[i]
+		if k := wholeKey(e.Source); v.whole[k] == nil {
+			v.whole[k] = e
+		}
 		if isSingleWord(e.Source) {
 			v.words[fold(e.Source)] = e
 		} else {
