@@ -264,3 +264,20 @@ def test_reference_skips_unreadable_pages(tmp_path, exported, capsys):
     assert [r[:2] for r in rows[1:]] == [["TEXT/doc", "3"]]
     err = capsys.readouterr().err
     assert "skipped" in err and "broken-4.png" in err and "LICENSE" not in err
+
+
+def test_make_fastcls(tmp_path, capsys):
+    """The fast classifier's base: scripted, trainable, size-independent, its
+    dropout recorded in model.json; a dropout out of range is refused."""
+    import make_fastcls as F
+    out = tmp_path / "fc"
+    assert F.main(["--out", str(out), "--dropout", "0.25", "--imgsz", "96"]) == 0
+    meta = json.load(open(out / "model.json"))
+    assert meta["base_architecture"] == "fastcls-small" and meta["dropout"] == 0.25
+    assert meta["preprocess"]["size"] == 96 and meta["labels"] == F.CATEGORIES and meta["trainable"] is True
+    m = torch.jit.load(str(out / "model.pt")).eval()
+    for size in (64, 224):
+        assert m(torch.rand(1, 3, size, size)).shape == (1, 11)
+    assert sum(1 for mod in m.modules() if mod.original_name == "Dropout") == 1
+    with pytest.raises(SystemExit):
+        F.main(["--out", str(tmp_path / "bad"), "--dropout", "1.5"])

@@ -15,6 +15,7 @@ import (
 
 	"archivekit/pkg/classify/classifytest"
 	"archivekit/pkg/logging"
+	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/paradata"
 	"archivekit/pkg/registry"
 )
@@ -461,5 +462,79 @@ func TestNonUTF8NameKeepsTheTableReadable(t *testing.T) {
 	recs := readCSV(t, path)
 	if len(recs) != 3 || recs[2][0] != `scan\xff\xfe` || recs[2][1] != "3" {
 		t.Errorf("rows %v", recs)
+	}
+}
+
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	mkdir(t, dst)
+	for _, name := range []string{"model.pt", "model.json"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// --train --fastcls trains the fast classifier (overriding --base and
+// --revision, spec 4.1 rule 3) with the [FASTCLS] keys: epochs, lr0 0 as the
+// automatic rate, imgsz, cache; a dropout other than the base's is refused.
+func TestFastClsTrainingUsesItsKeys(t *testing.T) {
+	keys := map[string]string{"FASTCLS.fastcls_epochs": "1", "FASTCLS.fastcls_imgsz": "64", "FASTCLS.fastcls_lr0": "0",
+		"FASTCLS.fastcls_cache": "False", "FASTCLS.fastcls_patience": "3", "FASTCLS.fastcls_dropout": "0.1", "TRAIN.epochs": "9", "TRAIN.lr": "0.5"}
+	e := newEnv(t, keys)
+	e.linkPages(t, 3)
+	write(t, e.cfg, strings.ReplaceAll(readFile(t, e.cfg), filepath.Join(e.root, "train"), e.in))
+	copyDir(t, filepath.Join(shippedDemo(t), "fastcls_small"), filepath.Join(e.models, "fastcls_small"))
+	code, log := e.run(t, "--train", "--fastcls", "-b", "v4.4", "-rev", "v9.9")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	out := filepath.Join(e.models, "fastcls_small_FOLD_1")
+	meta, err := modelmeta.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !meta.IsFastCls() || meta.Preprocess.Size != 64 || !strings.Contains(meta.Provenance.Source, "fastcls_small") {
+		t.Errorf("trained model: base %s, size %d, source %s", meta.Base, meta.Preprocess.Size, meta.Provenance.Source)
+	}
+	d := readParadata(t, e)
+	if d.Training["epochs"] != 1.0 || d.Training["lr"] != FastClsAutoLR || d.Training["input_size"] != 64.0 ||
+		d.Training["cache"] != false || d.Training["patience"] != 3.0 || d.License != "CC BY-NC 4.0" {
+		t.Errorf("training %v, licence %s", d.Training, d.License)
+	}
+	// The trained model classifies with --fastcls.
+	if code, log := e.run(t, "--dir", "--fastcls", "--fastcls_base", out); code != exitOK {
+		t.Fatalf("classify: exit %d: %s", code, log)
+	}
+	// Dropout is part of model.pt: another rate is refused, with the way out.
+	e2 := newEnv(t, map[string]string{"FASTCLS.fastcls_dropout": "0.3"})
+	copyDir(t, filepath.Join(shippedDemo(t), "fastcls_small"), filepath.Join(e2.models, "fastcls_small"))
+	if code, log := e2.run(t, "--train", "--fastcls"); code != exitUsage || !strings.Contains(log, "make_fastcls.py --out DIR --dropout 0.3") {
+		t.Fatalf("dropout 0.3: exit %d: %s", code, log)
+	}
+}
+
+// --fastcls runs only the fast classifier, not any model folder; without a
+// model location the shipped demo fast classifier answers, loudly.
+func TestFastClsIsTheFastClassifier(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	classifytest.ModelDir(t, filepath.Join(e.models, "fastcls_small"), classifytest.Spec{Fixture: "tiny_cnn.pt", Size: 32})
+	if code, log := e.run(t, "--dir", "--fastcls"); code != exitFailure || !strings.Contains(log, "not the fast classifier") {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	e = newEnv(t, notGiven)
+	e.linkPages(t, 1)
+	code, log := e.run(t, "--dir", "--fastcls", "--demo-weights", shippedDemo(t))
+	if code != exitOK || strings.Count(log, "DEMO MODEL") != 1 {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	e.output(t, "_fastcls_small_TOP-3.csv")
+	if d := readParadata(t, e); !d.Demo || d.License != "CC BY-NC 4.0" {
+		t.Errorf("demo %v licence %s", d.Demo, d.License)
 	}
 }

@@ -242,7 +242,7 @@ func (r *runner) singleRevision() string {
 func (r *runner) folders(ctx context.Context) ([]classify.Folder, error) {
 	c := r.cli
 	if c.FastCls {
-		f, err := fastClsFolder(c.FastClsBase, c.Model)
+		f, err := r.fastClsFolder()
 		if err != nil {
 			return nil, err
 		}
@@ -262,22 +262,44 @@ func (r *runner) folders(ctx context.Context) ([]classify.Folder, error) {
 	return []classify.Folder{f}, nil
 }
 
-// fastClsFolder finds the fast classifier: base is a model folder (or its
-// model.pt), or a short tag found as <models>/fastcls_<tag>.
-func fastClsFolder(base, models string) (classify.Folder, error) {
-	cands := []string{base}
-	if strings.HasSuffix(base, ".pt") {
-		cands = []string{filepath.Dir(base)}
-	}
-	if !strings.ContainsAny(base, `/\`) {
-		cands = append(cands, filepath.Join(models, "fastcls_"+base))
-	}
-	for _, d := range cands {
-		if classify.IsModelDir(d) {
-			return classify.Folder{Dir: d}, nil
+// fastClsFolder finds the fast classifier (spec 4.1 rule 3: --fastcls
+// overrides --base and --revision): --fastcls_base is a model folder (or its
+// model.pt), or a short tag found as <models>/fastcls_<tag>; when no model
+// location was given and that is absent, the shipped <demo>/fastcls_<tag>
+// answers, with the demo warning. The folder must hold the fast classifier
+// (model.json base_architecture modelmeta.FastClsBase), not any model.
+func (r *runner) fastClsFolder() (classify.Folder, error) {
+	c := r.cli
+	base := c.FastClsBase
+	var f classify.Folder
+	switch {
+	case strings.HasSuffix(base, ".pt"):
+		f.Dir = filepath.Dir(base)
+	case strings.ContainsAny(base, `/\`) || classify.IsModelDir(base):
+		f.Dir = base
+	default:
+		f.Dir = filepath.Join(c.Model, "fastcls_"+base)
+		if !classify.IsModelDir(f.Dir) && !c.ModelGiven && c.DemoWeights != "" {
+			if demo := filepath.Join(c.DemoWeights, "fastcls_"+base); classify.IsModelDir(demo) {
+				r.log.Warn("DEMO MODEL: no model location given and "+f.Dir+" is absent: using the shipped demo fast classifier (low accuracy, CC BY-NC 4.0)",
+					"demo", demo, "hint", "train one with pageclass --train --fastcls (README, Fast classifier)")
+				f = classify.Folder{Dir: demo, Demo: true}
+			}
 		}
 	}
-	return classify.Folder{}, fmt.Errorf("fast classifier %q not found: looked for model.json in %s", base, strings.Join(cands, ", "))
+	if !classify.IsModelDir(f.Dir) {
+		return f, fmt.Errorf("fast classifier %q not found: no %s in %s; make a base with tools/make_fastcls.py --out DIR and train it with pageclass --train --fastcls --fastcls_base DIR (README, Fast classifier)",
+			base, modelmeta.MetaFile, f.Dir)
+	}
+	meta, err := modelmeta.Load(f.Dir)
+	if err != nil {
+		return f, err
+	}
+	if !meta.IsFastCls() {
+		return f, fmt.Errorf("%s is not the fast classifier: its base_architecture is %q, not %q (--fastcls runs only models made by tools/make_fastcls.py and trained with --fastcls)",
+			f.Dir, meta.Base, modelmeta.FastClsBase)
+	}
+	return f, nil
 }
 
 // loadModels loads folders onto the run's device and records them.

@@ -322,7 +322,7 @@ func TestFastClsAndDemoEnsemble(t *testing.T) {
 	t.Run("fastcls", func(t *testing.T) {
 		e := newEnv(t, nil)
 		e.linkPages(t, 1)
-		classifytest.ModelDir(t, filepath.Join(e.models, "fastcls_small"), classifytest.Spec{Fixture: "tiny_cnn.pt", Size: 32})
+		copyDir(t, filepath.Join(shippedDemo(t), "fastcls_small"), filepath.Join(e.models, "fastcls_small"))
 		code, log := e.run(t, "--dir", "--fastcls", "-rev", "v1.4")
 		if code != exitOK {
 			t.Fatalf("exit %d: %s", code, log)

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -28,6 +30,9 @@ func plainExts(list string) ([]string, error) {
 // baseFolder resolves --base: a model folder, or a registry revision found
 // like any model (-m, or the hub with --hub).
 func (r *runner) baseFolder(ctx context.Context) (classify.Folder, error) {
+	if r.cli.FastCls {
+		return r.fastClsFolder() // spec 4.1 rule 3: --fastcls overrides --base
+	}
 	b := r.cli.Base
 	if classify.IsModelDir(b) {
 		return classify.Folder{Dir: b}, nil
@@ -56,6 +61,13 @@ func (r *runner) trainOptions(base classify.Folder) (train.Options, error) {
 	if rev == "" {
 		rev = filepath.Base(base.Dir)
 	}
+	if c.FastCls {
+		// Rule 3: --fastcls overrides --revision too.
+		rev = "fastcls"
+		if !strings.ContainsAny(c.FastClsBase, `/\`) && !strings.HasSuffix(c.FastClsBase, ".pt") {
+			rev = "fastcls_" + c.FastClsBase
+		}
+	}
 	col := c.FoldColumn
 	if c.FoldsCSV != "" && col == "" {
 		// Rule 5: an omitted --fold_column is the revision's best fold;
@@ -66,7 +78,7 @@ func (r *runner) trainOptions(base classify.Folder) (train.Options, error) {
 			r.log.Info("no best fold recorded for the revision: training every fold column", "revision", rev)
 		}
 	}
-	return train.Options{
+	o := train.Options{
 		Base:        base.Dir,
 		Pages:       s.Train.FolderPages,
 		Exts:        exts,
@@ -88,9 +100,59 @@ func (r *runner) trainOptions(base classify.Folder) (train.Options, error) {
 		LogStep:     s.Train.LogStep,
 		Augment:     true,
 		Log:         r.log,
-		Progress:    r.stderr,
+		Progress:    r.progressOut(),
 		Run:         r.para,
-	}, nil
+	}
+	if c.FastCls {
+		if err := r.fastClsTraining(&o); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+// progressOut is where training draws its progress line: stderr on a
+// terminal; off one nothing (the log records say how far it is), so the line
+// never lands inside a JSON log record.
+func (r *runner) progressOut() io.Writer {
+	if r.logSink != nil && r.logSink.Terminal() {
+		return r.stderr
+	}
+	return nil
+}
+
+// FastClsAutoLR is the learning rate of [FASTCLS] fastcls_lr0 = 0
+// (automatic): AdamW's usual rate for a small CNN trained from scratch.
+const FastClsAutoLR = 1e-3
+
+// fastClsTraining applies the [FASTCLS] keys to a --fastcls training run:
+// fastcls_epochs, fastcls_patience (early stopping on dev accuracy),
+// fastcls_lr0 (0: FastClsAutoLR), fastcls_imgsz (the input size trained at
+// and recorded in the model), fastcls_cache (false: pages are read from disk
+// for every batch) and fastcls_dropout, which must be the rate built into
+// the base (model.json "dropout").
+func (r *runner) fastClsTraining(o *train.Options) error {
+	f := r.settings.FastCls
+	meta, err := modelmeta.Load(o.Base)
+	if err != nil {
+		return err
+	}
+	if meta.Dropout == nil {
+		return fmt.Errorf("fast classifier base %s records no dropout rate: make it with tools/make_fastcls.py --out DIR --dropout %g", o.Base, f.Dropout)
+	}
+	if math.Abs(*meta.Dropout-f.Dropout) > 1e-9 {
+		return usagef("[FASTCLS] fastcls_dropout = %g, but the base %s was made with dropout %g (it is part of model.pt): make a base with tools/make_fastcls.py --out DIR --dropout %g and give --fastcls_base DIR, or set fastcls_dropout = %g",
+			f.Dropout, o.Base, *meta.Dropout, f.Dropout, *meta.Dropout)
+	}
+	if f.LR0 < 0 {
+		return usagef("[FASTCLS] fastcls_lr0 = %g: want 0 (automatic) or a positive rate", f.LR0)
+	}
+	o.Epochs, o.Patience, o.Size, o.NoCache = f.Epochs, f.Patience, f.ImgSz, !f.Cache
+	o.LR = f.LR0
+	if o.LR == 0 {
+		o.LR = FastClsAutoLR
+	}
+	return nil
 }
 
 // train runs --train and returns the folders of the models it wrote.
@@ -110,7 +172,8 @@ func (r *runner) train(ctx context.Context) ([]classify.Folder, error) {
 	}
 	for k, v := range map[string]any{"base": o.Base, "pages": o.Pages, "epochs": o.Epochs, "batch": o.Batch, "lr": o.LR,
 		"max_per_class": o.MaxPerClass, "test_size": o.TestSize, "seed": o.Seed, "folds": o.Folds, "folds_csv": o.FoldsCSV,
-		"fold_column": o.FoldColumn, "revision": o.Revision, "augment": o.Augment} {
+		"fold_column": o.FoldColumn, "revision": o.Revision, "augment": o.Augment, "patience": o.Patience,
+		"input_size": o.Size, "cache": !o.NoCache, "fastcls": r.cli.FastCls} {
 		r.para.SetTraining(k, v)
 	}
 	r.log.Info("training", "base", o.Base, "pages", o.Pages, "folds", o.Folds, "folds_csv", o.FoldsCSV, "fold_column", o.FoldColumn, "epochs", o.Epochs)
@@ -120,7 +183,7 @@ func (r *runner) train(ctx context.Context) ([]classify.Folder, error) {
 	for _, f := range res {
 		r.log.Info("fold trained", "fold", f.Fold, "model", f.ModelDir, "dev_accuracy", f.DevAccuracy, "test_top1", f.TestTop1)
 		made = append(made, map[string]any{"fold": f.Fold, "model": f.ModelDir, "checkpoint": f.Checkpoint, "datasets": f.DatasetFile,
-			"dev_accuracy": f.DevAccuracy, "test_top1": f.TestTop1, "test_top3": f.TestTop3})
+			"dev_accuracy": f.DevAccuracy, "test_top1": f.TestTop1, "test_top3": f.TestTop3, "stopped_early_at_epoch": f.StoppedEarly})
 		r.para.AddOutputFile(f.ModelDir)
 		r.para.AddOutputFile(f.DatasetFile)
 		out = append(out, classify.Folder{Dir: f.ModelDir})
@@ -140,7 +203,7 @@ func (r *runner) evalOptions(folders []classify.Folder) (train.EvalOptions, erro
 	o := train.EvalOptions{
 		Pages: s.Eval.FolderPages, Exts: exts, TopN: c.TopN, Count: 1,
 		Results: c.Results, Stamp: r.stamp, Device: r.device, Batch: s.Setup.Batch,
-		Log: r.log, Progress: r.stderr, Run: r.para,
+		Log: r.log, Progress: r.progressOut(), Run: r.para,
 	}
 	if len(folders) > 1 {
 		for _, f := range folders {

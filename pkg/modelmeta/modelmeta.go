@@ -37,6 +37,14 @@ const (
 // it reads.
 const FormatVersion = 1
 
+// FastClsBase is the base_architecture of the fast classifier
+// (tools/make_fastcls.py): a small depthwise-separable CNN of this project,
+// independent of the input size.
+const FastClsBase = "fastcls-small"
+
+// IsFastCls reports whether the model is the fast classifier.
+func (m *Meta) IsFastCls() bool { return m.Base == FastClsBase }
+
 // CategoryIndex returns the canonical index of a category name, or -1.
 func CategoryIndex(name string) int {
 	i := sort.SearchStrings(Categories, name)
@@ -82,6 +90,9 @@ type Meta struct {
 	// Trainable is true when model.pt is a scripted module that can be
 	// fine-tuned (a traced module freezes dropout/batch-norm modes).
 	Trainable bool `json:"trainable"`
+	// Dropout is the dropout rate built into model.pt, when recorded (the
+	// fast classifier: tools/make_fastcls.py).
+	Dropout *float64 `json:"dropout,omitempty"`
 	// Provenance says how the model was made.
 	Provenance Provenance `json:"provenance"`
 }
@@ -131,6 +142,9 @@ func (m *Meta) Validate() error {
 	}
 	if m.Provenance.Method == "" {
 		bad("provenance.method is empty")
+	}
+	if m.Dropout != nil && !(*m.Dropout >= 0 && *m.Dropout < 1) {
+		bad("dropout %v: want 0 <= p < 1", *m.Dropout)
 	}
 	return errors.Join(errs...)
 }

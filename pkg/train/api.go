@@ -34,6 +34,9 @@ type Options struct {
 	Workers     int      // decode/augment workers (0 = number of CPUs)
 	LogStep     int      // [TRAIN] log_step: steps between progress log lines
 	Augment     bool     // colour jitter, sharpness, slight blur (no flips)
+	Patience    int      // stop a fold when dev accuracy has not improved for this many epochs; 0 never stops early
+	Size        int      // input size to train at instead of the base's (size-independent models: the fast classifier); 0 keeps it
+	NoCache     bool     // decode the pages from disk for every batch instead of keeping them in memory
 	Log         *slog.Logger
 	Progress    io.Writer // terminal progress (nil: none)
 	Run         *paradata.Run
@@ -41,13 +44,14 @@ type Options struct {
 
 // FoldResult is what one trained fold produced.
 type FoldResult struct {
-	Fold        int     // 1-based
-	ModelDir    string  // final model folder under Options.Models
-	Checkpoint  string  // best checkpoint folder under Options.Checkpoints
-	DatasetFile string  // the {stamp}_{rev}_FOLD_{n}_DATASETS.txt written
-	DevAccuracy float64 // best dev accuracy
-	TestTop1    float64 // accuracy on the fold's test split
-	TestTop3    float64
+	Fold         int     // 1-based
+	ModelDir     string  // final model folder under Options.Models
+	Checkpoint   string  // best checkpoint folder under Options.Checkpoints
+	DatasetFile  string  // the {stamp}_{rev}_FOLD_{n}_DATASETS.txt written
+	DevAccuracy  float64 // best dev accuracy
+	TestTop1     float64 // accuracy on the fold's test split
+	TestTop3     float64
+	StoppedEarly int // the last epoch run when early stopping ended the fold; 0 when every epoch ran
 }
 
 // EvalOptions configure --eval.

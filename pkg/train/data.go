@@ -19,9 +19,19 @@ import (
 // pixels (the rounded output of the antialiased resize), so every epoch can
 // augment and normalise without decoding again.
 type sample struct {
+	root  string // the pages folder path is relative to
 	path  string
 	label int64
-	pix   []uint8 // 3 x size x size
+	pix   []uint8 // 3 x size x size; nil when not kept in memory (Options.NoCache)
+}
+
+// pixels returns the page's resized pixels: the kept ones, else read again
+// from disk.
+func pixels(s *sample, size int) ([]uint8, error) {
+	if s.pix != nil {
+		return s.pix, nil
+	}
+	return resizedPixels(filepath.Join(s.root, filepath.FromSlash(s.path)), size)
 }
 
 // identity normalisation: Preprocess then returns the resized pixels / 255.
@@ -56,7 +66,7 @@ func loadSamples(ctx context.Context, root string, items []splits.Item, size, wo
 					mu.Unlock()
 					continue
 				}
-				out[i] = sample{path: it.Path, label: int64(modelmeta.CategoryIndex(it.Label)), pix: pix}
+				out[i] = sample{root: root, path: it.Path, label: int64(modelmeta.CategoryIndex(it.Label)), pix: pix}
 				ok[i] = true
 			}
 		}()

@@ -133,6 +133,11 @@ func Train(ctx context.Context, o Options) ([]FoldResult, error) {
 	if !base.Canonical() {
 		return nil, fmt.Errorf("base model %s: labels must be the 11 categories in canonical order", o.Base)
 	}
+	if o.Size > 0 && o.Size != base.Preprocess.Size {
+		b := *base
+		b.Preprocess.Size = o.Size
+		base = &b
+	}
 	d, err := splits.Scan(o.Pages, o.Exts)
 	if err != nil {
 		return nil, err
@@ -157,6 +162,11 @@ func Train(ctx context.Context, o Options) ([]FoldResult, error) {
 	}
 	byPath := make(map[string]*sample, len(samples))
 	for i := range samples {
+		if o.NoCache {
+			// Only which pages are readable is kept; their pixels are
+			// read again from disk when a batch needs them.
+			samples[i].pix = nil
+		}
 		byPath[samples[i].path] = &samples[i]
 	}
 	var results []FoldResult
@@ -224,7 +234,7 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 	labels := make([]int64, o.Batch)
 	start := time.Now()
 	step := 0
-	best := -1.0
+	best, bestEpoch := -1.0, 0
 	var lossSum float64
 	var seen, correct int
 	for epoch := 0; epoch < o.Epochs; epoch++ {
@@ -240,7 +250,10 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 			}
 			idx := order[b0:min(b0+o.Batch, len(order))]
 			for k, i := range idx {
-				pix := train[i].pix
+				pix, err := pixels(train[i], size)
+				if err != nil {
+					return res, err
+				}
 				if o.Augment {
 					pix = aug.apply(pix, splits.NewSplitMix64(uint64(seed)<<32^uint64(epoch)<<20^uint64(i)))
 				}
@@ -289,7 +302,7 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 		}
 		o.Log.Info("epoch done", "fold", sp.Fold, "epoch", epoch+1, "dev_acc", round4(acc), "elapsed", time.Since(start).Round(time.Second).String())
 		if acc > best || len(dev) == 0 {
-			best = acc
+			best, bestEpoch = acc, epoch
 			if err := saveModel(m, ckpt, checkpointMeta(base, o, sp, acc, "best dev checkpoint")); err != nil {
 				return res, err
 			}
@@ -297,6 +310,12 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 		}
 		if err := m.SetTrain(true); err != nil {
 			return res, err
+		}
+		if o.Patience > 0 && len(dev) > 0 && epoch-bestEpoch >= o.Patience && epoch < o.Epochs-1 {
+			o.Log.Info("early stop: dev accuracy did not improve", "fold", sp.Fold, "epoch", epoch+1, "best_epoch", bestEpoch+1,
+				"patience", o.Patience, "dev_acc", round4(best))
+			res.StoppedEarly = epoch + 1
+			break
 		}
 	}
 	if o.Progress != nil {
@@ -348,7 +367,11 @@ func forward(m *torch.Module, ss []*sample, meta *modelmeta.Meta, batch int) ([]
 	for b0 := 0; b0 < len(ss); b0 += batch {
 		part := ss[b0:min(b0+batch, len(ss))]
 		for k, s := range part {
-			normalise(buf[k*plane:(k+1)*plane], s.pix, meta.Preprocess)
+			pix, err := pixels(s, size)
+			if err != nil {
+				return nil, err
+			}
+			normalise(buf[k*plane:(k+1)*plane], pix, meta.Preprocess)
 		}
 		p, err := m.Probabilities(torch.Tensor{Data: buf[:len(part)*plane], Shape: []int64{int64(len(part)), 3, int64(size), int64(size)}})
 		if err != nil {

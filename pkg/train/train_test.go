@@ -297,3 +297,35 @@ func TestEvaluateWritesTablesAndConfusionMatrix(t *testing.T) {
 		t.Error("report lacks the per-class table")
 	}
 }
+
+// The fast classifier's training keys: Size trains (and records) another
+// input size, NoCache reads pages from disk per batch, and Patience stops a
+// fold whose dev accuracy stops improving (here the rate is ~0: only the
+// batch-norm statistics move, so the accuracy settles within a few epochs).
+func TestPatienceSizeAndNoCache(t *testing.T) {
+	base, err := filepath.Abs("../../weights/demo/fastcls_small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := modelmeta.Load(base); err != nil {
+		t.Skipf("shipped fast classifier: %v", err)
+	}
+	out := t.TempDir()
+	o := Options{Base: base, Pages: pages(t), Epochs: 8, Batch: 16, LR: 1e-12, Patience: 1, Size: 48, NoCache: true,
+		Revision: "fastcls_small", Checkpoints: filepath.Join(out, "ckpt"), Models: filepath.Join(out, "model"),
+		Results: filepath.Join(out, "result"), Stamp: "test"}
+	res, err := Train(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].StoppedEarly < 2 || res[0].StoppedEarly >= 8 {
+		t.Fatalf("results %+v: want one fold stopped early, before epoch 8", res)
+	}
+	meta, err := modelmeta.Load(res[0].ModelDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.Preprocess.Size != 48 || !meta.IsFastCls() || meta.Dropout == nil || *meta.Dropout != 0.1 {
+		t.Errorf("trained model: size %d, base %s, dropout %v", meta.Preprocess.Size, meta.Base, meta.Dropout)
+	}
+}
