@@ -276,7 +276,9 @@ func parseForm(w http.ResponseWriter, r *http.Request) (*form, bool) {
 	if mf == nil {
 		mf = &multipart.Form{}
 	}
-	if fhs := mf.File["file"]; len(fhs) > 0 {
+	if fhs := mf.File["file"]; len(fhs) > 1 {
+		verrs = append(verrs, service.DuplicateError(len(fhs), "body", "file"))
+	} else if len(fhs) == 1 {
 		b, err := readUpload(fhs[0])
 		if err != nil {
 			service.WriteBodyError(w, err)

@@ -120,6 +120,7 @@ func TestPredictEndpoints(t *testing.T) {
 				}
 			}},
 		{name: "missing file", path: "/predict_image", parts: []upload{{Field: "topn", Data: []byte("3")}}, status: 422, detail: "list", want: "file"},
+		{name: "two file parts", path: "/predict_image", parts: []upload{img, img}, status: 422, detail: "list", want: "duplicate_field"},
 		{name: "not multipart", path: "/predict_image", status: 422, detail: "list", want: "file"},
 		{name: "topn 0", path: "/predict_image", parts: []upload{img, {Field: "topn", Data: []byte("0")}}, status: 422, detail: "list", want: "greater than or equal to 1"},
 		{name: "topn 12", path: "/predict_image", parts: []upload{img, {Field: "topn", Data: []byte("12")}}, status: 422, detail: "list", want: "less than or equal to 11"},

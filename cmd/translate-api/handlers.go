@@ -90,6 +90,7 @@ type request struct {
 	dir      string // the request's working directory
 	name     string // the client's file name, reduced to its last element
 	hasFile  bool
+	files    int // file parts in the form (more than one is refused)
 	src      []byte
 	baseline []byte
 	hasBase  bool
@@ -127,6 +128,7 @@ func readRequest(w http.ResponseWriter, r *http.Request, dir string) (*request, 
 		}
 		switch p.FormName() {
 		case "file":
+			q.files++
 			q.hasFile = true
 			q.name = clientName(p.FileName())
 			q.src, err = saveDir(dir, "document.xml", p)
@@ -199,11 +201,20 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 		verrs = append(verrs, service.MissingError("body", "file"))
 	}
 	source, target, mode, isALTO := "auto", "en", s.set.OutputMode, true
-	if v, _, ok := q.scalar(r, "source_lang"); ok && v != "" {
-		source = strings.ToLower(v)
+	if q.files > 1 {
+		verrs = append(verrs, service.DuplicateError(q.files, "body", "file"))
 	}
-	if v, _, ok := q.scalar(r, "target_lang"); ok && v != "" {
+	if v, where, ok := q.scalar(r, "source_lang"); ok && v != "" {
+		source = strings.ToLower(v)
+		if !translator.ValidLang(source, true) {
+			verrs = append(verrs, service.LanguageError(true, where, "source_lang"))
+		}
+	}
+	if v, where, ok := q.scalar(r, "target_lang"); ok && v != "" {
 		target = strings.ToLower(v)
+		if !translator.ValidLang(target, false) {
+			verrs = append(verrs, service.LanguageError(false, where, "target_lang"))
+		}
 	}
 	if v, where, ok := q.scalar(r, "is_alto"); ok {
 		b, valid := service.ParseBool(v)

@@ -221,10 +221,10 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 	if !known {
 		return nil, false, usageError{fmt.Errorf("backend %q (from %s): want one of %s", s.Backend, s.BackendFrom, strings.Join(translator.Backends, ", "))}
 	}
-	if !validLang(s.Source, true) {
+	if !translator.ValidLang(s.Source, true) {
 		return nil, false, usageError{fmt.Errorf("source language %q: want an ISO 639-1 code or auto", s.Source)}
 	}
-	if !validLang(s.Target, false) {
+	if !translator.ValidLang(s.Target, false) {
 		return nil, false, usageError{fmt.Errorf("target language %q: want an ISO 639-1 code", s.Target)}
 	}
 	if s.DocJSONOut != "" && s.DocJSON == "" {
@@ -279,21 +279,6 @@ func precedence(flagSet bool, flagVal, cfgVal, envVal, def string) (string, stri
 		return strings.TrimSpace(envVal), "environment"
 	}
 	return def, "default"
-}
-
-func validLang(s string, autoOK bool) bool {
-	if s == "auto" {
-		return autoOK
-	}
-	if len(s) < 2 || len(s) > 3 {
-		return false
-	}
-	for _, r := range s {
-		if r < 'a' || r > 'z' {
-			return false
-		}
-	}
-	return true
 }
 
 // configValues takes the known keys from the file's section (the first

@@ -225,6 +225,10 @@ func TestRecords(t *testing.T) {
 func TestExitCodes(t *testing.T) {
 	record := shareddata.Path(t, "records/C-9107617A.xml")
 	empty := t.TempDir()
+	devices := t.TempDir() // a link to /dev/zero named like a record
+	if err := os.Symlink("/dev/zero", filepath.Join(devices, "zero.alto.xml")); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		cfg  translatortest.Config
@@ -242,6 +246,7 @@ func TestExitCodes(t *testing.T) {
 		{"bad language", translatortest.Config{}, nil, []string{record, "-tgt", "english"}, exitUsage, "english"},
 		{"missing input", translatortest.Config{}, nil, []string{"/nonexistent/dir"}, exitNoInput, "no input"},
 		{"no matching files", translatortest.Config{}, nil, []string{empty}, exitNoInput, "no input"},
+		{"link to /dev/zero", translatortest.Config{}, nil, []string{devices}, exitFailure, "not a regular file (a character device)"},
 		{"always failing API", translatortest.Config{FailAlways: 503}, nil, []string{record}, exitFailure, "no document was translated"},
 		{"ct2 without a model", translatortest.Config{}, nil, []string{record, "--backend", "ct2"}, exitUsage, "CT2_MODEL_DIR is not set"},
 		{"chat without LLM_BASE_URL", translatortest.Config{}, env{"TRANSLATION_BACKEND": "chat_compatible", "LLM_MODEL": "m"}, []string{record}, exitUsage, "LLM_BASE_URL"},

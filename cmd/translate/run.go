@@ -24,6 +24,7 @@ import (
 	"archivekit/pkg/metadata"
 	"archivekit/pkg/mtapi"
 	"archivekit/pkg/progress"
+	"archivekit/pkg/regularfile"
 	"archivekit/pkg/resources"
 	"archivekit/pkg/translator"
 	"archivekit/pkg/vocab"
@@ -323,7 +324,7 @@ func (r *runner) skip(file string, err error) {
 // folder under the output directory; it returns the output's path.
 func (r *runner) one(ctx context.Context, in input, be backend.Backend, lem vocab.Lemmatizer, maxTerms int) (*translator.Output, string, error) {
 	s := r.s
-	src, err := os.ReadFile(in.Path)
+	src, err := regularfile.Read(in.Path) // a link to /dev/zero is refused, not read
 	if err != nil {
 		return nil, "", err
 	}

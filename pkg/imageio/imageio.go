@@ -63,7 +63,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -72,6 +71,8 @@ import (
 	"sync"
 
 	"github.com/davidbyttow/govips/v2/vips"
+
+	"archivekit/pkg/regularfile"
 )
 
 // DefaultDPI is the resolution PDF pages are rendered at by default.
@@ -188,7 +189,7 @@ func Decode(data []byte, name string) (*Doc, error) { return DefaultOptions.Deco
 // Open reads the file at path and parses its header. The format is
 // detected from the content, not the extension.
 func (o Options) Open(path string) (*Doc, error) {
-	data, err := readRegular(path)
+	data, err := regularfile.Read(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -199,48 +200,9 @@ func (o Options) Open(path string) (*Doc, error) {
 	return o.Decode(data, path)
 }
 
-// ErrNotRegular: the path is a device, pipe, socket or directory, not a
-// regular file (a link is followed first).
-var ErrNotRegular = errors.New("not a regular file")
-
-// readRegular reads a regular file; a device such as /dev/zero (or a link
-// to one) is refused before it is read.
-func readRegular(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w (%s)", ErrNotRegular, fileKind(st.Mode()))
-	}
-	data := make([]byte, st.Size())
-	if _, err := io.ReadFull(f, data); err != nil {
-		return nil, err
-	}
-	return data, nil
-}
-
-// fileKind names the type of a non-regular file for messages.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a block device"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	}
-	return "mode " + m.String()
-}
+// ErrNotRegular is regularfile.ErrNotRegular: the path is a device, pipe,
+// socket or directory, not a regular file (a link is followed first).
+var ErrNotRegular = regularfile.ErrNotRegular
 
 // Decode parses the header of an encoded image held in data; name is used
 // in error messages. For a single image it also checks the pixel cap; PDF

@@ -153,3 +153,21 @@ func GreaterEqualError(min int, loc ...any) ValidationError {
 func LessEqualError(max int, loc ...any) ValidationError {
 	return ValidationError{Loc: loc, Msg: fmt.Sprintf("Input should be less than or equal to %d", max), Type: "less_than_equal"}
 }
+
+// DuplicateError is the validation error for a form field that must come
+// once and came n times (two file parts in one form, for example). Both
+// services answer it with 422 instead of picking one of the parts.
+func DuplicateError(n int, loc ...any) ValidationError {
+	return ValidationError{Loc: loc, Msg: fmt.Sprintf("Field given %d times: send it exactly once", n), Type: "duplicate_field"}
+}
+
+// LanguageError is the validation error for a language code that is not
+// two or three lower-case letters (after lower-casing), or "auto" where
+// auto is allowed.
+func LanguageError(autoOK bool, loc ...any) ValidationError {
+	msg := "Input should be a language code of 2 or 3 letters (ISO 639)"
+	if autoOK {
+		msg += " or 'auto'"
+	}
+	return ValidationError{Loc: loc, Msg: msg, Type: "string_pattern_mismatch"}
+}

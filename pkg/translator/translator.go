@@ -659,3 +659,23 @@ func firstN(s []string, n int) []string {
 	}
 	return s
 }
+
+// ValidLang reports whether s is a language code as the CLI and the service
+// accept it: two or three lower-case ASCII letters (ISO 639-1, or 639-3),
+// or "auto" where autoOK (the source language). Anything else (a path such
+// as "en/../x", upper case, digits) is refused before it reaches a file
+// name or a backend URL.
+func ValidLang(s string, autoOK bool) bool {
+	if s == "auto" {
+		return autoOK
+	}
+	if len(s) < 2 || len(s) > 3 {
+		return false
+	}
+	for _, r := range s {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	return true
+}

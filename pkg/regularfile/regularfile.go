@@ -1,0 +1,69 @@
+// Package regularfile reads input files that must be regular files. A
+// device, pipe or socket (or a link to one, such as a link to /dev/zero,
+// which would grow without end) is refused before anything is read.
+package regularfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// ErrNotRegular is returned (wrapped) for a path that is a device, a pipe,
+// a socket or a directory; links are followed first.
+var ErrNotRegular = errors.New("not a regular file")
+
+// Read returns the contents of the regular file at path. Errors are
+// *os.PathError values; for a file that is not regular its Err wraps
+// ErrNotRegular and names the kind of file.
+func Read(path string) ([]byte, error) {
+	// Stat before opening: opening a named pipe would wait for a writer.
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, notRegular(path, st.Mode())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat() // the file opened may not be the one checked
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, notRegular(path, st.Mode())
+	}
+	data := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	return data, nil
+}
+
+// notRegular is the *os.PathError for a file that is not regular.
+func notRegular(path string, m os.FileMode) error {
+	return &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, Kind(m))}
+}
+
+// Kind names the type of a file for messages: "a directory", "a character
+// device", "a named pipe" ...
+func Kind(m os.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "a regular file"
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "mode " + m.String()
+}
