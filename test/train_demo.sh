@@ -18,15 +18,10 @@ set -euo pipefail
 work=${1:-$(mktemp -d)}
 py=${ARCHIVEKIT_PYTHON:-.venv/bin/python}
 bin=bin/pageclass
-mkdir -p "$work/base" "$work/heldout"
-# the held-out pages, linked into a folder of their own for --eval
-awk -F, 'NR > 1 && $2 == "test" {print $1}' weights/demo/folds.csv | while read -r p; do
-  mkdir -p "$work/heldout/$(dirname "$p")"
-  ln -sf "$(realpath ../shared/data/pages/"$p")" "$work/heldout/$p"
-done
-# evaluation config: [EVAL] FOLDER_PAGES = the held-out pages
-sed -e "/^\[EVAL\]/,/^\[/ s|^FOLDER_PAGES = .*|FOLDER_PAGES = $work/heldout|" setup/demo-train.txt > "$work/eval.txt"
-cp setup/para_config.txt "$work/"
+mkdir -p "$work/base"
+# the held-out pages and the evaluation config ($work/heldout, $work/eval.txt)
+. test/heldout.sh
+heldout "$work"
 acc() { grep '"msg":"evaluation"' | tail -1 | sed -e 's/.*"top1":\([0-9.]*\).*"top3":\([0-9.]*\).*/\1 \2/'; }
 for rev in v1.4 v2.4 v3.4 v4.4 v5.4; do
   "$py" tools/export_models.py --random-init "$rev" --scaled-down --seed 420 --out "$work/base/$rev"

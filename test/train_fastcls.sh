@@ -13,13 +13,8 @@ set -euo pipefail
 work=${1:-$(mktemp -d)}
 py=${ARCHIVEKIT_PYTHON:-.venv/bin/python}
 bin=bin/pageclass
-mkdir -p "$work/heldout"
-awk -F, 'NR > 1 && $2 == "test" {print $1}' weights/demo/folds.csv | while read -r p; do
-  mkdir -p "$work/heldout/$(dirname "$p")"
-  ln -sf "$(realpath ../shared/data/pages/"$p")" "$work/heldout/$p"
-done
-sed -e "/^\[EVAL\]/,/^\[/ s|^FOLDER_PAGES = .*|FOLDER_PAGES = $work/heldout|" setup/demo-train.txt > "$work/eval.txt"
-cp setup/para_config.txt "$work/"
+. test/heldout.sh
+heldout "$work"
 "$py" tools/make_fastcls.py --out "$work/base" --seed 420 --dropout 0.1
 "$bin" --config setup/demo-train.txt --train --fastcls --fastcls_base "$work/base" --folds_csv weights/demo/folds.csv \
   --fold_column "fold 1" -m "$work/model" --results "$work/result"
