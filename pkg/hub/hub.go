@@ -83,7 +83,7 @@ func FromEnv(endpoint string) (*Client, error) {
 		c.Endpoint = v
 	}
 	if c.Endpoint == "" {
-		return nil, fmt.Errorf("hub: no endpoint: set %s or [HUB] endpoint", EnvEndpoint)
+		return nil, fmt.Errorf("hub: no endpoint: set %s to the hub's base URL (for example https://huggingface.co)", EnvEndpoint)
 	}
 	c.Endpoint = strings.TrimRight(c.Endpoint, "/")
 	if c.Home == "" {
