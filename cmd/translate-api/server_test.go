@@ -173,6 +173,7 @@ func TestTranslateEndpoint(t *testing.T) {
 </PrintSpace></Page></Layout></alto>`)
 
 	mismatched := []byte("<?xml version=\"1.0\"?>\n<alto><Layout><Page><PrintSpace>\n<TextBlock ID=\"b1\"><TextLine><String CONTENT=\"slovo\"/></TextLine>\n</TextLine></TextBlock>\n</PrintSpace></Page></Layout></alto>\n")
+	cp1252 := []byte("<?xml version=\"1.0\" encoding=\"windows-1252\"?>\n<alto><Layout><Page ID=\"p1\"><PrintSpace><TextBlock ID=\"b1\"><TextLine ID=\"l1\"><String CONTENT=\"Kirchenb\xfccher\"/></TextLine></TextBlock></PrintSpace></Page></Layout></alto>\n")
 	english := bytes.Replace(small, []byte(`CONTENT="archeologický"`), []byte(`CONTENT="The excavation of the settlement revealed the remains of houses and the graves of its inhabitants, which"`), 1)
 	tests := []struct {
 		name    string
@@ -220,6 +221,9 @@ func TestTranslateEndpoint(t *testing.T) {
 		{name: "source_lang not a code", query: "?source_lang=czech", parts: []part{{Field: "file", Name: "p.alto.xml", File: true, Data: small}}, status: 422, detail: "list", want: "source_lang"},
 		{name: "two file parts", parts: []part{{Field: "file", Name: "p.alto.xml", File: true, Data: small}, {Field: "file", Name: "q.alto.xml", File: true, Data: small}}, status: 422, detail: "list", want: "duplicate_field"},
 		{name: "backend fails after retries", server: failTS, parts: []part{{Field: "file", Name: "p.alto.xml", File: true, Data: small}, {Field: "source_lang", Data: []byte("cs")}}, status: 500, detail: "string", want: "translation failed", notWant: "127.0.0.1"},
+		{name: "windows-1252 ALTO answered in windows-1252", parts: []part{{Field: "file", Name: "w.alto.xml", File: true, Data: cp1252}, {Field: "source_lang", Data: []byte("de")}},
+			status: 200, dispo: "w_en.alto.xml", want: "CONTENT=\"KIRCHENB\xdcCHER\"", kindXML: true},
+		{name: "unknown encoding", parts: []part{{Field: "file", Name: "k.alto.xml", File: true, Data: bytes.Replace(small, []byte(`encoding="UTF-8"`), []byte(`encoding="x-klingon"`), 1)}, {Field: "source_lang", Data: []byte("cs")}}, status: 415, detail: "string", want: `"x-klingon"`},
 		{name: "mismatched end tag", parts: []part{{Field: "file", Name: "m.alto.xml", File: true, Data: mismatched}, {Field: "source_lang", Data: []byte("cs")}}, status: 500, detail: "string", want: "line 4: end tag </TextLine> does not match start tag <TextBlock> of line 3"},
 		{name: "blank line before the declaration", parts: []part{{Field: "file", Name: "t.xml", File: true, Data: append([]byte("\n"), record...)}}, status: 500, detail: "string", want: "line 2: XML declaration not at the very start"},
 		{name: "page already in the target language", parts: []part{{Field: "file", Name: "e.alto.xml", File: true, Data: english}}, status: 422, detail: "string", want: "nothing translated"},

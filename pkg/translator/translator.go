@@ -44,8 +44,12 @@ const (
 )
 
 // DetectKind returns KindALTO when src's root element is ALTO, otherwise
-// KindMetadata.
+// KindMetadata. A document in another encoding than UTF-8 is decoded first
+// (xmlsplice.Decode); one that cannot be decoded is KindMetadata.
 func DetectKind(src []byte) Kind {
+	if text, _, err := xmlsplice.Decode(src); err == nil {
+		src = text
+	}
 	if alto.IsALTO(src) {
 		return KindALTO
 	}
@@ -171,6 +175,9 @@ type Output struct {
 	Terms vocab.TermCheck
 	// TermsChecked is true when the terminology was checked.
 	TermsChecked bool
+	// Encoding is the document's character encoding, in which Data is
+	// written too ("UTF-8", "windows-1252", "UTF-16", ...).
+	Encoding string
 	// Statuses counts the log rows (ALTO lines, metadata fields) per status
 	// (backend.Status: ok, retried, untranslated, unsupported_lang,
 	// vocabulary).
@@ -192,6 +199,12 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 	}
 	if opt.Mode != alto.Replace && opt.Mode != alto.Append {
 		return nil, fmt.Errorf("%s: unknown output mode %q (want replace or append)", name, opt.Mode)
+	}
+	// Documents in another encoding are translated as UTF-8 text and
+	// written back in their own encoding.
+	in, enc, err := xmlsplice.Decode(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	kind := opt.Kind
 	switch kind {
@@ -336,6 +349,10 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 	if out.Stats.Translated == 0 && out.Stats.AlreadyDone == 0 {
 		return nil, &NothingTranslatedError{Name: name, Kind: kind, Stats: out.Stats, Target: opt.Target, Warnings: out.Warnings}
 	}
+	out.Encoding = enc.Name
+	if out.Data, err = enc.Encode(out.Data); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	return out, nil
 }
 
@@ -385,7 +402,10 @@ func (e *NothingTranslatedError) Is(target error) bool { return target == ErrNot
 // CheckWellFormed parses src and returns its well-formedness error (an
 // *xmlsplice.SyntaxError naming the line), or nil.
 func CheckWellFormed(src []byte) error {
-	_, err := xmlsplice.Parse(src)
+	text, _, err := xmlsplice.Decode(src)
+	if err == nil {
+		_, err = xmlsplice.Parse(text)
+	}
 	return err
 }
 

@@ -1,0 +1,121 @@
+package xmlsplice
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/unicode"
+)
+
+func mustEncode(t *testing.T, enc interface{ Bytes([]byte) ([]byte, error) }, s string) []byte {
+	t.Helper()
+	b, err := enc.Bytes([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestDecodeEditEncode: documents declared windows-1252, ISO-8859-2 and
+// UTF-16 (both byte orders) decode, take an edit and come back in their
+// own encoding with every other byte unchanged; a character the encoding
+// lacks becomes a character reference.
+func TestDecodeEditEncode(t *testing.T) {
+	doc := func(label, word string) string {
+		return `<?xml version="1.0" encoding="` + label + `"?>` + "\r\n" + `<alto><String CONTENT="` + word + `" HPOS="1"/><!-- ` + word + ` --></alto>` + "\r\n"
+	}
+	for _, c := range []struct {
+		name, label, word, repl string
+		enc                     interface{ Bytes([]byte) ([]byte, error) }
+		bom                     string
+	}{
+		{"windows-1252", "windows-1252", "Kirchenbücher – né", "churches “é” ř", charmap.Windows1252.NewEncoder(), ""},
+		{"ISO-8859-2", "ISO-8859-2", "Kostelní kniha žďár", "church book – ž", charmap.ISO8859_2.NewEncoder(), ""},
+		{"ISO-8859-1 is Latin-1", "iso-8859-1", "café", "€ coffee", charmap.ISO8859_1.NewEncoder(), ""},
+		{"UTF-16LE with BOM", "UTF-16", "kostel žďár", "church ✓", unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM).NewEncoder(), "\ufeff"},
+		{"UTF-16BE with BOM", "UTF-16", "kostel", "church", unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM).NewEncoder(), "\ufeff"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := mustEncode(t, c.enc, c.bom+doc(c.label, c.word))
+			text, enc, err := Decode(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.EqualFold(enc.Name, c.label) || enc.UTF8() {
+				t.Fatalf("encoding %q (utf8 %v)", enc.Name, enc.UTF8())
+			}
+			d, err := Parse(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var str *Node
+			d.Root.Walk(func(n *Node) bool {
+				if n.Name.Local == "String" {
+					str = n
+				}
+				return true
+			})
+			a, _ := str.Attr("", "CONTENT")
+			if a.Value != c.word {
+				t.Fatalf("CONTENT decoded as %q, want %q", a.Value, c.word)
+			}
+			// No edit: the same bytes.
+			same, err := enc.Encode(text)
+			if err != nil || !bytes.Equal(same, src) {
+				t.Fatalf("round trip changed the bytes (%v)", err)
+			}
+			ed := NewEditor(text)
+			ed.SetAttr(a, c.repl)
+			edited, _ := ed.Bytes()
+			out, err := enc.Encode(edited)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Everything but the value is the same, in the same encoding.
+			pre, post := mustEncode(t, c.enc, c.bom+strings.SplitAfter(doc(c.label, c.word), `CONTENT="`)[0]), mustEncode(t, c.enc, `" HPOS="1"/><!-- `+c.word+` --></alto>`+"\r\n")
+			if !bytes.HasPrefix(out, pre) || !bytes.HasSuffix(out, post) {
+				t.Fatalf("bytes outside the value changed: %q", out)
+			}
+			back, enc2, err := Decode(out)
+			if err != nil || enc2.Name != enc.Name {
+				t.Fatalf("output does not decode: %v", err)
+			}
+			d2, err := Parse(back)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			d2.Root.Walk(func(n *Node) bool {
+				if v, ok := n.Attr("", "CONTENT"); ok {
+					got = v.Value
+				}
+				return true
+			})
+			if got != c.repl {
+				t.Fatalf("translated value reads %q, want %q", got, c.repl)
+			}
+		})
+	}
+}
+
+func TestDecodeRefusesUnknownEncodings(t *testing.T) {
+	for _, c := range []struct{ src, says string }{
+		{`<?xml version="1.0" encoding="x-klingon"?><a/>`, `"x-klingon"`},
+		{`<?xml version="1.0" encoding="UTF-16"?><a/>`, `"UTF-16" declared, but the document has no UTF-16 byte-order mark`},
+	} {
+		_, _, err := Decode([]byte(c.src))
+		if !errors.Is(err, ErrEncoding) || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: got %v", c.src, err)
+		}
+	}
+	// UTF-8, declared or not, is passed through as it is.
+	for _, s := range []string{`<a/>`, `<?xml version="1.0" encoding="utf-8"?><a/>`, "\ufeff<a>ž</a>"} {
+		text, enc, err := Decode([]byte(s))
+		if err != nil || string(text) != s || !enc.UTF8() {
+			t.Errorf("%q: %q %v", s, text, err)
+		}
+	}
+}
