@@ -24,7 +24,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -32,7 +31,7 @@ import (
 	"syscall"
 	"time"
 
-	"archivekit/pkg/version"
+	"archivekit/pkg/cliflags"
 	"archivekit/pkg/vocabharvest"
 )
 
@@ -52,8 +51,7 @@ func main() {
 // harvester before it starts (tests).
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, adjust func(*vocabharvest.Harvester)) int {
 	h := vocabharvest.New()
-	fs := flag.NewFlagSet("load-vocab", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cliflags.New("load-vocab", stderr)
 	out := fs.String("out", "data_samples/vocabulary.csv", "the vocabulary CSV to write")
 	delay := fs.Float64("delay", 0.5, "seconds to wait between two requests")
 	skipArch := fs.Bool("skip-arch", false, "do not harvest the records source")
@@ -64,24 +62,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	thesURL := fs.String("thesaurus-url", getenv("LOAD_VOCAB_THESAURUS_URL"), "GraphQL endpoint of the thesaurus")
 	queryFile := fs.String("thesaurus-query", "", "file holding the GraphQL query (default: the built-in concepts query)")
 	fs.StringVar(&h.ThesaurusField, "thesaurus-field", h.ThesaurusField, "field of data holding the concept connection")
-	showVersion := fs.Bool("version", false, "print the version and exit")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if *showVersion {
-		fmt.Fprintln(stdout, version.Line("load-vocab"))
-		return exitOK
+	if code, stop := fs.Parse(args, stdout); stop {
+		return code
 	}
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "load-vocab: "+format+"\n", a...)
 		return exitUsage
 	}
 	switch {
-	case fs.NArg() > 0:
-		return usage("unexpected argument %q", fs.Arg(0))
 	case *skipArch && *skipThes:
 		return usage("--skip-arch and --skip-thesaurus together leave nothing to harvest")
 	case *delay < 0:

@@ -26,15 +26,13 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"archivekit/pkg/cliflags"
 	"archivekit/pkg/rocrate"
-	"archivekit/pkg/version"
 )
 
 type multi []string
@@ -45,29 +43,16 @@ func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("rocrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cliflags.New("rocrate", stderr)
 	var in rocrate.Input
 	var paradata multi
 	fs.StringVar(&in.Document, "document", "", "the document record (required)")
 	fs.Var(&paradata, "paradata", "run metadata of a run that wrote the record (repeatable)")
 	fs.BoolVar(&in.ProcessRun, "run", false, "declare the Process Run Crate profile")
 	outDir := fs.String("out-dir", "ro-crate", "the crate folder")
-	showVersion := fs.Bool("version", false, "print the version and exit")
 	selftest := fs.Bool("selftest", false, "check the written crate's structure and determinism")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 1
-	}
-	if *showVersion {
-		fmt.Fprintln(stdout, version.Line("rocrate"))
-		return 0
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "rocrate: unexpected argument %q\n", fs.Arg(0))
-		return 1
+	if code, stop := fs.Parse(args, stdout); stop {
+		return code
 	}
 	if in.Document == "" {
 		fmt.Fprintln(stderr, "rocrate: --document is required")

@@ -1,0 +1,197 @@
+// Command bakeoff compares translation backends on real segments (spec
+// translation 4.1 eval/bakeoff.py): ALTO TextBlocks and the targeted fields
+// of metadata records, each translated by every backend named, scored with
+// reference-free checks (length ratio, numbers kept, vocabulary terms hit)
+// and, with a references file, sentence chrF and BLEU equal to sacrebleu's.
+// A failing backend call is recorded in its row and the run goes on. It
+// prints a summary table and writes one CSV row per segment and backend.
+//
+// Usage:
+//
+//	bakeoff --samples PATH[,PATH...] [--backends mtapi,ct2,...] [--refs REFS.csv]
+//	        [--limit N] [--out bakeoff.csv] [--src auto] [--tgt en]
+//	        [--xpaths FIELDS] [--vocabulary VOCAB.csv]
+//
+// Backends are configured from the environment exactly as translate's are
+// (TRANSLATION_URL and MTAPI_* for mtapi, LLM_* for chat_compatible, CT2_*
+// for ct2). The references file is a CSV with the header
+// segment_id,reference; segment ids are the first column of the output.
+// With --src auto (the default) each segment's language is detected as the
+// translator does; "auto" is never sent to a backend.
+//
+// Exit codes: 0 finished; 1 usage or input error; 3 no backend call
+// succeeded.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"archivekit/pkg/backend"
+	"archivekit/pkg/bakeoff"
+	"archivekit/pkg/cliflags"
+	"archivekit/pkg/langid"
+	"archivekit/pkg/metadata"
+	"archivekit/pkg/resources"
+	"archivekit/pkg/translator"
+	"archivekit/pkg/vocab"
+)
+
+const (
+	exitOK      = 0
+	exitUsage   = 1
+	exitFailure = 3
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := cliflags.New("bakeoff", stderr)
+	samples := fs.String("samples", "", "comma-separated ALTO or metadata XML files or folders (required)")
+	backends := fs.String("backends", "mtapi", "comma-separated backends: mtapi, chat_compatible, ct2")
+	refsPath := fs.String("refs", "", "references CSV (segment_id,reference)")
+	limit := fs.Int("limit", 0, "use at most this many segments (0: all)")
+	out := fs.String("out", "bakeoff.csv", "the per-segment CSV to write")
+	src := fs.String("src", "auto", "source language, or auto to detect per segment")
+	tgt := fs.String("tgt", "en", "target language")
+	xpaths := fs.String("xpaths", "", "field list of metadata mode (default: the translator's)")
+	vocabPath := fs.String("vocabulary", "", "vocabulary CSV for the terminology check")
+	if code, stop := fs.Parse(args, stdout); stop {
+		return code
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "bakeoff: "+format+"\n", a...)
+		return exitUsage
+	}
+	names := splitList(*backends)
+	switch {
+	case *samples == "":
+		return usage("--samples is required")
+	case len(names) == 0:
+		return usage("--backends names no backend")
+	case *limit < 0:
+		return usage("--limit %d: want 0 (all) or more", *limit)
+	case *tgt == "" || *tgt == "auto":
+		return usage("--tgt must be a language code")
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			return usage("backend %s named twice", n)
+		}
+		seen[n] = true
+		if err := translator.CheckBackendConfig(n, getenv); err != nil {
+			return usage("backend %s: %v", n, err)
+		}
+	}
+
+	res := &resources.Resolver{Getenv: getenv}
+	ff, err := res.Find(resources.Fields, *xpaths)
+	if err != nil {
+		return usage("field list: %v", err)
+	}
+	data, err := ff.ReadFile()
+	if err != nil {
+		return usage("field list: %v", err)
+	}
+	fields, err := metadata.ParseFields(ff.String(), data)
+	if err != nil {
+		return usage("%v", err)
+	}
+	segs, warnings, err := bakeoff.LoadSegments(splitList(*samples), fields)
+	if err != nil {
+		return usage("%v", err)
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "bakeoff: warning:", w)
+	}
+	if *limit > 0 && len(segs) > *limit {
+		segs = segs[:*limit]
+	}
+	if len(segs) == 0 {
+		return usage("no segments in %s", *samples)
+	}
+	cfg := bakeoff.Config{Source: *src, Target: *tgt}
+	if *refsPath != "" {
+		if cfg.Refs, err = bakeoff.LoadRefs(*refsPath); err != nil {
+			return usage("%v", err)
+		}
+		ids := map[string]bool{}
+		for _, s := range segs {
+			ids[s.ID] = true
+		}
+		unknown := 0
+		for id := range cfg.Refs {
+			if !ids[id] {
+				unknown++
+			}
+		}
+		if unknown > 0 {
+			fmt.Fprintf(stderr, "bakeoff: warning: %d references name no segment of this run\n", unknown)
+		}
+	}
+	if *vocabPath != "" {
+		if cfg.Vocabulary, err = vocab.Load(*vocabPath); err != nil {
+			return usage("%v", err)
+		}
+	}
+	if *src == "" || *src == "auto" {
+		cfg.Detector = langid.Shared()
+	}
+	for _, n := range names {
+		b, err := translator.OpenBackend(n, getenv)
+		if err != nil {
+			closeAll(cfg.Backends)
+			return usage("backend %s: %v", n, err)
+		}
+		cfg.Backends = append(cfg.Backends, b)
+	}
+	defer closeAll(cfg.Backends)
+
+	rows, runErr := bakeoff.Run(ctx, segs, cfg)
+	if err := bakeoff.WriteCSV(*out, rows, cfg.Vocabulary != nil); err != nil {
+		fmt.Fprintln(stderr, "bakeoff:", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "%d segments × %d backends, source %s, target %s; rows in %s\n", len(segs), len(names), *src, *tgt, *out)
+	sums := bakeoff.Summarise(rows)
+	bakeoff.WriteTable(stdout, sums)
+	if runErr != nil {
+		fmt.Fprintln(stderr, "bakeoff: stopped:", runErr)
+		return exitFailure
+	}
+	ok := 0
+	for _, s := range sums {
+		ok += s.OK
+	}
+	if ok == 0 {
+		fmt.Fprintln(stderr, "bakeoff: no backend call succeeded; see the error column of", *out)
+		return exitFailure
+	}
+	return exitOK
+}
+
+func closeAll(bs []backend.Backend) {
+	for _, b := range bs {
+		b.Close()
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,30 @@
+package alto
+
+import "testing"
+
+func TestBlockTexts(t *testing.T) {
+	src := []byte(`<?xml version="1.0"?><alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout>
+<Page ID="P1"><PrintSpace>
+ <TextBlock ID="TB1"><TextLine><String CONTENT="Archeologický"/><SP/><String CONTENT="výzkum"/></TextLine><TextLine><String CONTENT="v roce 1995"/></TextLine></TextBlock>
+ <TextBlock ID="TB2"><TextLine><String CONTENT="  "/></TextLine></TextBlock>
+ <ComposedBlock><TextBlock><TextLine><String CONTENT="hrob"/></TextLine></TextBlock></ComposedBlock>
+</PrintSpace></Page>
+<Page ID="P2"><PrintSpace><TextBlock ID="TB9"><TextLine><String CONTENT="jáma"/></TextLine></TextBlock></PrintSpace></Page>
+</Layout></alto>`)
+	got, err := BlockTexts(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []BlockText{{1, "TB1", "Archeologický výzkum v roce 1995"}, {1, "p1b3", "hrob"}, {2, "TB9", "jáma"}}
+	if len(got) != len(want) {
+		t.Fatalf("blocks %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("block %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if _, err := BlockTexts([]byte(`<record/>`)); err == nil {
+		t.Error("a non-ALTO document gave no error")
+	}
+}

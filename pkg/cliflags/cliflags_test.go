@@ -1,0 +1,33 @@
+package cliflags
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	for _, c := range []struct {
+		args      []string
+		code      int
+		stop      bool
+		out, errs string
+	}{
+		{[]string{"--n", "3"}, 0, false, "", ""},
+		{[]string{"--version"}, 0, true, "tool ", ""},
+		{[]string{"-h"}, 0, true, "", "Usage of tool"},
+		{[]string{"--bad"}, 1, true, "", "flag provided but not defined: -bad"},
+		{[]string{"extra"}, 1, true, "", `tool: unexpected argument "extra"`},
+	} {
+		var out, errs bytes.Buffer
+		fs := New("tool", &errs)
+		n := fs.Int("n", 0, "a number")
+		code, stop := fs.Parse(c.args, &out)
+		if code != c.code || stop != c.stop || !strings.Contains(out.String(), c.out) || !strings.Contains(errs.String(), c.errs) {
+			t.Errorf("%v: code %d stop %v out %q err %q", c.args, code, stop, out.String(), errs.String())
+		}
+		if !stop && *n != 3 {
+			t.Errorf("n = %d", *n)
+		}
+	}
+}
