@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"reflect"
 	"strings"
 	"testing"
+
+	"archivekit/pkg/version"
 )
 
 func TestRewriteShorts(t *testing.T) {
@@ -130,5 +133,13 @@ func TestMissingExplicitConfig(t *testing.T) {
 	_, code, done := parseArgs([]string{"--config", "/nonexistent/config.txt"}, &out, &out)
 	if !done || code != exitUsage || !strings.Contains(out.String(), "/nonexistent/config.txt") {
 		t.Fatalf("done %v code %d: %s", done, code, out.String())
+	}
+}
+
+func TestVersionFlag(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"--version"}, &stdout, &stderr)
+	if code != exitOK || strings.TrimSpace(stdout.String()) != version.Line("pageclass") {
+		t.Errorf("--version: exit %d, %q (stderr %q); want %q", code, stdout.String(), stderr.String(), version.Line("pageclass"))
 	}
 }

@@ -45,14 +45,14 @@ func tree(t *testing.T) (root, work string) {
 	if err := os.MkdirAll(unpack, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("tar", "-xzf", tarball, "-C", unpack).CombinedOutput(); err != nil {
+	if out, err := exec.Command("tar", "--zstd", "-xf", tarball, "-C", unpack).CombinedOutput(); err != nil {
 		t.Fatalf("tar: %v\n%s", err, out)
 	}
 	entries, err := os.ReadDir(unpack)
 	if err != nil || len(entries) != 1 || !entries[0].IsDir() {
 		t.Fatalf("the tarball must hold one top folder: %v %v", entries, err)
 	}
-	want := strings.TrimSuffix(filepath.Base(tarball), ".tar.gz")
+	want := strings.TrimSuffix(filepath.Base(tarball), ".tar.zst")
 	if entries[0].Name() != want {
 		t.Errorf("top folder %q, want %q (the tarball's name)", entries[0].Name(), want)
 	}
@@ -157,7 +157,12 @@ func TestTarballRunsAnywhere(t *testing.T) {
 	version := strings.TrimSpace(string(vb))
 
 	t.Run("every command reports the version", func(t *testing.T) {
-		for _, name := range []string{"pageclass", "pageclass-api", "pageclass-client", "translate", "translate-api", "healthcheck", "nativecheck"} {
+		cmds, err := os.ReadDir(filepath.Join(root, "bin"))
+		if err != nil || len(cmds) < 7 {
+			t.Fatalf("bin/ holds %d commands (%v), want every command", len(cmds), err)
+		}
+		for _, c := range cmds {
+			name := c.Name()
 			code, out := run(t, command(root, work, name, nil, "--version"))
 			if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), name+" "+version+" ") {
 				t.Errorf("%s --version: exit %d, %q; want %q", name, code, out, name+" "+version)
