@@ -14,6 +14,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -61,7 +62,7 @@ type options struct {
 
 func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Config, "config", "", "configuration file ([OUTPUT] FOLDER_MODELS, [HUB] repo_name); default: PAGECLASS_CONFIG, else setup/config.txt in the working directory, beside the executable, in share/archivekit, else the built-in copy")
-	fs.StringVar(&o.Models, "models", "", "model folder holding model_v14 ... model_v54 (default: config FOLDER_MODELS)")
+	fs.StringVar(&o.Models, "models", "", "model folder holding model_v14 ... model_v54 (or v1.4 ...); default: config FOLDER_MODELS. A folder given here, or a FOLDER_MODELS other than the shipped ./model, never falls back to the demo models")
 	fs.StringVar(&o.Demo, "demo", demoDefault(), "demo ensemble served when the published models are absent (empty: no fallback); default: ARCHIVEKIT_DEMO_WEIGHTS, else weights/demo in the working directory, beside the executable or in share/archivekit")
 	fs.StringVar(&o.Device, "device", "cpu", "cpu or cuda:N")
 	fs.IntVar(&o.MaxBatch, "max-batch", batcher.DefaultMaxBatch, "largest batch of pages sent to a model")
@@ -109,11 +110,15 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	if err != nil {
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
 	}
-	models := o.Models
+	// The same rule as the command line: a models folder given with
+	// -models, or a FOLDER_MODELS other than the shipped one, never falls
+	// back to the demo models.
+	models, given := o.Models, o.Models != ""
 	if models == "" {
 		models = set.Output.FolderModels
+		given = filepath.Clean(models) != filepath.Clean(config.Defaults().Output.FolderModels)
 	}
-	loc := &classify.Locator{Models: models, Demo: o.Demo}
+	loc := &classify.Locator{Models: models, Given: given, Demo: o.Demo}
 	if set.Hub.RepoName != "" {
 		getenv := func(k string) string { v, _ := lookup(k); return v }
 		if getenv("HUB_ENDPOINT") != "" || set.Hub.UseHub {

@@ -213,11 +213,12 @@ func TestInfoOpenAPIFrontend(t *testing.T) {
 	}
 }
 
-// TestDemoFallback: with no published models the demo ensemble is served
-// and the log says so.
+// TestDemoFallback: with no models folder given and none of the published
+// models in the default one, the demo ensemble is served and the log says
+// so; a given -models folder never falls back.
 func TestDemoFallback(t *testing.T) {
 	o := testOptions(t)
-	o.Demo, o.Models = o.Models, t.TempDir()
+	o.Demo, o.Models = o.Models, "" // the shipped FOLDER_MODELS, ./model, absent here
 	var log bytes.Buffer
 	_, ts := startServer(t, o, map[string]string{"LOG_LEVEL": "WARNING", "LOG_FORMAT": "json"}, &log)
 	name, png := samplePage(t)
@@ -227,9 +228,18 @@ func TestDemoFallback(t *testing.T) {
 	if !strings.Contains(log.String(), "demo ensemble") {
 		t.Fatalf("no demo warning in the log: %s", log.String())
 	}
+	given := o
+	given.Models = t.TempDir()
+	s, err := newServer(given, func(string) (string, bool) { return "", false }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.svc.WarmUp(t.Context()); err == nil || !strings.Contains(err.Error(), "0 of 5") {
+		t.Fatalf("warm-up with an empty -models folder: %v", err)
+	}
 	// Neither published nor demo models: warm-up fails naming the folders.
 	o.Demo = ""
-	s, err := newServer(o, func(string) (string, bool) { return "", false }, io.Discard)
+	s, err = newServer(o, func(string) (string, bool) { return "", false }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
