@@ -300,6 +300,8 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusUnprocessableEntity
 		case errors.Is(err, xmlsplice.ErrEncoding):
 			status = http.StatusUnsupportedMediaType
+		case errors.As(err, new(*xmlsplice.LimitError)):
+			status = http.StatusUnprocessableEntity // the document is over a work limit
 		}
 		s.log.Warn("translation failed", "file", q.name, "status", status, "err", err)
 		service.WriteError(w, status, "translation failed: "+redactURLs(err.Error()))

@@ -3,6 +3,7 @@ package alto
 import (
 	"math"
 	"strings"
+	"unicode/utf8"
 
 	"archivekit/pkg/difflib"
 )
@@ -61,13 +62,31 @@ func window(e, avail int) (lo, hi int) {
 	return lo, hi
 }
 
+// Alignment limits: a line whose anchor has more than MaxAlignWords words
+// or MaxAlignRunes characters is not searched (the sequence matcher's cost
+// grows with the square of the text and the window with the words): it
+// gets its proportional share of the tokens instead, and the document's
+// warnings say how many lines did. Candidates longer than twice
+// MaxAlignRunes are not scored either (one huge token cannot stall it).
+// Real OCR lines have tens of words; the limits keep a hostile document
+// (two lines of 20,000 words) linear.
+const (
+	MaxAlignWords = 200
+	MaxAlignRunes = 2000
+)
+
 // alignByAnchors splits tokens into one bucket per line. For every line but
 // the last it tries each count in the window around the anchor's word count
 // and keeps the one whose joined tokens have the highest character-level
 // sequence-matcher ratio to the anchor (ties: closest to the expected count,
-// then fewer tokens). The last line takes the remainder.
-func alignByAnchors(tokens []string, anchors []string) []int {
-	counts := make([]int, len(anchors))
+// then fewer tokens). The last line takes the remainder. Lines over the
+// alignment limits take their proportional share; over is how many did.
+func alignByAnchors(tokens []string, anchors []string) (counts []int, over int) {
+	counts = make([]int, len(anchors))
+	totalWords := 0
+	for _, a := range anchors {
+		totalWords += len(Fields(a))
+	}
 	pos := 0
 	for i, anchor := range anchors {
 		avail := len(tokens) - pos
@@ -75,12 +94,25 @@ func alignByAnchors(tokens []string, anchors []string) []int {
 			counts[i] = avail
 			break
 		}
-		e := len(Fields(anchor))
+		words := Fields(anchor)
+		e := len(words)
+		joined := strings.Join(words, " ")
+		if e > MaxAlignWords || len(joined) > 4*MaxAlignRunes || utf8.RuneCountInString(joined) > MaxAlignRunes {
+			over++
+			share := int(math.RoundToEven(float64(len(tokens)) * float64(e) / float64(max(1, totalWords))))
+			counts[i] = min(share, avail)
+			pos += counts[i]
+			continue
+		}
 		lo, hi := window(e, avail)
-		m := difflib.NewMatcher(nil, []rune(strings.Join(Fields(anchor), " ")))
+		m := difflib.NewMatcher(nil, []rune(joined))
 		best, bestScore := lo, -1.0
 		for k := lo; k <= hi; k++ {
-			m.SetA([]rune(strings.Join(tokens[pos:pos+k], " ")))
+			cand := strings.Join(tokens[pos:pos+k], " ")
+			if len(cand) > 8*MaxAlignRunes {
+				break // longer candidates only grow
+			}
+			m.SetA([]rune(cand))
 			score := m.Ratio()
 			if score > bestScore || (score == bestScore && abs(k-e) < abs(best-e)) {
 				best, bestScore = k, score
@@ -89,7 +121,7 @@ func alignByAnchors(tokens []string, anchors []string) []int {
 		counts[i] = best
 		pos += best
 	}
-	return counts
+	return counts, over
 }
 
 // place distributes a line's tokens over its n String elements: one per

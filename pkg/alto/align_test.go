@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 type pyVectors struct {
@@ -117,9 +118,9 @@ func TestAlignByAnchors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := alignByAnchors(Fields(c.pass1), c.anchors)
-			if fmt.Sprint(got) != fmt.Sprint(c.want) {
-				t.Errorf("counts %v, want %v", got, c.want)
+			got, over := alignByAnchors(Fields(c.pass1), c.anchors)
+			if fmt.Sprint(got) != fmt.Sprint(c.want) || over != 0 {
+				t.Errorf("counts %v (%d over the limits), want %v", got, over, c.want)
 			}
 		})
 	}
@@ -184,4 +185,34 @@ func TestSplitAnswer(t *testing.T) {
 			t.Errorf("splitAnswer(%q, %d) = %q, want %q", c.in, c.want, got, c.out)
 		}
 	}
+}
+
+// TestAlignmentBounded: a block of two lines of 20,000 words (127 s before
+// the limits) is split proportionally at once, every token kept; a line
+// of one huge token does not stall the matcher either.
+func TestAlignmentBounded(t *testing.T) {
+	words := make([]string, 20000)
+	for i := range words {
+		words[i] = fmt.Sprintf("slovo%d", i%97)
+	}
+	line := strings.Join(words, " ")
+	tokens := Fields(line + " " + line)
+	start := time.Now()
+	counts, over := alignByAnchors(tokens, []string{line, line})
+	took := time.Since(start)
+	if over != 1 || counts[0]+counts[1] != len(tokens) || counts[0] != 20000 {
+		t.Errorf("counts %v, %d over the limit; want 20000 each, 1 over", counts, over)
+	}
+	huge := strings.Repeat("x", 1<<20)
+	counts, over = alignByAnchors([]string{huge, "a", huge}, []string{huge, "a b"})
+	if over != 1 || counts[0]+counts[1] != 3 {
+		t.Errorf("huge token: counts %v, over %d", counts, over)
+	}
+	// A line just within the limits is still aligned by the matcher.
+	within := strings.Join(words[:MaxAlignWords], " ")
+	counts, over = alignByAnchors(Fields(within+" tail words"), []string{within, "tail words"})
+	if over != 0 || counts[0] != MaxAlignWords {
+		t.Errorf("within the limit: counts %v, over %d", counts, over)
+	}
+	t.Logf("two lines of 20,000 words aligned in %v; total %v", took, time.Since(start))
 }

@@ -262,6 +262,10 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	}
 	res.Stats.Pages = len(pages)
 	res.Warnings = tr.warnings
+	if n := res.Stats.OverAlignLimit; n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d lines over the alignment limit (%d words or %d characters) took their proportional share of the translated words instead of the aligned one",
+			opt.File, n, MaxAlignWords, MaxAlignRunes))
+	}
 	if res.Output, err = ed.Bytes(); err != nil {
 		return nil, fmt.Errorf("alto: %s: %w", opt.File, err)
 	}
@@ -488,7 +492,9 @@ func (t *translator) translateGroup(ctx context.Context, bt *batcher, pageNum in
 			}
 			counts = proportional(len(tokens), words)
 		} else {
-			counts = alignByAnchors(tokens, anchors[:len(b.holders)])
+			var over int
+			counts, over = alignByAnchors(tokens, anchors[:len(b.holders)])
+			pr.stats.OverAlignLimit += over
 			anchors = anchors[len(b.holders):]
 		}
 		pr.langs[lang]++

@@ -38,6 +38,9 @@ type Stats struct {
 	// Untranslated counts blocks whose replies the guard rejected twice;
 	// they are left as they were.
 	Untranslated int
+	// OverAlignLimit counts lines over the alignment limits (MaxAlignWords,
+	// MaxAlignRunes), split proportionally instead of aligned.
+	OverAlignLimit int
 }
 
 func (s *Stats) add(o Stats) {
@@ -55,6 +58,7 @@ func (s *Stats) add(o Stats) {
 	s.Unsupported += o.Unsupported
 	s.GuardRejections += o.GuardRejections
 	s.Untranslated += o.Untranslated
+	s.OverAlignLimit += o.OverAlignLimit
 }
 
 // Summary is the WARNING summary line for the document's log.

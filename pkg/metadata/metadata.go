@@ -10,6 +10,7 @@
 package metadata
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -85,6 +86,11 @@ type Result struct {
 
 const xmlLang = "xml:lang"
 
+// MaxFields is the most fields with text one document may have matched by
+// the field list; a larger document is refused with a *xmlsplice.LimitError
+// before any backend call (a record has tens).
+const MaxFields = 5000
+
 // Translate translates the targeted fields of a metadata document.
 func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	if opt.Backend == nil || opt.Target == "" {
@@ -119,6 +125,22 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	doc, err := xmlsplice.Parse(src)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: %s: %w", opt.File, err)
+	}
+	// The field count is checked before any backend call.
+	fields, counted := 0, map[*xmlsplice.Node]bool{}
+	for _, f := range opt.Fields {
+		for _, el := range f.Select(doc, opt.Namespaces) {
+			if counted[el] {
+				continue
+			}
+			counted[el] = true
+			if text, _ := el.Text(); strings.TrimSpace(text) != "" {
+				if fields++; fields > MaxFields {
+					return nil, fmt.Errorf("metadata: %s: %w", opt.File, &xmlsplice.LimitError{
+						Line: 1 + bytes.Count(src[:el.Start], []byte{'\n'}), What: "translated field count", Limit: MaxFields})
+				}
+			}
+		}
 	}
 	res := &Result{Languages: map[string]int{}}
 	ed := xmlsplice.NewEditor(src)

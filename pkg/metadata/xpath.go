@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 
 	"archivekit/pkg/xmlsplice"
@@ -103,7 +104,17 @@ func (x *XPath) Select(doc *xmlsplice.Document, ns Namespaces) []*xmlsplice.Node
 				next = append(next, n)
 			}
 		}
+		walked := -1 // end offset of the last subtree walked
 		for _, c := range ctx {
+			if st.descendant {
+				// ctx is in document order: a node inside the subtree
+				// walked last has all its descendants visited already, so
+				// nested matches cost one walk, not one per level.
+				if c.Kind != xmlsplice.DocumentNode && c.Start < walked {
+					continue
+				}
+				walked = c.End
+			}
 			for _, ch := range c.Children {
 				if ch.Kind != xmlsplice.ElementNode {
 					continue
@@ -133,11 +144,7 @@ func (st step) matches(n *xmlsplice.Node, ns Namespaces) bool {
 
 // sortByPosition orders nodes by their start offset (document order).
 func sortByPosition(ns []*xmlsplice.Node) []*xmlsplice.Node {
-	for i := 1; i < len(ns); i++ {
-		for j := i; j > 0 && ns[j].Start < ns[j-1].Start; j-- {
-			ns[j], ns[j-1] = ns[j-1], ns[j]
-		}
-	}
+	sort.SliceStable(ns, func(i, j int) bool { return ns[i].Start < ns[j].Start })
 	return ns
 }
 

@@ -82,6 +82,10 @@ type Node struct {
 	Parent *Node
 	// Children are the child nodes in document order.
 	Children []*Node
+
+	// uri is the element's namespace URI, resolved by Parse (uriSet).
+	uri    string
+	uriSet bool
 }
 
 // Document is a parsed document: its source bytes and its tree.
@@ -107,6 +111,37 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("not well-formed XML: line %d: %s", e.Line, e.Msg)
 }
 
+// LimitError reports a document over one of the work limits of Limits.
+// It is the client's document that is too large for the service, not
+// malformed XML: the services answer it with 422 naming the limit.
+type LimitError struct {
+	// Line is the 1-based line where the limit was passed.
+	Line int
+	// What names the limit, for example "nesting depth".
+	What string
+	// Limit is the largest value accepted.
+	Limit int
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("line %d: the document exceeds the %s limit of %d", e.Line, e.What, e.Limit)
+}
+
+// Limits bound the work and memory of parsing one document.
+type Limits struct {
+	// Depth is the deepest element nesting accepted (real ALTO and
+	// metadata records nest fewer than 20 levels).
+	Depth int
+	// Nodes is the most nodes (elements, text runs, comments, processing
+	// instructions) accepted: about 150 bytes each in memory; the 1.4 MB
+	// sample ALTO has 38,000.
+	Nodes int
+}
+
+// DefaultLimits are the limits of Parse: 256 levels and 2,000,000 nodes
+// (an ALTO file of about 70 MB; 300 MB of memory for the tree).
+var DefaultLimits = Limits{Depth: 256, Nodes: 2_000_000}
+
 // lineAt is the 1-based line number of offset off in src.
 func lineAt(src []byte, off int) int {
 	off = min(max(off, 0), len(src))
@@ -121,7 +156,21 @@ func lineAt(src []byte, off int) int {
 // is an error, as XML 1.0 section 2.8 requires), a repeated attribute, text
 // outside the root element, and a document with no or several root
 // elements.
-func Parse(src []byte) (*Document, error) {
+//
+// Parse applies DefaultLimits: a document nested deeper or with more nodes
+// is refused with a *LimitError. Parsing is linear in the document's size;
+// each element's namespace URI is resolved on the way (Node.URI).
+func Parse(src []byte) (*Document, error) { return DefaultLimits.Parse(src) }
+
+// Parse is the package's Parse under the limits l (a zero field means the
+// default's value).
+func (l Limits) Parse(src []byte) (*Document, error) {
+	if l.Depth <= 0 {
+		l.Depth = DefaultLimits.Depth
+	}
+	if l.Nodes <= 0 {
+		l.Nodes = DefaultLimits.Nodes
+	}
 	d := xml.NewDecoder(bytes.NewReader(src))
 	d.Strict = true
 	d.CharsetReader = func(label string, _ io.Reader) (io.Reader, error) {
@@ -136,7 +185,8 @@ func Parse(src []byte) (*Document, error) {
 	if bytes.HasPrefix(src, []byte("\ufeff")) {
 		bomLen = 3
 	}
-	roots := 0
+	roots, depth, nodes := 0, 0, 0
+	ns := nsStack{}
 	for {
 		start := int(d.InputOffset())
 		tok, err := d.RawToken()
@@ -154,8 +204,16 @@ func Parse(src []byte) (*Document, error) {
 			return nil, bad(start, "%v", err)
 		}
 		end := int(d.InputOffset())
+		if _, isEnd := tok.(xml.EndElement); !isEnd {
+			if nodes++; nodes > l.Nodes {
+				return nil, &LimitError{Line: lineAt(src, start), What: "node count", Limit: l.Nodes}
+			}
+		}
 		switch t := tok.(type) {
 		case xml.StartElement:
+			if depth++; depth > l.Depth {
+				return nil, &LimitError{Line: lineAt(src, start), What: "nesting depth", Limit: l.Depth}
+			}
 			if cur == root {
 				if roots++; roots > 1 {
 					return nil, bad(start, "a second root element <%s> (a document has exactly one)", qname(t.Name))
@@ -175,6 +233,8 @@ func Parse(src []byte) (*Document, error) {
 			}
 			n.Attrs = attrs
 			n.SelfClosing = bytes.HasSuffix(src[start:end], []byte("/>"))
+			ns.push(attrs)
+			n.uri, n.uriSet = ns.lookup(t.Name.Space), true
 			cur.Children = append(cur.Children, n)
 			cur = n
 		case xml.EndElement:
@@ -185,6 +245,8 @@ func Parse(src []byte) (*Document, error) {
 				return nil, bad(start, "end tag </%s> does not match start tag <%s> of line %d", qname(t.Name), cur.QName(), lineAt(src, cur.Start))
 			}
 			cur.EndTagStart, cur.End = start, end
+			ns.pop()
+			depth--
 			cur = cur.Parent
 		case xml.CharData:
 			if cur == root && len(bytes.TrimLeft(bytes.TrimPrefix(t, []byte("\ufeff")), " \t\r\n")) > 0 {
@@ -321,8 +383,61 @@ func (n *Node) NamespaceURI(prefix string) string {
 	return ""
 }
 
-// URI returns the namespace URI of element n.
-func (n *Node) URI() string { return n.NamespaceURI(n.Name.Space) }
+// URI returns the namespace URI of element n (resolved once by Parse).
+func (n *Node) URI() string {
+	if n.uriSet {
+		return n.uri
+	}
+	return n.NamespaceURI(n.Name.Space)
+}
+
+// nsStack holds the namespace bindings in scope while parsing: for each
+// prefix ("" for the default namespace) the stack of URIs bound to it, and
+// for each open element the prefixes it bound, so that every lookup, push
+// and pop costs O(1) per attribute whatever the depth.
+type nsStack struct {
+	bound  map[string][]string
+	frames [][]string
+}
+
+func (s *nsStack) push(attrs []Attr) {
+	var mine []string
+	for _, a := range attrs {
+		var prefix string
+		switch {
+		case a.Name.Space == "" && a.Name.Local == "xmlns":
+		case a.Name.Space == "xmlns":
+			prefix = a.Name.Local
+		default:
+			continue
+		}
+		if s.bound == nil {
+			s.bound = map[string][]string{}
+		}
+		s.bound[prefix] = append(s.bound[prefix], a.Value)
+		mine = append(mine, prefix)
+	}
+	s.frames = append(s.frames, mine)
+}
+
+func (s *nsStack) pop() {
+	top := s.frames[len(s.frames)-1]
+	s.frames = s.frames[:len(s.frames)-1]
+	for _, p := range top {
+		b := s.bound[p]
+		s.bound[p] = b[:len(b)-1]
+	}
+}
+
+func (s *nsStack) lookup(prefix string) string {
+	if prefix == "xml" {
+		return "http://www.w3.org/XML/1998/namespace"
+	}
+	if b := s.bound[prefix]; len(b) > 0 {
+		return b[len(b)-1]
+	}
+	return ""
+}
 
 // QName returns the element name as written, prefix:local or local.
 func (n *Node) QName() string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -259,5 +260,51 @@ func TestRefusesMalformedNamingTheLine(t *testing.T) {
 	// A byte-order mark before the declaration is fine.
 	if _, err := Parse([]byte("\ufeff<?xml version=\"1.0\"?>\r\n<a/>\r\n")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	l := Limits{Depth: 3, Nodes: 8}
+	for _, tc := range []struct {
+		src, what string // what: the limit passed, "" when accepted
+		line      int
+	}{
+		{"<a><b><c/></b></a>", "", 0},
+		{"<a><b><c>\n<d/></c></b></a>", "nesting depth", 2},
+		{"<a><b/><b/><b/><b/><b/><b/><b/></a>", "", 0}, // 8 elements
+		{"<a><b/><b/><b/><b/><b/><b/><b/><b/></a>", "node count", 1},
+	} {
+		_, err := l.Parse([]byte(tc.src))
+		var le *LimitError
+		switch {
+		case tc.what == "" && err != nil:
+			t.Errorf("%s: %v", tc.src, err)
+		case tc.what != "" && (!errors.As(err, &le) || le.What != tc.what || le.Line != tc.line):
+			t.Errorf("%s: %v, want the %s limit on line %d", tc.src, err, tc.what, tc.line)
+		}
+	}
+	if _, err := Parse([]byte(strings.Repeat("<a>", 300) + strings.Repeat("</a>", 300))); !strings.Contains(fmt.Sprint(err), "nesting depth limit of 256") {
+		t.Errorf("default depth limit: %v", err)
+	}
+}
+
+// TestURIResolvedWhileParsing: each element's namespace URI follows the
+// declarations in scope, redefinitions and their end included.
+func TestURIResolvedWhileParsing(t *testing.T) {
+	doc, err := Parse([]byte(`<r xmlns="d" xmlns:p="one"><p:a xmlns:p="two"><p:b/></p:a><p:c/><e xmlns=""/><xml:f/></r>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	doc.Root.Children[0].Walk(func(n *Node) bool {
+		got = append(got, n.QName()+"="+n.URI())
+		if n.URI() != n.NamespaceURI(n.Name.Space) {
+			t.Errorf("%s: URI %q, lookup %q", n.QName(), n.URI(), n.NamespaceURI(n.Name.Space))
+		}
+		return true
+	})
+	want := "[r=d p:a=two p:b=two p:c=one e= xml:f=http://www.w3.org/XML/1998/namespace]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("URIs %v, want %s", got, want)
 	}
 }

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"archivekit/pkg/translator/translatortest"
+)
+
+// cpuSeconds is the user+system CPU time of this process so far.
+func cpuSeconds(t *testing.T) float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Skip(err)
+	}
+	tv := func(v syscall.Timeval) float64 { return float64(v.Sec) + float64(v.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+// nested is a metadata-like document of depth nested elements.
+func nested(depth int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`<?xml version="1.0"?>` + "\n")
+	for range depth {
+		b.WriteString(`<arch:amcr xmlns:arch="https://api.aiscr.cz/schema/amcr/2.2/">`)
+	}
+	b.WriteString("<arch:dokument><arch:popis>hrob</arch:popis></arch:dokument>")
+	for range depth {
+		b.WriteString("</arch:amcr>")
+	}
+	return b.Bytes()
+}
+
+// longLines is an ALTO page with one block of lines lines of words words.
+func longLines(lines, words int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`<?xml version="1.0"?>` + "\n" + `<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p1"><PrintSpace><TextBlock ID="b1">`)
+	for l := range lines {
+		fmt.Fprintf(&b, `<TextLine ID="l%d">`, l)
+		for w := range words {
+			fmt.Fprintf(&b, `<String CONTENT="slovo%d"/><SP/>`, w%97)
+		}
+		b.WriteString("</TextLine>")
+	}
+	b.WriteString("</TextBlock></PrintSpace></Page></Layout></alto>")
+	return b.Bytes()
+}
+
+// manyFields is a record with n translated fields.
+func manyFields(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`<?xml version="1.0"?>` + "\n" + `<arch:amcr xmlns:arch="https://api.aiscr.cz/schema/amcr/2.2/">`)
+	for range n {
+		b.WriteString("<arch:dokument><arch:popis>hrob a sídliště</arch:popis></arch:dokument>\n")
+	}
+	b.WriteString("</arch:amcr>")
+	return b.Bytes()
+}
+
+// TestHostileDocumentsBoundedWork sends documents small on the wire and
+// large in work, and logs the CPU time of each; those over a work limit
+// are refused with 422 naming the limit, the others are translated.
+func TestHostileDocumentsBoundedWork(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, nil))
+	flat := append(append([]byte(`<?xml version="1.0"?>`+"\n<r>"), bytes.Repeat([]byte("<a/>"), 2_100_000)...), "</r>"...)
+	for _, tc := range []struct {
+		name, file string
+		data       []byte
+		status     int
+		want       string // in the detail of an error, in the log of a success
+	}{
+		{"50,000 nested elements", "deep.xml", nested(50_000), 422, "nesting depth limit of 256"},
+		{"250 nested elements", "deep250.xml", nested(250), 200, ""},
+		{"2.1 million empty elements", "flat.xml", flat, 422, "node count limit of 2000000"},
+		{"6,000 fields", "fields.xml", manyFields(6000), 422, "translated field count limit of 5000"},
+		{"ALTO block of 2 lines of 20,000 words", "long.alto.xml", longLines(2, 20_000), 200, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body, ct := multipartBody(t, part{Field: "file", Name: tc.file, File: true, Data: tc.data}, part{Field: "source_lang", Data: []byte("cs")})
+			cpu0, t0 := cpuSeconds(t), time.Now()
+			resp := post(t, ts.URL+"/translate", ct, body)
+			b := readBody(t, resp)
+			t.Logf("%s (%d bytes): %d in %.2f s wall, %.2f CPU-s", tc.name, len(tc.data), resp.StatusCode, time.Since(t0).Seconds(), cpuSeconds(t)-cpu0)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %.300s", resp.StatusCode, tc.status, b)
+			}
+			if tc.status != http.StatusOK && !strings.Contains(string(b), tc.want) {
+				t.Errorf("detail %.300s lacks %q", b, tc.want)
+			}
+		})
+	}
+}
