@@ -171,8 +171,13 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	full := make([]string, len(ptrs))
 	for i, s := range ptrs {
-		key, err := results.ImageKey(o.Pages, filepath.Join(o.Pages, filepath.FromSlash(s.path)))
+		full[i] = filepath.Join(o.Pages, filepath.FromSlash(s.path))
+	}
+	keys := results.NewKeyer(o.Pages, full) // no page loses its row to another's name
+	for i := range ptrs {
+		key, err := keys.Key(full[i], 1)
 		if err != nil {
 			return nil, err
 		}
@@ -180,7 +185,7 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 		for j, v := range probs[i] {
 			scores[j] = float64(v)
 		}
-		row := results.Row{Key: key, Scores: scores, True: modelmeta.Categories[s.label]}
+		row := results.Row{Key: key, Scores: scores, True: modelmeta.Categories[ptrs[i].label]}
 		if err := tw.Add(row); err != nil {
 			return nil, err
 		}
