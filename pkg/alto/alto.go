@@ -225,6 +225,9 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 
 	res := &Result{Languages: map[string]int{}}
 	tr := &translator{opt: opt, src: src, auto: auto, supported: map[string]error{}}
+	if auto {
+		tr.pageLang = pageLanguages(opt.Detector, pages, !opt.KeepHyphens, opt.MinConfidence)
+	}
 	results := make([]pageResult, len(pages))
 	conc := max(1, opt.Concurrency)
 	ctx, cancel := context.WithCancel(ctx)
@@ -276,6 +279,8 @@ type translator struct {
 	opt  Options
 	src  []byte
 	auto bool
+
+	pageLang []string // per page, auto detection only (see detect.go)
 
 	mu        sync.Mutex
 	supported map[string]error // pair check per source language
@@ -395,6 +400,29 @@ func collectBlocks(page *xmlsplice.Node, join bool) []*block {
 	return blocks
 }
 
+// pageLanguages returns each page's language: its long blocks' text scored
+// with the document's language as prior, or the document's language for a
+// page without long text ("" when the document has none either).
+func pageLanguages(d Detector, pages []*xmlsplice.Node, join bool, minConf float64) []string {
+	texts := make([]string, len(pages))
+	for i, p := range pages {
+		var bt []string
+		for _, b := range collectBlocks(p, join) {
+			bt = append(bt, b.text)
+		}
+		texts[i] = longText(bt)
+	}
+	doc := DocumentLanguage(d, texts, minConf)
+	out := make([]string, len(pages))
+	for i, t := range texts {
+		out[i] = doc
+		if letterCount(t) >= MinPageLetters {
+			out[i] = DetectWithPrior(d, t, doc, minConf)
+		}
+	}
+	return out
+}
+
 func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node) pageResult {
 	pr := pageResult{langs: map[string]int{}}
 	var blocks []*block
@@ -416,7 +444,7 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 		b.src = t.opt.Source
 		if t.auto {
 			pr.detected = true
-			b.src = DetectLang(t.opt.Detector, b.text, t.opt.MinConfidence)
+			b.src = DetectWithPrior(t.opt.Detector, b.text, t.pageLang[pageNum-1], t.opt.MinConfidence)
 		}
 		if b.src == t.opt.Target {
 			pr.stats.InTarget++

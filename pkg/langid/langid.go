@@ -2,7 +2,9 @@
 // embedded in the binary (github.com/pemistahl/lingua-go, Apache-2.0, in its
 // low-accuracy trigram mode) and nothing is downloaded at run time.
 //
-// Detection is restricted to the twenty languages of spec 10.2 and answers
+// Detection covers the twenty languages of spec 10.2 and, so that text in
+// another language is reported rather than forced onto the nearest
+// supported one, a few more that archives hold (Unsupported); it answers
 // ISO 639-1 codes. As the spec says, the text is lower-cased and only its
 // first 2,000 characters are scored. When the models cannot be loaded the
 // detector is degraded: every answer is "en" with confidence 0.0 and
@@ -25,7 +27,7 @@ const (
 	LibraryLicense = "Apache-2.0"
 	// ModelID names the model configuration for the paradata's
 	// lang_id_model field.
-	ModelID = "lingua-go v1.4.0 low-accuracy (trigram), 20 languages"
+	ModelID = "lingua-go v1.4.0 low-accuracy (trigram), 20 languages + 13 recognised as unsupported"
 )
 
 // MaxRunes is how many characters of a text are scored.
@@ -43,8 +45,25 @@ var iso3to1 = [][2]string{
 	{"ron", "ro"}, {"spa", "es"}, {"ita", "it"}, {"nld", "nl"}, {"hin", "hi"},
 }
 
-// Languages returns the ISO 639-1 codes that can be detected, in the order
-// of spec 10.2.
+// unsupported are languages recognised only to be reported as outside the
+// supported set (ISO 639-3 as lingua names them): Latin, Norwegian (both
+// written standards), Danish, Swedish, Portuguese, Finnish, Catalan,
+// Greek, Turkish, Serbian, Bosnian, Macedonian, Belarusian.
+var unsupported = []string{"lat", "nob", "nno", "dan", "swe", "por", "fin"}
+
+// Unsupported returns the ISO 639-1 codes of the languages Detect may
+// answer although they are not among Languages.
+func Unsupported() []string {
+	var out []string
+	for _, c := range unsupported {
+		l := lingua.GetLanguageFromIsoCode639_3(lingua.GetIsoCode639_3FromValue(c))
+		out = append(out, strings.ToLower(l.IsoCode639_1().String()))
+	}
+	return out
+}
+
+// Languages returns the ISO 639-1 codes of the supported languages, in
+// the order of spec 10.2.
 func Languages() []string {
 	out := make([]string, len(iso3to1))
 	for i, p := range iso3to1 {
@@ -76,10 +95,14 @@ type Detector struct {
 // failure to load.
 var loader = func() (lingua.LanguageDetector, error) {
 	var langs []lingua.Language
+	codes := make([]string, 0, len(iso3to1)+len(unsupported))
 	for _, p := range iso3to1 {
-		l := lingua.GetLanguageFromIsoCode639_3(lingua.GetIsoCode639_3FromValue(p[0]))
+		codes = append(codes, p[0])
+	}
+	for _, c := range append(codes, unsupported...) {
+		l := lingua.GetLanguageFromIsoCode639_3(lingua.GetIsoCode639_3FromValue(c))
 		if l == lingua.Unknown {
-			return nil, fmt.Errorf("language %s missing from %s %s", p[0], LibraryModule, LibraryVersion)
+			return nil, fmt.Errorf("language %s missing from %s %s", c, LibraryModule, LibraryVersion)
 		}
 		langs = append(langs, l)
 	}
@@ -128,25 +151,43 @@ func (d *Detector) Degraded() (bool, string) {
 }
 
 // Detect returns the ISO 639-1 code of text's language and a confidence in
-// [0, 1] (lingua's relative confidence of the best language among the
-// twenty). The text is lower-cased and cut to its first MaxRunes
-// characters before scoring. A degraded detector, or a text without letters,
-// gives Fallback with confidence 0.
+// [0, 1] (lingua's relative confidence of the best language). The text is
+// lower-cased and cut to its first MaxRunes characters before scoring. A
+// degraded detector, or a text without letters, gives Fallback with
+// confidence 0.
 func (d *Detector) Detect(text string) (lang string, confidence float64) {
-	if d.det == nil {
+	sc := d.Scores(text)
+	if len(sc) == 0 {
 		return Fallback, 0
+	}
+	return sc[0].Lang, sc[0].Value
+}
+
+// Score is one language's confidence for a text.
+type Score struct {
+	// Lang is an ISO 639-1 code.
+	Lang string
+	// Value is in [0, 1]; the values of one text add up to 1.
+	Value float64
+}
+
+// Scores returns the confidence of every language for text, best first
+// (nil for a degraded detector or a text without letters). The text is
+// lower-cased and cut to its first MaxRunes characters.
+func (d *Detector) Scores(text string) []Score {
+	if d.det == nil {
+		return nil
 	}
 	if r := []rune(text); len(r) > MaxRunes {
 		text = string(r[:MaxRunes])
 	}
 	values := d.det.ComputeLanguageConfidenceValues(strings.ToLower(text))
 	if len(values) == 0 || values[0].Value() <= 0 {
-		return Fallback, 0
+		return nil
 	}
-	code := strings.ToLower(values[0].Language().IsoCode639_1().String())
-	c := values[0].Value()
-	if c > 1 {
-		c = 1
+	out := make([]Score, len(values))
+	for i, v := range values {
+		out[i] = Score{Lang: strings.ToLower(v.Language().IsoCode639_1().String()), Value: min(v.Value(), 1)}
 	}
-	return code, c
+	return out
 }

@@ -122,7 +122,7 @@ func TestAccuracyShortTexts(t *testing.T) {
 			t.Logf("%s text detected as %s (%.2f): %q", s.lang, lang, conf, s.text)
 		}
 	}
-	// Measured: cs 417/428 (97.4 %), sk, pl, de 20/20 each.
+	// Measured (each text alone, 27 languages): cs 415/428 (97.0 %), sk 19/20, pl, de 20/20.
 	for _, lang := range []string{"cs", "sk", "pl", "de"} {
 		acc := float64(right[lang]) / float64(total[lang])
 		t.Logf("%s: %d/%d correct (%.1f%%)", lang, right[lang], total[lang], 100*acc)

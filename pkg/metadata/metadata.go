@@ -146,6 +146,21 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	ed := xmlsplice.NewEditor(src)
 	supported := map[string]error{}
 	done := map[*xmlsplice.Node]bool{} // an element matched by two fields is translated once
+	// The document's language is the prior of each field's detection; a
+	// short field takes it (see alto.DetectWithPrior).
+	docLang := ""
+	if auto {
+		var texts []string
+		for _, f := range opt.Fields {
+			for _, el := range f.Select(doc, opt.Namespaces) {
+				if text, ok := el.Text(); ok {
+					texts = append(texts, text)
+				}
+			}
+		}
+		docLang = alto.DocumentLanguage(opt.Detector, texts, opt.MinConfidence)
+		res.DetectionUsed = len(texts) > 0
+	}
 	for _, f := range opt.Fields {
 		for _, el := range f.Select(doc, opt.Namespaces) {
 			text, ok := el.Text()
@@ -166,7 +181,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 			lang := opt.Source
 			if auto {
 				res.DetectionUsed = true
-				lang = alto.DetectLang(opt.Detector, text, opt.MinConfidence)
+				lang = alto.DetectWithPrior(opt.Detector, text, docLang, opt.MinConfidence)
 			}
 			if lang == opt.Target {
 				res.Skipped++

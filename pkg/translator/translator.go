@@ -459,6 +459,17 @@ func (d detector) Detect(text string) (string, float64) {
 	return d.d.Detect(text)
 }
 
+// Scores passes every language's confidence through when the detector
+// gives them (alto.Scorer), so the page and document priors apply.
+func (d detector) Scores(text string) []langid.Score {
+	d.record(ComponentLangID)
+	if s, ok := d.d.(alto.Scorer); ok {
+		return s.Scores(text)
+	}
+	lang, conf := d.d.Detect(text)
+	return []langid.Score{{Lang: lang, Value: conf}}
+}
+
 // wrapped is the backend as the pipelines see it: it records the backend's
 // licence components on first use, applies the vocabulary and counts
 // transport failures.
