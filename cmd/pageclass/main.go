@@ -59,7 +59,12 @@ func main() {
 // signalError is the cancellation cause of a run stopped by a signal.
 type signalError struct{ sig os.Signal }
 
-func (e signalError) Error() string { return "interrupted by " + e.sig.String() }
+func (e signalError) Error() string {
+	if e.sig == syscall.SIGTERM {
+		return "stopped by SIGTERM"
+	}
+	return "interrupted by Ctrl-C (SIGINT)"
+}
 
 // exitInterrupted is the exit code of a run stopped by Ctrl-C (128 + SIGINT);
 // SIGTERM gives 143.
