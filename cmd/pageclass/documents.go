@@ -130,6 +130,12 @@ func (d *documents) one(file, baseline, out, outDir string, schema *docrecord.Sc
 	if err != nil {
 		return fmt.Errorf("document record of %s: %w", file, err)
 	}
+	snap := d.r.para.Snapshot()
+	pc := docrecord.NewContributor(paradata.Program, snap.ToolVersion, d.r.stamp, d.r.start, snap.LicenseDetail, "page_categories")
+	pc.ParadataRef, pc.ContainerImage, pc.RunnerRef = filepath.Base(d.r.para.Path()), snap.DockerImage, snap.RunnerRef
+	if err := rec.AddProvenance(pc); err != nil {
+		return fmt.Errorf("document record of %s: %w", file, err)
+	}
 	for _, w := range rec.Warnings {
 		d.r.log.Warn("document record", "file", file, "warning", w)
 		d.r.para.Warn(fmt.Sprintf("document record of %s: %s", file, w))

@@ -28,7 +28,7 @@ func sharedSchema(t *testing.T) *docrecord.Schema {
 	return nil
 }
 
-var volatile = regexp.MustCompile(`("(?:run_id|updated_at|paradata_ref)": )"[^"]*"`)
+var volatile = regexp.MustCompile(`("(?:run_id|updated_at|paradata_ref|at)": )"[^"]*"`)
 
 // normalised is a record with its run-dependent values replaced.
 func normalised(t *testing.T, path string) []byte {

@@ -119,6 +119,33 @@ func TestCrateOfRealRecord(t *testing.T) {
 		} `json:"assembled"`
 	}
 	json.Unmarshal(rec, &r)
+	// Both tools left their run in the provenance block, each with the
+	// licence of its run metadata; the most restrictive (the translator's
+	// CC BY-NC-SA) is the record's.
+	var pcPara struct{ License string }
+	pb, _ := os.ReadFile(paras[0])
+	json.Unmarshal(pb, &pcPara)
+	var prov struct {
+		DocID  string `json:"doc_id"`
+		Source struct {
+			SHA256 string `json:"sha256"`
+		} `json:"source"`
+		Provenance struct {
+			License      string `json:"license"`
+			Contributors []struct {
+				Program, Version, License string
+				RunID                     string `json:"run_id"`
+			} `json:"contributors"`
+		} `json:"provenance"`
+	}
+	json.Unmarshal(rec, &prov)
+	if p := prov.Provenance; p.License != "CC BY-NC-SA 4.0" || len(p.Contributors) != 2 || p.Contributors[0].Program != "page-classification" ||
+		p.Contributors[0].License != pcPara.License || pcPara.License == "" || p.Contributors[1].Program != "translator" || p.Contributors[1].Version == "" {
+		t.Errorf("provenance %+v", p)
+	}
+	if prov.DocID != "CTX000000042" || prov.Source.SHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("doc_id %q or source digest %q changed", prov.DocID, prov.Source.SHA256)
+	}
 	if got, want := doc.Graph[1]["datePublished"], r.Assembled.Blocks["translations"].UpdatedAt; got != want || want == "" {
 		t.Errorf("datePublished %v, want the translation stamp %s", got, want)
 	}

@@ -390,7 +390,8 @@ func (r *runner) record(written []string) error {
 		}
 	}
 	info := translator.RecordInfo{SourceLang: src, TargetLang: s.Target, Backend: s.Backend, Mode: s.Mode,
-		Licence: snap.LicenseDetail, RunID: snap.RunID, ParadataRef: pd.path, At: time.Now(), HadBaseline: true}
+		Licence: snap.LicenseDetail, RunID: snap.RunID, ParadataRef: pd.path, At: time.Now(), HadBaseline: true,
+		Version: snap.ToolVersion, ContainerImage: snap.DockerImage, RunnerRef: snap.RunnerRef}
 	if len(written) == 1 {
 		info.TranslatedXML = written[0]
 	} else {

@@ -31,12 +31,16 @@ type RecordInfo struct {
 	At                 time.Time
 	// HadBaseline is false when the record was started without a baseline.
 	HadBaseline bool
+	// Version, ContainerImage and RunnerRef describe the run in the
+	// provenance block (the last two when set).
+	Version, ContainerImage, RunnerRef string
 }
 
 // AccreteRecord writes the translator's block onto rec (spec 2.4):
 // translations {source_lang, target_lang, backend, output_mode, license,
-// license_url, license_detail[, files]}, derived_from.translated_xml and the
-// assembled.blocks entry. The translated text itself is not stored. doc_id
+// license_url, license_detail[, files]}, derived_from.translated_xml, the
+// assembled.blocks entry and its contributor entry in the provenance block
+// (docrecord.AddProvenance). The translated text itself is not stored. doc_id
 // is never touched. The caller validates and writes the record
 // (docrecord.Record.WriteFile), which refuses an invalid one.
 func AccreteRecord(rec *docrecord.Record, info RecordInfo) error {
@@ -78,6 +82,11 @@ func AccreteRecord(rec *docrecord.Record, info RecordInfo) error {
 		at = time.Now()
 	}
 	if err := rec.NoteBlocks(Program, info.RunID, info.ParadataRef, at, info.HadBaseline, "translations"); err != nil {
+		return fmt.Errorf("document record: %w", err)
+	}
+	c := docrecord.NewContributor(Program, info.Version, info.RunID, at, info.Licence, "translations")
+	c.ParadataRef, c.ContainerImage, c.RunnerRef = info.ParadataRef, info.ContainerImage, info.RunnerRef
+	if err := rec.AddProvenance(c); err != nil {
 		return fmt.Errorf("document record: %w", err)
 	}
 	return nil
