@@ -482,7 +482,7 @@ func (t *translator) translateGroup(ctx context.Context, bt *batcher, pageNum in
 	for i, b := range blocks {
 		items[i] = b.text
 	}
-	pass1, status, err := bt.translate(ctx, items, lang)
+	pass1, status, err := bt.translate(ctx, items, lang, true)
 	if err != nil {
 		return err
 	}
@@ -499,9 +499,9 @@ func (t *translator) translateGroup(ctx context.Context, bt *batcher, pageNum in
 				lines = append(lines, l.text)
 			}
 		}
-		// A rejected anchor is empty: alignment then leans on its
-		// neighbours; anchors are never written.
-		if anchors, _, err = bt.translate(ctx, lines, lang); err != nil {
+		// A rejected anchor is empty, not retried: alignment then leans on
+		// its neighbours; anchors are never written.
+		if anchors, _, err = bt.translate(ctx, lines, lang, false); err != nil {
 			return err
 		}
 	}

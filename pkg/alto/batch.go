@@ -85,7 +85,10 @@ type batcher struct {
 // Items the backend can fill without a call (backend.Filler: short
 // vocabulary entries) are filled with status backend.Vocabulary; the others
 // go out in batches.
-func (b *batcher) translate(ctx context.Context, items []string, src string) ([]string, []backend.Status, error) {
+//
+// retry false is for pass-2 anchors, which are never written: a rejected
+// anchor is dropped (empty, Untranslated) instead of being retried.
+func (b *batcher) translate(ctx context.Context, items []string, src string, retry bool) ([]string, []backend.Status, error) {
 	out := make([]string, len(items))
 	status := make([]backend.Status, len(items))
 	var send []string
@@ -103,7 +106,7 @@ func (b *batcher) translate(ctx context.Context, items []string, src string) ([]
 	}
 	k := 0
 	for _, group := range groupByChars(send, b.maxChars) {
-		res, st, err := b.translateGroup(ctx, group, src)
+		res, st, err := b.translateGroup(ctx, group, src, retry)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -115,7 +118,7 @@ func (b *batcher) translate(ctx context.Context, items []string, src string) ([]
 	return out, status, nil
 }
 
-func (b *batcher) translateGroup(ctx context.Context, items []string, src string) ([]string, []backend.Status, error) {
+func (b *batcher) translateGroup(ctx context.Context, items []string, src string, retry bool) ([]string, []backend.Status, error) {
 	if len(items) == 0 {
 		return nil, nil, nil
 	}
@@ -141,6 +144,10 @@ func (b *batcher) translateGroup(ctx context.Context, items []string, src string
 			for i := range items {
 				if len(items) > 1 && !bad[i] {
 					out[i], status[i] = parts[i], backend.OK
+					continue
+				}
+				if !retry {
+					status[i] = backend.Untranslated
 					continue
 				}
 				seg, err := guard.Retry(ctx, b.be, items[i], src, b.tgt, rej)
@@ -172,7 +179,18 @@ func (b *batcher) translateGroup(ctx context.Context, items []string, src string
 		redo = allIndices(len(items))
 	}
 	for _, i := range redo {
-		seg, err := guard.Translate(ctx, b.be, items[i], src, b.tgt)
+		var seg guard.Segment
+		var err error
+		if retry {
+			seg, err = guard.Translate(ctx, b.be, items[i], src, b.tgt)
+		} else {
+			seg.Calls = 1
+			if seg.Text, err = b.be.Translate(ctx, items[i], src, b.tgt); err == nil {
+				seg.Status = backend.OK
+			} else if guard.AsRejection(err) != nil {
+				seg.Status, err = backend.Untranslated, nil
+			}
+		}
 		b.stats.Calls += seg.Calls
 		if err != nil {
 			return nil, nil, fmt.Errorf("backend %s (%s->%s): %w", b.be.Name(), src, b.tgt, err)

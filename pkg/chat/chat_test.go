@@ -208,7 +208,7 @@ func TestLanguages(t *testing.T) {
 
 func TestGuardAndChunks(t *testing.T) {
 	ctx := context.Background()
-	srv := chattest.New(chattest.Config{Reply: func(n int, user string) string { return strings.Repeat("grave ", 150) }})
+	srv := chattest.New(chattest.Config{Reply: func(n int, _, user string) string { return strings.Repeat("grave ", 150) }})
 	b, _ := start(t, srv, nil)
 	_, err := b.Translate(ctx, "hrob", "cs", "en")
 	if guard.AsRejection(err) == nil {

@@ -104,7 +104,7 @@ func TestDegenerateRepliesNeverWritten(t *testing.T) {
 // TestChatRetryWithoutGlossary: for a backend taking a glossary, the retry
 // after a rejected reply goes without it.
 func TestChatRetryWithoutGlossary(t *testing.T) {
-	srv := chattest.New(chattest.Config{Reply: func(n int, user string) string {
+	srv := chattest.New(chattest.Config{Reply: func(n int, _, user string) string {
 		if n == 0 {
 			return strings.Repeat("grave ", 150)
 		}

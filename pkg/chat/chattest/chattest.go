@@ -31,8 +31,9 @@ type Config struct {
 	// of a translation: malformed JSON, missing choices and the like.
 	Raw func(n int) string
 	// Reply, when not nil, replaces the translation of the user message
-	// for request n (0-based); the answer is otherwise well formed.
-	Reply func(n int, user string) string
+	// for request n (0-based), given the system prompt too; the answer is
+	// otherwise well formed.
+	Reply func(n int, system, user string) string
 	// FinishReason is sent in the choice; "" means "stop".
 	FinishReason string
 }
@@ -128,7 +129,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	var out string
 	if s.cfg.Reply != nil {
-		out = s.cfg.Reply(n, req.User)
+		out = s.cfg.Reply(n, req.System, req.User)
 	} else {
 		out = Translate(req.System, req.User)
 	}
