@@ -337,8 +337,8 @@ func TestTrainThenEvalEvaluatesTheTrainedModel(t *testing.T) {
 		t.Errorf("no per-category report:\n%s", log)
 	}
 	d := readParadata(t, e)
-	if d.Training["epochs"] != 1.0 || d.Training["seed"] != 420.0 || d.Training["folds_trained"] == nil || len(d.Models) != 1 ||
-		d.Models[0].Revision != "tinybase_FOLD_1" {
+	if d.Training["epochs"] != 1.0 || d.Training["seed"] != 420.0 || d.Training["folds_trained"] == nil || len(d.Models) != 2 ||
+		d.Models[0].Revision != "tinybase" || d.Models[1].Revision != "tinybase_FOLD_1" { // the base, then the model evaluated
 		t.Errorf("training %v, models %+v", d.Training, d.Models)
 	}
 }

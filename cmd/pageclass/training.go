@@ -165,6 +165,13 @@ func (r *runner) train(ctx context.Context) ([]classify.Folder, error) {
 	if err != nil {
 		return nil, err
 	}
+	meta, err := modelmeta.Load(base.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.recordModel(base.Name(meta), base.Dir, meta, base.Demo); err != nil { // the base trained from
+		return nil, err
+	}
 	if o.FoldsCSV != "" && r.cli.Folds > 0 {
 		msg := fmt.Sprintf("--folds %d is ignored: --folds_csv %s takes precedence (spec 4.1 rule 4)", r.cli.Folds, o.FoldsCSV)
 		r.log.Warn(msg)
