@@ -49,8 +49,9 @@ FIX_STAMP  := $(FIXTURES)/.complete
 
 # Debian packages: libvips (image and PDF decoding, via govips), the native
 # toolchain, Chromium for the browser test of /frontend, xmllint for --xsd,
-# patchelf and zstd for the relocatable tree of make install / make dist.
-APT_PKGS := libvips-dev pkg-config cmake ninja-build g++ chromium libxml2-utils patchelf zstd
+# patchelf and zstd for the relocatable tree of make install / make dist,
+# shellcheck for the workflow linter.
+APT_PKGS := libvips-dev pkg-config cmake ninja-build g++ chromium libxml2-utils patchelf zstd shellcheck
 
 export CGO_ENABLED := 1
 export CGO_LDFLAGS := -L$(TSHIM_DIR)/lib -Wl,-rpath,$(TSHIM_DIR)/lib -L$(CT2_DIR)
@@ -58,7 +59,7 @@ export ARCHIVEKIT_PYTHON := $(VENV_PY)
 export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
 
-.PHONY: deps apt venv pytools cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist
+.PHONY: deps apt venv pytools lint-workflows cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist
 
 # make install PREFIX=DIR and make dist: the relocatable tree (tools/install.sh).
 PREFIX       ?= /usr/local
@@ -160,9 +161,16 @@ dist: deps native
 RACE_PKGS := ./pkg/batcher ./pkg/service ./pkg/pipeline ./pkg/classify ./pkg/translator ./bindings/...
 test: deps native fixtures pytools dist
 	$(GO) vet ./...
+	$(MAKE) -s lint-workflows
 	ARCHIVEKIT_DIST_TARBALL='$(DIST_TARBALL)' ARCHIVEKIT_SHARED='$(SHARED)' $(GO) test -count=1 -timeout 30m ./...
 	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 	$(VENV_PY) -m pytest -q -p no:cacheprovider tools/test_export.py
+
+## lint-workflows: the code host's workflow files through actionlint (built
+## from the Go module proxy; it runs shellcheck on every run: script).
+ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+lint-workflows: apt
+	$(GO) run $(ACTIONLINT) .github/workflows/*.yml
 
 ## bench: speed and memory, as ratios against references measured in the same
 ## run (Python torch, the Python reference pipeline, no batching, ...).
