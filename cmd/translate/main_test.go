@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -132,7 +133,7 @@ func TestALTO(t *testing.T) {
 		f, _ := os.Open(filepath.Join(out, "MTX201501307_anon_log.csv"))
 		rows, err := csv.NewReader(f).ReadAll()
 		f.Close()
-		if err != nil || len(rows) < 2 || strings.Join(rows[0], ",") != "file,page_num,line_num,text_cs,text_en,status" || rows[1][0] != "MTX201501307_anon" || rows[1][1] != "1" {
+		if err != nil || len(rows) < 2 || strings.Join(rows[0], ",") != "file,page_num,line_num,text_cs,text_en,status,score" || rows[1][0] != "MTX201501307_anon" || rows[1][1] != "1" {
 			t.Fatalf("log: %v %v", rows[:min(2, len(rows))], err)
 		}
 		if !strings.Contains(r.stderr, "WARNING MTX201501307_anon: batch summary") {
@@ -504,5 +505,26 @@ func TestCT2FastAlign(t *testing.T) {
 	d := readParadata(t, out)
 	if d.Status != "completed" || d.License != "CC BY 4.0" {
 		t.Errorf("run metadata: status %s licence %s (%+v)", d.Status, d.License, d.LicenseDetail.Components)
+	}
+	// The log carries the model's score beside each written line's status.
+	f, err := os.Open(filepath.Join(out, "MTX201501307_anon_log.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 || rows[0][6] != "score" {
+		t.Fatalf("log: %v %v", err, rows[:1])
+	}
+	scored := 0
+	for _, r := range rows[1:] {
+		if _, err := strconv.ParseFloat(r[6], 64); err == nil && (r[5] == "ok" || r[5] == "retried") {
+			scored++
+		} else if r[6] != "" {
+			t.Fatalf("row %v: score %q", r, r[6])
+		}
+	}
+	if scored == 0 {
+		t.Error("no written line has a score")
 	}
 }

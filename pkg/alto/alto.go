@@ -107,6 +107,10 @@ type LogRow struct {
 	Line string
 	// Source is the line's original text, Target the text written to it.
 	Source, Target string
+	// Score is the model's score of the block's translation (ct2: the
+	// cumulative log-probability), when HasScore.
+	Score    float64
+	HasScore bool
 	// Status is what happened to the line's block (backend.OK, Retried,
 	// Untranslated, UnsupportedLang, ...); Target is empty unless it is
 	// OK, Retried or Vocabulary.
@@ -553,7 +557,11 @@ func (t *translator) writeBlock(b *block, lang string, tokens []string, counts [
 			a := l.strings[k]
 			contentEdits = append(contentEdits, edit{a.Start, a.End, xmlsplice.EscapeAttr(v, a.Quote)})
 		}
-		pr.rows = append(pr.rows, LogRow{File: t.opt.File, Page: pageNum, Line: l.id, Source: l.text, Target: strings.Join(mine, " "), Status: st})
+		row := LogRow{File: t.opt.File, Page: pageNum, Line: l.id, Source: l.text, Target: strings.Join(mine, " "), Status: st}
+		if sc, ok := t.opt.Backend.(backend.Scorer); ok && st != backend.Vocabulary {
+			row.Score, row.HasScore = sc.Score(b.text)
+		}
+		pr.rows = append(pr.rows, row)
 	}
 	for _, a := range b.emptied {
 		contentEdits = append(contentEdits, edit{a.Start, a.End, ""})

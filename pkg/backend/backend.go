@@ -78,3 +78,11 @@ func LanguageName(code string) string {
 type Filler interface {
 	Fill(ctx context.Context, text, src, tgt string) (string, bool)
 }
+
+// Scorer is an optional capability of backends whose model scores its
+// hypotheses (ct2: the cumulative log-probability): Score returns the
+// score of the latest translation of segment, a line of a text given to
+// Translate (or the whole text when it was translated in one piece).
+type Scorer interface {
+	Score(segment string) (float64, bool)
+}

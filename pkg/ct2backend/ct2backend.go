@@ -34,6 +34,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"archivekit/bindings/ct2"
 	"archivekit/pkg/backend"
@@ -163,9 +164,39 @@ var ErrLengthGuard = guard.ErrRejected
 
 // Backend is an nmt-family model.
 type Backend struct {
-	cfg Config
-	tr  *ct2.Translator
-	gen *ct2.Generator
+	cfg    Config
+	tr     *ct2.Translator
+	gen    *ct2.Generator
+	scores scoreCache
+}
+
+// scoreCache keeps the model's scores of the latest translations by their
+// source segment, for the log's score column; it forgets everything when
+// it grows past maxScores entries.
+type scoreCache struct {
+	mu sync.Mutex
+	m  map[string]float64
+}
+
+const maxScores = 1 << 14
+
+func (c *scoreCache) put(seg string, score float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxScores {
+		c.m = map[string]float64{}
+	}
+	c.m[strings.TrimSpace(seg)] = score
+}
+
+// Score implements backend.Scorer: the cumulative log-probability the
+// model gave its output for segment (nmt: a line, the sum over its chunks;
+// llm: the whole text of one call).
+func (b *Backend) Score(segment string) (float64, bool) {
+	b.scores.mu.Lock()
+	defer b.scores.mu.Unlock()
+	v, ok := b.scores.m[strings.TrimSpace(segment)]
+	return v, ok
 }
 
 // LLMBackend is an llm-family model; it also takes a glossary.
@@ -286,6 +317,19 @@ func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string,
 	if err != nil {
 		return "", err
 	}
+	lineScore := make([]float64, len(lines))
+	scored := make([]bool, len(lines))
+	for k, p := range pieces {
+		if !res[k].ScoreMissing() {
+			lineScore[p.line] += float64(res[k].Score)
+			scored[p.line] = true
+		}
+	}
+	for i, l := range lines {
+		if scored[i] {
+			b.scores.put(l, lineScore[i])
+		}
+	}
 	outLines := make([]strings.Builder, len(lines))
 	touched := make([]bool, len(lines))
 	var first *guard.Rejection
@@ -358,6 +402,9 @@ func (b *LLMBackend) TranslateWithGlossary(ctx context.Context, text, src, tgt s
 		return "", err
 	}
 	out := strings.TrimSpace(res[0].Text)
+	if !res[0].ScoreMissing() {
+		b.scores.put(text, float64(res[0].Score))
+	}
 	if r := b.guard().CheckLines(text, out, src, tgt); r != nil {
 		return "", fmt.Errorf("ct2: %w", r)
 	}

@@ -236,7 +236,11 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 			}
 			res.Translated++
 			res.Languages[lang]++
-			res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Target: out, Status: seg.Status})
+			row := LogRow{File: opt.File, Line: f.Expr, Source: text, Target: out, Status: seg.Status}
+			if sc, ok := opt.Backend.(backend.Scorer); ok && seg.Status != backend.Vocabulary {
+				row.Score, row.HasScore = sc.Score(text)
+			}
+			res.Log = append(res.Log, row)
 		}
 	}
 	if res.Output, err = ed.Bytes(); err != nil {

@@ -15,10 +15,12 @@ import (
 // entry; page_num is empty for metadata rows. The status column is added
 // beyond the spec: ok, retried, untranslated, unsupported_lang or
 // vocabulary (backend.Status); text_<tgt> is empty for untranslated and
-// unsupported rows.
+// unsupported rows. So is the score column: the model's score of the
+// segment's translation where the backend gives one (ct2: cumulative
+// log-probability, 4 decimals), empty otherwise.
 func WriteLog(w io.Writer, rows []alto.LogRow, src, tgt string) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"file", "page_num", "line_num", "text_" + src, "text_" + tgt, "status"}); err != nil {
+	if err := cw.Write([]string{"file", "page_num", "line_num", "text_" + src, "text_" + tgt, "status", "score"}); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -30,7 +32,11 @@ func WriteLog(w io.Writer, rows []alto.LogRow, src, tgt string) error {
 		if st == "" {
 			st = backend.OK
 		}
-		if err := cw.Write([]string{r.File, page, r.Line, r.Source, r.Target, string(st)}); err != nil {
+		score := ""
+		if r.HasScore {
+			score = strconv.FormatFloat(r.Score, 'f', 4, 64)
+		}
+		if err := cw.Write([]string{r.File, page, r.Line, r.Source, r.Target, string(st), score}); err != nil {
 			return err
 		}
 	}

@@ -569,6 +569,14 @@ func (w *wrapped) Translate(ctx context.Context, text, src, tgt string) (string,
 	return out, err
 }
 
+// Score implements backend.Scorer for backends that score (ct2).
+func (w *wrapped) Score(segment string) (float64, bool) {
+	if s, ok := w.inner.(backend.Scorer); ok {
+		return s.Score(segment)
+	}
+	return 0, false
+}
+
 // Retry is the second attempt after a reply the guard rejected: backends
 // that take a glossary retry without it (spec: LLM backends), the others
 // repeat the call.
