@@ -67,7 +67,7 @@ func TestRunGroupsMatchesJointRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{device: "cpu", log: slog.New(slog.NewTextHandler(io.Discard, nil)), para: para}
+	r := &runner{cli: &CLI{}, device: "cpu", log: slog.New(slog.NewTextHandler(io.Discard, nil)), para: para}
 	var grouped []classify.Page
 	err = r.runGroups(context.Background(), folders, [][]int{{0, 3}, {1, 2, 4}}, inputs, classify.Options{Batch: 4},
 		func(p classify.Page) error { grouped = append(grouped, p); return nil })

@@ -50,6 +50,10 @@ type runner struct {
 	digests map[string]string
 	// demo is set once a shipped demo model was loaded.
 	demo bool
+	// modelComps are the licences of the models used, as components.
+	modelComps []licence.Component
+	// licenceSaid holds the licence warnings and results already logged.
+	licenceSaid map[string]bool
 }
 
 // main dispatches on the mode: --average, --train (then --eval), --eval, or
@@ -183,13 +187,29 @@ func (r *runner) resolveLicence(demo bool) error {
 	if demo {
 		conds = append(conds, "demo")
 	}
-	res := comps.Resolve(comps.Counting(conds...)...)
-	r.para.SetLicence(res)
-	for _, w := range res.Warnings {
-		r.log.Warn("licence", "warning", w)
-		r.para.Warn(w)
+	names := comps.Counting(conds...)
+	for _, m := range r.modelComps {
+		// Each model's own licence (model.json "license") counts too: the
+		// weights that produced the results.
+		comps.Add(m)
+		names = append(names, m.Name)
 	}
-	r.log.Info("licence resolved", "license", res.EffectiveLicense, "determined_by", strings.Join(res.DeterminedBy, ","))
+	res := comps.Resolve(names...)
+	r.para.SetLicence(res)
+	if r.licenceSaid == nil {
+		r.licenceSaid = map[string]bool{}
+	}
+	for _, w := range res.Warnings {
+		if !r.licenceSaid[w] {
+			r.licenceSaid[w] = true
+			r.log.Warn("licence", "warning", w)
+			r.para.Warn(w)
+		}
+	}
+	if key := res.EffectiveLicense + "|" + strings.Join(res.DeterminedBy, ","); !r.licenceSaid[key] {
+		r.licenceSaid[key] = true
+		r.log.Info("licence resolved", "license", res.EffectiveLicense, "determined_by", strings.Join(res.DeterminedBy, ","))
+	}
 	return nil
 }
 
@@ -331,11 +351,10 @@ func (r *runner) recordModel(name, dir string, meta *modelmeta.Meta, demo bool) 
 		return err
 	}
 	r.para.AddModel(paradata.Model{Revision: name, Path: dir, Base: meta.Base, License: meta.License, Digest: digest, Demo: demo})
-	if demo && !r.demo {
-		r.demo = true
-		return r.resolveLicence(true)
-	}
-	return nil
+	r.demo = r.demo || demo
+	r.modelComps = append(r.modelComps, licence.Component{Name: "model " + name, License: meta.License,
+		When: []string{licence.Always}, Description: "weights of " + dir})
+	return r.resolveLicence(r.demo)
 }
 
 // digest is modelmeta.Digest of a model folder, computed once per run.

@@ -104,6 +104,27 @@ func (c *Components) Get(name string) (Component, bool) {
 	return comp, ok
 }
 
+// Add declares one more component, or replaces the one of the same name:
+// for example a model whose licence comes from its own metadata. An empty
+// URL is taken from the table.
+func (c *Components) Add(comp Component) {
+	if comp.URL == "" {
+		if l, ok := Lookup(comp.License); ok {
+			comp.URL = l.URL
+		}
+	}
+	if _, ok := c.byName[comp.Name]; ok {
+		for i := range c.list {
+			if c.list[i].Name == comp.Name {
+				c.list[i] = comp
+			}
+		}
+	} else {
+		c.list = append(c.list, comp)
+	}
+	c.byName[comp.Name] = comp
+}
+
 // Counting returns, in file order, the names of the components that count
 // when the given conditions hold: those whose counts_when contains Always or
 // any of the conditions (compared case-insensitively).

@@ -180,3 +180,15 @@ func TestParseComponentsErrors(t *testing.T) {
 		}
 	}
 }
+
+// A component added at run time (a model's own licence) counts like a
+// declared one.
+func TestAddComponent(t *testing.T) {
+	cls := shippedClassifier(t)
+	cls.Add(Component{Name: "model v4.4", License: "CC BY-NC 4.0", When: []string{Always}})
+	r := cls.Resolve(append(cls.Counting(), "model v4.4")...)
+	if r.EffectiveLicense != "CC BY-NC 4.0" || !reflect.DeepEqual(r.DeterminedBy, []string{"model v4.4"}) || len(r.Warnings) != 0 ||
+		r.EffectiveLicenseURL == "" {
+		t.Errorf("resolution %+v", r)
+	}
+}
