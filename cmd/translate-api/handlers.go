@@ -205,13 +205,13 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 		verrs = append(verrs, service.DuplicateError(q.files, "body", "file"))
 	}
 	if v, where, ok := q.scalar(r, "source_lang"); ok && v != "" {
-		source = strings.ToLower(v)
+		source = translator.NormalizeLang(v)
 		if !translator.ValidLang(source, true) {
 			verrs = append(verrs, service.LanguageError(true, where, "source_lang"))
 		}
 	}
 	if v, where, ok := q.scalar(r, "target_lang"); ok && v != "" {
-		target = strings.ToLower(v)
+		target = translator.NormalizeLang(v)
 		if !translator.ValidLang(target, false) {
 			verrs = append(verrs, service.LanguageError(false, where, "target_lang"))
 		}

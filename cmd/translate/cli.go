@@ -165,8 +165,8 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 		s.Input = pick("", "", "input_path", defInput)
 	}
 	s.Output = pick("output", c.Output, "output", defOutput)
-	s.Source = strings.ToLower(pick("source_lang", c.SourceLang, "source_lang", "auto"))
-	s.Target = strings.ToLower(pick("target_lang", c.TargetLang, "target_lang", "en"))
+	s.Source = translator.NormalizeLang(pick("source_lang", c.SourceLang, "source_lang", "auto"))
+	s.Target = translator.NormalizeLang(pick("target_lang", c.TargetLang, "target_lang", "en"))
 	s.FormatsRaw = pick("formats", c.Formats, "formats", defFormats)
 	for _, f := range strings.Split(s.FormatsRaw, ",") {
 		if f = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(f), ".")); f != "" {

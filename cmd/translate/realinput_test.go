@@ -210,3 +210,56 @@ func TestBadEnvironmentIsUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestSmallerItems: ISO 639-3 codes as the spec maps them, field lists
+// with the prefixes a document declares, and licence warnings in the log.
+func TestSmallerItems(t *testing.T) {
+	record := shareddata.Path(t, "records/C-9107617A.xml")
+	t.Run("-src ces", func(t *testing.T) {
+		api := startAPI(t, translatortest.Config{})
+		out := t.TempDir()
+		r := runCLI(t, newEnv(api), record, "-src", "ces", "-tgt", "eng", "-o", out, "--xpaths", fieldsFile, "--vocabulary", "")
+		if r.code != exitOK {
+			t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+		}
+		d := readParadata(t, out)
+		if d.Config["source_lang"] != "cs" || d.Config["target_lang"] != "en" {
+			t.Errorf("languages %v -> %v", d.Config["source_lang"], d.Config["target_lang"])
+		}
+		if m, _ := filepath.Glob(filepath.Join(out, "*_en.xml")); len(m) != 1 {
+			t.Errorf("outputs %v", m)
+		}
+	})
+	t.Run("--xpaths with dc:", func(t *testing.T) {
+		api := startAPI(t, translatortest.Config{})
+		out, dir := t.TempDir(), t.TempDir()
+		xp := filepath.Join(dir, "dc.txt")
+		writeFile(t, xp, []byte("//dc:title\n"))
+		r := runCLI(t, newEnv(api), filepath.Join(realWorldDir, "oai_dc_getrecord.xml"), "-src", "de", "-o", out, "--xpaths", xp, "--vocabulary", "")
+		if r.code != exitOK {
+			t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+		}
+		got, _ := os.ReadFile(filepath.Join(out, "oai_dc_getrecord_en.xml"))
+		if !strings.Contains(string(got), "<dc:title>SAMPLE TITLE</dc:title>") {
+			t.Errorf("dc:title not translated:\n%s", got)
+		}
+		writeFile(t, xp, []byte("//mods:title\n"))
+		r = runCLI(t, newEnv(api), filepath.Join(realWorldDir, "oai_dc_getrecord.xml"), "-src", "de", "-o", t.TempDir(), "--xpaths", xp, "--vocabulary", "")
+		if r.code != exitFailure || !strings.Contains(r.stderr, `prefix \"mods\"`) {
+			t.Errorf("undeclared prefix: exit %d:\n%s", r.code, r.stderr)
+		}
+	})
+	t.Run("licence warnings in the log", func(t *testing.T) {
+		api := startAPI(t, translatortest.Config{})
+		cfg, _ := os.ReadFile(paraConfig)
+		i := strings.Index(string(cfg), "[mtapi_engine]")
+		j := strings.Index(string(cfg)[i+1:], "\n[") + i + 1
+		e := newEnv(api)
+		e["TRANSLATE_PARA_CONFIG"] = filepath.Join(t.TempDir(), "para_config.txt")
+		writeFile(t, e["TRANSLATE_PARA_CONFIG"], append(cfg[:i:i], cfg[j:]...))
+		r := runCLI(t, e, record, "-src", "cs", "-o", t.TempDir(), "--xpaths", fieldsFile, "--vocabulary", "")
+		if r.code != exitOK || !strings.Contains(r.stderr, `licence: component \"mtapi_engine\" is not declared`) {
+			t.Errorf("exit %d; log lacks the licence warning:\n%s", r.code, r.stderr)
+		}
+	})
+}

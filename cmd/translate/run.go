@@ -126,6 +126,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	r := &runner{s: s, log: log, pd: pd, usage: usage, fields: fields, fieldsErr: fieldsErr,
 		vocabulary: vocabulary, baseline: baseline, getenv: getenv, stderr: stderr}
 	runErr := r.run(ctx, inputs)
+	// The licence resolution's warnings (undeclared or unrecognised
+	// components, ties) go to the log as well as to the run metadata.
+	for _, w := range translator.Resolve(comps, usage.Components()).Warnings {
+		r.log.Warn("licence: " + w)
+	}
 	if err := pd.finish(runErr); err != nil {
 		log.Error("run metadata not written", "path", pd.path, "err", err)
 	} else {

@@ -115,15 +115,11 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	if len(opt.Fields) == 0 {
 		return nil, errors.New("metadata: no XPath targets")
 	}
-	for _, f := range opt.Fields {
-		for _, p := range f.Prefixes() {
-			if _, ok := opt.Namespaces[p]; !ok {
-				return nil, fmt.Errorf("metadata: xpath %q uses unbound prefix %q", f.Expr, p)
-			}
-		}
-	}
 	doc, err := xmlsplice.Parse(src)
 	if err != nil {
+		return nil, fmt.Errorf("metadata: %s: %w", opt.File, err)
+	}
+	if opt.Namespaces, err = opt.Namespaces.WithDocument(doc, opt.Fields); err != nil {
 		return nil, fmt.Errorf("metadata: %s: %w", opt.File, err)
 	}
 	// The field count is checked before any backend call.

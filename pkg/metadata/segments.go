@@ -28,6 +28,9 @@ func FieldTexts(src []byte, fields []*XPath, ns Namespaces) ([]FieldText, error)
 	if err != nil {
 		return nil, err
 	}
+	if ns, err = ns.WithDocument(doc, fields); err != nil {
+		return nil, err
+	}
 	var out []FieldText
 	done := map[*xmlsplice.Node]bool{}
 	for _, f := range fields {

@@ -23,6 +23,40 @@ var DefaultNamespaces = Namespaces{
 	"oai":  "http://www.openarchives.org/OAI/2.0/",
 }
 
+// WithDocument returns ns extended with the prefixes the fields use that
+// ns does not bind, each bound to the URI the document itself declares for
+// it (its first xmlns:prefix declaration in document order), so a field
+// list may use dc: or mods: as the documents write them. A prefix neither
+// bound nor declared is an error naming it.
+func (ns Namespaces) WithDocument(doc *xmlsplice.Document, fields []*XPath) (Namespaces, error) {
+	out := ns
+	for _, f := range fields {
+		for _, p := range f.Prefixes() {
+			if _, ok := out[p]; ok {
+				continue
+			}
+			uri := ""
+			doc.Root.Walk(func(n *xmlsplice.Node) bool {
+				if a, ok := n.Attr("xmlns", p); ok && uri == "" {
+					uri = a.Value
+				}
+				return uri == ""
+			})
+			if uri == "" {
+				return nil, fmt.Errorf("xpath %q uses prefix %q, which is neither built in (arch:, oai:) nor declared by the document", f.Expr, p)
+			}
+			if len(out) == len(ns) {
+				out = make(Namespaces, len(ns)+1)
+				for k, v := range ns {
+					out[k] = v
+				}
+			}
+			out[p] = uri
+		}
+	}
+	return out, nil
+}
+
 func (ns Namespaces) match(prefix, uri string) bool {
 	want, ok := ns[prefix]
 	if !ok {

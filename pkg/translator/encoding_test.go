@@ -33,9 +33,9 @@ func TestDeclaredEncodings(t *testing.T) {
 	fields := loadFields(t)
 	for _, c := range []struct {
 		name, src, text string
-		enc            interface{ Bytes([]byte) ([]byte, error) }
-		want           string // in the decoded output
-		label          string
+		enc             interface{ Bytes([]byte) ([]byte, error) }
+		want            string // in the decoded output
+		label           string
 	}{
 		{"windows-1252 ALTO", "de", altoDoc("windows-1252", "Kirchenbücher", "Grüße"), charmap.Windows1252.NewEncoder(), `CONTENT="KIRCHENBÜCHER"`, "windows-1252"},
 		{"ISO-8859-2 ALTO", "cs", altoDoc("ISO-8859-2", "archeologický", "výzkum"), charmap.ISO8859_2.NewEncoder(), `CONTENT="archaeological"`, "ISO-8859-2"},

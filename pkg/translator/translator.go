@@ -699,6 +699,19 @@ func firstN(s []string, n int) []string {
 	return s
 }
 
+// NormalizeLang lower-cases a language code and maps the ISO 639-3 codes
+// of spec 10.2 to ISO 639-1 ("ces" gives "cs", "deu" "de"); any other code
+// is returned lower-cased.
+func NormalizeLang(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if len(s) == 3 {
+		if two, ok := langid.ToISO6391(s); ok {
+			return two
+		}
+	}
+	return s
+}
+
 // ValidLang reports whether s is a language code as the CLI and the service
 // accept it: two or three lower-case ASCII letters (ISO 639-1, or 639-3),
 // or "auto" where autoOK (the source language). Anything else (a path such
