@@ -35,3 +35,20 @@ func TestChatBackend(t *testing.T) {
 	}
 	r.Body.Close()
 }
+
+// TestChatColdOnRefusedKey: a chat API that refuses the key leaves the
+// service up (ready) with the deep health check reporting it.
+func TestChatColdOnRefusedKey(t *testing.T) {
+	srv := chattest.New(chattest.Config{Key: "sk-right"})
+	defer srv.Close()
+	_, ts := startServer(t, testEnv("http://127.0.0.1:1", map[string]string{"TRANSLATION_BACKEND": "chat_compatible",
+		"LLM_BASE_URL": srv.BaseURL(), "LLM_MODEL": "m", "LLM_API_KEY": "sk-wrong"}))
+	r, err := http.Get(ts.URL + "/health?deep=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readBody(t, r)
+	if r.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "LLM_API_KEY was refused") || strings.Contains(string(body), "sk-wrong") {
+		t.Fatalf("deep health %d: %s", r.StatusCode, body)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"archivekit/pkg/backend"
+	"archivekit/pkg/chat"
 	"archivekit/pkg/langid"
 	"archivekit/pkg/lemmatizer"
 	"archivekit/pkg/licence"
@@ -248,6 +249,13 @@ func (s *server) warmBackend(ctx context.Context) *warmth {
 		if be, err = s.openBackend(); err != nil {
 			return &warmth{detail: err.Error()}
 		}
+	}
+	if c, ok := be.(*chat.Backend); ok {
+		if err := c.Probe(ctx); err != nil {
+			return &warmth{be: be, detail: fmt.Sprintf("translation backend %s is cold: %v", c.Name(), err)}
+		}
+		s.log.Info("translation backend reachable", "backend", c.Name(), "provider", c.Info()["llm_provider"], "model", c.Info()["llm_model"])
+		return &warmth{be: be, warm: true}
 	}
 	m, ok := be.(*mtapi.Backend)
 	if !ok {

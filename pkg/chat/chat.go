@@ -432,3 +432,35 @@ func (b *Backend) redactString(s string) string {
 	}
 	return strings.ReplaceAll(s, b.cfg.APIKey, "[LLM_API_KEY]")
 }
+
+// Probe checks once, without retries, that the API answers at LLM_BASE_URL
+// (GET {base}/models, which OpenAI-compatible servers offer) and accepts
+// the key: a network error, a 401 or 403, or a 5xx is an error; any other
+// answer, a 404 from a server without a model list included, counts as
+// reachable. The service's deep health check reports a failed probe.
+func (b *Backend) Probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	u := b.cfg.BaseURL + "/models"
+	resp, err := b.client.DoRetries(ctx, 0, func(ctx context.Context) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err == nil && b.cfg.APIKey != "" {
+			req.Header.Set("Authorization", "Bearer "+b.cfg.APIKey)
+		}
+		return req, err
+	})
+	if err != nil {
+		return b.redact(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	switch resp.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		hint := "LLM_API_KEY is not set"
+		if b.cfg.APIKey != "" {
+			hint = "LLM_API_KEY was refused"
+		}
+		return fmt.Errorf("GET %s: HTTP %d (%s): %s", u, resp.StatusCode, hint, b.redactString(apiMessage(raw)))
+	}
+	return nil
+}

@@ -231,3 +231,29 @@ func TestGuardAndChunks(t *testing.T) {
 		t.Fatalf("%d requests, output starts %q", len(srv2.Requests()), got[:40])
 	}
 }
+
+func TestProbe(t *testing.T) {
+	ctx := context.Background()
+	srv := chattest.New(chattest.Config{Key: "sk-right"})
+	good, _ := start(t, srv, map[string]string{"LLM_API_KEY": "sk-right"})
+	if err := good.Probe(ctx); err != nil {
+		t.Fatalf("good key: %v", err)
+	}
+	bad, _ := start(t, srv, map[string]string{"LLM_API_KEY": "sk-wrong"})
+	if err := bad.Probe(ctx); err == nil || !strings.Contains(err.Error(), "LLM_API_KEY was refused") || strings.Contains(err.Error(), "sk-wrong") {
+		t.Fatalf("wrong key: %v", err)
+	}
+	none, _ := start(t, srv, nil)
+	if err := none.Probe(ctx); err == nil || !strings.Contains(err.Error(), "LLM_API_KEY is not set") {
+		t.Fatalf("no key: %v", err)
+	}
+	gone := chattest.New(chattest.Config{})
+	down, _ := start(t, gone, nil)
+	gone.Close()
+	if err := down.Probe(ctx); err == nil {
+		t.Fatal("closed server reachable")
+	}
+	if srv.Posts.Load() != 0 {
+		t.Fatal("the probe translated something")
+	}
+}

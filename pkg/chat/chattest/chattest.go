@@ -80,6 +80,15 @@ func writeError(w http.ResponseWriter, status int, msg, typ string) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == "/v1/models" {
+		if s.cfg.Key != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.Key {
+			writeError(w, http.StatusUnauthorized, "Incorrect API key provided.", "invalid_request_error")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"object":"list","data":[{"id":"stand-in","object":"model"}]}`)
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		writeError(w, http.StatusNotFound, "Unknown request URL: "+r.Method+" "+r.URL.Path, "invalid_request_error")
 		return
