@@ -45,7 +45,7 @@ type CLI struct {
 	Revision    string `name:"revision" group:"models" placeholder:"REV" help:"Model revision: main, vN.0 or vN.M; -rev for short (default [HUB] latest = ${latest}; with --hub [HUB] revision = ${hub_revision})."`
 	Hub         bool   `name:"hub" negatable:"" group:"models" default:"${use_hub}" help:"Download the model files from the hub repository [HUB] repo_name ([HUB] use_hub: ${use_hub})."`
 	FastCls     bool   `name:"fastcls" negatable:"" group:"models" default:"${use_fastcls}" help:"Use the fast classifier instead of the registry models; overrides --base and --revision ([FASTCLS] use_fastcls: ${use_fastcls})."`
-	FastClsBase string `name:"fastcls_base" group:"models" default:"${fastcls_base}" placeholder:"TAG|DIR" help:"Fast classifier: a model folder, or a short tag found as <model>/fastcls_<tag> ([FASTCLS] fastcls_base: ${fastcls_base})."`
+	FastClsBase string `name:"fastcls_base" group:"models" default:"${fastcls_base}" placeholder:"TAG|DIR" help:"Fast classifier (fastcls-small, tools/make_fastcls.py): a model folder, or a short tag found as <model>/fastcls_<tag>, else (no model location given) the shipped demo fastcls_<tag> ([FASTCLS] fastcls_base: ${fastcls_base})."`
 	Best        bool   `name:"best" group:"models" help:"Run the five ensemble models (v1.4 ... v5.4) and average their probabilities."`
 	Parallel    bool   `name:"parallel" group:"models" help:"With --best: run the models in groups that fit the GPU's memory at once (needs a CUDA GPU)."`
 	Device      string `name:"device" group:"models" default:"auto" placeholder:"DEV" help:"cpu, cuda:N, or auto (cuda:0 when a GPU is available)."`
