@@ -59,7 +59,7 @@ export ARCHIVEKIT_PYTHON := $(VENV_PY)
 export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
 
-.PHONY: deps apt venv pytools lint-workflows cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist
+.PHONY: deps apt venv pytools lint-workflows cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
 
 # make install PREFIX=DIR and make dist: the relocatable tree (tools/install.sh).
 PREFIX       ?= /usr/local
@@ -165,6 +165,7 @@ test: deps native fixtures pytools dist
 	ARCHIVEKIT_DIST_TARBALL='$(DIST_TARBALL)' ARCHIVEKIT_SHARED='$(SHARED)' $(GO) test -count=1 -timeout 30m ./...
 	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 	$(VENV_PY) -m pytest -q -p no:cacheprovider tools/test_export.py
+	$(MAKE) --no-print-directory fuzz-run FUZZTIME=$(FUZZTIME_TEST)
 
 ## lint-workflows: the code host's workflow files through actionlint (built
 ## from the Go module proxy; it runs shellcheck on every run: script).
@@ -174,6 +175,26 @@ lint-workflows: apt
 
 ## bench: speed and memory, as ratios against references measured in the same
 ## run (Python torch, the Python reference pipeline, no batching, ...).
+# Fuzz targets (package:target): the XML splicer, the ALTO reader, the XPath
+# subset, the two services' multipart readers, the image header checks. Their
+# corpora are checked in under each package's testdata/fuzz; `go test` runs
+# them as seeds, `make test` fuzzes each target for FUZZTIME_TEST and `make
+# fuzz` for FUZZTIME (new finds stay in the Go build cache; copy the ones
+# worth keeping into testdata/fuzz).
+FUZZ_TARGETS := ./pkg/xmlsplice:FuzzParse ./pkg/alto:FuzzTranslate ./pkg/metadata:FuzzXPath \
+	./cmd/pageclass-api:FuzzParseForm ./cmd/translate-api:FuzzReadRequest ./pkg/imageio:FuzzDecode
+FUZZTIME_TEST ?= 3s
+FUZZTIME ?= 2m
+
+fuzz: deps native fixtures
+	$(MAKE) --no-print-directory fuzz-run FUZZTIME=$(FUZZTIME)
+
+fuzz-run:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz $${t%%:*} $${t##*:} for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME) "$${t%%:*}"; \
+	done
+
 bench: deps native fixtures
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bindings/torch ./pkg/train ./pkg/classify
 	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m ./pkg/pipeline ./pkg/alto ./pkg/metadata ./pkg/translator

@@ -1,0 +1,53 @@
+package alto
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"archivekit/pkg/xmlsplice"
+)
+
+// FuzzTranslate runs the ALTO reader and writer on arbitrary documents with
+// a backend that answers in upper case: it never panics, and a document it
+// translates comes out well-formed with as many elements as it went in
+// (replace mode changes CONTENT values only).
+func FuzzTranslate(f *testing.F) {
+	for _, s := range []string{
+		`<?xml version="1.0"?><alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p1"><PrintSpace><TextBlock ID="b1"><TextLine ID="l1"><String CONTENT="hrob a"/><SP/><String CONTENT="sídliště"/><HYP CONTENT="-"/></TextLine><TextLine ID="l2"><String CONTENT="dvě slova"/></TextLine></TextBlock></PrintSpace></Page></Layout></alto>`,
+		`<alto><Layout><Page><PrintSpace><TextBlock><TextLine><String CONTENT='x &amp; "y"'/></TextLine><TextLine/></TextBlock></PrintSpace></Page><Page/></Layout></alto>`,
+		`<alto><Layout><Page><TextBlock><TextLine><String/></TextLine></TextBlock></Page></Layout></alto>`,
+		`<a/>`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		in, err := xmlsplice.Limits{Depth: 32, Nodes: 5000}.Parse(src)
+		if err != nil {
+			return
+		}
+		be := &fake{answer: strings.ToUpper}
+		res, err := Translate(context.Background(), src, Options{Backend: be, Source: "cs", Target: "en", File: "fuzz.alto.xml"})
+		if err != nil {
+			return
+		}
+		out, err := xmlsplice.Parse(res.Output)
+		if err != nil {
+			t.Fatalf("output does not parse: %v\n%s", err, res.Output)
+		}
+		if a, b := countElements(in.Root), countElements(out.Root); a != b {
+			t.Fatalf("%d elements in, %d out", a, b)
+		}
+	})
+}
+
+func countElements(n *xmlsplice.Node) int {
+	c := 0
+	if n.Kind == xmlsplice.ElementNode {
+		c = 1
+	}
+	for _, ch := range n.Children {
+		c += countElements(ch)
+	}
+	return c
+}
