@@ -3,21 +3,35 @@
 // Validation results are reported, never enforced: the caller logs them as
 // warnings (spec translation 4.5 rule 8).
 //
-// The schema is a local path or an http(s) URL, downloaded once to a
-// temporary file; xmllint runs with --nonet, so nothing else is fetched
-// (a schema importing other remote schemas must be given as a local copy).
+// The schema is a local path or an http(s) URL. A URL schema is downloaded
+// once into a temporary folder that mirrors its URL path, together with the
+// schemas it imports or includes by relative location (recursively), so
+// they resolve beside it. xmllint runs with --nonet and an XML catalog that
+// maps the published locations of the W3C schema for the xml: namespace
+// (http://www.w3.org/2001/03/xml.xsd and its later versions) to a copy
+// shipped in this package, so schemas importing it (the AMCR schema does)
+// validate offline. Any other remote import is not fetched: such a schema
+// fails to compile, which is reported naming the location.
+//
+// What is validated: the finished metadata file, as written, against the
+// schema and everything it imports or includes; ALTO output is not
+// validated (spec translation 12).
 package xsd
 
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -27,11 +41,24 @@ import (
 // ErrNoValidator is returned when xmllint is not installed.
 var ErrNoValidator = errors.New("xmllint not found (install libxml2-utils): XML Schema validation skipped")
 
+var (
+	//go:embed w3c/xml.xsd
+	w3cXMLSchema []byte
+	//go:embed w3c/catalog.xml
+	w3cCatalog []byte
+)
+
+// MaxSchemaFiles bounds the schema documents downloaded for one URL schema.
+const MaxSchemaFiles = 64
+
 // Validator checks files against one schema.
 type Validator struct {
-	schema string // local path
-	tmp    string // temporary folder of a downloaded schema
-	tool   string
+	schema  string // local path
+	tmp     string // temporary folder: catalog, xml.xsd, downloaded schemas
+	catalog string // XML catalog given to xmllint
+	tool    string
+	// Fetched lists the schema documents downloaded (URL schemas).
+	Fetched []string
 }
 
 // New prepares a validator for schema (a path or an http(s) URL).
@@ -41,45 +68,113 @@ func New(ctx context.Context, schema string) (*Validator, error) {
 		return nil, ErrNoValidator
 	}
 	v := &Validator{schema: schema, tool: tool}
+	if v.tmp, err = os.MkdirTemp("", "xsd-"); err != nil {
+		return nil, err
+	}
+	w3c := filepath.Join(v.tmp, "w3c")
+	v.catalog = filepath.Join(w3c, "catalog.xml")
+	if err := os.MkdirAll(w3c, 0o755); err == nil {
+		err = os.WriteFile(filepath.Join(w3c, "xml.xsd"), w3cXMLSchema, 0o644)
+		if err == nil {
+			err = os.WriteFile(v.catalog, w3cCatalog, 0o644)
+		}
+	}
+	if err != nil {
+		v.Close()
+		return nil, err
+	}
 	if strings.HasPrefix(schema, "http://") || strings.HasPrefix(schema, "https://") {
 		if err := v.download(ctx, schema); err != nil {
+			v.Close()
 			return nil, fmt.Errorf("xsd %s: %w", schema, err)
 		}
 	} else if _, err := os.Stat(schema); err != nil {
+		v.Close()
 		return nil, fmt.Errorf("xsd: %w", err)
 	}
 	return v, nil
 }
 
-func (v *Validator) download(ctx context.Context, url string) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+// schemaLocRE finds the schemaLocation of import, include, redefine and
+// override elements.
+var schemaLocRE = regexp.MustCompile(`<(?:[\w.-]+:)?(?:import|include|redefine|override)\b[^>]*?\bschemaLocation\s*=\s*(?:"([^"]*)"|'([^']*)')`)
+
+// localPath is where the schema at u is stored: the temporary folder,
+// then the host and the URL path, so relative locations resolve on disk
+// as they do on the server.
+func (v *Validator) localPath(u *url.URL) string {
+	p := path.Clean("/" + u.Path)
+	if strings.HasSuffix(p, "/") || path.Ext(p) == "" {
+		p += "/schema.xsd"
+	}
+	return filepath.Join(v.tmp, "net", u.Scheme, u.Host, filepath.FromSlash(p))
+}
+
+// download fetches the schema at raw and, recursively, the schemas it
+// names by relative location.
+func (v *Validator) download(ctx context.Context, raw string) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	root, err := url.Parse(raw)
 	if err != nil {
 		return err
+	}
+	queue, seen := []*url.URL{root}, map[string]bool{root.String(): true}
+	for len(queue) > 0 {
+		u := queue[0]
+		queue = queue[1:]
+		if len(v.Fetched) >= MaxSchemaFiles {
+			return fmt.Errorf("more than %d schema documents", MaxSchemaFiles)
+		}
+		data, err := fetch(ctx, u.String())
+		if err != nil {
+			if u == root {
+				return err
+			}
+			return fmt.Errorf("%s (imported or included by a downloaded schema): %w", u, err)
+		}
+		dst := v.localPath(u)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return err
+		}
+		v.Fetched = append(v.Fetched, u.String())
+		if u == root {
+			v.schema = dst
+		}
+		for _, m := range schemaLocRE.FindAllSubmatch(data, -1) {
+			loc := string(m[1]) + string(m[2])
+			ref, err := url.Parse(strings.TrimSpace(loc))
+			if err != nil || ref.IsAbs() || loc == "" {
+				continue // absolute: the catalog, or not fetched
+			}
+			next := u.ResolveReference(ref)
+			if !seen[next.String()] {
+				seen[next.String()] = true
+				queue = append(queue, next)
+			}
+		}
+	}
+	return nil
+}
+
+func fetch(ctx context.Context, u string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
 	}
 	version.SetUserAgent(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("download answered %s", resp.Status)
+		return nil, fmt.Errorf("download answered %s", resp.Status)
 	}
-	if v.tmp, err = os.MkdirTemp("", "xsd-"); err != nil {
-		return err
-	}
-	v.schema = filepath.Join(v.tmp, "schema.xsd")
-	f, err := os.Create(v.schema)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, io.LimitReader(resp.Body, 64<<20)); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 }
 
 // Close removes a downloaded schema.
@@ -94,6 +189,7 @@ func (v *Validator) Close() error {
 // error means the validation itself could not run (unreadable schema, ...).
 func (v *Validator) Validate(ctx context.Context, file string) ([]string, error) {
 	cmd := exec.CommandContext(ctx, v.tool, "--noout", "--nonet", "--schema", v.schema, file)
+	cmd.Env = append(os.Environ(), "XML_CATALOG_FILES="+v.catalog)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
