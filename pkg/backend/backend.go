@@ -86,3 +86,10 @@ type Filler interface {
 type Scorer interface {
 	Score(segment string) (float64, bool)
 }
+
+// Deterministic is an optional capability: a backend whose Deterministic
+// reports true gives the same reply to the same request (a local model
+// decoding greedily), so a rejected reply is not retried.
+type Deterministic interface {
+	Deterministic() bool
+}

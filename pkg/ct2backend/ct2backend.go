@@ -271,6 +271,11 @@ func (b *Backend) guard() guard.Config {
 	return guard.Config{MinRatio: b.cfg.GuardMin, MaxRatio: b.cfg.GuardMax, LengthOnly: b.cfg.GuardLengthOnly}
 }
 
+// Deterministic implements backend.Deterministic: with greedy or beam
+// decoding the same source gives the same output, so a rejected one is
+// not retried.
+func (b *Backend) Deterministic() bool { return true }
+
 // Translate translates text line by line (nmt families).
 func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string, error) {
 	srcLang := src

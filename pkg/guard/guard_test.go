@@ -149,3 +149,15 @@ func TestTranslate(t *testing.T) {
 		})
 	}
 }
+
+type deterministic struct{ *scripted }
+
+func (deterministic) Deterministic() bool { return true }
+
+func TestTranslateDeterministic(t *testing.T) {
+	s := &scripted{replies: []string{strings.Repeat("grave ", 150), "grave"}}
+	seg, err := Translate(context.Background(), deterministic{s}, "hrob", "cs", "en")
+	if err != nil || seg.Status != backend.Untranslated || seg.Calls != 1 || s.calls != 1 {
+		t.Fatalf("got %+v, %v after %d calls; want untranslated without a retry", seg, err, s.calls)
+	}
+}

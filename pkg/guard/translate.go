@@ -31,7 +31,7 @@ func Translate(ctx context.Context, be backend.Backend, text, src, tgt string) (
 		return Segment{Calls: 1}, err
 	}
 	seg, err := Retry(ctx, be, text, src, tgt, first)
-	seg.Calls++
+	seg.Calls++ // the first call
 	return seg, err
 }
 
@@ -40,7 +40,13 @@ func Translate(ctx context.Context, be backend.Backend, text, src, tgt string) (
 // backends: without the glossary), otherwise with Translate. When the
 // retry is rejected too the segment is Untranslated, with an empty Text
 // that must not be written. Any other error is returned.
+//
+// A backend.Deterministic backend would give the same reply again: the
+// segment is Untranslated at once, with no call.
 func Retry(ctx context.Context, be backend.Backend, text, src, tgt string, first *Rejection) (Segment, error) {
+	if d, ok := be.(backend.Deterministic); ok && d.Deterministic() {
+		return Segment{Status: backend.Untranslated, Rejection: first}, nil
+	}
 	var out string
 	var err error
 	if r, ok := be.(backend.Retrier); ok {

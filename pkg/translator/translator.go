@@ -577,6 +577,14 @@ func (w *wrapped) Score(segment string) (float64, bool) {
 	return 0, false
 }
 
+// Deterministic implements backend.Deterministic: true when the inner
+// backend is and no glossary is sent (a retry without the glossary can
+// differ).
+func (w *wrapped) Deterministic() bool {
+	d, ok := w.inner.(backend.Deterministic)
+	return ok && d.Deterministic() && w.glossary == nil
+}
+
 // Retry is the second attempt after a reply the guard rejected: backends
 // that take a glossary retry without it (spec: LLM backends), the others
 // repeat the call.
