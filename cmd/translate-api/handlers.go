@@ -184,12 +184,12 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("Content-Type %s is not supported: send the document as multipart/form-data with a file field", ct))
 		return
 	}
-	dir, err := requestDir()
+	dir, cleanup, err := s.requestDir()
 	if err != nil {
 		service.WriteError(w, http.StatusInternalServerError, "cannot create the request's working directory: "+err.Error())
 		return
 	}
-	defer os.RemoveAll(dir)
+	defer cleanup()
 	q, ok := readRequest(w, r, dir)
 	if !ok {
 		return

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,5 +97,41 @@ func TestHostileDocumentsBoundedWork(t *testing.T) {
 				t.Errorf("detail %.300s lacks %q", b, tc.want)
 			}
 		})
+	}
+}
+
+// TestCutRequestsLeaveNoDirectory: the directory of a request still running
+// when the service stops (its deferred clean-up never runs) is removed by
+// the stop itself.
+func TestCutRequestsLeaveNoDirectory(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	s, _ := startServer(t, testEnv(mt.URL, nil))
+	dir, _, err := s.requestDir() // a request that will never finish
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "document.xml"), []byte("<a/>"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.close()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("request directory %s left after the stop: %v", dir, err)
+	}
+}
+
+// TestDeepHealthShowsUnreadableFieldList: /health?deep=true names a field
+// list that cannot be read, while ALTO requests still work.
+func TestDeepHealthShowsUnreadableFieldList(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"AMCR_FIELDS_PATH": filepath.Join(t.TempDir(), "missing.txt")}))
+	resp, err := http.Get(ts.URL + "/health?deep=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := readBody(t, resp)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "field list cannot be read") || !strings.Contains(string(b), "missing.txt") {
+		t.Errorf("deep health %d: %s", resp.StatusCode, b)
 	}
 }

@@ -134,6 +134,10 @@ type server struct {
 	stopOnce sync.Once
 	stop     chan struct{}
 	rewarm   sync.WaitGroup
+
+	// dirs are the request directories in use; close removes those whose
+	// request was cut at the end of the grace period.
+	dirs sync.Map
 }
 
 // newService builds the service from the environment; logOut nil means stdout.
@@ -300,6 +304,13 @@ func (s *server) rewarmLoop() {
 func (s *server) close() {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.rewarm.Wait()
+	// Requests still running now were cut by the shutdown: their deferred
+	// clean-up will never run, so their directories go here.
+	s.dirs.Range(func(k, _ any) bool {
+		_ = os.RemoveAll(k.(string))
+		s.dirs.Delete(k)
+		return true
+	})
 	s.firstMu.Lock()
 	if s.first != nil {
 		s.first.Close()
@@ -311,7 +322,8 @@ func (s *server) close() {
 	}
 }
 
-// deepCheck reports a cold backend and a failed language identifier.
+// deepCheck reports a cold backend, an unreadable field list and a failed
+// language identifier.
 func (s *server) deepCheck(context.Context) string {
 	var problems []string
 	if st := s.state.Load(); st == nil || !st.warm {
@@ -320,6 +332,9 @@ func (s *server) deepCheck(context.Context) string {
 			d = st.detail
 		}
 		problems = append(problems, d)
+	}
+	if _, err := translator.LoadFields(s.set.Fields, s.set.FieldsErr); err != nil {
+		problems = append(problems, "the metadata field list cannot be read (metadata requests fail with 422, ALTO works): "+err.Error())
 	}
 	if bad, why := s.langDegraded(); bad {
 		problems = append(problems, "language identification failed to load (detection answers en with confidence 0): "+why)
@@ -335,9 +350,15 @@ func (s *server) backend() backend.Backend {
 	return nil
 }
 
-// requestDir makes the per-request working directory.
-func requestDir() (string, error) {
-	return os.MkdirTemp("", "translate-api-*")
+// requestDir makes a request's working directory; the returned function
+// removes it (and close removes those of requests cut by a shutdown).
+func (s *server) requestDir() (string, func(), error) {
+	dir, err := os.MkdirTemp("", "translate-api-*")
+	if err != nil {
+		return "", nil, err
+	}
+	s.dirs.Store(dir, struct{}{})
+	return dir, func() { _ = os.RemoveAll(dir); s.dirs.Delete(dir) }, nil
 }
 
 // clientName reduces a client's file name to its last element, so that it
