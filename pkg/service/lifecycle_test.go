@@ -88,7 +88,7 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -100,7 +100,7 @@ func freePort(t *testing.T) int {
 
 // startServer starts the test server with HOST=127.0.0.1, a free PORT and
 // the extra variables in vars (which may override both).
-func startServer(t *testing.T, vars ...string) *proc {
+func startServer(t testing.TB, vars ...string) *proc {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("lifecycle tests start processes")
@@ -144,7 +144,7 @@ func startServer(t *testing.T, vars ...string) *proc {
 }
 
 // exitCode waits up to limit for the process to end and returns its exit code.
-func (p *proc) exitCode(t *testing.T, limit time.Duration) int {
+func (p *proc) exitCode(t testing.TB, limit time.Duration) int {
 	t.Helper()
 	select {
 	case <-p.done:
@@ -154,7 +154,7 @@ func (p *proc) exitCode(t *testing.T, limit time.Duration) int {
 	return p.cmd.ProcessState.ExitCode()
 }
 
-func (p *proc) signal(t *testing.T, sig syscall.Signal) {
+func (p *proc) signal(t testing.TB, sig syscall.Signal) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ var client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 
 // get returns the status and body of GET url, or status 0 when the
 // connection was refused.
-func get(t *testing.T, url string, header ...string) (int, http.Header, []byte) {
+func get(t testing.TB, url string, header ...string) (int, http.Header, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", url, nil)
 	for i := 0; i+1 < len(header); i += 2 {
@@ -191,7 +191,7 @@ func isRefused(err error) bool {
 
 // waitReady polls /ready every 50 ms until it answers 200, returning the
 // statuses seen before (0 for a refused connection).
-func (p *proc) waitReady(t *testing.T, limit time.Duration) []int {
+func (p *proc) waitReady(t testing.TB, limit time.Duration) []int {
 	t.Helper()
 	var seen []int
 	deadline := time.Now().Add(limit)
