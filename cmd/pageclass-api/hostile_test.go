@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -75,5 +76,25 @@ func TestHostileUploadsBoundedMemory(t *testing.T) {
 				t.Errorf("peak %.0f MiB above the warm service, goal 600", extra)
 			}
 		})
+	}
+}
+
+// TestDeadlineStopsDecoding: a PDF of 16 large pages (about 20 s of work)
+// under REQUEST_TIMEOUT_S=1 is answered 503 naming the limit once the page
+// being decoded is done, and the service is free again.
+func TestDeadlineStopsDecoding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders large PDF pages")
+	}
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "ERROR", "REQUEST_TIMEOUT_S": "1"}, nil)
+	start := time.Now()
+	status, body := postForm(t, ts.URL+"/predict_document", upload{Field: "file", Name: "sixteen.pdf", CType: "application/pdf", Data: hostile.PDF(16, 40, 40)})
+	took := time.Since(start)
+	t.Logf("16 pages of 40 inches under a 1 s deadline: %d after %.1f s", status, took.Seconds())
+	if status != http.StatusServiceUnavailable || !strings.Contains(string(body), "REQUEST_TIMEOUT_S=1") {
+		t.Errorf("status %d: %s", status, body)
+	}
+	if n := s.svc.InFlight(); n != 0 {
+		t.Errorf("%d requests in flight after the answer", n)
 	}
 }

@@ -60,6 +60,7 @@ type Batcher[T, R any] struct {
 
 // job is one item waiting for its result.
 type job[T, R any] struct {
+	ctx   context.Context // the caller's: a job whose caller gave up is not run
 	item  T
 	since time.Time
 	res   *R
@@ -91,7 +92,7 @@ func (b *Batcher[T, R]) Do(ctx context.Context, items ...T) ([]R, error) {
 	now := time.Now()
 	for i := range items {
 		wg.Add(1)
-		j := &job[T, R]{item: items[i], since: now, res: &res[i], err: &errs[i], wg: &wg}
+		j := &job[T, R]{ctx: ctx, item: items[i], since: now, res: &res[i], err: &errs[i], wg: &wg}
 		select {
 		case b.in <- j:
 		case <-ctx.Done():
@@ -183,8 +184,21 @@ func (b *Batcher[T, R]) loop() {
 	}
 }
 
-// run calls fn on one batch and hands out the results.
+// run calls fn on one batch and hands out the results. Jobs whose caller
+// has gone (client disconnected, deadline passed) are dropped first.
 func (b *Batcher[T, R]) run(batch []*job[T, R]) {
+	live := batch[:0]
+	for _, j := range batch {
+		if err := j.ctx.Err(); err != nil {
+			*j.err = err
+			j.wg.Done()
+			continue
+		}
+		live = append(live, j)
+	}
+	if batch = live; len(batch) == 0 {
+		return
+	}
 	start := time.Now()
 	items := make([]T, len(batch))
 	for i, j := range batch {

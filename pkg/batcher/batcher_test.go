@@ -3,6 +3,7 @@ package batcher
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -163,5 +164,54 @@ func TestCancelAndClose(t *testing.T) {
 	b.Close()
 	if _, err := b.Do(context.Background(), 1); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Do after Close: %v", err)
+	}
+}
+
+// TestGoneCallersAreNotRun: items whose caller gave up while they waited
+// in the queue are dropped, not run through the function.
+func TestGoneCallersAreNotRun(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	var mu sync.Mutex
+	var seen []int
+	fn := func(items []int) ([]int, error) {
+		mu.Lock()
+		seen = append(seen, items...)
+		mu.Unlock()
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		<-release
+		return items, nil
+	}
+	b := New(fn, Options{MaxBatch: 1, MaxWait: -1})
+	defer b.Close()
+	first := make(chan error, 1)
+	go func() { _, err := b.Do(context.Background(), 1); first <- err }()
+	<-started // item 1 is running and holds the loop
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := make(chan error, 1)
+	go func() { _, err := b.Do(ctx, 2); gone <- err }()
+	for len(b.in) == 0 { // wait until item 2 is queued behind item 1
+		runtime.Gosched()
+	}
+	cancel()
+	if err := <-gone; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Do: %v", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Do(context.Background(), 3); err != nil { // the loop goes on
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, v := range seen {
+		if v == 2 {
+			t.Errorf("the cancelled item ran: %v", seen)
+		}
 	}
 }
