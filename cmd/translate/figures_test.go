@@ -147,8 +147,12 @@ func TestSharedDataFigures(t *testing.T) {
 			if tm := st.Terminology; tm != nil && tm.HitRate != nil {
 				rate = fmt.Sprintf("%.3f (%d/%d)", *tm.HitRate, tm.Hit, tm.Expected)
 			}
-			t.Logf("%-40s %-13s segments %5d: %s; %.2f calls/%s (%d HTTP requests); terminology %s; %d documents failed",
-				be.name, in.name, total, strings.Join(shares, ", "), float64(st.BackendCalls)/float64(units), unit, be.posts()-before, rate, st.SkippedFiles)
+			ph := ""
+			if st.PlaceholderCalls > 0 {
+				ph = fmt.Sprintf("; placeholders lost in %d of %d calls", st.PlaceholderFallbacks, st.PlaceholderCalls)
+			}
+			t.Logf("%-40s %-13s segments %5d: %s; %.2f calls/%s (%d HTTP requests); terminology %s; %d documents failed%s",
+				be.name, in.name, total, strings.Join(shares, ", "), float64(st.BackendCalls)/float64(units), unit, be.posts()-before, rate, st.SkippedFiles, ph)
 			checkNoRunaway(t, out)
 		}
 	}

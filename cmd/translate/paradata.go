@@ -43,6 +43,11 @@ type statistics struct {
 	// SegmentStatus counts log rows (ALTO lines, metadata fields) per
 	// status: ok, retried, untranslated, unsupported_lang, vocabulary.
 	SegmentStatus map[string]int `json:"segment_status"`
+	// PlaceholderCalls and PlaceholderFallbacks: ct2 nmt calls sent with
+	// vocabulary placeholders, and those redone unprotected because the
+	// model lost a placeholder.
+	PlaceholderCalls     int `json:"placeholder_calls"`
+	PlaceholderFallbacks int `json:"placeholder_fallbacks"`
 	// Terminology is the vocabulary check per document and for the run;
 	// null without a vocabulary (or for a target other than English).
 	Terminology *terminology `json:"terminology"`
@@ -161,6 +166,8 @@ func (p *paradata) done(out *translator.Output, files ...string) {
 	for l, n := range out.Languages {
 		st.Languages[l] += n
 	}
+	st.PlaceholderCalls += out.Stats.PlaceholderCalls
+	st.PlaceholderFallbacks += out.Stats.PlaceholderFallbacks
 	for k, n := range out.Statuses {
 		st.SegmentStatus[k] += n
 	}

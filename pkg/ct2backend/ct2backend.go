@@ -18,7 +18,8 @@
 //     plain text out.
 //
 // The nmt families translate line by line (empty lines and the whitespace
-// around each line are kept) in one batch, and take no vocabulary; llm
+// around each line are kept) in one batch and offer no glossary (the
+// translator sends them vocabulary placeholders instead); llm
 // implements backend.Glossary. Every output passes the degeneracy guard
 // (pkg/guard): an output shorter than CT2_GUARD_MIN_RATIO or longer than
 // CT2_GUARD_MAX_RATIO times its source (in characters), empty, a runaway

@@ -140,6 +140,10 @@ type Stats struct {
 	// ProtectedTerms counts vocabulary occurrences protected (mtapi) or
 	// glossary terms sent (LLM backends).
 	ProtectedTerms int
+	// PlaceholderCalls counts calls of a ct2 nmt family sent with
+	// placeholders; PlaceholderFallbacks those whose reply lost one and
+	// were translated again without protection.
+	PlaceholderCalls, PlaceholderFallbacks int
 }
 
 // Output is one translated document.
@@ -254,6 +258,13 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 		case opt.Backend.Name() == mtapi.Name:
 			be.protector = &vocab.Protector{Vocab: opt.Vocabulary, Lemmatizer: opt.Lemmatizer,
 				Warn: func(m string) { warn(name + ": " + m) }}
+		case isNMT(ct2Family(opt.Backend)):
+			// The ct2 nmt families take placeholders where the model copies
+			// them; a reply that lost one is redone without protection.
+			// Surface matches only: no lemmatiser (its licence would end
+			// the permissive recipe).
+			be.protector = &vocab.Protector{Vocab: opt.Vocabulary, Warn: func(m string) { warn(name + ": " + m) }}
+			be.fallback = true
 		case isGlossary:
 			be.glossary = g
 			be.maxTerms = opt.GlossaryTerms
@@ -321,6 +332,7 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 			stem, res.Units, res.Translated, res.Skipped, res.Calls, be.transportErrors.Load())
 	}
 	out.Stats.ProtectedTerms = int(be.protected.Load())
+	out.Stats.PlaceholderCalls, out.Stats.PlaceholderFallbacks = int(be.placeholderCalls.Load()), int(be.placeholderFallbacks.Load())
 	out.Statuses = map[string]int{}
 	for _, r := range out.Log {
 		st := r.Status
@@ -484,6 +496,11 @@ type wrapped struct {
 	warn       func(string)
 	warnedLang sync.Map
 
+	// fallback: a reply that lost a placeholder is redone unprotected
+	// (ct2 nmt families).
+	fallback                               bool
+	placeholderCalls, placeholderFallbacks atomic.Int64
+
 	fill    *vocab.Vocabulary // answers short vocabulary entries (Fill)
 	fillLem vocab.Lemmatizer
 
@@ -549,7 +566,15 @@ func (w *wrapped) Translate(ctx context.Context, text, src, tgt string) (string,
 		if p.LemmasUsed {
 			w.record(ComponentLemmatizerEngine, ComponentLemmatizerModels)
 		}
-		if out, err = w.inner.Translate(ctx, p.Text, src, tgt); err == nil {
+		if out, err = w.inner.Translate(ctx, p.Text, src, tgt); err == nil && w.fallback && p.Count() > 0 {
+			w.placeholderCalls.Add(1)
+			if p.Lost(out) > 0 {
+				w.placeholderFallbacks.Add(1)
+				p = &vocab.Protected{Text: text}
+				out, err = w.inner.Translate(ctx, text, src, tgt)
+			}
+		}
+		if err == nil {
 			out = p.Restore(out)
 			w.protected.Add(int64(p.Count()))
 		} else if r := guard.AsRejection(err); r != nil && r.Output != "" {
@@ -603,6 +628,10 @@ func (w *wrapped) Retry(ctx context.Context, text, src, tgt string) (string, err
 // family's licence component.
 type Family interface {
 	Family() string
+}
+
+func isNMT(family string) bool {
+	return family == ct2backend.NMT1 || family == ct2backend.NMT2 || family == ct2backend.NMT3
 }
 
 func ct2Family(b backend.Backend) string {

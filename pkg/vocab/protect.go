@@ -253,3 +253,20 @@ func (pr *Protector) Translate(ctx context.Context, b backend.Backend, text, src
 	}
 	return p.Restore(out), p.Count(), nil
 }
+
+// Lost counts the placeholders of p that a translation no longer holds in
+// any form Restore recognises (exact, another case, split by spaces): the
+// model did not copy them, so their terms would be lost.
+func (p *Protected) Lost(translated string) int {
+	n := 0
+	for _, c := range p.codes {
+		if strings.Contains(translated, c.code) {
+			continue
+		}
+		re := regexp.MustCompile(`(?i)(^|\P{L})` + spacedPattern(c.code) + `(\P{L}|$)`)
+		if !re.MatchString(translated) && !strings.Contains(strings.ToUpper(translated), c.code) {
+			n++
+		}
+	}
+	return n
+}

@@ -318,3 +318,28 @@ func TestPrefixAvoidsTextContent(t *testing.T) {
 		t.Errorf("Restore = %q", got)
 	}
 }
+
+func TestLost(t *testing.T) {
+	p, _, _ := newProtector(t, smallVocab)
+	pr, err := p.Protect(context.Background(), "zlomek keramiky a kostrový hrob", "cs")
+	if err != nil || pr.Count() != 2 {
+		t.Fatalf("%+v %v", pr, err)
+	}
+	codes := regexp.MustCompile(`QZX[A-Z]+|[A-Z]{3}[A-Z]{3}`).FindAllString(pr.Text, -1)
+	if len(codes) != 2 {
+		t.Fatalf("protected text %q", pr.Text)
+	}
+	for _, tt := range []struct {
+		out  string
+		lost int
+	}{
+		{codes[0] + " and " + codes[1], 0},
+		{strings.ToLower(codes[0]) + " and " + codes[1][:3] + " " + codes[1][3:], 0},
+		{codes[0] + " and something", 1},
+		{"nothing at all", 2},
+	} {
+		if got := pr.Lost(tt.out); got != tt.lost {
+			t.Errorf("Lost(%q) = %d, want %d", tt.out, got, tt.lost)
+		}
+	}
+}
