@@ -37,8 +37,8 @@ var realWorld = []struct {
 const realWorldDir = "../../testdata/realworld"
 
 // stringWords returns the words of the String CONTENT values of an ALTO
-// document in any encoding, and its hyphenation marks (HYP elements and
-// HypPart1 Strings).
+// document in any encoding, and its possible hyphenations (HYP elements,
+// HypPart1 Strings and Strings ending in a hyphen).
 func stringWords(t *testing.T, src []byte) (words, hyphens int) {
 	t.Helper()
 	text, _, err := xmlsplice.Decode(src)
@@ -54,6 +54,9 @@ func stringWords(t *testing.T, src []byte) (words, hyphens int) {
 		case "String":
 			if a, ok := n.Attr("", "CONTENT"); ok {
 				words += len(alto.Fields(a.Value))
+				if v := strings.TrimSpace(a.Value); len(v) > 2 && strings.ContainsAny(v[len(v)-1:], "-¬") {
+					hyphens++ // possibly an unmarked hyphenation ("Despo-" / "tism")
+				}
 			}
 			if a, ok := n.Attr("", "SUBS_TYPE"); ok && a.Value == "HypPart1" {
 				hyphens++

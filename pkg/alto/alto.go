@@ -363,7 +363,8 @@ func collectBlocks(page *xmlsplice.Node, join bool) []*block {
 			}
 			last, first := len(cur.strs)-1, next.strs[0]
 			lw, fw := cur.words[last], next.words[0]
-			if len(lw) == 0 || len(fw) == 0 || !isFirstPart(cur.strs[last], cur.hyp) || !isSecondPart(first) {
+			if len(lw) == 0 || len(fw) == 0 || !isSecondPart(first) ||
+				!(isFirstPart(cur.strs[last], cur.hyp) || softBreak(lw[len(lw)-1], fw[0])) {
 				continue
 			}
 			lw[len(lw)-1] = joinHyphen(lw[len(lw)-1], fw[0])

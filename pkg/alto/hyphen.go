@@ -3,14 +3,16 @@ package alto
 import (
 	"regexp"
 	"strings"
+	"unicode"
 
 	"archivekit/pkg/xmlsplice"
 )
 
 // Hyphenated words. A word broken across two lines is two Strings: the
-// first part ends its line, marked by SUBS_TYPE="HypPart1" or followed by
-// a HYP element, and the second part is the first String of the next line
-// of the same block (SUBS_TYPE="HypPart2" when marked). The translator
+// first part ends its line, marked by SUBS_TYPE="HypPart1", followed by a
+// HYP element, or ending in a hyphen itself before a line that begins in
+// lower case (softBreak), and the second part is the first String of the
+// next line of the same block (SUBS_TYPE="HypPart2" when marked). The translator
 // joins the pair for the backend: the first part's last word becomes the
 // whole word (its trailing hyphen, soft hyphen or not sign removed, and the
 // second part's first word added), and that word leaves the second line.
@@ -59,6 +61,23 @@ func isFirstPart(last *xmlsplice.Node, endsWithHyp bool) bool {
 func isSecondPart(s *xmlsplice.Node) bool {
 	t := subsType(s)
 	return t == "" || strings.EqualFold(t, "HypPart2")
+}
+
+// softBreak reports an unmarked hyphenation: a line's last word ending in
+// a hyphen (or not sign, soft hyphen, double oblique hyphen) after at least
+// two letters, and a next line beginning with a lower-case letter, as in
+// "Despo-" / "tism" (OCR-D ground truth and many exports write no HYP).
+func softBreak(last, next string) bool {
+	stem := strings.TrimRight(last, hyphenChars)
+	if stem == last || len(last)-len(stem) > len("\u2e17") {
+		return false
+	}
+	r := []rune(stem)
+	if len(r) < 2 || !unicode.IsLetter(r[len(r)-1]) || !unicode.IsLetter(r[len(r)-2]) {
+		return false
+	}
+	first := []rune(next)
+	return len(first) > 0 && unicode.IsLower(first[0])
 }
 
 // joinHyphen returns the first part's last word joined to the second

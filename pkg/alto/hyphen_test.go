@@ -20,7 +20,9 @@ func TestHyphenatedWordsJoined(t *testing.T) {
 <TextBlock ID="TB1">
 <TextLine ID="L1"><String CONTENT="la" HPOS="1"/><SP/><String CONTENT="nais" HPOS="9" SUBS_TYPE="HypPart1" SUBS_CONTENT="naissance"/><HYP CONTENT="-"/></TextLine>
 <TextLine ID="L2"><String CONTENT="sance," HPOS="1" SUBS_TYPE="HypPart2" SUBS_CONTENT="naissance"/><SP/><String CONTENT="la" HPOS="9"/><SP/><String CONTENT="con" HPOS="12"/><HYP CONTENT="¬"/></TextLine>
-<TextLine ID="L3"><String CONTENT="servation" HPOS="1"/><SP/><String CONTENT="du" HPOS="9"/><SP/><String CONTENT="monde" HPOS="12"/></TextLine>
+<TextLine ID="L3"><String CONTENT="servation" HPOS="1"/><SP/><String CONTENT="du" HPOS="9"/><SP/><String CONTENT="monde" HPOS="12"/><SP/><String CONTENT="Despo-" HPOS="20"/></TextLine>
+<TextLine ID="L4"><String CONTENT="tism" HPOS="1"/><SP/><String CONTENT="Prague-" HPOS="9"/></TextLine>
+<TextLine ID="L5"><String CONTENT="Brno" HPOS="1"/></TextLine>
 </TextBlock>
 </PrintSpace></Page></Layout></alto>
 `)
@@ -30,12 +32,12 @@ func TestHyphenatedWordsJoined(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := strings.Join(be.calls, "\n")
-	for _, want := range []string{"la naissance, la conservation du monde", "la naissance,\nla conservation\ndu monde"} {
+	for _, want := range []string{"la naissance, la conservation du monde Despotism Prague- Brno", "la naissance,\nla conservation\ndu monde Despotism\nPrague-\nBrno"} {
 		if !strings.Contains(calls, want) {
 			t.Errorf("backend never saw %q; it saw:\n%s", want, calls)
 		}
 	}
-	for _, bad := range []string{"nais sance", "con servation", "nais\n"} {
+	for _, bad := range []string{"nais sance", "con servation", "nais\n", "Despo-"} {
 		if strings.Contains(calls, bad) {
 			t.Errorf("backend saw the split word %q", bad)
 		}
@@ -57,7 +59,7 @@ func TestHyphenatedWordsJoined(t *testing.T) {
 	for _, m := range regexp.MustCompile(`<String CONTENT="([^"]*)"`).FindAllSubmatch(out, -1) {
 		words = append(words, Fields(string(m[1]))...)
 	}
-	if strings.Join(words, " ") != "LA NAISSANCE, LA CONSERVATION DU MONDE" {
+	if strings.Join(words, " ") != "LA NAISSANCE, LA CONSERVATION DU MONDE DESPOTISM PRAGUE- BRNO" {
 		t.Errorf("written words %q", words)
 	}
 }
