@@ -21,5 +21,8 @@ for rev in v1.4 v2.4 v3.4 v4.4 v5.4; do
 done
 "$py" tools/export_models.py --published "$work/ck" --out "$work/model" --no-train-check
 bin/pageclass --best -d "$work/pages" -m "$work/model" --results "$work/result"
-grep -L '"demo": true' "$work"/result/*_page-classification.json >/dev/null
+if grep -q '"demo": true' "$work"/result/*_page-classification.json; then
+  echo "the run used demo models" >&2
+  exit 1
+fi
 echo "tables and run metadata under $work/result"
