@@ -59,7 +59,7 @@ export ARCHIVEKIT_PYTHON := $(VENV_PY)
 export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
 
-.PHONY: deps apt venv pytools lint-workflows cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
+.PHONY: deps apt venv pytools lint-workflows release-rehearsal cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
 
 # make install PREFIX=DIR and make dist: the relocatable tree (tools/install.sh).
 PREFIX       ?= /usr/local
@@ -172,6 +172,20 @@ test: deps native fixtures pytools dist
 ACTIONLINT := github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 lint-workflows: apt
 	$(GO) run $(ACTIONLINT) .github/workflows/*.yml
+
+## release-rehearsal: steps 1 and 4 of the release gate for real against a
+## local registry on loopback (test/release/rehearse.sh): crane, cosign and
+## syft v1.20 built from the Go module proxy into the cache, Debian's
+## docker-registry. Not part of make test (the tools take minutes to build).
+RELEASE_TOOLS := $(CACHE)/release-tools-crane0.20.3-cosign2.4.3-syft1.20.0
+release-rehearsal:
+	@SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	dpkg-query -W -f='$${Status}' docker-registry 2>/dev/null | grep -q "install ok installed" || \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq docker-registry >/dev/null
+	[ -x $(RELEASE_TOOLS)/crane ] || GOBIN=$(RELEASE_TOOLS) $(GO) install github.com/google/go-containerregistry/cmd/crane@v0.20.3
+	[ -x $(RELEASE_TOOLS)/cosign ] || GOBIN=$(RELEASE_TOOLS) $(GO) install github.com/sigstore/cosign/v2/cmd/cosign@v2.4.3
+	[ -x $(RELEASE_TOOLS)/syft ] || GOBIN=$(RELEASE_TOOLS) $(GO) install github.com/anchore/syft/cmd/syft@v1.20.0
+	test/release/rehearse.sh $(RELEASE_TOOLS)
 
 ## bench: speed and memory, as ratios against references measured in the same
 ## run (Python torch, the Python reference pipeline, no batching, ...).
