@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -28,6 +29,10 @@ import (
 
 // maxFieldBytes bounds one scalar form field.
 const maxFieldBytes = 64 << 10
+
+// freeAfterBytes: after a document larger than this, memory is returned to
+// the system at once (debug.FreeOSMemory).
+const freeAfterBytes = 4 << 20
 
 // info is the body of GET /info (spec 4.2).
 type info struct {
@@ -193,6 +198,12 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 	q, ok := readRequest(w, r, dir)
 	if !ok {
 		return
+	}
+	if len(q.src) > freeAfterBytes {
+		// A large document leaves hundreds of MB of garbage (tree, edits,
+		// alignment): give it back to the system once answered instead of
+		// holding it until the runtime's background return gets to it.
+		defer debug.FreeOSMemory()
 	}
 
 	// Validation of the fields, all reported at once.

@@ -133,14 +133,14 @@ type Limits struct {
 	// metadata records nest fewer than 20 levels).
 	Depth int
 	// Nodes is the most nodes (elements, text runs, comments, processing
-	// instructions) accepted: about 150 bytes each in memory; the 1.4 MB
-	// sample ALTO has 38,000.
+	// instructions) accepted; the 1.4 MB sample ALTO has 38,000.
 	Nodes int
 }
 
-// DefaultLimits are the limits of Parse: 256 levels and 2,000,000 nodes
-// (an ALTO file of about 70 MB; 300 MB of memory for the tree).
-var DefaultLimits = Limits{Depth: 256, Nodes: 2_000_000}
+// DefaultLimits are the limits of Parse: 256 levels and 1,000,000 nodes
+// (an ALTO file of about 37 MB laid out like the sample, some 2,000 pages;
+// translating a dense ALTO of 1.2 million nodes peaked at about 900 MB).
+var DefaultLimits = Limits{Depth: 256, Nodes: 1_000_000}
 
 // lineAt is the 1-based line number of offset off in src.
 func lineAt(src []byte, off int) int {
