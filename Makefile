@@ -59,7 +59,7 @@ export ARCHIVEKIT_PYTHON := $(VENV_PY)
 export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
 
-.PHONY: deps apt venv pytools lint-workflows release-rehearsal cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
+.PHONY: deps apt venv pytools lint-workflows release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
 
 # make install PREFIX=DIR and make dist: the relocatable tree (tools/install.sh).
 PREFIX       ?= /usr/local
@@ -107,6 +107,7 @@ cargo-fetch:
 
 go-deps:
 	$(GO) mod download
+	cd deploy && $(GO) mod download
 
 ## native: the libtorch shim and the CTranslate2 bridge (cached by input hash).
 native: $(TSHIM_LIB) $(CT2_LIB)
@@ -164,8 +165,15 @@ test: deps native fixtures pytools dist
 	$(MAKE) -s lint-workflows
 	ARCHIVEKIT_DIST_TARBALL='$(DIST_TARBALL)' ARCHIVEKIT_SHARED='$(SHARED)' $(GO) test -count=1 -timeout 30m ./...
 	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
+	$(MAKE) --no-print-directory test-manifests
 	$(VENV_PY) -m pytest -q -p no:cacheprovider tools/test_export.py
 	$(MAKE) --no-print-directory fuzz-run FUZZTIME=$(FUZZTIME_TEST)
+
+## test-manifests: the Kubernetes manifests (deploy/, a module of its own so
+## that its Kubernetes and Kustomize dependencies stay out of the tools'):
+## every overlay rendered and strictly decoded, then checked against the specs.
+test-manifests:
+	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## lint-workflows: the code host's workflow files through actionlint (built
 ## from the Go module proxy; it runs shellcheck on every run: script).

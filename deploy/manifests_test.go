@@ -1,0 +1,553 @@
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	kyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+// strict decodes manifests the way an API server with strict field
+// validation does: unknown and duplicate fields are errors, and so are
+// values of the wrong type and kinds the scheme does not know.
+var strict = func() runtime.Decoder {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme, policyv1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, s, s, kjson.SerializerOptions{Yaml: true, Strict: true})
+}()
+
+// render runs Kustomize on a kustomization folder, as `kubectl kustomize`
+// does, and returns the multi-document YAML.
+func render(t *testing.T, dir string) []byte {
+	t.Helper()
+	m, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize %s: %v", dir, err)
+	}
+	out, err := m.AsYaml()
+	if err != nil {
+		t.Fatalf("kustomize %s: %v", dir, err)
+	}
+	return out
+}
+
+// decodeAll strictly decodes every document of a multi-document YAML.
+func decodeAll(data []byte) ([]runtime.Object, error) {
+	r := kyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var objs []runtime.Object
+	for i := 0; ; i++ {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, _, err := strict.Decode(doc, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		objs = append(objs, obj)
+	}
+}
+
+// overlay is what one rendering must hold beyond the common rules.
+type overlay struct {
+	dir      string
+	tag      map[string]string // image tag per service
+	replicas int32
+	gpu      bool // the classifier asks for a GPU on GPU nodes
+	models   bool // the classifier is given -models /app/model (never the demo)
+}
+
+// version is the release version of the images (VERSION, leading v stripped).
+func version(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "VERSION"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(strings.TrimSpace(string(b)), "v")
+}
+
+func overlays(t *testing.T) []overlay {
+	v := version(t)
+	return []overlay{
+		{dir: "overlays/cpu", tag: map[string]string{"pageclass-api": v, "translate-api": v}, replicas: 2, models: true},
+		{dir: "overlays/cuda", tag: map[string]string{"pageclass-api": v + "-cuda", "translate-api": v}, replicas: 2, gpu: true, models: true},
+		{dir: "overlays/local", tag: map[string]string{"pageclass-api": v, "translate-api": v}, replicas: 1},
+	}
+}
+
+func TestOverlays(t *testing.T) {
+	for _, o := range overlays(t) {
+		t.Run(o.dir, func(t *testing.T) {
+			objs, err := decodeAll(render(t, o.dir))
+			if err != nil {
+				t.Fatalf("%s: %v", o.dir, err)
+			}
+			for _, err := range check(objs, o) {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestChecksFail shows that the decoding and the checks catch each kind of
+// mistake: each case edits the rendered CPU overlay in one place.
+func TestChecksFail(t *testing.T) {
+	base := string(render(t, "overlays/cpu"))
+	o := overlays(t)[0]
+	cases := []struct {
+		name, old, new, want string
+	}{
+		{"unknown field", "  replicas: 2\n", "  replicas: 2\n  replicaz: 2\n", `unknown field "spec.replicaz"`},
+		{"wrong type", "  replicas: 2\n", "  replicas: two\n", "replicas"},
+		{"unknown kind", "kind: PodDisruptionBudget", "kind: PodDisruptionBudgett", "PodDisruptionBudgett"},
+		{"selector mismatch", "    matchLabels:\n      app.kubernetes.io/name: pageclass-api\n  strategy:",
+			"    matchLabels:\n      app.kubernetes.io/name: pageclass\n  strategy:", "does not match its pod labels"},
+		{"service selects nothing", "    app.kubernetes.io/name: translate-api\n  type: ClusterIP", "    app.kubernetes.io/name: translate\n  type: ClusterIP", "selects no Deployment"},
+		{"readiness on /health", "          path: /ready\n            port: http\n          periodSeconds: 5\n          timeoutSeconds: 3", "          path: /health\n            port: http\n          periodSeconds: 5\n          timeoutSeconds: 3", "readiness"},
+		{"deep health probed", "path: /health\n", "path: /health?deep=true\n", "liveness"},
+		{"grace too short", "terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 45", "grace"},
+		{"token as a literal", "- name: HUB_TOKEN\n          valueFrom:\n            secretKeyRef:\n              key: token\n              name: archivekit-hub\n              optional: true",
+			"- name: HUB_TOKEN\n          value: hf_abc", "HUB_TOKEN"},
+		{"root user", "runAsUser: 10001", "runAsUser: 0", "10001"},
+		{"writable root", "readOnlyRootFilesystem: true", "readOnlyRootFilesystem: false", "read-only"},
+		{"classifier under 4 GiB", "memory: 6Gi", "memory: 3Gi", "memory"},
+		{"surge without unavailability", "maxUnavailable: 0", "maxUnavailable: 1", "maxUnavailable"},
+		{"no upload cap", "        - name: MAX_UPLOAD_MB\n          value: \"50\"\n", "", "MAX_UPLOAD_MB"},
+		{"no pre-stop sleep", `- "5"`, `- "1"`, "preStop"},
+		{"image of another version", ":" + o.tag["translate-api"], ":9.9.9", "image"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if strings.Count(base, c.old) == 0 {
+				t.Fatalf("the rendering has no %q to edit", c.old)
+			}
+			edited := strings.Replace(base, c.old, c.new, 1)
+			objs, err := decodeAll([]byte(edited))
+			var errs []error
+			if err != nil {
+				errs = []error{err}
+			} else {
+				errs = check(objs, o)
+			}
+			if !strings.Contains(fmt.Sprint(errs), c.want) {
+				t.Errorf("want an error naming %q, got %v", c.want, errs)
+			}
+		})
+	}
+}
+
+// The shutdown chain of spec 3.3: pre-stop sleep, drain window, then up
+// to 25 s more for in-flight work.
+const (
+	preStopS   = 5
+	lifecycleS = 25
+)
+
+// secretish names environment variables that must come from a Secret.
+var secretish = regexp.MustCompile(`(?i)(TOKEN|API_KEY|SECRET|PASSWORD)`)
+
+// check applies the rules of the specifications to one rendering.
+func check(objs []runtime.Object, o overlay) []error {
+	var errs []error
+	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	deps := map[string]*appsv1.Deployment{}
+	claims := map[string]bool{}
+	var services []*corev1.Service
+	var pdbs []*policyv1.PodDisruptionBudget
+	type pod struct {
+		name string
+		spec *corev1.PodSpec
+	}
+	var pods []pod
+	for _, obj := range objs {
+		switch x := obj.(type) {
+		case *appsv1.Deployment:
+			deps[x.Name] = x
+			pods = append(pods, pod{"Deployment " + x.Name, &x.Spec.Template.Spec})
+			errs = append(errs, selects("Deployment "+x.Name, x.Spec.Selector, x.Spec.Template.Labels)...)
+		case *batchv1.Job:
+			pods = append(pods, pod{"Job " + x.Name, &x.Spec.Template.Spec})
+			if x.Spec.Selector != nil {
+				errs = append(errs, selects("Job "+x.Name, x.Spec.Selector, x.Spec.Template.Labels)...)
+			}
+		case *corev1.Service:
+			services = append(services, x)
+		case *policyv1.PodDisruptionBudget:
+			pdbs = append(pdbs, x)
+		case *corev1.PersistentVolumeClaim:
+			claims[x.Name] = true
+		}
+	}
+	for _, s := range services {
+		n := 0
+		for _, d := range deps {
+			if len(s.Spec.Selector) > 0 && labels.SelectorFromSet(s.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels)) {
+				n++
+				for _, p := range s.Spec.Ports {
+					if !hasPort(d.Spec.Template.Spec.Containers, p.TargetPort) {
+						fail("Service %s: target port %s is no port of Deployment %s", s.Name, p.TargetPort.String(), d.Name)
+					}
+				}
+			}
+		}
+		if n != 1 {
+			fail("Service %s selects no Deployment or several (%d)", s.Name, n)
+		}
+	}
+	for _, p := range pdbs {
+		sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
+		n := 0
+		for _, d := range deps {
+			if err == nil && sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+				n++
+			}
+		}
+		if n != 1 {
+			fail("PodDisruptionBudget %s selects no Deployment or several (%d)", p.Name, n)
+		}
+	}
+	for _, p := range pods {
+		errs = append(errs, checkPod(p.name, p.spec, claims)...)
+	}
+	for _, name := range []string{"pageclass-api", "translate-api"} {
+		d, ok := deps[name]
+		if !ok {
+			fail("no Deployment %s", name)
+			continue
+		}
+		errs = append(errs, checkService(d, o)...)
+	}
+	return errs
+}
+
+// selects checks that a workload's selector picks its own pod template.
+func selects(what string, ls *metav1.LabelSelector, podLabels map[string]string) []error {
+	sel, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil {
+		return []error{fmt.Errorf("%s: selector: %w", what, err)}
+	}
+	if sel.Empty() || !sel.Matches(labels.Set(podLabels)) {
+		return []error{fmt.Errorf("%s: selector %s does not match its pod labels %v", what, sel, podLabels)}
+	}
+	return nil
+}
+
+func hasPort(cs []corev1.Container, port intstr.IntOrString) bool {
+	for _, c := range cs {
+		for _, p := range c.Ports {
+			if (port.Type == intstr.String && p.Name == port.StrVal) || (port.Type == intstr.Int && p.ContainerPort == port.IntVal) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkPod holds for every pod of the project: the image's user, a
+// read-only root with a writable /tmp, secrets only from Secrets, claims
+// that exist.
+func checkPod(what string, p *corev1.PodSpec, claims map[string]bool) []error {
+	var errs []error
+	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(what+": "+format, a...)) }
+	vols := map[string]corev1.Volume{}
+	for _, v := range p.Volumes {
+		vols[v.Name] = v
+		if v.PersistentVolumeClaim != nil && !claims[v.PersistentVolumeClaim.ClaimName] {
+			fail("volume %s names claim %s, which the rendering does not hold", v.Name, v.PersistentVolumeClaim.ClaimName)
+		}
+	}
+	for _, c := range p.Containers {
+		uid, nonRoot := p.SecurityContext.RunAsUser, p.SecurityContext.RunAsNonRoot
+		sc := c.SecurityContext
+		if sc != nil && sc.RunAsUser != nil {
+			uid = sc.RunAsUser
+		}
+		if sc != nil && sc.RunAsNonRoot != nil {
+			nonRoot = sc.RunAsNonRoot
+		}
+		if uid == nil || *uid != 10001 || nonRoot == nil || !*nonRoot {
+			fail("container %s must run as the image's user uid 10001 with runAsNonRoot", c.Name)
+		}
+		if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+			fail("container %s: root file system not read-only", c.Name)
+		}
+		if sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			fail("container %s: privilege escalation not turned off", c.Name)
+		}
+		tmp := false
+		for _, m := range c.VolumeMounts {
+			if _, ok := vols[m.Name]; !ok {
+				fail("container %s mounts %s, which is no volume", c.Name, m.Name)
+			}
+			if m.MountPath == "/tmp" && vols[m.Name].EmptyDir != nil {
+				tmp = true
+			}
+		}
+		if !tmp {
+			fail("container %s: no emptyDir at /tmp under a read-only root", c.Name)
+		}
+		for _, e := range c.Env {
+			if !secretish.MatchString(e.Name) {
+				continue
+			}
+			if e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+				fail("container %s: %s must come from a Secret (secretKeyRef), never a literal or a ConfigMap", c.Name, e.Name)
+			}
+		}
+		if len(c.EnvFrom) > 0 {
+			fail("container %s: envFrom hides which variables are set; name each one", c.Name)
+		}
+	}
+	return errs
+}
+
+// checkService holds for the two HTTP services (spec 3.2, 3.3, 5, 8).
+func checkService(d *appsv1.Deployment, o overlay) []error {
+	var errs []error
+	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf("Deployment "+d.Name+": "+format, a...)) }
+	spec := d.Spec.Template.Spec
+	var c *corev1.Container
+	for i := range spec.Containers {
+		if spec.Containers[i].Name == d.Name {
+			c = &spec.Containers[i]
+		}
+	}
+	if c == nil {
+		return []error{fmt.Errorf("Deployment %s: no container %s", d.Name, d.Name)}
+	}
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != o.replicas {
+		fail("replicas: want %d", o.replicas)
+	}
+	if want := "ghcr.io/archivekit/" + d.Name + ":" + o.tag[d.Name]; c.Image != want {
+		fail("image %q, want %q", c.Image, want)
+	}
+
+	// Rolling update without unavailability.
+	ru := d.Spec.Strategy.RollingUpdate
+	if d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType || ru == nil || ru.MaxUnavailable == nil ||
+		ru.MaxUnavailable.String() != "0" || ru.MaxSurge == nil || ru.MaxSurge.String() == "0" {
+		fail("strategy: want RollingUpdate with maxUnavailable 0 and a surge")
+	}
+
+	// Probes, spec 3.2.
+	probes := []struct {
+		name                      string
+		p                         *corev1.Probe
+		path                      string
+		period, failures, timeout int32 // timeout 0: not specified
+	}{
+		{"startup", c.StartupProbe, "/ready", 5, 60, 0},
+		{"readiness", c.ReadinessProbe, "/ready", 5, 2, 3},
+		{"liveness", c.LivenessProbe, "/health", 15, 3, 5},
+	}
+	for _, w := range probes {
+		p := w.p
+		switch {
+		case p == nil || p.HTTPGet == nil:
+			fail("%s probe: want an HTTP GET of %s", w.name, w.path)
+		case p.HTTPGet.Path != w.path || !hasPort([]corev1.Container{*c}, p.HTTPGet.Port):
+			fail("%s probe: path %s on port %s, want %s on the service port", w.name, p.HTTPGet.Path, p.HTTPGet.Port.String(), w.path)
+		case p.PeriodSeconds != w.period || p.FailureThreshold != w.failures || (w.timeout != 0 && p.TimeoutSeconds != w.timeout):
+			fail("%s probe: every %d s, %d failures, timeout %d s; want %d, %d, %d", w.name,
+				p.PeriodSeconds, p.FailureThreshold, p.TimeoutSeconds, w.period, w.failures, w.timeout)
+		}
+	}
+
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		env[e.Name] = e
+	}
+	// Shutdown chain, spec 3.3.
+	drain := 20
+	if e, ok := env["GRACEFUL_SHUTDOWN_S"]; ok {
+		n, err := strconv.Atoi(e.Value)
+		if err != nil {
+			fail("GRACEFUL_SHUTDOWN_S=%q is not a number of seconds", e.Value)
+		}
+		drain = n
+	}
+	need := int64(preStopS + drain + lifecycleS)
+	if g := spec.TerminationGracePeriodSeconds; g == nil || *g < need {
+		fail("termination grace below %d s (pre-stop %d + GRACEFUL_SHUTDOWN_S %d + %d)", need, preStopS, drain, lifecycleS)
+	}
+	if l := c.Lifecycle; l == nil || l.PreStop == nil || l.PreStop.Exec == nil ||
+		strings.Join(l.PreStop.Exec.Command, " ") != fmt.Sprintf("/bin/sleep %d", preStopS) {
+		fail("preStop: want a sleep of %d s", preStopS)
+	}
+
+	// Environment, spec 5 and 8.
+	for _, k := range []string{"PORT", "LOG_LEVEL", "GRACEFUL_SHUTDOWN_S"} {
+		if e, ok := env[k]; ok && e.Value == "" && e.ValueFrom == nil {
+			fail("%s set but empty: the service refuses to start", k)
+		}
+	}
+	if e, ok := env["MAX_UPLOAD_MB"]; !ok || e.Value == "" {
+		fail("MAX_UPLOAD_MB must be set explicitly")
+	}
+	origins, narrowed := env["ALLOWED_ORIGINS"]
+	switch d.Name {
+	case "pageclass-api":
+		if want := "http://localhost:8080,http://127.0.0.1:8080"; !narrowed || origins.Value != want {
+			fail("ALLOWED_ORIGINS %q, want %q (spec 5)", origins.Value, want)
+		}
+	case "translate-api":
+		if narrowed {
+			fail("ALLOWED_ORIGINS set; the translator's example does not narrow it (spec 5)")
+		}
+		if _, ok := env["LLM_API_KEY"]; !ok {
+			fail("LLM_API_KEY is not wired from its Secret")
+		}
+	}
+	if _, ok := env["HUB_TOKEN"]; !ok {
+		fail("HUB_TOKEN is not wired from its Secret")
+	}
+
+	// Storage, spec 8: /app/model (classifier) and HUB_HOME on volumes.
+	mounts := []string{}
+	hub := env["HUB_HOME"].Value
+	if hub == "" {
+		fail("HUB_HOME not set")
+	} else {
+		mounts = append(mounts, hub)
+	}
+	if d.Name == "pageclass-api" {
+		mounts = append(mounts, "/app/model")
+	}
+	for _, path := range mounts {
+		found := false
+		for _, m := range c.VolumeMounts {
+			if path == m.MountPath || strings.HasPrefix(path, strings.TrimSuffix(m.MountPath, "/")+"/") {
+				found = true
+			}
+		}
+		if !found {
+			fail("%s is on no volume: each new pod would download again", path)
+		}
+	}
+
+	// Memory, spec 8.
+	req, lim := c.Resources.Requests.Memory(), c.Resources.Limits.Memory()
+	if req.IsZero() || lim.IsZero() || lim.Cmp(*req) < 0 {
+		fail("memory request %s and limit %s: want both, limit at least the request", req, lim)
+	}
+	if d.Name == "pageclass-api" {
+		floor := resource.MustParse("4Gi")
+		if req.Cmp(floor) < 0 || lim.Cmp(floor) < 0 {
+			fail("memory request %s, limit %s: 4 GiB is the floor for the five models", req, lim)
+		}
+		gpu := c.Resources.Limits[corev1.ResourceName("nvidia.com/gpu")]
+		if o.gpu != !gpu.IsZero() || o.gpu != (len(spec.NodeSelector) > 0) {
+			fail("GPU: want a nvidia.com/gpu limit and a node selector only on the cuda overlay")
+		}
+		hasModels := strings.Join(c.Args, " ") == "-models /app/model" || strings.HasPrefix(strings.Join(c.Args, " "), "-models /app/model ")
+		if hasModels != o.models {
+			fail("args %q: -models /app/model wanted %v", c.Args, o.models)
+		}
+	}
+	return errs
+}
+
+// TestCompose checks the one-machine compose files: the classifier narrows
+// cross-origin access to the two local addresses on port 8080, the
+// translator does not, uploads are capped explicitly and no secret has a
+// value in the file.
+func TestCompose(t *testing.T) {
+	type service struct {
+		Image           string             `json:"image"`
+		User            string             `json:"user"`
+		ReadOnly        bool               `json:"read_only"`
+		StopGracePeriod string             `json:"stop_grace_period"`
+		Environment     map[string]*string `json:"environment"`
+		Tmpfs           []string           `json:"tmpfs"`
+		Volumes         []string           `json:"volumes"`
+		Ports           []string           `json:"ports"`
+		CapDrop         []string           `json:"cap_drop"`
+		SecurityOpt     []string           `json:"security_opt"`
+		StopSignal      string             `json:"stop_signal"`
+		MemLimit        string             `json:"mem_limit"`
+		MemReservation  string             `json:"mem_reservation"`
+	}
+	type file struct {
+		Name     string              `json:"name"`
+		Services map[string]service  `json:"services"`
+		Volumes  map[string]struct{} `json:"volumes"`
+	}
+	v := version(t)
+	for _, c := range []struct {
+		file, service, origins string
+		narrowed               bool
+		upload                 string
+	}{
+		{"compose/pageclass.compose.yaml", "pageclass-api", "http://localhost:8080,http://127.0.0.1:8080", true, "10"},
+		{"compose/translate.compose.yaml", "translate-api", "", false, "50"},
+	} {
+		t.Run(c.service, func(t *testing.T) {
+			b, err := os.ReadFile(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var f file
+			if err := yaml.UnmarshalStrict(b, &f); err != nil {
+				t.Fatalf("%s: %v", c.file, err)
+			}
+			s, ok := f.Services[c.service]
+			if !ok {
+				t.Fatalf("%s: no service %s", c.file, c.service)
+			}
+			if want := "ghcr.io/archivekit/" + c.service + ":" + v; s.Image != want {
+				t.Errorf("image %q, want %q", s.Image, want)
+			}
+			if s.User != "10001:10001" || !s.ReadOnly || len(s.Tmpfs) == 0 || s.Tmpfs[0] != "/tmp" {
+				t.Errorf("want user 10001, a read-only root and a tmpfs /tmp; got %q %v %v", s.User, s.ReadOnly, s.Tmpfs)
+			}
+			if s.StopGracePeriod != "60s" {
+				t.Errorf("stop_grace_period %q, want 60s (spec 3.3)", s.StopGracePeriod)
+			}
+			o, set := s.Environment["ALLOWED_ORIGINS"]
+			if set != c.narrowed || (set && (o == nil || *o != c.origins)) {
+				t.Errorf("ALLOWED_ORIGINS: set %v, want set %v with %q", set, c.narrowed, c.origins)
+			}
+			if u := s.Environment["MAX_UPLOAD_MB"]; u == nil || *u != c.upload {
+				t.Errorf("MAX_UPLOAD_MB not %s", c.upload)
+			}
+			for k, val := range s.Environment {
+				if secretish.MatchString(k) && val != nil {
+					t.Errorf("%s has a value in the file; it must be passed from the environment only", k)
+				}
+			}
+		})
+	}
+}
