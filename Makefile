@@ -52,6 +52,9 @@ FIX_STAMP  := $(FIXTURES)/.complete
 # patchelf and zstd for the relocatable tree of make install / make dist,
 # shellcheck for the workflow linter.
 APT_PKGS := libvips-dev pkg-config cmake ninja-build g++ chromium libxml2-utils patchelf zstd shellcheck
+# The container engine of make images / make image-test (runc: crun refuses
+# the hybrid cgroups here; mmdebstrap makes the base image).
+APT_PKGS += podman runc mmdebstrap
 
 export CGO_ENABLED := 1
 export CGO_LDFLAGS := -L$(TSHIM_DIR)/lib -Wl,-rpath,$(TSHIM_DIR)/lib -L$(CT2_DIR)
@@ -59,7 +62,7 @@ export ARCHIVEKIT_PYTHON := $(VENV_PY)
 export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
 
-.PHONY: deps apt venv pytools lint-workflows release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
+.PHONY: images images-cuda image-context base-image image-test deps apt venv pytools lint-workflows release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
 
 # make install PREFIX=DIR and make dist: the relocatable tree (tools/install.sh).
 PREFIX       ?= /usr/local
@@ -252,3 +255,52 @@ env: native fixtures pytools
 ## gotest PKG=./pkg/x/...: runs some Go tests with the native environment.
 gotest: native fixtures pytools
 	$(GO) test -count=1 $(PKG)
+
+## images: the four CPU images (Dockerfile.cpu: pageclass, pageclass-api,
+## translate, translate-api) with podman, from the relocatable tree of
+## tools/install.sh and a Debian base image made here with mmdebstrap.
+## images-cuda: the same four from Dockerfile.cuda (adds libtorch_cuda and
+## the NVIDIA libraries of the torch wheel: about 4 GB more).
+## image-test: the seven checks of spec 9 on each service image and a batch
+## run of each batch image (tools/images/gate.sh; report in build/).
+PODMAN         ?= podman
+IMAGE_REGISTRY ?= localhost/archivekit
+IMAGE_TAG      ?= $(VERSION)
+RUNNER_REF     ?= local
+BASE_IMAGE     := localhost/archivekit-base:bookworm
+IMAGE_CTX      := $(CURDIR)/build/images
+IMAGE_TARGETS  := pageclass pageclass-api translate translate-api
+IMAGE_ENV      := CONTAINERS_CONF='$(CURDIR)/tools/images/containers.conf' PODMAN='$(PODMAN)' \
+  IMAGE_REGISTRY='$(IMAGE_REGISTRY)' IMAGE_TAG='$(IMAGE_TAG)' RUNNER_REF='$(RUNNER_REF)' BASE_IMAGE='$(BASE_IMAGE)'
+
+# Debian bookworm with its security and update suites, as a local image
+# (made once; apt's variant, no documentation).
+base-image: apt
+	@if ! $(IMAGE_ENV) $(PODMAN) image exists $(BASE_IMAGE); then \
+	  echo "making the base image $(BASE_IMAGE) with mmdebstrap"; \
+	  tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	  mmdebstrap --quiet --variant=apt --dpkgopt='path-exclude=/usr/share/doc/*' \
+	    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
+	    --customize-hook='rm -rf "$$1"/var/lib/apt/lists/* "$$1"/var/cache/apt/*' bookworm $$tmp/base.tar \
+	    'deb http://deb.debian.org/debian bookworm main' \
+	    'deb http://deb.debian.org/debian bookworm-updates main' \
+	    'deb http://deb.debian.org/debian-security bookworm-security main'; \
+	  $(IMAGE_ENV) $(PODMAN) import --quiet --change 'CMD ["/bin/bash"]' $$tmp/base.tar $(BASE_IMAGE) >/dev/null; \
+	fi
+
+# The build context: the relocatable tree and the entry point, nothing else
+# (no .git, bin/ or results).
+image-context: deps native
+	rm -rf '$(IMAGE_CTX)' && mkdir -p '$(IMAGE_CTX)'
+	$(INSTALL_ENV) tools/install.sh '$(IMAGE_CTX)/archivekit' >/dev/null
+	install -m 0755 tools/images/entrypoint.sh '$(IMAGE_CTX)/entrypoint.sh'
+
+images: base-image image-context
+	$(IMAGE_ENV) tools/images/build.sh cpu $(IMAGE_TARGETS)
+
+images-cuda: base-image image-context
+	tools/images/cuda-libs.sh '$(VENV)' '$(IMAGE_CTX)/cuda'
+	$(IMAGE_ENV) tools/images/build.sh cuda $(IMAGE_TARGETS)
+
+image-test: fixtures
+	$(IMAGE_ENV) SHARED='$(SHARED)' FIXTURES='$(FIXTURES)' tools/images/gate.sh

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"archivekit/bindings/torch"
 	"archivekit/pkg/batcher"
 	"archivekit/pkg/classify"
 	"archivekit/pkg/imageio"
@@ -71,8 +72,29 @@ type engine struct {
 // errUnknownRevision is wrapped when a revision cannot be found.
 var errUnknownRevision = errors.New("revision not available")
 
+// resolveDevice turns --device auto into cuda:0 when a CUDA GPU is usable
+// and cpu otherwise, saying which and why (the CUDA image runs with auto, so
+// it starts on a machine without a GPU and says it fell back).
+func (e *engine) resolveDevice() {
+	if e.opt.Device != "auto" {
+		return
+	}
+	if torch.CUDAAvailable() {
+		e.opt.Device = "cuda:0"
+		e.opt.Log.Info("device auto: a CUDA GPU is available", "device", e.opt.Device, "gpus", torch.DeviceCount())
+		return
+	}
+	e.opt.Device = "cpu"
+	if p := torch.CUDAProblem(); p != "" {
+		e.opt.Log.Warn("device auto: an NVIDIA driver is present but CUDA could not be enabled: falling back to the CPU", "device", "cpu", "reason", p)
+		return
+	}
+	e.opt.Log.Info("device auto: no CUDA GPU: running on the CPU", "device", "cpu")
+}
+
 // load finds, loads and warms the ensemble.
 func (e *engine) load(ctx context.Context) error {
+	e.resolveDevice()
 	folders, err := e.opt.Locator.Ensemble(ctx)
 	if err != nil {
 		return fmt.Errorf("ensemble models: %w", err)

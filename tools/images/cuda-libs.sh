@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# cuda-libs.sh VENV OUT: copies into OUT (flat) the libraries the torch
+# wheel of VENV loads for CUDA: libtorch_cuda.so, and every library it needs
+# outside the system folders and the CPU tree (libc10_cuda and the nvidia-*
+# wheels' CUDA 12.6 runtime, cuBLAS, cuDNN, cuFFT, ...). The wheel's
+# libraries search $ORIGIN, so a flat folder beside libtorch_cpu works.
+set -euo pipefail
+venv=${1:?usage: cuda-libs.sh VENV OUT}; out=${2:?}
+torch_lib=$("$venv/bin/python" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))')
+rm -rf "$out" && mkdir -p "$out"
+cuda="$torch_lib/libtorch_cuda.so"
+[ -f "$cuda" ] || { echo "cuda-libs.sh: $cuda missing (the venv's torch is not a CUDA build)" >&2; exit 1; }
+{ echo "$cuda"; ldd "$cuda" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'; } | sort -u | while read -r lib; do
+  case "$lib" in /lib/*|/lib64/*|/usr/lib/*|/usr/lib64/*) continue ;; esac
+  case "$(basename "$lib")" in libtorch_cpu.so|libc10.so|libgomp.so.1|libcudart.so.12|libcupti.so.12) continue ;; esac
+  install -m 0755 "$(readlink -f "$lib")" "$out/$(basename "$lib")"
+done
+# cuDNN and cuBLAS load parts of themselves with dlopen: take each wheel's
+# whole lib folder for those two.
+for d in cudnn cublas; do
+  for f in "$torch_lib"/../../nvidia/$d/lib/*.so*; do
+    [ -f "$f" ] && install -m 0755 "$f" "$out/$(basename "$f")"
+  done
+done
+echo "cuda-libs.sh: $(ls "$out" | wc -l) libraries, $(du -sh "$out" | cut -f1) in $out"
