@@ -104,10 +104,14 @@ for svc in pageclass-api translate-api; do
   p_def=$(free_port); p_port=$(free_port); p_host=$(free_port); p_log=$(free_port)
   common=(--read-only --tmpfs /tmp $(svc_args "$svc"))
   # Four containers at once: defaults, PORT, HOST, LOG_LEVEL.
-  "$PODMAN" run -d --name "$base-def" -p "127.0.0.1:$p_def:8000" "${common[@]}" "$image" >/dev/null
-  "$PODMAN" run -d --name "$base-port" -p "127.0.0.1:$p_port:9000" -e PORT=9000 "${common[@]}" "$image" >/dev/null
-  "$PODMAN" run -d --name "$base-host" -p "127.0.0.1:$p_host:8000" -e HOST=127.0.0.1 "${common[@]}" "$image" >/dev/null
-  "$PODMAN" run -d --name "$base-log" -p "127.0.0.1:$p_log:8000" -e LOG_LEVEL=WARNING "${common[@]}" "$image" >/dev/null
+  "$PODMAN" run -d --name "$base-def" -p "127.0.0.1:$p_def:8000" "${common[@]}" "$image" >/dev/null 2>>"$work/podman.log" \
+    || { grep -v systemd "$work/podman.log" >&2; exit 1; }
+  "$PODMAN" run -d --name "$base-port" -p "127.0.0.1:$p_port:9000" -e PORT=9000 "${common[@]}" "$image" >/dev/null 2>>"$work/podman.log" \
+    || { grep -v systemd "$work/podman.log" >&2; exit 1; }
+  "$PODMAN" run -d --name "$base-host" -p "127.0.0.1:$p_host:8000" -e HOST=127.0.0.1 "${common[@]}" "$image" >/dev/null 2>>"$work/podman.log" \
+    || { grep -v systemd "$work/podman.log" >&2; exit 1; }
+  "$PODMAN" run -d --name "$base-log" -p "127.0.0.1:$p_log:8000" -e LOG_LEVEL=WARNING "${common[@]}" "$image" >/dev/null 2>>"$work/podman.log" \
+    || { grep -v systemd "$work/podman.log" >&2; exit 1; }
   containers+=("$base-def" "$base-port" "$base-host" "$base-log")
 
   # healthy
