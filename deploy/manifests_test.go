@@ -551,3 +551,72 @@ func TestCompose(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchJob checks the Indexed Job of a sharded batch run, and that a
+// shard count that disagrees with the completions is caught.
+func TestBatchJob(t *testing.T) {
+	data := string(render(t, "batch"))
+	v := version(t)
+	for _, c := range []struct{ name, old, new, want string }{
+		{"as shipped", "", "", ""},
+		{"shards disagree with completions", "completions: 4", "completions: 3", "--shard"},
+		{"not indexed", "completionMode: Indexed", "completionMode: NonIndexed", "Indexed"},
+		{"key as a literal", "- name: LLM_API_KEY\n          valueFrom:\n            secretKeyRef:\n              key: api-key\n              name: archivekit-llm\n              optional: true",
+			"- name: LLM_API_KEY\n          value: sk-1", "LLM_API_KEY"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if !strings.Contains(data, c.old) {
+				t.Fatalf("the rendering has no %q to edit", c.old)
+			}
+			objs, err := decodeAll([]byte(strings.Replace(data, c.old, c.new, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			errs := checkJob(objs, "ghcr.io/archivekit/translate:"+v)
+			if c.want == "" && len(errs) > 0 {
+				t.Errorf("%v", errs)
+			}
+			if c.want != "" && !strings.Contains(fmt.Sprint(errs), c.want) {
+				t.Errorf("want an error naming %q, got %v", c.want, errs)
+			}
+		})
+	}
+}
+
+// checkJob holds for the batch Job: indexed, one shard per index, each
+// index retried alone, and the pod rules of every pod.
+func checkJob(objs []runtime.Object, image string) []error {
+	var errs []error
+	claims := map[string]bool{}
+	var jobs []*batchv1.Job
+	for _, obj := range objs {
+		switch x := obj.(type) {
+		case *batchv1.Job:
+			jobs = append(jobs, x)
+		case *corev1.PersistentVolumeClaim:
+			claims[x.Name] = true
+		}
+	}
+	if len(jobs) != 1 {
+		return []error{fmt.Errorf("%d Jobs, want 1", len(jobs))}
+	}
+	j := jobs[0]
+	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf("Job "+j.Name+": "+format, a...)) }
+	s := j.Spec
+	if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion || s.Completions == nil {
+		fail("want completionMode Indexed with completions")
+		return errs
+	}
+	if s.BackoffLimitPerIndex == nil || j.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		fail("want backoffLimitPerIndex (each index retried alone) and restartPolicy Never")
+	}
+	c := j.Spec.Template.Spec.Containers[0]
+	if c.Image != image {
+		fail("image %q, want %q", c.Image, image)
+	}
+	want := fmt.Sprintf("--shard $(JOB_COMPLETION_INDEX)/%d", *s.Completions)
+	if !strings.Contains(strings.Join(c.Args, " "), want) {
+		fail("args %q: want %q, one shard per index", c.Args, want)
+	}
+	return append(errs, checkPod("Job "+j.Name, &j.Spec.Template.Spec, claims)...)
+}

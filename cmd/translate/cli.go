@@ -13,6 +13,7 @@ import (
 
 	"archivekit/pkg/config"
 	"archivekit/pkg/resources"
+	"archivekit/pkg/shard"
 	"archivekit/pkg/translator"
 	"archivekit/pkg/version"
 )
@@ -45,6 +46,7 @@ type cli struct {
 	OutputMode      string           `name:"output-mode" help:"replace or append (precedence: flag, config output_mode, OUTPUT_MODE, replace)."`
 	FastAlign       bool             `name:"fast-align" help:"ALTO only: split block translations by source word counts instead of translating each line (one backend call per page)."`
 	Backend         string           `help:"mtapi, chat_compatible or ct2 (precedence: flag, config translation_backend, TRANSLATION_BACKEND, mtapi)."`
+	Shard           string           `help:"Translate only share i of n (numbered from 0), chosen by a hash of each input's path relative to input_path (of the URL for URL lists), so n runs with 0/n ... n-1/n translate every input exactly once." placeholder:"I/N"`
 	Version         kong.VersionFlag `help:"Print the version and exit."`
 }
 
@@ -92,6 +94,8 @@ type settings struct {
 	ModeFrom, BackendFrom         string
 	FastAlign                     bool
 	ConfigWarnings                []string
+	// Shard is this run's share of the inputs (pkg/shard); zero for all.
+	Shard shard.Spec
 }
 
 // Built-in defaults: the shipped config.txt values (spec 2.6).
@@ -160,6 +164,12 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 	}
 	s := &settings{ConfigPath: c.Config, ConfigFile: cfgFile, ConfigWarnings: warnings, FastAlign: c.FastAlign, XSD: c.Xsd,
 		DocJSON: c.DocumentJSON, DocJSONOut: c.DocumentJSONOut}
+	if s.Shard, err = shard.Parse(c.Shard); err != nil {
+		return nil, false, usageError{fmt.Errorf("--shard: %w", err)}
+	}
+	if !s.Shard.Whole() && s.DocJSON != "" {
+		return nil, false, usageError{fmt.Errorf("--shard with --document-json: one record cannot be accreted by several runs at once")}
+	}
 	s.Input = c.InputPath
 	if s.Input == "" {
 		s.Input = pick("", "", "input_path", defInput)

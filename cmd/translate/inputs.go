@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"archivekit/pkg/atomicfile"
+	"archivekit/pkg/shard"
 	"archivekit/pkg/version"
 )
 
@@ -61,29 +62,40 @@ func matchesFormat(name string, formats []string) bool {
 //     sorted order; the output and download directories are left out, and
 //     each input keeps its folder relative to the directory (input.Dir).
 //
+// With --shard, only the inputs of the run's share are kept (and only
+// their URLs downloaded); total is the number of inputs before that.
+//
 // A missing input path is errNoInput.
-func collect(ctx context.Context, s *settings, client *http.Client) ([]input, error) {
+func collect(ctx context.Context, s *settings, client *http.Client) (inputs []input, total int, err error) {
 	in := s.Input
 	if isURL(in) {
-		return []input{download(ctx, client, in, s.DownloadDir)}, nil
+		if !s.Shard.Has(in) {
+			return nil, 1, nil
+		}
+		return []input{download(ctx, client, in, s.DownloadDir)}, 1, nil
 	}
 	info, err := os.Stat(in)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", errNoInput, in, err)
+		return nil, 0, fmt.Errorf("%w: %s: %v", errNoInput, in, err)
 	}
 	if !info.IsDir() {
 		if strings.EqualFold(filepath.Ext(in), ".txt") {
 			urls, err := readURLList(in)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			var out []input
 			for _, u := range urls {
-				out = append(out, download(ctx, client, u, s.DownloadDir))
+				if s.Shard.Has(u) {
+					out = append(out, download(ctx, client, u, s.DownloadDir))
+				}
 			}
-			return out, nil
+			return out, len(urls), nil
 		}
-		return []input{{Path: in, Origin: in}}, nil
+		if !s.Shard.Has(filepath.Base(in)) {
+			return nil, 1, nil
+		}
+		return []input{{Path: in, Origin: in}}, 1, nil
 	}
 	skipDirs := map[string]bool{}
 	for _, d := range []string{s.Output, s.DownloadDir} {
@@ -113,7 +125,17 @@ func collect(ctx context.Context, s *settings, client *http.Client) ([]input, er
 		return nil
 	})
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, err
+	total = len(out)
+	if !s.Shard.Whole() {
+		mine := out[:0]
+		for _, x := range out {
+			if s.Shard.Has(shard.Key(in, x.Path)) {
+				mine = append(mine, x)
+			}
+		}
+		out = mine
+	}
+	return out, total, err
 }
 
 // readURLList reads a .txt list of URLs; a line that is not an http(s) URL

@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -526,5 +528,90 @@ func TestCT2FastAlign(t *testing.T) {
 	}
 	if scored == 0 {
 		t.Error("no written line has a score")
+	}
+}
+
+// TestShards: three runs with --shard 0/3 … 2/3 into one output folder, one
+// of them reading the same tree copied elsewhere (another mount point),
+// translate every record exactly once, with the same outputs as one run
+// over the whole folder; a broken file is reported by exactly one shard.
+func TestShards(t *testing.T) {
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(shareddata.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	if len(recs) < 10 {
+		t.Fatalf("%d records", len(recs))
+	}
+	tree := func() string {
+		root := t.TempDir()
+		for i, src := range recs {
+			dir := filepath.Join(root, fmt.Sprintf("box%d", i%3))
+			os.MkdirAll(dir, 0o755)
+			b, _ := os.ReadFile(src)
+			os.WriteFile(filepath.Join(dir, filepath.Base(src)), b, 0o644)
+		}
+		os.WriteFile(filepath.Join(root, "box1", "broken.xml"), []byte("<record><unclosed>"), 0o644)
+		return root
+	}
+	rootA, rootB := tree(), tree()
+	api := startAPI(t, translatortest.Config{})
+	args := func(root, out string) []string {
+		return []string{root, "-o", out, "--formats", "xml", "--xpaths", "../../setup/translate/fields.txt", "--vocabulary", "", "-src", "cs"}
+	}
+	whole := t.TempDir()
+	if r := runCLI(t, newEnv(api), args(rootA, whole)...); r.code != exitOK {
+		t.Fatalf("whole run: exit %d: %s", r.code, r.stderr)
+	}
+	shared := t.TempDir()
+	var done, skipped int
+	for i := 0; i < 3; i++ {
+		root := rootA
+		if i == 1 {
+			root = rootB
+		}
+		r := runCLI(t, newEnv(api), append(args(root, shared), "--shard", fmt.Sprintf("%d/3", i))...)
+		if r.code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, r.code, r.stderr)
+		}
+		m, _ := filepath.Glob(filepath.Join(shared, fmt.Sprintf("*_translator_shard-%d-of-3.json", i)))
+		if len(m) != 1 {
+			t.Fatalf("shard %d: %d run metadata files", i, len(m))
+		}
+		b, _ := os.ReadFile(m[0])
+		var d paradataDoc
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Status != "completed" || d.Config["shard"] != fmt.Sprintf("%d/3", i) || d.Config["shard_inputs_all"] != float64(len(recs)+1) {
+			t.Errorf("shard %d run metadata: status %s config %v", i, d.Status, d.Config)
+		}
+		done += d.Statistics.SuccessfullyProcessed
+		skipped += d.Statistics.SkippedFiles
+	}
+	wd := readParadata(t, whole)
+	if done != wd.Statistics.SuccessfullyProcessed || skipped != 1 || wd.Statistics.SkippedFiles != 1 {
+		t.Errorf("shards translated %d and skipped %d; the whole run %d and %d", done, skipped, wd.Statistics.SuccessfullyProcessed, wd.Statistics.SkippedFiles)
+	}
+	// Every output of the whole run, byte for byte, and nothing else.
+	files := func(dir string) map[string][]byte {
+		got := map[string][]byte{}
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && !strings.Contains(d.Name(), "_translator") {
+				rel, _ := filepath.Rel(dir, p)
+				got[rel], _ = os.ReadFile(p)
+			}
+			return nil
+		})
+		return got
+	}
+	want, got := files(whole), files(shared)
+	if len(want) < len(recs) || len(got) != len(want) {
+		t.Fatalf("%d output files from the shards, %d from the whole run", len(got), len(want))
+	}
+	for name, b := range want {
+		if !bytes.Equal(got[name], b) {
+			t.Errorf("%s differs between the sharded and the whole run", name)
+		}
+	}
+	if r := runCLI(t, newEnv(api), append(args(rootA, t.TempDir()), "--shard", "3/3")...); r.code != exitUsage || !strings.Contains(r.stderr, "0 <= i < n") {
+		t.Errorf("--shard 3/3: exit %d: %s", r.code, r.stderr)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -10,6 +11,7 @@ import (
 
 	"archivekit/pkg/atomicfile"
 	"archivekit/pkg/licence"
+	"archivekit/pkg/shard"
 	"archivekit/pkg/translator"
 	"archivekit/pkg/version"
 )
@@ -132,6 +134,16 @@ func newParadata(dir string, start time.Time, comps *licence.Components, usage *
 			SkippedFilesDetail: []skipped{}, Outputs: []string{}, Warnings: []string{},
 		},
 	}
+}
+
+// shard labels the run metadata of one share of a sharded run: the share
+// and the input count of the whole run in its configuration, and the share
+// in its file name, so the n runs of one batch started in the same second
+// on a shared output folder write n files.
+func (p *paradata) shard(s shard.Spec, total int) {
+	p.path = filepath.Join(filepath.Dir(p.path), fmt.Sprintf("%s_translator_shard-%d-of-%d.json", p.doc.RunID, s.Index, s.Count))
+	p.setConfig("shard", s.String())
+	p.setConfig("shard_inputs_all", total)
 }
 
 func (p *paradata) setConfig(k string, v any) { p.mu.Lock(); p.doc.Config[k] = v; p.mu.Unlock() }

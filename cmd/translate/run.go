@@ -103,7 +103,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
-	inputs, err := collect(ctx, s, httpClient())
+	inputs, total, err := collect(ctx, s, httpClient())
 	if err != nil {
 		log.Error("no input", "err", err)
 		if errors.Is(err, errNoInput) {
@@ -111,9 +111,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return exitFailure
 	}
-	if len(inputs) == 0 {
+	if total == 0 {
 		log.Error("no input", "input_path", s.Input, "formats", s.FormatsRaw)
 		return exitNoInput
+	}
+	if !s.Shard.Whole() {
+		log.Info("shard", "shard", s.Shard.String(), "inputs", len(inputs), "inputs_all_shards", total)
+		if len(inputs) == 0 {
+			// Another shard translates them: nothing to do here is success.
+			return exitOK
+		}
 	}
 
 	if err := os.MkdirAll(s.Output, 0o755); err != nil {
@@ -123,6 +130,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	start := time.Now()
 	usage := &translator.Usage{}
 	pd := newParadata(s.Output, start, comps, usage, getenv)
+	if !s.Shard.Whole() {
+		pd.shard(s.Shard, total)
+	}
 	r := &runner{s: s, log: log, pd: pd, usage: usage, fields: fields, fieldsErr: fieldsErr,
 		vocabulary: vocabulary, baseline: baseline, getenv: getenv, stderr: stderr}
 	runErr := r.run(ctx, inputs)
