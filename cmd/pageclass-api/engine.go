@@ -23,6 +23,8 @@ type member struct {
 	// model, shared by every request. Nil when cross-request batching is
 	// off: each request then runs its own pages through the model.
 	batch *batcher.Batcher[[]float32, []float32]
+	// demo is set for a shipped demo model (its licence condition "demo").
+	demo bool
 }
 
 // probabilities runs pages (each model.InputLen floats) through the model.
@@ -129,7 +131,7 @@ func (e *engine) loadFolder(f classify.Folder) (*member, error) {
 	d := time.Since(t0)
 	e.opt.Metrics.SetModelLoadTime(m.Name, d)
 	e.opt.Log.Info("model loaded", "model", m.Name, "dir", f.Dir, "demo", f.Demo, "input", m.Size(), "seconds", d.Seconds())
-	mem := &member{model: m}
+	mem := &member{model: m, demo: f.Demo}
 	if e.opt.Batching {
 		mem.batch = batcher.New(func(pages [][]float32) ([][]float32, error) { return forward(m, pages) },
 			batcher.Options{MaxBatch: e.opt.MaxBatch, MaxWait: e.opt.MaxWait,

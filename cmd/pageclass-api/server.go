@@ -13,6 +13,7 @@ import (
 	"math"
 	"mime/multipart"
 	"net/http"
+	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -26,6 +27,7 @@ import (
 	"archivekit/pkg/frontend"
 	"archivekit/pkg/hub"
 	"archivekit/pkg/imageio"
+	"archivekit/pkg/licence"
 	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/registry"
 	"archivekit/pkg/resources"
@@ -103,6 +105,9 @@ func demoDefault() string {
 type server struct {
 	svc    *service.Service
 	engine *engine
+	// comps are the licence components (setup/para_config.txt) the
+	// provenance block of returned records is resolved from.
+	comps *licence.Components
 }
 
 func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) (*server, error) {
@@ -133,6 +138,9 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		return nil, fmt.Errorf("pageclass-api: -max-batch %d: want at least 1", o.MaxBatch)
 	}
 	s := &server{}
+	if s.comps, err = loadComponents(); err != nil {
+		return nil, fmt.Errorf("pageclass-api: licence components: %w", err)
+	}
 	s.svc, err = service.New(service.Options{
 		Name:               "pageclass-api",
 		Version:            version.String(),
@@ -478,7 +486,11 @@ func (s *server) predict(document bool) http.HandlerFunc {
 		var rec any
 		var schemaErr []string
 		if f.wantRecord {
-			rec, schemaErr, err = s.record(baseline, f, probs)
+			demo := false
+			for _, m := range members {
+				demo = demo || m.demo
+			}
+			rec, schemaErr, err = s.record(baseline, f, probs, demo)
 			if err != nil {
 				service.WriteError(w, http.StatusInternalServerError, err.Error())
 				return
@@ -515,7 +527,7 @@ func top(mean []float64, n int) []prediction {
 // named after the file) and validates it. A baseline that was already
 // invalid gives a record with schema errors reported instead of a refusal;
 // an invalid record made from a valid baseline is an error (500).
-func (s *server) record(baseline *docrecord.Record, f *form, probs [][]float64) (any, []string, error) {
+func (s *server) record(baseline *docrecord.Record, f *form, probs [][]float64, demo bool) (any, []string, error) {
 	schema, err := docrecord.ProjectSchema()
 	if err != nil {
 		return nil, nil, fmt.Errorf("document record schema: %w", err)
@@ -525,11 +537,23 @@ func (s *server) record(baseline *docrecord.Record, f *form, probs [][]float64) 
 		t := results.TopN(p, 1)[0]
 		preds[i] = docrecord.PagePrediction{Label: strconv.Itoa(i + 1), Index: i + 1, Category: t.Label, Confidence: t.Score}
 	}
+	id, at := runID(), time.Now().UTC()
 	rec, err := docrecord.ApplyPages(schema, docrecord.PageUpdate{
 		Baseline: baseline, DocID: strings.TrimSuffix(f.name, path.Ext(f.name)), Pages: preds,
-		Program: "pageclass-api", RunID: runID(), At: time.Now().UTC(), Owners: docrecord.PageClassifierPrograms,
+		Program: "pageclass-api", RunID: id, At: at, Owners: docrecord.PageClassifierPrograms,
 	})
 	if err != nil {
+		return nil, nil, fmt.Errorf("document record for %q: %w", f.name, err)
+	}
+	// The provenance entry of this request, with the licence of the models
+	// that answered (the demo models add their condition).
+	var conds []string
+	if demo {
+		conds = append(conds, "demo")
+	}
+	c := docrecord.NewContributor("pageclass-api", version.String(), id, at, s.comps.Resolve(s.comps.Counting(conds...)...), "page_categories")
+	c.ContainerImage, c.RunnerRef = os.Getenv("DOCKER_IMAGE"), os.Getenv("RUNNER_REF")
+	if err := rec.AddProvenance(c); err != nil {
 		return nil, nil, fmt.Errorf("document record for %q: %w", f.name, err)
 	}
 	var schemaErr []string
@@ -544,6 +568,21 @@ func (s *server) record(baseline *docrecord.Record, f *form, probs [][]float64) 
 		return nil, nil, err
 	}
 	return json.RawMessage(b), schemaErr, nil
+}
+
+// loadComponents reads the classifier's licence components through
+// pkg/resources (PAGECLASS_PARA_CONFIG, the working directory, beside the
+// executable, the share folder, or the embedded copy).
+func loadComponents() (*licence.Components, error) {
+	f, err := resources.Default.Find(resources.PageclassComponents, "")
+	if err != nil {
+		return nil, err
+	}
+	data, err := f.ReadFile()
+	if err != nil {
+		return nil, err
+	}
+	return licence.ParseComponents(f.String(), bytes.NewReader(data))
 }
 
 // runID is a random (version 4) UUID naming one request in the record.

@@ -93,6 +93,26 @@ func TestPredictEndpoints(t *testing.T) {
 				if rec.DocID() != strings.TrimSuffix(name, ".png") {
 					t.Fatalf("doc_id %q", rec.DocID())
 				}
+				// The request's provenance entry, with the models' licence
+				// (the fixture models are not demo models: MIT).
+				prog, _ := rec.Get("provenance", "contributors")
+				if list, _ := prog.([]any); len(list) != 1 {
+					t.Fatalf("provenance contributors %v", prog)
+				}
+				for path, want := range map[string]string{"provenance/license": "MIT", "provenance/contributors/0/program": "pageclass-api"} {
+					parts := strings.Split(path, "/")
+					var got any
+					if len(parts) == 4 {
+						list, _ := rec.Get(parts[0], parts[1])
+						o, _ := list.([]any)[0].(*docrecord.Object)
+						got, _ = o.Get(parts[3])
+					} else {
+						got, _ = rec.Get(parts...)
+					}
+					if got != want {
+						t.Errorf("%s = %v, want %s", path, got, want)
+					}
+				}
 			}},
 		{name: "PDF of 3 pages", path: "/predict_document", parts: []upload{pdf3, {Field: "topn", Data: []byte("2")}}, status: 200,
 			check: func(t *testing.T, r anyResponse) {
