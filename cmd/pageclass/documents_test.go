@@ -52,6 +52,9 @@ const baseline = `{
 `
 
 func TestDocumentRecordsBatch(t *testing.T) {
+	// The golden records hold no image or runner reference.
+	t.Setenv("DOCKER_IMAGE", "")
+	t.Setenv("RUNNER_REF", "")
 	e := newEnv(t, nil)
 	e.linkPages(t, 1)
 	e.model(t, "v4.4")

@@ -290,6 +290,8 @@ func TestTranslateEndpoint(t *testing.T) {
 }
 
 func TestTranslateWithRecord(t *testing.T) {
+	t.Setenv("DOCKER_IMAGE", "registry.example/translate-api:sha-1234567")
+	t.Setenv("RUNNER_REF", "")
 	mt := translatortest.New(translatortest.Config{})
 	defer mt.Close()
 	_, ts := startServer(t, testEnv(mt.URL, nil))
@@ -357,6 +359,15 @@ func TestTranslateWithRecord(t *testing.T) {
 	}
 	if v, _ := out.Get("derived_from", "translated_xml"); v != "MTX201501307-1_en.alto.xml" {
 		t.Errorf("derived_from.translated_xml = %v", v)
+	}
+	// The request's provenance entry carries the run's licence.
+	if v, _ := out.Get("provenance", "license"); v != "CC BY-NC-SA 4.0" {
+		t.Errorf("provenance.license = %v", v)
+	}
+	if list, _ := out.Get("provenance", "contributors"); len(list.([]any)) != 1 {
+		t.Errorf("provenance.contributors = %v", list)
+	} else if o := list.([]any)[0].(*docrecord.Object); fmt.Sprint(o.Keys()) != "[program version run_id at blocks license license_url container_image]" {
+		t.Errorf("contributor keys %v", o.Keys())
 	}
 	// The boundary is random: a second answer has another one.
 	body, ct = multipartBody(t,
