@@ -83,6 +83,7 @@ func decodeAll(data []byte) ([]runtime.Object, error) {
 // overlay is what one rendering must hold beyond the common rules.
 type overlay struct {
 	dir      string
+	registry string            // where the images come from
 	tag      map[string]string // image tag per service
 	replicas int32
 	gpu      bool // the classifier asks for a GPU on GPU nodes
@@ -102,9 +103,9 @@ func version(t *testing.T) string {
 func overlays(t *testing.T) []overlay {
 	v := version(t)
 	return []overlay{
-		{dir: "overlays/cpu", tag: map[string]string{"pageclass-api": v, "translate-api": v}, replicas: 2, models: true},
-		{dir: "overlays/cuda", tag: map[string]string{"pageclass-api": v + "-cuda", "translate-api": v}, replicas: 2, gpu: true, models: true},
-		{dir: "overlays/local", tag: map[string]string{"pageclass-api": v, "translate-api": v}, replicas: 1},
+		{dir: "overlays/cpu", registry: "ghcr.io/archivekit", tag: map[string]string{"pageclass-api": v, "translate-api": v}, replicas: 2, models: true},
+		{dir: "overlays/cuda", registry: "ghcr.io/archivekit", tag: map[string]string{"pageclass-api": v + "-cuda", "translate-api": v}, replicas: 2, gpu: true, models: true},
+		{dir: "overlays/local", registry: "localhost/archivekit", tag: map[string]string{"pageclass-api": v, "translate-api": v}, replicas: 1},
 	}
 }
 
@@ -351,8 +352,12 @@ func checkService(d *appsv1.Deployment, o overlay) []error {
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != o.replicas {
 		fail("replicas: want %d", o.replicas)
 	}
-	if want := "ghcr.io/archivekit/" + d.Name + ":" + o.tag[d.Name]; c.Image != want {
+	if want := o.registry + "/" + d.Name + ":" + o.tag[d.Name]; c.Image != want {
 		fail("image %q, want %q", c.Image, want)
+	}
+
+	if strings.HasPrefix(o.registry, "localhost/") && c.ImagePullPolicy != corev1.PullNever {
+		fail("imagePullPolicy %q: images imported into the node are never pulled", c.ImagePullPolicy)
 	}
 
 	// Rolling update without unavailability.
