@@ -174,6 +174,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 var versions = append(append([]string(nil), registry.Ensemble...), "all")
 
 type info struct {
+	service.Build
 	Service         string     `json:"service"`
 	Version         string     `json:"version"`
 	Endpoints       []endpoint `json:"endpoints"`
@@ -215,6 +216,7 @@ func (s *server) serveRoot(w http.ResponseWriter, _ *http.Request) {
 
 func (s *server) serveInfo(w http.ResponseWriter, _ *http.Request) {
 	service.WriteJSON(w, http.StatusOK, info{
+		Build:   s.svc.Config.Build,
 		Service: "pageclass-api", Version: version.String(), Endpoints: endpoints,
 		Limits:          limits{MaxUploadMB: s.svc.Config.MaxUploadMB(), MaxPDFPages: maxPDFPages},
 		Categories:      modelmeta.Categories,

@@ -36,6 +36,7 @@ const freeAfterBytes = 4 << 20
 
 // info is the body of GET /info (spec 4.2).
 type info struct {
+	service.Build
 	Service          string      `json:"service"`
 	Version          string      `json:"version"`
 	Endpoints        []endpoint  `json:"endpoints"`
@@ -84,6 +85,7 @@ func (s *server) serveRoot(w http.ResponseWriter, _ *http.Request) {
 
 func (s *server) serveInfo(w http.ResponseWriter, _ *http.Request) {
 	service.WriteJSON(w, http.StatusOK, info{
+		Build:   s.svc.Config.Build,
 		Service: "translate-api", Version: version.String(), Endpoints: endpoints,
 		Limits:           infoLimits{MaxUploadMB: s.svc.Config.MaxUploadMB()},
 		SupportedFormats: formats,

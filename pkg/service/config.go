@@ -66,6 +66,21 @@ const (
 // drain window (GRACEFUL_SHUTDOWN_S) has passed; work still running then is cut.
 const InFlightGrace = 25 * time.Second
 
+// Build is what the container build files stamp into an image's
+// environment: its own name and tag (DOCKER_IMAGE) and the per-release
+// runner reference (RUNNER_REF). Both services list it in /info; the run
+// metadata of both tools records the same two variables.
+type Build struct {
+	ContainerImage string `json:"container_image,omitempty"`
+	RunnerRef      string `json:"runner_ref,omitempty"`
+}
+
+// Environment variables of Build.
+const (
+	EnvDockerImage = "DOCKER_IMAGE"
+	EnvRunnerRef   = "RUNNER_REF"
+)
+
 // Config is the shared service configuration, read from the environment by
 // LoadConfig.
 type Config struct {
@@ -97,6 +112,9 @@ type Config struct {
 	// second after BodyGrace (BODY_MIN_BYTES_PER_S, default 16384; 0
 	// turns the rate check off).
 	BodyMinRate int64
+	// Build names the container image the service runs in (DOCKER_IMAGE,
+	// RUNNER_REF; both empty outside an image), for /info.
+	Build Build
 	// Warnings are notes about the environment that do not stop start-up
 	// (for example RELOAD, which has no effect here); Run logs them.
 	Warnings []string
@@ -179,6 +197,9 @@ func ParseOrigins(value string, set bool) Origins {
 // on a default the operator did not ask for.
 func LoadConfig(lookup func(string) (string, bool), defaultMaxUploadMB float64) (c Config, err error) {
 	c = Config{Host: DefaultHost, Port: DefaultPort, LogLevel: slog.LevelInfo, LogFormat: logging.FormatAuto, GracefulShutdown: DefaultGracefulShutdown}
+	img, _ := lookup(EnvDockerImage)
+	ref, _ := lookup(EnvRunnerRef)
+	c.Build = Build{ContainerImage: strings.TrimSpace(img), RunnerRef: strings.TrimSpace(ref)}
 	get := func(name string) (string, bool, error) {
 		v, ok := lookup(name)
 		if !ok {

@@ -153,3 +153,24 @@ func TestLoadConfigToolDefault(t *testing.T) {
 		t.Fatalf("translator default: %d, %v", c.MaxUploadBytes, err)
 	}
 }
+
+// The image's name and runner reference (set by the build files) reach
+// Config.Build, which /info of both services lists; outside an image both
+// stay empty and /info omits them.
+func TestLoadConfigBuild(t *testing.T) {
+	env := map[string]string{EnvDockerImage: "localhost/archivekit/pageclass-api:0.1.0", EnvRunnerRef: " 17db408 "}
+	c, err := LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Build{ContainerImage: "localhost/archivekit/pageclass-api:0.1.0", RunnerRef: "17db408"}); c.Build != want {
+		t.Fatalf("Build = %+v, want %+v", c.Build, want)
+	}
+	c, err = LoadConfig(func(string) (string, bool) { return "", false }, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Build != (Build{}) {
+		t.Fatalf("Build outside an image = %+v, want empty", c.Build)
+	}
+}

@@ -9,7 +9,8 @@
 #   healthy    the container's own healthcheck passes within 330 s
 #              (podman healthcheck run, polled: periodic checks need systemd)
 #   serves     GET /health answers 200 on the published port; /ready's status
-#              is logged in the report
+#              is logged in the report; /info gives the version, the image's
+#              name and the runner reference
 #   log shape  a JSON record with time, level and msg reaches stdout
 #   clean stop podman stop -t 30 ends within 30 s with exit 143 or 0
 #   PORT       with PORT=9000 it becomes healthy and answers on 9000
@@ -120,8 +121,11 @@ for svc in pageclass-api translate-api; do
   # serves
   h=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$p_def/health" || true)
   r=$(curl -s --max-time 5 -w ' %{http_code}' "http://127.0.0.1:$p_def/ready" | tr -d '\n' || true)
-  if [ "$h" = 200 ]; then record "$image" serves pass "/health 200 on published port $p_def; /ready: ${r:0:200}"
-  else record "$image" serves FAIL "/health answered '$h'"; fi
+  i=$(curl -s --max-time 5 "http://127.0.0.1:$p_def/info" || true)
+  if [ "$h" != 200 ]; then record "$image" serves FAIL "/health answered '$h'"
+  elif ! python3 -c 'import json, sys; d = json.loads(sys.argv[1]); sys.exit(0 if d.get("container_image") == sys.argv[2] and d.get("runner_ref") and d.get("version") else 1)' "$i" "$image" 2>/dev/null; then
+    record "$image" serves FAIL "/info lacks the version, image name or runner reference: ${i:0:200}"
+  else record "$image" serves pass "/health 200 on published port $p_def; /ready: ${r:0:200}; /info names the image and runner reference"; fi
   # log shape
   n=$(stdout_of "$base-def" | json_records | wc -l)
   if [ "$n" -gt 0 ]; then record "$image" "log shape" pass "$n JSON records (time, level, msg) on stdout"
