@@ -283,8 +283,11 @@ func (m *Module) forward(in Tensor, softmax bool) ([][]float32, error) {
 	var out *C.float
 	var rows, cols C.int64_t
 	var msg *C.char
-	st := C.tshim_module_forward(m.h, (*C.float)(unsafe.Pointer(&in.Data[0])),
-		(*C.int64_t)(unsafe.Pointer(&in.Shape[0])), C.int(len(in.Shape)), sm, &out, &rows, &cols, &msg)
+	var st C.int
+	inference.run(func() {
+		st = C.tshim_module_forward(m.h, (*C.float)(unsafe.Pointer(&in.Data[0])),
+			(*C.int64_t)(unsafe.Pointer(&in.Shape[0])), C.int(len(in.Shape)), sm, &out, &rows, &cols, &msg)
+	})
 	runtime.KeepAlive(in.Data)
 	if err := statusErr("forward", st, msg); err != nil {
 		return nil, err
@@ -359,9 +362,12 @@ func Preprocess(pix []uint8, h, w, c, size int, mean, std [3]float32) ([]float32
 	}
 	out := make([]float32, 3*size*size)
 	var msg *C.char
-	st := C.tshim_preprocess((*C.uint8_t)(unsafe.Pointer(&pix[0])), C.int64_t(h), C.int64_t(w), C.int64_t(c),
-		C.int64_t(size), C.int64_t(size), (*C.float)(unsafe.Pointer(&mean[0])), (*C.float)(unsafe.Pointer(&std[0])),
-		(*C.float)(unsafe.Pointer(&out[0])), &msg)
+	var st C.int
+	inference.run(func() {
+		st = C.tshim_preprocess((*C.uint8_t)(unsafe.Pointer(&pix[0])), C.int64_t(h), C.int64_t(w), C.int64_t(c),
+			C.int64_t(size), C.int64_t(size), (*C.float)(unsafe.Pointer(&mean[0])), (*C.float)(unsafe.Pointer(&std[0])),
+			(*C.float)(unsafe.Pointer(&out[0])), &msg)
+	})
 	runtime.KeepAlive(pix)
 	if err := statusErr("preprocess", st, msg); err != nil {
 		return nil, err
@@ -473,4 +479,37 @@ func (t *Trainer) Step(in Tensor, labels []int64) (float32, [][]float32, error) 
 		return 0, nil, err
 	}
 	return float32(loss), copyOut(out, rows, cols), nil
+}
+
+// inference runs the inference calls into libtorch (forward passes and
+// preprocessing) on a fixed set of OS threads. libtorch keeps state per
+// calling thread (its OpenMP team, oneDNN and allocator caches); called
+// from whichever OS thread the Go scheduler picks, a long-running service
+// grew that state on ever more threads: pageclass-api's resident memory
+// rose from 350 MB warm to 1.4 GB after 3,000 requests. On a fixed set it
+// stays flat. The set has one thread per CPU (at least two), which also
+// bounds the inference calls running at once.
+var inference = newThreadPool(max(2, runtime.NumCPU()))
+
+// threadPool runs functions on goroutines locked to their OS threads.
+type threadPool struct{ jobs chan func() }
+
+func newThreadPool(n int) *threadPool {
+	p := &threadPool{jobs: make(chan func())}
+	for range n {
+		go func() {
+			runtime.LockOSThread() // for the life of the process
+			for f := range p.jobs {
+				f()
+			}
+		}()
+	}
+	return p
+}
+
+// run calls f on one of the pool's threads and waits for it.
+func (p *threadPool) run(f func()) {
+	done := make(chan struct{})
+	p.jobs <- func() { defer close(done); f() }
+	<-done
 }
