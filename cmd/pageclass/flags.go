@@ -27,6 +27,7 @@ type CLI struct {
 	Dir        bool   `name:"dir" group:"input" help:"Classify the folder named by [INPUT] FOLDER_INPUT (${folder_input}) instead of -d."`
 	FileFormat string `name:"file_format" group:"input" default:"${files_format}" placeholder:"EXT[,EXT]" help:"Extension(s) collected from a folder; -ff for short (jpg also collects jpeg, tif also tiff)."`
 	Inner      bool   `name:"inner" negatable:"" group:"input" default:"${inner}" help:"Recurse into nested folders ([SETUP] inner: ${inner})."`
+	Shard      string `name:"shard" group:"input" placeholder:"I/N" help:"Classify only share I of N (numbered from 0): the files whose path relative to the input folder hashes to I, so N runs with 0/N ... N-1/N classify every file exactly once."`
 
 	// Output.
 	TopN              int    `name:"topn" group:"output" default:"${top_n}" placeholder:"N" help:"Number of categories reported per page, 1 to 11; -tn for short ([SETUP] top_N: ${top_n})."`

@@ -14,6 +14,7 @@ import (
 
 	"archivekit/pkg/paradata"
 	"archivekit/pkg/results"
+	"archivekit/pkg/shard"
 )
 
 // inputSet is what a run classifies: files under a root folder, which the
@@ -28,6 +29,27 @@ type inputSet struct {
 	Keys *results.Keyer
 	// Skipped are the sub-folders that could not be read, with the reason.
 	Skipped []paradata.Skipped
+	// Shard is the run's share (--shard; zero for all) and All the number
+	// of files collected before it was taken.
+	Shard shard.Spec
+	All   int
+}
+
+// share keeps the files of one shard, keyed by their path relative to the
+// root (pkg/shard). Row keys stay those of the whole input (Keys is built
+// from every file), so the shards' rows are the rows of a one-shot run.
+func (s *inputSet) share(spec shard.Spec) {
+	s.Shard, s.All = spec, len(s.Files)
+	if spec.Whole() {
+		return
+	}
+	mine := s.Files[:0:0]
+	for _, f := range s.Files {
+		if spec.Has(shard.Key(s.Root, f)) {
+			mine = append(mine, f)
+		}
+	}
+	s.Files = mine
 }
 
 // extAliases are extensions collected together.
@@ -151,7 +173,12 @@ func inputKey(set *inputSet, file string, inner bool) string {
 	if err != nil {
 		root = set.Root
 	}
-	return fmt.Sprintf("%s\x00%s\x00%v\x00%s", root, strings.Join(set.Exts, ","), inner, file)
+	key := fmt.Sprintf("%s\x00%s\x00%v\x00%s", root, strings.Join(set.Exts, ","), inner, file)
+	if !set.Shard.Whole() {
+		// Each shard continues its own chunked tables.
+		key += "\x00shard " + set.Shard.String()
+	}
+	return key
 }
 
 // chunkKey is everything that decides the rows of a chunked run's tables:

@@ -23,6 +23,7 @@ import (
 	"archivekit/pkg/progress"
 	"archivekit/pkg/resources"
 	"archivekit/pkg/results"
+	"archivekit/pkg/shard"
 	"archivekit/pkg/version"
 )
 
@@ -403,11 +404,20 @@ func (r *runner) inputs() (*inputSet, error) {
 	if err != nil {
 		return nil, usageError{err}
 	}
+	spec, err := shard.Parse(c.Shard)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--shard: %w", err)}
+	}
 	dir := c.Directory
 	if c.Dir {
 		dir = r.settings.Input.FolderInput
 	}
-	return collect(c.File, dir, exts, c.Inner)
+	set, err := collect(c.File, dir, exts, c.Inner)
+	if err != nil {
+		return nil, err
+	}
+	set.share(spec)
+	return set, nil
 }
 
 // classify is the prediction run.
@@ -418,6 +428,15 @@ func (r *runner) classify(ctx context.Context) error {
 		return err
 	}
 	r.log.Info("inputs collected", "files", len(set.Files), "root", set.Root)
+	if !set.Shard.Whole() {
+		r.para.SetConfig("shard", set.Shard.String())
+		r.para.SetConfig("shard_files_all", set.All)
+		r.log.Info("shard", "shard", set.Shard.String(), "files", len(set.Files), "files_all_shards", set.All)
+		if len(set.Files) == 0 {
+			// Another shard classifies them: nothing to do here is success.
+			return nil
+		}
+	}
 	for _, s := range set.Skipped {
 		r.log.Warn("folder skipped", "folder", s.File, "error", s.Reason)
 		r.para.Skip(s.File, s.Reason)
