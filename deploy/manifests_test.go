@@ -557,17 +557,23 @@ func TestCompose(t *testing.T) {
 	}
 }
 
-// TestBatchJob checks the Indexed Job of a sharded batch run, and that a
-// shard count that disagrees with the completions is caught.
+// TestBatchJob checks the Indexed Jobs of sharded batch runs, and that
+// mistakes in them are caught.
 func TestBatchJob(t *testing.T) {
 	data := string(render(t, "batch"))
 	v := version(t)
+	images := map[string]string{
+		"pageclass-shards": "ghcr.io/archivekit/pageclass:" + v,
+		"translate-shards": "ghcr.io/archivekit/translate:" + v,
+	}
 	for _, c := range []struct{ name, old, new, want string }{
 		{"as shipped", "", "", ""},
 		{"shards disagree with completions", "completions: 4", "completions: 3", "--shard"},
 		{"not indexed", "completionMode: Indexed", "completionMode: NonIndexed", "Indexed"},
 		{"key as a literal", "- name: LLM_API_KEY\n          valueFrom:\n            secretKeyRef:\n              key: api-key\n              name: archivekit-llm\n              optional: true",
 			"- name: LLM_API_KEY\n          value: sk-1", "LLM_API_KEY"},
+		{"classifier without its models", "- -m\n        - /app/model\n", "", "-m /app/model"},
+		{"classifier under 4 GiB", "memory: 6Gi", "memory: 2Gi", "4 GiB"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !strings.Contains(data, c.old) {
@@ -577,7 +583,7 @@ func TestBatchJob(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			errs := checkJob(objs, "ghcr.io/archivekit/translate:"+v)
+			errs := checkJobs(objs, images)
 			if c.want == "" && len(errs) > 0 {
 				t.Errorf("%v", errs)
 			}
@@ -588,40 +594,57 @@ func TestBatchJob(t *testing.T) {
 	}
 }
 
-// checkJob holds for the batch Job: indexed, one shard per index, each
-// index retried alone, and the pod rules of every pod.
-func checkJob(objs []runtime.Object, image string) []error {
+// checkJobs holds for the batch Jobs: one per image given, indexed, one
+// shard per index, each index retried alone, the classifier on the
+// published models with its memory floor, and the pod rules of every pod.
+func checkJobs(objs []runtime.Object, images map[string]string) []error {
 	var errs []error
 	claims := map[string]bool{}
-	var jobs []*batchv1.Job
+	jobs := map[string]*batchv1.Job{}
 	for _, obj := range objs {
 		switch x := obj.(type) {
 		case *batchv1.Job:
-			jobs = append(jobs, x)
+			jobs[x.Name] = x
 		case *corev1.PersistentVolumeClaim:
 			claims[x.Name] = true
 		}
 	}
-	if len(jobs) != 1 {
-		return []error{fmt.Errorf("%d Jobs, want 1", len(jobs))}
+	if len(jobs) != len(images) {
+		errs = append(errs, fmt.Errorf("%d Jobs, want %d", len(jobs), len(images)))
 	}
-	j := jobs[0]
-	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf("Job "+j.Name+": "+format, a...)) }
-	s := j.Spec
-	if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion || s.Completions == nil {
-		fail("want completionMode Indexed with completions")
-		return errs
+	for name, image := range images {
+		j, ok := jobs[name]
+		if !ok {
+			errs = append(errs, fmt.Errorf("no Job %s", name))
+			continue
+		}
+		fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf("Job "+j.Name+": "+format, a...)) }
+		s := j.Spec
+		if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion || s.Completions == nil {
+			fail("want completionMode Indexed with completions")
+			continue
+		}
+		if s.BackoffLimitPerIndex == nil || j.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+			fail("want backoffLimitPerIndex (each index retried alone) and restartPolicy Never")
+		}
+		c := j.Spec.Template.Spec.Containers[0]
+		if c.Image != image {
+			fail("image %q, want %q", c.Image, image)
+		}
+		args := strings.Join(c.Args, " ")
+		if want := fmt.Sprintf("--shard $(JOB_COMPLETION_INDEX)/%d", *s.Completions); !strings.Contains(args, want) {
+			fail("args %q: want %q, one shard per index", c.Args, want)
+		}
+		if strings.HasPrefix(name, "pageclass") {
+			if !strings.Contains(args, "-m /app/model") {
+				fail("args %q: want -m /app/model (the published models, never the demo)", c.Args)
+			}
+			floor := resource.MustParse("4Gi")
+			if c.Resources.Requests.Memory().Cmp(floor) < 0 || c.Resources.Limits.Memory().Cmp(floor) < 0 {
+				fail("memory request and limit: 4 GiB is the floor for the five models")
+			}
+		}
+		errs = append(errs, checkPod("Job "+j.Name, &j.Spec.Template.Spec, claims)...)
 	}
-	if s.BackoffLimitPerIndex == nil || j.Spec.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
-		fail("want backoffLimitPerIndex (each index retried alone) and restartPolicy Never")
-	}
-	c := j.Spec.Template.Spec.Containers[0]
-	if c.Image != image {
-		fail("image %q, want %q", c.Image, image)
-	}
-	want := fmt.Sprintf("--shard $(JOB_COMPLETION_INDEX)/%d", *s.Completions)
-	if !strings.Contains(strings.Join(c.Args, " "), want) {
-		fail("args %q: want %q, one shard per index", c.Args, want)
-	}
-	return append(errs, checkPod("Job "+j.Name, &j.Spec.Template.Spec, claims)...)
+	return errs
 }
