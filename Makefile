@@ -62,7 +62,7 @@ export ARCHIVEKIT_PYTHON := $(VENV_PY)
 export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
 
-.PHONY: images images-cuda image-context base-image image-test deps apt venv pytools lint-workflows release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
+.PHONY: images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
 
 # make install PREFIX=DIR and make dist: the relocatable tree (tools/install.sh).
 PREFIX       ?= /usr/local
@@ -304,3 +304,6 @@ images-cuda: base-image image-context
 
 image-test: fixtures
 	$(IMAGE_ENV) SHARED='$(SHARED)' FIXTURES='$(FIXTURES)' tools/images/gate.sh
+
+image-test-cuda: fixtures
+	$(IMAGE_ENV) ACCEL=cuda SHARED='$(SHARED)' FIXTURES='$(FIXTURES)' tools/images/gate.sh

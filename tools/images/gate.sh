@@ -130,6 +130,12 @@ for svc in pageclass-api translate-api; do
   n=$(stdout_of "$base-def" | json_records | wc -l)
   if [ "$n" -gt 0 ]; then record "$image" "log shape" pass "$n JSON records (time, level, msg) on stdout"
   else record "$image" "log shape" FAIL "no JSON record on stdout"; fi
+  # CUDA images on a machine without a GPU: the fall-back to the CPU is said.
+  if [ "$ACCEL" = cuda ] && ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
+    if stdout_of "$base-def" | grep -q 'falls back to the CPU'; then
+      record "$image" "cpu fallback" pass "no GPU here: $(stdout_of "$base-def" | grep -o '"msg":"[^"]*\(falls back\|device auto\)[^"]*"' | tr '\n' ' ')"
+    else record "$image" "cpu fallback" FAIL "no GPU here and no fall-back record in the log"; fi
+  fi
   # clean stop
   start=$(date +%s.%N)
   "$PODMAN" stop -t 30 "$base-def" >/dev/null
