@@ -5,8 +5,9 @@
 # engine) reach the Go process directly, which runs as PID 1.
 #
 # ARCHIVEKIT_ACCELERATOR (set by the build file) is cpu or cuda. A CUDA image
-# started where no GPU is visible runs on the CPU and says so at WARNING; a
-# GPU seen by a CPU image is also a WARNING (it will not be used).
+# started where no GPU is visible runs on the CPU and says so at WARN (the
+# level name of the Go commands' records); a
+# GPU seen by a CPU image is also a WARN record (it will not be used).
 set -eu
 
 level=INFO
@@ -21,13 +22,13 @@ cuda)
     device=cuda
     msg="GPU probe: $gpus NVIDIA device(s) and the driver library are visible: running on CUDA"
   else
-    device=cpu level=WARNING
+    device=cpu level=WARN
     msg="GPU probe: no usable GPU (NVIDIA devices: $gpus, driver library libcuda.so.1: $driver): this CUDA image falls back to the CPU"
   fi ;;
 *)
   device=cpu
   if [ "$gpus" -gt 0 ]; then
-    level=WARNING
+    level=WARN
     msg="GPU probe: $gpus NVIDIA device(s) visible, but this is the CPU image: running on the CPU (use the CUDA image)"
   else
     msg="GPU probe: no GPU visible: running on the CPU (CPU image)"
@@ -38,7 +39,7 @@ export ARCHIVEKIT_DEVICE="$device"
 # LOG_LEVEL as the commands read it: a record below the level is not written.
 case "$(printf %s "${LOG_LEVEL:-INFO}" | tr a-z A-Z)" in
 DEBUG|INFO) show=yes ;;
-WARN|WARNING) [ "$level" = WARNING ] && show=yes || show=no ;;
+WARN|WARNING) [ "$level" = WARN ] && show=yes || show=no ;;
 *) show=no ;;
 esac
 if [ "$show" = yes ]; then
