@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"archivekit/bindings/torch"
 	"archivekit/pkg/classify/classifytest"
@@ -27,7 +26,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 func testOptions(t testing.TB) options {
 	t.Helper()
 	return options{Config: "../../setup/config.txt", Models: classifytest.Ensemble(t, t.TempDir()),
-		Device: "cpu", MaxBatch: 16, BatchWait: 5 * time.Millisecond}
+		Device: "cpu", MaxBatch: 16}
 }
 
 // startServer builds, warms and serves a service.

@@ -6,7 +6,9 @@
 // loaded and warmed before the service reports ready; when the published
 // models are absent, the shipped demo ensemble is served (logged as a
 // warning). Pages of concurrent requests are batched together on the way to
-// each model (at most -max-batch pages, waiting at most -batch-wait).
+// each model: an idle model runs a page at once, and the pages that arrive
+// while it is busy form its next batch (at most -max-batch pages; -batch-wait
+// makes an idle model wait that long for a fuller batch, default none).
 //
 // The environment holds only the shared service variables (HOST, PORT,
 // LOG_LEVEL, LOG_FORMAT, GRACEFUL_SHUTDOWN_S, ALLOWED_ORIGINS, MAX_UPLOAD_MB /
@@ -16,7 +18,7 @@
 // Usage:
 //
 //	pageclass-api [-version] [-config setup/config.txt] [-models DIR] [-demo weights/demo]
-//	              [-device cpu] [-max-batch 16] [-batch-wait 5ms] [-no-batching]
+//	              [-device cpu] [-max-batch 16] [-batch-wait 0] [-no-batching]
 package main
 
 import (

@@ -2,14 +2,18 @@
 // example the pages of concurrent HTTP requests) into batches for one
 // consumer (a model's forward pass).
 //
-// One goroutine owns the consumer. It takes the first waiting item, then
-// keeps collecting until the batch holds MaxBatch items or MaxWait has passed
-// since that first item, whichever comes first, and runs the batch. Items
-// arriving while a batch runs wait for the next one, so under load batches
-// fill up without any wait, and a lone request waits at most MaxWait.
+// The schedule is work-conserving: one goroutine owns the consumer and, as
+// soon as the consumer is idle, runs everything that is queued (at most
+// MaxBatch items) without waiting for more. A lone request therefore runs at
+// once, as it would without a batcher, and the requests that arrive while a
+// batch runs form the next batch, so batches grow with the load by
+// themselves. Options.MaxWait > 0 adds a linger: an idle consumer waits up
+// to that long for a fuller batch (fewer, larger batches at the cost of the
+// lone request's latency).
 //
-// The items of one Do call are kept in order and may be split across
-// batches; results come back to each caller in the order of its items.
+// The items of one Do call are queued together and kept in order; they may
+// be split across batches of MaxBatch, and results come back to each caller
+// in the order of its items.
 package batcher
 
 import (
@@ -23,7 +27,9 @@ import (
 // Defaults of Options.
 const (
 	DefaultMaxBatch = 16
-	DefaultMaxWait  = 5 * time.Millisecond
+	// DefaultMaxWait is no linger: run what is queued as soon as the
+	// consumer is idle.
+	DefaultMaxWait = time.Duration(0)
 )
 
 // ErrClosed is returned by Do after Close.
@@ -37,21 +43,25 @@ type Func[T, R any] func(items []T) ([]R, error)
 type Options struct {
 	// MaxBatch is the largest batch (0: DefaultMaxBatch).
 	MaxBatch int
-	// MaxWait is the longest time the first item of a batch waits for
-	// others (0: DefaultMaxWait; negative: no wait, run what is queued).
+	// MaxWait is how long an idle consumer waits for a batch to fill
+	// before running what is queued (0 or negative: no wait, the
+	// work-conserving default).
 	MaxWait time.Duration
 	// OnBatch, when set, is called with the size of each batch before it runs.
 	OnBatch func(n int)
 	// OnWait, when set, is called for each item with the time it waited
 	// between Do and the start of its batch.
 	OnWait func(d time.Duration)
+
+	// after is the clock of the linger (time.After; tests set a fake one).
+	after func(time.Duration) <-chan time.Time
 }
 
 // Batcher feeds batches to one Func. It is safe for concurrent use.
 type Batcher[T, R any] struct {
 	fn   Func[T, R]
 	opt  Options
-	in   chan *job[T, R]
+	in   chan []*job[T, R] // one element per Do call: its items, in order
 	done chan struct{}
 
 	closeOnce sync.Once
@@ -73,35 +83,37 @@ func New[T, R any](fn Func[T, R], o Options) *Batcher[T, R] {
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = DefaultMaxBatch
 	}
-	if o.MaxWait == 0 {
-		o.MaxWait = DefaultMaxWait
+	if o.after == nil {
+		o.after = time.After
 	}
-	b := &Batcher[T, R]{fn: fn, opt: o, in: make(chan *job[T, R], o.MaxBatch*4),
+	b := &Batcher[T, R]{fn: fn, opt: o, in: make(chan []*job[T, R], o.MaxBatch*4),
 		done: make(chan struct{}), closing: make(chan struct{})}
 	go b.loop()
 	return b
 }
 
 // Do submits items and waits for their results, in the same order. When
-// ctx ends first, Do returns its error (items already queued are still run,
-// their results dropped).
+// ctx ends first, Do returns its error (items still queued are dropped
+// before their batch runs).
 func (b *Batcher[T, R]) Do(ctx context.Context, items ...T) ([]R, error) {
+	if len(items) == 0 {
+		return []R{}, nil
+	}
 	res := make([]R, len(items))
 	errs := make([]error, len(items))
 	var wg sync.WaitGroup
 	now := time.Now()
+	jobs := make([]*job[T, R], len(items))
 	for i := range items {
-		wg.Add(1)
-		j := &job[T, R]{ctx: ctx, item: items[i], since: now, res: &res[i], err: &errs[i], wg: &wg}
-		select {
-		case b.in <- j:
-		case <-ctx.Done():
-			wg.Done()
-			return nil, ctx.Err()
-		case <-b.closing:
-			wg.Done()
-			return nil, ErrClosed
-		}
+		jobs[i] = &job[T, R]{ctx: ctx, item: items[i], since: now, res: &res[i], err: &errs[i], wg: &wg}
+	}
+	wg.Add(len(jobs))
+	select {
+	case b.in <- jobs:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-b.closing:
+		return nil, ErrClosed
 	}
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
@@ -133,54 +145,69 @@ func (b *Batcher[T, R]) Close() {
 
 func (b *Batcher[T, R]) loop() {
 	defer close(b.done)
-	batch := make([]*job[T, R], 0, b.opt.MaxBatch)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
+	var pending []*job[T, R] // queued items, oldest first
 	for {
-		var first *job[T, R]
+		if len(pending) == 0 {
+			select {
+			case s := <-b.in:
+				pending = append(pending, s...)
+			case <-b.closing:
+				b.drain()
+				return
+			}
+		}
+		// What queued while the consumer was busy joins this batch.
+		pending = b.take(pending)
+		if b.opt.MaxWait > 0 && len(pending) < b.opt.MaxBatch {
+			pending = b.linger(pending)
+		}
+		n := min(len(pending), b.opt.MaxBatch)
+		b.run(pending[:n])
+		pending = append(pending[:0], pending[n:]...)
+	}
+}
+
+// take appends the submissions waiting in the channel to pending, without
+// blocking, until pending holds a full batch.
+func (b *Batcher[T, R]) take(pending []*job[T, R]) []*job[T, R] {
+	for len(pending) < b.opt.MaxBatch {
 		select {
-		case first = <-b.in:
+		case s := <-b.in:
+			pending = append(pending, s...)
+		default:
+			return pending
+		}
+	}
+	return pending
+}
+
+// linger waits up to MaxWait for pending to fill a batch.
+func (b *Batcher[T, R]) linger(pending []*job[T, R]) []*job[T, R] {
+	deadline := b.opt.after(b.opt.MaxWait)
+	for len(pending) < b.opt.MaxBatch {
+		select {
+		case s := <-b.in:
+			pending = append(pending, s...)
+		case <-deadline:
+			return pending
 		case <-b.closing:
-			// Drain what was queued before Close.
-			for {
-				select {
-				case j := <-b.in:
-					b.run(append(batch[:0], j))
-				default:
-					return
-				}
-			}
+			return pending
 		}
-		batch = append(batch[:0], first)
-		if b.opt.MaxWait > 0 {
-			timer.Reset(b.opt.MaxWait)
-		collect:
-			for len(batch) < b.opt.MaxBatch {
-				select {
-				case j := <-b.in:
-					batch = append(batch, j)
-				case <-timer.C:
-					break collect
-				}
-			}
-			if !timer.Stop() {
-				select {
-				case <-timer.C:
-				default:
-				}
-			}
-		} else {
-		queued:
-			for len(batch) < b.opt.MaxBatch {
-				select {
-				case j := <-b.in:
-					batch = append(batch, j)
-				default:
-					break queued
-				}
-			}
+	}
+	return pending
+}
+
+// drain runs, after Close, what was queued before it.
+func (b *Batcher[T, R]) drain() {
+	var pending []*job[T, R]
+	for {
+		pending = b.take(pending)
+		if len(pending) == 0 {
+			return
 		}
-		b.run(batch)
+		n := min(len(pending), b.opt.MaxBatch)
+		b.run(pending[:n])
+		pending = append(pending[:0], pending[n:]...)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -90,31 +91,136 @@ func TestConcurrentCallersShareBatches(t *testing.T) {
 	}
 }
 
-func TestLoneItemWaitsAtMostMaxWait(t *testing.T) {
-	var waits []time.Duration
-	var sizes []int
-	rec := &recorder{}
-	b := New(rec.run, Options{MaxWait: 30 * time.Millisecond,
-		OnWait: func(d time.Duration) { waits = append(waits, d) }, OnBatch: func(n int) { sizes = append(sizes, n) }})
-	defer b.Close()
-	t0 := time.Now()
-	got, err := b.Do(context.Background(), 21)
-	if err != nil || len(got) != 1 || got[0] != 42 {
-		t.Fatalf("Do = %v, %v", got, err)
-	}
-	el := time.Since(t0)
-	if len(sizes) != 1 || sizes[0] != 1 || len(waits) != 1 {
-		t.Fatalf("sizes %v waits %v", sizes, waits)
-	}
-	if waits[0] < 25*time.Millisecond || el > time.Second {
-		t.Fatalf("lone item waited %v (elapsed %v), want about the 30ms bound", waits[0], el)
-	}
-	// No wait: a negative MaxWait runs at once.
-	b2 := New(rec.run, Options{MaxWait: -1})
-	defer b2.Close()
-	t0 = time.Now()
-	if _, err := b2.Do(context.Background(), 1); err != nil || time.Since(t0) > 25*time.Millisecond {
-		t.Fatalf("no-wait batcher took %v (%v)", time.Since(t0), err)
+// op is one step of a scheduling scenario.
+type op struct {
+	do     []int // start a Do call with these items
+	queued int   // wait until this many Do calls are queued behind the running batch
+	batch  []int // expect the next batch to start with exactly these items
+	linger bool  // expect the idle batcher to start lingering
+	fire   bool  // end the linger (the fake clock's deadline passes)
+	finish bool  // let the running batch return
+}
+
+// TestSchedule drives the batcher step by step: the batch function blocks
+// until the test lets it return, and the linger runs on a fake clock, so
+// every batch boundary is decided by the scenario, not by timing.
+func TestSchedule(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		maxBatch int
+		maxWait  time.Duration
+		ops      []op
+	}{
+		{"a lone request runs at once", 4, 0, []op{
+			{do: []int{1}}, {batch: []int{1}}, {finish: true},
+			{do: []int{2, 3}}, {batch: []int{2, 3}}, {finish: true},
+		}},
+		{"requests queued while busy form the next batch", 8, 0, []op{
+			{do: []int{1}}, {batch: []int{1}},
+			{do: []int{2}}, {queued: 1}, {do: []int{3, 4}}, {queued: 2}, {do: []int{5}}, {queued: 3},
+			{finish: true}, {batch: []int{2, 3, 4, 5}}, {finish: true},
+		}},
+		{"max batch splits a request, in order", 2, 0, []op{
+			{do: []int{1}}, {batch: []int{1}},
+			{do: []int{2, 3, 4}}, {queued: 1}, {do: []int{5}}, {queued: 2},
+			{finish: true}, {batch: []int{2, 3}}, {finish: true}, {batch: []int{4, 5}}, {finish: true},
+		}},
+		{"a large idle request is cut into full batches", 2, 0, []op{
+			{do: []int{1, 2, 3}}, {batch: []int{1, 2}}, {finish: true}, {batch: []int{3}}, {finish: true},
+		}},
+		{"linger: a lone request waits for the deadline", 4, time.Second, []op{
+			{do: []int{1}}, {linger: true}, {fire: true}, {batch: []int{1}}, {finish: true},
+		}},
+		{"linger ends when the batch is full", 3, time.Second, []op{
+			{do: []int{1}}, {linger: true}, {do: []int{2, 3}}, {batch: []int{1, 2, 3}}, {finish: true},
+		}},
+		{"no linger when the queue fills a batch", 2, time.Second, []op{
+			{do: []int{1}}, {linger: true}, {fire: true}, {batch: []int{1}},
+			{do: []int{2}}, {queued: 1}, {do: []int{3}}, {queued: 2},
+			{finish: true}, {batch: []int{2, 3}}, {finish: true},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			started := make(chan []int)
+			proceed := make(chan struct{})
+			fn := func(items []int) ([]int, error) {
+				started <- append([]int(nil), items...)
+				<-proceed
+				out := make([]int, len(items))
+				for i, v := range items {
+					out[i] = 2 * v
+				}
+				return out, nil
+			}
+			lingering := make(chan time.Duration, 8)
+			deadline := make(chan time.Time)
+			o := Options{MaxBatch: tc.maxBatch, MaxWait: tc.maxWait,
+				after: func(d time.Duration) <-chan time.Time { lingering <- d; return deadline }}
+			b := New(fn, o)
+			defer b.Close()
+			results := make(chan error, len(tc.ops))
+			calls := 0
+			// guard turns a scheduler that never does what is expected
+			// into a failure instead of a hung test.
+			guard := func() <-chan time.Time { return time.After(10 * time.Second) }
+			for i, step := range tc.ops {
+				switch {
+				case step.do != nil:
+					calls++
+					go func(items []int) {
+						got, err := b.Do(context.Background(), items...)
+						if err == nil {
+							for k := range items {
+								if got[k] != 2*items[k] {
+									err = errors.New("wrong result or order")
+								}
+							}
+						}
+						results <- err
+					}(step.do)
+				case step.queued > 0:
+					for len(b.in) != step.queued {
+						runtime.Gosched()
+					}
+				case step.batch != nil:
+					select {
+					case got := <-started:
+						if !slices.Equal(got, step.batch) {
+							t.Fatalf("step %d: batch %v, want %v", i, got, step.batch)
+						}
+					case <-guard():
+						t.Fatalf("step %d: no batch started, want %v", i, step.batch)
+					}
+				case step.linger:
+					select {
+					case d := <-lingering:
+						if d != tc.maxWait {
+							t.Fatalf("step %d: linger of %v, want %v", i, d, tc.maxWait)
+						}
+					case got := <-started:
+						t.Fatalf("step %d: batch %v ran instead of lingering", i, got)
+					case <-guard():
+						t.Fatalf("step %d: no linger", i)
+					}
+				case step.fire:
+					deadline <- time.Time{}
+				case step.finish:
+					proceed <- struct{}{}
+				}
+			}
+			for range calls {
+				if err := <-results; err != nil {
+					t.Fatal(err)
+				}
+			}
+			select {
+			case got := <-started:
+				t.Fatalf("unexpected batch %v", got)
+			case d := <-lingering:
+				t.Fatalf("unexpected linger of %v", d)
+			default:
+			}
+		})
 	}
 }
 
