@@ -6,9 +6,13 @@ Usage: make_ct2_fixtures.py OUTDIR
 Builds, offline and deterministically:
   translator/  a random-initialised Marian-architecture model (1+1 layers,
                d_model 32) with its own SentencePiece model, converted by the
-               ctranslate2 converter (4.8.4, the version ct2rs 0.10.3 bundles)
+               ctranslate2 converter (4.8.4, the version ct2rs 0.10.3 bundles);
+               the end token's output bias is raised so that some inputs end
+               before the length limit and others run into it
   generator/   a random-initialised GPT-2-architecture model with a byte-level
-               BPE tokenizer.json, converted the same way
+               BPE tokenizer.json and a ChatML chat template (special tokens
+               <|im_start|> and <|im_end|>) in tokenizer_config.json,
+               converted the same way
   reference.json
                the Python `ctranslate2` package's greedy outputs (tokens,
                detokenised text and scores) on fixed inputs, tokenised the way
@@ -44,6 +48,16 @@ INPUTS = [
     "The trench uncovered a hearth.",
 ]
 PROMPTS = ["The excavation", "Pottery finds", "Nálezy"]
+# Raised output bias of the Marian model's end token: with it the inputs
+# above end after a few tokens or run into the length limit (both cases are
+# tested); without it the random model never ends.
+EOS_BIAS = 4.5
+LONG_MAX_LENGTH = 400
+CHATML = ("{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content']"
+          " + '<|im_end|>' + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+CHAT = [[{"role": "system", "content": "You translate archival records."},
+         {"role": "user", "content": "Nálezy keramiky"}],
+        [{"role": "user", "content": "The trench"}]]
 
 
 def make_translator(work, out):
@@ -75,7 +89,10 @@ def make_translator(work, out):
         decoder_start_token_id=vocab["<pad>"], forced_eos_token_id=1, init_std=0.5,
         share_encoder_decoder_embeddings=True, scale_embedding=True)
     torch.manual_seed(11)
-    MarianMTModel(cfg).eval().save_pretrained(hf)
+    model = MarianMTModel(cfg).eval()
+    with torch.no_grad():
+        model.final_logits_bias[0, 1] = EOS_BIAS
+    model.save_pretrained(hf)
     ctranslate2.converters.TransformersConverter(hf).convert(out, force=True)
     for name in ("source.spm", "target.spm"):
         shutil.copy(os.path.join(hf, name), os.path.join(out, name))
@@ -102,13 +119,15 @@ def make_generator(work, out):
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tok.train_from_iterator(CORPUS.splitlines(), trainer)
     hf = os.path.join(work, "gpt2")
     os.makedirs(hf)
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>",
-                                   eos_token="<|endoftext|>", unk_token="<|endoftext|>")
+                                   eos_token="<|endoftext|>", unk_token="<|endoftext|>",
+                                   additional_special_tokens=["<|im_start|>", "<|im_end|>"])
+    fast.chat_template = CHATML
     fast.save_pretrained(hf)
     eos = tok.token_to_id("<|endoftext|>")
     cfg = GPT2Config(vocab_size=tok.get_vocab_size(), n_positions=512, n_embd=32, n_layer=1, n_head=2,
@@ -116,7 +135,9 @@ def make_generator(work, out):
     torch.manual_seed(12)
     GPT2LMHeadModel(cfg).eval().save_pretrained(hf)
     ctranslate2.converters.TransformersConverter(hf).convert(out, force=True)
-    shutil.copy(os.path.join(hf, "tokenizer.json"), os.path.join(out, "tokenizer.json"))
+    # transformers 4.57 writes the template to chat_template.jinja
+    for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
+        shutil.copy(os.path.join(hf, name), os.path.join(out, name))
 
     gen = ctranslate2.Generator(out, device="cpu", compute_type="float32", intra_threads=1)
     batch = [tok.encode(p).tokens for p in PROMPTS]
@@ -126,7 +147,23 @@ def make_generator(work, out):
     for p, r in zip(PROMPTS, res):
         toks = r.sequences[0]
         refs.append({"prompt": p, "tokens": toks, "text": tok.decoder.decode(toks), "score": r.scores[0]})
-    return refs
+    # long enough for the model's end token to come before the limit
+    res = gen.generate_batch(batch, beam_size=1, sampling_topk=1, max_length=LONG_MAX_LENGTH,
+                             include_prompt_in_result=False, return_scores=True)
+    long = [{"prompt": p, "tokens": r.sequences[0], "text": tok.decoder.decode(r.sequences[0]), "score": r.scores[0]}
+            for p, r in zip(PROMPTS, res)]
+    # the chat template rendered by transformers, decoding ended by the
+    # template's end token or the model's
+    chat = []
+    for msgs in CHAT:
+        text = fast.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False)
+        toks = tok.encode(text).tokens
+        for ends in (["<|im_end|>", "<|endoftext|>"], ["<|im_end|>"]):
+            r = gen.generate_batch([toks], beam_size=1, sampling_topk=1, max_length=LONG_MAX_LENGTH, end_token=ends,
+                                   include_prompt_in_result=False, return_scores=True)[0]
+            chat.append({"messages": msgs, "rendered": text, "end_tokens": ends, "tokens": r.sequences[0],
+                         "text": tok.decoder.decode(r.sequences[0]), "score": r.scores[0]})
+    return refs, long, chat
 
 
 def main():
@@ -136,9 +173,10 @@ def main():
     os.makedirs(out, exist_ok=True)
     with tempfile.TemporaryDirectory() as work:
         tr, tr_prefixed = make_translator(work, os.path.join(out, "translator"))
-        gen = make_generator(work, os.path.join(out, "generator"))
+        gen, gen_long, chat = make_generator(work, os.path.join(out, "generator"))
     ref = {"ctranslate2": ctranslate2.__version__, "max_decoding_length": 16, "generator_max_length": 12,
-           "translations": tr, "prefixed": tr_prefixed, "generations": gen}
+           "long_max_length": LONG_MAX_LENGTH, "translations": tr, "prefixed": tr_prefixed, "generations": gen,
+           "long_generations": gen_long, "chat": chat}
     with open(os.path.join(out, "reference.json"), "w", encoding="utf-8") as f:
         json.dump(ref, f, ensure_ascii=False, indent=1)
     print(f"CTranslate2 fixtures written to {out}")

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -89,11 +90,16 @@ func (c Config) strings() (*C.char, *C.char) {
 	return C.CString(d), C.CString(ct)
 }
 
-// Result is one output: the detokenised text and the hypothesis score
-// (cumulative log-probability; NaN when the model gave none).
+// Result is one output: the detokenised text, the hypothesis score
+// (cumulative log-probability; NaN when the model gave none), the number of
+// tokens decoded (a forced target prefix included, the end token not) and
+// whether decoding stopped at the maximum length instead of at an end token,
+// in which case Text is cut short.
 type Result struct {
-	Text  string
-	Score float32
+	Text      string
+	Score     float32
+	Length    int
+	Truncated bool
 }
 
 // cStrings copies ss into a C array of C strings; free releases it.
@@ -114,12 +120,27 @@ func cStrings(ss []string) (arr **C.char, free func()) {
 	}
 }
 
-func collect(out **C.char, scores []float32, n int) []Result {
+// outputs holds the per-item arrays the bridge fills.
+type outputs struct {
+	scores    []float32
+	lengths   []C.int
+	truncated []C.int
+}
+
+func newOutputs(n int) outputs {
+	return outputs{make([]float32, n), make([]C.int, n), make([]C.int, n)}
+}
+
+func (o outputs) ptrs() (*C.float, *C.int, *C.int) {
+	return (*C.float)(unsafe.Pointer(&o.scores[0])), &o.lengths[0], &o.truncated[0]
+}
+
+func collect(out **C.char, o outputs, n int) []Result {
 	defer C.ct2b_free_strings(out, C.int(n))
 	strs := unsafe.Slice(out, n)
 	res := make([]Result, n)
 	for i := range res {
-		res[i] = Result{Text: C.GoString(strs[i]), Score: scores[i]}
+		res[i] = Result{Text: C.GoString(strs[i]), Score: o.scores[i], Length: int(o.lengths[i]), Truncated: o.truncated[i] != 0}
 	}
 	return res
 }
@@ -171,6 +192,46 @@ type TranslateOptions struct {
 	BeamSize          int        // default 1 (greedy)
 	MaxDecodingLength int        // default 256
 	TargetPrefix      [][]string // optional: per source, tokens forced at the start
+	// SourcePrefix, optional: per source, tokens put at the start of the
+	// encoded source (NLLB's source-language token). A FLORES-200 code
+	// here replaces the one NLLB's tokenizer.json puts there itself.
+	SourcePrefix [][]string
+}
+
+// joinTokens makes the bridge's per-item token lists: nil when lists is nil.
+func joinTokens(lists [][]string) (**C.char, func()) {
+	if lists == nil {
+		return nil, func() {}
+	}
+	joined := make([]string, len(lists))
+	for i, p := range lists {
+		joined[i] = strings.Join(p, " ")
+	}
+	return cStrings(joined)
+}
+
+// Tokenize returns the tokens the translator's source tokenizer makes of
+// text, special tokens included.
+func (t *Translator) Tokenize(text string) ([]string, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.closed {
+		return nil, ErrClosed
+	}
+	ct := C.CString(text)
+	defer C.free(unsafe.Pointer(ct))
+	var out **C.char
+	var n C.int
+	var msg *C.char
+	if err := statusErr("tokenize", C.ct2b_translator_tokenize(t.h, ct, &out, &n, &msg), msg); err != nil {
+		return nil, err
+	}
+	defer C.ct2b_free_strings(out, n)
+	toks := make([]string, int(n))
+	for i, p := range unsafe.Slice(out, int(n)) {
+		toks[i] = C.GoString(p)
+	}
+	return toks, nil
 }
 
 // Translate translates a batch of plain strings.
@@ -184,8 +245,13 @@ func (t *Translator) Translate(sources []string, opt TranslateOptions) ([]Result
 	if opt.MaxDecodingLength == 0 {
 		opt.MaxDecodingLength = 256
 	}
-	if opt.TargetPrefix != nil && len(opt.TargetPrefix) != len(sources) {
-		return nil, fmt.Errorf("ct2: %d target prefixes for %d sources", len(opt.TargetPrefix), len(sources))
+	for _, p := range []struct {
+		name  string
+		lists [][]string
+	}{{"target", opt.TargetPrefix}, {"source", opt.SourcePrefix}} {
+		if p.lists != nil && len(p.lists) != len(sources) {
+			return nil, fmt.Errorf("ct2: %d %s prefixes for %d sources", len(p.lists), p.name, len(sources))
+		}
 	}
 	t.mu.RLock()
 	defer t.mu.RUnlock()
@@ -194,30 +260,20 @@ func (t *Translator) Translate(sources []string, opt TranslateOptions) ([]Result
 	}
 	src, freeSrc := cStrings(sources)
 	defer freeSrc()
-	var prefix **C.char
-	if opt.TargetPrefix != nil {
-		joined := make([]string, len(sources))
-		for i, p := range opt.TargetPrefix {
-			for j, tok := range p {
-				if j > 0 {
-					joined[i] += " "
-				}
-				joined[i] += tok
-			}
-		}
-		var freePre func()
-		prefix, freePre = cStrings(joined)
-		defer freePre()
-	}
-	scores := make([]float32, len(sources))
+	tprefix, freeT := joinTokens(opt.TargetPrefix)
+	defer freeT()
+	sprefix, freeS := joinTokens(opt.SourcePrefix)
+	defer freeS()
+	o := newOutputs(len(sources))
+	sc, ln, tr := o.ptrs()
 	var out **C.char
 	var msg *C.char
-	st := C.ct2b_translate(t.h, src, C.int(len(sources)), prefix, C.int(opt.BeamSize), C.int(opt.MaxDecodingLength),
-		&out, (*C.float)(unsafe.Pointer(&scores[0])), &msg)
+	st := C.ct2b_translate(t.h, src, C.int(len(sources)), sprefix, tprefix, C.int(opt.BeamSize), C.int(opt.MaxDecodingLength),
+		&out, sc, ln, tr, &msg)
 	if err := statusErr("translate", st, msg); err != nil {
 		return nil, err
 	}
-	return collect(out, scores, len(sources)), nil
+	return collect(out, o, len(sources)), nil
 }
 
 // Generator is a decoder-only (language) CTranslate2 model.
@@ -257,11 +313,14 @@ func (g *Generator) Close() error {
 }
 
 // GenerateOptions control decoding; the zero value is greedy decoding of up
-// to 256 tokens.
+// to 256 tokens, ended by the model's own end token.
 type GenerateOptions struct {
 	BeamSize     int
 	MaxLength    int
 	SamplingTopK int
+	// EndTokens, when set, end decoding instead of the model's end token
+	// (e.g. a chat template's "<|im_end|>"). A token must not contain spaces.
+	EndTokens []string
 }
 
 // Generate continues each prompt; the prompt is not part of the result.
@@ -283,17 +342,28 @@ func (g *Generator) Generate(prompts []string, opt GenerateOptions) ([]Result, e
 	if g.closed {
 		return nil, ErrClosed
 	}
+	var ends *C.char
+	if len(opt.EndTokens) > 0 {
+		for _, e := range opt.EndTokens {
+			if e == "" || strings.ContainsAny(e, " \t\n") {
+				return nil, fmt.Errorf("ct2: end token %q: empty or contains white space", e)
+			}
+		}
+		ends = C.CString(strings.Join(opt.EndTokens, " "))
+		defer C.free(unsafe.Pointer(ends))
+	}
 	ps, free := cStrings(prompts)
 	defer free()
-	scores := make([]float32, len(prompts))
+	o := newOutputs(len(prompts))
+	sc, ln, tr := o.ptrs()
 	var out **C.char
 	var msg *C.char
 	st := C.ct2b_generate(g.h, ps, C.int(len(prompts)), C.int(opt.BeamSize), C.int(opt.MaxLength),
-		C.int(opt.SamplingTopK), &out, (*C.float)(unsafe.Pointer(&scores[0])), &msg)
+		C.int(opt.SamplingTopK), ends, &out, sc, ln, tr, &msg)
 	if err := statusErr("generate", st, msg); err != nil {
 		return nil, err
 	}
-	return collect(out, scores, len(prompts)), nil
+	return collect(out, o, len(prompts)), nil
 }
 
 // ScoreMissing reports whether a result carries no score.

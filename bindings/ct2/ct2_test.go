@@ -21,21 +21,47 @@ func fixtures(t testing.TB) string {
 	return filepath.Join(d, "ct2")
 }
 
+type generation struct {
+	Prompt, Text string
+	Tokens       []string
+	Score        float32
+}
+
 type reference struct {
 	CTranslate2        string `json:"ctranslate2"`
 	MaxDecodingLength  int    `json:"max_decoding_length"`
 	GeneratorMaxLength int    `json:"generator_max_length"`
+	LongMaxLength      int    `json:"long_max_length"`
 	Translations       []struct {
 		Source, Text string
+		Tokens       []string
 		Score        float32
 	}
 	Prefixed []struct {
 		Source, Prefix, Text string
+		Tokens               []string
 		Score                float32
 	}
-	Generations []struct {
-		Prompt, Text string
-		Score        float32
+	Generations     []generation
+	LongGenerations []generation `json:"long_generations"`
+	Chat            []struct {
+		Rendered, Text string
+		EndTokens      []string `json:"end_tokens"`
+		Tokens         []string
+		Score          float32
+	}
+}
+
+// noNUL drops the NUL characters that random byte-level models emit: C
+// strings cannot carry them, so the bridge leaves them out.
+func noNUL(s string) string { return strings.ReplaceAll(s, "\x00", "") }
+
+// checkLength compares a result's decoded length and truncation flag with
+// the Python tokens (prefix included) under the limit max.
+func checkLength(t *testing.T, what string, got Result, tokens []string, max int) {
+	t.Helper()
+	if got.Length != len(tokens) || got.Truncated != (len(tokens) >= max) {
+		t.Errorf("%s: length %d truncated %v; Python decoded %d tokens of at most %d", what, got.Length, got.Truncated, len(tokens), max)
 	}
 }
 
@@ -82,6 +108,7 @@ func TestTranslatorMatchesPython(t *testing.T) {
 		if d := math.Abs(float64(got[i].Score - x.Score)); d > 1e-3 {
 			t.Errorf("source %q: score %g vs Python %g", x.Source, got[i].Score, x.Score)
 		}
+		checkLength(t, x.Source, got[i], x.Tokens, r.MaxDecodingLength)
 	}
 	var prefixes [][]string
 	srcs = srcs[:0]
@@ -97,6 +124,7 @@ func TestTranslatorMatchesPython(t *testing.T) {
 		if got[i].Text != x.Text || math.Abs(float64(got[i].Score-x.Score)) > 1e-3 {
 			t.Errorf("prefixed %q: Go %q (%g), Python %q (%g)", x.Source, got[i].Text, got[i].Score, x.Text, x.Score)
 		}
+		checkLength(t, "prefixed "+x.Source, got[i], x.Tokens, r.MaxDecodingLength)
 	}
 }
 
@@ -111,17 +139,59 @@ func TestGeneratorMatchesPython(t *testing.T) {
 	for _, x := range r.Generations {
 		ps = append(ps, x.Prompt)
 	}
-	got, err := g.Generate(ps, GenerateOptions{MaxLength: r.GeneratorMaxLength})
+	for _, run := range []struct {
+		max  int
+		refs []generation
+	}{{r.GeneratorMaxLength, r.Generations}, {r.LongMaxLength, r.LongGenerations}} {
+		got, err := g.Generate(ps, GenerateOptions{MaxLength: run.max})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, x := range run.refs {
+			if got[i].Text != noNUL(x.Text) {
+				t.Errorf("prompt %q: Go %q, Python %q", x.Prompt, got[i].Text, x.Text)
+			}
+			if d := math.Abs(float64(got[i].Score - x.Score)); d > 1e-3 {
+				t.Errorf("prompt %q: score %g vs Python %g", x.Prompt, got[i].Score, x.Score)
+			}
+			checkLength(t, x.Prompt, got[i], x.Tokens, run.max)
+		}
+	}
+	truncated := 0
+	for _, x := range append(r.LongGenerations, r.Generations...) {
+		if len(x.Tokens) >= r.LongMaxLength || len(x.Tokens) == r.GeneratorMaxLength {
+			truncated++
+		}
+	}
+	if truncated == 0 || truncated == len(r.LongGenerations)+len(r.Generations) {
+		t.Errorf("the fixtures should hold both ended and truncated generations (%d truncated)", truncated)
+	}
+}
+
+// Decoding ended by chosen end tokens (a chat template's), as Python's
+// generate_batch(end_token=...) does.
+func TestGeneratorEndTokensMatchPython(t *testing.T) {
+	r := loadRef(t)
+	g, err := NewGenerator(filepath.Join(fixtures(t), "generator"), Config{ComputeType: "float32", Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, x := range r.Generations {
-		if got[i].Text != x.Text {
-			t.Errorf("prompt %q: Go %q, Python %q", x.Prompt, got[i].Text, x.Text)
+	defer g.Close()
+	if len(r.Chat) == 0 {
+		t.Fatal("no chat references")
+	}
+	for _, x := range r.Chat {
+		got, err := g.Generate([]string{x.Rendered}, GenerateOptions{MaxLength: r.LongMaxLength, EndTokens: x.EndTokens})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if d := math.Abs(float64(got[i].Score - x.Score)); d > 1e-3 {
-			t.Errorf("prompt %q: score %g vs Python %g", x.Prompt, got[i].Score, x.Score)
+		if got[0].Text != noNUL(x.Text) || math.Abs(float64(got[0].Score-x.Score)) > 1e-3 {
+			t.Errorf("%q ended by %v: Go %q (%g), Python %q (%g)", x.Rendered, x.EndTokens, got[0].Text, got[0].Score, x.Text, x.Score)
 		}
+		checkLength(t, x.Rendered, got[0], x.Tokens, r.LongMaxLength)
+	}
+	if _, err := g.Generate([]string{"x"}, GenerateOptions{EndTokens: []string{"a b"}}); err == nil {
+		t.Error("an end token with a space was accepted")
 	}
 }
 

@@ -41,20 +41,39 @@ const char *ct2b_ctranslate2_version(void);
 int ct2b_translator_new(const char *model_dir, const char *device, const char *compute_type, int threads,
                         ct2b_translator **out, char **err);
 void ct2b_translator_free(ct2b_translator *t);
-/* Translates n sources. target_prefix may be NULL, or hold n entries, each
- * NULL or a space-separated list of target tokens forced at the start (e.g. a
- * language token). On success *out holds n strings; scores (if not NULL, n
- * floats) receive the cumulative log-probability of each hypothesis. */
-int ct2b_translate(ct2b_translator *t, const char *const *sources, int n, const char *const *target_prefix,
-                   int beam_size, int max_decoding_length, char ***out, float *scores, char **err);
+/* Translates n sources. source_prefix may be NULL, or hold n entries, each
+ * NULL or a space-separated list of tokens put at the start of the encoded
+ * source (NLLB's source-language token); when the prefix holds a FLORES-200
+ * code ("ces_Latn") and the tokenizer already started the source with one
+ * (NLLB's tokenizer.json adds the language it was saved with), that token is
+ * replaced. target_prefix likewise: target tokens forced at the start (e.g. a
+ * language token; removed from the output). On success *out holds n strings.
+ * Each of the optional arrays of n entries (NULL to skip) receives, per
+ * source: scores, the cumulative log-probability of the hypothesis; lengths,
+ * the tokens decoded (the forced prefix included, the end token not);
+ * truncated, 1 when decoding stopped at max_decoding_length rather than at an
+ * end token (the output is then cut), else 0. */
+int ct2b_translate(ct2b_translator *t, const char *const *sources, int n, const char *const *source_prefix,
+                   const char *const *target_prefix,
+                   int beam_size, int max_decoding_length, char ***out, float *scores, int *lengths,
+                   int *truncated, char **err);
+
+/* The tokens the translator's source tokenizer makes of text (special tokens
+ * included), in *out (n strings, released with ct2b_free_strings). */
+int ct2b_translator_tokenize(ct2b_translator *t, const char *text, char ***out, int *n, char **err);
 
 int ct2b_generator_new(const char *model_dir, const char *device, const char *compute_type, int threads,
                        ct2b_generator **out, char **err);
 void ct2b_generator_free(ct2b_generator *g);
 /* Generates a continuation of each of n prompts (greedy when beam_size is 1
- * and sampling_topk is 1). The prompt is not included in the result. */
+ * and sampling_topk is 1). The prompt is not included in the result.
+ * end_tokens: NULL (the model's own end token) or a space-separated list of
+ * tokens that end decoding instead (e.g. a chat template's "<|im_end|>").
+ * scores, lengths (generated tokens, the end token not counted) and
+ * truncated (1 when decoding stopped at max_length) as for ct2b_translate. */
 int ct2b_generate(ct2b_generator *g, const char *const *prompts, int n, int beam_size, int max_length,
-                  int sampling_topk, char ***out, float *scores, char **err);
+                  int sampling_topk, const char *end_tokens, char ***out, float *scores, int *lengths,
+                  int *truncated, char **err);
 
 #ifdef __cplusplus
 }

@@ -9,8 +9,9 @@ use std::path::Path;
 use std::ptr;
 
 use anyhow::{anyhow, bail, Context, Result};
+use ct2rs::sys::{GenerationOptions, Generator, TranslationOptions, Translator};
 use ct2rs::tokenizers::auto::Tokenizer as AutoTokenizer;
-use ct2rs::{ComputeType, Config, Device, GenerationOptions, Generator, TranslationOptions, Translator};
+use ct2rs::{ComputeType, Config, Device, Tokenizer};
 
 const OK: c_int = 0;
 const ERR_ARGUMENT: c_int = 1;
@@ -18,10 +19,59 @@ const ERR_MODEL: c_int = 2;
 const ERR_RUNTIME: c_int = 3;
 const ERR_PANIC: c_int = 4;
 
-/// Opaque translator handle.
-pub struct ct2b_translator(Translator<AutoTokenizer>);
-/// Opaque generator handle.
-pub struct ct2b_generator(Generator<AutoTokenizer>);
+/// Opaque translator handle: the model and the tokenizer of its folder.
+pub struct ct2b_translator(Translator, AutoTokenizer);
+/// Opaque generator handle: the model and the tokenizer of its folder.
+pub struct ct2b_generator(Generator, AutoTokenizer);
+
+/// One decoded output: its text, its score, how many tokens were decoded
+/// (a forced target prefix included, the end token not) and whether
+/// decoding stopped at the maximum length instead of at an end token.
+struct Output {
+    text: String,
+    score: Option<f32>,
+    length: usize,
+    truncated: bool,
+}
+
+fn encode_all(tok: &AutoTokenizer, texts: &[String]) -> anyhow::Result<Vec<Vec<String>>> {
+    texts.iter().map(|t| tok.encode(t)).collect()
+}
+
+/// Whether tok has the shape of a FLORES-200 language code ("eng_Latn").
+fn is_flores_code(tok: &str) -> bool {
+    let b = tok.as_bytes();
+    b.len() == 8
+        && b[..3].iter().all(u8::is_ascii_lowercase)
+        && b[3] == b'_'
+        && b[4].is_ascii_uppercase()
+        && b[5..].iter().all(u8::is_ascii_lowercase)
+}
+
+/// Puts prefix at the start of an encoded source. NLLB's tokenizer.json
+/// already starts every source with the language it was saved with (its
+/// default, eng_Latn): a first token of that shape is replaced, not kept.
+fn prepend_source(tokens: &mut Vec<String>, prefix: Vec<String>) {
+    if prefix.is_empty() {
+        return;
+    }
+    if prefix.iter().any(|p| is_flores_code(p)) && tokens.first().is_some_and(|t| is_flores_code(t)) {
+        tokens.remove(0);
+    }
+    tokens.splice(0..0, prefix);
+}
+
+unsafe fn token_lists(p: *const *const c_char, n: usize, what: &str) -> std::result::Result<Vec<Vec<String>>, Failure> {
+    let mut v = Vec::with_capacity(n);
+    if p.is_null() {
+        return Ok(v);
+    }
+    for i in 0..n {
+        let q = *p.add(i);
+        v.push(if q.is_null() { Vec::new() } else { cstr(q, what)?.split_whitespace().map(str::to_owned).collect() });
+    }
+    Ok(v)
+}
 
 struct Failure(c_int, String);
 
@@ -152,17 +202,25 @@ unsafe fn load<H>(
 }
 
 unsafe fn write_out(
-    results: Vec<(String, Option<f32>)>,
+    results: Vec<Output>,
     out: *mut *mut *mut c_char,
     scores: *mut c_float,
+    lengths: *mut c_int,
+    truncated: *mut c_int,
 ) -> std::result::Result<(), Failure> {
     let strs: Vec<*mut c_char> = results
         .iter()
-        .map(|(s, _)| CString::new(s.replace('\0', "")).unwrap_or_default().into_raw())
+        .map(|o| CString::new(o.text.replace('\0', "")).unwrap_or_default().into_raw())
         .collect();
-    if !scores.is_null() {
-        for (i, (_, sc)) in results.iter().enumerate() {
-            *scores.add(i) = sc.unwrap_or(f32::NAN);
+    for (i, o) in results.iter().enumerate() {
+        if !scores.is_null() {
+            *scores.add(i) = o.score.unwrap_or(f32::NAN);
+        }
+        if !lengths.is_null() {
+            *lengths.add(i) = o.length.min(c_int::MAX as usize) as c_int;
+        }
+        if !truncated.is_null() {
+            *truncated.add(i) = o.truncated as c_int;
         }
     }
     let mut boxed = strs.into_boxed_slice();
@@ -207,7 +265,7 @@ pub extern "C" fn ct2b_translator_new(
 ) -> c_int {
     guard(err, || unsafe {
         load(model_dir, device, compute_type, threads, out, "translator", |dir, tok, cfg| {
-            Ok(ct2b_translator(Translator::with_tokenizer(dir, tok, cfg)?))
+            Ok(ct2b_translator(Translator::new(dir, cfg)?, tok))
         })
     })
 }
@@ -224,11 +282,14 @@ pub extern "C" fn ct2b_translate(
     t: *mut ct2b_translator,
     sources: *const *const c_char,
     n: c_int,
+    source_prefix: *const *const c_char,
     target_prefix: *const *const c_char,
     beam_size: c_int,
     max_decoding_length: c_int,
     out: *mut *mut *mut c_char,
     scores: *mut c_float,
+    lengths: *mut c_int,
+    truncated: *mut c_int,
     err: *mut *mut c_char,
 ) -> c_int {
     guard(err, || unsafe {
@@ -246,24 +307,59 @@ pub extern "C" fn ct2b_translate(
             return_scores: true,
             ..Default::default()
         };
+        let mut tokens = encode_all(&t.1, &srcs).context("cannot tokenise the sources")?;
+        for (toks, p) in tokens.iter_mut().zip(token_lists(source_prefix, srcs.len(), "source prefix")?) {
+            prepend_source(toks, p);
+        }
+        let prefixes = token_lists(target_prefix, srcs.len(), "target prefix")?;
         let res = if target_prefix.is_null() {
-            t.0.translate_batch(&srcs, &opts, None)?
+            t.0.translate_batch(&tokens, &opts, None)?
         } else {
-            let mut prefixes: Vec<Vec<String>> = Vec::with_capacity(srcs.len());
-            for i in 0..srcs.len() {
-                let p = *target_prefix.add(i);
-                prefixes.push(if p.is_null() {
-                    Vec::new()
-                } else {
-                    cstr(p, "target prefix")?.split_whitespace().map(str::to_owned).collect()
-                });
-            }
-            t.0.translate_batch_with_target_prefix(&srcs, &prefixes, &opts, None)?
+            t.0.translate_batch_with_target_prefix(&tokens, &prefixes, &opts, None)?
         };
         if res.len() != srcs.len() {
             return Err(anyhow!("{} results for {} sources", res.len(), srcs.len()).into());
         }
-        write_out(res, out, scores)
+        let mut outs = Vec::with_capacity(res.len());
+        for (i, r) in res.into_iter().enumerate() {
+            let score = r.score();
+            let mut hyp = r.hypotheses.into_iter().next().ok_or_else(|| anyhow!("no hypothesis for source {i}"))?;
+            // CTranslate2 counts the forced prefix in max_decoding_length and
+            // leaves the end token out of the hypothesis: a hypothesis of the
+            // full length was cut.
+            let length = hyp.len();
+            let truncated = length >= max_decoding_length as usize;
+            if let Some(p) = prefixes.get(i) {
+                hyp.drain(0..p.len().min(hyp.len()));
+            }
+            let text = t.1.decode(hyp).map_err(|e| anyhow!("cannot decode output {i}: {e}"))?;
+            outs.push(Output { text, score, length, truncated });
+        }
+        write_out(outs, out, scores, lengths, truncated)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn ct2b_translator_tokenize(
+    t: *mut ct2b_translator,
+    text: *const c_char,
+    out: *mut *mut *mut c_char,
+    n: *mut c_int,
+    err: *mut *mut c_char,
+) -> c_int {
+    guard(err, || unsafe {
+        let t = t.as_ref().ok_or_else(|| arg_err("translator is NULL"))?;
+        if out.is_null() || n.is_null() {
+            return Err(arg_err("out is NULL"));
+        }
+        let toks = t.1.encode(cstr(text, "text")?).context("cannot tokenise")?;
+        let strs: Vec<*mut c_char> =
+            toks.iter().map(|s| CString::new(s.replace('\0', "")).unwrap_or_default().into_raw()).collect();
+        *n = strs.len() as c_int;
+        let mut boxed = strs.into_boxed_slice();
+        *out = boxed.as_mut_ptr();
+        std::mem::forget(boxed);
+        Ok(())
     })
 }
 
@@ -278,7 +374,7 @@ pub extern "C" fn ct2b_generator_new(
 ) -> c_int {
     guard(err, || unsafe {
         load(model_dir, device, compute_type, threads, out, "generator", |dir, tok, cfg| {
-            Ok(ct2b_generator(Generator::with_tokenizer(dir, tok, cfg)?))
+            Ok(ct2b_generator(Generator::new(dir, cfg)?, tok))
         })
     })
 }
@@ -298,8 +394,11 @@ pub extern "C" fn ct2b_generate(
     beam_size: c_int,
     max_length: c_int,
     sampling_topk: c_int,
+    end_tokens: *const c_char,
     out: *mut *mut *mut c_char,
     scores: *mut c_float,
+    lengths: *mut c_int,
+    truncated: *mut c_int,
     err: *mut *mut c_char,
 ) -> c_int {
     guard(err, || unsafe {
@@ -311,22 +410,36 @@ pub extern "C" fn ct2b_generate(
             return Err(arg_err("beam size, max length and sampling top-k must be at least 1"));
         }
         let ps = cstrs(prompts, n, "prompts")?;
+        let ends: Vec<String> = if end_tokens.is_null() {
+            Vec::new()
+        } else {
+            cstr(end_tokens, "end tokens")?.split_whitespace().map(str::to_owned).collect()
+        };
         let opts = GenerationOptions::<String, String, String> {
             beam_size: beam_size as usize,
             max_length: max_length as usize,
             sampling_topk: sampling_topk as usize,
             include_prompt_in_result: false,
             return_scores: true,
+            end_token: ends,
             ..Default::default()
         };
-        let res = g.0.generate_batch(&ps, &opts, None).context("generation failed")?;
+        let tokens = encode_all(&g.1, &ps).context("cannot tokenise the prompts")?;
+        let res = g.0.generate_batch(&tokens, &opts, None).context("generation failed")?;
         if res.len() != ps.len() {
             return Err(anyhow!("{} results for {} prompts", res.len(), ps.len()).into());
         }
-        let flat: Vec<(String, Option<f32>)> = res
-            .into_iter()
-            .map(|(seqs, sc)| (seqs.into_iter().next().unwrap_or_default(), sc.first().copied()))
-            .collect();
-        write_out(flat, out, scores)
+        let mut outs = Vec::with_capacity(res.len());
+        for (i, r) in res.into_iter().enumerate() {
+            let score = r.scores.first().copied();
+            let seq = r.sequences.into_iter().next().unwrap_or_default();
+            // Without the prompt, max_length counts generated tokens only;
+            // the end token is not part of the sequence.
+            let length = seq.len();
+            let truncated = length >= max_length as usize;
+            let text = g.1.decode(seq).map_err(|e| anyhow!("cannot decode output {i}: {e}"))?;
+            outs.push(Output { text, score, length, truncated });
+        }
+        write_out(outs, out, scores, lengths, truncated)
     })
 }

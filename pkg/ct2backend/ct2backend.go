@@ -5,15 +5,22 @@
 // Families (CT2_MODEL_FAMILY):
 //
 //   - llm: a decoder-only model (Generator). The whole text goes into one
-//     instruction prompt that names both languages, asks to keep the line
-//     breaks, and lists the glossary terms (source = target) to use exactly.
+//     instruction that names both languages, asks to keep the line breaks,
+//     and lists the glossary terms (source = target) to use exactly. When
+//     the model folder's tokenizer_config.json has a chat template of the
+//     ChatML shape, the instruction is the system message and the text the
+//     user message, and decoding ends at <|im_end|> or the model's end
+//     token; otherwise (no template, or one not rendered here: logged) it
+//     is one plain prompt (Prompt).
 //   - nmt1: a multilingual sequence-to-sequence model addressed by a target
 //     token at the start of the source ("<2en> ...", the MADLAD-400
-//     convention).
-//   - nmt2: a multilingual sequence-to-sequence model addressed by a forced
-//     target-language token (FLORES-200 codes, "eng_Latn", the NLLB
-//     convention). The source-language token is whatever the model's
-//     tokenizer adds; the bridge does not set it per request.
+//     convention). The token must be one token of the model's tokenizer:
+//     a tokenizer that splits it is an error naming the token.
+//   - nmt2: a multilingual sequence-to-sequence model addressed by FLORES-200
+//     codes ("ces_Latn", the NLLB convention): the source-language token
+//     starts every source (replacing the one NLLB's tokenizer.json puts
+//     there itself) and the target-language token is forced as the first
+//     output token and removed from the output.
 //   - nmt3: a model for one language pair (OPUS-MT style): plain text in,
 //     plain text out.
 //
@@ -24,13 +31,16 @@
 // (pkg/guard): an output shorter than CT2_GUARD_MIN_RATIO or longer than
 // CT2_GUARD_MAX_RATIO times its source (in characters), empty, a runaway
 // repetition or an unchanged copy is a *guard.Rejection error; for the nmt
-// families it lists the rejected lines.
+// families it lists the rejected lines. An output that reached
+// CT2_MAX_LENGTH tokens without the model ending it is cut short: it is a
+// *guard.Rejection with reason "truncated", never returned as a translation.
 package ct2backend
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -168,7 +178,10 @@ type Backend struct {
 	cfg    Config
 	tr     *ct2.Translator
 	gen    *ct2.Generator
+	chat   *chatTemplate // llm: the model's chat template; nil = plain prompt
 	scores scoreCache
+	// langTokens caches the nmt1 target tokens checked to be one token.
+	langTokens sync.Map
 }
 
 // scoreCache keeps the model's scores of the latest translations by their
@@ -213,9 +226,17 @@ func New(cfg Config) (backend.Backend, error) {
 	b := &Backend{cfg: cfg}
 	var err error
 	if cfg.Family == LLM {
+		chat, note, err := loadChatTemplate(cfg.ModelDir)
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			slog.Info("ct2 llm: "+note, "model", cfg.ModelDir)
+		}
 		if b.gen, err = ct2.NewGenerator(cfg.ModelDir, c); err != nil {
 			return nil, err
 		}
+		b.chat = chat
 		return &LLMBackend{b}, nil
 	}
 	if b.tr, err = ct2.NewTranslator(cfg.ModelDir, c); err != nil {
@@ -252,11 +273,45 @@ func (b *Backend) Supports(_ context.Context, src, tgt string) error {
 		}
 	}
 	if b.cfg.Family == NMT2 {
-		if _, ok := flores[tgt]; !ok {
-			return fmt.Errorf("ct2: language pair %s-%s: no FLORES-200 code for %q", src, tgt, tgt)
+		for _, l := range []string{src, tgt} {
+			if _, ok := flores[l]; !ok {
+				return fmt.Errorf("ct2: language pair %s-%s: no FLORES-200 code for %q", src, tgt, l)
+			}
 		}
 	}
 	return nil
+}
+
+// checkLangToken makes sure the model's tokenizer keeps an nmt1 target
+// token such as "<2en>" as one token: split into pieces it would address
+// no language and the model would translate into whatever it guessed.
+func (b *Backend) checkLangToken(tok string) error {
+	if v, ok := b.langTokens.Load(tok); ok {
+		if v == nil {
+			return nil
+		}
+		return v.(error)
+	}
+	toks, err := b.tr.Tokenize(tok)
+	if err != nil {
+		return err
+	}
+	var res error
+	if !contains(toks, tok) {
+		res = fmt.Errorf("ct2: the tokenizer of %s splits the target-language token %s into %q: it is not in the model's vocabulary (is this a MADLAD-style model, and is the language one it knows?)", b.cfg.ModelDir, tok, toks)
+	}
+	if res == nil {
+		b.langTokens.Store(tok, nil)
+	} else {
+		b.langTokens.Store(tok, res)
+	}
+	return res
+}
+
+// truncated is the rejection of an output cut at the length limit.
+func truncated(maxLength int, out string) *guard.Rejection {
+	return &guard.Rejection{Reason: guard.Truncated, Output: out,
+		Detail: fmt.Sprintf("the output reached CT2_MAX_LENGTH=%d tokens before the model ended it, so it is cut short", maxLength)}
 }
 
 func contains(list []string, s string) bool {
@@ -312,11 +367,18 @@ func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string,
 	if len(sources) == 0 {
 		return text, nil
 	}
+	if b.cfg.Family == NMT1 {
+		if err := b.checkLangToken("<2" + tgt + ">"); err != nil {
+			return "", err
+		}
+	}
 	opt := ct2.TranslateOptions{BeamSize: b.cfg.BeamSize, MaxDecodingLength: b.cfg.MaxLength}
 	if b.cfg.Family == NMT2 {
 		opt.TargetPrefix = make([][]string, len(sources))
+		opt.SourcePrefix = make([][]string, len(sources))
 		for i := range sources {
 			opt.TargetPrefix[i] = []string{flores[tgt]}
+			opt.SourcePrefix[i] = []string{flores[srcLang]}
 		}
 	}
 	res, err := b.tr.Translate(sources, opt)
@@ -349,7 +411,11 @@ func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string,
 		if b.cfg.Family == NMT1 {
 			src = strings.TrimPrefix(src, "<2"+tgt+"> ")
 		}
-		if r := b.guard().Check(src, out, srcLang, tgt); r != nil {
+		r := b.guard().Check(src, out, srcLang, tgt)
+		if res[k].Truncated {
+			r = truncated(b.cfg.MaxLength, out)
+		}
+		if r != nil {
 			if first == nil {
 				first = r
 			}
@@ -377,19 +443,26 @@ func (b *LLMBackend) Translate(ctx context.Context, text, src, tgt string) (stri
 	return b.TranslateWithGlossary(ctx, text, src, tgt, nil)
 }
 
-// Prompt is the instruction given to llm-family models.
-func Prompt(text, src, tgt string, terms [][2]string) string {
+// Instruction is what llm-family models are told: both languages, keep
+// the line breaks, the glossary terms. With a chat template it is the
+// system message.
+func Instruction(src, tgt string, terms [][2]string) string {
 	var p strings.Builder
-	fmt.Fprintf(&p, "Translate the following text from %s to %s. Keep every line break. Reply with the translation only.\n",
+	fmt.Fprintf(&p, "Translate the following text from %s to %s. Keep every line break. Reply with the translation only.",
 		backend.LanguageName(src), backend.LanguageName(tgt))
 	if len(terms) > 0 {
-		p.WriteString("Use exactly these translations of terms:\n")
+		p.WriteString("\nUse exactly these translations of terms:")
 		for _, t := range terms {
-			fmt.Fprintf(&p, "%s = %s\n", t[0], t[1])
+			fmt.Fprintf(&p, "\n%s = %s", t[0], t[1])
 		}
 	}
-	fmt.Fprintf(&p, "\nText:\n%s\n\nTranslation:\n", text)
 	return p.String()
+}
+
+// Prompt is the plain prompt given to llm-family models without a chat
+// template: the instruction, then the text.
+func Prompt(text, src, tgt string, terms [][2]string) string {
+	return Instruction(src, tgt, terms) + "\n\nText:\n" + text + "\n\nTranslation:\n"
 }
 
 // TranslateWithGlossary implements backend.Glossary.
@@ -403,13 +476,22 @@ func (b *LLMBackend) TranslateWithGlossary(ctx context.Context, text, src, tgt s
 	if strings.TrimSpace(text) == "" {
 		return text, nil
 	}
-	res, err := b.gen.Generate([]string{Prompt(text, src, tgt, terms)}, ct2.GenerateOptions{BeamSize: b.cfg.BeamSize, MaxLength: b.cfg.MaxLength})
+	opt := ct2.GenerateOptions{BeamSize: b.cfg.BeamSize, MaxLength: b.cfg.MaxLength}
+	prompt := Prompt(text, src, tgt, terms)
+	if b.chat != nil {
+		prompt = b.chat.Render(Instruction(src, tgt, terms), text)
+		opt.EndTokens = b.chat.EndTokens
+	}
+	res, err := b.gen.Generate([]string{prompt}, opt)
 	if err != nil {
 		return "", err
 	}
 	out := strings.TrimSpace(res[0].Text)
 	if !res[0].ScoreMissing() {
 		b.scores.put(text, float64(res[0].Score))
+	}
+	if res[0].Truncated {
+		return "", fmt.Errorf("ct2: %w", truncated(b.cfg.MaxLength, out))
 	}
 	if r := b.guard().CheckLines(text, out, src, tgt); r != nil {
 		return "", fmt.Errorf("ct2: %w", r)

@@ -2,6 +2,7 @@ package ct2backend
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"archivekit/bindings/ct2"
 	"archivekit/pkg/backend"
+	"archivekit/pkg/guard"
 )
 
 func fixture(t *testing.T, name string) string {
@@ -53,7 +55,7 @@ func TestConfigFromEnv(t *testing.T) {
 
 func TestNMTTranslatesLineByLineKeepingLayout(t *testing.T) {
 	dir := fixture(t, "translator")
-	b, err := New(Config{ModelDir: dir, Family: NMT3, ComputeType: "float32", Languages: []string{"cs", "en"}, GuardMin: 0.01, GuardMax: 100, GuardLengthOnly: true, MaxLength: 16})
+	b, err := New(Config{ModelDir: dir, Family: NMT3, ComputeType: "float32", Languages: []string{"cs", "en"}, GuardMin: 0.01, GuardMax: 100, GuardLengthOnly: true, MaxLength: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +63,8 @@ func TestNMTTranslatesLineByLineKeepingLayout(t *testing.T) {
 	if _, ok := b.(backend.Glossary); ok {
 		t.Error("nmt families take no vocabulary, so they must not offer a glossary")
 	}
-	text := "Nálezy keramiky dokládají osídlení.\n\n  The trench uncovered a hearth. \n"
+	// two lines the random model ends before the length limit
+	text := "Pottery finds document a settlement.\n\n  The trench uncovered a hearth. \n"
 	got, err := b.Translate(context.Background(), text, "cs", "en")
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +76,7 @@ func TestNMTTranslatesLineByLineKeepingLayout(t *testing.T) {
 	// each line equals the model's own translation of that line
 	tr, _ := ct2.NewTranslator(dir, ct2.Config{ComputeType: "float32"})
 	defer tr.Close()
-	want, _ := tr.Translate([]string{"Nálezy keramiky dokládají osídlení.", "The trench uncovered a hearth."}, ct2.TranslateOptions{MaxDecodingLength: 16})
+	want, _ := tr.Translate([]string{"Pottery finds document a settlement.", "The trench uncovered a hearth."}, ct2.TranslateOptions{MaxDecodingLength: 64})
 	if lines[0] != strings.TrimSpace(want[0].Text) || strings.TrimSpace(lines[2]) != strings.TrimSpace(want[1].Text) {
 		t.Errorf("got %q, want lines %q and %q", got, want[0].Text, want[1].Text)
 	}
@@ -96,9 +99,47 @@ func TestLengthGuard(t *testing.T) {
 	}
 }
 
-func TestLLMPromptAndGlossary(t *testing.T) {
-	dir := fixture(t, "generator")
-	b, err := New(Config{ModelDir: dir, Family: LLM, ComputeType: "float32", GuardMin: 0.001, GuardMax: 1000, GuardLengthOnly: true, MaxLength: 12})
+// withoutChatTemplate is a copy of the generator fixture (linked files)
+// without its chat template.
+func withoutChatTemplate(t *testing.T) string {
+	src := fixture(t, "generator")
+	dir := t.TempDir()
+	for _, name := range []string{"config.json", "model.bin", "tokenizer.json", "vocabulary.json"} {
+		if err := os.Symlink(filepath.Join(src, name), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// llmCase runs the llm backend on text and checks that it gives what the
+// generator gives for prompt: the same text, or the truncation error.
+func llmCase(t *testing.T, dir, prompt string, ends []string, run func() (string, error)) {
+	t.Helper()
+	gen, err := ct2.NewGenerator(dir, ct2.Config{ComputeType: "float32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gen.Close()
+	want, err := gen.Generate([]string{prompt}, ct2.GenerateOptions{MaxLength: 400, EndTokens: ends})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := run()
+	if want[0].Truncated {
+		t.Fatalf("the fixture runs this prompt into the limit; pick another text (backend: %v)", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != strings.TrimSpace(want[0].Text) {
+		t.Errorf("got %q, the generator gives %q for the prompt", got, want[0].Text)
+	}
+}
+
+func TestLLMPlainPromptAndGlossary(t *testing.T) {
+	dir := withoutChatTemplate(t)
+	b, err := New(Config{ModelDir: dir, Family: LLM, ComputeType: "float32", GuardMin: 0.001, GuardMax: 1000, GuardLengthOnly: true, MaxLength: 400})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,21 +149,100 @@ func TestLLMPromptAndGlossary(t *testing.T) {
 		t.Fatal("llm must offer a glossary")
 	}
 	terms := [][2]string{{"hrob", "grave"}, {"kostel", "church"}}
-	got, err := g.TranslateWithGlossary(context.Background(), "kostel a hrob", "cs", "en", terms)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := Prompt("kostel a hrob", "cs", "en", terms)
 	for _, s := range []string{"from Czech to English", "hrob = grave", "kostel = church", "Text:\nkostel a hrob"} {
 		if !strings.Contains(p, s) {
 			t.Errorf("prompt lacks %q:\n%s", s, p)
 		}
 	}
-	gen, _ := ct2.NewGenerator(dir, ct2.Config{ComputeType: "float32"})
-	defer gen.Close()
-	want, _ := gen.Generate([]string{p}, ct2.GenerateOptions{MaxLength: 12})
-	if got != strings.TrimSpace(want[0].Text) {
-		t.Errorf("got %q, the generator gives %q for the prompt", got, want[0].Text)
+	llmCase(t, dir, p, nil, func() (string, error) {
+		return g.TranslateWithGlossary(context.Background(), "kostel a hrob", "cs", "en", terms)
+	})
+}
+
+// The fixture's ChatML template: rendered as transformers renders it, the
+// instruction as the system message, decoding ended at <|im_end|> or the
+// model's end token.
+func TestLLMChatTemplate(t *testing.T) {
+	dir := fixture(t, "generator")
+	tmpl, note, err := loadChatTemplate(dir)
+	if err != nil || tmpl == nil {
+		t.Fatalf("template not read: %v %s", err, note)
+	}
+	if strings.Join(tmpl.EndTokens, " ") != "<|im_end|> <|endoftext|>" {
+		t.Errorf("end tokens %q", tmpl.EndTokens)
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "reference.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ref struct {
+		Chat []struct {
+			Messages []struct{ Role, Content string }
+			Rendered string
+		}
+	}
+	if err := json.Unmarshal(b, &ref); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ref.Chat {
+		var system, user string
+		for _, m := range c.Messages {
+			switch m.Role {
+			case "system":
+				system = m.Content
+			case "user":
+				user = m.Content
+			}
+		}
+		if got := tmpl.Render(system, user); got != c.Rendered {
+			t.Errorf("rendered %q, transformers %q", got, c.Rendered)
+		}
+	}
+	be, err := New(Config{ModelDir: dir, Family: LLM, ComputeType: "float32", GuardMin: 0.001, GuardMax: 1000, GuardLengthOnly: true, MaxLength: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer be.(*LLMBackend).Close()
+	terms := [][2]string{{"hrob", "grave"}}
+	llmCase(t, dir, tmpl.Render(Instruction("cs", "en", terms), "kostel a hrob"), tmpl.EndTokens, func() (string, error) {
+		return be.(backend.Glossary).TranslateWithGlossary(context.Background(), "kostel a hrob", "cs", "en", terms)
+	})
+}
+
+func TestChatTemplateShapes(t *testing.T) {
+	cases := []struct {
+		name, file, content string
+		ok                  bool
+	}{
+		{"none", "", "", false},
+		{"chatml in config", "tokenizer_config.json", `{"chat_template": "{{'<|im_start|>' + m + '<|im_end|>'}}", "eos_token": {"content": "</s>"}}`, true},
+		{"llama3", "tokenizer_config.json", `{"chat_template": "<|start_header_id|>{{ role }}<|end_header_id|>"}`, false},
+		{"named list", "tokenizer_config.json", `{"chat_template": [{"name": "default", "template": "x"}]}`, false},
+		{"reasoning", "chat_template.jinja", "<|im_start|>{{m}}<|im_end|><think>", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if c.file != "" {
+				os.WriteFile(filepath.Join(dir, c.file), []byte(c.content), 0o644)
+			}
+			tmpl, note, err := loadChatTemplate(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (tmpl != nil) != c.ok || (tmpl == nil && note == "") {
+				t.Fatalf("template %+v, note %q", tmpl, note)
+			}
+			if c.ok && strings.Join(tmpl.EndTokens, " ") != "<|im_end|> </s>" {
+				t.Errorf("end tokens %q", tmpl.EndTokens)
+			}
+		})
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), []byte("{"), 0o644)
+	if _, _, err := loadChatTemplate(dir); err == nil || !strings.Contains(err.Error(), "tokenizer_config.json") {
+		t.Errorf("broken config: %v", err)
 	}
 }
 
@@ -132,5 +252,37 @@ func TestBadModelDirectory(t *testing.T) {
 	}
 	if _, err := New(Config{ModelDir: t.TempDir(), Family: "nmt9"}); err == nil || !strings.Contains(err.Error(), "unknown model family") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// An output that reaches CT2_MAX_LENGTH is cut: it is a rejection naming
+// the line, never a translation, and the other lines stay usable.
+func TestTruncationIsRejected(t *testing.T) {
+	b, err := New(Config{ModelDir: fixture(t, "translator"), Family: NMT3, ComputeType: "float32", GuardMin: 0.01, GuardMax: 100, GuardLengthOnly: true, MaxLength: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.(*Backend).Close()
+	// the random model runs the first line into the limit and ends the second
+	_, err = b.Translate(context.Background(), "Sonda odkryla zahloubený objekt s pozůstatky ohniště.\nThe trench uncovered a hearth.", "cs", "en")
+	r := guard.AsRejection(err)
+	if r == nil || r.Reason != guard.Truncated || len(r.Lines) != 1 || r.Lines[0] != 0 {
+		t.Fatalf("want a truncation of line 1, got %v", err)
+	}
+	if !strings.Contains(err.Error(), "CT2_MAX_LENGTH=64") {
+		t.Errorf("error does not name the limit: %v", err)
+	}
+	if got := strings.Split(r.Output, "\n")[1]; got != "li" {
+		t.Errorf("second line %q, want the model's ended translation", got)
+	}
+
+	g, err := New(Config{ModelDir: fixture(t, "generator"), Family: LLM, ComputeType: "float32", GuardMin: 0.001, GuardMax: 1000, GuardLengthOnly: true, MaxLength: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.(*LLMBackend).Close()
+	_, err = g.Translate(context.Background(), "kostel a hrob", "cs", "en")
+	if r := guard.AsRejection(err); r == nil || r.Reason != guard.Truncated {
+		t.Fatalf("llm: want a truncation, got %v", err)
 	}
 }

@@ -93,6 +93,9 @@ const (
 	TooLong    Reason = "too_long"
 	Repetition Reason = "repetition"
 	Copy       Reason = "copy"
+	// Truncated: the model stopped at its maximum output length, so the
+	// reply is cut (set by backends that know, e.g. ct2 at CT2_MAX_LENGTH).
+	Truncated Reason = "truncated"
 )
 
 // ErrRejected is wrapped by every *Rejection (errors.Is).
