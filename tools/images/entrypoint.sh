@@ -11,7 +11,10 @@
 set -eu
 
 level=INFO
-gpus=$(ls /dev 2>/dev/null | grep -c '^nvidia[0-9][0-9]*$' || true)
+gpus=0
+for d in /dev/nvidia[0-9]*; do
+  [ -e "$d" ] && gpus=$((gpus + 1))
+done
 driver=no
 for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib /usr/local/nvidia/lib64; do
   [ -e "$d/libcuda.so.1" ] && driver=yes && break

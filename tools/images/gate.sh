@@ -89,21 +89,18 @@ for t in pageclass pageclass-api translate translate-api; do
   else record "$image" size FAIL "$mb MB over the budget of $(budget "$t") MB"; fi
 done
 
-# Service-specific mounts and environment.
-svc_args() {
-  case "$1" in
-  translate-api)
-    echo "-v $FIXTURES/ct2/translator:/app/model:ro -e CT2_MODEL_FAMILY=nmt3 -e CT2_COMPUTE_TYPE=float32" ;;
-  *) echo "" ;;
-  esac
-}
 
 for svc in pageclass-api translate-api; do
   image=$(img "$svc")
   if ! "$PODMAN" image exists "$image"; then record "$image" build FAIL "image missing (make images)"; continue; fi
   base="akgate-$svc-$$"
   p_def=$(free_port); p_port=$(free_port); p_host=$(free_port); p_log=$(free_port)
-  common=(--read-only --tmpfs /tmp $(svc_args "$svc"))
+  # Service-specific mounts and environment: the translator's tiny model.
+  extra=()
+  if [ "$svc" = translate-api ]; then
+    extra=(-v "$FIXTURES/ct2/translator:/app/model:ro" -e CT2_MODEL_FAMILY=nmt3 -e CT2_COMPUTE_TYPE=float32)
+  fi
+  common=(--read-only --tmpfs /tmp "${extra[@]}")
   # Four containers at once: defaults, PORT, HOST, LOG_LEVEL.
   "$PODMAN" run -d --name "$base-def" -p "127.0.0.1:$p_def:8000" "${common[@]}" "$image" >/dev/null 2>>"$work/podman.log" \
     || { grep -v systemd "$work/podman.log" >&2; exit 1; }
@@ -177,7 +174,11 @@ batch() { # name image expect-file-glob args...
 }
 image=$(img pageclass)
 if "$PODMAN" image exists "$image"; then
-  pages=(DRAW/$(ls "$SHARED/data/pages/DRAW" | head -1) TEXT/$(ls "$SHARED/data/pages/TEXT" | head -1) PHOTO/$(ls "$SHARED/data/pages/PHOTO" | head -1) LINE_T/$(ls "$SHARED/data/pages/LINE_T" | head -1))
+  pages=()  # the first page of four categories
+  for d in DRAW TEXT PHOTO LINE_T; do
+    f=$(find "$SHARED/data/pages/$d" -maxdepth 1 -type f | sort | head -1)
+    pages+=("$d/$(basename "$f")")
+  done
   mounts=(); for p in "${pages[@]}"; do mounts+=(-v "$SHARED/data/pages/$p:/data/input/$(basename "$p"):ro"); done
   if t=$(batch pageclass "$image" "${mounts[@]}" -v "$work/pageclass-out:/app/result"); then
     csv=$(find "$work/pageclass-out" -name '*.csv' | head -1)
