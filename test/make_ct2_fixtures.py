@@ -13,6 +13,13 @@ Builds, offline and deterministically:
                BPE tokenizer.json and a ChatML chat template (special tokens
                <|im_start|> and <|im_end|>) in tokenizer_config.json,
                converted the same way
+  nllb/        a random-initialised M2M100-architecture model coded as NLLB:
+               a Unigram tokenizer.json with the FLORES-200 language codes
+               as special tokens, saved by NllbTokenizerFast (its
+               post-processor starts every source with eng_Latn)
+  madlad/      a random-initialised T5 model with a Unigram tokenizer.json in
+               which <2en>, <2cs> and <2de> are whole tokens (the MADLAD-400
+               convention; <2fr> is deliberately not one)
   reference.json
                the Python `ctranslate2` package's greedy outputs (tokens,
                detokenised text and scores) on fixed inputs, tokenised the way
@@ -28,9 +35,10 @@ import tempfile
 import ctranslate2
 import sentencepiece as spm
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-from transformers import (GPT2Config, GPT2LMHeadModel, MarianConfig, MarianMTModel,
-                          MarianTokenizer, PreTrainedTokenizerFast)
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from transformers import (GPT2Config, GPT2LMHeadModel, M2M100Config, M2M100ForConditionalGeneration,
+                          MarianConfig, MarianMTModel, MarianTokenizer, NllbTokenizerFast,
+                          PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration, T5TokenizerFast)
 
 CORPUS = """Archeologický výzkum proběhl na jižním okraji obce v roce 1994.
 Nálezy keramiky dokládají osídlení v mladší době bronzové.
@@ -166,6 +174,79 @@ def make_generator(work, out):
     return refs, long, chat
 
 
+def unigram(special):
+    tok = Tokenizer(models.Unigram())
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    trainer = trainers.UnigramTrainer(vocab_size=150, special_tokens=special, unk_token="<unk>", show_progress=False)
+    tok.train_from_iterator(CORPUS.splitlines(), trainer)
+    return tok
+
+
+def translate_refs(out, fast, sources, prefixes, max_len):
+    """Python ctranslate2 fed the Hugging Face tokenizer's tokens."""
+    dec = Tokenizer.from_file(os.path.join(out, "tokenizer.json")).decoder
+    tr = ctranslate2.Translator(out, device="cpu", compute_type="float32", intra_threads=1)
+    batch = [fast.convert_ids_to_tokens(fast(s)["input_ids"]) for s in sources]
+    res = tr.translate_batch(batch, target_prefix=prefixes, beam_size=1, max_decoding_length=max_len,
+                             return_scores=True)
+    refs = []
+    for src, toks, p, r in zip(sources, batch, prefixes or [[]] * len(batch), res):
+        hyp = r.hypotheses[0]
+        refs.append({"source": src, "source_tokens": toks, "prefix": p, "tokens": hyp,
+                     "text": dec.decode(hyp[len(p):]), "score": r.scores[0]})
+    return refs
+
+
+NLLB_PAIRS = [("ces_Latn", "eng_Latn", "Nálezy keramiky dokládají osídlení."),
+              ("deu_Latn", "eng_Latn", "Die Ausgrabung fand am südlichen Rand des Dorfes statt."),
+              ("eng_Latn", "ces_Latn", "The trench uncovered a hearth.")]
+
+
+def make_nllb(work, out):
+    hf = os.path.join(work, "nllb")
+    fast = NllbTokenizerFast(tokenizer_object=unigram(["<s>", "<pad>", "</s>", "<unk>"]), src_lang="eng_Latn",
+                             bos_token="<s>", eos_token="</s>", sep_token="</s>", cls_token="<s>",
+                             unk_token="<unk>", pad_token="<pad>", mask_token="<mask>")
+    fast.save_pretrained(hf)
+    cfg = M2M100Config(vocab_size=len(fast), d_model=32, encoder_layers=1, decoder_layers=1,
+                       encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
+                       decoder_ffn_dim=64, max_position_embeddings=512, pad_token_id=1, bos_token_id=0,
+                       eos_token_id=2, decoder_start_token_id=2, init_std=0.5, scale_embedding=True)
+    torch.manual_seed(13)
+    M2M100ForConditionalGeneration(cfg).eval().save_pretrained(hf)
+    ctranslate2.converters.TransformersConverter(hf).convert(out, force=True)
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(os.path.join(hf, name), os.path.join(out, name))
+    refs = []
+    for src_lang, tgt_lang, text in NLLB_PAIRS:
+        fast.src_lang = src_lang  # what NLLB's tokenizer does per request
+        refs += translate_refs(out, fast, [text], [[tgt_lang]], 16)
+        refs[-1].update(src_lang=src_lang, tgt_lang=tgt_lang)
+    return refs
+
+
+MADLAD_SOURCES = ["<2en> Nálezy keramiky dokládají osídlení.", "<2cs> The trench uncovered a hearth.",
+                  "<2de> Pottery finds document a settlement."]
+
+
+def make_madlad(work, out):
+    hf = os.path.join(work, "madlad")
+    tok = unigram(["<pad>", "</s>", "<unk>"])
+    tok.add_tokens(["<2en>", "<2cs>", "<2de>"])
+    tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", tok.token_to_id("</s>"))])
+    fast = T5TokenizerFast(tokenizer_object=tok, extra_ids=0, eos_token="</s>", unk_token="<unk>", pad_token="<pad>")
+    fast.save_pretrained(hf)
+    cfg = T5Config(vocab_size=len(fast), d_model=32, d_kv=16, d_ff=64, num_layers=1, num_decoder_layers=1,
+                   num_heads=2, pad_token_id=0, eos_token_id=1, decoder_start_token_id=0, initializer_factor=0.5)
+    torch.manual_seed(14)
+    T5ForConditionalGeneration(cfg).eval().save_pretrained(hf)
+    ctranslate2.converters.TransformersConverter(hf).convert(out, force=True)
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(os.path.join(hf, name), os.path.join(out, name))
+    return translate_refs(out, fast, MADLAD_SOURCES, None, 16)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -174,9 +255,11 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         tr, tr_prefixed = make_translator(work, os.path.join(out, "translator"))
         gen, gen_long, chat = make_generator(work, os.path.join(out, "generator"))
+        nllb = make_nllb(work, os.path.join(out, "nllb"))
+        madlad = make_madlad(work, os.path.join(out, "madlad"))
     ref = {"ctranslate2": ctranslate2.__version__, "max_decoding_length": 16, "generator_max_length": 12,
            "long_max_length": LONG_MAX_LENGTH, "translations": tr, "prefixed": tr_prefixed, "generations": gen,
-           "long_generations": gen_long, "chat": chat}
+           "long_generations": gen_long, "chat": chat, "nllb": nllb, "madlad": madlad}
     with open(os.path.join(out, "reference.json"), "w", encoding="utf-8") as f:
         json.dump(ref, f, ensure_ascii=False, indent=1)
     print(f"CTranslate2 fixtures written to {out}")

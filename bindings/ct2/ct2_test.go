@@ -307,3 +307,91 @@ func TestLoadTranslateCloseLoopKeepsMemoryFlat(t *testing.T) {
 		t.Errorf("RSS grew by %d kB over 1000 cycles", after-before)
 	}
 }
+
+type seq2seqRef struct {
+	Source       string
+	SourceTokens []string `json:"source_tokens"`
+	Prefix       []string
+	Tokens       []string
+	Text         string
+	Score        float32
+	SrcLang      string `json:"src_lang"`
+	TgtLang      string `json:"tgt_lang"`
+}
+
+func loadSeq2seq(t *testing.T, key string) []seq2seqRef {
+	b, err := os.ReadFile(filepath.Join(fixtures(t), "reference.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string]json.RawMessage
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	var refs []seq2seqRef
+	if err := json.Unmarshal(r[key], &refs); err != nil || len(refs) == 0 {
+		t.Fatalf("reference.json: no %s references (%v)", key, err)
+	}
+	return refs
+}
+
+// NLLB: the source-language token given per request replaces the one the
+// saved tokenizer.json puts first (eng_Latn), as NllbTokenizerFast does when
+// src_lang is set; the forced target token is removed from the text.
+func TestNLLBSourcePrefixMatchesPython(t *testing.T) {
+	refs := loadSeq2seq(t, "nllb")
+	tr, err := NewTranslator(filepath.Join(fixtures(t), "nllb"), Config{ComputeType: "float32", Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	for _, x := range refs {
+		toks, err := tr.Tokenize(x.Source)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if toks[0] != "eng_Latn" || strings.Join(toks[1:], " ") != strings.Join(x.SourceTokens[1:], " ") {
+			t.Errorf("%q: tokenised %q; Python (src_lang %s) %q", x.Source, toks, x.SrcLang, x.SourceTokens)
+		}
+		got, err := tr.Translate([]string{x.Source}, TranslateOptions{MaxDecodingLength: 16,
+			SourcePrefix: [][]string{{x.SrcLang}}, TargetPrefix: [][]string{{x.TgtLang}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[0].Text != x.Text || math.Abs(float64(got[0].Score-x.Score)) > 1e-3 {
+			t.Errorf("%s→%s %q: Go %q (%g), Python %q (%g)", x.SrcLang, x.TgtLang, x.Source, got[0].Text, got[0].Score, x.Text, x.Score)
+		}
+		checkLength(t, x.Source, got[0], x.Tokens, 16)
+	}
+}
+
+// MADLAD: "<2xx>" at the start of the source is one token of the tokenizer.
+func TestMADLADTargetTokenMatchesPython(t *testing.T) {
+	refs := loadSeq2seq(t, "madlad")
+	tr, err := NewTranslator(filepath.Join(fixtures(t), "madlad"), Config{ComputeType: "float32", Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	var srcs []string
+	for _, x := range refs {
+		toks, err := tr.Tokenize(x.Source)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(toks, " ") != strings.Join(x.SourceTokens, " ") {
+			t.Errorf("%q: tokenised %q, Python %q", x.Source, toks, x.SourceTokens)
+		}
+		srcs = append(srcs, x.Source)
+	}
+	got, err := tr.Translate(srcs, TranslateOptions{MaxDecodingLength: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range refs {
+		if got[i].Text != x.Text || math.Abs(float64(got[i].Score-x.Score)) > 1e-3 {
+			t.Errorf("%q: Go %q (%g), Python %q (%g)", x.Source, got[i].Text, got[i].Score, x.Text, x.Score)
+		}
+		checkLength(t, x.Source, got[i], x.Tokens, 16)
+	}
+}

@@ -286,3 +286,68 @@ func TestTruncationIsRejected(t *testing.T) {
 		t.Fatalf("llm: want a truncation, got %v", err)
 	}
 }
+
+type seq2seqRef struct {
+	Source, Text     string
+	Tokens           []string
+	SrcLang, TgtLang string `json:"-"`
+}
+
+func refs(t *testing.T, key string) []seq2seqRef {
+	b, err := os.ReadFile(filepath.Join(fixture(t, ""), "reference.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r map[string][]seq2seqRef
+	json.Unmarshal(b, &r)
+	if len(r[key]) == 0 {
+		t.Fatalf("reference.json: no %s references", key)
+	}
+	return r[key]
+}
+
+// nmt2 sends the source-language token and forces the target one; the
+// random model runs into the limit, so the output comes back only inside
+// the truncation rejection: it must be Python's text for the same tokens.
+func TestNMT2LanguageTokens(t *testing.T) {
+	ref := refs(t, "nllb")[0] // ces_Latn → eng_Latn
+	b, err := New(Config{ModelDir: fixture(t, "nllb"), Family: NMT2, ComputeType: "float32", GuardMin: 0.001, GuardMax: 1000, GuardLengthOnly: true, MaxLength: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.(*Backend).Close()
+	_, err = b.Translate(context.Background(), ref.Source, "cs", "en")
+	r := guard.AsRejection(err)
+	if len(ref.Tokens) < 16 || r == nil || r.Reason != guard.Truncated {
+		t.Fatalf("want a truncation (Python decoded %d tokens), got %v", len(ref.Tokens), err)
+	}
+	if r.Output != strings.TrimSpace(ref.Text) {
+		t.Errorf("output %q, Python %q", r.Output, ref.Text)
+	}
+	if err := b.Supports(context.Background(), "xx", "en"); err == nil || !strings.Contains(err.Error(), `"xx"`) {
+		t.Errorf("unknown source language: %v", err)
+	}
+}
+
+// nmt1 puts "<2xx>" before the source and refuses a tokenizer that splits it.
+func TestNMT1TargetToken(t *testing.T) {
+	ref := refs(t, "madlad")[0] // "<2en> ..."
+	b, err := New(Config{ModelDir: fixture(t, "madlad"), Family: NMT1, ComputeType: "float32", GuardMin: 0.001, GuardMax: 1000, GuardLengthOnly: true, MaxLength: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.(*Backend).Close()
+	_, err = b.Translate(context.Background(), strings.TrimPrefix(ref.Source, "<2en> "), "cs", "en")
+	r := guard.AsRejection(err)
+	if len(ref.Tokens) < 16 || r == nil || r.Reason != guard.Truncated {
+		t.Fatalf("want a truncation (Python decoded %d tokens), got %v", len(ref.Tokens), err)
+	}
+	if r.Output != strings.TrimSpace(ref.Text) {
+		t.Errorf("output %q, Python %q", r.Output, ref.Text)
+	}
+	// the fixture's vocabulary has no <2fr>
+	_, err = b.Translate(context.Background(), "Nálezy keramiky.", "cs", "fr")
+	if err == nil || !strings.Contains(err.Error(), "splits the target-language token <2fr>") {
+		t.Errorf("split token: %v", err)
+	}
+}
