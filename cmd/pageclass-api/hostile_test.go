@@ -22,7 +22,10 @@ func TestHostileUploadsBoundedMemory(t *testing.T) {
 		t.Skip("decodes 170-million-pixel uploads")
 	}
 	o := testOptions(t)
-	_, ts := startServer(t, o, nil, nil)
+	// The deadline is not what this test measures: on a loaded machine the
+	// 16-page PDF can take minutes, so REQUEST_TIMEOUT_S is raised well
+	// above any run time (TestDeadlineStopsDecoding covers the deadline).
+	_, ts := startServer(t, o, map[string]string{"LOG_LEVEL": "WARNING", "REQUEST_TIMEOUT_S": "1800"}, nil)
 	type req struct {
 		path, ctype, name string
 		data              []byte
