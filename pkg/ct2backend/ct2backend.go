@@ -263,13 +263,20 @@ func (b *Backend) Name() string { return Name }
 func (b *Backend) Family() string { return b.cfg.Family }
 
 // Supports checks both languages against CT2_LANGUAGES, and that the
-// language codes are known where the family needs a token for them.
+// language codes are known where the family needs a token for them (nmt2:
+// a FLORES-200 code for both; nmt1: "<2xx>" is one token of the model's
+// tokenizer).
 func (b *Backend) Supports(_ context.Context, src, tgt string) error {
 	if len(b.cfg.Languages) > 0 {
 		for _, l := range []string{src, tgt} {
 			if !contains(b.cfg.Languages, l) {
 				return fmt.Errorf("ct2: language pair %s-%s is not offered by this model (CT2_LANGUAGES=%s)", src, tgt, strings.Join(b.cfg.Languages, ","))
 			}
+		}
+	}
+	if b.cfg.Family == NMT1 && b.tr != nil {
+		if err := b.checkLangToken("<2" + tgt + ">"); err != nil {
+			return err
 		}
 	}
 	if b.cfg.Family == NMT2 {
@@ -366,11 +373,6 @@ func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string,
 	}
 	if len(sources) == 0 {
 		return text, nil
-	}
-	if b.cfg.Family == NMT1 {
-		if err := b.checkLangToken("<2" + tgt + ">"); err != nil {
-			return "", err
-		}
 	}
 	opt := ct2.TranslateOptions{BeamSize: b.cfg.BeamSize, MaxDecodingLength: b.cfg.MaxLength}
 	if b.cfg.Family == NMT2 {
