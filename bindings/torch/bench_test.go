@@ -15,12 +15,35 @@ import (
 // TorchScript model from Go (through the shim) and from Python torch, with
 // the same batch size and intra-op threads, in the same run, and reports the
 // ratio go/python (1.0 = parity; the shim should cost nothing measurable).
+// It also times the module frozen and optimised for inference
+// (Module.Optimize(FreezeOptimize)) in the same alternating rounds:
+// go-opt/python and go-opt/go. Models: the ViT fixture at 224 and, when
+// weights/demo is present, two of its CNNs at 192 (RegNetY, EfficientNetV2).
+//
+//	go test -run '^$' -bench ForwardGoVsPython -benchtime 1x ./bindings/torch
 func BenchmarkForwardGoVsPython(b *testing.B) {
 	py := os.Getenv("ARCHIVEKIT_PYTHON")
 	if py == "" {
 		b.Skip("ARCHIVEKIT_PYTHON not set")
 	}
-	path := fx(b, "bench_vit224.pt")
+	for _, mc := range []struct {
+		name, path string
+		size       int
+	}{
+		{"vit224", fx(b, "bench_vit224.pt"), 224},
+		{"regnety-demo", "../../weights/demo/model_v44/model.pt", 192},
+		{"effnetv2-demo", "../../weights/demo/model_v14/model.pt", 192},
+	} {
+		b.Run(mc.name, func(b *testing.B) {
+			if _, err := os.Stat(mc.path); err != nil {
+				b.Skipf("no model: %v", err)
+			}
+			forwardGoVsPython(b, py, mc.path, mc.size)
+		})
+	}
+}
+
+func forwardGoVsPython(b *testing.B, py, path string, size int) {
 	const batch, iters = 16, 5
 	threads := runtime.NumCPU()
 	if err := SetNumThreads(threads); err != nil {
@@ -31,42 +54,57 @@ func BenchmarkForwardGoVsPython(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer m.Close()
-	in := Tensor{Data: make([]float32, batch*3*224*224), Shape: []int64{batch, 3, 224, 224}}
+	opt, err := Load(path, "cpu")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer opt.Close()
+	if err := opt.Optimize(FreezeOptimize); err != nil {
+		b.Fatal(err)
+	}
+	in := Tensor{Data: make([]float32, batch*3*size*size), Shape: []int64{batch, 3, int64(size), int64(size)}}
 	for i := range in.Data {
 		in.Data[i] = float32(i%251) / 251
 	}
 	// Warm-up: TorchScript's profiling executor optimises a graph after a
-	// few runs; both sides get three before timing.
-	for i := 0; i < 3; i++ {
-		if _, err := m.Probabilities(in); err != nil {
-			b.Fatal(err)
+	// few runs; every side gets three before timing.
+	for _, mod := range []*Module{m, opt} {
+		for i := 0; i < 3; i++ {
+			if _, err := mod.Probabilities(in); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
-	// Rounds alternate between Go and Python so that load from other
-	// processes hits both alike; the best round of each is compared.
+	timeGo := func(mod *Module) float64 {
+		start := time.Now()
+		for i := 0; i < iters; i++ {
+			if _, err := mod.Probabilities(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return time.Since(start).Seconds()
+	}
+	// Rounds alternate between Go, Go optimised and Python so that load
+	// from other processes hits them alike; the best round of each is
+	// compared.
 	script := fmt.Sprintf(`import time, torch
 torch.set_num_threads(%d)
 m = torch.jit.load(%q); m.eval()
-x = (torch.arange(%d*3*224*224) %% 251).float().div(251).reshape(%d, 3, 224, 224)
+x = (torch.arange(%d*3*%d*%d) %% 251).float().div(251).reshape(%d, 3, %d, %d)
 with torch.inference_mode():
     for _ in range(3):
         torch.softmax(m(x), 1)
     t = time.perf_counter()
     for _ in range(%d):
         torch.softmax(m(x), 1)
-    print(time.perf_counter() - t)`, threads, path, batch, batch, iters)
+    print(time.perf_counter() - t)`, threads, path, batch, size, size, batch, size, size, iters)
 	const rounds = 3
-	goBest, pyBest := 1e18, 1e18
+	goBest, optBest, pyBest := 1e18, 1e18, 1e18
 	b.ResetTimer()
 	for n := 0; n < b.N; n++ {
 		for r := 0; r < rounds; r++ {
-			start := time.Now()
-			for i := 0; i < iters; i++ {
-				if _, err := m.Probabilities(in); err != nil {
-					b.Fatal(err)
-				}
-			}
-			goBest = min(goBest, time.Since(start).Seconds())
+			goBest = min(goBest, timeGo(m))
+			optBest = min(optBest, timeGo(opt))
 			out, err := exec.Command(py, "-c", script).Output()
 			if err != nil {
 				b.Fatalf("python reference: %v", err)
@@ -78,8 +116,11 @@ with torch.inference_mode():
 			pyBest = min(pyBest, sec)
 		}
 	}
-	goIPS, pyIPS := batch*iters/goBest, batch*iters/pyBest
+	goIPS, optIPS, pyIPS := batch*iters/goBest, batch*iters/optBest, batch*iters/pyBest
 	b.ReportMetric(goIPS, "img/s-go")
+	b.ReportMetric(optIPS, "img/s-go-opt")
 	b.ReportMetric(pyIPS, "img/s-python")
 	b.ReportMetric(goIPS/pyIPS, "go/python")
+	b.ReportMetric(optIPS/pyIPS, "go-opt/python")
+	b.ReportMetric(optIPS/goIPS, "go-opt/go")
 }

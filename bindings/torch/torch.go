@@ -203,6 +203,32 @@ func (m *Module) Close() error {
 	return nil
 }
 
+// Optimization is how far Optimize prepares a module for inference only.
+type Optimization int
+
+const (
+	// Freeze inlines parameters and attributes as constants
+	// (torch::jit::freeze).
+	Freeze Optimization = 1
+	// FreezeOptimize also runs torch::jit::optimize_for_inference:
+	// conv/batch-norm folding and oneDNN layouts where libtorch finds them
+	// worth it.
+	FreezeOptimize Optimization = 2
+)
+
+// Optimize freezes the module for inference only (see Optimization).
+// Forward gives the same results within floating-point rounding; the module
+// can no longer be trained, averaged or saved.
+func (m *Module) Optimize(level Optimization) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.h == nil {
+		return ErrClosed
+	}
+	var msg *C.char
+	return statusErr("optimize", C.tshim_module_optimize(m.h, C.int(level), &msg), msg)
+}
+
 // SetTrain switches the module to training (true) or evaluation mode.
 func (m *Module) SetTrain(train bool) error {
 	m.mu.Lock()

@@ -64,6 +64,13 @@ int tshim_manual_seed(uint64_t seed);
 /* Loads a TorchScript file onto device "cpu" or "cuda:N". */
 int tshim_module_load(const char *path, const char *device, tshim_module **out, char **err);
 void tshim_module_free(tshim_module *m);
+/* Prepares a loaded module for inference only: level 1 freezes it
+ * (torch::jit::freeze: parameters and attributes become constants, so the
+ * graph executor can fold them); level 2 also runs
+ * torch::jit::optimize_for_inference (conv/batch-norm folding, oneDNN
+ * layouts where libtorch finds them worth it). The module can no longer
+ * be trained, averaged or saved afterwards (those calls fail). */
+int tshim_module_optimize(tshim_module *m, int level, char **err);
 /* Switches train (1) or eval (0) mode, recursively. */
 int tshim_module_set_train(tshim_module *m, int train, char **err);
 /* Total bytes of parameters plus buffers. */

@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <sys/stat.h>
+#include <torch/csrc/jit/api/module.h>
 #include <torch/script.h>
 #include <torch/torch.h>
 
@@ -33,6 +34,8 @@ struct tshim_module {
   // differentiable graphs that refuse inference-mode tensors, so forward
   // falls back to no-grad mode.
   bool trained = false;
+  // Set by tshim_module_optimize: the module is frozen for inference only.
+  bool frozen = false;
 };
 
 struct tshim_trainer {
@@ -297,9 +300,28 @@ int tshim_module_load(const char *path, const char *device, tshim_module **out, 
 
 void tshim_module_free(tshim_module *m) { delete m; }
 
+int tshim_module_optimize(tshim_module *m, int level, char **err) {
+  return guard(err, [&] {
+    need(m != nullptr, "module is NULL");
+    need(level == 1 || level == 2, "optimisation level " + std::to_string(level) + " is not 1 or 2");
+    need(!m->trained, "a module being trained cannot be frozen");
+    need(!m->frozen, "module is already frozen");
+    m->mod.eval();
+    try {
+      auto frozen = torch::jit::freeze(m->mod);
+      if (level == 2) frozen = torch::jit::optimize_for_inference(frozen);
+      m->mod = frozen;
+    } catch (const c10::Error &e) {
+      throw ArgError(std::string("cannot freeze the module: ") + e.what_without_backtrace());
+    }
+    m->frozen = true;
+  });
+}
+
 int tshim_module_set_train(tshim_module *m, int train, char **err) {
   return guard(err, [&] {
     need(m != nullptr, "module is NULL");
+    need(!m->frozen || train == 0, "a frozen (inference-only) module cannot be trained");
     m->mod.train(train != 0);
   });
 }
@@ -340,6 +362,7 @@ int tshim_module_forward(tshim_module *m, const float *input, const int64_t *sha
 int tshim_module_save(tshim_module *m, const char *path, char **err) {
   return guard(err, [&] {
     need(m != nullptr && path != nullptr, "module or path is NULL");
+    need(!m->frozen, "a frozen (inference-only) module is not saved");
     try {
       m->mod.save(path);
     } catch (const c10::Error &e) {
@@ -351,7 +374,10 @@ int tshim_module_save(tshim_module *m, const char *path, char **err) {
 int tshim_average(tshim_module *const *mods, int n, tshim_module **out, char **err) {
   return guard(err, [&] {
     need(mods != nullptr && n > 0 && out != nullptr, "no modules to average");
-    for (int i = 0; i < n; i++) need(mods[i] != nullptr, "module " + std::to_string(i) + " is NULL");
+    for (int i = 0; i < n; i++) {
+      need(mods[i] != nullptr, "module " + std::to_string(i) + " is NULL");
+      need(!mods[i]->frozen, "module " + std::to_string(i) + " is frozen (inference-only)");
+    }
     torch::NoGradGuard no_grad;
     auto res = std::make_unique<tshim_module>();
     res->mod = mods[0]->mod.deepcopy();
@@ -430,6 +456,7 @@ int tshim_trainer_new(tshim_module *m, double lr, double weight_decay, double be
                       tshim_trainer **out, char **err) {
   return guard(err, [&] {
     need(m != nullptr && out != nullptr, "module or out is NULL");
+    need(!m->frozen, "a frozen (inference-only) module cannot be trained");
     need(lr >= 0, "learning rate must not be negative");
     std::vector<torch::Tensor> params;
     for (const auto &p : m->mod.parameters()) {

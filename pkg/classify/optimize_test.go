@@ -1,0 +1,98 @@
+package classify_test
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"archivekit/bindings/torch"
+	"archivekit/pkg/classify"
+	"archivekit/pkg/classify/classifytest"
+	"archivekit/pkg/imageio"
+)
+
+// optimizeTolerance is the largest difference allowed between a
+// probability of the frozen / inference-optimised module and the plain one
+// (float32 rounding of folded batch norms and reordered kernels).
+const optimizeTolerance = 1e-3
+
+// TestOptimizedMatchesPlain: on real sample pages, each demo model frozen
+// (and frozen + optimize_for_inference) gives the same Top-1 as the plain
+// module and probabilities within optimizeTolerance.
+func TestOptimizedMatchesPlain(t *testing.T) {
+	demo, err := classify.DemoEnsemble("../../weights/demo")
+	if err != nil {
+		t.Skipf("no demo ensemble: %v", err)
+	}
+	pages := classifytest.Pages(t, 2) // two pages of each category
+	for _, f := range demo {
+		plain, err := classify.Load(f.Dir, "cpu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer plain.Close()
+		var batch []float32
+		for _, p := range pages {
+			doc, err := imageio.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := doc.Page(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := plain.Preprocess(img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch = append(batch, in...)
+		}
+		s := plain.Size()
+		want, err := plain.Probabilities(batch, len(pages), 3, s, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, level := range []torch.Optimization{torch.Freeze, torch.FreezeOptimize} {
+			t.Run(fmt.Sprintf("%s/level%d", filepath.Base(f.Dir), level), func(t *testing.T) {
+				m, err := classify.Load(f.Dir, "cpu")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				if err := m.Module.Optimize(level); err != nil {
+					t.Fatal(err)
+				}
+				got, err := m.Probabilities(batch, len(pages), 3, s, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				worst := 0.0
+				for i := range want {
+					if a, b := argmax(want[i]), argmax(got[i]); a != b {
+						t.Errorf("%s: Top-1 %d optimised, %d plain", filepath.Base(pages[i]), b, a)
+					}
+					for c := range want[i] {
+						worst = math.Max(worst, math.Abs(float64(got[i][c]-want[i][c])))
+					}
+				}
+				if worst > optimizeTolerance {
+					t.Errorf("probabilities differ by up to %.2g, tolerance %.0g", worst, optimizeTolerance)
+				}
+				t.Logf("%d pages, largest probability difference %.2g", len(pages), worst)
+				// Inference only: training and saving refuse clearly.
+				if err := m.Module.SetTrain(true); err == nil {
+					t.Error("a frozen module switched to training")
+				}
+				if err := m.Module.Save(filepath.Join(t.TempDir(), "m.pt")); err == nil {
+					t.Error("a frozen module was saved")
+				}
+			})
+		}
+	}
+}
+
+func argmax(r []float32) int {
+	return slices.Index(r, slices.Max(r))
+}
