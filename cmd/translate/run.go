@@ -92,7 +92,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			log.Error("usage error", "err", fmt.Errorf("--vocabulary: %w", err))
 			return exitUsage
 		default:
-			log.Warn("vocabulary not loaded; translating without it", "err", err)
+			log.Warn("vocabulary not loaded; translating without it", "err", err,
+				"hint", "harvest one with load-vocab --out FILE, or give --vocabulary FILE (--vocabulary '' turns this off)")
 		}
 	}
 	var baseline *docrecord.Record
