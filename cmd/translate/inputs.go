@@ -85,10 +85,22 @@ func collect(ctx context.Context, s *settings, client *http.Client) (inputs []in
 				return nil, 0, err
 			}
 			var out []input
+			// Two URLs that name the same download file would overwrite
+			// each other and both be translated from the last one: the
+			// later URL is skipped with the reason instead.
+			named := map[string]string{}
 			for _, u := range urls {
-				if s.Shard.Has(u) {
-					out = append(out, download(ctx, client, u, s.DownloadDir))
+				if !s.Shard.Has(u) {
+					continue
 				}
+				name := urlFileName(u)
+				if first, ok := named[name]; ok {
+					out = append(out, input{Path: filepath.Join(s.DownloadDir, name), Origin: u,
+						Err: fmt.Errorf("download %s: its file name %s is already that of %s in this list", u, name, first)})
+					continue
+				}
+				named[name] = u
+				out = append(out, download(ctx, client, u, s.DownloadDir))
 			}
 			return out, len(urls), nil
 		}

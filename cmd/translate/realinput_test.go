@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -262,4 +263,54 @@ func TestSmallerItems(t *testing.T) {
 			t.Errorf("exit %d; log lacks the licence warning:\n%s", r.code, r.stderr)
 		}
 	})
+}
+
+// TestNoOverwrite: two inputs that would write the same file keep the
+// first one's output; the second is skipped with the reason. In a
+// directory, doc.xml and doc.alto.xml share doc_log.csv; in a URL list, two
+// URLs with the same last segment share one download file.
+func TestNoOverwrite(t *testing.T) {
+	a, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
+	b, _ := os.ReadFile(shareddata.Path(t, "records/C-9100725A.xml"))
+	api := startAPI(t, translatortest.Config{})
+
+	in, out := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(in, "doc.alto.xml"), a)
+	writeFile(t, filepath.Join(in, "doc.xml"), b)
+	r := runCLI(t, newEnv(api), in, "-o", out, "--formats", "xml", "--xpaths", fieldsFile, "--vocabulary", "")
+	if r.code != exitOK {
+		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+	}
+	d := readParadata(t, out)
+	if d.Statistics.SuccessfullyProcessed != 1 || len(d.SkippedFilesDetail) != 1 ||
+		!strings.Contains(d.SkippedFilesDetail[0].Reason, "doc_log.csv") {
+		t.Errorf("statistics %+v skipped %+v", d.Statistics, d.SkippedFilesDetail)
+	}
+
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/one/rec.xml":
+			w.Write(a)
+		case "/two/rec.xml":
+			w.Write(b)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer files.Close()
+	list := filepath.Join(t.TempDir(), "urls.txt")
+	writeFile(t, list, []byte(files.URL+"/one/rec.xml\n"+files.URL+"/two/rec.xml\n"))
+	out, dl := t.TempDir(), t.TempDir()
+	r = runCLI(t, newEnv(api), list, "-o", out, "--download-dir", dl, "--xpaths", fieldsFile, "--vocabulary", "")
+	if r.code != exitOK {
+		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dl, "rec.xml")); !bytes.Equal(got, a) {
+		t.Error("the second URL's download overwrote the first")
+	}
+	d = readParadata(t, out)
+	if d.Statistics.SuccessfullyProcessed != 1 || len(d.SkippedFilesDetail) != 1 ||
+		d.SkippedFilesDetail[0].File != files.URL+"/two/rec.xml" {
+		t.Errorf("statistics %+v skipped %+v", d.Statistics, d.SkippedFilesDetail)
+	}
 }

@@ -165,6 +165,11 @@ type runner struct {
 	baseline   *docrecord.Record
 	getenv     func(string) string
 	stderr     io.Writer
+	// claimed maps each output and log path written in this run to the
+	// input that wrote it, so that a second input with the same names
+	// ("doc.xml" and "doc.alto.xml" share doc_log.csv) is skipped, not
+	// written over the first.
+	claimed map[string]string
 }
 
 func (r *runner) run(ctx context.Context, inputs []input) error {
@@ -343,6 +348,14 @@ func (r *runner) skip(file string, err error) {
 // folder under the output directory; it returns the output's path.
 func (r *runner) one(ctx context.Context, in input, be backend.Backend, lem vocab.Lemmatizer, maxTerms int) (*translator.Output, string, error) {
 	s := r.s
+	dir := filepath.Join(s.Output, in.Dir)
+	outPath := filepath.Join(dir, translator.OutputName(in.Path, s.Target))
+	logPath := filepath.Join(dir, translator.LogName(in.Path))
+	for _, p := range []string{outPath, logPath} {
+		if first, ok := r.claimed[p]; ok {
+			return nil, "", fmt.Errorf("%s: its output %s is already written by %s in this run", in.Origin, p, first)
+		}
+	}
 	src, err := regularfile.Read(in.Path) // a link to /dev/zero is refused, not read
 	if err != nil {
 		return nil, "", err
@@ -373,12 +386,16 @@ func (r *runner) one(ctx context.Context, in input, be backend.Backend, lem voca
 	for _, w := range out.Warnings {
 		r.pd.warn(w)
 	}
-	dir := filepath.Join(s.Output, in.Dir)
+	if filepath.Base(outPath) != out.Name {
+		return nil, "", fmt.Errorf("%s: output named %s, expected %s", in.Path, out.Name, filepath.Base(outPath))
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", err
 	}
-	outPath := filepath.Join(dir, out.Name)
-	logPath := filepath.Join(dir, translator.LogName(in.Path))
+	if r.claimed == nil {
+		r.claimed = map[string]string{}
+	}
+	r.claimed[outPath], r.claimed[logPath] = in.Origin, in.Origin
 	if err := atomicfile.WriteFile(outPath, out.Data, 0o644); err != nil {
 		return nil, "", err
 	}
