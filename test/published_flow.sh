@@ -4,11 +4,14 @@
 # download): random-init each family (tools/export_models.py --random-init
 # keeps the checkpoint under <dir>/original), link them as CK/v1.4 ... v5.4,
 # export --published CK --out OUT, then pageclass --best -m OUT on one page
-# per category. Run from the repository root after `make build`:
+# per category. Run from any directory after `make build` (it moves to the
+# repository root; a relative WORKDIR is taken from where it was started):
 #   bash test/published_flow.sh [WORKDIR]
 # About 25 minutes on 2 busy cores; 8 GB of disk.
 set -euo pipefail
 work=${1:-$(mktemp -d)}
+mkdir -p "$work" && work=$(cd "$work" && pwd)  # absolute: the script moves to the root
+cd "$(dirname "$0")/.."
 py=${ARCHIVEKIT_PYTHON:-.venv/bin/python}
 mkdir -p "$work/ck" "$work/pages"
 for c in ../shared/data/pages/*/; do

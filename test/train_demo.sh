@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Trains the shipped demo ensemble (weights/demo) with this project's own
-# pageclass, exactly as it was made. Run from the repository root after
+# pageclass, exactly as it was made. Run from any directory after
 # `make build`:   bash test/train_demo.sh [WORKDIR]
+# (it moves to the repository root; a relative WORKDIR is taken from where it
+# was started).
 #
 # For each family v1.4 ... v5.4:
 #   1. a scaled-down variant of the published architecture, random-initialised
@@ -16,6 +18,8 @@
 # else fold 1 (a selection on those pages: the README says so).
 set -euo pipefail
 work=${1:-$(mktemp -d)}
+mkdir -p "$work" && work=$(cd "$work" && pwd)  # absolute: the script moves to the root
+cd "$(dirname "$0")/.."
 py=${ARCHIVEKIT_PYTHON:-.venv/bin/python}
 bin=bin/pageclass
 mkdir -p "$work/base"

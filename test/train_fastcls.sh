@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Trains the shipped demo fast classifier (weights/demo/fastcls_small) with
-# this project's own pageclass, exactly as it was made. Run from the
-# repository root after `make build`:   bash test/train_fastcls.sh [WORKDIR]
+# this project's own pageclass, exactly as it was made. Run from any
+# directory after `make build`:   bash test/train_fastcls.sh [WORKDIR]
+# (it moves to the repository root; a relative WORKDIR is taken from where it
+# was started).
 #
 #   1. tools/make_fastcls.py: the fastcls-small architecture, random-initialised
 #      (seed 420, dropout 0.1 = [FASTCLS] fastcls_dropout);
@@ -11,6 +13,8 @@
 #   3. pageclass --eval --fastcls on the 20 held-out pages.
 set -euo pipefail
 work=${1:-$(mktemp -d)}
+mkdir -p "$work" && work=$(cd "$work" && pwd)  # absolute: the script moves to the root
+cd "$(dirname "$0")/.."
 py=${ARCHIVEKIT_PYTHON:-.venv/bin/python}
 bin=bin/pageclass
 . test/heldout.sh
