@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -539,7 +538,7 @@ func (s *server) record(baseline *docrecord.Record, f *form, probs [][]float64, 
 		t := results.TopN(p, 1)[0]
 		preds[i] = docrecord.PagePrediction{Label: strconv.Itoa(i + 1), Index: i + 1, Category: t.Label, Confidence: t.Score}
 	}
-	id, at := runID(), time.Now().UTC()
+	id, at := service.RunID(), time.Now().UTC()
 	rec, err := docrecord.ApplyPages(schema, docrecord.PageUpdate{
 		Baseline: baseline, DocID: strings.TrimSuffix(f.name, path.Ext(f.name)), Pages: preds,
 		Program: "pageclass-api", RunID: id, At: at, Owners: docrecord.PageClassifierPrograms,
@@ -585,13 +584,4 @@ func loadComponents() (*licence.Components, error) {
 		return nil, err
 	}
 	return licence.ParseComponents(f.String(), bytes.NewReader(data))
-}
-
-// runID is a random (version 4) UUID naming one request in the record.
-func runID() string {
-	var u [16]byte
-	_, _ = rand.Read(u[:])
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -373,7 +372,7 @@ func redactURLs(s string) string { return urlRE.ReplaceAllString(s, "<internal s
 // record accretes the translation block onto the baseline and writes it,
 // validated, into the request's directory; it returns its bytes and name.
 func (s *server) record(rec *docrecord.Record, out *translator.Output, q *request, target, mode, backendName string, usage *translator.Usage) ([]byte, string, error) {
-	runID := uuid4()
+	runID := service.RunID()
 	err := translator.AccreteRecord(rec, translator.RecordInfo{
 		SourceLang: out.SourceLang, TargetLang: target, Backend: backendName, Mode: mode,
 		TranslatedXML: out.Name, Licence: translator.Resolve(s.components, usage.Components()),
@@ -409,7 +408,7 @@ type mixedPart struct {
 func writeMixed(w http.ResponseWriter, parts []mixedPart) {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
-	_ = mw.SetBoundary(uuid4())
+	_ = mw.SetBoundary(service.RunID())
 	for _, p := range parts {
 		h := textproto.MIMEHeader{}
 		h.Set("Content-Type", p.Type)
@@ -445,13 +444,4 @@ func attachment(name string) string {
 		v += "; filename*=UTF-8''" + url.PathEscape(name)
 	}
 	return v
-}
-
-// uuid4 is a random (version 4) UUID.
-func uuid4() string {
-	var u [16]byte
-	_, _ = rand.Read(u[:])
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 }
