@@ -229,6 +229,18 @@ func TestLabelsFromTheModelThatRan(t *testing.T) {
 	if code != exitFailure || !strings.Contains(log, "says revision v1.4, not the v4.4") {
 		t.Fatalf("exit %d: %s", code, log)
 	}
+	// So is evaluating it as v4.4, and training from it as the v4.4 base
+	// (a folder model_v44 holding the v1.4 model).
+	code, log = e.run(t, "--eval", "-m", dir, "-rev", "v4.4")
+	if code != exitFailure || !strings.Contains(log, "says revision v1.4, not the v4.4") {
+		t.Fatalf("eval: exit %d: %s", code, log)
+	}
+	models := filepath.Join(e.root, "models")
+	classifytest.ModelDir(t, filepath.Join(models, "model_v44"), classifytest.Five()[0]) // v1.4
+	code, log = e.run(t, "--train", "-m", models, "--base", "v4.4")
+	if code != exitFailure || !strings.Contains(log, "says revision v1.4, not the v4.4") {
+		t.Fatalf("train: exit %d: %s", code, log)
+	}
 }
 
 // scan-1.png, scan_1.png and scan-01.png in one folder each get a row.

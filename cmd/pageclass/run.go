@@ -448,7 +448,7 @@ func (r *runner) classify(ctx context.Context) error {
 	names := make([]string, len(folders))
 	digests := make([]string, len(folders))
 	for i, f := range folders {
-		meta, err := modelmeta.Load(f.Dir)
+		meta, err := f.Meta()
 		if err != nil {
 			return err
 		}

@@ -161,11 +161,11 @@ func (r *runner) train(ctx context.Context) ([]classify.Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	o, err := r.trainOptions(base)
+	meta, err := base.Meta() // a --base revision must be the model trained from
 	if err != nil {
 		return nil, err
 	}
-	meta, err := modelmeta.Load(base.Dir)
+	o, err := r.trainOptions(base)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func (r *runner) evalOptions(folders []classify.Folder) (train.EvalOptions, erro
 		return o, nil
 	}
 	f := folders[0]
-	meta, err := modelmeta.Load(f.Dir)
+	meta, err := f.Meta()
 	if err != nil {
 		return o, err
 	}
@@ -250,7 +250,7 @@ func (r *runner) evaluate(ctx context.Context, folders []classify.Folder) error 
 		sets = append(sets, folders)
 	}
 	for _, f := range folders {
-		meta, err := modelmeta.Load(f.Dir)
+		meta, err := f.Meta()
 		if err != nil {
 			return err
 		}

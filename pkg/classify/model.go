@@ -84,13 +84,8 @@ func Load(dir, device string) (*Model, error) {
 // names another, loading fails rather than label one model's results with
 // another's name. The model carries the folder's demo mark.
 func LoadFolder(f Folder, device string) (*Model, error) {
-	meta, err := modelmeta.Load(f.Dir)
-	if err != nil {
+	if _, err := f.Meta(); err != nil {
 		return nil, err
-	}
-	if f.Want != "" && meta.Revision != "" && meta.Revision != f.Want {
-		return nil, fmt.Errorf("%s: its %s says revision %s, not the %s asked for (fix the folder name or the revision)",
-			f.Dir, modelmeta.MetaFile, meta.Revision, f.Want)
 	}
 	m, err := Load(f.Dir, device)
 	if err != nil {
@@ -99,6 +94,23 @@ func LoadFolder(f Folder, device string) (*Model, error) {
 	m.Name = f.Name(m.Meta)
 	m.Demo = f.Demo
 	return m, nil
+}
+
+// Meta reads the folder's model.json and checks it is the revision the
+// folder was found for: when Want is set and model.json names another
+// revision, it fails rather than let one model's results (or a model trained
+// from it) carry another's name. Every use of a located folder (classify,
+// evaluate, train from --base) reads its metadata through Meta.
+func (f Folder) Meta() (*modelmeta.Meta, error) {
+	meta, err := modelmeta.Load(f.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if f.Want != "" && meta.Revision != "" && meta.Revision != f.Want {
+		return nil, fmt.Errorf("%s: its %s says revision %s, not the %s asked for (fix the folder name or the revision)",
+			f.Dir, modelmeta.MetaFile, meta.Revision, f.Want)
+	}
+	return meta, nil
 }
 
 // Name is the name a model of this folder with metadata meta gets in
