@@ -137,7 +137,12 @@ type Result struct {
 // IsALTO reports whether the root element of src is an ALTO root (local
 // name "alto", any ALTO namespace or none). It reads only up to the root
 // start tag and does not validate; any XML that is not ALTO is metadata.
+// A document in another encoding than UTF-8 is decoded first
+// (xmlsplice.Decode); one that cannot be decoded is not ALTO.
 func IsALTO(src []byte) bool {
+	if text, _, err := xmlsplice.Decode(src); err == nil {
+		src = text
+	}
 	d := xml.NewDecoder(bytes.NewReader(src))
 	for {
 		tok, err := d.RawToken()

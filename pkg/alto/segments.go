@@ -19,8 +19,13 @@ type BlockText struct {
 }
 
 // BlockTexts returns the non-empty TextBlocks of an ALTO document in
-// document order.
+// document order; a document in another encoding than UTF-8 is decoded
+// first, as Translate does.
 func BlockTexts(src []byte) ([]BlockText, error) {
+	src, _, err := xmlsplice.Decode(src)
+	if err != nil {
+		return nil, err
+	}
 	doc, err := xmlsplice.Parse(src)
 	if err != nil {
 		return nil, err

@@ -28,3 +28,19 @@ func TestBlockTexts(t *testing.T) {
 		t.Error("a non-ALTO document gave no error")
 	}
 }
+
+// TestBlockTextsLatin1: an ALTO page in ISO-8859-1 is recognised and its
+// text read as Translate reads it.
+func TestBlockTextsLatin1(t *testing.T) {
+	src := []byte("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><alto><Layout><Page><PrintSpace><TextBlock ID=\"TB1\"><TextLine><String CONTENT=\"fen\xeatre\"/></TextLine></TextBlock></PrintSpace></Page></Layout></alto>")
+	if !IsALTO(src) {
+		t.Error("a Latin-1 ALTO page is not recognised as ALTO")
+	}
+	got, err := BlockTexts(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Text != "fenêtre" {
+		t.Errorf("blocks %+v, want one block \"fenêtre\"", got)
+	}
+}

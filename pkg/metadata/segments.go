@@ -19,10 +19,15 @@ type FieldText struct {
 // FieldTexts returns the targeted fields of a metadata document with
 // non-empty text, in field-list then document order; an element matched by
 // two expressions is returned once and mixed-content elements are left out,
-// as Translate does. ns nil means DefaultNamespaces.
+// as Translate does (a document in another encoding than UTF-8 is decoded
+// first). ns nil means DefaultNamespaces.
 func FieldTexts(src []byte, fields []*XPath, ns Namespaces) ([]FieldText, error) {
 	if ns == nil {
 		ns = DefaultNamespaces
+	}
+	src, _, err := xmlsplice.Decode(src)
+	if err != nil {
+		return nil, err
 	}
 	doc, err := xmlsplice.Parse(src)
 	if err != nil {

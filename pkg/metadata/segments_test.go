@@ -25,3 +25,20 @@ func TestFieldTexts(t *testing.T) {
 		}
 	}
 }
+
+// TestFieldTextsLatin1: a record in ISO-8859-1 gives its fields as UTF-8
+// text, as Translate reads them.
+func TestFieldTextsLatin1(t *testing.T) {
+	src := []byte("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><amcr:amcr xmlns:amcr=\"https://api.aiscr.cz/schema/amcr/2.2/\"><amcr:popis>fen\xeatre</amcr:popis></amcr:amcr>")
+	fields, err := ParseFields("fields.txt", []byte("//arch:popis\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := FieldTexts(src, fields, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Text != "fenêtre" {
+		t.Errorf("fields %+v, want one \"fenêtre\"", got)
+	}
+}

@@ -47,9 +47,6 @@ const (
 // KindMetadata. A document in another encoding than UTF-8 is decoded first
 // (xmlsplice.Decode); one that cannot be decoded is KindMetadata.
 func DetectKind(src []byte) Kind {
-	if text, _, err := xmlsplice.Decode(src); err == nil {
-		src = text
-	}
 	if alto.IsALTO(src) {
 		return KindALTO
 	}
