@@ -36,8 +36,10 @@ func Read(path string) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		return nil, notRegular(path, st.Mode())
 	}
-	data := make([]byte, st.Size())
-	if _, err := io.ReadFull(f, data); err != nil {
+	// Read to the end, not st.Size() bytes: a file still being written
+	// (or one whose size reads 0, as under /proc) is read whole.
+	data, err := io.ReadAll(f)
+	if err != nil {
 		return nil, &os.PathError{Op: "read", Path: path, Err: err}
 	}
 	return data, nil

@@ -51,3 +51,19 @@ func TestRead(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// TestReadWholeWhenSizeIsZero: a regular file whose size reads 0 but that
+// has content (as under Linux's /proc) is read to its end.
+func TestReadWholeWhenSizeIsZero(t *testing.T) {
+	const p = "/proc/self/status"
+	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() || st.Size() != 0 {
+		t.Skip("no /proc file with size 0 here")
+	}
+	data, err := Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "Name:") {
+		t.Errorf("read %d bytes of %s, want its whole text", len(data), p)
+	}
+}
