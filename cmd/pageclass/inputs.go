@@ -182,12 +182,16 @@ func inputKey(set *inputSet, file string, inner bool) string {
 }
 
 // chunkKey is everything that decides the rows of a chunked run's tables:
-// the input, the models (by name and digest of their files), top-N, raw
-// and the ensemble tables asked for. A re-run with the same key continues
+// the input, the inputs whose row keys were changed to avoid a collision
+// (results.Keyer.Renamed: a file added since an interrupted run can change
+// an existing file's key, and the old row would stay beside the new one),
+// the models (by name and digest of their files), top-N, raw and the
+// ensemble tables asked for. A re-run with the same key continues
 // the same tables; any difference starts new ones, so rows of another model
 // or another top-N are never kept in a table labelled for this run.
 type chunkKey struct {
 	Input         string   `json:"input"`
+	Renamed       []string `json:"renamed,omitempty"`
 	Models        []string `json:"models"`
 	Digests       []string `json:"digests"`
 	TopN          int      `json:"topn"`

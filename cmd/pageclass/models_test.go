@@ -550,3 +550,42 @@ func TestFastClsIsTheFastClassifier(t *testing.T) {
 		t.Errorf("demo %v licence %s", d.Demo, d.License)
 	}
 }
+
+// A file added to an interrupted chunked run's folder that changes an
+// earlier file's row key (scan_1.png beside scan-1.png) starts new tables:
+// continuing would keep the old "scan" row beside the new "scan-1" one.
+func TestChunkNewCollisionStartsNewTables(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	src := classifytest.Pages(t, 1)
+	mkdir(t, e.in)
+	if err := os.Symlink(src[0], filepath.Join(e.in, "scan-1.png")); err != nil {
+		t.Fatal(err)
+	}
+	if code, log := e.run(t, "-d", e.in, "--chunk"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if err := os.Symlink(src[1], filepath.Join(e.in, "scan_1.png")); err != nil {
+		t.Fatal(err)
+	}
+	code, log := e.run(t, "-d", e.in, "--chunk")
+	if code != exitOK || strings.Contains(log, "continuing the chunked output") {
+		t.Fatalf("continued the old tables: exit %d: %s", code, log)
+	}
+	tables, _ := filepath.Glob(filepath.Join(e.results, "chunk-*_v4.4_TOP-3.csv"))
+	if len(tables) != 2 {
+		t.Fatalf("tables %v, want the old and a new one", tables)
+	}
+	var keys []string
+	for _, tab := range tables {
+		var k []string
+		for _, r := range readCSV(t, tab)[1:] {
+			k = append(k, r[0]+"|"+r[1])
+		}
+		keys = append(keys, strings.Join(k, " "))
+	}
+	sort.Strings(keys)
+	if got := strings.Join(keys, " / "); got != "scan-1| scan_1| / scan|1" {
+		t.Errorf("rows %s", got)
+	}
+}

@@ -464,7 +464,7 @@ func (r *runner) classify(ctx context.Context) error {
 		if chunk < 1 {
 			return usagef("[INPUT] chunk_size must be at least 1 with --chunk, got %d", chunk)
 		}
-		key := chunkKey{Input: inputKey(set, c.File, c.Inner), Models: names, Digests: digests,
+		key := chunkKey{Input: inputKey(set, c.File, c.Inner), Renamed: set.Keys.Renamed(), Models: names, Digests: digests,
 			TopN: c.TopN, Raw: c.Raw, Best: c.Best, Average: !c.NoAverageBest, Intermediates: c.SaveIntermediates}
 		stamp = key.stamp()
 		r.para.SetConfig("chunk_key", key)

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -240,6 +241,27 @@ func NewKeyer(root string, files []string) *Keyer {
 		}
 	}
 	return k
+}
+
+// Renamed lists, sorted, the inputs whose key is not the usual one, each as
+// its path relative to the root and the rule applied ("stem" or "ext"). It
+// is empty when no keys collide. Adding or removing a colliding input
+// changes it, so it belongs in anything that must change when rows' keys do
+// (the key of a chunked run's tables).
+func (k *Keyer) Renamed() []string {
+	var out []string
+	for f, level := range k.level {
+		if level == 0 {
+			continue
+		}
+		rel, err := filepath.Rel(k.root, f)
+		if err != nil {
+			rel = f
+		}
+		out = append(out, filepath.ToSlash(rel)+"\x00"+[]string{"", "stem", "ext"}[level])
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Key is the row key of page (1-based, used for PDFs) of file.

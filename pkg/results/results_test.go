@@ -265,3 +265,15 @@ func TestKeyerGivesEveryInputItsOwnRow(t *testing.T) {
 		})
 	}
 }
+
+func TestKeyerRenamed(t *testing.T) {
+	root := filepath.Join("in")
+	plain := NewKeyer(root, []string{filepath.Join(root, "scan-1.png"), filepath.Join(root, "b.png")})
+	if got := plain.Renamed(); len(got) != 0 {
+		t.Errorf("no collision: renamed %q", got)
+	}
+	k := NewKeyer(root, []string{filepath.Join(root, "scan-1.png"), filepath.Join(root, "scan_1.png"), filepath.Join(root, "b.png")})
+	if got := strings.Join(k.Renamed(), ","); got != "scan-1.png\x00stem,scan_1.png\x00stem" {
+		t.Errorf("renamed %q", got)
+	}
+}
