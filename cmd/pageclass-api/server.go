@@ -12,7 +12,6 @@ import (
 	"math"
 	"mime/multipart"
 	"net/http"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -553,7 +552,7 @@ func (s *server) record(baseline *docrecord.Record, f *form, probs [][]float64, 
 		conds = append(conds, "demo")
 	}
 	c := docrecord.NewContributor("pageclass-api", version.String(), id, at, s.comps.Resolve(s.comps.Counting(conds...)...), "page_categories")
-	c.ContainerImage, c.RunnerRef = os.Getenv("DOCKER_IMAGE"), os.Getenv("RUNNER_REF")
+	c.ContainerImage, c.RunnerRef = s.svc.Config.Build.ContainerImage, s.svc.Config.Build.RunnerRef
 	if err := rec.AddProvenance(c); err != nil {
 		return nil, nil, fmt.Errorf("document record for %q: %w", f.name, err)
 	}

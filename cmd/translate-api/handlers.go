@@ -377,7 +377,7 @@ func (s *server) record(rec *docrecord.Record, out *translator.Output, q *reques
 		SourceLang: out.SourceLang, TargetLang: target, Backend: backendName, Mode: mode,
 		TranslatedXML: out.Name, Licence: translator.Resolve(s.components, usage.Components()),
 		RunID: runID, At: time.Now(), HadBaseline: true, Version: version.String(),
-		ContainerImage: os.Getenv("DOCKER_IMAGE"), RunnerRef: os.Getenv("RUNNER_REF"),
+		ContainerImage: s.svc.Config.Build.ContainerImage, RunnerRef: s.svc.Config.Build.RunnerRef,
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("document_json: the translation block cannot be added: %w", err)

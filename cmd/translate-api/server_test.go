@@ -290,11 +290,9 @@ func TestTranslateEndpoint(t *testing.T) {
 }
 
 func TestTranslateWithRecord(t *testing.T) {
-	t.Setenv("DOCKER_IMAGE", "registry.example/translate-api:sha-1234567")
-	t.Setenv("RUNNER_REF", "")
 	mt := translatortest.New(translatortest.Config{})
 	defer mt.Close()
-	_, ts := startServer(t, testEnv(mt.URL, nil))
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"DOCKER_IMAGE": "registry.example/translate-api:sha-1234567", "RUNNER_REF": ""}))
 	rec, err := docrecord.New("MTX201501307")
 	if err != nil {
 		t.Fatal(err)
