@@ -318,14 +318,21 @@ func configValues(f *config.File) (map[string]string, []string) {
 
 // setupPath resolves the vocabulary path p written in (or defaulted for)
 // the configuration cfg: against the configuration's folder (for the
-// built-in configuration, through pkg/resources). A file found nowhere keeps
-// the path it would have had, so the warning names it.
+// built-in configuration, through pkg/resources), then against the working
+// directory, where load-vocab writes its default data_samples/vocabulary.csv
+// (the spec's default value). A file found nowhere keeps the path it would
+// have had beside the configuration, so the warning names it.
 func setupPath(res *resources.Resolver, cfg resources.File, p string) string {
 	if p == "" {
 		return ""
 	}
 	if f, err := res.Relative(cfg, p, false); err == nil {
 		return f.Path
+	}
+	if !filepath.IsAbs(p) {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p
+		}
 	}
 	return resources.RelativePath(cfg, p)
 }

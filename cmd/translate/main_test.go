@@ -615,3 +615,47 @@ func TestShards(t *testing.T) {
 		t.Errorf("--shard 3/3: exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// TestVocabularyLookup: a relative vocabulary in the configuration is taken
+// from the configuration's folder first, then from the working directory
+// (where load-vocab writes its default data_samples/vocabulary.csv), and a
+// file found nowhere keeps its path beside the configuration.
+func TestVocabularyLookup(t *testing.T) {
+	cases := []struct {
+		name             string
+		besideCfg, inCwd bool
+		want             string // relative to the config folder ("cfg/") or the working directory
+	}{
+		{"beside the configuration", true, false, "cfg/data_samples/vocabulary.csv"},
+		{"both: the configuration's folder wins", true, true, "cfg/data_samples/vocabulary.csv"},
+		{"only in the working directory (load-vocab's default)", false, true, "data_samples/vocabulary.csv"},
+		{"nowhere", false, false, "cfg/data_samples/vocabulary.csv"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			work := t.TempDir()
+			t.Chdir(work)
+			os.MkdirAll(filepath.Join("cfg", "data_samples"), 0o755)
+			os.MkdirAll("data_samples", 0o755)
+			cfg := filepath.Join(work, "cfg", "config.txt")
+			os.WriteFile(cfg, []byte("vocabulary = data_samples/vocabulary.csv\n"), 0o644)
+			if c.besideCfg {
+				os.WriteFile(filepath.Join("cfg", "data_samples", "vocabulary.csv"), []byte("cs,en\n"), 0o644)
+			}
+			if c.inCwd {
+				os.WriteFile(filepath.Join("data_samples", "vocabulary.csv"), []byte("cs,en\n"), 0o644)
+			}
+			s, _, err := parse([]string{"in", "-c", cfg}, env{}.get, &bytes.Buffer{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := c.want
+			if strings.HasPrefix(want, "cfg/") {
+				want = filepath.Join(work, want)
+			}
+			if s.Vocabulary != want {
+				t.Errorf("vocabulary %q, want %q", s.Vocabulary, want)
+			}
+		})
+	}
+}
