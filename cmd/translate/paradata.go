@@ -161,8 +161,11 @@ func (p *paradata) skip(file, reason string) {
 	p.doc.Statistics.SkippedFiles++
 }
 
-// done records a translated document and the files written for it.
-func (p *paradata) done(out *translator.Output, files ...string) {
+// done records a translated document and the files written for it; doc
+// names it in the per-document maps: its stem, under its folder in a
+// directory run (book1/0001), so that two folders' documents of one name
+// are not merged.
+func (p *paradata) done(doc string, out *translator.Output, files ...string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := &p.doc.Statistics
@@ -183,13 +186,13 @@ func (p *paradata) done(out *translator.Output, files ...string) {
 	for k, n := range out.Statuses {
 		st.SegmentStatus[k] += n
 	}
-	p.protected[out.Stem] += out.Stats.ProtectedTerms
+	p.protected[doc] += out.Stats.ProtectedTerms
 	if out.TermsChecked {
 		if p.terms == nil {
 			p.terms = map[string]termRate{}
 		}
-		prev := p.terms[out.Stem]
-		p.terms[out.Stem] = newTermRate(prev.Expected+out.Terms.Expected, prev.Hit+out.Terms.Hit)
+		prev := p.terms[doc]
+		p.terms[doc] = newTermRate(prev.Expected+out.Terms.Expected, prev.Hit+out.Terms.Hit)
 	}
 	p.doc.Outputs = append(p.doc.Outputs, files...)
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"archivekit/pkg/lemmatizer/lemmatizertest"
 	"archivekit/pkg/translator/translatortest"
 	"archivekit/pkg/xmlsplice/shareddata"
 )
@@ -312,5 +313,31 @@ func TestNoOverwrite(t *testing.T) {
 	if d.Statistics.SuccessfullyProcessed != 1 || len(d.SkippedFilesDetail) != 1 ||
 		d.SkippedFilesDetail[0].File != files.URL+"/two/rec.xml" {
 		t.Errorf("statistics %+v skipped %+v", d.Statistics, d.SkippedFilesDetail)
+	}
+}
+
+// TestDirectoryTermsPerDocument: the per-document vocabulary counts of two
+// folders' documents of one name are kept apart (book1/x, book2/x).
+func TestDirectoryTermsPerDocument(t *testing.T) {
+	a, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
+	in, out := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(in, "book1", "x.xml"), a)
+	writeFile(t, filepath.Join(in, "book2", "x.xml"), a)
+	lem := lemmatizertest.New(lemmatizertest.CzechLexicon, "czech-pdt-ud-2.15-241121")
+	defer lem.Close()
+	api := startAPI(t, translatortest.Config{})
+	e := newEnv(api)
+	e["LEMMATIZER_URL"] = lem.URL
+	r := runCLI(t, e, in, "-o", out, "--formats", "xml", "--xpaths", fieldsFile, "--vocabulary", shareddata.Path(t, "vocabulary.csv"))
+	if r.code != exitOK {
+		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+	}
+	d := readParadata(t, out)
+	prot, _ := d.Config["vocabulary_protected_terms"].(map[string]any)
+	if _, ok := prot["book1/x"]; !ok || len(prot) != 2 {
+		t.Errorf("protected terms per document %v, want book1/x and book2/x", prot)
+	}
+	if tm := d.Statistics.Terminology; tm == nil || len(tm.Documents) != 2 || tm.Documents["book2/x"].Expected == 0 {
+		t.Errorf("terminology %+v, want book1/x and book2/x", tm)
 	}
 }

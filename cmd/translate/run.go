@@ -407,7 +407,7 @@ func (r *runner) one(ctx context.Context, in input, be backend.Backend, lem voca
 	// The WARNING summary ends the document's log on the log stream (the
 	// CSV keeps the published column layout).
 	r.log.Warn(out.Summary, "file", in.Origin, "seconds", time.Since(t0).Round(time.Millisecond).Seconds())
-	r.pd.done(out, outPath, logPath)
+	r.pd.done(filepath.ToSlash(filepath.Join(in.Dir, out.Stem)), out, outPath, logPath)
 	return out, outPath, nil
 }
 
