@@ -42,8 +42,10 @@ var (
 
 // loadSamples decodes and resizes items in parallel. Pages that cannot be
 // read are returned in bad (path -> reason) and left out; they never shift
-// another page.
-func loadSamples(ctx context.Context, root string, items []splits.Item, size, workers int) ([]sample, map[string]string, error) {
+// another page. Unless keep is set, each page's pixels are dropped as soon
+// as it is known to be readable (Options.NoCache: pixels reads it again when
+// a batch needs it), so memory never holds the whole set.
+func loadSamples(ctx context.Context, root string, items []splits.Item, size, workers int, keep bool) ([]sample, map[string]string, error) {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
@@ -65,6 +67,9 @@ func loadSamples(ctx context.Context, root string, items []splits.Item, size, wo
 					bad[it.Path] = err.Error()
 					mu.Unlock()
 					continue
+				}
+				if !keep {
+					pix = nil
 				}
 				out[i] = sample{root: root, path: it.Path, label: int64(modelmeta.CategoryIndex(it.Label)), pix: pix}
 				ok[i] = true

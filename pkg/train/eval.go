@@ -92,7 +92,7 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 		if bySize[size] != nil {
 			continue
 		}
-		samples, bad, err := loadSamples(ctx, o.Pages, items, size, o.Workers)
+		samples, bad, err := loadSamples(ctx, o.Pages, items, size, o.Workers, true)
 		if err != nil {
 			return nil, err
 		}

@@ -150,7 +150,7 @@ func Train(ctx context.Context, o Options) ([]FoldResult, error) {
 		return nil, err
 	}
 	o.Log.Info("loading training pages", "pages", len(d.Items), "folder", o.Pages, "size", base.Preprocess.Size)
-	samples, bad, err := loadSamples(ctx, o.Pages, d.Items, base.Preprocess.Size, o.Workers)
+	samples, bad, err := loadSamples(ctx, o.Pages, d.Items, base.Preprocess.Size, o.Workers, !o.NoCache)
 	if err != nil {
 		return nil, err
 	}
@@ -162,11 +162,6 @@ func Train(ctx context.Context, o Options) ([]FoldResult, error) {
 	}
 	byPath := make(map[string]*sample, len(samples))
 	for i := range samples {
-		if o.NoCache {
-			// Only which pages are readable is kept; their pixels are
-			// read again from disk when a batch needs them.
-			samples[i].pix = nil
-		}
 		byPath[samples[i].path] = &samples[i]
 	}
 	var results []FoldResult
