@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/pkg/xmlsplice/shareddata"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -24,19 +25,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// sharedData returns the path of rel under the shared data folder
-// (../shared/data, found by walking up); the test is skipped without it.
+// sharedData returns the path of rel under the shared data folder.
 func sharedData(t testing.TB, rel string) string {
 	t.Helper()
-	wd, _ := os.Getwd()
-	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "data", rel)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Skipf("shared/data/%s not found above %s", rel, wd)
-	return ""
+	return shareddata.Data(t, rel)
 }
 
 func readFile(t testing.TB, path string) []byte {

@@ -1,6 +1,7 @@
 package modelmeta
 
 import (
+	"archivekit/pkg/xmlsplice/shareddata"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,18 +12,10 @@ import (
 	"archivekit/pkg/registry"
 )
 
-// sharedData walks up from the package folder to find ../shared/data.
+// sharedData returns the path of rel under the shared data folder.
 func sharedData(t *testing.T, rel string) string {
 	t.Helper()
-	dir, _ := os.Getwd()
-	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "data", rel)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Skipf("shared/data/%s not found above %s", rel, dir)
-	return ""
+	return shareddata.Data(t, rel)
 }
 
 func TestCategoriesMatchSampleFolders(t *testing.T) {

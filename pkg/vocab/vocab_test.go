@@ -1,6 +1,7 @@
 package vocab
 
 import (
+	"archivekit/pkg/xmlsplice/shareddata"
 	"encoding/csv"
 	"os"
 	"path/filepath"
@@ -9,20 +10,10 @@ import (
 	"testing"
 )
 
-// sharedData finds ../shared/data/translator by walking up from the package.
+// sharedData returns the shared translator data folder.
 func sharedData(t testing.TB) string {
-	dir, _ := os.Getwd()
-	for {
-		p := filepath.Join(dir, "..", "shared", "data", "translator")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("shared/data/translator not found above the package")
-		}
-		dir = parent
-	}
+	t.Helper()
+	return shareddata.Data(t, "translator")
 }
 
 func TestLoadRealVocabulary(t *testing.T) {

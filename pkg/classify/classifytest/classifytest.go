@@ -4,6 +4,7 @@
 package classifytest
 
 import (
+	"archivekit/pkg/xmlsplice/shareddata"
 	"os"
 	"path/filepath"
 	"sort"
@@ -106,15 +107,7 @@ func Ensemble(t testing.TB, root string) string {
 // it is absent.
 func PagesDir(t testing.TB) string {
 	t.Helper()
-	wd, _ := os.Getwd()
-	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "data", "pages")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-	}
-	t.Skipf("shared/data/pages not found above %s", wd)
-	return ""
+	return shareddata.Data(t, "pages")
 }
 
 // Pages returns the first perCategory pages (by name) of every category
