@@ -27,7 +27,7 @@ const (
 	LibraryLicense = "Apache-2.0"
 	// ModelID names the model configuration for the paradata's
 	// lang_id_model field.
-	ModelID = "lingua-go v1.4.0 low-accuracy (trigram), 20 languages + 13 recognised as unsupported"
+	ModelID = "lingua-go v1.4.0 low-accuracy (trigram), 20 languages + 7 recognised as unsupported"
 )
 
 // MaxRunes is how many characters of a text are scored.
@@ -47,8 +47,8 @@ var iso3to1 = [][2]string{
 
 // unsupported are languages recognised only to be reported as outside the
 // supported set (ISO 639-3 as lingua names them): Latin, Norwegian (both
-// written standards), Danish, Swedish, Portuguese, Finnish, Catalan,
-// Greek, Turkish, Serbian, Bosnian, Macedonian, Belarusian.
+// written standards), Danish, Swedish, Portuguese, Finnish. ModelID
+// counts them.
 var unsupported = []string{"lat", "nob", "nno", "dan", "swe", "por", "fin"}
 
 // Unsupported returns the ISO 639-1 codes of the languages Detect may

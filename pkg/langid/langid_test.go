@@ -211,3 +211,12 @@ func TestResidentMemory(t *testing.T) {
 		t.Errorf("detector holds %.1f MiB, want between 1 and 64 MiB", float64(delta)/(1<<20))
 	}
 }
+
+// TestModelIDCounts: the model label written into the run metadata names
+// the numbers of languages the detector really loads.
+func TestModelIDCounts(t *testing.T) {
+	want := fmt.Sprintf("%d languages + %d recognised as unsupported", len(Languages()), len(Unsupported()))
+	if !strings.Contains(ModelID, want) {
+		t.Errorf("ModelID %q does not say %q", ModelID, want)
+	}
+}
