@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -297,7 +298,7 @@ func parseForm(w http.ResponseWriter, r *http.Request) (*form, bool) {
 			service.WriteBodyError(w, err)
 			return nil, false
 		}
-		f.file, f.name, f.ctype = b, clientName(fhs[0].Filename), fhs[0].Header.Get("Content-Type")
+		f.file, f.name, f.ctype = b, cmp.Or(service.ClientName(fhs[0].Filename), "upload"), fhs[0].Header.Get("Content-Type")
 	} else {
 		verrs = append(verrs, service.MissingError("body", "file"))
 	}
@@ -363,15 +364,6 @@ func readUpload(fh *multipart.FileHeader) ([]byte, error) {
 	}
 	defer rc.Close()
 	return io.ReadAll(rc)
-}
-
-// clientName keeps the last element of a client's file name (labels only).
-func clientName(name string) string {
-	name = path.Base("/" + strings.ReplaceAll(name, `\`, "/"))
-	if name == "/" {
-		return "upload"
-	}
-	return name
 }
 
 // predict serves /predict_image (document false) and /predict_document.

@@ -136,7 +136,7 @@ func readRequest(w http.ResponseWriter, r *http.Request, dir string) (*request, 
 		case "file":
 			q.files++
 			q.hasFile = true
-			q.name = clientName(p.FileName())
+			q.name = service.ClientName(p.FileName())
 			q.src, err = saveDir(dir, "document.xml", p)
 		case "document_json":
 			q.hasBase = true

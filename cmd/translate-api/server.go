@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -359,15 +358,4 @@ func (s *server) requestDir() (string, func(), error) {
 	}
 	s.dirs.Store(dir, struct{}{})
 	return dir, func() { _ = os.RemoveAll(dir); s.dirs.Delete(dir) }, nil
-}
-
-// clientName reduces a client's file name to its last element, so that it
-// can only label outputs and never becomes a path.
-func clientName(name string) string {
-	name = strings.ReplaceAll(name, `\`, "/")
-	name = filepath.Base("/" + name)
-	if name == "/" || name == "." {
-		return ""
-	}
-	return name
 }
