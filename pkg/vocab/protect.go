@@ -190,10 +190,16 @@ func (p *Protected) Restore(translated string) string {
 		s = re.ReplaceAllLiteralString(s, c.target)
 	}
 	for _, c := range p.codes {
-		re := regexp.MustCompile(`(?i)(^|\P{L})` + spacedPattern(c.code) + `(\P{L}|$)`)
-		s = replaceKeepingEdges(re, s, c.target)
+		s = replaceKeepingEdges(spacedCode(c.code), s, c.target)
 	}
 	return removeDebris(s, p.prefix)
+}
+
+// spacedCode matches placeholder code in any case, possibly split by
+// spaces, between non-letters; its first and last groups are those
+// boundaries (see replaceKeepingEdges).
+func spacedCode(code string) *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(^|\P{L})` + spacedPattern(code) + `(\P{L}|$)`)
 }
 
 // replaceKeepingEdges replaces matches of re (whose first and last groups
@@ -263,8 +269,7 @@ func (p *Protected) Lost(translated string) int {
 		if strings.Contains(translated, c.code) {
 			continue
 		}
-		re := regexp.MustCompile(`(?i)(^|\P{L})` + spacedPattern(c.code) + `(\P{L}|$)`)
-		if !re.MatchString(translated) && !strings.Contains(strings.ToUpper(translated), c.code) {
+		if !spacedCode(c.code).MatchString(translated) && !strings.Contains(strings.ToUpper(translated), c.code) {
 			n++
 		}
 	}
