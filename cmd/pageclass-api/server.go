@@ -64,7 +64,7 @@ type options struct {
 func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Config, "config", "", "configuration file ([OUTPUT] FOLDER_MODELS, [HUB] repo_name); default: PAGECLASS_CONFIG, else setup/config.txt in the working directory, beside the executable, in share/archivekit, else the built-in copy")
 	fs.StringVar(&o.Models, "models", "", "model folder holding model_v14 ... model_v54 (or v1.4 ...); default: config FOLDER_MODELS. A folder given here, or a FOLDER_MODELS other than the shipped ./model, never falls back to the demo models")
-	fs.StringVar(&o.Demo, "demo", demoDefault(), "demo ensemble served when the published models are absent (empty: no fallback); default: ARCHIVEKIT_DEMO_WEIGHTS, else weights/demo in the working directory, beside the executable or in share/archivekit")
+	fs.StringVar(&o.Demo, "demo", classify.DemoDir(), "demo ensemble served when the published models are absent (empty: no fallback); default: ARCHIVEKIT_DEMO_WEIGHTS, else weights/demo in the working directory, beside the executable or in share/archivekit")
 	fs.StringVar(&o.Device, "device", "cpu", "cpu, cuda:N, or auto (cuda:0 when a CUDA GPU is usable, else the CPU with a log record saying why)")
 	fs.IntVar(&o.MaxBatch, "max-batch", batcher.DefaultMaxBatch, "largest batch of pages sent to a model")
 	fs.DurationVar(&o.BatchWait, "batch-wait", batcher.DefaultMaxWait, "how long an idle model waits for a fuller batch (0: none, run at once)")
@@ -89,15 +89,6 @@ func loadConfig(flagVal string, lookup func(string) (string, bool)) (config.Sett
 		return config.Defaults(), err
 	}
 	return config.FromFile(ini)
-}
-
-// demoDefault is the demo ensemble folder found by pkg/resources, else
-// weights/demo (so that an absent one is named in the error).
-func demoDefault() string {
-	if f, err := resources.Default.Find(resources.DemoWeights, ""); err == nil {
-		return f.Path
-	}
-	return classify.DefaultDemoDir
 }
 
 // server is the classifier service; it keeps no per-request state.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"archivekit/pkg/classify"
 	"archivekit/pkg/config"
 	"archivekit/pkg/resources"
 )
@@ -174,7 +175,7 @@ func vars(s config.Settings) kong.Vars {
 		"use_hub":               b(s.Hub.UseHub),
 		"use_fastcls":           b(s.FastCls.Use),
 		"fastcls_base":          s.FastCls.Base,
-		"demo":                  demoDefault(),
+		"demo":                  classify.DemoDir(),
 		"training":              b(s.Train.Training),
 		"testing":               b(s.Train.Testing),
 		"cross_runs":            i(s.Train.CrossRuns),

@@ -26,7 +26,6 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"archivekit/pkg/classify"
 	"archivekit/pkg/config"
 	"archivekit/pkg/logging"
 	"archivekit/pkg/registry"
@@ -228,16 +227,4 @@ func checkRevision(rev string) error {
 		return fmt.Errorf("-rev/--revision: %w", err)
 	}
 	return nil
-}
-
-// demoDefault is the demo ensemble folder found by pkg/resources
-// (ARCHIVEKIT_DEMO_WEIGHTS, weights/demo in the working directory, beside the
-// executable, in the installed share folder); weights/demo when none is found,
-// so the error names the folder looked for.
-func demoDefault() string {
-	f, err := resources.Default.Find(resources.DemoWeights, "")
-	if err != nil {
-		return classify.DefaultDemoDir
-	}
-	return f.Path
 }

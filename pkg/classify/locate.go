@@ -12,12 +12,25 @@ import (
 	"archivekit/pkg/hub"
 	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/registry"
+	"archivekit/pkg/resources"
 )
 
 // DefaultDemoDir is the shipped demo ensemble, relative to the working
 // directory: one folder per ensemble revision named like the model folders
 // (weights/demo/model_v14 ... weights/demo/model_v54).
 const DefaultDemoDir = "weights/demo"
+
+// DemoDir is the shipped demo models folder found by pkg/resources
+// (ARCHIVEKIT_DEMO_WEIGHTS, weights/demo in the working directory, beside the
+// executable, in the installed share folder); DefaultDemoDir when none is
+// found, so the error names the folder looked for. The default of the
+// command's and the service's demo flag.
+func DemoDir() string {
+	if f, err := resources.Default.Find(resources.DemoWeights, ""); err == nil {
+		return f.Path
+	}
+	return DefaultDemoDir
+}
 
 // HubFiles are the files of a model revision in a hub repository.
 var HubFiles = []string{modelmeta.WeightsFile, modelmeta.MetaFile}
