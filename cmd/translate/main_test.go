@@ -2,6 +2,9 @@ package main
 
 import (
 	"archivekit/pkg/alto"
+	"archivekit/pkg/licence"
+	"archivekit/pkg/shard"
+	"archivekit/pkg/translator"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -15,6 +18,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -657,5 +661,36 @@ func TestVocabularyLookup(t *testing.T) {
 				t.Errorf("vocabulary %q, want %q", s.Vocabulary, want)
 			}
 		})
+	}
+}
+
+// TestRunMetadataSameSecond: runs started in the same second on one output
+// folder each keep their own run metadata (the stamp is claimed
+// exclusively), sharded or not.
+func TestRunMetadataSameSecond(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 11, 23, 2, 0, 0, 0, time.UTC)
+	sh, err := shard.Parse("1/3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, s := range []shard.Spec{{}, {}, sh, sh} {
+		pd, err := newParadata(dir, start, s, &licence.Components{}, &translator.Usage{}, env{}.get)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pd.finish(nil); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, filepath.Base(pd.path))
+	}
+	want := []string{"261123-020000_translator.json", "261123-020000-2_translator.json",
+		"261123-020000_translator_shard-1-of-3.json", "261123-020000-2_translator_shard-1-of-3.json"}
+	if !slices.Equal(paths, want) {
+		t.Errorf("run metadata files %v, want %v", paths, want)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 4 {
+		t.Errorf("%d files in the output folder, want 4", len(ents))
 	}
 }

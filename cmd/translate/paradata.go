@@ -11,6 +11,7 @@ import (
 
 	"archivekit/pkg/atomicfile"
 	"archivekit/pkg/licence"
+	runmeta "archivekit/pkg/paradata"
 	"archivekit/pkg/shard"
 	"archivekit/pkg/translator"
 	"archivekit/pkg/version"
@@ -116,10 +117,19 @@ type paradata struct {
 	terms      map[string]termRate // terminology per document (stem)
 }
 
-func newParadata(dir string, start time.Time, comps *licence.Components, usage *translator.Usage, getenv func(string) string) *paradata {
-	stamp := start.Format(stampLayout)
+func newParadata(dir string, start time.Time, sh shard.Spec, comps *licence.Components, usage *translator.Usage, getenv func(string) string) (*paradata, error) {
+	name := func(stamp string) string { return stamp + "_translator.json" }
+	if !sh.Whole() {
+		name = func(stamp string) string {
+			return fmt.Sprintf("%s_translator_shard-%d-of-%d.json", stamp, sh.Index, sh.Count)
+		}
+	}
+	stamp, err := runmeta.Claim(dir, start.Format(stampLayout), name)
+	if err != nil {
+		return nil, err
+	}
 	return &paradata{
-		path:       filepath.Join(dir, stamp+"_translator.json"),
+		path:       filepath.Join(dir, name(stamp)),
 		start:      start,
 		components: comps,
 		usage:      usage,
@@ -133,15 +143,14 @@ func newParadata(dir string, start time.Time, comps *licence.Components, usage *
 			Statistics:         statistics{OutputCountsByType: map[string]int{}, Languages: map[string]int{}, SegmentStatus: map[string]int{}},
 			SkippedFilesDetail: []skipped{}, Outputs: []string{}, Warnings: []string{},
 		},
-	}
+	}, nil
 }
 
 // shard labels the run metadata of one share of a sharded run: the share
-// and the input count of the whole run in its configuration, and the share
-// in its file name, so the n runs of one batch started in the same second
-// on a shared output folder write n files.
+// and the input count of the whole run in its configuration (the share is
+// in its file name from newParadata, so the n runs of one batch started in
+// the same second on a shared output folder write n files).
 func (p *paradata) shard(s shard.Spec, total int) {
-	p.path = filepath.Join(filepath.Dir(p.path), fmt.Sprintf("%s_translator_shard-%d-of-%d.json", p.doc.RunID, s.Index, s.Count))
 	p.setConfig("shard", s.String())
 	p.setConfig("shard_inputs_all", total)
 }

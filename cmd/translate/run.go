@@ -130,7 +130,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	start := time.Now()
 	usage := &translator.Usage{}
-	pd := newParadata(s.Output, start, comps, usage, getenv)
+	pd, err := newParadata(s.Output, start, s.Shard, comps, usage, getenv)
+	if err != nil {
+		log.Error("run metadata", "err", err)
+		return exitFailure
+	}
 	if !s.Shard.Whole() {
 		pd.shard(s.Shard, total)
 	}

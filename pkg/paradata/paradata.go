@@ -138,23 +138,36 @@ func Start(dir, stamp string, start time.Time, info Info) (*Run, error) {
 // in the same second, one after the other or at once, each get their own
 // stamp and with it their own output names.
 func Create(dir, base string, start time.Time, info Info) (*Run, string, error) {
+	stamp, err := Claim(dir, base, FileName)
+	if err != nil {
+		return nil, "", err
+	}
+	r, err := startWithClock(dir, stamp, start, info, time.Now)
+	return r, stamp, err
+}
+
+// Claim reserves a run stamp in dir for a run-metadata file named
+// name(stamp): base when that file can be created exclusively, else base-2,
+// base-3, …. The empty file it leaves is replaced atomically by the run's
+// first write, so runs started in the same second into one folder never
+// share a file. Both tools name their run metadata through it.
+func Claim(dir, base string, name func(stamp string) string) (string, error) {
 	for i := 1; i <= 10000; i++ {
 		stamp := base
 		if i > 1 {
 			stamp = fmt.Sprintf("%s-%d", base, i)
 		}
-		f, err := os.OpenFile(filepath.Join(dir, FileName(stamp)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := os.OpenFile(filepath.Join(dir, name(stamp)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}
 		if err != nil {
-			return nil, "", err
+			return "", err
 		}
 		f.Close()
-		r, err := startWithClock(dir, stamp, start, info, time.Now)
-		return r, stamp, err
+		return stamp, nil
 	}
-	return nil, "", fmt.Errorf("%s: no free run stamp for %s", dir, base)
+	return "", fmt.Errorf("%s: no free run stamp for %s", dir, base)
 }
 
 func startWithClock(dir, stamp string, start time.Time, info Info, now func() time.Time) (*Run, error) {
