@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
+	"archivekit/pkg/regularfile"
 	"archivekit/pkg/xmlsplice"
 )
 
@@ -209,7 +209,7 @@ func ParseFields(name string, data []byte) ([]*XPath, error) {
 
 // LoadFields reads and compiles the field-list file at path.
 func LoadFields(path string) ([]*XPath, error) {
-	data, err := os.ReadFile(path)
+	data, err := regularfile.Read(path)
 	if err != nil {
 		return nil, err
 	}

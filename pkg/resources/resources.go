@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"archivekit/pkg/regularfile"
 	"archivekit/setup"
 )
 
@@ -88,12 +89,13 @@ type File struct {
 // String names the file for messages.
 func (f File) String() string { return f.Path }
 
-// ReadFile returns the content of the file.
+// ReadFile returns the content of the file; a device, pipe or socket is
+// refused (regularfile.Read) rather than read without end.
 func (f File) ReadFile() ([]byte, error) {
 	if f.Embedded {
 		return fs.ReadFile(setup.FS, f.name)
 	}
-	return os.ReadFile(f.Path)
+	return regularfile.Read(f.Path)
 }
 
 // Resolver finds resources. The zero value uses os.Getenv, os.Executable

@@ -1,11 +1,13 @@
 package resources
 
 import (
+	"archivekit/pkg/regularfile"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -171,5 +173,16 @@ func TestEveryShippedSetupFileIsEmbedded(t *testing.T) {
 		if string(got) != string(want) {
 			t.Errorf("%s: embedded copy differs", res.Name)
 		}
+	}
+}
+
+// A resource that resolves to a pipe is refused, not read without end.
+func TestReadFileRefusesPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fields.txt")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if _, err := (File{Path: fifo}).ReadFile(); !errors.Is(err, regularfile.ErrNotRegular) {
+		t.Fatalf("ReadFile(pipe) = %v, want ErrNotRegular", err)
 	}
 }

@@ -4,6 +4,7 @@
 package vocab
 
 import (
+	"archivekit/pkg/regularfile"
 	"bytes"
 	"encoding/csv"
 	"errors"
@@ -68,7 +69,7 @@ const maxSkipped = 1000
 // "# source_lang=cs" declares the language of the source terms. A missing file or a wrong header is an error; a bad row
 // is skipped and recorded in Skipped.
 func Load(path string) (*Vocabulary, error) {
-	data, err := os.ReadFile(path)
+	data, err := regularfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("vocabulary: %w", err)
 	}

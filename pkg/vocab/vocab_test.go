@@ -1,12 +1,15 @@
 package vocab
 
 import (
+	"archivekit/pkg/regularfile"
 	"archivekit/pkg/xmlsplice/shareddata"
 	"encoding/csv"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -192,6 +195,21 @@ func TestHostedAPICopiesVowellessCapitals(t *testing.T) {
 	for _, p := range prefixes {
 		if !tok.MatchString(p + codeSuffix(0)) {
 			t.Errorf("placeholder %s does not have the shape the test measured", p+codeSuffix(0))
+		}
+	}
+}
+
+// A vocabulary path naming a pipe or a device is refused with the file
+// named, instead of blocking on a read that never ends.
+func TestLoadRefusesNonRegularFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "vocabulary.csv")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	for _, path := range []string{fifo, "/dev/zero"} {
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), path) || !errors.Is(err, regularfile.ErrNotRegular) {
+			t.Errorf("Load(%s) = %v, want a not-a-regular-file error naming it", path, err)
 		}
 	}
 }
