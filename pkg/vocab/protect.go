@@ -186,8 +186,7 @@ func (p *Protected) Restore(translated string) string {
 		s = strings.ReplaceAll(s, c.code, c.target)
 	}
 	for _, c := range p.codes {
-		re := regexp.MustCompile(`(?i)` + regexp.QuoteMeta(c.code))
-		s = re.ReplaceAllLiteralString(s, c.target)
+		s = compiled(`(?i)`+regexp.QuoteMeta(c.code)).ReplaceAllLiteralString(s, c.target)
 	}
 	for _, c := range p.codes {
 		s = replaceKeepingEdges(spacedCode(c.code), s, c.target)
@@ -199,7 +198,36 @@ func (p *Protected) Restore(translated string) string {
 // spaces, between non-letters; its first and last groups are those
 // boundaries (see replaceKeepingEdges).
 func spacedCode(code string) *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(^|\P{L})` + spacedPattern(code) + `(\P{L}|$)`)
+	return compiled(`(?i)(^|\P{L})` + spacedPattern(code) + `(\P{L}|$)`)
+}
+
+// maxCompiled bounds the cache of compiled placeholder patterns: four
+// prefixes and the first few hundred codes of each cover every ordinary
+// text; patterns past the bound are compiled per call.
+const maxCompiled = 4096
+
+var (
+	compiledMu sync.Mutex
+	compiledRE = map[string]*regexp.Regexp{}
+)
+
+// compiled returns the compiled expr, from the cache when it is there.
+// Restore runs once per translated segment, and its patterns depend only
+// on the placeholder codes, which repeat from segment to segment.
+func compiled(expr string) *regexp.Regexp {
+	compiledMu.Lock()
+	re, ok := compiledRE[expr]
+	compiledMu.Unlock()
+	if ok {
+		return re
+	}
+	re = regexp.MustCompile(expr)
+	compiledMu.Lock()
+	if len(compiledRE) < maxCompiled {
+		compiledRE[expr] = re
+	}
+	compiledMu.Unlock()
+	return re
 }
 
 // replaceKeepingEdges replaces matches of re (whose first and last groups
@@ -223,7 +251,7 @@ func removeDebris(s, prefix string) string {
 	if prefix == "" {
 		return s
 	}
-	re := regexp.MustCompile(`(?i)` + spacedPattern(prefix) + `[` + codeLetters + `]{0,3}\p{L}*` +
+	re := compiled(`(?i)` + spacedPattern(prefix) + `[` + codeLetters + `]{0,3}\p{L}*` +
 		`(?:[ \t\x{00A0}]+[` + codeLetters + `]{1,3}(\P{L}|$))?`)
 	for {
 		m := re.FindStringSubmatchIndex(s)
