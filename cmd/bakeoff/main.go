@@ -170,11 +170,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitFailure
 	}
 	ok := 0
+	var dead []string
 	for _, s := range sums {
 		ok += s.OK
+		if s.OK == 0 && s.Failed > 0 {
+			dead = append(dead, s.Backend)
+		}
 	}
 	if ok == 0 {
 		fmt.Fprintln(stderr, "bakeoff: no backend call succeeded; see the error column of", *out)
+		return exitFailure
+	}
+	if len(dead) > 0 {
+		// Its summary line compares nothing: a comparison that silently
+		// lacks a backend must not pass as a finished one.
+		fmt.Fprintf(stderr, "bakeoff: every call to %s failed; see the error column of %s\n", strings.Join(dead, ", "), *out)
 		return exitFailure
 	}
 	return exitOK

@@ -115,6 +115,27 @@ func TestBakeoffOnSamples(t *testing.T) {
 			t.Errorf("row %q", r)
 		}
 	}
+
+	// One backend answers, the other fails every call: the table has both,
+	// and the exit status says the comparison is incomplete.
+	env["TRANSLATION_URL"] = front.URL
+	env["LLM_BASE_URL"] = bad.URL + "/v1"
+	env["LLM_MODEL"] = "stand-in"
+	env["LLM_MAX_RETRIES"] = "1"
+	env["LLM_BACKOFF_BASE_S"] = "0.001"
+	stdout.Reset()
+	stderr.Reset()
+	code = run(context.Background(), []string{"--samples", altoFile, "--limit", "3", "--src", "cs", "--backends", "mtapi,chat_compatible", "--out", out}, getenv, &stdout, &stderr)
+	if code != exitFailure || !strings.Contains(stderr.String(), "every call to chat_compatible failed") {
+		t.Fatalf("one failing backend: exit %d %s", code, stderr.String())
+	}
+	status := map[string]string{}
+	for _, r := range readCSV(t, out)[1:] {
+		status[r[4]] += r[5] + " "
+	}
+	if !strings.Contains(status["mtapi"], "ok") || strings.Contains(status["chat_compatible"], "ok") {
+		t.Errorf("statuses per backend %q", status)
+	}
 }
 
 func TestUsage(t *testing.T) {
