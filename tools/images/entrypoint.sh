@@ -4,10 +4,12 @@
 # use, then replaces itself with COMMAND, so signals (SIGTERM from the
 # engine) reach the Go process directly, which runs as PID 1.
 #
-# ARCHIVEKIT_ACCELERATOR (set by the build file) is cpu or cuda. A CUDA image
+# ARCHIVEKIT_ACCELERATOR (set by the build file) is cpu, cuda, or cpu-build
+# (an image of the CUDA build file whose command has no CUDA support: the
+# translator, whose CTranslate2 bridge is the CPU build). A CUDA image
 # started where no GPU is visible runs on the CPU and says so at WARN (the
-# level name of the Go commands' records); a
-# GPU seen by a CPU image is also a WARN record (it will not be used).
+# level name of the Go commands' records); a GPU seen by a CPU image or a
+# CPU build is also a WARN record (it will not be used).
 set -eu
 
 level=INFO
@@ -28,6 +30,14 @@ cuda)
     device=cpu level=WARN
     msg="GPU probe: no usable GPU (NVIDIA devices: $gpus, driver library libcuda.so.1: $driver): this CUDA image falls back to the CPU"
   fi ;;
+cpu-build)
+  device=cpu
+  if [ "$gpus" -gt 0 ]; then
+    level=WARN
+    msg="GPU probe: $gpus NVIDIA device(s) visible, but ${1##*/} in this image is a CPU build: running on the CPU"
+  else
+    msg="GPU probe: no GPU visible; ${1##*/} in this image is a CPU build: running on the CPU"
+  fi ;;
 *)
   device=cpu
   if [ "$gpus" -gt 0 ]; then
@@ -37,8 +47,6 @@ cuda)
     msg="GPU probe: no GPU visible: running on the CPU (CPU image)"
   fi ;;
 esac
-export ARCHIVEKIT_DEVICE="$device"
-
 # LOG_LEVEL as the commands read it: a record below the level is not written.
 case "$(printf %s "${LOG_LEVEL:-INFO}" | tr a-z A-Z)" in
 DEBUG|INFO) show=yes ;;

@@ -128,7 +128,13 @@ for svc in pageclass-api translate-api; do
   if [ "$n" -gt 0 ]; then record "$image" "log shape" pass "$n JSON records (time, level, msg) on stdout"
   else record "$image" "log shape" FAIL "no JSON record on stdout"; fi
   # CUDA images on a machine without a GPU: the fall-back to the CPU is said.
-  if [ "$ACCEL" = cuda ] && ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
+  # The translator's CUDA images carry the CPU build of its bridge: their
+  # record says so instead.
+  if [ "$ACCEL" = cuda ] && case "$image" in *translate*) true ;; *) false ;; esac; then
+    if stdout_of "$base-def" | grep -q 'is a CPU build: running on the CPU'; then
+      record "$image" "cpu build said" pass "$(stdout_of "$base-def" | grep -o '"msg":"[^"]*CPU build[^"]*"' | head -1)"
+    else record "$image" "cpu build said" FAIL "no record saying the translator runs its CPU build"; fi
+  elif [ "$ACCEL" = cuda ] && ! ls /dev/nvidia[0-9]* >/dev/null 2>&1; then
     if stdout_of "$base-def" | grep -q 'falls back to the CPU'; then
       record "$image" "cpu fallback" pass "no GPU here: $(stdout_of "$base-def" | grep -o '"msg":"[^"]*\(falls back\|device auto\)[^"]*"' | tr '\n' ' ')"
     else record "$image" "cpu fallback" FAIL "no GPU here and no fall-back record in the log"; fi
