@@ -72,6 +72,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "rocrate:", err)
 		return 1
 	}
+	for _, r := range c.Removed {
+		fmt.Fprintf(stderr, "rocrate: removed %s: a part of the earlier crate in %s that this one does not have\n", r, *outDir)
+	}
 	fmt.Fprintf(stdout, "wrote %s: %d entities, %d files\n", out, len(c.Graph), len(c.Files))
 	if *selftest {
 		written, err := os.ReadFile(out)

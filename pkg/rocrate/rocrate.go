@@ -33,7 +33,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -82,6 +84,9 @@ type Crate struct {
 	Files map[string]string
 	// Warnings lists what was left out and why.
 	Warnings []string
+	// Removed lists the parts of an earlier crate in the same folder that
+	// Write removed because this crate does not have them.
+	Removed []string
 }
 
 func ref(id string) map[string]any { return map[string]any{"@id": id} }
@@ -519,8 +524,19 @@ func (c *Crate) JSON() ([]byte, error) {
 
 // Write copies the data files into dir and writes the metadata file last,
 // each atomically. It returns the metadata file's path.
+//
+// dir must be new, empty, or a crate written before: the files of a crate
+// are the folder's content, so a folder holding anything else is refused
+// rather than exported into. Over an earlier crate, the parts the earlier
+// metadata listed that this crate does not have are removed after the new
+// metadata is written, and listed in c.Removed; files the earlier crate
+// did not list are left and named in c.Warnings.
 func (c *Crate) Write(dir string) (string, error) {
 	data, err := c.JSON()
+	if err != nil {
+		return "", err
+	}
+	oldParts, err := earlierParts(dir)
 	if err != nil {
 		return "", err
 	}
@@ -544,7 +560,58 @@ func (c *Crate) Write(dir string) (string, error) {
 		}
 	}
 	out := filepath.Join(dir, MetadataFile)
-	return out, atomicfile.WriteFile(out, data, 0o644)
+	if err := atomicfile.WriteFile(out, data, 0o644); err != nil {
+		return "", err
+	}
+	for _, id := range oldParts {
+		if _, kept := c.Files[id]; kept {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return out, fmt.Errorf("removing %s of the earlier crate: %w", id, err)
+		}
+		c.Removed = append(c.Removed, id)
+	}
+	return out, nil
+}
+
+// earlierParts returns the data files listed by the crate already in dir
+// (none for a missing or empty dir); a non-empty dir without a readable
+// crate metadata file is an error.
+func earlierParts(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(entries) == 0) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, MetadataFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("--out-dir %s holds files and no %s: it is not a crate written before; give a new or empty folder", dir, MetadataFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Graph []Entity `json:"@graph"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: the earlier crate's metadata is not JSON (%v); give a new or empty folder", filepath.Join(dir, MetadataFile), err)
+	}
+	var parts []string
+	for _, e := range doc.Graph {
+		if e.ID() != "./" {
+			continue
+		}
+		for _, id := range refs(e["hasPart"]) {
+			// Only plain relative paths inside dir are ever removed.
+			if p := filepath.FromSlash(id); filepath.IsLocal(p) && !strings.Contains(id, "://") {
+				parts = append(parts, id)
+			}
+		}
+	}
+	return parts, nil
 }
 
 // Check lists the structural problems of a metadata file: not JSON, wrong

@@ -159,6 +159,68 @@ func TestWriteAndSelfTest(t *testing.T) {
 	}
 }
 
+// Writing into a folder: a new or empty one is fine, one holding other
+// files is refused, and over an earlier crate the parts the new crate does
+// not have are removed (and only those).
+func TestWriteOutDir(t *testing.T) {
+	in, _ := fixture(t)
+	c, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "notes.txt"), []byte("mine"), 0o644)
+	if _, err := c.Write(other); err == nil || !strings.Contains(err.Error(), "not a crate written before") {
+		t.Errorf("Write into a folder of other files: %v, want a refusal", err)
+	}
+	if _, err := os.Stat(filepath.Join(other, MetadataFile)); err == nil {
+		t.Error("metadata written into a refused folder")
+	}
+
+	dir := filepath.Join(t.TempDir(), "crate")
+	if _, err := c.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	// An earlier crate with a part the next export lacks, plus a file it
+	// never listed.
+	stale := "old_en.alto.xml"
+	os.WriteFile(filepath.Join(dir, stale), []byte("<alto/>"), 0o644)
+	os.WriteFile(filepath.Join(dir, "unlisted.txt"), []byte("keep"), 0o644)
+	var doc map[string]any
+	data, _ := os.ReadFile(filepath.Join(dir, MetadataFile))
+	json.Unmarshal(data, &doc)
+	for _, e := range doc["@graph"].([]any) {
+		if m := e.(map[string]any); m["@id"] == "./" {
+			m["hasPart"] = append(m["hasPart"].([]any), map[string]any{"@id": stale}, map[string]any{"@id": "../outside.txt"})
+		}
+	}
+	data, _ = json.Marshal(doc)
+	os.WriteFile(filepath.Join(dir, MetadataFile), data, 0o644)
+	outside := filepath.Join(filepath.Dir(dir), "outside.txt")
+	os.WriteFile(outside, []byte("keep"), 0o644)
+
+	c2, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c2.Write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c2.Removed) != 1 || c2.Removed[0] != stale {
+		t.Errorf("removed %q, want [%s]", c2.Removed, stale)
+	}
+	for _, f := range []string{filepath.Join(dir, "unlisted.txt"), outside} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("%s: %v (never listed by the crate in the folder, must stay)", f, err)
+		}
+	}
+	written, _ := os.ReadFile(p)
+	if bad := SelfTest(in, written, dir); len(bad) > 0 {
+		t.Fatal(bad)
+	}
+}
+
 func TestCheckFindsProblems(t *testing.T) {
 	in, _ := fixture(t)
 	c, err := Build(in)
