@@ -22,25 +22,20 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 
+	"archivekit/pkg/cliflags"
 	"archivekit/pkg/service"
-	"archivekit/pkg/version"
 )
 
 func main() {
-	fs := flag.NewFlagSet("pageclass-api", flag.ContinueOnError)
+	fs := cliflags.New("pageclass-api", os.Stderr)
+	fs.BadExit = service.ExitConfig
 	var o options
-	o.register(fs)
-	showVersion := fs.Bool("version", false, "print the version and exit")
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		os.Exit(service.ExitConfig)
-	}
-	if *showVersion {
-		fmt.Println(version.Line("pageclass-api"))
-		return
+	o.register(fs.FlagSet)
+	if code, stop := fs.Parse(os.Args[1:], os.Stdout); stop {
+		os.Exit(code)
 	}
 	s, err := newServer(o, os.LookupEnv, nil)
 	if err != nil {

@@ -30,14 +30,20 @@ import (
 	"fmt"
 	"os"
 
+	"archivekit/pkg/cliflags"
 	"archivekit/pkg/service"
-	"archivekit/pkg/version"
 )
 
 func main() {
-	if len(os.Args) == 2 && (os.Args[1] == "--version" || os.Args[1] == "-version") {
-		fmt.Println(version.Line("translate-api"))
-		return
+	// Configured by the environment only: --version and -h are the whole
+	// command line, and anything else is refused rather than ignored.
+	fs := cliflags.New("translate-api", os.Stderr)
+	fs.BadExit = service.ExitConfig
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: translate-api [--version]\nConfigured by environment variables (PORT, TRANSLATION_BACKEND, MAX_UPLOAD_MB, ...): see README \"HTTP services\".")
+	}
+	if code, stop := fs.Parse(os.Args[1:], os.Stdout); stop {
+		os.Exit(code)
 	}
 	svc, err := newService(os.LookupEnv, nil)
 	if err != nil {

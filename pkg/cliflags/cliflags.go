@@ -1,6 +1,7 @@
 // Package cliflags is the flag handling shared by the maintenance commands
-// (rocrate, load-vocab, bakeoff): a standard-library FlagSet with --version,
-// no positional arguments, exit 0 for -h and --version and 1 for a bad flag.
+// (rocrate, load-vocab, bakeoff) and the two services: a standard-library
+// FlagSet with --version, no positional arguments, exit 0 for -h and
+// --version and BadExit (1 unless set) for a bad flag or argument.
 package cliflags
 
 import (
@@ -15,6 +16,9 @@ import (
 // Set is a FlagSet with the shared --version flag.
 type Set struct {
 	*flag.FlagSet
+	// BadExit is the exit code for a bad flag or an unexpected argument
+	// (1 from New; the services set their configuration-error code).
+	BadExit int
 	version *bool
 }
 
@@ -22,7 +26,7 @@ type Set struct {
 func New(name string, stderr io.Writer) *Set {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	return &Set{FlagSet: fs, version: fs.Bool("version", false, "print the version and exit")}
+	return &Set{FlagSet: fs, BadExit: 1, version: fs.Bool("version", false, "print the version and exit")}
 }
 
 // Parse parses args. When the command should stop here (help asked, a bad
@@ -33,7 +37,7 @@ func (s *Set) Parse(args []string, stdout io.Writer) (code int, stop bool) {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, true
 		}
-		return 1, true
+		return s.BadExit, true
 	}
 	if *s.version {
 		fmt.Fprintln(stdout, version.Line(s.Name()))
@@ -41,7 +45,7 @@ func (s *Set) Parse(args []string, stdout io.Writer) (code int, stop bool) {
 	}
 	if s.NArg() > 0 {
 		fmt.Fprintf(s.Output(), "%s: unexpected argument %q\n", s.Name(), s.Arg(0))
-		return 1, true
+		return s.BadExit, true
 	}
 	return 0, false
 }

@@ -30,4 +30,12 @@ func TestParse(t *testing.T) {
 			t.Errorf("n = %d", *n)
 		}
 	}
+	// A service's configuration-error code for what a user typed wrong.
+	for _, args := range [][]string{{"--bad"}, {"--port", "9000"}, {"extra"}} {
+		fs := New("svc", &bytes.Buffer{})
+		fs.BadExit = 2
+		if code, stop := fs.Parse(args, &bytes.Buffer{}); code != 2 || !stop {
+			t.Errorf("%v with BadExit 2: code %d stop %v", args, code, stop)
+		}
+	}
 }
