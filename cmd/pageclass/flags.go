@@ -33,7 +33,9 @@ type CLI struct {
 	// Output.
 	TopN              int    `name:"topn" group:"output" default:"${top_n}" placeholder:"N" help:"Number of categories reported per page, 1 to 11; -tn for short ([SETUP] top_N: ${top_n})."`
 	Raw               bool   `name:"raw" negatable:"" group:"output" default:"${raw}" help:"Also write the scores of all 11 categories, the RAW table ([SETUP] raw: ${raw})."`
-	Chunk             bool   `name:"chunk" negatable:"" group:"output" default:"${chunking}" help:"Append rows every [INPUT] chunk_size (${chunk_size}) pages as the run proceeds; a re-run of the same input continues the same files ([INPUT] chunking: ${chunking})."`
+	Chunk             bool   `name:"chunk" negatable:"" group:"output" default:"${chunking}" help:"Append rows every [INPUT] chunk_size (${chunk_size}) pages as the run proceeds, to tables named chunk-<hash of input and options>; a re-run with the same input and options continues them (as --resume: the ledger says what is done) ([INPUT] chunking: ${chunking})."`
+	Resume            bool   `name:"resume" group:"output" help:"Continue an interrupted run: files the ledger (<results>/ledger/) records as done or failed, with the same content and the same models, are not classified again; their rows come from the ledger, so the tables equal an uninterrupted run's."`
+	RetryFailed       bool   `name:"retry-failed" group:"output" help:"As --resume, but files that failed are classified again."`
 	Results           string `name:"results" group:"output" default:"${folder_results}" placeholder:"DIR" help:"Folder of the result tables and run metadata ([OUTPUT] FOLDER_RESULTS: ${folder_results})."`
 	NoAverageBest     bool   `name:"no-average-best" group:"output" help:"With --best: do not write the averaged AVG_TOP-N table."`
 	SaveIntermediates bool   `name:"save-intermediates" group:"output" help:"With --best: also write each model's own TOP-N (and RAW) table."`

@@ -176,7 +176,7 @@ func TestChunkResumeKeyedOnModel(t *testing.T) {
 	}
 	first := e.output(t, "_v4.4_TOP-3.csv")
 	before := readCSV(t, first)
-	if code, log := e.run(t, "-d", e.in, "--chunk"); code != exitOK || !strings.Contains(log, "continuing the chunked output") {
+	if code, log := e.run(t, "-d", e.in, "--chunk"); code != exitOK || !strings.Contains(log, "continuing from the ledger") {
 		t.Fatalf("same model did not resume: exit %d: %s", code, log)
 	}
 	// Another model under the same folder name.
@@ -184,7 +184,7 @@ func TestChunkResumeKeyedOnModel(t *testing.T) {
 	os.RemoveAll(dir)
 	classifytest.ModelDir(t, dir, classifytest.Spec{Fixture: "avg_c.pt", Revision: "v4.4", Size: 32})
 	code, log := e.run(t, "-d", e.in, "--chunk")
-	if code != exitOK || strings.Contains(log, "continuing the chunked output") {
+	if code != exitOK || strings.Contains(log, "continuing from the ledger") {
 		t.Fatalf("another model resumed the old table: exit %d: %s", code, log)
 	}
 	tables, _ := filepath.Glob(filepath.Join(e.results, "chunk-*_v4.4_TOP-3.csv"))
@@ -202,9 +202,14 @@ func TestChunkResumeKeyedOnModel(t *testing.T) {
 	if strings.Join(flat(second), "|") == strings.Join(flat(before), "|") {
 		t.Error("the new model's table equals the old model's")
 	}
-	// Another top-N starts another table too.
-	if code, log := e.run(t, "-d", e.in, "--chunk", "-tn", "2"); code != exitOK || strings.Contains(log, "continuing") {
+	// Another top-N starts another table too, with the probabilities the
+	// ledger kept for this model (top-N does not change them): no page is
+	// classified again.
+	if code, log := e.run(t, "-d", e.in, "--chunk", "-tn", "2"); code != exitOK || !strings.Contains(log, `"files_to_classify":0`) {
 		t.Fatalf("top-2 run: exit %d: %s", code, log)
+	}
+	if top2, _ := filepath.Glob(filepath.Join(e.results, "chunk-*_v4.4_TOP-2.csv")); len(top2) != 1 || len(readCSV(t, top2[0])) != len(pages)+1 {
+		t.Fatalf("top-2 tables %v, want one with every page", top2)
 	}
 }
 
@@ -568,9 +573,8 @@ func TestChunkNewCollisionStartsNewTables(t *testing.T) {
 	if err := os.Symlink(src[1], filepath.Join(e.in, "scan_1.png")); err != nil {
 		t.Fatal(err)
 	}
-	code, log := e.run(t, "-d", e.in, "--chunk")
-	if code != exitOK || strings.Contains(log, "continuing the chunked output") {
-		t.Fatalf("continued the old tables: exit %d: %s", code, log)
+	if code, log := e.run(t, "-d", e.in, "--chunk"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
 	}
 	tables, _ := filepath.Glob(filepath.Join(e.results, "chunk-*_v4.4_TOP-3.csv"))
 	if len(tables) != 2 {

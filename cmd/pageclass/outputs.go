@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"archivekit/pkg/classify"
@@ -42,7 +43,7 @@ type table struct {
 // (and _RAW.csv with --raw).
 type outputs struct {
 	tables []table
-	// first is the table whose keys decide what a chunked re-run skips.
+	// first is the main table (its rows are counted).
 	first *results.Writer
 }
 
@@ -54,7 +55,16 @@ type written struct {
 func newOutputs(s outputSpec) (*outputs, error) {
 	o := &outputs{}
 	add := func(name string, l results.Layout, row func(results.Key, classify.Page) results.Row) error {
-		w, err := results.Create(filepath.Join(s.Dir, name), l, s.Chunk)
+		path := filepath.Join(s.Dir, name)
+		if s.Chunk > 0 {
+			// A chunked table is started again: the ledger, not the old
+			// file, says which pages are done (by content digest), and
+			// their rows are added again from it.
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		w, err := results.Create(path, l, s.Chunk)
 		if err != nil {
 			return err
 		}
@@ -122,36 +132,8 @@ func (o *outputs) add(k results.Key, p classify.Page) (dup string, err error) {
 	return "", nil
 }
 
-// resumed is the number of rows a chunked run kept from an earlier run.
-func (o *outputs) resumed() int { return o.first.Resumed() }
-
 // rows is the number of rows of the main table.
 func (o *outputs) rows() int { return o.first.Len() }
-
-// pending drops the images whose row an earlier chunked run already wrote to
-// every table. PDFs are always run again (their page count is only known once
-// opened); their pages already written are skipped by the writers.
-func (o *outputs) pending(set *inputSet) []string {
-	var out []string
-	for _, f := range set.Files {
-		if !results.IsPDF(f) {
-			if k, err := set.Keys.Key(f, 1); err == nil && o.hasAll(k) {
-				continue
-			}
-		}
-		out = append(out, f)
-	}
-	return out
-}
-
-func (o *outputs) hasAll(k results.Key) bool {
-	for _, t := range o.tables {
-		if !t.w.Has(k) {
-			return false
-		}
-	}
-	return true
-}
 
 // close writes every table and reports what was written.
 func (o *outputs) close() ([]written, error) {

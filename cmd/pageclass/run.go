@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"archivekit/pkg/classify"
 	"archivekit/pkg/config"
 	"archivekit/pkg/hub"
+	"archivekit/pkg/ledger"
 	"archivekit/pkg/licence"
 	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/paradata"
@@ -471,6 +473,16 @@ func (r *runner) classify(ctx context.Context) error {
 		r.log.Info("chunked output", "tables", stamp, "note", "a re-run with the same inputs, models, top-N and raw continues these tables; anything else starts new ones")
 	}
 
+	led, ledKey, err := r.openLedger(set, names, digests)
+	if err != nil {
+		return err
+	}
+	defer led.Close()
+	r.para.SetConfig("ledger", led.Path())
+	r.para.SetConfig("ledger_key", ledKey)
+	r.para.SetConfig("resume", c.Resume)
+	r.para.SetConfig("retry_failed", c.RetryFailed)
+
 	var ens *classify.Ensemble
 	var groups [][]int
 	if c.Parallel {
@@ -495,47 +507,138 @@ func (r *runner) classify(ctx context.Context) error {
 		return err
 	}
 	docs := newDocuments(r, set)
-	files := set.Files
-	if out.resumed() > 0 {
-		files = out.pending(set)
-		r.log.Info("continuing the chunked output of an earlier run", "rows_kept", out.resumed(),
-			"files_left", len(files), "files_done", len(set.Files)-len(files))
+	var failures []ledger.Failure
+	fail := func(file, name string, page int, reason string) {
+		if page > 0 && results.IsPDF(file) {
+			reason = fmt.Sprintf("page %d: %s", page, reason)
+		}
+		failures = append(failures, ledger.Failure{File: name, Error: reason})
+		r.para.Skip(file, reason)
+	}
+	// The ledger decides what is done: with --resume (also --retry-failed
+	// and --chunk, which continue a run) every file whose name and content
+	// digest it holds is not classified again; its rows are written from the
+	// probabilities the ledger kept.
+	resume := c.Resume || c.RetryFailed || c.Chunk
+	fileDigest, digestErrs := digestAll(set.Files)
+	digestOf := make(map[string]string, len(set.Files))
+	var files []string
+	restored, failedKept := 0, 0
+	for i, f := range set.Files {
+		name := itemName(set, f)
+		digestOf[f] = fileDigest[i]
+		if digestErrs[i] != nil {
+			r.log.Debug("content digest not taken; the file is classified and not recorded in the ledger", "file", f, "error", digestErrs[i].Error())
+		}
+		e, ok := led.Lookup(name, fileDigest[i])
+		if !resume || fileDigest[i] == "" || !ok || (e.State == ledger.Failed && c.RetryFailed) {
+			files = append(files, f)
+			continue
+		}
+		var d itemData
+		if err := json.Unmarshal(e.Data, &d); err != nil {
+			return fmt.Errorf("ledger %s: %s: %w", led.Path(), name, err)
+		}
+		pages := d.pages(f)
+		r.para.AddInputs(max(1, len(pages)+len(d.Errors)))
+		for _, p := range pages {
+			key, err := set.Keys.Key(f, p.Page)
+			if err != nil {
+				fail(f, name, p.Page, err.Error())
+				continue
+			}
+			dup, err := out.add(key, p)
+			if err != nil {
+				return err
+			}
+			if dup != "" {
+				fail(f, name, p.Page, dup)
+				continue
+			}
+			r.para.Processed(1)
+			docs.add(key, p)
+		}
+		for _, pe := range d.Errors {
+			fail(f, name, pe.Page, pe.Error)
+		}
+		if e.State == ledger.Skipped && len(d.Errors) == 0 {
+			fail(f, name, 0, e.Reason)
+		}
+		restored++
+		if e.State == ledger.Failed {
+			failedKept++
+		}
+	}
+	r.para.SetConfig("items_from_ledger", restored)
+	switch {
+	case resume && restored > 0:
+		r.log.Info("continuing from the ledger", "ledger", led.Dir(), "runs_read", led.Files(), "files_done_before", restored,
+			"failed_kept", failedKept, "files_to_classify", len(files), "retry_failed", c.RetryFailed)
+	case resume:
+		r.log.Info("nothing to continue: no file of this run is in the ledger with the same content and models", "ledger", led.Dir(), "runs_read", led.Files())
+	case led.Len() > 0:
+		r.log.Info("ledger", "ledger", led.Dir(), "note", "every file is classified again (without --resume the ledger is only written)")
 	}
 	inputs := pipeline.Files(files)
 	bar := r.newBar(len(inputs))
 	opt := r.predictOptions()
 	opt.OnOpen = func(in pipeline.Input, pages int) {
+		bar.SetItem(itemName(set, in.Name))
 		if pages > 1 {
 			bar.AddTotal(pages - 1)
 		}
 		r.para.AddInputs(max(pages, 1))
 	}
+	open := map[string]*item{}
+	recorded := 0
 	emit := func(p classify.Page) error {
+		it := open[p.Name]
+		if it == nil {
+			it = &item{}
+			open[p.Name] = it
+		}
+		name := itemName(set, p.Name)
+		pageFailed := func(reason string) {
+			bar.Fail(1)
+			fail(p.Name, name, p.Page, reason)
+			it.add(p, reason)
+		}
 		if p.Err != nil {
-			bar.Fail(1)
 			r.log.Warn("page skipped", "file", p.Name, "page", p.Page, "error", p.Err.Error())
-			r.para.Skip(p.Name, p.Err.Error())
+			pageFailed(p.Err.Error())
+		} else if key, err := set.Keys.Key(p.Name, p.Page); err != nil {
+			pageFailed(err.Error())
+		} else if dup, err := out.add(key, p); err != nil {
+			return err
+		} else if dup != "" {
+			r.log.Warn("page skipped: its row key is taken by another file", "file", p.Name, "key", key.String())
+			pageFailed(dup)
+		} else {
+			bar.Add(1)
+			r.para.Processed(1)
+			docs.add(key, p)
+			it.add(p, "")
+		}
+		if p.Page < p.Pages {
 			return nil
 		}
-		key, err := set.Keys.Key(p.Name, p.Page)
-		if err != nil {
-			bar.Fail(1)
-			r.para.Skip(p.Name, err.Error())
+		// The file's last page: the item is complete.
+		delete(open, p.Name)
+		digest := digestOf[p.Name]
+		if digest == "" {
 			return nil
 		}
-		dup, err := out.add(key, p)
+		e, err := it.entry(name, digest)
 		if err != nil {
 			return err
 		}
-		if dup != "" {
-			bar.Fail(1)
-			r.log.Warn("page skipped: its row key is taken by another file", "file", p.Name, "key", key.String())
-			r.para.Skip(p.Name, dup)
-			return nil
+		if err := led.Record(e); err != nil {
+			return err
 		}
-		bar.Add(1)
-		r.para.Processed(1)
-		docs.add(key, p)
+		recorded++
+		if itemHook != nil {
+			itemHook(recorded)
+		}
 		return nil
 	}
 	var runErr error
@@ -551,6 +654,13 @@ func (r *runner) classify(ctx context.Context) error {
 		r.para.CountOutput("csv", w.rows)
 		r.log.Info("table written", "file", w.path, "rows", w.rows)
 	}
+	fpath := filepath.Join(c.Results, stamp+"_"+FailuresTable)
+	if ferr := ledger.WriteFailures(fpath, failures); ferr != nil {
+		cerr = errors.Join(cerr, fmt.Errorf("failures table: %w", ferr))
+	} else {
+		r.para.AddOutputFile(fpath)
+		r.log.Info("failures table written", "file", fpath, "rows", len(failures))
+	}
 	if err := errors.Join(runErr, cerr); err != nil {
 		return err
 	}
@@ -562,3 +672,11 @@ func (r *runner) classify(ctx context.Context) error {
 	}
 	return nil
 }
+
+// FailuresTable ends the name of a run's failures table,
+// {stamp}_FAILURES.csv: FILE (relative to the input folder), ERROR.
+const FailuresTable = "FAILURES.csv"
+
+// itemHook, when set (tests), is called after each item is recorded in the
+// ledger with the number recorded so far in this run.
+var itemHook func(recorded int)

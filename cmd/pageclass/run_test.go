@@ -242,7 +242,7 @@ func TestChunkedRerun(t *testing.T) {
 	}
 	if code, log := e.run(t, "-d", e.in, "--chunk"); code != exitOK {
 		t.Fatalf("second run: exit %d: %s", code, log)
-	} else if !strings.Contains(log, "continuing the chunked output") {
+	} else if !strings.Contains(log, "continuing from the ledger") {
 		t.Errorf("second run did not continue:\n%s", log)
 	}
 	if got := readCSV(t, e.output(t, "_v4.4_TOP-3.csv")); strings.Join(flat(got), "|") != strings.Join(flat(first), "|") {

@@ -55,6 +55,7 @@ type Bar struct {
 	failed   int
 	drawn    bool // a bar line is on screen
 	finished bool
+	item     string // the item being worked on (SetItem)
 }
 
 // redraw is the shortest time between two redraws on a terminal.
@@ -89,6 +90,15 @@ func New(w io.Writer, total int, opt Options) *Bar {
 func (b *Bar) AddTotal(n int) {
 	b.mu.Lock()
 	b.total += n
+	b.mu.Unlock()
+}
+
+// SetItem names the item being worked on (a file); the lines show it after
+// the counts until the next SetItem, so a stuck or slow run says where it
+// is.
+func (b *Bar) SetItem(name string) {
+	b.mu.Lock()
+	b.item = name
 	b.mu.Unlock()
 }
 
@@ -196,6 +206,9 @@ func (b *Bar) counts(now time.Time) string {
 	}
 	if b.failed > 0 {
 		s += fmt.Sprintf(" %d failed", b.failed)
+	}
+	if b.item != "" && !b.finished {
+		s += " " + b.item
 	}
 	return s
 }

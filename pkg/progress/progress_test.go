@@ -155,3 +155,25 @@ func TestLogOptionTakesThePlainLines(t *testing.T) {
 		}
 	}
 }
+
+// The lines name the item being worked on; the summary does not.
+func TestLinesNameTheCurrentItem(t *testing.T) {
+	var out bytes.Buffer
+	c := newClock()
+	b := fixed(New(&out, 4, Options{Label: "pageclass", Interval: time.Second}), c)
+	b.SetItem("box1/0001.png")
+	c.step(2 * time.Second)
+	b.Add(1)
+	b.SetItem("box1/0002.pdf")
+	c.step(2 * time.Second)
+	b.Add(1)
+	b.Finish()
+	want := []string{
+		"pageclass: 1/4 25% 0.5 pages/s ETA 6.0s box1/0001.png",
+		"pageclass: 2/4 50% 0.5 pages/s ETA 4.0s box1/0002.pdf",
+		"pageclass: 2 pages in 4.0s (0.5 pages/s)",
+	}
+	if l := lines(out.String()); strings.Join(l, "\n") != strings.Join(want, "\n") {
+		t.Errorf("output:\n%s\nwant:\n%s", out.String(), strings.Join(want, "\n"))
+	}
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"archivekit/pkg/classify"
+	"archivekit/pkg/ledger"
+	"archivekit/pkg/results"
+	"archivekit/pkg/version"
+)
+
+// LedgerFolder is the folder of the run ledgers inside the results folder.
+const LedgerFolder = "ledger"
+
+// ledgerConfig is everything that decides the probabilities of a page: the
+// models (names and digests of model.json + model.pt, in ensemble order) and
+// the program (its preprocessing and decoding). Table options (top-N, raw,
+// the --best tables) only decide how the probabilities are written, so runs
+// that differ in them share a ledger.
+type ledgerConfig struct {
+	Tool    string   `json:"tool"`
+	Version string   `json:"version"`
+	Models  []string `json:"models"`
+	Digests []string `json:"digests"`
+}
+
+// itemData is a ledger entry's data: the probabilities of every page of one
+// input file (per model, in ensemble order), and the pages that failed.
+type itemData struct {
+	Pages  []pageData  `json:"pages,omitempty"`
+	Errors []pageError `json:"errors,omitempty"`
+}
+
+type pageData struct {
+	Page int `json:"page"`
+	// Probs are float32 as the models give them, so a page read back from
+	// the ledger writes exactly the row it wrote when it was classified.
+	Probs [][]float32 `json:"probs"`
+}
+
+type pageError struct {
+	Page  int    `json:"page"`
+	Error string `json:"error"`
+}
+
+// openLedger reads the ledger folder of the run's configuration,
+// <results>/ledger/pageclass_<key>, and starts this run's file in it,
+// <stamp>.jsonl (<stamp>_shard-<i>-of-<n>.jsonl for a shard): the stamp
+// is the run's own, so runs at the same time never share a file.
+func (r *runner) openLedger(set *inputSet, names, digests []string) (*ledger.Ledger, string, error) {
+	cfg := ledgerConfig{Tool: "pageclass", Version: version.String(), Models: names, Digests: digests}
+	key, err := ledger.Key(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	name := r.stamp
+	if !set.Shard.Whole() {
+		name += fmt.Sprintf("_shard-%d-of-%d", set.Shard.Index, set.Shard.Count)
+	}
+	dir := filepath.Join(r.cli.Results, LedgerFolder, "pageclass_"+key)
+	l, err := ledger.Open(dir, "pageclass", key, cfg, name+".jsonl")
+	if err != nil {
+		return nil, "", err
+	}
+	for _, t := range l.Torn() {
+		r.log.Warn("ledger: the last line was torn by an interrupted run and is ignored; that file is classified again", "ledger", t)
+	}
+	return l, key, nil
+}
+
+// digestAll returns the content digest of every file (sha256), read with a
+// few workers; a file that cannot be read gets "" and its error (the
+// pipeline reports it again when it is opened).
+func digestAll(files []string) ([]string, []error) {
+	out := make([]string, len(files))
+	errs := make([]error, len(files))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(4, runtime.NumCPU()); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				out[i], errs[i] = ledger.Digest(files[i])
+			}
+		}()
+	}
+	for i := range files {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return out, errs
+}
+
+// itemName is a file's name in the ledger and the failures table: its path
+// relative to the input root with "/" (the file name for -f).
+func itemName(set *inputSet, file string) string {
+	rel, err := filepath.Rel(set.Root, file)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(file)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// item collects the pages of one input file as they are emitted, until the
+// last one completes it.
+type item struct {
+	data   itemData
+	failed string // the first failure
+}
+
+func (it *item) add(p classify.Page, reason string) {
+	if reason != "" {
+		it.data.Errors = append(it.data.Errors, pageError{Page: p.Page, Error: reason})
+		if it.failed == "" {
+			it.failed = reason
+		}
+		return
+	}
+	pd := pageData{Page: p.Page, Probs: make([][]float32, len(p.Probs))}
+	for i, v := range p.Probs {
+		pd.Probs[i] = make([]float32, len(v))
+		for c, x := range v {
+			pd.Probs[i][c] = float32(x)
+		}
+	}
+	it.data.Pages = append(it.data.Pages, pd)
+}
+
+// entry is the ledger entry of a completed item: done when every page was
+// classified, failed (with the first page's reason) otherwise; the pages
+// classified are kept in both cases, so a resumed run writes their rows.
+func (it *item) entry(name, digest string) (ledger.Entry, error) {
+	b, err := json.Marshal(it.data)
+	if err != nil {
+		return ledger.Entry{}, err
+	}
+	e := ledger.Entry{Item: name, Digest: digest, State: ledger.Done, Data: b}
+	switch {
+	case it.failed != "":
+		e.State, e.Reason = ledger.Failed, it.failed
+	case len(it.data.Pages) == 0:
+		e.State, e.Reason = ledger.Skipped, "no page"
+	}
+	return e, nil
+}
+
+// pages turns a ledger entry back into the pages it recorded, with the
+// probabilities converted exactly as the classifier converts them.
+func (d itemData) pages(name string) []classify.Page {
+	out := make([]classify.Page, 0, len(d.Pages))
+	for _, pd := range d.Pages {
+		p := classify.Page{Name: name, Page: pd.Page, Probs: make([][]float64, len(pd.Probs))}
+		for i, v := range pd.Probs {
+			p.Probs[i] = make([]float64, len(v))
+			for c, x := range v {
+				p.Probs[i][c] = float64(x)
+			}
+		}
+		p.Mean = results.Average(p.Probs)
+		out = append(out, p)
+	}
+	return out
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"archivekit/pkg/classify/classifytest"
+	"archivekit/pkg/ledger"
+)
+
+// runCtx is e.run with a context (a cancelled one stops the run as Ctrl-C
+// does).
+func (e *env) runCtx(t *testing.T, ctx context.Context, args ...string) (int, string) {
+	t.Helper()
+	var out bytes.Buffer
+	code := run(ctx, append([]string{"--config", e.cfg}, args...), &out, &out)
+	return code, out.String()
+}
+
+// tableRows returns the rows (header included) of the only table of results
+// whose name ends with suffix.
+func tableRows(t *testing.T, results, suffix string) []string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(results, "*"+suffix))
+	if len(m) != 1 {
+		t.Fatalf("%d tables *%s in %s", len(m), suffix, results)
+	}
+	return flat(readCSV(t, m[0]))
+}
+
+// toClassify is the number of files a resumed run said it would classify.
+func toClassify(t *testing.T, log string) int {
+	t.Helper()
+	m := regexp.MustCompile(`"files_to_classify":(\d+)`).FindStringSubmatch(log)
+	if m == nil {
+		t.Fatalf("no files_to_classify in the log:\n%s", log)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// ledgerEntries counts the entries of every ledger file under results.
+func ledgerEntries(t *testing.T, results string) (files []string, entries int) {
+	t.Helper()
+	files, _ = filepath.Glob(filepath.Join(results, LedgerFolder, "pageclass_*", "*.jsonl"))
+	for _, f := range files {
+		es, err := ledger.Read(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries += len(es)
+	}
+	return files, entries
+}
+
+// A run stopped after k files (the context cancelled from the ledger hook,
+// as Ctrl-C does, deterministically) and resumed writes the tables of an
+// uninterrupted run, and classifies only the files the ledger lacks.
+func TestStopAndResumeEqualsUninterrupted(t *testing.T) {
+	e := newEnv(t, nil)
+	pages := e.linkPages(t, 2)
+	e.model(t, "v4.4")
+	whole := filepath.Join(e.root, "whole")
+	if code, log := e.run(t, "-d", e.in, "--raw", "--results", whole); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	want := tableRows(t, whole, "_v4.4_TOP-3.csv")
+	wantRaw := tableRows(t, whole, "_v4.4_RAW.csv")
+	for _, k := range []int{1, 7, 12} {
+		t.Run(fmt.Sprint("after ", k), func(t *testing.T) {
+			results := filepath.Join(e.root, fmt.Sprint("stopped", k))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			itemHook = func(n int) {
+				if n == k {
+					cancel()
+				}
+			}
+			code, log := e.runCtx(t, ctx, "-d", e.in, "--raw", "--results", results)
+			itemHook = nil
+			if code != exitInterrupted {
+				t.Fatalf("stopped run: exit %d: %s", code, log)
+			}
+			_, done := ledgerEntries(t, results)
+			if done < k || done >= len(pages) {
+				t.Fatalf("%d items in the ledger after stopping at %d of %d", done, k, len(pages))
+			}
+			// The stopped run's partial tables are replaced by the resumed run's.
+			for _, m := range must(filepath.Glob(filepath.Join(results, "*.csv"))) {
+				os.Remove(m)
+			}
+			code, log = e.run(t, "-d", e.in, "--raw", "--results", results, "--resume")
+			if code != exitOK {
+				t.Fatalf("resumed run: exit %d: %s", code, log)
+			}
+			if n := toClassify(t, log); n != len(pages)-done {
+				t.Errorf("resumed run classified %d files, want %d (%d were done)", n, len(pages)-done, done)
+			}
+			if _, all := ledgerEntries(t, results); all != len(pages) {
+				t.Errorf("%d ledger entries after resuming, want %d: an item was done twice", all, len(pages))
+			}
+			if got := tableRows(t, results, "_v4.4_TOP-3.csv"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("resumed TOP-3 table differs from the uninterrupted run's:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if got := tableRows(t, results, "_v4.4_RAW.csv"); strings.Join(got, "\n") != strings.Join(wantRaw, "\n") {
+				t.Errorf("resumed RAW table differs from the uninterrupted run's")
+			}
+		})
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// A file whose content changed since the ledger recorded it is classified
+// again on resume (its name alone does not make it done), and its row is
+// the new content's.
+func TestResumeRedoesChangedContent(t *testing.T) {
+	e := newEnv(t, nil)
+	pages := e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	if code, log := e.run(t, "-d", e.in); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	// pages[0] now holds another page's content.
+	os.Remove(pages[0])
+	if err := os.Symlink(classifytest.Pages(t, 2)[1], pages[0]); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(e.root, "fresh")
+	if code, log := e.run(t, "-d", e.in, "--results", fresh); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	os.Remove(must(filepath.Glob(filepath.Join(e.results, "*_TOP-3.csv")))[0])
+	code, log := e.run(t, "-d", e.in, "--resume")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if n := toClassify(t, log); n != 1 {
+		t.Errorf("resume classified %d files, want only the changed one", n)
+	}
+	got, want := tableRows(t, e.results, "_v4.4_TOP-3.csv"), tableRows(t, fresh, "_v4.4_TOP-3.csv")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("resumed table keeps the old content's row:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A file that fails is listed in the failures table; --resume keeps the
+// failure without trying again, --retry-failed classifies only the failed
+// file again.
+func TestFailuresAndRetryFailed(t *testing.T) {
+	e := newEnv(t, nil)
+	pages := e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	write(t, filepath.Join(e.in, "TEXT", "broken.png"), "not a png")
+	code, log := e.run(t, "-d", e.in)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	failures := func() []string {
+		t.Helper()
+		m := must(filepath.Glob(filepath.Join(e.results, "*_"+FailuresTable)))
+		var newest string
+		for _, f := range m {
+			if fi, _ := os.Stat(f); newest == "" || fi.ModTime().After(must(os.Stat(newest)).ModTime()) {
+				newest = f
+			}
+		}
+		recs := readCSV(t, newest)
+		for _, f := range m {
+			os.Remove(f)
+		}
+		var out []string
+		for _, r := range recs {
+			out = append(out, r[0])
+		}
+		return out
+	}
+	if got := strings.Join(failures(), ","); got != "FILE,TEXT/broken.png" {
+		t.Errorf("failures table %s", got)
+	}
+	os.Remove(must(filepath.Glob(filepath.Join(e.results, "*_TOP-3.csv")))[0])
+	for _, c := range []struct {
+		flag string
+		runs int
+	}{{"--resume", 0}, {"--retry-failed", 1}} {
+		code, log := e.run(t, "-d", e.in, c.flag)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", c.flag, code, log)
+		}
+		if n := toClassify(t, log); n != c.runs {
+			t.Errorf("%s classified %d files, want %d", c.flag, n, c.runs)
+		}
+		if got := strings.Join(failures(), ","); got != "FILE,TEXT/broken.png" {
+			t.Errorf("%s: failures table %s", c.flag, got)
+		}
+		if got := tableRows(t, e.results, "_v4.4_TOP-3.csv"); len(got) != len(pages)+1 {
+			t.Errorf("%s: %d rows, want %d", c.flag, len(got)-1, len(pages))
+		}
+		for _, m := range must(filepath.Glob(filepath.Join(e.results, "*_TOP-3.csv"))) {
+			os.Remove(m)
+		}
+	}
+}
+
+// A pageclass process killed with SIGKILL in the middle of a run (after
+// its 5th file is in the ledger) and resumed gives the uninterrupted run's
+// table, classifying only what the ledger lacks.
+func TestKill9AndResume(t *testing.T) {
+	if os.Getenv("PAGECLASS_TEST_CHILD") != "" {
+		itemHook = func(n int) {
+			fmt.Println("item", n)
+			if n == 5 {
+				select {} // wait here to be killed
+			}
+		}
+		os.Exit(run(context.Background(), strings.Split(os.Getenv("PAGECLASS_TEST_CHILD"), "\x1f"), os.Stderr, os.Stderr))
+	}
+	e := newEnv(t, nil)
+	pages := e.linkPages(t, 2)
+	e.model(t, "v4.4")
+	whole := filepath.Join(e.root, "whole")
+	if code, log := e.run(t, "-d", e.in, "--results", whole); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKill9AndResume$")
+	cmd.Env = append(os.Environ(), "PAGECLASS_TEST_CHILD="+strings.Join([]string{"--config", e.cfg, "-d", e.in}, "\x1f"))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() && sc.Text() != "item 5" {
+	}
+	cmd.Process.Kill() // SIGKILL
+	cmd.Wait()
+	files, done := ledgerEntries(t, e.results)
+	if len(files) != 1 || done != 5 {
+		t.Fatalf("ledger %v with %d entries after the kill, want 5: %s", files, done, stderr.String())
+	}
+	code, log := e.run(t, "-d", e.in, "--resume")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if n := toClassify(t, log); n != len(pages)-5 {
+		t.Errorf("resume classified %d files, want %d", n, len(pages)-5)
+	}
+	if got, want := tableRows(t, e.results, "_v4.4_TOP-3.csv"), tableRows(t, whole, "_v4.4_TOP-3.csv"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("table after kill -9 and resume differs from the uninterrupted run's")
+	}
+}
