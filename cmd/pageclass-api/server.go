@@ -561,9 +561,5 @@ func loadComponents() (*licence.Components, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := f.ReadFile()
-	if err != nil {
-		return nil, err
-	}
-	return licence.ParseComponents(f.String(), bytes.NewReader(data))
+	return licence.ReadComponents(f)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -172,11 +171,7 @@ func (r *runner) resolveLicence(demo bool) error {
 	if err != nil {
 		return usagef("licence components: %w", err)
 	}
-	data, err := f.ReadFile()
-	if err != nil {
-		return usagef("licence components: %w", err)
-	}
-	comps, err := licence.ParseComponents(f.Path, bytes.NewReader(data))
+	comps, err := licence.ReadComponents(f)
 	if err != nil {
 		return usagef("licence components: %w", err)
 	}

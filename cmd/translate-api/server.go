@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"fmt"
@@ -192,11 +191,7 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 // pairs, the deep health check reports it cold, and it is tried again in
 // the background.
 func (s *server) warmUp(ctx context.Context) error {
-	data, err := s.set.ParaConfig.ReadFile()
-	if err != nil {
-		return fmt.Errorf("licence components (%s): %w", envParaConfig, err)
-	}
-	c, err := licence.ParseComponents(s.set.ParaConfig.Path, bytes.NewReader(data))
+	c, err := licence.ReadComponents(s.set.ParaConfig)
 	if err != nil {
 		return fmt.Errorf("licence components (%s): %w", envParaConfig, err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -468,9 +467,5 @@ func loadComponents(cfg resources.File, getenv func(string) string) (*licence.Co
 	if err != nil {
 		return nil, err
 	}
-	data, err := f.ReadFile()
-	if err != nil {
-		return nil, err
-	}
-	return licence.ParseComponents(f.Path, bytes.NewReader(data))
+	return licence.ReadComponents(f)
 }

@@ -1,12 +1,14 @@
 package licence
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
 	"archivekit/pkg/config"
+	"archivekit/pkg/resources"
 )
 
 // Always is the counts_when condition of a component that counts in every run.
@@ -51,6 +53,16 @@ func ParseComponents(path string, r io.Reader) (*Components, error) {
 		return nil, err
 	}
 	return FromINI(ini)
+}
+
+// ReadComponents reads the components file f that pkg/resources found
+// (a file on disk or the embedded copy); errors name it.
+func ReadComponents(f resources.File) (*Components, error) {
+	data, err := f.ReadFile()
+	if err != nil {
+		return nil, err
+	}
+	return ParseComponents(f.Path, bytes.NewReader(data))
 }
 
 // ToolSection is the section of a components file that names the tool and

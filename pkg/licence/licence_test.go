@@ -1,7 +1,9 @@
 package licence
 
 import (
+	"archivekit/pkg/resources"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -190,5 +192,25 @@ func TestAddComponent(t *testing.T) {
 	if r.EffectiveLicense != "CC BY-NC 4.0" || !reflect.DeepEqual(r.DeterminedBy, []string{"model v4.4"}) || len(r.Warnings) != 0 ||
 		r.EffectiveLicenseURL == "" {
 		t.Errorf("resolution %+v", r)
+	}
+}
+
+// ReadComponents reads what pkg/resources finds, on disk or embedded, and
+// names the file in its errors.
+func TestReadComponents(t *testing.T) {
+	for _, name := range []resources.Resource{resources.PageclassComponents, resources.TranslateComponents} {
+		f, err := resources.Default.Find(name, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := ReadComponents(f)
+		if err != nil || len(c.All()) == 0 {
+			t.Errorf("%s: %v, %d components", f, err, len(c.All()))
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "para_config.txt")
+	os.WriteFile(bad, []byte("[x\n"), 0o644)
+	if _, err := ReadComponents(resources.File{Path: bad}); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("broken file: %v, want an error naming it", err)
 	}
 }
