@@ -56,13 +56,15 @@ type CLI struct {
 	DemoWeights string `name:"demo-weights" group:"models" default:"${demo}" placeholder:"DIR" help:"Shipped demo models, used (with a warning, recorded as demo in the run metadata) when no model location is given and the default models folder lacks the models."`
 
 	// Training.
-	Train          bool   `name:"train" negatable:"" group:"training" default:"${training}" help:"Fine-tune the base model ([TRAIN] Training: ${training})."`
-	Eval           bool   `name:"eval" negatable:"" group:"training" default:"${testing}" help:"Evaluate the model on [EVAL] FOLDER_PAGES ([TRAIN] Testing: ${testing})."`
-	Folds          int    `name:"folds" group:"training" default:"${cross_runs}" placeholder:"N" help:"Number of cross-validation folds, split 80/10/10 ([TRAIN] cross_runs: ${cross_runs})."`
-	FoldsCSV       string `name:"folds_csv" group:"training" default:"${folds_csv}" placeholder:"CSV" help:"Explicit folds CSV; takes precedence over --folds ([TRAIN] folds_csv: ${folds_csv})."`
-	FoldColumn     string `name:"fold_column" group:"training" placeholder:"COL" help:"Fold column of the folds CSV (default: the revision's best fold)."`
-	Average        bool   `name:"average" group:"training" help:"Average existing fold weights matching -ap into one model."`
-	AveragePattern string `name:"average_pattern" group:"training" placeholder:"PATTERN" help:"Which model folders --average takes, e.g. a revision prefix; -ap for short."`
+	Train           bool    `name:"train" negatable:"" group:"training" default:"${training}" help:"Fine-tune the base model ([TRAIN] Training: ${training})."`
+	Eval            bool    `name:"eval" negatable:"" group:"training" default:"${testing}" help:"Evaluate the model on [EVAL] FOLDER_PAGES ([TRAIN] Testing: ${testing})."`
+	Folds           int     `name:"folds" group:"training" default:"${cross_runs}" placeholder:"N" help:"Number of cross-validation folds, split 80/10/10 ([TRAIN] cross_runs: ${cross_runs})."`
+	FoldsCSV        string  `name:"folds_csv" group:"training" default:"${folds_csv}" placeholder:"CSV" help:"Explicit folds CSV; takes precedence over --folds ([TRAIN] folds_csv: ${folds_csv})."`
+	FoldColumn      string  `name:"fold_column" group:"training" placeholder:"COL" help:"Fold column of the folds CSV (default: the revision's best fold)."`
+	Average         bool    `name:"average" group:"training" help:"Average existing fold weights matching -ap into one model."`
+	Calibrate       bool    `name:"calibrate" group:"training" help:"With --eval: calibrate the needs_review flag of each evaluated model set (each model, and with --best the ensemble) for --review-precision on the evaluated pages, and write it to calibration.json in the folder holding the model folders, where classification runs find it."`
+	ReviewPrecision float64 `name:"review-precision" group:"training" default:"0.9" placeholder:"P" help:"Target precision of the pages not flagged for review, used by --eval --calibrate (default 0.9)."`
+	AveragePattern  string  `name:"average_pattern" group:"training" placeholder:"PATTERN" help:"Which model folders --average takes, e.g. a revision prefix; -ap for short."`
 
 	// Documents.
 	DocumentJSON       string `name:"document-json" group:"documents" default:"${document_json}" placeholder:"FILE" help:"Baseline document record of a single-document run ([DOCUMENT] document_json: ${document_json})."`

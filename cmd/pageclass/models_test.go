@@ -394,7 +394,7 @@ func TestEvalBestEvaluatesTheEnsemble(t *testing.T) {
 			}
 		}
 	}
-	if n := strings.Count(log, "precision"); n != 6 {
+	if n := strings.Count(log, "category   precision"); n != 6 {
 		t.Errorf("%d per-category reports, want 6 (five models and the average)", n)
 	}
 }

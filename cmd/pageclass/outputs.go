@@ -8,6 +8,7 @@ import (
 
 	"archivekit/pkg/classify"
 	"archivekit/pkg/results"
+	"archivekit/pkg/review"
 )
 
 // outputSpec says which tables a classification run writes (spec 2.7).
@@ -27,11 +28,13 @@ type outputSpec struct {
 	Chunk         int
 }
 
-// table is one output file and how a page fills its row.
+// table is one output file and how a page (with its review) fills its row.
 type table struct {
 	w   *results.Writer
-	row func(k results.Key, p classify.Page) results.Row
+	row rowFunc
 }
+
+type rowFunc func(k results.Key, p classify.Page, rv *review.Page) results.Row
 
 // outputs writes every table of a run.
 //
@@ -40,7 +43,10 @@ type table struct {
 // Top-1), {stamp}_BEST_{n}_models_AVG_TOP-{N}.csv (averaged; not with
 // --no-average-best), {stamp}_BEST_{n}_models_AVG_RAW.csv (averaged, with
 // --raw), and with --save-intermediates each model's {stamp}_{rev}_TOP-{N}.csv
-// (and _RAW.csv with --raw).
+// (and _RAW.csv with --raw). Every run also writes the review table
+// {stamp}_{rev}_REVIEW.csv ({stamp}_BEST_{n}_models_AVG_REVIEW.csv for an
+// ensemble, not with --no-average-best), which is not one of the spec's
+// tables.
 type outputs struct {
 	tables []table
 	// first is the main table (its rows are counted).
@@ -54,7 +60,7 @@ type written struct {
 
 func newOutputs(s outputSpec) (*outputs, error) {
 	o := &outputs{}
-	add := func(name string, l results.Layout, row func(results.Key, classify.Page) results.Row) error {
+	add := func(name string, l results.Layout, row rowFunc) error {
 		path := filepath.Join(s.Dir, name)
 		if s.Chunk > 0 {
 			// A chunked table is started again: the ledger, not the old
@@ -74,11 +80,16 @@ func newOutputs(s outputSpec) (*outputs, error) {
 		}
 		return nil
 	}
-	mean := func(k results.Key, p classify.Page) results.Row {
+	mean := func(k results.Key, p classify.Page, _ *review.Page) results.Row {
 		return results.Row{Key: k, Scores: p.Mean, PerModel: p.Probs}
 	}
-	model := func(i int) func(results.Key, classify.Page) results.Row {
-		return func(k results.Key, p classify.Page) results.Row { return results.Row{Key: k, Scores: p.Probs[i]} }
+	model := func(i int) rowFunc {
+		return func(k results.Key, p classify.Page, _ *review.Page) results.Row {
+			return results.Row{Key: k, Scores: p.Probs[i]}
+		}
+	}
+	reviewed := func(k results.Key, p classify.Page, rv *review.Page) results.Row {
+		return results.Row{Key: k, Scores: p.Mean, Review: rv}
 	}
 	topn, err := results.TopNLayout(s.TopN, false)
 	if err != nil {
@@ -91,6 +102,7 @@ func newOutputs(s outputSpec) (*outputs, error) {
 		if s.Raw {
 			errs = append(errs, add(results.RawName(s.Stamp, s.Names[0]), raw, mean))
 		}
+		errs = append(errs, add(results.ReviewName(s.Stamp, s.Names[0]), results.ReviewLayout(false), reviewed))
 		return o, errors.Join(errs...)
 	}
 	n := len(s.Names)
@@ -104,6 +116,10 @@ func newOutputs(s outputSpec) (*outputs, error) {
 	errs = append(errs, add(results.BestTop1Name(s.Stamp, n), results.BestTop1Layout(s.Names), mean))
 	if s.Raw && s.Average {
 		errs = append(errs, add(results.RawName(s.Stamp, fmt.Sprintf("BEST_%d_models_AVG", n)), raw, mean))
+	}
+	if s.Average {
+		// the review is of the averaged Top-1, like the AVG table
+		errs = append(errs, add(results.ReviewName(s.Stamp, fmt.Sprintf("BEST_%d_models_AVG", n)), results.ReviewLayout(false), reviewed))
 	}
 	for i, name := range s.Names {
 		if s.Intermediates {
@@ -120,9 +136,9 @@ func newOutputs(s outputSpec) (*outputs, error) {
 
 // add writes one page to every table. A key another file of this run already
 // took is not an error of the run: dup then says why the page was skipped.
-func (o *outputs) add(k results.Key, p classify.Page) (dup string, err error) {
+func (o *outputs) add(k results.Key, p classify.Page, rv *review.Page) (dup string, err error) {
 	for _, t := range o.tables {
-		if err := t.w.Add(t.row(k, p)); err != nil {
+		if err := t.w.Add(t.row(k, p, rv)); err != nil {
 			if errors.Is(err, results.ErrDuplicate) {
 				return fmt.Sprintf("row key %s (FILE %q, PAGE %q) already taken by another input", k, k.File, k.PageCell()), nil
 			}

@@ -24,6 +24,7 @@ import (
 	"archivekit/pkg/progress"
 	"archivekit/pkg/resources"
 	"archivekit/pkg/results"
+	"archivekit/pkg/review"
 	"archivekit/pkg/shard"
 	"archivekit/pkg/version"
 )
@@ -56,6 +57,9 @@ type runner struct {
 	modelComps []licence.Component
 	// licenceSaid holds the licence warnings and results already logged.
 	licenceSaid map[string]bool
+	// calibration is the doubt calibration of the run's models; nil when
+	// there is none (then needs_review is only set by page conditions).
+	calibration *review.Applied
 }
 
 // main dispatches on the mode: --average, --train (then --eval), --eval, or
@@ -454,6 +458,9 @@ func (r *runner) classify(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := r.resolveCalibration(folders, names, digests); err != nil {
+		return err
+	}
 	stamp := r.stamp
 	chunk := 0
 	if c.Chunk {
@@ -515,6 +522,11 @@ func (r *runner) classify(ctx context.Context) error {
 	// digest it holds is not classified again; its rows are written from the
 	// probabilities the ledger kept.
 	resume := c.Resume || c.RetryFailed || c.Chunk
+	// reviewed is a page's review under the run's calibration.
+	reviewed := func(p classify.Page) *review.Page {
+		rv := review.Assess(p.Probs, p.Mean, p.Condition, r.calibration)
+		return &rv
+	}
 	fileDigest, digestErrs := digestAll(set.Files)
 	digestOf := make(map[string]string, len(set.Files))
 	var files []string
@@ -542,7 +554,7 @@ func (r *runner) classify(ctx context.Context) error {
 				fail(f, name, p.Page, err.Error())
 				continue
 			}
-			dup, err := out.add(key, p)
+			dup, err := out.add(key, p, reviewed(p))
 			if err != nil {
 				return err
 			}
@@ -603,7 +615,7 @@ func (r *runner) classify(ctx context.Context) error {
 			pageFailed(p.Err.Error())
 		} else if key, err := set.Keys.Key(p.Name, p.Page); err != nil {
 			pageFailed(err.Error())
-		} else if dup, err := out.add(key, p); err != nil {
+		} else if dup, err := out.add(key, p, reviewed(p)); err != nil {
 			return err
 		} else if dup != "" {
 			r.log.Warn("page skipped: its row key is taken by another file", "file", p.Name, "key", key.String())
@@ -665,6 +677,42 @@ func (r *runner) classify(ctx context.Context) error {
 	if out.rows() == 0 {
 		return errors.New("no page was classified")
 	}
+	return nil
+}
+
+// resolveCalibration finds the doubt calibration of the run's model set in
+// the calibration file of the folder holding the model folders, records it
+// (file, digest, target, thresholds) in the run metadata, or records and
+// says that there is none: then no page is flagged for doubt, and the
+// review table says "uncalibrated" rather than apply a default threshold.
+func (r *runner) resolveCalibration(folders []classify.Folder, names, digests []string) error {
+	dirs := make([]string, len(folders))
+	members := make([]review.Member, len(folders))
+	for i, f := range folders {
+		dirs[i] = f.Dir
+		members[i] = review.Member{Name: names[i], Digest: digests[i]}
+	}
+	place, err := review.Place(dirs)
+	note := ""
+	if err != nil {
+		note = err.Error()
+	} else if r.calibration, note, err = review.Resolve(place, members); err != nil {
+		return fmt.Errorf("calibration: %w", err)
+	}
+	if r.calibration == nil {
+		r.log.Warn("no doubt calibration for these models: pages are not flagged for doubt (needs_review is left empty unless a page condition flags the page)", "reason", note)
+		r.para.SetReview("calibration", nil)
+		r.para.SetReview("calibration_note", note)
+		return nil
+	}
+	r.log.Info("doubt calibration", "file", r.calibration.File, "digest", r.calibration.FileDigest,
+		"target_precision", r.calibration.Target, "min_agreement", r.calibration.Thresholds.MinAgreement,
+		"min_margin", r.calibration.Thresholds.MinMargin, "reachable", r.calibration.Reachable)
+	if !r.calibration.Reachable {
+		r.log.Warn("the calibration could not reach its target precision on its evaluation split: every page is flagged for review",
+			"target_precision", r.calibration.Target, "file", r.calibration.File)
+	}
+	r.para.SetReview("calibration", r.calibration)
 	return nil
 }
 

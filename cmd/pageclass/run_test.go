@@ -50,7 +50,7 @@ func paradataSummary(t *testing.T, d paradata.Document) []byte {
 		"determined_by": d.LicenseDetail.DeterminedBy, "demo_ensemble": d.DemoEnsemble, "models": models,
 		"inputs": d.Statistics.InputFilesTotal, "processed": d.Statistics.SuccessfullyProcessed,
 		"skipped": d.Statistics.SkippedFiles, "skipped_detail": skipped, "counts": d.Statistics.OutputCountsByType,
-		"outputs": outs, "topn": d.Config["topn"],
+		"outputs": outs, "topn": d.Config["topn"], "review_calibrated": d.Review["calibration"] != nil,
 	}, "", "  ")
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +77,7 @@ func TestSingleModelGolden(t *testing.T) {
 	top := e.output(t, "_v4.4_TOP-3.csv")
 	goldenFile(t, "single_TOP-3.csv", top)
 	goldenFile(t, "single_RAW.csv", e.output(t, "_v4.4_RAW.csv"))
+	goldenFile(t, "single_REVIEW.csv", e.output(t, "_v4.4_REVIEW.csv"))
 	golden(t, "single_paradata.json", paradataSummary(t, readParadata(t, e)))
 	recs := readCSV(t, top)
 	// Two pages of each category, one row each (every sample category has
@@ -123,6 +124,7 @@ func TestBestGoldenAndMean(t *testing.T) {
 	goldenFile(t, "best_TOP-1.csv", e.output(t, "_BEST_5_models_TOP-1.csv"))
 	goldenFile(t, "best_AVG_TOP-11.csv", e.output(t, "_BEST_5_models_AVG_TOP-11.csv"))
 	goldenFile(t, "best_AVG_RAW.csv", e.output(t, "_BEST_5_models_AVG_RAW.csv"))
+	goldenFile(t, "best_AVG_REVIEW.csv", e.output(t, "_BEST_5_models_AVG_REVIEW.csv"))
 	golden(t, "best_paradata.json", paradataSummary(t, readParadata(t, e)))
 
 	avg := readCSV(t, e.output(t, "_BEST_5_models_AVG_RAW.csv"))

@@ -11,7 +11,9 @@ import (
 	"archivekit/pkg/classify"
 	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/registry"
+	"archivekit/pkg/review"
 	"archivekit/pkg/train"
+	"archivekit/pkg/version"
 )
 
 // plainExts are the -ff extensions without the dot, as pkg/train wants them.
@@ -269,7 +271,73 @@ func (r *runner) evaluate(ctx context.Context, folders []classify.Folder) error 
 		}
 		r.log.Info("evaluated", "model", o.Revision, "pages", res.Pages, "top1", res.Top1, "topN", res.TopN)
 		fmt.Fprintf(r.stdout, "\n%s", res.Report())
+		if err := r.reviewEvaluation(set, o, res); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// reviewEvaluation reports the precision of the unflagged pages and the
+// review rate of one evaluated model set at a few thresholds; with
+// --calibrate it calibrates the set's needs_review flag for
+// --review-precision and writes it to the calibration file beside the model
+// folders. It then writes the evaluation's review table under the
+// calibration in force.
+func (r *runner) reviewEvaluation(set []classify.Folder, o train.EvalOptions, res *train.EvalResult) error {
+	dirs := make([]string, len(set))
+	members := make([]review.Member, len(set))
+	for i, f := range set {
+		meta, err := f.Meta()
+		if err != nil {
+			return err
+		}
+		d, err := r.digest(f.Dir)
+		if err != nil {
+			return err
+		}
+		dirs[i], members[i] = f.Dir, review.Member{Name: f.Name(meta), Digest: d}
+	}
+	fmt.Fprintf(r.stdout, "\n%s", review.FormatReport(o.Revision, review.Report(res.Samples, len(set))))
+	place, placeErr := review.Place(dirs)
+	if r.cli.Calibrate {
+		if placeErr != nil {
+			return fmt.Errorf("--calibrate: %w", placeErr)
+		}
+		t := r.cli.ReviewPrecision
+		if !(t > 0 && t <= 1) {
+			return usagef("--review-precision %v: want a precision in (0, 1]", t)
+		}
+		best, ok := review.Calibrate(res.Samples, len(set), t)
+		c := review.Calibration{Models: members, Target: t, Thresholds: best.Thresholds, Reachable: ok,
+			Split: review.Split{Folder: o.Pages, Pages: res.Pages}, Result: best,
+			Table: review.Report(res.Samples, len(set)), Tool: "pageclass " + version.String()}
+		path, err := review.Save(place, c)
+		if err != nil {
+			return fmt.Errorf("writing the calibration: %w", err)
+		}
+		r.para.AddOutputFile(path)
+		r.log.Info("calibration written", "file", path, "models", o.Revision, "target_precision", t,
+			"min_agreement", best.MinAgreement, "min_margin", best.MinMargin, "reachable", ok,
+			"kept", best.Kept, "pages", best.Pages, "review_rate", best.ReviewRate)
+		if !ok {
+			r.log.Warn("target precision not reached on the evaluation pages at any threshold: every page will be flagged for review",
+				"models", o.Revision, "target_precision", t)
+		}
+		fmt.Fprintf(r.stdout, "calibrated %s for precision %.2f: %s\n", o.Revision, t, review.FormatPoint(best, ok))
+	}
+	var cal *review.Applied
+	if placeErr == nil {
+		var err error
+		if cal, _, err = review.Resolve(place, members); err != nil {
+			return err
+		}
+	}
+	path, err := res.WriteReview(cal)
+	if err != nil {
+		return err
+	}
+	r.log.Info("table written", "file", path, "rows", res.Pages)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"archivekit/pkg/pipeline"
 	"archivekit/pkg/registry"
 	"archivekit/pkg/results"
+	"archivekit/pkg/review"
 )
 
 // Ensemble is one or more models classifying the same pages. A single model
@@ -84,6 +85,9 @@ type Page struct {
 	// Mean is the element-wise mean of Probs (equal to Probs[0] for a single
 	// model); nil when Err is set.
 	Mean []float64
+	// Condition is the page-condition evidence measured on the decoded
+	// page (review.Condition); members that were not measured are nil.
+	Condition review.Condition
 	// Err says why the page has no prediction; it names the file.
 	Err error
 }

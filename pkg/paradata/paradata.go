@@ -108,7 +108,12 @@ type Document struct {
 	Config       map[string]any `json:"config"`
 	// Training records what a training run used and made (epochs, learning
 	// rate, seed, folds, the models written); absent for other runs.
-	Training           map[string]any `json:"training,omitempty"`
+	Training map[string]any `json:"training,omitempty"`
+	// Review records how the run's review fields were made: the
+	// calibration in force (its file and digest, target and thresholds) or
+	// why there is none, and the page-condition checks; absent for runs
+	// that review no page.
+	Review             map[string]any `json:"review,omitempty"`
 	Statistics         Statistics     `json:"statistics"`
 	SkippedFilesDetail []Skipped      `json:"skipped_files_detail"`
 	Outputs            []string       `json:"outputs"`
@@ -222,6 +227,16 @@ func (r *Run) SetTraining(key string, value any) {
 		r.doc.Training = map[string]any{}
 	}
 	r.doc.Training[key] = value
+}
+
+// SetReview records one fact of the run's page review.
+func (r *Run) SetReview(key string, value any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.doc.Review == nil {
+		r.doc.Review = map[string]any{}
+	}
+	r.doc.Review[key] = value
 }
 
 // AddModel records a model used by the run; a demo model marks the run as

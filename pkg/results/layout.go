@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"archivekit/pkg/modelmeta"
+	"archivekit/pkg/review"
 )
 
 // Row is one classified page.
@@ -20,6 +21,8 @@ type Row struct {
 	PerModel [][]float64
 	// True is the gold category of evaluation rows.
 	True string
+	// Review is the page's review (ReviewLayout); nil for other tables.
+	Review *review.Page
 }
 
 // Layout turns rows into CSV records.

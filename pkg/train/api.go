@@ -9,6 +9,8 @@ import (
 	"log/slog"
 
 	"archivekit/pkg/paradata"
+	"archivekit/pkg/results"
+	"archivekit/pkg/review"
 )
 
 // Options configure training (the [TRAIN] section and the flags of spec 4.1).
@@ -85,6 +87,13 @@ type EvalResult struct {
 	PerClass  []ClassScore // canonical order
 	Confusion [][]int      // [true][predicted], canonical order
 	Files     []string
+	// Samples are the pages' doubt and whether the averaged Top-1 is right,
+	// in table order: what review.Calibrate calibrates on.
+	Samples []review.Sample
+
+	rows       []results.Row // the evaluated pages, for WriteReview
+	reviewPath string
+	run        *paradata.Run
 }
 
 // ClassScore is precision, recall and F1 of one category.

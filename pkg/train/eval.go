@@ -14,6 +14,7 @@ import (
 	"archivekit/pkg/confmat"
 	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/results"
+	"archivekit/pkg/review"
 	"archivekit/pkg/splits"
 )
 
@@ -119,6 +120,7 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	for i := range probs {
 		probs[i] = make([]float32, n)
 	}
+	perModel := make([][][]float64, len(ptrs)) // [page][model][category]
 	for i, dir := range dirs {
 		size := metas[i].Preprocess.Size
 		these := make([]*sample, len(ptrs))
@@ -138,9 +140,12 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
 		for j := range p {
+			own := make([]float64, n)
 			for c, v := range p[j] {
 				probs[j][c] += v / float32(len(dirs))
+				own[c] = float64(v)
 			}
+			perModel[j] = append(perModel[j], own)
 		}
 	}
 	res := &EvalResult{Pages: len(ptrs), Revision: o.Revision}
@@ -185,7 +190,10 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 		for j, v := range probs[i] {
 			scores[j] = float64(v)
 		}
-		row := results.Row{Key: key, Scores: scores, True: modelmeta.Categories[ptrs[i].label]}
+		row := results.Row{Key: key, Scores: scores, PerModel: perModel[i], True: modelmeta.Categories[ptrs[i].label]}
+		res.rows = append(res.rows, row)
+		d := review.Measure(perModel[i], scores)
+		res.Samples = append(res.Samples, review.Sample{Doubt: d, Correct: d.Top1 == row.True})
 		if err := tw.Add(row); err != nil {
 			return nil, err
 		}
@@ -212,6 +220,8 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 			o.Run.AddOutputFile(f)
 		}
 	}
+	res.reviewPath = filepath.Join(o.Results, results.EvalReviewName(o.Stamp, o.Count, o.Revision))
+	res.run = o.Run
 	o.Log.Info("evaluation", "model", o.Revision, "pages", res.Pages, "top1", round4(res.Top1), fmt.Sprintf("top%d", o.TopN), round4(res.TopN))
 	return res, nil
 }
@@ -250,4 +260,29 @@ func (r *EvalResult) Report() string {
 	}
 	fmt.Fprintf(&b, "%-10s %9s %9s %9.3f %8d\n", "accuracy", "", "", r.Top1, r.Pages)
 	return b.String()
+}
+
+// WriteReview writes the evaluation's review table,
+// {stamp}_{n}_{rev}_EVAL_REVIEW.csv, with the doubt of each page flagged under
+// cal (nil: no calibration, every page "uncalibrated") and its gold
+// category, and returns its path.
+func (r *EvalResult) WriteReview(cal *review.Applied) (string, error) {
+	w, err := results.Create(r.reviewPath, results.ReviewLayout(true), 0)
+	if err != nil {
+		return "", err
+	}
+	for _, row := range r.rows {
+		rv := review.Assess(row.PerModel, row.Scores, review.Condition{}, cal)
+		row.Review = &rv
+		if err := w.Add(row); err != nil {
+			return "", err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return "", err
+	}
+	if r.run != nil {
+		r.run.AddOutputFile(r.reviewPath)
+	}
+	return r.reviewPath, nil
 }

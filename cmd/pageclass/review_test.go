@@ -1,0 +1,113 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"archivekit/pkg/classify/classifytest"
+	"archivekit/pkg/review"
+)
+
+// --eval --best --calibrate writes a calibration for each model and the
+// ensemble beside the model folders; a later classification run of the
+// ensemble finds it, flags pages by it, and records which calibration did.
+// On the calibration pages the precision of the unflagged pages reaches the
+// target when the calibration says it was reachable.
+func TestCalibrateThenClassify(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 2)
+	write(t, e.cfg, strings.ReplaceAll(readFile(t, e.cfg), filepath.Join(e.root, "eval"), e.in))
+	classifytest.Ensemble(t, e.models)
+
+	// Before calibrating: the review table says uncalibrated, needs_review unknown.
+	code, log := e.run(t, "-d", e.in, "--best")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if !strings.Contains(log, "no doubt calibration") {
+		t.Errorf("uncalibrated run not said in the log:\n%s", log)
+	}
+	for _, r := range readCSV(t, e.output(t, "_BEST_5_models_AVG_REVIEW.csv"))[1:] {
+		if r[7] != "" || r[8] != "uncalibrated" || r[14] != "none" {
+			t.Fatalf("uncalibrated row %v: want NEEDS_REVIEW empty, REASONS uncalibrated, CALIBRATION none", r)
+		}
+	}
+	if err := os.RemoveAll(e.results); err != nil {
+		t.Fatal(err)
+	}
+
+	code, log = e.run(t, "--eval", "--best", "--calibrate", "--review-precision", "0.1")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if !strings.Contains(log, "precision of the pages not flagged") || !strings.Contains(log, "calibrated BEST_5_models_AVG for precision 0.10") {
+		t.Errorf("no calibration report:\n%s", log)
+	}
+	data, err := os.ReadFile(filepath.Join(e.models, review.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f review.File
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Calibrations) != 6 {
+		t.Fatalf("%d calibrations, want 6 (five models and the ensemble)", len(f.Calibrations))
+	}
+	ens := f.Calibrations[5]
+	if len(ens.Models) != 5 || ens.Target != 0.1 || ens.Split.Pages != 22 {
+		t.Errorf("ensemble calibration %+v", ens)
+	}
+	gold := map[string]string{}
+	for _, r := range readCSV(t, e.output(t, "_5_BEST_5_models_AVG_EVAL_REVIEW.csv"))[1:] {
+		gold[r[0]+"/"+r[1]] = r[15]
+	}
+	if err := os.RemoveAll(e.results); err != nil {
+		t.Fatal(err)
+	}
+
+	code, log = e.run(t, "-d", e.in, "--best")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	d := readParadata(t, e)
+	cal, _ := d.Review["calibration"].(map[string]any)
+	if cal == nil || cal["file"] != filepath.Join(e.models, review.FileName) || !strings.HasPrefix(cal["file_digest"].(string), "sha256:") || cal["target_precision"] != 0.1 {
+		t.Fatalf("run metadata review %v", d.Review)
+	}
+	id := (&review.Applied{Digest: cal["digest"].(string), Target: 0.1}).ID()
+	kept, right, flagged := 0, 0, 0
+	rows := readCSV(t, e.output(t, "_BEST_5_models_AVG_REVIEW.csv"))[1:]
+	for _, r := range rows {
+		if r[14] != id {
+			t.Fatalf("row %v: CALIBRATION %q, want %q", r, r[14], id)
+		}
+		switch r[7] {
+		case "no":
+			kept++
+			if gold[r[0]+"/"+r[1]] == r[2] {
+				right++
+			}
+		case "yes":
+			flagged++
+			if r[8] == "" {
+				t.Errorf("flagged row without a reason: %v", r)
+			}
+		default:
+			t.Fatalf("row %v: NEEDS_REVIEW %q, want yes or no", r, r[7])
+		}
+	}
+	if ens.Reachable {
+		// the evaluation decodes and resizes pages its own way: a page may
+		// differ by a rounding, never by more than one page here
+		if kept == 0 || float64(right+1)/float64(kept) < 0.1 || kept < ens.Result.Kept-1 || kept > ens.Result.Kept+1 {
+			t.Errorf("kept %d (%d right), calibration said %d kept at precision %v", kept, right, ens.Result.Kept, *ens.Result.Precision)
+		}
+	} else if kept != 0 {
+		t.Errorf("unreachable target, yet %d pages not flagged", kept)
+	}
+	t.Logf("%d pages: %d kept (%d right), %d flagged; reachable %v", len(rows), kept, right, flagged, ens.Reachable)
+}
