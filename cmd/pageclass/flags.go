@@ -31,14 +31,17 @@ type CLI struct {
 	Shard      string `name:"shard" group:"input" placeholder:"I/N" help:"Classify only share I of N (numbered from 0): the files whose path relative to the input folder hashes to I, so N runs with 0/N ... N-1/N classify every file exactly once."`
 
 	// Output.
-	TopN              int    `name:"topn" group:"output" default:"${top_n}" placeholder:"N" help:"Number of categories reported per page, 1 to 11; -tn for short ([SETUP] top_N: ${top_n})."`
-	Raw               bool   `name:"raw" negatable:"" group:"output" default:"${raw}" help:"Also write the scores of all 11 categories, the RAW table ([SETUP] raw: ${raw})."`
-	Chunk             bool   `name:"chunk" negatable:"" group:"output" default:"${chunking}" help:"Append rows every [INPUT] chunk_size (${chunk_size}) pages as the run proceeds, to tables named chunk-<hash of input and options>; a re-run with the same input and options continues them (as --resume: the ledger says what is done) ([INPUT] chunking: ${chunking})."`
-	Resume            bool   `name:"resume" group:"output" help:"Continue an interrupted run: files the ledger (<results>/ledger/) records as done or failed, with the same content and the same models, are not classified again; their rows come from the ledger, so the tables equal an uninterrupted run's."`
-	RetryFailed       bool   `name:"retry-failed" group:"output" help:"As --resume, but files that failed are classified again."`
-	Results           string `name:"results" group:"output" default:"${folder_results}" placeholder:"DIR" help:"Folder of the result tables and run metadata ([OUTPUT] FOLDER_RESULTS: ${folder_results})."`
-	NoAverageBest     bool   `name:"no-average-best" group:"output" help:"With --best: do not write the averaged AVG_TOP-N table."`
-	SaveIntermediates bool   `name:"save-intermediates" group:"output" help:"With --best: also write each model's own TOP-N (and RAW) table."`
+	TopN        int  `name:"topn" group:"output" default:"${top_n}" placeholder:"N" help:"Number of categories reported per page, 1 to 11; -tn for short ([SETUP] top_N: ${top_n})."`
+	Raw         bool `name:"raw" negatable:"" group:"output" default:"${raw}" help:"Also write the scores of all 11 categories, the RAW table ([SETUP] raw: ${raw})."`
+	Chunk       bool `name:"chunk" negatable:"" group:"output" default:"${chunking}" help:"Append rows every [INPUT] chunk_size (${chunk_size}) pages as the run proceeds, to tables named chunk-<hash of input and options>; a re-run with the same input and options continues them (as --resume: the ledger says what is done) ([INPUT] chunking: ${chunking})."`
+	Resume      bool `name:"resume" group:"output" help:"Continue an interrupted run: files the ledger (<results>/ledger/) records as done or failed, with the same content and the same models, are not classified again; their rows come from the ledger, so the tables equal an uninterrupted run's."`
+	RetryFailed bool `name:"retry-failed" group:"output" help:"As --resume, but files that failed are classified again."`
+	Merge       bool `name:"merge" group:"output" help:"Merge the tables of the shard runs (--shard i/n) found in the folders or run-metadata files given after the flags into one set of tables under --results, with one run metadata listing the shards; shards of other models or options, missing, repeated or unfinished shards are refused."`
+	// MergeFrom are the results folders or run-metadata files of --merge.
+	MergeFrom         []string `arg:"" optional:"" name:"shard-results" help:"With --merge: results folders (every shard run metadata in them) or run-metadata files of the shards."`
+	Results           string   `name:"results" group:"output" default:"${folder_results}" placeholder:"DIR" help:"Folder of the result tables and run metadata ([OUTPUT] FOLDER_RESULTS: ${folder_results})."`
+	NoAverageBest     bool     `name:"no-average-best" group:"output" help:"With --best: do not write the averaged AVG_TOP-N table."`
+	SaveIntermediates bool     `name:"save-intermediates" group:"output" help:"With --best: also write each model's own TOP-N (and RAW) table."`
 
 	// Models.
 	Model string `short:"m" name:"model" group:"models" placeholder:"DIR" help:"Folder holding one sub-folder per revision (model_v14 or v1.4 ...), or one model folder itself (default [OUTPUT] FOLDER_MODELS: ${folder_models}). A folder given here (or a non-default FOLDER_MODELS) never falls back to the demo models."`
@@ -243,6 +246,14 @@ func (c *CLI) validate() error {
 	}
 	if c.Directory != "" && c.Dir {
 		errs = append(errs, errors.New("-d and --dir exclude each other"))
+	}
+	switch {
+	case c.Merge && len(c.MergeFrom) == 0:
+		errs = append(errs, errors.New("--merge needs the shards' results folders (or run-metadata files) after the flags"))
+	case !c.Merge && len(c.MergeFrom) > 0:
+		errs = append(errs, fmt.Errorf("unexpected argument %q: only --merge takes folders after the flags (use -d DIR for the input)", c.MergeFrom[0]))
+	case c.Merge && (c.Shard != "" || c.Train || c.Eval || c.Average || c.Resume || c.RetryFailed):
+		errs = append(errs, errors.New("--merge combines finished shard runs: it takes no --shard, --train, --eval, --average, --resume or --retry-failed"))
 	}
 	if c.Folds < 0 {
 		errs = append(errs, fmt.Errorf("--folds must not be negative, got %d", c.Folds))

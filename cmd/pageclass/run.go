@@ -96,6 +96,9 @@ func (r *runner) main(ctx context.Context) (err error) {
 		return err
 	}
 	switch {
+	case c.Merge:
+		r.para.SetConfig("merge_from", c.MergeFrom)
+		return r.merge()
 	case c.Average:
 		return r.average()
 	case c.Train:
@@ -161,7 +164,7 @@ func (r *runner) recordConfig() {
 		"average": c.Average, "average_pattern": c.AveragePattern, "batch": r.settings.Setup.Batch,
 		"document_json": c.DocumentJSON, "document_json_out": c.DocumentJSONOut,
 		"document_json_dir": c.DocumentJSONDir, "document_json_out_dir": c.DocumentJSONOutDir,
-		"strict_document_json": c.StrictDocumentJSON,
+		"strict_document_json": c.StrictDocumentJSON, "merge": c.Merge,
 	} {
 		r.para.SetConfig(k, v)
 	}

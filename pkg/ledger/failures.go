@@ -2,8 +2,11 @@ package ledger
 
 import (
 	"encoding/csv"
+	"fmt"
 	"io"
+	"os"
 	"sort"
+	"strings"
 
 	"archivekit/pkg/atomicfile"
 )
@@ -40,4 +43,25 @@ func WriteFailures(path string, fs []Failure) error {
 		cw.Flush()
 		return cw.Error()
 	})
+}
+
+// ReadFailures reads a failures table written by WriteFailures.
+func ReadFailures(path string) ([]Failure, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 || strings.Join(recs[0], ",") != strings.Join(FailuresHeader, ",") {
+		return nil, fmt.Errorf("%s: not a failures table (want the header %s)", path, strings.Join(FailuresHeader, ","))
+	}
+	out := make([]Failure, 0, len(recs)-1)
+	for _, r := range recs[1:] {
+		out = append(out, Failure{File: r[0], Error: r[1]})
+	}
+	return out, nil
 }

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"archivekit/pkg/ledger"
+	"archivekit/pkg/paradata"
+	"archivekit/pkg/results"
+	"archivekit/pkg/shard"
+)
+
+// shardRun is the run metadata of one shard run.
+type shardRun struct {
+	path string
+	doc  paradata.Document
+	spec shard.Spec
+}
+
+// mergeSame are the configuration values every shard of one run must share:
+// what decides the rows and the tables (models are compared by digest
+// separately). The input folder may be mounted anywhere, so it is not one.
+var mergeSame = []string{"topn", "raw", "best", "no_average_best", "save_intermediates", "file_format",
+	"inner", "shard_files_all", "chunk", "fastcls"}
+
+// mergeDrop are the shard runs' values that describe one shard only.
+var mergeDrop = map[string]bool{"shard": true, "shard_files_all": true, "ledger": true, "ledger_key": true,
+	"results": true, "items_from_ledger": true, "resume": true, "retry_failed": true, "chunk_key": true,
+	"directory": true, "config_file": true, "device": true, "merge": true, "merge_from": true}
+
+// merge combines the tables of the shard runs found in c.MergeFrom (results
+// folders, whose shard run metadata are all taken, or run-metadata files)
+// into this run's tables, sorted as a one-shot run sorts them, and records
+// the shards in this run's metadata. Shards of different configurations or
+// models, a shard given twice or missing, a shard that did not complete,
+// and a row in two shards are errors.
+func (r *runner) merge() error {
+	c := r.cli
+	runs, err := r.shardRuns(c.MergeFrom)
+	if err != nil {
+		return err
+	}
+	first := runs[0]
+	n := first.spec.Count
+	byIndex := map[int][]shardRun{}
+	for _, s := range runs {
+		if s.spec.Count != n {
+			return usagef("shards of different runs: %s is shard %s, %s is shard %s", first.path, first.spec, s.path, s.spec)
+		}
+		if err := sameConfig(first, s); err != nil {
+			return usageError{err}
+		}
+		byIndex[s.spec.Index] = append(byIndex[s.spec.Index], s)
+	}
+	var missing, parts []string
+	var chosen []shardRun
+	for i := 0; i < n; i++ {
+		var done, other []string
+		var pick shardRun
+		for _, s := range byIndex[i] {
+			if s.doc.Status == paradata.StatusCompleted {
+				done = append(done, s.path)
+				pick = s
+			} else {
+				other = append(other, fmt.Sprintf("%s (%s)", s.path, s.doc.Status))
+			}
+		}
+		switch {
+		case len(done) > 1:
+			return usagef("shard %d/%d is there %d times (%s): the shards overlap; keep the run metadata of one and move the others away", i, n, len(done), strings.Join(done, ", "))
+		case len(done) == 0 && len(other) > 0:
+			return fmt.Errorf("shard %d/%d did not complete: %s; finish it with pageclass --shard %d/%d --resume (same input, models and results folder)", i, n, strings.Join(other, ", "), i, n)
+		case len(done) == 0:
+			missing = append(missing, fmt.Sprintf("%d/%d", i, n))
+			continue
+		}
+		chosen = append(chosen, pick)
+		parts = append(parts, pick.path)
+	}
+	if len(missing) > 0 {
+		return usagef("missing shards %s of %d (found %d in %s)", strings.Join(missing, ", "), n, len(chosen), strings.Join(c.MergeFrom, " "))
+	}
+
+	// The tables, by name without the stamp.
+	tables := map[string][]string{}
+	var shape string
+	for _, s := range chosen {
+		var names []string
+		for _, o := range s.doc.Outputs {
+			base := filepath.Base(o)
+			if !strings.HasSuffix(base, ".csv") {
+				continue // document records are per document: they stay where they are
+			}
+			at := strings.IndexByte(base, '_')
+			if at < 0 {
+				continue
+			}
+			suffix := base[at:]
+			names = append(names, suffix)
+			tables[suffix] = append(tables[suffix], filepath.Join(filepath.Dir(s.path), base))
+		}
+		if len(names) == 0 {
+			continue // an empty share writes no table
+		}
+		sort.Strings(names)
+		if got := strings.Join(names, " "); shape == "" {
+			shape = got
+		} else if got != shape {
+			return fmt.Errorf("%s lists the tables %s, another shard %s: not shards of one run", s.path, got, shape)
+		}
+	}
+	if len(tables) == 0 {
+		return errors.New("the shards wrote no table")
+	}
+	suffixes := make([]string, 0, len(tables))
+	for s := range tables {
+		suffixes = append(suffixes, s)
+	}
+	sort.Strings(suffixes)
+	// Every table is read and checked before any is written.
+	merged := map[string]*results.Merged{}
+	var failures []ledger.Failure
+	for _, suffix := range suffixes {
+		if suffix == "_"+FailuresTable {
+			for _, in := range tables[suffix] {
+				fs, err := ledger.ReadFailures(in)
+				if err != nil {
+					return err
+				}
+				failures = append(failures, fs...)
+			}
+			continue
+		}
+		m, err := results.Merge(tables[suffix])
+		if err != nil {
+			return err
+		}
+		merged[suffix] = m
+	}
+	for _, suffix := range suffixes {
+		out := filepath.Join(c.Results, r.stamp+suffix)
+		m := merged[suffix]
+		if m == nil {
+			if err := ledger.WriteFailures(out, failures); err != nil {
+				return err
+			}
+			r.para.AddOutputFile(out)
+			r.log.Info("failures table written", "file", out, "rows", len(failures))
+			continue
+		}
+		if err := m.Write(out); err != nil {
+			return err
+		}
+		r.para.AddOutputFile(out)
+		r.para.CountOutput("csv", m.Len())
+		r.log.Info("table written", "file", out, "rows", m.Len(), "shards", len(tables[suffix]))
+	}
+	r.recordMerged(chosen)
+	return nil
+}
+
+// recordMerged makes this run's metadata that of the whole run: the shards'
+// configuration, models, licence, counts, skipped files and warnings, and
+// the list of shard runs merged.
+func (r *runner) recordMerged(runs []shardRun) {
+	first := runs[0].doc
+	for k, v := range first.Config {
+		if !mergeDrop[k] {
+			r.para.SetConfig(k, v)
+		}
+	}
+	var list []map[string]any
+	seenWarn := map[string]bool{}
+	for _, s := range runs {
+		d := s.doc
+		list = append(list, map[string]any{"shard": s.spec.String(), "run_metadata": s.path, "run_id": d.RunID,
+			"status": d.Status, "start_time": d.StartTime, "end_time": d.EndTime, "tool_version": d.ToolVersion,
+			"input_files": d.Statistics.InputFilesTotal, "processed": d.Statistics.SuccessfullyProcessed,
+			"skipped": d.Statistics.SkippedFiles, "device": d.Config["device"], "items_from_ledger": d.Config["items_from_ledger"]})
+		r.para.AddInputs(d.Statistics.InputFilesTotal)
+		r.para.Processed(d.Statistics.SuccessfullyProcessed)
+		for _, sk := range d.SkippedFilesDetail {
+			r.para.Skip(sk.File, sk.Reason)
+		}
+		for _, w := range d.Warnings {
+			if !seenWarn[w] {
+				seenWarn[w] = true
+				r.para.Warn(w)
+			}
+		}
+	}
+	r.para.SetConfig("merged_shards", list)
+	r.para.SetConfig("shards", len(runs))
+	for _, m := range first.Models {
+		r.para.AddModel(m)
+	}
+	r.para.SetLicence(first.LicenseDetail)
+}
+
+// shardRuns reads the run metadata of the shard runs: every
+// *_page-classification.json with a shard in each folder given (other runs
+// there, a one-shot or a merge, are passed over), and each file given.
+func (r *runner) shardRuns(from []string) ([]shardRun, error) {
+	var out []shardRun
+	self, _ := filepath.Abs(r.para.Path())
+	for _, arg := range from {
+		st, err := os.Stat(arg)
+		if err != nil {
+			return nil, usagef("--merge: %v", err)
+		}
+		files := []string{arg}
+		if st.IsDir() {
+			files, _ = filepath.Glob(filepath.Join(arg, "*_"+paradata.Program+".json"))
+		}
+		found := 0
+		for _, f := range files {
+			if abs, _ := filepath.Abs(f); abs == self {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			var d paradata.Document
+			if err := json.Unmarshal(b, &d); err != nil {
+				return nil, fmt.Errorf("%s: not run metadata: %w", f, err)
+			}
+			spec, _ := d.Config["shard"].(string)
+			if spec == "" {
+				if !st.IsDir() {
+					return nil, usagef("%s is not the run metadata of a shard (no config.shard): give the shards' run metadata or their results folders", f)
+				}
+				continue
+			}
+			s, err := shard.Parse(spec)
+			if err != nil {
+				return nil, fmt.Errorf("%s: config.shard: %w", f, err)
+			}
+			out = append(out, shardRun{path: f, doc: d, spec: s})
+			found++
+		}
+		if found == 0 {
+			return nil, usagef("--merge: no shard run metadata (*_%s.json with config.shard) in %s", paradata.Program, arg)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out, nil
+}
+
+// sameConfig refuses shards whose models (by digest) or table options
+// differ, naming the first difference.
+func sameConfig(a, b shardRun) error {
+	models := func(d paradata.Document) string {
+		var s []string
+		for _, m := range d.Models {
+			s = append(s, m.Revision+"="+m.Digest)
+		}
+		return strings.Join(s, ", ")
+	}
+	// A shard whose share was empty loaded no model.
+	if ma, mb := models(a.doc), models(b.doc); ma != mb && ma != "" && mb != "" {
+		return fmt.Errorf("shards of different models: %s ran %s, %s ran %s", a.path, ma, b.path, mb)
+	}
+	if a.doc.ToolVersion != b.doc.ToolVersion {
+		return fmt.Errorf("shards of different program versions: %s is %s, %s is %s", a.path, a.doc.ToolVersion, b.path, b.doc.ToolVersion)
+	}
+	for _, k := range mergeSame {
+		va, _ := json.Marshal(a.doc.Config[k])
+		vb, _ := json.Marshal(b.doc.Config[k])
+		if string(va) != string(vb) {
+			return fmt.Errorf("shards of different configurations: %s has %s = %s, %s has %s", a.path, k, va, b.path, vb)
+		}
+	}
+	return nil
+}

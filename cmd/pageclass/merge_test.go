@@ -1,0 +1,151 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"archivekit/pkg/paradata"
+)
+
+// Three shards run into one results folder and merged give the one-shot
+// run's tables row for row (a broken file among the inputs is in the
+// merged failures table), and one run metadata listing the shards.
+func TestMergeEqualsOneShot(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 2)
+	e.model(t, "v4.4")
+	write(t, filepath.Join(e.in, "TEXT", "broken.png"), "not a png")
+	whole := filepath.Join(e.root, "whole")
+	if code, log := e.run(t, "-d", e.in, "--raw", "--results", whole); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	shards := filepath.Join(e.root, "shards")
+	for i := 0; i < 3; i++ {
+		if code, log := e.run(t, "-d", e.in, "--raw", "--results", shards, "--shard", fmt.Sprintf("%d/3", i)); code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, code, log)
+		}
+	}
+	merged := filepath.Join(e.root, "merged")
+	if code, log := e.run(t, "--merge", "--results", merged, shards); code != exitOK {
+		t.Fatalf("merge: exit %d: %s", code, log)
+	}
+	for _, suffix := range []string{"_v4.4_TOP-3.csv", "_v4.4_RAW.csv", "_" + FailuresTable} {
+		got, want := tableRows(t, merged, suffix), tableRows(t, whole, suffix)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("merged %s differs from the one-shot run's:\n%s\nwant\n%s", suffix, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	var d paradata.Document
+	m, _ := filepath.Glob(filepath.Join(merged, "*_page-classification.json"))
+	if len(m) != 1 {
+		t.Fatalf("run metadata %v", m)
+	}
+	b, _ := os.ReadFile(m[0])
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := d.Config["merged_shards"].([]any)
+	if d.Status != paradata.StatusCompleted || len(list) != 3 || d.Statistics.SuccessfullyProcessed != 22 ||
+		d.Statistics.SkippedFiles != 1 || len(d.Models) != 1 || d.Config["topn"] != 3.0 {
+		t.Errorf("merged run metadata: status %s, %d shards, %d processed, %d skipped, models %v, topn %v",
+			d.Status, len(list), d.Statistics.SuccessfullyProcessed, d.Statistics.SkippedFiles, d.Models, d.Config["topn"])
+	}
+}
+
+// Shards that are not one run's are refused with a clear error.
+func TestMergeRefuses(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	shards := filepath.Join(e.root, "shards")
+	for i := 0; i < 3; i++ {
+		if code, log := e.run(t, "-d", e.in, "--results", shards, "--shard", fmt.Sprintf("%d/3", i)); code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, code, log)
+		}
+	}
+	metas, _ := filepath.Glob(filepath.Join(shards, "*_page-classification.json"))
+	if len(metas) != 3 {
+		t.Fatalf("%d shard run metadata", len(metas))
+	}
+	// edit copies the shard folder, changes shard k's run metadata, and
+	// returns the copy.
+	edit := func(t *testing.T, k int, change func(d map[string]any)) string {
+		dir := t.TempDir()
+		all, _ := filepath.Glob(filepath.Join(shards, "*"))
+		for _, f := range all {
+			if st, _ := os.Stat(f); st.IsDir() {
+				continue
+			}
+			b, _ := os.ReadFile(f)
+			os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644)
+		}
+		if change != nil {
+			p := filepath.Join(dir, filepath.Base(metas[k]))
+			var d map[string]any
+			b, _ := os.ReadFile(p)
+			json.Unmarshal(b, &d)
+			change(d)
+			b, _ = json.Marshal(d)
+			os.WriteFile(p, b, 0o644)
+		}
+		return dir
+	}
+	for _, c := range []struct {
+		name string
+		args func(t *testing.T) []string
+		code int
+		want string
+	}{
+		{"missing shard", func(t *testing.T) []string { return []string{metas[0], metas[2]} }, exitUsage, "missing shards"},
+		{"another model", func(t *testing.T) []string {
+			return []string{edit(t, 1, func(d map[string]any) { d["models"].([]any)[0].(map[string]any)["digest"] = "sha256:other" })}
+		}, exitUsage, "shards of different models"},
+		{"another top-N", func(t *testing.T) []string {
+			return []string{edit(t, 2, func(d map[string]any) { d["config"].(map[string]any)["topn"] = 5 })}
+		}, exitUsage, "topn"},
+		{"another shard count", func(t *testing.T) []string {
+			return []string{edit(t, 2, func(d map[string]any) { d["config"].(map[string]any)["shard"] = "2/4" })}
+		}, exitUsage, "shards of different runs"},
+		{"shard twice", func(t *testing.T) []string {
+			dir := edit(t, 0, nil)
+			b, _ := os.ReadFile(metas[0])
+			os.WriteFile(filepath.Join(dir, "999999-999999_page-classification.json"), b, 0o644)
+			return []string{dir}
+		}, exitUsage, "the shards overlap"},
+		{"unfinished shard", func(t *testing.T) []string {
+			return []string{edit(t, 1, func(d map[string]any) { d["status"] = "running" })}
+		}, exitFailure, "did not complete"},
+		{"a row in two shards", func(t *testing.T) []string {
+			dir := edit(t, 0, nil)
+			tabs, _ := filepath.Glob(filepath.Join(dir, "*_v4.4_TOP-3.csv"))
+			a, _ := os.ReadFile(tabs[0])
+			b, _ := os.ReadFile(tabs[1])
+			lines := strings.SplitAfter(string(a), "\n")
+			os.WriteFile(tabs[1], append(b, lines[1]...), 0o644)
+			return []string{dir}
+		}, exitFailure, "the shards overlap"},
+		{"not a shard", func(t *testing.T) []string {
+			dir := t.TempDir()
+			if code, log := e.run(t, "-d", e.in, "--results", dir); code != exitOK {
+				t.Fatalf("exit %d: %s", code, log)
+			}
+			m, _ := filepath.Glob(filepath.Join(dir, "*_page-classification.json"))
+			return m
+		}, exitUsage, "not the run metadata of a shard"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			code, log := e.run(t, append([]string{"--merge", "--results", out}, c.args(t)...)...)
+			if code != c.code || !strings.Contains(log, c.want) {
+				t.Errorf("exit %d, want %d with %q: %s", code, c.code, c.want, log)
+			}
+			if m, _ := filepath.Glob(filepath.Join(out, "*.csv")); len(m) > 0 {
+				t.Errorf("tables written by a refused merge: %v", m)
+			}
+		})
+	}
+}
