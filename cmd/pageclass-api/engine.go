@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,7 +13,9 @@ import (
 	"archivekit/pkg/batcher"
 	"archivekit/pkg/classify"
 	"archivekit/pkg/imageio"
+	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/registry"
+	"archivekit/pkg/review"
 	"archivekit/pkg/service"
 )
 
@@ -25,6 +28,9 @@ type member struct {
 	batch *batcher.Batcher[[]float32, []float32]
 	// demo is set for a shipped demo model (its licence condition "demo").
 	demo bool
+	// digest is modelmeta.Digest of the model folder: a calibration
+	// applies to exactly these weights.
+	digest string
 }
 
 // probabilities runs pages (each model.InputLen floats) through the model.
@@ -64,8 +70,11 @@ type engine struct {
 	ensemble []*member // registry.Ensemble order
 	demo     bool
 
-	mu     sync.Mutex
-	extra  map[string]*member
+	mu    sync.Mutex
+	extra map[string]*member
+	// cals caches the calibration of each member set (by names), found at
+	// its first request.
+	cals   map[string]calibration
 	loadMu sync.Mutex // one revision download/load at a time
 
 	closeOnce sync.Once
@@ -128,10 +137,15 @@ func (e *engine) loadFolder(f classify.Folder) (*member, error) {
 		m.Close()
 		return nil, fmt.Errorf("warming %s: %w", m.Name, err)
 	}
+	digest, err := modelmeta.Digest(f.Dir)
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("model %s: %w", f.Dir, err)
+	}
 	d := time.Since(t0)
 	e.opt.Metrics.SetModelLoadTime(m.Name, d)
 	e.opt.Log.Info("model loaded", "model", m.Name, "dir", f.Dir, "demo", f.Demo, "input", m.Size(), "seconds", d.Seconds())
-	mem := &member{model: m, demo: f.Demo}
+	mem := &member{model: m, demo: f.Demo, digest: digest}
 	if e.opt.Batching {
 		mem.batch = batcher.New(func(pages [][]float32) ([][]float32, error) { return forward(m, pages) },
 			batcher.Options{MaxBatch: e.opt.MaxBatch, MaxWait: e.opt.MaxWait,
@@ -220,8 +234,9 @@ func (b batchInputs) add(ms []*member, img imageio.Image) error {
 }
 
 // classifyPages returns, for each of the n pages in in, the mean of the
-// members' probability vectors (canonical category order).
-func classifyPages(ctx context.Context, ms []*member, in batchInputs, n int) ([][]float64, error) {
+// members' probability vectors and each member's own vector (canonical
+// category order).
+func classifyPages(ctx context.Context, ms []*member, in batchInputs, n int) (mean [][]float64, per [][][]float64, err error) {
 	out := make([][][]float32, len(ms))
 	errs := make([]error, len(ms))
 	var wg sync.WaitGroup
@@ -234,18 +249,67 @@ func classifyPages(ctx context.Context, ms []*member, in batchInputs, n int) ([]
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	mean := make([][]float64, n)
+	mean = make([][]float64, n)
+	per = make([][][]float64, n)
 	for p := range n {
 		mean[p] = make([]float64, len(out[0][p]))
-		for _, rows := range out {
+		per[p] = make([][]float64, len(ms))
+		for i, rows := range out {
+			per[p][i] = make([]float64, len(rows[p]))
 			for c, v := range rows[p] {
 				mean[p][c] += float64(v) / float64(len(ms))
+				per[p][i][c] = float64(v)
 			}
 		}
 	}
-	return mean, nil
+	return mean, per, nil
+}
+
+// calibration is the doubt calibration of a member set, or why it has none.
+type calibration struct {
+	applied *review.Applied
+	note    string
+}
+
+// calibration finds (once per member set) the calibration of ms in the
+// calibration file of the folder holding their model folders. A file that
+// cannot be read is an error; no calibration is not.
+func (e *engine) calibration(ms []*member) (calibration, error) {
+	names := make([]string, len(ms))
+	dirs := make([]string, len(ms))
+	members := make([]review.Member, len(ms))
+	for i, m := range ms {
+		names[i], dirs[i] = m.model.Name, m.model.Dir
+		members[i] = review.Member{Name: m.model.Name, Digest: m.digest}
+	}
+	key := strings.Join(names, "\x00")
+	e.mu.Lock()
+	c, ok := e.cals[key]
+	e.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	place, err := review.Place(dirs)
+	if err != nil {
+		c.note = err.Error()
+	} else if c.applied, c.note, err = review.Resolve(place, members); err != nil {
+		return c, err
+	}
+	if c.applied == nil {
+		e.opt.Log.Warn("no doubt calibration for these models: pages are not flagged for doubt (needs_review is null unless a page condition flags the page)", "models", strings.Join(names, ","), "reason", c.note)
+	} else {
+		e.opt.Log.Info("doubt calibration", "models", strings.Join(names, ","), "file", c.applied.File, "digest", c.applied.FileDigest,
+			"target_precision", c.applied.Target, "reachable", c.applied.Reachable)
+	}
+	e.mu.Lock()
+	if e.cals == nil {
+		e.cals = map[string]calibration{}
+	}
+	e.cals[key] = c
+	e.mu.Unlock()
+	return c, nil
 }
 
 // close stops the batchers and releases the models.

@@ -43,7 +43,7 @@ func TestFrontendInChromium(t *testing.T) {
 	defer cancel()
 
 	var labels []string
-	var barWidth, thumb, status string
+	var barWidth, thumb, status, flag, facts string
 	var shot []byte
 	err := chromedp.Run(ctx,
 		chromedp.Navigate(ts.URL+"/frontend"),
@@ -57,6 +57,8 @@ func TestFrontendInChromium(t *testing.T) {
 		chromedp.Evaluate(`document.querySelector('.bar span').style.width`, &barWidth),
 		chromedp.Evaluate(`document.querySelector('.page img').src`, &thumb),
 		chromedp.Text("#status", &status),
+		chromedp.Text(".review .flag", &flag),
+		chromedp.Text(".review .facts", &facts),
 		chromedp.FullScreenshot(&shot, 100), // 100: PNG,
 	)
 	if err != nil {
@@ -64,6 +66,11 @@ func TestFrontendInChromium(t *testing.T) {
 	}
 	if len(labels) != 5 || !strings.HasSuffix(barWidth, "%") || !strings.HasPrefix(thumb, "blob:") || !strings.Contains(status, "ensemble") {
 		t.Fatalf("labels %v, bar %q, thumbnail %q, status %q", labels, barWidth, thumb, status)
+	}
+	// the page's review: the fixture models have no calibration
+	if !strings.Contains(flag, "no calibration") || !strings.Contains(facts, "agreement") || !strings.Contains(facts, "/5") ||
+		!strings.Contains(facts, "margin") || !strings.Contains(facts, "ink") || !strings.Contains(facts, "calibration none") {
+		t.Fatalf("review shown: %q / %q", flag, facts)
 	}
 	dir, _ := filepath.Abs("../../test/artifacts")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -31,6 +31,7 @@ import (
 	"archivekit/pkg/registry"
 	"archivekit/pkg/resources"
 	"archivekit/pkg/results"
+	"archivekit/pkg/review"
 	"archivekit/pkg/service"
 	"archivekit/pkg/version"
 )
@@ -227,12 +228,18 @@ type imageResponse struct {
 	Predictions []prediction `json:"predictions"`
 	Record      any          `json:"document_json"`
 	SchemaError []string     `json:"document_json_schema_error"`
+	// Review and ReviewCalibration are extra fields (not in spec 2.2): the
+	// page's doubt and page-condition flags, and the calibration in force.
+	Review            *review.Page    `json:"review"`
+	ReviewCalibration *review.Applied `json:"review_calibration"`
 }
 
 // pageResult is one page of /predict_document.
 type pageResult struct {
 	Page        int          `json:"page"`
 	Predictions []prediction `json:"predictions"`
+	// Review is an extra field: the page's doubt and condition flags.
+	Review *review.Page `json:"review"`
 	// Thumbnail is a small JPEG of the page as a data: URL, present only
 	// when the form asked for thumbnails (the browser interface does).
 	Thumbnail string `json:"thumbnail,omitempty"`
@@ -247,6 +254,9 @@ type documentResponse struct {
 	Pages       []pageResult `json:"pages"`
 	Record      any          `json:"document_json,omitempty"`
 	SchemaError []string     `json:"document_json_schema_error,omitempty"`
+	// ReviewCalibration is an extra field: the calibration that set the
+	// pages' needs_review, null when there is none.
+	ReviewCalibration *review.Applied `json:"review_calibration"`
 }
 
 // form is a validated prediction request.
@@ -419,6 +429,8 @@ func (s *server) predict(document bool) http.HandlerFunc {
 			n = 1 // a multi-frame image is read as its first frame
 		}
 		probs := make([][]float64, 0, n)
+		var perModel [][][]float64
+		var conds []review.Condition
 		var thumbs []string
 		for start := 0; start < n; start += pageChunk {
 			if r.Context().Err() != nil {
@@ -435,6 +447,8 @@ func (s *server) predict(document bool) http.HandlerFunc {
 					if preErr = in.add(members, img); preErr != nil {
 						return preErr
 					}
+					ink := review.MeasureInk(img.Pix, img.W, img.H)
+					conds = append(conds, review.Condition{Ink: &ink})
 					if document && f.thumbnails {
 						thumbs = append(thumbs, thumbnail(img, thumbWidth))
 					}
@@ -455,7 +469,7 @@ func (s *server) predict(document bool) http.HandlerFunc {
 					return
 				}
 			}
-			p, err := classifyPages(r.Context(), members, in, end-start)
+			p, per, err := classifyPages(r.Context(), members, in, end-start)
 			if err != nil {
 				if r.Context().Err() != nil {
 					return
@@ -464,6 +478,17 @@ func (s *server) predict(document bool) http.HandlerFunc {
 				return
 			}
 			probs = append(probs, p...)
+			perModel = append(perModel, per...)
+		}
+		cal, err := s.engine.calibration(members)
+		if err != nil {
+			service.WriteError(w, http.StatusInternalServerError, "calibration: "+err.Error())
+			return
+		}
+		reviews := make([]*review.Page, len(probs))
+		for i := range probs {
+			rv := review.Assess(perModel[i], probs[i], conds[i], cal.applied).Rounded()
+			reviews[i] = &rv
 		}
 
 		var rec any
@@ -473,7 +498,7 @@ func (s *server) predict(document bool) http.HandlerFunc {
 			for _, m := range members {
 				demo = demo || m.demo
 			}
-			rec, schemaErr, err = s.record(baseline, f, probs, demo)
+			rec, schemaErr, err = s.record(baseline, f, probs, reviews, demo)
 			if err != nil {
 				service.WriteError(w, http.StatusInternalServerError, err.Error())
 				return
@@ -481,12 +506,14 @@ func (s *server) predict(document bool) http.HandlerFunc {
 		}
 		if !document {
 			service.WriteJSON(w, http.StatusOK, imageResponse{Type: "image", Version: f.version,
-				Predictions: top(probs[0], f.topn), Record: rec, SchemaError: schemaErr})
+				Predictions: top(probs[0], f.topn), Record: rec, SchemaError: schemaErr,
+				Review: reviews[0], ReviewCalibration: cal.applied})
 			return
 		}
-		resp := documentResponse{Type: "document", Version: f.version, PageCount: n, Record: rec, SchemaError: schemaErr}
+		resp := documentResponse{Type: "document", Version: f.version, PageCount: n, Record: rec, SchemaError: schemaErr,
+			ReviewCalibration: cal.applied}
 		for i, p := range probs {
-			pr := pageResult{Page: i + 1, Predictions: top(p, f.topn)}
+			pr := pageResult{Page: i + 1, Predictions: top(p, f.topn), Review: reviews[i]}
 			if i < len(thumbs) {
 				pr.Thumbnail = thumbs[i]
 			}
@@ -510,7 +537,7 @@ func top(mean []float64, n int) []prediction {
 // named after the file) and validates it. A baseline that was already
 // invalid gives a record with schema errors reported instead of a refusal;
 // an invalid record made from a valid baseline is an error (500).
-func (s *server) record(baseline *docrecord.Record, f *form, probs [][]float64, demo bool) (any, []string, error) {
+func (s *server) record(baseline *docrecord.Record, f *form, probs [][]float64, reviews []*review.Page, demo bool) (any, []string, error) {
 	schema, err := docrecord.ProjectSchema()
 	if err != nil {
 		return nil, nil, fmt.Errorf("document record schema: %w", err)
@@ -518,7 +545,7 @@ func (s *server) record(baseline *docrecord.Record, f *form, probs [][]float64, 
 	preds := make([]docrecord.PagePrediction, len(probs))
 	for i, p := range probs {
 		t := results.TopN(p, 1)[0]
-		preds[i] = docrecord.PagePrediction{Label: strconv.Itoa(i + 1), Index: i + 1, Category: t.Label, Confidence: t.Score}
+		preds[i] = docrecord.PagePrediction{Label: strconv.Itoa(i + 1), Index: i + 1, Category: t.Label, Confidence: t.Score, Review: reviews[i]}
 	}
 	id, at := service.RunID(), time.Now().UTC()
 	rec, err := docrecord.ApplyPages(schema, docrecord.PageUpdate{

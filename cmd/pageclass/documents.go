@@ -13,6 +13,7 @@ import (
 	"archivekit/pkg/docrecord"
 	"archivekit/pkg/paradata"
 	"archivekit/pkg/results"
+	"archivekit/pkg/review"
 )
 
 // documents collects the Top-1 prediction of every page per document and
@@ -46,7 +47,7 @@ func (d *documents) enabled() bool {
 }
 
 // add records a classified page.
-func (d *documents) add(k results.Key, p classify.Page) {
+func (d *documents) add(k results.Key, p classify.Page, rv *review.Page) {
 	if !d.enabled() {
 		return
 	}
@@ -59,7 +60,7 @@ func (d *documents) add(k results.Key, p classify.Page) {
 		d.order = append(d.order, k.File)
 	}
 	d.pages[k.File] = append(d.pages[k.File], docrecord.PagePrediction{
-		Label: strconv.Itoa(page), Index: page, Category: top.Label, Confidence: top.Score,
+		Label: strconv.Itoa(page), Index: page, Category: top.Label, Confidence: top.Score, Review: rv,
 	})
 }
 

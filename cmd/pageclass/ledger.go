@@ -11,6 +11,7 @@ import (
 	"archivekit/pkg/classify"
 	"archivekit/pkg/ledger"
 	"archivekit/pkg/results"
+	"archivekit/pkg/review"
 	"archivekit/pkg/version"
 )
 
@@ -41,6 +42,9 @@ type pageData struct {
 	// Probs are float32 as the models give them, so a page read back from
 	// the ledger writes exactly the row it wrote when it was classified.
 	Probs [][]float32 `json:"probs"`
+	// Condition is the page-condition evidence (ink, rotation) measured on
+	// the decoded page, so a resumed page keeps its review.
+	Condition review.Condition `json:"condition"`
 }
 
 type pageError struct {
@@ -123,7 +127,7 @@ func (it *item) add(p classify.Page, reason string) {
 		}
 		return
 	}
-	pd := pageData{Page: p.Page, Probs: make([][]float32, len(p.Probs))}
+	pd := pageData{Page: p.Page, Probs: make([][]float32, len(p.Probs)), Condition: p.Condition}
 	for i, v := range p.Probs {
 		pd.Probs[i] = make([]float32, len(v))
 		for c, x := range v {
@@ -156,7 +160,7 @@ func (it *item) entry(name, digest string) (ledger.Entry, error) {
 func (d itemData) pages(name string) []classify.Page {
 	out := make([]classify.Page, 0, len(d.Pages))
 	for _, pd := range d.Pages {
-		p := classify.Page{Name: name, Page: pd.Page, Probs: make([][]float64, len(pd.Probs))}
+		p := classify.Page{Name: name, Page: pd.Page, Probs: make([][]float64, len(pd.Probs)), Condition: pd.Condition}
 		for i, v := range pd.Probs {
 			p.Probs[i] = make([]float64, len(v))
 			for c, x := range v {

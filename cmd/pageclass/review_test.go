@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"image"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,4 +113,39 @@ func TestCalibrateThenClassify(t *testing.T) {
 		t.Errorf("unreachable target, yet %d pages not flagged", kept)
 	}
 	t.Logf("%d pages: %d kept (%d right), %d flagged; reachable %v", len(rows), kept, right, flagged, ens.Reachable)
+}
+
+// A blank page is classified like any page, kept in every table, and
+// flagged near-blank in the review table (also without a calibration).
+func TestBlankPageFlaggedAndKept(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	img := image.NewGray(image.Rect(0, 0, 300, 420))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(238 + i%7) // paper with a little texture
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(e.in, "blank", "empty-1.png"), buf.String())
+	e.model(t, "v4.4")
+	code, log := e.run(t, "-d", e.in)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	top := readCSV(t, e.output(t, "_v4.4_TOP-3.csv"))
+	rows := readCSV(t, e.output(t, "_v4.4_REVIEW.csv"))
+	if len(rows) != len(top) || len(rows) != 13 {
+		t.Fatalf("%d review rows, %d TOP-3 rows, want 13 each (12 pages and the header)", len(rows), len(top))
+	}
+	for _, r := range rows[1:] {
+		blank := r[0] == "blank/empty"
+		if got := r[10] == "yes"; got != blank {
+			t.Errorf("%s: NEAR_BLANK %q (INK %s)", r[0], r[10], r[9])
+		}
+		if blank && (r[7] != "yes" || r[8] != "near_blank;uncalibrated") {
+			t.Errorf("blank page: NEEDS_REVIEW %q REASONS %q, want yes and near_blank;uncalibrated: %v", r[7], r[8], r)
+		}
+	}
 }

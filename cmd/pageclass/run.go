@@ -557,7 +557,8 @@ func (r *runner) classify(ctx context.Context) error {
 				fail(f, name, p.Page, err.Error())
 				continue
 			}
-			dup, err := out.add(key, p, reviewed(p))
+			rv := reviewed(p)
+			dup, err := out.add(key, p, rv)
 			if err != nil {
 				return err
 			}
@@ -566,7 +567,7 @@ func (r *runner) classify(ctx context.Context) error {
 				continue
 			}
 			r.para.Processed(1)
-			docs.add(key, p)
+			docs.add(key, p, rv)
 		}
 		for _, pe := range d.Errors {
 			fail(f, name, pe.Page, pe.Error)
@@ -613,12 +614,16 @@ func (r *runner) classify(ctx context.Context) error {
 			fail(p.Name, name, p.Page, reason)
 			it.add(p, reason)
 		}
+		var rv *review.Page
+		if p.Err == nil {
+			rv = reviewed(p)
+		}
 		if p.Err != nil {
 			r.log.Warn("page skipped", "file", p.Name, "page", p.Page, "error", p.Err.Error())
 			pageFailed(p.Err.Error())
 		} else if key, err := set.Keys.Key(p.Name, p.Page); err != nil {
 			pageFailed(err.Error())
-		} else if dup, err := out.add(key, p, reviewed(p)); err != nil {
+		} else if dup, err := out.add(key, p, rv); err != nil {
 			return err
 		} else if dup != "" {
 			r.log.Warn("page skipped: its row key is taken by another file", "file", p.Name, "key", key.String())
@@ -626,7 +631,7 @@ func (r *runner) classify(ctx context.Context) error {
 		} else {
 			bar.Add(1)
 			r.para.Processed(1)
-			docs.add(key, p)
+			docs.add(key, p, rv)
 			it.add(p, "")
 		}
 		if p.Page < p.Pages {

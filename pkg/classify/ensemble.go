@@ -113,9 +113,10 @@ func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Optio
 		p := Page{Input: r.Input, Name: r.Name, Page: r.Page, Pages: r.Pages, Err: r.Err}
 		if r.Err == nil {
 			k := len(modelmeta.Categories)
-			if len(r.Probs) != nm*k {
+			if len(r.Probs) != nm*k+conditionLen {
 				return fmt.Errorf("classify: %d scores for %d models", len(r.Probs), nm)
 			}
+			p.Condition = j.condition(r.Probs[nm*k:])
 			p.Probs = make([][]float64, nm)
 			for i := range p.Probs {
 				v := make([]float64, k)
@@ -131,14 +132,31 @@ func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Optio
 }
 
 // joint is the pipeline.Model of an ensemble: one pipeline "page" is the
-// concatenation of every distinct preprocessing of the members; its output
-// row is the concatenation of every member's canonical probabilities.
+// concatenation of every distinct preprocessing of the members, then the
+// page-condition measures taken on the decoded page (conditionLen floats);
+// its output row is the concatenation of every member's canonical
+// probabilities, then those measures.
 type joint struct {
 	models     []*Model
 	specs      []*Model // one model per distinct preprocessing
 	offset     []int    // per model: offset of its tensor in a joint page
 	width      int      // floats per joint page
 	concurrent bool
+}
+
+// conditionLen is the number of page-condition floats at the end of a joint
+// page and of an output row: the ink coverage.
+const conditionLen = 1
+
+// measure takes the page-condition measures of a decoded page.
+func measure(img imageio.Image) []float32 {
+	return []float32{float32(review.MeasureInk(img.Pix, img.W, img.H).Coverage)}
+}
+
+// condition reads back the measures of an output row.
+func (j *joint) condition(v []float32) review.Condition {
+	c := float64(v[0])
+	return review.Condition{Ink: &review.Ink{Coverage: c, NearBlank: c < review.NearBlankCoverage}}
 }
 
 func newJoint(models []*Model, concurrent bool) *joint {
@@ -154,13 +172,11 @@ func newJoint(models []*Model, concurrent bool) *joint {
 		}
 		j.offset = append(j.offset, off)
 	}
+	j.width += conditionLen
 	return j
 }
 
 func (j *joint) preprocess(img imageio.Image) ([]float32, error) {
-	if len(j.specs) == 1 {
-		return j.specs[0].Preprocess(img)
-	}
 	out := make([]float32, 0, j.width)
 	for _, m := range j.specs {
 		t, err := m.Preprocess(img)
@@ -169,7 +185,7 @@ func (j *joint) preprocess(img imageio.Image) ([]float32, error) {
 		}
 		out = append(out, t...)
 	}
-	return out, nil
+	return append(out, measure(img)...), nil
 }
 
 // Probabilities implements pipeline.Model.
@@ -208,16 +224,13 @@ func (j *joint) Probabilities(data []float32, n, c, h, w int) ([][]float32, erro
 			}
 		}
 	}
-	if len(j.models) == 1 {
-		return per[0], nil
-	}
 	out := make([][]float32, n)
 	for p := range out {
-		row := make([]float32, 0, len(j.models)*k)
+		row := make([]float32, 0, len(j.models)*k+conditionLen)
 		for i := range j.models {
 			row = append(row, per[i][p]...)
 		}
-		out[p] = row
+		out[p] = append(row, data[(p+1)*w-conditionLen:(p+1)*w]...)
 	}
 	return out, nil
 }

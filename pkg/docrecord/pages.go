@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"archivekit/pkg/review"
 )
 
 // PagePrediction is the classifier's result for one page of a document.
@@ -18,6 +20,11 @@ type PagePrediction struct {
 	// Category is the Top-1 category and Confidence its probability.
 	Category   string
 	Confidence float64
+	// Review, when set, is written as the page entry's category_review
+	// (review.Page: agreement, margin, entropy, needs_review, reasons,
+	// page-condition evidence, calibration), numbers rounded as in the
+	// review table.
+	Review *review.Page
 }
 
 // AccretePageCategories writes the page classifier's block: the
@@ -25,6 +32,9 @@ type PagePrediction struct {
 // category_confidence fields of the matching pages[] entries. Other members
 // of page_categories and of each page entry, and every other block, are left
 // as they were.
+//
+// A prediction with a Review also sets the entry's category_review, the
+// classifier's doubt and page-condition flags for that page.
 //
 // pages[] is originated by other tools; a predicted page without an entry
 // there gets a minimal one ({page, page_index, category,
@@ -97,6 +107,9 @@ func (r *Record) accrete(preds []PagePrediction, strict, hadBaseline bool) error
 		}
 		o.Set("category", p.Category)
 		o.Set("category_confidence", conf)
+		if p.Review != nil {
+			o.Set("category_review", p.Review.Rounded())
+		}
 	}
 	r.root.Set("page_categories", cats)
 	r.root.Set("pages", pages)

@@ -141,8 +141,8 @@ type Page struct {
 // Condition is the evidence about the page itself, measured on the decoded
 // page; a nil member was not measured.
 type Condition struct {
-	Ink      *Ink
-	Rotation *Rotation
+	Ink      *Ink      `json:"ink,omitempty"`
+	Rotation *Rotation `json:"rotation,omitempty"`
 }
 
 // Assess computes the review of one page from each model's probabilities,
@@ -176,3 +176,28 @@ func Assess(perModel [][]float64, mean []float64, cond Condition, cal *Applied) 
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Rounded returns a copy of p with its numbers rounded to 4 decimals (ink
+// coverage to 5), as the tables write them: what the record and the HTTP
+// responses carry.
+func (p Page) Rounded() Page {
+	r := func(x float64, dec int) float64 {
+		s := math.Pow(10, float64(dec))
+		return math.Round(x*s) / s
+	}
+	p.Margin, p.Entropy = r(p.Margin, 4), r(p.Entropy, 4)
+	if p.Ink != nil {
+		ink := *p.Ink
+		ink.Coverage = r(ink.Coverage, 5)
+		p.Ink = &ink
+	}
+	if p.Rotation != nil {
+		rot := *p.Rotation
+		for i := range rot.Confidence {
+			rot.Confidence[i] = r(rot.Confidence[i], 4)
+		}
+		p.Rotation = &rot
+	}
+	p.Reasons = append([]string{}, p.Reasons...)
+	return p
+}

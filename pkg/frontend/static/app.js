@@ -31,7 +31,35 @@ function showError(text) {
   e.hidden = false;
 }
 
-function renderPage(title, thumb, preds) {
+// reviewBox shows a page's review: whether to check it and why, the
+// models' agreement, the margin, the entropy and the page-condition evidence.
+function reviewBox(rv) {
+  const box = document.createElement("div");
+  box.className = "review";
+  if (!rv) return box;
+  const flag = document.createElement("div");
+  flag.className = "flag " + (rv.needs_review === true ? "check" : rv.needs_review === false ? "ok" : "unknown");
+  const reasons = (rv.reasons || []).join(", ");
+  flag.textContent = rv.needs_review === true ? "Needs review: " + reasons
+    : rv.needs_review === false ? "No review needed"
+    : "Review unknown: no calibration for these models";
+  box.appendChild(flag);
+  const facts = document.createElement("div");
+  facts.className = "facts";
+  const parts = [
+    "agreement " + rv.agreement + "/" + rv.models,
+    "margin " + rv.margin.toFixed(3),
+    "entropy " + rv.entropy.toFixed(3),
+  ];
+  if (rv.ink) parts.push("ink " + (rv.ink.coverage * 100).toFixed(2) + " %" + (rv.ink.near_blank ? " (near-blank)" : ""));
+  if (rv.rotation) parts.push("turn " + rv.rotation.angle + "°" + (rv.rotation.rotated ? " (probably rotated)" : ""));
+  parts.push("calibration " + rv.calibration);
+  facts.textContent = parts.join(" · ");
+  box.appendChild(facts);
+  return box;
+}
+
+function renderPage(title, thumb, preds, rv) {
   const page = document.createElement("div");
   page.className = "page";
   if (thumb) {
@@ -62,6 +90,7 @@ function renderPage(title, thumb, preds) {
     row.append(label, bar, score);
     box.appendChild(row);
   }
+  box.appendChild(reviewBox(rv));
   page.appendChild(box);
   $("results").appendChild(page);
 }
@@ -92,10 +121,10 @@ $("form").addEventListener("submit", async (ev) => {
     const model = body.version === "all" ? "ensemble" : "model " + body.version;
     if (body.type === "document") {
       $("status").textContent = file.name + ": " + body.page_count + " page(s), " + model;
-      for (const p of body.pages) renderPage("Page " + p.page, p.thumbnail, p.predictions);
+      for (const p of body.pages) renderPage("Page " + p.page, p.thumbnail, p.predictions, p.review);
     } else {
       $("status").textContent = file.name + ": " + model;
-      renderPage(file.name, URL.createObjectURL(file), body.predictions);
+      renderPage(file.name, URL.createObjectURL(file), body.predictions, body.review);
     }
   } catch (e) {
     $("status").textContent = "";

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"archivekit/pkg/docrecord"
+	"archivekit/pkg/modelmeta"
+	"archivekit/pkg/registry"
+	"archivekit/pkg/review"
+)
+
+// reviewResponse is the extra review fields of both responses.
+type reviewResponse struct {
+	Predictions       []prediction    `json:"predictions"`
+	Review            *review.Page    `json:"review"`
+	ReviewCalibration *review.Applied `json:"review_calibration"`
+	Pages             []struct {
+		Page        int          `json:"page"`
+		Predictions []prediction `json:"predictions"`
+		Review      *review.Page `json:"review"`
+	} `json:"pages"`
+	Record json.RawMessage `json:"document_json"`
+}
+
+// Both prediction endpoints carry each page's review beside the spec's
+// fields: the ensemble's calibration (written beside the model folders)
+// flags pages; a single model without a calibration leaves needs_review
+// null and says "uncalibrated". The record carries it as category_review.
+func TestPredictReviewFields(t *testing.T) {
+	o := testOptions(t)
+	var members []review.Member
+	for _, rev := range registry.Ensemble {
+		d, err := modelmeta.Digest(filepath.Join(o.Models, registry.ModelDirName(rev)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, review.Member{Name: rev, Digest: d})
+	}
+	// min margin 0: no page is flagged for doubt
+	if _, err := review.Save(o.Models, review.Calibration{Models: members, Target: 0.9, Reachable: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, ts := startServer(t, o, nil, nil)
+	name, png := samplePage(t)
+	img := upload{Field: "file", Name: name, CType: "image/png", Data: png}
+
+	post := func(parts ...upload) reviewResponse {
+		t.Helper()
+		status, b := postForm(t, ts.URL+"/predict_image", parts...)
+		if status != 200 {
+			t.Fatalf("status %d: %s", status, b)
+		}
+		var r reviewResponse
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Review == nil {
+			t.Fatalf("no review: %s", b)
+		}
+		return r
+	}
+	r := post(img, upload{Field: "document_json_out", Data: []byte("true")})
+	v := r.Review
+	if v.Models != 5 || v.Agreement < 0 || v.Agreement > 5 || v.Top1 != r.Predictions[0].Label || v.Margin < 0 || v.Margin > 1 || v.Entropy < 0 {
+		t.Errorf("ensemble review %+v, Top-1 %s", v, r.Predictions[0].Label)
+	}
+	if r.ReviewCalibration == nil || r.ReviewCalibration.File != filepath.Join(o.Models, review.FileName) ||
+		v.Calibration != r.ReviewCalibration.ID() || v.NeedsReview == nil || *v.NeedsReview || len(v.Reasons) != 0 {
+		t.Errorf("calibrated review %+v, calibration %+v", v, r.ReviewCalibration)
+	}
+	if v.Ink == nil || v.Ink.NearBlank || v.Ink.Coverage <= 0 {
+		t.Errorf("ink of a sample page: %+v", v.Ink)
+	}
+	rec, err := docrecord.Parse(r.Record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, _ := rec.Get("pages")
+	entry, _ := pages.([]any)[0].(*docrecord.Object)
+	if cr, ok := entry.Get("category_review"); !ok || cr == nil {
+		t.Errorf("record page without category_review: %s", r.Record)
+	}
+
+	single := post(img, upload{Field: "version", Data: []byte("v2.4")})
+	if s := single.Review; s.Models != 1 || s.Agreement != 1 || s.NeedsReview != nil || !slices.Contains(s.Reasons, review.ReasonUncalibrated) ||
+		s.Calibration != "none" || single.ReviewCalibration != nil {
+		t.Errorf("uncalibrated single model: %+v, calibration %+v", s, single.ReviewCalibration)
+	}
+
+	status, b := postForm(t, ts.URL+"/predict_document", upload{Field: "file", Name: "three.pdf", CType: "application/pdf", Data: makePDF(3)})
+	if status != 200 {
+		t.Fatalf("status %d: %s", status, b)
+	}
+	var d reviewResponse
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Pages) != 3 || d.ReviewCalibration == nil {
+		t.Fatalf("document response %s", b)
+	}
+	for _, p := range d.Pages {
+		if p.Review == nil || p.Review.Models != 5 || p.Review.Ink == nil || p.Review.NeedsReview == nil {
+			t.Errorf("page %d review %+v", p.Page, p.Review)
+		}
+	}
+}
