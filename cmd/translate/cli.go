@@ -47,6 +47,8 @@ type cli struct {
 	FastAlign       bool             `name:"fast-align" help:"ALTO only: split block translations by source word counts instead of translating each line (one backend call per page)."`
 	Backend         string           `help:"mtapi, chat_compatible or ct2 (precedence: flag, config translation_backend, TRANSLATION_BACKEND, mtapi)."`
 	Shard           string           `help:"Translate only share i of n (numbered from 0), chosen by a hash of each input's path relative to input_path (of the URL for URL lists), so n runs with 0/n ... n-1/n translate every input exactly once." placeholder:"I/N"`
+	Resume          bool             `help:"Continue an interrupted run: inputs the ledger (<output>/ledger/) records as translated or failed, with the same content and the same configuration, and whose outputs are still there unchanged, are not translated again."`
+	RetryFailed     bool             `name:"retry-failed" help:"As --resume, but inputs that failed are translated again."`
 	Version         kong.VersionFlag `help:"Print the version and exit."`
 }
 
@@ -96,6 +98,8 @@ type settings struct {
 	ConfigWarnings                []string
 	// Shard is this run's share of the inputs (pkg/shard); zero for all.
 	Shard shard.Spec
+	// Resume and RetryFailed continue a run from its ledger.
+	Resume, RetryFailed bool
 }
 
 // Built-in defaults: the shipped config.txt values (spec 2.6).
@@ -163,7 +167,7 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 		return def
 	}
 	s := &settings{ConfigPath: c.Config, ConfigFile: cfgFile, ConfigWarnings: warnings, FastAlign: c.FastAlign, XSD: c.Xsd,
-		DocJSON: c.DocumentJSON, DocJSONOut: c.DocumentJSONOut}
+		DocJSON: c.DocumentJSON, DocJSONOut: c.DocumentJSONOut, Resume: c.Resume || c.RetryFailed, RetryFailed: c.RetryFailed}
 	if s.Shard, err = shard.Parse(c.Shard); err != nil {
 		return nil, false, usageError{fmt.Errorf("--shard: %w", err)}
 	}
@@ -175,6 +179,9 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 		s.Input = pick("", "", "input_path", defInput)
 	}
 	s.Output = pick("output", c.Output, "output", defOutput)
+	if sameDir(s.Input, s.Output) {
+		return nil, false, usageError{fmt.Errorf("output folder %s is the input folder: the translations would be written among the inputs (and taken as inputs by the next run); give another -o", s.Output)}
+	}
 	s.Source = translator.NormalizeLang(pick("source_lang", c.SourceLang, "source_lang", "auto"))
 	s.Target = translator.NormalizeLang(pick("target_lang", c.TargetLang, "target_lang", "en"))
 	s.FormatsRaw = pick("formats", c.Formats, "formats", defFormats)
@@ -335,4 +342,14 @@ func setupPath(res *resources.Resolver, cfg resources.File, p string) string {
 		}
 	}
 	return resources.RelativePath(cfg, p)
+}
+
+// sameDir reports whether a and b name the same existing folder.
+func sameDir(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil || !sa.IsDir() {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }

@@ -87,19 +87,24 @@ func collect(ctx context.Context, s *settings, client *http.Client) (inputs []in
 			var out []input
 			// Two URLs that name the same download file would overwrite
 			// each other and both be translated from the last one: the
-			// later URL is skipped with the reason instead.
+			// later URL is skipped with the reason instead. The names are
+			// taken over the whole list before the shard's share, so shards
+			// sharing a download and output folder never write one file.
 			named := map[string]string{}
 			for _, u := range urls {
+				name := urlFileName(u)
+				first, clash := named[name]
+				if !clash {
+					named[name] = u
+				}
 				if !s.Shard.Has(u) {
 					continue
 				}
-				name := urlFileName(u)
-				if first, ok := named[name]; ok {
+				if clash {
 					out = append(out, input{Path: filepath.Join(s.DownloadDir, name), Origin: u,
 						Err: fmt.Errorf("download %s: its file name %s is already that of %s in this list", u, name, first)})
 					continue
 				}
-				named[name] = u
 				out = append(out, download(ctx, client, u, s.DownloadDir))
 			}
 			return out, len(urls), nil

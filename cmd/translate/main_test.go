@@ -539,23 +539,27 @@ func TestCT2FastAlign(t *testing.T) {
 // of them reading the same tree copied elsewhere (another mount point),
 // translate every record exactly once, with the same outputs as one run
 // over the whole folder; a broken file is reported by exactly one shard.
+// recordsTree copies the records into three folders box0..box2 of a new
+// folder, with a broken record box1/broken.xml among them.
+func recordsTree(t *testing.T, recs []string) string {
+	t.Helper()
+	root := t.TempDir()
+	for i, src := range recs {
+		dir := filepath.Join(root, fmt.Sprintf("box%d", i%3))
+		os.MkdirAll(dir, 0o755)
+		b, _ := os.ReadFile(src)
+		os.WriteFile(filepath.Join(dir, filepath.Base(src)), b, 0o644)
+	}
+	os.WriteFile(filepath.Join(root, "box1", "broken.xml"), []byte("<record><unclosed>"), 0o644)
+	return root
+}
+
 func TestShards(t *testing.T) {
 	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(shareddata.Path(t, "records/C-9107617A.xml")), "*.xml"))
 	if len(recs) < 10 {
 		t.Fatalf("%d records", len(recs))
 	}
-	tree := func() string {
-		root := t.TempDir()
-		for i, src := range recs {
-			dir := filepath.Join(root, fmt.Sprintf("box%d", i%3))
-			os.MkdirAll(dir, 0o755)
-			b, _ := os.ReadFile(src)
-			os.WriteFile(filepath.Join(dir, filepath.Base(src)), b, 0o644)
-		}
-		os.WriteFile(filepath.Join(root, "box1", "broken.xml"), []byte("<record><unclosed>"), 0o644)
-		return root
-	}
-	rootA, rootB := tree(), tree()
+	rootA, rootB := recordsTree(t, recs), recordsTree(t, recs)
 	api := startAPI(t, translatortest.Config{})
 	args := func(root, out string) []string {
 		return []string{root, "-o", out, "--formats", "xml", "--xpaths", "../../setup/translate/fields.txt", "--vocabulary", "", "-src", "cs"}

@@ -17,6 +17,7 @@ import (
 	"archivekit/pkg/chunker"
 	"archivekit/pkg/docrecord"
 	"archivekit/pkg/langid"
+	"archivekit/pkg/ledger"
 	"archivekit/pkg/lemmatizer"
 	"archivekit/pkg/licence"
 	"archivekit/pkg/logging"
@@ -140,6 +141,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	r := &runner{s: s, log: log, pd: pd, usage: usage, fields: fields, fieldsErr: fieldsErr,
 		vocabulary: vocabulary, baseline: baseline, getenv: getenv, stderr: stderr}
 	runErr := r.run(ctx, inputs)
+	if err := ledger.WriteFailures(pd.failuresPath(), r.failures); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("failures table: %w", err))
+	} else {
+		// Named in the configuration, not the outputs: those (and their
+		// counts) are the translations and their logs.
+		pd.setConfig("failures_table", pd.failuresPath())
+		log.Info("failures table written", "path", pd.failuresPath(), "rows", len(r.failures))
+	}
 	// The licence resolution's warnings (undeclared or unrecognised
 	// components, ties) go to the log as well as to the run metadata.
 	for _, w := range translator.Resolve(comps, usage.Components()).Warnings {
@@ -173,6 +182,9 @@ type runner struct {
 	// ("doc.xml" and "doc.alto.xml" share doc_log.csv) is skipped, not
 	// written over the first.
 	claimed map[string]string
+	// failures are the inputs that gave no translation (the failures
+	// table).
+	failures []ledger.Failure
 }
 
 func (r *runner) run(ctx context.Context, inputs []input) error {
@@ -269,25 +281,74 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 				"xsd", s.XSD, "fetched", len(v.Fetched))
 		}
 	}
+	led, err := r.openLedger(be)
+	if err != nil {
+		return err
+	}
+	defer led.Close()
+	pd.setConfig("resume", s.Resume)
+	pd.setConfig("retry_failed", s.RetryFailed)
 	var written []string
+	restored, failedKept, recorded := 0, 0, 0
 	for _, in := range inputs {
+		name := r.itemName(in)
+		bar.SetItem(name)
 		if ctx.Err() != nil {
 			pd.skip(in.Origin, "run interrupted: "+ctx.Err().Error())
 			bar.Fail(1)
 			continue
 		}
 		if in.Err != nil {
-			r.skip(in.Origin, in.Err)
+			r.fail(name, in.Origin, in.Err)
 			bar.Fail(1)
 			continue
 		}
+		digest, derr := ledger.Digest(in.Path)
+		if derr != nil {
+			digest = "" // the translation reports why the file cannot be read
+		}
+		if e, ok := led.Lookup(name, digest); s.Resume && digest != "" && ok && !(e.State == ledger.Failed && s.RetryFailed) {
+			if e.State == ledger.Failed {
+				r.fail(name, in.Origin, errors.New(e.Reason))
+				bar.Fail(1)
+				failedKept++
+				continue
+			}
+			if files, ok := r.kept(e); ok {
+				written = append(written, files[0])
+				for _, f := range files {
+					if r.claimed == nil {
+						r.claimed = map[string]string{}
+					}
+					r.claimed[f] = in.Origin
+				}
+				pd.restored(files...)
+				bar.Add(1)
+				restored++
+				continue
+			}
+			r.log.Info("translated before, but its outputs are missing or changed since: translating again", "file", in.Origin)
+		}
 		out, outPath, err := r.one(ctx, in, be, lem, maxTerms)
 		if err != nil {
-			r.skip(in.Origin, err)
+			r.fail(name, in.Origin, err)
 			bar.Fail(1)
+			if digest != "" && ctx.Err() == nil {
+				if lerr := led.Record(ledger.Entry{Item: name, Digest: digest, State: ledger.Failed, Reason: err.Error()}); lerr != nil {
+					return lerr
+				}
+				recorded++
+			}
 		} else {
 			written = append(written, outPath)
 			bar.Add(1)
+			if digest != "" {
+				_, logPath := r.outPaths(in)
+				if err := r.recordDone(led, name, digest, outPath, logPath); err != nil {
+					return fmt.Errorf("ledger: %w", err)
+				}
+				recorded++
+			}
 			if out.Kind == translator.KindMetadata && schema != nil {
 				path := outPath
 				problems, err := schema.Validate(ctx, path)
@@ -307,6 +368,14 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		if err := pd.flush(); err != nil {
 			r.log.Error("run metadata not written", "path", pd.path, "err", err)
 		}
+		if itemHook != nil {
+			itemHook(recorded)
+		}
+	}
+	pd.setConfig("items_from_ledger", restored+failedKept)
+	if s.Resume {
+		r.log.Info("resumed from the ledger", "ledger", led.Dir(), "runs_read", led.Files(), "inputs_done_before", restored,
+			"failed_kept", failedKept, "inputs_translated", len(inputs)-restored-failedKept, "retry_failed", s.RetryFailed)
 	}
 	r.log.Info(bar.Finish())
 	if len(written) == 0 {
@@ -319,6 +388,10 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	}
 	return ctx.Err()
 }
+
+// itemHook, when set (tests), is called after each input is done with the
+// number recorded in the ledger so far in this run.
+var itemHook func(recorded int)
 
 // checkEnv checks the environment variables of the lemmatiser and the
 // glossary, so that a bad value is a usage error (exit 1) before any work.
@@ -347,13 +420,19 @@ func (r *runner) skip(file string, err error) {
 	r.pd.skip(file, err.Error())
 }
 
+// fail records an input that gave no translation: in the log, the run
+// metadata and the failures table (by its ledger name).
+func (r *runner) fail(name, origin string, err error) {
+	r.skip(origin, err)
+	r.failures = append(r.failures, ledger.Failure{File: name, Error: err.Error()})
+}
+
 // one translates one input and writes its output and log into the input's
 // folder under the output directory; it returns the output's path.
 func (r *runner) one(ctx context.Context, in input, be backend.Backend, lem vocab.Lemmatizer, maxTerms int) (*translator.Output, string, error) {
 	s := r.s
 	dir := filepath.Join(s.Output, in.Dir)
-	outPath := filepath.Join(dir, translator.OutputName(in.Path, s.Target))
-	logPath := filepath.Join(dir, translator.LogName(in.Path))
+	outPath, logPath := r.outPaths(in)
 	for _, p := range []string{outPath, logPath} {
 		if first, ok := r.claimed[p]; ok {
 			return nil, "", fmt.Errorf("%s: its output %s is already written by %s in this run", in.Origin, p, first)

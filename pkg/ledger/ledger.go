@@ -36,6 +36,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"archivekit/pkg/regularfile"
 )
 
 // Version is the ledger format written in the header.
@@ -99,9 +101,11 @@ func Key(v any) (string, error) {
 	return hex.EncodeToString(h[:])[:16], nil
 }
 
-// Digest is the SHA-256 (hex) of the content of the file at path.
+// Digest is the SHA-256 (hex) of the content of the file at path; a path
+// that is not a regular file (a link to /dev/zero, a pipe) is refused
+// unread (regularfile.ErrNotRegular).
 func Digest(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := regularfile.Open(path)
 	if err != nil {
 		return "", err
 	}

@@ -3,6 +3,7 @@ package ledger
 import (
 	"bufio"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"archivekit/pkg/regularfile"
 )
 
 func open(t *testing.T, dir, name string) *Ledger {
@@ -211,5 +214,10 @@ func TestKeyAndDigest(t *testing.T) {
 	os.WriteFile(p, []byte("abc"), 0o644)
 	if d, err := Digest(p); err != nil || d != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
 		t.Errorf("digest %s %v", d, err)
+	}
+	zero := filepath.Join(t.TempDir(), "zero.png")
+	os.Symlink("/dev/zero", zero)
+	if _, err := Digest(zero); !errors.Is(err, regularfile.ErrNotRegular) {
+		t.Errorf("digest of a link to /dev/zero: %v, want ErrNotRegular", err)
 	}
 }

@@ -18,7 +18,22 @@ var ErrNotRegular = errors.New("not a regular file")
 // *os.PathError values; for a file that is not regular its Err wraps
 // ErrNotRegular and names the kind of file.
 func Read(path string) ([]byte, error) {
-	// Stat before opening: opening a named pipe would wait for a writer.
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	return data, nil
+}
+
+// Open opens path for reading when it is a regular file (checked before
+// opening, so a named pipe is never opened and blocks nothing, and again on
+// the file opened); anything else is ErrNotRegular.
+func Open(path string) (*os.File, error) {
 	if st, err := os.Stat(path); err != nil {
 		return nil, err
 	} else if !st.Mode().IsRegular() {
@@ -28,24 +43,18 @@ func Read(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	st, err := f.Stat() // the file opened may not be the one checked
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
+		f.Close()
 		return nil, notRegular(path, st.Mode())
 	}
-	// Read to the end, not st.Size() bytes: a file still being written
-	// (or one whose size reads 0, as under /proc) is read whole.
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, &os.PathError{Op: "read", Path: path, Err: err}
-	}
-	return data, nil
+	return f, nil
 }
 
-// notRegular is the *os.PathError for a file that is not regular.
 func notRegular(path string, m os.FileMode) error {
 	return &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, Kind(m))}
 }

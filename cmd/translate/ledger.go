@@ -1,0 +1,169 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"archivekit/pkg/backend"
+	"archivekit/pkg/ledger"
+	"archivekit/pkg/mtapi"
+	"archivekit/pkg/translator"
+	"archivekit/pkg/version"
+)
+
+// LedgerFolder is the folder of the run ledgers inside the output folder.
+const LedgerFolder = "ledger"
+
+// ledgerConfig is everything that decides a translation: the program, the
+// languages, the ALTO output mode, the backend and what it points at (the
+// API address, the chat model, the converted model folder), line-by-line or
+// fast alignment, and the content of the field list and the vocabulary.
+type ledgerConfig struct {
+	Tool        string         `json:"tool"`
+	Version     string         `json:"version"`
+	Source      string         `json:"source_lang"`
+	Target      string         `json:"target_lang"`
+	Mode        string         `json:"output_mode"`
+	Backend     string         `json:"translation_backend"`
+	BackendInfo map[string]any `json:"backend,omitempty"`
+	FastAlign   bool           `json:"fast_align"`
+	Fields      string         `json:"fields_sha256,omitempty"`
+	Vocabulary  string         `json:"vocabulary_sha256,omitempty"`
+}
+
+// itemData is a ledger entry's data: the files written for the input,
+// relative to the output folder, with their digests, so a resumed run knows
+// they are still there as written.
+type itemData struct {
+	Outputs []outFile `json:"outputs"`
+}
+
+type outFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+// openLedger reads the ledger folder of the run's configuration,
+// <output>/ledger/translate_<key>, and starts this run's file in it, named
+// by the run's stamp (and shard).
+func (r *runner) openLedger(be backend.Backend) (*ledger.Ledger, error) {
+	s := r.s
+	cfg := ledgerConfig{Tool: "translate", Version: version.String(), Source: s.Source, Target: s.Target,
+		Mode: s.Mode, Backend: s.Backend, FastAlign: s.FastAlign}
+	if m, ok := be.(*mtapi.Backend); ok {
+		cfg.BackendInfo = map[string]any{"url": m.BaseURL()}
+	}
+	if inf, ok := be.(interface{ Info() map[string]any }); ok {
+		cfg.BackendInfo = inf.Info()
+	}
+	if s.FieldsErr == nil {
+		if b, err := s.FieldsFile.ReadFile(); err == nil {
+			h := sha256.Sum256(b)
+			cfg.Fields = hex.EncodeToString(h[:])
+		}
+	}
+	if r.vocabulary != nil {
+		d, err := ledger.Digest(s.Vocabulary)
+		if err != nil {
+			return nil, fmt.Errorf("vocabulary: %w", err)
+		}
+		cfg.Vocabulary = d
+	}
+	key, err := ledger.Key(cfg)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimSuffix(filepath.Base(r.pd.path), ".json")
+	l, err := ledger.Open(filepath.Join(s.Output, LedgerFolder, "translate_"+key), "translate", key, cfg, name+".jsonl")
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range l.Torn() {
+		r.log.Warn("ledger: the last line was torn by an interrupted run and is ignored; that input is translated again", "ledger", t)
+	}
+	r.pd.setConfig("ledger", l.Path())
+	r.pd.setConfig("ledger_key", key)
+	return l, nil
+}
+
+// itemName is an input's name in the ledger and the failures table: its
+// path relative to the input folder with "/", the URL of a downloaded
+// input, the file name of a single file.
+func (r *runner) itemName(in input) string {
+	switch {
+	case in.Origin != in.Path:
+		return in.Origin // a URL
+	case in.Dir != "" || filepath.Clean(r.s.Input) != filepath.Clean(in.Path):
+		return filepath.ToSlash(filepath.Join(in.Dir, filepath.Base(in.Path)))
+	default:
+		return filepath.Base(in.Path)
+	}
+}
+
+// record writes the ledger entry of a translated input: its output files
+// (relative to the output folder) with their digests.
+func (r *runner) recordDone(l *ledger.Ledger, name, digest string, files ...string) error {
+	var d itemData
+	for _, f := range files {
+		sum, err := ledger.Digest(f)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(r.s.Output, f)
+		if err != nil {
+			return err
+		}
+		d.Outputs = append(d.Outputs, outFile{Path: filepath.ToSlash(rel), SHA256: sum})
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return err
+	}
+	return l.Record(ledger.Entry{Item: name, Digest: digest, State: ledger.Done, Data: b})
+}
+
+// kept returns the output files of a done entry when every one of them is
+// still there as it was written; ok is false otherwise (the input is then
+// translated again).
+func (r *runner) kept(e ledger.Entry) (files []string, ok bool) {
+	var d itemData
+	if json.Unmarshal(e.Data, &d) != nil || len(d.Outputs) == 0 {
+		return nil, false
+	}
+	for _, o := range d.Outputs {
+		p := filepath.Join(r.s.Output, filepath.FromSlash(o.Path))
+		if sum, err := ledger.Digest(p); err != nil || sum != o.SHA256 {
+			return nil, false
+		}
+		files = append(files, p)
+	}
+	return files, true
+}
+
+// failuresPath is the run's failures table beside its run metadata:
+// <stamp>_translator_failures.csv (…_shard-<i>-of-<n>_failures.csv).
+func (p *paradata) failuresPath() string {
+	return strings.TrimSuffix(p.path, ".json") + "_failures.csv"
+}
+
+// restored records an input whose outputs a resumed run keeps from an
+// earlier run.
+func (p *paradata) restored(files ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.doc.Statistics.SuccessfullyProcessed++
+	p.doc.Statistics.OutputCountsByType["xml"]++
+	p.doc.Statistics.OutputCountsByType["csv"]++
+	p.doc.Outputs = append(p.doc.Outputs, files...)
+}
+
+// logFile names an input's log file (translator.LogName) in its output
+// folder.
+func (r *runner) outPaths(in input) (out, log string) {
+	dir := filepath.Join(r.s.Output, in.Dir)
+	return filepath.Join(dir, translator.OutputName(in.Path, r.s.Target)), filepath.Join(dir, translator.LogName(in.Path))
+}
