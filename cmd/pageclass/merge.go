@@ -45,45 +45,22 @@ func (r *runner) merge() error {
 	if err != nil {
 		return err
 	}
-	first := runs[0]
-	n := first.spec.Count
-	byIndex := map[int][]shardRun{}
-	for _, s := range runs {
-		if s.spec.Count != n {
-			return usagef("shards of different runs: %s is shard %s, %s is shard %s", first.path, first.spec, s.path, s.spec)
-		}
-		if err := sameConfig(first, s); err != nil {
+	parts := make([]shard.Part, len(runs))
+	for i, s := range runs {
+		parts[i] = shard.Part{Spec: s.spec, Name: s.path, Status: s.doc.Status, Completed: s.doc.Status == paradata.StatusCompleted}
+	}
+	picked, err := shard.Choose(parts)
+	if errors.Is(err, shard.ErrIncomplete) {
+		return err
+	} else if err != nil {
+		return usageError{err}
+	}
+	var chosen []shardRun
+	for _, i := range picked {
+		if err := sameConfig(runs[picked[0]], runs[i]); err != nil {
 			return usageError{err}
 		}
-		byIndex[s.spec.Index] = append(byIndex[s.spec.Index], s)
-	}
-	var missing, parts []string
-	var chosen []shardRun
-	for i := 0; i < n; i++ {
-		var done, other []string
-		var pick shardRun
-		for _, s := range byIndex[i] {
-			if s.doc.Status == paradata.StatusCompleted {
-				done = append(done, s.path)
-				pick = s
-			} else {
-				other = append(other, fmt.Sprintf("%s (%s)", s.path, s.doc.Status))
-			}
-		}
-		switch {
-		case len(done) > 1:
-			return usagef("shard %d/%d is there %d times (%s): the shards overlap; keep the run metadata of one and move the others away", i, n, len(done), strings.Join(done, ", "))
-		case len(done) == 0 && len(other) > 0:
-			return fmt.Errorf("shard %d/%d did not complete: %s; finish it with pageclass --shard %d/%d --resume (same input, models and results folder)", i, n, strings.Join(other, ", "), i, n)
-		case len(done) == 0:
-			missing = append(missing, fmt.Sprintf("%d/%d", i, n))
-			continue
-		}
-		chosen = append(chosen, pick)
-		parts = append(parts, pick.path)
-	}
-	if len(missing) > 0 {
-		return usagef("missing shards %s of %d (found %d in %s)", strings.Join(missing, ", "), n, len(chosen), strings.Join(c.MergeFrom, " "))
+		chosen = append(chosen, runs[i])
 	}
 
 	// The tables, by name without the stamp.

@@ -49,6 +49,7 @@ type cli struct {
 	Shard           string           `help:"Translate only share i of n (numbered from 0), chosen by a hash of each input's path relative to input_path (of the URL for URL lists), so n runs with 0/n ... n-1/n translate every input exactly once." placeholder:"I/N"`
 	Resume          bool             `help:"Continue an interrupted run: inputs the ledger (<output>/ledger/) records as translated or failed, with the same content and the same configuration, and whose outputs are still there unchanged, are not translated again."`
 	RetryFailed     bool             `name:"retry-failed" help:"As --resume, but inputs that failed are translated again."`
+	Merge           bool             `help:"Merge the run metadata and failures tables of the shard runs (--shard i/n) in the output folder (-o) into one run metadata <stamp>_translator.json and one failures table; shards of another configuration, missing, repeated or unfinished shards are refused. Translates nothing."`
 	Version         kong.VersionFlag `help:"Print the version and exit."`
 }
 
@@ -100,6 +101,8 @@ type settings struct {
 	Shard shard.Spec
 	// Resume and RetryFailed continue a run from its ledger.
 	Resume, RetryFailed bool
+	// Merge combines the shard runs in Output.
+	Merge bool
 }
 
 // Built-in defaults: the shipped config.txt values (spec 2.6).
@@ -167,9 +170,12 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 		return def
 	}
 	s := &settings{ConfigPath: c.Config, ConfigFile: cfgFile, ConfigWarnings: warnings, FastAlign: c.FastAlign, XSD: c.Xsd,
-		DocJSON: c.DocumentJSON, DocJSONOut: c.DocumentJSONOut, Resume: c.Resume || c.RetryFailed, RetryFailed: c.RetryFailed}
+		DocJSON: c.DocumentJSON, DocJSONOut: c.DocumentJSONOut, Resume: c.Resume || c.RetryFailed, RetryFailed: c.RetryFailed, Merge: c.Merge}
 	if s.Shard, err = shard.Parse(c.Shard); err != nil {
 		return nil, false, usageError{fmt.Errorf("--shard: %w", err)}
+	}
+	if c.Merge && (c.Shard != "" || c.Resume || c.RetryFailed || c.DocumentJSON != "") {
+		return nil, false, usageError{errors.New("--merge combines finished shard runs: it takes no --shard, --resume, --retry-failed or --document-json")}
 	}
 	if !s.Shard.Whole() && s.DocJSON != "" {
 		return nil, false, usageError{fmt.Errorf("--shard with --document-json: one record cannot be accreted by several runs at once")}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,6 +35,11 @@ func outputs(t *testing.T, dir string) map[string][]byte {
 	return got
 }
 
+// recordArgs are the arguments of a run over a records tree.
+func recordArgs(root, out string, more ...string) []string {
+	return append([]string{root, "-o", out, "--formats", "xml", "--xpaths", "../../setup/translate/fields.txt", "--vocabulary", "", "-src", "cs"}, more...)
+}
+
 func translated(t *testing.T, stderr string) int {
 	t.Helper()
 	m := regexp.MustCompile(`"inputs_translated":(\d+)`).FindStringSubmatch(stderr)
@@ -52,9 +59,7 @@ func TestResumeAndRetry(t *testing.T) {
 	root := recordsTree(t, recs)
 	n := len(recs) + 1
 	api := startAPI(t, translatortest.Config{})
-	args := func(out string, more ...string) []string {
-		return append([]string{root, "-o", out, "--formats", "xml", "--xpaths", "../../setup/translate/fields.txt", "--vocabulary", "", "-src", "cs"}, more...)
-	}
+	args := func(out string, more ...string) []string { return recordArgs(root, out, more...) }
 	whole := t.TempDir()
 	if r := runCLI(t, newEnv(api), args(whole)...); r.code != exitOK {
 		t.Fatalf("whole run: exit %d: %s", r.code, r.stderr)
@@ -148,5 +153,94 @@ func TestOutputIsInputRefused(t *testing.T) {
 	r := runCLI(t, env{}, dir, "-o", dir+"/.")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "is the input folder") {
 		t.Errorf("exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// Three shards into one output folder merged: one run metadata with the
+// whole run's counts and one failures table; shards not of one run are
+// refused.
+func TestMergeShards(t *testing.T) {
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(shareddata.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	root := recordsTree(t, recs)
+	api := startAPI(t, translatortest.Config{})
+	args := func(out string, more ...string) []string { return recordArgs(root, out, more...) }
+	whole := t.TempDir()
+	if r := runCLI(t, newEnv(api), args(whole)...); r.code != exitOK {
+		t.Fatalf("whole run: exit %d: %s", r.code, r.stderr)
+	}
+	shared := t.TempDir()
+	for i := 0; i < 3; i++ {
+		if r := runCLI(t, newEnv(api), args(shared, "--shard", fmt.Sprintf("%d/3", i))...); r.code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, r.code, r.stderr)
+		}
+	}
+	metas, _ := filepath.Glob(filepath.Join(shared, "*_translator_shard-*.json"))
+	// copyShards copies the shards' run metadata and failures tables, with
+	// change applied to the first run metadata.
+	copyShards := func(skip int, change func(d map[string]any)) string {
+		dir := t.TempDir()
+		files, _ := filepath.Glob(filepath.Join(shared, "*_translator_shard-*"))
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			if strings.HasSuffix(f, ".json") && f == metas[0] && change != nil {
+				var d map[string]any
+				json.Unmarshal(b, &d)
+				change(d)
+				b, _ = json.Marshal(d)
+			}
+			if skip >= 0 && f == metas[skip] {
+				continue
+			}
+			os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644)
+		}
+		return dir
+	}
+	for _, c := range []struct {
+		name string
+		dir  func() string
+		code int
+		want string
+	}{
+		{"missing shard", func() string { return copyShards(1, nil) }, exitUsage, "missing shards"},
+		{"another configuration", func() string {
+			return copyShards(-1, func(d map[string]any) { d["config"].(map[string]any)["ledger_key"] = "other" })
+		}, exitUsage, "shards of different configurations"},
+		{"unfinished", func() string {
+			return copyShards(-1, func(d map[string]any) { d["status"] = "running" })
+		}, exitFailure, "did not complete"},
+		{"twice", func() string {
+			dir := copyShards(-1, nil)
+			b, _ := os.ReadFile(metas[0])
+			os.WriteFile(filepath.Join(dir, "999999-999999"+strings.TrimPrefix(filepath.Base(metas[0]), filepath.Base(metas[0])[:13])), b, 0o644)
+			return dir
+		}, exitUsage, "the shards overlap"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := c.dir()
+			r := runCLI(t, newEnv(api), "--merge", "-o", dir)
+			if r.code != c.code || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("exit %d, want %d with %q: %s", r.code, c.code, c.want, r.stderr)
+			}
+			if m, _ := filepath.Glob(filepath.Join(dir, "*_translator.json")); len(m) != 0 {
+				t.Errorf("run metadata written by a refused merge: %v", m)
+			}
+		})
+	}
+	r := runCLI(t, newEnv(api), "--merge", "-o", shared)
+	if r.code != exitOK {
+		t.Fatalf("merge: exit %d: %s", r.code, r.stderr)
+	}
+	got, want := readParadata(t, shared), readParadata(t, whole)
+	list, _ := got.Config["merged_shards"].([]any)
+	if got.Status != "completed" || len(list) != 3 || got.Statistics.SuccessfullyProcessed != want.Statistics.SuccessfullyProcessed ||
+		got.Statistics.SkippedFiles != 1 || got.Statistics.BackendCalls != want.Statistics.BackendCalls ||
+		len(got.Outputs) != len(want.Outputs) || got.License != want.License {
+		t.Errorf("merged: status %s, %d shards, processed %d (whole %d), skipped %d, calls %d (whole %d), %d outputs (whole %d), licence %s (whole %s)",
+			got.Status, len(list), got.Statistics.SuccessfullyProcessed, want.Statistics.SuccessfullyProcessed, got.Statistics.SkippedFiles,
+			got.Statistics.BackendCalls, want.Statistics.BackendCalls, len(got.Outputs), len(want.Outputs), got.License, want.License)
+	}
+	f, _ := os.ReadFile(got.Config["failures_table"].(string))
+	if !strings.HasPrefix(string(f), "FILE,ERROR\nbox1/broken.xml,") || strings.Count(string(f), "\n") != 2 {
+		t.Errorf("merged failures table:\n%s", f)
 	}
 }

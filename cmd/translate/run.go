@@ -73,6 +73,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.Error("licence components", "err", err)
 		return exitFailure
 	}
+	if s.Merge {
+		return mergeShards(s, comps, log)
+	}
 
 	// Set-up files given explicitly must exist; the configured defaults may
 	// be missing (with a warning for the vocabulary).

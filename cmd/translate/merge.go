@@ -1,0 +1,230 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"archivekit/pkg/atomicfile"
+	"archivekit/pkg/ledger"
+	"archivekit/pkg/licence"
+	runmeta "archivekit/pkg/paradata"
+	"archivekit/pkg/shard"
+	"archivekit/pkg/translator"
+)
+
+// mergeSame are the configuration values every shard of one run must share.
+// The ledger key covers the program version, languages, mode, backend and
+// what it points at, fast alignment, the field list and the vocabulary.
+var mergeSame = []string{"ledger_key", "formats", "shard_inputs_all", "mode", "output_mode", "translation_backend"}
+
+// mergeDrop are the shard runs' values that describe one shard only.
+var mergeDrop = map[string]bool{"shard": true, "shard_inputs_all": true, "ledger": true, "items_from_ledger": true,
+	"resume": true, "retry_failed": true, "failures_table": true, "input_path": true, "config_file": true}
+
+type shardDoc struct {
+	path string
+	doc  paradataDoc
+	spec shard.Spec
+}
+
+// mergeShards combines the run metadata and failures tables of the shard
+// runs in the output folder (<stamp>_translator_shard-<i>-of-<n>.json) into
+// one run metadata, <stamp>_translator.json, and one failures table: the
+// translations of the shards are already in the one output tree. It
+// returns the exit code.
+func mergeShards(s *settings, comps *licence.Components, log interface {
+	Info(string, ...any)
+	Error(string, ...any)
+}) int {
+	err := func() error {
+		files, _ := filepath.Glob(filepath.Join(s.Output, "*_translator_shard-*-of-*.json"))
+		if len(files) == 0 {
+			return usageError{fmt.Errorf("--merge: no shard run metadata (*_translator_shard-<i>-of-<n>.json) in %s", s.Output)}
+		}
+		var runs []shardDoc
+		var parts []shard.Part
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			var d paradataDoc
+			if err := json.Unmarshal(b, &d); err != nil {
+				return fmt.Errorf("%s: not run metadata: %w", f, err)
+			}
+			v, _ := d.Config["shard"].(string)
+			sp, err := shard.Parse(v)
+			if err != nil || sp.Whole() {
+				return fmt.Errorf("%s: config.shard %q is not a shard", f, v)
+			}
+			runs = append(runs, shardDoc{f, d, sp})
+			parts = append(parts, shard.Part{Spec: sp, Name: f, Status: d.Status, Completed: d.Status == "completed"})
+		}
+		picked, err := shard.Choose(parts)
+		if err != nil {
+			if errors.Is(err, shard.ErrIncomplete) {
+				return err
+			}
+			return usageError{err}
+		}
+		var chosen []shardDoc
+		for _, i := range picked {
+			a, b := runs[picked[0]], runs[i]
+			if a.doc.ToolVersion != b.doc.ToolVersion {
+				return usageError{fmt.Errorf("shards of different program versions: %s is %s, %s is %s", a.path, a.doc.ToolVersion, b.path, b.doc.ToolVersion)}
+			}
+			for _, k := range mergeSame {
+				va, _ := json.Marshal(a.doc.Config[k])
+				vb, _ := json.Marshal(b.doc.Config[k])
+				if string(va) != string(vb) {
+					return usageError{fmt.Errorf("shards of different configurations: %s has %s = %s, %s has %s", a.path, k, va, b.path, vb)}
+				}
+			}
+			chosen = append(chosen, b)
+		}
+		return writeMerged(s, comps, chosen, log)
+	}()
+	var ue usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		log.Error("usage error", "err", err)
+		return exitUsage
+	default:
+		log.Error("merge failed", "err", err)
+		return exitFailure
+	}
+}
+
+// writeMerged writes the merged run metadata and failures table.
+func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, log interface{ Info(string, ...any) }) error {
+	var failures []ledger.Failure
+	for _, r := range runs {
+		if p, _ := r.doc.Config["failures_table"].(string); p != "" {
+			fs, err := ledger.ReadFailures(filepath.Join(filepath.Dir(r.path), filepath.Base(p)))
+			if err != nil {
+				return err
+			}
+			failures = append(failures, fs...)
+		}
+	}
+	first := runs[0].doc
+	d := first
+	d.Config = map[string]any{}
+	for k, v := range first.Config {
+		if !mergeDrop[k] {
+			d.Config[k] = v
+		}
+	}
+	st := statistics{OutputCountsByType: map[string]int{}, Languages: map[string]int{}, SegmentStatus: map[string]int{}}
+	var start, end time.Time
+	var used []string
+	var list []map[string]any
+	seenWarn := map[string]bool{}
+	d.SkippedFilesDetail, d.Outputs, d.Warnings = []skipped{}, []string{}, []string{}
+	terms := map[string]termRate{}
+	for _, r := range runs {
+		x := r.doc
+		list = append(list, map[string]any{"shard": r.spec.String(), "run_metadata": r.path, "run_id": x.RunID,
+			"status": x.Status, "start_time": x.StartTime, "end_time": x.EndTime, "input_path": x.Config["input_path"],
+			"inputs": x.Statistics.InputFilesTotal, "processed": x.Statistics.SuccessfullyProcessed,
+			"skipped": x.Statistics.SkippedFiles, "items_from_ledger": x.Config["items_from_ledger"]})
+		xs := x.Statistics
+		st.InputFilesTotal += xs.InputFilesTotal
+		st.SuccessfullyProcessed += xs.SuccessfullyProcessed
+		st.SkippedFiles += xs.SkippedFiles
+		st.BackendCalls += xs.BackendCalls
+		st.TransportErrors += xs.TransportErrors
+		st.LineCountMismatches += xs.LineCountMismatches
+		st.Pages += xs.Pages
+		st.UnitsTranslated += xs.UnitsTranslated
+		st.UnitsSkipped += xs.UnitsSkipped
+		st.PlaceholderCalls += xs.PlaceholderCalls
+		st.PlaceholderFallbacks += xs.PlaceholderFallbacks
+		for k, v := range xs.OutputCountsByType {
+			st.OutputCountsByType[k] += v
+		}
+		for k, v := range xs.Languages {
+			st.Languages[k] += v
+		}
+		for k, v := range xs.SegmentStatus {
+			st.SegmentStatus[k] += v
+		}
+		if xs.Terminology != nil {
+			for k, v := range xs.Terminology.Documents {
+				terms[k] = newTermRate(terms[k].Expected+v.Expected, terms[k].Hit+v.Hit)
+			}
+		}
+		d.SkippedFilesDetail = append(d.SkippedFilesDetail, x.SkippedFilesDetail...)
+		d.Outputs = append(d.Outputs, x.Outputs...)
+		for _, w := range x.Warnings {
+			if !seenWarn[w] {
+				seenWarn[w] = true
+				d.Warnings = append(d.Warnings, w)
+			}
+		}
+		for _, c := range x.LicenseDetail.Components {
+			used = append(used, c.Name)
+		}
+		if t, err := time.Parse(time.RFC3339Nano, x.StartTime); err == nil && (start.IsZero() || t.Before(start)) {
+			start = t
+		}
+		if t, err := time.Parse(time.RFC3339Nano, x.EndTime); err == nil && t.After(end) {
+			end = t
+		}
+	}
+	if len(terms) > 0 {
+		tm := &terminology{Documents: terms}
+		exp, hit := 0, 0
+		for _, v := range terms {
+			exp, hit = exp+v.Expected, hit+v.Hit
+		}
+		tm.termRate = newTermRate(exp, hit)
+		st.Terminology = tm
+	}
+	st.PerformancePerMinute = map[string]float64{}
+	if mins := end.Sub(start).Minutes(); mins > 0 {
+		for k, n := range st.OutputCountsByType {
+			st.PerformancePerMinute[k] = float64(int(float64(n)/mins*10000)) / 10000
+		}
+	}
+	d.Statistics = st
+	sort.Strings(d.Outputs)
+	res := translator.Resolve(comps, used)
+	d.License, d.LicenseURL, d.LicenseDetail = res.EffectiveLicense, res.EffectiveLicenseURL, res
+	d.StartTime, d.EndTime = start.Format(time.RFC3339Nano), end.Format(time.RFC3339Nano)
+	d.DurationSeconds = float64(end.Sub(start).Milliseconds()) / 1000
+	d.Status, d.Error = "completed", ""
+
+	name := func(stamp string) string { return stamp + "_translator.json" }
+	stamp, err := runmeta.Claim(s.Output, time.Now().Format(stampLayout), name)
+	if err != nil {
+		return err
+	}
+	d.RunID = stamp
+	path := filepath.Join(s.Output, name(stamp))
+	fpath := filepath.Join(s.Output, stamp+"_translator_failures.csv")
+	if err := ledger.WriteFailures(fpath, failures); err != nil {
+		os.Remove(path)
+		return err
+	}
+	d.Config["failures_table"] = fpath
+	d.Config["merged_shards"] = list
+	d.Config["shards"] = len(runs)
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	log.Info("merged run metadata written", "path", path, "shards", len(runs), "processed", st.SuccessfullyProcessed, "skipped", st.SkippedFiles)
+	log.Info("failures table written", "path", fpath, "rows", len(failures))
+	return nil
+}
