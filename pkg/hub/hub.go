@@ -13,7 +13,11 @@
 //	{Home}/{owner}--{name}/{revision}/{file}           complete files
 //	{Home}/{owner}--{name}/{revision}/.hub/{file}.part  download in progress
 //	{Home}/{owner}--{name}/{revision}/.hub/{file}.etag  ETag of the cached file
+//	{Home}/{owner}--{name}/{revision}/.hub/{file}.lock  held (flock) while it downloads
 //
+// A file is downloaded by one process at a time: the others (shards of a
+// batch sharing HUB_HOME on one volume, several replicas) wait for its lock
+// and then find it in place.
 // A repository's "/" becomes "--" and a revision is path-escaped, so every
 // (repo, revision, file) has its own path. A file appears under its final
 // name only once complete: it is downloaded into the .part file, synced
@@ -44,6 +48,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"archivekit/pkg/atomicfile"
@@ -181,16 +186,26 @@ func (c *Client) log() *slog.Logger {
 // that breaks off.
 func (c *Client) fetch(ctx context.Context, repo, revision, file string) error {
 	target := c.Path(repo, revision, file)
+	if _, err := os.Stat(target); err == nil && !Moving(revision) {
+		return nil
+	}
+	// One download of a file at a time in one cache, also across processes
+	// (shards of a batch sharing HUB_HOME on one volume): the others wait,
+	// then find the file in place.
+	unlock, err := lockFile(ctx, c.meta(repo, revision, file, ".lock"))
+	if err != nil {
+		return &Error{Repo: repo, Revision: revision, File: file, Err: fmt.Errorf("cache lock: %w", err)}
+	}
+	defer unlock()
 	_, statErr := os.Stat(target)
 	cached := statErr == nil
 	if cached && !Moving(revision) {
-		return nil
+		return nil // downloaded by the process that held the lock
 	}
 	attempts := c.Attempts
 	if attempts <= 0 {
 		attempts = 3
 	}
-	var err error
 	for i := 0; i < attempts; i++ {
 		var retry bool
 		retry, err = c.try(ctx, repo, revision, file, cached)
@@ -333,6 +348,43 @@ func (c *Client) try(ctx context.Context, repo, revision, file string, cached bo
 		os.Remove(etagFile)
 	}
 	return false, nil
+}
+
+// lockWait, when set (tests), is called as a process starts to wait for a
+// download lock.
+var lockWait func(path string)
+
+// lockFile takes an exclusive flock on path (created if missing), waiting
+// for another holder until ctx ends; unlock releases it. The lock dies with
+// the process, so a killed download never leaves the cache locked.
+func lockFile(ctx context.Context, path string) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	fd := int(f.Fd())
+	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		return func() { syscall.Flock(fd, syscall.LOCK_UN); f.Close() }, nil
+	}
+	if lockWait != nil {
+		lockWait(path)
+	}
+	got := make(chan error, 1)
+	go func() { got <- syscall.Flock(fd, syscall.LOCK_EX) }()
+	select {
+	case err := <-got:
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		return func() { syscall.Flock(fd, syscall.LOCK_UN); f.Close() }, nil
+	case <-ctx.Done():
+		go func() { <-got; f.Close() }() // closing releases a lock taken late
+		return nil, ctx.Err()
+	}
 }
 
 // rangeStart parses the first byte of "bytes START-END/TOTAL"; -1 if malformed.

@@ -283,3 +283,61 @@ func TestFromEnv(t *testing.T) {
 		t.Errorf("no endpoint: %v", err)
 	}
 }
+
+// Two clients on one cache (two shards on a shared HUB_HOME) asking for the
+// same file at once: the second waits for the first's download lock and
+// then finds the file, so the hub is asked once and the file is whole.
+func TestSharedCacheDownloadsOnce(t *testing.T) {
+	data := payload(1<<16, 7)
+	h := &fakeHub{files: map[string][]byte{"org/model/v4.4/model.pt": data}}
+	first, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(first); <-release })
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	home := t.TempDir()
+	waiting := make(chan struct{})
+	lockWait = func(string) { close(waiting) }
+	defer func() { lockWait = nil }()
+	errs := make(chan error, 2)
+	get := func() {
+		c := &Client{Endpoint: srv.URL, Home: home}
+		_, err := c.Download(context.Background(), "org/model", "v4.4", []string{"model.pt"})
+		errs <- err
+	}
+	go get()
+	<-first // the first client holds the lock; its request is at the hub
+	go get()
+	<-waiting // the second waits for the lock
+	close(release)
+	for i := 0; i < 2; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := h.count(); n != 1 {
+		t.Errorf("%d requests to the hub, want 1", n)
+	}
+	got, err := os.ReadFile(filepath.Join(home, "org--model", "v4.4", "model.pt"))
+	if err != nil || !bytes.Equal(got, data) {
+		t.Errorf("cached file: %d bytes, %v", len(got), err)
+	}
+}
+
+// A client waiting for the lock gives up when its context ends.
+func TestLockWaitCancelled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	unlock, err := lockFile(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	lockWait = func(string) { cancel() }
+	defer func() { lockWait = nil }()
+	if _, err := lockFile(ctx, path); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+}
