@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"archivekit/pkg/classify"
@@ -61,16 +60,10 @@ type written struct {
 func newOutputs(s outputSpec) (*outputs, error) {
 	o := &outputs{}
 	add := func(name string, l results.Layout, row rowFunc) error {
-		path := filepath.Join(s.Dir, name)
-		if s.Chunk > 0 {
-			// A chunked table is started again: the ledger, not the old
-			// file, says which pages are done (by content digest), and
-			// their rows are added again from it.
-			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-		}
-		w, err := results.Create(path, l, s.Chunk)
+		// A chunked table starts again: the ledger, not the old file, says
+		// which pages are done (by content digest), and their rows are
+		// added again from it.
+		w, err := results.Create(filepath.Join(s.Dir, name), l, s.Chunk)
 		if err != nil {
 			return err
 		}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"sort"
 	"strconv"
-	"strings"
 
 	"archivekit/pkg/atomicfile"
 )
@@ -19,20 +18,18 @@ import (
 // Without chunking (chunkSize 0) nothing touches the disk until Close,
 // which writes the sorted table atomically, replacing any old file.
 //
-// With chunking, every chunkSize added rows are appended to the file (each
-// chunk sorted) as the run proceeds, so a long run leaves usable partial
-// output; Close appends the rest and then rewrites the whole file sorted,
-// atomically. When the file already exists (a re-run over the same input),
-// its rows are kept, its keys are reported by Has, and adding one of them
-// again is skipped, so rows are never duplicated. A trailing partial line
-// left by an interrupted append is dropped.
+// With chunking, Create starts the file (header only, replacing an old
+// one), and every chunkSize added rows are appended to it (each chunk
+// sorted) as the run proceeds, so a long run leaves usable partial output;
+// Close appends the rest and then rewrites the whole file sorted,
+// atomically. What an interrupted run had done is the run ledger's to say
+// (pkg/ledger), not the old file's: a continued run adds those rows again.
 type Writer struct {
 	path      string
 	layout    Layout
 	header    []string
 	chunkSize int
 	records   map[Key][]string
-	previous  map[Key]bool
 	pending   []Key
 	closed    bool
 }
@@ -45,63 +42,14 @@ func Create(path string, l Layout, chunkSize int) (*Writer, error) {
 	if chunkSize < 0 {
 		return nil, fmt.Errorf("%s: chunk size %d: want 0 (off) or more", path, chunkSize)
 	}
-	w := &Writer{path: path, layout: l, header: l.Header(), chunkSize: chunkSize,
-		records: map[Key][]string{}, previous: map[Key]bool{}}
+	w := &Writer{path: path, layout: l, header: l.Header(), chunkSize: chunkSize, records: map[Key][]string{}}
 	if chunkSize == 0 {
 		return w, nil
 	}
-	if err := w.resume(); err != nil {
+	if err := w.rewrite(); err != nil {
 		return nil, err
 	}
 	return w, nil
-}
-
-// resume loads rows of an existing chunked file, or starts it with a header.
-func (w *Writer) resume() error {
-	data, err := os.ReadFile(w.path)
-	if errors.Is(err, os.ErrNotExist) || (err == nil && len(data) == 0) {
-		return w.rewrite()
-	}
-	if err != nil {
-		return err
-	}
-	if i := bytes.LastIndexByte(data, '\n'); i != len(data)-1 {
-		data = data[:i+1] // drop an interrupted last line
-	}
-	recs, err := readCSV(w.path, data, len(w.header))
-	if err != nil {
-		return err
-	}
-	if len(recs) == 0 || strings.Join(recs[0], ",") != strings.Join(w.header, ",") {
-		return fmt.Errorf("%s: existing file has another header; refusing to append (move it away or turn chunking off)", w.path)
-	}
-	for n, rec := range recs[1:] {
-		k, err := parseKey(rec)
-		if err != nil {
-			return fmt.Errorf("%s: line %d: %w", w.path, n+2, err)
-		}
-		w.records[k] = rec
-		w.previous[k] = true
-	}
-	return w.rewrite()
-}
-
-func readCSV(path string, data []byte, fields int) ([][]string, error) {
-	r := csv.NewReader(bytes.NewReader(data))
-	r.FieldsPerRecord = -1
-	recs, err := r.ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(recs) > 0 && len(recs[0]) != fields {
-		return recs[:1], nil // header mismatch; the caller reports it
-	}
-	for i, rec := range recs {
-		if len(rec) != fields {
-			return nil, fmt.Errorf("%s: line %d: %d fields, want %d", path, i+1, len(rec), fields)
-		}
-	}
-	return recs, nil
 }
 
 func parseKey(rec []string) (Key, error) {
@@ -116,26 +64,13 @@ func parseKey(rec []string) (Key, error) {
 	return k, nil
 }
 
-// Has reports whether a row for k exists, from this run or a previous one.
-func (w *Writer) Has(k Key) bool {
-	_, ok := w.records[k]
-	return ok
-}
-
-// Resumed returns the number of rows kept from an existing file.
-func (w *Writer) Resumed() int { return len(w.previous) }
-
 // Len returns the number of rows in the table.
 func (w *Writer) Len() int { return len(w.records) }
 
-// Add adds a row. A row whose key came from a previous run's file is
-// skipped (returns nil); a key added twice in this run is ErrDuplicate.
+// Add adds a row; a key added twice is ErrDuplicate.
 func (w *Writer) Add(r Row) error {
 	if w.closed {
 		return fmt.Errorf("%s: add after close", w.path)
-	}
-	if w.previous[r.Key] {
-		return nil
 	}
 	if _, dup := w.records[r.Key]; dup {
 		return fmt.Errorf("%s: %s: %w", w.path, r.Key, ErrDuplicate)
