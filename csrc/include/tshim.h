@@ -33,6 +33,9 @@ enum {
                              driver is present and CUDA could not be enabled; *err says why */
 };
 
+/* tshim_module_optimize: a flag added to level 1 or 2 (see there). */
+enum { TSHIM_OPT_CHANNELS_LAST = 4 };
+
 typedef struct tshim_module tshim_module;
 typedef struct tshim_trainer tshim_trainer;
 
@@ -54,7 +57,8 @@ int tshim_cuda_available(int *out);
 int tshim_cuda_device_count(int *out);
 /* Free and total memory of CUDA device `device`, in bytes. */
 int tshim_cuda_mem_info(int device, uint64_t *free_bytes, uint64_t *total_bytes, char **err);
-/* Intra-op thread count of libtorch (process-wide). */
+/* Intra-op thread count of libtorch (process-wide: the count of every call
+ * that does not ask for its own). */
 int tshim_set_num_threads(int n, char **err);
 int tshim_get_num_threads(int *out);
 /* Seeds libtorch's CPU (and CUDA) generators. */
@@ -68,18 +72,25 @@ void tshim_module_free(tshim_module *m);
  * (torch::jit::freeze: parameters and attributes become constants, so the
  * graph executor can fold them); level 2 also runs
  * torch::jit::optimize_for_inference (conv/batch-norm folding, oneDNN
- * layouts where libtorch finds them worth it). The module can no longer
- * be trained, averaged or saved afterwards (those calls fail). */
+ * layouts where libtorch finds them worth it). Adding
+ * TSHIM_OPT_CHANNELS_LAST first converts every 4-d parameter and buffer to
+ * the channels-last layout, and forward then passes its input in that
+ * layout (the results are the same; CNN convolutions run faster). The
+ * module can no longer be trained, averaged or saved afterwards (those
+ * calls fail). */
 int tshim_module_optimize(tshim_module *m, int level, char **err);
 /* Switches train (1) or eval (0) mode, recursively. */
 int tshim_module_set_train(tshim_module *m, int train, char **err);
 /* Total bytes of parameters plus buffers. */
 int tshim_module_param_bytes(tshim_module *m, int64_t *out, char **err);
 /* Forward a float32 NCHW batch (shape[0..3]) in inference mode.
- * softmax != 0 applies softmax over dimension 1.
+ * softmax != 0 applies softmax over dimension 1. threads > 0 runs the call
+ * with that many intra-op threads (the count then stays with the calling OS
+ * thread until another is asked for); 0 uses the process-wide count.
  * *out receives rows*cols floats (rows = batch size), malloc'd. */
 int tshim_module_forward(tshim_module *m, const float *input, const int64_t *shape, int ndim,
-                         int softmax, float **out, int64_t *rows, int64_t *cols, char **err);
+                         int softmax, int threads, float **out, int64_t *rows, int64_t *cols,
+                         char **err);
 /* Saves the module as TorchScript to path (written directly; callers rename). */
 int tshim_module_save(tshim_module *m, const char *path, char **err);
 /* Element-wise mean of parameters and floating-point buffers of n modules
@@ -92,7 +103,8 @@ int tshim_average(tshim_module *const *mods, int n, tshim_module **out, char **e
  * bilinear interpolation with antialiasing, rounds and clamps to 8 bits (as
  * torchvision does for uint8 images), scales to [0,1] and normalises per
  * channel with mean/std. A grey image is replicated to 3 channels.
- * out must hold 3*out_h*out_w floats (CHW). */
+ * out must hold 3*out_h*out_w floats (CHW). Runs on one intra-op thread
+ * (callers preprocess several pages at once). */
 int tshim_preprocess(const uint8_t *hwc, int64_t h, int64_t w, int64_t c, int64_t out_h,
                      int64_t out_w, const float *mean3, const float *std3, float *out,
                      char **err);

@@ -36,6 +36,10 @@ struct tshim_module {
   bool trained = false;
   // Set by tshim_module_optimize: the module is frozen for inference only.
   bool frozen = false;
+  // Set by tshim_module_optimize with TSHIM_OPT_CHANNELS_LAST: the 4-d
+  // weights are channels-last and forward hands the input over in that
+  // layout too, so oneDNN convolutions need no reordering.
+  bool channels_last = false;
 };
 
 struct tshim_trainer {
@@ -184,12 +188,18 @@ void *cudart() {
 
 // libtorch's OpenMP backend keeps the thread count per calling OS thread,
 // and Go calls arrive on many OS threads: remember the requested count and
-// apply it on each thread before it does work.
+// apply it on each thread before it does work. A call may ask for its own
+// count (threads > 0), which then holds for its thread until changed; the
+// Go side keeps each OS thread at one count, so the change is made once.
 std::atomic<int> wanted_threads{0};
 thread_local int applied_threads = 0;
-void sync_threads() {
-  int n = wanted_threads.load(std::memory_order_relaxed);
+void sync_threads(int threads = 0) {
+  int n = threads > 0 ? threads : wanted_threads.load(std::memory_order_relaxed);
   if (n > 0 && n != applied_threads) {
+    // libtorch sets a thread's count from the process-wide one the first
+    // time the thread asks for it (lazily, inside its kernels); ask first so
+    // that this lazy set cannot later undo the count set here.
+    (void)at::get_num_threads();
     torch::set_num_threads(n);
     applied_threads = n;
   }
@@ -303,18 +313,35 @@ void tshim_module_free(tshim_module *m) { delete m; }
 int tshim_module_optimize(tshim_module *m, int level, char **err) {
   return guard(err, [&] {
     need(m != nullptr, "module is NULL");
-    need(level == 1 || level == 2, "optimisation level " + std::to_string(level) + " is not 1 or 2");
+    int freeze = level & 3;
+    need(freeze == 1 || freeze == 2, "optimisation level " + std::to_string(level) +
+                                         " is not 1 or 2, optionally with TSHIM_OPT_CHANNELS_LAST");
+    need((level & ~(3 | TSHIM_OPT_CHANNELS_LAST)) == 0, "unknown optimisation flags in " + std::to_string(level));
     need(!m->trained, "a module being trained cannot be frozen");
     need(!m->frozen, "module is already frozen");
     m->mod.eval();
+    bool cl = (level & TSHIM_OPT_CHANNELS_LAST) != 0;
     try {
-      auto frozen = torch::jit::freeze(m->mod);
-      if (level == 2) frozen = torch::jit::optimize_for_inference(frozen);
+      torch::NoGradGuard no_grad;
+      auto &mod = m->mod;  // the layout change keeps every value
+      if (cl) {
+        // As Python's Module.to(memory_format=torch.channels_last): every 4-d
+        // parameter and buffer; freezing then keeps the layout.
+        for (const auto &p : mod.parameters(/*recurse=*/true)) {
+          if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+        }
+        for (const auto &b : mod.buffers(/*recurse=*/true)) {
+          if (b.dim() == 4) b.set_data(b.contiguous(at::MemoryFormat::ChannelsLast));
+        }
+      }
+      auto frozen = torch::jit::freeze(mod);
+      if (freeze == 2) frozen = torch::jit::optimize_for_inference(frozen);
       m->mod = frozen;
     } catch (const c10::Error &e) {
       throw ArgError(std::string("cannot freeze the module: ") + e.what_without_backtrace());
     }
     m->frozen = true;
+    m->channels_last = cl;
   });
 }
 
@@ -337,11 +364,12 @@ int tshim_module_param_bytes(tshim_module *m, int64_t *out, char **err) {
 }
 
 int tshim_module_forward(tshim_module *m, const float *input, const int64_t *shape, int ndim, int softmax,
-                         float **out, int64_t *rows, int64_t *cols, char **err) {
+                         int threads, float **out, int64_t *rows, int64_t *cols, char **err) {
   return guard(err, [&] {
     need(m != nullptr, "module is NULL");
     need(out && rows && cols, "output pointers are NULL");
-    sync_threads();
+    need(threads >= 0, "thread count must not be negative");
+    sync_threads(threads);
     std::optional<c10::InferenceMode> inference;
     std::optional<torch::NoGradGuard> no_grad;
     if (m->trained) {
@@ -349,7 +377,9 @@ int tshim_module_forward(tshim_module *m, const float *input, const int64_t *sha
     } else {
       inference.emplace();
     }
-    auto x = input_tensor(input, shape, ndim).to(m->device, /*non_blocking=*/false, /*copy=*/true);
+    auto fmt = m->channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+    auto x = input_tensor(input, shape, ndim)
+                 .to(m->device, torch::kFloat32, /*non_blocking=*/false, /*copy=*/true, fmt);
     auto y = logits_of(m->mod.forward({x}));
     need(y.dim() == 2 && y.size(0) == shape[0],
          "model output has shape " + c10::str(y.sizes()) + ", expected [" + std::to_string(shape[0]) +
@@ -429,7 +459,9 @@ int tshim_preprocess(const uint8_t *hwc, int64_t h, int64_t w, int64_t c, int64_
     need(h > 0 && w > 0 && out_h > 0 && out_w > 0, "image and output sizes must be positive");
     need(c == 1 || c == 3, "image must have 1 or 3 channels, got " + std::to_string(c));
     for (int i = 0; i < 3; i++) need(std3[i] != 0.0f, "std must not be zero");
-    sync_threads();
+    // One intra-op thread: pages are preprocessed by several callers at
+    // once, beside the forward passes, which take the cores' threads.
+    sync_threads(1);
     c10::InferenceMode mode;
     auto img = torch::from_blob(const_cast<uint8_t *>(hwc), {h, w, c}, torch::kUInt8);
     auto x = img.permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32);  // 1 x C x H x W, copies
