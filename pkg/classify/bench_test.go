@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,9 +33,13 @@ func samplePages(b *testing.B) []string {
 }
 
 func predictAll(b *testing.B, e *classify.Ensemble, pages []string) time.Duration {
+	return predictWith(b, e, pages, classify.Options{Batch: 16})
+}
+
+func predictWith(b *testing.B, e *classify.Ensemble, pages []string, o classify.Options) time.Duration {
 	start := time.Now()
 	n := 0
-	_, err := e.Predict(context.Background(), pipeline.Files(pages), classify.Options{Batch: 16}, func(p classify.Page) error {
+	_, err := e.Predict(context.Background(), pipeline.Files(pages), o, func(p classify.Page) error {
 		if p.Err != nil {
 			return p.Err
 		}
@@ -50,68 +53,6 @@ func predictAll(b *testing.B, e *classify.Ensemble, pages []string) time.Duratio
 		b.Fatalf("%d of %d pages classified", n, len(pages))
 	}
 	return time.Since(start)
-}
-
-// referenceScript is the original tool's way: PIL decode, bilinear resize to
-// S x S, ToTensor + Normalize, torch forward in batches of 16, softmax.
-const referenceScript = `import sys, time, torch
-from PIL import Image
-from torchvision import transforms
-torch.set_num_threads(int(sys.argv[2]))
-m = torch.jit.load(sys.argv[1]); m.eval()
-paths = [l.strip() for l in open(sys.argv[3])]
-size = int(sys.argv[4])
-tf = transforms.Compose([transforms.ToTensor(), transforms.Normalize([0.5] * 3, [0.5] * 3)])
-with torch.inference_mode():
-    for _ in range(3):  # warm-up of the TorchScript executor, as the Go side has had
-        m(torch.zeros(16, 3, size, size))
-t = time.perf_counter()
-with torch.inference_mode():
-    for i in range(0, len(paths), 16):
-        x = torch.stack([tf(Image.open(p).convert("RGB").resize((size, size), Image.BILINEAR)) for p in paths[i:i + 16]])
-        torch.softmax(m(x), 1)
-print(time.perf_counter() - t)`
-
-// BenchmarkPagesVsPythonReference: pages per second of the pageclass
-// pipeline against the Python reference pipeline, same TorchScript model,
-// same 184 pages, same threads; rounds alternate, best of each compared.
-func BenchmarkPagesVsPythonReference(b *testing.B) {
-	py := os.Getenv("ARCHIVEKIT_PYTHON")
-	if py == "" {
-		b.Skip("ARCHIVEKIT_PYTHON not set")
-	}
-	threads := runtime.NumCPU()
-	torch.SetNumThreads(threads)
-	dir := classifytest.ModelDir(b, filepath.Join(b.TempDir(), "m"), classifytest.Spec{Fixture: "bench_vit224.pt", Size: 224})
-	m, err := classify.Load(dir, "cpu")
-	if err != nil {
-		b.Fatal(err)
-	}
-	e, _ := classify.NewEnsemble(m)
-	defer e.Close()
-	pages := samplePages(b)
-	list := filepath.Join(b.TempDir(), "pages.txt")
-	os.WriteFile(list, []byte(strings.Join(pages, "\n")), 0o644)
-	goBest, pyBest := time.Duration(1<<62), 1e18
-	for n := 0; n < b.N; n++ {
-		for r := 0; r < 2; r++ {
-			goBest = min(goBest, predictAll(b, e, pages))
-			out, err := exec.Command(py, "-c", referenceScript, filepath.Join(dir, "model.pt"), strconv.Itoa(threads), list, "224").Output()
-			if err != nil {
-				b.Fatalf("python reference: %v", err)
-			}
-			sec, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			pyBest = min(pyBest, sec)
-		}
-	}
-	goPPS := float64(len(pages)) / goBest.Seconds()
-	pyPPS := float64(len(pages)) / pyBest
-	b.ReportMetric(goPPS, "pages/s-go")
-	b.ReportMetric(pyPPS, "pages/s-python")
-	b.ReportMetric(goPPS/pyPPS, "go/python")
 }
 
 // BenchmarkPipelineCostLargeModel: end-to-end pages per second (decode,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"archivekit/bindings/torch"
 	"archivekit/pkg/imageio"
 	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/pipeline"
@@ -64,6 +65,13 @@ type Options struct {
 	// Concurrent runs the members' forward passes of one batch at the same
 	// time (useful on a GPU; on a CPU libtorch already uses every core).
 	Concurrent bool
+	// Lanes is the number of batches in the models at once on the CPU,
+	// each forward pass on its share of the intra-op threads
+	// (torch.NumThreads()/Lanes, at least 1): two batches on one thread
+	// each keep two cores busy without the synchronisation of two threads
+	// on one batch, and while one lane waits for its pages the other runs.
+	// 0 means DefaultLanes; models on a GPU always use one lane.
+	Lanes int
 	// OnOpen is called as each input is opened with its page count (0 when
 	// it cannot be opened); see pipeline.Config.OnOpen.
 	OnOpen func(in pipeline.Input, pages int)
@@ -104,8 +112,12 @@ func (p Page) Top(n int) []results.Ranked { return results.TopN(p.Mean, n) }
 // computed once per page and the members' forward passes run batch by batch.
 func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Options, emit func(Page) error) (pipeline.Stats, error) {
 	j := newJoint(e.Models, o.Concurrent)
+	lanes := e.lanes(o.Lanes)
+	if lanes > 1 {
+		j.threads = max(1, torch.NumThreads()/lanes)
+	}
 	cfg := pipeline.Config{
-		Workers: o.Workers, Batch: o.Batch, Decode: o.Decode, MaxPages: o.MaxPages, OnOpen: o.OnOpen,
+		Workers: o.Workers, Batch: o.Batch, InFlight: lanes, Decode: o.Decode, MaxPages: o.MaxPages, OnOpen: o.OnOpen,
 		Channels: 1, Height: 1, Width: j.width, Preprocess: j.preprocess,
 	}
 	nm := len(e.Models)
@@ -131,6 +143,25 @@ func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Optio
 	})
 }
 
+// DefaultLanes is the number of lanes (Options.Lanes) on the CPU when none
+// is asked for: one. Two lanes of one thread each measured 0.75–0.99 of one
+// lane of two threads on 2 cores, for one demo model and for the
+// five-model ensemble (README "Benchmarks").
+const DefaultLanes = 1
+
+// lanes is the number of lanes Predict uses for asked (Options.Lanes).
+func (e *Ensemble) lanes(asked int) int {
+	for _, m := range e.Models {
+		if m.Module.Device() != "cpu" {
+			return 1
+		}
+	}
+	if asked <= 0 {
+		asked = DefaultLanes
+	}
+	return max(1, min(asked, torch.NumThreads()))
+}
+
 // joint is the pipeline.Model of an ensemble: one pipeline "page" is the
 // concatenation of every distinct preprocessing of the members, then the
 // page-condition measures taken on the decoded page (conditionLen floats);
@@ -142,6 +173,7 @@ type joint struct {
 	offset     []int    // per model: offset of its tensor in a joint page
 	width      int      // floats per joint page
 	concurrent bool
+	threads    int // intra-op threads of each forward pass; 0: the process-wide count
 }
 
 // conditionLen is the number of page-condition floats at the end of a joint
@@ -202,7 +234,7 @@ func (j *joint) Probabilities(data []float32, n, c, h, w int) ([][]float32, erro
 				copy(batch[p*size:(p+1)*size], data[p*w+j.offset[i]:])
 			}
 		}
-		rows, err := m.Probabilities(batch, n, 3, m.Size(), m.Size())
+		rows, err := m.probabilities(batch, n, 3, m.Size(), m.Size(), j.threads)
 		per[i] = rows
 		return err
 	}

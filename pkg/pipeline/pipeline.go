@@ -8,8 +8,17 @@
 //	                          pages, numbers every page (its row)
 //	workers (Config.Workers)  decode a page (imageio) and preprocess it
 //	batcher (1 goroutine)     takes rows back in order, packs NCHW batches
-//	                          of Config.Batch pages, calls the model, hands
-//	                          the rows to the caller's emit function
+//	                          of Config.Batch pages, hands each to the model,
+//	                          and hands the rows to the caller's emit
+//	                          function in order as their batches come back
+//	forwards (Config.InFlight goroutines at most) run the model on one
+//	                          batch each
+//
+// The model never waits for decoding while pages are ready: the workers
+// decode the next rows while a batch is in the model, and with
+// Config.InFlight > 1 the next full batch goes to the model while the
+// previous one is still there (on a CPU each call then runs on its share
+// of the cores, see classify.Options.Lanes).
 //
 // An input that cannot be opened, or a page that cannot be decoded or
 // preprocessed, still gets its row, with Result.Err set and no
@@ -17,9 +26,10 @@
 // row. Rows are admitted by a semaphore of Config.Batch + Config.Workers
 // tokens, taken when the opener numbers a page and given back when the
 // batcher takes the row in order, so at most that many decoded pages exist
-// at once besides the batch being assembled: memory is O(workers + batch)
-// pages whatever the input size, and a slow model or a slow emit function
-// holds back the decoders (backpressure).
+// at once besides the batch being assembled and the Config.InFlight
+// batches in the model: memory is O(workers + batch·(1 + in-flight)) pages
+// whatever the input size, and a slow model or a slow emit function holds
+// back the decoders (backpressure).
 package pipeline
 
 import (
@@ -38,7 +48,8 @@ const DefaultBatch = 16
 // Model turns a batch of preprocessed pages into class probabilities.
 // data holds n pages in NCHW order (n·c·h·w floats); the result has n rows.
 // The pipeline reuses data after the call returns, so a Model must copy
-// what it keeps. Calls are made from one goroutine, one at a time.
+// what it keeps. With Config.InFlight > 1, up to that many calls run at
+// once (on different batches); otherwise one at a time.
 type Model interface {
 	Probabilities(data []float32, n, c, h, w int) ([][]float32, error)
 }
@@ -71,6 +82,10 @@ type Config struct {
 	// Batch is the number of pages per model call; 0 means DefaultBatch.
 	// Only the last batch of a run may be smaller.
 	Batch int
+	// InFlight is the number of batches handed to the model at once; 0 or
+	// 1 means one batch at a time. Rows are emitted in order whatever it
+	// is.
+	InFlight int
 	// Channels, Height and Width are the shape of one preprocessed page;
 	// Preprocess must return exactly Channels·Height·Width floats.
 	Channels, Height, Width int
@@ -141,6 +156,9 @@ func Run(ctx context.Context, inputs []Input, model Model, cfg Config, emit func
 	}
 	if cfg.Batch <= 0 {
 		cfg.Batch = DefaultBatch
+	}
+	if cfg.InFlight <= 0 {
+		cfg.InFlight = 1
 	}
 	if cfg.Preprocess == nil {
 		return st, errors.New("pipeline: Config.Preprocess is nil")
@@ -267,54 +285,72 @@ func prepare(ctx context.Context, t *task, pre Preprocess, want int) (data []flo
 	return data, nil
 }
 
-// batch takes rows in order, runs full batches through the model and
-// emits every row in order.
+// flight is one batch handed to the model: its rows in order (the failed
+// ones included, which skip the model), and the model's answer once done
+// is closed.
+type flight struct {
+	rows  []*task
+	buf   []float32
+	n     int // rows sent to the model
+	probs [][]float32
+	err   error
+	done  chan struct{}
+}
+
+// batch takes rows in order, hands full batches to the model (up to
+// cfg.InFlight at once) and emits every row in order.
 func batch(ctx context.Context, model Model, cfg Config, tokens <-chan struct{}, done <-chan *task, emit func(Result) error, st *Stats) error {
 	chw := cfg.Channels * cfg.Height * cfg.Width
-	buf := make([]float32, cfg.Batch*chw)
+	free := make(chan []float32, cfg.InFlight) // batch buffers not in the model
+	for range cfg.InFlight {
+		free <- nil // allocated on first use: a short run needs one
+	}
 	waiting := map[int]*task{} // rows arrived out of order
-	var pending []*task        // rows taken in order, not yet emitted
+	var pending []*task        // rows taken in order, not yet in a flight
 	good := 0                  // rows of pending that go to the model
 	next := 0                  // next row to take
 	end := -1                  // row count, once the opener has finished
+	var queue []*flight        // flights in row order, not yet emitted
 
-	flush := func() error {
-		if good > 0 {
-			n := 0
-			var first, last *task
-			for _, t := range pending {
-				if t.err != nil {
-					continue
-				}
-				copy(buf[n*chw:], t.data)
-				t.data = nil
-				if first == nil {
-					first = t
-				}
-				last = t
-				n++
-			}
-			probs, err := model.Probabilities(buf[:n*chw], n, cfg.Channels, cfg.Height, cfg.Width)
-			st.Batches++
-			if err == nil && len(probs) != n {
-				err = fmt.Errorf("returned %d rows for %d pages", len(probs), n)
-			}
-			if err != nil {
-				return fmt.Errorf("model failed on the batch from %s page %d to %s page %d: %w",
-					first.name, first.page+1, last.name, last.page+1, err)
-			}
-			k := 0
-			for _, t := range pending {
-				if t.err == nil {
-					t.probs = probs[k]
-					k++
-				}
-			}
+	// Every flight has ended when batch returns: the model is never
+	// called after Run returns.
+	defer func() {
+		for _, f := range queue {
+			<-f.done
 		}
-		for _, t := range pending {
+	}()
+
+	// land waits for the oldest flight and emits its rows.
+	land := func() error {
+		f := queue[0]
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		queue = queue[1:]
+		if f.err == nil && len(f.probs) != f.n {
+			f.err = fmt.Errorf("returned %d rows for %d pages", len(f.probs), f.n)
+		}
+		if f.err != nil {
+			var first, last *task
+			for _, t := range f.rows {
+				if t.err == nil {
+					if first == nil {
+						first = t
+					}
+					last = t
+				}
+			}
+			return fmt.Errorf("model failed on the batch from %s page %d to %s page %d: %w",
+				first.name, first.page+1, last.name, last.page+1, f.err)
+		}
+		k := 0
+		for _, t := range f.rows {
 			r := Result{Row: t.row, Input: t.input, Name: t.name, Err: t.err}
 			if t.err == nil {
-				r.Page, r.Pages, r.Probs = t.page+1, t.pages, t.probs
+				r.Page, r.Pages, r.Probs = t.page+1, t.pages, f.probs[k]
+				k++
 			} else if t.pages > 0 {
 				r.Page, r.Pages = t.page+1, t.pages
 			}
@@ -326,12 +362,47 @@ func batch(ctx context.Context, model Model, cfg Config, tokens <-chan struct{},
 				return err
 			}
 		}
-		pending, good = pending[:0], 0
 		return nil
 	}
 
+	// launch hands the pending rows to the model as one flight; the caller
+	// makes sure fewer than cfg.InFlight are in the model.
+	launch := func() {
+		if len(pending) == 0 {
+			return
+		}
+		f := &flight{rows: pending, n: good, done: make(chan struct{})}
+		pending, good = nil, 0
+		queue = append(queue, f)
+		if f.n == 0 { // only failed rows: nothing for the model
+			close(f.done)
+			return
+		}
+		f.buf = <-free // one is free: at most InFlight flights are in the model
+		if f.buf == nil {
+			f.buf = make([]float32, cfg.Batch*chw)
+		}
+		n := 0
+		for _, t := range f.rows {
+			if t.err == nil {
+				copy(f.buf[n*chw:], t.data)
+				t.data = nil
+				n++
+			}
+		}
+		st.Batches++
+		go func() {
+			defer close(f.done)
+			f.probs, f.err = model.Probabilities(f.buf[:n*chw], n, cfg.Channels, cfg.Height, cfg.Width)
+			free <- f.buf
+		}()
+	}
+
 	for {
-		for {
+		// Rows are taken (their tokens given back) only while a flight can
+		// start: with cfg.InFlight batches in the model, the decoded rows
+		// wait in the window, which keeps memory bounded.
+		for len(queue) < cfg.InFlight {
 			t, ok := waiting[next]
 			if !ok {
 				break
@@ -343,14 +414,24 @@ func batch(ctx context.Context, model Model, cfg Config, tokens <-chan struct{},
 			if t.err == nil {
 				good++
 				if good == cfg.Batch {
-					if err := flush(); err != nil {
-						return err
-					}
+					launch()
 				}
 			}
 		}
-		if next == end {
-			return flush()
+		if next == end && len(queue) < cfg.InFlight {
+			launch()
+			for len(queue) > 0 {
+				if err := land(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		// Rows of a landed flight go out as soon as it is back, while the
+		// next rows arrive.
+		var landed <-chan struct{}
+		if len(queue) > 0 {
+			landed = queue[0].done
 		}
 		select {
 		case t := <-done:
@@ -358,6 +439,10 @@ func batch(ctx context.Context, model Model, cfg Config, tokens <-chan struct{},
 				end = t.row
 			} else {
 				waiting[t.row] = t
+			}
+		case <-landed:
+			if err := land(); err != nil {
+				return err
 			}
 		case <-ctx.Done():
 			return ctx.Err()

@@ -54,6 +54,7 @@ type fakeModel struct {
 	sizes []int
 	fail  error
 	gate  chan struct{} // when set, the first call waits for it
+	calls chan int      // when set, receives each call's batch size as it starts
 }
 
 func (m *fakeModel) Probabilities(data []float32, n, c, h, w int) ([][]float32, error) {
@@ -61,6 +62,9 @@ func (m *fakeModel) Probabilities(data []float32, n, c, h, w int) ([][]float32, 
 	m.sizes = append(m.sizes, n)
 	first := len(m.sizes) == 1
 	m.mu.Unlock()
+	if m.calls != nil {
+		m.calls <- n
+	}
 	if first && m.gate != nil {
 		<-m.gate
 	}
@@ -179,12 +183,14 @@ func TestRunOrderAndErrors(t *testing.T) {
 		return quadrants(img)
 	}
 
-	for _, workers := range []int{1, 3, 8} {
-		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+	for _, tc := range []struct{ workers, inFlight int }{{1, 1}, {3, 1}, {8, 1}, {3, 2}, {8, 3}} {
+		workers := tc.workers
+		t.Run(fmt.Sprintf("workers=%d/in-flight=%d", workers, tc.inFlight), func(t *testing.T) {
 			m := &fakeModel{}
 			var got []Result
 			opened := map[string]int{}
 			c := cfg(workers, 4, slow)
+			c.InFlight = tc.inFlight
 			c.OnOpen = func(in Input, n int) { opened[in.Name] = n }
 			st, err := Run(context.Background(), Files(paths), m, c, func(r Result) error {
 				got = append(got, r)
@@ -223,19 +229,24 @@ func TestRunOrderAndErrors(t *testing.T) {
 					}
 				}
 			}
-			// Every model call but the last is a full batch; the bad rows never reach the model.
+			// Every model call but the last is a full batch (with several
+			// in flight, the last may start before an earlier one); the bad
+			// rows never reach the model.
 			good := 0
 			for _, w := range want {
 				if w.errText == "" {
 					good++
 				}
 			}
-			total := 0
-			for i, n := range m.sizes {
+			total, short := 0, 0
+			for _, n := range m.sizes {
 				total += n
-				if n != 4 && i != len(m.sizes)-1 {
-					t.Errorf("batch %d has %d pages, want 4", i, n)
+				if n != 4 {
+					short++
 				}
+			}
+			if short > 1 {
+				t.Errorf("batches of %v pages: more than the last is not full", m.sizes)
 			}
 			if total != good {
 				t.Errorf("model saw %d pages, want %d", total, good)
@@ -286,35 +297,55 @@ func TestUploadsAndPageLimit(t *testing.T) {
 	}
 }
 
+// TestBackpressure: while the first batch is held in the model, the
+// decoders stop after the batches in flight and one window of rows; with
+// InFlight 2 the second batch goes to the model while the first is held.
 func TestBackpressure(t *testing.T) {
 	paths := make([]string, 200)
 	for i := range paths {
 		paths[i] = fixture("grey.png")
 	}
-	var calls atomic.Int64
-	count := func(img imageio.Image) ([]float32, error) {
-		calls.Add(1)
-		return quadrants(img)
-	}
-	m := &fakeModel{gate: make(chan struct{})}
-	const workers, batch = 3, 8
-	errc := make(chan error, 1)
-	go func() {
-		_, err := Run(context.Background(), Files(paths), m, cfg(workers, batch, count), func(Result) error { return nil })
-		errc <- err
-	}()
-	time.Sleep(300 * time.Millisecond) // the first model call is blocked
-	n := calls.Load()
-	close(m.gate)
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
-	// the blocked batch, plus at most batch+workers rows admitted behind it
-	if limit := int64(batch + batch + workers); n > limit || n < batch {
-		t.Errorf("%d pages preprocessed while the model was blocked, want %d..%d", n, batch, limit)
-	}
-	if calls.Load() != 200 {
-		t.Errorf("%d pages preprocessed in all, want 200", calls.Load())
+	for _, inFlight := range []int{1, 2} {
+		t.Run(fmt.Sprintf("in-flight=%d", inFlight), func(t *testing.T) {
+			var calls atomic.Int64
+			count := func(img imageio.Image) ([]float32, error) {
+				calls.Add(1)
+				return quadrants(img)
+			}
+			m := &fakeModel{gate: make(chan struct{}), calls: make(chan int, 100)}
+			const workers, batch = 3, 8
+			c := cfg(workers, batch, count)
+			c.InFlight = inFlight
+			errc := make(chan error, 1)
+			go func() {
+				_, err := Run(context.Background(), Files(paths), m, c, func(Result) error { return nil })
+				errc <- err
+			}()
+			for i := 0; i < inFlight; i++ { // the first call is held; the others start beside it
+				select {
+				case <-m.calls:
+				case err := <-errc:
+					t.Fatalf("run ended before %d model calls: %v", inFlight, err)
+				}
+			}
+			time.Sleep(300 * time.Millisecond) // let the decoders run into the limit
+			n := calls.Load()
+			started := len(m.calls)
+			close(m.gate)
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			if started != 0 {
+				t.Errorf("%d more model calls started while %d were in flight", started, inFlight)
+			}
+			// the batches in flight, plus at most batch+workers rows admitted behind them
+			if limit := int64(inFlight*batch + batch + workers); n > limit || n < int64(inFlight*batch) {
+				t.Errorf("%d pages preprocessed while the model was blocked, want %d..%d", n, inFlight*batch, limit)
+			}
+			if calls.Load() != 200 {
+				t.Errorf("%d pages preprocessed in all, want 200", calls.Load())
+			}
+		})
 	}
 }
 
