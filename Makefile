@@ -68,7 +68,7 @@ export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
 export ARCHIVEKIT_PRETRAINED := $(PRETRAINED)
 
-.PHONY: pretrained shipped images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
+.PHONY: pretrained shipped k8s-e2e k8s-apt k8s-components images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
 
 # make install PREFIX=DIR and make dist: the relocatable tree (tools/install.sh).
 PREFIX       ?= /usr/local
@@ -81,8 +81,9 @@ INSTALL_ENV  := TSHIM_DIR='$(TSHIM_DIR)' CT2_DIR='$(CT2_DIR)' GO='$(GO)' GO_LDFL
 ## deps: Debian packages, the virtualenv (pinned), crates and Go modules. Idempotent.
 deps: apt venv cargo-fetch go-deps
 
-apt:
-	@missing=""; for p in $(APT_PKGS); do \
+# apt_install PKGS: installs those of PKGS not installed yet (root, or sudo).
+define apt_install
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -90,6 +91,10 @@ apt:
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
+endef
+
+apt:
+	$(call apt_install,$(APT_PKGS))
 
 # Cache entries are keyed by the hash of their inputs in their names, so
 # their rules have no file prerequisites: a fresh clone (new mtimes) reuses
@@ -333,3 +338,22 @@ image-test: fixtures
 
 image-test-cuda: fixtures
 	$(IMAGE_ENV) ACCEL=cuda SHARED='$(SHARED)' FIXTURES='$(FIXTURES)' tools/images/gate.sh
+
+## k8s-e2e: the orchestrator acceptance of page-classification spec 9 on a
+## one-node Kubernetes started on this machine (root): etcd and the
+## Kubernetes components built from the Go module proxy (tools/k8s, cached
+## under $(CACHE) by version: 10-20 minutes once, then reused), Debian's
+## containerd, runc and CNI plugins, the images of make images imported into
+## the node, then test/k8se2e (rollout, healthcheck in the pod, rollout
+## restart under load, configuration, the Indexed Jobs of deploy/batch).
+## Always torn down; figures in build/k8s-e2e/report.json.
+K8S_APT_PKGS := containerd runc containernetworking-plugins iptables conntrack
+K8S_BIN      := $(CACHE)/k8s-$(call hash,tools/k8s/kube/go.mod tools/k8s/kube/go.sum tools/k8s/etcd/go.mod tools/k8s/etcd/go.sum tools/k8s/build.sh)-$(shell $(GO) env GOVERSION)
+k8s-apt:
+	$(call apt_install,$(K8S_APT_PKGS))
+
+k8s-components:
+	GO='$(GO)' tools/k8s/build.sh '$(K8S_BIN)'
+
+k8s-e2e: k8s-apt
+	$(IMAGE_ENV) K8S_BIN='$(K8S_BIN)' SHARED='$(SHARED)' GO='$(GO)' tools/k8s/e2e.sh

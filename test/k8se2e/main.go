@@ -1,0 +1,995 @@
+// Command k8se2e is the orchestrator acceptance of page-classification spec
+// 9 (and translation spec 3, 5, 8), run against a live cluster: make
+// k8s-e2e starts a one-node Kubernetes (tools/k8s/cluster.sh), imports the
+// images of make images and runs this driver, which talks to the cluster
+// with kubectl (the one of the cluster's own version, so no client library
+// is linked into the project's module) and to the services through their
+// Service addresses, as a client inside the cluster network would.
+//
+// Steps, each named in the output and in the failure message:
+//
+//  1. rollout: apply test/k8se2e/services (deploy/overlays/local in the
+//     namespace archivekit-e2e) and wait for both Deployments;
+//  2. healthcheck: the image's healthcheck passes inside each pod;
+//  3. restart: kubectl rollout restart of both with a slow request in
+//     flight (a multi-page PDF to /predict_document; the 79-page ALTO to
+//     /translate through a slow MT stand-in) and a steady stream of requests
+//     through each Service: no request may fail, and the slow ones must
+//     still be in flight when their pod is told to stop;
+//  4. config: PORT=9000, LOG_LEVEL=DEBUG, an accepted and a refused
+//     ALLOWED_ORIGINS and MAX_UPLOAD_MB=1 (a 2 MB upload answered 413)
+//     reach each process;
+//  5. batch: the Indexed Jobs of deploy/batch (test/k8se2e/batch) run their
+//     four shards each to completion, one translator index failing once on
+//     purpose and retried alone (backoffLimitPerIndex).
+//
+// The figures go to -report (JSON) and to stdout.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"archivekit/pkg/shard"
+)
+
+const (
+	ns       = "archivekit-e2e"
+	nodeIP   = "10.244.0.1"
+	mtAddr   = nodeIP + ":18080"
+	services = "test/k8se2e/services"
+	batchDir = "test/k8se2e/batch"
+)
+
+type driver struct {
+	kubectl, kubeconfig, repo, shared, volumes string
+	mt                                         *mtStandIn
+	report                                     map[string]any
+}
+
+func main() {
+	d := &driver{report: map[string]any{}}
+	flag.StringVar(&d.kubectl, "kubectl", "kubectl", "the kubectl binary")
+	flag.StringVar(&d.kubeconfig, "kubeconfig", "", "the cluster's kubeconfig")
+	flag.StringVar(&d.repo, "repo", ".", "the repository root")
+	flag.StringVar(&d.shared, "shared", "../shared", "the project data folder (data/pages, data/translator)")
+	flag.StringVar(&d.volumes, "volumes", "", "a folder on the node for the hostPath volumes")
+	report := flag.String("report", "", "write the figures here (JSON)")
+	flag.Parse()
+	if d.kubeconfig == "" || d.volumes == "" {
+		fmt.Fprintln(os.Stderr, "k8se2e: -kubeconfig and -volumes are required")
+		os.Exit(2)
+	}
+	start := time.Now()
+	var err error
+	if d.mt, err = startStandIn(mtAddr); err != nil {
+		d.fail("setup", err)
+	}
+	defer d.mt.close()
+
+	d.step("setup", d.setup)
+	d.step("rollout", d.rollout)
+	d.step("healthcheck", d.healthcheck)
+	d.step("restart", d.restart)
+	d.step("config", d.config)
+	d.step("batch", d.batch)
+	d.report["total_s"] = secs(time.Since(start))
+	b, _ := json.MarshalIndent(d.report, "", "  ")
+	if *report != "" {
+		if err := os.WriteFile(*report, append(b, '\n'), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "k8se2e:", err)
+		}
+	}
+	fmt.Printf("k8se2e: all steps passed\n%s\n", b)
+}
+
+func secs(d time.Duration) float64 { return float64(d.Milliseconds()) / 1000 }
+
+func (d *driver) step(name string, fn func() error) {
+	fmt.Printf("k8se2e: == %s\n", name)
+	t := time.Now()
+	if err := fn(); err != nil {
+		d.fail(name, err)
+	}
+	fmt.Printf("k8se2e: %s passed (%.1f s)\n", name, secs(time.Since(t)))
+}
+
+// fail prints what an operator needs to see (pods, events, the pods' logs)
+// and exits 1; the caller (tools/k8s/e2e.sh) adds the components' logs.
+func (d *driver) fail(name string, err error) {
+	fmt.Fprintf(os.Stderr, "\nk8se2e: FAILED step %q: %v\n", name, err)
+	for _, args := range [][]string{
+		{"get", "pods,jobs,deployments,endpointslices", "-o", "wide"},
+		{"get", "events", "--sort-by", ".lastTimestamp"},
+		{"logs", "-l", "app.kubernetes.io/part-of=archivekit", "--all-containers", "--prefix", "--tail", "40", "--max-log-requests", "20"},
+	} {
+		out, _ := d.kc(args...)
+		fmt.Fprintf(os.Stderr, "----- kubectl %s\n%s\n", strings.Join(args, " "), out)
+	}
+	os.Exit(1)
+}
+
+// kc runs kubectl in the test namespace; the error carries its output.
+func (d *driver) kc(args ...string) (string, error) {
+	return d.kcIn(nil, args...)
+}
+
+func (d *driver) kcIn(stdin []byte, args ...string) (string, error) {
+	cmd := exec.Command(d.kubectl, append([]string{"--kubeconfig", d.kubeconfig, "-n", ns}, args...)...)
+	cmd.Dir = d.repo
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}
+
+// setup makes the namespace and a hostPath volume for each claim of the
+// manifests (a one-node cluster has no provisioner), each pre-bound to its
+// claim and owned by uid 10001, as the runbook asks of a real volume.
+func (d *driver) setup() error {
+	if _, err := d.kc("create", "namespace", ns); err != nil {
+		return err
+	}
+	claims := map[string]string{
+		"pageclass-model": "10Gi", "pageclass-hub-cache": "20Gi",
+		"translate-hub-cache": "2Gi", "archivekit-batch": "100Gi",
+	}
+	var docs []string
+	names := make([]string, 0, len(claims))
+	for c := range claims {
+		names = append(names, c)
+	}
+	sort.Strings(names)
+	for _, c := range names {
+		dir := filepath.Join(d.volumes, c)
+		if err := mkdirOwned(dir); err != nil {
+			return err
+		}
+		docs = append(docs, fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolume
+metadata: {name: %s-%s}
+spec:
+  capacity: {storage: %s}
+  accessModes: [ReadWriteOnce, ReadWriteMany]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: ""
+  claimRef: {namespace: %s, name: %s}
+  hostPath: {path: %s, type: Directory}
+`, ns, c, claims[c], ns, c, dir))
+	}
+	_, err := d.kcIn([]byte(strings.Join(docs, "---\n")), "apply", "-f", "-")
+	return err
+}
+
+func mkdirOwned(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.Chown(dir, 10001, 10001)
+}
+
+// rollout applies the services and times each Deployment until it is
+// available.
+func (d *driver) rollout() error {
+	t := time.Now()
+	if _, err := d.kc("apply", "-k", services); err != nil {
+		return err
+	}
+	times := map[string]float64{}
+	for _, dep := range []string{"pageclass-api", "translate-api"} {
+		if _, err := d.kc("rollout", "status", "deployment/"+dep, "--timeout", "6m"); err != nil {
+			return err
+		}
+		times[dep] = secs(time.Since(t))
+	}
+	d.report["rollout_s"] = times
+	fmt.Printf("k8se2e: applied and rolled out: pageclass-api %.1f s, translate-api %.1f s after apply\n",
+		times["pageclass-api"], times["translate-api"])
+	return nil
+}
+
+func (d *driver) healthcheck() error {
+	for _, dep := range []string{"pageclass-api", "translate-api"} {
+		if _, err := d.kc("exec", "deployment/"+dep, "--", "/opt/archivekit/bin/healthcheck"); err != nil {
+			return fmt.Errorf("%s: the healthcheck inside the pod failed: %v", dep, err)
+		}
+	}
+	d.report["healthcheck"] = "passes inside both pods (kubectl exec deployment/X -- /opt/archivekit/bin/healthcheck)"
+	return nil
+}
+
+// serviceURL is http://<cluster IP>:<port> of a Service (kube-proxy routes
+// it from the node).
+func (d *driver) serviceURL(name string) (string, error) {
+	out, err := d.kc("get", "service", name, "-o", "jsonpath={.spec.clusterIP}:{.spec.ports[0].port}")
+	if err != nil {
+		return "", err
+	}
+	return "http://" + strings.TrimSpace(out), nil
+}
+
+type pod struct {
+	Metadata struct {
+		Name              string            `json:"name"`
+		Labels            map[string]string `json:"labels"`
+		DeletionTimestamp *time.Time        `json:"deletionTimestamp"`
+	} `json:"metadata"`
+	Status struct {
+		Phase             string `json:"phase"`
+		PodIP             string `json:"podIP"`
+		ContainerStatuses []struct {
+			RestartCount int `json:"restartCount"`
+		} `json:"containerStatuses"`
+	} `json:"status"`
+}
+
+func (d *driver) pods(selector string) ([]pod, error) {
+	out, err := d.kc("get", "pods", "-l", selector, "-o", "json")
+	if err != nil {
+		return nil, err
+	}
+	var list struct{ Items []pod }
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		return nil, fmt.Errorf("kubectl get pods: %v", err)
+	}
+	return list.Items, nil
+}
+
+// stream sends GET /info to url every interval until stop is closed and
+// counts what came back; a non-200 answer or a transport error is a
+// failure. Connections are kept alive between requests, as a client's are.
+type stream struct {
+	sent, failed atomic.Int64
+	mu           sync.Mutex
+	errs         []string
+}
+
+func (s *stream) run(url string, interval time.Duration, stop <-chan struct{}, wg *sync.WaitGroup) {
+	defer wg.Done()
+	client := &http.Client{Timeout: 10 * time.Second}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		s.sent.Add(1)
+		resp, err := client.Get(url + "/info")
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("status %d", resp.StatusCode)
+			}
+		}
+		if err != nil {
+			s.failed.Add(1)
+			s.mu.Lock()
+			if len(s.errs) < 10 {
+				s.errs = append(s.errs, time.Now().Format("15:04:05.000")+" "+err.Error())
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// slowResult is the outcome of one long request.
+type slowResult struct {
+	status   int
+	body     []byte
+	err      error
+	sentAt   time.Time // request fully written
+	doneAt   time.Time
+	duration time.Duration
+}
+
+// post sends a multipart form (one file part plus fields) and signals
+// written once the whole request has gone out.
+func post(url, field, name, ctype string, data []byte, fields map[string]string, written chan<- time.Time) slowResult {
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	for k, v := range fields {
+		mw.WriteField(k, v)
+	}
+	h := make(map[string][]string)
+	h["Content-Disposition"] = []string{fmt.Sprintf(`form-data; name=%q; filename=%q`, field, name)}
+	h["Content-Type"] = []string{ctype}
+	part, _ := mw.CreatePart(h)
+	part.Write(data)
+	mw.Close()
+	var r slowResult
+	start := time.Now()
+	trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
+		r.sentAt = time.Now()
+		if written != nil {
+			written <- r.sentAt
+		}
+	}}
+	req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "POST", url, &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := (&http.Client{Timeout: 3 * time.Minute}).Do(req)
+	if err == nil {
+		r.status = resp.StatusCode
+		r.body, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
+	r.err = err
+	r.doneAt = time.Now()
+	r.duration = r.doneAt.Sub(start)
+	return r
+}
+
+func (d *driver) altoPath() string {
+	return filepath.Join(d.shared, "data", "translator", "alto", "MTX201501307_anon.alto.xml")
+}
+
+// restart is step 3 of spec 9's acceptance.
+func (d *driver) restart() error {
+	pcURL, err := d.serviceURL("pageclass-api")
+	if err != nil {
+		return err
+	}
+	trURL, err := d.serviceURL("translate-api")
+	if err != nil {
+		return err
+	}
+	// The slow requests. The PDF: 50 sample pages (the spec's page limit),
+	// scaled to at most 1200 px so the document stays under the 10 MB cap.
+	pages, err := samplePages(filepath.Join(d.shared, "data", "pages"))
+	if err != nil {
+		return err
+	}
+	if len(pages) > 50 {
+		step := len(pages) / 50
+		var pick []string
+		for i := 0; i < len(pages) && len(pick) < 50; i += step {
+			pick = append(pick, pages[i])
+		}
+		pages = pick
+	}
+	pdf, err := buildPDF(pages, 1200)
+	if err != nil {
+		return err
+	}
+	alto, err := os.ReadFile(d.altoPath())
+	if err != nil {
+		return err
+	}
+	trFields := map[string]string{"source_lang": "cs", "target_lang": "en"}
+	// Calibrate the MT stand-in: one run at full speed counts its calls,
+	// then each call is slowed so the ALTO takes about 25 s, well inside
+	// the 50 s shutdown chain (spec 3.3).
+	d.mt.delay.Store(0)
+	before := d.mt.calls.Load()
+	cal := post(trURL+"/translate", "file", "MTX201501307_anon.alto.xml", "application/xml", alto, trFields, nil)
+	if cal.err != nil || cal.status != 200 {
+		return fmt.Errorf("translate-api: calibration request: status %d, %v: %.300s", cal.status, cal.err, cal.body)
+	}
+	calls := d.mt.calls.Load() - before
+	if calls == 0 {
+		return errors.New("translate-api: the calibration request made no call to the MT stand-in")
+	}
+	d.mt.delay.Store(int64(25 * time.Second / time.Duration(calls)))
+	fmt.Printf("k8se2e: ALTO of %d bytes: %d MT calls, %.1f s at full speed; stand-in delay now %v per call\n",
+		len(alto), calls, secs(cal.duration), time.Duration(d.mt.delay.Load()))
+
+	olds := map[string][]string{}
+	for _, dep := range []string{"pageclass-api", "translate-api"} {
+		ps, err := d.pods("app.kubernetes.io/name=" + dep)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			olds[dep] = append(olds[dep], p.Metadata.Name)
+		}
+	}
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	streams := map[string]*stream{"pageclass-api": {}, "translate-api": {}}
+	wg.Add(2)
+	go streams["pageclass-api"].run(pcURL, 100*time.Millisecond, stop, &wg)
+	go streams["translate-api"].run(trURL, 100*time.Millisecond, stop, &wg)
+
+	// Watch the old pods: when each is told to stop (deletionTimestamp, as
+	// the kubelet sees it) and when it is gone.
+	var mu sync.Mutex
+	stopping := map[string]time.Time{}
+	gone := map[string]time.Time{}
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+			ps, err := d.pods("app.kubernetes.io/part-of=archivekit")
+			if err != nil {
+				continue
+			}
+			seen := map[string]bool{}
+			mu.Lock()
+			for _, p := range ps {
+				seen[p.Metadata.Name] = true
+				if p.Metadata.DeletionTimestamp != nil {
+					if _, ok := stopping[p.Metadata.Name]; !ok {
+						stopping[p.Metadata.Name] = time.Now()
+					}
+				}
+			}
+			for _, names := range olds {
+				for _, n := range names {
+					if _, ok := gone[n]; !ok && !seen[n] {
+						gone[n] = time.Now()
+					}
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+
+	// The slow requests: two copies of the PDF at once to the classifier
+	// (about 20 s each alone on this 2-core machine, longer together), the
+	// ALTO to the translator (25 s through the slowed stand-in).
+	results := map[string][]chan slowResult{}
+	pcWritten := make(chan time.Time, 2)
+	for i := 0; i < 2; i++ {
+		ch := make(chan slowResult, 1)
+		results["pageclass-api"] = append(results["pageclass-api"], ch)
+		go func() {
+			ch <- post(pcURL+"/predict_document", "file", "pages.pdf", "application/pdf", pdf, nil, pcWritten)
+		}()
+	}
+	mtStarted := d.mt.arm()
+	trCh := make(chan slowResult, 1)
+	results["translate-api"] = []chan slowResult{trCh}
+	go func() {
+		trCh <- post(trURL+"/translate", "file", "MTX201501307_anon.alto.xml", "application/xml", alto, trFields, nil)
+	}()
+	// Both slow requests are in the old pods before the restart: the PDFs
+	// fully sent, the ALTO already being translated.
+	for i := 0; i < 2; i++ {
+		select {
+		case <-pcWritten:
+		case <-time.After(time.Minute):
+			close(stop)
+			return errors.New("pageclass-api: the PDF was not sent within a minute")
+		}
+	}
+	select {
+	case <-mtStarted:
+	case <-time.After(time.Minute):
+		close(stop)
+		return errors.New("translate-api: the ALTO request reached no MT call within a minute")
+	}
+	restartAt := time.Now()
+	if _, err := d.kc("rollout", "restart", "deployment/pageclass-api", "deployment/translate-api"); err != nil {
+		close(stop)
+		return err
+	}
+	var rolloutErr error
+	for _, dep := range []string{"pageclass-api", "translate-api"} {
+		if _, err := d.kc("rollout", "status", "deployment/"+dep, "--timeout", "5m"); err != nil && rolloutErr == nil {
+			rolloutErr = err
+		}
+	}
+	rolledAt := time.Now()
+	slow := map[string][]slowResult{}
+	for dep, chs := range results {
+		for _, ch := range chs {
+			slow[dep] = append(slow[dep], <-ch)
+		}
+	}
+	// Keep the streams going until every old pod is gone: its whole drain
+	// is under load.
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		n := len(gone)
+		mu.Unlock()
+		if n == len(olds["pageclass-api"])+len(olds["translate-api"]) {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // two more seconds of the stream against the new pods only
+	close(stop)
+	wg.Wait()
+	<-watchDone
+	if rolloutErr != nil {
+		return rolloutErr
+	}
+
+	var problems []string
+	figures := map[string]any{"rollout_after_restart_s": secs(rolledAt.Sub(restartAt))}
+	for _, dep := range []string{"pageclass-api", "translate-api"} {
+		s := streams[dep]
+		old := olds[dep][0]
+		mu.Lock()
+		stopAt, told := stopping[old]
+		goneAt, isGone := gone[old]
+		mu.Unlock()
+		f := map[string]any{
+			"stream_sent":       s.sent.Load(),
+			"stream_failed":     s.failed.Load(),
+			"old_pod":           old,
+			"old_pod_told_stop": told,
+		}
+		if isGone && told {
+			f["old_pod_stop_to_gone_s"] = secs(goneAt.Sub(stopAt))
+		}
+		figures[dep] = f
+		if s.failed.Load() > 0 {
+			problems = append(problems, fmt.Sprintf("%s: %d of %d stream requests failed: %s", dep, s.failed.Load(), s.sent.Load(), strings.Join(s.errs, "; ")))
+		}
+		if !told {
+			problems = append(problems, fmt.Sprintf("%s: the old pod %s was never seen stopping", dep, old))
+		}
+		if !isGone {
+			problems = append(problems, fmt.Sprintf("%s: the old pod %s was still there two minutes after the rollout", dep, old))
+		}
+		var longest slowResult
+		var statuses []int
+		for _, r := range slow[dep] {
+			statuses = append(statuses, r.status)
+			if r.duration > longest.duration {
+				longest = r
+			}
+			if r.err != nil || r.status != 200 {
+				problems = append(problems, fmt.Sprintf("%s: a slow request failed: status %d, %v: %.300s", dep, r.status, r.err, r.body))
+			} else if err := checkSlow(dep, r.body, len(pages)); err != nil {
+				problems = append(problems, err.Error())
+			}
+			if told && !r.doneAt.After(stopAt) {
+				problems = append(problems, fmt.Sprintf("%s: a slow request ended %.1f s before its pod was told to stop, so the restart did not test it",
+					dep, secs(stopAt.Sub(r.doneAt))))
+			}
+		}
+		f["slow_requests"] = len(slow[dep])
+		f["slow_statuses"] = statuses
+		f["longest_slow_request_s"] = secs(longest.duration)
+		if told {
+			f["longest_in_flight_after_stop_s"] = secs(longest.doneAt.Sub(stopAt))
+		}
+		fmt.Printf("k8se2e: %s: stream %d sent, %d failed; slow requests %v, the longest %.1f s, %.1f s of it after the old pod was told to stop\n",
+			dep, s.sent.Load(), s.failed.Load(), statuses, secs(longest.duration), secs(longest.doneAt.Sub(stopAt)))
+	}
+	d.report["restart"] = figures
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+// checkSlow checks the body of a slow request: every page of the PDF
+// classified; the ALTO well-formed XML.
+func checkSlow(dep string, body []byte, pages int) error {
+	switch dep {
+	case "pageclass-api":
+		var doc struct {
+			PageCount int `json:"page_count"`
+			Pages     []struct {
+				Predictions []struct {
+					Label string `json:"label"`
+				} `json:"predictions"`
+			} `json:"pages"`
+		}
+		if err := json.Unmarshal(body, &doc); err != nil {
+			return fmt.Errorf("pageclass-api: /predict_document answer is not JSON: %v", err)
+		}
+		if doc.PageCount != pages || len(doc.Pages) != pages {
+			return fmt.Errorf("pageclass-api: /predict_document: page_count %d, %d pages, want %d", doc.PageCount, len(doc.Pages), pages)
+		}
+		for i, p := range doc.Pages {
+			if len(p.Predictions) == 0 || p.Predictions[0].Label == "" {
+				return fmt.Errorf("pageclass-api: /predict_document: page %d has no prediction", i+1)
+			}
+		}
+	case "translate-api":
+		dec := xml.NewDecoder(bytes.NewReader(body))
+		strs := 0
+		for {
+			tok, err := dec.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("translate-api: /translate answer is not well-formed XML: %v", err)
+			}
+			if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "String" {
+				strs++
+			}
+		}
+		if strs == 0 {
+			return errors.New("translate-api: /translate answer has no ALTO String")
+		}
+	}
+	return nil
+}
+
+// setEnv edits a Deployment: the container's environment variables and
+// its port, then replaces it.
+func (d *driver) setEnv(dep string, env map[string]string, port int) error {
+	out, err := d.kc("get", "deployment", dep, "-o", "json")
+	if err != nil {
+		return err
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(out), &obj); err != nil {
+		return err
+	}
+	c := obj["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	c["ports"].([]any)[0].(map[string]any)["containerPort"] = port
+	vars, _ := c["env"].([]any)
+	left := map[string]string{}
+	for k, v := range env {
+		left[k] = v
+	}
+	for _, v := range vars {
+		m := v.(map[string]any)
+		if val, ok := left[m["name"].(string)]; ok {
+			m["value"] = val
+			delete(m, "valueFrom")
+			delete(left, m["name"].(string))
+		}
+	}
+	for k, v := range left {
+		vars = append(vars, map[string]any{"name": k, "value": v})
+	}
+	c["env"] = vars
+	b, _ := json.Marshal(obj)
+	_, err = d.kcIn(b, "replace", "-f", "-")
+	return err
+}
+
+// config is step 4 of spec 9's acceptance, for both services.
+func (d *driver) config() error {
+	const allowed, refused = "http://allowed.example", "http://refused.example"
+	env := map[string]string{"PORT": "9000", "LOG_LEVEL": "DEBUG", "ALLOWED_ORIGINS": allowed, "MAX_UPLOAD_MB": "1"}
+	for _, dep := range []string{"pageclass-api", "translate-api"} {
+		if err := d.setEnv(dep, env, 9000); err != nil {
+			return err
+		}
+	}
+	for _, dep := range []string{"pageclass-api", "translate-api"} {
+		if _, err := d.kc("rollout", "status", "deployment/"+dep, "--timeout", "5m"); err != nil {
+			return err
+		}
+	}
+	big := bytes.Repeat([]byte("0123456789abcdef"), 2*1024*1024/16) // 2 MiB
+	var problems []string
+	figures := map[string]any{}
+	client := &http.Client{Timeout: 20 * time.Second}
+	for _, dep := range []string{"pageclass-api", "translate-api"} {
+		f := map[string]any{}
+		figures[dep] = f
+		base, err := d.serviceURL(dep)
+		if err != nil {
+			return err
+		}
+		ps, err := d.pods("app.kubernetes.io/name=" + dep)
+		if err != nil {
+			return err
+		}
+		var ip, name string
+		for _, p := range ps {
+			if p.Metadata.DeletionTimestamp == nil && p.Status.Phase == "Running" {
+				ip, name = p.Status.PodIP, p.Metadata.Name
+			}
+		}
+		if ip == "" {
+			return fmt.Errorf("%s: no running pod after the change", dep)
+		}
+		// PORT: the pod answers on 9000 and not on 8000; the Service's
+		// named target port follows.
+		if resp, err := client.Get("http://" + ip + ":9000/health"); err != nil || resp.StatusCode != 200 {
+			problems = append(problems, fmt.Sprintf("%s: PORT=9000: pod %s does not answer /health on 9000: %v", dep, ip, err))
+		} else {
+			resp.Body.Close()
+			f["port_9000"] = "pod answers /health on 9000"
+		}
+		if _, err := (&net.Dialer{Timeout: 3 * time.Second}).Dial("tcp", ip+":8000"); err == nil {
+			problems = append(problems, fmt.Sprintf("%s: PORT=9000: pod still accepts connections on 8000", dep))
+		} else {
+			f["port_8000"] = "refused: " + err.Error()
+		}
+		if _, err := d.kc("exec", name, "--", "/opt/archivekit/bin/healthcheck"); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: PORT=9000: the healthcheck inside the pod failed: %v", dep, err))
+		} else {
+			f["healthcheck_port_9000"] = "passes inside the pod"
+		}
+		// CORS through the Service.
+		for _, o := range []string{allowed, refused} {
+			req, _ := http.NewRequest("GET", base+"/info", nil)
+			req.Header.Set("Origin", o)
+			resp, err := client.Do(req)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: GET /info through the Service: %v", dep, err))
+				continue
+			}
+			resp.Body.Close()
+			acao := resp.Header.Get("Access-Control-Allow-Origin")
+			if o == allowed && acao != allowed {
+				problems = append(problems, fmt.Sprintf("%s: ALLOWED_ORIGINS=%s: origin %s answered Access-Control-Allow-Origin %q", dep, allowed, o, acao))
+			}
+			if o == refused && acao != "" {
+				problems = append(problems, fmt.Sprintf("%s: ALLOWED_ORIGINS=%s: origin %s answered Access-Control-Allow-Origin %q", dep, allowed, o, acao))
+			}
+			f["origin "+o] = fmt.Sprintf("status %d, Access-Control-Allow-Origin %q", resp.StatusCode, acao)
+		}
+		// MAX_UPLOAD_MB=1: a 2 MiB upload is refused with 413.
+		var r slowResult
+		if dep == "pageclass-api" {
+			r = post(base+"/predict_image", "file", "big.png", "image/png", big, nil, nil)
+		} else {
+			r = post(base+"/translate", "file", "big.xml", "application/xml", big, nil, nil)
+		}
+		f["upload_2MiB_status"] = r.status
+		if r.status != http.StatusRequestEntityTooLarge {
+			problems = append(problems, fmt.Sprintf("%s: MAX_UPLOAD_MB=1: a 2 MiB upload answered %d (%v), want 413", dep, r.status, r.err))
+		}
+		// LOG_LEVEL=DEBUG: the probes' request records are DEBUG; wait for
+		// the next readiness probe to log one (every 5 s).
+		var logs string
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(time.Second) {
+			logs, _ = d.kc("logs", name)
+			if strings.Contains(logs, `"level":"DEBUG"`) {
+				break
+			}
+		}
+		n := strings.Count(logs, `"level":"DEBUG"`)
+		f["debug_records"] = n
+		if n == 0 {
+			problems = append(problems, fmt.Sprintf("%s: LOG_LEVEL=DEBUG: no DEBUG record in the pod's log", dep))
+		}
+	}
+	d.report["config"] = figures
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	fmt.Println("k8se2e: PORT=9000, LOG_LEVEL=DEBUG, ALLOWED_ORIGINS (accepted and refused), MAX_UPLOAD_MB=1 (413) reach both processes")
+	return nil
+}
+
+// batch is the Indexed Job part: the inputs on the batch volume, both Jobs
+// applied, each index's outcome checked.
+func (d *driver) batch() error {
+	vol := filepath.Join(d.volumes, "archivekit-batch")
+	for _, sub := range []string{"input", "model", "output", "output/pageclass", "output/translate"} {
+		if err := mkdirOwned(filepath.Join(vol, sub)); err != nil {
+			return err
+		}
+	}
+	// 16 sample pages (one or two per category).
+	pages, err := samplePages(filepath.Join(d.shared, "data", "pages"))
+	if err != nil {
+		return err
+	}
+	var chosen []string
+	for i := 0; i < len(pages) && len(chosen) < 16; i += len(pages) / 16 {
+		chosen = append(chosen, pages[i])
+	}
+	for i, p := range chosen {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		name := fmt.Sprintf("%s-%02d.png", filepath.Base(filepath.Dir(p)), i)
+		if err := os.WriteFile(filepath.Join(vol, "input", name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	// ALTO documents: two in each of shards 0, 1 and 3 of 4, and one alone
+	// in the shard it falls in with the marker the stand-in refuses once,
+	// so that shard translates nothing on its first attempt (exit 3) and
+	// its index alone is retried.
+	alto, err := os.ReadFile(d.altoPath())
+	if err != nil {
+		return err
+	}
+	marked := bytes.Replace(alto, []byte(`CONTENT="`), []byte(`CONTENT="`+failOnceMarker+" "), 1)
+	if bytes.Equal(marked, alto) {
+		return errors.New("the sample ALTO has no CONTENT attribute to mark")
+	}
+	perShard := map[int][]string{}
+	var failIndex = -1
+	for i := 0; len(perShard[0]) < 2 || len(perShard[1]) < 2 || len(perShard[3]) < 2 || failIndex < 0; i++ {
+		name := fmt.Sprintf("doc-%03d.alto.xml", i)
+		s := -1
+		for k := 0; k < 4; k++ {
+			if (shard.Spec{Index: k, Count: 4}).Has(shard.Key("", name)) {
+				s = k
+			}
+		}
+		switch {
+		case s == 2 && failIndex < 0:
+			failIndex = 2
+			perShard[2] = append(perShard[2], name)
+			if err := os.WriteFile(filepath.Join(vol, "input", name), marked, 0o644); err != nil {
+				return err
+			}
+		case s != 2 && len(perShard[s]) < 2:
+			perShard[s] = append(perShard[s], name)
+			if err := os.WriteFile(filepath.Join(vol, "input", name), alto, 0o644); err != nil {
+				return err
+			}
+		}
+		if i > 1000 {
+			return errors.New("could not place the ALTO documents in the four shards")
+		}
+	}
+	d.mt.delay.Store(0)
+	refusedBefore := d.mt.refused.Load()
+
+	t := time.Now()
+	if _, err := d.kc("apply", "-k", batchDir); err != nil {
+		return err
+	}
+	type job struct {
+		Status struct {
+			Succeeded      int        `json:"succeeded"`
+			Failed         int        `json:"failed"`
+			FailedIndexes  *string    `json:"failedIndexes"`
+			StartTime      *time.Time `json:"startTime"`
+			CompletionTime *time.Time `json:"completionTime"`
+			Conditions     []struct {
+				Type, Status, Reason, Message string
+			} `json:"conditions"`
+		} `json:"status"`
+	}
+	done := map[string]job{}
+	took := map[string]float64{}
+	for end := time.Now().Add(8 * time.Minute); len(done) < 2; time.Sleep(time.Second) {
+		if time.Now().After(end) {
+			return fmt.Errorf("the Jobs did not finish in 8 minutes (finished: %d)", len(done))
+		}
+		for _, name := range []string{"pageclass-shards", "translate-shards"} {
+			if _, ok := done[name]; ok {
+				continue
+			}
+			out, err := d.kc("get", "job", name, "-o", "json")
+			if err != nil {
+				return err
+			}
+			var j job
+			if err := json.Unmarshal([]byte(out), &j); err != nil {
+				return err
+			}
+			for _, c := range j.Status.Conditions {
+				if c.Status != "True" {
+					continue
+				}
+				switch c.Type {
+				case "Complete":
+					done[name] = j
+					took[name] = secs(time.Since(t))
+				case "Failed":
+					return fmt.Errorf("job %s failed: %s: %s", name, c.Reason, c.Message)
+				}
+			}
+		}
+	}
+	figures := map[string]any{}
+	var problems []string
+	for _, name := range []string{"pageclass-shards", "translate-shards"} {
+		j := done[name]
+		ps, err := d.pods("job-name=" + name)
+		if err != nil {
+			return err
+		}
+		perIndex := map[string]map[string]int{}
+		for _, p := range ps {
+			idx := p.Metadata.Labels["batch.kubernetes.io/job-completion-index"]
+			if perIndex[idx] == nil {
+				perIndex[idx] = map[string]int{}
+			}
+			perIndex[idx][p.Status.Phase]++
+		}
+		f := map[string]any{
+			"apply_to_complete_s": took[name],
+			"succeeded":           j.Status.Succeeded,
+			"failed_pods":         j.Status.Failed,
+			"pods_per_index":      perIndex,
+		}
+		if j.Status.StartTime != nil && j.Status.CompletionTime != nil {
+			f["start_to_completion_s"] = j.Status.CompletionTime.Sub(*j.Status.StartTime).Seconds()
+		}
+		figures[name] = f
+		if j.Status.Succeeded != 4 {
+			problems = append(problems, fmt.Sprintf("%s: %d indexes succeeded, want 4", name, j.Status.Succeeded))
+		}
+		if j.Status.FailedIndexes != nil && *j.Status.FailedIndexes != "" {
+			problems = append(problems, fmt.Sprintf("%s: failed indexes %s", name, *j.Status.FailedIndexes))
+		}
+		fmt.Printf("k8se2e: %s complete %.1f s after apply; pods per index: %v\n", name, took[name], perIndex)
+	}
+	// The translator's retried index: one failed pod, then a success; the
+	// other indexes one pod each.
+	trPods := figures["translate-shards"].(map[string]any)["pods_per_index"].(map[string]map[string]int)
+	for idx, phases := range trPods {
+		want := map[string]int{"Succeeded": 1}
+		if idx == fmt.Sprint(failIndex) {
+			want = map[string]int{"Succeeded": 1, "Failed": 1}
+		}
+		if fmt.Sprint(phases) != fmt.Sprint(want) {
+			problems = append(problems, fmt.Sprintf("translate-shards: index %s pods %v, want %v", idx, phases, want))
+		}
+	}
+	if got := d.mt.refused.Load() - refusedBefore; got != 1 {
+		problems = append(problems, fmt.Sprintf("the stand-in refused %d calls, want 1", got))
+	}
+	// Every document translated exactly once, every page classified once.
+	outs, _ := filepath.Glob(filepath.Join(vol, "output", "translate", "*_en.alto.xml"))
+	var want int
+	for _, names := range perShard {
+		want += len(names)
+	}
+	if len(outs) != want {
+		problems = append(problems, fmt.Sprintf("translate-shards: %d translated documents, want %d", len(outs), want))
+	}
+	rows, err := countPageRows(filepath.Join(vol, "output", "pageclass"))
+	if err != nil {
+		problems = append(problems, err.Error())
+	} else if rows != len(chosen) {
+		problems = append(problems, fmt.Sprintf("pageclass-shards: %d page rows in the shards' tables, want %d", rows, len(chosen)))
+	}
+	figures["pages"] = len(chosen)
+	figures["alto_documents"] = want
+	figures["translate_retried_index"] = failIndex
+	d.report["batch"] = figures
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+// countPageRows counts the rows of the shards' ensemble tables
+// ({stamp}_BEST_{n}_models_AVG_TOP-{N}.csv, one per shard), header lines
+// excluded.
+func countPageRows(dir string) (int, error) {
+	var n, tables int
+	err := filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(p, ".csv") || !strings.Contains(filepath.Base(p), "_AVG_TOP-") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		tables++
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		n += len(lines) - 1
+		return nil
+	})
+	if err == nil && tables == 0 {
+		files, _ := filepath.Glob(filepath.Join(dir, "*"))
+		err = fmt.Errorf("pageclass-shards: no *_AVG_TOP-*.csv table under %s: %v", dir, files)
+	}
+	return n, err
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// failOnceMarker in a text sent for translation makes the stand-in refuse
+// that call with 400 the first time it sees the marker, as a hosted API
+// does with a request it cannot take: the document fails, and with it the
+// batch shard that holds only that document, which the Indexed Job then
+// retries.
+const failOnceMarker = "AKFAILONCE"
+
+// mtStandIn is a local stand-in for the hosted translation API (the mtapi
+// protocol of pkg/mtapi): GET /models lists the pairs, POST
+// /models/{src}-{tgt} answers the form field input_text unchanged after a
+// configurable delay, so a large ALTO file takes as long as wanted.
+type mtStandIn struct {
+	srv      *http.Server
+	ln       net.Listener
+	delay    atomic.Int64 // nanoseconds per call
+	calls    atomic.Int64
+	refused  atomic.Int64
+	mu       sync.Mutex
+	failSeen bool
+	started  chan struct{} // closed at the first translation call after arm
+	armOnce  *sync.Once
+}
+
+// startStandIn listens on addr (the node's bridge address, reachable from
+// the pods).
+func startStandIn(addr string) (*mtStandIn, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("MT stand-in: %v", err)
+	}
+	m := &mtStandIn{ln: ln}
+	m.arm()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /models", func(w http.ResponseWriter, r *http.Request) {
+		var pairs []string
+		for _, l := range []string{"cs", "de", "fr", "sk", "pl", "uk", "ru", "es", "it", "hu"} {
+			pairs = append(pairs, `"`+l+`-en"`)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, "[%s]", strings.Join(pairs, ","))
+	})
+	mux.HandleFunc("POST /models/{pair}", func(w http.ResponseWriter, r *http.Request) {
+		text := r.FormValue("input_text")
+		m.calls.Add(1)
+		m.mu.Lock()
+		refuse := strings.Contains(text, failOnceMarker) && !m.failSeen
+		if refuse {
+			m.failSeen = true
+		}
+		started := m.started
+		once := m.armOnce
+		m.mu.Unlock()
+		once.Do(func() { close(started) })
+		if refuse {
+			m.refused.Add(1)
+			http.Error(w, "stand-in: refused once on purpose", http.StatusBadRequest)
+			return
+		}
+		select {
+		case <-time.After(time.Duration(m.delay.Load())):
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprint(w, text)
+	})
+	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Println("MT stand-in stopped:", err)
+		}
+	}()
+	return m, nil
+}
+
+// arm makes the next translation call close a fresh channel, returned.
+func (m *mtStandIn) arm() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.started = make(chan struct{})
+	m.armOnce = new(sync.Once)
+	return m.started
+}
+
+func (m *mtStandIn) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	m.srv.Shutdown(ctx)
+}
