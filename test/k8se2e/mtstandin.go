@@ -12,27 +12,29 @@ import (
 	"time"
 )
 
-// failOnceMarker in a text sent for translation makes the stand-in refuse
-// that call with 400 the first time it sees the marker, as a hosted API
-// does with a request it cannot take: the document fails, and with it the
-// batch shard that holds only that document, which the Indexed Job then
-// retries.
-const failOnceMarker = "AKFAILONCE"
+// failMarker in a text sent for translation makes the stand-in refuse the
+// call with 400 while blocked is set, as a hosted API refuses a request it
+// cannot take: the document holding it fails, and with it the batch shard
+// that holds only that document (exit 3), which the Indexed Job then
+// retries once the driver has cleared blocked.
+const failMarker = "AKFAILMARK"
 
 // mtStandIn is a local stand-in for the hosted translation API (the mtapi
 // protocol of pkg/mtapi): GET /models lists the pairs, POST
 // /models/{src}-{tgt} answers the form field input_text unchanged after a
-// configurable delay, so a large ALTO file takes as long as wanted.
+// configurable delay, so a large ALTO file takes as long as wanted. The
+// answer is each line's words in reverse order: as long as the source and
+// not a copy of it, so the translator's degeneracy guards accept it.
 type mtStandIn struct {
-	srv      *http.Server
-	ln       net.Listener
-	delay    atomic.Int64 // nanoseconds per call
-	calls    atomic.Int64
-	refused  atomic.Int64
-	mu       sync.Mutex
-	failSeen bool
-	started  chan struct{} // closed at the first translation call after arm
-	armOnce  *sync.Once
+	srv     *http.Server
+	ln      net.Listener
+	delay   atomic.Int64 // nanoseconds per call
+	calls   atomic.Int64
+	refused atomic.Int64
+	blocked atomic.Bool // refuse texts holding failMarker
+	mu      sync.Mutex
+	started chan struct{} // closed at the first translation call after arm
+	armOnce *sync.Once
 }
 
 // startStandIn listens on addr (the node's bridge address, reachable from
@@ -56,18 +58,15 @@ func startStandIn(addr string) (*mtStandIn, error) {
 	mux.HandleFunc("POST /models/{pair}", func(w http.ResponseWriter, r *http.Request) {
 		text := r.FormValue("input_text")
 		m.calls.Add(1)
+		refuse := m.blocked.Load() && strings.Contains(text, failMarker)
 		m.mu.Lock()
-		refuse := strings.Contains(text, failOnceMarker) && !m.failSeen
-		if refuse {
-			m.failSeen = true
-		}
 		started := m.started
 		once := m.armOnce
 		m.mu.Unlock()
 		once.Do(func() { close(started) })
 		if refuse {
 			m.refused.Add(1)
-			http.Error(w, "stand-in: refused once on purpose", http.StatusBadRequest)
+			http.Error(w, "stand-in: refused on purpose", http.StatusBadRequest)
 			return
 		}
 		select {
@@ -76,7 +75,7 @@ func startStandIn(addr string) (*mtStandIn, error) {
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprint(w, text)
+		fmt.Fprint(w, reverseWords(text))
 	})
 	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -100,4 +99,17 @@ func (m *mtStandIn) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	m.srv.Shutdown(ctx)
+}
+
+// reverseWords reverses the order of the words of each line.
+func reverseWords(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		w := strings.Fields(l)
+		for a, b := 0, len(w)-1; a < b; a, b = a+1, b-1 {
+			w[a], w[b] = w[b], w[a]
+		}
+		lines[i] = strings.Join(w, " ")
+	}
+	return strings.Join(lines, "\n")
 }

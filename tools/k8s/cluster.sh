@@ -165,7 +165,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 EOF
   # cgroupsPerQOS false and failCgroupV1 false: the cgroup v1 hierarchy of
   # this machine; evictions only at the very edge, so the test never loses a
-  # pod to a full disk of another job.
+  # pod to a full disk of another job; oomScoreAdj 0 (for kube-proxy too):
+  # negative scores are denied here.
   cat > "$STATE/etc/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -193,6 +194,7 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 maxPods: 40
+oomScoreAdj: 0
 EOF
   cat > "$STATE/etc/kube-proxy.yaml" <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
@@ -206,6 +208,7 @@ metricsBindAddress: 127.0.0.1:10249
 nodePortAddresses: ["$NODE_IP/32"]
 iptables: {localhostNodePorts: false}
 conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+oomScoreAdj: 0
 EOF
 }
 
@@ -239,6 +242,7 @@ up() {
   ip link show "$BRIDGE" >/dev/null 2>&1 && die "the bridge $BRIDGE exists already (an earlier run not torn down: cluster.sh down)"
   mkdir -p "$STATE"/{log,pid,run}
   echo "$BIN" > "$STATE/bin"
+  { iptables-save; ip6tables-save; } 2>/dev/null | grep -c -- '-N KUBE-\|^:KUBE-' > "$STATE/kube-chains-before" || true
   ls /run/netns 2>/dev/null > "$STATE/netns-before" || true
 
   say "certificates and configuration in $STATE"
@@ -321,6 +325,8 @@ stop() {
 }
 
 down() {
+  # Best effort to the end: one step failing must not leave the rest.
+  set +e +o pipefail
   [[ -d $STATE ]] || { ip link del "$BRIDGE" 2>/dev/null || true; return 0; }
   BIN=${BIN:-$(cat "$STATE/bin" 2>/dev/null || true)}
   # The pods first, while the kubelet runs, so their sandboxes' network
@@ -355,7 +361,7 @@ down() {
   local f pid
   for f in /proc/[0-9]*/cmdline; do
     pid=${f#/proc/}; pid=${pid%/cmdline}
-    [[ $(tr '\0' ' ' < "$f" 2>/dev/null) == *containerd-shim*"-address $SOCK "* ]] || continue
+    [[ $(tr '\0' ' ' 2>/dev/null < "$f") == *containerd-shim*"-address $SOCK "* ]] || continue
     kill -KILL "$pid" 2>/dev/null || true
   done
   # Mounts under the state folder, deepest first.
@@ -375,10 +381,25 @@ down() {
   # The cgroups runc made for the pods (cgroupfs, cgroupsPerQOS off: under
   # k8s.io/ of each hierarchy), now empty.
   find /sys/fs/cgroup/*/k8s.io -depth -type d -exec rmdir {} + 2>/dev/null || true
+  # The kubelet's own chains (KUBE-FIREWALL, KUBE-KUBELET-CANARY,
+  # KUBE-IPTABLES-HINT), which kube-proxy --cleanup leaves: removed when
+  # there was no KUBE- chain on this machine before up.
+  if [[ $(cat "$STATE/kube-chains-before" 2>/dev/null || echo 1) == 0 ]]; then
+    local ipt t rule c
+    for ipt in iptables ip6tables; do
+      for t in filter nat mangle; do
+        { "$ipt" -t "$t" -S 2>/dev/null | grep -E '^-A [A-Z]+ .*-j KUBE-' || true; } | sed 's/^-A/-D/' | while read -r rule; do
+          eval "$ipt -t $t $rule" 2>/dev/null || true
+        done
+        for c in $("$ipt" -t "$t" -S 2>/dev/null | awk '/^-N KUBE-/ {print $2}'); do "$ipt" -t "$t" -F "$c" 2>/dev/null || true; done
+        for c in $("$ipt" -t "$t" -S 2>/dev/null | awk '/^-N KUBE-/ {print $2}'); do "$ipt" -t "$t" -X "$c" 2>/dev/null || true; done
+      done
+    done
+  fi
   rm -rf "$STATE"
   local left
-  left=$(iptables-save 2>/dev/null | grep -c 'KUBE-' || true)
-  [[ $left == 0 ]] || say "warning: $left iptables lines with KUBE- remain after kube-proxy --cleanup"
+  left=$({ iptables-save; ip6tables-save; } 2>/dev/null | grep -c 'KUBE-' || true)
+  [[ $left == 0 ]] || say "warning: $left iptables lines with KUBE- remain"
   say "torn down"
 }
 

@@ -81,7 +81,7 @@ trap 'exit 143' TERM
 
 phase="cluster bring-up"
 t1=$SECONDS
-"$here/cluster.sh" up "$K8S_BIN"
+"$here/cluster.sh" up "$K8S_BIN/bin"
 up_s=$((SECONDS - t1))
 phase="image import"
 t2=$SECONDS
