@@ -209,15 +209,18 @@ func newJoint(models []*Model, concurrent bool) *joint {
 }
 
 func (j *joint) preprocess(img imageio.Image) ([]float32, error) {
+	if len(j.specs) == 1 {
+		return j.specs[0].Preprocess(img)
+	}
+	ts, err := PreprocessEach(img, j.specs)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]float32, 0, j.width)
-	for _, m := range j.specs {
-		t, err := m.Preprocess(img)
-		if err != nil {
-			return nil, err
-		}
+	for _, t := range ts {
 		out = append(out, t...)
 	}
-	return append(out, measure(img)...), nil
+	return out, nil
 }
 
 // Probabilities implements pipeline.Model.
@@ -234,7 +237,7 @@ func (j *joint) Probabilities(data []float32, n, c, h, w int) ([][]float32, erro
 				copy(batch[p*size:(p+1)*size], data[p*w+j.offset[i]:])
 			}
 		}
-		rows, err := m.probabilities(batch, n, 3, m.Size(), m.Size(), j.threads)
+		rows, err := m.ProbabilitiesThreads(batch, n, 3, m.Size(), m.Size(), j.threads)
 		per[i] = rows
 		return err
 	}

@@ -26,6 +26,7 @@ package classify
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -195,16 +196,83 @@ func (m *Model) Preprocess(img imageio.Image) ([]float32, error) {
 	return torch.Preprocess(img.Pix, img.H, img.W, 3, m.Size(), m.mean, m.std)
 }
 
+// PreprocessEach prepares one decoded page for each of models, resizing it
+// once per distinct input size: the antialiased resize (rounded to 8 bits)
+// is the costly part, and the mean/std normalisation of each model is then
+// applied to the shared resized page. out[i] is models[i]'s input, equal
+// value for value to models[i].Preprocess(img); models with the same
+// preprocessing share one slice.
+func PreprocessEach(img imageio.Image, models []*Model) ([][]float32, error) {
+	out := make([][]float32, len(models))
+	resized := map[int][]float32{} // size -> the page resized, values k/255
+	done := map[registry.Preprocess][]float32{}
+	for i, m := range models {
+		if t, ok := done[m.Meta.Preprocess]; ok {
+			out[i] = t
+			continue
+		}
+		// Only one model of this size: its own preprocessing, in one call.
+		if countSize(models, m.Size()) == 1 {
+			t, err := m.Preprocess(img)
+			if err != nil {
+				return nil, err
+			}
+			out[i], done[m.Meta.Preprocess] = t, t
+			continue
+		}
+		r, ok := resized[m.Size()]
+		if !ok {
+			var err error
+			// Mean 0 and std 1: the shim's resize, rounded to 8 bits and
+			// divided by 255, which normalise below recovers exactly.
+			if r, err = torch.Preprocess(img.Pix, img.H, img.W, 3, m.Size(), [3]float32{}, [3]float32{1, 1, 1}); err != nil {
+				return nil, err
+			}
+			resized[m.Size()] = r
+		}
+		t := m.normalise(r)
+		out[i], done[m.Meta.Preprocess] = t, t
+	}
+	return out, nil
+}
+
+func countSize(models []*Model, size int) int {
+	n := 0
+	for _, m := range models {
+		if m.Size() == size {
+			n++
+		}
+	}
+	return n
+}
+
+// normalise turns a page resized to the model's size with values k/255 (k
+// the 8-bit value) into the model's input, with the shim's arithmetic in
+// float32: (k/255 - mean) / std per channel.
+func (m *Model) normalise(r []float32) []float32 {
+	out := make([]float32, len(r))
+	plane := len(r) / 3
+	for c := 0; c < 3; c++ {
+		mean, std := m.mean[c], m.std[c]
+		for i, v := range r[c*plane : (c+1)*plane] {
+			k := float32(math.Round(float64(v) * 255))
+			out[c*plane+i] = (k/255 - mean) / std
+		}
+	}
+	return out
+}
+
 // Probabilities runs a NCHW batch of n pages through the model and returns
 // n softmax rows in canonical category order (modelmeta.Categories;
 // categories the model lacks score 0). It implements pipeline.Model.
 func (m *Model) Probabilities(data []float32, n, c, h, w int) ([][]float32, error) {
-	return m.probabilities(data, n, c, h, w, 0)
+	return m.ProbabilitiesThreads(data, n, c, h, w, 0)
 }
 
-// probabilities is Probabilities on threads intra-op threads (0: the
-// process-wide count).
-func (m *Model) probabilities(data []float32, n, c, h, w, threads int) ([][]float32, error) {
+// ProbabilitiesThreads is Probabilities on threads intra-op threads (0:
+// the process-wide count, torch.SetNumThreads); callers that run several
+// forward passes at once give each its share of the cores.
+func (m *Model) ProbabilitiesThreads(data []float32, n, c, h, w, threads int) ([][]float32, error) {
 	if n == 0 {
 		return nil, nil
 	}
