@@ -31,6 +31,9 @@ type member struct {
 	// digest is modelmeta.Digest of the model folder: a calibration
 	// applies to exactly these weights.
 	digest string
+	// threads is the intra-op thread count of each forward pass (see
+	// engine.forwardThreads).
+	threads int
 }
 
 // probabilities runs pages (each model.InputLen floats) through the model.
@@ -38,17 +41,31 @@ func (m *member) probabilities(ctx context.Context, pages [][]float32) ([][]floa
 	if m.batch != nil {
 		return m.batch.Do(ctx, pages...)
 	}
-	return forward(m.model, pages)
+	return m.forward(pages)
 }
 
 // forward runs one NCHW batch made of pages.
-func forward(m *classify.Model, pages [][]float32) ([][]float32, error) {
-	n, s := len(pages), m.Size()
-	data := make([]float32, 0, n*m.InputLen())
+func (m *member) forward(pages [][]float32) ([][]float32, error) {
+	n, s := len(pages), m.model.Size()
+	data := make([]float32, 0, n*m.model.InputLen())
 	for _, p := range pages {
 		data = append(data, p...)
 	}
-	return m.Probabilities(data, n, 3, s, s)
+	return m.model.ProbabilitiesThreads(data, n, 3, s, s, m.threads)
+}
+
+// forwardThreads is the intra-op thread count of each forward pass. A
+// request runs its models' forward passes side by side, and concurrent
+// requests (or their batches) run beside each other: on the CPU each pass
+// gets its share of the threads among the five ensemble members (at least
+// one), so that the passes running at once do not put two or more busy
+// threads on one core (on 2 cores: one thread each). On a GPU: the
+// process-wide count.
+func (e *engine) forwardThreads() int {
+	if e.opt.Device != "cpu" {
+		return 0
+	}
+	return max(1, torch.NumThreads()/len(registry.Ensemble))
 }
 
 // engineOptions configure the models and their batching.
@@ -133,7 +150,8 @@ func (e *engine) loadFolder(f classify.Folder) (*member, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := forward(m, [][]float32{make([]float32, m.InputLen())}); err != nil {
+	mem := &member{model: m, demo: f.Demo, threads: e.forwardThreads()}
+	if _, err := mem.forward([][]float32{make([]float32, m.InputLen())}); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("warming %s: %w", m.Name, err)
 	}
@@ -144,10 +162,11 @@ func (e *engine) loadFolder(f classify.Folder) (*member, error) {
 	}
 	d := time.Since(t0)
 	e.opt.Metrics.SetModelLoadTime(m.Name, d)
-	e.opt.Log.Info("model loaded", "model", m.Name, "dir", f.Dir, "demo", f.Demo, "input", m.Size(), "seconds", d.Seconds())
-	mem := &member{model: m, demo: f.Demo, digest: digest}
+	e.opt.Log.Info("model loaded", "model", m.Name, "dir", f.Dir, "demo", f.Demo, "input", m.Size(), "seconds", d.Seconds(),
+		"optimized", int(m.Optimized), "threads", mem.threads)
+	mem.digest = digest
 	if e.opt.Batching {
-		mem.batch = batcher.New(func(pages [][]float32) ([][]float32, error) { return forward(m, pages) },
+		mem.batch = batcher.New(mem.forward,
 			batcher.Options{MaxBatch: e.opt.MaxBatch, MaxWait: e.opt.MaxWait,
 				OnBatch: e.opt.Metrics.ObserveBatch, OnWait: e.opt.Metrics.ObserveQueueWait})
 	}
@@ -215,20 +234,25 @@ func keyOf(m *member) prepKey {
 type batchInputs map[prepKey][][]float32
 
 // add preprocesses one decoded page once per distinct preprocessing among
-// ms and appends the results; the page's pixels are not kept.
+// ms (resizing it once per input size, classify.PreprocessEach) and
+// appends the results; the page's pixels are not kept.
 func (b batchInputs) add(ms []*member, img imageio.Image) error {
-	done := map[prepKey]bool{}
+	var keys []prepKey
+	var models []*classify.Model
+	seen := map[prepKey]bool{}
 	for _, m := range ms {
-		k := keyOf(m)
-		if done[k] {
-			continue
+		if k := keyOf(m); !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+			models = append(models, m.model)
 		}
-		done[k] = true
-		t, err := m.model.Preprocess(img)
-		if err != nil {
-			return err
-		}
-		b[k] = append(b[k], t)
+	}
+	ts, err := classify.PreprocessEach(img, models)
+	if err != nil {
+		return err
+	}
+	for i, k := range keys {
+		b[k] = append(b[k], ts[i])
 	}
 	return nil
 }
