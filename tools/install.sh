@@ -45,13 +45,14 @@ done
 # The wheel's libraries already search $ORIGIN (their RPATH ends with it).
 
 # Shared files: the default set-up files (also embedded in the binaries),
-# the demo ensemble and the version.
+# the demo ensemble, the page-orientation model and the version.
 share="$prefix/share/archivekit"
 rm -rf "$share/setup" "$share/weights"
 mkdir -p "$share/setup/translate" "$share/weights"
 install -m 0644 "$root"/setup/config.txt "$root"/setup/para_config.txt "$share/setup/"
 install -m 0644 "$root"/setup/translate/*.txt "$share/setup/translate/"
 cp -R "$root/weights/demo" "$share/weights/demo"
+if [ -d "$root/weights/rotation" ]; then cp -R "$root/weights/rotation" "$share/weights/rotation"; fi
 install -m 0644 "$root/VERSION" "$share/VERSION"
 chmod -R a+rX "$prefix/bin" "$prefix/lib" "$share"
 echo "installed archivekit $(cat "$root/VERSION") into $prefix"

@@ -4,7 +4,13 @@ page classifier of this project's own design ("fastcls-small"), random-
 initialised, scripted to TorchScript, in a model folder pageclass reads
 (model.pt + model.json, pkg/modelmeta format).
 
-  make_fastcls.py --out DIR [--dropout P] [--imgsz N] [--width W] [--seed S]
+  make_fastcls.py --out DIR [--dropout P] [--imgsz N] [--width W] [--seed S] [--task rotation]
+
+With --task rotation the same network has four outputs, the labels
+ROT_0, ROT_90, ROT_180, ROT_270 (the page as scanned is upright, or turned
+clockwise by that much), and model.json says "task": "rotation": the
+base of the page-orientation model, trained by pageclass --train --fastcls on
+rotated copies of the pages it is given (README, "Page conditions").
 
 Architecture (written here, no third-party model code): a 3x3 stride-2 stem,
 four stages of depthwise-separable blocks (depthwise 3x3, batch norm, SiLU,
@@ -29,6 +35,7 @@ import sys
 import torch
 from torch import nn
 
+ROTATION_LABELS = ["ROT_0", "ROT_90", "ROT_180", "ROT_270"]
 CATEGORIES = ["DRAW", "DRAW_L", "LINE_HW", "LINE_P", "LINE_T", "PHOTO", "PHOTO_L", "TEXT", "TEXT_HW", "TEXT_P", "TEXT_T"]
 BASE = "fastcls-small"
 MEAN = [0.485, 0.456, 0.406]
@@ -83,12 +90,15 @@ def main(argv=None) -> int:
     ap.add_argument("--imgsz", type=int, default=224, help="input size recorded in model.json (default 224)")
     ap.add_argument("--width", type=int, default=32, help="channels of the first stage (default 32)")
     ap.add_argument("--seed", type=int, default=420, help="random-init seed (default 420)")
+    ap.add_argument("--task", choices=["classify", "rotation"], default="classify",
+                    help="classify: the 11 page categories (default); rotation: page orientation, 4 labels")
     argv = sys.argv[1:] if argv is None else list(argv)
     a = ap.parse_args(argv)
     if not 0 <= a.dropout < 1:
         ap.error(f"--dropout {a.dropout}: want 0 <= P < 1")
     torch.manual_seed(a.seed)
-    model = FastCls(a.width, a.dropout).eval()
+    labels = ROTATION_LABELS if a.task == "rotation" else CATEGORIES
+    model = FastCls(a.width, a.dropout, len(labels)).eval()
     scripted = torch.jit.script(model)
     x = torch.rand(2, 3, a.imgsz, a.imgsz)
     with torch.no_grad():
@@ -112,12 +122,13 @@ def main(argv=None) -> int:
     params = sum(p.numel() for p in model.parameters())
     meta = {
         "format_version": 1,
-        "labels": CATEGORIES,
+        "labels": labels,
         "preprocess": {"size": a.imgsz, "resize": "bilinear", "mean": MEAN, "std": STD},
         "base_architecture": BASE,
         "license": "MIT",
         "trainable": True,
         "dropout": a.dropout,
+        **({"task": "rotation"} if a.task == "rotation" else {}),
         "provenance": {
             "method": "random-init",
             "command": shlex.join(["tools/make_fastcls.py"] + argv),

@@ -281,6 +281,12 @@ def test_make_fastcls(tmp_path, capsys):
     assert sum(1 for mod in m.modules() if mod.original_name == "Dropout") == 1
     with pytest.raises(SystemExit):
         F.main(["--out", str(tmp_path / "bad"), "--dropout", "1.5"])
+    # the orientation model's base: four outputs, its labels and task recorded
+    rot = tmp_path / "rot"
+    assert F.main(["--out", str(rot), "--task", "rotation", "--imgsz", "64"]) == 0
+    meta = json.load(open(rot / "model.json"))
+    assert meta["task"] == "rotation" and meta["labels"] == F.ROTATION_LABELS
+    assert torch.jit.load(str(rot / "model.pt")).eval()(torch.rand(2, 3, 64, 64)).shape == (2, 4)
 
 
 def _package_like(path, seed=11, swap=False, drop=False):

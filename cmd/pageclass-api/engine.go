@@ -72,6 +72,9 @@ func (e *engine) forwardThreads() int {
 type engineOptions struct {
 	Locator *classify.Locator
 	Device  string
+	// Rotation is the page-orientation model's folder; "" checks no page
+	// for rotation.
+	Rotation string
 	// Batching on: MaxBatch and MaxWait of each model's batcher.
 	Batching bool
 	MaxBatch int
@@ -86,6 +89,9 @@ type engine struct {
 	opt      engineOptions
 	ensemble []*member // registry.Ensemble order
 	demo     bool
+	// orient tells each page's rotation; nil when no orientation model
+	// was given.
+	orient *classify.Orientation
 
 	mu    sync.Mutex
 	extra map[string]*member
@@ -135,6 +141,15 @@ func (e *engine) load(ctx context.Context) error {
 		}
 		e.ensemble = append(e.ensemble, m)
 		e.demo = e.demo || f.Demo
+	}
+	if e.opt.Rotation != "" {
+		if e.orient, err = classify.LoadOrientation(e.opt.Rotation, e.opt.Device); err != nil {
+			e.close()
+			return fmt.Errorf("orientation model: %w", err)
+		}
+		e.opt.Log.Info("orientation model loaded", "dir", e.opt.Rotation, "input", e.orient.Size())
+	} else {
+		e.opt.Log.Info("pages are not checked for rotation: no orientation model (-rotation-model)")
 	}
 	if e.demo {
 		e.opt.Log.Warn("serving the shipped demo ensemble: the published models were not found", "models", e.opt.Locator.Models, "demo", e.opt.Locator.Demo)
@@ -354,4 +369,5 @@ func (e *engine) release() {
 		}
 		_ = m.model.Close()
 	}
+	_ = e.orient.Close()
 }

@@ -107,3 +107,34 @@ func TestPredictReviewFields(t *testing.T) {
 		}
 	}
 }
+
+// With an orientation model every page's review carries its rotation
+// evidence; without one (the test options) it has none.
+func TestPredictRotation(t *testing.T) {
+	o := testOptions(t)
+	var err error
+	if o.Rotation, err = filepath.Abs(filepath.Join("..", "..", "weights", "rotation")); err != nil {
+		t.Fatal(err)
+	}
+	_, ts := startServer(t, o, nil, nil)
+	name, png := samplePage(t)
+	status, b := postForm(t, ts.URL+"/predict_image", upload{Field: "file", Name: name, CType: "image/png", Data: png})
+	if status != 200 {
+		t.Fatalf("status %d: %s", status, b)
+	}
+	var r reviewResponse
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	rot := r.Review.Rotation
+	if rot == nil || rot.Angle%90 != 0 || rot.Angle < 0 || rot.Angle > 270 {
+		t.Fatalf("rotation %+v", rot)
+	}
+	sum := 0.0
+	for _, c := range rot.Confidence {
+		sum += c
+	}
+	if sum < 0.998 || sum > 1.002 || rot.Rotated != slices.Contains(r.Review.Reasons, review.ReasonRotated) {
+		t.Errorf("rotation %+v, reasons %v", rot, r.Review.Reasons)
+	}
+}

@@ -56,6 +56,7 @@ type options struct {
 	Config    string
 	Models    string
 	Demo      string
+	Rotation  string
 	Device    string
 	MaxBatch  int
 	BatchWait time.Duration
@@ -66,6 +67,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Config, "config", "", "configuration file ([OUTPUT] FOLDER_MODELS, [HUB] repo_name); default: PAGECLASS_CONFIG, else setup/config.txt in the working directory, beside the executable, in share/archivekit, else the built-in copy")
 	fs.StringVar(&o.Models, "models", "", "model folder holding model_v14 ... model_v54 (or v1.4 ...); default: config FOLDER_MODELS. A folder given here, or a FOLDER_MODELS other than the shipped ./model, never falls back to the demo models")
 	fs.StringVar(&o.Demo, "demo", classify.DemoDir(), "demo ensemble served when the published models are absent (empty: no fallback); default: ARCHIVEKIT_DEMO_WEIGHTS, else weights/demo in the working directory, beside the executable or in share/archivekit")
+	fs.StringVar(&o.Rotation, "rotation-model", classify.OrientationDir(), "page-orientation model flagging pages that are probably rotated (empty: pages are not checked for rotation); default: ARCHIVEKIT_ROTATION_MODEL, else weights/rotation in the working directory, beside the executable or in share/archivekit")
 	fs.StringVar(&o.Device, "device", "cpu", "cpu, cuda:N, or auto (cuda:0 when a CUDA GPU is usable, else the CPU with a log record saying why)")
 	fs.IntVar(&o.MaxBatch, "max-batch", batcher.DefaultMaxBatch, "largest batch of pages sent to a model")
 	fs.DurationVar(&o.BatchWait, "batch-wait", batcher.DefaultMaxWait, "how long an idle model waits for a fuller batch (0: none, run at once)")
@@ -150,7 +152,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		return nil, err
 	}
 	loc.Log = s.svc.Logger
-	s.engine = &engine{opt: engineOptions{Locator: loc, Device: o.Device, Batching: !o.NoBatch,
+	s.engine = &engine{opt: engineOptions{Locator: loc, Device: o.Device, Rotation: o.Rotation, Batching: !o.NoBatch,
 		MaxBatch: o.MaxBatch, MaxWait: o.BatchWait, Metrics: s.svc.Metrics, Log: s.svc.Logger}}
 	s.svc.HandleFunc("GET /{$}", s.serveRoot)
 	s.svc.HandleFunc("GET /info", s.serveInfo)
@@ -431,12 +433,14 @@ func (s *server) predict(document bool) http.HandlerFunc {
 		probs := make([][]float64, 0, n)
 		var perModel [][][]float64
 		var conds []review.Condition
+		orient := s.engine.orient
 		var thumbs []string
 		for start := 0; start < n; start += pageChunk {
 			if r.Context().Err() != nil {
 				return // the client went away or the deadline passed
 			}
 			in := batchInputs{}
+			var turnIn []float32 // the orientation model's inputs of the chunk
 			end := min(n, start+pageChunk)
 			for i := start; i < end; i++ {
 				// Each page is decoded inside the process-wide pixel
@@ -449,6 +453,14 @@ func (s *server) predict(document bool) http.HandlerFunc {
 					}
 					ink := review.MeasureInk(img.Pix, img.W, img.H)
 					conds = append(conds, review.Condition{Ink: &ink})
+					if orient != nil {
+						t, err := orient.Preprocess(img)
+						if err != nil {
+							preErr = err
+							return err
+						}
+						turnIn = append(turnIn, t...)
+					}
 					if document && f.thumbnails {
 						thumbs = append(thumbs, thumbnail(img, thumbWidth))
 					}
@@ -479,6 +491,16 @@ func (s *server) predict(document bool) http.HandlerFunc {
 			}
 			probs = append(probs, p...)
 			perModel = append(perModel, per...)
+			if orient != nil {
+				turns, err := orient.Probabilities(turnIn, end-start)
+				if err != nil {
+					service.WriteError(w, http.StatusInternalServerError, "inference failed: "+err.Error())
+					return
+				}
+				for i, t := range turns {
+					conds[start+i].Rotation = orient.Turn(t)
+				}
+			}
 		}
 		cal, err := s.engine.calibration(members)
 		if err != nil {

@@ -47,16 +47,17 @@ type CLI struct {
 	Model string `short:"m" name:"model" group:"models" placeholder:"DIR" help:"Folder holding one sub-folder per revision (model_v14 or v1.4 ...), or one model folder itself (default [OUTPUT] FOLDER_MODELS: ${folder_models}). A folder given here (or a non-default FOLDER_MODELS) never falls back to the demo models."`
 	// ModelGiven is set when the model location was given (-m, or an
 	// [OUTPUT] FOLDER_MODELS other than the shipped one): see applyDefaults.
-	ModelGiven  bool   `kong:"-"`
-	Base        string `short:"b" name:"base" group:"models" default:"${base_model}" placeholder:"REV|DIR" help:"Base model for --train: a registry revision or a model folder ([SETUP] base_model: ${base_model})."`
-	Revision    string `name:"revision" group:"models" placeholder:"REV" help:"Model revision: main, vN.0 or vN.M; -rev for short (default [HUB] latest = ${latest}; with --hub [HUB] revision = ${hub_revision})."`
-	Hub         bool   `name:"hub" negatable:"" group:"models" default:"${use_hub}" help:"Download the model files from the hub repository [HUB] repo_name ([HUB] use_hub: ${use_hub})."`
-	FastCls     bool   `name:"fastcls" negatable:"" group:"models" default:"${use_fastcls}" help:"Use the fast classifier instead of the registry models; overrides --base and --revision ([FASTCLS] use_fastcls: ${use_fastcls})."`
-	FastClsBase string `name:"fastcls_base" group:"models" default:"${fastcls_base}" placeholder:"TAG|DIR" help:"Fast classifier (fastcls-small, tools/make_fastcls.py): a model folder, or a short tag found as <model>/fastcls_<tag>, else (no model location given) the shipped demo fastcls_<tag> ([FASTCLS] fastcls_base: ${fastcls_base})."`
-	Best        bool   `name:"best" group:"models" help:"Run the five ensemble models (v1.4 ... v5.4) and average their probabilities."`
-	Parallel    bool   `name:"parallel" group:"models" help:"With --best: run the models in groups that fit the GPU's memory at once (needs a CUDA GPU)."`
-	Device      string `name:"device" group:"models" default:"auto" placeholder:"DEV" help:"cpu, cuda:N, or auto (cuda:0 when a GPU is available)."`
-	DemoWeights string `name:"demo-weights" group:"models" default:"${demo}" placeholder:"DIR" help:"Shipped demo models, used (with a warning, recorded as demo in the run metadata) when no model location is given and the default models folder lacks the models."`
+	ModelGiven    bool   `kong:"-"`
+	Base          string `short:"b" name:"base" group:"models" default:"${base_model}" placeholder:"REV|DIR" help:"Base model for --train: a registry revision or a model folder ([SETUP] base_model: ${base_model})."`
+	Revision      string `name:"revision" group:"models" placeholder:"REV" help:"Model revision: main, vN.0 or vN.M; -rev for short (default [HUB] latest = ${latest}; with --hub [HUB] revision = ${hub_revision})."`
+	Hub           bool   `name:"hub" negatable:"" group:"models" default:"${use_hub}" help:"Download the model files from the hub repository [HUB] repo_name ([HUB] use_hub: ${use_hub})."`
+	FastCls       bool   `name:"fastcls" negatable:"" group:"models" default:"${use_fastcls}" help:"Use the fast classifier instead of the registry models; overrides --base and --revision ([FASTCLS] use_fastcls: ${use_fastcls})."`
+	FastClsBase   string `name:"fastcls_base" group:"models" default:"${fastcls_base}" placeholder:"TAG|DIR" help:"Fast classifier (fastcls-small, tools/make_fastcls.py): a model folder, or a short tag found as <model>/fastcls_<tag>, else (no model location given) the shipped demo fastcls_<tag> ([FASTCLS] fastcls_base: ${fastcls_base})."`
+	Best          bool   `name:"best" group:"models" help:"Run the five ensemble models (v1.4 ... v5.4) and average their probabilities."`
+	Parallel      bool   `name:"parallel" group:"models" help:"With --best: run the models in groups that fit the GPU's memory at once (needs a CUDA GPU)."`
+	Device        string `name:"device" group:"models" default:"auto" placeholder:"DEV" help:"cpu, cuda:N, or auto (cuda:0 when a GPU is available)."`
+	RotationModel string `name:"rotation-model" group:"models" default:"${rotation}" placeholder:"DIR" help:"Page-orientation model flagging pages that are probably rotated in the review table (default: the shipped weights/rotation, found like the demo models; empty: pages are not checked for rotation)."`
+	DemoWeights   string `name:"demo-weights" group:"models" default:"${demo}" placeholder:"DIR" help:"Shipped demo models, used (with a warning, recorded as demo in the run metadata) when no model location is given and the default models folder lacks the models."`
 
 	// Training.
 	Train           bool    `name:"train" negatable:"" group:"training" default:"${training}" help:"Fine-tune the base model ([TRAIN] Training: ${training})."`
@@ -183,6 +184,7 @@ func vars(s config.Settings) kong.Vars {
 		"use_fastcls":           b(s.FastCls.Use),
 		"fastcls_base":          s.FastCls.Base,
 		"demo":                  classify.DemoDir(),
+		"rotation":              classify.OrientationDir(),
 		"training":              b(s.Train.Training),
 		"testing":               b(s.Train.Testing),
 		"cross_runs":            i(s.Train.CrossRuns),

@@ -92,6 +92,13 @@ func (r *runner) runGroups(ctx context.Context, folders []classify.Folder, group
 			return err
 		}
 		e, _ := classify.NewEnsemble(ms...)
+		if gi == 0 {
+			// the first group also tells each page's rotation
+			if e.Orientation, err = r.loadOrientation(); err != nil {
+				e.Close()
+				return err
+			}
+		}
 		o := opt
 		o.Concurrent = true
 		if gi > 0 {

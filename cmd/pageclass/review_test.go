@@ -149,3 +149,108 @@ func TestBlankPageFlaggedAndKept(t *testing.T) {
 		}
 	}
 }
+
+// turnedCopies writes each page turned clockwise by a quarter into dir,
+// under its category folder, and returns how many.
+func turnedCopies(t *testing.T, pages []string, dir string) int {
+	t.Helper()
+	for _, p := range pages {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := img.Bounds()
+		out := image.NewRGBA(image.Rect(0, 0, b.Dy(), b.Dx()))
+		for y := 0; y < b.Dy(); y++ {
+			for x := 0; x < b.Dx(); x++ {
+				out.Set(b.Dy()-1-y, x, img.At(b.Min.X+x, b.Min.Y+y))
+			}
+		}
+		var buf bytes.Buffer
+		if err := png.Encode(&buf, out); err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dir, filepath.Base(filepath.Dir(p)), filepath.Base(p)), buf.String())
+	}
+	return len(pages)
+}
+
+// The orientation model fills the rotation columns of every page; pages
+// turned by a quarter look less upright to it than the pages themselves;
+// a page flagged rotated needs review; the model is in the run metadata.
+// Without an orientation model the columns stay empty and the run says so.
+// An orientation model is never run as a classifier.
+func TestRotationFlags(t *testing.T) {
+	rotation, err := filepath.Abs(filepath.Join("..", "..", "weights", "rotation"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, nil)
+	pages := e.linkPages(t, 1)
+	n := turnedCopies(t, pages, filepath.Join(e.in, "turned"))
+	e.model(t, "v4.4")
+	code, log := e.run(t, "-d", e.in, "--rotation-model", rotation)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	rows := readCSV(t, e.output(t, "_v4.4_REVIEW.csv"))[1:]
+	if len(rows) != 2*n {
+		t.Fatalf("%d rows, want %d", len(rows), 2*n)
+	}
+	var upright, turned float64
+	for _, r := range rows {
+		parts := strings.Split(r[12], "/")
+		if r[11] == "" || len(parts) != 4 || (r[13] != "yes" && r[13] != "no") {
+			t.Fatalf("row %v: rotation columns not filled", r)
+		}
+		sum := 0.0
+		for _, p := range parts {
+			sum += cell(t, p)
+		}
+		if sum < 0.998 || sum > 1.002 {
+			t.Errorf("row %v: rotation confidences sum to %v", r, sum)
+		}
+		if r[13] == "yes" && (r[7] != "yes" || !strings.Contains(r[8], "rotated")) {
+			t.Errorf("row %v: rotated but not flagged for review", r)
+		}
+		if strings.HasPrefix(r[0], "turned/") {
+			turned += cell(t, parts[0]) / float64(n)
+		} else {
+			upright += cell(t, parts[0]) / float64(n)
+		}
+	}
+	if upright <= turned {
+		t.Errorf("mean probability of upright: %.3f for upright pages, %.3f for turned ones", upright, turned)
+	}
+	t.Logf("mean probability of upright: upright pages %.3f, turned a quarter %.3f", upright, turned)
+	d := readParadata(t, e)
+	if rm, _ := d.Review["rotation_model"].(map[string]any); rm == nil || rm["path"] != rotation || !strings.HasPrefix(rm["digest"].(string), "sha256:") {
+		t.Errorf("run metadata rotation_model %v", d.Review["rotation_model"])
+	}
+	if err := os.RemoveAll(e.results); err != nil {
+		t.Fatal(err)
+	}
+
+	code, log = e.run(t, "-d", e.in, "--rotation-model", "")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	for _, r := range readCSV(t, e.output(t, "_v4.4_REVIEW.csv"))[1:] {
+		if r[11] != "" || r[12] != "" || r[13] != "" || strings.Contains(r[8], "rotated") {
+			t.Fatalf("row %v: rotation columns filled without an orientation model", r)
+		}
+	}
+	if d := readParadata(t, e); d.Review["rotation_model"] != nil || !strings.Contains(log, "not checked for rotation") {
+		t.Errorf("no orientation model not said: %v", d.Review)
+	}
+
+	code, log = e.run(t, "-d", e.in, "--fastcls", "--fastcls_base", rotation)
+	if code != exitFailure || !strings.Contains(log, "page-orientation model, not a page classifier") {
+		t.Errorf("orientation model run as a classifier: exit %d: %s", code, log)
+	}
+}

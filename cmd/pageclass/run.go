@@ -502,6 +502,9 @@ func (r *runner) classify(ctx context.Context) error {
 		}
 		ens, _ = classify.NewEnsemble(ms...)
 		defer ens.Close()
+		if ens.Orientation, err = r.loadOrientation(); err != nil {
+			return err
+		}
 	}
 
 	out, err := newOutputs(outputSpec{
@@ -731,3 +734,34 @@ const FailuresTable = "FAILURES.csv"
 // itemHook, when set (tests), is called after each item is recorded in the
 // ledger with the number recorded so far in this run.
 var itemHook func(recorded int)
+
+// loadOrientation loads the page-orientation model of --rotation-model and
+// records it in the run metadata; none given means pages are not checked
+// for rotation, which is said and recorded too.
+func (r *runner) loadOrientation() (*classify.Orientation, error) {
+	dir := r.cli.RotationModel
+	if dir == "" {
+		r.log.Info("pages are not checked for rotation: no orientation model (--rotation-model)")
+		r.para.SetReview("rotation_model", nil)
+		return nil, nil
+	}
+	o, err := classify.LoadOrientation(dir, r.device)
+	if err != nil {
+		return nil, fmt.Errorf("--rotation-model: %w", err)
+	}
+	digest, err := r.digest(dir)
+	if err != nil {
+		o.Close()
+		return nil, err
+	}
+	r.log.Info("orientation model loaded", "folder", dir, "input", o.Size(), "rotated_confidence", review.RotatedConfidence)
+	r.para.SetReview("rotation_model", map[string]any{"path": dir, "digest": digest, "license": o.Meta.License,
+		"rotated_confidence": review.RotatedConfidence})
+	r.modelComps = append(r.modelComps, licence.Component{Name: "orientation model", License: o.Meta.License,
+		When: []string{licence.Always}, Description: "weights of " + dir})
+	if err := r.resolveLicence(r.demo); err != nil {
+		o.Close()
+		return nil, err
+	}
+	return o, nil
+}

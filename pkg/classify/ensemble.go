@@ -20,6 +20,9 @@ import (
 type Ensemble struct {
 	// Models are the members, in output column order.
 	Models []*Model
+	// Orientation, when set, tells each page's rotation (Page.Condition);
+	// it does not classify.
+	Orientation *Orientation
 }
 
 // NewEnsemble groups loaded models; it refuses an empty list.
@@ -50,7 +53,7 @@ func (e *Ensemble) Demo() bool {
 }
 
 // Close closes every model.
-func (e *Ensemble) Close() error { return CloseAll(e.Models) }
+func (e *Ensemble) Close() error { return errors.Join(CloseAll(e.Models), e.Orientation.Close()) }
 
 // Options configure Predict. The zero value uses the pipeline's defaults.
 type Options struct {
@@ -111,7 +114,7 @@ func (p Page) Top(n int) []results.Ranked { return results.TopN(p.Mean, n) }
 // Every page is decoded once; each distinct preprocessing of the members is
 // computed once per page and the members' forward passes run batch by batch.
 func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Options, emit func(Page) error) (pipeline.Stats, error) {
-	j := newJoint(e.Models, o.Concurrent)
+	j := newJoint(e.Models, e.Orientation, o.Concurrent)
 	lanes := e.lanes(o.Lanes)
 	if lanes > 1 {
 		j.threads = max(1, torch.NumThreads()/lanes)
@@ -125,7 +128,7 @@ func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Optio
 		p := Page{Input: r.Input, Name: r.Name, Page: r.Page, Pages: r.Pages, Err: r.Err}
 		if r.Err == nil {
 			k := len(modelmeta.Categories)
-			if len(r.Probs) != nm*k+conditionLen {
+			if len(r.Probs) != nm*k+j.condLen() {
 				return fmt.Errorf("classify: %d scores for %d models", len(r.Probs), nm)
 			}
 			p.Condition = j.condition(r.Probs[nm*k:])
@@ -164,35 +167,42 @@ func (e *Ensemble) lanes(asked int) int {
 
 // joint is the pipeline.Model of an ensemble: one pipeline "page" is the
 // concatenation of every distinct preprocessing of the members, then the
-// page-condition measures taken on the decoded page (conditionLen floats);
-// its output row is the concatenation of every member's canonical
-// probabilities, then those measures.
+// orientation model's input (when there is one), then the ink coverage
+// measured on the decoded page; its output row is the concatenation of every
+// member's canonical probabilities, then the ink coverage, then the
+// orientation model's probabilities (the page-condition floats).
 type joint struct {
 	models     []*Model
 	specs      []*Model // one model per distinct preprocessing
 	offset     []int    // per model: offset of its tensor in a joint page
-	width      int      // floats per joint page
+	orient     *Orientation
+	orientAt   int // offset of the orientation input in a joint page
+	width      int // floats per joint page
 	concurrent bool
 	threads    int // intra-op threads of each forward pass; 0: the process-wide count
 }
 
-// conditionLen is the number of page-condition floats at the end of a joint
-// page and of an output row: the ink coverage.
-const conditionLen = 1
-
-// measure takes the page-condition measures of a decoded page.
-func measure(img imageio.Image) []float32 {
-	return []float32{float32(review.MeasureInk(img.Pix, img.W, img.H).Coverage)}
+// condLen is the number of page-condition floats at the end of an output
+// row: the ink coverage, and the four orientation probabilities.
+func (j *joint) condLen() int {
+	if j.orient != nil {
+		return 1 + len(modelmeta.RotationLabels)
+	}
+	return 1
 }
 
-// condition reads back the measures of an output row.
+// condition reads back the page-condition floats of an output row.
 func (j *joint) condition(v []float32) review.Condition {
 	c := float64(v[0])
-	return review.Condition{Ink: &review.Ink{Coverage: c, NearBlank: c < review.NearBlankCoverage}}
+	cond := review.Condition{Ink: &review.Ink{Coverage: c, NearBlank: c < review.NearBlankCoverage}}
+	if j.orient != nil {
+		cond.Rotation = j.orient.Turn(v[1:])
+	}
+	return cond
 }
 
-func newJoint(models []*Model, concurrent bool) *joint {
-	j := &joint{models: models, concurrent: concurrent}
+func newJoint(models []*Model, orient *Orientation, concurrent bool) *joint {
+	j := &joint{models: models, orient: orient, concurrent: concurrent}
 	at := map[registry.Preprocess]int{}
 	for _, m := range models {
 		off, ok := at[m.Meta.Preprocess]
@@ -204,14 +214,15 @@ func newJoint(models []*Model, concurrent bool) *joint {
 		}
 		j.offset = append(j.offset, off)
 	}
-	j.width += conditionLen
+	if orient != nil {
+		j.orientAt = j.width
+		j.width += orient.InputLen()
+	}
+	j.width++ // the ink coverage
 	return j
 }
 
 func (j *joint) preprocess(img imageio.Image) ([]float32, error) {
-	if len(j.specs) == 1 {
-		return j.specs[0].Preprocess(img)
-	}
 	ts, err := PreprocessEach(img, j.specs)
 	if err != nil {
 		return nil, err
@@ -220,7 +231,15 @@ func (j *joint) preprocess(img imageio.Image) ([]float32, error) {
 	for _, t := range ts {
 		out = append(out, t...)
 	}
-	return out, nil
+	if j.orient != nil {
+		t, err := j.orient.Preprocess(img)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t...)
+	}
+	// the page-condition measure of the decoded page, last
+	return append(out, float32(review.MeasureInk(img.Pix, img.W, img.H).Coverage)), nil
 }
 
 // Probabilities implements pipeline.Model.
@@ -259,13 +278,29 @@ func (j *joint) Probabilities(data []float32, n, c, h, w int) ([][]float32, erro
 			}
 		}
 	}
+	var turns [][]float32
+	if j.orient != nil {
+		size := j.orient.InputLen()
+		batch := make([]float32, n*size)
+		for p := 0; p < n; p++ {
+			copy(batch[p*size:(p+1)*size], data[p*w+j.orientAt:])
+		}
+		var err error
+		if turns, err = j.orient.probabilities(batch, n, j.threads); err != nil {
+			return nil, err
+		}
+	}
 	out := make([][]float32, n)
 	for p := range out {
-		row := make([]float32, 0, len(j.models)*k+conditionLen)
+		row := make([]float32, 0, len(j.models)*k+j.condLen())
 		for i := range j.models {
 			row = append(row, per[i][p]...)
 		}
-		out[p] = append(row, data[(p+1)*w-conditionLen:(p+1)*w]...)
+		row = append(row, data[(p+1)*w-1]) // the ink coverage
+		if turns != nil {
+			row = append(row, turns[p]...)
+		}
+		out[p] = row
 	}
 	return out, nil
 }

@@ -42,10 +42,17 @@ type Model struct {
 	// Name labels the model in outputs: the registry revision it was
 	// loaded for, else the revision in model.json, else the folder name.
 	Name string
-	// Dir is the model folder.
-	Dir string
 	// Demo is true for a model of the shipped demo ensemble.
 	Demo bool
+	net
+}
+
+// net is a TorchScript module loaded from a model folder with its
+// metadata and its preprocessing: what a classifier and the orientation
+// model share.
+type net struct {
+	// Dir is the model folder.
+	Dir string
 	// Meta is the model's model.json.
 	Meta *modelmeta.Meta
 	// Module is the TorchScript module.
@@ -55,6 +62,23 @@ type Model struct {
 	Optimized torch.Optimization
 
 	mean, std [3]float32
+}
+
+// loadNet loads model.pt of dir onto device with meta's preprocessing.
+func loadNet(dir, device string, meta *modelmeta.Meta) (net, error) {
+	if meta.Preprocess.Resize != registry.ResizeBilinear {
+		return net{}, fmt.Errorf("%s: unsupported resize rule %q", dir, meta.Preprocess.Resize)
+	}
+	mod, err := torch.Load(filepath.Join(dir, modelmeta.WeightsFile), device)
+	if err != nil {
+		return net{}, err
+	}
+	n := net{Dir: dir, Meta: meta, Module: mod}
+	for i := 0; i < 3; i++ {
+		n.mean[i] = float32(meta.Preprocess.Mean[i])
+		n.std[i] = float32(meta.Preprocess.Std[i])
+	}
+	return n, nil
 }
 
 // Load loads the model folder dir (model.pt + model.json) onto device ("cpu"
@@ -109,20 +133,16 @@ func LoadPlain(dir, device string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if meta.Preprocess.Resize != registry.ResizeBilinear {
-		return nil, fmt.Errorf("%s: unsupported resize rule %q", dir, meta.Preprocess.Resize)
+	if meta.IsRotation() {
+		return nil, fmt.Errorf("%s: a page-orientation model, not a page classifier (it is given as the orientation model)", dir)
 	}
-	mod, err := torch.Load(filepath.Join(dir, modelmeta.WeightsFile), device)
+	n, err := loadNet(dir, device, meta)
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Dir: dir, Meta: meta, Module: mod, Name: meta.Revision}
+	m := &Model{net: n, Name: meta.Revision}
 	if m.Name == "" {
 		m.Name = filepath.Base(dir)
-	}
-	for i := 0; i < 3; i++ {
-		m.mean[i] = float32(meta.Preprocess.Mean[i])
-		m.std[i] = float32(meta.Preprocess.Std[i])
 	}
 	return m, nil
 }
@@ -178,22 +198,29 @@ func (f Folder) Name(meta *modelmeta.Meta) string {
 
 // Close releases the native module.
 func (m *Model) Close() error {
-	if m == nil || m.Module == nil {
+	if m == nil {
 		return nil
 	}
-	return m.Module.Close()
+	return m.net.close()
+}
+
+func (n *net) close() error {
+	if n.Module == nil {
+		return nil
+	}
+	return n.Module.Close()
 }
 
 // Size is the side of the square input in pixels.
-func (m *Model) Size() int { return m.Meta.Preprocess.Size }
+func (n *net) Size() int { return n.Meta.Preprocess.Size }
 
 // InputLen is the number of floats of one preprocessed page (3·Size·Size).
-func (m *Model) InputLen() int { return 3 * m.Size() * m.Size() }
+func (n *net) InputLen() int { return 3 * n.Size() * n.Size() }
 
 // Preprocess resizes a decoded page to the model's input with the model's own
 // mean and std: 3·Size·Size floats, CHW. It is safe for concurrent use.
-func (m *Model) Preprocess(img imageio.Image) ([]float32, error) {
-	return torch.Preprocess(img.Pix, img.H, img.W, 3, m.Size(), m.mean, m.std)
+func (n *net) Preprocess(img imageio.Image) ([]float32, error) {
+	return torch.Preprocess(img.Pix, img.H, img.W, 3, n.Size(), n.mean, n.std)
 }
 
 // PreprocessEach prepares one decoded page for each of models, resizing it

@@ -42,6 +42,17 @@ const FormatVersion = 1
 // independent of the input size.
 const FastClsBase = "fastcls-small"
 
+// TaskRotation is the task of a page-orientation model: it tells by how
+// much a page was turned clockwise from upright.
+const TaskRotation = "rotation"
+
+// RotationLabels are the labels of an orientation model, in order: the page
+// as scanned is upright, or turned clockwise by 90, 180 or 270 degrees.
+var RotationLabels = []string{"ROT_0", "ROT_90", "ROT_180", "ROT_270"}
+
+// IsRotation reports whether the model is a page-orientation model.
+func (m *Meta) IsRotation() bool { return m.Task == TaskRotation }
+
 // IsFastCls reports whether the model is the fast classifier.
 func (m *Meta) IsFastCls() bool { return m.Base == FastClsBase }
 
@@ -93,6 +104,9 @@ type Meta struct {
 	// Dropout is the dropout rate built into model.pt, when recorded (the
 	// fast classifier: tools/make_fastcls.py).
 	Dropout *float64 `json:"dropout,omitempty"`
+	// Task is empty for a page classifier (labels: categories) and
+	// TaskRotation for a page-orientation model (labels: RotationLabels).
+	Task string `json:"task,omitempty"`
 	// Provenance says how the model was made.
 	Provenance Provenance `json:"provenance"`
 }
@@ -108,7 +122,19 @@ func (m *Meta) Validate() error {
 		bad("labels: want at least 2, got %d", len(m.Labels))
 	}
 	seen := map[string]bool{}
+	switch m.Task {
+	case "":
+	case TaskRotation:
+		if strings.Join(m.Labels, ",") != strings.Join(RotationLabels, ",") {
+			bad("labels of a %s model: want %s", TaskRotation, strings.Join(RotationLabels, ", "))
+		}
+	default:
+		bad("task %q: want none (a page classifier) or %q", m.Task, TaskRotation)
+	}
 	for _, l := range m.Labels {
+		if m.Task == TaskRotation {
+			break
+		}
 		if CategoryIndex(l) < 0 {
 			bad("labels: %q is not a category (want one of %s)", l, strings.Join(Categories, ", "))
 		}

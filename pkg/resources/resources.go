@@ -58,6 +58,7 @@ var (
 	Fields              = Resource{Name: "setup/translate/fields.txt", Env: "AMCR_FIELDS_PATH"}
 	Vocabulary          = Resource{Name: "setup/translate/vocabulary.csv", Env: "VOCABULARY_PATH"}
 	DemoWeights         = Resource{Name: "weights/demo", Env: "ARCHIVEKIT_DEMO_WEIGHTS", Dir: true}
+	RotationModel       = Resource{Name: "weights/rotation", Env: "ARCHIVEKIT_ROTATION_MODEL", Dir: true}
 )
 
 // Where a resource was found (File.From).

@@ -219,3 +219,24 @@ func TestMeasureInkSynthetic(t *testing.T) {
 		t.Errorf("text page: %+v, want coverage about 0.12", text)
 	}
 }
+
+func TestFromOrientation(t *testing.T) {
+	for _, tc := range []struct {
+		p       [4]float64 // upright, turned 90, 180, 270 clockwise
+		angle   int        // the clockwise turn back
+		rotated bool
+	}{
+		{[4]float64{0.9, 0.05, 0.03, 0.02}, 0, false},
+		{[4]float64{0.1, 0.8, 0.05, 0.05}, 270, true}, // turned 90: turn back 270
+		{[4]float64{0.1, 0.1, 0.1, 0.7}, 90, true},
+		{[4]float64{0.3, 0.1, 0.5, 0.1}, 180, false}, // not sure enough
+	} {
+		r := FromOrientation(tc.p)
+		if r.Angle != tc.angle || r.Rotated != tc.rotated {
+			t.Errorf("%v: angle %d rotated %v, want %d %v", tc.p, r.Angle, r.Rotated, tc.angle, tc.rotated)
+		}
+		if r.Confidence[r.Angle/90] != max(tc.p[0], tc.p[1], tc.p[2], tc.p[3]) {
+			t.Errorf("%v: confidence %v", tc.p, r.Confidence)
+		}
+	}
+}

@@ -1,15 +1,40 @@
 package review
 
-// Rotation is the orientation evidence of a page: how confident the models
-// are with the page as scanned and turned by 90, 180 and 270 degrees.
+// Rotation is the orientation evidence of a page, from the page-orientation
+// model (FromOrientation).
 type Rotation struct {
-	// Angle is the turn (clockwise, degrees: 0, 90, 180 or 270) that makes
-	// the models most confident; 0 means the page looks upright.
+	// Angle is the clockwise turn (degrees: 0, 90, 180 or 270) that most
+	// probably makes the page upright; 0 means it looks upright.
 	Angle int `json:"angle"`
-	// Confidence is the averaged Top-1 probability with the page turned
-	// clockwise by 0, 90, 180 and 270 degrees.
+	// Confidence is the probability that turning the page clockwise by 0,
+	// 90, 180 and 270 degrees makes it upright.
 	Confidence [4]float64 `json:"confidence"`
-	// Rotated is set when a turned page is more confident than the page as
-	// scanned by at least the rotation gain of the check.
+	// Rotated is set when Angle is not 0 with a probability of at least
+	// RotatedConfidence.
 	Rotated bool `json:"rotated"`
+}
+
+// RotatedConfidence is the probability of a turn other than 0 above which a
+// page is flagged rotated.
+const RotatedConfidence = 0.6
+
+// FromOrientation turns an orientation model's probabilities (the page as
+// scanned is upright, or turned clockwise by 90, 180, 270 degrees) into the
+// rotation evidence: Confidence[i] is the probability that turning the page
+// clockwise by 90·i makes it upright, Angle the most probable such turn,
+// Rotated when that is not 0 and its probability reaches RotatedConfidence.
+func FromOrientation(p [4]float64) Rotation {
+	var r Rotation
+	for i := range r.Confidence {
+		r.Confidence[i] = p[(4-i)%4]
+	}
+	best := 0
+	for i, c := range r.Confidence {
+		if c > r.Confidence[best] {
+			best = i
+		}
+	}
+	r.Angle = 90 * best
+	r.Rotated = best != 0 && r.Confidence[best] >= RotatedConfidence
+	return r
 }

@@ -130,8 +130,8 @@ func Train(ctx context.Context, o Options) ([]FoldResult, error) {
 	if !base.Trainable {
 		return nil, fmt.Errorf("base model %s is not trainable (a traced export freezes dropout and batch norm); export a scripted model with tools/export_models.py", o.Base)
 	}
-	if !base.Canonical() {
-		return nil, fmt.Errorf("base model %s: labels must be the 11 categories in canonical order", o.Base)
+	if !base.Canonical() && !base.IsRotation() {
+		return nil, fmt.Errorf("base model %s: labels must be the 11 categories in canonical order (or the labels of an orientation model)", o.Base)
 	}
 	if o.Size > 0 && o.Size != base.Preprocess.Size {
 		b := *base
@@ -252,8 +252,18 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 				if o.Augment {
 					pix = aug.apply(pix, splits.NewSplitMix64(uint64(seed)<<32^uint64(epoch)<<20^uint64(i)))
 				}
-				normalise(buf[k*plane:(k+1)*plane], pix, base.Preprocess)
 				labels[k] = train[i].label
+				if base.IsRotation() {
+					// self-supervised: the page turned by a drawn quarter,
+					// labelled with it
+					g := splits.NewSplitMix64(uint64(seed)<<32 ^ uint64(epoch)<<20 ^ uint64(i) ^ 0x726f74)
+					q := int(g.Below(4))
+					if o.Augment {
+						pix = cropZoom(pix, size, g)
+					}
+					pix, labels[k] = turnSquare(pix, size, q), int64(q)
+				}
+				normalise(buf[k*plane:(k+1)*plane], pix, base.Preprocess)
 			}
 			n := len(idx)
 			if err := tr.SetLR(LR(o.LR, step, total)); err != nil {
@@ -289,11 +299,12 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 		}
 		acc := 0.0
 		if len(dev) > 0 {
-			probs, err := forward(m, dev, base, o.Batch)
+			ds := evalSet(dev, base)
+			probs, err := forward(m, ds, base, o.Batch)
 			if err != nil {
 				return res, err
 			}
-			acc, _ = accuracy(probs, dev, 3)
+			acc, _ = accuracy(probs, ds, 3)
 		}
 		o.Log.Info("epoch done", "fold", sp.Fold, "epoch", epoch+1, "dev_acc", round4(acc), "elapsed", time.Since(start).Round(time.Second).String())
 		if acc > best || len(dev) == 0 {
@@ -324,11 +335,12 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 	}
 	defer bm.Close()
 	if len(test) > 0 {
-		probs, err := forward(bm, test, base, o.Batch)
+		ts := evalSet(test, base)
+		probs, err := forward(bm, ts, base, o.Batch)
 		if err != nil {
 			return res, err
 		}
-		res.TestTop1, res.TestTop3 = accuracy(probs, test, 3)
+		res.TestTop1, res.TestTop3 = accuracy(probs, ts, 3)
 	}
 	meta := checkpointMeta(base, o, sp, best, fmt.Sprintf("final model (best dev checkpoint): dev accuracy %.4f, test top-1 %.4f, top-3 %.4f on %d test pages",
 		best, res.TestTop1, res.TestTop3, len(test)))
@@ -450,4 +462,80 @@ func saveModel(m *torch.Module, dir string, meta *modelmeta.Meta) error {
 		return err
 	}
 	return os.RemoveAll(old)
+}
+
+// turnSquare returns a copy of a CHW page of size×size 8-bit pixels turned
+// clockwise by q quarters. Turning the resized square is the same as
+// resizing the turned page (the resize scales each axis on its own), so an
+// orientation model trained on it sees what it sees at inference.
+func turnSquare(pix []uint8, size, q int) []uint8 {
+	q %= 4
+	if q == 0 {
+		return pix
+	}
+	out := make([]uint8, len(pix))
+	plane := size * size
+	for c := 0; c < 3; c++ {
+		src, dst := pix[c*plane:(c+1)*plane], out[c*plane:(c+1)*plane]
+		for r := 0; r < size; r++ {
+			for col := 0; col < size; col++ {
+				var v uint8
+				switch q {
+				case 1: // new[r][c] = old[S-1-c][r]
+					v = src[(size-1-col)*size+r]
+				case 2:
+					v = src[(size-1-r)*size+size-1-col]
+				case 3: // new[r][c] = old[c][S-1-r]
+					v = src[col*size+size-1-r]
+				}
+				dst[r*size+col] = v
+			}
+		}
+	}
+	return out
+}
+
+// evalSet is the pages a dev or test accuracy is measured on: the pages
+// themselves for a classifier; for an orientation model every page turned
+// by 0, 90, 180 and 270 degrees, labelled with the turn.
+func evalSet(ss []*sample, base *modelmeta.Meta) []*sample {
+	if !base.IsRotation() {
+		return ss
+	}
+	size := base.Preprocess.Size
+	out := make([]*sample, 0, 4*len(ss))
+	for _, s := range ss {
+		pix, err := pixels(s, size)
+		if err != nil {
+			continue // unreadable now: left out of the measure
+		}
+		for q := 0; q < 4; q++ {
+			out = append(out, &sample{root: s.root, path: s.path, label: int64(q), pix: turnSquare(pix, size, q)})
+		}
+	}
+	return out
+}
+
+// cropZoom returns a square window of a CHW page of size×size pixels, 60% to
+// 100% of its side at a drawn place, scaled back to size×size (nearest
+// pixel): more views of the few pages an orientation model learns from,
+// each keeping the direction of its lines.
+func cropZoom(pix []uint8, size int, g *splits.SplitMix64) []uint8 {
+	side := size*6/10 + int(g.Below(uint64(size-size*6/10+1)))
+	if side >= size {
+		return pix
+	}
+	x0, y0 := int(g.Below(uint64(size-side+1))), int(g.Below(uint64(size-side+1)))
+	out := make([]uint8, len(pix))
+	plane := size * size
+	for c := 0; c < 3; c++ {
+		src, dst := pix[c*plane:(c+1)*plane], out[c*plane:(c+1)*plane]
+		for r := 0; r < size; r++ {
+			sr := y0 + r*side/size
+			for col := 0; col < size; col++ {
+				dst[r*size+col] = src[sr*size+x0+col*side/size]
+			}
+		}
+	}
+	return out
 }
