@@ -6,13 +6,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"archivekit/pkg/shard"
 	"archivekit/pkg/translator/translatortest"
 	"archivekit/pkg/xmlsplice/shareddata"
 )
@@ -242,5 +246,52 @@ func TestMergeShards(t *testing.T) {
 	f, _ := os.ReadFile(got.Config["failures_table"].(string))
 	if !strings.HasPrefix(string(f), "FILE,ERROR\nbox1/broken.xml,") || strings.Count(string(f), "\n") != 2 {
 		t.Errorf("merged failures table:\n%s", f)
+	}
+}
+
+// Two URLs of one list with the same download name, falling in different
+// shards: the later one is skipped by its shard (named over the whole
+// list), so the shards never download into, or translate to, one file.
+func TestURLNameClashAcrossShards(t *testing.T) {
+	rec, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
+	var served atomic.Int32
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.Write(rec)
+	}))
+	defer files.Close()
+	// Two URLs ending in the same name whose keys fall in different shards.
+	first := files.URL + "/a/C-9107617A.xml"
+	var second string
+	for i := 0; second == ""; i++ {
+		u := fmt.Sprintf("%s/b%d/C-9107617A.xml", files.URL, i)
+		if (shard.Spec{Index: 0, Count: 2}).Has(u) != (shard.Spec{Index: 0, Count: 2}).Has(first) {
+			second = u
+		}
+	}
+	list := filepath.Join(t.TempDir(), "urls.txt")
+	os.WriteFile(list, []byte(first+"\n"+second+"\n"), 0o644)
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	var done, skipped int
+	for i := 0; i < 2; i++ {
+		r := runCLI(t, newEnv(api), list, "-o", out, "--xpaths", "../../setup/translate/fields.txt", "--shard", fmt.Sprintf("%d/2", i))
+		if r.code != exitOK && r.code != exitFailure {
+			t.Fatalf("shard %d: exit %d: %s", i, r.code, r.stderr)
+		}
+		m, _ := filepath.Glob(filepath.Join(out, fmt.Sprintf("*_translator_shard-%d-of-2.json", i)))
+		b, _ := os.ReadFile(m[0])
+		var d paradataDoc
+		json.Unmarshal(b, &d)
+		done += d.Statistics.SuccessfullyProcessed
+		for _, s := range d.SkippedFilesDetail {
+			skipped++
+			if s.File != second || !strings.Contains(s.Reason, "already that of "+first) {
+				t.Errorf("shard %d skipped %s: %s", i, s.File, s.Reason)
+			}
+		}
+	}
+	if done != 1 || skipped != 1 || served.Load() != 1 {
+		t.Errorf("%d translated, %d skipped, %d downloads; want 1, 1, 1", done, skipped, served.Load())
 	}
 }
