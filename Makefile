@@ -340,7 +340,8 @@ image-test-cuda: fixtures
 	$(IMAGE_ENV) ACCEL=cuda SHARED='$(SHARED)' FIXTURES='$(FIXTURES)' tools/images/gate.sh
 
 ## k8s-e2e: the orchestrator acceptance of page-classification spec 9 on a
-## one-node Kubernetes started on this machine (root): etcd and the
+## one-node Kubernetes started on this machine (root), with the images of
+## make images (built first, so they are this tree's): etcd and the
 ## Kubernetes components built from the Go module proxy (tools/k8s, cached
 ## under $(CACHE) by version: 10-20 minutes once, then reused), Debian's
 ## containerd, runc and CNI plugins, the images of make images imported into
@@ -355,5 +356,5 @@ k8s-apt:
 k8s-components:
 	GO='$(GO)' tools/k8s/build.sh '$(K8S_BIN)'
 
-k8s-e2e: k8s-apt
+k8s-e2e: k8s-apt images
 	$(IMAGE_ENV) K8S_BIN='$(K8S_BIN)' SHARED='$(SHARED)' GO='$(GO)' tools/k8s/e2e.sh

@@ -14,8 +14,9 @@
 //  3. restart: kubectl rollout restart of both with a slow request in
 //     flight (a multi-page PDF to /predict_document; the 79-page ALTO to
 //     /translate through a slow MT stand-in) and a steady stream of requests
-//     through each Service: no request may fail, and the slow ones must
-//     still be in flight when their pod is told to stop;
+//     through each Service, and one more slow request sent straight to
+//     each old pod when it is told to stop (so SIGTERM, 5 s later, finds
+//     it in flight): no request may fail;
 //  4. config: PORT=9000, LOG_LEVEL=DEBUG, an accepted and a refused
 //     ALLOWED_ORIGINS and MAX_UPLOAD_MB=1 (a 2 MB upload answered 413)
 //     reach each process;
@@ -52,6 +53,9 @@ import (
 )
 
 const (
+	// preStop is the manifests' pre-stop sleep (spec 3.3): SIGTERM reaches
+	// the process this long after the pod is told to stop.
+	preStop  = 5 * time.Second
 	ns       = "archivekit-e2e"
 	nodeIP   = "10.244.0.1"
 	mtAddr   = nodeIP + ":18080"
@@ -396,7 +400,7 @@ func (d *driver) restart() error {
 	// Calibrate the MT stand-in: one run with a small delay per call
 	// measures how long the ALTO takes (the translator may send chunks
 	// side by side), then the delay is scaled so the ALTO takes about 25 s,
-	// well inside the 50 s shutdown chain (spec 3.3).
+	// well inside the 45 s the process has after SIGTERM (spec 3.3).
 	const probeDelay = 20 * time.Millisecond
 	d.mt.delay.Store(int64(probeDelay))
 	before := d.mt.calls.Load()
@@ -415,7 +419,9 @@ func (d *driver) restart() error {
 	fmt.Printf("k8se2e: ALTO of %d bytes: %d MT calls, %.1f s at %v per call; stand-in delay now %v per call\n",
 		len(alto), calls, secs(cal.duration), probeDelay, time.Duration(d.mt.delay.Load()))
 
+	const copies = 2
 	olds := map[string][]string{}
+	oldIP, oldDep := map[string]string{}, map[string]string{}
 	for _, dep := range []string{"pageclass-api", "translate-api"} {
 		ps, err := d.pods("app.kubernetes.io/name=" + dep)
 		if err != nil {
@@ -423,6 +429,25 @@ func (d *driver) restart() error {
 		}
 		for _, p := range ps {
 			olds[dep] = append(olds[dep], p.Metadata.Name)
+			oldIP[p.Metadata.Name], oldDep[p.Metadata.Name] = p.Status.PodIP, dep
+		}
+	}
+	// The request at the stop: the moment an old pod is told to stop, the
+	// PDF (or the ALTO) goes straight to it, during its 5 s pre-stop sleep,
+	// so SIGTERM reaches the process with the request in flight whatever
+	// the new pod's start took (the requests sent before the restart may
+	// end before that on a busy machine).
+	atStop := map[string]chan slowResult{"pageclass-api": make(chan slowResult, 1), "translate-api": make(chan slowResult, 1)}
+	sendAtStop := func(name string) {
+		ip, dep := oldIP[name], oldDep[name]
+		if dep == "pageclass-api" {
+			go func() {
+				atStop[dep] <- post("http://"+ip+":8000/predict_document", "file", "pages.pdf", "application/pdf", pdf, nil, nil)
+			}()
+		} else {
+			go func() {
+				atStop[dep] <- post("http://"+ip+":8000/translate", "file", "MTX201501307_anon.alto.xml", "application/xml", alto, trFields, nil)
+			}()
 		}
 	}
 
@@ -458,6 +483,9 @@ func (d *driver) restart() error {
 				if p.Metadata.DeletionTimestamp != nil {
 					if _, ok := stopping[p.Metadata.Name]; !ok {
 						stopping[p.Metadata.Name] = time.Now()
+						if oldDep[p.Metadata.Name] != "" {
+							sendAtStop(p.Metadata.Name)
+						}
 					}
 				}
 			}
@@ -472,12 +500,11 @@ func (d *driver) restart() error {
 		}
 	}()
 
-	// The slow requests: two copies of the PDF at once to the classifier
-	// (about 20 s each alone on this 2-core machine, longer together), the
-	// ALTO to the translator (25 s through the slowed stand-in).
+	// The slow requests: the copies of the PDF to the classifier, the ALTO
+	// to the translator.
 	results := map[string][]chan slowResult{}
-	pcWritten := make(chan time.Time, 2)
-	for i := 0; i < 2; i++ {
+	pcWritten := make(chan time.Time, copies)
+	for i := 0; i < copies; i++ {
 		ch := make(chan slowResult, 1)
 		results["pageclass-api"] = append(results["pageclass-api"], ch)
 		go func() {
@@ -492,7 +519,7 @@ func (d *driver) restart() error {
 	}()
 	// Both slow requests are in the old pods before the restart: the PDFs
 	// fully sent, the ALTO already being translated.
-	for i := 0; i < 2; i++ {
+	for i := 0; i < copies; i++ {
 		select {
 		case <-pcWritten:
 		case <-time.After(time.Minute):
@@ -522,6 +549,14 @@ func (d *driver) restart() error {
 	for dep, chs := range results {
 		for _, ch := range chs {
 			slow[dep] = append(slow[dep], <-ch)
+		}
+	}
+	stopped := map[string]slowResult{}
+	for dep, ch := range atStop {
+		select {
+		case stopped[dep] = <-ch:
+		case <-time.After(4 * time.Minute):
+			stopped[dep] = slowResult{err: errors.New("no request was sent at the stop (the old pod was never seen stopping)")}
 		}
 	}
 	// Keep the streams going until every old pod is gone: its whole drain
@@ -585,10 +620,6 @@ func (d *driver) restart() error {
 			} else if err := checkSlow(dep, r.body, len(pages)); err != nil {
 				problems = append(problems, err.Error())
 			}
-			if told && !r.doneAt.After(stopAt) {
-				problems = append(problems, fmt.Sprintf("%s: a slow request ended %.1f s before its pod was told to stop, so the restart did not test it",
-					dep, secs(stopAt.Sub(r.doneAt))))
-			}
 		}
 		f["slow_requests"] = len(slow[dep])
 		f["slow_statuses"] = statuses
@@ -596,12 +627,27 @@ func (d *driver) restart() error {
 		if told {
 			f["longest_in_flight_after_stop_s"] = secs(longest.doneAt.Sub(stopAt))
 		}
-		fmt.Printf("k8se2e: %s: stream %d sent, %d failed, %d answered 503 by the draining pod and retried; slow requests %v, the longest %.1f s",
-			dep, s.sent.Load(), s.failed.Load(), s.retried.Load(), statuses, secs(longest.duration))
-		if told {
-			fmt.Printf(", %.1f s of it after the old pod was told to stop", secs(longest.doneAt.Sub(stopAt)))
+		// The request sent at the stop: written before SIGTERM, answered
+		// after it.
+		r := stopped[dep]
+		sigterm := stopAt.Add(preStop)
+		f["at_stop_status"] = r.status
+		f["at_stop_request_s"] = secs(r.duration)
+		switch {
+		case r.err != nil || r.status != 200:
+			problems = append(problems, fmt.Sprintf("%s: the request sent to the old pod at its stop failed: status %d, %v: %.300s", dep, r.status, r.err, r.body))
+		case !told || !r.sentAt.Before(sigterm):
+			problems = append(problems, fmt.Sprintf("%s: the request at the stop was written %.1f s after SIGTERM reached the pod, so it tested nothing", dep, secs(r.sentAt.Sub(sigterm))))
+		case !r.doneAt.After(sigterm):
+			problems = append(problems, fmt.Sprintf("%s: the request at the stop ended %.1f s before SIGTERM reached the pod, so the drain did not hold it", dep, secs(sigterm.Sub(r.doneAt))))
+		default:
+			if err := checkSlow(dep, r.body, len(pages)); err != nil {
+				problems = append(problems, "at the stop: "+err.Error())
+			}
+			f["at_stop_in_flight_after_sigterm_s"] = secs(r.doneAt.Sub(sigterm))
 		}
-		fmt.Println()
+		fmt.Printf("k8se2e: %s: stream %d sent, %d failed, %d answered 503 by the draining pod and retried; slow requests before the restart %v, the longest %.1f s; the request at the stop %d after %.1f s, %.1f s of it after SIGTERM reached the pod\n",
+			dep, s.sent.Load(), s.failed.Load(), s.retried.Load(), statuses, secs(longest.duration), r.status, secs(r.duration), secs(r.doneAt.Sub(sigterm)))
 	}
 	d.report["restart"] = figures
 	if len(problems) > 0 {

@@ -4,7 +4,8 @@
 #
 #   1. the components, built once per version (tools/k8s/build.sh) into
 #      $K8S_BIN;
-#   2. the project's images (make images when one is missing);
+#   2. the project's images (make images, a prerequisite of make k8s-e2e, so
+#      they are this tree's);
 #   3. the cluster (tools/k8s/cluster.sh up) and the images imported into
 #      its node;
 #   4. the driver (test/k8se2e): rollout, healthcheck, restart under load,
@@ -20,7 +21,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 : "${K8S_BIN:?set by make k8s-e2e}" "${SHARED:?set by make k8s-e2e}" "${IMAGE_TAG:?set by make k8s-e2e}"
 GO=${GO:-go}
-MAKE=make
 PODMAN=${PODMAN:-podman}
 export K8S_STATE=${K8S_STATE:-/var/lib/archivekit-k8s}
 out=$repo/build/k8s-e2e
@@ -45,11 +45,7 @@ build_s=$((SECONDS - t0))
 
 phase="images"
 for img in "${images[@]}"; do
-  if ! "$PODMAN" image exists "$img"; then
-    echo "k8s-e2e: $img missing: make images" >&2
-    "$MAKE" -C "$repo" images
-    break
-  fi
+  "$PODMAN" image exists "$img" || fail "$img missing (make k8s-e2e builds it first with make images)"
 done
 
 phase="driver build"
