@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"os"
 	"runtime"
 	"sort"
 	"sync"
@@ -96,21 +95,9 @@ func BenchmarkPredictImage(b *testing.B) {
 			b.ReportMetric(ratios[1], "median-round-ratio")
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
-			b.ReportMetric(loadAvg(), "load-avg")
+			b.ReportMetric(procstat.LoadAvg(), "load-avg")
 		})
 	}
-}
-
-// loadAvg is the one-minute load average (0 where /proc is absent),
-// reported with each figure: the ratios shift with load.
-func loadAvg() float64 {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	var l float64
-	fmt.Sscan(string(data), &l)
-	return l
 }
 
 // BenchmarkMemory reports the resident memory of the service after warm-up

@@ -14,6 +14,7 @@ import (
 	"archivekit/bindings/torch"
 	"archivekit/pkg/classify"
 	"archivekit/pkg/modelmeta"
+	"archivekit/pkg/procstat"
 	"archivekit/pkg/registry"
 )
 
@@ -140,7 +141,7 @@ func BenchmarkInferenceOptimization(b *testing.B) {
 				b.ReportMetric(wall[0]/wall[2], "wall-freeze-opt/plain")
 			}
 			b.ReportMetric(float64(def.Optimized), "default-level")
-			b.ReportMetric(loadAvg(), "load-avg")
+			b.ReportMetric(procstat.LoadAvg(), "load-avg")
 		})
 	}
 }
@@ -158,16 +159,4 @@ func cpuTime() time.Duration {
 func median(v []float64) float64 {
 	sort.Float64s(v)
 	return v[len(v)/2]
-}
-
-// loadAvg is the one-minute load average (0 where /proc is absent): every
-// benchmark figure is reported with it, since the ratios shift with load.
-func loadAvg() float64 {
-	data, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	var l float64
-	fmt.Sscan(string(data), &l)
-	return l
 }

@@ -14,6 +14,7 @@ import (
 	"archivekit/bindings/torch"
 	"archivekit/pkg/classify"
 	"archivekit/pkg/classify/classifytest"
+	"archivekit/pkg/procstat"
 )
 
 // referenceScript is the original tool's way: PIL decode, bilinear resize to
@@ -133,7 +134,7 @@ func BenchmarkPagesVsPythonReference(b *testing.B) {
 			b.ReportMetric(pyPPS, "pages/s-python")
 			b.ReportMetric(pps(def)/pyPPS, "go/python")
 			b.ReportMetric(pps(two)/pps(one), "2lanes/1lane")
-			b.ReportMetric(loadAvg(), "load-avg")
+			b.ReportMetric(procstat.LoadAvg(), "load-avg")
 		})
 	}
 }
