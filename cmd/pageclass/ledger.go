@@ -18,16 +18,19 @@ import (
 // LedgerFolder is the folder of the run ledgers inside the results folder.
 const LedgerFolder = "ledger"
 
-// ledgerConfig is everything that decides the probabilities of a page: the
-// models (names and digests of model.json + model.pt, in ensemble order) and
-// the program (its preprocessing and decoding). Table options (top-N, raw,
-// the --best tables) only decide how the probabilities are written, so runs
-// that differ in them share a ledger.
+// ledgerConfig is everything that decides what the ledger keeps of a page:
+// the models (names and digests of model.json + model.pt, in ensemble
+// order), the orientation model of --rotation-model (its digest: the
+// rotation evidence is kept with the page) and the program (its
+// preprocessing and decoding). Table options (top-N, raw, the --best
+// tables) and the review calibration only decide how that is written, so
+// runs that differ in them share a ledger.
 type ledgerConfig struct {
-	Tool    string   `json:"tool"`
-	Version string   `json:"version"`
-	Models  []string `json:"models"`
-	Digests []string `json:"digests"`
+	Tool     string   `json:"tool"`
+	Version  string   `json:"version"`
+	Models   []string `json:"models"`
+	Digests  []string `json:"digests"`
+	Rotation string   `json:"rotation_model_digest,omitempty"`
 }
 
 // itemData is a ledger entry's data: the probabilities of every page of one
@@ -58,6 +61,13 @@ type pageError struct {
 // is the run's own, so runs at the same time never share a file.
 func (r *runner) openLedger(set *inputSet, names, digests []string) (*ledger.Ledger, string, error) {
 	cfg := ledgerConfig{Tool: "pageclass", Version: version.String(), Models: names, Digests: digests}
+	if dir := r.cli.RotationModel; dir != "" {
+		d, err := r.digest(dir)
+		if err != nil {
+			return nil, "", fmt.Errorf("--rotation-model: %w", err)
+		}
+		cfg.Rotation = d
+	}
 	key, err := ledger.Key(cfg)
 	if err != nil {
 		return nil, "", err

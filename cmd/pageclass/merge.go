@@ -171,6 +171,9 @@ func (r *runner) recordMerged(runs []shardRun) {
 			}
 		}
 	}
+	for k, v := range first.Review {
+		r.para.SetReview(k, v)
+	}
 	r.para.SetConfig("merged_shards", list)
 	r.para.SetConfig("shards", len(runs))
 	for _, m := range first.Models {
@@ -245,6 +248,16 @@ func sameConfig(a, b shardRun) error {
 	}
 	if a.doc.ToolVersion != b.doc.ToolVersion {
 		return fmt.Errorf("shards of different program versions: %s is %s, %s is %s", a.path, a.doc.ToolVersion, b.path, b.doc.ToolVersion)
+	}
+	rotation := func(d paradata.Document) string {
+		m, _ := d.Review["rotation_model"].(map[string]any)
+		if m == nil {
+			return "none"
+		}
+		return fmt.Sprint(m["digest"])
+	}
+	if ra, rb := rotation(a.doc), rotation(b.doc); ra != rb && len(a.doc.Models) > 0 && len(b.doc.Models) > 0 {
+		return fmt.Errorf("shards of different orientation models: %s ran %s, %s ran %s", a.path, ra, b.path, rb)
 	}
 	for _, k := range mergeSame {
 		va, _ := json.Marshal(a.doc.Config[k])

@@ -149,3 +149,27 @@ func TestMergeRefuses(t *testing.T) {
 		})
 	}
 }
+
+// Shards run with different orientation models are refused.
+func TestMergeRefusesOtherOrientationModel(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	shards := filepath.Join(e.root, "shards")
+	for i := 0; i < 2; i++ {
+		if code, log := e.run(t, "-d", e.in, "--results", shards, "--shard", fmt.Sprintf("%d/2", i)); code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, code, log)
+		}
+	}
+	metas, _ := filepath.Glob(filepath.Join(shards, "*_page-classification.json"))
+	var d map[string]any
+	b, _ := os.ReadFile(metas[1])
+	json.Unmarshal(b, &d)
+	d["review"] = map[string]any{"rotation_model": map[string]any{"path": "/x", "digest": "sha256:other"}}
+	b, _ = json.Marshal(d)
+	os.WriteFile(metas[1], b, 0o644)
+	code, log := e.run(t, "--merge", "--results", t.TempDir(), shards)
+	if code != exitUsage || !strings.Contains(log, "different orientation models") {
+		t.Errorf("exit %d: %s", code, log)
+	}
+}
