@@ -256,11 +256,7 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 				if base.IsRotation() {
 					// self-supervised: the page turned by a drawn quarter,
 					// labelled with it
-					g := splits.NewSplitMix64(uint64(seed)<<32 ^ uint64(epoch)<<20 ^ uint64(i) ^ 0x726f74)
-					q := int(g.Below(4))
-					if o.Augment {
-						pix = cropZoom(pix, size, g)
-					}
+					q := int(splits.NewSplitMix64(uint64(seed)<<32 ^ uint64(epoch)<<20 ^ uint64(i) ^ 0x726f74).Below(4))
 					pix, labels[k] = turnSquare(pix, size, q), int64(q)
 				}
 				normalise(buf[k*plane:(k+1)*plane], pix, base.Preprocess)
@@ -511,30 +507,6 @@ func evalSet(ss []*sample, base *modelmeta.Meta) []*sample {
 		}
 		for q := 0; q < 4; q++ {
 			out = append(out, &sample{root: s.root, path: s.path, label: int64(q), pix: turnSquare(pix, size, q)})
-		}
-	}
-	return out
-}
-
-// cropZoom returns a square window of a CHW page of size×size pixels, 60% to
-// 100% of its side at a drawn place, scaled back to size×size (nearest
-// pixel): more views of the few pages an orientation model learns from,
-// each keeping the direction of its lines.
-func cropZoom(pix []uint8, size int, g *splits.SplitMix64) []uint8 {
-	side := size*6/10 + int(g.Below(uint64(size-size*6/10+1)))
-	if side >= size {
-		return pix
-	}
-	x0, y0 := int(g.Below(uint64(size-side+1))), int(g.Below(uint64(size-side+1)))
-	out := make([]uint8, len(pix))
-	plane := size * size
-	for c := 0; c < 3; c++ {
-		src, dst := pix[c*plane:(c+1)*plane], out[c*plane:(c+1)*plane]
-		for r := 0; r < size; r++ {
-			sr := y0 + r*side/size
-			for col := 0; col < size; col++ {
-				dst[r*size+col] = src[sr*size+x0+col*side/size]
-			}
 		}
 	}
 	return out

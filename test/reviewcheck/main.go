@@ -19,7 +19,7 @@
 // flagged rotated or near-blank.
 //
 //	go run ./test/reviewcheck [-pages ../shared/data/pages] [-folds weights/demo/folds.csv] \
-//	    [-pageclass bin/pageclass] [-keep DIR] -- --best
+//	    [-column "fold 1"] [-split test|dev] [-pageclass bin/pageclass] [-keep DIR] -- --best
 package main
 
 import (
@@ -43,10 +43,11 @@ func main() {
 	pages := flag.String("pages", "../shared/data/pages", "labelled sample pages (category folders)")
 	folds := flag.String("folds", "weights/demo/folds.csv", "folds CSV: the pages marked test in -column are used")
 	column := flag.String("column", "fold 1", "fold column of -folds")
+	split := flag.String("split", "test", "which pages of the column: test (held out) or dev")
 	bin := flag.String("pageclass", "bin/pageclass", "pageclass executable")
 	keep := flag.String("keep", "", "keep the fixtures and results in this folder (default: a temporary one, removed)")
 	flag.Parse()
-	if err := run(*pages, *folds, *column, *bin, *keep, flag.Args()); err != nil {
+	if err := run(*pages, *folds, *column, *split, *bin, *keep, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "reviewcheck:", err)
 		os.Exit(1)
 	}
@@ -55,8 +56,8 @@ func main() {
 // variants are the fixture folders, in report order.
 var variants = []string{"upright", "rot90", "rot180", "rot270", "blank", "nearblank"}
 
-func run(pagesDir, foldsCSV, column, bin, keep string, args []string) error {
-	held, err := heldOut(foldsCSV, column)
+func run(pagesDir, foldsCSV, column, split, bin, keep string, args []string) error {
+	held, err := heldOut(foldsCSV, column, split)
 	if err != nil {
 		return err
 	}
@@ -84,7 +85,7 @@ func run(pagesDir, foldsCSV, column, bin, keep string, args []string) error {
 			}
 		}
 	}
-	fmt.Printf("%d held-out pages (%s, %s = test) of %s; pageclass %s\n", len(held), foldsCSV, column, pagesDir, strings.Join(args, " "))
+	fmt.Printf("%d pages (%s, %s = %s) of %s; pageclass %s\n", len(held), foldsCSV, column, split, pagesDir, strings.Join(args, " "))
 	tables := map[string][]row{}
 	for _, v := range variants {
 		out := filepath.Join(work, "result", v)
@@ -109,8 +110,9 @@ func run(pagesDir, foldsCSV, column, bin, keep string, args []string) error {
 	return nil
 }
 
-// heldOut lists the pages marked test in column of the folds CSV.
-func heldOut(path, column string) ([]string, error) {
+// heldOut lists the pages marked split (test, dev) in column of the folds
+// CSV.
+func heldOut(path, column, split string) ([]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -134,12 +136,12 @@ func heldOut(path, column string) ([]string, error) {
 	}
 	var out []string
 	for _, r := range recs[1:] {
-		if r[col] == "test" {
+		if r[col] == split {
 			out = append(out, r[0])
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no test pages in %q", path, column)
+		return nil, fmt.Errorf("%s: no %s pages in %q", path, split, column)
 	}
 	sort.Strings(out)
 	return out, nil
@@ -361,6 +363,18 @@ func report(w io.Writer, t map[string][]row) {
 		fmt.Fprintf(w, "upright: flagged for review %s; precision of the pages not flagged %s; calibration %s\n",
 			share(up, func(r row) bool { return r["NEEDS_REVIEW"] == "yes" }), prec, up[0]["CALIBRATION"])
 	}
+	dk, dr := 0, 0
+	for _, r := range up {
+		if r["NEEDS_REVIEW"] != "" && !has(r, "low_margin") && !has(r, "disagreement") {
+			dk++
+			if r["CLASS-1"] == gold(r) {
+				dr++
+			}
+		}
+	}
+	if unknown != len(up) {
+		fmt.Fprintf(w, "upright: not flagged for doubt (low_margin, disagreement) %d/%d, of which right %d\n", dk, len(up), dr)
+	}
 	fmt.Fprintf(w, "upright: wrongly flagged rotated %s, near-blank %s, either %s\n",
 		share(up, func(r row) bool { return has(r, "rotated") }), share(up, func(r row) bool { return has(r, "near_blank") }),
 		share(up, func(r row) bool { return has(r, "rotated") || has(r, "near_blank") }))
@@ -372,6 +386,23 @@ func report(w io.Writer, t map[string][]row) {
 		rot = append(rot, t[v]...)
 	}
 	fmt.Fprintf(w, "rotated (all three): flagged rotated %s\n", share(rot, func(r row) bool { return has(r, "rotated") }))
+	if up[0]["ROTATION_CONFIDENCE"] != "" {
+		fmt.Fprintln(w, "flagged rotated at other thresholds of the most probable turn (upright pages / turned copies):")
+		for _, th := range []float64{0.5, 0.6, 0.7, 0.8, 0.9, 0.95} {
+			at := func(r row) bool {
+				var c [4]float64
+				fmt.Sscanf(r["ROTATION_CONFIDENCE"], "%f/%f/%f/%f", &c[0], &c[1], &c[2], &c[3])
+				b := 0
+				for i := range c {
+					if c[i] > c[b] {
+						b = i
+					}
+				}
+				return b != 0 && c[b] >= th
+			}
+			fmt.Fprintf(w, "  %.2f: %s / %s\n", th, share(up, at), share(rot, at))
+		}
+	}
 	for _, v := range []string{"blank", "nearblank"} {
 		fmt.Fprintf(w, "%s: flagged near-blank %s\n", v, share(t[v], func(r row) bool { return has(r, "near_blank") }))
 	}
