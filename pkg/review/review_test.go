@@ -229,7 +229,7 @@ func TestFromOrientation(t *testing.T) {
 		{[4]float64{0.9, 0.05, 0.03, 0.02}, 0, false},
 		{[4]float64{0.1, 0.8, 0.05, 0.05}, 270, true}, // turned 90: turn back 270
 		{[4]float64{0.05, 0.05, 0.05, 0.85}, 90, true},
-		{[4]float64{0.1, 0.1, 0.1, 0.7}, 90, false}, // under RotatedConfidence
+		{[4]float64{0.1, 0.1, 0.1, 0.7}, 90, false},  // under RotatedConfidence
 		{[4]float64{0.3, 0.1, 0.5, 0.1}, 180, false}, // not sure enough
 	} {
 		r := FromOrientation(tc.p)
