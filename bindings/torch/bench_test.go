@@ -18,7 +18,8 @@ import (
 // It also times the module frozen and optimised for inference
 // (Module.Optimize(FreezeOptimize)) in the same alternating rounds:
 // go-opt/python and go-opt/go. Models: the ViT fixture at 224 and, when
-// weights/demo is present, two of its CNNs at 192 (RegNetY, EfficientNetV2).
+// weights/demo is present, two of its CNNs (EfficientNet-Lite0 at 224,
+// EfficientNet-Lite1 at 240).
 //
 //	go test -run '^$' -bench ForwardGoVsPython -benchtime 1x ./bindings/torch
 func BenchmarkForwardGoVsPython(b *testing.B) {
@@ -31,8 +32,8 @@ func BenchmarkForwardGoVsPython(b *testing.B) {
 		size       int
 	}{
 		{"vit224", fx(b, "bench_vit224.pt"), 224},
-		{"regnety-demo", "../../weights/demo/model_v44/model.pt", 192},
-		{"effnetv2-demo", "../../weights/demo/model_v14/model.pt", 192},
+		{"lite0-demo", "../../weights/demo/model_v14/model.pt", 224},
+		{"lite1-demo", "../../weights/demo/model_v34/model.pt", 240},
 	} {
 		b.Run(mc.name, func(b *testing.B) {
 			if _, err := os.Stat(mc.path); err != nil {

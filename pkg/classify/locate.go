@@ -178,7 +178,7 @@ func (l *Locator) Folder(ctx context.Context, rev string, want bool) (Folder, er
 		return Folder{}, fmt.Errorf("%s, and the shipped demo models (%s) have none for %s (they are %s); %s",
 			missing, l.Demo, rev, strings.Join(registry.Ensemble, ", "), HintExport)
 	}
-	l.log().Warn("DEMO MODEL: no model location given and "+l.Models+" has no "+rev+": using the shipped demo model (low accuracy, CC BY-NC 4.0), not the published weights",
+	l.log().Warn("DEMO MODEL: no model location given and "+l.Models+" has no "+rev+": using the shipped demo model (fine-tuned on the sample pages only, CC BY-NC 4.0), not the published weights",
 		"revision", rev, "demo", demo, "hint", HintExport)
 	return Folder{Revision: rev, Dir: demo, Demo: true}, nil
 }
@@ -220,7 +220,7 @@ func (l *Locator) Ensemble(ctx context.Context) ([]Folder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no model location given, no published models in %s, and %w; %s", l.Models, err, HintExport)
 	}
-	l.log().Warn("DEMO MODELS: no model location given and "+l.Models+" holds no published model: using the shipped demo ensemble (low accuracy, CC BY-NC 4.0), not the published weights",
+	l.log().Warn("DEMO MODELS: no model location given and "+l.Models+" holds no published model: using the shipped demo ensemble (fine-tuned on the sample pages only, CC BY-NC 4.0), not the published weights",
 		"demo", l.Demo, "hint", HintExport)
 	return demo, nil
 }

@@ -68,7 +68,9 @@ func CategoryIndex(name string) int {
 // Provenance records how a model was made.
 type Provenance struct {
 	// Method is "export" (converted from a published checkpoint), "train",
-	// "average" (mean of fold models) or "random-init" (test models).
+	// "average" (mean of fold models), "pretrained" (an ImageNet checkpoint
+	// given a new head, the base of the shipped models) or "random-init"
+	// (test models).
 	Method string `json:"method"`
 	// Command is the exact command line that produced the model.
 	Command string `json:"command,omitempty"`
