@@ -217,8 +217,8 @@ const (
 	// ChannelsLast, added to Freeze or FreezeOptimize, first converts the
 	// 4-d weights to the channels-last layout; Forward then passes its
 	// input in that layout too (same results; the convolutions of a CNN
-	// run without reordering, 1.6–2.7× faster on the demo and
-	// EfficientNet-Lite models, README "Benchmarks").
+	// run without reordering: 1.5–2.4× faster on the demo CNNs and
+	// EfficientNet-Lite0, README "Benchmarks").
 	ChannelsLast Optimization = C.TSHIM_OPT_CHANNELS_LAST
 )
 

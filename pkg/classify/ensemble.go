@@ -147,9 +147,9 @@ func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Optio
 }
 
 // DefaultLanes is the number of lanes (Options.Lanes) on the CPU when none
-// is asked for: one. Two lanes of one thread each measured 0.75–0.99 of one
-// lane of two threads on 2 cores, for one demo model and for the
-// five-model ensemble (README "Benchmarks").
+// is asked for: one. Two lanes of one thread each measured 0.70 to 1.20 of
+// one lane of two threads on 2 cores, by model and by OpenMP's wait policy
+// (README "Benchmarks"): no single choice won.
 const DefaultLanes = 1
 
 // lanes is the number of lanes Predict uses for asked (Options.Lanes).

@@ -106,10 +106,10 @@ func Load(dir, device string) (*Model, error) {
 //
 //   - CNNs (EfficientNet, EfficientNetV2, EfficientNet-Lite, RegNet,
 //     ResNet, ConvNeXt, MobileNet and the fast classifier) on the CPU:
-//     channels-last weights and input, frozen: 1.6× (EfficientNetV2) to
-//     2.7× (EfficientNet-Lite0, the fast classifier) per image on one
-//     thread. optimize_for_inference is not added: it gained nothing more
-//     on these and cost EfficientNetV2 up to 20% on two threads.
+//     channels-last weights and input, frozen: 1.5× (EfficientNetV2) to
+//     2.4× (EfficientNet-Lite0) the plain module's images per second.
+//     optimize_for_inference is not added: it gained less on every CNN
+//     but EfficientNet-Lite0 on two threads.
 //   - ViTs and any family not listed: none (freezing, channels-last and
 //     optimize_for_inference were within ±5% of the plain module).
 //   - CUDA: none (not measured: no GPU was available).
