@@ -147,10 +147,12 @@ func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Optio
 }
 
 // DefaultLanes is the number of lanes (Options.Lanes) on the CPU when none
-// is asked for: one. Two lanes of one thread each measured 0.70 to 1.20 of
-// one lane of two threads on 2 cores, by model and by OpenMP's wait policy
-// (README "Benchmarks"): no single choice won.
-const DefaultLanes = 1
+// is asked for: two (each forward on half the threads). On 2 cores, for the
+// shipped EfficientNet-Lite models, two lanes of one thread gave 1.13× (one
+// model) to 1.25× (the five-model ensemble) the pages per second of one
+// lane of two threads; for the earlier demo models under heavy load the
+// figures ranged from 0.70 to 1.20 (README "Benchmarks").
+const DefaultLanes = 2
 
 // lanes is the number of lanes Predict uses for asked (Options.Lanes).
 func (e *Ensemble) lanes(asked int) int {
