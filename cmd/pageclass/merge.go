@@ -249,15 +249,22 @@ func sameConfig(a, b shardRun) error {
 	if a.doc.ToolVersion != b.doc.ToolVersion {
 		return fmt.Errorf("shards of different program versions: %s is %s, %s is %s", a.path, a.doc.ToolVersion, b.path, b.doc.ToolVersion)
 	}
-	rotation := func(d paradata.Document) string {
-		m, _ := d.Review["rotation_model"].(map[string]any)
+	// review names the digest of a review entry (the orientation model, the
+	// doubt calibration) of a shard run, "none" when it had none.
+	review := func(d paradata.Document, k string) string {
+		m, _ := d.Review[k].(map[string]any)
 		if m == nil {
 			return "none"
 		}
 		return fmt.Sprint(m["digest"])
 	}
-	if ra, rb := rotation(a.doc), rotation(b.doc); ra != rb && len(a.doc.Models) > 0 && len(b.doc.Models) > 0 {
+	if ra, rb := review(a.doc, "rotation_model"), review(b.doc, "rotation_model"); ra != rb && len(a.doc.Models) > 0 && len(b.doc.Models) > 0 {
 		return fmt.Errorf("shards of different orientation models: %s ran %s, %s ran %s", a.path, ra, b.path, rb)
+	}
+	// The merged review table and run metadata carry one calibration: a
+	// calibration file written between shard runs would mix flags.
+	if ca, cb := review(a.doc, "calibration"), review(b.doc, "calibration"); ca != cb && len(a.doc.Models) > 0 && len(b.doc.Models) > 0 {
+		return fmt.Errorf("shards of different doubt calibrations: %s applied %s, %s applied %s", a.path, ca, b.path, cb)
 	}
 	for _, k := range mergeSame {
 		va, _ := json.Marshal(a.doc.Config[k])

@@ -104,6 +104,16 @@ func TestMergeRefuses(t *testing.T) {
 		{"another model", func(t *testing.T) []string {
 			return []string{edit(t, 1, func(d map[string]any) { d["models"].([]any)[0].(map[string]any)["digest"] = "sha256:other" })}
 		}, exitUsage, "shards of different models"},
+		{"another calibration", func(t *testing.T) []string {
+			return []string{edit(t, 1, func(d map[string]any) {
+				rv, _ := d["review"].(map[string]any)
+				if rv == nil {
+					rv = map[string]any{}
+					d["review"] = rv
+				}
+				rv["calibration"] = map[string]any{"file": "/x/calibration.json", "digest": "sha256:other"}
+			})}
+		}, exitUsage, "shards of different doubt calibrations"},
 		{"another top-N", func(t *testing.T) []string {
 			return []string{edit(t, 2, func(d map[string]any) { d["config"].(map[string]any)["topn"] = 5 })}
 		}, exitUsage, "topn"},
