@@ -21,7 +21,9 @@ const LedgerFolder = "ledger"
 // ledgerConfig is everything that decides a translation: the program, the
 // languages, the ALTO output mode, the backend and what it points at (the
 // API address, the chat model, the converted model folder), line-by-line or
-// fast alignment, and the content of the field list and the vocabulary.
+// fast alignment, the content of the field list and the vocabulary, and
+// with a vocabulary what turns it into protected terms: the lemmatiser's
+// address and the glossary size (LLM_MAX_GLOSSARY_TERMS).
 type ledgerConfig struct {
 	Tool        string         `json:"tool"`
 	Version     string         `json:"version"`
@@ -33,6 +35,8 @@ type ledgerConfig struct {
 	FastAlign   bool           `json:"fast_align"`
 	Fields      string         `json:"fields_sha256,omitempty"`
 	Vocabulary  string         `json:"vocabulary_sha256,omitempty"`
+	Lemmatizer  string         `json:"lemmatizer_url,omitempty"`
+	Glossary    int            `json:"llm_max_glossary_terms,omitempty"`
 }
 
 // itemData is a ledger entry's data: the files written for the input,
@@ -49,8 +53,9 @@ type outFile struct {
 
 // openLedger reads the ledger folder of the run's configuration,
 // <output>/ledger/translate_<key>, and starts this run's file in it, named
-// by the run's stamp (and shard).
-func (r *runner) openLedger(be backend.Backend) (*ledger.Ledger, error) {
+// by the run's stamp (and shard). lemURL is the lemmatiser's address ("" when
+// none is used) and maxTerms the glossary size.
+func (r *runner) openLedger(be backend.Backend, lemURL string, maxTerms int) (*ledger.Ledger, error) {
 	s := r.s
 	cfg := ledgerConfig{Tool: "translate", Version: version.String(), Source: s.Source, Target: s.Target,
 		Mode: s.Mode, Backend: s.Backend, FastAlign: s.FastAlign}
@@ -72,6 +77,7 @@ func (r *runner) openLedger(be backend.Backend) (*ledger.Ledger, error) {
 			return nil, fmt.Errorf("vocabulary: %w", err)
 		}
 		cfg.Vocabulary = d
+		cfg.Lemmatizer, cfg.Glossary = lemURL, maxTerms
 	}
 	key, err := ledger.Key(cfg)
 	if err != nil {

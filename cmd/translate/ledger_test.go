@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"archivekit/pkg/lemmatizer/lemmatizertest"
 	"archivekit/pkg/shard"
 	"archivekit/pkg/translator/translatortest"
 	"archivekit/pkg/xmlsplice/shareddata"
@@ -293,5 +294,44 @@ func TestURLNameClashAcrossShards(t *testing.T) {
 	}
 	if done != 1 || skipped != 1 || served.Load() != 1 {
 		t.Errorf("%d translated, %d skipped, %d downloads; want 1, 1, 1", done, skipped, served.Load())
+	}
+}
+
+// With a vocabulary, the lemmatiser and the glossary size decide which
+// terms a translation protects: a resumed run with another of either
+// translates again instead of keeping the earlier outputs.
+func TestResumeKeyHasVocabularyTerms(t *testing.T) {
+	record := shareddata.Path(t, "records/C-9107617A.xml")
+	vocabulary := shareddata.Path(t, "vocabulary.csv")
+	lem := lemmatizertest.New(lemmatizertest.CzechLexicon, "czech-pdt-ud-2.15-241121")
+	defer lem.Close()
+	lem2 := lemmatizertest.New(lemmatizertest.CzechLexicon, "czech-pdt-ud-2.15-241121")
+	defer lem2.Close()
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	steps := []struct {
+		name string
+		lem  string
+		max  string
+		want int
+	}{
+		{"first run", lem.URL, "", 1},
+		{"same configuration", lem.URL, "", 0},
+		{"another glossary size", lem.URL, "5", 1},
+		{"another lemmatiser", lem2.URL, "5", 1},
+	}
+	for _, c := range steps {
+		e := newEnv(api)
+		e["LEMMATIZER_URL"] = c.lem
+		if c.max != "" {
+			e["LLM_MAX_GLOSSARY_TERMS"] = c.max
+		}
+		r := runCLI(t, e, record, "-o", out, "--formats", "xml", "--vocabulary", vocabulary, "-src", "cs", "--resume")
+		if r.code != exitOK {
+			t.Fatalf("%s: exit %d: %s", c.name, r.code, r.stderr)
+		}
+		if got := translated(t, r.stderr); got != c.want {
+			t.Errorf("%s: translated %d inputs, want %d", c.name, got, c.want)
+		}
 	}
 }

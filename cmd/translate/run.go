@@ -245,11 +245,13 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		}
 	}
 	var lem vocab.Lemmatizer
+	lemURL := ""
 	if r.vocabulary != nil && s.Backend == mtapi.Name {
 		c, err := lemmatizer.FromEnv(r.getenv)
 		if err != nil {
 			return err
 		}
+		lemURL = c.BaseURL
 		pd.setConfig("lemmatizer_url", c.BaseURL)
 		pd.setConfig("lemmatizer_circuit", "closed")
 		// An unreachable lemmatiser is called (with retries) DefaultTrip
@@ -284,7 +286,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 				"xsd", s.XSD, "fetched", len(v.Fetched))
 		}
 	}
-	led, err := r.openLedger(be)
+	led, err := r.openLedger(be, lemURL, maxTerms)
 	if err != nil {
 		return err
 	}
