@@ -145,7 +145,15 @@ func (r *runner) merge() error {
 // configuration, models, licence, counts, skipped files and warnings, and
 // the list of shard runs merged.
 func (r *runner) recordMerged(runs []shardRun) {
+	// A shard whose share was empty loaded no model and recorded no review
+	// or licence: the models are those of the first shard that ran them.
 	first := runs[0].doc
+	for _, s := range runs {
+		if len(s.doc.Models) > 0 {
+			first = s.doc
+			break
+		}
+	}
 	for k, v := range first.Config {
 		if !mergeDrop[k] {
 			r.para.SetConfig(k, v)

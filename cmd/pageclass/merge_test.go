@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"archivekit/pkg/paradata"
+	"archivekit/pkg/shard"
 )
 
 // Three shards run into one results folder and merged give the one-shot
@@ -181,5 +182,43 @@ func TestMergeRefusesOtherOrientationModel(t *testing.T) {
 	code, log := e.run(t, "--merge", "--results", t.TempDir(), shards)
 	if code != exitUsage || !strings.Contains(log, "different orientation models") {
 		t.Errorf("exit %d: %s", code, log)
+	}
+}
+
+// A merge whose first shard had an empty share (it loaded no model) still
+// records the models, review and licence of the shards that ran them.
+func TestMergeFirstShardEmpty(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	pages := e.linkPages(t, 1)
+	for _, p := range pages[1:] {
+		os.Remove(p)
+	}
+	n := 2
+	for (shard.Spec{Index: 0, Count: n}).Has(shard.Key(e.in, pages[0])) {
+		n++
+	}
+	shards := filepath.Join(e.root, "shards")
+	for i := 0; i < n; i++ {
+		if code, log := e.run(t, "-d", e.in, "--results", shards, "--shard", fmt.Sprintf("%d/%d", i, n)); code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, code, log)
+		}
+	}
+	merged := filepath.Join(e.root, "merged")
+	if code, log := e.run(t, "--merge", "--results", merged, shards); code != exitOK {
+		t.Fatalf("merge: exit %d: %s", code, log)
+	}
+	m, _ := filepath.Glob(filepath.Join(merged, "*_page-classification.json"))
+	if len(m) != 1 {
+		t.Fatalf("run metadata %v", m)
+	}
+	var d paradata.Document
+	b, _ := os.ReadFile(m[0])
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.Review["calibration"]; len(d.Models) != 1 || !ok || d.Statistics.SuccessfullyProcessed != 1 {
+		t.Errorf("merged run metadata of %d shards (0/%d empty): models %v, review %v, %d processed",
+			n, n, d.Models, d.Review, d.Statistics.SuccessfullyProcessed)
 	}
 }
