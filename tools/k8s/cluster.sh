@@ -396,7 +396,9 @@ down() {
       done
     done
   fi
-  rm -rf "$STATE"
+  # Never across a mount that is still there (a pod's bind mount of a host
+  # folder): what is under it is not the cluster's to remove.
+  rm -rf --one-file-system "$STATE" || say "warning: $STATE not removed whole (a mount under it still busy?); cluster.sh down again removes it"
   local left
   left=$({ iptables-save; ip6tables-save; } 2>/dev/null | grep -c 'KUBE-' || true)
   [[ $left == 0 ]] || say "warning: $left iptables lines with KUBE- remain"
