@@ -347,9 +347,10 @@ image-test-cuda: fixtures
 ## containerd, runc and CNI plugins, the images of make images imported into
 ## the node, then test/k8se2e (rollout, healthcheck in the pod, rollout
 ## restart under load, configuration, the Indexed Jobs of deploy/batch).
-## Always torn down; figures in build/k8s-e2e/report.json.
+## Always torn down; figures in build/k8s-e2e/report.json. K8S_BIN is expanded
+## only by these targets (a hash and `go env`, not on every make run).
 K8S_APT_PKGS := containerd runc containernetworking-plugins iptables conntrack
-K8S_BIN      := $(CACHE)/k8s-$(call hash,tools/k8s/kube/go.mod tools/k8s/kube/go.sum tools/k8s/etcd/go.mod tools/k8s/etcd/go.sum tools/k8s/build.sh)-$(shell $(GO) env GOVERSION)
+K8S_BIN       = $(CACHE)/k8s-$(call hash,tools/k8s/kube/go.mod tools/k8s/kube/go.sum tools/k8s/etcd/go.mod tools/k8s/etcd/go.sum tools/k8s/build.sh)-$(shell $(GO) env GOVERSION)
 k8s-apt:
 	$(call apt_install,$(K8S_APT_PKGS))
 
