@@ -289,17 +289,6 @@ func (l *Ledger) Close() error {
 	return err
 }
 
-// Counts returns how many entries are in each state.
-func (l *Ledger) Counts() map[State]int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := map[State]int{}
-	for _, e := range l.entries {
-		out[e.State]++
-	}
-	return out
-}
-
 // Read returns the entries of one ledger file (for tests and tools); a torn
 // last line ends the list.
 func Read(path string) ([]Entry, error) {
