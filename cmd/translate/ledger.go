@@ -41,9 +41,14 @@ type ledgerConfig struct {
 
 // itemData is a ledger entry's data: the files written for the input,
 // relative to the output folder, with their digests, so a resumed run knows
-// they are still there as written.
+// they are still there as written; and the licence components and source
+// languages of its translation, which a resumed run that keeps the files
+// counts in its run metadata (licence, languages) as if it had translated
+// them.
 type itemData struct {
-	Outputs []outFile `json:"outputs"`
+	Outputs    []outFile      `json:"outputs"`
+	Components []string       `json:"components,omitempty"`
+	Languages  map[string]int `json:"languages,omitempty"`
 }
 
 type outFile struct {
@@ -110,10 +115,11 @@ func (r *runner) itemName(in input) string {
 	}
 }
 
-// record writes the ledger entry of a translated input: its output files
-// (relative to the output folder) with their digests.
-func (r *runner) recordDone(l *ledger.Ledger, name, digest string, files ...string) error {
-	var d itemData
+// recordDone writes the ledger entry of a translated input: its output
+// files (relative to the output folder) with their digests, and out's
+// licence components and languages.
+func (r *runner) recordDone(l *ledger.Ledger, name, digest string, out *translator.Output, files ...string) error {
+	d := itemData{Components: out.Components, Languages: out.Languages}
 	for _, f := range files {
 		sum, err := ledger.Digest(f)
 		if err != nil {
@@ -132,22 +138,21 @@ func (r *runner) recordDone(l *ledger.Ledger, name, digest string, files ...stri
 	return l.Record(ledger.Entry{Item: name, Digest: digest, State: ledger.Done, Data: b})
 }
 
-// kept returns the output files of a done entry when every one of them is
-// still there as it was written; ok is false otherwise (the input is then
-// translated again).
-func (r *runner) kept(e ledger.Entry) (files []string, ok bool) {
-	var d itemData
+// kept returns the output files of a done entry, with the entry's data,
+// when every one of them is still there as it was written; ok is false
+// otherwise (the input is then translated again).
+func (r *runner) kept(e ledger.Entry) (files []string, d itemData, ok bool) {
 	if json.Unmarshal(e.Data, &d) != nil || len(d.Outputs) == 0 {
-		return nil, false
+		return nil, d, false
 	}
 	for _, o := range d.Outputs {
 		p := filepath.Join(r.s.Output, filepath.FromSlash(o.Path))
 		if sum, err := ledger.Digest(p); err != nil || sum != o.SHA256 {
-			return nil, false
+			return nil, d, false
 		}
 		files = append(files, p)
 	}
-	return files, true
+	return files, d, true
 }
 
 // failuresPath is the run's failures table beside its run metadata:
@@ -157,10 +162,15 @@ func (p *paradata) failuresPath() string {
 }
 
 // restored records an input whose outputs a resumed run keeps from an
-// earlier run.
-func (p *paradata) restored(files ...string) {
+// earlier run: its files, the licence components and the source languages
+// of its translation.
+func (p *paradata) restored(d itemData, files ...string) {
+	p.usage.Add(d.Components...)
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	for l, n := range d.Languages {
+		p.doc.Statistics.Languages[l] += n
+	}
 	p.doc.Statistics.SuccessfullyProcessed++
 	p.doc.Statistics.OutputCountsByType["xml"]++
 	p.doc.Statistics.OutputCountsByType["csv"]++

@@ -299,7 +299,8 @@ func TestURLNameClashAcrossShards(t *testing.T) {
 
 // With a vocabulary, the lemmatiser and the glossary size decide which
 // terms a translation protects: a resumed run with another of either
-// translates again instead of keeping the earlier outputs.
+// translates again instead of keeping the earlier outputs; a run that keeps
+// them reports their licence and languages.
 func TestResumeKeyHasVocabularyTerms(t *testing.T) {
 	record := shareddata.Path(t, "records/C-9107617A.xml")
 	vocabulary := shareddata.Path(t, "vocabulary.csv")
@@ -333,5 +334,34 @@ func TestResumeKeyHasVocabularyTerms(t *testing.T) {
 		if got := translated(t, r.stderr); got != c.want {
 			t.Errorf("%s: translated %d inputs, want %d", c.name, got, c.want)
 		}
+		// The run metadata of a run that keeps the outputs has their
+		// licence and languages, as the run that translated them.
+		d := newestParadata(t, out)
+		if d.License != "CC BY-NC-SA 4.0" || d.Statistics.Languages["cs"] == 0 {
+			t.Errorf("%s: licence %q, languages %v", c.name, d.License, d.Statistics.Languages)
+		}
 	}
+}
+
+// newestParadata reads the run metadata *_translator.json in dir last
+// written.
+func newestParadata(t *testing.T, dir string) paradataDoc {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "*_translator.json"))
+	var newest string
+	var at int64
+	for _, f := range m {
+		if st, err := os.Stat(f); err == nil && st.ModTime().UnixNano() >= at {
+			newest, at = f, st.ModTime().UnixNano()
+		}
+	}
+	b, err := os.ReadFile(newest)
+	if err != nil {
+		t.Fatalf("no run metadata in %s: %v", dir, err)
+	}
+	var d paradataDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

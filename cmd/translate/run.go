@@ -319,7 +319,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 				failedKept++
 				continue
 			}
-			if files, ok := r.kept(e); ok {
+			if files, d, ok := r.kept(e); ok {
 				written = append(written, files[0])
 				for _, f := range files {
 					if r.claimed == nil {
@@ -327,7 +327,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 					}
 					r.claimed[f] = in.Origin
 				}
-				pd.restored(files...)
+				pd.restored(d, files...)
 				bar.Add(1)
 				restored++
 				continue
@@ -349,7 +349,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 			bar.Add(1)
 			if digest != "" {
 				_, logPath := r.outPaths(in)
-				if err := r.recordDone(led, name, digest, outPath, logPath); err != nil {
+				if err := r.recordDone(led, name, digest, out, outPath, logPath); err != nil {
 					return fmt.Errorf("ledger: %w", err)
 				}
 				recorded++
