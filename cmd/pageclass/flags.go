@@ -257,6 +257,13 @@ func (c *CLI) validate() error {
 	case c.Merge && (c.Shard != "" || c.Train || c.Eval || c.Average || c.Resume || c.RetryFailed):
 		errs = append(errs, errors.New("--merge combines finished shard runs: it takes no --shard, --train, --eval, --average, --resume or --retry-failed"))
 	}
+	// Flags of a mode that does not run are errors, never silently ignored.
+	if c.Calibrate && (c.Merge || c.Average || !c.Eval) {
+		errs = append(errs, errors.New("--calibrate calibrates during an evaluation: add --eval (it takes no --average or --merge)"))
+	}
+	if (c.Resume || c.RetryFailed) && !c.Merge && (c.Average || c.Train || c.Eval) {
+		errs = append(errs, errors.New("--resume and --retry-failed continue a classification run: they take no --train, --eval or --average"))
+	}
 	if c.Folds < 0 {
 		errs = append(errs, fmt.Errorf("--folds must not be negative, got %d", c.Folds))
 	}

@@ -98,6 +98,10 @@ func TestUsageErrors(t *testing.T) {
 		{"bad revision", nil, []string{"-rev", "4.4"}, "-rev/--revision"},
 		{"parallel without best", nil, []string{"--parallel"}, "--parallel applies to --best only"},
 		{"average without pattern", nil, []string{"--average"}, "--average needs -ap"},
+		{"calibrate without eval", nil, []string{"--calibrate"}, "--calibrate calibrates during an evaluation: add --eval"},
+		{"calibrate with average", nil, []string{"--eval", "--calibrate", "--average", "-ap", "v1"}, "--calibrate calibrates during an evaluation"},
+		{"resume with eval", nil, []string{"--eval", "--resume"}, "--resume and --retry-failed continue a classification run"},
+		{"retry-failed with train", nil, []string{"--train", "--retry-failed"}, "--resume and --retry-failed continue a classification run"},
 		{"two inputs", nil, []string{"-f", "a.png", "-d", "b"}, "give one input"},
 		{"bad config value", map[string]string{"SETUP.raw": "maybe"}, nil, "raw"},
 	}
