@@ -7,19 +7,18 @@ import (
 	"testing"
 
 	"archivekit/pkg/imageio"
+	"archivekit/pkg/xmlsplice/shareddata"
 )
 
-// samplePages are the labelled sample pages (../shared/data/pages), or
-// none when the shared data is absent.
+// samplePages are the labelled sample pages (shareddata: the shared data
+// folder of its environment variable, or shared/data/pages above the
+// working directory); the test is skipped when they are absent.
 func samplePages(t *testing.T) []string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "data", "pages"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := shareddata.Data(t, "pages")
 	files, _ := filepath.Glob(filepath.Join(root, "*", "*.png"))
 	if len(files) == 0 {
-		t.Skipf("no sample pages under %s", root)
+		t.Fatalf("no sample pages under %s", root)
 	}
 	return files
 }
