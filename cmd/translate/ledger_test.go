@@ -365,3 +365,29 @@ func newestParadata(t *testing.T, dir string) paradataDoc {
 	}
 	return d
 }
+
+// More shards than inputs: the shards whose share is empty exit 0 with run
+// metadata of no inputs, and --merge takes them as run.
+func TestMergeWithEmptyShares(t *testing.T) {
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(shareddata.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	root := filepath.Dir(recs[0])
+	api := startAPI(t, translatortest.Config{})
+	n := len(recs) + 4 // at least four shares are empty
+	shared := t.TempDir()
+	for i := 0; i < n; i++ {
+		if r := runCLI(t, newEnv(api), recordArgs(root, shared, "--shard", fmt.Sprintf("%d/%d", i, n))...); r.code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, r.code, r.stderr)
+		}
+	}
+	r := runCLI(t, newEnv(api), "--merge", "-o", shared)
+	if r.code != exitOK {
+		t.Fatalf("merge: exit %d: %s", r.code, r.stderr)
+	}
+	got := readParadata(t, shared)
+	list, _ := got.Config["merged_shards"].([]any)
+	if got.Status != "completed" || len(list) != n || got.Statistics.InputFilesTotal != len(recs) ||
+		got.Statistics.SuccessfullyProcessed != len(recs) || got.License == "" {
+		t.Errorf("merged: status %s, %d shards (want %d), inputs %d, processed %d (want %d), licence %q",
+			got.Status, len(list), n, got.Statistics.InputFilesTotal, got.Statistics.SuccessfullyProcessed, len(recs), got.License)
+	}
+}

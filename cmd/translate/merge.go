@@ -72,13 +72,26 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 			}
 			return usageError{err}
 		}
+		// The shards are compared with one that had inputs; a shard whose
+		// share was empty set up nothing, so only its version and the
+		// whole run's input count are compared.
 		var chosen []shardDoc
+		ref := runs[picked[0]]
 		for _, i := range picked {
-			a, b := runs[picked[0]], runs[i]
+			if runs[i].doc.Statistics.InputFilesTotal > 0 {
+				ref = runs[i]
+				break
+			}
+		}
+		for _, i := range picked {
+			a, b := ref, runs[i]
 			if a.doc.ToolVersion != b.doc.ToolVersion {
 				return usageError{fmt.Errorf("shards of different program versions: %s is %s, %s is %s", a.path, a.doc.ToolVersion, b.path, b.doc.ToolVersion)}
 			}
 			for _, k := range mergeSame {
+				if b.doc.Statistics.InputFilesTotal == 0 && k != "shard_inputs_all" {
+					continue
+				}
 				va, _ := json.Marshal(a.doc.Config[k])
 				vb, _ := json.Marshal(b.doc.Config[k])
 				if string(va) != string(vb) {
@@ -114,7 +127,13 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, log in
 			failures = append(failures, fs...)
 		}
 	}
-	first := runs[0].doc
+	first := runs[0].doc // the configuration of a shard that had inputs
+	for _, r := range runs {
+		if r.doc.Statistics.InputFilesTotal > 0 {
+			first = r.doc
+			break
+		}
+	}
 	d := first
 	d.Config = map[string]any{}
 	for k, v := range first.Config {

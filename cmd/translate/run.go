@@ -121,10 +121,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if !s.Shard.Whole() {
 		log.Info("shard", "shard", s.Shard.String(), "inputs", len(inputs), "inputs_all_shards", total)
-		if len(inputs) == 0 {
-			// Another shard translates them: nothing to do here is success.
-			return exitOK
-		}
 	}
 
 	if err := os.MkdirAll(s.Output, 0o755); err != nil {
@@ -140,6 +136,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if !s.Shard.Whole() {
 		pd.shard(s.Shard, total)
+	}
+	if len(inputs) == 0 {
+		// An empty share (only a shard has one): another shard translates
+		// the inputs, so nothing to do here is success; its run metadata
+		// (no inputs) tells --merge that the share was run.
+		if err := pd.finish(nil); err != nil {
+			log.Error("run metadata not written", "path", pd.path, "err", err)
+			return exitFailure
+		}
+		log.Info("run metadata written", "path", pd.path)
+		return exitOK
 	}
 	r := &runner{s: s, log: log, pd: pd, usage: usage, fields: fields, fieldsErr: fieldsErr,
 		vocabulary: vocabulary, baseline: baseline, getenv: getenv, stderr: stderr}
