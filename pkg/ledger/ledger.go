@@ -189,7 +189,7 @@ func (l *Ledger) read(path, tool, config string) error {
 			continue
 		}
 		var e Entry
-		if !complete || json.Unmarshal(line, &e) != nil || e.Item == "" {
+		if !complete || json.Unmarshal(line, &e) != nil || e.Item == "" || e.Digest == "" || !known(e.State) {
 			if last {
 				l.torn = append(l.torn, path) // torn by a kill: that item is done again
 				return nil
@@ -203,6 +203,13 @@ func (l *Ledger) read(path, tool, config string) error {
 
 // rank orders the states: a result beats a skip beats a failure.
 var rank = map[State]int{Failed: 0, Skipped: 1, Done: 2}
+
+// known reports whether s is one of the states (an entry of another state
+// would be restored as neither a result nor a failure).
+func known(s State) bool {
+	_, ok := rank[s]
+	return ok
+}
 
 func id(item, digest string) string { return item + "\x00" + digest }
 
@@ -249,9 +256,7 @@ func (l *Ledger) Record(e Entry) error {
 	if e.Item == "" || e.Digest == "" {
 		return fmt.Errorf("ledger %s: entry without item or digest", l.path)
 	}
-	switch e.State {
-	case Done, Failed, Skipped:
-	default:
+	if !known(e.State) {
 		return fmt.Errorf("ledger %s: %s: unknown state %q", l.path, e.Item, e.State)
 	}
 	if e.At == "" {

@@ -101,6 +101,8 @@ func TestTornAndDamaged(t *testing.T) {
 		{"whole JSON without newline", head + good + `{"item":"b","sha256":"d","state":"done"}`, 1, true, ""},
 		{"garbage last line", head + good + "\x00\x00\x00\n", 1, true, ""},
 		{"damage in the middle", head + "xx\n" + good, 0, false, "line 2 is not a ledger entry"},
+		{"unknown state in the middle", head + `{"item":"b","sha256":"d","state":"maybe"}` + "\n" + good, 0, false, "line 2 is not a ledger entry"},
+		{"no digest in the middle", head + `{"item":"b","state":"done"}` + "\n" + good, 0, false, "line 2 is not a ledger entry"},
 		{"other configuration", `{"ledger":1,"tool":"tool","config":"cfg2"}` + "\n", 0, false, "configuration cfg2"},
 		{"not a ledger", "hello\nworld\n", 0, false, "not a ledger header"},
 	} {
