@@ -535,10 +535,6 @@ func TestCT2FastAlign(t *testing.T) {
 	}
 }
 
-// TestShards: three runs with --shard 0/3 … 2/3 into one output folder, one
-// of them reading the same tree copied elsewhere (another mount point),
-// translate every record exactly once, with the same outputs as one run
-// over the whole folder; a broken file is reported by exactly one shard.
 // recordsTree copies the records into three folders box0..box2 of a new
 // folder, with a broken record box1/broken.xml among them.
 func recordsTree(t *testing.T, recs []string) string {
@@ -554,6 +550,10 @@ func recordsTree(t *testing.T, recs []string) string {
 	return root
 }
 
+// TestShards: three runs with --shard 0/3 … 2/3 into one output folder, one
+// of them reading the same tree copied elsewhere (another mount point),
+// translate every record exactly once, with the same outputs as one run
+// over the whole folder; a broken file is reported by exactly one shard.
 func TestShards(t *testing.T) {
 	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(shareddata.Path(t, "records/C-9107617A.xml")), "*.xml"))
 	if len(recs) < 10 {
@@ -561,9 +561,7 @@ func TestShards(t *testing.T) {
 	}
 	rootA, rootB := recordsTree(t, recs), recordsTree(t, recs)
 	api := startAPI(t, translatortest.Config{})
-	args := func(root, out string) []string {
-		return []string{root, "-o", out, "--formats", "xml", "--xpaths", "../../setup/translate/fields.txt", "--vocabulary", "", "-src", "cs"}
-	}
+	args := func(root, out string) []string { return recordArgs(root, out) }
 	whole := t.TempDir()
 	if r := runCLI(t, newEnv(api), args(rootA, whole)...); r.code != exitOK {
 		t.Fatalf("whole run: exit %d: %s", r.code, r.stderr)
