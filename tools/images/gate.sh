@@ -187,12 +187,16 @@ if "$PODMAN" image exists "$image"; then
   done
   mounts=(); for p in "${pages[@]}"; do mounts+=(-v "$SHARED/data/pages/$p:/data/input/$(basename "$p"):ro"); done
   if t=$(batch pageclass "$image" "${mounts[@]}" -v "$work/pageclass-out:/app/result"); then
-    csv=$(find "$work/pageclass-out" -name '*.csv' | head -1)
+    # The spec's table (not the failures or review table beside it), and
+    # the failures table, which must list nothing.
+    csv=$(find "$work/pageclass-out" -maxdepth 1 -name '*.csv' ! -name '*_FAILURES.csv' ! -name '*_REVIEW.csv' | sort | head -1)
     rows=$( [ -n "$csv" ] && tail -n +2 "$csv" | wc -l || echo 0)
-    meta=$(grep -rl '"docker_image\|container_image\|runner_ref' "$work/pageclass-out" 2>/dev/null | head -1 || true)
-    if [ "$rows" -ge "${#pages[@]}" ] && [ -n "$meta" ] && grep -q "$image" "$meta"; then
-      record "$image" "batch run" pass "${#pages[@]} pages (read-only mounts), offline, read-only root: $rows rows in $(basename "$csv"), run metadata names the image, ${t}s"
-    else record "$image" "batch run" FAIL "rows $rows in '${csv##*/}', metadata '${meta##*/}'"; fi
+    ftable=$(find "$work/pageclass-out" -maxdepth 1 -name '*_FAILURES.csv' | head -1)
+    nfailed=$( [ -n "$ftable" ] && tail -n +2 "$ftable" | wc -l || echo 0)
+    meta=$(find "$work/pageclass-out" -maxdepth 1 -name '*.json' -exec grep -l '"docker_image\|container_image\|runner_ref' {} + 2>/dev/null | head -1 || true)
+    if [ "$rows" -ge "${#pages[@]}" ] && [ "$nfailed" = 0 ] && [ -n "$meta" ] && grep -q "$image" "$meta"; then
+      record "$image" "batch run" pass "${#pages[@]} pages (read-only mounts), offline, read-only root: $rows rows in $(basename "$csv"), none in ${ftable##*/}, run metadata names the image, ${t}s"
+    else record "$image" "batch run" FAIL "rows $rows in '${csv##*/}', $nfailed in '${ftable##*/}', metadata '${meta##*/}'"; fi
   else record "$image" "batch run" FAIL "$t"; fi
 else record "$image" build FAIL "image missing (make images)"; fi
 
