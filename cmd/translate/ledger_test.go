@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -389,5 +391,50 @@ func TestMergeWithEmptyShares(t *testing.T) {
 		got.Statistics.SuccessfullyProcessed != len(recs) || got.License == "" {
 		t.Errorf("merged: status %s, %d shards (want %d), inputs %d, processed %d (want %d), licence %q",
 			got.Status, len(list), n, got.Statistics.InputFilesTotal, got.Statistics.SuccessfullyProcessed, len(recs), got.License)
+	}
+}
+
+// Translations made after the lemmatiser's circuit opened protect no
+// single-word term: they are not recorded in the ledger, so a --resume once
+// the lemmatiser is back (at the same address) translates them again.
+func TestResumeRedoesLemmatiserOutage(t *testing.T) {
+	lem := lemmatizertest.New(lemmatizertest.CzechLexicon, "czech-pdt-ud-2.15-241121")
+	defer lem.Close()
+	target, _ := url.Parse(lem.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var up atomic.Bool
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	api := startAPI(t, translatortest.Config{})
+	e := newEnv(api)
+	e["LEMMATIZER_URL"] = front.URL
+	e["LEMMATIZER_MAX_RETRIES"] = "0"
+	e["LEMMATIZER_BACKOFF_BASE_S"] = "0.001"
+	record := shareddata.Path(t, "records/C-9107617A.xml")
+	vocabulary := shareddata.Path(t, "vocabulary.csv")
+	out := t.TempDir()
+	for _, c := range []struct {
+		name string
+		up   bool
+		want int
+	}{
+		{"lemmatiser down", false, 1},
+		{"back: translated again", true, 1},
+		{"nothing left", true, 0},
+	} {
+		up.Store(c.up)
+		r := runCLI(t, e, record, "-o", out, "--formats", "xml", "--vocabulary", vocabulary, "-src", "cs", "--resume")
+		if r.code != exitOK {
+			t.Fatalf("%s: exit %d: %s", c.name, r.code, r.stderr)
+		}
+		if got := translated(t, r.stderr); got != c.want {
+			t.Errorf("%s: translated %d inputs, want %d", c.name, got, c.want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"archivekit/pkg/alto"
@@ -253,6 +254,10 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	}
 	var lem vocab.Lemmatizer
 	lemURL := ""
+	// lemDown is set once the lemmatiser's circuit opens: the translations
+	// made from then on protect no single-word term, so they are not
+	// recorded in the ledger and a --resume translates them again.
+	var lemDown atomic.Bool
 	if r.vocabulary != nil && s.Backend == mtapi.Name {
 		c, err := lemmatizer.FromEnv(r.getenv)
 		if err != nil {
@@ -264,6 +269,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		// An unreachable lemmatiser is called (with retries) DefaultTrip
 		// times, then not again in this run.
 		lem = &lemmatizer.Breaker{Inner: c, OnOpen: func(err error) {
+			lemDown.Store(true)
 			pd.setConfig("lemmatizer_circuit", "open: "+err.Error())
 			r.warn(fmt.Sprintf("lemmatiser failed %d times in a row; not called again in this run: single-word vocabulary terms are not protected, phrases still are (%v)", lemmatizer.DefaultTrip, err))
 		}}
@@ -354,7 +360,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		} else {
 			written = append(written, outPath)
 			bar.Add(1)
-			if digest != "" {
+			if digest != "" && !lemDown.Load() {
 				_, logPath := r.outPaths(in)
 				if err := r.recordDone(led, name, digest, out, outPath, logPath); err != nil {
 					return fmt.Errorf("ledger: %w", err)
