@@ -225,13 +225,34 @@ func (d *driver) healthcheck() error {
 }
 
 // serviceURL is http://<cluster IP>:<port> of a Service (kube-proxy routes
-// it from the node).
+// it from the node). A Deployment can be available before kube-proxy has
+// written the Service's rules (the connection is then refused), so it
+// returns once /health answers 200 through the Service, within a minute.
 func (d *driver) serviceURL(name string) (string, error) {
 	out, err := d.kc("get", "service", name, "-o", "jsonpath={.spec.clusterIP}:{.spec.ports[0].port}")
 	if err != nil {
 		return "", err
 	}
-	return "http://" + strings.TrimSpace(out), nil
+	url := "http://" + strings.TrimSpace(out)
+	client := &http.Client{Timeout: 5 * time.Second}
+	start := time.Now()
+	for {
+		resp, err := client.Get(url + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				if waited := time.Since(start); waited > time.Second {
+					fmt.Printf("k8se2e: service %s routed after %.1f s\n", name, secs(waited))
+				}
+				return url, nil
+			}
+			err = fmt.Errorf("/health answered %d", resp.StatusCode)
+		}
+		if time.Since(start) > time.Minute {
+			return "", fmt.Errorf("service %s (%s) not routed a minute after its rollout: %v", name, url, err)
+		}
+		time.Sleep(250 * time.Millisecond) // polling kube-proxy's rules, not ordering our own goroutines
+	}
 }
 
 type pod struct {
