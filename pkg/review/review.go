@@ -98,6 +98,10 @@ const (
 	// ReasonRotated: the page is probably not upright (Rotation.Angle says
 	// by how much).
 	ReasonRotated = "rotated"
+	// ReasonUnreachable: the calibration found no thresholds that reach its
+	// target precision on its split, so it flags every page; a low margin
+	// is not the reason.
+	ReasonUnreachable = "target_unreachable"
 )
 
 // Thresholds turn a page's doubt into a flag: a page is flagged when fewer
@@ -110,6 +114,9 @@ type Thresholds struct {
 
 // Flags returns the doubt reasons of d under t (empty when none).
 func (t Thresholds) Flags(d Doubt) []string {
+	if t.MinMargin >= FlagAll {
+		return []string{ReasonUnreachable}
+	}
 	var r []string
 	if d.Agreement < t.MinAgreement {
 		r = append(r, ReasonDisagreement)

@@ -129,6 +129,10 @@ func TestCalibrate(t *testing.T) {
 	if ok || best.Kept != 0 || best.ReviewRate != 1 || best.MinMargin != FlagAll {
 		t.Errorf("unreachable: %+v reachable %v", best, ok)
 	}
+	// Its flags say why: not a low margin (0.9 is not low), the target.
+	if r := best.Thresholds.Flags(Doubt{Agreement: 3, Models: 3, Margin: 0.9}); len(r) != 1 || r[0] != ReasonUnreachable {
+		t.Errorf("unreachable calibration's reasons %q, want [%s]", r, ReasonUnreachable)
+	}
 }
 
 func TestSaveResolve(t *testing.T) {

@@ -365,7 +365,7 @@ func report(w io.Writer, t map[string][]row) {
 	}
 	dk, dr := 0, 0
 	for _, r := range up {
-		if r["NEEDS_REVIEW"] != "" && !has(r, "low_margin") && !has(r, "disagreement") {
+		if r["NEEDS_REVIEW"] != "" && !has(r, "low_margin") && !has(r, "disagreement") && !has(r, "target_unreachable") {
 			dk++
 			if r["CLASS-1"] == gold(r) {
 				dr++
@@ -373,7 +373,7 @@ func report(w io.Writer, t map[string][]row) {
 		}
 	}
 	if unknown != len(up) {
-		fmt.Fprintf(w, "upright: not flagged for doubt (low_margin, disagreement) %d/%d, of which right %d\n", dk, len(up), dr)
+		fmt.Fprintf(w, "upright: not flagged for doubt (low_margin, disagreement, target_unreachable) %d/%d, of which right %d\n", dk, len(up), dr)
 	}
 	fmt.Fprintf(w, "upright: wrongly flagged rotated %s, near-blank %s, either %s\n",
 		share(up, func(r row) bool { return has(r, "rotated") }), share(up, func(r row) bool { return has(r, "near_blank") }),
