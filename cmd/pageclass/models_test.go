@@ -593,3 +593,17 @@ func TestChunkNewCollisionStartsNewTables(t *testing.T) {
 		t.Errorf("rows %s", got)
 	}
 }
+
+// A bare --fastcls_base is a tag whatever the working directory holds: a
+// folder ./small beside the command does not replace <models>/fastcls_small.
+func TestFastClsTagIndependentOfWorkingDir(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	copyDir(t, filepath.Join(shippedDemo(t), "fastcls_small"), filepath.Join(e.models, "fastcls_small"))
+	wd := t.TempDir()
+	classifytest.ModelDir(t, filepath.Join(wd, "small"), classifytest.Spec{Fixture: "tiny_cnn.pt", Size: 32})
+	t.Chdir(wd)
+	if code, log := e.run(t, "--dir", "--fastcls", "--fastcls_base", "small"); code != exitOK {
+		t.Fatalf("tag small with ./small in the working directory: exit %d: %s", code, log)
+	}
+}

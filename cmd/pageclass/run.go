@@ -300,16 +300,28 @@ func (r *runner) fastClsFolder() (classify.Folder, error) {
 	switch {
 	case strings.HasSuffix(base, ".pt"):
 		f.Dir = filepath.Dir(base)
-	case strings.ContainsAny(base, `/\`) || classify.IsModelDir(base):
+	case strings.ContainsAny(base, `/\`):
 		f.Dir = base
 	default:
+		// A bare name is a tag first (<models>/fastcls_<tag>, then the
+		// shipped demo one), and a folder of the working directory only
+		// when no tag answers: what a tag means does not depend on the
+		// directory the command runs in.
 		f.Dir = filepath.Join(c.Model, "fastcls_"+base)
+		demo := ""
 		if !classify.IsModelDir(f.Dir) && !c.ModelGiven && c.DemoWeights != "" {
-			if demo := filepath.Join(c.DemoWeights, "fastcls_"+base); classify.IsModelDir(demo) {
-				r.log.Warn("DEMO MODEL: no model location given and "+f.Dir+" is absent: using the shipped demo fast classifier (low accuracy, CC BY-NC 4.0)",
-					"demo", demo, "hint", "train one with pageclass --train --fastcls (README, Fast classifier)")
-				f = classify.Folder{Dir: demo, Demo: true}
+			if d := filepath.Join(c.DemoWeights, "fastcls_"+base); classify.IsModelDir(d) {
+				demo = d
 			}
+		}
+		switch {
+		case classify.IsModelDir(f.Dir):
+		case demo == "" && classify.IsModelDir(base):
+			f.Dir = base
+		case demo != "":
+			r.log.Warn("DEMO MODEL: no model location given and "+f.Dir+" is absent: using the shipped demo fast classifier (low accuracy, CC BY-NC 4.0)",
+				"demo", demo, "hint", "train one with pageclass --train --fastcls (README, Fast classifier)")
+			f = classify.Folder{Dir: demo, Demo: true}
 		}
 	}
 	if !classify.IsModelDir(f.Dir) {
