@@ -157,8 +157,8 @@ $(CT2_LIB):
 	@echo "building the CTranslate2 bridge (first build compiles CTranslate2: several minutes)"
 	cd native && CARGO_TARGET_DIR=$(CARGO_TARGET) cargo build --release --locked $(if $(CT2_FEATURES),--features $(CT2_FEATURES))
 	mkdir -p $(CT2_DIR)
-	cp $(CARGO_TARGET)/release/libct2bridge.a $(CT2_DIR)/libct2bridge.a.tmp
-	mv $(CT2_DIR)/libct2bridge.a.tmp $@
+	tmp=$$(mktemp $(CT2_DIR)/libct2bridge.a.tmp-XXXX); \
+	cp $(CARGO_TARGET)/release/libct2bridge.a $$tmp && mv $$tmp $@ || { rm -f $$tmp; false; }
 
 ## fixtures: tiny models and reference outputs made with the virtualenv's torch.
 fixtures: $(FIX_STAMP)
