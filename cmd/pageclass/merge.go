@@ -47,7 +47,8 @@ func (r *runner) merge() error {
 	}
 	parts := make([]shard.Part, len(runs))
 	for i, s := range runs {
-		parts[i] = shard.Part{Spec: s.spec, Name: s.path, Status: s.doc.Status, Completed: s.doc.Status == paradata.StatusCompleted}
+		d := s.doc
+		parts[i] = shard.RunPart(s.path, s.spec, d.Status, d.StartTime, d.EndTime, d.Config, "pageclass_", d.Statistics.InputFilesTotal)
 	}
 	picked, err := shard.Choose(parts)
 	if errors.Is(err, shard.ErrIncomplete) {
@@ -56,11 +57,20 @@ func (r *runner) merge() error {
 		return usageError{err}
 	}
 	var chosen []shardRun
-	for _, i := range picked {
-		if err := sameConfig(runs[picked[0]], runs[i]); err != nil {
+	superseded := map[string][]string{}
+	for _, p := range picked {
+		if err := sameConfig(runs[picked[0].Part], runs[p.Part]); err != nil {
 			return usageError{err}
 		}
-		chosen = append(chosen, runs[i])
+		// A run continued by a later one must be of the same configuration.
+		for _, k := range p.Supersedes {
+			if err := sameConfig(runs[k], runs[p.Part]); err != nil {
+				return usageError{fmt.Errorf("shard %s completed twice: %w", runs[k].spec, err)}
+			}
+			superseded[runs[p.Part].path] = append(superseded[runs[p.Part].path], runs[k].path)
+			r.log.Info("shard completed before and continued by a later run: the later is merged", "shard", runs[k].spec.String(), "merged", runs[p.Part].path, "passed_over", runs[k].path)
+		}
+		chosen = append(chosen, runs[p.Part])
 	}
 
 	// The tables, by name without the stamp.
@@ -137,14 +147,15 @@ func (r *runner) merge() error {
 		r.para.CountOutput("csv", m.Len())
 		r.log.Info("table written", "file", out, "rows", m.Len(), "shards", len(tables[suffix]))
 	}
-	r.recordMerged(chosen)
+	r.recordMerged(chosen, superseded)
 	return nil
 }
 
 // recordMerged makes this run's metadata that of the whole run: the shards'
 // configuration, models, licence, counts, skipped files and warnings, and
-// the list of shard runs merged.
-func (r *runner) recordMerged(runs []shardRun) {
+// the list of shard runs merged (with the earlier completed runs of the same
+// shard each continued, superseded).
+func (r *runner) recordMerged(runs []shardRun, superseded map[string][]string) {
 	// A shard whose share was empty loaded no model and recorded no review
 	// or licence: the models are those of the first shard that ran them.
 	first := runs[0].doc
@@ -167,6 +178,9 @@ func (r *runner) recordMerged(runs []shardRun) {
 			"status": d.Status, "start_time": d.StartTime, "end_time": d.EndTime, "tool_version": d.ToolVersion,
 			"input_files": d.Statistics.InputFilesTotal, "processed": d.Statistics.SuccessfullyProcessed,
 			"skipped": d.Statistics.SkippedFiles, "device": d.Config["device"], "items_from_ledger": d.Config["items_from_ledger"]})
+		if sup := superseded[s.path]; len(sup) > 0 {
+			list[len(list)-1]["supersedes"] = sup
+		}
 		r.para.AddInputs(d.Statistics.InputFilesTotal)
 		r.para.Processed(d.Statistics.SuccessfullyProcessed)
 		for _, sk := range d.SkippedFilesDetail {

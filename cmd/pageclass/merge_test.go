@@ -222,3 +222,62 @@ func TestMergeFirstShardEmpty(t *testing.T) {
 			n, n, d.Models, d.Review, d.Statistics.SuccessfullyProcessed)
 	}
 }
+
+// A shard run again with --retry-failed or --resume after it completed (as
+// an Indexed Job retries an index, or an operator retries its failures)
+// is merged from its latest run, and the merge still equals the one-shot
+// run; a shard run again without continuing from the ledger is refused.
+func TestMergeTakesContinuedShard(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	write(t, filepath.Join(e.in, "TEXT", "broken.png"), "not a png")
+	whole := filepath.Join(e.root, "whole")
+	if code, log := e.run(t, "-d", e.in, "--results", whole); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	shards := filepath.Join(e.root, "shards")
+	for _, args := range [][]string{{"--shard", "0/2"}, {"--shard", "1/2"}, {"--shard", "1/2", "--retry-failed"}, {"--shard", "0/2", "--resume"}} {
+		if code, log := e.run(t, append([]string{"-d", e.in, "--results", shards}, args...)...); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, log)
+		}
+	}
+	merged := filepath.Join(e.root, "merged")
+	if code, log := e.run(t, "--merge", "--results", merged, shards); code != exitOK {
+		t.Fatalf("merge: exit %d: %s", code, log)
+	}
+	for _, suffix := range []string{"_v4.4_TOP-3.csv", "_" + FailuresTable} {
+		got, want := tableRows(t, merged, suffix), tableRows(t, whole, suffix)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("merged %s differs from the one-shot run's:\n%s\nwant\n%s", suffix, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	m, _ := filepath.Glob(filepath.Join(merged, "*_page-classification.json"))
+	var d paradata.Document
+	b, _ := os.ReadFile(m[0])
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := d.Config["merged_shards"].([]any)
+	if len(list) != 2 || d.Statistics.SuccessfullyProcessed != 11 || d.Statistics.SkippedFiles != 1 {
+		t.Fatalf("merged run metadata: %d shards, %d processed, %d skipped", len(list), d.Statistics.SuccessfullyProcessed, d.Statistics.SkippedFiles)
+	}
+	for _, s := range list {
+		if sup, _ := s.(map[string]any)["supersedes"].([]any); len(sup) != 1 {
+			t.Errorf("merged shard %v: supersedes %v, want the shard's first run", s.(map[string]any)["shard"], sup)
+		}
+	}
+
+	// Shard 1 once more, classified anew: two independent runs of it.
+	if code, log := e.run(t, "-d", e.in, "--results", shards, "--shard", "1/2"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	out := filepath.Join(e.root, "refused")
+	code, log := e.run(t, "--merge", "--results", out, shards)
+	if code != exitUsage || !strings.Contains(log, "the shards overlap") || !strings.Contains(log, "not run with --resume or --retry-failed") {
+		t.Errorf("exit %d, want %d naming the overlap: %s", code, exitUsage, log)
+	}
+	if m, _ := filepath.Glob(filepath.Join(out, "*.csv")); len(m) > 0 {
+		t.Errorf("tables written by a refused merge: %v", m)
+	}
+}

@@ -163,18 +163,27 @@ func TestOutputIsInputRefused(t *testing.T) {
 	}
 }
 
+// oneShotRecords starts the API stand-in and translates the records tree
+// (15 records and a broken file) in one run into whole; args gives the
+// arguments of a run over the same tree into another output folder.
+func oneShotRecords(t *testing.T) (api *translatortest.Server, args func(out string, more ...string) []string, whole string) {
+	t.Helper()
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(shareddata.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	root := recordsTree(t, recs)
+	api = startAPI(t, translatortest.Config{})
+	args = func(out string, more ...string) []string { return recordArgs(root, out, more...) }
+	whole = t.TempDir()
+	if r := runCLI(t, newEnv(api), args(whole)...); r.code != exitOK {
+		t.Fatalf("whole run: exit %d: %s", r.code, r.stderr)
+	}
+	return api, args, whole
+}
+
 // Three shards into one output folder merged: one run metadata with the
 // whole run's counts and one failures table; shards not of one run are
 // refused.
 func TestMergeShards(t *testing.T) {
-	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(shareddata.Path(t, "records/C-9107617A.xml")), "*.xml"))
-	root := recordsTree(t, recs)
-	api := startAPI(t, translatortest.Config{})
-	args := func(out string, more ...string) []string { return recordArgs(root, out, more...) }
-	whole := t.TempDir()
-	if r := runCLI(t, newEnv(api), args(whole)...); r.code != exitOK {
-		t.Fatalf("whole run: exit %d: %s", r.code, r.stderr)
-	}
+	api, args, whole := oneShotRecords(t)
 	shared := t.TempDir()
 	for i := 0; i < 3; i++ {
 		if r := runCLI(t, newEnv(api), args(shared, "--shard", fmt.Sprintf("%d/3", i))...); r.code != exitOK {
@@ -249,6 +258,60 @@ func TestMergeShards(t *testing.T) {
 	f, _ := os.ReadFile(got.Config["failures_table"].(string))
 	if !strings.HasPrefix(string(f), "FILE,ERROR\nbox1/broken.xml,") || strings.Count(string(f), "\n") != 2 {
 		t.Errorf("merged failures table:\n%s", f)
+	}
+}
+
+// Shards run again with --retry-failed or --resume after they completed
+// (an operator retrying failures, an Indexed Job retrying an index) are
+// merged from their latest runs: the merged run metadata counts each input
+// once and the translations equal the one-shot run's byte for byte; a
+// shard run again without continuing from the ledger is refused.
+func TestMergeContinuedShards(t *testing.T) {
+	api, args, whole := oneShotRecords(t)
+	shared := t.TempDir()
+	for _, more := range [][]string{{"--shard", "0/3"}, {"--shard", "1/3"}, {"--shard", "2/3"},
+		{"--shard", "0/3", "--retry-failed"}, {"--shard", "1/3", "--retry-failed"}, {"--shard", "2/3", "--resume"}} {
+		if r := runCLI(t, newEnv(api), args(shared, more...)...); r.code != exitOK {
+			t.Fatalf("%v: exit %d: %s", more, r.code, r.stderr)
+		}
+	}
+	if r := runCLI(t, newEnv(api), "--merge", "-o", shared); r.code != exitOK {
+		t.Fatalf("merge: exit %d: %s", r.code, r.stderr)
+	}
+	got, want := readParadata(t, shared), readParadata(t, whole)
+	list, _ := got.Config["merged_shards"].([]any)
+	if len(list) != 3 || got.Statistics.SuccessfullyProcessed != want.Statistics.SuccessfullyProcessed ||
+		got.Statistics.SkippedFiles != 1 || len(got.Outputs) != len(want.Outputs) || got.License != want.License {
+		t.Errorf("merged: %d shards, processed %d (whole %d), skipped %d, %d outputs (whole %d), licence %s (whole %s)",
+			len(list), got.Statistics.SuccessfullyProcessed, want.Statistics.SuccessfullyProcessed, got.Statistics.SkippedFiles,
+			len(got.Outputs), len(want.Outputs), got.License, want.License)
+	}
+	for _, s := range list {
+		if sup, _ := s.(map[string]any)["supersedes"].([]any); len(sup) != 1 {
+			t.Errorf("merged shard %v supersedes %v, want its first run", s.(map[string]any)["shard"], sup)
+		}
+	}
+	f, _ := os.ReadFile(got.Config["failures_table"].(string))
+	if !strings.HasPrefix(string(f), "FILE,ERROR\nbox1/broken.xml,") || strings.Count(string(f), "\n") != 2 {
+		t.Errorf("merged failures table:\n%s", f)
+	}
+	a, b := outputs(t, shared), outputs(t, whole)
+	if len(a) != len(b) {
+		t.Errorf("%d output files, the one-shot run %d", len(a), len(b))
+	}
+	for k, v := range b {
+		if !bytes.Equal(a[k], v) {
+			t.Errorf("%s differs from the one-shot run's", k)
+		}
+	}
+
+	// Shard 2/3 once more, translated anew: two independent runs of it.
+	if r := runCLI(t, newEnv(api), args(shared, "--shard", "2/3")...); r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	r := runCLI(t, newEnv(api), "--merge", "-o", shared)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "the shards overlap") || !strings.Contains(r.stderr, "not run with --resume or --retry-failed") {
+		t.Errorf("exit %d, want %d naming the overlap: %s", r.code, exitUsage, r.stderr)
 	}
 }
 

@@ -63,7 +63,7 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 				return fmt.Errorf("%s: config.shard %q is not a shard", f, v)
 			}
 			runs = append(runs, shardDoc{f, d, sp})
-			parts = append(parts, shard.Part{Spec: sp, Name: f, Status: d.Status, Completed: d.Status == "completed"})
+			parts = append(parts, shard.RunPart(f, sp, d.Status, d.StartTime, d.EndTime, d.Config, "translate_", d.Statistics.InputFilesTotal))
 		}
 		picked, err := shard.Choose(parts)
 		if err != nil {
@@ -76,31 +76,30 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 		// share was empty set up nothing, so only its version and the
 		// whole run's input count are compared.
 		var chosen []shardDoc
-		ref := runs[picked[0]]
-		for _, i := range picked {
-			if runs[i].doc.Statistics.InputFilesTotal > 0 {
-				ref = runs[i]
+		ref := runs[picked[0].Part]
+		for _, p := range picked {
+			if runs[p.Part].doc.Statistics.InputFilesTotal > 0 {
+				ref = runs[p.Part]
 				break
 			}
 		}
-		for _, i := range picked {
-			a, b := ref, runs[i]
-			if a.doc.ToolVersion != b.doc.ToolVersion {
-				return usageError{fmt.Errorf("shards of different program versions: %s is %s, %s is %s", a.path, a.doc.ToolVersion, b.path, b.doc.ToolVersion)}
+		superseded := map[string][]string{}
+		for _, p := range picked {
+			b := runs[p.Part]
+			if err := sameShardConfig(ref, b); err != nil {
+				return usageError{err}
 			}
-			for _, k := range mergeSame {
-				if b.doc.Statistics.InputFilesTotal == 0 && k != "shard_inputs_all" {
-					continue
+			// A run continued by a later one must be of the same configuration.
+			for _, k := range p.Supersedes {
+				if err := sameShardConfig(runs[k], b); err != nil {
+					return usageError{fmt.Errorf("shard %s completed twice: %w", b.spec, err)}
 				}
-				va, _ := json.Marshal(a.doc.Config[k])
-				vb, _ := json.Marshal(b.doc.Config[k])
-				if string(va) != string(vb) {
-					return usageError{fmt.Errorf("shards of different configurations: %s has %s = %s, %s has %s", a.path, k, va, b.path, vb)}
-				}
+				superseded[b.path] = append(superseded[b.path], runs[k].path)
+				log.Info("shard completed before and continued by a later run: the later is merged", "shard", b.spec.String(), "merged", b.path, "passed_over", runs[k].path)
 			}
 			chosen = append(chosen, b)
 		}
-		return writeMerged(s, comps, chosen, log)
+		return writeMerged(s, comps, chosen, superseded, log)
 	}()
 	var ue usageError
 	switch {
@@ -115,8 +114,31 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 	}
 }
 
-// writeMerged writes the merged run metadata and failures table.
-func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, log interface{ Info(string, ...any) }) error {
+// sameShardConfig refuses a shard run b that is not of a's run: another
+// program version or configuration (mergeSame). A run whose share was empty
+// set up nothing, so only its version and the whole run's input count are
+// compared.
+func sameShardConfig(a, b shardDoc) error {
+	if a.doc.ToolVersion != b.doc.ToolVersion {
+		return fmt.Errorf("shards of different program versions: %s is %s, %s is %s", a.path, a.doc.ToolVersion, b.path, b.doc.ToolVersion)
+	}
+	for _, k := range mergeSame {
+		if (a.doc.Statistics.InputFilesTotal == 0 || b.doc.Statistics.InputFilesTotal == 0) && k != "shard_inputs_all" {
+			continue
+		}
+		va, _ := json.Marshal(a.doc.Config[k])
+		vb, _ := json.Marshal(b.doc.Config[k])
+		if string(va) != string(vb) {
+			return fmt.Errorf("shards of different configurations: %s has %s = %s, %s has %s", a.path, k, va, b.path, vb)
+		}
+	}
+	return nil
+}
+
+// writeMerged writes the merged run metadata and failures table; superseded
+// names, for a merged shard run, the earlier completed runs of its shard it
+// continued.
+func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, superseded map[string][]string, log interface{ Info(string, ...any) }) error {
 	var failures []ledger.Failure
 	for _, r := range runs {
 		if p, _ := r.doc.Config["failures_table"].(string); p != "" {
@@ -154,6 +176,9 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, log in
 			"status": x.Status, "start_time": x.StartTime, "end_time": x.EndTime, "input_path": x.Config["input_path"],
 			"inputs": x.Statistics.InputFilesTotal, "processed": x.Statistics.SuccessfullyProcessed,
 			"skipped": x.Statistics.SkippedFiles, "items_from_ledger": x.Config["items_from_ledger"]})
+		if sup := superseded[r.path]; len(sup) > 0 {
+			list[len(list)-1]["supersedes"] = sup
+		}
 		xs := x.Statistics
 		st.InputFilesTotal += xs.InputFilesTotal
 		st.SuccessfullyProcessed += xs.SuccessfullyProcessed

@@ -3,13 +3,30 @@ package shard
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestChoose(t *testing.T) {
-	part := func(i, n int, status string) Part {
-		return Part{Spec: Spec{Index: i, Count: n}, Name: fmt.Sprintf("run-%d-%s", i, status), Status: status, Completed: status == "completed"}
+	t0 := time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
+	// part is shard i/n with status; at is its start in minutes after t0
+	// (it ends a minute later); opts: "resume", "ledger=X", "empty".
+	part := func(i, n int, status string, at int, opts ...string) Part {
+		p := Part{Spec: Spec{Index: i, Count: n}, Name: fmt.Sprintf("run-%d-%s-%d", i, status, at), Status: status, Completed: status == "completed",
+			Ledger: "out/ledger/tool_k", Start: t0.Add(time.Duration(at) * time.Minute), End: t0.Add(time.Duration(at+1) * time.Minute)}
+		for _, o := range opts {
+			switch {
+			case o == "resume":
+				p.Resumed = true
+			case o == "empty":
+				p.Empty, p.Ledger = true, ""
+			case strings.HasPrefix(o, "ledger="):
+				p.Ledger = strings.TrimPrefix(o, "ledger=")
+			}
+		}
+		return p
 	}
 	for _, c := range []struct {
 		name   string
@@ -17,12 +34,19 @@ func TestChoose(t *testing.T) {
 		chosen string
 		err    string
 	}{
-		{"in any order", []Part{part(2, 3, "completed"), part(0, 3, "completed"), part(1, 3, "completed")}, "[1 2 0]", ""},
-		{"a failed try beside its retry", []Part{part(0, 2, "completed"), part(1, 2, "failed"), part(1, 2, "completed")}, "[0 2]", ""},
-		{"missing", []Part{part(0, 3, "completed")}, "", "missing shards 1/3, 2/3 of 3"},
-		{"twice", []Part{part(0, 2, "completed"), part(0, 2, "completed"), part(1, 2, "completed")}, "", "the shards overlap"},
-		{"unfinished", []Part{part(0, 2, "completed"), part(1, 2, "running")}, "", "did not complete"},
-		{"other count", []Part{part(0, 2, "completed"), part(1, 3, "completed")}, "", "shards of different runs"},
+		{"in any order", []Part{part(2, 3, "completed", 0), part(0, 3, "completed", 0), part(1, 3, "completed", 0)}, "[{1 []} {2 []} {0 []}]", ""},
+		{"a failed try beside its retry", []Part{part(0, 2, "completed", 0), part(1, 2, "failed", 0), part(1, 2, "completed", 2)}, "[{0 []} {2 []}]", ""},
+		{"a completed shard resumed", []Part{part(0, 2, "completed", 0), part(1, 2, "completed", 0), part(1, 2, "completed", 5, "resume")}, "[{0 []} {2 [1]}]", ""},
+		{"resumed twice, listed out of order", []Part{part(0, 1, "completed", 9, "resume"), part(0, 1, "completed", 0), part(0, 1, "failed", 3), part(0, 1, "completed", 4, "resume")}, "[{0 [1 3]}]", ""},
+		{"a completed resume after a killed run", []Part{part(0, 1, "running", 0), part(0, 1, "completed", 5, "resume")}, "[{1 []}]", ""},
+		{"empty share run twice", []Part{part(0, 1, "completed", 0, "empty"), part(0, 1, "completed", 5, "empty")}, "[{1 [0]}]", ""},
+		{"missing", []Part{part(0, 3, "completed", 0)}, "", "missing shards 1/3, 2/3 of 3"},
+		{"twice", []Part{part(0, 2, "completed", 0), part(0, 2, "completed", 0), part(1, 2, "completed", 0)}, "", "the shards overlap"},
+		{"twice, the later not resumed", []Part{part(0, 1, "completed", 0), part(0, 1, "completed", 5)}, "", "not run with --resume"},
+		{"resumed from another ledger", []Part{part(0, 1, "completed", 0), part(0, 1, "completed", 5, "resume", "ledger=elsewhere/ledger/tool_k")}, "", "different ledgers"},
+		{"resumed while the other ran", []Part{part(0, 1, "completed", 0), part(0, 1, "completed", 0, "resume")}, "", "started before the earlier ended"},
+		{"unfinished", []Part{part(0, 2, "completed", 0), part(1, 2, "running", 0)}, "", "did not complete"},
+		{"other count", []Part{part(0, 2, "completed", 0), part(1, 3, "completed", 0)}, "", "shards of different runs"},
 		{"none", nil, "", "no shard run"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -40,5 +64,21 @@ func TestChoose(t *testing.T) {
 				t.Errorf("Choose = %v, %v; want %s", got, err, c.chosen)
 			}
 		})
+	}
+}
+
+func TestRunPart(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x_shard.json")
+	p := RunPart(path, Spec{1, 3}, "completed", "2026-11-23T06:00:00.5Z", "2026-11-23T06:01:00Z",
+		map[string]any{"ledger_key": "abc", "retry_failed": true}, "pageclass_", 4)
+	want := Part{Spec: Spec{1, 3}, Name: path, Status: "completed", Completed: true, Resumed: true,
+		Ledger: filepath.Join(dir, "ledger", "pageclass_abc"),
+		Start:  time.Date(2026, 11, 23, 6, 0, 0, 5e8, time.UTC), End: time.Date(2026, 11, 23, 6, 1, 0, 0, time.UTC)}
+	if fmt.Sprint(p) != fmt.Sprint(want) {
+		t.Errorf("RunPart = %+v\nwant %+v", p, want)
+	}
+	if q := RunPart(path, Spec{1, 3}, "running", "", "", map[string]any{"resume": false}, "pageclass_", 0); q.Resumed || q.Completed || !q.Empty || q.Ledger != "" {
+		t.Errorf("RunPart of an empty unfinished run = %+v", q)
 	}
 }
