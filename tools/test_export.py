@@ -339,6 +339,40 @@ def test_pretrained_export_maps_in_order(tmp_path, capsys):
     assert "TRAINABLE (scripted)" in capsys.readouterr().out
 
 
+def test_pretrained_freeze_backbone_trains_the_head_alone(tmp_path, capsys):
+    """--freeze-backbone: after a save and reload only the classifier requires
+    gradients, and a training step in training mode (as pageclass --train runs
+    it) changes the head but neither a backbone weight nor a batch-norm
+    statistic, while the outputs equal the unfrozen export's in eval mode."""
+    pth = str(tmp_path / "lite0.pth")
+    _package_like(pth)
+    out, plain = tmp_path / "frozen", tmp_path / "plain"
+    assert E.main(["--pretrained", "efficientnet_lite0", pth, "--out", str(plain)]) == 0
+    assert E.main(["--pretrained", "efficientnet_lite0", pth, "--freeze-backbone", "--out", str(out)]) == 0
+    assert "backbone frozen" in json.load(open(out / "model.json"))["provenance"]["notes"]
+    m = torch.jit.load(str(out / "model.pt"))
+    trainable = sorted(n for n, p in m.named_parameters() if p.requires_grad)
+    assert trainable == ["classifier.bias", "classifier.weight"]
+    x = torch.randn(4, 3, 96, 96, generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        want = torch.jit.load(str(plain / "model.pt")).eval()(x)
+        assert torch.allclose(m.eval()(x), want, atol=1e-4)
+    before = {k: v.clone() for k, v in m.state_dict().items()}
+    m.train()
+    opt = torch.optim.AdamW([p for p in m.parameters() if p.requires_grad], lr=0.1)
+    torch.nn.functional.cross_entropy(m(x), torch.tensor([0, 1, 2, 3])).backward()
+    opt.step()
+    after = m.state_dict()
+    changed = sorted(k for k in before if not torch.equal(before[k], after[k]))
+    assert changed == ["classifier.bias", "classifier.weight"]
+
+
+def test_freeze_backbone_needs_pretrained(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        E.main(["--random-init", "v1.4", "--scaled-down", "--freeze-backbone", "--out", str(tmp_path / "x")])
+    assert "--freeze-backbone goes with --pretrained" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("how", ["swap", "drop"])
 def test_pretrained_mismatch_is_a_clear_error(tmp_path, capsys, how):
     pth = str(tmp_path / "bad.pth")

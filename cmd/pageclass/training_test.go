@@ -35,22 +35,32 @@ func TestTrainOptionsMapping(t *testing.T) {
 		name string
 		args []string
 		want func(o *train.Options)
+		cfg  map[string]string // keys over cfg
 	}{
 		{"config values and best fold of the base revision", []string{"--train", "-ff", "png,jpg"}, func(o *train.Options) {
 			o.Exts = []string{"png", "jpg", "jpeg"}
 			o.FoldColumn = "fold 1"
 			o.Revision = "v1.4"
-		}},
+		}, nil},
 		{"flags win; explicit fold column; -rev names the output", []string{"--train", "--folds", "5", "--folds_csv", "/g.csv", "--fold_column", "fold 3", "-rev", "v9.1"}, func(o *train.Options) {
 			o.Folds, o.FoldsCSV, o.FoldColumn, o.Revision = 5, "/g.csv", "fold 3", "v9.1"
-		}},
+		}, nil},
 		{"revision without a best fold trains every column", []string{"--train", "-rev", "v6.2"}, func(o *train.Options) {
 			o.FoldColumn, o.Revision = "", "v6.2"
-		}},
+		}, nil},
+		{"[TRAIN] input_size and augment", []string{"--train"}, func(o *train.Options) {
+			o.FoldColumn, o.Revision, o.Size, o.Augment = "fold 1", "v1.4", 384, false
+		}, map[string]string{"TRAIN.input_size": "384", "TRAIN.augment": "False"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := testRunner(t, cfg, tt.args...)
+			c := map[string]string{}
+			for _, m := range []map[string]string{cfg, tt.cfg} {
+				for k, v := range m {
+					c[k] = v
+				}
+			}
+			r := testRunner(t, c, tt.args...)
 			got, err := r.trainOptions(base)
 			if err != nil {
 				t.Fatal(err)

@@ -26,8 +26,15 @@ type Settings struct {
 		Epochs      int     // [TRAIN] epochs
 		LR          float64 // [TRAIN] lr
 		MaxCateg    int     // [TRAIN] max_categ
-		Training    bool    // [TRAIN] Training
-		Testing     bool    // [TRAIN] Testing
+		// InputSize is the input size to train at instead of the base's
+		// (size-independent CNNs such as EfficientNet-Lite); 0 keeps the
+		// base's. An extension of spec 2.8.
+		InputSize int // [TRAIN] input_size
+		// Augment turns the training augmentation (colour jitter,
+		// sharpness, slight blur) on or off. An extension of spec 2.8.
+		Augment  bool // [TRAIN] augment
+		Training bool // [TRAIN] Training
+		Testing  bool // [TRAIN] Testing
 	}
 	Setup struct {
 		FilesFormat string // [SETUP] files_format
@@ -120,6 +127,8 @@ func (s *Settings) bindings() []binding {
 			return ""
 		}},
 		{"TRAIN", "max_categ", &s.Train.MaxCateg, positive},
+		{"TRAIN", "input_size", &s.Train.InputSize, nonNeg},
+		{"TRAIN", "augment", &s.Train.Augment, nil},
 		{"TRAIN", "Training", &s.Train.Training, nil},
 		{"TRAIN", "Testing", &s.Train.Testing, nil},
 		{"SETUP", "files_format", &s.Setup.FilesFormat, nil},
@@ -166,6 +175,7 @@ func Defaults() Settings {
 	s.Eval.FolderPages = "./small_data_samples"
 	s.Train.FolderPages = "./small_data_samples"
 	s.Train.TestSize, s.Train.LogStep, s.Train.Epochs, s.Train.LR, s.Train.MaxCateg = 0.1, 100, 3, 5e-5, 14000
+	s.Train.Augment = true
 	s.Setup.FilesFormat, s.Setup.Seed, s.Setup.BaseModel = "png", 420, "v4.4"
 	s.Setup.Batch, s.Setup.TopN, s.Setup.Inner = 16, 3, true
 	s.FastCls.Base, s.FastCls.ImgSz, s.FastCls.Epochs, s.FastCls.Patience = "small", 224, 30, 20

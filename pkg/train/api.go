@@ -37,7 +37,7 @@ type Options struct {
 	LogStep     int      // [TRAIN] log_step: steps between progress log lines
 	Augment     bool     // colour jitter, sharpness, slight blur (no flips)
 	Patience    int      // stop a fold when dev accuracy has not improved for this many epochs; 0 never stops early
-	Size        int      // input size to train at instead of the base's (size-independent models: the fast classifier); 0 keeps it
+	Size        int      // [TRAIN] input_size / [FASTCLS] fastcls_imgsz: input size to train at instead of the base's (size-independent CNNs); 0 keeps it
 	NoCache     bool     // decode the pages from disk for every batch instead of keeping them in memory
 	Log         *slog.Logger
 	Progress    io.Writer // terminal progress (nil: none)
