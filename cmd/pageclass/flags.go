@@ -47,17 +47,21 @@ type CLI struct {
 	Model string `short:"m" name:"model" group:"models" placeholder:"DIR" help:"Folder holding one sub-folder per revision (model_v14 or v1.4 ...), or one model folder itself (default [OUTPUT] FOLDER_MODELS: ${folder_models}). A folder given here (or a non-default FOLDER_MODELS) never falls back to the demo models."`
 	// ModelGiven is set when the model location was given (-m, or an
 	// [OUTPUT] FOLDER_MODELS other than the shipped one): see applyDefaults.
-	ModelGiven    bool   `kong:"-"`
-	Base          string `short:"b" name:"base" group:"models" default:"${base_model}" placeholder:"REV|DIR" help:"Base model for --train: a registry revision or a model folder ([SETUP] base_model: ${base_model})."`
-	Revision      string `name:"revision" group:"models" placeholder:"REV" help:"Model revision: main, vN.0 or vN.M; -rev for short (default [HUB] latest = ${latest}; with --hub [HUB] revision = ${hub_revision})."`
-	Hub           bool   `name:"hub" negatable:"" group:"models" default:"${use_hub}" help:"Download the model files from the hub repository [HUB] repo_name ([HUB] use_hub: ${use_hub})."`
-	FastCls       bool   `name:"fastcls" negatable:"" group:"models" default:"${use_fastcls}" help:"Use the fast classifier instead of the registry models; overrides --base and --revision ([FASTCLS] use_fastcls: ${use_fastcls})."`
-	FastClsBase   string `name:"fastcls_base" group:"models" default:"${fastcls_base}" placeholder:"TAG|DIR" help:"Fast classifier (fastcls-small, tools/make_fastcls.py): a model folder, or a short tag found as <model>/fastcls_<tag>, else (no model location given) the shipped demo fastcls_<tag> ([FASTCLS] fastcls_base: ${fastcls_base})."`
-	Best          bool   `name:"best" group:"models" help:"Run the five ensemble models (v1.4 ... v5.4) and average their probabilities."`
-	Parallel      bool   `name:"parallel" group:"models" help:"With --best: run the models in groups that fit the GPU's memory at once (needs a CUDA GPU)."`
-	Device        string `name:"device" group:"models" default:"auto" placeholder:"DEV" help:"cpu, cuda:N, or auto (cuda:0 when a GPU is available)."`
-	RotationModel string `name:"rotation-model" group:"models" default:"${rotation}" placeholder:"DIR" help:"Page-orientation model flagging pages that are probably rotated in the review table (default: the shipped weights/rotation, found like the demo models; empty: pages are not checked for rotation)."`
-	DemoWeights   string `name:"demo-weights" group:"models" default:"${demo}" placeholder:"DIR" help:"Shipped demo models, used (with a warning, recorded as demo in the run metadata) when no model location is given and the default models folder lacks the models."`
+	ModelGiven bool `kong:"-"`
+	// Given holds the names of the flags given on the command line (set
+	// after parsing): a flag of a mode that does not run is refused only
+	// when given, not when its value is a default.
+	Given         map[string]bool `kong:"-"`
+	Base          string          `short:"b" name:"base" group:"models" default:"${base_model}" placeholder:"REV|DIR" help:"Base model for --train: a registry revision or a model folder ([SETUP] base_model: ${base_model})."`
+	Revision      string          `name:"revision" group:"models" placeholder:"REV" help:"Model revision: main, vN.0 or vN.M; -rev for short (default [HUB] latest = ${latest}; with --hub [HUB] revision = ${hub_revision})."`
+	Hub           bool            `name:"hub" negatable:"" group:"models" default:"${use_hub}" help:"Download the model files from the hub repository [HUB] repo_name ([HUB] use_hub: ${use_hub})."`
+	FastCls       bool            `name:"fastcls" negatable:"" group:"models" default:"${use_fastcls}" help:"Use the fast classifier instead of the registry models; overrides --base and --revision ([FASTCLS] use_fastcls: ${use_fastcls})."`
+	FastClsBase   string          `name:"fastcls_base" group:"models" default:"${fastcls_base}" placeholder:"TAG|DIR" help:"Fast classifier (fastcls-small, tools/make_fastcls.py): a model folder, or a short tag found as <model>/fastcls_<tag>, else (no model location given) the shipped demo fastcls_<tag> ([FASTCLS] fastcls_base: ${fastcls_base})."`
+	Best          bool            `name:"best" group:"models" help:"Run the five ensemble models (v1.4 ... v5.4) and average their probabilities."`
+	Parallel      bool            `name:"parallel" group:"models" help:"With --best: run the models in groups that fit the GPU's memory at once (needs a CUDA GPU)."`
+	Device        string          `name:"device" group:"models" default:"auto" placeholder:"DEV" help:"cpu, cuda:N, or auto (cuda:0 when a GPU is available)."`
+	RotationModel string          `name:"rotation-model" group:"models" default:"${rotation}" placeholder:"DIR" help:"Page-orientation model flagging pages that are probably rotated in the review table (default: the shipped weights/rotation, found like the demo models; empty: pages are not checked for rotation)."`
+	DemoWeights   string          `name:"demo-weights" group:"models" default:"${demo}" placeholder:"DIR" help:"Shipped demo models, used (with a warning, recorded as demo in the run metadata) when no model location is given and the default models folder lacks the models."`
 
 	// Training.
 	Train           bool    `name:"train" negatable:"" group:"training" default:"${training}" help:"Fine-tune the base model ([TRAIN] Training: ${training})."`
@@ -225,6 +229,22 @@ func (c *CLI) applyDefaults(s config.Settings) {
 	c.ModelGiven = filepath.Clean(c.Model) != filepath.Clean(config.Defaults().Output.FolderModels)
 }
 
+// onlyWith are the flags that act in one mode only: given on the command
+// line without that mode they are usage errors, never silently ignored
+// (their defaults, from the config file, are not).
+var onlyWith = []struct {
+	flag   string
+	needs  string
+	active func(c *CLI) bool
+}{
+	{"review-precision", "--eval --calibrate", func(c *CLI) bool { return c.Eval && c.Calibrate }},
+	{"average_pattern", "--average", func(c *CLI) bool { return c.Average }},
+	{"base", "--train", func(c *CLI) bool { return c.Train }},
+	{"folds", "--train", func(c *CLI) bool { return c.Train }},
+	{"folds_csv", "--train", func(c *CLI) bool { return c.Train }},
+	{"fold_column", "--train", func(c *CLI) bool { return c.Train }},
+}
+
 // validate checks flag combinations that kong cannot express.
 func (c *CLI) validate() error {
 	var errs []error
@@ -260,6 +280,11 @@ func (c *CLI) validate() error {
 	// Flags of a mode that does not run are errors, never silently ignored.
 	if c.Calibrate && (c.Merge || c.Average || !c.Eval) {
 		errs = append(errs, errors.New("--calibrate calibrates during an evaluation: add --eval (it takes no --average or --merge)"))
+	}
+	for _, o := range onlyWith {
+		if c.Given[o.flag] && !o.active(c) {
+			errs = append(errs, fmt.Errorf("--%s applies to %s only: without it the value would be ignored", o.flag, o.needs))
+		}
 	}
 	if (c.Resume || c.RetryFailed) && !c.Merge && (c.Average || c.Train || c.Eval) {
 		errs = append(errs, errors.New("--resume and --retry-failed continue a classification run: they take no --train, --eval or --average"))

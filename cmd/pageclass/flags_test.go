@@ -57,7 +57,7 @@ func TestConfigAndFlagPrecedence(t *testing.T) {
 		{"config supplies defaults", cfg, nil, func(c *CLI) bool {
 			return c.TopN == 5 && c.Raw && !c.Inner && c.FileFormat == "jpg" && c.Chunk && c.StrictDocumentJSON && c.Folds == 4 && c.FastCls && c.DocumentJSONOutDir == "recs"
 		}},
-		{"flags beat the file", cfg, []string{"-tn", "2", "-ff=tif", "--inner", "--folds", "1", "--document-json-out-dir", "other"}, func(c *CLI) bool {
+		{"flags beat the file", cfg, []string{"-tn", "2", "-ff=tif", "--inner", "--train", "--folds", "1", "--document-json-out-dir", "other"}, func(c *CLI) bool {
 			return c.TopN == 2 && c.FileFormat == "tif" && c.Inner && c.Folds == 1 && c.DocumentJSONOutDir == "other"
 		}},
 		{"--no-x beats a true config value", cfg, []string{"--no-raw", "--no-chunk", "--no-strict-document-json", "--no-fastcls"}, func(c *CLI) bool {
@@ -103,6 +103,12 @@ func TestUsageErrors(t *testing.T) {
 		{"resume with eval", nil, []string{"--eval", "--resume"}, "--resume and --retry-failed continue a classification run"},
 		{"retry-failed with train", nil, []string{"--train", "--retry-failed"}, "--resume and --retry-failed continue a classification run"},
 		{"two inputs", nil, []string{"-f", "a.png", "-d", "b"}, "give one input"},
+		{"review precision without calibrate", nil, []string{"-d", "pages", "--review-precision", "0.95"}, "--review-precision applies to --eval --calibrate only"},
+		{"review precision with eval only", nil, []string{"--eval", "--review-precision=0.95"}, "--review-precision applies to --eval --calibrate only"},
+		{"average pattern without average", nil, []string{"-ap", "v4"}, "--average_pattern applies to --average only"},
+		{"base without train", nil, []string{"--eval", "-b", "v4.4"}, "--base applies to --train only"},
+		{"folds without train", nil, []string{"--eval", "--folds", "3"}, "--folds applies to --train only"},
+		{"folds csv without train", nil, []string{"--folds_csv", "f.csv", "--fold_column", "fold 1"}, "--fold_column applies to --train only"},
 		{"bad config value", map[string]string{"SETUP.raw": "maybe"}, nil, "raw"},
 	}
 	for _, tt := range tests {
@@ -115,6 +121,17 @@ func TestUsageErrors(t *testing.T) {
 				t.Errorf("message %q lacks %q", msg, tt.want)
 			}
 		})
+	}
+}
+
+// A flag of a mode that does not run is refused only when given: its
+// default, from the config file, is no error.
+func TestOnlyWithDefaults(t *testing.T) {
+	cfg := map[string]string{"TRAIN.cross_runs": "4", "TRAIN.folds_csv": "f.csv", "SETUP.base_model": "v2.4"}
+	for _, args := range [][]string{nil, {"--eval", "--calibrate", "--review-precision", "0.8"}, {"--train", "-b", "v4.4", "--folds", "2"}} {
+		if c, code, msg := parseWith(t, cfg, args...); c == nil {
+			t.Errorf("%v: exit %d: %s", args, code, msg)
+		}
 	}
 }
 

@@ -171,9 +171,11 @@ func parseArgs(args []string, stdout, stderr io.Writer) (p parsed, code int, don
 		fmt.Fprintln(stderr, "pageclass:", err)
 		return p, exitFailure, true
 	}
-	if code, done := parse(parser, args, stderr, &exited); done {
+	given, code, done := parse(parser, args, stderr, &exited)
+	if done {
 		return p, code, true
 	}
+	cli.Given = given
 	cli.applyDefaults(settings)
 	if err := cli.validate(); err != nil {
 		fmt.Fprintln(stderr, "pageclass:", err)
@@ -184,9 +186,11 @@ func parseArgs(args []string, stdout, stderr io.Writer) (p parsed, code int, don
 
 type exitPanic struct{}
 
-// parse runs kong; --help and parse errors end the program with done set.
-// kong's exit hook (after --help) stores the code in *exited and unwinds.
-func parse(p *kong.Kong, args []string, stderr io.Writer, exited *int) (code int, done bool) {
+// parse runs kong and returns the names of the flags given on the command
+// line (not from defaults or the config file); --help and parse errors end
+// the program with done set. kong's exit hook (after --help) stores the
+// code in *exited and unwinds.
+func parse(p *kong.Kong, args []string, stderr io.Writer, exited *int) (given map[string]bool, code int, done bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			if _, ok := v.(exitPanic); !ok {
@@ -195,11 +199,18 @@ func parse(p *kong.Kong, args []string, stderr io.Writer, exited *int) (code int
 			code, done = *exited, true
 		}
 	}()
-	if _, err := p.Parse(args); err != nil {
+	ctx, err := p.Parse(args)
+	if err != nil {
 		fmt.Fprintf(stderr, "pageclass: %v (see pageclass --help)\n", err)
-		return exitUsage, true
+		return nil, exitUsage, true
 	}
-	return 0, false
+	given = map[string]bool{}
+	for _, el := range ctx.Path {
+		if el.Flag != nil && !el.Resolved {
+			given[el.Flag.Name] = true
+		}
+	}
+	return given, 0, false
 }
 
 func exitCode(err error, log interface{ Error(string, ...any) }) int {
