@@ -184,6 +184,10 @@ func Run(ctx context.Context, inputs []Input, model Model, cfg Config, emit func
 	return st, err
 }
 
+// windowFull, when set (tests), is called by the opener each time it finds
+// the window of rows full and waits, with the number of rows numbered so far.
+var windowFull func(rows int)
+
 // open numbers the rows and hands them to the workers. A final nil task
 // marks the end; it goes straight to the batcher.
 func open(ctx context.Context, inputs []Input, cfg Config, tokens chan struct{}, tasks, done chan<- *task) {
@@ -192,8 +196,16 @@ func open(ctx context.Context, inputs []Input, cfg Config, tokens chan struct{},
 	send := func(t *task) bool {
 		select {
 		case tokens <- struct{}{}:
-		case <-ctx.Done():
-			return false
+		default:
+			// The window is full: the opener waits for the batcher.
+			if windowFull != nil {
+				windowFull(row)
+			}
+			select {
+			case tokens <- struct{}{}:
+			case <-ctx.Done():
+				return false
+			}
 		}
 		t.row = row
 		row++

@@ -300,6 +300,10 @@ func TestUploadsAndPageLimit(t *testing.T) {
 // TestBackpressure: while the first batch is held in the model, the
 // decoders stop after the batches in flight and one window of rows; with
 // InFlight 2 the second batch goes to the model while the first is held.
+// It synchronises on events only: the model calls starting, the opener
+// finding the window full (after which it numbers no row until a token
+// comes back, which needs the held batch to land), and the workers having
+// preprocessed every row numbered by then.
 func TestBackpressure(t *testing.T) {
 	paths := make([]string, 200)
 	for i := range paths {
@@ -307,13 +311,31 @@ func TestBackpressure(t *testing.T) {
 	}
 	for _, inFlight := range []int{1, 2} {
 		t.Run(fmt.Sprintf("in-flight=%d", inFlight), func(t *testing.T) {
-			var calls atomic.Int64
+			const workers, batch = 3, 8
+			// Rows numbered when the model holds inFlight batches: those
+			// batches and one window (Batch + Workers) behind them.
+			limit := inFlight*batch + batch + workers
+			full := make(chan int, 1000)
+			windowFull = func(rows int) { full <- rows }
+			t.Cleanup(func() { windowFull = nil })
+			var calls, total atomic.Int64
+			reached, over := make(chan struct{}), make(chan struct{})
+			gate := make(chan struct{})
 			count := func(img imageio.Image) ([]float32, error) {
-				calls.Add(1)
+				total.Add(1)
+				select {
+				case <-gate: // the model is released: no bound any more
+				default:
+					switch calls.Add(1) {
+					case int64(limit):
+						close(reached)
+					case int64(limit) + 1:
+						close(over)
+					}
+				}
 				return quadrants(img)
 			}
-			m := &fakeModel{gate: make(chan struct{}), calls: make(chan int, 100)}
-			const workers, batch = 3, 8
+			m := &fakeModel{gate: gate, calls: make(chan int, 100)}
 			c := cfg(workers, batch, count)
 			c.InFlight = inFlight
 			errc := make(chan error, 1)
@@ -328,22 +350,40 @@ func TestBackpressure(t *testing.T) {
 					t.Fatalf("run ended before %d model calls: %v", inFlight, err)
 				}
 			}
-			time.Sleep(300 * time.Millisecond) // let the decoders run into the limit
-			n := calls.Load()
+			// With the batches in the model the batcher takes no row, so the
+			// opener stops when it has numbered limit rows.
+			for stopped := false; !stopped; {
+				select {
+				case rows := <-full:
+					if rows > limit {
+						t.Fatalf("the opener numbered %d rows while the model was blocked, want at most %d", rows, limit)
+					}
+					stopped = rows == limit
+				case <-over:
+					t.Fatalf("more than %d pages preprocessed while the model was blocked", limit)
+				case err := <-errc:
+					t.Fatalf("run ended while the model was blocked: %v", err)
+				}
+			}
+			select {
+			case <-reached: // every row numbered is preprocessed
+			case <-over:
+				t.Fatalf("more than %d pages preprocessed while the model was blocked", limit)
+			}
 			started := len(m.calls)
-			close(m.gate)
+			n := calls.Load()
+			close(gate)
 			if err := <-errc; err != nil {
 				t.Fatal(err)
 			}
 			if started != 0 {
 				t.Errorf("%d more model calls started while %d were in flight", started, inFlight)
 			}
-			// the batches in flight, plus at most batch+workers rows admitted behind them
-			if limit := int64(inFlight*batch + batch + workers); n > limit || n < int64(inFlight*batch) {
-				t.Errorf("%d pages preprocessed while the model was blocked, want %d..%d", n, inFlight*batch, limit)
+			if n != int64(limit) {
+				t.Errorf("%d pages preprocessed while the model was blocked, want %d", n, limit)
 			}
-			if calls.Load() != 200 {
-				t.Errorf("%d pages preprocessed in all, want 200", calls.Load())
+			if total.Load() != 200 {
+				t.Errorf("%d pages preprocessed in all, want 200", total.Load())
 			}
 		})
 	}
