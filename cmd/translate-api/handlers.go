@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"strings"
@@ -93,7 +91,6 @@ func (s *server) serveInfo(w http.ResponseWriter, _ *http.Request) {
 
 // request is a parsed /translate request.
 type request struct {
-	dir      string // the request's working directory
 	name     string // the client's file name, reduced to its last element
 	hasFile  bool
 	files    int // file parts in the form (more than one is refused)
@@ -114,10 +111,11 @@ func (q *request) scalar(r *http.Request, name string) (value, where string, ok 
 	return "", "", false
 }
 
-// readRequest streams the multipart body into the request's directory.
-// A problem with the body itself is answered here and reported as handled.
-func readRequest(w http.ResponseWriter, r *http.Request, dir string) (*request, bool) {
-	q := &request{dir: dir, fields: map[string]string{}}
+// readRequest reads the multipart body into memory (the document is parsed
+// from memory; nothing of a request is written to disk). A problem with the
+// body itself is answered here and reported as handled.
+func readRequest(w http.ResponseWriter, r *http.Request) (*request, bool) {
+	q := &request{fields: map[string]string{}}
 	mr, err := r.MultipartReader()
 	if err != nil {
 		service.WriteError(w, http.StatusBadRequest, "the multipart body cannot be read: "+err.Error())
@@ -137,10 +135,10 @@ func readRequest(w http.ResponseWriter, r *http.Request, dir string) (*request, 
 			q.files++
 			q.hasFile = true
 			q.name = service.ClientName(p.FileName())
-			q.src, err = saveDir(dir, "document.xml", p)
+			q.src, err = io.ReadAll(p)
 		case "document_json":
 			q.hasBase = true
-			q.baseline, err = saveDir(dir, "baseline.document.json", p)
+			q.baseline, err = io.ReadAll(p)
 		default:
 			var b []byte
 			b, err = io.ReadAll(io.LimitReader(p, maxFieldBytes+1))
@@ -160,19 +158,6 @@ func readRequest(w http.ResponseWriter, r *http.Request, dir string) (*request, 
 	return q, true
 }
 
-// saveDir copies a part into dir/name (a fixed name: the client's file
-// name never becomes a path) and returns its bytes.
-func saveDir(dir, name string, p io.Reader) ([]byte, error) {
-	var buf bytes.Buffer
-	if _, err := io.Copy(&buf, p); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o600); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
 func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 	ct := r.Header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
@@ -190,13 +175,7 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("Content-Type %s is not supported: send the document as multipart/form-data with a file field", ct))
 		return
 	}
-	dir, cleanup, err := s.requestDir()
-	if err != nil {
-		service.WriteError(w, http.StatusInternalServerError, "cannot create the request's working directory: "+err.Error())
-		return
-	}
-	defer cleanup()
-	q, ok := readRequest(w, r, dir)
+	q, ok := readRequest(w, r)
 	if !ok {
 		return
 	}
@@ -369,8 +348,8 @@ var urlRE = regexp.MustCompile(`(?i)\b(?:https?|wss?)://[^\s"'<>]+`)
 // the full error.
 func redactURLs(s string) string { return urlRE.ReplaceAllString(s, "<internal service>") }
 
-// record accretes the translation block onto the baseline and writes it,
-// validated, into the request's directory; it returns its bytes and name.
+// record accretes the translation block onto the baseline and returns it,
+// validated, with its file name.
 func (s *server) record(rec *docrecord.Record, out *translator.Output, q *request, target, mode, backendName string, usage *translator.Usage) ([]byte, string, error) {
 	runID := service.RunID()
 	err := translator.AccreteRecord(rec, translator.RecordInfo{
@@ -386,15 +365,14 @@ func (s *server) record(rec *docrecord.Record, out *translator.Output, q *reques
 	if err != nil {
 		return nil, "", fmt.Errorf("document record schema: %w", err)
 	}
-	path, err := rec.WriteToDir(q.dir, schema)
+	b, err := rec.ValidBytes(schema)
 	if err != nil {
 		return nil, "", fmt.Errorf("the updated document record failed validation and is not returned: %w", err)
 	}
 	for _, wmsg := range rec.Warnings {
 		s.log.Warn(wmsg, "file", q.name)
 	}
-	b, err := os.ReadFile(path)
-	return b, filepath.Base(path), err
+	return b, docrecord.FileName(rec.DocID()), nil
 }
 
 // mixedPart is one part of a multipart/mixed answer.

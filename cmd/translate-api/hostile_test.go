@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -100,26 +99,6 @@ func TestHostileDocumentsBoundedWork(t *testing.T) {
 				t.Errorf("detail %.300s lacks %q", b, tc.want)
 			}
 		})
-	}
-}
-
-// TestCutRequestsLeaveNoDirectory: the directory of a request still running
-// when the service stops (its deferred clean-up never runs) is removed by
-// the stop itself.
-func TestCutRequestsLeaveNoDirectory(t *testing.T) {
-	mt := translatortest.New(translatortest.Config{})
-	defer mt.Close()
-	s, _ := startServer(t, testEnv(mt.URL, nil))
-	dir, _, err := s.requestDir() // a request that will never finish
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "document.xml"), []byte("<a/>"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s.close()
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("request directory %s left after the stop: %v", dir, err)
 	}
 }
 

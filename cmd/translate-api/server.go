@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -132,10 +131,6 @@ type server struct {
 	stopOnce sync.Once
 	stop     chan struct{}
 	rewarm   sync.WaitGroup
-
-	// dirs are the request directories in use; close removes those whose
-	// request was cut at the end of the grace period.
-	dirs sync.Map
 }
 
 // newService builds the service from the environment; logOut nil means stdout.
@@ -298,13 +293,6 @@ func (s *server) rewarmLoop() {
 func (s *server) close() {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.rewarm.Wait()
-	// Requests still running now were cut by the shutdown: their deferred
-	// clean-up will never run, so their directories go here.
-	s.dirs.Range(func(k, _ any) bool {
-		_ = os.RemoveAll(k.(string))
-		s.dirs.Delete(k)
-		return true
-	})
 	s.firstMu.Lock()
 	if s.first != nil {
 		s.first.Close()
@@ -342,15 +330,4 @@ func (s *server) backend() backend.Backend {
 		return st.be
 	}
 	return nil
-}
-
-// requestDir makes a request's working directory; the returned function
-// removes it (and close removes those of requests cut by a shutdown).
-func (s *server) requestDir() (string, func(), error) {
-	dir, err := os.MkdirTemp("", "translate-api-*")
-	if err != nil {
-		return "", nil, err
-	}
-	s.dirs.Store(dir, struct{}{})
-	return dir, func() { _ = os.RemoveAll(dir); s.dirs.Delete(dir) }, nil
 }

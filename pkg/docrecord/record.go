@@ -204,17 +204,25 @@ func (r *Record) Bytes() ([]byte, error) {
 // from a baseline that already failed the schema: it is written with the
 // baseline's error noted in it (SchemaErrorKey).
 func (r *Record) WriteFile(path string, s *Schema) error {
-	if s == nil {
-		return fmt.Errorf("%s: no schema to validate the record against", path)
-	}
-	if err := s.Validate(r); err != nil && !(r.baselineInvalid && r.SchemaError() != "") {
+	b, err := r.ValidBytes(s)
+	if err != nil {
 		return fmt.Errorf("%s: not written: %w", path, err)
 	}
-	b, err := r.Bytes()
-	if err != nil {
-		return err
-	}
 	return atomicfile.WriteFile(path, b, 0o644)
+}
+
+// ValidBytes is Bytes of a record that passes s, with WriteFile's rules (a
+// nil schema is an error; a record made from an invalid baseline passes
+// with the baseline's error noted in it), for a caller that answers with
+// the record instead of writing it.
+func (r *Record) ValidBytes(s *Schema) ([]byte, error) {
+	if s == nil {
+		return nil, errors.New("no schema to validate the record against")
+	}
+	if err := s.Validate(r); err != nil && !(r.baselineInvalid && r.SchemaError() != "") {
+		return nil, err
+	}
+	return r.Bytes()
 }
 
 // WriteToDir writes the validated record to dir/<doc_id>.document.json and
