@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"archivekit/pkg/classify/classifytest"
@@ -265,5 +266,45 @@ func TestKill9AndResume(t *testing.T) {
 	}
 	if got, want := tableRows(t, e.results, "_v4.4_TOP-3.csv"), tableRows(t, whole, "_v4.4_TOP-3.csv"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("table after kill -9 and resume differs from the uninterrupted run's")
+	}
+}
+
+// A fresh run takes each file's digest for the ledger when the file is
+// classified, not in a pass over every file before the first page (which
+// read every input twice from the disk and delayed the start): when the
+// first file is recorded, only its digest was taken; in all, each file's
+// once. A resumed run still takes them first, to know what is done.
+func TestDigestWhenClassified(t *testing.T) {
+	e := newEnv(t, nil)
+	pages := e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	var taken atomic.Int64
+	digestFile = func(path string) (string, error) {
+		taken.Add(1)
+		return ledger.Digest(path)
+	}
+	atFirst := int64(-1)
+	itemHook = func(n int) {
+		if n == 1 {
+			atFirst = taken.Load()
+		}
+	}
+	t.Cleanup(func() { digestFile, itemHook = ledger.Digest, nil })
+	results := filepath.Join(e.root, "results")
+	if code, log := e.run(t, "-d", e.in, "--results", results); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if atFirst != 1 || taken.Load() != int64(len(pages)) {
+		t.Errorf("fresh run: %d digests taken when the first file was recorded (want 1), %d in all (want %d)", atFirst, taken.Load(), len(pages))
+	}
+	if _, all := ledgerEntries(t, results); all != len(pages) {
+		t.Errorf("%d ledger entries, want %d", all, len(pages))
+	}
+	taken.Store(0)
+	if code, log := e.run(t, "-d", e.in, "--results", results, "--resume"); code != exitOK || toClassify(t, log) != 0 {
+		t.Fatalf("resumed run: exit %d: %s", code, log)
+	}
+	if taken.Load() != int64(len(pages)) {
+		t.Errorf("resumed run took %d digests, want %d", taken.Load(), len(pages))
 	}
 }

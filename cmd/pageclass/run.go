@@ -545,18 +545,32 @@ func (r *runner) classify(ctx context.Context) error {
 		rv := review.Assess(p.Probs, p.Mean, p.Condition, r.calibration)
 		return &rv
 	}
-	fileDigest, digestErrs := digestAll(set.Files)
+	// A run that continues from the ledger needs every file's digest
+	// before it starts, to know what is done (the files are then read
+	// twice: once here, once when classified). A fresh run takes a file's
+	// digest when its last page is classified, right after the decoder
+	// read it, so it reads the file from the disk once (the second read
+	// finds it in the page cache) and starts classifying at once.
+	var fileDigest []string
+	var digestErrs []error
+	if resume {
+		fileDigest, digestErrs = digestAll(set.Files)
+	}
 	digestOf := make(map[string]string, len(set.Files))
 	var files []string
 	restored, failedKept := 0, 0
 	for i, f := range set.Files {
+		if !resume {
+			files = append(files, f)
+			continue
+		}
 		name := itemName(set, f)
 		digestOf[f] = fileDigest[i]
 		if digestErrs[i] != nil {
 			r.log.Debug("content digest not taken; the file is classified and not recorded in the ledger", "file", f, "error", digestErrs[i].Error())
 		}
 		e, ok := led.Lookup(name, fileDigest[i])
-		if !resume || fileDigest[i] == "" || !ok || (e.State == ledger.Failed && c.RetryFailed) {
+		if fileDigest[i] == "" || !ok || (e.State == ledger.Failed && c.RetryFailed) {
 			files = append(files, f)
 			continue
 		}
@@ -655,6 +669,12 @@ func (r *runner) classify(ctx context.Context) error {
 		// The file's last page: the item is complete.
 		delete(open, p.Name)
 		digest := digestOf[p.Name]
+		if !resume {
+			var err error
+			if digest, err = digestFile(p.Name); err != nil {
+				r.log.Debug("content digest not taken; the file is not recorded in the ledger", "file", p.Name, "error", err.Error())
+			}
+		}
 		if digest == "" {
 			return nil
 		}

@@ -321,9 +321,12 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 			bar.Fail(1)
 			continue
 		}
-		digest, derr := ledger.Digest(in.Path)
-		if derr != nil {
-			digest = "" // the translation reports why the file cannot be read
+		// The input is read once: its digest is taken from the bytes that
+		// are translated.
+		src, rerr := regularfile.Read(in.Path) // a link to /dev/zero is refused, not read
+		digest := ""                           // unreadable: the translation reports why
+		if rerr == nil {
+			digest = ledger.DigestBytes(src)
 		}
 		if e, ok := led.Lookup(name, digest); s.Resume && digest != "" && ok && !(e.State == ledger.Failed && s.RetryFailed) {
 			if e.State == ledger.Failed {
@@ -347,7 +350,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 			}
 			r.log.Info("translated before, but its outputs are missing or changed since: translating again", "file", in.Origin)
 		}
-		out, outPath, err := r.one(ctx, in, be, lem, maxTerms)
+		out, outPath, err := r.one(ctx, in, src, rerr, be, lem, maxTerms)
 		if err != nil {
 			r.fail(name, in.Origin, err)
 			bar.Fail(1)
@@ -445,9 +448,10 @@ func (r *runner) fail(name, origin string, err error) {
 	r.failures = append(r.failures, ledger.Failure{File: name, Error: err.Error()})
 }
 
-// one translates one input and writes its output and log into the input's
-// folder under the output directory; it returns the output's path.
-func (r *runner) one(ctx context.Context, in input, be backend.Backend, lem vocab.Lemmatizer, maxTerms int) (*translator.Output, string, error) {
+// one translates one input, read as src (or readErr), and writes its
+// output and log into the input's folder under the output directory; it
+// returns the output's path.
+func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, be backend.Backend, lem vocab.Lemmatizer, maxTerms int) (*translator.Output, string, error) {
 	s := r.s
 	dir := filepath.Join(s.Output, in.Dir)
 	outPath, logPath := r.outPaths(in)
@@ -456,9 +460,8 @@ func (r *runner) one(ctx context.Context, in input, be backend.Backend, lem voca
 			return nil, "", fmt.Errorf("%s: its output %s is already written by %s in this run", in.Origin, p, first)
 		}
 	}
-	src, err := regularfile.Read(in.Path) // a link to /dev/zero is refused, not read
-	if err != nil {
-		return nil, "", err
+	if readErr != nil {
+		return nil, "", readErr
 	}
 	kind := translator.DetectKind(src)
 	if kind == translator.KindMetadata {

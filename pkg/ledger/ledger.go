@@ -117,6 +117,14 @@ func Digest(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// DigestBytes is Digest of content already read: a tool that reads an
+// input to process it takes its digest from the same bytes, reading it
+// once.
+func DigestBytes(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
 // Open reads the ledger folder dir of tool and the configuration key
 // config (every *.jsonl file in it), then creates dir/name (which must not
 // exist: a name of this run's own, such as its time stamp) for this run's

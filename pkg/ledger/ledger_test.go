@@ -217,6 +217,9 @@ func TestKeyAndDigest(t *testing.T) {
 	if d, err := Digest(p); err != nil || d != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
 		t.Errorf("digest %s %v", d, err)
 	}
+	if d := DigestBytes([]byte("abc")); d != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
+		t.Errorf("DigestBytes = %s, want the SHA-256 of abc", d)
+	}
 	zero := filepath.Join(t.TempDir(), "zero.png")
 	os.Symlink("/dev/zero", zero)
 	if _, err := Digest(zero); !errors.Is(err, regularfile.ErrNotRegular) {
