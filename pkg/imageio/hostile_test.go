@@ -3,8 +3,13 @@ package imageio
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,4 +189,90 @@ func TestNotRegularFile(t *testing.T) {
 		t.Fatalf("Open(/dev/zero) = %v, want ErrNotRegular", err)
 	}
 	t.Log(err)
+}
+
+// TestUseDecodesOnce: Use hands fn the pixels libvips decoded, without a
+// copy in the Go heap (a 4096×4096 page would add 48 MiB there, kept until
+// the collector's next cycles), and Page returns a copy that outlives the
+// libvips memory.
+func TestUseDecodesOnce(t *testing.T) {
+	const w, h = 2000, 1500
+	doc, err := Decode(hostile.PNG(w, h), "lines.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	var got Image
+	runtime.ReadMemStats(&before)
+	err = doc.Use(context.Background(), 0, func(img Image) error {
+		runtime.ReadMemStats(&after)
+		got = img
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.W != w || got.H != h || len(got.Pix) != w*h*3 {
+		t.Fatalf("Use gave %d×%d with %d bytes, want %d×%d×3", got.W, got.H, len(got.Pix), w, h)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > w*h*3/8 {
+		t.Errorf("Use allocated %d bytes in the Go heap for a page of %d bytes", alloc, w*h*3)
+	}
+	page, err := doc.Page(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	// hostile.PNG: a dark band (40) every 512 rows, 64 rows high; white between.
+	for _, c := range []struct{ y, want int }{{0, 40}, {63, 40}, {64, 255}, {511, 255}, {512, 40}, {h - 1, 255}} {
+		if r, g, b := page.At(w-1, c.y); int(r) != c.want || g != r || b != r {
+			t.Errorf("Page: pixel (%d, %d) is %d,%d,%d, want %d", w-1, c.y, r, g, b, c.want)
+		}
+	}
+}
+
+// TestTileHeightBoundsLineBuffers: shrinking a very wide page while it is
+// decoded holds a few dozen of its lines in libvips, not hundreds
+// (TileHeight): a 13000-pixel-wide PNG took 50 MiB of line buffers with
+// libvips' default tiles, 17 MiB with TileHeight. libvips' peak counts from
+// the start of the process, so the decoding runs in a child process.
+func TestTileHeightBoundsLineBuffers(t *testing.T) {
+	const w, h = 13000, 3000 // 39 MP: over the decode budget, shrunk while decoding
+	if os.Getenv("IMAGEIO_TILE_CHILD") == "1" {
+		doc, err := Decode(hostile.PNG(w, h), "wide.png")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = doc.Use(context.Background(), 0, func(img Image) error {
+			if img.W >= w {
+				t.Errorf("decoded %d×%d: not shrunk", img.W, img.H)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("vips-highwater %d\n", vipsMemHighwater())
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestTileHeightBoundsLineBuffers$")
+	cmd.Env = append(os.Environ(), "IMAGEIO_TILE_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	var got int64
+	for _, l := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(l, "vips-highwater "); ok {
+			if got, err = strconv.ParseInt(v, 10, 64); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	const limit = 32 << 20
+	if got <= 0 || got > limit {
+		t.Errorf("libvips held %.1f MiB of pixel buffers decoding a %d-pixel-wide page, want more than 0 and at most %d MiB\n%s", float64(got)/(1<<20), w, limit>>20, out)
+	} else {
+		t.Logf("libvips held at most %.1f MiB", float64(got)/(1<<20))
+	}
 }
