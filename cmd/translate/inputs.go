@@ -34,6 +34,9 @@ type input struct {
 	// URLs); outputs and logs go to the same folder under the output
 	// directory, so book1/0001.xml and book2/0001.xml stay apart.
 	Dir string
+	// NotModified is set for a URL whose earlier download was kept: the
+	// server answered a resumed run's conditional request with 304.
+	NotModified bool
 }
 
 func isURL(s string) bool {
@@ -72,7 +75,7 @@ func collect(ctx context.Context, s *settings, client *http.Client) (inputs []in
 		if !s.Shard.Has(in) {
 			return nil, 1, nil
 		}
-		return []input{download(ctx, client, in, s.DownloadDir)}, 1, nil
+		return []input{download(ctx, client, in, s.DownloadDir, s.Resume)}, 1, nil
 	}
 	info, err := os.Stat(in)
 	if err != nil {
@@ -105,7 +108,7 @@ func collect(ctx context.Context, s *settings, client *http.Client) (inputs []in
 						Err: fmt.Errorf("download %s: its file name %s is already that of %s in this list", u, name, first)})
 					continue
 				}
-				out = append(out, download(ctx, client, u, s.DownloadDir))
+				out = append(out, download(ctx, client, u, s.DownloadDir, s.Resume))
 			}
 			return out, len(urls), nil
 		}
@@ -211,8 +214,17 @@ func urlFileName(u string) string {
 const maxDownload = 512 << 20
 
 // download fetches u into dir (atomically) and returns it as an input; a
-// failure is returned as a skipped input naming the URL.
-func download(ctx context.Context, client *http.Client, u, dir string) input {
+// failure is returned as a skipped input naming the URL. The file's time is
+// set to the server's Last-Modified when it sends one.
+//
+// With resume set and an earlier run's download of u still in dir, the
+// request is conditional (If-Modified-Since the file's time): an answer 304
+// Not Modified keeps the file without transferring the document again, and
+// the ledger then finds it done by its content digest. A server that
+// ignores the condition sends the document whole: whether it changed is
+// then told by its digest, so a changed document is translated again either
+// way.
+func download(ctx context.Context, client *http.Client, u, dir string, resume bool) input {
 	dst := filepath.Join(dir, urlFileName(u))
 	fail := func(err error) input { return input{Path: dst, Origin: u, Err: fmt.Errorf("download %s: %w", u, err)} }
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -220,11 +232,19 @@ func download(ctx context.Context, client *http.Client, u, dir string) input {
 		return fail(err)
 	}
 	version.SetUserAgent(req)
+	conditional := false
+	if st, err := os.Stat(dst); resume && err == nil && st.Mode().IsRegular() && st.Size() > 0 {
+		req.Header.Set("If-Modified-Since", st.ModTime().UTC().Format(http.TimeFormat))
+		conditional = true
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return fail(err)
 	}
 	defer resp.Body.Close()
+	if conditional && resp.StatusCode == http.StatusNotModified {
+		return input{Path: dst, Origin: u, NotModified: true}
+	}
 	if resp.StatusCode != http.StatusOK {
 		return fail(fmt.Errorf("HTTP %s", resp.Status))
 	}
@@ -240,6 +260,9 @@ func download(ctx context.Context, client *http.Client, u, dir string) input {
 	}
 	if err := atomicfile.WriteFile(dst, data, 0o644); err != nil {
 		return fail(err)
+	}
+	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
+		_ = os.Chtimes(dst, t, t) // the next resume asks for changes since then
 	}
 	return input{Path: dst, Origin: u}
 }

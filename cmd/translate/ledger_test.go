@@ -15,8 +15,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"archivekit/pkg/lemmatizer/lemmatizertest"
 	"archivekit/pkg/shard"
@@ -360,6 +362,71 @@ func TestURLNameClashAcrossShards(t *testing.T) {
 	if done != 1 || skipped != 1 || served.Load() != 1 {
 		t.Errorf("%d translated, %d skipped, %d downloads; want 1, 1, 1", done, skipped, served.Load())
 	}
+}
+
+// A resumed run over a URL list does not transfer a document that has not
+// changed at its address (the server answers the conditional request 304)
+// and does not translate it again; a document changed since is downloaded
+// and translated again; a run without --resume downloads everything.
+func TestResumeKeepsUnmodifiedDownloads(t *testing.T) {
+	recs := map[string][]byte{}
+	for _, n := range []string{"C-9107617A.xml", "C-9100725A.xml"} {
+		recs["/"+n], _ = os.ReadFile(shareddata.Path(t, "records/"+n))
+	}
+	var mu sync.Mutex
+	modified := map[string]time.Time{"/C-9107617A.xml": time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), "/C-9100725A.xml": time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	var full, notModified atomic.Int32
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		mod, b := modified[r.URL.Path], recs[r.URL.Path]
+		mu.Unlock()
+		rw := &statusWriter{ResponseWriter: w}
+		http.ServeContent(rw, r, r.URL.Path, mod, bytes.NewReader(b)) // answers If-Modified-Since
+		if rw.status == http.StatusNotModified {
+			notModified.Add(1)
+		} else {
+			full.Add(1)
+		}
+	}))
+	defer files.Close()
+	list := filepath.Join(t.TempDir(), "urls.txt")
+	os.WriteFile(list, []byte(files.URL+"/C-9107617A.xml\n"+files.URL+"/C-9100725A.xml\n"), 0o644)
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	args := []string{list, "-o", out, "--xpaths", "../../setup/translate/fields.txt", "--vocabulary", "", "-src", "cs"}
+	if r := runCLI(t, newEnv(api), args...); r.code != exitOK || full.Load() != 2 {
+		t.Fatalf("first run: exit %d, %d downloads: %s", r.code, full.Load(), r.stderr)
+	}
+	r := runCLI(t, newEnv(api), append(args, "--resume")...)
+	if r.code != exitOK || full.Load() != 2 || notModified.Load() != 2 || translated(t, r.stderr) != 0 {
+		t.Errorf("resumed run: exit %d, %d downloads, %d not modified, %d translated; want 0, 2, 2, 0: %s",
+			r.code, full.Load()-2, notModified.Load(), translated(t, r.stderr), r.stderr)
+	}
+	// One record changes at its address.
+	mu.Lock()
+	recs["/C-9100725A.xml"] = bytes.Replace(recs["/C-9100725A.xml"], []byte("</"), []byte("\n</"), 1)
+	modified["/C-9100725A.xml"] = modified["/C-9100725A.xml"].Add(time.Hour)
+	mu.Unlock()
+	r = runCLI(t, newEnv(api), append(args, "--resume")...)
+	if r.code != exitOK || full.Load() != 3 || notModified.Load() != 3 || translated(t, r.stderr) != 1 {
+		t.Errorf("resumed run after a change: exit %d, %d downloads in all (want 3), %d not modified in all (want 3), %d translated (want 1): %s",
+			r.code, full.Load(), notModified.Load(), translated(t, r.stderr), r.stderr)
+	}
+	// Without --resume every document is fetched whole.
+	if r := runCLI(t, newEnv(api), args...); r.code != exitOK || full.Load() != 5 {
+		t.Errorf("run without --resume: exit %d, %d downloads in all, want 5", r.code, full.Load())
+	}
+}
+
+// statusWriter remembers the status a handler answered with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
 }
 
 // With a vocabulary, the lemmatiser and the glossary size decide which

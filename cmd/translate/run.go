@@ -123,6 +123,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if !s.Shard.Whole() {
 		log.Info("shard", "shard", s.Shard.String(), "inputs", len(inputs), "inputs_all_shards", total)
 	}
+	if n := notModified(inputs); n > 0 {
+		log.Info("earlier downloads kept: not modified since, says the server (HTTP 304)", "urls", n, "download_dir", s.DownloadDir)
+	}
 
 	if err := os.MkdirAll(s.Output, 0o755); err != nil {
 		log.Error("output directory", "err", err)
@@ -305,6 +308,9 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	}
 	defer led.Close()
 	pd.setConfig("resume", s.Resume)
+	if s.Resume {
+		pd.setConfig("downloads_not_modified", notModified(inputs))
+	}
 	pd.setConfig("retry_failed", s.RetryFailed)
 	var written []string
 	restored, failedKept, recorded := 0, 0, 0
@@ -408,6 +414,17 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// notModified counts the URL inputs whose earlier download was kept.
+func notModified(inputs []input) int {
+	n := 0
+	for _, in := range inputs {
+		if in.NotModified {
+			n++
+		}
+	}
+	return n
 }
 
 // itemHook, when set (tests), is called after each input is done with the
