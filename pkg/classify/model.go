@@ -289,6 +289,52 @@ func (m *Model) normalise(r []float32) []float32 {
 	return out
 }
 
+// cpuCallInput bounds the input of one forward pass on the CPU, in bytes:
+// a batch is run in calls of at most this much input (ChunkPages). A
+// CNN's largest activation is about 8 times its input (EfficientNet-Lite0
+// at 224: 96 channels at 112×112, 4.8 MB a page against 0.6 MB of input),
+// so 3 MiB of input keeps every activation under 32 MiB, the largest
+// allocation that glibc's malloc serves from its heap and reuses. Larger
+// ones are mapped and unmapped at each call, and the kernel then clears
+// every page again: with the 16 pages of a batch in one call, page faults
+// took a quarter of the pipeline's CPU time (README "Benchmarks").
+var cpuCallInput = 3 << 20 // a variable for the benchmarks (export_test.go)
+
+// ChunkPages is the number of pages of one forward pass: on the CPU as
+// many as fit in cpuCallInput (5 at 224 px, 4 at 240, 1 from 363), on a
+// GPU the whole batch (0).
+func (n *net) ChunkPages() int {
+	if n.Module.Device() != "cpu" {
+		return 0
+	}
+	return max(1, cpuCallInput/(4*n.InputLen()))
+}
+
+// probabilities runs n pages (NCHW, the model's size) in forward passes of
+// at most ChunkPages pages each, on threads intra-op threads (0: the
+// process-wide count), and returns the module's n softmax rows. Every page
+// is computed on its own in a forward pass (inference: no batch
+// statistics), so the rows do not depend on the chunking beyond float
+// rounding.
+func (n *net) probabilities(data []float32, pages, threads int) ([][]float32, error) {
+	s := int64(n.Size())
+	step := n.ChunkPages()
+	if step <= 0 || step >= pages {
+		return n.Module.ProbabilitiesThreads(torch.Tensor{Data: data, Shape: []int64{int64(pages), 3, s, s}}, threads)
+	}
+	per := n.InputLen()
+	rows := make([][]float32, 0, pages)
+	for at := 0; at < pages; at += step {
+		k := min(step, pages-at)
+		r, err := n.Module.ProbabilitiesThreads(torch.Tensor{Data: data[at*per : (at+k)*per], Shape: []int64{int64(k), 3, s, s}}, threads)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r...)
+	}
+	return rows, nil
+}
+
 // Probabilities runs a NCHW batch of n pages through the model and returns
 // n softmax rows in canonical category order (modelmeta.Categories;
 // categories the model lacks score 0). It implements pipeline.Model.
@@ -306,7 +352,7 @@ func (m *Model) ProbabilitiesThreads(data []float32, n, c, h, w, threads int) ([
 	if c != 3 || h != m.Size() || w != m.Size() {
 		return nil, fmt.Errorf("%s: input %dx%dx%d, model wants 3x%dx%d", m.Name, c, h, w, m.Size(), m.Size())
 	}
-	rows, err := m.Module.ProbabilitiesThreads(torch.Tensor{Data: data, Shape: []int64{int64(n), int64(c), int64(h), int64(w)}}, threads)
+	rows, err := m.probabilities(data, n, threads)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}

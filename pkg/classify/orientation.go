@@ -3,7 +3,6 @@ package classify
 import (
 	"fmt"
 
-	"archivekit/bindings/torch"
 	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/resources"
 	"archivekit/pkg/review"
@@ -65,8 +64,7 @@ func (o *Orientation) probabilities(data []float32, n, threads int) ([][]float32
 	if n == 0 {
 		return nil, nil
 	}
-	s := int64(o.Size())
-	rows, err := o.Module.ProbabilitiesThreads(torch.Tensor{Data: data, Shape: []int64{int64(n), 3, s, s}}, threads)
+	rows, err := o.net.probabilities(data, n, threads)
 	if err != nil {
 		return nil, fmt.Errorf("orientation model %s: %w", o.Dir, err)
 	}
