@@ -9,7 +9,6 @@ import (
 	"sort"
 	"time"
 
-	"archivekit/pkg/atomicfile"
 	"archivekit/pkg/ledger"
 	"archivekit/pkg/licence"
 	runmeta "archivekit/pkg/paradata"
@@ -232,19 +231,13 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 		tm.termRate = newTermRate(exp, hit)
 		st.Terminology = tm
 	}
-	st.PerformancePerMinute = map[string]float64{}
-	if mins := end.Sub(start).Minutes(); mins > 0 {
-		for k, n := range st.OutputCountsByType {
-			st.PerformancePerMinute[k] = float64(int(float64(n)/mins*10000)) / 10000
-		}
-	}
+	st.PerformancePerMinute = runmeta.PerMinute(st.OutputCountsByType, end.Sub(start))
 	d.Statistics = st
 	sort.Strings(d.Outputs)
-	res := translator.Resolve(comps, used)
-	d.License, d.LicenseURL, d.LicenseDetail = res.EffectiveLicense, res.EffectiveLicenseURL, res
-	d.StartTime, d.EndTime = start.Format(time.RFC3339Nano), end.Format(time.RFC3339Nano)
-	d.DurationSeconds = float64(end.Sub(start).Milliseconds()) / 1000
-	d.Status, d.Error = "completed", ""
+	d.SetLicence(translator.Resolve(comps, used))
+	d.StartTime = start.UTC().Format(time.RFC3339Nano)
+	d.SetEnd(start, end)
+	d.SetOutcome(nil)
 
 	name := func(stamp string) string { return stamp + "_translator.json" }
 	stamp, err := runmeta.Claim(s.Output, time.Now().Format(stampLayout), name)
@@ -261,11 +254,7 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 	d.Config["failures_table"] = fpath
 	d.Config["merged_shards"] = list
 	d.Config["shards"] = len(runs)
-	b, err := json.MarshalIndent(d, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := runmeta.WriteJSON(path, d); err != nil {
 		return err
 	}
 	log.Info("merged run metadata written", "path", path, "shards", len(runs), "processed", st.SuccessfullyProcessed, "skipped", st.SkippedFiles)

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"sync"
 	"time"
 
-	"archivekit/pkg/atomicfile"
 	"archivekit/pkg/licence"
 	runmeta "archivekit/pkg/paradata"
 	"archivekit/pkg/shard"
@@ -17,18 +15,15 @@ import (
 	"archivekit/pkg/version"
 )
 
-// Run-metadata layout (schema 2.0, modelled on the translator's published
-// examples).
+// Run-metadata layout (pkg/paradata's schema and header, modelled on the
+// translator's published examples).
 const (
-	paradataSchema = "2.0"
-	stampLayout    = "060102-150405"
-	repository     = "archivekit"
+	stampLayout = "060102-150405"
+	repository  = "archivekit"
 )
 
-type skipped struct {
-	File   string `json:"file"`
-	Reason string `json:"reason"`
-}
+// skipped is an input that gave no translation, and why.
+type skipped = runmeta.Skipped
 
 type statistics struct {
 	InputFilesTotal       int                `json:"input_files_total"`
@@ -78,29 +73,15 @@ type terminology struct {
 	Documents map[string]termRate `json:"documents"`
 }
 
+// paradataDoc is the translator's run metadata: pkg/paradata's header, then
+// the translator's own configuration and statistics.
 type paradataDoc struct {
-	SchemaVersion      string             `json:"schema_version"`
-	Program            string             `json:"program"`
-	ToolVersion        string             `json:"tool_version"`
-	Repository         string             `json:"repository"`
-	RunnerRef          string             `json:"runner_ref"`
-	DockerImage        string             `json:"docker_image"`
-	GoVersion          string             `json:"go_version"`
-	Platform           string             `json:"platform"`
-	RunID              string             `json:"run_id"`
-	Status             string             `json:"status"`
-	Error              string             `json:"error,omitempty"`
-	License            string             `json:"license"`
-	LicenseURL         string             `json:"license_url"`
-	LicenseDetail      licence.Resolution `json:"license_detail"`
-	StartTime          string             `json:"start_time"`
-	EndTime            string             `json:"end_time"`
-	DurationSeconds    float64            `json:"duration_seconds"`
-	Config             map[string]any     `json:"config"`
-	Statistics         statistics         `json:"statistics"`
-	SkippedFilesDetail []skipped          `json:"skipped_files_detail"`
-	Outputs            []string           `json:"outputs"`
-	Warnings           []string           `json:"warnings"`
+	runmeta.Header
+	Config             map[string]any `json:"config"`
+	Statistics         statistics     `json:"statistics"`
+	SkippedFilesDetail []skipped      `json:"skipped_files_detail"`
+	Outputs            []string       `json:"outputs"`
+	Warnings           []string       `json:"warnings"`
 }
 
 // paradata is the run metadata of one run, written atomically at start,
@@ -135,10 +116,8 @@ func newParadata(dir string, start time.Time, sh shard.Spec, comps *licence.Comp
 		usage:      usage,
 		protected:  map[string]int{},
 		doc: paradataDoc{
-			SchemaVersion: paradataSchema, Program: translator.Program, ToolVersion: version.String(),
-			Repository: repository, RunnerRef: getenv("RUNNER_REF"), DockerImage: getenv("DOCKER_IMAGE"),
-			GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
-			RunID: stamp, Status: "running", StartTime: start.Format(time.RFC3339Nano),
+			Header: runmeta.NewHeader(translator.Program, start, runmeta.Info{ToolVersion: version.String(),
+				Repository: repository, RunnerRef: getenv("RUNNER_REF"), DockerImage: getenv("DOCKER_IMAGE"), RunID: stamp}),
 			Config:             map[string]any{},
 			Statistics:         statistics{OutputCountsByType: map[string]int{}, Languages: map[string]int{}, SegmentStatus: map[string]int{}},
 			SkippedFilesDetail: []skipped{}, Outputs: []string{}, Warnings: []string{},
@@ -166,7 +145,7 @@ func (p *paradata) inputs(n int) { p.mu.Lock(); p.doc.Statistics.InputFilesTotal
 func (p *paradata) skip(file, reason string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.doc.SkippedFilesDetail = append(p.doc.SkippedFilesDetail, skipped{file, reason})
+	p.doc.SkippedFilesDetail = append(p.doc.SkippedFilesDetail, skipped{File: file, Reason: reason})
 	p.doc.Statistics.SkippedFiles++
 }
 
@@ -220,9 +199,8 @@ func (p *paradata) snapshot(now time.Time) paradataDoc {
 	defer p.mu.Unlock()
 	d := p.doc
 	res := translator.Resolve(p.components, p.usage.Components())
-	d.License, d.LicenseURL, d.LicenseDetail = res.EffectiveLicense, res.EffectiveLicenseURL, res
-	d.EndTime = now.Format(time.RFC3339Nano)
-	d.DurationSeconds = float64(now.Sub(p.start).Milliseconds()) / 1000
+	d.SetLicence(res)
+	d.SetEnd(p.start, now)
 	cfg := make(map[string]any, len(d.Config)+2)
 	for k, v := range d.Config {
 		cfg[k] = v
@@ -237,15 +215,10 @@ func (p *paradata) snapshot(now time.Time) paradataDoc {
 	cfg["vocabulary_protected_terms_total"] = total
 	d.Config = cfg
 	st := d.Statistics
-	st.OutputCountsByType = copyMap(st.OutputCountsByType)
-	st.Languages = copyMap(st.Languages)
-	st.SegmentStatus = copyMap(st.SegmentStatus)
-	st.PerformancePerMinute = map[string]float64{}
-	if mins := now.Sub(p.start).Minutes(); mins > 0 {
-		for k, n := range st.OutputCountsByType {
-			st.PerformancePerMinute[k] = float64(int(float64(n)/mins*10000)) / 10000
-		}
-	}
+	st.OutputCountsByType = maps.Clone(st.OutputCountsByType)
+	st.Languages = maps.Clone(st.Languages)
+	st.SegmentStatus = maps.Clone(st.SegmentStatus)
+	st.PerformancePerMinute = runmeta.PerMinute(st.OutputCountsByType, now.Sub(p.start))
 	if p.terms != nil {
 		tm := &terminology{Documents: map[string]termRate{}}
 		exp, hit := 0, 0
@@ -265,31 +238,15 @@ func (p *paradata) snapshot(now time.Time) paradataDoc {
 	return d
 }
 
-func copyMap[V any](m map[string]V) map[string]V {
-	out := make(map[string]V, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
 // flush writes the current state atomically.
 func (p *paradata) flush() error {
-	b, err := json.MarshalIndent(p.snapshot(time.Now()), "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(p.path, append(b, '\n'), 0o644)
+	return runmeta.WriteJSON(p.path, p.snapshot(time.Now()))
 }
 
 // finish records the outcome and writes the file.
 func (p *paradata) finish(runErr error) error {
 	p.mu.Lock()
-	if runErr != nil {
-		p.doc.Status, p.doc.Error = "failed", runErr.Error()
-	} else {
-		p.doc.Status = "completed"
-	}
+	p.doc.SetOutcome(runErr)
 	p.mu.Unlock()
 	return p.flush()
 }

@@ -81,8 +81,11 @@ type Statistics struct {
 	PerformancePerMinute map[string]float64 `json:"performance_per_minute"`
 }
 
-// Document is the JSON written to disk.
-type Document struct {
+// Header is the part of the run metadata that both tools (the classifier
+// here, the translator in cmd/translate) write alike: the program and where
+// it ran, the run's identity and outcome, its licence and its times. A
+// tool's document embeds it first, so its fields come first in the JSON.
+type Header struct {
 	SchemaVersion   string             `json:"schema_version"`
 	Program         string             `json:"program"`
 	ToolVersion     string             `json:"tool_version"`
@@ -100,6 +103,68 @@ type Document struct {
 	StartTime       string             `json:"start_time"`
 	EndTime         string             `json:"end_time"`
 	DurationSeconds float64            `json:"duration_seconds"`
+}
+
+// NewHeader is the header of a run of program (with its Info) started at
+// start: running, times in UTC.
+func NewHeader(program string, start time.Time, info Info) Header {
+	return Header{
+		SchemaVersion: SchemaVersion, Program: program,
+		ToolVersion: info.ToolVersion, Repository: info.Repository,
+		RunnerRef: info.RunnerRef, DockerImage: info.DockerImage,
+		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
+		RunID: info.RunID, Status: StatusRunning,
+		StartTime: start.UTC().Format(time.RFC3339Nano),
+	}
+}
+
+// SetLicence records the resolved licence of the run.
+func (h *Header) SetLicence(res licence.Resolution) {
+	h.LicenseDetail = res
+	h.License, h.LicenseURL = res.EffectiveLicense, res.EffectiveLicenseURL
+}
+
+// SetEnd records the end time and the duration since start.
+func (h *Header) SetEnd(start, end time.Time) {
+	h.EndTime = end.UTC().Format(time.RFC3339Nano)
+	h.DurationSeconds = round(end.Sub(start).Seconds(), 3)
+}
+
+// SetOutcome records the outcome: completed, or failed with runErr's
+// message.
+func (h *Header) SetOutcome(runErr error) {
+	h.Status, h.Error = StatusCompleted, ""
+	if runErr != nil {
+		h.Status, h.Error = StatusFailed, runErr.Error()
+	}
+}
+
+// PerMinute is each count per minute of dur, to 4 decimals (0 when dur is
+// not positive).
+func PerMinute(counts map[string]int, dur time.Duration) map[string]float64 {
+	out := make(map[string]float64, len(counts))
+	for k, n := range counts {
+		rate := 0.0
+		if dur > 0 {
+			rate = round(float64(n)/dur.Minutes(), 4)
+		}
+		out[k] = rate
+	}
+	return out
+}
+
+// WriteJSON writes v, indented, with a final newline, atomically to path.
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return atomicfile.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// Document is the JSON written to disk.
+type Document struct {
+	Header
 	// Demo is true when a shipped demo model answered instead of the
 	// published ones; DemoEnsemble says the same (its older name).
 	Demo         bool           `json:"demo"`
@@ -181,19 +246,13 @@ func startWithClock(dir, stamp string, start time.Time, info Info, now func() ti
 	}
 	r := &Run{path: filepath.Join(dir, FileName(stamp)), start: start, now: now}
 	r.doc = Document{
-		SchemaVersion: SchemaVersion, Program: Program,
-		ToolVersion: info.ToolVersion, Repository: info.Repository,
-		RunnerRef: info.RunnerRef, DockerImage: info.DockerImage,
-		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
-		RunID: info.RunID, Status: StatusRunning,
-		StartTime: start.UTC().Format(time.RFC3339Nano),
-		Models:    []Model{}, Config: map[string]any{},
+		Header: NewHeader(Program, start, info),
+		Models: []Model{}, Config: map[string]any{},
 		Statistics:         Statistics{OutputCountsByType: map[string]int{}, PerformancePerMinute: map[string]float64{}},
 		SkippedFilesDetail: []Skipped{}, Outputs: []string{}, Warnings: []string{},
 	}
 	// Until the caller resolves the licence, the record says it is unknown.
-	r.doc.LicenseDetail = (&licence.Components{}).Resolve()
-	r.doc.License = r.doc.LicenseDetail.EffectiveLicense
+	r.doc.SetLicence((&licence.Components{}).Resolve())
 	if err := r.Flush(); err != nil {
 		return nil, err
 	}
@@ -207,8 +266,7 @@ func (r *Run) Path() string { return r.path }
 func (r *Run) SetLicence(res licence.Resolution) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.doc.LicenseDetail = res
-	r.doc.License, r.doc.LicenseURL = res.EffectiveLicense, res.EffectiveLicenseURL
+	r.doc.Header.SetLicence(res)
 }
 
 // SetConfig records one configuration value (flags after config-file
@@ -302,18 +360,9 @@ func (r *Run) Snapshot() Document {
 
 func (r *Run) snapshotLocked() Document {
 	end := r.now()
-	dur := end.Sub(r.start).Seconds()
 	d := r.doc
-	d.EndTime = end.UTC().Format(time.RFC3339Nano)
-	d.DurationSeconds = round(dur, 3)
-	d.Statistics.PerformancePerMinute = map[string]float64{}
-	for k, n := range d.Statistics.OutputCountsByType {
-		rate := 0.0
-		if dur > 0 {
-			rate = round(float64(n)/(dur/60), 4)
-		}
-		d.Statistics.PerformancePerMinute[k] = rate
-	}
+	d.SetEnd(r.start, end)
+	d.Statistics.PerformancePerMinute = PerMinute(d.Statistics.OutputCountsByType, end.Sub(r.start))
 	d.Statistics.OutputCountsByType = copyMap(d.Statistics.OutputCountsByType)
 	d.Config = copyMap(d.Config)
 	if d.Training != nil {
@@ -335,11 +384,7 @@ func (r *Run) Flush() error {
 }
 
 func (r *Run) writeLocked() error {
-	b, err := json.MarshalIndent(r.snapshotLocked(), "", "  ")
-	if err != nil {
-		return fmt.Errorf("%s: %w", r.path, err)
-	}
-	return atomicfile.WriteFile(r.path, append(b, '\n'), 0o644)
+	return WriteJSON(r.path, r.snapshotLocked())
 }
 
 // Finish records the outcome (failed with runErr's message when runErr is
@@ -347,10 +392,7 @@ func (r *Run) writeLocked() error {
 func (r *Run) Finish(runErr error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.doc.Status = StatusCompleted
-	if runErr != nil {
-		r.doc.Status, r.doc.Error = StatusFailed, runErr.Error()
-	}
+	r.doc.SetOutcome(runErr)
 	return r.writeLocked()
 }
 
