@@ -6,6 +6,7 @@
 #include "tshim.h"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/script.h>
@@ -453,6 +454,19 @@ int tshim_average(tshim_module *const *mods, int n, tshim_module **out, char **e
   });
 }
 
+// mapped_floats is a float tensor whose memory is mapped from the system
+// for it alone and unmapped when the tensor goes. A page's resized rows
+// (12 MB for a 4096-row page at 240) would otherwise come from glibc's
+// heap, which keeps such a block in the calling thread's arena after its
+// free: preprocessing runs on several threads, so each kept its own.
+static torch::Tensor mapped_floats(const std::vector<int64_t> &sizes) {
+  size_t bytes = sizeof(float);
+  for (auto s : sizes) bytes *= static_cast<size_t>(s);
+  void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  return torch::from_blob(p, sizes, [bytes](void *q) { munmap(q, bytes); }, torch::kFloat32);
+}
+
 int tshim_preprocess(const uint8_t *hwc, int64_t h, int64_t w, int64_t c, int64_t out_h, int64_t out_w,
                      const float *mean3, const float *std3, float *out, char **err) {
   return guard(err, [&] {
@@ -479,11 +493,14 @@ int tshim_preprocess(const uint8_t *hwc, int64_t h, int64_t w, int64_t c, int64_
     // of rows (each row on its own: the same weights, the same sums) and
     // the second on the narrow result gives the same values bit for bit
     // as one call on the whole page, without its float copy: a
-    // 13000×13000 page would take 2 GB as floats, a band takes 12 MB.
+    // 13000×13000 page would take 2 GB as floats, a band of 2^18 pixels
+    // takes 3 MB. The rows resized across are mapped for this call
+    // (mapped_floats) when they take 8 MiB or more.
     torch::Tensor x;
     if (out_w != w) {
-      x = torch::empty({1, 3, h, out_w}, torch::kFloat32);
-      int64_t band = std::max<int64_t>(1, (int64_t{1} << 20) / w);
+      std::vector<int64_t> sizes{1, 3, h, out_w};
+      x = 3 * h * out_w * sizeof(float) >= (size_t{8} << 20) ? mapped_floats(sizes) : torch::empty(sizes, torch::kFloat32);
+      int64_t band = std::max<int64_t>(1, (int64_t{1} << 18) / w);
       for (int64_t r = 0; r < h; r += band) {
         int64_t n = std::min(band, h - r);
         auto part = img.narrow(0, r, n).permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32);
