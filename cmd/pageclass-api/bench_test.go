@@ -2,12 +2,18 @@ package main
 
 import (
 	"archivekit/pkg/classify"
+	"archivekit/pkg/imageio"
 	"archivekit/pkg/procstat"
+	"archivekit/pkg/review"
+	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -76,11 +82,20 @@ func BenchmarkPredictImage(b *testing.B) {
 			best := map[bool]float64{}
 			var ratios []float64
 			var lat []time.Duration
+			var batched, batches float64 // pages and batches sent to the models by the batching server
 			for r := 0; r < 3; r++ {
 				rps := map[bool]float64{}
 				for _, batching := range []bool{r%2 == 1, r%2 == 0} {
 					var l []time.Duration
+					if batching {
+						sum, n := batchSizes(b, urls[true])
+						batched, batches = batched-sum, batches-n
+					}
 					rps[batching], l = load(b, urls[batching], conc, b.N)
+					if batching {
+						sum, n := batchSizes(b, urls[true])
+						batched, batches = batched+sum, batches+n
+					}
 					if batching && rps[batching] > best[true] {
 						lat = l
 					}
@@ -93,11 +108,46 @@ func BenchmarkPredictImage(b *testing.B) {
 			b.ReportMetric(best[true], "req/s-batching")
 			b.ReportMetric(best[true]/best[false], "batching/none")
 			b.ReportMetric(ratios[1], "median-round-ratio")
+			b.ReportMetric(batched/batches, "mean-batch")
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 			b.ReportMetric(procstat.LoadAvg(), "load-avg")
 		})
 	}
+}
+
+// batchSizes reads the service's inference_batch_size histogram: the pages
+// and the batches sent to its models so far (every member counts its own).
+func batchSizes(b *testing.B, url string) (sum, count float64) {
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	found := 0
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 2 {
+			continue
+		}
+		switch f[0] {
+		case "inference_batch_size_sum":
+			sum, err = strconv.ParseFloat(f[1], 64)
+		case "inference_batch_size_count":
+			count, err = strconv.ParseFloat(f[1], 64)
+		default:
+			continue
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		found++
+	}
+	if found != 2 {
+		b.Fatalf("/metrics has no inference_batch_size sum and count")
+	}
+	return sum, count
 }
 
 // BenchmarkMemory reports the resident memory of the service after warm-up
@@ -158,4 +208,95 @@ func rssMiB(b *testing.B) float64 {
 		b.Skip(err)
 	}
 	return float64(kb) / 1024
+}
+
+// BenchmarkBatchCost: what cross-request batching can save at most on
+// this machine. With the forward passes as the service runs them (the
+// bench ensemble, batching off, each pass on engine.forwardThreads
+// threads), it measures in process CPU time, which load from other
+// processes barely moves: a request's decoding and preprocessing of the
+// sample page (classify.PreprocessEach for the ensemble, ink coverage),
+// and for each member the forward cost per image at batch 1 and at batch 8,
+// 5 rounds in turn, the cheapest of each. It reports each member's
+// batch-8/batch-1 cost, the sums, and the most that batching 8 requests
+// could gain in requests per second when the CPU is the limit:
+// (decode+preprocess + forwards at 1) / (decode+preprocess + forwards at 8).
+//
+//	go test -run '^$' -bench BatchCost -benchtime 1x ./cmd/pageclass-api
+func BenchmarkBatchCost(b *testing.B) {
+	name, png := samplePage(b)
+	o := benchOptions(b)
+	o.NoBatch = true
+	s, _ := startServer(b, o, nil, nil)
+	ms := s.engine.ensemble
+	prep := func() batchInputs {
+		doc, err := imageio.Decode(png, name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		in := batchInputs{}
+		if err := doc.Use(context.Background(), 0, func(img imageio.Image) error {
+			review.MeasureInk(img.Pix, img.W, img.H)
+			return in.add(ms, img)
+		}); err != nil {
+			b.Fatal(err)
+		}
+		return in
+	}
+	in := prep()
+	const rounds, images = 5, 16
+	minPer := func(f func()) func(float64) float64 { // CPU ms per image, the cheapest round so far
+		return func(best float64) float64 {
+			t := procstat.CPUTime()
+			f()
+			v := float64(procstat.CPUTime()-t) / 1e6 / images
+			if best == 0 || v < best {
+				return v
+			}
+			return best
+		}
+	}
+	var dp float64
+	one, eight := make([]float64, len(ms)), make([]float64, len(ms))
+	for r := 0; r < b.N*rounds; r++ {
+		dp = minPer(func() {
+			for range images {
+				prep()
+			}
+		})(dp)
+		for i, m := range ms {
+			page := in[keyOf(m)][0]
+			run := func(n int) func() {
+				return func() {
+					pages := make([][]float32, n)
+					for k := range pages {
+						pages[k] = page
+					}
+					for range images / n {
+						if _, err := m.forward(pages); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			}
+			if r%2 == 0 {
+				one[i] = minPer(run(1))(one[i])
+				eight[i] = minPer(run(8))(eight[i])
+			} else {
+				eight[i] = minPer(run(8))(eight[i])
+				one[i] = minPer(run(1))(one[i])
+			}
+		}
+	}
+	var f1, f8 float64
+	for i, m := range ms {
+		f1 += one[i]
+		f8 += eight[i]
+		b.ReportMetric(eight[i]/one[i], m.model.Name+"-batch8/batch1")
+	}
+	b.ReportMetric(dp, "decode+prep-cpu-ms")
+	b.ReportMetric(f1, "forwards-batch1-cpu-ms/img")
+	b.ReportMetric(f8, "forwards-batch8-cpu-ms/img")
+	b.ReportMetric((dp+f1)/(dp+f8), "max-batching-gain")
+	b.ReportMetric(procstat.LoadAvg(), "load-avg")
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"syscall"
 	"testing"
 	"time"
 
@@ -147,13 +146,7 @@ func BenchmarkInferenceOptimization(b *testing.B) {
 }
 
 // cpuTime is the CPU time (user + system) of the whole process so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func cpuTime() time.Duration { return procstat.CPUTime() }
 
 // median of a non-empty slice (sorted in place).
 func median(v []float64) float64 {
