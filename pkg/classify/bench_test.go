@@ -64,22 +64,7 @@ func BenchmarkPipelineCostLargeModel(b *testing.B) {
 		b.Skip("ARCHIVEKIT_PYTHON not set")
 	}
 	torch.SetNumThreads(runtime.NumCPU())
-	tmp := b.TempDir()
-	dir := filepath.Join(tmp, "vitb")
-	os.MkdirAll(dir, 0o755)
-	mk := `import sys, torch, torchvision
-torch.manual_seed(0)
-torch.jit.script(torchvision.models.vit_b_16(num_classes=11).eval()).save(sys.argv[1])`
-	if out, err := exec.Command(py, "-c", mk, filepath.Join(dir, modelmeta.WeightsFile)).CombinedOutput(); err != nil {
-		b.Fatalf("making ViT-B/16: %v\n%s", err, out)
-	}
-	meta := &modelmeta.Meta{Labels: modelmeta.Categories, Base: "vit_b_16", License: "MIT",
-		Preprocess: registry.Preprocess{Size: 224, Resize: registry.ResizeBilinear, Mean: registry.HalfMean, Std: registry.HalfStd},
-		Provenance: modelmeta.Provenance{Method: "random-init"}}
-	if err := modelmeta.Save(dir, meta); err != nil {
-		b.Fatal(err)
-	}
-	m, err := classify.Load(dir, "cpu")
+	m, err := classify.Load(vitB16(b, py, filepath.Join(b.TempDir(), "vitb")), "cpu")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -100,4 +85,24 @@ torch.jit.script(torchvision.models.vit_b_16(num_classes=11).eval()).save(sys.ar
 		b.ReportMetric(e2e, "pages/s-end-to-end")
 		b.ReportMetric(e2e/pure, "end-to-end/forward")
 	}
+}
+
+// vitB16 writes a model folder dir holding torchvision's ViT-B/16 at 224
+// px (86 M parameters, random weights, seed 0), scripted by Python torch
+// py, and returns dir.
+func vitB16(b *testing.B, py, dir string) string {
+	os.MkdirAll(dir, 0o755)
+	mk := `import sys, torch, torchvision
+torch.manual_seed(0)
+torch.jit.script(torchvision.models.vit_b_16(num_classes=11).eval()).save(sys.argv[1])`
+	if out, err := exec.Command(py, "-c", mk, filepath.Join(dir, modelmeta.WeightsFile)).CombinedOutput(); err != nil {
+		b.Fatalf("making ViT-B/16: %v\n%s", err, out)
+	}
+	meta := &modelmeta.Meta{Labels: modelmeta.Categories, Base: "vit_b_16", License: "MIT",
+		Preprocess: registry.Preprocess{Size: 224, Resize: registry.ResizeBilinear, Mean: registry.HalfMean, Std: registry.HalfStd},
+		Provenance: modelmeta.Provenance{Method: "random-init"}}
+	if err := modelmeta.Save(dir, meta); err != nil {
+		b.Fatal(err)
+	}
+	return dir
 }

@@ -69,9 +69,11 @@ func pythonReference(b *testing.B, py string, e *classify.Ensemble, list string)
 // pages, same TorchScript models, same threads, in alternating rounds (best
 // round of each compared): each demo model alone, the five-model demo
 // ensemble (Python: one run per model, the original's way), and the ViT
-// fixture at 224. Go runs with one lane (one batch at a time on every
-// thread) and with two (classify.Options.Lanes: two batches at once, one
-// thread each); go/python is the default's (DefaultLanes).
+// fixture at 224; torchvision's ViT-B/16 at 224 (random weights, first 48
+// pages) when ARCHIVEKIT_BENCH_MODELS names vitb16. Go runs with one lane
+// (one batch at a time on every thread) and with two
+// (classify.Options.Lanes: two batches at once, one thread each);
+// go/python is the default's (DefaultLanes).
 //
 //	go test -run '^$' -bench PagesVsPythonReference -benchtime 1x ./pkg/classify
 func BenchmarkPagesVsPythonReference(b *testing.B) {
@@ -99,11 +101,18 @@ func BenchmarkPagesVsPythonReference(b *testing.B) {
 	if only := os.Getenv("ARCHIVEKIT_BENCH_MODELS"); only != "" {
 		order = strings.Split(only, ",")
 	}
-	pages := samplePages(b)
-	list := filepath.Join(b.TempDir(), "pages.txt")
-	os.WriteFile(list, []byte(strings.Join(pages, "\n")), 0o644)
+	all := samplePages(b)
 	for _, name := range order {
 		b.Run(name, func(b *testing.B) {
+			pages := all
+			if name == "vitb16" {
+				// Only when asked for: made here, and run over the first 48
+				// pages (three batches), as its forward passes are slow.
+				sets[name] = []string{vitB16(b, py, filepath.Join(b.TempDir(), "vitb16"))}
+				pages = all[:48]
+			}
+			list := filepath.Join(b.TempDir(), "pages.txt")
+			os.WriteFile(list, []byte(strings.Join(pages, "\n")), 0o644)
 			var ms []*classify.Model
 			for _, dir := range sets[name] {
 				m, err := classify.Load(dir, "cpu")
