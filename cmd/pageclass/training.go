@@ -191,9 +191,13 @@ func (r *runner) train(ctx context.Context) ([]classify.Folder, error) {
 	var out []classify.Folder
 	var made []map[string]any
 	for _, f := range res {
-		r.log.Info("fold trained", "fold", f.Fold, "model", f.ModelDir, "dev_accuracy", f.DevAccuracy, "test_top1", f.TestTop1)
+		var dev any = f.DevAccuracy // null when the split has no dev pages: the last epoch was kept
+		if f.DevPages == 0 {
+			dev = nil
+		}
+		r.log.Info("fold trained", "fold", f.Fold, "model", f.ModelDir, "dev_accuracy", dev, "dev_pages", f.DevPages, "test_top1", f.TestTop1)
 		made = append(made, map[string]any{"fold": f.Fold, "model": f.ModelDir, "checkpoint": f.Checkpoint, "datasets": f.DatasetFile,
-			"dev_accuracy": f.DevAccuracy, "test_top1": f.TestTop1, "test_top3": f.TestTop3, "stopped_early_at_epoch": f.StoppedEarly})
+			"dev_accuracy": dev, "dev_pages": f.DevPages, "test_top1": f.TestTop1, "test_top3": f.TestTop3, "stopped_early_at_epoch": f.StoppedEarly})
 		r.para.AddOutputFile(f.ModelDir)
 		r.para.AddOutputFile(f.DatasetFile)
 		out = append(out, classify.Folder{Dir: f.ModelDir})

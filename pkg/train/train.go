@@ -302,13 +302,13 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 			}
 			acc, _ = accuracy(probs, ds, 3)
 		}
-		o.Log.Info("epoch done", "fold", sp.Fold, "epoch", epoch+1, "dev_acc", round4(acc), "elapsed", time.Since(start).Round(time.Second).String())
+		o.Log.Info("epoch done", "fold", sp.Fold, "epoch", epoch+1, "dev_acc", devAcc(len(dev), acc), "elapsed", time.Since(start).Round(time.Second).String())
 		if acc > best || len(dev) == 0 {
 			best, bestEpoch = acc, epoch
-			if err := saveModel(m, ckpt, checkpointMeta(base, o, sp, acc, "best dev checkpoint")); err != nil {
+			if err := saveModel(m, ckpt, checkpointMeta(base, o, sp, acc, kept(len(dev), epoch))); err != nil {
 				return res, err
 			}
-			o.Log.Info("checkpoint saved", "fold", sp.Fold, "dir", ckpt, "dev_acc", round4(acc))
+			o.Log.Info("checkpoint saved", "fold", sp.Fold, "dir", ckpt, "dev_acc", devAcc(len(dev), acc))
 		}
 		if err := m.SetTrain(true); err != nil {
 			return res, err
@@ -323,7 +323,7 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 	if o.Progress != nil {
 		fmt.Fprintln(o.Progress)
 	}
-	res.Checkpoint, res.DevAccuracy = ckpt, best
+	res.Checkpoint, res.DevAccuracy, res.DevPages = ckpt, best, len(dev)
 	final := filepath.Join(o.Models, name)
 	bm, err := torch.Load(filepath.Join(ckpt, modelmeta.WeightsFile), o.Device)
 	if err != nil {
@@ -338,13 +338,17 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 		}
 		res.TestTop1, res.TestTop3 = accuracy(probs, ts, 3)
 	}
-	meta := checkpointMeta(base, o, sp, best, fmt.Sprintf("final model (best dev checkpoint): dev accuracy %.4f, test top-1 %.4f, top-3 %.4f on %d test pages",
-		best, res.TestTop1, res.TestTop3, len(test)))
+	chosen := fmt.Sprintf("best dev checkpoint, epoch %d: dev accuracy %.4f on %d dev pages", bestEpoch+1, best, len(dev))
+	if len(dev) == 0 {
+		chosen = kept(0, bestEpoch)
+	}
+	meta := checkpointMeta(base, o, sp, best, fmt.Sprintf("final model (%s), test top-1 %.4f, top-3 %.4f on %d test pages",
+		chosen, res.TestTop1, res.TestTop3, len(test)))
 	if err := saveModel(bm, final, meta); err != nil {
 		return res, err
 	}
 	res.ModelDir = final
-	o.Log.Info("fold done", "fold", sp.Fold, "model", final, "dev_acc", round4(best), "test_top1", round4(res.TestTop1),
+	o.Log.Info("fold done", "fold", sp.Fold, "model", final, "dev_acc", devAcc(len(dev), best), "test_top1", round4(res.TestTop1),
 		"test_top3", round4(res.TestTop3), "elapsed", time.Since(start).Round(time.Second).String())
 	return res, nil
 }
@@ -510,4 +514,21 @@ func evalSet(ss []*sample, base *modelmeta.Meta) []*sample {
 		}
 	}
 	return out
+}
+
+// kept says which checkpoint a fold keeps: the best on its dev pages, or,
+// when the split has none, the last epoch (nothing was chosen on accuracy).
+func kept(devPages, epoch int) string {
+	if devPages == 0 {
+		return fmt.Sprintf("last epoch, %d: the split has no dev pages, no checkpoint chosen", epoch+1)
+	}
+	return "best dev checkpoint"
+}
+
+// devAcc is a dev accuracy for the log: null when the split has no dev pages.
+func devAcc(devPages int, acc float64) any {
+	if devPages == 0 {
+		return nil
+	}
+	return round4(acc)
 }

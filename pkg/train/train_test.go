@@ -187,6 +187,27 @@ func TestFoldsCSVTakesPrecedenceAndExcludes(t *testing.T) {
 	if excluded != 184-listed {
 		t.Errorf("%d pages excluded, want %d (all unlisted pages)", excluded, 184-listed)
 	}
+	if res[0].DevPages != len(modelmeta.Categories) {
+		t.Errorf("fold 1 chose its checkpoint on %d dev pages, want %d", res[0].DevPages, len(modelmeta.Categories))
+	}
+
+	// A column without dev pages keeps the last epoch and says so: the
+	// model must not claim a "best dev checkpoint" at dev accuracy 0.
+	res, err = Train(context.Background(), Options{Base: base, Pages: p, Epochs: 2, FoldsCSV: csvPath, FoldColumn: "fold 2",
+		Revision: "vT.3", Checkpoints: filepath.Join(out, "c"), Models: filepath.Join(out, "m"), Results: filepath.Join(out, "r"), Stamp: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].DevPages != 0 {
+		t.Errorf("fold 2 has no dev pages, DevPages = %d", res[0].DevPages)
+	}
+	meta, err := modelmeta.Load(res[0].ModelDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes := meta.Provenance.Notes; strings.Contains(notes, "best dev") || !strings.Contains(notes, "last epoch, 2") {
+		t.Errorf("model trained without dev pages is labelled %q, want the last epoch (2) kept and no best dev checkpoint", notes)
+	}
 }
 
 func readF32(t testing.TB, path string) []float32 {
