@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -214,16 +217,19 @@ func urlFileName(u string) string {
 const maxDownload = 512 << 20
 
 // download fetches u into dir (atomically) and returns it as an input; a
-// failure is returned as a skipped input naming the URL. The file's time is
-// set to the server's Last-Modified when it sends one.
+// failure is returned as a skipped input naming the URL. Each download is
+// written with a sidecar (downloadSource: the URL, the validators the server
+// sent and the sha256 of the bytes), also atomically.
 //
-// With resume set and an earlier run's download of u still in dir, the
-// request is conditional (If-Modified-Since the file's time): an answer 304
-// Not Modified keeps the file without transferring the document again, and
-// the ledger then finds it done by its content digest. A server that
-// ignores the condition sends the document whole: whether it changed is
-// then told by its digest, so a changed document is translated again either
-// way.
+// With resume set, the request is conditional only when the sidecar says
+// that the file in dir is this URL's download and the file still has the
+// recorded sha256: it then carries the server's own validators (If-None-Match
+// its ETag, If-Modified-Since its Last-Modified), and an answer 304 Not
+// Modified keeps the file without transferring the document again; the
+// ledger then finds it done by its content digest. A file downloaded from
+// another URL with the same name, edited since, or without a sidecar is
+// downloaded in full. A server that ignores the condition sends the document
+// whole: whether it changed is then told by its digest.
 func download(ctx context.Context, client *http.Client, u, dir string, resume bool) input {
 	dst := filepath.Join(dir, urlFileName(u))
 	fail := func(err error) input { return input{Path: dst, Origin: u, Err: fmt.Errorf("download %s: %w", u, err)} }
@@ -233,9 +239,16 @@ func download(ctx context.Context, client *http.Client, u, dir string, resume bo
 	}
 	version.SetUserAgent(req)
 	conditional := false
-	if st, err := os.Stat(dst); resume && err == nil && st.Mode().IsRegular() && st.Size() > 0 {
-		req.Header.Set("If-Modified-Since", st.ModTime().UTC().Format(http.TimeFormat))
-		conditional = true
+	if resume {
+		if src, ok := earlierDownload(dst, u); ok {
+			if src.ETag != "" {
+				req.Header.Set("If-None-Match", src.ETag)
+			}
+			if src.LastModified != "" {
+				req.Header.Set("If-Modified-Since", src.LastModified)
+			}
+			conditional = true
+		}
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -258,13 +271,58 @@ func download(ctx context.Context, client *http.Client, u, dir string, resume bo
 	if len(bytes.TrimSpace(data)) == 0 {
 		return fail(errors.New("empty answer"))
 	}
+	// The old sidecar goes first: a run stopped between the two writes
+	// leaves a download without a sidecar, which is downloaded again.
+	side := sourcePath(dst)
+	if err := os.Remove(side); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fail(err)
+	}
 	if err := atomicfile.WriteFile(dst, data, 0o644); err != nil {
 		return fail(err)
 	}
-	if t, err := http.ParseTime(resp.Header.Get("Last-Modified")); err == nil {
-		_ = os.Chtimes(dst, t, t) // the next resume asks for changes since then
+	sum := sha256.Sum256(data)
+	src := downloadSource{URL: u, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), SHA256: hex.EncodeToString(sum[:])}
+	b, err := json.MarshalIndent(src, "", "  ")
+	if err != nil {
+		return fail(err)
+	}
+	if err := atomicfile.WriteFile(side, append(b, '\n'), 0o644); err != nil {
+		return fail(err)
 	}
 	return input{Path: dst, Origin: u}
+}
+
+// downloadSource is the sidecar of a download: where it came from, the
+// validators its server sent with it, and the digest of the bytes written.
+type downloadSource struct {
+	URL          string `json:"url"`
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"last_modified,omitempty"`
+	SHA256       string `json:"sha256"`
+}
+
+// sourcePath names the sidecar of the download dst: a hidden file beside it
+// whose extension matches no input format.
+func sourcePath(dst string) string {
+	return filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".source")
+}
+
+// earlierDownload returns the sidecar of dst when it records u, a validator,
+// and the sha256 the file still has; ok is false otherwise.
+func earlierDownload(dst, u string) (src downloadSource, ok bool) {
+	b, err := os.ReadFile(sourcePath(dst))
+	if err != nil || json.Unmarshal(b, &src) != nil {
+		return src, false
+	}
+	if src.URL != u || (src.ETag == "" && src.LastModified == "") || src.SHA256 == "" {
+		return src, false
+	}
+	data, err := os.ReadFile(dst)
+	if err != nil {
+		return src, false
+	}
+	sum := sha256.Sum256(data)
+	return src, hex.EncodeToString(sum[:]) == src.SHA256
 }
 
 func httpClient() *http.Client { return &http.Client{Timeout: 120 * time.Second} }

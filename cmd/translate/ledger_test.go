@@ -418,6 +418,59 @@ func TestResumeKeepsUnmodifiedDownloads(t *testing.T) {
 	}
 }
 
+// A download is asked for conditionally only when its sidecar says it came
+// from this URL and its bytes are still those downloaded: another URL with
+// the same last path segment (and the same Last-Modified), or a download
+// edited since, is fetched in full, so the document translated is always
+// the URL's own; an unchanged download of the same URL is still kept on 304.
+func TestResumeConditionalOnlyForTheSameDownload(t *testing.T) {
+	a, _ := os.ReadFile(shareddata.Path(t, "records/C-9100725A.xml"))
+	b, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
+	docs := map[string][]byte{"/a/rec.xml": a, "/b/rec.xml": b}
+	etags := map[string]string{"/a/rec.xml": `"a1"`, "/b/rec.xml": `"b1"`}
+	mod := time.Date(2021, 1, 2, 3, 4, 5, 0, time.UTC)
+	var mu sync.Mutex
+	full, notModified := map[string]int{}, map[string]int{}
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("ETag", etags[r.URL.Path])
+		rw := &statusWriter{ResponseWriter: w}
+		http.ServeContent(rw, r, r.URL.Path, mod, bytes.NewReader(docs[r.URL.Path]))
+		mu.Lock()
+		defer mu.Unlock()
+		if rw.status == http.StatusNotModified {
+			notModified[r.URL.Path]++
+		} else {
+			full[r.URL.Path]++
+		}
+	}))
+	defer files.Close()
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	local := filepath.Join(out, "downloaded_inputs", "rec.xml")
+	args := func(u string, more ...string) []string {
+		return append([]string{files.URL + u, "-o", out, "--xpaths", "../../setup/translate/fields.txt", "--vocabulary", "", "-src", "cs"}, more...)
+	}
+	step := func(name, u string, wantFull, want304 int, want []byte) {
+		t.Helper()
+		r := runCLI(t, newEnv(api), args(u, "--resume")...)
+		mu.Lock()
+		gotFull, got304 := full[u], notModified[u]
+		mu.Unlock()
+		got, _ := os.ReadFile(local)
+		if r.code != exitOK || gotFull != wantFull || got304 != want304 || !bytes.Equal(got, want) {
+			t.Fatalf("%s: exit %d, %s downloaded %d times (want %d), answered 304 %d times (want %d), download is the URL's document: %v: %s",
+				name, r.code, u, gotFull, wantFull, got304, want304, bytes.Equal(got, want), r.stderr)
+		}
+	}
+	step("first run", "/a/rec.xml", 1, 0, a)
+	step("another URL with the same name", "/b/rec.xml", 1, 0, b)
+	if err := os.WriteFile(local, a, 0o644); err != nil { // edited locally
+		t.Fatal(err)
+	}
+	step("edited download", "/b/rec.xml", 2, 0, b)
+	step("unchanged download", "/b/rec.xml", 2, 1, b)
+}
+
 // statusWriter remembers the status a handler answered with.
 type statusWriter struct {
 	http.ResponseWriter
