@@ -265,6 +265,22 @@ func (m *Module) ParamBytes() (int64, error) {
 	return int64(v), nil
 }
 
+// ParamCounts returns the number of parameter elements that training
+// changes (those requiring gradients) and the number in all.
+func (m *Module) ParamCounts() (trainable, total int64, err error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.h == nil {
+		return 0, 0, ErrClosed
+	}
+	var t, n C.int64_t
+	var msg *C.char
+	if err := statusErr("param counts", C.tshim_module_param_counts(m.h, &t, &n, &msg), msg); err != nil {
+		return 0, 0, err
+	}
+	return int64(t), int64(n), nil
+}
+
 // Tensor is a dense float32 tensor in row-major order.
 type Tensor struct {
 	Data  []float32

@@ -83,6 +83,11 @@ int tshim_module_optimize(tshim_module *m, int level, char **err);
 int tshim_module_set_train(tshim_module *m, int train, char **err);
 /* Total bytes of parameters plus buffers. */
 int tshim_module_param_bytes(tshim_module *m, int64_t *out, char **err);
+
+/* Parameter elements in all, and those that require gradients (the ones
+ * training changes; a base exported with a frozen backbone has only its
+ * head's). */
+int tshim_module_param_counts(tshim_module *m, int64_t *trainable, int64_t *total, char **err);
 /* Forward a float32 NCHW batch (shape[0..3]) in inference mode.
  * softmax != 0 applies softmax over dimension 1. threads > 0 runs the call
  * with that many intra-op threads (the count then stays with the calling OS

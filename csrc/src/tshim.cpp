@@ -365,6 +365,20 @@ int tshim_module_param_bytes(tshim_module *m, int64_t *out, char **err) {
   });
 }
 
+int tshim_module_param_counts(tshim_module *m, int64_t *trainable, int64_t *total, char **err) {
+  return guard(err, [&] {
+    need(m != nullptr, "module is NULL");
+    need(trainable && total, "output pointers are NULL");
+    int64_t t = 0, n = 0;
+    for (const auto &p : m->mod.parameters()) {
+      n += p.numel();
+      if (p.requires_grad()) t += p.numel();
+    }
+    *trainable = t;
+    *total = n;
+  });
+}
+
 int tshim_module_forward(tshim_module *m, const float *input, const int64_t *shape, int ndim, int softmax,
                          int threads, float **out, int64_t *rows, int64_t *cols, char **err) {
   return guard(err, [&] {

@@ -46,15 +46,18 @@ type Options struct {
 
 // FoldResult is what one trained fold produced.
 type FoldResult struct {
-	Fold         int     // 1-based
-	ModelDir     string  // final model folder under Options.Models
-	Checkpoint   string  // best checkpoint folder under Options.Checkpoints
-	DatasetFile  string  // the {stamp}_{rev}_FOLD_{n}_DATASETS.txt written
-	DevAccuracy  float64 // best dev accuracy (0 when DevPages is 0)
-	DevPages     int     // dev pages the checkpoint was chosen on; 0: the split has none and the last epoch is kept
-	TestTop1     float64 // accuracy on the fold's test split
-	TestTop3     float64
-	StoppedEarly int // the last epoch run when early stopping ended the fold; 0 when every epoch ran
+	Fold        int     // 1-based
+	ModelDir    string  // final model folder under Options.Models
+	Checkpoint  string  // best checkpoint folder under Options.Checkpoints
+	DatasetFile string  // the {stamp}_{rev}_FOLD_{n}_DATASETS.txt written
+	DevAccuracy float64 // best dev accuracy (0 when DevPages is 0)
+	DevPages    int     // dev pages the checkpoint was chosen on; 0: the split has none and the last epoch is kept
+	// TrainableParams of TotalParams parameter elements were trained; the
+	// others are frozen in the base (requires_grad off, e.g. a backbone).
+	TrainableParams, TotalParams int64
+	TestTop1                     float64 // accuracy on the fold's test split
+	TestTop3                     float64
+	StoppedEarly                 int // the last epoch run when early stopping ended the fold; 0 when every epoch ran
 }
 
 // EvalOptions configure --eval.

@@ -209,6 +209,13 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 		return res, err
 	}
 	defer m.Close()
+	res.TrainableParams, res.TotalParams, err = m.ParamCounts()
+	if err != nil {
+		return res, err
+	}
+	if res.TrainableParams == 0 {
+		return res, fmt.Errorf("%s: no parameter of the base requires gradients: nothing to train", o.Base)
+	}
 	tr, err := torch.NewTrainer(m, torch.DefaultAdamW(o.LR))
 	if err != nil {
 		return res, err
@@ -222,7 +229,12 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 	name := fmt.Sprintf("%s_FOLD_%d", o.Revision, sp.Fold)
 	ckpt := filepath.Join(o.Checkpoints, o.Stamp+"_"+name)
 	o.Log.Info("training fold", "fold", sp.Fold, "train", len(train), "dev", len(dev), "test", len(test),
-		"epochs", o.Epochs, "batch", o.Batch, "steps", total, "lr", o.LR, "seed", seed)
+		"epochs", o.Epochs, "batch", o.Batch, "steps", total, "lr", o.LR, "seed", seed,
+		"trainable_params", res.TrainableParams, "total_params", res.TotalParams)
+	if res.TrainableParams < res.TotalParams {
+		o.Log.Info("the base has frozen parameters: training changes only the rest", "base", o.Base,
+			"trainable_params", res.TrainableParams, "total_params", res.TotalParams)
+	}
 
 	aug := newAugmenter(size)
 	buf := make([]float32, o.Batch*plane)
@@ -305,7 +317,7 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 		o.Log.Info("epoch done", "fold", sp.Fold, "epoch", epoch+1, "dev_acc", devAcc(len(dev), acc), "elapsed", time.Since(start).Round(time.Second).String())
 		if acc > best || len(dev) == 0 {
 			best, bestEpoch = acc, epoch
-			if err := saveModel(m, ckpt, checkpointMeta(base, o, sp, acc, kept(len(dev), epoch))); err != nil {
+			if err := saveModel(m, ckpt, checkpointMeta(base, o, sp, res, kept(len(dev), epoch))); err != nil {
 				return res, err
 			}
 			o.Log.Info("checkpoint saved", "fold", sp.Fold, "dir", ckpt, "dev_acc", devAcc(len(dev), acc))
@@ -342,7 +354,7 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 	if len(dev) == 0 {
 		chosen = kept(0, bestEpoch)
 	}
-	meta := checkpointMeta(base, o, sp, best, fmt.Sprintf("final model (%s), test top-1 %.4f, top-3 %.4f on %d test pages",
+	meta := checkpointMeta(base, o, sp, res, fmt.Sprintf("final model (%s), test top-1 %.4f, top-3 %.4f on %d test pages",
 		chosen, res.TestTop1, res.TestTop3, len(test)))
 	if err := saveModel(bm, final, meta); err != nil {
 		return res, err
@@ -413,7 +425,7 @@ func accuracy(probs [][]float32, ss []*sample, k int) (float64, float64) {
 	return float64(top1) / float64(len(ss)), float64(topk) / float64(len(ss))
 }
 
-func checkpointMeta(base *modelmeta.Meta, o Options, sp *splits.Split, devAcc float64, note string) *modelmeta.Meta {
+func checkpointMeta(base *modelmeta.Meta, o Options, sp *splits.Split, res FoldResult, note string) *modelmeta.Meta {
 	m := *base
 	m.Labels = append([]string(nil), base.Labels...)
 	m.Trainable = true
@@ -425,8 +437,8 @@ func checkpointMeta(base *modelmeta.Meta, o Options, sp *splits.Split, devAcc fl
 		Source:  fmt.Sprintf("base %s (%s); pages %s; split: %s", o.Base, base.Base, o.Pages, sp.Source),
 		Fold:    sp.Fold,
 		Created: time.Now().UTC().Format(time.RFC3339),
-		Notes: fmt.Sprintf("%s; epochs %d, batch %d, lr %g (10%% warm-up, linear decay), AdamW, augmentation %v; trained on CC BY-NC 4.0 data",
-			note, o.Epochs, o.Batch, o.LR, o.Augment),
+		Notes: fmt.Sprintf("%s; %s; epochs %d, batch %d, lr %g (10%% warm-up, linear decay), AdamW, augmentation %v; trained on CC BY-NC 4.0 data",
+			note, trained(res), o.Epochs, o.Batch, o.LR, o.Augment),
 	}
 	return &m
 }
@@ -531,4 +543,12 @@ func devAcc(devPages int, acc float64) any {
 		return nil
 	}
 	return round4(acc)
+}
+
+// trained says which parameters training changed.
+func trained(res FoldResult) string {
+	if res.TrainableParams == res.TotalParams {
+		return fmt.Sprintf("all %d parameters trained", res.TotalParams)
+	}
+	return fmt.Sprintf("%d of %d parameters trained, the rest frozen in the base", res.TrainableParams, res.TotalParams)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/csv"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -205,6 +206,9 @@ func TestFoldsCSVTakesPrecedenceAndExcludes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if notes := meta.Provenance.Notes; !strings.Contains(notes, fmt.Sprintf("all %d parameters trained", res[0].TotalParams)) || res[0].TotalParams == 0 {
+		t.Errorf("model notes %q do not say all %d parameters of the tiny base were trained", notes, res[0].TotalParams)
+	}
 	if notes := meta.Provenance.Notes; strings.Contains(notes, "best dev") || !strings.Contains(notes, "last epoch, 2") {
 		t.Errorf("model trained without dev pages is labelled %q, want the last epoch (2) kept and no best dev checkpoint", notes)
 	}
@@ -348,5 +352,28 @@ func TestPatienceSizeAndNoCache(t *testing.T) {
 	}
 	if meta.Preprocess.Size != 48 || !meta.IsFastCls() || meta.Dropout == nil || *meta.Dropout != 0.1 {
 		t.Errorf("trained model: size %d, base %s, dropout %v", meta.Preprocess.Size, meta.Base, meta.Dropout)
+	}
+}
+
+// TestShippedModelsTrainOnlyTheirHead: the shipped demo models were trained
+// as linear heads on frozen ImageNet backbones, and a base made from them
+// says so: ParamCounts gives the head alone (11 categories x 1280 features
+// + 11 biases for EfficientNet-Lite0) as trainable, which pageclass --train
+// logs and records.
+func TestShippedModelsTrainOnlyTheirHead(t *testing.T) {
+	m, err := torch.Load("../../weights/demo/model_v14/model.pt", "cpu")
+	if err != nil {
+		t.Skipf("no shipped model: %v", err)
+	}
+	defer m.Close()
+	trainable, total, err := m.ParamCounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trainable != 11*1280+11 || total <= trainable {
+		t.Errorf("model_v14: %d of %d parameters trainable, want the head alone (%d)", trainable, total, 11*1280+11)
+	}
+	if got := trained(FoldResult{TrainableParams: trainable, TotalParams: total}); !strings.Contains(got, "frozen") {
+		t.Errorf("trained() = %q, want it to say the rest is frozen", got)
 	}
 }
