@@ -280,6 +280,43 @@ func TestTranslateEndpoint(t *testing.T) {
 	}
 }
 
+// A doc_id with separators is data: the record comes back under an escaped
+// file name that no client can take for a path.
+func TestRecordNameOfHostileDocID(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, nil))
+	small := []byte(`<?xml version="1.0"?><alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p1"><PrintSpace><TextBlock ID="b1"><TextLine ID="l1"><String CONTENT="hrob"/></TextLine></TextBlock></PrintSpace></Page></Layout></alto>`)
+	for id, want := range map[string]string{"../../etc/x": "..%2F..%2Fetc%2Fx.document.json", `a\b`: "a%5Cb.document.json"} {
+		rec, err := docrecord.New(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, _ := rec.Bytes()
+		body, ct := multipartBody(t, part{Field: "file", Name: "p.alto.xml", File: true, Data: small},
+			part{Field: "document_json", Name: "r.json", File: true, Data: base}, part{Field: "source_lang", Data: []byte("cs")})
+		resp := post(t, ts.URL+"/translate", ct, body)
+		b := readBody(t, resp)
+		if resp.StatusCode != 200 {
+			t.Fatalf("doc_id %q: status %d: %s", id, resp.StatusCode, b)
+		}
+		_, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		mr := multipart.NewReader(bytes.NewReader(b), params["boundary"])
+		var names []string
+		for {
+			p, err := mr.NextPart()
+			if err != nil {
+				break
+			}
+			_, dp, _ := mime.ParseMediaType(p.Header.Get("Content-Disposition")) // raw, not p.FileName's Base
+			names = append(names, dp["filename"])
+		}
+		if len(names) != 2 || names[1] != want {
+			t.Errorf("doc_id %q: part file names %q, want the record as %q", id, names, want)
+		}
+	}
+}
+
 // TestTranslateWithRecord: a document and its record go in, the translated
 // document and the accreted record come back; nothing of the request is
 // written to disk (the temporary folder does not even exist).

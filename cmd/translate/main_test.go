@@ -431,6 +431,24 @@ func TestDocumentRecord(t *testing.T) {
 	if d.Statistics.OutputCountsByType["json"] != 1 {
 		t.Errorf("outputs %v", d.Statistics.OutputCountsByType)
 	}
+	// A doc_id with separators is data: the record is written inside the
+	// output folder, under an escaped name.
+	for id, name := range map[string]string{"../escaped": "..%2Fescaped.document.json", "a/b": "a%2Fb.document.json"} {
+		hostile := filepath.Join(t.TempDir(), "hostile.json")
+		os.WriteFile(hostile, []byte(`{"schema_version":"1.0","doc_id":"`+id+`"}`), 0o644)
+		parent := t.TempDir()
+		o := filepath.Join(parent, "out")
+		if r := runCLI(t, newEnv(api), shareddata.Path(t, sampleALTO), "-o", o, "-src", "cs", "--fast-align", "--vocabulary", "",
+			"--document-json", hostile); r.code != exitOK {
+			t.Fatalf("doc_id %q: exit %d: %s", id, r.code, r.stderr)
+		}
+		if rec, err := docrecord.Load(filepath.Join(o, name)); err != nil || rec.DocID() != id {
+			t.Errorf("doc_id %q: record not at %s: %v", id, name, err)
+		}
+		if _, err := os.Stat(filepath.Join(parent, "escaped.document.json")); err == nil {
+			t.Errorf("doc_id %q: a record was written outside the output folder", id)
+		}
+	}
 	// --document-json-out is honoured.
 	dst := filepath.Join(t.TempDir(), "rec.json")
 	if r := runCLI(t, newEnv(api), shareddata.Path(t, sampleALTO), "-o", t.TempDir(), "-src", "cs", "--fast-align", "--vocabulary", "",

@@ -237,3 +237,27 @@ func TestInvalidRecordNeverWritten(t *testing.T) {
 		t.Error("confidence 2 accepted")
 	}
 }
+
+// FileName keeps an ordinary doc_id and gives a single name inside the
+// folder for a hostile one.
+func TestFileName(t *testing.T) {
+	for _, c := range []struct{ id, want string }{
+		{"MTX201501307", "MTX201501307.document.json"},
+		{"oai:kramerius:uuid-1.2_3", "oai:kramerius:uuid-1.2_3.document.json"},
+		{"Praha – účty", "Praha – účty.document.json"},
+		{"..", "...document.json"},
+		{"../x", "..%2Fx.document.json"},
+		{"a/b", "a%2Fb.document.json"},
+		{`..\..\x`, "..%5C..%5Cx.document.json"},
+		{"a\nb\x00c\x7f", "a%0Ab%00c%7F.document.json"},
+		{"50%2F", "50%252F.document.json"}, // not the name of "50/"
+	} {
+		got := FileName(c.id)
+		if got != c.want {
+			t.Errorf("FileName(%q) = %q, want %q", c.id, got, c.want)
+		}
+		if filepath.Base(got) != got || got == "." || got == ".." {
+			t.Errorf("FileName(%q) = %q is not one name in the folder", c.id, got)
+		}
+	}
+}

@@ -49,8 +49,23 @@ type Record struct {
 	baselineInvalid bool
 }
 
-// FileName is "<doc_id>.document.json".
-func FileName(docID string) string { return docID + FileSuffix }
+// FileName is "<doc_id>.document.json", a single file name for any doc_id:
+// doc_id is data (any string), so the bytes that could leave the folder or
+// break the name, a path separator ('/', '\\'), a control character, and '%'
+// itself, are written as %XX (upper-case hex). An ordinary doc_id is kept as
+// it is; ".." cannot escape either, since the suffix follows it.
+func FileName(docID string) string {
+	var b strings.Builder
+	for i := 0; i < len(docID); i++ {
+		c := docID[i]
+		if c == '/' || c == '\\' || c == '%' || c < 0x20 || c == 0x7f {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String() + FileSuffix
+}
 
 // New starts a record without a baseline.
 func New(docID string) (*Record, error) {
