@@ -668,14 +668,15 @@ func (r *runner) classify(ctx context.Context) error {
 		}
 		// The file's last page: the item is complete.
 		delete(open, p.Name)
-		digest := digestOf[p.Name]
-		if !resume {
-			var err error
-			if digest, err = digestFile(p.Name); err != nil {
-				r.log.Debug("content digest not taken; the file is not recorded in the ledger", "file", p.Name, "error", err.Error())
-			}
+		if fileHook != nil {
+			fileHook(p.Name)
 		}
+		// The digest of the bytes that were decoded, not of the file as it
+		// is now: a file rewritten meanwhile must not be recorded with the
+		// classes of its old content.
+		digest := p.Digest
 		if digest == "" {
+			r.log.Debug("content digest not taken (the file could not be read); the file is not recorded in the ledger", "file", p.Name)
 			return nil
 		}
 		e, err := it.entry(name, digest)
@@ -766,6 +767,10 @@ const FailuresTable = "FAILURES.csv"
 // itemHook, when set (tests), is called after each item is recorded in the
 // ledger with the number recorded so far in this run.
 var itemHook func(recorded int)
+
+// fileHook, when set (tests), is called with a file's path when its last
+// page has been classified, before it is recorded in the ledger.
+var fileHook func(path string)
 
 // loadOrientation loads the page-orientation model of --rotation-model and
 // records it in the run metadata; none given means pages are not checked

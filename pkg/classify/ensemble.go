@@ -101,6 +101,9 @@ type Page struct {
 	Condition review.Condition
 	// Err says why the page has no prediction; it names the file.
 	Err error
+	// Digest is pipeline.Result.Digest: the SHA-256 of the input's bytes
+	// as decoded; "" when they could not be read.
+	Digest string
 }
 
 // Top returns the n best categories of the mean, best first.
@@ -125,7 +128,7 @@ func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Optio
 	}
 	nm := len(e.Models)
 	return pipeline.Run(ctx, inputs, j, cfg, func(r pipeline.Result) error {
-		p := Page{Input: r.Input, Name: r.Name, Page: r.Page, Pages: r.Pages, Err: r.Err}
+		p := Page{Input: r.Input, Name: r.Name, Page: r.Page, Pages: r.Pages, Err: r.Err, Digest: r.Digest}
 		if r.Err == nil {
 			k := len(modelmeta.Categories)
 			if len(r.Probs) != nm*k+j.condLen() {

@@ -213,6 +213,18 @@ func Decode(data []byte, name string) (*Doc, error) { return DefaultOptions.Deco
 // Open reads the file at path and parses its header. The format is
 // detected from the content, not the extension.
 func (o Options) Open(path string) (*Doc, error) {
+	data, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return o.Decode(data, path)
+}
+
+// ReadFile reads the regular file at path as Open does, with the same
+// error for a file that cannot be read. A caller that needs the bytes too
+// (for a content digest of exactly what is decoded) reads them with
+// ReadFile and passes them to Decode.
+func ReadFile(path string) ([]byte, error) {
 	data, err := regularfile.Read(path)
 	if err != nil {
 		var pe *os.PathError
@@ -221,7 +233,7 @@ func (o Options) Open(path string) (*Doc, error) {
 		}
 		return nil, &Error{Name: path, Err: fmt.Errorf("cannot read: %w", err)}
 	}
-	return o.Decode(data, path)
+	return data, nil
 }
 
 // ErrNotRegular is regularfile.ErrNotRegular: the path is a device, pipe,

@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"archivekit/pkg/imageio"
+	"archivekit/pkg/ledger"
 )
 
 // DefaultBatch is the batch size used when Config.Batch is 0 (spec §8).
@@ -116,6 +117,9 @@ type Result struct {
 	// Err says why this row has no probabilities (unreadable file, bad
 	// page, preprocessing failure). It names the file.
 	Err error
+	// Digest is the SHA-256 (hex, as ledger.Digest) of the input's bytes
+	// exactly as they were decoded; "" when they could not be read.
+	Digest string
 }
 
 // Stats summarises a run.
@@ -138,9 +142,11 @@ type task struct {
 	doc   *imageio.Doc // nil when err is set by the opener
 	page  int          // 0-based
 	pages int
-	data  []float32 // preprocessed page, until copied into a batch
-	probs []float32
-	err   error
+	// digest is the SHA-256 of the bytes the opener decoded
+	digest string
+	data   []float32 // preprocessed page, until copied into a batch
+	probs  []float32
+	err    error
 }
 
 // Run classifies every page of inputs with model and calls emit once per
@@ -221,11 +227,16 @@ func open(ctx context.Context, inputs []Input, cfg Config, tokens chan struct{},
 			return
 		}
 		var doc *imageio.Doc
-		var err error
-		if in.Data != nil {
-			doc, err = cfg.Decode.Decode(in.Data, in.Name)
-		} else {
-			doc, err = cfg.Decode.Open(in.Name)
+		var digest string
+		data, err := in.Data, error(nil)
+		if data == nil {
+			data, err = imageio.ReadFile(in.Name)
+		}
+		if err == nil {
+			// The digest of the very bytes decoded: a file rewritten
+			// later is not recorded with content that was not classified.
+			digest = ledger.DigestBytes(data)
+			doc, err = cfg.Decode.Decode(data, in.Name)
 		}
 		if err == nil && cfg.MaxPages > 0 && doc.Pages() > cfg.MaxPages {
 			err = fmt.Errorf("%s: %w: %d, limit %d", in.Name, ErrTooManyPages, doc.Pages(), cfg.MaxPages)
@@ -234,7 +245,7 @@ func open(ctx context.Context, inputs []Input, cfg Config, tokens chan struct{},
 			if cfg.OnOpen != nil {
 				cfg.OnOpen(in, 0)
 			}
-			if !send(&task{input: i, name: in.Name, err: err}) {
+			if !send(&task{input: i, name: in.Name, digest: digest, err: err}) {
 				return
 			}
 			continue
@@ -243,7 +254,7 @@ func open(ctx context.Context, inputs []Input, cfg Config, tokens chan struct{},
 			cfg.OnOpen(in, doc.Pages())
 		}
 		for p := 0; p < doc.Pages(); p++ {
-			if !send(&task{input: i, name: in.Name, doc: doc, page: p, pages: doc.Pages()}) {
+			if !send(&task{input: i, name: in.Name, doc: doc, page: p, pages: doc.Pages(), digest: digest}) {
 				return
 			}
 		}
@@ -359,7 +370,7 @@ func batch(ctx context.Context, model Model, cfg Config, tokens <-chan struct{},
 		}
 		k := 0
 		for _, t := range f.rows {
-			r := Result{Row: t.row, Input: t.input, Name: t.name, Err: t.err}
+			r := Result{Row: t.row, Input: t.input, Name: t.name, Err: t.err, Digest: t.digest}
 			if t.err == nil {
 				r.Page, r.Pages, r.Probs = t.page+1, t.pages, f.probs[k]
 				k++

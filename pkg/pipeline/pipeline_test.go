@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"archivekit/pkg/imageio"
+	"archivekit/pkg/ledger"
 )
 
 // quadrants is a deterministic preprocessing: the mean of each channel in
@@ -210,6 +211,11 @@ func TestRunOrderAndErrors(t *testing.T) {
 				}
 				if r.Name != paths[r.Input] {
 					t.Errorf("row %d: Input %d is %s, want %s", i, r.Input, paths[r.Input], r.Name)
+				}
+				// The digest of the bytes read, also for a file that does
+				// not decode; none for a file that cannot be read.
+				if d, _ := ledger.Digest(w.name); r.Digest != d {
+					t.Errorf("row %d (%s): digest %q, want %q", i, w.name, r.Digest, d)
 				}
 				if w.errText != "" {
 					if r.Err == nil || !strings.Contains(r.Err.Error(), w.errText) || !strings.Contains(r.Err.Error(), w.name) || r.Probs != nil {
