@@ -191,8 +191,9 @@ func Run(ctx context.Context, inputs []Input, model Model, cfg Config, emit func
 }
 
 // windowFull, when set (tests), is called by the opener each time it finds
-// the window of rows full and waits, with the number of rows numbered so far.
-var windowFull func(rows int)
+// the window of rows full and waits, with the number of rows numbered so far
+// and the window's tokens (a test reads their count; it must not use them).
+var windowFull func(rows int, tokens chan struct{})
 
 // open numbers the rows and hands them to the workers. A final nil task
 // marks the end; it goes straight to the batcher.
@@ -205,7 +206,7 @@ func open(ctx context.Context, inputs []Input, cfg Config, tokens chan struct{},
 		default:
 			// The window is full: the opener waits for the batcher.
 			if windowFull != nil {
-				windowFull(row)
+				windowFull(row, tokens)
 			}
 			select {
 			case tokens <- struct{}{}:

@@ -306,10 +306,14 @@ func TestUploadsAndPageLimit(t *testing.T) {
 // TestBackpressure: while the first batch is held in the model, the
 // decoders stop after the batches in flight and one window of rows; with
 // InFlight 2 the second batch goes to the model while the first is held.
-// It synchronises on events only: the model calls starting, the opener
-// finding the window full (after which it numbers no row until a token
-// comes back, which needs the held batch to land), and the workers having
-// preprocessed every row numbered by then.
+// It synchronises on events only: the model calls starting (after which the
+// batcher takes no row, so no token comes back), the opener finding the
+// window full once they have started (it has then stopped for good), and
+// the workers having preprocessed every row numbered by then. A window of
+// another size fails at once, not at go test's timeout: the opener's stop
+// is seen either by the opener itself (the model holds its batches and the
+// window is full) or, when it stopped just before the model calls started,
+// by the test once they have.
 func TestBackpressure(t *testing.T) {
 	paths := make([]string, 200)
 	for i := range paths {
@@ -321,12 +325,39 @@ func TestBackpressure(t *testing.T) {
 			// Rows numbered when the model holds inFlight batches: those
 			// batches and one window (Batch + Workers) behind them.
 			limit := inFlight*batch + batch + workers
-			full := make(chan int, 1000)
-			windowFull = func(rows int) { full <- rows }
-			t.Cleanup(func() { windowFull = nil })
 			var calls, total atomic.Int64
 			reached, over := make(chan struct{}), make(chan struct{})
 			gate := make(chan struct{})
+			release := sync.OnceFunc(func() { close(gate) })
+			t.Cleanup(release) // a failed test does not leave the run blocked
+			m := &fakeModel{gate: gate, calls: make(chan int, 100)}
+			held := func() bool { // the model holds inFlight batches
+				m.mu.Lock()
+				defer m.mu.Unlock()
+				return len(m.sizes) >= inFlight
+			}
+			// stopped receives the rows numbered when the opener has
+			// stopped for good: with the model holding its batches, the
+			// batcher takes no row and the opener is the only one to
+			// take tokens, so a full window stays full.
+			stopped := make(chan int, 1)
+			stop := func(rows int) {
+				select {
+				case stopped <- rows:
+				default:
+				}
+			}
+			var mu sync.Mutex
+			var window chan struct{}
+			windowFull = func(rows int, tokens chan struct{}) {
+				mu.Lock()
+				window = tokens
+				mu.Unlock()
+				if held() && len(tokens) == cap(tokens) {
+					stop(rows)
+				}
+			}
+			t.Cleanup(func() { windowFull = nil })
 			count := func(img imageio.Image) ([]float32, error) {
 				total.Add(1)
 				select {
@@ -341,7 +372,6 @@ func TestBackpressure(t *testing.T) {
 				}
 				return quadrants(img)
 			}
-			m := &fakeModel{gate: gate, calls: make(chan int, 100)}
 			c := cfg(workers, batch, count)
 			c.InFlight = inFlight
 			errc := make(chan error, 1)
@@ -356,20 +386,24 @@ func TestBackpressure(t *testing.T) {
 					t.Fatalf("run ended before %d model calls: %v", inFlight, err)
 				}
 			}
-			// With the batches in the model the batcher takes no row, so the
-			// opener stops when it has numbered limit rows.
-			for stopped := false; !stopped; {
-				select {
-				case rows := <-full:
-					if rows > limit {
-						t.Fatalf("the opener numbered %d rows while the model was blocked, want at most %d", rows, limit)
-					}
-					stopped = rows == limit
-				case <-over:
-					t.Fatalf("more than %d pages preprocessed while the model was blocked", limit)
-				case err := <-errc:
-					t.Fatalf("run ended while the model was blocked: %v", err)
+			// The opener may have found the window full just before the
+			// last model call started, when its hook could not tell.
+			// The batches in the model hold inFlight*batch rows taken by
+			// the batcher; the window holds the others.
+			mu.Lock()
+			if window != nil && len(window) == cap(window) {
+				stop(inFlight*batch + len(window))
+			}
+			mu.Unlock()
+			select {
+			case rows := <-stopped:
+				if rows != limit {
+					t.Fatalf("the opener stopped at %d rows while the model was blocked, want %d", rows, limit)
 				}
+			case <-over:
+				t.Fatalf("more than %d pages preprocessed while the model was blocked", limit)
+			case err := <-errc:
+				t.Fatalf("run ended while the model was blocked: %v", err)
 			}
 			select {
 			case <-reached: // every row numbered is preprocessed
@@ -378,7 +412,7 @@ func TestBackpressure(t *testing.T) {
 			}
 			started := len(m.calls)
 			n := calls.Load()
-			close(gate)
+			release()
 			if err := <-errc; err != nil {
 				t.Fatal(err)
 			}
