@@ -33,6 +33,9 @@ type inputSet struct {
 	// of files collected before it was taken.
 	Shard shard.Spec
 	All   int
+	// AllDigest is shard.InputsDigest of every file collected, for a
+	// shard ("" for a whole run): --merge refuses shards of other lists.
+	AllDigest string
 }
 
 // share keeps the files of one shard, keyed by their path relative to the
@@ -44,12 +47,14 @@ func (s *inputSet) share(spec shard.Spec) {
 		return
 	}
 	mine := s.Files[:0:0]
-	for _, f := range s.Files {
-		if spec.Has(shard.Key(s.Root, f)) {
+	keys := make([]string, len(s.Files))
+	for i, f := range s.Files {
+		keys[i] = shard.Key(s.Root, f)
+		if spec.Has(keys[i]) {
 			mine = append(mine, f)
 		}
 	}
-	s.Files = mine
+	s.Files, s.AllDigest = mine, shard.InputsDigest(keys)
 }
 
 // extAliases are extensions collected together.

@@ -31,7 +31,8 @@ var mergeSame = []string{"topn", "raw", "best", "no_average_best", "save_interme
 // mergeDrop are the shard runs' values that describe one shard only.
 var mergeDrop = map[string]bool{"shard": true, "shard_files_all": true, "ledger": true, "ledger_key": true,
 	"results": true, "items_from_ledger": true, "resume": true, "retry_failed": true, "chunk_key": true,
-	"directory": true, "config_file": true, "device": true, "merge": true, "merge_from": true}
+	"directory": true, "config_file": true, "device": true, "merge": true, "merge_from": true,
+	shard.InputsConfig: true, shard.FolderConfig: true}
 
 // merge combines the tables of the shard runs found in c.MergeFrom (results
 // folders, whose shard run metadata are all taken, or run-metadata files)

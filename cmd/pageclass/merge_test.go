@@ -281,3 +281,55 @@ func TestMergeTakesContinuedShard(t *testing.T) {
 		t.Errorf("tables written by a refused merge: %v", m)
 	}
 }
+
+// A shard resumed over another input folder is not a continuation of the
+// shard, and shards of two input lists are not one run: --merge refuses
+// both, naming the runs (review1 F3: they were merged, exit 0, rows of
+// two folders mixed).
+func TestMergeRefusesOtherInput(t *testing.T) {
+	e := newEnv(t, nil)
+	pages := e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	// in2: the same number of pages (so shard_files_all agrees), one of
+	// them under another name.
+	in2 := filepath.Join(e.root, "in2")
+	for i, p := range pages {
+		rel, err := filepath.Rel(e.in, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			rel = filepath.Join(filepath.Dir(rel), "other-"+filepath.Base(rel))
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(in2, rel), string(b))
+	}
+	for _, c := range []struct {
+		name string
+		runs [][]string
+	}{
+		{"resumed over another folder", [][]string{{"-d", e.in, "--shard", "0/2"}, {"-d", e.in, "--shard", "1/2"}, {"-d", in2, "--shard", "0/2", "--resume"}}},
+		{"shards of two folders", [][]string{{"-d", e.in, "--shard", "0/2"}, {"-d", in2, "--shard", "1/2"}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			shards := filepath.Join(t.TempDir(), "shards")
+			for _, args := range c.runs {
+				if code, log := e.run(t, append(args, "--results", shards)...); code != exitOK {
+					t.Fatalf("%v: exit %d: %s", args, code, log)
+				}
+			}
+			out := filepath.Join(t.TempDir(), "merged")
+			code, log := e.run(t, "--merge", "--results", out, shards)
+			if code != exitUsage || !strings.Contains(log, "were cut from different input lists") ||
+				!strings.Contains(log, e.in) || !strings.Contains(log, in2) {
+				t.Errorf("exit %d, want %d naming both input folders: %s", code, exitUsage, log)
+			}
+			if m, _ := filepath.Glob(filepath.Join(out, "*.csv")); len(m) > 0 {
+				t.Errorf("tables written by a refused merge: %v", m)
+			}
+		})
+	}
+}

@@ -447,6 +447,8 @@ func (r *runner) classify(ctx context.Context) error {
 	if !set.Shard.Whole() {
 		r.para.SetConfig("shard", set.Shard.String())
 		r.para.SetConfig("shard_files_all", set.All)
+		r.para.SetConfig(shard.InputsConfig, set.AllDigest)
+		r.para.SetConfig(shard.FolderConfig, set.Root)
 		r.log.Info("shard", "shard", set.Shard.String(), "files", len(set.Files), "files_all_shards", set.All)
 		if len(set.Files) == 0 {
 			// Another shard classifies them: nothing to do here is success.

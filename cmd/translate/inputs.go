@@ -69,26 +69,28 @@ func matchesFormat(name string, formats []string) bool {
 //     each input keeps its folder relative to the directory (input.Dir).
 //
 // With --shard, only the inputs of the run's share are kept (and only
-// their URLs downloaded); total is the number of inputs before that.
+// their URLs downloaded); all are the shard keys of the inputs before
+// that (shard.Key: the URL, the file's name, or its path relative to the
+// directory).
 //
 // A missing input path is errNoInput.
-func collect(ctx context.Context, s *settings, client *http.Client) (inputs []input, total int, err error) {
+func collect(ctx context.Context, s *settings, client *http.Client) (inputs []input, all []string, err error) {
 	in := s.Input
 	if isURL(in) {
 		if !s.Shard.Has(in) {
-			return nil, 1, nil
+			return nil, []string{in}, nil
 		}
-		return []input{download(ctx, client, in, s.DownloadDir, s.Resume)}, 1, nil
+		return []input{download(ctx, client, in, s.DownloadDir, s.Resume)}, []string{in}, nil
 	}
 	info, err := os.Stat(in)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: %s: %v", errNoInput, in, err)
+		return nil, nil, fmt.Errorf("%w: %s: %v", errNoInput, in, err)
 	}
 	if !info.IsDir() {
 		if strings.EqualFold(filepath.Ext(in), ".txt") {
 			urls, err := readURLList(in)
 			if err != nil {
-				return nil, 0, err
+				return nil, nil, err
 			}
 			var out []input
 			// Two URLs that name the same download file would overwrite
@@ -113,12 +115,12 @@ func collect(ctx context.Context, s *settings, client *http.Client) (inputs []in
 				}
 				out = append(out, download(ctx, client, u, s.DownloadDir, s.Resume))
 			}
-			return out, len(urls), nil
+			return out, urls, nil
 		}
 		if !s.Shard.Has(filepath.Base(in)) {
-			return nil, 1, nil
+			return nil, []string{filepath.Base(in)}, nil
 		}
-		return []input{{Path: in, Origin: in}}, 1, nil
+		return []input{{Path: in, Origin: in}}, []string{filepath.Base(in)}, nil
 	}
 	skipDirs := map[string]bool{}
 	for _, d := range []string{s.Output, s.DownloadDir} {
@@ -148,17 +150,15 @@ func collect(ctx context.Context, s *settings, client *http.Client) (inputs []in
 		return nil
 	})
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	total = len(out)
-	if !s.Shard.Whole() {
-		mine := out[:0]
-		for _, x := range out {
-			if s.Shard.Has(shard.Key(in, x.Path)) {
-				mine = append(mine, x)
-			}
+	all = make([]string, len(out))
+	mine := out[:0]
+	for i, x := range out {
+		all[i] = shard.Key(in, x.Path)
+		if s.Shard.Has(all[i]) {
+			mine = append(mine, x)
 		}
-		out = mine
 	}
-	return out, total, err
+	return mine, all, err
 }
 
 // readURLList reads a .txt list of URLs; a line that is not an http(s) URL

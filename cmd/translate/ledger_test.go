@@ -621,3 +621,32 @@ func TestResumeRedoesLemmatiserOutage(t *testing.T) {
 		}
 	}
 }
+
+// A shard resumed over another input folder (as many files, one name
+// differs) is not the shard's continuation: --merge refuses it, naming the
+// runs and inputs (review1 F3; pkg/shard.Choose, shared with pageclass).
+func TestMergeRefusesOtherInput(t *testing.T) {
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(shareddata.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	b, err := os.ReadFile(recs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := filepath.Join(t.TempDir(), "renamed-"+filepath.Base(recs[0]))
+	if err := os.WriteFile(renamed, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root1, root2 := recordsTree(t, recs), recordsTree(t, append([]string{renamed}, recs[1:]...))
+	api := startAPI(t, translatortest.Config{})
+	shared := t.TempDir()
+	for _, a := range [][]string{recordArgs(root1, shared, "--shard", "0/2"), recordArgs(root1, shared, "--shard", "1/2"),
+		recordArgs(root2, shared, "--shard", "0/2", "--resume")} {
+		if r := runCLI(t, newEnv(api), a...); r.code != exitOK {
+			t.Fatalf("%v: exit %d: %s", a, r.code, r.stderr)
+		}
+	}
+	r := runCLI(t, newEnv(api), "--merge", "-o", shared)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "were cut from different input lists") ||
+		!strings.Contains(r.stderr, root1) || !strings.Contains(r.stderr, root2) {
+		t.Errorf("exit %d, want %d naming both inputs: %s", r.code, exitUsage, r.stderr)
+	}
+}

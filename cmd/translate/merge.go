@@ -23,7 +23,8 @@ var mergeSame = []string{"ledger_key", "formats", "shard_inputs_all", "mode", "o
 
 // mergeDrop are the shard runs' values that describe one shard only.
 var mergeDrop = map[string]bool{"shard": true, "shard_inputs_all": true, "ledger": true, "items_from_ledger": true,
-	"resume": true, "retry_failed": true, "failures_table": true, "input_path": true, "config_file": true}
+	"resume": true, "retry_failed": true, "failures_table": true, "input_path": true, "config_file": true,
+	shard.InputsConfig: true, shard.FolderConfig: true}
 
 type shardDoc struct {
 	path string

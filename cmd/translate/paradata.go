@@ -125,13 +125,17 @@ func newParadata(dir string, start time.Time, sh shard.Spec, comps *licence.Comp
 	}, nil
 }
 
-// shard labels the run metadata of one share of a sharded run: the share
-// and the input count of the whole run in its configuration (the share is
-// in its file name from newParadata, so the n runs of one batch started in
-// the same second on a shared output folder write n files).
-func (p *paradata) shard(s shard.Spec, total int) {
+// shard labels the run metadata of one share of a sharded run: the share,
+// the input count of the whole run, the digest of its input list
+// (shard.InputsDigest, which --merge compares) and the input it was
+// collected from, in its configuration (the share is in its file name from
+// newParadata, so the n runs of one batch started in the same second on a
+// shared output folder write n files).
+func (p *paradata) shard(s shard.Spec, total int, inputs, from string) {
 	p.setConfig("shard", s.String())
 	p.setConfig("shard_inputs_all", total)
+	p.setConfig(shard.InputsConfig, inputs)
+	p.setConfig(shard.FolderConfig, from)
 }
 
 func (p *paradata) setConfig(k string, v any) { p.mu.Lock(); p.doc.Config[k] = v; p.mu.Unlock() }

@@ -27,6 +27,7 @@ import (
 	"archivekit/pkg/progress"
 	"archivekit/pkg/regularfile"
 	"archivekit/pkg/resources"
+	"archivekit/pkg/shard"
 	"archivekit/pkg/translator"
 	"archivekit/pkg/vocab"
 	"archivekit/pkg/xsd"
@@ -108,7 +109,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
-	inputs, total, err := collect(ctx, s, httpClient())
+	inputs, all, err := collect(ctx, s, httpClient())
+	total := len(all)
 	if err != nil {
 		log.Error("no input", "err", err)
 		if errors.Is(err, errNoInput) {
@@ -139,7 +141,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitFailure
 	}
 	if !s.Shard.Whole() {
-		pd.shard(s.Shard, total)
+		pd.shard(s.Shard, total, shard.InputsDigest(all), s.Input)
 	}
 	if len(inputs) == 0 {
 		// An empty share (only a shard has one): another shard translates

@@ -1,6 +1,8 @@
 package shard
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -30,6 +32,31 @@ type Part struct {
 	Empty bool
 	// Start and End are the run's times (zero when not recorded).
 	Start, End time.Time
+	// Inputs is the digest of the whole input list the run's share was
+	// cut from (InputsDigest; "" in run metadata that predate it), and
+	// Folder the input it was collected from, for messages.
+	Inputs, Folder string
+}
+
+// InputsConfig and FolderConfig are the run-metadata config keys of a
+// shard run's InputsDigest and input folder.
+const (
+	InputsConfig = "shard_inputs_digest"
+	FolderConfig = "shard_input"
+)
+
+// InputsDigest is the SHA-256 (hex) of the sorted shard keys (Key) of
+// every input of a sharded run, before the shares are cut: runs of one
+// sharded run agree on it; runs over another input list do not.
+func InputsDigest(keys []string) string {
+	k := append([]string(nil), keys...)
+	sort.Strings(k)
+	h := sha256.New()
+	for _, s := range k {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // RunPart is the Part of the run metadata at path of a shard spec: status,
@@ -44,6 +71,8 @@ func RunPart(path string, spec Spec, status, start, end string, config map[strin
 	p := Part{Spec: spec, Name: path, Status: status, Completed: status == "completed", Empty: inputs == 0}
 	p.Start, _ = time.Parse(time.RFC3339Nano, start)
 	p.End, _ = time.Parse(time.RFC3339Nano, end)
+	p.Inputs, _ = config[InputsConfig].(string)
+	p.Folder, _ = config[FolderConfig].(string)
 	for _, k := range []string{"resume", "retry_failed", "chunk"} {
 		if b, _ := config[k].(bool); b {
 			p.Resumed = true
@@ -125,6 +154,12 @@ func Choose(parts []Part) ([]Pick, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("missing shards %s of %d (found %d)", strings.Join(missing, ", "), n, len(chosen))
 	}
+	first := parts[chosen[0].Part]
+	for _, c := range chosen[1:] {
+		if err := sameInputs(first, parts[c.Part]); err != nil {
+			return nil, fmt.Errorf("not shards of one run: %w", err)
+		}
+	}
 	return chosen, nil
 }
 
@@ -154,6 +189,9 @@ func latest(parts []Part, done []int) (Pick, error) {
 		case p.End.IsZero() || l.Start.IsZero() || p.End.After(l.Start):
 			why = "the later started before the earlier ended"
 		}
+		if err := sameInputs(p, l); why == "" && err != nil {
+			why = err.Error()
+		}
 		if why != "" {
 			return Pick{}, fmt.Errorf("completed %d times (%s): %s is not a continuation of %s (%s), so the shards overlap; keep the run metadata of one and move the others away",
 				len(done), names(parts, done), l.Name, p.Name, why)
@@ -176,4 +214,14 @@ func names(parts []Part, idx []int) string {
 		s[i] = parts[k].Name
 	}
 	return strings.Join(s, ", ")
+}
+
+// sameInputs is an error naming both runs when a and b were cut from
+// different input lists (or one records its list and the other does not).
+func sameInputs(a, b Part) error {
+	if a.Inputs == b.Inputs {
+		return nil
+	}
+	return fmt.Errorf("%s and %s were cut from different input lists (input %s, digest %s; input %s, digest %s)",
+		a.Name, b.Name, orNone(a.Folder), orNone(a.Inputs), orNone(b.Folder), orNone(b.Inputs))
 }

@@ -24,6 +24,9 @@ func TestChoose(t *testing.T) {
 				p.Empty, p.Ledger = true, ""
 			case strings.HasPrefix(o, "ledger="):
 				p.Ledger = strings.TrimPrefix(o, "ledger=")
+			case strings.HasPrefix(o, "in="): // the input folder it was cut from
+				p.Folder = strings.TrimPrefix(o, "in=")
+				p.Inputs = InputsDigest([]string{p.Folder + "/a.png", p.Folder + "/b.png"})
 			}
 		}
 		return p
@@ -48,6 +51,14 @@ func TestChoose(t *testing.T) {
 		{"unfinished", []Part{part(0, 2, "completed", 0), part(1, 2, "running", 0)}, "", "did not complete"},
 		{"other count", []Part{part(0, 2, "completed", 0), part(1, 3, "completed", 0)}, "", "shards of different runs"},
 		{"none", nil, "", "no shard run"},
+		// review1 F3: a shard resumed over another input folder, or
+		// shards of two folders, are not one run.
+		{"resumed over another input", []Part{part(0, 2, "completed", 0, "in=in1"), part(1, 2, "completed", 0, "in=in1"), part(0, 2, "completed", 5, "resume", "in=in2")}, "",
+			"run-0-completed-0 and run-0-completed-5 were cut from different input lists (input in1"},
+		{"shards of two inputs", []Part{part(0, 2, "completed", 0, "in=in1"), part(1, 2, "completed", 0, "in=in2")}, "",
+			"not shards of one run: run-0-completed-0 and run-1-completed-0 were cut from different input lists"},
+		{"one run records its list, the other not", []Part{part(0, 2, "completed", 0, "in=in1"), part(1, 2, "completed", 0)}, "", "digest none"},
+		{"same list, resumed", []Part{part(0, 2, "completed", 0, "in=in1"), part(1, 2, "completed", 0, "in=in1"), part(0, 2, "completed", 5, "resume", "in=in1")}, "[{2 [0]} {1 []}]", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := Choose(c.parts)
@@ -71,8 +82,8 @@ func TestRunPart(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x_shard.json")
 	p := RunPart(path, Spec{1, 3}, "completed", "2026-11-23T06:00:00.5Z", "2026-11-23T06:01:00Z",
-		map[string]any{"ledger_key": "abc", "retry_failed": true}, "pageclass_", 4)
-	want := Part{Spec: Spec{1, 3}, Name: path, Status: "completed", Completed: true, Resumed: true,
+		map[string]any{"ledger_key": "abc", "retry_failed": true, InputsConfig: "d1", FolderConfig: "/in"}, "pageclass_", 4)
+	want := Part{Spec: Spec{1, 3}, Name: path, Status: "completed", Completed: true, Resumed: true, Inputs: "d1", Folder: "/in",
 		Ledger: filepath.Join(dir, "ledger", "pageclass_abc"),
 		Start:  time.Date(2026, 11, 23, 6, 0, 0, 5e8, time.UTC), End: time.Date(2026, 11, 23, 6, 1, 0, 0, time.UTC)}
 	if fmt.Sprint(p) != fmt.Sprint(want) {
