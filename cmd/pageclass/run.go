@@ -548,17 +548,15 @@ func (r *runner) classify(ctx context.Context) error {
 		return &rv
 	}
 	// A run that continues from the ledger needs every file's digest
-	// before it starts, to know what is done (the files are then read
-	// twice: once here, once when classified). A fresh run takes a file's
-	// digest when its last page is classified, right after the decoder
-	// read it, so it reads the file from the disk once (the second read
-	// finds it in the page cache) and starts classifying at once.
+	// before it starts, to know what is done (the files left to classify
+	// are then read twice: once here, once when classified). A fresh run
+	// records the digest of the bytes the decoder read (Page.Digest), so
+	// it reads each file once and starts classifying at once.
 	var fileDigest []string
 	var digestErrs []error
 	if resume {
 		fileDigest, digestErrs = digestAll(set.Files)
 	}
-	digestOf := make(map[string]string, len(set.Files))
 	var files []string
 	restored, failedKept := 0, 0
 	for i, f := range set.Files {
@@ -567,7 +565,6 @@ func (r *runner) classify(ctx context.Context) error {
 			continue
 		}
 		name := itemName(set, f)
-		digestOf[f] = fileDigest[i]
 		if digestErrs[i] != nil {
 			r.log.Debug("content digest not taken; the file is classified and not recorded in the ledger", "file", f, "error", digestErrs[i].Error())
 		}
