@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +20,7 @@ import (
 	"time"
 
 	"archivekit/pkg/atomicfile"
+	"archivekit/pkg/ledger"
 	"archivekit/pkg/shard"
 	"archivekit/pkg/version"
 )
@@ -280,8 +279,7 @@ func download(ctx context.Context, client *http.Client, u, dir string, resume bo
 	if err := atomicfile.WriteFile(dst, data, 0o644); err != nil {
 		return fail(err)
 	}
-	sum := sha256.Sum256(data)
-	src := downloadSource{URL: u, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), SHA256: hex.EncodeToString(sum[:])}
+	src := downloadSource{URL: u, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), SHA256: ledger.DigestBytes(data)}
 	b, err := json.MarshalIndent(src, "", "  ")
 	if err != nil {
 		return fail(err)
@@ -321,8 +319,7 @@ func earlierDownload(dst, u string) (src downloadSource, ok bool) {
 	if err != nil {
 		return src, false
 	}
-	sum := sha256.Sum256(data)
-	return src, hex.EncodeToString(sum[:]) == src.SHA256
+	return src, ledger.DigestBytes(data) == src.SHA256
 }
 
 func httpClient() *http.Client { return &http.Client{Timeout: 120 * time.Second} }

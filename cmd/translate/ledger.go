@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -72,8 +70,7 @@ func (r *runner) openLedger(be backend.Backend, lemURL string, maxTerms int) (*l
 	}
 	if s.FieldsErr == nil {
 		if b, err := s.FieldsFile.ReadFile(); err == nil {
-			h := sha256.Sum256(b)
-			cfg.Fields = hex.EncodeToString(h[:])
+			cfg.Fields = ledger.DigestBytes(b)
 		}
 	}
 	if r.vocabulary != nil {
