@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -137,4 +139,50 @@ func TestPredictRotation(t *testing.T) {
 	if sum < 0.998 || sum > 1.002 || rot.Rotated != slices.Contains(r.Review.Reasons, review.ReasonRotated) {
 		t.Errorf("rotation %+v, reasons %v", rot, r.Review.Reasons)
 	}
+}
+
+// The predictions and review fields of both endpoints under a calibration
+// and the orientation model are pinned (golden files, taken before the
+// handler used pkg/classify's per-page step instead of its own copy): the
+// scores, agreement, margin, entropy, flags, ink and rotation of each page.
+func TestPredictReviewGolden(t *testing.T) {
+	o := testOptions(t)
+	var err error
+	if o.Rotation, err = filepath.Abs(filepath.Join("..", "..", "weights", "rotation")); err != nil {
+		t.Fatal(err)
+	}
+	var members []review.Member
+	for _, rev := range registry.Ensemble {
+		d, err := modelmeta.Digest(filepath.Join(o.Models, registry.ModelDirName(rev)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, review.Member{Name: rev, Digest: d})
+	}
+	// thresholds that flag some of the fixture models' pages and not others
+	if _, err := review.Save(o.Models, review.Calibration{Models: members, Target: 0.9, Reachable: true,
+		Thresholds: review.Thresholds{MinAgreement: 1, MinMargin: 0.003}, Created: "2026-01-01T00:00:00Z"}); err != nil {
+		t.Fatal(err)
+	}
+	_, ts := startServer(t, o, nil, nil)
+	// The models' folder is a temporary one, and the fixture models' and
+	// so the calibration's digests change with each fixture build.
+	digest := regexp.MustCompile(`sha256:[0-9a-f]+`)
+	norm := func(b []byte) []byte {
+		b = bytes.ReplaceAll(b, []byte(o.Models), []byte("{models}"))
+		return digest.ReplaceAll(b, []byte("sha256:{digest}"))
+	}
+	name, png := samplePage(t)
+	status, b := postForm(t, ts.URL+"/predict_image", upload{Field: "file", Name: name, CType: "image/png", Data: png},
+		upload{Field: "topn", Data: []byte("11")})
+	if status != 200 {
+		t.Fatalf("status %d: %s", status, b)
+	}
+	golden(t, "predict_image_review.golden.json", norm(b))
+	status, b = postForm(t, ts.URL+"/predict_document", upload{Field: "file", Name: "three.pdf", CType: "application/pdf", Data: makePDF(3)},
+		upload{Field: "topn", Data: []byte("11")})
+	if status != 200 {
+		t.Fatalf("status %d: %s", status, b)
+	}
+	golden(t, "predict_document_review.golden.json", norm(b))
 }
