@@ -4,7 +4,6 @@ import (
 	"archivekit/pkg/classify"
 	"archivekit/pkg/imageio"
 	"archivekit/pkg/procstat"
-	"archivekit/pkg/review"
 	"bufio"
 	"bytes"
 	"context"
@@ -215,7 +214,7 @@ func rssMiB(b *testing.B) float64 {
 // bench ensemble, batching off, each pass on engine.forwardThreads
 // threads), it measures in process CPU time, which load from other
 // processes barely moves: a request's decoding and preprocessing of the
-// sample page (classify.PreprocessEach for the ensemble, ink coverage),
+// sample page (classify.Step.Prepare: the ensemble's preprocessing, the ink count),
 // and for each member the forward cost per image at batch 1 and at batch 8,
 // 5 rounds in turn, the cheapest of each. It reports each member's
 // batch-8/batch-1 cost, the sums, and the most that batching 8 requests
@@ -229,21 +228,22 @@ func BenchmarkBatchCost(b *testing.B) {
 	o.NoBatch = true
 	s, _ := startServer(b, o, nil, nil)
 	ms := s.engine.ensemble
-	prep := func() batchInputs {
+	// use decodes the sample page and hands it to f, as a request does.
+	use := func(f func(imageio.Image) error) {
 		doc, err := imageio.Decode(png, name)
 		if err != nil {
 			b.Fatal(err)
 		}
-		in := batchInputs{}
-		if err := doc.Use(context.Background(), 0, func(img imageio.Image) error {
-			review.MeasureInk(img.Pix, img.W, img.H)
-			return in.add(ms, img)
-		}); err != nil {
+		if err := doc.Use(context.Background(), 0, f); err != nil {
 			b.Fatal(err)
 		}
-		return in
 	}
-	in := prep()
+	step := classify.NewStep(modelsOf(ms), nil, nil)
+	prep := func() {
+		use(func(img imageio.Image) error { _, err := step.Prepare(img); return err })
+	}
+	var in [][]float32 // each member's input
+	use(func(img imageio.Image) (err error) { in, err = classify.PreprocessEach(img, modelsOf(ms)); return err })
 	const rounds, images = 5, 16
 	minPer := func(f func()) func(float64) float64 { // CPU ms per image, the cheapest round so far
 		return func(best float64) float64 {
@@ -265,7 +265,7 @@ func BenchmarkBatchCost(b *testing.B) {
 			}
 		})(dp)
 		for i, m := range ms {
-			page := in[keyOf(m)][0]
+			page := in[i]
 			run := func(n int) func() {
 				return func() {
 					pages := make([][]float32, n)

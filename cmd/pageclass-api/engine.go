@@ -12,7 +12,6 @@ import (
 	"archivekit/bindings/torch"
 	"archivekit/pkg/batcher"
 	"archivekit/pkg/classify"
-	"archivekit/pkg/imageio"
 	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/registry"
 	"archivekit/pkg/review"
@@ -233,77 +232,13 @@ func (e *engine) members(ctx context.Context, version string) ([]*member, error)
 	return []*member{m}, nil
 }
 
-// prepKey identifies one preprocessing among the members of a request.
-type prepKey struct {
-	size      int
-	mean, std [3]float64
-}
-
-func keyOf(m *member) prepKey {
-	p := m.model.Meta.Preprocess
-	return prepKey{p.Size, p.Mean, p.Std}
-}
-
-// batchInputs are the preprocessed pages of a request, one list of model
-// inputs per distinct preprocessing among its members.
-type batchInputs map[prepKey][][]float32
-
-// add preprocesses one decoded page once per distinct preprocessing among
-// ms (resizing it once per input size, classify.PreprocessEach) and
-// appends the results; the page's pixels are not kept.
-func (b batchInputs) add(ms []*member, img imageio.Image) error {
-	var keys []prepKey
-	var models []*classify.Model
-	seen := map[prepKey]bool{}
-	for _, m := range ms {
-		if k := keyOf(m); !seen[k] {
-			seen[k] = true
-			keys = append(keys, k)
-			models = append(models, m.model)
-		}
-	}
-	ts, err := classify.PreprocessEach(img, models)
-	if err != nil {
-		return err
-	}
-	for i, k := range keys {
-		b[k] = append(b[k], ts[i])
-	}
-	return nil
-}
-
-// classifyPages returns, for each of the n pages in in, the mean of the
-// members' probability vectors and each member's own vector (canonical
-// category order).
-func classifyPages(ctx context.Context, ms []*member, in batchInputs, n int) (mean [][]float64, per [][][]float64, err error) {
-	out := make([][][]float32, len(ms))
-	errs := make([]error, len(ms))
-	var wg sync.WaitGroup
+// modelsOf returns the models of ms, in order.
+func modelsOf(ms []*member) []*classify.Model {
+	out := make([]*classify.Model, len(ms))
 	for i, m := range ms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i], errs[i] = m.probabilities(ctx, in[keyOf(m)])
-		}()
+		out[i] = m.model
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
-	}
-	mean = make([][]float64, n)
-	per = make([][][]float64, n)
-	for p := range n {
-		mean[p] = make([]float64, len(out[0][p]))
-		per[p] = make([][]float64, len(ms))
-		for i, rows := range out {
-			per[p][i] = make([]float64, len(rows[p]))
-			for c, v := range rows[p] {
-				mean[p][c] += float64(v) / float64(len(ms))
-				per[p][i][c] = float64(v)
-			}
-		}
-	}
-	return mean, per, nil
+	return out
 }
 
 // calibration is the doubt calibration of a member set, or why it has none.

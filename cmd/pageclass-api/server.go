@@ -430,37 +430,31 @@ func (s *server) predict(document bool) http.HandlerFunc {
 		if !document {
 			n = 1 // a multi-frame image is read as its first frame
 		}
-		probs := make([][]float64, 0, n)
-		var perModel [][][]float64
-		var conds []review.Condition
-		orient := s.engine.orient
+		// The joint per-page step of pkg/classify (the command line's):
+		// each member's forward passes go through its batcher.
+		step := classify.NewStep(modelsOf(members), s.engine.orient, func(ctx context.Context, i int, pages [][]float32) ([][]float32, error) {
+			return members[i].probabilities(ctx, pages)
+		})
+		pages := make([]classify.Page, 0, n)
 		var thumbs []string
 		for start := 0; start < n; start += pageChunk {
 			if r.Context().Err() != nil {
 				return // the client went away or the deadline passed
 			}
-			in := batchInputs{}
-			var turnIn []float32 // the orientation model's inputs of the chunk
 			end := min(n, start+pageChunk)
+			data := make([]float32, 0, (end-start)*step.Width()) // the chunk's prepared pages
 			for i := start; i < end; i++ {
 				// Each page is decoded inside the process-wide pixel
-				// budget, preprocessed and dropped: a request holds one
+				// budget, prepared and dropped: a request holds one
 				// decoded page at a time.
 				var preErr error
 				err := doc.Use(r.Context(), i, func(img imageio.Image) error {
-					if preErr = in.add(members, img); preErr != nil {
-						return preErr
+					row, err := step.Prepare(img)
+					if err != nil {
+						preErr = err
+						return err
 					}
-					ink := review.MeasureInk(img.Pix, img.W, img.H)
-					conds = append(conds, review.Condition{Ink: &ink})
-					if orient != nil {
-						t, err := orient.Preprocess(img)
-						if err != nil {
-							preErr = err
-							return err
-						}
-						turnIn = append(turnIn, t...)
-					}
+					data = append(data, row...)
 					if document && f.thumbnails {
 						thumbs = append(thumbs, thumbnail(img, thumbWidth))
 					}
@@ -481,7 +475,7 @@ func (s *server) predict(document bool) http.HandlerFunc {
 					return
 				}
 			}
-			p, per, err := classifyPages(r.Context(), members, in, end-start)
+			ps, err := step.Run(r.Context(), data, end-start)
 			if err != nil {
 				if r.Context().Err() != nil {
 					return
@@ -489,27 +483,18 @@ func (s *server) predict(document bool) http.HandlerFunc {
 				service.WriteError(w, http.StatusInternalServerError, "inference failed: "+err.Error())
 				return
 			}
-			probs = append(probs, p...)
-			perModel = append(perModel, per...)
-			if orient != nil {
-				turns, err := orient.Probabilities(turnIn, end-start)
-				if err != nil {
-					service.WriteError(w, http.StatusInternalServerError, "inference failed: "+err.Error())
-					return
-				}
-				for i, t := range turns {
-					conds[start+i].Rotation = orient.Turn(t)
-				}
-			}
+			pages = append(pages, ps...)
 		}
 		cal, err := s.engine.calibration(members)
 		if err != nil {
 			service.WriteError(w, http.StatusInternalServerError, "calibration: "+err.Error())
 			return
 		}
-		reviews := make([]*review.Page, len(probs))
-		for i := range probs {
-			rv := review.Assess(perModel[i], probs[i], conds[i], cal.applied).Rounded()
+		probs := make([][]float64, len(pages))
+		reviews := make([]*review.Page, len(pages))
+		for i, p := range pages {
+			probs[i] = p.Mean
+			rv := p.Review(cal.applied).Rounded()
 			reviews[i] = &rv
 		}
 

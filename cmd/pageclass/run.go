@@ -544,7 +544,7 @@ func (r *runner) classify(ctx context.Context) error {
 	resume := c.Resume || c.RetryFailed || c.Chunk
 	// reviewed is a page's review under the run's calibration.
 	reviewed := func(p classify.Page) *review.Page {
-		rv := review.Assess(p.Probs, p.Mean, p.Condition, r.calibration)
+		rv := p.Review(r.calibration)
 		return &rv
 	}
 	// A run that continues from the ledger needs every file's digest

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"archivekit/pkg/classify"
@@ -16,6 +17,7 @@ import (
 	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/pipeline"
 	"archivekit/pkg/registry"
+	"archivekit/pkg/review"
 )
 
 func loadFive(t *testing.T, root string) []*classify.Model {
@@ -313,5 +315,107 @@ func TestLoadErrorsNameTheFolder(t *testing.T) {
 	_, err = classify.Load(filepath.Join(dir, "absent"), "cpu")
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// Step is the step Predict runs, and the one the HTTP service runs with its
+// own forward passes: over the same pages it gives the same members'
+// probabilities, mean and condition (rotation included), through
+// Model.Probabilities or through a caller's Forward, and the ink is the one
+// review.MeasureInk measures on the decoded page, to the bit (it travels as
+// counts, not as a rounded coverage).
+func TestStepIsPredictsStep(t *testing.T) {
+	ms := loadFive(t, classifytest.Ensemble(t, t.TempDir()))
+	orient, err := classify.LoadOrientation(filepath.Join("..", "..", "weights", "rotation"), "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer orient.Close()
+	e, _ := classify.NewEnsemble(ms...)
+	e.Orientation = orient
+	files := classifytest.Pages(t, 1)[:4]
+	want := predict(t, e, files, classify.Options{Batch: 3, Workers: 2})
+	var inks []review.Ink
+	for _, f := range files {
+		doc, err := imageio.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := doc.Use(context.Background(), 0, func(img imageio.Image) error {
+			inks = append(inks, review.MeasureInk(img.Pix, img.W, img.H))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var calls atomic.Int32
+	forward := func(ctx context.Context, i int, pages [][]float32) ([][]float32, error) {
+		calls.Add(1)
+		var data []float32
+		for _, p := range pages {
+			data = append(data, p...)
+		}
+		s := ms[i].Size()
+		return ms[i].Probabilities(data, len(pages), 3, s, s)
+	}
+	const tol = 1e-6 // other batch sizes: float rounding of the forward passes
+	near := func(a, b []float64) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if math.Abs(a[i]-b[i]) > tol {
+				return false
+			}
+		}
+		return true
+	}
+	for _, fw := range []classify.Forward{nil, forward} {
+		step := classify.NewStep(ms, orient, fw)
+		var data []float32
+		for _, f := range files {
+			doc, err := imageio.Open(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := doc.Use(context.Background(), 0, func(img imageio.Image) error {
+				row, err := step.Prepare(img)
+				data = append(data, row...)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := step.Run(context.Background(), data, len(files))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(files) {
+			t.Fatalf("%d pages for %d", len(got), len(files))
+		}
+		for p, g := range got {
+			w := want[p]
+			if w.Err != nil {
+				t.Fatal(w.Err)
+			}
+			for i := range ms {
+				if !near(g.Probs[i], w.Probs[i]) {
+					t.Errorf("page %d model %s: step %v, Predict %v", p, ms[i].Name, g.Probs[i], w.Probs[i])
+				}
+			}
+			if !near(g.Mean, w.Mean) {
+				t.Errorf("page %d mean: step %v, Predict %v", p, g.Mean, w.Mean)
+			}
+			if *g.Condition.Ink != inks[p] || *w.Condition.Ink != inks[p] {
+				t.Errorf("page %d ink: step %+v, Predict %+v, measured %+v", p, *g.Condition.Ink, *w.Condition.Ink, inks[p])
+			}
+			gr, wr := g.Condition.Rotation, w.Condition.Rotation
+			if gr == nil || wr == nil || gr.Angle != wr.Angle || !near(gr.Confidence[:], wr.Confidence[:]) {
+				t.Errorf("page %d rotation: step %+v, Predict %+v", p, gr, wr)
+			}
+		}
+	}
+	if n := calls.Load(); n != int32(len(ms)) {
+		t.Errorf("the Forward was called %d times, want once per member (%d)", n, len(ms))
 	}
 }

@@ -126,27 +126,75 @@ func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Optio
 		Workers: o.Workers, Batch: o.Batch, InFlight: lanes, Decode: o.Decode, MaxPages: o.MaxPages, OnOpen: o.OnOpen,
 		Channels: 1, Height: 1, Width: j.width, Preprocess: j.preprocess,
 	}
-	nm := len(e.Models)
 	return pipeline.Run(ctx, inputs, j, cfg, func(r pipeline.Result) error {
 		p := Page{Input: r.Input, Name: r.Name, Page: r.Page, Pages: r.Pages, Err: r.Err, Digest: r.Digest}
 		if r.Err == nil {
-			k := len(modelmeta.Categories)
-			if len(r.Probs) != nm*k+j.condLen() {
-				return fmt.Errorf("classify: %d scores for %d models", len(r.Probs), nm)
+			var err error
+			if p.Probs, p.Mean, p.Condition, err = j.page(r.Probs); err != nil {
+				return err
 			}
-			p.Condition = j.condition(r.Probs[nm*k:])
-			p.Probs = make([][]float64, nm)
-			for i := range p.Probs {
-				v := make([]float64, k)
-				for c := range v {
-					v[c] = float64(r.Probs[i*k+c])
-				}
-				p.Probs[i] = v
-			}
-			p.Mean = results.Average(p.Probs)
 		}
 		return emit(p)
 	})
+}
+
+// Review is the page's review under the calibration cal (nil: none):
+// review.Assess of its members' probabilities, their mean and its
+// condition.
+func (p Page) Review(cal *review.Applied) review.Page {
+	return review.Assess(p.Probs, p.Mean, p.Condition, cal)
+}
+
+// Step is the joint per-page step of an ensemble, its one implementation:
+// Predict runs it in its pipeline, and the HTTP service runs it over each
+// request's pages with its own forward passes (batched across requests).
+// Prepare turns a decoded page into one row of floats: every distinct
+// preprocessing of the members (each computed once), the orientation
+// model's input and the page's ink count; Run passes prepared pages through
+// every member and the orientation model and gives each page's members'
+// probabilities, their mean and its condition.
+type Step struct{ j *joint }
+
+// Forward runs pages (each model.InputLen floats) through the member i of
+// a Step and returns one probability row per page in canonical category
+// order (Model.Probabilities).
+type Forward func(ctx context.Context, i int, pages [][]float32) ([][]float32, error)
+
+// NewStep is the step of models (in column order) and orient (nil: pages
+// are not checked for rotation). With forward set, it runs the members'
+// forward passes, all members at once; with nil, each member runs its pages
+// in turn with Model.Probabilities.
+func NewStep(models []*Model, orient *Orientation, forward Forward) *Step {
+	j := newJoint(models, orient, forward != nil)
+	j.forward = forward
+	return &Step{j}
+}
+
+// Width is the number of floats of one prepared page.
+func (s *Step) Width() int { return s.j.width }
+
+// Prepare computes the row of one decoded page; the page's pixels are not
+// kept.
+func (s *Step) Prepare(img imageio.Image) ([]float32, error) { return s.j.preprocess(img) }
+
+// Run runs n prepared pages (their rows one after another in data) and
+// returns their predictions in order, with Probs, Mean and Condition set.
+func (s *Step) Run(ctx context.Context, data []float32, n int) ([]Page, error) {
+	if len(data) != n*s.j.width {
+		return nil, fmt.Errorf("classify: %d floats for %d pages of %d", len(data), n, s.j.width)
+	}
+	rows, err := s.j.run(ctx, data, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Page, n)
+	for i, row := range rows {
+		p := &out[i]
+		if p.Probs, p.Mean, p.Condition, err = s.j.page(row); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // DefaultLanes is the number of lanes (Options.Lanes) on the CPU when none
@@ -170,12 +218,13 @@ func (e *Ensemble) lanes(asked int) int {
 	return max(1, min(asked, torch.NumThreads()))
 }
 
-// joint is the pipeline.Model of an ensemble: one pipeline "page" is the
-// concatenation of every distinct preprocessing of the members, then the
-// orientation model's input (when there is one), then the ink coverage
-// measured on the decoded page; its output row is the concatenation of every
-// member's canonical probabilities, then the ink coverage, then the
-// orientation model's probabilities (the page-condition floats).
+// joint is the pipeline.Model of an ensemble (and the body of Step): one
+// pipeline "page" is the concatenation of every distinct preprocessing of
+// the members, then the orientation model's input (when there is one), then
+// the ink count measured on the decoded page (review.InkSample: dark and
+// sampled pixels); its output row is the concatenation of every member's
+// canonical probabilities, then the ink count, then the orientation model's
+// probabilities (the page-condition floats).
 type joint struct {
 	models     []*Model
 	specs      []*Model // one model per distinct preprocessing
@@ -185,25 +234,49 @@ type joint struct {
 	width      int // floats per joint page
 	concurrent bool
 	threads    int // intra-op threads of each forward pass; 0: the process-wide count
+	// forward, when set, runs the members' forward passes (Step).
+	forward Forward
 }
 
+// inkLen is the number of floats of the ink count in a joint page and an
+// output row.
+const inkLen = 2
+
 // condLen is the number of page-condition floats at the end of an output
-// row: the ink coverage, and the four orientation probabilities.
+// row: the ink count, and the four orientation probabilities.
 func (j *joint) condLen() int {
 	if j.orient != nil {
-		return 1 + len(modelmeta.RotationLabels)
+		return inkLen + len(modelmeta.RotationLabels)
 	}
-	return 1
+	return inkLen
 }
 
 // condition reads back the page-condition floats of an output row.
 func (j *joint) condition(v []float32) review.Condition {
-	c := float64(v[0])
-	cond := review.Condition{Ink: &review.Ink{Coverage: c, NearBlank: c < review.NearBlankCoverage}}
+	ink := review.InkSample{Dark: int(v[0]), Sampled: int(v[1])}.Ink()
+	cond := review.Condition{Ink: &ink}
 	if j.orient != nil {
-		cond.Rotation = j.orient.Turn(v[1:])
+		cond.Rotation = j.orient.Turn(v[inkLen:])
 	}
 	return cond
+}
+
+// page reads back an output row: each member's probabilities, their mean
+// (results.Average, the ensemble average) and the page's condition.
+func (j *joint) page(row []float32) (probs [][]float64, mean []float64, cond review.Condition, err error) {
+	k, nm := len(modelmeta.Categories), len(j.models)
+	if len(row) != nm*k+j.condLen() {
+		return nil, nil, cond, fmt.Errorf("classify: %d scores for %d models", len(row), nm)
+	}
+	probs = make([][]float64, nm)
+	for i := range probs {
+		v := make([]float64, k)
+		for c := range v {
+			v[c] = float64(row[i*k+c])
+		}
+		probs[i] = v
+	}
+	return probs, results.Average(probs), j.condition(row[nm*k:]), nil
 }
 
 func newJoint(models []*Model, orient *Orientation, concurrent bool) *joint {
@@ -223,7 +296,7 @@ func newJoint(models []*Model, orient *Orientation, concurrent bool) *joint {
 		j.orientAt = j.width
 		j.width += orient.InputLen()
 	}
-	j.width++ // the ink coverage
+	j.width += inkLen
 	return j
 }
 
@@ -244,24 +317,45 @@ func (j *joint) preprocess(img imageio.Image) ([]float32, error) {
 		out = append(out, t...)
 	}
 	// the page-condition measure of the decoded page, last
-	return append(out, float32(review.MeasureInk(img.Pix, img.W, img.H).Coverage)), nil
+	ink := review.SampleInk(img.Pix, img.W, img.H)
+	return append(out, float32(ink.Dark), float32(ink.Sampled)), nil
 }
 
 // Probabilities implements pipeline.Model.
 func (j *joint) Probabilities(data []float32, n, c, h, w int) ([][]float32, error) {
-	k := len(modelmeta.Categories)
+	if c != 1 || h != 1 || w != j.width {
+		return nil, fmt.Errorf("classify: joint pages of %dx%dx%d, want 1x1x%d", c, h, w, j.width)
+	}
+	return j.run(context.Background(), data, n)
+}
+
+// run passes n joint pages through every member and the orientation model
+// and returns their output rows.
+func (j *joint) run(ctx context.Context, data []float32, n int) ([][]float32, error) {
+	k, w := len(modelmeta.Categories), j.width
 	per := make([][][]float32, len(j.models))
 	run := func(i int) error {
 		m := j.models[i]
 		size := m.InputLen()
-		batch := data
-		if size != w {
-			batch = make([]float32, n*size)
+		var rows [][]float32
+		var err error
+		if j.forward != nil {
+			pages := make([][]float32, n)
+			for p := range pages {
+				at := p*w + j.offset[i]
+				pages[p] = data[at : at+size : at+size]
+			}
+			rows, err = j.forward(ctx, i, pages)
+		} else {
+			batch := make([]float32, n*size)
 			for p := 0; p < n; p++ {
 				copy(batch[p*size:(p+1)*size], data[p*w+j.offset[i]:])
 			}
+			rows, err = m.ProbabilitiesThreads(batch, n, 3, m.Size(), m.Size(), j.threads)
 		}
-		rows, err := m.ProbabilitiesThreads(batch, n, 3, m.Size(), m.Size(), j.threads)
+		if err == nil && len(rows) != n {
+			err = fmt.Errorf("%s: %d rows for %d pages", m.Name, len(rows), n)
+		}
 		per[i] = rows
 		return err
 	}
@@ -301,7 +395,7 @@ func (j *joint) Probabilities(data []float32, n, c, h, w int) ([][]float32, erro
 		for i := range j.models {
 			row = append(row, per[i][p]...)
 		}
-		row = append(row, data[(p+1)*w-1]) // the ink coverage
+		row = append(row, data[(p+1)*w-inkLen:(p+1)*w]...) // the ink count
 		if turns != nil {
 			row = append(row, turns[p]...)
 		}

@@ -28,17 +28,41 @@ const (
 
 // MeasureInk measures the ink of a decoded page: pix holds w×h RGB pixels,
 // row by row. The page is sampled on a regular grid of about 250,000 points.
-func MeasureInk(pix []uint8, w, h int) Ink {
-	c := coverage(pix, w, h, InkContrast)
+func MeasureInk(pix []uint8, w, h int) Ink { return SampleInk(pix, w, h).Ink() }
+
+// InkSample is the count behind a page's ink measure: Dark of the Sampled
+// pixels looked at are ink. For any page imageio decodes both counts are
+// below 2^24 (about 250,000 samples for a page of ordinary shape), so they
+// travel exactly in float32 (a row of the classifier's pipeline), and Ink
+// gives the same coverage wherever it is computed.
+type InkSample struct {
+	Dark, Sampled int
+}
+
+// SampleInk counts the ink of a decoded page (see MeasureInk).
+func SampleInk(pix []uint8, w, h int) InkSample { return sampleInk(pix, w, h, InkContrast) }
+
+// Ink is the page's ink evidence: the coverage Dark/Sampled (0 when
+// nothing was sampled) and whether it is under NearBlankCoverage.
+func (s InkSample) Ink() Ink {
+	c := 0.0
+	if s.Sampled > 0 {
+		c = float64(s.Dark) / float64(s.Sampled)
+	}
 	return Ink{Coverage: c, NearBlank: c < NearBlankCoverage}
 }
 
 // coverage is the share of ink pixels at a contrast.
 func coverage(pix []uint8, w, h int, contrast float64) float64 {
+	return sampleInk(pix, w, h, contrast).Ink().Coverage
+}
+
+// sampleInk counts the ink pixels at a contrast.
+func sampleInk(pix []uint8, w, h int, contrast float64) InkSample {
 	x0, x1 := int(float64(w)*InkMargin), w-int(float64(w)*InkMargin)
 	y0, y1 := int(float64(h)*InkMargin), h-int(float64(h)*InkMargin)
 	if x1 <= x0 || y1 <= y0 || len(pix) < w*h*3 {
-		return 0
+		return InkSample{}
 	}
 	step := int(math.Ceil(math.Sqrt(float64((x1-x0)*(y1-y0)) / inkSamples)))
 	if step < 1 {
@@ -69,5 +93,5 @@ func coverage(pix []uint8, w, h int, contrast float64) float64 {
 	for l := 0; l < 256 && float64(l) < limit; l++ {
 		ink += hist[l]
 	}
-	return float64(ink) / float64(n)
+	return InkSample{Dark: ink, Sampled: n}
 }
