@@ -116,10 +116,6 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 		}
 	}
 	n := len(modelmeta.Categories)
-	probs := make([][]float32, len(ptrs))
-	for i := range probs {
-		probs[i] = make([]float32, n)
-	}
 	perModel := make([][][]float64, len(ptrs)) // [page][model][category]
 	for i, dir := range dirs {
 		size := metas[i].Preprocess.Size
@@ -142,11 +138,16 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 		for j := range p {
 			own := make([]float64, n)
 			for c, v := range p[j] {
-				probs[j][c] += v / float32(len(dirs))
 				own[c] = float64(v)
 			}
 			perModel[j] = append(perModel[j], own)
 		}
+	}
+	// The ensemble average of each page, computed as the classifier
+	// computes it (classify.Page.Mean).
+	probs := make([][]float64, len(ptrs))
+	for j := range probs {
+		probs[j] = results.Average(perModel[j])
 	}
 	res := &EvalResult{Pages: len(ptrs), Revision: o.Revision}
 	res.Top1, res.TopN = accuracy(probs, ptrs, o.TopN)
@@ -186,10 +187,7 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		scores := make([]float64, n)
-		for j, v := range probs[i] {
-			scores[j] = float64(v)
-		}
+		scores := probs[i]
 		row := results.Row{Key: key, Scores: scores, PerModel: perModel[i], True: modelmeta.Categories[ptrs[i].label]}
 		res.rows = append(res.rows, row)
 		d := review.Measure(perModel[i], scores)

@@ -367,7 +367,7 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
 
-func argmax(v []float32) int {
+func argmax[F float32 | float64](v []F) int {
 	b := 0
 	for i := range v {
 		if v[i] > v[b] {
@@ -402,7 +402,7 @@ func forward(m *torch.Module, ss []*sample, meta *modelmeta.Meta, batch int) ([]
 }
 
 // accuracy returns Top-1 and Top-k accuracy.
-func accuracy(probs [][]float32, ss []*sample, k int) (float64, float64) {
+func accuracy[F float32 | float64](probs [][]F, ss []*sample, k int) (float64, float64) {
 	if len(ss) == 0 {
 		return 0, 0
 	}

@@ -9,12 +9,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"archivekit/bindings/torch"
 	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/registry"
+	"archivekit/pkg/results"
 )
 
 func fixtures(t testing.TB) string {
@@ -375,5 +377,65 @@ func TestShippedModelsTrainOnlyTheirHead(t *testing.T) {
 	}
 	if got := trained(FoldResult{TrainableParams: trainable, TotalParams: total}); !strings.Contains(got, "frozen") {
 		t.Errorf("trained() = %q, want it to say the rest is frozen", got)
+	}
+}
+
+// An ensemble evaluation scores each page with the classifier's ensemble
+// average (results.Average of the members' probabilities, what
+// classify.Page.Mean holds), to the bit, and its tables write those scores.
+func TestEvaluateEnsembleAveragesAsTheClassifier(t *testing.T) {
+	out := t.TempDir()
+	a := modelDir(t, filepath.Join(out, "a"), "tiny_cnn.pt", 32)
+	b := modelDir(t, filepath.Join(out, "b"), "tiny_cnn.pt", 48)
+	p := pages(t)
+	var only []string
+	for _, cat := range []string{"TEXT", "PHOTO", "DRAW", "LINE_HW"} {
+		ents, _ := os.ReadDir(filepath.Join(p, cat))
+		for _, e := range ents[:2] {
+			only = append(only, cat+"/"+e.Name())
+		}
+	}
+	res, err := Evaluate(context.Background(), EvalOptions{Ensemble: []string{a, b}, Pages: p, Only: only, TopN: 3, Count: 1,
+		Results: filepath.Join(out, "r"), Stamp: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.rows) != len(only) {
+		t.Fatalf("%d rows for %d pages", len(res.rows), len(only))
+	}
+	differ := 0
+	for _, row := range res.rows {
+		if len(row.PerModel) != 2 {
+			t.Fatalf("%s: %d members", row.Key, len(row.PerModel))
+		}
+		if want := results.Average(row.PerModel); !slices.Equal(row.Scores, want) {
+			t.Errorf("%s: scores %v, the classifier's mean %v", row.Key, row.Scores, want)
+		}
+		if !slices.Equal(row.PerModel[0], row.PerModel[1]) {
+			differ++
+		}
+	}
+	if differ == 0 {
+		t.Fatal("the two members gave the same probabilities on every page: the test cannot tell an average")
+	}
+	// The raw table holds the same numbers (to its 4 decimals).
+	f, err := os.Open(res.Files[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(res.rows)+1 {
+		t.Fatalf("raw table: %d lines for %d rows", len(recs), len(res.rows))
+	}
+	for i, row := range res.rows {
+		for c, v := range results.Average(row.PerModel) {
+			if got, want := recs[i+1][2+c], results.FormatScore(v); got != want {
+				t.Errorf("raw table %s %s: %s, want %s", row.Key, recs[0][2+c], got, want)
+			}
+		}
 	}
 }
