@@ -93,7 +93,8 @@ var digestFile = ledger.Digest
 
 // digestAll returns the content digest of every file (sha256), read with a
 // few workers; a file that cannot be read gets "" and its error (the
-// pipeline reports it again when it is opened).
+// pipeline reports it again when it is opened), and an empty path is not
+// read (its digest is "", its error nil).
 func digestAll(files []string) ([]string, []error) {
 	out := make([]string, len(files))
 	errs := make([]error, len(files))
@@ -108,8 +109,10 @@ func digestAll(files []string) ([]string, []error) {
 			}
 		}()
 	}
-	for i := range files {
-		work <- i
+	for i, f := range files {
+		if f != "" {
+			work <- i
+		}
 	}
 	close(work)
 	wg.Wait()

@@ -273,7 +273,8 @@ func TestKill9AndResume(t *testing.T) {
 // decoded, not in a pass over every file before the first page (which
 // read every input twice from the disk and delayed the start) nor by
 // reading the file again: it reads no file for a digest, and records
-// every file. A resumed run still takes them first, to know what is done.
+// every file. A resumed run takes first the digests of the files its
+// ledger names, to know what is done, and reads the others once.
 func TestDigestWhenClassified(t *testing.T) {
 	e := newEnv(t, nil)
 	pages := e.linkPages(t, 1)
@@ -306,6 +307,44 @@ func TestDigestWhenClassified(t *testing.T) {
 	}
 	if taken.Load() != int64(len(pages)) {
 		t.Errorf("resumed run took %d digests, want %d", taken.Load(), len(pages))
+	}
+	// Files the ledger does not name are read once, when classified: a
+	// resumed run digests first only the files it holds, and still finds
+	// one of those rewritten since.
+	extra := filepath.Join(e.in, "extra")
+	mkdir(t, extra)
+	for i, p := range pages[:3] {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(extra, fmt.Sprintf("new%d%s", i, filepath.Ext(p))), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changed, err := os.ReadFile(pages[len(pages)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(pages[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pages[0], changed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	taken.Store(0)
+	code, log := e.run(t, "-d", e.in, "--results", results, "--resume")
+	if code != exitOK {
+		t.Fatalf("resumed run with new files: exit %d: %s", code, log)
+	}
+	if n := toClassify(t, log); n != 4 {
+		t.Errorf("resumed run classified %d files, want 4 (3 new, 1 rewritten)", n)
+	}
+	if taken.Load() != int64(len(pages)) {
+		t.Errorf("resumed run with 3 new files took %d digests before classifying, want %d (the files the ledger names)", taken.Load(), len(pages))
+	}
+	if _, all := ledgerEntries(t, results); all != len(pages)+4 {
+		t.Errorf("%d ledger entries, want %d (the 3 new and the rewritten file recorded)", all, len(pages)+4)
 	}
 }
 

@@ -547,26 +547,34 @@ func (r *runner) classify(ctx context.Context) error {
 		rv := p.Review(r.calibration)
 		return &rv
 	}
-	// A run that continues from the ledger needs every file's digest
-	// before it starts, to know what is done (the files left to classify
-	// are then read twice: once here, once when classified). A fresh run
-	// records the digest of the bytes the decoder read (Page.Digest), so
-	// it reads each file once and starts classifying at once.
+	// A run that continues from the ledger needs, before it starts, the
+	// digest of every file the ledger holds by name, to know whether its
+	// content is the one recorded (a file rewritten since is classified
+	// again, and so read twice). A file the ledger does not name cannot be
+	// done: like every file of a fresh run, it is read once, when
+	// classified, and recorded with the digest of the bytes the decoder
+	// read (Page.Digest).
 	var fileDigest []string
 	var digestErrs []error
 	if resume {
-		fileDigest, digestErrs = digestAll(set.Files)
+		known := make([]string, len(set.Files))
+		for i, f := range set.Files {
+			if led.Has(itemName(set, f)) {
+				known[i] = f
+			}
+		}
+		fileDigest, digestErrs = digestAll(known)
 	}
 	var files []string
 	restored, failedKept := 0, 0
 	for i, f := range set.Files {
-		if !resume {
+		name := itemName(set, f)
+		if !resume || !led.Has(name) {
 			files = append(files, f)
 			continue
 		}
-		name := itemName(set, f)
 		if digestErrs[i] != nil {
-			r.log.Debug("content digest not taken; the file is classified and not recorded in the ledger", "file", f, "error", digestErrs[i].Error())
+			r.log.Debug("content digest not taken; the file is classified", "file", f, "error", digestErrs[i].Error())
 		}
 		e, ok := led.Lookup(name, fileDigest[i])
 		if fileDigest[i] == "" || !ok || (e.State == ledger.Failed && c.RetryFailed) {

@@ -85,6 +85,7 @@ type Ledger struct {
 	path    string
 	f       *os.File
 	entries map[string]Entry
+	items   map[string]bool // the items with any entry
 	files   int
 	torn    []string
 	now     func() time.Time
@@ -136,7 +137,7 @@ func Open(dir, tool, config string, detail any, name string) (*Ledger, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("ledger folder: %w", err)
 	}
-	l := &Ledger{dir: dir, entries: map[string]Entry{}, now: time.Now}
+	l := &Ledger{dir: dir, entries: map[string]Entry{}, items: map[string]bool{}, now: time.Now}
 	paths, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	if err != nil {
 		return nil, err
@@ -222,6 +223,7 @@ func known(s State) bool {
 func id(item, digest string) string { return item + "\x00" + digest }
 
 func (l *Ledger) put(e Entry) {
+	l.items[e.Item] = true
 	k := id(e.Item, e.Digest)
 	if old, ok := l.entries[k]; ok && rank[old.State] > rank[e.State] {
 		return
@@ -254,6 +256,15 @@ func (l *Ledger) Lookup(item, digest string) (Entry, bool) {
 	defer l.mu.Unlock()
 	e, ok := l.entries[id(item, digest)]
 	return e, ok
+}
+
+// Has reports whether the item has an entry of any content digest: an
+// item it has not cannot be done, whatever its content, so a caller need
+// not read the item to look it up.
+func (l *Ledger) Has(item string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.items[item]
 }
 
 // Record appends e as one line to this run's file. It is written with a

@@ -71,11 +71,20 @@ func TestRecordLookupAcrossRuns(t *testing.T) {
 			t.Errorf("Lookup(%s, %s) = %v %q, want %v %q", c.item, c.digest, ok, e.State, c.ok, c.state)
 		}
 	}
+	for item, want := range map[string]bool{"a.png": true, "b.png": true, "c.png": true, "z.png": false, "a": false} {
+		if l.Has(item) != want {
+			t.Errorf("Has(%s) = %v, want %v", item, !want, want)
+		}
+	}
+	record(t, l, Entry{Item: "z.png", Digest: "d4", State: Done})
+	if !l.Has("z.png") {
+		t.Error("Has(z.png) is false after this run recorded it")
+	}
 	if e, _ := l.Lookup("a.png", "d1"); string(e.Data) != `{"p":[1]}` {
 		t.Errorf("data %s", e.Data)
 	}
-	if n := l.Len(); n != 4 {
-		t.Errorf("Len %d, want 4", n)
+	if n := l.Len(); n != 5 {
+		t.Errorf("Len %d, want 5", n)
 	}
 	if _, err := Open(dir, "tool", "cfg1", nil, "run1.jsonl"); err == nil {
 		t.Error("a second run writing to run1.jsonl was not refused")
