@@ -68,7 +68,7 @@ export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
 export ARCHIVEKIT_PRETRAINED := $(PRETRAINED)
 
-.PHONY: pretrained shipped k8s-e2e k8s-apt k8s-components images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
+.PHONY: pretrained shipped cv-shipped k8s-e2e k8s-apt k8s-components images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
 
 # make install PREFIX=DIR and make dist: the relocatable tree (tools/install.sh).
 PREFIX       ?= /usr/local
@@ -135,6 +135,12 @@ SHIPPED_WORK ?= $(CACHE)/shipped-train
 ## exactly as they were made (test/train_shipped.sh; about 35 min on 2 shared cores).
 shipped: build pretrained
 	bash test/train_shipped.sh $(SHIPPED_WORK) $(SHIPPED_ARGS)
+
+## cv-shipped: the shipped recipe cross-validated from Go (test/cv_shipped.sh:
+## 5 folds of the 164 non-held-out pages, five slots each; CV_SLOTS="REV BASE
+## SIZE EPOCHS;..." cross-validates another slot set).
+cv-shipped: build pretrained
+	CV_SLOTS="$(CV_SLOTS)" bash test/cv_shipped.sh $(SHIPPED_WORK)
 
 cargo-fetch:
 	cd native && cargo fetch --locked -q

