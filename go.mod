@@ -10,6 +10,7 @@ require (
 	github.com/pemistahl/lingua-go v1.4.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	golang.org/x/image v0.18.0
+	golang.org/x/sync v0.7.0
 	golang.org/x/term v0.20.0
 )
 

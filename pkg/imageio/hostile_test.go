@@ -179,6 +179,11 @@ func TestPixelBudgetBoundsUse(t *testing.T) {
 	if n := b.inUse(); n != 0 {
 		t.Errorf("in use %d at the end", n)
 	}
+	// A context done before the call takes nothing, even from a free
+	// budget.
+	if err := b.acquire(cctx, 10); !errors.Is(err, context.Canceled) || b.inUse() != 0 {
+		t.Errorf("acquire with a cancelled context: %v, in use %d", err, b.inUse())
+	}
 }
 
 // TestNotRegularFile: a device (here /dev/zero, which would grow without

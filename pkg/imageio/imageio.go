@@ -314,8 +314,8 @@ func (d *Doc) Page(i int) (Image, error) {
 // freed when fn returns (the pages it holds go back to the system at once,
 // not at the Go collector's next cycle): fn must not keep img.Pix or a
 // slice of it; it copies what it needs. Use waits for a slot until ctx is
-// done, and returns fn's error as it is; decoding errors are *Error values
-// naming the file.
+// done (a ctx done before the call decodes nothing), and returns fn's error
+// as it is; decoding errors are *Error values naming the file.
 func (d *Doc) Use(ctx context.Context, i int, fn func(Image) error) error {
 	ref, err := d.open(i)
 	if err != nil {

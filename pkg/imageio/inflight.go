@@ -2,94 +2,50 @@ package imageio
 
 import (
 	"context"
-	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // inFlight is the process-wide budget of decoded pixels (MaxPixelsInFlight).
 var inFlight = newPixelBudget(MaxPixelsInFlight)
 
-// pixelBudget is a weighted semaphore counting decoded pixels. Waiters are
-// served in arrival order, so a large page is not starved by small ones.
+// pixelBudget is a weighted semaphore counting decoded pixels
+// (golang.org/x/sync/semaphore): waiters are served in arrival order, so a
+// large page is not starved by small ones, and a wait cut by its context
+// leaves the budget as it was. A request larger than the budget takes the
+// whole budget: it waits until it is alone.
 type pixelBudget struct {
-	mu      sync.Mutex
-	size    int64
-	used    int64
-	waiters []*pixelWaiter
+	size int64
+	sem  *semaphore.Weighted
+	used atomic.Int64 // pixels taken, for tests
 }
 
-type pixelWaiter struct {
-	n     int64
-	ready chan struct{}
+func newPixelBudget(size int64) *pixelBudget {
+	return &pixelBudget{size: size, sem: semaphore.NewWeighted(size)}
 }
 
-func newPixelBudget(size int64) *pixelBudget { return &pixelBudget{size: size} }
-
-// clamp limits a request to the whole budget: a page larger than the budget
-// waits until it is alone.
+// clamp limits a request to the whole budget.
 func (b *pixelBudget) clamp(n int64) int64 { return min(max(n, 0), b.size) }
 
 // acquire takes n pixels of the budget, waiting until they are free or ctx
-// is done.
+// is done (then it returns ctx's error, also when ctx was done before the
+// call).
 func (b *pixelBudget) acquire(ctx context.Context, n int64) error {
 	n = b.clamp(n)
-	b.mu.Lock()
-	if len(b.waiters) == 0 && b.used+n <= b.size {
-		b.used += n
-		b.mu.Unlock()
-		return nil
+	if err := b.sem.Acquire(ctx, n); err != nil {
+		return err
 	}
-	w := &pixelWaiter{n: n, ready: make(chan struct{})}
-	b.waiters = append(b.waiters, w)
-	b.mu.Unlock()
-	select {
-	case <-w.ready:
-		return nil
-	case <-ctx.Done():
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		select {
-		case <-w.ready: // granted meanwhile: give it back
-			b.used -= n
-			b.grant()
-		default:
-			for i, x := range b.waiters {
-				if x == w {
-					b.waiters = append(b.waiters[:i], b.waiters[i+1:]...)
-					break
-				}
-			}
-			b.grant()
-		}
-		return ctx.Err()
-	}
+	b.used.Add(n)
+	return nil
 }
 
 // release gives back n pixels taken by acquire.
 func (b *pixelBudget) release(n int64) {
 	n = b.clamp(n)
-	b.mu.Lock()
-	b.used -= n
-	b.grant()
-	b.mu.Unlock()
-}
-
-// grant wakes the waiters at the head of the queue that now fit.
-// b.mu must be held.
-func (b *pixelBudget) grant() {
-	for len(b.waiters) > 0 {
-		w := b.waiters[0]
-		if b.used+w.n > b.size {
-			return
-		}
-		b.used += w.n
-		b.waiters = b.waiters[1:]
-		close(w.ready)
-	}
+	b.used.Add(-n)
+	b.sem.Release(n)
 }
 
 // inUse reports the pixels currently taken (for tests).
-func (b *pixelBudget) inUse() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
-}
+func (b *pixelBudget) inUse() int64 { return b.used.Load() }
