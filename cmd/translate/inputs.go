@@ -39,6 +39,11 @@ type input struct {
 	// NotModified is set for a URL whose earlier download was kept: the
 	// server answered a resumed run's conditional request with 304.
 	NotModified bool
+	// Want is, with NotModified, the sha256 the download's sidecar
+	// recorded: the run checks the bytes it reads to translate against it
+	// (reading the file once), and downloads the URL in full when they
+	// differ (the file was edited since it was downloaded).
+	Want string
 }
 
 func isURL(s string) bool {
@@ -221,14 +226,16 @@ const maxDownload = 512 << 20
 // sent and the sha256 of the bytes), also atomically.
 //
 // With resume set, the request is conditional only when the sidecar says
-// that the file in dir is this URL's download and the file still has the
-// recorded sha256: it then carries the server's own validators (If-None-Match
-// its ETag, If-Modified-Since its Last-Modified), and an answer 304 Not
-// Modified keeps the file without transferring the document again; the
-// ledger then finds it done by its content digest. A file downloaded from
-// another URL with the same name, edited since, or without a sidecar is
-// downloaded in full. A server that ignores the condition sends the document
-// whole: whether it changed is then told by its digest.
+// that the file in dir is this URL's download: it then carries the server's
+// own validators (If-None-Match its ETag, If-Modified-Since its
+// Last-Modified), and an answer 304 Not Modified keeps the file without
+// transferring the document again, with the sha256 the sidecar recorded
+// (input.Want): the run reads the file once, to translate it, and a file
+// whose bytes are not those downloaded (edited since) is downloaded in full
+// then; the ledger finds a kept file done by its content digest. A file
+// downloaded from another URL with the same name, or without a sidecar, is
+// downloaded in full. A server that ignores the condition sends the
+// document whole: whether it changed is then told by its digest.
 func download(ctx context.Context, client *http.Client, u, dir string, resume bool) input {
 	dst := filepath.Join(dir, urlFileName(u))
 	fail := func(err error) input { return input{Path: dst, Origin: u, Err: fmt.Errorf("download %s: %w", u, err)} }
@@ -237,9 +244,10 @@ func download(ctx context.Context, client *http.Client, u, dir string, resume bo
 		return fail(err)
 	}
 	version.SetUserAgent(req)
-	conditional := false
+	conditional, want := false, ""
 	if resume {
 		if src, ok := earlierDownload(dst, u); ok {
+			want = src.SHA256
 			if src.ETag != "" {
 				req.Header.Set("If-None-Match", src.ETag)
 			}
@@ -255,7 +263,7 @@ func download(ctx context.Context, client *http.Client, u, dir string, resume bo
 	}
 	defer resp.Body.Close()
 	if conditional && resp.StatusCode == http.StatusNotModified {
-		return input{Path: dst, Origin: u, NotModified: true}
+		return input{Path: dst, Origin: u, NotModified: true, Want: want}
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fail(fmt.Errorf("HTTP %s", resp.Status))
@@ -305,8 +313,10 @@ func sourcePath(dst string) string {
 	return filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".source")
 }
 
-// earlierDownload returns the sidecar of dst when it records u, a validator,
-// and the sha256 the file still has; ok is false otherwise.
+// earlierDownload returns the sidecar of dst when it records u, a validator
+// and a sha256, and dst is a regular file; ok is false otherwise. The file
+// is not read: whether its bytes are still the recorded ones is checked when
+// it is read to be translated (input.Want).
 func earlierDownload(dst, u string) (src downloadSource, ok bool) {
 	b, err := os.ReadFile(sourcePath(dst))
 	if err != nil || json.Unmarshal(b, &src) != nil {
@@ -315,11 +325,8 @@ func earlierDownload(dst, u string) (src downloadSource, ok bool) {
 	if src.URL != u || (src.ETag == "" && src.LastModified == "") || src.SHA256 == "" {
 		return src, false
 	}
-	data, err := os.ReadFile(dst)
-	if err != nil {
-		return src, false
-	}
-	return src, ledger.DigestBytes(data) == src.SHA256
+	info, err := os.Stat(dst)
+	return src, err == nil && info.Mode().IsRegular()
 }
 
 func httpClient() *http.Client { return &http.Client{Timeout: 120 * time.Second} }

@@ -19,6 +19,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"archivekit/pkg/lemmatizer/lemmatizertest"
 	"archivekit/pkg/shard"
@@ -397,10 +400,19 @@ func TestResumeKeepsUnmodifiedDownloads(t *testing.T) {
 	if r := runCLI(t, newEnv(api), args...); r.code != exitOK || full.Load() != 2 {
 		t.Fatalf("first run: exit %d, %d downloads: %s", r.code, full.Load(), r.stderr)
 	}
-	r := runCLI(t, newEnv(api), append(args, "--resume")...)
+	// The resumed run reads each kept download once: to translate it (or
+	// find it done), not first to check its digest.
+	downloads := []string{filepath.Join(out, "downloaded_inputs", "C-9107617A.xml"), filepath.Join(out, "downloaded_inputs", "C-9100725A.xml")}
+	var r result
+	opened := opens(t, downloads, func() { r = runCLI(t, newEnv(api), append(args, "--resume")...) })
 	if r.code != exitOK || full.Load() != 2 || notModified.Load() != 2 || translated(t, r.stderr) != 0 {
 		t.Errorf("resumed run: exit %d, %d downloads, %d not modified, %d translated; want 0, 2, 2, 0: %s",
 			r.code, full.Load()-2, notModified.Load(), translated(t, r.stderr), r.stderr)
+	}
+	for _, d := range downloads {
+		if opened[d] != 1 {
+			t.Errorf("resumed run opened the kept download %s %d times, want once", filepath.Base(d), opened[d])
+		}
 	}
 	// One record changes at its address.
 	mu.Lock()
@@ -419,10 +431,12 @@ func TestResumeKeepsUnmodifiedDownloads(t *testing.T) {
 }
 
 // A download is asked for conditionally only when its sidecar says it came
-// from this URL and its bytes are still those downloaded: another URL with
-// the same last path segment (and the same Last-Modified), or a download
-// edited since, is fetched in full, so the document translated is always
-// the URL's own; an unchanged download of the same URL is still kept on 304.
+// from this URL, and kept on 304 only when its bytes are still those
+// downloaded: another URL with the same last path segment (and the same
+// Last-Modified) is fetched in full, a download edited since is fetched in
+// full after the 304 (its bytes are checked when read to be translated), so
+// the document translated is always the URL's own; an unchanged download of
+// the same URL is kept on 304.
 func TestResumeConditionalOnlyForTheSameDownload(t *testing.T) {
 	a, _ := os.ReadFile(shareddata.Path(t, "records/C-9100725A.xml"))
 	b, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
@@ -467,8 +481,47 @@ func TestResumeConditionalOnlyForTheSameDownload(t *testing.T) {
 	if err := os.WriteFile(local, a, 0o644); err != nil { // edited locally
 		t.Fatal(err)
 	}
-	step("edited download", "/b/rec.xml", 2, 0, b)
-	step("unchanged download", "/b/rec.xml", 2, 1, b)
+	step("edited download", "/b/rec.xml", 2, 1, b)
+	step("unchanged download", "/b/rec.xml", 2, 2, b)
+}
+
+// opens runs f and returns how many times each of files was opened
+// meanwhile, by any process (inotify IN_OPEN events, queued as the opens
+// happen).
+func opens(t *testing.T, files []string, f func()) map[string]int {
+	t.Helper()
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	watched := map[int32]string{}
+	for _, p := range files {
+		w, err := unix.InotifyAddWatch(fd, p, unix.IN_OPEN)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		watched[int32(w)] = p
+	}
+	f()
+	n := map[string]int{}
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := unix.Read(fd, buf)
+		if err == unix.EAGAIN {
+			return n
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for at := 0; at+unix.SizeofInotifyEvent <= k; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[at]))
+			if ev.Mask&unix.IN_OPEN != 0 {
+				n[watched[ev.Wd]]++
+			}
+			at += unix.SizeofInotifyEvent + int(ev.Len)
+		}
+	}
 }
 
 // statusWriter remembers the status a handler answered with.

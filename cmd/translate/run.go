@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,7 +110,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 
-	inputs, all, err := collect(ctx, s, httpClient())
+	client := httpClient()
+	inputs, all, err := collect(ctx, s, client)
 	total := len(all)
 	if err != nil {
 		log.Error("no input", "err", err)
@@ -155,7 +157,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitOK
 	}
 	r := &runner{s: s, log: log, pd: pd, usage: usage, fields: fields, fieldsErr: fieldsErr,
-		vocabulary: vocabulary, baseline: baseline, getenv: getenv, stderr: stderr}
+		vocabulary: vocabulary, baseline: baseline, getenv: getenv, stderr: stderr, client: client}
 	runErr := r.run(ctx, inputs)
 	if err := ledger.WriteFailures(pd.failuresPath(), r.failures); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("failures table: %w", err))
@@ -193,6 +195,9 @@ type runner struct {
 	baseline   *docrecord.Record
 	getenv     func(string) string
 	stderr     io.Writer
+	// client fetches the URL inputs (a kept download found edited is
+	// fetched again in the run).
+	client *http.Client
 	// claimed maps each output and log path written in this run to the
 	// input that wrote it, so that a second input with the same names
 	// ("doc.xml" and "doc.alto.xml" share doc_log.csv) is skipped, not
@@ -316,7 +321,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	pd.setConfig("retry_failed", s.RetryFailed)
 	var written []string
 	restored, failedKept, recorded := 0, 0, 0
-	for _, in := range inputs {
+	for i, in := range inputs {
 		name := r.itemName(in)
 		bar.SetItem(name)
 		if ctx.Err() != nil {
@@ -335,6 +340,24 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		digest := ""                           // unreadable: the translation reports why
 		if rerr == nil {
 			digest = ledger.DigestBytes(src)
+		}
+		if in.NotModified && digest != in.Want {
+			// Kept on the server's 304, but its bytes are not those
+			// downloaded (edited since): the URL's own document is fetched.
+			r.log.Warn("earlier download changed since it was downloaded: downloading it in full", "url", in.Origin, "file", in.Path)
+			in = download(ctx, r.client, in.Origin, s.DownloadDir, false)
+			inputs[i] = in
+			pd.setConfig("downloads_not_modified", notModified(inputs))
+			if in.Err != nil {
+				r.fail(name, in.Origin, in.Err)
+				bar.Fail(1)
+				continue
+			}
+			src, rerr = regularfile.Read(in.Path)
+			digest = ""
+			if rerr == nil {
+				digest = ledger.DigestBytes(src)
+			}
 		}
 		if e, ok := led.Lookup(name, digest); s.Resume && digest != "" && ok && !(e.State == ledger.Failed && s.RetryFailed) {
 			if e.State == ledger.Failed {
