@@ -13,6 +13,10 @@ Writes into OUTDIR (never into the repository):
   mismatch.pt                       a tiny CNN of another width (averaging must refuse it)
   traced_cnn.pt                     a traced (not scripted) copy, for error paths
   bench_vit224.pt                   a ViT-Tiny-sized scripted model at 224 px (benchmarks)
+  tiny_frozen.pt, tiny_headed.pt    a tiny CNN with features(x) and head(f) methods (as
+                                    export_models.py --freeze-backbone exports): backbone
+                                    frozen (frozen batch norms, requires_grad off) in the first,
+                                    trainable in the second
   pre_{i}.u8 / pre_{i}.json / pre_{i}.expected.bin
                                     decoded pixels (PIL, RGB or L), and torchvision
                                     Resize((S,S), antialias=True) + Normalize of them
@@ -53,6 +57,55 @@ class TinyCNN(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.drop(torch.flatten(self.features(x), 1)))
+
+
+class TinyFeaturesHead(nn.Module):
+    """A small CNN shaped like an export_models.py --freeze-backbone base:
+    features(x) is the pooled backbone (frozen batch norms: no batch
+    statistics, no randomness), head(f) dropout and a linear classifier,
+    forward(x) = head(features(x))."""
+
+    def __init__(self, width: int = 8):
+        super().__init__()
+        from torchvision.ops import FrozenBatchNorm2d
+        self.backbone = nn.Sequential(
+            nn.Conv2d(3, width, 3, stride=2, padding=1),
+            FrozenBatchNorm2d(width),
+            nn.ReLU(),
+            nn.Conv2d(width, 2 * width, 3, stride=2, padding=1),
+            FrozenBatchNorm2d(2 * width),
+            nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1),
+        )
+        self.drop = nn.Dropout(0.2)
+        self.classifier = nn.Linear(2 * width, NUM_CLASSES)
+
+    @torch.jit.export
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.flatten(self.backbone(x), 1)
+
+    @torch.jit.export
+    def head(self, f: torch.Tensor) -> torch.Tensor:
+        return self.classifier(self.drop(f))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features(x))
+
+
+def features_head(frozen: bool, seed: int) -> torch.jit.ScriptModule:
+    """TinyFeaturesHead with lively frozen statistics; frozen: only the
+    classifier requires gradients."""
+    m = TinyFeaturesHead()
+    g = torch.Generator().manual_seed(seed)
+    for name, b in m.named_buffers():
+        if name.endswith("running_var") or name.endswith("weight"):
+            b.copy_(torch.rand(b.shape, generator=g) + 0.5)
+        else:
+            b.copy_(torch.randn(b.shape, generator=g) * 0.1)
+    s = scripted(m, seed)
+    for name, p in s.named_parameters():
+        p.requires_grad_(not frozen or name.startswith("classifier."))
+    return s
 
 
 def tiny_vit() -> nn.Module:
@@ -129,6 +182,8 @@ def main():
         image_size=224, patch_size=16, num_layers=6, num_heads=3, hidden_dim=192, mlp_dim=768,
         num_classes=NUM_CLASSES)
     scripted(bench, 9).save(out("bench_vit224.pt"))
+    features_head(True, 11).save(out("tiny_frozen.pt"))
+    features_head(False, 11).save(out("tiny_headed.pt"))
     torch.jit.trace(TinyCNN().eval(), x).save(out("traced_cnn.pt"))
 
     # preprocessing fixtures: PIL-decoded pixels of real pages plus synthetic

@@ -315,7 +315,13 @@ func copyOut(p *C.float, rows, cols C.int64_t) [][]float32 {
 	return out
 }
 
+// forward runs method (forward when "") on in without gradients.
 func (m *Module) forward(in Tensor, softmax bool, threads int) ([][]float32, error) {
+	return m.run("", in, softmax, threads)
+}
+
+// run calls tshim_module_forward (method "") or tshim_module_run_method.
+func (m *Module) run(method string, in Tensor, softmax bool, threads int) ([][]float32, error) {
 	if threads < 0 {
 		return nil, fmt.Errorf("torch: %d threads", threads)
 	}
@@ -331,17 +337,29 @@ func (m *Module) forward(in Tensor, softmax bool, threads int) ([][]float32, err
 	if softmax {
 		sm = 1
 	}
+	var cm *C.char
+	if method != "" {
+		cm = C.CString(method)
+		defer C.free(unsafe.Pointer(cm))
+	}
 	var out *C.float
 	var rows, cols C.int64_t
 	var msg *C.char
 	var st C.int
 	poolFor(threads).run(func() {
-		st = C.tshim_module_forward(m.h, (*C.float)(unsafe.Pointer(&in.Data[0])),
-			(*C.int64_t)(unsafe.Pointer(&in.Shape[0])), C.int(len(in.Shape)), sm, C.int(threads),
-			&out, &rows, &cols, &msg)
+		data, shape, ndim := (*C.float)(unsafe.Pointer(&in.Data[0])), (*C.int64_t)(unsafe.Pointer(&in.Shape[0])), C.int(len(in.Shape))
+		if cm == nil {
+			st = C.tshim_module_forward(m.h, data, shape, ndim, sm, C.int(threads), &out, &rows, &cols, &msg)
+		} else {
+			st = C.tshim_module_run_method(m.h, cm, data, shape, ndim, sm, C.int(threads), &out, &rows, &cols, &msg)
+		}
 	})
 	runtime.KeepAlive(in.Data)
-	if err := statusErr("forward", st, msg); err != nil {
+	op := "forward"
+	if method != "" {
+		op = "run " + method
+	}
+	if err := statusErr(op, st, msg); err != nil {
 		return nil, err
 	}
 	return copyOut(out, rows, cols), nil
@@ -361,6 +379,69 @@ func (m *Module) Probabilities(in Tensor) ([][]float32, error) { return m.forwar
 // runs them this way.
 func (m *Module) ProbabilitiesThreads(in Tensor, threads int) ([][]float32, error) {
 	return m.forward(in, true, threads)
+}
+
+// HasMethod reports whether the module has a TorchScript method called
+// name: forward, and those a scripted module exports (@torch.jit.export),
+// such as the features and head of a base exported with
+// tools/export_models.py --freeze-backbone. An optimised (frozen) module
+// keeps forward alone.
+func (m *Module) HasMethod(name string) (bool, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.h == nil {
+		return false, ErrClosed
+	}
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	var v C.int
+	var msg *C.char
+	if err := statusErr("has method", C.tshim_module_has_method(m.h, cn, &v, &msg), msg); err != nil {
+		return false, err
+	}
+	return v != 0, nil
+}
+
+// RunMethod runs the module's method name on a float32 tensor of 1 to 8
+// dimensions (the first is the batch) without gradients, in the module's
+// current mode (SetTrain), as Forward runs forward. The method must return
+// one row per batch item; softmax applies a softmax over each row.
+func (m *Module) RunMethod(name string, in Tensor, softmax bool) ([][]float32, error) {
+	if name == "" {
+		return nil, errors.New("torch: run method: empty method name")
+	}
+	return m.run(name, in, softmax, 0)
+}
+
+// MethodTrainableParams runs the module's method name once on in, in the
+// module's current mode, with autograd recording, and returns how many
+// elements of the parameters that require gradients (those training
+// changes) its output depends on. 0 means training cannot change what the
+// method computes from in; ParamCounts' trainable count means every
+// trainable parameter takes part. No parameter's gradient is touched.
+func (m *Module) MethodTrainableParams(name string, in Tensor) (int64, error) {
+	if err := checkShape(in); err != nil {
+		return 0, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.h == nil {
+		return 0, ErrClosed
+	}
+	cn := C.CString(name)
+	defer C.free(unsafe.Pointer(cn))
+	var v C.int64_t
+	var msg *C.char
+	var st C.int
+	inference.run(func() {
+		st = C.tshim_module_method_trainable(m.h, cn, (*C.float)(unsafe.Pointer(&in.Data[0])),
+			(*C.int64_t)(unsafe.Pointer(&in.Shape[0])), C.int(len(in.Shape)), &v, &msg)
+	})
+	runtime.KeepAlive(in.Data)
+	if err := statusErr("method trainable params", st, msg); err != nil {
+		return 0, err
+	}
+	return int64(v), nil
 }
 
 // Save writes the module as TorchScript to path. The caller is responsible
@@ -512,6 +593,21 @@ func (t *Trainer) ZeroGrad() error {
 // Step runs one optimisation step on a batch with integer class labels and
 // returns the mean cross-entropy loss and the logits of the batch.
 func (t *Trainer) Step(in Tensor, labels []int64) (float32, [][]float32, error) {
+	return t.step("", in, labels)
+}
+
+// StepMethod is Step through the module's method name instead of forward,
+// on a float32 input of 1 to 8 dimensions whose first is the batch: e.g.
+// the head of a base with a frozen backbone on features computed once.
+func (t *Trainer) StepMethod(name string, in Tensor, labels []int64) (float32, [][]float32, error) {
+	if name == "" {
+		return 0, nil, errors.New("torch: train step: empty method name")
+	}
+	return t.step(name, in, labels)
+}
+
+// step calls tshim_trainer_step (method "") or tshim_trainer_step_method.
+func (t *Trainer) step(method string, in Tensor, labels []int64) (float32, [][]float32, error) {
 	if err := checkShape(in); err != nil {
 		return 0, nil, err
 	}
@@ -532,8 +628,16 @@ func (t *Trainer) Step(in Tensor, labels []int64) (float32, [][]float32, error) 
 	var out *C.float
 	var rows, cols C.int64_t
 	var msg *C.char
-	st := C.tshim_trainer_step(t.h, (*C.float)(unsafe.Pointer(&in.Data[0])), (*C.int64_t)(unsafe.Pointer(&in.Shape[0])),
-		C.int(len(in.Shape)), (*C.int64_t)(unsafe.Pointer(&labels[0])), &loss, &out, &rows, &cols, &msg)
+	data, shape, ndim := (*C.float)(unsafe.Pointer(&in.Data[0])), (*C.int64_t)(unsafe.Pointer(&in.Shape[0])), C.int(len(in.Shape))
+	lab := (*C.int64_t)(unsafe.Pointer(&labels[0]))
+	var st C.int
+	if method == "" {
+		st = C.tshim_trainer_step(t.h, data, shape, ndim, lab, &loss, &out, &rows, &cols, &msg)
+	} else {
+		cm := C.CString(method)
+		defer C.free(unsafe.Pointer(cm))
+		st = C.tshim_trainer_step_method(t.h, cm, data, shape, ndim, lab, &loss, &out, &rows, &cols, &msg)
+	}
 	runtime.KeepAlive(in.Data)
 	runtime.KeepAlive(labels)
 	if err := statusErr("train step", st, msg); err != nil {

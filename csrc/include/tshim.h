@@ -96,6 +96,29 @@ int tshim_module_param_counts(tshim_module *m, int64_t *trainable, int64_t *tota
 int tshim_module_forward(tshim_module *m, const float *input, const int64_t *shape, int ndim,
                          int softmax, int threads, float **out, int64_t *rows, int64_t *cols,
                          char **err);
+/* Whether the module has a method called name (TorchScript methods: forward
+ * and those a scripted module exports with @torch.jit.export). *out is 1 or 0.
+ * A frozen module (tshim_module_optimize) keeps forward alone. */
+int tshim_module_has_method(tshim_module *m, const char *name, int *out, char **err);
+/* Runs method name on a float32 tensor of ndim (1 to 8) dimensions, in the
+ * module's current mode (tshim_module_set_train) without gradients, like
+ * tshim_module_forward (which is this for "forward" on an NCHW batch, plus
+ * the channels-last input of an optimised module). The method must return a
+ * 2-d [batch, n] tensor (or a tuple/list/dict holding one, as forward may)
+ * with batch = shape[0]. softmax and threads as for tshim_module_forward. */
+int tshim_module_run_method(tshim_module *m, const char *name, const float *input, const int64_t *shape,
+                            int ndim, int softmax, int threads, float **out, int64_t *rows, int64_t *cols,
+                            char **err);
+/* Runs method name once on the input (as tshim_module_run_method: ndim 1
+ * to 8, the module's current mode) with autograd recording and sets *out to
+ * the number of elements of the parameters requiring gradients (those
+ * training changes) that its output depends on: 0 when training cannot
+ * change what the method computes from this input; the trainable count of
+ * tshim_module_param_counts when every trainable parameter takes part.
+ * Gradients are computed apart (torch::autograd::grad): no parameter's
+ * .grad changes. The output itself is dropped. */
+int tshim_module_method_trainable(tshim_module *m, const char *name, const float *input, const int64_t *shape,
+                                  int ndim, int64_t *out, char **err);
 /* Saves the module as TorchScript to path (written directly; callers rename). */
 int tshim_module_save(tshim_module *m, const char *path, char **err);
 /* Element-wise mean of parameters and floating-point buffers of n modules
@@ -127,6 +150,12 @@ int tshim_trainer_zero_grad(tshim_trainer *t, char **err);
 int tshim_trainer_step(tshim_trainer *t, const float *input, const int64_t *shape, int ndim,
                        const int64_t *labels, float *loss, float **logits, int64_t *rows,
                        int64_t *cols, char **err);
+/* tshim_trainer_step through method name instead of forward, on a float32
+ * input of ndim (1 to 8) dimensions whose first is the batch: e.g. the head
+ * of a base with a frozen backbone on its cached features. */
+int tshim_trainer_step_method(tshim_trainer *t, const char *name, const float *input, const int64_t *shape,
+                              int ndim, const int64_t *labels, float *loss, float **logits, int64_t *rows,
+                              int64_t *cols, char **err);
 
 #ifdef __cplusplus
 }

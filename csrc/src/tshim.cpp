@@ -32,9 +32,10 @@
 struct tshim_module {
   torch::jit::script::Module mod;
   torch::Device device{torch::kCPU};
-  // Set once a trainer exists: the TorchScript executor may then have built
-  // differentiable graphs that refuse inference-mode tensors, so forward
-  // falls back to no-grad mode.
+  // Set once a trainer exists or a method ran with autograd
+  // (tshim_module_method_trainable): the TorchScript executor may then have
+  // built differentiable graphs that refuse inference-mode tensors, so
+  // forward falls back to no-grad mode.
   bool trained = false;
   // Set by tshim_module_optimize: the module is frozen for inference only.
   bool frozen = false;
@@ -126,14 +127,29 @@ torch::Device parse_device(const char *s) {
   throw ArgError("bad device \"" + d + "\": want cpu or cuda:N");
 }
 
-torch::Tensor input_tensor(const float *input, const int64_t *shape, int ndim) {
+// A float32 tensor over the caller's buffer of ndim (1 to 8) dimensions, the
+// first being the batch.
+torch::Tensor any_tensor(const float *input, const int64_t *shape, int ndim) {
   need(input != nullptr && shape != nullptr, "input or shape is NULL");
-  need(ndim == 4, "input must be a 4-d NCHW batch, got " + std::to_string(ndim) + " dimensions");
+  need(ndim >= 1 && ndim <= 8, "input must have 1 to 8 dimensions, got " + std::to_string(ndim));
   std::vector<int64_t> dims(shape, shape + ndim);
   for (auto d : dims) need(d > 0, "input shape has a non-positive dimension");
-  // from_blob does not copy; clone so libtorch never refers to caller memory
-  // after the call (the caller's buffer is Go memory).
+  // from_blob does not copy; callers copy (.to(..., copy=true)) so libtorch
+  // never refers to caller memory after the call (the buffer is Go memory).
   return torch::from_blob(const_cast<float *>(input), dims, torch::kFloat32);
+}
+
+torch::Tensor input_tensor(const float *input, const int64_t *shape, int ndim) {
+  need(ndim == 4, "input must be a 4-d NCHW batch, got " + std::to_string(ndim) + " dimensions");
+  return any_tensor(input, shape, ndim);
+}
+
+// The module's method called name, or an argument error naming it.
+torch::jit::Method method_of(const torch::jit::script::Module &mod, const char *name) {
+  need(name != nullptr, "method name is NULL");
+  auto found = mod.find_method(name);
+  need(found.has_value(), std::string("the module has no method \"") + name + "\"");
+  return *found;
 }
 
 void copy_out(const torch::Tensor &t, float **out, int64_t *rows, int64_t *cols) {
@@ -205,6 +221,61 @@ void sync_threads(int threads = 0) {
     torch::set_num_threads(n);
     applied_threads = n;
   }
+}
+
+// Runs method name of m on input (4-d NCHW when nchw) without gradients in
+// the module's current mode: the body of tshim_module_forward and
+// tshim_module_run_method.
+void run_no_grad(tshim_module *m, const char *name, const float *input, const int64_t *shape, int ndim, bool nchw,
+                 int softmax, int threads, float **out, int64_t *rows, int64_t *cols) {
+  need(m != nullptr, "module is NULL");
+  need(out && rows && cols, "output pointers are NULL");
+  need(threads >= 0, "thread count must not be negative");
+  auto method = method_of(m->mod, name);
+  auto x = nchw ? input_tensor(input, shape, ndim) : any_tensor(input, shape, ndim);
+  sync_threads(threads);
+  std::optional<c10::InferenceMode> inference;
+  std::optional<torch::NoGradGuard> no_grad;
+  if (m->trained) {
+    no_grad.emplace();
+  } else {
+    inference.emplace();
+  }
+  auto fmt = m->channels_last && ndim == 4 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+  x = x.to(m->device, torch::kFloat32, /*non_blocking=*/false, /*copy=*/true, fmt);
+  auto y = logits_of(method({x}));
+  need(y.dim() == 2 && y.size(0) == shape[0],
+       std::string(name) + " output has shape " + c10::str(y.sizes()) + ", expected [" + std::to_string(shape[0]) +
+           ", n]");
+  if (softmax) y = torch::softmax(y.to(torch::kFloat32), 1);
+  copy_out(y, out, rows, cols);
+}
+
+// One optimisation step through method name (the body of
+// tshim_trainer_step and tshim_trainer_step_method).
+void train_step(tshim_trainer *t, const char *name, const torch::Tensor &input, const int64_t *labels, float *loss,
+                float **logits, int64_t *rows, int64_t *cols) {
+  need(t != nullptr && labels != nullptr && loss != nullptr, "trainer, labels or loss is NULL");
+  need(logits && rows && cols, "output pointers are NULL");
+  auto method = method_of(t->m->mod, name);
+  sync_threads();
+  auto dev = t->m->device;
+  int64_t batch = input.size(0);
+  auto x = input.to(dev, false, true);
+  auto y = torch::from_blob(const_cast<int64_t *>(labels), {batch}, torch::kInt64).to(dev, false, true);
+  t->m->mod.train(true);
+  t->opt->zero_grad();
+  auto out = logits_of(method({x}));
+  need(out.dim() == 2 && out.size(0) == batch,
+       "model output has shape " + c10::str(out.sizes()) + ", expected [batch, classes]");
+  auto mx = y.max().item<int64_t>();
+  auto mn = y.min().item<int64_t>();
+  need(mn >= 0 && mx < out.size(1), "label out of range: labels must lie in [0, " + std::to_string(out.size(1)) + ")");
+  auto l = torch::nn::functional::cross_entropy(out, y);
+  l.backward();
+  t->opt->step();
+  *loss = l.item<float>();
+  copy_out(out, logits, rows, cols);
 }
 
 std::once_flag init_once;
@@ -381,27 +452,45 @@ int tshim_module_param_counts(tshim_module *m, int64_t *trainable, int64_t *tota
 
 int tshim_module_forward(tshim_module *m, const float *input, const int64_t *shape, int ndim, int softmax,
                          int threads, float **out, int64_t *rows, int64_t *cols, char **err) {
+  return guard(err, [&] { run_no_grad(m, "forward", input, shape, ndim, true, softmax, threads, out, rows, cols); });
+}
+
+int tshim_module_has_method(tshim_module *m, const char *name, int *out, char **err) {
   return guard(err, [&] {
-    need(m != nullptr, "module is NULL");
-    need(out && rows && cols, "output pointers are NULL");
-    need(threads >= 0, "thread count must not be negative");
-    sync_threads(threads);
-    std::optional<c10::InferenceMode> inference;
-    std::optional<torch::NoGradGuard> no_grad;
-    if (m->trained) {
-      no_grad.emplace();
-    } else {
-      inference.emplace();
+    need(m != nullptr && name != nullptr && out != nullptr, "module, name or out is NULL");
+    *out = m->mod.find_method(name).has_value() ? 1 : 0;
+  });
+}
+
+int tshim_module_run_method(tshim_module *m, const char *name, const float *input, const int64_t *shape, int ndim,
+                            int softmax, int threads, float **out, int64_t *rows, int64_t *cols, char **err) {
+  return guard(err, [&] { run_no_grad(m, name, input, shape, ndim, false, softmax, threads, out, rows, cols); });
+}
+
+int tshim_module_method_trainable(tshim_module *m, const char *name, const float *input, const int64_t *shape,
+                                  int ndim, int64_t *out, char **err) {
+  return guard(err, [&] {
+    need(m != nullptr && out != nullptr, "module or out is NULL");
+    need(!m->frozen, "a frozen (inference-only) module has no trainable parameters");
+    auto method = method_of(m->mod, name);
+    auto x = any_tensor(input, shape, ndim).to(m->device, torch::kFloat32, false, /*copy=*/true);
+    sync_threads();
+    torch::AutoGradMode grad(true);
+    m->trained = true;  // from now on the executor may hold differentiable graphs
+    auto y = logits_of(method({x}));
+    std::vector<torch::Tensor> params;
+    for (const auto &p : m->mod.parameters()) {
+      if (p.requires_grad()) params.push_back(p);
     }
-    auto fmt = m->channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
-    auto x = input_tensor(input, shape, ndim)
-                 .to(m->device, torch::kFloat32, /*non_blocking=*/false, /*copy=*/true, fmt);
-    auto y = logits_of(m->mod.forward({x}));
-    need(y.dim() == 2 && y.size(0) == shape[0],
-         "model output has shape " + c10::str(y.sizes()) + ", expected [" + std::to_string(shape[0]) +
-             ", classes]");
-    if (softmax) y = torch::softmax(y.to(torch::kFloat32), 1);
-    copy_out(y, out, rows, cols);
+    int64_t n = 0;
+    if (y.requires_grad() && !params.empty()) {
+      auto grads = torch::autograd::grad({y}, params, {torch::ones_like(y)}, /*retain_graph=*/false,
+                                         /*create_graph=*/false, /*allow_unused=*/true);
+      for (size_t i = 0; i < grads.size(); i++) {
+        if (grads[i].defined()) n += params[i].numel();
+      }
+    }
+    *out = n;
   });
 }
 
@@ -578,25 +667,14 @@ int tshim_trainer_zero_grad(tshim_trainer *t, char **err) {
 int tshim_trainer_step(tshim_trainer *t, const float *input, const int64_t *shape, int ndim, const int64_t *labels,
                        float *loss, float **logits, int64_t *rows, int64_t *cols, char **err) {
   return guard(err, [&] {
-    need(t != nullptr && labels != nullptr && loss != nullptr, "trainer, labels or loss is NULL");
-    sync_threads();
-    auto dev = t->m->device;
-    auto x = input_tensor(input, shape, ndim).to(dev, false, true);
-    auto y = torch::from_blob(const_cast<int64_t *>(labels), {shape[0]}, torch::kInt64).to(dev, false, true);
-    t->m->mod.train(true);
-    t->opt->zero_grad();
-    auto out = logits_of(t->m->mod.forward({x}));
-    need(out.dim() == 2 && out.size(0) == shape[0],
-         "model output has shape " + c10::str(out.sizes()) + ", expected [batch, classes]");
-    auto mx = y.max().item<int64_t>();
-    auto mn = y.min().item<int64_t>();
-    need(mn >= 0 && mx < out.size(1), "label out of range: labels must lie in [0, " + std::to_string(out.size(1)) + ")");
-    auto l = torch::nn::functional::cross_entropy(out, y);
-    l.backward();
-    t->opt->step();
-    *loss = l.item<float>();
-    copy_out(out, logits, rows, cols);
+    train_step(t, "forward", input_tensor(input, shape, ndim), labels, loss, logits, rows, cols);
   });
+}
+
+int tshim_trainer_step_method(tshim_trainer *t, const char *name, const float *input, const int64_t *shape, int ndim,
+                              const int64_t *labels, float *loss, float **logits, int64_t *rows, int64_t *cols,
+                              char **err) {
+  return guard(err, [&] { train_step(t, name, any_tensor(input, shape, ndim), labels, loss, logits, rows, cols); });
 }
 
 #pragma GCC visibility pop
