@@ -197,7 +197,8 @@ func (r *runner) train(ctx context.Context) ([]classify.Folder, error) {
 		}
 		r.log.Info("fold trained", "fold", f.Fold, "model", f.ModelDir, "dev_accuracy", dev, "dev_pages", f.DevPages, "test_top1", f.TestTop1)
 		made = append(made, map[string]any{"fold": f.Fold, "model": f.ModelDir, "checkpoint": f.Checkpoint, "datasets": f.DatasetFile,
-			"dev_accuracy": dev, "dev_pages": f.DevPages, "trainable_params": f.TrainableParams, "total_params": f.TotalParams, "test_top1": f.TestTop1, "test_top3": f.TestTop3, "stopped_early_at_epoch": f.StoppedEarly})
+			"dev_accuracy": dev, "dev_pages": f.DevPages, "trainable_params": f.TrainableParams, "total_params": f.TotalParams, "test_top1": f.TestTop1, "test_top3": f.TestTop3, "stopped_early_at_epoch": f.StoppedEarly,
+			"features_cached": f.FeaturesCached, "feature_cache": f.FeatureCache})
 		r.para.AddOutputFile(f.ModelDir)
 		r.para.AddOutputFile(f.DatasetFile)
 		out = append(out, classify.Folder{Dir: f.ModelDir})

@@ -7,6 +7,7 @@ package train
 import (
 	"io"
 	"log/slog"
+	"time"
 
 	"archivekit/pkg/paradata"
 	"archivekit/pkg/results"
@@ -39,9 +40,13 @@ type Options struct {
 	Patience    int      // stop a fold when dev accuracy has not improved for this many epochs; 0 never stops early
 	Size        int      // [TRAIN] input_size / [FASTCLS] fastcls_imgsz: input size to train at instead of the base's (size-independent CNNs); 0 keeps it
 	NoCache     bool     // decode the pages from disk for every batch instead of keeping them in memory
-	Log         *slog.Logger
-	Progress    io.Writer // terminal progress (nil: none)
-	Run         *paradata.Run
+	// NoFeatureCache runs every step through the whole model even when the
+	// base's frozen backbone lets the head train on features computed once
+	// per page (FoldResult.FeaturesCached); for comparisons.
+	NoFeatureCache bool
+	Log            *slog.Logger
+	Progress       io.Writer // terminal progress (nil: none)
+	Run            *paradata.Run
 }
 
 // FoldResult is what one trained fold produced.
@@ -58,6 +63,17 @@ type FoldResult struct {
 	TestTop1                     float64 // accuracy on the fold's test split
 	TestTop3                     float64
 	StoppedEarly                 int // the last epoch run when early stopping ended the fold; 0 when every epoch ran
+	// FeaturesCached: the base's frozen backbone ran once per page and the
+	// head trained on its features (tools/export_models.py --freeze-backbone
+	// bases, no augmentation); otherwise every step ran the whole model.
+	// FeatureCache says which and why (logged and written to the model's
+	// notes).
+	FeaturesCached bool
+	FeatureCache   string
+	// Elapsed is the fold's training time: features (when cached), steps,
+	// dev evaluations, checkpoints and the test evaluation, not the page
+	// decoding shared by all folds.
+	Elapsed time.Duration
 }
 
 // EvalOptions configure --eval.

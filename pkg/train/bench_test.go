@@ -1,7 +1,9 @@
 package train
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,4 +91,43 @@ print(time.perf_counter() - t)`, threads, path, batch, batch, batch, steps)
 	b.ReportMetric(goIPS, "img/s-go")
 	b.ReportMetric(pyIPS, "img/s-python")
 	b.ReportMetric(goIPS/pyIPS, "go/python")
+}
+
+// BenchmarkFeatureCache trains the same frozen-backbone base on the sample
+// pages with the features computed once (the default for such a base) and
+// through the whole model every step (NoFeatureCache), alternating, and
+// reports the training time per epoch of each (the cached one includes
+// computing the features) and uncached/cached. The base is the fixture
+// tiny_frozen.pt at 160 px, or the model folder ARCHIVEKIT_BENCH_BASE (a
+// tools/export_models.py --pretrained --freeze-backbone export) at its own
+// size; ARCHIVEKIT_BENCH_EPOCHS sets the epochs (default 5).
+func BenchmarkFeatureCache(b *testing.B) {
+	out := b.TempDir()
+	base, size := os.Getenv("ARCHIVEKIT_BENCH_BASE"), 0
+	if base == "" {
+		base, size = modelDir(b, filepath.Join(out, "base"), "tiny_frozen.pt", 160), 160
+	}
+	epochs := 5
+	if e, err := strconv.Atoi(os.Getenv("ARCHIVEKIT_BENCH_EPOCHS")); err == nil && e > 0 {
+		epochs = e
+	}
+	best := map[bool]float64{true: math.Inf(1), false: math.Inf(1)}
+	for n := 0; n < b.N; n++ {
+		for _, cached := range []bool{false, true} {
+			o := Options{Base: base, Pages: pages(b), Epochs: epochs, Batch: 16, LR: 1e-2, Size: size, NoFeatureCache: !cached,
+				Revision: "bench", Checkpoints: filepath.Join(out, "ckpt"), Models: filepath.Join(out, "model"),
+				Results: filepath.Join(out, "result"), Stamp: "bench"}
+			res, err := Train(context.Background(), o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if res[0].FeaturesCached != cached {
+				b.Fatalf("features cached %v, want %v: %s", res[0].FeaturesCached, cached, res[0].FeatureCache)
+			}
+			best[cached] = math.Min(best[cached], res[0].Elapsed.Seconds()/float64(epochs))
+		}
+	}
+	b.ReportMetric(best[false], "s/epoch-uncached")
+	b.ReportMetric(best[true], "s/epoch-cached")
+	b.ReportMetric(best[false]/best[true], "uncached/cached")
 }

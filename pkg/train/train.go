@@ -221,6 +221,11 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 		return res, err
 	}
 	defer tr.Close()
+	res.FeaturesCached, res.FeatureCache, err = featureCache(o, base, res.TrainableParams, train[:min(2, len(train))])
+	if err != nil {
+		return res, err
+	}
+	torch.ManualSeed(uint64(seed)) // the check may have drawn numbers: every path starts from the seed
 
 	size := base.Preprocess.Size
 	plane := 3 * size * size
@@ -231,6 +236,7 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 	o.Log.Info("training fold", "fold", sp.Fold, "train", len(train), "dev", len(dev), "test", len(test),
 		"epochs", o.Epochs, "batch", o.Batch, "steps", total, "lr", o.LR, "seed", seed,
 		"trainable_params", res.TrainableParams, "total_params", res.TotalParams)
+	o.Log.Info(res.FeatureCache, "fold", sp.Fold, "features_cached", res.FeaturesCached)
 	if res.TrainableParams < res.TotalParams {
 		o.Log.Info("the base has frozen parameters: training changes only the rest", "base", o.Base,
 			"trainable_params", res.TrainableParams, "total_params", res.TotalParams)
@@ -240,6 +246,49 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 	buf := make([]float32, o.Batch*plane)
 	labels := make([]int64, o.Batch)
 	start := time.Now()
+	// With features cached, each page's backbone runs once here and the
+	// steps and evaluations below run the head on its features.
+	var trainF, devF, testF [][]float32
+	var fbuf []float32
+	if res.FeaturesCached {
+		for _, set := range []struct {
+			dst *[][]float32
+			ss  []*sample
+		}{{&trainF, train}, {&devF, dev}, {&testF, test}} {
+			if *set.dst, err = runPages(m, featuresMethod, set.ss, base, o.Batch, false); err != nil {
+				return res, err
+			}
+		}
+		fbuf = make([]float32, o.Batch*len(trainF[0]))
+		if err := m.SetTrain(true); err != nil {
+			return res, err
+		}
+		o.Log.Info("features computed", "fold", sp.Fold, "pages", len(train)+len(dev)+len(test),
+			"features", len(trainF[0]), "elapsed", time.Since(start).Round(time.Millisecond).String())
+	}
+	// pixelBatch fills buf and labels with the training pages idx of an
+	// epoch: augmented when asked, turned for the orientation model.
+	pixelBatch := func(idx []int, epoch int) (torch.Tensor, error) {
+		for k, i := range idx {
+			pix, err := pixels(train[i], size)
+			if err != nil {
+				return torch.Tensor{}, err
+			}
+			if o.Augment {
+				pix = aug.apply(pix, splits.NewSplitMix64(uint64(seed)<<32^uint64(epoch)<<20^uint64(i)))
+			}
+			labels[k] = train[i].label
+			if base.IsRotation() {
+				// self-supervised: the page turned by a drawn quarter,
+				// labelled with it
+				q := int(splits.NewSplitMix64(uint64(seed)<<32 ^ uint64(epoch)<<20 ^ uint64(i) ^ 0x726f74).Below(4))
+				pix, labels[k] = turnSquare(pix, size, q), int64(q)
+			}
+			normalise(buf[k*plane:(k+1)*plane], pix, base.Preprocess)
+		}
+		n := len(idx)
+		return torch.Tensor{Data: buf[:n*plane], Shape: []int64{int64(n), 3, int64(size), int64(size)}}, nil
+	}
 	step := 0
 	best, bestEpoch := -1.0, 0
 	var lossSum float64
@@ -256,28 +305,23 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 				return res, err
 			}
 			idx := order[b0:min(b0+o.Batch, len(order))]
-			for k, i := range idx {
-				pix, err := pixels(train[i], size)
-				if err != nil {
-					return res, err
-				}
-				if o.Augment {
-					pix = aug.apply(pix, splits.NewSplitMix64(uint64(seed)<<32^uint64(epoch)<<20^uint64(i)))
-				}
-				labels[k] = train[i].label
-				if base.IsRotation() {
-					// self-supervised: the page turned by a drawn quarter,
-					// labelled with it
-					q := int(splits.NewSplitMix64(uint64(seed)<<32 ^ uint64(epoch)<<20 ^ uint64(i) ^ 0x726f74).Below(4))
-					pix, labels[k] = turnSquare(pix, size, q), int64(q)
-				}
-				normalise(buf[k*plane:(k+1)*plane], pix, base.Preprocess)
-			}
 			n := len(idx)
 			if err := tr.SetLR(LR(o.LR, step, total)); err != nil {
 				return res, err
 			}
-			loss, logits, err := tr.Step(torch.Tensor{Data: buf[:n*plane], Shape: []int64{int64(n), 3, int64(size), int64(size)}}, labels[:n])
+			var loss float32
+			var logits [][]float32
+			if res.FeaturesCached {
+				for k, i := range idx {
+					labels[k] = train[i].label
+				}
+				loss, logits, err = tr.StepMethod(headMethod, rowsOf(fbuf, trainF, idx), labels[:n])
+			} else {
+				var x torch.Tensor
+				if x, err = pixelBatch(idx, epoch); err == nil {
+					loss, logits, err = tr.Step(x, labels[:n])
+				}
+			}
 			if err != nil {
 				return res, err
 			}
@@ -308,7 +352,12 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 		acc := 0.0
 		if len(dev) > 0 {
 			ds := evalSet(dev, base)
-			probs, err := forward(m, ds, base, o.Batch)
+			var probs [][]float32
+			if res.FeaturesCached {
+				probs, err = headProbabilities(m, devF, o.Batch)
+			} else {
+				probs, err = forward(m, ds, base, o.Batch)
+			}
 			if err != nil {
 				return res, err
 			}
@@ -344,7 +393,12 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 	defer bm.Close()
 	if len(test) > 0 {
 		ts := evalSet(test, base)
-		probs, err := forward(bm, ts, base, o.Batch)
+		var probs [][]float32
+		if res.FeaturesCached { // the checkpoint's backbone is the base's: the same features
+			probs, err = headProbabilities(bm, testF, o.Batch)
+		} else {
+			probs, err = forward(bm, ts, base, o.Batch)
+		}
 		if err != nil {
 			return res, err
 		}
@@ -360,6 +414,7 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 		return res, err
 	}
 	res.ModelDir = final
+	res.Elapsed = time.Since(start)
 	o.Log.Info("fold done", "fold", sp.Fold, "model", final, "dev_acc", devAcc(len(dev), best), "test_top1", round4(res.TestTop1),
 		"test_top3", round4(res.TestTop3), "elapsed", time.Since(start).Round(time.Second).String())
 	return res, nil
@@ -377,22 +432,31 @@ func argmax[F float32 | float64](v []F) int {
 	return b
 }
 
-// forward runs the model (in eval mode) over samples without augmentation.
+// forward runs the model (in eval mode) over samples without augmentation
+// and returns the softmax of its logits.
 func forward(m *torch.Module, ss []*sample, meta *modelmeta.Meta, batch int) ([][]float32, error) {
-	size := meta.Preprocess.Size
-	plane := 3 * size * size
-	buf := make([]float32, batch*plane)
+	return runPages(m, "", ss, meta, batch, true)
+}
+
+// runPages runs method ("" for forward) over samples without augmentation,
+// batch pages at a time, in the module's current mode, and returns its
+// rows (their softmax when asked).
+func runPages(m *torch.Module, method string, ss []*sample, meta *modelmeta.Meta, batch int, softmax bool) ([][]float32, error) {
 	var out [][]float32
 	for b0 := 0; b0 < len(ss); b0 += batch {
-		part := ss[b0:min(b0+batch, len(ss))]
-		for k, s := range part {
-			pix, err := pixels(s, size)
-			if err != nil {
-				return nil, err
-			}
-			normalise(buf[k*plane:(k+1)*plane], pix, meta.Preprocess)
+		x, err := batchOf(ss[b0:min(b0+batch, len(ss))], meta)
+		if err != nil {
+			return nil, err
 		}
-		p, err := m.Probabilities(torch.Tensor{Data: buf[:len(part)*plane], Shape: []int64{int64(len(part)), 3, int64(size), int64(size)}})
+		var p [][]float32
+		switch {
+		case method != "":
+			p, err = m.RunMethod(method, x, softmax)
+		case softmax:
+			p, err = m.Probabilities(x)
+		default:
+			p, err = m.Forward(x)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -437,8 +501,8 @@ func checkpointMeta(base *modelmeta.Meta, o Options, sp *splits.Split, res FoldR
 		Source:  fmt.Sprintf("base %s (%s); pages %s; split: %s", o.Base, base.Base, o.Pages, sp.Source),
 		Fold:    sp.Fold,
 		Created: time.Now().UTC().Format(time.RFC3339),
-		Notes: fmt.Sprintf("%s; %s; epochs %d, batch %d, lr %g (10%% warm-up, linear decay), AdamW, augmentation %v; trained on CC BY-NC 4.0 data",
-			note, trained(res), o.Epochs, o.Batch, o.LR, o.Augment),
+		Notes: fmt.Sprintf("%s; %s; %s; epochs %d, batch %d, lr %g (10%% warm-up, linear decay), AdamW, augmentation %v; trained on CC BY-NC 4.0 data",
+			note, trained(res), res.FeatureCache, o.Epochs, o.Batch, o.LR, o.Augment),
 	}
 	return &m
 }
