@@ -182,9 +182,44 @@ func Load(path, device string) (*Module, error) {
 	if err := statusErr("load", C.tshim_module_load(cp, cd, &h, &msg), msg); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	return track(h, device), nil
+}
+
+// LoadBytes loads a TorchScript module from data, the bytes of a file
+// that Load accepts, onto device "cpu" or "cuda:N". The bytes are only
+// read during the call, so a caller that hashes the bytes it loads knows
+// the module is the one hashed. Bytes that are not a whole TorchScript
+// file (empty, truncated, another format) give an *Error saying they are
+// not a loadable TorchScript file; errors name no file, so callers add its
+// name.
+func LoadBytes(data []byte, device string) (*Module, error) {
+	if err := ensureInit(); err != nil {
+		return nil, err
+	}
+	if device == "" {
+		device = "cpu"
+	}
+	cd := C.CString(device)
+	defer C.free(unsafe.Pointer(cd))
+	var h *C.tshim_module
+	var msg *C.char
+	var p unsafe.Pointer
+	if len(data) > 0 {
+		p = unsafe.Pointer(&data[0]) // Go memory, read during the call only (cgo pointer rules)
+	}
+	st := C.tshim_module_load_buffer(p, C.size_t(len(data)), cd, &h, &msg)
+	runtime.KeepAlive(data)
+	if err := statusErr("load", st, msg); err != nil {
+		return nil, err
+	}
+	return track(h, device), nil
+}
+
+// track wraps a handle the shim loaded and counts it.
+func track(h *C.tshim_module, device string) *Module {
 	m := &Module{h: h, device: device}
 	pkghandles.Track(&handles, m, (*Module).Close)
-	return m, nil
+	return m
 }
 
 // Device returns the device the module was loaded on.

@@ -474,3 +474,97 @@ func TestInferenceAfterTrainingSameModule(t *testing.T) {
 		}
 	}
 }
+
+// LoadBytes of a file's bytes is the module Load reads from the file: the
+// same outputs, value for value (tolerance 0: one module, one input).
+func TestLoadBytesEqualsLoad(t *testing.T) {
+	in := forwardInput(t)
+	for _, name := range []string{"tiny_cnn.pt", "tiny_vit.pt", "traced_cnn.pt"} {
+		t.Run(name, func(t *testing.T) {
+			b, err := os.ReadFile(fx(t, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fromBytes, err := LoadBytes(b, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fromBytes.Close()
+			if fromBytes.Device() != "cpu" {
+				t.Errorf("device %q, want cpu", fromBytes.Device())
+			}
+			want, err := load(t, name).Forward(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := fromBytes.Forward(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var flat []float32
+			for _, r := range want {
+				flat = append(flat, r...)
+			}
+			if d := maxAbsDiff(t, got, flat); d != 0 {
+				t.Errorf("outputs differ from Load's by %g", d)
+			}
+			wb, _ := load(t, name).ParamBytes()
+			if gb, _ := fromBytes.ParamBytes(); gb != wb {
+				t.Errorf("%d parameter bytes, Load gives %d", gb, wb)
+			}
+		})
+	}
+}
+
+// Bytes that are not a whole TorchScript file are an error, never a crash:
+// none, garbage, a torch.save-like pickle header, and the fixture cut at
+// sixteen places (the zip's central directory is at its end, so every cut
+// loses it) and with its middle overwritten.
+func TestLoadBytesRefusesBadBytes(t *testing.T) {
+	good, err := os.ReadFile(fx(t, "tiny_cnn.pt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string][]byte{
+		"nil":     nil,
+		"empty":   {},
+		"garbage": []byte("this is not a zip archive of a TorchScript module"),
+		"pickle":  {0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8},
+	}
+	for i := 0; i < 16; i++ {
+		n := len(good) * i / 16
+		cases[fmt.Sprintf("first %d of %d bytes", n, len(good))] = good[:n]
+	}
+	scrambled := append([]byte(nil), good...)
+	for i := len(good) / 3; i < 2*len(good)/3; i++ {
+		scrambled[i] ^= 0x5a
+	}
+	cases["middle third scrambled"] = scrambled
+	live := LiveHandles()
+	for name, b := range cases {
+		t.Run(name, func(t *testing.T) {
+			m, err := LoadBytes(b, "cpu")
+			if err == nil {
+				m.Close()
+				t.Fatalf("%d bytes loaded without error", len(b))
+			}
+			var te *Error
+			if !errors.As(err, &te) || te.Op != "load" {
+				t.Errorf("error %q (%T) is not a load *Error", err, err)
+			}
+			want := "not a loadable TorchScript file"
+			if len(b) == 0 {
+				want = "no bytes to load"
+			}
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not say %q", err, want)
+			}
+		})
+	}
+	if n := LiveHandles(); n != live {
+		t.Errorf("%d native handles live after the refused loads, %d before", n, live)
+	}
+	if _, err := LoadBytes(good, "tpu:0"); err == nil || !strings.Contains(err.Error(), "want cpu or cuda:N") {
+		t.Errorf("bad device: error %v", err)
+	}
+}

@@ -16,6 +16,7 @@
 #ifndef TSHIM_H
 #define TSHIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -67,6 +68,12 @@ int tshim_manual_seed(uint64_t seed);
 /* ---- modules ---- */
 /* Loads a TorchScript file onto device "cpu" or "cuda:N". */
 int tshim_module_load(const char *path, const char *device, tshim_module **out, char **err);
+/* Loads a TorchScript file from the len bytes at data (the bytes of a file
+ * tshim_module_load accepts) onto device "cpu" or "cuda:N". The bytes are
+ * only read during the call. Bytes that are not a whole TorchScript file
+ * (empty, truncated, another format) give TSHIM_ERR_ARGUMENT. */
+int tshim_module_load_buffer(const void *data, size_t len, const char *device, tshim_module **out,
+                             char **err);
 void tshim_module_free(tshim_module *m);
 /* Prepares a loaded module for inference only: level 1 freezes it
  * (torch::jit::freeze: parameters and attributes become constants, so the

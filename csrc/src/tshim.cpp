@@ -16,12 +16,14 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <istream>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <streambuf>
 #include <string>
 #include <vector>
 
@@ -374,6 +376,56 @@ int tshim_module_load(const char *path, const char *device, tshim_module **out, 
       m->mod = torch::jit::load(path, dev);
     } catch (const c10::Error &e) {
       throw ArgError(std::string(path) + " is not a loadable TorchScript file: " + e.what_without_backtrace());
+    }
+    m->mod.eval();
+    m->device = dev;
+    *out = m.release();
+  });
+}
+
+namespace {
+
+// A read-only stream buffer over bytes the caller keeps alive: what
+// torch::jit::load(std::istream&) needs (reads and seeks), without copying
+// them.
+class ByteBuf : public std::streambuf {
+ public:
+  ByteBuf(const char *data, size_t len) {
+    char *p = const_cast<char *>(data);  // only ever read: no put area
+    setg(p, p, p + len);
+  }
+
+ protected:
+  pos_type seekoff(off_type off, std::ios_base::seekdir dir, std::ios_base::openmode which) override {
+    if (!(which & std::ios_base::in)) return pos_type(off_type(-1));
+    off_type base = dir == std::ios_base::beg ? 0 : dir == std::ios_base::cur ? gptr() - eback() : egptr() - eback();
+    off_type to = base + off;
+    if (to < 0 || to > egptr() - eback()) return pos_type(off_type(-1));
+    setg(eback(), eback() + to, egptr());
+    return pos_type(to);
+  }
+  pos_type seekpos(pos_type pos, std::ios_base::openmode which) override {
+    return seekoff(off_type(pos), std::ios_base::beg, which);
+  }
+};
+
+}  // namespace
+
+int tshim_module_load_buffer(const void *data, size_t len, const char *device, tshim_module **out,
+                             char **err) {
+  return guard(err, [&] {
+    need(out != nullptr, "out is NULL");
+    need(data != nullptr || len == 0, "data is NULL");
+    need(len > 0, "no bytes to load (an empty model file)");
+    auto dev = parse_device(device);
+    ByteBuf buf(static_cast<const char *>(data), len);
+    std::istream in(&buf);
+    auto m = std::make_unique<tshim_module>();
+    try {
+      m->mod = torch::jit::load(in, dev);
+    } catch (const c10::Error &e) {
+      throw ArgError("the " + std::to_string(len) + " bytes are not a loadable TorchScript file: " +
+                     e.what_without_backtrace());
     }
     m->mod.eval();
     m->device = dev;
