@@ -12,7 +12,6 @@ import (
 	"archivekit/bindings/torch"
 	"archivekit/pkg/batcher"
 	"archivekit/pkg/classify"
-	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/registry"
 	"archivekit/pkg/review"
 	"archivekit/pkg/service"
@@ -27,8 +26,9 @@ type member struct {
 	batch *batcher.Batcher[[]float32, []float32]
 	// demo is set for a shipped demo model (its licence condition "demo").
 	demo bool
-	// digest is modelmeta.Digest of the model folder: a calibration
-	// applies to exactly these weights.
+	// digest is modelmeta.Digest of the bytes the model was loaded from
+	// (classify.Model.Digest): a calibration applies to exactly these
+	// weights.
 	digest string
 	// threads is the intra-op thread count of each forward pass (see
 	// engine.forwardThreads).
@@ -169,16 +169,11 @@ func (e *engine) loadFolder(f classify.Folder) (*member, error) {
 		m.Close()
 		return nil, fmt.Errorf("warming %s: %w", m.Name, err)
 	}
-	digest, err := modelmeta.Digest(f.Dir)
-	if err != nil {
-		m.Close()
-		return nil, fmt.Errorf("model %s: %w", f.Dir, err)
-	}
 	d := time.Since(t0)
 	e.opt.Metrics.SetModelLoadTime(m.Name, d)
 	e.opt.Log.Info("model loaded", "model", m.Name, "dir", f.Dir, "demo", f.Demo, "input", m.Size(), "seconds", d.Seconds(),
 		"optimized", int(m.Optimized), "threads", mem.threads)
-	mem.digest = digest
+	mem.digest = m.Digest
 	if e.opt.Batching {
 		mem.batch = batcher.New(mem.forward,
 			batcher.Options{MaxBatch: e.opt.MaxBatch, MaxWait: e.opt.MaxWait,

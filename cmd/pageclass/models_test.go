@@ -16,6 +16,7 @@ import (
 	"archivekit/pkg/classify/classifytest"
 	"archivekit/pkg/logging"
 	"archivekit/pkg/modelmeta"
+	"archivekit/pkg/opencount"
 	"archivekit/pkg/paradata"
 	"archivekit/pkg/registry"
 )
@@ -605,5 +606,53 @@ func TestFastClsTagIndependentOfWorkingDir(t *testing.T) {
 	t.Chdir(wd)
 	if code, log := e.run(t, "--dir", "--fastcls", "--fastcls_base", "small"); code != exitOK {
 		t.Fatalf("tag small with ./small in the working directory: exit %d: %s", code, log)
+	}
+}
+
+// Each model.pt, the orientation model's included, is read once per run:
+// the digest the run metadata and the ledger record is of the bytes the
+// model was loaded from (on the previous code each was read twice, once to
+// load and once for its digest, and a file replaced in between was
+// recorded under the digest of weights that did not run).
+func TestModelFilesReadOnce(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	rotation := filepath.Join(e.root, "rotation")
+	mkdir(t, rotation)
+	for _, name := range []string{modelmeta.MetaFile, modelmeta.WeightsFile} {
+		b, err := os.ReadFile(filepath.Join(shippedDemo(t), "..", "rotation", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(rotation, name), string(b))
+	}
+	model := filepath.Join(e.models, registry.ModelDirName("v4.4"))
+	weights := []string{filepath.Join(model, modelmeta.WeightsFile), filepath.Join(rotation, modelmeta.WeightsFile)}
+	var code int
+	var log string
+	opened := opencount.Opens(t, weights, func() { code, log = e.run(t, "-d", e.in, "--rotation-model", rotation) })
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	for _, w := range weights {
+		if opened[w] != 1 {
+			t.Errorf("%s opened %d times, want 1", w, opened[w])
+		}
+	}
+	d := readParadata(t, e)
+	want, err := modelmeta.Digest(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Models) != 1 || d.Models[0].Digest != want {
+		t.Errorf("run metadata models %+v, want one with digest %s", d.Models, want)
+	}
+	want, err = modelmeta.Digest(rotation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rm, _ := d.Review["rotation_model"].(map[string]any); rm == nil || rm["digest"] != want {
+		t.Errorf("run metadata rotation_model %v, want digest %s", d.Review["rotation_model"], want)
 	}
 }

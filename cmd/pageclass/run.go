@@ -354,9 +354,13 @@ func (r *runner) loadModels(folders []classify.Folder) ([]*classify.Model, error
 	return ms, nil
 }
 
-// addModel records a loaded model in the run metadata.
+// addModel records a loaded model in the run metadata, with the digest of
+// the bytes it was loaded from.
 func (r *runner) addModel(m *classify.Model) error {
 	r.log.Info("model loaded", "model", m.Name, "folder", m.Dir, "input", m.Size(), "device", r.device, "demo", m.Demo)
+	if err := r.loadedDigest(m.Dir, m.Digest); err != nil {
+		return err
+	}
 	return r.recordModel(m.Name, m.Dir, m.Meta, m.Demo)
 }
 
@@ -374,7 +378,26 @@ func (r *runner) recordModel(name, dir string, meta *modelmeta.Meta, demo bool) 
 	return r.resolveLicence(r.demo)
 }
 
-// digest is modelmeta.Digest of a model folder, computed once per run.
+// loadedDigest sets the digest of model folder dir to d, that of the bytes
+// a model was loaded from (classify.Model.Digest), so that what the run
+// records is the model that ran. A digest taken earlier in the run (where
+// the digests are needed before the models load: --parallel loads them
+// group by group) must be the same: a folder whose files were replaced in
+// between is an error, never a model recorded under another's digest.
+func (r *runner) loadedDigest(dir, d string) error {
+	if old, ok := r.digests[dir]; ok && old != d {
+		return fmt.Errorf("model %s: its files changed during the run (digest %s when the run started, %s when loaded)", dir, old, d)
+	}
+	if r.digests == nil {
+		r.digests = map[string]string{}
+	}
+	r.digests[dir] = d
+	return nil
+}
+
+// digest is modelmeta.Digest of a model folder, computed once per run;
+// that of the bytes loaded where the model was loaded first
+// (loadedDigest).
 func (r *runner) digest(dir string) (string, error) {
 	if d, ok := r.digests[dir]; ok {
 		return d, nil
@@ -463,6 +486,21 @@ func (r *runner) classify(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The models load first (each file read once), so that their digests
+	// below are those of the bytes loaded. --parallel loads them group by
+	// group later: their digests are read here, and checked at each load.
+	var ens *classify.Ensemble
+	if !c.Parallel {
+		ms, err := r.loadModels(folders)
+		if err != nil {
+			return err
+		}
+		ens, _ = classify.NewEnsemble(ms...)
+		defer ens.Close()
+		if ens.Orientation, err = r.loadOrientation(); err != nil {
+			return err
+		}
+	}
 	names := make([]string, len(folders))
 	digests := make([]string, len(folders))
 	for i, f := range folders {
@@ -502,21 +540,10 @@ func (r *runner) classify(ctx context.Context) error {
 	r.para.SetConfig("resume", c.Resume)
 	r.para.SetConfig("retry_failed", c.RetryFailed)
 
-	var ens *classify.Ensemble
 	var groups [][]int
 	if c.Parallel {
 		groups, err = r.gpuGroups(folders)
 		if err != nil {
-			return err
-		}
-	} else {
-		ms, err := r.loadModels(folders)
-		if err != nil {
-			return err
-		}
-		ens, _ = classify.NewEnsemble(ms...)
-		defer ens.Close()
-		if ens.Orientation, err = r.loadOrientation(); err != nil {
 			return err
 		}
 	}
@@ -793,11 +820,11 @@ func (r *runner) loadOrientation() (*classify.Orientation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--rotation-model: %w", err)
 	}
-	digest, err := r.digest(dir)
-	if err != nil {
+	if err := r.loadedDigest(dir, o.Digest); err != nil {
 		o.Close()
-		return nil, err
+		return nil, fmt.Errorf("--rotation-model: %w", err)
 	}
+	digest := o.Digest
 	r.log.Info("orientation model loaded", "folder", dir, "input", o.Size(), "rotated_confidence", review.RotatedConfidence)
 	r.para.SetReview("rotation_model", map[string]any{"path": dir, "digest": digest, "license": o.Meta.License,
 		"rotated_confidence": review.RotatedConfidence})

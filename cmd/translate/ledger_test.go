@@ -19,11 +19,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"archivekit/pkg/lemmatizer/lemmatizertest"
+	"archivekit/pkg/opencount"
 	"archivekit/pkg/shard"
 	"archivekit/pkg/translator/translatortest"
 	"archivekit/pkg/xmlsplice/shareddata"
@@ -404,7 +402,7 @@ func TestResumeKeepsUnmodifiedDownloads(t *testing.T) {
 	// find it done), not first to check its digest.
 	downloads := []string{filepath.Join(out, "downloaded_inputs", "C-9107617A.xml"), filepath.Join(out, "downloaded_inputs", "C-9100725A.xml")}
 	var r result
-	opened := opens(t, downloads, func() { r = runCLI(t, newEnv(api), append(args, "--resume")...) })
+	opened := opencount.Opens(t, downloads, func() { r = runCLI(t, newEnv(api), append(args, "--resume")...) })
 	if r.code != exitOK || full.Load() != 2 || notModified.Load() != 2 || translated(t, r.stderr) != 0 {
 		t.Errorf("resumed run: exit %d, %d downloads, %d not modified, %d translated; want 0, 2, 2, 0: %s",
 			r.code, full.Load()-2, notModified.Load(), translated(t, r.stderr), r.stderr)
@@ -483,45 +481,6 @@ func TestResumeConditionalOnlyForTheSameDownload(t *testing.T) {
 	}
 	step("edited download", "/b/rec.xml", 2, 1, b)
 	step("unchanged download", "/b/rec.xml", 2, 2, b)
-}
-
-// opens runs f and returns how many times each of files was opened
-// meanwhile, by any process (inotify IN_OPEN events, queued as the opens
-// happen).
-func opens(t *testing.T, files []string, f func()) map[string]int {
-	t.Helper()
-	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	watched := map[int32]string{}
-	for _, p := range files {
-		w, err := unix.InotifyAddWatch(fd, p, unix.IN_OPEN)
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		watched[int32(w)] = p
-	}
-	f()
-	n := map[string]int{}
-	buf := make([]byte, 64<<10)
-	for {
-		k, err := unix.Read(fd, buf)
-		if err == unix.EAGAIN {
-			return n
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		for at := 0; at+unix.SizeofInotifyEvent <= k; {
-			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[at]))
-			if ev.Mask&unix.IN_OPEN != 0 {
-				n[watched[ev.Wd]]++
-			}
-			at += unix.SizeofInotifyEvent + int(ev.Len)
-		}
-	}
 }
 
 // statusWriter remembers the status a handler answered with.

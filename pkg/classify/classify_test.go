@@ -419,3 +419,75 @@ func TestStepIsPredictsStep(t *testing.T) {
 		t.Errorf("the Forward was called %d times, want once per member (%d)", n, len(ms))
 	}
 }
+
+// A model's Digest is modelmeta.Digest of the bytes it was loaded from:
+// with model.pt replaced by other weights after loading, the model still
+// computes what the digest names (the other weights give other
+// probabilities), and the folder's digest is now another.
+func TestDigestIsOfTheWeightsLoaded(t *testing.T) {
+	dir := classifytest.ModelDir(t, t.TempDir(), classifytest.Spec{Fixture: "avg_a.pt", Size: 40})
+	want, err := modelmeta.Digest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := classify.Load(dir, "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Digest != want {
+		t.Fatalf("digest %s, folder's %s", m.Digest, want)
+	}
+	other := classifytest.ModelDir(t, t.TempDir(), classifytest.Spec{Fixture: "avg_b.pt", Size: 40})
+	b, err := os.ReadFile(filepath.Join(other, modelmeta.WeightsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, modelmeta.WeightsFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if now, _ := modelmeta.Digest(dir); now == m.Digest {
+		t.Fatal("the replaced folder has the same digest")
+	}
+	// One grey page through the loaded model, a fresh load of the original
+	// weights and the replacing ones: equal to the first (tolerance 1e-6),
+	// not to the second.
+	img := imageio.Image{W: 40, H: 40, Pix: make([]uint8, 40*40*3)}
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i % 251)
+	}
+	probs := func(mm *classify.Model) []float32 {
+		x, err := mm.Preprocess(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := mm.Probabilities(x, 1, 3, 40, 40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p[0]
+	}
+	orig := classifytest.ModelDir(t, t.TempDir(), classifytest.Spec{Fixture: "avg_a.pt", Size: 40})
+	load := func(d string) *classify.Model {
+		mm, err := classify.Load(d, "cpu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { mm.Close() })
+		return mm
+	}
+	diff := func(a, b []float32) float64 {
+		d := 0.0
+		for i := range a {
+			d = math.Max(d, math.Abs(float64(a[i]-b[i])))
+		}
+		return d
+	}
+	got := probs(m)
+	if d := diff(got, probs(load(orig))); d > 1e-6 {
+		t.Errorf("the loaded model differs from the weights of its digest by %g", d)
+	}
+	if d := diff(got, probs(load(dir))); d < 1e-6 {
+		t.Errorf("the replacing weights give the same probabilities (within %g): the test shows nothing", d)
+	}
+}

@@ -60,20 +60,27 @@ type net struct {
 	// Optimized is the inference optimisation applied at load (0: none);
 	// see InferenceOptimization.
 	Optimized torch.Optimization
+	// Digest is modelmeta.Digest of the bytes this net was made from
+	// (model.json as parsed into Meta, model.pt as loaded into Module),
+	// each file read once: what run metadata records as the model that
+	// ran, even if the folder's files are replaced after loading.
+	Digest string
 
 	mean, std [3]float32
 }
 
-// loadNet loads model.pt of dir onto device with meta's preprocessing.
-func loadNet(dir, device string, meta *modelmeta.Meta) (net, error) {
+// loadNet loads the model.pt bytes of c, read from dir, onto device with
+// c's preprocessing.
+func loadNet(dir, device string, c *modelmeta.Contents) (net, error) {
+	meta := c.Meta
 	if meta.Preprocess.Resize != registry.ResizeBilinear {
 		return net{}, fmt.Errorf("%s: unsupported resize rule %q", dir, meta.Preprocess.Resize)
 	}
-	mod, err := torch.Load(filepath.Join(dir, modelmeta.WeightsFile), device)
+	mod, err := torch.LoadBytes(c.Weights, device)
 	if err != nil {
-		return net{}, err
+		return net{}, fmt.Errorf("%s: %w", filepath.Join(dir, modelmeta.WeightsFile), err)
 	}
-	n := net{Dir: dir, Meta: meta, Module: mod}
+	n := net{Dir: dir, Meta: meta, Module: mod, Digest: c.Digest}
 	for i := 0; i < 3; i++ {
 		n.mean[i] = float32(meta.Preprocess.Mean[i])
 		n.std[i] = float32(meta.Preprocess.Std[i])
@@ -85,7 +92,16 @@ func loadNet(dir, device string, meta *modelmeta.Meta) (net, error) {
 // or "cuda:N"; "" means "cpu") for inference, with the optimisation that
 // InferenceOptimization chooses for its family. Errors name the folder.
 func Load(dir, device string) (*Model, error) {
-	m, err := LoadPlain(dir, device)
+	c, err := modelmeta.ReadFolder(dir)
+	if err != nil {
+		return nil, err
+	}
+	return loadOptimized(dir, device, c)
+}
+
+// loadOptimized is Load of the folder's contents c.
+func loadOptimized(dir, device string, c *modelmeta.Contents) (*Model, error) {
+	m, err := loadPlain(dir, device, c)
 	if err != nil {
 		return nil, err
 	}
@@ -139,35 +155,45 @@ func InferenceOptimization(base, device string) torch.Optimization {
 // LoadPlain is Load without the inference optimisation: the module as
 // its file holds it.
 func LoadPlain(dir, device string) (*Model, error) {
-	meta, err := modelmeta.Load(dir)
+	c, err := modelmeta.ReadFolder(dir)
 	if err != nil {
 		return nil, err
 	}
-	if meta.IsRotation() {
+	return loadPlain(dir, device, c)
+}
+
+// loadPlain is LoadPlain of the folder's contents c.
+func loadPlain(dir, device string, c *modelmeta.Contents) (*Model, error) {
+	if c.Meta.IsRotation() {
 		return nil, fmt.Errorf("%s: a page-orientation model, not a page classifier (it is given as the orientation model)", dir)
 	}
-	n, err := loadNet(dir, device, meta)
+	n, err := loadNet(dir, device, c)
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{net: n, Name: meta.Revision}
+	m := &Model{net: n, Name: c.Meta.Revision}
 	if m.Name == "" {
 		m.Name = filepath.Base(dir)
 	}
 	return m, nil
 }
 
-// LoadFolder loads a folder found by a Locator. The model is named after
+// LoadFolder loads a folder found by a Locator, reading each of its files
+// once (Model.Digest is of the bytes loaded). The model is named after
 // the revision its model.json names (the model that runs labels the
 // outputs), else the revision it was found for, else its folder name. When
 // the folder was found for a definite revision (Folder.Want) and model.json
 // names another, loading fails rather than label one model's results with
 // another's name. The model carries the folder's demo mark.
 func LoadFolder(f Folder, device string) (*Model, error) {
-	if _, err := f.Meta(); err != nil {
+	c, err := modelmeta.ReadFolder(f.Dir)
+	if err != nil {
 		return nil, err
 	}
-	m, err := Load(f.Dir, device)
+	if err := f.check(c.Meta); err != nil {
+		return nil, err
+	}
+	m, err := loadOptimized(f.Dir, device, c)
 	if err != nil {
 		return nil, err
 	}
@@ -186,11 +212,17 @@ func (f Folder) Meta() (*modelmeta.Meta, error) {
 	if err != nil {
 		return nil, err
 	}
+	return meta, f.check(meta)
+}
+
+// check refuses metadata meta of the folder when it names another revision
+// than the one the folder was found for (Want).
+func (f Folder) check(meta *modelmeta.Meta) error {
 	if f.Want != "" && meta.Revision != "" && meta.Revision != f.Want {
-		return nil, fmt.Errorf("%s: its %s says revision %s, not the %s asked for (fix the folder name or the revision)",
+		return fmt.Errorf("%s: its %s says revision %s, not the %s asked for (fix the folder name or the revision)",
 			f.Dir, modelmeta.MetaFile, meta.Revision, f.Want)
 	}
-	return meta, nil
+	return nil
 }
 
 // Name is the name a model of this folder with metadata meta gets in

@@ -27,17 +27,18 @@ func OrientationDir() string {
 	return ""
 }
 
-// LoadOrientation loads the orientation model in dir onto device. A folder
+// LoadOrientation loads the orientation model in dir onto device, reading
+// each file once (Digest is of the bytes loaded). A folder
 // whose model.json is not an orientation model is refused.
 func LoadOrientation(dir, device string) (*Orientation, error) {
-	meta, err := modelmeta.Load(dir)
+	c, err := modelmeta.ReadFolder(dir)
 	if err != nil {
 		return nil, err
 	}
-	if !meta.IsRotation() {
+	if !c.Meta.IsRotation() {
 		return nil, fmt.Errorf("%s: not a page-orientation model (its %s has no \"task\": %q)", dir, modelmeta.MetaFile, modelmeta.TaskRotation)
 	}
-	n, err := loadNet(dir, device, meta)
+	n, err := loadNet(dir, device, c)
 	if err != nil {
 		return nil, err
 	}

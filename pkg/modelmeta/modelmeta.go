@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 
 	"archivekit/pkg/atomicfile"
 	"archivekit/pkg/registry"
+	"archivekit/pkg/regularfile"
 )
 
 // Categories are the eleven page categories in canonical (sorted) order: the
@@ -207,14 +209,9 @@ func (m *Meta) ToCanonical(scores []float32) ([]float32, error) {
 // Load reads and validates dir/model.json and checks that dir/model.pt
 // exists. Errors name the file.
 func Load(dir string) (*Meta, error) {
-	path := filepath.Join(dir, MetaFile)
-	b, err := os.ReadFile(path)
+	m, _, err := readMeta(dir)
 	if err != nil {
 		return nil, err
-	}
-	m, err := Parse(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if st, err := os.Stat(filepath.Join(dir, WeightsFile)); err != nil {
 		return nil, fmt.Errorf("%s: model folder lacks %s: %w", dir, WeightsFile, err)
@@ -222,6 +219,21 @@ func Load(dir string) (*Meta, error) {
 		return nil, fmt.Errorf("%s: %s is empty or not a file", dir, WeightsFile)
 	}
 	return m, nil
+}
+
+// readMeta reads and parses model.json of dir; it returns its bytes too.
+// Errors name the file.
+func readMeta(dir string) (*Meta, []byte, error) {
+	path := filepath.Join(dir, MetaFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := Parse(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, b, nil
 }
 
 // Parse decodes and validates model.json content. Unknown fields are an
@@ -274,20 +286,69 @@ func ForRevision(rev string) (*Meta, error) {
 // Digest identifies the model in a folder: "sha256:" and the hex SHA-256 of
 // model.json's bytes followed by model.pt's. Two folders with the same
 // digest give the same results; it keys chunked-run resumption and is
-// recorded in the run metadata.
+// recorded in the run metadata. A model that is loaded takes its digest
+// from the bytes it loads (ReadFolder); Digest reads the folder for callers
+// that load nothing.
 func Digest(dir string) (string, error) {
-	h := sha256.New()
+	h := newDigest()
 	for _, name := range []string{MetaFile, WeightsFile} {
 		f, err := os.Open(filepath.Join(dir, name))
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(h, "%s\x00", name)
-		_, err = io.Copy(h, f)
+		err = h.add(name, f)
 		f.Close()
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
 		}
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return h.sum(), nil
+}
+
+// digest computes Digest: each file's name, a NUL and its bytes.
+type digest struct{ hash.Hash }
+
+func newDigest() digest { return digest{sha256.New()} }
+
+func (d digest) add(name string, r io.Reader) error {
+	fmt.Fprintf(d, "%s\x00", name)
+	_, err := io.Copy(d, r)
+	return err
+}
+
+func (d digest) sum() string { return "sha256:" + hex.EncodeToString(d.Sum(nil)) }
+
+// Contents is a model folder read once (ReadFolder): the metadata parsed
+// from model.json, the bytes of model.pt, and the Digest of exactly the
+// bytes read. A model loaded from Weights is the one Digest names, even if
+// the folder's files are replaced meanwhile.
+type Contents struct {
+	Meta    *Meta
+	Weights []byte
+	Digest  string
+}
+
+// ReadFolder reads model.json and model.pt of dir once each (model.pt
+// into one buffer of its size, regularfile.ReadSized) and returns them
+// with their Digest. Errors name the file: model.json as Load reports it;
+// a missing, empty or non-regular model.pt, or one whose size changed while
+// it was read.
+func ReadFolder(dir string) (*Contents, error) {
+	m, mb, err := readMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	wb, err := regularfile.ReadSized(filepath.Join(dir, WeightsFile))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, fmt.Errorf("%s: model folder lacks %s: %w", dir, WeightsFile, err)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	case len(wb) == 0:
+		return nil, fmt.Errorf("%s: %s is empty or not a file", dir, WeightsFile)
+	}
+	h := newDigest()
+	h.add(MetaFile, bytes.NewReader(mb))
+	h.add(WeightsFile, bytes.NewReader(wb))
+	return &Contents{Meta: m, Weights: wb, Digest: h.sum()}, nil
 }

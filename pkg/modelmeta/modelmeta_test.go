@@ -1,15 +1,19 @@
 package modelmeta
 
 import (
-	"archivekit/pkg/xmlsplice/shareddata"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"archivekit/pkg/registry"
+	"archivekit/pkg/xmlsplice/shareddata"
 )
 
 // sharedData returns the path of rel under the shared data folder.
@@ -74,6 +78,54 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 	if got.Preprocess.Mean != registry.ImageNetMean || got.Preprocess.Size != 384 || !got.Canonical() {
 		t.Errorf("v4.4 metadata %+v", got)
+	}
+}
+
+// ReadFolder gives what Load parses, model.pt's bytes, and the digest of
+// those bytes: sha256 of "model.json", NUL, its bytes, "model.pt", NUL, its
+// bytes, as Digest reads it from the folder. It refuses a folder without
+// weights, with empty weights, or with a directory for model.pt.
+func TestReadFolderIsLoadAndDigest(t *testing.T) {
+	dir := t.TempDir()
+	if err := Save(dir, valid()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFolder(dir); err == nil || !strings.Contains(err.Error(), "lacks model.pt") {
+		t.Errorf("no weights: %v", err)
+	}
+	weights := filepath.Join(dir, WeightsFile)
+	os.WriteFile(weights, nil, 0o644)
+	if _, err := ReadFolder(dir); err == nil || !strings.Contains(err.Error(), "model.pt is empty") {
+		t.Errorf("empty weights: %v", err)
+	}
+	os.Remove(weights)
+	os.Mkdir(weights, 0o755)
+	if _, err := ReadFolder(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") || !strings.Contains(err.Error(), weights) {
+		t.Errorf("a directory for weights: %v", err)
+	}
+	os.Remove(weights)
+	w := []byte(strings.Repeat("\x00weights", 1000))
+	os.WriteFile(weights, w, 0o644)
+	c, err := ReadFolder(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c.Meta, meta) || !bytes.Equal(c.Weights, w) {
+		t.Errorf("ReadFolder: meta %+v (Load: %+v), %d weight bytes (file: %d)", c.Meta, meta, len(c.Weights), len(w))
+	}
+	js, _ := os.ReadFile(filepath.Join(dir, MetaFile))
+	sum := sha256.Sum256(slices.Concat([]byte("model.json\x00"), js, []byte("model.pt\x00"), w))
+	want := "sha256:" + hex.EncodeToString(sum[:])
+	d, err := Digest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Digest != want || d != want {
+		t.Errorf("ReadFolder's digest %s, Digest %s, want %s", c.Digest, d, want)
 	}
 }
 

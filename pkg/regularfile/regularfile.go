@@ -30,6 +30,39 @@ func Read(path string) ([]byte, error) {
 	return data, nil
 }
 
+// ErrSizeChanged is returned (wrapped) by ReadSized for a file that does
+// not hold the number of bytes its size said when it was opened.
+var ErrSizeChanged = errors.New("size changed while the file was read")
+
+// ReadSized returns the contents of the regular file at path (refused as
+// Open refuses), read into one buffer of the size the opened file's stat
+// gives: the read is bounded by that size whatever happens to the file
+// meanwhile, and takes one allocation. A file that holds fewer or more bytes
+// than that size (written to while read; or a file whose size does not
+// tell, as under /proc) is an error wrapping ErrSizeChanged.
+func ReadSized(path string) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	data := make([]byte, st.Size())
+	if n, err := io.ReadFull(f, data); err == io.ErrUnexpectedEOF {
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, its size said %d", ErrSizeChanged, n, len(data))}
+	} else if err != nil {
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	var more [1]byte
+	if n, _ := f.Read(more[:]); n > 0 {
+		return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than the %d bytes its size said", ErrSizeChanged, len(data))}
+	}
+	return data, nil
+}
+
 // Open opens path for reading when it is a regular file (checked before
 // opening, so a named pipe is never opened and blocks nothing, and again on
 // the file opened); anything else is ErrNotRegular.

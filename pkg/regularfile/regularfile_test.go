@@ -67,3 +67,45 @@ func TestReadWholeWhenSizeIsZero(t *testing.T) {
 		t.Errorf("read %d bytes of %s, want its whole text", len(data), p)
 	}
 }
+
+// ReadSized reads what Read reads from a file whose size tells its
+// content, refuses what Open refuses, and refuses a file holding more
+// bytes than its size (a /proc file, size 0) or fewer (a /sys file, size
+// 4096): a file written to while read looks like these.
+func TestReadSized(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "model.pt")
+	want := strings.Repeat("weights ", 10000)
+	if err := os.WriteFile(plain, []byte(want), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadSized(plain); err != nil || string(b) != want {
+		t.Errorf("%s: %d bytes, %v; want its %d bytes", plain, len(b), err, len(want))
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := ReadSized(empty); err != nil || len(b) != 0 {
+		t.Errorf("empty file: %d bytes, %v", len(b), err)
+	}
+	if _, err := ReadSized(dir); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("directory: %v, want ErrNotRegular", err)
+	}
+	if _, err := ReadSized(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	for _, c := range []struct{ path, says string }{
+		{"/proc/self/status", "more than the 0 bytes"},
+		{"/sys/devices/system/cpu/online", "its size said 4096"},
+	} {
+		if st, err := os.Stat(c.path); err != nil || !st.Mode().IsRegular() {
+			t.Logf("%s: not here", c.path)
+			continue
+		}
+		_, err := ReadSized(c.path)
+		if !errors.Is(err, ErrSizeChanged) || !strings.Contains(err.Error(), c.says) || !strings.Contains(err.Error(), c.path) {
+			t.Errorf("%s: %v, want ErrSizeChanged saying %q", c.path, err, c.says)
+		}
+	}
+}

@@ -1,0 +1,51 @@
+//go:build linux
+
+// Package opencount counts how many times files are opened while a
+// function runs, by any process (inotify IN_OPEN events, queued as the opens
+// happen), so a test can check that a command reads a file once.
+package opencount
+
+import (
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Opens runs f and returns how many times each of files was opened
+// meanwhile; a file never opened is absent (0).
+func Opens(t testing.TB, files []string, f func()) map[string]int {
+	t.Helper()
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	watched := map[int32]string{}
+	for _, p := range files {
+		w, err := unix.InotifyAddWatch(fd, p, unix.IN_OPEN)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		watched[int32(w)] = p
+	}
+	f()
+	n := map[string]int{}
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := unix.Read(fd, buf)
+		if err == unix.EAGAIN {
+			return n
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for at := 0; at+unix.SizeofInotifyEvent <= k; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[at]))
+			if ev.Mask&unix.IN_OPEN != 0 {
+				n[watched[ev.Wd]]++
+			}
+			at += unix.SizeofInotifyEvent + int(ev.Len)
+		}
+	}
+}
