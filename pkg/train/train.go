@@ -236,7 +236,7 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 	o.Log.Info("training fold", "fold", sp.Fold, "train", len(train), "dev", len(dev), "test", len(test),
 		"epochs", o.Epochs, "batch", o.Batch, "steps", total, "lr", o.LR, "seed", seed,
 		"trainable_params", res.TrainableParams, "total_params", res.TotalParams)
-	o.Log.Info(res.FeatureCache, "fold", sp.Fold, "features_cached", res.FeaturesCached)
+	o.Log.Info("feature cache", "fold", sp.Fold, "features_cached", res.FeaturesCached, "why", res.FeatureCache)
 	if res.TrainableParams < res.TotalParams {
 		o.Log.Info("the base has frozen parameters: training changes only the rest", "base", o.Base,
 			"trainable_params", res.TrainableParams, "total_params", res.TotalParams)

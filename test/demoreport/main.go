@@ -2,7 +2,10 @@
 // against the categories in its FILE paths (category folders), prints Top-1
 // and Top-N accuracy and draws the confusion matrix.
 //
-//	demoreport -table RESULT/..._AVG_TOP-3.csv -png OUT.png -title "..."
+//	demoreport -table RESULT/..._AVG_TOP-3.csv [-label ensemble] -png OUT.png -title "..."
+//
+// The label names what made the table in the printed line (an ensemble, one
+// model); the title heads the image and should say which pages these are.
 package main
 
 import (
@@ -21,15 +24,16 @@ import (
 func main() {
 	table := flag.String("table", "", "AVG_TOP-N table")
 	png := flag.String("png", "", "confusion matrix image to write")
-	title := flag.String("title", "ensemble", "title prefix")
+	title := flag.String("title", "ensemble", "title prefix of the image: what was scored on which pages")
+	label := flag.String("label", "ensemble", "what made the table, first word of the printed line")
 	flag.Parse()
-	if err := run(*table, *png, *title); err != nil {
+	if err := run(*table, *png, *title, *label); err != nil {
 		fmt.Fprintln(os.Stderr, "demoreport:", err)
 		os.Exit(1)
 	}
 }
 
-func run(table, png, title string) error {
+func run(table, png, title, label string) error {
 	f, err := os.Open(table)
 	if err != nil {
 		return err
@@ -72,10 +76,10 @@ func run(table, png, title string) error {
 		}
 	}
 	pages := len(recs) - 1
-	fmt.Printf("ensemble %.4f %.4f (%d pages, Top-1 and Top-%d)\n", float64(top1)/float64(pages), float64(topn)/float64(pages), pages, n)
+	fmt.Printf("%s %.4f %.4f (%d pages, Top-1 and Top-%d)\n", label, float64(top1)/float64(pages), float64(topn)/float64(pages), pages, n)
 	if png == "" {
 		return nil
 	}
-	t := fmt.Sprintf("%s on %d held-out pages: accuracy %.1f%% (Top-%d %.1f%%)", title, pages, 100*float64(top1)/float64(pages), n, 100*float64(topn)/float64(pages))
+	t := fmt.Sprintf("%s: %d pages, accuracy %.1f%% (Top-%d %.1f%%)", title, pages, 100*float64(top1)/float64(pages), n, 100*float64(topn)/float64(pages))
 	return atomicfile.Write(png, 0o644, func(w io.Writer) error { return confmat.PNG(w, t, modelmeta.Categories, conf) })
 }
