@@ -111,7 +111,7 @@ done
 awk 'FNR > 1 || NR == 1' "$cv"/result-*/*TOP-3.csv > "$cv/OOF_TOP-3.csv"
 count "$(awk -F, 'NR > 1' "$cv/folds.csv" | wc -l)" "$cv/OOF_TOP-3.csv"
 go run ./test/demoreport -table "$cv/OOF_TOP-3.csv" -label "$label" -png "$cv/confusion_matrix.png" \
-  -title "$label cross-validated (out of fold)" | tee "$cv/pooled.txt"
+  -title "$label, out of fold" | tee "$cv/pooled.txt"
 # the shipped slots' own table on the held-out pages (test/train_shipped.sh WORKDIR)
 held=()
 if [ "${SHIPPED_SLOTS[*]}" = "${shipped[*]}" ]; then
@@ -124,6 +124,6 @@ elif [ ${#held[@]} = 1 ]; then
   count "$(awk -F, 'NR > 1 && $2 == "test"' weights/demo/folds.csv | wc -l)" "${held[0]}"
   awk 'FNR > 1 || NR == 1' "$cv/OOF_TOP-3.csv" "${held[0]}" > "$cv/ALL_TOP-3.csv"
   go run ./test/demoreport -table "$cv/ALL_TOP-3.csv" -label "$label" -png "$cv/confusion_matrix_all.png" \
-    -title "$label, each page by models that never trained on it" | tee -a "$cv/pooled.txt"
+    -title "$label, out of fold, all pages" | tee -a "$cv/pooled.txt"
 fi
 echo "slots: $(paste -sd ';' "$cv/slots.txt"); per fold in $cv/folds.txt, pooled in $cv/pooled.txt"
