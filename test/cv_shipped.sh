@@ -20,8 +20,9 @@
 #      WORKDIR also holds test/train_shipped.sh's held-out table (the
 #      shipped models on the 20 held-out pages), the 184 pages are scored
 #      together as well: each by models that never trained on it.
-# The bases under WORKDIR/base and fold models already trained are kept, so
-# an interrupted run goes on where it stopped.
+# The bases under WORKDIR/base and fold models already trained from the same
+# recipe (test/shipped.sh) are kept, so an interrupted run goes on where it
+# stopped.
 set -euo pipefail
 work=${1:-$(mktemp -d)}
 [ $# -gt 0 ] && shift

@@ -21,16 +21,26 @@ shipped_bases() {
 # shipped_train WORK OUT FOLDS_CSV COLUMN "REV BASE SIZE EPOCHS": trains one
 # slot with setup/shipped-train.txt on the pages the column marks train
 # (models under OUT/model, checkpoints under OUT/checkpoint, log in
-# OUT/train-REV_FOLD_N.log); a model already there is kept.
+# OUT/train-REV_FOLD_N.log). A model already there is kept only when it was
+# trained from the same recipe (OUT/model/REV_FOLD_N.recipe: the slot, the
+# column, and the SHA-256 of the folds CSV, the training configuration and
+# the base's files); otherwise it is trained again.
 shipped_train() {
-  local work=$1 out=$2 csv=$3 col=$4 rev base size epochs m
+  local work=$1 out=$2 csv=$3 col=$4 rev base size epochs m recipe
   read -r rev base size epochs <<< "$5"
   m="${rev}_FOLD_${col##* }"
-  [ -f "$out/model/$m/model.json" ] && return 0
+  recipe=$(printf '%s\n' "$5" "$col"; sha256sum < "$csv"; sha256sum < setup/shipped-train.txt;
+    cat "$work/base/$base/model.json" "$work/base/$base/model.pt" | sha256sum)
+  if [ -f "$out/model/$m/model.json" ] && [ "$(cat "$out/model/$m.recipe" 2>/dev/null)" = "$recipe" ]; then
+    return 0
+  fi
+  rm -rf "$out/model/$m" "$out/model/$m.recipe"
   mkdir -p "$out"
   sed -e "s|^FOLDER_CPOINTS = .*|FOLDER_CPOINTS = $out/checkpoint|" -e "s|^input_size = .*|input_size = $size|" \
     -e "s|^epochs = .*|epochs = $epochs|" setup/shipped-train.txt > "$out/train-$rev.txt"
   /usr/bin/time -f "$m trained in %e s" bin/pageclass --config "$out/train-$rev.txt" --train --base "$work/base/$base" \
     --folds_csv "$csv" --fold_column "$col" --revision "$rev" -m "$out/model" \
     --results "$out/result" 2>&1 | tee "$out/train-$m.log" | grep -E '"epoch done"|trained in'
+  [ -f "$out/model/$m/model.json" ] || { echo "shipped_train: $m was not trained (see $out/train-$m.log)" >&2; return 1; }
+  printf '%s\n' "$recipe" > "$out/model/$m.recipe"
 }

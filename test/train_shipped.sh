@@ -35,7 +35,9 @@
 #      the 20 held-out pages, and the ensemble's --best table and confusion
 #      matrix (test/demoreport).
 # Steps already done in WORKDIR (a base, a trained slot) are kept, so an
-# interrupted run goes on where it stopped.
+# interrupted run goes on where it stopped; a slot is kept only when its
+# recipe (slot, folds CSV, training configuration, base files) is unchanged
+# (test/shipped.sh), otherwise it is trained again.
 set -euo pipefail
 work=${1:-$(mktemp -d)}
 ship=${2:-}
