@@ -8,7 +8,7 @@ package setup
 import "embed"
 
 // FS holds the embedded files under their names relative to this folder
-// (config.txt, translate/fields.txt, ...).
+// (config.txt, translate/amcr-fields.txt, ...).
 //
-//go:embed config.txt para_config.txt translate/config.txt translate/para_config.txt translate/fields.txt
+//go:embed config.txt para_config.txt translate/config.txt translate/para_config.txt translate/amcr-fields.txt
 var FS embed.FS

@@ -35,7 +35,7 @@ func readCSV(t *testing.T, p string) [][]string {
 func TestBakeoffOnSamples(t *testing.T) {
 	altoFile := shareddata.Path(t, "alto/MTX201501307_anon.alto.xml")
 	records := shareddata.Path(t, "records")
-	fields := filepath.Join("..", "..", "setup", "translate", "fields.txt")
+	fields := filepath.Join("..", "..", "setup", "translate", "amcr-fields.txt")
 	api := translatortest.New(translatortest.Config{})
 	defer api.Close()
 	// A front that records the language pair of every translate request.

@@ -16,7 +16,7 @@
 //	CT2_*                   the ct2 backend (pkg/ct2backend)
 //	LEMMATIZER_URL          the lemmatiser, used when a vocabulary is loaded
 //	OUTPUT_MODE             default output_mode of /translate (replace)
-//	AMCR_FIELDS_PATH        XPath field list for metadata documents (default: setup/translate/fields.txt found by pkg/resources)
+//	AMCR_FIELDS_PATH        XPath field list for metadata documents (default: setup/translate/amcr-fields.txt found by pkg/resources)
 //	VOCABULARY_PATH         vocabulary CSV; unset or empty: no vocabulary
 //	TRANSLATE_PARA_CONFIG   licence components file (default: setup/translate/para_config.txt found by pkg/resources)
 //	LLM_MAX_GLOSSARY_TERMS  glossary cap for backends that take one

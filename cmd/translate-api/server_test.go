@@ -45,7 +45,7 @@ func testEnv(url string, extra map[string]string) map[string]string {
 	env := map[string]string{
 		"TRANSLATION_URL":       url,
 		"TRANSLATE_PARA_CONFIG": "../../setup/translate/para_config.txt",
-		"AMCR_FIELDS_PATH":      "../../setup/translate/fields.txt",
+		"AMCR_FIELDS_PATH":      "../../setup/translate/amcr-fields.txt",
 		"LOG_LEVEL":             "WARNING",
 		"MTAPI_MAX_RETRIES":     "0",
 	}

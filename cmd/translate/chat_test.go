@@ -22,7 +22,7 @@ func TestChatBackend(t *testing.T) {
 	out := t.TempDir()
 	e := env{"LLM_BASE_URL": srv.BaseURL(), "LLM_MODEL": "local-test", "LLM_API_KEY": key, "LLM_PROVIDER": "local stand-in",
 		"LLM_LANGUAGES": "cs,en", "LOG_FORMAT": "json", "TRANSLATE_PARA_CONFIG": paraConfig}
-	r := runCLI(t, e, record, "--backend", "chat_compatible", "-src", "cs", "-o", out, "--xpaths", "../../setup/translate/fields.txt",
+	r := runCLI(t, e, record, "--backend", "chat_compatible", "-src", "cs", "-o", out, "--xpaths", "../../setup/translate/amcr-fields.txt",
 		"--vocabulary", shareddata.Path(t, "vocabulary.csv"))
 	if r.code != exitOK {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
@@ -82,7 +82,7 @@ func TestChatRefusedPair(t *testing.T) {
 	out := t.TempDir()
 	e := env{"LLM_BASE_URL": srv.BaseURL(), "LLM_MODEL": "m", "LLM_LANGUAGES": "de,en", "LOG_FORMAT": "json", "TRANSLATE_PARA_CONFIG": paraConfig}
 	r := runCLI(t, e, shareddata.Path(t, "records/C-9107617A.xml"), "--backend", "chat_compatible", "-src", "cs", "-o", out,
-		"--xpaths", "../../setup/translate/fields.txt", "--vocabulary", "")
+		"--xpaths", "../../setup/translate/amcr-fields.txt", "--vocabulary", "")
 	if r.code != exitFailure || !strings.Contains(r.stderr, "cs-en is not offered") || srv.Posts.Load() != 0 {
 		t.Fatalf("exit %d, %d posts; stderr:\n%s", r.code, srv.Posts.Load(), r.stderr)
 	}

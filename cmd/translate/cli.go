@@ -110,7 +110,7 @@ const (
 	defInput      = "./data_samples/my_documents"
 	defOutput     = "./data_samples/translated_files"
 	defFormats    = "alto.xml"
-	defFields     = "fields.txt"
+	defFields     = "amcr-fields.txt"
 	defVocabulary = "data_samples/vocabulary.csv"
 	defConfig     = "config.txt"
 )

@@ -98,7 +98,7 @@ func TestSharedDataFigures(t *testing.T) {
 			name string
 			args []string
 		}{
-			{"15 records", []string{records, "--formats", "xml", "--xpaths", "../../setup/translate/fields.txt"}},
+			{"15 records", []string{records, "--formats", "xml", "--xpaths", "../../setup/translate/amcr-fields.txt"}},
 			{"79-page ALTO", []string{alto}},
 		} {
 			out := t.TempDir()

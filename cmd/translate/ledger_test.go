@@ -47,7 +47,7 @@ func outputs(t *testing.T, dir string) map[string][]byte {
 
 // recordArgs are the arguments of a run over a records tree.
 func recordArgs(root, out string, more ...string) []string {
-	return append([]string{root, "-o", out, "--formats", "xml", "--xpaths", "../../setup/translate/fields.txt", "--vocabulary", "", "-src", "cs"}, more...)
+	return append([]string{root, "-o", out, "--formats", "xml", "--xpaths", "../../setup/translate/amcr-fields.txt", "--vocabulary", "", "-src", "cs"}, more...)
 }
 
 func translated(t *testing.T, stderr string) int {
@@ -344,7 +344,7 @@ func TestURLNameClashAcrossShards(t *testing.T) {
 	out := t.TempDir()
 	var done, skipped int
 	for i := 0; i < 2; i++ {
-		r := runCLI(t, newEnv(api), list, "-o", out, "--xpaths", "../../setup/translate/fields.txt", "--shard", fmt.Sprintf("%d/2", i))
+		r := runCLI(t, newEnv(api), list, "-o", out, "--xpaths", "../../setup/translate/amcr-fields.txt", "--shard", fmt.Sprintf("%d/2", i))
 		if r.code != exitOK && r.code != exitFailure {
 			t.Fatalf("shard %d: exit %d: %s", i, r.code, r.stderr)
 		}
@@ -394,7 +394,7 @@ func TestResumeKeepsUnmodifiedDownloads(t *testing.T) {
 	os.WriteFile(list, []byte(files.URL+"/C-9107617A.xml\n"+files.URL+"/C-9100725A.xml\n"), 0o644)
 	api := startAPI(t, translatortest.Config{})
 	out := t.TempDir()
-	args := []string{list, "-o", out, "--xpaths", "../../setup/translate/fields.txt", "--vocabulary", "", "-src", "cs"}
+	args := []string{list, "-o", out, "--xpaths", "../../setup/translate/amcr-fields.txt", "--vocabulary", "", "-src", "cs"}
 	if r := runCLI(t, newEnv(api), args...); r.code != exitOK || full.Load() != 2 {
 		t.Fatalf("first run: exit %d, %d downloads: %s", r.code, full.Load(), r.stderr)
 	}
@@ -460,7 +460,7 @@ func TestResumeConditionalOnlyForTheSameDownload(t *testing.T) {
 	out := t.TempDir()
 	local := filepath.Join(out, "downloaded_inputs", "rec.xml")
 	args := func(u string, more ...string) []string {
-		return append([]string{files.URL + u, "-o", out, "--xpaths", "../../setup/translate/fields.txt", "--vocabulary", "", "-src", "cs"}, more...)
+		return append([]string{files.URL + u, "-o", out, "--xpaths", "../../setup/translate/amcr-fields.txt", "--vocabulary", "", "-src", "cs"}, more...)
 	}
 	step := func(name, u string, wantFull, want304 int, want []byte) {
 		t.Helper()

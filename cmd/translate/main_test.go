@@ -270,7 +270,7 @@ func TestExitCodes(t *testing.T) {
 				e[k] = v
 			}
 			out := t.TempDir()
-			args := append(append([]string{}, c.args...), "-o", out, "--xpaths", "../../setup/translate/fields.txt")
+			args := append(append([]string{}, c.args...), "-o", out, "--xpaths", "../../setup/translate/amcr-fields.txt")
 			if c.name == "unknown flag" || c.name == "help" {
 				args = c.args
 			}
@@ -339,10 +339,10 @@ func TestPrecedence(t *testing.T) {
 	record := shareddata.Path(t, "records/C-9107617A.xml")
 	api := startAPI(t, translatortest.Config{})
 	cfg := writeCfg("translation_backend = ct2")
-	if r := runCLI(t, newEnv(api), record, "-c", cfg, "-o", t.TempDir(), "--xpaths", "../../setup/translate/fields.txt"); r.code != exitUsage || !strings.Contains(r.stderr, "CT2_MODEL_DIR") {
+	if r := runCLI(t, newEnv(api), record, "-c", cfg, "-o", t.TempDir(), "--xpaths", "../../setup/translate/amcr-fields.txt"); r.code != exitUsage || !strings.Contains(r.stderr, "CT2_MODEL_DIR") {
 		t.Errorf("config backend ct2: exit %d", r.code)
 	}
-	if r := runCLI(t, newEnv(api), record, "-c", cfg, "--backend", "mtapi", "-o", t.TempDir(), "--xpaths", "../../setup/translate/fields.txt"); r.code != exitOK {
+	if r := runCLI(t, newEnv(api), record, "-c", cfg, "--backend", "mtapi", "-o", t.TempDir(), "--xpaths", "../../setup/translate/amcr-fields.txt"); r.code != exitOK {
 		t.Errorf("flag mtapi over config ct2: exit %d: %s", r.code, r.stderr)
 	}
 }
@@ -364,7 +364,7 @@ func TestURLInputs(t *testing.T) {
 	bad := files.URL + "/oai?verb=GetRecord&identifier=https://api.aiscr.cz/id/C-MISSING"
 
 	out := t.TempDir()
-	r := runCLI(t, newEnv(api), good, "-o", out, "--xpaths", "../../setup/translate/fields.txt")
+	r := runCLI(t, newEnv(api), good, "-o", out, "--xpaths", "../../setup/translate/amcr-fields.txt")
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -378,7 +378,7 @@ func TestURLInputs(t *testing.T) {
 	list := filepath.Join(t.TempDir(), "urls.txt")
 	os.WriteFile(list, []byte("# records\n"+good+"\n\n"+bad+"\n"), 0o644)
 	out, dl := t.TempDir(), t.TempDir()
-	r = runCLI(t, newEnv(api), list, "-o", out, "--download-dir", dl, "--xpaths", "../../setup/translate/fields.txt")
+	r = runCLI(t, newEnv(api), list, "-o", out, "--download-dir", dl, "--xpaths", "../../setup/translate/amcr-fields.txt")
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -479,7 +479,7 @@ func TestXSD(t *testing.T) {
 		api := startAPI(t, translatortest.Config{})
 		out := t.TempDir()
 		r := runCLI(t, newEnv(api), shareddata.Path(t, "records/C-9107617A.xml"), "-o", out,
-			"--xpaths", "../../setup/translate/fields.txt", "--xsd", c.xsd)
+			"--xpaths", "../../setup/translate/amcr-fields.txt", "--xsd", c.xsd)
 		if r.code != exitOK {
 			t.Fatalf("%s: exit %d: %s", c.xsd, r.code, r.stderr)
 		}

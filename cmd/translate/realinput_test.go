@@ -15,7 +15,7 @@ import (
 	"archivekit/pkg/xmlsplice/shareddata"
 )
 
-const fieldsFile = "../../setup/translate/fields.txt"
+const fieldsFile = "../../setup/translate/amcr-fields.txt"
 
 func writeFile(t *testing.T, path string, data []byte) {
 	t.Helper()

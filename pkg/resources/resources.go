@@ -55,7 +55,7 @@ var (
 	PageclassComponents = Resource{Name: "setup/para_config.txt", Env: "PAGECLASS_PARA_CONFIG"}
 	TranslateConfig     = Resource{Name: "setup/translate/config.txt", Env: "TRANSLATE_CONFIG"}
 	TranslateComponents = Resource{Name: "setup/translate/para_config.txt", Env: "TRANSLATE_PARA_CONFIG"}
-	Fields              = Resource{Name: "setup/translate/fields.txt", Env: "AMCR_FIELDS_PATH"}
+	Fields              = Resource{Name: "setup/translate/amcr-fields.txt", Env: "AMCR_FIELDS_PATH"}
 	Vocabulary          = Resource{Name: "setup/translate/vocabulary.csv", Env: "VOCABULARY_PATH"}
 	DemoWeights         = Resource{Name: "weights/demo", Env: "ARCHIVEKIT_DEMO_WEIGHTS", Dir: true}
 	RotationModel       = Resource{Name: "weights/rotation", Env: "ARCHIVEKIT_ROTATION_MODEL", Dir: true}

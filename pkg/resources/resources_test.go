@@ -140,13 +140,13 @@ func TestRelative(t *testing.T) {
 		t.Errorf("RelativePath = %s", p)
 	}
 
-	// The embedded config's fields.txt is the embedded field list.
+	// The embedded config's amcr-fields.txt is the embedded field list.
 	emb, err := r.Find(TranslateConfig, "")
 	if err != nil || !emb.Embedded {
 		t.Fatalf("embedded translate config: %+v, %v", emb, err)
 	}
-	f, err := r.Relative(emb, "fields.txt", false)
-	if err != nil || !f.Embedded || f.Path != "embedded:setup/translate/fields.txt" {
+	f, err := r.Relative(emb, "amcr-fields.txt", false)
+	if err != nil || !f.Embedded || f.Path != "embedded:setup/translate/amcr-fields.txt" {
 		t.Fatalf("fields of the embedded config: %+v, %v", f, err)
 	}
 	data, err := f.ReadFile()

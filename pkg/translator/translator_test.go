@@ -48,7 +48,7 @@ func newMT(t testing.TB, cfg translatortest.Config) (*mtapi.Backend, *translator
 }
 
 func loadFields(t testing.TB) []*metadata.XPath {
-	f, err := metadata.LoadFields("../../setup/translate/fields.txt")
+	f, err := metadata.LoadFields("../../setup/translate/amcr-fields.txt")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"archivekit/pkg/resources"
+)
+
+// TestShippedConfigKeys pins the shipped config.txt to the table of spec
+// translation 2.6: every key with its shipped value. translation_backend and
+// output_mode are left unset on purpose (README, "Installing and running
+// from anywhere": the environment must be able to choose them), so they are
+// absent here and resolve to the spec's values through the built-in default.
+func TestShippedConfigKeys(t *testing.T) {
+	f, err := loadConfig(resources.File{Path: setupConfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, warnings := configValues(f)
+	if len(warnings) != 0 {
+		t.Errorf("shipped config warns: %v", warnings)
+	}
+	want := map[string]string{
+		"input_path":  "./data_samples/my_documents",
+		"source_lang": "auto",
+		"target_lang": "en",
+		"formats":     "alto.xml",
+		"output":      "./data_samples/translated_files",
+		"fields":      "amcr-fields.txt",
+		"vocabulary":  "data_samples/vocabulary.csv",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("config %s = %q, want %q (spec 2.6)", k, got[k], v)
+		}
+	}
+	for _, k := range []string{"translation_backend", "output_mode"} {
+		if v, ok := got[k]; ok {
+			t.Errorf("config sets %s = %q: it must stay unset so the environment applies", k, v)
+		}
+	}
+	// The field list named there holds the ten targets of spec 2.6.
+	fields, err := resources.Default.Relative(resources.File{Path: setupConfig}, got["fields"], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := fields.ReadFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if l := bytes.TrimSpace(line); len(l) > 0 && l[0] != '#' {
+			n++
+		}
+	}
+	if n != 10 {
+		t.Errorf("%s holds %d XPath targets, want 10", fields.Path, n)
+	}
+}
+
+// TestSpecDefaults: with no flag, the shipped configuration and an empty
+// environment, every setting has the default of the flag table of spec
+// translation 4.1.
+func TestSpecDefaults(t *testing.T) {
+	s, _, err := parse([]string{"-c", setupConfig}, env{}.get, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"input_path", s.Input, "./data_samples/my_documents"},
+		{"--output", s.Output, "./data_samples/translated_files"},
+		{"--source_lang", s.Source, "auto"},
+		{"--target_lang", s.Target, "en"},
+		{"--formats", s.Formats, []string{"alto.xml"}},
+		{"--alto (on with alto.xml in --formats)", s.Alto, true},
+		{"--xpaths (config fields)", filepath.Base(s.Fields), "amcr-fields.txt"},
+		{"--xsd", s.XSD, ""},
+		{"--vocabulary ends in data_samples/vocabulary.csv", strings.HasSuffix(filepath.ToSlash(s.Vocabulary), "data_samples/vocabulary.csv"), true},
+		{"--document-json", s.DocJSON, ""},
+		{"--document-json-out", s.DocJSONOut, ""},
+		{"--download-dir", s.DownloadDir, filepath.Join("./data_samples/translated_files", "downloaded_inputs")},
+		{"--output-mode", s.Mode, "replace"},
+		{"--backend", s.Backend, "mtapi"},
+		{"--fast-align", s.FastAlign, false},
+	}
+	for _, c := range checks {
+		if !equal(c.got, c.want) {
+			t.Errorf("%s = %v, want %v (spec 4.1)", c.name, c.got, c.want)
+		}
+	}
+}
+
+// TestSpecFlagNames: every flag of spec translation 4.1, in each spelling
+// the spec gives (long and short), reaches its setting.
+func TestSpecFlagNames(t *testing.T) {
+	fieldsFile := filepath.Join("..", "..", "setup", "translate", "amcr-fields.txt")
+	tests := []struct {
+		args []string
+		ok   func(s *settings) bool
+	}{
+		{[]string{"in.xml"}, func(s *settings) bool { return s.Input == "in.xml" }},
+		{[]string{"--output", "o1"}, func(s *settings) bool { return s.Output == "o1" }},
+		{[]string{"-o", "o2"}, func(s *settings) bool { return s.Output == "o2" }},
+		{[]string{"--source_lang", "cs"}, func(s *settings) bool { return s.Source == "cs" }},
+		{[]string{"-src", "de"}, func(s *settings) bool { return s.Source == "de" }},
+		{[]string{"--target_lang", "fr"}, func(s *settings) bool { return s.Target == "fr" }},
+		{[]string{"-tgt", "pl"}, func(s *settings) bool { return s.Target == "pl" }},
+		{[]string{"--formats", "alto.xml,txt"}, func(s *settings) bool { return slices.Equal(s.Formats, []string{"alto.xml", "txt"}) }},
+		{[]string{"--formats", "xml"}, func(s *settings) bool { return !s.Alto }},
+		{[]string{"--formats", "xml", "--alto"}, func(s *settings) bool { return s.Alto }},
+		{[]string{"--config", setupConfig}, func(s *settings) bool { return s.ConfigPath == setupConfig }},
+		{[]string{"--xpaths", fieldsFile}, func(s *settings) bool { return s.FieldsExplicit && s.FieldsErr == nil }},
+		{[]string{"--xsd", "schema.xsd"}, func(s *settings) bool { return s.XSD == "schema.xsd" }},
+		{[]string{"--vocabulary", "v.csv"}, func(s *settings) bool { return s.VocabularyExplicit && s.Vocabulary == "v.csv" }},
+		{[]string{"--document-json", "b.json", "--document-json-out", "r.json"}, func(s *settings) bool { return s.DocJSON == "b.json" && s.DocJSONOut == "r.json" }},
+		{[]string{"--download-dir", "dl"}, func(s *settings) bool { return s.DownloadDir == "dl" }},
+		{[]string{"--output-mode", "append"}, func(s *settings) bool { return s.Mode == "append" && s.ModeFrom == "command line" }},
+		{[]string{"--fast-align"}, func(s *settings) bool { return s.FastAlign }},
+		{[]string{"--backend", "ct2"}, func(s *settings) bool { return s.Backend == "ct2" && s.BackendFrom == "command line" }},
+	}
+	for _, tc := range tests {
+		args := tc.args
+		if !slices.Contains(args, "--config") {
+			args = append([]string{"-c", setupConfig}, args...)
+		}
+		s, _, err := parse(args, env{}.get, &bytes.Buffer{})
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		if !tc.ok(s) {
+			t.Errorf("%q did not reach its setting: %+v", tc.args, *s)
+		}
+	}
+}
+
+// equal compares the scalar and string-slice values of the tables above.
+func equal(a, b any) bool {
+	if as, ok := a.([]string); ok {
+		bs, ok := b.([]string)
+		return ok && slices.Equal(as, bs)
+	}
+	return a == b
+}
