@@ -6,8 +6,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"archivekit/pkg/alto"
+	"archivekit/pkg/chunker"
+	"archivekit/pkg/guard"
+	"archivekit/pkg/langid"
+	"archivekit/pkg/mtapi"
 	"archivekit/pkg/resources"
+	"archivekit/pkg/vocab"
 )
 
 // TestShippedConfigKeys pins the shipped config.txt to the table of spec
@@ -149,4 +156,48 @@ func equal(a, b any) bool {
 		return ok && slices.Equal(as, bs)
 	}
 	return a == b
+}
+
+// TestSpecLimitsAndEnvironmentDefaults pins the numeric defaults of spec
+// translation 8 (limits and environment variables) where they live.
+func TestSpecLimitsAndEnvironmentDefaults(t *testing.T) {
+	none := func(string) string { return "" }
+	llm, err := guard.FromEnv("LLM", none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct2, err := guard.FromEnv("CT2", none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	terms, err := vocab.MaxGlossaryTermsFromEnv(none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mt, err := mtapi.ConfigFromEnv(none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"MTAPI_MIN_INTERVAL_S", mt.Policy.MinInterval, time.Duration(0)},
+		{"MTAPI_MAX_RETRIES", mt.Policy.MaxRetries, 4},
+		{"MTAPI_BACKOFF_BASE_S", mt.Policy.BackoffBase, time.Second},
+		{"LLM_GUARD_MIN_RATIO", llm.MinRatio, 0.25},
+		{"LLM_GUARD_MAX_RATIO", llm.MaxRatio, 4.0},
+		{"CT2_GUARD_MIN_RATIO", ct2.MinRatio, 0.25},
+		{"CT2_GUARD_MAX_RATIO", ct2.MaxRatio, 4.0},
+		{"LLM_MAX_GLOSSARY_TERMS", terms, 40},
+		{"text chunk per backend call", chunker.DefaultLimit, 4000},
+		{"language detection input (characters)", langid.MaxRunes, 2000},
+		{"answer of a detector that failed to load", langid.Fallback, "en"},
+		{"detection confidence threshold", alto.DefaultMinConfidence, 0.2},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v (spec 8)", c.name, c.got, c.want)
+		}
+	}
 }
