@@ -1,6 +1,11 @@
 package main
 
-import "testing"
+import (
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 // TestSpecFlagNames: every flag of the table of spec page-classification 4.1,
 // in each spelling the spec gives (long, short, and --no-x of the
@@ -101,4 +106,51 @@ func TestSpecFlagDefaults(t *testing.T) {
 			t.Errorf("%s defaults to %v, want %v (spec 4.1)", ch.flag, ch.got, ch.want)
 		}
 	}
+}
+
+// TestSpecDocumentAdapterNeedsAnOutput: spec 4.1 rule 8, the document-record
+// adapter does nothing unless an output path or folder is set, by flag or
+// config. A baseline (file or folder) alone writes no record anywhere and
+// the run succeeds; the config's document_json_out_dir alone does write.
+func TestSpecDocumentAdapterNeedsAnOutput(t *testing.T) {
+	records := func(root string) []string {
+		var found []string
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".document.json") && !strings.Contains(p, string(filepath.Separator)+"baseline") {
+				found = append(found, p)
+			}
+			return nil
+		})
+		return found
+	}
+	t.Run("baselines without an output", func(t *testing.T) {
+		e := newEnv(t, nil)
+		e.model(t, "v4.4")
+		dir := filepath.Join(e.root, "baseline")
+		write(t, filepath.Join(dir, "b.json"), baseline)
+		write(t, filepath.Join(dir, "TEXT_caa_conference.document.json"), baseline)
+		page := page15(t, e)
+		code, log := e.run(t, "-f", page, "--document-json", filepath.Join(dir, "b.json"))
+		if code != exitOK {
+			t.Fatalf("--document-json alone: exit %d: %s", code, log)
+		}
+		code, log = e.run(t, "-f", page, "--document-json-dir", dir)
+		if code != exitOK {
+			t.Fatalf("--document-json-dir alone: exit %d: %s", code, log)
+		}
+		if got := records(e.root); len(got) != 0 {
+			t.Errorf("records written without an output path or folder: %v", got)
+		}
+	})
+	t.Run("output folder from the config", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "records")
+		e := newEnv(t, map[string]string{"DOCUMENT.document_json_out_dir": out})
+		e.model(t, "v4.4")
+		if code, log := e.run(t, "-f", page15(t, e)); code != exitOK {
+			t.Fatalf("exit %d: %s", code, log)
+		}
+		if got := records(out); len(got) != 1 {
+			t.Errorf("records %v, want one in %s", got, out)
+		}
+	})
 }
