@@ -462,9 +462,10 @@ func TestResumeConditionalOnlyForTheSameDownload(t *testing.T) {
 	args := func(u string, more ...string) []string {
 		return append([]string{files.URL + u, "-o", out, "--xpaths", "../../setup/translate/amcr-fields.txt", "--vocabulary", "", "-src", "cs"}, more...)
 	}
-	step := func(name, u string, wantFull, want304 int, want []byte) {
+	step := func(name, u string, wantFull, want304, wantKept int, want []byte) {
 		t.Helper()
-		r := runCLI(t, newEnv(api), args(u, "--resume")...)
+		var r result
+		meta := paradataOfRun(t, out, func() { r = runCLI(t, newEnv(api), args(u, "--resume")...) })
 		mu.Lock()
 		gotFull, got304 := full[u], notModified[u]
 		mu.Unlock()
@@ -473,14 +474,69 @@ func TestResumeConditionalOnlyForTheSameDownload(t *testing.T) {
 			t.Fatalf("%s: exit %d, %s downloaded %d times (want %d), answered 304 %d times (want %d), download is the URL's document: %v: %s",
 				name, r.code, u, gotFull, wantFull, got304, want304, bytes.Equal(got, want), r.stderr)
 		}
+		// The log and the run metadata count the downloads kept alike: not
+		// one that was edited and so downloaded in full.
+		logged, recorded := keptLogged(t, r.stderr), meta.Config["downloads_not_modified"]
+		if logged != wantKept || recorded != float64(wantKept) {
+			t.Errorf("%s: downloads kept: log says %d, run metadata %v; want %d", name, logged, recorded, wantKept)
+		}
 	}
-	step("first run", "/a/rec.xml", 1, 0, a)
-	step("another URL with the same name", "/b/rec.xml", 1, 0, b)
+	step("first run", "/a/rec.xml", 1, 0, 0, a)
+	step("another URL with the same name", "/b/rec.xml", 1, 0, 0, b)
 	if err := os.WriteFile(local, a, 0o644); err != nil { // edited locally
 		t.Fatal(err)
 	}
-	step("edited download", "/b/rec.xml", 2, 1, b)
-	step("unchanged download", "/b/rec.xml", 2, 2, b)
+	step("edited download", "/b/rec.xml", 2, 1, 0, b)
+	step("unchanged download", "/b/rec.xml", 2, 2, 1, b)
+}
+
+// keptLogged is the number of earlier downloads the log says were kept
+// (its "earlier downloads kept" record; 0 without one).
+func keptLogged(t *testing.T, stderr string) int {
+	t.Helper()
+	m := regexp.MustCompile(`"msg":"earlier downloads kept[^"]*"[^\n]*?"urls":(\d+)`).FindAllStringSubmatch(stderr, -1)
+	switch len(m) {
+	case 0:
+		return 0
+	case 1:
+		n, _ := strconv.Atoi(m[0][1])
+		return n
+	}
+	t.Fatalf("%d records of earlier downloads kept in the log:\n%s", len(m), stderr)
+	return 0
+}
+
+// paradataOfRun runs f and returns the run metadata it wrote into dir: the
+// one file there that was not there before.
+func paradataOfRun(t *testing.T, dir string, f func()) paradataDoc {
+	t.Helper()
+	glob := func() []string {
+		m, _ := filepath.Glob(filepath.Join(dir, "*_translator.json"))
+		return m
+	}
+	before := map[string]bool{}
+	for _, p := range glob() {
+		before[p] = true
+	}
+	f()
+	var added []string
+	for _, p := range glob() {
+		if !before[p] {
+			added = append(added, p)
+		}
+	}
+	if len(added) != 1 {
+		t.Fatalf("%d new run metadata files in %s: %v", len(added), dir, added)
+	}
+	b, err := os.ReadFile(added[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d paradataDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("%s: %v", added[0], err)
+	}
+	return d
 }
 
 // statusWriter remembers the status a handler answered with.

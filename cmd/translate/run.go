@@ -127,10 +127,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if !s.Shard.Whole() {
 		log.Info("shard", "shard", s.Shard.String(), "inputs", len(inputs), "inputs_all_shards", total)
 	}
-	if n := notModified(inputs); n > 0 {
-		log.Info("earlier downloads kept: not modified since, says the server (HTTP 304)", "urls", n, "download_dir", s.DownloadDir)
-	}
-
 	if err := os.MkdirAll(s.Output, 0o755); err != nil {
 		log.Error("output directory", "err", err)
 		return exitFailure
@@ -425,6 +421,12 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		}
 	}
 	pd.setConfig("items_from_ledger", restored+failedKept)
+	// Counted once every input was read: a kept download found edited
+	// since was downloaded in full and is not counted (as in the run
+	// metadata's downloads_not_modified).
+	if n := notModified(inputs); n > 0 {
+		r.log.Info("earlier downloads kept: not modified since, says the server (HTTP 304)", "urls", n, "download_dir", s.DownloadDir)
+	}
 	if s.Resume {
 		r.log.Info("resumed from the ledger", "ledger", led.Dir(), "runs_read", led.Files(), "inputs_done_before", restored,
 			"failed_kept", failedKept, "inputs_translated", len(inputs)-restored-failedKept, "retry_failed", s.RetryFailed)
