@@ -193,3 +193,69 @@ func TestMethodErrors(t *testing.T) {
 		t.Errorf("after Optimize: HasMethod(features) = %v, %v; want false", has, err)
 	}
 }
+
+// Clone copies a module in memory: the copy computes what the module does,
+// the same parameters require gradients and take part in its methods, and
+// training the copy changes the copy alone. A frozen module is refused.
+func TestClone(t *testing.T) {
+	for _, name := range []string{"tiny_frozen.pt", "tiny_headed.pt", "tiny_cnn.pt"} {
+		m := load(t, name)
+		c, err := m.Clone()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		x := forwardInput(t)
+		want, err := m.Forward(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.Forward(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := maxRowsDiff(got, want); d != 0 {
+			t.Errorf("%s: the copy's logits differ by %g", name, d)
+		}
+		mt, mn, _ := m.ParamCounts()
+		ct, cn, _ := c.ParamCounts()
+		if mt != ct || mn != cn || mt == 0 {
+			t.Errorf("%s: copy has %d of %d parameters trainable, the module %d of %d", name, ct, cn, mt, mn)
+		}
+		if name != "tiny_cnn.pt" {
+			mf, err1 := m.MethodTrainableParams("features", x)
+			cf, err2 := c.MethodTrainableParams("features", x)
+			if err1 != nil || err2 != nil || mf != cf {
+				t.Errorf("%s: trainable parameters behind features: copy %d (%v), module %d (%v)", name, cf, err2, mf, err1)
+			}
+		}
+		tr, err := NewTrainer(c, DefaultAdamW(0.1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := tr.Step(x, []int64{0, 1, 2, 3}); err != nil {
+			t.Fatal(err)
+		}
+		tr.Close()
+		for _, mm := range []*Module{m, c} {
+			if err := mm.SetTrain(false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		after, _ := m.Forward(x)
+		trained, _ := c.Forward(x)
+		if d := maxRowsDiff(after, want); d != 0 {
+			t.Errorf("%s: training the copy changed the module's logits by %g", name, d)
+		}
+		if d := maxRowsDiff(trained, want); d < 1e-4 {
+			t.Errorf("%s: a training step moved the copy's logits by only %g", name, d)
+		}
+	}
+	f := load(t, "tiny_cnn.pt")
+	if err := f.Optimize(Freeze); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Clone(); err == nil || !strings.Contains(err.Error(), "frozen") {
+		t.Errorf("clone of a frozen module: %v, want an error saying it is frozen", err)
+	}
+}

@@ -495,6 +495,24 @@ func (m *Module) Save(path string) error {
 	return statusErr("save", C.tshim_module_save(m.h, cp, &msg), msg)
 }
 
+// Clone returns a deep copy of the module in memory: its own parameters
+// (requiring gradients where m's do), buffers and training mode, on m's
+// device. Nothing run on the copy changes m. A module frozen by Optimize is
+// refused.
+func (m *Module) Clone() (*Module, error) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.h == nil {
+		return nil, ErrClosed
+	}
+	var out *C.tshim_module
+	var msg *C.char
+	if err := statusErr("clone", C.tshim_module_clone(m.h, &out, &msg), msg); err != nil {
+		return nil, err
+	}
+	return track(out, m.device), nil
+}
+
 // Average returns a new module whose parameters and floating buffers are the
 // element-wise mean of mods. All modules must have the same names and shapes.
 func Average(mods ...*Module) (*Module, error) {

@@ -128,6 +128,11 @@ int tshim_module_method_trainable(tshim_module *m, const char *name, const float
                                   int ndim, int64_t *out, char **err);
 /* Saves the module as TorchScript to path (written directly; callers rename). */
 int tshim_module_save(tshim_module *m, const char *path, char **err);
+/* A deep copy of m in memory: its own parameters (requiring gradients where
+ * m's do, with no gradient), buffers and training mode, on m's device; m is
+ * not changed. A frozen (inference-only) module is refused. *out is freed with
+ * tshim_module_free. */
+int tshim_module_clone(tshim_module *m, tshim_module **out, char **err);
 /* Element-wise mean of parameters and floating-point buffers of n modules
  * with identical names and shapes. Integer buffers are taken from the first.
  * *out is a new module (a deep copy of mods[0] holding the mean). */

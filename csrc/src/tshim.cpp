@@ -558,6 +558,29 @@ int tshim_module_save(tshim_module *m, const char *path, char **err) {
   });
 }
 
+int tshim_module_clone(tshim_module *m, tshim_module **out, char **err) {
+  return guard(err, [&] {
+    need(m != nullptr && out != nullptr, "module or out is NULL");
+    need(!m->frozen, "a frozen (inference-only) module is not cloned");
+    auto res = std::make_unique<tshim_module>();
+    {
+      // Without autograd the copied tensors are leaves of no graph; each
+      // parameter then requires gradients exactly where m's does.
+      torch::NoGradGuard no_grad;
+      res->mod = m->mod.deepcopy();
+    }
+    auto src = m->mod.parameters(/*recurse=*/true);
+    auto dst = res->mod.parameters(/*recurse=*/true);
+    auto s = src.begin();
+    for (auto d = dst.begin(); d != dst.end(); ++d, ++s) {
+      need(s != src.end(), "the copy has more parameters than the module");
+      (*d).set_requires_grad((*s).requires_grad());
+    }
+    res->device = m->device;
+    *out = res.release();
+  });
+}
+
 int tshim_average(tshim_module *const *mods, int n, tshim_module **out, char **err) {
   return guard(err, [&] {
     need(mods != nullptr && n > 0 && out != nullptr, "no modules to average");

@@ -3,7 +3,6 @@ package train
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 
 	"archivekit/bindings/torch"
 	"archivekit/pkg/modelmeta"
@@ -32,12 +31,19 @@ const (
 // It holds when nothing that changes from epoch to epoch reaches the
 // backbone (no augmentation, not the orientation model's turned pages),
 // the base has features and head methods, and, checked on the probe pages
-// with a copy of the base loaded apart (so the module trained is untouched):
-// the features depend on no trainable parameter, are the same in training
-// and evaluation mode (no batch statistics, no dropout), every trainable
-// parameter takes part in the head, and forward equals head(features).
-// why says which path runs and why, for the log and the model's notes.
-func featureCache(o Options, base *modelmeta.Meta, trainable int64, probe []*sample) (cached bool, why string, err error) {
+// (cacheable): the features depend on no trainable parameter, are the same
+// in training and evaluation mode (no batch statistics, no dropout), every
+// trainable parameter takes part in the head, and forward equals
+// head(features). why says which path runs and why, for the log, the run
+// metadata and the model's notes. An error while checking (a features
+// method that throws, or gives no [batch, C] rows) leaves the features
+// uncached too: why names it and checkErr is that error, for a warning.
+//
+// m is the module about to be trained; the check runs on a copy of it in
+// memory (torch.Module.Clone), never on m itself: a pass in training mode
+// moves the running statistics of batch norms that are not frozen, and a
+// method may set any attribute. The base is not loaded again.
+func featureCache(o Options, base *modelmeta.Meta, m *torch.Module, trainable int64, probe []*sample) (cached bool, why string, checkErr error) {
 	const no = "features not cached, every step runs the whole model: "
 	switch {
 	case o.NoFeatureCache:
@@ -49,68 +55,82 @@ func featureCache(o Options, base *modelmeta.Meta, trainable int64, probe []*sam
 	case len(probe) == 0:
 		return false, no + "no training page to check the base on", nil
 	}
-	m, err := torch.Load(filepath.Join(o.Base, modelmeta.WeightsFile), o.Device)
+	c, err := m.Clone()
 	if err != nil {
-		return false, "", err
+		return false, no + "the check of the base failed: " + err.Error(), err
 	}
-	defer m.Close()
+	defer c.Close()
+	reason, err := cacheable(c, base, trainable, probe)
+	switch {
+	case err != nil:
+		return false, no + "the check of the base failed: " + err.Error(), err
+	case reason != "":
+		return false, no + reason, nil
+	}
+	return true, fmt.Sprintf("features cached: backbone frozen, %s trainable parameters all in the head", thousands(trainable)), nil
+}
+
+// cacheable checks on the probe pages that the features of m (a copy of
+// the module to train, changed by the check) may be computed once: "" when
+// they may, else why not.
+func cacheable(m *torch.Module, base *modelmeta.Meta, trainable int64, probe []*sample) (string, error) {
 	for _, name := range []string{featuresMethod, headMethod} {
 		has, err := m.HasMethod(name)
 		if err != nil {
-			return false, "", err
+			return "", err
 		}
 		if !has {
-			return false, no + fmt.Sprintf("the base has no %s method (tools/export_models.py --freeze-backbone exports features and head)", name), nil
+			return fmt.Sprintf("the base has no %s method (tools/export_models.py --freeze-backbone exports features and head)", name), nil
 		}
 	}
 	x, err := batchOf(probe, base)
 	if err != nil {
-		return false, "", err
+		return "", err
 	}
 	if err := m.SetTrain(true); err != nil {
-		return false, "", err
+		return "", err
 	}
 	n, err := m.MethodTrainableParams(featuresMethod, x)
 	if err != nil {
-		return false, "", err
+		return "", err
 	}
 	if n > 0 {
-		return false, no + fmt.Sprintf("%s of the %s trainable parameters are in the backbone (features)", thousands(n), thousands(trainable)), nil
+		return fmt.Sprintf("%s of the %s trainable parameters are in the backbone (features)", thousands(n), thousands(trainable)), nil
 	}
 	inTrain, err := m.RunMethod(featuresMethod, x, false)
 	if err != nil {
-		return false, "", err
+		return "", err
 	}
 	if err := m.SetTrain(false); err != nil {
-		return false, "", err
+		return "", err
 	}
 	inEval, err := m.RunMethod(featuresMethod, x, false)
 	if err != nil {
-		return false, "", err
+		return "", err
 	}
 	if d, s := maxDiff(inTrain, inEval), maxAbs(inEval); d > featuresModeTolerance*math.Max(1, s) {
-		return false, no + fmt.Sprintf("the features differ by %.3g between training and evaluation mode (batch statistics or dropout in the backbone)", d), nil
+		return fmt.Sprintf("the features differ by %.3g between training and evaluation mode (batch statistics or dropout in the backbone)", d), nil
 	}
 	f := flatten(inEval)
 	n, err = m.MethodTrainableParams(headMethod, f) // evaluation mode: no dropout draw
 	if err != nil {
-		return false, "", err
+		return "", err
 	}
 	if n != trainable {
-		return false, no + fmt.Sprintf("only %s of the %s trainable parameters are in the head", thousands(n), thousands(trainable)), nil
+		return fmt.Sprintf("only %s of the %s trainable parameters are in the head", thousands(n), thousands(trainable)), nil
 	}
 	viaHead, err := m.RunMethod(headMethod, f, false)
 	if err != nil {
-		return false, "", err
+		return "", err
 	}
 	whole, err := m.Forward(x)
 	if err != nil {
-		return false, "", err
+		return "", err
 	}
 	if d := maxDiff(whole, viaHead); d > headLogitTolerance {
-		return false, no + fmt.Sprintf("forward differs from head(features) by %.3g in logits", d), nil
+		return fmt.Sprintf("forward differs from head(features) by %.3g in logits", d), nil
 	}
-	return true, fmt.Sprintf("features cached: backbone frozen, %s trainable parameters all in the head", thousands(trainable)), nil
+	return "", nil
 }
 
 // batchOf is the normalised NCHW batch of pages (no augmentation).

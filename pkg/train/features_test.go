@@ -1,13 +1,20 @@
 package train
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"archivekit/bindings/torch"
 	"archivekit/pkg/modelmeta"
+	"archivekit/pkg/opencount"
 	"archivekit/pkg/splits"
 )
 
@@ -146,5 +153,233 @@ func TestThousands(t *testing.T) {
 		if got := thousands(n); got != want {
 			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// probePages are the first two sample pages at size px, as a fold checks
+// its base on its first two training pages.
+func probePages(t *testing.T, size int) []*sample {
+	t.Helper()
+	d, err := splits.Scan(pages(t), []string{"png"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, bad, err := loadSamples(context.Background(), pages(t), d.Items[:2], size, 0, true)
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("pages: %v %v", err, bad)
+	}
+	return []*sample{&ss[0], &ss[1]}
+}
+
+// savedBytes is the module as Save writes it: its parameters, buffers and
+// the training flag of every submodule.
+func savedBytes(t *testing.T, m *torch.Module) []byte {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "m.pt")
+	if err := m.Save(p); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// The check that a base may be trained on cached features runs on a copy
+// of the module about to be trained, loaded once: that module keeps its
+// mode (training or evaluation), its parameters and buffers (what Save
+// writes, byte for byte) and its trainer's state: a step after the check
+// gives the loss and logits of a step on a module never checked.
+func TestFeatureCacheCheckLeavesTheModuleAlone(t *testing.T) {
+	out := t.TempDir()
+	for _, c := range []struct {
+		fixture string
+		cached  bool
+	}{{"tiny_frozen.pt", true}, {"tiny_headed.pt", false}} {
+		dir := modelDir(t, filepath.Join(out, c.fixture), c.fixture, 32)
+		meta, err := modelmeta.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		probe := probePages(t, 32)
+		x, err := batchOf(probe, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		labels := []int64{0, 1}
+		for _, train := range []bool{true, false} {
+			step := func(check bool) (float32, [][]float32, []byte) {
+				m, err := torch.Load(filepath.Join(dir, modelmeta.WeightsFile), "cpu")
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				trainable, _, err := m.ParamCounts()
+				if err != nil {
+					t.Fatal(err)
+				}
+				tr, err := torch.NewTrainer(m, torch.DefaultAdamW(1e-2))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tr.Close()
+				torch.ManualSeed(7)
+				if _, _, err := tr.Step(x, labels); err != nil { // gradients and optimiser state in place
+					t.Fatal(err)
+				}
+				if err := m.SetTrain(train); err != nil {
+					t.Fatal(err)
+				}
+				before := savedBytes(t, m)
+				if check {
+					cached, why, err := featureCache(Options{}, meta, m, trainable, probe)
+					if err != nil || cached != c.cached {
+						t.Fatalf("%s: cached %v (%s), error %v; want cached %v", c.fixture, cached, why, err, c.cached)
+					}
+				}
+				if after := savedBytes(t, m); !bytes.Equal(before, after) {
+					t.Errorf("%s, training mode %v: the module as saved changed during the check", c.fixture, train)
+				}
+				torch.ManualSeed(7)
+				loss, logits, err := tr.Step(x, labels)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return loss, logits, savedBytes(t, m)
+			}
+			l0, g0, s0 := step(false)
+			l1, g1, s1 := step(true)
+			if l0 != l1 || maxDiff(g0, g1) != 0 || !bytes.Equal(s0, s1) {
+				t.Errorf("%s, training mode %v: the step after the check: loss %g, logits differ by %g, same module saved %v; unchecked: loss %g",
+					c.fixture, train, l1, maxDiff(g0, g1), bytes.Equal(s0, s1), l0)
+			}
+		}
+	}
+}
+
+// Each fold loads the base once: the check that its features may be cached
+// runs on a copy in memory of the module the fold trains, not on a second
+// load of model.pt (TestFeatureCacheCheckLeavesTheModuleAlone). Counted
+// with inotify over a run of two folds: 4 opens (libtorch opens a file it
+// loads twice), was 8.
+func TestFeatureCacheCheckLoadsNoSecondBase(t *testing.T) {
+	out := t.TempDir()
+	base := modelDir(t, filepath.Join(out, "base"), "tiny_frozen.pt", 32)
+	weights := filepath.Join(base, modelmeta.WeightsFile)
+	o := Options{Base: base, Pages: pages(t), Epochs: 1, Batch: 8, LR: 1e-2, Folds: 2, Revision: "vF.1",
+		Checkpoints: filepath.Join(out, "ckpt"), Models: filepath.Join(out, "model"), Results: filepath.Join(out, "result"), Stamp: "test"}
+	var res []FoldResult
+	var err error
+	opened := opencount.Opens(t, []string{weights}, func() { res, err = Train(context.Background(), o) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || !res[0].FeaturesCached || !res[1].FeaturesCached {
+		t.Fatalf("folds %+v: want 2, features cached", res)
+	}
+	if opened[weights] != 4 {
+		t.Errorf("%s opened %d times by 2 folds, want 4", weights, opened[weights])
+	}
+}
+
+// editCode writes dst, the TorchScript file src with the source of its
+// top-level class (code/__torch__.py) replaced by edit's; that file's debug
+// information (source ranges of the old text) is left out.
+func editCode(t *testing.T, src, dst string, edit func(string) string) {
+	t.Helper()
+	r, err := zip.OpenReader(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	f, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := zip.NewWriter(f)
+	edited := false
+	for _, e := range r.File {
+		if strings.HasSuffix(e.Name, "/code/__torch__.py.debug_pkl") {
+			continue
+		}
+		b, err := readZipEntry(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(e.Name, "/code/__torch__.py") {
+			s := edit(string(b))
+			edited = s != string(b)
+			b = []byte(s)
+		}
+		ew, err := w.CreateHeader(&zip.FileHeader{Name: e.Name, Method: zip.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ew.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !edited {
+		t.Fatalf("%s: the edit changed nothing", src)
+	}
+}
+
+func readZipEntry(e *zip.File) ([]byte, error) {
+	rc, err := e.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
+}
+
+// An error while checking whether a base's features may be cached (here
+// its features method gives [batch, C, 1, 1], not [batch, C] rows; its head
+// flattens them, so forward works) is no reason to stop: the fold trains
+// through the whole model, and the log (a warning), the result (for the run
+// metadata) and the model's notes say the check failed and why. Before,
+// the training stopped with that error.
+func TestFeatureCacheCheckErrorTrainsTheWholeModel(t *testing.T) {
+	out := t.TempDir()
+	base := modelDir(t, filepath.Join(out, "base"), "tiny_frozen.pt", 32)
+	weights := filepath.Join(base, modelmeta.WeightsFile)
+	editCode(t, filepath.Join(fixtures(t), "tiny_frozen.pt"), weights, func(code string) string {
+		code = strings.Replace(code, "_0 = torch.flatten((backbone).forward(x, ), 1)", "_0 = (backbone).forward(x, )", 1)
+		return strings.Replace(code, "(drop).forward(f, )", "(drop).forward(torch.flatten(f, 1), )", 1)
+	})
+	var log bytes.Buffer
+	o := Options{Base: base, Pages: pages(t), Epochs: 1, Batch: 8, LR: 1e-2, Revision: "vF.1",
+		Checkpoints: filepath.Join(out, "ckpt"), Models: filepath.Join(out, "model"), Results: filepath.Join(out, "result"), Stamp: "test",
+		Log: slog.New(slog.NewJSONHandler(&log, nil))}
+	res, err := Train(context.Background(), o)
+	if err != nil {
+		t.Fatalf("training stopped: %v", err)
+	}
+	const want = "features not cached, every step runs the whole model: the check of the base failed: "
+	r := res[0]
+	if r.FeaturesCached || !strings.HasPrefix(r.FeatureCache, want) || !strings.Contains(r.FeatureCache, "features output has shape") {
+		t.Errorf("FeaturesCached %v, %q; want false, %q and the features' shape", r.FeaturesCached, r.FeatureCache, want)
+	}
+	meta, err := modelmeta.Load(r.ModelDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(meta.Provenance.Notes, r.FeatureCache) {
+		t.Errorf("model notes %q do not say why the features were not cached", meta.Provenance.Notes)
+	}
+	var warned bool
+	for _, line := range strings.Split(log.String(), "\n") {
+		var rec struct{ Level, Msg, Why string }
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "feature cache" {
+			warned = rec.Level == "WARN" && rec.Why == r.FeatureCache
+		}
+	}
+	if !warned {
+		t.Errorf("no warning \"feature cache\" with why %q in the log:\n%s", r.FeatureCache, log.String())
 	}
 }

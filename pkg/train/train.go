@@ -221,10 +221,8 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 		return res, err
 	}
 	defer tr.Close()
-	res.FeaturesCached, res.FeatureCache, err = featureCache(o, base, res.TrainableParams, train[:min(2, len(train))])
-	if err != nil {
-		return res, err
-	}
+	var checkErr error // the check of the base failed: a warning, the whole model trains
+	res.FeaturesCached, res.FeatureCache, checkErr = featureCache(o, base, m, res.TrainableParams, train[:min(2, len(train))])
 	torch.ManualSeed(uint64(seed)) // the check may have drawn numbers: every path starts from the seed
 
 	size := base.Preprocess.Size
@@ -236,7 +234,11 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 	o.Log.Info("training fold", "fold", sp.Fold, "train", len(train), "dev", len(dev), "test", len(test),
 		"epochs", o.Epochs, "batch", o.Batch, "steps", total, "lr", o.LR, "seed", seed,
 		"trainable_params", res.TrainableParams, "total_params", res.TotalParams)
-	o.Log.Info("feature cache", "fold", sp.Fold, "features_cached", res.FeaturesCached, "why", res.FeatureCache)
+	level := slog.LevelInfo
+	if checkErr != nil {
+		level = slog.LevelWarn
+	}
+	o.Log.Log(ctx, level, "feature cache", "fold", sp.Fold, "features_cached", res.FeaturesCached, "why", res.FeatureCache)
 	if res.TrainableParams < res.TotalParams {
 		o.Log.Info("the base has frozen parameters: training changes only the rest", "base", o.Base,
 			"trainable_params", res.TrainableParams, "total_params", res.TotalParams)
