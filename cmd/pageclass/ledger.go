@@ -38,6 +38,11 @@ type ledgerConfig struct {
 type itemData struct {
 	Pages  []pageData  `json:"pages,omitempty"`
 	Errors []pageError `json:"errors,omitempty"`
+	// Count is the file's page count when it has several (a PDF, a
+	// multi-page TIFF), so a resumed run keys its rows as the run that
+	// classified it did; absent (0) for a single page and in entries
+	// written before it was recorded.
+	Count int `json:"page_count,omitempty"`
 }
 
 type pageData struct {
@@ -137,6 +142,9 @@ type item struct {
 }
 
 func (it *item) add(p classify.Page, reason string) {
+	if p.Pages > 1 {
+		it.data.Count = p.Pages
+	}
 	if reason != "" {
 		it.data.Errors = append(it.data.Errors, pageError{Page: p.Page, Error: reason})
 		if it.failed == "" {
@@ -177,7 +185,7 @@ func (it *item) entry(name, digest string) (ledger.Entry, error) {
 func (d itemData) pages(name string) []classify.Page {
 	out := make([]classify.Page, 0, len(d.Pages))
 	for _, pd := range d.Pages {
-		p := classify.Page{Name: name, Page: pd.Page, Probs: make([][]float64, len(pd.Probs)), Condition: pd.Condition}
+		p := classify.Page{Name: name, Page: pd.Page, Pages: max(1, d.Count), Probs: make([][]float64, len(pd.Probs)), Condition: pd.Condition}
 		for i, v := range pd.Probs {
 			p.Probs[i] = make([]float64, len(v))
 			for c, x := range v {

@@ -615,7 +615,7 @@ func (r *runner) classify(ctx context.Context) error {
 		pages := d.pages(f)
 		r.para.AddInputs(max(1, len(pages)+len(d.Errors)))
 		for _, p := range pages {
-			key, err := set.Keys.Key(f, p.Page)
+			key, err := set.Keys.PageKey(f, p.Page, p.Pages)
 			if err != nil {
 				fail(f, name, p.Page, err.Error())
 				continue
@@ -684,7 +684,7 @@ func (r *runner) classify(ctx context.Context) error {
 		if p.Err != nil {
 			r.log.Warn("page skipped", "file", p.Name, "page", p.Page, "error", p.Err.Error())
 			pageFailed(p.Err.Error())
-		} else if key, err := set.Keys.Key(p.Name, p.Page); err != nil {
+		} else if key, err := set.Keys.PageKey(p.Name, p.Page, p.Pages); err != nil {
 			pageFailed(err.Error())
 		} else if dup, err := out.add(key, p, rv); err != nil {
 			return err

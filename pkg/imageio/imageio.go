@@ -19,8 +19,11 @@
 // PDF pages are rendered by libvips through poppler at Options.DPI, 150 by
 // default: an A4 page becomes 1240×1754 pixels, more than five times the
 // 224–384 pixel input side of the classifier models while costing a quarter
-// of a 300 dpi rendering. TIFF and WebP files with several pages or frames
-// are read as one image, their first page, as PIL's Image.open does.
+// of a 300 dpi rendering. A TIFF with several pages (a multi-page scan) has
+// them all, numbered from 1 like a PDF's, except a pyramidal TIFF (each page
+// half the size of the one before: one image at reduced resolutions), which
+// is read as its first, full-size page. WebP files with several frames are
+// read as one image, their first frame, as PIL's Image.open does.
 //
 // Memory follows the model's needs, not the input's pixel count. A page is
 // decoded to at most Options.MaxDecodePixels (16,777,216 = 4096×4096 by
@@ -180,7 +183,8 @@ func (m Image) At(x, y int) (r, g, b uint8) {
 }
 
 // Doc is an opened input file: one page for an image, one page per PDF
-// page. Its methods may be called from several goroutines at once.
+// page or per page of a multi-page TIFF. Its methods may be called from
+// several goroutines at once.
 type Doc struct {
 	name  string
 	data  []byte
@@ -279,16 +283,47 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		if d.pages < 1 {
 			return nil, &Error{Name: name, Err: errors.New("PDF has no pages")}
 		}
-	} else if err := o.checkSize(ref); err != nil {
+		return d, nil
+	}
+	if err := o.checkSize(ref); err != nil {
 		return nil, &Error{Name: name, Err: err}
 	}
+	if typ == vips.ImageTypeTIFF && ref.Pages() > 1 {
+		n, err := d.tiffPages(ref.Width(), ref.Height(), ref.Pages())
+		if err != nil {
+			return nil, &Error{Name: name, Err: err}
+		}
+		d.pages = n
+	}
 	return d, nil
+}
+
+// tiffPages returns how many pages of a TIFF of n pages (the first w×h) are
+// classified: all n, or 1 for a pyramidal TIFF, whose pages each have half
+// the size of the one before (the same image at reduced resolutions, as
+// image servers store it), rounded either way. Only headers are read.
+func (d *Doc) tiffPages(w, h, n int) (int, error) {
+	half := func(prev, cur int) bool { return cur == prev/2 || cur == (prev+1)/2 }
+	for i := 1; i < n; i++ {
+		ref, err := d.load(i, d.opts.DPI)
+		if err != nil {
+			return 0, fmt.Errorf("page %d: %w", i+1, err)
+		}
+		cw, ch := ref.Width(), ref.Height()
+		ref.Close()
+		if !half(w, cw) || !half(h, ch) {
+			return n, nil
+		}
+		w, h = cw, ch
+	}
+	return 1, nil
 }
 
 // Name returns the path or name the Doc was opened with.
 func (d *Doc) Name() string { return d.name }
 
-// Pages returns the number of pages: the PDF page count, or 1.
+// Pages returns the number of pages: the PDF page count, the page count of
+// a multi-page TIFF (1 for a pyramidal one), or 1.
 func (d *Doc) Pages() int { return d.pages }
 
 // IsPDF reports whether the Doc is a PDF.
@@ -336,10 +371,11 @@ func (d *Doc) Use(ctx context.Context, i int, fn func(Image) error) error {
 	return fn(img)
 }
 
-// wrap names the file (and PDF page) in a decoding error.
+// wrap names the file (and the page of a PDF or multi-page TIFF) in a
+// decoding error.
 func (d *Doc) wrap(i int, err error) error {
 	e := &Error{Name: d.name, Err: err}
-	if d.IsPDF() {
+	if d.IsPDF() || d.pages > 1 {
 		e.Page = i + 1
 	}
 	return e
@@ -379,7 +415,7 @@ func (d *Doc) open(i int) (*vips.ImageRef, error) {
 	// again one pixel smaller (the pipeline is lazy: no pixel is decoded).
 	side := max(1, int(float64(max(w, h))*scale))
 	for {
-		ref, err = vips.LoadThumbnailFromBuffer(d.data, side, side, vips.InterestingNone, vips.SizeDown, vips.NewImportParams())
+		ref, err = vips.LoadThumbnailFromBuffer(d.data, side, side, vips.InterestingNone, vips.SizeDown, d.params(i, d.opts.DPI))
 		if err != nil {
 			return nil, vipsErr("cannot shrink while decoding", err, "corrupt "+formatName(d.typ)+" data")
 		}
@@ -446,14 +482,23 @@ func vipsImage(ref *vips.ImageRef) *C.VipsImage {
 	return (*C.VipsImage)(unsafe.Pointer(f.Pointer()))
 }
 
-func (d *Doc) load(page, dpi int) (*vips.ImageRef, error) {
+// params are the loader options of page (0-based) at dpi (PDF only).
+func (d *Doc) params(page, dpi int) *vips.ImportParams {
 	p := vips.NewImportParams() // fail on the first warning, as PIL does on truncation
-	if d.typ == vips.ImageTypePDF {
+	switch d.typ {
+	case vips.ImageTypePDF:
 		p.Page.Set(page)
 		p.NumPages.Set(1)
 		p.Density.Set(dpi)
+	case vips.ImageTypeTIFF:
+		p.Page.Set(page)
+		p.NumPages.Set(1)
 	}
-	ref, err := vips.LoadImageFromBuffer(d.data, p)
+	return p
+}
+
+func (d *Doc) load(page, dpi int) (*vips.ImageRef, error) {
+	ref, err := vips.LoadImageFromBuffer(d.data, d.params(page, dpi))
 	if err != nil {
 		if errors.Is(err, vips.ErrUnsupportedImageFormat) {
 			return nil, fmt.Errorf("%w (no libvips loader)", ErrUnsupportedFormat)

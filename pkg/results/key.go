@@ -124,7 +124,8 @@ func ImageKey(root, file string) (Key, error) {
 	return Key{File: dir + name, Page: page}, nil
 }
 
-// PDFKey is the row key of page (1-based) of a PDF under the input root.
+// PDFKey is the row key of page (1-based) of a PDF (or of another file of
+// several pages) under the input root.
 func PDFKey(root, file string, page int) (Key, error) {
 	if page < 1 {
 		return Key{}, fmt.Errorf("%s: page %d: pages count from 1", file, page)
@@ -182,8 +183,10 @@ func BestAvgName(stamp string, models, n int) string {
 // a row: each colliding image keeps its whole stem as FILE with an empty PAGE
 // ("scan-1", "scan_1", "scan-01"), and inputs that still collide (the same
 // stem with two extensions, "scan-1.png" and "scan-1.jpg", or "doc.pdf" and
-// "doc.PDF") keep their extension in FILE as well. The rule depends only on
-// the set of inputs, so the same inputs always get the same keys.
+// "doc.PDF") keep their extension in FILE as well. A TIFF counts as a PDF
+// here, since it may hold several pages (PageKey): "doc-2.png" beside
+// "doc.tif" keeps its whole stem too. The rule depends only on the set of
+// inputs, so the same inputs always get the same keys.
 type Keyer struct {
 	root  string
 	level map[string]int // file -> 0 usual, 1 whole stem, 2 with extension
@@ -195,7 +198,7 @@ func NewKeyer(root string, files []string) *Keyer {
 	k := &Keyer{root: root, level: map[string]int{}}
 	for round := 0; round < 3; round++ {
 		groups := map[Key][]string{}
-		pdfs := map[string][]string{} // FILE of a PDF -> the PDFs
+		pdfs := map[string][]string{} // FILE of a PDF or TIFF -> those files
 		var images []string
 		for _, f := range files {
 			key, err := k.key(f, 1)
@@ -205,6 +208,13 @@ func NewKeyer(root string, files []string) *Keyer {
 			if IsPDF(f) {
 				pdfs[key.File] = append(pdfs[key.File], f)
 				continue
+			}
+			if MayHavePages(f) {
+				// Keyed by page like a PDF when it has several pages,
+				// which is known only once it is opened.
+				if pk, err := k.keyOf(f, 1, true); err == nil {
+					pdfs[pk.File] = append(pdfs[pk.File], f)
+				}
 			}
 			groups[key] = append(groups[key], f)
 			images = append(images, f)
@@ -266,15 +276,27 @@ func (k *Keyer) Renamed() []string {
 
 // Key is the row key of page (1-based, used for PDFs) of file.
 func (k *Keyer) Key(file string, page int) (Key, error) {
-	if IsPDF(file) {
-		if page < 1 {
-			return Key{}, fmt.Errorf("%s: page %d: pages count from 1", file, page)
-		}
+	return k.PageKey(file, page, 1)
+}
+
+// PageKey is the row key of page (1-based) of file, which has pages pages.
+// A PDF, and an image file of several pages (a multi-page TIFF), is keyed
+// like a PDF: its whole stem as FILE and the page number as PAGE. NewKeyer
+// keeps those keys free for every TIFF (MayHavePages), whatever its page
+// count: beside scan.tif, scan-2.png is keyed by its whole stem.
+func (k *Keyer) PageKey(file string, page, pages int) (Key, error) {
+	paged := IsPDF(file) || pages > 1
+	if paged && page < 1 {
+		return Key{}, fmt.Errorf("%s: page %d: pages count from 1", file, page)
 	}
-	return k.key(file, page)
+	return k.keyOf(file, page, paged)
 }
 
 func (k *Keyer) key(file string, page int) (Key, error) {
+	return k.keyOf(file, page, IsPDF(file))
+}
+
+func (k *Keyer) keyOf(file string, page int, paged bool) (Key, error) {
 	level := k.level[file]
 	if level == 2 {
 		rel, err := filepath.Rel(k.root, file)
@@ -282,12 +304,12 @@ func (k *Keyer) key(file string, page int) (Key, error) {
 			return Key{}, fmt.Errorf("%s is not under the input root %s", file, k.root)
 		}
 		key := Key{File: SafeName(filepath.ToSlash(rel))}
-		if IsPDF(file) {
+		if paged {
 			key.Page = page
 		}
 		return key, nil
 	}
-	if IsPDF(file) {
+	if paged {
 		return PDFKey(k.root, file, page)
 	}
 	if level == 1 {
@@ -300,3 +322,11 @@ func (k *Keyer) key(file string, page int) (Key, error) {
 // IsPDF reports whether an input is read as a PDF (by its extension): its
 // rows are keyed by page number.
 func IsPDF(file string) bool { return strings.EqualFold(filepath.Ext(file), ".pdf") }
+
+// MayHavePages reports whether an image input may hold several pages (a
+// TIFF, by its extension): NewKeyer keeps the keys its pages would have
+// free, as it does a PDF's.
+func MayHavePages(file string) bool {
+	ext := strings.ToLower(filepath.Ext(file))
+	return ext == ".tif" || ext == ".tiff"
+}

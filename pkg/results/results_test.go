@@ -268,3 +268,37 @@ func TestKeyerRenamed(t *testing.T) {
 		t.Errorf("renamed %q", got)
 	}
 }
+
+// Every page of a multi-page TIFF gets its own row, keyed like a PDF's
+// pages, and no other input's key meets one of them: the keys are kept
+// free for every TIFF, as its page count is known only once it is opened.
+func TestKeyerMultiPageTIFF(t *testing.T) {
+	files := []string{"r/scan.tif", "r/scan-2.png", "r/one-3.tiff", "r/doc.tif", "r/doc.pdf"}
+	k := NewKeyer("r", files)
+	type fp struct {
+		file        string
+		page, pages int
+		want        string
+	}
+	cases := []fp{
+		{"r/scan.tif", 1, 3, "scan|1"}, {"r/scan.tif", 2, 3, "scan|2"}, {"r/scan.tif", 3, 3, "scan|3"},
+		{"r/scan-2.png", 1, 1, "scan-2|"},
+		{"r/one-3.tiff", 1, 1, "one|3"}, // a single-page TIFF keeps the usual image key
+		{"r/doc.tif", 1, 2, "doc.tif|1"}, {"r/doc.tif", 2, 2, "doc.tif|2"},
+		{"r/doc.pdf", 1, 2, "doc.pdf|1"}, {"r/doc.pdf", 2, 2, "doc.pdf|2"},
+	}
+	seen := map[Key]string{}
+	for _, c := range cases {
+		key, err := k.PageKey(c.file, c.page, c.pages)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := key.File + "|" + key.PageCell(); got != c.want {
+			t.Errorf("%s page %d of %d: %s, want %s", c.file, c.page, c.pages, got, c.want)
+		}
+		if other, ok := seen[key]; ok {
+			t.Errorf("%s page %d: key %v taken by %s", c.file, c.page, key, other)
+		}
+		seen[key] = c.file
+	}
+}

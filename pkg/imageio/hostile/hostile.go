@@ -1,7 +1,8 @@
 // Package hostile writes inputs that are small on the wire but large in
 // pixels, for the memory tests and benchmarks of the page decoder and the
-// classifier service. Nothing here is checked in as a file: every input is
-// made at test time, in a few hundred bytes to a few hundred kilobytes.
+// classifier service, and multi-page TIFFs for the tests of page-by-page
+// reading. Nothing here is checked in as a file: every input is made at
+// test time, in a few hundred bytes to a few hundred kilobytes.
 package hostile
 
 import (
@@ -99,4 +100,50 @@ func PDFObjects(objs ...string) []byte {
 	}
 	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
 	return b.Bytes()
+}
+
+// TIFFPage is one page of TIFF: a W×H grey page of one value.
+type TIFFPage struct {
+	W, H int
+	Grey uint8
+}
+
+// TIFF returns an uncompressed 8-bit grey TIFF (little-endian) holding the
+// pages in order, one image file directory each, as a scanner writes a
+// multi-page scan. Pages whose sizes halve one after the other make the
+// layout of a pyramidal TIFF (one image at reduced resolutions).
+func TIFF(pages ...TIFFPage) []byte {
+	var out bytes.Buffer
+	le := binary.LittleEndian
+	out.WriteString("II*\x00")
+	_ = binary.Write(&out, le, uint32(8)) // the first directory follows the header
+	for i, p := range pages {
+		const entries = 9
+		dirSize := 2 + entries*12 + 4
+		pixels := uint32(out.Len() + dirSize)
+		next := uint32(0)
+		if i < len(pages)-1 {
+			next = pixels + uint32(p.W*p.H)
+		}
+		_ = binary.Write(&out, le, uint16(entries))
+		tag := func(id, typ uint16, v uint32) {
+			_ = binary.Write(&out, le, id)
+			_ = binary.Write(&out, le, typ)
+			_ = binary.Write(&out, le, uint32(1))
+			_ = binary.Write(&out, le, v)
+		}
+		const short, long = 3, 4
+		tag(256, long, uint32(p.W)) // ImageWidth
+		tag(257, long, uint32(p.H)) // ImageLength
+		tag(258, short, 8)          // BitsPerSample
+		tag(259, short, 1)          // Compression: none
+		tag(262, short, 1)          // PhotometricInterpretation: BlackIsZero
+		tag(273, long, pixels)      // StripOffsets
+		tag(277, short, 1)          // SamplesPerPixel
+		tag(278, long, uint32(p.H)) // RowsPerStrip
+		tag(279, long, uint32(p.W*p.H))
+		_ = binary.Write(&out, le, next)
+		out.Write(bytes.Repeat([]byte{p.Grey}, p.W*p.H))
+	}
+	return out.Bytes()
 }

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"archivekit/pkg/imageio/hostile"
+)
+
+// Every page of a multi-page TIFF (a scanner's multi-page scan) is
+// classified and gets its own row, FILE its stem and PAGE its number, each
+// row the one the page alone gives; an image beside it whose name reads as
+// one of its pages keeps its own row; and --resume writes the same rows
+// from the ledger. Before, only the first page was read: the TIFF gave one
+// row and its other pages were dropped without a word.
+func TestMultiPageTIFFEveryPage(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	pages := []hostile.TIFFPage{{W: 200, H: 300, Grey: 20}, {W: 300, H: 200, Grey: 140}, {W: 250, H: 250, Grey: 240}}
+	write(t, filepath.Join(e.in, "scan.tif"), string(hostile.TIFF(pages...)))
+	write(t, filepath.Join(e.in, "scan-2.tif"), string(hostile.TIFF(pages[0])))
+	alone := filepath.Join(e.root, "alone")
+	for i, p := range pages {
+		write(t, filepath.Join(alone, "p"+string(rune('1'+i))+".tif"), string(hostile.TIFF(p)))
+	}
+
+	if code, log := e.run(t, "-d", e.in, "-ff", "tif"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	rows := readCSV(t, e.output(t, "_TOP-3.csv"))[1:]
+	if code, log := e.run(t, "-d", alone, "-ff", "tif", "--results", filepath.Join(e.root, "r-alone")); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	want := map[string][]string{} // FILE|PAGE -> the row's classes and scores
+	for _, r := range readCSV(t, tableIn(t, filepath.Join(e.root, "r-alone"), "_TOP-3.csv"))[1:] {
+		want[r[0]] = r[2:]
+	}
+	expect := map[string]string{"scan|1": "p1", "scan|2": "p2", "scan|3": "p3", "scan-2|": "p1"}
+	if len(rows) != len(expect) {
+		t.Fatalf("%d rows, want %d: %v", len(rows), len(expect), rows)
+	}
+	for _, r := range rows {
+		key := r[0] + "|" + r[1]
+		p, ok := expect[key]
+		if !ok {
+			t.Errorf("unexpected row %v", r)
+			continue
+		}
+		if got, w := strings.Join(r[2:], ","), strings.Join(want[p], ","); got != w {
+			t.Errorf("row %s = %s, want %s (the page classified alone)", key, got, w)
+		}
+	}
+	if f := readCSV(t, e.output(t, "_FAILURES.csv")); len(f) != 1 {
+		t.Errorf("failures: %v", f)
+	}
+
+	// --resume writes the same rows from the ledger, keyed by page.
+	resumed := filepath.Join(e.root, "r-resumed")
+	if err := os.CopyFS(resumed, os.DirFS(e.results)); err != nil {
+		t.Fatal(err)
+	}
+	code, log := e.run(t, "-d", e.in, "-ff", "tif", "--results", resumed, "--resume")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if n := toClassify(t, log); n != 0 {
+		t.Errorf("resumed run classified %d files, want 0", n)
+	}
+	first := flat(readCSV(t, e.output(t, "_TOP-3.csv")))
+	var again []string
+	m, _ := filepath.Glob(filepath.Join(resumed, "*_TOP-3.csv"))
+	for _, f := range m {
+		if filepath.Base(f) != filepath.Base(e.output(t, "_TOP-3.csv")) {
+			again = flat(readCSV(t, f))
+		}
+	}
+	if strings.Join(again, "\n") != strings.Join(first, "\n") {
+		t.Errorf("resumed table\n%s\nwant\n%s", strings.Join(again, "\n"), strings.Join(first, "\n"))
+	}
+}
+
+// tableIn returns the only file of dir whose name ends with suffix.
+func tableIn(t *testing.T, dir, suffix string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "*"+suffix))
+	if len(m) != 1 {
+		t.Fatalf("%d files *%s in %s", len(m), suffix, dir)
+	}
+	return m[0]
+}
