@@ -427,8 +427,12 @@ func (s *server) predict(document bool) http.HandlerFunc {
 			service.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("%q has %d pages: at most %d pages are accepted per request", f.name, n, maxPDFPages))
 			return
 		}
-		if !document {
-			n = 1 // a multi-frame image is read as its first frame
+		if !document && n > 1 {
+			// A multi-page TIFF: the image response holds one page, and
+			// answering the first alone would drop the others unseen.
+			service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf(
+				"%q has %d pages: /predict_image classifies one page; classify each page with pageclass -f (it classifies every page of a TIFF), or send the pages as a PDF to /predict_document", f.name, n))
+			return
 		}
 		// The joint per-page step of pkg/classify (the command line's):
 		// each member's forward passes go through its batcher.

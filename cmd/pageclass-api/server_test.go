@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"archivekit/pkg/docrecord"
+	"archivekit/pkg/imageio/hostile"
 	"archivekit/pkg/modelmeta"
 )
 
@@ -154,6 +155,10 @@ func TestPredictEndpoints(t *testing.T) {
 		{name: "corrupt image", path: "/predict_image", parts: []upload{{Field: "file", Name: "broken.png", CType: "image/png", Data: png[:200]}}, status: 422, detail: "string", want: `"broken.png" cannot be`},
 		{name: "text labelled as image", path: "/predict_image", parts: []upload{{Field: "file", Name: "notes.jpg", CType: "image/jpeg", Data: []byte("hello")}}, status: 422, detail: "string", want: "notes.jpg"},
 		{name: "PNG labelled as PDF", path: "/predict_document", parts: []upload{{Field: "file", Name: "fake.pdf", CType: "application/pdf", Data: png}}, status: 422, detail: "string", want: "not a PDF"},
+		{name: "multi-page TIFF to /predict_image", path: "/predict_image", parts: []upload{{Field: "file", Name: "scan.tif", CType: "image/tiff",
+			Data: hostile.TIFF(hostile.TIFFPage{W: 60, H: 80, Grey: 30}, hostile.TIFFPage{W: 60, H: 80, Grey: 200})}}, status: 422, detail: "string", want: `"scan.tif" has 2 pages`},
+		{name: "one-page TIFF", path: "/predict_image", parts: []upload{{Field: "file", Name: "page.tif", CType: "image/tiff",
+			Data: hostile.TIFF(hostile.TIFFPage{W: 60, H: 80, Grey: 30})}}, status: 200, check: func(t *testing.T, r anyResponse) { checkTopN(t, r.Predictions, 3) }},
 		{name: "PDF of 51 pages", path: "/predict_document", parts: []upload{{Field: "file", Name: "long.pdf", CType: "application/pdf", Data: makePDF(51)}}, status: 413, detail: "string", want: "51 pages"},
 		{name: "baseline not JSON", path: "/predict_image", parts: []upload{img, {Field: "document_json", Name: "x.json", CType: "application/json", Data: []byte("{")}}, status: 422, detail: "string", want: "cannot be parsed"},
 		{name: "baseline of a newer schema", path: "/predict_image", parts: []upload{img, {Field: "document_json", Name: "x.json", CType: "application/json", Data: []byte(`{"schema_version":"7.0","doc_id":"x"}`)}}, status: 422, detail: "string", want: "newer schema"},
