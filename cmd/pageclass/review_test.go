@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"archivekit/pkg/classify"
 	"archivekit/pkg/classify/classifytest"
+	"archivekit/pkg/resources"
 	"archivekit/pkg/review"
 )
 
@@ -252,5 +254,38 @@ func TestRotationFlags(t *testing.T) {
 	code, log = e.run(t, "-d", e.in, "--fastcls", "--fastcls_base", rotation)
 	if code != exitFailure || !strings.Contains(log, "page-orientation model, not a page classifier") {
 		t.Errorf("orientation model run as a classifier: exit %d: %s", code, log)
+	}
+}
+
+// A run that did not turn the rotation check off but finds no orientation
+// model (a binary run away from its weights, ARCHIVEKIT_ROTATION_MODEL not
+// set) warns and says where it looked; --rotation-model "" turns the check
+// off quietly. Before, both were the same information line, so a run from
+// another folder lost the rotation check without a warning.
+func TestMissingOrientationModelWarns(t *testing.T) {
+	t.Setenv(resources.RotationModel.Env, "")
+	if dir := classify.OrientationDir(); dir != "" {
+		t.Skipf("an orientation model is found from the test's folder: %s", dir)
+	}
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	code, log := e.run(t, "-d", e.in)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if !strings.Contains(log, `"level":"WARN","msg":"pages are not checked for rotation: the shipped orientation model was not found"`) ||
+		!strings.Contains(log, resources.RotationModel.Env) {
+		t.Errorf("missing orientation model not warned about:\n%s", log)
+	}
+	if err := os.RemoveAll(e.results); err != nil {
+		t.Fatal(err)
+	}
+	code, log = e.run(t, "-d", e.in, "--rotation-model", "")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if strings.Contains(log, "was not found") || !strings.Contains(log, "not checked for rotation") {
+		t.Errorf("--rotation-model \"\": want the information line only:\n%s", log)
 	}
 }

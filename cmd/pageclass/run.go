@@ -812,7 +812,15 @@ var fileHook func(path string)
 func (r *runner) loadOrientation() (*classify.Orientation, error) {
 	dir := r.cli.RotationModel
 	if dir == "" {
-		r.log.Info("pages are not checked for rotation: no orientation model (--rotation-model)")
+		if r.cli.Given["rotation-model"] {
+			r.log.Info("pages are not checked for rotation: no orientation model (--rotation-model)")
+		} else {
+			// Not turned off: the shipped model was looked for and is
+			// missing, which the user did not ask for.
+			r.log.Warn("pages are not checked for rotation: the shipped orientation model was not found",
+				"looked_for", resources.RotationModel.Env+", "+resources.RotationModel.Name+" in the working directory, beside the executable and in "+resources.ShareDir,
+				"hint", "give --rotation-model DIR (or set "+resources.RotationModel.Env+"); --rotation-model \"\" turns the check off")
+		}
 		r.para.SetReview("rotation_model", nil)
 		return nil, nil
 	}
