@@ -39,7 +39,8 @@ type statistics struct {
 	UnitsSkipped          int                `json:"units_skipped"`
 	Languages             map[string]int     `json:"source_languages"`
 	// SegmentStatus counts log rows (ALTO lines, metadata fields) per
-	// status: ok, retried, untranslated, unsupported_lang, vocabulary.
+	// status: ok, retried, untranslated, unsupported_lang, vocabulary,
+	// mixed_content.
 	SegmentStatus map[string]int `json:"segment_status"`
 	// PlaceholderCalls and PlaceholderFallbacks: ct2 nmt calls sent with
 	// vocabulary placeholders, and those redone unprotected because the

@@ -53,6 +53,10 @@ const (
 	UnsupportedLang Status = "unsupported_lang"
 	// Vocabulary: a short field filled from the vocabulary, no backend call.
 	Vocabulary Status = "vocabulary"
+	// MixedContent: a metadata field whose text is interleaved with child
+	// elements, comments or processing instructions; it is left as it was,
+	// since one translation cannot be split between the pieces.
+	MixedContent Status = "mixed_content"
 )
 
 var languageNames = map[string]string{

@@ -74,6 +74,10 @@ type Result struct {
 	// Untranslated counts units whose replies the degeneracy guard rejected
 	// twice; they are left as they were.
 	Untranslated int
+	// Mixed counts units left as they were because their text is
+	// interleaved with child elements, comments or processing instructions
+	// (log status mixed_content); they are also counted in Skipped.
+	Mixed int
 	// Calls is the number of backend calls made.
 	Calls int
 	// Languages maps each source language used to its number of fields.
@@ -164,11 +168,18 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 				continue
 			}
 			done[el] = true
+			res.Units++
 			if !ok {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s at offset %d has mixed content; skipped", opt.File, f.Expr, el.Start))
+				// Text between child elements, comments or processing
+				// instructions: one translation cannot be split between the
+				// pieces, so the field stays as it was, counted and logged.
+				res.Skipped++
+				res.Mixed++
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s at line %d: <%s> holds child elements, comments or processing instructions between its text; left untranslated (log status mixed_content)",
+					opt.File, f.Expr, 1+bytes.Count(src[:el.Start], []byte{'\n'}), el.QName()))
+				res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.MixedContent})
 				continue
 			}
-			res.Units++
 			if opt.Mode == alto.Append && alreadyAppended(el, opt.Target) {
 				res.Skipped++
 				res.AlreadyDone++

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"archivekit/pkg/alto"
+	"archivekit/pkg/backend"
 	"archivekit/pkg/xmlsplice"
 )
 
@@ -163,5 +164,59 @@ func TestCompile(t *testing.T) {
 	}
 	if _, err := Translate(context.Background(), []byte(bare), Options{Backend: &upperBE{}, Source: "cs", Target: "en", Fields: compileAll(t, "//dc:title")}); err == nil {
 		t.Error("unbound prefix accepted")
+	}
+}
+
+// TestMixedContentCounted: a targeted field whose text is interleaved with a
+// child element, a comment or a processing instruction cannot be replaced
+// as one text; it is left byte for byte as it was, but counted as a skipped
+// unit, warned about with its line and logged with status mixed_content,
+// never dropped silently (a record of only such fields used to be called
+// one where no field matched).
+func TestMixedContentCounted(t *testing.T) {
+	const src = "<amcr xmlns=\"https://api.aiscr.cz/schema/amcr/2.2/\">\n" +
+		"<dokument><popis>Hrad <b>Kámen</b> nad řekou</popis></dokument>\n" +
+		"<dokument><popis>Kostel<!-- c --> u obce</popis></dokument>\n" +
+		"<dokument><popis>Zeď<?pi x?> kamenná</popis></dokument>\n" +
+		"<dokument><popis><b>jen dítě</b></popis><poznamka>Jáma</poznamka></dokument>\n</amcr>\n"
+	fs := compileAll(t, "//arch:amcr/arch:dokument/arch:popis", "//arch:amcr/arch:dokument/arch:poznamka")
+	for _, mode := range []alto.Mode{alto.Replace, alto.Append} {
+		be := &upperBE{}
+		res, err := Translate(context.Background(), []byte(src), Options{Backend: be, Source: "cs", Target: "en", Fields: fs, Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Three mixed fields with text of their own; the fourth popis has
+		// only a child element, no text: not a unit.
+		if res.Units != 4 || res.Translated != 1 || res.Skipped != 3 || res.Mixed != 3 || be.calls != 1 {
+			t.Errorf("%s: units %d, translated %d, skipped %d, mixed %d, calls %d; want 4, 1, 3, 3, 1",
+				mode, res.Units, res.Translated, res.Skipped, res.Mixed, be.calls)
+		}
+		var mixedRows []string
+		for _, r := range res.Log {
+			if r.Status == backend.MixedContent {
+				mixedRows = append(mixedRows, r.Source)
+				if r.Target != "" {
+					t.Errorf("%s: mixed row has a translation %q", mode, r.Target)
+				}
+			}
+		}
+		if strings.Join(mixedRows, "|") != "Hrad  nad řekou|Kostel u obce|Zeď kamenná" {
+			t.Errorf("%s: mixed_content rows %q", mode, mixedRows)
+		}
+		for _, line := range []string{"line 2", "line 3", "line 4"} {
+			found := false
+			for _, w := range res.Warnings {
+				found = found || strings.Contains(w, line) && strings.Contains(w, "mixed_content")
+			}
+			if !found {
+				t.Errorf("%s: no warning naming %s in %q", mode, line, res.Warnings)
+			}
+		}
+		for _, keep := range []string{"<popis>Hrad <b>Kámen</b> nad řekou</popis>", "<popis>Kostel<!-- c --> u obce</popis>", "<popis>Zeď<?pi x?> kamenná</popis>"} {
+			if !strings.Contains(string(res.Output), keep) {
+				t.Errorf("%s: %q changed:\n%s", mode, keep, res.Output)
+			}
+		}
 	}
 }

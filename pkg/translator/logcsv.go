@@ -13,9 +13,9 @@ import (
 // file,page_num,line_num,text_<src>,text_<tgt>,status (src is the run's
 // source language setting, so it may read "auto"), then one row per log
 // entry; page_num is empty for metadata rows. The status column is added
-// beyond the spec: ok, retried, untranslated, unsupported_lang or
-// vocabulary (backend.Status); text_<tgt> is empty for untranslated and
-// unsupported rows. So is the score column: the model's score of the
+// beyond the spec: ok, retried, untranslated, unsupported_lang, vocabulary
+// or mixed_content (backend.Status); text_<tgt> is empty for untranslated,
+// unsupported and mixed-content rows. So is the score column: the model's score of the
 // segment's translation where the backend gives one (ct2: cumulative
 // log-probability, 4 decimals), empty otherwise.
 func WriteLog(w io.Writer, rows []alto.LogRow, src, tgt string) error {

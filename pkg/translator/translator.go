@@ -128,6 +128,10 @@ type Stats struct {
 	// Untranslated counts units whose replies the degeneracy guard rejected
 	// twice (left as they were; pkg/guard).
 	Untranslated int
+	// Mixed counts metadata fields left as they were because their text is
+	// interleaved with child elements, comments or processing instructions
+	// (part of Skipped; log status mixed_content).
+	Mixed int
 	// Calls is the number of backend translate calls.
 	Calls int
 	// CleanBatches, LineCountMismatches: ALTO batching outcomes.
@@ -181,7 +185,7 @@ type Output struct {
 	Encoding string
 	// Statuses counts the log rows (ALTO lines, metadata fields) per status
 	// (backend.Status: ok, retried, untranslated, unsupported_lang,
-	// vocabulary).
+	// vocabulary, mixed_content).
 	Statuses map[string]int
 }
 
@@ -321,7 +325,7 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 		out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
 		out.Stats = Stats{Units: res.Units, Translated: res.Translated, Skipped: res.Skipped,
 			AlreadyDone: res.AlreadyDone, InTarget: res.InTarget, Unsupported: res.Unsupported,
-			Untranslated: res.Untranslated, Calls: res.Calls, TransportErrors: int(be.transportErrors.Load())}
+			Untranslated: res.Untranslated, Mixed: res.Mixed, Calls: res.Calls, TransportErrors: int(be.transportErrors.Load())}
 		for _, w := range res.Warnings {
 			warn(w)
 		}
@@ -400,6 +404,9 @@ func (e *NothingTranslatedError) Error() string {
 		}
 		if s.Untranslated > 0 {
 			parts = append(parts, fmt.Sprintf("%d left untranslated after replies the degeneracy guard rejected twice", s.Untranslated))
+		}
+		if s.Mixed > 0 {
+			parts = append(parts, fmt.Sprintf("%d with child elements, comments or processing instructions between their text (mixed content, not translated)", s.Mixed))
 		}
 		why = fmt.Sprintf("of its %d units, %s", s.Units, strings.Join(parts, ", "))
 	}

@@ -354,16 +354,20 @@ func (n *Node) Attr(prefix, local string) (Attr, bool) {
 // Text returns the decoded text of an element whose content is only
 // character data (an empty element gives ""). ok is false when the element
 // holds child elements, comments or processing instructions, so that its
-// content cannot be replaced as one text.
+// content cannot be replaced as one text; text is then its own character
+// data (not that of its child elements), so that a caller can tell such an
+// element with text from an empty one.
 func (n *Node) Text() (text string, ok bool) {
 	var sb strings.Builder
+	ok = true
 	for _, c := range n.Children {
 		if c.Kind != TextNode {
-			return "", false
+			ok = false
+			continue
 		}
 		sb.WriteString(c.Data)
 	}
-	return sb.String(), true
+	return sb.String(), ok
 }
 
 // NamespaceURI resolves prefix ("" for the default namespace) through the
