@@ -9,12 +9,15 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"archivekit/pkg/classify"
 	"archivekit/pkg/classify/classifytest"
+	"archivekit/pkg/modelmeta"
+	"archivekit/pkg/opencount"
 	"archivekit/pkg/paradata"
 	"archivekit/pkg/pipeline"
 )
@@ -49,6 +52,26 @@ func TestPDFPages(t *testing.T) {
 	}
 }
 
+// jointRun is every page of inputs through the ensemble of folders loaded
+// at once, 4 pages a batch.
+func jointRun(t *testing.T, folders []classify.Folder, inputs []pipeline.Input) []classify.Page {
+	t.Helper()
+	ms, err := classify.LoadAll(folders, "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ens, _ := classify.NewEnsemble(ms...)
+	defer ens.Close()
+	var joint []classify.Page
+	if _, err := ens.Predict(context.Background(), inputs, classify.Options{Batch: 4}, func(p classify.Page) error {
+		joint = append(joint, p)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return joint
+}
+
 // The grouped runner of --parallel (here on the CPU, groups given) gives the
 // same per-model probabilities and mean as one joint run.
 func TestRunGroupsMatchesJointRun(t *testing.T) {
@@ -69,24 +92,12 @@ func TestRunGroupsMatchesJointRun(t *testing.T) {
 	}
 	r := &runner{cli: &CLI{}, device: "cpu", log: slog.New(slog.NewTextHandler(io.Discard, nil)), para: para}
 	var grouped []classify.Page
-	err = r.runGroups(context.Background(), folders, [][]int{{0, 3}, {1, 2, 4}}, inputs, classify.Options{Batch: 4},
+	err = r.runGroups(context.Background(), folders, nil, [][]int{{0, 3}, {1, 2, 4}}, inputs, classify.Options{Batch: 4},
 		func(p classify.Page) error { grouped = append(grouped, p); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
-	ms, err := classify.LoadAll(folders, "cpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ens, _ := classify.NewEnsemble(ms...)
-	defer ens.Close()
-	var joint []classify.Page
-	if _, err := ens.Predict(context.Background(), inputs, classify.Options{Batch: 4}, func(p classify.Page) error {
-		joint = append(joint, p)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	joint := jointRun(t, folders, inputs)
 	if len(grouped) != len(joint) {
 		t.Fatalf("%d rows grouped, %d joint", len(grouped), len(joint))
 	}
@@ -175,5 +186,113 @@ func TestInterruptedRun(t *testing.T) {
 	}
 	if d := readParadata(t, e); d.Status != paradata.StatusFailed || !strings.Contains(d.Error, "canceled") {
 		t.Errorf("status %q error %q", d.Status, d.Error)
+	}
+}
+
+// --parallel reads each model folder once, before grouping (its digest is
+// needed for the ledger and the calibration), and each group loads from
+// those bytes: no model.pt is opened again when the groups load, a model.pt
+// replaced in between is neither run nor recorded, and the run metadata
+// records the digest of the bytes that ran. Before, the folders were
+// digested apart and read again at each group's load (2 opens each), and a
+// folder replaced in between stopped the run.
+func TestParallelReadsEachModelOnce(t *testing.T) {
+	root := classifytest.Ensemble(t, t.TempDir())
+	folders, err := (&classify.Locator{Models: root}).Ensemble(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := pipeline.Files(classifytest.Pages(t, 1)[:4])
+	weights := make([]string, len(folders))
+	want := make([]string, len(folders))
+	for i, f := range folders {
+		weights[i] = filepath.Join(f.Dir, modelmeta.WeightsFile)
+		if want[i], err = modelmeta.Digest(f.Dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	joint := jointRun(t, folders, inputs)
+
+	para, err := paradata.Start(t.TempDir(), "260101-120000", timeZero, paradata.Info{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{cli: &CLI{}, device: "cpu", log: slog.New(slog.NewTextHandler(io.Discard, nil)), para: para}
+	opened := opencount.Opens(t, weights, func() { err = r.readFolders(folders) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range weights {
+		if opened[w] != 1 {
+			t.Errorf("%s opened %d times to read the folders, want 1", w, opened[w])
+		}
+	}
+	// model 0's file replaced by model 1's before the groups load
+	b, err := os.ReadFile(weights[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, weights[0], string(b))
+	var grouped []classify.Page
+	opened = opencount.Opens(t, weights, func() {
+		err = r.runGroups(context.Background(), folders, nil, [][]int{{0, 3}, {1, 2, 4}}, inputs, classify.Options{Batch: 4},
+			func(p classify.Page) error { grouped = append(grouped, p); return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range weights {
+		if opened[w] != 0 {
+			t.Errorf("%s opened %d times by the groups, want 0", w, opened[w])
+		}
+	}
+	if len(grouped) != len(joint) {
+		t.Fatalf("%d rows grouped, %d before the file was replaced", len(grouped), len(joint))
+	}
+	for i := range joint {
+		for m := range joint[i].Probs {
+			for c := range joint[i].Probs[m] {
+				if d := math.Abs(grouped[i].Probs[m][c] - joint[i].Probs[m][c]); d > 1e-6 {
+					t.Fatalf("row %d model %d class %d: %g from the replaced file's model", i, m, c, d)
+				}
+			}
+		}
+	}
+	got := para.Snapshot().Models
+	if len(got) != len(folders) {
+		t.Fatalf("run metadata models %+v", got)
+	}
+	for _, m := range got {
+		i := slices.IndexFunc(folders, func(f classify.Folder) bool { return f.Dir == m.Path })
+		if i < 0 || m.Digest != want[i] {
+			t.Errorf("run metadata: %s digest %s, want %s (the bytes that ran)", m.Path, m.Digest, want[i])
+		}
+	}
+}
+
+// --train reads the base's model.pt once: the folds train from those bytes
+// and the run metadata records their digest (before: read for the digest,
+// then twice a fold by libtorch loading it from its path, 3 opens here).
+func TestTrainReadsTheBaseOnce(t *testing.T) {
+	e := newEnv(t, map[string]string{"TRAIN.epochs": "1"})
+	e.linkPages(t, 3)
+	base := classifytest.ModelDir(t, filepath.Join(e.root, "tinybase"), classifytest.Spec{Fixture: "tiny_cnn.pt", Size: 32})
+	write(t, e.cfg, strings.ReplaceAll(readFile(t, e.cfg), filepath.Join(e.root, "train"), e.in))
+	weights := filepath.Join(base, modelmeta.WeightsFile)
+	var code int
+	var log string
+	opened := opencount.Opens(t, []string{weights}, func() { code, log = e.run(t, "--train", "-b", base) })
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if opened[weights] != 1 {
+		t.Errorf("%s opened %d times, want 1", weights, opened[weights])
+	}
+	want, err := modelmeta.Digest(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := readParadata(t, e); len(d.Models) != 1 || d.Models[0].Path != base || d.Models[0].Digest != want {
+		t.Errorf("run metadata models %+v, want the base with digest %s", d.Models, want)
 	}
 }

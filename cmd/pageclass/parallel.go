@@ -9,6 +9,7 @@ import (
 
 	"archivekit/bindings/torch"
 	"archivekit/pkg/classify"
+	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/pipeline"
 	"archivekit/pkg/results"
 )
@@ -76,11 +77,32 @@ func (r *runner) gpuGroups(folders []classify.Folder) ([][]int, error) {
 	return groups, nil
 }
 
+// readFolders reads each folder of a --parallel run once
+// (classify.Folder.Contents) and records its digest, that of those bytes:
+// the run needs the digests (ledger, calibration, chunk key) before the
+// models load group by group, and each then loads from the bytes digested,
+// so a model.pt replaced meanwhile is neither read nor recorded.
+func (r *runner) readFolders(folders []classify.Folder) error {
+	for i := range folders {
+		c, err := modelmeta.ReadFolder(folders[i].Dir)
+		if err != nil {
+			return err
+		}
+		folders[i].Contents = c
+		if err := r.loadedDigest(folders[i].Dir, c.Digest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // runGroups runs the groups one after the other (the models of a group at the
 // same time, on the GPU), keeps every page's per-model probabilities, and
-// emits each page once all groups have run, with the ensemble mean.
-func (r *runner) runGroups(ctx context.Context, folders []classify.Folder, groups [][]int, inputs []pipeline.Input,
-	opt classify.Options, emit func(classify.Page) error) error {
+// emits each page once all groups have run, with the ensemble mean. The
+// first group also runs the orientation model orient (nil: none). Each
+// folder's Contents are let go once its model is loaded.
+func (r *runner) runGroups(ctx context.Context, folders []classify.Folder, orient *classify.Orientation, groups [][]int,
+	inputs []pipeline.Input, opt classify.Options, emit func(classify.Page) error) error {
 	var pages []classify.Page
 	for gi, g := range groups {
 		var fs []classify.Folder
@@ -91,13 +113,12 @@ func (r *runner) runGroups(ctx context.Context, folders []classify.Folder, group
 		if err != nil {
 			return err
 		}
+		for _, i := range g {
+			folders[i].Contents = nil // the module holds the weights now
+		}
 		e, _ := classify.NewEnsemble(ms...)
 		if gi == 0 {
-			// the first group also tells each page's rotation
-			if e.Orientation, err = r.loadOrientation(); err != nil {
-				e.Close()
-				return err
-			}
+			e.Orientation = orient // the first group also tells each page's rotation
 		}
 		o := opt
 		o.Concurrent = true

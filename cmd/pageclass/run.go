@@ -380,10 +380,11 @@ func (r *runner) recordModel(name, dir string, meta *modelmeta.Meta, demo bool) 
 
 // loadedDigest sets the digest of model folder dir to d, that of the bytes
 // a model was loaded from (classify.Model.Digest), so that what the run
-// records is the model that ran. A digest taken earlier in the run (where
-// the digests are needed before the models load: --parallel loads them
-// group by group) must be the same: a folder whose files were replaced in
-// between is an error, never a model recorded under another's digest.
+// records is the model that ran. A digest taken earlier in the run from
+// another read of the folder must be the same: a folder whose files were
+// replaced in between is an error, never a model recorded under another's
+// digest. (--parallel, which needs the digests before its groups load,
+// reads each folder once and loads from those bytes: readFolders.)
 func (r *runner) loadedDigest(dir, d string) error {
 	if old, ok := r.digests[dir]; ok && old != d {
 		return fmt.Errorf("model %s: its files changed during the run (digest %s when the run started, %s when loaded)", dir, old, d)
@@ -488,8 +489,10 @@ func (r *runner) classify(ctx context.Context) error {
 	}
 	// The models load first (each file read once), so that their digests
 	// below are those of the bytes loaded. --parallel loads them group by
-	// group later: their digests are read here, and checked at each load.
+	// group later: each folder is read once here (its digest is of those
+	// bytes) and its model loads from them.
 	var ens *classify.Ensemble
+	var orient *classify.Orientation // --parallel: runs with the first group
 	if !c.Parallel {
 		ms, err := r.loadModels(folders)
 		if err != nil {
@@ -500,6 +503,14 @@ func (r *runner) classify(ctx context.Context) error {
 		if ens.Orientation, err = r.loadOrientation(); err != nil {
 			return err
 		}
+	} else {
+		if err := r.readFolders(folders); err != nil {
+			return err
+		}
+		if orient, err = r.loadOrientation(); err != nil {
+			return err
+		}
+		defer orient.Close()
 	}
 	names := make([]string, len(folders))
 	digests := make([]string, len(folders))
@@ -728,7 +739,7 @@ func (r *runner) classify(ctx context.Context) error {
 	}
 	var runErr error
 	if c.Parallel {
-		runErr = r.runGroups(ctx, folders, groups, inputs, opt, emit)
+		runErr = r.runGroups(ctx, folders, orient, groups, inputs, opt, emit)
 	} else {
 		_, runErr = ens.Predict(ctx, inputs, opt, emit)
 	}

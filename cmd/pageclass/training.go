@@ -106,6 +106,7 @@ func (r *runner) trainOptions(base classify.Folder) (train.Options, error) {
 		Progress:    r.progressOut(),
 		Run:         r.para,
 	}
+	o.BaseContents = base.Contents // the base as read once by train
 	if c.FastCls {
 		if err := r.fastClsTraining(&o); err != nil {
 			return o, err
@@ -162,6 +163,13 @@ func (r *runner) fastClsTraining(o *train.Options) error {
 func (r *runner) train(ctx context.Context) ([]classify.Folder, error) {
 	base, err := r.baseFolder(ctx)
 	if err != nil {
+		return nil, err
+	}
+	// Read once: the folds train from these bytes, the digest recorded is theirs.
+	if base.Contents, err = modelmeta.ReadFolder(base.Dir); err != nil {
+		return nil, err
+	}
+	if err := r.loadedDigest(base.Dir, base.Contents.Digest); err != nil {
 		return nil, err
 	}
 	meta, err := base.Meta() // a --base revision must be the model trained from

@@ -47,6 +47,13 @@ type Folder struct {
 	Dir string
 	// Demo is true when the folder belongs to the shipped demo models.
 	Demo bool
+	// Contents, when set, is the folder read once (modelmeta.ReadFolder)
+	// by a caller that needs its digest before the model loads (pageclass
+	// --parallel loads its models group by group): Meta and LoadFolder
+	// use these bytes instead of reading the folder again, so the model
+	// that runs is the one digested even if its files are replaced
+	// meanwhile.
+	Contents *modelmeta.Contents
 }
 
 // Locator finds model folders for revisions.

@@ -179,16 +179,20 @@ func loadPlain(dir, device string, c *modelmeta.Contents) (*Model, error) {
 }
 
 // LoadFolder loads a folder found by a Locator, reading each of its files
-// once (Model.Digest is of the bytes loaded). The model is named after
+// once, or from Folder.Contents when they were read before (Model.Digest
+// is of the bytes loaded). The model is named after
 // the revision its model.json names (the model that runs labels the
 // outputs), else the revision it was found for, else its folder name. When
 // the folder was found for a definite revision (Folder.Want) and model.json
 // names another, loading fails rather than label one model's results with
 // another's name. The model carries the folder's demo mark.
 func LoadFolder(f Folder, device string) (*Model, error) {
-	c, err := modelmeta.ReadFolder(f.Dir)
-	if err != nil {
-		return nil, err
+	c := f.Contents
+	if c == nil {
+		var err error
+		if c, err = modelmeta.ReadFolder(f.Dir); err != nil {
+			return nil, err
+		}
 	}
 	if err := f.check(c.Meta); err != nil {
 		return nil, err
@@ -202,12 +206,15 @@ func LoadFolder(f Folder, device string) (*Model, error) {
 	return m, nil
 }
 
-// Meta reads the folder's model.json and checks it is the revision the
-// folder was found for: when Want is set and model.json names another
+// Meta reads the folder's model.json (Contents' when set) and checks it is
+// the revision the folder was found for: when Want is set and model.json names another
 // revision, it fails rather than let one model's results (or a model trained
 // from it) carry another's name. Every use of a located folder (classify,
 // evaluate, train from --base) reads its metadata through Meta.
 func (f Folder) Meta() (*modelmeta.Meta, error) {
+	if f.Contents != nil {
+		return f.Contents.Meta, f.check(f.Contents.Meta)
+	}
 	meta, err := modelmeta.Load(f.Dir)
 	if err != nil {
 		return nil, err

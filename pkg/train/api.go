@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/paradata"
 	"archivekit/pkg/results"
 	"archivekit/pkg/review"
@@ -44,9 +45,13 @@ type Options struct {
 	// base's frozen backbone lets the head train on features computed once
 	// per page (FoldResult.FeaturesCached); for comparisons.
 	NoFeatureCache bool
-	Log            *slog.Logger
-	Progress       io.Writer // terminal progress (nil: none)
-	Run            *paradata.Run
+	// BaseContents, when set, is Base as the caller read it once
+	// (modelmeta.ReadFolder), having recorded its digest: every fold
+	// trains a module loaded from these bytes. Nil: Train reads Base once.
+	BaseContents *modelmeta.Contents
+	Log          *slog.Logger
+	Progress     io.Writer // terminal progress (nil: none)
+	Run          *paradata.Run
 }
 
 // FoldResult is what one trained fold produced.

@@ -123,10 +123,17 @@ func plan(o Options, d *splits.Dataset) ([]*splits.Split, error) {
 // accuracy, saved as {Models}/{Revision}_FOLD_{n}.
 func Train(ctx context.Context, o Options) ([]FoldResult, error) {
 	o.defaults()
-	base, err := modelmeta.Load(o.Base)
-	if err != nil {
-		return nil, fmt.Errorf("base model: %w", err)
+	// The base is read once: each fold loads its module from these bytes,
+	// so a base replaced during the run changes nothing, and the digest
+	// recorded (the caller's, of BaseContents) is of the weights trained.
+	bc := o.BaseContents
+	if bc == nil {
+		var err error
+		if bc, err = modelmeta.ReadFolder(o.Base); err != nil {
+			return nil, fmt.Errorf("base model: %w", err)
+		}
 	}
+	base := bc.Meta
 	if !base.Trainable {
 		return nil, fmt.Errorf("base model %s is not trainable (a traced export freezes dropout and batch norm); export a scripted model with tools/export_models.py", o.Base)
 	}
@@ -176,7 +183,7 @@ func Train(ctx context.Context, o Options) ([]FoldResult, error) {
 		for _, w := range sp.Warnings {
 			o.Log.Warn("split", "fold", sp.Fold, "warning", w)
 		}
-		r, err := trainFold(ctx, o, base, sp, byPath)
+		r, err := trainFold(ctx, o, base, bc.Weights, sp, byPath)
 		if err != nil {
 			return results, fmt.Errorf("fold %d: %w", sp.Fold, err)
 		}
@@ -196,7 +203,9 @@ func pick(items []splits.Item, byPath map[string]*sample) []*sample {
 	return out
 }
 
-func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.Split, byPath map[string]*sample) (FoldResult, error) {
+// trainFold trains split sp from the base (its metadata, and weights: the
+// bytes of its model.pt).
+func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, weights []byte, sp *splits.Split, byPath map[string]*sample) (FoldResult, error) {
 	res := FoldResult{Fold: sp.Fold}
 	train, dev, test := pick(sp.Train, byPath), pick(sp.Dev, byPath), pick(sp.Test, byPath)
 	if len(train) == 0 {
@@ -204,9 +213,9 @@ func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, sp *splits.
 	}
 	seed := splits.SeedFor(o.Seed, sp.Fold)
 	torch.ManualSeed(uint64(seed))
-	m, err := torch.Load(filepath.Join(o.Base, modelmeta.WeightsFile), o.Device)
+	m, err := torch.LoadBytes(weights, o.Device)
 	if err != nil {
-		return res, err
+		return res, fmt.Errorf("%s: %w", filepath.Join(o.Base, modelmeta.WeightsFile), err)
 	}
 	defer m.Close()
 	res.TrainableParams, res.TotalParams, err = m.ParamCounts()
