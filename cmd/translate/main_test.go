@@ -342,6 +342,18 @@ func TestPrecedence(t *testing.T) {
 	if r := runCLI(t, newEnv(api), record, "-c", cfg, "-o", t.TempDir(), "--xpaths", "../../setup/translate/amcr-fields.txt"); r.code != exitUsage || !strings.Contains(r.stderr, "CT2_MODEL_DIR") {
 		t.Errorf("config backend ct2: exit %d", r.code)
 	}
+	// A bad ct2 environment is a usage error before any model is loaded,
+	// whichever variable is wrong (before, a missing folder or an unknown
+	// family surfaced at load time as a failed run, exit 3).
+	for _, bad := range []env{{"CT2_MODEL_DIR": filepath.Join(dir, "absent")}, {"CT2_MODEL_DIR": dir, "CT2_MODEL_FAMILY": "marian"}} {
+		e := newEnv(api)
+		for k, v := range bad {
+			e[k] = v
+		}
+		if r := runCLI(t, e, record, "-c", cfg, "-o", t.TempDir(), "--xpaths", "../../setup/translate/amcr-fields.txt"); r.code != exitUsage || !strings.Contains(r.stderr, "CT2_MODEL_") {
+			t.Errorf("ct2 with %v: exit %d, want %d naming the variable: %s", bad, r.code, exitUsage, r.stderr)
+		}
+	}
 	if r := runCLI(t, newEnv(api), record, "-c", cfg, "--backend", "mtapi", "-o", t.TempDir(), "--xpaths", "../../setup/translate/amcr-fields.txt"); r.code != exitOK {
 		t.Errorf("flag mtapi over config ct2: exit %d: %s", r.code, r.stderr)
 	}

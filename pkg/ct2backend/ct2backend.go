@@ -87,7 +87,9 @@ type Config struct {
 }
 
 // ConfigFromEnv reads the CT2_* variables (getenv nil: the process
-// environment). Bad numbers are errors naming the variable.
+// environment). Bad numbers, a CT2_MODEL_DIR that is not a folder and an
+// unknown CT2_MODEL_FAMILY are errors naming the variable, found before any
+// model is loaded.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -100,6 +102,14 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.ModelDir == "" {
 		return c, errors.New("ct2: CT2_MODEL_DIR is not set (the folder of a converted CTranslate2 model)")
+	}
+	if fi, err := os.Stat(c.ModelDir); err != nil || !fi.IsDir() {
+		return c, fmt.Errorf("ct2: CT2_MODEL_DIR=%s is not a folder (the folder of a converted CTranslate2 model)", c.ModelDir)
+	}
+	switch c.Family {
+	case "", LLM, NMT1, NMT2, NMT3:
+	default:
+		return c, fmt.Errorf("ct2: CT2_MODEL_FAMILY=%q: want llm, nmt1, nmt2 or nmt3", c.Family)
 	}
 	for _, l := range strings.Split(getenv("CT2_LANGUAGES"), ",") {
 		if l = strings.TrimSpace(strings.ToLower(l)); l != "" {

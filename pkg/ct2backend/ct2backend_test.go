@@ -24,15 +24,23 @@ func fixture(t *testing.T, name string) string {
 
 func TestConfigFromEnv(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	dir := t.TempDir()
+	file := filepath.Join(dir, "model.bin")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		env  map[string]string
 		want string // error substring; "" = ok
 	}{
 		{"no model dir", map[string]string{}, "CT2_MODEL_DIR is not set"},
-		{"bad ratio", map[string]string{"CT2_MODEL_DIR": "/m", "CT2_GUARD_MIN_RATIO": "x"}, "CT2_GUARD_MIN_RATIO"},
-		{"sp model elsewhere", map[string]string{"CT2_MODEL_DIR": t.TempDir(), "CT2_SP_MODEL": "/else/sp.model"}, "copy it there"},
-		{"ok", map[string]string{"CT2_MODEL_DIR": "/m", "CT2_LANGUAGES": "cs, EN", "CT2_MODEL_FAMILY": "NMT3"}, ""},
+		{"bad ratio", map[string]string{"CT2_MODEL_DIR": dir, "CT2_GUARD_MIN_RATIO": "x"}, "CT2_GUARD_MIN_RATIO"},
+		{"sp model elsewhere", map[string]string{"CT2_MODEL_DIR": dir, "CT2_SP_MODEL": "/else/sp.model"}, "copy it there"},
+		{"missing model dir", map[string]string{"CT2_MODEL_DIR": filepath.Join(dir, "absent")}, "CT2_MODEL_DIR=" + filepath.Join(dir, "absent") + " is not a folder"},
+		{"model dir is a file", map[string]string{"CT2_MODEL_DIR": file}, "is not a folder"},
+		{"unknown family", map[string]string{"CT2_MODEL_DIR": dir, "CT2_MODEL_FAMILY": "marian"}, `CT2_MODEL_FAMILY="marian"`},
+		{"ok", map[string]string{"CT2_MODEL_DIR": dir, "CT2_LANGUAGES": "cs, EN", "CT2_MODEL_FAMILY": "NMT3"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
