@@ -36,16 +36,26 @@ type Policy struct {
 	BackoffBase time.Duration
 }
 
+// MaxSeconds is the largest value FromEnv accepts for an interval or a
+// backoff base, and the longest sleep Backoff returns: a day. Larger values
+// would overflow time.Duration after doubling and turn into no wait at all.
+const MaxSeconds = 86400
+
 // Backoff returns the sleep before retry number attempt+1 without jitter:
-// BackoffBase * 2^attempt.
+// BackoffBase * 2^attempt, at most MaxSeconds.
 func (p Policy) Backoff(attempt int) time.Duration {
-	return time.Duration(float64(p.BackoffBase) * math.Pow(2, float64(attempt)))
+	d := float64(p.BackoffBase) * math.Pow(2, float64(attempt))
+	if d > float64(MaxSeconds*time.Second) {
+		return MaxSeconds * time.Second
+	}
+	return time.Duration(d)
 }
 
 // FromEnv reads <prefix>_MIN_INTERVAL_S, <prefix>_MAX_RETRIES and
 // <prefix>_BACKOFF_BASE_S through getenv (os.Getenv in production); a
 // variable that is unset or blank keeps the value in def. A value that does
-// not parse or is negative is an error naming the variable.
+// not parse, is negative or (seconds) exceeds MaxSeconds is an error naming
+// the variable.
 func FromEnv(prefix string, def Policy, getenv func(string) string) (Policy, error) {
 	p := def
 	seconds := func(name string, dst *time.Duration) error {
@@ -54,8 +64,8 @@ func FromEnv(prefix string, def Policy, getenv func(string) string) (Policy, err
 			return nil
 		}
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
-			return fmt.Errorf("%s=%q: want a number of seconds >= 0", name, v)
+		if err != nil || f < 0 || math.IsNaN(f) || f > MaxSeconds {
+			return fmt.Errorf("%s=%q: want a number of seconds from 0 to %d", name, v, MaxSeconds)
 		}
 		*dst = time.Duration(f * float64(time.Second))
 		return nil

@@ -248,6 +248,11 @@ func TestFromEnv(t *testing.T) {
 		{"bad number", map[string]string{"MTAPI_BACKOFF_BASE_S": "fast"}, def, "MTAPI_BACKOFF_BASE_S"},
 		{"negative", map[string]string{"MTAPI_MIN_INTERVAL_S": "-1"}, def, "MTAPI_MIN_INTERVAL_S"},
 		{"fractional retries", map[string]string{"MTAPI_MAX_RETRIES": "2.5"}, def, "MTAPI_MAX_RETRIES"},
+		// Before, 1e308 overflowed time.Duration into a negative interval:
+		// no spacing at all, silently.
+		{"interval beyond a day", map[string]string{"MTAPI_MIN_INTERVAL_S": "1e308"}, def, "MTAPI_MIN_INTERVAL_S"},
+		{"backoff beyond a day", map[string]string{"MTAPI_BACKOFF_BASE_S": "86401"}, def, "MTAPI_BACKOFF_BASE_S"},
+		{"a day", map[string]string{"MTAPI_BACKOFF_BASE_S": "86400"}, Policy{MaxRetries: 4, BackoffBase: 24 * time.Hour}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -278,5 +283,19 @@ func TestRequestsCarryTheVersionedUserAgent(t *testing.T) {
 	resp.Body.Close()
 	if ua := got.Load(); ua != version.UserAgent() || !strings.HasSuffix(version.UserAgent(), "/"+version.String()) {
 		t.Errorf("User-Agent = %v, want %q", ua, version.UserAgent())
+	}
+}
+
+// TestBackoffNeverOverflows: the doubling sleep is capped at MaxSeconds, so a
+// large retry count never overflows time.Duration into a negative (no) wait.
+func TestBackoffNeverOverflows(t *testing.T) {
+	p := Policy{BackoffBase: time.Second}
+	if got := p.Backoff(3); got != 8*time.Second {
+		t.Errorf("Backoff(3) = %v, want 8s", got)
+	}
+	for _, attempt := range []int{17, 40, 63, 64, 1000} {
+		if got := p.Backoff(attempt); got != MaxSeconds*time.Second {
+			t.Errorf("Backoff(%d) = %v, want the cap %ds", attempt, got, MaxSeconds)
+		}
 	}
 }
