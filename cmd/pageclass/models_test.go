@@ -16,7 +16,6 @@ import (
 	"archivekit/pkg/classify/classifytest"
 	"archivekit/pkg/logging"
 	"archivekit/pkg/modelmeta"
-	"archivekit/pkg/opencount"
 	"archivekit/pkg/paradata"
 	"archivekit/pkg/registry"
 )
@@ -629,17 +628,7 @@ func TestModelFilesReadOnce(t *testing.T) {
 	}
 	model := filepath.Join(e.models, registry.ModelDirName("v4.4"))
 	weights := []string{filepath.Join(model, modelmeta.WeightsFile), filepath.Join(rotation, modelmeta.WeightsFile)}
-	var code int
-	var log string
-	opened := opencount.Opens(t, weights, func() { code, log = e.run(t, "-d", e.in, "--rotation-model", rotation) })
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, log)
-	}
-	for _, w := range weights {
-		if opened[w] != 1 {
-			t.Errorf("%s opened %d times, want 1", w, opened[w])
-		}
-	}
+	runReadingOnce(t, e, weights, "-d", e.in, "--rotation-model", rotation)
 	d := readParadata(t, e)
 	want, err := modelmeta.Digest(model)
 	if err != nil {

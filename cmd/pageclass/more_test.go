@@ -279,20 +279,62 @@ func TestTrainReadsTheBaseOnce(t *testing.T) {
 	base := classifytest.ModelDir(t, filepath.Join(e.root, "tinybase"), classifytest.Spec{Fixture: "tiny_cnn.pt", Size: 32})
 	write(t, e.cfg, strings.ReplaceAll(readFile(t, e.cfg), filepath.Join(e.root, "train"), e.in))
 	weights := filepath.Join(base, modelmeta.WeightsFile)
-	var code int
-	var log string
-	opened := opencount.Opens(t, []string{weights}, func() { code, log = e.run(t, "--train", "-b", base) })
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, log)
-	}
-	if opened[weights] != 1 {
-		t.Errorf("%s opened %d times, want 1", weights, opened[weights])
-	}
+	runReadingOnce(t, e, []string{weights}, "--train", "-b", base)
 	want, err := modelmeta.Digest(base)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := readParadata(t, e); len(d.Models) != 1 || d.Models[0].Path != base || d.Models[0].Digest != want {
 		t.Errorf("run metadata models %+v, want the base with digest %s", d.Models, want)
+	}
+}
+
+// --eval --best reads each model.pt once: each model is evaluated alone
+// and in the ensemble from those bytes, and the run metadata records their
+// digest (before: read for the digest, then loaded from its path for each
+// evaluation, libtorch opening it twice: 5 opens each).
+func TestEvalReadsEachModelOnce(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	write(t, e.cfg, strings.ReplaceAll(readFile(t, e.cfg), filepath.Join(e.root, "eval"), e.in))
+	classifytest.Ensemble(t, e.models)
+	folders, err := (&classify.Locator{Models: e.models}).Ensemble(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	weights := make([]string, len(folders))
+	want := map[string]string{}
+	for i, f := range folders {
+		weights[i] = filepath.Join(f.Dir, modelmeta.WeightsFile)
+		if want[f.Dir], err = modelmeta.Digest(f.Dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runReadingOnce(t, e, weights, "--eval", "--best")
+	d := readParadata(t, e)
+	if len(d.Models) != len(folders) {
+		t.Fatalf("run metadata models %+v", d.Models)
+	}
+	for _, m := range d.Models {
+		if m.Digest != want[m.Path] {
+			t.Errorf("run metadata: %s digest %s, want %s", m.Path, m.Digest, want[m.Path])
+		}
+	}
+}
+
+// runReadingOnce runs pageclass with args and fails unless it exits 0
+// having opened each of files once.
+func runReadingOnce(t *testing.T, e *env, files []string, args ...string) {
+	t.Helper()
+	var code int
+	var log string
+	opened := opencount.Opens(t, files, func() { code, log = e.run(t, args...) })
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	for _, f := range files {
+		if opened[f] != 1 {
+			t.Errorf("%s opened %d times, want 1", f, opened[f])
+		}
 	}
 }

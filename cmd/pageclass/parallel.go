@@ -9,7 +9,6 @@ import (
 
 	"archivekit/bindings/torch"
 	"archivekit/pkg/classify"
-	"archivekit/pkg/modelmeta"
 	"archivekit/pkg/pipeline"
 	"archivekit/pkg/results"
 )
@@ -75,25 +74,6 @@ func (r *runner) gpuGroups(folders []classify.Folder) ([][]int, error) {
 		}
 	}
 	return groups, nil
-}
-
-// readFolders reads each folder of a --parallel run once
-// (classify.Folder.Contents) and records its digest, that of those bytes:
-// the run needs the digests (ledger, calibration, chunk key) before the
-// models load group by group, and each then loads from the bytes digested,
-// so a model.pt replaced meanwhile is neither read nor recorded.
-func (r *runner) readFolders(folders []classify.Folder) error {
-	for i := range folders {
-		c, err := modelmeta.ReadFolder(folders[i].Dir)
-		if err != nil {
-			return err
-		}
-		folders[i].Contents = c
-		if err := r.loadedDigest(folders[i].Dir, c.Digest); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // runGroups runs the groups one after the other (the models of a group at the

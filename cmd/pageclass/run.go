@@ -378,13 +378,34 @@ func (r *runner) recordModel(name, dir string, meta *modelmeta.Meta, demo bool) 
 	return r.resolveLicence(r.demo)
 }
 
+// readFolders reads each folder once (classify.Folder.Contents) and
+// records its digest, that of those bytes, for runs that need the digests
+// before the models load or load a model more than once: --parallel (the
+// ledger, calibration and chunk key before the groups load) and --eval
+// (each model alone, then in the ensemble). The models then load from the
+// bytes digested, so a model.pt replaced meanwhile is neither read nor
+// recorded.
+func (r *runner) readFolders(folders []classify.Folder) error {
+	for i := range folders {
+		c, err := modelmeta.ReadFolder(folders[i].Dir)
+		if err != nil {
+			return err
+		}
+		folders[i].Contents = c
+		if err := r.loadedDigest(folders[i].Dir, c.Digest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // loadedDigest sets the digest of model folder dir to d, that of the bytes
 // a model was loaded from (classify.Model.Digest), so that what the run
 // records is the model that ran. A digest taken earlier in the run from
 // another read of the folder must be the same: a folder whose files were
 // replaced in between is an error, never a model recorded under another's
-// digest. (--parallel, which needs the digests before its groups load,
-// reads each folder once and loads from those bytes: readFolders.)
+// digest. (Runs that need the digests before loading read each folder
+// once and load from those bytes: readFolders.)
 func (r *runner) loadedDigest(dir, d string) error {
 	if old, ok := r.digests[dir]; ok && old != d {
 		return fmt.Errorf("model %s: its files changed during the run (digest %s when the run started, %s when loaded)", dir, old, d)

@@ -228,6 +228,14 @@ func (r *runner) evalOptions(folders []classify.Folder) (train.EvalOptions, erro
 		Results: c.Results, Stamp: r.stamp, Device: r.device, Batch: s.Setup.Batch,
 		Log: r.log, Progress: r.progressOut(), Run: r.para,
 	}
+	for _, f := range folders { // read once by evaluate
+		if f.Contents != nil {
+			if o.Read == nil {
+				o.Read = map[string]*modelmeta.Contents{}
+			}
+			o.Read[f.Dir] = f.Contents
+		}
+	}
 	if len(folders) > 1 {
 		for _, f := range folders {
 			o.Ensemble = append(o.Ensemble, f.Dir)
@@ -257,6 +265,9 @@ func (r *runner) evaluate(ctx context.Context, folders []classify.Folder) error 
 		if folders, err = r.folders(ctx); err != nil {
 			return err
 		}
+	}
+	if err := r.readFolders(folders); err != nil { // the digests are of the bytes evaluated
+		return err
 	}
 	sets := make([][]classify.Folder, 0, len(folders)+1)
 	for _, f := range folders {

@@ -99,6 +99,11 @@ type EvalOptions struct {
 	Log      *slog.Logger
 	Progress io.Writer
 	Run      *paradata.Run
+	// Read holds model folders as the caller read them once
+	// (modelmeta.ReadFolder), by folder, having recorded their digests:
+	// those models are evaluated from these bytes. A folder not in it is
+	// read once here.
+	Read map[string]*modelmeta.Contents
 }
 
 // EvalResult summarises an evaluation; the files are written under Results:
@@ -112,6 +117,9 @@ type EvalResult struct {
 	PerClass  []ClassScore // canonical order
 	Confusion [][]int      // [true][predicted], canonical order
 	Files     []string
+	// Digests are modelmeta.Digest of each model's bytes evaluated, in the
+	// order of EvalOptions.Ensemble (or Model alone).
+	Digests []string
 	// Samples are the pages' doubt and whether the averaged Top-1 is right,
 	// in table order: what review.Calibrate calibrates on.
 	Samples []review.Sample

@@ -47,9 +47,13 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	}
 	metas := make([]*modelmeta.Meta, len(dirs))
 	for i, dir := range dirs {
-		meta, err := modelmeta.Load(dir)
-		if err != nil {
+		var meta *modelmeta.Meta
+		if c := o.Read[dir]; c != nil {
+			meta = c.Meta
+		} else if m, err := modelmeta.Load(dir); err != nil {
 			return nil, err
+		} else {
+			meta = m
 		}
 		if !meta.Canonical() {
 			return nil, fmt.Errorf("%s: evaluation needs the 11 categories in canonical order", dir)
@@ -117,6 +121,7 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	}
 	n := len(modelmeta.Categories)
 	perModel := make([][][]float64, len(ptrs)) // [page][model][category]
+	digests := make([]string, len(dirs))
 	for i, dir := range dirs {
 		size := metas[i].Preprocess.Size
 		these := make([]*sample, len(ptrs))
@@ -126,9 +131,21 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 				return nil, fmt.Errorf("%s: page not read at size %d", s.path, size)
 			}
 		}
-		m, err := torch.Load(filepath.Join(dir, modelmeta.WeightsFile), o.Device)
+		// model.pt is read once, into memory: the digest is of the bytes
+		// evaluated.
+		c := o.Read[dir]
+		if c == nil {
+			if c, err = modelmeta.ReadFolder(dir); err != nil {
+				return nil, err
+			}
+			if c.Meta.Preprocess != metas[i].Preprocess {
+				return nil, fmt.Errorf("%s: its %s changed during the evaluation", dir, modelmeta.MetaFile)
+			}
+		}
+		digests[i] = c.Digest
+		m, err := torch.LoadBytes(c.Weights, o.Device)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, modelmeta.WeightsFile), err)
 		}
 		p, err := forward(m, these, metas[i], o.Batch)
 		m.Close()
@@ -149,7 +166,7 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	for j := range probs {
 		probs[j] = results.Average(perModel[j])
 	}
-	res := &EvalResult{Pages: len(ptrs), Revision: o.Revision}
+	res := &EvalResult{Pages: len(ptrs), Revision: o.Revision, Digests: digests}
 	res.Top1, res.TopN = accuracy(probs, ptrs, o.TopN)
 	res.Confusion = make([][]int, n)
 	for i := range res.Confusion {

@@ -15,6 +15,7 @@ import (
 
 	"archivekit/bindings/torch"
 	"archivekit/pkg/modelmeta"
+	"archivekit/pkg/opencount"
 	"archivekit/pkg/registry"
 	"archivekit/pkg/results"
 )
@@ -388,13 +389,7 @@ func TestEvaluateEnsembleAveragesAsTheClassifier(t *testing.T) {
 	a := modelDir(t, filepath.Join(out, "a"), "tiny_cnn.pt", 32)
 	b := modelDir(t, filepath.Join(out, "b"), "tiny_cnn.pt", 48)
 	p := pages(t)
-	var only []string
-	for _, cat := range []string{"TEXT", "PHOTO", "DRAW", "LINE_HW"} {
-		ents, _ := os.ReadDir(filepath.Join(p, cat))
-		for _, e := range ents[:2] {
-			only = append(only, cat+"/"+e.Name())
-		}
-	}
+	only := firstPages(t, p, "TEXT", "PHOTO", "DRAW", "LINE_HW")
 	res, err := Evaluate(context.Background(), EvalOptions{Ensemble: []string{a, b}, Pages: p, Only: only, TopN: 3, Count: 1,
 		Results: filepath.Join(out, "r"), Stamp: "s"})
 	if err != nil {
@@ -438,4 +433,71 @@ func TestEvaluateEnsembleAveragesAsTheClassifier(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Evaluate reads each model.pt once, into memory (1 open each; 2 when
+// libtorch loaded it from its path), and reports the digest of the bytes
+// it evaluated. Models a caller read before (EvalOptions.Read, their
+// digests recorded) are evaluated from those bytes even when the folder's
+// model.pt has been replaced since: the same scores, the same digests.
+func TestEvaluateReadsEachModelOnce(t *testing.T) {
+	out := t.TempDir()
+	a := modelDir(t, filepath.Join(out, "a"), "tiny_cnn.pt", 32)
+	b := modelDir(t, filepath.Join(out, "b"), "tiny_headed.pt", 32)
+	p := pages(t)
+	only := firstPages(t, p, "TEXT", "PHOTO")
+	o := EvalOptions{Ensemble: []string{a, b}, Pages: p, Only: only, TopN: 3, Count: 1, Results: filepath.Join(out, "r"), Stamp: "s"}
+	weights := []string{filepath.Join(a, modelmeta.WeightsFile), filepath.Join(b, modelmeta.WeightsFile)}
+	var res *EvalResult
+	var err error
+	opened := opencount.Opens(t, weights, func() { res, err = Evaluate(context.Background(), o) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]string, 2)
+	o.Read = map[string]*modelmeta.Contents{}
+	for i, dir := range []string{a, b} {
+		if opened[weights[i]] != 1 {
+			t.Errorf("%s opened %d times, want 1", weights[i], opened[weights[i]])
+		}
+		c, err := modelmeta.ReadFolder(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Read[dir], want[i] = c, c.Digest
+	}
+	if !slices.Equal(res.Digests, want) {
+		t.Errorf("digests %v, want the folders' %v", res.Digests, want)
+	}
+	modelDir(t, a, "tiny_frozen.pt", 32) // replaced after it was read
+	o.Stamp = "replaced"
+	again, err := Evaluate(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(again.Digests, want) {
+		t.Errorf("digests %v after the file was replaced, want those read %v", again.Digests, want)
+	}
+	for i := range res.rows {
+		if !slices.Equal(again.rows[i].Scores, res.rows[i].Scores) {
+			t.Fatalf("%s: scores %v, before the file was replaced %v", res.rows[i].Key, again.rows[i].Scores, res.rows[i].Scores)
+		}
+	}
+}
+
+// firstPages are the relative paths of the first two pages of each
+// category folder cats under p.
+func firstPages(t *testing.T, p string, cats ...string) []string {
+	t.Helper()
+	var only []string
+	for _, cat := range cats {
+		ents, err := os.ReadDir(filepath.Join(p, cat))
+		if err != nil || len(ents) < 2 {
+			t.Fatalf("%s: %d pages, %v", filepath.Join(p, cat), len(ents), err)
+		}
+		for _, e := range ents[:2] {
+			only = append(only, cat+"/"+e.Name())
+		}
+	}
+	return only
 }
