@@ -194,7 +194,8 @@ type edit struct {
 }
 
 // Translate translates an ALTO document. In Replace mode only CONTENT values
-// change. In Append mode each translated TextBlock is kept and followed by a
+// change, and the LANG values of translated blocks and of their lines and
+// Strings, which become the target. In Append mode each translated TextBlock is kept and followed by a
 // copy of it (same attributes and children, IDs suffixed "_<target>", LANG
 // set to the target) holding the translation; the original gets LANG="<src>"
 // when it has no LANG; blocks whose LANG already is the target, or that are
@@ -575,6 +576,15 @@ func (t *translator) writeBlock(b *block, lang string, tokens []string, counts [
 	for _, s := range b.subs {
 		contentEdits = append(contentEdits, subsEdits(t.src, s)...)
 	}
+	// The block's text is now in the target language, so every LANG inside
+	// it (its lines' and Strings') says so; the block's own LANG too in
+	// Replace mode (appendCopy sets the copy's). No LANG is added.
+	b.node.Walk(func(n *xmlsplice.Node) bool {
+		if a, ok := langOf(n); ok && a.Value != t.opt.Target && (n != b.node || t.opt.Mode == Replace) {
+			contentEdits = append(contentEdits, edit{a.Start, a.End, xmlsplice.EscapeAttr(t.opt.Target, a.Quote)})
+		}
+		return true
+	})
 	if t.opt.Mode == Replace {
 		pr.edits = append(pr.edits, contentEdits...)
 		return nil

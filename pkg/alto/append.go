@@ -45,8 +45,9 @@ func nextElement(n *xmlsplice.Node) *xmlsplice.Node {
 
 // appendCopy returns the edits of append mode for one block: a translated
 // copy inserted after it (with the block's own leading line break and
-// indentation), its IDs suffixed "_<target>" and LANG set to the target; the
-// original gains LANG="<src>" when it has none.
+// indentation), its IDs suffixed "_<target>" and LANG set to the target
+// (contentEdits set its lines' and Strings' LANG); the original gains
+// LANG="<src>" when it has none.
 func (t *translator) appendCopy(b *block, lang string, contentEdits []edit) ([]edit, error) {
 	base := b.node.Start
 	sub := xmlsplice.NewEditor(t.src[base:b.node.End])

@@ -122,13 +122,13 @@ func subsEdits(src []byte, s *xmlsplice.Node) []edit {
 }
 
 var (
-	maskContentRE = regexp.MustCompile(`(\sCONTENT=)("[^"]*"|'[^']*')`)
+	maskContentRE = regexp.MustCompile(`(\s(?:CONTENT|LANG)=)("[^"]*"|'[^']*')`)
 	maskSubsRE    = regexp.MustCompile(`\s+SUBS_(?:TYPE|CONTENT)=("[^"]*"|'[^']*')`)
 )
 
 // MaskTranslatable returns doc with what a Replace-mode translation may
-// change masked out: every CONTENT value emptied and every SUBS_TYPE and
-// SUBS_CONTENT attribute removed. A translation is byte-faithful when the
+// change masked out: every CONTENT and LANG value emptied and every
+// SUBS_TYPE and SUBS_CONTENT attribute removed. A translation is byte-faithful when the
 // masks of input and output are equal; the tests of this module and its
 // users check it that way.
 func MaskTranslatable(doc []byte) []byte {

@@ -29,7 +29,8 @@ func TestSmallReplace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := strings.NewReplacer(`"Dobrý"`, `"DOBRÝ"`, `'den &apos;x&apos;'`, `'DEN &apos;X&apos;'`, `"světe"`, `"SVĚTE"`, `"jedna dva"`, `"JEDNA DVA"`).Replace(small)
+	want := strings.NewReplacer(`"Dobrý"`, `"DOBRÝ"`, `'den &apos;x&apos;'`, `'DEN &apos;X&apos;'`, `"světe"`, `"SVĚTE"`, `"jedna dva"`, `"JEDNA DVA"`,
+		`ID="B2" LANG="cs"`, `ID="B2" LANG="en"`).Replace(small)
 	if string(res.Output) != want {
 		t.Errorf("got\n%s\nwant\n%s", res.Output, want)
 	}
@@ -44,6 +45,45 @@ func TestSmallReplace(t *testing.T) {
 	}
 	if got := strings.Join(ids, ","); got != "L1=DOBRÝ DEN 'X',3=SVĚTE,1=JEDNA DVA" {
 		t.Errorf("log %s", got)
+	}
+}
+
+// TestLangFollowsTranslation: the LANG of a translated block, and of its
+// lines and Strings, names the language its text is now in (Replace), or
+// that of the copy (Append); a block left as it was keeps its LANG, and no
+// LANG is added in Replace mode. Before, a replaced block kept LANG="cs" over
+// English text (1,049 blocks of the shared sample), and an appended copy's
+// lines and Strings kept the source's LANG.
+func TestLangFollowsTranslation(t *testing.T) {
+	const src = `<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="P1"><PrintSpace>` + "\n" +
+		`<TextBlock ID="B1" LANG="cs"><TextLine ID="L1" LANG='cs'><String CONTENT="Dobrý" LANG="sk"/><SP/><String CONTENT="den"/></TextLine></TextBlock>` + "\n" +
+		`<TextBlock ID="B2"><TextLine ID="L2"><String CONTENT="jedna"/></TextLine></TextBlock>` + "\n" +
+		`<TextBlock ID="B3" LANG="cs"><TextLine ID="L3"><String CONTENT="" LANG="cs"/></TextLine></TextBlock>` + "\n" +
+		`</PrintSpace></Page></Layout></alto>`
+	res, err := Translate(context.Background(), []byte(src), Options{Backend: upper(), Source: "cs", Target: "en", File: "l"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.NewReplacer(
+		`<TextBlock ID="B1" LANG="cs"><TextLine ID="L1" LANG='cs'><String CONTENT="Dobrý" LANG="sk"/><SP/><String CONTENT="den"/>`,
+		`<TextBlock ID="B1" LANG="en"><TextLine ID="L1" LANG='en'><String CONTENT="DOBRÝ" LANG="en"/><SP/><String CONTENT="DEN"/>`,
+		`<String CONTENT="jedna"/>`, `<String CONTENT="JEDNA"/>`).Replace(src)
+	if string(res.Output) != want {
+		t.Errorf("replace: got\n%s\nwant\n%s", res.Output, want)
+	}
+	res, err = Translate(context.Background(), []byte(src), Options{Backend: upper(), Source: "cs", Target: "en", Mode: Append, File: "l"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = strings.NewReplacer(
+		`<String CONTENT="den"/></TextLine></TextBlock>`,
+		`<String CONTENT="den"/></TextLine></TextBlock>`+"\n"+
+			`<TextBlock ID="B1_en" LANG="en"><TextLine ID="L1_en" LANG='en'><String CONTENT="DOBRÝ" LANG="en"/><SP/><String CONTENT="DEN"/></TextLine></TextBlock>`,
+		`<TextBlock ID="B2"><TextLine ID="L2"><String CONTENT="jedna"/></TextLine></TextBlock>`,
+		`<TextBlock ID="B2" LANG="cs"><TextLine ID="L2"><String CONTENT="jedna"/></TextLine></TextBlock>`+"\n"+
+			`<TextBlock ID="B2_en" LANG="en"><TextLine ID="L2_en"><String CONTENT="JEDNA"/></TextLine></TextBlock>`).Replace(src)
+	if string(res.Output) != want {
+		t.Errorf("append: got\n%s\nwant\n%s", res.Output, want)
 	}
 }
 
