@@ -15,6 +15,7 @@ import (
 	"archivekit/bindings/torch"
 	"archivekit/pkg/classify"
 	"archivekit/pkg/config"
+	"archivekit/pkg/filelock"
 	"archivekit/pkg/hub"
 	"archivekit/pkg/ledger"
 	"archivekit/pkg/licence"
@@ -559,6 +560,21 @@ func (r *runner) classify(ctx context.Context) error {
 			TopN: c.TopN, Raw: c.Raw, Best: c.Best, Average: !c.NoAverageBest, Intermediates: c.SaveIntermediates}
 		stamp = key.stamp()
 		r.para.SetConfig("chunk_key", key)
+		// Runs of one key append to the same tables: they take turns, the
+		// later one continuing from the ledger once the earlier is done
+		// (before, both appended at once, and a run stopped after the other
+		// had finished left its rows twice in the finished tables).
+		lock := filepath.Join(c.Results, LedgerFolder, stamp+".lock")
+		unlock, err := filelock.Lock(ctx, lock, func() {
+			r.log.Warn("waiting for another run writing the same chunked tables to finish; this run then continues from the ledger", "tables", stamp, "lock", lock)
+			if chunkWaitHook != nil {
+				chunkWaitHook(lock)
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("chunked tables %s: %w", stamp, err)
+		}
+		defer unlock()
 		r.log.Info("chunked output", "tables", stamp, "note", "a re-run with the same inputs, models, top-N and raw continues these tables; anything else starts new ones")
 	}
 
@@ -833,6 +849,10 @@ const FailuresTable = "FAILURES.csv"
 // itemHook, when set (tests), is called after each item is recorded in the
 // ledger with the number recorded so far in this run.
 var itemHook func(recorded int)
+
+// chunkWaitHook, when set (tests), is called with the lock's path when a
+// --chunk run starts to wait for another run of the same tables.
+var chunkWaitHook func(lock string)
 
 // fileHook, when set (tests), is called with a file's path when its last
 // page has been classified, before it is recorded in the ledger.

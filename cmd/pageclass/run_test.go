@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"archivekit/pkg/classify/classifytest"
@@ -363,4 +366,79 @@ func TestFastClsAndDemoEnsemble(t *testing.T) {
 			t.Errorf("licence %q, want the demo weights' CC BY-NC 4.0", d.License)
 		}
 	})
+}
+
+// Two --chunk runs of the same tables take turns: while one writes them
+// (paused here after its first file), the other waits without touching
+// them, then continues from the ledger, and the tables hold every row once.
+// Before, both appended to the same files at once, and a run stopped after
+// the other had finished left its rows twice in the finished tables.
+func TestChunkRunsTakeTurns(t *testing.T) {
+	e := newEnv(t, map[string]string{"INPUT.chunk_size": "1"})
+	e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	type result struct {
+		code int
+		log  string
+	}
+	paused, resume := make(chan struct{}), make(chan struct{})
+	var held atomic.Bool
+	fileHook = func(string) {
+		if held.CompareAndSwap(false, true) { // the first file of the first run
+			close(paused)
+			<-resume
+		}
+	}
+	waiting := make(chan string, 1)
+	chunkWaitHook = func(lock string) { waiting <- lock }
+	defer func() { fileHook, chunkWaitHook = nil, nil }()
+	first, second := make(chan result, 1), make(chan result, 1)
+	go func() {
+		code, log := e.runCtx(t, context.Background(), "-d", e.in, "--chunk")
+		first <- result{code, log}
+	}()
+	<-paused
+	table := e.output(t, "_TOP-3.csv")
+	before, err := os.ReadFile(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		code, log := e.runCtx(t, context.Background(), "-d", e.in, "--chunk")
+		second <- result{code, log}
+	}()
+	select {
+	case <-waiting:
+	case r := <-second:
+		close(resume)
+		<-first
+		t.Fatalf("the second run did not wait for the first (exit %d): %s", r.code, r.log)
+	}
+	if now, err := os.ReadFile(table); err != nil || !bytes.Equal(now, before) {
+		t.Errorf("the waiting run touched the table (%v):\n%s\nwant\n%s", err, now, before)
+	}
+	close(resume)
+	a := <-first
+	if a.code != exitOK {
+		t.Fatalf("first run: exit %d: %s", a.code, a.log)
+	}
+	b := <-second
+	if b.code != exitOK {
+		t.Fatalf("second run: exit %d: %s", b.code, b.log)
+	}
+	if n := toClassify(t, b.log); n != 0 {
+		t.Errorf("the second run classified %d files, want 0 (all in the ledger)", n)
+	}
+	// The tables of an uninterrupted run, alone.
+	ref := filepath.Join(e.root, "alone")
+	if code, log := e.run(t, "-d", e.in, "--results", ref); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	want, err := os.ReadFile(tableIn(t, ref, "_TOP-3.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now, err := os.ReadFile(table); err != nil || !bytes.Equal(now, want) {
+		t.Errorf("table after both runs (%v):\n%s\nwant\n%s", err, now, want)
+	}
 }

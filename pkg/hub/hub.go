@@ -48,10 +48,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"archivekit/pkg/atomicfile"
+	"archivekit/pkg/filelock"
 	"archivekit/pkg/version"
 )
 
@@ -358,33 +358,11 @@ var lockWait func(path string)
 // for another holder until ctx ends; unlock releases it. The lock dies with
 // the process, so a killed download never leaves the cache locked.
 func lockFile(ctx context.Context, path string) (unlock func(), err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	fd := int(f.Fd())
-	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-		return func() { syscall.Flock(fd, syscall.LOCK_UN); f.Close() }, nil
-	}
-	if lockWait != nil {
-		lockWait(path)
-	}
-	got := make(chan error, 1)
-	go func() { got <- syscall.Flock(fd, syscall.LOCK_EX) }()
-	select {
-	case err := <-got:
-		if err != nil {
-			f.Close()
-			return nil, err
+	return filelock.Lock(ctx, path, func() {
+		if lockWait != nil {
+			lockWait(path)
 		}
-		return func() { syscall.Flock(fd, syscall.LOCK_UN); f.Close() }, nil
-	case <-ctx.Done():
-		go func() { <-got; f.Close() }() // closing releases a lock taken late
-		return nil, ctx.Err()
-	}
+	})
 }
 
 // rangeStart parses the first byte of "bytes START-END/TOTAL"; -1 if malformed.
