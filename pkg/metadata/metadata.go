@@ -238,6 +238,11 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 				if err := ed.SetText(el, out); err != nil {
 					return nil, fmt.Errorf("metadata: %s: %w", opt.File, err)
 				}
+				// A label the field already had now names the target
+				// language; none is added.
+				if a, ok := el.Attr("xml", "lang"); ok && a.Value != opt.Target {
+					ed.SetAttr(a, opt.Target)
+				}
 			} else {
 				appendSibling(ed, src, el, lang, opt.Target, out)
 			}

@@ -66,7 +66,9 @@ func TestModes(t *testing.T) {
 		{"bare append", bare, alto.Append,
 			strings.Replace(bare, "<popis id='p'>Popis &amp; nález</popis>",
 				"<popis id='p' xml:lang=\"cs\">Popis &amp; nález</popis>\n\t\t<popis id='p' xml:lang=\"en\">POPIS &amp; NÁLEZ &lt;&amp;&gt;</popis>", 1)},
-		{"wrapped replace", wrapped, alto.Replace, strings.Replace(wrapped, ">jedna<", ">JEDNA &lt;&amp;&gt;<", 1)},
+		// The field's own xml:lang follows its text into the target
+		// language (before, English text stayed labelled cs).
+		{"wrapped replace relabels", wrapped, alto.Replace, strings.Replace(wrapped, `xml:lang="cs">jedna<`, `xml:lang="en">JEDNA &lt;&amp;&gt;<`, 1)},
 		{"wrapped append keeps existing label", wrapped, alto.Append,
 			strings.Replace(wrapped, "<x:popis xml:lang=\"cs\">jedna</x:popis>",
 				"<x:popis xml:lang=\"cs\">jedna</x:popis>\r\n    <x:popis xml:lang=\"en\">JEDNA &lt;&amp;&gt;</x:popis>", 1)},
