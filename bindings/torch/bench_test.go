@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -124,4 +125,45 @@ with torch.inference_mode():
 	b.ReportMetric(goIPS/pyIPS, "go/python")
 	b.ReportMetric(optIPS/pyIPS, "go-opt/python")
 	b.ReportMetric(optIPS/goIPS, "go-opt/go")
+}
+
+// BenchmarkLoadVsClone times, alternating, a load of the demo
+// EfficientNet-Lite0 model_v14 from its file (in the page cache) and a
+// copy in memory of the module loaded (Module.Clone), what the feature
+// cache check of pkg/train costs a fold now against the second load it
+// took before. Reports the median milliseconds of each over b.N rounds.
+//
+//	go test -run '^$' -bench LoadVsClone -benchtime 5x ./bindings/torch
+func BenchmarkLoadVsClone(b *testing.B) {
+	const path = "../../weights/demo/model_v14/model.pt"
+	if _, err := os.Stat(path); err != nil {
+		b.Skipf("no model: %v", err)
+	}
+	m, err := Load(path, "cpu")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	var load, clone []float64
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		a, err := Load(path, "cpu")
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		c, err := m.Clone()
+		if err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		a.Close()
+		c.Close()
+		load = append(load, float64(t1.Sub(t0).Microseconds())/1e3)
+		clone = append(clone, float64(t2.Sub(t1).Microseconds())/1e3)
+	}
+	slices.Sort(load)
+	slices.Sort(clone)
+	b.ReportMetric(load[len(load)/2], "load-ms")
+	b.ReportMetric(clone[len(clone)/2], "clone-ms")
 }
