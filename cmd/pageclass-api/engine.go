@@ -13,6 +13,7 @@ import (
 	"archivekit/pkg/batcher"
 	"archivekit/pkg/classify"
 	"archivekit/pkg/registry"
+	"archivekit/pkg/resources"
 	"archivekit/pkg/review"
 	"archivekit/pkg/service"
 )
@@ -74,6 +75,9 @@ type engineOptions struct {
 	// Rotation is the page-orientation model's folder; "" checks no page
 	// for rotation.
 	Rotation string
+	// RotationOff says that an empty Rotation was asked for (the check
+	// turned off), not a shipped model that was not found.
+	RotationOff bool
 	// Batching on: MaxBatch and MaxWait of each model's batcher.
 	Batching bool
 	MaxBatch int
@@ -147,8 +151,12 @@ func (e *engine) load(ctx context.Context) error {
 			return fmt.Errorf("orientation model: %w", err)
 		}
 		e.opt.Log.Info("orientation model loaded", "dir", e.opt.Rotation, "input", e.orient.Size())
-	} else {
+	} else if e.opt.RotationOff {
 		e.opt.Log.Info("pages are not checked for rotation: no orientation model (-rotation-model)")
+	} else {
+		e.opt.Log.Warn("pages are not checked for rotation: the shipped orientation model was not found",
+			"looked_for", resources.RotationModel.Places(),
+			"hint", "give -rotation-model DIR (or set "+resources.RotationModel.Env+"); -rotation-model \"\" turns the check off")
 	}
 	if e.demo {
 		e.opt.Log.Warn("serving the shipped demo ensemble: the published models were not found", "models", e.opt.Locator.Models, "demo", e.opt.Locator.Demo)

@@ -22,6 +22,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
 
@@ -37,6 +38,7 @@ func main() {
 	if code, stop := fs.Parse(os.Args[1:], os.Stdout); stop {
 		os.Exit(code)
 	}
+	fs.Visit(func(f *flag.Flag) { o.RotationGiven = o.RotationGiven || f.Name == "rotation-model" })
 	s, err := newServer(o, os.LookupEnv, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"archivekit/pkg/docrecord"
@@ -185,4 +186,23 @@ func TestPredictReviewGolden(t *testing.T) {
 		t.Fatalf("status %d: %s", status, b)
 	}
 	golden(t, "predict_document_review.golden.json", norm(b))
+}
+
+// A service that did not turn the rotation check off but finds no
+// orientation model warns and says where it looked; -rotation-model ""
+// turns the check off with an information line only. Before, both were
+// the information line, so a service started away from its weights lost
+// the rotation check unnoticed.
+func TestMissingOrientationModelWarns(t *testing.T) {
+	for _, given := range []bool{false, true} {
+		o := testOptions(t)
+		o.Rotation, o.RotationGiven = "", given
+		var log bytes.Buffer
+		startServer(t, o, map[string]string{"LOG_LEVEL": "INFO", "LOG_FORMAT": "json"}, &log)
+		warned := strings.Contains(log.String(), `"level":"WARN","msg":"pages are not checked for rotation: the shipped orientation model was not found"`)
+		said := strings.Contains(log.String(), "pages are not checked for rotation")
+		if warned == given || !said {
+			t.Errorf("-rotation-model given empty: %v; warned %v:\n%s", given, warned, log.String())
+		}
+	}
 }

@@ -53,14 +53,18 @@ var openapiJSON []byte
 
 // options are the command-line flags.
 type options struct {
-	Config    string
-	Models    string
-	Demo      string
-	Rotation  string
-	Device    string
-	MaxBatch  int
-	BatchWait time.Duration
-	NoBatch   bool
+	Config   string
+	Models   string
+	Demo     string
+	Rotation string
+	// RotationGiven is set when -rotation-model was given (set after
+	// parsing): an empty one then turns the rotation check off, while an
+	// empty default means the shipped model was not found.
+	RotationGiven bool
+	Device        string
+	MaxBatch      int
+	BatchWait     time.Duration
+	NoBatch       bool
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -152,7 +156,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		return nil, err
 	}
 	loc.Log = s.svc.Logger
-	s.engine = &engine{opt: engineOptions{Locator: loc, Device: o.Device, Rotation: o.Rotation, Batching: !o.NoBatch,
+	s.engine = &engine{opt: engineOptions{Locator: loc, Device: o.Device, Rotation: o.Rotation, RotationOff: o.RotationGiven, Batching: !o.NoBatch,
 		MaxBatch: o.MaxBatch, MaxWait: o.BatchWait, Metrics: s.svc.Metrics, Log: s.svc.Logger}}
 	s.svc.HandleFunc("GET /{$}", s.serveRoot)
 	s.svc.HandleFunc("GET /info", s.serveInfo)

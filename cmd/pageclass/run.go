@@ -870,7 +870,7 @@ func (r *runner) loadOrientation() (*classify.Orientation, error) {
 			// Not turned off: the shipped model was looked for and is
 			// missing, which the user did not ask for.
 			r.log.Warn("pages are not checked for rotation: the shipped orientation model was not found",
-				"looked_for", resources.RotationModel.Env+", "+resources.RotationModel.Name+" in the working directory, beside the executable and in "+resources.ShareDir,
+				"looked_for", resources.RotationModel.Places(),
 				"hint", "give --rotation-model DIR (or set "+resources.RotationModel.Env+"); --rotation-model \"\" turns the check off")
 		}
 		r.para.SetReview("rotation_model", nil)

@@ -61,6 +61,17 @@ var (
 	RotationModel       = Resource{Name: "weights/rotation", Env: "ARCHIVEKIT_ROTATION_MODEL", Dir: true}
 )
 
+// Places says where a resource is looked for when no flag names it, for
+// messages: its environment variable, then its name in the working
+// directory, beside the executable and in the share folder.
+func (r Resource) Places() string {
+	p := r.Name + " in the working directory, beside the executable and in " + ShareDir
+	if r.Env != "" {
+		p = r.Env + ", " + p
+	}
+	return p
+}
+
 // Where a resource was found (File.From).
 const (
 	FromFlag       = "flag"

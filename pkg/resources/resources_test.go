@@ -186,3 +186,15 @@ func TestReadFileRefusesPipe(t *testing.T) {
 		t.Fatalf("ReadFile(pipe) = %v, want ErrNotRegular", err)
 	}
 }
+
+// Places names the environment variable and the folders looked in, in the
+// order Find looks.
+func TestPlaces(t *testing.T) {
+	want := "ARCHIVEKIT_ROTATION_MODEL, weights/rotation in the working directory, beside the executable and in share/archivekit"
+	if got := RotationModel.Places(); got != want {
+		t.Errorf("Places() = %q, want %q", got, want)
+	}
+	if got := (Resource{Name: "x.txt"}).Places(); strings.Contains(got, ", x.txt") || !strings.HasPrefix(got, "x.txt in") {
+		t.Errorf("no variable: %q", got)
+	}
+}
