@@ -67,8 +67,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *file == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "pageclass-client: -file is required (and no positional arguments)")
+	if fs.NArg() > 0 {
+		// Flags end at the first argument: "page.png -topn 1" would drop
+		// -topn, so no argument is taken.
+		fmt.Fprintf(stderr, "pageclass-client: unexpected argument %q: give the page with -file (-file %s), every flag before any other word\n", fs.Arg(0), fs.Arg(0))
+		return 2
+	}
+	if *file == "" {
+		fmt.Fprintln(stderr, "pageclass-client: -file is required")
 		fs.Usage()
 		return 2
 	}

@@ -59,6 +59,8 @@ func TestClient(t *testing.T) {
 		{[]string{"-file", txt, "-server", ts.URL}, 1, "answered 400: wrong content type text/plain"},
 		{[]string{"-file", filepath.Join(dir, "missing.png"), "-server", ts.URL}, 1, "missing.png"},
 		{[]string{"-topn", "3"}, 2, "-file is required"},
+		{[]string{png, "-topn", "1"}, 2, `unexpected argument "` + png + `": give the page with -file (-file ` + png + `)`},
+		{[]string{"-file", png, "extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"-file", png, "-topn", "12"}, 2, "want 1 to 11"},
 	}
 	for _, tc := range tests {
