@@ -40,8 +40,9 @@ type itemData struct {
 	Errors []pageError `json:"errors,omitempty"`
 	// Count is the file's page count when it has several (a PDF, a
 	// multi-page TIFF), so a resumed run keys its rows as the run that
-	// classified it did; absent (0) for a single page and in entries
-	// written before it was recorded.
+	// classified it did, and for every TIFF (1 for one page); absent (0)
+	// for other single pages and in entries written before it was
+	// recorded, which for a TIFF means that only its first page was read.
 	Count int `json:"page_count,omitempty"`
 }
 
@@ -142,7 +143,7 @@ type item struct {
 }
 
 func (it *item) add(p classify.Page, reason string) {
-	if p.Pages > 1 {
+	if p.Pages > 1 || (p.Pages == 1 && results.MayHavePages(p.Name)) {
 		it.data.Count = p.Pages
 	}
 	if reason != "" {

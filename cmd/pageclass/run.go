@@ -660,6 +660,13 @@ func (r *runner) classify(ctx context.Context) error {
 		if err := json.Unmarshal(e.Data, &d); err != nil {
 			return fmt.Errorf("ledger %s: %s: %w", led.Path(), name, err)
 		}
+		if results.MayHavePages(f) && d.Count == 0 && len(d.Pages) > 0 {
+			// A TIFF recorded before its pages were read one by one (no
+			// page count): it may have more pages than the one kept.
+			r.log.Info("classified again: recorded before every page of a TIFF was read", "file", f)
+			files = append(files, f)
+			continue
+		}
 		pages := d.pages(f)
 		r.para.AddInputs(max(1, len(pages)+len(d.Errors)))
 		for _, p := range pages {

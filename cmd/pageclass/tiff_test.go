@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"archivekit/pkg/classify/classifytest"
 	"archivekit/pkg/imageio/hostile"
 )
 
@@ -89,4 +91,72 @@ func tableIn(t *testing.T, dir, suffix string) string {
 		t.Fatalf("%d files *%s in %s", len(m), suffix, dir)
 	}
 	return m[0]
+}
+
+// A TIFF recorded in the ledger by a binary that read only its first page
+// (no page count in its entry) is classified again by --resume, so the
+// resumed tables hold all its pages; other files stay done.
+func TestResumeRedoesTIFFRecordedAsOnePage(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	pages := []hostile.TIFFPage{{W: 200, H: 300, Grey: 20}, {W: 300, H: 200, Grey: 140}, {W: 250, H: 250, Grey: 240}}
+	write(t, filepath.Join(e.in, "scan.tif"), string(hostile.TIFF(pages...)))
+	write(t, filepath.Join(e.in, "one.tif"), string(hostile.TIFF(pages[1])))
+	src := classifytest.Pages(t, 1)[0]
+	if err := os.Symlink(src, filepath.Join(e.in, "page.png")); err != nil {
+		t.Fatal(err)
+	}
+	if code, log := e.run(t, "-d", e.in, "-ff", "tif,png"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	want := flat(readCSV(t, e.output(t, "_TOP-3.csv")))
+	if len(want) != 6 {
+		t.Fatalf("table %v", want)
+	}
+	// Make the TIFFs' entries those of the binary before: the first page
+	// only, no page count.
+	files, _ := ledgerEntries(t, e.results)
+	if len(files) != 1 {
+		t.Fatalf("ledger files %v", files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		if item, _ := m["item"].(string); strings.HasSuffix(item, ".tif") {
+			d := m["data"].(map[string]any)
+			if _, ok := d["page_count"]; !ok {
+				t.Fatalf("%s recorded without its page count: %s", item, l)
+			}
+			delete(d, "page_count")
+			d["pages"] = d["pages"].([]any)[:1]
+			nl, _ := json.Marshal(m)
+			l = string(nl)
+		}
+		lines = append(lines, l)
+	}
+	write(t, files[0], strings.Join(lines, "\n")+"\n")
+	if err := os.Remove(e.output(t, "_TOP-3.csv")); err != nil { // the resumed run's table is then the only one
+		t.Fatal(err)
+	}
+	resumed := filepath.Join(e.root, "r-resumed")
+	if err := os.CopyFS(resumed, os.DirFS(e.results)); err != nil {
+		t.Fatal(err)
+	}
+	code, log := e.run(t, "-d", e.in, "-ff", "tif,png", "--results", resumed, "--resume")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if n := toClassify(t, log); n != 2 {
+		t.Errorf("resumed run classified %d files, want 2 (the TIFFs)", n)
+	}
+	if got := flat(readCSV(t, tableIn(t, resumed, "_TOP-3.csv"))); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("resumed table\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
