@@ -239,7 +239,9 @@ func (b *Backend) TranslateWithGlossary(ctx context.Context, text, src, tgt stri
 		if err != nil {
 			return "", fmt.Errorf("chat_compatible %s-%s chunk %d: %w", src, tgt, i+1, err)
 		}
-		return out, nil
+		// Code fences, a preamble or quotes around the reply are not part
+		// of the translation.
+		return backend.UnwrapReply(core, out), nil
 	})
 	if err != nil {
 		return "", err

@@ -257,3 +257,29 @@ func TestProbe(t *testing.T) {
 		t.Fatal("the probe translated something")
 	}
 }
+
+// TestWrappedRepliesUnwrapped: a model that fences, introduces or quotes its
+// translation although told not to gets only the translation written; before,
+// "```" lines, "Here is the translation:" and quotes went into the document
+// and the log as translated text with status ok.
+func TestWrappedRepliesUnwrapped(t *testing.T) {
+	wraps := map[string]func(string) string{
+		"fence":    func(s string) string { return "```\n" + s + "\n```" },
+		"preamble": func(s string) string { return "Here is the translation:\n\n" + s },
+		"quotes":   func(s string) string { return "\u201c" + s + "\u201d" },
+		"think":    func(s string) string { return "<think>Czech to English.</think>\n" + s },
+	}
+	for name, wrap := range wraps {
+		srv := chattest.New(chattest.Config{Reply: func(n int, _, user string) string {
+			return wrap(strings.ToUpper(user))
+		}})
+		b, _ := start(t, srv, nil)
+		got, err := b.Translate(context.Background(), "hrob a jáma\nsonda", "cs", "en")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got != "HROB A JÁMA\nSONDA" {
+			t.Errorf("%s: got %q", name, got)
+		}
+	}
+}

@@ -498,7 +498,7 @@ func (b *LLMBackend) TranslateWithGlossary(ctx context.Context, text, src, tgt s
 	if err != nil {
 		return "", err
 	}
-	out := strings.TrimSpace(res[0].Text)
+	out := backend.UnwrapReply(text, res[0].Text)
 	if !res[0].ScoreMissing() {
 		b.scores.put(text, float64(res[0].Score))
 	}
