@@ -59,17 +59,7 @@ func TestMultiPageTIFFEveryPage(t *testing.T) {
 	}
 
 	// --resume writes the same rows from the ledger, keyed by page.
-	resumed := filepath.Join(e.root, "r-resumed")
-	if err := os.CopyFS(resumed, os.DirFS(e.results)); err != nil {
-		t.Fatal(err)
-	}
-	code, log := e.run(t, "-d", e.in, "-ff", "tif", "--results", resumed, "--resume")
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, log)
-	}
-	if n := toClassify(t, log); n != 0 {
-		t.Errorf("resumed run classified %d files, want 0", n)
-	}
+	resumed := resumeCopy(t, e, 0, "-ff", "tif")
 	first := flat(readCSV(t, e.output(t, "_TOP-3.csv")))
 	var again []string
 	m, _ := filepath.Glob(filepath.Join(resumed, "*_TOP-3.csv"))
@@ -145,18 +135,27 @@ func TestResumeRedoesTIFFRecordedAsOnePage(t *testing.T) {
 	if err := os.Remove(e.output(t, "_TOP-3.csv")); err != nil { // the resumed run's table is then the only one
 		t.Fatal(err)
 	}
+	resumed := resumeCopy(t, e, 2, "-ff", "tif,png") // the TIFFs
+	if got := flat(readCSV(t, tableIn(t, resumed, "_TOP-3.csv"))); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("resumed table\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// resumeCopy copies e's results folder and runs pageclass -d e.in with args
+// --resume into the copy, which it returns; the resumed run must classify
+// want files.
+func resumeCopy(t *testing.T, e *env, want int, args ...string) string {
+	t.Helper()
 	resumed := filepath.Join(e.root, "r-resumed")
 	if err := os.CopyFS(resumed, os.DirFS(e.results)); err != nil {
 		t.Fatal(err)
 	}
-	code, log := e.run(t, "-d", e.in, "-ff", "tif,png", "--results", resumed, "--resume")
+	code, log := e.run(t, append(append([]string{"-d", e.in}, args...), "--results", resumed, "--resume")...)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
-	if n := toClassify(t, log); n != 2 {
-		t.Errorf("resumed run classified %d files, want 2 (the TIFFs)", n)
+	if n := toClassify(t, log); n != want {
+		t.Errorf("resumed run classified %d files, want %d", n, want)
 	}
-	if got := flat(readCSV(t, tableIn(t, resumed, "_TOP-3.csv"))); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("resumed table\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	return resumed
 }
