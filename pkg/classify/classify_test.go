@@ -259,8 +259,15 @@ func TestLocator(t *testing.T) {
 			t.Fatalf("single demo: %+v, %v", f, err)
 		}
 		if _, err := (&classify.Locator{Models: empty, Demo: demo}).Folder(ctx, "v1.3", false); err == nil ||
-			!strings.Contains(err.Error(), "demo models") || !strings.Contains(err.Error(), "export_models.py") {
+			!strings.Contains(err.Error(), "demo models") || !strings.Contains(err.Error(), "export_models.py") ||
+			!strings.Contains(err.Error(), "it holds v1.4, v2.4, v3.4, v4.4, v5.4") {
 			t.Fatalf("no demo v1.3: %v", err)
+		}
+		// A demo folder that holds no model is said to hold none, not
+		// listed as if it held the ensemble.
+		if _, err := (&classify.Locator{Models: empty, Demo: empty}).Folder(ctx, "v4.4", false); err == nil ||
+			!strings.Contains(err.Error(), "it holds none of v1.4") || strings.Contains(err.Error(), "it holds v") {
+			t.Fatalf("empty demo folder: %v", err)
 		}
 	})
 	t.Run("a given location never falls back", func(t *testing.T) {

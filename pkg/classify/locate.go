@@ -131,6 +131,22 @@ func lookedFor(root, rev string) string {
 	return d[0] + " or " + d[1]
 }
 
+// demoHolds says which ensemble revisions the demo folder holds, for
+// messages: a folder that holds none is named as such, since it is then
+// most likely not the demo weights at all.
+func demoHolds(dir string) string {
+	var have []string
+	for _, rev := range registry.Ensemble {
+		if d, _ := findRevision(dir, rev); d != "" {
+			have = append(have, rev)
+		}
+	}
+	if len(have) == 0 {
+		return "it holds none of " + strings.Join(registry.Ensemble, ", ") + ": is it the demo weights folder? (--demo-weights, ARCHIVEKIT_DEMO_WEIGHTS)"
+	}
+	return "it holds " + strings.Join(have, ", ")
+}
+
 // HintExport is the hint of every missing-model error: where published
 // models come from.
 const HintExport = "convert the published checkpoints with tools/export_models.py --published CHECKPOINTS --out DIR (see tools/README.md) and give -m DIR"
@@ -182,8 +198,8 @@ func (l *Locator) Folder(ctx context.Context, rev string, want bool) (Folder, er
 		return Folder{}, err
 	}
 	if demo == "" {
-		return Folder{}, fmt.Errorf("%s, and the shipped demo models (%s) have none for %s (they are %s); %s",
-			missing, l.Demo, rev, strings.Join(registry.Ensemble, ", "), HintExport)
+		return Folder{}, fmt.Errorf("%s, and the shipped demo models (%s) have none for %s (%s); %s",
+			missing, l.Demo, rev, demoHolds(l.Demo), HintExport)
 	}
 	l.log().Warn("DEMO MODEL: no model location given and "+l.Models+" has no "+rev+": using the shipped demo model (fine-tuned on the sample pages only, CC BY-NC 4.0), not the published weights",
 		"revision", rev, "demo", demo, "hint", HintExport)
