@@ -185,6 +185,9 @@ type block struct {
 	// parts of hyphenated words whose whole word went to the line before.
 	subs    []*xmlsplice.Node
 	emptied []xmlsplice.Attr
+	// hyps are the HYP elements of joined pairs, removed when the block
+	// is translated.
+	hyps []*xmlsplice.Node
 }
 
 // edit is a byte-range replacement on the source.
@@ -338,8 +341,8 @@ func collectBlocks(page *xmlsplice.Node, join bool) []*block {
 		type lineWords struct {
 			l     *line
 			strs  []*xmlsplice.Node
-			words [][]string // per String
-			hyp   bool
+			words [][]string        // per String
+			hyps  []*xmlsplice.Node // HYP elements ending the line
 		}
 		var lws []*lineWords
 		pos := 0
@@ -353,7 +356,7 @@ func collectBlocks(page *xmlsplice.Node, join bool) []*block {
 				l.id = a.Value
 			}
 			lw := &lineWords{l: l}
-			lw.strs, lw.hyp = lineStrings(ln)
+			lw.strs, lw.hyps = lineStrings(ln)
 			for _, s := range lw.strs {
 				a, _ := s.Attr("", "CONTENT")
 				lw.words = append(lw.words, Fields(a.Value))
@@ -370,9 +373,10 @@ func collectBlocks(page *xmlsplice.Node, join bool) []*block {
 			last, first := len(cur.strs)-1, next.strs[0]
 			lw, fw := cur.words[last], next.words[0]
 			if len(lw) == 0 || len(fw) == 0 || !isSecondPart(first) ||
-				!(isFirstPart(cur.strs[last], cur.hyp) || softBreak(lw[len(lw)-1], fw[0])) {
+				!(isFirstPart(cur.strs[last], len(cur.hyps) > 0) || softBreak(lw[len(lw)-1], fw[0])) {
 				continue
 			}
+			b.hyps = append(b.hyps, cur.hyps...)
 			lw[len(lw)-1] = joinHyphen(lw[len(lw)-1], fw[0])
 			next.words[0] = fw[1:]
 			if len(next.words[0]) == 0 {
@@ -575,6 +579,9 @@ func (t *translator) writeBlock(b *block, lang string, tokens []string, counts [
 	}
 	for _, s := range b.subs {
 		contentEdits = append(contentEdits, subsEdits(t.src, s)...)
+	}
+	for _, h := range b.hyps {
+		contentEdits = append(contentEdits, edit{h.Start, h.End, ""})
 	}
 	// The block's text is now in the target language, so every LANG inside
 	// it (its lines' and Strings') says so; the block's own LANG too in

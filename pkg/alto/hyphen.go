@@ -20,7 +20,10 @@ import (
 // emptied (its box keeps its place), and every translated String loses its
 // SUBS_TYPE and SUBS_CONTENT attributes, which described the source text's
 // hyphenation: viewers that dehyphenate through SUBS_CONTENT would show the
-// source word beside the translation. Nothing else changes.
+// source word beside the translation. For the same reason the HYP element
+// that marked a joined pair is removed: the translation has no hyphenated
+// word there, and a viewer would draw the hyphen after a whole word.
+// Nothing else changes.
 
 // hyphenChars are stripped from the end of a first part when joining.
 const hyphenChars = "-\u00ad\u00ac\u2010\u2e17\u2e40="
@@ -29,21 +32,23 @@ const hyphenChars = "-\u00ad\u00ac\u2010\u2e17\u2e40="
 var subsAttrs = []string{"SUBS_TYPE", "SUBS_CONTENT"}
 
 // lineStrings returns the String elements of a TextLine that carry a
-// CONTENT attribute, and whether the line ends with a HYP element after
-// its last String.
-func lineStrings(ln *xmlsplice.Node) (strs []*xmlsplice.Node, endsWithHyp bool) {
+// CONTENT attribute, and the HYP elements after its last String (none when
+// the line does not end with a hyphen mark).
+func lineStrings(ln *xmlsplice.Node) (strs, hyps []*xmlsplice.Node) {
 	for _, s := range ln.Elements() {
 		switch s.Name.Local {
 		case "String":
 			if _, ok := s.Attr("", "CONTENT"); ok {
 				strs = append(strs, s)
-				endsWithHyp = false
+				hyps = nil
 			}
 		case "HYP":
-			endsWithHyp = len(strs) > 0
+			if len(strs) > 0 {
+				hyps = append(hyps, s)
+			}
 		}
 	}
-	return strs, endsWithHyp
+	return strs, hyps
 }
 
 func subsType(s *xmlsplice.Node) string {
@@ -123,12 +128,12 @@ func subsEdits(src []byte, s *xmlsplice.Node) []edit {
 
 var (
 	maskContentRE = regexp.MustCompile(`(\s(?:CONTENT|LANG)=)("[^"]*"|'[^']*')`)
-	maskSubsRE    = regexp.MustCompile(`\s+SUBS_(?:TYPE|CONTENT)=("[^"]*"|'[^']*')`)
+	maskSubsRE    = regexp.MustCompile(`\s+SUBS_(?:TYPE|CONTENT)=("[^"]*"|'[^']*')|<(?:[\w.-]+:)?HYP\b[^>]*?(?:/>|>[^<]*</(?:[\w.-]+:)?HYP\s*>)`)
 )
 
 // MaskTranslatable returns doc with what a Replace-mode translation may
 // change masked out: every CONTENT and LANG value emptied and every
-// SUBS_TYPE and SUBS_CONTENT attribute removed. A translation is byte-faithful when the
+// SUBS_TYPE and SUBS_CONTENT attribute and HYP element removed. A translation is byte-faithful when the
 // masks of input and output are equal; the tests of this module and its
 // users check it that way.
 func MaskTranslatable(doc []byte) []byte {
