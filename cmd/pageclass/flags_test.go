@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -162,5 +163,20 @@ func TestVersionFlag(t *testing.T) {
 	code := run(context.Background(), []string{"--version"}, &stdout, &stderr)
 	if code != exitOK || strings.TrimSpace(stdout.String()) != version.Line("pageclass") {
 		t.Errorf("--version: exit %d, %q (stderr %q); want %q", code, stdout.String(), stderr.String(), version.Line("pageclass"))
+	}
+}
+
+// An -ff extension no decoder reads is a usage error naming it and the
+// formats read, before any model is loaded; before, every such file failed
+// after loading and the run ended with "no page was classified".
+func TestUnreadableFileFormat(t *testing.T) {
+	e := newEnv(t, nil)
+	write(t, filepath.Join(e.in, "scan.gif"), "GIF89a")
+	code, log := e.run(t, "-d", e.in, "-ff", "png,GIF")
+	if code != exitUsage || !strings.Contains(log, ".gif is not a format pageclass reads (.png, .jpg, .jpeg, .tif, .tiff, .webp, .pdf)") {
+		t.Errorf("exit %d: %s", code, log)
+	}
+	if strings.Contains(log, "model loaded") {
+		t.Errorf("models loaded before the usage error: %s", log)
 	}
 }

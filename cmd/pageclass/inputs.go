@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"archivekit/pkg/imageio"
 	"archivekit/pkg/paradata"
 	"archivekit/pkg/results"
 	"archivekit/pkg/shard"
@@ -91,6 +92,13 @@ func parseExts(list string) ([]string, error) {
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("-ff/--file_format: no extension in %q", list)
+	}
+	for _, e := range out {
+		// Collecting files no decoder reads would fail each of them after
+		// the models are loaded; say so at once.
+		if !imageio.Supported(e) {
+			return nil, fmt.Errorf("-ff/--file_format: %s is not a format pageclass reads (%s)", e, strings.Join(imageio.Extensions, ", "))
+		}
 	}
 	return out, nil
 }
