@@ -23,7 +23,8 @@ var (
 //     no such quote inside.
 //
 // Each is removed only when source itself does not have it (a source that
-// begins with ``` keeps the fences of its reply, and so on), so a faithful
+// begins with ``` keeps the fences of its reply, a source in quotation marks
+// of any of those kinds keeps its reply's quotes, and so on), so a faithful
 // translation of such a text is left as it is. The result is trimmed of
 // surrounding white space.
 func UnwrapReply(source, reply string) string {
@@ -45,10 +46,14 @@ func UnwrapReply(source, reply string) string {
 			out = strings.TrimSpace(strings.Join(lines[2:], "\n"))
 		}
 	}
-	for _, q := range [][2]string{{`"`, `"`}, {"“", "”"}, {"„", "“"}} {
+	pairs := [][2]string{{`"`, `"`}, {"“", "”"}, {"„", "“"}}
+	for _, q := range pairs {
 		if quoted(src, q) {
-			continue
+			// A quoted source may be translated into any quotation marks.
+			return out
 		}
+	}
+	for _, q := range pairs {
 		if quoted(out, q) {
 			inner := out[len(q[0]) : len(out)-len(q[1])]
 			if !strings.Contains(inner, q[0]) && !strings.Contains(inner, q[1]) {

@@ -19,6 +19,7 @@ func TestUnwrapReply(t *testing.T) {
 		{"quotes", "Hrad Kámen.", `"Castle Stone."`, "Castle Stone."},
 		{"typographic quotes", "Hrad", "“Castle”", "Castle"},
 		{"quoted source kept", `"Hrad"`, `"Castle"`, `"Castle"`},
+		{"Czech-quoted source keeps English quotes", "„Hrad“", "“Castle”", "“Castle”"},
 		{"two quotations kept", "A a B", `"A" and "B"`, `"A" and "B"`},
 		{"all at once", "Hrad", "<think>x</think>```\n\"Castle\"\n```", "Castle"},
 	}
