@@ -1,6 +1,7 @@
 package review
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"archivekit/pkg/atomicfile"
+	"archivekit/pkg/filelock"
 )
 
 // DefaultTarget is the precision of the unflagged pages a calibration aims
@@ -228,8 +230,21 @@ func readFile(dir string) (*File, []byte, error) {
 }
 
 // Save writes c into dir/FileName, replacing the calibration of the same
-// model set and keeping the others; the file is replaced atomically.
+// model set and keeping the others; the file is replaced atomically. Saves
+// into one folder take turns (a lock per folder in the temporary folder, so
+// none is left beside the models), so calibrations of several model sets
+// saved at once all stay: each reads the file the one before wrote.
 func Save(dir string, c Calibration) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(abs))
+	unlock, err := filelock.Lock(context.Background(), filepath.Join(os.TempDir(), fmt.Sprintf("archivekit-calibration-%x.lock", sum[:8])), nil)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", filepath.Join(dir, FileName), err)
+	}
+	defer unlock()
 	f, _, err := readFile(dir)
 	if err != nil {
 		return "", err

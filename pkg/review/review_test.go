@@ -1,10 +1,12 @@
 package review
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"archivekit/pkg/modelmeta"
@@ -242,6 +244,37 @@ func TestFromOrientation(t *testing.T) {
 		}
 		if r.Confidence[r.Angle/90] != max(tc.p[0], tc.p[1], tc.p[2], tc.p[3]) {
 			t.Errorf("%v: confidence %v", tc.p, r.Confidence)
+		}
+	}
+}
+
+// Calibrations of several model sets saved into one folder at once all
+// stay in its file; before, each save read the file, added its entry and
+// wrote it back, so one saved meanwhile was lost.
+func TestConcurrentSavesKeepEverySet(t *testing.T) {
+	dir := t.TempDir()
+	const n = 24
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			set := []Member{{fmt.Sprintf("m%d", i), fmt.Sprintf("sha256:%02x", i)}}
+			_, err := Save(dir, Calibration{Models: set, Target: 0.9, Thresholds: Thresholds{MinMargin: 0.1}, Reachable: true})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < n; i++ {
+		if a, note, err := Resolve(dir, []Member{{fmt.Sprintf("m%d", i), fmt.Sprintf("sha256:%02x", i)}}); a == nil || err != nil {
+			t.Errorf("set %d lost: %q %v", i, note, err)
 		}
 	}
 }
