@@ -583,6 +583,7 @@ func (t *translator) writeBlock(b *block, lang string, tokens []string, counts [
 	for _, h := range b.hyps {
 		contentEdits = append(contentEdits, edit{h.Start, h.End, ""})
 	}
+	contentEdits = append(contentEdits, sourceOCREdits(t.src, b.node)...)
 	// The block's text is now in the target language, so every LANG inside
 	// it (its lines' and Strings') says so; the block's own LANG too in
 	// Replace mode (appendCopy sets the copy's). No LANG is added.

@@ -126,14 +126,40 @@ func subsEdits(src []byte, s *xmlsplice.Node) []edit {
 	return out
 }
 
+// sourceOCREdits removes from the Strings of a translated block what
+// describes the source's characters rather than the String's text: the
+// ALTERNATIVE readings and Glyph elements inside a String, and its CC
+// (per-character confidence) attribute. Left in, a full-text index that
+// reads ALTERNATIVE (as OCR highlighting plugins do) would find the source
+// words on the translated page, and Glyph boxes would spell the source word.
+func sourceOCREdits(src []byte, block *xmlsplice.Node) []edit {
+	var out []edit
+	block.Walk(func(n *xmlsplice.Node) bool {
+		if n.Name.Local != "String" {
+			return true
+		}
+		if a, ok := n.Attr("", "CC"); ok {
+			out = append(out, removeAttrEdit(src, a))
+		}
+		for _, c := range n.Elements() {
+			if c.Name.Local == "ALTERNATIVE" || c.Name.Local == "Glyph" {
+				out = append(out, edit{c.Start, c.End, ""})
+			}
+		}
+		return false
+	})
+	return out
+}
+
 var (
 	maskContentRE = regexp.MustCompile(`(\s(?:CONTENT|LANG)=)("[^"]*"|'[^']*')`)
-	maskSubsRE    = regexp.MustCompile(`\s+SUBS_(?:TYPE|CONTENT)=("[^"]*"|'[^']*')|<(?:[\w.-]+:)?HYP\b[^>]*?(?:/>|>[^<]*</(?:[\w.-]+:)?HYP\s*>)`)
+	maskSubsRE    = regexp.MustCompile(`\s+(?:SUBS_TYPE|SUBS_CONTENT|CC)=("[^"]*"|'[^']*')|<(?:[\w.-]+:)?HYP\b[^>]*?(?:/>|>[^<]*</(?:[\w.-]+:)?HYP\s*>)|(?s)<((?:[\w.-]+:)?(?:ALTERNATIVE|Glyph))\b[^>]*?(?:/>|>.*?</(?:[\w.-]+:)?(?:ALTERNATIVE|Glyph)\s*>)`)
 )
 
 // MaskTranslatable returns doc with what a Replace-mode translation may
 // change masked out: every CONTENT and LANG value emptied and every
-// SUBS_TYPE and SUBS_CONTENT attribute and HYP element removed. A translation is byte-faithful when the
+// SUBS_TYPE, SUBS_CONTENT and CC attribute and HYP, ALTERNATIVE and Glyph
+// element removed. A translation is byte-faithful when the
 // masks of input and output are equal; the tests of this module and its
 // users check it that way.
 func MaskTranslatable(doc []byte) []byte {

@@ -68,3 +68,43 @@ func TestHyphenatedWordsJoined(t *testing.T) {
 		t.Errorf("written words %q", words)
 	}
 }
+
+// TestSourceOCRDescriptionsRemoved: in a translated block, a String's
+// ALTERNATIVE readings, Glyph elements and CC confidences, which describe the
+// source word, go (before, an index reading ALTERNATIVE found the Czech word
+// on the English page); in append mode the original block keeps them and
+// its copy has none; nothing else changes.
+func TestSourceOCRDescriptionsRemoved(t *testing.T) {
+	src := []byte(`<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="P1"><PrintSpace>
+<TextBlock ID="B1"><TextLine ID="L1"><String CONTENT="hrob" WC="0.9" CC="0 1 0 2">
+  <ALTERNATIVE PURPOSE="OCR">hrab</ALTERNATIVE>
+  <Glyph CONTENT="h" HPOS="1"><Variant CONTENT="b" VC="0.1"/></Glyph><Glyph CONTENT="r"/>
+</String><SP/><String CONTENT="jáma"/></TextLine></TextBlock>
+</PrintSpace></Page></Layout></alto>`)
+	res, err := Translate(context.Background(), src, Options{Backend: upper(), Source: "cs", Target: "en", File: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `<TextBlock ID="B1"><TextLine ID="L1"><String CONTENT="HROB" WC="0.9">
+  
+  
+</String><SP/><String CONTENT="JÁMA"/></TextLine></TextBlock>`
+	if !bytes.Contains(res.Output, []byte(want)) {
+		t.Errorf("got\n%s\nwant the block\n%s", res.Output, want)
+	}
+	if !bytes.Equal(MaskTranslatable(res.Output), MaskTranslatable(src)) {
+		t.Errorf("more than what MaskTranslatable masks changed:\n%s", res.Output)
+	}
+	// Append: the original block keeps them, its translated copy has none.
+	res, err = Translate(context.Background(), src, Options{Backend: upper(), Source: "cs", Target: "en", Mode: Append, File: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, cp, _ := bytes.Cut(res.Output, []byte(`<TextBlock ID="B1_en"`))
+	if !bytes.Contains(orig, []byte(`<ALTERNATIVE PURPOSE="OCR">hrab</ALTERNATIVE>`)) || !bytes.Contains(orig, []byte(`CC="0 1 0 2"`)) {
+		t.Errorf("append changed the original block:\n%s", res.Output)
+	}
+	if bytes.Contains(cp, []byte("ALTERNATIVE")) || bytes.Contains(cp, []byte("Glyph")) || bytes.Contains(cp, []byte("CC=")) {
+		t.Errorf("append copy keeps source OCR descriptions:\n%s", res.Output)
+	}
+}
