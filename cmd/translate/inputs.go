@@ -166,7 +166,7 @@ func collect(ctx context.Context, s *settings, client *http.Client) (inputs []in
 }
 
 // readURLList reads a .txt list of URLs; a line that is not an http(s) URL
-// is an error naming the file and line.
+// is an error (errBadList) naming the file and line.
 func readURLList(p string) ([]string, error) {
 	f, err := os.Open(p)
 	if err != nil {
@@ -182,7 +182,7 @@ func readURLList(p string) ([]string, error) {
 			continue
 		}
 		if !isURL(line) {
-			return nil, fmt.Errorf("%s:%d: not an http(s) URL: %q", p, n, line)
+			return nil, fmt.Errorf("%w: %s:%d: not an http(s) URL: %q (a .txt input is a list of URLs, one a line)", errBadList, p, n, line)
 		}
 		urls = append(urls, line)
 	}

@@ -236,6 +236,12 @@ func TestExitCodes(t *testing.T) {
 	if err := os.Symlink("/dev/zero", filepath.Join(devices, "zero.alto.xml")); err != nil {
 		t.Fatal(err)
 	}
+	// A URL list with a file path among its URLs: before, exit 3 ("failure")
+	// logged as "no input", with no run metadata.
+	badList := filepath.Join(t.TempDir(), "urls.txt")
+	if err := os.WriteFile(badList, []byte("# records\n"+record+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		cfg  translatortest.Config
@@ -244,6 +250,7 @@ func TestExitCodes(t *testing.T) {
 		code int
 		says string
 	}{
+		{"URL list with a path", translatortest.Config{}, nil, []string{badList}, exitUsage, `urls.txt:2: not an http(s) URL`},
 		{"unknown flag", translatortest.Config{}, nil, []string{record, "--nope"}, exitUsage, "unknown flag"},
 		{"bad output mode", translatortest.Config{}, nil, []string{record, "--output-mode", "overwrite"}, exitUsage, "overwrite"},
 		{"bad backend", translatortest.Config{}, nil, []string{record, "--backend", "google"}, exitUsage, "google"},
@@ -403,7 +410,7 @@ func TestURLInputs(t *testing.T) {
 		t.Error(err)
 	}
 	os.WriteFile(list, []byte("not a url\n"), 0o644)
-	if r := runCLI(t, newEnv(api), list, "-o", t.TempDir()); r.code != exitFailure || !strings.Contains(r.stderr, "urls.txt:1") {
+	if r := runCLI(t, newEnv(api), list, "-o", t.TempDir()); r.code != exitUsage || !strings.Contains(r.stderr, "urls.txt:1") {
 		t.Errorf("bad list: exit %d %s", r.code, r.stderr)
 	}
 }

@@ -36,6 +36,10 @@ import (
 
 var errNoInput = errors.New("no input")
 
+// errBadList is wrapped by the error of a URL list with a line that is not
+// a URL: a usage error, found before any work.
+var errBadList = errors.New("bad URL list")
+
 // run is the whole command; it returns the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	level := getenv(logging.EnvLevel)
@@ -114,10 +118,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	inputs, all, err := collect(ctx, s, client)
 	total := len(all)
 	if err != nil {
-		log.Error("no input", "err", err)
-		if errors.Is(err, errNoInput) {
+		switch {
+		case errors.Is(err, errNoInput):
+			log.Error("no input", "err", err)
 			return exitNoInput
+		case errors.Is(err, errBadList):
+			log.Error("usage error", "err", err)
+			return exitUsage
 		}
+		log.Error("cannot read the inputs", "err", err)
 		return exitFailure
 	}
 	if total == 0 {
