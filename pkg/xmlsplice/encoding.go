@@ -95,8 +95,11 @@ func Decode(src []byte) ([]byte, *Encoding, error) {
 		if !strings.HasPrefix(low, "utf-16") && low != "utf16" {
 			return nil, nil, fmt.Errorf("%w: %q declared in a UTF-16 document", ErrEncoding, e.Name)
 		}
-	case low == "utf-8" || low == "utf8":
+	case low == "utf-8":
 		return src, &Encoding{Name: e.Name, labelAt: -1}, nil
+	case low == "utf8":
+		// A common spelling that encoding/xml refuses: the text is UTF-8
+		// already; only the label is swapped for Parse and put back.
 	case strings.HasPrefix(low, "utf-16"):
 		return nil, nil, fmt.Errorf("%w: %q declared, but the document has no UTF-16 byte-order mark and is not UTF-16", ErrEncoding, e.Name)
 	default:

@@ -119,3 +119,41 @@ func TestDecodeRefusesUnknownEncodings(t *testing.T) {
 		}
 	}
 }
+
+// TestUTF8Spellings: a document declaring encoding="UTF8" (no hyphen, a
+// common spelling and a WHATWG label) parses, and an edited copy keeps its
+// declaration byte for byte; before, it was refused as an unsupported
+// encoding.
+func TestUTF8Spellings(t *testing.T) {
+	for _, label := range []string{"UTF8", "utf8", "UTF-8", "utf-8"} {
+		src := []byte(`<?xml version="1.0" encoding="` + label + `"?><alto><String CONTENT="žďár"/></alto>`)
+		text, enc, err := Decode(src)
+		if err != nil {
+			t.Fatalf("%s: %v", label, err)
+		}
+		if !enc.UTF8() || enc.Name != label {
+			t.Errorf("%s: encoding %q (utf8 %v)", label, enc.Name, enc.UTF8())
+		}
+		d, err := Parse(text)
+		if err != nil {
+			t.Fatalf("%s: %v", label, err)
+		}
+		var a Attr
+		d.Root.Walk(func(n *Node) bool {
+			if v, ok := n.Attr("", "CONTENT"); ok {
+				a = v
+			}
+			return true
+		})
+		ed := NewEditor(text)
+		ed.SetAttr(a, "Žďár")
+		edited, _ := ed.Bytes()
+		out, err := enc.Encode(edited)
+		if err != nil {
+			t.Fatalf("%s: %v", label, err)
+		}
+		if want := strings.Replace(string(src), "žďár", "Žďár", 1); string(out) != want {
+			t.Errorf("%s: got %s, want %s", label, out, want)
+		}
+	}
+}
