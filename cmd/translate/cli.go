@@ -47,7 +47,7 @@ type cli struct {
 	FastAlign       bool             `name:"fast-align" help:"ALTO only: split block translations by source word counts instead of translating each line (one backend call per page)."`
 	Backend         string           `help:"mtapi, chat_compatible or ct2 (precedence: flag, config translation_backend, TRANSLATION_BACKEND, mtapi)."`
 	Shard           string           `help:"Translate only share i of n (numbered from 0), chosen by a hash of each input's path relative to input_path (of the URL for URL lists), so n runs with 0/n ... n-1/n translate every input exactly once." placeholder:"I/N"`
-	Resume          bool             `help:"Continue an interrupted run: inputs the ledger (<output>/ledger/) records as translated or failed, with the same content and the same configuration, and whose outputs are still there unchanged, are not translated again."`
+	Resume          bool             `help:"Continue an interrupted run: inputs the ledger (<output>/ledger/) records as translated or failed, with the same content and the same configuration, and whose outputs are still there, are not translated again; an output edited since is kept, with a warning."`
 	RetryFailed     bool             `name:"retry-failed" help:"As --resume, but inputs that failed are translated again."`
 	Merge           bool             `help:"Merge the run metadata and failures tables of the shard runs (--shard i/n) in the output folder (-o) into one run metadata <stamp>_translator.json and one failures table; shards of another configuration, missing, repeated or unfinished shards are refused. Translates nothing."`
 	Version         kong.VersionFlag `help:"Print the version and exit."`

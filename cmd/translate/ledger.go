@@ -135,21 +135,29 @@ func (r *runner) recordDone(l *ledger.Ledger, name, digest string, out *translat
 	return l.Record(ledger.Entry{Item: name, Digest: digest, State: ledger.Done, Data: b})
 }
 
-// kept returns the output files of a done entry, with the entry's data,
-// when every one of them is still there as it was written; ok is false
-// otherwise (the input is then translated again).
-func (r *runner) kept(e ledger.Entry) (files []string, d itemData, ok bool) {
+// kept returns the output files of a done entry that are still there, with
+// the entry's data. ok is true when every one is there as it was written,
+// or when one of them changed since (changed lists those: edited by hand,
+// say), so that a resumed run never overwrites such work; ok is false when
+// one is missing and none changed (the input is then translated again).
+func (r *runner) kept(e ledger.Entry) (files, changed []string, d itemData, ok bool) {
 	if json.Unmarshal(e.Data, &d) != nil || len(d.Outputs) == 0 {
-		return nil, d, false
+		return nil, nil, d, false
 	}
+	missing := false
 	for _, o := range d.Outputs {
 		p := filepath.Join(r.s.Output, filepath.FromSlash(o.Path))
-		if sum, err := ledger.Digest(p); err != nil || sum != o.SHA256 {
-			return nil, d, false
+		sum, err := ledger.Digest(p)
+		switch {
+		case err != nil:
+			missing = true
+			continue
+		case sum != o.SHA256:
+			changed = append(changed, p)
 		}
 		files = append(files, p)
 	}
-	return files, d, true
+	return files, changed, d, len(changed) > 0 || !missing
 }
 
 // failuresPath is the run's failures table beside its run metadata:

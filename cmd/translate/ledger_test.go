@@ -106,6 +106,7 @@ func TestResumeAndRetry(t *testing.T) {
 	if code == exitOK {
 		t.Fatalf("stopped run: exit 0: %s", stderr.String())
 	}
+	edited := ""
 	steps := []struct {
 		name  string
 		prep  func()
@@ -127,6 +128,20 @@ func TestResumeAndRetry(t *testing.T) {
 				break
 			}
 		}, "--resume", 1, false},
+		// An output edited since (a post-edited translation) is kept, with
+		// a warning naming it; before, --resume translated the input again
+		// and overwrote the edit.
+		{"an edited output", func() {
+			for rel := range want {
+				if strings.HasSuffix(rel, "_en.xml") {
+					p := filepath.Join(out, rel)
+					b, _ := os.ReadFile(p)
+					os.WriteFile(p, append(b, []byte("<!-- post-edited -->\n")...), 0o644)
+					edited = p
+					break
+				}
+			}
+		}, "--resume", 0, false},
 	}
 	for _, c := range steps {
 		if c.prep != nil {
@@ -141,6 +156,14 @@ func TestResumeAndRetry(t *testing.T) {
 		}
 		if f := failures(out); !strings.Contains(f, "box1/broken.xml") {
 			t.Errorf("%s: failures table:\n%s", c.name, f)
+		}
+		if c.name == "an edited output" {
+			if b, _ := os.ReadFile(edited); !bytes.HasSuffix(b, []byte("<!-- post-edited -->\n")) {
+				t.Errorf("%s: the edit of %s was overwritten", c.name, edited)
+			}
+			if !strings.Contains(r.stderr, "changed since an earlier run wrote it") || !strings.Contains(r.stderr, filepath.Base(edited)) {
+				t.Errorf("%s: no warning naming %s:\n%s", c.name, edited, r.stderr)
+			}
 		}
 		if c.equal {
 			g := outputs(t, out)

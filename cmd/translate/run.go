@@ -371,7 +371,11 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 				failedKept++
 				continue
 			}
-			if files, d, ok := r.kept(e); ok {
+			if files, changed, d, ok := r.kept(e); ok {
+				if len(changed) > 0 {
+					r.warn(fmt.Sprintf("%s: %s changed since an earlier run wrote it: kept as it is, not translated again (remove it, or run without --resume, to translate it again)",
+						in.Origin, strings.Join(changed, ", ")))
+				}
 				written = append(written, files[0])
 				for _, f := range files {
 					if r.claimed == nil {
@@ -384,7 +388,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 				restored++
 				continue
 			}
-			r.log.Info("translated before, but its outputs are missing or changed since: translating again", "file", in.Origin)
+			r.log.Info("translated before, but its outputs are missing since: translating again", "file", in.Origin)
 		}
 		out, outPath, err := r.one(ctx, in, src, rerr, be, lem, maxTerms)
 		if err != nil {
