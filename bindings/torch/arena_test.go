@@ -1,6 +1,7 @@
 package torch
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -35,19 +36,8 @@ func TestArenaLimit(t *testing.T) {
 	}
 	child := func(env ...string) (arenas, max int) {
 		t.Helper()
-		cmd := exec.Command(os.Args[0], "-test.run", "^TestArenaLimit$")
-		cmd.Env = append(os.Environ(), append(env, "ARCHIVEKIT_ARENA_CHILD=1")...)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("child: %v\n%s", err, out)
-		}
-		s := string(out)
-		i := strings.Index(s, "arenas=")
-		if i < 0 {
-			t.Fatalf("child printed %q", s)
-		}
 		var a, m int
-		for _, f := range strings.Fields(s[i:]) {
+		for _, f := range strings.Fields(childLine(t, "arenas=", append(env, "ARCHIVEKIT_ARENA_CHILD=1"), "-test.run", "^TestArenaLimit$")) {
 			k, v, _ := strings.Cut(f, "=")
 			n, _ := strconv.Atoi(v)
 			switch k {
@@ -74,4 +64,61 @@ func TestArenaLimit(t *testing.T) {
 	if runtime.NumCPU() < 8 && arenas <= 8 {
 		t.Errorf("with MALLOC_ARENA_MAX=24, 16 allocating threads made only %d arenas: the environment's limit was not used", arenas)
 	}
+}
+
+// TestKeepsFreedMemory: the process's malloc serves blocks of 1 to 16 MiB
+// from its heaps (which keep them for the next forward pass) instead of
+// mapping each from the system, as glibc's defaults do in a fresh process
+// (128 KiB and up mapped); ARCHIVEKIT_MALLOC_DEFAULTS and a threshold from
+// the environment leave glibc's settings alone. Each case runs in a child
+// process with a fresh allocator, the allocations on a thread other than
+// the main one, as forward passes run.
+func TestKeepsFreedMemory(t *testing.T) {
+	if os.Getenv("ARCHIVEKIT_KEEP_CHILD") == "1" {
+		done := make(chan string)
+		go func() {
+			runtime.LockOSThread()
+			s := fmt.Sprintf("keeps=%t", KeepsFreedMemory())
+			for _, n := range []int{1 << 20, 16 << 20} {
+				s += fmt.Sprintf(" maps%d=%t", n>>20, mallocMaps(n))
+			}
+			done <- s
+		}()
+		os.Stdout.WriteString(<-done + "\n")
+		os.Exit(0)
+	}
+	child := func(env ...string) string {
+		t.Helper()
+		return childLine(t, "keeps=", append(env, "ARCHIVEKIT_KEEP_CHILD=1"), "-test.run", "^TestKeepsFreedMemory$")
+	}
+	if got := child(); got == "keeps=false maps1=true maps16=true" {
+		t.Skip("the environment sets glibc malloc's thresholds; the program leaves them to it")
+	} else if want := "keeps=true maps1=false maps16=false"; got != want {
+		t.Errorf("program's settings: %s, want %s", got, want)
+	}
+	for _, env := range []string{"ARCHIVEKIT_MALLOC_DEFAULTS=1", "MALLOC_MMAP_THRESHOLD_=131072", "GLIBC_TUNABLES=glibc.malloc.top_pad=131072"} {
+		if got, want := child(env), "keeps=false maps1=true maps16=true"; got != want {
+			t.Errorf("with %s: %s, want %s (glibc's settings)", env, got, want)
+		}
+	}
+}
+
+// childLine runs this test binary again with args and env added to this
+// process's environment (a child process with a fresh allocator) and
+// returns the line of its output that starts with prefix.
+func childLine(tb testing.TB, prefix string, env []string, args ...string) string {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("child: %v\n%s", err, out)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return strings.TrimSpace(l)
+		}
+	}
+	tb.Fatalf("child printed no line starting %q: %q", prefix, out)
+	return ""
 }
