@@ -96,10 +96,18 @@ func loadSamples(ctx context.Context, root string, items []splits.Item, size, wo
 	return kept, bad, nil
 }
 
+// resizedPixels reads the one page of the file at path and resizes it. A
+// file of several pages (a multi-page TIFF or a PDF) is refused with an
+// error naming it and its page count: splits, folds CSVs and evaluation
+// tables are keyed by file, so a file is one labelled sample; training on
+// its first page alone would drop the others without a word.
 func resizedPixels(path string, size int) ([]uint8, error) {
 	doc, err := imageio.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	if n := doc.Pages(); n > 1 {
+		return nil, fmt.Errorf("%s: %d pages; training takes one page per file: save each page as a file of its own", path, n)
 	}
 	img, err := doc.Page(0)
 	if err != nil {
