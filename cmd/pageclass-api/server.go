@@ -120,7 +120,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		models = set.Output.FolderModels
 		given = filepath.Clean(models) != filepath.Clean(config.Defaults().Output.FolderModels)
 	}
-	loc := &classify.Locator{Models: models, Given: given, Demo: o.Demo}
+	loc := &classify.Locator{Models: models, Given: given, Demo: o.Demo, Flag: "-models"}
 	if set.Hub.RepoName != "" {
 		getenv := func(k string) string { v, _ := lookup(k); return v }
 		if getenv("HUB_ENDPOINT") != "" || set.Hub.UseHub {

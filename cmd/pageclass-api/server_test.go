@@ -259,7 +259,9 @@ func TestDemoFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.svc.WarmUp(t.Context()); err == nil || !strings.Contains(err.Error(), "0 of 5") {
+	// The hint names the service's flag, -models, not the CLI's -m.
+	if err := s.svc.WarmUp(t.Context()); err == nil || !strings.Contains(err.Error(), "0 of 5") ||
+		!strings.Contains(err.Error(), "give -models DIR") || strings.Contains(err.Error(), "-m DIR") {
 		t.Fatalf("warm-up with an empty -models folder: %v", err)
 	}
 	// Neither published nor demo models: warm-up fails naming the folders.

@@ -214,7 +214,7 @@ func TestLocator(t *testing.T) {
 	})
 	t.Run("missing revision names the folder", func(t *testing.T) {
 		_, err := (&classify.Locator{Models: models}).Folder(ctx, "v1.4", false)
-		if err == nil || !strings.Contains(err.Error(), "model_v14") || !strings.Contains(err.Error(), "export_models.py") {
+		if err == nil || !strings.Contains(err.Error(), "model_v14") || !strings.Contains(err.Error(), "export_models.py") || !strings.Contains(err.Error(), "give -m DIR") {
 			t.Fatalf("err %v", err)
 		}
 	})

@@ -86,6 +86,9 @@ type Locator struct {
 	HubRepo string
 	// Log receives the demo warning; nil means slog.Default().
 	Log *slog.Logger
+	// Flag is the caller's flag that names Models, as its hints give it
+	// ("-models" for pageclass-api); "" means -m, pageclass's.
+	Flag string
 }
 
 func (l *Locator) log() *slog.Logger {
@@ -148,8 +151,14 @@ func demoHolds(dir string) string {
 }
 
 // HintExport is the hint of every missing-model error: where published
-// models come from.
-const HintExport = "convert the published checkpoints with tools/export_models.py --published CHECKPOINTS --out DIR (see tools/README.md) and give -m DIR"
+// models come from, and the caller's flag (Locator.Flag) that names them.
+func (l *Locator) HintExport() string {
+	flag := l.Flag
+	if flag == "" {
+		flag = "-m"
+	}
+	return "convert the published checkpoints with tools/export_models.py --published CHECKPOINTS --out DIR (see tools/README.md) and give " + flag + " DIR"
+}
 
 // Folder finds the folder of one revision: downloaded from the hub when a hub
 // is set; else Models itself when it is a model folder (holds model.json);
@@ -191,7 +200,7 @@ func (l *Locator) Folder(ctx context.Context, rev string, want bool) (Folder, er
 	}
 	missing := fmt.Sprintf("model %s not found: no model.json in %s", rev, lookedFor(l.Models, rev))
 	if l.Given || l.Demo == "" {
-		return Folder{}, fmt.Errorf("%s; %s", missing, HintExport)
+		return Folder{}, fmt.Errorf("%s; %s", missing, l.HintExport())
 	}
 	demo, err := findRevision(l.Demo, rev)
 	if err != nil {
@@ -199,10 +208,10 @@ func (l *Locator) Folder(ctx context.Context, rev string, want bool) (Folder, er
 	}
 	if demo == "" {
 		return Folder{}, fmt.Errorf("%s, and the shipped demo models (%s) have none for %s (%s); %s",
-			missing, l.Demo, rev, demoHolds(l.Demo), HintExport)
+			missing, l.Demo, rev, demoHolds(l.Demo), l.HintExport())
 	}
 	l.log().Warn("DEMO MODEL: no model location given and "+l.Models+" has no "+rev+": using the shipped demo model (fine-tuned on the sample pages only, CC BY-NC 4.0), not the published weights",
-		"revision", rev, "demo", demo, "hint", HintExport)
+		"revision", rev, "demo", demo, "hint", l.HintExport())
 	return Folder{Revision: rev, Dir: demo, Demo: true}, nil
 }
 
@@ -237,14 +246,14 @@ func (l *Locator) Ensemble(ctx context.Context) ([]Folder, error) {
 	msg := fmt.Sprintf("published ensemble incomplete in %s: %d of %d models, missing %s",
 		l.Models, len(out), len(registry.Ensemble), strings.Join(missing, ", "))
 	if l.Given || len(out) > 0 || l.Demo == "" {
-		return nil, fmt.Errorf("%s; %s", msg, HintExport)
+		return nil, fmt.Errorf("%s; %s", msg, l.HintExport())
 	}
 	demo, err := DemoEnsemble(l.Demo)
 	if err != nil {
-		return nil, fmt.Errorf("no model location given, no published models in %s, and %w; %s", l.Models, err, HintExport)
+		return nil, fmt.Errorf("no model location given, no published models in %s, and %w; %s", l.Models, err, l.HintExport())
 	}
 	l.log().Warn("DEMO MODELS: no model location given and "+l.Models+" holds no published model: using the shipped demo ensemble (fine-tuned on the sample pages only, CC BY-NC 4.0), not the published weights",
-		"demo", l.Demo, "hint", HintExport)
+		"demo", l.Demo, "hint", l.HintExport())
 	return demo, nil
 }
 
