@@ -741,3 +741,111 @@ func TestMergeRefusesOtherInput(t *testing.T) {
 		t.Errorf("exit %d, want %d naming both inputs: %s", r.code, exitUsage, r.stderr)
 	}
 }
+
+// Two runs at once into one output folder take turns: the second logs that
+// it waits, naming the folder and the run holding it, and with --resume
+// continues from the first run's ledger, translating nothing again. Before,
+// both translated everything at once into the same files.
+func TestRunsIntoOneFolderTakeTurns(t *testing.T) {
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(shareddata.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	root := recordsTree(t, recs)
+	api := startAPI(t, translatortest.Config{})
+	whole := t.TempDir()
+	if r := runCLI(t, newEnv(api), recordArgs(root, whole)...); r.code != exitOK {
+		t.Fatalf("whole run: exit %d: %s", r.code, r.stderr)
+	}
+	want := outputs(t, whole)
+
+	out := t.TempDir()
+	waiting := make(chan string, 1)
+	lockWaitHook = func(lock string) { waiting <- lock }
+	second := make(chan result, 1)
+	var once sync.Once
+	// After the first run's first input, the second run starts; the first
+	// goes on only once the second waits (or a minute has passed: then the
+	// second did not wait, and the test fails).
+	itemHook = func(k int) {
+		once.Do(func() {
+			go func() {
+				var stdout, stderr bytes.Buffer
+				code := run(context.Background(), recordArgs(root, out, "--resume"), newEnv(api).get, &stdout, &stderr)
+				second <- result{code, stderr.String(), stdout.String()}
+			}()
+			select {
+			case lock := <-waiting:
+				if filepath.Dir(filepath.Dir(lock)) != out {
+					t.Errorf("second run waits for %s, not a lock in %s", lock, out)
+				}
+			case <-time.After(time.Minute):
+				t.Error("the second run into the same output folder did not wait for the first")
+			}
+		})
+	}
+	defer func() { itemHook, lockWaitHook = nil, nil }()
+	runs := []result{runCLI(t, newEnv(api), recordArgs(root, out)...), <-second}
+	for i, r := range runs {
+		if r.code != exitOK {
+			t.Fatalf("run %d of 2: exit %d: %s", i+1, r.code, r.stderr)
+		}
+	}
+	r := runs[1]
+	if n := translated(t, r.stderr); n != 0 {
+		t.Errorf("second run translated %d inputs again; want 0 (all from the first run's ledger)", n)
+	}
+	if !strings.Contains(r.stderr, "waiting for another run writing to the same output folder") ||
+		!strings.Contains(r.stderr, `"output":"`+out+`"`) || !strings.Contains(r.stderr, `"holder":"translate process `) {
+		t.Errorf("second run's log does not say which folder and run it waits for:\n%s", r.stderr)
+	}
+	got := outputs(t, out)
+	for name, b := range want {
+		if !bytes.Equal(got[name], b) {
+			t.Errorf("%s differs from a single run's", name)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d outputs, want %d", len(got), len(want))
+	}
+}
+
+// Shards of one run share an output folder and run at the same time: a
+// shard started while another is translating finishes without waiting, and
+// --merge then gives the outputs of a whole run.
+func TestShardsIntoOneFolderRunAtOnce(t *testing.T) {
+	api, args, whole := oneShotRecords(t)
+	want := outputs(t, whole)
+	out := t.TempDir()
+	lockWaitHook = func(lock string) { t.Errorf("a shard waits for %s", lock) }
+	var started atomic.Bool
+	itemHook = func(k int) {
+		if !started.CompareAndSwap(false, true) {
+			return
+		}
+		done := make(chan result, 1)
+		go func() {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), args(out, "--shard", "1/2"), newEnv(api).get, &stdout, &stderr)
+			done <- result{code, stderr.String(), stdout.String()}
+		}()
+		select {
+		case r := <-done:
+			if r.code != exitOK {
+				t.Errorf("shard 1/2: exit %d: %s", r.code, r.stderr)
+			}
+		case <-time.After(time.Minute):
+			t.Error("shard 1/2 did not finish while shard 0/2 was running")
+		}
+	}
+	defer func() { itemHook, lockWaitHook = nil, nil }()
+	if r := runCLI(t, newEnv(api), args(out, "--shard", "0/2")...); r.code != exitOK {
+		t.Fatalf("shard 0/2: exit %d: %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, newEnv(api), args(out, "--merge")...); r.code != exitOK {
+		t.Fatalf("merge: exit %d: %s", r.code, r.stderr)
+	}
+	got := outputs(t, out)
+	for name, b := range want {
+		if !bytes.Equal(got[name], b) {
+			t.Errorf("%s differs from a whole run's", name)
+		}
+	}
+}

@@ -140,6 +140,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.Error("output directory", "err", err)
 		return exitFailure
 	}
+	// Runs into one output folder take turns (shards of one run share it).
+	unlock, err := lockOutput(ctx, s.Output, s.Shard, log)
+	if err != nil {
+		log.Error("output directory", "err", err)
+		return exitFailure
+	}
+	defer unlock()
 	start := time.Now()
 	usage := &translator.Usage{}
 	pd, err := newParadata(s.Output, start, s.Shard, comps, usage, getenv)

@@ -15,6 +15,18 @@ import (
 // once, and Lock waits until the lock is free or ctx ends; unlock releases
 // it.
 func Lock(ctx context.Context, path string, onWait func()) (unlock func(), err error) {
+	return lock(ctx, path, onWait, syscall.LOCK_EX)
+}
+
+// LockShared takes a shared flock on path, as Lock does: any number of
+// shared holders at once, none while an exclusive (Lock) holder has it. It
+// lets runs that may work side by side hold off one that must work alone.
+func LockShared(ctx context.Context, path string, onWait func()) (unlock func(), err error) {
+	return lock(ctx, path, onWait, syscall.LOCK_SH)
+}
+
+// lock takes a flock of kind (LOCK_EX or LOCK_SH) on path.
+func lock(ctx context.Context, path string, onWait func(), kind int) (unlock func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -24,14 +36,14 @@ func Lock(ctx context.Context, path string, onWait func()) (unlock func(), err e
 	}
 	fd := int(f.Fd())
 	release := func() { syscall.Flock(fd, syscall.LOCK_UN); f.Close() }
-	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+	if syscall.Flock(fd, kind|syscall.LOCK_NB) == nil {
 		return release, nil
 	}
 	if onWait != nil {
 		onWait()
 	}
 	got := make(chan error, 1)
-	go func() { got <- syscall.Flock(fd, syscall.LOCK_EX) }()
+	go func() { got <- syscall.Flock(fd, kind) }()
 	select {
 	case err := <-got:
 		if err != nil {
