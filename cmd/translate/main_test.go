@@ -10,7 +10,6 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -633,19 +632,9 @@ func TestShards(t *testing.T) {
 	if done != wd.Statistics.SuccessfullyProcessed || skipped != 1 || wd.Statistics.SkippedFiles != 1 {
 		t.Errorf("shards translated %d and skipped %d; the whole run %d and %d", done, skipped, wd.Statistics.SuccessfullyProcessed, wd.Statistics.SkippedFiles)
 	}
-	// Every output of the whole run, byte for byte, and nothing else.
-	files := func(dir string) map[string][]byte {
-		got := map[string][]byte{}
-		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && !strings.Contains(d.Name(), "_translator") {
-				rel, _ := filepath.Rel(dir, p)
-				got[rel], _ = os.ReadFile(p)
-			}
-			return nil
-		})
-		return got
-	}
-	want, got := files(whole), files(shared)
+	// Every output of the whole run, byte for byte, and nothing else (the
+	// ledger folder, with its lock files, is not among the outputs).
+	want, got := outputs(t, whole), outputs(t, shared)
 	if len(want) < len(recs) || len(got) != len(want) {
 		t.Fatalf("%d output files from the shards, %d from the whole run", len(got), len(want))
 	}
