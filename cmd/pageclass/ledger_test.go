@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -407,6 +408,65 @@ func TestDigestOfClassifiedBytes(t *testing.T) {
 	for i := range a {
 		if a[i] != b[i] {
 			t.Errorf("resumed row %q\n     fresh row %q", a[i], b[i])
+		}
+	}
+}
+
+// A run killed with SIGKILL leaves its run metadata at "running". A later
+// --resume of it records, in that file, that it was interrupted (naming the
+// run that continued it), and in its own metadata which run it found
+// interrupted; a run that finished is left as it is. Before, the killed
+// run's metadata said "running" for ever.
+func TestResumeRecordsInterruptedRun(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	if code, log := e.run(t, "-d", e.in); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	metas := func() []string { return must(filepath.Glob(filepath.Join(e.results, "*_page-classification.json"))) }
+	read := func(p string) map[string]any {
+		t.Helper()
+		var m map[string]any
+		if err := json.Unmarshal(must(os.ReadFile(p)), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	killed := metas()[0]
+	// What SIGKILL leaves: the last write said running (the ledger file,
+	// closed by the kernel, is no longer held).
+	m := read(killed)
+	m["status"] = "running"
+	if err := os.WriteFile(killed, must(json.Marshal(m)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, log := e.run(t, "-d", e.in, "--resume"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	var resumed string
+	for _, p := range metas() {
+		if p != killed {
+			resumed = p
+		}
+	}
+	old, now := read(killed), read(resumed)
+	if old["status"] != "interrupted" || !strings.Contains(fmt.Sprint(old["error"]), "continued by run "+fmt.Sprint(now["run_id"])) {
+		t.Errorf("killed run: status %v, error %v; want interrupted, continued by run %v", old["status"], old["error"], now["run_id"])
+	}
+	if now["status"] != "completed" || fmt.Sprint(now["interrupted_runs"]) != fmt.Sprintf("[map[file:%s run_id:%v]]", killed, old["run_id"]) {
+		t.Errorf("resumed run: status %v, interrupted_runs %v; want completed, [%v]", now["status"], now["interrupted_runs"], old["run_id"])
+	}
+	// A third run finds nothing interrupted: the resumed run completed.
+	if code, log := e.run(t, "-d", e.in, "--resume"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if got := read(resumed)["status"]; got != "completed" {
+		t.Errorf("completed run now %v", got)
+	}
+	for _, p := range metas() {
+		if p != killed && p != resumed && read(p)["interrupted_runs"] != nil {
+			t.Errorf("third run lists interrupted runs: %v", read(p)["interrupted_runs"])
 		}
 	}
 }

@@ -587,6 +587,9 @@ func (r *runner) classify(ctx context.Context) error {
 	r.para.SetConfig("ledger_key", ledKey)
 	r.para.SetConfig("resume", c.Resume)
 	r.para.SetConfig("retry_failed", c.RetryFailed)
+	if c.Resume || c.RetryFailed || c.Chunk {
+		r.markInterrupted(led)
+	}
 
 	var groups [][]int
 	if c.Parallel {
@@ -902,4 +905,28 @@ func (r *runner) loadOrientation() (*classify.Orientation, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// markInterrupted finds the earlier runs this run continues (their ledger
+// files in its ledger folder) that have ended while their run metadata still
+// says "running" (killed with SIGKILL, or crashed): it records in their
+// metadata that they were interrupted, and in this run's which they were.
+// A run still going holds its ledger file and is left alone.
+func (r *runner) markInterrupted(led *ledger.Ledger) {
+	for _, p := range led.Ended() {
+		stamp := strings.TrimSuffix(filepath.Base(p), ".jsonl")
+		if i := strings.Index(stamp, "_shard-"); i >= 0 {
+			stamp = stamp[:i]
+		}
+		meta := filepath.Join(r.cli.Results, paradata.FileName(stamp))
+		in, ok, err := paradata.MarkInterrupted(meta, r.stamp)
+		if err != nil {
+			r.log.Warn("run metadata of an earlier run not updated", "file", meta, "error", err.Error())
+			continue
+		}
+		if ok {
+			r.log.Warn("an earlier run of these inputs was interrupted (its run metadata still said running): recorded as interrupted", "run", in.RunID, "file", meta)
+			r.para.AddInterrupted(in)
+		}
+	}
 }

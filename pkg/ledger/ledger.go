@@ -35,6 +35,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 
 	"archivekit/pkg/regularfile"
@@ -88,6 +89,7 @@ type Ledger struct {
 	items   map[string]bool // the items with any entry
 	files   int
 	torn    []string
+	ended   []string // the other runs' files that no live process holds
 	now     func() time.Time
 }
 
@@ -147,6 +149,9 @@ func Open(dir, tool, config string, detail any, name string) (*Ledger, error) {
 		if err := l.read(p, tool, config); err != nil {
 			return nil, err
 		}
+		if !held(p) {
+			l.ended = append(l.ended, p)
+		}
 	}
 	det, err := json.Marshal(detail)
 	if err != nil {
@@ -160,6 +165,13 @@ func Open(dir, tool, config string, detail any, name string) (*Ledger, error) {
 	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	// The run holds its file locked while it runs, so a later run can tell
+	// a run still going from one that ended (Ended); the lock dies with the
+	// process, also when it is killed.
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("ledger %s: lock: %w", l.path, err)
 	}
 	if _, err := f.Write(append(head, '\n')); err != nil {
 		f.Close()
@@ -297,6 +309,22 @@ func (l *Ledger) Record(e Entry) error {
 	l.put(e)
 	return nil
 }
+
+// held reports whether a live process holds the ledger file at path (its
+// run is still going). A file that cannot be opened counts as not held.
+func held(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil
+}
+
+// Ended returns the files of the folder's earlier runs whose runs have
+// ended (finished, failed or killed): no process holds them. A run still
+// going, and this run's own file, are not listed.
+func (l *Ledger) Ended() []string { return append([]string(nil), l.ended...) }
 
 // Close syncs and closes this run's file. It is safe to call twice.
 func (l *Ledger) Close() error {

@@ -196,6 +196,25 @@ func TestKilledWriter(t *testing.T) {
 	if l.Len() < reported+1 {
 		t.Errorf("%d entries, at least %d reported", l.Len(), reported+1)
 	}
+	// The killed run has ended; a run still open (next) has not, until it
+	// closes its file.
+	ended := func(l *Ledger) string {
+		var names []string
+		for _, p := range l.Ended() {
+			names = append(names, filepath.Base(p))
+		}
+		return strings.Join(names, ",")
+	}
+	if got := ended(l); got != "killed.jsonl" {
+		t.Errorf("Ended() by next = %q, want killed.jsonl", got)
+	}
+	if got := ended(open(t, dir, "while.jsonl")); got != "killed.jsonl" {
+		t.Errorf("Ended() while next runs = %q, want killed.jsonl alone", got)
+	}
+	l.Close()
+	if got := ended(open(t, dir, "later.jsonl")); got != "killed.jsonl,next.jsonl" {
+		t.Errorf("Ended() after next closed = %q, want killed.jsonl,next.jsonl", got)
+	}
 }
 
 func TestWriteFailures(t *testing.T) {

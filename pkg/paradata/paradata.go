@@ -35,6 +35,10 @@ const (
 	StatusRunning   = "running"
 	StatusCompleted = "completed"
 	StatusFailed    = "failed"
+	// StatusInterrupted is set by a later run continuing this one
+	// (MarkInterrupted): the process ended without recording an outcome
+	// (killed or crashed), so its file still said "running".
+	StatusInterrupted = "interrupted"
 )
 
 // FileName is "{stamp}_page-classification.json".
@@ -183,6 +187,54 @@ type Document struct {
 	SkippedFilesDetail []Skipped      `json:"skipped_files_detail"`
 	Outputs            []string       `json:"outputs"`
 	Warnings           []string       `json:"warnings"`
+	// Interrupted lists the earlier runs this run continued whose process
+	// had ended without recording an outcome (MarkInterrupted).
+	Interrupted []Interrupted `json:"interrupted_runs,omitempty"`
+}
+
+// Interrupted is an earlier run found interrupted by the run that
+// continued it: its run id and metadata file.
+type Interrupted struct {
+	RunID string `json:"run_id"`
+	File  string `json:"file"`
+}
+
+// MarkInterrupted records, in the metadata file at path of an earlier run
+// whose process has ended (the caller knows it: its ledger file is no longer
+// held), that it was interrupted when the file still says "running": status
+// "interrupted" and an error naming the run that continued it (by); its
+// end_time stays that of its last write. A file with any other status, or none, is left
+// as it is and ok is false. Every other field is kept as written.
+func MarkInterrupted(path, by string) (Interrupted, bool, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Interrupted{}, false, nil
+	}
+	if err != nil {
+		return Interrupted{}, false, err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return Interrupted{}, false, fmt.Errorf("%s: %w", path, err)
+	}
+	if doc["status"] != StatusRunning {
+		return Interrupted{}, false, nil
+	}
+	doc["status"] = StatusInterrupted
+	doc["error"] = "interrupted: the run ended without recording an outcome (killed or crashed); continued by run " + by
+	if err := WriteJSON(path, doc); err != nil {
+		return Interrupted{}, false, err
+	}
+	id, _ := doc["run_id"].(string)
+	return Interrupted{RunID: id, File: path}, true, nil
+}
+
+// AddInterrupted records an earlier run this run continued that had been
+// interrupted (MarkInterrupted).
+func (r *Run) AddInterrupted(i Interrupted) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Interrupted = append(r.doc.Interrupted, i)
 }
 
 // Run is the metadata of one run in progress. Its methods are safe for
@@ -373,6 +425,7 @@ func (r *Run) snapshotLocked() Document {
 	d.Outputs = append([]string{}, d.Outputs...)
 	sort.Strings(d.Outputs)
 	d.Warnings = append([]string{}, d.Warnings...)
+	d.Interrupted = append([]Interrupted(nil), d.Interrupted...)
 	return d
 }
 
