@@ -168,11 +168,10 @@ func Open(dir, tool, config string, detail any, name string) (*Ledger, error) {
 	}
 	// The run holds its file locked while it runs, so a later run can tell
 	// a run still going from one that ended (Ended); the lock dies with the
-	// process, also when it is killed.
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("ledger %s: lock: %w", l.path, err)
-	}
+	// process, also when it is killed. The file is new (created
+	// exclusively), so the lock fails only where the file system has no
+	// flock; held then says every file is held, and no run counts as ended.
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	if _, err := f.Write(append(head, '\n')); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("ledger %s: %w", l.path, err)
@@ -311,7 +310,8 @@ func (l *Ledger) Record(e Entry) error {
 }
 
 // held reports whether a live process holds the ledger file at path (its
-// run is still going). A file that cannot be opened counts as not held.
+// run is still going). A file that cannot be opened counts as not held; one
+// that cannot be locked (a file system without flock) counts as held.
 func held(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
