@@ -38,7 +38,7 @@ type cli struct {
 	Config          string           `short:"c" help:"Configuration file (keys of spec 2.6). Default: TRANSLATE_CONFIG, else config.txt in the working directory, else setup/translate/config.txt in the working directory, beside the executable or in share/archivekit, else the built-in copy." placeholder:"FILE"`
 	Alto            bool             `help:"ALTO in-place mode; on automatically when --formats contains alto.xml. Documents are still recognised by their root element."`
 	Xpaths          string           `help:"Field-list file of XPath targets for metadata documents (default: config fields)." placeholder:"FILE"`
-	Xsd             string           `help:"URL or path of a schema to validate metadata output against (warnings only)." placeholder:"XSD"`
+	Xsd             string           `help:"URL or path of a schema to validate metadata output against (warnings only; a missing schema file is a usage error)." placeholder:"XSD"`
 	Vocabulary      string           `help:"Vocabulary CSV (default: config vocabulary); an empty value disables the vocabulary." placeholder:"FILE"`
 	DocumentJSON    string           `name:"document-json" help:"Baseline document record to accrete the translation block onto." placeholder:"FILE"`
 	DocumentJSONOut string           `name:"document-json-out" help:"Where to write the updated record (default: <output>/<doc_id>.document.json)." placeholder:"FILE"`

@@ -481,10 +481,19 @@ func TestDocumentRecord(t *testing.T) {
 // TestXSD: this build cannot validate XML Schema; --xsd says so in a warning
 // (log stream and run metadata) instead of pretending the output passed.
 func TestXSD(t *testing.T) {
+	dir := t.TempDir()
+	// A schema path that is not there is a usage error naming it, with or
+	// without xmllint, and nothing is written.
+	missing := filepath.Join(dir, "missing.xsd")
+	out := filepath.Join(t.TempDir(), "out")
+	r := runCLI(t, env{}, shareddata.Path(t, "records/C-9107617A.xml"), "-o", out,
+		"--xpaths", "../../setup/translate/amcr-fields.txt", "--xsd", missing)
+	if _, err := os.Stat(out); r.code != exitUsage || !strings.Contains(r.stderr, missing) || err == nil {
+		t.Errorf("--xsd %s: exit %d, output folder written: %v: %s", missing, r.code, err == nil, r.stderr)
+	}
 	if _, err := exec.LookPath("xmllint"); err != nil {
 		t.Skip("xmllint (libxml2-utils) is not installed")
 	}
-	dir := t.TempDir()
 	// a schema the OAI-PMH envelope cannot satisfy: its root must be <record>
 	bad := filepath.Join(dir, "record.xsd")
 	os.WriteFile(bad, []byte(`<?xml version="1.0"?><xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"><xs:element name="record"/></xs:schema>`), 0o644)
@@ -493,7 +502,7 @@ func TestXSD(t *testing.T) {
 	os.WriteFile(lax, []byte(`<?xml version="1.0"?><xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="http://www.openarchives.org/OAI/2.0/"><xs:element name="OAI-PMH"><xs:complexType><xs:sequence><xs:any processContents="skip" minOccurs="0" maxOccurs="unbounded"/></xs:sequence><xs:anyAttribute processContents="skip"/></xs:complexType></xs:element></xs:schema>`), 0o644)
 	for _, c := range []struct {
 		xsd, says string
-	}{{bad, "does not validate against"}, {lax, ""}, {filepath.Join(dir, "missing.xsd"), "validation skipped"}} {
+	}{{bad, "does not validate against"}, {lax, ""}} {
 		api := startAPI(t, translatortest.Config{})
 		out := t.TempDir()
 		r := runCLI(t, newEnv(api), shareddata.Path(t, "records/C-9107617A.xml"), "-o", out,

@@ -92,6 +92,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.Error("usage error", "err", fmt.Errorf("--xpaths: %w", fieldsErr))
 		return exitUsage
 	}
+	// A schema path that is not there is a usage error too (before, each run
+	// only warned that validation was skipped); a URL is fetched in the run.
+	if s.XSD != "" {
+		if err := xsd.CheckPath(s.XSD); err != nil {
+			log.Error("usage error", "err", fmt.Errorf("--xsd: %w", err))
+			return exitUsage
+		}
+	}
 	var vocabulary *vocab.Vocabulary
 	if s.Vocabulary != "" {
 		v, err := vocab.Load(s.Vocabulary)

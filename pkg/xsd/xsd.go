@@ -19,6 +19,7 @@
 package xsd
 
 import (
+	"archivekit/pkg/regularfile"
 	"bytes"
 	"context"
 	_ "embed"
@@ -61,6 +62,21 @@ type Validator struct {
 	Fetched []string
 }
 
+// CheckPath reports a schema given as a path (not an http(s) URL) that is
+// missing or not a regular file, naming it; a URL is only checked when New
+// fetches it. It needs no validator installed, so a command can refuse a
+// mistyped schema path as a usage error before it starts.
+func CheckPath(schema string) error {
+	if strings.HasPrefix(schema, "http://") || strings.HasPrefix(schema, "https://") {
+		return nil
+	}
+	f, err := regularfile.Open(schema)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
 // New prepares a validator for schema (a path or an http(s) URL).
 func New(ctx context.Context, schema string) (*Validator, error) {
 	tool, err := exec.LookPath("xmllint")
@@ -88,7 +104,7 @@ func New(ctx context.Context, schema string) (*Validator, error) {
 			v.Close()
 			return nil, fmt.Errorf("xsd %s: %w", schema, err)
 		}
-	} else if _, err := os.Stat(schema); err != nil {
+	} else if err := CheckPath(schema); err != nil {
 		v.Close()
 		return nil, fmt.Errorf("xsd: %w", err)
 	}
