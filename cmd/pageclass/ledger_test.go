@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"archivekit/pkg/classify/classifytest"
@@ -468,5 +469,37 @@ func TestResumeRecordsInterruptedRun(t *testing.T) {
 		if p != killed && p != resumed && read(p)["interrupted_runs"] != nil {
 			t.Errorf("third run lists interrupted runs: %v", read(p)["interrupted_runs"])
 		}
+	}
+}
+
+// A run's ledger file stays held until its run metadata is written, so a
+// resume that starts as a run ends never takes the finished run for a
+// killed one (and lists it as interrupted). Before, the ledger closed first.
+func TestLedgerHeldUntilMetadataWritten(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	var checked bool
+	testHookMetadataWritten = func(ledger string) {
+		checked = true
+		metas := must(filepath.Glob(filepath.Join(e.results, "*_page-classification.json")))
+		if len(metas) != 1 || !strings.Contains(string(must(os.ReadFile(metas[0]))), `"completed"`) {
+			t.Errorf("run metadata %v not written as completed when the hook ran", metas)
+		}
+		f, err := os.Open(ledger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
+			t.Errorf("ledger %s not held once the run metadata was written", ledger)
+		}
+	}
+	defer func() { testHookMetadataWritten = nil }()
+	if code, log := e.run(t, "-d", e.in); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if !checked {
+		t.Fatal("the run opened no ledger")
 	}
 }

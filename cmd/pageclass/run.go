@@ -34,6 +34,10 @@ import (
 const defaultHubEndpoint = "https://huggingface.co"
 
 // runner holds one run's state.
+// testHookMetadataWritten, when set (tests), is called with the run's
+// ledger file after its run metadata is written, before the ledger closes.
+var testHookMetadataWritten func(ledger string)
+
 type runner struct {
 	cli        *CLI
 	settings   config.Settings
@@ -48,6 +52,9 @@ type runner struct {
 	stamp  string
 	para   *paradata.Run
 	device string
+	// led is the run's ledger once opened; closed after the run metadata
+	// is written.
+	led *ledger.Ledger
 	// hubClient, when set, replaces hub.FromEnv (tests).
 	hubClient *hub.Client
 	// digests caches modelmeta.Digest by folder.
@@ -90,6 +97,14 @@ func (r *runner) main(ctx context.Context) (err error) {
 			err = errors.Join(err, ferr)
 		} else {
 			r.log.Info("run metadata written", "file", r.para.Path())
+		}
+		if r.led != nil {
+			if testHookMetadataWritten != nil {
+				testHookMetadataWritten(r.led.Path())
+			}
+			if lerr := r.led.Close(); lerr != nil {
+				err = errors.Join(err, lerr)
+			}
 		}
 	}()
 	r.recordConfig()
@@ -582,7 +597,10 @@ func (r *runner) classify(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer led.Close()
+	// The ledger file stays open (and flocked) until the run metadata is
+	// written (run's deferred Finish): a resume that starts in between
+	// must not take this run for one that was killed.
+	r.led = led
 	r.para.SetConfig("ledger", led.Path())
 	r.para.SetConfig("ledger_key", ledKey)
 	r.para.SetConfig("resume", c.Resume)
