@@ -169,7 +169,7 @@ func BenchmarkForwardPageFaults(b *testing.B) {
 			in.Data[i] = float32(i%251) / 251
 		}
 		var r0, r1 syscall.Rusage
-		for i := range 4 + passes { // warm: two passes on each of the calling threads
+		for i := range 4 + passes { // 4 warm-up passes (the calls spread over the inference threads)
 			if i == 4 {
 				syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
 			}

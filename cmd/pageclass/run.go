@@ -33,11 +33,11 @@ import (
 // defaultHubEndpoint is the hub's base URL when HUB_ENDPOINT is not set.
 const defaultHubEndpoint = "https://huggingface.co"
 
-// runner holds one run's state.
 // testHookMetadataWritten, when set (tests), is called with the run's
 // ledger file after its run metadata is written, before the ledger closes.
 var testHookMetadataWritten func(ledger string)
 
+// runner holds one run's state.
 type runner struct {
 	cli        *CLI
 	settings   config.Settings

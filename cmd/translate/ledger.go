@@ -136,28 +136,30 @@ func (r *runner) recordDone(l *ledger.Ledger, name, digest string, out *translat
 }
 
 // kept returns the output files of a done entry that are still there, with
-// the entry's data. ok is true when every one is there as it was written,
-// or when one of them changed since (changed lists those: edited by hand,
-// say), so that a resumed run never overwrites such work; ok is false when
-// one is missing and none changed (the input is then translated again).
-func (r *runner) kept(e ledger.Entry) (files, changed []string, d itemData, ok bool) {
+// the entry's data, and those missing since. ok is true when every one is
+// there as it was written, or when one of them changed since (changed lists
+// those: edited by hand, say) and none is missing, so that a resumed run
+// never overwrites such work; ok is false when one is missing (with none
+// changed, the input is then translated again; with one changed too, the
+// caller records the input as failed rather than overwrite the edit or
+// leave an output missing without a word).
+func (r *runner) kept(e ledger.Entry) (files, changed, missing []string, d itemData, ok bool) {
 	if json.Unmarshal(e.Data, &d) != nil || len(d.Outputs) == 0 {
-		return nil, nil, d, false
+		return nil, nil, nil, d, false
 	}
-	missing := false
 	for _, o := range d.Outputs {
 		p := filepath.Join(r.s.Output, filepath.FromSlash(o.Path))
 		sum, err := ledger.Digest(p)
 		switch {
 		case err != nil:
-			missing = true
+			missing = append(missing, p)
 			continue
 		case sum != o.SHA256:
 			changed = append(changed, p)
 		}
 		files = append(files, p)
 	}
-	return files, changed, d, len(changed) > 0 || !missing
+	return files, changed, missing, d, len(missing) == 0
 }
 
 // failuresPath is the run's failures table beside its run metadata:

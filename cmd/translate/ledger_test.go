@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"archivekit/pkg/ledger"
 	"archivekit/pkg/lemmatizer/lemmatizertest"
 	"archivekit/pkg/opencount"
 	"archivekit/pkg/shard"
@@ -846,6 +847,46 @@ func TestShardsIntoOneFolderRunAtOnce(t *testing.T) {
 	for name, b := range want {
 		if !bytes.Equal(got[name], b) {
 			t.Errorf("%s differs from a whole run's", name)
+		}
+	}
+}
+
+// kept: a done entry whose outputs are all there as written is kept; one
+// with an output edited since is kept (the edit is not overwritten); one
+// with an output missing is not (translated again), and neither is one with
+// an output edited and another missing, which the run records as failed
+// rather than skip it with an output silently missing.
+func TestKeptOutputs(t *testing.T) {
+	out := t.TempDir()
+	r := &runner{s: &settings{Output: out}}
+	write := func(name, text string) outFile {
+		os.WriteFile(filepath.Join(out, name), []byte(text), 0o644)
+		return outFile{Path: name, SHA256: ledger.DigestBytes([]byte(text))}
+	}
+	entry := func() ledger.Entry {
+		b, _ := json.Marshal(itemData{Outputs: []outFile{write("a_en.xml", "a"), write("a.document.json", "{}")}})
+		return ledger.Entry{Item: "a.xml", State: ledger.Done, Data: b}
+	}
+	for _, c := range []struct {
+		name                   string
+		prep                   func()
+		files, changed, missed int
+		ok                     bool
+	}{
+		{"as written", func() {}, 2, 0, 0, true},
+		{"one edited", func() { os.WriteFile(filepath.Join(out, "a_en.xml"), []byte("a, post-edited"), 0o644) }, 2, 1, 0, true},
+		{"one missing", func() { os.Remove(filepath.Join(out, "a.document.json")) }, 1, 0, 1, false},
+		{"one edited, one missing", func() {
+			os.WriteFile(filepath.Join(out, "a_en.xml"), []byte("a, post-edited"), 0o644)
+			os.Remove(filepath.Join(out, "a.document.json"))
+		}, 1, 1, 1, false},
+	} {
+		e := entry()
+		c.prep()
+		files, changed, missing, _, ok := r.kept(e)
+		if len(files) != c.files || len(changed) != c.changed || len(missing) != c.missed || ok != c.ok {
+			t.Errorf("%s: %d files, changed %v, missing %v, ok %t; want %d, %d, %d, %t",
+				c.name, len(files), changed, missing, ok, c.files, c.changed, c.missed, c.ok)
 		}
 	}
 }

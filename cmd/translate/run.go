@@ -386,7 +386,14 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 				failedKept++
 				continue
 			}
-			if files, changed, d, ok := r.kept(e); ok {
+			files, changed, missing, d, ok := r.kept(e)
+			if !ok && len(changed) > 0 {
+				r.fail(name, in.Origin, fmt.Errorf("%s changed since an earlier run wrote it and %s is missing: not translated again, so as not to overwrite the edit (remove the changed file, or run without --resume, to translate it again)",
+					strings.Join(changed, ", "), strings.Join(missing, ", ")))
+				bar.Fail(1)
+				continue
+			}
+			if ok {
 				if len(changed) > 0 {
 					r.warn(fmt.Sprintf("%s: %s changed since an earlier run wrote it: kept as it is, not translated again (remove it, or run without --resume, to translate it again)",
 						in.Origin, strings.Join(changed, ", ")))

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -9,6 +10,9 @@ import (
 // user cache folder (README; the images set HUB_HOME=/cache/hub, spec
 // page-classification 8).
 func TestHomeDefault(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("XDG_CACHE_HOME sets the user cache folder on Linux only")
+	}
 	cache := t.TempDir()
 	t.Setenv(EnvHome, "")
 	t.Setenv("XDG_CACHE_HOME", cache)

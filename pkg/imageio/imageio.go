@@ -301,9 +301,11 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 // tiffPages returns how many pages of a TIFF of n pages (the first w×h) are
 // classified: all n, or 1 for a pyramidal TIFF, whose pages each have half
 // the size of the one before (the same image at reduced resolutions, as
-// image servers store it), rounded either way. Only headers are read.
+// image servers store it), rounded either way; a page of the same size as
+// the one before is not a reduced level (so a chain of 1×1 pages counts as
+// pages, and the walk stops there). Only headers are read.
 func (d *Doc) tiffPages(w, h, n int) (int, error) {
-	half := func(prev, cur int) bool { return cur == prev/2 || cur == (prev+1)/2 }
+	half := func(prev, cur int) bool { return cur < prev && (cur == prev/2 || cur == (prev+1)/2) }
 	for i := 1; i < n; i++ {
 		ref, err := d.load(i, d.opts.DPI)
 		if err != nil {
