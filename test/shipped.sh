@@ -23,14 +23,15 @@ shipped_bases() {
 # (models under OUT/model, checkpoints under OUT/checkpoint, log in
 # OUT/train-REV_FOLD_N.log). A model already there is kept only when it was
 # trained from the same recipe (OUT/model/REV_FOLD_N.recipe: the slot, the
-# column, and the SHA-256 of the folds CSV, the training configuration and
-# the base's files); otherwise it is trained again.
+# column, and the SHA-256 of the folds CSV, the training configuration,
+# the base's files and the bin/pageclass that trains); otherwise it is
+# trained again.
 shipped_train() {
   local work=$1 out=$2 csv=$3 col=$4 rev base size epochs m recipe
   read -r rev base size epochs <<< "$5"
   m="${rev}_FOLD_${col##* }"
   recipe=$(printf '%s\n' "$5" "$col"; sha256sum < "$csv"; sha256sum < setup/shipped-train.txt;
-    cat "$work/base/$base/model.json" "$work/base/$base/model.pt" | sha256sum)
+    cat "$work/base/$base/model.json" "$work/base/$base/model.pt" | sha256sum; sha256sum < bin/pageclass)
   if [ -f "$out/model/$m/model.json" ] && [ "$(cat "$out/model/$m.recipe" 2>/dev/null)" = "$recipe" ]; then
     return 0
   fi

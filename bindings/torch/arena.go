@@ -111,8 +111,9 @@ func ArenaMax() int { return int(C.archivekit_arena_limit()) }
 
 // KeepsFreedMemory reports whether this process set glibc malloc, when it
 // was loaded, to keep freed blocks for reuse rather than return them to the
-// system after each forward pass: mmap threshold 32 MiB, trim threshold
-// and top pad 64 MiB, the limits glibc's own adjustment reaches on 64-bit.
+// system after each forward pass: mmap threshold 32 MiB and trim threshold
+// 64 MiB (the limits glibc's own adjustment reaches on 64-bit), top pad
+// 32 MiB.
 // Without them every forward pass on a thread other than the main one
 // mapped and zeroed its activations again (thousands of page faults per
 // image; EfficientNet-Lite1 at 240 px, 4 pages a pass: 77 ms of CPU an

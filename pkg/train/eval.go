@@ -45,16 +45,20 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	if len(dirs) == 0 {
 		dirs = []string{o.Model}
 	}
+	// Each folder is read once (o.Read, or here): the metadata checked is
+	// the one of the weights evaluated and digested.
+	read := make([]*modelmeta.Contents, len(dirs))
 	metas := make([]*modelmeta.Meta, len(dirs))
 	for i, dir := range dirs {
-		var meta *modelmeta.Meta
-		if c := o.Read[dir]; c != nil {
-			meta = c.Meta
-		} else if m, err := modelmeta.Load(dir); err != nil {
-			return nil, err
-		} else {
-			meta = m
+		c := o.Read[dir]
+		if c == nil {
+			var err error
+			if c, err = modelmeta.ReadFolder(dir); err != nil {
+				return nil, err
+			}
 		}
+		read[i] = c
+		meta := c.Meta
 		if !meta.Canonical() {
 			return nil, fmt.Errorf("%s: evaluation needs the 11 categories in canonical order", dir)
 		}
@@ -131,17 +135,9 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 				return nil, fmt.Errorf("%s: page not read at size %d", s.path, size)
 			}
 		}
-		// model.pt is read once, into memory: the digest is of the bytes
+		// model.pt was read once, into memory: the digest is of the bytes
 		// evaluated.
-		c := o.Read[dir]
-		if c == nil {
-			if c, err = modelmeta.ReadFolder(dir); err != nil {
-				return nil, err
-			}
-			if c.Meta.Preprocess != metas[i].Preprocess {
-				return nil, fmt.Errorf("%s: its %s changed during the evaluation", dir, modelmeta.MetaFile)
-			}
-		}
+		c := read[i]
 		digests[i] = c.Digest
 		m, err := torch.LoadBytes(c.Weights, o.Device)
 		if err != nil {
