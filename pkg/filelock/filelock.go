@@ -25,6 +25,18 @@ func LockShared(ctx context.Context, path string, onWait func()) (unlock func(),
 	return lock(ctx, path, onWait, syscall.LOCK_SH)
 }
 
+// LockDir takes an exclusive flock on the folder dir itself (it must
+// exist), as Lock does on a file: no lock file is left in the folder, and
+// every process that reaches the folder, whatever its temporary folder,
+// takes the same lock.
+func LockDir(ctx context.Context, dir string, onWait func()) (unlock func(), err error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return wait(ctx, f, onWait, syscall.LOCK_EX)
+}
+
 // lock takes a flock of kind (LOCK_EX or LOCK_SH) on path.
 func lock(ctx context.Context, path string, onWait func(), kind int) (unlock func(), err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -34,6 +46,12 @@ func lock(ctx context.Context, path string, onWait func(), kind int) (unlock fun
 	if err != nil {
 		return nil, err
 	}
+	return wait(ctx, f, onWait, kind)
+}
+
+// wait takes a flock of kind on the open file f, waiting as Lock does; f
+// is closed with the unlock or on failure.
+func wait(ctx context.Context, f *os.File, onWait func(), kind int) (unlock func(), err error) {
 	fd := int(f.Fd())
 	release := func() { syscall.Flock(fd, syscall.LOCK_UN); f.Close() }
 	if syscall.Flock(fd, kind|syscall.LOCK_NB) == nil {

@@ -231,16 +231,13 @@ func readFile(dir string) (*File, []byte, error) {
 
 // Save writes c into dir/FileName, replacing the calibration of the same
 // model set and keeping the others; the file is replaced atomically. Saves
-// into one folder take turns (a lock per folder in the temporary folder, so
-// none is left beside the models), so calibrations of several model sets
-// saved at once all stay: each reads the file the one before wrote.
+// into one folder take turns (a lock on the folder itself, so none is left
+// beside the models and processes with other temporary folders, or on
+// other machines sharing the folder where the file system passes flock on,
+// exclude each other), so calibrations of several model sets saved at once
+// all stay: each reads the file the one before wrote.
 func Save(dir string, c Calibration) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256([]byte(abs))
-	unlock, err := filelock.Lock(context.Background(), filepath.Join(os.TempDir(), fmt.Sprintf("archivekit-calibration-%x.lock", sum[:8])), nil)
+	unlock, err := filelock.LockDir(context.Background(), dir, nil)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", filepath.Join(dir, FileName), err)
 	}
