@@ -18,10 +18,10 @@ SHARED   ?= $(abspath $(CURDIR)/../shared)
 
 hash = $(shell cat $(1) | sha256sum | cut -c1-16)
 
-# The one version of every binary (pkg/version): the VERSION file, stamped
+# The one version of every binary (internal/version): the VERSION file, stamped
 # at link time. Unstamped builds (go build, go test) embed the same file.
 VERSION    := $(shell cat VERSION)
-GO_LDFLAGS := -X archivekit/pkg/version.stamped=$(VERSION)
+GO_LDFLAGS := -X archivekit/internal/version.stamped=$(VERSION)
 
 REQ_HASH   := $(call hash,test/requirements.txt)
 VENV       := $(CACHE)/venv-$(REQ_HASH)
@@ -200,7 +200,7 @@ dist: deps native
 ## test: every test (Go, with the native core, fixtures and Python references),
 ## the concurrent packages again under the race detector, and the tarball of
 ## make dist unpacked and run as an unprivileged user (test/dist).
-RACE_PKGS := ./pkg/batcher ./pkg/service ./pkg/pipeline ./pkg/classify ./pkg/translator ./bindings/...
+RACE_PKGS := ./internal/pageclass/batcher ./internal/service ./internal/pageclass/pipeline ./internal/pageclass/classify ./internal/translate/translator ./bindings/...
 test: deps native fixtures pytools pretrained dist
 	$(GO) vet ./...
 	$(MAKE) -s lint-workflows
@@ -244,8 +244,8 @@ release-rehearsal:
 # them as seeds, `make test` fuzzes each target for FUZZTIME_TEST and `make
 # fuzz` for FUZZTIME (new finds stay in the Go build cache; copy the ones
 # worth keeping into testdata/fuzz).
-FUZZ_TARGETS := ./pkg/xmlsplice:FuzzParse ./pkg/alto:FuzzTranslate ./pkg/metadata:FuzzXPath \
-	./cmd/pageclass-api:FuzzParseForm ./cmd/translate-api:FuzzReadRequest ./pkg/imageio:FuzzDecode
+FUZZ_TARGETS := ./internal/translate/xmlsplice:FuzzParse ./internal/translate/alto:FuzzTranslate ./internal/translate/metadata:FuzzXPath \
+	./cmd/pageclass-api:FuzzParseForm ./cmd/translate-api:FuzzReadRequest ./internal/pageclass/imageio:FuzzDecode
 FUZZTIME_TEST ?= 3s
 FUZZTIME ?= 2m
 
@@ -259,8 +259,8 @@ fuzz-run:
 	done
 
 bench: deps native fixtures
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bindings/torch ./pkg/train ./pkg/classify
-	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m ./pkg/pipeline ./pkg/alto ./pkg/metadata ./pkg/translator
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bindings/torch ./internal/pageclass/train ./internal/pageclass/classify
+	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m ./internal/pageclass/pipeline ./internal/translate/alto ./internal/translate/metadata ./internal/translate/translator
 	$(GO) test -run '^$$' -bench PredictImage -benchtime 200x -timeout 60m ./cmd/pageclass-api
 	$(GO) test -run '^$$' -bench 'Memory|TranslateSample' -benchtime 1x -timeout 60m ./cmd/pageclass-api ./cmd/translate-api
 
@@ -271,7 +271,7 @@ SLOW_BASE := $(CACHE)/slow-base-regnety-scaled
 slowtest: deps native fixtures pytools
 	[ -f $(SLOW_BASE)/model.json ] || $(VENV_PY) tools/export_models.py --random-init v4.4 --scaled-down --seed 420 --out $(SLOW_BASE)
 	ARCHIVEKIT_SLOW=1 ARCHIVEKIT_TRAIN_BASE=$(SLOW_BASE) ARCHIVEKIT_TRAIN_EPOCHS=10 \
-	  $(GO) test -count=1 -v -timeout 150m -run 'MatchesPython|AgreesWithPython' ./pkg/train ./test/equivalence
+	  $(GO) test -count=1 -v -timeout 150m -run 'MatchesPython|AgreesWithPython' ./internal/pageclass/train ./test/equivalence
 
 ## selfcheck: loads the native core and runs a tiny model end to end.
 selfcheck: build fixtures
@@ -290,7 +290,7 @@ clean:
 env: native fixtures pytools
 	@echo "export CGO_LDFLAGS='$(CGO_LDFLAGS)' ARCHIVEKIT_PYTHON='$(VENV_PY)' ARCHIVEKIT_FIXTURES='$(FIXTURES)' ARCHIVEKIT_PYTOOLS='$(PYTOOLS)/bin/python' ARCHIVEKIT_PRETRAINED='$(PRETRAINED)'"
 
-## gotest PKG=./pkg/x/...: runs some Go tests with the native environment.
+## gotest PKG=./internal/x/...: runs some Go tests with the native environment.
 gotest: native fixtures pytools
 	$(GO) test -count=1 $(PKG)
 

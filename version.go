@@ -1,6 +1,6 @@
 // Package archivekit holds what belongs to the whole project: its version,
 // read from the VERSION file at the repository root. Commands report it
-// through pkg/version.
+// through internal/version.
 package archivekit
 
 import (

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Generate parity vectors for pkg/difflib and pkg/alto from Python's stdlib.
+"""Generate parity vectors for internal/translate/difflib and internal/translate/alto from Python's stdlib.
 
 Writes:
-  pkg/difflib/testdata/ratio_vectors.json  SequenceMatcher(None, a, b).ratio()
+  internal/translate/difflib/testdata/ratio_vectors.json  SequenceMatcher(None, a, b).ratio()
       over strings (code points) and over token lists, including sequences of
       200+ elements where the autojunk heuristic changes the result.
-  pkg/alto/testdata/python_split.json  str.split() / str.isspace() behaviour
+  internal/translate/alto/testdata/python_split.json  str.split() / str.isspace() behaviour
       and round() (half to even) of proportional shares, for the ALTO aligner.
 
 Usage: python3 test/gen_difflib_vectors.py   (from the repository root)

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""The training recipe of pkg/train, in Python torch, as a reference.
+"""The training recipe of internal/pageclass/train, in Python torch, as a reference.
 
 Usage: train_reference.py --model DIR --pages PAGES --datasets FILE
                           [--epochs N] [--batch N] [--lr X] [--seed N]
 
 Reads the split a Go run used ({stamp}_{rev}_FOLD_{n}_DATASETS.txt), then
-fine-tunes DIR/model.pt with the same recipe as pkg/train without
+fine-tunes DIR/model.pt with the same recipe as internal/pageclass/train without
 augmentation: PIL decode to RGB, torchvision Resize((S,S), antialias=True) on
 the uint8 tensor, /255, Normalize(mean, std) from DIR/model.json; AdamW
 (weight decay 0.01) at the peak rate with 10% linear warm-up then linear

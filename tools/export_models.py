@@ -2,7 +2,7 @@
 """Export the page classifier's published checkpoints to TorchScript + model.json.
 
 The Go classifier (pageclass) runs a model folder holding ``model.pt``
-(TorchScript) and ``model.json`` (metadata, format of pkg/modelmeta). This tool
+(TorchScript) and ``model.json`` (metadata, format of internal/pageclass/modelmeta). This tool
 makes such folders from the five published model families, and, for tests and
 the shipped demo ensemble, from locally random-initialised architectures.
 
@@ -62,7 +62,7 @@ from functools import partial
 import torch
 import torch.nn as nn
 
-# The eleven categories in canonical order (pkg/modelmeta.Categories).
+# The eleven categories in canonical order (internal/pageclass/modelmeta.Categories).
 CATEGORIES = ["DRAW", "DRAW_L", "LINE_HW", "LINE_P", "LINE_T", "PHOTO", "PHOTO_L",
               "TEXT", "TEXT_HW", "TEXT_P", "TEXT_T"]
 HALF = (0.5, 0.5, 0.5)
@@ -78,7 +78,7 @@ DEFAULT_LICENSE = "MIT"  # setup/para_config.txt: vit_models = MIT
 class Family:
     """One model family: its registry revision, architecture and preprocessing."""
     revision: str
-    base: str            # registry base name (pkg/registry)
+    base: str            # registry base name (internal/pageclass/registry)
     kind: str            # "vit" (Hugging Face ViT) or "timm"
     size: int            # input side in pixels
     mean: tuple
@@ -561,7 +561,7 @@ def _atomic(path: str, write) -> None:
 
 def meta_json(fam: Family, labels, trainable: bool, method: str, source: str, notes: str,
               revision: str | None, license_: str, command: str) -> dict:
-    """model.json content in pkg/modelmeta's format (field names as in modelmeta.Meta)."""
+    """model.json content in internal/pageclass/modelmeta's format (field names as in modelmeta.Meta)."""
     prov = {"method": method, "command": command,
             "source": source,
             "created": datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
@@ -649,7 +649,7 @@ def original_preprocess(fam: Family, images) -> torch.Tensor:
 
 
 def go_preprocess(fam: Family, images) -> torch.Tensor:
-    """pageclass's preprocessing (pkg/modelmeta): 8-bit RGB, antialiased
+    """pageclass's preprocessing (internal/pageclass/modelmeta): 8-bit RGB, antialiased
     bilinear resize to S x S rounded to 8 bit, /255, (x - mean) / std; the same
     as torchvision Resize((S, S), antialias=True) on uint8 tensors."""
     import numpy as np
@@ -894,7 +894,7 @@ def package_source(pth: str) -> str:
 
 
 def model_dir_name(rev: str) -> str:
-    """The folder of a revision in a models folder, as pkg/registry names it:
+    """The folder of a revision in a models folder, as internal/pageclass/registry names it:
     model_ + the revision without dots (v1.4 -> model_v14)."""
     return "model_" + rev.replace(".", "")
 

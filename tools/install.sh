@@ -11,7 +11,7 @@
 #                               components, field list), weights/demo/
 #
 # The tree finds its own files wherever it is moved: the binaries look for
-# setup/ and weights/ in <bin>/../share/archivekit (pkg/resources) and load
+# setup/ and weights/ in <bin>/../share/archivekit (internal/resources) and load
 # their libraries from <bin>/../lib. The one system library it needs besides
 # glibc and libstdc++ is libvips (Debian: libvips42).
 #

@@ -2,7 +2,7 @@
 """Make the base of pageclass's fast classifier: a small, fast, trainable
 page classifier of this project's own design ("fastcls-small"), random-
 initialised, scripted to TorchScript, in a model folder pageclass reads
-(model.pt + model.json, pkg/modelmeta format).
+(model.pt + model.json, internal/pageclass/modelmeta format).
 
   make_fastcls.py --out DIR [--dropout P] [--imgsz N] [--width W] [--seed S] [--task rotation]
 

@@ -6,7 +6,7 @@ PIL decode (Image.open(p).convert("RGB")), the original preprocessing
 ToTensor and Normalize for the timm models; no crop), a forward pass through
 the ORIGINAL transformers / timm model (not the TorchScript export), softmax.
 Writes a RAW-style CSV: FILE, PAGE, then the eleven category probabilities in
-canonical order. FILE and PAGE follow pageclass (pkg/results): FILE is the
+canonical order. FILE and PAGE follow pageclass (internal/pageclass/results): FILE is the
 path relative to the pages folder without extension and without a trailing
 "-N"/"_N" page number, PAGE that number (empty when there is none).
 
@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_models as E  # noqa: E402
 
 def split_page_suffix(stem: str) -> tuple[str, int]:
-    """pkg/results.SplitPageSuffix: the digits after the last '-' or '_' (not
+    """internal/pageclass/results.SplitPageSuffix: the digits after the last '-' or '_' (not
     the first character) as a page number; 0 and no split when absent."""
     i = max(stem.rfind("-"), stem.rfind("_"))
     digits = stem[i + 1:]
@@ -41,7 +41,7 @@ def split_page_suffix(stem: str) -> tuple[str, int]:
 
 
 def row_key(root: str, path: str) -> tuple[str, int]:
-    """(FILE, PAGE) of an image, as pkg/results.ImageKey makes it; PAGE 0 = none."""
+    """(FILE, PAGE) of an image, as internal/pageclass/results.ImageKey makes it; PAGE 0 = none."""
     rel = os.path.relpath(path, root).replace(os.sep, "/")
     stem = os.path.splitext(rel)[0]
     d, _, base = stem.rpartition("/")

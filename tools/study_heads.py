@@ -91,7 +91,7 @@ def lr_at(peak, s, total):
 
 
 def train_head(x, y, lr, epochs, drop, seed, batch=16, smooth=0.0):
-    """A new nn.Linear head trained as pkg/train trains one (AdamW wd 0.01)."""
+    """A new nn.Linear head trained as internal/pageclass/train trains one (AdamW wd 0.01)."""
     g = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     head = torch.nn.Linear(x.shape[1], len(CATS))

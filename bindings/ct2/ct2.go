@@ -31,7 +31,7 @@ import (
 	"sync"
 	"unsafe"
 
-	pkghandles "archivekit/pkg/handles"
+	pkghandles "archivekit/bindings/internal/handles"
 )
 
 // handles counts the native handles (translators and generators).

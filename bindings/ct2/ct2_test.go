@@ -1,7 +1,7 @@
 package ct2
 
 import (
-	"archivekit/pkg/procstat"
+	"archivekit/internal/testenv/procstat"
 	"encoding/json"
 	"math"
 	"os"

@@ -1,7 +1,7 @@
 package torch
 
 import (
-	"archivekit/pkg/procstat"
+	"archivekit/internal/testenv/procstat"
 
 	"fmt"
 	"os"
@@ -225,7 +225,7 @@ func BenchmarkForwardPageFaults(b *testing.B) {
 // BenchmarkLoadVsClone times, alternating, a load of the demo
 // EfficientNet-Lite0 model_v14 from its file (in the page cache) and a
 // copy in memory of the module loaded (Module.Clone), what the feature
-// cache check of pkg/train costs a fold now against the second load it
+// cache check of internal/pageclass/train costs a fold now against the second load it
 // took before. Reports the median milliseconds of each over b.N rounds.
 //
 //	go test -run '^$' -bench LoadVsClone -benchtime 5x ./bindings/torch

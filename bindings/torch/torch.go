@@ -33,7 +33,7 @@ import (
 	"sync"
 	"unsafe"
 
-	pkghandles "archivekit/pkg/handles"
+	pkghandles "archivekit/bindings/internal/handles"
 )
 
 // handles counts the native handles (modules and trainers).

@@ -1,7 +1,7 @@
 package torch
 
 import (
-	"archivekit/pkg/procstat"
+	"archivekit/internal/testenv/procstat"
 	"encoding/binary"
 	"encoding/json"
 	"errors"

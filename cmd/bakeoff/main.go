@@ -32,14 +32,14 @@ import (
 	"strings"
 	"syscall"
 
-	"archivekit/pkg/backend"
-	"archivekit/pkg/bakeoff"
-	"archivekit/pkg/cliflags"
-	"archivekit/pkg/langid"
-	"archivekit/pkg/metadata"
-	"archivekit/pkg/resources"
-	"archivekit/pkg/translator"
-	"archivekit/pkg/vocab"
+	"archivekit/internal/cliflags"
+	"archivekit/internal/resources"
+	"archivekit/internal/translate/backend"
+	"archivekit/internal/translate/bakeoff"
+	"archivekit/internal/translate/langid"
+	"archivekit/internal/translate/metadata"
+	"archivekit/internal/translate/translator"
+	"archivekit/internal/translate/vocab"
 )
 
 const (

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"archivekit/pkg/translator/translatortest"
-	"archivekit/pkg/xmlsplice/shareddata"
+	"archivekit/internal/testenv/shareddata"
+	"archivekit/internal/translate/translator/translatortest"
 )
 
 func readCSV(t *testing.T, p string) [][]string {

@@ -21,8 +21,8 @@ import (
 	"io"
 	"os"
 
-	"archivekit/pkg/release"
-	"archivekit/pkg/version"
+	"archivekit/internal/release"
+	"archivekit/internal/version"
 )
 
 func main() {

@@ -25,7 +25,7 @@ import (
 	"strings"
 	"time"
 
-	"archivekit/pkg/version"
+	"archivekit/internal/version"
 )
 
 // defaultTimeout bounds the whole probe; orchestrators allow 3 to 5 s.

@@ -3,7 +3,7 @@
 // ListRecords, resumptionToken paging) and the thesaurus (GraphQL), merges
 // them (the records source wins on a conflict) and writes the five-column CSV
 // source_lemma,target_translation,source,source_id,uri that
-// translate --vocabulary loads. See pkg/vocabharvest for the protocols.
+// translate --vocabulary loads. See internal/translate/vocabharvest for the protocols.
 //
 // Usage:
 //
@@ -31,8 +31,8 @@ import (
 	"syscall"
 	"time"
 
-	"archivekit/pkg/cliflags"
-	"archivekit/pkg/vocabharvest"
+	"archivekit/internal/cliflags"
+	"archivekit/internal/translate/vocabharvest"
 )
 
 const (

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"archivekit/pkg/vocab"
-	"archivekit/pkg/vocabharvest"
+	"archivekit/internal/translate/vocab"
+	"archivekit/internal/translate/vocabharvest"
 )
 
 // servers starts an OAI-PMH stand-in with two pages (the second answering

@@ -16,7 +16,7 @@ import (
 
 	"archivekit/bindings/ct2"
 	"archivekit/bindings/torch"
-	"archivekit/pkg/version"
+	"archivekit/internal/version"
 )
 
 func main() {

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"archivekit/pkg/classify"
-	"archivekit/pkg/imageio"
-	"archivekit/pkg/procstat"
+	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/imageio"
+	"archivekit/internal/testenv/procstat"
 	"bufio"
 	"bytes"
 	"context"

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"archivekit/bindings/torch"
-	"archivekit/pkg/batcher"
-	"archivekit/pkg/classify"
-	"archivekit/pkg/registry"
-	"archivekit/pkg/resources"
-	"archivekit/pkg/review"
-	"archivekit/pkg/service"
+	"archivekit/internal/pageclass/batcher"
+	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/registry"
+	"archivekit/internal/pageclass/review"
+	"archivekit/internal/resources"
+	"archivekit/internal/service"
 )
 
 // member is one loaded model with the queue to its forward pass.

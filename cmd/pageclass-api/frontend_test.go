@@ -11,7 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"archivekit/pkg/classify/classifytest"
+	"archivekit/internal/pageclass/classify/classifytest"
 )
 
 // TestFrontendInChromium uploads a sample page through /frontend in headless

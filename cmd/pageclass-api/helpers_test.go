@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"archivekit/bindings/torch"
-	"archivekit/pkg/classify/classifytest"
-	"archivekit/pkg/imageio/hostile"
+	"archivekit/internal/pageclass/classify/classifytest"
+	"archivekit/internal/pageclass/imageio/hostile"
 	"archivekit/test/e2e/apitest"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"archivekit/pkg/imageio/hostile"
-	"archivekit/pkg/procstat"
+	"archivekit/internal/pageclass/imageio/hostile"
+	"archivekit/internal/testenv/procstat"
 )
 
 // TestHostileUploadsBoundedMemory sends uploads that are small on the wire

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"archivekit/pkg/classify/classifytest"
+	"archivekit/internal/pageclass/classify/classifytest"
 	"archivekit/test/e2e/apitest"
 )
 

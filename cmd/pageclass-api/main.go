@@ -1,5 +1,5 @@
 // Command pageclass-api is the page classifier as an HTTP service on the
-// shared lifecycle (pkg/service): POST /predict_image and POST
+// shared lifecycle (internal/service): POST /predict_image and POST
 // /predict_document classify an uploaded page image or PDF with one model or
 // the five-model ensemble, GET /info describes the service and GET
 // /frontend serves the browser interface. The five ensemble models are
@@ -26,8 +26,8 @@ import (
 	"fmt"
 	"os"
 
-	"archivekit/pkg/cliflags"
-	"archivekit/pkg/service"
+	"archivekit/internal/cliflags"
+	"archivekit/internal/service"
 )
 
 func main() {

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"archivekit/pkg/docrecord"
-	"archivekit/pkg/modelmeta"
-	"archivekit/pkg/registry"
-	"archivekit/pkg/review"
+	"archivekit/internal/docrecord"
+	"archivekit/internal/pageclass/modelmeta"
+	"archivekit/internal/pageclass/registry"
+	"archivekit/internal/pageclass/review"
 )
 
 // reviewResponse is the extra review fields of both responses.
@@ -144,7 +144,7 @@ func TestPredictRotation(t *testing.T) {
 
 // The predictions and review fields of both endpoints under a calibration
 // and the orientation model are pinned (golden files, taken before the
-// handler used pkg/classify's per-page step instead of its own copy): the
+// handler used internal/pageclass/classify's per-page step instead of its own copy): the
 // scores, agreement, margin, entropy, flags, ink and rotation of each page.
 func TestPredictReviewGolden(t *testing.T) {
 	o := testOptions(t)

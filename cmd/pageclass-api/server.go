@@ -19,21 +19,21 @@ import (
 	"strings"
 	"time"
 
-	"archivekit/pkg/batcher"
-	"archivekit/pkg/classify"
-	"archivekit/pkg/config"
-	"archivekit/pkg/docrecord"
-	"archivekit/pkg/frontend"
-	"archivekit/pkg/hub"
-	"archivekit/pkg/imageio"
-	"archivekit/pkg/licence"
-	"archivekit/pkg/modelmeta"
-	"archivekit/pkg/registry"
-	"archivekit/pkg/resources"
-	"archivekit/pkg/results"
-	"archivekit/pkg/review"
-	"archivekit/pkg/service"
-	"archivekit/pkg/version"
+	"archivekit/internal/config"
+	"archivekit/internal/docrecord"
+	"archivekit/internal/licence"
+	"archivekit/internal/pageclass/batcher"
+	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/frontend"
+	"archivekit/internal/pageclass/hub"
+	"archivekit/internal/pageclass/imageio"
+	"archivekit/internal/pageclass/modelmeta"
+	"archivekit/internal/pageclass/registry"
+	"archivekit/internal/pageclass/results"
+	"archivekit/internal/pageclass/review"
+	"archivekit/internal/resources"
+	"archivekit/internal/service"
+	"archivekit/internal/version"
 )
 
 // Fixed limits of the service (spec 8).
@@ -78,7 +78,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.NoBatch, "no-batching", false, "run each request's pages on their own (no cross-request batching)")
 }
 
-// loadConfig reads the configuration found by pkg/resources (flag,
+// loadConfig reads the configuration found by internal/resources (flag,
 // PAGECLASS_CONFIG, working directory, beside the executable, share
 // folder, built-in copy).
 func loadConfig(flagVal string, lookup func(string) (string, bool)) (config.Settings, error) {
@@ -438,7 +438,7 @@ func (s *server) predict(document bool) http.HandlerFunc {
 				"%q has %d pages: /predict_image classifies one page; classify each page with pageclass -f (it classifies every page of a TIFF), or send the pages as a PDF to /predict_document", f.name, n))
 			return
 		}
-		// The joint per-page step of pkg/classify (the command line's):
+		// The joint per-page step of internal/pageclass/classify (the command line's):
 		// each member's forward passes go through its batcher.
 		step := classify.NewStep(modelsOf(members), s.engine.orient, func(ctx context.Context, i int, pages [][]float32) ([][]float32, error) {
 			return members[i].probabilities(ctx, pages)
@@ -596,7 +596,7 @@ func (s *server) record(baseline *docrecord.Record, f *form, probs [][]float64, 
 }
 
 // loadComponents reads the classifier's licence components through
-// pkg/resources (PAGECLASS_PARA_CONFIG, the working directory, beside the
+// internal/resources (PAGECLASS_PARA_CONFIG, the working directory, beside the
 // executable, the share folder, or the embedded copy).
 func loadComponents() (*licence.Components, error) {
 	f, err := resources.Default.Find(resources.PageclassComponents, "")

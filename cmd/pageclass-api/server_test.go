@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"archivekit/pkg/docrecord"
-	"archivekit/pkg/imageio/hostile"
-	"archivekit/pkg/modelmeta"
+	"archivekit/internal/docrecord"
+	"archivekit/internal/pageclass/imageio/hostile"
+	"archivekit/internal/pageclass/modelmeta"
 )
 
 type errBody struct {

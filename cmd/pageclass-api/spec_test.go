@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"archivekit/pkg/docrecord"
+	"archivekit/internal/docrecord"
 )
 
 // TestSchemaErrorOfAHandledBaseline: spec page-classification 2.2 and 7. A

@@ -6,7 +6,7 @@ import (
 	"image"
 	"image/jpeg"
 
-	"archivekit/pkg/imageio"
+	"archivekit/internal/pageclass/imageio"
 )
 
 // thumbWidth is the width of the page thumbnails of /predict_document.

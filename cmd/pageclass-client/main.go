@@ -27,7 +27,7 @@ import (
 	"strings"
 	"time"
 
-	pkgversion "archivekit/pkg/version"
+	pkgversion "archivekit/internal/version"
 )
 
 func main() {

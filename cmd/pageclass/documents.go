@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"strings"
 
-	"archivekit/pkg/classify"
-	"archivekit/pkg/docrecord"
-	"archivekit/pkg/paradata"
-	"archivekit/pkg/results"
-	"archivekit/pkg/review"
+	"archivekit/internal/docrecord"
+	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/results"
+	"archivekit/internal/pageclass/review"
+	"archivekit/internal/paradata"
 )
 
 // documents collects the Top-1 prediction of every page per document and

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"archivekit/pkg/docrecord"
+	"archivekit/internal/docrecord"
 )
 
 // sharedSchema is ../shared/spec/document.schema.json, found by walking up.

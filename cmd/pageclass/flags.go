@@ -10,9 +10,9 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"archivekit/pkg/classify"
-	"archivekit/pkg/config"
-	"archivekit/pkg/resources"
+	"archivekit/internal/config"
+	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/resources"
 )
 
 // CLI is the command line of pageclass (spec page-classification 4.1). Every
@@ -141,7 +141,7 @@ func configArg(args []string) (string, bool) {
 // DefaultConfig is the config file looked up when --config is not given.
 const DefaultConfig = "setup/config.txt"
 
-// findConfig resolves the config file through pkg/resources: --config (must
+// findConfig resolves the config file through internal/resources: --config (must
 // exist), PAGECLASS_CONFIG, setup/config.txt in the working directory,
 // beside the executable, in the installed share folder, else the copy
 // embedded in the binary.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"archivekit/pkg/version"
+	"archivekit/internal/version"
 )
 
 func TestRewriteShorts(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"archivekit/bindings/torch"
-	"archivekit/pkg/classify/classifytest"
-	"archivekit/pkg/registry"
+	"archivekit/internal/pageclass/classify/classifytest"
+	"archivekit/internal/pageclass/registry"
 	goldenpkg "archivekit/test/golden"
 )
 

@@ -12,10 +12,10 @@ import (
 	"sort"
 	"strings"
 
-	"archivekit/pkg/imageio"
-	"archivekit/pkg/paradata"
-	"archivekit/pkg/results"
-	"archivekit/pkg/shard"
+	"archivekit/internal/pageclass/imageio"
+	"archivekit/internal/pageclass/results"
+	"archivekit/internal/paradata"
+	"archivekit/internal/shard"
 )
 
 // inputSet is what a run classifies: files under a root folder, which the
@@ -40,7 +40,7 @@ type inputSet struct {
 }
 
 // share keeps the files of one shard, keyed by their path relative to the
-// root (pkg/shard). Row keys stay those of the whole input (Keys is built
+// root (internal/shard). Row keys stay those of the whole input (Keys is built
 // from every file), so the shards' rows are the rows of a one-shot run.
 func (s *inputSet) share(spec shard.Spec) {
 	s.Shard, s.All = spec, len(s.Files)

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"sync"
 
-	"archivekit/pkg/classify"
-	"archivekit/pkg/ledger"
-	"archivekit/pkg/results"
-	"archivekit/pkg/review"
-	"archivekit/pkg/version"
+	"archivekit/internal/ledger"
+	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/results"
+	"archivekit/internal/pageclass/review"
+	"archivekit/internal/version"
 )
 
 // LedgerFolder is the folder of the run ledgers inside the results folder.

@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"testing"
 
-	"archivekit/pkg/classify/classifytest"
-	"archivekit/pkg/ledger"
+	"archivekit/internal/ledger"
+	"archivekit/internal/pageclass/classify/classifytest"
 )
 
 // runCtx is e.run with a context (a cancelled one stops the run as Ctrl-C

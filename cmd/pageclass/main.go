@@ -26,11 +26,11 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"archivekit/pkg/config"
-	"archivekit/pkg/logging"
-	"archivekit/pkg/registry"
-	"archivekit/pkg/resources"
-	"archivekit/pkg/version"
+	"archivekit/internal/config"
+	"archivekit/internal/logging"
+	"archivekit/internal/pageclass/registry"
+	"archivekit/internal/resources"
+	"archivekit/internal/version"
 )
 
 // Exit codes.
@@ -87,7 +87,7 @@ type logSink struct {
 	tty bool // the original destination is a terminal
 }
 
-// Terminal tells pkg/logging whether the log reaches a terminal (readable
+// Terminal tells internal/logging whether the log reaches a terminal (readable
 // text there, JSON lines otherwise).
 func (s *logSink) Terminal() bool { return s.tty }
 

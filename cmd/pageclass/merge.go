@@ -9,10 +9,10 @@ import (
 	"sort"
 	"strings"
 
-	"archivekit/pkg/ledger"
-	"archivekit/pkg/paradata"
-	"archivekit/pkg/results"
-	"archivekit/pkg/shard"
+	"archivekit/internal/ledger"
+	"archivekit/internal/pageclass/results"
+	"archivekit/internal/paradata"
+	"archivekit/internal/shard"
 )
 
 // shardRun is the run metadata of one shard run.

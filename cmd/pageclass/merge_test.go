@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"archivekit/pkg/paradata"
-	"archivekit/pkg/shard"
+	"archivekit/internal/paradata"
+	"archivekit/internal/shard"
 )
 
 // Three shards run into one results folder and merged give the one-shot

@@ -13,11 +13,11 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"archivekit/pkg/classify/classifytest"
-	"archivekit/pkg/logging"
-	"archivekit/pkg/modelmeta"
-	"archivekit/pkg/paradata"
-	"archivekit/pkg/registry"
+	"archivekit/internal/logging"
+	"archivekit/internal/pageclass/classify/classifytest"
+	"archivekit/internal/pageclass/modelmeta"
+	"archivekit/internal/pageclass/registry"
+	"archivekit/internal/paradata"
 )
 
 // shippedDemo is the repository's demo models folder (weights/demo).

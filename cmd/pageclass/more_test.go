@@ -14,12 +14,12 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"archivekit/pkg/classify"
-	"archivekit/pkg/classify/classifytest"
-	"archivekit/pkg/modelmeta"
-	"archivekit/pkg/opencount"
-	"archivekit/pkg/paradata"
-	"archivekit/pkg/pipeline"
+	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/classify/classifytest"
+	"archivekit/internal/pageclass/modelmeta"
+	"archivekit/internal/pageclass/pipeline"
+	"archivekit/internal/paradata"
+	"archivekit/internal/testenv/opencount"
 )
 
 // PDF pages are rows keyed by page number, next to images.

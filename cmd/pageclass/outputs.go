@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"archivekit/pkg/classify"
-	"archivekit/pkg/results"
-	"archivekit/pkg/review"
+	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/results"
+	"archivekit/internal/pageclass/review"
 )
 
 // outputSpec says which tables a classification run writes (spec 2.7).

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"archivekit/bindings/torch"
-	"archivekit/pkg/classify"
-	"archivekit/pkg/pipeline"
-	"archivekit/pkg/results"
+	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/pipeline"
+	"archivekit/internal/pageclass/results"
 )
 
 // gpuBudgetShare is the part of the free device memory a group may use; the

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"archivekit/pkg/classify"
-	"archivekit/pkg/classify/classifytest"
-	"archivekit/pkg/resources"
-	"archivekit/pkg/review"
+	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/classify/classifytest"
+	"archivekit/internal/pageclass/review"
+	"archivekit/internal/resources"
 )
 
 // --eval --best --calibrate writes a calibration for each model and the

@@ -12,10 +12,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"archivekit/pkg/classify/classifytest"
-	"archivekit/pkg/modelmeta"
-	"archivekit/pkg/paradata"
-	"archivekit/pkg/registry"
+	"archivekit/internal/pageclass/classify/classifytest"
+	"archivekit/internal/pageclass/modelmeta"
+	"archivekit/internal/pageclass/registry"
+	"archivekit/internal/paradata"
 )
 
 // readParadata reads the run metadata of the run.

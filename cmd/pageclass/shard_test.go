@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"archivekit/pkg/shard"
+	"archivekit/internal/shard"
 )
 
 // TestShareCoversOnce: --shard 0/n ... n-1/n take every collected file

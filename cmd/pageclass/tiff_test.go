@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"archivekit/pkg/classify/classifytest"
-	"archivekit/pkg/imageio/hostile"
+	"archivekit/internal/pageclass/classify/classifytest"
+	"archivekit/internal/pageclass/imageio/hostile"
 )
 
 // Every page of a multi-page TIFF (a scanner's multi-page scan) is

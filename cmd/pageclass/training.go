@@ -8,15 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 
-	"archivekit/pkg/classify"
-	"archivekit/pkg/modelmeta"
-	"archivekit/pkg/registry"
-	"archivekit/pkg/review"
-	"archivekit/pkg/train"
-	"archivekit/pkg/version"
+	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/modelmeta"
+	"archivekit/internal/pageclass/registry"
+	"archivekit/internal/pageclass/review"
+	"archivekit/internal/pageclass/train"
+	"archivekit/internal/version"
 )
 
-// plainExts are the -ff extensions without the dot, as pkg/train wants them.
+// plainExts are the -ff extensions without the dot, as internal/pageclass/train wants them.
 func plainExts(list string) ([]string, error) {
 	exts, err := parseExts(list)
 	if err != nil {

@@ -8,9 +8,9 @@ import (
 	"reflect"
 	"testing"
 
-	"archivekit/pkg/classify"
-	"archivekit/pkg/classify/classifytest"
-	"archivekit/pkg/train"
+	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/classify/classifytest"
+	"archivekit/internal/pageclass/train"
 )
 
 // testRunner parses args over a config and returns a runner ready for the

@@ -19,8 +19,8 @@ import (
 	"os"
 	"strings"
 
-	"archivekit/pkg/cliflags"
-	"archivekit/pkg/release"
+	"archivekit/internal/cliflags"
+	"archivekit/internal/release"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr)) }

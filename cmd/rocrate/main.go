@@ -31,8 +31,8 @@ import (
 	"os"
 	"strings"
 
-	"archivekit/pkg/cliflags"
-	"archivekit/pkg/rocrate"
+	"archivekit/internal/cliflags"
+	"archivekit/internal/rocrate"
 )
 
 type multi []string

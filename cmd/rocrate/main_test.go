@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"archivekit/pkg/translator/translatortest"
-	"archivekit/pkg/xmlsplice/shareddata"
+	"archivekit/internal/testenv/shareddata"
+	"archivekit/internal/translate/translator/translatortest"
 )
 
 func repoRoot(t *testing.T) string {

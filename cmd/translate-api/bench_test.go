@@ -1,7 +1,7 @@
 package main
 
 import (
-	"archivekit/pkg/procstat"
+	"archivekit/internal/testenv/procstat"
 	"bytes"
 	"io"
 	"net/http"
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"archivekit/pkg/translator/translatortest"
+	"archivekit/internal/translate/translator/translatortest"
 )
 
 // rssMiB is the resident set size of this process (the service runs in it).

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"archivekit/pkg/chat/chattest"
+	"archivekit/internal/translate/chat/chattest"
 )
 
 // TestChatBackend: with TRANSLATION_BACKEND=chat_compatible the service is

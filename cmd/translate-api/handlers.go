@@ -15,13 +15,13 @@ import (
 	"strings"
 	"time"
 
-	"archivekit/pkg/alto"
-	"archivekit/pkg/docrecord"
-	"archivekit/pkg/metadata"
-	"archivekit/pkg/service"
-	"archivekit/pkg/translator"
-	"archivekit/pkg/version"
-	"archivekit/pkg/xmlsplice"
+	"archivekit/internal/docrecord"
+	"archivekit/internal/service"
+	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/metadata"
+	"archivekit/internal/translate/translator"
+	"archivekit/internal/translate/xmlsplice"
+	"archivekit/internal/version"
 )
 
 // maxFieldBytes bounds one scalar form field.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"archivekit/pkg/procstat"
-	"archivekit/pkg/translator/translatortest"
+	"archivekit/internal/testenv/procstat"
+	"archivekit/internal/translate/translator/translatortest"
 )
 
 // cpuSeconds is the user+system CPU time of this process so far.

@@ -1,7 +1,7 @@
 // Command translate-api is the translation tool as an HTTP service on the
-// shared lifecycle (pkg/service): POST /translate turns one uploaded ALTO or
+// shared lifecycle (internal/service): POST /translate turns one uploaded ALTO or
 // metadata XML document into its translation, GET /info describes the
-// service, and the probes, metrics and documentation come from pkg/service.
+// service, and the probes, metrics and documentation come from internal/service.
 //
 // Environment (besides the shared HOST, PORT, LOG_LEVEL, LOG_FORMAT,
 // GRACEFUL_SHUTDOWN_S, ALLOWED_ORIGINS, MAX_UPLOAD_MB / MAX_UPLOAD_BYTES):
@@ -12,13 +12,13 @@
 //	LLM_BASE_URL, LLM_MODEL (required by chat_compatible: without them the
 //	                        service does not start, exit 2), LLM_API_KEY,
 //	                        LLM_PROVIDER, LLM_LANGUAGES, LLM_GUARD_*, LLM_MAX_RETRIES,
-//	                        LLM_BACKOFF_BASE_S, LLM_MIN_INTERVAL_S (pkg/chat)
-//	CT2_*                   the ct2 backend (pkg/ct2backend)
+//	                        LLM_BACKOFF_BASE_S, LLM_MIN_INTERVAL_S (internal/translate/chat)
+//	CT2_*                   the ct2 backend (internal/translate/ct2backend)
 //	LEMMATIZER_URL          the lemmatiser, used when a vocabulary is loaded
 //	OUTPUT_MODE             default output_mode of /translate (replace)
-//	AMCR_FIELDS_PATH        XPath field list for metadata documents (default: setup/translate/amcr-fields.txt found by pkg/resources)
+//	AMCR_FIELDS_PATH        XPath field list for metadata documents (default: setup/translate/amcr-fields.txt found by internal/resources)
 //	VOCABULARY_PATH         vocabulary CSV; unset or empty: no vocabulary
-//	TRANSLATE_PARA_CONFIG   licence components file (default: setup/translate/para_config.txt found by pkg/resources)
+//	TRANSLATE_PARA_CONFIG   licence components file (default: setup/translate/para_config.txt found by internal/resources)
 //	LLM_MAX_GLOSSARY_TERMS  glossary cap for backends that take one
 //
 // Usage:
@@ -30,8 +30,8 @@ import (
 	"fmt"
 	"os"
 
-	"archivekit/pkg/cliflags"
-	"archivekit/pkg/service"
+	"archivekit/internal/cliflags"
+	"archivekit/internal/service"
 )
 
 func main() {

@@ -11,20 +11,20 @@ import (
 	"sync/atomic"
 	"time"
 
-	"archivekit/pkg/backend"
-	"archivekit/pkg/chat"
-	"archivekit/pkg/langid"
-	"archivekit/pkg/lemmatizer"
-	"archivekit/pkg/licence"
-	"archivekit/pkg/mtapi"
-	"archivekit/pkg/resources"
-	"archivekit/pkg/service"
-	"archivekit/pkg/translator"
-	"archivekit/pkg/version"
-	"archivekit/pkg/vocab"
+	"archivekit/internal/licence"
+	"archivekit/internal/resources"
+	"archivekit/internal/service"
+	"archivekit/internal/translate/backend"
+	"archivekit/internal/translate/chat"
+	"archivekit/internal/translate/langid"
+	"archivekit/internal/translate/lemmatizer"
+	"archivekit/internal/translate/mtapi"
+	"archivekit/internal/translate/translator"
+	"archivekit/internal/translate/vocab"
+	"archivekit/internal/version"
 )
 
-// Tool environment variables (the shared ones are read by pkg/service).
+// Tool environment variables (the shared ones are read by internal/service).
 const (
 	envBackend    = "TRANSLATION_BACKEND"
 	envOutputMode = "OUTPUT_MODE"
@@ -34,7 +34,7 @@ const (
 )
 
 // Defaults of the tool variables. The field list and the licence
-// components are found by pkg/resources when their variables are unset
+// components are found by internal/resources when their variables are unset
 // (setup/translate/... in the working directory, beside the executable, in
 // share/archivekit, else the built-in copy).
 const (

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"archivekit/pkg/xmlsplice/shareddata"
+	"archivekit/internal/testenv/shareddata"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,8 +18,8 @@ import (
 	"strings"
 	"testing"
 
-	"archivekit/pkg/docrecord"
-	"archivekit/pkg/translator/translatortest"
+	"archivekit/internal/docrecord"
+	"archivekit/internal/translate/translator/translatortest"
 	"archivekit/test/e2e/apitest"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"archivekit/pkg/chat/chattest"
-	"archivekit/pkg/xmlsplice/shareddata"
+	"archivekit/internal/testenv/shareddata"
+	"archivekit/internal/translate/chat/chattest"
 )
 
 // TestChatBackend runs the command with --backend chat_compatible against a

@@ -11,11 +11,11 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"archivekit/pkg/config"
-	"archivekit/pkg/resources"
-	"archivekit/pkg/shard"
-	"archivekit/pkg/translator"
-	"archivekit/pkg/version"
+	"archivekit/internal/config"
+	"archivekit/internal/resources"
+	"archivekit/internal/shard"
+	"archivekit/internal/translate/translator"
+	"archivekit/internal/version"
 )
 
 // Exit codes (spec 4.1).
@@ -97,7 +97,7 @@ type settings struct {
 	ModeFrom, BackendFrom         string
 	FastAlign                     bool
 	ConfigWarnings                []string
-	// Shard is this run's share of the inputs (pkg/shard); zero for all.
+	// Shard is this run's share of the inputs (internal/shard); zero for all.
 	Shard shard.Spec
 	// Resume and RetryFailed continue a run from its ledger.
 	Resume, RetryFailed bool
@@ -258,7 +258,7 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 
 // findConfig finds the configuration file: -c (must exist), then
 // TRANSLATE_CONFIG, then config.txt in the working directory (the spec's
-// default), then setup/translate/config.txt through pkg/resources (working
+// default), then setup/translate/config.txt through internal/resources (working
 // directory, beside the executable, share folder, built-in copy).
 func findConfig(res *resources.Resolver, flagVal string, getenv func(string) string) (resources.File, error) {
 	if flagVal == "" && strings.TrimSpace(getenv(resources.TranslateConfig.Env)) == "" {
@@ -331,7 +331,7 @@ func configValues(f *config.File) (map[string]string, []string) {
 
 // setupPath resolves the vocabulary path p written in (or defaulted for)
 // the configuration cfg: against the configuration's folder (for the
-// built-in configuration, through pkg/resources), then against the working
+// built-in configuration, through internal/resources), then against the working
 // directory, where load-vocab writes its default data_samples/vocabulary.csv
 // (the spec's default value). A file found nowhere keeps the path it would
 // have had beside the configuration, so the warning names it.

@@ -10,10 +10,10 @@ import (
 	"sync"
 	"testing"
 
-	"archivekit/pkg/chat/chattest"
-	"archivekit/pkg/lemmatizer/lemmatizertest"
-	"archivekit/pkg/translator/translatortest"
-	"archivekit/pkg/xmlsplice/shareddata"
+	"archivekit/internal/testenv/shareddata"
+	"archivekit/internal/translate/chat/chattest"
+	"archivekit/internal/translate/lemmatizer/lemmatizertest"
+	"archivekit/internal/translate/translator/translatortest"
 )
 
 // degenerateLines answers like chattest.Translate, except that each line

@@ -19,10 +19,10 @@ import (
 	"strings"
 	"time"
 
-	"archivekit/pkg/atomicfile"
-	"archivekit/pkg/ledger"
-	"archivekit/pkg/shard"
-	"archivekit/pkg/version"
+	"archivekit/internal/atomicfile"
+	"archivekit/internal/ledger"
+	"archivekit/internal/shard"
+	"archivekit/internal/version"
 )
 
 // input is one document to translate, or one that could not be obtained.

@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"archivekit/pkg/backend"
-	"archivekit/pkg/ledger"
-	"archivekit/pkg/mtapi"
-	"archivekit/pkg/translator"
-	"archivekit/pkg/version"
+	"archivekit/internal/ledger"
+	"archivekit/internal/translate/backend"
+	"archivekit/internal/translate/mtapi"
+	"archivekit/internal/translate/translator"
+	"archivekit/internal/version"
 )
 
 // LedgerFolder is the folder of the run ledgers inside the output folder.

@@ -20,12 +20,12 @@ import (
 	"testing"
 	"time"
 
-	"archivekit/pkg/ledger"
-	"archivekit/pkg/lemmatizer/lemmatizertest"
-	"archivekit/pkg/opencount"
-	"archivekit/pkg/shard"
-	"archivekit/pkg/translator/translatortest"
-	"archivekit/pkg/xmlsplice/shareddata"
+	"archivekit/internal/ledger"
+	"archivekit/internal/shard"
+	"archivekit/internal/testenv/opencount"
+	"archivekit/internal/testenv/shareddata"
+	"archivekit/internal/translate/lemmatizer/lemmatizertest"
+	"archivekit/internal/translate/translator/translatortest"
 )
 
 // outputs returns the translated files and logs under dir (not the run
@@ -716,7 +716,7 @@ func TestResumeRedoesLemmatiserOutage(t *testing.T) {
 
 // A shard resumed over another input folder (as many files, one name
 // differs) is not the shard's continuation: --merge refuses it, naming the
-// runs and inputs (review1 F3; pkg/shard.Choose, shared with pageclass).
+// runs and inputs (review1 F3; internal/shard.Choose, shared with pageclass).
 func TestMergeRefusesOtherInput(t *testing.T) {
 	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(shareddata.Path(t, "records/C-9107617A.xml")), "*.xml"))
 	b, err := os.ReadFile(recs[0])

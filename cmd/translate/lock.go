@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"archivekit/pkg/filelock"
-	"archivekit/pkg/shard"
+	"archivekit/internal/filelock"
+	"archivekit/internal/shard"
 )
 
 // lockWaitHook, when set (tests), is called with the lock's path when a run

@@ -10,7 +10,7 @@
 // --output, and once per run the run metadata YYMMDD-HHmmss_translator.json.
 //
 // --shard i/n translates only the inputs whose path relative to input_path
-// (the URL, for URLs) hashes to i of n (pkg/shard), so n runs on n machines
+// (the URL, for URLs) hashes to i of n (internal/shard), so n runs on n machines
 // translate each input exactly once; each writes its run metadata as
 // YYMMDD-HHmmss_translator_shard-<i>-of-<n>.json, and a shard that holds
 // none of the inputs exits 0 without writing anything.

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"archivekit/pkg/alto"
-	"archivekit/pkg/licence"
-	"archivekit/pkg/shard"
-	"archivekit/pkg/translator"
+	"archivekit/internal/licence"
+	"archivekit/internal/shard"
+	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/translator"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -23,10 +23,10 @@ import (
 	"testing"
 	"time"
 
-	"archivekit/pkg/docrecord"
-	"archivekit/pkg/lemmatizer/lemmatizertest"
-	"archivekit/pkg/translator/translatortest"
-	"archivekit/pkg/xmlsplice/shareddata"
+	"archivekit/internal/docrecord"
+	"archivekit/internal/testenv/shareddata"
+	"archivekit/internal/translate/lemmatizer/lemmatizertest"
+	"archivekit/internal/translate/translator/translatortest"
 )
 
 const (

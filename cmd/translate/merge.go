@@ -9,11 +9,11 @@ import (
 	"sort"
 	"time"
 
-	"archivekit/pkg/ledger"
-	"archivekit/pkg/licence"
-	runmeta "archivekit/pkg/paradata"
-	"archivekit/pkg/shard"
-	"archivekit/pkg/translator"
+	"archivekit/internal/ledger"
+	"archivekit/internal/licence"
+	runmeta "archivekit/internal/paradata"
+	"archivekit/internal/shard"
+	"archivekit/internal/translate/translator"
 )
 
 // mergeSame are the configuration values every shard of one run must share.

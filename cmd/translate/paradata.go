@@ -8,14 +8,14 @@ import (
 	"sync"
 	"time"
 
-	"archivekit/pkg/licence"
-	runmeta "archivekit/pkg/paradata"
-	"archivekit/pkg/shard"
-	"archivekit/pkg/translator"
-	"archivekit/pkg/version"
+	"archivekit/internal/licence"
+	runmeta "archivekit/internal/paradata"
+	"archivekit/internal/shard"
+	"archivekit/internal/translate/translator"
+	"archivekit/internal/version"
 )
 
-// Run-metadata layout (pkg/paradata's schema and header, modelled on the
+// Run-metadata layout (internal/paradata's schema and header, modelled on the
 // translator's published examples).
 const (
 	stampLayout = "060102-150405"
@@ -74,7 +74,7 @@ type terminology struct {
 	Documents map[string]termRate `json:"documents"`
 }
 
-// paradataDoc is the translator's run metadata: pkg/paradata's header, then
+// paradataDoc is the translator's run metadata: internal/paradata's header, then
 // the translator's own configuration and statistics.
 type paradataDoc struct {
 	runmeta.Header

@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"archivekit/pkg/lemmatizer/lemmatizertest"
-	"archivekit/pkg/translator/translatortest"
-	"archivekit/pkg/xmlsplice/shareddata"
+	"archivekit/internal/testenv/shareddata"
+	"archivekit/internal/translate/lemmatizer/lemmatizertest"
+	"archivekit/internal/translate/translator/translatortest"
 )
 
 const fieldsFile = "../../setup/translate/amcr-fields.txt"

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"archivekit/pkg/alto"
-	"archivekit/pkg/translator/translatortest"
-	"archivekit/pkg/xmlsplice"
+	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/translator/translatortest"
+	"archivekit/internal/translate/xmlsplice"
 )
 
 // realWorld is the corpus of public files in testdata/realworld (sources and

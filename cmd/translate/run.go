@@ -13,25 +13,25 @@ import (
 	"sync/atomic"
 	"time"
 
-	"archivekit/pkg/alto"
-	"archivekit/pkg/atomicfile"
-	"archivekit/pkg/backend"
-	"archivekit/pkg/chunker"
-	"archivekit/pkg/docrecord"
-	"archivekit/pkg/langid"
-	"archivekit/pkg/ledger"
-	"archivekit/pkg/lemmatizer"
-	"archivekit/pkg/licence"
-	"archivekit/pkg/logging"
-	"archivekit/pkg/metadata"
-	"archivekit/pkg/mtapi"
-	"archivekit/pkg/progress"
-	"archivekit/pkg/regularfile"
-	"archivekit/pkg/resources"
-	"archivekit/pkg/shard"
-	"archivekit/pkg/translator"
-	"archivekit/pkg/vocab"
-	"archivekit/pkg/xsd"
+	"archivekit/internal/atomicfile"
+	"archivekit/internal/docrecord"
+	"archivekit/internal/ledger"
+	"archivekit/internal/licence"
+	"archivekit/internal/logging"
+	"archivekit/internal/progress"
+	"archivekit/internal/regularfile"
+	"archivekit/internal/resources"
+	"archivekit/internal/shard"
+	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/backend"
+	"archivekit/internal/translate/chunker"
+	"archivekit/internal/translate/langid"
+	"archivekit/internal/translate/lemmatizer"
+	"archivekit/internal/translate/metadata"
+	"archivekit/internal/translate/mtapi"
+	"archivekit/internal/translate/translator"
+	"archivekit/internal/translate/vocab"
+	"archivekit/internal/translate/xsd"
 )
 
 var errNoInput = errors.New("no input")
@@ -639,7 +639,7 @@ func (r *runner) record(written []string) error {
 
 // loadComponents reads the licence components: TRANSLATE_PARA_CONFIG, else
 // para_config.txt beside the configuration file, else
-// setup/translate/para_config.txt through pkg/resources.
+// setup/translate/para_config.txt through internal/resources.
 func loadComponents(cfg resources.File, getenv func(string) string) (*licence.Components, error) {
 	res := &resources.Resolver{Getenv: getenv}
 	f, err := res.Beside(cfg, resources.TranslateComponents)

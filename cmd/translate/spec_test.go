@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"archivekit/pkg/alto"
-	"archivekit/pkg/chunker"
-	"archivekit/pkg/guard"
-	"archivekit/pkg/langid"
-	"archivekit/pkg/mtapi"
-	"archivekit/pkg/resources"
-	"archivekit/pkg/vocab"
+	"archivekit/internal/resources"
+	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/chunker"
+	"archivekit/internal/translate/guard"
+	"archivekit/internal/translate/langid"
+	"archivekit/internal/translate/mtapi"
+	"archivekit/internal/translate/vocab"
 )
 
 // TestShippedConfigKeys pins the shipped config.txt to the table of spec

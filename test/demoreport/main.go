@@ -16,9 +16,9 @@ import (
 	"os"
 	"strings"
 
-	"archivekit/pkg/atomicfile"
-	"archivekit/pkg/confmat"
-	"archivekit/pkg/modelmeta"
+	"archivekit/internal/atomicfile"
+	"archivekit/internal/pageclass/confmat"
+	"archivekit/internal/pageclass/modelmeta"
 )
 
 func main() {

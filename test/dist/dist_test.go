@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"archivekit/pkg/translator/translatortest"
+	"archivekit/internal/translate/translator/translatortest"
 	"archivekit/test/e2e/apitest"
 )
 

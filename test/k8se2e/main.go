@@ -49,7 +49,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"archivekit/pkg/shard"
+	"archivekit/internal/shard"
 )
 
 const (

@@ -20,7 +20,7 @@ import (
 const failMarker = "AKFAILMARK"
 
 // mtStandIn is a local stand-in for the hosted translation API (the mtapi
-// protocol of pkg/mtapi): GET /models lists the pairs, POST
+// protocol of internal/translate/mtapi): GET /models lists the pairs, POST
 // /models/{src}-{tgt} answers the form field input_text unchanged after a
 // configurable delay, so a large ALTO file takes as long as wanted. The
 // answer is each line's words in reverse order: as long as the source and

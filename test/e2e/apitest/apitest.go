@@ -9,13 +9,13 @@ import (
 	"path/filepath"
 	"testing"
 
-	"archivekit/pkg/version"
+	"archivekit/internal/version"
 )
 
 // GoldenJSON compares the JSON document got with the file testdata/name,
 // after normalising its layout (two-space indentation, keys sorted). With
 // update set, the file is rewritten first. A top-level "version" equal to
-// the project version (pkg/version) is written as "{version}", so the golden
+// the project version (internal/version) is written as "{version}", so the golden
 // files hold across releases and any other version still differs.
 func GoldenJSON(t testing.TB, name string, got []byte, update bool) {
 	t.Helper()

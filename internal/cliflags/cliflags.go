@@ -1,0 +1,51 @@
+// Package cliflags is the flag handling shared by the maintenance commands
+// (rocrate, load-vocab, bakeoff) and the two services: a standard-library
+// FlagSet with --version, no positional arguments, exit 0 for -h and
+// --version and BadExit (1 unless set) for a bad flag or argument.
+package cliflags
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"archivekit/internal/version"
+)
+
+// Set is a FlagSet with the shared --version flag.
+type Set struct {
+	*flag.FlagSet
+	// BadExit is the exit code for a bad flag or an unexpected argument
+	// (1 from New; the services set their configuration-error code).
+	BadExit int
+	version *bool
+}
+
+// New returns the flag set of the command name; its messages go to stderr.
+func New(name string, stderr io.Writer) *Set {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return &Set{FlagSet: fs, BadExit: 1, version: fs.Bool("version", false, "print the version and exit")}
+}
+
+// Parse parses args. When the command should stop here (help asked, a bad
+// flag, --version, a positional argument) it returns the exit code and true;
+// the message is already written.
+func (s *Set) Parse(args []string, stdout io.Writer) (code int, stop bool) {
+	if err := s.FlagSet.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, true
+		}
+		return s.BadExit, true
+	}
+	if *s.version {
+		fmt.Fprintln(stdout, version.Line(s.Name()))
+		return 0, true
+	}
+	if s.NArg() > 0 {
+		fmt.Fprintf(s.Output(), "%s: unexpected argument %q\n", s.Name(), s.Arg(0))
+		return s.BadExit, true
+	}
+	return 0, false
+}

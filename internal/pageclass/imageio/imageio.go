@@ -1,0 +1,613 @@
+// Package imageio decodes page images into 8-bit RGB pixels for the page
+// classifier, through libvips (govips).
+//
+// Supported inputs are PNG, JPEG, TIFF, WebP and PDF. Every page becomes an
+// Image of W×H pixels with 3 interleaved channels (RGB, row-major, "HWC").
+// The conversion to RGB is, in order:
+//
+//  1. the header is read and the pixel count checked against
+//     Options.MaxPixels before any pixel is decoded (decompression bombs are
+//     refused with ErrTooManyPixels);
+//  2. the EXIF orientation tag, when present, is applied (autorotate);
+//  3. the colour space is converted to sRGB: grey (1 band) becomes 3 equal
+//     bands, CMYK and other spaces go through libvips' colour conversion,
+//     and 16-bit samples are scaled to 8 bits by keeping the high byte
+//     (v >> 8, so 65535 → 255 and 0x8000 → 128);
+//  4. an alpha band is composited on white (out = c·a + 255·(1−a));
+//  5. the samples are cast to 8 bits.
+//
+// PDF pages are rendered by libvips through poppler at Options.DPI, 150 by
+// default: an A4 page becomes 1240×1754 pixels, more than five times the
+// 224–384 pixel input side of the classifier models while costing a quarter
+// of a 300 dpi rendering. A TIFF with several pages (a multi-page scan) has
+// them all, numbered from 1 like a PDF's, except a pyramidal TIFF (each page
+// half the size of the one before: one image at reduced resolutions), which
+// is read as its first, full-size page. WebP files with several frames are
+// read as one image, their first frame, as PIL's Image.open does.
+//
+// Memory follows the model's needs, not the input's pixel count. A page is
+// decoded to at most Options.MaxDecodePixels (16,777,216 = 4096×4096 by
+// default, more than ten times the side of the largest model input): a
+// larger image is shrunk while it is decoded (libvips thumbnail: the JPEG
+// and WebP decoders shrink on load, PNG and TIFF are read as a stream of
+// lines through a box shrink and a Lanczos-3 reduction, so the full-size
+// pixels never exist in memory), and a PDF page too large at Options.DPI is
+// rendered at the highest whole DPI that fits the budget. Pages within the
+// budget (every scan up to A4 at 400 dpi) are decoded exactly as before.
+// The models then resize every page to their 224–384 pixel input, so a
+// page shrunk first differs from one resized in a single step only by
+// rounding (measured in the classify package's tests). Finally, decoding
+// and the caller's use of the pixels (Doc.Use) take slots of a
+// process-wide budget of MaxPixelsInFlight pixels, so that any number of
+// concurrent requests or pipeline workers holds at most that many decoded
+// pixels at once.
+//
+// The Python reference tool opens pages with PIL as
+// Image.open(path).convert("RGB"). It differs from this package in three
+// ways: PIL ignores the EXIF orientation (a phone photo tagged "rotate 90°"
+// reaches the model sideways, here it arrives upright); PIL's convert drops
+// the alpha band instead of compositing it (fully transparent pixels keep
+// whatever colour they store, often black, here they become white); and PIL
+// clips 16-bit grey ("I;16") to 255 instead of scaling it (a 16-bit grey
+// scan turns almost white, here it keeps its tones). 16-bit RGB is read by
+// PIL as the high byte, the same as here. PIL refuses images over
+// 178,956,970 pixels (twice Image.MAX_IMAGE_PIXELS) with
+// DecompressionBombError; DefaultOptions uses the same cap.
+package imageio
+
+/*
+#cgo pkg-config: vips
+#include <stdio.h>
+#include <stdlib.h>
+#include <vips/vips.h>
+
+// set_tile_height sets libvips' tile height (128 by default), which only
+// its command-line options reach: libvips programs take them from argv
+// (vips_add_option_entries), so they are parsed here from a fixed argv.
+static int set_tile_height(int h) {
+	GOptionContext *ctx = g_option_context_new(NULL);
+	GOptionGroup *group = g_option_group_new("vips", "libvips", "libvips", NULL, NULL);
+	vips_add_option_entries(group);
+	g_option_context_set_main_group(ctx, group);
+	char arg[64];
+	snprintf(arg, sizeof arg, "--vips-tile-height=%d", h);
+	char *args[] = {"archivekit", arg, NULL};
+	char **argv = args;
+	int argc = 2;
+	GError *err = NULL;
+	gboolean ok = g_option_context_parse(ctx, &argc, &argv, &err);
+	if (err != NULL) g_error_free(err);
+	g_option_context_free(ctx);
+	return ok ? 0 : -1;
+}
+*/
+import "C"
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/davidbyttow/govips/v2/vips"
+
+	"archivekit/internal/regularfile"
+)
+
+// DefaultDPI is the resolution PDF pages are rendered at by default.
+const DefaultDPI = 150
+
+// DefaultMaxPixels is the default decompression-bomb cap: the pixel count
+// (width × height) above which an image is refused without being decoded.
+// It equals PIL's DecompressionBombError threshold, 2 × 89,478,485.
+const DefaultMaxPixels = 178_956_970
+
+// Options controls decoding.
+type Options struct {
+	// DPI is the resolution PDF pages are rendered at; 0 means DefaultDPI.
+	DPI int
+	// MaxPixels is the largest accepted width × height of one page;
+	// 0 means DefaultMaxPixels.
+	MaxPixels int64
+	// MaxDecodePixels is the largest width × height a page is decoded
+	// to: a larger image is shrunk while decoding (aspect kept) and a
+	// larger PDF page rendered at a lower DPI. 0 means
+	// DefaultMaxDecodePixels; a negative value decodes at full size.
+	MaxDecodePixels int64
+}
+
+// DefaultMaxDecodePixels is the default pixel budget of one decoded page
+// (4096×4096): larger images are shrunk while decoding and larger PDF pages
+// rendered at a lower DPI.
+const DefaultMaxDecodePixels = 1 << 24
+
+// MaxPixelsInFlight is the process-wide number of decoded pixels that may
+// exist at once in Doc.Page and Doc.Use: two pages at the full budget, or
+// many small ones. A page larger than it waits until it is alone.
+const MaxPixelsInFlight = 2 * DefaultMaxDecodePixels
+
+// DefaultOptions are the options used by Open and Decode.
+var DefaultOptions = Options{DPI: DefaultDPI, MaxPixels: DefaultMaxPixels, MaxDecodePixels: DefaultMaxDecodePixels}
+
+// Extensions lists the file extensions (lower case, with the dot) that
+// Supported accepts.
+var Extensions = []string{".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".pdf"}
+
+// Errors that callers may test for with errors.Is.
+var (
+	// ErrUnsupportedFormat: the data is not PNG, JPEG, TIFF, WebP or PDF.
+	ErrUnsupportedFormat = errors.New("unsupported image format")
+	// ErrTooManyPixels: the header announces more pixels than MaxPixels.
+	ErrTooManyPixels = errors.New("image exceeds the pixel limit (decompression bomb)")
+	// ErrPageRange: a page index outside 0..Pages()-1.
+	ErrPageRange = errors.New("page out of range")
+)
+
+// Error is a decoding failure; its message names the file (and the page
+// of a PDF) and the problem.
+type Error struct {
+	Name string // file path or upload name
+	Page int    // 1-based page number of a PDF, 0 otherwise
+	Err  error  // the problem
+}
+
+func (e *Error) Error() string {
+	if e.Page > 0 {
+		return fmt.Sprintf("%s: page %d: %v", e.Name, e.Page, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Name, e.Err)
+}
+
+// Unwrap returns the underlying problem.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Image is one decoded page: 8-bit RGB samples, interleaved, row-major.
+// len(Pix) == W*H*3.
+type Image struct {
+	Pix  []uint8
+	W, H int
+}
+
+// At returns the RGB value of pixel (x, y).
+func (m Image) At(x, y int) (r, g, b uint8) {
+	i := (y*m.W + x) * 3
+	return m.Pix[i], m.Pix[i+1], m.Pix[i+2]
+}
+
+// Doc is an opened input file: one page for an image, one page per PDF
+// page or per page of a multi-page TIFF. Its methods may be called from
+// several goroutines at once.
+type Doc struct {
+	name  string
+	data  []byte
+	typ   vips.ImageType
+	pages int
+	opts  Options
+}
+
+// Supported reports whether path has one of the Extensions (any case).
+func Supported(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	for _, e := range Extensions {
+		if ext == e {
+			return true
+		}
+	}
+	return false
+}
+
+// IsPDF reports whether data starts like a PDF file ("%PDF-").
+func IsPDF(data []byte) bool { return bytes.HasPrefix(data, []byte("%PDF-")) }
+
+// Open reads the file at path with DefaultOptions; see Options.Open.
+func Open(path string) (*Doc, error) { return DefaultOptions.Open(path) }
+
+// Decode parses data named name (for messages, e.g. an upload's file name)
+// with DefaultOptions; see Options.Decode.
+func Decode(data []byte, name string) (*Doc, error) { return DefaultOptions.Decode(data, name) }
+
+// Open reads the file at path and parses its header. The format is
+// detected from the content, not the extension.
+func (o Options) Open(path string) (*Doc, error) {
+	data, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return o.Decode(data, path)
+}
+
+// ReadFile reads the regular file at path as Open does, with the same
+// error for a file that cannot be read. A caller that needs the bytes too
+// (for a content digest of exactly what is decoded) reads them with
+// ReadFile and passes them to Decode.
+func ReadFile(path string) ([]byte, error) {
+	data, err := regularfile.Read(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, &Error{Name: path, Err: fmt.Errorf("cannot read: %w", err)}
+	}
+	return data, nil
+}
+
+// ErrNotRegular is regularfile.ErrNotRegular: the path is a device, pipe,
+// socket or directory, not a regular file (a link is followed first).
+var ErrNotRegular = regularfile.ErrNotRegular
+
+// Decode parses the header of an encoded image held in data; name is used
+// in error messages. For a single image it also checks the pixel cap; PDF
+// pages are checked one by one in Page, as their size depends on the page.
+// Decode keeps data (without copying); the caller must not modify it.
+func (o Options) Decode(data []byte, name string) (*Doc, error) {
+	startup()
+	if o.DPI <= 0 {
+		o.DPI = DefaultDPI
+	}
+	if o.MaxPixels <= 0 {
+		o.MaxPixels = DefaultMaxPixels
+	}
+	if o.MaxDecodePixels == 0 {
+		o.MaxDecodePixels = DefaultMaxDecodePixels
+	}
+	if len(data) == 0 {
+		return nil, &Error{Name: name, Err: errors.New("empty file")}
+	}
+	typ := vips.DetermineImageType(data)
+	switch typ {
+	case vips.ImageTypePNG, vips.ImageTypeJPEG, vips.ImageTypeTIFF, vips.ImageTypeWEBP, vips.ImageTypePDF:
+	default:
+		if IsPDF(data) {
+			typ = vips.ImageTypePDF
+			break
+		}
+		return nil, &Error{Name: name, Err: fmt.Errorf("%w (not PNG, JPEG, TIFF, WebP or PDF)", ErrUnsupportedFormat)}
+	}
+	d := &Doc{name: name, data: data, typ: typ, pages: 1, opts: o}
+	ref, err := d.load(0, o.DPI)
+	if err != nil {
+		return nil, &Error{Name: name, Err: err}
+	}
+	defer ref.Close()
+	if typ == vips.ImageTypePDF {
+		d.pages = ref.Pages()
+		if d.pages < 1 {
+			return nil, &Error{Name: name, Err: errors.New("PDF has no pages")}
+		}
+		return d, nil
+	}
+	if err := o.checkSize(ref); err != nil {
+		return nil, &Error{Name: name, Err: err}
+	}
+	if typ == vips.ImageTypeTIFF && ref.Pages() > 1 {
+		n, err := d.tiffPages(ref.Width(), ref.Height(), ref.Pages())
+		if err != nil {
+			return nil, &Error{Name: name, Err: err}
+		}
+		d.pages = n
+	}
+	return d, nil
+}
+
+// tiffPages returns how many pages of a TIFF of n pages (the first w×h) are
+// classified: all n, or 1 for a pyramidal TIFF, whose pages each have half
+// the size of the one before (the same image at reduced resolutions, as
+// image servers store it), rounded either way; a page of the same size as
+// the one before is not a reduced level (so a chain of 1×1 pages counts as
+// pages, and the walk stops there). Only headers are read.
+func (d *Doc) tiffPages(w, h, n int) (int, error) {
+	half := func(prev, cur int) bool { return cur < prev && (cur == prev/2 || cur == (prev+1)/2) }
+	for i := 1; i < n; i++ {
+		ref, err := d.load(i, d.opts.DPI)
+		if err != nil {
+			return 0, fmt.Errorf("page %d: %w", i+1, err)
+		}
+		cw, ch := ref.Width(), ref.Height()
+		ref.Close()
+		if !half(w, cw) || !half(h, ch) {
+			return n, nil
+		}
+		w, h = cw, ch
+	}
+	return 1, nil
+}
+
+// Name returns the path or name the Doc was opened with.
+func (d *Doc) Name() string { return d.name }
+
+// Pages returns the number of pages: the PDF page count, the page count of
+// a multi-page TIFF (1 for a pyramidal one), or 1.
+func (d *Doc) Pages() int { return d.pages }
+
+// IsPDF reports whether the Doc is a PDF.
+func (d *Doc) IsPDF() bool { return d.typ == vips.ImageTypePDF }
+
+// Page decodes page i (0-based) to RGB. The decoding takes a slot of the
+// process-wide pixel budget (MaxPixelsInFlight); the returned pixels are a
+// Go copy that does not count against it, so a caller that holds many
+// pages should use Use.
+func (d *Doc) Page(i int) (Image, error) {
+	var out Image
+	err := d.Use(context.Background(), i, func(img Image) error {
+		out = Image{Pix: bytes.Clone(img.Pix), W: img.W, H: img.H}
+		return nil
+	})
+	return out, err
+}
+
+// Use decodes page i (0-based) to RGB and calls fn with it, holding a slot
+// of the process-wide pixel budget (MaxPixelsInFlight) from before the
+// decoding until fn returns: at most that many decoded pixels exist at
+// once in all the Use calls of the process. img.Pix is memory of libvips,
+// freed when fn returns (the pages it holds go back to the system at once,
+// not at the Go collector's next cycle): fn must not keep img.Pix or a
+// slice of it; it copies what it needs. Use waits for a slot until ctx is
+// done (a ctx done before the call decodes nothing), and returns fn's error
+// as it is; decoding errors are *Error values naming the file.
+func (d *Doc) Use(ctx context.Context, i int, fn func(Image) error) error {
+	ref, err := d.open(i)
+	if err != nil {
+		return d.wrap(i, err)
+	}
+	n := int64(ref.Width()) * int64(ref.Height())
+	if err := inFlight.acquire(ctx, n); err != nil {
+		ref.Close()
+		return d.wrap(i, err)
+	}
+	defer inFlight.release(n)
+	img, free, err := d.decode(ref)
+	ref.Close() // the decoding pipeline goes; img's memory stays until free
+	if err != nil {
+		return d.wrap(i, err)
+	}
+	defer free()
+	return fn(img)
+}
+
+// wrap names the file (and the page of a PDF or multi-page TIFF) in a
+// decoding error.
+func (d *Doc) wrap(i int, err error) error {
+	e := &Error{Name: d.name, Err: err}
+	if d.IsPDF() || d.pages > 1 {
+		e.Page = i + 1
+	}
+	return e
+}
+
+// open checks page i's size from its header and returns it ready for
+// decoding at the size it will have: a PDF page over the decode budget
+// is reloaded at a lower DPI and a larger image is reopened through
+// libvips' thumbnail, which shrinks it while decoding. No pixel has been
+// decoded when open returns.
+func (d *Doc) open(i int) (*vips.ImageRef, error) {
+	if i < 0 || i >= d.pages {
+		return nil, fmt.Errorf("%w: %d of %d", ErrPageRange, i+1, d.pages)
+	}
+	ref, err := d.load(i, d.opts.DPI)
+	if err != nil {
+		return nil, err
+	}
+	// Header only so far: libvips loads pixels on demand.
+	if err := d.opts.checkSize(ref); err != nil {
+		ref.Close()
+		return nil, err
+	}
+	budget := d.opts.MaxDecodePixels
+	w, h := int64(ref.Width()), int64(ref.Height())
+	if budget <= 0 || w*h <= budget {
+		return ref, nil
+	}
+	ref.Close()
+	scale := math.Sqrt(float64(budget) / float64(w*h))
+	if d.IsPDF() {
+		dpi := max(1, int(float64(d.opts.DPI)*scale))
+		return d.load(i, dpi)
+	}
+	// The thumbnail fits the long side, whatever the EXIF rotation; libvips
+	// rounds the short side, so a result a little over the budget is made
+	// again one pixel smaller (the pipeline is lazy: no pixel is decoded).
+	side := max(1, int(float64(max(w, h))*scale))
+	for {
+		ref, err = vips.LoadThumbnailFromBuffer(d.data, side, side, vips.InterestingNone, vips.SizeDown, d.params(i, d.opts.DPI))
+		if err != nil {
+			return nil, vipsErr("cannot shrink while decoding", err, "corrupt "+formatName(d.typ)+" data")
+		}
+		if int64(ref.Width())*int64(ref.Height()) <= budget || side <= 1 {
+			return ref, nil
+		}
+		ref.Close()
+		side--
+	}
+}
+
+// decode converts an opened page to 8-bit RGB pixels, held in memory
+// allocated by libvips that free releases.
+func (d *Doc) decode(ref *vips.ImageRef) (img Image, free func(), err error) {
+	if !d.IsPDF() {
+		if err := ref.AutoRotate(); err != nil {
+			return Image{}, nil, vipsErr("autorotate", err, "")
+		}
+	}
+	if ref.Interpretation() != vips.InterpretationSRGB {
+		if err := ref.ToColorSpace(vips.InterpretationSRGB); err != nil {
+			return Image{}, nil, vipsErr("colour conversion", err, "")
+		}
+	}
+	if ref.HasAlpha() || ref.Bands() == 4 {
+		if err := ref.Flatten(&vips.Color{R: 255, G: 255, B: 255}); err != nil {
+			return Image{}, nil, vipsErr("alpha compositing", err, "")
+		}
+	}
+	if ref.BandFormat() != vips.BandFormatUchar {
+		if err := ref.Cast(vips.BandFormatUchar); err != nil {
+			return Image{}, nil, vipsErr("conversion to 8 bits", err, "")
+		}
+	}
+	if ref.Bands() != 3 {
+		return Image{}, nil, fmt.Errorf("cannot convert %d bands to RGB", ref.Bands())
+	}
+	w, h := ref.Width(), ref.Height()
+	var size C.size_t
+	buf := C.vips_image_write_to_memory(vipsImage(ref), &size)
+	if buf == nil {
+		return Image{}, nil, fmt.Errorf("cannot decode pixels: %s", oneLine(lastVipsError(), "corrupt or truncated "+formatName(d.typ)+" data"))
+	}
+	free = func() { C.g_free(C.gpointer(buf)) }
+	if int(size) != w*h*3 {
+		free()
+		return Image{}, nil, fmt.Errorf("decoded %d bytes, want %d×%d×3", size, w, h)
+	}
+	return Image{Pix: unsafe.Slice((*uint8)(buf), int(size)), W: w, H: h}, free, nil
+}
+
+// vipsImage is the libvips image behind ref. govips keeps it unexported
+// and only copies pixels out (ImageRef.ToBytes: a libvips buffer, then a
+// Go copy of it); Use reads the libvips buffer itself and frees it when
+// its caller is done, so a decoded page exists once, outside the Go heap
+// (a 4096×4096 page is 48 MiB, which the Go heap would keep until its
+// next collections). TestUseDecodesOnce checks that this still finds the
+// field after a govips upgrade.
+func vipsImage(ref *vips.ImageRef) *C.VipsImage {
+	f := reflect.ValueOf(ref).Elem().FieldByName("image")
+	if !f.IsValid() || f.Kind() != reflect.Pointer || f.Type().Elem().Name() != "_Ctype_struct__VipsImage" {
+		panic("imageio: govips.ImageRef has no field image *C.VipsImage")
+	}
+	return (*C.VipsImage)(unsafe.Pointer(f.Pointer()))
+}
+
+// params are the loader options of page (0-based) at dpi (PDF only).
+func (d *Doc) params(page, dpi int) *vips.ImportParams {
+	p := vips.NewImportParams() // fail on the first warning, as PIL does on truncation
+	switch d.typ {
+	case vips.ImageTypePDF:
+		p.Page.Set(page)
+		p.NumPages.Set(1)
+		p.Density.Set(dpi)
+	case vips.ImageTypeTIFF:
+		p.Page.Set(page)
+		p.NumPages.Set(1)
+	}
+	return p
+}
+
+func (d *Doc) load(page, dpi int) (*vips.ImageRef, error) {
+	ref, err := vips.LoadImageFromBuffer(d.data, d.params(page, dpi))
+	if err != nil {
+		if errors.Is(err, vips.ErrUnsupportedImageFormat) {
+			return nil, fmt.Errorf("%w (no libvips loader)", ErrUnsupportedFormat)
+		}
+		return nil, vipsErr("cannot read header", err, "corrupt "+formatName(d.typ)+" data")
+	}
+	return ref, nil
+}
+
+func (o Options) checkSize(ref *vips.ImageRef) error {
+	w, h := int64(ref.Width()), int64(ref.Height())
+	if w <= 0 || h <= 0 {
+		return fmt.Errorf("invalid size %d×%d", w, h)
+	}
+	if w*h > o.MaxPixels {
+		return fmt.Errorf("%w: %d×%d = %d pixels, limit %d", ErrTooManyPixels, w, h, w*h, o.MaxPixels)
+	}
+	return nil
+}
+
+// vipsErr turns a govips error into "what: libvips message", dropping the
+// Go stack trace govips appends; fallback replaces an empty message.
+func vipsErr(what string, err error, fallback string) error {
+	msg := err.Error()
+	if i := strings.Index(msg, "\nStack:"); i >= 0 {
+		msg = msg[:i]
+	}
+	return fmt.Errorf("%s: %s", what, oneLine(msg, fallback))
+}
+
+// lastVipsError returns and clears libvips' error buffer. The buffer is
+// process-wide, so under concurrency it may also hold another call's text.
+func lastVipsError() string {
+	msg := C.GoString(C.vips_error_buffer())
+	C.vips_error_clear()
+	return msg
+}
+
+// formatName names an accepted format for messages.
+func formatName(t vips.ImageType) string {
+	switch t {
+	case vips.ImageTypePNG:
+		return "PNG"
+	case vips.ImageTypeJPEG:
+		return "JPEG"
+	case vips.ImageTypeTIFF:
+		return "TIFF"
+	case vips.ImageTypeWEBP:
+		return "WebP"
+	case vips.ImageTypePDF:
+		return "PDF"
+	}
+	return "image"
+}
+
+// oneLine joins the non-empty lines of a libvips message with "; ", or
+// returns fallback (or "libvips failed") when there are none.
+func oneLine(msg, fallback string) string {
+	var parts []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	if len(parts) == 0 {
+		if fallback == "" {
+			fallback = "libvips failed"
+		}
+		return fallback
+	}
+	return strings.Join(parts, "; ")
+}
+
+var startOnce sync.Once
+
+// startup starts libvips once: one libvips thread per operation (callers
+// parallelise across pages), no operation cache (pages are decoded once, so
+// caching only holds memory), tiles of TileHeight lines, and libvips
+// messages routed to log/slog: warnings at Debug level, errors at Warn
+// level, the rest dropped. Decoding problems reach callers as returned
+// errors, so nothing else is printed.
+func startup() {
+	startOnce.Do(func() {
+		vips.LoggingSettings(func(domain string, level vips.LogLevel, msg string) {
+			switch level {
+			case vips.LogLevelError, vips.LogLevelCritical:
+				slog.Warn("libvips", "domain", domain, "msg", msg)
+			case vips.LogLevelWarning:
+				slog.Debug("libvips", "domain", domain, "msg", msg)
+			}
+		}, vips.LogLevelWarning)
+		vips.Startup(&vips.Config{ConcurrencyLevel: 1, MaxCacheFiles: 0, MaxCacheMem: 0, MaxCacheSize: 0})
+		if C.set_tile_height(TileHeight) != 0 {
+			slog.Warn("libvips: cannot set the tile height", "lines", TileHeight)
+		}
+	})
+}
+
+// TileHeight is the height in lines of libvips' tiles, 16 instead of its
+// default 128. libvips sizes the line buffers of a pipeline from it (seven
+// tiles high: 896 lines by default), so shrinking a 13000-pixel-wide PNG
+// held 56 MiB of lines, 24 MiB at 16, and ran no slower (the thumbnail of
+// a 13000×13000 PNG: 7.3–7.5 s against 8.5–9.2 s, load average 11). The
+// pixels are the same: every operation computes each output pixel from
+// the same inputs whatever the tiling.
+const TileHeight = 16
+
+// vipsMemHighwater is libvips' peak of tracked memory (its pixel buffers)
+// since the process started (for tests).
+func vipsMemHighwater() int64 { return int64(C.vips_tracked_get_mem_highwater()) }

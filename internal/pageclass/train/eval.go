@@ -1,0 +1,299 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"archivekit/bindings/torch"
+	"archivekit/internal/atomicfile"
+	"archivekit/internal/pageclass/confmat"
+	"archivekit/internal/pageclass/modelmeta"
+	"archivekit/internal/pageclass/results"
+	"archivekit/internal/pageclass/review"
+	"archivekit/internal/pageclass/splits"
+)
+
+// Evaluate runs a model over labelled pages (category folders) and writes
+// {stamp}_{n}_{rev}_TOP-{N}_EVAL.csv, {stamp}_{n}_{rev}_EVAL_RAW.csv and the
+// confusion matrix {stamp}_{n}_{rev}_conf_mat_TOP-{N}.png (normalised by
+// true class) under Results.
+func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
+	if o.TopN < 1 || o.TopN > len(modelmeta.Categories) {
+		return nil, fmt.Errorf("top-N %d: want 1 to %d", o.TopN, len(modelmeta.Categories))
+	}
+	if len(o.Exts) == 0 {
+		o.Exts = []string{"png"}
+	}
+	if o.Batch <= 0 {
+		o.Batch = 16
+	}
+	if o.Device == "" {
+		o.Device = "cpu"
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Count == 0 {
+		o.Count = 1
+	}
+	dirs := o.Ensemble
+	if len(dirs) == 0 {
+		dirs = []string{o.Model}
+	}
+	// Each folder is read once (o.Read, or here): the metadata checked is
+	// the one of the weights evaluated and digested.
+	read := make([]*modelmeta.Contents, len(dirs))
+	metas := make([]*modelmeta.Meta, len(dirs))
+	for i, dir := range dirs {
+		c := o.Read[dir]
+		if c == nil {
+			var err error
+			if c, err = modelmeta.ReadFolder(dir); err != nil {
+				return nil, err
+			}
+		}
+		read[i] = c
+		meta := c.Meta
+		if !meta.Canonical() {
+			return nil, fmt.Errorf("%s: evaluation needs the 11 categories in canonical order", dir)
+		}
+		metas[i] = meta
+	}
+	if o.Revision == "" {
+		o.Revision = metas[0].Revision
+		if len(dirs) > 1 {
+			o.Revision = fmt.Sprintf("BEST_%d_models_AVG", len(dirs))
+		} else if o.Revision == "" {
+			o.Revision = filepath.Base(o.Model)
+		}
+	}
+	d, err := splits.Scan(o.Pages, o.Exts)
+	if err != nil {
+		return nil, err
+	}
+	items := d.Items
+	if o.Only != nil {
+		keep := map[string]bool{}
+		for _, p := range o.Only {
+			keep[p] = true
+		}
+		items = items[:0:0]
+		for _, it := range d.Items {
+			if keep[it.Path] {
+				items = append(items, it)
+			}
+		}
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("%s: no labelled pages to evaluate", o.Pages)
+	}
+	// Pages are decoded and resized once per input size; each model runs on
+	// the pages at its own size and the probabilities are averaged.
+	var ptrs []*sample
+	bySize := map[int]map[string]*sample{}
+	for _, meta := range metas {
+		size := meta.Preprocess.Size
+		if bySize[size] != nil {
+			continue
+		}
+		samples, bad, err := loadSamples(ctx, o.Pages, items, size, o.Workers, true)
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]*sample{}
+		for i := range samples {
+			m[samples[i].path] = &samples[i]
+		}
+		bySize[size] = m
+		if ptrs != nil {
+			continue
+		}
+		for p, reason := range bad {
+			o.Log.Warn("skipping unreadable page", "file", p, "error", reason)
+			if o.Run != nil {
+				o.Run.Skip(p, reason)
+			}
+		}
+		for i := range samples {
+			ptrs = append(ptrs, &samples[i])
+		}
+	}
+	n := len(modelmeta.Categories)
+	perModel := make([][][]float64, len(ptrs)) // [page][model][category]
+	digests := make([]string, len(dirs))
+	for i, dir := range dirs {
+		size := metas[i].Preprocess.Size
+		these := make([]*sample, len(ptrs))
+		for j, s := range ptrs {
+			these[j] = bySize[size][s.path]
+			if these[j] == nil {
+				return nil, fmt.Errorf("%s: page not read at size %d", s.path, size)
+			}
+		}
+		// model.pt was read once, into memory: the digest is of the bytes
+		// evaluated.
+		c := read[i]
+		digests[i] = c.Digest
+		m, err := torch.LoadBytes(c.Weights, o.Device)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, modelmeta.WeightsFile), err)
+		}
+		p, err := forward(m, these, metas[i], o.Batch)
+		m.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		for j := range p {
+			own := make([]float64, n)
+			for c, v := range p[j] {
+				own[c] = float64(v)
+			}
+			perModel[j] = append(perModel[j], own)
+		}
+	}
+	// The ensemble average of each page, computed as the classifier
+	// computes it (classify.Page.Mean).
+	probs := make([][]float64, len(ptrs))
+	for j := range probs {
+		probs[j] = results.Average(perModel[j])
+	}
+	res := &EvalResult{Pages: len(ptrs), Revision: o.Revision, Digests: digests}
+	res.Top1, res.TopN = accuracy(probs, ptrs, o.TopN)
+	res.Confusion = make([][]int, n)
+	for i := range res.Confusion {
+		res.Confusion[i] = make([]int, n)
+	}
+	for i, p := range probs {
+		res.Confusion[ptrs[i].label][argmax(p)]++
+	}
+	res.PerClass = perClass(res.Confusion)
+
+	topLayout, err := results.TopNLayout(o.TopN, true)
+	if err != nil {
+		return nil, err
+	}
+	topPath := filepath.Join(o.Results, results.EvalTopNName(o.Stamp, o.Count, o.Revision, o.TopN))
+	rawPath := filepath.Join(o.Results, results.EvalRawName(o.Stamp, o.Count, o.Revision))
+	if err := os.MkdirAll(o.Results, 0o755); err != nil {
+		return nil, err
+	}
+	tw, err := results.Create(topPath, topLayout, 0)
+	if err != nil {
+		return nil, err
+	}
+	rw, err := results.Create(rawPath, results.RawLayout(true), 0)
+	if err != nil {
+		return nil, err
+	}
+	full := make([]string, len(ptrs))
+	for i, s := range ptrs {
+		full[i] = filepath.Join(o.Pages, filepath.FromSlash(s.path))
+	}
+	keys := results.NewKeyer(o.Pages, full) // no page loses its row to another's name
+	for i := range ptrs {
+		key, err := keys.Key(full[i], 1)
+		if err != nil {
+			return nil, err
+		}
+		scores := probs[i]
+		row := results.Row{Key: key, Scores: scores, PerModel: perModel[i], True: modelmeta.Categories[ptrs[i].label]}
+		res.rows = append(res.rows, row)
+		d := review.Measure(perModel[i], scores)
+		res.Samples = append(res.Samples, review.Sample{Doubt: d, Correct: d.Top1 == row.True})
+		if err := tw.Add(row); err != nil {
+			return nil, err
+		}
+		if err := rw.Add(row); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := rw.Close(); err != nil {
+		return nil, err
+	}
+	pngPath := filepath.Join(o.Results, results.ConfMatName(o.Stamp, o.Count, o.Revision, o.TopN))
+	title := fmt.Sprintf("%s on %d pages: accuracy %.1f%% (Top-%d %.1f%%)", o.Revision, res.Pages, 100*res.Top1, o.TopN, 100*res.TopN)
+	if err := atomicfile.Write(pngPath, 0o644, func(w io.Writer) error {
+		return confmat.PNG(w, title, modelmeta.Categories, res.Confusion)
+	}); err != nil {
+		return nil, err
+	}
+	res.Files = []string{topPath, rawPath, pngPath}
+	if o.Run != nil {
+		for _, f := range res.Files {
+			o.Run.AddOutputFile(f)
+		}
+	}
+	res.reviewPath = filepath.Join(o.Results, results.EvalReviewName(o.Stamp, o.Count, o.Revision))
+	res.run = o.Run
+	o.Log.Info("evaluation", "model", o.Revision, "pages", res.Pages, "top1", round4(res.Top1), fmt.Sprintf("top%d", o.TopN), round4(res.TopN))
+	return res, nil
+}
+
+func perClass(conf [][]int) []ClassScore {
+	out := make([]ClassScore, len(conf))
+	for c := range conf {
+		tp := conf[c][c]
+		var predicted, actual int
+		for k := range conf {
+			predicted += conf[k][c]
+			actual += conf[c][k]
+		}
+		s := ClassScore{Label: modelmeta.Categories[c], Support: actual}
+		if predicted > 0 {
+			s.Precision = float64(tp) / float64(predicted)
+		}
+		if actual > 0 {
+			s.Recall = float64(tp) / float64(actual)
+		}
+		if s.Precision+s.Recall > 0 {
+			s.F1 = 2 * s.Precision * s.Recall / (s.Precision + s.Recall)
+		}
+		out[c] = s
+	}
+	return out
+}
+
+// Report formats per-class precision, recall and F1 as a console table.
+func (r *EvalResult) Report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %d pages\n", r.Revision, r.Pages)
+	fmt.Fprintf(&b, "%-10s %9s %9s %9s %8s\n", "category", "precision", "recall", "f1", "support")
+	for _, c := range r.PerClass {
+		fmt.Fprintf(&b, "%-10s %9.3f %9.3f %9.3f %8d\n", c.Label, c.Precision, c.Recall, c.F1, c.Support)
+	}
+	fmt.Fprintf(&b, "%-10s %9s %9s %9.3f %8d\n", "accuracy", "", "", r.Top1, r.Pages)
+	return b.String()
+}
+
+// WriteReview writes the evaluation's review table,
+// {stamp}_{n}_{rev}_EVAL_REVIEW.csv, with the doubt of each page flagged under
+// cal (nil: no calibration, every page "uncalibrated") and its gold
+// category, and returns its path.
+func (r *EvalResult) WriteReview(cal *review.Applied) (string, error) {
+	w, err := results.Create(r.reviewPath, results.ReviewLayout(true), 0)
+	if err != nil {
+		return "", err
+	}
+	for _, row := range r.rows {
+		rv := review.Assess(row.PerModel, row.Scores, review.Condition{}, cal)
+		row.Review = &rv
+		if err := w.Add(row); err != nil {
+			return "", err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return "", err
+	}
+	if r.run != nil {
+		r.run.AddOutputFile(r.reviewPath)
+	}
+	return r.reviewPath, nil
+}

@@ -1,0 +1,629 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"archivekit/bindings/torch"
+	"archivekit/internal/pageclass/modelmeta"
+	"archivekit/internal/pageclass/splits"
+)
+
+func (o *Options) defaults() {
+	if len(o.Exts) == 0 {
+		o.Exts = []string{"png"}
+	}
+	if o.Epochs <= 0 {
+		o.Epochs = 3
+	}
+	if o.Batch <= 0 {
+		o.Batch = 16
+	}
+	if o.LR <= 0 {
+		o.LR = 5e-5
+	}
+	if o.TestSize == 0 {
+		o.TestSize = 0.1
+	}
+	if o.Seed == 0 {
+		o.Seed = splits.BaseSeed
+	}
+	if o.LogStep <= 0 {
+		o.LogStep = 100
+	}
+	if o.Device == "" {
+		o.Device = "cpu"
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.NumCPU()
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Revision == "" {
+		o.Revision = "model"
+	}
+	if o.Stamp == "" {
+		o.Stamp = time.Now().Format("060102-1504")
+	}
+}
+
+// LR returns the learning rate of step s (0-based) of total steps: linear
+// warm-up over the first 10% of the steps, then linear decay to zero.
+func LR(peak float64, s, total int) float64 {
+	warm := int(math.Round(0.1 * float64(total)))
+	if warm < 1 {
+		warm = 1
+	}
+	if s < warm {
+		return peak * float64(s+1) / float64(warm)
+	}
+	if total <= warm {
+		return peak
+	}
+	return peak * float64(total-s) / float64(total-warm)
+}
+
+var foldColumnNumber = regexp.MustCompile(`(\d+)\s*$`)
+
+// plan returns the splits to train, one per fold.
+func plan(o Options, d *splits.Dataset) ([]*splits.Split, error) {
+	if o.FoldsCSV != "" {
+		f, err := splits.ReadFoldsCSV(o.FoldsCSV)
+		if err != nil {
+			return nil, err
+		}
+		cols := f.Columns
+		if o.FoldColumn != "" {
+			cols = []string{o.FoldColumn}
+		}
+		var out []*splits.Split
+		for _, c := range cols {
+			s, err := f.Split(d, c)
+			if err != nil {
+				return nil, err
+			}
+			if s.Fold == 0 {
+				if m := foldColumnNumber.FindStringSubmatch(c); m != nil {
+					s.Fold, _ = strconv.Atoi(m[1])
+				}
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	}
+	n := o.Folds
+	if n <= 0 {
+		n = 1
+	}
+	var out []*splits.Split
+	for i := 1; i <= n; i++ {
+		s, err := splits.Stratified(d, i, splits.Options{BaseSeed: o.Seed, TestSize: o.TestSize, MaxPerClass: o.MaxPerClass})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Train fine-tunes Options.Base on every requested fold and returns one
+// result per fold. The final model of a fold is its best checkpoint by dev
+// accuracy, saved as {Models}/{Revision}_FOLD_{n}.
+func Train(ctx context.Context, o Options) ([]FoldResult, error) {
+	o.defaults()
+	// The base is read once: each fold loads its module from these bytes,
+	// so a base replaced during the run changes nothing, and the digest
+	// recorded (the caller's, of BaseContents) is of the weights trained.
+	bc := o.BaseContents
+	if bc == nil {
+		var err error
+		if bc, err = modelmeta.ReadFolder(o.Base); err != nil {
+			return nil, fmt.Errorf("base model: %w", err)
+		}
+	}
+	base := bc.Meta
+	if !base.Trainable {
+		return nil, fmt.Errorf("base model %s is not trainable (a traced export freezes dropout and batch norm); export a scripted model with tools/export_models.py", o.Base)
+	}
+	if !base.Canonical() && !base.IsRotation() {
+		return nil, fmt.Errorf("base model %s: labels must be the 11 categories in canonical order (or the labels of an orientation model)", o.Base)
+	}
+	if o.Size > 0 && o.Size != base.Preprocess.Size {
+		b := *base
+		b.Preprocess.Size = o.Size
+		base = &b
+	}
+	d, err := splits.Scan(o.Pages, o.Exts)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.Items) == 0 {
+		return nil, fmt.Errorf("%s: no labelled pages (want category folders of %s files)", o.Pages, strings.Join(o.Exts, ", "))
+	}
+	folds, err := plan(o, d)
+	if err != nil {
+		return nil, err
+	}
+	o.Log.Info("loading training pages", "pages", len(d.Items), "folder", o.Pages, "size", base.Preprocess.Size)
+	samples, bad, err := loadSamples(ctx, o.Pages, d.Items, base.Preprocess.Size, o.Workers, !o.NoCache)
+	if err != nil {
+		return nil, err
+	}
+	for p, reason := range bad {
+		o.Log.Warn("skipping unreadable page", "file", p, "error", reason)
+		if o.Run != nil {
+			o.Run.Skip(p, reason)
+		}
+	}
+	byPath := make(map[string]*sample, len(samples))
+	for i := range samples {
+		byPath[samples[i].path] = &samples[i]
+	}
+	var results []FoldResult
+	for _, sp := range folds {
+		if err := ctx.Err(); err != nil {
+			return results, err
+		}
+		ds, err := sp.WriteFile(o.Results, o.Stamp, o.Revision)
+		if err != nil {
+			return results, err
+		}
+		for _, w := range sp.Warnings {
+			o.Log.Warn("split", "fold", sp.Fold, "warning", w)
+		}
+		r, err := trainFold(ctx, o, base, bc.Weights, sp, byPath)
+		if err != nil {
+			return results, fmt.Errorf("fold %d: %w", sp.Fold, err)
+		}
+		r.DatasetFile = ds
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+func pick(items []splits.Item, byPath map[string]*sample) []*sample {
+	var out []*sample
+	for _, it := range items {
+		if s, ok := byPath[it.Path]; ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// trainFold trains split sp from the base (its metadata, and weights: the
+// bytes of its model.pt).
+func trainFold(ctx context.Context, o Options, base *modelmeta.Meta, weights []byte, sp *splits.Split, byPath map[string]*sample) (FoldResult, error) {
+	res := FoldResult{Fold: sp.Fold}
+	train, dev, test := pick(sp.Train, byPath), pick(sp.Dev, byPath), pick(sp.Test, byPath)
+	if len(train) == 0 {
+		return res, errors.New("no training pages")
+	}
+	seed := splits.SeedFor(o.Seed, sp.Fold)
+	torch.ManualSeed(uint64(seed))
+	m, err := torch.LoadBytes(weights, o.Device)
+	if err != nil {
+		return res, fmt.Errorf("%s: %w", filepath.Join(o.Base, modelmeta.WeightsFile), err)
+	}
+	defer m.Close()
+	res.TrainableParams, res.TotalParams, err = m.ParamCounts()
+	if err != nil {
+		return res, err
+	}
+	if res.TrainableParams == 0 {
+		return res, fmt.Errorf("%s: no parameter of the base requires gradients: nothing to train", o.Base)
+	}
+	tr, err := torch.NewTrainer(m, torch.DefaultAdamW(o.LR))
+	if err != nil {
+		return res, err
+	}
+	defer tr.Close()
+	var checkErr error // the check of the base failed: a warning, the whole model trains
+	res.FeaturesCached, res.FeatureCache, checkErr = featureCache(o, base, m, res.TrainableParams, train[:min(2, len(train))])
+	torch.ManualSeed(uint64(seed)) // the check may have drawn numbers: every path starts from the seed
+
+	size := base.Preprocess.Size
+	plane := 3 * size * size
+	perEpoch := (len(train) + o.Batch - 1) / o.Batch
+	total := perEpoch * o.Epochs
+	name := fmt.Sprintf("%s_FOLD_%d", o.Revision, sp.Fold)
+	ckpt := filepath.Join(o.Checkpoints, o.Stamp+"_"+name)
+	o.Log.Info("training fold", "fold", sp.Fold, "train", len(train), "dev", len(dev), "test", len(test),
+		"epochs", o.Epochs, "batch", o.Batch, "steps", total, "lr", o.LR, "seed", seed,
+		"trainable_params", res.TrainableParams, "total_params", res.TotalParams)
+	level := slog.LevelInfo
+	if checkErr != nil {
+		level = slog.LevelWarn
+	}
+	o.Log.Log(ctx, level, "feature cache", "fold", sp.Fold, "features_cached", res.FeaturesCached, "why", res.FeatureCache)
+	if res.TrainableParams < res.TotalParams {
+		o.Log.Info("the base has frozen parameters: training changes only the rest", "base", o.Base,
+			"trainable_params", res.TrainableParams, "total_params", res.TotalParams)
+	}
+
+	aug := newAugmenter(size)
+	buf := make([]float32, o.Batch*plane)
+	labels := make([]int64, o.Batch)
+	start := time.Now()
+	// With features cached, each page's backbone runs once here and the
+	// steps and evaluations below run the head on its features.
+	var trainF, devF, testF [][]float32
+	var fbuf []float32
+	if res.FeaturesCached {
+		for _, set := range []struct {
+			dst *[][]float32
+			ss  []*sample
+		}{{&trainF, train}, {&devF, dev}, {&testF, test}} {
+			if *set.dst, err = runPages(m, featuresMethod, set.ss, base, o.Batch, false); err != nil {
+				return res, err
+			}
+		}
+		fbuf = make([]float32, o.Batch*len(trainF[0]))
+		if err := m.SetTrain(true); err != nil {
+			return res, err
+		}
+		o.Log.Info("features computed", "fold", sp.Fold, "pages", len(train)+len(dev)+len(test),
+			"features", len(trainF[0]), "elapsed", time.Since(start).Round(time.Millisecond).String())
+	}
+	// pixelBatch fills buf and labels with the training pages idx of an
+	// epoch: augmented when asked, turned for the orientation model.
+	pixelBatch := func(idx []int, epoch int) (torch.Tensor, error) {
+		for k, i := range idx {
+			pix, err := pixels(train[i], size)
+			if err != nil {
+				return torch.Tensor{}, err
+			}
+			if o.Augment {
+				pix = aug.apply(pix, splits.NewSplitMix64(uint64(seed)<<32^uint64(epoch)<<20^uint64(i)))
+			}
+			labels[k] = train[i].label
+			if base.IsRotation() {
+				// self-supervised: the page turned by a drawn quarter,
+				// labelled with it
+				q := int(splits.NewSplitMix64(uint64(seed)<<32 ^ uint64(epoch)<<20 ^ uint64(i) ^ 0x726f74).Below(4))
+				pix, labels[k] = turnSquare(pix, size, q), int64(q)
+			}
+			normalise(buf[k*plane:(k+1)*plane], pix, base.Preprocess)
+		}
+		n := len(idx)
+		return torch.Tensor{Data: buf[:n*plane], Shape: []int64{int64(n), 3, int64(size), int64(size)}}, nil
+	}
+	step := 0
+	best, bestEpoch := -1.0, 0
+	var lossSum float64
+	var seen, correct int
+	for epoch := 0; epoch < o.Epochs; epoch++ {
+		order := make([]int, len(train))
+		for i := range order {
+			order[i] = i
+		}
+		g := splits.NewSplitMix64(uint64(seed)<<16 ^ uint64(epoch))
+		g.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for b0 := 0; b0 < len(order); b0 += o.Batch {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			idx := order[b0:min(b0+o.Batch, len(order))]
+			n := len(idx)
+			if err := tr.SetLR(LR(o.LR, step, total)); err != nil {
+				return res, err
+			}
+			var loss float32
+			var logits [][]float32
+			if res.FeaturesCached {
+				for k, i := range idx {
+					labels[k] = train[i].label
+				}
+				loss, logits, err = tr.StepMethod(headMethod, rowsOf(fbuf, trainF, idx), labels[:n])
+			} else {
+				var x torch.Tensor
+				if x, err = pixelBatch(idx, epoch); err == nil {
+					loss, logits, err = tr.Step(x, labels[:n])
+				}
+			}
+			if err != nil {
+				return res, err
+			}
+			step++
+			lossSum += float64(loss) * float64(n)
+			seen += n
+			for k := range logits {
+				if argmax(logits[k]) == int(labels[k]) {
+					correct++
+				}
+			}
+			if step%o.LogStep == 0 || step == total {
+				el := time.Since(start)
+				left := time.Duration(float64(el) / float64(step) * float64(total-step))
+				o.Log.Info("training", "fold", sp.Fold, "epoch", epoch+1, "step", step, "of", total,
+					"loss", round4(lossSum/float64(seen)), "train_acc", round4(float64(correct)/float64(seen)),
+					"time_left", left.Round(time.Second).String())
+				if o.Progress != nil {
+					fmt.Fprintf(o.Progress, "\rfold %d epoch %d/%d step %d/%d loss %.4f acc %.3f left %s   ",
+						sp.Fold, epoch+1, o.Epochs, step, total, lossSum/float64(seen), float64(correct)/float64(seen), left.Round(time.Second))
+				}
+				lossSum, seen, correct = 0, 0, 0
+			}
+		}
+		if err := m.SetTrain(false); err != nil {
+			return res, err
+		}
+		acc := 0.0
+		if len(dev) > 0 {
+			ds := evalSet(dev, base)
+			var probs [][]float32
+			if res.FeaturesCached {
+				probs, err = headProbabilities(m, devF, o.Batch)
+			} else {
+				probs, err = forward(m, ds, base, o.Batch)
+			}
+			if err != nil {
+				return res, err
+			}
+			acc, _ = accuracy(probs, ds, 3)
+		}
+		o.Log.Info("epoch done", "fold", sp.Fold, "epoch", epoch+1, "dev_acc", devAcc(len(dev), acc), "elapsed", time.Since(start).Round(time.Second).String())
+		if acc > best || len(dev) == 0 {
+			best, bestEpoch = acc, epoch
+			if err := saveModel(m, ckpt, checkpointMeta(base, o, sp, res, kept(len(dev), epoch))); err != nil {
+				return res, err
+			}
+			o.Log.Info("checkpoint saved", "fold", sp.Fold, "dir", ckpt, "dev_acc", devAcc(len(dev), acc))
+		}
+		if err := m.SetTrain(true); err != nil {
+			return res, err
+		}
+		if o.Patience > 0 && len(dev) > 0 && epoch-bestEpoch >= o.Patience && epoch < o.Epochs-1 {
+			o.Log.Info("early stop: dev accuracy did not improve", "fold", sp.Fold, "epoch", epoch+1, "best_epoch", bestEpoch+1,
+				"patience", o.Patience, "dev_acc", round4(best))
+			res.StoppedEarly = epoch + 1
+			break
+		}
+	}
+	if o.Progress != nil {
+		fmt.Fprintln(o.Progress)
+	}
+	res.Checkpoint, res.DevAccuracy, res.DevPages = ckpt, best, len(dev)
+	final := filepath.Join(o.Models, name)
+	bm, err := torch.Load(filepath.Join(ckpt, modelmeta.WeightsFile), o.Device)
+	if err != nil {
+		return res, err
+	}
+	defer bm.Close()
+	if len(test) > 0 {
+		ts := evalSet(test, base)
+		var probs [][]float32
+		if res.FeaturesCached { // the checkpoint's backbone is the base's: the same features
+			probs, err = headProbabilities(bm, testF, o.Batch)
+		} else {
+			probs, err = forward(bm, ts, base, o.Batch)
+		}
+		if err != nil {
+			return res, err
+		}
+		res.TestTop1, res.TestTop3 = accuracy(probs, ts, 3)
+	}
+	chosen := fmt.Sprintf("best dev checkpoint, epoch %d: dev accuracy %.4f on %d dev pages", bestEpoch+1, best, len(dev))
+	if len(dev) == 0 {
+		chosen = kept(0, bestEpoch)
+	}
+	meta := checkpointMeta(base, o, sp, res, fmt.Sprintf("final model (%s), test top-1 %.4f, top-3 %.4f on %d test pages",
+		chosen, res.TestTop1, res.TestTop3, len(test)))
+	if err := saveModel(bm, final, meta); err != nil {
+		return res, err
+	}
+	res.ModelDir = final
+	res.Elapsed = time.Since(start)
+	o.Log.Info("fold done", "fold", sp.Fold, "model", final, "dev_acc", devAcc(len(dev), best), "test_top1", round4(res.TestTop1),
+		"test_top3", round4(res.TestTop3), "elapsed", time.Since(start).Round(time.Second).String())
+	return res, nil
+}
+
+func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+func argmax[F float32 | float64](v []F) int {
+	b := 0
+	for i := range v {
+		if v[i] > v[b] {
+			b = i
+		}
+	}
+	return b
+}
+
+// forward runs the model (in eval mode) over samples without augmentation
+// and returns the softmax of its logits.
+func forward(m *torch.Module, ss []*sample, meta *modelmeta.Meta, batch int) ([][]float32, error) {
+	return runPages(m, "", ss, meta, batch, true)
+}
+
+// runPages runs method ("" for forward) over samples without augmentation,
+// batch pages at a time, in the module's current mode, and returns its
+// rows (their softmax when asked).
+func runPages(m *torch.Module, method string, ss []*sample, meta *modelmeta.Meta, batch int, softmax bool) ([][]float32, error) {
+	var out [][]float32
+	for b0 := 0; b0 < len(ss); b0 += batch {
+		x, err := batchOf(ss[b0:min(b0+batch, len(ss))], meta)
+		if err != nil {
+			return nil, err
+		}
+		var p [][]float32
+		switch {
+		case method != "":
+			p, err = m.RunMethod(method, x, softmax)
+		case softmax:
+			p, err = m.Probabilities(x)
+		default:
+			p, err = m.Forward(x)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p...)
+	}
+	return out, nil
+}
+
+// accuracy returns Top-1 and Top-k accuracy.
+func accuracy[F float32 | float64](probs [][]F, ss []*sample, k int) (float64, float64) {
+	if len(ss) == 0 {
+		return 0, 0
+	}
+	var top1, topk int
+	for i, p := range probs {
+		rank := 0
+		want := p[ss[i].label]
+		for j, v := range p {
+			if v > want || (v == want && j < int(ss[i].label)) {
+				rank++
+			}
+		}
+		if rank == 0 {
+			top1++
+		}
+		if rank < k {
+			topk++
+		}
+	}
+	return float64(top1) / float64(len(ss)), float64(topk) / float64(len(ss))
+}
+
+func checkpointMeta(base *modelmeta.Meta, o Options, sp *splits.Split, res FoldResult, note string) *modelmeta.Meta {
+	m := *base
+	m.Labels = append([]string(nil), base.Labels...)
+	m.Trainable = true
+	m.License = "CC BY-NC 4.0"
+	m.Revision = ""
+	m.Provenance = modelmeta.Provenance{
+		Method:  "train",
+		Command: strings.Join(os.Args, " "),
+		Source:  fmt.Sprintf("base %s (%s); pages %s; split: %s", o.Base, base.Base, o.Pages, sp.Source),
+		Fold:    sp.Fold,
+		Created: time.Now().UTC().Format(time.RFC3339),
+		Notes: fmt.Sprintf("%s; %s; %s; epochs %d, batch %d, lr %g (10%% warm-up, linear decay), AdamW, augmentation %v; trained on CC BY-NC 4.0 data",
+			note, trained(res), res.FeatureCache, o.Epochs, o.Batch, o.LR, o.Augment),
+	}
+	return &m
+}
+
+// saveModel writes model.pt and model.json into a fresh folder next to dir
+// and renames it over dir, so a reader never sees half a model.
+func saveModel(m *torch.Module, dir string, meta *modelmeta.Meta) error {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := m.Save(filepath.Join(tmp, modelmeta.WeightsFile)); err != nil {
+		return err
+	}
+	if err := modelmeta.Save(tmp, meta); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	old := dir + ".old"
+	os.RemoveAll(old)
+	if _, err := os.Stat(dir); err == nil {
+		if err := os.Rename(dir, old); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return err
+	}
+	return os.RemoveAll(old)
+}
+
+// turnSquare returns a copy of a CHW page of size×size 8-bit pixels turned
+// clockwise by q quarters. Turning the resized square is the same as
+// resizing the turned page (the resize scales each axis on its own), so an
+// orientation model trained on it sees what it sees at inference.
+func turnSquare(pix []uint8, size, q int) []uint8 {
+	q %= 4
+	if q == 0 {
+		return pix
+	}
+	out := make([]uint8, len(pix))
+	plane := size * size
+	for c := 0; c < 3; c++ {
+		src, dst := pix[c*plane:(c+1)*plane], out[c*plane:(c+1)*plane]
+		for r := 0; r < size; r++ {
+			for col := 0; col < size; col++ {
+				var v uint8
+				switch q {
+				case 1: // new[r][c] = old[S-1-c][r]
+					v = src[(size-1-col)*size+r]
+				case 2:
+					v = src[(size-1-r)*size+size-1-col]
+				case 3: // new[r][c] = old[c][S-1-r]
+					v = src[col*size+size-1-r]
+				}
+				dst[r*size+col] = v
+			}
+		}
+	}
+	return out
+}
+
+// evalSet is the pages a dev or test accuracy is measured on: the pages
+// themselves for a classifier; for an orientation model every page turned
+// by 0, 90, 180 and 270 degrees, labelled with the turn.
+func evalSet(ss []*sample, base *modelmeta.Meta) []*sample {
+	if !base.IsRotation() {
+		return ss
+	}
+	size := base.Preprocess.Size
+	out := make([]*sample, 0, 4*len(ss))
+	for _, s := range ss {
+		pix, err := pixels(s, size)
+		if err != nil {
+			continue // unreadable now: left out of the measure
+		}
+		for q := 0; q < 4; q++ {
+			out = append(out, &sample{root: s.root, path: s.path, label: int64(q), pix: turnSquare(pix, size, q)})
+		}
+	}
+	return out
+}
+
+// kept says which checkpoint a fold keeps: the best on its dev pages, or,
+// when the split has none, the last epoch (nothing was chosen on accuracy).
+func kept(devPages, epoch int) string {
+	if devPages == 0 {
+		return fmt.Sprintf("last epoch, %d: the split has no dev pages, no checkpoint chosen", epoch+1)
+	}
+	return "best dev checkpoint"
+}
+
+// devAcc is a dev accuracy for the log: null when the split has no dev pages.
+func devAcc(devPages int, acc float64) any {
+	if devPages == 0 {
+		return nil
+	}
+	return round4(acc)
+}
+
+// trained says which parameters training changed.
+func trained(res FoldResult) string {
+	if res.TrainableParams == res.TotalParams {
+		return fmt.Sprintf("all %d parameters trained", res.TotalParams)
+	}
+	return fmt.Sprintf("%d of %d parameters trained, the rest frozen in the base", res.TrainableParams, res.TotalParams)
+}

@@ -1,0 +1,469 @@
+// Package paradata writes the classifier's run metadata,
+// "{stamp}_page-classification.json" (spec page-classification 2.7, 2.9).
+//
+// A Run is created at the start of a run and written at once (status
+// "running"); the caller updates it as the run proceeds and may Flush at any
+// time; Finish records the outcome. Every write is atomic, so the file on
+// disk is always a complete JSON document describing the run up to the last
+// flush, also when the run fails part-way or is killed (status then stays
+// "running" or becomes "failed" with the error).
+package paradata
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"archivekit/internal/atomicfile"
+	"archivekit/internal/licence"
+)
+
+// SchemaVersion is the version of the metadata layout written here.
+const SchemaVersion = "2.0"
+
+// Program is the program name recorded in the metadata and file name.
+const Program = "page-classification"
+
+// Run states.
+const (
+	StatusRunning   = "running"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	// StatusInterrupted is set by a later run continuing this one
+	// (MarkInterrupted): the process ended without recording an outcome
+	// (killed or crashed), so its file still said "running".
+	StatusInterrupted = "interrupted"
+)
+
+// FileName is "{stamp}_page-classification.json".
+func FileName(stamp string) string { return stamp + "_" + Program + ".json" }
+
+// Info is what the tool knows about itself at start.
+type Info struct {
+	ToolVersion string
+	Repository  string
+	// RunnerRef and DockerImage are set inside the published images.
+	RunnerRef   string
+	DockerImage string
+	// RunID identifies the run; Start uses the stamp when empty.
+	RunID string
+}
+
+// Skipped is one input file that was not classified.
+type Skipped struct {
+	File   string `json:"file"`
+	Reason string `json:"reason"`
+}
+
+// Model is one model used by the run.
+type Model struct {
+	Revision string `json:"revision,omitempty"`
+	Path     string `json:"path"`
+	Base     string `json:"base_architecture,omitempty"`
+	License  string `json:"license,omitempty"`
+	// Digest identifies the weights and metadata (modelmeta.Digest).
+	Digest string `json:"digest,omitempty"`
+	// Demo is true for a shipped demo model.
+	Demo bool `json:"demo"`
+}
+
+// Statistics counts inputs and outputs.
+type Statistics struct {
+	InputFilesTotal       int `json:"input_files_total"`
+	SuccessfullyProcessed int `json:"successfully_processed"`
+	SkippedFiles          int `json:"skipped_files"`
+	// OutputCountsByType counts output rows or files by kind ("csv" rows,
+	// "png" images, "json" records).
+	OutputCountsByType map[string]int `json:"output_counts_by_type"`
+	// PerformancePerMinute is each output count per minute of run time.
+	PerformancePerMinute map[string]float64 `json:"performance_per_minute"`
+}
+
+// Header is the part of the run metadata that both tools (the classifier
+// here, the translator in cmd/translate) write alike: the program and where
+// it ran, the run's identity and outcome, its licence and its times. A
+// tool's document embeds it first, so its fields come first in the JSON.
+type Header struct {
+	SchemaVersion   string             `json:"schema_version"`
+	Program         string             `json:"program"`
+	ToolVersion     string             `json:"tool_version"`
+	Repository      string             `json:"repository"`
+	RunnerRef       string             `json:"runner_ref"`
+	DockerImage     string             `json:"docker_image"`
+	GoVersion       string             `json:"go_version"`
+	Platform        string             `json:"platform"`
+	RunID           string             `json:"run_id"`
+	Status          string             `json:"status"`
+	Error           string             `json:"error,omitempty"`
+	License         string             `json:"license"`
+	LicenseURL      string             `json:"license_url"`
+	LicenseDetail   licence.Resolution `json:"license_detail"`
+	StartTime       string             `json:"start_time"`
+	EndTime         string             `json:"end_time"`
+	DurationSeconds float64            `json:"duration_seconds"`
+}
+
+// NewHeader is the header of a run of program (with its Info) started at
+// start: running, times in UTC.
+func NewHeader(program string, start time.Time, info Info) Header {
+	return Header{
+		SchemaVersion: SchemaVersion, Program: program,
+		ToolVersion: info.ToolVersion, Repository: info.Repository,
+		RunnerRef: info.RunnerRef, DockerImage: info.DockerImage,
+		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
+		RunID: info.RunID, Status: StatusRunning,
+		StartTime: start.UTC().Format(time.RFC3339Nano),
+	}
+}
+
+// SetLicence records the resolved licence of the run.
+func (h *Header) SetLicence(res licence.Resolution) {
+	h.LicenseDetail = res
+	h.License, h.LicenseURL = res.EffectiveLicense, res.EffectiveLicenseURL
+}
+
+// SetEnd records the end time and the duration since start.
+func (h *Header) SetEnd(start, end time.Time) {
+	h.EndTime = end.UTC().Format(time.RFC3339Nano)
+	h.DurationSeconds = round(end.Sub(start).Seconds(), 3)
+}
+
+// SetOutcome records the outcome: completed, or failed with runErr's
+// message.
+func (h *Header) SetOutcome(runErr error) {
+	h.Status, h.Error = StatusCompleted, ""
+	if runErr != nil {
+		h.Status, h.Error = StatusFailed, runErr.Error()
+	}
+}
+
+// PerMinute is each count per minute of dur, to 4 decimals (0 when dur is
+// not positive).
+func PerMinute(counts map[string]int, dur time.Duration) map[string]float64 {
+	out := make(map[string]float64, len(counts))
+	for k, n := range counts {
+		rate := 0.0
+		if dur > 0 {
+			rate = round(float64(n)/dur.Minutes(), 4)
+		}
+		out[k] = rate
+	}
+	return out
+}
+
+// WriteJSON writes v, indented, with a final newline, atomically to path.
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return atomicfile.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// Document is the JSON written to disk.
+type Document struct {
+	Header
+	// Demo is true when a shipped demo model answered instead of the
+	// published ones; DemoEnsemble says the same (its older name).
+	Demo         bool           `json:"demo"`
+	DemoEnsemble bool           `json:"demo_ensemble"`
+	Models       []Model        `json:"models"`
+	Config       map[string]any `json:"config"`
+	// Training records what a training run used and made (epochs, learning
+	// rate, seed, folds, the models written); absent for other runs.
+	Training map[string]any `json:"training,omitempty"`
+	// Review records how the run's review fields were made: the
+	// calibration in force (its file and digest, target and thresholds) or
+	// why there is none, and the page-condition checks; absent for runs
+	// that review no page.
+	Review             map[string]any `json:"review,omitempty"`
+	Statistics         Statistics     `json:"statistics"`
+	SkippedFilesDetail []Skipped      `json:"skipped_files_detail"`
+	Outputs            []string       `json:"outputs"`
+	Warnings           []string       `json:"warnings"`
+	// Interrupted lists the earlier runs this run continued whose process
+	// had ended without recording an outcome (MarkInterrupted).
+	Interrupted []Interrupted `json:"interrupted_runs,omitempty"`
+}
+
+// Interrupted is an earlier run found interrupted by the run that
+// continued it: its run id and metadata file.
+type Interrupted struct {
+	RunID string `json:"run_id"`
+	File  string `json:"file"`
+}
+
+// MarkInterrupted records, in the metadata file at path of an earlier run
+// whose process has ended (the caller knows it: its ledger file is no longer
+// held), that it was interrupted when the file still says "running": status
+// "interrupted" and an error naming the run that continued it (by); its
+// end_time stays that of its last write. A file with any other status, or none, is left
+// as it is and ok is false. Every other field is kept as written.
+func MarkInterrupted(path, by string) (Interrupted, bool, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Interrupted{}, false, nil
+	}
+	if err != nil {
+		return Interrupted{}, false, err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return Interrupted{}, false, fmt.Errorf("%s: %w", path, err)
+	}
+	if doc["status"] != StatusRunning {
+		return Interrupted{}, false, nil
+	}
+	doc["status"] = StatusInterrupted
+	doc["error"] = "interrupted: the run ended without recording an outcome (killed or crashed); continued by run " + by
+	if err := WriteJSON(path, doc); err != nil {
+		return Interrupted{}, false, err
+	}
+	id, _ := doc["run_id"].(string)
+	return Interrupted{RunID: id, File: path}, true, nil
+}
+
+// AddInterrupted records an earlier run this run continued that had been
+// interrupted (MarkInterrupted).
+func (r *Run) AddInterrupted(i Interrupted) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Interrupted = append(r.doc.Interrupted, i)
+}
+
+// Run is the metadata of one run in progress. Its methods are safe for
+// concurrent use.
+type Run struct {
+	mu    sync.Mutex
+	path  string
+	start time.Time
+	now   func() time.Time
+	doc   Document
+}
+
+// Start creates the run metadata file in dir for a run started at start
+// (named from its stamp, results.StampLayout) and writes it, replacing a file
+// of the same name. Runs that may share a folder use Create.
+func Start(dir, stamp string, start time.Time, info Info) (*Run, error) {
+	return startWithClock(dir, stamp, start, info, time.Now)
+}
+
+// Create starts the run metadata in dir under the first stamp of base,
+// base-2, base-3, ... that no other run in dir holds, and returns it with
+// that stamp. The file is claimed with an exclusive create, so runs started
+// in the same second, one after the other or at once, each get their own
+// stamp and with it their own output names.
+func Create(dir, base string, start time.Time, info Info) (*Run, string, error) {
+	stamp, err := Claim(dir, base, FileName)
+	if err != nil {
+		return nil, "", err
+	}
+	r, err := startWithClock(dir, stamp, start, info, time.Now)
+	return r, stamp, err
+}
+
+// Claim reserves a run stamp in dir for a run-metadata file named
+// name(stamp): base when that file can be created exclusively, else base-2,
+// base-3, …. The empty file it leaves is replaced atomically by the run's
+// first write, so runs started in the same second into one folder never
+// share a file. Both tools name their run metadata through it.
+func Claim(dir, base string, name func(stamp string) string) (string, error) {
+	for i := 1; i <= 10000; i++ {
+		stamp := base
+		if i > 1 {
+			stamp = fmt.Sprintf("%s-%d", base, i)
+		}
+		f, err := os.OpenFile(filepath.Join(dir, name(stamp)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		f.Close()
+		return stamp, nil
+	}
+	return "", fmt.Errorf("%s: no free run stamp for %s", dir, base)
+}
+
+func startWithClock(dir, stamp string, start time.Time, info Info, now func() time.Time) (*Run, error) {
+	if info.RunID == "" {
+		info.RunID = stamp
+	}
+	r := &Run{path: filepath.Join(dir, FileName(stamp)), start: start, now: now}
+	r.doc = Document{
+		Header: NewHeader(Program, start, info),
+		Models: []Model{}, Config: map[string]any{},
+		Statistics:         Statistics{OutputCountsByType: map[string]int{}, PerformancePerMinute: map[string]float64{}},
+		SkippedFilesDetail: []Skipped{}, Outputs: []string{}, Warnings: []string{},
+	}
+	// Until the caller resolves the licence, the record says it is unknown.
+	r.doc.SetLicence((&licence.Components{}).Resolve())
+	if err := r.Flush(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Path is the metadata file.
+func (r *Run) Path() string { return r.path }
+
+// SetLicence records the resolved licence of the run.
+func (r *Run) SetLicence(res licence.Resolution) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Header.SetLicence(res)
+}
+
+// SetConfig records one configuration value (flags after config-file
+// defaults were applied).
+func (r *Run) SetConfig(key string, value any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Config[key] = value
+}
+
+// SetTraining records one fact of a training run.
+func (r *Run) SetTraining(key string, value any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.doc.Training == nil {
+		r.doc.Training = map[string]any{}
+	}
+	r.doc.Training[key] = value
+}
+
+// SetReview records one fact of the run's page review.
+func (r *Run) SetReview(key string, value any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.doc.Review == nil {
+		r.doc.Review = map[string]any{}
+	}
+	r.doc.Review[key] = value
+}
+
+// AddModel records a model used by the run; a demo model marks the run as
+// using the demo ensemble.
+func (r *Run) AddModel(m Model) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Models = append(r.doc.Models, m)
+	r.doc.DemoEnsemble = r.doc.DemoEnsemble || m.Demo
+	r.doc.Demo = r.doc.DemoEnsemble
+}
+
+// AddInputs adds n to the number of input files (PDF pages count singly).
+func (r *Run) AddInputs(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Statistics.InputFilesTotal += n
+}
+
+// Processed adds n successfully classified inputs.
+func (r *Run) Processed(n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Statistics.SuccessfullyProcessed += n
+}
+
+// Skip records an input that was not classified and why.
+func (r *Run) Skip(file, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.SkippedFilesDetail = append(r.doc.SkippedFilesDetail, Skipped{file, reason})
+	r.doc.Statistics.SkippedFiles = len(r.doc.SkippedFilesDetail)
+}
+
+// CountOutput adds n outputs of a kind ("csv" rows, "png", "json").
+func (r *Run) CountOutput(kind string, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Statistics.OutputCountsByType[kind] += n
+}
+
+// AddOutputFile records a file the run wrote.
+func (r *Run) AddOutputFile(path string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Outputs = append(r.doc.Outputs, path)
+}
+
+// Warn records a warning (also the licence resolver's).
+func (r *Run) Warn(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.Warnings = append(r.doc.Warnings, msg)
+}
+
+// Snapshot returns a copy of the current document with end time, duration
+// and rates computed as of now.
+func (r *Run) Snapshot() Document {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.snapshotLocked()
+}
+
+func (r *Run) snapshotLocked() Document {
+	end := r.now()
+	d := r.doc
+	d.SetEnd(r.start, end)
+	d.Statistics.PerformancePerMinute = PerMinute(d.Statistics.OutputCountsByType, end.Sub(r.start))
+	d.Statistics.OutputCountsByType = copyMap(d.Statistics.OutputCountsByType)
+	d.Config = copyMap(d.Config)
+	if d.Training != nil {
+		d.Training = copyMap(d.Training)
+	}
+	d.Models = append([]Model{}, d.Models...)
+	d.SkippedFilesDetail = append([]Skipped{}, d.SkippedFilesDetail...)
+	d.Outputs = append([]string{}, d.Outputs...)
+	sort.Strings(d.Outputs)
+	d.Warnings = append([]string{}, d.Warnings...)
+	d.Interrupted = append([]Interrupted(nil), d.Interrupted...)
+	return d
+}
+
+// Flush writes the current state atomically.
+func (r *Run) Flush() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.writeLocked()
+}
+
+func (r *Run) writeLocked() error {
+	return WriteJSON(r.path, r.snapshotLocked())
+}
+
+// Finish records the outcome (failed with runErr's message when runErr is
+// not nil) and writes the file. It returns the write error, if any.
+func (r *Run) Finish(runErr error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.doc.SetOutcome(runErr)
+	return r.writeLocked()
+}
+
+func round(x float64, dec int) float64 {
+	p := 1.0
+	for i := 0; i < dec; i++ {
+		p *= 10
+	}
+	if x < 0 {
+		return -float64(int64(-x*p+0.5)) / p
+	}
+	return float64(int64(x*p+0.5)) / p
+}
+
+func copyMap[V any](m map[string]V) map[string]V {
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,846 @@
+// Package rocrate exports a finished document record, its persistent step
+// outputs and the run metadata of the tools that wrote it as an RO-Crate 1.1
+// (https://w3id.org/ro/crate/1.1), the exporter step of spec
+// page-classification 2.7 and translation 4.1 and 12.
+//
+// The metadata file is deterministic: the @graph holds the metadata
+// descriptor, then the root Dataset, then every other entity sorted by @id;
+// datePublished is the latest stamp in the record (assembled.blocks[*].
+// updated_at, provenance.contributors[*].at), never the clock; nothing reads
+// the time zone, file times or map order. The same inputs give the same
+// bytes.
+//
+// What goes into the crate:
+//   - the record itself, as <doc_id>.document.json;
+//   - the files named in derived_from (persistent step outputs) that can be
+//     found (relative to the record's folder, then as written); one that
+//     cannot is left out with a warning;
+//   - the run metadata of each contributing run: the files given to Build
+//     and those named by paradata_ref in the record when they can be found.
+//
+// The original input (source) and the regenerable derivations are described
+// as contextual entities and are never in hasPart: the source is archive
+// managed, and regenerable outputs are recipes, not files.
+//
+// Each contributing tool run becomes one CreateAction whose instrument is the
+// tool as a SoftwareApplication. With ProcessRun the root also declares the
+// Process Run Crate profile (https://w3id.org/ro/wfrun/process/0.5).
+package rocrate
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"archivekit/internal/atomicfile"
+	"archivekit/internal/docrecord"
+	"archivekit/internal/licence"
+)
+
+// Identifiers fixed by the RO-Crate specifications.
+const (
+	MetadataFile      = "ro-crate-metadata.json"
+	Context           = "https://w3id.org/ro/crate/1.1/context"
+	CrateSpec         = "https://w3id.org/ro/crate/1.1"
+	ProcessRunSpec    = "https://w3id.org/ro/wfrun/process/0.5"
+	RootID            = "./"
+	ParadataFolder    = "paradata/"
+	sourceID          = "#source"
+	regenerablePrefix = "#regenerable-"
+)
+
+// Input names what to export.
+type Input struct {
+	// Document is the path of the finished document record.
+	Document string
+	// Paradata lists run-metadata files of runs that wrote the record.
+	Paradata []string
+	// ProcessRun adds the Process Run Crate profile.
+	ProcessRun bool
+}
+
+// Entity is one node of the @graph.
+type Entity map[string]any
+
+// ID returns the entity's @id.
+func (e Entity) ID() string { s, _ := e["@id"].(string); return s }
+
+// Crate is a built crate: its graph and the files it contains.
+type Crate struct {
+	Graph []Entity
+	// Files maps each data entity's crate-relative path to the file it is
+	// copied from.
+	Files map[string]string
+	// Warnings lists what was left out and why.
+	Warnings []string
+	// Removed lists the parts of an earlier crate in the same folder that
+	// Write removed because this crate does not have them.
+	Removed []string
+}
+
+func ref(id string) map[string]any { return map[string]any{"@id": id} }
+
+// run is one contributing tool run gathered from the record and paradata.
+type run struct {
+	program, runID, version, image, runner string
+	start, end                             string
+	blocks                                 []string
+	paradata                               string // crate path of its run metadata
+}
+
+// paradataDoc is the part of a run-metadata file the exporter reads.
+type paradataDoc struct {
+	Program     string `json:"program"`
+	ToolVersion string `json:"tool_version"`
+	RunID       string `json:"run_id"`
+	License     string `json:"license"`
+	LicenseURL  string `json:"license_url"`
+	StartTime   string `json:"start_time"`
+	EndTime     string `json:"end_time"`
+	DockerImage string `json:"docker_image"`
+	RunnerRef   string `json:"runner_ref"`
+}
+
+// Build reads the record and run metadata and builds the crate. It fails on
+// an unreadable or invalid record, an unreadable run-metadata file, a record
+// without any stamp (datePublished would need the clock) and a record whose
+// licence cannot be found.
+func Build(in Input) (*Crate, error) {
+	rec, err := docrecord.Load(in.Document)
+	if err != nil {
+		return nil, err
+	}
+	schema, err := docrecord.ProjectSchema()
+	if err != nil {
+		return nil, err
+	}
+	if err := schema.Validate(rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", in.Document, err)
+	}
+	docID := rec.DocID()
+	if docID == "" {
+		return nil, fmt.Errorf("%s: record has no doc_id", in.Document)
+	}
+	recDir := filepath.Dir(in.Document)
+	c := &Crate{Files: map[string]string{}}
+	b := builder{c: c, entities: map[string]Entity{}, byPath: map[string]string{}}
+
+	recordID := docrecord.FileName(docID)
+	if err := b.addFile(recordID, in.Document, Entity{"@type": "File", "name": "document record " + docID,
+		"encodingFormat": "application/json"}); err != nil {
+		return nil, err
+	}
+
+	// Runs named in the record.
+	runs := map[string]*run{}
+	var runOrder []string
+	getRun := func(program, runID string) *run {
+		k := program + "\x00" + runID
+		if r, ok := runs[k]; ok {
+			return r
+		}
+		r := &run{program: program, runID: runID}
+		runs[k] = r
+		runOrder = append(runOrder, k)
+		return r
+	}
+	var stamps []time.Time
+	stamp := func(where, s string) (string, error) {
+		if s == "" {
+			return "", nil
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return "", fmt.Errorf("%s: %s: %q is not an RFC 3339 time", in.Document, where, s)
+		}
+		stamps = append(stamps, t)
+		return t.UTC().Format(time.RFC3339), nil
+	}
+	type paradataRef struct{ run, path string }
+	var paradataRefs []paradataRef
+	if blocks, ok := rec.Get("assembled", "blocks"); ok {
+		obj, _ := blocks.(*docrecord.Object)
+		if obj != nil {
+			for _, name := range obj.Keys() {
+				v, _ := obj.Get(name)
+				o, _ := v.(*docrecord.Object)
+				if o == nil {
+					continue
+				}
+				r := getRun(str(o, "program"), str(o, "run_id"))
+				key := r.program + "\x00" + r.runID
+				r.blocks = append(r.blocks, name)
+				at, err := stamp("assembled.blocks."+name+".updated_at", str(o, "updated_at"))
+				if err != nil {
+					return nil, err
+				}
+				r.end = later(r.end, at)
+				if p := str(o, "paradata_ref"); p != "" {
+					paradataRefs = append(paradataRefs, paradataRef{key, p})
+				}
+			}
+		}
+	}
+	if cs, ok := rec.Get("provenance", "contributors"); ok {
+		list, _ := cs.([]any)
+		for i, v := range list {
+			o, _ := v.(*docrecord.Object)
+			if o == nil {
+				continue
+			}
+			r := getRun(str(o, "program"), str(o, "run_id"))
+			key := r.program + "\x00" + r.runID
+			at, err := stamp(fmt.Sprintf("provenance.contributors[%d].at", i), str(o, "at"))
+			if err != nil {
+				return nil, err
+			}
+			r.end = later(r.end, at)
+			r.version = cmp.Or(r.version, str(o, "version"))
+			r.image = cmp.Or(r.image, str(o, "container_image"), str(o, "docker_image"))
+			r.runner = cmp.Or(r.runner, str(o, "runner_ref"))
+			if p := str(o, "paradata_ref"); p != "" {
+				paradataRefs = append(paradataRefs, paradataRef{key, p})
+			}
+		}
+	}
+	if len(stamps) == 0 {
+		return nil, fmt.Errorf("%s: the record has no stamps (assembled.blocks[*].updated_at or provenance.contributors[*].at); datePublished is never taken from the clock", in.Document)
+	}
+	latest := stamps[0]
+	for _, t := range stamps[1:] {
+		if t.After(latest) {
+			latest = t
+		}
+	}
+
+	// Run metadata: given files must load; files named by the record are
+	// taken when found.
+	var licences []licence.Licence
+	var licenceURL = map[string]string{}
+	addParadata := func(p string, required bool) error {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			if required {
+				return fmt.Errorf("run metadata: %w", err)
+			}
+			c.Warnings = append(c.Warnings, fmt.Sprintf("run metadata %s named in the record not found; its run is described from the record only", p))
+			return nil
+		}
+		var pd paradataDoc
+		if err := json.Unmarshal(data, &pd); err != nil {
+			return fmt.Errorf("run metadata %s: %v", p, err)
+		}
+		if pd.Program == "" || pd.RunID == "" {
+			return fmt.Errorf("run metadata %s: no program or run_id", p)
+		}
+		id := ParadataFolder + filepath.Base(p)
+		if err := b.addFile(id, p, Entity{"@type": "File", "name": "run metadata of " + pd.Program + " run " + pd.RunID,
+			"encodingFormat": "application/json"}); err != nil {
+			return err
+		}
+		r := getRun(pd.Program, pd.RunID)
+		r.paradata = b.byPath[absPath(p)]
+		r.version = cmp.Or(pd.ToolVersion, r.version)
+		r.image = cmp.Or(r.image, pd.DockerImage)
+		r.runner = cmp.Or(r.runner, pd.RunnerRef)
+		r.start = cmp.Or(r.start, utc(pd.StartTime))
+		if r.end == "" {
+			r.end = utc(pd.EndTime)
+		}
+		if pd.License != "" {
+			l, _ := licence.Lookup(pd.License)
+			licences = append(licences, l)
+			licenceURL[l.ID] = cmp.Or(pd.LicenseURL, l.URL)
+		}
+		return nil
+	}
+	for _, p := range in.Paradata {
+		if err := addParadata(p, true); err != nil {
+			return nil, err
+		}
+	}
+	for _, pr := range paradataRefs {
+		if runs[pr.run].paradata != "" {
+			continue // given on the command line
+		}
+		if err := addParadata(locate(recDir, pr.path), false); err != nil {
+			return nil, err
+		}
+	}
+
+	// Licence: the record's provenance and translation blocks and the run
+	// metadata; the most restrictive wins (internal/licence ranking).
+	for _, path := range [][]string{{"provenance"}, {"translations"}} {
+		l, ok := rec.Get(append(path, "license")...)
+		s, _ := l.(string)
+		if !ok || s == "" {
+			continue
+		}
+		lic, _ := licence.Lookup(s)
+		licences = append(licences, lic)
+		u, _ := rec.Get(append(path, "license_url")...)
+		us, _ := u.(string)
+		licenceURL[lic.ID] = cmp.Or(licenceURL[lic.ID], us, lic.URL)
+	}
+	if len(licences) == 0 {
+		return nil, fmt.Errorf("%s: no licence found in the record (provenance.license, translations.license) nor in run metadata; pass the runs' metadata with --paradata", in.Document)
+	}
+	top := licences[0]
+	for _, l := range licences[1:] {
+		if l.Rank > top.Rank {
+			top = l
+		}
+	}
+	licID := licenceURL[top.ID]
+	if licID == "" {
+		licID = "#license"
+	}
+	b.put(Entity{"@id": licID, "@type": "CreativeWork", "name": top.ID, "identifier": top.ID})
+
+	// Persistent step outputs.
+	if df, ok := rec.Get("derived_from"); ok {
+		if obj, _ := df.(*docrecord.Object); obj != nil {
+			for _, key := range obj.Keys() {
+				v, _ := obj.Get(key)
+				s, _ := v.(string)
+				if s == "" {
+					continue
+				}
+				p := locate(recDir, s)
+				if _, err := os.Stat(p); err != nil {
+					c.Warnings = append(c.Warnings, fmt.Sprintf("derived_from.%s: %s not found; left out of the crate", key, s))
+					continue
+				}
+				if id, done := b.byPath[absPath(p)]; done {
+					if e := b.entities[id]; e != nil {
+						e["description"] = "derived_from." + key
+					}
+					continue
+				}
+				if err := b.addFile(cratePath(s), p, Entity{"@type": "File", "name": key, "description": "derived_from." + key,
+					"encodingFormat": mediaType(p)}); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+
+	root := Entity{"@id": RootID, "@type": "Dataset", "identifier": docID,
+		"datePublished": latest.UTC().Format(time.RFC3339), "license": ref(licID)}
+
+	// The source: described, never part of the crate.
+	if src, ok := rec.Get("source"); ok {
+		if o, _ := src.(*docrecord.Object); o != nil {
+			e := Entity{"@id": sourceID, "@type": "CreativeWork", "name": cmp.Or(str(o, "filename"), "original input of "+docID),
+				"description": "the original input; archive-managed, not part of this crate"}
+			if s := str(o, "media_type"); s != "" {
+				e["encodingFormat"] = s
+			}
+			if s := str(o, "sha256"); s != "" {
+				e["identifier"] = "sha256:" + s
+			}
+			b.put(e)
+			root["isBasedOn"] = ref(sourceID)
+		}
+	}
+	// Regenerable derivations: recipes, mentioned but not parts.
+	var mentions []any
+	if rg, ok := rec.Get("regenerable"); ok {
+		if o, _ := rg.(*docrecord.Object); o != nil {
+			for _, key := range o.Keys() {
+				v, _ := o.Get(key)
+				ro, _ := v.(*docrecord.Object)
+				desc := "regenerable on demand, not stored"
+				if ro != nil {
+					if f := str(ro, "from"); f != "" {
+						desc += "; regenerated from " + f
+					}
+					if cv := str(ro, "converter"); cv != "" {
+						desc += " by " + cv
+					}
+				}
+				id := regenerablePrefix + key
+				b.put(Entity{"@id": id, "@type": "CreativeWork", "name": key, "description": desc})
+				mentions = append(mentions, ref(id))
+			}
+		}
+	}
+	if len(mentions) > 0 {
+		sortRefs(mentions)
+		root["mentions"] = mentions
+	}
+
+	// One CreateAction per contributing run, its tool a SoftwareApplication.
+	sort.Strings(runOrder)
+	var programs []string
+	for _, k := range runOrder {
+		r := runs[k]
+		if r.program == "" {
+			return nil, fmt.Errorf("%s: a contributing run (run_id %q) names no program", in.Document, r.runID)
+		}
+		swID := "#software-" + slug(r.program)
+		if r.version != "" {
+			swID += "-" + slug(r.version)
+		}
+		sw := Entity{"@id": swID, "@type": "SoftwareApplication", "name": r.program}
+		if r.version != "" {
+			sw["softwareVersion"] = r.version
+		}
+		b.put(sw)
+		act := Entity{"@id": "#run-" + slug(r.program) + "-" + slug(r.runID), "@type": "CreateAction",
+			"name": r.program + " run " + r.runID, "instrument": ref(swID), "result": []any{ref(recordID)}}
+		if r.runID != "" {
+			act["identifier"] = r.runID
+		}
+		if len(r.blocks) > 0 {
+			sort.Strings(r.blocks)
+			act["description"] = "wrote record blocks: " + strings.Join(r.blocks, ", ")
+		}
+		if r.runner != "" {
+			d, _ := act["description"].(string)
+			if d != "" {
+				d += "; "
+			}
+			act["description"] = d + "runner " + r.runner
+		}
+		if _, ok := root["isBasedOn"]; ok {
+			act["object"] = []any{ref(sourceID)}
+		}
+		if r.start != "" {
+			act["startTime"] = r.start
+		}
+		if r.end != "" {
+			act["endTime"] = r.end
+		}
+		if r.image != "" {
+			act["containerImage"] = r.image
+		}
+		if r.runner != "" {
+			act["runnerRef"] = r.runner
+		}
+		if r.paradata != "" {
+			act["subjectOf"] = ref(r.paradata)
+			if e := b.entities[r.paradata]; e != nil {
+				e["about"] = ref(act.ID())
+			}
+		}
+		b.put(act)
+		programs = appendUnique(programs, r.program)
+	}
+	sort.Strings(programs)
+
+	name := "Document " + docID
+	if s, ok := rec.Get("source", "filename"); ok {
+		if fn, _ := s.(string); fn != "" {
+			name += " (" + fn + ")"
+		}
+	}
+	root["name"] = name
+	root["description"] = fmt.Sprintf("Document record %s with its persistent step outputs and the run metadata of %d contributing tool run(s) (%s). The original input and regenerable derivations are described but not included.",
+		docID, len(runOrder), strings.Join(programs, ", "))
+	var parts []any
+	for id := range c.Files {
+		parts = append(parts, ref(id))
+	}
+	sortRefs(parts)
+	root["hasPart"] = parts
+	if in.ProcessRun {
+		root["conformsTo"] = ref(ProcessRunSpec)
+		b.put(Entity{"@id": ProcessRunSpec, "@type": "CreativeWork", "name": "Process Run Crate", "version": "0.5"})
+	}
+
+	ids := make([]string, 0, len(b.entities))
+	for id := range b.entities {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	c.Graph = append(c.Graph,
+		Entity{"@id": MetadataFile, "@type": "CreativeWork", "conformsTo": ref(CrateSpec), "about": ref(RootID)},
+		root)
+	for _, id := range ids {
+		c.Graph = append(c.Graph, b.entities[id])
+	}
+	return c, nil
+}
+
+type builder struct {
+	c        *Crate
+	entities map[string]Entity
+	byPath   map[string]string // absolute source path -> crate id
+}
+
+func (b *builder) put(e Entity) { b.entities[e.ID()] = e }
+
+// addFile adds a data entity copied from src to the crate path id, with its
+// size and SHA-256.
+func (b *builder) addFile(id, src string, e Entity) error {
+	if id == MetadataFile {
+		return fmt.Errorf("%s: would overwrite the crate's %s", src, MetadataFile)
+	}
+	if prev, ok := b.c.Files[id]; ok {
+		if absPath(prev) == absPath(src) {
+			return nil
+		}
+		return fmt.Errorf("%s and %s both map to %s in the crate", prev, src, id)
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(data)
+	e["@id"] = id
+	e["contentSize"] = fmt.Sprint(len(data))
+	e["sha256"] = hex.EncodeToString(sum[:])
+	b.c.Files[id] = src
+	b.byPath[absPath(src)] = id
+	b.put(e)
+	return nil
+}
+
+// JSON returns the metadata file: two-space indented, keys sorted, no HTML
+// escaping, ending in a newline.
+func (c *Crate) JSON() ([]byte, error) {
+	doc := map[string]any{"@context": Context, "@graph": c.Graph}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Write copies the data files into dir and writes the metadata file last,
+// each atomically. It returns the metadata file's path.
+//
+// dir must be new, empty, or a crate written before: the files of a crate
+// are the folder's content, so a folder holding anything else is refused
+// rather than exported into. Over an earlier crate, the parts the earlier
+// metadata listed that this crate does not have are removed after the new
+// metadata is written, and listed in c.Removed; files the earlier crate
+// did not list are left and named in c.Warnings.
+func (c *Crate) Write(dir string) (string, error) {
+	data, err := c.JSON()
+	if err != nil {
+		return "", err
+	}
+	oldParts, err := earlierParts(dir)
+	if err != nil {
+		return "", err
+	}
+	ids := make([]string, 0, len(c.Files))
+	for id := range c.Files {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		src := c.Files[id]
+		dst := filepath.Join(dir, filepath.FromSlash(id))
+		if absPath(src) == absPath(dst) {
+			continue
+		}
+		b, err := os.ReadFile(src)
+		if err != nil {
+			return "", err
+		}
+		if err := atomicfile.WriteFile(dst, b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	out := filepath.Join(dir, MetadataFile)
+	if err := atomicfile.WriteFile(out, data, 0o644); err != nil {
+		return "", err
+	}
+	for _, id := range oldParts {
+		if _, kept := c.Files[id]; kept {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return out, fmt.Errorf("removing %s of the earlier crate: %w", id, err)
+		}
+		c.Removed = append(c.Removed, id)
+	}
+	return out, nil
+}
+
+// earlierParts returns the data files listed by the crate already in dir
+// (none for a missing or empty dir); a non-empty dir without a readable
+// crate metadata file is an error.
+func earlierParts(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(entries) == 0) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, MetadataFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("--out-dir %s holds files and no %s: it is not a crate written before; give a new or empty folder", dir, MetadataFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Graph []Entity `json:"@graph"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: the earlier crate's metadata is not JSON (%v); give a new or empty folder", filepath.Join(dir, MetadataFile), err)
+	}
+	var parts []string
+	for _, e := range doc.Graph {
+		if e.ID() != "./" {
+			continue
+		}
+		for _, id := range refs(e["hasPart"]) {
+			// Only plain relative paths inside dir are ever removed.
+			if p := filepath.FromSlash(id); filepath.IsLocal(p) && !strings.Contains(id, "://") {
+				parts = append(parts, id)
+			}
+		}
+	}
+	return parts, nil
+}
+
+// Check lists the structural problems of a metadata file: not JSON, wrong
+// context, descriptor not first, root not second, the rest not sorted by @id
+// or with duplicate @ids, references to entities that are not in the graph,
+// missing root name, description, licence or datePublished, and the source or
+// a regenerable entity in hasPart. With dir not empty every hasPart file must
+// exist under dir. An empty result means the crate passed.
+func Check(data []byte, dir string) []string {
+	var doc struct {
+		Context any      `json:"@context"`
+		Graph   []Entity `json:"@graph"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return []string{"not JSON: " + err.Error()}
+	}
+	var bad []string
+	if doc.Context != Context {
+		bad = append(bad, fmt.Sprintf("@context is %v, want %s", doc.Context, Context))
+	}
+	if len(doc.Graph) < 2 {
+		return append(bad, "graph has fewer than two entities")
+	}
+	ids := map[string]Entity{}
+	for i, e := range doc.Graph {
+		id := e.ID()
+		if id == "" {
+			bad = append(bad, fmt.Sprintf("entity %d has no @id", i))
+			continue
+		}
+		if _, dup := ids[id]; dup {
+			bad = append(bad, "duplicate @id "+id)
+		}
+		ids[id] = e
+		if i > 2 && doc.Graph[i-1].ID() >= id {
+			bad = append(bad, fmt.Sprintf("graph not sorted by @id: %q after %q", id, doc.Graph[i-1].ID()))
+		}
+	}
+	desc, root := doc.Graph[0], doc.Graph[1]
+	if desc.ID() != MetadataFile || refID(desc["about"]) != RootID || refID(desc["conformsTo"]) != CrateSpec {
+		bad = append(bad, "first entity is not the metadata descriptor about ./ conforming to "+CrateSpec)
+	}
+	if root.ID() != RootID || root["@type"] != "Dataset" {
+		bad = append(bad, "second entity is not the root Dataset ./")
+	}
+	for _, k := range []string{"name", "description", "license", "datePublished"} {
+		if _, ok := root[k]; !ok {
+			bad = append(bad, "root Dataset has no "+k)
+		}
+	}
+	if s, _ := root["datePublished"].(string); s != "" {
+		if _, err := time.Parse(time.RFC3339, s); err != nil {
+			bad = append(bad, "datePublished "+s+" is not an ISO 8601 date-time")
+		}
+	}
+	for _, e := range doc.Graph {
+		for k, v := range e {
+			for _, r := range refs(v) {
+				if e.ID() == MetadataFile && k == "conformsTo" {
+					continue // the specification itself
+				}
+				if _, ok := ids[r]; !ok {
+					bad = append(bad, fmt.Sprintf("%s.%s refers to %s, which is not in the graph", e.ID(), k, r))
+				}
+			}
+		}
+	}
+	for _, r := range refs(root["hasPart"]) {
+		if r == sourceID || strings.HasPrefix(r, regenerablePrefix) {
+			bad = append(bad, "hasPart holds "+r+" (source and regenerable outputs are never parts)")
+		}
+		if dir != "" {
+			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(r))); err != nil {
+				bad = append(bad, "hasPart file "+r+" is not in the crate folder")
+			}
+		}
+	}
+	return bad
+}
+
+// SelfTest builds the crate of in twice under two different local time
+// zones, checks that the bytes are identical and equal to written (the
+// metadata file as written, when not nil) and runs Check on them.
+func SelfTest(in Input, written []byte, dir string) []string {
+	var outs [][]byte
+	saved := time.Local
+	defer func() { time.Local = saved }()
+	for _, loc := range []*time.Location{time.FixedZone("UTC+14", 14*3600), time.FixedZone("UTC-10", -10*3600)} {
+		time.Local = loc
+		c, err := Build(in)
+		if err != nil {
+			return []string{err.Error()}
+		}
+		b, err := c.JSON()
+		if err != nil {
+			return []string{err.Error()}
+		}
+		outs = append(outs, b)
+	}
+	var bad []string
+	if !bytes.Equal(outs[0], outs[1]) {
+		bad = append(bad, "not deterministic: two builds under different time zones differ")
+	}
+	if written != nil && !bytes.Equal(outs[0], written) {
+		bad = append(bad, "not deterministic: the written metadata differs from a rebuild")
+	}
+	return append(bad, Check(outs[0], dir)...)
+}
+
+func refID(v any) string {
+	m, _ := v.(map[string]any)
+	s, _ := m["@id"].(string)
+	return s
+}
+
+// refs lists the @id references in a property value.
+func refs(v any) []string {
+	switch x := v.(type) {
+	case map[string]any:
+		if s, ok := x["@id"].(string); ok {
+			return []string{s}
+		}
+	case Entity:
+		return refs(map[string]any(x))
+	case []any:
+		var out []string
+		for _, e := range x {
+			out = append(out, refs(e)...)
+		}
+		return out
+	}
+	return nil
+}
+
+func sortRefs(list []any) {
+	sort.Slice(list, func(i, j int) bool { return refID(list[i]) < refID(list[j]) })
+}
+
+func str(o *docrecord.Object, key string) string {
+	v, _ := o.Get(key)
+	s, _ := v.(string)
+	return s
+}
+
+func later(a, b string) string {
+	if a == "" || b > a { // both are UTC RFC 3339 with the same layout
+		return cmp.Or(b, a)
+	}
+	return a
+}
+
+// utc rewrites an RFC 3339 time in UTC; other strings pass unchanged.
+func utc(s string) string {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, v := range list {
+		if v == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// locate finds a file the record names: p when absolute; else relative to
+// the record's folder dir when it exists there; else p as written (the tools
+// write paths relative to the folder they ran in).
+func locate(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	if q := filepath.Join(dir, p); exists(q) {
+		return q
+	}
+	return p
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func absPath(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return a
+}
+
+// cratePath keeps a clean relative reference as it is and puts anything else
+// (absolute, or leaving its folder) under its base name.
+func cratePath(ref string) string {
+	p := path.Clean(filepath.ToSlash(ref))
+	if filepath.IsAbs(ref) || p == ".." || strings.HasPrefix(p, "../") || p == "." {
+		return filepath.Base(ref)
+	}
+	return p
+}
+
+// slug keeps letters, digits, '.', '_' and '-'; other runes become '-',
+// and leading and trailing '-' are dropped.
+func slug(s string) string {
+	return strings.Trim(strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			return r
+		}
+		return '-'
+	}, s), "-")
+}
+
+// mediaType guesses the media type of a step output from its name.
+func mediaType(p string) string {
+	l := strings.ToLower(p)
+	switch {
+	case strings.HasSuffix(l, ".alto.xml"):
+		return "application/alto+xml"
+	case strings.HasSuffix(l, ".xml"):
+		return "application/xml"
+	case strings.HasSuffix(l, ".json"):
+		return "application/json"
+	case strings.HasSuffix(l, ".csv"):
+		return "text/csv"
+	case strings.HasSuffix(l, ".txt"):
+		return "text/plain"
+	case strings.HasSuffix(l, ".pdf"):
+		return "application/pdf"
+	}
+	return "application/octet-stream"
+}

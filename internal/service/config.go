@@ -1,0 +1,358 @@
+package service
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"archivekit/internal/logging"
+)
+
+// Environment variables read by LoadConfig. They are shared by every service;
+// tools define their own variables elsewhere.
+const (
+	EnvHost             = "HOST"
+	EnvPort             = "PORT"
+	EnvLogLevel         = "LOG_LEVEL"
+	EnvLogFormat        = "LOG_FORMAT"
+	EnvGracefulShutdown = "GRACEFUL_SHUTDOWN_S"
+	EnvAllowedOrigins   = "ALLOWED_ORIGINS"
+	EnvMaxUploadMB      = "MAX_UPLOAD_MB"
+	EnvMaxUploadBytes   = "MAX_UPLOAD_BYTES"
+	EnvReload           = "RELOAD"
+	// EnvRequestTimeout is the deadline of one work request, from its
+	// arrival to its answer, in seconds.
+	EnvRequestTimeout = "REQUEST_TIMEOUT_S"
+	// EnvMaxConcurrent is the number of heavy (non-GET) requests served
+	// at once; more are answered 503 with Retry-After.
+	EnvMaxConcurrent = "MAX_CONCURRENT_REQUESTS"
+	// EnvBodyTimeout is the longest time a request body may take to
+	// arrive, in seconds.
+	EnvBodyTimeout = "BODY_TIMEOUT_S"
+	// EnvBodyMinRate is the slowest accepted body transfer, in bytes per
+	// second, after the first BodyGrace.
+	EnvBodyMinRate = "BODY_MIN_BYTES_PER_S"
+)
+
+// Defaults of the shared environment variables.
+const (
+	DefaultHost             = "0.0.0.0"
+	DefaultPort             = 8000
+	DefaultGracefulShutdown = 20 * time.Second
+)
+
+// Defaults of the request limits (tools may choose other defaults for
+// REQUEST_TIMEOUT_S and MAX_CONCURRENT_REQUESTS through Options).
+const (
+	DefaultRequestTimeout = 300 * time.Second
+	DefaultMaxConcurrent  = 16
+	DefaultBodyTimeout    = 120 * time.Second
+	DefaultBodyMinRate    = 16 << 10
+	// BodyGrace is the time a body may take before the minimum rate
+	// applies: a body must have sent at least (t - BodyGrace) × rate
+	// bytes t seconds after its handler began to read it.
+	BodyGrace = 10 * time.Second
+	// DrainBodyGrace is the time bodies still arriving when a drain begins
+	// get to finish; those slower are cut with 503 (retry elsewhere).
+	DrainBodyGrace = 2 * time.Second
+)
+
+// InFlightGrace is how long the lifecycle waits for in-flight work after the
+// drain window (GRACEFUL_SHUTDOWN_S) has passed; work still running then is cut.
+const InFlightGrace = 25 * time.Second
+
+// Build is what the container build files stamp into an image's
+// environment: its own name and tag (DOCKER_IMAGE) and the per-release
+// runner reference (RUNNER_REF). Both services list it in /info; the run
+// metadata of both tools records the same two variables.
+type Build struct {
+	ContainerImage string `json:"container_image,omitempty"`
+	RunnerRef      string `json:"runner_ref,omitempty"`
+}
+
+// Environment variables of Build.
+const (
+	EnvDockerImage = "DOCKER_IMAGE"
+	EnvRunnerRef   = "RUNNER_REF"
+)
+
+// Config is the shared service configuration, read from the environment by
+// LoadConfig.
+type Config struct {
+	// Host is the bind address (HOST, default 0.0.0.0).
+	Host string
+	// Port is the listen port (PORT, default 8000).
+	Port int
+	// LogLevel is the minimum log level (LOG_LEVEL, default INFO).
+	LogLevel slog.Level
+	// LogFormat is auto, json or text (LOG_FORMAT, default auto).
+	LogFormat string
+	// GracefulShutdown is the drain window after SIGTERM (GRACEFUL_SHUTDOWN_S, default 20 s).
+	GracefulShutdown time.Duration
+	// Origins says which cross-origin callers are allowed (ALLOWED_ORIGINS).
+	Origins Origins
+	// MaxUploadBytes caps every request body, multipart envelope included
+	// (MAX_UPLOAD_MB, else MAX_UPLOAD_BYTES, else the tool's default).
+	MaxUploadBytes int64
+	// RequestTimeout is the deadline of a work request (REQUEST_TIMEOUT_S;
+	// 0 in LoadConfig's result when unset: New applies the tool's default).
+	RequestTimeout time.Duration
+	// MaxConcurrent is the number of heavy requests served at once
+	// (MAX_CONCURRENT_REQUESTS; 0 when unset, as RequestTimeout).
+	MaxConcurrent int
+	// BodyTimeout bounds the time a request body takes to arrive
+	// (BODY_TIMEOUT_S, default 120 s).
+	BodyTimeout time.Duration
+	// BodyMinRate is the slowest accepted body transfer in bytes per
+	// second after BodyGrace (BODY_MIN_BYTES_PER_S, default 16384; 0
+	// turns the rate check off).
+	BodyMinRate int64
+	// Build names the container image the service runs in (DOCKER_IMAGE,
+	// RUNNER_REF; both empty outside an image), for /info.
+	Build Build
+	// Warnings are notes about the environment that do not stop start-up
+	// (for example RELOAD, which has no effect here); Run logs them.
+	Warnings []string
+}
+
+// MaxUploadMB is the upload cap in MB (MiB), as reported by /info.
+func (c Config) MaxUploadMB() float64 {
+	return float64(c.MaxUploadBytes) / (1 << 20)
+}
+
+// Addr is Host:Port in the form net.Listen expects.
+func (c Config) Addr() string {
+	return joinHostPort(c.Host, c.Port)
+}
+
+func joinHostPort(host string, port int) string {
+	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
+		host = "[" + host + "]"
+	}
+	return host + ":" + strconv.Itoa(port)
+}
+
+// Origins is the parsed ALLOWED_ORIGINS value.
+type Origins struct {
+	// All is true when every origin is allowed (variable unset, or "*" in the list).
+	All bool
+	// List holds the allowed origins, lower-cased, without trailing slashes.
+	List []string
+}
+
+// Allows reports whether a request from origin may be answered with CORS headers.
+func (o Origins) Allows(origin string) bool {
+	if origin == "" {
+		return false
+	}
+	if o.All {
+		return true
+	}
+	origin = normaliseOrigin(origin)
+	for _, a := range o.List {
+		if a == origin {
+			return true
+		}
+	}
+	return false
+}
+
+func normaliseOrigin(s string) string {
+	return strings.TrimRight(strings.ToLower(strings.TrimSpace(s)), "/")
+}
+
+// ParseOrigins parses an ALLOWED_ORIGINS value; set is false when the
+// variable is unset. Unset allows every origin, the empty string none, and
+// otherwise the value is a comma-separated list where "*" allows every origin.
+func ParseOrigins(value string, set bool) Origins {
+	if !set {
+		return Origins{All: true}
+	}
+	var o Origins
+	for _, part := range strings.Split(value, ",") {
+		p := normaliseOrigin(part)
+		switch p {
+		case "":
+		case "*":
+			o.All = true
+		default:
+			o.List = append(o.List, p)
+		}
+	}
+	return o
+}
+
+// LoadConfig reads the shared service variables through lookup (os.LookupEnv
+// in production). defaultMaxUploadMB is the tool's upload cap in MiB when
+// neither MAX_UPLOAD_MB nor MAX_UPLOAD_BYTES is set.
+//
+// A variable that is set but empty (except ALLOWED_ORIGINS, where empty means
+// "no origin"), or that does not hold a valid value, is an error naming the
+// variable and the value, so the service fails to start instead of running
+// on a default the operator did not ask for.
+func LoadConfig(lookup func(string) (string, bool), defaultMaxUploadMB float64) (c Config, err error) {
+	c = Config{Host: DefaultHost, Port: DefaultPort, LogLevel: slog.LevelInfo, LogFormat: logging.FormatAuto, GracefulShutdown: DefaultGracefulShutdown}
+	img, _ := lookup(EnvDockerImage)
+	ref, _ := lookup(EnvRunnerRef)
+	c.Build = Build{ContainerImage: strings.TrimSpace(img), RunnerRef: strings.TrimSpace(ref)}
+	get := func(name string) (string, bool, error) {
+		v, ok := lookup(name)
+		if !ok {
+			return "", false, nil
+		}
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return "", true, fmt.Errorf("%s is set but empty: give it a value or unset it to use the default", name)
+		}
+		return v, true, nil
+	}
+
+	if v, ok, err := get(EnvHost); err != nil {
+		return c, err
+	} else if ok {
+		if err := checkHost(v); err != nil {
+			return c, fmt.Errorf("%s=%q: %w", EnvHost, v, err)
+		}
+		c.Host = v
+	}
+	if v, ok, err := get(EnvPort); err != nil {
+		return c, err
+	} else if ok {
+		p, perr := strconv.Atoi(v)
+		if perr != nil || p < 1 || p > 65535 {
+			return c, fmt.Errorf("%s=%q is not a port number (1 to 65535)", EnvPort, v)
+		}
+		c.Port = p
+	}
+	if v, ok, err := get(EnvLogLevel); err != nil {
+		return c, err
+	} else if ok {
+		l, lerr := logging.ParseLevel(v)
+		if lerr != nil {
+			return c, fmt.Errorf("%s: %w", EnvLogLevel, lerr)
+		}
+		c.LogLevel = l
+	}
+	if v, ok := lookup(EnvLogFormat); ok && strings.TrimSpace(v) != "" {
+		f := strings.ToLower(strings.TrimSpace(v))
+		if f != logging.FormatAuto && f != logging.FormatJSON && f != logging.FormatText {
+			return c, fmt.Errorf("%s=%q: use auto, json or text", EnvLogFormat, v)
+		}
+		c.LogFormat = f
+	}
+	if v, ok, err := get(EnvGracefulShutdown); err != nil {
+		return c, err
+	} else if ok {
+		s, perr := strconv.ParseFloat(v, 64)
+		if perr != nil || s < 0 || math.IsInf(s, 0) || math.IsNaN(s) || s > 24*3600 {
+			return c, fmt.Errorf("%s=%q is not a number of seconds (0 or more)", EnvGracefulShutdown, v)
+		}
+		c.GracefulShutdown = time.Duration(s * float64(time.Second))
+	}
+	v, ok := lookup(EnvAllowedOrigins)
+	c.Origins = ParseOrigins(v, ok)
+
+	switch mb, mbSet, err := get(EnvMaxUploadMB); {
+	case err != nil:
+		return c, err
+	case mbSet:
+		n, perr := strconv.ParseFloat(mb, 64)
+		if perr != nil || !(n > 0) || n > 1<<20 {
+			return c, fmt.Errorf("%s=%q is not a positive number of megabytes", EnvMaxUploadMB, mb)
+		}
+		c.MaxUploadBytes = int64(n * (1 << 20))
+		if _, both := lookup(EnvMaxUploadBytes); both {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("both %s and %s are set; %s wins", EnvMaxUploadMB, EnvMaxUploadBytes, EnvMaxUploadMB))
+		}
+	default:
+		b, bSet, err := get(EnvMaxUploadBytes)
+		if err != nil {
+			return c, err
+		}
+		if bSet {
+			n, perr := strconv.ParseInt(b, 10, 64)
+			if perr != nil || n < 1 {
+				return c, fmt.Errorf("%s=%q is not a positive whole number of bytes", EnvMaxUploadBytes, b)
+			}
+			c.MaxUploadBytes = n
+		} else {
+			c.MaxUploadBytes = int64(defaultMaxUploadMB * (1 << 20))
+		}
+	}
+	if c.MaxUploadBytes < 1 {
+		return c, fmt.Errorf("upload cap of %d bytes is not positive", c.MaxUploadBytes)
+	}
+	seconds := func(name string, def time.Duration, zeroOK bool) (time.Duration, error) {
+		v, ok, err := get(name)
+		if err != nil || !ok {
+			return def, err
+		}
+		s, perr := strconv.ParseFloat(v, 64)
+		if perr != nil || s < 0 || (s == 0 && !zeroOK) || math.IsInf(s, 0) || math.IsNaN(s) || s > 7*24*3600 {
+			return def, fmt.Errorf("%s=%q is not a positive number of seconds", name, v)
+		}
+		return time.Duration(s * float64(time.Second)), nil
+	}
+	if c.RequestTimeout, err = seconds(EnvRequestTimeout, 0, false); err != nil {
+		return c, err
+	}
+	if c.BodyTimeout, err = seconds(EnvBodyTimeout, DefaultBodyTimeout, false); err != nil {
+		return c, err
+	}
+	if v, ok, err := get(EnvMaxConcurrent); err != nil {
+		return c, err
+	} else if ok {
+		n, perr := strconv.Atoi(v)
+		if perr != nil || n < 1 || n > 1<<20 {
+			return c, fmt.Errorf("%s=%q is not a positive whole number", EnvMaxConcurrent, v)
+		}
+		c.MaxConcurrent = n
+	}
+	c.BodyMinRate = DefaultBodyMinRate
+	if v, ok, err := get(EnvBodyMinRate); err != nil {
+		return c, err
+	} else if ok {
+		n, perr := strconv.ParseInt(v, 10, 64)
+		if perr != nil || n < 0 {
+			return c, fmt.Errorf("%s=%q is not a whole number of bytes per second (0 turns the check off)", EnvBodyMinRate, v)
+		}
+		c.BodyMinRate = n
+	}
+	if v, ok := lookup(EnvReload); ok {
+		if b, valid := ParseBool(v); valid && b {
+			c.Warnings = append(c.Warnings, EnvReload+" is set but has no effect: restart the service to load new code")
+		}
+	}
+	return c, nil
+}
+
+// checkHost accepts an IP address, or a host name made of letters, digits,
+// hyphens and dots (RFC 1123), without looking it up: a name that does not
+// resolve fails later, when the listener opens.
+func checkHost(h string) error {
+	if net.ParseIP(h) != nil {
+		return nil
+	}
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") && net.ParseIP(h[1:len(h)-1]) != nil {
+		return nil
+	}
+	if len(h) > 253 {
+		return errors.New("not an IP address or host name: longer than 253 characters")
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return errors.New("not an IP address or host name (give an address such as 0.0.0.0 or ::, or a name such as localhost)")
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return fmt.Errorf("not an IP address or host name: %q is not allowed (give an address such as 0.0.0.0, or a name such as localhost, without scheme or port)", r)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,745 @@
+// Package service is the HTTP lifecycle shared by pageclass-api and
+// translate-api: configuration from the environment, start-up with warm-up,
+// health and readiness probes, graceful draining on SIGTERM, CORS, upload
+// caps, error bodies, request logging, Prometheus metrics and the OpenAPI
+// document with its /docs page.
+//
+// A tool builds its service like this:
+//
+//	svc, err := service.New(service.Options{
+//		Name: "translate-api", Version: version.String(),
+//		DefaultMaxUploadMB: 50,
+//		WarmUp:    func(ctx context.Context) error { return backend.Warm(ctx) },
+//		DeepCheck: func(ctx context.Context) string { return degradedDetail() },
+//		OpenAPI:   openapiJSON,
+//	})
+//	if err != nil { fmt.Fprintln(os.Stderr, err); os.Exit(service.ExitConfig) }
+//	svc.HandleFunc("POST /translate", translate)
+//	os.Exit(svc.Run())
+//
+// Lifecycle: starting → ready → draining. Warm-up runs before the listener
+// is opened, so during start a client sees a refused connection, which it
+// treats like a 503. Once ready, /ready answers 200. On SIGTERM or SIGINT the
+// state becomes draining: /ready answers 503, every request other than the
+// probes (/health, /ready, /metrics) gets 503 with a JSON detail, and the
+// listener stays open for up to GRACEFUL_SHUTDOWN_S while in-flight work
+// finishes (it closes as soon as none is left). Then http.Server.Shutdown
+// waits up to InFlightGrace (25 s) more for requests still running; whatever
+// runs after that is cut. Run then returns 143 after SIGTERM, 130 after
+// SIGINT.
+package service
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"archivekit/internal/logging"
+)
+
+// Exit codes returned by Run.
+const (
+	// ExitFailure: warm-up failed or the listener could not be opened.
+	ExitFailure = 1
+	// ExitConfig: the environment holds an invalid or empty value; New
+	// returns an error and the command should exit with this code.
+	ExitConfig = 2
+	// ExitSIGINT: stopped by SIGINT (128 + 2).
+	ExitSIGINT = 130
+	// ExitSIGTERM: stopped by SIGTERM (128 + 15), the clean stop of a container.
+	ExitSIGTERM = 143
+)
+
+// State is a lifecycle state.
+type State int32
+
+// The lifecycle states, in order.
+const (
+	Starting State = iota
+	Ready
+	Draining
+)
+
+// String is the state's name: starting, ready or draining.
+func (s State) String() string {
+	switch s {
+	case Starting:
+		return "starting"
+	case Ready:
+		return "ready"
+	case Draining:
+		return "draining"
+	}
+	return fmt.Sprintf("State(%d)", int32(s))
+}
+
+// Options describe one service. Only Name is required.
+type Options struct {
+	// Name is the service name, for logs and the OpenAPI title fallback.
+	Name string
+	// Version is the service version, logged at start.
+	Version string
+	// DefaultMaxUploadMB is the upload cap when neither MAX_UPLOAD_MB nor
+	// MAX_UPLOAD_BYTES is set (10 for the classifier, 50 for the translator).
+	DefaultMaxUploadMB float64
+	// WarmUp loads and warms whatever the service needs before it is ready.
+	// It runs before the listener opens; its context is cancelled by SIGTERM.
+	// An error stops the service with ExitFailure. Nil means nothing to warm.
+	WarmUp func(ctx context.Context) error
+	// DeepCheck returns "" when the service is healthy, otherwise a detail
+	// saying what is degraded (a cold backend, a language identifier that
+	// failed to load). It is called by /health?deep=true only, and must be
+	// fast. Nil means never degraded.
+	DeepCheck func(ctx context.Context) string
+	// OpenAPI is the tool's OpenAPI 3.1 document as JSON, served at
+	// /openapi.json with the service's own paths (/health, /ready, /metrics)
+	// and error schemas added. Nil serves a document with the service's paths only.
+	OpenAPI []byte
+	// OnStop runs after the server has stopped (drained or cut), before Run
+	// returns: release models, stop batchers. Nil means nothing to do.
+	OnStop func()
+	// DefaultRequestTimeout is the request deadline when REQUEST_TIMEOUT_S
+	// is unset; 0 means DefaultRequestTimeout (300 s).
+	DefaultRequestTimeout time.Duration
+	// DefaultMaxConcurrent is the cap on heavy requests served at once
+	// when MAX_CONCURRENT_REQUESTS is unset; 0 means DefaultMaxConcurrent.
+	DefaultMaxConcurrent int
+	// LookupEnv reads the environment; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// LogOutput receives the log records; nil means os.Stdout.
+	LogOutput io.Writer
+}
+
+// Service is one HTTP service on the shared lifecycle. Create it with New,
+// register the tool's routes with Handle or HandleFunc, then call Run.
+type Service struct {
+	// Config is the configuration read from the environment.
+	Config Config
+	// Logger writes the shared log format at Config.LogLevel.
+	Logger *slog.Logger
+	// Metrics is served at /metrics; tools record batching and model loading here.
+	Metrics *Metrics
+
+	opts     Options
+	mux      *http.ServeMux
+	handler  http.Handler
+	state    atomic.Int32
+	inFlight atomic.Int64
+	openapi  []byte
+	bodies   bodySet
+	slots    chan struct{} // one token per heavy request being served
+
+	stopOnce sync.Once
+	stop     chan os.Signal // first SIGTERM/SIGINT
+}
+
+// New reads the environment, sets up logging and registers the service's own
+// routes: GET /health, GET /ready, GET /metrics, GET /openapi.json, GET /docs
+// and its assets under /docs/. The error names the variable at fault.
+func New(opts Options) (*Service, error) {
+	if opts.Name == "" {
+		return nil, errors.New("service: Options.Name is empty")
+	}
+	if opts.DefaultMaxUploadMB <= 0 {
+		return nil, fmt.Errorf("service %s: Options.DefaultMaxUploadMB must be positive", opts.Name)
+	}
+	lookup := opts.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	cfg, err := LoadConfig(lookup, opts.DefaultMaxUploadMB)
+	if err != nil {
+		return nil, fmt.Errorf("%s: configuration: %w", opts.Name, err)
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = cmp.Or(opts.DefaultRequestTimeout, DefaultRequestTimeout)
+	}
+	if cfg.MaxConcurrent == 0 {
+		cfg.MaxConcurrent = cmp.Or(opts.DefaultMaxConcurrent, DefaultMaxConcurrent)
+	}
+	out := opts.LogOutput
+	if out == nil {
+		out = os.Stdout
+	}
+	h, err := logging.NewHandler(out, cfg.LogLevel, cfg.LogFormat)
+	if err != nil {
+		return nil, fmt.Errorf("%s: configuration: %w", opts.Name, err)
+	}
+	s := &Service{
+		Config: cfg,
+		Logger: slog.New(h).With("service", opts.Name),
+		opts:   opts,
+		mux:    http.NewServeMux(),
+		stop:   make(chan os.Signal, 2),
+		slots:  make(chan struct{}, cfg.MaxConcurrent),
+	}
+	s.Metrics = newMetrics(s.inFlight.Load, s.State)
+	s.openapi, err = completeOpenAPI(opts.OpenAPI, opts.Name, opts.Version)
+	if err != nil {
+		return nil, fmt.Errorf("%s: OpenAPI document: %w", opts.Name, err)
+	}
+
+	s.mux.HandleFunc("GET /health", s.serveHealth)
+	s.mux.HandleFunc("GET /ready", s.serveReady)
+	s.mux.Handle("GET /metrics", s.Metrics)
+	s.Handle("GET /openapi.json", http.HandlerFunc(s.serveOpenAPI))
+	s.Handle("GET /docs", http.HandlerFunc(serveDocsPage))
+	s.Handle("GET /docs/{asset}", http.HandlerFunc(serveDocsAsset))
+	s.handler = s.logRequests(s.cors(http.HandlerFunc(s.route)))
+	return s, nil
+}
+
+// isProbe reports whether pattern is one of the service's own probe routes,
+// which are answered in every state and logged at DEBUG.
+func isProbe(pattern string) bool {
+	switch pattern {
+	case "GET /health", "GET /ready", "GET /metrics":
+		return true
+	}
+	return false
+}
+
+// Handle registers a work route (Go 1.22 pattern such as "POST /translate";
+// write the root as "GET /{$}", since "GET /" would match every GET and hide
+// the JSON 404).
+// Work routes answer 503 while the service is starting or draining, count
+// as in flight, and read their body through the upload cap: a declared
+// Content-Length over the cap is refused with 413 before anything is read,
+// and a body that grows past it while being read fails with an error for
+// which TooLarge is true (answer it with WriteBodyError). The body must
+// also arrive in time (BODY_TIMEOUT_S, BODY_MIN_BYTES_PER_S; BodyError is
+// true for those failures too). The request's context ends when the
+// client goes away or REQUEST_TIMEOUT_S passes; a handler that returns
+// without answering after the deadline gets a 503 written for it. Heavy
+// routes (any method but GET and HEAD) are also capped at
+// MAX_CONCURRENT_REQUESTS at once; beyond it they get 503 with
+// Retry-After.
+func (s *Service) Handle(pattern string, h http.Handler) {
+	heavy := !strings.HasPrefix(pattern, "GET ") && !strings.HasPrefix(pattern, "HEAD ")
+	s.mux.Handle(pattern, s.work(h, heavy))
+}
+
+// HandleFunc is Handle for a function.
+func (s *Service) HandleFunc(pattern string, h func(http.ResponseWriter, *http.Request)) {
+	s.Handle(pattern, http.HandlerFunc(h))
+}
+
+// Handler is the complete HTTP handler (logging, metrics, CORS, routes). Run
+// serves it; tests can serve it with httptest after calling WarmUp.
+func (s *Service) Handler() http.Handler { return s.handler }
+
+// State is the current lifecycle state.
+func (s *Service) State() State { return State(s.state.Load()) }
+
+// InFlight is the number of work requests being served.
+func (s *Service) InFlight() int64 { return s.inFlight.Load() }
+
+// WarmUp runs Options.WarmUp, records its duration in the metrics and moves
+// the service to Ready. Run calls it; call it yourself only when serving
+// Handler without Run.
+func (s *Service) WarmUp(ctx context.Context) error {
+	start := time.Now()
+	if s.opts.WarmUp != nil {
+		if err := s.opts.WarmUp(ctx); err != nil {
+			return err
+		}
+	}
+	d := time.Since(start)
+	s.Metrics.setWarmup(d)
+	s.state.CompareAndSwap(int32(Starting), int32(Ready))
+	s.Logger.Info("warm-up finished", "duration_s", d.Seconds())
+	return nil
+}
+
+// BeginDrain moves the service to Draining: /ready answers 503 and new work
+// is refused with 503. Run calls it on SIGTERM; it cannot be undone.
+func (s *Service) BeginDrain() {
+	if State(s.state.Swap(int32(Draining))) != Draining {
+		s.Logger.Info("draining", "in_flight", s.inFlight.Load())
+		s.bodies.beginDrain()
+	}
+}
+
+// deepBody is the body of /health?deep=true.
+type deepBody struct {
+	Status   string `json:"status"`
+	Detail   string `json:"detail"`
+	InFlight int64  `json:"in_flight"`
+	Draining bool   `json:"draining"`
+}
+
+func (s *Service) serveHealth(w http.ResponseWriter, r *http.Request) {
+	deep := false
+	if v, ok := r.URL.Query()["deep"]; ok && len(v) > 0 {
+		b, valid := ParseBool(v[0])
+		if !valid {
+			WriteValidation(w, BoolParsingError("query", "deep"))
+			return
+		}
+		deep = b
+	}
+	if !deep {
+		WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		return
+	}
+	body := deepBody{InFlight: s.inFlight.Load()}
+	switch s.State() {
+	case Starting:
+		body.Status, body.Detail = "starting", "warming up: the service is not ready yet"
+	case Draining:
+		body.Status, body.Detail, body.Draining = "draining", "draining after a stop signal: new work is refused", true
+	default:
+		if s.opts.DeepCheck != nil {
+			if d := s.opts.DeepCheck(r.Context()); d != "" {
+				body.Status, body.Detail = "degraded", d
+			}
+		}
+	}
+	if body.Status != "" {
+		WriteJSON(w, http.StatusServiceUnavailable, body)
+		return
+	}
+	body.Status, body.Detail = "ok", "all checks passed"
+	WriteJSON(w, http.StatusOK, body)
+}
+
+func (s *Service) serveReady(w http.ResponseWriter, _ *http.Request) {
+	switch st := s.State(); st {
+	case Ready:
+		WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	default:
+		WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": st.String()})
+	}
+}
+
+func (s *Service) serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(s.openapi)
+}
+
+// work wraps a tool route: state gate, concurrency cap, in-flight count,
+// upload cap, body deadlines, request deadline.
+func (s *Service) work(h http.Handler, heavy bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		base := w
+		if rec, ok := w.(*recorder); ok {
+			base = rec.ResponseWriter
+		}
+		switch s.State() {
+		case Starting:
+			skipBody(base, r)
+			w.Header().Set("Retry-After", "5")
+			WriteError(w, http.StatusServiceUnavailable, "the service is starting: retry shortly")
+			return
+		case Draining:
+			// Keep-alives are off while draining, so the client reconnects
+			// (to another replica) for its retry.
+			skipBody(base, r)
+			w.Header().Set("Retry-After", "1")
+			WriteError(w, http.StatusServiceUnavailable, "the service is shutting down: retry the request on another replica")
+			return
+		}
+		if heavy {
+			select {
+			case s.slots <- struct{}{}:
+				defer func() { <-s.slots }()
+			default:
+				skipBody(base, r)
+				w.Header().Set("Retry-After", "1")
+				WriteError(w, http.StatusServiceUnavailable, fmt.Sprintf(
+					"the service is busy: %d requests are being served (MAX_CONCURRENT_REQUESTS); retry shortly", cap(s.slots)))
+				return
+			}
+		}
+		s.inFlight.Add(1)
+		defer s.inFlight.Add(-1)
+		// A drain that began between the check and the increment still
+		// waits for this request, so it is safe to go on.
+		limit := s.Config.MaxUploadBytes
+		// MaxBytesReader tells the server's own ResponseWriter that the
+		// limit was hit, so that it closes the connection gracefully; it
+		// cannot see through the recorder, so it gets the original (base).
+		if r.ContentLength > limit {
+			markTooLarge(base, r)
+			writeTooLarge(w, limit)
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(base, r.Body, limit)
+		}
+		defer s.limitBody(base, r)()
+		s.withDeadline(w, r, h)
+	})
+}
+
+// markTooLarge tells net/http that the request body is over the limit
+// without reading it: a MaxBytesReader with limit 0 reads at most one byte
+// and then marks the response, which makes the server close the connection
+// gracefully (FIN, pause, close) even when the client asked for
+// "Connection: close"; otherwise the unread body would make the close a
+// reset that can destroy the 413 before the client reads it. Requests that
+// expect "100 Continue" are left alone: reading would invite the body.
+func markTooLarge(base http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody || strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		return
+	}
+	rc := http.NewResponseController(base)
+	_ = rc.SetReadDeadline(time.Now().Add(time.Second))
+	_, _ = http.MaxBytesReader(base, r.Body, 0).Read(make([]byte, 1))
+	_ = rc.SetReadDeadline(time.Time{})
+}
+
+// skipBody is for a request refused before its body is read: net/http
+// would read up to 256 KB of the unread body before sending the answer,
+// which a slow client could stretch for minutes. An expired read deadline
+// makes it give up at once and close the connection after the answer.
+func skipBody(base http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return
+	}
+	_ = http.NewResponseController(base).SetReadDeadline(time.Now())
+}
+
+// route dispatches to the mux, answering unknown paths and methods with the
+// JSON error body instead of the mux's plain text.
+func (s *Service) route(w http.ResponseWriter, r *http.Request) {
+	h, pattern := s.mux.Handler(r)
+	if rec, ok := w.(*recorder); ok {
+		rec.pattern = pattern
+	}
+	if pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	// Learn the status (404 or 405) and Allow header the mux would send.
+	probe := &headerOnly{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	if allow := probe.header.Get("Allow"); allow != "" {
+		w.Header().Set("Allow", allow)
+	}
+	status := probe.status
+	if status == 0 || status == http.StatusOK {
+		status = http.StatusNotFound
+	}
+	WriteError(w, status, http.StatusText(status))
+}
+
+// headerOnly is a ResponseWriter that keeps the header and status and drops the body.
+type headerOnly struct {
+	header http.Header
+	status int
+}
+
+func (h *headerOnly) Header() http.Header         { return h.header }
+func (h *headerOnly) Write(b []byte) (int, error) { return len(b), nil }
+func (h *headerOnly) WriteHeader(code int) {
+	if h.status == 0 {
+		h.status = code
+	}
+}
+
+// recorder captures the status and size of a response for logs and metrics.
+type recorder struct {
+	http.ResponseWriter
+	status  int
+	bytes   int64
+	pattern string
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+// Flush lets handlers stream responses.
+func (r *recorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController access to the underlying writer.
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+var knownMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "OPTIONS": true}
+
+// logRequests writes one log line per request (DEBUG for probes, INFO
+// otherwise) and records it in the metrics.
+func (s *Service) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &recorder{ResponseWriter: w}
+		defer func() {
+			if rec.status == 0 {
+				rec.status = http.StatusOK
+			}
+			d := time.Since(start)
+			path := "unmatched"
+			if _, p, ok := strings.Cut(rec.pattern, " "); ok {
+				path = p
+			} else if rec.pattern != "" {
+				path = rec.pattern
+			}
+			if r.Method == http.MethodOptions && rec.pattern == "" {
+				path = "preflight"
+			}
+			method := r.Method
+			if !knownMethods[method] {
+				method = "OTHER"
+			}
+			s.Metrics.observeRequest(method, path, rec.status, d)
+			level := slog.LevelInfo
+			switch {
+			case isProbe(rec.pattern):
+				level = slog.LevelDebug
+			case rec.status >= 500:
+				level = slog.LevelWarn // seen at LOG_LEVEL=WARNING
+			}
+			s.Logger.LogAttrs(r.Context(), level, "request",
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", rec.status),
+				slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+				slog.Int64("bytes", rec.bytes),
+				slog.String("remote", r.RemoteAddr),
+			)
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// cors answers preflight requests and adds Access-Control-Allow-Origin for
+// allowed origins. A refused origin gets no CORS headers (the browser then
+// blocks the response); a refused preflight gets 400.
+func (s *Service) cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h.Add("Vary", "Origin")
+		allowed := s.Config.Origins.Allows(origin)
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			if !allowed {
+				WriteError(w, http.StatusBadRequest, "Disallowed CORS origin: "+origin)
+				return
+			}
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+			if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
+				h.Set("Access-Control-Allow-Headers", req)
+			}
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		if allowed {
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Expose-Headers", "Content-Disposition")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Run runs the whole lifecycle and returns the process exit code: warm-up
+// (SIGTERM during warm-up cancels it and returns 143 at once), listen on
+// Config.Addr, serve until SIGTERM or SIGINT, drain, stop. A second signal
+// during the drain window skips the rest of the window.
+func (s *Service) Run() int {
+	signal.Notify(s.stop, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(s.stop)
+	for _, w := range s.Config.Warnings {
+		s.Logger.Warn(w)
+	}
+	s.Logger.Info("starting", "version", s.opts.Version, "addr", s.Config.Addr(),
+		"max_upload_bytes", s.Config.MaxUploadBytes, "graceful_shutdown_s", s.Config.GracefulShutdown.Seconds(),
+		"request_timeout_s", s.Config.RequestTimeout.Seconds(), "max_concurrent_requests", s.Config.MaxConcurrent,
+		"body_timeout_s", s.Config.BodyTimeout.Seconds(), "body_min_bytes_per_s", s.Config.BodyMinRate)
+
+	// Warm-up, interruptible by a signal.
+	ctx, cancel := context.WithCancel(context.Background())
+	warmed := make(chan error, 1)
+	go func() { warmed <- s.WarmUp(ctx) }()
+	select {
+	case err := <-warmed:
+		cancel()
+		if err != nil {
+			s.Logger.Log(context.Background(), logging.LevelCritical, "warm-up failed", "error", err.Error())
+			return ExitFailure
+		}
+	case sig := <-s.stop:
+		cancel()
+		s.state.Store(int32(Draining))
+		s.Logger.Warn("stop signal during warm-up: exiting without serving", "signal", sig.String())
+		s.runOnStop()
+		return exitCodeFor(sig)
+	}
+
+	ln, err := net.Listen("tcp", s.Config.Addr())
+	if err != nil {
+		s.Logger.Log(context.Background(), logging.LevelCritical, "cannot listen", "addr", s.Config.Addr(), "error", err.Error())
+		s.runOnStop()
+		return ExitFailure
+	}
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	s.Logger.Info("ready", "addr", ln.Addr().String())
+
+	var sig os.Signal
+	select {
+	case sig = <-s.stop:
+	case err := <-served:
+		s.Logger.Log(context.Background(), logging.LevelCritical, "server stopped", "error", err.Error())
+		s.runOnStop()
+		return ExitFailure
+	}
+	s.Logger.Info("stop signal received", "signal", sig.String())
+	srv.SetKeepAlivesEnabled(false)
+	s.BeginDrain()
+	s.drain(srv)
+	s.runOnStop()
+	code := exitCodeFor(sig)
+	s.Logger.Info("stopped", "exit_code", code)
+	return code
+}
+
+// drain waits for in-flight work with the listener open (up to
+// GRACEFUL_SHUTDOWN_S, ending early when none is left or on a second
+// signal), then shuts the server down, giving running requests up to
+// InFlightGrace more before cutting them.
+func (s *Service) drain(srv *http.Server) {
+	window := time.NewTimer(s.Config.GracefulShutdown)
+	defer window.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for s.inFlight.Load() > 0 {
+		select {
+		case <-window.C:
+			s.Logger.Warn("drain window over, closing the listener", "in_flight", s.inFlight.Load())
+			break wait
+		case sig := <-s.stop:
+			s.Logger.Warn("second stop signal: closing the listener now", "signal", sig.String())
+			break wait
+		case <-tick.C:
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), InFlightGrace)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		s.Logger.Error("in-flight work cut after the grace period", "in_flight", s.inFlight.Load(), "grace_s", InFlightGrace.Seconds())
+		_ = srv.Close()
+	}
+}
+
+func (s *Service) runOnStop() {
+	s.stopOnce.Do(func() {
+		if s.opts.OnStop != nil {
+			s.opts.OnStop()
+		}
+	})
+}
+
+func exitCodeFor(sig os.Signal) int {
+	if sig == syscall.SIGINT {
+		return ExitSIGINT
+	}
+	return ExitSIGTERM
+}
+
+// completeOpenAPI parses the tool's document and adds the service's own
+// paths and error schemas where the tool has not defined them. The result
+// is re-encoded with sorted keys, so it is stable for golden files.
+func completeOpenAPI(doc []byte, name, version string) ([]byte, error) {
+	root := map[string]any{}
+	if len(doc) > 0 {
+		if err := json.Unmarshal(doc, &root); err != nil {
+			return nil, fmt.Errorf("not JSON: %w", err)
+		}
+		v, _ := root["openapi"].(string)
+		if !strings.HasPrefix(v, "3.") {
+			return nil, fmt.Errorf(`"openapi" is %q, want an OpenAPI 3 version such as "3.1.0"`, v)
+		}
+	} else {
+		root["openapi"] = "3.1.0"
+		root["info"] = map[string]any{"title": name, "version": version}
+	}
+	if err := mergeDefaults(root, serviceOpenAPI()); err != nil {
+		return nil, err
+	}
+	return json.MarshalIndent(root, "", "  ")
+}
+
+// mergeDefaults adds to dst every key of the service fragment under
+// "paths" and "components/schemas" that dst lacks.
+func mergeDefaults(dst, frag map[string]any) error {
+	paths, err := objectAt(dst, "paths")
+	if err != nil {
+		return err
+	}
+	for k, v := range frag["paths"].(map[string]any) {
+		if _, ok := paths[k]; !ok {
+			paths[k] = v
+		}
+	}
+	comps, err := objectAt(dst, "components")
+	if err != nil {
+		return err
+	}
+	schemas, err := objectAt(comps, "schemas")
+	if err != nil {
+		return fmt.Errorf("components: %w", err)
+	}
+	for k, v := range frag["components"].(map[string]any)["schemas"].(map[string]any) {
+		if _, ok := schemas[k]; !ok {
+			schemas[k] = v
+		}
+	}
+	return nil
+}
+
+func objectAt(m map[string]any, key string) (map[string]any, error) {
+	v, ok := m[key]
+	if !ok {
+		o := map[string]any{}
+		m[key] = o
+		return o, nil
+	}
+	o, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%q is not an object", key)
+	}
+	return o, nil
+}

@@ -1,0 +1,606 @@
+// Package alto translates ALTO OCR documents in place with the dual-pass
+// reconstruction of the translation spec (section 4.4).
+//
+// Per TextBlock (those inside ComposedBlocks included) the line texts are
+// gathered from the String CONTENT values, the block text is translated in
+// one piece (pass 1, the text that is written back) and each non-empty line
+// separately (pass 2, anchors only). The pass-1 tokens are then split into
+// one bucket per line by choosing, in a window of plus or minus 50 % around
+// each anchor's word count, the split whose character-level sequence-matcher
+// ratio to the anchor is highest; inside a line the tokens go one per String
+// and the last String takes the rest. Only CONTENT attribute values change
+// in replace mode; every other byte is kept.
+package alto
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"archivekit/internal/translate/backend"
+	"archivekit/internal/translate/xmlsplice"
+)
+
+// Detector identifies the language of a text: an ISO 639-1 code and a
+// confidence in [0, 1].
+type Detector interface {
+	Detect(text string) (lang string, conf float64)
+}
+
+// Mode is the output mode.
+type Mode string
+
+// Output modes.
+const (
+	// Replace overwrites the CONTENT values with the translation.
+	Replace Mode = "replace"
+	// Append keeps every original block and inserts after it a translated
+	// copy labelled with the target language (see Translate).
+	Append Mode = "append"
+)
+
+// Defaults for Options.
+const (
+	// DefaultMinConfidence: a detection with confidence at or below it falls
+	// back to FallbackLang.
+	DefaultMinConfidence = 0.2
+	// FallbackLang is the language used when detection is not confident.
+	FallbackLang = "cs"
+)
+
+// DetectLang runs d on text and returns its language, or FallbackLang when
+// the confidence is at or below minConf or no language is given.
+func DetectLang(d Detector, text string, minConf float64) string {
+	lang, conf := d.Detect(text)
+	if conf <= minConf || lang == "" {
+		return FallbackLang
+	}
+	return lang
+}
+
+// Options configures one document translation.
+type Options struct {
+	// Backend does the translating; it must be safe for concurrent use when
+	// Concurrency > 1.
+	Backend backend.Backend
+	// Source is an ISO 639-1 code, or "" or "auto" to detect once per block.
+	Source string
+	// Target is the ISO 639-1 target code (required).
+	Target string
+	// Detector is required when Source is auto.
+	Detector Detector
+	// MinConfidence: detections at or below it fall back to Czech. Zero means
+	// DefaultMinConfidence.
+	MinConfidence float64
+	// Mode is Replace (default when empty) or Append.
+	Mode Mode
+	// FastAlign skips pass 2 and splits block tokens in proportion to the
+	// lines' source word counts.
+	FastAlign bool
+	// File is the value of the log's file column.
+	File string
+	// Concurrency is how many pages are processed at once (default 1).
+	Concurrency int
+	// KeepHyphens sends hyphenated words as their two parts and leaves
+	// SUBS_TYPE/SUBS_CONTENT alone, as the original tool did (its logs are
+	// the reference of the alignment tests); by default the parts are
+	// joined (see hyphen.go).
+	KeepHyphens bool
+	// MaxBatchChars caps a batch's joined length in characters (runes); a
+	// page's items are then sent in several batches. 0 means no cap: one
+	// call for a page's blocks and one for its lines.
+	MaxBatchChars int
+}
+
+// LogRow is one row of the translation log (spec 2.2).
+type LogRow struct {
+	File string
+	// Page is the 1-based page number.
+	Page int
+	// Line is the TextLine's ID, or its 1-based position in its block when it
+	// has none.
+	Line string
+	// Source is the line's original text, Target the text written to it.
+	Source, Target string
+	// Score is the model's score of the block's translation (ct2: the
+	// cumulative log-probability), when HasScore.
+	Score    float64
+	HasScore bool
+	// Status is what happened to the line's block (backend.OK, Retried,
+	// Untranslated, UnsupportedLang, ...); Target is empty unless it is
+	// OK, Retried or Vocabulary.
+	Status backend.Status
+}
+
+// Result is a translated document.
+type Result struct {
+	// Output is the translated document.
+	Output []byte
+	// Log holds one row per translated line, in document order.
+	Log []LogRow
+	// Stats counts pages, blocks, lines and backend traffic.
+	Stats Stats
+	// Languages maps each source language used to its number of blocks.
+	Languages map[string]int
+	// DetectionUsed reports that the Detector ran (for licence derivation).
+	DetectionUsed bool
+	// Warnings are non-fatal problems (such as an unsupported pair for some
+	// blocks, which are then left untouched).
+	Warnings []string
+}
+
+// IsALTO reports whether the root element of src is an ALTO root (local
+// name "alto", any ALTO namespace or none). It reads only up to the root
+// start tag and does not validate; any XML that is not ALTO is metadata.
+// A document in another encoding than UTF-8 is decoded first
+// (xmlsplice.Decode); one that cannot be decoded is not ALTO.
+func IsALTO(src []byte) bool {
+	if text, _, err := xmlsplice.Decode(src); err == nil {
+		src = text
+	}
+	d := xml.NewDecoder(bytes.NewReader(src))
+	for {
+		tok, err := d.RawToken()
+		if err != nil {
+			return false
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			return se.Name.Local == "alto"
+		}
+	}
+}
+
+func rootIsALTO(doc *xmlsplice.Document) bool {
+	for _, n := range doc.Root.Children {
+		if n.Kind == xmlsplice.ElementNode {
+			return n.Name.Local == "alto"
+		}
+	}
+	return false
+}
+
+// line is a TextLine with its Strings and text.
+type line struct {
+	node    *xmlsplice.Node
+	id      string
+	strings []xmlsplice.Attr // CONTENT attributes of the line's String elements
+	text    string           // CONTENT values joined by single spaces
+	words   int
+}
+
+// block is a TextBlock with its lines.
+type block struct {
+	node    *xmlsplice.Node
+	lines   []*line
+	holders []*line // lines that have Strings and text: they receive tokens
+	text    string
+	src     string
+	// subs are the block's Strings, whose SUBS_* attributes go when the
+	// block is translated; emptied are the CONTENT attributes of second
+	// parts of hyphenated words whose whole word went to the line before.
+	subs    []*xmlsplice.Node
+	emptied []xmlsplice.Attr
+	// hyps are the HYP elements of joined pairs, removed when the block
+	// is translated.
+	hyps []*xmlsplice.Node
+}
+
+// edit is a byte-range replacement on the source.
+type edit struct {
+	start, end int
+	raw        string
+}
+
+// Translate translates an ALTO document. In Replace mode only CONTENT values
+// change, and the LANG values of translated blocks and of their lines and
+// Strings, which become the target. In Append mode each translated TextBlock is kept and followed by a
+// copy of it (same attributes and children, IDs suffixed "_<target>", LANG
+// set to the target) holding the translation; the original gets LANG="<src>"
+// when it has no LANG; blocks whose LANG already is the target, or that are
+// already followed by such a copy, are skipped without a backend call.
+func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
+	if opt.Backend == nil || opt.Target == "" {
+		return nil, errors.New("alto: Backend and Target are required")
+	}
+	auto := opt.Source == "" || opt.Source == "auto"
+	if auto && opt.Detector == nil {
+		return nil, errors.New("alto: source language is auto but no Detector is given")
+	}
+	if opt.Mode == "" {
+		opt.Mode = Replace
+	}
+	if opt.Mode != Replace && opt.Mode != Append {
+		return nil, fmt.Errorf("alto: unknown output mode %q", opt.Mode)
+	}
+	if opt.MinConfidence == 0 {
+		opt.MinConfidence = DefaultMinConfidence
+	}
+	doc, err := xmlsplice.Parse(src)
+	if err != nil {
+		return nil, fmt.Errorf("alto: %s: %w", opt.File, err)
+	}
+	if !rootIsALTO(doc) {
+		return nil, fmt.Errorf("alto: %s: root element is not <alto>", opt.File)
+	}
+	var pages []*xmlsplice.Node
+	doc.Root.Walk(func(n *xmlsplice.Node) bool {
+		if n.Name.Local == "Page" {
+			pages = append(pages, n)
+			return false
+		}
+		return true
+	})
+
+	res := &Result{Languages: map[string]int{}}
+	tr := &translator{opt: opt, src: src, auto: auto, supported: map[string]error{}}
+	if auto {
+		tr.pageLang = pageLanguages(opt.Detector, pages, !opt.KeepHyphens, opt.MinConfidence)
+	}
+	results := make([]pageResult, len(pages))
+	conc := max(1, opt.Concurrency)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, conc)
+	for i, p := range pages {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int, p *xmlsplice.Node) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i] = tr.page(ctx, i+1, p)
+			if results[i].err != nil {
+				cancel()
+			}
+		}(i, p)
+	}
+	wg.Wait()
+
+	ed := xmlsplice.NewEditor(src)
+	for i, pr := range results {
+		if pr.err != nil {
+			return nil, fmt.Errorf("alto: %s: page %d: %w", opt.File, i+1, pr.err)
+		}
+		for _, e := range pr.edits {
+			ed.Replace(e.start, e.end, e.raw)
+		}
+		res.Log = append(res.Log, pr.rows...)
+		res.Stats.add(pr.stats)
+		for l, n := range pr.langs {
+			res.Languages[l] += n
+		}
+		res.DetectionUsed = res.DetectionUsed || pr.detected
+	}
+	res.Stats.Pages = len(pages)
+	res.Warnings = tr.warnings
+	if n := res.Stats.OverAlignLimit; n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d lines over the alignment limit (%d words or %d characters) took their proportional share of the translated words instead of the aligned one",
+			opt.File, n, MaxAlignWords, MaxAlignRunes))
+	}
+	if res.Output, err = ed.Bytes(); err != nil {
+		return nil, fmt.Errorf("alto: %s: %w", opt.File, err)
+	}
+	return res, nil
+}
+
+type translator struct {
+	opt  Options
+	src  []byte
+	auto bool
+
+	pageLang []string // per page, auto detection only (see detect.go)
+
+	mu        sync.Mutex
+	supported map[string]error // pair check per source language
+	warnings  []string
+}
+
+type pageResult struct {
+	edits    []edit
+	rows     []LogRow
+	stats    Stats
+	langs    map[string]int
+	detected bool
+	err      error
+}
+
+// supports checks the pair once per source language; an unsupported pair is
+// an error when the source was given, and a warning (blocks left untouched)
+// when it was detected.
+func (t *translator) supports(ctx context.Context, lang string) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	err, seen := t.supported[lang]
+	if !seen {
+		err = t.opt.Backend.Supports(ctx, lang, t.opt.Target)
+		t.supported[lang] = err
+		if err != nil && t.auto {
+			t.warnings = append(t.warnings, fmt.Sprintf("%s: blocks detected as %q left untouched: %v", t.opt.File, lang, err))
+		}
+	}
+	if err != nil && !t.auto {
+		return false, err
+	}
+	return err == nil, nil
+}
+
+// collectBlocks gathers the TextBlocks of a page (inside ComposedBlocks too),
+// empty ones included, joining hyphenated words (see hyphen.go).
+func collectBlocks(page *xmlsplice.Node, join bool) []*block {
+	var blocks []*block
+	page.Walk(func(n *xmlsplice.Node) bool {
+		if n.Name.Local != "TextBlock" {
+			return true
+		}
+		b := &block{node: n}
+		type lineWords struct {
+			l     *line
+			strs  []*xmlsplice.Node
+			words [][]string        // per String
+			hyps  []*xmlsplice.Node // HYP elements ending the line
+		}
+		var lws []*lineWords
+		pos := 0
+		for _, ln := range n.Elements() {
+			if ln.Name.Local != "TextLine" {
+				continue
+			}
+			pos++
+			l := &line{node: ln, id: strconv.Itoa(pos)}
+			if a, ok := ln.Attr("", "ID"); ok && a.Value != "" {
+				l.id = a.Value
+			}
+			lw := &lineWords{l: l}
+			lw.strs, lw.hyps = lineStrings(ln)
+			for _, s := range lw.strs {
+				a, _ := s.Attr("", "CONTENT")
+				lw.words = append(lw.words, Fields(a.Value))
+			}
+			lws = append(lws, lw)
+		}
+		// Join hyphenated pairs across consecutive lines.
+		consumed := map[*xmlsplice.Node]bool{}
+		for i := 0; join && i+1 < len(lws); i++ {
+			cur, next := lws[i], lws[i+1]
+			if len(cur.strs) == 0 || len(next.strs) == 0 {
+				continue
+			}
+			last, first := len(cur.strs)-1, next.strs[0]
+			lw, fw := cur.words[last], next.words[0]
+			if len(lw) == 0 || len(fw) == 0 || !isSecondPart(first) ||
+				!(isFirstPart(cur.strs[last], len(cur.hyps) > 0) || softBreak(lw[len(lw)-1], fw[0])) {
+				continue
+			}
+			b.hyps = append(b.hyps, cur.hyps...)
+			lw[len(lw)-1] = joinHyphen(lw[len(lw)-1], fw[0])
+			next.words[0] = fw[1:]
+			if len(next.words[0]) == 0 {
+				consumed[first] = true
+			}
+		}
+		var texts []string
+		for _, lw := range lws {
+			l := lw.l
+			var words []string
+			for k, s := range lw.strs {
+				if join {
+					b.subs = append(b.subs, s)
+				}
+				if consumed[s] {
+					a, _ := s.Attr("", "CONTENT")
+					b.emptied = append(b.emptied, a)
+					continue
+				}
+				a, _ := s.Attr("", "CONTENT")
+				l.strings = append(l.strings, a)
+				words = append(words, lw.words[k]...)
+			}
+			l.text = strings.Join(words, " ")
+			l.words = len(words)
+			b.lines = append(b.lines, l)
+			if len(l.strings) > 0 && l.text != "" {
+				b.holders = append(b.holders, l)
+				texts = append(texts, l.text)
+			}
+		}
+		b.text = strings.Join(texts, " ")
+		blocks = append(blocks, b)
+		return false
+	})
+	return blocks
+}
+
+// pageLanguages returns each page's language: its long blocks' text scored
+// with the document's language as prior, or the document's language for a
+// page without long text ("" when the document has none either).
+func pageLanguages(d Detector, pages []*xmlsplice.Node, join bool, minConf float64) []string {
+	texts := make([]string, len(pages))
+	for i, p := range pages {
+		var bt []string
+		for _, b := range collectBlocks(p, join) {
+			bt = append(bt, b.text)
+		}
+		texts[i] = longText(bt)
+	}
+	doc := DocumentLanguage(d, texts, minConf)
+	out := make([]string, len(pages))
+	for i, t := range texts {
+		out[i] = doc
+		if letterCount(t) >= MinPageLetters {
+			out[i] = DetectWithPrior(d, t, doc, minConf)
+		}
+	}
+	return out
+}
+
+func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node) pageResult {
+	pr := pageResult{langs: map[string]int{}}
+	var blocks []*block
+	for _, b := range collectBlocks(page, !t.opt.KeepHyphens) {
+		if b.text != "" {
+			blocks = append(blocks, b)
+		}
+	}
+	pr.stats.Units = len(blocks)
+	if t.opt.Mode == Append {
+		blocks = t.pendingAppend(blocks)
+	}
+	pr.stats.AlreadyDone = pr.stats.Units - len(blocks)
+	pr.stats.Blocks = len(blocks)
+	// Detect once per block; group blocks by source language, keeping order.
+	var order []string
+	groups := map[string][]*block{}
+	for _, b := range blocks {
+		b.src = t.opt.Source
+		if t.auto {
+			pr.detected = true
+			b.src = DetectWithPrior(t.opt.Detector, b.text, t.pageLang[pageNum-1], t.opt.MinConfidence)
+		}
+		if b.src == t.opt.Target {
+			pr.stats.InTarget++
+			continue // already in the target language
+		}
+		if _, ok := groups[b.src]; !ok {
+			order = append(order, b.src)
+		}
+		groups[b.src] = append(groups[b.src], b)
+	}
+	bt := &batcher{be: t.opt.Backend, tgt: t.opt.Target, maxChars: t.opt.MaxBatchChars, stats: &pr.stats}
+	for _, lang := range order {
+		ok, err := t.supports(ctx, lang)
+		if err != nil {
+			pr.err = err
+			return pr
+		}
+		if !ok {
+			pr.stats.Unsupported += len(groups[lang])
+			for _, b := range groups[lang] {
+				t.untouched(b, pageNum, backend.UnsupportedLang, &pr)
+			}
+			continue
+		}
+		if err := t.translateGroup(ctx, bt, pageNum, lang, groups[lang], &pr); err != nil {
+			pr.err = err
+			return pr
+		}
+	}
+	return pr
+}
+
+func (t *translator) translateGroup(ctx context.Context, bt *batcher, pageNum int, lang string, blocks []*block, pr *pageResult) error {
+	items := make([]string, len(blocks))
+	for i, b := range blocks {
+		items[i] = b.text
+	}
+	pass1, status, err := bt.translate(ctx, items, lang, true)
+	if err != nil {
+		return err
+	}
+	// A block whose translation the guard rejected twice stays as it was;
+	// its lines are logged as untranslated and get no anchors.
+	var anchors []string
+	if !t.opt.FastAlign {
+		var lines []string
+		for i, b := range blocks {
+			if status[i] == backend.Untranslated {
+				continue
+			}
+			for _, l := range b.holders {
+				lines = append(lines, l.text)
+			}
+		}
+		// A rejected anchor is empty, not retried: alignment then leans on
+		// its neighbours; anchors are never written.
+		if anchors, _, err = bt.translate(ctx, lines, lang, false); err != nil {
+			return err
+		}
+	}
+	for i, b := range blocks {
+		if status[i] == backend.Untranslated {
+			pr.stats.Untranslated++
+			t.untouched(b, pageNum, backend.Untranslated, pr)
+			continue
+		}
+		tokens := Fields(pass1[i])
+		var counts []int
+		if t.opt.FastAlign {
+			words := make([]int, len(b.holders))
+			for j, l := range b.holders {
+				words[j] = l.words
+			}
+			counts = proportional(len(tokens), words)
+		} else {
+			var over int
+			counts, over = alignByAnchors(tokens, anchors[:len(b.holders)])
+			pr.stats.OverAlignLimit += over
+			anchors = anchors[len(b.holders):]
+		}
+		pr.langs[lang]++
+		pr.stats.Translated++
+		pr.stats.Lines += len(b.holders)
+		if err := t.writeBlock(b, lang, tokens, counts, pageNum, status[i], pr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// untouched logs the lines of a block left as it was, with the reason.
+func (t *translator) untouched(b *block, pageNum int, st backend.Status, pr *pageResult) {
+	for _, l := range b.holders {
+		pr.rows = append(pr.rows, LogRow{File: t.opt.File, Page: pageNum, Line: l.id, Source: l.text, Status: st})
+	}
+}
+
+// writeBlock turns a block's aligned tokens into edits and log rows.
+func (t *translator) writeBlock(b *block, lang string, tokens []string, counts []int, pageNum int, st backend.Status, pr *pageResult) error {
+	var contentEdits []edit
+	pos := 0
+	for j, l := range b.holders {
+		mine := tokens[pos : pos+counts[j]]
+		pos += counts[j]
+		for k, v := range place(mine, len(l.strings)) {
+			a := l.strings[k]
+			contentEdits = append(contentEdits, edit{a.Start, a.End, xmlsplice.EscapeAttr(v, a.Quote)})
+		}
+		row := LogRow{File: t.opt.File, Page: pageNum, Line: l.id, Source: l.text, Target: strings.Join(mine, " "), Status: st}
+		if sc, ok := t.opt.Backend.(backend.Scorer); ok && st != backend.Vocabulary {
+			row.Score, row.HasScore = sc.Score(b.text)
+		}
+		pr.rows = append(pr.rows, row)
+	}
+	for _, a := range b.emptied {
+		contentEdits = append(contentEdits, edit{a.Start, a.End, ""})
+	}
+	for _, s := range b.subs {
+		contentEdits = append(contentEdits, subsEdits(t.src, s)...)
+	}
+	for _, h := range b.hyps {
+		contentEdits = append(contentEdits, edit{h.Start, h.End, ""})
+	}
+	contentEdits = append(contentEdits, sourceOCREdits(t.src, b.node)...)
+	// The block's text is now in the target language, so every LANG inside
+	// it (its lines' and Strings') says so; the block's own LANG too in
+	// Replace mode (appendCopy sets the copy's). No LANG is added.
+	b.node.Walk(func(n *xmlsplice.Node) bool {
+		if a, ok := langOf(n); ok && a.Value != t.opt.Target && (n != b.node || t.opt.Mode == Replace) {
+			contentEdits = append(contentEdits, edit{a.Start, a.End, xmlsplice.EscapeAttr(t.opt.Target, a.Quote)})
+		}
+		return true
+	})
+	if t.opt.Mode == Replace {
+		pr.edits = append(pr.edits, contentEdits...)
+		return nil
+	}
+	edits, err := t.appendCopy(b, lang, contentEdits)
+	if err != nil {
+		return fmt.Errorf("block %s: append copy: %w", b.node.QName(), err)
+	}
+	pr.edits = append(pr.edits, edits...)
+	return nil
+}

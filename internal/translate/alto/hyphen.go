@@ -1,0 +1,167 @@
+package alto
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+
+	"archivekit/internal/translate/xmlsplice"
+)
+
+// Hyphenated words. A word broken across two lines is two Strings: the
+// first part ends its line, marked by SUBS_TYPE="HypPart1", followed by a
+// HYP element, or ending in a hyphen itself before a line that begins in
+// lower case (softBreak), and the second part is the first String of the
+// next line of the same block (SUBS_TYPE="HypPart2" when marked). The translator
+// joins the pair for the backend: the first part's last word becomes the
+// whole word (its trailing hyphen, soft hyphen or not sign removed, and the
+// second part's first word added), and that word leaves the second line.
+// When the block is translated, a second part that held only that word is
+// emptied (its box keeps its place), and every translated String loses its
+// SUBS_TYPE and SUBS_CONTENT attributes, which described the source text's
+// hyphenation: viewers that dehyphenate through SUBS_CONTENT would show the
+// source word beside the translation. For the same reason the HYP element
+// that marked a joined pair is removed: the translation has no hyphenated
+// word there, and a viewer would draw the hyphen after a whole word.
+// Nothing else changes.
+
+// hyphenChars are stripped from the end of a first part when joining.
+const hyphenChars = "-\u00ad\u00ac\u2010\u2e17\u2e40="
+
+// subsAttrs are the String attributes describing the source hyphenation.
+var subsAttrs = []string{"SUBS_TYPE", "SUBS_CONTENT"}
+
+// lineStrings returns the String elements of a TextLine that carry a
+// CONTENT attribute, and the HYP elements after its last String (none when
+// the line does not end with a hyphen mark).
+func lineStrings(ln *xmlsplice.Node) (strs, hyps []*xmlsplice.Node) {
+	for _, s := range ln.Elements() {
+		switch s.Name.Local {
+		case "String":
+			if _, ok := s.Attr("", "CONTENT"); ok {
+				strs = append(strs, s)
+				hyps = nil
+			}
+		case "HYP":
+			if len(strs) > 0 {
+				hyps = append(hyps, s)
+			}
+		}
+	}
+	return strs, hyps
+}
+
+func subsType(s *xmlsplice.Node) string {
+	a, _ := s.Attr("", "SUBS_TYPE")
+	return a.Value
+}
+
+// isFirstPart reports a line's last String that begins a hyphenated word.
+func isFirstPart(last *xmlsplice.Node, endsWithHyp bool) bool {
+	return endsWithHyp || strings.EqualFold(subsType(last), "HypPart1")
+}
+
+// isSecondPart reports whether s can end the word begun on the line before:
+// unmarked, or marked HypPart2.
+func isSecondPart(s *xmlsplice.Node) bool {
+	t := subsType(s)
+	return t == "" || strings.EqualFold(t, "HypPart2")
+}
+
+// softBreak reports an unmarked hyphenation: a line's last word ending in
+// a hyphen (or not sign, soft hyphen, double oblique hyphen) after at least
+// two letters, and a next line beginning with a lower-case letter, as in
+// "Despo-" / "tism" (OCR-D ground truth and many exports write no HYP).
+func softBreak(last, next string) bool {
+	stem := strings.TrimRight(last, hyphenChars)
+	if stem == last || len(last)-len(stem) > len("\u2e17") {
+		return false
+	}
+	r := []rune(stem)
+	if len(r) < 2 || !unicode.IsLetter(r[len(r)-1]) || !unicode.IsLetter(r[len(r)-2]) {
+		return false
+	}
+	first := []rune(next)
+	return len(first) > 0 && unicode.IsLower(first[0])
+}
+
+// joinHyphen returns the first part's last word joined to the second
+// part's first word.
+func joinHyphen(first, second string) string {
+	return strings.TrimRight(first, hyphenChars) + second
+}
+
+// removeAttrEdit returns the edit deleting attribute a (with the blank
+// before its name) from a start tag in src.
+func removeAttrEdit(src []byte, a xmlsplice.Attr) edit {
+	i := a.Start - 2 // the byte before the opening quote
+	for i > 0 && isSpace(src[i]) {
+		i--
+	}
+	// src[i] is '='
+	i--
+	for i > 0 && isSpace(src[i]) {
+		i--
+	}
+	for i > 0 && !isSpace(src[i]) {
+		i--
+	}
+	// src[i] is the blank before the name; take all blanks before it.
+	for i > 0 && isSpace(src[i-1]) {
+		i--
+	}
+	return edit{i, a.End + 1, ""}
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
+
+// subsEdits removes the hyphenation attributes of String s.
+func subsEdits(src []byte, s *xmlsplice.Node) []edit {
+	var out []edit
+	for _, name := range subsAttrs {
+		if a, ok := s.Attr("", name); ok {
+			out = append(out, removeAttrEdit(src, a))
+		}
+	}
+	return out
+}
+
+// sourceOCREdits removes from the Strings of a translated block what
+// describes the source's characters rather than the String's text: the
+// ALTERNATIVE readings and Glyph elements inside a String, and its CC
+// (per-character confidence) attribute. Left in, a full-text index that
+// reads ALTERNATIVE (as OCR highlighting plugins do) would find the source
+// words on the translated page, and Glyph boxes would spell the source word.
+func sourceOCREdits(src []byte, block *xmlsplice.Node) []edit {
+	var out []edit
+	block.Walk(func(n *xmlsplice.Node) bool {
+		if n.Name.Local != "String" {
+			return true
+		}
+		if a, ok := n.Attr("", "CC"); ok {
+			out = append(out, removeAttrEdit(src, a))
+		}
+		for _, c := range n.Elements() {
+			if c.Name.Local == "ALTERNATIVE" || c.Name.Local == "Glyph" {
+				out = append(out, edit{c.Start, c.End, ""})
+			}
+		}
+		return false
+	})
+	return out
+}
+
+var (
+	maskContentRE = regexp.MustCompile(`(\s(?:CONTENT|LANG)=)("[^"]*"|'[^']*')`)
+	maskSubsRE    = regexp.MustCompile(`\s+(?:SUBS_TYPE|SUBS_CONTENT|CC)=("[^"]*"|'[^']*')|<(?:[\w.-]+:)?HYP\b[^>]*?(?:/>|>[^<]*</(?:[\w.-]+:)?HYP\s*>)|(?s)<((?:[\w.-]+:)?(?:ALTERNATIVE|Glyph))\b[^>]*?(?:/>|>.*?</(?:[\w.-]+:)?(?:ALTERNATIVE|Glyph)\s*>)`)
+)
+
+// MaskTranslatable returns doc with what a Replace-mode translation may
+// change masked out: every CONTENT and LANG value emptied and every
+// SUBS_TYPE, SUBS_CONTENT and CC attribute and HYP, ALTERNATIVE and Glyph
+// element removed. A translation is byte-faithful when the
+// masks of input and output are equal; the tests of this module and its
+// users check it that way.
+func MaskTranslatable(doc []byte) []byte {
+	return maskContentRE.ReplaceAll(maskSubsRE.ReplaceAll(doc, nil), []byte(`${1}""`))
+}

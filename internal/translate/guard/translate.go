@@ -1,0 +1,64 @@
+package guard
+
+import (
+	"context"
+
+	"archivekit/internal/translate/backend"
+)
+
+// Segment is the outcome of translating one segment under the guard.
+type Segment struct {
+	// Text is the accepted translation; empty when Status is Untranslated.
+	Text string
+	// Status is backend.OK, backend.Retried or backend.Untranslated.
+	Status backend.Status
+	// Rejection is the last rejection (nil when the first reply passed).
+	Rejection *Rejection
+	// Calls is the number of backend calls made.
+	Calls int
+}
+
+// Translate translates one segment with be. A reply rejected by the
+// backend's guard (a *Rejection error) is retried once (see Retry). Any
+// other error is returned.
+func Translate(ctx context.Context, be backend.Backend, text, src, tgt string) (Segment, error) {
+	out, err := be.Translate(ctx, text, src, tgt)
+	if err == nil {
+		return Segment{Text: out, Status: backend.OK, Calls: 1}, nil
+	}
+	first := AsRejection(err)
+	if first == nil || ctx.Err() != nil {
+		return Segment{Calls: 1}, err
+	}
+	seg, err := Retry(ctx, be, text, src, tgt, first)
+	seg.Calls++ // the first call
+	return seg, err
+}
+
+// Retry makes the one further attempt at a segment whose reply was
+// rejected (first), through backend.Retrier when be implements it (LLM
+// backends: without the glossary), otherwise with Translate. When the
+// retry is rejected too the segment is Untranslated, with an empty Text
+// that must not be written. Any other error is returned.
+//
+// A backend.Deterministic backend would give the same reply again: the
+// segment is Untranslated at once, with no call.
+func Retry(ctx context.Context, be backend.Backend, text, src, tgt string, first *Rejection) (Segment, error) {
+	if d, ok := be.(backend.Deterministic); ok && d.Deterministic() {
+		return Segment{Status: backend.Untranslated, Rejection: first}, nil
+	}
+	var out string
+	var err error
+	if r, ok := be.(backend.Retrier); ok {
+		out, err = r.Retry(ctx, text, src, tgt)
+	} else {
+		out, err = be.Translate(ctx, text, src, tgt)
+	}
+	if err == nil {
+		return Segment{Text: out, Status: backend.Retried, Rejection: first, Calls: 1}, nil
+	}
+	if second := AsRejection(err); second != nil {
+		return Segment{Status: backend.Untranslated, Rejection: second, Calls: 1}, nil
+	}
+	return Segment{Calls: 1}, err
+}

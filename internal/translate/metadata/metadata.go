@@ -1,0 +1,300 @@
+// Package metadata translates the targeted text fields of archival metadata
+// XML (bare records or records inside an OAI-PMH envelope), spec 4.5.
+//
+// The field list's XPaths are evaluated with the prefixes arch: and oai:
+// bound to the records-source and OAI-PMH namespace URIs, whatever prefixes
+// the file itself uses. Each matching element with non-empty text is one
+// unit, translated in one backend call. Replace mode overwrites the element
+// text; append mode inserts a labelled sibling. Every other byte of the file
+// is kept.
+package metadata
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/backend"
+	"archivekit/internal/translate/guard"
+	"archivekit/internal/translate/xmlsplice"
+)
+
+// Detector identifies the language of a text (same contract as alto.Detector).
+type Detector = alto.Detector
+
+// Mode is the output mode: alto.Replace or alto.Append.
+type Mode = alto.Mode
+
+// LogRow is one row of the translation log; for metadata Page is 0 (an empty
+// page_num column) and Line is the field's XPath expression.
+type LogRow = alto.LogRow
+
+// Options configures one document translation.
+type Options struct {
+	// Backend does the translating (one call per field).
+	Backend backend.Backend
+	// Source is an ISO 639-1 code, or "" or "auto" to detect once per field.
+	Source string
+	// Target is the ISO 639-1 target code (required).
+	Target string
+	// Detector is required when Source is auto.
+	Detector Detector
+	// MinConfidence: detections at or below it fall back to Czech. Zero means
+	// alto.DefaultMinConfidence (0.2).
+	MinConfidence float64
+	// Mode is alto.Replace (default when empty) or alto.Append.
+	Mode Mode
+	// Fields are the XPath targets (see LoadFields).
+	Fields []*XPath
+	// Namespaces binds the XPath prefixes; nil means DefaultNamespaces.
+	Namespaces Namespaces
+	// File is the value of the log's file column.
+	File string
+}
+
+// Result is a translated document.
+type Result struct {
+	// Output is the translated document.
+	Output []byte
+	// Log holds one row per translated field, in field-list then document order.
+	Log []LogRow
+	// Units is the number of matching elements with non-empty text.
+	Units int
+	// Translated counts units translated; Skipped counts units left alone
+	// (already done in append mode, already in the target language, or an
+	// unsupported detected pair).
+	Translated, Skipped int
+	// AlreadyDone, InTarget and Unsupported split Skipped: already followed
+	// by (or itself) a target-language sibling in append mode, in the
+	// target language, or in a detected language the backend does not offer.
+	AlreadyDone, InTarget, Unsupported int
+	// Untranslated counts units whose replies the degeneracy guard rejected
+	// twice; they are left as they were.
+	Untranslated int
+	// Mixed counts units left as they were because their text is
+	// interleaved with child elements, comments or processing instructions
+	// (log status mixed_content); they are also counted in Skipped.
+	Mixed int
+	// Calls is the number of backend calls made.
+	Calls int
+	// Languages maps each source language used to its number of fields.
+	Languages map[string]int
+	// DetectionUsed reports that the Detector ran.
+	DetectionUsed bool
+	// Warnings are non-fatal problems, each naming the file.
+	Warnings []string
+}
+
+const xmlLang = "xml:lang"
+
+// MaxFields is the most fields with text one document may have matched by
+// the field list; a larger document is refused with a *xmlsplice.LimitError
+// before any backend call (a record has tens).
+const MaxFields = 5000
+
+// Translate translates the targeted fields of a metadata document.
+func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
+	if opt.Backend == nil || opt.Target == "" {
+		return nil, errors.New("metadata: Backend and Target are required")
+	}
+	auto := opt.Source == "" || opt.Source == "auto"
+	if auto && opt.Detector == nil {
+		return nil, errors.New("metadata: source language is auto but no Detector is given")
+	}
+	if opt.Mode == "" {
+		opt.Mode = alto.Replace
+	}
+	if opt.Mode != alto.Replace && opt.Mode != alto.Append {
+		return nil, fmt.Errorf("metadata: unknown output mode %q", opt.Mode)
+	}
+	if opt.MinConfidence == 0 {
+		opt.MinConfidence = alto.DefaultMinConfidence
+	}
+	if opt.Namespaces == nil {
+		opt.Namespaces = DefaultNamespaces
+	}
+	if len(opt.Fields) == 0 {
+		return nil, errors.New("metadata: no XPath targets")
+	}
+	doc, err := xmlsplice.Parse(src)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %s: %w", opt.File, err)
+	}
+	if opt.Namespaces, err = opt.Namespaces.WithDocument(doc, opt.Fields); err != nil {
+		return nil, fmt.Errorf("metadata: %s: %w", opt.File, err)
+	}
+	// The field count is checked before any backend call.
+	fields, counted := 0, map[*xmlsplice.Node]bool{}
+	for _, f := range opt.Fields {
+		for _, el := range f.Select(doc, opt.Namespaces) {
+			if counted[el] {
+				continue
+			}
+			counted[el] = true
+			if text, _ := el.Text(); strings.TrimSpace(text) != "" {
+				if fields++; fields > MaxFields {
+					return nil, fmt.Errorf("metadata: %s: %w", opt.File, &xmlsplice.LimitError{
+						Line: 1 + bytes.Count(src[:el.Start], []byte{'\n'}), What: "translated field count", Limit: MaxFields})
+				}
+			}
+		}
+	}
+	res := &Result{Languages: map[string]int{}}
+	ed := xmlsplice.NewEditor(src)
+	supported := map[string]error{}
+	done := map[*xmlsplice.Node]bool{} // an element matched by two fields is translated once
+	// The document's language is the prior of each field's detection; a
+	// short field takes it (see alto.DetectWithPrior).
+	docLang := ""
+	if auto {
+		var texts []string
+		for _, f := range opt.Fields {
+			for _, el := range f.Select(doc, opt.Namespaces) {
+				if text, ok := el.Text(); ok {
+					texts = append(texts, text)
+				}
+			}
+		}
+		docLang = alto.DocumentLanguage(opt.Detector, texts, opt.MinConfidence)
+		res.DetectionUsed = len(texts) > 0
+	}
+	for _, f := range opt.Fields {
+		for _, el := range f.Select(doc, opt.Namespaces) {
+			text, ok := el.Text()
+			if strings.TrimSpace(text) == "" || done[el] {
+				continue
+			}
+			done[el] = true
+			res.Units++
+			if !ok {
+				// Text between child elements, comments or processing
+				// instructions: one translation cannot be split between the
+				// pieces, so the field stays as it was, counted and logged.
+				res.Skipped++
+				res.Mixed++
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s at line %d: <%s> holds child elements, comments or processing instructions between its text; left untranslated (log status mixed_content)",
+					opt.File, f.Expr, 1+bytes.Count(src[:el.Start], []byte{'\n'}), el.QName()))
+				res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.MixedContent})
+				continue
+			}
+			if opt.Mode == alto.Append && alreadyAppended(el, opt.Target) {
+				res.Skipped++
+				res.AlreadyDone++
+				continue
+			}
+			lang := opt.Source
+			if auto {
+				res.DetectionUsed = true
+				lang = alto.DetectWithPrior(opt.Detector, text, docLang, opt.MinConfidence)
+			}
+			if lang == opt.Target {
+				res.Skipped++
+				res.InTarget++
+				continue
+			}
+			err, seen := supported[lang]
+			if !seen {
+				err = opt.Backend.Supports(ctx, lang, opt.Target)
+				supported[lang] = err
+				if err != nil && auto {
+					res.Warnings = append(res.Warnings, fmt.Sprintf("%s: fields detected as %q left untouched: %v", opt.File, lang, err))
+				}
+			}
+			if err != nil {
+				if !auto {
+					return nil, fmt.Errorf("metadata: %s: %w", opt.File, err)
+				}
+				res.Skipped++
+				res.Unsupported++
+				res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.UnsupportedLang})
+				continue
+			}
+			var seg guard.Segment
+			if fl, ok := opt.Backend.(backend.Filler); ok {
+				if t, ok := fl.Fill(ctx, text, lang, opt.Target); ok {
+					seg = guard.Segment{Text: t, Status: backend.Vocabulary}
+				}
+			}
+			if seg.Status == "" {
+				seg, err = guard.Translate(ctx, opt.Backend, text, lang, opt.Target)
+				res.Calls += seg.Calls
+			}
+			if err != nil {
+				return nil, fmt.Errorf("metadata: %s: %s: backend %s (%s->%s): %w", opt.File, f.Expr, opt.Backend.Name(), lang, opt.Target, err)
+			}
+			if seg.Status == backend.Untranslated {
+				// Both replies rejected by the guard: the field stays as it
+				// was and nothing is written as its translation.
+				res.Untranslated++
+				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s left untranslated: %v", opt.File, f.Expr, seg.Rejection))
+				res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.Untranslated})
+				continue
+			}
+			out := seg.Text
+			if opt.Mode == alto.Replace {
+				if err := ed.SetText(el, out); err != nil {
+					return nil, fmt.Errorf("metadata: %s: %w", opt.File, err)
+				}
+				// A label the field already had now names the target
+				// language; none is added.
+				if a, ok := el.Attr("xml", "lang"); ok && a.Value != opt.Target {
+					ed.SetAttr(a, opt.Target)
+				}
+			} else {
+				appendSibling(ed, src, el, lang, opt.Target, out)
+			}
+			res.Translated++
+			res.Languages[lang]++
+			row := LogRow{File: opt.File, Line: f.Expr, Source: text, Target: out, Status: seg.Status}
+			if sc, ok := opt.Backend.(backend.Scorer); ok && seg.Status != backend.Vocabulary {
+				row.Score, row.HasScore = sc.Score(text)
+			}
+			res.Log = append(res.Log, row)
+		}
+	}
+	if res.Output, err = ed.Bytes(); err != nil {
+		return nil, fmt.Errorf("metadata: %s: %w", opt.File, err)
+	}
+	return res, nil
+}
+
+// alreadyAppended reports a field that is itself a translation into target,
+// or that is followed by a sibling of the same name labelled target.
+func alreadyAppended(el *xmlsplice.Node, target string) bool {
+	if a, ok := el.Attr("xml", "lang"); ok && a.Value == target {
+		return true
+	}
+	sib := el.Parent.Children
+	for i, c := range sib {
+		if c != el {
+			continue
+		}
+		for _, d := range sib[i+1:] {
+			if d.Kind != xmlsplice.ElementNode {
+				continue
+			}
+			a, ok := d.Attr("xml", "lang")
+			return d.QName() == el.QName() && ok && a.Value == target
+		}
+	}
+	return false
+}
+
+// appendSibling inserts after el a copy of its start tag labelled
+// xml:lang=target holding text, preceded by el's own line break and
+// indentation, and labels el with src when it has no xml:lang.
+func appendSibling(ed *xmlsplice.Editor, src []byte, el *xmlsplice.Node, lang, target, text string) {
+	tag := xmlsplice.NewEditor(src[el.Start:el.StartTagEnd])
+	if a, ok := el.Attr("xml", "lang"); ok {
+		tag.SetAttr(xmlsplice.Attr{Start: a.Start - el.Start, End: a.End - el.Start, Quote: a.Quote}, target)
+	} else {
+		at := el.AttrInsertPos() - el.Start
+		tag.Insert(at, ` `+xmlLang+`="`+xmlsplice.EscapeAttr(target, '"')+`"`)
+		ed.AddAttr(el, xmlLang, lang)
+	}
+	start, _ := tag.Bytes() // one edit inside the tag: cannot overlap
+	ed.Insert(el.End, el.Indent(src)+string(start)+xmlsplice.EscapeText(text)+"</"+el.QName()+">")
+}

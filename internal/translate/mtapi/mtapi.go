@@ -1,0 +1,344 @@
+// Package mtapi is the hosted machine-translation API backend ("mtapi",
+// spec 10.1). Its protocol follows the public LINDAT translation API v2:
+//
+//	GET  {base}/models           the model list (JSON, see parseModels)
+//	POST {base}/models/{src}-{tgt}?src={src}&tgt={tgt}
+//	     form field input_text   the text; Accept: text/plain
+//	     200 text/plain          the translation, line breaks kept
+//
+// Text is sent in chunks of at most chunker.DefaultLimit characters, one
+// retried call per chunk, under the transport policy of the MTAPI_*
+// environment variables.
+package mtapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"archivekit/internal/translate/backend"
+	"archivekit/internal/translate/chunker"
+	"archivekit/internal/translate/guard"
+	"archivekit/internal/translate/transport"
+)
+
+// Name is the backend's configuration name.
+const Name = "mtapi"
+
+// DefaultBaseURL is the public host of the hosted API, used when neither
+// TRANSLATION_URL nor MTAPI_BASE_URL is set.
+const DefaultBaseURL = "https://lindat.mff.cuni.cz/services/translation/api/v2"
+
+// DefaultPolicy is the spec's MTAPI_* defaults: 0.0 s spacing, 4 retries,
+// 1.0 s backoff base.
+var DefaultPolicy = transport.Policy{MinInterval: 0, MaxRetries: 4, BackoffBase: time.Second}
+
+// BuiltinPairs is the model list used when GET {base}/models cannot be
+// read: six Czech-centric pairs into English (Czech and its neighbours'
+// languages, plus French).
+var BuiltinPairs = []string{"cs-en", "sk-en", "pl-en", "de-en", "uk-en", "fr-en"}
+
+// maxResponseBytes bounds one answer; a chunk of 4,000 characters never
+// legitimately translates into more.
+const maxResponseBytes = 1 << 20
+
+// Config configures a Backend.
+type Config struct {
+	BaseURL    string           // without trailing slash
+	Policy     transport.Policy // retry and spacing policy
+	ChunkLimit int              // characters per call; < 1 means chunker.DefaultLimit
+	HTTP       *http.Client     // nil: a client with a 120 s timeout
+	// Guard rejects degenerate replies (MTAPI_GUARD_MIN_RATIO /
+	// MTAPI_GUARD_MAX_RATIO, added beyond the spec; zero means
+	// guard.Default, 0.25 to 4.0).
+	Guard guard.Config
+	// ModelsTimeout bounds the single model-list request; 0 means 10 s.
+	ModelsTimeout time.Duration
+}
+
+// ConfigFromEnv builds a Config from TRANSLATION_URL (alias MTAPI_BASE_URL,
+// TRANSLATION_URL wins when both are set) and MTAPI_MIN_INTERVAL_S,
+// MTAPI_MAX_RETRIES, MTAPI_BACKOFF_BASE_S. getenv nil means os.Getenv.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	base := strings.TrimSpace(getenv("TRANSLATION_URL"))
+	if base == "" {
+		base = strings.TrimSpace(getenv("MTAPI_BASE_URL"))
+	}
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Config{}, fmt.Errorf("TRANSLATION_URL=%q: want an http(s) URL", base)
+	}
+	p, err := transport.FromEnv("MTAPI", DefaultPolicy, getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	g, err := guard.FromEnv("MTAPI", getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	return Config{BaseURL: strings.TrimRight(base, "/"), Policy: p, Guard: g}, nil
+}
+
+// Backend is the mtapi backend. It is safe for concurrent use; the
+// transport policy (spacing in particular) is shared by all callers.
+type Backend struct {
+	cfg    Config
+	client *transport.Client
+
+	modelsOnce   sync.Once
+	pairs        map[string]bool
+	modelsSource string
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// New returns a Backend for cfg. No request is made until first use.
+func New(cfg Config) *Backend {
+	cfg.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	if cfg.ChunkLimit < 1 {
+		cfg.ChunkLimit = chunker.DefaultLimit
+	}
+	if cfg.Guard == (guard.Config{}) {
+		cfg.Guard = guard.Default
+	}
+	if cfg.ModelsTimeout <= 0 {
+		cfg.ModelsTimeout = 10 * time.Second
+	}
+	hc := cfg.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 120 * time.Second}
+	}
+	return &Backend{cfg: cfg, client: transport.New(cfg.Policy, hc)}
+}
+
+// Transport gives access to the shared transport client, whose Stats feed
+// the WARNING summary and whose clock tests may replace.
+func (b *Backend) Transport() *transport.Client { return b.client }
+
+// Close drops the idle connections of the backend's HTTP client; the
+// backend holds nothing else.
+func (b *Backend) Close() error { return b.client.Close() }
+
+// Name returns "mtapi".
+func (b *Backend) Name() string { return Name }
+
+// BaseURL returns the API base URL in use (for the run metadata).
+func (b *Backend) BaseURL() string { return b.cfg.BaseURL }
+
+// Models returns the offered "<src>-<tgt>" pairs, sorted, and where they
+// came from: "api" or "builtin (<reason>)". The list is read once, with a
+// single attempt (no retries) so an unreachable API falls back quickly.
+func (b *Backend) Models(ctx context.Context) (pairs []string, source string) {
+	b.modelsOnce.Do(func() { b.loadModels(ctx) })
+	for p := range b.pairs {
+		pairs = append(pairs, p)
+	}
+	sort.Strings(pairs)
+	return pairs, b.modelsSource
+}
+
+func (b *Backend) loadModels(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.ModelsTimeout)
+	defer cancel()
+	pairs, err := b.fetchModels(ctx)
+	if err != nil {
+		b.pairs = map[string]bool{}
+		for _, p := range BuiltinPairs {
+			b.pairs[p] = true
+		}
+		b.modelsSource = "builtin (" + err.Error() + ")"
+		return
+	}
+	b.pairs = pairs
+	b.modelsSource = "api"
+}
+
+func (b *Backend) fetchModels(ctx context.Context) (map[string]bool, error) {
+	u := b.cfg.BaseURL + "/models"
+	resp, err := b.client.DoRetries(ctx, 0, func(ctx context.Context) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err == nil {
+			req.Header.Set("Accept", "application/json")
+		}
+		return req, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: HTTP %d", u, resp.StatusCode)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %v", u, err)
+	}
+	pairs, err := parseModels(body)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %v", u, err)
+	}
+	return pairs, nil
+}
+
+var pairRE = regexp.MustCompile(`^[a-z]{2}-[a-z]{2}$`)
+
+// parseModels reads a model list. Accepted shapes:
+//   - the LINDAT v2 HAL document: {"_embedded":{"item":[{"model":"cs-en",
+//     "supports":{"cs":["en"]}}, ...]}}; every src->tgt in "supports" is a
+//     pair, and so is a "model" name of the form xx-yy;
+//   - a JSON array of "xx-yy" strings or of such model objects;
+//   - {"models": [...]} holding either of those.
+//
+// A list with no pair at all is an error.
+func parseModels(body []byte) (map[string]bool, error) {
+	var raw any
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, fmt.Errorf("model list is not JSON: %v", err)
+	}
+	pairs := map[string]bool{}
+	addPair := func(s string) {
+		s = strings.ToLower(strings.TrimSpace(s))
+		if pairRE.MatchString(s) {
+			pairs[s] = true
+		}
+	}
+	var items []any
+	switch v := raw.(type) {
+	case []any:
+		items = v
+	case map[string]any:
+		if emb, ok := v["_embedded"].(map[string]any); ok {
+			items, _ = emb["item"].([]any)
+		} else {
+			items, _ = v["models"].([]any)
+		}
+	}
+	for _, it := range items {
+		switch m := it.(type) {
+		case string:
+			addPair(m)
+		case map[string]any:
+			if name, ok := m["model"].(string); ok {
+				addPair(name)
+			}
+			if sup, ok := m["supports"].(map[string]any); ok {
+				for src, tgts := range sup {
+					list, _ := tgts.([]any)
+					for _, t := range list {
+						if tgt, ok := t.(string); ok {
+							addPair(src + "-" + tgt)
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		return nil, fmt.Errorf("model list holds no <src>-<tgt> pair")
+	}
+	return pairs, nil
+}
+
+// Supports reports whether src-tgt is in the model list; an unsupported
+// pair is an error naming it.
+func (b *Backend) Supports(ctx context.Context, src, tgt string) error {
+	pairs, source := b.Models(ctx)
+	pair := strings.ToLower(src) + "-" + strings.ToLower(tgt)
+	if b.pairs[pair] {
+		return nil
+	}
+	return fmt.Errorf("mtapi: language pair %s is not offered (models from %s: %s)", pair, source, strings.Join(pairs, ", "))
+}
+
+// Translate translates text from src to tgt: the pair is checked, the text
+// is cut into chunks of at most ChunkLimit characters and each chunk's
+// content is sent in one retried call. The whitespace around each chunk is
+// kept as it was; whitespace-only chunks make no call. A reply failing the
+// degeneracy guard (line by line when the line count survived) is a
+// *guard.Rejection error.
+func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string, error) {
+	if err := b.Supports(ctx, src, tgt); err != nil {
+		return "", err
+	}
+	src, tgt = strings.ToLower(src), strings.ToLower(tgt)
+	out, err := chunker.Map(text, b.cfg.ChunkLimit, func(i int, core string) (string, error) {
+		tr, err := b.translateChunk(ctx, core, src, tgt)
+		if err != nil {
+			return "", fmt.Errorf("mtapi %s-%s chunk %d: %w", src, tgt, i+1, err)
+		}
+		return tr, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if r := b.cfg.Guard.CheckLines(text, out, src, tgt); r != nil {
+		return "", fmt.Errorf("mtapi %s-%s: %w", src, tgt, r)
+	}
+	return out, nil
+}
+
+func (b *Backend) translateChunk(ctx context.Context, text, src, tgt string) (string, error) {
+	u := fmt.Sprintf("%s/models/%s-%s?%s", b.cfg.BaseURL, src, tgt, url.Values{"src": {src}, "tgt": {tgt}}.Encode())
+	form := url.Values{"input_text": {text}}.Encode()
+	resp, err := b.client.Do(ctx, func(ctx context.Context) (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(form))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Accept", "text/plain")
+		return req, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("reading answer: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("HTTP %d: %s", resp.StatusCode, transport.Snippet(string(body)))
+	}
+	return checkAnswer(resp.Header.Get("Content-Type"), body)
+}
+
+// checkAnswer rejects answers that cannot be a translation: too large, not
+// UTF-8, an HTML or JSON document, or empty.
+func checkAnswer(contentType string, body []byte) (string, error) {
+	if len(body) > maxResponseBytes {
+		return "", fmt.Errorf("garbage answer: larger than %d bytes", maxResponseBytes)
+	}
+	if !utf8.Valid(body) {
+		return "", fmt.Errorf("garbage answer: not UTF-8 text")
+	}
+	if contentType != "" {
+		mt, _, err := mime.ParseMediaType(contentType)
+		if err != nil || mt != "text/plain" {
+			return "", fmt.Errorf("garbage answer: Content-Type %q, want text/plain: %s", contentType, transport.Snippet(string(body)))
+		}
+	}
+	s := strings.TrimFunc(string(body), unicode.IsSpace)
+	if s == "" {
+		return "", fmt.Errorf("garbage answer: empty translation")
+	}
+	return s, nil
+}

@@ -1,0 +1,45 @@
+package translator
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+
+	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/backend"
+)
+
+// WriteLog writes the translation log CSV (spec 2.2): the header
+// file,page_num,line_num,text_<src>,text_<tgt>,status (src is the run's
+// source language setting, so it may read "auto"), then one row per log
+// entry; page_num is empty for metadata rows. The status column is added
+// beyond the spec: ok, retried, untranslated, unsupported_lang, vocabulary
+// or mixed_content (backend.Status); text_<tgt> is empty for untranslated,
+// unsupported and mixed-content rows. So is the score column: the model's score of the
+// segment's translation where the backend gives one (ct2: cumulative
+// log-probability, 4 decimals), empty otherwise.
+func WriteLog(w io.Writer, rows []alto.LogRow, src, tgt string) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"file", "page_num", "line_num", "text_" + src, "text_" + tgt, "status", "score"}); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		page := ""
+		if r.Page > 0 {
+			page = strconv.Itoa(r.Page)
+		}
+		st := r.Status
+		if st == "" {
+			st = backend.OK
+		}
+		score := ""
+		if r.HasScore {
+			score = strconv.FormatFloat(r.Score, 'f', 4, 64)
+		}
+		if err := cw.Write([]string{r.File, page, r.Line, r.Source, r.Target, string(st), score}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,105 @@
+package translator
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"archivekit/internal/docrecord"
+	"archivekit/internal/licence"
+)
+
+// Program is the program name in run metadata and record provenance.
+const Program = "translator"
+
+// RecordInfo is what AccreteRecord writes besides the translation itself.
+type RecordInfo struct {
+	// SourceLang, TargetLang, Backend and Mode fill the translations block.
+	SourceLang, TargetLang, Backend, Mode string
+	// TranslatedXML is the reference to the translated document, stored as
+	// derived_from.translated_xml (required).
+	TranslatedXML string
+	// Files lists every translated file when a run produced several for one
+	// record (pages of one document); stored as translations.files.
+	Files []string
+	// Licence is the resolved licence; its derivation is stored as
+	// translations.license_detail.
+	Licence licence.Resolution
+	// RunID, ParadataRef and At stamp assembled.blocks.translations.
+	RunID, ParadataRef string
+	At                 time.Time
+	// HadBaseline is false when the record was started without a baseline.
+	HadBaseline bool
+	// Version, ContainerImage and RunnerRef describe the run in the
+	// provenance block (the last two when set).
+	Version, ContainerImage, RunnerRef string
+}
+
+// AccreteRecord writes the translator's block onto rec (spec 2.4):
+// translations {source_lang, target_lang, backend, output_mode, license,
+// license_url, license_detail[, files]}, derived_from.translated_xml, the
+// assembled.blocks entry and its contributor entry in the provenance block
+// (docrecord.AddProvenance). The translated text itself is not stored. doc_id
+// is never touched. The caller validates and writes the record
+// (docrecord.Record.WriteFile), which refuses an invalid one.
+func AccreteRecord(rec *docrecord.Record, info RecordInfo) error {
+	if rec == nil {
+		return errors.New("document record: no record")
+	}
+	if info.TranslatedXML == "" {
+		return errors.New("document record: no translated document reference")
+	}
+	// The licence detail goes through JSON so the record holds plain JSON
+	// values in the resolver's field order.
+	detail, err := toJSONValue(info.Licence)
+	if err != nil {
+		return fmt.Errorf("document record: licence detail: %w", err)
+	}
+	block := docrecord.NewObject()
+	block.Set("source_lang", info.SourceLang)
+	block.Set("target_lang", info.TargetLang)
+	block.Set("backend", info.Backend)
+	block.Set("output_mode", info.Mode)
+	block.Set("license", info.Licence.EffectiveLicense)
+	block.Set("license_url", info.Licence.EffectiveLicenseURL)
+	block.Set("license_detail", detail)
+	if len(info.Files) > 0 {
+		files := make([]any, len(info.Files))
+		for i, f := range info.Files {
+			files[i] = f
+		}
+		block.Set("files", files)
+	}
+	if err := rec.Set(block, "translations"); err != nil {
+		return fmt.Errorf("document record: %w", err)
+	}
+	if err := rec.Set(info.TranslatedXML, "derived_from", "translated_xml"); err != nil {
+		return fmt.Errorf("document record: %w", err)
+	}
+	at := info.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	if err := rec.NoteBlocks(Program, info.RunID, info.ParadataRef, at, info.HadBaseline, "translations"); err != nil {
+		return fmt.Errorf("document record: %w", err)
+	}
+	c := docrecord.NewContributor(Program, info.Version, info.RunID, at, info.Licence, "translations")
+	c.ParadataRef, c.ContainerImage, c.RunnerRef = info.ParadataRef, info.ContainerImage, info.RunnerRef
+	if err := rec.AddProvenance(c); err != nil {
+		return fmt.Errorf("document record: %w", err)
+	}
+	return nil
+}
+
+func toJSONValue(v any) (*docrecord.Object, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	o := docrecord.NewObject()
+	if err := json.Unmarshal(b, o); err != nil {
+		return nil, err
+	}
+	return o, nil
+}

@@ -1,0 +1,82 @@
+package translator
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"archivekit/internal/translate/backend"
+	"archivekit/internal/translate/chat"
+	"archivekit/internal/translate/chat/chattest"
+	"archivekit/internal/translate/metadata"
+	"archivekit/internal/translate/translator/translatortest"
+	"archivekit/internal/translate/vocab"
+)
+
+const termsRecord = `<?xml version="1.0" encoding="UTF-8"?>
+<amcr:amcr xmlns:amcr="https://api.aiscr.cz/schema/amcr/2.2/"><amcr:projekt><amcr:popis>Kostrový hrob</amcr:popis><amcr:poznamka>Záchranný výzkum odkryl kostrový hrob a sídlištní jámu.</amcr:poznamka><amcr:lokalizace>Hrob</amcr:lokalizace></amcr:projekt></amcr:amcr>`
+
+// TestShortFieldsFromVocabulary: one- and two-word fields that are
+// vocabulary entries are filled without a backend call, on every backend;
+// the terminology of the document is checked and counted.
+func TestShortFieldsFromVocabulary(t *testing.T) {
+	v, err := vocab.Parse(strings.NewReader("source_lemma,target_translation\nhrob,grave\nkostrový hrob,inhumation grave\nsídlištní jáma,settlement pit\n"), "v.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields, _ := metadata.ParseFields("fields", []byte("//arch:popis\n//arch:poznamka\n//arch:lokalizace\n"))
+	mt, mtSrv := newMT(t, translatortest.Config{})
+	chatSrv := chattest.New(chattest.Config{})
+	t.Cleanup(chatSrv.Close)
+	ch, _ := chat.New(chat.Config{BaseURL: chatSrv.BaseURL(), Model: "m"})
+	plain := &plainBackend{}
+	for _, tc := range []struct {
+		be    backend.Backend
+		posts func() int32
+		hits  int
+	}{{mt, mtSrv.Posts.Load, 5}, {ch, chatSrv.Posts.Load, 5}, {plain, plain.calls.Load, 4}} {
+		t.Run(tc.be.Name(), func(t *testing.T) {
+			before := tc.posts()
+			out, err := Translate(context.Background(), []byte(termsRecord), "t.xml", Options{Backend: tc.be, Source: "cs", Fields: fields, Vocabulary: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := tc.posts() - before; n != 1 {
+				t.Errorf("%d backend requests, want 1 (only the long field)", n)
+			}
+			want := map[string][2]string{
+				"//arch:popis":      {"Inhumation grave", string(backend.Vocabulary)},
+				"//arch:lokalizace": {"Grave", string(backend.Vocabulary)},
+			}
+			for _, r := range out.Log {
+				if w, ok := want[r.Line]; ok && (r.Target != w[0] || string(r.Status) != w[1]) {
+					t.Errorf("%s: %q (%s), want %q (%s)", r.Line, r.Target, r.Status, w[0], w[1])
+				}
+			}
+			if !strings.Contains(string(out.Data), "<amcr:popis>Inhumation grave</amcr:popis>") {
+				t.Errorf("output:\n%s", out.Data)
+			}
+			// Terms expected: popis 2 (kostrový hrob, hrob), poznamka 2
+			// (kostrový hrob, hrob; "sídlištní jámu" is inflected), lokalizace 1.
+			// The plain backend has no vocabulary control: in the long field
+			// "kostrový hrob" is missed (the stand-in knows only "hrob"), and the check says so.
+			if !out.TermsChecked || out.Terms.Expected != 5 || out.Terms.Hit != tc.hits {
+				t.Errorf("terminology %+v", out.Terms)
+			}
+			t.Logf("%s: terminology %d/%d, missed %v", tc.be.Name(), out.Terms.Hit, out.Terms.Expected, out.Terms.Missed)
+		})
+	}
+}
+
+// plainBackend translates by the stand-in's rules, with no vocabulary
+// control at all.
+type plainBackend struct{ calls atomic.Int32 }
+
+func (p *plainBackend) Name() string                                   { return "plain" }
+func (p *plainBackend) Supports(context.Context, string, string) error { return nil }
+func (p *plainBackend) Close() error                                   { return nil }
+func (p *plainBackend) Translate(_ context.Context, text, _, _ string) (string, error) {
+	p.calls.Add(1)
+	return translatortest.Translate(text), nil
+}

@@ -1,0 +1,774 @@
+// Package translator translates one XML document, ALTO or metadata, the way
+// both the batch command (cmd/translate) and the HTTP service do: it decides
+// the document kind, runs internal/translate/alto or internal/translate/metadata, applies the vocabulary
+// (tag-and-protect for mtapi, a glossary for backends that accept one),
+// records the licence components as they are used, and returns the output
+// bytes with their file name, the log rows and the statistics.
+package translator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/backend"
+	"archivekit/internal/translate/chat"
+	"archivekit/internal/translate/ct2backend"
+	"archivekit/internal/translate/guard"
+	"archivekit/internal/translate/langid"
+	"archivekit/internal/translate/metadata"
+	"archivekit/internal/translate/mtapi"
+	"archivekit/internal/translate/transport"
+	"archivekit/internal/translate/vocab"
+	"archivekit/internal/translate/xmlsplice"
+)
+
+// Kind is the kind of a document.
+type Kind string
+
+// Document kinds.
+const (
+	// KindAuto sniffs the root element: ALTO when alto.IsALTO, otherwise
+	// metadata.
+	KindAuto Kind = ""
+	// KindALTO is an ALTO OCR document.
+	KindALTO Kind = "alto"
+	// KindMetadata is archival metadata XML (any XML that is not ALTO).
+	KindMetadata Kind = "metadata"
+)
+
+// DetectKind returns KindALTO when src's root element is ALTO, otherwise
+// KindMetadata. A document in another encoding than UTF-8 is decoded first
+// (xmlsplice.Decode); one that cannot be decoded is KindMetadata.
+func DetectKind(src []byte) Kind {
+	if alto.IsALTO(src) {
+		return KindALTO
+	}
+	return KindMetadata
+}
+
+// DefaultConcurrency is how many ALTO pages are translated at once when the
+// backend has no minimum request spacing.
+const DefaultConcurrency = 4
+
+// PageConcurrency is the bound on pages processed at once for backend b.
+// Request spacing is enforced by the backend's shared transport across all
+// pages, so concurrency never breaks it; when a spacing is configured, more
+// than two pages in flight only queue for their slot, so the bound is 2.
+func PageConcurrency(b backend.Backend) int {
+	if m, ok := b.(*mtapi.Backend); ok && m.Transport().Policy.MinInterval > 0 {
+		return 2
+	}
+	return DefaultConcurrency
+}
+
+// Options configures Translate.
+type Options struct {
+	// Backend does the translating (required).
+	Backend backend.Backend
+	// Source is an ISO 639-1 code, or "" or "auto" to detect (ALTO once per
+	// block, metadata once per field).
+	Source string
+	// Target is the ISO 639-1 target language; "" means "en".
+	Target string
+	// Mode is alto.Replace (default) or alto.Append.
+	Mode alto.Mode
+	// FastAlign skips pass 2 for ALTO (one backend call per page).
+	FastAlign bool
+	// Kind forces the document kind; KindAuto sniffs it. Forcing KindALTO
+	// on a document that is not ALTO is an error.
+	Kind Kind
+	// Fields are the XPath targets for metadata documents (see
+	// metadata.LoadFields); a metadata document without them is an error.
+	Fields []*metadata.XPath
+	// Vocabulary is applied when not nil: tag-and-protect for the mtapi
+	// backend, a glossary for backends implementing backend.Glossary;
+	// other backends translate without vocabulary control.
+	Vocabulary *vocab.Vocabulary
+	// Lemmatizer matches single vocabulary words by lemma (mtapi only);
+	// nil protects multi-word and surface entries only.
+	Lemmatizer vocab.Lemmatizer
+	// GlossaryTerms caps the glossary (LLM_MAX_GLOSSARY_TERMS); 0 means
+	// vocab.DefaultGlossaryTerms.
+	GlossaryTerms int
+	// Detector identifies languages; nil means langid.Shared(), loaded on
+	// first use only.
+	Detector alto.Detector
+	// MinConfidence: detections at or below it fall back to Czech; 0 means
+	// alto.DefaultMinConfidence (0.2).
+	MinConfidence float64
+	// Concurrency bounds the ALTO pages translated at once; 0 means
+	// PageConcurrency(Backend).
+	Concurrency int
+	// Usage, when not nil, receives the licence components as they are
+	// used, also when Translate then fails.
+	Usage *Usage
+	// Warn, when not nil, receives each warning as it happens (warnings are
+	// also returned in Output.Warnings).
+	Warn func(msg string)
+}
+
+// Stats counts what happened to one document.
+type Stats struct {
+	// Pages, Blocks and Lines: ALTO pages, blocks and lines sent.
+	Pages, Blocks, Lines int
+	// Units: ALTO blocks, or metadata fields with text. Translated and
+	// Skipped split them; AlreadyDone (append mode: the unit already has
+	// its target-language copy), InTarget (already in the target language)
+	// and Unsupported (a detected language the backend does not offer)
+	// split Skipped.
+	Units, Translated, Skipped         int
+	AlreadyDone, InTarget, Unsupported int
+	// Untranslated counts units whose replies the degeneracy guard rejected
+	// twice (left as they were; internal/translate/guard).
+	Untranslated int
+	// Mixed counts metadata fields left as they were because their text is
+	// interleaved with child elements, comments or processing instructions
+	// (part of Skipped; log status mixed_content).
+	Mixed int
+	// Calls is the number of backend translate calls.
+	Calls int
+	// CleanBatches, LineCountMismatches: ALTO batching outcomes.
+	CleanBatches, LineCountMismatches int
+	// TransportErrors counts backend calls that failed after all retries.
+	TransportErrors int
+	// ProtectedTerms counts vocabulary occurrences protected (mtapi) or
+	// glossary terms sent (LLM backends).
+	ProtectedTerms int
+	// PlaceholderCalls counts calls of a ct2 nmt family sent with
+	// placeholders; PlaceholderFallbacks those whose reply lost one and
+	// were translated again without protection.
+	PlaceholderCalls, PlaceholderFallbacks int
+}
+
+// Output is one translated document.
+type Output struct {
+	// Kind is the document kind that was handled.
+	Kind Kind
+	// Data is the translated document.
+	Data []byte
+	// Name is the output file name (OutputName).
+	Name string
+	// Stem is the input name without its format suffix; it fills the log's
+	// file column and names the log file (LogName).
+	Stem string
+	// Log holds the log rows, in document order.
+	Log []alto.LogRow
+	// Summary is the WARNING summary line that ends the document's log.
+	Summary string
+	// Stats counts pages, units and backend traffic.
+	Stats Stats
+	// SourceLang is the explicit source language, or the most frequent
+	// detected one ("auto" when nothing was translated).
+	SourceLang string
+	// Languages maps each source language used to its number of units.
+	Languages map[string]int
+	// Warnings are the non-fatal problems, each naming the file.
+	Warnings []string
+	// Components are the licence components that counted for this document.
+	Components []string
+	// Terms is the document's terminology check: the vocabulary entries
+	// found in the source of each written unit (metadata field, ALTO page)
+	// and how many of their targets the written text holds. Zero without a
+	// vocabulary or for a target other than English.
+	Terms vocab.TermCheck
+	// TermsChecked is true when the terminology was checked.
+	TermsChecked bool
+	// Encoding is the document's character encoding, in which Data is
+	// written too ("UTF-8", "windows-1252", "UTF-16", ...).
+	Encoding string
+	// Statuses counts the log rows (ALTO lines, metadata fields) per status
+	// (backend.Status: ok, retried, untranslated, unsupported_lang,
+	// vocabulary, mixed_content).
+	Statuses map[string]int
+}
+
+// Translate translates one document named name (its file name, used for the
+// output name, the log and messages). On error no output is returned, but
+// the components used so far are in opt.Usage.
+func Translate(ctx context.Context, in []byte, name string, opt Options) (*Output, error) {
+	if opt.Backend == nil {
+		return nil, fmt.Errorf("%s: no translation backend", name)
+	}
+	if opt.Target == "" {
+		opt.Target = "en"
+	}
+	if opt.Mode == "" {
+		opt.Mode = alto.Replace
+	}
+	if opt.Mode != alto.Replace && opt.Mode != alto.Append {
+		return nil, fmt.Errorf("%s: unknown output mode %q (want replace or append)", name, opt.Mode)
+	}
+	// Documents in another encoding are translated as UTF-8 text and
+	// written back in their own encoding.
+	in, enc, err := xmlsplice.Decode(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	kind := opt.Kind
+	switch kind {
+	case KindAuto:
+		kind = DetectKind(in)
+	case KindALTO:
+		if !alto.IsALTO(in) {
+			return nil, fmt.Errorf("%s: not an ALTO document (root element is not <alto>)", name)
+		}
+	case KindMetadata:
+	default:
+		return nil, fmt.Errorf("%s: unknown document kind %q", name, kind)
+	}
+	if kind == KindMetadata && len(opt.Fields) == 0 {
+		if err := CheckWellFormed(in); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return nil, fmt.Errorf("%s: metadata document but no XPath targets (field list)", name)
+	}
+
+	used := &Usage{}
+	record := func(names ...string) {
+		used.Add(names...)
+		opt.Usage.Add(names...)
+	}
+	var wmu sync.Mutex
+	var warnings []string
+	warn := func(msg string) {
+		wmu.Lock()
+		warnings = append(warnings, msg)
+		wmu.Unlock()
+		if opt.Warn != nil {
+			opt.Warn(msg)
+		}
+	}
+	record(VocabularyComponents(opt.Vocabulary)...)
+
+	stem := Stem(name)
+	be := &wrapped{inner: opt.Backend, record: record, vocab: opt.Vocabulary, warn: func(m string) { warn(name + ": " + m) }}
+	if opt.Vocabulary != nil && opt.Vocabulary.Len() > 0 && opt.Target == "en" {
+		// Short fields that are vocabulary entries are filled from it
+		// (lemma matching only where the lemmatiser is configured: mtapi).
+		be.fill, be.fillLem = opt.Vocabulary, opt.Lemmatizer
+	}
+	if opt.Vocabulary != nil && opt.Vocabulary.Len() > 0 {
+		switch g, isGlossary := opt.Backend.(backend.Glossary); {
+		case opt.Backend.Name() == mtapi.Name:
+			be.protector = &vocab.Protector{Vocab: opt.Vocabulary, Lemmatizer: opt.Lemmatizer,
+				Warn: func(m string) { warn(name + ": " + m) }}
+		case isNMT(ct2Family(opt.Backend)):
+			// The ct2 nmt families take placeholders where the model copies
+			// them; a reply that lost one is redone without protection.
+			// Surface matches only: no lemmatiser (its licence would end
+			// the permissive recipe).
+			be.protector = &vocab.Protector{Vocab: opt.Vocabulary, Warn: func(m string) { warn(name + ": " + m) }}
+			be.fallback = true
+		case isGlossary:
+			be.glossary = g
+			be.maxTerms = opt.GlossaryTerms
+			if be.maxTerms == 0 {
+				be.maxTerms = vocab.DefaultGlossaryTerms
+			}
+		default:
+			warn(fmt.Sprintf("%s: backend %s takes no vocabulary; translating without it", name, opt.Backend.Name()))
+		}
+	}
+	var det alto.Detector
+	if opt.Source == "" || opt.Source == "auto" {
+		d := opt.Detector
+		if d == nil {
+			d = langid.Shared()
+		}
+		det = detector{d: d, record: record}
+	}
+
+	out := &Output{Kind: kind, Name: OutputName(name, opt.Target), Stem: stem, SourceLang: opt.Source}
+	switch kind {
+	case KindALTO:
+		conc := opt.Concurrency
+		if conc <= 0 {
+			conc = PageConcurrency(opt.Backend)
+		}
+		res, err := alto.Translate(ctx, in, alto.Options{
+			Backend: be, Source: opt.Source, Target: opt.Target, Detector: det,
+			MinConfidence: opt.MinConfidence, Mode: opt.Mode, FastAlign: opt.FastAlign,
+			File: stem, Concurrency: conc,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
+		s := res.Stats
+		out.Stats = Stats{Pages: s.Pages, Blocks: s.Blocks, Lines: s.Lines, Units: s.Units, Translated: s.Translated,
+			Skipped: s.Units - s.Translated, AlreadyDone: s.AlreadyDone, InTarget: s.InTarget, Unsupported: s.Unsupported,
+			Untranslated: s.Untranslated,
+			Calls:        s.Calls, CleanBatches: s.CleanBatches, LineCountMismatches: s.LineCountMismatches,
+			TransportErrors: s.TransportErrors + int(be.transportErrors.Load())}
+		for _, w := range res.Warnings {
+			warn(w)
+		}
+		out.Summary = s.Summary(stem)
+		if be.transportErrors.Load() > 0 {
+			out.Summary += fmt.Sprintf("; %d backend calls failed after retries", be.transportErrors.Load())
+		}
+	case KindMetadata:
+		res, err := metadata.Translate(ctx, in, metadata.Options{
+			Backend: be, Source: opt.Source, Target: opt.Target, Detector: det,
+			MinConfidence: opt.MinConfidence, Mode: opt.Mode, Fields: opt.Fields, File: stem,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
+		out.Stats = Stats{Units: res.Units, Translated: res.Translated, Skipped: res.Skipped,
+			AlreadyDone: res.AlreadyDone, InTarget: res.InTarget, Unsupported: res.Unsupported,
+			Untranslated: res.Untranslated, Mixed: res.Mixed, Calls: res.Calls, TransportErrors: int(be.transportErrors.Load())}
+		for _, w := range res.Warnings {
+			warn(w)
+		}
+		out.Summary = fmt.Sprintf("WARNING %s: field summary: %d fields, %d translated, %d skipped, %d backend calls, %d transport errors",
+			stem, res.Units, res.Translated, res.Skipped, res.Calls, be.transportErrors.Load())
+	}
+	out.Stats.ProtectedTerms = int(be.protected.Load())
+	out.Stats.PlaceholderCalls, out.Stats.PlaceholderFallbacks = int(be.placeholderCalls.Load()), int(be.placeholderFallbacks.Load())
+	out.Statuses = map[string]int{}
+	for _, r := range out.Log {
+		st := r.Status
+		if st == "" {
+			st = backend.OK
+		}
+		out.Statuses[string(st)]++
+	}
+	if be.fill != nil {
+		out.Terms, out.TermsChecked = checkTerms(opt.Vocabulary, out.Log), true
+		if len(out.Terms.Missed) > 0 {
+			warn(fmt.Sprintf("%s: terminology: %d of %d expected vocabulary terms missing from the translation (%s)",
+				name, out.Terms.Expected-out.Terms.Hit, out.Terms.Expected, strings.Join(firstN(out.Terms.Missed, 5), "; ")))
+		}
+	}
+	if n := out.Statuses[string(backend.Untranslated)]; n > 0 {
+		warn(fmt.Sprintf("%s: %d segments left untranslated: their replies failed the degeneracy guard twice (status untranslated in the log)", name, n))
+	}
+	if out.SourceLang == "" || out.SourceLang == "auto" {
+		out.SourceLang = mostFrequent(out.Languages)
+	}
+	wmu.Lock()
+	out.Warnings = warnings
+	wmu.Unlock()
+	out.Components = used.Components()
+	if out.Stats.Translated == 0 && out.Stats.AlreadyDone == 0 {
+		return nil, &NothingTranslatedError{Name: name, Kind: kind, Stats: out.Stats, Target: opt.Target, Warnings: out.Warnings}
+	}
+	out.Encoding = enc.Name
+	if out.Data, err = enc.Encode(out.Data); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}
+
+// ErrNothingTranslated is matched (errors.Is) by a *NothingTranslatedError.
+var ErrNothingTranslated = errors.New("nothing translated")
+
+// NothingTranslatedError is returned by Translate for a document in which
+// no unit was translated and none already had its translation (append
+// mode): no target text matched, every unit was in the target language or
+// in a language the backend does not offer. Spec 4.1 counts such a run as
+// failed; a document whose units all carry their translation already (a
+// repeated append run) is a success.
+type NothingTranslatedError struct {
+	Name     string
+	Kind     Kind
+	Target   string
+	Stats    Stats
+	Warnings []string
+}
+
+func (e *NothingTranslatedError) Error() string {
+	s := e.Stats
+	var why string
+	switch {
+	case s.Units == 0 && e.Kind == KindALTO:
+		why = "it has no TextBlock with text"
+	case s.Units == 0:
+		why = "none of the field list's XPath targets matched an element with text (is this the metadata format the field list is for?)"
+	default:
+		var parts []string
+		if s.InTarget > 0 {
+			parts = append(parts, fmt.Sprintf("%d already in the target language %s", s.InTarget, e.Target))
+		}
+		if s.Unsupported > 0 {
+			parts = append(parts, fmt.Sprintf("%d in languages the backend does not offer", s.Unsupported))
+		}
+		if s.Untranslated > 0 {
+			parts = append(parts, fmt.Sprintf("%d left untranslated after replies the degeneracy guard rejected twice", s.Untranslated))
+		}
+		if s.Mixed > 0 {
+			parts = append(parts, fmt.Sprintf("%d with child elements, comments or processing instructions between their text (mixed content, not translated)", s.Mixed))
+		}
+		why = fmt.Sprintf("of its %d units, %s", s.Units, strings.Join(parts, ", "))
+	}
+	return fmt.Sprintf("%s: nothing translated: %s", e.Name, why)
+}
+
+func (e *NothingTranslatedError) Is(target error) bool { return target == ErrNothingTranslated }
+
+// CheckWellFormed parses src and returns its well-formedness error (an
+// *xmlsplice.SyntaxError naming the line), or nil.
+func CheckWellFormed(src []byte) error {
+	text, _, err := xmlsplice.Decode(src)
+	if err == nil {
+		_, err = xmlsplice.Parse(text)
+	}
+	return err
+}
+
+func mostFrequent(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	best, n := "auto", 0
+	for _, k := range keys {
+		if m[k] > n {
+			best, n = k, m[k]
+		}
+	}
+	return best
+}
+
+// Stem is name without its directory and format suffix: ".alto.xml"
+// (any case) for ALTO file names, otherwise the last extension.
+func Stem(name string) string {
+	base := filepath.Base(name)
+	if len(base) > len(".alto.xml") && strings.EqualFold(base[len(base)-len(".alto.xml"):], ".alto.xml") {
+		return base[:len(base)-len(".alto.xml")]
+	}
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+// OutputName is the translated document's file name (spec 2.1):
+// "<stem>_<lang><suffix>", so "doc.alto.xml" gives "doc_en.alto.xml" and
+// "C-9100725A.xml" gives "C-9100725A_en.xml".
+func OutputName(name, lang string) string {
+	base := filepath.Base(name)
+	stem := Stem(base)
+	return stem + "_" + lang + base[len(stem):]
+}
+
+// LogName is the translation log's file name (spec 2.2):
+// "<stem>_log.csv", as in "MTX201501307_anon_log.csv" for
+// "MTX201501307_anon.alto.xml".
+func LogName(name string) string { return Stem(name) + "_log.csv" }
+
+// detector records the language-identification component when it runs.
+type detector struct {
+	d      alto.Detector
+	record func(...string)
+}
+
+func (d detector) Detect(text string) (string, float64) {
+	d.record(ComponentLangID)
+	return d.d.Detect(text)
+}
+
+// Scores passes every language's confidence through when the detector
+// gives them (alto.Scorer), so the page and document priors apply.
+func (d detector) Scores(text string) []langid.Score {
+	d.record(ComponentLangID)
+	if s, ok := d.d.(alto.Scorer); ok {
+		return s.Scores(text)
+	}
+	lang, conf := d.d.Detect(text)
+	return []langid.Score{{Lang: lang, Value: conf}}
+}
+
+// wrapped is the backend as the pipelines see it: it records the backend's
+// licence components on first use, applies the vocabulary and counts
+// transport failures.
+type wrapped struct {
+	inner     backend.Backend
+	record    func(...string)
+	protector *vocab.Protector
+	glossary  backend.Glossary
+	vocab     *vocab.Vocabulary
+	maxTerms  int
+
+	warn       func(string)
+	warnedLang sync.Map
+
+	// fallback: a reply that lost a placeholder is redone unprotected
+	// (ct2 nmt families).
+	fallback                               bool
+	placeholderCalls, placeholderFallbacks atomic.Int64
+
+	fill    *vocab.Vocabulary // answers short vocabulary entries (Fill)
+	fillLem vocab.Lemmatizer
+
+	protected       atomic.Int64
+	transportErrors atomic.Int64
+}
+
+// Fill implements backend.Filler: a text of one or two words that is a
+// vocabulary entry (by lemma when a lemmatiser is configured) is answered
+// from the vocabulary, without a backend call.
+func (w *wrapped) Fill(ctx context.Context, text, src, tgt string) (string, bool) {
+	if w.fill == nil || tgt != "en" || !w.vocabApplies(src) {
+		return "", false
+	}
+	var lem vocab.Lemmatizer
+	if w.fillLem != nil && w.inner.Name() == mtapi.Name {
+		lem = w.fillLem
+	}
+	out, lemmasUsed, ok := w.fill.Fill(ctx, text, src, lem)
+	if lemmasUsed {
+		w.record(ComponentLemmatizerEngine, ComponentLemmatizerModels)
+	}
+	return out, ok
+}
+
+func (w *wrapped) Name() string { return w.inner.Name() }
+
+// Close closes the wrapped backend.
+func (w *wrapped) Close() error { return w.inner.Close() }
+
+// vocabApplies reports whether the vocabulary's source language is src;
+// when it is not, the vocabulary is skipped with one warning per document
+// and language.
+func (w *wrapped) vocabApplies(src string) bool {
+	lang := w.vocab.Lang
+	if lang == "" || lang == src {
+		return true
+	}
+	if _, dup := w.warnedLang.LoadOrStore(src, true); !dup && w.warn != nil {
+		w.warn(fmt.Sprintf("vocabulary %s is for %s source text; text in %s is translated without it", w.vocab.Path, lang, src))
+	}
+	return false
+}
+
+func (w *wrapped) Supports(ctx context.Context, src, tgt string) error {
+	return w.inner.Supports(ctx, src, tgt)
+}
+
+func (w *wrapped) Translate(ctx context.Context, text, src, tgt string) (string, error) {
+	w.record(BackendComponents(w.inner.Name(), ct2Family(w.inner))...)
+	var (
+		out string
+		err error
+	)
+	switch {
+	case (w.protector != nil || w.glossary != nil) && !w.vocabApplies(src):
+		out, err = w.inner.Translate(ctx, text, src, tgt)
+	case w.protector != nil:
+		var p *vocab.Protected
+		if p, err = w.protector.Protect(ctx, text, src); err != nil {
+			return "", err
+		}
+		if p.LemmasUsed {
+			w.record(ComponentLemmatizerEngine, ComponentLemmatizerModels)
+		}
+		if out, err = w.inner.Translate(ctx, p.Text, src, tgt); err == nil && w.fallback && p.Count() > 0 {
+			w.placeholderCalls.Add(1)
+			if p.Lost(out) > 0 {
+				w.placeholderFallbacks.Add(1)
+				p = &vocab.Protected{Text: text}
+				out, err = w.inner.Translate(ctx, text, src, tgt)
+			}
+		}
+		if err == nil {
+			out = p.Restore(out)
+			w.protected.Add(int64(p.Count()))
+		} else if r := guard.AsRejection(err); r != nil && r.Output != "" {
+			// The accepted lines of a rejected batch are used: restore them.
+			r.Output = p.Restore(r.Output)
+		}
+	case w.glossary != nil:
+		terms := w.vocab.Glossary(text, w.maxTerms)
+		w.protected.Add(int64(len(terms)))
+		out, err = w.glossary.TranslateWithGlossary(ctx, text, src, tgt, terms)
+	default:
+		out, err = w.inner.Translate(ctx, text, src, tgt)
+	}
+	if err != nil && transport.IsTransportError(err) {
+		w.transportErrors.Add(1)
+	}
+	return out, err
+}
+
+// Score implements backend.Scorer for backends that score (ct2).
+func (w *wrapped) Score(segment string) (float64, bool) {
+	if s, ok := w.inner.(backend.Scorer); ok {
+		return s.Score(segment)
+	}
+	return 0, false
+}
+
+// Deterministic implements backend.Deterministic: true when the inner
+// backend is and no glossary is sent (a retry without the glossary can
+// differ).
+func (w *wrapped) Deterministic() bool {
+	d, ok := w.inner.(backend.Deterministic)
+	return ok && d.Deterministic() && w.glossary == nil
+}
+
+// Retry is the second attempt after a reply the guard rejected: backends
+// that take a glossary retry without it (spec: LLM backends), the others
+// repeat the call.
+func (w *wrapped) Retry(ctx context.Context, text, src, tgt string) (string, error) {
+	if w.glossary == nil {
+		return w.Translate(ctx, text, src, tgt)
+	}
+	out, err := w.inner.Translate(ctx, text, src, tgt)
+	if err != nil && transport.IsTransportError(err) {
+		w.transportErrors.Add(1)
+	}
+	return out, err
+}
+
+// Family is implemented by backends with a model family (ct2); it picks the
+// family's licence component.
+type Family interface {
+	Family() string
+}
+
+func isNMT(family string) bool {
+	return family == ct2backend.NMT1 || family == ct2backend.NMT2 || family == ct2backend.NMT3
+}
+
+func ct2Family(b backend.Backend) string {
+	if f, ok := b.(Family); ok {
+		return f.Family()
+	}
+	return ""
+}
+
+// CheckBackendConfig validates the named backend's environment without
+// opening it (no model is loaded, no request is made), so a command can
+// refuse a bad configuration as a usage error before it starts.
+func CheckBackendConfig(name string, getenv func(string) string) error {
+	var err error
+	switch name {
+	case mtapi.Name:
+		_, err = mtapi.ConfigFromEnv(getenv)
+	case chat.Name:
+		_, err = chat.ConfigFromEnv(getenv)
+	case ct2backend.Name:
+		_, err = ct2backend.ConfigFromEnv(getenv)
+	default:
+		err = fmt.Errorf("unknown backend %q (want one of %s)", name, strings.Join(Backends, ", "))
+	}
+	return err
+}
+
+// Backends lists the backend names the configuration accepts.
+var Backends = []string{"mtapi", "chat_compatible", "ct2"}
+
+// OpenBackend returns the named backend configured from the environment
+// (getenv nil means the process environment): mtapi from TRANSLATION_URL
+// (alias MTAPI_BASE_URL) and MTAPI_*; chat_compatible from LLM_*
+// (internal/translate/chat); ct2 from CT2_* (internal/translate/ct2backend).
+func OpenBackend(name string, getenv func(string) string) (backend.Backend, error) {
+	switch name {
+	case mtapi.Name:
+		cfg, err := mtapi.ConfigFromEnv(getenv)
+		if err != nil {
+			return nil, err
+		}
+		return mtapi.New(cfg), nil
+	case chat.Name:
+		cfg, err := chat.ConfigFromEnv(getenv)
+		if err != nil {
+			return nil, err
+		}
+		return chat.New(cfg)
+	case ct2backend.Name:
+		cfg, err := ct2backend.ConfigFromEnv(getenv)
+		if err != nil {
+			return nil, err
+		}
+		return ct2backend.New(cfg)
+	}
+	return nil, fmt.Errorf("unknown backend %q (want one of %s)", name, strings.Join(Backends, ", "))
+}
+
+// checkTerms checks the terminology of the written rows: each metadata
+// field on its own, ALTO lines joined per page (a term may be split across
+// lines by the alignment).
+func checkTerms(v *vocab.Vocabulary, rows []alto.LogRow) vocab.TermCheck {
+	var total vocab.TermCheck
+	add := func(src, out string) {
+		c := v.CheckTerms(src, out)
+		total.Expected += c.Expected
+		total.Hit += c.Hit
+		total.Missed = append(total.Missed, c.Missed...)
+	}
+	var src, out []string
+	page := -1
+	flush := func() {
+		if len(src) > 0 {
+			add(strings.Join(src, " "), strings.Join(out, " "))
+		}
+		src, out = nil, nil
+	}
+	for _, r := range rows {
+		switch r.Status {
+		case "", backend.OK, backend.Retried, backend.Vocabulary:
+		default:
+			continue // nothing written
+		}
+		if r.Page == 0 {
+			add(r.Source, r.Target)
+			continue
+		}
+		if r.Page != page {
+			flush()
+			page = r.Page
+		}
+		src, out = append(src, r.Source), append(out, r.Target)
+	}
+	flush()
+	return total
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return append(append([]string(nil), s[:n]...), "...")
+	}
+	return s
+}
+
+// NormalizeLang lower-cases a language code and maps the ISO 639-3 codes
+// of spec 10.2 to ISO 639-1 ("ces" gives "cs", "deu" "de"); any other code
+// is returned lower-cased.
+func NormalizeLang(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if len(s) == 3 {
+		if two, ok := langid.ToISO6391(s); ok {
+			return two
+		}
+	}
+	return s
+}
+
+// ValidLang reports whether s is a language code as the CLI and the service
+// accept it: two or three lower-case ASCII letters (ISO 639-1, or 639-3),
+// or "auto" where autoOK (the source language). Anything else (a path such
+// as "en/../x", upper case, digits) is refused before it reaches a file
+// name or a backend URL.
+func ValidLang(s string, autoOK bool) bool {
+	if s == "auto" {
+		return autoOK
+	}
+	if len(s) < 2 || len(s) > 3 {
+		return false
+	}
+	for _, r := range s {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,150 @@
+// Package translatortest provides a local stand-in for the hosted
+// translation API (the mtapi protocol, see internal/translate/mtapi) for the tests of the
+// translator and its commands: slow, failing, rate-limiting and
+// garbage-answering variants included.
+package translatortest
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode"
+)
+
+// Config shapes the stand-in's behaviour.
+type Config struct {
+	// Pairs is the model list; nil means cs-en, sk-en, pl-en, de-en.
+	Pairs []string
+	// NoModels answers 404 to GET /models (the client then falls back to
+	// its built-in list).
+	NoModels bool
+	// Delay is the latency of every translate request.
+	Delay time.Duration
+	// Fail lists the statuses answered to the first translate requests,
+	// in order (e.g. 429, 503); later requests succeed.
+	Fail []int
+	// FailAlways, when not 0, is answered to every translate request.
+	FailAlways int
+	// RetryAfter is sent as the Retry-After header with failure answers.
+	RetryAfter string
+	// Garbage, when not nil, replaces the translation of each request.
+	Garbage func(input string) string
+}
+
+// Server is a running stand-in.
+type Server struct {
+	*httptest.Server
+	cfg Config
+	// Posts counts translate requests (failed ones included); Models
+	// counts model-list requests.
+	Posts, Models atomic.Int32
+	mu            sync.Mutex
+	inputs        []string
+}
+
+// Dict is the stand-in's vocabulary: these lower-case Czech words get an
+// English translation; every other word with a lower-case letter is
+// upper-cased, and words without one (numbers, abbreviations, placeholders)
+// are copied, as the hosted models do.
+var Dict = map[string]string{
+	"hrob": "grave", "jáma": "pit", "sonda": "trench", "a": "and", "v": "in",
+	"výzkum": "research", "archeologický": "archaeological", "záchranný": "rescue",
+}
+
+// New starts a stand-in; the caller closes it.
+func New(cfg Config) *Server {
+	if cfg.Pairs == nil {
+		cfg.Pairs = []string{"cs-en", "sk-en", "pl-en", "de-en"}
+	}
+	s := &Server{cfg: cfg}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// Inputs returns the texts of the successful translate requests.
+func (s *Server) Inputs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.inputs...)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodGet && (r.URL.Path == "/models" || r.URL.Path == "/models/"):
+		s.Models.Add(1)
+		if s.cfg.NoModels {
+			http.NotFound(w, r)
+			return
+		}
+		var items []string
+		for _, p := range s.cfg.Pairs {
+			src, tgt, _ := strings.Cut(p, "-")
+			items = append(items, fmt.Sprintf(`{"model":%q,"supports":{%q:[%q]}}`, p, src, tgt))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"_embedded":{"item":[%s]}}`, strings.Join(items, ","))
+	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/models/"):
+		n := int(s.Posts.Add(1)) - 1
+		if s.cfg.Delay > 0 {
+			time.Sleep(s.cfg.Delay)
+		}
+		status := s.cfg.FailAlways
+		if n < len(s.cfg.Fail) {
+			status = s.cfg.Fail[n]
+		}
+		if status != 0 {
+			if s.cfg.RetryAfter != "" {
+				w.Header().Set("Retry-After", s.cfg.RetryAfter)
+			}
+			http.Error(w, http.StatusText(status), status)
+			return
+		}
+		pair := strings.TrimPrefix(r.URL.Path, "/models/")
+		if q := r.URL.Query(); q.Get("src")+"-"+q.Get("tgt") != pair {
+			http.Error(w, "src/tgt disagree with the model", http.StatusBadRequest)
+			return
+		}
+		known := false
+		for _, p := range s.cfg.Pairs {
+			known = known || p == pair
+		}
+		if !known {
+			http.Error(w, "no such model "+pair, http.StatusNotFound)
+			return
+		}
+		in := r.FormValue("input_text")
+		s.mu.Lock()
+		s.inputs = append(s.inputs, in)
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if s.cfg.Garbage != nil {
+			fmt.Fprint(w, s.cfg.Garbage(in))
+			return
+		}
+		fmt.Fprint(w, Translate(in))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// Translate is the stand-in's translation of text, line by line (line
+// breaks and the number of lines are kept).
+func Translate(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		words := strings.Fields(line)
+		for j, wd := range words {
+			if t, ok := Dict[strings.ToLower(wd)]; ok {
+				words[j] = t
+			} else if strings.IndexFunc(wd, unicode.IsLower) >= 0 {
+				words[j] = strings.ToUpper(wd)
+			}
+		}
+		lines[i] = strings.Join(words, " ")
+	}
+	return strings.Join(lines, "\n")
+}

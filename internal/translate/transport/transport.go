@@ -1,0 +1,299 @@
+// Package transport is the retry and request-spacing policy shared by the
+// HTTP translation backends (spec section 8, "Retries"): network errors,
+// HTTP 429 and 5xx answers are retried up to MaxRetries times; before retry
+// number n+1 the client sleeps BackoffBase * 2^n plus a jitter; requests
+// start at least MinInterval apart, across all goroutines sharing a Client.
+//
+// The policy is applied exactly as configured: no minimum, maximum or
+// default is imposed on the values. A Retry-After header on a 429 or 503
+// answer is honoured as a lower bound on that sleep (see Client.Do).
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"archivekit/internal/version"
+)
+
+// Policy is a backend's transport policy.
+type Policy struct {
+	// MinInterval is the minimum time between the starts of two requests.
+	MinInterval time.Duration
+	// MaxRetries is how many times a failed request is retried (0: one try).
+	MaxRetries int
+	// BackoffBase is the sleep before the first retry; it doubles each retry.
+	BackoffBase time.Duration
+}
+
+// MaxSeconds is the largest value FromEnv accepts for an interval or a
+// backoff base, and the longest sleep Backoff returns: a day. Larger values
+// would overflow time.Duration after doubling and turn into no wait at all.
+const MaxSeconds = 86400
+
+// Backoff returns the sleep before retry number attempt+1 without jitter:
+// BackoffBase * 2^attempt, at most MaxSeconds.
+func (p Policy) Backoff(attempt int) time.Duration {
+	d := float64(p.BackoffBase) * math.Pow(2, float64(attempt))
+	if d > float64(MaxSeconds*time.Second) {
+		return MaxSeconds * time.Second
+	}
+	return time.Duration(d)
+}
+
+// FromEnv reads <prefix>_MIN_INTERVAL_S, <prefix>_MAX_RETRIES and
+// <prefix>_BACKOFF_BASE_S through getenv (os.Getenv in production); a
+// variable that is unset or blank keeps the value in def. A value that does
+// not parse, is negative or (seconds) exceeds MaxSeconds is an error naming
+// the variable.
+func FromEnv(prefix string, def Policy, getenv func(string) string) (Policy, error) {
+	p := def
+	seconds := func(name string, dst *time.Duration) error {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return nil
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || math.IsNaN(f) || f > MaxSeconds {
+			return fmt.Errorf("%s=%q: want a number of seconds from 0 to %d", name, v, MaxSeconds)
+		}
+		*dst = time.Duration(f * float64(time.Second))
+		return nil
+	}
+	if err := seconds(prefix+"_MIN_INTERVAL_S", &p.MinInterval); err != nil {
+		return def, err
+	}
+	if err := seconds(prefix+"_BACKOFF_BASE_S", &p.BackoffBase); err != nil {
+		return def, err
+	}
+	if v := strings.TrimSpace(getenv(prefix + "_MAX_RETRIES")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return def, fmt.Errorf("%s_MAX_RETRIES=%q: want a whole number >= 0", prefix, v)
+		}
+		p.MaxRetries = n
+	}
+	return p, nil
+}
+
+// Stats counts what a Client did; the pipelines report transport errors in
+// each document's WARNING summary.
+type Stats struct {
+	Requests int64 // HTTP requests sent, retries included
+	Retries  int64 // requests that were repeats of a failed one
+	Failures int64 // calls that gave up after all retries
+}
+
+// Error is returned by Do when every attempt failed.
+type Error struct {
+	URL        string
+	Attempts   int
+	StatusCode int   // last HTTP status, 0 for a network error
+	Err        error // last network error, nil for an HTTP status
+	Body       string
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: failed after %d attempt(s): %v", e.URL, e.Attempts, e.Err)
+	}
+	return fmt.Sprintf("%s: failed after %d attempt(s): HTTP %d %s", e.URL, e.Attempts, e.StatusCode, e.Body)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Client sends HTTP requests under a Policy. The zero value is not usable;
+// use New. Its fields may be replaced before first use (tests inject Now,
+// Sleep and Jitter).
+type Client struct {
+	HTTP   *http.Client
+	Policy Policy
+	// Now returns the current time.
+	Now func() time.Time
+	// Sleep waits for d or until ctx ends.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Jitter returns the random extra added to a backoff of base; the
+	// default is uniform in [0, base), so a zero BackoffBase sleeps zero.
+	Jitter func(base time.Duration) time.Duration
+
+	mu   sync.Mutex
+	next time.Time // earliest start of the next request
+
+	requests, retries, failures atomic.Int64
+}
+
+// New returns a Client with the real clock and the given HTTP client
+// (http.DefaultClient when nil).
+func New(p Policy, hc *http.Client) *Client {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	return &Client{
+		HTTP:   hc,
+		Policy: p,
+		Now:    time.Now,
+		Sleep:  SleepContext,
+		Jitter: func(base time.Duration) time.Duration {
+			if base <= 0 {
+				return 0
+			}
+			return time.Duration(rand.Int63n(int64(base)))
+		},
+	}
+}
+
+// SleepContext sleeps for d, returning early with ctx.Err() when ctx ends.
+func SleepContext(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close drops the idle connections of the HTTP client.
+func (c *Client) Close() error {
+	if c != nil && c.HTTP != nil {
+		c.HTTP.CloseIdleConnections()
+	}
+	return nil
+}
+
+// Stats returns the counters so far.
+func (c *Client) Stats() Stats {
+	return Stats{Requests: c.requests.Load(), Retries: c.retries.Load(), Failures: c.failures.Load()}
+}
+
+// wait reserves the next start slot and sleeps until it.
+func (c *Client) wait(ctx context.Context) error {
+	if c.Policy.MinInterval <= 0 {
+		return ctx.Err()
+	}
+	c.mu.Lock()
+	now := c.Now()
+	start := c.next
+	if start.Before(now) {
+		start = now
+	}
+	c.next = start.Add(c.Policy.MinInterval)
+	c.mu.Unlock()
+	return c.Sleep(ctx, start.Sub(now))
+}
+
+// Retryable reports whether an HTTP status is retried: 429 and every 5xx.
+func Retryable(status int) bool {
+	return status == http.StatusTooManyRequests || (status >= 500 && status <= 599)
+}
+
+// Do sends the request built by newReq (called once per attempt, so a body
+// can be re-read) with the client's policy. It returns the first response
+// whose status is not retryable; the caller closes its body. When every
+// attempt failed it returns an *Error. A cancelled ctx stops at once.
+//
+// Retry-After: on a 429 or 503 answer carrying Retry-After (seconds or an
+// HTTP date), the sleep before the next attempt is the larger of that value
+// and the computed backoff.
+func (c *Client) Do(ctx context.Context, newReq func(ctx context.Context) (*http.Request, error)) (*http.Response, error) {
+	return c.DoRetries(ctx, c.Policy.MaxRetries, newReq)
+}
+
+// DoRetries is Do with an explicit retry count instead of Policy.MaxRetries
+// (a model-list probe that should fall back quickly uses 0).
+func (c *Client) DoRetries(ctx context.Context, maxRetries int, newReq func(ctx context.Context) (*http.Request, error)) (*http.Response, error) {
+	var last *Error
+	for attempt := 0; ; attempt++ {
+		if err := c.wait(ctx); err != nil {
+			return nil, err
+		}
+		req, err := newReq(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.requests.Add(1)
+		if attempt > 0 {
+			c.retries.Add(1)
+		}
+		version.SetUserAgent(req)
+		resp, err := c.HTTP.Do(req)
+		var retryAfter time.Duration
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			last = &Error{URL: req.URL.String(), Attempts: attempt + 1, Err: err}
+		case Retryable(resp.StatusCode):
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			resp.Body.Close()
+			last = &Error{URL: req.URL.String(), Attempts: attempt + 1, StatusCode: resp.StatusCode,
+				Body: strings.TrimSpace(string(body))}
+			if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+				retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), c.Now())
+			}
+		default:
+			return resp, nil
+		}
+		if attempt >= maxRetries {
+			c.failures.Add(1)
+			return nil, last
+		}
+		d := c.Policy.Backoff(attempt) + c.Jitter(c.Policy.BackoffBase)
+		if retryAfter > d {
+			d = retryAfter
+		}
+		if err := c.Sleep(ctx, d); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// parseRetryAfter reads a Retry-After value: delay seconds or an HTTP date.
+// Unparseable or past values give 0.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s <= 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+			return 0
+		}
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// IsTransportError reports whether err came from exhausted retries.
+func IsTransportError(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
+}
+
+// Snippet is an answer body shortened for an error message: trimmed, at
+// most 200 characters.
+func Snippet(body string) string {
+	s := strings.TrimSpace(body)
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	return s
+}
