@@ -1,7 +1,7 @@
 package ct2
 
 import (
-	"archivekit/internal/testenv/procstat"
+	"archivekit/internal/testenv"
 	"encoding/json"
 	"math"
 	"os"
@@ -14,10 +14,7 @@ import (
 
 // Fixtures come from test/make_ct2_fixtures.py (run by `make fixtures`).
 func fixtures(t testing.TB) string {
-	d := os.Getenv("ARCHIVEKIT_FIXTURES")
-	if d == "" {
-		t.Skip("ARCHIVEKIT_FIXTURES is not set: run the native tests through `make test`")
-	}
+	d := testenv.Fixtures(t)
 	return filepath.Join(d, "ct2")
 }
 
@@ -273,7 +270,7 @@ func TestBadModelDirectories(t *testing.T) {
 
 // rssKB is the resident set size of the test process in KiB.
 func rssKB(t testing.TB) int {
-	kb, err := procstat.RSSKiB()
+	kb, err := testenv.RSSKiB()
 	if err != nil {
 		t.Skip(err)
 	}

@@ -1,7 +1,7 @@
 package torch
 
 import (
-	"archivekit/internal/testenv/procstat"
+	"archivekit/internal/testenv"
 
 	"fmt"
 	"os"
@@ -84,13 +84,13 @@ func forwardGoVsPython(b *testing.B, py, path string, size int) {
 	}
 	// timeGo returns the wall and the process CPU seconds of iters passes.
 	timeGo := func(mod *Module) (wall, cpu float64) {
-		start, c0 := time.Now(), procstat.CPUTime()
+		start, c0 := time.Now(), testenv.CPUTime()
 		for i := 0; i < iters; i++ {
 			if _, err := mod.Probabilities(in); err != nil {
 				b.Fatal(err)
 			}
 		}
-		return time.Since(start).Seconds(), (procstat.CPUTime() - c0).Seconds()
+		return time.Since(start).Seconds(), (testenv.CPUTime() - c0).Seconds()
 	}
 	// Rounds alternate between Go, Go optimised and Python so that load
 	// from other processes hits them alike; the best round of each is

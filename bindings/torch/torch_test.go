@@ -1,7 +1,7 @@
 package torch
 
 import (
-	"archivekit/internal/testenv/procstat"
+	"archivekit/internal/testenv"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -18,10 +18,7 @@ import (
 // The fixtures are made by test/make_fixtures.py (make fixtures); the
 // Makefile passes their directory and the virtualenv's python.
 func fixtures(t testing.TB) string {
-	d := os.Getenv("ARCHIVEKIT_FIXTURES")
-	if d == "" {
-		t.Skip("ARCHIVEKIT_FIXTURES is not set: run the native tests through `make test`")
-	}
+	d := testenv.Fixtures(t)
 	return d
 }
 
@@ -413,7 +410,7 @@ func TestDeviceFacts(t *testing.T) {
 
 // rssKB is the resident set size of the test process in KiB.
 func rssKB(t testing.TB) int {
-	kb, err := procstat.RSSKiB()
+	kb, err := testenv.RSSKiB()
 	if err != nil {
 		t.Skip(err)
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"archivekit/internal/testenv"
+	"archivekit/internal/translate/translator/translatortest"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -11,9 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"archivekit/internal/testenv/shareddata"
-	"archivekit/internal/translate/translator/translatortest"
 )
 
 func readCSV(t *testing.T, p string) [][]string {
@@ -33,8 +32,8 @@ func readCSV(t *testing.T, p string) [][]string {
 // TestBakeoffOnSamples runs the bake-off on the real sample ALTO and records
 // against the local stand-in of the MT API, once healthy and once failing.
 func TestBakeoffOnSamples(t *testing.T) {
-	altoFile := shareddata.Path(t, "alto/MTX201501307_anon.alto.xml")
-	records := shareddata.Path(t, "records")
+	altoFile := testenv.Path(t, "alto/MTX201501307_anon.alto.xml")
+	records := testenv.Path(t, "records")
 	fields := filepath.Join("..", "..", "setup", "translate", "amcr-fields.txt")
 	api := translatortest.New(translatortest.Config{})
 	defer api.Close()

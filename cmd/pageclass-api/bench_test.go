@@ -3,7 +3,7 @@ package main
 import (
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/pageclass/imageio"
-	"archivekit/internal/testenv/procstat"
+	"archivekit/internal/testenv"
 	"bufio"
 	"bytes"
 	"context"
@@ -110,7 +110,7 @@ func BenchmarkPredictImage(b *testing.B) {
 			b.ReportMetric(batched/batches, "mean-batch")
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
-			b.ReportMetric(procstat.LoadAvg(), "load-avg")
+			b.ReportMetric(testenv.LoadAvg(), "load-avg")
 		})
 	}
 }
@@ -202,7 +202,7 @@ func benchOptions(b *testing.B) options {
 
 // rssMiB is the resident set size of this process (the service runs in it).
 func rssMiB(b *testing.B) float64 {
-	kb, err := procstat.RSSKiB()
+	kb, err := testenv.RSSKiB()
 	if err != nil {
 		b.Skip(err)
 	}
@@ -247,9 +247,9 @@ func BenchmarkBatchCost(b *testing.B) {
 	const rounds, images = 5, 16
 	minPer := func(f func()) func(float64) float64 { // CPU ms per image, the cheapest round so far
 		return func(best float64) float64 {
-			t := procstat.CPUTime()
+			t := testenv.CPUTime()
 			f()
-			v := float64(procstat.CPUTime()-t) / 1e6 / images
+			v := float64(testenv.CPUTime()-t) / 1e6 / images
 			if best == 0 || v < best {
 				return v
 			}
@@ -298,5 +298,5 @@ func BenchmarkBatchCost(b *testing.B) {
 	b.ReportMetric(f1, "forwards-batch1-cpu-ms/img")
 	b.ReportMetric(f8, "forwards-batch8-cpu-ms/img")
 	b.ReportMetric((dp+f1)/(dp+f8), "max-batching-gain")
-	b.ReportMetric(procstat.LoadAvg(), "load-avg")
+	b.ReportMetric(testenv.LoadAvg(), "load-avg")
 }

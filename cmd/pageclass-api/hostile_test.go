@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/internal/testenv"
 	"net/http"
 	"runtime"
 	"runtime/debug"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"archivekit/internal/pageclass/imageio/hostile"
-	"archivekit/internal/testenv/procstat"
 )
 
 // TestHostileUploadsBoundedMemory sends uploads that are small on the wire
@@ -48,11 +48,11 @@ func TestHostileUploadsBoundedMemory(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			runtime.GC()
 			debug.FreeOSMemory()
-			warm, err := procstat.RSSKiB()
+			warm, err := testenv.RSSKiB()
 			if err != nil {
 				t.Skip(err)
 			}
-			if err := procstat.ResetPeak(); err != nil {
+			if err := testenv.ResetPeak(); err != nil {
 				t.Skip(err)
 			}
 			start := time.Now()
@@ -69,9 +69,9 @@ func TestHostileUploadsBoundedMemory(t *testing.T) {
 			}
 			wg.Wait()
 			took := time.Since(start)
-			peak, _ := procstat.PeakRSSKiB()
+			peak, _ := testenv.PeakRSSKiB()
 			runtime.GC()
-			after, _ := procstat.RSSKiB()
+			after, _ := testenv.RSSKiB()
 			extra := float64(peak-warm) / 1024
 			t.Logf("%s (%d bytes): peak %.0f MiB above warm, %.1f s, %.0f MiB above warm after the request",
 				tc.name, len(tc.reqs[0].data), extra, took.Seconds(), float64(after-warm)/1024)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/internal/testenv"
 	"context"
 	"io"
 	"log/slog"
@@ -19,7 +20,6 @@ import (
 	"archivekit/internal/pageclass/modelmeta"
 	"archivekit/internal/pageclass/pipeline"
 	"archivekit/internal/paradata"
-	"archivekit/internal/testenv/opencount"
 )
 
 // PDF pages are rows keyed by page number, next to images.
@@ -218,7 +218,7 @@ func TestParallelReadsEachModelOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &runner{cli: &CLI{}, device: "cpu", log: slog.New(slog.NewTextHandler(io.Discard, nil)), para: para}
-	opened := opencount.Opens(t, weights, func() { err = r.readFolders(folders) })
+	opened := testenv.Opens(t, weights, func() { err = r.readFolders(folders) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestParallelReadsEachModelOnce(t *testing.T) {
 	}
 	write(t, weights[0], string(b))
 	var grouped []classify.Page
-	opened = opencount.Opens(t, weights, func() {
+	opened = testenv.Opens(t, weights, func() {
 		err = r.runGroups(context.Background(), folders, nil, [][]int{{0, 3}, {1, 2, 4}}, inputs, classify.Options{Batch: 4},
 			func(p classify.Page) error { grouped = append(grouped, p); return nil })
 	})
@@ -328,7 +328,7 @@ func runReadingOnce(t *testing.T, e *env, files []string, args ...string) {
 	t.Helper()
 	var code int
 	var log string
-	opened := opencount.Opens(t, files, func() { code, log = e.run(t, args...) })
+	opened := testenv.Opens(t, files, func() { code, log = e.run(t, args...) })
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"archivekit/internal/testenv"
+	"archivekit/internal/translate/translator/translatortest"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,9 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"archivekit/internal/testenv/shareddata"
-	"archivekit/internal/translate/translator/translatortest"
 )
 
 func repoRoot(t *testing.T) string {
@@ -52,7 +51,7 @@ func TestCrateOfRealRecord(t *testing.T) {
 		t.Skip("needs the native environment to build pageclass and translate: make test, or eval \"$(make -s env)\"")
 	}
 	root := repoRoot(t)
-	records := shareddata.Path(t, "records")
+	records := testenv.Path(t, "records")
 	pages := filepath.Join(filepath.Dir(filepath.Dir(records)), "pages")
 	bin := t.TempDir()
 	runIn(t, root, nil, "go", "build", "-o", bin+"/", "archivekit/cmd/pageclass", "archivekit/cmd/translate", "archivekit/cmd/rocrate")

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"archivekit/internal/testenv/procstat"
+	"archivekit/internal/testenv"
 	"bytes"
 	"io"
 	"net/http"
@@ -16,7 +16,7 @@ import (
 
 // rssMiB is the resident set size of this process (the service runs in it).
 func rssMiB(b *testing.B) float64 {
-	kb, err := procstat.RSSKiB()
+	kb, err := testenv.RSSKiB()
 	if err != nil {
 		b.Skip(err)
 	}

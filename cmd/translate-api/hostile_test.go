@@ -1,6 +1,8 @@
 package main
 
 import (
+	"archivekit/internal/testenv"
+	"archivekit/internal/translate/translator/translatortest"
 	"bytes"
 	"fmt"
 	"net/http"
@@ -11,9 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"archivekit/internal/testenv/procstat"
-	"archivekit/internal/translate/translator/translatortest"
 )
 
 // cpuSeconds is the user+system CPU time of this process so far.
@@ -135,21 +134,21 @@ func BenchmarkLargeDocumentMemory(b *testing.B) {
 	for range b.N {
 		runtime.GC()
 		debug.FreeOSMemory()
-		warm, err := procstat.RSSKiB()
+		warm, err := testenv.RSSKiB()
 		if err != nil {
 			b.Skip(err)
 		}
-		_ = procstat.ResetPeak()
+		_ = testenv.ResetPeak()
 		resp := post(b, ts.URL+"/translate", ct, bytes.NewReader(raw))
 		out := readBody(b, resp)
 		if resp.StatusCode != http.StatusOK {
 			b.Fatalf("status %d: %.200s", resp.StatusCode, out)
 		}
-		peak, _ := procstat.PeakRSSKiB()
+		peak, _ := testenv.PeakRSSKiB()
 		for s.svc.InFlight() > 0 { // the handler returns memory after answering
 			time.Sleep(10 * time.Millisecond)
 		}
-		after, _ := procstat.RSSKiB()
+		after, _ := testenv.RSSKiB()
 		b.ReportMetric(float64(len(doc))/(1<<20), "doc-MiB")
 		b.ReportMetric(float64(peak-warm)/1024, "peak-MiB")
 		b.ReportMetric(float64(after-warm)/1024, "after-MiB")

@@ -1,9 +1,9 @@
 package main
 
 import (
+	"archivekit/internal/testenv"
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -13,10 +13,7 @@ import (
 // The ct2 model opened at start to check the configuration is the one the
 // warm-up uses (loaded once), and closing the server releases it.
 func TestCT2ModelLoadedOnceAndClosed(t *testing.T) {
-	d := os.Getenv("ARCHIVEKIT_FIXTURES")
-	if d == "" {
-		t.Skip("ARCHIVEKIT_FIXTURES is not set (run with the environment of `make -s env`)")
-	}
+	d := testenv.Fixtures(t)
 	env := map[string]string{
 		"TRANSLATION_BACKEND": "ct2", "CT2_MODEL_DIR": filepath.Join(d, "ct2", "translator"),
 		"CT2_MODEL_FAMILY": "nmt3", "CT2_COMPUTE_TYPE": "float32",

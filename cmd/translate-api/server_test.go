@@ -1,7 +1,7 @@
 package main
 
 import (
-	"archivekit/internal/testenv/shareddata"
+	"archivekit/internal/testenv"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -28,7 +28,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // sharedData returns the path of rel under the shared data folder.
 func sharedData(t testing.TB, rel string) string {
 	t.Helper()
-	return shareddata.Data(t, rel)
+	return testenv.Data(t, rel)
 }
 
 func readFile(t testing.TB, path string) []byte {

@@ -1,13 +1,12 @@
 package main
 
 import (
+	"archivekit/internal/testenv"
+	"archivekit/internal/translate/chat/chattest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"archivekit/internal/testenv/shareddata"
-	"archivekit/internal/translate/chat/chattest"
 )
 
 // TestChatBackend runs the command with --backend chat_compatible against a
@@ -18,12 +17,12 @@ func TestChatBackend(t *testing.T) {
 	const key = "sk-test-7f3a9c"
 	srv := chattest.New(chattest.Config{Key: key})
 	t.Cleanup(srv.Close)
-	record := shareddata.Path(t, "records/C-9107617A.xml")
+	record := testenv.Path(t, "records/C-9107617A.xml")
 	out := t.TempDir()
 	e := env{"LLM_BASE_URL": srv.BaseURL(), "LLM_MODEL": "local-test", "LLM_API_KEY": key, "LLM_PROVIDER": "local stand-in",
 		"LLM_LANGUAGES": "cs,en", "LOG_FORMAT": "json", "TRANSLATE_PARA_CONFIG": paraConfig}
 	r := runCLI(t, e, record, "--backend", "chat_compatible", "-src", "cs", "-o", out, "--xpaths", "../../setup/translate/amcr-fields.txt",
-		"--vocabulary", shareddata.Path(t, "vocabulary.csv"))
+		"--vocabulary", testenv.Path(t, "vocabulary.csv"))
 	if r.code != exitOK {
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
@@ -81,7 +80,7 @@ func TestChatRefusedPair(t *testing.T) {
 	t.Cleanup(srv.Close)
 	out := t.TempDir()
 	e := env{"LLM_BASE_URL": srv.BaseURL(), "LLM_MODEL": "m", "LLM_LANGUAGES": "de,en", "LOG_FORMAT": "json", "TRANSLATE_PARA_CONFIG": paraConfig}
-	r := runCLI(t, e, shareddata.Path(t, "records/C-9107617A.xml"), "--backend", "chat_compatible", "-src", "cs", "-o", out,
+	r := runCLI(t, e, testenv.Path(t, "records/C-9107617A.xml"), "--backend", "chat_compatible", "-src", "cs", "-o", out,
 		"--xpaths", "../../setup/translate/amcr-fields.txt", "--vocabulary", "")
 	if r.code != exitFailure || !strings.Contains(r.stderr, "cs-en is not offered") || srv.Posts.Load() != 0 {
 		t.Fatalf("exit %d, %d posts; stderr:\n%s", r.code, srv.Posts.Load(), r.stderr)

@@ -1,6 +1,10 @@
 package main
 
 import (
+	"archivekit/internal/testenv"
+	"archivekit/internal/translate/chat/chattest"
+	"archivekit/internal/translate/lemmatizer/lemmatizertest"
+	"archivekit/internal/translate/translator/translatortest"
 	"fmt"
 	"hash/fnv"
 	"os"
@@ -9,11 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"archivekit/internal/testenv/shareddata"
-	"archivekit/internal/translate/chat/chattest"
-	"archivekit/internal/translate/lemmatizer/lemmatizertest"
-	"archivekit/internal/translate/translator/translatortest"
 )
 
 // degenerateLines answers like chattest.Translate, except that each line
@@ -59,9 +58,9 @@ func TestSharedDataFigures(t *testing.T) {
 	if os.Getenv("ARCHIVEKIT_FIGURES") == "" {
 		t.Skip("set ARCHIVEKIT_FIGURES=1 to measure (about 15 s)")
 	}
-	records := shareddata.Path(t, "records")
-	alto := shareddata.Path(t, sampleALTO)
-	vocabulary := shareddata.Path(t, "vocabulary.csv")
+	records := testenv.Path(t, "records")
+	alto := testenv.Path(t, sampleALTO)
+	vocabulary := testenv.Path(t, "vocabulary.csv")
 	lem := lemmatizertest.New(lemmatizertest.CzechLexicon, "czech-pdt-ud-2.15-241121")
 	t.Cleanup(lem.Close)
 	mt := startAPI(t, translatortest.Config{})

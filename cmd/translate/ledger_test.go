@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/internal/testenv"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -22,8 +23,6 @@ import (
 
 	"archivekit/internal/ledger"
 	"archivekit/internal/shard"
-	"archivekit/internal/testenv/opencount"
-	"archivekit/internal/testenv/shareddata"
 	"archivekit/internal/translate/lemmatizer/lemmatizertest"
 	"archivekit/internal/translate/translator/translatortest"
 )
@@ -66,7 +65,7 @@ func translated(t *testing.T, stderr string) int {
 // input or a removed output is done again; --resume keeps a failure,
 // --retry-failed tries it again; every run writes a failures table.
 func TestResumeAndRetry(t *testing.T) {
-	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(shareddata.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(testenv.Path(t, "records/C-9107617A.xml")), "*.xml"))
 	root := recordsTree(t, recs)
 	n := len(recs) + 1
 	api := startAPI(t, translatortest.Config{})
@@ -195,7 +194,7 @@ func TestOutputIsInputRefused(t *testing.T) {
 // arguments of a run over the same tree into another output folder.
 func oneShotRecords(t *testing.T) (api *translatortest.Server, args func(out string, more ...string) []string, whole string) {
 	t.Helper()
-	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(shareddata.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(testenv.Path(t, "records/C-9107617A.xml")), "*.xml"))
 	root := recordsTree(t, recs)
 	api = startAPI(t, translatortest.Config{})
 	args = func(out string, more ...string) []string { return recordArgs(root, out, more...) }
@@ -346,7 +345,7 @@ func TestMergeContinuedShards(t *testing.T) {
 // shards: the later one is skipped by its shard (named over the whole
 // list), so the shards never download into, or translate to, one file.
 func TestURLNameClashAcrossShards(t *testing.T) {
-	rec, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
+	rec, _ := os.ReadFile(testenv.Path(t, "records/C-9107617A.xml"))
 	var served atomic.Int32
 	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		served.Add(1)
@@ -396,7 +395,7 @@ func TestURLNameClashAcrossShards(t *testing.T) {
 func TestResumeKeepsUnmodifiedDownloads(t *testing.T) {
 	recs := map[string][]byte{}
 	for _, n := range []string{"C-9107617A.xml", "C-9100725A.xml"} {
-		recs["/"+n], _ = os.ReadFile(shareddata.Path(t, "records/"+n))
+		recs["/"+n], _ = os.ReadFile(testenv.Path(t, "records/"+n))
 	}
 	var mu sync.Mutex
 	modified := map[string]time.Time{"/C-9107617A.xml": time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), "/C-9100725A.xml": time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
@@ -426,7 +425,7 @@ func TestResumeKeepsUnmodifiedDownloads(t *testing.T) {
 	// find it done), not first to check its digest.
 	downloads := []string{filepath.Join(out, "downloaded_inputs", "C-9107617A.xml"), filepath.Join(out, "downloaded_inputs", "C-9100725A.xml")}
 	var r result
-	opened := opencount.Opens(t, downloads, func() { r = runCLI(t, newEnv(api), append(args, "--resume")...) })
+	opened := testenv.Opens(t, downloads, func() { r = runCLI(t, newEnv(api), append(args, "--resume")...) })
 	if r.code != exitOK || full.Load() != 2 || notModified.Load() != 2 || translated(t, r.stderr) != 0 {
 		t.Errorf("resumed run: exit %d, %d downloads, %d not modified, %d translated; want 0, 2, 2, 0: %s",
 			r.code, full.Load()-2, notModified.Load(), translated(t, r.stderr), r.stderr)
@@ -460,8 +459,8 @@ func TestResumeKeepsUnmodifiedDownloads(t *testing.T) {
 // the document translated is always the URL's own; an unchanged download of
 // the same URL is kept on 304.
 func TestResumeConditionalOnlyForTheSameDownload(t *testing.T) {
-	a, _ := os.ReadFile(shareddata.Path(t, "records/C-9100725A.xml"))
-	b, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
+	a, _ := os.ReadFile(testenv.Path(t, "records/C-9100725A.xml"))
+	b, _ := os.ReadFile(testenv.Path(t, "records/C-9107617A.xml"))
 	docs := map[string][]byte{"/a/rec.xml": a, "/b/rec.xml": b}
 	etags := map[string]string{"/a/rec.xml": `"a1"`, "/b/rec.xml": `"b1"`}
 	mod := time.Date(2021, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -579,8 +578,8 @@ func (w *statusWriter) WriteHeader(code int) {
 // translates again instead of keeping the earlier outputs; a run that keeps
 // them reports their licence and languages.
 func TestResumeKeyHasVocabularyTerms(t *testing.T) {
-	record := shareddata.Path(t, "records/C-9107617A.xml")
-	vocabulary := shareddata.Path(t, "vocabulary.csv")
+	record := testenv.Path(t, "records/C-9107617A.xml")
+	vocabulary := testenv.Path(t, "vocabulary.csv")
 	lem := lemmatizertest.New(lemmatizertest.CzechLexicon, "czech-pdt-ud-2.15-241121")
 	defer lem.Close()
 	lem2 := lemmatizertest.New(lemmatizertest.CzechLexicon, "czech-pdt-ud-2.15-241121")
@@ -646,7 +645,7 @@ func newestParadata(t *testing.T, dir string) paradataDoc {
 // More shards than inputs: the shards whose share is empty exit 0 with run
 // metadata of no inputs, and --merge takes them as run.
 func TestMergeWithEmptyShares(t *testing.T) {
-	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(shareddata.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(testenv.Path(t, "records/C-9107617A.xml")), "*.xml"))
 	root := filepath.Dir(recs[0])
 	api := startAPI(t, translatortest.Config{})
 	n := len(recs) + 4 // at least four shares are empty
@@ -691,8 +690,8 @@ func TestResumeRedoesLemmatiserOutage(t *testing.T) {
 	e["LEMMATIZER_URL"] = front.URL
 	e["LEMMATIZER_MAX_RETRIES"] = "0"
 	e["LEMMATIZER_BACKOFF_BASE_S"] = "0.001"
-	record := shareddata.Path(t, "records/C-9107617A.xml")
-	vocabulary := shareddata.Path(t, "vocabulary.csv")
+	record := testenv.Path(t, "records/C-9107617A.xml")
+	vocabulary := testenv.Path(t, "vocabulary.csv")
 	out := t.TempDir()
 	for _, c := range []struct {
 		name string
@@ -718,7 +717,7 @@ func TestResumeRedoesLemmatiserOutage(t *testing.T) {
 // differs) is not the shard's continuation: --merge refuses it, naming the
 // runs and inputs (review1 F3; internal/shard.Choose, shared with pageclass).
 func TestMergeRefusesOtherInput(t *testing.T) {
-	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(shareddata.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(testenv.Path(t, "records/C-9107617A.xml")), "*.xml"))
 	b, err := os.ReadFile(recs[0])
 	if err != nil {
 		t.Fatal(err)
@@ -748,7 +747,7 @@ func TestMergeRefusesOtherInput(t *testing.T) {
 // continues from the first run's ledger, translating nothing again. Before,
 // both translated everything at once into the same files.
 func TestRunsIntoOneFolderTakeTurns(t *testing.T) {
-	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(shareddata.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(testenv.Path(t, "records/C-9107617A.xml")), "*.xml"))
 	root := recordsTree(t, recs)
 	api := startAPI(t, translatortest.Config{})
 	whole := t.TempDir()

@@ -3,6 +3,7 @@ package main
 import (
 	"archivekit/internal/licence"
 	"archivekit/internal/shard"
+	"archivekit/internal/testenv"
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/translator"
 	"bytes"
@@ -24,7 +25,6 @@ import (
 	"time"
 
 	"archivekit/internal/docrecord"
-	"archivekit/internal/testenv/shareddata"
 	"archivekit/internal/translate/lemmatizer/lemmatizertest"
 	"archivekit/internal/translate/translator/translatortest"
 )
@@ -108,7 +108,7 @@ func TestRewriteArgs(t *testing.T) {
 // 2 backend calls per page with text (1 with --fast-align), the log and the
 // run metadata are written.
 func TestALTO(t *testing.T) {
-	src := shareddata.Path(t, sampleALTO)
+	src := testenv.Path(t, sampleALTO)
 	orig, _ := os.ReadFile(src)
 	for _, fast := range []bool{false, true} {
 		api := startAPI(t, translatortest.Config{})
@@ -164,8 +164,8 @@ var debrisRE = regexp.MustCompile(`QZX|XQZ|ZXQ|QXZ`)
 // vocabulary with the lemmatiser) over the 15 real records, then append
 // twice.
 func TestRecords(t *testing.T) {
-	records := shareddata.Path(t, "records")
-	vocabulary := shareddata.Path(t, "vocabulary.csv")
+	records := testenv.Path(t, "records")
+	vocabulary := testenv.Path(t, "vocabulary.csv")
 	lem := lemmatizertest.New(lemmatizertest.CzechLexicon, "czech-pdt-ud-2.15-241121")
 	defer lem.Close()
 	api := startAPI(t, translatortest.Config{})
@@ -229,7 +229,7 @@ func TestRecords(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
-	record := shareddata.Path(t, "records/C-9107617A.xml")
+	record := testenv.Path(t, "records/C-9107617A.xml")
 	empty := t.TempDir()
 	devices := t.TempDir() // a link to /dev/zero named like a record
 	if err := os.Symlink("/dev/zero", filepath.Join(devices, "zero.alto.xml")); err != nil {
@@ -266,7 +266,7 @@ func TestExitCodes(t *testing.T) {
 		{"chat without LLM_MODEL", translatortest.Config{}, env{"LLM_BASE_URL": "http://127.0.0.1:1/v1"}, []string{record, "--backend", "chat_compatible"}, exitUsage, "LLM_MODEL"},
 		{"429 then success", translatortest.Config{Fail: []int{429, 429}, RetryAfter: "0"}, nil, []string{record}, exitOK, ""},
 		{"slow API", translatortest.Config{Delay: 50 * time.Millisecond}, nil, []string{record}, exitOK, ""},
-		{"garbage answers", translatortest.Config{Garbage: func(string) string { return "<html>oops</html>" }}, nil, []string{shareddata.Path(t, sampleALTO), "-src", "cs", "--fast-align"}, exitOK, "line-count mismatches"},
+		{"garbage answers", translatortest.Config{Garbage: func(string) string { return "<html>oops</html>" }}, nil, []string{testenv.Path(t, sampleALTO), "-src", "cs", "--fast-align"}, exitOK, "line-count mismatches"},
 		{"help", translatortest.Config{}, nil, []string{"--help"}, exitOK, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -342,7 +342,7 @@ func TestPrecedence(t *testing.T) {
 		t.Errorf("%+v %v", s, err)
 	}
 	// End to end: the config's backend is used unless the flag overrides it.
-	record := shareddata.Path(t, "records/C-9107617A.xml")
+	record := testenv.Path(t, "records/C-9107617A.xml")
 	api := startAPI(t, translatortest.Config{})
 	cfg := writeCfg("translation_backend = ct2")
 	if r := runCLI(t, newEnv(api), record, "-c", cfg, "-o", t.TempDir(), "--xpaths", "../../setup/translate/amcr-fields.txt"); r.code != exitUsage || !strings.Contains(r.stderr, "CT2_MODEL_DIR") {
@@ -368,7 +368,7 @@ func TestPrecedence(t *testing.T) {
 // TestURLInputs: a URL is downloaded to --download-dir and translated; a
 // .txt list of URLs works the same, a failing URL is skipped and recorded.
 func TestURLInputs(t *testing.T) {
-	rec, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
+	rec, _ := os.ReadFile(testenv.Path(t, "records/C-9107617A.xml"))
 	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("identifier") == "https://api.aiscr.cz/id/C-9107617A" {
 			w.Write(rec)
@@ -417,7 +417,7 @@ func TestURLInputs(t *testing.T) {
 // TestDocumentRecord: the record gets the translation block, keeps its
 // doc_id and validates against the spec's schema.
 func TestDocumentRecord(t *testing.T) {
-	schema, err := docrecord.LoadSchema(shareddata.Path(t, "../../spec/document.schema.json"))
+	schema, err := docrecord.LoadSchema(testenv.Path(t, "../../spec/document.schema.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +425,7 @@ func TestDocumentRecord(t *testing.T) {
 	os.WriteFile(base, []byte(`{"schema_version":"1.0","doc_id":"CTX1","source":{"filename":"CTX1.pdf"}}`), 0o644)
 	api := startAPI(t, translatortest.Config{})
 	out := t.TempDir()
-	r := runCLI(t, newEnv(api), shareddata.Path(t, sampleALTO), "-o", out, "--fast-align", "--vocabulary", "",
+	r := runCLI(t, newEnv(api), testenv.Path(t, sampleALTO), "-o", out, "--fast-align", "--vocabulary", "",
 		"--document-json", base, "--output-mode", "append")
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -456,7 +456,7 @@ func TestDocumentRecord(t *testing.T) {
 		os.WriteFile(hostile, []byte(`{"schema_version":"1.0","doc_id":"`+id+`"}`), 0o644)
 		parent := t.TempDir()
 		o := filepath.Join(parent, "out")
-		if r := runCLI(t, newEnv(api), shareddata.Path(t, sampleALTO), "-o", o, "-src", "cs", "--fast-align", "--vocabulary", "",
+		if r := runCLI(t, newEnv(api), testenv.Path(t, sampleALTO), "-o", o, "-src", "cs", "--fast-align", "--vocabulary", "",
 			"--document-json", hostile); r.code != exitOK {
 			t.Fatalf("doc_id %q: exit %d: %s", id, r.code, r.stderr)
 		}
@@ -469,7 +469,7 @@ func TestDocumentRecord(t *testing.T) {
 	}
 	// --document-json-out is honoured.
 	dst := filepath.Join(t.TempDir(), "rec.json")
-	if r := runCLI(t, newEnv(api), shareddata.Path(t, sampleALTO), "-o", t.TempDir(), "-src", "cs", "--fast-align", "--vocabulary", "",
+	if r := runCLI(t, newEnv(api), testenv.Path(t, sampleALTO), "-o", t.TempDir(), "-src", "cs", "--fast-align", "--vocabulary", "",
 		"--document-json", base, "--document-json-out", dst); r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -486,7 +486,7 @@ func TestXSD(t *testing.T) {
 	// without xmllint, and nothing is written.
 	missing := filepath.Join(dir, "missing.xsd")
 	out := filepath.Join(t.TempDir(), "out")
-	r := runCLI(t, env{}, shareddata.Path(t, "records/C-9107617A.xml"), "-o", out,
+	r := runCLI(t, env{}, testenv.Path(t, "records/C-9107617A.xml"), "-o", out,
 		"--xpaths", "../../setup/translate/amcr-fields.txt", "--xsd", missing)
 	if _, err := os.Stat(out); r.code != exitUsage || !strings.Contains(r.stderr, missing) || err == nil {
 		t.Errorf("--xsd %s: exit %d, output folder written: %v: %s", missing, r.code, err == nil, r.stderr)
@@ -505,7 +505,7 @@ func TestXSD(t *testing.T) {
 	}{{bad, "does not validate against"}, {lax, ""}} {
 		api := startAPI(t, translatortest.Config{})
 		out := t.TempDir()
-		r := runCLI(t, newEnv(api), shareddata.Path(t, "records/C-9107617A.xml"), "-o", out,
+		r := runCLI(t, newEnv(api), testenv.Path(t, "records/C-9107617A.xml"), "-o", out,
 			"--xpaths", "../../setup/translate/amcr-fields.txt", "--xsd", c.xsd)
 		if r.code != exitOK {
 			t.Fatalf("%s: exit %d: %s", c.xsd, r.code, r.stderr)
@@ -530,11 +530,8 @@ func TestXSD(t *testing.T) {
 // permissive recipe (ct2 runtime MIT + nmt3 CC BY 4.0, explicit source, no
 // vocabulary).
 func TestCT2FastAlign(t *testing.T) {
-	fx := os.Getenv("ARCHIVEKIT_FIXTURES")
-	if fx == "" {
-		t.Skip("ARCHIVEKIT_FIXTURES is not set: run through `make test`")
-	}
-	src := shareddata.Path(t, sampleALTO)
+	fx := testenv.Fixtures(t)
+	src := testenv.Path(t, sampleALTO)
 	orig, _ := os.ReadFile(src)
 	out := t.TempDir()
 	e := env{"TRANSLATE_PARA_CONFIG": paraConfig, "LOG_FORMAT": "json",
@@ -600,7 +597,7 @@ func recordsTree(t *testing.T, recs []string) string {
 // translate every record exactly once, with the same outputs as one run
 // over the whole folder; a broken file is reported by exactly one shard.
 func TestShards(t *testing.T) {
-	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(shareddata.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(testenv.Path(t, "records/C-9107617A.xml")), "*.xml"))
 	if len(recs) < 10 {
 		t.Fatalf("%d records", len(recs))
 	}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"archivekit/internal/testenv"
+	"archivekit/internal/translate/lemmatizer/lemmatizertest"
+	"archivekit/internal/translate/translator/translatortest"
 	"bytes"
 	"net/http"
 	"net/http/httptest"
@@ -9,10 +12,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"archivekit/internal/testenv/shareddata"
-	"archivekit/internal/translate/lemmatizer/lemmatizertest"
-	"archivekit/internal/translate/translator/translatortest"
 )
 
 const fieldsFile = "../../setup/translate/amcr-fields.txt"
@@ -30,7 +29,7 @@ func writeFile(t *testing.T, path string, data []byte) {
 // TestMalformedRefused: a mismatched end tag and a blank line before the
 // XML declaration are refused with exit 3 and a message naming the line.
 func TestMalformedRefused(t *testing.T) {
-	record, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
+	record, _ := os.ReadFile(testenv.Path(t, "records/C-9107617A.xml"))
 	for _, c := range []struct {
 		name string
 		data []byte
@@ -63,8 +62,8 @@ func TestMalformedRefused(t *testing.T) {
 // TestDirectoryKeepsTree: book1/00000001.xml and book2/00000001.xml each
 // get their own output and log, in the same folders under the output.
 func TestDirectoryKeepsTree(t *testing.T) {
-	a, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
-	b, _ := os.ReadFile(shareddata.Path(t, "records/C-9100725A.xml"))
+	a, _ := os.ReadFile(testenv.Path(t, "records/C-9107617A.xml"))
+	b, _ := os.ReadFile(testenv.Path(t, "records/C-9100725A.xml"))
 	in, out := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(in, "book1", "00000001.xml"), a)
 	writeFile(t, filepath.Join(in, "book2", "00000001.xml"), b)
@@ -110,7 +109,7 @@ func TestNothingTranslated(t *testing.T) {
 <TextBlock ID="b1"><TextLine ID="l1"><String CONTENT="The excavation of the settlement revealed the remains of houses"/></TextLine><TextLine ID="l2"><String CONTENT="and the graves of its inhabitants, which were studied in detail."/></TextLine></TextBlock>
 </PrintSpace></Page></Layout></alto>
 `)
-	record, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
+	record, _ := os.ReadFile(testenv.Path(t, "records/C-9107617A.xml"))
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "mets.xml"), mets)
 	writeFile(t, filepath.Join(dir, "page_en.alto.xml"), english)
@@ -171,8 +170,8 @@ func TestLemmatiserOutage(t *testing.T) {
 	e["LEMMATIZER_MAX_RETRIES"] = "1"
 	e["LEMMATIZER_BACKOFF_BASE_S"] = "0.001"
 	out := t.TempDir()
-	r := runCLI(t, e, shareddata.Path(t, sampleALTO), "-o", out, "-src", "cs", "--fast-align",
-		"--vocabulary", shareddata.Path(t, "vocabulary.csv"))
+	r := runCLI(t, e, testenv.Path(t, sampleALTO), "-o", out, "-src", "cs", "--fast-align",
+		"--vocabulary", testenv.Path(t, "vocabulary.csv"))
 	if r.code != exitOK {
 		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
 	}
@@ -196,7 +195,7 @@ func TestLemmatiserOutage(t *testing.T) {
 // TestBadEnvironmentIsUsage: bad values of the variables the run reads
 // are usage errors (exit 1), found before any work.
 func TestBadEnvironmentIsUsage(t *testing.T) {
-	record := shareddata.Path(t, "records/C-9107617A.xml")
+	record := testenv.Path(t, "records/C-9107617A.xml")
 	for k, v := range map[string]string{"LEMMATIZER_URL": "ftp://x", "LEMMATIZER_MAX_RETRIES": "many", "MTAPI_MAX_RETRIES": "-x", "LLM_MAX_GLOSSARY_TERMS": "lots"} {
 		t.Run(k, func(t *testing.T) {
 			api := startAPI(t, translatortest.Config{})
@@ -216,7 +215,7 @@ func TestBadEnvironmentIsUsage(t *testing.T) {
 // TestSmallerItems: ISO 639-3 codes as the spec maps them, field lists
 // with the prefixes a document declares, and licence warnings in the log.
 func TestSmallerItems(t *testing.T) {
-	record := shareddata.Path(t, "records/C-9107617A.xml")
+	record := testenv.Path(t, "records/C-9107617A.xml")
 	t.Run("-src ces", func(t *testing.T) {
 		api := startAPI(t, translatortest.Config{})
 		out := t.TempDir()
@@ -271,8 +270,8 @@ func TestSmallerItems(t *testing.T) {
 // directory, doc.xml and doc.alto.xml share doc_log.csv; in a URL list, two
 // URLs with the same last segment share one download file.
 func TestNoOverwrite(t *testing.T) {
-	a, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
-	b, _ := os.ReadFile(shareddata.Path(t, "records/C-9100725A.xml"))
+	a, _ := os.ReadFile(testenv.Path(t, "records/C-9107617A.xml"))
+	b, _ := os.ReadFile(testenv.Path(t, "records/C-9100725A.xml"))
 	api := startAPI(t, translatortest.Config{})
 
 	in, out := t.TempDir(), t.TempDir()
@@ -319,7 +318,7 @@ func TestNoOverwrite(t *testing.T) {
 // TestDirectoryTermsPerDocument: the per-document vocabulary counts of two
 // folders' documents of one name are kept apart (book1/x, book2/x).
 func TestDirectoryTermsPerDocument(t *testing.T) {
-	a, _ := os.ReadFile(shareddata.Path(t, "records/C-9107617A.xml"))
+	a, _ := os.ReadFile(testenv.Path(t, "records/C-9107617A.xml"))
 	in, out := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(in, "book1", "x.xml"), a)
 	writeFile(t, filepath.Join(in, "book2", "x.xml"), a)
@@ -328,7 +327,7 @@ func TestDirectoryTermsPerDocument(t *testing.T) {
 	api := startAPI(t, translatortest.Config{})
 	e := newEnv(api)
 	e["LEMMATIZER_URL"] = lem.URL
-	r := runCLI(t, e, in, "-o", out, "--formats", "xml", "--xpaths", fieldsFile, "--vocabulary", shareddata.Path(t, "vocabulary.csv"))
+	r := runCLI(t, e, in, "-o", out, "--formats", "xml", "--xpaths", fieldsFile, "--vocabulary", testenv.Path(t, "vocabulary.csv"))
 	if r.code != exitOK {
 		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
 	}

@@ -1,6 +1,7 @@
 package classify_test
 
 import (
+	"archivekit/internal/testenv"
 	"context"
 	"fmt"
 	"os"
@@ -14,7 +15,6 @@ import (
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/pageclass/imageio/hostile"
 	"archivekit/internal/pageclass/pipeline"
-	"archivekit/internal/testenv/procstat"
 )
 
 // BenchmarkLargePageMemory: the peak resident memory of classifying one
@@ -22,7 +22,7 @@ import (
 // and a folder of four, with the demo ensemble as classify.Load gives it
 // and the pipeline's defaults (workers = cores, batch 16). The process is
 // warmed first (models loaded, one sample page classified), then its peak
-// is reset (procstat.ResetPeak) before each run. peak-MiB is the whole
+// is reset (testenv.ResetPeak) before each run. peak-MiB is the whole
 // process's peak resident set (models and libtorch included: the figure a
 // container limit sees); extra-MiB is that peak above the warm process.
 // The goal (issue 15) is at most 600 MB.
@@ -60,10 +60,10 @@ func BenchmarkLargePageMemory(b *testing.B) {
 			for n := 0; n < b.N; n++ {
 				runtime.GC()
 				debug.FreeOSMemory()
-				if err := procstat.ResetPeak(); err != nil {
+				if err := testenv.ResetPeak(); err != nil {
 					b.Skip(err)
 				}
-				base, err := procstat.RSSKiB()
+				base, err := testenv.RSSKiB()
 				if err != nil {
 					b.Skip(err)
 				}
@@ -79,7 +79,7 @@ func BenchmarkLargePageMemory(b *testing.B) {
 				if pages != len(tc.files) {
 					b.Fatalf("%d pages classified, want %d", pages, len(tc.files))
 				}
-				peak, err := procstat.PeakRSSKiB()
+				peak, err := testenv.PeakRSSKiB()
 				if err != nil {
 					b.Skip(err)
 				}

@@ -1,6 +1,7 @@
 package classify_test
 
 import (
+	"archivekit/internal/testenv"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,7 +15,6 @@ import (
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/pageclass/modelmeta"
 	"archivekit/internal/pageclass/registry"
-	"archivekit/internal/testenv/procstat"
 )
 
 // benchModels are the models of the optimisation benchmarks: the demo
@@ -140,13 +140,13 @@ func BenchmarkInferenceOptimization(b *testing.B) {
 				b.ReportMetric(wall[0]/wall[2], "wall-freeze-opt/plain")
 			}
 			b.ReportMetric(float64(def.Optimized), "default-level")
-			b.ReportMetric(procstat.LoadAvg(), "load-avg")
+			b.ReportMetric(testenv.LoadAvg(), "load-avg")
 		})
 	}
 }
 
 // cpuTime is the CPU time (user + system) of the whole process so far.
-func cpuTime() time.Duration { return procstat.CPUTime() }
+func cpuTime() time.Duration { return testenv.CPUTime() }
 
 // median of a non-empty slice (sorted in place).
 func median(v []float64) float64 {

@@ -1,6 +1,7 @@
 package classify_test
 
 import (
+	"archivekit/internal/testenv"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,7 +15,6 @@ import (
 	"archivekit/bindings/torch"
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/pageclass/classify/classifytest"
-	"archivekit/internal/testenv/procstat"
 )
 
 // referenceScript is the original tool's way: PIL decode, bilinear resize to
@@ -143,7 +143,7 @@ func BenchmarkPagesVsPythonReference(b *testing.B) {
 			b.ReportMetric(pyPPS, "pages/s-python")
 			b.ReportMetric(pps(def)/pyPPS, "go/python")
 			b.ReportMetric(pps(two)/pps(one), "2lanes/1lane")
-			b.ReportMetric(procstat.LoadAvg(), "load-avg")
+			b.ReportMetric(testenv.LoadAvg(), "load-avg")
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package imageio
 
 import (
+	"archivekit/internal/testenv"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +15,6 @@ import (
 	"time"
 
 	"archivekit/internal/pageclass/imageio/hostile"
-	"archivekit/internal/testenv/procstat"
 )
 
 // maxExtraMiB is the goal: any accepted file costs at most this
@@ -48,10 +48,10 @@ func TestHostileInputsBoundedMemory(t *testing.T) {
 			data := tc.data()
 			runtime.GC()
 			debug.FreeOSMemory()
-			if err := procstat.ResetPeak(); err != nil {
+			if err := testenv.ResetPeak(); err != nil {
 				t.Skip(err)
 			}
-			base, err := procstat.RSSKiB()
+			base, err := testenv.RSSKiB()
 			if err != nil {
 				t.Skip(err)
 			}
@@ -75,7 +75,7 @@ func TestHostileInputsBoundedMemory(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			peak, _ := procstat.PeakRSSKiB()
+			peak, _ := testenv.PeakRSSKiB()
 			extra := float64(peak-base) / 1024
 			t.Logf("%s: %d bytes, %d page(s): peak %.0f MiB above start, %.1f s", tc.name, len(data), d.Pages(), extra, time.Since(start).Seconds())
 			if extra > maxExtraMiB {

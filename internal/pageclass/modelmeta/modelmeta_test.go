@@ -1,6 +1,7 @@
 package modelmeta
 
 import (
+	"archivekit/internal/testenv"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,13 +14,12 @@ import (
 	"testing"
 
 	"archivekit/internal/pageclass/registry"
-	"archivekit/internal/testenv/shareddata"
 )
 
 // sharedData returns the path of rel under the shared data folder.
 func sharedData(t *testing.T, rel string) string {
 	t.Helper()
-	return shareddata.Data(t, rel)
+	return testenv.Data(t, rel)
 }
 
 func TestCategoriesMatchSampleFolders(t *testing.T) {

@@ -1,13 +1,13 @@
 package review
 
 import (
+	"archivekit/internal/testenv"
 	"os"
 	"path/filepath"
 	"sort"
 	"testing"
 
 	"archivekit/internal/pageclass/imageio"
-	"archivekit/internal/testenv/shareddata"
 )
 
 // samplePages are the labelled sample pages (shareddata: the shared data
@@ -15,7 +15,7 @@ import (
 // working directory); the test is skipped when they are absent.
 func samplePages(t *testing.T) []string {
 	t.Helper()
-	root := shareddata.Data(t, "pages")
+	root := testenv.Data(t, "pages")
 	files, _ := filepath.Glob(filepath.Join(root, "*", "*.png"))
 	if len(files) == 0 {
 		t.Fatalf("no sample pages under %s", root)

@@ -2,6 +2,7 @@ package train
 
 import (
 	"archive/zip"
+	"archivekit/internal/testenv"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,7 +16,6 @@ import (
 	"archivekit/bindings/torch"
 	"archivekit/internal/pageclass/modelmeta"
 	"archivekit/internal/pageclass/splits"
-	"archivekit/internal/testenv/opencount"
 )
 
 // cachedVsUncachedTolerance bounds the difference between the final
@@ -276,7 +276,7 @@ func TestBaseReadOnce(t *testing.T) {
 		Checkpoints: filepath.Join(out, "ckpt"), Models: filepath.Join(out, "model"), Results: filepath.Join(out, "result"), Stamp: "test"}
 	var res []FoldResult
 	var err error
-	opened := opencount.Opens(t, []string{weights}, func() { res, err = Train(context.Background(), o) })
+	opened := testenv.Opens(t, []string{weights}, func() { res, err = Train(context.Background(), o) })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"archivekit/internal/testenv"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -17,14 +18,10 @@ import (
 	"archivekit/internal/pageclass/modelmeta"
 	"archivekit/internal/pageclass/registry"
 	"archivekit/internal/pageclass/results"
-	"archivekit/internal/testenv/opencount"
 )
 
 func fixtures(t testing.TB) string {
-	d := os.Getenv("ARCHIVEKIT_FIXTURES")
-	if d == "" {
-		t.Skip("ARCHIVEKIT_FIXTURES is not set: run through `make test`")
-	}
+	d := testenv.Fixtures(t)
 	return d
 }
 
@@ -450,7 +447,7 @@ func TestEvaluateReadsEachModelOnce(t *testing.T) {
 	weights := []string{filepath.Join(a, modelmeta.WeightsFile), filepath.Join(b, modelmeta.WeightsFile)}
 	var res *EvalResult
 	var err error
-	opened := opencount.Opens(t, weights, func() { res, err = Evaluate(context.Background(), o) })
+	opened := testenv.Opens(t, weights, func() { res, err = Evaluate(context.Background(), o) })
 	if err != nil {
 		t.Fatal(err)
 	}

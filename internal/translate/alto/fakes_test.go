@@ -1,6 +1,7 @@
 package alto
 
 import (
+	"archivekit/internal/testenv"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -8,11 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"archivekit/internal/testenv/shareddata"
 )
 
-func sharedData(t testing.TB, name string) string { return shareddata.Path(t, name) }
+func sharedData(t testing.TB, name string) string { return testenv.Path(t, name) }
 
 func readSample(t testing.TB) []byte {
 	src, err := os.ReadFile(sharedData(t, "alto/MTX201501307_anon.alto.xml"))

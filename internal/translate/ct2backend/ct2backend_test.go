@@ -1,6 +1,7 @@
 package ct2backend
 
 import (
+	"archivekit/internal/testenv"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,10 +16,7 @@ import (
 )
 
 func fixture(t *testing.T, name string) string {
-	d := os.Getenv("ARCHIVEKIT_FIXTURES")
-	if d == "" {
-		t.Skip("ARCHIVEKIT_FIXTURES is not set: run through `make test`")
-	}
+	d := testenv.Fixtures(t)
 	return filepath.Join(d, "ct2", name)
 }
 

@@ -1,13 +1,12 @@
 package metadata
 
 import (
+	"archivekit/internal/testenv"
+	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/langid"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"archivekit/internal/testenv/shareddata"
-	"archivekit/internal/translate/alto"
-	"archivekit/internal/translate/langid"
 )
 
 // TestRecordLanguageAccuracy measures field-level identification on the
@@ -15,11 +14,11 @@ import (
 // and with the document's language as prior (short fields inherit it).
 // Run: go test -v -run RecordLanguageAccuracy ./internal/translate/metadata
 func TestRecordLanguageAccuracy(t *testing.T) {
-	fs, err := LoadFields(shareddata.Path(t, "fields.txt"))
+	fs, err := LoadFields(testenv.Path(t, "fields.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, _ := filepath.Glob(filepath.Join(shareddata.Path(t, "records"), "*.xml"))
+	names, _ := filepath.Glob(filepath.Join(testenv.Path(t, "records"), "*.xml"))
 	d := langid.Shared()
 	n, alone, prior := 0, 0, 0
 	others := map[string]int{}

@@ -1,6 +1,9 @@
 package metadata
 
 import (
+	"archivekit/internal/testenv"
+	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/xmlsplice"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -9,10 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"archivekit/internal/testenv/shareddata"
-	"archivekit/internal/translate/alto"
-	"archivekit/internal/translate/xmlsplice"
 )
 
 // logBackend answers from the real hosted-API logs of the records; unknown
@@ -43,8 +42,8 @@ type record struct {
 }
 
 func loadRecords(t *testing.T) ([]record, *logBackend) {
-	dir := shareddata.Path(t, "records")
-	logs := shareddata.Path(t, "mt-logs")
+	dir := testenv.Path(t, "records")
+	logs := testenv.Path(t, "mt-logs")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.xml"))
 	if len(files) != 15 {
 		t.Fatalf("%d records, want 15", len(files))
@@ -75,7 +74,7 @@ func loadRecords(t *testing.T) ([]record, *logBackend) {
 }
 
 func fields(t *testing.T) []*XPath {
-	fs, err := LoadFields(shareddata.Path(t, "fields.txt"))
+	fs, err := LoadFields(testenv.Path(t, "fields.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,9 +186,9 @@ func TestRealRecordsAppendIdempotent(t *testing.T) {
 }
 
 func BenchmarkRealRecords(b *testing.B) {
-	dir := shareddata.Path(b, "records")
+	dir := testenv.Path(b, "records")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.xml"))
-	fs, err := LoadFields(shareddata.Path(b, "fields.txt"))
+	fs, err := LoadFields(testenv.Path(b, "fields.txt"))
 	if err != nil {
 		b.Fatal(err)
 	}

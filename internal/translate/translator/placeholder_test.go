@@ -1,8 +1,8 @@
 package translator
 
 import (
+	"archivekit/internal/testenv"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,10 +17,7 @@ import (
 // such call is redone without protection and no placeholder debris is
 // written.
 func TestNMTPlaceholderFallback(t *testing.T) {
-	d := os.Getenv("ARCHIVEKIT_FIXTURES")
-	if d == "" {
-		t.Skip("ARCHIVEKIT_FIXTURES is not set: run through `make test`")
-	}
+	d := testenv.Fixtures(t)
 	be, err := ct2backend.New(ct2backend.Config{ModelDir: filepath.Join(d, "ct2", "translator"), Family: ct2backend.NMT3,
 		ComputeType: "float32", GuardMin: 0.01, GuardMax: 100, GuardLengthOnly: true, MaxLength: 16})
 	if err != nil {

@@ -1,6 +1,7 @@
 package translator
 
 import (
+	"archivekit/internal/testenv"
 	"bytes"
 	"context"
 	"errors"
@@ -14,7 +15,6 @@ import (
 
 	"archivekit/internal/docrecord"
 	"archivekit/internal/licence"
-	"archivekit/internal/testenv/shareddata"
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/chat"
@@ -29,7 +29,7 @@ import (
 	"archivekit/internal/translate/xmlsplice"
 )
 
-func sharedPath(t testing.TB, name string) string { return shareddata.Path(t, name) }
+func sharedPath(t testing.TB, name string) string { return testenv.Path(t, name) }
 
 func readShared(t testing.TB, name string) []byte {
 	b, err := os.ReadFile(sharedPath(t, name))

@@ -2,7 +2,7 @@ package vocab
 
 import (
 	"archivekit/internal/regularfile"
-	"archivekit/internal/testenv/shareddata"
+	"archivekit/internal/testenv"
 	"encoding/csv"
 	"errors"
 	"os"
@@ -16,7 +16,7 @@ import (
 // sharedData returns the shared translator data folder.
 func sharedData(t testing.TB) string {
 	t.Helper()
-	return shareddata.Data(t, "translator")
+	return testenv.Data(t, "translator")
 }
 
 func TestLoadRealVocabulary(t *testing.T) {

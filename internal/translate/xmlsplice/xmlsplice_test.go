@@ -1,6 +1,7 @@
 package xmlsplice
 
 import (
+	"archivekit/internal/testenv"
 	"bytes"
 	"encoding/xml"
 	"errors"
@@ -9,11 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"archivekit/internal/testenv/shareddata"
 )
 
-func sharedData(t testing.TB, name string) string { return shareddata.Path(t, name) }
+func sharedData(t testing.TB, name string) string { return testenv.Path(t, name) }
 
 func realFiles(t *testing.T) []string {
 	files := []string{sharedData(t, "alto/MTX201501307_anon.alto.xml")}

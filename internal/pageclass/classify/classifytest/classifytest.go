@@ -4,7 +4,7 @@
 package classifytest
 
 import (
-	"archivekit/internal/testenv/shareddata"
+	"archivekit/internal/testenv"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,17 +13,6 @@ import (
 	"archivekit/internal/pageclass/modelmeta"
 	"archivekit/internal/pageclass/registry"
 )
-
-// Fixtures returns $ARCHIVEKIT_FIXTURES (set by `make -s env`); the test is
-// skipped when it is unset, since the models come from `make fixtures`.
-func Fixtures(t testing.TB) string {
-	t.Helper()
-	d := os.Getenv("ARCHIVEKIT_FIXTURES")
-	if d == "" {
-		t.Skip("ARCHIVEKIT_FIXTURES is not set (run with the environment of `make -s env`)")
-	}
-	return d
-}
 
 // Spec describes a test model folder.
 type Spec struct {
@@ -42,7 +31,7 @@ type Spec struct {
 // model.json through modelmeta.Save) and returns dir.
 func ModelDir(t testing.TB, dir string, s Spec) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(Fixtures(t), s.Fixture))
+	b, err := os.ReadFile(filepath.Join(testenv.Fixtures(t), s.Fixture))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +96,7 @@ func Ensemble(t testing.TB, root string) string {
 // it is absent.
 func PagesDir(t testing.TB) string {
 	t.Helper()
-	return shareddata.Data(t, "pages")
+	return testenv.Data(t, "pages")
 }
 
 // Pages returns the first perCategory pages (by name) of every category

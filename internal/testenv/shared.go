@@ -1,6 +1,4 @@
-// Package shareddata locates the project's real sample data (the shared
-// data directory next to the repository) for tests, which read it in place.
-package shareddata
+package testenv
 
 import (
 	"os"

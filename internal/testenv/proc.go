@@ -1,6 +1,4 @@
-// Package procstat reads facts about the running process from /proc, for the
-// memory checks of tests and benchmarks.
-package procstat
+package testenv
 
 import (
 	"bufio"
@@ -34,7 +32,7 @@ func statusKiB(name string) (int64, error) {
 			return strconv.ParseInt(fields[0], 10, 64)
 		}
 	}
-	return 0, errors.New("procstat: no " + strings.TrimSuffix(name, ":") + " line in /proc/self/status")
+	return 0, errors.New("testenv: no " + strings.TrimSuffix(name, ":") + " line in /proc/self/status")
 }
 
 // PeakRSSKiB returns the peak resident set size of this process in KiB

@@ -1,9 +1,6 @@
 //go:build linux
 
-// Package opencount counts how many times files are opened while a
-// function runs, by any process (inotify IN_OPEN events, queued as the opens
-// happen), so a test can check that a command reads a file once.
-package opencount
+package testenv
 
 import (
 	"testing"

@@ -1,0 +1,7 @@
+// Package testenv is what tests and benchmarks share about their
+// environment: where the project's sample data and the fixtures of
+// `make fixtures` are (Data, Path, Fixtures), facts about
+// the running process from /proc (RSSKiB, PeakRSSKiB, ResetPeak, CPUTime,
+// LoadAvg) and how often files are opened while a function runs (Opens).
+// Nothing outside tests imports it.
+package testenv
