@@ -560,7 +560,7 @@ func (s *server) record(baseline *docrecord.Record, f *form, probs [][]float64, 
 	preds := make([]docrecord.PagePrediction, len(probs))
 	for i, p := range probs {
 		t := results.TopN(p, 1)[0]
-		preds[i] = docrecord.PagePrediction{Label: strconv.Itoa(i + 1), Index: i + 1, Category: t.Label, Confidence: t.Score, Review: reviews[i]}
+		preds[i] = docrecord.PagePrediction{Label: strconv.Itoa(i + 1), Index: i + 1, Category: t.Label, Confidence: t.Score, Review: reviews[i].Record()}
 	}
 	id, at := service.RunID(), time.Now().UTC()
 	rec, err := docrecord.ApplyPages(schema, docrecord.PageUpdate{

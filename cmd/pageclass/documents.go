@@ -60,7 +60,7 @@ func (d *documents) add(k results.Key, p classify.Page, rv *review.Page) {
 		d.order = append(d.order, k.File)
 	}
 	d.pages[k.File] = append(d.pages[k.File], docrecord.PagePrediction{
-		Label: strconv.Itoa(page), Index: page, Category: top.Label, Confidence: top.Score, Review: rv,
+		Label: strconv.Itoa(page), Index: page, Category: top.Label, Confidence: top.Score, Review: rv.Record(),
 	})
 }
 

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-
-	"archivekit/internal/pageclass/review"
 )
 
 // PagePrediction is the classifier's result for one page of a document.
@@ -20,11 +18,54 @@ type PagePrediction struct {
 	// Category is the Top-1 category and Confidence its probability.
 	Category   string
 	Confidence float64
-	// Review, when set, is written as the page entry's category_review
-	// (review.Page: agreement, margin, entropy, needs_review, reasons,
-	// page-condition evidence, calibration), numbers rounded as in the
-	// review table.
-	Review *review.Page
+	// Review, when set, is written as the page entry's category_review,
+	// as it is (the classifier rounds its numbers as in its review table).
+	Review *PageReview
+}
+
+// PageReview is a page entry's category_review: the page classifier's
+// review of the page, as the record's schema describes it. The classifier
+// produces it; the record only carries it.
+type PageReview struct {
+	// Top1 is the averaged Top-1 category; Agreement of the Models models
+	// give it as their own Top-1.
+	Top1      string `json:"top1"`
+	Agreement int    `json:"agreement"`
+	Models    int    `json:"models"`
+	// Margin is the averaged probability of Top-1 minus that of Top-2;
+	// Entropy that of the averaged distribution, in nats.
+	Margin  float64 `json:"margin"`
+	Entropy float64 `json:"entropy"`
+	// NeedsReview is nil when unknown (no calibration, no condition flag).
+	NeedsReview *bool `json:"needs_review"`
+	// Reasons lists why the page is flagged (or uncalibrated).
+	Reasons []string `json:"reasons"`
+	// Ink and Rotation are the page-condition evidence; nil when not
+	// measured.
+	Ink      *PageInk      `json:"ink,omitempty"`
+	Rotation *PageRotation `json:"rotation,omitempty"`
+	// Calibration identifies the calibration that set the flag, "none"
+	// when there was none.
+	Calibration string `json:"calibration"`
+}
+
+// PageInk is the near-blank evidence of a page's category_review.
+type PageInk struct {
+	// Coverage is the share of the page that is ink.
+	Coverage float64 `json:"coverage"`
+	// NearBlank is set when Coverage is below the classifier's threshold.
+	NearBlank bool `json:"near_blank"`
+}
+
+// PageRotation is the orientation evidence of a page's category_review.
+type PageRotation struct {
+	// Angle is the clockwise turn in degrees (0, 90, 180, 270) that most
+	// probably makes the page upright.
+	Angle int `json:"angle"`
+	// Confidence is the probability of each turn (0, 90, 180, 270).
+	Confidence [4]float64 `json:"confidence"`
+	// Rotated is set when the page is probably not upright.
+	Rotated bool `json:"rotated"`
 }
 
 // AccretePageCategories writes the page classifier's block: the
@@ -108,7 +149,7 @@ func (r *Record) accrete(preds []PagePrediction, strict, hadBaseline bool) error
 		o.Set("category", p.Category)
 		o.Set("category_confidence", conf)
 		if p.Review != nil {
-			o.Set("category_review", p.Review.Rounded())
+			o.Set("category_review", p.Review)
 		}
 	}
 	r.root.Set("page_categories", cats)

@@ -15,6 +15,7 @@ package review
 import (
 	"math"
 
+	"archivekit/internal/docrecord"
 	"archivekit/internal/pageclass/modelmeta"
 )
 
@@ -207,4 +208,24 @@ func (p Page) Rounded() Page {
 	}
 	p.Reasons = append([]string{}, p.Reasons...)
 	return p
+}
+
+// Record returns p rounded as the tables write it (Rounded) in the form a
+// document record carries as a page's category_review; nil for a nil p.
+func (p *Page) Record() *docrecord.PageReview {
+	if p == nil {
+		return nil
+	}
+	q := p.Rounded()
+	rv := &docrecord.PageReview{
+		Top1: q.Top1, Agreement: q.Agreement, Models: q.Models, Margin: q.Margin, Entropy: q.Entropy,
+		NeedsReview: q.NeedsReview, Reasons: q.Reasons, Calibration: q.Calibration,
+	}
+	if q.Ink != nil {
+		rv.Ink = &docrecord.PageInk{Coverage: q.Ink.Coverage, NearBlank: q.Ink.NearBlank}
+	}
+	if q.Rotation != nil {
+		rv.Rotation = &docrecord.PageRotation{Angle: q.Rotation.Angle, Confidence: q.Rotation.Confidence, Rotated: q.Rotation.Rotated}
+	}
+	return rv
 }
