@@ -55,34 +55,6 @@
 // DecompressionBombError; DefaultOptions uses the same cap.
 package imageio
 
-/*
-#cgo pkg-config: vips
-#include <stdio.h>
-#include <stdlib.h>
-#include <vips/vips.h>
-
-// set_tile_height sets libvips' tile height (128 by default), which only
-// its command-line options reach: libvips programs take them from argv
-// (vips_add_option_entries), so they are parsed here from a fixed argv.
-static int set_tile_height(int h) {
-	GOptionContext *ctx = g_option_context_new(NULL);
-	GOptionGroup *group = g_option_group_new("vips", "libvips", "libvips", NULL, NULL);
-	vips_add_option_entries(group);
-	g_option_context_set_main_group(ctx, group);
-	char arg[64];
-	snprintf(arg, sizeof arg, "--vips-tile-height=%d", h);
-	char *args[] = {"archivekit", arg, NULL};
-	char **argv = args;
-	int argc = 2;
-	GError *err = NULL;
-	gboolean ok = g_option_context_parse(ctx, &argc, &argv, &err);
-	if (err != NULL) g_error_free(err);
-	g_option_context_free(ctx);
-	return ok ? 0 : -1;
-}
-*/
-import "C"
-
 import (
 	"bytes"
 	"context"
@@ -92,13 +64,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/davidbyttow/govips/v2/vips"
 
+	"archivekit/bindings/libvips"
 	"archivekit/internal/regularfile"
 )
 
@@ -456,32 +427,16 @@ func (d *Doc) decode(ref *vips.ImageRef) (img Image, free func(), err error) {
 		return Image{}, nil, fmt.Errorf("cannot convert %d bands to RGB", ref.Bands())
 	}
 	w, h := ref.Width(), ref.Height()
-	var size C.size_t
-	buf := C.vips_image_write_to_memory(vipsImage(ref), &size)
+	buf, msg := libvips.WriteToMemory(ref)
 	if buf == nil {
-		return Image{}, nil, fmt.Errorf("cannot decode pixels: %s", oneLine(lastVipsError(), "corrupt or truncated "+formatName(d.typ)+" data"))
+		return Image{}, nil, fmt.Errorf("cannot decode pixels: %s", oneLine(msg, "corrupt or truncated "+formatName(d.typ)+" data"))
 	}
-	free = func() { C.g_free(C.gpointer(buf)) }
-	if int(size) != w*h*3 {
+	free = buf.Close
+	if size := len(buf.Bytes()); size != w*h*3 {
 		free()
 		return Image{}, nil, fmt.Errorf("decoded %d bytes, want %d×%d×3", size, w, h)
 	}
-	return Image{Pix: unsafe.Slice((*uint8)(buf), int(size)), W: w, H: h}, free, nil
-}
-
-// vipsImage is the libvips image behind ref. govips keeps it unexported
-// and only copies pixels out (ImageRef.ToBytes: a libvips buffer, then a
-// Go copy of it); Use reads the libvips buffer itself and frees it when
-// its caller is done, so a decoded page exists once, outside the Go heap
-// (a 4096×4096 page is 48 MiB, which the Go heap would keep until its
-// next collections). TestUseDecodesOnce checks that this still finds the
-// field after a govips upgrade.
-func vipsImage(ref *vips.ImageRef) *C.VipsImage {
-	f := reflect.ValueOf(ref).Elem().FieldByName("image")
-	if !f.IsValid() || f.Kind() != reflect.Pointer || f.Type().Elem().Name() != "_Ctype_struct__VipsImage" {
-		panic("imageio: govips.ImageRef has no field image *C.VipsImage")
-	}
-	return (*C.VipsImage)(unsafe.Pointer(f.Pointer()))
+	return Image{Pix: buf.Bytes(), W: w, H: h}, free, nil
 }
 
 // params are the loader options of page (0-based) at dpi (PDF only).
@@ -529,14 +484,6 @@ func vipsErr(what string, err error, fallback string) error {
 		msg = msg[:i]
 	}
 	return fmt.Errorf("%s: %s", what, oneLine(msg, fallback))
-}
-
-// lastVipsError returns and clears libvips' error buffer. The buffer is
-// process-wide, so under concurrency it may also hold another call's text.
-func lastVipsError() string {
-	msg := C.GoString(C.vips_error_buffer())
-	C.vips_error_clear()
-	return msg
 }
 
 // formatName names an accepted format for messages.
@@ -593,8 +540,8 @@ func startup() {
 			}
 		}, vips.LogLevelWarning)
 		vips.Startup(&vips.Config{ConcurrencyLevel: 1, MaxCacheFiles: 0, MaxCacheMem: 0, MaxCacheSize: 0})
-		if C.set_tile_height(TileHeight) != 0 {
-			slog.Warn("libvips: cannot set the tile height", "lines", TileHeight)
+		if err := libvips.SetTileHeight(TileHeight); err != nil {
+			slog.Warn("libvips: cannot set the tile height", "lines", TileHeight, "err", err)
 		}
 	})
 }
@@ -610,4 +557,4 @@ const TileHeight = 16
 
 // vipsMemHighwater is libvips' peak of tracked memory (its pixel buffers)
 // since the process started (for tests).
-func vipsMemHighwater() int64 { return int64(C.vips_tracked_get_mem_highwater()) }
+func vipsMemHighwater() int64 { return libvips.MemHighwater() }

@@ -1,0 +1,113 @@
+// Package libvips is the cgo boundary to libvips for what govips does not
+// expose: the tile height (a command-line option of libvips), an image's
+// pixels in a libvips buffer (no Go copy), libvips' error buffer and its
+// tracked-memory high-water mark. internal/pageclass/imageio uses it; the
+// rest of libvips is reached through govips.
+package libvips
+
+/*
+#cgo pkg-config: vips
+#include <stdio.h>
+#include <stdlib.h>
+#include <vips/vips.h>
+
+// set_tile_height sets libvips' tile height (128 by default), which only
+// its command-line options reach: libvips programs take them from argv
+// (vips_add_option_entries), so they are parsed here from a fixed argv.
+static int set_tile_height(int h) {
+	GOptionContext *ctx = g_option_context_new(NULL);
+	GOptionGroup *group = g_option_group_new("vips", "libvips", "libvips", NULL, NULL);
+	vips_add_option_entries(group);
+	g_option_context_set_main_group(ctx, group);
+	char arg[64];
+	snprintf(arg, sizeof arg, "--vips-tile-height=%d", h);
+	char *args[] = {"archivekit", arg, NULL};
+	char **argv = args;
+	int argc = 2;
+	GError *err = NULL;
+	gboolean ok = g_option_context_parse(ctx, &argc, &argv, &err);
+	if (err != NULL) g_error_free(err);
+	g_option_context_free(ctx);
+	return ok ? 0 : -1;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"reflect"
+	"unsafe"
+
+	"github.com/davidbyttow/govips/v2/vips"
+)
+
+// SetTileHeight sets the height in lines of libvips' tiles. Call it after
+// vips.Startup, before the first operation.
+func SetTileHeight(lines int) error {
+	if C.set_tile_height(C.int(lines)) != 0 {
+		return errors.New("libvips refused the tile height option")
+	}
+	return nil
+}
+
+// Buffer is a block of pixels held by libvips (outside the Go heap) until
+// Close.
+type Buffer struct {
+	p unsafe.Pointer
+	n int
+}
+
+// Bytes is the buffer's content; it is valid until Close.
+func (b *Buffer) Bytes() []byte {
+	if b.p == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(b.p), b.n)
+}
+
+// Close frees the buffer; later calls do nothing.
+func (b *Buffer) Close() {
+	if b.p != nil {
+		C.g_free(C.gpointer(b.p))
+		b.p, b.n = nil, 0
+	}
+}
+
+// WriteToMemory computes ref's pixels into a libvips buffer (band-
+// interleaved, in ref's band format) without a Go copy. It returns nil and
+// libvips' error text (possibly empty) when libvips fails.
+func WriteToMemory(ref *vips.ImageRef) (*Buffer, string) {
+	var size C.size_t
+	p := C.vips_image_write_to_memory(image(ref), &size)
+	if p == nil {
+		return nil, LastError()
+	}
+	return &Buffer{p: p, n: int(size)}, ""
+}
+
+// image is the libvips image behind ref. govips keeps it unexported and
+// only copies pixels out (ImageRef.ToBytes: a libvips buffer, then a Go
+// copy of it); WriteToMemory reads the libvips buffer itself, so a decoded
+// page exists once, outside the Go heap (a 4096×4096 page is 48 MiB, which
+// the Go heap would keep until its next collections). imageio's
+// TestUseDecodesOnce checks that this still finds the field after a govips
+// upgrade.
+func image(ref *vips.ImageRef) *C.VipsImage {
+	f := reflect.ValueOf(ref).Elem().FieldByName("image")
+	if !f.IsValid() || f.Kind() != reflect.Pointer || f.Type().Elem().Name() != "_Ctype_struct__VipsImage" {
+		panic("libvips: govips.ImageRef has no field image *C.VipsImage")
+	}
+	return (*C.VipsImage)(unsafe.Pointer(f.Pointer()))
+}
+
+// LastError returns and clears libvips' error buffer. The buffer is
+// process-wide, so under concurrency it may also hold another call's text.
+func LastError() string {
+	msg := C.GoString(C.vips_error_buffer())
+	C.vips_error_clear()
+	return msg
+}
+
+// MemHighwater is libvips' peak of tracked memory (its pixel buffers) since
+// the process started.
+func MemHighwater() int64 { return int64(C.vips_tracked_get_mem_highwater()) }
