@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"archivekit/internal/config"
+	"archivekit/internal/pageclass/settings"
 	"archivekit/internal/docrecord"
 	"archivekit/internal/licence"
 	"archivekit/internal/pageclass/batcher"
@@ -81,21 +82,21 @@ func (o *options) register(fs *flag.FlagSet) {
 // loadConfig reads the configuration found by internal/resources (flag,
 // PAGECLASS_CONFIG, working directory, beside the executable, share
 // folder, built-in copy).
-func loadConfig(flagVal string, lookup func(string) (string, bool)) (config.Settings, error) {
+func loadConfig(flagVal string, lookup func(string) (string, bool)) (settings.Settings, error) {
 	r := &resources.Resolver{Getenv: func(k string) string { v, _ := lookup(k); return v }}
 	f, err := r.Find(resources.PageclassConfig, flagVal)
 	if err != nil {
-		return config.Defaults(), err
+		return settings.Defaults(), err
 	}
 	data, err := f.ReadFile()
 	if err != nil {
-		return config.Defaults(), err
+		return settings.Defaults(), err
 	}
 	ini, err := config.Parse(f.Path, bytes.NewReader(data))
 	if err != nil {
-		return config.Defaults(), err
+		return settings.Defaults(), err
 	}
-	return config.FromFile(ini)
+	return settings.FromFile(ini)
 }
 
 // server is the classifier service; it keeps no per-request state.
@@ -118,7 +119,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	models, given := o.Models, o.Models != ""
 	if models == "" {
 		models = set.Output.FolderModels
-		given = filepath.Clean(models) != filepath.Clean(config.Defaults().Output.FolderModels)
+		given = filepath.Clean(models) != filepath.Clean(settings.Defaults().Output.FolderModels)
 	}
 	loc := &classify.Locator{Models: models, Given: given, Demo: o.Demo, Flag: "-models"}
 	if set.Hub.RepoName != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"archivekit/internal/config"
+	"archivekit/internal/pageclass/settings"
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/resources"
 )
@@ -155,20 +156,20 @@ func findConfig(args []string) (resources.File, error) {
 }
 
 // loadSettings reads the config file found by findConfig.
-func loadSettings(f resources.File) (config.Settings, error) {
+func loadSettings(f resources.File) (settings.Settings, error) {
 	data, err := f.ReadFile()
 	if err != nil {
-		return config.Defaults(), fmt.Errorf("config file: %w", err)
+		return settings.Defaults(), fmt.Errorf("config file: %w", err)
 	}
 	ini, err := config.Parse(f.Path, bytes.NewReader(data))
 	if err != nil {
-		return config.Defaults(), err
+		return settings.Defaults(), err
 	}
-	return config.FromFile(ini)
+	return settings.FromFile(ini)
 }
 
 // vars are the kong interpolation variables: the config-file defaults.
-func vars(s config.Settings) kong.Vars {
+func vars(s settings.Settings) kong.Vars {
 	b := strconv.FormatBool
 	i := strconv.Itoa
 	return kong.Vars{
@@ -220,13 +221,13 @@ func (e noInputError) Unwrap() error { return e.err }
 // -m defaults to [OUTPUT] FOLDER_MODELS, and the location counts as given
 // when -m was on the command line or FOLDER_MODELS differs from the shipped
 // value.
-func (c *CLI) applyDefaults(s config.Settings) {
+func (c *CLI) applyDefaults(s settings.Settings) {
 	if c.Model != "" {
 		c.ModelGiven = true
 		return
 	}
 	c.Model = s.Output.FolderModels
-	c.ModelGiven = filepath.Clean(c.Model) != filepath.Clean(config.Defaults().Output.FolderModels)
+	c.ModelGiven = filepath.Clean(c.Model) != filepath.Clean(settings.Defaults().Output.FolderModels)
 }
 
 // onlyWith are the flags that act in one mode only: given on the command

@@ -26,7 +26,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"archivekit/internal/config"
+	"archivekit/internal/pageclass/settings"
 	"archivekit/internal/logging"
 	"archivekit/internal/pageclass/registry"
 	"archivekit/internal/resources"
@@ -136,7 +136,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // parsed is a parsed and validated command line.
 type parsed struct {
 	cli        *CLI
-	settings   config.Settings
+	settings   settings.Settings
 	configPath string
 	config     resources.File
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"archivekit/bindings/torch"
-	"archivekit/internal/config"
+	"archivekit/internal/pageclass/settings"
 	"archivekit/internal/filelock"
 	"archivekit/internal/ledger"
 	"archivekit/internal/licence"
@@ -40,7 +40,7 @@ var testHookMetadataWritten func(ledger string)
 // runner holds one run's state.
 type runner struct {
 	cli        *CLI
-	settings   config.Settings
+	settings   settings.Settings
 	configPath string
 	config     resources.File
 	log        *slog.Logger

@@ -1,6 +1,6 @@
-// Package config reads INI files the way Python's configparser does and
-// exposes the typed settings of the page classifier's setup/config.txt
-// (spec page-classification 2.8).
+// Package config reads INI files the way Python's configparser does (the
+// set-up files of both tools; the classifier's typed settings are
+// internal/pageclass/settings).
 //
 // INI dialect (the configparser defaults):
 //   - "[name]" starts a section; section names are case-sensitive.
@@ -231,6 +231,19 @@ func (f *File) Map(section string) map[string]string {
 
 func (f *File) valueErr(section, key, v, want string) error {
 	return &ValueError{File: f.Path, Section: section, Key: strings.ToLower(key), Value: v, Want: want}
+}
+
+// Invalid is the *ValueError for section/key's value, which is not what
+// want describes (for checks of a typed reader beyond Int, Float, Bool).
+func (f *File) Invalid(section, key, want string) error {
+	v, _ := f.Get(section, key)
+	return f.valueErr(section, key, v, want)
+}
+
+// OwnKeys lists the keys set in section itself (lower-case, file order),
+// without inherited DEFAULT keys.
+func (f *File) OwnKeys(section string) []string {
+	return append([]string(nil), f.keyOrder[section]...)
 }
 
 // ParseBool interprets s as configparser's getboolean does.

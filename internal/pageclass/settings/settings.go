@@ -1,6 +1,10 @@
-package config
+// Package settings is the classifier's set-up file (setup/config.txt,
+// spec page-classification 2.8), typed: Settings, its defaults and how the
+// INI file of internal/config maps onto it.
+package settings
 
 import (
+	"archivekit/internal/config"
 	"errors"
 	"fmt"
 	"strings"
@@ -188,7 +192,7 @@ func Defaults() Settings {
 // LoadSettings reads the config file at path over Defaults. Every bad value
 // is reported (errors joined), each naming file, section, key and value.
 func LoadSettings(path string) (Settings, error) {
-	f, err := Load(path)
+	f, err := config.Load(path)
 	if err != nil {
 		return Defaults(), err
 	}
@@ -196,7 +200,7 @@ func LoadSettings(path string) (Settings, error) {
 }
 
 // FromFile converts a parsed file to Settings over Defaults.
-func FromFile(f *File) (Settings, error) {
+func FromFile(f *config.File) (Settings, error) {
 	s := Defaults()
 	var errs []error
 	known := map[string]bool{}
@@ -215,8 +219,7 @@ func FromFile(f *File) (Settings, error) {
 		}
 		if err == nil && b.check != nil {
 			if want := b.check(deref(b.ptr)); want != "" {
-				v, _ := f.Get(b.section, b.key)
-				err = f.valueErr(b.section, b.key, v, want)
+				err = f.Invalid(b.section, b.key, want)
 			}
 		}
 		if err != nil {
@@ -224,7 +227,7 @@ func FromFile(f *File) (Settings, error) {
 		}
 	}
 	for _, sec := range f.Sections() {
-		for _, k := range f.keyOrder[sec] {
+		for _, k := range f.OwnKeys(sec) {
 			if !known[sec+"\x00"+k] {
 				s.Unknown = append(s.Unknown, fmt.Sprintf("[%s] %s", sec, k))
 			}

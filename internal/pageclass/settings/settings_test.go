@@ -1,23 +1,25 @@
-package config
+package settings
 
 import (
+	"archivekit/internal/config"
 	"errors"
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
 
 func shippedPath() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "setup", "config.txt")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "setup", "config.txt")
 }
 
 // The shipped file sets every key of spec 2.8, no other key, and the values
 // the code falls back to.
 func TestShippedConfig(t *testing.T) {
-	f, err := Load(shippedPath())
+	f, err := config.Load(shippedPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +31,7 @@ func TestShippedConfig(t *testing.T) {
 		t.Errorf("unknown keys in shipped config: %v", s.Unknown)
 	}
 	for _, b := range s.bindings() {
-		if _, ok := f.sections[b.section][strings.ToLower(b.key)]; !ok {
+		if !slices.Contains(f.OwnKeys(b.section), strings.ToLower(b.key)) {
 			t.Errorf("shipped config lacks [%s] %s", b.section, b.key)
 		}
 	}
@@ -46,7 +48,7 @@ func TestShippedConfig(t *testing.T) {
 
 func TestSettingsOverridesAndErrors(t *testing.T) {
 	in := "[SETUP]\nTOP_N = 5\nraw = yes\nbatch = 0\n[INPUT]\nchunk_size = ten\n[TRAIN]\nlr = 1e-4\ntraining = 1\nepoch = 4\n"
-	f, err := Parse("my.txt", strings.NewReader(in))
+	f, err := config.Parse("my.txt", strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,12 +64,12 @@ func TestSettingsOverridesAndErrors(t *testing.T) {
 			t.Errorf("error %v lacks %q", err, want)
 		}
 	}
-	var ve *ValueError
+	var ve *config.ValueError
 	if !errors.As(err, &ve) {
 		t.Error("errors are not ValueErrors")
 	}
 	for _, bad := range []string{"[SETUP]\ntop_N = 12\n", "[SETUP]\ntop_N = 0\n", "[TRAIN]\ntest_size = 0.9\n", "[SETUP]\nraw = maybe\n"} {
-		f, _ := Parse("b.txt", strings.NewReader(bad))
+		f, _ := config.Parse("b.txt", strings.NewReader(bad))
 		if _, err := FromFile(f); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

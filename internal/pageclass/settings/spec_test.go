@@ -1,6 +1,7 @@
-package config
+package settings
 
 import (
+	"archivekit/internal/config"
 	"testing"
 
 	"archivekit/internal/pageclass/registry"
@@ -11,7 +12,7 @@ import (
 // Where the spec describes a value instead of giving it, the comment says
 // which shipped value stands for it.
 func TestShippedValuesOfSpec(t *testing.T) {
-	f, err := Load(shippedPath())
+	f, err := config.Load(shippedPath())
 	if err != nil {
 		t.Fatal(err)
 	}
