@@ -38,7 +38,7 @@ import (
 	"archivekit/internal/translate/bakeoff"
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/metadata"
-	"archivekit/internal/translate/translator"
+	"archivekit/internal/translate/session"
 	"archivekit/internal/translate/vocab"
 )
 
@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return usage("backend %s named twice", n)
 		}
 		seen[n] = true
-		if err := translator.CheckBackendConfig(n, getenv); err != nil {
+		if err := session.CheckConfig(n, getenv); err != nil {
 			return usage("backend %s: %v", n, err)
 		}
 	}
@@ -148,7 +148,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.Detector = langid.Shared()
 	}
 	for _, n := range names {
-		b, err := translator.OpenBackend(n, getenv)
+		b, err := session.OpenBackend(n, getenv)
 		if err != nil {
 			closeAll(cfg.Backends)
 			return usage("backend %s: %v", n, err)

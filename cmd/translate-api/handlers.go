@@ -275,12 +275,11 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 	}
 
 	usage := &translator.Usage{}
-	out, err := translator.Translate(r.Context(), q.src, q.name, translator.Options{
-		Backend: be, Source: source, Target: target, Mode: alto.Mode(mode), Kind: kind,
-		Fields: fields, Vocabulary: s.vocabulary, Lemmatizer: s.lem, GlossaryTerms: s.maxTerms,
-		Usage: usage,
-		Warn:  func(m string) { s.log.Warn(m, "file", q.name) },
-	})
+	opt := s.sess.Options()
+	opt.Backend, opt.Source, opt.Target, opt.Mode, opt.Kind = be, source, target, alto.Mode(mode), kind
+	opt.Fields, opt.Usage = fields, usage
+	opt.Warn = func(m string) { s.log.Warn(m, "file", q.name) }
+	out, err := translator.Translate(r.Context(), q.src, q.name, opt)
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the client went away

@@ -17,8 +17,8 @@ import (
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/chat"
 	"archivekit/internal/translate/langid"
-	"archivekit/internal/translate/lemmatizer"
 	"archivekit/internal/translate/mtapi"
+	"archivekit/internal/translate/session"
 	"archivekit/internal/translate/translator"
 	"archivekit/internal/translate/vocab"
 	"archivekit/internal/version"
@@ -85,12 +85,8 @@ func loadSettings(getenv func(string) string) (settings, error) {
 	if !validMode(s.OutputMode) {
 		return s, fmt.Errorf("%s=%q: want replace or append", envOutputMode, s.OutputMode)
 	}
-	known := false
-	for _, b := range translator.Backends {
-		known = known || b == s.Backend
-	}
-	if !known {
-		return s, fmt.Errorf("%s=%q: want one of %s", envBackend, s.Backend, strings.Join(translator.Backends, ", "))
+	if !session.Known(s.Backend) {
+		return s, fmt.Errorf("%s=%q: want one of %s", envBackend, s.Backend, strings.Join(session.Backends, ", "))
 	}
 	return s, nil
 }
@@ -116,14 +112,16 @@ type server struct {
 	// openBackend opens a fresh backend (a cold mtapi backend never
 	// re-reads its model list, so re-warming opens a new one).
 	openBackend func() (backend.Backend, error)
-	// first is the backend opened to check the configuration at start,
-	// handed to the first warm-up (a ct2 model is loaded once, not twice).
+	// first is the backend opened to check the configuration at start
+	// (sess.Backend), handed to the first warm-up (a ct2 model is loaded
+	// once, not twice).
 	firstMu sync.Mutex
 	first   backend.Backend
 
-	vocabulary *vocab.Vocabulary
-	lem        vocab.Lemmatizer
-	maxTerms   int
+	// sess holds the vocabulary, the lemmatiser and the glossary size of
+	// every request; its backend is the first one, later replaced in
+	// state by re-warming.
+	sess       *session.Session
 	components *licence.Components
 	// langDegraded reports a language identifier that failed to load.
 	langDegraded func() (bool, string)
@@ -149,11 +147,11 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		return nil, fmt.Errorf("translate-api: configuration: %w", err)
 	}
 	s := &server{set: set, getenv: getenv, stop: make(chan struct{})}
-	s.openBackend = func() (backend.Backend, error) { return translator.OpenBackend(set.Backend, getenv) }
+	s.openBackend = func() (backend.Backend, error) { return session.OpenBackend(set.Backend, getenv) }
 	if s.first, err = s.openBackend(); err != nil {
 		return nil, fmt.Errorf("translate-api: configuration: %s=%s: %w", envBackend, set.Backend, err)
 	}
-	if s.maxTerms, err = vocab.MaxGlossaryTermsFromEnv(getenv); err != nil {
+	if s.sess, err = session.New(s.first, getenv); err != nil {
 		s.close()
 		return nil, fmt.Errorf("translate-api: configuration: %w", err)
 	}
@@ -199,18 +197,13 @@ func (s *server) warmUp(ctx context.Context) error {
 		for _, e := range v.Skipped {
 			s.log.Warn("vocabulary row skipped", "err", e.Error())
 		}
-		s.vocabulary = v
-		if s.set.Backend == mtapi.Name {
-			c, err := lemmatizer.FromEnv(s.getenv)
-			if err != nil {
-				return err
-			}
-			// After repeated failure the lemmatiser rests for a minute
-			// between trial calls instead of costing every request its
-			// retries.
-			s.lem = &lemmatizer.Breaker{Inner: c, Cooldown: time.Minute, OnOpen: func(err error) {
-				s.log.Warn("lemmatiser failed repeatedly; single-word vocabulary terms are not protected until a trial call succeeds (one a minute)", "err", err)
-			}}
+		// After repeated failure the lemmatiser rests for a minute
+		// between trial calls instead of costing every request its
+		// retries.
+		if err := s.sess.UseVocabulary(v, session.Breaker{Cooldown: time.Minute, OnOpen: func(err error) {
+			s.log.Warn("lemmatiser failed repeatedly; single-word vocabulary terms are not protected until a trial call succeeds (one a minute)", "err", err)
+		}}); err != nil {
+			return err
 		}
 		s.log.Info("vocabulary loaded", "path", s.set.Vocabulary, "entries", v.Len())
 	}

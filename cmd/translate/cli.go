@@ -14,6 +14,7 @@ import (
 	"archivekit/internal/config"
 	"archivekit/internal/resources"
 	"archivekit/internal/shard"
+	"archivekit/internal/translate/session"
 	"archivekit/internal/translate/translator"
 	"archivekit/internal/version"
 )
@@ -237,12 +238,8 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 	if s.Mode != "replace" && s.Mode != "append" {
 		return nil, false, usageError{fmt.Errorf("output mode %q (from %s): want replace or append", s.Mode, s.ModeFrom)}
 	}
-	known := false
-	for _, b := range translator.Backends {
-		known = known || b == s.Backend
-	}
-	if !known {
-		return nil, false, usageError{fmt.Errorf("backend %q (from %s): want one of %s", s.Backend, s.BackendFrom, strings.Join(translator.Backends, ", "))}
+	if !session.Known(s.Backend) {
+		return nil, false, usageError{fmt.Errorf("backend %q (from %s): want one of %s", s.Backend, s.BackendFrom, strings.Join(session.Backends, ", "))}
 	}
 	if !translator.ValidLang(s.Source, true) {
 		return nil, false, usageError{fmt.Errorf("source language %q: want an ISO 639-1 code or auto", s.Source)}

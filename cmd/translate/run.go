@@ -23,12 +23,12 @@ import (
 	"archivekit/internal/resources"
 	"archivekit/internal/shard"
 	"archivekit/internal/translate/alto"
-	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/chunker"
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/lemmatizer"
 	"archivekit/internal/translate/metadata"
 	"archivekit/internal/translate/mtapi"
+	"archivekit/internal/translate/session"
 	"archivekit/internal/translate/translator"
 	"archivekit/internal/translate/vocab"
 	"archivekit/internal/translate/xsd"
@@ -64,13 +64,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	// A backend's missing or bad environment (LLM_BASE_URL, CT2_MODEL_DIR,
 	// ...) is a usage error, found before anything is read or written.
-	if err := translator.CheckBackendConfig(s.Backend, getenv); err != nil {
+	if err := session.CheckConfig(s.Backend, getenv); err != nil {
 		log.Error("usage error", "backend", s.Backend, "err", err)
 		return exitUsage
 	}
 
 	// The other environment values the run reads are checked the same way.
-	if err := checkEnv(getenv); err != nil {
+	if err := session.CheckEnv(getenv); err != nil {
 		log.Error("usage error", "err", err)
 		return exitUsage
 	}
@@ -263,11 +263,12 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		return fmt.Errorf("run metadata %s: %w", pd.path, err)
 	}
 
-	be, err := translator.OpenBackend(s.Backend, r.getenv)
+	sess, err := session.Open(s.Backend, r.getenv)
 	if err != nil {
 		return err
 	}
-	defer be.Close()
+	defer sess.Close()
+	be := sess.Backend
 	if m, ok := be.(*mtapi.Backend); ok {
 		pd.setConfig("translation_api", m.BaseURL())
 		pairs, from := m.Models(ctx)
@@ -282,31 +283,22 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 			pd.setConfig(k, v)
 		}
 	}
-	var lem vocab.Lemmatizer
-	lemURL := ""
 	// lemDown is set once the lemmatiser's circuit opens: the translations
 	// made from then on protect no single-word term, so they are not
 	// recorded in the ledger and a --resume translates them again.
 	var lemDown atomic.Bool
-	if r.vocabulary != nil && s.Backend == mtapi.Name {
-		c, err := lemmatizer.FromEnv(r.getenv)
-		if err != nil {
-			return err
-		}
-		lemURL = c.BaseURL
-		pd.setConfig("lemmatizer_url", c.BaseURL)
-		pd.setConfig("lemmatizer_circuit", "closed")
-		// An unreachable lemmatiser is called (with retries) DefaultTrip
-		// times, then not again in this run.
-		lem = &lemmatizer.Breaker{Inner: c, OnOpen: func(err error) {
-			lemDown.Store(true)
-			pd.setConfig("lemmatizer_circuit", "open: "+err.Error())
-			r.warn(fmt.Sprintf("lemmatiser failed %d times in a row; not called again in this run: single-word vocabulary terms are not protected, phrases still are (%v)", lemmatizer.DefaultTrip, err))
-		}}
-	}
-	maxTerms, err := vocab.MaxGlossaryTermsFromEnv(r.getenv)
-	if err != nil {
+	// An unreachable lemmatiser is called (with retries) DefaultTrip
+	// times, then not again in this run.
+	if err := sess.UseVocabulary(r.vocabulary, session.Breaker{OnOpen: func(err error) {
+		lemDown.Store(true)
+		pd.setConfig("lemmatizer_circuit", "open: "+err.Error())
+		r.warn(fmt.Sprintf("lemmatiser failed %d times in a row; not called again in this run: single-word vocabulary terms are not protected, phrases still are (%v)", lemmatizer.DefaultTrip, err))
+	}}); err != nil {
 		return err
+	}
+	if sess.Lemmatizer != nil {
+		pd.setConfig("lemmatizer_url", sess.LemmatizerURL)
+		pd.setConfig("lemmatizer_circuit", "closed")
 	}
 
 	bar := progress.New(r.stderr, len(inputs), progress.Options{Label: "translate", Unit: "files"})
@@ -329,7 +321,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 				"xsd", s.XSD, "fetched", len(v.Fetched))
 		}
 	}
-	led, err := r.openLedger(be, lemURL, maxTerms)
+	led, err := r.openLedger(be, sess.LemmatizerURL, sess.GlossaryTerms)
 	if err != nil {
 		return err
 	}
@@ -412,7 +404,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 			}
 			r.log.Info("translated before, but its outputs are missing since: translating again", "file", in.Origin)
 		}
-		out, outPath, err := r.one(ctx, in, src, rerr, be, lem, maxTerms)
+		out, outPath, err := r.one(ctx, in, src, rerr, sess)
 		if err != nil {
 			r.fail(name, in.Origin, err)
 			bar.Fail(1)
@@ -493,16 +485,6 @@ func notModified(inputs []input) int {
 // number recorded in the ledger so far in this run.
 var itemHook func(recorded int)
 
-// checkEnv checks the environment variables of the lemmatiser and the
-// glossary, so that a bad value is a usage error (exit 1) before any work.
-func checkEnv(getenv func(string) string) error {
-	if _, err := lemmatizer.FromEnv(getenv); err != nil {
-		return err
-	}
-	_, err := vocab.MaxGlossaryTermsFromEnv(getenv)
-	return err
-}
-
 func levelOf(getenv func(string) string) string {
 	if l := getenv(logging.EnvLevel); l != "" {
 		return l
@@ -530,7 +512,7 @@ func (r *runner) fail(name, origin string, err error) {
 // one translates one input, read as src (or readErr), and writes its
 // output and log into the input's folder under the output directory; it
 // returns the output's path.
-func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, be backend.Backend, lem vocab.Lemmatizer, maxTerms int) (*translator.Output, string, error) {
+func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, sess *session.Session) (*translator.Output, string, error) {
 	s := r.s
 	dir := filepath.Join(s.Output, in.Dir)
 	outPath, logPath := r.outPaths(in)
@@ -554,12 +536,10 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, b
 			r.warn(fmt.Sprintf("%s: named like ALTO but its root element is not <alto>; handled as metadata", in.Origin))
 		}
 	}
-	opt := translator.Options{
-		Backend: be, Source: s.Source, Target: s.Target, Mode: alto.Mode(s.Mode),
-		FastAlign: s.FastAlign, Kind: kind, Fields: r.fields, Vocabulary: r.vocabulary, Lemmatizer: lem,
-		GlossaryTerms: maxTerms, Usage: r.usage,
-		Warn: func(m string) { r.log.Warn(m) },
-	}
+	opt := sess.Options()
+	opt.Source, opt.Target, opt.Mode = s.Source, s.Target, alto.Mode(s.Mode)
+	opt.FastAlign, opt.Kind, opt.Fields = s.FastAlign, kind, r.fields
+	opt.Usage, opt.Warn = r.usage, func(m string) { r.log.Warn(m) }
 	t0 := time.Now()
 	out, err := translator.Translate(ctx, src, filepath.Base(in.Path), opt)
 	if err != nil {

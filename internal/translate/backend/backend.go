@@ -3,7 +3,10 @@
 // not depend on any one of them.
 package backend
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Backend translates plain text from one language to another.
 type Backend interface {
@@ -96,4 +99,40 @@ type Scorer interface {
 // decoding greedily), so a rejected reply is not retried.
 type Deterministic interface {
 	Deterministic() bool
+}
+
+// Family is an optional capability of backends with a model family (ct2:
+// llm, nmt1, nmt2, nmt3); the family picks the model's licence component.
+type Family interface {
+	Family() string
+}
+
+// Spaced is an optional capability of backends whose transport spaces its
+// requests (mtapi, MTAPI_MIN_INTERVAL_S): MinInterval is the configured
+// spacing, 0 when requests are not spaced. The translator bounds the pages
+// in flight for a spaced backend, since more would only queue for their
+// slot.
+type Spaced interface {
+	MinInterval() time.Duration
+}
+
+// Protection says how a backend takes vocabulary terms as placeholders
+// (see Placeholders).
+type Protection struct {
+	// Lemmas: single-word terms are matched by lemma too, through the
+	// lemmatiser (mtapi); otherwise surface forms only.
+	Lemmas bool
+	// Fallback: a reply that lost a placeholder is translated again
+	// without protection (a model that may not copy them: ct2 nmt
+	// families).
+	Fallback bool
+}
+
+// Placeholders is an optional capability: a backend that copies
+// placeholder tokens through a translation has the vocabulary's terms
+// replaced by placeholders before the call and restored after it, instead
+// of a glossary. ok false means the backend takes no placeholders (for
+// instance a ct2 backend of the llm family, which takes a glossary).
+type Placeholders interface {
+	Placeholders() (p Protection, ok bool)
 }

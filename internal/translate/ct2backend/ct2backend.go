@@ -272,6 +272,18 @@ func (b *Backend) Name() string { return Name }
 // Family is the model family, for the licence components.
 func (b *Backend) Family() string { return b.cfg.Family }
 
+// Placeholders implements backend.Placeholders: the nmt families take
+// vocabulary placeholders (surface matches only: no lemmatiser, whose
+// licence would end the permissive recipe), and a reply that lost one is
+// translated again without them; llm takes a glossary instead.
+func (b *Backend) Placeholders() (backend.Protection, bool) {
+	switch b.cfg.Family {
+	case NMT1, NMT2, NMT3:
+		return backend.Protection{Fallback: true}, true
+	}
+	return backend.Protection{}, false
+}
+
 // Supports checks both languages against CT2_LANGUAGES, and that the
 // language codes are known where the family needs a token for them (nmt2:
 // a FLORES-200 code for both; nmt1: "<2xx>" is one token of the model's

@@ -140,6 +140,16 @@ func (b *Backend) Close() error { return b.client.Close() }
 // Name returns "mtapi".
 func (b *Backend) Name() string { return Name }
 
+// MinInterval implements backend.Spaced: the configured request spacing
+// (MTAPI_MIN_INTERVAL_S).
+func (b *Backend) MinInterval() time.Duration { return b.client.Policy.MinInterval }
+
+// Placeholders implements backend.Placeholders: the API copies
+// placeholders, and single-word terms are matched by lemma.
+func (b *Backend) Placeholders() (backend.Protection, bool) {
+	return backend.Protection{Lemmas: true}, true
+}
+
 // BaseURL returns the API base URL in use (for the run metadata).
 func (b *Backend) BaseURL() string { return b.cfg.BaseURL }
 

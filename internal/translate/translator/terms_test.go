@@ -14,8 +14,7 @@ import (
 	"archivekit/internal/translate/vocab"
 )
 
-const termsRecord = `<?xml version="1.0" encoding="UTF-8"?>
-<amcr:amcr xmlns:amcr="https://api.aiscr.cz/schema/amcr/2.2/"><amcr:projekt><amcr:popis>Kostrový hrob</amcr:popis><amcr:poznamka>Záchranný výzkum odkryl kostrový hrob a sídlištní jámu.</amcr:poznamka><amcr:lokalizace>Hrob</amcr:lokalizace></amcr:projekt></amcr:amcr>`
+const termsRecord = translatortest.TermsRecord
 
 // TestShortFieldsFromVocabulary: one- and two-word fields that are
 // vocabulary entries are filled without a backend call, on every backend;

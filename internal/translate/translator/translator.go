@@ -18,12 +18,9 @@ import (
 
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend"
-	"archivekit/internal/translate/chat"
-	"archivekit/internal/translate/ct2backend"
 	"archivekit/internal/translate/guard"
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/metadata"
-	"archivekit/internal/translate/mtapi"
 	"archivekit/internal/translate/transport"
 	"archivekit/internal/translate/vocab"
 	"archivekit/internal/translate/xmlsplice"
@@ -59,10 +56,11 @@ const DefaultConcurrency = 4
 
 // PageConcurrency is the bound on pages processed at once for backend b.
 // Request spacing is enforced by the backend's shared transport across all
-// pages, so concurrency never breaks it; when a spacing is configured, more
-// than two pages in flight only queue for their slot, so the bound is 2.
+// pages, so concurrency never breaks it; when a spacing is configured
+// (backend.Spaced), more than two pages in flight only queue for their
+// slot, so the bound is 2.
 func PageConcurrency(b backend.Backend) int {
-	if m, ok := b.(*mtapi.Backend); ok && m.Transport().Policy.MinInterval > 0 {
+	if m, ok := b.(backend.Spaced); ok && m.MinInterval() > 0 {
 		return 2
 	}
 	return DefaultConcurrency
@@ -87,12 +85,14 @@ type Options struct {
 	// Fields are the XPath targets for metadata documents (see
 	// metadata.LoadFields); a metadata document without them is an error.
 	Fields []*metadata.XPath
-	// Vocabulary is applied when not nil: tag-and-protect for the mtapi
-	// backend, a glossary for backends implementing backend.Glossary;
-	// other backends translate without vocabulary control.
+	// Vocabulary is applied when not nil: tag-and-protect for backends
+	// taking placeholders (backend.Placeholders: mtapi, ct2 nmt families),
+	// a glossary for backends implementing backend.Glossary; other
+	// backends translate without vocabulary control.
 	Vocabulary *vocab.Vocabulary
-	// Lemmatizer matches single vocabulary words by lemma (mtapi only);
-	// nil protects multi-word and surface entries only.
+	// Lemmatizer matches single vocabulary words by lemma (backends whose
+	// backend.Protection asks for lemmas: mtapi); nil protects multi-word
+	// and surface entries only.
 	Lemmatizer vocab.Lemmatizer
 	// GlossaryTerms caps the glossary (LLM_MAX_GLOSSARY_TERMS); 0 means
 	// vocab.DefaultGlossaryTerms.
@@ -255,17 +255,17 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 		be.fill, be.fillLem = opt.Vocabulary, opt.Lemmatizer
 	}
 	if opt.Vocabulary != nil && opt.Vocabulary.Len() > 0 {
+		prot, isPlaceholders := placeholders(opt.Backend)
 		switch g, isGlossary := opt.Backend.(backend.Glossary); {
-		case opt.Backend.Name() == mtapi.Name:
+		case isPlaceholders && prot.Lemmas:
 			be.protector = &vocab.Protector{Vocab: opt.Vocabulary, Lemmatizer: opt.Lemmatizer,
 				Warn: func(m string) { warn(name + ": " + m) }}
-		case isNMT(ct2Family(opt.Backend)):
-			// The ct2 nmt families take placeholders where the model copies
-			// them; a reply that lost one is redone without protection.
-			// Surface matches only: no lemmatiser (its licence would end
-			// the permissive recipe).
+		case isPlaceholders:
+			// A backend taking placeholders without lemmas (ct2 nmt
+			// families): surface matches only; with Fallback, a reply
+			// that lost a placeholder is redone without protection.
 			be.protector = &vocab.Protector{Vocab: opt.Vocabulary, Warn: func(m string) { warn(name + ": " + m) }}
-			be.fallback = true
+			be.fallback = prot.Fallback
 		case isGlossary:
 			be.glossary = g
 			be.maxTerms = opt.GlossaryTerms
@@ -520,7 +520,7 @@ func (w *wrapped) Fill(ctx context.Context, text, src, tgt string) (string, bool
 		return "", false
 	}
 	var lem vocab.Lemmatizer
-	if w.fillLem != nil && w.inner.Name() == mtapi.Name {
+	if p, ok := placeholders(w.inner); w.fillLem != nil && ok && p.Lemmas {
 		lem = w.fillLem
 	}
 	out, lemmasUsed, ok := w.fill.Fill(ctx, text, src, lem)
@@ -628,70 +628,20 @@ func (w *wrapped) Retry(ctx context.Context, text, src, tgt string) (string, err
 	return out, err
 }
 
-// Family is implemented by backends with a model family (ct2); it picks the
-// family's licence component.
-type Family interface {
-	Family() string
-}
-
-func isNMT(family string) bool {
-	return family == ct2backend.NMT1 || family == ct2backend.NMT2 || family == ct2backend.NMT3
-}
-
 func ct2Family(b backend.Backend) string {
-	if f, ok := b.(Family); ok {
+	if f, ok := b.(backend.Family); ok {
 		return f.Family()
 	}
 	return ""
 }
 
-// CheckBackendConfig validates the named backend's environment without
-// opening it (no model is loaded, no request is made), so a command can
-// refuse a bad configuration as a usage error before it starts.
-func CheckBackendConfig(name string, getenv func(string) string) error {
-	var err error
-	switch name {
-	case mtapi.Name:
-		_, err = mtapi.ConfigFromEnv(getenv)
-	case chat.Name:
-		_, err = chat.ConfigFromEnv(getenv)
-	case ct2backend.Name:
-		_, err = ct2backend.ConfigFromEnv(getenv)
-	default:
-		err = fmt.Errorf("unknown backend %q (want one of %s)", name, strings.Join(Backends, ", "))
+// placeholders is b's backend.Placeholders answer; ok false when b takes
+// no placeholders.
+func placeholders(b backend.Backend) (backend.Protection, bool) {
+	if p, ok := b.(backend.Placeholders); ok {
+		return p.Placeholders()
 	}
-	return err
-}
-
-// Backends lists the backend names the configuration accepts.
-var Backends = []string{"mtapi", "chat_compatible", "ct2"}
-
-// OpenBackend returns the named backend configured from the environment
-// (getenv nil means the process environment): mtapi from TRANSLATION_URL
-// (alias MTAPI_BASE_URL) and MTAPI_*; chat_compatible from LLM_*
-// (internal/translate/chat); ct2 from CT2_* (internal/translate/ct2backend).
-func OpenBackend(name string, getenv func(string) string) (backend.Backend, error) {
-	switch name {
-	case mtapi.Name:
-		cfg, err := mtapi.ConfigFromEnv(getenv)
-		if err != nil {
-			return nil, err
-		}
-		return mtapi.New(cfg), nil
-	case chat.Name:
-		cfg, err := chat.ConfigFromEnv(getenv)
-		if err != nil {
-			return nil, err
-		}
-		return chat.New(cfg)
-	case ct2backend.Name:
-		cfg, err := ct2backend.ConfigFromEnv(getenv)
-		if err != nil {
-			return nil, err
-		}
-		return ct2backend.New(cfg)
-	}
-	return nil, fmt.Errorf("unknown backend %q (want one of %s)", name, strings.Join(Backends, ", "))
+	return backend.Protection{}, false
 }
 
 // checkTerms checks the terminology of the written rows: each metadata

@@ -16,8 +16,6 @@ import (
 	"archivekit/internal/docrecord"
 	"archivekit/internal/licence"
 	"archivekit/internal/translate/alto"
-	"archivekit/internal/translate/backend"
-	"archivekit/internal/translate/chat"
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/lemmatizer"
 	"archivekit/internal/translate/lemmatizer/lemmatizertest"
@@ -345,43 +343,6 @@ func TestFailures(t *testing.T) {
 			t.Errorf("error %v", err)
 		}
 	})
-}
-
-func TestOpenBackend(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	if b, err := OpenBackend("mtapi", env(map[string]string{"TRANSLATION_URL": "http://127.0.0.1:9"})); err != nil || b.Name() != "mtapi" {
-		t.Errorf("mtapi: %v", err)
-	}
-	if _, err := OpenBackend("chat_compatible", env(nil)); !errors.Is(err, chat.ErrNotConfigured) || !strings.Contains(err.Error(), "LLM_BASE_URL") {
-		t.Errorf("chat_compatible without LLM_BASE_URL: %v", err)
-	}
-	if err := CheckBackendConfig("chat_compatible", env(map[string]string{"LLM_BASE_URL": "http://127.0.0.1:9/v1"})); err == nil || !strings.Contains(err.Error(), "LLM_MODEL") {
-		t.Errorf("chat_compatible without LLM_MODEL: %v", err)
-	}
-	if b, err := OpenBackend("chat_compatible", env(map[string]string{"LLM_BASE_URL": "http://127.0.0.1:9/v1", "LLM_MODEL": "m"})); err != nil || b.Name() != "chat_compatible" {
-		t.Errorf("chat_compatible: %v", err)
-	} else if _, ok := b.(backend.Glossary); !ok {
-		t.Error("chat_compatible takes no glossary")
-	}
-	if _, err := OpenBackend("ct2", env(nil)); err == nil || !strings.Contains(err.Error(), "CT2_MODEL_DIR") {
-		t.Errorf("ct2 without a model: %v", err)
-	}
-	if d := os.Getenv("ARCHIVEKIT_FIXTURES"); d != "" {
-		b, err := OpenBackend("ct2", env(map[string]string{"CT2_MODEL_DIR": filepath.Join(d, "ct2", "translator"),
-			"CT2_MODEL_FAMILY": "nmt3", "CT2_COMPUTE_TYPE": "float32"}))
-		if err != nil || b.Name() != "ct2" || ct2Family(b) != "nmt3" {
-			t.Errorf("ct2 nmt3: %v", err)
-		}
-		if b != nil {
-			b.Close()
-		}
-	}
-	if _, err := OpenBackend("google", env(nil)); err == nil {
-		t.Errorf("unknown: %v", err)
-	}
-	if _, err := OpenBackend("mtapi", env(map[string]string{"MTAPI_MAX_RETRIES": "x"})); err == nil {
-		t.Error("bad MTAPI_MAX_RETRIES accepted")
-	}
 }
 
 func loadComponents(t testing.TB) *licence.Components {

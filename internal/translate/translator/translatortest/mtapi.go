@@ -148,3 +148,9 @@ func Translate(text string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TermsRecord is a small metadata record whose fields hold vocabulary
+// terms ("kostrový hrob", "sídlištní jáma", "hrob"), for tests of the
+// vocabulary's handling.
+const TermsRecord = `<?xml version="1.0" encoding="UTF-8"?>
+<amcr:amcr xmlns:amcr="https://api.aiscr.cz/schema/amcr/2.2/"><amcr:projekt><amcr:popis>Kostrový hrob</amcr:popis><amcr:poznamka>Záchranný výzkum odkryl kostrový hrob a sídlištní jámu.</amcr:poznamka><amcr:lokalizace>Hrob</amcr:lokalizace></amcr:projekt></amcr:amcr>`
