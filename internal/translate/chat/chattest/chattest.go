@@ -1,6 +1,6 @@
 // Package chattest is a local stand-in for an OpenAI-compatible
 // chat-completions API (the chat_compatible backend, internal/translate/chat) for tests
-// and local measurements: it translates with translatortest.Translate,
+// and local measurements: it translates with backendtest.Translate,
 // applies the glossary lines of the system prompt the way an obedient
 // model would, and can answer with the API's error shapes.
 package chattest
@@ -15,7 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"archivekit/internal/translate/translator/translatortest"
+	"archivekit/internal/translate/backend/backendtest"
 )
 
 // Config shapes the stand-in.
@@ -159,7 +159,7 @@ var termLine = regexp.MustCompile(`(?m)^(.+) = (.+)$`)
 
 // Translate is the stand-in's reply: the glossary's source terms (the
 // "source = target" lines of the system prompt) are replaced by their
-// targets, then the rest goes through translatortest.Translate, line by
+// targets, then the rest goes through backendtest.Translate, line by
 // line.
 func Translate(system, user string) string {
 	type term struct {
@@ -182,7 +182,7 @@ func Translate(system, user string) string {
 			return sub[1] + fmt.Sprintf("QZX%dQZX", len(kept)-1) + sub[3]
 		})
 	}
-	out := translatortest.Translate(user)
+	out := backendtest.Translate(user)
 	for i, k := range kept {
 		out = strings.Replace(out, fmt.Sprintf("QZX%dQZX", i), k, 1)
 	}

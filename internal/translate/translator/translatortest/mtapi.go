@@ -12,7 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
+
+	"archivekit/internal/translate/backend/backendtest"
 )
 
 // Config shapes the stand-in's behaviour.
@@ -46,14 +47,10 @@ type Server struct {
 	inputs        []string
 }
 
-// Dict is the stand-in's vocabulary: these lower-case Czech words get an
-// English translation; every other word with a lower-case letter is
-// upper-cased, and words without one (numbers, abbreviations, placeholders)
-// are copied, as the hosted models do.
-var Dict = map[string]string{
-	"hrob": "grave", "jáma": "pit", "sonda": "trench", "a": "and", "v": "in",
-	"výzkum": "research", "archeologický": "archaeological", "záchranný": "rescue",
-}
+// Dict is the stand-in's vocabulary (backendtest.Dict): these lower-case
+// Czech words get an English translation; every other word with a
+// lower-case letter is upper-cased, and words without one are copied.
+var Dict = backendtest.Dict
 
 // New starts a stand-in; the caller closes it.
 func New(cfg Config) *Server {
@@ -132,22 +129,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // Translate is the stand-in's translation of text, line by line (line
-// breaks and the number of lines are kept).
-func Translate(text string) string {
-	lines := strings.Split(text, "\n")
-	for i, line := range lines {
-		words := strings.Fields(line)
-		for j, wd := range words {
-			if t, ok := Dict[strings.ToLower(wd)]; ok {
-				words[j] = t
-			} else if strings.IndexFunc(wd, unicode.IsLower) >= 0 {
-				words[j] = strings.ToUpper(wd)
-			}
-		}
-		lines[i] = strings.Join(words, " ")
-	}
-	return strings.Join(lines, "\n")
-}
+// breaks and the number of lines are kept): backendtest.Translate.
+func Translate(text string) string { return backendtest.Translate(text) }
 
 // TermsRecord is a small metadata record whose fields hold vocabulary
 // terms ("kostrový hrob", "sídlištní jáma", "hrob"), for tests of the
