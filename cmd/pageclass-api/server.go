@@ -152,6 +152,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		OnStop:                func() { s.engine.close() },
 		LookupEnv:             lookup,
 		LogOutput:             logOut,
+		Index:                 index,
 	})
 	if err != nil {
 		return nil, err
@@ -159,11 +160,9 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	loc.Log = s.svc.Logger
 	s.engine = &engine{opt: engineOptions{Locator: loc, Device: o.Device, Rotation: o.Rotation, RotationOff: o.RotationGiven, Batching: !o.NoBatch,
 		MaxBatch: o.MaxBatch, MaxWait: o.BatchWait, Metrics: s.svc.Metrics, Log: s.svc.Logger}}
-	s.svc.HandleFunc("GET /{$}", s.serveRoot)
-	s.svc.HandleFunc("GET /info", s.serveInfo)
-	s.svc.HandleFunc("POST /predict_image", s.predict(false))
-	s.svc.HandleFunc("POST /predict_document", s.predict(true))
-	s.svc.Handle("GET /frontend", frontend.Handler())
+	s.svc.Route("POST /predict_image", "classify one page image (multipart form: file, version, topn, document_json, document_json_out)", s.predict(false))
+	s.svc.Route("POST /predict_document", "classify every page of a PDF of at most 50 pages (same form fields)", s.predict(true))
+	s.svc.Route("GET /frontend", "browser interface", frontend.Handler().ServeHTTP)
 	s.svc.Handle("GET /frontend/{asset}", frontend.Handler())
 	return s, nil
 }
@@ -171,55 +170,16 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 // versions are the values of the version field listed by /info.
 var versions = append(append([]string(nil), registry.Ensemble...), "all")
 
-type info struct {
-	service.Build
-	Service         string     `json:"service"`
-	Version         string     `json:"version"`
-	Endpoints       []endpoint `json:"endpoints"`
-	Limits          limits     `json:"limits"`
-	Categories      []string   `json:"categories"`
-	AvailableModels []string   `json:"available_models"`
-}
-
-type endpoint struct {
-	Method      string `json:"method"`
-	Path        string `json:"path"`
-	Description string `json:"description"`
-}
-
-type limits struct {
-	MaxUploadMB float64 `json:"max_upload_mb"`
-	MaxPDFPages int     `json:"max_pdf_pages"`
-}
-
-var endpoints = []endpoint{
-	{"GET", "/", "welcome message pointing at /info"},
-	{"GET", "/info", "this description"},
-	{"POST", "/predict_image", "classify one page image (multipart form: file, version, topn, document_json, document_json_out)"},
-	{"POST", "/predict_document", "classify every page of a PDF of at most 50 pages (same form fields)"},
-	{"GET", "/health", "liveness: always 200 {\"status\": \"ok\"}; ?deep=true also reports draining"},
-	{"GET", "/ready", "readiness: 503 while starting or draining, 200 when ready"},
-	{"GET", "/metrics", "Prometheus metrics"},
-	{"GET", "/docs", "interactive API documentation"},
-	{"GET", "/openapi.json", "OpenAPI 3.1 document"},
-	{"GET", "/frontend", "browser interface"},
-}
-
-func (s *server) serveRoot(w http.ResponseWriter, _ *http.Request) {
-	service.WriteJSON(w, http.StatusOK, map[string]string{
-		"message": "pageclass-api: POST a page image to /predict_image or a PDF to /predict_document; see /info for the service description, /docs for the API and /frontend for the browser interface",
-		"info":    "/info",
-	})
-}
-
-func (s *server) serveInfo(w http.ResponseWriter, _ *http.Request) {
-	service.WriteJSON(w, http.StatusOK, info{
-		Build:   s.svc.Config.Build,
-		Service: "pageclass-api", Version: version.String(), Endpoints: endpoints,
-		Limits:          limits{MaxUploadMB: s.svc.Config.MaxUploadMB(), MaxPDFPages: maxPDFPages},
-		Categories:      modelmeta.Categories,
-		AvailableModels: versions,
-	})
+// index is what pageclass-api adds to the service's / and /info (spec 2.4).
+var index = &service.Index{
+	Welcome: "pageclass-api: POST a page image to /predict_image or a PDF to /predict_document; see /info for the service description, /docs for the API and /frontend for the browser interface",
+	Limits: struct {
+		MaxPDFPages int `json:"max_pdf_pages"`
+	}{maxPDFPages},
+	Info: struct {
+		Categories      []string `json:"categories"`
+		AvailableModels []string `json:"available_models"`
+	}{modelmeta.Categories, versions},
 }
 
 // prediction is one entry of a Top-N (spec 2.1).

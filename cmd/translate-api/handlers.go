@@ -31,62 +31,25 @@ const maxFieldBytes = 64 << 10
 // the system at once (debug.FreeOSMemory).
 const freeAfterBytes = 4 << 20
 
-// info is the body of GET /info (spec 4.2).
-type info struct {
-	service.Build
-	Service          string      `json:"service"`
-	Version          string      `json:"version"`
-	Endpoints        []endpoint  `json:"endpoints"`
-	Limits           infoLimits  `json:"limits"`
-	SupportedFormats []docFormat `json:"supported_formats"`
+// index is what translate-api adds to the service's / and /info (spec 4.2).
+var index = &service.Index{
+	Welcome:    "translate-api: POST an XML document to /translate; see /info for the service description and /docs for the API",
+	DeepHealth: "checks the backend and the language identifier",
+	Info: struct {
+		SupportedFormats []docFormat `json:"supported_formats"`
+	}{formats},
 }
 
-type endpoint struct {
-	Method      string `json:"method"`
-	Path        string `json:"path"`
-	Description string `json:"description"`
-}
-
-type infoLimits struct {
-	MaxUploadMB float64 `json:"max_upload_mb"`
-}
-
+// docFormat is an entry of the supported_formats of /info.
 type docFormat struct {
 	Name        string `json:"name"`
 	Extension   string `json:"extension"`
 	Description string `json:"description"`
 }
 
-var endpoints = []endpoint{
-	{"GET", "/", "welcome message pointing at /info"},
-	{"GET", "/info", "this description"},
-	{"POST", "/translate", "translate one ALTO or metadata XML document (multipart form)"},
-	{"GET", "/health", "liveness: always 200 {\"status\": \"ok\"}; ?deep=true checks the backend and the language identifier"},
-	{"GET", "/ready", "readiness: 503 while starting or draining, 200 when ready"},
-	{"GET", "/metrics", "Prometheus metrics"},
-	{"GET", "/docs", "interactive API documentation"},
-	{"GET", "/openapi.json", "OpenAPI 3.1 document"},
-}
-
 var formats = []docFormat{
 	{"alto", ".alto.xml", "ALTO OCR XML: the text of every TextLine is translated; tags, attributes and coordinates are kept"},
 	{"metadata", ".xml", "archaeological-record metadata XML, bare or in an OAI-PMH GetRecord envelope: the fields of the AMCR_FIELDS_PATH list are translated"},
-}
-
-func (s *server) serveRoot(w http.ResponseWriter, _ *http.Request) {
-	service.WriteJSON(w, http.StatusOK, map[string]string{
-		"message": "translate-api: POST an XML document to /translate; see /info for the service description and /docs for the API",
-		"info":    "/info",
-	})
-}
-
-func (s *server) serveInfo(w http.ResponseWriter, _ *http.Request) {
-	service.WriteJSON(w, http.StatusOK, info{
-		Build:   s.svc.Config.Build,
-		Service: "translate-api", Version: version.String(), Endpoints: endpoints,
-		Limits:           infoLimits{MaxUploadMB: s.svc.Config.MaxUploadMB()},
-		SupportedFormats: formats,
-	})
 }
 
 // request is a parsed /translate request.

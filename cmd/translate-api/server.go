@@ -166,15 +166,14 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		OnStop:             s.close,
 		LookupEnv:          lookup,
 		LogOutput:          logOut,
+		Index:              index,
 	})
 	if err != nil {
 		s.close()
 		return nil, err
 	}
 	s.log = s.svc.Logger
-	s.svc.HandleFunc("GET /{$}", s.serveRoot)
-	s.svc.HandleFunc("GET /info", s.serveInfo)
-	s.svc.HandleFunc("POST /translate", s.serveTranslate)
+	s.svc.Route("POST /translate", "translate one ALTO or metadata XML document (multipart form)", s.serveTranslate)
 	return s, nil
 }
 

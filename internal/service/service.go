@@ -12,9 +12,10 @@
 //		WarmUp:    func(ctx context.Context) error { return backend.Warm(ctx) },
 //		DeepCheck: func(ctx context.Context) string { return degradedDetail() },
 //		OpenAPI:   openapiJSON,
+//		Index:     &service.Index{Welcome: "translate-api: POST an XML document to /translate"},
 //	})
 //	if err != nil { fmt.Fprintln(os.Stderr, err); os.Exit(service.ExitConfig) }
-//	svc.HandleFunc("POST /translate", translate)
+//	svc.Route("POST /translate", "translate one XML document", translate)
 //	os.Exit(svc.Run())
 //
 // Lifecycle: starting → ready → draining. Warm-up runs before the listener
@@ -121,6 +122,9 @@ type Options struct {
 	LookupEnv func(string) (string, bool)
 	// LogOutput receives the log records; nil means os.Stdout.
 	LogOutput io.Writer
+	// Index, when not nil, has the service answer GET / and GET /info
+	// (see Index and Route); nil leaves both unanswered.
+	Index *Index
 }
 
 // Service is one HTTP service on the shared lifecycle. Create it with New,
@@ -141,6 +145,7 @@ type Service struct {
 	openapi  []byte
 	bodies   bodySet
 	slots    chan struct{} // one token per heavy request being served
+	routes   []Endpoint    // the tool's routes listed by /info, as registered
 
 	stopOnce sync.Once
 	stop     chan os.Signal // first SIGTERM/SIGINT
@@ -148,7 +153,8 @@ type Service struct {
 
 // New reads the environment, sets up logging and registers the service's own
 // routes: GET /health, GET /ready, GET /metrics, GET /openapi.json, GET /docs
-// and its assets under /docs/. The error names the variable at fault.
+// and its assets under /docs/, and GET / and GET /info when Options.Index is
+// set. The error names the variable at fault.
 func New(opts Options) (*Service, error) {
 	if opts.Name == "" {
 		return nil, errors.New("service: Options.Name is empty")
@@ -198,6 +204,7 @@ func New(opts Options) (*Service, error) {
 	s.Handle("GET /openapi.json", http.HandlerFunc(s.serveOpenAPI))
 	s.Handle("GET /docs", http.HandlerFunc(serveDocsPage))
 	s.Handle("GET /docs/{asset}", http.HandlerFunc(serveDocsAsset))
+	s.handleIndex()
 	s.handler = s.logRequests(s.cors(http.HandlerFunc(s.route)))
 	return s, nil
 }
