@@ -97,27 +97,9 @@ const MaxFields = 5000
 
 // Translate translates the targeted fields of a metadata document.
 func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
-	if opt.Backend == nil || opt.Target == "" {
-		return nil, errors.New("metadata: Backend and Target are required")
-	}
-	auto := opt.Source == "" || opt.Source == "auto"
-	if auto && opt.Detector == nil {
-		return nil, errors.New("metadata: source language is auto but no Detector is given")
-	}
-	if opt.Mode == "" {
-		opt.Mode = alto.Replace
-	}
-	if opt.Mode != alto.Replace && opt.Mode != alto.Append {
-		return nil, fmt.Errorf("metadata: unknown output mode %q", opt.Mode)
-	}
-	if opt.MinConfidence == 0 {
-		opt.MinConfidence = alto.DefaultMinConfidence
-	}
-	if opt.Namespaces == nil {
-		opt.Namespaces = DefaultNamespaces
-	}
-	if len(opt.Fields) == 0 {
-		return nil, errors.New("metadata: no XPath targets")
+	opt, auto, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	doc, err := xmlsplice.Parse(src)
 	if err != nil {
@@ -127,28 +109,13 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("metadata: %s: %w", opt.File, err)
 	}
 	// The field count is checked before any backend call.
-	fields, counted := 0, map[*xmlsplice.Node]bool{}
-	for _, f := range opt.Fields {
-		for _, el := range f.Select(doc, opt.Namespaces) {
-			if counted[el] {
-				continue
-			}
-			counted[el] = true
-			if text, _ := el.Text(); strings.TrimSpace(text) != "" {
-				if fields++; fields > MaxFields {
-					return nil, fmt.Errorf("metadata: %s: %w", opt.File, &xmlsplice.LimitError{
-						Line: 1 + bytes.Count(src[:el.Start], []byte{'\n'}), What: "translated field count", Limit: MaxFields})
-				}
-			}
-		}
+	if err := checkFieldCount(doc, src, opt); err != nil {
+		return nil, err
 	}
-	res := &Result{Languages: map[string]int{}}
-	ed := xmlsplice.NewEditor(src)
-	supported := map[string]error{}
-	done := map[*xmlsplice.Node]bool{} // an element matched by two fields is translated once
+	t := &translation{src: src, opt: opt, auto: auto, res: &Result{Languages: map[string]int{}},
+		ed: xmlsplice.NewEditor(src), supported: map[string]error{}, done: map[*xmlsplice.Node]bool{}}
 	// The document's language is the prior of each field's detection; a
 	// short field takes it (see alto.DetectWithPrior).
-	docLang := ""
 	if auto {
 		var texts []string
 		for _, f := range opt.Fields {
@@ -158,107 +125,202 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 				}
 			}
 		}
-		docLang = alto.DocumentLanguage(opt.Detector, texts, opt.MinConfidence)
-		res.DetectionUsed = len(texts) > 0
+		t.docLang = alto.DocumentLanguage(opt.Detector, texts, opt.MinConfidence)
+		t.res.DetectionUsed = len(texts) > 0
 	}
 	for _, f := range opt.Fields {
 		for _, el := range f.Select(doc, opt.Namespaces) {
-			text, ok := el.Text()
-			if strings.TrimSpace(text) == "" || done[el] {
-				continue
+			if err := t.field(ctx, f, el); err != nil {
+				return nil, err
 			}
-			done[el] = true
-			res.Units++
-			if !ok {
-				// Text between child elements, comments or processing
-				// instructions: one translation cannot be split between the
-				// pieces, so the field stays as it was, counted and logged.
-				res.Skipped++
-				res.Mixed++
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s at line %d: <%s> holds child elements, comments or processing instructions between its text; left untranslated (log status mixed_content)",
-					opt.File, f.Expr, 1+bytes.Count(src[:el.Start], []byte{'\n'}), el.QName()))
-				res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.MixedContent})
-				continue
-			}
-			if opt.Mode == alto.Append && alreadyAppended(el, opt.Target) {
-				res.Skipped++
-				res.AlreadyDone++
-				continue
-			}
-			lang := opt.Source
-			if auto {
-				res.DetectionUsed = true
-				lang = alto.DetectWithPrior(opt.Detector, text, docLang, opt.MinConfidence)
-			}
-			if lang == opt.Target {
-				res.Skipped++
-				res.InTarget++
-				continue
-			}
-			err, seen := supported[lang]
-			if !seen {
-				err = opt.Backend.Supports(ctx, lang, opt.Target)
-				supported[lang] = err
-				if err != nil && auto {
-					res.Warnings = append(res.Warnings, fmt.Sprintf("%s: fields detected as %q left untouched: %v", opt.File, lang, err))
-				}
-			}
-			if err != nil {
-				if !auto {
-					return nil, fmt.Errorf("metadata: %s: %w", opt.File, err)
-				}
-				res.Skipped++
-				res.Unsupported++
-				res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.UnsupportedLang})
-				continue
-			}
-			var seg guard.Segment
-			if fl, ok := opt.Backend.(backend.Filler); ok {
-				if t, ok := fl.Fill(ctx, text, lang, opt.Target); ok {
-					seg = guard.Segment{Text: t, Status: backend.Vocabulary}
-				}
-			}
-			if seg.Status == "" {
-				seg, err = guard.Translate(ctx, opt.Backend, text, lang, opt.Target)
-				res.Calls += seg.Calls
-			}
-			if err != nil {
-				return nil, fmt.Errorf("metadata: %s: %s: backend %s (%s->%s): %w", opt.File, f.Expr, opt.Backend.Name(), lang, opt.Target, err)
-			}
-			if seg.Status == backend.Untranslated {
-				// Both replies rejected by the guard: the field stays as it
-				// was and nothing is written as its translation.
-				res.Untranslated++
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s left untranslated: %v", opt.File, f.Expr, seg.Rejection))
-				res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.Untranslated})
-				continue
-			}
-			out := seg.Text
-			if opt.Mode == alto.Replace {
-				if err := ed.SetText(el, out); err != nil {
-					return nil, fmt.Errorf("metadata: %s: %w", opt.File, err)
-				}
-				// A label the field already had now names the target
-				// language; none is added.
-				if a, ok := el.Attr("xml", "lang"); ok && a.Value != opt.Target {
-					ed.SetAttr(a, opt.Target)
-				}
-			} else {
-				appendSibling(ed, src, el, lang, opt.Target, out)
-			}
-			res.Translated++
-			res.Languages[lang]++
-			row := LogRow{File: opt.File, Line: f.Expr, Source: text, Target: out, Status: seg.Status}
-			if sc, ok := opt.Backend.(backend.Scorer); ok && seg.Status != backend.Vocabulary {
-				row.Score, row.HasScore = sc.Score(text)
-			}
-			res.Log = append(res.Log, row)
 		}
 	}
-	if res.Output, err = ed.Bytes(); err != nil {
+	if t.res.Output, err = t.ed.Bytes(); err != nil {
 		return nil, fmt.Errorf("metadata: %s: %w", opt.File, err)
 	}
-	return res, nil
+	return t.res, nil
+}
+
+// withDefaults checks opt and fills its defaults; auto reports a source
+// language to detect.
+func (opt Options) withDefaults() (_ Options, auto bool, _ error) {
+	if opt.Backend == nil || opt.Target == "" {
+		return opt, false, errors.New("metadata: Backend and Target are required")
+	}
+	auto = opt.Source == "" || opt.Source == "auto"
+	if auto && opt.Detector == nil {
+		return opt, auto, errors.New("metadata: source language is auto but no Detector is given")
+	}
+	if opt.Mode == "" {
+		opt.Mode = alto.Replace
+	}
+	if opt.Mode != alto.Replace && opt.Mode != alto.Append {
+		return opt, auto, fmt.Errorf("metadata: unknown output mode %q", opt.Mode)
+	}
+	if opt.MinConfidence == 0 {
+		opt.MinConfidence = alto.DefaultMinConfidence
+	}
+	if opt.Namespaces == nil {
+		opt.Namespaces = DefaultNamespaces
+	}
+	if len(opt.Fields) == 0 {
+		return opt, auto, errors.New("metadata: no XPath targets")
+	}
+	return opt, auto, nil
+}
+
+// checkFieldCount refuses a document with more than MaxFields targeted
+// elements holding text (each counted once).
+func checkFieldCount(doc *xmlsplice.Document, src []byte, opt Options) error {
+	fields, counted := 0, map[*xmlsplice.Node]bool{}
+	for _, f := range opt.Fields {
+		for _, el := range f.Select(doc, opt.Namespaces) {
+			if counted[el] {
+				continue
+			}
+			counted[el] = true
+			if text, _ := el.Text(); strings.TrimSpace(text) != "" {
+				if fields++; fields > MaxFields {
+					return fmt.Errorf("metadata: %s: %w", opt.File, &xmlsplice.LimitError{
+						Line: 1 + bytes.Count(src[:el.Start], []byte{'\n'}), What: "translated field count", Limit: MaxFields})
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// translation is one document's translation in progress.
+type translation struct {
+	src       []byte
+	opt       Options
+	auto      bool
+	docLang   string // the document's detected language (auto)
+	res       *Result
+	ed        *xmlsplice.Editor
+	supported map[string]error         // Supports' answer per source language
+	done      map[*xmlsplice.Node]bool // an element matched by two fields is translated once
+}
+
+// field translates the element el selected by f, or counts and logs why
+// it is left as it is.
+func (t *translation) field(ctx context.Context, f *XPath, el *xmlsplice.Node) error {
+	opt, res := t.opt, t.res
+	text, ok := el.Text()
+	if strings.TrimSpace(text) == "" || t.done[el] {
+		return nil
+	}
+	t.done[el] = true
+	res.Units++
+	if !ok {
+		// Text between child elements, comments or processing
+		// instructions: one translation cannot be split between the
+		// pieces, so the field stays as it was, counted and logged.
+		res.Skipped++
+		res.Mixed++
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s at line %d: <%s> holds child elements, comments or processing instructions between its text; left untranslated (log status mixed_content)",
+			opt.File, f.Expr, 1+bytes.Count(t.src[:el.Start], []byte{'\n'}), el.QName()))
+		res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.MixedContent})
+		return nil
+	}
+	if opt.Mode == alto.Append && alreadyAppended(el, opt.Target) {
+		res.Skipped++
+		res.AlreadyDone++
+		return nil
+	}
+	lang := opt.Source
+	if t.auto {
+		res.DetectionUsed = true
+		lang = alto.DetectWithPrior(opt.Detector, text, t.docLang, opt.MinConfidence)
+	}
+	if lang == opt.Target {
+		res.Skipped++
+		res.InTarget++
+		return nil
+	}
+	if ok, err := t.supports(ctx, f, text, lang); !ok {
+		return err
+	}
+	seg, err := t.translate(ctx, text, lang)
+	if err != nil {
+		return fmt.Errorf("metadata: %s: %s: backend %s (%s->%s): %w", opt.File, f.Expr, opt.Backend.Name(), lang, opt.Target, err)
+	}
+	if seg.Status == backend.Untranslated {
+		// Both replies rejected by the guard: the field stays as it
+		// was and nothing is written as its translation.
+		res.Untranslated++
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s left untranslated: %v", opt.File, f.Expr, seg.Rejection))
+		res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.Untranslated})
+		return nil
+	}
+	return t.write(f, el, text, lang, seg)
+}
+
+// supports reports whether the backend offers lang into the target (asked
+// once per language). An unsupported language is an error with an explicit
+// source; with detection the field is skipped and logged, and ok is false
+// with a nil error.
+func (t *translation) supports(ctx context.Context, f *XPath, text, lang string) (ok bool, _ error) {
+	opt, res := t.opt, t.res
+	err, seen := t.supported[lang]
+	if !seen {
+		err = opt.Backend.Supports(ctx, lang, opt.Target)
+		t.supported[lang] = err
+		if err != nil && t.auto {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: fields detected as %q left untouched: %v", opt.File, lang, err))
+		}
+	}
+	if err == nil {
+		return true, nil
+	}
+	if !t.auto {
+		return false, fmt.Errorf("metadata: %s: %w", opt.File, err)
+	}
+	res.Skipped++
+	res.Unsupported++
+	res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.UnsupportedLang})
+	return false, nil
+}
+
+// translate is text's translation: filled from the vocabulary when the
+// backend can (backend.Filler), else through the degeneracy guard.
+func (t *translation) translate(ctx context.Context, text, lang string) (guard.Segment, error) {
+	opt := t.opt
+	if fl, ok := opt.Backend.(backend.Filler); ok {
+		if out, ok := fl.Fill(ctx, text, lang, opt.Target); ok {
+			return guard.Segment{Text: out, Status: backend.Vocabulary}, nil
+		}
+	}
+	seg, err := guard.Translate(ctx, opt.Backend, text, lang, opt.Target)
+	t.res.Calls += seg.Calls
+	return seg, err
+}
+
+// write puts the translation of el into the document (replacing its text,
+// or in a sibling labelled with the target language) and logs it.
+func (t *translation) write(f *XPath, el *xmlsplice.Node, text, lang string, seg guard.Segment) error {
+	opt, res := t.opt, t.res
+	out := seg.Text
+	if opt.Mode == alto.Replace {
+		if err := t.ed.SetText(el, out); err != nil {
+			return fmt.Errorf("metadata: %s: %w", opt.File, err)
+		}
+		// A label the field already had now names the target
+		// language; none is added.
+		if a, ok := el.Attr("xml", "lang"); ok && a.Value != opt.Target {
+			t.ed.SetAttr(a, opt.Target)
+		}
+	} else {
+		appendSibling(t.ed, t.src, el, lang, opt.Target, out)
+	}
+	res.Translated++
+	res.Languages[lang]++
+	row := LogRow{File: opt.File, Line: f.Expr, Source: text, Target: out, Status: seg.Status}
+	if sc, ok := opt.Backend.(backend.Scorer); ok && seg.Status != backend.Vocabulary {
+		row.Score, row.HasScore = sc.Score(text)
+	}
+	res.Log = append(res.Log, row)
+	return nil
 }
 
 // alreadyAppended reports a field that is itself a translation into target,

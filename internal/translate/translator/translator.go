@@ -193,8 +193,47 @@ type Output struct {
 // output name, the log and messages). On error no output is returned, but
 // the components used so far are in opt.Usage.
 func Translate(ctx context.Context, in []byte, name string, opt Options) (*Output, error) {
+	opt, err := opt.withDefaults(name)
+	if err != nil {
+		return nil, err
+	}
+	// Documents in another encoding are translated as UTF-8 text and
+	// written back in their own encoding.
+	in, enc, err := xmlsplice.Decode(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	kind, err := documentKind(in, name, opt)
+	if err != nil {
+		return nil, err
+	}
+	d := newDocument(name, opt)
+	out := &Output{Kind: kind, Name: OutputName(name, opt.Target), Stem: d.stem, SourceLang: opt.Source}
+	switch kind {
+	case KindALTO:
+		err = d.alto(ctx, in, out)
+	case KindMetadata:
+		err = d.metadata(ctx, in, out)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	d.finish(out)
+	if out.Stats.Translated == 0 && out.Stats.AlreadyDone == 0 {
+		return nil, &NothingTranslatedError{Name: name, Kind: kind, Stats: out.Stats, Target: opt.Target, Warnings: out.Warnings}
+	}
+	out.Encoding = enc.Name
+	if out.Data, err = enc.Encode(out.Data); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return out, nil
+}
+
+// withDefaults checks opt and fills its defaults (target en, mode
+// replace).
+func (opt Options) withDefaults(name string) (Options, error) {
 	if opt.Backend == nil {
-		return nil, fmt.Errorf("%s: no translation backend", name)
+		return opt, fmt.Errorf("%s: no translation backend", name)
 	}
 	if opt.Target == "" {
 		opt.Target = "en"
@@ -203,135 +242,181 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 		opt.Mode = alto.Replace
 	}
 	if opt.Mode != alto.Replace && opt.Mode != alto.Append {
-		return nil, fmt.Errorf("%s: unknown output mode %q (want replace or append)", name, opt.Mode)
+		return opt, fmt.Errorf("%s: unknown output mode %q (want replace or append)", name, opt.Mode)
 	}
-	// Documents in another encoding are translated as UTF-8 text and
-	// written back in their own encoding.
-	in, enc, err := xmlsplice.Decode(in)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
+	return opt, nil
+}
+
+// documentKind is the kind of the decoded document in: opt.Kind, sniffed
+// when KindAuto. A metadata document without XPath targets is an error
+// (its well-formedness error first, when it has one).
+func documentKind(in []byte, name string, opt Options) (Kind, error) {
 	kind := opt.Kind
 	switch kind {
 	case KindAuto:
 		kind = DetectKind(in)
 	case KindALTO:
 		if !alto.IsALTO(in) {
-			return nil, fmt.Errorf("%s: not an ALTO document (root element is not <alto>)", name)
+			return kind, fmt.Errorf("%s: not an ALTO document (root element is not <alto>)", name)
 		}
 	case KindMetadata:
 	default:
-		return nil, fmt.Errorf("%s: unknown document kind %q", name, kind)
+		return kind, fmt.Errorf("%s: unknown document kind %q", name, kind)
 	}
 	if kind == KindMetadata && len(opt.Fields) == 0 {
 		if err := CheckWellFormed(in); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return kind, fmt.Errorf("%s: %w", name, err)
 		}
-		return nil, fmt.Errorf("%s: metadata document but no XPath targets (field list)", name)
+		return kind, fmt.Errorf("%s: metadata document but no XPath targets (field list)", name)
 	}
+	return kind, nil
+}
 
-	used := &Usage{}
-	record := func(names ...string) {
-		used.Add(names...)
-		opt.Usage.Add(names...)
-	}
-	var wmu sync.Mutex
-	var warnings []string
-	warn := func(msg string) {
-		wmu.Lock()
-		warnings = append(warnings, msg)
-		wmu.Unlock()
-		if opt.Warn != nil {
-			opt.Warn(msg)
+// document is one Translate call in progress: the backend as the
+// pipelines see it, the detector, and the components and warnings
+// collected.
+type document struct {
+	name, stem string
+	opt        Options
+	be         *wrapped
+	det        alto.Detector
+	used       *Usage
+
+	wmu      sync.Mutex
+	warnings []string
+}
+
+// newDocument sets up the translation of the document name: the licence
+// components of the vocabulary, the wrapped backend with its vocabulary
+// handling, and the language detector when the source is detected.
+func newDocument(name string, opt Options) *document {
+	d := &document{name: name, stem: Stem(name), opt: opt, used: &Usage{}}
+	d.record(VocabularyComponents(opt.Vocabulary)...)
+	d.be = &wrapped{inner: opt.Backend, record: d.record, vocab: opt.Vocabulary, warn: d.warnf}
+	d.applyVocabulary()
+	if opt.Source == "" || opt.Source == "auto" {
+		det := opt.Detector
+		if det == nil {
+			det = langid.Shared()
 		}
+		d.det = detector{d: det, record: d.record}
 	}
-	record(VocabularyComponents(opt.Vocabulary)...)
+	return d
+}
 
-	stem := Stem(name)
-	be := &wrapped{inner: opt.Backend, record: record, vocab: opt.Vocabulary, warn: func(m string) { warn(name + ": " + m) }}
-	if opt.Vocabulary != nil && opt.Vocabulary.Len() > 0 && opt.Target == "en" {
+// record records licence components, in the document's and in opt.Usage.
+func (d *document) record(names ...string) {
+	d.used.Add(names...)
+	d.opt.Usage.Add(names...)
+}
+
+// warn records a warning (it names the file itself) and passes it to
+// opt.Warn.
+func (d *document) warn(msg string) {
+	d.wmu.Lock()
+	d.warnings = append(d.warnings, msg)
+	d.wmu.Unlock()
+	if d.opt.Warn != nil {
+		d.opt.Warn(msg)
+	}
+}
+
+// warnf is warn with the file name put before msg.
+func (d *document) warnf(msg string) { d.warn(d.name + ": " + msg) }
+
+// applyVocabulary sets how the backend applies the vocabulary: short
+// fields filled from it (target English), and tag-and-protect or a
+// glossary according to the backend's capabilities.
+func (d *document) applyVocabulary() {
+	opt, be := d.opt, d.be
+	if opt.Vocabulary == nil || opt.Vocabulary.Len() == 0 {
+		return
+	}
+	if opt.Target == "en" {
 		// Short fields that are vocabulary entries are filled from it
 		// (lemma matching only where the lemmatiser is configured: mtapi).
 		be.fill, be.fillLem = opt.Vocabulary, opt.Lemmatizer
 	}
-	if opt.Vocabulary != nil && opt.Vocabulary.Len() > 0 {
-		prot, isPlaceholders := placeholders(opt.Backend)
-		switch g, isGlossary := opt.Backend.(backend.Glossary); {
-		case isPlaceholders && prot.Lemmas:
-			be.protector = &vocab.Protector{Vocab: opt.Vocabulary, Lemmatizer: opt.Lemmatizer,
-				Warn: func(m string) { warn(name + ": " + m) }}
-		case isPlaceholders:
-			// A backend taking placeholders without lemmas (ct2 nmt
-			// families): surface matches only; with Fallback, a reply
-			// that lost a placeholder is redone without protection.
-			be.protector = &vocab.Protector{Vocab: opt.Vocabulary, Warn: func(m string) { warn(name + ": " + m) }}
-			be.fallback = prot.Fallback
-		case isGlossary:
-			be.glossary = g
-			be.maxTerms = opt.GlossaryTerms
-			if be.maxTerms == 0 {
-				be.maxTerms = vocab.DefaultGlossaryTerms
-			}
-		default:
-			warn(fmt.Sprintf("%s: backend %s takes no vocabulary; translating without it", name, opt.Backend.Name()))
+	prot, isPlaceholders := placeholders(opt.Backend)
+	switch g, isGlossary := opt.Backend.(backend.Glossary); {
+	case isPlaceholders && prot.Lemmas:
+		be.protector = &vocab.Protector{Vocab: opt.Vocabulary, Lemmatizer: opt.Lemmatizer, Warn: d.warnf}
+	case isPlaceholders:
+		// A backend taking placeholders without lemmas (ct2 nmt
+		// families): surface matches only; with Fallback, a reply
+		// that lost a placeholder is redone without protection.
+		be.protector = &vocab.Protector{Vocab: opt.Vocabulary, Warn: d.warnf}
+		be.fallback = prot.Fallback
+	case isGlossary:
+		be.glossary = g
+		be.maxTerms = opt.GlossaryTerms
+		if be.maxTerms == 0 {
+			be.maxTerms = vocab.DefaultGlossaryTerms
 		}
+	default:
+		d.warn(fmt.Sprintf("%s: backend %s takes no vocabulary; translating without it", d.name, opt.Backend.Name()))
 	}
-	var det alto.Detector
-	if opt.Source == "" || opt.Source == "auto" {
-		d := opt.Detector
-		if d == nil {
-			d = langid.Shared()
-		}
-		det = detector{d: d, record: record}
-	}
+}
 
-	out := &Output{Kind: kind, Name: OutputName(name, opt.Target), Stem: stem, SourceLang: opt.Source}
-	switch kind {
-	case KindALTO:
-		conc := opt.Concurrency
-		if conc <= 0 {
-			conc = PageConcurrency(opt.Backend)
-		}
-		res, err := alto.Translate(ctx, in, alto.Options{
-			Backend: be, Source: opt.Source, Target: opt.Target, Detector: det,
-			MinConfidence: opt.MinConfidence, Mode: opt.Mode, FastAlign: opt.FastAlign,
-			File: stem, Concurrency: conc,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
-		s := res.Stats
-		out.Stats = Stats{Pages: s.Pages, Blocks: s.Blocks, Lines: s.Lines, Units: s.Units, Translated: s.Translated,
-			Skipped: s.Units - s.Translated, AlreadyDone: s.AlreadyDone, InTarget: s.InTarget, Unsupported: s.Unsupported,
-			Untranslated: s.Untranslated,
-			Calls:        s.Calls, CleanBatches: s.CleanBatches, LineCountMismatches: s.LineCountMismatches,
-			TransportErrors: s.TransportErrors + int(be.transportErrors.Load())}
-		for _, w := range res.Warnings {
-			warn(w)
-		}
-		out.Summary = s.Summary(stem)
-		if be.transportErrors.Load() > 0 {
-			out.Summary += fmt.Sprintf("; %d backend calls failed after retries", be.transportErrors.Load())
-		}
-	case KindMetadata:
-		res, err := metadata.Translate(ctx, in, metadata.Options{
-			Backend: be, Source: opt.Source, Target: opt.Target, Detector: det,
-			MinConfidence: opt.MinConfidence, Mode: opt.Mode, Fields: opt.Fields, File: stem,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
-		out.Stats = Stats{Units: res.Units, Translated: res.Translated, Skipped: res.Skipped,
-			AlreadyDone: res.AlreadyDone, InTarget: res.InTarget, Unsupported: res.Unsupported,
-			Untranslated: res.Untranslated, Mixed: res.Mixed, Calls: res.Calls, TransportErrors: int(be.transportErrors.Load())}
-		for _, w := range res.Warnings {
-			warn(w)
-		}
-		out.Summary = fmt.Sprintf("WARNING %s: field summary: %d fields, %d translated, %d skipped, %d backend calls, %d transport errors",
-			stem, res.Units, res.Translated, res.Skipped, res.Calls, be.transportErrors.Load())
+// alto translates an ALTO document into out.
+func (d *document) alto(ctx context.Context, in []byte, out *Output) error {
+	opt, be := d.opt, d.be
+	conc := opt.Concurrency
+	if conc <= 0 {
+		conc = PageConcurrency(opt.Backend)
 	}
+	res, err := alto.Translate(ctx, in, alto.Options{
+		Backend: be, Source: opt.Source, Target: opt.Target, Detector: d.det,
+		MinConfidence: opt.MinConfidence, Mode: opt.Mode, FastAlign: opt.FastAlign,
+		File: d.stem, Concurrency: conc,
+	})
+	if err != nil {
+		return err
+	}
+	out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
+	s := res.Stats
+	out.Stats = Stats{Pages: s.Pages, Blocks: s.Blocks, Lines: s.Lines, Units: s.Units, Translated: s.Translated,
+		Skipped: s.Units - s.Translated, AlreadyDone: s.AlreadyDone, InTarget: s.InTarget, Unsupported: s.Unsupported,
+		Untranslated: s.Untranslated,
+		Calls:        s.Calls, CleanBatches: s.CleanBatches, LineCountMismatches: s.LineCountMismatches,
+		TransportErrors: s.TransportErrors + int(be.transportErrors.Load())}
+	for _, w := range res.Warnings {
+		d.warn(w)
+	}
+	out.Summary = s.Summary(d.stem)
+	if be.transportErrors.Load() > 0 {
+		out.Summary += fmt.Sprintf("; %d backend calls failed after retries", be.transportErrors.Load())
+	}
+	return nil
+}
+
+// metadata translates a metadata document into out.
+func (d *document) metadata(ctx context.Context, in []byte, out *Output) error {
+	opt, be := d.opt, d.be
+	res, err := metadata.Translate(ctx, in, metadata.Options{
+		Backend: be, Source: opt.Source, Target: opt.Target, Detector: d.det,
+		MinConfidence: opt.MinConfidence, Mode: opt.Mode, Fields: opt.Fields, File: d.stem,
+	})
+	if err != nil {
+		return err
+	}
+	out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
+	out.Stats = Stats{Units: res.Units, Translated: res.Translated, Skipped: res.Skipped,
+		AlreadyDone: res.AlreadyDone, InTarget: res.InTarget, Unsupported: res.Unsupported,
+		Untranslated: res.Untranslated, Mixed: res.Mixed, Calls: res.Calls, TransportErrors: int(be.transportErrors.Load())}
+	for _, w := range res.Warnings {
+		d.warn(w)
+	}
+	out.Summary = fmt.Sprintf("WARNING %s: field summary: %d fields, %d translated, %d skipped, %d backend calls, %d transport errors",
+		d.stem, res.Units, res.Translated, res.Skipped, res.Calls, be.transportErrors.Load())
+	return nil
+}
+
+// finish completes out once the pipeline ran: vocabulary counts, the
+// statuses of the log rows, the terminology check, the source language,
+// the warnings and the components.
+func (d *document) finish(out *Output) {
+	be := d.be
 	out.Stats.ProtectedTerms = int(be.protected.Load())
 	out.Stats.PlaceholderCalls, out.Stats.PlaceholderFallbacks = int(be.placeholderCalls.Load()), int(be.placeholderFallbacks.Load())
 	out.Statuses = map[string]int{}
@@ -343,30 +428,22 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 		out.Statuses[string(st)]++
 	}
 	if be.fill != nil {
-		out.Terms, out.TermsChecked = checkTerms(opt.Vocabulary, out.Log), true
+		out.Terms, out.TermsChecked = checkTerms(d.opt.Vocabulary, out.Log), true
 		if len(out.Terms.Missed) > 0 {
-			warn(fmt.Sprintf("%s: terminology: %d of %d expected vocabulary terms missing from the translation (%s)",
-				name, out.Terms.Expected-out.Terms.Hit, out.Terms.Expected, strings.Join(firstN(out.Terms.Missed, 5), "; ")))
+			d.warn(fmt.Sprintf("%s: terminology: %d of %d expected vocabulary terms missing from the translation (%s)",
+				d.name, out.Terms.Expected-out.Terms.Hit, out.Terms.Expected, strings.Join(firstN(out.Terms.Missed, 5), "; ")))
 		}
 	}
 	if n := out.Statuses[string(backend.Untranslated)]; n > 0 {
-		warn(fmt.Sprintf("%s: %d segments left untranslated: their replies failed the degeneracy guard twice (status untranslated in the log)", name, n))
+		d.warn(fmt.Sprintf("%s: %d segments left untranslated: their replies failed the degeneracy guard twice (status untranslated in the log)", d.name, n))
 	}
 	if out.SourceLang == "" || out.SourceLang == "auto" {
 		out.SourceLang = mostFrequent(out.Languages)
 	}
-	wmu.Lock()
-	out.Warnings = warnings
-	wmu.Unlock()
-	out.Components = used.Components()
-	if out.Stats.Translated == 0 && out.Stats.AlreadyDone == 0 {
-		return nil, &NothingTranslatedError{Name: name, Kind: kind, Stats: out.Stats, Target: opt.Target, Warnings: out.Warnings}
-	}
-	out.Encoding = enc.Name
-	if out.Data, err = enc.Encode(out.Data); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return out, nil
+	d.wmu.Lock()
+	out.Warnings = d.warnings
+	d.wmu.Unlock()
+	out.Components = d.used.Components()
 }
 
 // ErrNothingTranslated is matched (errors.Is) by a *NothingTranslatedError.

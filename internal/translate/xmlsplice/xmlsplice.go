@@ -176,17 +176,11 @@ func (l Limits) Parse(src []byte) (*Document, error) {
 	d.CharsetReader = func(label string, _ io.Reader) (io.Reader, error) {
 		return nil, fmt.Errorf("%w: %q (transcode it with Decode first)", ErrEncoding, label)
 	}
-	root := &Node{Kind: DocumentNode, End: len(src)}
-	cur := root
-	bad := func(off int, format string, args ...any) error {
-		return &SyntaxError{Line: lineAt(src, off), Msg: fmt.Sprintf(format, args...)}
-	}
-	bomLen := 0
+	p := &parser{src: src, limits: l, root: &Node{Kind: DocumentNode, End: len(src)}}
+	p.cur = p.root
 	if bytes.HasPrefix(src, []byte("\ufeff")) {
-		bomLen = 3
+		p.bomLen = 3
 	}
-	roots, depth, nodes := 0, 0, 0
-	ns := nsStack{}
 	for {
 		start := int(d.InputOffset())
 		tok, err := d.RawToken()
@@ -194,83 +188,129 @@ func (l Limits) Parse(src []byte) (*Document, error) {
 			break
 		}
 		if err != nil {
-			var se *xml.SyntaxError
-			if errors.Is(err, ErrEncoding) {
-				return nil, err
-			}
-			if errors.As(err, &se) {
-				return nil, &SyntaxError{Line: se.Line, Msg: se.Msg}
-			}
-			return nil, bad(start, "%v", err)
+			return nil, p.decodeError(err, start)
 		}
-		end := int(d.InputOffset())
-		if _, isEnd := tok.(xml.EndElement); !isEnd {
-			if nodes++; nodes > l.Nodes {
-				return nil, &LimitError{Line: lineAt(src, start), What: "node count", Limit: l.Nodes}
-			}
-		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			if depth++; depth > l.Depth {
-				return nil, &LimitError{Line: lineAt(src, start), What: "nesting depth", Limit: l.Depth}
-			}
-			if cur == root {
-				if roots++; roots > 1 {
-					return nil, bad(start, "a second root element <%s> (a document has exactly one)", qname(t.Name))
-				}
-			}
-			n := &Node{Kind: ElementNode, Name: t.Name, Start: start, StartTagEnd: end, Parent: cur}
-			attrs, err := scanAttrs(src[start:end], start, t.Attr)
-			if err != nil {
-				return nil, bad(start, "%v", err)
-			}
-			for i, a := range t.Attr {
-				for _, b := range t.Attr[:i] {
-					if a.Name == b.Name {
-						return nil, bad(start, "attribute %s repeated in <%s>", qname(a.Name), qname(t.Name))
-					}
-				}
-			}
-			n.Attrs = attrs
-			n.SelfClosing = bytes.HasSuffix(src[start:end], []byte("/>"))
-			ns.push(attrs)
-			n.uri, n.uriSet = ns.lookup(t.Name.Space), true
-			cur.Children = append(cur.Children, n)
-			cur = n
-		case xml.EndElement:
-			if cur.Kind != ElementNode {
-				return nil, bad(start, "end tag </%s> without a start tag", qname(t.Name))
-			}
-			if t.Name != cur.Name {
-				return nil, bad(start, "end tag </%s> does not match start tag <%s> of line %d", qname(t.Name), cur.QName(), lineAt(src, cur.Start))
-			}
-			cur.EndTagStart, cur.End = start, end
-			ns.pop()
-			depth--
-			cur = cur.Parent
-		case xml.CharData:
-			if cur == root && len(bytes.TrimLeft(bytes.TrimPrefix(t, []byte("\ufeff")), " \t\r\n")) > 0 {
-				return nil, bad(start, "text outside the root element")
-			}
-			cur.Children = append(cur.Children, &Node{Kind: TextNode, Start: start, End: end, Data: string(t), Parent: cur})
-		case xml.Comment:
-			cur.Children = append(cur.Children, &Node{Kind: CommentNode, Start: start, End: end, Data: string(t), Parent: cur})
-		case xml.ProcInst:
-			if strings.EqualFold(t.Target, "xml") && (start != bomLen || t.Target != "xml") {
-				return nil, bad(start, "XML declaration not at the very start of the document (nothing, not even a blank line, may precede it)")
-			}
-			cur.Children = append(cur.Children, &Node{Kind: ProcInstNode, Start: start, End: end, Data: t.Target + " " + string(t.Inst), Parent: cur})
-		case xml.Directive:
-			return nil, fmt.Errorf("line %d: %w", lineAt(src, start), ErrDTD)
+		if err := p.token(tok, start, int(d.InputOffset())); err != nil {
+			return nil, err
 		}
 	}
-	if cur != root {
-		return nil, bad(len(src), "document ends inside <%s> opened on line %d", cur.QName(), lineAt(src, cur.Start))
+	if p.cur != p.root {
+		return nil, p.bad(len(src), "document ends inside <%s> opened on line %d", p.cur.QName(), lineAt(src, p.cur.Start))
 	}
-	if roots == 0 {
-		return nil, bad(len(src), "no root element")
+	if p.roots == 0 {
+		return nil, p.bad(len(src), "no root element")
 	}
-	return &Document{Src: src, Root: root}, nil
+	return &Document{Src: src, Root: p.root}, nil
+}
+
+// parser builds the tree of one document, token by token.
+type parser struct {
+	src    []byte
+	limits Limits
+	root   *Node
+	cur    *Node // the element being filled (root outside the root element)
+	bomLen int   // 3 after a byte-order mark
+
+	roots, depth, nodes int
+	ns                  nsStack
+}
+
+// bad is a *SyntaxError at the line of offset off.
+func (p *parser) bad(off int, format string, args ...any) error {
+	return &SyntaxError{Line: lineAt(p.src, off), Msg: fmt.Sprintf(format, args...)}
+}
+
+// decodeError is the error to return for the decoder's err at offset
+// start: ErrEncoding as it is, a syntax error naming its line.
+func (p *parser) decodeError(err error, start int) error {
+	var se *xml.SyntaxError
+	if errors.Is(err, ErrEncoding) {
+		return err
+	}
+	if errors.As(err, &se) {
+		return &SyntaxError{Line: se.Line, Msg: se.Msg}
+	}
+	return p.bad(start, "%v", err)
+}
+
+// token adds the token tok, found between the offsets start and end, to
+// the tree.
+func (p *parser) token(tok xml.Token, start, end int) error {
+	if _, isEnd := tok.(xml.EndElement); !isEnd {
+		if p.nodes++; p.nodes > p.limits.Nodes {
+			return &LimitError{Line: lineAt(p.src, start), What: "node count", Limit: p.limits.Nodes}
+		}
+	}
+	cur := p.cur
+	switch t := tok.(type) {
+	case xml.StartElement:
+		return p.startElement(t, start, end)
+	case xml.EndElement:
+		return p.endElement(t, start, end)
+	case xml.CharData:
+		if cur == p.root && len(bytes.TrimLeft(bytes.TrimPrefix(t, []byte("\ufeff")), " \t\r\n")) > 0 {
+			return p.bad(start, "text outside the root element")
+		}
+		cur.Children = append(cur.Children, &Node{Kind: TextNode, Start: start, End: end, Data: string(t), Parent: cur})
+	case xml.Comment:
+		cur.Children = append(cur.Children, &Node{Kind: CommentNode, Start: start, End: end, Data: string(t), Parent: cur})
+	case xml.ProcInst:
+		if strings.EqualFold(t.Target, "xml") && (start != p.bomLen || t.Target != "xml") {
+			return p.bad(start, "XML declaration not at the very start of the document (nothing, not even a blank line, may precede it)")
+		}
+		cur.Children = append(cur.Children, &Node{Kind: ProcInstNode, Start: start, End: end, Data: t.Target + " " + string(t.Inst), Parent: cur})
+	case xml.Directive:
+		return fmt.Errorf("line %d: %w", lineAt(p.src, start), ErrDTD)
+	}
+	return nil
+}
+
+// startElement opens the element of start tag t.
+func (p *parser) startElement(t xml.StartElement, start, end int) error {
+	src := p.src
+	if p.depth++; p.depth > p.limits.Depth {
+		return &LimitError{Line: lineAt(src, start), What: "nesting depth", Limit: p.limits.Depth}
+	}
+	if p.cur == p.root {
+		if p.roots++; p.roots > 1 {
+			return p.bad(start, "a second root element <%s> (a document has exactly one)", qname(t.Name))
+		}
+	}
+	n := &Node{Kind: ElementNode, Name: t.Name, Start: start, StartTagEnd: end, Parent: p.cur}
+	attrs, err := scanAttrs(src[start:end], start, t.Attr)
+	if err != nil {
+		return p.bad(start, "%v", err)
+	}
+	for i, a := range t.Attr {
+		for _, b := range t.Attr[:i] {
+			if a.Name == b.Name {
+				return p.bad(start, "attribute %s repeated in <%s>", qname(a.Name), qname(t.Name))
+			}
+		}
+	}
+	n.Attrs = attrs
+	n.SelfClosing = bytes.HasSuffix(src[start:end], []byte("/>"))
+	p.ns.push(attrs)
+	n.uri, n.uriSet = p.ns.lookup(t.Name.Space), true
+	p.cur.Children = append(p.cur.Children, n)
+	p.cur = n
+	return nil
+}
+
+// endElement closes the element being filled with end tag t.
+func (p *parser) endElement(t xml.EndElement, start, end int) error {
+	cur := p.cur
+	if cur.Kind != ElementNode {
+		return p.bad(start, "end tag </%s> without a start tag", qname(t.Name))
+	}
+	if t.Name != cur.Name {
+		return p.bad(start, "end tag </%s> does not match start tag <%s> of line %d", qname(t.Name), cur.QName(), lineAt(p.src, cur.Start))
+	}
+	cur.EndTagStart, cur.End = start, end
+	p.ns.pop()
+	p.depth--
+	p.cur = cur.Parent
+	return nil
 }
 
 func qname(n xml.Name) string {
