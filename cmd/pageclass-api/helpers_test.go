@@ -1,15 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"flag"
 	"fmt"
 	"io"
-	"mime/multipart"
-	"net/http"
 	"net/http/httptest"
-	"net/textproto"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,7 +12,7 @@ import (
 	"archivekit/bindings/torch"
 	"archivekit/internal/pageclass/classify/classifytest"
 	"archivekit/internal/pageclass/imageio/hostile"
-	"archivekit/test/e2e/apitest"
+	"archivekit/internal/service/servicetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -43,12 +38,7 @@ func startServer(t testing.TB, o options, env map[string]string, logOut io.Write
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.svc.WarmUp(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.svc.Handler())
-	t.Cleanup(func() {
-		ts.Close()
+	ts := servicetest.Serve(t, s.svc, func() {
 		s.engine.close()
 		// Every model the service loaded is closed by its stop.
 		if n := torch.LiveHandles() - base; n != 0 {
@@ -58,51 +48,15 @@ func startServer(t testing.TB, o options, env map[string]string, logOut io.Write
 	return s, ts
 }
 
-// upload is one multipart part: a file when CType is set, else a field.
-type upload struct {
-	Field, Name, CType string
-	Data               []byte
-}
+// The harness shared with translate-api's tests, under this package's
+// names: upload is a multipart part (a file when CType is set, else a
+// field), multipartForm a form of them, postForm posts one.
+type upload = servicetest.Part
 
-func multipartForm(t testing.TB, parts ...upload) (*bytes.Buffer, string) {
-	t.Helper()
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	for _, p := range parts {
-		var w io.Writer
-		var err error
-		if p.CType != "" {
-			h := textproto.MIMEHeader{}
-			h.Set("Content-Disposition", fmt.Sprintf(`form-data; name=%q; filename=%q`, p.Field, p.Name))
-			h.Set("Content-Type", p.CType)
-			w, err = mw.CreatePart(h)
-		} else {
-			w, err = mw.CreateFormField(p.Field)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = w.Write(p.Data)
-	}
-	_ = mw.Close()
-	return &buf, mw.FormDataContentType()
-}
-
-func postForm(t testing.TB, url string, parts ...upload) (int, []byte) {
-	t.Helper()
-	body, ct := multipartForm(t, parts...)
-	resp, err := http.Post(url, ct, body)
-	if err != nil {
-		t.Error(err) // not Fatal: callers may run in several goroutines
-		return 0, nil
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Error(err)
-	}
-	return resp.StatusCode, b
-}
+var (
+	multipartForm = servicetest.Multipart
+	postForm      = servicetest.PostForm
+)
 
 // samplePage is one shared sample page (PNG).
 func samplePage(t testing.TB) (string, []byte) {
@@ -133,5 +87,5 @@ func makePDF(n int) []byte {
 // golden compares JSON got with testdata/name.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	apitest.GoldenJSON(t, name, got, *update)
+	servicetest.GoldenJSON(t, name, got, *update)
 }

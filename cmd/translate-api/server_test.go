@@ -3,7 +3,6 @@ package main
 import (
 	"archivekit/internal/testenv"
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -19,8 +18,8 @@ import (
 	"testing"
 
 	"archivekit/internal/docrecord"
+	"archivekit/internal/service/servicetest"
 	"archivekit/internal/translate/translator/translatortest"
-	"archivekit/test/e2e/apitest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -63,49 +62,18 @@ func startServer(t testing.TB, env map[string]string) (*server, *httptest.Server
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.svc.WarmUp(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s.svc.Handler())
-	t.Cleanup(func() { ts.Close(); s.close() })
-	return s, ts
+	return s, servicetest.Serve(t, s.svc, s.close)
 }
 
-// part is one multipart form part; File marks a file part (Name is then
-// the file name, possibly empty).
-type part struct {
-	Field, Name string
-	File        bool
-	Data        []byte
-}
+// The harness shared with pageclass-api's tests, under this package's
+// names: part is a multipart part (a file when File is set; Name is then
+// its file name, possibly empty), multipartBody a form of them.
+type part = servicetest.Part
 
-func multipartBody(t testing.TB, parts ...part) (*bytes.Buffer, string) {
-	t.Helper()
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	for _, p := range parts {
-		var w io.Writer
-		var err error
-		if p.File {
-			h := make(map[string][]string)
-			cd := fmt.Sprintf(`form-data; name=%q`, p.Field)
-			if p.Name != "" {
-				cd += fmt.Sprintf(`; filename=%q`, p.Name)
-			}
-			h["Content-Disposition"] = []string{cd}
-			h["Content-Type"] = []string{"application/octet-stream"}
-			w, err = mw.CreatePart(h)
-		} else {
-			w, err = mw.CreateFormField(p.Field)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = w.Write(p.Data)
-	}
-	_ = mw.Close()
-	return &buf, mw.FormDataContentType()
-}
+var (
+	multipartBody = servicetest.Multipart
+	readBody      = servicetest.ReadBody
+)
 
 func post(t testing.TB, url, ctype string, body io.Reader) *http.Response {
 	t.Helper()
@@ -118,16 +86,6 @@ func post(t testing.TB, url, ctype string, body io.Reader) *http.Response {
 		t.Fatal(err)
 	}
 	return resp
-}
-
-func readBody(t testing.TB, resp *http.Response) []byte {
-	t.Helper()
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // detailKind returns "string" or "list" for an error body's detail.
@@ -452,7 +410,7 @@ func TestInfoAndRoot(t *testing.T) {
 // golden compares JSON got with testdata/name.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	apitest.GoldenJSON(t, name, got, *update)
+	servicetest.GoldenJSON(t, name, got, *update)
 }
 
 func TestDeepHealth(t *testing.T) {
@@ -482,12 +440,7 @@ func TestDeepHealth(t *testing.T) {
 			if tc.langFail != "" {
 				s.langDegraded = func() (bool, string) { return true, tc.langFail }
 			}
-			if err := s.svc.WarmUp(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			defer s.close()
-			ts := httptest.NewServer(s.svc.Handler())
-			defer ts.Close()
+			ts := servicetest.Serve(t, s.svc, s.close)
 			resp, err := http.Get(ts.URL + "/health?deep=true")
 			if err != nil {
 				t.Fatal(err)

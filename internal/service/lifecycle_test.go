@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"archivekit/internal/service/servicetest"
 )
 
 // The lifecycle tests run a real server process: the test binary itself,
@@ -88,16 +90,6 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // startServer starts the test server with HOST=127.0.0.1, a free PORT and
 // the extra variables in vars (which may override both).
 func startServer(t testing.TB, vars ...string) *proc {
@@ -105,7 +97,7 @@ func startServer(t testing.TB, vars ...string) *proc {
 	if testing.Short() {
 		t.Skip("lifecycle tests start processes")
 	}
-	port := freePort(t)
+	port := servicetest.FreePort(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	// Start from the test's environment without the service variables, so
 	// that only the ones the test gives are set.
@@ -383,7 +375,7 @@ func waitForLog(t *testing.T, p *proc, substr string) {
 }
 
 func TestLifecycleHostAndPort(t *testing.T) {
-	port := freePort(t)
+	port := servicetest.FreePort(t)
 	p := startServer(t, "PORT="+strconv.Itoa(port), "HOST=127.0.0.1")
 	p.waitReady(t, 10*time.Second)
 	if p.port != port {
@@ -398,7 +390,7 @@ func TestLifecycleHostAndPort(t *testing.T) {
 	p.exitCode(t, 5*time.Second)
 
 	// Default HOST 0.0.0.0 answers on any loopback address.
-	port = freePort(t)
+	port = servicetest.FreePort(t)
 	q := startServer(t, "PORT="+strconv.Itoa(port), "HOST=0.0.0.0")
 	q.waitReady(t, 10*time.Second)
 	if code, _, _ := get(t, fmt.Sprintf("http://127.0.0.2:%d/health", port)); code != 200 {

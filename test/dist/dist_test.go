@@ -23,8 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"archivekit/internal/service/servicetest"
 	"archivekit/internal/translate/translator/translatortest"
-	"archivekit/test/e2e/apitest"
 )
 
 // nobody is the unprivileged account the tree runs as when the test runs as
@@ -243,7 +243,7 @@ func TestTarballRunsAnywhere(t *testing.T) {
 			name string
 			env  []string
 		}{{"pageclass-api", nil}, {"translate-api", []string{"TRANSLATION_URL=" + mt.URL}}} {
-			p := apitest.StartCmd(t, command(root, work, svc.name, svc.env))
+			p := servicetest.StartCmd(t, command(root, work, svc.name, svc.env))
 			p.WaitReady(t, 3*time.Minute)
 			resp, err := http.Get(p.Base + "/info")
 			if err != nil {

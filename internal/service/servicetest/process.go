@@ -1,7 +1,8 @@
-package apitest
+package servicetest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -131,4 +133,39 @@ func (p *Process) Wait(t testing.TB, timeout time.Duration) int {
 		t.Fatalf("still running after %v:\n%s", timeout, p.Log())
 	}
 	return -1
+}
+
+// WaitInFlight polls /health?deep=true until it reports work in flight and
+// reports whether it did within timeout.
+func (p *Process) WaitInFlight(timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := http.Get(p.Base + "/health?deep=true")
+		if err == nil {
+			var h struct {
+				InFlight int `json:"in_flight"`
+			}
+			_ = json.NewDecoder(resp.Body).Decode(&h)
+			resp.Body.Close()
+			if h.InFlight > 0 {
+				return true
+			}
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Terminate sends SIGTERM, the clean stop of a container, and gives the
+// service 100 ms to begin draining; it returns when the signal was sent.
+func (p *Process) Terminate(t testing.TB) time.Time {
+	t.Helper()
+	t0 := time.Now()
+	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	return t0
 }

@@ -1,6 +1,4 @@
-// Package apitest holds helpers shared by the black-box tests of the HTTP
-// services (cmd/pageclass-api, cmd/translate-api).
-package apitest
+package servicetest
 
 import (
 	"bytes"
