@@ -194,141 +194,167 @@ func ParseOrigins(value string, set bool) Origins {
 // A variable that is set but empty (except ALLOWED_ORIGINS, where empty means
 // "no origin"), or that does not hold a valid value, is an error naming the
 // variable and the value, so the service fails to start instead of running
-// on a default the operator did not ask for.
-func LoadConfig(lookup func(string) (string, bool), defaultMaxUploadMB float64) (c Config, err error) {
-	c = Config{Host: DefaultHost, Port: DefaultPort, LogLevel: slog.LevelInfo, LogFormat: logging.FormatAuto, GracefulShutdown: DefaultGracefulShutdown}
-	img, _ := lookup(EnvDockerImage)
-	ref, _ := lookup(EnvRunnerRef)
-	c.Build = Build{ContainerImage: strings.TrimSpace(img), RunnerRef: strings.TrimSpace(ref)}
-	get := func(name string) (string, bool, error) {
-		v, ok := lookup(name)
-		if !ok {
-			return "", false, nil
-		}
-		v = strings.TrimSpace(v)
-		if v == "" {
-			return "", true, fmt.Errorf("%s is set but empty: give it a value or unset it to use the default", name)
-		}
-		return v, true, nil
+// on a default the operator did not ask for. The variables are read in the
+// order of the variables table; the first error is returned.
+func LoadConfig(lookup func(string) (string, bool), defaultMaxUploadMB float64) (Config, error) {
+	c := Config{
+		Host: DefaultHost, Port: DefaultPort, LogLevel: slog.LevelInfo, LogFormat: logging.FormatAuto,
+		GracefulShutdown: DefaultGracefulShutdown, Origins: Origins{All: true},
+		MaxUploadBytes: int64(defaultMaxUploadMB * (1 << 20)),
+		BodyTimeout:    DefaultBodyTimeout, BodyMinRate: DefaultBodyMinRate,
 	}
-
-	if v, ok, err := get(EnvHost); err != nil {
-		return c, err
-	} else if ok {
-		if err := checkHost(v); err != nil {
-			return c, fmt.Errorf("%s=%q: %w", EnvHost, v, err)
-		}
-		c.Host = v
-	}
-	if v, ok, err := get(EnvPort); err != nil {
-		return c, err
-	} else if ok {
-		p, perr := strconv.Atoi(v)
-		if perr != nil || p < 1 || p > 65535 {
-			return c, fmt.Errorf("%s=%q is not a port number (1 to 65535)", EnvPort, v)
-		}
-		c.Port = p
-	}
-	if v, ok, err := get(EnvLogLevel); err != nil {
-		return c, err
-	} else if ok {
-		l, lerr := logging.ParseLevel(v)
-		if lerr != nil {
-			return c, fmt.Errorf("%s: %w", EnvLogLevel, lerr)
-		}
-		c.LogLevel = l
-	}
-	if v, ok := lookup(EnvLogFormat); ok && strings.TrimSpace(v) != "" {
-		f := strings.ToLower(strings.TrimSpace(v))
-		if f != logging.FormatAuto && f != logging.FormatJSON && f != logging.FormatText {
-			return c, fmt.Errorf("%s=%q: use auto, json or text", EnvLogFormat, v)
-		}
-		c.LogFormat = f
-	}
-	if v, ok, err := get(EnvGracefulShutdown); err != nil {
-		return c, err
-	} else if ok {
-		s, perr := strconv.ParseFloat(v, 64)
-		if perr != nil || s < 0 || math.IsInf(s, 0) || math.IsNaN(s) || s > 24*3600 {
-			return c, fmt.Errorf("%s=%q is not a number of seconds (0 or more)", EnvGracefulShutdown, v)
-		}
-		c.GracefulShutdown = time.Duration(s * float64(time.Second))
-	}
-	v, ok := lookup(EnvAllowedOrigins)
-	c.Origins = ParseOrigins(v, ok)
-
-	switch mb, mbSet, err := get(EnvMaxUploadMB); {
-	case err != nil:
-		return c, err
-	case mbSet:
-		n, perr := strconv.ParseFloat(mb, 64)
-		if perr != nil || !(n > 0) || n > 1<<20 {
-			return c, fmt.Errorf("%s=%q is not a positive number of megabytes", EnvMaxUploadMB, mb)
-		}
-		c.MaxUploadBytes = int64(n * (1 << 20))
-		if _, both := lookup(EnvMaxUploadBytes); both {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("both %s and %s are set; %s wins", EnvMaxUploadMB, EnvMaxUploadBytes, EnvMaxUploadMB))
-		}
-	default:
-		b, bSet, err := get(EnvMaxUploadBytes)
-		if err != nil {
+	for _, d := range variables {
+		if err := d.read(&c, lookup); err != nil {
 			return c, err
-		}
-		if bSet {
-			n, perr := strconv.ParseInt(b, 10, 64)
-			if perr != nil || n < 1 {
-				return c, fmt.Errorf("%s=%q is not a positive whole number of bytes", EnvMaxUploadBytes, b)
-			}
-			c.MaxUploadBytes = n
-		} else {
-			c.MaxUploadBytes = int64(defaultMaxUploadMB * (1 << 20))
-		}
-	}
-	if c.MaxUploadBytes < 1 {
-		return c, fmt.Errorf("upload cap of %d bytes is not positive", c.MaxUploadBytes)
-	}
-	seconds := func(name string, def time.Duration, zeroOK bool) (time.Duration, error) {
-		v, ok, err := get(name)
-		if err != nil || !ok {
-			return def, err
-		}
-		s, perr := strconv.ParseFloat(v, 64)
-		if perr != nil || s < 0 || (s == 0 && !zeroOK) || math.IsInf(s, 0) || math.IsNaN(s) || s > 7*24*3600 {
-			return def, fmt.Errorf("%s=%q is not a positive number of seconds", name, v)
-		}
-		return time.Duration(s * float64(time.Second)), nil
-	}
-	if c.RequestTimeout, err = seconds(EnvRequestTimeout, 0, false); err != nil {
-		return c, err
-	}
-	if c.BodyTimeout, err = seconds(EnvBodyTimeout, DefaultBodyTimeout, false); err != nil {
-		return c, err
-	}
-	if v, ok, err := get(EnvMaxConcurrent); err != nil {
-		return c, err
-	} else if ok {
-		n, perr := strconv.Atoi(v)
-		if perr != nil || n < 1 || n > 1<<20 {
-			return c, fmt.Errorf("%s=%q is not a positive whole number", EnvMaxConcurrent, v)
-		}
-		c.MaxConcurrent = n
-	}
-	c.BodyMinRate = DefaultBodyMinRate
-	if v, ok, err := get(EnvBodyMinRate); err != nil {
-		return c, err
-	} else if ok {
-		n, perr := strconv.ParseInt(v, 10, 64)
-		if perr != nil || n < 0 {
-			return c, fmt.Errorf("%s=%q is not a whole number of bytes per second (0 turns the check off)", EnvBodyMinRate, v)
-		}
-		c.BodyMinRate = n
-	}
-	if v, ok := lookup(EnvReload); ok {
-		if b, valid := ParseBool(v); valid && b {
-			c.Warnings = append(c.Warnings, EnvReload+" is set but has no effect: restart the service to load new code")
 		}
 	}
 	return c, nil
+}
+
+// variable describes one shared variable: how its value sets the
+// configuration.
+type variable struct {
+	name string
+	// raw: set gets the value as it is, untrimmed and possibly empty;
+	// otherwise it gets it trimmed, and a set but empty value is an error.
+	raw bool
+	// set parses the value into c; its error names the variable.
+	set func(c *Config, v string) error
+	// unset, when not nil, runs when the variable is not set.
+	unset func(c *Config) error
+	// overriddenBy names a variable that wins: when it is set, this one
+	// is not read, and a warning says so when both are set.
+	overriddenBy string
+}
+
+// read applies the variable from lookup to c.
+func (d variable) read(c *Config, lookup func(string) (string, bool)) error {
+	v, ok := lookup(d.name)
+	if d.overriddenBy != "" {
+		if _, winner := lookup(d.overriddenBy); winner {
+			if ok {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("both %s and %s are set; %s wins", d.overriddenBy, d.name, d.overriddenBy))
+			}
+			return nil
+		}
+	}
+	if !ok {
+		if d.unset != nil {
+			return d.unset(c)
+		}
+		return nil
+	}
+	if !d.raw {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return fmt.Errorf("%s is set but empty: give it a value or unset it to use the default", d.name)
+		}
+	}
+	return d.set(c, v)
+}
+
+// variables are the shared variables, in the order LoadConfig reads them.
+var variables = []variable{
+	{name: EnvDockerImage, raw: true, set: func(c *Config, v string) error { c.Build.ContainerImage = strings.TrimSpace(v); return nil }},
+	{name: EnvRunnerRef, raw: true, set: func(c *Config, v string) error { c.Build.RunnerRef = strings.TrimSpace(v); return nil }},
+	{name: EnvHost, set: func(c *Config, v string) error {
+		if err := checkHost(v); err != nil {
+			return fmt.Errorf("%s=%q: %w", EnvHost, v, err)
+		}
+		c.Host = v
+		return nil
+	}},
+	{name: EnvPort, set: func(c *Config, v string) (err error) {
+		c.Port, err = whole[int](EnvPort, v, 1, 65535, "is not a port number (1 to 65535)")
+		return err
+	}},
+	{name: EnvLogLevel, set: func(c *Config, v string) error {
+		l, err := logging.ParseLevel(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", EnvLogLevel, err)
+		}
+		c.LogLevel = l
+		return nil
+	}},
+	{name: EnvLogFormat, raw: true, set: func(c *Config, v string) error {
+		f := strings.ToLower(strings.TrimSpace(v))
+		switch f {
+		case "": // left to the default, as when unset
+		case logging.FormatAuto, logging.FormatJSON, logging.FormatText:
+			c.LogFormat = f
+		default:
+			return fmt.Errorf("%s=%q: use auto, json or text", EnvLogFormat, v)
+		}
+		return nil
+	}},
+	{name: EnvGracefulShutdown, set: func(c *Config, v string) (err error) {
+		c.GracefulShutdown, err = seconds(EnvGracefulShutdown, v, true, 24*time.Hour, "is not a number of seconds (0 or more)")
+		return err
+	}},
+	{name: EnvAllowedOrigins, raw: true, set: func(c *Config, v string) error { c.Origins = ParseOrigins(v, true); return nil }},
+	{name: EnvMaxUploadMB, set: func(c *Config, v string) error {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(n > 0) || n > 1<<20 {
+			return fmt.Errorf("%s=%q is not a positive number of megabytes", EnvMaxUploadMB, v)
+		}
+		c.MaxUploadBytes = int64(n * (1 << 20))
+		return positiveUpload(c)
+	}},
+	{name: EnvMaxUploadBytes, overriddenBy: EnvMaxUploadMB, unset: positiveUpload, set: func(c *Config, v string) (err error) {
+		c.MaxUploadBytes, err = whole[int64](EnvMaxUploadBytes, v, 1, math.MaxInt64, "is not a positive whole number of bytes")
+		return err
+	}},
+	{name: EnvRequestTimeout, set: func(c *Config, v string) (err error) {
+		c.RequestTimeout, err = seconds(EnvRequestTimeout, v, false, 7*24*time.Hour, "is not a positive number of seconds")
+		return err
+	}},
+	{name: EnvBodyTimeout, set: func(c *Config, v string) (err error) {
+		c.BodyTimeout, err = seconds(EnvBodyTimeout, v, false, 7*24*time.Hour, "is not a positive number of seconds")
+		return err
+	}},
+	{name: EnvMaxConcurrent, set: func(c *Config, v string) (err error) {
+		c.MaxConcurrent, err = whole[int](EnvMaxConcurrent, v, 1, 1<<20, "is not a positive whole number")
+		return err
+	}},
+	{name: EnvBodyMinRate, set: func(c *Config, v string) (err error) {
+		c.BodyMinRate, err = whole[int64](EnvBodyMinRate, v, 0, math.MaxInt64, "is not a whole number of bytes per second (0 turns the check off)")
+		return err
+	}},
+	{name: EnvReload, raw: true, set: func(c *Config, v string) error {
+		if b, valid := ParseBool(v); valid && b {
+			c.Warnings = append(c.Warnings, EnvReload+" is set but has no effect: restart the service to load new code")
+		}
+		return nil
+	}},
+}
+
+// positiveUpload refuses an upload cap under one byte (a fraction of a
+// byte in MiB).
+func positiveUpload(c *Config) error {
+	if c.MaxUploadBytes < 1 {
+		return fmt.Errorf("upload cap of %d bytes is not positive", c.MaxUploadBytes)
+	}
+	return nil
+}
+
+// whole parses v as a whole number from min to max; the error is "NAME=v
+// " + what.
+func whole[T int | int64](name, v string, min, max int64, what string) (T, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < min || n > max {
+		return 0, fmt.Errorf("%s=%q %s", name, v, what)
+	}
+	return T(n), nil
+}
+
+// seconds parses v as a number of seconds from 0 (excluded unless zeroOK)
+// to max; the error is "NAME=v " + what.
+func seconds(name, v string, zeroOK bool, max time.Duration, what string) (time.Duration, error) {
+	s, err := strconv.ParseFloat(v, 64)
+	if err != nil || s < 0 || (s == 0 && !zeroOK) || math.IsInf(s, 0) || math.IsNaN(s) || s > max.Seconds() {
+		return 0, fmt.Errorf("%s=%q %s", name, v, what)
+	}
+	return time.Duration(s * float64(time.Second)), nil
 }
 
 // checkHost accepts an IP address, or a host name made of letters, digits,

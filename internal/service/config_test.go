@@ -174,3 +174,34 @@ func TestLoadConfigBuild(t *testing.T) {
 		t.Fatalf("Build outside an image = %+v, want empty", c.Build)
 	}
 }
+
+// TestLoadConfigOrder: the shared variables are read in the order of
+// the variables table (MAX_UPLOAD_MB again to see whether it overrides
+// MAX_UPLOAD_BYTES), and the first invalid one is the error.
+func TestLoadConfigOrder(t *testing.T) {
+	var read []string
+	_, err := LoadConfig(func(k string) (string, bool) { read = append(read, k); return "", false }, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{EnvDockerImage, EnvRunnerRef, EnvHost, EnvPort, EnvLogLevel, EnvLogFormat, EnvGracefulShutdown,
+		EnvAllowedOrigins, EnvMaxUploadMB, EnvMaxUploadBytes, EnvMaxUploadMB, EnvRequestTimeout, EnvBodyTimeout,
+		EnvMaxConcurrent, EnvBodyMinRate, EnvReload}
+	if strings.Join(read, " ") != strings.Join(want, " ") {
+		t.Errorf("read %v\nwant %v", read, want)
+	}
+	for _, tc := range []struct {
+		env  env
+		want string
+	}{
+		{env{"PORT": "x", "HOST": "a b"}, "HOST="},
+		{env{"BODY_MIN_BYTES_PER_S": "-1", "REQUEST_TIMEOUT_S": "0"}, "REQUEST_TIMEOUT_S="},
+		{env{"MAX_UPLOAD_MB": "x", "MAX_UPLOAD_BYTES": ""}, "MAX_UPLOAD_MB="},
+		{env{"MAX_UPLOAD_BYTES": "", "LOG_FORMAT": "xml"}, "LOG_FORMAT="},
+		{env{"MAX_UPLOAD_BYTES": "", "MAX_CONCURRENT_REQUESTS": "0"}, "MAX_UPLOAD_BYTES is set but empty"},
+	} {
+		if _, err := LoadConfig(tc.env.lookup, 10); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one starting %q", tc.env, err, tc.want)
+		}
+	}
+}
