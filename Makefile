@@ -312,12 +312,16 @@ IMAGE_ENV      := CONTAINERS_CONF='$(CURDIR)/tools/images/containers.conf' PODMA
   IMAGE_REGISTRY='$(IMAGE_REGISTRY)' IMAGE_TAG='$(IMAGE_TAG)' RUNNER_REF='$(RUNNER_REF)' BASE_IMAGE='$(BASE_IMAGE)'
 
 # Debian bookworm with its security and update suites, as a local image
-# (made once; apt's variant, no documentation).
+# (made once; apt's variant, no documentation but each package's copyright
+# file, which the licences of what the images ship require; the dpkg
+# settings stay in the image, so the packages the build files add keep
+# theirs too).
 base-image: apt
 	@if ! $(IMAGE_ENV) $(PODMAN) image exists $(BASE_IMAGE); then \
 	  echo "making the base image $(BASE_IMAGE) with mmdebstrap"; \
 	  tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	  mmdebstrap --quiet --variant=apt --dpkgopt='path-exclude=/usr/share/doc/*' \
+	    --dpkgopt='path-include=/usr/share/doc/*/copyright' \
 	    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
 	    --customize-hook='rm -rf "$$1"/var/lib/apt/lists/* "$$1"/var/cache/apt/*' bookworm $$tmp/base.tar \
 	    'deb http://deb.debian.org/debian bookworm main' \

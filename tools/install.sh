@@ -9,13 +9,18 @@
 #                               libraries libtorch_cpu of the wheel links)
 #   PREFIX/share/archivekit/    VERSION, setup/ (default configuration, licence
 #                               components, field list), weights/demo/
+#   PREFIX/share/doc/archivekit/ LICENSE, THIRD_PARTY_NOTICES.md and licenses/:
+#                               the licence files of each third-party part the
+#                               tree ships (Go modules, crates and the C/C++
+#                               code they bundle, the torch wheel's, NVIDIA's)
 #
 # The tree finds its own files wherever it is moved: the binaries look for
 # setup/ and weights/ in <bin>/../share/archivekit (internal/resources) and load
 # their libraries from <bin>/../lib. The one system library it needs besides
 # glibc and libstdc++ is libvips (Debian: libvips42).
 #
-# Environment: TSHIM_DIR, CT2_DIR (native builds), GO, GO_LDFLAGS.
+# Environment: TSHIM_DIR, CT2_DIR (native builds), GO, GO_LDFLAGS; CARGO_HOME
+# (default ~/.cargo) holds the crates `make cargo-fetch` fetched.
 set -euo pipefail
 prefix=${1:?usage: install.sh PREFIX}
 : "${TSHIM_DIR:?}" "${CT2_DIR:?}" "${GO:=go}" "${GO_LDFLAGS:?}"
@@ -54,5 +59,71 @@ install -m 0644 "$root"/setup/translate/*.txt "$share/setup/translate/"
 cp -R "$root/weights/demo" "$share/weights/demo"
 if [ -d "$root/weights/rotation" ]; then cp -R "$root/weights/rotation" "$share/weights/rotation"; fi
 install -m 0644 "$root/VERSION" "$share/VERSION"
-chmod -R a+rX "$prefix/bin" "$prefix/lib" "$share"
+
+# Licences: the project's, the notice of what the tree ships
+# (THIRD_PARTY_NOTICES.md), and each third-party part's own licence files.
+doc="$prefix/share/doc/archivekit"
+rm -rf "$doc" && mkdir -p "$doc/licenses"
+install -m 0644 "$root/LICENSE" "$root/THIRD_PARTY_NOTICES.md" "$doc/"
+# licences SRC DEST: the licence, copying, notice and patents files at the
+# top of the folder SRC into DEST; fails when SRC has none.
+licences() {
+  local found=0 f
+  mkdir -p "$2"
+  for f in "$1"/*; do
+    case "$(basename "$f" | tr "[:upper:]" "[:lower:]")" in
+      licen[cs]e*|copying*|notice*|patents*) [ -f "$f" ] && install -m 0644 "$f" "$2/" && found=1 ;;
+    esac
+  done
+  [ "$found" = 1 ] || { echo "install.sh: no licence file in $1" >&2; return 1; }
+}
+# Go: the standard library and the modules linked into the commands.
+goroot=$("$GO" env GOROOT)
+mkdir -p "$doc/licenses/go/std"
+install -m 0644 "$goroot/LICENSE" "$goroot/PATENTS" "$doc/licenses/go/std/"
+( cd "$root" && "$GO" list -deps -f '{{with .Module}}{{if not .Main}}{{.Path}}@{{.Version}} {{.Dir}}{{end}}{{end}}' ./cmd/... ) \
+  | sort -u | while read -r mod dir; do licences "$dir" "$doc/licenses/go/$mod"; done
+# Rust: every crate of native/Cargo.lock, and the C and C++ code of the
+# bridge that ct2rs, sentencepiece-sys and onig_sys build from their sources.
+registry=("${CARGO_HOME:-$HOME/.cargo}"/registry/src/*)
+crate_dir() {
+  local d
+  for d in "${registry[@]}"; do [ -d "$d/$1" ] && { echo "$d/$1"; return; }; done
+  echo "install.sh: crate $1 missing from the registry (make cargo-fetch)" >&2; return 1
+}
+awk '/^\[\[package\]\]/ {n = ""; v = ""} /^name = / {n = $3} /^version = / {v = $3} /^source = / {gsub(/"/, "", n); gsub(/"/, "", v); print n "-" v}' \
+  "$root/native/Cargo.lock" | while read -r crate; do
+  dir=$(crate_dir "$crate")
+  # A few crates package no licence file (ct2rs, sentencepiece, r-efi):
+  # their manifest's declaration stands in, the texts are beside it (other
+  # crates under the same licences ship them).
+  licences "$dir" "$doc/licenses/rust/$crate" 2>/dev/null \
+    || { grep -m1 '^license = ' "$dir/Cargo.toml" | sed "s/^license = /$crate ships no licence file; its Cargo.toml declares license = /" \
+         > "$doc/licenses/rust/$crate/DECLARED"; }
+done
+ct2=$(crate_dir "$(awk '/^name = "ct2rs"/ {getline; gsub(/"/, "", $3); print "ct2rs-" $3}' "$root/native/Cargo.lock")")
+spm=$(crate_dir "$(awk '/^name = "sentencepiece-sys"/ {getline; gsub(/"/, "", $3); print "sentencepiece-sys-" $3}' "$root/native/Cargo.lock")")
+onig=$(crate_dir "$(awk '/^name = "onig_sys"/ {getline; gsub(/"/, "", $3); print "onig_sys-" $3}' "$root/native/Cargo.lock")")
+licences "$ct2/CTranslate2" "$doc/licenses/c/CTranslate2"
+for p in ruy cpu_features spdlog ruy/third_party/cpuinfo ruy/third_party/cpuinfo/deps/clog; do
+  licences "$ct2/CTranslate2/third_party/$p" "$doc/licenses/c/CTranslate2/$p"
+done
+licences "$spm/source" "$doc/licenses/c/sentencepiece"
+for p in absl darts_clone esaxx protobuf-lite; do
+  licences "$spm/source/third_party/$p" "$doc/licenses/c/sentencepiece/$p"
+done
+licences "$onig/oniguruma" "$doc/licenses/c/oniguruma"
+# libtorch: the torch wheel's licence and notice (which list what it
+# bundles) and the licences of the NVIDIA wheels whose libraries lib/ holds.
+torch_lib=$(dirname "$(ldd "$tshim" | awk '$1 == "libtorch_cpu.so" {print $3}')")
+site=$(cd "$torch_lib/../.." && pwd)
+wheel=("$site"/torch-*.dist-info)
+licences "${wheel[0]}" "$doc/licenses/torch"
+for lib in "$prefix"/lib/libcudart.so* "$prefix"/lib/libcupti.so*; do
+  [ -e "$lib" ] || continue
+  case "$(basename "$lib")" in libcudart*) w=nvidia_cuda_runtime_cu12 ;; *) w=nvidia_cuda_cupti_cu12 ;; esac
+  wheel=("$site/$w"-*.dist-info)
+  licences "${wheel[0]}" "$doc/licenses/nvidia/$(basename "${wheel[0]}" .dist-info)"
+done
+chmod -R a+rX "$prefix/bin" "$prefix/lib" "$share" "$doc"
 echo "installed archivekit $(cat "$root/VERSION") into $prefix"

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -172,6 +173,40 @@ func TestTarballRunsAnywhere(t *testing.T) {
 			code, out := run(t, command(root, work, name, nil, "--version"))
 			if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), name+" "+version+" ") {
 				t.Errorf("%s --version: exit %d, %q; want %q", name, code, out, name+" "+version)
+			}
+		}
+	})
+
+	t.Run("the tree ships the licence, the notice and the licence texts", func(t *testing.T) {
+		doc := filepath.Join(root, "share", "doc", "archivekit")
+		var notice string
+		for _, name := range []string{"LICENSE", "THIRD_PARTY_NOTICES.md"} {
+			want, err := os.ReadFile(filepath.Join("..", "..", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join(doc, name))
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("share/doc/archivekit/%s: %v, or not the checkout's", name, err)
+			}
+			notice = string(want)
+		}
+		// Each Go module (versions start with v) and crate the notice lists,
+		// and the parts built from bundled sources, have their licence files.
+		dirs := []string{"go/std", "torch", "c/CTranslate2", "c/CTranslate2/ruy", "c/sentencepiece", "c/oniguruma"}
+		for _, m := range regexp.MustCompile("(?m)^\\| `([^`]+)` \\| ([^ |]+) \\|").FindAllStringSubmatch(notice, -1) {
+			if strings.HasPrefix(m[2], "v") {
+				dirs = append(dirs, "go/"+m[1]+"@"+m[2])
+			} else {
+				dirs = append(dirs, "rust/"+m[1]+"-"+m[2])
+			}
+		}
+		if len(dirs) < 50 {
+			t.Errorf("the notice lists %d modules and crates; want them all", len(dirs)-6)
+		}
+		for _, d := range dirs {
+			if files, err := os.ReadDir(filepath.Join(doc, "licenses", d)); err != nil || len(files) == 0 {
+				t.Errorf("share/doc/archivekit/licenses/%s: %d files (%v), want its licence files", d, len(files), err)
 			}
 		}
 	})
