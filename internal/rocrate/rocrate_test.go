@@ -80,10 +80,7 @@ func TestBuild(t *testing.T) {
 	if got := refID(root["license"]); got != "https://creativecommons.org/licenses/by-nc-sa/4.0/" {
 		t.Errorf("licence %s, want the most restrictive (CC BY-NC-SA over MIT)", got)
 	}
-	var parts []string
-	for _, r := range refs(root["hasPart"]) {
-		parts = append(parts, r)
-	}
+	parts := refs(root["hasPart"])
 	want := "CTX1.document.json,doc_en.alto.xml,paradata/260101-120000_page-classification.json"
 	if strings.Join(parts, ",") != want {
 		t.Errorf("hasPart %v, want %s", parts, want)

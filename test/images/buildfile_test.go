@@ -65,9 +65,9 @@ var (
 func checkRule(text string) []string {
 	var errs []string
 	type stage struct {
-		name, from              string
-		line                    int
-		env, upgrade, user, seq []int
+		name, from         string
+		line               int
+		env, upgrade, user []int
 	}
 	var stages []*stage
 	names := map[string]bool{}
