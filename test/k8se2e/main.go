@@ -387,292 +387,406 @@ func (d *driver) altoPath() string {
 
 // restart is step 3 of spec 9's acceptance.
 func (d *driver) restart() error {
-	pcURL, err := d.serviceURL("pageclass-api")
+	r, err := d.newRestartRun()
 	if err != nil {
 		return err
 	}
-	trURL, err := d.serviceURL("translate-api")
-	if err != nil {
+	if err := r.calibrate(); err != nil {
 		return err
 	}
-	// The slow requests. The PDF: 50 sample pages (the spec's page limit),
-	// scaled to at most 1200 px so the document stays under the 10 MB cap.
+	if err := r.listOldPods(); err != nil {
+		return err
+	}
+	r.startLoad()
+	if err := r.sendSlow(); err != nil {
+		close(r.stop)
+		return err
+	}
+	r.restartAt = time.Now()
+	if _, err := d.kc("rollout", "restart", "deployment/pageclass-api", "deployment/translate-api"); err != nil {
+		close(r.stop)
+		return err
+	}
+	rolloutErr := r.waitRollout()
+	r.collect()
+	r.drainAndStop()
+	if rolloutErr != nil {
+		return rolloutErr
+	}
+	var problems []string
+	figures := map[string]any{"rollout_after_restart_s": secs(r.rolledAt.Sub(r.restartAt))}
+	for _, dep := range []string{"pageclass-api", "translate-api"} {
+		f, p := r.figures(dep)
+		figures[dep] = f
+		problems = append(problems, p...)
+	}
+	d.report["restart"] = figures
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+// restartRun is the state of the restart step: the slow requests' payloads,
+// the old pods, the streams and the watcher's findings, and the results.
+type restartRun struct {
+	d            *driver
+	pcURL, trURL string
+	pages        []string
+	pdf, alto    []byte
+	trFields     map[string]string
+
+	olds          map[string][]string // deployment → its pods before the restart
+	oldIP, oldDep map[string]string   // old pod → its IP, its deployment
+
+	// atStop receives the request sent to each deployment's old pod when
+	// it is told to stop.
+	atStop    map[string]chan slowResult
+	stop      chan struct{} // closed: the streams and the watcher end
+	wg        sync.WaitGroup
+	streams   map[string]*stream
+	watchDone chan struct{}
+
+	mu       sync.Mutex
+	stopping map[string]time.Time // pod → when it was seen told to stop
+	gone     map[string]time.Time // old pod → when it was seen gone
+
+	results             map[string][]chan slowResult // the slow requests sent before the restart
+	slow                map[string][]slowResult
+	stopped             map[string]slowResult
+	restartAt, rolledAt time.Time
+}
+
+// copies is how many copies of the PDF go to the classifier before the
+// restart.
+const copies = 2
+
+// newRestartRun finds both Services and builds the slow requests'
+// payloads. The PDF: 50 sample pages (the spec's page limit), scaled to at
+// most 1200 px so the document stays under the 10 MB cap.
+func (d *driver) newRestartRun() (*restartRun, error) {
+	r := &restartRun{d: d, trFields: map[string]string{"source_lang": "cs", "target_lang": "en"}}
+	var err error
+	if r.pcURL, err = d.serviceURL("pageclass-api"); err != nil {
+		return nil, err
+	}
+	if r.trURL, err = d.serviceURL("translate-api"); err != nil {
+		return nil, err
+	}
 	pages, err := samplePages(filepath.Join(d.shared, "data", "pages"))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if len(pages) > 50 {
-		step := len(pages) / 50
-		var pick []string
-		for i := 0; i < len(pages) && len(pick) < 50; i += step {
-			pick = append(pick, pages[i])
-		}
-		pages = pick
+	r.pages = pickPages(pages, 50)
+	if r.pdf, err = buildPDF(r.pages, 1200); err != nil {
+		return nil, err
 	}
-	pdf, err := buildPDF(pages, 1200)
-	if err != nil {
-		return err
+	if r.alto, err = os.ReadFile(d.altoPath()); err != nil {
+		return nil, err
 	}
-	alto, err := os.ReadFile(d.altoPath())
-	if err != nil {
-		return err
+	return r, nil
+}
+
+// pickPages keeps at most n of pages, evenly spread.
+func pickPages(pages []string, n int) []string {
+	if len(pages) <= n {
+		return pages
 	}
-	trFields := map[string]string{"source_lang": "cs", "target_lang": "en"}
-	// Calibrate the MT stand-in: one run with a small delay per call
-	// measures how long the ALTO takes (the translator may send chunks
-	// side by side), then the delay is scaled so the ALTO takes about 25 s,
-	// well inside the 45 s the process has after SIGTERM (spec 3.3).
+	step := len(pages) / n
+	var pick []string
+	for i := 0; i < len(pages) && len(pick) < n; i += step {
+		pick = append(pick, pages[i])
+	}
+	return pick
+}
+
+// calibrate sets the MT stand-in's delay: one run with a small delay per
+// call measures how long the ALTO takes (the translator may send chunks
+// side by side), then the delay is scaled so the ALTO takes about 25 s,
+// well inside the 45 s the process has after SIGTERM (spec 3.3).
+func (r *restartRun) calibrate() error {
 	const probeDelay = 20 * time.Millisecond
-	d.mt.delay.Store(int64(probeDelay))
-	before := d.mt.calls.Load()
-	cal := post(trURL+"/translate", "file", "MTX201501307_anon.alto.xml", "application/xml", alto, trFields, nil)
+	mt := r.d.mt
+	mt.delay.Store(int64(probeDelay))
+	before := mt.calls.Load()
+	cal := post(r.trURL+"/translate", "file", "MTX201501307_anon.alto.xml", "application/xml", r.alto, r.trFields, nil)
 	if cal.err != nil || cal.status != 200 {
 		return fmt.Errorf("translate-api: calibration request: status %d, %v: %.300s", cal.status, cal.err, cal.body)
 	}
 	if err := checkSlow("translate-api", cal.body, 0); err != nil {
 		return err
 	}
-	calls := d.mt.calls.Load() - before
+	calls := mt.calls.Load() - before
 	if calls == 0 {
 		return errors.New("translate-api: the calibration request made no call to the MT stand-in")
 	}
-	d.mt.delay.Store(int64(float64(probeDelay) * 25 / cal.duration.Seconds()))
+	mt.delay.Store(int64(float64(probeDelay) * 25 / cal.duration.Seconds()))
 	fmt.Printf("k8se2e: ALTO of %d bytes: %d MT calls, %.1f s at %v per call; stand-in delay now %v per call\n",
-		len(alto), calls, secs(cal.duration), probeDelay, time.Duration(d.mt.delay.Load()))
+		len(r.alto), calls, secs(cal.duration), probeDelay, time.Duration(mt.delay.Load()))
+	return nil
+}
 
-	const copies = 2
-	olds := map[string][]string{}
-	oldIP, oldDep := map[string]string{}, map[string]string{}
+// listOldPods records the pods of both deployments before the restart.
+func (r *restartRun) listOldPods() error {
+	r.olds = map[string][]string{}
+	r.oldIP, r.oldDep = map[string]string{}, map[string]string{}
 	for _, dep := range []string{"pageclass-api", "translate-api"} {
-		ps, err := d.pods("app.kubernetes.io/name=" + dep)
+		ps, err := r.d.pods("app.kubernetes.io/name=" + dep)
 		if err != nil {
 			return err
 		}
 		for _, p := range ps {
-			olds[dep] = append(olds[dep], p.Metadata.Name)
-			oldIP[p.Metadata.Name], oldDep[p.Metadata.Name] = p.Status.PodIP, dep
+			r.olds[dep] = append(r.olds[dep], p.Metadata.Name)
+			r.oldIP[p.Metadata.Name], r.oldDep[p.Metadata.Name] = p.Status.PodIP, dep
 		}
 	}
-	// The request at the stop: the moment an old pod is told to stop, the
-	// PDF (or the ALTO) goes straight to it, during its 5 s pre-stop sleep,
-	// so SIGTERM reaches the process with the request in flight whatever
-	// the new pod's start took (the requests sent before the restart may
-	// end before that on a busy machine).
-	atStop := map[string]chan slowResult{"pageclass-api": make(chan slowResult, 1), "translate-api": make(chan slowResult, 1)}
-	sendAtStop := func(name string) {
-		ip, dep := oldIP[name], oldDep[name]
-		if dep == "pageclass-api" {
-			go func() {
-				atStop[dep] <- post("http://"+ip+":8000/predict_document", "file", "pages.pdf", "application/pdf", pdf, nil, nil)
-			}()
-		} else {
-			go func() {
-				atStop[dep] <- post("http://"+ip+":8000/translate", "file", "MTX201501307_anon.alto.xml", "application/xml", alto, trFields, nil)
-			}()
+	return nil
+}
+
+// sendAtStop is the request at the stop: the moment an old pod is told to
+// stop, the PDF (or the ALTO) goes straight to it, during its 5 s pre-stop
+// sleep, so SIGTERM reaches the process with the request in flight
+// whatever the new pod's start took (the requests sent before the restart
+// may end before that on a busy machine).
+func (r *restartRun) sendAtStop(name string) {
+	ip, dep := r.oldIP[name], r.oldDep[name]
+	if dep == "pageclass-api" {
+		go func() {
+			r.atStop[dep] <- post("http://"+ip+":8000/predict_document", "file", "pages.pdf", "application/pdf", r.pdf, nil, nil)
+		}()
+	} else {
+		go func() {
+			r.atStop[dep] <- post("http://"+ip+":8000/translate", "file", "MTX201501307_anon.alto.xml", "application/xml", r.alto, r.trFields, nil)
+		}()
+	}
+}
+
+// startLoad starts the steady stream through each Service and the watcher
+// of the old pods.
+func (r *restartRun) startLoad() {
+	r.atStop = map[string]chan slowResult{"pageclass-api": make(chan slowResult, 1), "translate-api": make(chan slowResult, 1)}
+	r.stop = make(chan struct{})
+	r.streams = map[string]*stream{"pageclass-api": {}, "translate-api": {}}
+	r.wg.Add(2)
+	go r.streams["pageclass-api"].run(r.pcURL, 100*time.Millisecond, r.stop, &r.wg)
+	go r.streams["translate-api"].run(r.trURL, 100*time.Millisecond, r.stop, &r.wg)
+	r.stopping, r.gone = map[string]time.Time{}, map[string]time.Time{}
+	r.watchDone = make(chan struct{})
+	go r.watch()
+}
+
+// watch follows the old pods until stop is closed: when each is told to
+// stop (deletionTimestamp, as the kubelet sees it) and when it is gone.
+func (r *restartRun) watch() {
+	defer close(r.watchDone)
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+		ps, err := r.d.pods("app.kubernetes.io/name in (pageclass-api,translate-api)")
+		if err != nil {
+			continue
+		}
+		r.seen(ps)
+	}
+}
+
+// seen records what one listing of the pods shows.
+func (r *restartRun) seen(ps []pod) {
+	seen := map[string]bool{}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range ps {
+		seen[p.Metadata.Name] = true
+		if p.Metadata.DeletionTimestamp != nil {
+			if _, ok := r.stopping[p.Metadata.Name]; !ok {
+				r.stopping[p.Metadata.Name] = time.Now()
+				if r.oldDep[p.Metadata.Name] != "" {
+					r.sendAtStop(p.Metadata.Name)
+				}
+			}
 		}
 	}
-
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	streams := map[string]*stream{"pageclass-api": {}, "translate-api": {}}
-	wg.Add(2)
-	go streams["pageclass-api"].run(pcURL, 100*time.Millisecond, stop, &wg)
-	go streams["translate-api"].run(trURL, 100*time.Millisecond, stop, &wg)
-
-	// Watch the old pods: when each is told to stop (deletionTimestamp, as
-	// the kubelet sees it) and when it is gone.
-	var mu sync.Mutex
-	stopping := map[string]time.Time{}
-	gone := map[string]time.Time{}
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(250 * time.Millisecond):
+	for _, names := range r.olds {
+		for _, n := range names {
+			if _, ok := r.gone[n]; !ok && !seen[n] {
+				r.gone[n] = time.Now()
 			}
-			ps, err := d.pods("app.kubernetes.io/name in (pageclass-api,translate-api)")
-			if err != nil {
-				continue
-			}
-			seen := map[string]bool{}
-			mu.Lock()
-			for _, p := range ps {
-				seen[p.Metadata.Name] = true
-				if p.Metadata.DeletionTimestamp != nil {
-					if _, ok := stopping[p.Metadata.Name]; !ok {
-						stopping[p.Metadata.Name] = time.Now()
-						if oldDep[p.Metadata.Name] != "" {
-							sendAtStop(p.Metadata.Name)
-						}
-					}
-				}
-			}
-			for _, names := range olds {
-				for _, n := range names {
-					if _, ok := gone[n]; !ok && !seen[n] {
-						gone[n] = time.Now()
-					}
-				}
-			}
-			mu.Unlock()
 		}
-	}()
+	}
+}
 
-	// The slow requests: the copies of the PDF to the classifier, the ALTO
-	// to the translator.
-	results := map[string][]chan slowResult{}
+// sendSlow sends the slow requests (the copies of the PDF to the
+// classifier, the ALTO to the translator) and returns once both are in the
+// old pods: the PDFs fully sent, the ALTO already being translated.
+func (r *restartRun) sendSlow() error {
+	r.results = map[string][]chan slowResult{}
 	pcWritten := make(chan time.Time, copies)
 	for i := 0; i < copies; i++ {
 		ch := make(chan slowResult, 1)
-		results["pageclass-api"] = append(results["pageclass-api"], ch)
+		r.results["pageclass-api"] = append(r.results["pageclass-api"], ch)
 		go func() {
-			ch <- post(pcURL+"/predict_document", "file", "pages.pdf", "application/pdf", pdf, nil, pcWritten)
+			ch <- post(r.pcURL+"/predict_document", "file", "pages.pdf", "application/pdf", r.pdf, nil, pcWritten)
 		}()
 	}
-	mtStarted := d.mt.arm()
+	mtStarted := r.d.mt.arm()
 	trCh := make(chan slowResult, 1)
-	results["translate-api"] = []chan slowResult{trCh}
+	r.results["translate-api"] = []chan slowResult{trCh}
 	go func() {
-		trCh <- post(trURL+"/translate", "file", "MTX201501307_anon.alto.xml", "application/xml", alto, trFields, nil)
+		trCh <- post(r.trURL+"/translate", "file", "MTX201501307_anon.alto.xml", "application/xml", r.alto, r.trFields, nil)
 	}()
-	// Both slow requests are in the old pods before the restart: the PDFs
-	// fully sent, the ALTO already being translated.
 	for i := 0; i < copies; i++ {
 		select {
 		case <-pcWritten:
 		case <-time.After(time.Minute):
-			close(stop)
 			return errors.New("pageclass-api: the PDF was not sent within a minute")
 		}
 	}
 	select {
 	case <-mtStarted:
 	case <-time.After(time.Minute):
-		close(stop)
 		return errors.New("translate-api: the ALTO request reached no MT call within a minute")
 	}
-	restartAt := time.Now()
-	if _, err := d.kc("rollout", "restart", "deployment/pageclass-api", "deployment/translate-api"); err != nil {
-		close(stop)
-		return err
-	}
+	return nil
+}
+
+// waitRollout waits for both rollouts and returns the first error.
+func (r *restartRun) waitRollout() error {
 	var rolloutErr error
 	for _, dep := range []string{"pageclass-api", "translate-api"} {
-		if _, err := d.kc("rollout", "status", "deployment/"+dep, "--timeout", "5m"); err != nil && rolloutErr == nil {
+		if _, err := r.d.kc("rollout", "status", "deployment/"+dep, "--timeout", "5m"); err != nil && rolloutErr == nil {
 			rolloutErr = err
 		}
 	}
-	rolledAt := time.Now()
-	slow := map[string][]slowResult{}
-	for dep, chs := range results {
+	r.rolledAt = time.Now()
+	return rolloutErr
+}
+
+// collect waits for the slow requests and the requests at the stop.
+func (r *restartRun) collect() {
+	r.slow = map[string][]slowResult{}
+	for dep, chs := range r.results {
 		for _, ch := range chs {
-			slow[dep] = append(slow[dep], <-ch)
+			r.slow[dep] = append(r.slow[dep], <-ch)
 		}
 	}
-	stopped := map[string]slowResult{}
-	for dep, ch := range atStop {
+	r.stopped = map[string]slowResult{}
+	for dep, ch := range r.atStop {
 		select {
-		case stopped[dep] = <-ch:
+		case r.stopped[dep] = <-ch:
 		case <-time.After(4 * time.Minute):
-			stopped[dep] = slowResult{err: errors.New("no request was sent at the stop (the old pod was never seen stopping)")}
+			r.stopped[dep] = slowResult{err: errors.New("no request was sent at the stop (the old pod was never seen stopping)")}
 		}
 	}
-	// Keep the streams going until every old pod is gone: its whole drain
-	// is under load.
+}
+
+// drainAndStop keeps the streams going until every old pod is gone (its
+// whole drain is under load) and two seconds more against the new pods
+// only, then stops the streams and the watcher.
+func (r *restartRun) drainAndStop() {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
-		mu.Lock()
-		n := len(gone)
-		mu.Unlock()
-		if n == len(olds["pageclass-api"])+len(olds["translate-api"]) {
+		r.mu.Lock()
+		n := len(r.gone)
+		r.mu.Unlock()
+		if n == len(r.olds["pageclass-api"])+len(r.olds["translate-api"]) {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
 	time.Sleep(2 * time.Second) // two more seconds of the stream against the new pods only
-	close(stop)
-	wg.Wait()
-	<-watchDone
-	if rolloutErr != nil {
-		return rolloutErr
-	}
+	close(r.stop)
+	r.wg.Wait()
+	<-r.watchDone
+}
 
-	var problems []string
-	figures := map[string]any{"rollout_after_restart_s": secs(rolledAt.Sub(restartAt))}
-	for _, dep := range []string{"pageclass-api", "translate-api"} {
-		s := streams[dep]
-		old := olds[dep][0]
-		mu.Lock()
-		stopAt, told := stopping[old]
-		goneAt, isGone := gone[old]
-		mu.Unlock()
-		f := map[string]any{
-			"stream_sent":       s.sent.Load(),
-			"stream_failed":     s.failed.Load(),
-			"stream_retried":    s.retried.Load(),
-			"old_pod":           old,
-			"old_pod_told_stop": told,
-		}
-		if isGone && told {
-			f["old_pod_stop_to_gone_s"] = secs(goneAt.Sub(stopAt))
-		}
-		figures[dep] = f
-		if s.failed.Load() > 0 {
-			problems = append(problems, fmt.Sprintf("%s: %d of %d stream requests failed: %s", dep, s.failed.Load(), s.sent.Load(), strings.Join(s.errs, "; ")))
-		}
-		if !told {
-			problems = append(problems, fmt.Sprintf("%s: the old pod %s was never seen stopping", dep, old))
-		}
-		if !isGone {
-			problems = append(problems, fmt.Sprintf("%s: the old pod %s was still there two minutes after the rollout", dep, old))
-		}
-		var longest slowResult
-		var statuses []int
-		for _, r := range slow[dep] {
-			statuses = append(statuses, r.status)
-			if r.duration > longest.duration {
-				longest = r
-			}
-			if r.err != nil || r.status != 200 {
-				problems = append(problems, fmt.Sprintf("%s: a slow request failed: status %d, %v: %.300s", dep, r.status, r.err, r.body))
-			} else if err := checkSlow(dep, r.body, len(pages)); err != nil {
-				problems = append(problems, err.Error())
-			}
-		}
-		f["slow_requests"] = len(slow[dep])
-		f["slow_statuses"] = statuses
-		f["longest_slow_request_s"] = secs(longest.duration)
-		if told {
-			f["longest_in_flight_after_stop_s"] = secs(longest.doneAt.Sub(stopAt))
-		}
-		// The request sent at the stop: written before SIGTERM, answered
-		// after it.
-		r := stopped[dep]
-		sigterm := stopAt.Add(preStop)
-		f["at_stop_status"] = r.status
-		f["at_stop_request_s"] = secs(r.duration)
-		switch {
-		case r.err != nil || r.status != 200:
-			problems = append(problems, fmt.Sprintf("%s: the request sent to the old pod at its stop failed: status %d, %v: %.300s", dep, r.status, r.err, r.body))
-		case !told || !r.sentAt.Before(sigterm):
-			problems = append(problems, fmt.Sprintf("%s: the request at the stop was written %.1f s after SIGTERM reached the pod, so it tested nothing", dep, secs(r.sentAt.Sub(sigterm))))
-		case !r.doneAt.After(sigterm):
-			problems = append(problems, fmt.Sprintf("%s: the request at the stop ended %.1f s before SIGTERM reached the pod, so the drain did not hold it", dep, secs(sigterm.Sub(r.doneAt))))
-		default:
-			if err := checkSlow(dep, r.body, len(pages)); err != nil {
-				problems = append(problems, "at the stop: "+err.Error())
-			}
-			f["at_stop_in_flight_after_sigterm_s"] = secs(r.doneAt.Sub(sigterm))
-		}
-		fmt.Printf("k8se2e: %s: stream %d sent, %d failed, %d answered 503 by the draining pod and retried; slow requests before the restart %v, the longest %.1f s; the request at the stop %d after %.1f s, %.1f s of it after SIGTERM reached the pod\n",
-			dep, s.sent.Load(), s.failed.Load(), s.retried.Load(), statuses, secs(longest.duration), r.status, secs(r.duration), secs(r.doneAt.Sub(sigterm)))
+// figures returns a deployment's figures and problems: its stream, its
+// old pod, its slow requests and its request at the stop.
+func (r *restartRun) figures(dep string) (map[string]any, []string) {
+	s := r.streams[dep]
+	old := r.olds[dep][0]
+	r.mu.Lock()
+	stopAt, told := r.stopping[old]
+	goneAt, isGone := r.gone[old]
+	r.mu.Unlock()
+	f := map[string]any{
+		"stream_sent":       s.sent.Load(),
+		"stream_failed":     s.failed.Load(),
+		"stream_retried":    s.retried.Load(),
+		"old_pod":           old,
+		"old_pod_told_stop": told,
 	}
-	d.report["restart"] = figures
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "\n"))
+	if isGone && told {
+		f["old_pod_stop_to_gone_s"] = secs(goneAt.Sub(stopAt))
+	}
+	var problems []string
+	if s.failed.Load() > 0 {
+		problems = append(problems, fmt.Sprintf("%s: %d of %d stream requests failed: %s", dep, s.failed.Load(), s.sent.Load(), strings.Join(s.errs, "; ")))
+	}
+	if !told {
+		problems = append(problems, fmt.Sprintf("%s: the old pod %s was never seen stopping", dep, old))
+	}
+	if !isGone {
+		problems = append(problems, fmt.Sprintf("%s: the old pod %s was still there two minutes after the rollout", dep, old))
+	}
+	statuses, longest, p := r.slowFigures(dep, f, stopAt, told)
+	problems = append(problems, p...)
+	// The request sent at the stop: written before SIGTERM, answered
+	// after it.
+	res := r.stopped[dep]
+	sigterm := stopAt.Add(preStop)
+	problems = append(problems, r.atStopFigures(dep, f, res, sigterm, told)...)
+	fmt.Printf("k8se2e: %s: stream %d sent, %d failed, %d answered 503 by the draining pod and retried; slow requests before the restart %v, the longest %.1f s; the request at the stop %d after %.1f s, %.1f s of it after SIGTERM reached the pod\n",
+		dep, s.sent.Load(), s.failed.Load(), s.retried.Load(), statuses, secs(longest.duration), res.status, secs(res.duration), secs(res.doneAt.Sub(sigterm)))
+	return f, problems
+}
+
+// slowFigures adds to f the figures of a deployment's slow requests sent
+// before the restart and returns their statuses, the longest and the
+// problems.
+func (r *restartRun) slowFigures(dep string, f map[string]any, stopAt time.Time, told bool) ([]int, slowResult, []string) {
+	var longest slowResult
+	var statuses []int
+	var problems []string
+	for _, res := range r.slow[dep] {
+		statuses = append(statuses, res.status)
+		if res.duration > longest.duration {
+			longest = res
+		}
+		if res.err != nil || res.status != 200 {
+			problems = append(problems, fmt.Sprintf("%s: a slow request failed: status %d, %v: %.300s", dep, res.status, res.err, res.body))
+		} else if err := checkSlow(dep, res.body, len(r.pages)); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	f["slow_requests"] = len(r.slow[dep])
+	f["slow_statuses"] = statuses
+	f["longest_slow_request_s"] = secs(longest.duration)
+	if told {
+		f["longest_in_flight_after_stop_s"] = secs(longest.doneAt.Sub(stopAt))
+	}
+	return statuses, longest, problems
+}
+
+// atStopFigures adds to f the figures of the request sent to the old pod
+// at its stop (res) and returns its problems: it must have been written
+// before SIGTERM and answered, in full, after it.
+func (r *restartRun) atStopFigures(dep string, f map[string]any, res slowResult, sigterm time.Time, told bool) []string {
+	f["at_stop_status"] = res.status
+	f["at_stop_request_s"] = secs(res.duration)
+	switch {
+	case res.err != nil || res.status != 200:
+		return []string{fmt.Sprintf("%s: the request sent to the old pod at its stop failed: status %d, %v: %.300s", dep, res.status, res.err, res.body)}
+	case !told || !res.sentAt.Before(sigterm):
+		return []string{fmt.Sprintf("%s: the request at the stop was written %.1f s after SIGTERM reached the pod, so it tested nothing", dep, secs(res.sentAt.Sub(sigterm)))}
+	case !res.doneAt.After(sigterm):
+		return []string{fmt.Sprintf("%s: the request at the stop ended %.1f s before SIGTERM reached the pod, so the drain did not hold it", dep, secs(sigterm.Sub(res.doneAt)))}
+	}
+	f["at_stop_in_flight_after_sigterm_s"] = secs(res.doneAt.Sub(sigterm))
+	if err := checkSlow(dep, res.body, len(r.pages)); err != nil {
+		return []string{"at the stop: " + err.Error()}
 	}
 	return nil
 }
@@ -891,15 +1005,77 @@ func (d *driver) config() error {
 // applied, each index's outcome checked.
 func (d *driver) batch() error {
 	vol := filepath.Join(d.volumes, "archivekit-batch")
-	for _, sub := range []string{"input", "model", "output", "output/pageclass", "output/translate"} {
-		if err := mkdirOwned(filepath.Join(vol, sub)); err != nil {
-			return err
-		}
-	}
-	// 16 sample pages (one or two per category).
-	pages, err := samplePages(filepath.Join(d.shared, "data", "pages"))
+	chosen, err := d.batchPages(vol)
 	if err != nil {
 		return err
+	}
+	perShard, failIndex, err := d.batchALTOs(vol)
+	if err != nil {
+		return err
+	}
+	d.mt.delay.Store(0)
+	refusedBefore := d.mt.refused.Load()
+	d.mt.blocked.Store(true)
+	defer d.unblockAfterFailedPod()()
+
+	t := time.Now()
+	if _, err := d.kc("apply", "-k", batchDir); err != nil {
+		return err
+	}
+	done, took, err := d.waitJobs(t)
+	if err != nil {
+		return err
+	}
+	figures := map[string]any{}
+	var problems []string
+	for _, name := range []string{"pageclass-shards", "translate-shards"} {
+		f, p, err := d.jobFigures(name, done[name], took[name])
+		if err != nil {
+			return err
+		}
+		figures[name] = f
+		problems = append(problems, p...)
+	}
+	// The translator's retried index: one failed pod, then a success; the
+	// other indexes one pod each.
+	trPods := figures["translate-shards"].(map[string]any)["pods_per_index"].(map[string]map[string]int)
+	for idx, phases := range trPods {
+		want := map[string]int{"Succeeded": 1}
+		if idx == fmt.Sprint(failIndex) {
+			want = map[string]int{"Succeeded": 1, "Failed": 1}
+		}
+		if fmt.Sprint(phases) != fmt.Sprint(want) {
+			problems = append(problems, fmt.Sprintf("translate-shards: index %s pods %v, want %v", idx, phases, want))
+		}
+	}
+	refused := d.mt.refused.Load() - refusedBefore
+	if refused == 0 {
+		problems = append(problems, "the stand-in refused no call: the marked document was not sent")
+	}
+	want, p := batchOutputs(vol, perShard, len(chosen))
+	problems = append(problems, p...)
+	figures["pages"] = len(chosen)
+	figures["alto_documents"] = want
+	figures["translate_retried_index"] = failIndex
+	figures["mt_calls_refused"] = refused
+	d.report["batch"] = figures
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+// batchPages makes the batch volume's folders and puts 16 sample pages
+// (one or two per category) in its input; it returns them.
+func (d *driver) batchPages(vol string) ([]string, error) {
+	for _, sub := range []string{"input", "model", "output", "output/pageclass", "output/translate"} {
+		if err := mkdirOwned(filepath.Join(vol, sub)); err != nil {
+			return nil, err
+		}
+	}
+	pages, err := samplePages(filepath.Join(d.shared, "data", "pages"))
+	if err != nil {
+		return nil, err
 	}
 	var chosen []string
 	for i := 0; i < len(pages) && len(chosen) < 16; i += len(pages) / 16 {
@@ -908,56 +1084,72 @@ func (d *driver) batch() error {
 	for i, p := range chosen {
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		name := fmt.Sprintf("%s-%02d.png", filepath.Base(filepath.Dir(p)), i)
 		if err := os.WriteFile(filepath.Join(vol, "input", name), b, 0o644); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	// ALTO documents: two in each of shards 0, 1 and 3 of 4, and one alone
-	// in shard 2 with the marker the stand-in refuses until that index has
-	// failed once: the shard translates nothing on its first attempt
-	// (exit 3), and its index alone is retried.
+	return chosen, nil
+}
+
+// batchALTOs puts the ALTO documents in the batch volume's input: two in
+// each of shards 0, 1 and 3 of 4, and one alone in shard 2 with the marker
+// the stand-in refuses until that index has failed once: the shard
+// translates nothing on its first attempt (exit 3), and its index alone is
+// retried. It returns the documents of each shard and the failing index.
+func (d *driver) batchALTOs(vol string) (map[int][]string, int, error) {
 	alto, err := os.ReadFile(d.altoPath())
 	if err != nil {
-		return err
+		return nil, -1, err
 	}
 	marked := bytes.Replace(alto, []byte(`CONTENT="`), []byte(`CONTENT="`+failMarker+" "), 1)
 	if bytes.Equal(marked, alto) {
-		return errors.New("the sample ALTO has no CONTENT attribute to mark")
+		return nil, -1, errors.New("the sample ALTO has no CONTENT attribute to mark")
 	}
 	perShard := map[int][]string{}
 	var failIndex = -1
 	for i := 0; len(perShard[0]) < 2 || len(perShard[1]) < 2 || len(perShard[3]) < 2 || failIndex < 0; i++ {
 		name := fmt.Sprintf("doc-%03d.alto.xml", i)
-		s := -1
-		for k := 0; k < 4; k++ {
-			if (shard.Spec{Index: k, Count: 4}).Has(shard.Key("", name)) {
-				s = k
-			}
-		}
+		s := shardOf(name, 4)
+		var data []byte
 		switch {
 		case s == 2 && failIndex < 0:
 			failIndex = 2
-			perShard[2] = append(perShard[2], name)
-			if err := os.WriteFile(filepath.Join(vol, "input", name), marked, 0o644); err != nil {
-				return err
-			}
+			data = marked
 		case s != 2 && len(perShard[s]) < 2:
+			data = alto
+		}
+		if data != nil {
 			perShard[s] = append(perShard[s], name)
-			if err := os.WriteFile(filepath.Join(vol, "input", name), alto, 0o644); err != nil {
-				return err
+			if err := os.WriteFile(filepath.Join(vol, "input", name), data, 0o644); err != nil {
+				return nil, -1, err
 			}
 		}
 		if i > 1000 {
-			return errors.New("could not place the ALTO documents in the four shards")
+			return nil, -1, errors.New("could not place the ALTO documents in the four shards")
 		}
 	}
-	d.mt.delay.Store(0)
-	refusedBefore := d.mt.refused.Load()
-	d.mt.blocked.Store(true)
-	// Unblock the marker once an index has a failed pod.
+	return perShard, failIndex, nil
+}
+
+// shardOf is the index of the shard of n that holds the input name (-1 if
+// none; the last if several, as a loop over the shards finds it).
+func shardOf(name string, n int) int {
+	s := -1
+	for k := 0; k < n; k++ {
+		if (shard.Spec{Index: k, Count: n}).Has(shard.Key("", name)) {
+			s = k
+		}
+	}
+	return s
+}
+
+// unblockAfterFailedPod lets the stand-in answer the marked document once
+// an index of the translator's Job has a failed pod; the function it
+// returns stops the watch and unblocks the stand-in.
+func (d *driver) unblockAfterFailedPod() func() {
 	quit, unblocked := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(unblocked)
@@ -979,107 +1171,114 @@ func (d *driver) batch() error {
 			}
 		}
 	}()
-	defer func() { close(quit); <-unblocked; d.mt.blocked.Store(false) }()
+	return func() { close(quit); <-unblocked; d.mt.blocked.Store(false) }
+}
 
-	t := time.Now()
-	if _, err := d.kc("apply", "-k", batchDir); err != nil {
-		return err
-	}
-	type job struct {
-		Status struct {
-			Succeeded      int        `json:"succeeded"`
-			Failed         int        `json:"failed"`
-			FailedIndexes  *string    `json:"failedIndexes"`
-			StartTime      *time.Time `json:"startTime"`
-			CompletionTime *time.Time `json:"completionTime"`
-			Conditions     []struct {
-				Type, Status, Reason, Message string
-			} `json:"conditions"`
-		} `json:"status"`
-	}
+// job is the part of a Job's status the batch step reads.
+type job struct {
+	Status struct {
+		Succeeded      int        `json:"succeeded"`
+		Failed         int        `json:"failed"`
+		FailedIndexes  *string    `json:"failedIndexes"`
+		StartTime      *time.Time `json:"startTime"`
+		CompletionTime *time.Time `json:"completionTime"`
+		Conditions     []struct {
+			Type, Status, Reason, Message string
+		} `json:"conditions"`
+	} `json:"status"`
+}
+
+// waitJobs waits (8 minutes at most) until both Jobs are complete and
+// returns each one's status and its seconds since t; a failed Job is an
+// error.
+func (d *driver) waitJobs(t time.Time) (map[string]job, map[string]float64, error) {
 	done := map[string]job{}
 	took := map[string]float64{}
 	for end := time.Now().Add(8 * time.Minute); len(done) < 2; time.Sleep(time.Second) {
 		if time.Now().After(end) {
-			return fmt.Errorf("the Jobs did not finish in 8 minutes (finished: %d)", len(done))
+			return nil, nil, fmt.Errorf("the Jobs did not finish in 8 minutes (finished: %d)", len(done))
 		}
 		for _, name := range []string{"pageclass-shards", "translate-shards"} {
 			if _, ok := done[name]; ok {
 				continue
 			}
-			out, err := d.kc("get", "job", name, "-o", "json")
+			j, complete, err := d.jobState(name)
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
-			var j job
-			if err := json.Unmarshal([]byte(out), &j); err != nil {
-				return err
-			}
-			for _, c := range j.Status.Conditions {
-				if c.Status != "True" {
-					continue
-				}
-				switch c.Type {
-				case "Complete":
-					done[name] = j
-					took[name] = secs(time.Since(t))
-				case "Failed":
-					return fmt.Errorf("job %s failed: %s: %s", name, c.Reason, c.Message)
-				}
+			if complete {
+				done[name] = j
+				took[name] = secs(time.Since(t))
 			}
 		}
 	}
-	figures := map[string]any{}
+	return done, took, nil
+}
+
+// jobState reads a Job's status: complete, or an error when it failed.
+func (d *driver) jobState(name string) (job, bool, error) {
+	var j job
+	out, err := d.kc("get", "job", name, "-o", "json")
+	if err != nil {
+		return j, false, err
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil {
+		return j, false, err
+	}
+	complete := false
+	for _, c := range j.Status.Conditions {
+		if c.Status != "True" {
+			continue
+		}
+		switch c.Type {
+		case "Complete":
+			complete = true
+		case "Failed":
+			return j, false, fmt.Errorf("job %s failed: %s: %s", name, c.Reason, c.Message)
+		}
+	}
+	return j, complete, nil
+}
+
+// jobFigures returns a finished Job's figures (its pods per index among
+// them) and problems: every index must have succeeded.
+func (d *driver) jobFigures(name string, j job, took float64) (map[string]any, []string, error) {
+	ps, err := d.pods("job-name=" + name)
+	if err != nil {
+		return nil, nil, err
+	}
+	perIndex := map[string]map[string]int{}
+	for _, p := range ps {
+		idx := p.Metadata.Labels["batch.kubernetes.io/job-completion-index"]
+		if perIndex[idx] == nil {
+			perIndex[idx] = map[string]int{}
+		}
+		perIndex[idx][p.Status.Phase]++
+	}
+	f := map[string]any{
+		"apply_to_complete_s": took,
+		"succeeded":           j.Status.Succeeded,
+		"failed_pods":         j.Status.Failed,
+		"pods_per_index":      perIndex,
+	}
+	if j.Status.StartTime != nil && j.Status.CompletionTime != nil {
+		f["start_to_completion_s"] = j.Status.CompletionTime.Sub(*j.Status.StartTime).Seconds()
+	}
 	var problems []string
-	for _, name := range []string{"pageclass-shards", "translate-shards"} {
-		j := done[name]
-		ps, err := d.pods("job-name=" + name)
-		if err != nil {
-			return err
-		}
-		perIndex := map[string]map[string]int{}
-		for _, p := range ps {
-			idx := p.Metadata.Labels["batch.kubernetes.io/job-completion-index"]
-			if perIndex[idx] == nil {
-				perIndex[idx] = map[string]int{}
-			}
-			perIndex[idx][p.Status.Phase]++
-		}
-		f := map[string]any{
-			"apply_to_complete_s": took[name],
-			"succeeded":           j.Status.Succeeded,
-			"failed_pods":         j.Status.Failed,
-			"pods_per_index":      perIndex,
-		}
-		if j.Status.StartTime != nil && j.Status.CompletionTime != nil {
-			f["start_to_completion_s"] = j.Status.CompletionTime.Sub(*j.Status.StartTime).Seconds()
-		}
-		figures[name] = f
-		if j.Status.Succeeded != 4 {
-			problems = append(problems, fmt.Sprintf("%s: %d indexes succeeded, want 4", name, j.Status.Succeeded))
-		}
-		if j.Status.FailedIndexes != nil && *j.Status.FailedIndexes != "" {
-			problems = append(problems, fmt.Sprintf("%s: failed indexes %s", name, *j.Status.FailedIndexes))
-		}
-		fmt.Printf("k8se2e: %s complete %.1f s after apply; pods per index: %v\n", name, took[name], perIndex)
+	if j.Status.Succeeded != 4 {
+		problems = append(problems, fmt.Sprintf("%s: %d indexes succeeded, want 4", name, j.Status.Succeeded))
 	}
-	// The translator's retried index: one failed pod, then a success; the
-	// other indexes one pod each.
-	trPods := figures["translate-shards"].(map[string]any)["pods_per_index"].(map[string]map[string]int)
-	for idx, phases := range trPods {
-		want := map[string]int{"Succeeded": 1}
-		if idx == fmt.Sprint(failIndex) {
-			want = map[string]int{"Succeeded": 1, "Failed": 1}
-		}
-		if fmt.Sprint(phases) != fmt.Sprint(want) {
-			problems = append(problems, fmt.Sprintf("translate-shards: index %s pods %v, want %v", idx, phases, want))
-		}
+	if j.Status.FailedIndexes != nil && *j.Status.FailedIndexes != "" {
+		problems = append(problems, fmt.Sprintf("%s: failed indexes %s", name, *j.Status.FailedIndexes))
 	}
-	refused := d.mt.refused.Load() - refusedBefore
-	if refused == 0 {
-		problems = append(problems, "the stand-in refused no call: the marked document was not sent")
-	}
-	// Every document translated exactly once, every page classified once.
+	fmt.Printf("k8se2e: %s complete %.1f s after apply; pods per index: %v\n", name, took, perIndex)
+	return f, problems, nil
+}
+
+// batchOutputs checks the Jobs' outputs: every document translated exactly
+// once, every page classified once. It returns the number of documents.
+func batchOutputs(vol string, perShard map[int][]string, pages int) (int, []string) {
+	var problems []string
 	outs, _ := filepath.Glob(filepath.Join(vol, "output", "translate", "*_en.alto.xml"))
 	var want int
 	for _, names := range perShard {
@@ -1091,18 +1290,10 @@ func (d *driver) batch() error {
 	rows, err := countPageRows(filepath.Join(vol, "output", "pageclass"))
 	if err != nil {
 		problems = append(problems, err.Error())
-	} else if rows != len(chosen) {
-		problems = append(problems, fmt.Sprintf("pageclass-shards: %d page rows in the shards' tables, want %d", rows, len(chosen)))
+	} else if rows != pages {
+		problems = append(problems, fmt.Sprintf("pageclass-shards: %d page rows in the shards' tables, want %d", rows, pages))
 	}
-	figures["pages"] = len(chosen)
-	figures["alto_documents"] = want
-	figures["translate_retried_index"] = failIndex
-	figures["mt_calls_refused"] = refused
-	d.report["batch"] = figures
-	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "\n"))
-	}
-	return nil
+	return want, problems
 }
 
 // countPageRows counts the rows of the shards' ensemble tables
