@@ -25,6 +25,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -56,15 +57,8 @@ func main() {
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := cliflags.New("bakeoff", stderr)
-	samples := fs.String("samples", "", "comma-separated ALTO or metadata XML files or folders (required)")
-	backends := fs.String("backends", "mtapi", "comma-separated backends: mtapi, chat_compatible, ct2")
-	refsPath := fs.String("refs", "", "references CSV (segment_id,reference)")
-	limit := fs.Int("limit", 0, "use at most this many segments (0: all)")
-	out := fs.String("out", "bakeoff.csv", "the per-segment CSV to write")
-	src := fs.String("src", "auto", "source language, or auto to detect per segment")
-	tgt := fs.String("tgt", "en", "target language")
-	xpaths := fs.String("xpaths", "", "field list of metadata mode (default: the translator's)")
-	vocabPath := fs.String("vocabulary", "", "vocabulary CSV for the terminology check")
+	var f flags
+	f.define(fs.FlagSet)
 	if code, stop := fs.Parse(args, stdout); stop {
 		return code
 	}
@@ -72,58 +66,128 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "bakeoff: "+format+"\n", a...)
 		return exitUsage
 	}
-	names := splitList(*backends)
+	names := splitList(f.backends)
+	if msg := f.check(names, getenv); msg != "" {
+		return usage("%s", msg)
+	}
+	segs, err := f.segments(getenv, stderr)
+	if err != nil {
+		return usage("%v", err)
+	}
+	cfg, err := f.config(segs, stderr)
+	if err != nil {
+		return usage("%v", err)
+	}
+	for _, n := range names {
+		b, err := session.OpenBackend(n, getenv)
+		if err != nil {
+			closeAll(cfg.Backends)
+			return usage("backend %s: %v", n, err)
+		}
+		cfg.Backends = append(cfg.Backends, b)
+	}
+	defer closeAll(cfg.Backends)
+
+	rows, runErr := bakeoff.Run(ctx, segs, cfg)
+	if err := bakeoff.WriteCSV(f.out, rows, cfg.Vocabulary != nil); err != nil {
+		fmt.Fprintln(stderr, "bakeoff:", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "%d segments × %d backends, source %s, target %s; rows in %s\n", len(segs), len(names), f.src, f.tgt, f.out)
+	sums := bakeoff.Summarise(rows)
+	bakeoff.WriteTable(stdout, sums)
+	if runErr != nil {
+		fmt.Fprintln(stderr, "bakeoff: stopped:", runErr)
+		return exitFailure
+	}
+	return verdict(sums, f.out, stderr)
+}
+
+// flags are the command's flags.
+type flags struct {
+	samples, backends, refs, out, src, tgt, xpaths, vocabulary string
+	limit                                                      int
+}
+
+func (f *flags) define(fs *flag.FlagSet) {
+	fs.StringVar(&f.samples, "samples", "", "comma-separated ALTO or metadata XML files or folders (required)")
+	fs.StringVar(&f.backends, "backends", "mtapi", "comma-separated backends: mtapi, chat_compatible, ct2")
+	fs.StringVar(&f.refs, "refs", "", "references CSV (segment_id,reference)")
+	fs.IntVar(&f.limit, "limit", 0, "use at most this many segments (0: all)")
+	fs.StringVar(&f.out, "out", "bakeoff.csv", "the per-segment CSV to write")
+	fs.StringVar(&f.src, "src", "auto", "source language, or auto to detect per segment")
+	fs.StringVar(&f.tgt, "tgt", "en", "target language")
+	fs.StringVar(&f.xpaths, "xpaths", "", "field list of metadata mode (default: the translator's)")
+	fs.StringVar(&f.vocabulary, "vocabulary", "", "vocabulary CSV for the terminology check")
+}
+
+// check validates the flags and the environment of each backend named; it
+// returns the usage error's message, or "".
+func (f *flags) check(names []string, getenv func(string) string) string {
 	switch {
-	case *samples == "":
-		return usage("--samples is required")
+	case f.samples == "":
+		return "--samples is required"
 	case len(names) == 0:
-		return usage("--backends names no backend")
-	case *limit < 0:
-		return usage("--limit %d: want 0 (all) or more", *limit)
-	case *tgt == "" || *tgt == "auto":
-		return usage("--tgt must be a language code")
+		return "--backends names no backend"
+	case f.limit < 0:
+		return fmt.Sprintf("--limit %d: want 0 (all) or more", f.limit)
+	case f.tgt == "" || f.tgt == "auto":
+		return "--tgt must be a language code"
 	}
 	seen := map[string]bool{}
 	for _, n := range names {
 		if seen[n] {
-			return usage("backend %s named twice", n)
+			return fmt.Sprintf("backend %s named twice", n)
 		}
 		seen[n] = true
 		if err := session.CheckConfig(n, getenv); err != nil {
-			return usage("backend %s: %v", n, err)
+			return fmt.Sprintf("backend %s: %v", n, err)
 		}
 	}
+	return ""
+}
 
+// segments loads the segments of the samples (at most --limit), with the
+// field list of metadata mode; loading warnings go to stderr.
+func (f *flags) segments(getenv func(string) string, stderr io.Writer) ([]bakeoff.Segment, error) {
 	res := &resources.Resolver{Getenv: getenv}
-	ff, err := res.Find(resources.Fields, *xpaths)
+	ff, err := res.Find(resources.Fields, f.xpaths)
 	if err != nil {
-		return usage("field list: %v", err)
+		return nil, fmt.Errorf("field list: %v", err)
 	}
 	data, err := ff.ReadFile()
 	if err != nil {
-		return usage("field list: %v", err)
+		return nil, fmt.Errorf("field list: %v", err)
 	}
 	fields, err := metadata.ParseFields(ff.String(), data)
 	if err != nil {
-		return usage("%v", err)
+		return nil, err
 	}
-	segs, warnings, err := bakeoff.LoadSegments(splitList(*samples), fields)
+	segs, warnings, err := bakeoff.LoadSegments(splitList(f.samples), fields)
 	if err != nil {
-		return usage("%v", err)
+		return nil, err
 	}
 	for _, w := range warnings {
 		fmt.Fprintln(stderr, "bakeoff: warning:", w)
 	}
-	if *limit > 0 && len(segs) > *limit {
-		segs = segs[:*limit]
+	if f.limit > 0 && len(segs) > f.limit {
+		segs = segs[:f.limit]
 	}
 	if len(segs) == 0 {
-		return usage("no segments in %s", *samples)
+		return nil, fmt.Errorf("no segments in %s", f.samples)
 	}
-	cfg := bakeoff.Config{Source: *src, Target: *tgt}
-	if *refsPath != "" {
-		if cfg.Refs, err = bakeoff.LoadRefs(*refsPath); err != nil {
-			return usage("%v", err)
+	return segs, nil
+}
+
+// config is the bakeoff's configuration but its backends: languages,
+// references (a warning counts those naming no segment of segs),
+// vocabulary, and the language detector when the source is detected.
+func (f *flags) config(segs []bakeoff.Segment, stderr io.Writer) (bakeoff.Config, error) {
+	cfg := bakeoff.Config{Source: f.src, Target: f.tgt}
+	var err error
+	if f.refs != "" {
+		if cfg.Refs, err = bakeoff.LoadRefs(f.refs); err != nil {
+			return cfg, err
 		}
 		ids := map[string]bool{}
 		for _, s := range segs {
@@ -139,36 +203,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			fmt.Fprintf(stderr, "bakeoff: warning: %d references name no segment of this run\n", unknown)
 		}
 	}
-	if *vocabPath != "" {
-		if cfg.Vocabulary, err = vocab.Load(*vocabPath); err != nil {
-			return usage("%v", err)
+	if f.vocabulary != "" {
+		if cfg.Vocabulary, err = vocab.Load(f.vocabulary); err != nil {
+			return cfg, err
 		}
 	}
-	if *src == "" || *src == "auto" {
+	if f.src == "" || f.src == "auto" {
 		cfg.Detector = langid.Shared()
 	}
-	for _, n := range names {
-		b, err := session.OpenBackend(n, getenv)
-		if err != nil {
-			closeAll(cfg.Backends)
-			return usage("backend %s: %v", n, err)
-		}
-		cfg.Backends = append(cfg.Backends, b)
-	}
-	defer closeAll(cfg.Backends)
+	return cfg, nil
+}
 
-	rows, runErr := bakeoff.Run(ctx, segs, cfg)
-	if err := bakeoff.WriteCSV(*out, rows, cfg.Vocabulary != nil); err != nil {
-		fmt.Fprintln(stderr, "bakeoff:", err)
-		return exitUsage
-	}
-	fmt.Fprintf(stdout, "%d segments × %d backends, source %s, target %s; rows in %s\n", len(segs), len(names), *src, *tgt, *out)
-	sums := bakeoff.Summarise(rows)
-	bakeoff.WriteTable(stdout, sums)
-	if runErr != nil {
-		fmt.Fprintln(stderr, "bakeoff: stopped:", runErr)
-		return exitFailure
-	}
+// verdict is the exit code of a finished run: a failure when no call
+// succeeded or every call to one backend failed.
+func verdict(sums []bakeoff.Summary, out string, stderr io.Writer) int {
 	ok := 0
 	var dead []string
 	for _, s := range sums {
@@ -178,13 +226,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	if ok == 0 {
-		fmt.Fprintln(stderr, "bakeoff: no backend call succeeded; see the error column of", *out)
+		fmt.Fprintln(stderr, "bakeoff: no backend call succeeded; see the error column of", out)
 		return exitFailure
 	}
 	if len(dead) > 0 {
 		// Its summary line compares nothing: a comparison that silently
 		// lacks a backend must not pass as a finished one.
-		fmt.Fprintf(stderr, "bakeoff: every call to %s failed; see the error column of %s\n", strings.Join(dead, ", "), *out)
+		fmt.Fprintf(stderr, "bakeoff: every call to %s failed; see the error column of %s\n", strings.Join(dead, ", "), out)
 		return exitFailure
 	}
 	return exitOK

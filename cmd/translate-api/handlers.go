@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -121,24 +122,11 @@ func readRequest(w http.ResponseWriter, r *http.Request) (*request, bool) {
 	return q, true
 }
 
+// serveTranslate is POST /translate: the request is parsed and checked
+// (parseTranslate), the document translated (runTranslate) and the answer
+// written (respondTranslate).
 func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
-	ct := r.Header.Get("Content-Type")
-	mt, _, err := mime.ParseMediaType(ct)
-	switch {
-	case err == nil && mt == "multipart/form-data":
-	case err == nil && mt == "application/json":
-		// A JSON body cannot carry the file: the field is missing.
-		service.WriteValidation(w, service.MissingError("body", "file"))
-		return
-	default:
-		if ct == "" {
-			ct = "none"
-		}
-		service.WriteError(w, http.StatusUnsupportedMediaType,
-			fmt.Sprintf("Content-Type %s is not supported: send the document as multipart/form-data with a file field", ct))
-		return
-	}
-	q, ok := readRequest(w, r)
+	q, ok := readUpload(w, r)
 	if !ok {
 		return
 	}
@@ -148,25 +136,103 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 		// holding it until the runtime's background return gets to it.
 		defer debug.FreeOSMemory()
 	}
+	job, ok := s.parseTranslate(w, r, q)
+	if !ok {
+		return
+	}
+	res, fail := s.runTranslate(r.Context(), job)
+	if fail != nil {
+		if fail.status != 0 {
+			service.WriteError(w, fail.status, fail.msg)
+		}
+		return
+	}
+	s.respondTranslate(w, job, res)
+}
 
-	// Validation of the fields, all reported at once.
+// readUpload reads a multipart/form-data request (readRequest); any other
+// content type is answered here (415, or 422 for JSON, which cannot carry
+// the file) and reported as handled.
+func readUpload(w http.ResponseWriter, r *http.Request) (*request, bool) {
+	ct := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	switch {
+	case err == nil && mt == "multipart/form-data":
+	case err == nil && mt == "application/json":
+		// A JSON body cannot carry the file: the field is missing.
+		service.WriteValidation(w, service.MissingError("body", "file"))
+		return nil, false
+	default:
+		if ct == "" {
+			ct = "none"
+		}
+		service.WriteError(w, http.StatusUnsupportedMediaType,
+			fmt.Sprintf("Content-Type %s is not supported: send the document as multipart/form-data with a file field", ct))
+		return nil, false
+	}
+	return readRequest(w, r)
+}
+
+// translateJob is a checked /translate request.
+type translateJob struct {
+	q                    *request
+	source, target, mode string
+	isALTO               bool
+	baseline             *docrecord.Record // nil without document_json
+}
+
+// parseTranslate checks the fields of q, all reported at once, then the
+// file name and the baseline record; a bad request is answered here and
+// reported as handled.
+func (s *server) parseTranslate(w http.ResponseWriter, r *http.Request, q *request) (*translateJob, bool) {
+	job := &translateJob{q: q, source: "auto", target: "en", mode: s.set.OutputMode, isALTO: true}
+	if verrs := job.parseFields(r); len(verrs) > 0 {
+		service.WriteValidation(w, verrs...)
+		return nil, false
+	}
+	if q.name == "" {
+		service.WriteError(w, http.StatusUnprocessableEntity, "the file has no file name: upload the document as a file whose name ends in .xml")
+		return nil, false
+	}
+	if !strings.HasSuffix(strings.ToLower(q.name), ".xml") {
+		service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf("file name %q does not end in .xml: only XML documents (ALTO or metadata) are translated", q.name))
+		return nil, false
+	}
+	if q.hasBase {
+		var err error
+		job.baseline, err = docrecord.Parse(q.baseline)
+		switch {
+		case errors.Is(err, docrecord.ErrNewerSchema):
+			service.WriteError(w, http.StatusUnprocessableEntity, "document_json was written by a newer schema than this service supports: "+err.Error())
+			return nil, false
+		case err != nil:
+			service.WriteError(w, http.StatusUnprocessableEntity, "document_json cannot be parsed: "+err.Error())
+			return nil, false
+		}
+	}
+	return job, true
+}
+
+// parseFields fills the job's languages, kind and mode from the form (or
+// the query) and returns the problems found.
+func (job *translateJob) parseFields(r *http.Request) []service.ValidationError {
+	q := job.q
 	var verrs []service.ValidationError
 	if !q.hasFile {
 		verrs = append(verrs, service.MissingError("body", "file"))
 	}
-	source, target, mode, isALTO := "auto", "en", s.set.OutputMode, true
 	if q.files > 1 {
 		verrs = append(verrs, service.DuplicateError(q.files, "body", "file"))
 	}
 	if v, where, ok := q.scalar(r, "source_lang"); ok && v != "" {
-		source = translator.NormalizeLang(v)
-		if !translator.ValidLang(source, true) {
+		job.source = translator.NormalizeLang(v)
+		if !translator.ValidLang(job.source, true) {
 			verrs = append(verrs, service.LanguageError(true, where, "source_lang"))
 		}
 	}
 	if v, where, ok := q.scalar(r, "target_lang"); ok && v != "" {
-		target = translator.NormalizeLang(v)
-		if !translator.ValidLang(target, false) {
+		job.target = translator.NormalizeLang(v)
+		if !translator.ValidLang(job.target, false) {
 			verrs = append(verrs, service.LanguageError(false, where, "target_lang"))
 		}
 	}
@@ -175,47 +241,42 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 		if !valid {
 			verrs = append(verrs, service.BoolParsingError(where, "is_alto"))
 		}
-		isALTO = b
+		job.isALTO = b
 	}
 	if v, where, ok := q.scalar(r, "output_mode"); ok && v != "" {
 		if !validMode(v) {
 			verrs = append(verrs, service.ValidationError{Loc: []any{where, "output_mode"},
 				Msg: "Input should be 'replace' or 'append'", Type: "literal_error"})
 		}
-		mode = v
+		job.mode = v
 	}
-	if len(verrs) > 0 {
-		service.WriteValidation(w, verrs...)
-		return
-	}
-	if q.name == "" {
-		service.WriteError(w, http.StatusUnprocessableEntity, "the file has no file name: upload the document as a file whose name ends in .xml")
-		return
-	}
-	if !strings.HasSuffix(strings.ToLower(q.name), ".xml") {
-		service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf("file name %q does not end in .xml: only XML documents (ALTO or metadata) are translated", q.name))
-		return
-	}
-	var baseline *docrecord.Record
-	if q.hasBase {
-		baseline, err = docrecord.Parse(q.baseline)
-		switch {
-		case errors.Is(err, docrecord.ErrNewerSchema):
-			service.WriteError(w, http.StatusUnprocessableEntity, "document_json was written by a newer schema than this service supports: "+err.Error())
-			return
-		case err != nil:
-			service.WriteError(w, http.StatusUnprocessableEntity, "document_json cannot be parsed: "+err.Error())
-			return
-		}
-	}
+	return verrs
+}
 
+// translated is the outcome of a translation.
+type translated struct {
+	out     *translator.Output
+	backend string // the backend's name
+	usage   *translator.Usage
+}
+
+// answerError is a failed translation's answer: its status and message; a
+// zero status means no answer (the client went away).
+type answerError struct {
+	status int
+	msg    string
+}
+
+// runTranslate translates the job's document with the backend in use and
+// marks a cold backend that answered warm.
+func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translated, *answerError) {
+	q := job.q
 	be := s.backend()
 	if be == nil {
-		service.WriteError(w, http.StatusServiceUnavailable, "the translation backend is not available")
-		return
+		return nil, &answerError{http.StatusServiceUnavailable, "the translation backend is not available"}
 	}
 	kind := translator.KindAuto
-	if !isALTO {
+	if !job.isALTO {
 		kind = translator.KindMetadata
 	}
 	if kind == translator.KindMetadata || translator.DetectKind(q.src) == translator.KindMetadata {
@@ -223,50 +284,60 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 	}
 	var fields []*metadata.XPath
 	if kind == translator.KindMetadata {
-		fields, err = translator.LoadFields(s.set.Fields, s.set.FieldsErr)
-		if err != nil {
-			service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf(
-				"%s is handled as metadata, but the field list (%s) cannot be read: %v", q.name, envFields, err))
-			return
+		var err error
+		if fields, err = translator.LoadFields(s.set.Fields, s.set.FieldsErr); err != nil {
+			return nil, &answerError{http.StatusUnprocessableEntity, fmt.Sprintf(
+				"%s is handled as metadata, but the field list (%s) cannot be read: %v", q.name, envFields, err)}
 		}
 	}
-	if source != "auto" {
-		if err := be.Supports(r.Context(), source, target); err != nil {
-			service.WriteError(w, http.StatusUnprocessableEntity, redactURLs(fmt.Sprintf("language pair %s-%s: %v", source, target, err)))
-			return
+	if job.source != "auto" {
+		if err := be.Supports(ctx, job.source, job.target); err != nil {
+			return nil, &answerError{http.StatusUnprocessableEntity, redactURLs(fmt.Sprintf("language pair %s-%s: %v", job.source, job.target, err))}
 		}
 	}
 
 	usage := &translator.Usage{}
 	opt := s.sess.Options()
-	opt.Backend, opt.Source, opt.Target, opt.Mode, opt.Kind = be, source, target, alto.Mode(mode), kind
+	opt.Backend, opt.Source, opt.Target, opt.Mode, opt.Kind = be, job.source, job.target, alto.Mode(job.mode), kind
 	opt.Fields, opt.Usage = fields, usage
 	opt.Warn = func(m string) { s.log.Warn(m, "file", q.name) }
-	out, err := translator.Translate(r.Context(), q.src, q.name, opt)
+	out, err := translator.Translate(ctx, q.src, q.name, opt)
 	if err != nil {
-		if r.Context().Err() != nil {
-			return // the client went away
+		if ctx.Err() != nil {
+			return nil, &answerError{} // the client went away
 		}
-		status := http.StatusInternalServerError // malformed XML, backend failures (spec 7)
-		switch {
-		case errors.Is(err, translator.ErrNothingTranslated):
-			status = http.StatusUnprocessableEntity
-		case errors.Is(err, xmlsplice.ErrEncoding):
-			status = http.StatusUnsupportedMediaType
-		case errors.As(err, new(*xmlsplice.LimitError)):
-			status = http.StatusUnprocessableEntity // the document is over a work limit
-		}
+		status := failureStatus(err)
 		s.log.Warn("translation failed", "file", q.name, "status", status, "err", err)
-		service.WriteError(w, status, "translation failed: "+redactURLs(err.Error()))
-		return
+		return nil, &answerError{status, "translation failed: " + redactURLs(err.Error())}
 	}
 	s.log.Info(out.Summary, "file", q.name, "kind", string(out.Kind), "units", out.Stats.Units, "calls", out.Stats.Calls)
 	if st := s.state.Load(); st != nil && !st.warm && out.Stats.Calls > 0 && out.Stats.TransportErrors == 0 {
 		s.state.Store(&warmth{be: be, warm: true}) // it answered: it is warm now
 	}
+	return &translated{out: out, backend: be.Name(), usage: usage}, nil
+}
 
+// failureStatus is the status of a failed translation: 422 for a document
+// with nothing to translate or over a work limit, 415 for an encoding not
+// read, else 500 (malformed XML, backend failures: spec 7).
+func failureStatus(err error) int {
+	switch {
+	case errors.Is(err, translator.ErrNothingTranslated):
+		return http.StatusUnprocessableEntity
+	case errors.Is(err, xmlsplice.ErrEncoding):
+		return http.StatusUnsupportedMediaType
+	case errors.As(err, new(*xmlsplice.LimitError)):
+		return http.StatusUnprocessableEntity // the document is over a work limit
+	}
+	return http.StatusInternalServerError
+}
+
+// respondTranslate answers the translated document, with the updated
+// record in a multipart/mixed answer when a baseline was sent.
+func (s *server) respondTranslate(w http.ResponseWriter, job *translateJob, res *translated) {
+	out := res.out
 	setCountHeaders(w.Header(), out.Stats)
-	if baseline == nil {
+	if job.baseline == nil {
 		w.Header().Set("Content-Type", "application/xml")
 		w.Header().Set("Content-Disposition", attachment(out.Name))
 		w.Header().Set("Content-Length", fmt.Sprint(len(out.Data)))
@@ -274,7 +345,7 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(out.Data)
 		return
 	}
-	rec, recName, err := s.record(baseline, out, q, target, mode, be.Name(), usage)
+	rec, recName, err := s.record(job.baseline, out, job.q, job.target, job.mode, res.backend, res.usage)
 	if err != nil {
 		service.WriteError(w, http.StatusInternalServerError, redactURLs(err.Error()))
 		return
