@@ -94,11 +94,11 @@ func TestRewriteArgs(t *testing.T) {
 		}
 	}
 	// The short forms reach the settings.
-	s, _, err := parse([]string{"x", "-src", "PL", "-tgt", "de", "-o", "o", "-c", "none.txt"}, env{}.get, &bytes.Buffer{})
+	_, _, err := parse([]string{"x", "-src", "PL", "-tgt", "de", "-o", "o", "-c", "none.txt"}, env{}.get, &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "none.txt") {
 		t.Fatalf("missing explicit config: %v", err)
 	}
-	s, _, err = parse([]string{"x", "-src", "PL", "-tgt", "de", "-o", "o"}, env{}.get, &bytes.Buffer{})
+	s, _, err := parse([]string{"x", "-src", "PL", "-tgt", "de", "-o", "o"}, env{}.get, &bytes.Buffer{})
 	if err != nil || s.Source != "pl" || s.Target != "de" || s.Output != "o" || s.Input != "x" {
 		t.Fatalf("%+v %v", s, err)
 	}

@@ -233,7 +233,9 @@ func (h *Harvester) archPage(ctx context.Context, u *url.URL, terms *[]Term) (st
 	if err := xml.Unmarshal(body, &p); err != nil {
 		return "", fmt.Errorf("%s: not an OAI-PMH answer: %v", u.Redacted(), err)
 	}
-	for _, e := range p.Error {
+	if len(p.Error) > 0 {
+		// The first error decides (an answer carries one as a rule).
+		e := p.Error[0]
 		if e.Code == "noRecordsMatch" {
 			return "", nil
 		}

@@ -87,15 +87,7 @@ func New(ctx context.Context, schema string) (*Validator, error) {
 	if v.tmp, err = os.MkdirTemp("", "xsd-"); err != nil {
 		return nil, err
 	}
-	w3c := filepath.Join(v.tmp, "w3c")
-	v.catalog = filepath.Join(w3c, "catalog.xml")
-	if err := os.MkdirAll(w3c, 0o755); err == nil {
-		err = os.WriteFile(filepath.Join(w3c, "xml.xsd"), w3cXMLSchema, 0o644)
-		if err == nil {
-			err = os.WriteFile(v.catalog, w3cCatalog, 0o644)
-		}
-	}
-	if err != nil {
+	if v.catalog, err = writeCatalog(filepath.Join(v.tmp, "w3c")); err != nil {
 		v.Close()
 		return nil, err
 	}
@@ -109,6 +101,25 @@ func New(ctx context.Context, schema string) (*Validator, error) {
 		return nil, fmt.Errorf("xsd: %w", err)
 	}
 	return v, nil
+}
+
+// writeCatalog writes the shipped W3C xml: schema and the XML catalog that
+// maps it into the folder dir, made if needed, and returns the catalog's
+// path. A folder or file that cannot be written is the error: without the
+// catalog, xmllint would fetch the xml: schema from the network.
+func writeCatalog(dir string) (string, error) {
+	catalog := filepath.Join(dir, "catalog.xml")
+	err := os.MkdirAll(dir, 0o755)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "xml.xsd"), w3cXMLSchema, 0o644)
+	}
+	if err == nil {
+		err = os.WriteFile(catalog, w3cCatalog, 0o644)
+	}
+	if err != nil {
+		return "", fmt.Errorf("xsd: the XML catalog cannot be written: %w", err)
+	}
+	return catalog, nil
 }
 
 // schemaLocRE finds the schemaLocation of import, include, redefine and

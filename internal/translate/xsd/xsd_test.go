@@ -1,6 +1,7 @@
 package xsd
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -175,5 +176,49 @@ func TestRealSchemaShapes(t *testing.T) {
 	defer rv.Close()
 	if _, err := rv.Validate(context.Background(), write(t, "d.xml", `<record/>`)); err == nil || !strings.Contains(err.Error(), "schemas.example.org") {
 		t.Errorf("remote import: %v", err)
+	}
+}
+
+// TestWriteCatalog: the W3C schema and the XML catalog are written, and a
+// catalog that cannot be written is an error (New used to drop it and
+// validate without the catalog).
+func TestWriteCatalog(t *testing.T) {
+	dir := t.TempDir()
+	notDir := write(t, "file", "x")
+	catalogIsDir := filepath.Join(dir, "catalog-is-a-folder")
+	if err := os.MkdirAll(filepath.Join(catalogIsDir, "catalog.xml"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	schemaIsDir := filepath.Join(dir, "schema-is-a-folder")
+	if err := os.MkdirAll(filepath.Join(schemaIsDir, "xml.xsd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, dir string
+		ok        bool
+	}{
+		{"new folder", filepath.Join(dir, "w3c"), true},
+		{"folder under a file", filepath.Join(notDir, "w3c"), false},
+		{"catalog not writable", catalogIsDir, false},
+		{"schema not writable", schemaIsDir, false},
+	}
+	for _, tc := range tests {
+		cat, err := writeCatalog(tc.dir)
+		if !tc.ok {
+			if err == nil || !strings.Contains(err.Error(), "catalog cannot be written") {
+				t.Errorf("%s: error %v", tc.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		b, err := os.ReadFile(cat)
+		if err != nil || !bytes.Equal(b, w3cCatalog) || cat != filepath.Join(tc.dir, "catalog.xml") {
+			t.Errorf("%s: catalog %s: %v", tc.name, cat, err)
+		}
+		if b, err := os.ReadFile(filepath.Join(tc.dir, "xml.xsd")); err != nil || !bytes.Equal(b, w3cXMLSchema) {
+			t.Errorf("%s: xml.xsd: %v", tc.name, err)
+		}
 	}
 }
