@@ -146,111 +146,173 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 			set[f.Name] = true
 		}
 	}
+	s, err := resolve(&c, set, getenv)
+	if err != nil {
+		return nil, false, err
+	}
+	return s, false, nil
+}
 
+// picker resolves a setting from the flags set on the command line, then
+// the configuration file's values.
+type picker struct {
+	set map[string]bool   // the flags given
+	cfg map[string]string // the configuration's known keys
+}
+
+// pick is the flag's value when it was given, else the configuration's
+// non-empty value of key, else def.
+func (p picker) pick(flagName, flagVal, key, def string) string {
+	if p.set[flagName] {
+		return flagVal
+	}
+	if v, ok := p.cfg[key]; ok && v != "" {
+		return v
+	}
+	return def
+}
+
+// resolve resolves every setting from the parsed flags c (those given in
+// set), the configuration file and the environment. Errors are
+// usageErrors.
+func resolve(c *cli, set map[string]bool, getenv func(string) string) (*settings, error) {
 	// The configuration file (findConfig): a file given with -c must exist.
 	res := &resources.Resolver{Getenv: getenv}
 	cfgFile, err := findConfig(res, c.Config, getenv)
 	if err != nil {
-		return nil, false, usageError{fmt.Errorf("config: %w", err)}
+		return nil, usageError{fmt.Errorf("config: %w", err)}
 	}
 	c.Config = cfgFile.Path
-	cfg := map[string]string{}
-	var warnings []string
 	ini, err := loadConfig(cfgFile)
 	if err != nil {
-		return nil, false, usageError{fmt.Errorf("config %s: %w", c.Config, err)}
+		return nil, usageError{fmt.Errorf("config %s: %w", c.Config, err)}
 	}
-	cfg, warnings = configValues(ini)
-	pick := func(flagName, flagVal, key, def string) string {
-		if set[flagName] {
-			return flagVal
-		}
-		if v, ok := cfg[key]; ok && v != "" {
-			return v
-		}
-		return def
-	}
+	cfg, warnings := configValues(ini)
+	p := picker{set: set, cfg: cfg}
 	s := &settings{ConfigPath: c.Config, ConfigFile: cfgFile, ConfigWarnings: warnings, FastAlign: c.FastAlign, XSD: c.Xsd,
 		DocJSON: c.DocumentJSON, DocJSONOut: c.DocumentJSONOut, Resume: c.Resume || c.RetryFailed, RetryFailed: c.RetryFailed, Merge: c.Merge}
+	if err := s.setShard(c); err != nil {
+		return nil, err
+	}
+	if err := s.setFolders(c, p); err != nil {
+		return nil, err
+	}
+	s.Source = translator.NormalizeLang(p.pick("source_lang", c.SourceLang, "source_lang", "auto"))
+	s.Target = translator.NormalizeLang(p.pick("target_lang", c.TargetLang, "target_lang", "en"))
+	if err := s.setFormats(c, p); err != nil {
+		return nil, err
+	}
+	s.setFiles(c, p, res, getenv)
+	s.DownloadDir = c.DownloadDir
+	if s.DownloadDir == "" {
+		s.DownloadDir = filepath.Join(s.Output, "downloaded_inputs")
+	}
+	if err := s.setBackend(c, p, getenv); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// setShard reads --shard and refuses the combinations of --merge and
+// --shard that cannot work.
+func (s *settings) setShard(c *cli) error {
+	var err error
 	if s.Shard, err = shard.Parse(c.Shard); err != nil {
-		return nil, false, usageError{fmt.Errorf("--shard: %w", err)}
+		return usageError{fmt.Errorf("--shard: %w", err)}
 	}
 	if c.Merge && (c.Shard != "" || c.Resume || c.RetryFailed || c.DocumentJSON != "") {
-		return nil, false, usageError{errors.New("--merge combines finished shard runs: it takes no --shard, --resume, --retry-failed or --document-json")}
+		return usageError{errors.New("--merge combines finished shard runs: it takes no --shard, --resume, --retry-failed or --document-json")}
 	}
 	if !s.Shard.Whole() && s.DocJSON != "" {
-		return nil, false, usageError{fmt.Errorf("--shard with --document-json: one record cannot be accreted by several runs at once")}
+		return usageError{fmt.Errorf("--shard with --document-json: one record cannot be accreted by several runs at once")}
 	}
+	return nil
+}
+
+// setFolders resolves the input and the output folder, which must differ.
+func (s *settings) setFolders(c *cli, p picker) error {
 	s.Input = c.InputPath
 	if s.Input == "" {
-		s.Input = pick("", "", "input_path", defInput)
+		s.Input = p.pick("", "", "input_path", defInput)
 	}
-	s.Output = pick("output", c.Output, "output", defOutput)
+	s.Output = p.pick("output", c.Output, "output", defOutput)
 	if sameDir(s.Input, s.Output) {
-		return nil, false, usageError{fmt.Errorf("output folder %s is the input folder: the translations would be written among the inputs (and taken as inputs by the next run); give another -o", s.Output)}
+		return usageError{fmt.Errorf("output folder %s is the input folder: the translations would be written among the inputs (and taken as inputs by the next run); give another -o", s.Output)}
 	}
-	s.Source = translator.NormalizeLang(pick("source_lang", c.SourceLang, "source_lang", "auto"))
-	s.Target = translator.NormalizeLang(pick("target_lang", c.TargetLang, "target_lang", "en"))
-	s.FormatsRaw = pick("formats", c.Formats, "formats", defFormats)
+	return nil
+}
+
+// setFormats resolves the formats (at least one extension) and the ALTO
+// mode they imply.
+func (s *settings) setFormats(c *cli, p picker) error {
+	s.FormatsRaw = p.pick("formats", c.Formats, "formats", defFormats)
 	for _, f := range strings.Split(s.FormatsRaw, ",") {
 		if f = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(f), ".")); f != "" {
 			s.Formats = append(s.Formats, f)
 		}
 	}
 	if len(s.Formats) == 0 {
-		return nil, false, usageError{fmt.Errorf("--formats %q names no extension", s.FormatsRaw)}
+		return usageError{fmt.Errorf("--formats %q names no extension", s.FormatsRaw)}
 	}
 	s.Alto = c.Alto
 	for _, f := range s.Formats {
 		s.Alto = s.Alto || f == "alto.xml"
 	}
-	s.FieldsExplicit = set["xpaths"]
+	return nil
+}
+
+// setFiles resolves the field list (--xpaths, the environment, the
+// configuration) and the vocabulary; either may be missing here.
+func (s *settings) setFiles(c *cli, p picker, res *resources.Resolver, getenv func(string) string) {
+	cfgFile := s.ConfigFile
+	s.FieldsExplicit = p.set["xpaths"]
 	switch {
 	case s.FieldsExplicit:
 		s.FieldsFile, s.FieldsErr = res.Find(resources.Fields, c.Xpaths)
 	case strings.TrimSpace(getenv(resources.Fields.Env)) != "":
 		s.FieldsFile, s.FieldsErr = res.Find(resources.Fields, "")
 	default:
-		s.FieldsFile, s.FieldsErr = res.Relative(cfgFile, pick("", "", "fields", defFields), false)
+		s.FieldsFile, s.FieldsErr = res.Relative(cfgFile, p.pick("", "", "fields", defFields), false)
 	}
 	s.Fields = s.FieldsFile.Path
 	if s.FieldsErr != nil {
-		s.Fields = pick("xpaths", c.Xpaths, "fields", defFields)
+		s.Fields = p.pick("xpaths", c.Xpaths, "fields", defFields)
 	}
-	s.VocabularyExplicit = set["vocabulary"]
+	s.VocabularyExplicit = p.set["vocabulary"]
 	if s.VocabularyExplicit {
 		s.Vocabulary = c.Vocabulary
 	} else {
 		v := defVocabulary
-		if cv, ok := cfg["vocabulary"]; ok {
+		if cv, ok := p.cfg["vocabulary"]; ok {
 			v = cv
 		}
 		s.Vocabulary = setupPath(res, cfgFile, v)
 	}
-	s.DownloadDir = c.DownloadDir
-	if s.DownloadDir == "" {
-		s.DownloadDir = filepath.Join(s.Output, "downloaded_inputs")
-	}
+}
 
-	s.Backend, s.BackendFrom = precedence(set["backend"], c.Backend, cfg["translation_backend"], getenv("TRANSLATION_BACKEND"), "mtapi")
-	s.Mode, s.ModeFrom = precedence(set["output-mode"], c.OutputMode, cfg["output_mode"], getenv("OUTPUT_MODE"), "replace")
+// setBackend resolves the backend and the output mode (flag, config,
+// environment, default) and checks them, the languages and
+// --document-json-out.
+func (s *settings) setBackend(c *cli, p picker, getenv func(string) string) error {
+	s.Backend, s.BackendFrom = precedence(p.set["backend"], c.Backend, p.cfg["translation_backend"], getenv("TRANSLATION_BACKEND"), "mtapi")
+	s.Mode, s.ModeFrom = precedence(p.set["output-mode"], c.OutputMode, p.cfg["output_mode"], getenv("OUTPUT_MODE"), "replace")
 	s.Backend, s.Mode = strings.ToLower(s.Backend), strings.ToLower(s.Mode)
 	if s.Mode != "replace" && s.Mode != "append" {
-		return nil, false, usageError{fmt.Errorf("output mode %q (from %s): want replace or append", s.Mode, s.ModeFrom)}
+		return usageError{fmt.Errorf("output mode %q (from %s): want replace or append", s.Mode, s.ModeFrom)}
 	}
 	if !session.Known(s.Backend) {
-		return nil, false, usageError{fmt.Errorf("backend %q (from %s): want one of %s", s.Backend, s.BackendFrom, strings.Join(session.Backends, ", "))}
+		return usageError{fmt.Errorf("backend %q (from %s): want one of %s", s.Backend, s.BackendFrom, strings.Join(session.Backends, ", "))}
 	}
 	if !translator.ValidLang(s.Source, true) {
-		return nil, false, usageError{fmt.Errorf("source language %q: want an ISO 639-1 code or auto", s.Source)}
+		return usageError{fmt.Errorf("source language %q: want an ISO 639-1 code or auto", s.Source)}
 	}
 	if !translator.ValidLang(s.Target, false) {
-		return nil, false, usageError{fmt.Errorf("target language %q: want an ISO 639-1 code", s.Target)}
+		return usageError{fmt.Errorf("target language %q: want an ISO 639-1 code", s.Target)}
 	}
 	if s.DocJSONOut != "" && s.DocJSON == "" {
-		return nil, false, usageError{errors.New("--document-json-out needs --document-json: doc_id comes from the baseline record, never from file names")}
+		return usageError{errors.New("--document-json-out needs --document-json: doc_id comes from the baseline record, never from file names")}
 	}
-	return s, false, nil
+	return nil
 }
 
 // findConfig finds the configuration file: -c (must exist), then

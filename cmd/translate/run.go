@@ -42,11 +42,7 @@ var errBadList = errors.New("bad URL list")
 
 // run is the whole command; it returns the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	level := getenv(logging.EnvLevel)
-	if level == "" {
-		level = "INFO"
-	}
-	log, err := logging.New(stderr, level, getenv(logging.EnvFormat))
+	log, err := logging.New(stderr, levelOf(getenv), getenv(logging.EnvFormat))
 	if err != nil {
 		fmt.Fprintln(stderr, "translate:", err)
 		return exitUsage
@@ -62,19 +58,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	for _, w := range s.ConfigWarnings {
 		log.Warn(w)
 	}
-	// A backend's missing or bad environment (LLM_BASE_URL, CT2_MODEL_DIR,
-	// ...) is a usage error, found before anything is read or written.
-	if err := session.CheckConfig(s.Backend, getenv); err != nil {
-		log.Error("usage error", "backend", s.Backend, "err", err)
+	if !checkEnvironment(s, getenv, log) {
 		return exitUsage
 	}
-
-	// The other environment values the run reads are checked the same way.
-	if err := session.CheckEnv(getenv); err != nil {
-		log.Error("usage error", "err", err)
-		return exitUsage
-	}
-
 	comps, err := loadComponents(s.ConfigFile, getenv)
 	if err != nil {
 		log.Error("licence components", "err", err)
@@ -83,66 +69,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if s.Merge {
 		return mergeShards(s, comps, log)
 	}
-
-	// Set-up files given explicitly must exist; the configured defaults may
-	// be missing (with a warning for the vocabulary).
-	var fields []*metadata.XPath
-	fields, fieldsErr := translator.LoadFields(s.FieldsFile, s.FieldsErr)
-	if fieldsErr != nil && s.FieldsExplicit {
-		log.Error("usage error", "err", fmt.Errorf("--xpaths: %w", fieldsErr))
+	r, ok := loadSetup(s, log)
+	if !ok {
 		return exitUsage
 	}
-	// A schema path that is not there is a usage error too (before, each run
-	// only warned that validation was skipped); a URL is fetched in the run.
-	if s.XSD != "" {
-		if err := xsd.CheckPath(s.XSD); err != nil {
-			log.Error("usage error", "err", fmt.Errorf("--xsd: %w", err))
-			return exitUsage
-		}
-	}
-	var vocabulary *vocab.Vocabulary
-	if s.Vocabulary != "" {
-		v, err := vocab.Load(s.Vocabulary)
-		switch {
-		case err == nil:
-			vocabulary = v
-		case s.VocabularyExplicit:
-			log.Error("usage error", "err", fmt.Errorf("--vocabulary: %w", err))
-			return exitUsage
-		default:
-			log.Warn("vocabulary not loaded; translating without it", "err", err,
-				"hint", "harvest one with load-vocab --out FILE, or give --vocabulary FILE (--vocabulary '' turns this off)")
-		}
-	}
-	var baseline *docrecord.Record
-	if s.DocJSON != "" {
-		if baseline, err = docrecord.Load(s.DocJSON); err != nil {
-			log.Error("usage error", "err", fmt.Errorf("--document-json: %w", err))
-			return exitUsage
-		}
-	}
-
-	client := httpClient()
-	inputs, all, err := collect(ctx, s, client)
-	total := len(all)
-	if err != nil {
-		switch {
-		case errors.Is(err, errNoInput):
-			log.Error("no input", "err", err)
-			return exitNoInput
-		case errors.Is(err, errBadList):
-			log.Error("usage error", "err", err)
-			return exitUsage
-		}
-		log.Error("cannot read the inputs", "err", err)
-		return exitFailure
-	}
-	if total == 0 {
-		log.Error("no input", "input_path", s.Input, "formats", s.FormatsRaw)
-		return exitNoInput
-	}
-	if !s.Shard.Whole() {
-		log.Info("shard", "shard", s.Shard.String(), "inputs", len(inputs), "inputs_all_shards", total)
+	r.getenv, r.stderr, r.client = getenv, stderr, httpClient()
+	inputs, all, code := gather(ctx, s, r.client, log)
+	if code != exitOK {
+		return code
 	}
 	if err := os.MkdirAll(s.Output, 0o755); err != nil {
 		log.Error("output directory", "err", err)
@@ -155,15 +89,105 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitFailure
 	}
 	defer unlock()
-	start := time.Now()
-	usage := &translator.Usage{}
-	pd, err := newParadata(s.Output, start, s.Shard, comps, usage, getenv)
+	return r.start(ctx, comps, inputs, all)
+}
+
+// checkEnvironment refuses, as usage errors, a backend's missing or bad
+// environment (LLM_BASE_URL, CT2_MODEL_DIR, ...) and the other environment
+// values the run reads, before anything is read or written.
+func checkEnvironment(s *settings, getenv func(string) string, log *slog.Logger) bool {
+	if err := session.CheckConfig(s.Backend, getenv); err != nil {
+		log.Error("usage error", "backend", s.Backend, "err", err)
+		return false
+	}
+	if err := session.CheckEnv(getenv); err != nil {
+		log.Error("usage error", "err", err)
+		return false
+	}
+	return true
+}
+
+// loadSetup loads the set-up files into a new runner: the field list, the
+// vocabulary and the baseline record, and checks the --xsd path. Files
+// given explicitly must exist (a usage error, logged, and ok false); the
+// configured defaults may be missing (with a warning for the vocabulary).
+func loadSetup(s *settings, log *slog.Logger) (r *runner, ok bool) {
+	r = &runner{s: s, log: log}
+	r.fields, r.fieldsErr = translator.LoadFields(s.FieldsFile, s.FieldsErr)
+	if r.fieldsErr != nil && s.FieldsExplicit {
+		log.Error("usage error", "err", fmt.Errorf("--xpaths: %w", r.fieldsErr))
+		return nil, false
+	}
+	// A schema path that is not there is a usage error too (before, each run
+	// only warned that validation was skipped); a URL is fetched in the run.
+	if s.XSD != "" {
+		if err := xsd.CheckPath(s.XSD); err != nil {
+			log.Error("usage error", "err", fmt.Errorf("--xsd: %w", err))
+			return nil, false
+		}
+	}
+	if s.Vocabulary != "" {
+		v, err := vocab.Load(s.Vocabulary)
+		switch {
+		case err == nil:
+			r.vocabulary = v
+		case s.VocabularyExplicit:
+			log.Error("usage error", "err", fmt.Errorf("--vocabulary: %w", err))
+			return nil, false
+		default:
+			log.Warn("vocabulary not loaded; translating without it", "err", err,
+				"hint", "harvest one with load-vocab --out FILE, or give --vocabulary FILE (--vocabulary '' turns this off)")
+		}
+	}
+	if s.DocJSON != "" {
+		var err error
+		if r.baseline, err = docrecord.Load(s.DocJSON); err != nil {
+			log.Error("usage error", "err", fmt.Errorf("--document-json: %w", err))
+			return nil, false
+		}
+	}
+	return r, true
+}
+
+// gather collects the inputs: this run's share and all of them. A code
+// other than exitOK ends the run (the reason is logged).
+func gather(ctx context.Context, s *settings, client *http.Client, log *slog.Logger) (inputs []input, all []string, code int) {
+	inputs, all, err := collect(ctx, s, client)
+	if err != nil {
+		switch {
+		case errors.Is(err, errNoInput):
+			log.Error("no input", "err", err)
+			return nil, nil, exitNoInput
+		case errors.Is(err, errBadList):
+			log.Error("usage error", "err", err)
+			return nil, nil, exitUsage
+		}
+		log.Error("cannot read the inputs", "err", err)
+		return nil, nil, exitFailure
+	}
+	if len(all) == 0 {
+		log.Error("no input", "input_path", s.Input, "formats", s.FormatsRaw)
+		return nil, nil, exitNoInput
+	}
+	if !s.Shard.Whole() {
+		log.Info("shard", "shard", s.Shard.String(), "inputs", len(inputs), "inputs_all_shards", len(all))
+	}
+	return inputs, all, exitOK
+}
+
+// start starts the run metadata and translates the inputs (an empty share
+// of a shard run has nothing to do); it returns the exit code.
+func (r *runner) start(ctx context.Context, comps *licence.Components, inputs []input, all []string) int {
+	s, log := r.s, r.log
+	r.usage = &translator.Usage{}
+	pd, err := newParadata(s.Output, time.Now(), s.Shard, comps, r.usage, r.getenv)
 	if err != nil {
 		log.Error("run metadata", "err", err)
 		return exitFailure
 	}
+	r.pd = pd
 	if !s.Shard.Whole() {
-		pd.shard(s.Shard, total, shard.InputsDigest(all), s.Input)
+		pd.shard(s.Shard, len(all), shard.InputsDigest(all), s.Input)
 	}
 	if len(inputs) == 0 {
 		// An empty share (only a shard has one): another shard translates
@@ -176,9 +200,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		log.Info("run metadata written", "path", pd.path)
 		return exitOK
 	}
-	r := &runner{s: s, log: log, pd: pd, usage: usage, fields: fields, fieldsErr: fieldsErr,
-		vocabulary: vocabulary, baseline: baseline, getenv: getenv, stderr: stderr, client: client}
-	runErr := r.run(ctx, inputs)
+	return r.finish(log, comps, r.run(ctx, inputs))
+}
+
+// finish writes the failures table and the run metadata of a run that
+// ended with runErr, and returns the exit code. log is the command's
+// logger (the run's own, r.log, may write through the progress bar).
+func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr error) int {
+	pd := r.pd
 	if err := ledger.WriteFailures(pd.failuresPath(), r.failures); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("failures table: %w", err))
 	} else {
@@ -189,7 +218,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	// The licence resolution's warnings (undeclared or unrecognised
 	// components, ties) go to the log as well as to the run metadata.
-	for _, w := range translator.Resolve(comps, usage.Components()).Warnings {
+	for _, w := range translator.Resolve(comps, r.usage.Components()).Warnings {
 		r.log.Warn("licence: " + w)
 	}
 	if err := pd.finish(runErr); err != nil {
@@ -230,6 +259,73 @@ type runner struct {
 
 func (r *runner) run(ctx context.Context, inputs []input) error {
 	s, pd := r.s, r.pd
+	if err := r.configure(inputs); err != nil {
+		return err
+	}
+	sess, lemDown, err := r.openSession(ctx)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+
+	bar := progress.New(r.stderr, len(inputs), progress.Options{Label: "translate", Unit: "files"})
+	if logging.IsTerminal(r.stderr) {
+		// Log lines go through the bar so they print above it.
+		if l, err := logging.New(bar, levelOf(r.getenv), r.getenv(logging.EnvFormat)); err == nil {
+			r.log = l
+		}
+	}
+	schema := r.openSchema(ctx)
+	if schema != nil {
+		defer schema.Close()
+	}
+	led, err := r.openLedger(sess.Backend, sess.LemmatizerURL, sess.GlossaryTerms)
+	if err != nil {
+		return err
+	}
+	defer led.Close()
+	pd.setConfig("resume", s.Resume)
+	if s.Resume {
+		pd.setConfig("downloads_not_modified", notModified(inputs))
+	}
+	pd.setConfig("retry_failed", s.RetryFailed)
+	p := &pass{sess: sess, lemDown: lemDown, bar: bar, schema: schema, led: led}
+	for i := range inputs {
+		if err := r.item(ctx, p, inputs, i); err != nil {
+			return err
+		}
+	}
+	r.report(p, inputs)
+	if len(p.written) == 0 {
+		return errors.New("no document was translated")
+	}
+	if r.baseline != nil {
+		if err := r.record(p.written); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// pass is what the loop over the inputs of a run uses and counts.
+type pass struct {
+	sess *session.Session
+	// lemDown is set once the lemmatiser's circuit opens: the translations
+	// made from then on protect no single-word term, so they are not
+	// recorded in the ledger and a --resume translates them again.
+	lemDown *atomic.Bool
+	bar     *progress.Bar
+	schema  *xsd.Validator // nil without --xsd or when it cannot be used
+	led     *ledger.Ledger
+
+	written                        []string // the outputs, kept ones included
+	restored, failedKept, recorded int
+}
+
+// configure records the run's settings in the run metadata and writes it a
+// first time.
+func (r *runner) configure(inputs []input) error {
+	s, pd := r.s, r.pd
 	pd.setConfig("input_path", s.Input)
 	pd.setConfig("output_dir", s.Output)
 	pd.setConfig("source_lang", s.Source)
@@ -262,12 +358,19 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	if err := pd.flush(); err != nil {
 		return fmt.Errorf("run metadata %s: %w", pd.path, err)
 	}
+	return nil
+}
 
+// openSession opens the backend and its session (vocabulary, lemmatiser
+// behind its circuit breaker, glossary size) and records what they point
+// at in the run metadata. The flag it returns is set when the
+// lemmatiser's circuit opens.
+func (r *runner) openSession(ctx context.Context) (*session.Session, *atomic.Bool, error) {
+	s, pd := r.s, r.pd
 	sess, err := session.Open(s.Backend, r.getenv)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer sess.Close()
 	be := sess.Backend
 	if m, ok := be.(*mtapi.Backend); ok {
 		pd.setConfig("translation_api", m.BaseURL())
@@ -283,10 +386,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 			pd.setConfig(k, v)
 		}
 	}
-	// lemDown is set once the lemmatiser's circuit opens: the translations
-	// made from then on protect no single-word term, so they are not
-	// recorded in the ledger and a --resume translates them again.
-	var lemDown atomic.Bool
+	lemDown := &atomic.Bool{}
 	// An unreachable lemmatiser is called (with retries) DefaultTrip
 	// times, then not again in this run.
 	if err := sess.UseVocabulary(r.vocabulary, session.Breaker{OnOpen: func(err error) {
@@ -294,160 +394,209 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		pd.setConfig("lemmatizer_circuit", "open: "+err.Error())
 		r.warn(fmt.Sprintf("lemmatiser failed %d times in a row; not called again in this run: single-word vocabulary terms are not protected, phrases still are (%v)", lemmatizer.DefaultTrip, err))
 	}}); err != nil {
-		return err
+		sess.Close()
+		return nil, nil, err
 	}
 	if sess.Lemmatizer != nil {
 		pd.setConfig("lemmatizer_url", sess.LemmatizerURL)
 		pd.setConfig("lemmatizer_circuit", "closed")
 	}
+	return sess, lemDown, nil
+}
 
-	bar := progress.New(r.stderr, len(inputs), progress.Options{Label: "translate", Unit: "files"})
-	if logging.IsTerminal(r.stderr) {
-		// Log lines go through the bar so they print above it.
-		if l, err := logging.New(bar, levelOf(r.getenv), r.getenv(logging.EnvFormat)); err == nil {
-			r.log = l
-		}
+// openSchema prepares the --xsd validator; nil without --xsd, or with a
+// warning when it cannot be used. The caller closes it.
+func (r *runner) openSchema(ctx context.Context) *xsd.Validator {
+	s := r.s
+	if s.XSD == "" {
+		return nil
 	}
-	var schema *xsd.Validator
-	if s.XSD != "" {
-		v, err := xsd.New(ctx, s.XSD)
-		if err != nil {
-			r.warn(fmt.Sprintf("--xsd %s: validation skipped: %v", s.XSD, err))
-		} else {
-			schema = v
-			defer v.Close()
-			pd.setConfig("xsd_documents_fetched", v.Fetched)
-			r.log.Info("--xsd: each metadata output is validated as written against the schema and what it imports or includes (the W3C xml: schema from the shipped catalog; other remote imports are not fetched); ALTO output is not validated",
-				"xsd", s.XSD, "fetched", len(v.Fetched))
-		}
+	v, err := xsd.New(ctx, s.XSD)
+	if err != nil {
+		r.warn(fmt.Sprintf("--xsd %s: validation skipped: %v", s.XSD, err))
+		return nil
 	}
-	led, err := r.openLedger(be, sess.LemmatizerURL, sess.GlossaryTerms)
+	r.pd.setConfig("xsd_documents_fetched", v.Fetched)
+	r.log.Info("--xsd: each metadata output is validated as written against the schema and what it imports or includes (the W3C xml: schema from the shipped catalog; other remote imports are not fetched); ALTO output is not validated",
+		"xsd", s.XSD, "fetched", len(v.Fetched))
+	return v
+}
+
+// item handles inputs[i]: it is skipped, kept from the ledger or
+// translated, and recorded. Only errors that end the run are returned.
+func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error {
+	in := inputs[i]
+	name := r.itemName(in)
+	p.bar.SetItem(name)
+	if ctx.Err() != nil {
+		r.pd.skip(in.Origin, "run interrupted: "+ctx.Err().Error())
+		p.bar.Fail(1)
+		return nil
+	}
+	if in.Err != nil {
+		r.fail(name, in.Origin, in.Err)
+		p.bar.Fail(1)
+		return nil
+	}
+	// The input is read once: its digest is taken from the bytes that
+	// are translated.
+	rd := readInput(in)
+	if in.NotModified && rd.digest != in.Want {
+		var ok bool
+		if rd, ok = r.redownload(ctx, p, inputs, i, name); !ok {
+			return nil
+		}
+		in = rd.in
+	}
+	if r.fromLedger(p, in, name, rd.digest) {
+		return nil
+	}
+	out, outPath, err := r.one(ctx, in, rd.src, rd.err, p.sess)
+	if err != nil {
+		err = r.failed(ctx, p, in, name, rd.digest, err)
+	} else {
+		err = r.translated(ctx, p, in, name, rd.digest, out, outPath)
+	}
 	if err != nil {
 		return err
 	}
-	defer led.Close()
-	pd.setConfig("resume", s.Resume)
-	if s.Resume {
-		pd.setConfig("downloads_not_modified", notModified(inputs))
+	if err := r.pd.flush(); err != nil {
+		r.log.Error("run metadata not written", "path", r.pd.path, "err", err)
 	}
-	pd.setConfig("retry_failed", s.RetryFailed)
-	var written []string
-	restored, failedKept, recorded := 0, 0, 0
-	for i, in := range inputs {
-		name := r.itemName(in)
-		bar.SetItem(name)
-		if ctx.Err() != nil {
-			pd.skip(in.Origin, "run interrupted: "+ctx.Err().Error())
-			bar.Fail(1)
-			continue
+	if itemHook != nil {
+		itemHook(p.recorded)
+	}
+	return nil
+}
+
+// read is an input's file as read for translation.
+type read struct {
+	in     input
+	src    []byte
+	err    error  // why it could not be read (the translation reports it)
+	digest string // of src; "" when unreadable
+}
+
+// readInput reads the input's file (a link to /dev/zero is refused, not
+// read) and takes its digest.
+func readInput(in input) read {
+	rd := read{in: in}
+	if rd.src, rd.err = regularfile.Read(in.Path); rd.err == nil {
+		rd.digest = ledger.DigestBytes(rd.src)
+	}
+	return rd
+}
+
+// redownload fetches again a URL input kept on the server's 304 whose
+// bytes are not those downloaded (edited since), and reads it; ok is false
+// when the download failed (the input is then recorded failed).
+func (r *runner) redownload(ctx context.Context, p *pass, inputs []input, i int, name string) (read, bool) {
+	in := inputs[i]
+	r.log.Warn("earlier download changed since it was downloaded: downloading it in full", "url", in.Origin, "file", in.Path)
+	in = download(ctx, r.client, in.Origin, r.s.DownloadDir, false)
+	inputs[i] = in
+	r.pd.setConfig("downloads_not_modified", notModified(inputs))
+	if in.Err != nil {
+		r.fail(name, in.Origin, in.Err)
+		p.bar.Fail(1)
+		return read{in: in}, false
+	}
+	return readInput(in), true
+}
+
+// fromLedger handles a --resume input the ledger records with the same
+// content: failed before (and not retried), or translated with its outputs
+// still there. It reports whether the input is done with; an input whose
+// outputs are gone is translated again.
+func (r *runner) fromLedger(p *pass, in input, name, digest string) bool {
+	s := r.s
+	e, ok := p.led.Lookup(name, digest)
+	if !s.Resume || digest == "" || !ok || (e.State == ledger.Failed && s.RetryFailed) {
+		return false
+	}
+	if e.State == ledger.Failed {
+		r.fail(name, in.Origin, errors.New(e.Reason))
+		p.bar.Fail(1)
+		p.failedKept++
+		return true
+	}
+	files, changed, missing, d, ok := r.kept(e)
+	if !ok && len(changed) > 0 {
+		r.fail(name, in.Origin, fmt.Errorf("%s changed since an earlier run wrote it and %s is missing: not translated again, so as not to overwrite the edit (remove the changed file, or run without --resume, to translate it again)",
+			strings.Join(changed, ", "), strings.Join(missing, ", ")))
+		p.bar.Fail(1)
+		return true
+	}
+	if !ok {
+		r.log.Info("translated before, but its outputs are missing since: translating again", "file", in.Origin)
+		return false
+	}
+	if len(changed) > 0 {
+		r.warn(fmt.Sprintf("%s: %s changed since an earlier run wrote it: kept as it is, not translated again (remove it, or run without --resume, to translate it again)",
+			in.Origin, strings.Join(changed, ", ")))
+	}
+	p.written = append(p.written, files[0])
+	for _, f := range files {
+		if r.claimed == nil {
+			r.claimed = map[string]string{}
 		}
-		if in.Err != nil {
-			r.fail(name, in.Origin, in.Err)
-			bar.Fail(1)
-			continue
+		r.claimed[f] = in.Origin
+	}
+	r.pd.restored(d, files...)
+	p.bar.Add(1)
+	p.restored++
+	return true
+}
+
+// failed records an input whose translation failed, in the ledger too
+// unless the run was interrupted.
+func (r *runner) failed(ctx context.Context, p *pass, in input, name, digest string, err error) error {
+	r.fail(name, in.Origin, err)
+	p.bar.Fail(1)
+	if digest != "" && ctx.Err() == nil {
+		if lerr := p.led.Record(ledger.Entry{Item: name, Digest: digest, State: ledger.Failed, Reason: err.Error()}); lerr != nil {
+			return lerr
 		}
-		// The input is read once: its digest is taken from the bytes that
-		// are translated.
-		src, rerr := regularfile.Read(in.Path) // a link to /dev/zero is refused, not read
-		digest := ""                           // unreadable: the translation reports why
-		if rerr == nil {
-			digest = ledger.DigestBytes(src)
+		p.recorded++
+	}
+	return nil
+}
+
+// translated records a translated input in the ledger (unless the
+// lemmatiser is down) and validates a metadata output against --xsd.
+func (r *runner) translated(ctx context.Context, p *pass, in input, name, digest string, out *translator.Output, outPath string) error {
+	s := r.s
+	p.written = append(p.written, outPath)
+	p.bar.Add(1)
+	if digest != "" && !p.lemDown.Load() {
+		_, logPath := r.outPaths(in)
+		if err := r.recordDone(p.led, name, digest, out, outPath, logPath); err != nil {
+			return fmt.Errorf("ledger: %w", err)
 		}
-		if in.NotModified && digest != in.Want {
-			// Kept on the server's 304, but its bytes are not those
-			// downloaded (edited since): the URL's own document is fetched.
-			r.log.Warn("earlier download changed since it was downloaded: downloading it in full", "url", in.Origin, "file", in.Path)
-			in = download(ctx, r.client, in.Origin, s.DownloadDir, false)
-			inputs[i] = in
-			pd.setConfig("downloads_not_modified", notModified(inputs))
-			if in.Err != nil {
-				r.fail(name, in.Origin, in.Err)
-				bar.Fail(1)
-				continue
-			}
-			src, rerr = regularfile.Read(in.Path)
-			digest = ""
-			if rerr == nil {
-				digest = ledger.DigestBytes(src)
-			}
-		}
-		if e, ok := led.Lookup(name, digest); s.Resume && digest != "" && ok && !(e.State == ledger.Failed && s.RetryFailed) {
-			if e.State == ledger.Failed {
-				r.fail(name, in.Origin, errors.New(e.Reason))
-				bar.Fail(1)
-				failedKept++
-				continue
-			}
-			files, changed, missing, d, ok := r.kept(e)
-			if !ok && len(changed) > 0 {
-				r.fail(name, in.Origin, fmt.Errorf("%s changed since an earlier run wrote it and %s is missing: not translated again, so as not to overwrite the edit (remove the changed file, or run without --resume, to translate it again)",
-					strings.Join(changed, ", "), strings.Join(missing, ", ")))
-				bar.Fail(1)
-				continue
-			}
-			if ok {
-				if len(changed) > 0 {
-					r.warn(fmt.Sprintf("%s: %s changed since an earlier run wrote it: kept as it is, not translated again (remove it, or run without --resume, to translate it again)",
-						in.Origin, strings.Join(changed, ", ")))
-				}
-				written = append(written, files[0])
-				for _, f := range files {
-					if r.claimed == nil {
-						r.claimed = map[string]string{}
-					}
-					r.claimed[f] = in.Origin
-				}
-				pd.restored(d, files...)
-				bar.Add(1)
-				restored++
-				continue
-			}
-			r.log.Info("translated before, but its outputs are missing since: translating again", "file", in.Origin)
-		}
-		out, outPath, err := r.one(ctx, in, src, rerr, sess)
-		if err != nil {
-			r.fail(name, in.Origin, err)
-			bar.Fail(1)
-			if digest != "" && ctx.Err() == nil {
-				if lerr := led.Record(ledger.Entry{Item: name, Digest: digest, State: ledger.Failed, Reason: err.Error()}); lerr != nil {
-					return lerr
-				}
-				recorded++
-			}
-		} else {
-			written = append(written, outPath)
-			bar.Add(1)
-			if digest != "" && !lemDown.Load() {
-				_, logPath := r.outPaths(in)
-				if err := r.recordDone(led, name, digest, out, outPath, logPath); err != nil {
-					return fmt.Errorf("ledger: %w", err)
-				}
-				recorded++
-			}
-			if out.Kind == translator.KindMetadata && schema != nil {
-				path := outPath
-				problems, err := schema.Validate(ctx, path)
-				switch {
-				case err != nil:
-					r.warn(fmt.Sprintf("--xsd: %s not validated: %v", path, err))
-				case len(problems) > 0:
-					r.warn(fmt.Sprintf("--xsd: %s does not validate against %s: %s", path, s.XSD, strings.Join(problems, "; ")))
-				default:
-					r.log.Info("valid against the schema", "file", path, "xsd", s.XSD)
-				}
-			}
-			if out.Kind == translator.KindALTO && s.XSD != "" {
-				r.log.Info("--xsd applies to metadata output only; ALTO output is not validated", "file", in.Origin)
-			}
-		}
-		if err := pd.flush(); err != nil {
-			r.log.Error("run metadata not written", "path", pd.path, "err", err)
-		}
-		if itemHook != nil {
-			itemHook(recorded)
+		p.recorded++
+	}
+	if out.Kind == translator.KindMetadata && p.schema != nil {
+		path := outPath
+		problems, err := p.schema.Validate(ctx, path)
+		switch {
+		case err != nil:
+			r.warn(fmt.Sprintf("--xsd: %s not validated: %v", path, err))
+		case len(problems) > 0:
+			r.warn(fmt.Sprintf("--xsd: %s does not validate against %s: %s", path, s.XSD, strings.Join(problems, "; ")))
+		default:
+			r.log.Info("valid against the schema", "file", path, "xsd", s.XSD)
 		}
 	}
-	pd.setConfig("items_from_ledger", restored+failedKept)
+	if out.Kind == translator.KindALTO && s.XSD != "" {
+		r.log.Info("--xsd applies to metadata output only; ALTO output is not validated", "file", in.Origin)
+	}
+	return nil
+}
+
+// report logs and records what the pass over the inputs did.
+func (r *runner) report(p *pass, inputs []input) {
+	s := r.s
+	r.pd.setConfig("items_from_ledger", p.restored+p.failedKept)
 	// Counted once every input was read: a kept download found edited
 	// since was downloaded in full and is not counted (as in the run
 	// metadata's downloads_not_modified).
@@ -455,19 +604,10 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		r.log.Info("earlier downloads kept: not modified since, says the server (HTTP 304)", "urls", n, "download_dir", s.DownloadDir)
 	}
 	if s.Resume {
-		r.log.Info("resumed from the ledger", "ledger", led.Dir(), "runs_read", led.Files(), "inputs_done_before", restored,
-			"failed_kept", failedKept, "inputs_translated", len(inputs)-restored-failedKept, "retry_failed", s.RetryFailed)
+		r.log.Info("resumed from the ledger", "ledger", p.led.Dir(), "runs_read", p.led.Files(), "inputs_done_before", p.restored,
+			"failed_kept", p.failedKept, "inputs_translated", len(inputs)-p.restored-p.failedKept, "retry_failed", s.RetryFailed)
 	}
-	r.log.Info(bar.Finish())
-	if len(written) == 0 {
-		return errors.New("no document was translated")
-	}
-	if r.baseline != nil {
-		if err := r.record(written); err != nil {
-			return err
-		}
-	}
-	return ctx.Err()
+	r.log.Info(p.bar.Finish())
 }
 
 // notModified counts the URL inputs whose earlier download was kept.
