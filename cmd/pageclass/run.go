@@ -931,20 +931,5 @@ func (r *runner) loadOrientation() (*classify.Orientation, error) {
 // metadata that they were interrupted, and in this run's which they were.
 // A run still going holds its ledger file and is left alone.
 func (r *runner) markInterrupted(led *ledger.Ledger) {
-	for _, p := range led.Ended() {
-		stamp := strings.TrimSuffix(filepath.Base(p), ".jsonl")
-		if i := strings.Index(stamp, "_shard-"); i >= 0 {
-			stamp = stamp[:i]
-		}
-		meta := filepath.Join(r.cli.Results, paradata.FileName(stamp))
-		in, ok, err := paradata.MarkInterrupted(meta, r.stamp)
-		if err != nil {
-			r.log.Warn("run metadata of an earlier run not updated", "file", meta, "error", err.Error())
-			continue
-		}
-		if ok {
-			r.log.Warn("an earlier run of these inputs was interrupted (its run metadata still said running): recorded as interrupted", "run", in.RunID, "file", meta)
-			r.para.AddInterrupted(in)
-		}
-	}
+	r.para.RecordInterrupted(r.log, r.stamp, led.Ended(), paradata.ClassifierMeta(r.cli.Results))
 }

@@ -173,15 +173,16 @@ func (p *paradata) failuresPath() string {
 // of its translation.
 func (p *paradata) restored(d itemData, files ...string) {
 	p.usage.Add(d.Components...)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for l, n := range d.Languages {
-		p.doc.Statistics.Languages[l] += n
-	}
-	p.doc.Statistics.SuccessfullyProcessed++
-	p.doc.Statistics.OutputCountsByType["xml"]++
-	p.doc.Statistics.OutputCountsByType["csv"]++
-	p.doc.Outputs = append(p.doc.Outputs, files...)
+	p.Update(func(doc *paradataDoc) {
+		st := &doc.Statistics
+		for l, n := range d.Languages {
+			st.Languages[l] += n
+		}
+		st.SuccessfullyProcessed++
+		st.OutputCountsByType["xml"]++
+		st.OutputCountsByType["csv"]++
+		doc.Outputs = append(doc.Outputs, files...)
+	})
 }
 
 // logFile names an input's log file (translator.LogName) in its output

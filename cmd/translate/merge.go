@@ -163,7 +163,7 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 			d.Config[k] = v
 		}
 	}
-	st := statistics{OutputCountsByType: map[string]int{}, Languages: map[string]int{}, SegmentStatus: map[string]int{}}
+	st := statistics{Statistics: runmeta.Statistics{OutputCountsByType: map[string]int{}}, Languages: map[string]int{}, SegmentStatus: map[string]int{}}
 	var start, end time.Time
 	var used []string
 	var list []map[string]any

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
-	"sort"
-	"sync"
 	"time"
 
 	"archivekit/internal/licence"
@@ -25,19 +23,17 @@ const (
 // skipped is an input that gave no translation, and why.
 type skipped = runmeta.Skipped
 
+// statistics are the translator's: the counts both tools keep, then its
+// own.
 type statistics struct {
-	InputFilesTotal       int                `json:"input_files_total"`
-	SuccessfullyProcessed int                `json:"successfully_processed"`
-	SkippedFiles          int                `json:"skipped_files"`
-	OutputCountsByType    map[string]int     `json:"output_counts_by_type"`
-	PerformancePerMinute  map[string]float64 `json:"performance_per_minute"`
-	BackendCalls          int                `json:"backend_calls"`
-	TransportErrors       int                `json:"transport_errors"`
-	LineCountMismatches   int                `json:"line_count_mismatches"`
-	Pages                 int                `json:"pages"`
-	UnitsTranslated       int                `json:"units_translated"`
-	UnitsSkipped          int                `json:"units_skipped"`
-	Languages             map[string]int     `json:"source_languages"`
+	runmeta.Statistics
+	BackendCalls        int            `json:"backend_calls"`
+	TransportErrors     int            `json:"transport_errors"`
+	LineCountMismatches int            `json:"line_count_mismatches"`
+	Pages               int            `json:"pages"`
+	UnitsTranslated     int            `json:"units_translated"`
+	UnitsSkipped        int            `json:"units_skipped"`
+	Languages           map[string]int `json:"source_languages"`
 	// SegmentStatus counts log rows (ALTO lines, metadata fields) per
 	// status: ok, retried, untranslated, unsupported_lang, vocabulary,
 	// mixed_content.
@@ -74,29 +70,75 @@ type terminology struct {
 	Documents map[string]termRate `json:"documents"`
 }
 
-// paradataDoc is the translator's run metadata: internal/paradata's header, then
-// the translator's own configuration and statistics.
+// paradataDoc is the translator's run metadata: internal/paradata's header,
+// then the translator's own configuration and statistics, then the shared
+// trail (skipped files, outputs, warnings, interrupted runs). The
+// unexported fields are what the written licence, protected-term counts and
+// terminology are derived from (View).
 type paradataDoc struct {
 	runmeta.Header
-	Config             map[string]any `json:"config"`
-	Statistics         statistics     `json:"statistics"`
-	SkippedFilesDetail []skipped      `json:"skipped_files_detail"`
-	Outputs            []string       `json:"outputs"`
-	Warnings           []string       `json:"warnings"`
+	Config     map[string]any `json:"config"`
+	Statistics statistics     `json:"statistics"`
+	runmeta.Trail
+
+	components *licence.Components
+	usage      *translator.Usage
+	protected  map[string]int
+	terms      map[string]termRate // terminology per document (stem)
+}
+
+// Parts hands the shared parts to the run-metadata writer.
+func (d *paradataDoc) Parts() runmeta.Parts {
+	return runmeta.Parts{Header: &d.Header, Config: d.Config, Statistics: &d.Statistics.Statistics, Trail: &d.Trail}
+}
+
+// View is the document as written: the licence from the components used so
+// far, the protected terms and the terminology totals, in a copy that
+// shares no map or list with d.
+func (d *paradataDoc) View() *paradataDoc {
+	v := *d
+	res := translator.Resolve(d.components, d.usage.Components())
+	v.SetLicence(res)
+	cfg := maps.Clone(d.Config)
+	total := 0
+	prot := map[string]int{}
+	for k, n := range d.protected {
+		prot[k] = n
+		total += n
+	}
+	cfg["vocabulary_protected_terms"] = prot
+	cfg["vocabulary_protected_terms_total"] = total
+	v.Config = cfg
+	st := d.Statistics
+	st.OutputCountsByType = maps.Clone(st.OutputCountsByType)
+	st.PerformancePerMinute = maps.Clone(st.PerformancePerMinute)
+	st.Languages = maps.Clone(st.Languages)
+	st.SegmentStatus = maps.Clone(st.SegmentStatus)
+	if d.terms != nil {
+		tm := &terminology{Documents: map[string]termRate{}}
+		exp, hit := 0, 0
+		for k, t := range d.terms {
+			tm.Documents[k] = t
+			exp += t.Expected
+			hit += t.Hit
+		}
+		tm.termRate = newTermRate(exp, hit)
+		st.Terminology = tm
+	}
+	v.Statistics = st
+	v.Trail = d.Trail.Clone()
+	v.Warnings = append(v.Warnings, res.Warnings...)
+	return &v
 }
 
 // paradata is the run metadata of one run, written atomically at start,
 // after every document and at the end, so a run that fails part-way leaves
 // a complete file describing what happened up to then.
 type paradata struct {
-	mu         sync.Mutex
-	path       string
-	start      time.Time
-	doc        paradataDoc
-	components *licence.Components
-	usage      *translator.Usage
-	protected  map[string]int
-	terms      map[string]termRate // terminology per document (stem)
+	*runmeta.Writer[*paradataDoc]
+	path  string
+	stamp string
+	usage *translator.Usage
 }
 
 func newParadata(dir string, start time.Time, sh shard.Spec, comps *licence.Components, usage *translator.Usage, getenv func(string) string) (*paradata, error) {
@@ -110,20 +152,16 @@ func newParadata(dir string, start time.Time, sh shard.Spec, comps *licence.Comp
 	if err != nil {
 		return nil, err
 	}
-	return &paradata{
-		path:       filepath.Join(dir, name(stamp)),
-		start:      start,
-		components: comps,
-		usage:      usage,
-		protected:  map[string]int{},
-		doc: paradataDoc{
-			Header: runmeta.NewHeader(translator.Program, start, runmeta.Info{ToolVersion: version.String(),
-				Repository: repository, RunnerRef: getenv("RUNNER_REF"), DockerImage: getenv("DOCKER_IMAGE"), RunID: stamp}),
-			Config:             map[string]any{},
-			Statistics:         statistics{OutputCountsByType: map[string]int{}, Languages: map[string]int{}, SegmentStatus: map[string]int{}},
-			SkippedFilesDetail: []skipped{}, Outputs: []string{}, Warnings: []string{},
-		},
-	}, nil
+	path := filepath.Join(dir, name(stamp))
+	doc := &paradataDoc{
+		Header: runmeta.NewHeader(translator.Program, start, runmeta.Info{ToolVersion: version.String(),
+			Repository: repository, RunnerRef: getenv("RUNNER_REF"), DockerImage: getenv("DOCKER_IMAGE"), RunID: stamp}),
+		Config:     map[string]any{},
+		Statistics: statistics{Statistics: runmeta.Statistics{OutputCountsByType: map[string]int{}}, Languages: map[string]int{}, SegmentStatus: map[string]int{}},
+		Trail:      runmeta.NewTrail(),
+		components: comps, usage: usage, protected: map[string]int{},
+	}
+	return &paradata{Writer: runmeta.NewWriter(path, start, doc), path: path, stamp: stamp, usage: usage}, nil
 }
 
 // shard labels the run metadata of one share of a sharded run: the share,
@@ -139,119 +177,54 @@ func (p *paradata) shard(s shard.Spec, total int, inputs, from string) {
 	p.setConfig(shard.FolderConfig, from)
 }
 
-func (p *paradata) setConfig(k string, v any) { p.mu.Lock(); p.doc.Config[k] = v; p.mu.Unlock() }
-func (p *paradata) warn(msg string) {
-	p.mu.Lock()
-	p.doc.Warnings = append(p.doc.Warnings, msg)
-	p.mu.Unlock()
-}
-func (p *paradata) inputs(n int) { p.mu.Lock(); p.doc.Statistics.InputFilesTotal += n; p.mu.Unlock() }
-
-func (p *paradata) skip(file, reason string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.doc.SkippedFilesDetail = append(p.doc.SkippedFilesDetail, skipped{File: file, Reason: reason})
-	p.doc.Statistics.SkippedFiles++
-}
+func (p *paradata) setConfig(k string, v any) { p.SetConfig(k, v) }
+func (p *paradata) warn(msg string)           { p.Warn(msg) }
+func (p *paradata) inputs(n int)              { p.AddInputs(n) }
+func (p *paradata) skip(file, reason string)  { p.Skip(file, reason) }
 
 // done records a translated document and the files written for it; doc
 // names it in the per-document maps: its stem, under its folder in a
 // directory run (book1/0001), so that two folders' documents of one name
 // are not merged.
 func (p *paradata) done(doc string, out *translator.Output, files ...string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	st := &p.doc.Statistics
-	st.SuccessfullyProcessed++
-	st.OutputCountsByType["xml"]++
-	st.OutputCountsByType["csv"]++
-	st.BackendCalls += out.Stats.Calls
-	st.TransportErrors += out.Stats.TransportErrors
-	st.LineCountMismatches += out.Stats.LineCountMismatches
-	st.Pages += out.Stats.Pages
-	st.UnitsTranslated += out.Stats.Translated
-	st.UnitsSkipped += out.Stats.Skipped
-	for l, n := range out.Languages {
-		st.Languages[l] += n
-	}
-	st.PlaceholderCalls += out.Stats.PlaceholderCalls
-	st.PlaceholderFallbacks += out.Stats.PlaceholderFallbacks
-	for k, n := range out.Statuses {
-		st.SegmentStatus[k] += n
-	}
-	p.protected[doc] += out.Stats.ProtectedTerms
-	if out.TermsChecked {
-		if p.terms == nil {
-			p.terms = map[string]termRate{}
+	p.Update(func(d *paradataDoc) {
+		st := &d.Statistics
+		st.SuccessfullyProcessed++
+		st.OutputCountsByType["xml"]++
+		st.OutputCountsByType["csv"]++
+		st.BackendCalls += out.Stats.Calls
+		st.TransportErrors += out.Stats.TransportErrors
+		st.LineCountMismatches += out.Stats.LineCountMismatches
+		st.Pages += out.Stats.Pages
+		st.UnitsTranslated += out.Stats.Translated
+		st.UnitsSkipped += out.Stats.Skipped
+		for l, n := range out.Languages {
+			st.Languages[l] += n
 		}
-		prev := p.terms[doc]
-		p.terms[doc] = newTermRate(prev.Expected+out.Terms.Expected, prev.Hit+out.Terms.Hit)
-	}
-	p.doc.Outputs = append(p.doc.Outputs, files...)
+		st.PlaceholderCalls += out.Stats.PlaceholderCalls
+		st.PlaceholderFallbacks += out.Stats.PlaceholderFallbacks
+		for k, n := range out.Statuses {
+			st.SegmentStatus[k] += n
+		}
+		d.protected[doc] += out.Stats.ProtectedTerms
+		if out.TermsChecked {
+			if d.terms == nil {
+				d.terms = map[string]termRate{}
+			}
+			prev := d.terms[doc]
+			d.terms[doc] = newTermRate(prev.Expected+out.Terms.Expected, prev.Hit+out.Terms.Hit)
+		}
+		d.Outputs = append(d.Outputs, files...)
+	})
 }
 
 func (p *paradata) output(kind, file string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.doc.Statistics.OutputCountsByType[kind]++
-	p.doc.Outputs = append(p.doc.Outputs, file)
-}
-
-// snapshot computes the licence from the components used so far, the
-// timings and the rates.
-func (p *paradata) snapshot(now time.Time) paradataDoc {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	d := p.doc
-	res := translator.Resolve(p.components, p.usage.Components())
-	d.SetLicence(res)
-	d.SetEnd(p.start, now)
-	cfg := make(map[string]any, len(d.Config)+2)
-	for k, v := range d.Config {
-		cfg[k] = v
-	}
-	total := 0
-	prot := map[string]int{}
-	for k, v := range p.protected {
-		prot[k] = v
-		total += v
-	}
-	cfg["vocabulary_protected_terms"] = prot
-	cfg["vocabulary_protected_terms_total"] = total
-	d.Config = cfg
-	st := d.Statistics
-	st.OutputCountsByType = maps.Clone(st.OutputCountsByType)
-	st.Languages = maps.Clone(st.Languages)
-	st.SegmentStatus = maps.Clone(st.SegmentStatus)
-	st.PerformancePerMinute = runmeta.PerMinute(st.OutputCountsByType, now.Sub(p.start))
-	if p.terms != nil {
-		tm := &terminology{Documents: map[string]termRate{}}
-		exp, hit := 0, 0
-		for k, v := range p.terms {
-			tm.Documents[k] = v
-			exp += v.Expected
-			hit += v.Hit
-		}
-		tm.termRate = newTermRate(exp, hit)
-		st.Terminology = tm
-	}
-	d.Statistics = st
-	d.SkippedFilesDetail = append([]skipped{}, d.SkippedFilesDetail...)
-	d.Outputs = append([]string{}, d.Outputs...)
-	sort.Strings(d.Outputs)
-	d.Warnings = append(append([]string{}, d.Warnings...), res.Warnings...)
-	return d
+	p.CountOutput(kind, 1)
+	p.AddOutputFile(file)
 }
 
 // flush writes the current state atomically.
-func (p *paradata) flush() error {
-	return runmeta.WriteJSON(p.path, p.snapshot(time.Now()))
-}
+func (p *paradata) flush() error { return p.Flush() }
 
 // finish records the outcome and writes the file.
-func (p *paradata) finish(runErr error) error {
-	p.mu.Lock()
-	p.doc.SetOutcome(runErr)
-	p.mu.Unlock()
-	return p.flush()
-}
+func (p *paradata) finish(runErr error) error { return p.Finish(runErr) }

@@ -18,6 +18,7 @@ import (
 	"archivekit/internal/ledger"
 	"archivekit/internal/licence"
 	"archivekit/internal/logging"
+	runmeta "archivekit/internal/paradata"
 	"archivekit/internal/progress"
 	"archivekit/internal/regularfile"
 	"archivekit/internal/resources"
@@ -226,6 +227,11 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 	} else {
 		log.Info("run metadata written", "path", pd.path)
 	}
+	if r.led != nil {
+		if err := r.led.Close(); err != nil {
+			log.Error("ledger not closed", "path", r.led.Path(), "err", err)
+		}
+	}
 	if runErr != nil {
 		log.Error("run failed", "err", runErr)
 		return exitFailure
@@ -255,6 +261,9 @@ type runner struct {
 	// failures are the inputs that gave no translation (the failures
 	// table).
 	failures []ledger.Failure
+	// led is the run's ledger once opened; closed after the run metadata
+	// is written.
+	led *ledger.Ledger
 }
 
 func (r *runner) run(ctx context.Context, inputs []input) error {
@@ -283,7 +292,15 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	if err != nil {
 		return err
 	}
-	defer led.Close()
+	// The ledger file stays open (and flocked) until the run metadata is
+	// written (finish closes it): a resume that starts in between must not
+	// take this run for one that was killed.
+	r.led = led
+	if s.Resume {
+		// Earlier runs of this configuration killed or crashed are marked
+		// interrupted, continued by this run (--retry-failed is a resume).
+		pd.RecordInterrupted(r.log, pd.stamp, led.Ended(), runmeta.MetaBeside(s.Output))
+	}
 	pd.setConfig("resume", s.Resume)
 	if s.Resume {
 		pd.setConfig("downloads_not_modified", notModified(inputs))
@@ -717,7 +734,7 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 // it, validated; an invalid record is never written.
 func (r *runner) record(written []string) error {
 	s, pd := r.s, r.pd
-	snap := pd.snapshot(time.Now())
+	snap := pd.Snapshot()
 	src := s.Source
 	if src == "auto" {
 		best := 0

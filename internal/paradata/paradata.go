@@ -1,5 +1,11 @@
-// Package paradata writes the classifier's run metadata,
-// "{stamp}_page-classification.json" (spec page-classification 2.7, 2.9).
+// Package paradata writes the run metadata of both tools: one Writer,
+// parameterised by each tool's document (its statistics and own fields),
+// keeps the shared header, configuration, counts, trail of skipped files,
+// outputs and warnings, and the earlier runs found interrupted
+// (RecordInterrupted). The classifier's document and run,
+// "{stamp}_page-classification.json" (spec page-classification 2.7, 2.9),
+// are Document and Run; the translator's document is its own
+// (cmd/translate).
 //
 // A Run is created at the start of a run and written at once (status
 // "running"); the caller updates it as the run proceeds and may Flush at any
@@ -16,8 +22,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
-	"sync"
 	"time"
 
 	"archivekit/internal/atomicfile"
@@ -166,7 +170,7 @@ func WriteJSON(path string, v any) error {
 	return atomicfile.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-// Document is the JSON written to disk.
+// Document is the classifier's run metadata as written to disk.
 type Document struct {
 	Header
 	// Demo is true when a shipped demo model answered instead of the
@@ -182,21 +186,31 @@ type Document struct {
 	// calibration in force (its file and digest, target and thresholds) or
 	// why there is none, and the page-condition checks; absent for runs
 	// that review no page.
-	Review             map[string]any `json:"review,omitempty"`
-	Statistics         Statistics     `json:"statistics"`
-	SkippedFilesDetail []Skipped      `json:"skipped_files_detail"`
-	Outputs            []string       `json:"outputs"`
-	Warnings           []string       `json:"warnings"`
-	// Interrupted lists the earlier runs this run continued whose process
-	// had ended without recording an outcome (MarkInterrupted).
-	Interrupted []Interrupted `json:"interrupted_runs,omitempty"`
+	Review     map[string]any `json:"review,omitempty"`
+	Statistics Statistics     `json:"statistics"`
+	Trail
 }
 
-// Interrupted is an earlier run found interrupted by the run that
-// continued it: its run id and metadata file.
-type Interrupted struct {
-	RunID string `json:"run_id"`
-	File  string `json:"file"`
+// Parts hands the shared parts to the Writer.
+func (d *Document) Parts() Parts {
+	return Parts{Header: &d.Header, Config: d.Config, Statistics: &d.Statistics, Trail: &d.Trail}
+}
+
+// View is a copy of the document that shares no map or list with it.
+func (d *Document) View() *Document {
+	v := *d
+	v.Statistics.OutputCountsByType = copyMap(v.Statistics.OutputCountsByType)
+	v.Statistics.PerformancePerMinute = copyMap(v.Statistics.PerformancePerMinute)
+	v.Config = copyMap(v.Config)
+	if v.Training != nil {
+		v.Training = copyMap(v.Training)
+	}
+	if v.Review != nil {
+		v.Review = copyMap(v.Review)
+	}
+	v.Models = append([]Model{}, v.Models...)
+	v.Trail = v.Trail.Clone()
+	return &v
 }
 
 // MarkInterrupted records, in the metadata file at path of an earlier run
@@ -229,22 +243,10 @@ func MarkInterrupted(path, by string) (Interrupted, bool, error) {
 	return Interrupted{RunID: id, File: path}, true, nil
 }
 
-// AddInterrupted records an earlier run this run continued that had been
-// interrupted (MarkInterrupted).
-func (r *Run) AddInterrupted(i Interrupted) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.doc.Interrupted = append(r.doc.Interrupted, i)
-}
-
-// Run is the metadata of one run in progress. Its methods are safe for
-// concurrent use.
+// Run is the metadata of one classifier run in progress (a Writer of its
+// Document). Its methods are safe for concurrent use.
 type Run struct {
-	mu    sync.Mutex
-	path  string
-	start time.Time
-	now   func() time.Time
-	doc   Document
+	*Writer[*Document]
 }
 
 // Start creates the run metadata file in dir for a run started at start
@@ -296,158 +298,56 @@ func startWithClock(dir, stamp string, start time.Time, info Info, now func() ti
 	if info.RunID == "" {
 		info.RunID = stamp
 	}
-	r := &Run{path: filepath.Join(dir, FileName(stamp)), start: start, now: now}
-	r.doc = Document{
+	doc := &Document{
 		Header: NewHeader(Program, start, info),
 		Models: []Model{}, Config: map[string]any{},
-		Statistics:         Statistics{OutputCountsByType: map[string]int{}, PerformancePerMinute: map[string]float64{}},
-		SkippedFilesDetail: []Skipped{}, Outputs: []string{}, Warnings: []string{},
+		Statistics: Statistics{OutputCountsByType: map[string]int{}, PerformancePerMinute: map[string]float64{}},
+		Trail:      NewTrail(),
 	}
 	// Until the caller resolves the licence, the record says it is unknown.
-	r.doc.SetLicence((&licence.Components{}).Resolve())
+	doc.SetLicence((&licence.Components{}).Resolve())
+	w := NewWriter(filepath.Join(dir, FileName(stamp)), start, doc)
+	w.now = now
+	r := &Run{w}
 	if err := r.Flush(); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-// Path is the metadata file.
-func (r *Run) Path() string { return r.path }
-
-// SetLicence records the resolved licence of the run.
-func (r *Run) SetLicence(res licence.Resolution) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.doc.Header.SetLicence(res)
-}
-
-// SetConfig records one configuration value (flags after config-file
-// defaults were applied).
-func (r *Run) SetConfig(key string, value any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.doc.Config[key] = value
-}
-
 // SetTraining records one fact of a training run.
 func (r *Run) SetTraining(key string, value any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.doc.Training == nil {
-		r.doc.Training = map[string]any{}
-	}
-	r.doc.Training[key] = value
+	r.Update(func(d *Document) {
+		if d.Training == nil {
+			d.Training = map[string]any{}
+		}
+		d.Training[key] = value
+	})
 }
 
 // SetReview records one fact of the run's page review.
 func (r *Run) SetReview(key string, value any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.doc.Review == nil {
-		r.doc.Review = map[string]any{}
-	}
-	r.doc.Review[key] = value
+	r.Update(func(d *Document) {
+		if d.Review == nil {
+			d.Review = map[string]any{}
+		}
+		d.Review[key] = value
+	})
 }
 
 // AddModel records a model used by the run; a demo model marks the run as
 // using the demo ensemble.
 func (r *Run) AddModel(m Model) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.doc.Models = append(r.doc.Models, m)
-	r.doc.DemoEnsemble = r.doc.DemoEnsemble || m.Demo
-	r.doc.Demo = r.doc.DemoEnsemble
-}
-
-// AddInputs adds n to the number of input files (PDF pages count singly).
-func (r *Run) AddInputs(n int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.doc.Statistics.InputFilesTotal += n
-}
-
-// Processed adds n successfully classified inputs.
-func (r *Run) Processed(n int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.doc.Statistics.SuccessfullyProcessed += n
-}
-
-// Skip records an input that was not classified and why.
-func (r *Run) Skip(file, reason string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.doc.SkippedFilesDetail = append(r.doc.SkippedFilesDetail, Skipped{file, reason})
-	r.doc.Statistics.SkippedFiles = len(r.doc.SkippedFilesDetail)
-}
-
-// CountOutput adds n outputs of a kind ("csv" rows, "png", "json").
-func (r *Run) CountOutput(kind string, n int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.doc.Statistics.OutputCountsByType[kind] += n
-}
-
-// AddOutputFile records a file the run wrote.
-func (r *Run) AddOutputFile(path string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.doc.Outputs = append(r.doc.Outputs, path)
-}
-
-// Warn records a warning (also the licence resolver's).
-func (r *Run) Warn(msg string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.doc.Warnings = append(r.doc.Warnings, msg)
+	r.Update(func(d *Document) {
+		d.Models = append(d.Models, m)
+		d.DemoEnsemble = d.DemoEnsemble || m.Demo
+		d.Demo = d.DemoEnsemble
+	})
 }
 
 // Snapshot returns a copy of the current document with end time, duration
 // and rates computed as of now.
-func (r *Run) Snapshot() Document {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.snapshotLocked()
-}
-
-func (r *Run) snapshotLocked() Document {
-	end := r.now()
-	d := r.doc
-	d.SetEnd(r.start, end)
-	d.Statistics.PerformancePerMinute = PerMinute(d.Statistics.OutputCountsByType, end.Sub(r.start))
-	d.Statistics.OutputCountsByType = copyMap(d.Statistics.OutputCountsByType)
-	d.Config = copyMap(d.Config)
-	if d.Training != nil {
-		d.Training = copyMap(d.Training)
-	}
-	d.Models = append([]Model{}, d.Models...)
-	d.SkippedFilesDetail = append([]Skipped{}, d.SkippedFilesDetail...)
-	d.Outputs = append([]string{}, d.Outputs...)
-	sort.Strings(d.Outputs)
-	d.Warnings = append([]string{}, d.Warnings...)
-	d.Interrupted = append([]Interrupted(nil), d.Interrupted...)
-	return d
-}
-
-// Flush writes the current state atomically.
-func (r *Run) Flush() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.writeLocked()
-}
-
-func (r *Run) writeLocked() error {
-	return WriteJSON(r.path, r.snapshotLocked())
-}
-
-// Finish records the outcome (failed with runErr's message when runErr is
-// not nil) and writes the file. It returns the write error, if any.
-func (r *Run) Finish(runErr error) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.doc.SetOutcome(runErr)
-	return r.writeLocked()
-}
+func (r *Run) Snapshot() Document { return *r.Writer.Snapshot() }
 
 func round(x float64, dec int) float64 {
 	p := 1.0

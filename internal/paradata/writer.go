@@ -1,0 +1,248 @@
+package paradata
+
+import (
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"archivekit/internal/licence"
+)
+
+// Parts are the parts of a run-metadata document that every tool keeps
+// alike, handed to a Writer to fill in: the header, the configuration, the
+// statistics both tools count and the trail of skipped files, outputs,
+// warnings and interrupted runs.
+type Parts struct {
+	Header     *Header
+	Config     map[string]any
+	Statistics *Statistics
+	Trail      *Trail
+}
+
+// Trail is the end of a tool's run metadata, the same in both tools: what
+// was skipped and why, the files written, the warnings and the earlier runs
+// found interrupted. A tool's document embeds it last.
+type Trail struct {
+	SkippedFilesDetail []Skipped `json:"skipped_files_detail"`
+	Outputs            []string  `json:"outputs"`
+	Warnings           []string  `json:"warnings"`
+	// Interrupted lists the earlier runs this run continued whose process
+	// had ended without recording an outcome (MarkInterrupted).
+	Interrupted []Interrupted `json:"interrupted_runs,omitempty"`
+}
+
+// Interrupted is an earlier run found interrupted by the run that
+// continued it: its run id and metadata file.
+type Interrupted struct {
+	RunID string `json:"run_id"`
+	File  string `json:"file"`
+}
+
+// NewTrail is an empty trail (empty lists, not null, in the JSON).
+func NewTrail() Trail {
+	return Trail{SkippedFilesDetail: []Skipped{}, Outputs: []string{}, Warnings: []string{}}
+}
+
+// Clone copies the trail's lists, the outputs sorted.
+func (t Trail) Clone() Trail {
+	t.SkippedFilesDetail = append([]Skipped{}, t.SkippedFilesDetail...)
+	t.Outputs = append([]string{}, t.Outputs...)
+	sort.Strings(t.Outputs)
+	t.Warnings = append([]string{}, t.Warnings...)
+	t.Interrupted = append([]Interrupted(nil), t.Interrupted...)
+	return t
+}
+
+// Doc is a tool's run-metadata document (a pointer to it) as a Writer
+// keeps it: the tool's statistics and fields are its own, the shared parts
+// it hands over (Parts), and View is what is written: a copy that shares
+// nothing later updates change, with whatever the tool derives at write
+// time (a licence from the components used, totals).
+type Doc[D any] interface {
+	Parts() Parts
+	View() D
+}
+
+// Writer is the run metadata of one run in progress, written atomically to
+// its file whenever the caller flushes and at the end (Finish), so that the
+// file is always a complete JSON document describing the run up to its last
+// write, also when the run fails part-way or is killed. Both tools write
+// their run metadata through it, each with its own document type D. Its
+// methods are safe for concurrent use.
+type Writer[D Doc[D]] struct {
+	mu    sync.Mutex
+	path  string
+	start time.Time
+	now   func() time.Time
+	doc   D
+}
+
+// NewWriter returns the writer of doc, the run metadata at path of a run
+// started at start. It writes nothing yet.
+func NewWriter[D Doc[D]](path string, start time.Time, doc D) *Writer[D] {
+	return &Writer[D]{path: path, start: start, now: time.Now, doc: doc}
+}
+
+// Path is the metadata file.
+func (w *Writer[D]) Path() string { return w.path }
+
+// Update calls f with the document, under the writer's lock, for what only
+// the tool knows how to record.
+func (w *Writer[D]) Update(f func(D)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f(w.doc)
+}
+
+// parts returns the shared parts; the caller holds the lock.
+func (w *Writer[D]) parts() Parts { return w.doc.Parts() }
+
+// SetLicence records the resolved licence of the run.
+func (w *Writer[D]) SetLicence(res licence.Resolution) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.parts().Header.SetLicence(res)
+}
+
+// SetConfig records one configuration value (flags after config-file
+// defaults were applied).
+func (w *Writer[D]) SetConfig(key string, value any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.parts().Config[key] = value
+}
+
+// AddInputs adds n to the number of input files.
+func (w *Writer[D]) AddInputs(n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.parts().Statistics.InputFilesTotal += n
+}
+
+// Processed adds n successfully processed inputs.
+func (w *Writer[D]) Processed(n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.parts().Statistics.SuccessfullyProcessed += n
+}
+
+// Skip records an input that gave no result and why.
+func (w *Writer[D]) Skip(file, reason string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.parts()
+	p.Trail.SkippedFilesDetail = append(p.Trail.SkippedFilesDetail, Skipped{file, reason})
+	p.Statistics.SkippedFiles = len(p.Trail.SkippedFilesDetail)
+}
+
+// CountOutput adds n outputs of a kind ("csv" rows, "png", "json", "xml").
+func (w *Writer[D]) CountOutput(kind string, n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.parts().Statistics.OutputCountsByType[kind] += n
+}
+
+// AddOutputFile records files the run wrote.
+func (w *Writer[D]) AddOutputFile(paths ...string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.parts()
+	p.Trail.Outputs = append(p.Trail.Outputs, paths...)
+}
+
+// Warn records a warning.
+func (w *Writer[D]) Warn(msg string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.parts()
+	p.Trail.Warnings = append(p.Trail.Warnings, msg)
+}
+
+// AddInterrupted records an earlier run this run continued that had been
+// interrupted (MarkInterrupted).
+func (w *Writer[D]) AddInterrupted(i Interrupted) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.parts()
+	p.Trail.Interrupted = append(p.Trail.Interrupted, i)
+}
+
+// Snapshot returns the document as it would be written now: end time,
+// duration and rates computed as of now.
+func (w *Writer[D]) Snapshot() D {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.viewLocked()
+}
+
+func (w *Writer[D]) viewLocked() D {
+	end := w.now()
+	p := w.parts()
+	p.Header.SetEnd(w.start, end)
+	p.Statistics.PerformancePerMinute = PerMinute(p.Statistics.OutputCountsByType, end.Sub(w.start))
+	return w.doc.View()
+}
+
+// Flush writes the current state atomically. Writes take turns, so an
+// older state never replaces a newer one.
+func (w *Writer[D]) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return WriteJSON(w.path, w.viewLocked())
+}
+
+// Finish records the outcome (failed with runErr's message when runErr is
+// not nil) and writes the file. It returns the write error, if any.
+func (w *Writer[D]) Finish(runErr error) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.parts().Header.SetOutcome(runErr)
+	return WriteJSON(w.path, w.viewLocked())
+}
+
+// RecordInterrupted takes the earlier runs this run continues whose
+// processes have ended (ended: their ledger files no live process holds,
+// ledger.Ended), finds their run metadata (metaOf of each ledger file),
+// marks those that still say "running" (killed with SIGKILL, or crashed) as
+// interrupted, continued by this run (by: its run id), and lists them in
+// this run's metadata. A file that cannot be updated is logged and passed
+// over.
+func (w *Writer[D]) RecordInterrupted(log *slog.Logger, by string, ended []string, metaOf func(ledgerFile string) string) {
+	for _, p := range ended {
+		meta := metaOf(p)
+		in, ok, err := MarkInterrupted(meta, by)
+		if err != nil {
+			log.Warn("run metadata of an earlier run not updated", "file", meta, "error", err.Error())
+			continue
+		}
+		if ok {
+			log.Warn("an earlier run of these inputs was interrupted (its run metadata still said running): recorded as interrupted", "run", in.RunID, "file", meta)
+			w.AddInterrupted(in)
+		}
+	}
+}
+
+// MetaBeside returns, for RecordInterrupted, the run metadata in dir of a
+// run whose ledger file is named after it: <name>.jsonl ↔ <name>.json
+// (the translator's <stamp>_translator[_shard-<i>-of-<n>]).
+func MetaBeside(dir string) func(ledgerFile string) string {
+	return func(f string) string {
+		return filepath.Join(dir, strings.TrimSuffix(filepath.Base(f), ".jsonl")+".json")
+	}
+}
+
+// ClassifierMeta returns, for RecordInterrupted, the classifier's run
+// metadata in dir (FileName of the stamp) of a ledger file named
+// <stamp>.jsonl or <stamp>_shard-<i>-of-<n>.jsonl.
+func ClassifierMeta(dir string) func(ledgerFile string) string {
+	return func(f string) string {
+		stamp := strings.TrimSuffix(filepath.Base(f), ".jsonl")
+		if i := strings.Index(stamp, "_shard-"); i >= 0 {
+			stamp = stamp[:i]
+		}
+		return filepath.Join(dir, FileName(stamp))
+	}
+}
