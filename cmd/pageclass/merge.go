@@ -46,32 +46,21 @@ func (r *runner) merge() error {
 	if err != nil {
 		return err
 	}
-	parts := make([]shard.Part, len(runs))
+	meta := make([]shard.Run, len(runs))
 	for i, s := range runs {
 		d := s.doc
-		parts[i] = shard.RunPart(s.path, s.spec, d.Status, d.StartTime, d.EndTime, d.Config, "pageclass_", d.Statistics.InputFilesTotal)
+		meta[i] = shard.Run{Path: s.path, Spec: s.spec, Status: d.Status, Start: d.StartTime, End: d.EndTime,
+			Config: d.Config, Inputs: d.Statistics.InputFilesTotal}
 	}
-	picked, err := shard.Choose(parts)
-	if errors.Is(err, shard.ErrIncomplete) {
-		return err
-	} else if err != nil {
+	picked, superseded, err := shard.Select(meta, "pageclass_", func(a, b int) error { return sameConfig(runs[a], runs[b]) }, r.log)
+	if errors.Is(err, shard.ErrUsage) {
 		return usageError{err}
+	} else if err != nil {
+		return err
 	}
-	var chosen []shardRun
-	superseded := map[string][]string{}
-	for _, p := range picked {
-		if err := sameConfig(runs[picked[0].Part], runs[p.Part]); err != nil {
-			return usageError{err}
-		}
-		// A run continued by a later one must be of the same configuration.
-		for _, k := range p.Supersedes {
-			if err := sameConfig(runs[k], runs[p.Part]); err != nil {
-				return usageError{fmt.Errorf("shard %s completed twice: %w", runs[k].spec, err)}
-			}
-			superseded[runs[p.Part].path] = append(superseded[runs[p.Part].path], runs[k].path)
-			r.log.Info("shard completed before and continued by a later run: the later is merged", "shard", runs[k].spec.String(), "merged", runs[p.Part].path, "passed_over", runs[k].path)
-		}
-		chosen = append(chosen, runs[p.Part])
+	chosen := make([]shardRun, len(picked))
+	for i, k := range picked {
+		chosen[i] = runs[k]
 	}
 
 	// The tables, by name without the stamp.

@@ -47,7 +47,7 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 			return usageError{fmt.Errorf("--merge: no shard run metadata (*_translator_shard-<i>-of-<n>.json) in %s", s.Output)}
 		}
 		var runs []shardDoc
-		var parts []shard.Part
+		var meta []shard.Run
 		for _, f := range files {
 			b, err := os.ReadFile(f)
 			if err != nil {
@@ -63,41 +63,18 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 				return fmt.Errorf("%s: config.shard %q is not a shard", f, v)
 			}
 			runs = append(runs, shardDoc{f, d, sp})
-			parts = append(parts, shard.RunPart(f, sp, d.Status, d.StartTime, d.EndTime, d.Config, "translate_", d.Statistics.InputFilesTotal))
+			meta = append(meta, shard.Run{Path: f, Spec: sp, Status: d.Status, Start: d.StartTime, End: d.EndTime,
+				Config: d.Config, Inputs: d.Statistics.InputFilesTotal})
 		}
-		picked, err := shard.Choose(parts)
-		if err != nil {
-			if errors.Is(err, shard.ErrIncomplete) {
-				return err
-			}
+		picked, superseded, err := shard.Select(meta, "translate_", func(a, b int) error { return sameShardConfig(runs[a], runs[b]) }, log)
+		if errors.Is(err, shard.ErrUsage) {
 			return usageError{err}
+		} else if err != nil {
+			return err
 		}
-		// The shards are compared with one that had inputs; a shard whose
-		// share was empty set up nothing, so only its version and the
-		// whole run's input count are compared.
-		var chosen []shardDoc
-		ref := runs[picked[0].Part]
-		for _, p := range picked {
-			if runs[p.Part].doc.Statistics.InputFilesTotal > 0 {
-				ref = runs[p.Part]
-				break
-			}
-		}
-		superseded := map[string][]string{}
-		for _, p := range picked {
-			b := runs[p.Part]
-			if err := sameShardConfig(ref, b); err != nil {
-				return usageError{err}
-			}
-			// A run continued by a later one must be of the same configuration.
-			for _, k := range p.Supersedes {
-				if err := sameShardConfig(runs[k], b); err != nil {
-					return usageError{fmt.Errorf("shard %s completed twice: %w", b.spec, err)}
-				}
-				superseded[b.path] = append(superseded[b.path], runs[k].path)
-				log.Info("shard completed before and continued by a later run: the later is merged", "shard", b.spec.String(), "merged", b.path, "passed_over", runs[k].path)
-			}
-			chosen = append(chosen, b)
+		chosen := make([]shardDoc, len(picked))
+		for i, k := range picked {
+			chosen[i] = runs[k]
 		}
 		return writeMerged(s, comps, chosen, superseded, log)
 	}()

@@ -1,0 +1,72 @@
+package shard
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// logged collects what Select logs.
+type logged []string
+
+func (l *logged) Info(msg string, args ...any) {
+	*l = append(*l, fmt.Sprint(append([]any{msg}, args...)...))
+}
+
+func TestSelect(t *testing.T) {
+	// run is a completed shard run i/2 with inputs inputs, started at
+	// minute at (and ended a minute later), resumed or not, of
+	// configuration cfg.
+	run := func(name string, i, inputs, at int, resumed bool, cfg string) Run {
+		return Run{Path: "out/" + name + ".json", Spec: Spec{Index: i, Count: 2}, Status: "completed",
+			Start: fmt.Sprintf("2026-11-23T06:%02d:00Z", at), End: fmt.Sprintf("2026-11-23T06:%02d:00Z", at+1),
+			Config: map[string]any{"ledger_key": "k", "resume": resumed, "cfg": cfg}, Inputs: inputs}
+	}
+	for _, c := range []struct {
+		name       string
+		runs       []Run
+		chosen     string
+		superseded string
+		err        string
+		usage      bool
+	}{
+		{"two shards", []Run{run("b", 1, 3, 0, false, "x"), run("a", 0, 2, 0, false, "x")}, "[1 0]", "map[]", "", false},
+		// The first share held no input: the others are compared with the
+		// first that had (an empty share set up nothing to compare).
+		{"reference has inputs", []Run{run("a", 0, 0, 0, false, "-"), run("b", 1, 2, 0, false, "x")}, "[0 1]", "map[]", "", false},
+		{"other configuration", []Run{run("a", 0, 2, 0, false, "x"), run("b", 1, 2, 0, false, "y")}, "", "", "out/a.json has x, out/b.json has y", true},
+		{"a continued run", []Run{run("a", 0, 2, 0, false, "x"), run("b", 1, 2, 0, false, "x"), run("b2", 1, 2, 5, true, "x")}, "[0 2]",
+			"map[out/b2.json:[out/b.json]]", "", false},
+		{"a continued run of another configuration", []Run{run("a", 0, 2, 0, false, "x"), run("b", 1, 2, 0, false, "y"), run("b2", 1, 2, 5, true, "x")}, "", "",
+			"shard 1/2 completed twice: out/b.json has y, out/b2.json has x", true},
+		{"missing", []Run{run("a", 0, 2, 0, false, "x")}, "", "", "missing shards 1/2", true},
+		{"incomplete", []Run{run("a", 0, 2, 0, false, "x"), {Path: "out/b.json", Spec: Spec{1, 2}, Status: "running"}}, "", "", "did not complete", false},
+	} {
+		same := func(a, b int) error {
+			// Empty shares are not compared, as the tools do.
+			if x, y := c.runs[a], c.runs[b]; x.Inputs > 0 && y.Inputs > 0 && x.Config["cfg"] != y.Config["cfg"] {
+				return fmt.Errorf("%s has %s, %s has %s", x.Path, x.Config["cfg"], y.Path, y.Config["cfg"])
+			}
+			return nil
+		}
+		var log logged
+		chosen, sup, err := Select(c.runs, "tool_", same, &log)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) || errors.Is(err, ErrUsage) != c.usage || errors.Is(err, ErrIncomplete) == c.usage {
+				t.Errorf("%s: error %v (usage %v), want %q (usage %v)", c.name, err, errors.Is(err, ErrUsage), c.err, c.usage)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if fmt.Sprint(chosen) != c.chosen || fmt.Sprint(sup) != c.superseded {
+			t.Errorf("%s: chosen %v superseded %v, want %s %s", c.name, chosen, sup, c.chosen, c.superseded)
+		}
+		if len(sup) != len(log) {
+			t.Errorf("%s: logged %q for %v passed over", c.name, log, sup)
+		}
+	}
+}
