@@ -16,7 +16,7 @@ import (
 )
 
 // LedgerFolder is the folder of the run ledgers inside the results folder.
-const LedgerFolder = "ledger"
+const LedgerFolder = ledger.Folder
 
 // ledgerConfig is everything that decides what the ledger keeps of a page:
 // the models (names and digests of model.json + model.pt, in ensemble
@@ -74,23 +74,8 @@ func (r *runner) openLedger(set *inputSet, names, digests []string) (*ledger.Led
 		}
 		cfg.Rotation = d
 	}
-	key, err := ledger.Key(cfg)
-	if err != nil {
-		return nil, "", err
-	}
-	name := r.stamp
-	if !set.Shard.Whole() {
-		name += fmt.Sprintf("_shard-%d-of-%d", set.Shard.Index, set.Shard.Count)
-	}
-	dir := filepath.Join(r.cli.Results, LedgerFolder, "pageclass_"+key)
-	l, err := ledger.Open(dir, "pageclass", key, cfg, name+".jsonl")
-	if err != nil {
-		return nil, "", err
-	}
-	for _, t := range l.Torn() {
-		r.log.Warn("ledger: the last line was torn by an interrupted run and is ignored; that file is classified again", "ledger", t)
-	}
-	return l, key, nil
+	return ledger.OpenRun(ledger.Run{Output: r.cli.Results, Tool: "pageclass", Config: cfg,
+		Name: r.stamp + set.Shard.FileSuffix(), Redo: "that file is classified again"}, r.log)
 }
 
 // digestFile is ledger.Digest (a variable so tests can count the files

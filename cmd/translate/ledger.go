@@ -14,7 +14,7 @@ import (
 )
 
 // LedgerFolder is the folder of the run ledgers inside the output folder.
-const LedgerFolder = "ledger"
+const LedgerFolder = ledger.Folder
 
 // ledgerConfig is everything that decides a translation: the program, the
 // languages, the ALTO output mode, the backend and what it points at (the
@@ -81,17 +81,11 @@ func (r *runner) openLedger(be backend.Backend, lemURL string, maxTerms int) (*l
 		cfg.Vocabulary = d
 		cfg.Lemmatizer, cfg.Glossary = lemURL, maxTerms
 	}
-	key, err := ledger.Key(cfg)
-	if err != nil {
-		return nil, err
-	}
 	name := strings.TrimSuffix(filepath.Base(r.pd.path), ".json")
-	l, err := ledger.Open(filepath.Join(s.Output, LedgerFolder, "translate_"+key), "translate", key, cfg, name+".jsonl")
+	l, key, err := ledger.OpenRun(ledger.Run{Output: s.Output, Tool: "translate", Config: cfg, Name: name,
+		Redo: "that input is translated again"}, r.log)
 	if err != nil {
 		return nil, err
-	}
-	for _, t := range l.Torn() {
-		r.log.Warn("ledger: the last line was torn by an interrupted run and is ignored; that input is translated again", "ledger", t)
 	}
 	r.pd.setConfig("ledger", l.Path())
 	r.pd.setConfig("ledger_key", key)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"maps"
 	"path/filepath"
 	"time"
@@ -142,12 +141,7 @@ type paradata struct {
 }
 
 func newParadata(dir string, start time.Time, sh shard.Spec, comps *licence.Components, usage *translator.Usage, getenv func(string) string) (*paradata, error) {
-	name := func(stamp string) string { return stamp + "_translator.json" }
-	if !sh.Whole() {
-		name = func(stamp string) string {
-			return fmt.Sprintf("%s_translator_shard-%d-of-%d.json", stamp, sh.Index, sh.Count)
-		}
-	}
+	name := func(stamp string) string { return stamp + "_translator" + sh.FileSuffix() + ".json" }
 	stamp, err := runmeta.Claim(dir, start.Format(stampLayout), name)
 	if err != nil {
 		return nil, err

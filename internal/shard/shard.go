@@ -51,6 +51,15 @@ func (s Spec) String() string {
 	return fmt.Sprintf("%d/%d", s.Index, s.Count)
 }
 
+// FileSuffix is what the files of one share's run add to their names:
+// "_shard-<i>-of-<n>", or "" for the whole run.
+func (s Spec) FileSuffix() string {
+	if s.Whole() {
+		return ""
+	}
+	return fmt.Sprintf("_shard-%d-of-%d", s.Index, s.Count)
+}
+
 // Has reports whether the input with this key belongs to the share: the
 // 64-bit FNV-1a hash of the key, modulo Count, is Index.
 func (s Spec) Has(key string) bool {

@@ -1,0 +1,39 @@
+package ledger
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// OpenRun opens <output>/ledger/<tool>_<key>/<name>.jsonl and warns of an
+// earlier file torn by a kill, saying what becomes of that item.
+func TestOpenRun(t *testing.T) {
+	out := t.TempDir()
+	run := Run{Output: out, Tool: "tool", Config: map[string]int{"a": 1}, Name: "s1", Redo: "that item is done again"}
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	l, key, err := OpenRun(run, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(out, "ledger", "tool_"+key, "s1.jsonl"); l.Path() != want {
+		t.Errorf("path %s, want %s", l.Path(), want)
+	}
+	l.Close()
+	f, _ := os.OpenFile(l.Path(), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"item":"x","sha`) // a kill mid-line
+	f.Close()
+	run.Name = "s2"
+	l2, key2, err := OpenRun(run, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	if key2 != key || !strings.Contains(buf.String(), "torn") || !strings.Contains(buf.String(), "that item is done again") {
+		t.Errorf("key %s then %s; log %q", key, key2, buf.String())
+	}
+}
