@@ -44,9 +44,9 @@ import (
 )
 
 const (
-	exitOK      = 0
-	exitUsage   = 1
-	exitFailure = 3
+	exitOK      = cliflags.ExitOK
+	exitUsage   = cliflags.ExitUsage
+	exitFailure = cliflags.ExitFailure
 )
 
 func main() {
@@ -62,10 +62,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if code, stop := fs.Parse(args, stdout); stop {
 		return code
 	}
-	usage := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "bakeoff: "+format+"\n", a...)
-		return exitUsage
-	}
+	usage := fs.Misuse
 	names := splitList(f.backends)
 	if msg := f.check(names, getenv); msg != "" {
 		return usage("%s", msg)

@@ -16,7 +16,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"archivekit/internal/version"
+	"archivekit/internal/cliflags"
 )
 
 // defaultTimeout bounds the whole probe; orchestrators allow 3 to 5 s.
@@ -38,16 +37,11 @@ func main() {
 // run parses args, probes and returns the exit code, writing one line to
 // stderr on failure.
 func run(args []string, lookup func(string) (string, bool), stderr io.Writer) int {
-	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cliflags.New("healthcheck", stderr)
 	timeout := fs.Duration("timeout", defaultTimeout, "give up after this long")
-	showVersion := fs.Bool("version", false, "print the version and exit")
-	if err := fs.Parse(args); err != nil {
-		return 1
-	}
-	if *showVersion {
-		fmt.Fprintln(stderr, version.Line("healthcheck"))
-		return 0
+	// Everything it says goes to stderr, --version too.
+	if code, stop := fs.Parse(args, stderr); stop {
+		return code
 	}
 	port, err := portFrom(lookup)
 	if err != nil {

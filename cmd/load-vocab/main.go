@@ -36,9 +36,9 @@ import (
 )
 
 const (
-	exitOK      = 0
-	exitUsage   = 1
-	exitPartial = 3
+	exitOK      = cliflags.ExitOK
+	exitUsage   = cliflags.ExitUsage
+	exitPartial = cliflags.ExitFailure
 )
 
 func main() {
@@ -65,10 +65,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if code, stop := fs.Parse(args, stdout); stop {
 		return code
 	}
-	usage := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "load-vocab: "+format+"\n", a...)
-		return exitUsage
-	}
+	usage := fs.Misuse
 	switch {
 	case *skipArch && *skipThes:
 		return usage("--skip-arch and --skip-thesaurus together leave nothing to harvest")

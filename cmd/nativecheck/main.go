@@ -8,7 +8,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,16 +15,14 @@ import (
 
 	"archivekit/bindings/ct2"
 	"archivekit/bindings/torch"
-	"archivekit/internal/version"
+	"archivekit/internal/cliflags"
 )
 
 func main() {
-	dir := flag.String("fixtures", os.Getenv("ARCHIVEKIT_FIXTURES"), "fixture directory made by `make fixtures`")
-	showVersion := flag.Bool("version", false, "print the version and exit")
-	flag.Parse()
-	if *showVersion {
-		fmt.Println(version.Line("nativecheck"))
-		return
+	fs := cliflags.New("nativecheck", os.Stderr)
+	dir := fs.String("fixtures", os.Getenv("ARCHIVEKIT_FIXTURES"), "fixture directory made by `make fixtures`")
+	if code, stop := fs.Parse(os.Args[1:], os.Stdout); stop {
+		os.Exit(code)
 	}
 	if err := run(*dir); err != nil {
 		fmt.Fprintln(os.Stderr, "nativecheck: FAILED:", err)

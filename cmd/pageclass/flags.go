@@ -10,9 +10,10 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"archivekit/internal/cliflags"
 	"archivekit/internal/config"
-	"archivekit/internal/pageclass/settings"
 	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/settings"
 	"archivekit/internal/resources"
 )
 
@@ -202,20 +203,8 @@ func vars(s settings.Settings) kong.Vars {
 	}
 }
 
-// usageError marks a problem with the command line or the configuration
-// (exit code 1).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
-
-// noInputError marks a run without anything to classify (exit code 2).
-type noInputError struct{ err error }
-
-func (e noInputError) Error() string { return e.err.Error() }
-func (e noInputError) Unwrap() error { return e.err }
+// usagef is a usage error (exit code 1) with a formatted message.
+var usagef = cliflags.Usagef
 
 // applyDefaults fills the defaults that depend on whether a flag was given:
 // -m defaults to [OUTPUT] FOLDER_MODELS, and the location counts as given
@@ -299,7 +288,7 @@ func (c *CLI) validate() error {
 		}
 	}
 	if len(errs) > 0 {
-		return usageError{errors.Join(errs...)}
+		return cliflags.Usage(errors.Join(errs...))
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"archivekit/internal/cliflags"
 	"archivekit/internal/pageclass/imageio"
 	"archivekit/internal/pageclass/results"
 	"archivekit/internal/paradata"
@@ -110,24 +111,24 @@ func collect(file, dir string, exts []string, inner bool) (*inputSet, error) {
 	if file != "" {
 		st, err := os.Stat(file)
 		if err != nil {
-			return nil, noInputError{fmt.Errorf("input file: %w", err)}
+			return nil, cliflags.NoInput(fmt.Errorf("input file: %w", err))
 		}
 		if st.IsDir() {
-			return nil, noInputError{fmt.Errorf("input file %s is a folder (use -d)", file)}
+			return nil, cliflags.NoInput(fmt.Errorf("input file %s is a folder (use -d)", file))
 		}
 		set := &inputSet{Root: filepath.Dir(file), Files: []string{file}, Exts: exts}
 		set.Keys = results.NewKeyer(set.Root, set.Files)
 		return set, nil
 	}
 	if dir == "" {
-		return nil, noInputError{errors.New("no input: give -f FILE, -d DIR or --dir")}
+		return nil, cliflags.NoInput(errors.New("no input: give -f FILE, -d DIR or --dir"))
 	}
 	st, err := os.Stat(dir)
 	if err != nil {
-		return nil, noInputError{fmt.Errorf("input folder: %w", err)}
+		return nil, cliflags.NoInput(fmt.Errorf("input folder: %w", err))
 	}
 	if !st.IsDir() {
-		return nil, noInputError{fmt.Errorf("input folder %s is not a folder (use -f for one file)", dir)}
+		return nil, cliflags.NoInput(fmt.Errorf("input folder %s is not a folder (use -f for one file)", dir))
 	}
 	want := map[string]bool{}
 	for _, e := range exts {
@@ -165,12 +166,12 @@ func collect(file, dir string, exts []string, inner bool) (*inputSet, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, noInputError{fmt.Errorf("reading input folder: %w", err)}
+		return nil, cliflags.NoInput(fmt.Errorf("reading input folder: %w", err))
 	}
 	sort.Strings(set.Files)
 	set.Keys = results.NewKeyer(set.Root, set.Files)
 	if len(set.Files) == 0 {
-		return nil, noInputError{fmt.Errorf("no %s files in %s%s", strings.Join(exts, "/"), dir, map[bool]string{true: " or its sub-folders", false: " (nested folders not searched: --inner)"}[inner])}
+		return nil, cliflags.NoInput(fmt.Errorf("no %s files in %s%s", strings.Join(exts, "/"), dir, map[bool]string{true: " or its sub-folders", false: " (nested folders not searched: --inner)"}[inner]))
 	}
 	return set, nil
 }

@@ -26,19 +26,19 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"archivekit/internal/pageclass/settings"
+	"archivekit/internal/cliflags"
 	"archivekit/internal/logging"
 	"archivekit/internal/pageclass/registry"
+	"archivekit/internal/pageclass/settings"
 	"archivekit/internal/resources"
-	"archivekit/internal/version"
 )
 
-// Exit codes.
+// Exit codes (cliflags).
 const (
-	exitOK      = 0
-	exitUsage   = 1
-	exitNoInput = 2
-	exitFailure = 3
+	exitOK      = cliflags.ExitOK
+	exitUsage   = cliflags.ExitUsage
+	exitNoInput = cliflags.ExitNoInput
+	exitFailure = cliflags.ExitFailure
 )
 
 func main() {
@@ -67,7 +67,7 @@ func (e signalError) Error() string {
 
 // exitInterrupted is the exit code of a run stopped by Ctrl-C (128 + SIGINT);
 // SIGTERM gives 143.
-const exitInterrupted = 130
+const exitInterrupted = cliflags.ExitInterrupted
 
 // interrupted returns the exit code and message of a run whose context was
 // cancelled by a signal.
@@ -157,21 +157,16 @@ func parseArgs(args []string, stdout, stderr io.Writer) (p parsed, code int, don
 		return p, exitUsage, true
 	}
 	var cli CLI
-	exited := 0
-	parser, err := kong.New(&cli,
-		kong.Name("pageclass"),
+	parser, err := cliflags.NewKong("pageclass", &cli, stdout, stderr,
 		kong.Description("Classify page images into 11 categories with one model or the five-model ensemble; train, evaluate and average models."),
 		kong.ExplicitGroups(groups),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(c int) { exited = c; panic(exitPanic{}) }),
 		vars(settings),
-		kong.Vars{"version": version.Line("pageclass")},
 	)
 	if err != nil {
 		fmt.Fprintln(stderr, "pageclass:", err)
 		return p, exitFailure, true
 	}
-	given, code, done := parse(parser, args, stderr, &exited)
+	given, code, done := parse(parser, args, stderr)
 	if done {
 		return p, code, true
 	}
@@ -184,22 +179,14 @@ func parseArgs(args []string, stdout, stderr io.Writer) (p parsed, code int, don
 	return parsed{cli: &cli, settings: settings, configPath: cfgPath.Path, config: cfgPath}, 0, false
 }
 
-type exitPanic struct{}
-
 // parse runs kong and returns the names of the flags given on the command
 // line (not from defaults or the config file); --help and parse errors end
-// the program with done set. kong's exit hook (after --help) stores the
-// code in *exited and unwinds.
-func parse(p *kong.Kong, args []string, stderr io.Writer, exited *int) (given map[string]bool, code int, done bool) {
-	defer func() {
-		if v := recover(); v != nil {
-			if _, ok := v.(exitPanic); !ok {
-				panic(v)
-			}
-			code, done = *exited, true
-		}
-	}()
-	ctx, err := p.Parse(args)
+// the program with done set.
+func parse(p *cliflags.Kong, args []string, stderr io.Writer) (given map[string]bool, code int, done bool) {
+	ctx, code, done, err := p.Parse(args)
+	if done {
+		return nil, code, true
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "pageclass: %v (see pageclass --help)\n", err)
 		return nil, exitUsage, true
@@ -214,22 +201,15 @@ func parse(p *kong.Kong, args []string, stderr io.Writer, exited *int) (given ma
 }
 
 func exitCode(err error, log interface{ Error(string, ...any) }) int {
-	if err == nil {
-		return exitOK
-	}
-	var ue usageError
-	var ni noInputError
-	switch {
-	case errors.As(err, &ue):
-		log.Error(err.Error())
-		return exitUsage
-	case errors.As(err, &ni):
-		log.Error(err.Error())
-		return exitNoInput
-	default:
+	code := cliflags.Code(err)
+	switch code {
+	case exitOK:
+	case exitFailure:
 		log.Error("run failed", "error", err.Error())
-		return exitFailure
+	default:
+		log.Error(err.Error())
 	}
+	return code
 }
 
 // checkRevision is registry.CheckRevision naming the flag.

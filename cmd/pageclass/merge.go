@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"archivekit/internal/cliflags"
 	"archivekit/internal/ledger"
 	"archivekit/internal/pageclass/results"
 	"archivekit/internal/paradata"
@@ -54,7 +55,7 @@ func (r *runner) merge() error {
 	}
 	picked, superseded, err := shard.Select(meta, "pageclass_", func(a, b int) error { return sameConfig(runs[a], runs[b]) }, r.log)
 	if errors.Is(err, shard.ErrUsage) {
-		return usageError{err}
+		return cliflags.Usage(err)
 	} else if err != nil {
 		return err
 	}

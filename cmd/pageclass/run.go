@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"archivekit/bindings/torch"
-	"archivekit/internal/pageclass/settings"
+	"archivekit/internal/cliflags"
 	"archivekit/internal/filelock"
 	"archivekit/internal/ledger"
 	"archivekit/internal/licence"
@@ -23,6 +23,7 @@ import (
 	"archivekit/internal/pageclass/pipeline"
 	"archivekit/internal/pageclass/results"
 	"archivekit/internal/pageclass/review"
+	"archivekit/internal/pageclass/settings"
 	"archivekit/internal/paradata"
 	"archivekit/internal/progress"
 	"archivekit/internal/resources"
@@ -479,11 +480,11 @@ func (r *runner) inputs() (*inputSet, error) {
 	c := r.cli
 	exts, err := parseExts(c.FileFormat)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cliflags.Usage(err)
 	}
 	spec, err := shard.Parse(c.Shard)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("--shard: %w", err)}
+		return nil, cliflags.Usage(fmt.Errorf("--shard: %w", err))
 	}
 	dir := c.Directory
 	if c.Dir {

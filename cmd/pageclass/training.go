@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"archivekit/internal/cliflags"
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/pageclass/modelmeta"
 	"archivekit/internal/pageclass/registry"
@@ -20,7 +21,7 @@ import (
 func plainExts(list string) ([]string, error) {
 	exts, err := parseExts(list)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, cliflags.Usage(err)
 	}
 	out := make([]string, len(exts))
 	for i, e := range exts {

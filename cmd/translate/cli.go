@@ -11,20 +11,20 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"archivekit/internal/cliflags"
 	"archivekit/internal/config"
 	"archivekit/internal/resources"
 	"archivekit/internal/shard"
 	"archivekit/internal/translate/session"
 	"archivekit/internal/translate/translator"
-	"archivekit/internal/version"
 )
 
-// Exit codes (spec 4.1).
+// Exit codes (spec 4.1; cliflags).
 const (
-	exitOK      = 0
-	exitUsage   = 1
-	exitNoInput = 2
-	exitFailure = 3
+	exitOK      = cliflags.ExitOK
+	exitUsage   = cliflags.ExitUsage
+	exitNoInput = cliflags.ExitNoInput
+	exitFailure = cliflags.ExitFailure
 )
 
 // cli holds the flags of spec 4.1. Flags without a kong default are
@@ -119,26 +119,22 @@ const (
 var configKeys = []string{"input_path", "source_lang", "target_lang", "formats", "output", "fields",
 	"vocabulary", "translation_backend", "output_mode"}
 
-type usageError struct{ error }
-
 // parse reads the command line and the configuration file and resolves every
-// setting. Errors are usageErrors.
+// setting. Errors are usage errors (cliflags.UsageError).
 func parse(args []string, getenv func(string) string, stdout io.Writer) (*settings, bool, error) {
 	var c cli
-	exited := false
-	parser, err := kong.New(&c, kong.Name("translate"),
+	parser, err := cliflags.NewKong("translate", &c, stdout, stdout,
 		kong.Description("Translate ALTO OCR and archival metadata XML, keeping every other byte."),
-		kong.Writers(stdout, stdout), kong.Exit(func(int) { exited = true }), kong.UsageOnError(),
-		kong.Vars{"version": version.Line("translate")})
+		kong.UsageOnError())
 	if err != nil {
 		return nil, false, err
 	}
-	kctx, err := parser.Parse(rewriteArgs(args))
-	if exited {
+	kctx, _, helped, err := parser.Parse(rewriteArgs(args))
+	if helped {
 		return nil, true, nil // --help
 	}
 	if err != nil {
-		return nil, false, usageError{err}
+		return nil, false, err
 	}
 	set := map[string]bool{}
 	for _, f := range kctx.Flags() {
@@ -174,18 +170,18 @@ func (p picker) pick(flagName, flagVal, key, def string) string {
 
 // resolve resolves every setting from the parsed flags c (those given in
 // set), the configuration file and the environment. Errors are
-// usageErrors.
+// usage errors.
 func resolve(c *cli, set map[string]bool, getenv func(string) string) (*settings, error) {
 	// The configuration file (findConfig): a file given with -c must exist.
 	res := &resources.Resolver{Getenv: getenv}
 	cfgFile, err := findConfig(res, c.Config, getenv)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("config: %w", err)}
+		return nil, cliflags.Usage(fmt.Errorf("config: %w", err))
 	}
 	c.Config = cfgFile.Path
 	ini, err := loadConfig(cfgFile)
 	if err != nil {
-		return nil, usageError{fmt.Errorf("config %s: %w", c.Config, err)}
+		return nil, cliflags.Usage(fmt.Errorf("config %s: %w", c.Config, err))
 	}
 	cfg, warnings := configValues(ini)
 	p := picker{set: set, cfg: cfg}
@@ -218,13 +214,13 @@ func resolve(c *cli, set map[string]bool, getenv func(string) string) (*settings
 func (s *settings) setShard(c *cli) error {
 	var err error
 	if s.Shard, err = shard.Parse(c.Shard); err != nil {
-		return usageError{fmt.Errorf("--shard: %w", err)}
+		return cliflags.Usage(fmt.Errorf("--shard: %w", err))
 	}
 	if c.Merge && (c.Shard != "" || c.Resume || c.RetryFailed || c.DocumentJSON != "") {
-		return usageError{errors.New("--merge combines finished shard runs: it takes no --shard, --resume, --retry-failed or --document-json")}
+		return cliflags.Usage(errors.New("--merge combines finished shard runs: it takes no --shard, --resume, --retry-failed or --document-json"))
 	}
 	if !s.Shard.Whole() && s.DocJSON != "" {
-		return usageError{fmt.Errorf("--shard with --document-json: one record cannot be accreted by several runs at once")}
+		return cliflags.Usage(fmt.Errorf("--shard with --document-json: one record cannot be accreted by several runs at once"))
 	}
 	return nil
 }
@@ -237,7 +233,7 @@ func (s *settings) setFolders(c *cli, p picker) error {
 	}
 	s.Output = p.pick("output", c.Output, "output", defOutput)
 	if sameDir(s.Input, s.Output) {
-		return usageError{fmt.Errorf("output folder %s is the input folder: the translations would be written among the inputs (and taken as inputs by the next run); give another -o", s.Output)}
+		return cliflags.Usage(fmt.Errorf("output folder %s is the input folder: the translations would be written among the inputs (and taken as inputs by the next run); give another -o", s.Output))
 	}
 	return nil
 }
@@ -252,7 +248,7 @@ func (s *settings) setFormats(c *cli, p picker) error {
 		}
 	}
 	if len(s.Formats) == 0 {
-		return usageError{fmt.Errorf("--formats %q names no extension", s.FormatsRaw)}
+		return cliflags.Usage(fmt.Errorf("--formats %q names no extension", s.FormatsRaw))
 	}
 	s.Alto = c.Alto
 	for _, f := range s.Formats {
@@ -298,19 +294,19 @@ func (s *settings) setBackend(c *cli, p picker, getenv func(string) string) erro
 	s.Mode, s.ModeFrom = precedence(p.set["output-mode"], c.OutputMode, p.cfg["output_mode"], getenv("OUTPUT_MODE"), "replace")
 	s.Backend, s.Mode = strings.ToLower(s.Backend), strings.ToLower(s.Mode)
 	if s.Mode != "replace" && s.Mode != "append" {
-		return usageError{fmt.Errorf("output mode %q (from %s): want replace or append", s.Mode, s.ModeFrom)}
+		return cliflags.Usage(fmt.Errorf("output mode %q (from %s): want replace or append", s.Mode, s.ModeFrom))
 	}
 	if !session.Known(s.Backend) {
-		return usageError{fmt.Errorf("backend %q (from %s): want one of %s", s.Backend, s.BackendFrom, strings.Join(session.Backends, ", "))}
+		return cliflags.Usage(fmt.Errorf("backend %q (from %s): want one of %s", s.Backend, s.BackendFrom, strings.Join(session.Backends, ", ")))
 	}
 	if !translator.ValidLang(s.Source, true) {
-		return usageError{fmt.Errorf("source language %q: want an ISO 639-1 code or auto", s.Source)}
+		return cliflags.Usage(fmt.Errorf("source language %q: want an ISO 639-1 code or auto", s.Source))
 	}
 	if !translator.ValidLang(s.Target, false) {
-		return usageError{fmt.Errorf("target language %q: want an ISO 639-1 code", s.Target)}
+		return cliflags.Usage(fmt.Errorf("target language %q: want an ISO 639-1 code", s.Target))
 	}
 	if s.DocJSONOut != "" && s.DocJSON == "" {
-		return usageError{errors.New("--document-json-out needs --document-json: doc_id comes from the baseline record, never from file names")}
+		return cliflags.Usage(errors.New("--document-json-out needs --document-json: doc_id comes from the baseline record, never from file names"))
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"archivekit/internal/cliflags"
 	"archivekit/internal/ledger"
 	"archivekit/internal/licence"
 	runmeta "archivekit/internal/paradata"
@@ -44,7 +45,7 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 	err := func() error {
 		files, _ := filepath.Glob(filepath.Join(s.Output, "*_translator_shard-*-of-*.json"))
 		if len(files) == 0 {
-			return usageError{fmt.Errorf("--merge: no shard run metadata (*_translator_shard-<i>-of-<n>.json) in %s", s.Output)}
+			return cliflags.Usage(fmt.Errorf("--merge: no shard run metadata (*_translator_shard-<i>-of-<n>.json) in %s", s.Output))
 		}
 		var runs []shardDoc
 		var meta []shard.Run
@@ -68,7 +69,7 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 		}
 		picked, superseded, err := shard.Select(meta, "translate_", func(a, b int) error { return sameShardConfig(runs[a], runs[b]) }, log)
 		if errors.Is(err, shard.ErrUsage) {
-			return usageError{err}
+			return cliflags.Usage(err)
 		} else if err != nil {
 			return err
 		}
@@ -78,7 +79,7 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 		}
 		return writeMerged(s, comps, chosen, superseded, log)
 	}()
-	var ue usageError
+	var ue cliflags.UsageError
 	switch {
 	case err == nil:
 		return exitOK

@@ -1,7 +1,10 @@
-// Package cliflags is the flag handling shared by the maintenance commands
-// (rocrate, load-vocab, bakeoff) and the two services: a standard-library
+// Package cliflags is the command-line handling every command shares: the
+// exit codes (ExitOK, ExitUsage, ExitNoInput, ExitFailure, ExitInterrupted)
+// and the errors that choose them (UsageError, NoInputError, Code); for the
+// two batch commands a kong parser set up alike (NewKong); for the
+// maintenance commands, the services and the health check a standard-library
 // FlagSet with --version, no positional arguments, exit 0 for -h and
-// --version and BadExit (1 unless set) for a bad flag or argument.
+// --version and BadExit (1 unless set) for a bad flag or argument (New).
 package cliflags
 
 import (
@@ -48,4 +51,11 @@ func (s *Set) Parse(args []string, stdout io.Writer) (code int, stop bool) {
 		return s.BadExit, true
 	}
 	return 0, false
+}
+
+// Misuse writes "name: message" to the set's output (the command's stderr)
+// for a usage mistake found after parsing, and returns BadExit.
+func (s *Set) Misuse(format string, a ...any) int {
+	fmt.Fprintf(s.Output(), "%s: %s\n", s.Name(), fmt.Sprintf(format, a...))
+	return s.BadExit
 }

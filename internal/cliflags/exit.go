@@ -1,0 +1,62 @@
+package cliflags
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes of the commands (both tools' spec 4.1; the maintenance
+// commands use the same numbers).
+const (
+	ExitOK = 0
+	// ExitUsage: a bad flag, argument, configuration or environment value,
+	// found before any work.
+	ExitUsage = 1
+	// ExitNoInput: nothing to work on.
+	ExitNoInput = 2
+	// ExitFailure: the run failed, or could not proceed.
+	ExitFailure = 3
+	// ExitInterrupted: stopped by Ctrl-C (128 + SIGINT).
+	ExitInterrupted = 130
+)
+
+// UsageError marks a problem with the command line or the configuration:
+// exit code ExitUsage.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+// Usagef is a UsageError with a formatted message (%w wraps).
+func Usagef(format string, a ...any) error { return UsageError{fmt.Errorf(format, a...)} }
+
+// NoInputError marks a run without anything to work on: exit code
+// ExitNoInput.
+type NoInputError struct{ Err error }
+
+func (e NoInputError) Error() string { return e.Err.Error() }
+func (e NoInputError) Unwrap() error { return e.Err }
+
+// Code is the exit code of a command that ended with err: ExitOK for nil,
+// ExitUsage for a UsageError, ExitNoInput for a NoInputError (wrapped or
+// not), ExitFailure for any other.
+func Code(err error) int {
+	var ue UsageError
+	var ni NoInputError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ue):
+		return ExitUsage
+	case errors.As(err, &ni):
+		return ExitNoInput
+	default:
+		return ExitFailure
+	}
+}
+
+// Usage marks err as a usage error (UsageError).
+func Usage(err error) error { return UsageError{err} }
+
+// NoInput marks err as a run without input (NoInputError).
+func NoInput(err error) error { return NoInputError{err} }

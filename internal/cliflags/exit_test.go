@@ -1,0 +1,63 @@
+package cliflags
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/alecthomas/kong"
+)
+
+func TestCode(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{nil, ExitOK},
+		{Usagef("--shard %q: want i/n", "x"), ExitUsage},
+		{fmt.Errorf("merge: %w", Usage(errors.New("not shards of one run"))), ExitUsage},
+		{NoInput(errors.New("no input")), ExitNoInput},
+		{errors.New("disk full"), ExitFailure},
+	} {
+		if got := Code(c.err); got != c.want {
+			t.Errorf("Code(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+}
+
+func TestKong(t *testing.T) {
+	type grammar struct {
+		Version kong.VersionFlag `name:"version"`
+		Out     string           `short:"o"`
+	}
+	for _, c := range []struct {
+		args       []string
+		code       int
+		done       bool
+		usage      bool
+		out, errIn string
+	}{
+		{[]string{"-o", "x"}, ExitOK, false, false, "", ""},
+		{[]string{"--help"}, ExitOK, true, false, "Usage: demo", ""},
+		{[]string{"--version"}, ExitOK, true, false, "demo ", ""},
+		{[]string{"--nope"}, ExitUsage, false, true, "", "--nope"},
+	} {
+		var g grammar
+		var stdout bytes.Buffer
+		k, err := NewKong("demo", &g, &stdout, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, code, done, err := k.Parse(c.args)
+		var ue UsageError
+		if code != c.code || done != c.done || errors.As(err, &ue) != c.usage || !strings.Contains(stdout.String(), c.out) || (c.errIn != "" && !strings.Contains(fmt.Sprint(err), c.errIn)) {
+			t.Errorf("%v: code %d done %v err %v, output %q", c.args, code, done, err, stdout.String())
+		}
+		if c.args[0] == "-o" && g.Out != "x" {
+			t.Errorf("-o x gave %q", g.Out)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package cliflags
+
+import (
+	"io"
+
+	"github.com/alecthomas/kong"
+
+	"archivekit/internal/version"
+)
+
+// Kong is a kong parser set up alike for the batch commands (pageclass,
+// translate): named for the command, ${version} (for a kong.VersionFlag)
+// its version.Line, help and errors written to the writers given, and an
+// exit hook that ends Parse without ending the process (after --help or
+// --version), so the command returns its exit code like any other.
+type Kong struct {
+	*kong.Kong
+	code int
+}
+
+// exited unwinds kong's Parse from its exit hook.
+type exited struct{}
+
+// NewKong returns the parser of the command name over grammar (a pointer to
+// its flags struct); opts add the command's own options (description,
+// groups, variables).
+func NewKong(name string, grammar any, stdout, stderr io.Writer, opts ...kong.Option) (*Kong, error) {
+	k := &Kong{}
+	base := []kong.Option{
+		kong.Name(name),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { k.code = code; panic(exited{}) }),
+		kong.Vars{"version": version.Line(name)},
+	}
+	p, err := kong.New(grammar, append(base, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	k.Kong = p
+	return k, nil
+}
+
+// Parse parses args. done is set when kong ended the command itself
+// (--help, --version), with code its exit code; otherwise err is a parse
+// error, a UsageError.
+func (k *Kong) Parse(args []string) (ctx *kong.Context, code int, done bool, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if _, ok := v.(exited); !ok {
+				panic(v)
+			}
+			ctx, code, done, err = nil, k.code, true, nil
+		}
+	}()
+	ctx, err = k.Kong.Parse(args)
+	if err != nil {
+		return ctx, ExitUsage, false, UsageError{err}
+	}
+	return ctx, ExitOK, false, nil
+}
