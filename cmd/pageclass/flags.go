@@ -235,55 +235,12 @@ var onlyWith = []struct {
 	{"fold_column", "--train", func(c *CLI) bool { return c.Train }},
 }
 
-// validate checks flag combinations that kong cannot express.
+// validate checks flag combinations that kong cannot express (checks),
+// and reports every problem found.
 func (c *CLI) validate() error {
 	var errs []error
-	if c.TopN < 1 || c.TopN > 11 {
-		errs = append(errs, fmt.Errorf("-tn/--topn must be an integer from 1 to 11, got %d", c.TopN))
-	}
-	if c.Parallel && !c.Best {
-		errs = append(errs, errors.New("--parallel applies to --best only"))
-	}
-	if (c.NoAverageBest || c.SaveIntermediates) && !c.Best {
-		errs = append(errs, errors.New("--no-average-best and --save-intermediates apply to --best only"))
-	}
-	if c.Best && c.FastCls {
-		errs = append(errs, errors.New("--best and --fastcls exclude each other"))
-	}
-	if c.Average && strings.TrimSpace(c.AveragePattern) == "" {
-		errs = append(errs, errors.New("--average needs -ap/--average_pattern PATTERN (which model folders to average)"))
-	}
-	if c.File != "" && (c.Directory != "" || c.Dir) {
-		errs = append(errs, errors.New("give one input: -f, -d or --dir"))
-	}
-	if c.Directory != "" && c.Dir {
-		errs = append(errs, errors.New("-d and --dir exclude each other"))
-	}
-	switch {
-	case c.Merge && len(c.MergeFrom) == 0:
-		errs = append(errs, errors.New("--merge needs the shards' results folders (or run-metadata files) after the flags"))
-	case !c.Merge && len(c.MergeFrom) > 0:
-		errs = append(errs, fmt.Errorf("unexpected argument %q: only --merge takes folders after the flags (use -d DIR for the input)", c.MergeFrom[0]))
-	case c.Merge && (c.Shard != "" || c.Train || c.Eval || c.Average || c.Resume || c.RetryFailed):
-		errs = append(errs, errors.New("--merge combines finished shard runs: it takes no --shard, --train, --eval, --average, --resume or --retry-failed"))
-	}
-	// Flags of a mode that does not run are errors, never silently ignored.
-	if c.Calibrate && (c.Merge || c.Average || !c.Eval) {
-		errs = append(errs, errors.New("--calibrate calibrates during an evaluation: add --eval (it takes no --average or --merge)"))
-	}
-	for _, o := range onlyWith {
-		if c.Given[o.flag] && !o.active(c) {
-			errs = append(errs, fmt.Errorf("--%s applies to %s only: without it the value would be ignored", o.flag, o.needs))
-		}
-	}
-	if (c.Resume || c.RetryFailed) && !c.Merge && (c.Average || c.Train || c.Eval) {
-		errs = append(errs, errors.New("--resume and --retry-failed continue a classification run: they take no --train, --eval or --average"))
-	}
-	if c.Folds < 0 {
-		errs = append(errs, fmt.Errorf("--folds must not be negative, got %d", c.Folds))
-	}
-	if c.Revision != "" && !c.FastCls {
-		if err := checkRevision(c.Revision); err != nil {
+	for _, check := range checks {
+		if err := check(c); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -291,4 +248,74 @@ func (c *CLI) validate() error {
 		return cliflags.Usage(errors.Join(errs...))
 	}
 	return nil
+}
+
+// checks are the rules of validate, in the order their problems are
+// reported: each returns the problem of a command line, or nil.
+var checks = []func(c *CLI) error{
+	func(c *CLI) error {
+		return problemIf(c.TopN < 1 || c.TopN > 11, "-tn/--topn must be an integer from 1 to 11, got %d", c.TopN)
+	},
+	func(c *CLI) error { return problemIf(c.Parallel && !c.Best, "--parallel applies to --best only") },
+	func(c *CLI) error {
+		return problemIf((c.NoAverageBest || c.SaveIntermediates) && !c.Best, "--no-average-best and --save-intermediates apply to --best only")
+	},
+	func(c *CLI) error { return problemIf(c.Best && c.FastCls, "--best and --fastcls exclude each other") },
+	func(c *CLI) error {
+		return problemIf(c.Average && strings.TrimSpace(c.AveragePattern) == "", "--average needs -ap/--average_pattern PATTERN (which model folders to average)")
+	},
+	func(c *CLI) error {
+		return problemIf(c.File != "" && (c.Directory != "" || c.Dir), "give one input: -f, -d or --dir")
+	},
+	func(c *CLI) error { return problemIf(c.Directory != "" && c.Dir, "-d and --dir exclude each other") },
+	checkMerge,
+	// Flags of a mode that does not run are errors, never silently ignored.
+	func(c *CLI) error {
+		return problemIf(c.Calibrate && (c.Merge || c.Average || !c.Eval), "--calibrate calibrates during an evaluation: add --eval (it takes no --average or --merge)")
+	},
+	checkOnlyWith,
+	func(c *CLI) error {
+		return problemIf((c.Resume || c.RetryFailed) && !c.Merge && (c.Average || c.Train || c.Eval), "--resume and --retry-failed continue a classification run: they take no --train, --eval or --average")
+	},
+	func(c *CLI) error { return problemIf(c.Folds < 0, "--folds must not be negative, got %d", c.Folds) },
+	func(c *CLI) error {
+		if c.Revision != "" && !c.FastCls {
+			return checkRevision(c.Revision)
+		}
+		return nil
+	},
+}
+
+// problemIf is the problem format (with a) when bad holds, else nil.
+func problemIf(bad bool, format string, a ...any) error {
+	if !bad {
+		return nil
+	}
+	return fmt.Errorf(format, a...)
+}
+
+// checkMerge checks --merge against the folders after the flags and the
+// flags it does not take.
+func checkMerge(c *CLI) error {
+	switch {
+	case c.Merge && len(c.MergeFrom) == 0:
+		return errors.New("--merge needs the shards' results folders (or run-metadata files) after the flags")
+	case !c.Merge && len(c.MergeFrom) > 0:
+		return fmt.Errorf("unexpected argument %q: only --merge takes folders after the flags (use -d DIR for the input)", c.MergeFrom[0])
+	case c.Merge && (c.Shard != "" || c.Train || c.Eval || c.Average || c.Resume || c.RetryFailed):
+		return errors.New("--merge combines finished shard runs: it takes no --shard, --train, --eval, --average, --resume or --retry-failed")
+	}
+	return nil
+}
+
+// checkOnlyWith refuses the flags of onlyWith given without their mode,
+// one problem per flag.
+func checkOnlyWith(c *CLI) error {
+	var errs []error
+	for _, o := range onlyWith {
+		if c.Given[o.flag] && !o.active(c) {
+			errs = append(errs, fmt.Errorf("--%s applies to %s only: without it the value would be ignored", o.flag, o.needs))
+		}
+	}
+	return errors.Join(errs...)
 }

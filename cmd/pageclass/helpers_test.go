@@ -183,3 +183,8 @@ func mustTime(s string) time.Time {
 	}
 	return v
 }
+
+// testClassifier is the classification mode over the run core r.
+func testClassifier(r *runner) *classifier {
+	return &classifier{models: &models{runner: r}}
+}

@@ -65,10 +65,10 @@ type pageError struct {
 // <results>/ledger/pageclass_<key>, and starts this run's file in it,
 // <stamp>.jsonl (<stamp>_shard-<i>-of-<n>.jsonl for a shard): the stamp
 // is the run's own, so runs at the same time never share a file.
-func (r *runner) openLedger(set *inputSet, names, digests []string) (*ledger.Ledger, string, error) {
+func (r *classifier) openLedger(set *inputSet, names, digests []string) (*ledger.Ledger, string, error) {
 	cfg := ledgerConfig{Tool: "pageclass", Version: version.String(), Models: names, Digests: digests}
 	if dir := r.cli.RotationModel; dir != "" {
-		d, err := r.digest(dir)
+		d, err := r.digests.Of(dir)
 		if err != nil {
 			return nil, "", fmt.Errorf("--rotation-model: %w", err)
 		}

@@ -35,13 +35,17 @@ var mergeDrop = map[string]bool{"shard": true, "shard_files_all": true, "ledger"
 	"directory": true, "config_file": true, "device": true, "merge": true, "merge_from": true,
 	shard.InputsConfig: true, shard.FolderConfig: true}
 
+// merger is the --merge mode: it combines the tables of finished shard
+// runs.
+type merger struct{ *runner }
+
 // merge combines the tables of the shard runs found in c.MergeFrom (results
 // folders, whose shard run metadata are all taken, or run-metadata files)
 // into this run's tables, sorted as a one-shot run sorts them, and records
 // the shards in this run's metadata. Shards of different configurations or
 // models, a shard given twice or missing, a shard that did not complete,
 // and a row in two shards are errors.
-func (r *runner) merge() error {
+func (r *merger) merge() error {
 	c := r.cli
 	runs, err := r.shardRuns(c.MergeFrom)
 	if err != nil {
@@ -146,7 +150,7 @@ func (r *runner) merge() error {
 // configuration, models, licence, counts, skipped files and warnings, and
 // the list of shard runs merged (with the earlier completed runs of the same
 // shard each continued, superseded).
-func (r *runner) recordMerged(runs []shardRun, superseded map[string][]string) {
+func (r *merger) recordMerged(runs []shardRun, superseded map[string][]string) {
 	// A shard whose share was empty loaded no model and recorded no review
 	// or licence: the models are those of the first shard that ran them.
 	first := runs[0].doc
@@ -198,7 +202,7 @@ func (r *runner) recordMerged(runs []shardRun, superseded map[string][]string) {
 // shardRuns reads the run metadata of the shard runs: every
 // *_page-classification.json with a shard in each folder given (other runs
 // there, a one-shot or a merge, are passed over), and each file given.
-func (r *runner) shardRuns(from []string) ([]shardRun, error) {
+func (r *merger) shardRuns(from []string) ([]shardRun, error) {
 	var out []shardRun
 	self, _ := filepath.Abs(r.para.Path())
 	for _, arg := range from {

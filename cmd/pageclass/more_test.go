@@ -90,7 +90,7 @@ func TestRunGroupsMatchesJointRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{cli: &CLI{}, device: "cpu", log: slog.New(slog.NewTextHandler(io.Discard, nil)), para: para}
+	r := testClassifier(&runner{cli: &CLI{}, device: "cpu", log: slog.New(slog.NewTextHandler(io.Discard, nil)), para: para})
 	var grouped []classify.Page
 	err = r.runGroups(context.Background(), folders, nil, [][]int{{0, 3}, {1, 2, 4}}, inputs, classify.Options{Batch: 4},
 		func(p classify.Page) error { grouped = append(grouped, p); return nil })
@@ -217,7 +217,7 @@ func TestParallelReadsEachModelOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &runner{cli: &CLI{}, device: "cpu", log: slog.New(slog.NewTextHandler(io.Discard, nil)), para: para}
+	r := testClassifier(&runner{cli: &CLI{}, device: "cpu", log: slog.New(slog.NewTextHandler(io.Discard, nil)), para: para})
 	opened := testenv.Opens(t, weights, func() { err = r.readFolders(folders) })
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 const gpuBudgetShare = 0.9
 
 // gpuDev is the CUDA device index of the run's device.
-func (r *runner) gpuDev() int {
+func (r *classifier) gpuDev() int {
 	n, err := strconv.Atoi(strings.TrimPrefix(r.device, "cuda:"))
 	if err != nil {
 		return 0
@@ -29,7 +29,7 @@ func (r *runner) gpuDev() int {
 // gpuGroups groups the ensemble by measured device memory. The profile
 // (model/gpu_profile.json under -m) is measured again when the GPU, its
 // memory, the batch size or the models changed.
-func (r *runner) gpuGroups(folders []classify.Folder) ([][]int, error) {
+func (r *classifier) gpuGroups(folders []classify.Folder) ([][]int, error) {
 	dev := r.gpuDev()
 	free, total, err := torch.MemoryInfo(dev)
 	if err != nil {
@@ -81,7 +81,7 @@ func (r *runner) gpuGroups(folders []classify.Folder) ([][]int, error) {
 // emits each page once all groups have run, with the ensemble mean. The
 // first group also runs the orientation model orient (nil: none). Each
 // folder's Contents are let go once its model is loaded.
-func (r *runner) runGroups(ctx context.Context, folders []classify.Folder, orient *classify.Orientation, groups [][]int,
+func (r *classifier) runGroups(ctx context.Context, folders []classify.Folder, orient *classify.Orientation, groups [][]int,
 	inputs []pipeline.Input, opt classify.Options, emit func(classify.Page) error) error {
 	var pages []classify.Page
 	for gi, g := range groups {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"path/filepath"
 	"strings"
@@ -30,9 +29,21 @@ func plainExts(list string) ([]string, error) {
 	return out, nil
 }
 
+// trainer is the --train mode: it fine-tunes the base model, one model per
+// fold.
+type trainer struct{ *models }
+
+// evaluator is the --eval mode: it evaluates models (each one, and with
+// --best their average) and, with --calibrate, calibrates their review
+// flag.
+type evaluator struct{ *models }
+
+// averager is the --average mode: it averages fold weights into one model.
+type averager struct{ *runner }
+
 // baseFolder resolves --base: a model folder, or a registry revision found
 // like any model (-m, or the hub with --hub).
-func (r *runner) baseFolder(ctx context.Context) (classify.Folder, error) {
+func (r *trainer) baseFolder(ctx context.Context) (classify.Folder, error) {
 	if r.cli.FastCls {
 		return r.fastClsFolder() // spec 4.1 rule 3: --fastcls overrides --base
 	}
@@ -51,7 +62,7 @@ func (r *runner) baseFolder(ctx context.Context) (classify.Folder, error) {
 }
 
 // trainOptions maps the flags and the config file onto train.Options.
-func (r *runner) trainOptions(base classify.Folder) (train.Options, error) {
+func (r *trainer) trainOptions(base classify.Folder) (train.Options, error) {
 	c, s := r.cli, r.settings
 	exts, err := plainExts(c.FileFormat)
 	if err != nil {
@@ -116,16 +127,6 @@ func (r *runner) trainOptions(base classify.Folder) (train.Options, error) {
 	return o, nil
 }
 
-// progressOut is where training draws its progress line: stderr on a
-// terminal; off one nothing (the log records say how far it is), so the line
-// never lands inside a JSON log record.
-func (r *runner) progressOut() io.Writer {
-	if r.logSink != nil && r.logSink.Terminal() {
-		return r.stderr
-	}
-	return nil
-}
-
 // FastClsAutoLR is the learning rate of [FASTCLS] fastcls_lr0 = 0
 // (automatic): AdamW's usual rate for a small CNN trained from scratch.
 const FastClsAutoLR = 1e-3
@@ -136,7 +137,7 @@ const FastClsAutoLR = 1e-3
 // and recorded in the model), fastcls_cache (false: pages are read from disk
 // for every batch) and fastcls_dropout, which must be the rate built into
 // the base (model.json "dropout").
-func (r *runner) fastClsTraining(o *train.Options) error {
+func (r *trainer) fastClsTraining(o *train.Options) error {
 	f := r.settings.FastCls
 	meta, err := modelmeta.Load(o.Base)
 	if err != nil {
@@ -161,7 +162,7 @@ func (r *runner) fastClsTraining(o *train.Options) error {
 }
 
 // train runs --train and returns the folders of the models it wrote.
-func (r *runner) train(ctx context.Context) ([]classify.Folder, error) {
+func (r *trainer) train(ctx context.Context) ([]classify.Folder, error) {
 	base, err := r.baseFolder(ctx)
 	if err != nil {
 		return nil, err
@@ -170,7 +171,7 @@ func (r *runner) train(ctx context.Context) ([]classify.Folder, error) {
 	if base.Contents, err = modelmeta.ReadFolder(base.Dir); err != nil {
 		return nil, err
 	}
-	if err := r.loadedDigest(base.Dir, base.Contents.Digest); err != nil {
+	if err := r.digests.Loaded(base.Dir, base.Contents.Digest); err != nil {
 		return nil, err
 	}
 	meta, err := base.Meta() // a --base revision must be the model trained from
@@ -218,7 +219,7 @@ func (r *runner) train(ctx context.Context) ([]classify.Folder, error) {
 
 // evalOptions maps the flags and the config file onto train.EvalOptions for
 // the model folders (one model, or more averaged as an ensemble).
-func (r *runner) evalOptions(folders []classify.Folder) (train.EvalOptions, error) {
+func (r *evaluator) evalOptions(folders []classify.Folder) (train.EvalOptions, error) {
 	c, s := r.cli, r.settings
 	exts, err := plainExts(c.FileFormat)
 	if err != nil {
@@ -260,7 +261,7 @@ func (r *runner) evalOptions(folders []classify.Folder) (train.EvalOptions, erro
 // evaluate runs --eval on folders (nil: the models selected by the flags).
 // Each model is evaluated; with more than one (--best), so is their
 // probability average. Per-category precision, recall and F1 go to stdout.
-func (r *runner) evaluate(ctx context.Context, folders []classify.Folder) error {
+func (r *evaluator) evaluate(ctx context.Context, folders []classify.Folder) error {
 	if folders == nil {
 		var err error
 		if folders, err = r.folders(ctx); err != nil {
@@ -310,7 +311,7 @@ func (r *runner) evaluate(ctx context.Context, folders []classify.Folder) error 
 // --review-precision and writes it to the calibration file beside the model
 // folders. It then writes the evaluation's review table under the
 // calibration in force.
-func (r *runner) reviewEvaluation(set []classify.Folder, o train.EvalOptions, res *train.EvalResult) error {
+func (r *evaluator) reviewEvaluation(set []classify.Folder, o train.EvalOptions, res *train.EvalResult) error {
 	dirs := make([]string, len(set))
 	members := make([]review.Member, len(set))
 	for i, f := range set {
@@ -318,7 +319,7 @@ func (r *runner) reviewEvaluation(set []classify.Folder, o train.EvalOptions, re
 		if err != nil {
 			return err
 		}
-		d, err := r.digest(f.Dir)
+		d, err := r.digests.Of(f.Dir)
 		if err != nil {
 			return err
 		}
@@ -368,7 +369,7 @@ func (r *runner) reviewEvaluation(set []classify.Folder, o train.EvalOptions, re
 }
 
 // average runs --average -ap PATTERN over the models folder.
-func (r *runner) average() error {
+func (r *averager) average() error {
 	dir, n, err := train.Average(r.cli.Model, r.cli.AveragePattern)
 	if err != nil {
 		return err

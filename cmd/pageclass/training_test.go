@@ -13,17 +13,27 @@ import (
 	"archivekit/internal/pageclass/train"
 )
 
-// testRunner parses args over a config and returns a runner ready for the
+// testModes is a run core with the modes whose option mappings the tests
+// check, over the same core.
+type testModes struct {
+	*runner
+	*trainer
+	*evaluator
+}
+
+// testRunner parses args over a config and returns a run ready for the
 // option mappings (no run metadata, CPU).
-func testRunner(t *testing.T, cfg map[string]string, args ...string) *runner {
+func testRunner(t *testing.T, cfg map[string]string, args ...string) *testModes {
 	t.Helper()
 	e := newEnv(t, cfg)
 	p, code, done := parseArgs(append([]string{"--config", e.cfg}, args...), io.Discard, io.Discard)
 	if done {
 		t.Fatalf("exit %d", code)
 	}
-	return &runner{cli: p.cli, settings: p.settings, configPath: p.configPath, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	r := &runner{cli: p.cli, settings: p.settings, configPath: p.configPath, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		stamp: "260101-120000", device: "cpu", stderr: io.Discard}
+	m := &models{runner: r}
+	return &testModes{runner: r, trainer: &trainer{m}, evaluator: &evaluator{m}}
 }
 
 func TestTrainOptionsMapping(t *testing.T) {

@@ -1,0 +1,580 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"archivekit/internal/cliflags"
+	"archivekit/internal/filelock"
+	"archivekit/internal/ledger"
+	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/pipeline"
+	"archivekit/internal/pageclass/results"
+	"archivekit/internal/pageclass/review"
+	"archivekit/internal/progress"
+	"archivekit/internal/shard"
+)
+
+// classifier is the classification mode (the default): it classifies the
+// input files with the selected models, continues from the ledger with
+// --resume, --retry-failed and --chunk, and writes the tables, the
+// failures table and the document records.
+type classifier struct {
+	*models
+	// calibration is the doubt calibration of the run's models; nil when
+	// there is none (then needs_review is only set by page conditions).
+	calibration *review.Applied
+	set         *inputSet
+	// ens runs the models (nil with --parallel, which loads them group by
+	// group); orient is the orientation model of --parallel, run with the
+	// first group.
+	ens    *classify.Ensemble
+	orient *classify.Orientation
+	out    *outputs
+	docs   *documents
+	// failures are the rows of the failures table.
+	failures []ledger.Failure
+	bar      *progress.Bar
+	// open holds the files whose pages are being emitted, until their last
+	// page completes them; recorded counts the files recorded in the
+	// ledger.
+	open     map[string]*item
+	recorded int
+}
+
+// classify is the prediction run.
+func (r *classifier) classify(ctx context.Context) error {
+	set, err := r.inputs()
+	if err != nil {
+		return err
+	}
+	if nothing := r.recordInputs(set); nothing {
+		// Another shard classifies them: nothing to do here is success.
+		return nil
+	}
+	r.set = set
+	folders, err := r.folders(ctx)
+	if err != nil {
+		return err
+	}
+	if err := r.load(folders); err != nil {
+		return err
+	}
+	defer r.closeModels()
+	names, digests, err := r.identify(folders)
+	if err != nil {
+		return err
+	}
+	if err := r.resolveCalibration(folders, names, digests); err != nil {
+		return err
+	}
+	tables, chunk, unlock, err := r.lockChunk(ctx, names, digests)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := r.startLedger(names, digests); err != nil {
+		return err
+	}
+	var groups [][]int
+	if r.cli.Parallel {
+		if groups, err = r.gpuGroups(folders); err != nil {
+			return err
+		}
+	}
+	c := r.cli
+	r.out, err = newOutputs(outputSpec{
+		Dir: c.Results, Stamp: tables, Names: names, TopN: c.TopN, Raw: c.Raw, Best: c.Best,
+		Average: !c.NoAverageBest, Intermediates: c.SaveIntermediates, Chunk: chunk,
+	})
+	if err != nil {
+		return err
+	}
+	r.docs = newDocuments(r.runner, set)
+	files, err := r.restore()
+	if err != nil {
+		return err
+	}
+	runErr := r.predict(ctx, files, folders, groups)
+	return r.closeTables(tables, runErr)
+}
+
+// predictOptions are the pipeline settings of the run.
+func (r *classifier) predictOptions() classify.Options {
+	return classify.Options{Batch: r.settings.Setup.Batch}
+}
+
+// inputs collects the files of the run.
+func (r *classifier) inputs() (*inputSet, error) {
+	c := r.cli
+	exts, err := parseExts(c.FileFormat)
+	if err != nil {
+		return nil, cliflags.Usage(err)
+	}
+	spec, err := shard.Parse(c.Shard)
+	if err != nil {
+		return nil, cliflags.Usage(fmt.Errorf("--shard: %w", err))
+	}
+	dir := c.Directory
+	if c.Dir {
+		dir = r.settings.Input.FolderInput
+	}
+	set, err := collect(c.File, dir, exts, c.Inner)
+	if err != nil {
+		return nil, err
+	}
+	set.share(spec)
+	return set, nil
+}
+
+// recordInputs logs the files collected, records the run's shard and the
+// folders that could not be read; it reports whether the run's shard holds
+// no file.
+func (r *classifier) recordInputs(set *inputSet) (nothing bool) {
+	r.log.Info("inputs collected", "files", len(set.Files), "root", set.Root)
+	if !set.Shard.Whole() {
+		r.para.SetConfig("shard", set.Shard.String())
+		r.para.SetConfig("shard_files_all", set.All)
+		r.para.SetConfig(shard.InputsConfig, set.AllDigest)
+		r.para.SetConfig(shard.FolderConfig, set.Root)
+		r.log.Info("shard", "shard", set.Shard.String(), "files", len(set.Files), "files_all_shards", set.All)
+		if len(set.Files) == 0 {
+			return true
+		}
+	}
+	for _, s := range set.Skipped {
+		r.log.Warn("folder skipped", "folder", s.File, "error", s.Reason)
+		r.para.Skip(s.File, s.Reason)
+	}
+	return false
+}
+
+// load loads the models and the orientation model. The models load first
+// (each file read once), so that their digests are those of the bytes
+// loaded. --parallel loads them group by group later: each folder is read
+// once here (its digest is of those bytes) and its model loads from them.
+func (r *classifier) load(folders []classify.Folder) error {
+	if !r.cli.Parallel {
+		ms, err := r.loadModels(folders)
+		if err != nil {
+			return err
+		}
+		r.ens, _ = classify.NewEnsemble(ms...)
+		if r.ens.Orientation, err = r.loadOrientation(); err != nil {
+			r.ens.Close()
+			return err
+		}
+		return nil
+	}
+	if err := r.readFolders(folders); err != nil {
+		return err
+	}
+	var err error
+	r.orient, err = r.loadOrientation()
+	return err
+}
+
+// closeModels closes what load loaded.
+func (r *classifier) closeModels() {
+	if r.ens != nil {
+		r.ens.Close() // with its orientation model
+	}
+	if r.orient != nil {
+		r.orient.Close()
+	}
+}
+
+// identify returns the name and the digest of every model folder.
+func (r *classifier) identify(folders []classify.Folder) (names, digests []string, err error) {
+	names = make([]string, len(folders))
+	digests = make([]string, len(folders))
+	for i, f := range folders {
+		meta, err := f.Meta()
+		if err != nil {
+			return nil, nil, err
+		}
+		names[i] = f.Name(meta)
+		if digests[i], err = r.digests.Of(f.Dir); err != nil {
+			return nil, nil, err
+		}
+	}
+	return names, digests, nil
+}
+
+// lockChunk returns the stamp of the run's tables and their chunk size:
+// the run's own stamp and 0, or with --chunk the stamp of the chunk key
+// and [INPUT] chunk_size, once the lock of those tables is taken (unlock
+// releases it).
+func (r *classifier) lockChunk(ctx context.Context, names, digests []string) (tables string, chunk int, unlock func(), err error) {
+	c, set := r.cli, r.set
+	if !c.Chunk {
+		return r.stamp, 0, func() {}, nil
+	}
+	chunk = r.settings.Input.ChunkSize
+	if chunk < 1 {
+		return "", 0, nil, usagef("[INPUT] chunk_size must be at least 1 with --chunk, got %d", chunk)
+	}
+	key := chunkKey{Input: inputKey(set, c.File, c.Inner), Renamed: set.Keys.Renamed(), Models: names, Digests: digests,
+		TopN: c.TopN, Raw: c.Raw, Best: c.Best, Average: !c.NoAverageBest, Intermediates: c.SaveIntermediates}
+	tables = key.stamp()
+	r.para.SetConfig("chunk_key", key)
+	// Runs of one key append to the same tables: they take turns, the
+	// later one continuing from the ledger once the earlier is done
+	// (before, both appended at once, and a run stopped after the other
+	// had finished left its rows twice in the finished tables).
+	lock := filepath.Join(c.Results, LedgerFolder, tables+".lock")
+	unlock, err = filelock.Lock(ctx, lock, func() {
+		r.log.Warn("waiting for another run writing the same chunked tables to finish; this run then continues from the ledger", "tables", tables, "lock", lock)
+		if chunkWaitHook != nil {
+			chunkWaitHook(lock)
+		}
+	})
+	if err != nil {
+		return "", 0, nil, fmt.Errorf("chunked tables %s: %w", tables, err)
+	}
+	r.log.Info("chunked output", "tables", tables, "note", "a re-run with the same inputs, models, top-N and raw continues these tables; anything else starts new ones")
+	return tables, chunk, unlock, nil
+}
+
+// resuming tells whether the run continues from the ledger: with --resume
+// (also --retry-failed and --chunk, which continue a run) every file whose
+// name and content digest the ledger holds is not classified again; its
+// rows are written from the probabilities the ledger kept.
+func (r *classifier) resuming() bool {
+	return r.cli.Resume || r.cli.RetryFailed || r.cli.Chunk
+}
+
+// startLedger opens the run's ledger and records it in the run metadata.
+// The ledger file stays open (and flocked) until the run metadata is
+// written (runner.main's deferred Finish): a resume that starts in between
+// must not take this run for one that was killed.
+func (r *classifier) startLedger(names, digests []string) error {
+	c := r.cli
+	led, ledKey, err := r.openLedger(r.set, names, digests)
+	if err != nil {
+		return err
+	}
+	r.led = led
+	r.para.SetConfig("ledger", led.Path())
+	r.para.SetConfig("ledger_key", ledKey)
+	r.para.SetConfig("resume", c.Resume)
+	r.para.SetConfig("retry_failed", c.RetryFailed)
+	if r.resuming() {
+		r.markInterrupted(led)
+	}
+	return nil
+}
+
+// fail records a failure of a file (name: its name in the ledger; page 0:
+// the whole file) in the failures table and the run metadata.
+func (r *classifier) fail(file, name string, page int, reason string) {
+	if page > 0 && results.IsPDF(file) {
+		reason = fmt.Sprintf("page %d: %s", page, reason)
+	}
+	r.failures = append(r.failures, ledger.Failure{File: name, Error: reason})
+	r.para.Skip(file, reason)
+}
+
+// reviewed is a page's review under the run's calibration.
+func (r *classifier) reviewed(p classify.Page) *review.Page {
+	rv := p.Review(r.calibration)
+	return &rv
+}
+
+// restore writes the rows of the files the ledger holds as done (when the
+// run continues from it) and returns the files left to classify.
+//
+// A run that continues from the ledger needs, before it starts, the digest
+// of every file the ledger holds by name, to know whether its content is
+// the one recorded (a file rewritten since is classified again, and so read
+// twice). A file the ledger does not name cannot be done: like every file
+// of a fresh run, it is read once, when classified, and recorded with the
+// digest of the bytes the decoder read (Page.Digest).
+func (r *classifier) restore() ([]string, error) {
+	set, led, resume := r.set, r.led, r.resuming()
+	var fileDigest []string
+	var digestErrs []error
+	if resume {
+		known := make([]string, len(set.Files))
+		for i, f := range set.Files {
+			if led.Has(itemName(set, f)) {
+				known[i] = f
+			}
+		}
+		fileDigest, digestErrs = digestAll(known)
+	}
+	var files []string
+	restored, failedKept := 0, 0
+	for i, f := range set.Files {
+		name := itemName(set, f)
+		if !resume || !led.Has(name) {
+			files = append(files, f)
+			continue
+		}
+		if digestErrs[i] != nil {
+			r.log.Debug("content digest not taken; the file is classified", "file", f, "error", digestErrs[i].Error())
+		}
+		e, ok := led.Lookup(name, fileDigest[i])
+		if fileDigest[i] == "" || !ok || (e.State == ledger.Failed && r.cli.RetryFailed) {
+			files = append(files, f)
+			continue
+		}
+		done, err := r.restoreFile(f, name, e)
+		if err != nil {
+			return nil, err
+		}
+		if !done {
+			files = append(files, f)
+			continue
+		}
+		restored++
+		if e.State == ledger.Failed {
+			failedKept++
+		}
+	}
+	r.para.SetConfig("items_from_ledger", restored)
+	r.logRestored(restored, failedKept, len(files))
+	return files, nil
+}
+
+// restoreFile writes the rows and failures of file f (name in the ledger)
+// from its ledger entry e; done is false when the entry cannot stand for
+// the file, which is then classified again.
+func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err error) {
+	var d itemData
+	if err := json.Unmarshal(e.Data, &d); err != nil {
+		return false, fmt.Errorf("ledger %s: %s: %w", r.led.Path(), name, err)
+	}
+	if results.MayHavePages(f) && d.Count == 0 && len(d.Pages) > 0 {
+		// A TIFF recorded before its pages were read one by one (no
+		// page count): it may have more pages than the one kept.
+		r.log.Info("classified again: recorded before every page of a TIFF was read", "file", f)
+		return false, nil
+	}
+	pages := d.pages(f)
+	r.para.AddInputs(max(1, len(pages)+len(d.Errors)))
+	for _, p := range pages {
+		key, err := r.set.Keys.PageKey(f, p.Page, p.Pages)
+		if err != nil {
+			r.fail(f, name, p.Page, err.Error())
+			continue
+		}
+		rv := r.reviewed(p)
+		dup, err := r.out.add(key, p, rv)
+		if err != nil {
+			return false, err
+		}
+		if dup != "" {
+			r.fail(f, name, p.Page, dup)
+			continue
+		}
+		r.para.Processed(1)
+		r.docs.add(key, p, rv)
+	}
+	for _, pe := range d.Errors {
+		r.fail(f, name, pe.Page, pe.Error)
+	}
+	if e.State == ledger.Skipped && len(d.Errors) == 0 {
+		r.fail(f, name, 0, e.Reason)
+	}
+	return true, nil
+}
+
+// logRestored says what the run took from the ledger.
+func (r *classifier) logRestored(restored, failedKept, toClassify int) {
+	led := r.led
+	switch {
+	case r.resuming() && restored > 0:
+		r.log.Info("continuing from the ledger", "ledger", led.Dir(), "runs_read", led.Files(), "files_done_before", restored,
+			"failed_kept", failedKept, "files_to_classify", toClassify, "retry_failed", r.cli.RetryFailed)
+	case r.resuming():
+		r.log.Info("nothing to continue: no file of this run is in the ledger with the same content and models", "ledger", led.Dir(), "runs_read", led.Files())
+	case led.Len() > 0:
+		r.log.Info("ledger", "ledger", led.Dir(), "note", "every file is classified again (without --resume the ledger is only written)")
+	}
+}
+
+// predict classifies files, emitting every page as it comes (emit), with a
+// progress bar.
+func (r *classifier) predict(ctx context.Context, files []string, folders []classify.Folder, groups [][]int) error {
+	inputs := pipeline.Files(files)
+	r.bar = r.newBar(len(inputs))
+	opt := r.predictOptions()
+	opt.OnOpen = func(in pipeline.Input, pages int) {
+		r.bar.SetItem(itemName(r.set, in.Name))
+		if pages > 1 {
+			r.bar.AddTotal(pages - 1)
+		}
+		r.para.AddInputs(max(pages, 1))
+	}
+	r.open = map[string]*item{}
+	var err error
+	if r.cli.Parallel {
+		err = r.runGroups(ctx, folders, r.orient, groups, inputs, opt, r.emit)
+	} else {
+		_, err = r.ens.Predict(ctx, inputs, opt, r.emit)
+	}
+	r.endBar(r.bar)
+	return err
+}
+
+// emit writes the rows of a classified page and, after a file's last page,
+// records the file in the ledger.
+func (r *classifier) emit(p classify.Page) error {
+	it := r.open[p.Name]
+	if it == nil {
+		it = &item{}
+		r.open[p.Name] = it
+	}
+	name := itemName(r.set, p.Name)
+	if err := r.row(p, it, name); err != nil {
+		return err
+	}
+	if p.Page < p.Pages {
+		return nil
+	}
+	// The file's last page: the item is complete.
+	return r.complete(p, it, name)
+}
+
+// row writes a page's rows (or its failure) and adds it to its item.
+func (r *classifier) row(p classify.Page, it *item, name string) error {
+	pageFailed := func(reason string) {
+		r.bar.Fail(1)
+		r.fail(p.Name, name, p.Page, reason)
+		it.add(p, reason)
+	}
+	var rv *review.Page
+	if p.Err == nil {
+		rv = r.reviewed(p)
+	}
+	if p.Err != nil {
+		r.log.Warn("page skipped", "file", p.Name, "page", p.Page, "error", p.Err.Error())
+		pageFailed(p.Err.Error())
+	} else if key, err := r.set.Keys.PageKey(p.Name, p.Page, p.Pages); err != nil {
+		pageFailed(err.Error())
+	} else if dup, err := r.out.add(key, p, rv); err != nil {
+		return err
+	} else if dup != "" {
+		r.log.Warn("page skipped: its row key is taken by another file", "file", p.Name, "key", key.String())
+		pageFailed(dup)
+	} else {
+		r.bar.Add(1)
+		r.para.Processed(1)
+		r.docs.add(key, p, rv)
+		it.add(p, "")
+	}
+	return nil
+}
+
+// complete records a file whose last page was emitted in the ledger.
+func (r *classifier) complete(p classify.Page, it *item, name string) error {
+	delete(r.open, p.Name)
+	if fileHook != nil {
+		fileHook(p.Name)
+	}
+	// The digest of the bytes that were decoded, not of the file as it
+	// is now: a file rewritten meanwhile must not be recorded with the
+	// classes of its old content.
+	digest := p.Digest
+	if digest == "" {
+		r.log.Debug("content digest not taken (the file could not be read); the file is not recorded in the ledger", "file", p.Name)
+		return nil
+	}
+	e, err := it.entry(name, digest)
+	if err != nil {
+		return err
+	}
+	if err := r.led.Record(e); err != nil {
+		return err
+	}
+	r.recorded++
+	if itemHook != nil {
+		itemHook(r.recorded)
+	}
+	return nil
+}
+
+// closeTables closes the tables (stamp tables), writes the failures table
+// and the document records, and returns the run's error: runErr, a table
+// not written, or no page classified at all.
+func (r *classifier) closeTables(tables string, runErr error) error {
+	written, cerr := r.out.close()
+	for _, w := range written {
+		r.para.AddOutputFile(w.path)
+		r.para.CountOutput("csv", w.rows)
+		r.log.Info("table written", "file", w.path, "rows", w.rows)
+	}
+	fpath := filepath.Join(r.cli.Results, tables+"_"+FailuresTable)
+	if ferr := ledger.WriteFailures(fpath, r.failures); ferr != nil {
+		cerr = errors.Join(cerr, fmt.Errorf("failures table: %w", ferr))
+	} else {
+		r.para.AddOutputFile(fpath)
+		r.log.Info("failures table written", "file", fpath, "rows", len(r.failures))
+	}
+	if err := errors.Join(runErr, cerr); err != nil {
+		return err
+	}
+	if err := r.docs.write(); err != nil {
+		return err
+	}
+	if r.out.rows() == 0 {
+		return errors.New("no page was classified")
+	}
+	return nil
+}
+
+// resolveCalibration finds the doubt calibration of the run's model set in
+// the calibration file of the folder holding the model folders, records it
+// (file, digest, target, thresholds) in the run metadata, or records and
+// says that there is none: then no page is flagged for doubt, and the
+// review table says "uncalibrated" rather than apply a default threshold.
+func (r *classifier) resolveCalibration(folders []classify.Folder, names, digests []string) error {
+	dirs := make([]string, len(folders))
+	members := make([]review.Member, len(folders))
+	for i, f := range folders {
+		dirs[i] = f.Dir
+		members[i] = review.Member{Name: names[i], Digest: digests[i]}
+	}
+	place, err := review.Place(dirs)
+	note := ""
+	if err != nil {
+		note = err.Error()
+	} else if r.calibration, note, err = review.Resolve(place, members); err != nil {
+		return fmt.Errorf("calibration: %w", err)
+	}
+	if r.calibration == nil {
+		r.log.Warn("no doubt calibration for these models: pages are not flagged for doubt (needs_review is left empty unless a page condition flags the page)", "reason", note)
+		r.para.SetReview("calibration", nil)
+		r.para.SetReview("calibration_note", note)
+		return nil
+	}
+	r.log.Info("doubt calibration", "file", r.calibration.File, "digest", r.calibration.FileDigest,
+		"target_precision", r.calibration.Target, "min_agreement", r.calibration.Thresholds.MinAgreement,
+		"min_margin", r.calibration.Thresholds.MinMargin, "reachable", r.calibration.Reachable)
+	if !r.calibration.Reachable {
+		r.log.Warn("the calibration could not reach its target precision on its evaluation split: every page is flagged for review",
+			"target_precision", r.calibration.Target, "file", r.calibration.File)
+	}
+	r.para.SetReview("calibration", r.calibration)
+	return nil
+}
+
+// FailuresTable ends the name of a run's failures table,
+// {stamp}_FAILURES.csv: FILE (relative to the input folder), ERROR.
+const FailuresTable = "FAILURES.csv"
+
+// itemHook, when set (tests), is called after each item is recorded in the
+// ledger with the number recorded so far in this run.
+var itemHook func(recorded int)
+
+// chunkWaitHook, when set (tests), is called with the lock's path when a
+// --chunk run starts to wait for another run of the same tables.
+var chunkWaitHook func(lock string)
+
+// fileHook, when set (tests), is called with a file's path when its last
+// page has been classified, before it is recorded in the ledger.
+var fileHook func(path string)
