@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"archivekit/internal/docrecord"
+	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/imageio"
+	"archivekit/internal/pageclass/registry"
+	"archivekit/internal/pageclass/review"
+	"archivekit/internal/service"
+)
+
+// predict serves /predict_image (document false) and /predict_document in
+// three steps: parsePredict reads and checks the request, runPredict
+// classifies its pages, respond writes the answer.
+func (s *server) predict(document bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req, ok := parsePredict(w, r, document)
+		if !ok {
+			return
+		}
+		res, fail := s.runPredict(r.Context(), req)
+		if fail != nil {
+			fail.write(w)
+			return
+		}
+		res.respond(w, req)
+	}
+}
+
+// failure is an answer other than 200 OK. The zero failure writes nothing:
+// the client went away or the request's deadline passed.
+type failure struct {
+	status int
+	msg    string
+}
+
+func failf(status int, format string, a ...any) *failure {
+	return &failure{status: status, msg: fmt.Sprintf(format, a...)}
+}
+
+// gone is the failure of a request whose context is done.
+var gone = &failure{}
+
+func (f *failure) write(w http.ResponseWriter) {
+	if f.status != 0 {
+		service.WriteError(w, f.status, f.msg)
+	}
+}
+
+// predictRequest is a checked prediction request.
+type predictRequest struct {
+	*form
+	document bool
+	// base is the uploaded document_json parsed (nil: none).
+	base *docrecord.Record
+}
+
+// parsePredict reads the form (parseForm), checks the file's content type
+// against the endpoint and parses the baseline record; it answers the
+// request itself when they are not valid.
+func parsePredict(w http.ResponseWriter, r *http.Request, document bool) (*predictRequest, bool) {
+	f, ok := parseForm(w, r)
+	if !ok {
+		return nil, false
+	}
+	req := &predictRequest{form: f, document: document}
+	fail := req.checkType()
+	if fail == nil {
+		fail = req.parseBaseline()
+	}
+	if fail != nil {
+		fail.write(w)
+		return nil, false
+	}
+	return req, true
+}
+
+// checkType refuses a file whose content type the endpoint does not take.
+func (req *predictRequest) checkType() *failure {
+	f := req.form
+	if req.document && f.ctype != "application/pdf" {
+		return failf(http.StatusBadRequest,
+			"file %q has content type %q: /predict_document accepts application/pdf only (send page images to /predict_image)", f.name, f.ctype)
+	}
+	if !req.document && !strings.HasPrefix(f.ctype, "image/") {
+		return failf(http.StatusBadRequest,
+			"file %q has content type %q: /predict_image accepts image/* only (send PDFs to /predict_document)", f.name, f.ctype)
+	}
+	return nil
+}
+
+// parseBaseline parses the uploaded document_json, if any.
+func (req *predictRequest) parseBaseline() *failure {
+	if !req.hasBase {
+		return nil
+	}
+	var err error
+	req.base, err = docrecord.Parse(req.baseline)
+	switch {
+	case errors.Is(err, docrecord.ErrNewerSchema):
+		return &failure{http.StatusUnprocessableEntity, "document_json was written by a newer schema than this service supports: " + err.Error()}
+	case err != nil:
+		return &failure{http.StatusUnprocessableEntity, "document_json cannot be parsed: " + err.Error()}
+	}
+	return nil
+}
+
+// predicted is what runPredict found for a request: the mean
+// probabilities and the review of every page, the calibration applied, the
+// thumbnails asked for, and the updated record asked for.
+type predicted struct {
+	pages     int
+	probs     [][]float64
+	reviews   []*review.Page
+	cal       calibration
+	thumbs    []string
+	rec       any
+	schemaErr []string
+}
+
+// runPredict classifies every page of the request's file with the models
+// of its version and makes the document record asked for.
+func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicted, *failure) {
+	f := req.form
+	members, err := s.engine.members(ctx, f.version)
+	if err != nil {
+		return nil, failf(http.StatusUnprocessableEntity,
+			"version %s cannot be served: %v (the ensemble revisions %s and all are always available)", f.version, err, strings.Join(registry.Ensemble, ", "))
+	}
+	doc, fail := req.open()
+	if fail != nil {
+		return nil, fail
+	}
+	// The joint per-page step of internal/pageclass/classify (the command line's):
+	// each member's forward passes go through its batcher.
+	step := classify.NewStep(modelsOf(members), s.engine.orient, func(ctx context.Context, i int, pages [][]float32) ([][]float32, error) {
+		return members[i].probabilities(ctx, pages)
+	})
+	res := &predicted{pages: doc.Pages()}
+	pages, fail := res.classify(ctx, req, doc, step)
+	if fail != nil {
+		return nil, fail
+	}
+	if res.cal, err = s.engine.calibration(members); err != nil {
+		return nil, &failure{http.StatusInternalServerError, "calibration: " + err.Error()}
+	}
+	res.probs = make([][]float64, len(pages))
+	res.reviews = make([]*review.Page, len(pages))
+	for i, p := range pages {
+		res.probs[i] = p.Mean
+		rv := p.Review(res.cal.applied).Rounded()
+		res.reviews[i] = &rv
+	}
+	if f.wantRecord {
+		demo := false
+		for _, m := range members {
+			demo = demo || m.demo
+		}
+		if res.rec, res.schemaErr, err = s.record(req.base, f, res.probs, res.reviews, demo); err != nil {
+			return nil, &failure{http.StatusInternalServerError, err.Error()}
+		}
+	}
+	return res, nil
+}
+
+// open decodes the request's file and refuses a document that is not a
+// PDF or has too many pages, and an image of several pages.
+func (req *predictRequest) open() (*imageio.Doc, *failure) {
+	f := req.form
+	doc, err := imageio.Decode(f.file, f.name)
+	if err != nil {
+		kind := "an image"
+		if req.document {
+			kind = "a PDF"
+		}
+		return nil, failf(decodeStatus(err), "%q cannot be read as %s: %v", f.name, kind, err)
+	}
+	if req.document && !doc.IsPDF() {
+		return nil, failf(http.StatusUnprocessableEntity, "%q is labelled application/pdf but is not a PDF", f.name)
+	}
+	n := doc.Pages()
+	if req.document && n > maxPDFPages {
+		return nil, failf(http.StatusRequestEntityTooLarge, "%q has %d pages: at most %d pages are accepted per request", f.name, n, maxPDFPages)
+	}
+	if !req.document && n > 1 {
+		// A multi-page TIFF: the image response holds one page, and
+		// answering the first alone would drop the others unseen.
+		return nil, failf(http.StatusUnprocessableEntity,
+			"%q has %d pages: /predict_image classifies one page; classify each page with pageclass -f (it classifies every page of a TIFF), or send the pages as a PDF to /predict_document", f.name, n)
+	}
+	return doc, nil
+}
+
+// decodeStatus is the status of a file that cannot be decoded: 413 for one
+// over the pixel budget, else 422.
+func decodeStatus(err error) int {
+	if errors.Is(err, imageio.ErrTooManyPixels) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusUnprocessableEntity
+}
+
+// classify runs the step over the pages of doc, pageChunk pages at a time,
+// and keeps the thumbnails asked for.
+func (res *predicted) classify(ctx context.Context, req *predictRequest, doc *imageio.Doc, step *classify.Step) ([]classify.Page, *failure) {
+	n := res.pages
+	pages := make([]classify.Page, 0, n)
+	for start := 0; start < n; start += pageChunk {
+		if ctx.Err() != nil {
+			return nil, gone
+		}
+		end := min(n, start+pageChunk)
+		data := make([]float32, 0, (end-start)*step.Width()) // the chunk's prepared pages
+		for i := start; i < end; i++ {
+			var fail *failure
+			if data, fail = res.prepare(ctx, req, doc, step, i, data); fail != nil {
+				return nil, fail
+			}
+		}
+		ps, err := step.Run(ctx, data, end-start)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, gone
+			}
+			return nil, &failure{http.StatusInternalServerError, "inference failed: " + err.Error()}
+		}
+		pages = append(pages, ps...)
+	}
+	return pages, nil
+}
+
+// prepare decodes page i inside the process-wide pixel budget, prepares it
+// for the step (appended to data) and drops it: a request holds one decoded
+// page at a time.
+func (res *predicted) prepare(ctx context.Context, req *predictRequest, doc *imageio.Doc, step *classify.Step, i int, data []float32) ([]float32, *failure) {
+	var preErr error
+	err := doc.Use(ctx, i, func(img imageio.Image) error {
+		row, err := step.Prepare(img)
+		if err != nil {
+			preErr = err
+			return err
+		}
+		data = append(data, row...)
+		if req.document && req.thumbnails {
+			res.thumbs = append(res.thumbs, thumbnail(img, thumbWidth))
+		}
+		return nil
+	})
+	switch {
+	case ctx.Err() != nil:
+		return nil, gone
+	case preErr != nil:
+		return nil, failf(http.StatusInternalServerError, "%q: page %d: preprocessing failed: %v", req.name, i+1, preErr)
+	case err != nil:
+		return nil, failf(decodeStatus(err), "%q cannot be decoded: %v", req.name, err)
+	}
+	return data, nil
+}
+
+// respond writes the answer of a classified request: the image response
+// (its one page) or the document response (every page).
+func (res *predicted) respond(w http.ResponseWriter, req *predictRequest) {
+	f := req.form
+	if !req.document {
+		service.WriteJSON(w, http.StatusOK, imageResponse{Type: "image", Version: f.version,
+			Predictions: top(res.probs[0], f.topn), Record: res.rec, SchemaError: res.schemaErr,
+			Review: res.reviews[0], ReviewCalibration: res.cal.applied})
+		return
+	}
+	resp := documentResponse{Type: "document", Version: f.version, PageCount: res.pages, Record: res.rec, SchemaError: res.schemaErr,
+		ReviewCalibration: res.cal.applied}
+	for i, p := range res.probs {
+		pr := pageResult{Page: i + 1, Predictions: top(p, f.topn), Review: res.reviews[i]}
+		if i < len(res.thumbs) {
+			pr.Thumbnail = res.thumbs[i]
+		}
+		resp.Pages = append(resp.Pages, pr)
+	}
+	service.WriteJSON(w, http.StatusOK, resp)
+}
