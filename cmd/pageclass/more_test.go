@@ -27,7 +27,7 @@ func TestPDFPages(t *testing.T) {
 	e := newEnv(t, nil)
 	e.linkPages(t, 1)
 	e.model(t, "v4.4")
-	pdf, err := filepath.Abs(filepath.Join("..", "..", "pkg", "imageio", "testdata", "two.pdf"))
+	pdf, err := filepath.Abs(filepath.Join("..", "..", "internal", "pageclass", "imageio", "testdata", "two.pdf"))
 	if err != nil {
 		t.Fatal(err)
 	}
