@@ -26,6 +26,67 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	if o.TopN < 1 || o.TopN > len(modelmeta.Categories) {
 		return nil, fmt.Errorf("top-N %d: want 1 to %d", o.TopN, len(modelmeta.Categories))
 	}
+	o.defaults()
+	dirs := o.Ensemble
+	if len(dirs) == 0 {
+		dirs = []string{o.Model}
+	}
+	read, metas, err := readEvaluated(o.Read, dirs)
+	if err != nil {
+		return nil, err
+	}
+	if o.Revision == "" {
+		o.Revision = metas[0].Revision
+		if len(dirs) > 1 {
+			o.Revision = fmt.Sprintf("BEST_%d_models_AVG", len(dirs))
+		} else if o.Revision == "" {
+			o.Revision = filepath.Base(o.Model)
+		}
+	}
+	items, err := o.items()
+	if err != nil {
+		return nil, err
+	}
+	ptrs, bySize, err := o.samples(ctx, metas, items)
+	if err != nil {
+		return nil, err
+	}
+	perModel, digests, err := o.forwardAll(dirs, read, metas, ptrs, bySize)
+	if err != nil {
+		return nil, err
+	}
+	// The ensemble average of each page, computed as the classifier
+	// computes it (classify.Page.Mean).
+	probs := make([][]float64, len(ptrs))
+	for j := range probs {
+		probs[j] = results.Average(perModel[j])
+	}
+	res := &EvalResult{Pages: len(ptrs), Revision: o.Revision, Digests: digests}
+	res.score(probs, ptrs, o.TopN)
+	if err := o.writeTables(res, ptrs, probs, perModel); err != nil {
+		return nil, err
+	}
+	pngPath := filepath.Join(o.Results, results.ConfMatName(o.Stamp, o.Count, o.Revision, o.TopN))
+	title := fmt.Sprintf("%s on %d pages: accuracy %.1f%% (Top-%d %.1f%%)", o.Revision, res.Pages, 100*res.Top1, o.TopN, 100*res.TopN)
+	if err := atomicfile.Write(pngPath, 0o644, func(w io.Writer) error {
+		return confmat.PNG(w, title, modelmeta.Categories, res.Confusion)
+	}); err != nil {
+		return nil, err
+	}
+	res.Files = append(res.Files, pngPath)
+	if o.Run != nil {
+		for _, f := range res.Files {
+			o.Run.AddOutputFile(f)
+		}
+	}
+	res.reviewPath = filepath.Join(o.Results, results.EvalReviewName(o.Stamp, o.Count, o.Revision))
+	res.run = o.Run
+	o.Log.Info("evaluation", "model", o.Revision, "pages", res.Pages, "top1", round4(res.Top1), fmt.Sprintf("top%d", o.TopN), round4(res.TopN))
+	return res, nil
+}
+
+// defaults fills the options left zero.
+func (o *EvalOptions) defaults() {
 	if len(o.Exts) == 0 {
 		o.Exts = []string{"png"}
 	}
@@ -41,37 +102,35 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	if o.Count == 0 {
 		o.Count = 1
 	}
-	dirs := o.Ensemble
-	if len(dirs) == 0 {
-		dirs = []string{o.Model}
-	}
-	// Each folder is read once (o.Read, or here): the metadata checked is
-	// the one of the weights evaluated and digested.
+}
+
+// readEvaluated reads each model folder once (given in read, or here), so
+// that the metadata checked is the one of the weights evaluated and
+// digested.
+func readEvaluated(given map[string]*modelmeta.Contents, dirs []string) ([]*modelmeta.Contents, []*modelmeta.Meta, error) {
 	read := make([]*modelmeta.Contents, len(dirs))
 	metas := make([]*modelmeta.Meta, len(dirs))
 	for i, dir := range dirs {
-		c := o.Read[dir]
+		c := given[dir]
 		if c == nil {
 			var err error
 			if c, err = modelmeta.ReadFolder(dir); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		read[i] = c
 		meta := c.Meta
 		if !meta.Canonical() {
-			return nil, fmt.Errorf("%s: evaluation needs the 11 categories in canonical order", dir)
+			return nil, nil, fmt.Errorf("%s: evaluation needs the 11 categories in canonical order", dir)
 		}
 		metas[i] = meta
 	}
-	if o.Revision == "" {
-		o.Revision = metas[0].Revision
-		if len(dirs) > 1 {
-			o.Revision = fmt.Sprintf("BEST_%d_models_AVG", len(dirs))
-		} else if o.Revision == "" {
-			o.Revision = filepath.Base(o.Model)
-		}
-	}
+	return read, metas, nil
+}
+
+// items are the labelled pages evaluated: those of Pages, or of them those
+// in Only.
+func (o *EvalOptions) items() ([]splits.Item, error) {
 	d, err := splits.Scan(o.Pages, o.Exts)
 	if err != nil {
 		return nil, err
@@ -92,10 +151,14 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	if len(items) == 0 {
 		return nil, fmt.Errorf("%s: no labelled pages to evaluate", o.Pages)
 	}
-	// Pages are decoded and resized once per input size; each model runs on
-	// the pages at its own size and the probabilities are averaged.
-	var ptrs []*sample
-	bySize := map[int]map[string]*sample{}
+	return items, nil
+}
+
+// samples decodes and resizes the pages once per input size of the models
+// (bySize: by size, then by path); ptrs are the pages read at the first
+// size, in order, whose unreadable pages are logged and skipped.
+func (o *EvalOptions) samples(ctx context.Context, metas []*modelmeta.Meta, items []splits.Item) (ptrs []*sample, bySize map[int]map[string]*sample, err error) {
+	bySize = map[int]map[string]*sample{}
 	for _, meta := range metas {
 		size := meta.Preprocess.Size
 		if bySize[size] != nil {
@@ -103,7 +166,7 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 		}
 		samples, bad, err := loadSamples(ctx, o.Pages, items, size, o.Workers, true)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		m := map[string]*sample{}
 		for i := range samples {
@@ -123,6 +186,14 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 			ptrs = append(ptrs, &samples[i])
 		}
 	}
+	return ptrs, bySize, nil
+}
+
+// forwardAll runs each model on the pages at its own size and returns the
+// probabilities of every page ([page][model][category]) and the digest of
+// each model, that of the bytes evaluated.
+func (o *EvalOptions) forwardAll(dirs []string, read []*modelmeta.Contents, metas []*modelmeta.Meta, ptrs []*sample,
+	bySize map[int]map[string]*sample) ([][][]float64, []string, error) {
 	n := len(modelmeta.Categories)
 	perModel := make([][][]float64, len(ptrs)) // [page][model][category]
 	digests := make([]string, len(dirs))
@@ -132,7 +203,7 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 		for j, s := range ptrs {
 			these[j] = bySize[size][s.path]
 			if these[j] == nil {
-				return nil, fmt.Errorf("%s: page not read at size %d", s.path, size)
+				return nil, nil, fmt.Errorf("%s: page not read at size %d", s.path, size)
 			}
 		}
 		// model.pt was read once, into memory: the digest is of the bytes
@@ -141,12 +212,12 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 		digests[i] = c.Digest
 		m, err := torch.LoadBytes(c.Weights, o.Device)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, modelmeta.WeightsFile), err)
+			return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, modelmeta.WeightsFile), err)
 		}
 		p, err := forward(m, these, metas[i], o.Batch)
 		m.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", dir, err)
+			return nil, nil, fmt.Errorf("%s: %w", dir, err)
 		}
 		for j := range p {
 			own := make([]float64, n)
@@ -156,14 +227,14 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 			perModel[j] = append(perModel[j], own)
 		}
 	}
-	// The ensemble average of each page, computed as the classifier
-	// computes it (classify.Page.Mean).
-	probs := make([][]float64, len(ptrs))
-	for j := range probs {
-		probs[j] = results.Average(perModel[j])
-	}
-	res := &EvalResult{Pages: len(ptrs), Revision: o.Revision, Digests: digests}
-	res.Top1, res.TopN = accuracy(probs, ptrs, o.TopN)
+	return perModel, digests, nil
+}
+
+// score sets the accuracies, the confusion matrix and the per-category
+// scores of the mean probabilities of the pages.
+func (res *EvalResult) score(probs [][]float64, ptrs []*sample, topN int) {
+	n := len(modelmeta.Categories)
+	res.Top1, res.TopN = accuracy(probs, ptrs, topN)
 	res.Confusion = make([][]int, n)
 	for i := range res.Confusion {
 		res.Confusion[i] = make([]int, n)
@@ -172,23 +243,27 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 		res.Confusion[ptrs[i].label][argmax(p)]++
 	}
 	res.PerClass = perClass(res.Confusion)
+}
 
+// writeTables writes the TOP-N and RAW evaluation tables (added to
+// res.Files) and keeps each page's row and review sample in res.
+func (o *EvalOptions) writeTables(res *EvalResult, ptrs []*sample, probs [][]float64, perModel [][][]float64) error {
 	topLayout, err := results.TopNLayout(o.TopN, true)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	topPath := filepath.Join(o.Results, results.EvalTopNName(o.Stamp, o.Count, o.Revision, o.TopN))
 	rawPath := filepath.Join(o.Results, results.EvalRawName(o.Stamp, o.Count, o.Revision))
 	if err := os.MkdirAll(o.Results, 0o755); err != nil {
-		return nil, err
+		return err
 	}
 	tw, err := results.Create(topPath, topLayout, 0)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rw, err := results.Create(rawPath, results.RawLayout(true), 0)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	full := make([]string, len(ptrs))
 	for i, s := range ptrs {
@@ -198,7 +273,7 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	for i := range ptrs {
 		key, err := keys.Key(full[i], 1)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		scores := probs[i]
 		row := results.Row{Key: key, Scores: scores, PerModel: perModel[i], True: modelmeta.Categories[ptrs[i].label]}
@@ -206,35 +281,20 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 		d := review.Measure(perModel[i], scores)
 		res.Samples = append(res.Samples, review.Sample{Doubt: d, Correct: d.Top1 == row.True})
 		if err := tw.Add(row); err != nil {
-			return nil, err
+			return err
 		}
 		if err := rw.Add(row); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := rw.Close(); err != nil {
-		return nil, err
+		return err
 	}
-	pngPath := filepath.Join(o.Results, results.ConfMatName(o.Stamp, o.Count, o.Revision, o.TopN))
-	title := fmt.Sprintf("%s on %d pages: accuracy %.1f%% (Top-%d %.1f%%)", o.Revision, res.Pages, 100*res.Top1, o.TopN, 100*res.TopN)
-	if err := atomicfile.Write(pngPath, 0o644, func(w io.Writer) error {
-		return confmat.PNG(w, title, modelmeta.Categories, res.Confusion)
-	}); err != nil {
-		return nil, err
-	}
-	res.Files = []string{topPath, rawPath, pngPath}
-	if o.Run != nil {
-		for _, f := range res.Files {
-			o.Run.AddOutputFile(f)
-		}
-	}
-	res.reviewPath = filepath.Join(o.Results, results.EvalReviewName(o.Stamp, o.Count, o.Revision))
-	res.run = o.Run
-	o.Log.Info("evaluation", "model", o.Revision, "pages", res.Pages, "top1", round4(res.Top1), fmt.Sprintf("top%d", o.TopN), round4(res.TopN))
-	return res, nil
+	res.Files = []string{topPath, rawPath}
+	return nil
 }
 
 func perClass(conf [][]int) []ClassScore {
