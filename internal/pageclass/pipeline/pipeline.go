@@ -145,7 +145,6 @@ type task struct {
 	// digest is the SHA-256 of the bytes the opener decoded
 	digest string
 	data   []float32 // preprocessed page, until copied into a batch
-	probs  []float32
 	err    error
 }
 
@@ -324,128 +323,31 @@ type flight struct {
 // batch takes rows in order, hands full batches to the model (up to
 // cfg.InFlight at once) and emits every row in order.
 func batch(ctx context.Context, model Model, cfg Config, tokens <-chan struct{}, done <-chan *task, emit func(Result) error, st *Stats) error {
-	chw := cfg.Channels * cfg.Height * cfg.Width
-	free := make(chan []float32, cfg.InFlight) // batch buffers not in the model
-	for range cfg.InFlight {
-		free <- nil // allocated on first use: a short run needs one
+	b := &batching{ctx: ctx, model: model, cfg: cfg, emit: emit, st: st,
+		chw:     cfg.Channels * cfg.Height * cfg.Width,
+		free:    make(chan []float32, cfg.InFlight),
+		waiting: map[int]*task{},
+		end:     -1,
 	}
-	waiting := map[int]*task{} // rows arrived out of order
-	var pending []*task        // rows taken in order, not yet in a flight
-	good := 0                  // rows of pending that go to the model
-	next := 0                  // next row to take
-	end := -1                  // row count, once the opener has finished
-	var queue []*flight        // flights in row order, not yet emitted
-
+	for range cfg.InFlight {
+		b.free <- nil // allocated on first use: a short run needs one
+	}
 	// Every flight has ended when batch returns: the model is never
 	// called after Run returns.
 	defer func() {
-		for _, f := range queue {
+		for _, f := range b.queue {
 			<-f.done
 		}
 	}()
-
-	// land waits for the oldest flight and emits its rows.
-	land := func() error {
-		f := queue[0]
-		select {
-		case <-f.done:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		queue = queue[1:]
-		if f.err == nil && len(f.probs) != f.n {
-			f.err = fmt.Errorf("returned %d rows for %d pages", len(f.probs), f.n)
-		}
-		if f.err != nil {
-			var first, last *task
-			for _, t := range f.rows {
-				if t.err == nil {
-					if first == nil {
-						first = t
-					}
-					last = t
-				}
-			}
-			return fmt.Errorf("model failed on the batch from %s page %d to %s page %d: %w",
-				first.name, first.page+1, last.name, last.page+1, f.err)
-		}
-		k := 0
-		for _, t := range f.rows {
-			r := Result{Row: t.row, Input: t.input, Name: t.name, Err: t.err, Digest: t.digest}
-			if t.err == nil {
-				r.Page, r.Pages, r.Probs = t.page+1, t.pages, f.probs[k]
-				k++
-			} else if t.pages > 0 {
-				r.Page, r.Pages = t.page+1, t.pages
-			}
-			if r.Err != nil {
-				st.Failed++
-			}
-			st.Rows++
-			if err := emit(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-
-	// launch hands the pending rows to the model as one flight; the caller
-	// makes sure fewer than cfg.InFlight are in the model.
-	launch := func() {
-		if len(pending) == 0 {
-			return
-		}
-		f := &flight{rows: pending, n: good, done: make(chan struct{})}
-		pending, good = nil, 0
-		queue = append(queue, f)
-		if f.n == 0 { // only failed rows: nothing for the model
-			close(f.done)
-			return
-		}
-		f.buf = <-free // one is free: at most InFlight flights are in the model
-		if f.buf == nil {
-			f.buf = make([]float32, cfg.Batch*chw)
-		}
-		n := 0
-		for _, t := range f.rows {
-			if t.err == nil {
-				copy(f.buf[n*chw:], t.data)
-				t.data = nil
-				n++
-			}
-		}
-		st.Batches++
-		go func() {
-			defer close(f.done)
-			f.probs, f.err = model.Probabilities(f.buf[:n*chw], n, cfg.Channels, cfg.Height, cfg.Width)
-			free <- f.buf
-		}()
-	}
-
 	for {
 		// Rows are taken (their tokens given back) only while a flight can
 		// start: with cfg.InFlight batches in the model, the decoded rows
 		// wait in the window, which keeps memory bounded.
-		for len(queue) < cfg.InFlight {
-			t, ok := waiting[next]
-			if !ok {
-				break
-			}
-			delete(waiting, next)
-			<-tokens
-			next++
-			pending = append(pending, t)
-			if t.err == nil {
-				good++
-				if good == cfg.Batch {
-					launch()
-				}
-			}
-		}
-		if next == end && len(queue) < cfg.InFlight {
-			launch()
-			for len(queue) > 0 {
-				if err := land(); err != nil {
+		b.take(tokens)
+		if b.next == b.end && len(b.queue) < cfg.InFlight {
+			b.launch()
+			for len(b.queue) > 0 {
+				if err := b.land(); err != nil {
 					return err
 				}
 			}
@@ -454,22 +356,145 @@ func batch(ctx context.Context, model Model, cfg Config, tokens <-chan struct{},
 		// Rows of a landed flight go out as soon as it is back, while the
 		// next rows arrive.
 		var landed <-chan struct{}
-		if len(queue) > 0 {
-			landed = queue[0].done
+		if len(b.queue) > 0 {
+			landed = b.queue[0].done
 		}
 		select {
 		case t := <-done:
 			if t.input < 0 {
-				end = t.row
+				b.end = t.row
 			} else {
-				waiting[t.row] = t
+				b.waiting[t.row] = t
 			}
 		case <-landed:
-			if err := land(); err != nil {
+			if err := b.land(); err != nil {
 				return err
 			}
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+}
+
+// batching is the state of batch.
+type batching struct {
+	ctx     context.Context
+	model   Model
+	cfg     Config
+	emit    func(Result) error
+	st      *Stats
+	chw     int            // values of one page
+	free    chan []float32 // batch buffers not in the model
+	waiting map[int]*task  // rows arrived out of order
+	pending []*task        // rows taken in order, not yet in a flight
+	good    int            // rows of pending that go to the model
+	next    int            // next row to take
+	end     int            // row count, once the opener has finished (-1 before)
+	queue   []*flight      // flights in row order, not yet emitted
+}
+
+// take takes the rows that arrived in order while fewer than cfg.InFlight
+// flights are out, launching each full batch.
+func (b *batching) take(tokens <-chan struct{}) {
+	for len(b.queue) < b.cfg.InFlight {
+		t, ok := b.waiting[b.next]
+		if !ok {
+			return
+		}
+		delete(b.waiting, b.next)
+		<-tokens
+		b.next++
+		b.pending = append(b.pending, t)
+		if t.err == nil {
+			b.good++
+			if b.good == b.cfg.Batch {
+				b.launch()
+			}
+		}
+	}
+}
+
+// land waits for the oldest flight and emits its rows.
+func (b *batching) land() error {
+	f := b.queue[0]
+	select {
+	case <-f.done:
+	case <-b.ctx.Done():
+		return b.ctx.Err()
+	}
+	b.queue = b.queue[1:]
+	if f.err == nil && len(f.probs) != f.n {
+		f.err = fmt.Errorf("returned %d rows for %d pages", len(f.probs), f.n)
+	}
+	if f.err != nil {
+		return f.failure()
+	}
+	k := 0
+	for _, t := range f.rows {
+		r := Result{Row: t.row, Input: t.input, Name: t.name, Err: t.err, Digest: t.digest}
+		if t.err == nil {
+			r.Page, r.Pages, r.Probs = t.page+1, t.pages, f.probs[k]
+			k++
+		} else if t.pages > 0 {
+			r.Page, r.Pages = t.page+1, t.pages
+		}
+		if r.Err != nil {
+			b.st.Failed++
+		}
+		b.st.Rows++
+		if err := b.emit(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// failure is the error of a flight the model failed on, naming its first
+// and last page.
+func (f *flight) failure() error {
+	var first, last *task
+	for _, t := range f.rows {
+		if t.err == nil {
+			if first == nil {
+				first = t
+			}
+			last = t
+		}
+	}
+	return fmt.Errorf("model failed on the batch from %s page %d to %s page %d: %w",
+		first.name, first.page+1, last.name, last.page+1, f.err)
+}
+
+// launch hands the pending rows to the model as one flight; the caller
+// makes sure fewer than cfg.InFlight are in the model.
+func (b *batching) launch() {
+	if len(b.pending) == 0 {
+		return
+	}
+	f := &flight{rows: b.pending, n: b.good, done: make(chan struct{})}
+	b.pending, b.good = nil, 0
+	b.queue = append(b.queue, f)
+	if f.n == 0 { // only failed rows: nothing for the model
+		close(f.done)
+		return
+	}
+	f.buf = <-b.free // one is free: at most InFlight flights are in the model
+	chw, cfg := b.chw, b.cfg
+	if f.buf == nil {
+		f.buf = make([]float32, cfg.Batch*chw)
+	}
+	n := 0
+	for _, t := range f.rows {
+		if t.err == nil {
+			copy(f.buf[n*chw:], t.data)
+			t.data = nil
+			n++
+		}
+	}
+	b.st.Batches++
+	go func() {
+		defer close(f.done)
+		f.probs, f.err = b.model.Probabilities(f.buf[:n*chw], n, cfg.Channels, cfg.Height, cfg.Width)
+		b.free <- f.buf
+	}()
 }
