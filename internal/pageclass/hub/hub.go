@@ -231,35 +231,18 @@ func (c *Client) fetch(ctx context.Context, repo, revision, file string) error {
 // try makes one request. retry says whether a new attempt may help
 // (transfer broken off, 5xx).
 func (c *Client) try(ctx context.Context, repo, revision, file string, cached bool) (retry bool, err error) {
-	fail := func(status int, e error) *Error {
-		return &Error{Repo: repo, Revision: revision, File: file, Status: status, Err: e}
-	}
+	t := &transfer{repo: repo, revision: revision, file: file, cached: cached,
+		target: c.Path(repo, revision, file), part: c.meta(repo, revision, file, ".part"),
+		etagFile: c.meta(repo, revision, file, ".etag"), partTag: c.meta(repo, revision, file, ".part.etag")}
 	u := c.Endpoint + "/" + repo + "/resolve/" + url.PathEscape(revision) + "/" + escapePath(file)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return false, fail(0, err)
+		return false, t.fail(0, err)
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
-	target := c.Path(repo, revision, file)
-	part := c.meta(repo, revision, file, ".part")
-	etagFile := c.meta(repo, revision, file, ".etag")
-	partTag := c.meta(repo, revision, file, ".part.etag")
-
-	var have int64
-	if st, err := os.Stat(part); err == nil && st.Size() > 0 {
-		have = st.Size()
-		req.Header.Set("Range", "bytes="+strconv.FormatInt(have, 10)+"-")
-		if tag, err := os.ReadFile(partTag); err == nil && len(tag) > 0 {
-			req.Header.Set("If-Range", string(tag))
-		}
-	} else if cached {
-		if tag, err := os.ReadFile(etagFile); err == nil && len(tag) > 0 {
-			req.Header.Set("If-None-Match", string(tag))
-		}
-	}
-
+	have := t.condition(req)
 	hc := c.HTTP
 	if hc == nil {
 		hc = http.DefaultClient
@@ -267,87 +250,140 @@ func (c *Client) try(ctx context.Context, repo, revision, file string, cached bo
 	version.SetUserAgent(req)
 	resp, err := hc.Do(req)
 	if err != nil {
-		return true, fail(0, err)
+		return true, t.fail(0, err)
 	}
 	defer resp.Body.Close()
+	have, body, retry, err := t.status(resp, have)
+	if !body {
+		return retry, err
+	}
+	return t.save(resp, have)
+}
 
+// transfer is one request for a file: where it goes in the cache, and
+// whether a copy is there already.
+type transfer struct {
+	repo, revision, file string
+	cached               bool
+	// target is the cached file; part the partial download, partTag its
+	// ETag, etagFile the ETag of target.
+	target, part, etagFile, partTag string
+}
+
+func (t *transfer) fail(status int, e error) *Error {
+	return &Error{Repo: t.repo, Revision: t.revision, File: t.file, Status: status, Err: e}
+}
+
+// condition makes req resume a partial download (Range, If-Range), or
+// revalidate the cached copy (If-None-Match); have is the size of the part
+// resumed.
+func (t *transfer) condition(req *http.Request) (have int64) {
+	if st, err := os.Stat(t.part); err == nil && st.Size() > 0 {
+		have = st.Size()
+		req.Header.Set("Range", "bytes="+strconv.FormatInt(have, 10)+"-")
+		if tag, err := os.ReadFile(t.partTag); err == nil && len(tag) > 0 {
+			req.Header.Set("If-Range", string(tag))
+		}
+	} else if t.cached {
+		if tag, err := os.ReadFile(t.etagFile); err == nil && len(tag) > 0 {
+			req.Header.Set("If-None-Match", string(tag))
+		}
+	}
+	return have
+}
+
+// status reads the response's status: body says the body is to be saved,
+// from byte have on (0: the whole file); otherwise err (nil: the cached
+// copy is current) and whether a new attempt may help.
+func (t *transfer) status(resp *http.Response, have int64) (from int64, body, retry bool, err error) {
 	switch resp.StatusCode {
 	case http.StatusNotModified:
-		if cached {
-			return false, nil
+		if t.cached {
+			return 0, false, false, nil
 		}
-		return false, fail(resp.StatusCode, errors.New("304 not modified for a file that is not cached"))
+		return 0, false, false, t.fail(resp.StatusCode, errors.New("304 not modified for a file that is not cached"))
 	case http.StatusOK:
-		have = 0 // whole file: any partial data is dropped
+		return 0, true, false, nil // whole file: any partial data is dropped
 	case http.StatusPartialContent:
 		if start := rangeStart(resp.Header.Get("Content-Range")); start != have {
-			os.Remove(part)
-			return true, fail(resp.StatusCode, fmt.Errorf("server resumed at byte %d, have %d", start, have))
+			os.Remove(t.part)
+			return 0, false, true, t.fail(resp.StatusCode, fmt.Errorf("server resumed at byte %d, have %d", start, have))
 		}
+		return have, true, false, nil
 	case http.StatusRequestedRangeNotSatisfiable:
-		os.Remove(part) // the partial file is stale or already complete; start over
-		return true, fail(resp.StatusCode, errors.New("416 range not satisfiable"))
+		os.Remove(t.part) // the partial file is stale or already complete; start over
+		return 0, false, true, t.fail(resp.StatusCode, errors.New("416 range not satisfiable"))
 	case http.StatusUnauthorized:
-		return false, fail(resp.StatusCode, ErrUnauthorized)
+		return 0, false, false, t.fail(resp.StatusCode, ErrUnauthorized)
 	case http.StatusForbidden:
-		return false, fail(resp.StatusCode, ErrForbidden)
+		return 0, false, false, t.fail(resp.StatusCode, ErrForbidden)
 	case http.StatusNotFound:
-		return false, fail(resp.StatusCode, ErrNotFound)
+		return 0, false, false, t.fail(resp.StatusCode, ErrNotFound)
 	default:
-		return resp.StatusCode >= 500, fail(resp.StatusCode, fmt.Errorf("unexpected HTTP status %s", resp.Status))
+		return 0, false, resp.StatusCode >= 500, t.fail(resp.StatusCode, fmt.Errorf("unexpected HTTP status %s", resp.Status))
 	}
+}
 
-	if err := os.MkdirAll(filepath.Dir(part), 0o755); err != nil {
-		return false, fail(0, err)
+// save appends the body to the part from byte have on (have 0: the part
+// starts over) and, once it is whole, moves it in place with its ETag.
+func (t *transfer) save(resp *http.Response, have int64) (retry bool, err error) {
+	if err := os.MkdirAll(filepath.Dir(t.part), 0o755); err != nil {
+		return false, t.fail(0, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return false, fail(0, err)
+	if err := os.MkdirAll(filepath.Dir(t.target), 0o755); err != nil {
+		return false, t.fail(0, err)
 	}
 	etag := resp.Header.Get("ETag")
 	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
 	if have == 0 {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 		if etag != "" {
-			if err := atomicfile.WriteFile(partTag, []byte(etag), 0o644); err != nil {
-				return false, fail(0, err)
+			if err := atomicfile.WriteFile(t.partTag, []byte(etag), 0o644); err != nil {
+				return false, t.fail(0, err)
 			}
 		} else {
-			os.Remove(partTag)
+			os.Remove(t.partTag)
 		}
 	}
-	f, err := os.OpenFile(part, flags, 0o644)
+	f, err := os.OpenFile(t.part, flags, 0o644)
 	if err != nil {
-		return false, fail(0, err)
+		return false, t.fail(0, err)
 	}
 	n, copyErr := io.Copy(f, resp.Body)
 	syncErr := f.Sync()
 	closeErr := f.Close()
 	if copyErr != nil {
-		return true, fail(0, fmt.Errorf("transfer broken off after %d bytes: %w", have+n, copyErr))
+		return true, t.fail(0, fmt.Errorf("transfer broken off after %d bytes: %w", have+n, copyErr))
 	}
 	if err := errors.Join(syncErr, closeErr); err != nil {
-		return false, fail(0, err)
+		return false, t.fail(0, err)
 	}
 	if resp.ContentLength >= 0 && n != resp.ContentLength {
-		return true, fail(0, fmt.Errorf("short body: %d of %d bytes", n, resp.ContentLength))
+		return true, t.fail(0, fmt.Errorf("short body: %d of %d bytes", n, resp.ContentLength))
 	}
+	return false, t.commit(etag)
+}
+
+// commit moves the whole part in place and keeps its ETag (that of the
+// response, else the one recorded when the part started).
+func (t *transfer) commit(etag string) error {
 	if etag == "" {
-		if tag, err := os.ReadFile(partTag); err == nil {
+		if tag, err := os.ReadFile(t.partTag); err == nil {
 			etag = string(tag)
 		}
 	}
-	if err := os.Rename(part, target); err != nil {
-		return false, fail(0, err)
+	if err := os.Rename(t.part, t.target); err != nil {
+		return t.fail(0, err)
 	}
-	os.Remove(partTag)
+	os.Remove(t.partTag)
 	if etag != "" {
-		if err := atomicfile.WriteFile(etagFile, []byte(etag), 0o644); err != nil {
-			return false, fail(0, err)
+		if err := atomicfile.WriteFile(t.etagFile, []byte(etag), 0o644); err != nil {
+			return t.fail(0, err)
 		}
 	} else {
-		os.Remove(etagFile)
+		os.Remove(t.etagFile)
 	}
-	return false, nil
+	return nil
 }
 
 // lockWait, when set (tests), is called as a process starts to wait for a
