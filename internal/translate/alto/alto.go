@@ -23,6 +23,7 @@ import (
 	"sync"
 
 	"archivekit/internal/translate/backend"
+	"archivekit/internal/translate/batch"
 	"archivekit/internal/translate/xmlsplice"
 )
 
@@ -470,7 +471,7 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 		}
 		groups[b.src] = append(groups[b.src], b)
 	}
-	bt := &batcher{be: t.opt.Backend, tgt: t.opt.Target, maxChars: t.opt.MaxBatchChars, stats: &pr.stats}
+	bt := &batch.Batcher{Backend: t.opt.Backend, Target: t.opt.Target, MaxChars: t.opt.MaxBatchChars, Counts: &pr.stats.Counts}
 	for _, lang := range order {
 		ok, err := t.supports(ctx, lang)
 		if err != nil {
@@ -492,12 +493,12 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 	return pr
 }
 
-func (t *translator) translateGroup(ctx context.Context, bt *batcher, pageNum int, lang string, blocks []*block, pr *pageResult) error {
+func (t *translator) translateGroup(ctx context.Context, bt *batch.Batcher, pageNum int, lang string, blocks []*block, pr *pageResult) error {
 	items := make([]string, len(blocks))
 	for i, b := range blocks {
 		items[i] = b.text
 	}
-	pass1, status, err := bt.translate(ctx, items, lang, true)
+	pass1, status, err := bt.Translate(ctx, items, lang, true)
 	if err != nil {
 		return err
 	}
@@ -516,7 +517,7 @@ func (t *translator) translateGroup(ctx context.Context, bt *batcher, pageNum in
 		}
 		// A rejected anchor is empty, not retried: alignment then leans on
 		// its neighbours; anchors are never written.
-		if anchors, _, err = bt.translate(ctx, lines, lang, false); err != nil {
+		if anchors, _, err = bt.Translate(ctx, lines, lang, false); err != nil {
 			return err
 		}
 	}
