@@ -1,0 +1,343 @@
+// Package book reads a book, the unit of work of both tools: a METS file
+// or a IIIF Presentation 2.1 or 3.0 manifest or collection, local or
+// remote, becomes an ordered list of pages, each with its identifiers, its
+// image (a file, a URL or a IIIF Image service) and its text files (ALTO,
+// PAGE-XML, hOCR), in physical order.
+//
+// What is read is recognised by its content, not by its name: a METS
+// document (also inside an OAI-PMH answer), a IIIF manifest or collection,
+// or an error naming the file and what it was instead. Everything is
+// bounded: file sizes, XML and JSON nesting, pages, collection depth.
+// Pages are selected (Options.Pages, Options.SkipTypes) before anything
+// else is fetched; a METS file's text files are then identified by their
+// root element (see Sniff), and each disagreement with what the METS
+// declared is recorded in Book.Problems, as are files and pages left out.
+package book
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"archivekit/internal/fetch"
+	"archivekit/internal/regularfile"
+)
+
+// Kind is what a book was read from.
+type Kind string
+
+// Kinds of book.
+const (
+	METS       Kind = "METS"
+	Manifest   Kind = "IIIF manifest"
+	Collection Kind = "IIIF collection"
+)
+
+// Book is what Read returns.
+type Book struct {
+	Source string // the location as given
+	Kind   Kind
+	// Version is the IIIF Presentation API version ("2" or "3"; for a
+	// collection, the collection's); empty for METS.
+	Version string
+	ID      string // METS OBJID, or the manifest's or collection's id
+	Label   string // a IIIF label; empty for METS
+	// ImageGroup is the METS fileGrp the images were taken from.
+	ImageGroup string
+	Pages      []Page
+	// Problems lists what was left out or did not match, in the order met.
+	Problems []Problem
+}
+
+// Page is one page of a book.
+type Page struct {
+	// ID is the METS physical div's ID, or the canvas id.
+	ID string
+	// Order is the METS div's ORDER; empty for IIIF.
+	Order string
+	// Label is the METS div's ORDERLABEL (LABEL when it has none), or the
+	// canvas label.
+	Label string
+	// Manifest is, for a page of a collection, the id of the manifest the
+	// canvas came from.
+	Manifest string
+	Image    *Image // nil when the page has none
+	Texts    []Text
+}
+
+// Image is a page's image.
+type Image struct {
+	// Location is a local path or a URL (for IIIF, the painting
+	// annotation's resource, often a full-size derivative).
+	Location string
+	MIMEType string
+	FileID   string // the METS file ID; empty for IIIF
+	// Width and Height are the canvas or resource size (0: not given).
+	Width, Height int
+	// Service is the IIIF Image service, nil when there is none; use its
+	// Derivative to ask for no more than a model needs.
+	Service *ImageService
+}
+
+// Format is a text file format.
+type Format string
+
+// Text formats.
+const (
+	ALTO Format = "ALTO"
+	PAGE Format = "PAGE"
+	HOCR Format = "hOCR"
+)
+
+// Text is a text file of a page.
+type Text struct {
+	Location string // a local path or a URL
+	Format   Format
+	// Sniffed says Format was read from the file's root element; false
+	// when it was taken from what the METS or manifest declared
+	// (TextDeclared, or a manifest's format and profile).
+	Sniffed bool
+	// Declared is what the METS (USE and MIMETYPE) or the manifest
+	// (format, profile) said of the file.
+	Declared string
+	Group    string // the METS fileGrp USE; empty for IIIF
+	FileID   string // the METS file ID; empty for IIIF
+}
+
+// Problem is a page, file or link left out, or a declaration that did not
+// match the file.
+type Problem struct {
+	Page   string // the page's ID; empty for the whole book
+	File   string // the file's ID or location, if a file is concerned
+	Reason string
+}
+
+func (p Problem) String() string {
+	var b strings.Builder
+	if p.Page != "" {
+		b.WriteString(p.Page + ": ")
+	}
+	if p.File != "" {
+		b.WriteString(p.File + ": ")
+	}
+	b.WriteString(p.Reason)
+	return b.String()
+}
+
+// TextMode says how a METS file's text files are found.
+type TextMode int
+
+const (
+	// TextSniff (the default) reads the start of every file of a page that
+	// is not an image (by MIMETYPE and name) and keeps those whose root
+	// element is ALTO, PcGts or hOCR; remote files are fetched (and stay in
+	// the Fetcher's cache).
+	TextSniff TextMode = iota
+	// TextDeclared fetches nothing: files are taken as text by their group,
+	// USE and MIMETYPE; Text.Sniffed is false.
+	TextDeclared
+	// TextNone lists no text files (a classifier needs only images).
+	TextNone
+)
+
+// Options tunes Read. The zero value reads everything with the defaults.
+type Options struct {
+	// ImageGroup picks the METS fileGrp (USE) of the images; empty: the
+	// first of ImageGroupPreference present, else the group whose files
+	// are images for the most pages.
+	ImageGroup string
+	// TextGroups keeps only the text files of these METS fileGrps.
+	TextGroups []string
+	// Pages selects pages with OCR-D's page_id syntax (see ParsePages),
+	// applied to METS div IDs or canvas ids.
+	Pages string
+	// SkipTypes leaves out the pages that a logical div of one of these
+	// TYPEs (binding, colour_checker...) links to; case-insensitive.
+	SkipTypes []string
+	Text      TextMode
+
+	MaxBytes       int64 // largest METS, manifest or text file; default 64 MiB
+	MaxDepth       int   // deepest XML or JSON nesting; default 200
+	MaxPages       int   // default 100000
+	MaxManifests   int   // manifests read from collections; default 1000
+	MaxCollections int   // collection nesting; default 8
+
+	// Fetcher gets remote files; nil: a Fetcher with fetch.Defaults and
+	// MaxBytes.
+	Fetcher *fetch.Fetcher
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 64 << 20
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = 200
+	}
+	if o.MaxPages <= 0 {
+		o.MaxPages = 100000
+	}
+	if o.MaxManifests <= 0 {
+		o.MaxManifests = 1000
+	}
+	if o.MaxCollections <= 0 {
+		o.MaxCollections = 8
+	}
+	if o.Fetcher == nil {
+		o.Fetcher = fetch.New(fetch.Policy{MaxBytes: o.MaxBytes}, nil)
+	}
+	return o
+}
+
+// Errors wrapped by Read.
+var (
+	// ErrNotABook: the file is neither METS nor a IIIF manifest or
+	// collection.
+	ErrNotABook = errors.New("neither a METS file nor a IIIF manifest or collection")
+	// ErrLimit: a bound of Options was passed.
+	ErrLimit = errors.New("over a limit")
+	// ErrNoPages: the book has no page (or none selected).
+	ErrNoPages = errors.New("no pages")
+)
+
+// Read reads the book at location (a local path, a file:// URL or an
+// http(s) URL) and returns its pages in physical order. Errors name the
+// location and what was wrong; a book with problems on some pages is not
+// an error (see Book.Problems).
+func Read(ctx context.Context, location string, opts Options) (*Book, error) {
+	opts = opts.withDefaults()
+	sel, err := ParsePages(opts.Pages)
+	if err != nil {
+		return nil, err
+	}
+	r := &reader{ctx: ctx, opts: opts, sel: sel}
+	loc, err := r.locate(location, nil)
+	if err != nil {
+		return nil, err
+	}
+	data, err := r.load(loc)
+	if err != nil {
+		return nil, err
+	}
+	b, err := r.detect(loc, data)
+	if err != nil {
+		return nil, err
+	}
+	b.Source = location
+	if len(b.Pages) == 0 {
+		return b, fmt.Errorf("%s: %w", location, ErrNoPages)
+	}
+	return b, nil
+}
+
+// reader holds one Read's state.
+type reader struct {
+	ctx  context.Context
+	opts Options
+	sel  *Selection
+}
+
+// loc is a resolved location: a local path or an absolute URL.
+type loc struct {
+	path string
+	url  *url.URL
+}
+
+func (l loc) String() string {
+	if l.url != nil {
+		return l.url.String()
+	}
+	return l.path
+}
+
+// locate resolves ref, relative to base (nil: the working directory). A
+// file:// reference or a local path is refused under a remote base.
+func (r *reader) locate(ref string, base *loc) (loc, error) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return loc{}, errors.New("empty location")
+	}
+	u, err := url.Parse(ref)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+		return loc{url: u}, nil
+	}
+	if err == nil && u.Scheme == "file" {
+		if base != nil && base.url != nil {
+			return loc{}, fmt.Errorf("%s: a file:// location in a remote document", ref)
+		}
+		p := u.Path
+		if u.Host != "" && u.Host != "localhost" {
+			// file://relative/path, as some producers write it
+			p = u.Host + u.Path
+		}
+		if !filepath.IsAbs(p) && base != nil {
+			p = filepath.Join(filepath.Dir(base.path), p)
+		}
+		return loc{path: filepath.Clean(p)}, nil
+	}
+	if err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
+		return loc{}, fmt.Errorf("%s: scheme %q is not supported", ref, u.Scheme)
+	}
+	if base == nil {
+		return loc{path: filepath.Clean(ref)}, nil
+	}
+	if base.url != nil {
+		rel, err := url.Parse(ref)
+		if err != nil {
+			return loc{}, fmt.Errorf("%s: %v", ref, err)
+		}
+		return loc{url: base.url.ResolveReference(rel)}, nil
+	}
+	if filepath.IsAbs(ref) {
+		return loc{path: filepath.Clean(ref)}, nil
+	}
+	return loc{path: filepath.Join(filepath.Dir(base.path), filepath.FromSlash(ref))}, nil
+}
+
+// load reads a whole file, bounded by MaxBytes.
+func (r *reader) load(l loc) ([]byte, error) {
+	if l.url != nil {
+		data, err := r.opts.Fetcher.Get(r.ctx, l.url.String())
+		if err != nil {
+			return nil, err
+		}
+		if int64(len(data)) > r.opts.MaxBytes {
+			return nil, fmt.Errorf("%s: %w: %d bytes, the limit is %d", l, ErrLimit, len(data), r.opts.MaxBytes)
+		}
+		return data, nil
+	}
+	st, err := os.Stat(l.path)
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > r.opts.MaxBytes {
+		return nil, fmt.Errorf("%s: %w: %d bytes, the limit is %d", l, ErrLimit, st.Size(), r.opts.MaxBytes)
+	}
+	return regularfile.ReadSized(l.path)
+}
+
+// detect tells METS from IIIF by content and reads the book.
+func (r *reader) detect(l loc, data []byte) (*Book, error) {
+	trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
+	switch {
+	case len(trimmed) == 0:
+		return nil, fmt.Errorf("%s: %w: the file is empty", l, ErrNotABook)
+	case trimmed[0] == '{':
+		return r.readIIIF(l, data)
+	case trimmed[0] == '<':
+		return r.readMETS(l, data)
+	}
+	return nil, fmt.Errorf("%s: %w: it is neither XML nor JSON (it starts with %q)", l, ErrNotABook, head(trimmed))
+}
+
+func head(b []byte) string {
+	if len(b) > 16 {
+		b = b[:16]
+	}
+	return string(b)
+}

@@ -1,0 +1,430 @@
+package book
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// readIIIF reads a manifest or a collection.
+func (r *reader) readIIIF(l loc, data []byte) (*Book, error) {
+	doc, err := r.decodeJSON(l, data)
+	if err != nil {
+		return nil, err
+	}
+	kind, version := iiifKind(doc)
+	if kind == "" {
+		return nil, fmt.Errorf("%s: %w: JSON without a IIIF Presentation type (type %q, @type %q)", l, ErrNotABook, str(doc, "type"), str(doc, "@type"))
+	}
+	b := &Book{Kind: kind, Version: version, ID: str(doc, "@id", "id"), Label: label(doc["label"])}
+	w := &walk{r: r, book: b, seen: map[string]bool{}}
+	w.seen[l.String()] = true
+	if b.ID != "" {
+		w.seen[b.ID] = true
+	}
+	if kind == Collection {
+		err = w.collection(l, doc, 1)
+	} else {
+		err = w.manifest(doc, "")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b, r.selectIIIF(b)
+}
+
+// decodeJSON decodes a JSON object after checking its nesting depth.
+func (r *reader) decodeJSON(l loc, data []byte) (map[string]any, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	depth := 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: not well-formed JSON: %v", l, ErrNotABook, err)
+		}
+		if delim, ok := tok.(json.Delim); ok {
+			switch delim {
+			case '{', '[':
+				depth++
+				if depth > r.opts.MaxDepth {
+					return nil, fmt.Errorf("%s: %w: JSON nested deeper than %d", l, ErrLimit, r.opts.MaxDepth)
+				}
+			default:
+				depth--
+			}
+		}
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		if !json.Valid(data) {
+			return nil, fmt.Errorf("%s: %w: not well-formed JSON: %v", l, ErrNotABook, err)
+		}
+		return nil, fmt.Errorf("%s: %w: the JSON is not an object: %v", l, ErrNotABook, err)
+	}
+	return doc, nil
+}
+
+// iiifKind tells a manifest from a collection, and the API version.
+func iiifKind(doc map[string]any) (Kind, string) {
+	version := "3"
+	if ctx := strings.Join(strs(doc["@context"]), " "); strings.Contains(ctx, "/presentation/2") {
+		version = "2"
+	}
+	switch t := str(doc, "@type", "type"); t {
+	case "sc:Manifest":
+		return Manifest, "2"
+	case "sc:Collection":
+		return Collection, "2"
+	case "Manifest":
+		return Manifest, version
+	case "Collection":
+		return Collection, version
+	}
+	return "", ""
+}
+
+// walk follows a collection's members and reads manifests' canvases.
+type walk struct {
+	r         *reader
+	book      *Book
+	seen      map[string]bool
+	manifests int
+}
+
+// collection reads the members of a collection (v2 collections,
+// manifests and members; v3 items), depth first, in order.
+func (w *walk) collection(at loc, doc map[string]any, depth int) error {
+	if depth > w.r.opts.MaxCollections {
+		return fmt.Errorf("%s: %w: collections nested deeper than %d", at, ErrLimit, w.r.opts.MaxCollections)
+	}
+	var members []map[string]any
+	for _, key := range []string{"collections", "manifests", "members", "items"} {
+		members = append(members, objects(doc[key])...)
+	}
+	for _, m := range members {
+		id := str(m, "@id", "id")
+		kind, _ := iiifKind(m)
+		if kind == "" {
+			continue
+		}
+		if id != "" && w.seen[id] {
+			w.book.Problems = append(w.book.Problems, Problem{File: id, Reason: "collection cycle: already read, skipped"})
+			continue
+		}
+		if id != "" {
+			w.seen[id] = true
+		}
+		if err := w.r.ctx.Err(); err != nil {
+			return err
+		}
+		// an embedded manifest has its canvases; a reference is fetched
+		body := m
+		where := at
+		if !embedded(m, kind) {
+			l, err := w.r.locate(id, &at)
+			if err != nil {
+				w.book.Problems = append(w.book.Problems, Problem{File: id, Reason: err.Error()})
+				continue
+			}
+			if w.seen[l.String()] && l.String() != id {
+				w.book.Problems = append(w.book.Problems, Problem{File: id, Reason: "collection cycle: already read, skipped"})
+				continue
+			}
+			w.seen[l.String()] = true
+			data, err := w.r.load(l)
+			if err == nil {
+				body, err = w.r.decodeJSON(l, data)
+			}
+			if err != nil {
+				if errors.Is(err, ErrLimit) {
+					return err
+				}
+				w.book.Problems = append(w.book.Problems, Problem{File: id, Reason: err.Error()})
+				continue
+			}
+			if k, _ := iiifKind(body); k != kind {
+				w.book.Problems = append(w.book.Problems, Problem{File: id, Reason: fmt.Sprintf("listed as a %s, is %q", kind, k)})
+				continue
+			}
+			where = l
+		}
+		if kind == Collection {
+			if err := w.collection(where, body, depth+1); err != nil {
+				return err
+			}
+			continue
+		}
+		if w.manifests++; w.manifests > w.r.opts.MaxManifests {
+			return fmt.Errorf("%s: %w: more than %d manifests", at, ErrLimit, w.r.opts.MaxManifests)
+		}
+		if err := w.manifest(body, str(body, "@id", "id")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// embedded says whether a collection member carries its content.
+func embedded(m map[string]any, kind Kind) bool {
+	if kind == Manifest {
+		return m["sequences"] != nil || m["items"] != nil
+	}
+	return m["manifests"] != nil || m["collections"] != nil || m["members"] != nil || m["items"] != nil
+}
+
+// manifest appends a manifest's canvases (v2: the first sequence; v3:
+// items) as pages.
+func (w *walk) manifest(doc map[string]any, manifestID string) error {
+	var canvases []map[string]any
+	if seqs := objects(doc["sequences"]); len(seqs) > 0 {
+		canvases = objects(seqs[0]["canvases"])
+		if len(seqs) > 1 {
+			w.book.Problems = append(w.book.Problems, Problem{File: str(doc, "@id", "id"), Reason: fmt.Sprintf("%d sequences: only the first is read", len(seqs))})
+		}
+	} else {
+		canvases = objects(doc["items"])
+	}
+	for _, c := range canvases {
+		if t := str(c, "@type", "type"); t != "sc:Canvas" && t != "Canvas" {
+			continue
+		}
+		if len(w.book.Pages) >= w.r.opts.MaxPages {
+			return fmt.Errorf("%s: %w: more than %d pages", w.book.ID, ErrLimit, w.r.opts.MaxPages)
+		}
+		p := Page{ID: str(c, "@id", "id"), Label: label(c["label"]), Manifest: manifestID}
+		p.Image = canvasImage(c)
+		if p.Image == nil {
+			w.book.Problems = append(w.book.Problems, Problem{Page: p.ID, Reason: "no image"})
+		}
+		p.Texts = canvasTexts(c)
+		w.book.Pages = append(w.book.Pages, p)
+	}
+	return nil
+}
+
+// canvasImage reads the first painting image of a canvas (v2 images, v3
+// items); a choice gives its default or first item.
+func canvasImage(c map[string]any) *Image {
+	var bodies []map[string]any
+	for _, a := range objects(c["images"]) {
+		bodies = append(bodies, objects(a["resource"])...)
+	}
+	for _, page := range objects(c["items"]) {
+		for _, a := range objects(page["items"]) {
+			if m := str(a, "motivation"); m != "" && m != "painting" && m != "sc:painting" {
+				continue
+			}
+			bodies = append(bodies, objects(a["body"])...)
+		}
+	}
+	for _, b := range bodies {
+		if t := str(b, "@type", "type"); t == "oa:Choice" || t == "Choice" {
+			choices := append(objects(b["default"]), objects(b["item"])...)
+			choices = append(choices, objects(b["items"])...)
+			if len(choices) == 0 {
+				continue
+			}
+			b = choices[0]
+		}
+		img := &Image{
+			Location: str(b, "@id", "id"),
+			MIMEType: str(b, "format"),
+			Width:    num(b["width"]),
+			Height:   num(b["height"]),
+			Service:  imageService(b["service"]),
+		}
+		if img.Width == 0 {
+			img.Width, img.Height = num(c["width"]), num(c["height"])
+		}
+		if img.Service != nil && img.Service.Width == 0 {
+			img.Service.Width, img.Service.Height = img.Width, img.Height
+		}
+		if img.Location == "" && img.Service == nil {
+			continue
+		}
+		return img
+	}
+	return nil
+}
+
+// canvasTexts finds a canvas's text files in seeAlso, rendering, v2
+// otherContent and v3 supplementing annotations, by format or profile.
+func canvasTexts(c map[string]any) []Text {
+	var cands []map[string]any
+	for _, key := range []string{"seeAlso", "rendering", "otherContent"} {
+		cands = append(cands, objects(c[key])...)
+	}
+	for _, page := range objects(c["annotations"]) {
+		for _, a := range objects(page["items"]) {
+			cands = append(cands, objects(a["body"])...)
+		}
+	}
+	var out []Text
+	seen := map[string]bool{}
+	for _, o := range cands {
+		id := str(o, "@id", "id")
+		f, declared := textFormat(o)
+		if f == "" || id == "" || seen[id] {
+			continue
+		}
+		seen[id] = true
+		out = append(out, Text{Location: id, Format: f, Declared: declared})
+	}
+	return out
+}
+
+// textFormat classifies a linked resource by its format and profile:
+// ALTO (application/xml+alto, application/alto+xml, a profile under
+// http(s)://www.loc.gov/standards/alto with or without a trailing slash or
+// a version), hOCR (text/vnd.hocr+html, a profile naming hocr) or PAGE.
+func textFormat(o map[string]any) (Format, string) {
+	format := str(o, "format")
+	profiles := strs(o["profile"])
+	declared := strings.TrimSpace(strings.Join(append([]string{format}, profiles...), " "))
+	for _, p := range profiles {
+		lp := strings.ToLower(p)
+		switch {
+		case strings.Contains(lp, "loc.gov/standards/alto"):
+			return ALTO, declared
+		case strings.Contains(lp, "hocr"):
+			return HOCR, declared
+		case strings.Contains(lp, "primaresearch.org/page"):
+			return PAGE, declared
+		}
+	}
+	lf := strings.ToLower(format)
+	switch {
+	case strings.Contains(lf, "alto"):
+		return ALTO, declared
+	case strings.Contains(lf, "hocr"):
+		return HOCR, declared
+	case strings.Contains(lf, "prima.page"):
+		return PAGE, declared
+	}
+	return "", declared
+}
+
+// selectIIIF applies the page selection to canvas ids.
+func (r *reader) selectIIIF(b *Book) error {
+	ids := make([]string, len(b.Pages))
+	for i, p := range b.Pages {
+		ids[i] = p.ID
+	}
+	keep, err := r.sel.Apply(ids)
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.ID, err)
+	}
+	pages := make([]Page, 0, len(keep))
+	for _, i := range keep {
+		pages = append(pages, b.Pages[i])
+	}
+	b.Pages = pages
+	return nil
+}
+
+// JSON helpers: IIIF values are a string, an object or a list of them.
+
+// objects returns v as a list of objects (a string becomes {"id": s}).
+func objects(v any) []map[string]any {
+	switch t := v.(type) {
+	case map[string]any:
+		return []map[string]any{t}
+	case []any:
+		var out []map[string]any
+		for _, e := range t {
+			out = append(out, objects(e)...)
+		}
+		return out
+	case string:
+		return []map[string]any{{"id": t}}
+	}
+	return nil
+}
+
+// strs returns the strings of v (a string, or the strings of a list).
+func strs(v any) []string {
+	switch t := v.(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, e := range t {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// str returns the first of the keys of o that holds a string.
+func str(o map[string]any, keys ...string) string {
+	for _, k := range keys {
+		if s, ok := o[k].(string); ok {
+			return s
+		}
+	}
+	return ""
+}
+
+// num returns a JSON number (or numeric string) as an int, 0 otherwise.
+func num(v any) int {
+	switch t := v.(type) {
+	case float64:
+		return int(t)
+	case string:
+		var n int
+		if _, err := fmt.Sscan(t, &n); err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+// label reads a v2 label (a string, a {@value} object or a list of them)
+// or a v3 language map (the "none" or "en" values first, else the first
+// language in key order).
+func label(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case []any:
+		var parts []string
+		for _, e := range t {
+			if s := label(e); s != "" {
+				parts = append(parts, s)
+			}
+		}
+		if len(parts) > 0 {
+			return parts[0]
+		}
+	case map[string]any:
+		if s, ok := t["@value"].(string); ok {
+			return s
+		}
+		for _, k := range []string{"none", "en"} {
+			if vs := strs(t[k]); len(vs) > 0 {
+				return strings.Join(vs, " ")
+			}
+		}
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if vs := strs(t[k]); len(vs) > 0 {
+				return strings.Join(vs, " ")
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,577 @@
+package book
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+const metsNS = "http://www.loc.gov/METS/"
+
+// ImageGroupPreference is the order in which METS fileGrps (USE) are
+// tried for a page's image when Options.ImageGroup is empty: the usual
+// names of Kitodo, Goobi and the DFG-Viewer (DEFAULT, MAX), OCR-D
+// (OCR-D-IMG) and others. Matching is case-insensitive. When none of
+// them holds images, the group whose files are images for the most pages
+// is taken, thumbnail and download groups last.
+var ImageGroupPreference = []string{
+	"DEFAULT", "MAX", "OCR-D-IMG", "IMAGE", "IMAGES", "IMG", "PRESENTATION", "MASTER", "ORIGINAL", "LOCAL", "BOOKVIEWER", "VIEWER",
+}
+
+// lastResort are groups taken only when no other group holds images.
+var lastResort = []string{"THUMBS", "THUMB", "THUMBNAIL", "THUMBNAILS", "MIN", "VIEWER_THUMB", "DOWNLOAD", "TEASER"}
+
+// METS document, as far as it is read. Elements and attributes are
+// matched by local name, whatever their prefix.
+type metsDoc struct {
+	ObjID      string      `xml:"OBJID,attr"`
+	Groups     []fileGrp   `xml:"fileSec>fileGrp"`
+	StructMaps []structMap `xml:"structMap"`
+	Links      []smLink    `xml:"structLink>smLink"`
+}
+
+type fileGrp struct {
+	ID     string     `xml:"ID,attr"`
+	Use    string     `xml:"USE,attr"`
+	Files  []metsFile `xml:"file"`
+	Groups []fileGrp  `xml:"fileGrp"`
+}
+
+type metsFile struct {
+	ID       string    `xml:"ID,attr"`
+	MIMEType string    `xml:"MIMETYPE,attr"`
+	Use      string    `xml:"USE,attr"`
+	FLocats  []flocat  `xml:"FLocat"`
+	FContent *struct{} `xml:"FContent"`
+}
+
+type flocat struct {
+	Href string `xml:"href,attr"`
+}
+
+type structMap struct {
+	Type string `xml:"TYPE,attr"`
+	Divs []div  `xml:"div"`
+}
+
+type div struct {
+	ID         string `xml:"ID,attr"`
+	Type       string `xml:"TYPE,attr"`
+	Order      string `xml:"ORDER,attr"`
+	OrderLabel string `xml:"ORDERLABEL,attr"`
+	Label      string `xml:"LABEL,attr"`
+	Fptrs      []fptr `xml:"fptr"`
+	Divs       []div  `xml:"div"`
+}
+
+type fptr struct {
+	FileID string `xml:"FILEID,attr"`
+	Areas  []area `xml:"area"`
+	Seq    []area `xml:"seq>area"`
+	Par    []area `xml:"par>area"`
+	ParSeq []area `xml:"par>seq>area"`
+}
+
+type area struct {
+	FileID string `xml:"FILEID,attr"`
+}
+
+type smLink struct {
+	From string `xml:"from,attr"`
+	To   string `xml:"to,attr"`
+}
+
+func (f fptr) fileIDs() []string {
+	var ids []string
+	if f.FileID != "" {
+		ids = append(ids, f.FileID)
+	}
+	for _, as := range [][]area{f.Areas, f.Seq, f.Par, f.ParSeq} {
+		for _, a := range as {
+			if a.FileID != "" {
+				ids = append(ids, a.FileID)
+			}
+		}
+	}
+	return ids
+}
+
+// file is a METS file with its group.
+type file struct {
+	metsFile
+	group string // the fileGrp's USE, else the file's USE, else the group's ID
+}
+
+// readMETS reads a METS document (the root element, or the first
+// mets:mets element inside another document such as an OAI-PMH answer).
+func (r *reader) readMETS(l loc, data []byte) (*Book, error) {
+	doc, err := r.decodeMETS(l, data)
+	if err != nil {
+		return nil, err
+	}
+	b := &Book{Kind: METS, ID: doc.ObjID}
+	files := map[string]*file{}
+	var order []string // group names in document order
+	var addGroup func(g fileGrp)
+	addGroup = func(g fileGrp) {
+		for _, f := range g.Files {
+			name := firstNonEmpty(g.Use, f.Use, g.ID, "(no USE)")
+			files[f.ID] = &file{metsFile: f, group: name}
+			if !containsFold(order, name) {
+				order = append(order, name)
+			}
+		}
+		for _, sub := range g.Groups {
+			addGroup(sub)
+		}
+	}
+	for _, g := range doc.Groups {
+		addGroup(g)
+	}
+	divs, err := physicalPages(l, doc)
+	if err != nil {
+		return nil, err
+	}
+	if len(divs) > r.opts.MaxPages {
+		return nil, fmt.Errorf("%s: %w: %d pages, the limit is %d", l, ErrLimit, len(divs), r.opts.MaxPages)
+	}
+	ids := make([]string, len(divs))
+	for i, d := range divs {
+		ids[i] = d.ID
+	}
+	keep, err := r.sel.Apply(ids)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", l, err)
+	}
+	skipped := r.skippedByType(doc)
+	var chosen []div
+	for _, i := range keep {
+		if why, ok := skipped[divs[i].ID]; ok {
+			b.Problems = append(b.Problems, Problem{Page: divs[i].ID, Reason: why})
+			continue
+		}
+		chosen = append(chosen, divs[i])
+	}
+	b.ImageGroup = r.imageGroup(chosen, files, order)
+	if b.ImageGroup == "" {
+		b.Problems = append(b.Problems, Problem{Reason: "no fileGrp holds images"})
+	}
+	for _, d := range chosen {
+		if err := r.ctx.Err(); err != nil {
+			return nil, err
+		}
+		b.Pages = append(b.Pages, r.metsPage(l, b, d, files))
+	}
+	return b, nil
+}
+
+// decodeMETS checks the XML's nesting depth and decodes its METS element.
+func (r *reader) decodeMETS(l loc, data []byte) (*metsDoc, error) {
+	if err := checkDepth(data, r.opts.MaxDepth); err != nil {
+		if errors.Is(err, ErrLimit) {
+			return nil, fmt.Errorf("%s: %w", l, err)
+		}
+		return nil, fmt.Errorf("%s: %w: not well-formed XML: %v", l, ErrNotABook, err)
+	}
+	d := xml.NewDecoder(bytes.NewReader(data))
+	var root *xml.Name
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: not well-formed XML: %v", l, ErrNotABook, err)
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		if root == nil {
+			root = &se.Name
+		}
+		if se.Name.Space == metsNS && se.Name.Local == "mets" {
+			var doc metsDoc
+			if err := d.DecodeElement(&doc, &se); err != nil {
+				return nil, fmt.Errorf("%s: %w: not well-formed XML: %v", l, ErrNotABook, err)
+			}
+			return &doc, nil
+		}
+	}
+	if root == nil {
+		return nil, fmt.Errorf("%s: %w: XML without an element", l, ErrNotABook)
+	}
+	name := root.Local
+	if root.Space != "" {
+		name = "{" + root.Space + "}" + root.Local
+	}
+	return nil, fmt.Errorf("%s: %w: its XML root element is %s, and it holds no METS element", l, ErrNotABook, name)
+}
+
+// checkDepth reads the raw tokens of an XML document and fails when it is
+// nested deeper than max.
+func checkDepth(data []byte, max int) error {
+	d := xml.NewDecoder(bytes.NewReader(data))
+	depth := 0
+	for {
+		tok, err := d.RawToken()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch tok.(type) {
+		case xml.StartElement:
+			if depth++; depth > max {
+				return fmt.Errorf("%w: XML nested deeper than %d", ErrLimit, max)
+			}
+		case xml.EndElement:
+			depth--
+		}
+	}
+}
+
+// physicalPages returns the page divs of the PHYSICAL structMap: the divs
+// below its root div that point to files, in document order, or in ORDER
+// when every page has a numeric one.
+func physicalPages(l loc, doc *metsDoc) ([]div, error) {
+	var phys *structMap
+	for i := range doc.StructMaps {
+		if strings.EqualFold(doc.StructMaps[i].Type, "PHYSICAL") {
+			phys = &doc.StructMaps[i]
+			break
+		}
+	}
+	if phys == nil {
+		return nil, fmt.Errorf("%s: METS without a PHYSICAL structMap", l)
+	}
+	var pages []div
+	var walk func(d div)
+	walk = func(d div) {
+		for _, c := range d.Divs {
+			if len(c.Fptrs) > 0 {
+				pages = append(pages, c)
+			}
+			walk(c)
+		}
+	}
+	for _, root := range phys.Divs {
+		if len(root.Divs) == 0 && len(root.Fptrs) > 0 {
+			pages = append(pages, root) // a single page as the root
+		}
+		walk(root)
+	}
+	numeric := true
+	for _, p := range pages {
+		if _, err := strconv.Atoi(strings.TrimSpace(p.Order)); err != nil {
+			numeric = false
+			break
+		}
+	}
+	if numeric {
+		sort.SliceStable(pages, func(i, j int) bool {
+			a, _ := strconv.Atoi(strings.TrimSpace(pages[i].Order))
+			b, _ := strconv.Atoi(strings.TrimSpace(pages[j].Order))
+			return a < b
+		})
+	}
+	for i := range pages {
+		if pages[i].ID == "" {
+			pages[i].ID = fmt.Sprintf("#%d", i+1)
+		}
+	}
+	return pages, nil
+}
+
+// skippedByType maps the physical div IDs linked from a logical div of a
+// type in SkipTypes (or inside one) to the reason they are left out.
+func (r *reader) skippedByType(doc *metsDoc) map[string]string {
+	out := map[string]string{}
+	if len(r.opts.SkipTypes) == 0 {
+		return out
+	}
+	skip := map[string]string{} // logical div ID -> the type that skips it
+	var walk func(d div, inherited string)
+	walk = func(d div, inherited string) {
+		t := inherited
+		if t == "" && containsFold(r.opts.SkipTypes, d.Type) {
+			t = d.Type
+		}
+		if t != "" && d.ID != "" {
+			skip[d.ID] = t
+		}
+		for _, c := range d.Divs {
+			walk(c, t)
+		}
+	}
+	for _, sm := range doc.StructMaps {
+		if strings.EqualFold(sm.Type, "LOGICAL") {
+			for _, d := range sm.Divs {
+				walk(d, "")
+			}
+		}
+	}
+	for _, link := range doc.Links {
+		if t, ok := skip[link.From]; ok {
+			if _, done := out[link.To]; !done {
+				out[link.To] = fmt.Sprintf("skipped: logical div %s of TYPE %s", link.From, t)
+			}
+		}
+	}
+	return out
+}
+
+// imageGroup chooses the fileGrp of the pages' images: the one asked for,
+// else the first of ImageGroupPreference holding images, else the group
+// with images for the most pages (last-resort groups after the others).
+func (r *reader) imageGroup(pages []div, files map[string]*file, order []string) string {
+	if r.opts.ImageGroup != "" {
+		return r.opts.ImageGroup
+	}
+	count := map[string]int{} // group (upper case) -> pages with an image file in it
+	for _, d := range pages {
+		seen := map[string]bool{}
+		for _, fp := range d.Fptrs {
+			for _, id := range fp.fileIDs() {
+				f, ok := files[id]
+				if !ok || !isImage(f.metsFile) {
+					continue
+				}
+				g := strings.ToUpper(f.group)
+				if !seen[g] {
+					seen[g] = true
+					count[g]++
+				}
+			}
+		}
+	}
+	for _, want := range ImageGroupPreference {
+		if count[want] > 0 {
+			return canonical(order, want)
+		}
+	}
+	best, bestN := "", 0
+	for _, last := range []bool{false, true} {
+		for _, g := range order {
+			if containsFold(lastResort, g) != last {
+				continue
+			}
+			if n := count[strings.ToUpper(g)]; n > bestN {
+				best, bestN = g, n
+			}
+		}
+		if best != "" {
+			return best
+		}
+	}
+	return ""
+}
+
+// canonical returns the spelling of name used in the document.
+func canonical(order []string, name string) string {
+	for _, g := range order {
+		if strings.EqualFold(g, name) {
+			return g
+		}
+	}
+	return name
+}
+
+var imageExt = map[string]bool{".jpg": true, ".jpeg": true, ".jp2": true, ".jpx": true, ".png": true, ".tif": true, ".tiff": true, ".gif": true, ".webp": true, ".bmp": true}
+
+// notText are extensions and MIME types that a text file cannot have.
+var notTextExt = map[string]bool{".pdf": true, ".txt": true, ".mp3": true, ".mp4": true, ".wav": true, ".ogg": true, ".epub": true, ".zip": true}
+
+func hrefExt(f metsFile) string {
+	if len(f.FLocats) == 0 {
+		return ""
+	}
+	h := f.FLocats[0].Href
+	if i := strings.IndexAny(h, "?#"); i >= 0 {
+		h = h[:i]
+	}
+	return strings.ToLower(path.Ext(h))
+}
+
+// isImage says whether a file is an image by its MIMETYPE or its name;
+// a file with neither an image type nor an image name is not.
+func isImage(f metsFile) bool {
+	m := strings.ToLower(f.MIMEType)
+	return strings.HasPrefix(m, "image/") || (m == "" || m == "application/octet-stream") && imageExt[hrefExt(f)] ||
+		m == "application/vnd.netfpx"
+}
+
+// maybeText says whether a file could be ALTO, PAGE or hOCR: not an
+// image, and neither typed nor named as PDF, plain text, audio or video.
+func maybeText(f metsFile) bool {
+	if isImage(f) || imageExt[hrefExt(f)] {
+		return false
+	}
+	m := strings.ToLower(f.MIMEType)
+	xmlish := strings.Contains(m, "xml") || strings.Contains(m, "html")
+	if !xmlish && (strings.HasPrefix(m, "audio/") || strings.HasPrefix(m, "video/") || m == "text/plain" || m == "application/pdf") {
+		return !notTextExt[hrefExt(f)] && hrefExt(f) != "" // a type contradicted by the name is sniffed
+	}
+	return !notTextExt[hrefExt(f)]
+}
+
+// metsPage builds a page from its div: the image in the image group, the
+// text files (sniffed or declared) in the others.
+func (r *reader) metsPage(base loc, b *Book, d div, files map[string]*file) Page {
+	p := Page{ID: d.ID, Order: d.Order, Label: firstNonEmpty(d.OrderLabel, d.Label)}
+	for _, fp := range d.Fptrs {
+		for _, id := range fp.fileIDs() {
+			f, ok := files[id]
+			if !ok {
+				b.Problems = append(b.Problems, Problem{Page: p.ID, File: id, Reason: "fptr to a file the fileSec does not hold"})
+				continue
+			}
+			inImages := strings.EqualFold(f.group, b.ImageGroup)
+			if inImages && p.Image != nil {
+				continue // a second image of the page: the first is used
+			}
+			if !inImages && (r.opts.Text == TextNone || !maybeText(f.metsFile) ||
+				len(r.opts.TextGroups) > 0 && !containsFold(r.opts.TextGroups, f.group)) {
+				continue
+			}
+			href, reason := flocatOf(f.metsFile)
+			if reason != "" {
+				b.Problems = append(b.Problems, Problem{Page: p.ID, File: id, Reason: reason})
+				continue
+			}
+			l, err := r.locate(href, &base)
+			if err != nil {
+				b.Problems = append(b.Problems, Problem{Page: p.ID, File: id, Reason: err.Error()})
+				continue
+			}
+			if inImages {
+				p.Image = &Image{Location: l.String(), MIMEType: f.MIMEType, FileID: f.ID}
+				continue
+			}
+			if t, ok := r.text(b, p.ID, f, l); ok {
+				p.Texts = append(p.Texts, t)
+			}
+		}
+	}
+	if p.Image == nil && b.ImageGroup != "" {
+		b.Problems = append(b.Problems, Problem{Page: p.ID, Reason: "no image in fileGrp " + b.ImageGroup})
+	}
+	return p
+}
+
+// flocatOf returns a file's first FLocat href, or why there is none.
+func flocatOf(f metsFile) (string, string) {
+	for _, fl := range f.FLocats {
+		if strings.TrimSpace(fl.Href) != "" {
+			return fl.Href, ""
+		}
+	}
+	if f.FContent != nil {
+		return "", "skipped: content embedded (FContent), no FLocat"
+	}
+	if len(f.FLocats) > 0 {
+		return "", "skipped: FLocat without an href"
+	}
+	return "", "skipped: no FLocat"
+}
+
+// text identifies a text file: by its root element (TextSniff), or by
+// what the METS declares (TextDeclared). Mismatches are recorded.
+func (r *reader) text(b *Book, page string, f *file, l loc) (Text, bool) {
+	declared := declaredFormat(f.group, f.Use, f.MIMEType)
+	decl := strings.TrimSpace(strings.Join(nonEmpty(f.group, f.Use, f.MIMEType), " "))
+	t := Text{Location: l.String(), Declared: decl, Group: f.group, FileID: f.ID}
+	if r.opts.Text == TextDeclared {
+		if declared == "" && looksFulltext(f.group) {
+			declared = ALTO // FULLTEXT groups hold ALTO by the DFG-Viewer's convention
+		}
+		if declared == "" {
+			return t, false
+		}
+		t.Format = declared
+		return t, true
+	}
+	data, err := r.prefix(l)
+	if err != nil {
+		b.Problems = append(b.Problems, Problem{Page: page, File: f.ID, Reason: "cannot read: " + err.Error()})
+		return t, false
+	}
+	format, err := Sniff(data)
+	if err != nil {
+		if declared != "" || looksFulltext(f.group) {
+			b.Problems = append(b.Problems, Problem{Page: page, File: f.ID,
+				Reason: fmt.Sprintf("declared %s, is not ALTO, PAGE or hOCR (%v)", firstNonEmpty(string(declared), f.group), err)})
+		}
+		return t, false
+	}
+	switch m := strings.ToLower(f.MIMEType); {
+	case declared != "" && declared != format:
+		b.Problems = append(b.Problems, Problem{Page: page, File: f.ID, Reason: fmt.Sprintf("declared %s, is %s", declared, format)})
+	case m != "" && !strings.Contains(m, "xml") && !strings.Contains(m, "html"):
+		b.Problems = append(b.Problems, Problem{Page: page, File: f.ID, Reason: fmt.Sprintf("declared %s, is %s", f.MIMEType, format)})
+	}
+	t.Format, t.Sniffed = format, true
+	return t, true
+}
+
+// prefix reads the start of a file: up to 64 KiB of a local one, the whole
+// of a remote one (which stays in the Fetcher's cache).
+func (r *reader) prefix(l loc) ([]byte, error) {
+	if l.url != nil {
+		return r.opts.Fetcher.Get(r.ctx, l.url.String())
+	}
+	fh, err := os.Open(l.path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errors.New(l.path + ": not a regular file")
+	}
+	return io.ReadAll(io.LimitReader(fh, sniffBytes))
+}
+
+func looksFulltext(group string) bool {
+	g := strings.ToUpper(group)
+	return strings.Contains(g, "FULLTEXT") || strings.Contains(g, "OCR") || g == "TEXT" || strings.Contains(g, "ALTO")
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if strings.TrimSpace(x) != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+func nonEmpty(s ...string) []string {
+	var out []string
+	for _, x := range s {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}

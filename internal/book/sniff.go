@@ -1,0 +1,101 @@
+package book
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Namespaces of the text formats.
+const (
+	altoNS     = "http://www.loc.gov/standards/alto/"
+	pageNS     = "http://schema.primaresearch.org/PAGE/gts/pagecontent/"
+	sniffBytes = 64 << 10
+)
+
+// Sniff returns the format of a text file from its start: ALTO (root
+// element alto), PAGE (root PcGts) or hOCR (an HTML or XHTML document with
+// an ocr_page element or an ocr-system meta). It reads at most the first
+// 64 KiB of data. A file of another kind is an error naming its root
+// element.
+func Sniff(data []byte) (Format, error) {
+	if len(data) > sniffBytes {
+		data = data[:sniffBytes]
+	}
+	root, err := rootElement(data)
+	if err != nil {
+		if isHOCR(data) {
+			return HOCR, nil
+		}
+		return "", err
+	}
+	switch strings.ToLower(root.Local) {
+	case "alto":
+		return ALTO, nil
+	case "pcgts":
+		return PAGE, nil
+	case "html":
+		if isHOCR(data) {
+			return HOCR, nil
+		}
+		return "", fmt.Errorf("an HTML document without hOCR markup")
+	}
+	if root.Space != "" {
+		return "", fmt.Errorf("root element %s in namespace %s", root.Local, root.Space)
+	}
+	return "", fmt.Errorf("root element %s", root.Local)
+}
+
+// rootElement returns the name of the first element of an XML document.
+func rootElement(data []byte) (xml.Name, error) {
+	d := xml.NewDecoder(bytes.NewReader(data))
+	d.Strict = false
+	d.AutoClose = xml.HTMLAutoClose
+	d.Entity = xml.HTMLEntity
+	for {
+		tok, err := d.RawToken()
+		if err == io.EOF {
+			return xml.Name{}, fmt.Errorf("no XML element")
+		}
+		if err != nil {
+			return xml.Name{}, fmt.Errorf("not XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			name := se.Name
+			// RawToken leaves the prefix in Space: find its namespace
+			for _, a := range se.Attr {
+				if (name.Space == "" && a.Name.Space == "" && a.Name.Local == "xmlns") ||
+					(name.Space != "" && a.Name.Space == "xmlns" && a.Name.Local == name.Space) {
+					name.Space = a.Value
+				}
+			}
+			return name, nil
+		}
+	}
+}
+
+// isHOCR says whether an HTML document carries hOCR markup.
+func isHOCR(data []byte) bool {
+	s := strings.ToLower(string(data))
+	return strings.Contains(s, "ocr_page") || strings.Contains(s, "ocr-system") || strings.Contains(s, "ocr-capabilities")
+}
+
+// declaredFormat reads a format from what a METS file or a manifest says:
+// USE, MIMETYPE, format or profile. Empty when it says none.
+func declaredFormat(words ...string) Format {
+	for _, w := range words {
+		w = strings.ToLower(w)
+		switch {
+		case strings.Contains(w, "alto"):
+			return ALTO
+		case strings.Contains(w, "hocr"):
+			return HOCR
+		case strings.Contains(w, "prima.page"), strings.Contains(w, "primaresearch.org/page"), w == "page",
+			strings.HasSuffix(w, "-page"), strings.Contains(w, "page+xml"), strings.Contains(w, "pagexml"):
+			return PAGE
+		}
+	}
+	return ""
+}

@@ -1,0 +1,324 @@
+// Package fetch gets remote files under a bounded policy: http and https
+// only, a size cap, a time limit per request, a limited number of
+// redirects (none to another scheme, none into loopback, private or
+// link-local addresses unless allowed), retries with backoff on transient
+// failures, and a cache for the run so that no URL is fetched twice.
+//
+// The book reader (internal/book) fetches METS files, manifests and text
+// files through a Fetcher; the commands fetch page images through the same
+// Fetcher, so one run's requests share its cache and its log.
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Policy bounds what a Fetcher does. The zero value of a field means its
+// default (see Defaults).
+type Policy struct {
+	MaxBytes     int64         // largest body accepted; default 64 MiB
+	Timeout      time.Duration // per attempt, headers and body; default 60 s
+	MaxRedirects int           // default 5; a negative value allows none
+	Retries      int           // further attempts after a transient failure; default 2; negative: none
+	Backoff      time.Duration // wait before the first retry, doubled for each next one; default 500 ms
+	// Private says what may be reached at loopback, private, link-local or
+	// unspecified addresses.
+	Private Private
+	// UserAgent is sent with every request; default "archivekit".
+	UserAgent string
+}
+
+// Private is the rule for addresses in private ranges.
+type Private int
+
+const (
+	// PrivateFirstOnly (the default) lets the URL a user gave reach any
+	// address but refuses redirects into private ranges: a public server
+	// cannot send the tool into the local network.
+	PrivateFirstOnly Private = iota
+	// PrivateRefused refuses private ranges even for the first URL (for
+	// services, where the URL comes from a client).
+	PrivateRefused
+	// PrivateAllowed allows private ranges everywhere.
+	PrivateAllowed
+)
+
+// Defaults is the policy a zero Policy stands for.
+var Defaults = Policy{
+	MaxBytes:     64 << 20,
+	Timeout:      60 * time.Second,
+	MaxRedirects: 5,
+	Retries:      2,
+	Backoff:      500 * time.Millisecond,
+	UserAgent:    "archivekit",
+}
+
+func (p Policy) withDefaults() Policy {
+	if p.MaxBytes <= 0 {
+		p.MaxBytes = Defaults.MaxBytes
+	}
+	if p.Timeout <= 0 {
+		p.Timeout = Defaults.Timeout
+	}
+	switch {
+	case p.MaxRedirects == 0:
+		p.MaxRedirects = Defaults.MaxRedirects
+	case p.MaxRedirects < 0:
+		p.MaxRedirects = 0
+	}
+	switch {
+	case p.Retries == 0:
+		p.Retries = Defaults.Retries
+	case p.Retries < 0:
+		p.Retries = 0
+	}
+	if p.Backoff <= 0 {
+		p.Backoff = Defaults.Backoff
+	}
+	if p.UserAgent == "" {
+		p.UserAgent = Defaults.UserAgent
+	}
+	return p
+}
+
+// Errors wrapped by Get.
+var (
+	ErrScheme   = errors.New("only http and https may be fetched")
+	ErrTooLarge = errors.New("larger than the size limit")
+	ErrRedirect = errors.New("redirect refused")
+	ErrPrivate  = errors.New("address in a private range refused")
+)
+
+// StatusError is a response that was not 200 OK.
+type StatusError struct {
+	URL  string
+	Code int
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("GET %s: %d %s", e.URL, e.Code, http.StatusText(e.Code))
+}
+
+// Request is one HTTP request a Fetcher sent, in its log.
+type Request struct {
+	URL    string
+	Status int   // 0 when no response came
+	Bytes  int64 // body bytes read
+}
+
+// Fetcher gets URLs under a Policy. It is safe for concurrent use.
+type Fetcher struct {
+	policy Policy
+	client *http.Client
+
+	mu    sync.Mutex
+	cache map[string][]byte
+	log   []Request
+}
+
+type firstKey struct{}
+
+// New returns a Fetcher with the policy p. A nil transport means a
+// transport of its own whose dialer enforces p.Private on the addresses it
+// connects to (after name resolution, so a name cannot hide an address);
+// tests pass a transport that serves files without a network.
+func New(p Policy, transport http.RoundTripper) *Fetcher {
+	p = p.withDefaults()
+	if transport == nil {
+		dialer := &net.Dialer{
+			Timeout: 30 * time.Second,
+			ControlContext: func(ctx context.Context, network, address string, _ syscall.RawConn) error {
+				return checkAddress(ctx, p.Private, address)
+			},
+		}
+		transport = &http.Transport{
+			Proxy:               nil,
+			DialContext:         dialer.DialContext,
+			TLSHandshakeTimeout: 30 * time.Second,
+			MaxIdleConnsPerHost: 4,
+		}
+	}
+	return &Fetcher{
+		policy: p,
+		client: &http.Client{
+			Transport: transport,
+			// redirects are followed by Get, one hop at a time, to check each
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		cache: map[string][]byte{},
+	}
+}
+
+// checkAddress refuses a private address unless the rule allows it; the
+// first request of a PrivateFirstOnly fetch carries firstKey in its context.
+func checkAddress(ctx context.Context, rule Private, address string) error {
+	if rule == PrivateAllowed || (rule == PrivateFirstOnly && ctx.Value(firstKey{}) != nil) {
+		return nil
+	}
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: %s", ErrPrivate, address)
+	}
+	if IsPrivate(ap.Addr()) {
+		return fmt.Errorf("%w: %s", ErrPrivate, address)
+	}
+	return nil
+}
+
+// IsPrivate says whether an address is loopback, private (RFC 1918, RFC
+// 4193), link-local, unspecified, or otherwise not a public unicast address.
+func IsPrivate(a netip.Addr) bool {
+	a = a.Unmap()
+	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
+		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() ||
+		(a.Is4() && a.As4()[0] == 100 && a.As4()[1]&0xc0 == 64) // 100.64/10, carrier-grade NAT
+}
+
+// Log returns a copy of the requests sent so far, in order.
+func (f *Fetcher) Log() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Request(nil), f.log...)
+}
+
+// Fetched returns the number of requests sent and the body bytes read.
+func (f *Fetcher) Fetched() (requests int, bytes int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.log {
+		bytes += r.Bytes
+	}
+	return len(f.log), bytes
+}
+
+// Get returns the body of rawURL, from the run's cache when it was fetched
+// before. Only 200 OK is a success; other statuses are *StatusError.
+// Network errors, 429 and 5xx are retried with backoff.
+func (f *Fetcher) Get(ctx context.Context, rawURL string) ([]byte, error) {
+	f.mu.Lock()
+	body, ok := f.cache[rawURL]
+	f.mu.Unlock()
+	if ok {
+		return body, nil
+	}
+	wait := f.policy.Backoff
+	var err error
+	for attempt := 0; ; attempt++ {
+		body, err = f.follow(ctx, rawURL)
+		if err == nil {
+			f.mu.Lock()
+			f.cache[rawURL] = body
+			f.mu.Unlock()
+			return body, nil
+		}
+		if attempt >= f.policy.Retries || !transient(err) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// transient says whether an error is worth a retry.
+func transient(err error) bool {
+	var se *StatusError
+	if errors.As(err, &se) {
+		return se.Code == http.StatusTooManyRequests || se.Code >= 500
+	}
+	return !errors.Is(err, ErrScheme) && !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrRedirect) &&
+		!errors.Is(err, ErrPrivate) && !errors.Is(err, context.Canceled)
+}
+
+// follow gets rawURL, following up to MaxRedirects redirects, each checked.
+func (f *Fetcher) follow(ctx context.Context, rawURL string) ([]byte, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("%s: %w (scheme %q)", rawURL, ErrScheme, u.Scheme)
+	}
+	first := true
+	for hop := 0; ; hop++ {
+		body, next, err := f.once(ctx, u, first)
+		if err != nil || next == nil {
+			return body, err
+		}
+		if hop >= f.policy.MaxRedirects {
+			return nil, fmt.Errorf("%s: %w: more than %d redirects", rawURL, ErrRedirect, f.policy.MaxRedirects)
+		}
+		if next.Scheme != "http" && next.Scheme != "https" {
+			return nil, fmt.Errorf("%s: %w: to %s (%w)", rawURL, ErrRedirect, next, ErrScheme)
+		}
+		if f.policy.Private != PrivateAllowed {
+			if a, err := netip.ParseAddr(next.Hostname()); err == nil && IsPrivate(a) {
+				return nil, fmt.Errorf("%s: %w: to %s (%w)", rawURL, ErrRedirect, next, ErrPrivate)
+			}
+		}
+		u, first = next, false
+	}
+}
+
+// once sends one request; a redirect returns its target.
+func (f *Fetcher) once(ctx context.Context, u *url.URL, first bool) ([]byte, *url.URL, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.policy.Timeout)
+	defer cancel()
+	if first {
+		ctx = context.WithValue(ctx, firstKey{}, true)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("User-Agent", f.policy.UserAgent)
+	entry := Request{URL: u.String()}
+	defer func() {
+		f.mu.Lock()
+		f.log = append(f.log, entry)
+		f.mu.Unlock()
+	}()
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	entry.Status = resp.StatusCode
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		loc, err := resp.Location()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w: %v", u, ErrRedirect, err)
+		}
+		return nil, loc, nil
+	default:
+		return nil, nil, &StatusError{URL: u.String(), Code: resp.StatusCode}
+	}
+	if resp.ContentLength > f.policy.MaxBytes {
+		return nil, nil, fmt.Errorf("%s: %w (%s bytes, limit %d)", u, ErrTooLarge, strconv.FormatInt(resp.ContentLength, 10), f.policy.MaxBytes)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, f.policy.MaxBytes+1))
+	entry.Bytes = int64(len(body))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", u, err)
+	}
+	if int64(len(body)) > f.policy.MaxBytes {
+		return nil, nil, fmt.Errorf("%s: %w (limit %d bytes)", u, ErrTooLarge, f.policy.MaxBytes)
+	}
+	return body, nil, nil
+}

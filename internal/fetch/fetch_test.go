@@ -1,0 +1,126 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func server(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	var flaky atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("hello")) })
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(strings.Repeat("x", 2000))) })
+	mux.HandleFunc("/chunked-big", func(w http.ResponseWriter, r *http.Request) {
+		for i := 0; i < 20; i++ {
+			w.Write([]byte(strings.Repeat("x", 100)))
+			w.(http.Flusher).Flush()
+		}
+	})
+	mux.HandleFunc("/to-ok", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ok", http.StatusFound) })
+	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", http.StatusFound) })
+	mux.HandleFunc("/to-file", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
+	})
+	mux.HandleFunc("/flaky", func(w http.ResponseWriter, r *http.Request) {
+		if flaky.Add(1) <= 2 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write([]byte("at last"))
+	})
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(2 * time.Second):
+		case <-r.Context().Done():
+		}
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv, &flaky
+}
+
+func TestGet(t *testing.T) {
+	srv, _ := server(t)
+	for _, c := range []struct {
+		path     string
+		policy   Policy
+		want     string
+		is       error
+		msg      string
+		requests int
+	}{
+		{"/ok", Policy{}, "hello", nil, "", 1},
+		{"/big", Policy{MaxBytes: 1000}, "", ErrTooLarge, "2000 bytes, limit 1000", 1},
+		{"/chunked-big", Policy{MaxBytes: 1000}, "", ErrTooLarge, "limit 1000 bytes", 1},
+		{"/to-ok", Policy{Private: PrivateAllowed}, "hello", nil, "", 2},
+		{"/to-ok", Policy{}, "", ErrPrivate, "redirect refused: to http://127.0.0.1", 1},
+		{"/loop", Policy{Private: PrivateAllowed, MaxRedirects: 3}, "", ErrRedirect, "more than 3 redirects", 4},
+		{"/to-file", Policy{Private: PrivateAllowed}, "", ErrScheme, "to file:///etc/passwd", 1},
+		{"/ok", Policy{Private: PrivateRefused}, "", ErrPrivate, "private range refused", 1},
+		{"/missing", Policy{Retries: 3, Backoff: time.Millisecond}, "", nil, "404 Not Found", 1},
+		{"/slow", Policy{Timeout: 50 * time.Millisecond, Retries: 1, Backoff: time.Millisecond}, "", context.DeadlineExceeded, "", 2},
+	} {
+		t.Run(c.path+c.msg, func(t *testing.T) {
+			f := New(c.policy, nil)
+			got, err := f.Get(context.Background(), srv.URL+c.path)
+			if c.want != "" {
+				if err != nil || string(got) != c.want {
+					t.Fatalf("%q, %v; want %q", got, err, c.want)
+				}
+			} else {
+				if err == nil {
+					t.Fatalf("%q: no error", got)
+				}
+				if c.is != nil && !errors.Is(err, c.is) {
+					t.Errorf("%v: not %v", err, c.is)
+				}
+				if !strings.Contains(err.Error(), c.msg) {
+					t.Errorf("%v: want %q", err, c.msg)
+				}
+			}
+			if n, _ := f.Fetched(); n != c.requests {
+				t.Errorf("%d requests, want %d: %+v", n, c.requests, f.Log())
+			}
+		})
+	}
+}
+
+func TestRetryAndCache(t *testing.T) {
+	srv, flaky := server(t)
+	f := New(Policy{Retries: 2, Backoff: time.Millisecond}, nil)
+	for i := 0; i < 3; i++ {
+		got, err := f.Get(context.Background(), srv.URL+"/flaky")
+		if err != nil || string(got) != "at last" {
+			t.Fatalf("%q, %v", got, err)
+		}
+	}
+	if n := flaky.Load(); n != 3 {
+		t.Errorf("the server saw %d requests, want 3 (two 503s, one 200, then the cache)", n)
+	}
+	log := f.Log()
+	if len(log) != 3 || log[0].Status != 503 || log[2].Status != 200 || log[2].Bytes != 7 {
+		t.Errorf("log %+v", log)
+	}
+	if _, err := f.Get(context.Background(), "file:///etc/passwd"); !errors.Is(err, ErrScheme) {
+		t.Errorf("file:// URL: %v", err)
+	}
+}
+
+func TestIsPrivate(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1": true, "10.1.2.3": true, "172.16.0.1": true, "192.168.1.1": true, "169.254.169.254": true,
+		"100.64.0.1": true, "0.0.0.0": true, "::1": true, "fd00::1": true, "fe80::1": true, "::ffff:127.0.0.1": true,
+		"93.184.216.34": false, "2606:4700::1111": false, "100.128.0.1": false,
+	} {
+		if got := IsPrivate(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("IsPrivate(%s) = %v", addr, got)
+		}
+	}
+}
