@@ -23,6 +23,12 @@ type shardRun struct {
 	spec shard.Spec
 }
 
+// meta is what shard.Select reads of the run.
+func (s shardRun) meta() shard.Run {
+	return shard.Run{Path: s.path, Spec: s.spec, Status: s.doc.Status, Start: s.doc.StartTime, End: s.doc.EndTime,
+		Config: s.doc.Config, Inputs: s.doc.Statistics.InputFilesTotal}
+}
+
 // mergeSame are the configuration values every shard of one run must share:
 // what decides the rows and the tables (models are compared by digest
 // separately). The input folder may be mounted anywhere, so it is not one.
@@ -51,21 +57,11 @@ func (r *merger) merge() error {
 	if err != nil {
 		return err
 	}
-	meta := make([]shard.Run, len(runs))
-	for i, s := range runs {
-		d := s.doc
-		meta[i] = shard.Run{Path: s.path, Spec: s.spec, Status: d.Status, Start: d.StartTime, End: d.EndTime,
-			Config: d.Config, Inputs: d.Statistics.InputFilesTotal}
-	}
-	picked, superseded, err := shard.Select(meta, "pageclass_", func(a, b int) error { return sameConfig(runs[a], runs[b]) }, r.log)
+	chosen, superseded, err := shard.Select(runs, shardRun.meta, "pageclass_", sameConfig, r.log)
 	if errors.Is(err, shard.ErrUsage) {
 		return cliflags.Usage(err)
 	} else if err != nil {
 		return err
-	}
-	chosen := make([]shardRun, len(picked))
-	for i, k := range picked {
-		chosen[i] = runs[k]
 	}
 
 	// The tables, by name without the stamp.

@@ -33,6 +33,12 @@ type shardDoc struct {
 	spec shard.Spec
 }
 
+// meta is what shard.Select reads of the run.
+func (r shardDoc) meta() shard.Run {
+	return shard.Run{Path: r.path, Spec: r.spec, Status: r.doc.Status, Start: r.doc.StartTime, End: r.doc.EndTime,
+		Config: r.doc.Config, Inputs: r.doc.Statistics.InputFilesTotal}
+}
+
 // mergeShards combines the run metadata and failures tables of the shard
 // runs in the output folder (<stamp>_translator_shard-<i>-of-<n>.json) into
 // one run metadata, <stamp>_translator.json, and one failures table: the
@@ -48,7 +54,6 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 			return cliflags.Usage(fmt.Errorf("--merge: no shard run metadata (*_translator_shard-<i>-of-<n>.json) in %s", s.Output))
 		}
 		var runs []shardDoc
-		var meta []shard.Run
 		for _, f := range files {
 			b, err := os.ReadFile(f)
 			if err != nil {
@@ -64,18 +69,12 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 				return fmt.Errorf("%s: config.shard %q is not a shard", f, v)
 			}
 			runs = append(runs, shardDoc{f, d, sp})
-			meta = append(meta, shard.Run{Path: f, Spec: sp, Status: d.Status, Start: d.StartTime, End: d.EndTime,
-				Config: d.Config, Inputs: d.Statistics.InputFilesTotal})
 		}
-		picked, superseded, err := shard.Select(meta, "translate_", func(a, b int) error { return sameShardConfig(runs[a], runs[b]) }, log)
+		chosen, superseded, err := shard.Select(runs, shardDoc.meta, "translate_", sameShardConfig, log)
 		if errors.Is(err, shard.ErrUsage) {
 			return cliflags.Usage(err)
 		} else if err != nil {
 			return err
-		}
-		chosen := make([]shardDoc, len(picked))
-		for i, k := range picked {
-			chosen[i] = runs[k]
 		}
 		return writeMerged(s, comps, chosen, superseded, log)
 	}()

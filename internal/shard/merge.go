@@ -31,20 +31,24 @@ type Logger interface {
 	Info(msg string, args ...any)
 }
 
-// Select chooses the shard runs of a merge, both tools' --merge: Choose
-// over the runs' Parts (RunPart, with the tool's ledger folder prefix, such
-// as "translate_"), then every chosen run must agree with a reference run,
-// the first chosen one whose share had inputs (a run whose share was empty
-// set up nothing), and a completed run that a later one continued with
-// that later one; same(a, b) compares two runs (positions in runs) and
-// names the first difference. It returns the chosen runs in share order and,
-// by the path of a chosen run, the earlier completed runs of its share it
+// Select chooses the shard runs of a merge, both tools' --merge, among
+// runs (a tool's run-metadata documents; meta tells what a merge reads of
+// one): Choose over their Parts (RunPart, with the tool's ledger folder
+// prefix, such as "translate_"), then every chosen run must agree with a
+// reference run, the first chosen one whose share had inputs (a run whose
+// share was empty set up nothing), and a completed run that a later one
+// continued with that later one; same(a, b) compares two runs and names the
+// first difference. It returns the chosen runs in share order and, by the
+// path of a chosen run, the earlier completed runs of its share it
 // continued (logged as passed over). An error other than ErrIncomplete's
 // wraps ErrUsage.
-func Select(runs []Run, ledgerPrefix string, same func(a, b int) error, log Logger) ([]int, map[string][]string, error) {
+func Select[R any](runs []R, meta func(R) Run, ledgerPrefix string, same func(a, b R) error, log Logger) ([]R, map[string][]string, error) {
 	parts := make([]Part, len(runs))
+	ms := make([]Run, len(runs))
 	for i, r := range runs {
-		parts[i] = RunPart(r.Path, r.Spec, r.Status, r.Start, r.End, r.Config, ledgerPrefix, r.Inputs)
+		ms[i] = meta(r)
+		m := ms[i]
+		parts[i] = RunPart(m.Path, m.Spec, m.Status, m.Start, m.End, m.Config, ledgerPrefix, m.Inputs)
 	}
 	picked, err := Choose(parts)
 	if err != nil {
@@ -55,27 +59,27 @@ func Select(runs []Run, ledgerPrefix string, same func(a, b int) error, log Logg
 	}
 	ref := picked[0].Part
 	for _, p := range picked {
-		if runs[p.Part].Inputs > 0 {
+		if ms[p.Part].Inputs > 0 {
 			ref = p.Part
 			break
 		}
 	}
-	chosen := make([]int, 0, len(picked))
+	chosen := make([]R, 0, len(picked))
 	superseded := map[string][]string{}
 	for _, p := range picked {
-		b := runs[p.Part]
-		if err := same(ref, p.Part); err != nil {
+		b := ms[p.Part]
+		if err := same(runs[ref], runs[p.Part]); err != nil {
 			return nil, nil, usage{err}
 		}
 		// A run continued by a later one must be of the same configuration.
 		for _, k := range p.Supersedes {
-			if err := same(k, p.Part); err != nil {
+			if err := same(runs[k], runs[p.Part]); err != nil {
 				return nil, nil, usage{fmt.Errorf("shard %s completed twice: %w", b.Spec, err)}
 			}
-			superseded[b.Path] = append(superseded[b.Path], runs[k].Path)
-			log.Info("shard completed before and continued by a later run: the later is merged", "shard", b.Spec.String(), "merged", b.Path, "passed_over", runs[k].Path)
+			superseded[b.Path] = append(superseded[b.Path], ms[k].Path)
+			log.Info("shard completed before and continued by a later run: the later is merged", "shard", b.Spec.String(), "merged", b.Path, "passed_over", ms[k].Path)
 		}
-		chosen = append(chosen, p.Part)
+		chosen = append(chosen, runs[p.Part])
 	}
 	return chosen, superseded, nil
 }

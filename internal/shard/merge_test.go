@@ -31,27 +31,31 @@ func TestSelect(t *testing.T) {
 		err        string
 		usage      bool
 	}{
-		{"two shards", []Run{run("b", 1, 3, 0, false, "x"), run("a", 0, 2, 0, false, "x")}, "[1 0]", "map[]", "", false},
+		{"two shards", []Run{run("b", 1, 3, 0, false, "x"), run("a", 0, 2, 0, false, "x")}, "[out/a.json out/b.json]", "map[]", "", false},
 		// The first share held no input: the others are compared with the
 		// first that had (an empty share set up nothing to compare).
-		{"reference has inputs", []Run{run("a", 0, 0, 0, false, "-"), run("b", 1, 2, 0, false, "x")}, "[0 1]", "map[]", "", false},
+		{"reference has inputs", []Run{run("a", 0, 0, 0, false, "-"), run("b", 1, 2, 0, false, "x")}, "[out/a.json out/b.json]", "map[]", "", false},
 		{"other configuration", []Run{run("a", 0, 2, 0, false, "x"), run("b", 1, 2, 0, false, "y")}, "", "", "out/a.json has x, out/b.json has y", true},
-		{"a continued run", []Run{run("a", 0, 2, 0, false, "x"), run("b", 1, 2, 0, false, "x"), run("b2", 1, 2, 5, true, "x")}, "[0 2]",
+		{"a continued run", []Run{run("a", 0, 2, 0, false, "x"), run("b", 1, 2, 0, false, "x"), run("b2", 1, 2, 5, true, "x")}, "[out/a.json out/b2.json]",
 			"map[out/b2.json:[out/b.json]]", "", false},
 		{"a continued run of another configuration", []Run{run("a", 0, 2, 0, false, "x"), run("b", 1, 2, 0, false, "y"), run("b2", 1, 2, 5, true, "x")}, "", "",
 			"shard 1/2 completed twice: out/b.json has y, out/b2.json has x", true},
 		{"missing", []Run{run("a", 0, 2, 0, false, "x")}, "", "", "missing shards 1/2", true},
 		{"incomplete", []Run{run("a", 0, 2, 0, false, "x"), {Path: "out/b.json", Spec: Spec{1, 2}, Status: "running"}}, "", "", "did not complete", false},
 	} {
-		same := func(a, b int) error {
+		same := func(x, y Run) error {
 			// Empty shares are not compared, as the tools do.
-			if x, y := c.runs[a], c.runs[b]; x.Inputs > 0 && y.Inputs > 0 && x.Config["cfg"] != y.Config["cfg"] {
+			if x.Inputs > 0 && y.Inputs > 0 && x.Config["cfg"] != y.Config["cfg"] {
 				return fmt.Errorf("%s has %s, %s has %s", x.Path, x.Config["cfg"], y.Path, y.Config["cfg"])
 			}
 			return nil
 		}
 		var log logged
-		chosen, sup, err := Select(c.runs, "tool_", same, &log)
+		chosen, sup, err := Select(c.runs, func(r Run) Run { return r }, "tool_", same, &log)
+		var paths []string
+		for _, r := range chosen {
+			paths = append(paths, r.Path)
+		}
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) || errors.Is(err, ErrUsage) != c.usage || errors.Is(err, ErrIncomplete) == c.usage {
 				t.Errorf("%s: error %v (usage %v), want %q (usage %v)", c.name, err, errors.Is(err, ErrUsage), c.err, c.usage)
@@ -62,8 +66,8 @@ func TestSelect(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
-		if fmt.Sprint(chosen) != c.chosen || fmt.Sprint(sup) != c.superseded {
-			t.Errorf("%s: chosen %v superseded %v, want %s %s", c.name, chosen, sup, c.chosen, c.superseded)
+		if fmt.Sprint(paths) != c.chosen || fmt.Sprint(sup) != c.superseded {
+			t.Errorf("%s: chosen %v superseded %v, want %s %s", c.name, paths, sup, c.chosen, c.superseded)
 		}
 		if len(sup) != len(log) {
 			t.Errorf("%s: logged %q for %v passed over", c.name, log, sup)
