@@ -298,15 +298,16 @@ func (r *reader) skippedByType(doc *metsDoc) map[string]string {
 	if len(r.opts.SkipTypes) == 0 {
 		return out
 	}
-	skip := map[string]string{} // logical div ID -> the type that skips it
+	skip := map[string]string{} // logical div ID -> why its pages are left out
 	var walk func(d div, inherited string)
 	walk = func(d div, inherited string) {
 		t := inherited
-		if t == "" && containsFold(r.opts.SkipTypes, d.Type) {
+		switch {
+		case t == "" && containsFold(r.opts.SkipTypes, d.Type):
 			t = d.Type
-		}
-		if t != "" && d.ID != "" {
-			skip[d.ID] = t
+			skip[d.ID] = fmt.Sprintf("skipped: logical div %s of TYPE %s", d.ID, t)
+		case t != "":
+			skip[d.ID] = fmt.Sprintf("skipped: logical div %s, inside a div of TYPE %s", d.ID, t)
 		}
 		for _, c := range d.Divs {
 			walk(c, t)
@@ -320,9 +321,9 @@ func (r *reader) skippedByType(doc *metsDoc) map[string]string {
 		}
 	}
 	for _, link := range doc.Links {
-		if t, ok := skip[link.From]; ok {
+		if why, ok := skip[link.From]; ok && link.From != "" {
 			if _, done := out[link.To]; !done {
-				out[link.To] = fmt.Sprintf("skipped: logical div %s of TYPE %s", link.From, t)
+				out[link.To] = why
 			}
 		}
 	}
@@ -506,10 +507,11 @@ func (r *reader) text(b *Book, page string, f *file, l loc) (Text, bool) {
 	}
 	format, err := Sniff(data)
 	if err != nil {
+		reason := fmt.Sprintf("not ALTO, PAGE or hOCR (%v): left out", err)
 		if declared != "" || looksFulltext(f.group) {
-			b.Problems = append(b.Problems, Problem{Page: page, File: f.ID,
-				Reason: fmt.Sprintf("declared %s, is not ALTO, PAGE or hOCR (%v)", firstNonEmpty(string(declared), f.group), err)})
+			reason = fmt.Sprintf("declared %s, is not ALTO, PAGE or hOCR (%v)", firstNonEmpty(string(declared), f.group), err)
 		}
+		b.Problems = append(b.Problems, Problem{Page: page, File: f.ID, Reason: reason})
 		return t, false
 	}
 	switch m := strings.ToLower(f.MIMEType); {

@@ -1,0 +1,121 @@
+package book
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const altoDoc = `<?xml version="1.0"?><alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout/></alto>`
+const pageDoc = `<PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"><Page/></PcGts>`
+const hocrDoc = `<!DOCTYPE html><html><head><meta name="ocr-system" content="tesseract 5"/></head><body><div class="ocr_page" title="bbox 0 0 10 10"></div></body></html>`
+const teiDoc = `<TEI xmlns="http://www.tei-c.org/ns/1.0"/>`
+
+// TestMETSFeatures reads a METS file written to show what producers do:
+// groups named on the file (USE) rather than the group, a group without
+// USE, fptrs through area, declarations that do not match the file, files
+// without FLocat, links to nothing.
+func TestMETSFeatures(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"txt/p1.xml": altoDoc, "txt/p2.xml": pageDoc, "txt/p3.hocr": hocrDoc, "txt/p4.xml": teiDoc,
+		"sub/../txt/p5.xml": altoDoc,
+	} {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mets := `<?xml version="1.0" encoding="UTF-8"?>
+<m:mets xmlns:m="http://www.loc.gov/METS/" xmlns:xl="http://www.w3.org/1999/xlink" OBJID="book-1">
+ <m:fileSec>
+  <m:fileGrp>
+   <m:file ID="IMG1" USE="SCANS" MIMETYPE="image/jpeg"><m:FLocat LOCTYPE="URL" xl:href="./img/1.jpg"/></m:file>
+   <m:file ID="IMG2" USE="SCANS" MIMETYPE="image/jpeg"><m:FLocat LOCTYPE="URL" xl:href="img/2.jpg"/></m:file>
+   <m:file ID="IMG3" USE="SCANS"><m:FLocat LOCTYPE="URL" xl:href="img/3.tif"/></m:file>
+   <m:file ID="IMG4" USE="SCANS"><m:FContent><m:binData>AAAA</m:binData></m:FContent></m:file>
+  </m:fileGrp>
+  <m:fileGrp USE="THUMBS">
+   <m:file ID="TH1" MIMETYPE="image/jpeg"><m:FLocat LOCTYPE="URL" xl:href="th/1.jpg"/></m:file>
+  </m:fileGrp>
+  <m:fileGrp ID="noUse">
+   <m:file ID="T1" MIMETYPE="application/alto+xml"><m:FLocat LOCTYPE="URL" xl:href="txt/p1.xml"/></m:file>
+   <m:file ID="T2" MIMETYPE="application/alto+xml"><m:FLocat LOCTYPE="URL" xl:href="file://txt/p2.xml"/></m:file>
+   <m:file ID="T3" MIMETYPE="text/html"><m:FLocat LOCTYPE="URL" xl:href="txt/p3.hocr"/></m:file>
+   <m:file ID="T4" MIMETYPE="text/xml"><m:FLocat LOCTYPE="URL" xl:href="txt/p4.xml"/></m:file>
+   <m:file ID="T5" MIMETYPE="text/xml"><m:FLocat LOCTYPE="URL" xl:href="sub/../txt/p5.xml"/></m:file>
+   <m:file ID="T6" MIMETYPE="application/alto+xml"><m:FLocat LOCTYPE="URL" xl:href="txt/missing.xml"/></m:file>
+  </m:fileGrp>
+ </m:fileSec>
+ <m:structMap TYPE="LOGICAL"><m:div ID="L0" TYPE="monograph"><m:div ID="L1" TYPE="binding"><m:div ID="L2" TYPE="cover_front"/></m:div></m:div></m:structMap>
+ <m:structMap TYPE="PHYSICAL">
+  <m:div ID="seq" TYPE="physSequence">
+   <m:div ID="P0" ORDER="0" TYPE="page"><m:fptr FILEID="TH1"/></m:div>
+   <m:div ID="P2" ORDER="2" ORDERLABEL="ii" TYPE="page"><m:fptr FILEID="IMG2"/><m:fptr FILEID="T2"/><m:fptr FILEID="T6"/></m:div>
+   <m:div ID="P1" ORDER="1" ORDERLABEL="i" TYPE="page"><m:fptr><m:area FILEID="IMG1"/></m:fptr><m:fptr><m:seq><m:area FILEID="T1"/></m:seq></m:fptr><m:fptr FILEID="T5"/></m:div>
+   <m:div ID="P3" ORDER="3" TYPE="page"><m:fptr FILEID="IMG3"/><m:fptr FILEID="T3"/><m:fptr FILEID="T4"/><m:fptr FILEID="NOPE"/></m:div>
+   <m:div ID="P4" ORDER="4" TYPE="page"><m:fptr FILEID="IMG4"/></m:div>
+  </m:div>
+ </m:structMap>
+ <m:structLink><m:smLink xl:from="L2" xl:to="P0"/><m:smLink xl:from="L0" xl:to="seq"/></m:structLink>
+</m:mets>`
+	path := filepath.Join(dir, "mets.xml")
+	if err := os.WriteFile(path, []byte(mets), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Read(context.Background(), path, Options{SkipTypes: []string{"binding"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.ID != "book-1" || b.ImageGroup != "SCANS" {
+		t.Errorf("ID %q, image group %q", b.ID, b.ImageGroup)
+	}
+	var got []string
+	for _, p := range b.Pages {
+		line := p.ID + " " + p.Order + " " + p.Label
+		if p.Image != nil {
+			line += " " + strings.TrimPrefix(p.Image.Location, dir+string(filepath.Separator))
+		}
+		for _, tx := range p.Texts {
+			line += " " + string(tx.Format) + ":" + strings.TrimPrefix(tx.Location, dir+string(filepath.Separator))
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"P1 1 i img/1.jpg ALTO:txt/p1.xml ALTO:txt/p5.xml",
+		"P2 2 ii img/2.jpg PAGE:txt/p2.xml",
+		"P3 3  img/3.tif hOCR:txt/p3.hocr",
+		"P4 4 ",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("pages:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var problems []string
+	for _, p := range b.Problems {
+		problems = append(problems, strings.ReplaceAll(p.String(), dir, "DIR"))
+	}
+	wantProblems := []string{
+		"P0: skipped: logical div L2, inside a div of TYPE binding",
+		"P2: T2: declared ALTO, is PAGE",
+		"P2: T6: cannot read: open DIR/txt/missing.xml: no such file or directory",
+		"P3: T4: not ALTO, PAGE or hOCR (root element TEI in namespace http://www.tei-c.org/ns/1.0): left out",
+		"P3: NOPE: fptr to a file the fileSec does not hold",
+		"P4: IMG4: skipped: content embedded (FContent), no FLocat",
+		"P4: no image in fileGrp SCANS",
+	}
+	if strings.Join(problems, "\n") != strings.Join(wantProblems, "\n") {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(problems, "\n"), strings.Join(wantProblems, "\n"))
+	}
+
+	// TextNone lists no text and reads none; an explicit group wins
+	b, err = Read(context.Background(), path, Options{Text: TextNone, ImageGroup: "THUMBS"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Pages[0].ID != "P0" || b.Pages[0].Image == nil || len(b.Pages[1].Texts) != 0 {
+		t.Errorf("TextNone, THUMBS: %+v", b.Pages[:2])
+	}
+}
