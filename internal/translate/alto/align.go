@@ -124,10 +124,10 @@ func alignByAnchors(tokens []string, anchors []string) (counts []int, over int) 
 	return counts, over
 }
 
-// place distributes a line's tokens over its n String elements: one per
+// Place distributes a line's tokens over its n String elements (or words): one per
 // String in order, the last String taking all that remain (joined by a
 // space); Strings past the tokens get "".
-func place(tokens []string, n int) []string {
+func Place(tokens []string, n int) []string {
 	out := make([]string, n)
 	for i := 0; i < n && i < len(tokens); i++ {
 		if i == n-1 {

@@ -138,8 +138,8 @@ func TestPlace(t *testing.T) {
 		{nil, 2, []string{"", ""}},
 	}
 	for _, c := range cases {
-		if got := place(c.tokens, c.n); strings.Join(got, "|") != strings.Join(c.want, "|") {
-			t.Errorf("place(%q, %d) = %q, want %q", c.tokens, c.n, got, c.want)
+		if got := Place(c.tokens, c.n); strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("Place(%q, %d) = %q, want %q", c.tokens, c.n, got, c.want)
 		}
 	}
 }

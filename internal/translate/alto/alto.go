@@ -565,7 +565,7 @@ func (t *translator) writeBlock(b *block, lang string, tokens []string, counts [
 	for j, l := range b.holders {
 		mine := tokens[pos : pos+counts[j]]
 		pos += counts[j]
-		for k, v := range place(mine, len(l.strings)) {
+		for k, v := range Place(mine, len(l.strings)) {
 			a := l.strings[k]
 			contentEdits = append(contentEdits, edit{a.Start, a.End, xmlsplice.EscapeAttr(v, a.Quote)})
 		}

@@ -48,4 +48,3 @@ func (s Stats) Summary(file string) string {
 	return fmt.Sprintf("WARNING %s: batch summary: %d clean batches, %d line-count mismatches, %d transport errors, %d guard rejections (%d backend calls, %d pages, %d blocks, %d lines)",
 		file, s.CleanBatches, s.LineCountMismatches, s.TransportErrors, s.GuardRejections, s.Calls, s.Pages, s.Blocks, s.Lines)
 }
-

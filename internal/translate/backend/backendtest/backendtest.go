@@ -5,7 +5,9 @@
 package backendtest
 
 import (
+	"context"
 	"strings"
+	"sync/atomic"
 	"unicode"
 )
 
@@ -35,3 +37,28 @@ func Translate(text string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Backend is the stand-in as an in-process backend.Backend: Translate
+// answers with the package's Translate, every pair is supported, and it
+// counts its calls. The format pipelines' tests use it.
+type Backend struct {
+	calls atomic.Int64
+}
+
+// Name is "backendtest".
+func (b *Backend) Name() string { return "backendtest" }
+
+// Supports accepts every pair.
+func (b *Backend) Supports(context.Context, string, string) error { return nil }
+
+// Translate answers with the package's Translate.
+func (b *Backend) Translate(_ context.Context, text, _, _ string) (string, error) {
+	b.calls.Add(1)
+	return Translate(text), nil
+}
+
+// Close does nothing.
+func (b *Backend) Close() error { return nil }
+
+// Calls is the number of Translate calls made.
+func (b *Backend) Calls() int { return int(b.calls.Load()) }

@@ -1,6 +1,9 @@
 package backendtest
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 func TestTranslate(t *testing.T) {
 	tests := []struct{ in, want string }{
@@ -13,5 +16,13 @@ func TestTranslate(t *testing.T) {
 		if got := Translate(tc.in); got != tc.want {
 			t.Errorf("Translate(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+func TestBackend(t *testing.T) {
+	var b Backend
+	got, err := b.Translate(context.Background(), "hrob\nkostel", "cs", "en")
+	if err != nil || got != "grave\nKOSTEL" || b.Calls() != 1 || b.Supports(context.Background(), "cs", "en") != nil {
+		t.Errorf("Translate = %q, %v; %d calls", got, err, b.Calls())
 	}
 }
