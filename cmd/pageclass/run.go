@@ -18,7 +18,6 @@ import (
 	"archivekit/internal/paradata"
 	"archivekit/internal/progress"
 	"archivekit/internal/resources"
-	"archivekit/internal/version"
 )
 
 // defaultHubEndpoint is the hub's base URL when HUB_ENDPOINT is not set.
@@ -80,10 +79,7 @@ func (r *runner) main(ctx context.Context) (err error) {
 	}
 	// The stamp is claimed in the results folder, so two runs never share
 	// output names (a second run of the same second gets stamp-2).
-	r.para, r.stamp, err = paradata.Create(c.Results, results.Stamp(r.start), r.start, paradata.Info{
-		ToolVersion: version.String(), Repository: "archivekit",
-		RunnerRef: os.Getenv("RUNNER_REF"), DockerImage: os.Getenv("DOCKER_IMAGE"),
-	})
+	r.para, r.stamp, err = paradata.Create(c.Results, results.Stamp(r.start), r.start, paradata.NewInfo(os.Getenv))
 	if err != nil {
 		return fmt.Errorf("run metadata: %w", err)
 	}

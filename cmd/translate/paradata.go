@@ -9,15 +9,10 @@ import (
 	runmeta "archivekit/internal/paradata"
 	"archivekit/internal/shard"
 	"archivekit/internal/translate/translator"
-	"archivekit/internal/version"
 )
 
-// Run-metadata layout (internal/paradata's schema and header, modelled on the
-// translator's published examples).
-const (
-	stampLayout = "060102-150405"
-	repository  = "archivekit"
-)
+// stampLayout is the layout of the run's stamp in its output names.
+const stampLayout = runmeta.StampLayout
 
 // skipped is an input that gave no translation, and why.
 type skipped = runmeta.Skipped
@@ -147,9 +142,10 @@ func newParadata(dir string, start time.Time, sh shard.Spec, comps *licence.Comp
 		return nil, err
 	}
 	path := filepath.Join(dir, name(stamp))
+	info := runmeta.NewInfo(getenv)
+	info.RunID = stamp
 	doc := &paradataDoc{
-		Header: runmeta.NewHeader(translator.Program, start, runmeta.Info{ToolVersion: version.String(),
-			Repository: repository, RunnerRef: getenv("RUNNER_REF"), DockerImage: getenv("DOCKER_IMAGE"), RunID: stamp}),
+		Header:     runmeta.NewHeader(translator.Program, start, info),
 		Config:     map[string]any{},
 		Statistics: statistics{Statistics: runmeta.Statistics{OutputCountsByType: map[string]int{}}, Languages: map[string]int{}, SegmentStatus: map[string]int{}},
 		Trail:      runmeta.NewTrail(),

@@ -26,6 +26,7 @@ import (
 
 	"archivekit/internal/atomicfile"
 	"archivekit/internal/licence"
+	"archivekit/internal/version"
 )
 
 // SchemaVersion is the version of the metadata layout written here.
@@ -47,6 +48,21 @@ const (
 
 // FileName is "{stamp}_page-classification.json".
 func FileName(stamp string) string { return stamp + "_" + Program + ".json" }
+
+// StampLayout is the layout of a run's stamp, {stamp} in both tools' output
+// names (YYMMDD-HHMMSS).
+const StampLayout = "060102-150405"
+
+// Repository is the repository named in the run metadata.
+const Repository = "archivekit"
+
+// NewInfo is what a tool of this repository knows about itself at start:
+// its version, and, inside the published images, the runner reference and
+// image from RUNNER_REF and DOCKER_IMAGE (read with getenv).
+func NewInfo(getenv func(string) string) Info {
+	return Info{ToolVersion: version.String(), Repository: Repository,
+		RunnerRef: getenv("RUNNER_REF"), DockerImage: getenv("DOCKER_IMAGE")}
+}
 
 // Info is what the tool knows about itself at start.
 type Info struct {
@@ -250,7 +266,7 @@ type Run struct {
 }
 
 // Start creates the run metadata file in dir for a run started at start
-// (named from its stamp, results.StampLayout) and writes it, replacing a file
+// (named from its stamp, StampLayout) and writes it, replacing a file
 // of the same name. Runs that may share a folder use Create.
 func Start(dir, stamp string, start time.Time, info Info) (*Run, error) {
 	return startWithClock(dir, stamp, start, info, time.Now)

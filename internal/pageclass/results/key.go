@@ -27,6 +27,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"archivekit/internal/paradata"
 )
 
 // Key identifies one output row.
@@ -138,7 +140,7 @@ func PDFKey(root, file string, page int) (Key, error) {
 }
 
 // StampLayout is the layout of {stamp} in output names (YYMMDD-HHMMSS).
-const StampLayout = "060102-150405"
+const StampLayout = paradata.StampLayout
 
 // Stamp formats a run time stamp.
 func Stamp(t time.Time) string { return t.Format(StampLayout) }
