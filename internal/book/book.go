@@ -47,6 +47,10 @@ type Book struct {
 	Version string
 	ID      string // METS OBJID, or the manifest's or collection's id
 	Label   string // a IIIF label; empty for METS
+	// Remote says the book was read from a URL: the locations it lists
+	// were written by others, so fetch them with fetch.Fetcher.GetLinked
+	// (no private addresses unless the policy allows them).
+	Remote bool
 	// ImageGroup is the METS fileGrp the images were taken from.
 	ImageGroup string
 	Pages      []Page
@@ -216,19 +220,20 @@ func Read(ctx context.Context, location string, opts Options) (*Book, error) {
 		return nil, err
 	}
 	r := &reader{ctx: ctx, opts: opts, sel: sel}
-	loc, err := r.locate(location, nil)
+	at, err := r.locate(location, nil)
 	if err != nil {
 		return nil, err
 	}
-	data, err := r.load(loc)
+	data, err := r.load(at)
 	if err != nil {
 		return nil, err
 	}
-	b, err := r.detect(loc, data)
+	b, err := r.detect(at, data)
 	if err != nil {
 		return nil, err
 	}
 	b.Source = location
+	b.Remote = at.url != nil
 	if len(b.Pages) == 0 {
 		return b, fmt.Errorf("%s: %w", location, ErrNoPages)
 	}
@@ -246,6 +251,8 @@ type reader struct {
 type loc struct {
 	path string
 	url  *url.URL
+	// linked: found in a remote document, so fetched with GetLinked
+	linked bool
 }
 
 func (l loc) String() string {
@@ -262,9 +269,10 @@ func (r *reader) locate(ref string, base *loc) (loc, error) {
 	if ref == "" {
 		return loc{}, errors.New("empty location")
 	}
+	remote := base != nil && base.url != nil
 	u, err := url.Parse(ref)
 	if err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-		return loc{url: u}, nil
+		return loc{url: u, linked: remote}, nil
 	}
 	if err == nil && u.Scheme == "file" {
 		if base != nil && base.url != nil {
@@ -291,7 +299,7 @@ func (r *reader) locate(ref string, base *loc) (loc, error) {
 		if err != nil {
 			return loc{}, fmt.Errorf("%s: %v", ref, err)
 		}
-		return loc{url: base.url.ResolveReference(rel)}, nil
+		return loc{url: base.url.ResolveReference(rel), linked: true}, nil
 	}
 	if filepath.IsAbs(ref) {
 		return loc{path: filepath.Clean(ref)}, nil
@@ -302,7 +310,7 @@ func (r *reader) locate(ref string, base *loc) (loc, error) {
 // load reads a whole file, bounded by MaxBytes.
 func (r *reader) load(l loc) ([]byte, error) {
 	if l.url != nil {
-		data, err := r.opts.Fetcher.Get(r.ctx, l.url.String())
+		data, err := r.get(l)
 		if err != nil {
 			return nil, err
 		}
@@ -319,6 +327,15 @@ func (r *reader) load(l loc) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w: %d bytes, the limit is %d", l, ErrLimit, st.Size(), r.opts.MaxBytes)
 	}
 	return regularfile.ReadSized(l.path)
+}
+
+// get fetches a remote location: with GetLinked when a remote document
+// named it.
+func (r *reader) get(l loc) ([]byte, error) {
+	if l.linked {
+		return r.opts.Fetcher.GetLinked(r.ctx, l.url.String())
+	}
+	return r.opts.Fetcher.Get(r.ctx, l.url.String())
 }
 
 // detect tells METS from IIIF by content and reads the book.

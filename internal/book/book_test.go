@@ -112,6 +112,10 @@ func TestReadRealBooks(t *testing.T) {
 		{"mets/alma-kuleuven-9940609919905131.xml", Options{ImageGroup: "VIEWER"}, want{ // a group chosen explicitly
 			kind: METS, pages: 70, imageGroup: "VIEWER", firstID: "PHYS_0001", lastID: "PHYS_0070", firstOrder: "1", lastOrder: "70",
 			firstLabel: "Voorplat", firstImage: ".jpg", level: -2}},
+		{"mets/europeana-18140402_1/18140402_1-METS.xml", Options{}, want{ // Europeana Newspapers (CCS, BnF): nested groups, USE content, file://./ hrefs, ALTO without namespace
+			kind: METS, pages: 4, imageGroup: "Preservation", firstID: "DIVP2", lastID: "DIVP5", firstOrder: "1", lastOrder: "4",
+			firstLabel: "1", firstImage: filepath.Join("europeana-18140402_1", "OCRmaster", "18140402_1-0001.jp2"), level: -2,
+			firstTexts: []Format{ALTO}, textSuffix: filepath.Join("europeana-18140402_1", "ALTO", "18140402_1-0001.xml")}},
 		{"mets/gdz-kleiuniv_PPN517154005.xml", Options{}, want{ // GDZ Göttingen: DEFAULT over LOCAL file:/// TIFFs
 			kind: METS, pages: 16, imageGroup: "DEFAULT", firstID: "PHYS_0001", lastID: "PHYS_0016", firstOrder: "1", lastOrder: "16",
 			firstLabel: " - ", firstImage: "http://gdz-srv1.sub.uni-goettingen.de/content/PPN517154005/800/0/00000001.jpg", level: -2}},
@@ -300,6 +304,15 @@ func TestCollectionCycle(t *testing.T) {
 	}
 	if got := b.Pages[0].Image.Service.Derivative(384); got != "https://example.org/i/full/600,800/0/default.jpg" {
 		t.Errorf("level 0 derivative %s", got)
+	}
+
+	// a v2 collection listing manifests by bare URI
+	v2 := filepath.Join(dir, "v2.json")
+	if err := os.WriteFile(v2, []byte(`{"@context":"http://iiif.io/api/presentation/2/context.json","@id":"https://example.org/v2","@type":"sc:Collection","manifests":["m.json"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := Read(context.Background(), v2, Options{}); err != nil || len(b.Pages) != 1 || b.Pages[0].Manifest != "https://example.org/m" {
+		t.Errorf("v2 collection of bare URIs: %v %v", b, err)
 	}
 
 	// nested collections: c0 -> c1 -> ... beyond MaxCollections

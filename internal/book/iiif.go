@@ -104,16 +104,29 @@ func (w *walk) collection(at loc, doc map[string]any, depth int) error {
 	if depth > w.r.opts.MaxCollections {
 		return fmt.Errorf("%s: %w: collections nested deeper than %d", at, ErrLimit, w.r.opts.MaxCollections)
 	}
-	var members []map[string]any
-	for _, key := range []string{"collections", "manifests", "members", "items"} {
-		members = append(members, objects(doc[key])...)
+	type member struct {
+		m    map[string]any
+		kind Kind
 	}
-	for _, m := range members {
-		id := str(m, "@id", "id")
-		kind, _ := iiifKind(m)
-		if kind == "" {
-			continue
+	var members []member
+	for _, key := range []string{"collections", "manifests", "members", "items"} {
+		for _, m := range objects(doc[key]) {
+			kind, _ := iiifKind(m)
+			switch {
+			case kind != "":
+			case key == "collections": // v2 lists may hold bare URIs
+				kind = Collection
+			case key == "manifests":
+				kind = Manifest
+			default:
+				continue
+			}
+			members = append(members, member{m, kind})
 		}
+	}
+	for _, mem := range members {
+		m, kind := mem.m, mem.kind
+		id := str(m, "@id", "id")
 		if id != "" && w.seen[id] {
 			w.book.Problems = append(w.book.Problems, Problem{File: id, Reason: "collection cycle: already read, skipped"})
 			continue

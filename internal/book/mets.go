@@ -528,7 +528,7 @@ func (r *reader) text(b *Book, page string, f *file, l loc) (Text, bool) {
 // of a remote one (which stays in the Fetcher's cache).
 func (r *reader) prefix(l loc) ([]byte, error) {
 	if l.url != nil {
-		return r.opts.Fetcher.Get(r.ctx, l.url.String())
+		return r.get(l)
 	}
 	fh, err := os.Open(l.path)
 	if err != nil {

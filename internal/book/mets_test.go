@@ -1,11 +1,16 @@
 package book
 
 import (
+	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"archivekit/internal/fetch"
 )
 
 const altoDoc = `<?xml version="1.0"?><alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout/></alto>`
@@ -117,5 +122,56 @@ func TestMETSFeatures(t *testing.T) {
 	}
 	if b.Pages[0].ID != "P0" || b.Pages[0].Image == nil || len(b.Pages[1].Texts) != 0 {
 		t.Errorf("TextNone, THUMBS: %+v", b.Pages[:2])
+	}
+}
+
+// TestRemoteMETS reads a METS file from a loopback server: hrefs resolve
+// against its URL, text files are fetched (once) to be sniffed, links to
+// private addresses are refused unless the policy allows them, and a
+// file:// href in a remote document is refused.
+func TestRemoteMETS(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.Handle("/book/", http.StripPrefix("/book/", http.FileServer(http.Dir("testdata/mets/ocrd-kant"))))
+	mux.HandleFunc("/evil/mets.xml", func(w http.ResponseWriter, r *http.Request) {
+		data, _ := os.ReadFile("testdata/mets/ocrd-kant/mets.xml")
+		w.Write(bytes.Replace(data, []byte(`xlink:href="OCR-D-IMG/INPUT_0017.tif"`), []byte(`xlink:href="file:///etc/passwd"`), 1))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	f := fetch.New(fetch.Policy{Private: fetch.PrivateAllowed}, nil)
+	b, err := Read(context.Background(), srv.URL+"/book/mets.xml", Options{Fetcher: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Remote || len(b.Pages) != 2 || b.Pages[0].Image.Location != srv.URL+"/book/OCR-D-IMG/INPUT_0017.tif" ||
+		len(b.Pages[1].Texts) != 2 || b.Pages[1].Texts[1].Location != srv.URL+"/book/OCR-D-GT-ALTO/PAGE_0020_ALTO.xml" || !b.Pages[1].Texts[1].Sniffed {
+		t.Fatalf("remote book: %+v", b)
+	}
+	if n, _ := f.Fetched(); n != 5 {
+		t.Errorf("%d requests, want 5 (the METS and four text files): %v", n, f.Log())
+	}
+	if _, err := f.GetLinked(context.Background(), b.Pages[1].Texts[1].Location); err != nil {
+		t.Error(err)
+	}
+	if n, _ := f.Fetched(); n != 5 {
+		t.Errorf("a text file fetched twice: %d requests", n)
+	}
+
+	// the default policy: the METS URL was given, its links were not
+	b, err = Read(context.Background(), srv.URL+"/book/mets.xml", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Problems) != 4 || !strings.Contains(b.Problems[0].Reason, "address in a private range refused") {
+		t.Errorf("default policy: %v", b.Problems)
+	}
+
+	b, err = Read(context.Background(), srv.URL+"/evil/mets.xml", Options{Text: TextNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Problems) != 2 || b.Problems[0].String() != "PHYS_0017: INPUT_0017: file:///etc/passwd: a file:// location in a remote document" {
+		t.Errorf("file:// in a remote METS: %v", b.Problems)
 	}
 }

@@ -204,8 +204,21 @@ func (f *Fetcher) Fetched() (requests int, bytes int64) {
 
 // Get returns the body of rawURL, from the run's cache when it was fetched
 // before. Only 200 OK is a success; other statuses are *StatusError.
-// Network errors, 429 and 5xx are retried with backoff.
+// Network errors, 429 and 5xx are retried with backoff. rawURL is taken as
+// given by the user: under PrivateFirstOnly it may be at a private address.
 func (f *Fetcher) Get(ctx context.Context, rawURL string) ([]byte, error) {
+	return f.get(ctx, rawURL, true)
+}
+
+// GetLinked is Get for a URL found in a remote document (a METS file's or
+// a manifest's link): under PrivateFirstOnly it is refused at a private
+// address as a redirect target is, so that a published document cannot
+// send the tool into the local network.
+func (f *Fetcher) GetLinked(ctx context.Context, rawURL string) ([]byte, error) {
+	return f.get(ctx, rawURL, false)
+}
+
+func (f *Fetcher) get(ctx context.Context, rawURL string, trusted bool) ([]byte, error) {
 	f.mu.Lock()
 	body, ok := f.cache[rawURL]
 	f.mu.Unlock()
@@ -215,7 +228,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string) ([]byte, error) {
 	wait := f.policy.Backoff
 	var err error
 	for attempt := 0; ; attempt++ {
-		body, err = f.follow(ctx, rawURL)
+		body, err = f.follow(ctx, rawURL, trusted)
 		if err == nil {
 			f.mu.Lock()
 			f.cache[rawURL] = body
@@ -245,7 +258,7 @@ func transient(err error) bool {
 }
 
 // follow gets rawURL, following up to MaxRedirects redirects, each checked.
-func (f *Fetcher) follow(ctx context.Context, rawURL string) ([]byte, error) {
+func (f *Fetcher) follow(ctx context.Context, rawURL string, first bool) ([]byte, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, err
@@ -253,12 +266,17 @@ func (f *Fetcher) follow(ctx context.Context, rawURL string) ([]byte, error) {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, fmt.Errorf("%s: %w (scheme %q)", rawURL, ErrScheme, u.Scheme)
 	}
-	first := true
+	if !first && f.policy.Private != PrivateAllowed {
+		if a, err := netip.ParseAddr(u.Hostname()); err == nil && IsPrivate(a) {
+			return nil, fmt.Errorf("%s: %w (a link in a remote document)", rawURL, ErrPrivate)
+		}
+	}
 	for hop := 0; ; hop++ {
 		body, next, err := f.once(ctx, u, first)
 		if err != nil || next == nil {
 			return body, err
 		}
+		first = false
 		if hop >= f.policy.MaxRedirects {
 			return nil, fmt.Errorf("%s: %w: more than %d redirects", rawURL, ErrRedirect, f.policy.MaxRedirects)
 		}
@@ -270,7 +288,7 @@ func (f *Fetcher) follow(ctx context.Context, rawURL string) ([]byte, error) {
 				return nil, fmt.Errorf("%s: %w: to %s (%w)", rawURL, ErrRedirect, next, ErrPrivate)
 			}
 		}
-		u, first = next, false
+		u = next
 	}
 }
 

@@ -108,6 +108,12 @@ func TestRetryAndCache(t *testing.T) {
 	if len(log) != 3 || log[0].Status != 503 || log[2].Status != 200 || log[2].Bytes != 7 {
 		t.Errorf("log %+v", log)
 	}
+	if _, err := f.GetLinked(context.Background(), srv.URL+"/ok"); !errors.Is(err, ErrPrivate) {
+		t.Errorf("a linked URL at a loopback address: %v", err)
+	}
+	if _, err := New(Policy{Private: PrivateAllowed}, nil).GetLinked(context.Background(), srv.URL+"/ok"); err != nil {
+		t.Errorf("a linked URL with PrivateAllowed: %v", err)
+	}
 	if _, err := f.Get(context.Background(), "file:///etc/passwd"); !errors.Is(err, ErrScheme) {
 		t.Errorf("file:// URL: %v", err)
 	}
