@@ -260,6 +260,8 @@ func TestReadErrors(t *testing.T) {
 		{"testdata/mets/goobi-ulb-74241.xml", Options{MaxPages: 10}, ErrLimit, "52 pages, the limit is 10"},
 		{"testdata/mets/goobi-ulb-74241.xml", Options{Pages: "PHYS_0001..PHYS_9999"}, nil, "page range PHYS_0001..PHYS_9999: no page PHYS_9999"},
 		{"testdata/mets/goobi-ulb-74241.xml", Options{Pages: "~PHYS_00*"}, ErrNoPages, "no pages"},
+		{"testdata/mets/ocrd-kant/mets.xml", Options{ImageGroup: "MAX"}, nil, "no fileGrp MAX (it has OCR-D-IMG, OCR-D-GT-PAGE, OCR-D-GT-ALTO)"},
+		{"testdata/mets/ocrd-kant/mets.xml", Options{TextGroups: []string{"FULLTEXT"}}, nil, "no fileGrp FULLTEXT"},
 		{write("nophys.xml", `<mets xmlns="http://www.loc.gov/METS/"><structMap TYPE="LOGICAL"/></mets>`), Options{}, nil, "METS without a PHYSICAL structMap"},
 	} {
 		t.Run(filepath.Base(c.path)+c.msg, func(t *testing.T) {
@@ -379,6 +381,28 @@ func TestSniff(t *testing.T) {
 		got, err := Sniff([]byte(c.data))
 		if got != c.want || (c.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.err) {
 			t.Errorf("Sniff(%.30q) = %q, %v; want %q, %q", c.data, got, err, c.want, c.err)
+		}
+	}
+}
+
+func TestVerify(t *testing.T) {
+	for _, c := range []struct {
+		declared Format
+		data     string
+		want     Format
+		err      string
+	}{
+		{ALTO, `<alto xmlns="http://www.loc.gov/standards/alto/ns-v2#"/>`, ALTO, ""},
+		{ALTO, `<PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2013-07-15"/>`, PAGE, "x.xml: declared format does not match the file: declared ALTO, is PAGE"},
+		{HOCR, `<html><body><div class='ocr_page'/></body></html>`, HOCR, ""},
+		{HOCR, `{"not": "html"}`, "", "x.xml: declared hOCR: no XML element"},
+	} {
+		got, err := Text{Location: "x.xml", Format: c.declared}.Verify([]byte(c.data))
+		if got != c.want || (c.err == "") != (err == nil) || err != nil && err.Error() != c.err {
+			t.Errorf("%s %.20q: %q, %v; want %q, %q", c.declared, c.data, got, err, c.want, c.err)
+		}
+		if c.want != "" && c.err != "" && !errors.Is(err, ErrMismatch) {
+			t.Errorf("%v: not ErrMismatch", err)
 		}
 	}
 }

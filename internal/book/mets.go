@@ -135,6 +135,11 @@ func (r *reader) readMETS(l loc, data []byte) (*Book, error) {
 	for _, g := range doc.Groups {
 		addGroup(g)
 	}
+	for _, g := range append([]string{r.opts.ImageGroup}, r.opts.TextGroups...) {
+		if g != "" && !containsFold(order, g) {
+			return nil, fmt.Errorf("%s: no fileGrp %s (it has %s)", l, g, strings.Join(order, ", "))
+		}
+	}
 	divs, err := physicalPages(l, doc)
 	if err != nil {
 		return nil, err
@@ -335,7 +340,7 @@ func (r *reader) skippedByType(doc *metsDoc) map[string]string {
 // with images for the most pages (last-resort groups after the others).
 func (r *reader) imageGroup(pages []div, files map[string]*file, order []string) string {
 	if r.opts.ImageGroup != "" {
-		return r.opts.ImageGroup
+		return canonical(order, r.opts.ImageGroup)
 	}
 	count := map[string]int{} // group (upper case) -> pages with an image file in it
 	for _, d := range pages {
