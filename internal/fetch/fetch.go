@@ -22,6 +22,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // Policy bounds what a Fetcher does. The zero value of a field means its
@@ -122,6 +124,7 @@ type Fetcher struct {
 	policy Policy
 	client *http.Client
 
+	group singleflight.Group // one request at a time per URL
 	mu    sync.Mutex
 	cache map[string][]byte
 	log   []Request
@@ -219,6 +222,24 @@ func (f *Fetcher) GetLinked(ctx context.Context, rawURL string) ([]byte, error) 
 }
 
 func (f *Fetcher) get(ctx context.Context, rawURL string, trusted bool) ([]byte, error) {
+	f.mu.Lock()
+	body, ok := f.cache[rawURL]
+	f.mu.Unlock()
+	if ok {
+		return body, nil
+	}
+	// callers asking for the same URL at once share one fetch; a linked and
+	// a trusted fetch of one URL are kept apart
+	key := fmt.Sprintf("%t %s", trusted, rawURL)
+	v, err, _ := f.group.Do(key, func() (any, error) { return f.fetch(ctx, rawURL, trusted) })
+	if err != nil {
+		return nil, err
+	}
+	return v.([]byte), nil
+}
+
+// fetch gets rawURL with retries and caches it.
+func (f *Fetcher) fetch(ctx context.Context, rawURL string, trusted bool) ([]byte, error) {
 	f.mu.Lock()
 	body, ok := f.cache[rawURL]
 	f.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -116,6 +117,38 @@ func TestRetryAndCache(t *testing.T) {
 	}
 	if _, err := f.Get(context.Background(), "file:///etc/passwd"); !errors.Is(err, ErrScheme) {
 		t.Errorf("file:// URL: %v", err)
+	}
+}
+
+// TestConcurrentGets: callers asking for one URL at once share one request.
+func TestConcurrentGets(t *testing.T) {
+	var hits atomic.Int32
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		<-release
+		w.Write([]byte("page"))
+	}))
+	defer srv.Close()
+	f := New(Policy{}, nil)
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if got, err := f.Get(context.Background(), srv.URL+"/p"); err != nil || string(got) != "page" {
+				t.Errorf("%q, %v", got, err)
+			}
+		}()
+	}
+	for hits.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // let the other callers arrive
+	close(release)
+	wg.Wait()
+	if n := hits.Load(); n != 1 {
+		t.Errorf("%d requests for one URL, want 1", n)
 	}
 }
 
