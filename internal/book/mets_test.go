@@ -175,3 +175,30 @@ func TestRemoteMETS(t *testing.T) {
 		t.Errorf("file:// in a remote METS: %v", b.Problems)
 	}
 }
+
+// TestMETSInOAIPMH: a METS record inside an OAI-PMH GetRecord answer, as
+// Kitodo and Goobi publish them, is read.
+func TestMETSInOAIPMH(t *testing.T) {
+	data, err := os.ReadFile("testdata/mets/kitodo-mets_with_pages.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := bytes.TrimSpace(data)
+	if i := bytes.Index(body, []byte("?>")); bytes.HasPrefix(body, []byte("<?xml")) && i > 0 {
+		body = body[i+2:]
+	}
+	oai := `<?xml version="1.0" encoding="UTF-8"?>
+<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><GetRecord><record><header><identifier>oai:x:1</identifier></header>
+<metadata>` + string(body) + `</metadata></record></GetRecord></OAI-PMH>`
+	path := filepath.Join(t.TempDir(), "oai.xml")
+	if err := os.WriteFile(path, []byte(oai), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Read(context.Background(), path, Options{Text: TextDeclared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Kind != METS || len(b.Pages) != 4 || b.ImageGroup != "DEFAULT" || len(b.Pages[3].Texts) != 1 {
+		t.Errorf("%+v", b)
+	}
+}
