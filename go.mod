@@ -23,7 +23,7 @@ require (
 	github.com/gobwas/ws v1.4.0 // indirect
 	github.com/shopspring/decimal v1.3.1 // indirect
 	golang.org/x/exp v0.0.0-20221106115401-f9659909a136 // indirect
-	golang.org/x/net v0.25.0 // indirect
+	golang.org/x/net v0.25.0
 	golang.org/x/sys v0.29.0
 	golang.org/x/text v0.16.0
 	google.golang.org/protobuf v1.31.0 // indirect

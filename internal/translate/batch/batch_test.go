@@ -1,8 +1,12 @@
 package batch
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
+
+	"archivekit/internal/translate/backend"
 )
 
 // TestGroupByChars: batch limits count characters, not bytes.
@@ -45,5 +49,57 @@ func TestSplitAnswer(t *testing.T) {
 		if got := strings.Join(splitAnswer(c.in, c.want), "|"); got != c.out {
 			t.Errorf("splitAnswer(%q, %d) = %q, want %q", c.in, c.want, got, c.out)
 		}
+	}
+}
+
+// TestRun: segments go out per page and language in document order; an
+// unsupported detected language is left with its status and a warning,
+// a given one is an error.
+func TestRun(t *testing.T) {
+	be := &pairs{unsupported: "xx"}
+	segs := []*Segment{{Page: 1, Lang: "cs", Text: "a"}, {Page: 1, Lang: "xx", Text: "b"}, {Page: 1, Lang: "cs", Text: "c"}, {Page: 2, Lang: "cs", Text: "d"}}
+	var c Counts
+	b := &Batcher{Backend: be, Target: "en", Counts: &c}
+	warn, err := b.Run(context.Background(), segs, true)
+	if err != nil || len(warn) != 1 {
+		t.Fatalf("Run: %v, warnings %q", err, warn)
+	}
+	var got []string
+	for _, s := range segs {
+		got = append(got, s.Out+"/"+string(s.Status))
+	}
+	if strings.Join(got, " ") != "A/ok /unsupported_lang C/ok D/ok" || strings.Join(be.calls, "|") != "a\nc|d" || c.Calls != 2 {
+		t.Errorf("got %q, calls %q, counts %+v", got, be.calls, c)
+	}
+	if _, err := b.Run(context.Background(), []*Segment{{Lang: "xx", Text: "b"}}, false); err == nil {
+		t.Error("a given unsupported language is not an error")
+	}
+}
+
+// pairs is a backend that upper-cases and refuses one source language.
+type pairs struct {
+	unsupported string
+	calls       []string
+}
+
+func (p *pairs) Name() string { return "pairs" }
+func (p *pairs) Close() error { return nil }
+func (p *pairs) Supports(_ context.Context, src, _ string) error {
+	if src == p.unsupported {
+		return errors.New("unsupported pair")
+	}
+	return nil
+}
+func (p *pairs) Translate(_ context.Context, text, _, _ string) (string, error) {
+	p.calls = append(p.calls, text)
+	return strings.ToUpper(text), nil
+}
+
+func TestTally(t *testing.T) {
+	segs := []*Segment{{Lang: "cs", Status: backend.OK}, {Lang: "de", Status: backend.Retried}, {Lang: "cs", Status: backend.Vocabulary},
+		{Lang: "cs", Status: backend.Untranslated}, {Lang: "xx", Status: backend.UnsupportedLang}}
+	o := Tally(segs)
+	if o.Sent != 4 || o.Translated != 3 || o.Untranslated != 1 || o.Unsupported != 1 || o.Languages["cs"] != 2 || o.Languages["de"] != 1 {
+		t.Errorf("Tally = %+v", o)
 	}
 }

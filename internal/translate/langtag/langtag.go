@@ -204,3 +204,21 @@ func Base(s string) string {
 	}
 	return ""
 }
+
+// ForSources returns the machine-translation tag into target of each
+// source language of counts (source language to segments), and the tag
+// of the most frequent one (ties to the first in alphabetical order);
+// "" when counts is empty.
+func ForSources(target string, counts map[string]int) (tags map[string]string, main string, err error) {
+	tags = map[string]string{}
+	best := ""
+	for lang, n := range counts {
+		if tags[lang], err = MT(target, lang); err != nil {
+			return nil, "", err
+		}
+		if best == "" || n > counts[best] || (n == counts[best] && lang < best) {
+			best = lang
+		}
+	}
+	return tags, tags[best], nil
+}

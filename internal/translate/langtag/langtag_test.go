@@ -80,3 +80,13 @@ func TestBase(t *testing.T) {
 		}
 	}
 }
+
+func TestForSources(t *testing.T) {
+	tags, main, err := ForSources("en", map[string]int{"cs": 2, "de": 2, "pl": 1})
+	if err != nil || main != "en-t-cs-t0-und" || tags["pl"] != "en-t-pl-t0-und" || len(tags) != 3 {
+		t.Errorf("ForSources = %v, %q, %v", tags, main, err)
+	}
+	if _, main, err := ForSources("en", nil); err != nil || main != "" {
+		t.Errorf("ForSources(nil) = %q, %v", main, err)
+	}
+}

@@ -298,7 +298,6 @@ func (t *translator) translate(ctx context.Context, regions []*region) error {
 		docLang = alto.DocumentLanguage(t.opt.Detector, texts, t.opt.MinConfidence)
 		t.res.DetectionUsed = true
 	}
-	supported := map[string]error{}
 	st := &t.res.Stats
 	for i, r := range regions {
 		r.src = t.opt.Source
@@ -306,13 +305,8 @@ func (t *translator) translate(ctx context.Context, regions []*region) error {
 			r.src = alto.DetectWithPrior(t.opt.Detector, texts[i], docLang, t.opt.MinConfidence)
 		}
 	}
-	// One batch run per page and language, in document order.
-	type key struct {
-		page int
-		lang string
-	}
-	var order []key
-	groups := map[key][]*line{}
+	var segs []*batch.Segment
+	var sent []*line
 	for _, r := range regions {
 		for _, l := range r.lines {
 			st.Units++
@@ -325,52 +319,24 @@ func (t *translator) translate(ctx context.Context, regions []*region) error {
 				st.InTarget++
 				continue
 			}
-			k := key{l.page, l.src}
-			if _, ok := groups[k]; !ok {
-				order = append(order, k)
-			}
-			groups[k] = append(groups[k], l)
+			segs = append(segs, &batch.Segment{Page: l.page, Lang: l.src, Text: l.text})
+			sent = append(sent, l)
 		}
 	}
-	for _, k := range order {
-		err, seen := supported[k.lang]
-		if !seen {
-			err = t.opt.Backend.Supports(ctx, k.lang, t.opt.Target)
-			supported[k.lang] = err
-			if err != nil && t.auto {
-				t.res.Warnings = append(t.res.Warnings, fmt.Sprintf("%s: lines detected as %q left untouched: %v", t.opt.File, k.lang, err))
-			}
-		}
-		lines := groups[k]
-		if err != nil {
-			if !t.auto {
-				return err
-			}
-			for _, l := range lines {
-				l.status = backend.UnsupportedLang
-			}
-			st.Unsupported += len(lines)
-			continue
-		}
-		items := make([]string, len(lines))
-		for i, l := range lines {
-			items[i] = l.text
-		}
-		bt := &batch.Batcher{Backend: t.opt.Backend, Target: t.opt.Target, MaxChars: t.opt.MaxBatchChars, Counts: &st.Counts}
-		out, status, err := bt.Translate(ctx, items, k.lang, true)
-		if err != nil {
-			return err
-		}
-		st.Lines += len(lines)
-		for i, l := range lines {
-			l.status = status[i]
-			if status[i] == backend.Untranslated {
-				st.Untranslated++
-				continue
-			}
-			l.out = strings.Join(alto.Fields(out[i]), " ")
-			st.Translated++
-			t.res.Languages[k.lang]++
+	bt := &batch.Batcher{Backend: t.opt.Backend, Target: t.opt.Target, MaxChars: t.opt.MaxBatchChars, Counts: &st.Counts}
+	warnings, err := bt.Run(ctx, segs, t.auto)
+	for _, w := range warnings {
+		t.res.Warnings = append(t.res.Warnings, t.opt.File+": "+w)
+	}
+	if err != nil {
+		return err
+	}
+	o := batch.Tally(segs)
+	st.Lines, st.Translated, st.Untranslated, st.Unsupported = o.Sent, o.Translated, o.Untranslated, o.Unsupported
+	t.res.Languages = o.Languages
+	for i, l := range sent {
+		if l.status = segs[i].Status; segs[i].Written() {
+			l.out = strings.Join(alto.Fields(segs[i].Out), " ")
 		}
 	}
 	for _, r := range regions {
@@ -387,19 +353,11 @@ func (t *translator) translate(ctx context.Context, regions []*region) error {
 // write turns the translations into the output documents and the log.
 func (t *translator) write(regions []*region) (*Result, error) {
 	res := t.res
-	tags := map[string]string{}
-	best := ""
-	for lang, n := range res.Languages {
-		tag, err := langtag.MT(t.opt.Target, lang)
-		if err != nil {
-			return nil, fmt.Errorf("pagexml: %s: %w", t.opt.File, err)
-		}
-		tags[lang] = tag
-		if best == "" || n > res.Languages[best] || (n == res.Languages[best] && lang < best) {
-			best = lang
-		}
+	tags, main, err := langtag.ForSources(t.opt.Target, res.Languages)
+	if err != nil {
+		return nil, fmt.Errorf("pagexml: %s: %w", t.opt.File, err)
 	}
-	res.Tag = tags[best]
+	res.Tag = main
 	ed := xmlsplice.NewEditor(t.src)
 	sidecar := t.opt.Mode == alto.Append && !t.indexed()
 	for _, r := range regions {

@@ -1,0 +1,117 @@
+package batch
+
+import (
+	"context"
+	"fmt"
+
+	"archivekit/internal/translate/backend"
+)
+
+// Segment is one line-sized text to translate, with its page and source
+// language; Run fills Out and Status.
+type Segment struct {
+	// Page groups segments: each page's segments of one language go out
+	// together.
+	Page int
+	// Lang is the source language; Text the text (no newlines).
+	Lang, Text string
+	// Out is the translation ("" unless Status is OK, Retried or
+	// Vocabulary); Status what happened.
+	Out    string
+	Status backend.Status
+}
+
+// Run translates segs into b.Target: per page and source language, in
+// document order, in batches. Each language's pair is checked once with
+// Supports: an unsupported pair is an error when detected is false (the
+// source was given), otherwise its segments get backend.UnsupportedLang and
+// a warning names the language. It returns the warnings.
+func (b *Batcher) Run(ctx context.Context, segs []*Segment, detected bool) ([]string, error) {
+	type key struct {
+		page int
+		lang string
+	}
+	var order []key
+	groups := map[key][]*Segment{}
+	for _, s := range segs {
+		k := key{s.Page, s.Lang}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], s)
+	}
+	supported := map[string]error{}
+	var warnings []string
+	for _, k := range order {
+		err, seen := supported[k.lang]
+		if !seen {
+			err = b.Backend.Supports(ctx, k.lang, b.Target)
+			supported[k.lang] = err
+			if err != nil && detected {
+				warnings = append(warnings, fmt.Sprintf("segments detected as %q left untouched: %v", k.lang, err))
+			}
+		}
+		group := groups[k]
+		if err != nil {
+			if !detected {
+				return warnings, err
+			}
+			for _, s := range group {
+				s.Status = backend.UnsupportedLang
+			}
+			continue
+		}
+		items := make([]string, len(group))
+		for i, s := range group {
+			items[i] = s.Text
+		}
+		out, status, err := b.Translate(ctx, items, k.lang, true)
+		if err != nil {
+			return warnings, err
+		}
+		for i, s := range group {
+			s.Out, s.Status = out[i], status[i]
+		}
+	}
+	return warnings, nil
+}
+
+// Written reports whether s has a translation to write: its status is
+// OK, Retried or Vocabulary.
+func (s *Segment) Written() bool {
+	switch s.Status {
+	case backend.OK, backend.Retried, backend.Vocabulary:
+		return true
+	}
+	return false
+}
+
+// Outcome counts what Run did to its segments.
+type Outcome struct {
+	// Sent counts the segments sent to the backend (all but the
+	// unsupported ones); Translated those with a translation to write,
+	// Untranslated those the guard rejected twice, Unsupported those of a
+	// language the backend does not offer.
+	Sent, Translated, Untranslated, Unsupported int
+	// Languages maps each source language to its translated segments.
+	Languages map[string]int
+}
+
+// Tally counts the outcome of segs after Run.
+func Tally(segs []*Segment) Outcome {
+	o := Outcome{Languages: map[string]int{}}
+	for _, s := range segs {
+		switch {
+		case s.Status == backend.UnsupportedLang:
+			o.Unsupported++
+			continue
+		case s.Written():
+			o.Translated++
+			o.Languages[s.Lang]++
+		case s.Status == backend.Untranslated:
+			o.Untranslated++
+		}
+		o.Sent++
+	}
+	return o
+}

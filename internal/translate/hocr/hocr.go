@@ -1,0 +1,624 @@
+// Package hocr translates hOCR documents (the HTML OCR output of
+// Tesseract, kraken, ocropus and others) into a parallel hOCR document.
+//
+// The input is tokenised as HTML5 (golang.org/x/net/html), since real hOCR
+// is often not well-formed XML, and the output is spliced from the input's
+// bytes: it differs only in the text of the translated lines, a lang
+// attribute (the language tag of machine translation, internal/translate/
+// langtag, e.g. en-t-cs-t0-und) on the page and paragraph elements that
+// hold translated lines, and ocrp_lang added to the ocr-capabilities meta
+// element. Every tag, attribute, bounding box, comment and byte of
+// whitespace is kept.
+//
+// The unit is the line (ocr_line, and Tesseract's ocr_caption, ocr_header
+// and ocr_textfloat): its words (ocrx_word) are translated as one text and
+// the translation's tokens go back one a word, the last word taking the
+// rest, as ALTO Strings do; a line without words (ocropus) holds its
+// translation as it held its text. Text inside other hOCR elements of a
+// word (Tesseract's ocrx_cinfo character boxes and ocr_lstm_choices
+// alternatives) is left as it is.
+package hocr
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"slices"
+	"strings"
+
+	nethtml "golang.org/x/net/html"
+
+	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/backend"
+	"archivekit/internal/translate/batch"
+	"archivekit/internal/translate/langtag"
+	"archivekit/internal/translate/xmlsplice"
+)
+
+// LineClasses are the hOCR classes of the elements translated as lines.
+var LineClasses = []string{"ocr_line", "ocr_caption", "ocr_header", "ocr_textfloat"}
+
+// Options configures one document translation.
+type Options struct {
+	// Backend does the translating.
+	Backend backend.Backend
+	// Source is an ISO 639-1 code, or "" or "auto" to detect once per
+	// paragraph.
+	Source string
+	// Target is the ISO 639-1 target code (required).
+	Target string
+	// Detector is required when Source is auto.
+	Detector alto.Detector
+	// MinConfidence: detections at or below it fall back to
+	// alto.FallbackLang. Zero means alto.DefaultMinConfidence.
+	MinConfidence float64
+	// File is the value of the log's file column.
+	File string
+	// MaxBatchChars caps a batch in characters (0: one batch a page and
+	// language).
+	MaxBatchChars int
+}
+
+// Stats counts what happened to one document.
+type Stats struct {
+	// Pages counts the ocr_page elements; Lines the lines sent.
+	Pages, Lines int
+	// Counts are the backend traffic counts.
+	batch.Counts
+	// Units counts the lines with text; Translated those written with a
+	// translation; InTarget, Unsupported and Untranslated those left.
+	Units, Translated, InTarget, Unsupported, Untranslated int
+}
+
+// Result is a translated document.
+type Result struct {
+	// Output is the parallel hOCR document.
+	Output []byte
+	// Tag is the language tag written (with several source languages,
+	// that of the most frequent).
+	Tag string
+	// Log holds one row per line with text, in document order.
+	Log []alto.LogRow
+	// Stats counts pages, lines and backend traffic.
+	Stats Stats
+	// Languages maps each source language used to its number of lines.
+	Languages map[string]int
+	// DetectionUsed reports that the Detector ran.
+	DetectionUsed bool
+	// Warnings are non-fatal problems.
+	Warnings []string
+}
+
+// ErrNotHOCR is returned (wrapped) for a document without an element of
+// hOCR class ocr_page.
+var ErrNotHOCR = errors.New("not hOCR: no ocr_page element")
+
+// IsHOCR reports whether src is an HTML document with an ocr_page element
+// (it tokenises up to the first one).
+func IsHOCR(src []byte) bool {
+	z := nethtml.NewTokenizer(bytes.NewReader(src))
+	for {
+		switch z.Next() {
+		case nethtml.ErrorToken:
+			return false
+		case nethtml.StartTagToken, nethtml.SelfClosingTagToken:
+			if slices.Contains(classesOf(z.Token()), "ocr_page") {
+				return true
+			}
+		}
+	}
+}
+
+// elem is an open element of the token stream.
+type elem struct {
+	name    string
+	classes []string
+	start   int    // offset of '<'
+	raw     []byte // the start tag as written
+}
+
+// segment is a run of text in a line, at src[start:end] (its whitespace
+// trimmed).
+type segment struct {
+	start, end int
+	text       string
+}
+
+// slot is what receives one token of the translation: a word, or a run of
+// text directly in a line.
+type slot struct {
+	segs []segment
+}
+
+func (s *slot) text() string {
+	parts := make([]string, len(s.segs))
+	for i, g := range s.segs {
+		parts[i] = g.text
+	}
+	return strings.Join(alto.Fields(strings.Join(parts, "")), " ")
+}
+
+// line is one hOCR line with its slots.
+type line struct {
+	id      string
+	page    int
+	unit    *elem   // paragraph (or area, or page) used for detection
+	marks   []*elem // the page and paragraph elements to label
+	slots   []*slot
+	text    string
+	src     string
+	out     string
+	status  backend.Status
+	el      *elem // the line element
+	pending *slot // the word being read
+	wordEl  *elem // its element
+}
+
+// doc is the tokenised document.
+type doc struct {
+	src   []byte
+	lines []*line
+	pages int
+	caps  *elem // the ocr-capabilities meta element
+}
+
+// Translate translates an hOCR document into a parallel one (see the
+// package comment).
+func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
+	if opt.Backend == nil || opt.Target == "" {
+		return nil, errors.New("hocr: Backend and Target are required")
+	}
+	auto := opt.Source == "" || opt.Source == "auto"
+	if auto && opt.Detector == nil {
+		return nil, errors.New("hocr: source language is auto but no Detector is given")
+	}
+	if opt.MinConfidence == 0 {
+		opt.MinConfidence = alto.DefaultMinConfidence
+	}
+	d, err := read(src)
+	if err != nil {
+		return nil, fmt.Errorf("hocr: %s: %w", opt.File, err)
+	}
+	res := &Result{Languages: map[string]int{}}
+	res.Stats.Pages = d.pages
+	if err := translateLines(ctx, d, opt, auto, res); err != nil {
+		return nil, fmt.Errorf("hocr: %s: %w", opt.File, err)
+	}
+	out, err := write(d, opt, res)
+	if err != nil {
+		return nil, fmt.Errorf("hocr: %s: %w", opt.File, err)
+	}
+	res.Output = out
+	return res, nil
+}
+
+// reader collects the lines of a document, token by token.
+type reader struct {
+	d     *doc
+	stack []*elem // the open elements
+	cur   *line   // the line being read
+}
+
+// read tokenises src and collects its lines.
+func read(src []byte) (*doc, error) {
+	r := &reader{d: &doc{src: src}}
+	z := nethtml.NewTokenizer(bytes.NewReader(src))
+	pos := 0
+	for {
+		tt := z.Next()
+		raw := z.Raw()
+		start := pos
+		pos += len(raw)
+		switch tt {
+		case nethtml.ErrorToken:
+			if z.Err() != io.EOF {
+				return nil, z.Err()
+			}
+			if pos != len(src) {
+				return nil, fmt.Errorf("tokens cover %d of %d bytes", pos, len(src))
+			}
+			if r.d.pages == 0 {
+				return nil, ErrNotHOCR
+			}
+			return r.d, nil
+		case nethtml.StartTagToken, nethtml.SelfClosingTagToken:
+			tok := z.Token()
+			e := &elem{name: tok.Data, classes: classesOf(tok), start: start, raw: raw[:len(raw):len(raw)]}
+			r.startTag(e, tok, tt == nethtml.SelfClosingTagToken || isVoid(tok.Data))
+		case nethtml.EndTagToken:
+			name, _ := z.TagName()
+			r.endTag(string(name))
+		case nethtml.TextToken:
+			r.text(raw, start)
+		}
+	}
+}
+
+// startTag opens element e (of token tok); a void or self-closing one is
+// not pushed.
+func (r *reader) startTag(e *elem, tok nethtml.Token, void bool) {
+	d := r.d
+	if tok.Data == "meta" && attrOf(tok, "name") == "ocr-capabilities" {
+		d.caps = e
+	}
+	if slices.Contains(e.classes, "ocr_page") {
+		d.pages++
+	}
+	if void {
+		return
+	}
+	r.stack = append(r.stack, e)
+	cur := r.cur
+	switch {
+	case hasAny(e.classes, LineClasses...) && cur == nil:
+		cur = &line{id: attrOf(tok, "id"), page: d.pages, el: e}
+		for _, a := range r.stack {
+			if hasAny(a.classes, "ocr_page", "ocr_par") {
+				cur.marks = append(cur.marks, a)
+			}
+			if hasAny(a.classes, "ocr_page", "ocr_carea", "ocr_par") {
+				cur.unit = a
+			}
+		}
+		d.lines = append(d.lines, cur)
+		r.cur = cur
+	case cur != nil && slices.Contains(e.classes, "ocrx_word") && cur.pending == nil:
+		cur.pending, cur.wordEl = &slot{}, e
+		cur.slots = append(cur.slots, cur.pending)
+	}
+}
+
+// endTag closes the innermost open element named name and those inside
+// it (HTML's implied end tags); an end tag without a start tag is ignored.
+func (r *reader) endTag(name string) {
+	i := lastIndex(r.stack, name)
+	if i < 0 {
+		return
+	}
+	if cur := r.cur; cur != nil {
+		if slices.Contains(r.stack[i:], cur.wordEl) {
+			cur.pending, cur.wordEl = nil, nil
+		}
+		if slices.Contains(r.stack[i:], cur.el) {
+			r.cur = nil
+		}
+	}
+	r.stack = r.stack[:i]
+}
+
+// text records a text token at src[start:] that belongs to the current
+// line's word, or straight to the line.
+func (r *reader) text(raw []byte, start int) {
+	cur := r.cur
+	if cur == nil {
+		return
+	}
+	owner := innermostOCR(r.stack)
+	lead := len(raw) - len(bytes.TrimLeft(raw, " \t\r\n\f"))
+	trail := len(raw) - len(bytes.TrimRight(raw, " \t\r\n\f"))
+	if owner == nil || lead == len(raw) {
+		return // whitespace between words stays as it is
+	}
+	var s *slot
+	switch {
+	case owner == cur.wordEl:
+		s = cur.pending
+	case owner == cur.el:
+		s = &slot{}
+		cur.slots = append(cur.slots, s)
+	default:
+		return // ocrx_cinfo, ocr_lstm_choices...: left as they are
+	}
+	s.segs = append(s.segs, segment{start: start + lead, end: start + len(raw) - trail, text: html.UnescapeString(string(raw))})
+}
+
+// translateLines detects the lines' languages and translates them.
+func translateLines(ctx context.Context, d *doc, opt Options, auto bool, res *Result) error {
+	st := &res.Stats
+	units := map[*elem][]*line{}
+	var unitOrder []*elem
+	for _, l := range d.lines {
+		l.text = joinSlots(l.slots)
+		if l.text == "" {
+			continue
+		}
+		st.Units++
+		if _, ok := units[l.unit]; !ok {
+			unitOrder = append(unitOrder, l.unit)
+		}
+		units[l.unit] = append(units[l.unit], l)
+	}
+	langs := map[*elem]string{}
+	if auto {
+		res.DetectionUsed = true
+		texts := make([]string, len(unitOrder))
+		for i, u := range unitOrder {
+			texts[i] = joinLines(units[u])
+		}
+		docLang := alto.DocumentLanguage(opt.Detector, texts, opt.MinConfidence)
+		for i, u := range unitOrder {
+			langs[u] = alto.DetectWithPrior(opt.Detector, texts[i], docLang, opt.MinConfidence)
+		}
+	}
+	var segs []*batch.Segment
+	var sent []*line
+	for _, l := range d.lines {
+		if l.text == "" {
+			continue
+		}
+		l.src = opt.Source
+		if auto {
+			l.src = langs[l.unit]
+		}
+		if l.src == opt.Target {
+			st.InTarget++
+			continue
+		}
+		segs = append(segs, &batch.Segment{Page: l.page, Lang: l.src, Text: l.text})
+		sent = append(sent, l)
+	}
+	bt := &batch.Batcher{Backend: opt.Backend, Target: opt.Target, MaxChars: opt.MaxBatchChars, Counts: &st.Counts}
+	warnings, err := bt.Run(ctx, segs, auto)
+	for _, w := range warnings {
+		res.Warnings = append(res.Warnings, opt.File+": "+w)
+	}
+	if err != nil {
+		return err
+	}
+	o := batch.Tally(segs)
+	st.Lines, st.Translated, st.Untranslated, st.Unsupported = o.Sent, o.Translated, o.Untranslated, o.Unsupported
+	res.Languages = o.Languages
+	for i, l := range sent {
+		if l.status = segs[i].Status; segs[i].Written() {
+			l.out = strings.Join(alto.Fields(segs[i].Out), " ")
+		}
+	}
+	return nil
+}
+
+// write splices the translations, the lang attributes and the capability
+// into the source.
+func write(d *doc, opt Options, res *Result) ([]byte, error) {
+	tags, main, err := langtag.ForSources(opt.Target, res.Languages)
+	if err != nil {
+		return nil, err
+	}
+	res.Tag = main
+	ed := xmlsplice.NewEditor(d.src)
+	labels := map[*elem]string{}
+	var labelOrder []*elem
+	for _, l := range d.lines {
+		if l.text == "" {
+			continue
+		}
+		row := alto.LogRow{File: opt.File, Page: l.page, Line: l.id, Source: l.text, Status: l.status}
+		if l.out != "" {
+			row.Target = l.out
+			if sc, ok := opt.Backend.(backend.Scorer); ok && l.status != backend.Vocabulary {
+				row.Score, row.HasScore = sc.Score(l.text)
+			}
+			for i, v := range alto.Place(alto.Fields(l.out), len(l.slots)) {
+				for k, g := range l.slots[i].segs {
+					if k > 0 {
+						v = ""
+					}
+					ed.Replace(g.start, g.end, escapeText(v))
+				}
+			}
+			for _, m := range l.marks {
+				if _, ok := labels[m]; !ok {
+					labelOrder = append(labelOrder, m)
+				}
+				if labels[m] == "" || tags[l.src] == main {
+					labels[m] = tags[l.src]
+				}
+			}
+		}
+		if l.status != "" {
+			res.Log = append(res.Log, row)
+		}
+	}
+	for _, m := range labelOrder {
+		setAttr(ed, m, "lang", labels[m])
+	}
+	if d.caps != nil && len(labelOrder) > 0 {
+		if a, ok := findAttr(d.caps.raw, "content"); ok {
+			if !slices.Contains(strings.Fields(a.value), "ocrp_lang") {
+				v := strings.TrimRight(a.value, " \t\r\n") + " ocrp_lang"
+				ed.Replace(d.caps.start+a.start, d.caps.start+a.end, escapeAttr(v, a.quote))
+			}
+		}
+	}
+	return ed.Bytes()
+}
+
+// setAttr sets attribute name of e, adding it at the end of its start tag
+// when it has none.
+func setAttr(ed *xmlsplice.Editor, e *elem, name, value string) {
+	if a, ok := findAttr(e.raw, name); ok {
+		if a.bare {
+			ed.Insert(e.start+a.end, "="+escapeAttr(value, 0))
+		} else if a.value != value {
+			ed.Replace(e.start+a.start, e.start+a.end, escapeAttr(value, a.quote))
+		}
+		return
+	}
+	end := len(e.raw) - 1 // the '>'
+	if bytes.HasSuffix(e.raw, []byte("/>")) {
+		end--
+	}
+	ed.Insert(e.start+end, " "+name+`="`+escapeAttr(value, '"')+`"`)
+}
+
+func joinSlots(slots []*slot) string {
+	var parts []string
+	for _, s := range slots {
+		if t := s.text(); t != "" {
+			parts = append(parts, t)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func joinLines(lines []*line) string {
+	parts := make([]string, len(lines))
+	for i, l := range lines {
+		parts[i] = l.text
+	}
+	return strings.Join(parts, " ")
+}
+
+// innermostOCR returns the innermost open element with an hOCR class
+// (ocr_*, ocrx_*, ocrp_*).
+func innermostOCR(stack []*elem) *elem {
+	for i := len(stack) - 1; i >= 0; i-- {
+		for _, c := range stack[i].classes {
+			if strings.HasPrefix(c, "ocr") {
+				return stack[i]
+			}
+		}
+	}
+	return nil
+}
+
+func lastIndex(stack []*elem, name string) int {
+	for i := len(stack) - 1; i >= 0; i-- {
+		if stack[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func hasAny(classes []string, want ...string) bool {
+	for _, w := range want {
+		if slices.Contains(classes, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func classesOf(tok nethtml.Token) []string { return strings.Fields(attrOf(tok, "class")) }
+
+func attrOf(tok nethtml.Token, name string) string {
+	for _, a := range tok.Attr {
+		if a.Namespace == "" && a.Key == name {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// isVoid reports the HTML elements that have no end tag.
+func isVoid(name string) bool {
+	switch name {
+	case "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr":
+		return true
+	}
+	return false
+}
+
+// escapeText escapes text content: &, < and >.
+func escapeText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// escapeAttr escapes an attribute value for its quote character; an
+// unquoted value (quote 0) is written in double quotes.
+func escapeAttr(s string, quote byte) string {
+	r := []string{"&", "&amp;", "<", "&lt;"}
+	if quote == '\'' {
+		return strings.NewReplacer(append(r, "'", "&#39;")...).Replace(s)
+	}
+	v := strings.NewReplacer(append(r, `"`, "&quot;")...).Replace(s)
+	if quote == 0 {
+		return `"` + v + `"`
+	}
+	return v
+}
+
+// rawAttr is an attribute of a start tag as written: the value at
+// raw[start:end] (quotes excluded), its quote character (0 when unquoted)
+// and its decoded value.
+type rawAttr struct {
+	start, end int
+	quote      byte
+	value      string
+	bare       bool // written without a value (<p lang>)
+}
+
+// findAttr finds attribute name (ASCII case-insensitive) in the start tag
+// raw, scanning it as the HTML tokeniser does.
+func findAttr(raw []byte, name string) (rawAttr, bool) {
+	i := 1
+	for i < len(raw) && !isSpace(raw[i]) && raw[i] != '>' && raw[i] != '/' {
+		i++
+	}
+	for i < len(raw) {
+		for i < len(raw) && (isSpace(raw[i]) || raw[i] == '/') {
+			i++
+		}
+		if i >= len(raw) || raw[i] == '>' {
+			break
+		}
+		var key string
+		key, i = attrName(raw, i)
+		a, next := attrValue(raw, i)
+		if key == name {
+			return a, true
+		}
+		i = next
+	}
+	return rawAttr{}, false
+}
+
+// attrName reads the attribute name starting at raw[i], lower-cased, and
+// returns it with the offset after it and the spaces that follow.
+func attrName(raw []byte, i int) (string, int) {
+	ns := i
+	for i < len(raw) && !isSpace(raw[i]) && raw[i] != '=' && raw[i] != '>' && (raw[i] != '/' || i == ns) {
+		i++
+	}
+	key := strings.ToLower(string(raw[ns:i]))
+	for i < len(raw) && isSpace(raw[i]) {
+		i++
+	}
+	return key, i
+}
+
+// attrValue reads the "=value" at raw[i], if any, and returns the value
+// and the offset after it.
+func attrValue(raw []byte, i int) (rawAttr, int) {
+	if i >= len(raw) || raw[i] != '=' {
+		return rawAttr{start: i, end: i, bare: true}, i
+	}
+	i++
+	for i < len(raw) && isSpace(raw[i]) {
+		i++
+	}
+	a := rawAttr{}
+	if i < len(raw) && (raw[i] == '"' || raw[i] == '\'') {
+		a.quote = raw[i]
+		a.start = i + 1
+		e := bytes.IndexByte(raw[a.start:], a.quote)
+		if e < 0 {
+			e = len(raw) - a.start
+		}
+		a.end = a.start + e
+		i = a.end + 1
+	} else {
+		a.start = i
+		for i < len(raw) && !isSpace(raw[i]) && raw[i] != '>' {
+			i++
+		}
+		a.end = i
+	}
+	a.value = html.UnescapeString(string(raw[a.start:a.end]))
+	return a, i
+}
+
+func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' }
