@@ -17,17 +17,7 @@ import (
 )
 
 // shardRun is the run metadata of one shard run.
-type shardRun struct {
-	path string
-	doc  paradata.Document
-	spec shard.Spec
-}
-
-// meta is what shard.Select reads of the run.
-func (s shardRun) meta() shard.Run {
-	return shard.Run{Path: s.path, Spec: s.spec, Status: s.doc.Status, Start: s.doc.StartTime, End: s.doc.EndTime,
-		Config: s.doc.Config, Inputs: s.doc.Statistics.InputFilesTotal}
-}
+type shardRun = paradata.ShardRun[*paradata.Document]
 
 // mergeSame are the configuration values every shard of one run must share:
 // what decides the rows and the tables (models are compared by digest
@@ -57,7 +47,7 @@ func (r *merger) merge() error {
 	if err != nil {
 		return err
 	}
-	chosen, superseded, err := shard.Select(runs, shardRun.meta, "pageclass_", sameConfig, r.log)
+	chosen, superseded, err := shard.Select(runs, shardRun.Meta, "pageclass_", sameConfig, r.log)
 	if errors.Is(err, shard.ErrUsage) {
 		return cliflags.Usage(err)
 	} else if err != nil {
@@ -69,7 +59,7 @@ func (r *merger) merge() error {
 	var shape string
 	for _, s := range chosen {
 		var names []string
-		for _, o := range s.doc.Outputs {
+		for _, o := range s.Doc.Outputs {
 			base := filepath.Base(o)
 			if !strings.HasSuffix(base, ".csv") {
 				continue // document records are per document: they stay where they are
@@ -80,7 +70,7 @@ func (r *merger) merge() error {
 			}
 			suffix := base[at:]
 			names = append(names, suffix)
-			tables[suffix] = append(tables[suffix], filepath.Join(filepath.Dir(s.path), base))
+			tables[suffix] = append(tables[suffix], filepath.Join(filepath.Dir(s.Path), base))
 		}
 		if len(names) == 0 {
 			continue // an empty share writes no table
@@ -89,7 +79,7 @@ func (r *merger) merge() error {
 		if got := strings.Join(names, " "); shape == "" {
 			shape = got
 		} else if got != shape {
-			return fmt.Errorf("%s lists the tables %s, another shard %s: not shards of one run", s.path, got, shape)
+			return fmt.Errorf("%s lists the tables %s, another shard %s: not shards of one run", s.Path, got, shape)
 		}
 	}
 	if len(tables) == 0 {
@@ -149,10 +139,10 @@ func (r *merger) merge() error {
 func (r *merger) recordMerged(runs []shardRun, superseded map[string][]string) {
 	// A shard whose share was empty loaded no model and recorded no review
 	// or licence: the models are those of the first shard that ran them.
-	first := runs[0].doc
+	first := runs[0].Doc
 	for _, s := range runs {
-		if len(s.doc.Models) > 0 {
-			first = s.doc
+		if len(s.Doc.Models) > 0 {
+			first = s.Doc
 			break
 		}
 	}
@@ -164,12 +154,12 @@ func (r *merger) recordMerged(runs []shardRun, superseded map[string][]string) {
 	var list []map[string]any
 	seenWarn := map[string]bool{}
 	for _, s := range runs {
-		d := s.doc
-		list = append(list, map[string]any{"shard": s.spec.String(), "run_metadata": s.path, "run_id": d.RunID,
+		d := s.Doc
+		list = append(list, map[string]any{"shard": s.Spec.String(), "run_metadata": s.Path, "run_id": d.RunID,
 			"status": d.Status, "start_time": d.StartTime, "end_time": d.EndTime, "tool_version": d.ToolVersion,
 			"input_files": d.Statistics.InputFilesTotal, "processed": d.Statistics.SuccessfullyProcessed,
 			"skipped": d.Statistics.SkippedFiles, "device": d.Config["device"], "items_from_ledger": d.Config["items_from_ledger"]})
-		if sup := superseded[s.path]; len(sup) > 0 {
+		if sup := superseded[s.Path]; len(sup) > 0 {
 			list[len(list)-1]["supersedes"] = sup
 		}
 		r.para.AddInputs(d.Statistics.InputFilesTotal)
@@ -234,21 +224,21 @@ func (r *merger) shardRuns(from []string) ([]shardRun, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: config.shard: %w", f, err)
 			}
-			out = append(out, shardRun{path: f, doc: d, spec: s})
+			out = append(out, shardRun{Path: f, Spec: s, Doc: &d})
 			found++
 		}
 		if found == 0 {
 			return nil, usagef("--merge: no shard run metadata (*_%s.json with config.shard) in %s", paradata.Program, arg)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
 }
 
 // sameConfig refuses shards whose models (by digest) or table options
 // differ, naming the first difference.
 func sameConfig(a, b shardRun) error {
-	models := func(d paradata.Document) string {
+	models := func(d *paradata.Document) string {
 		var s []string
 		for _, m := range d.Models {
 			s = append(s, m.Revision+"="+m.Digest)
@@ -256,34 +246,34 @@ func sameConfig(a, b shardRun) error {
 		return strings.Join(s, ", ")
 	}
 	// A shard whose share was empty loaded no model.
-	if ma, mb := models(a.doc), models(b.doc); ma != mb && ma != "" && mb != "" {
-		return fmt.Errorf("shards of different models: %s ran %s, %s ran %s", a.path, ma, b.path, mb)
+	if ma, mb := models(a.Doc), models(b.Doc); ma != mb && ma != "" && mb != "" {
+		return fmt.Errorf("shards of different models: %s ran %s, %s ran %s", a.Path, ma, b.Path, mb)
 	}
-	if a.doc.ToolVersion != b.doc.ToolVersion {
-		return fmt.Errorf("shards of different program versions: %s is %s, %s is %s", a.path, a.doc.ToolVersion, b.path, b.doc.ToolVersion)
+	if a.Doc.ToolVersion != b.Doc.ToolVersion {
+		return fmt.Errorf("shards of different program versions: %s is %s, %s is %s", a.Path, a.Doc.ToolVersion, b.Path, b.Doc.ToolVersion)
 	}
 	// review names the digest of a review entry (the orientation model, the
 	// doubt calibration) of a shard run, "none" when it had none.
-	review := func(d paradata.Document, k string) string {
+	review := func(d *paradata.Document, k string) string {
 		m, _ := d.Review[k].(map[string]any)
 		if m == nil {
 			return "none"
 		}
 		return fmt.Sprint(m["digest"])
 	}
-	if ra, rb := review(a.doc, "rotation_model"), review(b.doc, "rotation_model"); ra != rb && len(a.doc.Models) > 0 && len(b.doc.Models) > 0 {
-		return fmt.Errorf("shards of different orientation models: %s ran %s, %s ran %s", a.path, ra, b.path, rb)
+	if ra, rb := review(a.Doc, "rotation_model"), review(b.Doc, "rotation_model"); ra != rb && len(a.Doc.Models) > 0 && len(b.Doc.Models) > 0 {
+		return fmt.Errorf("shards of different orientation models: %s ran %s, %s ran %s", a.Path, ra, b.Path, rb)
 	}
 	// The merged review table and run metadata carry one calibration: a
 	// calibration file written between shard runs would mix flags.
-	if ca, cb := review(a.doc, "calibration"), review(b.doc, "calibration"); ca != cb && len(a.doc.Models) > 0 && len(b.doc.Models) > 0 {
-		return fmt.Errorf("shards of different doubt calibrations: %s applied %s, %s applied %s", a.path, ca, b.path, cb)
+	if ca, cb := review(a.Doc, "calibration"), review(b.Doc, "calibration"); ca != cb && len(a.Doc.Models) > 0 && len(b.Doc.Models) > 0 {
+		return fmt.Errorf("shards of different doubt calibrations: %s applied %s, %s applied %s", a.Path, ca, b.Path, cb)
 	}
 	for _, k := range mergeSame {
-		va, _ := json.Marshal(a.doc.Config[k])
-		vb, _ := json.Marshal(b.doc.Config[k])
+		va, _ := json.Marshal(a.Doc.Config[k])
+		vb, _ := json.Marshal(b.Doc.Config[k])
 		if string(va) != string(vb) {
-			return fmt.Errorf("shards of different configurations: %s has %s = %s, %s has %s", a.path, k, va, b.path, vb)
+			return fmt.Errorf("shards of different configurations: %s has %s = %s, %s has %s", a.Path, k, va, b.Path, vb)
 		}
 	}
 	return nil

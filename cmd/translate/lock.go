@@ -48,7 +48,7 @@ func lockOutput(ctx context.Context, out string, sh shard.Spec, log *slog.Logger
 	if err != nil {
 		return nil, fmt.Errorf("output folder %s: %w", out, err)
 	}
-	share := filepath.Join(dir, fmt.Sprintf("translate_shard-%d-of-%d.lock", sh.Index, sh.Count))
+	share := filepath.Join(dir, "translate"+sh.FileSuffix()+".lock")
 	unlockShare, err := exclusive(ctx, share, wait(share))
 	if err != nil {
 		unlockWhole()

@@ -27,17 +27,8 @@ var mergeDrop = map[string]bool{"shard": true, "shard_inputs_all": true, "ledger
 	"resume": true, "retry_failed": true, "failures_table": true, "input_path": true, "config_file": true,
 	shard.InputsConfig: true, shard.FolderConfig: true}
 
-type shardDoc struct {
-	path string
-	doc  paradataDoc
-	spec shard.Spec
-}
-
-// meta is what shard.Select reads of the run.
-func (r shardDoc) meta() shard.Run {
-	return shard.Run{Path: r.path, Spec: r.spec, Status: r.doc.Status, Start: r.doc.StartTime, End: r.doc.EndTime,
-		Config: r.doc.Config, Inputs: r.doc.Statistics.InputFilesTotal}
-}
+// shardDoc is the run metadata of one shard run.
+type shardDoc = runmeta.ShardRun[*paradataDoc]
 
 // mergeShards combines the run metadata and failures tables of the shard
 // runs in the output folder (<stamp>_translator_shard-<i>-of-<n>.json) into
@@ -68,9 +59,9 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 			if err != nil || sp.Whole() {
 				return fmt.Errorf("%s: config.shard %q is not a shard", f, v)
 			}
-			runs = append(runs, shardDoc{f, d, sp})
+			runs = append(runs, shardDoc{Path: f, Spec: sp, Doc: &d})
 		}
-		chosen, superseded, err := shard.Select(runs, shardDoc.meta, "translate_", sameShardConfig, log)
+		chosen, superseded, err := shard.Select(runs, shardDoc.Meta, "translate_", sameShardConfig, log)
 		if errors.Is(err, shard.ErrUsage) {
 			return cliflags.Usage(err)
 		} else if err != nil {
@@ -96,17 +87,17 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 // set up nothing, so only its version and the whole run's input count are
 // compared.
 func sameShardConfig(a, b shardDoc) error {
-	if a.doc.ToolVersion != b.doc.ToolVersion {
-		return fmt.Errorf("shards of different program versions: %s is %s, %s is %s", a.path, a.doc.ToolVersion, b.path, b.doc.ToolVersion)
+	if a.Doc.ToolVersion != b.Doc.ToolVersion {
+		return fmt.Errorf("shards of different program versions: %s is %s, %s is %s", a.Path, a.Doc.ToolVersion, b.Path, b.Doc.ToolVersion)
 	}
 	for _, k := range mergeSame {
-		if (a.doc.Statistics.InputFilesTotal == 0 || b.doc.Statistics.InputFilesTotal == 0) && k != "shard_inputs_all" {
+		if (a.Doc.Statistics.InputFilesTotal == 0 || b.Doc.Statistics.InputFilesTotal == 0) && k != "shard_inputs_all" {
 			continue
 		}
-		va, _ := json.Marshal(a.doc.Config[k])
-		vb, _ := json.Marshal(b.doc.Config[k])
+		va, _ := json.Marshal(a.Doc.Config[k])
+		vb, _ := json.Marshal(b.Doc.Config[k])
 		if string(va) != string(vb) {
-			return fmt.Errorf("shards of different configurations: %s has %s = %s, %s has %s", a.path, k, va, b.path, vb)
+			return fmt.Errorf("shards of different configurations: %s has %s = %s, %s has %s", a.Path, k, va, b.Path, vb)
 		}
 	}
 	return nil
@@ -118,22 +109,22 @@ func sameShardConfig(a, b shardDoc) error {
 func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, superseded map[string][]string, log interface{ Info(string, ...any) }) error {
 	var failures []ledger.Failure
 	for _, r := range runs {
-		if p, _ := r.doc.Config["failures_table"].(string); p != "" {
-			fs, err := ledger.ReadFailures(filepath.Join(filepath.Dir(r.path), filepath.Base(p)))
+		if p, _ := r.Doc.Config["failures_table"].(string); p != "" {
+			fs, err := ledger.ReadFailures(filepath.Join(filepath.Dir(r.Path), filepath.Base(p)))
 			if err != nil {
 				return err
 			}
 			failures = append(failures, fs...)
 		}
 	}
-	first := runs[0].doc // the configuration of a shard that had inputs
+	first := runs[0].Doc // the configuration of a shard that had inputs
 	for _, r := range runs {
-		if r.doc.Statistics.InputFilesTotal > 0 {
-			first = r.doc
+		if r.Doc.Statistics.InputFilesTotal > 0 {
+			first = r.Doc
 			break
 		}
 	}
-	d := first
+	d := *first // a copy: the shards' documents are read below
 	d.Config = map[string]any{}
 	for k, v := range first.Config {
 		if !mergeDrop[k] {
@@ -145,15 +136,15 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 	var used []string
 	var list []map[string]any
 	seenWarn := map[string]bool{}
-	d.SkippedFilesDetail, d.Outputs, d.Warnings = []skipped{}, []string{}, []string{}
+	d.Trail = runmeta.NewTrail() // the shards' lists, and no interrupted runs (each shard lists its own)
 	terms := map[string]termRate{}
 	for _, r := range runs {
-		x := r.doc
-		list = append(list, map[string]any{"shard": r.spec.String(), "run_metadata": r.path, "run_id": x.RunID,
+		x := r.Doc
+		list = append(list, map[string]any{"shard": r.Spec.String(), "run_metadata": r.Path, "run_id": x.RunID,
 			"status": x.Status, "start_time": x.StartTime, "end_time": x.EndTime, "input_path": x.Config["input_path"],
 			"inputs": x.Statistics.InputFilesTotal, "processed": x.Statistics.SuccessfullyProcessed,
 			"skipped": x.Statistics.SkippedFiles, "items_from_ledger": x.Config["items_from_ledger"]})
-		if sup := superseded[r.path]; len(sup) > 0 {
+		if sup := superseded[r.Path]; len(sup) > 0 {
 			list[len(list)-1]["supersedes"] = sup
 		}
 		xs := x.Statistics

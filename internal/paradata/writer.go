@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"archivekit/internal/licence"
+	"archivekit/internal/shard"
 )
 
 // Parts are the parts of a run-metadata document that every tool keeps
@@ -245,4 +246,20 @@ func ClassifierMeta(dir string) func(ledgerFile string) string {
 		}
 		return filepath.Join(dir, FileName(stamp))
 	}
+}
+
+// ShardRun is the run metadata of one shard run read for a merge (both
+// tools' --merge): its file, its share and its document (a tool's Doc).
+type ShardRun[D Doc[D]] struct {
+	Path string
+	Spec shard.Spec
+	Doc  D
+}
+
+// Meta is what shard.Select reads of the run: its status and times, its
+// configuration and the number of inputs of its share.
+func (s ShardRun[D]) Meta() shard.Run {
+	p := s.Doc.Parts()
+	return shard.Run{Path: s.Path, Spec: s.Spec, Status: p.Header.Status, Start: p.Header.StartTime, End: p.Header.EndTime,
+		Config: p.Config, Inputs: p.Statistics.InputFilesTotal}
 }
