@@ -155,13 +155,8 @@ func (r *merger) recordMerged(runs []shardRun, superseded map[string][]string) {
 	seenWarn := map[string]bool{}
 	for _, s := range runs {
 		d := s.Doc
-		list = append(list, map[string]any{"shard": s.Spec.String(), "run_metadata": s.Path, "run_id": d.RunID,
-			"status": d.Status, "start_time": d.StartTime, "end_time": d.EndTime, "tool_version": d.ToolVersion,
-			"input_files": d.Statistics.InputFilesTotal, "processed": d.Statistics.SuccessfullyProcessed,
-			"skipped": d.Statistics.SkippedFiles, "device": d.Config["device"], "items_from_ledger": d.Config["items_from_ledger"]})
-		if sup := superseded[s.Path]; len(sup) > 0 {
-			list[len(list)-1]["supersedes"] = sup
-		}
+		list = append(list, s.Entry(superseded[s.Path], map[string]any{"tool_version": d.ToolVersion,
+			"input_files": d.Statistics.InputFilesTotal, "device": d.Config["device"]}))
 		r.para.AddInputs(d.Statistics.InputFilesTotal)
 		r.para.Processed(d.Statistics.SuccessfullyProcessed)
 		for _, sk := range d.SkippedFilesDetail {

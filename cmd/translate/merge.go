@@ -140,13 +140,8 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 	terms := map[string]termRate{}
 	for _, r := range runs {
 		x := r.Doc
-		list = append(list, map[string]any{"shard": r.Spec.String(), "run_metadata": r.Path, "run_id": x.RunID,
-			"status": x.Status, "start_time": x.StartTime, "end_time": x.EndTime, "input_path": x.Config["input_path"],
-			"inputs": x.Statistics.InputFilesTotal, "processed": x.Statistics.SuccessfullyProcessed,
-			"skipped": x.Statistics.SkippedFiles, "items_from_ledger": x.Config["items_from_ledger"]})
-		if sup := superseded[r.Path]; len(sup) > 0 {
-			list[len(list)-1]["supersedes"] = sup
-		}
+		list = append(list, r.Entry(superseded[r.Path], map[string]any{"input_path": x.Config["input_path"],
+			"inputs": x.Statistics.InputFilesTotal}))
 		xs := x.Statistics
 		st.InputFilesTotal += xs.InputFilesTotal
 		st.SuccessfullyProcessed += xs.SuccessfullyProcessed
