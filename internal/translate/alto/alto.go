@@ -498,6 +498,7 @@ func (t *translator) translateGroup(ctx context.Context, bt *batch.Batcher, page
 	for i, b := range blocks {
 		items[i] = b.text
 	}
+	t.prepare(ctx, items, blocks, lang)
 	pass1, status, err := bt.Translate(ctx, items, lang, true)
 	if err != nil {
 		return err
@@ -549,6 +550,24 @@ func (t *translator) translateGroup(ctx context.Context, bt *batch.Batcher, page
 		}
 	}
 	return nil
+}
+
+// prepare announces the segments of a page's group to a backend.Preparer:
+// the blocks' texts (pass 1) and, unless FastAlign, their lines (pass 2).
+func (t *translator) prepare(ctx context.Context, items []string, blocks []*block, lang string) {
+	p, ok := t.opt.Backend.(backend.Preparer)
+	if !ok {
+		return
+	}
+	segs := append([]string(nil), items...)
+	if !t.opt.FastAlign {
+		for _, b := range blocks {
+			for _, l := range b.holders {
+				segs = append(segs, l.text)
+			}
+		}
+	}
+	p.Prepare(ctx, segs, lang, t.opt.Target)
 }
 
 // untouched logs the lines of a block left as it was, with the reason.

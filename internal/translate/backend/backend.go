@@ -86,6 +86,17 @@ type Filler interface {
 	Fill(ctx context.Context, text, src, tgt string) (string, bool)
 }
 
+// Preparer is an optional capability: the translator's pipelines announce
+// the segments of a page (ALTO: its blocks, and its lines for pass 2) or of
+// a document (metadata: its fields) before they go through Fill and
+// Translate, one by one or in newline-joined batches, so that work done
+// per segment (lemmatising it for the vocabulary) is done for all of them
+// at once. Preparing is only a speed-up: what it cannot do is done, or
+// fails, where it was done before.
+type Preparer interface {
+	Prepare(ctx context.Context, segments []string, src, tgt string)
+}
+
 // Scorer is an optional capability of backends whose model scores its
 // hypotheses (ct2: the cumulative log-probability): Score returns the
 // score of the latest translation of segment, a line of a text given to

@@ -65,26 +65,60 @@ func (b *Breaker) clock() time.Time {
 
 // Lemmatize calls the inner lemmatiser unless the circuit is open.
 func (b *Breaker) Lemmatize(ctx context.Context, text, lang string) ([]Token, error) {
+	var toks []Token
+	err := b.call(ctx, func() (err error) {
+		toks, err = b.Inner.Lemmatize(ctx, text, lang)
+		return err
+	})
+	return toks, err
+}
+
+// LemmatizeLines lemmatises lines as one call (one success or failure of
+// the circuit) unless the circuit is open: through the inner lemmatiser's
+// LemmatizeLines when it has one (a LineLemmatizer), else line by line.
+func (b *Breaker) LemmatizeLines(ctx context.Context, lines []string, lang string) ([][]Token, error) {
+	var out [][]Token
+	err := b.call(ctx, func() error {
+		if ll, ok := b.Inner.(LineLemmatizer); ok {
+			var err error
+			out, err = ll.LemmatizeLines(ctx, lines, lang)
+			return err
+		}
+		out = make([][]Token, len(lines))
+		for i, l := range lines {
+			toks, err := b.Inner.Lemmatize(ctx, l, lang)
+			if err != nil {
+				return err
+			}
+			out[i] = toks
+		}
+		return nil
+	})
+	return out, err
+}
+
+// call runs inner unless the circuit is open, and counts its outcome.
+func (b *Breaker) call(ctx context.Context, inner func() error) error {
 	b.mu.Lock()
 	if b.open && (b.Cooldown <= 0 || b.clock().Sub(b.openedAt) < b.Cooldown) {
 		last := b.lastErr
 		b.mu.Unlock()
-		return nil, fmt.Errorf("%w; last error: %v", ErrCircuitOpen, last)
+		return fmt.Errorf("%w; last error: %v", ErrCircuitOpen, last)
 	}
 	if b.open {
 		b.openedAt = b.clock() // one trial call; others keep failing fast meanwhile
 	}
 	b.mu.Unlock()
 
-	toks, err := b.Inner.Lemmatize(ctx, text, lang)
+	err := inner()
 	if err != nil && (errors.Is(err, ErrUnsupported) || ctx.Err() != nil) {
-		return nil, err
+		return err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err == nil {
 		b.failures, b.open = 0, false
-		return toks, nil
+		return nil
 	}
 	b.failures++
 	trip := b.Trip
@@ -99,5 +133,5 @@ func (b *Breaker) Lemmatize(ctx context.Context, text, lang string) ([]Token, er
 	} else if b.open {
 		b.openedAt, b.lastErr = b.clock(), err
 	}
-	return nil, err
+	return err
 }

@@ -81,3 +81,27 @@ func TestBreakerCooldownAndNonFailures(t *testing.T) {
 		t.Fatal("a successful trial did not close the circuit")
 	}
 }
+
+// TestBreakerLines: a LemmatizeLines call is one call of the circuit,
+// passed whole to an inner LineLemmatizer, line by line to another one.
+func TestBreakerLines(t *testing.T) {
+	f := &flaky{}
+	b := &Breaker{Inner: f}
+	ctx := context.Background()
+	got, err := b.LemmatizeLines(ctx, []string{"hrob", "jáma"}, "cs")
+	if err != nil || len(got) != 2 || got[1][0].Lemma != "jáma" || f.calls.Load() != 2 {
+		t.Fatalf("line by line: %+v %v, %d calls", got, err, f.calls.Load())
+	}
+	f.fail.Store(true)
+	for i := 0; i < 3; i++ {
+		if _, err := b.LemmatizeLines(ctx, []string{"hrob", "jáma"}, "cs"); err == nil {
+			t.Fatal("no error from a failing lemmatiser")
+		}
+	}
+	if open, _ := b.Open(); !open || f.calls.Load() != 2+DefaultTrip {
+		t.Errorf("open %v after %d calls, want open after %d", open, f.calls.Load(), 2+DefaultTrip)
+	}
+	if _, err := b.Lemmatize(ctx, "hrob", "cs"); !errors.Is(err, ErrCircuitOpen) {
+		t.Errorf("open circuit: %v", err)
+	}
+}

@@ -19,7 +19,9 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	"archivekit/internal/translate/chunker"
 	"archivekit/internal/translate/transport"
@@ -71,6 +73,11 @@ type Token struct {
 	Start, End int
 }
 
+// DefaultMaxInFlight is how many requests a Client sends at once by
+// default: the translator's page concurrency (each page in flight
+// lemmatises its lines in one request).
+const DefaultMaxInFlight = 4
+
 // Client calls the lemmatiser service. It is safe for concurrent use.
 type Client struct {
 	BaseURL   string
@@ -78,6 +85,26 @@ type Client struct {
 	// ChunkLimit bounds the characters sent per request; < 1 means
 	// chunker.DefaultLimit.
 	ChunkLimit int
+	// MaxInFlight bounds the requests in flight at once, over all
+	// callers; < 1 means DefaultMaxInFlight. Set it before first use.
+	MaxInFlight int
+
+	semOnce sync.Once
+	sem     chan struct{}
+}
+
+// LineLemmatizer lemmatises many lines at once (a *Client, a *Breaker
+// in front of one, a *Cache).
+type LineLemmatizer interface {
+	Lemmatizer
+	LemmatizeLines(ctx context.Context, lines []string, lang string) ([][]Token, error)
+}
+
+// Prefetcher is a lemmatiser that keeps what it lemmatised (a *Cache):
+// Prefetch lemmatises lines in as few requests as it can, so that later
+// calls about them are answered from memory.
+type Prefetcher interface {
+	Prefetch(ctx context.Context, lines []string, lang string) error
 }
 
 // New returns a client for baseURL (no trailing slash needed); t nil means
@@ -165,7 +192,129 @@ func (c *Client) Lemmatize(ctx context.Context, text, lang string) ([]Token, err
 	return all, nil
 }
 
+// LemmatizeLines lemmatises lines in few requests and returns each
+// line's tokens, with byte offsets into the line. The lines go out as the
+// paragraphs of one document (joined by blank lines, where UDPipe's
+// tokeniser ends a paragraph and so a sentence), as many per request as
+// ChunkLimit characters allow; the answer's sentences are given back to
+// their lines in order. Requests are sent concurrently, at most
+// MaxInFlight at once. A blank line has no tokens and costs nothing; a
+// line longer than ChunkLimit or holding a line break goes alone through
+// Lemmatize.
+func (c *Client) LemmatizeLines(ctx context.Context, lines []string, lang string) ([][]Token, error) {
+	model, ok := ModelFor(lang)
+	if !ok {
+		return nil, fmt.Errorf("lemmatiser: language %q: %w", lang, ErrUnsupported)
+	}
+	out := make([][]Token, len(lines))
+	jobs := c.requests(lines)
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for j, idx := range jobs {
+		wg.Add(1)
+		go func(j int, idx []int) {
+			defer wg.Done()
+			if len(idx) == 1 && !c.shareable(lines[idx[0]]) {
+				out[idx[0]], errs[j] = c.Lemmatize(ctx, lines[idx[0]], lang)
+				return
+			}
+			group := make([]string, len(idx))
+			for k, i := range idx {
+				group[k] = lines[i]
+			}
+			conllu, err := c.process(ctx, strings.Join(group, "\n\n"), model)
+			if err != nil {
+				errs[j] = err
+				return
+			}
+			sents, err := parseSentences(conllu)
+			if err != nil {
+				errs[j] = fmt.Errorf("lemmatiser %s: %w", model, err)
+				return
+			}
+			for k, toks := range byLine(group, sents) {
+				out[idx[k]] = toks
+			}
+		}(j, idx)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (c *Client) limit() int {
+	if c.ChunkLimit < 1 {
+		return chunker.DefaultLimit
+	}
+	return c.ChunkLimit
+}
+
+// shareable reports whether line can be a paragraph of a request shared
+// with other lines.
+func (c *Client) shareable(line string) bool {
+	return !strings.ContainsAny(line, "\r\n") && utf8.RuneCountInString(line) <= c.limit()
+}
+
+// requests groups the indices of the non-blank lines into requests: runs
+// of shareable lines whose blank-line-joined length is at most the limit,
+// and each other line alone.
+func (c *Client) requests(lines []string) [][]int {
+	var jobs [][]int
+	var cur []int
+	size := 0
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if !c.shareable(l) {
+			jobs = append(jobs, []int{i})
+			continue
+		}
+		n := utf8.RuneCountInString(l)
+		if len(cur) > 0 && size+2+n > c.limit() {
+			jobs = append(jobs, cur)
+			cur, size = nil, 0
+		}
+		if len(cur) > 0 {
+			size += 2
+		}
+		cur = append(cur, i)
+		size += n
+	}
+	if len(cur) > 0 {
+		jobs = append(jobs, cur)
+	}
+	return jobs
+}
+
+// acquire waits for a request slot (MaxInFlight); release gives it back.
+func (c *Client) acquire(ctx context.Context) error {
+	c.semOnce.Do(func() {
+		n := c.MaxInFlight
+		if n < 1 {
+			n = DefaultMaxInFlight
+		}
+		c.sem = make(chan struct{}, n)
+	})
+	select {
+	case c.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *Client) release() { <-c.sem }
+
 func (c *Client) process(ctx context.Context, text, model string) (string, error) {
+	if err := c.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer c.release()
 	u := c.BaseURL + "/process"
 	form := url.Values{"data": {text}, "model": {model}, "tokenizer": {""}, "tagger": {""}}.Encode()
 	resp, err := c.Transport.Do(ctx, func(ctx context.Context) (*http.Request, error) {
@@ -200,6 +349,18 @@ func (c *Client) process(ctx context.Context, text, model string) (string, error
 // skipped. A word line without ten tab-separated columns is an error naming
 // the line.
 func ParseCoNLLU(s string) ([]Token, error) {
+	sents, err := parseSentences(s)
+	var toks []Token
+	for _, st := range sents {
+		toks = append(toks, st...)
+	}
+	return toks, err
+}
+
+// parseSentences is ParseCoNLLU keeping the sentences apart (a blank line
+// ends one).
+func parseSentences(s string) ([][]Token, error) {
+	var sents [][]Token
 	var toks []Token
 	skipUntil := 0 // last word id covered by the current multiword range
 	for i, line := range strings.Split(s, "\n") {
@@ -207,6 +368,9 @@ func ParseCoNLLU(s string) ([]Token, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			if line == "" {
 				skipUntil = 0
+				if len(toks) > 0 {
+					sents, toks = append(sents, toks), nil
+				}
 			}
 			continue
 		}
@@ -240,7 +404,10 @@ func ParseCoNLLU(s string) ([]Token, error) {
 			Start:  -1, End: -1,
 		})
 	}
-	return toks, nil
+	if len(toks) > 0 {
+		sents = append(sents, toks)
+	}
+	return sents, nil
 }
 
 func hasFeature(feats, name, value string) bool {
@@ -261,8 +428,14 @@ func hasFeature(feats, name, value string) bool {
 // order, from the end of the previous located token. A form not found
 // (a tokeniser that normalised it) keeps -1 and does not move the cursor.
 func Locate(text string, toks []Token) []Token {
+	out, _ := locateFrom(text, 0, toks)
+	return out
+}
+
+// locateFrom is Locate starting at byte cursor; it also returns where the
+// last located token ends (cursor when none was).
+func locateFrom(text string, cursor int, toks []Token) ([]Token, int) {
 	out := make([]Token, len(toks))
-	cursor := 0
 	for i, t := range toks {
 		t.Start, t.End = -1, -1
 		if t.Form != "" {
@@ -274,5 +447,42 @@ func Locate(text string, toks []Token) []Token {
 		}
 		out[i] = t
 	}
+	return out, cursor
+}
+
+// byLine gives each sentence of the answer about lines (sent as
+// paragraphs) to its line, in order, and locates its tokens in that line.
+// A sentence belongs to the line being read while that line has unread
+// text; otherwise to the next line. When the sentence's first form is not
+// in the unread text but a later line holds it, the sentence goes there
+// (a tokeniser that normalised the rest of the line).
+func byLine(lines []string, sents [][]Token) [][]Token {
+	out := make([][]Token, len(lines))
+	li, cursor := 0, 0
+	for _, st := range sents {
+		for li+1 < len(lines) && strings.TrimSpace(lines[li][cursor:]) == "" {
+			li, cursor = li+1, 0
+		}
+		if first := firstForm(st); first != "" && !strings.Contains(lines[li][cursor:], first) {
+			for k := li + 1; k < len(lines); k++ {
+				if strings.Contains(lines[k], first) {
+					li, cursor = k, 0
+					break
+				}
+			}
+		}
+		var toks []Token
+		toks, cursor = locateFrom(lines[li], cursor, st)
+		out[li] = append(out[li], toks...)
+	}
 	return out
+}
+
+func firstForm(toks []Token) string {
+	for _, t := range toks {
+		if t.Form != "" {
+			return t.Form
+		}
+	}
+	return ""
 }

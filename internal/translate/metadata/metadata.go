@@ -113,7 +113,8 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 		return nil, err
 	}
 	t := &translation{src: src, opt: opt, auto: auto, res: &Result{Languages: map[string]int{}},
-		ed: xmlsplice.NewEditor(src), supported: map[string]error{}, done: map[*xmlsplice.Node]bool{}}
+		ed: xmlsplice.NewEditor(src), supported: map[string]error{}, done: map[*xmlsplice.Node]bool{},
+		langs: map[*xmlsplice.Node]string{}}
 	// The document's language is the prior of each field's detection; a
 	// short field takes it (see alto.DetectWithPrior).
 	if auto {
@@ -128,6 +129,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 		t.docLang = alto.DocumentLanguage(opt.Detector, texts, opt.MinConfidence)
 		t.res.DetectionUsed = len(texts) > 0
 	}
+	t.prepare(ctx, doc)
 	for _, f := range opt.Fields {
 		for _, el := range f.Select(doc, opt.Namespaces) {
 			if err := t.field(ctx, f, el); err != nil {
@@ -198,8 +200,56 @@ type translation struct {
 	docLang   string // the document's detected language (auto)
 	res       *Result
 	ed        *xmlsplice.Editor
-	supported map[string]error         // Supports' answer per source language
-	done      map[*xmlsplice.Node]bool // an element matched by two fields is translated once
+	supported map[string]error           // Supports' answer per source language
+	done      map[*xmlsplice.Node]bool   // an element matched by two fields is translated once
+	langs     map[*xmlsplice.Node]string // detected source language per field (auto)
+}
+
+// prepare announces the document's fields with text to a
+// backend.Preparer, grouped by source language (detected as field does),
+// in document order.
+func (t *translation) prepare(ctx context.Context, doc *xmlsplice.Document) {
+	p, ok := t.opt.Backend.(backend.Preparer)
+	if !ok {
+		return
+	}
+	var order []string
+	byLang := map[string][]string{}
+	seen := map[*xmlsplice.Node]bool{}
+	for _, f := range t.opt.Fields {
+		for _, el := range f.Select(doc, t.opt.Namespaces) {
+			text, ok := el.Text()
+			if !ok || strings.TrimSpace(text) == "" || seen[el] ||
+				t.opt.Mode == alto.Append && alreadyAppended(el, t.opt.Target) {
+				continue
+			}
+			seen[el] = true
+			if lang := t.lang(el, text); lang != t.opt.Target {
+				if _, ok := byLang[lang]; !ok {
+					order = append(order, lang)
+				}
+				byLang[lang] = append(byLang[lang], text)
+			}
+		}
+	}
+	for _, lang := range order {
+		p.Prepare(ctx, byLang[lang], lang, t.opt.Target)
+	}
+}
+
+// lang is the source language of the field el holding text: the given
+// source, or the detected one (detected once per field).
+func (t *translation) lang(el *xmlsplice.Node, text string) string {
+	if !t.auto {
+		return t.opt.Source
+	}
+	t.res.DetectionUsed = true
+	if l, ok := t.langs[el]; ok {
+		return l
+	}
+	l := alto.DetectWithPrior(t.opt.Detector, text, t.docLang, t.opt.MinConfidence)
+	t.langs[el] = l
+	return l
 }
 
 // field translates the element el selected by f, or counts and logs why
@@ -228,11 +278,7 @@ func (t *translation) field(ctx context.Context, f *XPath, el *xmlsplice.Node) e
 		res.AlreadyDone++
 		return nil
 	}
-	lang := opt.Source
-	if t.auto {
-		res.DetectionUsed = true
-		lang = alto.DetectWithPrior(opt.Detector, text, t.docLang, opt.MinConfidence)
-	}
+	lang := t.lang(el, text)
 	if lang == opt.Target {
 		res.Skipped++
 		res.InTarget++

@@ -153,7 +153,9 @@ type Breaker struct {
 // UseVocabulary makes v the session's vocabulary. When v is not nil and the
 // backend takes placeholders matched by lemma, the lemmatiser is set up
 // from the environment (LEMMATIZER_URL), behind a circuit breaker set up
-// by br; its address not being valid is the error.
+// by br and the session's cache of lemmas per distinct line
+// (lemmatizer.Cache: the translator lemmatises a page's lines in one
+// request); its address not being valid is the error.
 func (s *Session) UseVocabulary(v *vocab.Vocabulary, br Breaker) error {
 	s.Vocabulary = v
 	if v == nil {
@@ -171,7 +173,7 @@ func (s *Session) UseVocabulary(v *vocab.Vocabulary, br Breaker) error {
 		return err
 	}
 	s.LemmatizerURL = c.BaseURL
-	s.Lemmatizer = &lemmatizer.Breaker{Inner: c, Cooldown: br.Cooldown, OnOpen: br.OnOpen}
+	s.Lemmatizer = lemmatizer.NewCache(&lemmatizer.Breaker{Inner: c, Cooldown: br.Cooldown, OnOpen: br.OnOpen})
 	return nil
 }
 

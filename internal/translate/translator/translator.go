@@ -20,6 +20,7 @@ import (
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/guard"
 	"archivekit/internal/translate/langid"
+	"archivekit/internal/translate/lemmatizer"
 	"archivekit/internal/translate/metadata"
 	"archivekit/internal/translate/transport"
 	"archivekit/internal/translate/vocab"
@@ -605,6 +606,37 @@ func (w *wrapped) Fill(ctx context.Context, text, src, tgt string) (string, bool
 		w.record(ComponentLemmatizerEngine, ComponentLemmatizerModels)
 	}
 	return out, ok
+}
+
+// Prepare implements backend.Preparer: when the lemmatiser keeps its
+// answers (lemmatizer.Prefetcher, the session's lemmatizer.Cache), the
+// lines that Fill and Protect will ask it about for segments are
+// lemmatised in one go, so each of those calls is answered from memory.
+// A failure is met again, and warned about, by the call that needs the
+// lemmas (the vocabulary's single words are then not protected, as
+// before).
+func (w *wrapped) Prepare(ctx context.Context, segments []string, src, tgt string) {
+	if w.vocab == nil || (w.vocab.Lang != "" && w.vocab.Lang != src) {
+		return
+	}
+	var fillLem, protLem vocab.Lemmatizer
+	if p, ok := placeholders(w.inner); ok && p.Lemmas && w.fill != nil && tgt == "en" {
+		fillLem = w.fillLem
+	}
+	if w.protector != nil {
+		protLem = w.protector.Lemmatizer
+	}
+	lem := protLem // both are Options.Lemmatizer when set
+	if lem == nil {
+		lem = fillLem
+	}
+	pf, ok := lem.(lemmatizer.Prefetcher)
+	if !ok {
+		return
+	}
+	if lines := w.vocab.LemmaLines(segments, fillLem != nil, protLem != nil); len(lines) > 0 {
+		_ = pf.Prefetch(ctx, lines, src)
+	}
 }
 
 func (w *wrapped) Name() string { return w.inner.Name() }

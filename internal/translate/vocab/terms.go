@@ -31,12 +31,10 @@ func (v *Vocabulary) Fill(ctx context.Context, text, lang string, lem Lemmatizer
 	if v == nil || len(v.whole) == 0 {
 		return "", false, false
 	}
-	core := trimPunct(text)
-	n := len(strings.Fields(core))
-	if n == 0 || n > FillMaxWords {
+	core, n, e := v.fillable(text)
+	if n == 0 {
 		return "", false, false
 	}
-	e := v.whole[wholeKey(core)]
 	if e == nil && lem != nil {
 		if _, has := lemmatizer.ModelFor(lang); has {
 			if toks, err := lem.Lemmatize(ctx, core, lang); err == nil {
@@ -67,6 +65,51 @@ func (v *Vocabulary) Fill(ctx context.Context, text, lang string, lem Lemmatizer
 	}
 	i := strings.Index(text, core)
 	return text[:i] + tgt + text[i+len(core):], lemmasUsed, true
+}
+
+// fillable returns what Fill looks up for text: its core (text without
+// the punctuation around it), the core's word count (0 when Fill does not
+// answer texts of that length) and the entry the core is, if any.
+func (v *Vocabulary) fillable(text string) (core string, words int, e *Entry) {
+	core = trimPunct(text)
+	words = len(strings.Fields(core))
+	if words == 0 || words > FillMaxWords {
+		return core, 0, nil
+	}
+	return core, words, v.whole[wholeKey(core)]
+}
+
+// LemmaLines returns the distinct lines the lemmatiser is asked about when
+// segments (texts in the vocabulary's language) go through Fill (fill)
+// and Protect (protect), in order of first use: the cores of the short
+// segments that are no entry as they stand, and every line of the
+// segments. A lemmatiser that keeps its answers (lemmatizer.Prefetcher)
+// can lemmatise them all in one request beforehand.
+func (v *Vocabulary) LemmaLines(segments []string, fill, protect bool) []string {
+	if v == nil {
+		return nil
+	}
+	fill = fill && len(v.whole) > 0
+	protect = protect && len(v.words) > 0
+	var out []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if strings.TrimSpace(s) != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, seg := range segments {
+		if core, n, e := v.fillable(seg); fill && n > 0 && e == nil {
+			add(core)
+		}
+		if protect {
+			for _, l := range strings.Split(seg, "\n") {
+				add(l)
+			}
+		}
+	}
+	return out
 }
 
 // TermCheck is the terminology of one text: the vocabulary entries whose

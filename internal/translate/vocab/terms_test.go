@@ -2,6 +2,7 @@ package vocab
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -60,5 +61,34 @@ func TestCheckTerms(t *testing.T) {
 	}
 	if c := v.CheckTerms("", "x"); c.Expected != 0 {
 		t.Fatalf("%+v", c)
+	}
+}
+
+// TestLemmaLines: the lines Fill and Protect will ask the lemmatiser
+// about: short segments that are no entry as they stand (their core,
+// without the punctuation around it), and every line of every segment,
+// each once, in order of first use.
+func TestLemmaLines(t *testing.T) {
+	v, err := Parse(strings.NewReader("source_lemma,target_translation\nhrob,grave\nkostrový hrob,inhumation grave\n"), "v.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	segs := []string{"(Hroby.)", "Kostrový hrob", "V jámě byly hroby\nu cesty", "(Hroby.)", "tři slova zde", " "}
+	for _, c := range []struct {
+		fill, protect bool
+		want          []string
+	}{
+		{true, true, []string{"Hroby", "(Hroby.)", "Kostrový hrob", "V jámě byly hroby", "u cesty", "tři slova zde"}},
+		{true, false, []string{"Hroby"}},
+		{false, true, []string{"(Hroby.)", "Kostrový hrob", "V jámě byly hroby", "u cesty", "tři slova zde"}},
+		{false, false, nil},
+	} {
+		if got := v.LemmaLines(segs, c.fill, c.protect); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("fill %v protect %v: %q, want %q", c.fill, c.protect, got, c.want)
+		}
+	}
+	phrases, _ := Parse(strings.NewReader("source_lemma,target_translation\nkostrový hrob,inhumation grave\n"), "p.csv")
+	if got := phrases.LemmaLines(segs, false, true); got != nil {
+		t.Errorf("a vocabulary without single words asks about %q", got)
 	}
 }

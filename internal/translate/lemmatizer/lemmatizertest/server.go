@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // Analysis is what the stand-in says about one word form (matched
@@ -25,6 +26,28 @@ type Server struct {
 	Requests atomic.Int32
 	// Models lists the models the stand-in accepts.
 	Models map[string]bool
+	// MaxInFlight is the largest number of requests it was answering at
+	// once.
+	MaxInFlight atomic.Int32
+
+	cfg      Config
+	inFlight atomic.Int32
+}
+
+// Config shapes a stand-in started by Start.
+type Config struct {
+	// Lexicon and Models are as for New.
+	Lexicon map[string]Analysis
+	Models  []string
+	// Delay is the latency of every POST /process answer.
+	Delay time.Duration
+	// Fail lists the statuses answered to the first requests, in order
+	// (e.g. 429, 503); later requests are answered. FailAlways, when not
+	// 0, is answered to every request.
+	Fail       []int
+	FailAlways int
+	// RetryAfter is sent as the Retry-After header with failure answers.
+	RetryAfter string
 }
 
 var tokenRE = regexp.MustCompile(`[\p{L}\p{M}\p{N}]+|[^\s\p{L}\p{M}\p{N}]`)
@@ -34,12 +57,18 @@ var tokenRE = regexp.MustCompile(`[\p{L}\p{M}\p{N}]+|[^\s\p{L}\p{M}\p{N}]`)
 // punctuation) and no features. Sentences end at . ! ? and line breaks.
 // The caller closes it.
 func New(lexicon map[string]Analysis, models ...string) *Server {
-	s := &Server{Models: map[string]bool{}}
-	for _, m := range models {
+	return Start(Config{Lexicon: lexicon, Models: models})
+}
+
+// Start starts a stand-in shaped by cfg (New with latency and failures);
+// the caller closes it.
+func Start(cfg Config) *Server {
+	s := &Server{Models: map[string]bool{}, cfg: cfg}
+	for _, m := range cfg.Models {
 		s.Models[m] = true
 	}
 	lex := map[string]Analysis{}
-	for k, v := range lexicon {
+	for k, v := range cfg.Lexicon {
 		lex[strings.ToLower(k)] = v
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +76,18 @@ func New(lexicon map[string]Analysis, models ...string) *Server {
 			http.NotFound(w, r)
 			return
 		}
-		s.Requests.Add(1)
+		n := s.Requests.Add(1)
+		defer s.inFlight.Add(-1)
+		for now, top := s.inFlight.Add(1), s.MaxInFlight.Load(); now > top && !s.MaxInFlight.CompareAndSwap(top, now); top = s.MaxInFlight.Load() {
+		}
+		time.Sleep(s.cfg.Delay)
+		if st := s.failure(int(n)); st != 0 {
+			if s.cfg.RetryAfter != "" {
+				w.Header().Set("Retry-After", s.cfg.RetryAfter)
+			}
+			http.Error(w, http.StatusText(st), st)
+			return
+		}
 		if err := r.ParseForm(); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -73,6 +113,17 @@ func New(lexicon map[string]Analysis, models ...string) *Server {
 		})
 	}))
 	return s
+}
+
+// failure is the status answered to the n-th request (1-based), or 0.
+func (s *Server) failure(n int) int {
+	if s.cfg.FailAlways != 0 {
+		return s.cfg.FailAlways
+	}
+	if n <= len(s.cfg.Fail) {
+		return s.cfg.Fail[n-1]
+	}
+	return 0
 }
 
 // CoNLLU renders text as a UDPipe-like CoNLL-U document using lexicon
@@ -120,9 +171,9 @@ func CoNLLU(text string, lexicon map[string]Analysis) string {
 	return b.String()
 }
 
-func isWord(s string) bool {
-	return regexp.MustCompile(`^[\p{L}\p{M}\p{N}]+$`).MatchString(s)
-}
+var wordRE = regexp.MustCompile(`^[\p{L}\p{M}\p{N}]+$`)
+
+func isWord(s string) bool { return wordRE.MatchString(s) }
 
 // CzechLexicon is a small Czech lexicon with UDPipe-style analyses
 // (PDT UD lemmas and features) shared by the tests of this module.
