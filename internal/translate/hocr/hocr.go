@@ -226,7 +226,8 @@ func read(src []byte) (*doc, error) {
 			return r.d, nil
 		case nethtml.StartTagToken, nethtml.SelfClosingTagToken:
 			tok := z.Token()
-			e := &elem{name: tok.Data, classes: classesOf(tok), start: start, raw: raw[:len(raw):len(raw)]}
+			// Raw is only valid until the next token: keep the source's bytes.
+			e := &elem{name: tok.Data, classes: classesOf(tok), start: start, raw: src[start:pos:pos]}
 			r.startTag(e, tok, tt == nethtml.SelfClosingTagToken || isVoid(tok.Data))
 		case nethtml.EndTagToken:
 			name, _ := z.TagName()

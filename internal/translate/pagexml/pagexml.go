@@ -5,7 +5,9 @@
 //
 // The unit is the TextLine: its text is the Unicode of its first TextEquiv
 // (the lowest @index when they have one), or, for a line without one, the
-// Unicode of its Words joined by spaces. A page's lines go to the backend
+// Unicode of its Words joined by spaces. A TextRegion whose lines hold no
+// text at all (region-level transcriptions) is one unit itself, read and
+// written through its own TextEquivs in the same way. A page's lines go to the backend
 // in batches (internal/translate/batch), one line an item.
 //
 // Append mode, the default, adds to each translated line one TextEquiv
@@ -153,6 +155,9 @@ type region struct {
 	node  *xmlsplice.Node
 	lines []*line
 	src   string
+	// self: the region's lines hold no text; its one unit is the
+	// region's own TextEquiv.
+	self bool
 }
 
 // Translate translates a PAGE document (see the package comment).
@@ -224,6 +229,15 @@ func (t *translator) collect(root *xmlsplice.Node) []*region {
 				}
 				if l := t.readLine(c, page); l != nil {
 					l.region = r
+					r.lines = append(r.lines, l)
+				}
+			}
+			if len(r.lines) == 0 {
+				// A region whose lines hold no text (PRImA's example
+				// page, region-level ground truth) is translated as one
+				// unit from its own TextEquiv.
+				if l := t.readLine(n, page); l != nil {
+					l.region, r.self = r, true
 					r.lines = append(r.lines, l)
 				}
 			}
@@ -455,6 +469,9 @@ func (t *translator) replaceLine(ed *xmlsplice.Editor, l *line, tag string) {
 // replaceRegion writes the region's own TextEquiv when every line of the
 // region was translated: the lines' translations, one a line.
 func (t *translator) replaceRegion(ed *xmlsplice.Editor, r *region) {
+	if r.self {
+		return // written as its own unit
+	}
 	var outs []string
 	for _, l := range r.lines {
 		if l.out == "" {
