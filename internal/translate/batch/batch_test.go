@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -93,6 +94,31 @@ func (p *pairs) Supports(_ context.Context, src, _ string) error {
 func (p *pairs) Translate(_ context.Context, text, _, _ string) (string, error) {
 	p.calls = append(p.calls, text)
 	return strings.ToUpper(text), nil
+}
+
+// preparing records the groups announced to it (backend.Preparer) and
+// the calls made before each.
+type preparing struct {
+	pairs
+	prepared []string
+}
+
+func (p *preparing) Prepare(_ context.Context, segments []string, src, tgt string) {
+	p.prepared = append(p.prepared, fmt.Sprintf("%s:%s %q after %d calls", src, tgt, segments, len(p.calls)))
+}
+
+// TestRunPrepares: each page's group of a supported language is announced
+// once, before it is translated.
+func TestRunPrepares(t *testing.T) {
+	be := &preparing{pairs: pairs{unsupported: "xx"}}
+	segs := []*Segment{{Page: 1, Lang: "cs", Text: "a"}, {Page: 1, Lang: "xx", Text: "b"}, {Page: 1, Lang: "cs", Text: "c"}, {Page: 2, Lang: "cs", Text: "d"}}
+	if _, err := (&Batcher{Backend: be, Target: "en", Counts: &Counts{}}).Run(context.Background(), segs, true); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`cs:en ["a" "c"] after 0 calls`, `cs:en ["d"] after 1 calls`}
+	if strings.Join(be.prepared, "|") != strings.Join(want, "|") {
+		t.Errorf("prepared %q, want %q", be.prepared, want)
+	}
 }
 
 func TestTally(t *testing.T) {

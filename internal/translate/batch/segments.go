@@ -22,7 +22,9 @@ type Segment struct {
 }
 
 // Run translates segs into b.Target: per page and source language, in
-// document order, in batches. Each language's pair is checked once with
+// document order, in batches; each such group is announced first to a
+// backend that prepares (backend.Preparer: its lemmas for the vocabulary
+// in one request). Each language's pair is checked once with
 // Supports: an unsupported pair is an error when detected is false (the
 // source was given), otherwise its segments get backend.UnsupportedLang and
 // a warning names the language. It returns the warnings.
@@ -64,6 +66,9 @@ func (b *Batcher) Run(ctx context.Context, segs []*Segment, detected bool) ([]st
 		items := make([]string, len(group))
 		for i, s := range group {
 			items[i] = s.Text
+		}
+		if p, ok := b.Backend.(backend.Preparer); ok {
+			p.Prepare(ctx, items, k.lang, b.Target)
 		}
 		out, status, err := b.Translate(ctx, items, k.lang, true)
 		if err != nil {
