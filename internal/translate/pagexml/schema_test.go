@@ -1,0 +1,80 @@
+package pagexml
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/backend/backendtest"
+	"archivekit/internal/translate/xsd"
+)
+
+// TestSchemaValid validates each real file and what both modes write from
+// it (append output, PAGE 2013 sidecar, replace output) against the
+// official PAGE schema of its version with xmllint (testdata/schema,
+// sources in testdata/SOURCES.md): no output has a schema error its input
+// did not have (the inputs are all valid, so every output must be).
+func TestSchemaValid(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, f := range realFiles {
+		t.Run(f.name, func(t *testing.T) {
+			v, err := xsd.New(ctx, filepath.Join("testdata", "schema", "pagecontent-"+f.version+".xsd"))
+			if errors.Is(err, xsd.ErrNoValidator) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.Close()
+			in, err := os.ReadFile(filepath.Join("testdata", "real", f.name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			base := problems(t, v, dir, "in.xml", in)
+			for _, mode := range []alto.Mode{alto.Append, alto.Replace} {
+				res, err := Translate(ctx, in, Options{Backend: &backendtest.Backend{}, Source: f.src, Target: f.tgt, Mode: mode})
+				if err != nil {
+					t.Fatal(err)
+				}
+				outs := map[string][]byte{string(mode): res.Output}
+				if res.Sidecar != nil {
+					outs["sidecar"] = res.Sidecar
+				}
+				for name, out := range outs {
+					for msg, n := range problems(t, v, dir, name+".xml", out) {
+						if n > base[msg] {
+							t.Errorf("%s: new schema error: %s", name, msg)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// fileLine is the "file:line: " prefix of an xmllint message.
+var fileLine = regexp.MustCompile(`^[^:]*:\d+: `)
+
+// problems writes src to dir/name and counts xmllint's messages about it,
+// without their file and line.
+func problems(t *testing.T, v *xsd.Validator, dir, name string, src []byte) map[string]int {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := v.Validate(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, m := range msgs {
+		out[fileLine.ReplaceAllString(m, "")]++
+	}
+	return out
+}
