@@ -426,32 +426,39 @@ func write(d *doc, opt Options, res *Result) ([]byte, error) {
 		setAttr(ed, m, "lang", labels[m])
 	}
 	if d.caps != nil && len(labelOrder) > 0 {
-		if a, ok := findAttr(d.caps.raw, "content"); ok {
-			if !slices.Contains(strings.Fields(a.value), "ocrp_lang") {
-				v := strings.TrimRight(a.value, " \t\r\n") + " ocrp_lang"
-				ed.Replace(d.caps.start+a.start, d.caps.start+a.end, escapeAttr(v, a.quote))
-			}
+		if a, ok := findAttr(d.caps.raw, "content"); ok && !slices.Contains(strings.Fields(a.value), "ocrp_lang") {
+			replaceValue(ed, d.caps, a, strings.TrimRight(a.value, " \t\r\n\f")+" ocrp_lang")
 		}
 	}
 	return ed.Bytes()
 }
 
 // setAttr sets attribute name of e, adding it at the end of its start tag
-// when it has none.
+// when it has none. e is an element the tokeniser opened (never a
+// self-closing tag), so the new attribute goes just before the final '>':
+// before a "/" there, it would end an unquoted value (<p title=x/>).
 func setAttr(ed *xmlsplice.Editor, e *elem, name, value string) {
 	if a, ok := findAttr(e.raw, name); ok {
-		if a.bare {
-			ed.Insert(e.start+a.end, "="+escapeAttr(value, 0))
-		} else if a.value != value {
-			ed.Replace(e.start+a.start, e.start+a.end, escapeAttr(value, a.quote))
+		if a.bare || a.value != value {
+			replaceValue(ed, e, a, value)
 		}
 		return
 	}
-	end := len(e.raw) - 1 // the '>'
-	if bytes.HasSuffix(e.raw, []byte("/>")) {
-		end--
+	if !bytes.HasSuffix(e.raw, []byte(">")) {
+		return // a start tag cut short by the end of the document
 	}
-	ed.Insert(e.start+end, " "+name+`="`+escapeAttr(value, '"')+`"`)
+	ed.Insert(e.start+len(e.raw)-1, " "+name+`="`+escapeAttr(value, '"')+`"`)
+}
+
+// replaceValue writes value as the value of attribute a of e: in a's
+// quotes, in double quotes for an unquoted value, after "=" for an
+// attribute written without one.
+func replaceValue(ed *xmlsplice.Editor, e *elem, a rawAttr, value string) {
+	if a.bare {
+		ed.Insert(e.start+a.end, "="+escapeAttr(value, 0))
+		return
+	}
+	ed.Replace(e.start+a.start, e.start+a.end, escapeAttr(value, a.quote))
 }
 
 func joinSlots(slots []*slot) string {
