@@ -13,6 +13,7 @@ import (
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/chat"
 	"archivekit/internal/translate/ct2backend"
+	"archivekit/internal/translate/lemmatizer"
 	"archivekit/internal/translate/metadata"
 	"archivekit/internal/translate/translator"
 	"archivekit/internal/translate/translator/translatortest"
@@ -133,6 +134,32 @@ func TestUseVocabulary(t *testing.T) {
 			t.Errorf("%s: options %+v", tc.name, opt)
 		}
 		s.Close()
+	}
+}
+
+// TestUseVocabularyCache: the session's lemmatiser keeps the run's lemmas
+// (lemmatizer.Cache, which the translator fills a page at a time) in
+// front of the circuit breaker set up by Breaker.
+func TestUseVocabularyCache(t *testing.T) {
+	v, err := vocab.Parse(strings.NewReader("source_lemma,target_translation\nhrob,grave\n"), "v.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"TRANSLATION_URL": "http://127.0.0.1:9", "LEMMATIZER_URL": "http://127.0.0.1:9"}
+	s, err := Open("mtapi", func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.UseVocabulary(v, Breaker{Cooldown: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	c, ok := s.Lemmatizer.(*lemmatizer.Cache)
+	if !ok {
+		t.Fatalf("lemmatiser %T, want a *lemmatizer.Cache", s.Lemmatizer)
+	}
+	if b, ok := c.Inner.(*lemmatizer.Breaker); !ok || b.Cooldown != time.Minute {
+		t.Errorf("cache in front of %T, want the session's breaker", c.Inner)
 	}
 }
 
