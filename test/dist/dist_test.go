@@ -181,14 +181,7 @@ func TestTarballRunsAnywhere(t *testing.T) {
 		doc := filepath.Join(root, "share", "doc", "archivekit")
 		var notice string
 		for _, name := range []string{"LICENSE", "THIRD_PARTY_NOTICES.md"} {
-			want, err := os.ReadFile(filepath.Join("..", "..", name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := os.ReadFile(filepath.Join(doc, name))
-			if err != nil || !bytes.Equal(got, want) {
-				t.Errorf("share/doc/archivekit/%s: %v, or not the checkout's", name, err)
-			}
+			want, _ := shippedAsChecked(t, doc, name)
 			notice = string(want)
 		}
 		// Each Go module (versions start with v) and crate the notice lists,
@@ -207,6 +200,35 @@ func TestTarballRunsAnywhere(t *testing.T) {
 		for _, d := range dirs {
 			if files, err := os.ReadDir(filepath.Join(doc, "licenses", d)); err != nil || len(files) == 0 {
 				t.Errorf("share/doc/archivekit/licenses/%s: %d files (%v), want its licence files", d, len(files), err)
+			}
+		}
+	})
+
+	t.Run("the tree ships the README and docs/, and their links hold", func(t *testing.T) {
+		doc := filepath.Join(root, "share", "doc", "archivekit")
+		pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+		if err != nil || len(pages) == 0 {
+			t.Fatalf("docs/*.md of the checkout: %d pages (%v)", len(pages), err)
+		}
+		names := []string{"README.md"}
+		for _, p := range pages {
+			names = append(names, filepath.Join("docs", filepath.Base(p)))
+		}
+		link := regexp.MustCompile(`\]\(([^)#:]+\.md)(#[^)]*)?\)`)
+		for _, name := range names {
+			got, ok := shippedAsChecked(t, doc, name)
+			if !ok {
+				continue
+			}
+			// Every link to another page of the documentation finds it in the tree.
+			for _, m := range link.FindAllStringSubmatch(string(got), -1) {
+				target := filepath.Join(doc, filepath.Dir(name), m[1])
+				if !strings.HasPrefix(target, doc+string(filepath.Separator)) {
+					continue // a file of the repository outside the documentation
+				}
+				if _, err := os.Stat(target); err != nil {
+					t.Errorf("share/doc/archivekit/%s links %s: %v", name, m[1], err)
+				}
 			}
 		}
 	})
@@ -292,4 +314,22 @@ func TestTarballRunsAnywhere(t *testing.T) {
 			}
 		}
 	})
+}
+
+// shippedAsChecked reads the checkout's file name (a path relative to the
+// repository root) and reports, as an error of t, when the tree's copy under
+// doc is missing or differs; it returns the checkout's bytes and whether the
+// copy is the same.
+func shippedAsChecked(t *testing.T, doc, name string) ([]byte, bool) {
+	t.Helper()
+	want, err := os.ReadFile(filepath.Join("..", "..", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(doc, name))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("share/doc/archivekit/%s: %v, or not the checkout's", name, err)
+		return want, false
+	}
+	return want, true
 }

@@ -81,7 +81,7 @@ subjectAltName=$3}"
   sign apiserver /CN=kube-apiserver \
     "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:localhost,IP:$NODE_IP,IP:10.96.0.1,IP:127.0.0.1"
   # One client identity for the components and the test driver: a member of
-  # system:masters (a single-user test cluster; see the README's runbook for
+  # system:masters (a single-user test cluster; see docs/deployment.md, runbook, for
   # what a real cluster separates).
   sign admin "/O=system:masters/CN=archivekit-admin"
   sign kubelet "/CN=$NODE_NAME" "DNS:$NODE_NAME,IP:$NODE_IP"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make k8s-e2e: the orchestrator acceptance of page-classification spec 9 on
-# a one-node Kubernetes started here (README "Deployment", runbook).
+# a one-node Kubernetes started here (docs/deployment.md, runbook).
 #
 #   1. the components, built once per version (tools/k8s/build.sh) into
 #      $K8S_BIN;

@@ -202,7 +202,7 @@ func (s *Step) Run(ctx context.Context, data []float32, n int) ([]Page, error) {
 // shipped EfficientNet-Lite models, two lanes of one thread gave 1.13× (one
 // model) to 1.25× (the five-model ensemble) the pages per second of one
 // lane of two threads; for the earlier demo models under heavy load the
-// figures ranged from 0.70 to 1.20 (README "Benchmarks").
+// figures ranged from 0.70 to 1.20 (docs/benchmarks.md).
 const DefaultLanes = 2
 
 // lanes is the number of lanes Predict uses for asked (Options.Lanes).

@@ -117,7 +117,7 @@ func loadOptimized(dir, device string, c *modelmeta.Contents) (*Model, error) {
 
 // InferenceOptimization is the optimisation Load applies to a model of
 // base architecture base on device, chosen per family from measurements
-// (README "Benchmarks"; the outputs match the plain module's within
+// (docs/benchmarks.md; the outputs match the plain module's within
 // float rounding, TestOptimizedMatchesPlain):
 //
 //   - CNNs (EfficientNet, EfficientNetV2, EfficientNet-Lite, RegNet,
@@ -132,7 +132,7 @@ func loadOptimized(dir, device string, c *modelmeta.Contents) (*Model, error) {
 //     (two lanes), libtorch computes the 1×1 convolutions of the frozen
 //     module with MKL's sgemm; optimize_for_inference keeps them on
 //     oneDNN: 1.12–1.39× the pages per second of the pipeline, 12–22% less
-//     CPU per page (README "Benchmarks").
+//     CPU per page (docs/benchmarks.md).
 //   - ViTs and any family not listed: none (freezing, channels-last and
 //     optimize_for_inference were within ±5% of the plain module).
 //   - CUDA: none (not measured: no GPU was available).
@@ -346,7 +346,7 @@ func (m *Model) normalise(r []float32) []float32 {
 // allocation that glibc's malloc serves from its heap and reuses. Larger
 // ones are mapped and unmapped at each call, and the kernel then clears
 // every page again: with the 16 pages of a batch in one call, page faults
-// took a quarter of the pipeline's CPU time (README "Benchmarks").
+// took a quarter of the pipeline's CPU time (docs/benchmarks.md).
 var cpuCallInput = 3 << 20 // a variable for the benchmarks (export_test.go)
 
 // ChunkPages is the number of pages of one forward pass: on the CPU as

@@ -16,7 +16,7 @@ type Rotation struct {
 
 // RotatedConfidence is the probability of a turn other than 0 from which a
 // page is flagged rotated: chosen on the dev pages of fold 1 and their turned
-// copies (1 of 20 upright pages, 43 of 60 turned copies flagged), README.
+// copies (1 of 20 upright pages, 43 of 60 turned copies flagged), docs/pageclass.md.
 const RotatedConfidence = 0.8
 
 // FromOrientation turns an orientation model's probabilities (the page as
