@@ -450,19 +450,24 @@ func locateFrom(text string, cursor int, toks []Token) ([]Token, int) {
 	return out, cursor
 }
 
-// byLine gives each sentence of the answer about lines (sent as
-// paragraphs) to its line, in order, and locates its tokens in that line.
-// A sentence belongs to the line being read while that line has unread
-// text; otherwise to the next line. When the sentence's first form is not
-// in the unread text but a later line holds it, the sentence goes there
-// (a tokeniser that normalised the rest of the line).
+// byLine gives the tokens of the answer about lines (sent as paragraphs)
+// back to their lines, in order, located in them. A sentence starts on the
+// line being read while that line has unread text; otherwise on the next
+// line. When its first form is not in the unread text but a later line
+// holds it, it starts there (a tokeniser that normalised the rest of the
+// line). A sentence that runs on past the end of its line (a tokeniser
+// that did not end it at the blank line) goes on in the next line.
 func byLine(lines []string, sents [][]Token) [][]Token {
 	out := make([][]Token, len(lines))
 	li, cursor := 0, 0
-	for _, st := range sents {
+	// next moves to the next line while the current one has no unread text.
+	next := func() {
 		for li+1 < len(lines) && strings.TrimSpace(lines[li][cursor:]) == "" {
 			li, cursor = li+1, 0
 		}
+	}
+	for _, st := range sents {
+		next()
 		if first := firstForm(st); first != "" && !strings.Contains(lines[li][cursor:], first) {
 			for k := li + 1; k < len(lines); k++ {
 				if strings.Contains(lines[k], first) {
@@ -471,9 +476,12 @@ func byLine(lines []string, sents [][]Token) [][]Token {
 				}
 			}
 		}
-		var toks []Token
-		toks, cursor = locateFrom(lines[li], cursor, st)
-		out[li] = append(out[li], toks...)
+		for _, t := range st {
+			next()
+			var one []Token
+			one, cursor = locateFrom(lines[li], cursor, []Token{t})
+			out[li] = append(out[li], one[0])
+		}
 	}
 	return out
 }

@@ -134,6 +134,11 @@ func TestByLine(t *testing.T) {
 	if got[0][0].Start != -1 || got[0][1].Start != len("„") || got[1][0].Start != 0 {
 		t.Errorf("offsets %+v", got)
 	}
+	// One sentence over two lines: each token goes to the line holding it.
+	got = byLine([]string{"Hroby v", "jámě", "kosti"}, [][]Token{{{Form: "Hroby"}, {Form: "v"}, {Form: "jámě"}}, {{Form: "kosti"}}})
+	if len(got[0]) != 2 || len(got[1]) != 1 || got[1][0].Start != 0 || len(got[2]) != 1 {
+		t.Errorf("a sentence over two lines: %+v", got)
+	}
 }
 
 // TestCache: each distinct line is lemmatised once per language, what is
