@@ -709,6 +709,35 @@ func completeOpenAPI(doc []byte, name, version string) ([]byte, error) {
 	return json.MarshalIndent(root, "", "  ")
 }
 
+// AddOpenAPI adds the paths and component schemas of an OpenAPI fragment
+// (a JSON object with "paths" and "components": {"schemas"}) that the
+// document lacks: a shared package that registers routes (internal/jobs)
+// describes them this way.
+func (s *Service) AddOpenAPI(fragment []byte) error {
+	root, frag := map[string]any{}, map[string]any{}
+	if err := json.Unmarshal(s.openapi, &root); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(fragment, &frag); err != nil {
+		return fmt.Errorf("OpenAPI fragment: %w", err)
+	}
+	if _, ok := frag["paths"].(map[string]any); !ok {
+		return errors.New(`OpenAPI fragment: no "paths" object`)
+	}
+	if c, ok := frag["components"].(map[string]any); !ok || c["schemas"] == nil {
+		return errors.New(`OpenAPI fragment: no "components": {"schemas"} object`)
+	}
+	if err := mergeDefaults(root, frag); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(root, "", "  ")
+	if err != nil {
+		return err
+	}
+	s.openapi = b
+	return nil
+}
+
 // mergeDefaults adds to dst every key of the service fragment under
 // "paths" and "components/schemas" that dst lacks.
 func mergeDefaults(dst, frag map[string]any) error {

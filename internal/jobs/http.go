@@ -1,0 +1,396 @@
+package jobs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"archivekit/internal/service"
+)
+
+// maxPartBytes bounds one form part that is not an item (a field, a
+// baseline record).
+const maxPartBytes = 8 << 20
+
+// upload is an item's file as submitted.
+type upload struct{ Name, Type string }
+
+// Submit serves POST /jobs: the synchronous endpoint's multipart form with
+// one or more files in its item field. It stores the files and the other
+// parts, queues the job and answers 202 with Location: /jobs/{id} and the
+// job's status. With an Idempotency-Key already used for the same request
+// it answers 200 with that job; for another request, 422.
+func (q *Queue) Submit(w http.ResponseWriter, r *http.Request) {
+	id := newID()
+	tmp, err := os.MkdirTemp(q.opts.Dir, "upload-")
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	defer os.RemoveAll(tmp)
+	f, files, sum, ok := q.readForm(w, r, tmp)
+	if !ok {
+		return
+	}
+	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
+	if key != "" && q.sameJob(w, r.Context(), key, sum) {
+		return
+	}
+	dir := q.jobDir(id)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		q.fail(w, err)
+		return
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		q.fail(w, err)
+		return
+	}
+	if err := q.insert(r.Context(), id, f, files, key, sum); err != nil {
+		os.RemoveAll(dir)
+		if key != "" && q.sameJob(w, r.Context(), key, sum) { // a twin won the race
+			return
+		}
+		q.fail(w, err)
+		return
+	}
+	q.log.Info("job queued", "job", id, "items", len(files))
+	q.notify()
+	q.answer(w, r.Context(), id, http.StatusAccepted)
+}
+
+// sameJob answers a request whose Idempotency-Key is known: 200 with the
+// job when the request is the same, 422 when it is not. It reports whether
+// it answered.
+func (q *Queue) sameJob(w http.ResponseWriter, ctx context.Context, key, sum string) bool {
+	id, h, err := q.byKey(ctx, key)
+	switch {
+	case errors.Is(err, errNotFound):
+		return false
+	case err != nil:
+		q.fail(w, err)
+	case h != sum:
+		service.WriteError(w, http.StatusUnprocessableEntity, "this Idempotency-Key was used for another request")
+	default:
+		q.answer(w, ctx, id, http.StatusOK)
+	}
+	return true
+}
+
+// readForm stores the item files under dir/in and keeps the other parts;
+// sum is the hash of the whole request (path, query, parts in order). It
+// answers a bad request itself.
+func (q *Queue) readForm(w http.ResponseWriter, r *http.Request, dir string) (f *form, files []upload, sum string, ok bool) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		service.WriteError(w, http.StatusBadRequest, "the multipart body cannot be read: "+err.Error())
+		return nil, nil, "", false
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "in"), 0o755); err != nil {
+		q.fail(w, err)
+		return nil, nil, "", false
+	}
+	f = &form{Query: r.URL.RawQuery, At: -1}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", q.opts.Path, f.Query)
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			service.WriteBodyError(w, err)
+			return nil, nil, "", false
+		}
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", p.FormName(), p.FileName(), p.Header.Get("Content-Type"))
+		if p.FormName() == q.opts.ItemField {
+			if f.At < 0 {
+				f.At = len(f.Parts)
+			}
+			err = saveItem(h, p, filepath.Join(dir, "in", strconv.Itoa(len(files))))
+			files = append(files, upload{Name: p.FileName(), Type: p.Header.Get("Content-Type")})
+		} else {
+			var b []byte
+			b, err = io.ReadAll(io.LimitReader(p, maxPartBytes+1))
+			if err == nil && len(b) > maxPartBytes {
+				service.WriteError(w, http.StatusBadRequest, fmt.Sprintf("form part %q is longer than %d bytes", p.FormName(), maxPartBytes))
+				return nil, nil, "", false
+			}
+			h.Write(b)
+			f.Parts = append(f.Parts, part{Field: p.FormName(), FileName: p.FileName(), ContentType: p.Header.Get("Content-Type"), Data: b})
+		}
+		if err != nil {
+			service.WriteBodyError(w, err)
+			return nil, nil, "", false
+		}
+		h.Write([]byte{0})
+	}
+	if len(files) == 0 {
+		service.WriteValidation(w, service.ValidationError{Loc: []any{"body", q.opts.ItemField}, Msg: "a job needs at least one file in the form field " + q.opts.ItemField, Type: "missing"})
+		return nil, nil, "", false
+	}
+	return f, files, hex.EncodeToString(h.Sum(nil)), true
+}
+
+// saveItem writes one item's file, hashing it.
+func saveItem(h hash.Hash, p *multipart.Part, path string) error {
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.MultiWriter(out, h), p)
+	if err == nil {
+		err = out.Sync()
+	}
+	return errors.Join(err, out.Close())
+}
+
+// answer writes a job's status with Location.
+func (q *Queue) answer(w http.ResponseWriter, ctx context.Context, id string, code int) {
+	st, err := q.status(ctx, id)
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	w.Header().Set("Location", "/jobs/"+id)
+	service.WriteJSON(w, code, st)
+}
+
+func (q *Queue) fail(w http.ResponseWriter, err error) {
+	if errors.Is(err, errNotFound) {
+		service.WriteError(w, http.StatusNotFound, "no job has this id")
+		return
+	}
+	q.log.Error("job store", "err", err.Error())
+	service.WriteError(w, http.StatusInternalServerError, "the job store failed: "+err.Error())
+}
+
+// Get serves GET /jobs/{id}: the job's state, item counts and errors.
+func (q *Queue) Get(w http.ResponseWriter, r *http.Request) {
+	st, err := q.status(r.Context(), r.PathValue("id"))
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	service.WriteJSON(w, http.StatusOK, st)
+}
+
+// Cancel serves DELETE /jobs/{id}: a queued or running job is canceled
+// (its item in flight is cut and records nothing, no other starts); an
+// ended job answers 409.
+func (q *Queue) Cancel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	ctx := r.Context()
+	_, _, rid, err := q.jobState(ctx, id)
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	done, err := q.setState(ctx, id, Canceled, Queued, Running)
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	if !done {
+		st, _ := q.status(ctx, id)
+		service.WriteError(w, http.StatusConflict, "the job has already ended: "+st.State)
+		return
+	}
+	q.cutRunning(id)
+	if _, err := q.river.JobCancel(ctx, rid); err != nil {
+		q.log.Warn("River cancel", "job", id, "err", err.Error())
+	}
+	q.log.Info("job canceled", "job", id)
+	q.answer(w, ctx, id, http.StatusOK)
+}
+
+// ItemResult is an item of GET /jobs/{id}/results.
+type ItemResult struct {
+	Item        int    `json:"item"`
+	Name        string `json:"name"`
+	State       string `json:"state"`
+	Status      int    `json:"status,omitempty"`
+	ContentType string `json:"content_type,omitempty"`
+	// URL is the item's answer as the synchronous endpoint gave it.
+	URL string `json:"url,omitempty"`
+	// Output is a JSON answer; Text a text answer (XML); other answers
+	// are at URL only.
+	Output json.RawMessage `json:"output,omitempty"`
+	Text   *string         `json:"text,omitempty"`
+	Error  string          `json:"error,omitempty"`
+	// Runs is how many times the item was started (more than 1 after a
+	// stop or a kill cut it).
+	Runs int `json:"runs"`
+}
+
+// Results is the answer of GET /jobs/{id}/results.
+type Results struct {
+	ID    string       `json:"id"`
+	State string       `json:"state"`
+	Items []ItemResult `json:"items"`
+}
+
+// Results serves GET /jobs/{id}/results: every item with its answer so
+// far (JSON answers inline, text answers as strings).
+func (q *Queue) Results(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	st, err := q.status(r.Context(), id)
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	items, err := q.items(r.Context(), id)
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	res := Results{ID: id, State: st.State, Items: []ItemResult{}}
+	for _, it := range items {
+		ir := ItemResult{Item: it.Index, Name: it.Name, State: it.State, Status: it.Status, ContentType: it.Type, Error: it.Error, Runs: it.Runs}
+		if it.State != Queued {
+			ir.URL = fmt.Sprintf("/jobs/%s/results/%d", id, it.Index)
+			if err := inline(&ir, q.outPath(id, it.Index)); err != nil {
+				q.fail(w, err)
+				return
+			}
+		}
+		res.Items = append(res.Items, ir)
+	}
+	service.WriteJSON(w, http.StatusOK, res)
+}
+
+// inline puts a JSON or text answer into ir.
+func inline(ir *ItemResult, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	switch {
+	case strings.Contains(ir.ContentType, "json") && json.Valid(b):
+		ir.Output = b
+	case (strings.HasPrefix(ir.ContentType, "text/") || strings.Contains(ir.ContentType, "xml")) && utf8.Valid(b):
+		s := string(b)
+		ir.Text = &s
+	}
+	return nil
+}
+
+// Item serves GET /jobs/{id}/results/{item}: the item's answer as the
+// synchronous endpoint gave it (status, type, body).
+func (q *Queue) Item(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	n, err := strconv.Atoi(r.PathValue("item"))
+	if err != nil {
+		service.WriteError(w, http.StatusNotFound, "no such item")
+		return
+	}
+	items, err := q.items(r.Context(), id)
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	if n < 0 || n >= len(items) {
+		service.WriteError(w, http.StatusNotFound, "no such item")
+		return
+	}
+	it := items[n]
+	if it.State == Queued {
+		service.WriteError(w, http.StatusConflict, "the item has not run yet")
+		return
+	}
+	b, err := os.ReadFile(q.outPath(id, n))
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	if it.Type != "" {
+		w.Header().Set("Content-Type", it.Type)
+	}
+	if it.Disposition != "" {
+		w.Header().Set("Content-Disposition", it.Disposition)
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(it.Status)
+	_, _ = w.Write(b)
+}
+
+// Page is the answer of GET /jobs.
+type Page struct {
+	Jobs []*Status `json:"jobs"`
+	// Next is the URL of the next page; absent on the last.
+	Next string `json:"next,omitempty"`
+}
+
+// List serves GET /jobs?limit=N&before=C: the jobs, newest first, N a page
+// (default 50, at most 500); next names the following page.
+func (q *Queue) List(w http.ResponseWriter, r *http.Request) {
+	limit, before := 50, int64(0)
+	var bad []service.ValidationError
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 500 {
+			bad = append(bad, service.ValidationError{Loc: []any{"query", "limit"}, Msg: "limit is a whole number from 1 to 500", Type: "value_error"})
+		}
+		limit = n
+	}
+	if v := r.URL.Query().Get("before"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			bad = append(bad, service.ValidationError{Loc: []any{"query", "before"}, Msg: "before is the cursor of a next link", Type: "value_error"})
+		}
+		before = n
+	}
+	if bad != nil {
+		service.WriteValidation(w, bad...)
+		return
+	}
+	ids, next, err := q.list(r.Context(), limit, before)
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	p := Page{Jobs: []*Status{}}
+	for _, id := range ids {
+		st, err := q.status(r.Context(), id)
+		if err != nil {
+			q.fail(w, err)
+			return
+		}
+		p.Jobs = append(p.Jobs, st)
+	}
+	if next > 0 {
+		p.Next = fmt.Sprintf("/jobs?limit=%d&before=%d", limit, next)
+	}
+	service.WriteJSON(w, http.StatusOK, p)
+}
+
+// Async wraps the synchronous endpoint's handler: a request with Prefer:
+// respond-async becomes a job (Submit), any other runs as before.
+func (q *Queue) Async(sync http.HandlerFunc) http.HandlerFunc {
+	if q == nil {
+		return sync
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		for _, v := range r.Header.Values("Prefer") {
+			for _, p := range strings.Split(v, ",") {
+				if strings.EqualFold(strings.TrimSpace(p), "respond-async") {
+					w.Header().Set("Preference-Applied", "respond-async")
+					q.Submit(w, r)
+					return
+				}
+			}
+		}
+		sync(w, r)
+	}
+}

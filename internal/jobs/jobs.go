@@ -1,0 +1,319 @@
+// Package jobs gives a service's synchronous endpoint a durable,
+// asynchronous twin: POST /jobs takes the endpoint's own multipart form with
+// any number of files, answers 202 with Location: /jobs/{id} at once, and
+// workers run each file (an item) through the same handler the synchronous
+// endpoint runs, storing its answer per item.
+//
+// The queue is River (github.com/riverqueue/river) on its SQLite driver
+// over modernc.org/sqlite (pure Go): one database file, jobs.db, in a state
+// folder, which also holds the inputs (in/) and outputs (out/) of every
+// job. One process owns a state folder at a time (an flock on it), so at
+// start any River job left running by a killed process is made available
+// again and picked up at once. An item is recorded done, with its answer,
+// in one transaction after its output file is in place: a job interrupted
+// by a stop or a kill resumes at its first item not done, and no item done
+// runs again. The item in flight at a SIGKILL runs again from its start
+// (its work is lost with the process); a drain (Close) finishes the item in
+// flight and leaves the rest for the next start.
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
+
+	"archivekit/internal/filelock"
+)
+
+// EnvDir is the environment variable naming the state folder; unset or
+// empty, a service has no job API.
+const EnvDir = "JOBS_DIR"
+
+// EnvWorkers is the environment variable with the number of jobs run at
+// once (default 1); a job runs its items one after the other.
+const EnvWorkers = "JOBS_WORKERS"
+
+// The states of a job.
+const (
+	Queued    = "queued"
+	Running   = "running"
+	Succeeded = "succeeded"
+	Failed    = "failed"
+	Canceled  = "canceled"
+)
+
+// Options describe a queue.
+type Options struct {
+	// Dir is the state folder (created if missing).
+	Dir string
+	// Path is the synchronous endpoint's path, e.g. "/translate": items are
+	// requests to it.
+	Path string
+	// Handler is the synchronous endpoint's handler; every item is one
+	// request to it with the job's form fields and one file.
+	Handler http.Handler
+	// ItemField is the form field of the files (default "file").
+	ItemField string
+	// Workers is the number of jobs run at once (default 1).
+	Workers int
+	// Logger receives the queue's records; nil discards them.
+	Logger *slog.Logger
+	// Stopping, when not nil, reports that the service is draining: a job
+	// then stops after its item in flight and waits for the next start.
+	Stopping func() bool
+	// pollEvery is how often River looks for new jobs (default 50 ms).
+	pollEvery time.Duration
+}
+
+// Queue is a state folder's job queue. Its methods are safe for concurrent use;
+// the methods of a nil *Queue do nothing.
+type Queue struct {
+	opts   Options
+	db     *sql.DB
+	river  *river.Client[*sql.Tx]
+	log    *slog.Logger
+	unlock func()
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	stop    chan struct{} // closed by Close
+	// changed is closed and replaced whenever an item or a job changes
+	// state, for WaitState.
+	changed chan struct{}
+	// cancels cancels the context of each job running in this process.
+	cancels map[string]context.CancelFunc
+}
+
+// argsKind is the River job kind of a job.
+const argsKind = "archivekit_job"
+
+// jobArgs is the River job of one job: its id in the jobs table.
+type jobArgs struct {
+	ID string `json:"id"`
+}
+
+// Kind is River's name of the job kind.
+func (jobArgs) Kind() string { return argsKind }
+
+// worker runs jobs for River.
+type worker struct {
+	river.WorkerDefaults[jobArgs]
+	q *Queue
+}
+
+// Timeout: a job runs as long as its items take.
+func (worker) Timeout(*river.Job[jobArgs]) time.Duration { return -1 }
+
+// Work runs the job's items not yet done.
+func (w *worker) Work(ctx context.Context, j *river.Job[jobArgs]) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w.q.mu.Lock()
+	w.q.cancels[j.Args.ID] = cancel
+	w.q.mu.Unlock()
+	defer func() {
+		w.q.mu.Lock()
+		delete(w.q.cancels, j.Args.ID)
+		w.q.mu.Unlock()
+	}()
+	return w.q.work(ctx, j.Args.ID)
+}
+
+// cutRunning ends the context of job id's run in this process, if any.
+func (q *Queue) cutRunning(id string) {
+	q.mu.Lock()
+	cancel := q.cancels[id]
+	q.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// Open opens (or creates) the state folder's queue: it takes the folder's
+// lock, migrates River's tables and the job tables, and makes the jobs a
+// stopped process left running available again. Workers start with Start.
+func Open(ctx context.Context, opts Options) (*Queue, error) {
+	if opts.Dir == "" || opts.Handler == nil || opts.Path == "" {
+		return nil, errors.New("jobs: Options.Dir, Path and Handler are required")
+	}
+	if opts.ItemField == "" {
+		opts.ItemField = "file"
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 1
+	}
+	if opts.pollEvery == 0 {
+		opts.pollEvery = 50 * time.Millisecond
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("jobs: state folder: %w", err)
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	unlock, err := filelock.LockDir(lctx, opts.Dir, cancel)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("jobs: state folder %s is in use by another process: %w", opts.Dir, err)
+	}
+	q := &Queue{opts: opts, log: log, unlock: unlock, stop: make(chan struct{}), changed: make(chan struct{}), cancels: map[string]context.CancelFunc{}}
+	if err := q.open(ctx); err != nil {
+		q.release()
+		return nil, err
+	}
+	return q, nil
+}
+
+func (q *Queue) open(ctx context.Context) error {
+	dsn := "file:" + filepath.Join(q.opts.Dir, "jobs.db") + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(FULL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return fmt.Errorf("jobs: database: %w", err)
+	}
+	// River's SQLite driver wants one connection (SQLite runs one
+	// operation at a time).
+	db.SetMaxOpenConns(1)
+	q.db = db
+	drv := riversqlite.New(db)
+	m, err := rivermigrate.New(drv, &rivermigrate.Config{Logger: q.log})
+	if err != nil {
+		return fmt.Errorf("jobs: migrations: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("jobs: migrations: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		return fmt.Errorf("jobs: tables: %w", err)
+	}
+	// The folder is ours alone (its lock): a job River has as running was
+	// left by a process killed before finishing it, one scheduled or
+	// retryable was paused by a stop; all run again at once.
+	if _, err := db.ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state IN ('running', 'scheduled', 'retryable') AND kind = ?`, argsKind); err != nil {
+		return fmt.Errorf("jobs: taking back jobs left running: %w", err)
+	}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &worker{q: q}); err != nil {
+		return err
+	}
+	q.river, err = river.NewClient(drv, &river.Config{
+		Logger:            q.log,
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: q.opts.Workers}},
+		Workers:           workers,
+		FetchCooldown:     q.opts.pollEvery,
+		FetchPollInterval: q.opts.pollEvery,
+		JobTimeout:        -1,
+		MaxAttempts:       5,
+		// Never rescued while a process lives: the lock says no other
+		// process runs this folder's jobs, and a restart takes them back.
+		RescueStuckJobsAfter: 365 * 24 * time.Hour,
+	})
+	if err != nil {
+		return fmt.Errorf("jobs: River client: %w", err)
+	}
+	return nil
+}
+
+// Start starts the workers; jobs submitted before wait for it.
+func (q *Queue) Start(ctx context.Context) error {
+	if q == nil {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.started || q.closed {
+		return nil
+	}
+	q.started = true
+	return q.river.Start(context.WithoutCancel(ctx))
+}
+
+// Close stops the workers: a job stops after its item in flight (waiting
+// up to ctx's deadline; after it the item is cut and runs again at the next
+// start), then the database and the folder's lock are released.
+func (q *Queue) Close(ctx context.Context) error {
+	if q == nil {
+		return nil
+	}
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return nil
+	}
+	q.closed = true
+	close(q.stop)
+	started := q.started
+	q.mu.Unlock()
+	var err error
+	if started {
+		if err = q.river.Stop(ctx); err != nil {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			err = errors.Join(err, q.river.StopAndCancel(cctx))
+			cancel()
+		}
+	}
+	q.release()
+	return err
+}
+
+func (q *Queue) release() {
+	if q.db != nil {
+		q.db.Close()
+	}
+	if q.unlock != nil {
+		q.unlock()
+	}
+}
+
+// stopping reports whether jobs should stop after their item in flight.
+func (q *Queue) stopping() bool {
+	select {
+	case <-q.stop:
+		return true
+	default:
+	}
+	return q.opts.Stopping != nil && q.opts.Stopping()
+}
+
+// notify wakes those waiting for a change.
+func (q *Queue) notify() {
+	q.mu.Lock()
+	close(q.changed)
+	q.changed = make(chan struct{})
+	q.mu.Unlock()
+}
+
+// Changed is a channel closed at the next change of a job or item state in
+// this process (tests wait on it instead of sleeping).
+func (q *Queue) Changed() <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.changed
+}
+
+// jobDir is the folder of a job's files.
+func (q *Queue) jobDir(id string) string { return filepath.Join(q.opts.Dir, "jobs", id) }
+
+// inPath and outPath are the files of item i's input and answer.
+func (q *Queue) inPath(id string, i int) string {
+	return filepath.Join(q.jobDir(id), "in", strconv.Itoa(i))
+}
+
+func (q *Queue) outPath(id string, i int) string {
+	return filepath.Join(q.jobDir(id), "out", strconv.Itoa(i))
+}

@@ -1,0 +1,472 @@
+package jobs_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"archivekit/internal/jobs"
+	"archivekit/internal/service"
+	"archivekit/internal/service/servicetest"
+)
+
+// echo stands in for a synchronous endpoint: it answers the file's name,
+// size and the lang field as JSON; a file named bad.xml gets 422. Every
+// call is appended to calls (when not nil) as "start NAME" and "end NAME".
+type echo struct {
+	mu    sync.Mutex
+	calls []string
+	// block, when not nil, holds the call for a file of this name until
+	// the request ends.
+	block string
+	log   string // a file each call is appended to ("" none)
+}
+
+func (e *echo) note(s string) {
+	e.mu.Lock()
+	e.calls = append(e.calls, s)
+	e.mu.Unlock()
+	if e.log != "" {
+		f, err := os.OpenFile(e.log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintln(f, s)
+			f.Close()
+		}
+	}
+}
+
+func (e *echo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseMultipartForm(1 << 20); err != nil {
+		service.WriteError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	f, fh, err := r.FormFile("file")
+	if err != nil {
+		service.WriteError(w, http.StatusBadRequest, "no file")
+		return
+	}
+	b, _ := io.ReadAll(f)
+	e.note("start " + fh.Filename)
+	if fh.Filename == e.block {
+		<-r.Context().Done()
+		return
+	}
+	defer e.note("end " + fh.Filename)
+	if fh.Filename == "bad.xml" {
+		service.WriteError(w, http.StatusUnprocessableEntity, "bad.xml is not a document")
+		return
+	}
+	service.WriteJSON(w, http.StatusOK, map[string]any{"name": fh.Filename, "size": len(b), "lang": r.FormValue("lang"), "type": fh.Header.Get("Content-Type"), "query": r.URL.RawQuery})
+}
+
+// newService is a service with the job API over h on dir.
+func newService(t *testing.T, dir string, h http.Handler) (*service.Service, *jobs.Queue) {
+	t.Helper()
+	env := map[string]string{"JOBS_DIR": dir, "LOG_LEVEL": "ERROR"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	svc, err := service.New(service.Options{Name: "echo-api", DefaultMaxUploadMB: 10, LookupEnv: lookup, LogOutput: io.Discard,
+		Index: &service.Index{Welcome: "echo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := jobs.Setup(svc, lookup, "/echo", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Route("POST /echo", "echo", q.Async(h.ServeHTTP))
+	return svc, q
+}
+
+// serve starts the service and its workers.
+func serve(t *testing.T, dir string, h http.Handler) (*httptest.Server, *jobs.Queue) {
+	t.Helper()
+	svc, q := newService(t, dir, h)
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return ts, q
+}
+
+func submit(t *testing.T, base string, key string, parts ...servicetest.Part) (int, http.Header, jobs.Status) {
+	t.Helper()
+	body, ctype := servicetest.Multipart(t, parts...)
+	req, _ := http.NewRequest("POST", base+"/jobs?x=1", body)
+	req.Header.Set("Content-Type", ctype)
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st jobs.Status
+	b := servicetest.ReadBody(t, resp)
+	if resp.StatusCode < 300 {
+		if err := json.Unmarshal(b, &st); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+	}
+	return resp.StatusCode, resp.Header, st
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := servicetest.ReadBody(t, resp)
+	if v != nil && resp.StatusCode == 200 {
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// waitState polls GET /jobs/{id} (waking on each change of the queue) until
+// the job is in state, failing after 20 s.
+func waitState(t *testing.T, q *jobs.Queue, base, id, state string) jobs.Status {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		ch := q.Changed()
+		var st jobs.Status
+		if code := getJSON(t, base+"/jobs/"+id, &st); code != 200 {
+			t.Fatalf("GET /jobs/%s: %d", id, code)
+		}
+		if st.State == state {
+			return st
+		}
+		select {
+		case <-ch:
+		case <-time.After(200 * time.Millisecond): // another process changed it
+		case <-deadline:
+			t.Fatalf("job %s still %s (%+v), want %s", id, st.State, st.Items, state)
+		}
+	}
+}
+
+func file(name, data string) servicetest.Part {
+	return servicetest.Part{Field: "file", Name: name, CType: "application/xml", Data: []byte(data)}
+}
+
+func TestSubmitPollResults(t *testing.T) {
+	ts, q := serve(t, t.TempDir(), &echo{})
+	t0 := time.Now()
+	code, h, st := submit(t, ts.URL, "", servicetest.Part{Field: "lang", Data: []byte("cs")}, file("a.xml", "aaa"), file("bad.xml", "b"), file("c.xml", "cc"))
+	if code != http.StatusAccepted || h.Get("Location") != "/jobs/"+st.ID || st.Items.Total != 3 {
+		t.Fatalf("submit: %d Location %q %+v", code, h.Get("Location"), st)
+	}
+	if el := time.Since(t0); el > time.Second {
+		t.Fatalf("submit took %v", el)
+	}
+	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	if st.Items != (jobs.Counts{Total: 3, Succeeded: 2, Failed: 1}) || len(st.Errors) != 1 || st.Errors[0].Name != "bad.xml" ||
+		st.Errors[0].Status != 422 || st.Errors[0].Error != "bad.xml is not a document" || st.FinishedAt == nil {
+		t.Fatalf("status %+v", st)
+	}
+	var res jobs.Results
+	getJSON(t, ts.URL+"/jobs/"+st.ID+"/results", &res)
+	if len(res.Items) != 3 {
+		t.Fatalf("results %+v", res)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(res.Items[2].Output, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out["name"] != "c.xml" || out["size"] != 2.0 || out["lang"] != "cs" || out["type"] != "application/xml" || out["query"] != "x=1" {
+		t.Fatalf("item 2 answered %v", out)
+	}
+	resp, err := http.Get(ts.URL + res.Items[1].URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := servicetest.ReadBody(t, resp)
+	if resp.StatusCode != 422 || !strings.Contains(string(b), "not a document") {
+		t.Fatalf("item 1: %d %s", resp.StatusCode, b)
+	}
+}
+
+func TestAllFailed(t *testing.T) {
+	ts, q := serve(t, t.TempDir(), &echo{})
+	_, _, st := submit(t, ts.URL, "", file("bad.xml", "b"))
+	waitState(t, q, ts.URL, st.ID, jobs.Failed)
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	ts, _ := serve(t, t.TempDir(), &echo{})
+	code1, _, a := submit(t, ts.URL, "k1", file("a.xml", "aaa"))
+	code2, h, b := submit(t, ts.URL, "k1", file("a.xml", "aaa"))
+	if code1 != 202 || code2 != 200 || a.ID != b.ID || h.Get("Location") != "/jobs/"+a.ID {
+		t.Fatalf("same key, same request: %d %d %s %s", code1, code2, a.ID, b.ID)
+	}
+	if code, _, _ := submit(t, ts.URL, "k1", file("a.xml", "other")); code != 422 {
+		t.Fatalf("same key, another request: %d, want 422", code)
+	}
+	_, _, c := submit(t, ts.URL, "", file("a.xml", "aaa"))
+	if c.ID == a.ID {
+		t.Fatal("no key: the same job")
+	}
+}
+
+func TestCancel(t *testing.T) {
+	e := &echo{block: "slow.xml"}
+	ts, q := serve(t, t.TempDir(), e)
+	_, _, st := submit(t, ts.URL, "", file("a.xml", "a"), file("slow.xml", "s"), file("c.xml", "c"))
+	// Wait until the slow item has started.
+	deadline := time.Now().Add(20 * time.Second)
+	for !slices(e, "start slow.xml") {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow item never started")
+		}
+		select {
+		case <-q.Changed():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	req, _ := http.NewRequest("DELETE", ts.URL+"/jobs/"+st.ID, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servicetest.ReadBody(t, resp)
+	if resp.StatusCode != 200 {
+		t.Fatalf("DELETE: %d", resp.StatusCode)
+	}
+	st = waitState(t, q, ts.URL, st.ID, jobs.Canceled)
+	resp, _ = http.DefaultClient.Do(req)
+	servicetest.ReadBody(t, resp)
+	if resp.StatusCode != http.StatusConflict {
+		t.Fatalf("second DELETE: %d, want 409", resp.StatusCode)
+	}
+	if getJSON(t, ts.URL+"/jobs/nope", nil) != 404 {
+		t.Fatal("unknown job: not 404")
+	}
+	if slices(e, "start c.xml") {
+		t.Fatal("an item started after the cancel")
+	}
+}
+
+func slices(e *echo, s string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range e.calls {
+		if c == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestListPaging(t *testing.T) {
+	ts, _ := serve(t, t.TempDir(), &echo{})
+	var ids []string
+	for i := range 5 {
+		_, _, st := submit(t, ts.URL, "", file(fmt.Sprintf("%d.xml", i), "x"))
+		ids = append(ids, st.ID)
+	}
+	var got []string
+	next := "/jobs?limit=2"
+	pages := 0
+	for next != "" {
+		var p jobs.Page
+		if code := getJSON(t, ts.URL+next, &p); code != 200 {
+			t.Fatalf("%s: %d", next, code)
+		}
+		for _, j := range p.Jobs {
+			got = append(got, j.ID)
+		}
+		next, pages = p.Next, pages+1
+	}
+	if pages != 3 || len(got) != 5 || got[0] != ids[4] || got[4] != ids[0] {
+		t.Fatalf("%d pages, %v; submitted %v", pages, got, ids)
+	}
+	if getJSON(t, ts.URL+"/jobs?limit=0", nil) != 422 {
+		t.Fatal("limit=0 accepted")
+	}
+}
+
+func TestPreferRespondAsync(t *testing.T) {
+	ts, q := serve(t, t.TempDir(), &echo{})
+	body, ctype := servicetest.Multipart(t, file("a.xml", "aaa"))
+	req, _ := http.NewRequest("POST", ts.URL+"/echo", body)
+	req.Header.Set("Content-Type", ctype)
+	req.Header.Set("Prefer", "respond-async, wait=5")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servicetest.ReadBody(t, resp)
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != 202 || !strings.HasPrefix(loc, "/jobs/") || resp.Header.Get("Preference-Applied") != "respond-async" {
+		t.Fatalf("%d %q", resp.StatusCode, loc)
+	}
+	waitState(t, q, ts.URL, strings.TrimPrefix(loc, "/jobs/"), jobs.Succeeded)
+	// Without the preference, the endpoint answers at once.
+	code, b := servicetest.PostForm(t, ts.URL+"/echo", file("a.xml", "aaa"))
+	if code != 200 || !strings.Contains(string(b), `"name":"a.xml"`) {
+		t.Fatalf("%d %s", code, b)
+	}
+}
+
+func TestInfoAndOpenAPI(t *testing.T) {
+	ts, _ := serve(t, t.TempDir(), &echo{})
+	var info struct {
+		Endpoints []service.Endpoint `json:"endpoints"`
+	}
+	getJSON(t, ts.URL+"/info", &info)
+	want := map[string]bool{"POST /jobs": false, "GET /jobs": false, "GET /jobs/{id}": false, "DELETE /jobs/{id}": false, "GET /jobs/{id}/results": false}
+	for _, e := range info.Endpoints {
+		if _, ok := want[e.Method+" "+e.Path]; ok {
+			want[e.Method+" "+e.Path] = true
+		}
+	}
+	for k, ok := range want {
+		if !ok {
+			t.Errorf("/info lacks %s", k)
+		}
+	}
+	var doc struct {
+		Paths map[string]map[string]any `json:"paths"`
+	}
+	getJSON(t, ts.URL+"/openapi.json", &doc)
+	if doc.Paths["/jobs"]["post"] == nil || doc.Paths["/jobs/{id}"]["delete"] == nil || doc.Paths["/health"] == nil {
+		t.Fatalf("openapi paths %v", doc.Paths)
+	}
+}
+
+func TestNoDirNoAPI(t *testing.T) {
+	lookup := func(string) (string, bool) { return "", false }
+	svc, err := service.New(service.Options{Name: "x", DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := jobs.Setup(svc, lookup, "/x", http.NotFoundHandler())
+	if err != nil || q != nil {
+		t.Fatalf("%v %v", q, err)
+	}
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFolderLocked(t *testing.T) {
+	dir := t.TempDir()
+	_, q := newService(t, dir, &echo{})
+	defer q.Close(context.Background())
+	lookup := func(k string) (string, bool) { return map[string]string{"JOBS_DIR": dir}[k], k == "JOBS_DIR" }
+	svc, _ := service.New(service.Options{Name: "y", DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
+	if _, err := jobs.Setup(svc, lookup, "/echo", &echo{}); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("a second queue on the folder: %v", err)
+	}
+}
+
+// TestMain runs the child of TestKilledMidJob when asked.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("JOBS_TEST_CHILD"); dir != "" {
+		child(dir)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// child serves a queue on dir whose item "b.xml" never ends, logging its
+// calls to dir/../calls, and prints its address.
+func child(dir string) {
+	e := &echo{block: "b.xml", log: filepath.Join(filepath.Dir(dir), "calls")}
+	env := map[string]string{"JOBS_DIR": dir, "LOG_LEVEL": "ERROR"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	svc, err := service.New(service.Options{Name: "echo-api", DefaultMaxUploadMB: 10, LookupEnv: lookup, LogOutput: io.Discard})
+	if err != nil {
+		panic(err)
+	}
+	q, err := jobs.Setup(svc, lookup, "/echo", e)
+	if err != nil {
+		panic(err)
+	}
+	if err := svc.WarmUp(context.Background()); err != nil {
+		panic(err)
+	}
+	ts := httptest.NewServer(svc.Handler())
+	if err := q.Start(context.Background()); err != nil {
+		panic(err)
+	}
+	fmt.Println(ts.URL)
+	select {}
+}
+
+// TestKilledMidJob: a process killed (SIGKILL) in the middle of a job's
+// second item; the next process on the same state folder finishes the job:
+// the first item is not run again, the second runs again from its start,
+// the third once, and each item has one answer.
+func TestKilledMidJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a child process")
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "state")
+	calls := filepath.Join(root, "calls")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "JOBS_TEST_CHILD="+dir)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var base string
+	if _, err := fmt.Fscanln(stdout, &base); err != nil {
+		t.Fatal(err)
+	}
+	_, _, st := submit(t, base, "", file("a.xml", "a"), file("b.xml", "bb"), file("c.xml", "ccc"))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, _ := os.ReadFile(calls)
+		if strings.Contains(string(b), "start b.xml") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b.xml never started: %q", b)
+		}
+		time.Sleep(20 * time.Millisecond) // polling another process's file, with a deadline
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	e := &echo{log: calls}
+	ts, q := serve(t, dir, e)
+	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	if st.Items != (jobs.Counts{Total: 3, Succeeded: 3}) {
+		t.Fatalf("%+v", st)
+	}
+	b, _ := os.ReadFile(calls)
+	if string(b) != "start a.xml\nend a.xml\nstart b.xml\nstart b.xml\nend b.xml\nstart c.xml\nend c.xml\n" {
+		t.Fatalf("calls across the kill:\n%s", b)
+	}
+	var res jobs.Results
+	getJSON(t, ts.URL+"/jobs/"+st.ID+"/results", &res)
+	for i, it := range res.Items {
+		wantRuns := 1
+		if i == 1 {
+			wantRuns = 2
+		}
+		var out map[string]any
+		if err := json.Unmarshal(it.Output, &out); err != nil || out["size"] != float64(i+1) || it.Runs != wantRuns {
+			t.Fatalf("item %d: %+v %v", i, it, out)
+		}
+	}
+}

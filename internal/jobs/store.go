@@ -1,0 +1,279 @@
+package jobs
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// schema is the queue's own tables beside River's: a job with its form
+// (the request without its files) and one row an item (a file).
+const schema = `
+CREATE TABLE IF NOT EXISTS archivekit_job (
+	seq INTEGER PRIMARY KEY AUTOINCREMENT,
+	id TEXT NOT NULL UNIQUE,
+	state TEXT NOT NULL,
+	created_ms INTEGER NOT NULL,
+	started_ms INTEGER,
+	finished_ms INTEGER,
+	form BLOB NOT NULL,
+	idem_key TEXT UNIQUE,
+	idem_hash TEXT,
+	river_id INTEGER
+);
+CREATE TABLE IF NOT EXISTS archivekit_item (
+	job_id TEXT NOT NULL,
+	idx INTEGER NOT NULL,
+	name TEXT NOT NULL,
+	content_type TEXT NOT NULL DEFAULT '',
+	state TEXT NOT NULL DEFAULT 'queued',
+	status INTEGER,
+	out_type TEXT,
+	out_disposition TEXT,
+	error TEXT,
+	runs INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (job_id, idx)
+);`
+
+// form is a job's request without its files: the query, the other parts
+// in order and where the file goes among them.
+type form struct {
+	Query string `json:"query,omitempty"`
+	Parts []part `json:"parts"`
+	// At is the index in Parts before which an item's file part goes.
+	At int `json:"at"`
+}
+
+// part is one multipart part that is not an item.
+type part struct {
+	Field       string `json:"field"`
+	FileName    string `json:"filename,omitempty"`
+	ContentType string `json:"content_type,omitempty"`
+	Data        []byte `json:"data"`
+}
+
+// Status is the answer of GET /jobs/{id}.
+type Status struct {
+	ID         string      `json:"id"`
+	State      string      `json:"state"`
+	CreatedAt  time.Time   `json:"created_at"`
+	StartedAt  *time.Time  `json:"started_at,omitempty"`
+	FinishedAt *time.Time  `json:"finished_at,omitempty"`
+	Items      Counts      `json:"items"`
+	Errors     []ItemError `json:"errors"`
+	Results    string      `json:"results"`
+}
+
+// Counts are a job's items by state.
+type Counts struct {
+	Total     int `json:"total"`
+	Queued    int `json:"queued"`
+	Succeeded int `json:"succeeded"`
+	Failed    int `json:"failed"`
+}
+
+// ItemError is a failed item: the synchronous endpoint's status and detail.
+type ItemError struct {
+	Item   int    `json:"item"`
+	Name   string `json:"name"`
+	Status int    `json:"status"`
+	Error  string `json:"error"`
+}
+
+// item is an item row.
+type item struct {
+	Index       int
+	Name        string
+	InType      string
+	State       string
+	Status      int
+	Type        string
+	Disposition string
+	Error       string
+	Runs        int
+}
+
+// errNotFound: no job has that id.
+var errNotFound = errors.New("no such job")
+
+// newID is a job id: 16 random bytes in hex.
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func msTime(ms sql.NullInt64) *time.Time {
+	if !ms.Valid {
+		return nil
+	}
+	t := time.UnixMilli(ms.Int64).UTC()
+	return &t
+}
+
+// status reads a job's status.
+func (q *Queue) status(ctx context.Context, id string) (*Status, error) {
+	st := &Status{ID: id, Errors: []ItemError{}, Results: "/jobs/" + id + "/results"}
+	var created int64
+	var started, finished sql.NullInt64
+	err := q.db.QueryRowContext(ctx, `SELECT state, created_ms, started_ms, finished_ms FROM archivekit_job WHERE id = ?`, id).
+		Scan(&st.State, &created, &started, &finished)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, errNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	st.CreatedAt = time.UnixMilli(created).UTC()
+	st.StartedAt, st.FinishedAt = msTime(started), msTime(finished)
+	items, err := q.items(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range items {
+		st.Items.Total++
+		switch it.State {
+		case Succeeded:
+			st.Items.Succeeded++
+		case Failed:
+			st.Items.Failed++
+			st.Errors = append(st.Errors, ItemError{Item: it.Index, Name: it.Name, Status: it.Status, Error: it.Error})
+		default:
+			st.Items.Queued++
+		}
+	}
+	return st, nil
+}
+
+// items reads a job's items in order.
+func (q *Queue) items(ctx context.Context, id string) ([]item, error) {
+	rows, err := q.db.QueryContext(ctx, `SELECT idx, name, content_type, state, COALESCE(status, 0), COALESCE(out_type, ''), COALESCE(out_disposition, ''), COALESCE(error, ''), runs
+		FROM archivekit_item WHERE job_id = ? ORDER BY idx`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []item
+	for rows.Next() {
+		var it item
+		if err := rows.Scan(&it.Index, &it.Name, &it.InType, &it.State, &it.Status, &it.Type, &it.Disposition, &it.Error, &it.Runs); err != nil {
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
+
+// byKey finds the job submitted with an Idempotency-Key: its id and the
+// hash of its request.
+func (q *Queue) byKey(ctx context.Context, key string) (id, hash string, err error) {
+	err = q.db.QueryRowContext(ctx, `SELECT id, idem_hash FROM archivekit_job WHERE idem_key = ?`, key).Scan(&id, &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", errNotFound
+	}
+	return id, hash, err
+}
+
+// insert records a job with its items and River's job in one transaction.
+func (q *Queue) insert(ctx context.Context, id string, f *form, files []upload, key, hash string) error {
+	fb, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	tx, err := q.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	var k, h any
+	if key != "" {
+		k, h = key, hash
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO archivekit_job (id, state, created_ms, form, idem_key, idem_hash) VALUES (?, ?, ?, ?, ?, ?)`,
+		id, Queued, time.Now().UnixMilli(), fb, k, h); err != nil {
+		return err
+	}
+	for i, u := range files {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO archivekit_item (job_id, idx, name, content_type) VALUES (?, ?, ?, ?)`, id, i, u.Name, u.Type); err != nil {
+			return err
+		}
+	}
+	res, err := q.river.InsertTx(ctx, tx, jobArgs{ID: id}, nil)
+	if err != nil {
+		return fmt.Errorf("inserting the River job: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE archivekit_job SET river_id = ? WHERE id = ?`, res.Job.ID, id); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// setState moves a job to state when it is in one of from; it reports
+// whether it did.
+func (q *Queue) setState(ctx context.Context, id, state string, from ...string) (bool, error) {
+	final := state == Succeeded || state == Failed || state == Canceled
+	var res sql.Result
+	var err error
+	now := time.Now().UnixMilli()
+	switch {
+	case final:
+		res, err = q.db.ExecContext(ctx, `UPDATE archivekit_job SET state = ?, finished_ms = ? WHERE id = ? AND state IN (?, ?)`, state, now, id, from[0], from[len(from)-1])
+	default:
+		res, err = q.db.ExecContext(ctx, `UPDATE archivekit_job SET state = ?, started_ms = COALESCE(started_ms, ?) WHERE id = ? AND state IN (?, ?)`, state, now, id, from[0], from[len(from)-1])
+	}
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	if n > 0 {
+		q.notify()
+	}
+	return n > 0, err
+}
+
+// jobState and jobForm read a job's state and form.
+func (q *Queue) jobState(ctx context.Context, id string) (state string, f *form, riverID int64, err error) {
+	var fb []byte
+	var rid sql.NullInt64
+	err = q.db.QueryRowContext(ctx, `SELECT state, form, river_id FROM archivekit_job WHERE id = ?`, id).Scan(&state, &fb, &rid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil, 0, errNotFound
+	}
+	if err != nil {
+		return "", nil, 0, err
+	}
+	f = &form{}
+	return state, f, rid.Int64, json.Unmarshal(fb, f)
+}
+
+// list reads up to limit job ids, newest first, older than seq before
+// (0: from the newest); next is the cursor of the following page (0: none).
+func (q *Queue) list(ctx context.Context, limit int, before int64) (ids []string, next int64, err error) {
+	if before <= 0 {
+		before = 1<<63 - 1
+	}
+	rows, err := q.db.QueryContext(ctx, `SELECT seq, id FROM archivekit_job WHERE seq < ? ORDER BY seq DESC LIMIT ?`, before, limit+1)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var last int64
+	for rows.Next() {
+		var seq int64
+		var id string
+		if err := rows.Scan(&seq, &id); err != nil {
+			return nil, 0, err
+		}
+		if len(ids) == limit {
+			next = last
+			break
+		}
+		ids, last = append(ids, id), seq
+	}
+	return ids, next, rows.Err()
+}
