@@ -19,9 +19,11 @@ import (
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/guard"
+	"archivekit/internal/translate/hocr"
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/lemmatizer"
 	"archivekit/internal/translate/metadata"
+	"archivekit/internal/translate/pagexml"
 	"archivekit/internal/translate/transport"
 	"archivekit/internal/translate/vocab"
 	"archivekit/internal/translate/xmlsplice"
@@ -32,21 +34,32 @@ type Kind string
 
 // Document kinds.
 const (
-	// KindAuto sniffs the root element: ALTO when alto.IsALTO, otherwise
-	// metadata.
+	// KindAuto sniffs the root element (DetectKind).
 	KindAuto Kind = ""
 	// KindALTO is an ALTO OCR document.
 	KindALTO Kind = "alto"
-	// KindMetadata is archival metadata XML (any XML that is not ALTO).
+	// KindPAGE is a PAGE-XML document (internal/translate/pagexml).
+	KindPAGE Kind = "page"
+	// KindHOCR is an hOCR document (internal/translate/hocr).
+	KindHOCR Kind = "hocr"
+	// KindMetadata is archival metadata XML (any XML that is none of the
+	// above).
 	KindMetadata Kind = "metadata"
 )
 
-// DetectKind returns KindALTO when src's root element is ALTO, otherwise
-// KindMetadata. A document in another encoding than UTF-8 is decoded first
-// (xmlsplice.Decode); one that cannot be decoded is KindMetadata.
+// DetectKind returns the kind of src by its root element, whatever its
+// name: KindALTO for <alto>, KindPAGE for a PAGE <PcGts>, KindHOCR for
+// HTML with an ocr_page element, otherwise KindMetadata. A document in
+// another encoding than UTF-8 is decoded first (xmlsplice.Decode); one
+// that cannot be decoded is KindMetadata.
 func DetectKind(src []byte) Kind {
-	if alto.IsALTO(src) {
+	switch {
+	case alto.IsALTO(src):
 		return KindALTO
+	case pagexml.IsPAGE(src):
+		return KindPAGE
+	case hocr.IsHOCR(src):
+		return KindHOCR
 	}
 	return KindMetadata
 }
@@ -76,7 +89,8 @@ type Options struct {
 	Source string
 	// Target is the ISO 639-1 target language; "" means "en".
 	Target string
-	// Mode is alto.Replace (default) or alto.Append.
+	// Mode is alto.Replace or alto.Append; "" means alto.Replace, and
+	// alto.Append for PAGE-XML (which keeps the original TextEquivs).
 	Mode alto.Mode
 	// FastAlign skips pass 2 for ALTO (one backend call per page).
 	FastAlign bool
@@ -184,6 +198,11 @@ type Output struct {
 	// Encoding is the document's character encoding, in which Data is
 	// written too ("UTF-8", "windows-1252", "UTF-16", ...).
 	Encoding string
+	// Sidecar reports a PAGE 2013 document in append mode: PAGE 2013 has
+	// room for one TextEquiv a line, so Data is a copy with the same ids
+	// holding the translation (written as replace mode writes), and the
+	// input stays the original.
+	Sidecar bool
 	// Statuses counts the log rows (ALTO lines, metadata fields) per status
 	// (backend.Status: ok, retried, untranslated, unsupported_lang,
 	// vocabulary, mixed_content).
@@ -208,11 +227,21 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 	if err != nil {
 		return nil, err
 	}
+	if opt.Mode == "" {
+		opt.Mode = alto.Replace
+		if kind == KindPAGE {
+			opt.Mode = alto.Append
+		}
+	}
 	d := newDocument(name, opt)
 	out := &Output{Kind: kind, Name: OutputName(name, opt.Target), Stem: d.stem, SourceLang: opt.Source}
 	switch kind {
 	case KindALTO:
 		err = d.alto(ctx, in, out)
+	case KindPAGE:
+		err = d.page(ctx, in, out)
+	case KindHOCR:
+		err = d.hocr(ctx, in, out)
 	case KindMetadata:
 		err = d.metadata(ctx, in, out)
 	}
@@ -230,8 +259,8 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 	return out, nil
 }
 
-// withDefaults checks opt and fills its defaults (target en, mode
-// replace).
+// withDefaults checks opt and fills its defaults (target en; the mode's
+// depends on the document kind, see Translate).
 func (opt Options) withDefaults(name string) (Options, error) {
 	if opt.Backend == nil {
 		return opt, fmt.Errorf("%s: no translation backend", name)
@@ -239,10 +268,7 @@ func (opt Options) withDefaults(name string) (Options, error) {
 	if opt.Target == "" {
 		opt.Target = "en"
 	}
-	if opt.Mode == "" {
-		opt.Mode = alto.Replace
-	}
-	if opt.Mode != alto.Replace && opt.Mode != alto.Append {
+	if opt.Mode != "" && opt.Mode != alto.Replace && opt.Mode != alto.Append {
 		return opt, fmt.Errorf("%s: unknown output mode %q (want replace or append)", name, opt.Mode)
 	}
 	return opt, nil
@@ -259,6 +285,14 @@ func documentKind(in []byte, name string, opt Options) (Kind, error) {
 	case KindALTO:
 		if !alto.IsALTO(in) {
 			return kind, fmt.Errorf("%s: not an ALTO document (root element is not <alto>)", name)
+		}
+	case KindPAGE:
+		if !pagexml.IsPAGE(in) {
+			return kind, fmt.Errorf("%s: not a PAGE-XML document (root element is not a PAGE <PcGts>)", name)
+		}
+	case KindHOCR:
+		if !hocr.IsHOCR(in) {
+			return kind, fmt.Errorf("%s: not an hOCR document (no ocr_page element)", name)
 		}
 	case KindMetadata:
 	default:
@@ -470,6 +504,10 @@ func (e *NothingTranslatedError) Error() string {
 	switch {
 	case s.Units == 0 && e.Kind == KindALTO:
 		why = "it has no TextBlock with text"
+	case s.Units == 0 && e.Kind == KindPAGE:
+		why = "it has no TextLine or TextRegion with text"
+	case s.Units == 0 && e.Kind == KindHOCR:
+		why = "it has no ocr_line with text"
 	case s.Units == 0:
 		why = "none of the field list's XPath targets matched an element with text (is this the metadata format the field list is for?)"
 	default:
