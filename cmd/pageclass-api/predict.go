@@ -156,6 +156,10 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 		res.probs[i] = p.Mean
 		rv := p.Review(res.cal.applied).Rounded()
 		res.reviews[i] = &rv
+		s.svc.Metrics.AddCount(metricPages, top(p.Mean, 1)[0].Label, 1)
+		if rv.NeedsReview != nil && *rv.NeedsReview {
+			s.svc.Metrics.AddCount(metricFlagged, "", 1)
+		}
 	}
 	if f.wantRecord {
 		demo := false

@@ -157,6 +157,8 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		return nil, err
 	}
 	loc.Log = s.svc.Logger
+	s.svc.Metrics.DeclareCounter(metricPages, "Pages classified, by first category.", "category")
+	s.svc.Metrics.DeclareCounter(metricFlagged, "Pages classified that were flagged for review.", "")
 	s.engine = &engine{opt: engineOptions{Locator: loc, Device: o.Device, Rotation: o.Rotation, RotationOff: o.RotationGiven, Batching: !o.NoBatch,
 		MaxBatch: o.MaxBatch, MaxWait: o.BatchWait, Metrics: s.svc.Metrics, Log: s.svc.Logger}}
 	s.svc.Route("POST /predict_image", "classify one page image (multipart form: file, version, topn, document_json, document_json_out)", s.predict(false))
@@ -165,6 +167,13 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	s.svc.Handle("GET /frontend/{asset}", frontend.Handler())
 	return s, nil
 }
+
+// The service's own counters in /metrics: the run summary of the command
+// line, counted over the service's life.
+const (
+	metricPages   = "pageclass_pages_classified_total"
+	metricFlagged = "pageclass_pages_flagged_total"
+)
 
 // versions are the values of the version field listed by /info.
 var versions = append(append([]string(nil), registry.Ensemble...), "all")

@@ -315,3 +315,29 @@ func TestBatchingKeepsResults(t *testing.T) {
 		t.Fatalf("no batch sizes in the metrics:\n%s", m.String())
 	}
 }
+
+// TestMetricsCountPages: /metrics counts the pages classified by their
+// first category (the answer's), and the pages flagged, over requests.
+func TestMetricsCountPages(t *testing.T) {
+	s, ts := startServer(t, testOptions(t), nil, nil)
+	name, png := samplePage(t)
+	var first string
+	for i := 0; i < 3; i++ {
+		status, b := postForm(t, ts.URL+"/predict_image", upload{Field: "file", Name: name, CType: "image/png", Data: png})
+		if status != 200 {
+			t.Fatalf("status %d: %s", status, b)
+		}
+		var r anyResponse
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		first = r.Predictions[0].Label
+	}
+	var m bytes.Buffer
+	_ = s.svc.Metrics.Write(&m)
+	text := m.String()
+	want := fmt.Sprintf("%s{category=%q} 3\n", metricPages, first)
+	if !strings.Contains(text, want) || !strings.Contains(text, "# TYPE "+metricFlagged+" counter\n") {
+		t.Errorf("metrics lack %q or %s:\n%s", want, metricFlagged, text)
+	}
+}

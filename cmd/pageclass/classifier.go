@@ -14,6 +14,7 @@ import (
 	"archivekit/internal/pageclass/pipeline"
 	"archivekit/internal/pageclass/results"
 	"archivekit/internal/pageclass/review"
+	"archivekit/internal/pageclass/summary"
 	"archivekit/internal/progress"
 	"archivekit/internal/shard"
 )
@@ -43,6 +44,8 @@ type classifier struct {
 	// ledger.
 	open     map[string]*item
 	recorded int
+	// sum counts what the run found (the run summary).
+	sum summary.Summary
 }
 
 // classify is the prediction run.
@@ -122,7 +125,7 @@ func (r *classifier) inputs() (*inputSet, error) {
 	if c.Dir {
 		dir = r.settings.Input.FolderInput
 	}
-	set, err := collect(c.File, dir, exts, c.Inner)
+	set, err := collect(c.File, dir, exts, c.Inner, r.pageFromName())
 	if err != nil {
 		return nil, err
 	}
@@ -130,11 +133,21 @@ func (r *classifier) inputs() (*inputSet, error) {
 	return set, nil
 }
 
+// pageFromName tells whether images are keyed by the page number at the end
+// of their name: with --page-from-name, and for document records
+// (--document-json-out, --document-json-out-dir), whose documents are the
+// page images sharing a stem before their page suffix (documents).
+func (r *classifier) pageFromName() bool {
+	c := r.cli
+	return c.PageFromName || c.DocumentJSONOut != "" || c.DocumentJSONOutDir != ""
+}
+
 // recordInputs logs the files collected, records the run's shard and the
 // folders that could not be read; it reports whether the run's shard holds
 // no file.
 func (r *classifier) recordInputs(set *inputSet) (nothing bool) {
 	r.log.Info("inputs collected", "files", len(set.Files), "root", set.Root)
+	r.para.SetConfig("page_from_name", r.pageFromName())
 	if !set.Shard.Whole() {
 		r.para.SetConfig("shard", set.Shard.String())
 		r.para.SetConfig("shard_files_all", set.All)
@@ -148,6 +161,14 @@ func (r *classifier) recordInputs(set *inputSet) (nothing bool) {
 	for _, s := range set.Skipped {
 		r.log.Warn("folder skipped", "folder", s.File, "error", s.Reason)
 		r.para.Skip(s.File, s.Reason)
+	}
+	if left := set.leftReport(); left != "" {
+		// No readable page is left without a word: the default -ff is the
+		// spec's png, and a folder of TIFF masters would otherwise give
+		// an empty run that looks complete.
+		r.log.Warn("readable files left out: "+left, "root", set.Root)
+		r.para.Warn(left)
+		r.sum.Left(set.Left)
 	}
 	return false
 }
@@ -217,7 +238,7 @@ func (r *classifier) lockChunk(ctx context.Context, names, digests []string) (ta
 	if chunk < 1 {
 		return "", 0, nil, usagef("[INPUT] chunk_size must be at least 1 with --chunk, got %d", chunk)
 	}
-	key := chunkKey{Input: inputKey(set, c.File, c.Inner), Renamed: set.Keys.Renamed(), Models: names, Digests: digests,
+	key := chunkKey{Input: inputKey(set, c.File, c.Inner), Renamed: set.Keys.Renamed(), ImageKeys: imageKeys(r.pageFromName()), Models: names, Digests: digests,
 		TopN: c.TopN, Raw: c.Raw, Best: c.Best, Average: !c.NoAverageBest, Intermediates: c.SaveIntermediates}
 	tables = key.stamp()
 	r.para.SetConfig("chunk_key", key)
@@ -276,6 +297,17 @@ func (r *classifier) fail(file, name string, page int, reason string) {
 	}
 	r.failures = append(r.failures, ledger.Failure{File: name, Error: reason})
 	r.para.Skip(file, reason)
+	r.sum.Fail(name)
+}
+
+// counted adds a page written to the tables to the run summary.
+func (r *classifier) counted(source string, p classify.Page, rv *review.Page) {
+	flagged := rv != nil && rv.NeedsReview != nil && *rv.NeedsReview
+	var reasons []string
+	if rv != nil {
+		reasons = rv.Reasons
+	}
+	r.sum.Page(source, results.TopN(p.Mean, 1)[0].Label, flagged, reasons)
 }
 
 // reviewed is a page's review under the run's calibration.
@@ -363,7 +395,7 @@ func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err
 			continue
 		}
 		rv := r.reviewed(p)
-		dup, err := r.out.add(key, p, rv)
+		dup, err := r.out.add(key, name, p, rv)
 		if err != nil {
 			return false, err
 		}
@@ -373,6 +405,7 @@ func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err
 		}
 		r.para.Processed(1)
 		r.docs.add(key, p, rv)
+		r.counted(name, p, rv)
 	}
 	for _, pe := range d.Errors {
 		r.fail(f, name, pe.Page, pe.Error)
@@ -456,7 +489,7 @@ func (r *classifier) row(p classify.Page, it *item, name string) error {
 		pageFailed(p.Err.Error())
 	} else if key, err := r.set.Keys.PageKey(p.Name, p.Page, p.Pages); err != nil {
 		pageFailed(err.Error())
-	} else if dup, err := r.out.add(key, p, rv); err != nil {
+	} else if dup, err := r.out.add(key, name, p, rv); err != nil {
 		return err
 	} else if dup != "" {
 		r.log.Warn("page skipped: its row key is taken by another file", "file", p.Name, "key", key.String())
@@ -465,6 +498,7 @@ func (r *classifier) row(p classify.Page, it *item, name string) error {
 		r.bar.Add(1)
 		r.para.Processed(1)
 		r.docs.add(key, p, rv)
+		r.counted(name, p, rv)
 		it.add(p, "")
 	}
 	return nil
@@ -515,6 +549,7 @@ func (r *classifier) closeTables(tables string, runErr error) error {
 		r.para.AddOutputFile(fpath)
 		r.log.Info("failures table written", "file", fpath, "rows", len(r.failures))
 	}
+	cerr = errors.Join(cerr, r.summarise(filepath.Join(r.cli.Results, tables+"_"+summary.TableName)))
 	if err := errors.Join(runErr, cerr); err != nil {
 		return err
 	}
@@ -525,6 +560,40 @@ func (r *classifier) closeTables(tables string, runErr error) error {
 		return errors.New("no page was classified")
 	}
 	return nil
+}
+
+// summarise ends the run with its summary: the table at path, the run
+// metadata, and a block on a terminal (off one, a log record).
+func (r *classifier) summarise(path string) error {
+	r.para.SetSummary(&r.sum)
+	logSummary(r.runner, &r.sum)
+	if err := r.sum.WriteTable(path); err != nil {
+		return fmt.Errorf("summary table: %w", err)
+	}
+	r.para.AddOutputFile(path)
+	r.log.Info("summary table written", "file", path)
+	return nil
+}
+
+// logSummary shows a run summary: on a terminal the text block on stderr,
+// off one a log record with the totals and the pages per category.
+func logSummary(r *runner, s *summary.Summary) {
+	if r.logSink != nil && r.logSink.Terminal() {
+		fmt.Fprint(r.stderr, s.Text())
+		return
+	}
+	r.log.Info("run summary", "pages", s.Pages, "sources", len(s.Sources), "flagged", s.Flagged,
+		"failed", s.Failed, "categories", s.Categories, "flag_reasons", s.Reasons, "not_collected", s.NotCollected)
+}
+
+// imageKeys is the chunk key's word for how images are keyed: "" for the
+// page number from the name (the only rule before there was a choice, so
+// such chunked tables keep their name), "stem" for the whole stem.
+func imageKeys(pageFromName bool) string {
+	if pageFromName {
+		return ""
+	}
+	return "stem"
 }
 
 // resolveCalibration finds the doubt calibration of the run's model set in

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,6 +33,10 @@ type inputSet struct {
 	Keys *results.Keyer
 	// Skipped are the sub-folders that could not be read, with the reason.
 	Skipped []paradata.Skipped
+	// Left counts the files of a folder run that a decoder reads but whose
+	// extension was not asked for, by extension (lower case, with the
+	// dot): the run says what it left (leftReport).
+	Left map[string]int
 	// Shard is the run's share (--shard; zero for all) and All the number
 	// of files collected before it was taken.
 	Shard shard.Spec
@@ -67,11 +73,19 @@ var extAliases = map[string][]string{
 	".tiff": {".tif", ".tiff"},
 }
 
+// AllFormats is the -ff value that collects every extension a decoder
+// reads (imageio.Extensions).
+const AllFormats = "all"
+
 // parseExts turns "png" or "png,pdf" (dots optional) into lower-case
-// extensions with the dot, aliases included.
+// extensions with the dot, aliases included; "all" is every extension
+// pageclass reads.
 func parseExts(list string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
+	if strings.EqualFold(strings.TrimSpace(list), AllFormats) {
+		list = strings.Join(imageio.Extensions, ",")
+	}
 	for _, e := range strings.Split(list, ",") {
 		e = strings.ToLower(strings.TrimSpace(e))
 		if e == "" {
@@ -106,8 +120,10 @@ func parseExts(list string) ([]string, error) {
 
 // collect finds the inputs: -f one file (any extension), -d or --dir a folder
 // (files whose extension is one of exts, sorted by path, nested folders
-// only with inner). Hidden files and folders (".name") are skipped.
-func collect(file, dir string, exts []string, inner bool) (*inputSet, error) {
+// only with inner). Hidden files and folders (".name") are skipped; files a
+// decoder reads with another extension are counted in Left. pageFromName
+// is the Keyer's rule (results.NewKeyer).
+func collect(file, dir string, exts []string, inner, pageFromName bool) (*inputSet, error) {
 	if file != "" {
 		st, err := os.Stat(file)
 		if err != nil {
@@ -117,7 +133,7 @@ func collect(file, dir string, exts []string, inner bool) (*inputSet, error) {
 			return nil, cliflags.NoInput(fmt.Errorf("input file %s is a folder (use -d)", file))
 		}
 		set := &inputSet{Root: filepath.Dir(file), Files: []string{file}, Exts: exts}
-		set.Keys = results.NewKeyer(set.Root, set.Files)
+		set.Keys = results.NewKeyer(set.Root, set.Files, pageFromName)
 		return set, nil
 	}
 	if dir == "" {
@@ -134,7 +150,7 @@ func collect(file, dir string, exts []string, inner bool) (*inputSet, error) {
 	for _, e := range exts {
 		want[e] = true
 	}
-	set := &inputSet{Root: dir, Exts: exts}
+	set := &inputSet{Root: dir, Exts: exts, Left: map[string]int{}}
 	err = walkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p != dir && d != nil && d.IsDir() {
@@ -160,8 +176,12 @@ func collect(file, dir string, exts []string, inner bool) (*inputSet, error) {
 			}
 			return nil
 		}
-		if want[strings.ToLower(filepath.Ext(p))] {
+		ext := strings.ToLower(filepath.Ext(p))
+		switch {
+		case want[ext]:
 			set.Files = append(set.Files, p)
+		case imageio.Supported(p):
+			set.Left[ext]++
 		}
 		return nil
 	})
@@ -169,11 +189,49 @@ func collect(file, dir string, exts []string, inner bool) (*inputSet, error) {
 		return nil, cliflags.NoInput(fmt.Errorf("reading input folder: %w", err))
 	}
 	sort.Strings(set.Files)
-	set.Keys = results.NewKeyer(set.Root, set.Files)
+	set.Keys = results.NewKeyer(set.Root, set.Files, pageFromName)
 	if len(set.Files) == 0 {
-		return nil, cliflags.NoInput(fmt.Errorf("no %s files in %s%s", strings.Join(exts, "/"), dir, map[bool]string{true: " or its sub-folders", false: " (nested folders not searched: --inner)"}[inner]))
+		err := fmt.Errorf("no %s files in %s%s", strings.Join(exts, "/"), dir, map[bool]string{true: " or its sub-folders", false: " (nested folders not searched: --inner)"}[inner])
+		if left := set.leftReport(); left != "" {
+			err = fmt.Errorf("%w; %s", err, left)
+		}
+		return nil, cliflags.NoInput(err)
 	}
 	return set, nil
+}
+
+// leftReport says which readable files a folder run did not collect: each
+// extension with its count, then the -ff value that takes them with the
+// ones collected ("" when none was left). For example "not collected: 4
+// .jpg, 1 .pdf, 4 .tif (take them with -ff png,jpg,pdf,tif or -ff all)".
+func (s *inputSet) leftReport() string {
+	if len(s.Left) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, e := range slices.Sorted(maps.Keys(s.Left)) {
+		parts = append(parts, fmt.Sprintf("%d %s", s.Left[e], e))
+	}
+	return fmt.Sprintf("not collected: %s (take them with -ff %s or -ff %s)", strings.Join(parts, ", "), s.takeAll(), AllFormats)
+}
+
+// takeAll is the -ff value that collects the run's extensions and the ones
+// it left, aliases folded (jpeg with jpg, tiff with tif).
+func (s *inputSet) takeAll() string {
+	fold := map[string]string{".jpeg": "jpg", ".tiff": "tif"}
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range append(append([]string{}, s.Exts...), slices.Sorted(maps.Keys(s.Left))...) {
+		name := strings.TrimPrefix(e, ".")
+		if f, ok := fold[e]; ok {
+			name = f
+		}
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // walkDir is filepath.WalkDir; tests replace it to make a sub-folder
@@ -206,6 +264,7 @@ func inputKey(set *inputSet, file string, inner bool) string {
 type chunkKey struct {
 	Input         string   `json:"input"`
 	Renamed       []string `json:"renamed,omitempty"`
+	ImageKeys     string   `json:"image_keys,omitempty"`
 	Models        []string `json:"models"`
 	Digests       []string `json:"digests"`
 	TopN          int      `json:"topn"`

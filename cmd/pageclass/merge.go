@@ -12,6 +12,7 @@ import (
 	"archivekit/internal/cliflags"
 	"archivekit/internal/ledger"
 	"archivekit/internal/pageclass/results"
+	"archivekit/internal/pageclass/summary"
 	"archivekit/internal/paradata"
 	"archivekit/internal/shard"
 )
@@ -23,7 +24,7 @@ type shardRun = paradata.ShardRun[*paradata.Document]
 // what decides the rows and the tables (models are compared by digest
 // separately). The input folder may be mounted anywhere, so it is not one.
 var mergeSame = []string{"topn", "raw", "best", "no_average_best", "save_intermediates", "file_format",
-	"inner", "shard_files_all", "chunk", "fastcls"}
+	"inner", "page_from_name", "shard_files_all", "chunk", "fastcls"}
 
 // mergeDrop are the shard runs' values that describe one shard only.
 var mergeDrop = map[string]bool{"shard": true, "shard_files_all": true, "ledger": true, "ledger_key": true,
@@ -93,7 +94,14 @@ func (r *merger) merge() error {
 	// Every table is read and checked before any is written.
 	merged := map[string]*results.Merged{}
 	var failures []ledger.Failure
+	var sum *summary.Summary
 	for _, suffix := range suffixes {
+		if suffix == "_"+summary.TableName {
+			if sum, err = mergeSummaries(tables[suffix]); err != nil {
+				return err
+			}
+			continue
+		}
 		if suffix == "_"+FailuresTable {
 			for _, in := range tables[suffix] {
 				fs, err := ledger.ReadFailures(in)
@@ -113,6 +121,16 @@ func (r *merger) merge() error {
 	for _, suffix := range suffixes {
 		out := filepath.Join(c.Results, r.stamp+suffix)
 		m := merged[suffix]
+		if suffix == "_"+summary.TableName {
+			r.para.SetSummary(sum)
+			logSummary(r.runner, sum)
+			if err := sum.WriteTable(out); err != nil {
+				return err
+			}
+			r.para.AddOutputFile(out)
+			r.log.Info("summary table written", "file", out)
+			continue
+		}
 		if m == nil {
 			if err := ledger.WriteFailures(out, failures); err != nil {
 				return err
@@ -228,6 +246,24 @@ func (r *merger) shardRuns(from []string) ([]shardRun, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// mergeSummaries adds the shards' summary tables. The readable files not
+// collected are the input folder's, which every shard saw whole: they are
+// taken from the first shard, not added.
+func mergeSummaries(paths []string) (*summary.Summary, error) {
+	sum := &summary.Summary{}
+	for i, p := range paths {
+		s, err := summary.ReadTable(p)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			s.NotCollected = nil
+		}
+		sum.Add(s)
+	}
+	return sum, nil
 }
 
 // sameConfig refuses shards whose models (by digest) or table options

@@ -248,7 +248,8 @@ func TestLabelsFromTheModelThatRan(t *testing.T) {
 	}
 }
 
-// scan-1.png, scan_1.png and scan-01.png in one folder each get a row.
+// scan-1.png, scan_1.png and scan-01.png in one folder each get a row, also
+// when page numbers are read from names (--page-from-name).
 func TestNoPageUnclassifiedBecauseOfItsName(t *testing.T) {
 	e := newEnv(t, nil)
 	e.model(t, "v4.4")
@@ -260,7 +261,7 @@ func TestNoPageUnclassifiedBecauseOfItsName(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if code, log := e.run(t, "--dir"); code != exitOK {
+	if code, log := e.run(t, "--dir", "--page-from-name"); code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
 	var keys []string
@@ -328,7 +329,7 @@ func TestRawWithoutAverage(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, log)
 	}
 	for _, rev := range registry.Ensemble {
-		if recs := readCSV(t, e.output(t, "_"+rev+"_RAW.csv")); len(recs) != 12 || len(recs[0]) != 13 {
+		if recs := readCSV(t, e.output(t, "_"+rev+"_RAW.csv")); len(recs) != 12 || len(recs[0]) != 14 { // FILE, PAGE, 11 categories, SOURCE
 			t.Errorf("%s RAW: %d lines, %d columns", rev, len(recs), len(recs[0]))
 		}
 	}
@@ -477,7 +478,7 @@ func TestNonUTF8NameKeepsTheTableReadable(t *testing.T) {
 		t.Fatalf("%s is not UTF-8: %q", path, b)
 	}
 	recs := readCSV(t, path)
-	if len(recs) != 3 || recs[2][0] != `scan\xff\xfe` || recs[2][1] != "3" {
+	if len(recs) != 3 || recs[2][0] != `scan\xff\xfe-3` || recs[2][1] != "" || recs[2][len(recs[2])-1] != `scan\xff\xfe-3.png` {
 		t.Errorf("rows %v", recs)
 	}
 }
@@ -558,7 +559,9 @@ func TestFastClsIsTheFastClassifier(t *testing.T) {
 
 // A file added to an interrupted chunked run's folder that changes an
 // earlier file's row key (scan_1.png beside scan-1.png) starts new tables:
-// continuing would keep the old "scan" row beside the new "scan-1" one.
+// continuing would keep the old "scan" row beside the new "scan-1" one
+// (with --page-from-name: without it the two keep their whole stems and
+// never collide).
 func TestChunkNewCollisionStartsNewTables(t *testing.T) {
 	e := newEnv(t, nil)
 	e.model(t, "v4.4")
@@ -567,13 +570,13 @@ func TestChunkNewCollisionStartsNewTables(t *testing.T) {
 	if err := os.Symlink(src[0], filepath.Join(e.in, "scan-1.png")); err != nil {
 		t.Fatal(err)
 	}
-	if code, log := e.run(t, "-d", e.in, "--chunk"); code != exitOK {
+	if code, log := e.run(t, "-d", e.in, "--chunk", "--page-from-name"); code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
 	if err := os.Symlink(src[1], filepath.Join(e.in, "scan_1.png")); err != nil {
 		t.Fatal(err)
 	}
-	if code, log := e.run(t, "-d", e.in, "--chunk"); code != exitOK {
+	if code, log := e.run(t, "-d", e.in, "--chunk", "--page-from-name"); code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
 	tables, _ := filepath.Glob(filepath.Join(e.results, "chunk-*_v4.4_TOP-3.csv"))

@@ -45,7 +45,9 @@ type rowFunc func(k results.Key, p classify.Page, rv *review.Page) results.Row
 // (and _RAW.csv with --raw). Every run also writes the review table
 // {stamp}_{rev}_REVIEW.csv ({stamp}_BEST_{n}_models_AVG_REVIEW.csv for an
 // ensemble, not with --no-average-best), which is not one of the spec's
-// tables.
+// tables. Every table ends with the column SOURCE (results.WithSource),
+// beyond the spec's: the input file as on disk, relative to the input
+// folder.
 type outputs struct {
 	tables []table
 	// first is the main table (its rows are counted).
@@ -63,7 +65,7 @@ func newOutputs(s outputSpec) (*outputs, error) {
 		// A chunked table starts again: the ledger, not the old file, says
 		// which pages are done (by content digest), and their rows are
 		// added again from it.
-		w, err := results.Create(filepath.Join(s.Dir, name), l, s.Chunk)
+		w, err := results.Create(filepath.Join(s.Dir, name), results.WithSource(l), s.Chunk)
 		if err != nil {
 			return err
 		}
@@ -127,11 +129,14 @@ func newOutputs(s outputSpec) (*outputs, error) {
 	return o, errors.Join(errs...)
 }
 
-// add writes one page to every table. A key another file of this run already
+// add writes one page of source (the input relative to the input folder,
+// the SOURCE column) to every table. A key another file of this run already
 // took is not an error of the run: dup then says why the page was skipped.
-func (o *outputs) add(k results.Key, p classify.Page, rv *review.Page) (dup string, err error) {
+func (o *outputs) add(k results.Key, source string, p classify.Page, rv *review.Page) (dup string, err error) {
 	for _, t := range o.tables {
-		if err := t.w.Add(t.row(k, p, rv)); err != nil {
+		row := t.row(k, p, rv)
+		row.Source = source
+		if err := t.w.Add(row); err != nil {
 			if errors.Is(err, results.ErrDuplicate) {
 				return fmt.Sprintf("row key %s (FILE %q, PAGE %q) already taken by another input", k, k.File, k.PageCell()), nil
 			}

@@ -142,7 +142,7 @@ func TestBlankPageFlaggedAndKept(t *testing.T) {
 		t.Fatalf("%d review rows, %d TOP-3 rows, want 13 each (12 pages and the header)", len(rows), len(top))
 	}
 	for _, r := range rows[1:] {
-		blank := r[0] == "blank/empty"
+		blank := r[0] == "blank/empty-1"
 		if got := r[10] == "yes"; got != blank {
 			t.Errorf("%s: NEAR_BLANK %q (INK %s)", r[0], r[10], r[9])
 		}

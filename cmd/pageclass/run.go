@@ -170,7 +170,7 @@ func (r *runner) recordConfig() {
 	c := r.cli
 	r.para.SetConfig("config_file", r.configPath)
 	for k, v := range map[string]any{
-		"file": c.File, "directory": c.Directory, "dir": c.Dir, "file_format": c.FileFormat, "inner": c.Inner,
+		"file": c.File, "directory": c.Directory, "dir": c.Dir, "file_format": c.FileFormat, "inner": c.Inner, "page_from_name": c.PageFromName,
 		"topn": c.TopN, "raw": c.Raw, "chunk": c.Chunk, "chunk_size": r.settings.Input.ChunkSize, "results": c.Results,
 		"no_average_best": c.NoAverageBest, "save_intermediates": c.SaveIntermediates,
 		"model": c.Model, "base": c.Base, "revision": c.Revision, "hub": c.Hub, "fastcls": c.FastCls,

@@ -88,8 +88,8 @@ func TestSingleModelGolden(t *testing.T) {
 	if len(pages) != 2*len(modelmeta.Categories) || len(recs)-1 != len(pages) {
 		t.Errorf("%d rows for %d pages, want one per page and %d pages", len(recs)-1, len(pages), 2*len(modelmeta.Categories))
 	}
-	if recs[1][0] != "DRAW/atrium" || recs[1][1] != "34" {
-		t.Errorf("first row %v, want DRAW/atrium page 34", recs[1])
+	if recs[1][0] != "DRAW/atrium-34" || recs[1][1] != "" || recs[1][len(recs[1])-1] != "DRAW/atrium-34.png" {
+		t.Errorf("first row %v, want DRAW/atrium-34, no page, SOURCE DRAW/atrium-34.png", recs[1])
 	}
 }
 
@@ -104,7 +104,7 @@ func TestTop1HasCategoryColumn(t *testing.T) {
 	path := e.output(t, "_v2.4_TOP-1.csv")
 	goldenFile(t, "single_TOP-1.csv", path)
 	recs := readCSV(t, path)
-	if strings.Join(recs[0], ",") != "FILE,PAGE,CLASS-1,SCORE-1,CATEGORY" {
+	if strings.Join(recs[0], ",") != "FILE,PAGE,CLASS-1,SCORE-1,CATEGORY,SOURCE" {
 		t.Fatalf("header %v", recs[0])
 	}
 	for _, r := range recs[1:] {
@@ -136,7 +136,7 @@ func TestBestGoldenAndMean(t *testing.T) {
 		singles = append(singles, readCSV(t, e.output(t, "_"+rev+"_RAW.csv")))
 	}
 	for i := 1; i < len(avg); i++ {
-		for c := 2; c < len(avg[i]); c++ {
+		for c := 2; c < len(avg[i])-1; c++ { // the scores, not SOURCE
 			sum := 0.0
 			for _, s := range singles {
 				if s[i][0] != avg[i][0] || s[i][1] != avg[i][1] {

@@ -25,7 +25,7 @@ func TestShareCoversOnce(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, fmt.Sprintf("%04d.png", p)), []byte("x"), 0o644)
 		}
 	}
-	whole, err := collect("", root, []string{".png"}, true)
+	whole, err := collect("", root, []string{".png"}, true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestShareCoversOnce(t *testing.T) {
 	seen := map[string]int{}
 	chunkKeys := map[string]bool{}
 	for i := 0; i < n; i++ {
-		set, err := collect("", root, []string{".png"}, true)
+		set, err := collect("", root, []string{".png"}, true, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,7 +37,7 @@ func TestMultiPageTIFFEveryPage(t *testing.T) {
 	}
 	want := map[string][]string{} // FILE|PAGE -> the row's classes and scores
 	for _, r := range readCSV(t, tableIn(t, filepath.Join(e.root, "r-alone"), "_TOP-3.csv"))[1:] {
-		want[r[0]] = r[2:]
+		want[r[0]] = r[2 : len(r)-1] // classes and scores, not SOURCE
 	}
 	expect := map[string]string{"scan|1": "p1", "scan|2": "p2", "scan|3": "p3", "scan-2|": "p1"}
 	if len(rows) != len(expect) {
@@ -50,7 +50,10 @@ func TestMultiPageTIFFEveryPage(t *testing.T) {
 			t.Errorf("unexpected row %v", r)
 			continue
 		}
-		if got, w := strings.Join(r[2:], ","), strings.Join(want[p], ","); got != w {
+		if src := r[len(r)-1]; src != map[bool]string{true: "scan.tif", false: "scan-2.tif"}[r[0] == "scan"] {
+			t.Errorf("row %s: SOURCE %q", key, src)
+		}
+		if got, w := strings.Join(r[2:len(r)-1], ","), strings.Join(want[p], ","); got != w {
 			t.Errorf("row %s = %s, want %s (the page classified alone)", key, got, w)
 		}
 	}

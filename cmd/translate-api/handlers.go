@@ -21,6 +21,7 @@ import (
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/metadata"
 	"archivekit/internal/translate/translator"
+	"archivekit/internal/translate/transport"
 	"archivekit/internal/translate/xmlsplice"
 	"archivekit/internal/version"
 )
@@ -306,11 +307,16 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		if ctx.Err() != nil {
 			return nil, &answerError{} // the client went away
 		}
+		if errors.As(err, new(*transport.Error)) {
+			s.svc.Metrics.AddCount(metricBackendErrors, "", 1)
+		}
 		status := failureStatus(err)
 		s.log.Warn("translation failed", "file", q.name, "status", status, "err", err)
 		return nil, &answerError{status, "translation failed: " + redactURLs(err.Error())}
 	}
 	s.log.Info(out.Summary, "file", q.name, "kind", string(out.Kind), "units", out.Stats.Units, "calls", out.Stats.Calls)
+	s.svc.Metrics.AddCount(metricUnits, "", float64(out.Stats.Translated))
+	s.svc.Metrics.AddCount(metricBackendErrors, "", float64(out.Stats.TransportErrors))
 	if st := s.state.Load(); st != nil && !st.warm && out.Stats.Calls > 0 && out.Stats.TransportErrors == 0 {
 		s.state.Store(&warmth{be: be, warm: true}) // it answered: it is warm now
 	}

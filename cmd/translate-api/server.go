@@ -173,9 +173,17 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		return nil, err
 	}
 	s.log = s.svc.Logger
+	s.svc.Metrics.DeclareCounter(metricUnits, "Units (ALTO blocks, metadata fields) translated.", "")
+	s.svc.Metrics.DeclareCounter(metricBackendErrors, "Backend calls that failed after all retries, and translations that failed on the backend.", "")
 	s.svc.Route("POST /translate", "translate one ALTO or metadata XML document (multipart form)", s.serveTranslate)
 	return s, nil
 }
+
+// The service's own counters in /metrics.
+const (
+	metricUnits         = "translate_units_translated_total"
+	metricBackendErrors = "translate_backend_errors_total"
+)
 
 // warmUp loads the licence components, the vocabulary and the language
 // identifier, and warms the backend (its model list). A backend that

@@ -202,8 +202,12 @@ type Document struct {
 	// calibration in force (its file and digest, target and thresholds) or
 	// why there is none, and the page-condition checks; absent for runs
 	// that review no page.
-	Review     map[string]any `json:"review,omitempty"`
-	Statistics Statistics     `json:"statistics"`
+	Review map[string]any `json:"review,omitempty"`
+	// Summary is the run summary (the classifier's summary.Summary: pages
+	// per category, per source file and in total, flagged, failures);
+	// absent for runs that classify no page.
+	Summary    any        `json:"summary,omitempty"`
+	Statistics Statistics `json:"statistics"`
 	Trail
 }
 
@@ -349,6 +353,11 @@ func (r *Run) SetReview(key string, value any) {
 		}
 		d.Review[key] = value
 	})
+}
+
+// SetSummary records the run summary (a value that marshals to JSON).
+func (r *Run) SetSummary(s any) {
+	r.Update(func(d *Document) { d.Summary = s })
 }
 
 // AddModel records a model used by the run; a demo model marks the run as

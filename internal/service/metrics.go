@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,6 +29,9 @@ import (
 //	inference_queue_wait_seconds                     histogram (ObserveQueueWait)
 //	model_load_seconds{model}                        gauge (SetModelLoadTime)
 //
+// plus the counters a service declares for its own work (DeclareCounter,
+// AddCount), such as pages classified by category.
+//
 // path is the route pattern (for example "/predict_image"), never the raw
 // URL, and "unmatched" for requests no route matched, so label values stay
 // bounded. All methods are safe for concurrent use.
@@ -38,6 +43,7 @@ type Metrics struct {
 	queueWait *histogram
 	modelLoad map[string]float64
 	warmup    float64
+	counters  map[string]*counter
 
 	inFlight func() int64
 	state    func() State
@@ -55,6 +61,12 @@ type histogram struct {
 	counts []uint64 // per bucket, not cumulative; len(bounds)+1 with +Inf last
 	sum    float64
 	count  uint64
+}
+
+// counter is a counter a service declared, with at most one label.
+type counter struct {
+	help, label string
+	values      map[string]float64 // by label value ("" without a label)
 }
 
 func newHistogram(bounds []float64) *histogram {
@@ -75,6 +87,7 @@ func newMetrics(inFlight func() int64, state func() State) *Metrics {
 		batch:     newHistogram(batchBuckets),
 		queueWait: newHistogram(queueWaitBuckets),
 		modelLoad: map[string]float64{},
+		counters:  map[string]*counter{},
 		inFlight:  inFlight,
 		state:     state,
 	}
@@ -92,6 +105,45 @@ func (m *Metrics) ObserveQueueWait(d time.Duration) {
 	m.mu.Lock()
 	m.queueWait.observe(d.Seconds())
 	m.mu.Unlock()
+}
+
+// DeclareCounter registers the counter name (a Prometheus metric name ending
+// in _total) with its help text and its one label (label "" for none), so
+// /metrics shows it before anything is counted: an unlabelled counter as 0.
+// Declaring a name again replaces its help and label and keeps its counts.
+func (m *Metrics) DeclareCounter(name, help, label string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.counters[name]
+	if c == nil {
+		c = &counter{values: map[string]float64{}}
+		m.counters[name] = c
+	}
+	c.help, c.label = help, label
+	if label == "" {
+		c.values[""] += 0
+	}
+}
+
+// AddCount adds n to the counter name for the label value (ignored for a
+// counter without a label). A name never declared is declared without help
+// text, with a label "value" when value is not empty. Callers keep label
+// values bounded (category names, not file names).
+func (m *Metrics) AddCount(name, value string, n float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.counters[name]
+	if c == nil {
+		c = &counter{help: name, values: map[string]float64{}}
+		if value != "" {
+			c.label = "value"
+		}
+		m.counters[name] = c
+	}
+	if c.label == "" {
+		value = ""
+	}
+	c.values[value] += n
 }
 
 // SetModelLoadTime records how long loading (and warming) model took.
@@ -184,6 +236,18 @@ func (m *Metrics) Write(w io.Writer) error {
 	sort.Strings(mk)
 	for _, k := range mk {
 		sample(bw, "model_load_seconds", labels("model", k), m.modelLoad[k])
+	}
+
+	for _, n := range slices.Sorted(maps.Keys(m.counters)) {
+		c := m.counters[n]
+		header(bw, n, "counter", c.help)
+		for _, v := range slices.Sorted(maps.Keys(c.values)) {
+			lbls := ""
+			if c.label != "" {
+				lbls = labels(c.label, v)
+			}
+			sample(bw, n, lbls, c.values[v])
+		}
 	}
 	return bw.Flush()
 }

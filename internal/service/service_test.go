@@ -554,3 +554,28 @@ func TestWriteHelpers(t *testing.T) {
 		t.Error("TooLarge misclassifies")
 	}
 }
+
+func TestMetricsCounters(t *testing.T) {
+	svc, srv, _ := testService(t, env{}, Options{})
+	_ = svc.WarmUp(context.Background())
+	m := svc.Metrics
+	m.DeclareCounter("pages_classified_total", "Pages classified, by category.", "category")
+	m.DeclareCounter("backend_errors_total", "Backend errors.", "")
+	m.AddCount("pages_classified_total", "TEXT_P", 2)
+	m.AddCount("pages_classified_total", "DRAW_L", 1)
+	m.AddCount("pages_classified_total", "TEXT_P", 1)
+	m.AddCount("units_total", "", 5)
+	text := string(do(t, "GET", srv.URL+"/metrics", nil, nil).body)
+	for _, want := range []string{
+		"# TYPE pages_classified_total counter",
+		"# HELP pages_classified_total Pages classified, by category.",
+		`pages_classified_total{category="DRAW_L"} 1`,
+		`pages_classified_total{category="TEXT_P"} 3`,
+		"backend_errors_total 0",
+		"units_total 5",
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("metrics lack line %q:\n%s", want, text)
+		}
+	}
+}

@@ -6,11 +6,16 @@
 //   - FILE is the input's path relative to the input root, with '/'
 //     separators, without the extension and, for images, without the page
 //     suffix; so "a/scan-3.png" and "b/scan-3.png" stay apart.
-//   - PAGE is, for a PDF, the 1-based page number; for an image, the number
-//     N of a trailing "-N" or "_N" of the file stem ("guide_troja-12.png"
-//     is FILE "guide_troja", PAGE 12; leading zeros are ignored). An image
-//     stem without such a suffix keeps its whole stem as FILE and an empty
-//     PAGE.
+//   - PAGE is, for a PDF or a TIFF of several pages, the 1-based page
+//     number; for an image it is empty and FILE is the whole stem
+//     ("scan-09.png" is FILE "scan-09"), so no name loses a digit or a
+//     zero. Only with Keyer's pageFromName (pageclass --page-from-name)
+//     is it the number N of a trailing "-N" or "_N" of the file stem
+//     ("guide_troja-12.png" is FILE "guide_troja", PAGE 12; leading zeros
+//     are ignored), the rule of ImageKey.
+//   - SOURCE (WithSource, the last column) is the input's path relative to
+//     the input root as on disk, extension included: the column that joins
+//     a row to its file whatever FILE and PAGE say.
 //   - Scores are written with 4 decimals ("0.9731").
 //   - Rows are sorted by FILE (byte order), then PAGE numerically (empty
 //     first).
@@ -189,15 +194,23 @@ func BestAvgName(stamp string, models, n int) string {
 // here, since it may hold several pages (PageKey): "doc-2.png" beside
 // "doc.tif" keeps its whole stem too. The rule depends only on the set of
 // inputs, so the same inputs always get the same keys.
+//
+// Without pageFromName an image's usual key is already its whole stem, so
+// only the same stem with two extensions collides (then both keep their
+// extension).
 type Keyer struct {
 	root  string
 	level map[string]int // file -> 0 usual, 1 whole stem, 2 with extension
+	// byName reads an image's page number from its name (ImageKey).
+	byName bool
 }
 
 // NewKeyer prepares the keys of files under root. PDFs are recognised by
-// their extension.
-func NewKeyer(root string, files []string) *Keyer {
-	k := &Keyer{root: root, level: map[string]int{}}
+// their extension. pageFromName keys an image by the page number at the
+// end of its name (ImageKey: "scan-09.png" is FILE "scan", PAGE 9);
+// without it an image is keyed by its whole stem with an empty PAGE.
+func NewKeyer(root string, files []string, pageFromName bool) *Keyer {
+	k := &Keyer{root: root, level: map[string]int{}, byName: pageFromName}
 	for round := 0; round < 3; round++ {
 		groups := map[Key][]string{}
 		pdfs := map[string][]string{} // FILE of a PDF or TIFF -> those files
@@ -314,7 +327,7 @@ func (k *Keyer) keyOf(file string, page int, paged bool) (Key, error) {
 	if paged {
 		return PDFKey(k.root, file, page)
 	}
-	if level == 1 {
+	if level == 1 || !k.byName {
 		s, err := relStem(k.root, file)
 		return Key{File: s}, err
 	}

@@ -23,6 +23,31 @@ type Row struct {
 	True string
 	// Review is the page's review (ReviewLayout); nil for other tables.
 	Review *review.Page
+	// Source is the input's path relative to the input root, as on disk
+	// (WithSource).
+	Source string
+}
+
+// SourceColumn is the column WithSource appends.
+const SourceColumn = "SOURCE"
+
+type sourced struct{ Layout }
+
+// WithSource is l with one more column at the end, SOURCE: the row's input
+// file relative to the input root, as on disk with its extension (Row.Source,
+// made valid UTF-8 by SafeName). It is beyond the spec's columns and last,
+// so a reader of the spec's columns reads the table as before, and a row
+// joins to its file whatever its FILE and PAGE.
+func WithSource(l Layout) Layout { return sourced{l} }
+
+func (l sourced) Header() []string { return append(l.Layout.Header(), SourceColumn) }
+
+func (l sourced) Cells(r Row) ([]string, error) {
+	c, err := l.Layout.Cells(r)
+	if err != nil {
+		return nil, err
+	}
+	return append(c, SafeName(r.Source)), nil
 }
 
 // Layout turns rows into CSV records.

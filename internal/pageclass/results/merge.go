@@ -35,7 +35,7 @@ func Merge(ins []string) (*Merged, error) {
 	var rows []mergedRow
 	seen := map[Key]string{}
 	for _, in := range ins {
-		recs, err := readTable(in)
+		recs, err := ReadTable(in)
 		if err != nil {
 			return nil, err
 		}
@@ -80,9 +80,9 @@ func (m *Merged) Write(path string) error {
 	})
 }
 
-// readTable reads a whole CSV table; every record must have the header's
+// ReadTable reads a whole CSV table; every record must have the header's
 // number of fields.
-func readTable(path string) ([][]string, error) {
+func ReadTable(path string) ([][]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

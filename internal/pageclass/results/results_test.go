@@ -238,7 +238,7 @@ func TestKeyerGivesEveryInputItsOwnRow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			k := NewKeyer("r", tt.files)
+			k := NewKeyer("r", tt.files, true)
 			seen := map[Key]bool{}
 			for i, f := range tt.files {
 				key, err := k.Key(f, 2)
@@ -259,11 +259,11 @@ func TestKeyerGivesEveryInputItsOwnRow(t *testing.T) {
 
 func TestKeyerRenamed(t *testing.T) {
 	root := filepath.Join("in")
-	plain := NewKeyer(root, []string{filepath.Join(root, "scan-1.png"), filepath.Join(root, "b.png")})
+	plain := NewKeyer(root, []string{filepath.Join(root, "scan-1.png"), filepath.Join(root, "b.png")}, true)
 	if got := plain.Renamed(); len(got) != 0 {
 		t.Errorf("no collision: renamed %q", got)
 	}
-	k := NewKeyer(root, []string{filepath.Join(root, "scan-1.png"), filepath.Join(root, "scan_1.png"), filepath.Join(root, "b.png")})
+	k := NewKeyer(root, []string{filepath.Join(root, "scan-1.png"), filepath.Join(root, "scan_1.png"), filepath.Join(root, "b.png")}, true)
 	if got := strings.Join(k.Renamed(), ","); got != "scan-1.png\x00stem,scan_1.png\x00stem" {
 		t.Errorf("renamed %q", got)
 	}
@@ -274,19 +274,27 @@ func TestKeyerRenamed(t *testing.T) {
 // free for every TIFF, as its page count is known only once it is opened.
 func TestKeyerMultiPageTIFF(t *testing.T) {
 	files := []string{"r/scan.tif", "r/scan-2.png", "r/one-3.tiff", "r/doc.tif", "r/doc.pdf"}
-	k := NewKeyer("r", files)
-	type fp struct {
-		file        string
-		page, pages int
-		want        string
-	}
-	cases := []fp{
+	k := NewKeyer("r", files, true)
+	cases := []pageCase{
 		{"r/scan.tif", 1, 3, "scan|1"}, {"r/scan.tif", 2, 3, "scan|2"}, {"r/scan.tif", 3, 3, "scan|3"},
 		{"r/scan-2.png", 1, 1, "scan-2|"},
 		{"r/one-3.tiff", 1, 1, "one|3"}, // a single-page TIFF keeps the usual image key
 		{"r/doc.tif", 1, 2, "doc.tif|1"}, {"r/doc.tif", 2, 2, "doc.tif|2"},
 		{"r/doc.pdf", 1, 2, "doc.pdf|1"}, {"r/doc.pdf", 2, 2, "doc.pdf|2"},
 	}
+	checkPageKeys(t, k, cases)
+}
+
+// pageCase is page of pages of file, whose key is want ("FILE|PAGE").
+type pageCase struct {
+	file        string
+	page, pages int
+	want        string
+}
+
+// checkPageKeys checks each case's key and that no two cases share one.
+func checkPageKeys(t *testing.T, k *Keyer, cases []pageCase) {
+	t.Helper()
 	seen := map[Key]string{}
 	for _, c := range cases {
 		key, err := k.PageKey(c.file, c.page, c.pages)
@@ -300,5 +308,44 @@ func TestKeyerMultiPageTIFF(t *testing.T) {
 			t.Errorf("%s page %d: key %v taken by %s", c.file, c.page, key, other)
 		}
 		seen[key] = c.file
+	}
+}
+
+// Without pageFromName (pageclass's default) an image keeps its whole stem
+// as FILE: dates, years and zero-padded numbers at the end of a name stay
+// in it, and only the same stem with two extensions needs the extension.
+// SOURCE (WithSource) is what joins a row to its file in every case.
+func TestKeyerWholeStem(t *testing.T) {
+	files := []string{"r/1878-01-03.png", "r/letter_1923.png", "r/scan-09.png", "r/scan-9.png",
+		"r/s.png", "r/s.jpg", "r/doc.tif", "r/doc.png", "r/b.pdf", "r/b-2.png", "r/x/scan-09.png"}
+	k := NewKeyer("r", files, false)
+	cases := []pageCase{
+		{"r/1878-01-03.png", 1, 1, "1878-01-03|"}, {"r/letter_1923.png", 1, 1, "letter_1923|"},
+		{"r/scan-09.png", 1, 1, "scan-09|"}, {"r/scan-9.png", 1, 1, "scan-9|"},
+		{"r/s.png", 1, 1, "s.png|"}, {"r/s.jpg", 1, 1, "s.jpg|"},
+		// a TIFF may hold one page, keyed "doc" like doc.png: both keep their extension
+		{"r/doc.tif", 2, 3, "doc.tif|2"}, {"r/doc.png", 1, 1, "doc.png|"},
+		{"r/b.pdf", 2, 2, "b|2"}, {"r/b-2.png", 1, 1, "b-2|"}, {"r/x/scan-09.png", 1, 1, "x/scan-09|"},
+	}
+	checkPageKeys(t, k, cases)
+	if got := strings.Join(k.Renamed(), ","); got != "doc.png\x00ext,doc.tif\x00ext,s.jpg\x00ext,s.png\x00ext" {
+		t.Errorf("renamed %q", got)
+	}
+}
+
+func TestWithSource(t *testing.T) {
+	l := WithSource(RawLayout(false))
+	h := l.Header()
+	if h[0] != "FILE" || h[len(h)-1] != SourceColumn || len(h) != len(RawLayout(false).Header())+1 {
+		t.Errorf("header %q", h)
+	}
+	scores := make([]float64, 11)
+	scores[3] = 1
+	c, err := l.Cells(Row{Key: Key{File: "scan-09"}, Scores: scores, Source: "scan-09.png"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c) != len(h) || c[len(c)-1] != "scan-09.png" {
+		t.Errorf("cells %q", c)
 	}
 }

@@ -269,7 +269,7 @@ func (o *EvalOptions) writeTables(res *EvalResult, ptrs []*sample, probs [][]flo
 	for i, s := range ptrs {
 		full[i] = filepath.Join(o.Pages, filepath.FromSlash(s.path))
 	}
-	keys := results.NewKeyer(o.Pages, full) // no page loses its row to another's name
+	keys := results.NewKeyer(o.Pages, full, false) // keyed as classification keys them; no page loses its row to another's name
 	for i := range ptrs {
 		key, err := keys.Key(full[i], 1)
 		if err != nil {
