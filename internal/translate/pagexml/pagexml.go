@@ -25,7 +25,10 @@
 // line's Words (one token a Word, the last taking the rest, as ALTO
 // Strings), and into the region's own TextEquiv when all its lines were
 // translated; it marks the TextEquiv with @comments (PAGE 2016 and later)
-// or the TextLine (2013) when they have none. Glyphs are left as they are.
+// or the TextLine (2013) when they have none, and the primaryLanguage of
+// translated lines and regions and the language of their Words, where
+// present, become the target's PAGE name ("English"), as ALTO's LANG
+// does. Glyphs are left as they are.
 //
 // Only attributes and elements the document's schema version allows are
 // added, so an input that was invalid gets no new schema errors.
@@ -452,6 +455,14 @@ func (t *translator) replaceLine(ed *xmlsplice.Editor, l *line, tag string) {
 			t.setText(ed, l.words[i], v)
 		}
 	}
+	// The text is now in the target language: so are the line (or
+	// region) and its words where they say which language they are in.
+	setLanguage(ed, l.node, "primaryLanguage", t.opt.Target)
+	for _, u := range l.words {
+		if w := u.Parent.Parent; w != nil && w.Name.Local == "Word" {
+			setLanguage(ed, w, "language", t.opt.Target)
+		}
+	}
 	switch {
 	case t.indexed() && l.equiv != nil:
 		if _, ok := l.equiv.Attr("", "comments"); !ok {
@@ -479,6 +490,7 @@ func (t *translator) replaceRegion(ed *xmlsplice.Editor, r *region) {
 		}
 		outs = append(outs, l.out)
 	}
+	setLanguage(ed, r.node, "primaryLanguage", t.opt.Target)
 	for _, c := range r.node.Elements() {
 		if c.Name.Local != "TextEquiv" {
 			continue
@@ -627,4 +639,23 @@ func versionOfURI(uri string) (string, bool) {
 		return "", false
 	}
 	return v, true
+}
+
+// languageNames are PAGE's names (LanguageSimpleType, 2013-07-15 to
+// 2019-07-15) of the target languages the translator offers.
+var languageNames = map[string]string{
+	"bg": "Bulgarian", "cs": "Czech", "de": "German", "en": "English", "es": "Spanish", "et": "Estonian",
+	"fr": "French", "hi": "Hindi", "hr": "Croatian", "hu": "Hungarian", "it": "Italian", "lt": "Lithuanian",
+	"lv": "Latvian", "nl": "Dutch", "pl": "Polish", "ro": "Romanian", "ru": "Russian", "sk": "Slovak",
+	"sl": "Slovene", "uk": "Ukrainian",
+}
+
+// setLanguage sets n's language attribute (primaryLanguage, or a Word's
+// language) to PAGE's name of code, when n has that attribute and PAGE
+// names code; no attribute is added.
+func setLanguage(ed *xmlsplice.Editor, n *xmlsplice.Node, attr, code string) {
+	name, known := languageNames[code]
+	if a, ok := n.Attr("", attr); ok && known && a.Value != name {
+		ed.SetAttr(a, name)
+	}
 }

@@ -108,11 +108,12 @@ pit</Unicode></TextEquiv></TextRegion>`
 }
 
 // TestReplace: the line's TextEquiv, its Words and the region's text
-// are overwritten; the TextEquiv is tagged.
+// are overwritten; the TextEquiv is tagged; the languages they state
+// become English (none is added).
 func TestReplace(t *testing.T) {
-	in := page(ns2019, `<TextRegion id="r1"><TextLine id="l1"><Word id="w1"><TextEquiv><Unicode>hrob</Unicode></TextEquiv></Word><Word id="w2"><TextEquiv><Unicode/></TextEquiv></Word><TextEquiv conf="1"><PlainText>hrob a</PlainText><Unicode>hrob a</Unicode></TextEquiv></TextLine><TextEquiv><Unicode>hrob a</Unicode></TextEquiv></TextRegion>`)
+	in := page(ns2019, `<TextRegion id="r1" primaryLanguage="Czech"><TextLine id="l1" primaryLanguage="Czech"><Word id="w1" language="Czech"><TextEquiv><Unicode>hrob</Unicode></TextEquiv></Word><Word id="w2"><TextEquiv><Unicode/></TextEquiv></Word><TextEquiv conf="1"><PlainText>hrob a</PlainText><Unicode>hrob a</Unicode></TextEquiv></TextLine><TextEquiv><Unicode>hrob a</Unicode></TextEquiv></TextRegion>`)
 	res := translate(t, in, alto.Replace)
-	want := `<TextLine id="l1"><Word id="w1"><TextEquiv><Unicode>grave</Unicode></TextEquiv></Word><Word id="w2"><TextEquiv><Unicode>and</Unicode></TextEquiv></Word><TextEquiv conf="1" comments="en-t-cs-t0-und"><PlainText>grave and</PlainText><Unicode>grave and</Unicode></TextEquiv></TextLine><TextEquiv><Unicode>grave and</Unicode></TextEquiv></TextRegion>`
+	want := `<TextRegion id="r1" primaryLanguage="English"><TextLine id="l1" primaryLanguage="English"><Word id="w1" language="English"><TextEquiv><Unicode>grave</Unicode></TextEquiv></Word><Word id="w2"><TextEquiv><Unicode>and</Unicode></TextEquiv></Word><TextEquiv conf="1" comments="en-t-cs-t0-und"><PlainText>grave and</PlainText><Unicode>grave and</Unicode></TextEquiv></TextLine><TextEquiv><Unicode>grave and</Unicode></TextEquiv></TextRegion>`
 	if !strings.Contains(string(res.Output), want) {
 		t.Errorf("output lacks %s:\n%s", want, res.Output)
 	}

@@ -84,6 +84,16 @@ func TestRealFiles(t *testing.T) {
 			if ids(t, rep.Output) != ids(t, in) {
 				t.Error("replace mode changed the ids")
 			}
+			// Every language stated on a translated line, region or word
+			// now names the target (kant: 183 "German" become "English").
+			if src, tgt := languageNames[f.src], languageNames[f.tgt]; src != "" {
+				if n := strings.Count(string(rep.Output), `="`+src+`"`); n != 0 {
+					t.Errorf("replace mode left %d attributes naming %s", n, src)
+				}
+				if a, b := strings.Count(string(in), `="`+src+`"`), strings.Count(string(rep.Output), `="`+tgt+`"`); a != b-strings.Count(string(in), `="`+tgt+`"`) {
+					t.Errorf("%d attributes named %s, %d name %s after replace", a, src, b, tgt)
+				}
+			}
 		})
 	}
 }
