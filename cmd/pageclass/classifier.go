@@ -565,7 +565,7 @@ func (r *classifier) closeTables(tables string, runErr error) error {
 // summarise ends the run with its summary: the table at path, the run
 // metadata, and a block on a terminal (off one, a log record).
 func (r *classifier) summarise(path string) error {
-	r.para.SetSummary(&r.sum)
+	r.para.SetSummary(r.sum.Filled())
 	logSummary(r.runner, &r.sum)
 	if err := r.sum.WriteTable(path); err != nil {
 		return fmt.Errorf("summary table: %w", err)

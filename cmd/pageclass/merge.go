@@ -122,7 +122,7 @@ func (r *merger) merge() error {
 		out := filepath.Join(c.Results, r.stamp+suffix)
 		m := merged[suffix]
 		if suffix == "_"+summary.TableName {
-			r.para.SetSummary(sum)
+			r.para.SetSummary(sum.Filled())
 			logSummary(r.runner, sum)
 			if err := sum.WriteTable(out); err != nil {
 				return err

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -493,5 +494,52 @@ func TestConfiguration(t *testing.T) {
 	b := readBody(t, resp)
 	if resp.StatusCode != 200 || !bytes.Contains(b, []byte(`CONTENT="hrob"`)) || !bytes.Contains(b, []byte(`CONTENT="grave"`)) {
 		t.Fatalf("append by OUTPUT_MODE: status %d, body %s", resp.StatusCode, b)
+	}
+}
+
+// TestMetricsCountUnits: /metrics counts the units translated (as the
+// X-Translation-Translated headers say) and the backend errors.
+func TestMetricsCountUnits(t *testing.T) {
+	small := []byte(`<?xml version="1.0" encoding="UTF-8"?>
+<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p1" WIDTH="100" HEIGHT="100"><PrintSpace>
+<TextBlock ID="b1"><TextLine ID="l1"><String CONTENT="archeologický" HPOS="1" VPOS="1" WIDTH="10" HEIGHT="5"/><SP/><String CONTENT="výzkum" HPOS="12" VPOS="1" WIDTH="10" HEIGHT="5"/></TextLine></TextBlock>
+</PrintSpace></Page></Layout></alto>`)
+	metrics := func(s *server) string {
+		var b bytes.Buffer
+		_ = s.svc.Metrics.Write(&b)
+		return b.String()
+	}
+	send := func(url string) *http.Response {
+		body, ct := multipartBody(t, part{Field: "file", Name: "p.alto.xml", File: true, Data: small}, part{Field: "source_lang", Data: []byte("cs")})
+		resp := post(t, url+"/translate", ct, body)
+		readBody(t, resp)
+		return resp
+	}
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	s, ts := startServer(t, testEnv(mt.URL, nil))
+	if m := metrics(s); !strings.Contains(m, metricUnits+" 0\n") || !strings.Contains(m, metricBackendErrors+" 0\n") {
+		t.Fatalf("counters not at 0 before any request:\n%s", m)
+	}
+	n := 0
+	for i := 0; i < 2; i++ {
+		resp := send(ts.URL)
+		k, err := strconv.Atoi(resp.Header.Get("X-Translation-Translated"))
+		if resp.StatusCode != 200 || err != nil || k == 0 {
+			t.Fatalf("status %d, translated %q", resp.StatusCode, resp.Header.Get("X-Translation-Translated"))
+		}
+		n += k
+	}
+	if m := metrics(s); !strings.Contains(m, fmt.Sprintf("%s %d\n", metricUnits, n)) {
+		t.Errorf("metrics lack %s %d:\n%s", metricUnits, n, m)
+	}
+	failing := translatortest.New(translatortest.Config{FailAlways: 503})
+	defer failing.Close()
+	fs, fts := startServer(t, testEnv(failing.URL, nil))
+	if resp := send(fts.URL); resp.StatusCode != 500 {
+		t.Fatalf("failing backend: status %d", resp.StatusCode)
+	}
+	if m := metrics(fs); strings.Contains(m, metricBackendErrors+" 0\n") || !strings.Contains(m, metricUnits+" 0\n") {
+		t.Errorf("a backend failure is not counted:\n%s", m)
 	}
 }

@@ -94,6 +94,18 @@ func (s *Summary) Left(byExt map[string]int) {
 	}
 }
 
+// Filled is a copy of s whose maps are never nil, so that the run metadata
+// shows an empty count as {} rather than null.
+func (s *Summary) Filled() *Summary {
+	c := *s
+	for _, m := range []*map[string]int{&c.Categories, &c.Sources, &c.Reasons, &c.Failures} {
+		if *m == nil {
+			*m = map[string]int{}
+		}
+	}
+	return &c
+}
+
 // Add adds o's counts to s.
 func (s *Summary) Add(o *Summary) {
 	s.Pages += o.Pages
@@ -143,14 +155,14 @@ func (s *Summary) Text() string {
 				fmt.Fprintf(&b, "    ... %d more (see the %s table)\n", len(keys)-limit, TableName)
 				break
 			}
-			fmt.Fprintf(&b, "    %-24s %6d %s\n", k, m[k], unit)
+			fmt.Fprintf(&b, "    %-24s %6d%s\n", k, m[k], unit)
 		}
 	}
 	list("pages per category", s.Categories, 0, "")
 	list("pages per file", s.Sources, MaxListed, "")
 	list("flagged for review, by reason", s.Reasons, 0, "")
 	list("failures, by file (reasons in the FAILURES table)", s.Failures, MaxListed, "")
-	list("readable files not collected (-ff)", s.NotCollected, 0, "files")
+	list("readable files not collected (-ff)", s.NotCollected, 0, " files")
 	return b.String()
 }
 

@@ -92,3 +92,10 @@ func TestText(t *testing.T) {
 		t.Errorf("long list not cut:\n%s", txt)
 	}
 }
+
+func TestFilledHasNoNilCounts(t *testing.T) {
+	f := (&Summary{}).Filled()
+	if f.Categories == nil || f.Sources == nil || f.Reasons == nil || f.Failures == nil || f.NotCollected != nil {
+		t.Errorf("filled %+v", f)
+	}
+}
