@@ -65,7 +65,7 @@ func TestTranslatePAGE(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "      <pc:TextEquiv index=\"1\"><pc:Unicode>Hrob a jáma</pc:Unicode></pc:TextEquiv>\n      <pc:TextEquiv index=\"2\" comments=\"en-t-cs-t0-und\"><pc:Unicode>grave and pit</pc:Unicode></pc:TextEquiv>\n"
-	if out.Kind != KindPAGE || out.Name != "p_en.xml" || out.Sidecar || !strings.Contains(string(out.Data), want) {
+	if out.Kind != KindPAGE || out.Name != "p_en.xml" || out.Sidecar || out.Tag != "en-t-cs-t0-und" || !strings.Contains(string(out.Data), want) {
 		t.Errorf("kind %q, name %q, sidecar %v:\n%s", out.Kind, out.Name, out.Sidecar, out.Data)
 	}
 	if out.Stats.Units != 1 || out.Stats.Translated != 1 || len(out.Log) != 1 || out.Log[0].Line != "l1" || out.Statuses["ok"] != 1 {
@@ -109,5 +109,20 @@ func TestTranslateHOCR(t *testing.T) {
 	}
 	if _, err := Translate(context.Background(), []byte(`<html><body><div class='ocr_page'></div></body></html>`), "e.hocr", Options{Backend: standIn(t), Source: "cs"}); err == nil || !strings.Contains(err.Error(), "no ocr_line with text") {
 		t.Errorf("empty hOCR: %v", err)
+	}
+}
+
+// TestOutputTag: every kind's output names its machine translation with
+// the tag the PAGE and hOCR documents carry.
+func TestOutputTag(t *testing.T) {
+	alto := `<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p"><PrintSpace><TextBlock ID="b"><TextLine ID="l"><String CONTENT="hrob"/></TextLine></TextBlock></PrintSpace></Page></Layout></alto>`
+	for name, src := range map[string]string{"a.alto.xml": alto, "h.hocr": hocrDoc} {
+		out, err := Translate(context.Background(), []byte(src), name, Options{Backend: standIn(t), Source: "cs", Target: "en"})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if out.Tag != "en-t-cs-t0-und" {
+			t.Errorf("%s: tag %q", name, out.Tag)
+		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"archivekit/internal/translate/guard"
 	"archivekit/internal/translate/hocr"
 	"archivekit/internal/translate/langid"
+	"archivekit/internal/translate/langtag"
 	"archivekit/internal/translate/lemmatizer"
 	"archivekit/internal/translate/metadata"
 	"archivekit/internal/translate/pagexml"
@@ -198,6 +199,12 @@ type Output struct {
 	// Encoding is the document's character encoding, in which Data is
 	// written too ("UTF-8", "windows-1252", "UTF-16", ...).
 	Encoding string
+	// Tag is the BCP 47 tag of the output's machine translation
+	// (internal/translate/langtag, RFC 6497: "en-t-cs-t0-und"), from the
+	// most frequent source language; "" when nothing was translated. PAGE
+	// and hOCR write it into the document; for the run metadata and the
+	// document record of every kind.
+	Tag string
 	// Sidecar reports a PAGE 2013 document in append mode: PAGE 2013 has
 	// room for one TextEquiv a line, so Data is a copy with the same ids
 	// holding the translation (written as replace mode writes), and the
@@ -454,6 +461,9 @@ func (d *document) finish(out *Output) {
 	be := d.be
 	out.Stats.ProtectedTerms = int(be.protected.Load())
 	out.Stats.PlaceholderCalls, out.Stats.PlaceholderFallbacks = int(be.placeholderCalls.Load()), int(be.placeholderFallbacks.Load())
+	if _, tag, err := langtag.ForSources(d.opt.Target, out.Languages); err == nil {
+		out.Tag = tag
+	}
 	out.Statuses = map[string]int{}
 	for _, r := range out.Log {
 		st := r.Status
