@@ -401,8 +401,16 @@ func write(d *doc, opt Options, res *Result) ([]byte, error) {
 			if sc, ok := opt.Backend.(backend.Scorer); ok && l.status != backend.Vocabulary {
 				row.Score, row.HasScore = sc.Score(l.text)
 			}
-			for i, v := range alto.Place(alto.Fields(l.out), len(l.slots)) {
-				for k, g := range l.slots[i].segs {
+			// Words without text of their own (all in ocrx_cinfo) take
+			// no token, so none is lost.
+			var slots []*slot
+			for _, sl := range l.slots {
+				if sl.text() != "" {
+					slots = append(slots, sl)
+				}
+			}
+			for i, v := range alto.Place(alto.Fields(l.out), len(slots)) {
+				for k, g := range slots[i].segs {
 					if k > 0 {
 						v = ""
 					}

@@ -88,3 +88,15 @@ func TestNotHOCR(t *testing.T) {
 		t.Error("IsHOCR")
 	}
 }
+
+// TestCharBoxes: a word whose text is all in ocrx_cinfo character boxes
+// (Tesseract's hocr_char_boxes) keeps them and takes no token, so the
+// translation's tokens all land in words with text of their own.
+func TestCharBoxes(t *testing.T) {
+	in := "<div class='ocr_page'><span class='ocr_line'><span class='ocrx_word'>hrob</span> <span class='ocrx_word'><span class='ocrx_cinfo'>x</span></span> <span class='ocrx_word'>jáma</span> <span class='ocrx_word'><span class='ocrx_cinfo'>y</span></span></span></div>"
+	res := run(t, "<html><body>"+in+"</body></html>")
+	want := "<span class='ocrx_word'>grave</span> <span class='ocrx_word'><span class='ocrx_cinfo'>x</span></span> <span class='ocrx_word'>pit</span> <span class='ocrx_word'><span class='ocrx_cinfo'>y</span></span>"
+	if !strings.Contains(string(res.Output), want) {
+		t.Errorf("output:\n%s\nwant it to hold:\n%s", res.Output, want)
+	}
+}
