@@ -68,7 +68,7 @@ export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
 export ARCHIVEKIT_PRETRAINED := $(PRETRAINED)
 
-.PHONY: pretrained shipped cv-shipped k8s-e2e k8s-apt k8s-components images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
+.PHONY: pretrained shipped cv-shipped k8s-e2e k8s-apt k8s-components images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows lint-go release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
 
 # make install PREFIX=DIR and make dist: the relocatable tree (tools/install.sh).
 PREFIX       ?= /usr/local
@@ -203,7 +203,7 @@ dist: deps native
 RACE_PKGS := ./internal/pageclass/batcher ./internal/service ./internal/pageclass/pipeline ./internal/pageclass/classify ./internal/translate/translator ./bindings/...
 test: deps native fixtures pytools pretrained dist
 	$(GO) vet ./...
-	$(MAKE) -s lint-workflows
+	$(MAKE) -s lint-workflows lint-go
 	ARCHIVEKIT_DIST_TARBALL='$(DIST_TARBALL)' ARCHIVEKIT_SHARED='$(SHARED)' $(GO) test -count=1 -timeout 30m ./...
 	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 	$(MAKE) --no-print-directory test-manifests
@@ -215,6 +215,17 @@ test: deps native fixtures pytools pretrained dist
 ## every overlay rendered and strictly decoded, then checked against the specs.
 test-manifests:
 	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+## lint-go: gofmt, staticcheck over the module, and no function over
+## cyclomatic complexity 30 outside _test.go files (gocyclo); the two tools
+## are built from the Go module proxy at pinned versions.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GOCYCLO     := github.com/fzipp/gocyclo/cmd/gocyclo@v0.6.0
+lint-go:
+	@unformatted=$$(gofmt -l cmd internal bindings test tools setup *.go); \
+	if [ -n "$$unformatted" ]; then echo "gofmt: not formatted: $$unformatted" >&2; exit 1; fi
+	$(GO) run $(STATICCHECK) ./...
+	$(GO) run $(GOCYCLO) -over 30 -ignore '_test|/testdata/' cmd internal bindings test tools setup
 
 ## lint-workflows: the code host's workflow files through actionlint (built
 ## from the Go module proxy; it runs shellcheck on every run: script).

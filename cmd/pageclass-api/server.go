@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"archivekit/internal/config"
-	"archivekit/internal/pageclass/settings"
 	"archivekit/internal/docrecord"
 	"archivekit/internal/licence"
 	"archivekit/internal/pageclass/batcher"
@@ -31,6 +30,7 @@ import (
 	"archivekit/internal/pageclass/registry"
 	"archivekit/internal/pageclass/results"
 	"archivekit/internal/pageclass/review"
+	"archivekit/internal/pageclass/settings"
 	"archivekit/internal/resources"
 	"archivekit/internal/service"
 	"archivekit/internal/version"

@@ -14,9 +14,6 @@ import (
 // stampLayout is the layout of the run's stamp in its output names.
 const stampLayout = runmeta.StampLayout
 
-// skipped is an input that gave no translation, and why.
-type skipped = runmeta.Skipped
-
 // statistics are the translator's: the counts both tools keep, then its
 // own.
 type statistics struct {
