@@ -21,6 +21,7 @@ import (
 
 	"archivekit/internal/config"
 	"archivekit/internal/docrecord"
+	"archivekit/internal/jobs"
 	"archivekit/internal/licence"
 	"archivekit/internal/pageclass/batcher"
 	"archivekit/internal/pageclass/classify"
@@ -105,6 +106,8 @@ type server struct {
 	// comps are the licence components (setup/para_config.txt) the
 	// provenance block of returned records is resolved from.
 	comps *licence.Components
+	// jobs is the job API's queue (nil without JOBS_DIR).
+	jobs *jobs.Queue
 }
 
 func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) (*server, error) {
@@ -146,9 +149,9 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		// pixels are bounded separately (imageio.MaxPixelsInFlight).
 		DefaultMaxConcurrent:  32,
 		DefaultRequestTimeout: 120 * time.Second,
-		WarmUp:                func(ctx context.Context) error { return s.engine.load(ctx) },
+		WarmUp:                s.warmUp,
 		OpenAPI:               openapiJSON,
-		OnStop:                func() { s.engine.close() },
+		OnStop:                s.close,
 		LookupEnv:             lookup,
 		LogOutput:             logOut,
 		Index:                 index,
@@ -161,8 +164,18 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	s.svc.Metrics.DeclareCounter(metricFlagged, "Pages classified that were flagged for review.", "")
 	s.engine = &engine{opt: engineOptions{Locator: loc, Device: o.Device, Rotation: o.Rotation, RotationOff: o.RotationGiven, Batching: !o.NoBatch,
 		MaxBatch: o.MaxBatch, MaxWait: o.BatchWait, Metrics: s.svc.Metrics, Log: s.svc.Logger}}
-	s.svc.Route("POST /predict_image", "classify one page image (multipart form: file, version, topn, document_json, document_json_out)", s.predict(false))
-	s.svc.Route("POST /predict_document", "classify every page of a PDF of at most 50 pages (same form fields)", s.predict(true))
+	// Jobs: a PDF item runs as /predict_document, any other as /predict_image.
+	pick := func(ctype, _ string) (string, http.Handler) {
+		if ctype == "application/pdf" {
+			return "/predict_document", s.predict(true)
+		}
+		return "/predict_image", s.predict(false)
+	}
+	if s.jobs, err = jobs.Setup(s.svc, lookup, jobs.Options{Path: "/predict_image", Handler: s.predict(false), Pick: pick}); err != nil {
+		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
+	}
+	s.svc.Route("POST /predict_image", "classify one page image (multipart form: file, version, topn, document_json, document_json_out)", s.jobs.Async(s.predict(false)))
+	s.svc.Route("POST /predict_document", "classify every page of a PDF of at most 50 pages (same form fields)", s.jobs.Async(s.predict(true)))
 	s.svc.Route("GET /frontend", "browser interface", frontend.Handler().ServeHTTP)
 	s.svc.Handle("GET /frontend/{asset}", frontend.Handler())
 	return s, nil
@@ -174,6 +187,25 @@ const (
 	metricPages   = "pageclass_pages_classified_total"
 	metricFlagged = "pageclass_pages_flagged_total"
 )
+
+// warmUp loads the models, then starts the job workers (if any).
+func (s *server) warmUp(ctx context.Context) error {
+	if err := s.engine.load(ctx); err != nil {
+		return err
+	}
+	return s.jobs.Start(ctx)
+}
+
+// close stops the job workers (their item in flight finishes, up to
+// InFlightGrace), then releases the models.
+func (s *server) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), service.InFlightGrace)
+	if err := s.jobs.Close(ctx); err != nil {
+		s.svc.Logger.Warn("job queue stop", "err", err.Error())
+	}
+	cancel()
+	s.engine.close()
+}
 
 // versions are the values of the version field listed by /info.
 var versions = append(append([]string(nil), registry.Ensemble...), "all")

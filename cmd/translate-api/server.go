@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"archivekit/internal/jobs"
 	"archivekit/internal/licence"
 	"archivekit/internal/resources"
 	"archivekit/internal/service"
@@ -126,6 +128,9 @@ type server struct {
 	// langDegraded reports a language identifier that failed to load.
 	langDegraded func() (bool, string)
 
+	// jobs is the job API's queue (nil without JOBS_DIR).
+	jobs *jobs.Queue
+
 	stopOnce sync.Once
 	stop     chan struct{}
 	rewarm   sync.WaitGroup
@@ -175,7 +180,11 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 	s.log = s.svc.Logger
 	s.svc.Metrics.DeclareCounter(metricUnits, "Units (ALTO blocks, metadata fields) translated.", "")
 	s.svc.Metrics.DeclareCounter(metricBackendErrors, "Backend calls that failed after all retries, and translations that failed on the backend.", "")
-	s.svc.Route("POST /translate", "translate one ALTO or metadata XML document (multipart form)", s.serveTranslate)
+	if s.jobs, err = jobs.Setup(s.svc, lookup, jobs.Options{Path: "/translate", Handler: http.HandlerFunc(s.serveTranslate)}); err != nil {
+		s.close()
+		return nil, fmt.Errorf("translate-api: configuration: %w", err)
+	}
+	s.svc.Route("POST /translate", "translate one ALTO or metadata XML document (multipart form)", s.jobs.Async(s.serveTranslate))
 	return s, nil
 }
 
@@ -227,7 +236,10 @@ func (s *server) warmUp(ctx context.Context) error {
 		s.rewarm.Add(1)
 		go s.rewarmLoop()
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.jobs.Start(ctx)
 }
 
 // warmBackend opens a backend (the one opened at start, the first time)
@@ -292,6 +304,11 @@ func (s *server) rewarmLoop() {
 // close stops the re-warming and closes every backend the server holds.
 func (s *server) close() {
 	s.stopOnce.Do(func() { close(s.stop) })
+	ctx, cancel := context.WithTimeout(context.Background(), service.InFlightGrace)
+	if err := s.jobs.Close(ctx); err != nil {
+		s.log.Warn("job queue stop", "err", err.Error())
+	}
+	cancel()
 	s.rewarm.Wait()
 	s.firstMu.Lock()
 	if s.first != nil {

@@ -65,6 +65,11 @@ type Options struct {
 	// Handler is the synchronous endpoint's handler; every item is one
 	// request to it with the job's form fields and one file.
 	Handler http.Handler
+	// Pick, when not nil, chooses for each item, by its file's content
+	// type and name, the path and handler that run it instead of Path and
+	// Handler (pageclass-api sends PDFs to /predict_document, images to
+	// /predict_image).
+	Pick func(contentType, name string) (path string, h http.Handler)
 	// ItemField is the form field of the files (default "file").
 	ItemField string
 	// Workers is the number of jobs run at once (default 1).

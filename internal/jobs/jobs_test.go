@@ -80,7 +80,7 @@ func newService(t *testing.T, dir string, h http.Handler) (*service.Service, *jo
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := jobs.Setup(svc, lookup, "/echo", h)
+	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: h})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +354,7 @@ func TestNoDirNoAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := jobs.Setup(svc, lookup, "/x", http.NotFoundHandler())
+	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/x", Handler: http.NotFoundHandler()})
 	if err != nil || q != nil {
 		t.Fatalf("%v %v", q, err)
 	}
@@ -369,7 +369,7 @@ func TestFolderLocked(t *testing.T) {
 	defer q.Close(context.Background())
 	lookup := func(k string) (string, bool) { return map[string]string{"JOBS_DIR": dir}[k], k == "JOBS_DIR" }
 	svc, _ := service.New(service.Options{Name: "y", DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
-	if _, err := jobs.Setup(svc, lookup, "/echo", &echo{}); err == nil || !strings.Contains(err.Error(), "in use") {
+	if _, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: &echo{}}); err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("a second queue on the folder: %v", err)
 	}
 }
@@ -393,7 +393,7 @@ func child(dir string) {
 	if err != nil {
 		panic(err)
 	}
-	q, err := jobs.Setup(svc, lookup, "/echo", e)
+	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: e})
 	if err != nil {
 		panic(err)
 	}

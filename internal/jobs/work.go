@@ -98,7 +98,10 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	go func() { pw.CloseWithError(writeForm(mw, f, q.opts.ItemField, it, in)) }()
-	target := q.opts.Path
+	target, h := q.opts.Path, q.opts.Handler
+	if q.opts.Pick != nil {
+		target, h = q.opts.Pick(it.InType, it.Name)
+	}
 	if f.Query != "" {
 		target += "?" + f.Query
 	}
@@ -110,7 +113,7 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	req.RemoteAddr = "jobs"
 	a := &answer{header: http.Header{}, body: tmp}
-	q.opts.Handler.ServeHTTP(a, req)
+	h.ServeHTTP(a, req)
 	pr.Close()
 	if err := ctx.Err(); err != nil {
 		return err

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"archivekit/internal/jobs"
+	"archivekit/internal/service/servicetest"
+	"archivekit/internal/translate/translator/translatortest"
+)
+
+// smallALTO is a one-line ALTO document whose line reads text.
+func smallALTO(text string) []byte {
+	return []byte(`<?xml version="1.0"?><alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p1"><PrintSpace><TextBlock ID="b1"><TextLine ID="l1"><String CONTENT="` + text + `"/></TextLine></TextBlock></PrintSpace></Page></Layout></alto>`)
+}
+
+// submitJob posts a job of ALTO files (source_lang cs) and returns its id.
+func submitJob(t *testing.T, base string, names ...string) string {
+	t.Helper()
+	parts := []part{{Field: "source_lang", Data: []byte("cs")}}
+	for _, n := range names {
+		parts = append(parts, part{Field: "file", Name: n, File: true, Data: smallALTO("hrob")})
+	}
+	body, ctype := multipartBody(t, parts...)
+	resp := post(t, base+"/jobs", ctype, body)
+	b := readBody(t, resp)
+	var st jobs.Status
+	if resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &st) != nil || resp.Header.Get("Location") != "/jobs/"+st.ID {
+		t.Fatalf("POST /jobs: %d %s", resp.StatusCode, b)
+	}
+	return st.ID
+}
+
+// pollJob polls GET /jobs/{id} until done says so, failing after timeout.
+func pollJob(t *testing.T, base, id string, timeout time.Duration, done func(jobs.Status) bool) jobs.Status {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		resp, err := http.Get(base + "/jobs/" + id)
+		if err == nil {
+			var st jobs.Status
+			b := readBody(t, resp)
+			if resp.StatusCode == 200 && json.Unmarshal(b, &st) == nil && done(st) {
+				return st
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s: not there after %v (%v)", id, timeout, err)
+		}
+		time.Sleep(25 * time.Millisecond) // a poll interval, bounded by the deadline
+	}
+}
+
+func ended(st jobs.Status) bool { return st.State == jobs.Succeeded || st.State == jobs.Failed }
+
+// TestJobs: a job of two ALTO files gives, per item, the answer
+// POST /translate gives for the same form.
+func TestJobs(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"JOBS_DIR": t.TempDir()}))
+	id := submitJob(t, ts.URL, "a.alto.xml", "b.alto.xml")
+	st := pollJob(t, ts.URL, id, 30*time.Second, ended)
+	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 2, Succeeded: 2}) {
+		t.Fatalf("%+v", st)
+	}
+	code, sync := servicetest.PostForm(t, ts.URL+"/translate", part{Field: "source_lang", Data: []byte("cs")}, part{Field: "file", Name: "b.alto.xml", File: true, Data: smallALTO("hrob")})
+	resp, err := http.Get(ts.URL + "/jobs/" + id + "/results/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	async := readBody(t, resp)
+	if code != 200 || resp.StatusCode != 200 || !bytes.Equal(sync, async) || !strings.Contains(string(async), `CONTENT="grave"`) {
+		t.Fatalf("synchronous %d %.300s\njob item %d %.300s", code, sync, resp.StatusCode, async)
+	}
+	var res jobs.Results
+	resp, _ = http.Get(ts.URL + "/jobs/" + id + "/results")
+	if err := json.Unmarshal(readBody(t, resp), &res); err != nil || len(res.Items) != 2 || res.Items[0].Text == nil || !strings.Contains(*res.Items[0].Text, "grave") {
+		t.Fatalf("results %+v %v", res, err)
+	}
+}
+
+// TestJobsSurviveKill: the service killed (SIGKILL) in the middle of a
+// job of four documents and started again on the same JOBS_DIR finishes
+// the job; documents done before the kill are not translated again.
+func TestJobsSurviveKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the service")
+	}
+	mt := translatortest.New(translatortest.Config{Delay: 400 * time.Millisecond})
+	defer mt.Close()
+	bin := servicetest.Build(t, "translate-api")
+	para, _ := filepath.Abs("../../setup/translate/para_config.txt")
+	env := []string{"TRANSLATION_URL=" + mt.URL, "TRANSLATE_PARA_CONFIG=" + para, "JOBS_DIR=" + t.TempDir(), "MTAPI_MAX_RETRIES=0"}
+	p := servicetest.Start(t, bin, env)
+	p.WaitReady(t, 30*time.Second)
+	id := submitJob(t, p.Base, "1.alto.xml", "2.alto.xml", "3.alto.xml", "4.alto.xml")
+	pollJob(t, p.Base, id, 30*time.Second, func(st jobs.Status) bool { return st.Items.Succeeded >= 1 })
+	if err := p.Cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.Wait(t, 10*time.Second)
+	postsAtKill := mt.Posts.Load()
+
+	p2 := servicetest.Start(t, bin, env)
+	p2.WaitReady(t, 30*time.Second)
+	st := pollJob(t, p2.Base, id, 30*time.Second, ended)
+	if st.State != jobs.Succeeded || st.Items.Succeeded != 4 {
+		t.Fatalf("after the restart: %+v\n%s", st, p2.Log())
+	}
+	var res jobs.Results
+	resp, err := http.Get(p2.Base + "/jobs/" + id + "/results")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(readBody(t, resp), &res); err != nil {
+		t.Fatal(err)
+	}
+	reruns := 0
+	for _, it := range res.Items {
+		if it.Text == nil || !strings.Contains(*it.Text, `CONTENT="grave"`) || it.Runs < 1 || it.Runs > 2 {
+			t.Fatalf("item %+v", it)
+		}
+		reruns += it.Runs - 1
+	}
+	if reruns > 1 {
+		t.Fatalf("%d items ran again; only the one cut by the kill may", reruns)
+	}
+	t.Logf("translation calls: %d before the kill, %d in all; items run again: %d", postsAtKill, mt.Posts.Load(), reruns)
+}
