@@ -169,6 +169,9 @@ func (r *classifier) recordInputs(set *inputSet) (nothing bool) {
 		r.log.Warn("readable files left out: "+left, "root", set.Root)
 		r.para.Warn(left)
 		r.sum.Left(set.Left)
+		if set.Nested > 0 {
+			r.sum.Left(map[string]int{NestedLeft: set.Nested})
+		}
 	}
 	return false
 }

@@ -106,6 +106,17 @@ func TestFolderRunReportsWhatItLeft(t *testing.T) {
 	if d := readParadata(t, e); !strings.Contains(strings.Join(d.Warnings, "\n"), "not collected") {
 		t.Errorf("run metadata warnings %q", d.Warnings)
 	}
+	// Without --inner, the readable files of sub-folders are counted too.
+	e3 := newEnv(t, nil)
+	e3.model(t, "v4.4")
+	mixedFolder(t, e3)
+	code, log = e3.run(t, "-d", e3.in, "-ff", "all", "--no-inner")
+	if code != exitOK || !strings.Contains(log, "1 readable files in sub-folders not searched (take them with --inner)") {
+		t.Errorf("exit %d: %s", code, log)
+	}
+	if s := summaryOf(t, e3); s.Pages != 6 || s.NotCollected[NestedLeft] != 1 || len(s.NotCollected) != 1 {
+		t.Errorf("summary without --inner %+v", s)
+	}
 	// A folder with nothing of the format asked for says what it has.
 	e2 := newEnv(t, nil)
 	e2.model(t, "v4.4")

@@ -37,6 +37,9 @@ type inputSet struct {
 	// extension was not asked for, by extension (lower case, with the
 	// dot): the run says what it left (leftReport).
 	Left map[string]int
+	// Nested counts the readable files in the sub-folders of a run
+	// without --inner, which are looked into but not collected.
+	Nested int
 	// Shard is the run's share (--shard; zero for all) and All the number
 	// of files collected before it was taken.
 	Shard shard.Spec
@@ -153,6 +156,9 @@ func collect(file, dir string, exts []string, inner, pageFromName bool) (*inputS
 	set := &inputSet{Root: dir, Exts: exts, Left: map[string]int{}}
 	err = walkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
+			if p != dir && d != nil && d.IsDir() && !inner {
+				return filepath.SkipDir // not searched: nothing to report
+			}
 			if p != dir && d != nil && d.IsDir() {
 				// An unreadable sub-folder is skipped and recorded like an
 				// unreadable file; the rest of the folder is classified.
@@ -171,8 +177,13 @@ func collect(file, dir string, exts []string, inner, pageFromName bool) (*inputS
 			return nil
 		}
 		if d.IsDir() {
-			if !inner {
-				return filepath.SkipDir
+			// Without inner, sub-folders are looked into only to count
+			// the readable files left there.
+			return nil
+		}
+		if !inner && filepath.Dir(p) != filepath.Clean(dir) {
+			if imageio.Supported(p) {
+				set.Nested++
 			}
 			return nil
 		}
@@ -205,15 +216,23 @@ func collect(file, dir string, exts []string, inner, pageFromName bool) (*inputS
 // ones collected ("" when none was left). For example "not collected: 4
 // .jpg, 1 .pdf, 4 .tif (take them with -ff png,jpg,pdf,tif or -ff all)".
 func (s *inputSet) leftReport() string {
-	if len(s.Left) == 0 {
-		return ""
+	var says []string
+	if len(s.Left) > 0 {
+		var parts []string
+		for _, e := range slices.Sorted(maps.Keys(s.Left)) {
+			parts = append(parts, fmt.Sprintf("%d %s", s.Left[e], e))
+		}
+		says = append(says, fmt.Sprintf("not collected: %s (take them with -ff %s or -ff %s)", strings.Join(parts, ", "), s.takeAll(), AllFormats))
 	}
-	var parts []string
-	for _, e := range slices.Sorted(maps.Keys(s.Left)) {
-		parts = append(parts, fmt.Sprintf("%d %s", s.Left[e], e))
+	if s.Nested > 0 {
+		says = append(says, fmt.Sprintf("%d readable files in sub-folders not searched (take them with --inner)", s.Nested))
 	}
-	return fmt.Sprintf("not collected: %s (take them with -ff %s or -ff %s)", strings.Join(parts, ", "), s.takeAll(), AllFormats)
+	return strings.Join(says, "; ")
 }
+
+// NestedLeft is the summary's name for the readable files left in
+// sub-folders not searched (without --inner).
+const NestedLeft = "in sub-folders (--inner)"
 
 // takeAll is the -ff value that collects the run's extensions and the ones
 // it left, aliases folded (jpeg with jpg, tiff with tif).
