@@ -127,7 +127,7 @@ func TestPageclassAgreesWithPythonReference(t *testing.T) {
 			ref := filepath.Join(dir, "ref.csv")
 			run(py, "tools/reference_predict.py", filepath.Join(model, "original"), "--family", fam, "--pages", pages, "--out", ref)
 			res := filepath.Join(dir, "result")
-			run(bin, "--config", filepath.Join(root, "setup", "config.txt"), "-d", pages, "-m", model, "--raw", "--results", res)
+			run(bin, "--config", filepath.Join(root, "setup", "config.txt"), "-d", pages, "-m", model, "--raw", "--page-from-name", "--results", res) // keyed as tools/reference_predict.py keys pages
 			raws, _ := filepath.Glob(filepath.Join(res, "*_RAW.csv"))
 			if len(raws) != 1 {
 				t.Fatalf("RAW tables: %v", raws)
