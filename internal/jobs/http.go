@@ -44,6 +44,12 @@ func (q *Queue) Submit(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if f.Callback != "" {
+		if why := q.checkCallback(f.Callback); why != "" {
+			service.WriteValidation(w, service.ValidationError{Loc: []any{"body", CallbackField}, Msg: why, Type: "value_error"})
+			return
+		}
+	}
 	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
 	if key != "" && q.sameJob(w, r.Context(), key, sum) {
 		return
@@ -57,7 +63,7 @@ func (q *Queue) Submit(w http.ResponseWriter, r *http.Request) {
 		q.fail(w, err)
 		return
 	}
-	if err := q.insert(r.Context(), id, f, files, key, sum); err != nil {
+	if err := q.insert(r.Context(), id, f, files, key, sum, f.Callback); err != nil {
 		os.RemoveAll(dir)
 		if key != "" && q.sameJob(w, r.Context(), key, sum) { // a twin won the race
 			return
@@ -128,6 +134,10 @@ func (q *Queue) readForm(w http.ResponseWriter, r *http.Request, dir string) (f 
 				return nil, nil, "", false
 			}
 			h.Write(b)
+			if err == nil && p.FormName() == CallbackField {
+				f.Callback = strings.TrimSpace(string(b))
+				continue
+			}
 			f.Parts = append(f.Parts, part{Field: p.FormName(), FileName: p.FileName(), ContentType: p.Header.Get("Content-Type"), Data: b})
 		}
 		if err != nil {

@@ -79,6 +79,14 @@ type Options struct {
 	// Stopping, when not nil, reports that the service is draining: a job
 	// then stops after its item in flight and waits for the next start.
 	Stopping func() bool
+	// CallbackSecret signs callbacks (Sign); empty, a job with a
+	// callback URL is refused.
+	CallbackSecret []byte
+	// CallbackBackoff is the wait after a callback's first failed attempt,
+	// doubled after each (default 1 s); CallbackAttempts the attempts in
+	// one run (default 6).
+	CallbackBackoff  time.Duration
+	CallbackAttempts int
 	// pollEvery is how often River looks for new jobs (default 50 ms).
 	pollEvery time.Duration
 }
@@ -161,6 +169,12 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 1
 	}
+	if opts.CallbackBackoff <= 0 {
+		opts.CallbackBackoff = time.Second
+	}
+	if opts.CallbackAttempts <= 0 {
+		opts.CallbackAttempts = 6
+	}
 	if opts.pollEvery == 0 {
 		opts.pollEvery = 50 * time.Millisecond
 	}
@@ -209,11 +223,14 @@ func (q *Queue) open(ctx context.Context) error {
 	// The folder is ours alone (its lock): a job River has as running was
 	// left by a process killed before finishing it, one scheduled or
 	// retryable was paused by a stop; all run again at once.
-	if _, err := db.ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state IN ('running', 'scheduled', 'retryable') AND kind = ?`, argsKind); err != nil {
+	if _, err := db.ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state IN ('running', 'scheduled', 'retryable') AND kind IN (?, ?)`, argsKind, callbackArgs{}.Kind()); err != nil {
 		return fmt.Errorf("jobs: taking back jobs left running: %w", err)
 	}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &worker{q: q}); err != nil {
+		return err
+	}
+	if err := river.AddWorkerSafely(workers, &callbackWorker{q: q}); err != nil {
 		return err
 	}
 	q.river, err = river.NewClient(drv, &river.Config{

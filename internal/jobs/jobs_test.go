@@ -31,6 +31,9 @@ type echo struct {
 	// the request ends.
 	block string
 	log   string // a file each call is appended to ("" none)
+	// gate, when not nil, holds the call for a file named gated.xml until
+	// it is closed; started is closed when that call starts.
+	gate, started chan struct{}
 }
 
 func (e *echo) note(s string) {
@@ -62,6 +65,10 @@ func (e *echo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
 		return
 	}
+	if fh.Filename == "gated.xml" && e.gate != nil {
+		close(e.started)
+		<-e.gate
+	}
 	defer e.note("end " + fh.Filename)
 	if fh.Filename == "bad.xml" {
 		service.WriteError(w, http.StatusUnprocessableEntity, "bad.xml is not a document")
@@ -73,14 +80,14 @@ func (e *echo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // newService is a service with the job API over h on dir.
 func newService(t *testing.T, dir string, h http.Handler) (*service.Service, *jobs.Queue) {
 	t.Helper()
-	env := map[string]string{"JOBS_DIR": dir, "LOG_LEVEL": "ERROR"}
+	env := map[string]string{"JOBS_DIR": dir, "LOG_LEVEL": "ERROR", "JOBS_CALLBACK_SECRET": secret}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	svc, err := service.New(service.Options{Name: "echo-api", DefaultMaxUploadMB: 10, LookupEnv: lookup, LogOutput: io.Discard,
 		Index: &service.Index{Welcome: "echo"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: h})
+	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: h, CallbackBackoff: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,5 +475,111 @@ func TestKilledMidJob(t *testing.T) {
 		if err := json.Unmarshal(it.Output, &out); err != nil || out["size"] != float64(i+1) || it.Runs != wantRuns {
 			t.Fatalf("item %d: %+v %v", i, it, out)
 		}
+	}
+}
+
+// TestStopResumes: a queue closed (the drain of SIGTERM) while an item
+// runs lets that item finish and be recorded, starts no other, and the
+// next queue on the folder finishes the job: every item ran once.
+func TestStopResumes(t *testing.T) {
+	dir := t.TempDir()
+	e := &echo{gate: make(chan struct{}), started: make(chan struct{})}
+	svc, q := newService(t, dir, e)
+	if err := svc.WarmUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(svc.Handler())
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, st := submit(t, ts.URL, "", file("a.xml", "a"), file("gated.xml", "g"), file("c.xml", "c"))
+	select {
+	case <-e.started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the gated item never started")
+	}
+	closed := make(chan error)
+	go func() { closed <- q.Close(context.Background()) }()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned before the item in flight ended: %v", err)
+	default:
+	}
+	close(e.gate)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	ts.Close()
+	if slices(e, "start c.xml") {
+		t.Fatal("an item started after the stop")
+	}
+
+	e2 := &echo{}
+	ts2, q2 := serve(t, dir, e2)
+	st = waitState(t, q2, ts2.URL, st.ID, jobs.Succeeded)
+	var res jobs.Results
+	getJSON(t, ts2.URL+"/jobs/"+st.ID+"/results", &res)
+	for _, it := range res.Items {
+		if it.Runs != 1 || it.State != jobs.Succeeded {
+			t.Fatalf("item %+v", it)
+		}
+	}
+	if e2.calls[0] != "start c.xml" || len(e2.calls) != 2 {
+		t.Fatalf("after the restart: %v", e2.calls)
+	}
+}
+
+const secret = "s3cret"
+
+// TestCallback: a job with a callback URL posts its status, signed, when it
+// ends; a failed delivery (500) is tried again.
+func TestCallback(t *testing.T) {
+	type delivery struct {
+		header http.Header
+		body   []byte
+	}
+	got := make(chan delivery, 4)
+	fails := 1
+	var mu sync.Mutex
+	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- delivery{r.Header.Clone(), b}
+		mu.Lock()
+		defer mu.Unlock()
+		if fails > 0 {
+			fails--
+			w.WriteHeader(500)
+		}
+	}))
+	defer cb.Close()
+	ts, _ := serve(t, t.TempDir(), &echo{})
+	_, _, st := submit(t, ts.URL, "", file("a.xml", "a"), servicetest.Part{Field: "callback_url", Data: []byte(cb.URL + "/done")})
+	var last delivery
+	for i := range 2 {
+		select {
+		case last = <-got:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("delivery %d never came", i+1)
+		}
+	}
+	var body jobs.Status
+	if err := json.Unmarshal(last.body, &body); err != nil || body.ID != st.ID || body.State != jobs.Succeeded || body.Items.Succeeded != 1 {
+		t.Fatalf("callback body %s: %v", last.body, err)
+	}
+	sig := jobs.Sign([]byte(secret), last.header.Get(jobs.HeaderTimestamp), last.body)
+	if last.header.Get(jobs.HeaderSignature) != sig || last.header.Get(jobs.HeaderJob) != st.ID {
+		t.Fatalf("signature %q, want %q", last.header.Get(jobs.HeaderSignature), sig)
+	}
+	if jobs.Sign([]byte("other"), last.header.Get(jobs.HeaderTimestamp), last.body) == sig {
+		t.Fatal("the signature does not depend on the secret")
+	}
+	// The field is not passed to the endpoint; a bad URL is refused.
+	var res jobs.Results
+	getJSON(t, ts.URL+"/jobs/"+st.ID+"/results", &res)
+	if strings.Contains(string(res.Items[0].Output), "callback") {
+		t.Fatalf("the endpoint saw the callback field: %s", res.Items[0].Output)
+	}
+	if code, _, _ := submit(t, ts.URL, "", file("a.xml", "a"), servicetest.Part{Field: "callback_url", Data: []byte("ftp://x")}); code != 422 {
+		t.Fatalf("ftp callback: %d, want 422", code)
 	}
 }

@@ -24,7 +24,8 @@ CREATE TABLE IF NOT EXISTS archivekit_job (
 	form BLOB NOT NULL,
 	idem_key TEXT UNIQUE,
 	idem_hash TEXT,
-	river_id INTEGER
+	river_id INTEGER,
+	callback_url TEXT
 );
 CREATE TABLE IF NOT EXISTS archivekit_item (
 	job_id TEXT NOT NULL,
@@ -47,6 +48,9 @@ type form struct {
 	Parts []part `json:"parts"`
 	// At is the index in Parts before which an item's file part goes.
 	At int `json:"at"`
+	// Callback is the callback URL (its field is not sent to the
+	// endpoint).
+	Callback string `json:"-"`
 }
 
 // part is one multipart part that is not an item.
@@ -180,7 +184,7 @@ func (q *Queue) byKey(ctx context.Context, key string) (id, hash string, err err
 }
 
 // insert records a job with its items and River's job in one transaction.
-func (q *Queue) insert(ctx context.Context, id string, f *form, files []upload, key, hash string) error {
+func (q *Queue) insert(ctx context.Context, id string, f *form, files []upload, key, hash, callback string) error {
 	fb, err := json.Marshal(f)
 	if err != nil {
 		return err
@@ -194,8 +198,12 @@ func (q *Queue) insert(ctx context.Context, id string, f *form, files []upload, 
 	if key != "" {
 		k, h = key, hash
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO archivekit_job (id, state, created_ms, form, idem_key, idem_hash) VALUES (?, ?, ?, ?, ?, ?)`,
-		id, Queued, time.Now().UnixMilli(), fb, k, h); err != nil {
+	var cb any
+	if callback != "" {
+		cb = callback
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO archivekit_job (id, state, created_ms, form, idem_key, idem_hash, callback_url) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		id, Queued, time.Now().UnixMilli(), fb, k, h, cb); err != nil {
 		return err
 	}
 	for i, u := range files {
@@ -213,27 +221,45 @@ func (q *Queue) insert(ctx context.Context, id string, f *form, files []upload, 
 	return tx.Commit()
 }
 
-// setState moves a job to state when it is in one of from; it reports
-// whether it did.
+// setState moves a job to state when it is in one of from (one or two
+// states); it reports whether it did. A job that ends with a callback URL
+// gets its callback queued in the same transaction.
 func (q *Queue) setState(ctx context.Context, id, state string, from ...string) (bool, error) {
 	final := state == Succeeded || state == Failed || state == Canceled
-	var res sql.Result
-	var err error
-	now := time.Now().UnixMilli()
-	switch {
-	case final:
-		res, err = q.db.ExecContext(ctx, `UPDATE archivekit_job SET state = ?, finished_ms = ? WHERE id = ? AND state IN (?, ?)`, state, now, id, from[0], from[len(from)-1])
-	default:
-		res, err = q.db.ExecContext(ctx, `UPDATE archivekit_job SET state = ?, started_ms = COALESCE(started_ms, ?) WHERE id = ? AND state IN (?, ?)`, state, now, id, from[0], from[len(from)-1])
+	tx, err := q.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
 	}
+	defer func() { _ = tx.Rollback() }()
+	now := time.Now().UnixMilli()
+	stamp := "started_ms = COALESCE(started_ms, ?)"
+	if final {
+		stamp = "finished_ms = ?"
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE archivekit_job SET state = ?, `+stamp+` WHERE id = ? AND state IN (?, ?)`, state, now, id, from[0], from[len(from)-1])
 	if err != nil {
 		return false, err
 	}
 	n, err := res.RowsAffected()
-	if n > 0 {
-		q.notify()
+	if err != nil || n == 0 {
+		return false, err
 	}
-	return n > 0, err
+	if final {
+		var url string
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(callback_url, '') FROM archivekit_job WHERE id = ?`, id).Scan(&url); err != nil {
+			return false, err
+		}
+		if url != "" {
+			if _, err := q.river.InsertTx(ctx, tx, callbackArgs{ID: id}, nil); err != nil {
+				return false, fmt.Errorf("queueing the callback: %w", err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return false, err
+	}
+	q.notify()
+	return true, nil
 }
 
 // jobState and jobForm read a job's state and form.

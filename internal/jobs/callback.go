@@ -1,0 +1,137 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/riverqueue/river"
+)
+
+// CallbackField is the form field of POST /jobs naming the URL that is
+// sent the job's status when it ends (succeeded, failed or canceled).
+const CallbackField = "callback_url"
+
+// EnvCallbackSecret is the environment variable with the secret callbacks
+// are signed with; without it a job with a callback URL is refused.
+const EnvCallbackSecret = "JOBS_CALLBACK_SECRET"
+
+// Callback headers: the job, the Unix time of the sending, and
+// "sha256=" and the hex HMAC-SHA256 of timestamp "." body under the
+// secret (Sign).
+const (
+	HeaderJob       = "X-Archivekit-Job"
+	HeaderTimestamp = "X-Archivekit-Timestamp"
+	HeaderSignature = "X-Archivekit-Signature"
+)
+
+// Sign is the signature header value of a callback body sent at
+// timestamp (Unix seconds, as in HeaderTimestamp).
+func Sign(secret []byte, timestamp string, body []byte) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(timestamp))
+	m.Write([]byte("."))
+	m.Write(body)
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// callbackArgs is the River job of a job's callback.
+type callbackArgs struct {
+	ID string `json:"id"`
+}
+
+// Kind is River's name of the callback kind.
+func (callbackArgs) Kind() string { return "archivekit_job_callback" }
+
+// callbackWorker sends callbacks for River.
+type callbackWorker struct {
+	river.WorkerDefaults[callbackArgs]
+	q *Queue
+}
+
+// Timeout: the attempts and their waits take as long as they take.
+func (callbackWorker) Timeout(*river.Job[callbackArgs]) time.Duration { return -1 }
+
+// Work posts the job's status to its callback URL, trying again after
+// 1, 2, 4... times the backoff (Options.CallbackBackoff) up to
+// Options.CallbackAttempts times; after that River tries the whole again
+// later, by its own retry policy.
+func (w *callbackWorker) Work(ctx context.Context, j *river.Job[callbackArgs]) error {
+	q := w.q
+	var target string
+	if err := q.db.QueryRowContext(ctx, `SELECT COALESCE(callback_url, '') FROM archivekit_job WHERE id = ?`, j.Args.ID).Scan(&target); err != nil {
+		return err
+	}
+	st, err := q.status(ctx, j.Args.ID)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	wait := q.opts.CallbackBackoff
+	for attempt := 1; ; attempt++ {
+		err = q.post(ctx, target, j.Args.ID, body)
+		if err == nil {
+			q.log.Info("callback delivered", "job", j.Args.ID, "attempt", attempt)
+			return nil
+		}
+		q.log.Warn("callback failed", "job", j.Args.ID, "attempt", attempt, "err", err.Error())
+		if attempt >= q.opts.CallbackAttempts {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-q.stop:
+			return err
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// post sends one signed callback.
+func (q *Queue) post(ctx context.Context, target, id string, body []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(HeaderJob, id)
+	req.Header.Set(HeaderTimestamp, ts)
+	req.Header.Set(HeaderSignature, Sign(q.opts.CallbackSecret, ts, body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("callback answered %s", resp.Status)
+	}
+	return nil
+}
+
+// checkCallback says what is wrong with a callback URL ("" nothing).
+func (q *Queue) checkCallback(raw string) string {
+	if len(q.opts.CallbackSecret) == 0 {
+		return CallbackField + " needs " + EnvCallbackSecret + " set on the service (callbacks are signed)"
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return CallbackField + " must be an absolute http or https URL"
+	}
+	return ""
+}
