@@ -172,6 +172,9 @@ func (r *classifier) recordInputs(set *inputSet) (nothing bool) {
 		if set.Nested > 0 {
 			r.sum.Left(map[string]int{NestedLeft: set.Nested})
 		}
+		for e, n := range set.ByContent {
+			r.sum.Left(map[string]int{ContentLeft(e): n})
+		}
 	}
 	return false
 }

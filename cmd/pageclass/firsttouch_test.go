@@ -19,7 +19,8 @@ import (
 
 // mixedFolder is an archivist's folder as found (issue 27): PNG pages named
 // by date and zero-padded numbers, a JPEG named by year, a TIFF master of
-// three pages in a sub-folder, a PDF of two pages, and a text file. It
+// three pages in a sub-folder, a PDF of two pages, a PNG whose name has no
+// extension (as some scanners write them), and a text file. It
 // returns the readable files, relative to the folder, with their pages.
 func mixedFolder(t *testing.T, e *env) map[string]int {
 	t.Helper()
@@ -48,9 +49,12 @@ func mixedFolder(t *testing.T, e *env) map[string]int {
 	if err := os.Symlink(pdf, filepath.Join(e.in, "report.pdf")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink(src[0], filepath.Join(e.in, "scan0007")); err != nil {
+		t.Fatal(err)
+	}
 	write(t, filepath.Join(e.in, "notes.txt"), "not a page\n")
 	return map[string]int{"1878-01-03.png": 1, "scan-09.png": 1, "scan-9.png": 1, "letter_1923.jpg": 1,
-		"box/master.tif": 3, "report.pdf": 2}
+		"box/master.tif": 3, "report.pdf": 2, "scan0007": 1}
 }
 
 // summaryOf reads a run's summary table and checks that its counts add up
@@ -94,13 +98,15 @@ func TestFolderRunReportsWhatItLeft(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
-	for _, want := range []string{"not collected: 1 .jpg, 1 .pdf, 1 .tif", "-ff png,jpg,pdf,tif", "-ff all"} {
+	for _, want := range []string{"not collected: 1 .jpg, 1 .pdf, 1 .tif", "-ff png,jpg,pdf,tif", "-ff all",
+		"files without a page extension that read as pages by content: 1 .png (take them with -ff all)"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}
 	}
 	s := summaryOf(t, e)
-	if s.Pages != 3 || s.NotCollected[".jpg"] != 1 || s.NotCollected[".tif"] != 1 || s.NotCollected[".pdf"] != 1 || s.NotCollected[".txt"] != 0 {
+	if s.Pages != 3 || s.NotCollected[".jpg"] != 1 || s.NotCollected[".tif"] != 1 || s.NotCollected[".pdf"] != 1 || s.NotCollected[".txt"] != 0 ||
+		s.NotCollected[ContentLeft(".png")] != 1 {
 		t.Errorf("summary %+v", s)
 	}
 	if d := readParadata(t, e); !strings.Contains(strings.Join(d.Warnings, "\n"), "not collected") {
@@ -114,7 +120,7 @@ func TestFolderRunReportsWhatItLeft(t *testing.T) {
 	if code != exitOK || !strings.Contains(log, "1 readable files in sub-folders not searched (take them with --inner)") {
 		t.Errorf("exit %d: %s", code, log)
 	}
-	if s := summaryOf(t, e3); s.Pages != 6 || s.NotCollected[NestedLeft] != 1 || len(s.NotCollected) != 1 {
+	if s := summaryOf(t, e3); s.Pages != 7 || s.NotCollected[NestedLeft] != 1 || len(s.NotCollected) != 1 {
 		t.Errorf("summary without --inner %+v", s)
 	}
 	// A folder with nothing of the format asked for says what it has.
@@ -164,7 +170,8 @@ func TestEveryRowJoinsToItsFile(t *testing.T) {
 			t.Errorf("%s: rows of %d files, want %d", table, len(rows), len(files))
 		}
 		for src, file := range map[string]string{"1878-01-03.png": "1878-01-03", "scan-09.png": "scan-09",
-			"scan-9.png": "scan-9", "letter_1923.jpg": "letter_1923", "box/master.tif": "box/master", "report.pdf": "report"} {
+			"scan-9.png": "scan-9", "letter_1923.jpg": "letter_1923", "box/master.tif": "box/master", "report.pdf": "report",
+			"scan0007": "scan0007"} {
 			if keys[src] != file {
 				t.Errorf("%s: FILE of %s is %q, want %q", table, src, keys[src], file)
 			}
@@ -177,7 +184,7 @@ func TestEveryRowJoinsToItsFile(t *testing.T) {
 		}
 	}
 	s := summaryOf(t, e)
-	if s.Pages != 9 || s.Sources["box/master.tif"] != 3 || s.Sources["report.pdf"] != 2 || len(s.Sources) != 6 || s.Failed != 0 || len(s.NotCollected) != 0 {
+	if s.Pages != 10 || s.Sources["box/master.tif"] != 3 || s.Sources["report.pdf"] != 2 || len(s.Sources) != 7 || s.Failed != 0 || len(s.NotCollected) != 0 {
 		t.Errorf("summary %+v", s)
 	}
 	flagged := 0
@@ -189,7 +196,7 @@ func TestEveryRowJoinsToItsFile(t *testing.T) {
 	if flagged != s.Flagged {
 		t.Errorf("summary flags %d pages, the review table %d", s.Flagged, flagged)
 	}
-	if !strings.Contains(log, `"msg":"run summary"`) || !strings.Contains(log, `"pages":9`) {
+	if !strings.Contains(log, `"msg":"run summary"`) || !strings.Contains(log, `"pages":10`) {
 		t.Errorf("no run summary in the log:\n%s", log)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -40,6 +41,10 @@ type inputSet struct {
 	// Nested counts the readable files in the sub-folders of a run
 	// without --inner, which are looked into but not collected.
 	Nested int
+	// ByContent counts the files without a page extension whose content
+	// reads as a page format (imageio.Sniff), by that format, when the run
+	// did not take every format (-ff all collects them).
+	ByContent map[string]int
 	// Shard is the run's share (--shard; zero for all) and All the number
 	// of files collected before it was taken.
 	Shard shard.Spec
@@ -153,7 +158,11 @@ func collect(file, dir string, exts []string, inner, pageFromName bool) (*inputS
 	for _, e := range exts {
 		want[e] = true
 	}
-	set := &inputSet{Root: dir, Exts: exts, Left: map[string]int{}}
+	set := &inputSet{Root: dir, Exts: exts, Left: map[string]int{}, ByContent: map[string]int{}}
+	all := true // every format is asked for: files are also taken by content
+	for _, e := range imageio.Extensions {
+		all = all && want[e]
+	}
 	err = walkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p != dir && d != nil && d.IsDir() && !inner {
@@ -193,6 +202,12 @@ func collect(file, dir string, exts []string, inner, pageFromName bool) (*inputS
 			set.Files = append(set.Files, p)
 		case imageio.Supported(p):
 			set.Left[ext]++
+		default:
+			if kind := sniffFile(p); kind != "" && all {
+				set.Files = append(set.Files, p)
+			} else if kind != "" {
+				set.ByContent[kind]++
+			}
 		}
 		return nil
 	})
@@ -224,11 +239,35 @@ func (s *inputSet) leftReport() string {
 		}
 		says = append(says, fmt.Sprintf("not collected: %s (take them with -ff %s or -ff %s)", strings.Join(parts, ", "), s.takeAll(), AllFormats))
 	}
+	if len(s.ByContent) > 0 {
+		var parts []string
+		for _, e := range slices.Sorted(maps.Keys(s.ByContent)) {
+			parts = append(parts, fmt.Sprintf("%d %s", s.ByContent[e], e))
+		}
+		says = append(says, fmt.Sprintf("files without a page extension that read as pages by content: %s (take them with -ff %s)", strings.Join(parts, ", "), AllFormats))
+	}
 	if s.Nested > 0 {
 		says = append(says, fmt.Sprintf("%d readable files in sub-folders not searched (take them with --inner)", s.Nested))
 	}
 	return strings.Join(says, "; ")
 }
+
+// sniffFile is the page format file's first bytes read as (imageio.Sniff),
+// "" when none or when it cannot be read.
+func sniffFile(file string) string {
+	f, err := os.Open(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, imageio.SniffLen)
+	n, _ := io.ReadFull(f, head)
+	return imageio.Sniff(head[:n])
+}
+
+// ContentLeft is the summary's name for the files left that read as the
+// page format ext by content, without a page extension.
+func ContentLeft(ext string) string { return "by content " + ext + " (-ff all)" }
 
 // NestedLeft is the summary's name for the readable files left in
 // sub-folders not searched (without --inner).

@@ -175,6 +175,29 @@ func Supported(path string) bool {
 	return false
 }
 
+// SniffLen is how many leading bytes Sniff looks at.
+const SniffLen = 12
+
+// Sniff names the format that data (a file's first SniffLen bytes or more)
+// starts like, by its signature, as the extension pageclass collects it
+// under (".png", ".jpg", ".tif", ".webp", ".pdf"), or "" for none of them.
+// Decode goes by content the same way, whatever the file's name.
+func Sniff(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")):
+		return ".png"
+	case bytes.HasPrefix(head, []byte{0xff, 0xd8, 0xff}):
+		return ".jpg"
+	case bytes.HasPrefix(head, []byte("II*\x00")), bytes.HasPrefix(head, []byte("MM\x00*")):
+		return ".tif"
+	case len(head) >= 12 && string(head[:4]) == "RIFF" && string(head[8:12]) == "WEBP":
+		return ".webp"
+	case IsPDF(head):
+		return ".pdf"
+	}
+	return ""
+}
+
 // IsPDF reports whether data starts like a PDF file ("%PDF-").
 func IsPDF(data []byte) bool { return bytes.HasPrefix(data, []byte("%PDF-")) }
 

@@ -307,3 +307,23 @@ func referenceRGB(t *testing.T, path string) Image {
 	}
 	return out
 }
+
+func TestSniff(t *testing.T) {
+	for _, tc := range []struct {
+		file, want string
+	}{
+		{"grey.png", ".png"}, {"exif6.jpg", ".jpg"}, {"page.tif", ".tif"}, {"page.webp", ".webp"}, {"two.pdf", ".pdf"},
+		{"notimage.png", ""},
+	} {
+		b, err := os.ReadFile(filepath.Join("testdata", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Sniff(b[:min(len(b), SniffLen)]); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.file, got, tc.want)
+		}
+	}
+	if got := Sniff([]byte("<?xml version")); got != "" {
+		t.Errorf("XML sniffed as %q", got)
+	}
+}
