@@ -190,25 +190,7 @@ func collect(file, dir string, exts []string, inner, pageFromName bool) (*inputS
 			// the readable files left there.
 			return nil
 		}
-		if !inner && filepath.Dir(p) != filepath.Clean(dir) {
-			if imageio.Supported(p) {
-				set.Nested++
-			}
-			return nil
-		}
-		ext := strings.ToLower(filepath.Ext(p))
-		switch {
-		case want[ext]:
-			set.Files = append(set.Files, p)
-		case imageio.Supported(p):
-			set.Left[ext]++
-		default:
-			if kind := sniffFile(p); kind != "" && all {
-				set.Files = append(set.Files, p)
-			} else if kind != "" {
-				set.ByContent[kind]++
-			}
-		}
+		set.take(p, want, all, !inner && filepath.Dir(p) != filepath.Clean(dir))
 		return nil
 	})
 	if err != nil {
@@ -224,6 +206,31 @@ func collect(file, dir string, exts []string, inner, pageFromName bool) (*inputS
 		return nil, cliflags.NoInput(err)
 	}
 	return set, nil
+}
+
+// take sorts one file of a folder walk: collected when its extension is
+// wanted (or, with all, when it reads as a page by content), else counted
+// as left; nested (in a sub-folder not searched) it is only counted.
+func (s *inputSet) take(p string, want map[string]bool, all, nested bool) {
+	if nested {
+		if imageio.Supported(p) {
+			s.Nested++
+		}
+		return
+	}
+	ext := strings.ToLower(filepath.Ext(p))
+	switch {
+	case want[ext]:
+		s.Files = append(s.Files, p)
+	case imageio.Supported(p):
+		s.Left[ext]++
+	default:
+		if kind := sniffFile(p); kind != "" && all {
+			s.Files = append(s.Files, p)
+		} else if kind != "" {
+			s.ByContent[kind]++
+		}
+	}
 }
 
 // leftReport says which readable files a folder run did not collect: each
