@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/jpeg"
 	"os"
@@ -232,4 +233,34 @@ func sorted(s []string) []string {
 		return a < b
 	})
 	return out
+}
+
+// The summary of merged shards is the one-shot run's: the counts add, and
+// the files not collected, which every shard saw, are counted once.
+func TestMergedSummaryEqualsOneShot(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	mixedFolder(t, e)
+	write(t, filepath.Join(e.in, "broken.png"), "not a png")
+	whole := filepath.Join(e.root, "whole")
+	if code, log := e.run(t, "-d", e.in, "--results", whole); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	shards := filepath.Join(e.root, "shards")
+	for i := 0; i < 2; i++ {
+		if code, log := e.run(t, "-d", e.in, "--results", shards, "--shard", fmt.Sprintf("%d/2", i)); code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, code, log)
+		}
+	}
+	merged := filepath.Join(e.root, "merged")
+	if code, log := e.run(t, "--merge", "--results", merged, shards); code != exitOK {
+		t.Fatalf("merge: exit %d: %s", code, log)
+	}
+	got, want := tableRows(t, merged, "_"+summary.TableName), tableRows(t, whole, "_"+summary.TableName)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("merged summary:\n%s\nwant the one-shot run's\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(strings.Join(want, "\n"), "failed,broken.png") {
+		t.Errorf("one-shot summary without the failure:\n%s", strings.Join(want, "\n"))
+	}
 }
