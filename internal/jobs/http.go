@@ -72,6 +72,7 @@ func (q *Queue) Submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.log.Info("job queued", "job", id, "items", len(files))
+	q.count(metricSubmitted, "")
 	q.notify()
 	q.answer(w, r.Context(), id, http.StatusAccepted)
 }

@@ -36,6 +36,7 @@ import (
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
 	"archivekit/internal/filelock"
+	"archivekit/internal/service"
 )
 
 // EnvDir is the environment variable naming the state folder; unset or
@@ -87,6 +88,12 @@ type Options struct {
 	// one run (default 6).
 	CallbackBackoff  time.Duration
 	CallbackAttempts int
+	// Metrics, when not nil, counts jobs submitted, jobs ended by state
+	// and items run by state (Setup gives the service's).
+	Metrics *service.Metrics
+	// Retention is how long an ended job is kept (0: for ever); see
+	// Expire.
+	Retention time.Duration
 	// pollEvery is how often River looks for new jobs (default 50 ms).
 	pollEvery time.Duration
 }
@@ -196,6 +203,7 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 		q.release()
 		return nil, err
 	}
+	q.declare()
 	return q, nil
 }
 
@@ -233,10 +241,19 @@ func (q *Queue) open(ctx context.Context) error {
 	if err := river.AddWorkerSafely(workers, &callbackWorker{q: q}); err != nil {
 		return err
 	}
+	var periodic []*river.PeriodicJob
+	if q.opts.Retention > 0 {
+		if err := river.AddWorkerSafely(workers, &expireWorker{q: q}); err != nil {
+			return err
+		}
+		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(expireEvery(q.opts.Retention)),
+			func() (river.JobArgs, *river.InsertOpts) { return expireArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}))
+	}
 	q.river, err = river.NewClient(drv, &river.Config{
 		Logger:            q.log,
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: q.opts.Workers}},
 		Workers:           workers,
+		PeriodicJobs:      periodic,
 		FetchCooldown:     q.opts.pollEvery,
 		FetchPollInterval: q.opts.pollEvery,
 		JobTimeout:        -1,
@@ -326,6 +343,29 @@ func (q *Queue) Changed() <-chan struct{} {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.changed
+}
+
+// Counter names in /metrics.
+const (
+	metricSubmitted = "jobs_submitted_total"
+	metricEnded     = "jobs_ended_total"
+	metricItems     = "job_items_total"
+)
+
+// declare registers the counters.
+func (q *Queue) declare() {
+	if m := q.opts.Metrics; m != nil {
+		m.DeclareCounter(metricSubmitted, "Jobs submitted (POST /jobs, Prefer: respond-async).", "")
+		m.DeclareCounter(metricEnded, "Jobs ended, by state (succeeded, failed, canceled).", "state")
+		m.DeclareCounter(metricItems, "Job items run to an answer, by state (succeeded, failed).", "state")
+	}
+}
+
+// count adds one to a counter.
+func (q *Queue) count(name, value string) {
+	if q.opts.Metrics != nil {
+		q.opts.Metrics.AddCount(name, value, 1)
+	}
 }
 
 // jobDir is the folder of a job's files.

@@ -205,6 +205,16 @@ func TestSubmitPollResults(t *testing.T) {
 	if resp.StatusCode != 422 || !strings.Contains(string(b), "not a document") {
 		t.Fatalf("item 1: %d %s", resp.StatusCode, b)
 	}
+	resp, err = http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := string(servicetest.ReadBody(t, resp))
+	for _, want := range []string{"jobs_submitted_total 1", `jobs_ended_total{state="succeeded"} 1`, `job_items_total{state="succeeded"} 2`, `job_items_total{state="failed"} 1`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }
 
 func TestAllFailed(t *testing.T) {
@@ -581,5 +591,44 @@ func TestCallback(t *testing.T) {
 	}
 	if code, _, _ := submit(t, ts.URL, "", file("a.xml", "a"), servicetest.Part{Field: "callback_url", Data: []byte("ftp://x")}); code != 422 {
 		t.Fatalf("ftp callback: %d, want 422", code)
+	}
+}
+
+// TestExpire: with JOBS_RETENTION, an ended job older than the retention
+// is gone (404, files removed); a newer one stays.
+func TestExpire(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"JOBS_DIR": dir, "JOBS_RETENTION": "1h"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	svc, err := service.New(service.Options{Name: "x", DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: &echo{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, st := submit(t, ts.URL, "", file("a.xml", "a"))
+	waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	if n, err := q.Expire(context.Background(), time.Now().Add(59*time.Minute)); n != 0 || err != nil {
+		t.Fatalf("within the retention: %d expired, %v", n, err)
+	}
+	if n, err := q.Expire(context.Background(), time.Now().Add(61*time.Minute)); n != 1 || err != nil {
+		t.Fatalf("after the retention: %d expired, %v", n, err)
+	}
+	if code := getJSON(t, ts.URL+"/jobs/"+st.ID, nil); code != 404 {
+		t.Fatalf("expired job: %d, want 404", code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "jobs", st.ID)); !os.IsNotExist(err) {
+		t.Fatalf("expired job's files: %v", err)
+	}
+	env["JOBS_RETENTION"] = "soon"
+	svc2, _ := service.New(service.Options{Name: "y", DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
+	if _, err := jobs.Setup(svc2, lookup, jobs.Options{Path: "/echo", Handler: &echo{}}); err == nil || !strings.Contains(err.Error(), "JOBS_RETENTION") {
+		t.Fatalf("JOBS_RETENTION=soon: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"archivekit/internal/service"
 )
@@ -16,7 +17,7 @@ var openapiFragment []byte
 // Setup gives svc the job API when JOBS_DIR (read through lookup) names a
 // state folder: it opens the folder's queue for the synchronous endpoint
 // of o (Path, Handler, Pick, ItemField; Setup sets the rest from the
-// environment: JOBS_DIR, JOBS_WORKERS, JOBS_CALLBACK_SECRET), registers POST /jobs, GET /jobs, GET /jobs/{id},
+// environment: JOBS_DIR, JOBS_WORKERS, JOBS_CALLBACK_SECRET, JOBS_RETENTION), registers POST /jobs, GET /jobs, GET /jobs/{id},
 // DELETE /jobs/{id}, GET /jobs/{id}/results and GET
 // /jobs/{id}/results/{item} with svc.Route, and adds them to the OpenAPI
 // document. With JOBS_DIR unset or empty it returns nil (no job API; the
@@ -36,10 +37,18 @@ func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) 
 		workers = n
 	}
 	o.Dir, o.Workers = dir, workers
+	if v, _ := lookup(EnvRetention); strings.TrimSpace(v) != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%s=%q: want a positive duration such as 168h", EnvRetention, v)
+		}
+		o.Retention = d
+	}
 	if v, _ := lookup(EnvCallbackSecret); strings.TrimSpace(v) != "" {
 		o.CallbackSecret = []byte(strings.TrimSpace(v))
 	}
 	o.Logger = svc.Logger.With("component", "jobs")
+	o.Metrics = svc.Metrics
 	o.Stopping = func() bool { return svc.State() == service.Draining }
 	q, err := Open(context.Background(), o)
 	if err != nil {

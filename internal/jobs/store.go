@@ -258,6 +258,9 @@ func (q *Queue) setState(ctx context.Context, id, state string, from ...string) 
 	if err := tx.Commit(); err != nil {
 		return false, err
 	}
+	if final {
+		q.count(metricEnded, state)
+	}
 	q.notify()
 	return true, nil
 }

@@ -135,6 +135,7 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	_, err = q.db.ExecContext(ctx, `UPDATE archivekit_item SET state = ?, status = ?, out_type = ?, out_disposition = ?, error = ? WHERE job_id = ? AND idx = ? AND state = 'queued'`,
 		state, status, a.header.Get("Content-Type"), a.header.Get("Content-Disposition"), detail, id, it.Index)
 	if err == nil {
+		q.count(metricItems, state)
 		q.notify()
 	}
 	return err

@@ -1,0 +1,76 @@
+package jobs
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/riverqueue/river"
+)
+
+// EnvRetention is the environment variable with how long an ended job
+// and its files are kept (a Go duration such as 168h); unset, for ever.
+const EnvRetention = "JOBS_RETENTION"
+
+// expireArgs is the periodic River job that removes expired jobs.
+type expireArgs struct{}
+
+// Kind is River's name of the expiry kind.
+func (expireArgs) Kind() string { return "archivekit_jobs_expire" }
+
+type expireWorker struct {
+	river.WorkerDefaults[expireArgs]
+	q *Queue
+}
+
+// Work removes the expired jobs.
+func (w *expireWorker) Work(ctx context.Context, _ *river.Job[expireArgs]) error {
+	n, err := w.q.Expire(ctx, time.Now())
+	if n > 0 {
+		w.q.log.Info("expired jobs removed", "jobs", n)
+	}
+	return err
+}
+
+// expireEvery is how often expiry runs: a tenth of the retention, between
+// a minute and an hour.
+func expireEvery(retention time.Duration) time.Duration {
+	return min(max(retention/10, time.Minute), time.Hour)
+}
+
+// Expire removes the jobs that ended more than Options.Retention before
+// now, with their items, files and Idempotency-Keys; it returns how many.
+// With no retention it does nothing. It runs by itself every tenth of the
+// retention (at least a minute, at most an hour).
+func (q *Queue) Expire(ctx context.Context, now time.Time) (int, error) {
+	if q == nil || q.opts.Retention <= 0 {
+		return 0, nil
+	}
+	cut := now.Add(-q.opts.Retention).UnixMilli()
+	rows, err := q.db.QueryContext(ctx, `SELECT id FROM archivekit_job WHERE state IN (?, ?, ?) AND finished_ms < ?`, Succeeded, Failed, Canceled, cut)
+	if err != nil {
+		return 0, err
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for i, id := range ids {
+		if _, err := q.db.ExecContext(ctx, `DELETE FROM archivekit_item WHERE job_id = ?; DELETE FROM archivekit_job WHERE id = ?`, id, id); err != nil {
+			return i, err
+		}
+		if err := os.RemoveAll(q.jobDir(id)); err != nil {
+			return i + 1, err
+		}
+	}
+	return len(ids), nil
+}
