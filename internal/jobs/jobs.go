@@ -33,6 +33,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
 	"archivekit/internal/filelock"
@@ -91,6 +92,9 @@ type Options struct {
 	// Metrics, when not nil, counts jobs submitted, jobs ended by state
 	// and items run by state (Setup gives the service's).
 	Metrics *service.Metrics
+	// ItemTimeout bounds one item's run (0: none; Setup gives the
+	// service's REQUEST_TIMEOUT_S): an item past it fails with 504.
+	ItemTimeout time.Duration
 	// Retention is how long an ended job is kept (0: for ever); see
 	// Expire.
 	Retention time.Duration
@@ -150,7 +154,14 @@ func (w *worker) Work(ctx context.Context, j *river.Job[jobArgs]) error {
 		delete(w.q.cancels, j.Args.ID)
 		w.q.mu.Unlock()
 	}()
-	return w.q.work(ctx, j.Args.ID)
+	err := w.q.work(ctx, j.Args.ID)
+	var snooze *rivertype.JobSnoozeError
+	if err != nil && j.Attempt >= j.MaxAttempts && !errors.As(err, &snooze) && !w.q.stopping() {
+		// River gives up on it: so does the job.
+		w.q.log.Error("job failed for good", "job", j.Args.ID, "err", err.Error())
+		_, _ = w.q.setState(context.WithoutCancel(ctx), j.Args.ID, Failed, Queued, Running)
+	}
+	return err
 }
 
 // cutRunning ends the context of job id's run in this process, if any.
@@ -231,7 +242,7 @@ func (q *Queue) open(ctx context.Context) error {
 	// The folder is ours alone (its lock): a job River has as running was
 	// left by a process killed before finishing it, one scheduled or
 	// retryable was paused by a stop; all run again at once.
-	if _, err := db.ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state IN ('running', 'scheduled', 'retryable') AND kind IN (?, ?)`, argsKind, callbackArgs{}.Kind()); err != nil {
+	if _, err := db.ExecContext(ctx, `UPDATE river_job SET state = 'available', scheduled_at = min(scheduled_at, datetime('now', 'subsec')) WHERE state IN ('running', 'scheduled', 'retryable') AND kind IN (?, ?)`, argsKind, callbackArgs{}.Kind()); err != nil {
 		return fmt.Errorf("jobs: taking back jobs left running: %w", err)
 	}
 	workers := river.NewWorkers()

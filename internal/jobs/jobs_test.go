@@ -632,3 +632,27 @@ func TestExpire(t *testing.T) {
 		t.Fatalf("JOBS_RETENTION=soon: %v", err)
 	}
 }
+
+// TestItemTimeout: an item that gives no answer within the item deadline
+// fails with 504 and the job goes on to its next item.
+func TestItemTimeout(t *testing.T) {
+	env := map[string]string{"JOBS_DIR": t.TempDir()}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	svc, err := service.New(service.Options{Name: "x", DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: &echo{block: "stuck.xml"}, ItemTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, st := submit(t, ts.URL, "", file("stuck.xml", "s"), file("b.xml", "b"))
+	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	if st.Items.Succeeded != 1 || len(st.Errors) != 1 || st.Errors[0].Status != 504 || !strings.Contains(st.Errors[0].Error, "took longer than 200ms") {
+		t.Fatalf("%+v", st)
+	}
+}

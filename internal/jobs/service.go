@@ -49,6 +49,9 @@ func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) 
 	}
 	o.Logger = svc.Logger.With("component", "jobs")
 	o.Metrics = svc.Metrics
+	if o.ItemTimeout == 0 {
+		o.ItemTimeout = svc.Config.RequestTimeout
+	}
 	o.Stopping = func() bool { return svc.State() == service.Draining }
 	q, err := Open(context.Background(), o)
 	if err != nil {

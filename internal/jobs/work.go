@@ -43,7 +43,8 @@ func (q *Queue) work(ctx context.Context, id string) error {
 		}
 		if q.stopping() {
 			q.log.Info("job paused by the stop; it resumes at the next start", "job", id, "item", it.Index)
-			return river.JobSnooze(time.Millisecond)
+			// Until the next start, which makes it available at once.
+			return river.JobSnooze(time.Hour)
 		}
 		if st, _, _, err := q.jobState(ctx, id); err != nil || st == Canceled {
 			return err
@@ -105,7 +106,12 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	if f.Query != "" {
 		target += "?" + f.Query
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, pr)
+	ictx, cancel := ctx, context.CancelFunc(func() {})
+	if q.opts.ItemTimeout > 0 {
+		ictx, cancel = context.WithTimeout(ctx, q.opts.ItemTimeout)
+	}
+	defer cancel()
+	req, err := http.NewRequestWithContext(ictx, http.MethodPost, target, pr)
 	if err != nil {
 		pr.Close()
 		return err
@@ -117,6 +123,13 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	pr.Close()
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if ictx.Err() != nil && a.status == 0 {
+		// Cut by the item deadline without an answer, as the service
+		// answers a request past REQUEST_TIMEOUT_S.
+		a.header.Set("Content-Type", "application/json")
+		a.status = http.StatusGatewayTimeout
+		_, _ = fmt.Fprintf(tmp, "{\"detail\":%q}\n", fmt.Sprintf("the item took longer than %v", q.opts.ItemTimeout))
 	}
 	if a.err != nil {
 		return fmt.Errorf("item %d: writing the answer: %w", it.Index, a.err)
