@@ -253,9 +253,19 @@ type Results struct {
 }
 
 // Results serves GET /jobs/{id}/results: every item with its answer so
-// far (JSON answers inline, text answers as strings).
+// far (JSON answers inline, text answers as strings); with ?format=zip a
+// ZIP archive of the answers instead (see zipResults).
 func (q *Queue) Results(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	switch r.URL.Query().Get("format") {
+	case "", "json":
+	case "zip":
+		q.zipResults(w, r, id)
+		return
+	default:
+		service.WriteValidation(w, service.ValidationError{Loc: []any{"query", "format"}, Msg: "format is json or zip", Type: "value_error"})
+		return
+	}
 	st, err := q.status(r.Context(), id)
 	if err != nil {
 		q.fail(w, err)

@@ -1,6 +1,8 @@
 package jobs_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -210,6 +214,22 @@ func TestSubmitPollResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := string(servicetest.ReadBody(t, resp))
+	resp, err = http.Get(ts.URL + "/jobs/" + st.ID + "/results?format=zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zb := servicetest.ReadBody(t, resp)
+	zr, err := zip.NewReader(bytes.NewReader(zb), int64(len(zb)))
+	if err != nil || resp.Header.Get("Content-Type") != "application/zip" {
+		t.Fatalf("zip: %v %q", err, resp.Header.Get("Content-Type"))
+	}
+	var names []string
+	for _, f := range zr.File {
+		names = append(names, f.Name)
+	}
+	if strings.Join(names, " ") != "0000-a.json 0001-bad.json 0002-c.json results.json" {
+		t.Fatalf("zip holds %v", names)
+	}
 	for _, want := range []string{"jobs_submitted_total 1", `jobs_ended_total{state="succeeded"} 1`, `job_items_total{state="succeeded"} 2`, `job_items_total{state="failed"} 1`} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %s", want)
@@ -655,4 +675,68 @@ func TestItemTimeout(t *testing.T) {
 	if st.Items.Succeeded != 1 || len(st.Errors) != 1 || st.Errors[0].Status != 504 || !strings.Contains(st.Errors[0].Error, "took longer than 200ms") {
 		t.Fatalf("%+v", st)
 	}
+}
+
+// TestManySubmits: 100 jobs submitted at once all finish, none lost.
+// POST /jobs is a heavy route of the service (MAX_CONCURRENT_REQUESTS, 16
+// by default): beyond the cap a submit gets 503 with Retry-After, and the
+// client submits again after it. The latency of the answers (202 or 503)
+// is logged.
+func TestManySubmits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100 jobs")
+	}
+	ts, q := serve(t, t.TempDir(), &echo{})
+	const n = 100
+	ids := make([]string, n)
+	var mu sync.Mutex
+	var lat []time.Duration
+	busy := 0
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for try := 0; try < 10; try++ {
+				body, ctype := servicetest.Multipart(t, file(fmt.Sprintf("%d.xml", i), "x"))
+				t0 := time.Now()
+				resp, err := http.Post(ts.URL+"/jobs", ctype, body)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				lat = append(lat, time.Since(t0))
+				mu.Unlock()
+				var st jobs.Status
+				err = json.NewDecoder(resp.Body).Decode(&st)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusServiceUnavailable {
+					mu.Lock()
+					busy++
+					mu.Unlock()
+					after, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+					time.Sleep(time.Duration(after) * time.Second) // what a client does with Retry-After
+					continue
+				}
+				if err != nil || resp.StatusCode != 202 {
+					t.Errorf("submit %d: %d %v", i, resp.StatusCode, err)
+				}
+				ids[i] = st.ID
+				return
+			}
+			t.Errorf("submit %d: still busy after 10 tries", i)
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for _, id := range ids {
+		waitState(t, q, ts.URL, id, jobs.Succeeded)
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	m := len(lat)
+	t.Logf("%d jobs submitted at once, all succeeded; %d answers 503 (busy), submitted again after Retry-After; answer latency p50 %v, p99 %v, max %v",
+		n, busy, lat[m/2], lat[m*99/100-1], lat[m-1])
 }
