@@ -20,31 +20,21 @@ import (
 // results.json, the JSON of GET /jobs/{id}/results without the inline
 // answers.
 func (q *Queue) zipResults(w http.ResponseWriter, r *http.Request, id string) {
-	st, err := q.status(r.Context(), id)
-	if err != nil {
+	if _, err := q.status(r.Context(), id); err != nil {
 		q.fail(w, err)
 		return
 	}
-	items, err := q.items(r.Context(), id)
-	if err != nil {
-		q.fail(w, err)
-		return
-	}
-	res := Results{ID: id, State: st.State, Items: []ItemResult{}}
 	w.Header().Set("Content-Type", "application/zip")
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": "job-" + id + ".zip"}))
 	w.WriteHeader(http.StatusOK)
 	zw := zip.NewWriter(w)
-	for _, it := range items {
-		ir := ItemResult{Item: it.Index, Name: it.Name, State: it.State, Status: it.Status, ContentType: it.Type, Error: it.Error, Runs: it.Runs}
-		if it.State != Queued {
-			ir.URL = archiveName(it)
-			if err := addFile(zw, ir.URL, q.outPath(id, it.Index)); err != nil {
-				q.log.Error("results archive", "job", id, "err", err.Error())
-				return // the client sees a truncated archive
-			}
-		}
-		res.Items = append(res.Items, ir)
+	res, err := q.results(r.Context(), id, func(ir *ItemResult) error {
+		ir.URL = archiveName(ir.Item, ir.Name, ir.ContentType)
+		return addFile(zw, ir.URL, q.outPath(id, ir.Item))
+	})
+	if err != nil {
+		q.log.Error("results archive", "job", id, "err", err.Error())
+		return // the client sees a truncated archive
 	}
 	b, _ := json.MarshalIndent(res, "", "  ")
 	if f, err := zw.Create("results.json"); err == nil {
@@ -56,16 +46,16 @@ func (q *Queue) zipResults(w http.ResponseWriter, r *http.Request, id string) {
 }
 
 // archiveName is an item's answer's name in the archive.
-func archiveName(it item) string {
-	base := service.ClientName(it.Name)
+func archiveName(index int, name, ctype string) string {
+	base := service.ClientName(name)
 	if base == "" {
 		base = "item"
 	}
 	base = strings.ReplaceAll(base, "/", "_")
-	if strings.Contains(it.Type, "json") {
+	if strings.Contains(ctype, "json") {
 		base = strings.TrimSuffix(base, path.Ext(base)) + ".json"
 	}
-	return fmt.Sprintf("%04d-%s", it.Index, base)
+	return fmt.Sprintf("%04d-%s", index, base)
 }
 
 func addFile(zw *zip.Writer, name, src string) error {

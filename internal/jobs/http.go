@@ -266,29 +266,38 @@ func (q *Queue) Results(w http.ResponseWriter, r *http.Request) {
 		service.WriteValidation(w, service.ValidationError{Loc: []any{"query", "format"}, Msg: "format is json or zip", Type: "value_error"})
 		return
 	}
-	st, err := q.status(r.Context(), id)
+	res, err := q.results(r.Context(), id, func(ir *ItemResult) error {
+		ir.URL = fmt.Sprintf("/jobs/%s/results/%d", id, ir.Item)
+		return inline(ir, q.outPath(id, ir.Item))
+	})
 	if err != nil {
 		q.fail(w, err)
 		return
 	}
-	items, err := q.items(r.Context(), id)
+	service.WriteJSON(w, http.StatusOK, res)
+}
+
+// results is a job's results, each item that has run passed to done.
+func (q *Queue) results(ctx context.Context, id string, done func(*ItemResult) error) (*Results, error) {
+	st, err := q.status(ctx, id)
 	if err != nil {
-		q.fail(w, err)
-		return
+		return nil, err
 	}
-	res := Results{ID: id, State: st.State, Items: []ItemResult{}}
+	items, err := q.items(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	res := &Results{ID: id, State: st.State, Items: []ItemResult{}}
 	for _, it := range items {
 		ir := ItemResult{Item: it.Index, Name: it.Name, State: it.State, Status: it.Status, ContentType: it.Type, Error: it.Error, Runs: it.Runs}
 		if it.State != Queued {
-			ir.URL = fmt.Sprintf("/jobs/%s/results/%d", id, it.Index)
-			if err := inline(&ir, q.outPath(id, it.Index)); err != nil {
-				q.fail(w, err)
-				return
+			if err := done(&ir); err != nil {
+				return nil, err
 			}
 		}
 		res.Items = append(res.Items, ir)
 	}
-	service.WriteJSON(w, http.StatusOK, res)
+	return res, nil
 }
 
 // inline puts a JSON or text answer into ir.
