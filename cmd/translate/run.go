@@ -31,6 +31,7 @@ import (
 	"archivekit/internal/translate/mtapi"
 	"archivekit/internal/translate/session"
 	"archivekit/internal/translate/translator"
+	"archivekit/internal/translate/transport"
 	"archivekit/internal/translate/vocab"
 	"archivekit/internal/translate/xsd"
 )
@@ -277,7 +278,10 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	}
 	defer sess.Close()
 
-	bar := progress.New(r.stderr, len(inputs), progress.Options{Label: "translate", Unit: "files"})
+	// Off a terminal, the bar's periodic lines and its summary go through
+	// the logger, so the stream stays one record per line.
+	bar := progress.New(r.stderr, len(inputs), progress.Options{Label: "translate", Unit: "files",
+		Log: func(line string) { r.log.Info(line) }})
 	if logging.IsTerminal(r.stderr) {
 		// Log lines go through the bar so they print above it.
 		if l, err := logging.New(bar, levelOf(r.getenv), r.getenv(logging.EnvFormat)); err == nil {
@@ -469,6 +473,14 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 		return nil
 	}
 	out, outPath, err := r.one(ctx, in, rd.src, rd.err, p.sess)
+	if ue, ok := transport.AsUnreachable(err); ok {
+		// The service is not there: every other input would fail the
+		// same way, so the run stops here and says what to check.
+		r.fail(name, in.Origin, err)
+		p.bar.Fail(1)
+		p.bar.Finish()
+		return fmt.Errorf("the run stops after %s, leaving %d more input(s) untried: %w", name, len(inputs)-i-1, ue)
+	}
 	if err != nil {
 		err = r.failed(ctx, p, in, name, rd.digest, err)
 	} else {
@@ -624,7 +636,9 @@ func (r *runner) report(p *pass, inputs []input) {
 		r.log.Info("resumed from the ledger", "ledger", p.led.Dir(), "runs_read", p.led.Files(), "inputs_done_before", p.restored,
 			"failed_kept", p.failedKept, "inputs_translated", len(inputs)-p.restored-p.failedKept, "retry_failed", s.RetryFailed)
 	}
-	r.log.Info(p.bar.Finish())
+	// Finish writes the summary line: drawn on a terminal, logged
+	// elsewhere (Options.Log).
+	p.bar.Finish()
 }
 
 // notModified counts the URL inputs whose earlier download was kept.
@@ -724,8 +738,14 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 		return nil, "", err
 	}
 	// The WARNING summary ends the document's log on the log stream (the
-	// CSV keeps the published column layout).
-	r.log.Warn(out.Summary, "file", in.Origin, "seconds", time.Since(t0).Round(time.Millisecond).Seconds())
+	// CSV keeps the published column layout). Its text keeps the spec's
+	// name; it is logged as a warning only when it counts something that
+	// needs attention, so a clean run logs no warning.
+	level := slog.LevelInfo
+	if out.Stats.NeedsAttention() {
+		level = slog.LevelWarn
+	}
+	r.log.Log(ctx, level, out.Summary, "file", in.Origin, "seconds", time.Since(t0).Round(time.Millisecond).Seconds())
 	r.pd.done(filepath.ToSlash(filepath.Join(in.Dir, out.Stem)), out, outPath, logPath)
 	return out, outPath, nil
 }

@@ -157,6 +157,11 @@ func (b *Bar) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// Terminal reports whether the Bar draws on a terminal; it implements
+// logging.Terminal, so a logger writing through the Bar picks the text
+// format there, as the command's own logger does, instead of JSON.
+func (b *Bar) Terminal() bool { return b.tty }
+
 // Finish clears the bar and writes the summary line; it returns that line
 // (without the newline). Later calls do nothing and return "".
 func (b *Bar) Finish() string {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"archivekit/internal/logging"
 )
 
 type clock struct{ t time.Time }
@@ -175,5 +177,25 @@ func TestLinesNameTheCurrentItem(t *testing.T) {
 	}
 	if l := lines(out.String()); strings.Join(l, "\n") != strings.Join(want, "\n") {
 		t.Errorf("output:\n%s\nwant:\n%s", out.String(), strings.Join(want, "\n"))
+	}
+}
+
+// TestLoggerThroughBarOnTerminal: a logger writing through a Bar that draws
+// on a terminal writes text lines, as the command's own logger does there,
+// not JSON records between them; off a terminal it stays JSON.
+func TestLoggerThroughBarOnTerminal(t *testing.T) {
+	for _, tty := range []bool{true, false} {
+		var buf bytes.Buffer
+		b := New(&buf, 2, Options{Label: "translate"})
+		b.tty = tty
+		log, err := logging.New(b, "INFO", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Info("document translated", "file", "a.xml")
+		isJSON := strings.HasPrefix(strings.TrimLeft(buf.String(), "\r\x1b[K"), "{")
+		if isJSON == tty || !strings.Contains(buf.String(), "document translated") {
+			t.Errorf("tty=%v: %q", tty, buf.String())
+		}
 	}
 }

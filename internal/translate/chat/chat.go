@@ -172,6 +172,9 @@ func New(cfg Config) (*Backend, error) {
 		hc = &http.Client{Timeout: 300 * time.Second}
 	}
 	b := &Backend{cfg: cfg, langs: map[string]bool{}, client: transport.New(cfg.Policy, hc)}
+	// An API that is not there is reported at the first call, naming
+	// the variable to check, instead of after the whole backoff.
+	b.client.FailFast, b.client.Setting = true, "LLM_BASE_URL"
 	for _, l := range cfg.Languages {
 		b.langs[strings.ToLower(l)] = true
 	}

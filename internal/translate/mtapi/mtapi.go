@@ -66,6 +66,10 @@ type Config struct {
 	Guard guard.Config
 	// ModelsTimeout bounds the single model-list request; 0 means 10 s.
 	ModelsTimeout time.Duration
+	// Setting names the variable BaseURL came from (TRANSLATION_URL or
+	// MTAPI_BASE_URL); "" means TRANSLATION_URL. An unreachable API is
+	// reported with it.
+	Setting string
 }
 
 // ConfigFromEnv builds a Config from TRANSLATION_URL (alias MTAPI_BASE_URL,
@@ -75,16 +79,18 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	base := strings.TrimSpace(getenv("TRANSLATION_URL"))
-	if base == "" {
-		base = strings.TrimSpace(getenv("MTAPI_BASE_URL"))
+	setting := "TRANSLATION_URL"
+	base := strings.TrimSpace(getenv(setting))
+	if base == "" && strings.TrimSpace(getenv("MTAPI_BASE_URL")) != "" {
+		setting = "MTAPI_BASE_URL"
+		base = strings.TrimSpace(getenv(setting))
 	}
 	if base == "" {
 		base = DefaultBaseURL
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return Config{}, fmt.Errorf("TRANSLATION_URL=%q: want an http(s) URL", base)
+		return Config{}, fmt.Errorf("%s=%q: want an http(s) URL", setting, base)
 	}
 	p, err := transport.FromEnv("MTAPI", DefaultPolicy, getenv)
 	if err != nil {
@@ -94,7 +100,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{BaseURL: strings.TrimRight(base, "/"), Policy: p, Guard: g}, nil
+	return Config{BaseURL: strings.TrimRight(base, "/"), Policy: p, Guard: g, Setting: setting}, nil
 }
 
 // Backend is the mtapi backend. It is safe for concurrent use; the
@@ -126,7 +132,16 @@ func New(cfg Config) *Backend {
 	if hc == nil {
 		hc = &http.Client{Timeout: 120 * time.Second}
 	}
-	return &Backend{cfg: cfg, client: transport.New(cfg.Policy, hc)}
+	b := &Backend{cfg: cfg, client: transport.New(cfg.Policy, hc)}
+	// An API that is not there (connection refused, unknown host) is
+	// reported at the first call, naming the variable to check, instead
+	// of after MTAPI_MAX_RETRIES backoffs per chunk.
+	b.client.FailFast = true
+	b.client.Setting = cfg.Setting
+	if b.client.Setting == "" {
+		b.client.Setting = "TRANSLATION_URL"
+	}
+	return b
 }
 
 // Transport gives access to the shared transport client, whose Stats feed

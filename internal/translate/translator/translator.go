@@ -163,6 +163,13 @@ type Stats struct {
 	PlaceholderCalls, PlaceholderFallbacks int
 }
 
+// NeedsAttention reports whether the document's summary counts something a
+// person should look at: line-count mismatches, backend calls that failed
+// after their retries, or units left untranslated by the degeneracy guard.
+func (s Stats) NeedsAttention() bool {
+	return s.LineCountMismatches > 0 || s.TransportErrors > 0 || s.Untranslated > 0
+}
+
 // Output is one translated document.
 type Output struct {
 	// Kind is the document kind that was handled.

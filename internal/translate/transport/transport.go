@@ -16,11 +16,13 @@ import (
 	"io"
 	"math"
 	"math/rand"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"archivekit/internal/version"
@@ -101,9 +103,23 @@ type Error struct {
 	StatusCode int   // last HTTP status, 0 for a network error
 	Err        error // last network error, nil for an HTTP status
 	Body       string
+	// Unreachable is set when the service was never reached and the
+	// client gave up at once (Client.FailFast): its address refused the
+	// connection or its host name does not resolve.
+	Unreachable bool
+	// Setting names the variable that sets the service's address (for
+	// example TRANSLATION_URL), from Client.Setting.
+	Setting string
 }
 
 func (e *Error) Error() string {
+	if e.Unreachable {
+		msg := fmt.Sprintf("%s cannot be reached (%v)", e.URL, Unreachable(e.Err))
+		if e.Setting != "" {
+			msg += fmt.Sprintf(": is the service running, and is %s its address?", e.Setting)
+		}
+		return msg
+	}
 	if e.Err != nil {
 		return fmt.Sprintf("%s: failed after %d attempt(s): %v", e.URL, e.Attempts, e.Err)
 	}
@@ -125,11 +141,22 @@ type Client struct {
 	// Jitter returns the random extra added to a backoff of base; the
 	// default is uniform in [0, base), so a zero BackoffBase sleeps zero.
 	Jitter func(base time.Duration) time.Duration
+	// FailFast gives up at the first attempt, without retries, when the
+	// service has not answered once yet through this client and its
+	// address refuses the connection or does not resolve: a service that
+	// is not there is reported in milliseconds instead of after the whole
+	// backoff. Once it has answered, such errors are retried as any other
+	// network error (a restart in the middle of a run).
+	FailFast bool
+	// Setting names the variable that sets the service's address; the
+	// error of an unreachable service names it.
+	Setting string
 
 	mu   sync.Mutex
 	next time.Time // earliest start of the next request
 
 	requests, retries, failures atomic.Int64
+	answered                    atomic.Bool // some request got an HTTP answer
 }
 
 // New returns a Client with the real clock and the given HTTP client
@@ -232,12 +259,20 @@ func (c *Client) DoRetries(ctx context.Context, maxRetries int, newReq func(ctx 
 		version.SetUserAgent(req)
 		resp, err := c.HTTP.Do(req)
 		var retryAfter time.Duration
+		if err == nil {
+			c.answered.Store(true)
+		}
 		switch {
 		case err != nil:
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			last = &Error{URL: req.URL.String(), Attempts: attempt + 1, Err: err}
+			last = &Error{URL: req.URL.String(), Attempts: attempt + 1, Err: err, Setting: c.Setting}
+			if c.FailFast && !c.answered.Load() && Unreachable(err) != "" {
+				last.Unreachable = true
+				c.failures.Add(1)
+				return nil, last
+			}
 		case Retryable(resp.StatusCode):
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 			resp.Body.Close()
@@ -280,6 +315,35 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
+}
+
+// Unreachable says why err means that a service is not there: "connection
+// refused", "host name not found" or "no route to host" (also for a network
+// that is unreachable); "" for any other error (a timeout, a reset, a
+// TLS failure), which may pass.
+func Unreachable(err error) string {
+	var dns *net.DNSError
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return "host name " + dns.Name + " not found"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "no route to host"
+	}
+	return ""
+}
+
+// AsUnreachable returns the *Error in err's chain when it reports a
+// service that was never reached (Error.Unreachable).
+func AsUnreachable(err error) (*Error, bool) {
+	var e *Error
+	if errors.As(err, &e) && e.Unreachable {
+		return e, true
+	}
+	return nil, false
 }
 
 // IsTransportError reports whether err came from exhausted retries.

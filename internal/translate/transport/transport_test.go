@@ -3,12 +3,15 @@ package transport
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -296,6 +299,84 @@ func TestBackoffNeverOverflows(t *testing.T) {
 	for _, attempt := range []int{17, 40, 63, 64, 1000} {
 		if got := p.Backoff(attempt); got != MaxSeconds*time.Second {
 			t.Errorf("Backoff(%d) = %v, want the cap %ds", attempt, got, MaxSeconds)
+		}
+	}
+}
+
+// TestFailFast: with FailFast, a service that refuses the connection and
+// never answered is given up at the first attempt, and the error names
+// the address and the variable that sets it; one that answered before is
+// retried as any network error.
+func TestFailFast(t *testing.T) {
+	srv, _ := scripted(t, nil, nil)
+	url := srv.URL
+	for _, tc := range []struct {
+		name         string
+		answeredOnce bool
+		wantAttempts int
+	}{
+		{"never answered", false, 1},
+		{"answered before", true, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &fakeClock{now: time.Unix(1e9, 0)}
+			c := newTestClient(Policy{MaxRetries: 3, BackoffBase: time.Second}, clk)
+			c.FailFast, c.Setting = true, "TRANSLATION_URL"
+			if tc.answeredOnce {
+				c.answered.Store(true)
+			}
+			_, err := c.Do(context.Background(), get(closedURL(t)))
+			var te *Error
+			if !errors.As(err, &te) || te.Attempts != tc.wantAttempts {
+				t.Fatalf("err = %v, want *Error after %d attempt(s)", err, tc.wantAttempts)
+			}
+			if st := c.Stats(); st.Requests != int64(tc.wantAttempts) || st.Failures != 1 {
+				t.Errorf("stats = %+v", st)
+			}
+			_, fast := AsUnreachable(err)
+			if fast != !tc.answeredOnce {
+				t.Errorf("AsUnreachable = %v", fast)
+			}
+			if fast && (len(clk.sleeps) != 0 || !strings.Contains(err.Error(), "TRANSLATION_URL") ||
+				!strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "127.0.0.1:")) {
+				t.Errorf("sleeps %v, error %q: want no sleep and a message naming the address, the cause and TRANSLATION_URL", clk.sleeps, err)
+			}
+		})
+	}
+	// An answer, even an error status, marks the service as reached.
+	c := New(Policy{}, nil)
+	c.FailFast = true
+	if resp, err := c.Do(context.Background(), get(url)); err == nil {
+		resp.Body.Close()
+	}
+	if !c.answered.Load() {
+		t.Error("an answer did not mark the service as reached")
+	}
+}
+
+// closedURL is the address of a port that was just closed: connecting to
+// it is refused.
+func closedURL(t *testing.T) string {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	return srv.URL
+}
+
+func TestUnreachable(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, "connection refused"},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Name: "mt.invalid", Err: "no such host", IsNotFound: true}}, "host name mt.invalid not found"},
+		{&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.EHOSTUNREACH)}, "no route to host"},
+		{&net.DNSError{Name: "mt.example", Err: "server misbehaving", IsTemporary: true}, ""},
+		{context.DeadlineExceeded, ""},
+		{os.NewSyscallError("read", syscall.ECONNRESET), ""},
+	} {
+		if got := Unreachable(tc.err); got != tc.want {
+			t.Errorf("Unreachable(%v) = %q, want %q", tc.err, got, tc.want)
 		}
 	}
 }

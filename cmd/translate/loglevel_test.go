@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"archivekit/internal/testenv"
+	"archivekit/internal/translate/translator/translatortest"
+)
+
+// TestSummaryLevel: a document whose batches all came back clean logs its
+// summary at INFO, so a clean run logs no warning at all; one with
+// line-count mismatches logs it as a warning.
+func TestSummaryLevel(t *testing.T) {
+	src := testenv.Path(t, sampleALTO)
+	for _, tc := range []struct {
+		name      string
+		cfg       translatortest.Config
+		wantLevel string
+	}{
+		{"clean", translatortest.Config{}, "INFO"},
+		{"line counts lost", translatortest.Config{Garbage: func(in string) string { return strings.ReplaceAll(in, "\n", " ") }}, "WARN"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := startAPI(t, tc.cfg)
+			r := runCLI(t, newEnv(api), src, "-o", t.TempDir(), "-src", "cs", "--vocabulary", "")
+			var summary string
+			warnings := 0
+			for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+				var rec struct{ Level, Msg string }
+				if err := json.Unmarshal([]byte(line), &rec); err != nil {
+					t.Fatalf("not a JSON record: %q", line)
+				}
+				if strings.Contains(rec.Msg, ": batch summary") {
+					summary = rec.Level
+				}
+				if rec.Level == "WARN" {
+					warnings++
+				}
+			}
+			if summary != tc.wantLevel {
+				t.Errorf("summary logged at %q, want %q:\n%s", summary, tc.wantLevel, r.stderr)
+			}
+			if tc.wantLevel == "INFO" && warnings != 0 {
+				t.Errorf("a clean run logged %d warnings:\n%s", warnings, r.stderr)
+			}
+		})
+	}
+}

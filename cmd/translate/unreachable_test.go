@@ -1,0 +1,55 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestUnreachableServiceStopsRun: with TRANSLATION_URL on a closed port, the
+// first document fails at its first attempt (no backoff, even with retries
+// configured) and the run stops there with a message naming the address
+// and TRANSLATION_URL; the other documents are not tried.
+func TestUnreachableServiceStopsRun(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	url := closed.URL
+	closed.Close()
+	in := t.TempDir()
+	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "realworld", "v3_minimal.alto.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a.alto.xml", "b.alto.xml", "c.alto.xml"} {
+		if err := os.WriteFile(filepath.Join(in, n), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := t.TempDir()
+	e := env{"TRANSLATION_URL": url, "MTAPI_MAX_RETRIES": "4", "MTAPI_BACKOFF_BASE_S": "0.001",
+		"LOG_FORMAT": "json", "TRANSLATE_PARA_CONFIG": paraConfig}
+	r := runCLI(t, e, in, "-o", out, "-src", "cs", "--vocabulary", "")
+	if r.code != exitFailure {
+		t.Fatalf("exit %d, want %d:\n%s", r.code, exitFailure, r.stderr)
+	}
+	for _, want := range []string{url, "cannot be reached (connection refused)", "TRANSLATION_URL", "leaving 2 more input(s) untried"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("log does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	// One document was tried, once: one failure row, and the others were
+	// never started.
+	m, _ := filepath.Glob(filepath.Join(out, "*_translator_failures.csv"))
+	if len(m) != 1 {
+		t.Fatalf("%d failures tables", len(m))
+	}
+	b, _ := os.ReadFile(m[0])
+	if rows := strings.Count(strings.TrimSpace(string(b)), "\n"); rows != 1 {
+		t.Errorf("failures table has %d rows, want 1 (the first document only):\n%s", rows, b)
+	}
+	if n := strings.Count(r.stderr, `"msg":"skipped"`); n != 1 {
+		t.Errorf("%d documents failed, want 1", n)
+	}
+}
