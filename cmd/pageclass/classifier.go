@@ -121,11 +121,7 @@ func (r *classifier) inputs() (*inputSet, error) {
 	if err != nil {
 		return nil, cliflags.Usage(fmt.Errorf("--shard: %w", err))
 	}
-	dir := c.Directory
-	if c.Dir {
-		dir = r.settings.Input.FolderInput
-	}
-	set, err := collect(c.File, dir, exts, c.Inner, r.pageFromName())
+	set, err := collect(c.File, r.inputDir(), exts, c.Inner, r.pageFromName())
 	if err != nil {
 		return nil, err
 	}
@@ -627,7 +623,8 @@ func (r *classifier) resolveCalibration(folders []classify.Folder, names, digest
 		r.para.SetReview("calibration_note", note)
 		return nil
 	}
-	r.log.Info("doubt calibration", "file", r.calibration.File, "digest", r.calibration.FileDigest,
+	// Set-up detail (the calibration and its digest are in the run metadata).
+	r.log.Debug("doubt calibration", "file", r.calibration.File, "digest", r.calibration.FileDigest,
 		"target_precision", r.calibration.Target, "min_agreement", r.calibration.Thresholds.MinAgreement,
 		"min_margin", r.calibration.Thresholds.MinMargin, "reachable", r.calibration.Reachable)
 	if !r.calibration.Reachable {

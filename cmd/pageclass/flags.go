@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -104,7 +105,10 @@ var twoLetter = map[string]string{
 }
 
 // rewriteShorts turns "-tn 3" and "-tn=3" (and -ff, -rev, -ap) into their long
-// forms. Arguments after "--" are left alone.
+// forms, and a long flag name written with one dash ("-best", "-raw=false")
+// into that flag: kong would read "-best" as "-b est" (--base est) and
+// answer that --base applies to --train only. Arguments after "--" are left
+// alone.
 func rewriteShorts(args []string) []string {
 	out := make([]string, 0, len(args))
 	for i, a := range args {
@@ -112,7 +116,11 @@ func rewriteShorts(args []string) []string {
 			return append(out, args[i:]...)
 		}
 		name, val, hasVal := strings.Cut(a, "=")
-		if long, ok := twoLetter[name]; ok {
+		long, ok := twoLetter[name]
+		if !ok && len(name) > 2 && name[0] == '-' && name[1] != '-' && longNames[name[1:]] {
+			long, ok = "-"+name, true
+		}
+		if ok {
 			if hasVal {
 				out = append(out, long+"="+val)
 			} else {
@@ -124,6 +132,25 @@ func rewriteShorts(args []string) []string {
 	}
 	return out
 }
+
+// longNames are the long flag names of CLI (with their no- forms where
+// negatable), from its struct tags.
+var longNames = func() map[string]bool {
+	names := map[string]bool{}
+	t := reflect.TypeOf(CLI{})
+	for i := 0; i < t.NumField(); i++ {
+		tag := t.Field(i).Tag
+		name := tag.Get("name")
+		if name == "" {
+			continue
+		}
+		names[name] = true
+		if _, neg := tag.Lookup("negatable"); neg {
+			names["no-"+name] = true
+		}
+	}
+	return names
+}()
 
 // configArg returns the --config value given in args, if any.
 func configArg(args []string) (string, bool) {

@@ -180,3 +180,18 @@ func TestUnreadableFileFormat(t *testing.T) {
 		t.Errorf("models loaded before the usage error: %s", log)
 	}
 }
+
+// TestSingleDashLongFlags: a long flag written with one dash is that flag;
+// before, "-best" was read as "-b est" and answered "--base applies to
+// --train only".
+func TestSingleDashLongFlags(t *testing.T) {
+	got := rewriteShorts([]string{"-best", "-raw=false", "-no-inner", "-d", "x", "-bx", "--", "-best"})
+	want := []string{"--best", "--raw=false", "--no-inner", "-d", "x", "-bx", "--", "-best"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("rewriteShorts = %q, want %q", got, want)
+	}
+	c, code, out := parseWith(t, nil, "-best")
+	if c == nil || !c.Best || c.Given["base"] {
+		t.Fatalf("-best: exit %d: %s %+v", code, out, c)
+	}
+}

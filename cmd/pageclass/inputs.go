@@ -126,33 +126,46 @@ func parseExts(list string) ([]string, error) {
 	return out, nil
 }
 
+// checkInput refuses a missing input: no -f, -d or --dir, a file that is
+// not there or is a folder, a folder that is not there or is a file. It
+// reads no folder, so a run checks it before it writes anything.
+func checkInput(file, dir string) error {
+	if file != "" {
+		st, err := os.Stat(file)
+		if err != nil {
+			return cliflags.NoInput(fmt.Errorf("input file: %w", err))
+		}
+		if st.IsDir() {
+			return cliflags.NoInput(fmt.Errorf("input file %s is a folder (use -d)", file))
+		}
+		return nil
+	}
+	if dir == "" {
+		return cliflags.NoInput(errors.New("no input: give -f FILE, -d DIR or --dir"))
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return cliflags.NoInput(fmt.Errorf("input folder: %w", err))
+	}
+	if !st.IsDir() {
+		return cliflags.NoInput(fmt.Errorf("input folder %s is not a folder (use -f for one file)", dir))
+	}
+	return nil
+}
+
 // collect finds the inputs: -f one file (any extension), -d or --dir a folder
 // (files whose extension is one of exts, sorted by path, nested folders
 // only with inner). Hidden files and folders (".name") are skipped; files a
 // decoder reads with another extension are counted in Left. pageFromName
 // is the Keyer's rule (results.NewKeyer).
 func collect(file, dir string, exts []string, inner, pageFromName bool) (*inputSet, error) {
+	if err := checkInput(file, dir); err != nil {
+		return nil, err
+	}
 	if file != "" {
-		st, err := os.Stat(file)
-		if err != nil {
-			return nil, cliflags.NoInput(fmt.Errorf("input file: %w", err))
-		}
-		if st.IsDir() {
-			return nil, cliflags.NoInput(fmt.Errorf("input file %s is a folder (use -d)", file))
-		}
 		set := &inputSet{Root: filepath.Dir(file), Files: []string{file}, Exts: exts}
 		set.Keys = results.NewKeyer(set.Root, set.Files, pageFromName)
 		return set, nil
-	}
-	if dir == "" {
-		return nil, cliflags.NoInput(errors.New("no input: give -f FILE, -d DIR or --dir"))
-	}
-	st, err := os.Stat(dir)
-	if err != nil {
-		return nil, cliflags.NoInput(fmt.Errorf("input folder: %w", err))
-	}
-	if !st.IsDir() {
-		return nil, cliflags.NoInput(fmt.Errorf("input folder %s is not a folder (use -f for one file)", dir))
 	}
 	want := map[string]bool{}
 	for _, e := range exts {
@@ -163,7 +176,7 @@ func collect(file, dir string, exts []string, inner, pageFromName bool) (*inputS
 	for _, e := range imageio.Extensions {
 		all = all && want[e]
 	}
-	err = walkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	err := walkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p != dir && d != nil && d.IsDir() && !inner {
 				return filepath.SkipDir // not searched: nothing to report

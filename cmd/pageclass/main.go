@@ -117,7 +117,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if p.config.Embedded {
-		log.Warn("no config file found: using the built-in copy of "+DefaultConfig, "looked_for", DefaultConfig)
+		// The shipped defaults, as installed: nothing to attend to.
+		log.Debug("no config file found: using the built-in copy of "+DefaultConfig, "looked_for", DefaultConfig)
 	} else {
 		log.Debug("config read", "file", p.configPath, "from", p.config.From)
 	}

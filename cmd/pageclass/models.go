@@ -154,7 +154,9 @@ func (r *models) loadModels(folders []classify.Folder) ([]*classify.Model, error
 // addModel records a loaded model in the run metadata, with the digest of
 // the bytes it was loaded from.
 func (r *models) addModel(m *classify.Model) error {
-	r.log.Info("model loaded", "model", m.Name, "folder", m.Dir, "input", m.Size(), "device", r.device, "demo", m.Demo)
+	// Set-up detail: the models and their folders are in the run metadata
+	// (the demo models are also said by a warning).
+	r.log.Debug("model loaded", "model", m.Name, "folder", m.Dir, "input", m.Size(), "device", r.device, "demo", m.Demo)
 	if err := r.digests.Loaded(m.Dir, m.Digest); err != nil {
 		return err
 	}
@@ -213,7 +215,7 @@ func (r *models) loadOrientation() (*classify.Orientation, error) {
 		return nil, fmt.Errorf("--rotation-model: %w", err)
 	}
 	digest := o.Digest
-	r.log.Info("orientation model loaded", "folder", dir, "input", o.Size(), "rotated_confidence", review.RotatedConfidence)
+	r.log.Debug("orientation model loaded", "folder", dir, "input", o.Size(), "rotated_confidence", review.RotatedConfidence)
 	r.para.SetReview("rotation_model", map[string]any{"path": dir, "digest": digest, "license": o.Meta.License,
 		"rotated_confidence": review.RotatedConfidence})
 	r.lic.models = append(r.lic.models, licence.Component{Name: "orientation model", License: o.Meta.License,

@@ -74,6 +74,13 @@ func (r *runner) main(ctx context.Context) (err error) {
 	if err := r.pickDevice(); err != nil {
 		return err
 	}
+	if classifying := !c.Merge && !c.Average && !c.Train && !c.Eval; classifying {
+		// A run without its input fails before it writes anything: no
+		// results folder, no run metadata of a run that never started.
+		if err := checkInput(c.File, r.inputDir()); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(c.Results, 0o755); err != nil {
 		return fmt.Errorf("results folder: %w", err)
 	}
@@ -130,6 +137,14 @@ func (r *runner) dispatch(ctx context.Context) error {
 		return (&evaluator{m}).evaluate(ctx, nil)
 	}
 	return (&classifier{models: m}).classify(ctx)
+}
+
+// inputDir is the input folder: -d, or [INPUT] FOLDER_INPUT with --dir.
+func (r *runner) inputDir() string {
+	if r.cli.Dir {
+		return r.settings.Input.FolderInput
+	}
+	return r.cli.Directory
 }
 
 // pickDevice resolves --device and refuses --parallel without a GPU.
@@ -228,7 +243,8 @@ func (r *runner) resolveLicence(demo bool) error {
 	}
 	if key := res.EffectiveLicense + "|" + strings.Join(res.DeterminedBy, ","); !r.lic.said[key] {
 		r.lic.said[key] = true
-		r.log.Info("licence resolved", "license", res.EffectiveLicense, "determined_by", strings.Join(res.DeterminedBy, ","))
+		// Set-up detail: the licence is in the run metadata.
+		r.log.Debug("licence resolved", "license", res.EffectiveLicense, "determined_by", strings.Join(res.DeterminedBy, ","))
 	}
 	return nil
 }

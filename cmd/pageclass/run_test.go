@@ -442,3 +442,27 @@ func TestChunkRunsTakeTurns(t *testing.T) {
 		t.Errorf("table after both runs (%v):\n%s\nwant\n%s", err, now, want)
 	}
 }
+
+// TestNoRunMetadataWithoutInput: a run whose input is not there fails
+// before it writes anything; before, it left a run-metadata file of a run
+// that never started.
+func TestNoRunMetadataWithoutInput(t *testing.T) {
+	for _, args := range [][]string{{"-d", "nope"}, {"-f", "nope.png"}, {}} {
+		e := newEnv(t, nil)
+		for i, a := range args {
+			if i == 1 {
+				args[i] = filepath.Join(e.root, a)
+			}
+		}
+		code, log := e.run(t, args...)
+		if code != exitNoInput {
+			t.Fatalf("%q: exit %d: %s", args, code, log)
+		}
+		if entries, err := os.ReadDir(e.results); !os.IsNotExist(err) {
+			t.Errorf("%q: the results folder holds %d entries (%v), want no folder", args, len(entries), err)
+		}
+		if strings.Contains(log, "run metadata written") {
+			t.Errorf("%q: %s", args, log)
+		}
+	}
+}
