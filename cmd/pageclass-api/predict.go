@@ -131,7 +131,7 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 	members, err := s.engine.members(ctx, f.version)
 	if err != nil {
 		return nil, failf(http.StatusUnprocessableEntity,
-			"version %s cannot be served: %v (the ensemble revisions %s and all are always available)", f.version, err, strings.Join(registry.Ensemble, ", "))
+			"version %s cannot be served: %s (the ensemble revisions %s and all are always available)", f.version, service.Redact(err.Error()), strings.Join(registry.Ensemble, ", "))
 	}
 	doc, fail := req.open()
 	if fail != nil {

@@ -40,9 +40,12 @@ import (
 // Fixed limits of the service (spec 8).
 const (
 	defaultMaxUploadMB = 10
-	maxPDFPages        = 50
-	maxTopN            = 11
-	defaultTopN        = 3
+	// defaultPort is the listen port when PORT is unset (the spec's 8000;
+	// translate-api takes 8001, so both start side by side).
+	defaultPort = 8000
+	maxPDFPages = 50
+	maxTopN     = 11
+	defaultTopN = 3
 	// pageChunk is how many pages of a PDF are classified at once; each
 	// page is decoded, preprocessed and dropped before the next, so a
 	// request holds one decoded page and pageChunk model inputs.
@@ -145,6 +148,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		Name:               "pageclass-api",
 		Version:            version.String(),
 		DefaultMaxUploadMB: defaultMaxUploadMB,
+		DefaultPort:        defaultPort,
 		// Cross-request batching gains up to 32 requests at once; decoded
 		// pixels are bounded separately (imageio.MaxPixelsInFlight).
 		DefaultMaxConcurrent:  32,

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
-	"regexp"
+	"path"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -192,11 +192,15 @@ func (s *server) parseTranslate(w http.ResponseWriter, r *http.Request, q *reque
 		return nil, false
 	}
 	if q.name == "" {
-		service.WriteError(w, http.StatusUnprocessableEntity, "the file has no file name: upload the document as a file whose name ends in .xml")
+		service.WriteError(w, http.StatusUnprocessableEntity, "the file has no file name: upload the document as a file with its name (doc.alto.xml, doc.alto, record.xml, ...)")
 		return nil, false
 	}
-	if !strings.HasSuffix(strings.ToLower(q.name), ".xml") {
-		service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf("file name %q does not end in .xml: only XML documents (ALTO or metadata) are translated", q.name))
+	// As the command line: a document is recognised by its content
+	// (ALTO, metadata, ...), whatever its extension (.alto, .xml, ...),
+	// except .txt, which the command line reads as a list of URLs (a
+	// departure from spec 4.3, which asks for names ending in .xml).
+	if strings.EqualFold(path.Ext(q.name), ".txt") {
+		service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf("file name %q does not end in .xml: a .txt file is a list of URLs to the command line, not a document; upload the XML document itself (ALTO or metadata, recognised by its content)", q.name))
 		return nil, false
 	}
 	if q.hasBase {
@@ -293,7 +297,7 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 	}
 	if job.source != "auto" {
 		if err := be.Supports(ctx, job.source, job.target); err != nil {
-			return nil, &answerError{http.StatusUnprocessableEntity, redactURLs(fmt.Sprintf("language pair %s-%s: %v", job.source, job.target, err))}
+			return nil, &answerError{http.StatusUnprocessableEntity, service.Redact(fmt.Sprintf("language pair %s-%s: %v", job.source, job.target, err))}
 		}
 	}
 
@@ -312,7 +316,7 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		}
 		status := failureStatus(err)
 		s.log.Warn("translation failed", "file", q.name, "status", status, "err", err)
-		return nil, &answerError{status, "translation failed: " + redactURLs(err.Error())}
+		return nil, &answerError{status, "translation failed: " + service.Redact(err.Error())}
 	}
 	s.log.Info(out.Summary, "file", q.name, "kind", string(out.Kind), "units", out.Stats.Units, "calls", out.Stats.Calls)
 	s.svc.Metrics.AddCount(metricUnits, "", float64(out.Stats.Translated))
@@ -353,7 +357,7 @@ func (s *server) respondTranslate(w http.ResponseWriter, job *translateJob, res 
 	}
 	rec, recName, err := s.record(job.baseline, out, job.q, job.target, job.mode, res.backend, res.usage)
 	if err != nil {
-		service.WriteError(w, http.StatusInternalServerError, redactURLs(err.Error()))
+		service.WriteError(w, http.StatusInternalServerError, service.Redact(err.Error()))
 		return
 	}
 	writeMixed(w, []mixedPart{
@@ -379,13 +383,6 @@ func setCountHeaders(h http.Header, st translator.Stats) {
 	h.Set(headerSkipped, fmt.Sprint(st.Skipped))
 	h.Set(headerCalls, fmt.Sprint(st.Calls))
 }
-
-var urlRE = regexp.MustCompile(`(?i)\b(?:https?|wss?)://[^\s"'<>]+`)
-
-// redactURLs hides the addresses of internal services (translation
-// backend, lemmatiser) from answers sent to clients; the service log keeps
-// the full error.
-func redactURLs(s string) string { return urlRE.ReplaceAllString(s, "<internal service>") }
 
 // record accretes the translation block onto the baseline and returns it,
 // validated, with its file name.

@@ -3,6 +3,9 @@
 // metadata XML document into its translation, GET /info describes the
 // service, and the probes, metrics and documentation come from internal/service.
 //
+// It listens on 0.0.0.0:8001 unless PORT says otherwise (8001 so that it
+// starts beside pageclass-api's 8000; the images set PORT=8000).
+//
 // Environment (besides the shared HOST, PORT, LOG_LEVEL, LOG_FORMAT,
 // GRACEFUL_SHUTDOWN_S, ALLOWED_ORIGINS, MAX_UPLOAD_MB / MAX_UPLOAD_BYTES):
 //
@@ -40,7 +43,7 @@ func main() {
 	fs := cliflags.New("translate-api", os.Stderr)
 	fs.BadExit = service.ExitConfig
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: translate-api [--version]\nConfigured by environment variables (PORT, TRANSLATION_BACKEND, MAX_UPLOAD_MB, ...): see docs/services.md.")
+		fmt.Fprintln(fs.Output(), "usage: translate-api [--version]\nListens on port 8001 (PORT sets another). Configured by environment variables (PORT, TRANSLATION_BACKEND, TRANSLATION_URL, MAX_UPLOAD_MB, ...): see docs/services.md.")
 	}
 	if code, stop := fs.Parse(os.Args[1:], os.Stdout); stop {
 		os.Exit(code)

@@ -45,6 +45,11 @@ const (
 	// defaultMaxUploadMB is the upload cap of spec 8 (ALTO goes in and
 	// comes out).
 	defaultMaxUploadMB = 50
+	// defaultPort is the listen port when PORT is unset: beside
+	// pageclass-api's 8000, so that both services start side by side
+	// outside containers. The images and the manifests set PORT=8000 (the
+	// spec's port).
+	defaultPort = 8001
 	// rewarmEvery is how often a cold backend is tried again after start.
 	rewarmEvery = 15 * time.Second
 )
@@ -165,6 +170,7 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		Name:               "translate-api",
 		Version:            version.String(),
 		DefaultMaxUploadMB: defaultMaxUploadMB,
+		DefaultPort:        defaultPort,
 		WarmUp:             s.warmUp,
 		DeepCheck:          s.deepCheck,
 		OpenAPI:            openapiJSON,

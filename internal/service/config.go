@@ -86,7 +86,8 @@ const (
 type Config struct {
 	// Host is the bind address (HOST, default 0.0.0.0).
 	Host string
-	// Port is the listen port (PORT, default 8000).
+	// Port is the listen port (PORT, default 8000; New applies
+	// Options.DefaultPort when PORT is unset).
 	Port int
 	// LogLevel is the minimum log level (LOG_LEVEL, default INFO).
 	LogLevel slog.Level

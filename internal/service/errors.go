@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 )
 
@@ -48,9 +49,53 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(b)
 }
 
-// WriteError writes {"detail": detail} with the given status.
+// WriteError writes {"detail": detail} with the given status. In a 5xx
+// answer (a failure of the service or of a backend behind it), addresses
+// of internal services (URLs, IP addresses with or without port,
+// host:port, looked-up host names) are replaced by Redact: a client never
+// learns where the backends are; the service log keeps the full error. A
+// 4xx detail is about the request and is written as given (call Redact
+// where it may quote a backend).
 func WriteError(w http.ResponseWriter, status int, detail string) {
+	if status >= 500 {
+		detail = Redact(detail)
+	}
 	WriteJSON(w, status, ErrorBody{Detail: detail})
+}
+
+// What Redact replaces, in order: URLs, the host of a name lookup, IPv6
+// and IPv4 addresses, and the host:port of a network operation (as Go's
+// net errors write them: "dial tcp HOST:PORT", "->HOST:PORT") or of
+// localhost.
+var (
+	urlRE     = regexp.MustCompile(`(?i)\b(?:https?|wss?)://[^\s"'<>]+`)
+	lookupRE  = regexp.MustCompile(`\blookup [^\s:]+`)
+	ipv6RE    = regexp.MustCompile(`\[[0-9A-Fa-f:.]*:[0-9A-Fa-f:.%A-Za-z]*\](?::\d+)?`)
+	ipv4RE    = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b`)
+	netHostRE = regexp.MustCompile(`\b((?:tcp|udp)[46]?) [^\s:\[<]+:\d+|->[^\s:\[<]+:\d+|\blocalhost:\d+`)
+)
+
+// Redact hides the addresses of internal services in a message meant for
+// a client: URLs become "<internal service>", IP addresses, host:port
+// pairs of network errors and looked-up host names "<internal address>".
+// So "Post \"http://10.0.0.5:8080/x\": dial tcp 10.0.0.5:8080: connect:
+// connection refused" becomes "Post \"<internal service>\": dial tcp
+// <internal address>: connect: connection refused".
+func Redact(s string) string {
+	s = urlRE.ReplaceAllString(s, "<internal service>")
+	s = lookupRE.ReplaceAllString(s, "lookup <internal address>")
+	s = ipv6RE.ReplaceAllString(s, "<internal address>")
+	s = ipv4RE.ReplaceAllString(s, "<internal address>")
+	return netHostRE.ReplaceAllStringFunc(s, func(m string) string {
+		switch {
+		case strings.HasPrefix(m, "->"):
+			return "-><internal address>"
+		case strings.HasPrefix(m, "localhost:"):
+			return "<internal address>"
+		}
+		proto, _, _ := strings.Cut(m, " ")
+		return proto + " <internal address>"
+	})
 }
 
 // WriteValidation writes a 422 validation-error body listing errs.

@@ -96,6 +96,11 @@ type Options struct {
 	// DefaultMaxUploadMB is the upload cap when neither MAX_UPLOAD_MB nor
 	// MAX_UPLOAD_BYTES is set (10 for the classifier, 50 for the translator).
 	DefaultMaxUploadMB float64
+	// DefaultPort is the listen port when PORT is unset; 0 means
+	// DefaultPort (8000). The two services choose different ones so that
+	// both can run side by side outside containers; the images set PORT
+	// to the spec's 8000.
+	DefaultPort int
 	// WarmUp loads and warms whatever the service needs before it is ready.
 	// It runs before the listener opens; its context is cancelled by SIGTERM.
 	// An error stops the service with ExitFailure. Nil means nothing to warm.
@@ -169,6 +174,9 @@ func New(opts Options) (*Service, error) {
 	cfg, err := LoadConfig(lookup, opts.DefaultMaxUploadMB)
 	if err != nil {
 		return nil, fmt.Errorf("%s: configuration: %w", opts.Name, err)
+	}
+	if _, set := lookup(EnvPort); !set && opts.DefaultPort != 0 {
+		cfg.Port = opts.DefaultPort
 	}
 	if cfg.RequestTimeout == 0 {
 		cfg.RequestTimeout = cmp.Or(opts.DefaultRequestTimeout, DefaultRequestTimeout)
@@ -701,7 +709,18 @@ func completeOpenAPI(doc []byte, name, version string) ([]byte, error) {
 		}
 	} else {
 		root["openapi"] = "3.1.0"
-		root["info"] = map[string]any{"title": name, "version": version}
+	}
+	// The document's version is the release's, whatever the tool's
+	// document says ("dev" in the checked-in files).
+	info, err := objectAt(root, "info")
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := info["title"]; !ok {
+		info["title"] = name
+	}
+	if _, ok := info["version"]; !ok || version != "" {
+		info["version"] = version
 	}
 	if err := mergeDefaults(root, serviceOpenAPI()); err != nil {
 		return nil, err

@@ -579,3 +579,64 @@ func TestMetricsCounters(t *testing.T) {
 		}
 	}
 }
+
+// TestToolDefaults: a tool's DefaultPort applies when PORT is unset (PORT
+// still wins), and the OpenAPI document (so /docs) carries the release
+// version given in Options, not the placeholder of the tool's file.
+func TestToolDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		env  env
+		port int
+	}{
+		{env{}, 8001},
+		{env{"PORT": "9000"}, 9000},
+		{env{"PORT": "8000"}, 8000},
+	} {
+		svc, _, _ := testService(t, tc.env, Options{DefaultPort: 8001})
+		if svc.Config.Port != tc.port {
+			t.Errorf("env %v: port %d, want %d", tc.env, svc.Config.Port, tc.port)
+		}
+	}
+	if svc, _, _ := testService(t, env{}, Options{}); svc.Config.Port != DefaultPort {
+		t.Errorf("no tool default: port %d, want %d", svc.Config.Port, DefaultPort)
+	}
+	tool, err := os.ReadFile(filepath.Join("testdata", "openapi_tool.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range [][]byte{tool, nil} {
+		svc, srv, _ := testService(t, env{}, Options{OpenAPI: doc, Version: "4.5.6"})
+		_ = svc.WarmUp(context.Background())
+		got := do(t, "GET", srv.URL+"/openapi.json", nil, nil)
+		var d struct {
+			Info struct{ Title, Version string }
+		}
+		if err := json.Unmarshal(got.body, &d); err != nil || d.Info.Version != "4.5.6" || d.Info.Title != "test-api" {
+			t.Errorf("info %+v (%v), want version 4.5.6 and title test-api", d.Info, err)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`Post "http://10.0.0.5:8080/models/cs-en?src=cs": dial tcp 10.0.0.5:8080: connect: connection refused`,
+			`Post "<internal service>": dial tcp <internal address>: connect: connection refused`},
+		{"dial tcp: lookup mt.internal on 127.0.0.53:53: no such host", "dial tcp: lookup <internal address> on <internal address>: no such host"},
+		{"read tcp 127.0.0.1:5555->127.0.0.1:1234: read: connection reset by peer", "read tcp <internal address>-><internal address>: read: connection reset by peer"},
+		{"dial tcp mt-api:8080: i/o timeout", "dial tcp <internal address>: i/o timeout"},
+		{"dial tcp [::1]:8080: connect: connection refused", "dial tcp <internal address>: connect: connection refused"},
+		{"localhost:9000 refused", "<internal address> refused"},
+		{"XML syntax error on line 3: unexpected EOF at 12:04", "XML syntax error on line 3: unexpected EOF at 12:04"},
+		{"model v4.4 of version 0.1.0 on page 2", "model v4.4 of version 0.1.0 on page 2"},
+	} {
+		if got := Redact(tc.in); got != tc.want {
+			t.Errorf("Redact(%q)\n = %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+	// Every error body goes through it.
+	rec := httptest.NewRecorder()
+	WriteError(rec, http.StatusInternalServerError, "translation failed: dial tcp 127.0.0.1:1: connect: connection refused")
+	if strings.Contains(rec.Body.String(), "127.0.0.1") {
+		t.Errorf("body %s names the address", rec.Body)
+	}
+}

@@ -12,17 +12,23 @@ import (
 
 // GoldenJSON compares the JSON document got with the file testdata/name,
 // after normalising its layout (two-space indentation, keys sorted). With
-// update set, the file is rewritten first. A top-level "version" equal to
-// the project version (internal/version) is written as "{version}", so the golden
-// files hold across releases and any other version still differs.
+// update set, the file is rewritten first. A top-level "version", or an
+// OpenAPI document's info.version, equal to the project version
+// (internal/version) is written as "{version}", so the golden files hold
+// across releases and any other version still differs.
 func GoldenJSON(t testing.TB, name string, got []byte, update bool) {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal(got, &v); err != nil {
 		t.Fatalf("%s: not JSON: %v", name, err)
 	}
-	if m, ok := v.(map[string]any); ok && m["version"] == version.String() {
-		m["version"] = "{version}"
+	if m, ok := v.(map[string]any); ok {
+		if m["version"] == version.String() {
+			m["version"] = "{version}"
+		}
+		if info, ok := m["info"].(map[string]any); ok && info["version"] == version.String() {
+			info["version"] = "{version}" // an OpenAPI document's
+		}
 	}
 	norm, _ := json.MarshalIndent(v, "", "  ")
 	norm = append(norm, '\n')
