@@ -21,26 +21,9 @@ func TestFrontendInChromium(t *testing.T) {
 	if testing.Short() {
 		t.Skip("drives a browser")
 	}
-	browser := "/usr/bin/chromium"
-	if _, err := os.Stat(browser); err != nil {
-		if browser, err = exec.LookPath("chromium"); err != nil {
-			t.Skip("Chromium is not installed: the frontend test needs /usr/bin/chromium")
-		}
-	}
+	ctx := chromium(t)
 	_, ts := startServer(t, testOptions(t), nil, nil)
 	page := classifytest.Pages(t, 1)[7]
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.NoFirstRun, chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1100, 800))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
 
 	var labels []string
 	var barWidth, thumb, status, flag, facts string
@@ -96,5 +79,65 @@ func TestFrontendInChromium(t *testing.T) {
 	}
 	if !strings.Contains(errText, "422") || !strings.Contains(errText, "topn") || !strings.Contains(errText, "less than or equal to 11") {
 		t.Fatalf("error shown: %q", errText)
+	}
+}
+
+// chromium starts headless Chromium for the test (skipped under -short or
+// without Chromium); it is stopped when the test ends, and the context
+// ends after 60 s.
+func chromium(t *testing.T) context.Context {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("drives a browser")
+	}
+	browser := "/usr/bin/chromium"
+	if _, err := os.Stat(browser); err != nil {
+		if browser, err = exec.LookPath("chromium"); err != nil {
+			t.Skip("Chromium is not installed: the frontend test needs /usr/bin/chromium")
+		}
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.NoFirstRun, chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1100, 800))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTime := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() { cancelTime(); cancelCtx(); cancelAlloc() })
+	return ctx
+}
+
+// TestFrontendDemoNotice: when the demo models answer, the page says so
+// with their names; with the given models it says nothing of the kind.
+func TestFrontendDemoNotice(t *testing.T) {
+	page := classifytest.Pages(t, 1)[7]
+	for _, demo := range []bool{true, false} {
+		ctx := chromium(t)
+		o := testOptions(t)
+		if demo {
+			o.Demo, o.Models = o.Models, ""
+		}
+		_, ts := startServer(t, o, nil, nil)
+		var notice string
+		var hidden bool
+		err := chromedp.Run(ctx,
+			chromedp.Navigate(ts.URL+"/frontend"),
+			chromedp.WaitVisible("#form"),
+			chromedp.SetUploadFiles("#file", []string{page}),
+			chromedp.Click("#submit"),
+			chromedp.WaitVisible(".page .pred"),
+			chromedp.Evaluate(`document.querySelector('#demo').hidden`, &hidden),
+			chromedp.TextContent("#demo", &notice),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if demo && (hidden || !strings.Contains(notice, "Demo models answered (v1.4, v2.4, v3.4, v4.4, v5.4)")) {
+			t.Errorf("demo answer: notice hidden %v, %q", hidden, notice)
+		}
+		if !demo && !hidden {
+			t.Errorf("answer of the given models shows a demo notice: %q", notice)
+		}
 	}
 }

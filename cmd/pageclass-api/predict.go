@@ -122,6 +122,8 @@ type predicted struct {
 	thumbs    []string
 	rec       any
 	schemaErr []string
+	// demo names the shipped demo models among those that answered.
+	demo []string
 }
 
 // runPredict classifies every page of the request's file with the models
@@ -161,12 +163,13 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 			s.svc.Metrics.AddCount(metricFlagged, "", 1)
 		}
 	}
-	if f.wantRecord {
-		demo := false
-		for _, m := range members {
-			demo = demo || m.demo
+	for _, m := range members {
+		if m.demo {
+			res.demo = append(res.demo, m.model.Name)
 		}
-		if res.rec, res.schemaErr, err = s.record(req.base, f, res.probs, res.reviews, demo); err != nil {
+	}
+	if f.wantRecord {
+		if res.rec, res.schemaErr, err = s.record(req.base, f, res.probs, res.reviews, len(res.demo) > 0); err != nil {
 			return nil, &failure{http.StatusInternalServerError, err.Error()}
 		}
 	}
@@ -267,6 +270,11 @@ func (res *predicted) prepare(ctx context.Context, req *predictRequest, doc *ima
 	return data, nil
 }
 
+// demoStatus says whether demo models answered, and which.
+func (res *predicted) demoStatus() demoStatus {
+	return demoStatus{Demo: len(res.demo) > 0, DemoModels: res.demo}
+}
+
 // respond writes the answer of a classified request: the image response
 // (its one page) or the document response (every page).
 func (res *predicted) respond(w http.ResponseWriter, req *predictRequest) {
@@ -274,11 +282,11 @@ func (res *predicted) respond(w http.ResponseWriter, req *predictRequest) {
 	if !req.document {
 		service.WriteJSON(w, http.StatusOK, imageResponse{Type: "image", Version: f.version,
 			Predictions: top(res.probs[0], f.topn), Record: res.rec, SchemaError: res.schemaErr,
-			Review: res.reviews[0], ReviewCalibration: res.cal.applied})
+			Review: res.reviews[0], ReviewCalibration: res.cal.applied, demoStatus: res.demoStatus()})
 		return
 	}
 	resp := documentResponse{Type: "document", Version: f.version, PageCount: res.pages, Record: res.rec, SchemaError: res.schemaErr,
-		ReviewCalibration: res.cal.applied}
+		ReviewCalibration: res.cal.applied, demoStatus: res.demoStatus()}
 	for i, p := range res.probs {
 		pr := pageResult{Page: i + 1, Predictions: top(p, f.topn), Review: res.reviews[i]}
 		if i < len(res.thumbs) {

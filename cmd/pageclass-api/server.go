@@ -232,6 +232,15 @@ type prediction struct {
 	Score float64 `json:"score"`
 }
 
+// demoStatus is an extra part of both answers (not in spec 2.2 and 2.3):
+// present only when shipped demo models answered (the published models were
+// absent), with their names, so that no answer of a demo model passes for
+// one of the published models.
+type demoStatus struct {
+	Demo       bool     `json:"demo,omitempty"`
+	DemoModels []string `json:"demo_models,omitempty"`
+}
+
 // imageResponse is the body of /predict_image (spec 2.2).
 type imageResponse struct {
 	Type        string       `json:"type"`
@@ -243,6 +252,7 @@ type imageResponse struct {
 	// page's doubt and page-condition flags, and the calibration in force.
 	Review            *review.Page    `json:"review"`
 	ReviewCalibration *review.Applied `json:"review_calibration"`
+	demoStatus
 }
 
 // pageResult is one page of /predict_document.
@@ -268,6 +278,7 @@ type documentResponse struct {
 	// ReviewCalibration is an extra field: the calibration that set the
 	// pages' needs_review, null when there is none.
 	ReviewCalibration *review.Applied `json:"review_calibration"`
+	demoStatus
 }
 
 // form is a validated prediction request.

@@ -341,3 +341,33 @@ func TestMetricsCountPages(t *testing.T) {
 		t.Errorf("metrics lack %q or %s:\n%s", want, metricFlagged, text)
 	}
 }
+
+// TestDemoStatus: an answer the demo models produced says so, with their
+// names; one of the models given with -models does not.
+func TestDemoStatus(t *testing.T) {
+	name, png := samplePage(t)
+	for _, demo := range []bool{true, false} {
+		o := testOptions(t)
+		if demo {
+			o.Demo, o.Models = o.Models, "" // the shipped FOLDER_MODELS, ./model, absent here
+		}
+		_, ts := startServer(t, o, nil, nil)
+		status, b := postForm(t, ts.URL+"/predict_image", upload{Field: "file", Name: name, CType: "image/png", Data: png})
+		if status != 200 {
+			t.Fatalf("demo %v: status %d: %s", demo, status, b)
+		}
+		var r struct {
+			Demo       *bool    `json:"demo"`
+			DemoModels []string `json:"demo_models"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		if demo && (r.Demo == nil || !*r.Demo || strings.Join(r.DemoModels, ",") != "v1.4,v2.4,v3.4,v4.4,v5.4") {
+			t.Errorf("demo answer: %s", b)
+		}
+		if !demo && (r.Demo != nil || r.DemoModels != nil) {
+			t.Errorf("answer of the given models says demo: %s", b)
+		}
+	}
+}

@@ -98,6 +98,7 @@ function renderPage(title, thumb, preds, rv) {
 $("form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   $("error").hidden = true;
+  $("demo").hidden = true;
   $("results").replaceChildren();
   const file = $("file").files[0];
   if (!file) { showError("Choose an image or a PDF first."); return; }
@@ -119,6 +120,13 @@ $("form").addEventListener("submit", async (ev) => {
       return;
     }
     const model = body.version === "all" ? "ensemble" : "model " + body.version;
+    if (body.demo) {
+      // The service answered with its shipped demo models (the published
+      // models are not installed): say so on the page, as the answer does.
+      $("demo").textContent = "Demo models answered (" + (body.demo_models || []).join(", ") +
+        "): trained on the sample pages only, not the published models. Use the scores as an illustration.";
+      $("demo").hidden = false;
+    }
     if (body.type === "document") {
       $("status").textContent = file.name + ": " + body.page_count + " page(s), " + model;
       for (const p of body.pages) renderPage("Page " + p.page, p.thumbnail, p.predictions, p.review);
