@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,15 +97,27 @@ func chromium(t *testing.T) context.Context {
 			t.Skip("Chromium is not installed: the frontend test needs /usr/bin/chromium")
 		}
 	}
+	profile, err := os.MkdirTemp("", "chromium-profile-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(browser), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.NoFirstRun, chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()),
+		chromedp.NoFirstRun, chromedp.Flag("disable-sync", true), chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1100, 800))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
 	ctx, cancelTime := context.WithTimeout(ctx, 60*time.Second)
-	t.Cleanup(func() { cancelTime(); cancelCtx(); cancelAlloc() })
+	t.Cleanup(func() {
+		cancelTime()
+		cancelCtx()
+		cancelAlloc() // waits for the browser process to end
+		// Chromium's helpers may still write its profile for a moment.
+		for i := 0; i < 20 && os.RemoveAll(profile) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	return ctx
 }
 
@@ -113,31 +126,36 @@ func chromium(t *testing.T) context.Context {
 func TestFrontendDemoNotice(t *testing.T) {
 	page := classifytest.Pages(t, 1)[7]
 	for _, demo := range []bool{true, false} {
-		ctx := chromium(t)
-		o := testOptions(t)
-		if demo {
-			o.Demo, o.Models = o.Models, ""
-		}
-		_, ts := startServer(t, o, nil, nil)
-		var notice string
-		var hidden bool
-		err := chromedp.Run(ctx,
-			chromedp.Navigate(ts.URL+"/frontend"),
-			chromedp.WaitVisible("#form"),
-			chromedp.SetUploadFiles("#file", []string{page}),
-			chromedp.Click("#submit"),
-			chromedp.WaitVisible(".page .pred"),
-			chromedp.Evaluate(`document.querySelector('#demo').hidden`, &hidden),
-			chromedp.TextContent("#demo", &notice),
-		)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if demo && (hidden || !strings.Contains(notice, "Demo models answered (v1.4, v2.4, v3.4, v4.4, v5.4)")) {
-			t.Errorf("demo answer: notice hidden %v, %q", hidden, notice)
-		}
-		if !demo && !hidden {
-			t.Errorf("answer of the given models shows a demo notice: %q", notice)
-		}
+		t.Run(fmt.Sprintf("demo=%v", demo), func(t *testing.T) { demoNotice(t, page, demo) })
+	}
+}
+
+// demoNotice uploads a page through /frontend and checks the demo notice.
+func demoNotice(t *testing.T, page string, demo bool) {
+	ctx := chromium(t)
+	o := testOptions(t)
+	if demo {
+		o.Demo, o.Models = o.Models, ""
+	}
+	_, ts := startServer(t, o, nil, nil)
+	var notice string
+	var hidden bool
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/frontend"),
+		chromedp.WaitVisible("#form"),
+		chromedp.SetUploadFiles("#file", []string{page}),
+		chromedp.Click("#submit"),
+		chromedp.WaitVisible(".page .pred"),
+		chromedp.Evaluate(`document.querySelector('#demo').hidden`, &hidden),
+		chromedp.TextContent("#demo", &notice),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if demo && (hidden || !strings.Contains(notice, "Demo models answered (v1.4, v2.4, v3.4, v4.4, v5.4)")) {
+		t.Errorf("demo answer: notice hidden %v, %q", hidden, notice)
+	}
+	if !demo && !hidden {
+		t.Errorf("answer of the given models shows a demo notice: %q", notice)
 	}
 }

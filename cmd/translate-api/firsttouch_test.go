@@ -11,7 +11,7 @@ import (
 	"archivekit/internal/translate/translator/translatortest"
 )
 
-const smallALTO = `<?xml version="1.0" encoding="UTF-8"?>
+const pageALTO = `<?xml version="1.0" encoding="UTF-8"?>
 <alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p1" WIDTH="100" HEIGHT="100"><PrintSpace>
 <TextBlock ID="b1"><TextLine ID="l1"><String CONTENT="archeologický" HPOS="1" VPOS="1" WIDTH="10" HEIGHT="5"/><SP/><String CONTENT="výzkum" HPOS="12" VPOS="1" WIDTH="10" HEIGHT="5"/></TextLine></TextBlock>
 </PrintSpace></Page></Layout></alto>`
@@ -24,7 +24,7 @@ func TestDocumentByContent(t *testing.T) {
 	defer mt.Close()
 	_, ts := startServer(t, testEnv(mt.URL, nil))
 	for name, dispo := range map[string]string{"page.alto": "page_en.alto", "page.ALTO.XML": "page_en.ALTO.XML", "scan-09": "scan-09_en"} {
-		body, ct := multipartBody(t, part{Field: "file", Name: name, File: true, Data: []byte(smallALTO)}, part{Field: "source_lang", Data: []byte("cs")})
+		body, ct := multipartBody(t, part{Field: "file", Name: name, File: true, Data: []byte(pageALTO)}, part{Field: "source_lang", Data: []byte("cs")})
 		resp := post(t, ts.URL+"/translate", ct, body)
 		b := readBody(t, resp)
 		if resp.StatusCode != 200 || !bytes.Contains(b, []byte(`CONTENT="archaeological"`)) {
@@ -45,7 +45,7 @@ func TestUnreachableBackendBody(t *testing.T) {
 	closed.Close()
 	_, port, _ := strings.Cut(strings.TrimPrefix(url, "http://"), ":")
 	_, ts := startServer(t, testEnv(url, map[string]string{"MTAPI_MAX_RETRIES": "3", "MTAPI_BACKOFF_BASE_S": "60"}))
-	body, ct := multipartBody(t, part{Field: "file", Name: "p.alto.xml", File: true, Data: []byte(smallALTO)}, part{Field: "source_lang", Data: []byte("cs")})
+	body, ct := multipartBody(t, part{Field: "file", Name: "p.alto.xml", File: true, Data: []byte(pageALTO)}, part{Field: "source_lang", Data: []byte("cs")})
 	resp := post(t, ts.URL+"/translate", ct, body)
 	b := readBody(t, resp)
 	if resp.StatusCode < 500 {
