@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -137,7 +138,14 @@ func loadSetup(s *settings, log *slog.Logger) (r *runner, ok bool) {
 			log.Error("usage error", "err", fmt.Errorf("--vocabulary: %w", err))
 			return nil, false
 		default:
-			log.Warn("vocabulary not loaded; translating without it", "err", err,
+			// The configured vocabulary (not given on the command line):
+			// absent, as in a fresh install, is a note; present but
+			// unreadable needs attention.
+			level := slog.LevelWarn
+			if errors.Is(err, fs.ErrNotExist) {
+				level = slog.LevelInfo
+			}
+			log.Log(context.Background(), level, "vocabulary not loaded; translating without it", "err", err,
 				"hint", "harvest one with load-vocab --out FILE, or give --vocabulary FILE (--vocabulary '' turns this off)")
 		}
 	}
