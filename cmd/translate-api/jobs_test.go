@@ -92,15 +92,7 @@ func TestJobsSurviveKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the service")
 	}
-	mt := translatortest.New(translatortest.Config{Delay: 400 * time.Millisecond})
-	defer mt.Close()
-	bin := servicetest.Build(t, "translate-api")
-	para, _ := filepath.Abs("../../setup/translate/para_config.txt")
-	env := []string{"TRANSLATION_URL=" + mt.URL, "TRANSLATE_PARA_CONFIG=" + para, "JOBS_DIR=" + t.TempDir(), "MTAPI_MAX_RETRIES=0"}
-	p := servicetest.Start(t, bin, env)
-	p.WaitReady(t, 30*time.Second)
-	id := submitJob(t, p.Base, "1.alto.xml", "2.alto.xml", "3.alto.xml", "4.alto.xml")
-	pollJob(t, p.Base, id, 30*time.Second, func(st jobs.Status) bool { return st.Items.Succeeded >= 1 })
+	mt, bin, env, p, id := midJob(t)
 	if err := p.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -113,14 +105,7 @@ func TestJobsSurviveKill(t *testing.T) {
 	if st.State != jobs.Succeeded || st.Items.Succeeded != 4 {
 		t.Fatalf("after the restart: %+v\n%s", st, p2.Log())
 	}
-	var res jobs.Results
-	resp, err := http.Get(p2.Base + "/jobs/" + id + "/results")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(readBody(t, resp), &res); err != nil {
-		t.Fatal(err)
-	}
+	res := jobResults(t, p2.Base, id)
 	reruns := 0
 	for _, it := range res.Items {
 		if it.Text == nil || !strings.Contains(*it.Text, `CONTENT="grave"`) || it.Runs < 1 || it.Runs > 2 {
@@ -132,4 +117,65 @@ func TestJobsSurviveKill(t *testing.T) {
 		t.Fatalf("%d items ran again; only the one cut by the kill may", reruns)
 	}
 	t.Logf("translation calls: %d before the kill, %d in all; items run again: %d", postsAtKill, mt.Posts.Load(), reruns)
+}
+
+// TestJobsDrain: SIGTERM in the middle of a job: the document in flight
+// is finished and recorded, no other starts, the service exits 143; started
+// again on the same JOBS_DIR it finishes the job with every document
+// translated once.
+func TestJobsDrain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the service")
+	}
+	_, bin, env, p, id := midJob(t)
+	p.Terminate(t)
+	if code := p.Wait(t, 40*time.Second); code != 143 {
+		t.Fatalf("exit %d, want 143\n%s", code, p.Log())
+	}
+	if !strings.Contains(p.Log(), "job paused by the stop") {
+		t.Fatalf("the drain did not pause the job:\n%s", p.Log())
+	}
+	p2 := servicetest.Start(t, bin, env)
+	p2.WaitReady(t, 30*time.Second)
+	st := pollJob(t, p2.Base, id, 30*time.Second, ended)
+	if st.State != jobs.Succeeded || st.Items.Succeeded != 4 {
+		t.Fatalf("after the restart: %+v", st)
+	}
+	res := jobResults(t, p2.Base, id)
+	for _, it := range res.Items {
+		if it.Runs != 1 {
+			t.Fatalf("item %d ran %d times across the drain", it.Item, it.Runs)
+		}
+	}
+}
+
+// midJob runs the binary on a fresh JOBS_DIR with a stand-in taking 0.4 s
+// a call, submits a job of four documents and returns once the first is
+// done: the stand-in, the binary, its environment, the process and the job.
+func midJob(t *testing.T) (*translatortest.Server, string, []string, *servicetest.Process, string) {
+	t.Helper()
+	mt := translatortest.New(translatortest.Config{Delay: 400 * time.Millisecond})
+	t.Cleanup(mt.Close)
+	bin := servicetest.Build(t, "translate-api")
+	para, _ := filepath.Abs("../../setup/translate/para_config.txt")
+	env := []string{"TRANSLATION_URL=" + mt.URL, "TRANSLATE_PARA_CONFIG=" + para, "JOBS_DIR=" + t.TempDir(), "MTAPI_MAX_RETRIES=0", "GRACEFUL_SHUTDOWN_S=5"}
+	p := servicetest.Start(t, bin, env)
+	p.WaitReady(t, 30*time.Second)
+	id := submitJob(t, p.Base, "1.alto.xml", "2.alto.xml", "3.alto.xml", "4.alto.xml")
+	pollJob(t, p.Base, id, 30*time.Second, func(st jobs.Status) bool { return st.Items.Succeeded >= 1 })
+	return mt, bin, env, p, id
+}
+
+// jobResults is GET /jobs/{id}/results.
+func jobResults(t *testing.T, base, id string) jobs.Results {
+	t.Helper()
+	var res jobs.Results
+	resp, err := http.Get(base + "/jobs/" + id + "/results")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(readBody(t, resp), &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
