@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"archivekit/internal/testenv"
+	"archivekit/internal/translate/translator/translatortest"
 )
 
 // TestUnreachableServiceStopsRun: with TRANSLATION_URL on a closed port, the
@@ -51,5 +54,29 @@ func TestUnreachableServiceStopsRun(t *testing.T) {
 	}
 	if n := strings.Count(r.stderr, `"msg":"skipped"`); n != 1 {
 		t.Errorf("%d documents failed, want 1", n)
+	}
+}
+
+// TestUnreachableLemmatiser: a lemmatiser on a closed port fails each call
+// at its first attempt (LEMMATIZER_MAX_RETRIES notwithstanding), its
+// circuit opens with a warning naming LEMMATIZER_URL, and the run goes on:
+// it is not the translation service.
+func TestUnreachableLemmatiser(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	url := closed.URL
+	closed.Close()
+	api := startAPI(t, translatortest.Config{})
+	e := newEnv(api)
+	e["LEMMATIZER_URL"] = url
+	e["LEMMATIZER_MAX_RETRIES"] = "4"
+	e["LEMMATIZER_BACKOFF_BASE_S"] = "60" // a retry would hold the test for minutes
+	out := t.TempDir()
+	r := runCLI(t, e, testenv.Path(t, sampleALTO), "-o", out, "-src", "cs", "--fast-align",
+		"--vocabulary", testenv.Path(t, "vocabulary.csv"))
+	if r.code != exitOK {
+		t.Fatalf("exit %d:\n%s", r.code, r.stderr)
+	}
+	if n := strings.Count(r.stderr, "not called again in this run"); n != 1 || !strings.Contains(r.stderr, "LEMMATIZER_URL") {
+		t.Errorf("%d circuit warnings, LEMMATIZER_URL named: %v:\n%s", n, strings.Contains(r.stderr, "LEMMATIZER_URL"), r.stderr)
 	}
 }

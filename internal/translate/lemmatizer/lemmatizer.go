@@ -150,7 +150,12 @@ func FromEnv(getenv func(string) string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(u, transport.New(p, &http.Client{Timeout: 60 * time.Second})), nil
+	t := transport.New(p, &http.Client{Timeout: 60 * time.Second})
+	// A lemmatiser that is not there fails each call at once (naming
+	// LEMMATIZER_URL), so the breaker opens within milliseconds instead of
+	// after the whole backoff of DefaultTrip calls.
+	t.FailFast, t.Setting = true, "LEMMATIZER_URL"
+	return New(u, t), nil
 }
 
 // response is the service's JSON answer.
