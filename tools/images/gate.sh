@@ -187,9 +187,9 @@ if "$PODMAN" image exists "$image"; then
   done
   mounts=(); for p in "${pages[@]}"; do mounts+=(-v "$SHARED/data/pages/$p:/data/input/$(basename "$p"):ro"); done
   if t=$(batch pageclass "$image" "${mounts[@]}" -v "$work/pageclass-out:/app/result"); then
-    # The spec's table (not the failures or review table beside it), and
+    # The spec's table (not the failures, review or summary table beside it), and
     # the failures table, which must list nothing.
-    csv=$(find "$work/pageclass-out" -maxdepth 1 -name '*.csv' ! -name '*_FAILURES.csv' ! -name '*_REVIEW.csv' | sort | head -1)
+    csv=$(find "$work/pageclass-out" -maxdepth 1 -name '*.csv' ! -name '*_FAILURES.csv' ! -name '*_REVIEW.csv' ! -name '*_SUMMARY.csv' | sort | head -1)
     rows=$( [ -n "$csv" ] && tail -n +2 "$csv" | wc -l || echo 0)
     ftable=$(find "$work/pageclass-out" -maxdepth 1 -name '*_FAILURES.csv' | head -1)
     nfailed=$( [ -n "$ftable" ] && tail -n +2 "$ftable" | wc -l || echo 0)
