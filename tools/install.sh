@@ -69,6 +69,9 @@ install -m 0644 "$root/LICENSE" "$root/THIRD_PARTY_NOTICES.md" "$doc/"
 # The documentation, laid out as in the repository so its links hold.
 install -m 0644 "$root/README.md" "$doc/"
 mkdir -p "$doc/docs" && install -m 0644 "$root"/docs/*.md "$doc/docs/"
+# tools/README.md: the export of the published models, which the docs and
+# pageclass's missing-model message point to.
+mkdir -p "$doc/tools" && install -m 0644 "$root/tools/README.md" "$doc/tools/"
 # licences SRC DEST: the licence, copying, notice and patents files at the
 # top of the folder SRC into DEST; fails when SRC has none.
 licences() {

@@ -210,7 +210,7 @@ func TestTarballRunsAnywhere(t *testing.T) {
 		if err != nil || len(pages) == 0 {
 			t.Fatalf("docs/*.md of the checkout: %d pages (%v)", len(pages), err)
 		}
-		names := []string{"README.md"}
+		names := []string{"README.md", filepath.Join("tools", "README.md")}
 		for _, p := range pages {
 			names = append(names, filepath.Join("docs", filepath.Base(p)))
 		}

@@ -157,7 +157,7 @@ func (l *Locator) HintExport() string {
 	if flag == "" {
 		flag = "-m"
 	}
-	return "convert the published checkpoints with tools/export_models.py --published CHECKPOINTS --out DIR (see tools/README.md) and give " + flag + " DIR"
+	return "convert the published checkpoints with tools/export_models.py --published CHECKPOINTS --out DIR (see docs/pageclass.md and tools/README.md) and give " + flag + " DIR"
 }
 
 // Folder finds the folder of one revision: downloaded from the hub when a hub
