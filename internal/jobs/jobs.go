@@ -209,6 +209,12 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobs: state folder %s is in use by another process: %w", opts.Dir, err)
 	}
+	// Uploads a stopped process left half stored.
+	if left, _ := filepath.Glob(filepath.Join(opts.Dir, "upload-*")); len(left) > 0 {
+		for _, d := range left {
+			_ = os.RemoveAll(d)
+		}
+	}
 	q := &Queue{opts: opts, log: log, unlock: unlock, stop: make(chan struct{}), changed: make(chan struct{}), cancels: map[string]context.CancelFunc{}}
 	if err := q.open(ctx); err != nil {
 		q.release()

@@ -544,8 +544,15 @@ func TestStopResumes(t *testing.T) {
 		t.Fatal("an item started after the stop")
 	}
 
+	half := filepath.Join(dir, "upload-123")
+	if err := os.MkdirAll(half, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	e2 := &echo{}
 	ts2, q2 := serve(t, dir, e2)
+	if _, err := os.Stat(half); !os.IsNotExist(err) {
+		t.Fatalf("a half-stored upload is left at start: %v", err)
+	}
 	st = waitState(t, q2, ts2.URL, st.ID, jobs.Succeeded)
 	var res jobs.Results
 	getJSON(t, ts2.URL+"/jobs/"+st.ID+"/results", &res)
