@@ -455,7 +455,17 @@ func setAttr(ed *xmlsplice.Editor, e *elem, name, value string) {
 	if !bytes.HasSuffix(e.raw, []byte(">")) {
 		return // a start tag cut short by the end of the document
 	}
-	ed.Insert(e.start+len(e.raw)-1, " "+name+`="`+escapeAttr(value, '"')+`"`)
+	// Before the closing ">", unless the tag ends in a dangling "name=":
+	// there the new attribute would become that one's value (<a b=> reads
+	// <a b= lang="x"> as b="lang=..."), so it goes right after the tag
+	// name instead.
+	end := len(e.raw) - 1
+	if t := bytes.TrimRight(e.raw[:end], " \t\n\r\f"); bytes.HasSuffix(t, []byte("=")) {
+		end = 1 + bytes.IndexFunc(e.raw[1:], func(r rune) bool {
+			return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\f' || r == '/' || r == '>'
+		})
+	}
+	ed.Insert(e.start+end, " "+name+`="`+escapeAttr(value, '"')+`"`)
 }
 
 // replaceValue writes value as the value of attribute a of e: in a's
@@ -466,7 +476,13 @@ func replaceValue(ed *xmlsplice.Editor, e *elem, a rawAttr, value string) {
 		ed.Insert(e.start+a.end, "="+escapeAttr(value, 0))
 		return
 	}
-	ed.Replace(e.start+a.start, e.start+a.end, escapeAttr(value, a.quote))
+	v := escapeAttr(value, a.quote)
+	if a.quote == 0 && a.end > a.start && e.raw[a.end-1] == '/' && a.end < len(e.raw) && e.raw[a.end] == '>' {
+		// An unquoted value ending in "/" before ">" also made the tag
+		// self-closing (<meta content=x/>): quoted, it keeps the "/".
+		v += "/"
+	}
+	ed.Replace(e.start+a.start, e.start+a.end, v)
 }
 
 func joinSlots(slots []*slot) string {
@@ -596,7 +612,8 @@ func findAttr(raw []byte, name string) (rawAttr, bool) {
 // returns it with the offset after it and the spaces that follow.
 func attrName(raw []byte, i int) (string, int) {
 	ns := i
-	for i < len(raw) && !isSpace(raw[i]) && raw[i] != '=' && raw[i] != '>' && (raw[i] != '/' || i == ns) {
+	// A name may start with "=" (HTML5: <a = b> has an attribute "=").
+	for i < len(raw) && !isSpace(raw[i]) && (raw[i] != '=' || i == ns) && raw[i] != '>' && (raw[i] != '/' || i == ns) {
 		i++
 	}
 	key := strings.ToLower(string(raw[ns:i]))
