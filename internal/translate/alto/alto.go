@@ -16,7 +16,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -205,12 +204,9 @@ type edit struct {
 // when it has no LANG; blocks whose LANG already is the target, or that are
 // already followed by such a copy, are skipped without a backend call.
 func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
-	if opt.Backend == nil || opt.Target == "" {
-		return nil, errors.New("alto: Backend and Target are required")
-	}
-	auto := opt.Source == "" || opt.Source == "auto"
-	if auto && opt.Detector == nil {
-		return nil, errors.New("alto: source language is auto but no Detector is given")
+	auto, err := batch.CheckRequest("alto", opt.Backend, opt.Source, opt.Target, opt.Detector != nil)
+	if err != nil {
+		return nil, err
 	}
 	if opt.Mode == "" {
 		opt.Mode = Replace

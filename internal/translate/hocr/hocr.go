@@ -168,12 +168,9 @@ type doc struct {
 // Translate translates an hOCR document into a parallel one (see the
 // package comment).
 func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
-	if opt.Backend == nil || opt.Target == "" {
-		return nil, errors.New("hocr: Backend and Target are required")
-	}
-	auto := opt.Source == "" || opt.Source == "auto"
-	if auto && opt.Detector == nil {
-		return nil, errors.New("hocr: source language is auto but no Detector is given")
+	auto, err := batch.CheckRequest("hocr", opt.Backend, opt.Source, opt.Target, opt.Detector != nil)
+	if err != nil {
+		return nil, err
 	}
 	if opt.MinConfidence == 0 {
 		opt.MinConfidence = alto.DefaultMinConfidence

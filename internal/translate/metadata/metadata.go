@@ -18,6 +18,7 @@ import (
 
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend"
+	"archivekit/internal/translate/batch"
 	"archivekit/internal/translate/guard"
 	"archivekit/internal/translate/xmlsplice"
 )
@@ -146,12 +147,9 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 // withDefaults checks opt and fills its defaults; auto reports a source
 // language to detect.
 func (opt Options) withDefaults() (_ Options, auto bool, _ error) {
-	if opt.Backend == nil || opt.Target == "" {
-		return opt, false, errors.New("metadata: Backend and Target are required")
-	}
-	auto = opt.Source == "" || opt.Source == "auto"
-	if auto && opt.Detector == nil {
-		return opt, auto, errors.New("metadata: source language is auto but no Detector is given")
+	auto, err := batch.CheckRequest("metadata", opt.Backend, opt.Source, opt.Target, opt.Detector != nil)
+	if err != nil {
+		return opt, auto, err
 	}
 	if opt.Mode == "" {
 		opt.Mode = alto.Replace

@@ -38,7 +38,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -165,12 +164,9 @@ type region struct {
 
 // Translate translates a PAGE document (see the package comment).
 func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
-	if opt.Backend == nil || opt.Target == "" {
-		return nil, errors.New("pagexml: Backend and Target are required")
-	}
-	auto := opt.Source == "" || opt.Source == "auto"
-	if auto && opt.Detector == nil {
-		return nil, errors.New("pagexml: source language is auto but no Detector is given")
+	auto, err := batch.CheckRequest("pagexml", opt.Backend, opt.Source, opt.Target, opt.Detector != nil)
+	if err != nil {
+		return nil, err
 	}
 	if opt.Mode == "" {
 		opt.Mode = alto.Append
