@@ -87,8 +87,8 @@ func (r *runner) openLedger(be backend.Backend, lemURL string, maxTerms int) (*l
 	if err != nil {
 		return nil, err
 	}
-	r.pd.setConfig("ledger", l.Path())
-	r.pd.setConfig("ledger_key", key)
+	r.pd.SetConfig("ledger", l.Path())
+	r.pd.SetConfig("ledger_key", key)
 	return l, nil
 }
 

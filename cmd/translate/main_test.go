@@ -714,7 +714,7 @@ func TestRunMetadataSameSecond(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := pd.finish(nil); err != nil {
+		if err := pd.Finish(nil); err != nil {
 			t.Fatal(err)
 		}
 		paths = append(paths, filepath.Base(pd.path))

@@ -158,16 +158,11 @@ func newParadata(dir string, start time.Time, sh shard.Spec, comps *licence.Comp
 // newParadata, so the n runs of one batch started in the same second on a
 // shared output folder write n files).
 func (p *paradata) shard(s shard.Spec, total int, inputs, from string) {
-	p.setConfig("shard", s.String())
-	p.setConfig("shard_inputs_all", total)
-	p.setConfig(shard.InputsConfig, inputs)
-	p.setConfig(shard.FolderConfig, from)
+	p.SetConfig("shard", s.String())
+	p.SetConfig("shard_inputs_all", total)
+	p.SetConfig(shard.InputsConfig, inputs)
+	p.SetConfig(shard.FolderConfig, from)
 }
-
-func (p *paradata) setConfig(k string, v any) { p.SetConfig(k, v) }
-func (p *paradata) warn(msg string)           { p.Warn(msg) }
-func (p *paradata) inputs(n int)              { p.AddInputs(n) }
-func (p *paradata) skip(file, reason string)  { p.Skip(file, reason) }
 
 // done records a translated document and the files written for it; doc
 // names it in the per-document maps: its stem, under its folder in a
@@ -209,9 +204,3 @@ func (p *paradata) output(kind, file string) {
 	p.CountOutput(kind, 1)
 	p.AddOutputFile(file)
 }
-
-// flush writes the current state atomically.
-func (p *paradata) flush() error { return p.Flush() }
-
-// finish records the outcome and writes the file.
-func (p *paradata) finish(runErr error) error { return p.Finish(runErr) }

@@ -203,7 +203,7 @@ func (r *runner) start(ctx context.Context, comps *licence.Components, inputs []
 		// An empty share (only a shard has one): another shard translates
 		// the inputs, so nothing to do here is success; its run metadata
 		// (no inputs) tells --merge that the share was run.
-		if err := pd.finish(nil); err != nil {
+		if err := pd.Finish(nil); err != nil {
 			log.Error("run metadata not written", "path", pd.path, "err", err)
 			return exitFailure
 		}
@@ -223,7 +223,7 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 	} else {
 		// Named in the configuration, not the outputs: those (and their
 		// counts) are the translations and their logs.
-		pd.setConfig("failures_table", pd.failuresPath())
+		pd.SetConfig("failures_table", pd.failuresPath())
 		log.Info("failures table written", "path", pd.failuresPath(), "rows", len(r.failures))
 	}
 	// The licence resolution's warnings (undeclared or unrecognised
@@ -231,7 +231,7 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 	for _, w := range translator.Resolve(comps, r.usage.Components()).Warnings {
 		r.log.Warn("licence: " + w)
 	}
-	if err := pd.finish(runErr); err != nil {
+	if err := pd.Finish(runErr); err != nil {
 		log.Error("run metadata not written", "path", pd.path, "err", err)
 	} else {
 		log.Info("run metadata written", "path", pd.path)
@@ -313,11 +313,11 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		// interrupted, continued by this run (--retry-failed is a resume).
 		pd.RecordInterrupted(r.log, pd.stamp, led.Ended(), runmeta.MetaBeside(s.Output))
 	}
-	pd.setConfig("resume", s.Resume)
+	pd.SetConfig("resume", s.Resume)
 	if s.Resume {
-		pd.setConfig("downloads_not_modified", notModified(inputs))
+		pd.SetConfig("downloads_not_modified", notModified(inputs))
 	}
-	pd.setConfig("retry_failed", s.RetryFailed)
+	pd.SetConfig("retry_failed", s.RetryFailed)
 	p := &pass{sess: sess, lemDown: lemDown, bar: bar, schema: schema, led: led}
 	for i := range inputs {
 		if err := r.item(ctx, p, inputs, i); err != nil {
@@ -355,36 +355,36 @@ type pass struct {
 // first time.
 func (r *runner) configure(inputs []input) error {
 	s, pd := r.s, r.pd
-	pd.setConfig("input_path", s.Input)
-	pd.setConfig("output_dir", s.Output)
-	pd.setConfig("source_lang", s.Source)
-	pd.setConfig("target_lang", s.Target)
-	pd.setConfig("formats", s.FormatsRaw)
-	pd.setConfig("mode", map[bool]string{true: "alto", false: "metadata"}[s.Alto])
-	pd.setConfig("output_mode", s.Mode)
-	pd.setConfig("output_mode_from", s.ModeFrom)
-	pd.setConfig("translation_backend", s.Backend)
-	pd.setConfig("translation_backend_from", s.BackendFrom)
-	pd.setConfig("fast_align", s.FastAlign)
-	pd.setConfig("xpaths_file", s.Fields)
-	pd.setConfig("xsd_url", s.XSD)
-	pd.setConfig("vocabulary", s.Vocabulary)
-	pd.setConfig("config_file", s.ConfigPath)
-	pd.setConfig("chunk_limit", chunker.DefaultLimit)
-	pd.setConfig("lang_id_model", langid.ModelID)
-	pd.setConfig("confidence_threshold", alto.DefaultMinConfidence)
-	pd.setConfig("download_dir", s.DownloadDir)
-	pd.inputs(len(inputs))
+	pd.SetConfig("input_path", s.Input)
+	pd.SetConfig("output_dir", s.Output)
+	pd.SetConfig("source_lang", s.Source)
+	pd.SetConfig("target_lang", s.Target)
+	pd.SetConfig("formats", s.FormatsRaw)
+	pd.SetConfig("mode", map[bool]string{true: "alto", false: "metadata"}[s.Alto])
+	pd.SetConfig("output_mode", s.Mode)
+	pd.SetConfig("output_mode_from", s.ModeFrom)
+	pd.SetConfig("translation_backend", s.Backend)
+	pd.SetConfig("translation_backend_from", s.BackendFrom)
+	pd.SetConfig("fast_align", s.FastAlign)
+	pd.SetConfig("xpaths_file", s.Fields)
+	pd.SetConfig("xsd_url", s.XSD)
+	pd.SetConfig("vocabulary", s.Vocabulary)
+	pd.SetConfig("config_file", s.ConfigPath)
+	pd.SetConfig("chunk_limit", chunker.DefaultLimit)
+	pd.SetConfig("lang_id_model", langid.ModelID)
+	pd.SetConfig("confidence_threshold", alto.DefaultMinConfidence)
+	pd.SetConfig("download_dir", s.DownloadDir)
+	pd.AddInputs(len(inputs))
 	if r.vocabulary != nil {
 		r.usage.Add(translator.VocabularyComponents(r.vocabulary)...)
-		pd.setConfig("vocabulary_entries", r.vocabulary.Len())
-		pd.setConfig("vocabulary_source_lang", r.vocabulary.Lang)
-		pd.setConfig("vocabulary_source_lang_declared", r.vocabulary.LangDeclared)
+		pd.SetConfig("vocabulary_entries", r.vocabulary.Len())
+		pd.SetConfig("vocabulary_source_lang", r.vocabulary.Lang)
+		pd.SetConfig("vocabulary_source_lang_declared", r.vocabulary.LangDeclared)
 		for _, e := range r.vocabulary.Skipped {
-			pd.warn(e.Error())
+			pd.Warn(e.Error())
 		}
 	}
-	if err := pd.flush(); err != nil {
+	if err := pd.Flush(); err != nil {
 		return fmt.Errorf("run metadata %s: %w", pd.path, err)
 	}
 	return nil
@@ -402,17 +402,17 @@ func (r *runner) openSession(ctx context.Context) (*session.Session, *atomic.Boo
 	}
 	be := sess.Backend
 	if m, ok := be.(*mtapi.Backend); ok {
-		pd.setConfig("translation_api", m.BaseURL())
+		pd.SetConfig("translation_api", m.BaseURL())
 		pairs, from := m.Models(ctx)
-		pd.setConfig("translation_models", pairs)
-		pd.setConfig("translation_models_from", from)
+		pd.SetConfig("translation_models", pairs)
+		pd.SetConfig("translation_models_from", from)
 		if strings.HasPrefix(from, "builtin") {
 			r.warn(fmt.Sprintf("translation API model list unavailable, using the built-in pairs: %s", from))
 		}
 	}
 	if inf, ok := be.(interface{ Info() map[string]any }); ok {
 		for k, v := range inf.Info() { // chat_compatible: URL, model, provider label, languages; never the key
-			pd.setConfig(k, v)
+			pd.SetConfig(k, v)
 		}
 	}
 	lemDown := &atomic.Bool{}
@@ -420,15 +420,15 @@ func (r *runner) openSession(ctx context.Context) (*session.Session, *atomic.Boo
 	// times, then not again in this run.
 	if err := sess.UseVocabulary(r.vocabulary, session.Breaker{OnOpen: func(err error) {
 		lemDown.Store(true)
-		pd.setConfig("lemmatizer_circuit", "open: "+err.Error())
+		pd.SetConfig("lemmatizer_circuit", "open: "+err.Error())
 		r.warn(fmt.Sprintf("lemmatiser failed %d times in a row; not called again in this run: single-word vocabulary terms are not protected, phrases still are (%v)", lemmatizer.DefaultTrip, err))
 	}}); err != nil {
 		sess.Close()
 		return nil, nil, err
 	}
 	if sess.Lemmatizer != nil {
-		pd.setConfig("lemmatizer_url", sess.LemmatizerURL)
-		pd.setConfig("lemmatizer_circuit", "closed")
+		pd.SetConfig("lemmatizer_url", sess.LemmatizerURL)
+		pd.SetConfig("lemmatizer_circuit", "closed")
 	}
 	return sess, lemDown, nil
 }
@@ -445,7 +445,7 @@ func (r *runner) openSchema(ctx context.Context) *xsd.Validator {
 		r.warn(fmt.Sprintf("--xsd %s: validation skipped: %v", s.XSD, err))
 		return nil
 	}
-	r.pd.setConfig("xsd_documents_fetched", v.Fetched)
+	r.pd.SetConfig("xsd_documents_fetched", v.Fetched)
 	r.log.Info("--xsd: each metadata output is validated as written against the schema and what it imports or includes (the W3C xml: schema from the shipped catalog; other remote imports are not fetched); ALTO output is not validated",
 		"xsd", s.XSD, "fetched", len(v.Fetched))
 	return v
@@ -458,7 +458,7 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 	name := r.itemName(in)
 	p.bar.SetItem(name)
 	if ctx.Err() != nil {
-		r.pd.skip(in.Origin, "run interrupted: "+ctx.Err().Error())
+		r.pd.Skip(in.Origin, "run interrupted: "+ctx.Err().Error())
 		p.bar.Fail(1)
 		return nil
 	}
@@ -497,7 +497,7 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 	if err != nil {
 		return err
 	}
-	if err := r.pd.flush(); err != nil {
+	if err := r.pd.Flush(); err != nil {
 		r.log.Error("run metadata not written", "path", r.pd.path, "err", err)
 	}
 	if itemHook != nil {
@@ -532,7 +532,7 @@ func (r *runner) redownload(ctx context.Context, p *pass, inputs []input, i int,
 	r.log.Warn("earlier download changed since it was downloaded: downloading it in full", "url", in.Origin, "file", in.Path)
 	in = download(ctx, r.client, in.Origin, r.s.DownloadDir, false)
 	inputs[i] = in
-	r.pd.setConfig("downloads_not_modified", notModified(inputs))
+	r.pd.SetConfig("downloads_not_modified", notModified(inputs))
 	if in.Err != nil {
 		r.fail(name, in.Origin, in.Err)
 		p.bar.Fail(1)
@@ -633,7 +633,7 @@ func (r *runner) translated(ctx context.Context, p *pass, in input, name, digest
 // report logs and records what the pass over the inputs did.
 func (r *runner) report(p *pass, inputs []input) {
 	s := r.s
-	r.pd.setConfig("items_from_ledger", p.restored+p.failedKept)
+	r.pd.SetConfig("items_from_ledger", p.restored+p.failedKept)
 	// Counted once every input was read: a kept download found edited
 	// since was downloaded in full and is not counted (as in the run
 	// metadata's downloads_not_modified).
@@ -673,12 +673,12 @@ func levelOf(getenv func(string) string) string {
 
 func (r *runner) warn(msg string) {
 	r.log.Warn(msg)
-	r.pd.warn(msg)
+	r.pd.Warn(msg)
 }
 
 func (r *runner) skip(file string, err error) {
 	r.log.Error("skipped", "file", file, "err", err)
-	r.pd.skip(file, err.Error())
+	r.pd.Skip(file, err.Error())
 }
 
 // fail records an input that gave no translation: in the log, the run
@@ -725,7 +725,7 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 		return nil, "", err
 	}
 	for _, w := range out.Warnings {
-		r.pd.warn(w)
+		r.pd.Warn(w)
 	}
 	if filepath.Base(outPath) != out.Name {
 		return nil, "", fmt.Errorf("%s: output named %s, expected %s", in.Path, out.Name, filepath.Base(outPath))
