@@ -9,7 +9,8 @@
 #                               libraries libtorch_cpu of the wheel links)
 #   PREFIX/share/archivekit/    VERSION, setup/ (default configuration, licence
 #                               components, field list), weights/demo/
-#   PREFIX/share/doc/archivekit/ README.md and docs/ (the documentation),
+#   PREFIX/share/doc/archivekit/ README.md and docs/ (the documentation and
+#                               the agent skills, docs/skills/),
 #                               LICENSE, THIRD_PARTY_NOTICES.md and licenses/:
 #                               the licence files of each third-party part the
 #                               tree ships (Go modules, crates and the C/C++
@@ -69,6 +70,11 @@ install -m 0644 "$root/LICENSE" "$root/THIRD_PARTY_NOTICES.md" "$doc/"
 # The documentation, laid out as in the repository so its links hold.
 install -m 0644 "$root/README.md" "$doc/"
 mkdir -p "$doc/docs" && install -m 0644 "$root"/docs/*.md "$doc/docs/"
+# The agent skills (docs/skills/<service>/SKILL.md): how an automated agent
+# starts each service, checks it and sends it a sample request.
+for skill in "$root"/docs/skills/*/SKILL.md; do
+  install -D -m 0644 "$skill" "$doc/docs/skills/$(basename "$(dirname "$skill")")/SKILL.md"
+done
 # tools/README.md: the export of the published models, which the docs and
 # pageclass's missing-model message point to.
 mkdir -p "$doc/tools" && install -m 0644 "$root/tools/README.md" "$doc/tools/"

@@ -214,6 +214,13 @@ func TestTarballRunsAnywhere(t *testing.T) {
 		for _, p := range pages {
 			names = append(names, filepath.Join("docs", filepath.Base(p)))
 		}
+		skills, _ := filepath.Glob(filepath.Join("..", "..", "docs", "skills", "*", "SKILL.md"))
+		if len(skills) < 2 {
+			t.Errorf("docs/skills/*/SKILL.md of the checkout: %d skills, want one per service", len(skills))
+		}
+		for _, p := range skills {
+			names = append(names, filepath.Join("docs", "skills", filepath.Base(filepath.Dir(p)), "SKILL.md"))
+		}
 		link := regexp.MustCompile(`\]\(([^)#:]+\.md)(#[^)]*)?\)`)
 		for _, name := range names {
 			got, ok := shippedAsChecked(t, doc, name)

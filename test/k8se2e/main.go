@@ -11,16 +11,21 @@
 //  1. rollout: apply test/k8se2e/services (deploy/overlays/local in the
 //     namespace archivekit-e2e) and wait for both Deployments;
 //  2. healthcheck: the image's healthcheck passes inside each pod;
-//  3. restart: kubectl rollout restart of both with a slow request in
+//  3. skill: orchestrator acceptance item 5, each tool's agent skill
+//     (docs/skills/<tool>/SKILL.md) followed from its own text: its
+//     Kubernetes start (apply, rollout status), its checks of /info,
+//     /health and /health?deep=true, and its sample request
+//     (pageclass-client on a sample page; the sample ALTO to /translate);
+//  4. restart: kubectl rollout restart of both with a slow request in
 //     flight (a multi-page PDF to /predict_document; the 79-page ALTO to
 //     /translate through a slow MT stand-in) and a steady stream of requests
 //     through each Service, and one more slow request sent straight to
 //     each old pod when it is told to stop (so SIGTERM, 5 s later, finds
 //     it in flight): no request may fail;
-//  4. config: PORT=9000, LOG_LEVEL=DEBUG, an accepted and a refused
+//  5. config: PORT=9000, LOG_LEVEL=DEBUG, an accepted and a refused
 //     ALLOWED_ORIGINS and MAX_UPLOAD_MB=1 (a 2 MB upload answered 413)
 //     reach each process;
-//  5. batch: the Indexed Jobs of deploy/batch (test/k8se2e/batch) run their
+//  6. batch: the Indexed Jobs of deploy/batch (test/k8se2e/batch) run their
 //     four shards each to completion, one translator index failing once on
 //     purpose and retried alone (backoffLimitPerIndex).
 //
@@ -65,6 +70,7 @@ const (
 
 type driver struct {
 	kubectl, kubeconfig, repo, shared, volumes string
+	bin                                        string // pageclass-client, for the skill step
 	mt                                         *mtStandIn
 	report                                     map[string]any
 }
@@ -76,10 +82,11 @@ func main() {
 	flag.StringVar(&d.repo, "repo", ".", "the repository root")
 	flag.StringVar(&d.shared, "shared", "../shared", "the project data folder (data/pages, data/translator)")
 	flag.StringVar(&d.volumes, "volumes", "", "a folder on the node for the hostPath volumes")
+	flag.StringVar(&d.bin, "bin", "", "a folder holding pageclass-client (the skill step puts it on PATH)")
 	report := flag.String("report", "", "write the figures here (JSON)")
 	flag.Parse()
-	if d.kubeconfig == "" || d.volumes == "" {
-		fmt.Fprintln(os.Stderr, "k8se2e: -kubeconfig and -volumes are required")
+	if d.kubeconfig == "" || d.volumes == "" || d.bin == "" {
+		fmt.Fprintln(os.Stderr, "k8se2e: -kubeconfig, -volumes and -bin are required")
 		os.Exit(2)
 	}
 	start := time.Now()
@@ -92,6 +99,7 @@ func main() {
 	d.step("setup", d.setup)
 	d.step("rollout", d.rollout)
 	d.step("healthcheck", d.healthcheck)
+	d.step("skill", d.skill)
 	d.step("restart", d.restart)
 	d.step("config", d.config)
 	d.step("batch", d.batch)

@@ -17,6 +17,7 @@
 #   HOST       with HOST=127.0.0.1 it becomes healthy and the published port
 #              does not answer
 #   LOG_LEVEL  with LOG_LEVEL=WARNING no INFO record appears
+#   skill      the image holds its agent skill (docs/skills/<service>/SKILL.md)
 # Size: each image within its budget (see budget below).
 # Batch runs: offline (--network none), --read-only root with a tmpfs /tmp,
 # sample inputs mounted read-only, output in a mounted folder, the image's
@@ -111,6 +112,13 @@ for svc in pageclass-api translate-api; do
   "$PODMAN" run -d --name "$base-log" -p "127.0.0.1:$p_log:8000" -e LOG_LEVEL=WARNING "${common[@]}" "$image" >/dev/null 2>>"$work/podman.log" \
     || { grep -v systemd "$work/podman.log" >&2; exit 1; }
   containers+=("$base-def" "$base-port" "$base-host" "$base-log")
+
+  # skill: the agent skill (docs/skills, page-classification spec 9 item 5)
+  # and the documentation it points to travel in the image.
+  skill=/opt/archivekit/share/doc/archivekit/docs/skills/$svc/SKILL.md
+  if "$PODMAN" run --rm --entrypoint /bin/sh "$image" -c "test -s $skill && test -s /opt/archivekit/share/doc/archivekit/docs/services.md" >/dev/null 2>>"$work/podman.log"; then
+    record "$image" skill pass "$skill and docs/services.md are in the image"
+  else record "$image" skill FAIL "$skill or docs/services.md missing from the image"; fi
 
   # healthy
   if t=$(wait_healthy "$base-def"); then record "$image" healthy pass "healthcheck passed after ${t}s"

@@ -9,7 +9,7 @@
 #   3. the cluster (tools/k8s/cluster.sh up) and the images imported into
 #      its node;
 #   4. the driver (test/k8se2e): rollout, healthcheck, restart under load,
-#      configuration, Indexed Jobs; figures in build/k8s-e2e/report.json.
+#      configuration, the agent skills, Indexed Jobs; figures in build/k8s-e2e/report.json.
 #
 # The cluster is torn down on every exit (success, failure, interrupt),
 # and a lock keeps two runs on one machine apart (they would share the
@@ -51,6 +51,9 @@ done
 phase="driver build"
 mkdir -p "$out"
 (cd "$repo" && "$GO" build -o "$out/k8se2e" ./test/k8se2e)
+# pageclass-client for the skill step (orchestrator acceptance item 5).
+mkdir -p "$out/bin"
+(cd "$repo" && "$GO" build -o "$out/bin/" ./cmd/pageclass-client)
 
 # A run killed before its teardown (the lock is free again) left its
 # cluster: remove it first.
@@ -87,7 +90,7 @@ echo "k8s-e2e: components ${build_s}s (cached: $(tr '\n' ' ' < "$K8S_BIN/VERSION
 
 phase="acceptance (test/k8se2e)"
 "$out/k8se2e" -kubectl "$K8S_BIN/bin/kubectl" -kubeconfig "$K8S_STATE/kubeconfig" -repo "$repo" \
-  -shared "$SHARED" -volumes "$K8S_STATE/volumes" -report "$out/report.json.tmp"
+  -shared "$SHARED" -volumes "$K8S_STATE/volumes" -bin "$out/bin" -report "$out/report.json.tmp"
 python3 - "$out/report.json.tmp" "$build_s" "$up_s" "$import_s" > "$out/report.json" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
