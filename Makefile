@@ -60,6 +60,10 @@ APT_PKGS := libvips-dev pkg-config cmake ninja-build g++ chromium libxml2-utils 
 # The container engine of make images / make image-test (runc: crun refuses
 # the hybrid cgroups here; mmdebstrap makes the base image).
 APT_PKGS += podman runc mmdebstrap
+# PostgreSQL's server programs for the job queue's tests on PostgreSQL
+# (internal/jobs starts a throwaway cluster in a temporary folder through
+# internal/testenv, as the user nobody when run as root).
+APT_PKGS += postgresql
 
 export CGO_ENABLED := 1
 export CGO_LDFLAGS := -L$(TSHIM_DIR)/lib -Wl,-rpath,$(TSHIM_DIR)/lib -L$(CT2_DIR)

@@ -4,10 +4,8 @@ import (
 	"archive/zip"
 	"encoding/json"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
-	"os"
 	"path"
 	"strings"
 
@@ -30,7 +28,15 @@ func (q *Queue) zipResults(w http.ResponseWriter, r *http.Request, id string) {
 	zw := zip.NewWriter(w)
 	res, err := q.results(r.Context(), id, func(ir *ItemResult) error {
 		ir.URL = archiveName(ir.Item, ir.Name, ir.ContentType)
-		return addFile(zw, ir.URL, q.outPath(id, ir.Item))
+		b, err := q.output(r.Context(), id, ir.Item)
+		if err != nil {
+			return err
+		}
+		out, err := zw.Create(ir.URL)
+		if err == nil {
+			_, err = out.Write(b)
+		}
+		return err
 	})
 	if err != nil {
 		q.log.Error("results archive", "job", id, "err", err.Error())
@@ -56,18 +62,4 @@ func archiveName(index int, name, ctype string) string {
 		base = strings.TrimSuffix(base, path.Ext(base)) + ".json"
 	}
 	return fmt.Sprintf("%04d-%s", index, base)
-}
-
-func addFile(zw *zip.Writer, name, src string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := zw.Create(name)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	return err
 }

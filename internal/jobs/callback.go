@@ -67,7 +67,7 @@ func (callbackWorker) Timeout(*river.Job[callbackArgs]) time.Duration { return -
 func (w *callbackWorker) Work(ctx context.Context, j *river.Job[callbackArgs]) error {
 	q := w.q
 	var target string
-	if err := q.db.QueryRowContext(ctx, `SELECT COALESCE(callback_url, '') FROM archivekit_job WHERE id = ?`, j.Args.ID).Scan(&target); err != nil {
+	if err := q.queryRow(ctx, `SELECT COALESCE(callback_url, '') FROM archivekit_job WHERE id = ?`, j.Args.ID).Scan(&target); err != nil {
 		return err
 	}
 	st, err := q.status(ctx, j.Args.ID)

@@ -47,26 +47,22 @@ func (q *Queue) Expire(ctx context.Context, now time.Time) (int, error) {
 		return 0, nil
 	}
 	cut := now.Add(-q.opts.Retention).UnixMilli()
-	rows, err := q.db.QueryContext(ctx, `SELECT id FROM archivekit_job WHERE state IN (?, ?, ?) AND finished_ms < ?`, Succeeded, Failed, Canceled, cut)
+	ids, err := q.ids(ctx, `SELECT id FROM archivekit_job WHERE state IN (?, ?, ?) AND finished_ms < ?`, Succeeded, Failed, Canceled, cut)
 	if err != nil {
 		return 0, err
 	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
 	for i, id := range ids {
-		if _, err := q.db.ExecContext(ctx, `DELETE FROM archivekit_item WHERE job_id = ?; DELETE FROM archivekit_job WHERE id = ?`, id, id); err != nil {
+		if err := q.inTx(ctx, func(tx txn) error {
+			if _, err := tx.exec(ctx, `DELETE FROM archivekit_item WHERE job_id = ?`, id); err != nil {
+				return err
+			}
+			_, err := tx.exec(ctx, `DELETE FROM archivekit_job WHERE id = ?`, id)
+			return err
+		}); err != nil {
 			return i, err
+		}
+		if q.pool != nil {
+			continue // the files were in the rows
 		}
 		if err := os.RemoveAll(q.jobDir(id)); err != nil {
 			return i + 1, err

@@ -34,7 +34,7 @@ type upload struct{ Name, Type string }
 // it answers 200 with that job; for another request, 422.
 func (q *Queue) Submit(w http.ResponseWriter, r *http.Request) {
 	id := newID()
-	tmp, err := os.MkdirTemp(q.opts.Dir, "upload-")
+	tmp, err := os.MkdirTemp(q.opts.Dir, "upload-") // Dir is "" on PostgreSQL: the temporary folder
 	if err != nil {
 		q.fail(w, err)
 		return
@@ -54,16 +54,21 @@ func (q *Queue) Submit(w http.ResponseWriter, r *http.Request) {
 	if key != "" && q.sameJob(w, r.Context(), key, sum) {
 		return
 	}
-	dir := q.jobDir(id)
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		q.fail(w, err)
-		return
+	// SQLite: the files move to the job's folder; PostgreSQL: insert
+	// copies them into the item rows.
+	dir := tmp
+	if q.pool == nil {
+		dir = q.jobDir(id)
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			q.fail(w, err)
+			return
+		}
+		if err := os.Rename(tmp, dir); err != nil {
+			q.fail(w, err)
+			return
+		}
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		q.fail(w, err)
-		return
-	}
-	if err := q.insert(r.Context(), id, f, files, key, sum, f.Callback); err != nil {
+	if err := q.insert(r.Context(), id, f, files, dir, key, sum, f.Callback); err != nil {
 		os.RemoveAll(dir)
 		if key != "" && q.sameJob(w, r.Context(), key, sum) { // a twin won the race
 			return
@@ -268,7 +273,11 @@ func (q *Queue) Results(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := q.results(r.Context(), id, func(ir *ItemResult) error {
 		ir.URL = fmt.Sprintf("/jobs/%s/results/%d", id, ir.Item)
-		return inline(ir, q.outPath(id, ir.Item))
+		b, err := q.output(r.Context(), id, ir.Item)
+		if err == nil {
+			inline(ir, b)
+		}
+		return err
 	})
 	if err != nil {
 		q.fail(w, err)
@@ -301,11 +310,7 @@ func (q *Queue) results(ctx context.Context, id string, done func(*ItemResult) e
 }
 
 // inline puts a JSON or text answer into ir.
-func inline(ir *ItemResult, path string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
+func inline(ir *ItemResult, b []byte) {
 	switch {
 	case strings.Contains(ir.ContentType, "json") && json.Valid(b):
 		ir.Output = b
@@ -313,7 +318,6 @@ func inline(ir *ItemResult, path string) error {
 		s := string(b)
 		ir.Text = &s
 	}
-	return nil
 }
 
 // Item serves GET /jobs/{id}/results/{item}: the item's answer as the
@@ -339,7 +343,7 @@ func (q *Queue) Item(w http.ResponseWriter, r *http.Request) {
 		service.WriteError(w, http.StatusConflict, "the item has not run yet")
 		return
 	}
-	b, err := os.ReadFile(q.outPath(id, n))
+	b, err := q.output(r.Context(), id, n)
 	if err != nil {
 		q.fail(w, err)
 		return

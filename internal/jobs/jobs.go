@@ -4,17 +4,25 @@
 // workers run each file (an item) through the same handler the synchronous
 // endpoint runs, storing its answer per item.
 //
-// The queue is River (github.com/riverqueue/river) on its SQLite driver
-// over modernc.org/sqlite (pure Go): one database file, jobs.db, in a state
-// folder, which also holds the inputs (in/) and outputs (out/) of every
-// job. One process owns a state folder at a time (an flock on it), so at
-// start any River job left running by a killed process is made available
-// again and picked up at once. An item is recorded done, with its answer,
-// in one transaction after its output file is in place: a job interrupted
-// by a stop or a kill resumes at its first item not done, and no item done
-// runs again. The item in flight at a SIGKILL runs again from its start
-// (its work is lost with the process); a drain (Close) finishes the item in
-// flight and leaves the rest for the next start.
+// The queue is River (github.com/riverqueue/river) on one of two stores.
+// SQLite (River's riversqlite driver over modernc.org/sqlite, pure Go):
+// one database file, jobs.db, in a state folder, which also holds the
+// inputs (in/) and outputs (out/) of every job; one process owns a state
+// folder at a time (an flock on it), so at start any job left running by a
+// killed process is made available again and picked up at once.
+// PostgreSQL (River's riverpgxv5 driver over pgx), shared by any number of
+// replicas: the items' files and answers live in the item rows, so every
+// replica reads every job's results; a job's run holds a lease on it,
+// renewed while it runs, and every replica queues again the jobs whose
+// lease ran out (their replica was killed), so another replica resumes
+// them.
+//
+// An item is recorded done, with its answer, in one statement: a job
+// interrupted by a stop or a kill resumes at its first item not done, and
+// no item done runs again. The item in flight at a SIGKILL runs again from
+// its start (its work is lost with the process); a drain (Close) finishes
+// the item in flight and leaves the rest for the next start (SQLite) or
+// another replica (PostgreSQL).
 package jobs
 
 import (
@@ -30,9 +38,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
-	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
@@ -43,6 +50,11 @@ import (
 // EnvDir is the environment variable naming the state folder; unset or
 // empty, a service has no job API.
 const EnvDir = "JOBS_DIR"
+
+// EnvDatabaseURL is the environment variable with a PostgreSQL connection
+// string (postgres://user:password@host/db); set, jobs are shared by every
+// replica using the same database, and EnvDir is not used.
+const EnvDatabaseURL = "JOBS_DATABASE_URL"
 
 // EnvWorkers is the environment variable with the number of jobs run at
 // once (default 1); a job runs its items one after the other.
@@ -98,6 +110,14 @@ type Options struct {
 	// Retention is how long an ended job is kept (0: for ever); see
 	// Expire.
 	Retention time.Duration
+	// DatabaseURL, when not empty, is a PostgreSQL database (a pgx
+	// connection string) shared by every replica: the queue, the items'
+	// files and their answers live in it, and Dir is not used.
+	DatabaseURL string
+	// Lease is how long a job's run holds it without renewing (default
+	// 30 s; renewed every third of it): a replica killed mid-job leaves
+	// it to another after at most Lease plus half of it.
+	Lease time.Duration
 	// pollEvery is how often River looks for new jobs (default 50 ms).
 	pollEvery time.Duration
 }
@@ -105,11 +125,18 @@ type Options struct {
 // Queue is a state folder's job queue. Its methods are safe for concurrent use;
 // the methods of a nil *Queue do nothing.
 type Queue struct {
-	opts   Options
+	opts Options
+	// db is the database; pool is the PostgreSQL pool under it (nil on
+	// SQLite).
 	db     *sql.DB
-	river  *river.Client[*sql.Tx]
+	pool   *pgxpool.Pool
+	river  riverClient
 	log    *slog.Logger
 	unlock func()
+	// owner names this process in the leases it takes.
+	owner string
+	// reaped is closed when the lease reaper has stopped.
+	reaped chan struct{}
 
 	mu      sync.Mutex
 	started bool
@@ -142,10 +169,18 @@ type worker struct {
 // Timeout: a job runs as long as its items take.
 func (worker) Timeout(*river.Job[jobArgs]) time.Duration { return -1 }
 
-// Work runs the job's items not yet done.
+// Work runs the job's items not yet done, holding the job's lease; a job
+// whose lease another live process holds is left to it.
 func (w *worker) Work(ctx context.Context, j *river.Job[jobArgs]) error {
+	if ok, err := w.q.take(ctx, j.Args.ID); err != nil || !ok {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	hctx, stopHold := context.WithCancel(ctx)
+	go w.q.hold(hctx, j.Args.ID, cancel)
+	defer w.q.letGo(ctx, j.Args.ID)
+	defer stopHold()
 	w.q.mu.Lock()
 	w.q.cancels[j.Args.ID] = cancel
 	w.q.mu.Unlock()
@@ -178,8 +213,11 @@ func (q *Queue) cutRunning(id string) {
 // lock, migrates River's tables and the job tables, and makes the jobs a
 // stopped process left running available again. Workers start with Start.
 func Open(ctx context.Context, opts Options) (*Queue, error) {
-	if opts.Dir == "" || opts.Handler == nil || opts.Path == "" {
-		return nil, errors.New("jobs: Options.Dir, Path and Handler are required")
+	if (opts.Dir == "" && opts.DatabaseURL == "") || opts.Handler == nil || opts.Path == "" {
+		return nil, errors.New("jobs: Options.Dir or DatabaseURL, Path and Handler are required")
+	}
+	if opts.Lease <= 0 {
+		opts.Lease = 30 * time.Second
 	}
 	if opts.ItemField == "" {
 		opts.ItemField = "file"
@@ -200,6 +238,15 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	q := &Queue{opts: opts, log: log, owner: newID(), stop: make(chan struct{}), changed: make(chan struct{}), cancels: map[string]context.CancelFunc{}}
+	if opts.DatabaseURL != "" {
+		if err := q.open(ctx); err != nil {
+			q.release()
+			return nil, err
+		}
+		q.declare()
+		return q, nil
+	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jobs: state folder: %w", err)
 	}
@@ -215,7 +262,7 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 			_ = os.RemoveAll(d)
 		}
 	}
-	q := &Queue{opts: opts, log: log, unlock: unlock, stop: make(chan struct{}), changed: make(chan struct{}), cancels: map[string]context.CancelFunc{}}
+	q.unlock = unlock
 	if err := q.open(ctx); err != nil {
 		q.release()
 		return nil, err
@@ -225,31 +272,19 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 }
 
 func (q *Queue) open(ctx context.Context) error {
-	dsn := "file:" + filepath.Join(q.opts.Dir, "jobs.db") + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(FULL)"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return fmt.Errorf("jobs: database: %w", err)
-	}
-	// River's SQLite driver wants one connection (SQLite runs one
-	// operation at a time).
-	db.SetMaxOpenConns(1)
-	q.db = db
-	drv := riversqlite.New(db)
-	m, err := rivermigrate.New(drv, &rivermigrate.Config{Logger: q.log})
-	if err != nil {
-		return fmt.Errorf("jobs: migrations: %w", err)
-	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("jobs: migrations: %w", err)
-	}
-	if _, err := db.ExecContext(ctx, schema); err != nil {
-		return fmt.Errorf("jobs: tables: %w", err)
-	}
-	// The folder is ours alone (its lock): a job River has as running was
-	// left by a process killed before finishing it, one scheduled or
-	// retryable was paused by a stop; all run again at once.
-	if _, err := db.ExecContext(ctx, `UPDATE river_job SET state = 'available', scheduled_at = min(scheduled_at, datetime('now', 'subsec')) WHERE state IN ('running', 'scheduled', 'retryable') AND kind IN (?, ?)`, argsKind, callbackArgs{}.Kind()); err != nil {
-		return fmt.Errorf("jobs: taking back jobs left running: %w", err)
+	cfg := &river.Config{
+		Logger:            q.log,
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: q.opts.Workers}},
+		FetchCooldown:     q.opts.pollEvery,
+		FetchPollInterval: q.opts.pollEvery,
+		JobTimeout:        -1,
+		MaxAttempts:       5,
+		// SQLite: never rescued while a process lives: the lock says no
+		// other process runs this folder's jobs, and a restart takes them
+		// back. PostgreSQL: the job leases (reap) take back a killed
+		// replica's jobs; River's rescue is a backstop for a River job
+		// fetched by a replica killed before it took the lease.
+		RescueStuckJobsAfter: 365 * 24 * time.Hour,
 	}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &worker{q: q}); err != nil {
@@ -258,27 +293,32 @@ func (q *Queue) open(ctx context.Context) error {
 	if err := river.AddWorkerSafely(workers, &callbackWorker{q: q}); err != nil {
 		return err
 	}
-	var periodic []*river.PeriodicJob
+	cfg.Workers = workers
 	if q.opts.Retention > 0 {
 		if err := river.AddWorkerSafely(workers, &expireWorker{q: q}); err != nil {
 			return err
 		}
-		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(expireEvery(q.opts.Retention)),
+		cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(river.PeriodicInterval(expireEvery(q.opts.Retention)),
 			func() (river.JobArgs, *river.InsertOpts) { return expireArgs{}, nil }, &river.PeriodicJobOpts{RunOnStart: true}))
 	}
-	q.river, err = river.NewClient(drv, &river.Config{
-		Logger:            q.log,
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: q.opts.Workers}},
-		Workers:           workers,
-		PeriodicJobs:      periodic,
-		FetchCooldown:     q.opts.pollEvery,
-		FetchPollInterval: q.opts.pollEvery,
-		JobTimeout:        -1,
-		MaxAttempts:       5,
-		// Never rescued while a process lives: the lock says no other
-		// process runs this folder's jobs, and a restart takes them back.
-		RescueStuckJobsAfter: 365 * 24 * time.Hour,
-	})
+	var err error
+	if q.opts.DatabaseURL != "" {
+		drv, err := q.openPostgres(ctx, q.opts.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		cfg.RescueStuckJobsAfter = max(10*q.opts.Lease, 5*time.Minute)
+		q.river, err = river.NewClient(drv, cfg)
+		if err != nil {
+			return fmt.Errorf("jobs: River client: %w", err)
+		}
+		return nil
+	}
+	drv, err := q.openSQLite(ctx)
+	if err != nil {
+		return err
+	}
+	q.river, err = river.NewClient(drv, cfg)
 	if err != nil {
 		return fmt.Errorf("jobs: River client: %w", err)
 	}
@@ -296,7 +336,14 @@ func (q *Queue) Start(ctx context.Context) error {
 		return nil
 	}
 	q.started = true
-	return q.river.Start(context.WithoutCancel(ctx))
+	if err := q.river.Start(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	if q.pool != nil {
+		q.reaped = make(chan struct{})
+		go q.reap()
+	}
+	return nil
 }
 
 // Close stops the workers: a job stops after its item in flight (waiting
@@ -323,6 +370,9 @@ func (q *Queue) Close(ctx context.Context) error {
 			cancel()
 		}
 	}
+	if q.reaped != nil {
+		<-q.reaped
+	}
 	q.release()
 	return err
 }
@@ -330,6 +380,9 @@ func (q *Queue) Close(ctx context.Context) error {
 func (q *Queue) release() {
 	if q.db != nil {
 		q.db.Close()
+	}
+	if q.pool != nil {
+		q.pool.Close()
 	}
 	if q.unlock != nil {
 		q.unlock()

@@ -23,6 +23,7 @@ import (
 	"archivekit/internal/jobs"
 	"archivekit/internal/service"
 	"archivekit/internal/service/servicetest"
+	"archivekit/internal/testenv"
 )
 
 // echo stands in for a synchronous endpoint: it answers the file's name,
@@ -81,10 +82,33 @@ func (e *echo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	service.WriteJSON(w, http.StatusOK, map[string]any{"name": fh.Filename, "size": len(b), "lang": r.FormValue("lang"), "type": fh.Header.Get("Content-Type"), "query": r.URL.RawQuery})
 }
 
-// newService is a service with the job API over h on dir.
+// store is where a test's jobs live: a state folder (SQLite) or a
+// PostgreSQL database (its URL).
+type store func(*testing.T) string
+
+// stores runs f on SQLite and on PostgreSQL (a database of the test
+// process's throwaway cluster; skipped when PostgreSQL's programs are
+// absent).
+func stores(t *testing.T, f func(t *testing.T, newStore store)) {
+	t.Run("sqlite", func(t *testing.T) { f(t, func(t *testing.T) string { return t.TempDir() }) })
+	t.Run("postgres", func(t *testing.T) { f(t, func(t *testing.T) string { return testenv.Postgres(t) }) })
+}
+
+// storeEnv is the environment setting of a store: JOBS_DIR, or
+// JOBS_DATABASE_URL for a PostgreSQL URL.
+func storeEnv(dir string) map[string]string {
+	if strings.HasPrefix(dir, "postgres://") {
+		return map[string]string{"JOBS_DATABASE_URL": dir}
+	}
+	return map[string]string{"JOBS_DIR": dir}
+}
+
+// newService is a service with the job API over h on dir (a state folder
+// or a PostgreSQL URL).
 func newService(t *testing.T, dir string, h http.Handler) (*service.Service, *jobs.Queue) {
 	t.Helper()
-	env := map[string]string{"JOBS_DIR": dir, "LOG_LEVEL": "ERROR", "JOBS_CALLBACK_SECRET": secret}
+	env := storeEnv(dir)
+	env["LOG_LEVEL"], env["JOBS_CALLBACK_SECRET"] = "ERROR", secret
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	svc, err := service.New(service.Options{Name: "echo-api", DefaultMaxUploadMB: 10, LookupEnv: lookup, LogOutput: io.Discard,
 		Index: &service.Index{Welcome: "echo"}})
@@ -174,8 +198,10 @@ func file(name, data string) servicetest.Part {
 	return servicetest.Part{Field: "file", Name: name, CType: "application/xml", Data: []byte(data)}
 }
 
-func TestSubmitPollResults(t *testing.T) {
-	ts, q := serve(t, t.TempDir(), &echo{})
+func TestSubmitPollResults(t *testing.T) { stores(t, testSubmitPollResults) }
+
+func testSubmitPollResults(t *testing.T, newStore store) {
+	ts, q := serve(t, newStore(t), &echo{})
 	t0 := time.Now()
 	code, h, st := submit(t, ts.URL, "", servicetest.Part{Field: "lang", Data: []byte("cs")}, file("a.xml", "aaa"), file("bad.xml", "b"), file("c.xml", "cc"))
 	if code != http.StatusAccepted || h.Get("Location") != "/jobs/"+st.ID || st.Items.Total != 3 {
@@ -243,8 +269,10 @@ func TestAllFailed(t *testing.T) {
 	waitState(t, q, ts.URL, st.ID, jobs.Failed)
 }
 
-func TestIdempotencyKey(t *testing.T) {
-	ts, _ := serve(t, t.TempDir(), &echo{})
+func TestIdempotencyKey(t *testing.T) { stores(t, testIdempotencyKey) }
+
+func testIdempotencyKey(t *testing.T, newStore store) {
+	ts, _ := serve(t, newStore(t), &echo{})
 	code1, _, a := submit(t, ts.URL, "k1", file("a.xml", "aaa"))
 	code2, h, b := submit(t, ts.URL, "k1", file("a.xml", "aaa"))
 	if code1 != 202 || code2 != 200 || a.ID != b.ID || h.Get("Location") != "/jobs/"+a.ID {
@@ -259,9 +287,11 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 }
 
-func TestCancel(t *testing.T) {
+func TestCancel(t *testing.T) { stores(t, testCancel) }
+
+func testCancel(t *testing.T, newStore store) {
 	e := &echo{block: "slow.xml"}
-	ts, q := serve(t, t.TempDir(), e)
+	ts, q := serve(t, newStore(t), e)
 	_, _, st := submit(t, ts.URL, "", file("a.xml", "a"), file("slow.xml", "s"), file("c.xml", "c"))
 	// Wait until the slow item has started.
 	deadline := time.Now().Add(20 * time.Second)
@@ -308,8 +338,10 @@ func slices(e *echo, s string) bool {
 	return false
 }
 
-func TestListPaging(t *testing.T) {
-	ts, _ := serve(t, t.TempDir(), &echo{})
+func TestListPaging(t *testing.T) { stores(t, testListPaging) }
+
+func testListPaging(t *testing.T, newStore store) {
+	ts, _ := serve(t, newStore(t), &echo{})
 	var ids []string
 	for i := range 5 {
 		_, _, st := submit(t, ts.URL, "", file(fmt.Sprintf("%d.xml", i), "x"))
@@ -417,7 +449,9 @@ func TestMain(m *testing.M) {
 		child(dir)
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	testenv.StopPostgres()
+	os.Exit(code)
 }
 
 // child serves a queue on dir whose item "b.xml" never ends, logging its
@@ -570,7 +604,9 @@ const secret = "s3cret"
 
 // TestCallback: a job with a callback URL posts its status, signed, when it
 // ends; a failed delivery (500) is tried again.
-func TestCallback(t *testing.T) {
+func TestCallback(t *testing.T) { stores(t, testCallback) }
+
+func testCallback(t *testing.T, newStore store) {
 	type delivery struct {
 		header http.Header
 		body   []byte
@@ -589,7 +625,7 @@ func TestCallback(t *testing.T) {
 		}
 	}))
 	defer cb.Close()
-	ts, _ := serve(t, t.TempDir(), &echo{})
+	ts, _ := serve(t, newStore(t), &echo{})
 	_, _, st := submit(t, ts.URL, "", file("a.xml", "a"), servicetest.Part{Field: "callback_url", Data: []byte(cb.URL + "/done")})
 	var last delivery
 	for i := range 2 {
@@ -623,9 +659,12 @@ func TestCallback(t *testing.T) {
 
 // TestExpire: with JOBS_RETENTION, an ended job older than the retention
 // is gone (404, files removed); a newer one stays.
-func TestExpire(t *testing.T) {
-	dir := t.TempDir()
-	env := map[string]string{"JOBS_DIR": dir, "JOBS_RETENTION": "1h"}
+func TestExpire(t *testing.T) { stores(t, testExpire) }
+
+func testExpire(t *testing.T, newStore store) {
+	dir := newStore(t)
+	env := storeEnv(dir)
+	env["JOBS_RETENTION"] = "1h"
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	svc, err := service.New(service.Options{Name: "x", DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
 	if err != nil {
@@ -650,7 +689,7 @@ func TestExpire(t *testing.T) {
 	if code := getJSON(t, ts.URL+"/jobs/"+st.ID, nil); code != 404 {
 		t.Fatalf("expired job: %d, want 404", code)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "jobs", st.ID)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, "jobs", st.ID)); !strings.HasPrefix(dir, "postgres") && !os.IsNotExist(err) {
 		t.Fatalf("expired job's files: %v", err)
 	}
 	env["JOBS_RETENTION"] = "soon"

@@ -15,9 +15,10 @@ import (
 var openapiFragment []byte
 
 // Setup gives svc the job API when JOBS_DIR (read through lookup) names a
-// state folder: it opens the folder's queue for the synchronous endpoint
+// state folder (SQLite, one replica) or JOBS_DATABASE_URL a PostgreSQL
+// database (any number of replicas; JOBS_DIR is then not used): it opens the folder's queue for the synchronous endpoint
 // of o (Path, Handler, Pick, ItemField; Setup sets the rest from the
-// environment: JOBS_DIR, JOBS_WORKERS, JOBS_CALLBACK_SECRET, JOBS_RETENTION), registers POST /jobs, GET /jobs, GET /jobs/{id},
+// environment: JOBS_DIR, JOBS_DATABASE_URL, JOBS_WORKERS, JOBS_CALLBACK_SECRET, JOBS_RETENTION), registers POST /jobs, GET /jobs, GET /jobs/{id},
 // DELETE /jobs/{id}, GET /jobs/{id}/results and GET
 // /jobs/{id}/results/{item} with svc.Route, and adds them to the OpenAPI
 // document. With JOBS_DIR unset or empty it returns nil (no job API; the
@@ -25,8 +26,16 @@ var openapiFragment []byte
 // (Start) when the service is warm and closes the queue when it stops.
 func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) (*Queue, error) {
 	dir, _ := lookup(EnvDir)
-	if dir = strings.TrimSpace(dir); dir == "" {
+	url, _ := lookup(EnvDatabaseURL)
+	dir, url = strings.TrimSpace(dir), strings.TrimSpace(url)
+	if dir == "" && url == "" {
 		return nil, nil
+	}
+	setting := EnvDir + "=" + dir
+	if url != "" {
+		// The folder is not used: uploads are staged in the temporary
+		// folder, and everything else is in the database.
+		dir, setting = "", EnvDatabaseURL
 	}
 	workers := 1
 	if v, ok := lookup(EnvWorkers); ok && strings.TrimSpace(v) != "" {
@@ -36,7 +45,7 @@ func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) 
 		}
 		workers = n
 	}
-	o.Dir, o.Workers = dir, workers
+	o.Dir, o.DatabaseURL, o.Workers = dir, url, workers
 	if v, _ := lookup(EnvRetention); strings.TrimSpace(v) != "" {
 		d, err := time.ParseDuration(strings.TrimSpace(v))
 		if err != nil || d <= 0 {
@@ -55,7 +64,7 @@ func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) 
 	o.Stopping = func() bool { return svc.State() == service.Draining }
 	q, err := Open(context.Background(), o)
 	if err != nil {
-		return nil, fmt.Errorf("%s=%s: %w", EnvDir, dir, err)
+		return nil, fmt.Errorf("%s: %w", setting, err)
 	}
 	if err := svc.AddOpenAPI(openapiFragment); err != nil {
 		q.Close(context.Background())

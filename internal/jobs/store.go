@@ -8,6 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -125,7 +128,7 @@ func (q *Queue) status(ctx context.Context, id string) (*Status, error) {
 	st := &Status{ID: id, Errors: []ItemError{}, Results: "/jobs/" + id + "/results"}
 	var created int64
 	var started, finished sql.NullInt64
-	err := q.db.QueryRowContext(ctx, `SELECT state, created_ms, started_ms, finished_ms FROM archivekit_job WHERE id = ?`, id).
+	err := q.queryRow(ctx, `SELECT state, created_ms, started_ms, finished_ms FROM archivekit_job WHERE id = ?`, id).
 		Scan(&st.State, &created, &started, &finished)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errNotFound
@@ -156,7 +159,7 @@ func (q *Queue) status(ctx context.Context, id string) (*Status, error) {
 
 // items reads a job's items in order.
 func (q *Queue) items(ctx context.Context, id string) ([]item, error) {
-	rows, err := q.db.QueryContext(ctx, `SELECT idx, name, content_type, state, COALESCE(status, 0), COALESCE(out_type, ''), COALESCE(out_disposition, ''), COALESCE(error, ''), runs
+	rows, err := q.query(ctx, `SELECT idx, name, content_type, state, COALESCE(status, 0), COALESCE(out_type, ''), COALESCE(out_disposition, ''), COALESCE(error, ''), runs
 		FROM archivekit_item WHERE job_id = ? ORDER BY idx`, id)
 	if err != nil {
 		return nil, err
@@ -176,7 +179,7 @@ func (q *Queue) items(ctx context.Context, id string) ([]item, error) {
 // byKey finds the job submitted with an Idempotency-Key: its id and the
 // hash of its request.
 func (q *Queue) byKey(ctx context.Context, key string) (id, hash string, err error) {
-	err = q.db.QueryRowContext(ctx, `SELECT id, idem_hash FROM archivekit_job WHERE idem_key = ?`, key).Scan(&id, &hash)
+	err = q.queryRow(ctx, `SELECT id, idem_hash FROM archivekit_job WHERE idem_key = ?`, key).Scan(&id, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", "", errNotFound
 	}
@@ -184,16 +187,12 @@ func (q *Queue) byKey(ctx context.Context, key string) (id, hash string, err err
 }
 
 // insert records a job with its items and River's job in one transaction.
-func (q *Queue) insert(ctx context.Context, id string, f *form, files []upload, key, hash, callback string) error {
+// On PostgreSQL the items' files (dir/in/N) go into their rows.
+func (q *Queue) insert(ctx context.Context, id string, f *form, files []upload, dir, key, hash, callback string) error {
 	fb, err := json.Marshal(f)
 	if err != nil {
 		return err
 	}
-	tx, err := q.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = tx.Rollback() }()
 	var k, h any
 	if key != "" {
 		k, h = key, hash
@@ -202,23 +201,33 @@ func (q *Queue) insert(ctx context.Context, id string, f *form, files []upload, 
 	if callback != "" {
 		cb = callback
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO archivekit_job (id, state, created_ms, form, idem_key, idem_hash, callback_url) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		id, Queued, time.Now().UnixMilli(), fb, k, h, cb); err != nil {
-		return err
-	}
-	for i, u := range files {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO archivekit_item (job_id, idx, name, content_type) VALUES (?, ?, ?, ?)`, id, i, u.Name, u.Type); err != nil {
+	return q.inTx(ctx, func(tx txn) error {
+		if _, err := tx.exec(ctx, `INSERT INTO archivekit_job (id, state, created_ms, form, idem_key, idem_hash, callback_url) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			id, Queued, time.Now().UnixMilli(), fb, k, h, cb); err != nil {
 			return err
 		}
-	}
-	res, err := q.river.InsertTx(ctx, tx, jobArgs{ID: id}, nil)
-	if err != nil {
-		return fmt.Errorf("inserting the River job: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE archivekit_job SET river_id = ? WHERE id = ?`, res.Job.ID, id); err != nil {
+		for i, u := range files {
+			if q.pool == nil {
+				if _, err := tx.exec(ctx, `INSERT INTO archivekit_item (job_id, idx, name, content_type) VALUES (?, ?, ?, ?)`, id, i, u.Name, u.Type); err != nil {
+					return err
+				}
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "in", strconv.Itoa(i)))
+			if err != nil {
+				return err
+			}
+			if _, err := tx.exec(ctx, `INSERT INTO archivekit_item (job_id, idx, name, content_type, input) VALUES (?, ?, ?, ?, ?)`, id, i, u.Name, u.Type, b); err != nil {
+				return err
+			}
+		}
+		rid, err := tx.insertJob(ctx, jobArgs{ID: id})
+		if err != nil {
+			return fmt.Errorf("inserting the River job: %w", err)
+		}
+		_, err = tx.exec(ctx, `UPDATE archivekit_job SET river_id = ? WHERE id = ?`, rid, id)
 		return err
-	}
-	return tx.Commit()
+	})
 }
 
 // setState moves a job to state when it is in one of from (one or two
@@ -226,36 +235,33 @@ func (q *Queue) insert(ctx context.Context, id string, f *form, files []upload, 
 // gets its callback queued in the same transaction.
 func (q *Queue) setState(ctx context.Context, id, state string, from ...string) (bool, error) {
 	final := state == Succeeded || state == Failed || state == Canceled
-	tx, err := q.db.BeginTx(ctx, nil)
-	if err != nil {
-		return false, err
-	}
-	defer func() { _ = tx.Rollback() }()
 	now := time.Now().UnixMilli()
 	stamp := "started_ms = COALESCE(started_ms, ?)"
 	if final {
 		stamp = "finished_ms = ?"
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE archivekit_job SET state = ?, `+stamp+` WHERE id = ? AND state IN (?, ?)`, state, now, id, from[0], from[len(from)-1])
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	if err != nil || n == 0 {
-		return false, err
-	}
-	if final {
+	moved := false
+	err := q.inTx(ctx, func(tx txn) error {
+		n, err := tx.exec(ctx, `UPDATE archivekit_job SET state = ?, `+stamp+` WHERE id = ? AND state IN (?, ?)`, state, now, id, from[0], from[len(from)-1])
+		if err != nil || n == 0 {
+			return err
+		}
+		moved = true
+		if !final {
+			return nil
+		}
 		var url string
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(callback_url, '') FROM archivekit_job WHERE id = ?`, id).Scan(&url); err != nil {
-			return false, err
+		if err := tx.queryRow(ctx, `SELECT COALESCE(callback_url, '') FROM archivekit_job WHERE id = ?`, id).Scan(&url); err != nil {
+			return err
 		}
 		if url != "" {
-			if _, err := q.river.InsertTx(ctx, tx, callbackArgs{ID: id}, nil); err != nil {
-				return false, fmt.Errorf("queueing the callback: %w", err)
+			if _, err := tx.insertJob(ctx, callbackArgs{ID: id}); err != nil {
+				return fmt.Errorf("queueing the callback: %w", err)
 			}
 		}
-	}
-	if err := tx.Commit(); err != nil {
+		return nil
+	})
+	if err != nil || !moved {
 		return false, err
 	}
 	if final {
@@ -269,7 +275,7 @@ func (q *Queue) setState(ctx context.Context, id, state string, from ...string) 
 func (q *Queue) jobState(ctx context.Context, id string) (state string, f *form, riverID int64, err error) {
 	var fb []byte
 	var rid sql.NullInt64
-	err = q.db.QueryRowContext(ctx, `SELECT state, form, river_id FROM archivekit_job WHERE id = ?`, id).Scan(&state, &fb, &rid)
+	err = q.queryRow(ctx, `SELECT state, form, river_id FROM archivekit_job WHERE id = ?`, id).Scan(&state, &fb, &rid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil, 0, errNotFound
 	}
@@ -286,7 +292,7 @@ func (q *Queue) list(ctx context.Context, limit int, before int64) (ids []string
 	if before <= 0 {
 		before = 1<<63 - 1
 	}
-	rows, err := q.db.QueryContext(ctx, `SELECT seq, id FROM archivekit_job WHERE seq < ? ORDER BY seq DESC LIMIT ?`, before, limit+1)
+	rows, err := q.query(ctx, `SELECT seq, id FROM archivekit_job WHERE seq < ? ORDER BY seq DESC LIMIT ?`, before, limit+1)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -42,6 +44,10 @@ func (q *Queue) work(ctx context.Context, id string) error {
 			continue
 		}
 		if q.stopping() {
+			if q.pool != nil {
+				q.log.Info("job paused by the stop; another replica resumes it", "job", id, "item", it.Index)
+				return river.JobSnooze(time.Second)
+			}
 			q.log.Info("job paused by the stop; it resumes at the next start", "job", id, "item", it.Index)
 			// Until the next start, which makes it available at once.
 			return river.JobSnooze(time.Hour)
@@ -77,24 +83,19 @@ func (q *Queue) finish(ctx context.Context, id string) error {
 // runItem sends item it to the synchronous handler and records its answer.
 // An item cut by ctx records nothing and runs again later.
 func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error {
-	if _, err := q.db.ExecContext(ctx, `UPDATE archivekit_item SET runs = runs + 1 WHERE job_id = ? AND idx = ?`, id, it.Index); err != nil {
+	if _, err := q.exec(ctx, `UPDATE archivekit_item SET runs = runs + 1 WHERE job_id = ? AND idx = ?`, id, it.Index); err != nil {
 		return err
 	}
-	in, err := os.Open(q.inPath(id, it.Index))
+	in, err := q.input(ctx, id, it.Index)
 	if err != nil {
 		return fmt.Errorf("item %d: %w", it.Index, err)
 	}
 	defer in.Close()
-	out := q.outPath(id, it.Index)
-	if err := os.MkdirAll(q.jobDir(id)+"/out", 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.Create(out + ".part")
+	body, err := q.newBody(id, it.Index)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
+	defer body.discard()
 
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
@@ -118,7 +119,7 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	}
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	req.RemoteAddr = "jobs"
-	a := &answer{header: http.Header{}, body: tmp}
+	a := &answer{header: http.Header{}, body: body.w}
 	h.ServeHTTP(a, req)
 	pr.Close()
 	if err := ctx.Err(); err != nil {
@@ -129,15 +130,13 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 		// answers a request past REQUEST_TIMEOUT_S.
 		a.header.Set("Content-Type", "application/json")
 		a.status = http.StatusGatewayTimeout
-		_, _ = fmt.Fprintf(tmp, "{\"detail\":%q}\n", fmt.Sprintf("the item took longer than %v", q.opts.ItemTimeout))
+		_, _ = fmt.Fprintf(body.w, "{\"detail\":%q}\n", fmt.Sprintf("the item took longer than %v", q.opts.ItemTimeout))
 	}
 	if a.err != nil {
 		return fmt.Errorf("item %d: writing the answer: %w", it.Index, a.err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
+	out, err := body.keep()
+	if err != nil {
 		return err
 	}
 	status := a.code()
@@ -145,13 +144,90 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	if status < 200 || status > 299 {
 		state, detail = Failed, errorDetail(out)
 	}
-	_, err = q.db.ExecContext(ctx, `UPDATE archivekit_item SET state = ?, status = ?, out_type = ?, out_disposition = ?, error = ? WHERE job_id = ? AND idx = ? AND state = 'queued'`,
-		state, status, a.header.Get("Content-Type"), a.header.Get("Content-Disposition"), detail, id, it.Index)
+	// The answer and the item's state in one statement: an item recorded
+	// done has its answer, and runs no more.
+	set, args := "", []any{state, status, a.header.Get("Content-Type"), a.header.Get("Content-Disposition"), detail}
+	if q.pool != nil {
+		set, args = ", output = ?", append(args, out)
+	}
+	_, err = q.exec(ctx, `UPDATE archivekit_item SET state = ?, status = ?, out_type = ?, out_disposition = ?, error = ?`+set+` WHERE job_id = ? AND idx = ? AND state = 'queued'`,
+		append(args, id, it.Index)...)
 	if err == nil {
 		q.count(metricItems, state)
 		q.notify()
 	}
 	return err
+}
+
+// itemBody is where an item's answer goes as the handler writes it: a
+// file beside its final place in the state folder (SQLite), or memory,
+// for the database (PostgreSQL).
+type itemBody struct {
+	w    io.Writer
+	file *os.File
+	path string // the answer's final place (SQLite)
+	buf  *bytes.Buffer
+}
+
+func (q *Queue) newBody(id string, i int) (*itemBody, error) {
+	if q.pool != nil {
+		buf := &bytes.Buffer{}
+		return &itemBody{w: buf, buf: buf}, nil
+	}
+	out := q.outPath(id, i)
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.Create(out + ".part")
+	if err != nil {
+		return nil, err
+	}
+	return &itemBody{w: tmp, file: tmp, path: out}, nil
+}
+
+// keep puts the answer at its place (its file synced and renamed) and
+// returns it.
+func (b *itemBody) keep() ([]byte, error) {
+	if b.file == nil {
+		return b.buf.Bytes(), nil
+	}
+	if err := b.file.Sync(); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(b.file.Name(), b.path); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(b.path)
+}
+
+// discard closes the answer's file and removes it if it was not kept.
+func (b *itemBody) discard() {
+	if b.file != nil {
+		b.file.Close()
+		os.Remove(b.file.Name())
+	}
+}
+
+// input opens item i's file.
+func (q *Queue) input(ctx context.Context, id string, i int) (io.ReadCloser, error) {
+	if q.pool == nil {
+		return os.Open(q.inPath(id, i))
+	}
+	var b []byte
+	if err := q.queryRow(ctx, `SELECT input FROM archivekit_item WHERE job_id = ? AND idx = ?`, id, i).Scan(&b); err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(b)), nil
+}
+
+// output reads item i's answer.
+func (q *Queue) output(ctx context.Context, id string, i int) ([]byte, error) {
+	if q.pool == nil {
+		return os.ReadFile(q.outPath(id, i))
+	}
+	var b []byte
+	err := q.queryRow(ctx, `SELECT output FROM archivekit_item WHERE job_id = ? AND idx = ?`, id, i).Scan(&b)
+	return b, err
 }
 
 // writeForm writes the job's form with one item's file at its place.
@@ -207,11 +283,7 @@ func multipartDisposition(field, file string) string {
 
 // errorDetail is the detail of a failed item's answer: the "detail" of a
 // JSON error body, else its start.
-func errorDetail(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
+func errorDetail(b []byte) string {
 	var e struct {
 		Detail any `json:"detail"`
 	}

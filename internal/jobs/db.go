@@ -1,0 +1,276 @@
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// riverClient is what the queue uses of River's client, whichever its
+// driver (*sql.Tx for SQLite, pgx.Tx for PostgreSQL).
+type riverClient interface {
+	Start(context.Context) error
+	Stop(context.Context) error
+	StopAndCancel(context.Context) error
+	JobCancel(context.Context, int64) (*rivertype.JobRow, error)
+}
+
+// txn is one transaction over the queue's tables and River's, so that a
+// job's rows and its River job are written together.
+type txn interface {
+	exec(ctx context.Context, query string, args ...any) (int64, error)
+	queryRow(ctx context.Context, query string, args ...any) interface{ Scan(...any) error }
+	// insertJob queues a River job; it returns its id.
+	insertJob(ctx context.Context, args river.JobArgs) (int64, error)
+}
+
+// pgSchema is the queue's tables on PostgreSQL: schema in PostgreSQL's
+// types, with the items' files and answers in the rows (input, output), so
+// that every replica reads them. owner and lease_ms, the lease of the
+// process running a job, are added to SQLite's tables too (openSQLite).
+var pgSchema = strings.NewReplacer(
+	"INTEGER PRIMARY KEY AUTOINCREMENT", "BIGSERIAL PRIMARY KEY",
+	"_ms INTEGER", "_ms BIGINT",
+	"river_id INTEGER", "river_id BIGINT",
+	"BLOB", "BYTEA",
+).Replace(schema) + `
+ALTER TABLE archivekit_job ADD COLUMN IF NOT EXISTS owner TEXT, ADD COLUMN IF NOT EXISTS lease_ms BIGINT;
+ALTER TABLE archivekit_item ADD COLUMN IF NOT EXISTS input BYTEA, ADD COLUMN IF NOT EXISTS output BYTEA;
+CREATE INDEX IF NOT EXISTS archivekit_job_lease ON archivekit_job (lease_ms) WHERE owner IS NOT NULL;`
+
+// migrate brings River's tables up to date.
+func migrate[T any](ctx context.Context, drv riverdriver.Driver[T], log *slog.Logger) error {
+	m, err := rivermigrate.New(drv, &rivermigrate.Config{Logger: log})
+	if err == nil {
+		_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("jobs: migrations: %w", err)
+	}
+	return nil
+}
+
+// ids reads the first column of a query's rows.
+func (q *Queue) ids(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := q.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// bind rewrites the ? placeholders of query as $1, $2... on PostgreSQL.
+// The queries have no ? inside literals.
+func (q *Queue) bind(query string) string {
+	if q.pool == nil {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func (q *Queue) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return q.db.ExecContext(ctx, q.bind(query), args...)
+}
+
+func (q *Queue) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return q.db.QueryContext(ctx, q.bind(query), args...)
+}
+
+func (q *Queue) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return q.db.QueryRowContext(ctx, q.bind(query), args...)
+}
+
+// inTx runs f in one transaction, committed when f returns nil.
+func (q *Queue) inTx(ctx context.Context, f func(txn) error) error {
+	if q.pool != nil {
+		tx, err := q.pool.Begin(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+		if err := f(pgTxn{q, tx}); err != nil {
+			return err
+		}
+		return tx.Commit(ctx)
+	}
+	tx, err := q.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := f(sqliteTxn{q, tx}); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+type sqliteTxn struct {
+	q  *Queue
+	tx *sql.Tx
+}
+
+func (t sqliteTxn) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := t.tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (t sqliteTxn) queryRow(ctx context.Context, query string, args ...any) interface{ Scan(...any) error } {
+	return t.tx.QueryRowContext(ctx, query, args...)
+}
+
+func (t sqliteTxn) insertJob(ctx context.Context, args river.JobArgs) (int64, error) {
+	res, err := t.q.river.(*river.Client[*sql.Tx]).InsertTx(ctx, t.tx, args, nil)
+	if err != nil {
+		return 0, err
+	}
+	return res.Job.ID, nil
+}
+
+type pgTxn struct {
+	q  *Queue
+	tx pgx.Tx
+}
+
+func (t pgTxn) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := t.tx.Exec(ctx, t.q.bind(query), args...)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+func (t pgTxn) queryRow(ctx context.Context, query string, args ...any) interface{ Scan(...any) error } {
+	return noRows{t.tx.QueryRow(ctx, t.q.bind(query), args...)}
+}
+
+func (t pgTxn) insertJob(ctx context.Context, args river.JobArgs) (int64, error) {
+	res, err := t.q.river.(*river.Client[pgx.Tx]).InsertTx(ctx, t.tx, args, nil)
+	if err != nil {
+		return 0, err
+	}
+	return res.Job.ID, nil
+}
+
+// noRows gives pgx's "no rows" as database/sql's.
+type noRows struct{ r pgx.Row }
+
+func (n noRows) Scan(dest ...any) error {
+	err := n.r.Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return sql.ErrNoRows
+	}
+	return err
+}
+
+// openSQLite opens the state folder's database and migrates it.
+func (q *Queue) openSQLite(ctx context.Context) (*riversqlite.Driver, error) {
+	dsn := "file:" + q.opts.Dir + "/jobs.db?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(FULL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: database: %w", err)
+	}
+	// River's SQLite driver wants one connection (SQLite runs one
+	// operation at a time).
+	db.SetMaxOpenConns(1)
+	q.db = db
+	drv := riversqlite.New(db)
+	if err := migrate(ctx, drv, q.log); err != nil {
+		return nil, err
+	}
+	if _, err := db.ExecContext(ctx, schema); err != nil {
+		return nil, fmt.Errorf("jobs: tables: %w", err)
+	}
+	// The lease columns, added to a folder made before them.
+	for _, c := range []string{"owner TEXT", "lease_ms INTEGER"} {
+		if _, err := db.ExecContext(ctx, `ALTER TABLE archivekit_job ADD COLUMN `+c); err != nil && !strings.Contains(err.Error(), "duplicate column") {
+			return nil, fmt.Errorf("jobs: tables: %w", err)
+		}
+	}
+	// The folder is ours alone (its lock): a job River has as running was
+	// left by a process killed before finishing it, one scheduled or
+	// retryable was paused by a stop; all run again at once, their leases
+	// void.
+	if _, err := db.ExecContext(ctx, `UPDATE river_job SET state = 'available', scheduled_at = min(scheduled_at, datetime('now', 'subsec')) WHERE state IN ('running', 'scheduled', 'retryable') AND kind IN (?, ?)`, argsKind, callbackArgs{}.Kind()); err != nil {
+		return nil, fmt.Errorf("jobs: taking back jobs left running: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE archivekit_job SET owner = NULL, lease_ms = NULL`); err != nil {
+		return nil, fmt.Errorf("jobs: taking back jobs left running: %w", err)
+	}
+	return drv, nil
+}
+
+// openPostgres connects to the database of url and migrates it (River's
+// tables and the queue's), under an advisory lock so that replicas
+// starting together migrate one after the other.
+func (q *Queue) openPostgres(ctx context.Context, url string) (*riverpgxv5.Driver, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: %s: %w", EnvDatabaseURL, err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: database: %w", err)
+	}
+	q.pool = pool
+	q.db = stdlib.OpenDBFromPool(pool)
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	conn, err := pool.Acquire(cctx)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: database: %w", err)
+	}
+	defer conn.Release()
+	h := fnv.New64a()
+	h.Write([]byte("archivekit jobs migrations"))
+	key := int64(h.Sum64())
+	if _, err := conn.Exec(cctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+		return nil, fmt.Errorf("jobs: migrations: %w", err)
+	}
+	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, key) }()
+	drv := riverpgxv5.New(pool)
+	if err := migrate(cctx, drv, q.log); err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(cctx, pgSchema); err != nil {
+		return nil, fmt.Errorf("jobs: tables: %w", err)
+	}
+	return drv, nil
+}
