@@ -24,6 +24,7 @@ func (s *server) predict(document bool) http.HandlerFunc {
 		if !ok {
 			return
 		}
+		req.maxPDFPages, req.decode = s.maxPDFPages, s.decode
 		res, fail := s.runPredict(r.Context(), req)
 		if fail != nil {
 			fail.write(w)
@@ -59,6 +60,10 @@ type predictRequest struct {
 	document bool
 	// base is the uploaded document_json parsed (nil: none).
 	base *docrecord.Record
+	// maxPDFPages and decode are the service's MAX_PDF_PAGES and decoding
+	// options (PDF_RENDER_DPI).
+	maxPDFPages int
+	decode      imageio.Options
 }
 
 // parsePredict reads the form (parseForm), checks the file's content type
@@ -92,6 +97,9 @@ func (req *predictRequest) checkType() *failure {
 		return failf(http.StatusBadRequest,
 			"file %q has content type %q: /predict_image accepts image/* only (send PDFs to /predict_document)", f.name, f.ctype)
 	}
+	if !req.document && f.pages != nil {
+		return failf(http.StatusUnprocessableEntity, "the pages field selects pages of a PDF: send it to /predict_document (/predict_image classifies one image)")
+	}
 	return nil
 }
 
@@ -115,7 +123,12 @@ func (req *predictRequest) parseBaseline() *failure {
 // probabilities and the review of every page, the calibration applied, the
 // thumbnails asked for, and the updated record asked for.
 type predicted struct {
+	// pages is the document's page count; numbers the 1-based numbers of
+	// the pages classified (every page, or those the pages field selected)
+	// and labels their PDF page labels ("" where the PDF defines none).
 	pages     int
+	numbers   []int
+	labels    []string
 	probs     [][]float64
 	reviews   []*review.Page
 	cal       calibration
@@ -145,7 +158,12 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 		return members[i].probabilities(ctx, pages)
 	})
 	res := &predicted{pages: doc.Pages()}
-	pages, fail := res.classify(ctx, req, doc, step)
+	idx, _ := selectPages(f.pages, doc.Pages()) // checked by open
+	for _, i := range idx {
+		res.numbers = append(res.numbers, i+1)
+		res.labels = append(res.labels, doc.Label(i))
+	}
+	pages, fail := res.classify(ctx, req, doc, step, idx)
 	if fail != nil {
 		return nil, fail
 	}
@@ -169,7 +187,7 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 		}
 	}
 	if f.wantRecord {
-		if res.rec, res.schemaErr, err = s.record(req.base, f, res.probs, res.reviews, len(res.demo) > 0); err != nil {
+		if res.rec, res.schemaErr, err = s.record(req.base, f, res, len(res.demo) > 0); err != nil {
 			return nil, &failure{http.StatusInternalServerError, err.Error()}
 		}
 	}
@@ -180,7 +198,7 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 // PDF or has too many pages, and an image of several pages.
 func (req *predictRequest) open() (*imageio.Doc, *failure) {
 	f := req.form
-	doc, err := imageio.Decode(f.file, f.name)
+	doc, err := req.decode.Decode(f.file, f.name)
 	if err != nil {
 		kind := "an image"
 		if req.document {
@@ -192,8 +210,15 @@ func (req *predictRequest) open() (*imageio.Doc, *failure) {
 		return nil, failf(http.StatusUnprocessableEntity, "%q is labelled application/pdf but is not a PDF", f.name)
 	}
 	n := doc.Pages()
-	if req.document && n > maxPDFPages {
-		return nil, failf(http.StatusRequestEntityTooLarge, "%q has %d pages: at most %d pages are accepted per request", f.name, n, maxPDFPages)
+	idx, err := selectPages(f.pages, n)
+	if err != nil {
+		return nil, failf(http.StatusUnprocessableEntity, "%q: %v", f.name, err)
+	}
+	if req.document && len(idx) > req.maxPDFPages {
+		if f.pages != nil {
+			return nil, failf(http.StatusRequestEntityTooLarge, "%q: %d pages selected: at most %d pages are classified per request (MAX_PDF_PAGES)", f.name, len(idx), req.maxPDFPages)
+		}
+		return nil, failf(http.StatusRequestEntityTooLarge, "%q has %d pages: at most %d pages are classified per request (MAX_PDF_PAGES); select some with the pages field, such as pages=1-%d", f.name, n, req.maxPDFPages, req.maxPDFPages)
 	}
 	if !req.document && n > 1 {
 		// A multi-page TIFF: the image response holds one page, and
@@ -213,10 +238,10 @@ func decodeStatus(err error) int {
 	return http.StatusUnprocessableEntity
 }
 
-// classify runs the step over the pages of doc, pageChunk pages at a time,
-// and keeps the thumbnails asked for.
-func (res *predicted) classify(ctx context.Context, req *predictRequest, doc *imageio.Doc, step *classify.Step) ([]classify.Page, *failure) {
-	n := res.pages
+// classify runs the step over the pages of doc at the indexes idx,
+// pageChunk pages at a time, and keeps the thumbnails asked for.
+func (res *predicted) classify(ctx context.Context, req *predictRequest, doc *imageio.Doc, step *classify.Step, idx []int) ([]classify.Page, *failure) {
+	n := len(idx)
 	pages := make([]classify.Page, 0, n)
 	for start := 0; start < n; start += pageChunk {
 		if ctx.Err() != nil {
@@ -224,7 +249,7 @@ func (res *predicted) classify(ctx context.Context, req *predictRequest, doc *im
 		}
 		end := min(n, start+pageChunk)
 		data := make([]float32, 0, (end-start)*step.Width()) // the chunk's prepared pages
-		for i := start; i < end; i++ {
+		for _, i := range idx[start:end] {
 			var fail *failure
 			if data, fail = res.prepare(ctx, req, doc, step, i, data); fail != nil {
 				return nil, fail
@@ -288,7 +313,7 @@ func (res *predicted) respond(w http.ResponseWriter, req *predictRequest) {
 	resp := documentResponse{Type: "document", Version: f.version, PageCount: res.pages, Record: res.rec, SchemaError: res.schemaErr,
 		ReviewCalibration: res.cal.applied, demoStatus: res.demoStatus()}
 	for i, p := range res.probs {
-		pr := pageResult{Page: i + 1, Predictions: top(p, f.topn), Review: res.reviews[i]}
+		pr := pageResult{Page: res.numbers[i], Label: res.labels[i], Predictions: top(p, f.topn), Review: res.reviews[i]}
 		if i < len(res.thumbs) {
 			pr.Thumbnail = res.thumbs[i]
 		}

@@ -27,6 +27,7 @@ import (
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/pageclass/frontend"
 	"archivekit/internal/pageclass/hub"
+	"archivekit/internal/pageclass/imageio"
 	"archivekit/internal/pageclass/modelmeta"
 	"archivekit/internal/pageclass/registry"
 	"archivekit/internal/pageclass/results"
@@ -43,9 +44,11 @@ const (
 	// defaultPort is the listen port when PORT is unset (the spec's 8000;
 	// translate-api takes 8001, so both start side by side).
 	defaultPort = 8000
-	maxPDFPages = 50
-	maxTopN     = 11
-	defaultTopN = 3
+	// defaultMaxPDFPages is the most pages of a PDF classified per request
+	// (spec 4.3's 50), MAX_PDF_PAGES to change it.
+	defaultMaxPDFPages = 50
+	maxTopN            = 11
+	defaultTopN        = 3
 	// pageChunk is how many pages of a PDF are classified at once; each
 	// page is decoded, preprocessed and dropped before the next, so a
 	// request holds one decoded page and pageChunk model inputs.
@@ -102,10 +105,23 @@ func loadConfig(flagVal string, lookup func(string) (string, bool)) (settings.Se
 	return settings.FromFile(ini)
 }
 
+// The service's own settings (besides the shared ones of internal/service).
+const (
+	// EnvMaxPDFPages is the most pages of a PDF classified per request
+	// (with a pages field: the most pages selected).
+	EnvMaxPDFPages = "MAX_PDF_PAGES"
+	// EnvPDFRenderDPI is the resolution PDF pages are rendered at.
+	EnvPDFRenderDPI = "PDF_RENDER_DPI"
+)
+
 // server is the classifier service; it keeps no per-request state.
 type server struct {
-	svc    *service.Service
-	engine *engine
+	// maxPDFPages is MAX_PDF_PAGES; decode the options pages are decoded
+	// with (PDF_RENDER_DPI).
+	maxPDFPages int
+	decode      imageio.Options
+	svc         *service.Service
+	engine      *engine
 	// comps are the licence components (setup/para_config.txt) the
 	// provenance block of returned records is resolved from.
 	comps *licence.Components
@@ -140,7 +156,13 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	if o.MaxBatch < 1 {
 		return nil, fmt.Errorf("pageclass-api: -max-batch %d: want at least 1", o.MaxBatch)
 	}
-	s := &server{}
+	s := &server{decode: imageio.DefaultOptions}
+	if s.maxPDFPages, err = service.EnvInt(lookup, EnvMaxPDFPages, defaultMaxPDFPages, 1, 10000); err != nil {
+		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
+	}
+	if s.decode.DPI, err = service.EnvInt(lookup, EnvPDFRenderDPI, imageio.DefaultDPI, 36, 600); err != nil {
+		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
+	}
 	if s.comps, err = loadComponents(); err != nil {
 		return nil, fmt.Errorf("pageclass-api: licence components: %w", err)
 	}
@@ -158,7 +180,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		OnStop:                s.close,
 		LookupEnv:             lookup,
 		LogOutput:             logOut,
-		Index:                 index,
+		Index:                 newIndex(s.maxPDFPages, s.decode.DPI),
 	})
 	if err != nil {
 		return nil, err
@@ -179,7 +201,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
 	}
 	s.svc.Route("POST /predict_image", "classify one page image (multipart form: file, version, topn, document_json, document_json_out)", s.jobs.Async(s.predict(false)))
-	s.svc.Route("POST /predict_document", "classify every page of a PDF of at most 50 pages (same form fields)", s.jobs.Async(s.predict(true)))
+	s.svc.Route("POST /predict_document", fmt.Sprintf("classify every page of a PDF of at most %d pages, or the pages selected (same form fields, and pages)", s.maxPDFPages), s.jobs.Async(s.predict(true)))
 	s.svc.Route("GET /frontend", "browser interface", frontend.Handler().ServeHTTP)
 	s.svc.Handle("GET /frontend/{asset}", frontend.Handler())
 	return s, nil
@@ -214,16 +236,20 @@ func (s *server) close() {
 // versions are the values of the version field listed by /info.
 var versions = append(append([]string(nil), registry.Ensemble...), "all")
 
-// index is what pageclass-api adds to the service's / and /info (spec 2.4).
-var index = &service.Index{
-	Welcome: "pageclass-api: POST a page image to /predict_image or a PDF to /predict_document; see /info for the service description, /docs for the API and /frontend for the browser interface",
-	Limits: struct {
-		MaxPDFPages int `json:"max_pdf_pages"`
-	}{maxPDFPages},
-	Info: struct {
-		Categories      []string `json:"categories"`
-		AvailableModels []string `json:"available_models"`
-	}{modelmeta.Categories, versions},
+// newIndex is what pageclass-api adds to the service's / and /info (spec
+// 2.4), with its limits.
+func newIndex(maxPDFPages, dpi int) *service.Index {
+	return &service.Index{
+		Welcome: "pageclass-api: POST a page image to /predict_image or a PDF to /predict_document; see /info for the service description, /docs for the API and /frontend for the browser interface",
+		Limits: struct {
+			MaxPDFPages  int `json:"max_pdf_pages"`
+			PDFRenderDPI int `json:"pdf_render_dpi"`
+		}{maxPDFPages, dpi},
+		Info: struct {
+			Categories      []string `json:"categories"`
+			AvailableModels []string `json:"available_models"`
+		}{modelmeta.Categories, versions},
+	}
 }
 
 // prediction is one entry of a Top-N (spec 2.1).
@@ -257,7 +283,10 @@ type imageResponse struct {
 
 // pageResult is one page of /predict_document.
 type pageResult struct {
-	Page        int          `json:"page"`
+	Page int `json:"page"`
+	// Label is an extra field: the page's label in the PDF ("iv",
+	// "12a"), present when the PDF defines page labels.
+	Label       string       `json:"label,omitempty"`
 	Predictions []prediction `json:"predictions"`
 	// Review is an extra field: the page's doubt and condition flags.
 	Review *review.Page `json:"review"`
@@ -292,6 +321,8 @@ type form struct {
 	hasBase    bool
 	wantRecord bool
 	thumbnails bool
+	// pages is the pages field parsed (nil: every page).
+	pages []pageRange
 }
 
 // parseForm reads and validates the form fields of spec 4.3; it answers
@@ -372,6 +403,13 @@ func parseForm(w http.ResponseWriter, r *http.Request) (*form, bool) {
 		}
 		f.thumbnails = b
 	}
+	if v, ok := value("pages"); ok {
+		rs, err := parsePages(v)
+		if err != nil {
+			verrs = append(verrs, service.ValidationError{Loc: []any{"body", "pages"}, Msg: "pages " + strconv.Quote(v) + ": " + err.Error(), Type: "value_error"})
+		}
+		f.pages = rs
+	}
 	if len(verrs) > 0 {
 		service.WriteValidation(w, verrs...)
 		return nil, false
@@ -403,15 +441,16 @@ func top(mean []float64, n int) []prediction {
 // named after the file) and validates it. A baseline that was already
 // invalid gives a record with schema errors reported instead of a refusal;
 // an invalid record made from a valid baseline is an error (500).
-func (s *server) record(baseline *docrecord.Record, f *form, probs [][]float64, reviews []*review.Page, demo bool) (any, []string, error) {
+func (s *server) record(baseline *docrecord.Record, f *form, res *predicted, demo bool) (any, []string, error) {
 	schema, err := docrecord.ProjectSchema()
 	if err != nil {
 		return nil, nil, fmt.Errorf("document record schema: %w", err)
 	}
-	preds := make([]docrecord.PagePrediction, len(probs))
-	for i, p := range probs {
+	labels := docrecord.PageLabels(res.numbers, res.labels)
+	preds := make([]docrecord.PagePrediction, len(res.probs))
+	for i, p := range res.probs {
 		t := results.TopN(p, 1)[0]
-		preds[i] = docrecord.PagePrediction{Label: strconv.Itoa(i + 1), Index: i + 1, Category: t.Label, Confidence: t.Score, Review: reviews[i].Record()}
+		preds[i] = docrecord.PagePrediction{Label: labels[i], Index: res.numbers[i], Category: t.Label, Confidence: t.Score, Review: res.reviews[i].Record()}
 	}
 	id, at := service.RunID(), time.Now().UTC()
 	rec, err := docrecord.ApplyPages(schema, docrecord.PageUpdate{

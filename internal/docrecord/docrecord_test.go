@@ -261,3 +261,45 @@ func TestFileName(t *testing.T) {
 		}
 	}
 }
+
+func TestPageLabels(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		numbers []int
+		labels  []string
+		want    []string
+	}{
+		{"own labels", []int{1, 2, 3}, []string{"i", "ii", "1"}, []string{"i", "ii", "1"}},
+		{"none", []int{1, 2}, []string{"", ""}, []string{"1", "2"}},
+		{"no labels given", []int{4, 7}, nil, []string{"4", "7"}},
+		{"a page without one", []int{1, 2}, []string{"i", ""}, []string{"1", "2"}},
+		{"shared label", []int{1, 2, 3}, []string{"1", "2", "1"}, []string{"1", "2", "3"}},
+		{"selected pages", []int{3, 9}, []string{"iii", "5"}, []string{"iii", "5"}},
+	} {
+		if got := PageLabels(tc.numbers, tc.labels); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestAccreteMatchesByIndex: a prediction finds the baseline's entry by its
+// physical position (page_index) when the entry has one, under the
+// entry's own label, whatever label the classifier would give the page.
+func TestAccreteMatchesByIndex(t *testing.T) {
+	r, err := Parse([]byte(`{"schema_version":"1.0","doc_id":"d","pages":[{"page":"7","page_index":1},{"page":"8","page_index":2}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	preds := []PagePrediction{{Label: "i", Index: 1, Category: "TEXT", Confidence: 0.6}, {Label: "ii", Index: 2, Category: "DRAW", Confidence: 0.7}}
+	if err := r.AccretePageCategories(preds, true); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := r.Bytes()
+	got := plain(t, out)
+	if cats := got["page_categories"].(map[string]any); len(cats) != 2 || cats["7"] != "TEXT" || cats["8"] != "DRAW" {
+		t.Errorf("page_categories %v, want 7: TEXT, 8: DRAW", cats)
+	}
+	if pages := got["pages"].([]any); len(pages) != 2 || pages[0].(map[string]any)["category"] != "TEXT" {
+		t.Errorf("pages %v", pages)
+	}
+}

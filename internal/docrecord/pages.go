@@ -68,6 +68,30 @@ type PageRotation struct {
 	Rotated bool `json:"rotated"`
 }
 
+// PageLabels returns the record label (pages[].page, the key of
+// page_categories) of each page numbered numbers[i] (1-based) whose label
+// in its document is labels[i] ("" when it has none, such as a PDF without
+// page labels): the document's own labels ("iv", "12a") when every page
+// has one and no two pages share one, else the page numbers, so that no
+// two pages of a record ever share a key.
+func PageLabels(numbers []int, labels []string) []string {
+	out := make([]string, len(numbers))
+	seen := make(map[string]bool, len(numbers))
+	own := len(labels) == len(numbers)
+	for i := 0; own && i < len(labels); i++ {
+		own = labels[i] != "" && !seen[labels[i]]
+		seen[labels[i]] = true
+	}
+	for i, n := range numbers {
+		if own {
+			out[i] = labels[i]
+		} else {
+			out[i] = strconv.Itoa(n)
+		}
+	}
+	return out
+}
+
 // AccretePageCategories writes the page classifier's block: the
 // page_categories map (label -> category) and the category and
 // category_confidence fields of the matching pages[] entries. Other members
@@ -96,16 +120,8 @@ func (r *Record) accrete(preds []PagePrediction, strict, hadBaseline bool) error
 		}
 		pages = arr
 	}
-	byLabel := map[string]*Object{}
-	for _, p := range pages {
-		if o, ok := p.(*Object); ok {
-			if l, ok := o.Get("page"); ok {
-				if s, ok := l.(string); ok {
-					byLabel[s] = o
-				}
-			}
-		}
-	}
+	byLabel, byIndex := indexPages(pages)
+	preds = relabel(preds, byIndex)
 	var missing []string
 	for _, p := range preds {
 		if p.Label == "" {
@@ -155,6 +171,51 @@ func (r *Record) accrete(preds []PagePrediction, strict, hadBaseline bool) error
 	r.root.Set("page_categories", cats)
 	r.root.Set("pages", pages)
 	return nil
+}
+
+// indexPages maps the page entries by their label (page) and by their
+// physical position (page_index, when they have one).
+func indexPages(pages []any) (map[string]*Object, map[int]*Object) {
+	byLabel, byIndex := map[string]*Object{}, map[int]*Object{}
+	for _, p := range pages {
+		o, ok := p.(*Object)
+		if !ok {
+			continue
+		}
+		if l, ok := o.Get("page"); ok {
+			if s, ok := l.(string); ok {
+				byLabel[s] = o
+			}
+		}
+		if v, ok := o.Get("page_index"); ok {
+			if n, ok := v.(json.Number); ok {
+				if i, err := strconv.Atoi(n.String()); err == nil && i > 0 {
+					byIndex[i] = o
+				}
+			}
+		}
+	}
+	return byLabel, byIndex
+}
+
+// relabel gives each prediction whose physical position is in the baseline
+// that entry's own label: the entry is that page, whatever label the
+// classifier would give it (the baseline may label pages otherwise, such as
+// by number where the document has page labels). preds is not modified.
+func relabel(preds []PagePrediction, byIndex map[int]*Object) []PagePrediction {
+	out := append([]PagePrediction(nil), preds...)
+	for i, p := range out {
+		o := byIndex[p.Index]
+		if p.Index <= 0 || o == nil {
+			continue
+		}
+		if l, ok := o.Get("page"); ok {
+			if s, ok := l.(string); ok && s != "" {
+				out[i].Label = s
+			}
+		}
+	}
+	return out
 }
 
 // BlockStamp is the per-block provenance entry of assembled.blocks.

@@ -205,3 +205,25 @@ func TestLoadConfigOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestEnvInt(t *testing.T) {
+	for _, tc := range []struct {
+		env     env
+		want    int
+		wantErr string
+	}{
+		{env{}, 50, ""},
+		{env{"N": " 7 "}, 7, ""},
+		{env{"N": ""}, 0, "N is set but empty"},
+		{env{"N": "0"}, 0, `N="0" is not a whole number from 1 to 100`},
+		{env{"N": "1.5"}, 0, `N="1.5" is not a whole number`},
+	} {
+		got, err := EnvInt(tc.env.lookup, "N", 50, 1, 100)
+		if tc.wantErr == "" && (err != nil || got != tc.want) {
+			t.Errorf("%v: %d, %v; want %d", tc.env, got, err, tc.want)
+		}
+		if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("%v: error %v, want one containing %q", tc.env, err, tc.wantErr)
+		}
+	}
+}

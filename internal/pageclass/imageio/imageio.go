@@ -70,6 +70,7 @@ import (
 	"github.com/davidbyttow/govips/v2/vips"
 
 	"archivekit/bindings/libvips"
+	"archivekit/internal/pageclass/pdflabel"
 	"archivekit/internal/regularfile"
 )
 
@@ -162,6 +163,10 @@ type Doc struct {
 	typ   vips.ImageType
 	pages int
 	opts  Options
+	// labels are a PDF's page labels (nil: none); labelErr why they could
+	// not be read.
+	labels   []string
+	labelErr error
 }
 
 // Supported reports whether path has one of the Extensions (any case).
@@ -277,6 +282,7 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		if d.pages < 1 {
 			return nil, &Error{Name: name, Err: errors.New("PDF has no pages")}
 		}
+		d.labels, d.labelErr = pdflabel.Labels(data, d.pages)
 		return d, nil
 	}
 	if err := o.checkSize(ref); err != nil {
@@ -324,6 +330,21 @@ func (d *Doc) Pages() int { return d.pages }
 
 // IsPDF reports whether the Doc is a PDF.
 func (d *Doc) IsPDF() bool { return d.typ == vips.ImageTypePDF }
+
+// Label returns the page label of page i (0-based) of a PDF that defines
+// page labels (such as "iv" or "12a", internal/pageclass/pdflabel), or ""
+// when the document defines none, is not a PDF, or its labels could not be
+// read (LabelError says why).
+func (d *Doc) Label(i int) string {
+	if i < 0 || i >= len(d.labels) {
+		return ""
+	}
+	return d.labels[i]
+}
+
+// LabelError says why a PDF's page labels could not be read; nil when they
+// were read or the document has none.
+func (d *Doc) LabelError() error { return d.labelErr }
 
 // Page decodes page i (0-based) to RGB. The decoding takes a slot of the
 // process-wide pixel budget (MaxPixelsInFlight); the returned pixels are a

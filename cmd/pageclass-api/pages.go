@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// pageRange is one item of a pages field: first..last, 1-based, inclusive.
+type pageRange struct{ first, last int }
+
+// maxPageRanges bounds the items of a pages field.
+const maxPageRanges = 1000
+
+// parsePages reads a pages form field: page numbers and ranges separated
+// by commas, such as "1,3,5-7" (spaces allowed around the items). The
+// error says what is wrong in words a client can act on; the numbers are
+// checked against the document's page count later (selectPages).
+func parsePages(v string) ([]pageRange, error) {
+	items := strings.Split(v, ",")
+	if len(items) > maxPageRanges {
+		return nil, fmt.Errorf("more than %d items", maxPageRanges)
+	}
+	rs := make([]pageRange, 0, len(items))
+	for _, it := range items {
+		it = strings.TrimSpace(it)
+		a, b, isRange := strings.Cut(it, "-")
+		first, err1 := pageNumber(a)
+		last, err2 := first, error(nil)
+		if isRange {
+			last, err2 = pageNumber(b)
+		}
+		switch {
+		case it == "":
+			return nil, fmt.Errorf("an empty item (write page numbers and ranges separated by commas, such as 1,3,5-7)")
+		case err1 != nil || err2 != nil:
+			return nil, fmt.Errorf("%q is not a page number or a range such as 5-7 (pages count from 1)", it)
+		case last < first:
+			return nil, fmt.Errorf("the range %q runs backwards", it)
+		}
+		rs = append(rs, pageRange{first, last})
+	}
+	return rs, nil
+}
+
+func pageNumber(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || s[0] == '+' {
+		return 0, fmt.Errorf("not a page number")
+	}
+	return n, nil
+}
+
+// selectPages turns the ranges into the 0-based indexes of the pages of a
+// document of n pages, in ascending order, each once (nil ranges: every
+// page). A page beyond n is an error naming it.
+func selectPages(rs []pageRange, n int) ([]int, error) {
+	if rs == nil {
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx, nil
+	}
+	seen := make([]bool, n)
+	for _, r := range rs {
+		if r.last > n {
+			return nil, fmt.Errorf("pages %s: the document has %d pages", r, n)
+		}
+		for p := r.first; p <= r.last; p++ {
+			seen[p-1] = true
+		}
+	}
+	var idx []int
+	for i, ok := range seen {
+		if ok {
+			idx = append(idx, i)
+		}
+	}
+	return idx, nil
+}
+
+func (r pageRange) String() string {
+	if r.first == r.last {
+		return strconv.Itoa(r.first)
+	}
+	return fmt.Sprintf("%d-%d", r.first, r.last)
+}
