@@ -44,7 +44,7 @@ type cli struct {
 	DocumentJSON    string           `name:"document-json" help:"Baseline document record to accrete the translation block onto." placeholder:"FILE"`
 	DocumentJSONOut string           `name:"document-json-out" help:"Where to write the updated record (default: <output>/<doc_id>.document.json)." placeholder:"FILE"`
 	DownloadDir     string           `name:"download-dir" help:"Where URL inputs are stored (default: <output>/downloaded_inputs)." placeholder:"DIR"`
-	OutputMode      string           `name:"output-mode" help:"replace or append (precedence: flag, config output_mode, OUTPUT_MODE, replace)."`
+	OutputMode      string           `name:"output-mode" help:"replace, append or alternative (ALTO: the translation in an ALTERNATIVE per String; PAGE and metadata: append) (precedence: flag, config output_mode, OUTPUT_MODE, replace)."`
 	FastAlign       bool             `name:"fast-align" help:"ALTO only: split block translations by source word counts instead of translating each line (one backend call per page)."`
 	Backend         string           `help:"mtapi, chat_compatible or ct2 (precedence: flag, config translation_backend, TRANSLATION_BACKEND, mtapi)."`
 	Shard           string           `help:"Translate only share i of n (numbered from 0), chosen by a hash of each input's path relative to input_path (of the URL for URL lists), so n runs with 0/n ... n-1/n translate every input exactly once." placeholder:"I/N"`
@@ -293,8 +293,8 @@ func (s *settings) setBackend(c *cli, p picker, getenv func(string) string) erro
 	s.Backend, s.BackendFrom = precedence(p.set["backend"], c.Backend, p.cfg["translation_backend"], getenv("TRANSLATION_BACKEND"), "mtapi")
 	s.Mode, s.ModeFrom = precedence(p.set["output-mode"], c.OutputMode, p.cfg["output_mode"], getenv("OUTPUT_MODE"), "replace")
 	s.Backend, s.Mode = strings.ToLower(s.Backend), strings.ToLower(s.Mode)
-	if s.Mode != "replace" && s.Mode != "append" {
-		return cliflags.Usage(fmt.Errorf("output mode %q (from %s): want replace or append", s.Mode, s.ModeFrom))
+	if s.Mode != "replace" && s.Mode != "append" && s.Mode != "alternative" {
+		return cliflags.Usage(fmt.Errorf("output mode %q (from %s): want replace, append or alternative", s.Mode, s.ModeFrom))
 	}
 	if !session.Known(s.Backend) {
 		return cliflags.Usage(fmt.Errorf("backend %q (from %s): want one of %s", s.Backend, s.BackendFrom, strings.Join(session.Backends, ", ")))

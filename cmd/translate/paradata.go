@@ -8,6 +8,7 @@ import (
 	"archivekit/internal/licence"
 	runmeta "archivekit/internal/paradata"
 	"archivekit/internal/shard"
+	"archivekit/internal/translate/langtag"
 	"archivekit/internal/translate/translator"
 )
 
@@ -25,6 +26,9 @@ type statistics struct {
 	UnitsTranslated     int            `json:"units_translated"`
 	UnitsSkipped        int            `json:"units_skipped"`
 	Languages           map[string]int `json:"source_languages"`
+	// LanguageTags is the machine-translation tag (RFC 6497,
+	// "en-t-cs-t0-und") of the text translated from each source language.
+	LanguageTags map[string]string `json:"language_tags"`
 	// SegmentStatus counts log rows (ALTO lines, metadata fields) per
 	// status: ok, retried, untranslated, unsupported_lang, vocabulary,
 	// mixed_content.
@@ -104,6 +108,9 @@ func (d *paradataDoc) View() *paradataDoc {
 	st.OutputCountsByType = maps.Clone(st.OutputCountsByType)
 	st.PerformancePerMinute = maps.Clone(st.PerformancePerMinute)
 	st.Languages = maps.Clone(st.Languages)
+	if target, ok := cfg["target_lang"].(string); ok {
+		st.LanguageTags, _, _ = langtag.ForSources(target, st.Languages)
+	}
 	st.SegmentStatus = maps.Clone(st.SegmentStatus)
 	if d.terms != nil {
 		tm := &terminology{Documents: map[string]termRate{}}

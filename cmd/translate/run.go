@@ -27,6 +27,7 @@ import (
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/chunker"
 	"archivekit/internal/translate/langid"
+	"archivekit/internal/translate/langtag"
 	"archivekit/internal/translate/lemmatizer"
 	"archivekit/internal/translate/metadata"
 	"archivekit/internal/translate/mtapi"
@@ -772,7 +773,13 @@ func (r *runner) record(written []string) error {
 			}
 		}
 	}
-	info := translator.RecordInfo{SourceLang: src, TargetLang: s.Target, Backend: s.Backend, Mode: s.Mode,
+	mode, form := s.Mode, ""
+	if mode == string(alto.Alternative) {
+		// The record's output_mode says whether the original was kept.
+		mode, form = string(alto.Append), s.Mode
+	}
+	_, tag, _ := langtag.ForSources(s.Target, snap.Statistics.Languages)
+	info := translator.RecordInfo{SourceLang: src, TargetLang: s.Target, Backend: s.Backend, Mode: mode, Form: form, LanguageTag: tag,
 		Licence: snap.LicenseDetail, RunID: snap.RunID, ParadataRef: pd.path, At: time.Now(), HadBaseline: true,
 		Version: snap.ToolVersion, ContainerImage: snap.DockerImage, RunnerRef: snap.RunnerRef}
 	if len(written) == 1 {

@@ -23,6 +23,7 @@ import (
 
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/batch"
+	"archivekit/internal/translate/langtag"
 	"archivekit/internal/translate/xmlsplice"
 )
 
@@ -42,6 +43,11 @@ const (
 	// Append keeps every original block and inserts after it a translated
 	// copy labelled with the target language (see Translate).
 	Append Mode = "append"
+	// Alternative keeps the document as it is and adds to each String of
+	// a translated block an ALTERNATIVE holding its share of the
+	// translation, with PURPOSE "translation:<tag>" (see PurposePrefix);
+	// ALTO 1.1 and later only (see Translate).
+	Alternative Mode = "alternative"
 )
 
 // Defaults for Options.
@@ -77,7 +83,7 @@ type Options struct {
 	// MinConfidence: detections at or below it fall back to Czech. Zero means
 	// DefaultMinConfidence.
 	MinConfidence float64
-	// Mode is Replace (default when empty) or Append.
+	// Mode is Replace (default when empty), Append or Alternative.
 	Mode Mode
 	// FastAlign skips pass 2 and splits block tokens in proportion to the
 	// lines' source word counts.
@@ -168,8 +174,9 @@ func rootIsALTO(doc *xmlsplice.Document) bool {
 type line struct {
 	node    *xmlsplice.Node
 	id      string
-	strings []xmlsplice.Attr // CONTENT attributes of the line's String elements
-	text    string           // CONTENT values joined by single spaces
+	strings []xmlsplice.Attr  // CONTENT attributes of the line's String elements
+	nodes   []*xmlsplice.Node // the String elements of strings
+	text    string            // CONTENT values joined by single spaces
 	words   int
 }
 
@@ -202,7 +209,15 @@ type edit struct {
 // copy of it (same attributes and children, IDs suffixed "_<target>", LANG
 // set to the target) holding the translation; the original gets LANG="<src>"
 // when it has no LANG; blocks whose LANG already is the target, or that are
-// already followed by such a copy, are skipped without a backend call.
+// already followed by such a copy, are skipped without a backend call. In
+// Alternative mode nothing of the document changes: each String of a
+// translated block gets an ALTERNATIVE (PURPOSE "translation:<tag>")
+// holding the words the alignment gave it (none for a String given no
+// word); blocks that already hold an ALTERNATIVE into the target are
+// skipped, and RemoveAlternatives gives the input back. Alternative mode
+// refuses (ErrNoAlternative) a document not in an ALTO 2, 3 or 4
+// namespace unless it is ALTO 1.x whose schema location names ALTO 1.1 to
+// 1.4: ALTO 1.0 has no ALTERNATIVE.
 func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	auto, err := batch.CheckRequest("alto", opt.Backend, opt.Source, opt.Target, opt.Detector != nil)
 	if err != nil {
@@ -211,7 +226,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	if opt.Mode == "" {
 		opt.Mode = Replace
 	}
-	if opt.Mode != Replace && opt.Mode != Append {
+	if opt.Mode != Replace && opt.Mode != Append && opt.Mode != Alternative {
 		return nil, fmt.Errorf("alto: unknown output mode %q", opt.Mode)
 	}
 	if opt.MinConfidence == 0 {
@@ -223,6 +238,11 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	}
 	if !rootIsALTO(doc) {
 		return nil, fmt.Errorf("alto: %s: root element is not <alto>", opt.File)
+	}
+	if opt.Mode == Alternative {
+		if err := checkAlternative(doc); err != nil {
+			return nil, fmt.Errorf("alto: %s: %w", opt.File, err)
+		}
 	}
 	var pages []*xmlsplice.Node
 	doc.Root.Walk(func(n *xmlsplice.Node) bool {
@@ -395,6 +415,7 @@ func collectBlocks(page *xmlsplice.Node, join bool) []*block {
 				}
 				a, _ := s.Attr("", "CONTENT")
 				l.strings = append(l.strings, a)
+				l.nodes = append(l.nodes, s)
 				words = append(words, lw.words[k]...)
 			}
 			l.text = strings.Join(words, " ")
@@ -444,8 +465,11 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 		}
 	}
 	pr.stats.Units = len(blocks)
-	if t.opt.Mode == Append {
+	switch t.opt.Mode {
+	case Append:
 		blocks = t.pendingAppend(blocks)
+	case Alternative:
+		blocks = t.pendingAlternative(blocks)
 	}
 	pr.stats.AlreadyDone = pr.stats.Units - len(blocks)
 	pr.stats.Blocks = len(blocks)
@@ -575,7 +599,14 @@ func (t *translator) untouched(b *block, pageNum int, st backend.Status, pr *pag
 
 // writeBlock turns a block's aligned tokens into edits and log rows.
 func (t *translator) writeBlock(b *block, lang string, tokens []string, counts []int, pageNum int, st backend.Status, pr *pageResult) error {
-	var contentEdits []edit
+	var contentEdits, altEdits []edit
+	tag := ""
+	if t.opt.Mode == Alternative {
+		var err error
+		if tag, err = langtag.MT(t.opt.Target, lang); err != nil {
+			return err
+		}
+	}
 	pos := 0
 	for j, l := range b.holders {
 		mine := tokens[pos : pos+counts[j]]
@@ -583,12 +614,19 @@ func (t *translator) writeBlock(b *block, lang string, tokens []string, counts [
 		for k, v := range Place(mine, len(l.strings)) {
 			a := l.strings[k]
 			contentEdits = append(contentEdits, edit{a.Start, a.End, xmlsplice.EscapeAttr(v, a.Quote)})
+			if tag != "" && v != "" {
+				altEdits = append(altEdits, alternativeEdit(t.src, l.nodes[k], tag, v))
+			}
 		}
 		row := LogRow{File: t.opt.File, Page: pageNum, Line: l.id, Source: l.text, Target: strings.Join(mine, " "), Status: st}
 		if sc, ok := t.opt.Backend.(backend.Scorer); ok && st != backend.Vocabulary {
 			row.Score, row.HasScore = sc.Score(b.text)
 		}
 		pr.rows = append(pr.rows, row)
+	}
+	if t.opt.Mode == Alternative {
+		pr.edits = append(pr.edits, altEdits...)
+		return nil
 	}
 	for _, a := range b.emptied {
 		contentEdits = append(contentEdits, edit{a.Start, a.End, ""})

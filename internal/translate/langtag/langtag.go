@@ -222,3 +222,18 @@ func ForSources(target string, counts map[string]int) (tags map[string]string, m
 	}
 	return tags, tags[best], nil
 }
+
+// Target returns the language of s when s is a machine-translation tag
+// (one with the t0 field): its ISO 639-1 code where it has one
+// ("en-t-cs-t0-und" gives "en"), else its language as x/text writes it;
+// "" for any other value.
+func Target(s string) string {
+	tag, err := Parse(s)
+	if err != nil || !tag.MachineTranslated() {
+		return ""
+	}
+	if b := Base(tag.Lang); b != "" {
+		return b
+	}
+	return tag.Lang
+}

@@ -90,3 +90,14 @@ func TestForSources(t *testing.T) {
 		t.Errorf("ForSources(nil) = %q, %v", main, err)
 	}
 }
+
+func TestTarget(t *testing.T) {
+	for in, want := range map[string]string{
+		"en-t-cs-t0-und": "en", "EN-T-CS-T0-UND": "en", "en-t-t0-und": "en", "eng-t-cs-t0-und": "en",
+		"syc-t-en-t0-und": "syc", "en-t-cs": "", "en": "", "": "", "x-t-t0": "",
+	} {
+		if got := Target(in); got != want {
+			t.Errorf("Target(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

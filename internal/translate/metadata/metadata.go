@@ -20,13 +20,14 @@ import (
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/batch"
 	"archivekit/internal/translate/guard"
+	"archivekit/internal/translate/langtag"
 	"archivekit/internal/translate/xmlsplice"
 )
 
 // Detector identifies the language of a text (same contract as alto.Detector).
 type Detector = alto.Detector
 
-// Mode is the output mode: alto.Replace or alto.Append.
+// Mode is the output mode: alto.Replace, alto.Append or alto.Alternative.
 type Mode = alto.Mode
 
 // LogRow is one row of the translation log; for metadata Page is 0 (an empty
@@ -46,7 +47,10 @@ type Options struct {
 	// MinConfidence: detections at or below it fall back to Czech. Zero means
 	// alto.DefaultMinConfidence (0.2).
 	MinConfidence float64
-	// Mode is alto.Replace (default when empty) or alto.Append.
+	// Mode is alto.Replace (default when empty), alto.Append or
+	// alto.Alternative: as alto.Append, but the sibling's xml:lang is the
+	// machine-translation tag (langtag.MT, "en-t-cs-t0-und") and the
+	// original is left as it was, so Remove gives the input back.
 	Mode Mode
 	// Fields are the XPath targets (see LoadFields).
 	Fields []*XPath
@@ -154,7 +158,7 @@ func (opt Options) withDefaults() (_ Options, auto bool, _ error) {
 	if opt.Mode == "" {
 		opt.Mode = alto.Replace
 	}
-	if opt.Mode != alto.Replace && opt.Mode != alto.Append {
+	if opt.Mode != alto.Replace && opt.Mode != alto.Append && opt.Mode != alto.Alternative {
 		return opt, auto, fmt.Errorf("metadata: unknown output mode %q", opt.Mode)
 	}
 	if opt.MinConfidence == 0 {
@@ -218,7 +222,7 @@ func (t *translation) prepare(ctx context.Context, doc *xmlsplice.Document) {
 		for _, el := range f.Select(doc, t.opt.Namespaces) {
 			text, ok := el.Text()
 			if !ok || strings.TrimSpace(text) == "" || seen[el] ||
-				t.opt.Mode == alto.Append && alreadyAppended(el, t.opt.Target) {
+				t.opt.Mode != alto.Replace && alreadyAppended(el, t.opt.Target) {
 				continue
 			}
 			seen[el] = true
@@ -271,9 +275,15 @@ func (t *translation) field(ctx context.Context, f *XPath, el *xmlsplice.Node) e
 		res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.MixedContent})
 		return nil
 	}
-	if opt.Mode == alto.Append && alreadyAppended(el, opt.Target) {
+	if opt.Mode != alto.Replace && alreadyAppended(el, opt.Target) {
 		res.Skipped++
 		res.AlreadyDone++
+		return nil
+	}
+	if opt.Mode != alto.Replace && el.Parent.Kind == xmlsplice.DocumentNode {
+		// A sibling of the root element would be a second root.
+		res.Skipped++
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s: the root element <%s> left untranslated: %s mode adds a sibling, and a document has one root", opt.File, f.Expr, el.QName(), opt.Mode))
 		return nil
 	}
 	lang := t.lang(el, text)
@@ -354,8 +364,14 @@ func (t *translation) write(f *XPath, el *xmlsplice.Node, text, lang string, seg
 		if a, ok := el.Attr("xml", "lang"); ok && a.Value != opt.Target {
 			t.ed.SetAttr(a, opt.Target)
 		}
-	} else {
+	} else if opt.Mode == alto.Append {
 		appendSibling(t.ed, t.src, el, lang, opt.Target, out)
+	} else {
+		tag, err := langtag.MT(opt.Target, lang)
+		if err != nil {
+			return fmt.Errorf("metadata: %s: %w", opt.File, err)
+		}
+		insertSibling(t.ed, t.src, el, tag, out)
 	}
 	res.Translated++
 	res.Languages[lang]++
@@ -368,9 +384,10 @@ func (t *translation) write(f *XPath, el *xmlsplice.Node, text, lang string, seg
 }
 
 // alreadyAppended reports a field that is itself a translation into target,
-// or that is followed by a sibling of the same name labelled target.
+// or that is followed by a sibling of the same name labelled target (its
+// xml:lang the target, or a machine-translation tag into it).
 func alreadyAppended(el *xmlsplice.Node, target string) bool {
-	if a, ok := el.Attr("xml", "lang"); ok && a.Value == target {
+	if labelled(el, target) {
 		return true
 	}
 	sib := el.Parent.Children
@@ -382,25 +399,57 @@ func alreadyAppended(el *xmlsplice.Node, target string) bool {
 			if d.Kind != xmlsplice.ElementNode {
 				continue
 			}
-			a, ok := d.Attr("xml", "lang")
-			return d.QName() == el.QName() && ok && a.Value == target
+			return d.QName() == el.QName() && labelled(d, target)
 		}
 	}
 	return false
+}
+
+// labelled reports an element whose xml:lang is target or a
+// machine-translation tag into target.
+func labelled(el *xmlsplice.Node, target string) bool {
+	a, ok := el.Attr("xml", "lang")
+	return ok && (a.Value == target || langtag.Target(a.Value) == target)
 }
 
 // appendSibling inserts after el a copy of its start tag labelled
 // xml:lang=target holding text, preceded by el's own line break and
 // indentation, and labels el with src when it has no xml:lang.
 func appendSibling(ed *xmlsplice.Editor, src []byte, el *xmlsplice.Node, lang, target, text string) {
+	if _, ok := el.Attr("xml", "lang"); !ok {
+		ed.AddAttr(el, xmlLang, lang)
+	}
+	insertSibling(ed, src, el, target, text)
+}
+
+// insertSibling inserts after el a copy of its start tag with xml:lang
+// set to label (replaced where el has one, else added last) holding
+// text, preceded by el's own line break and indentation. el is not
+// changed.
+func insertSibling(ed *xmlsplice.Editor, src []byte, el *xmlsplice.Node, label, text string) {
 	tag := xmlsplice.NewEditor(src[el.Start:el.StartTagEnd])
 	if a, ok := el.Attr("xml", "lang"); ok {
-		tag.SetAttr(xmlsplice.Attr{Start: a.Start - el.Start, End: a.End - el.Start, Quote: a.Quote}, target)
+		tag.SetAttr(xmlsplice.Attr{Start: a.Start - el.Start, End: a.End - el.Start, Quote: a.Quote}, label)
 	} else {
 		at := el.AttrInsertPos() - el.Start
-		tag.Insert(at, ` `+xmlLang+`="`+xmlsplice.EscapeAttr(target, '"')+`"`)
-		ed.AddAttr(el, xmlLang, lang)
+		tag.Insert(at, ` `+xmlLang+`="`+xmlsplice.EscapeAttr(label, '"')+`"`)
 	}
 	start, _ := tag.Bytes() // one edit inside the tag: cannot overlap
 	ed.Insert(el.End, el.Indent(src)+string(start)+xmlsplice.EscapeText(text)+"</"+el.QName()+">")
+}
+
+// Remove deletes from a metadata document every element whose xml:lang
+// is a machine-translation tag (what alto.Alternative mode adds), each
+// with the line break and indentation before it. Applied to the output
+// of that mode on a document that had no such element, it gives back the
+// input byte for byte.
+func Remove(src []byte) ([]byte, error) {
+	out, err := xmlsplice.RemoveElements(src, func(n *xmlsplice.Node) bool {
+		a, ok := n.Attr("xml", "lang")
+		return ok && langtag.Target(a.Value) != ""
+	})
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	return out, nil
 }

@@ -522,14 +522,7 @@ func isOurs(n *xmlsplice.Node) string {
 	if !ok {
 		return ""
 	}
-	tag, err := langtag.Parse(a.Value)
-	if err != nil || !tag.MachineTranslated() {
-		return ""
-	}
-	if b := langtag.Base(tag.Lang); b != "" {
-		return b
-	}
-	return tag.Lang
+	return langtag.Target(a.Value)
 }
 
 // index returns the integer @index of a TextEquiv.

@@ -12,17 +12,11 @@ import (
 // append mode on a document that had no such TextEquiv, it gives back the
 // input byte for byte.
 func Remove(src []byte) ([]byte, error) {
-	doc, err := xmlsplice.Parse(src)
+	out, err := xmlsplice.RemoveElements(src, func(n *xmlsplice.Node) bool {
+		return n.Name.Local == "TextEquiv" && isOurs(n) != ""
+	})
 	if err != nil {
 		return nil, fmt.Errorf("pagexml: %w", err)
 	}
-	ed := xmlsplice.NewEditor(src)
-	doc.Root.Walk(func(n *xmlsplice.Node) bool {
-		if n.Name.Local == "TextEquiv" && isOurs(n) != "" {
-			ed.Replace(n.Start-len(n.Indent(src)), n.End, "")
-			return false
-		}
-		return true
-	})
-	return ed.Bytes()
+	return out, nil
 }

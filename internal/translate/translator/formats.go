@@ -18,7 +18,7 @@ func (d *document) page(ctx context.Context, in []byte, out *Output) error {
 	opt, be := d.opt, d.be
 	res, err := pagexml.Translate(ctx, in, pagexml.Options{
 		Backend: be, Source: opt.Source, Target: opt.Target, Detector: d.det,
-		MinConfidence: opt.MinConfidence, Mode: opt.Mode, File: d.stem,
+		MinConfidence: opt.MinConfidence, Mode: keeping(opt.Mode), File: d.stem,
 	})
 	if err != nil {
 		return err

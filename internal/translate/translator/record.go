@@ -17,6 +17,14 @@ const Program = "translator"
 type RecordInfo struct {
 	// SourceLang, TargetLang, Backend and Mode fill the translations block.
 	SourceLang, TargetLang, Backend, Mode string
+	// Form is the output mode when it is finer than Mode (alternative:
+	// recorded with Mode append, the original being kept); stored as
+	// translations.output_form when set.
+	Form string
+	// LanguageTag is the machine-translation tag of the translation
+	// (langtag.MT of the most frequent source language,
+	// "en-t-cs-t0-und"); stored as translations.language_tag when set.
+	LanguageTag string
 	// TranslatedXML is the reference to the translated document, stored as
 	// derived_from.translated_xml (required).
 	TranslatedXML string
@@ -37,8 +45,9 @@ type RecordInfo struct {
 }
 
 // AccreteRecord writes the translator's block onto rec (spec 2.4):
-// translations {source_lang, target_lang, backend, output_mode, license,
-// license_url, license_detail[, files]}, derived_from.translated_xml, the
+// translations {source_lang, target_lang, backend, output_mode[,
+// output_form][, language_tag], license, license_url, license_detail[,
+// files]}, derived_from.translated_xml, the
 // assembled.blocks entry and its contributor entry in the provenance block
 // (docrecord.AddProvenance). The translated text itself is not stored. doc_id
 // is never touched. The caller validates and writes the record
@@ -61,6 +70,12 @@ func AccreteRecord(rec *docrecord.Record, info RecordInfo) error {
 	block.Set("target_lang", info.TargetLang)
 	block.Set("backend", info.Backend)
 	block.Set("output_mode", info.Mode)
+	if info.Form != "" {
+		block.Set("output_form", info.Form)
+	}
+	if info.LanguageTag != "" {
+		block.Set("language_tag", info.LanguageTag)
+	}
 	block.Set("license", info.Licence.EffectiveLicense)
 	block.Set("license_url", info.Licence.EffectiveLicenseURL)
 	block.Set("license_detail", detail)

@@ -90,8 +90,11 @@ type Options struct {
 	Source string
 	// Target is the ISO 639-1 target language; "" means "en".
 	Target string
-	// Mode is alto.Replace or alto.Append; "" means alto.Replace, and
-	// alto.Append for PAGE-XML (which keeps the original TextEquivs).
+	// Mode is alto.Replace, alto.Append or alto.Alternative; "" means
+	// alto.Replace, and alto.Append for PAGE-XML (which keeps the original
+	// TextEquivs). alto.Alternative (ALTO: an ALTERNATIVE per String, see
+	// alto.Translate) is append mode for PAGE-XML and metadata, whose
+	// append modes keep the original too.
 	Mode alto.Mode
 	// FastAlign skips pass 2 for ALTO (one backend call per page).
 	FastAlign bool
@@ -282,8 +285,8 @@ func (opt Options) withDefaults(name string) (Options, error) {
 	if opt.Target == "" {
 		opt.Target = "en"
 	}
-	if opt.Mode != "" && opt.Mode != alto.Replace && opt.Mode != alto.Append {
-		return opt, fmt.Errorf("%s: unknown output mode %q (want replace or append)", name, opt.Mode)
+	if opt.Mode != "" && opt.Mode != alto.Replace && opt.Mode != alto.Append && opt.Mode != alto.Alternative {
+		return opt, fmt.Errorf("%s: unknown output mode %q (want replace, append or alternative)", name, opt.Mode)
 	}
 	return opt, nil
 }
@@ -444,7 +447,7 @@ func (d *document) metadata(ctx context.Context, in []byte, out *Output) error {
 	opt, be := d.opt, d.be
 	res, err := metadata.Translate(ctx, in, metadata.Options{
 		Backend: be, Source: opt.Source, Target: opt.Target, Detector: d.det,
-		MinConfidence: opt.MinConfidence, Mode: opt.Mode, Fields: opt.Fields, File: d.stem,
+		MinConfidence: opt.MinConfidence, Mode: keeping(opt.Mode), Fields: opt.Fields, File: d.stem,
 	})
 	if err != nil {
 		return err
@@ -885,4 +888,14 @@ func ValidLang(s string, autoOK bool) bool {
 		}
 	}
 	return true
+}
+
+// keeping is the mode for a format without ALTO's Alternative mode:
+// alto.Append for it (PAGE-XML's and metadata's append modes keep the
+// original beside the translation), m otherwise.
+func keeping(m alto.Mode) alto.Mode {
+	if m == alto.Alternative {
+		return alto.Append
+	}
+	return m
 }

@@ -135,3 +135,23 @@ func isXMLChar(r rune) bool {
 		r >= 0xE000 && r <= 0xFFFD ||
 		r >= 0x10000 && r <= 0x10FFFF
 }
+
+// RemoveElements parses src and deletes every element for which match is
+// true (not looking inside it), each with the line break and indentation
+// before it (Node.Indent). The translators' removers use it to undo what
+// their append modes insert.
+func RemoveElements(src []byte, match func(*Node) bool) ([]byte, error) {
+	doc, err := Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	ed := NewEditor(src)
+	doc.Root.Walk(func(n *Node) bool {
+		if n.Kind == ElementNode && match(n) {
+			ed.Replace(n.Start-len(n.Indent(src)), n.End, "")
+			return false
+		}
+		return true
+	})
+	return ed.Bytes()
+}

@@ -307,3 +307,16 @@ func TestURIResolvedWhileParsing(t *testing.T) {
 		t.Errorf("URIs %v, want %s", got, want)
 	}
 }
+
+// TestRemoveElements: matched elements go with the line break and
+// indentation before them, and nothing inside them is visited.
+func TestRemoveElements(t *testing.T) {
+	src := "<r>\n  <a/>\n  <b><a/></b><b/>\n</r>"
+	out, err := RemoveElements([]byte(src), func(n *Node) bool { return n.Name.Local == "b" })
+	if err != nil || string(out) != "<r>\n  <a/>\n</r>" {
+		t.Errorf("got %q, %v", out, err)
+	}
+	if _, err := RemoveElements([]byte("<r>"), func(*Node) bool { return true }); err == nil {
+		t.Error("malformed input: no error")
+	}
+}

@@ -8,7 +8,8 @@
 // schemas it imports or includes by relative location (recursively), so
 // they resolve beside it. xmllint runs with --nonet and an XML catalog that
 // maps the published locations of the W3C schema for the xml: namespace
-// (http://www.w3.org/2001/03/xml.xsd and its later versions) to a copy
+// (http://www.w3.org/2001/03/xml.xsd and its later versions), and the
+// Library of Congress's XLink schema that ALTO and METS import, to copies
 // shipped in this package, so schemas importing it (the AMCR schema does)
 // validate offline. Any other remote import is not fetched: such a schema
 // fails to compile, which is reported naming the location.
@@ -47,6 +48,8 @@ var (
 	w3cXMLSchema []byte
 	//go:embed w3c/catalog.xml
 	w3cCatalog []byte
+	//go:embed w3c/xlink.xsd
+	xlinkSchema []byte
 )
 
 // MaxSchemaFiles bounds the schema documents downloaded for one URL schema.
@@ -103,8 +106,8 @@ func New(ctx context.Context, schema string) (*Validator, error) {
 	return v, nil
 }
 
-// writeCatalog writes the shipped W3C xml: schema and the XML catalog that
-// maps it into the folder dir, made if needed, and returns the catalog's
+// writeCatalog writes the shipped W3C xml: schema, the XLink schema of
+// ALTO and METS and the XML catalog that maps them into the folder dir, made if needed, and returns the catalog's
 // path. A folder or file that cannot be written is the error: without the
 // catalog, xmllint would fetch the xml: schema from the network.
 func writeCatalog(dir string) (string, error) {
@@ -112,6 +115,9 @@ func writeCatalog(dir string) (string, error) {
 	err := os.MkdirAll(dir, 0o755)
 	if err == nil {
 		err = os.WriteFile(filepath.Join(dir, "xml.xsd"), w3cXMLSchema, 0o644)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "xlink.xsd"), xlinkSchema, 0o644)
 	}
 	if err == nil {
 		err = os.WriteFile(catalog, w3cCatalog, 0o644)
@@ -245,3 +251,25 @@ func (v *Validator) Validate(ctx context.Context, file string) ([]string, error)
 	}
 	return nil, fmt.Errorf("xmllint exited %d: %s", exit.ExitCode(), strings.Join(lines, "; "))
 }
+
+// Problems writes src to dir/name, validates it and counts the messages,
+// each without its "file:line: " prefix, so the problems of two files can
+// be compared (an output must have none its input did not have).
+func (v *Validator) Problems(ctx context.Context, dir, name string, src []byte) (map[string]int, error) {
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		return nil, err
+	}
+	msgs, err := v.Validate(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, m := range msgs {
+		out[fileLineRE.ReplaceAllString(m, "")]++
+	}
+	return out, nil
+}
+
+// fileLineRE is the "file:line: " prefix of an xmllint message.
+var fileLineRE = regexp.MustCompile(`^[^:]*:\d+: `)
