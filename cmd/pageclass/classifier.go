@@ -50,10 +50,11 @@ type classifier struct {
 
 // classify is the prediction run.
 func (r *classifier) classify(ctx context.Context) error {
-	set, err := r.inputs()
+	set, err := r.inputs(ctx)
 	if err != nil {
 		return err
 	}
+	r.recordBooks(set)
 	if nothing := r.recordInputs(set); nothing {
 		// Another shard classifies them: nothing to do here is success.
 		return nil
@@ -67,6 +68,13 @@ func (r *classifier) classify(ctx context.Context) error {
 		return err
 	}
 	defer r.closeModels()
+	if set.books != nil {
+		size, err := r.inputSize(folders)
+		if err != nil {
+			return err
+		}
+		set.target(size)
+	}
 	names, digests, err := r.identify(folders)
 	if err != nil {
 		return err
@@ -91,7 +99,7 @@ func (r *classifier) classify(ctx context.Context) error {
 	c := r.cli
 	r.out, err = newOutputs(outputSpec{
 		Dir: c.Results, Stamp: tables, Names: names, TopN: c.TopN, Raw: c.Raw, Best: c.Best,
-		Average: !c.NoAverageBest, Intermediates: c.SaveIntermediates, Chunk: chunk,
+		Average: !c.NoAverageBest, Intermediates: c.SaveIntermediates, Chunk: chunk, Books: set.books != nil && set.books.any,
 	})
 	if err != nil {
 		return err
@@ -102,6 +110,7 @@ func (r *classifier) classify(ctx context.Context) error {
 		return err
 	}
 	runErr := r.predict(ctx, files, folders, groups)
+	r.recordFetched()
 	return r.closeTables(tables, runErr)
 }
 
@@ -110,8 +119,10 @@ func (r *classifier) predictOptions() classify.Options {
 	return classify.Options{Batch: r.settings.Setup.Batch}
 }
 
-// inputs collects the files of the run.
-func (r *classifier) inputs() (*inputSet, error) {
+// inputs collects the files of the run, and the pages of its books (a
+// METS file or a IIIF manifest or collection given to -f, as a file or a
+// URL, or found in the -d folder by its content).
+func (r *classifier) inputs(ctx context.Context) (*inputSet, error) {
 	c := r.cli
 	exts, err := parseExts(c.FileFormat)
 	if err != nil {
@@ -121,7 +132,12 @@ func (r *classifier) inputs() (*inputSet, error) {
 	if err != nil {
 		return nil, cliflags.Usage(fmt.Errorf("--shard: %w", err))
 	}
-	set, err := collect(c.File, r.inputDir(), exts, c.Inner, r.pageFromName())
+	var set *inputSet
+	if c.File != "" && (isURL(c.File) || isBookFile(c.File)) {
+		set, err = r.collectBook(ctx, c.File)
+	} else if set, err = collect(c.File, r.inputDir(), exts, c.Inner, r.pageFromName()); err == nil {
+		err = r.addBooks(ctx, set)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -281,6 +297,9 @@ func (r *classifier) startLedger(names, digests []string) error {
 		return err
 	}
 	r.led = led
+	if bs := r.set.books; bs != nil {
+		bs.led, bs.cache = led, filepath.Join(led.Dir(), "fetched")
+	}
 	r.para.SetConfig("ledger", led.Path())
 	r.para.SetConfig("ledger_key", ledKey)
 	r.para.SetConfig("resume", c.Resume)
@@ -334,11 +353,21 @@ func (r *classifier) restore() ([]string, error) {
 	if resume {
 		known := make([]string, len(set.Files))
 		for i, f := range set.Files {
-			if led.Has(itemName(set, f)) {
+			if bp := set.page(f); bp != nil && bp.local == "" {
+				continue // a fetched page: recorded by its URL
+			} else if led.Has(itemName(set, f)) {
 				known[i] = f
+				if bp != nil {
+					known[i] = bp.local
+				}
 			}
 		}
 		fileDigest, digestErrs = digestAll(known)
+		for i, f := range set.Files {
+			if bp := set.page(f); bp != nil && bp.local == "" {
+				fileDigest[i] = bp.identity()
+			}
+		}
 	}
 	var files []string
 	restored, failedKept := 0, 0
@@ -391,13 +420,14 @@ func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err
 	pages := d.pages(f)
 	r.para.AddInputs(max(1, len(pages)+len(d.Errors)))
 	for _, p := range pages {
-		key, err := r.set.Keys.PageKey(f, p.Page, p.Pages)
+		key, err := r.set.pageKey(f, p.Page, p.Pages)
 		if err != nil {
 			r.fail(f, name, p.Page, err.Error())
 			continue
 		}
 		rv := r.reviewed(p)
-		dup, err := r.out.add(key, name, p, rv)
+		source, bp := r.set.source(f)
+		dup, err := r.out.add(key, source, bp, p, rv)
 		if err != nil {
 			return false, err
 		}
@@ -407,7 +437,7 @@ func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err
 		}
 		r.para.Processed(1)
 		r.docs.add(key, p, rv)
-		r.counted(name, p, rv)
+		r.counted(source, p, rv)
 	}
 	for _, pe := range d.Errors {
 		r.fail(f, name, pe.Page, pe.Error)
@@ -435,7 +465,7 @@ func (r *classifier) logRestored(restored, failedKept, toClassify int) {
 // predict classifies files, emitting every page as it comes (emit), with a
 // progress bar.
 func (r *classifier) predict(ctx context.Context, files []string, folders []classify.Folder, groups [][]int) error {
-	inputs := pipeline.Files(files)
+	inputs := r.set.inputs(files)
 	r.bar = r.newBar(len(inputs))
 	opt := r.predictOptions()
 	opt.OnOpen = func(in pipeline.Input, pages int) {
@@ -486,12 +516,13 @@ func (r *classifier) row(p classify.Page, it *item, name string) error {
 	if p.Err == nil {
 		rv = r.reviewed(p)
 	}
+	source, bp := r.set.source(p.Name)
 	if p.Err != nil {
 		r.log.Warn("page skipped", "file", p.Name, "page", p.Page, "error", p.Err.Error())
 		pageFailed(p.Err.Error())
-	} else if key, err := r.set.Keys.PageKey(p.Name, p.Page, p.Pages); err != nil {
+	} else if key, err := r.set.pageKey(p.Name, p.Page, p.Pages); err != nil {
 		pageFailed(err.Error())
-	} else if dup, err := r.out.add(key, name, p, rv); err != nil {
+	} else if dup, err := r.out.add(key, source, bp, p, rv); err != nil {
 		return err
 	} else if dup != "" {
 		r.log.Warn("page skipped: its row key is taken by another file", "file", p.Name, "key", key.String())
@@ -500,7 +531,7 @@ func (r *classifier) row(p classify.Page, it *item, name string) error {
 		r.bar.Add(1)
 		r.para.Processed(1)
 		r.docs.add(key, p, rv)
-		r.counted(name, p, rv)
+		r.counted(source, p, rv)
 		it.add(p, "")
 	}
 	return nil
@@ -516,6 +547,11 @@ func (r *classifier) complete(p classify.Page, it *item, name string) error {
 	// is now: a file rewritten meanwhile must not be recorded with the
 	// classes of its old content.
 	digest := p.Digest
+	if bp := r.set.page(p.Name); bp != nil && bp.local == "" && digest != "" {
+		// A fetched page is recorded by the URL it was fetched from,
+		// which a resumed run knows without fetching it again.
+		digest = bp.identity()
+	}
 	if digest == "" {
 		r.log.Debug("content digest not taken (the file could not be read); the file is not recorded in the ledger", "file", p.Name)
 		return nil
@@ -526,6 +562,9 @@ func (r *classifier) complete(p classify.Page, it *item, name string) error {
 	}
 	if err := r.led.Record(e); err != nil {
 		return err
+	}
+	if bp := r.set.page(p.Name); bp != nil {
+		r.set.books.classified(bp)
 	}
 	r.recorded++
 	if itemHook != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"archivekit/internal/book"
 	"archivekit/internal/cliflags"
 	"archivekit/internal/pageclass/imageio"
 	"archivekit/internal/pageclass/results"
@@ -52,6 +52,12 @@ type inputSet struct {
 	// AllDigest is shard.InputsDigest of every file collected, for a
 	// shard ("" for a whole run): --merge refuses shards of other lists.
 	AllDigest string
+	// books holds the pages of the books among the inputs (books.go);
+	// nil when there is none.
+	books *bookInputs
+	// BookImages counts the image files of a folder run left out because
+	// they are pages of a book of the run.
+	BookImages int
 }
 
 // share keeps the files of one shard, keyed by their path relative to the
@@ -66,6 +72,9 @@ func (s *inputSet) share(spec shard.Spec) {
 	keys := make([]string, len(s.Files))
 	for i, f := range s.Files {
 		keys[i] = shard.Key(s.Root, f)
+		if bp := s.page(f); bp != nil {
+			keys[i] = bp.name
+		}
 		if spec.Has(keys[i]) {
 			mine = append(mine, f)
 		}
@@ -130,6 +139,9 @@ func parseExts(list string) ([]string, error) {
 // not there or is a folder, a folder that is not there or is a file. It
 // reads no folder, so a run checks it before it writes anything.
 func checkInput(file, dir string) error {
+	if isURL(file) {
+		return nil // a book (books.go)
+	}
 	if file != "" {
 		st, err := os.Stat(file)
 		if err != nil {
@@ -211,7 +223,7 @@ func collect(file, dir string, exts []string, inner, pageFromName bool) (*inputS
 	}
 	sort.Strings(set.Files)
 	set.Keys = results.NewKeyer(set.Root, set.Files, pageFromName)
-	if len(set.Files) == 0 {
+	if len(set.Files) == 0 && set.books == nil {
 		err := fmt.Errorf("no %s files in %s%s", strings.Join(exts, "/"), dir, map[bool]string{true: " or its sub-folders", false: " (nested folders not searched: --inner)"}[inner])
 		if left := set.leftReport(); left != "" {
 			err = fmt.Errorf("%w; %s", err, left)
@@ -238,10 +250,18 @@ func (s *inputSet) take(p string, want map[string]bool, all, nested bool) {
 	case imageio.Supported(p):
 		s.Left[ext]++
 	default:
-		if kind := sniffFile(p); kind != "" && all {
+		head := readHead(p, book.LooksLen)
+		if kind := imageio.Sniff(head); kind != "" && all {
 			s.Files = append(s.Files, p)
 		} else if kind != "" {
 			s.ByContent[kind]++
+		} else if book.Looks(head) {
+			// A METS file or a IIIF manifest: its pages are read later
+			// (classifier.addBooks).
+			if s.books == nil {
+				s.books = &bookInputs{pages: map[string]*bookPage{}}
+			}
+			s.books.candidates = append(s.books.candidates, p)
 		}
 	}
 }
@@ -270,19 +290,6 @@ func (s *inputSet) leftReport() string {
 		says = append(says, fmt.Sprintf("%d readable files in sub-folders not searched (take them with --inner)", s.Nested))
 	}
 	return strings.Join(says, "; ")
-}
-
-// sniffFile is the page format file's first bytes read as (imageio.Sniff),
-// "" when none or when it cannot be read.
-func sniffFile(file string) string {
-	f, err := os.Open(file)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	head := make([]byte, imageio.SniffLen)
-	n, _ := io.ReadFull(f, head)
-	return imageio.Sniff(head[:n])
 }
 
 // ContentLeft is the summary's name for the files left that read as the

@@ -111,8 +111,12 @@ func digestAll(files []string) ([]string, []error) {
 }
 
 // itemName is a file's name in the ledger and the failures table: its path
-// relative to the input root with "/" (the file name for -f).
+// relative to the input root with "/" (the file name for -f); for a page of
+// a book, the book's name, "#" and the page's ID (books.go).
 func itemName(set *inputSet, file string) string {
+	if bp := set.page(file); bp != nil {
+		return bp.name
+	}
 	rel, err := filepath.Rel(set.Root, file)
 	if err != nil || strings.HasPrefix(rel, "..") {
 		return filepath.ToSlash(file)

@@ -219,6 +219,31 @@ func TestFailuresAndRetryFailed(t *testing.T) {
 	}
 }
 
+// killAt runs the test named test again as a child process with env set to
+// the pageclass arguments args (joined by \x1f: the child runs pageclass
+// with them), kills it with SIGKILL once it prints the line, and returns
+// its stderr.
+func killAt(t *testing.T, test, env string, args []string, line string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$")
+	cmd.Env = append(os.Environ(), env+"="+strings.Join(args, "\x1f"))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() && sc.Text() != line {
+	}
+	cmd.Process.Kill() // SIGKILL
+	cmd.Wait()
+	return stderr.String()
+}
+
 // A pageclass process killed with SIGKILL in the middle of a run (after
 // its 5th file is in the ledger) and resumed gives the uninterrupted run's
 // table, classifying only what the ledger lacks.
@@ -239,25 +264,10 @@ func TestKill9AndResume(t *testing.T) {
 	if code, log := e.run(t, "-d", e.in, "--results", whole); code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestKill9AndResume$")
-	cmd.Env = append(os.Environ(), "PAGECLASS_TEST_CHILD="+strings.Join([]string{"--config", e.cfg, "-d", e.in}, "\x1f"))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(out)
-	for sc.Scan() && sc.Text() != "item 5" {
-	}
-	cmd.Process.Kill() // SIGKILL
-	cmd.Wait()
+	stderr := killAt(t, "TestKill9AndResume", "PAGECLASS_TEST_CHILD", []string{"--config", e.cfg, "-d", e.in}, "item 5")
 	files, done := ledgerEntries(t, e.results)
 	if len(files) != 1 || done != 5 {
-		t.Fatalf("ledger %v with %d entries after the kill, want 5: %s", files, done, stderr.String())
+		t.Fatalf("ledger %v with %d entries after the kill, want 5: %s", files, done, stderr)
 	}
 	code, log := e.run(t, "-d", e.in, "--resume")
 	if code != exitOK {

@@ -25,6 +25,9 @@ type outputSpec struct {
 	// Intermediates writes each model's own TOP-N (and RAW) table.
 	Intermediates bool
 	Chunk         int
+	// Books adds the book identifiers (results.WithBook) after SOURCE: the
+	// run's input holds a METS file or a IIIF manifest.
+	Books bool
 }
 
 // table is one output file and how a page (with its review) fills its row.
@@ -47,7 +50,8 @@ type rowFunc func(k results.Key, p classify.Page, rv *review.Page) results.Row
 // ensemble, not with --no-average-best), which is not one of the spec's
 // tables. Every table ends with the column SOURCE (results.WithSource),
 // beyond the spec's: the input file as on disk, relative to the input
-// folder.
+// folder. A run whose input holds a book (a METS file or a IIIF manifest)
+// adds the page's identifiers in its book after SOURCE (results.WithBook).
 type outputs struct {
 	tables []table
 	// first is the main table (its rows are counted).
@@ -65,7 +69,11 @@ func newOutputs(s outputSpec) (*outputs, error) {
 		// A chunked table starts again: the ledger, not the old file, says
 		// which pages are done (by content digest), and their rows are
 		// added again from it.
-		w, err := results.Create(filepath.Join(s.Dir, name), results.WithSource(l), s.Chunk)
+		l = results.WithSource(l)
+		if s.Books {
+			l = results.WithBook(l)
+		}
+		w, err := results.Create(filepath.Join(s.Dir, name), l, s.Chunk)
 		if err != nil {
 			return err
 		}
@@ -130,12 +138,13 @@ func newOutputs(s outputSpec) (*outputs, error) {
 }
 
 // add writes one page of source (the input relative to the input folder,
-// the SOURCE column) to every table. A key another file of this run already
+// the SOURCE column; for a page of a book, the book, with the page's
+// identifiers in bp) to every table. A key another file of this run already
 // took is not an error of the run: dup then says why the page was skipped.
-func (o *outputs) add(k results.Key, source string, p classify.Page, rv *review.Page) (dup string, err error) {
+func (o *outputs) add(k results.Key, source string, bp results.BookPage, p classify.Page, rv *review.Page) (dup string, err error) {
 	for _, t := range o.tables {
 		row := t.row(k, p, rv)
-		row.Source = source
+		row.Source, row.Book = source, bp
 		if err := t.w.Add(row); err != nil {
 			if errors.Is(err, results.ErrDuplicate) {
 				return fmt.Sprintf("row key %s (FILE %q, PAGE %q) already taken by another input", k, k.File, k.PageCell()), nil

@@ -60,10 +60,14 @@ type Model interface {
 type Preprocess func(img imageio.Image) ([]float32, error)
 
 // Input is one input file. Data, when not nil, holds the file's bytes (an
-// HTTP upload) and Name only labels it; otherwise Name is a path to read.
+// HTTP upload) and Name only labels it; else Fetch, when not nil, gets the
+// bytes when the input is opened (a page of a book, fetched from a server
+// only when its turn comes) and Name only labels it; otherwise Name is a
+// path to read.
 type Input struct {
-	Name string
-	Data []byte
+	Name  string
+	Data  []byte
+	Fetch func(ctx context.Context) ([]byte, error)
 }
 
 // Files returns one Input per path, in the same order.
@@ -229,7 +233,11 @@ func open(ctx context.Context, inputs []Input, cfg Config, tokens chan struct{},
 		var doc *imageio.Doc
 		var digest string
 		data, err := in.Data, error(nil)
-		if data == nil {
+		switch {
+		case data != nil:
+		case in.Fetch != nil:
+			data, err = in.Fetch(ctx)
+		default:
 			data, err = imageio.ReadFile(in.Name)
 		}
 		if err == nil {

@@ -26,6 +26,43 @@ type Row struct {
 	// Source is the input's path relative to the input root, as on disk
 	// (WithSource).
 	Source string
+	// Book holds the identifiers of a page of a book (WithBook); zero for
+	// a page of a file.
+	Book BookPage
+}
+
+// BookPage identifies a row's page in its book (a METS file or a IIIF
+// manifest), so that the row joins back to the catalogue.
+type BookPage struct {
+	// ID is the METS physical div's ID, or the canvas id.
+	ID string
+	// Order is the METS div's ORDER; empty for IIIF.
+	Order string
+	// Label is the METS div's ORDERLABEL (or LABEL), or the canvas label.
+	Label string
+}
+
+// BookColumns are the columns WithBook appends.
+var BookColumns = []string{"BOOK_PAGE_ID", "BOOK_ORDER", "BOOK_LABEL"}
+
+type booked struct{ Layout }
+
+// WithBook is l with three more columns at the end, BookColumns: the
+// identifiers of the row's page in its book (Row.Book: the METS div ID,
+// ORDER and ORDERLABEL, or the canvas id and label), empty for a row of a
+// file. Like SOURCE they are beyond the spec's columns, after them, so a
+// reader of the spec's columns reads the table as before; a run writes
+// them when its input holds a book (pageclass WithSource then WithBook).
+func WithBook(l Layout) Layout { return booked{l} }
+
+func (l booked) Header() []string { return append(l.Layout.Header(), BookColumns...) }
+
+func (l booked) Cells(r Row) ([]string, error) {
+	c, err := l.Layout.Cells(r)
+	if err != nil {
+		return nil, err
+	}
+	return append(c, SafeName(r.Book.ID), SafeName(r.Book.Order), SafeName(r.Book.Label)), nil
 }
 
 // SourceColumn is the column WithSource appends.

@@ -1,0 +1,509 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"archivekit/internal/atomicfile"
+	"archivekit/internal/book"
+	"archivekit/internal/cliflags"
+	"archivekit/internal/fetch"
+	"archivekit/internal/ledger"
+	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/imageio"
+	"archivekit/internal/pageclass/pipeline"
+	"archivekit/internal/pageclass/results"
+)
+
+// Books: a METS file or a IIIF manifest or collection (a local file, or a
+// URL given to -f) is read with internal/book, and each of its pages, in
+// physical order, becomes one input of the run, named
+// "<book>#<page ID>" (the book relative to the input folder, or its URL):
+// that name is the page's item in the ledger and the failures table and
+// its shard key. Its rows are keyed like the pages of a PDF (FILE the
+// book's stem, PAGE its position in the book), SOURCE is the book, and
+// the page's identifiers in the book follow (results.WithBook).
+//
+// A page's image is read when its turn comes: a local file as any input
+// (shrink-on-load), a IIIF Image service's derivative at the models'
+// largest input size (book.ImageService.Derivative, as the service's
+// compliance level allows), else the image's URL, each fetched once through
+// the run's bounded fetcher. A fetched page is recorded in the ledger under
+// the URL it was fetched from, so a resumed run knows it is done without
+// fetching it again.
+
+// bookPage is one page of a book among a run's inputs.
+type bookPage struct {
+	// name is the page's item: the book's name, "#", the page's ID.
+	name string
+	// source is the book's name: relative to the input folder, or its URL
+	// (the SOURCE column).
+	source string
+	// file is the FILE of the page's rows: the book's stem.
+	file  string
+	index int // PAGE: its position in the book, from 1
+	ids   results.BookPage
+	// local is the image file of a page read from the disk; "" when it is
+	// fetched from target.
+	local  string
+	image  *book.Image
+	target string
+	// linked: the book was read from a URL, so its links are fetched as
+	// links (fetch.Fetcher.GetLinked).
+	linked bool
+}
+
+// identity is what the ledger records a fetched page under: the URL it was
+// fetched from, which a resumed run knows without fetching.
+func (b *bookPage) identity() string {
+	if b.local != "" {
+		return ""
+	}
+	return ledger.DigestBytes([]byte("book page image\x00" + b.target))
+}
+
+// bookInputs are the books of a run.
+type bookInputs struct {
+	// pages are the book pages by input name (inputSet.Files).
+	pages map[string]*bookPage
+	// any says the run's input (every shard) holds a book.
+	any bool
+	// failed are the pages and books that cannot be classified, found
+	// while reading the books.
+	failed []bookFailure
+	// problems are what the book reader left out or found wrong
+	// (book.Problem), as "book: problem".
+	problems []string
+	// candidates are the files of a folder run that read as books
+	// (book.Looks), before they are read.
+	candidates []string
+	fetcher    *fetch.Fetcher
+	// fetchedPages and imageBytes count the pages fetched and their
+	// bytes; reused counts the pages an earlier run had fetched.
+	fetchedPages, imageBytes, reused atomic.Int64
+	// led is the run's ledger, which records every fetch, and cache the
+	// folder of the images fetched and not yet classified.
+	led   *ledger.Ledger
+	cache string
+	// size is the long side of the images fetched (the models' largest
+	// input size).
+	size int
+}
+
+// bookFailure is a book that cannot be read or a page without an image.
+type bookFailure struct{ file, name, reason string }
+
+// isURL says whether s is an http or https URL.
+func isURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// readHead returns the first n bytes of a file ("" when it cannot be
+// read).
+func readHead(file string, n int) []byte {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	head := make([]byte, n)
+	k, _ := io.ReadFull(f, head)
+	return head[:k]
+}
+
+// isBookFile says whether a local file reads as a book by its content.
+func isBookFile(file string) bool { return book.Looks(readHead(file, book.LooksLen)) }
+
+// bookOptions are the book reader's options of the run.
+func (r *classifier) bookOptions(f *fetch.Fetcher) book.Options {
+	c := r.cli
+	var skip []string
+	for _, t := range strings.Split(c.BookSkipTypes, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			skip = append(skip, t)
+		}
+	}
+	return book.Options{Text: book.TextNone, Fetcher: f, ImageGroup: c.ImageGroup, Pages: c.BookPages, SkipTypes: skip}
+}
+
+// newFetcher is the run's fetcher: fetch.Defaults, with private addresses
+// reachable from a book's links only with --fetch-private.
+func (r *classifier) newFetcher() *fetch.Fetcher {
+	p := fetch.Policy{}
+	if r.cli.FetchPrivate {
+		p.Private = fetch.PrivateAllowed
+	}
+	return fetch.New(p, nil)
+}
+
+// collectBook is the input of -f naming a book (a URL, or a file that reads
+// as one): its pages. A book that cannot be read fails the run with the
+// reader's error, which names the book and what was wrong.
+func (r *classifier) collectBook(ctx context.Context, loc string) (*inputSet, error) {
+	set := &inputSet{Root: ".", books: &bookInputs{pages: map[string]*bookPage{}, fetcher: r.newFetcher()}}
+	if !isURL(loc) {
+		set.Root = filepath.Dir(loc)
+	}
+	if err := set.addBook(ctx, loc, r.bookOptions(set.books.fetcher)); err != nil {
+		return nil, cliflags.NoInput(fmt.Errorf("book: %w", err))
+	}
+	set.Keys = results.NewKeyer(set.Root, nil, false)
+	if len(set.Files) == 0 {
+		return nil, cliflags.NoInput(fmt.Errorf("book %s: no page has an image to classify", loc))
+	}
+	return set, nil
+}
+
+// addBooks reads the books a folder run found (books.candidates), adds
+// their pages after the files, and leaves out the image files that are
+// pages of a book read (they are classified as its pages). A book that
+// cannot be read is recorded as failed; the others are classified.
+func (r *classifier) addBooks(ctx context.Context, set *inputSet) error {
+	if set.books == nil || len(set.books.candidates) == 0 {
+		return nil
+	}
+	set.books.fetcher = r.newFetcher()
+	opts := r.bookOptions(set.books.fetcher)
+	for _, b := range set.books.candidates {
+		if err := set.addBook(ctx, b, opts); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			set.books.failed = append(set.books.failed, bookFailure{file: b, name: itemName(set, b), reason: "book not read: " + err.Error()})
+		}
+	}
+	taken := map[string]bool{}
+	for _, bp := range set.books.pages {
+		if bp.local != "" {
+			taken[filepath.Clean(bp.local)] = true
+		}
+	}
+	kept := set.Files[:0:0]
+	var loose []string
+	for _, f := range set.Files {
+		if _, isPage := set.books.pages[f]; !isPage && taken[filepath.Clean(f)] {
+			set.BookImages++
+			continue
+		}
+		kept = append(kept, f)
+		if _, isPage := set.books.pages[f]; !isPage {
+			loose = append(loose, f)
+		}
+	}
+	set.Files = kept
+	set.Keys = results.NewKeyer(set.Root, loose, r.pageFromName())
+	if len(set.Files) == 0 {
+		return cliflags.NoInput(fmt.Errorf("no page to classify in %s: %d books, none with a page image read", set.Root, len(set.books.candidates)))
+	}
+	return nil
+}
+
+// addBook reads the book at loc and adds its pages to the set.
+func (s *inputSet) addBook(ctx context.Context, loc string, opts book.Options) error {
+	b, err := book.Read(ctx, loc, opts)
+	if err != nil {
+		return err
+	}
+	bs := s.books
+	bs.any = true
+	source := loc
+	if !isURL(loc) {
+		source = itemName(s, loc)
+	}
+	file := bookStem(s.Root, loc)
+	for _, p := range b.Problems {
+		bs.problems = append(bs.problems, source+": "+p.String())
+	}
+	for i, p := range b.Pages {
+		name := source + "#" + p.ID
+		if p.Image == nil {
+			bs.failed = append(bs.failed, bookFailure{file: loc, name: name, reason: "page without an image"})
+			continue
+		}
+		bp := &bookPage{name: name, source: source, file: file, index: i + 1, image: p.Image, linked: b.Remote,
+			ids: results.BookPage{ID: p.ID, Order: p.Order, Label: p.Label}}
+		if p.Image.Service == nil && !isURL(p.Image.Location) {
+			bp.local = p.Image.Location
+		}
+		// The input's name: the book's path (a URL as given) and the
+		// page's ID; unique as long as page IDs are.
+		in := loc + "#" + p.ID
+		if _, dup := bs.pages[in]; dup {
+			bs.failed = append(bs.failed, bookFailure{file: loc, name: name, reason: "page ID given twice in the book"})
+			continue
+		}
+		bs.pages[in] = bp
+		s.Files = append(s.Files, in)
+	}
+	return nil
+}
+
+// bookStem is the FILE of a book's rows: the book's path relative to the
+// root without its extension, or the last segment of a URL's path
+// ("manifest" for https://example.org/iiif/b1/manifest.json, "book" when it
+// has none).
+func bookStem(root, loc string) string {
+	if isURL(loc) {
+		u, _ := url.Parse(loc)
+		base := path.Base(strings.TrimRight(u.Path, "/"))
+		if base == "." || base == "/" || base == "" {
+			return "book"
+		}
+		return results.SafeName(strings.TrimSuffix(base, path.Ext(base)))
+	}
+	rel, err := filepath.Rel(root, loc)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		rel = filepath.Base(loc)
+	}
+	rel = filepath.ToSlash(rel)
+	return results.SafeName(strings.TrimSuffix(rel, path.Ext(rel)))
+}
+
+// page is the book page of an input, nil for a file.
+func (s *inputSet) page(name string) *bookPage {
+	if s.books == nil {
+		return nil
+	}
+	return s.books.pages[name]
+}
+
+// target sets what each fetched page is fetched from: the derivative of
+// its IIIF Image service at size pixels on the long side, else its URL.
+func (s *inputSet) target(size int) {
+	if s.books == nil {
+		return
+	}
+	s.books.size = size
+	for _, bp := range s.books.pages {
+		switch {
+		case bp.local != "":
+		case bp.image.Service != nil:
+			bp.target = bp.image.Service.Derivative(size)
+		default:
+			bp.target = bp.image.Location
+		}
+	}
+}
+
+// pageKey is the row key of page (of pages) of input name: for a page of
+// a book, FILE its book's stem and PAGE its position in the book.
+func (s *inputSet) pageKey(name string, page, pages int) (results.Key, error) {
+	if bp := s.page(name); bp != nil {
+		if page > 1 {
+			return results.Key{}, fmt.Errorf("%s: the page's image has %d pages: only its first is classified", bp.name, pages)
+		}
+		return results.Key{File: bp.file, Page: bp.index}, nil
+	}
+	return s.Keys.PageKey(name, page, pages)
+}
+
+// source is the SOURCE of input name's rows and the book identifiers of
+// its page (zero for a file).
+func (s *inputSet) source(name string) (string, results.BookPage) {
+	if bp := s.page(name); bp != nil {
+		return bp.source, bp.ids
+	}
+	return itemName(s, name), results.BookPage{}
+}
+
+// inputs are the pipeline inputs of files: a page of a book is read or
+// fetched when the pipeline opens it.
+func (s *inputSet) inputs(files []string) []pipeline.Input {
+	in := pipeline.Files(files)
+	for i, f := range files {
+		if bp := s.page(f); bp != nil {
+			in[i].Fetch = s.books.fetchFunc(bp)
+		}
+	}
+	return in
+}
+
+// fetchLock is held while a page's image is fetched and its fetch
+// recorded: a test takes it to stop a run between two fetches.
+var fetchLock sync.Mutex
+
+// fetchFunc reads a page's image: its file, or its target, from the run's
+// fetched-image folder when the ledger records that an earlier run fetched
+// it (a run stopped after fetching pages it had not yet classified), else
+// fetched, kept in that folder and recorded in the ledger before it is
+// classified; the fetcher's cache drops it once read.
+func (bs *bookInputs) fetchFunc(bp *bookPage) func(ctx context.Context) ([]byte, error) {
+	return func(ctx context.Context) ([]byte, error) {
+		if bp.local != "" {
+			return imageio.ReadFile(bp.local)
+		}
+		fetchLock.Lock()
+		defer fetchLock.Unlock()
+		if data, ok := bs.fetchedBefore(bp); ok {
+			return data, nil
+		}
+		get := bs.fetcher.Get
+		if bp.linked {
+			get = bs.fetcher.GetLinked
+		}
+		data, err := get(ctx, bp.target)
+		bs.fetcher.Drop(bp.target)
+		if err != nil {
+			return nil, fmt.Errorf("%s: image not fetched: %w", bp.name, err)
+		}
+		bs.fetchedPages.Add(1)
+		bs.imageBytes.Add(int64(len(data)))
+		if err := bs.keep(bp, data); err != nil {
+			return nil, err
+		}
+		return data, nil
+	}
+}
+
+// fetchedItem is the ledger item of a page image's fetch.
+func fetchedItem(bp *bookPage) string { return "fetched " + bp.target }
+
+// fetchedData is a fetch's ledger data: the digest of the bytes, kept in
+// the fetched-image folder under that digest.
+type fetchedData struct {
+	SHA256 string `json:"sha256"`
+	Bytes  int    `json:"bytes"`
+}
+
+// keep stores a fetched image in the fetched-image folder and records the
+// fetch in the ledger.
+func (bs *bookInputs) keep(bp *bookPage, data []byte) error {
+	if bs.led == nil {
+		return nil
+	}
+	sum := ledger.DigestBytes(data)
+	if err := os.MkdirAll(bs.cache, 0o755); err != nil {
+		return fmt.Errorf("fetched images: %w", err)
+	}
+	if err := atomicfile.WriteFile(filepath.Join(bs.cache, sum), data, 0o644); err != nil {
+		return fmt.Errorf("fetched images: %w", err)
+	}
+	d, _ := json.Marshal(fetchedData{SHA256: sum, Bytes: len(data)})
+	return bs.led.Record(ledger.Entry{Item: fetchedItem(bp), Digest: bp.identity(), State: ledger.Done, Data: d})
+}
+
+// fetchedBefore is a page's image as an earlier run of the ledger fetched
+// and kept it; false when there is none (or it is not the bytes recorded).
+func (bs *bookInputs) fetchedBefore(bp *bookPage) ([]byte, bool) {
+	if bs.led == nil {
+		return nil, false
+	}
+	e, ok := bs.led.Lookup(fetchedItem(bp), bp.identity())
+	if !ok {
+		return nil, false
+	}
+	var d fetchedData
+	if json.Unmarshal(e.Data, &d) != nil || d.SHA256 == "" || strings.ContainsAny(d.SHA256, `/\.`) {
+		return nil, false
+	}
+	data, err := os.ReadFile(filepath.Join(bs.cache, d.SHA256))
+	if err != nil || ledger.DigestBytes(data) != d.SHA256 {
+		return nil, false
+	}
+	bs.reused.Add(1)
+	return data, true
+}
+
+// classified removes a page's kept image once the page is recorded in the
+// ledger: a resumed run takes its rows from there.
+func (bs *bookInputs) classified(bp *bookPage) {
+	if bs.led == nil || bp.local != "" {
+		return
+	}
+	e, ok := bs.led.Lookup(fetchedItem(bp), bp.identity())
+	if !ok {
+		return
+	}
+	var d fetchedData
+	if json.Unmarshal(e.Data, &d) == nil && d.SHA256 != "" && !strings.ContainsAny(d.SHA256, `/\.`) {
+		os.Remove(filepath.Join(bs.cache, d.SHA256))
+	}
+}
+
+// inputSize is the long side of the images a book's pages are fetched at:
+// the largest input size of the models and of the orientation model.
+func (r *classifier) inputSize(folders []classify.Folder) (int, error) {
+	size := 0
+	for _, f := range folders {
+		meta, err := f.Meta()
+		if err != nil {
+			return 0, err
+		}
+		size = max(size, meta.Preprocess.Size)
+	}
+	for _, o := range []*classify.Orientation{r.orient, r.ensOrientation()} {
+		if o != nil && o.Meta != nil {
+			size = max(size, o.Meta.Preprocess.Size)
+		}
+	}
+	if size <= 0 {
+		return 0, errors.New("the models declare no input size")
+	}
+	return size, nil
+}
+
+func (r *classifier) ensOrientation() *classify.Orientation {
+	if r.ens == nil {
+		return nil
+	}
+	return r.ens.Orientation
+}
+
+// recordBooks records the books' problems, the pages and books that cannot
+// be classified (failures table), and the image files left to their book.
+func (r *classifier) recordBooks(set *inputSet) {
+	bs := set.books
+	if bs == nil || !bs.any && len(bs.failed) == 0 {
+		return
+	}
+	books := map[string]bool{}
+	for _, bp := range bs.pages {
+		books[bp.source] = true
+	}
+	r.log.Info("books read", "books", len(books), "pages", len(bs.pages), "problems", len(bs.problems), "pages_failed", len(bs.failed))
+	r.para.SetConfig("books", len(books))
+	for _, p := range bs.problems {
+		r.log.Warn("book: " + p)
+		r.para.Warn("book: " + p)
+	}
+	for _, f := range bs.failed {
+		if !set.Shard.Whole() && !set.Shard.Has(f.name) {
+			continue // another shard's
+		}
+		r.log.Warn("not classified", "item", f.name, "error", f.reason)
+		r.fail(f.file, f.name, 0, f.reason)
+	}
+	if set.BookImages > 0 {
+		r.log.Info("image files of the folder that are pages of a book are classified as its pages", "files", set.BookImages)
+	}
+}
+
+// recordFetched says how many requests the run's books took (the books
+// and the page images), the pages fetched and their bytes per page, in the
+// log and the run metadata (book_fetch).
+func (r *classifier) recordFetched() {
+	bs := r.set.books
+	if bs == nil || bs.fetcher == nil {
+		return
+	}
+	requests, bytes := bs.fetcher.Fetched()
+	pages, images, reused := bs.fetchedPages.Load(), bs.imageBytes.Load(), bs.reused.Load()
+	per := int64(0)
+	if pages > 0 {
+		per = images / pages
+	}
+	r.log.Info("books fetched", "requests", requests, "bytes", bytes, "pages_fetched", pages, "image_bytes", images, "bytes_per_page", per, "size", bs.size, "fetched_before", reused)
+	r.para.SetConfig("book_fetch", map[string]any{"requests": requests, "bytes": bytes, "pages_fetched": pages,
+		"image_bytes": images, "bytes_per_page": per, "size": bs.size, "fetched_before": reused})
+}

@@ -1,0 +1,334 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"archivekit/internal/ledger"
+	"archivekit/internal/pageclass/classify/classifytest"
+)
+
+// bookSize is the input size of the test model v4.4: the long side of the
+// derivatives asked for.
+const bookSize = 32
+
+// wantSize is the size parameter a page's image is asked for at: the
+// smallest listed size whose long side is at least bookSize at level 0
+// (full when none), else the long side (w, or ,h) at level 1, !w,h at
+// level 2.
+func wantSize(s *iiifServer, i int) string {
+	img, _ := s.image(i)
+	fw, fh := img.Bounds().Dx(), img.Bounds().Dy()
+	switch s.levels[i] {
+	case 2:
+		return fmt.Sprintf("!%d,%d", bookSize, bookSize)
+	case 1:
+		if fh > fw {
+			return fmt.Sprintf(",%d", bookSize)
+		}
+		return fmt.Sprintf("%d,", bookSize)
+	}
+	for _, z := range level0Sizes(fw, fh) {
+		if max(z[0], z[1]) >= bookSize {
+			if s.v3 {
+				return fmt.Sprintf("%d,%d", z[0], z[1])
+			}
+			return fmt.Sprintf("%d,", z[0])
+		}
+	}
+	return map[bool]string{true: "max", false: "full"}[s.v3]
+}
+
+// A IIIF manifest given by its URL is classified page by page in canvas
+// order: each page's image is fetched once, as the derivative its service's
+// compliance level guarantees at the model's input size (the server refuses
+// every other request, and none is sent), the rows keep the spec's columns
+// with SOURCE and the canvas id and label after them, and the bytes per
+// page are reported.
+func TestBookIIIFLevels(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	images := classifytest.Pages(t, 1)
+	for _, v3 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "v2", true: "v3"}[v3], func(t *testing.T) {
+			s := newIIIFServer(t, images, 7, v3)
+			results := filepath.Join(e.root, fmt.Sprint("v3-", v3))
+			code, log := e.run(t, "-f", s.manifestURL(), "--fetch-private", "--results", results)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, log)
+			}
+			reqLog, denied, sizes, sent := s.served()
+			if len(denied) > 0 {
+				t.Errorf("requests the levels do not allow: %v", denied)
+			}
+			for i := range s.images {
+				if got, want := sizes[i], wantSize(s, i); got != want {
+					t.Errorf("page %d (level %d): asked for %q, want %q", i+1, s.levels[i], got, want)
+				}
+			}
+			for path, n := range s.requests() {
+				if n != 1 {
+					t.Errorf("%s requested %d times", path, n)
+				}
+			}
+			if n := len(s.requests()); n != len(s.images)+1 {
+				t.Errorf("%d paths requested, want the manifest and %d images: %v", n, len(s.images), reqLog)
+			}
+			rows := readCSV(t, must(filepath.Glob(filepath.Join(results, "*_v4.4_TOP-3.csv")))[0])
+			head := strings.Join(rows[0], ",")
+			if !strings.HasPrefix(head, "FILE,PAGE,CLASS-1,CLASS-2,CLASS-3,SCORE-1,SCORE-2,SCORE-3,") || !strings.HasSuffix(head, ",SOURCE,BOOK_PAGE_ID,BOOK_ORDER,BOOK_LABEL") {
+				t.Fatalf("header %s", head)
+			}
+			if len(rows) != len(s.images)+1 {
+				t.Fatalf("%d rows, want %d", len(rows)-1, len(s.images))
+			}
+			n := len(rows[0])
+			for i, row := range rows[1:] {
+				want := []string{"manifest", fmt.Sprint(i + 1)}
+				if row[0] != want[0] || row[1] != want[1] {
+					t.Errorf("row %d: FILE %q PAGE %q, want %v", i+1, row[0], row[1], want)
+				}
+				if row[n-4] != s.manifestURL() || row[n-3] != fmt.Sprintf("%s/iiif/book/canvas/p%d", s.URL, i+1) || row[n-1] != fmt.Sprintf("f. %d", i+1) {
+					t.Errorf("row %d: SOURCE, BOOK_PAGE_ID, BOOK_LABEL %q", i+1, row[n-4:])
+				}
+			}
+			total := 0
+			for _, b := range sent {
+				total += b
+			}
+			t.Logf("%d bytes for %d pages at %d px", total, len(s.images), bookSize)
+			e2 := *e
+			e2.results = results
+			fetched, _ := readParadata(t, &e2).Config["book_fetch"].(map[string]any)
+			if per, _ := fetched["bytes_per_page"].(float64); int(per) != total/len(s.images) || per > 60000 {
+				t.Errorf("bytes per page reported %v, the server sent %d for %d pages", fetched, total, len(s.images))
+			}
+		})
+	}
+}
+
+// A book's links reach loopback or private addresses only with
+// --fetch-private: without it the manifest given is read, no image is
+// requested, and every page is recorded as failed with the reason.
+func TestBookLinksToPrivateRefused(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	s := newIIIFServer(t, classifytest.Pages(t, 1), 3, true)
+	code, log := e.run(t, "-f", s.manifestURL())
+	if code == exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if reqLog, _, _, _ := s.served(); strings.Join(reqLog, " ") != "/iiif/book/manifest.json" {
+		t.Errorf("requests %v, want the manifest only", reqLog)
+	}
+	fails := readCSV(t, e.output(t, "_"+FailuresTable))
+	if len(fails) != 4 || !strings.Contains(fails[1][1], "private") {
+		t.Errorf("failures %v", fails)
+	}
+}
+
+// A 200-page book killed (SIGKILL) after 60 pages and resumed: no page's
+// image is requested twice from the server, none is classified twice (the
+// ledger holds each page once), and the tables equal one clean run's.
+func TestBookKillAndResume(t *testing.T) {
+	if os.Getenv("PAGECLASS_TEST_BOOK_CHILD") != "" {
+		itemHook = func(n int) {
+			if n == 60 {
+				fetchLock.Lock() // no fetch after this one, none half done
+				fmt.Println("item", n)
+				select {} // wait here to be killed
+			}
+		}
+		os.Exit(run(context.Background(), strings.Split(os.Getenv("PAGECLASS_TEST_BOOK_CHILD"), "\x1f"), os.Stderr, os.Stderr))
+	}
+	const pages = 200
+	e := newEnv(t, map[string]string{"SETUP.batch": "8"})
+	e.model(t, "v4.4")
+	images := classifytest.Pages(t, 2)
+	s := newIIIFServer(t, images, pages, false)
+	whole := filepath.Join(e.root, "whole")
+	if code, log := e.run(t, "-f", s.manifestURL(), "--fetch-private", "--results", whole); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	s.reset()
+	stderr := killAt(t, "TestBookKillAndResume", "PAGECLASS_TEST_BOOK_CHILD", []string{"--config", e.cfg, "-f", s.manifestURL(), "--fetch-private"}, "item 60")
+	before := s.requests()
+	fetchedBefore := len(before) - 1
+	if fetchedBefore < 60 || fetchedBefore >= pages {
+		t.Fatalf("%d pages fetched before the kill: %s", fetchedBefore, stderr)
+	}
+	t.Logf("%d pages fetched before the kill, 60 classified", fetchedBefore)
+	code, log := e.run(t, "-f", s.manifestURL(), "--fetch-private", "--resume")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	for path, n := range s.requests() {
+		if want := map[bool]int{true: 2, false: 1}[path == "/iiif/book/manifest.json"]; n != want {
+			t.Errorf("%s requested %d times, want %d", path, n, want)
+		}
+	}
+	if _, denied, _, _ := s.served(); len(s.requests()) != pages+1 || len(denied) > 0 {
+		t.Errorf("%d paths requested (%d denied), want the manifest and %d images", len(s.requests()), len(denied), pages)
+	}
+	// The pages fetched and not classified before the kill are taken from
+	// the images the killed run kept, not fetched again.
+	if want := fmt.Sprintf(`"fetched_before":%d`, fetchedBefore-60); !strings.Contains(log, want) {
+		t.Errorf("the resumed run's log does not say %s (%d fetched before the kill)", want, fetchedBefore)
+	}
+	if n := toClassify(t, log); n != pages-60 {
+		t.Errorf("resume classified %d pages, want %d", n, pages-60)
+	}
+	files, _ := filepath.Glob(filepath.Join(e.results, LedgerFolder, "pageclass_*", "*.jsonl"))
+	seen := map[string]int{}
+	for _, f := range files {
+		es, err := ledger.Read(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, en := range es {
+			seen[en.Item]++
+		}
+	}
+	classified, fetched := 0, 0
+	for item, n := range seen {
+		if n != 1 {
+			t.Errorf("ledger: %s recorded %d times", item, n)
+		}
+		if strings.HasPrefix(item, "fetched ") {
+			fetched++
+		} else {
+			classified++
+		}
+	}
+	if classified != pages || fetched != pages {
+		t.Errorf("ledger: %d pages classified, %d fetched, want %d each", classified, fetched, pages)
+	}
+	if got, want := tableRows(t, e.results, "_v4.4_TOP-3.csv"), tableRows(t, whole, "_v4.4_TOP-3.csv"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("table after kill and resume differs from the clean run's")
+	}
+	if got, want := tableRows(t, e.results, "_v4.4_REVIEW.csv"), tableRows(t, whole, "_v4.4_REVIEW.csv"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("review table after kill and resume differs from the clean run's")
+	}
+	if kept, _ := filepath.Glob(filepath.Join(e.results, LedgerFolder, "pageclass_*", "fetched", "*")); len(kept) != 0 {
+		t.Errorf("%d fetched images kept after every page was classified", len(kept))
+	}
+}
+
+// rewrite copies a METS file of internal/book/testdata to dst with its
+// image locations replaced (old, new pairs).
+func rewrite(t *testing.T, name, dst string, oldnew ...string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "book", "testdata", "mets", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dst, strings.NewReplacer(oldnew...).Replace(string(b)))
+}
+
+// A METS file written by Goobi (ULB Sachsen-Anhalt; testdata of
+// internal/book) whose images are files on the producer's disk, here
+// rewritten to URLs of a loopback server: its 52 pages less the three that
+// its logical structure calls cover, left out by --book-skip-types before
+// anything is fetched, are classified in physical order, each
+// image fetched once (a file, not a IIIF service: as it is), and the rows
+// carry the METS div ID, ORDER and ORDERLABEL.
+func TestBookMETSGoobi(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	s := newIIIFServer(t, classifytest.Pages(t, 1), 1, false)
+	mets := filepath.Join(e.root, "books", "74241.xml")
+	rewrite(t, "goobi-ulb-74241.xml", mets, "file:///opt/digiverso/viewer/media/74241/", s.URL+"/plain/")
+	code, log := e.run(t, "-f", mets, "--book-skip-types", "cover")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	reqs := s.requests()
+	if len(reqs) != 49 {
+		t.Errorf("%d images requested, want 49: %v", len(reqs), reqs)
+	}
+	for p, n := range reqs {
+		if n != 1 || !strings.HasPrefix(p, "/plain/flb000645_") || p == "/plain/flb000645_0001.jpg" {
+			t.Errorf("%s requested %d times", p, n)
+		}
+	}
+	rows := readCSV(t, e.output(t, "_v4.4_TOP-3.csv"))
+	if len(rows) != 50 {
+		t.Fatalf("%d rows, want 49", len(rows)-1)
+	}
+	n := len(rows[0])
+	want := map[string][]string{ // PAGE: SOURCE, ID, ORDER, ORDERLABEL
+		"1": {"74241.xml", "PHYS_0002", "2"},
+		"5": {"74241.xml", "PHYS_0010", "6", "[1v]"},
+		"6": {"74241.xml", "PHYS_0011", "7", "2"},
+	}
+	for _, row := range rows[1:] {
+		if row[0] != "74241" {
+			t.Errorf("FILE %q, want the book's stem", row[0])
+		}
+		if w, ok := want[row[1]]; ok && strings.Join(row[n-4:n-4+len(w)], "|") != strings.Join(w, "|") {
+			t.Errorf("PAGE %s: %q, want %q", row[1], row[n-4:], w)
+		}
+	}
+}
+
+// A folder holding a book (a Kitodo METS file of internal/book/testdata,
+// its images rewritten to files beside it, one of them missing), a file
+// that looks like METS and is not a book, and a loose page: the loose page
+// and the book's pages are classified, the book's images only as its
+// pages; the missing image and the broken book are recorded in the
+// failures table with what was wrong, and the run succeeds.
+func TestBookFolder(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	pages := classifytest.Pages(t, 1)
+	for i := 1; i <= 3; i++ {
+		dst := filepath.Join(e.in, "kitodo", "image", fmt.Sprintf("%04d.png", i))
+		mkdir(t, filepath.Dir(dst))
+		if err := os.Symlink(pages[i], dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(pages[0], filepath.Join(e.in, "loose.png")); err != nil {
+		t.Fatal(err)
+	}
+	rewrite(t, "kitodo-mets_with_pages.xml", filepath.Join(e.in, "kitodo", "mets.xml"), "https://example.com/image/", "image/")
+	write(t, filepath.Join(e.in, "broken.xml"), `<mets:mets xmlns:mets="http://www.loc.gov/METS/"><mets:fileSec/></mets:mets>`)
+	write(t, filepath.Join(e.in, "notes.json"), `{"note": "not a book"}`)
+	code, log := e.run(t, "-d", e.in)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	rows := readCSV(t, e.output(t, "_v4.4_TOP-3.csv"))
+	var got []string
+	n := len(rows[0])
+	for _, row := range rows[1:] {
+		got = append(got, strings.Join([]string{row[0], row[1], row[n-4], row[n-3], row[n-2]}, "|"))
+	}
+	want := []string{"kitodo/mets|1|kitodo/mets.xml|PHYS_0001|1", "kitodo/mets|2|kitodo/mets.xml|PHYS_0002|2",
+		"kitodo/mets|3|kitodo/mets.xml|PHYS_0003|3", "loose||loose.png||"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	fails := readCSV(t, e.output(t, "_"+FailuresTable))
+	var failed []string
+	for _, f := range fails[1:] {
+		failed = append(failed, f[0])
+		switch f[0] {
+		case "broken.xml":
+			if !strings.Contains(f[1], "book not read") || !strings.Contains(f[1], "broken.xml") {
+				t.Errorf("broken book: %q", f[1])
+			}
+		case "kitodo/mets.xml#PHYS_0004":
+			if !strings.Contains(f[1], "0004.png") {
+				t.Errorf("missing image: %q", f[1])
+			}
+		}
+	}
+	if strings.Join(failed, ",") != "broken.xml,kitodo/mets.xml#PHYS_0004" {
+		t.Errorf("failures %v", fails)
+	}
+}

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/jpeg"
+	_ "image/png"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/image/draw"
+)
+
+// iiifServer is a loopback stand-in of a IIIF Image and Presentation
+// server: it serves a manifest of pages made at test time from the shared
+// sample pages (read in place, never copied), page i's image service at
+// compliance level i mod 3, and answers only the image requests that its
+// level guarantees (IIIF Image API 2.1 and 3.0, sections 4.2 and 6): level
+// 0 its listed sizes and full (max), level 1 w, and ,h too, level 2 !w,h
+// too. Every request is logged.
+type iiifServer struct {
+	*httptest.Server
+	v3     bool
+	images []string // the sample page of each book page
+	levels []int
+
+	mu      sync.Mutex
+	decoded map[string]image.Image
+	log     []string       // every request path
+	denied  []string       // image requests the level does not allow
+	counts  map[string]int // requests per path
+	sizes   map[int]string // the size asked for, per page
+	bytes   map[int]int    // bytes sent per page
+}
+
+// newIIIFServer serves a book of n pages cycling over the sample images.
+func newIIIFServer(t *testing.T, images []string, n int, v3 bool) *iiifServer {
+	t.Helper()
+	s := &iiifServer{v3: v3, decoded: map[string]image.Image{}, counts: map[string]int{}, sizes: map[int]string{}, bytes: map[int]int{}}
+	for i := 0; i < n; i++ {
+		s.images = append(s.images, images[i%len(images)])
+		s.levels = append(s.levels, i%3)
+	}
+	s.Server = httptest.NewServer(s)
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *iiifServer) manifestURL() string { return s.URL + "/iiif/book/manifest.json" }
+
+// requests returns the count of requests of every path.
+func (s *iiifServer) requests() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range s.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// served is a copy of what the server logged: every request path, the
+// image requests refused, the size each page was asked for and the bytes
+// sent per page.
+func (s *iiifServer) served() (log, denied []string, sizes map[int]string, bytes map[int]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sizes, bytes = map[int]string{}, map[int]int{}
+	for k, v := range s.sizes {
+		sizes[k] = v
+	}
+	for k, v := range s.bytes {
+		bytes[k] = v
+	}
+	return append([]string(nil), s.log...), append([]string(nil), s.denied...), sizes, bytes
+}
+
+// reset forgets the requests logged so far.
+func (s *iiifServer) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.log, s.denied, s.counts, s.sizes, s.bytes = nil, nil, map[string]int{}, map[int]string{}, map[int]int{}
+}
+
+// image decodes (once) the sample page of book page i.
+func (s *iiifServer) image(i int) (image.Image, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.images[i]
+	if img, ok := s.decoded[p]; ok {
+		return img, nil
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	img, _, err := image.Decode(f)
+	if err != nil {
+		return nil, err
+	}
+	s.decoded[p] = img
+	return img, nil
+}
+
+// level0Sizes are the sizes a level 0 service lists for an image: an
+// eighth, a quarter, a half.
+func level0Sizes(w, h int) [][2]int {
+	return [][2]int{{w / 8, h / 8}, {w / 4, h / 4}, {w / 2, h / 2}}
+}
+
+var (
+	iiifImage = regexp.MustCompile(`^/iiif/img/(\d+)/full/([^/]+)/0/default\.jpg$`)
+	// plainImage is a page image as a file (of a METS book): the sample
+	// page of book page N-1 for the last number N in its name, as it is.
+	plainImage = regexp.MustCompile(`^/plain/.*?(\d+)\.\w+$`)
+)
+
+func (s *iiifServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.log = append(s.log, r.URL.Path)
+	s.counts[r.URL.Path]++
+	s.mu.Unlock()
+	if r.URL.Path == "/iiif/book/manifest.json" {
+		s.manifest(w)
+		return
+	}
+	if m := plainImage.FindStringSubmatch(r.URL.Path); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		b, err := os.ReadFile(s.images[(max(n, 1)-1)%len(s.images)])
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Write(b)
+		return
+	}
+	m := iiifImage.FindStringSubmatch(r.URL.Path)
+	if m == nil {
+		http.NotFound(w, r)
+		return
+	}
+	i, _ := strconv.Atoi(m[1])
+	if i >= len(s.images) {
+		http.NotFound(w, r)
+		return
+	}
+	img, err := s.image(i)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	b := img.Bounds()
+	width, height, ok := s.allowed(s.levels[i], m[2], b.Dx(), b.Dy())
+	if !ok {
+		s.mu.Lock()
+		s.denied = append(s.denied, r.URL.Path)
+		s.mu.Unlock()
+		http.Error(w, "size not supported at this compliance level", http.StatusBadRequest)
+		return
+	}
+	dst := image.NewRGBA(image.Rect(0, 0, width, height))
+	draw.ApproxBiLinear.Scale(dst, dst.Bounds(), img, b, draw.Src, nil)
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, dst, &jpeg.Options{Quality: 85}); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	s.mu.Lock()
+	s.sizes[i] = m[2]
+	s.bytes[i] += buf.Len()
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "image/jpeg")
+	w.Write(buf.Bytes())
+}
+
+// allowed is the size of the image answered for a size parameter, if the
+// level guarantees it.
+func (s *iiifServer) allowed(level int, size string, fw, fh int) (w, h int, ok bool) {
+	if size == map[bool]string{true: "max", false: "full"}[s.v3] {
+		return fw, fh, true
+	}
+	if level == 0 {
+		for _, z := range level0Sizes(fw, fh) {
+			if size == fmt.Sprintf("%d,%d", z[0], z[1]) && s.v3 || size == fmt.Sprintf("%d,", z[0]) && !s.v3 {
+				return z[0], z[1], true
+			}
+		}
+		return 0, 0, false
+	}
+	if a, ok := strings.CutSuffix(size, ","); ok {
+		if n, err := strconv.Atoi(a); err == nil && n > 0 && n <= fw {
+			return n, max(1, n*fh/fw), true
+		}
+	}
+	if a, ok := strings.CutPrefix(size, ","); ok {
+		if n, err := strconv.Atoi(a); err == nil && n > 0 && n <= fh {
+			return max(1, n*fw/fh), n, true
+		}
+	}
+	if a, ok := strings.CutPrefix(size, "!"); ok && level == 2 {
+		bw, bh, _ := strings.Cut(a, ",")
+		x, err1 := strconv.Atoi(bw)
+		y, err2 := strconv.Atoi(bh)
+		if err1 == nil && err2 == nil && x > 0 && y > 0 {
+			scale := min(float64(x)/float64(fw), float64(y)/float64(fh), 1)
+			return max(1, int(float64(fw)*scale)), max(1, int(float64(fh)*scale)), true
+		}
+	}
+	return 0, 0, false
+}
+
+// manifest writes the book's manifest (Presentation 3.0 or 2.1).
+func (s *iiifServer) manifest(w http.ResponseWriter) {
+	var canvases []any
+	for i := range s.images {
+		img, err := s.image(i)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		fw, fh := img.Bounds().Dx(), img.Bounds().Dy()
+		svcID := fmt.Sprintf("%s/iiif/img/%d", s.URL, i)
+		canvasID := fmt.Sprintf("%s/iiif/book/canvas/p%d", s.URL, i+1)
+		label := fmt.Sprintf("f. %d", i+1)
+		var sizes []any
+		if s.levels[i] == 0 {
+			for _, z := range level0Sizes(fw, fh) {
+				sizes = append(sizes, map[string]any{"width": z[0], "height": z[1]})
+			}
+		}
+		if s.v3 {
+			svc := map[string]any{"id": svcID, "type": "ImageService3", "profile": fmt.Sprintf("level%d", s.levels[i]), "width": fw, "height": fh}
+			if sizes != nil {
+				svc["sizes"] = sizes
+			}
+			canvases = append(canvases, map[string]any{"id": canvasID, "type": "Canvas", "label": map[string]any{"none": []string{label}},
+				"width": fw, "height": fh, "items": []any{map[string]any{"id": canvasID + "/page", "type": "AnnotationPage", "items": []any{map[string]any{
+					"id": canvasID + "/image", "type": "Annotation", "motivation": "painting", "target": canvasID,
+					"body": map[string]any{"id": svcID + "/full/max/0/default.jpg", "type": "Image", "format": "image/jpeg", "width": fw, "height": fh,
+						"service": []any{svc}}}}}}})
+			continue
+		}
+		svc := map[string]any{"@context": "http://iiif.io/api/image/2/context.json", "@id": svcID,
+			"profile": fmt.Sprintf("http://iiif.io/api/image/2/level%d.json", s.levels[i]), "width": fw, "height": fh}
+		if sizes != nil {
+			svc["sizes"] = sizes
+		}
+		canvases = append(canvases, map[string]any{"@id": canvasID, "@type": "sc:Canvas", "label": label, "width": fw, "height": fh,
+			"images": []any{map[string]any{"@type": "oa:Annotation", "motivation": "sc:painting", "on": canvasID,
+				"resource": map[string]any{"@id": svcID + "/full/full/0/default.jpg", "@type": "dctypes:Image", "format": "image/jpeg",
+					"width": fw, "height": fh, "service": svc}}}})
+	}
+	var doc map[string]any
+	if s.v3 {
+		doc = map[string]any{"@context": "http://iiif.io/api/presentation/3/context.json", "id": s.manifestURL(), "type": "Manifest",
+			"label": map[string]any{"en": []string{"A test book"}}, "items": canvases}
+	} else {
+		doc = map[string]any{"@context": "http://iiif.io/api/presentation/2/context.json", "@id": s.manifestURL(), "@type": "sc:Manifest",
+			"label": "A test book", "sequences": []any{map[string]any{"@type": "sc:Sequence", "canvases": canvases}}}
+	}
+	w.Header().Set("Content-Type", "application/ld+json")
+	json.NewEncoder(w).Encode(doc)
+}
