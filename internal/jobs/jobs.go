@@ -172,6 +172,10 @@ func (worker) Timeout(*river.Job[jobArgs]) time.Duration { return -1 }
 // Work runs the job's items not yet done, holding the job's lease; a job
 // whose lease another live process holds is left to it.
 func (w *worker) Work(ctx context.Context, j *river.Job[jobArgs]) error {
+	if w.q.stopping() {
+		// Draining: no new job starts here.
+		return river.JobSnooze(w.q.pauseFor())
+	}
 	if ok, err := w.q.take(ctx, j.Args.ID); err != nil || !ok {
 		return err
 	}
@@ -387,6 +391,16 @@ func (q *Queue) release() {
 	if q.unlock != nil {
 		q.unlock()
 	}
+}
+
+// pauseFor is how long a job paused by a stop waits: on SQLite until the
+// next start, which makes it available at once; on PostgreSQL a second,
+// for another replica.
+func (q *Queue) pauseFor() time.Duration {
+	if q.pool != nil {
+		return time.Second
+	}
+	return time.Hour
 }
 
 // stopping reports whether jobs should stop after their item in flight.

@@ -39,6 +39,8 @@ type echo struct {
 	// gate, when not nil, holds the call for a file named gated.xml until
 	// it is closed; started is closed when that call starts.
 	gate, started chan struct{}
+	// delay is each call's time (a model's stand-in).
+	delay time.Duration
 }
 
 func (e *echo) note(s string) {
@@ -69,6 +71,9 @@ func (e *echo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if fh.Filename == e.block {
 		<-r.Context().Done()
 		return
+	}
+	if e.delay > 0 {
+		time.Sleep(e.delay) // the time a model takes: not a synchronisation
 	}
 	if fh.Filename == "gated.xml" && e.gate != nil {
 		close(e.started)
@@ -454,17 +459,28 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// child serves a queue on dir whose item "b.xml" never ends, logging its
-// calls to dir/../calls, and prints its address.
+// child serves a queue on dir (a state folder or a PostgreSQL URL) whose
+// item named $JOBS_TEST_BLOCK ("b.xml" when unset) never ends, each item
+// taking $JOBS_TEST_DELAY (the model's time), logging its calls to
+// $JOBS_TEST_CALLS (dir/../calls when unset), and prints its address.
 func child(dir string) {
-	e := &echo{block: "b.xml", log: filepath.Join(filepath.Dir(dir), "calls")}
-	env := map[string]string{"JOBS_DIR": dir, "LOG_LEVEL": "ERROR"}
+	block, calls := "b.xml", filepath.Join(filepath.Dir(dir), "calls")
+	if v, ok := os.LookupEnv("JOBS_TEST_BLOCK"); ok {
+		block = v
+	}
+	if v := os.Getenv("JOBS_TEST_CALLS"); v != "" {
+		calls = v
+	}
+	delay, _ := time.ParseDuration(os.Getenv("JOBS_TEST_DELAY"))
+	e := &echo{block: block, log: calls, delay: delay}
+	env := storeEnv(dir)
+	env["LOG_LEVEL"] = "ERROR"
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	svc, err := service.New(service.Options{Name: "echo-api", DefaultMaxUploadMB: 10, LookupEnv: lookup, LogOutput: io.Discard})
 	if err != nil {
 		panic(err)
 	}
-	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: e})
+	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: e, Lease: 2 * time.Second})
 	if err != nil {
 		panic(err)
 	}
@@ -479,6 +495,24 @@ func child(dir string) {
 	select {}
 }
 
+// startChild starts a child process serving store with the extra
+// environment env; it returns the process and its address.
+func startChild(t *testing.T, store string, env ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), "JOBS_TEST_CHILD="+store), env...)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var base string
+	if _, err := fmt.Fscanln(stdout, &base); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, base
+}
+
 // TestKilledMidJob: a process killed (SIGKILL) in the middle of a job's
 // second item; the next process on the same state folder finishes the job:
 // the first item is not run again, the second runs again from its start,
@@ -490,17 +524,7 @@ func TestKilledMidJob(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "state")
 	calls := filepath.Join(root, "calls")
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "JOBS_TEST_CHILD="+dir)
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	var base string
-	if _, err := fmt.Fscanln(stdout, &base); err != nil {
-		t.Fatal(err)
-	}
+	cmd, base := startChild(t, dir)
 	_, _, st := submit(t, base, "", file("a.xml", "a"), file("b.xml", "bb"), file("c.xml", "ccc"))
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -785,4 +809,179 @@ func TestManySubmits(t *testing.T) {
 	m := len(lat)
 	t.Logf("%d jobs submitted at once, all succeeded; %d answers 503 (busy), submitted again after Retry-After; answer latency p50 %v, p99 %v, max %v",
 		n, busy, lat[m/2], lat[m*99/100-1], lat[m-1])
+}
+
+// TestReplicaKilled: two service processes share one PostgreSQL database;
+// the one running a 200-item job is killed (SIGKILL) about half way. The
+// other takes the job over when its lease runs out and finishes it: every
+// item answered once (counted in the stand-in model's calls: the item in
+// flight at the kill started twice, no item ended twice), the results equal
+// those of the same job run by one process alone.
+func TestReplicaKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two child processes")
+	}
+	url := testenv.Postgres(t)
+	root := t.TempDir()
+	calls := []string{filepath.Join(root, "calls0"), filepath.Join(root, "calls1")}
+	var cmds [2]*exec.Cmd
+	var bases [2]string
+	for i := range cmds {
+		cmds[i], bases[i] = startChild(t, url, "JOBS_TEST_BLOCK=", "JOBS_TEST_CALLS="+calls[i], "JOBS_TEST_DELAY=10ms")
+	}
+	const n = 200
+	var parts []servicetest.Part
+	for i := range n {
+		parts = append(parts, file(fmt.Sprintf("p%03d.xml", i), strings.Repeat("x", i)))
+	}
+	_, _, st := submit(t, bases[0], "", parts...)
+
+	// The calls of each process: "start NAME" and "end NAME" lines.
+	read := func() [2][]string {
+		var out [2][]string
+		for i, f := range calls {
+			b, _ := os.ReadFile(f)
+			out[i] = strings.Split(strings.TrimSpace(string(b)), "\n")
+		}
+		return out
+	}
+	ends := func(lines []string) int {
+		k := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l, "end ") {
+				k++
+			}
+		}
+		return k
+	}
+	victim := -1
+	deadline := time.Now().Add(60 * time.Second)
+	for victim < 0 {
+		c := read()
+		for i := range c {
+			if ends(c[i]) >= n/2 {
+				victim = i
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job never got half way: %d and %d items", ends(c[0]), ends(c[1]))
+		}
+		time.Sleep(5 * time.Millisecond) // polling other processes' files, with a deadline
+	}
+	if err := cmds[victim].Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmds[victim].Wait()
+	atKill := ends(read()[victim])
+	survivor := bases[1-victim]
+	deadline = time.Now().Add(90 * time.Second)
+	for {
+		var got jobs.Status
+		getJSON(t, survivor+"/jobs/"+st.ID, &got)
+		if got.State == jobs.Succeeded {
+			if got.Items != (jobs.Counts{Total: n, Succeeded: n}) {
+				t.Fatalf("%+v", got.Items)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the job is still %s after the kill: %+v", got.State, got.Items)
+		}
+		time.Sleep(50 * time.Millisecond) // polling another process, with a deadline
+	}
+	c := read()
+	started, ended := map[string]int{}, map[string]int{}
+	for _, lines := range c {
+		for _, l := range lines {
+			if name, ok := strings.CutPrefix(l, "start "); ok {
+				started[name]++
+			} else if name, ok := strings.CutPrefix(l, "end "); ok {
+				ended[name]++
+			}
+		}
+	}
+	again := 0
+	for i := range n {
+		name := fmt.Sprintf("p%03d.xml", i)
+		if ended[name] != 1 {
+			t.Errorf("%s answered %d times", name, ended[name])
+		}
+		if started[name] > 1 {
+			again++
+		}
+	}
+	if again > 1 {
+		t.Errorf("%d items started more than once; only the one in flight at the kill may", again)
+	}
+	t.Logf("killed process %d after %d items; the other ran %d; %d item started again (the one in flight)", victim, atKill, ends(c[1-victim]), again)
+
+	// The same job by the surviving process alone.
+	_, _, alone := submit(t, survivor, "", parts...)
+	deadline = time.Now().Add(90 * time.Second)
+	for {
+		var got jobs.Status
+		getJSON(t, survivor+"/jobs/"+alone.ID, &got)
+		if got.State == jobs.Succeeded {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the second job is still %s", got.State)
+		}
+		time.Sleep(50 * time.Millisecond) // polling another process, with a deadline
+	}
+	var a, b jobs.Results
+	getJSON(t, survivor+"/jobs/"+st.ID+"/results", &a)
+	getJSON(t, survivor+"/jobs/"+alone.ID+"/results", &b)
+	if len(a.Items) != n || len(b.Items) != n {
+		t.Fatalf("%d and %d results", len(a.Items), len(b.Items))
+	}
+	for i := range a.Items {
+		x, y := a.Items[i], b.Items[i]
+		if x.Name != y.Name || x.State != y.State || x.Status != y.Status || !bytes.Equal(x.Output, y.Output) {
+			t.Fatalf("item %d: %+v, alone %+v", i, x, y)
+		}
+	}
+}
+
+// TestDrainHandsOver: two queues on one PostgreSQL database; the one
+// running a job is closed (the drain of SIGTERM) while an item runs: it
+// finishes that item and starts no other, and the other queue finishes the
+// job. Every item ran once.
+func TestDrainHandsOver(t *testing.T) {
+	url := testenv.Postgres(t)
+	ea := &echo{gate: make(chan struct{}), started: make(chan struct{})}
+	svcA, qa := newService(t, url, ea)
+	if err := svcA.WarmUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tsA := httptest.NewServer(svcA.Handler())
+	defer tsA.Close()
+	if err := qa.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, st := submit(t, tsA.URL, "", file("a.xml", "a"), file("gated.xml", "g"), file("c.xml", "c"))
+	select {
+	case <-ea.started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the gated item never started")
+	}
+	eb := &echo{}
+	tsB, qb := serve(t, url, eb) // started now: A holds the job
+	closed := make(chan error)
+	go func() { closed <- qa.Close(context.Background()) }()
+	close(ea.gate)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, qb, tsB.URL, st.ID, jobs.Succeeded)
+	if strings.Join(ea.calls, ",") != "start a.xml,end a.xml,start gated.xml,end gated.xml" || strings.Join(eb.calls, ",") != "start c.xml,end c.xml" {
+		t.Fatalf("draining queue ran %v, the other %v", ea.calls, eb.calls)
+	}
+	var res jobs.Results
+	getJSON(t, tsB.URL+"/jobs/"+st.ID+"/results", &res)
+	for _, it := range res.Items {
+		if it.Runs != 1 || it.State != jobs.Succeeded {
+			t.Fatalf("item %+v", it)
+		}
+	}
 }

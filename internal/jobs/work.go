@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/riverqueue/river"
 )
@@ -44,13 +43,8 @@ func (q *Queue) work(ctx context.Context, id string) error {
 			continue
 		}
 		if q.stopping() {
-			if q.pool != nil {
-				q.log.Info("job paused by the stop; another replica resumes it", "job", id, "item", it.Index)
-				return river.JobSnooze(time.Second)
-			}
-			q.log.Info("job paused by the stop; it resumes at the next start", "job", id, "item", it.Index)
-			// Until the next start, which makes it available at once.
-			return river.JobSnooze(time.Hour)
+			q.log.Info("job paused by the stop; it resumes at the next start or on another replica", "job", id, "item", it.Index)
+			return river.JobSnooze(q.pauseFor())
 		}
 		if st, _, _, err := q.jobState(ctx, id); err != nil || st == Canceled {
 			return err
