@@ -15,6 +15,7 @@ import (
 	"archivekit/internal/config"
 	"archivekit/internal/resources"
 	"archivekit/internal/shard"
+	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/session"
 	"archivekit/internal/translate/translator"
 )
@@ -44,7 +45,7 @@ type cli struct {
 	DocumentJSON    string           `name:"document-json" help:"Baseline document record to accrete the translation block onto." placeholder:"FILE"`
 	DocumentJSONOut string           `name:"document-json-out" help:"Where to write the updated record (default: <output>/<doc_id>.document.json)." placeholder:"FILE"`
 	DownloadDir     string           `name:"download-dir" help:"Where URL inputs are stored (default: <output>/downloaded_inputs)." placeholder:"DIR"`
-	OutputMode      string           `name:"output-mode" help:"replace, append or alternative (ALTO: the translation in an ALTERNATIVE per String; PAGE and metadata: append) (precedence: flag, config output_mode, OUTPUT_MODE, replace)."`
+	OutputMode      string           `name:"output-mode" help:"replace, append or alternative (ALTO: the translation in an ALTERNATIVE per String; PAGE and metadata: append) (precedence: flag, config output_mode, OUTPUT_MODE, then each format's own default: append for PAGE-XML, replace for ALTO and metadata; hOCR is always written as a parallel file)."`
 	FastAlign       bool             `name:"fast-align" help:"ALTO only: split block translations by source word counts instead of translating each line (one backend call per page)."`
 	Backend         string           `help:"mtapi, chat_compatible or ct2 (precedence: flag, config translation_backend, TRANSLATION_BACKEND, mtapi)."`
 	Shard           string           `help:"Translate only share i of n (numbered from 0), chosen by a hash of each input's path relative to input_path (of the URL for URL lists), so n runs with 0/n ... n-1/n translate every input exactly once." placeholder:"I/N"`
@@ -309,6 +310,36 @@ func (s *settings) setBackend(c *cli, p picker, getenv func(string) string) erro
 		return cliflags.Usage(errors.New("--document-json-out needs --document-json: doc_id comes from the baseline record, never from file names"))
 	}
 	return nil
+}
+
+// outputMode is the mode asked of the translator: the one given (flag,
+// configuration or environment), or "" when none was, so that each format
+// takes its own default (translator.DefaultMode: append for PAGE-XML,
+// replace for the others). s.Mode stays "replace" then, the spec's default
+// for ALTO and metadata.
+func (s *settings) outputMode() alto.Mode {
+	if s.ModeFrom == "default" {
+		return ""
+	}
+	return alto.Mode(s.Mode)
+}
+
+// modeByFormat is the output mode each document kind gets in this run, for
+// the run metadata.
+func (s *settings) modeByFormat() map[string]string {
+	out := map[string]string{}
+	for _, k := range []translator.Kind{translator.KindALTO, translator.KindPAGE, translator.KindMetadata} {
+		m := s.outputMode()
+		switch {
+		case m == "":
+			m = translator.DefaultMode(k)
+		case m == alto.Alternative && k != translator.KindALTO:
+			m = alto.Append // alternative is ALTO's; the others append
+		}
+		out[string(k)] = string(m)
+	}
+	out[string(translator.KindHOCR)] = "parallel"
+	return out
 }
 
 // findConfig finds the configuration file: -c (must exist), then

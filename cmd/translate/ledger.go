@@ -23,11 +23,14 @@ const LedgerFolder = ledger.Folder
 // with a vocabulary what turns it into protected terms: the lemmatiser's
 // address and the glossary size (LLM_MAX_GLOSSARY_TERMS).
 type ledgerConfig struct {
-	Tool        string         `json:"tool"`
-	Version     string         `json:"version"`
-	Source      string         `json:"source_lang"`
-	Target      string         `json:"target_lang"`
-	Mode        string         `json:"output_mode"`
+	Tool    string `json:"tool"`
+	Version string `json:"version"`
+	Source  string `json:"source_lang"`
+	Target  string `json:"target_lang"`
+	Mode    string `json:"output_mode"`
+	// FormatMode: no mode was given, each format took its own default
+	// (append for PAGE-XML).
+	FormatMode  bool           `json:"output_mode_format_default,omitempty"`
 	Backend     string         `json:"translation_backend"`
 	BackendInfo map[string]any `json:"backend,omitempty"`
 	FastAlign   bool           `json:"fast_align"`
@@ -61,7 +64,7 @@ type outFile struct {
 func (r *runner) openLedger(be backend.Backend, lemURL string, maxTerms int) (*ledger.Ledger, error) {
 	s := r.s
 	cfg := ledgerConfig{Tool: "translate", Version: version.String(), Source: s.Source, Target: s.Target,
-		Mode: s.Mode, Backend: s.Backend, FastAlign: s.FastAlign}
+		Mode: s.Mode, FormatMode: s.outputMode() == "", Backend: s.Backend, FastAlign: s.FastAlign}
 	if m, ok := be.(*mtapi.Backend); ok {
 		cfg.BackendInfo = map[string]any{"url": m.BaseURL()}
 	}

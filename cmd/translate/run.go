@@ -271,6 +271,8 @@ type runner struct {
 	// failures are the inputs that gave no translation (the failures
 	// table).
 	failures []ledger.Failure
+	// modes counts the documents translated in this run per output mode.
+	modes map[alto.Mode]int
 	// led is the run's ledger once opened; closed after the run metadata
 	// is written.
 	led *ledger.Ledger
@@ -364,6 +366,7 @@ func (r *runner) configure(inputs []input) error {
 	pd.SetConfig("mode", map[bool]string{true: "alto", false: "metadata"}[s.Alto])
 	pd.SetConfig("output_mode", s.Mode)
 	pd.SetConfig("output_mode_from", s.ModeFrom)
+	pd.SetConfig("output_mode_by_format", s.modeByFormat())
 	pd.SetConfig("translation_backend", s.Backend)
 	pd.SetConfig("translation_backend_from", s.BackendFrom)
 	pd.SetConfig("fast_align", s.FastAlign)
@@ -717,7 +720,7 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 		}
 	}
 	opt := sess.Options()
-	opt.Source, opt.Target, opt.Mode = s.Source, s.Target, alto.Mode(s.Mode)
+	opt.Source, opt.Target, opt.Mode = s.Source, s.Target, s.outputMode()
 	opt.FastAlign, opt.Kind, opt.Fields = s.FastAlign, kind, r.fields
 	opt.Usage, opt.Warn = r.usage, func(m string) { r.log.Warn(m) }
 	t0 := time.Now()
@@ -755,6 +758,10 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 		level = slog.LevelWarn
 	}
 	r.log.Log(ctx, level, out.Summary, "file", in.Origin, "seconds", time.Since(t0).Round(time.Millisecond).Seconds())
+	if r.modes == nil {
+		r.modes = map[alto.Mode]int{}
+	}
+	r.modes[out.Mode]++
 	r.pd.done(filepath.ToSlash(filepath.Join(in.Dir, out.Stem)), out, outPath, logPath)
 	return out, outPath, nil
 }
@@ -774,6 +781,9 @@ func (r *runner) record(written []string) error {
 		}
 	}
 	mode, form := s.Mode, ""
+	if s.outputMode() == "" && r.modes[alto.Append] > r.modes[alto.Replace] {
+		mode = string(alto.Append) // PAGE documents, with their own default
+	}
 	if mode == string(alto.Alternative) {
 		// The record's output_mode says whether the original was kept.
 		mode, form = string(alto.Append), s.Mode

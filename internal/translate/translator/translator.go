@@ -215,6 +215,9 @@ type Output struct {
 	// and hOCR write it into the document; for the run metadata and the
 	// document record of every kind.
 	Tag string
+	// Mode is the output mode used: Options.Mode, or DefaultMode of the
+	// document's kind.
+	Mode alto.Mode
 	// Sidecar reports a PAGE 2013 document in append mode: PAGE 2013 has
 	// room for one TextEquiv a line, so Data is a copy with the same ids
 	// holding the translation (written as replace mode writes), and the
@@ -245,13 +248,10 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 		return nil, err
 	}
 	if opt.Mode == "" {
-		opt.Mode = alto.Replace
-		if kind == KindPAGE {
-			opt.Mode = alto.Append
-		}
+		opt.Mode = DefaultMode(kind)
 	}
 	d := newDocument(name, opt)
-	out := &Output{Kind: kind, Name: OutputName(name, opt.Target), Stem: d.stem, SourceLang: opt.Source}
+	out := &Output{Kind: kind, Name: OutputName(name, opt.Target), Stem: d.stem, SourceLang: opt.Source, Mode: opt.Mode}
 	switch kind {
 	case KindALTO:
 		err = d.alto(ctx, in, out)
@@ -274,6 +274,17 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return out, nil
+}
+
+// DefaultMode is the output mode a document of kind gets when none is
+// asked for: alto.Append for PAGE-XML (a TextEquiv added after the
+// original's), alto.Replace for the others. hOCR is always written as a
+// parallel document, whatever the mode.
+func DefaultMode(kind Kind) alto.Mode {
+	if kind == KindPAGE {
+		return alto.Append
+	}
+	return alto.Replace
 }
 
 // withDefaults checks opt and fills its defaults (target en; the mode's

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"archivekit/internal/docrecord"
+	"archivekit/internal/translate/langtag"
+	"archivekit/internal/translate/translator/translatortest"
+)
+
+// realPAGE is a real OCR-D ground-truth PAGE-XML page (German, 2019
+// namespace; internal/translate/pagexml/testdata/SOURCES.md).
+const realPAGE = "../../internal/translate/pagexml/testdata/real/ocrd-gt_german_kant1784-0017.page.xml"
+
+// TestOutputModeFormatDefault (issue 29): without --output-mode (nor
+// config or OUTPUT_MODE), a PAGE file gets PAGE's own default, append (one
+// TextEquiv added per line), not the spec's replace of ALTO and metadata;
+// --output-mode replace still replaces. The run metadata says which mode
+// each format got, and the document record which mode the run used.
+func TestOutputModeFormatDefault(t *testing.T) {
+	src, err := os.ReadFile(realPAGE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(t.TempDir(), "kant.page.xml")
+	writeFile(t, in, src)
+	wantTag, err := langtag.MT("en", "de")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(t.TempDir(), "KANT.document.json")
+	writeFile(t, base, []byte(`{"schema_version":"1.0","doc_id":"KANT"}`))
+	api := startAPI(t, translatortest.Config{})
+	for _, c := range []struct {
+		name      string
+		flags     []string
+		more      bool // more TextEquivs than the input
+		pageMode  string
+		recordMod string
+	}{
+		{"default", nil, true, "append", "append"},
+		{"replace", []string{"--output-mode", "replace"}, false, "replace", "replace"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			args := append([]string{in, "-o", out, "-src", "de", "--vocabulary", "", "--document-json", base}, c.flags...)
+			r := runCLI(t, newEnv(api), args...)
+			if r.code != exitOK {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			got, err := os.ReadFile(filepath.Join(out, "kant.page_en.xml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, n0 := bytes.Count(got, []byte("<TextEquiv")), bytes.Count(src, []byte("<TextEquiv"))
+			if (n > n0) != c.more {
+				t.Errorf("%d TextEquiv elements in the output, %d in the input: want more: %v", n, n0, c.more)
+			}
+			if c.more && !bytes.Contains(got, []byte(wantTag)) {
+				t.Errorf("appended TextEquivs carry no %s", wantTag)
+			}
+			d := readParadata(t, out)
+			byFormat, _ := d.Config["output_mode_by_format"].(map[string]any)
+			if byFormat["page"] != c.pageMode || byFormat["alto"] != "replace" || byFormat["hocr"] != "parallel" {
+				t.Errorf("output_mode_by_format %v", d.Config["output_mode_by_format"])
+			}
+			if d.Statistics.LanguageTags["de"] != wantTag || len(d.Statistics.LanguageTags) != 1 {
+				t.Errorf("language_tags %v, want {de: %s}", d.Statistics.LanguageTags, wantTag)
+			}
+			rec, err := docrecord.Load(filepath.Join(out, "KANT.document.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for path, want := range map[string]string{"translations/language_tag": wantTag, "translations/output_mode": c.recordMod} {
+				if got, _ := rec.Get(strings.Split(path, "/")...); got != want {
+					t.Errorf("%s = %v, want %s", path, got, want)
+				}
+			}
+		})
+	}
+}
