@@ -52,6 +52,8 @@ type cli struct {
 	Resume          bool             `help:"Continue an interrupted run: inputs the ledger (<output>/ledger/) records as translated or failed, with the same content and the same configuration, and whose outputs are still there, are not translated again; an output edited since is kept, with a warning."`
 	RetryFailed     bool             `name:"retry-failed" help:"As --resume, but inputs that failed are translated again."`
 	Merge           bool             `help:"Merge the run metadata and failures tables of the shard runs (--shard i/n) in the output folder (-o) into one run metadata <stamp>_translator.json and one failures table; shards of another configuration, missing, repeated or unfinished shards are refused. Translates nothing."`
+	Pages           string           `help:"For a METS file or IIIF manifest input: the pages whose text files are translated, in OCR-D's page_id syntax (PHYS_0001..PHYS_0005, PHYS_00*, ~PHYS_0003 leaves one out); default every page." placeholder:"PAGES"`
+	TextGroup       []string         `name:"text-group" help:"For a METS input: take text files only from these fileGrp USE names (comma-separated or repeated); default every group, text files being recognised by their root element." placeholder:"USE"`
 	Version         kong.VersionFlag `help:"Print the version and exit."`
 }
 
@@ -105,6 +107,9 @@ type settings struct {
 	Resume, RetryFailed bool
 	// Merge combines the shard runs in Output.
 	Merge bool
+	// Pages and TextGroups select a book's pages and METS text groups.
+	Pages      string
+	TextGroups []string
 }
 
 // Built-in defaults: the shipped config.txt values (spec 2.6).
@@ -187,7 +192,8 @@ func resolve(c *cli, set map[string]bool, getenv func(string) string) (*settings
 	cfg, warnings := configValues(ini)
 	p := picker{set: set, cfg: cfg}
 	s := &settings{ConfigPath: c.Config, ConfigFile: cfgFile, ConfigWarnings: warnings, FastAlign: c.FastAlign, XSD: c.Xsd,
-		DocJSON: c.DocumentJSON, DocJSONOut: c.DocumentJSONOut, Resume: c.Resume || c.RetryFailed, RetryFailed: c.RetryFailed, Merge: c.Merge}
+		DocJSON: c.DocumentJSON, DocJSONOut: c.DocumentJSONOut, Resume: c.Resume || c.RetryFailed, RetryFailed: c.RetryFailed, Merge: c.Merge,
+		Pages: c.Pages, TextGroups: c.TextGroup}
 	if err := s.setShard(c); err != nil {
 		return nil, err
 	}

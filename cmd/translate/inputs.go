@@ -67,6 +67,9 @@ func matchesFormat(name string, formats []string) bool {
 //   - an http(s) URL is downloaded into downloadDir;
 //   - a file ending in .txt is a list of URLs (one per line; blank lines and
 //     lines starting with # are ignored), each downloaded;
+//   - a METS file or IIIF manifest or collection (recognised by its
+//     content, local or a URL) is a book: its text files are the inputs
+//     (collectBook);
 //   - any other file is translated whatever its extension;
 //   - a directory is searched recursively for files matching formats, in
 //     sorted order; the output and download directories are left out, and
@@ -78,23 +81,29 @@ func matchesFormat(name string, formats []string) bool {
 // directory).
 //
 // A missing input path is errNoInput.
-func collect(ctx context.Context, s *settings, client *http.Client) (inputs []input, all []string, err error) {
+func collect(ctx context.Context, s *settings, client *http.Client) (inputs []input, all []string, bk *bookInfo, err error) {
 	in := s.Input
 	if isURL(in) {
-		if !s.Shard.Has(in) {
-			return nil, []string{in}, nil
+		// Downloaded whatever the shard: a book's text files are shared
+		// among the shards, which only its content tells.
+		d := download(ctx, client, in, s.DownloadDir, s.Resume)
+		if d.Err == nil && isBookFile(d.Path) {
+			return collectBook(ctx, s, in)
 		}
-		return []input{download(ctx, client, in, s.DownloadDir, s.Resume)}, []string{in}, nil
+		if !s.Shard.Has(in) {
+			return nil, []string{in}, nil, nil
+		}
+		return []input{d}, []string{in}, nil, nil
 	}
 	info, err := os.Stat(in)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %s: %v", errNoInput, in, err)
+		return nil, nil, nil, fmt.Errorf("%w: %s: %v", errNoInput, in, err)
 	}
 	if !info.IsDir() {
 		if strings.EqualFold(filepath.Ext(in), ".txt") {
 			urls, err := readURLList(in)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			var out []input
 			// Two URLs that name the same download file would overwrite
@@ -119,12 +128,15 @@ func collect(ctx context.Context, s *settings, client *http.Client) (inputs []in
 				}
 				out = append(out, download(ctx, client, u, s.DownloadDir, s.Resume))
 			}
-			return out, urls, nil
+			return out, urls, nil, nil
+		}
+		if isBookFile(in) {
+			return collectBook(ctx, s, in)
 		}
 		if !s.Shard.Has(filepath.Base(in)) {
-			return nil, []string{filepath.Base(in)}, nil
+			return nil, []string{filepath.Base(in)}, nil, nil
 		}
-		return []input{{Path: in, Origin: in}}, []string{filepath.Base(in)}, nil
+		return []input{{Path: in, Origin: in}}, []string{filepath.Base(in)}, nil, nil
 	}
 	skipDirs := map[string]bool{}
 	for _, d := range []string{s.Output, s.DownloadDir} {
@@ -162,7 +174,7 @@ func collect(ctx context.Context, s *settings, client *http.Client) (inputs []in
 			mine = append(mine, x)
 		}
 	}
-	return mine, all, err
+	return mine, all, nil, err
 }
 
 // readURLList reads a .txt list of URLs; a line that is not an http(s) URL

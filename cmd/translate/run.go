@@ -78,7 +78,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitUsage
 	}
 	r.getenv, r.stderr, r.client = getenv, stderr, httpClient()
-	inputs, all, code := gather(ctx, s, r.client, log)
+	inputs, all, code := r.gather(ctx)
 	if code != exitOK {
 		return code
 	}
@@ -162,10 +162,15 @@ func loadSetup(s *settings, log *slog.Logger) (r *runner, ok bool) {
 
 // gather collects the inputs: this run's share and all of them. A code
 // other than exitOK ends the run (the reason is logged).
-func gather(ctx context.Context, s *settings, client *http.Client, log *slog.Logger) (inputs []input, all []string, code int) {
-	inputs, all, err := collect(ctx, s, client)
+func (r *runner) gather(ctx context.Context) (inputs []input, all []string, code int) {
+	s, log := r.s, r.log
+	inputs, all, bk, err := collect(ctx, s, r.client)
+	r.book = bk
 	if err != nil {
 		switch {
+		case errors.Is(err, errBook):
+			log.Error("cannot read the book", "input_path", s.Input, "err", err)
+			return nil, nil, exitFailure
 		case errors.Is(err, errNoInput):
 			log.Error("no input", "err", err)
 			return nil, nil, exitNoInput
@@ -271,6 +276,8 @@ type runner struct {
 	// failures are the inputs that gave no translation (the failures
 	// table).
 	failures []ledger.Failure
+	// book is the book input (nil when the input is not a book).
+	book *bookInfo
 	// modes counts the documents translated in this run per output mode.
 	modes map[alto.Mode]int
 	// led is the run's ledger once opened; closed after the run metadata
@@ -378,6 +385,17 @@ func (r *runner) configure(inputs []input) error {
 	pd.SetConfig("lang_id_model", langid.ModelID)
 	pd.SetConfig("confidence_threshold", alto.DefaultMinConfidence)
 	pd.SetConfig("download_dir", s.DownloadDir)
+	if r.book != nil {
+		pd.SetConfig("book", r.book)
+		pd.SetConfig("pages", s.Pages)
+		pd.SetConfig("text_groups", s.TextGroups)
+		for _, p := range r.book.Problems {
+			r.warn("book: " + p)
+		}
+		if n := len(r.book.PagesWithoutText); n > 0 {
+			r.log.Info("book pages without text: reported, not failed", "pages", n, "first", r.book.PagesWithoutText[:min(n, 5)])
+		}
+	}
 	pd.AddInputs(len(inputs))
 	if r.vocabulary != nil {
 		r.usage.Add(translator.VocabularyComponents(r.vocabulary)...)

@@ -19,6 +19,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -39,6 +40,32 @@ type Policy struct {
 	Private Private
 	// UserAgent is sent with every request; default "archivekit".
 	UserAgent string
+	// AllowHosts lists hosts (a name or address, with or without its port:
+	// "archive.example.org", "127.0.0.1:8080") that may be reached at any
+	// address, private ranges included, as a first URL, a link or a
+	// redirect target.
+	AllowHosts []string
+	// OnlyHosts refuses every host not in AllowHosts (ErrHost).
+	OnlyHosts bool
+}
+
+// allowed says whether u's host is in AllowHosts.
+func (p Policy) allowed(u *url.URL) bool {
+	for _, h := range p.AllowHosts {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h != "" && (h == strings.ToLower(u.Host) || h == strings.ToLower(u.Hostname())) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkHost refuses u when OnlyHosts is set and u's host is not allowed.
+func (p Policy) checkHost(u *url.URL) error {
+	if p.OnlyHosts && !p.allowed(u) {
+		return fmt.Errorf("%s: %w", u, ErrHost)
+	}
+	return nil
 }
 
 // Private is the rule for addresses in private ranges.
@@ -100,6 +127,7 @@ var (
 	ErrTooLarge = errors.New("larger than the size limit")
 	ErrRedirect = errors.New("redirect refused")
 	ErrPrivate  = errors.New("address in a private range refused")
+	ErrHost     = errors.New("host not in the allow-list")
 )
 
 // StatusError is a response that was not 200 OK.
@@ -131,6 +159,9 @@ type Fetcher struct {
 }
 
 type firstKey struct{}
+
+// allowKey marks the context of a request to a host of Policy.AllowHosts.
+type allowKey struct{}
 
 // New returns a Fetcher with the policy p. A nil transport means a
 // transport of its own whose dialer enforces p.Private on the addresses it
@@ -166,7 +197,7 @@ func New(p Policy, transport http.RoundTripper) *Fetcher {
 // checkAddress refuses a private address unless the rule allows it; the
 // first request of a PrivateFirstOnly fetch carries firstKey in its context.
 func checkAddress(ctx context.Context, rule Private, address string) error {
-	if rule == PrivateAllowed || (rule == PrivateFirstOnly && ctx.Value(firstKey{}) != nil) {
+	if rule == PrivateAllowed || (rule == PrivateFirstOnly && ctx.Value(firstKey{}) != nil) || ctx.Value(allowKey{}) != nil {
 		return nil
 	}
 	ap, err := netip.ParseAddrPort(address)
@@ -275,7 +306,7 @@ func transient(err error) bool {
 		return se.Code == http.StatusTooManyRequests || se.Code >= 500
 	}
 	return !errors.Is(err, ErrScheme) && !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrRedirect) &&
-		!errors.Is(err, ErrPrivate) && !errors.Is(err, context.Canceled)
+		!errors.Is(err, ErrPrivate) && !errors.Is(err, ErrHost) && !errors.Is(err, context.Canceled)
 }
 
 // follow gets rawURL, following up to MaxRedirects redirects, each checked.
@@ -287,7 +318,10 @@ func (f *Fetcher) follow(ctx context.Context, rawURL string, first bool) ([]byte
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, fmt.Errorf("%s: %w (scheme %q)", rawURL, ErrScheme, u.Scheme)
 	}
-	if !first && f.policy.Private != PrivateAllowed {
+	if err := f.policy.checkHost(u); err != nil {
+		return nil, err
+	}
+	if !first && f.policy.Private != PrivateAllowed && !f.policy.allowed(u) {
 		if a, err := netip.ParseAddr(u.Hostname()); err == nil && IsPrivate(a) {
 			return nil, fmt.Errorf("%s: %w (a link in a remote document)", rawURL, ErrPrivate)
 		}
@@ -304,7 +338,10 @@ func (f *Fetcher) follow(ctx context.Context, rawURL string, first bool) ([]byte
 		if next.Scheme != "http" && next.Scheme != "https" {
 			return nil, fmt.Errorf("%s: %w: to %s (%w)", rawURL, ErrRedirect, next, ErrScheme)
 		}
-		if f.policy.Private != PrivateAllowed {
+		if err := f.policy.checkHost(next); err != nil {
+			return nil, fmt.Errorf("%s: %w: to %s (%w)", rawURL, ErrRedirect, next, err)
+		}
+		if f.policy.Private != PrivateAllowed && !f.policy.allowed(next) {
 			if a, err := netip.ParseAddr(next.Hostname()); err == nil && IsPrivate(a) {
 				return nil, fmt.Errorf("%s: %w: to %s (%w)", rawURL, ErrRedirect, next, ErrPrivate)
 			}
@@ -319,6 +356,9 @@ func (f *Fetcher) once(ctx context.Context, u *url.URL, first bool) ([]byte, *ur
 	defer cancel()
 	if first {
 		ctx = context.WithValue(ctx, firstKey{}, true)
+	}
+	if f.policy.allowed(u) {
+		ctx = context.WithValue(ctx, allowKey{}, true)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {

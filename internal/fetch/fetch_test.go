@@ -163,3 +163,45 @@ func TestIsPrivate(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowHosts: a host of the allow-list is reached at a private
+// address (first URL, link and redirect target); with OnlyHosts, any other
+// host is refused before a request is sent.
+func TestAllowHosts(t *testing.T) {
+	srv, _ := server(t)
+	host := strings.TrimPrefix(srv.URL, "http://") // 127.0.0.1:port
+	for _, c := range []struct {
+		name     string
+		policy   Policy
+		linked   bool
+		path     string
+		is       error
+		requests int
+	}{
+		{"refused without the list", Policy{Private: PrivateRefused}, false, "/ok", ErrPrivate, 1},
+		{"allowed by host:port", Policy{Private: PrivateRefused, AllowHosts: []string{host}}, false, "/ok", nil, 1},
+		{"allowed by address", Policy{Private: PrivateRefused, AllowHosts: []string{"127.0.0.1"}}, false, "/to-ok", nil, 2},
+		{"link refused without the list", Policy{}, true, "/ok", ErrPrivate, 0},
+		{"link allowed", Policy{AllowHosts: []string{"127.0.0.1"}}, true, "/ok", nil, 1},
+		{"only hosts: another host", Policy{Private: PrivateAllowed, AllowHosts: []string{"archive.example.org"}, OnlyHosts: true}, false, "/ok", ErrHost, 0},
+		{"only hosts: this host", Policy{Private: PrivateRefused, AllowHosts: []string{"127.0.0.1"}, OnlyHosts: true}, false, "/ok", nil, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := New(c.policy, nil)
+			get := f.Get
+			if c.linked {
+				get = f.GetLinked
+			}
+			got, err := get(context.Background(), srv.URL+c.path)
+			switch {
+			case c.is == nil && (err != nil || string(got) != "hello"):
+				t.Errorf("%q, %v; want hello", got, err)
+			case c.is != nil && !errors.Is(err, c.is):
+				t.Errorf("%v; want %v", err, c.is)
+			}
+			if n, _ := f.Fetched(); n != c.requests {
+				t.Errorf("%d requests, want %d", n, c.requests)
+			}
+		})
+	}
+}

@@ -1,0 +1,274 @@
+package main
+
+import (
+	"archivekit/internal/testenv"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"archivekit/internal/translate/translator/translatortest"
+)
+
+// Real text files written by others (internal/translate/*/testdata/SOURCES.md),
+// and the shared ALTO sample.
+const (
+	realHOCR      = "../../internal/translate/hocr/testdata/real/tesseract4_german_hocrjs-309515696-2.hocr"
+	realHOCRSmall = "../../internal/translate/hocr/testdata/real/ocropy_german_hocrtools-litver.hocr"
+)
+
+// bookServer is a loopback server of a book's files; it counts the
+// requests per path.
+type bookServer struct {
+	*httptest.Server
+	mu    sync.Mutex
+	files map[string][]byte
+	hits  map[string]int
+}
+
+func newBookServer(t *testing.T) *bookServer {
+	b := &bookServer{files: map[string][]byte{}, hits: map[string]int{}}
+	b.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		b.hits[r.URL.Path]++
+		data, ok := b.files[r.URL.Path]
+		b.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(data)
+	}))
+	t.Cleanup(b.Close)
+	return b
+}
+
+func (b *bookServer) put(p string, data []byte) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.files[p] = data
+}
+
+func (b *bookServer) hitsOf(p string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.hits[p]
+}
+
+func readOrFatal(t *testing.T, p string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// testMETS is a METS file of four pages: images in DEFAULT, text files in
+// FULLTEXT (PAGE-XML on page 1, hOCR on page 3, a missing file on page 4,
+// none on page 2), as DFG-Viewer-style producers write it.
+const testMETS = `<?xml version="1.0" encoding="UTF-8"?>
+<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink" OBJID="book-1">
+  <mets:fileSec>
+    <mets:fileGrp USE="DEFAULT">
+      <mets:file ID="IMG_1" MIMETYPE="image/jpeg"><mets:FLocat LOCTYPE="URL" xlink:href="img/0001.jpg"/></mets:file>
+      <mets:file ID="IMG_2" MIMETYPE="image/jpeg"><mets:FLocat LOCTYPE="URL" xlink:href="img/0002.jpg"/></mets:file>
+      <mets:file ID="IMG_3" MIMETYPE="image/jpeg"><mets:FLocat LOCTYPE="URL" xlink:href="img/0003.jpg"/></mets:file>
+      <mets:file ID="IMG_4" MIMETYPE="image/jpeg"><mets:FLocat LOCTYPE="URL" xlink:href="img/0004.jpg"/></mets:file>
+    </mets:fileGrp>
+    <mets:fileGrp USE="FULLTEXT">
+      <mets:file ID="TXT_1" MIMETYPE="text/xml"><mets:FLocat LOCTYPE="URL" xlink:href="ocr/0001.xml"/></mets:file>
+      <mets:file ID="TXT_3" MIMETYPE="text/html"><mets:FLocat LOCTYPE="URL" xlink:href="ocr/0003.hocr"/></mets:file>
+      <mets:file ID="TXT_4" MIMETYPE="text/xml"><mets:FLocat LOCTYPE="URL" xlink:href="ocr/0004.xml"/></mets:file>
+    </mets:fileGrp>
+  </mets:fileSec>
+  <mets:structMap TYPE="PHYSICAL">
+    <mets:div ID="PHYS_0000" TYPE="physSequence">
+      <mets:div ID="PHYS_0001" ORDER="1" ORDERLABEL="I" TYPE="page"><mets:fptr FILEID="IMG_1"/><mets:fptr FILEID="TXT_1"/></mets:div>
+      <mets:div ID="PHYS_0002" ORDER="2" TYPE="page"><mets:fptr FILEID="IMG_2"/></mets:div>
+      <mets:div ID="PHYS_0003" ORDER="3" TYPE="page"><mets:fptr FILEID="IMG_3"/><mets:fptr FILEID="TXT_3"/></mets:div>
+      <mets:div ID="PHYS_0004" ORDER="4" TYPE="page"><mets:fptr FILEID="IMG_4"/><mets:fptr FILEID="TXT_4"/></mets:div>
+    </mets:div>
+  </mets:structMap>
+</mets:mets>
+`
+
+// testManifest is a IIIF Presentation 3 manifest of four canvases whose
+// text files are linked with seeAlso: ALTO (the shared sample), hOCR,
+// nothing, and an ALTO link that answers 404.
+func testManifest(base string) []byte {
+	canvas := func(n int, seeAlso string) string {
+		s := fmt.Sprintf(`{"id": "%[1]s/iiif/canvas/%[2]d", "type": "Canvas", "label": {"none": ["p. %[2]d"]}, "width": 800, "height": 1000,
+  "items": [{"id": "%[1]s/iiif/canvas/%[2]d/page", "type": "AnnotationPage", "items": [{"id": "%[1]s/iiif/canvas/%[2]d/image", "type": "Annotation",
+    "motivation": "painting", "target": "%[1]s/iiif/canvas/%[2]d", "body": {"id": "%[1]s/img/%[2]d.jpg", "type": "Image", "format": "image/jpeg"}}]}]`, base, n)
+		if seeAlso != "" {
+			s += `, "seeAlso": [` + seeAlso + `]`
+		}
+		return s + "}"
+	}
+	alto := func(p string) string {
+		return fmt.Sprintf(`{"id": "%s%s", "type": "Dataset", "format": "application/xml", "profile": "http://www.loc.gov/standards/alto/ns-v4#"}`, base, p)
+	}
+	hocr := fmt.Sprintf(`{"id": "%s/iiif/text/2.hocr", "type": "Text", "format": "text/vnd.hocr+html"}`, base)
+	return []byte(fmt.Sprintf(`{"@context": "http://iiif.io/api/presentation/3/context.json", "id": "%[1]s/iiif/manifest.json", "type": "Manifest",
+  "label": {"en": ["A test book"]}, "items": [%[2]s, %[3]s, %[4]s, %[5]s]}`, base,
+		canvas(1, alto("/iiif/text/1.alto.xml")), canvas(2, hocr), canvas(3, ""), canvas(4, alto("/iiif/text/missing.xml"))))
+}
+
+func bookOf(t *testing.T, d paradataDoc) bookInfo {
+	t.Helper()
+	raw, _ := json.Marshal(d.Config["book"])
+	var b bookInfo
+	if err := json.Unmarshal(raw, &b); err != nil || b.Kind == "" {
+		t.Fatalf("run metadata config.book: %s (%v)", raw, err)
+	}
+	return b
+}
+
+// TestBookMETS (issue 28, item 4): a METS file, local and over HTTP,
+// translates its text files in page order, each written under the output
+// folder at its path in the book; the page without a text file and the
+// page whose text file is missing are reported, not failed.
+func TestBookMETS(t *testing.T) {
+	page, hocr := readOrFatal(t, realPAGE), readOrFatal(t, realHOCR)
+	srv := newBookServer(t)
+	srv.put("/books/b1/mets.xml", []byte(testMETS))
+	srv.put("/books/b1/ocr/0001.xml", page)
+	srv.put("/books/b1/ocr/0003.hocr", hocr)
+	local := t.TempDir()
+	writeFile(t, filepath.Join(local, "mets.xml"), []byte(testMETS))
+	writeFile(t, filepath.Join(local, "ocr", "0001.xml"), page)
+	writeFile(t, filepath.Join(local, "ocr", "0003.hocr"), hocr)
+	api := startAPI(t, translatortest.Config{})
+	for _, in := range []string{filepath.Join(local, "mets.xml"), srv.URL + "/books/b1/mets.xml"} {
+		t.Run(strings.TrimPrefix(in, srv.URL), func(t *testing.T) {
+			out := t.TempDir()
+			r := runCLI(t, newEnv(api), in, "-o", out, "--vocabulary", "")
+			if r.code != exitOK {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			for _, f := range []string{"ocr/0001_en.xml", "ocr/0001_log.csv", "ocr/0003_en.hocr", "ocr/0003_log.csv"} {
+				if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(f))); err != nil {
+					t.Errorf("output %s: %v", f, err)
+				}
+			}
+			if got := readOrFatal(t, filepath.Join(out, "ocr", "0001_en.xml")); !bytes.Contains(got, []byte("<PcGts")) || bytes.Equal(got, page) {
+				t.Error("ocr/0001_en.xml is not a translated PAGE file")
+			}
+			d := readParadata(t, out)
+			b := bookOf(t, d)
+			if b.Kind != "METS" || b.Pages != 4 || b.PagesWithText != 2 || b.TextFiles != 2 ||
+				!slices.Equal(b.PagesWithoutText, []string{"PHYS_0002", "PHYS_0004"}) || b.TextFormats["PAGE"] != 1 || b.TextFormats["hOCR"] != 1 {
+				t.Errorf("book %+v", b)
+			}
+			if len(b.Problems) != 1 || !strings.Contains(b.Problems[0], "PHYS_0004: TXT_4: cannot read") {
+				t.Errorf("problems %q, want the missing text file of PHYS_0004", b.Problems)
+			}
+			// In page order: the outputs of page 1, then of page 3.
+			var order []string
+			for _, o := range d.Outputs {
+				rel, _ := filepath.Rel(out, o)
+				order = append(order, filepath.ToSlash(rel))
+			}
+			if !slices.Equal(order, []string{"ocr/0001_en.xml", "ocr/0001_log.csv", "ocr/0003_en.hocr", "ocr/0003_log.csv"}) {
+				t.Errorf("outputs %q", order)
+			}
+			if d.Statistics.SuccessfullyProcessed != 2 || d.Statistics.SkippedFiles != 0 {
+				t.Errorf("statistics %+v", d.Statistics.Statistics)
+			}
+		})
+	}
+}
+
+// TestBookManifest (issue 28, items 4 and 6): a IIIF manifest over HTTP;
+// a linked text file that answers 404 is a failed input (failures table),
+// the others are translated; --resume translates nothing again and
+// fetches no text file twice per run; --shard shares the text files.
+func TestBookManifest(t *testing.T) {
+	srv := newBookServer(t)
+	srv.put("/iiif/manifest.json", testManifest(srv.URL))
+	srv.put("/iiif/text/1.alto.xml", readOrFatal(t, testenv.Path(t, sampleALTO)))
+	srv.put("/iiif/text/2.hocr", readOrFatal(t, realHOCRSmall))
+	manifest := srv.URL + "/iiif/manifest.json"
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), manifest, "-o", out, "--vocabulary", "", "--fast-align")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, f := range []string{"text/1_en.alto.xml", "text/2_en.hocr"} {
+		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(f))); err != nil {
+			t.Errorf("output %s: %v", f, err)
+		}
+	}
+	d := readParadata(t, out)
+	b := bookOf(t, d)
+	if b.Kind != "IIIF manifest" || b.Pages != 4 || b.TextFiles != 3 || len(b.PagesWithoutText) != 1 || !strings.HasSuffix(b.PagesWithoutText[0], "/iiif/canvas/3 (p. 3)") {
+		t.Errorf("book %+v", b)
+	}
+	if d.Statistics.SuccessfullyProcessed != 2 || d.Statistics.SkippedFiles != 1 {
+		t.Errorf("statistics %+v", d.Statistics.Statistics)
+	}
+	fails, _ := filepath.Glob(filepath.Join(out, "*_translator_failures.csv"))
+	if len(fails) != 1 || !strings.Contains(string(readOrFatal(t, fails[0])), "/iiif/text/missing.xml") {
+		t.Errorf("failures table %v does not name the missing text file", fails)
+	}
+	if n := srv.hitsOf("/iiif/text/1.alto.xml"); n != 1 {
+		t.Errorf("text file fetched %d times in one run", n)
+	}
+	posts := api.Posts.Load()
+	whole := posts
+	r = runCLI(t, newEnv(api), manifest, "-o", out, "--vocabulary", "", "--fast-align", "--resume")
+	if r.code != exitOK {
+		t.Fatalf("resume: exit %d: %s", r.code, r.stderr)
+	}
+	if n := api.Posts.Load() - posts; n != 0 {
+		t.Errorf("resume sent %d translate requests, want 0", n)
+	}
+
+	// Two shards translate every text file exactly once between them.
+	shards := t.TempDir()
+	posts = api.Posts.Load()
+	var done int
+	for i := range 2 {
+		r := runCLI(t, newEnv(api), manifest, "-o", shards, "--vocabulary", "", "--fast-align", "--shard", fmt.Sprintf("%d/2", i))
+		if r.code != exitOK && r.code != exitFailure {
+			t.Fatalf("shard %d: exit %d: %s", i, r.code, r.stderr)
+		}
+	}
+	for _, f := range []string{"text/1_en.alto.xml", "text/2_en.hocr"} {
+		if _, err := os.Stat(filepath.Join(shards, filepath.FromSlash(f))); err == nil {
+			done++
+		}
+	}
+	if done != 2 || api.Posts.Load()-posts != whole {
+		t.Errorf("shards: %d of 2 outputs, %d translate requests (one whole run: %d)", done, api.Posts.Load()-posts, whole)
+	}
+}
+
+// TestBookNotReadable (issue 28, item 6): a file that looks like a book
+// but cannot be read fails with an error naming it and what was wrong.
+func TestBookNotReadable(t *testing.T) {
+	dir := t.TempDir()
+	noText := filepath.Join(dir, "mets.xml")
+	writeFile(t, noText, []byte(strings.ReplaceAll(testMETS, `<mets:fptr FILEID="TXT_`, `<mets:fptr FILEID="IMG_`)))
+	broken := filepath.Join(dir, "broken.json")
+	writeFile(t, broken, []byte(`{"@context": "http://iiif.io/api/presentation/3/context.json", "type": "Manifest", "items": [`))
+	api := startAPI(t, translatortest.Config{})
+	for _, c := range []struct{ in, want string }{
+		{noText, "none of its 4 pages has a text file"},
+		{broken, "not well-formed JSON"},
+	} {
+		r := runCLI(t, newEnv(api), c.in, "-o", t.TempDir(), "--vocabulary", "")
+		if r.code != exitFailure || !strings.Contains(r.stderr, "cannot read the book") || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, filepath.Base(c.in)) {
+			t.Errorf("%s: exit %d, want %d and %q: %s", c.in, r.code, exitFailure, c.want, r.stderr)
+		}
+	}
+}
