@@ -20,6 +20,10 @@ import (
 // nor IIIF once read in full, no pages, a selection naming no page).
 var errBook = errors.New("book not read")
 
+// errNoPages is returned by collectBook for a METS file without pages,
+// which is translated as a metadata document instead.
+var errNoPages = errors.New("a METS file without pages")
+
 // bookInfo is what the run metadata records of a book input (config.book).
 type bookInfo struct {
 	Source string `json:"source"`
@@ -72,6 +76,11 @@ func collectBook(ctx context.Context, s *settings, location string) (inputs []in
 	}
 	f := fetch.New(policy, nil)
 	b, err := book.Read(ctx, location, book.Options{Fetcher: f, Pages: s.Pages, TextGroups: s.TextGroups, MaxBytes: maxDownload})
+	if errors.Is(err, book.ErrNoPages) && s.Pages == "" && (b == nil || b.Kind == book.METS) {
+		// A METS file without pages (descriptive metadata only) is a
+		// document: its fields are translated as metadata.
+		return nil, nil, nil, errNoPages
+	}
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: %v", errBook, err)
 	}

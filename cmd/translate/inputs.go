@@ -69,7 +69,8 @@ func matchesFormat(name string, formats []string) bool {
 //     lines starting with # are ignored), each downloaded;
 //   - a METS file or IIIF manifest or collection (recognised by its
 //     content, local or a URL) is a book: its text files are the inputs
-//     (collectBook);
+//     (collectBook); a METS file without pages (a PHYSICAL structMap) is
+//     a metadata document;
 //   - any other file is translated whatever its extension;
 //   - a directory is searched recursively for files matching formats, in
 //     sorted order; the output and download directories are left out, and
@@ -88,7 +89,9 @@ func collect(ctx context.Context, s *settings, client *http.Client) (inputs []in
 		// among the shards, which only its content tells.
 		d := download(ctx, client, in, s.DownloadDir, s.Resume)
 		if d.Err == nil && isBookFile(d.Path) {
-			return collectBook(ctx, s, in)
+			if inputs, all, bk, err := collectBook(ctx, s, in); !errors.Is(err, errNoPages) {
+				return inputs, all, bk, err
+			}
 		}
 		if !s.Shard.Has(in) {
 			return nil, []string{in}, nil, nil
@@ -131,7 +134,9 @@ func collect(ctx context.Context, s *settings, client *http.Client) (inputs []in
 			return out, urls, nil, nil
 		}
 		if isBookFile(in) {
-			return collectBook(ctx, s, in)
+			if inputs, all, bk, err := collectBook(ctx, s, in); !errors.Is(err, errNoPages) {
+				return inputs, all, bk, err
+			}
 		}
 		if !s.Shard.Has(filepath.Base(in)) {
 			return nil, []string{filepath.Base(in)}, nil, nil

@@ -256,7 +256,7 @@ func physicalPages(l loc, doc *metsDoc) ([]div, error) {
 		}
 	}
 	if phys == nil {
-		return nil, fmt.Errorf("%s: METS without a PHYSICAL structMap", l)
+		return nil, fmt.Errorf("%s: %w: METS without a PHYSICAL structMap", l, ErrNoPages)
 	}
 	var pages []div
 	var walk func(d div)
