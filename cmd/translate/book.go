@@ -47,16 +47,16 @@ type bookInfo struct {
 }
 
 // isBookFile says whether the file at p starts as a METS file or a IIIF
-// manifest or collection (book.Recognise).
+// manifest or collection (book.Looks).
 func isBookFile(p string) bool {
 	f, err := os.Open(p)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	head := make([]byte, 64<<10)
+	head := make([]byte, book.LooksLen)
 	n, _ := io.ReadFull(f, head)
-	return book.Recognise(head[:n])
+	return book.Looks(head[:n])
 }
 
 // collectBook reads the book at location (a local METS file or manifest,

@@ -448,28 +448,3 @@ func TestParsePages(t *testing.T) {
 		}
 	}
 }
-
-// TestRecognise: METS (bare and inside OAI-PMH) and IIIF manifests are
-// books; ALTO, PAGE, metadata XML and other JSON are not.
-func TestRecognise(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		data string
-		want bool
-	}{
-		{"METS", `<?xml version="1.0"?><mets:mets xmlns:mets="http://www.loc.gov/METS/"><mets:fileSec/></mets:mets>`, true},
-		{"METS in OAI-PMH", `<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><GetRecord><record><metadata><mets xmlns="http://www.loc.gov/METS/"/></metadata></record></GetRecord></OAI-PMH>`, true},
-		{"IIIF 3", "\ufeff {\"@context\": \"http://iiif.io/api/presentation/3/context.json\", \"type\": \"Manifest\"}", true},
-		{"IIIF 2", `{"@context":"http://iiif.io/api/presentation/2/context.json","@type":"sc:Manifest"}`, true},
-		{"ALTO", `<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout/></alto>`, false},
-		{"PAGE", `<PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"/>`, false},
-		{"OAI-PMH Dublin Core", `<OAI-PMH xmlns="http://www.openarchives.org/OAI/2.0/"><dc xmlns="http://purl.org/dc/elements/1.1/"/></OAI-PMH>`, false},
-		{"mets without namespace", `<mets><fileSec/></mets>`, false},
-		{"other JSON", `{"type": "Manifest"}`, false},
-		{"empty", ``, false},
-	} {
-		if got := Recognise([]byte(c.data)); got != c.want {
-			t.Errorf("%s: Recognise = %v, want %v", c.name, got, c.want)
-		}
-	}
-}

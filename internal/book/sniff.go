@@ -121,33 +121,3 @@ func (t Text) Verify(data []byte) (Format, error) {
 	}
 	return f, nil
 }
-
-// Recognise says, from the start of a file (at most its first 64 KiB are
-// read), whether it is a book Read would take: XML holding a METS element
-// (a METS file, or an OAI-PMH answer carrying one) or a JSON object naming
-// the IIIF Presentation API context. A caller that translates or
-// classifies single files uses it to tell a book from a document; Read
-// itself still checks the whole file.
-func Recognise(data []byte) bool {
-	if len(data) > sniffBytes {
-		data = data[:sniffBytes]
-	}
-	trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
-	if len(trimmed) == 0 {
-		return false
-	}
-	if trimmed[0] == '{' {
-		return bytes.Contains(trimmed, []byte("iiif.io/api/presentation"))
-	}
-	d := xml.NewDecoder(bytes.NewReader(trimmed))
-	d.Strict = false
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			return false
-		}
-		if se, ok := tok.(xml.StartElement); ok && se.Name.Space == metsNS && se.Name.Local == "mets" {
-			return true
-		}
-	}
-}
