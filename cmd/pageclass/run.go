@@ -13,6 +13,7 @@ import (
 	"archivekit/bindings/torch"
 	"archivekit/internal/ledger"
 	"archivekit/internal/licence"
+	"archivekit/internal/pageclass/imageio"
 	"archivekit/internal/pageclass/results"
 	"archivekit/internal/pageclass/settings"
 	"archivekit/internal/paradata"
@@ -73,6 +74,13 @@ func (r *runner) main(ctx context.Context) (err error) {
 	r.start = time.Now()
 	if err := r.pickDevice(); err != nil {
 		return err
+	}
+	if c.PDFRenderer == imageio.RendererPDFium {
+		lib, err := imageio.LoadPDFium(os.Getenv)
+		if err != nil {
+			return usagef("--pdf-renderer pdfium: %v", err)
+		}
+		r.log.Debug("PDFium loaded", "library", lib)
 	}
 	if classifying := !c.Merge && !c.Average && !c.Train && !c.Eval; classifying {
 		// A run without its input fails before it writes anything: no
@@ -189,7 +197,7 @@ func (r *runner) recordConfig() {
 		"topn": c.TopN, "raw": c.Raw, "chunk": c.Chunk, "chunk_size": r.settings.Input.ChunkSize, "results": c.Results,
 		"no_average_best": c.NoAverageBest, "save_intermediates": c.SaveIntermediates,
 		"model": c.Model, "base": c.Base, "revision": c.Revision, "hub": c.Hub, "fastcls": c.FastCls,
-		"fastcls_base": c.FastClsBase, "best": c.Best, "parallel": c.Parallel, "device": r.device,
+		"fastcls_base": c.FastClsBase, "best": c.Best, "parallel": c.Parallel, "device": r.device, "pdf_renderer": c.PDFRenderer,
 		"train": c.Train, "eval": c.Eval, "folds": c.Folds, "folds_csv": c.FoldsCSV, "fold_column": c.FoldColumn,
 		"average": c.Average, "average_pattern": c.AveragePattern, "batch": r.settings.Setup.Batch,
 		"document_json": c.DocumentJSON, "document_json_out": c.DocumentJSONOut,

@@ -94,6 +94,9 @@ type Options struct {
 	// larger PDF page rendered at a lower DPI. 0 means
 	// DefaultMaxDecodePixels; a negative value decodes at full size.
 	MaxDecodePixels int64
+	// Renderer renders PDF pages: RendererPoppler (or "": libvips and
+	// poppler) or RendererPDFium (LoadPDFium first).
+	Renderer string
 }
 
 // DefaultMaxDecodePixels is the default pixel budget of one decoded page
@@ -272,6 +275,17 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		return nil, &Error{Name: name, Err: fmt.Errorf("%w (not PNG, JPEG, TIFF, WebP or PDF)", ErrUnsupportedFormat)}
 	}
 	d := &Doc{name: name, data: data, typ: typ, pages: 1, opts: o}
+	if typ == vips.ImageTypePDF && o.pdfium() {
+		n, err := pdfiumPages(data)
+		if err != nil {
+			return nil, &Error{Name: name, Err: err}
+		}
+		if d.pages = n; n < 1 {
+			return nil, &Error{Name: name, Err: errors.New("PDF has no pages")}
+		}
+		d.labels, d.labelErr = pdflabel.Labels(data, d.pages)
+		return d, nil
+	}
 	ref, err := d.load(0, o.DPI)
 	if err != nil {
 		return nil, &Error{Name: name, Err: err}
@@ -369,6 +383,9 @@ func (d *Doc) Page(i int) (Image, error) {
 // done (a ctx done before the call decodes nothing), and returns fn's error
 // as it is; decoding errors are *Error values naming the file.
 func (d *Doc) Use(ctx context.Context, i int, fn func(Image) error) error {
+	if d.IsPDF() && d.opts.pdfium() {
+		return d.usePDFium(ctx, i, fn)
+	}
 	ref, err := d.open(i)
 	if err != nil {
 		return d.wrap(i, err)

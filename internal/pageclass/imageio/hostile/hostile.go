@@ -11,6 +11,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"image"
+	"image/jpeg"
 	"io"
 )
 
@@ -81,6 +83,36 @@ func PDF(pages int, widthIn, heightIn float64) []byte {
 		objs = append(objs, fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.0f %.0f] /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>", wPt, hPt))
 	}
 	return PDFObjects(objs...)
+}
+
+// ScanPDF returns a PDF as scanners write them: each image a page of its
+// own, as a JPEG (quality 90) filling the page at dpi, with a line of
+// Helvetica text over it; tree, when not empty, is the catalog's
+// /PageLabels value.
+func ScanPDF(pages []image.Image, dpi float64, tree string) ([]byte, error) {
+	catalog := "<< /Type /Catalog /Pages 2 0 R >>"
+	if tree != "" {
+		catalog = "<< /Type /Catalog /Pages 2 0 R /PageLabels " + tree + " >>"
+	}
+	objs := []string{catalog, "", "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"}
+	kids := ""
+	for i, img := range pages {
+		var jb bytes.Buffer
+		if err := jpeg.Encode(&jb, img, &jpeg.Options{Quality: 90}); err != nil {
+			return nil, err
+		}
+		w, h := img.Bounds().Dx(), img.Bounds().Dy()
+		pw, ph := float64(w)*72/dpi, float64(h)*72/dpi
+		page, content, xobj := len(objs)+1, len(objs)+2, len(objs)+3
+		kids += fmt.Sprintf("%d 0 R ", page)
+		text := fmt.Sprintf("q %.2f 0 0 %.2f 0 0 cm /Im1 Do Q BT /F1 18 Tf 20 20 Td (scanned page %d) Tj ET", pw, ph, i+1)
+		objs = append(objs,
+			fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Resources << /XObject << /Im1 %d 0 R >> /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", pw, ph, xobj, content),
+			fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(text), text),
+			fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode /Length %d >>\nstream\n%s\nendstream", w, h, jb.Len(), jb.String()))
+	}
+	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", kids, len(pages))
+	return PDFObjects(objs...), nil
 }
 
 // PDFObjects writes a PDF file whose objects 1, 2, ... are objs (object 1
