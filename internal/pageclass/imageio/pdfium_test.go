@@ -3,12 +3,14 @@ package imageio
 import (
 	"context"
 	"errors"
+	"fmt"
 	"image"
 	_ "image/png"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"archivekit/bindings/pdfium"
 	"archivekit/internal/pageclass/imageio/hostile"
 	"archivekit/internal/testenv"
 )
@@ -155,4 +157,45 @@ func meanAbsDiff(a, b Image) float64 {
 		sum += d
 	}
 	return sum / float64(len(a.Pix))
+}
+
+// TestLabelsAgreeWithPDFium: the project's page-label reader
+// (internal/pageclass/pdflabel, used with either renderer) reads the same
+// labels as PDFium's own FPDF_GetPageLabel.
+func TestLabelsAgreeWithPDFium(t *testing.T) {
+	loadPDFium(t)
+	page := "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 100 100] >>"
+	for _, tree := range []string{
+		"<< /Nums [0 << /S /r >> 3 << /S /D >>] >>",
+		"<< /Nums [0 << /S /D /St 11 /P (p. ) >>] >>",
+		"<< /Nums [0 << /S /R /St 9 >> 2 << /S /A /St 25 >> 5 << /S /a >>] >>",
+		"<< /Nums [0 << /P (Cover) >> 1 << /S /D /P (A-) >>] >>",
+		"<< /Kids [<< /Nums [0 << /S /r >>] >> << /Nums [4 << /S /D /St 12 >>] >>] >>",
+		"<< /Nums [0 << /S /D /P <FEFF004B0101> >>] >>",
+		"<< /Nums [2 << /S /r >>] >>",
+	} {
+		objs := []string{"<< /Type /Catalog /Pages 2 0 R /PageLabels " + tree + " >>", "<< /Type /Pages /Kids [3 0 R 4 0 R 5 0 R 6 0 R 7 0 R 8 0 R] /Count 6 >>"}
+		for i := 0; i < 6; i++ {
+			objs = append(objs, page)
+		}
+		data := hostile.PDFObjects(objs...)
+		d, err := Decode(data, "labels.pdf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := pdfium.Open(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < d.Pages(); i++ {
+			ours, theirs := d.Label(i), doc.Label(i)
+			if theirs == "" {
+				theirs = fmt.Sprint(i + 1) // PDFium has no label before the first range
+			}
+			if ours != theirs {
+				t.Errorf("%s: page %d: pdflabel %q, PDFium %q", tree, i+1, ours, theirs)
+			}
+		}
+		doc.Close()
+	}
 }
