@@ -9,6 +9,7 @@ package archivekit_test
 //	shared      internal/... (the rest), the root package, setup, and the commands of both tools
 //	            (cmd/healthcheck, cmd/check-version, cmd/release-tags, cmd/rocrate)
 //	bindings    bindings/torch (classifier), bindings/ct2 (translator), bindings/libvips (classifier),
+//	            bindings/pdfium (classifier),
 //	            bindings/internal/... (the bindings' own helpers)
 //	testenv     internal/testenv: what tests share about their environment, imported by tests only
 //	testhelper  test/golden: tolerant golden files, which any package's tests may use
@@ -44,6 +45,7 @@ const (
 	torchZone      = "bindings/torch"
 	ct2Zone        = "bindings/ct2"
 	libvipsZone    = "bindings/libvips"
+	pdfiumZone     = "bindings/pdfium"
 	bindingsShared = "bindings/internal"
 	nativecheck    = "nativecheck"
 	testhelper     = "testhelper"
@@ -69,17 +71,18 @@ var commands = map[string]string{
 // mayImport lists, per zone, the zones its non-test code may import.
 // Tests may import internal/testenv as well.
 var mayImport = map[string][]string{
-	classifier:     {classifier, shared, torchZone, libvipsZone},
+	classifier:     {classifier, shared, torchZone, libvipsZone, pdfiumZone},
 	translator:     {translator, shared, ct2Zone},
 	shared:         {shared},
 	testenvZone:    {shared},
 	torchZone:      {bindingsShared, shared},
 	ct2Zone:        {bindingsShared, shared},
 	libvipsZone:    {bindingsShared, shared},
+	pdfiumZone:     {bindingsShared, shared},
 	bindingsShared: {shared},
 	nativecheck:    {shared, torchZone, ct2Zone},
 	testhelper:     {shared, testenvZone},
-	drivers:        {classifier, translator, shared, torchZone, ct2Zone, libvipsZone, testenvZone, testhelper},
+	drivers:        {classifier, translator, shared, torchZone, ct2Zone, libvipsZone, pdfiumZone, testenvZone, testhelper},
 }
 
 // testHelpers are the packages outside internal/testenv that tests of any
@@ -87,7 +90,7 @@ var mayImport = map[string][]string{
 var testHelpers = []string{"test/golden"}
 
 // cgoZones are the zones allowed to `import "C"`.
-var cgoZones = []string{torchZone, ct2Zone, libvipsZone}
+var cgoZones = []string{torchZone, ct2Zone, libvipsZone, pdfiumZone}
 
 // zone places a package path relative to the module root ("" for the root
 // package); ok is false for a package the rule does not place.
@@ -115,6 +118,8 @@ func zone(rel string) (z string, ok bool) {
 		return ct2Zone, true
 	case under("bindings/libvips"):
 		return libvipsZone, true
+	case under("bindings/pdfium"):
+		return pdfiumZone, true
 	case under("bindings/internal"):
 		return bindingsShared, true
 	case under("test"), under("tools"):
@@ -290,7 +295,7 @@ func TestWhatBinariesLink(t *testing.T) {
 		forbidden []string
 	}{
 		{[]string{"cmd/translate", "cmd/translate-api", "cmd/bakeoff", "cmd/load-vocab"}, false,
-			[]string{"internal/pageclass/", "bindings/torch", "bindings/libvips"}},
+			[]string{"internal/pageclass/", "bindings/torch", "bindings/libvips", "bindings/pdfium"}},
 		{[]string{"cmd/pageclass", "cmd/pageclass-api", "cmd/pageclass-client"}, false,
 			[]string{"internal/translate/", "bindings/ct2"}},
 		{[]string{"internal/translate/translator"}, true, []string{"bindings/ct2", "internal/translate/ct2backend"}},
