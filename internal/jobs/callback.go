@@ -8,9 +8,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -23,6 +25,41 @@ const CallbackField = "callback_url"
 // EnvCallbackSecret is the environment variable with the secret callbacks
 // are signed with; without it a job with a callback URL is refused.
 const EnvCallbackSecret = "JOBS_CALLBACK_SECRET"
+
+// EnvCallbackPrivate is the environment variable that, set to 1, lets
+// callbacks go to private, loopback and link-local addresses (refused by
+// default: a callback URL must not reach into the service's own network).
+const EnvCallbackPrivate = "JOBS_CALLBACK_ALLOW_PRIVATE"
+
+// privateIP reports whether ip is one a callback may not reach by default:
+// loopback, private (RFC 1918, fc00::/7), link-local, unspecified,
+// multicast, or carrier-grade NAT (100.64.0.0/10).
+func privateIP(ip net.IP) bool {
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() || cgnat.Contains(ip)
+}
+
+var cgnat = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10, 32)}
+
+// callbackClient sends the callbacks; unless private addresses are
+// allowed, its dialer refuses them at connect time (whatever a name
+// resolved to when the job was submitted).
+func (q *Queue) callbackClient() *http.Client {
+	d := &net.Dialer{Timeout: 10 * time.Second}
+	if !q.opts.CallbackPrivate {
+		d.Control = func(_, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return err
+			}
+			if ip := net.ParseIP(host); ip == nil || privateIP(ip) {
+				return fmt.Errorf("callback to a private address %s refused (%s=1 allows it)", host, EnvCallbackPrivate)
+			}
+			return nil
+		}
+	}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, Proxy: http.ProxyFromEnvironment, TLSHandshakeTimeout: 10 * time.Second}}
+}
 
 // Callback headers: the job, the Unix time of the sending, and
 // "sha256=" and the hex HMAC-SHA256 of timestamp "." body under the
@@ -113,7 +150,7 @@ func (q *Queue) post(ctx context.Context, target, id string, body []byte) error 
 	req.Header.Set(HeaderJob, id)
 	req.Header.Set(HeaderTimestamp, ts)
 	req.Header.Set(HeaderSignature, Sign(q.opts.CallbackSecret, ts, body))
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := q.callbacks.Do(req)
 	if err != nil {
 		return err
 	}
@@ -132,6 +169,24 @@ func (q *Queue) checkCallback(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return CallbackField + " must be an absolute http or https URL"
+	}
+	if q.opts.CallbackPrivate {
+		return ""
+	}
+	ips := []net.IP{net.ParseIP(u.Hostname())}
+	if ips[0] == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		addrs, err := net.DefaultResolver.LookupIP(ctx, "ip", u.Hostname())
+		if err != nil {
+			return CallbackField + ": its host cannot be resolved: " + err.Error()
+		}
+		ips = addrs
+	}
+	for _, ip := range ips {
+		if privateIP(ip) {
+			return CallbackField + " points to a private address (" + ip.String() + "); the service refuses it unless " + EnvCallbackPrivate + "=1"
+		}
 	}
 	return ""
 }

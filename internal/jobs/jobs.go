@@ -101,6 +101,9 @@ type Options struct {
 	// one run (default 6).
 	CallbackBackoff  time.Duration
 	CallbackAttempts int
+	// CallbackPrivate lets callbacks go to private, loopback and
+	// link-local addresses (JOBS_CALLBACK_ALLOW_PRIVATE=1).
+	CallbackPrivate bool
 	// Metrics, when not nil, counts jobs submitted, jobs ended by state
 	// and items run by state (Setup gives the service's).
 	Metrics *service.Metrics
@@ -133,6 +136,8 @@ type Queue struct {
 	river  riverClient
 	log    *slog.Logger
 	unlock func()
+	// callbacks sends the callbacks.
+	callbacks *http.Client
 	// owner names this process in the leases it takes.
 	owner string
 	// reaped is closed when the lease reaper has stopped.
@@ -243,6 +248,7 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	q := &Queue{opts: opts, log: log, owner: newID(), stop: make(chan struct{}), changed: make(chan struct{}), cancels: map[string]context.CancelFunc{}}
+	q.callbacks = q.callbackClient()
 	if opts.DatabaseURL != "" {
 		if err := q.open(ctx); err != nil {
 			q.release()
@@ -434,7 +440,14 @@ const (
 	metricSubmitted = "jobs_submitted_total"
 	metricEnded     = "jobs_ended_total"
 	metricItems     = "job_items_total"
+	metricCurrent   = "jobs_current"
+	metricHere      = "jobs_running_here"
+	metricDuration  = "job_duration_seconds"
 )
+
+// durationBuckets are the bounds of job_duration_seconds: a second to
+// three hours.
+var durationBuckets = []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 10800}
 
 // declare registers the counters.
 func (q *Queue) declare() {
@@ -442,7 +455,30 @@ func (q *Queue) declare() {
 		m.DeclareCounter(metricSubmitted, "Jobs submitted (POST /jobs, Prefer: respond-async).", "")
 		m.DeclareCounter(metricEnded, "Jobs ended, by state (succeeded, failed, canceled).", "state")
 		m.DeclareCounter(metricItems, "Job items run to an answer, by state (succeeded, failed).", "state")
+		m.DeclareGauge(metricCurrent, "Jobs queued (the queue's depth) and running, in the whole store (every replica's on PostgreSQL).", "state", q.current)
+		m.DeclareGauge(metricHere, "Jobs running in this process.", "", func() map[string]float64 {
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			return map[string]float64{"": float64(len(q.cancels))}
+		})
+		m.DeclareHistogram(metricDuration, "Time from a job's start to its end (succeeded or failed), for the jobs that ended in this process.", durationBuckets)
 	}
+}
+
+// current counts the store's jobs queued and running (for /metrics).
+func (q *Queue) current() map[string]float64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	out := map[string]float64{Queued: 0, Running: 0}
+	for st := range out {
+		var n int64
+		if err := q.queryRow(ctx, `SELECT COUNT(*) FROM archivekit_job WHERE state = ?`, st).Scan(&n); err != nil {
+			q.log.Warn("counting jobs for /metrics", "err", err.Error())
+			return nil
+		}
+		out[st] = float64(n)
+	}
+	return out
 }
 
 // count adds one to a counter.

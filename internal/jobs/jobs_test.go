@@ -108,12 +108,18 @@ func storeEnv(dir string) map[string]string {
 	return map[string]string{"JOBS_DIR": dir}
 }
 
+// callbackPrivate: newService allows callbacks to private addresses.
+var callbackPrivate = true
+
 // newService is a service with the job API over h on dir (a state folder
 // or a PostgreSQL URL).
 func newService(t *testing.T, dir string, h http.Handler) (*service.Service, *jobs.Queue) {
 	t.Helper()
 	env := storeEnv(dir)
 	env["LOG_LEVEL"], env["JOBS_CALLBACK_SECRET"] = "ERROR", secret
+	if callbackPrivate {
+		env["JOBS_CALLBACK_ALLOW_PRIVATE"] = "1" // the test's callback server is on 127.0.0.1
+	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	svc, err := service.New(service.Options{Name: "echo-api", DefaultMaxUploadMB: 10, LookupEnv: lookup, LogOutput: io.Discard,
 		Index: &service.Index{Welcome: "echo"}})
@@ -261,7 +267,8 @@ func testSubmitPollResults(t *testing.T, newStore store) {
 	if strings.Join(names, " ") != "0000-a.json 0001-bad.json 0002-c.json results.json" {
 		t.Fatalf("zip holds %v", names)
 	}
-	for _, want := range []string{"jobs_submitted_total 1", `jobs_ended_total{state="succeeded"} 1`, `job_items_total{state="succeeded"} 2`, `job_items_total{state="failed"} 1`} {
+	for _, want := range []string{"jobs_submitted_total 1", `jobs_ended_total{state="succeeded"} 1`, `job_items_total{state="succeeded"} 2`, `job_items_total{state="failed"} 1`,
+		`jobs_current{state="queued"} 0`, `jobs_current{state="running"} 0`, "jobs_running_here 0", "job_duration_seconds_count 1"} {
 		if !strings.Contains(m, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
@@ -983,5 +990,21 @@ func TestDrainHandsOver(t *testing.T) {
 		if it.Runs != 1 || it.State != jobs.Succeeded {
 			t.Fatalf("item %+v", it)
 		}
+	}
+}
+
+// TestCallbackPrivate: by default a callback URL to a private, loopback or
+// link-local address is refused (422) at submit.
+func TestCallbackPrivate(t *testing.T) {
+	callbackPrivate = false
+	defer func() { callbackPrivate = true }()
+	ts, _ := serve(t, t.TempDir(), &echo{})
+	for _, u := range []string{"http://127.0.0.1:9/x", "http://10.1.2.3/x", "http://[::1]/x", "http://169.254.169.254/latest", "http://192.168.0.10/x", "http://localhost/x"} {
+		if code, _, _ := submit(t, ts.URL, "", file("a.xml", "a"), servicetest.Part{Field: "callback_url", Data: []byte(u)}); code != 422 {
+			t.Errorf("callback %s: %d, want 422", u, code)
+		}
+	}
+	if code, _, _ := submit(t, ts.URL, "", file("a.xml", "a"), servicetest.Part{Field: "callback_url", Data: []byte("http://192.0.2.1/x")}); code != 202 {
+		t.Errorf("callback to a public address: %d, want 202", code)
 	}
 }

@@ -18,7 +18,7 @@ var openapiFragment []byte
 // state folder (SQLite, one replica) or JOBS_DATABASE_URL a PostgreSQL
 // database (any number of replicas; JOBS_DIR is then not used): it opens the folder's queue for the synchronous endpoint
 // of o (Path, Handler, Pick, ItemField; Setup sets the rest from the
-// environment: JOBS_DIR, JOBS_DATABASE_URL, JOBS_WORKERS, JOBS_CALLBACK_SECRET, JOBS_RETENTION), registers POST /jobs, GET /jobs, GET /jobs/{id},
+// environment: JOBS_DIR, JOBS_DATABASE_URL, JOBS_WORKERS, JOBS_CALLBACK_SECRET, JOBS_CALLBACK_ALLOW_PRIVATE, JOBS_RETENTION), registers POST /jobs, GET /jobs, GET /jobs/{id},
 // DELETE /jobs/{id}, GET /jobs/{id}/results and GET
 // /jobs/{id}/results/{item} with svc.Route, and adds them to the OpenAPI
 // document. With JOBS_DIR unset or empty it returns nil (no job API; the
@@ -55,6 +55,13 @@ func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) 
 	}
 	if v, _ := lookup(EnvCallbackSecret); strings.TrimSpace(v) != "" {
 		o.CallbackSecret = []byte(strings.TrimSpace(v))
+	}
+	if v, _ := lookup(EnvCallbackPrivate); strings.TrimSpace(v) != "" {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("%s=%q: want 1 or 0", EnvCallbackPrivate, v)
+		}
+		o.CallbackPrivate = b
 	}
 	o.Logger = svc.Logger.With("component", "jobs")
 	o.Metrics = svc.Metrics

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/riverqueue/river"
 )
@@ -69,7 +70,10 @@ func (q *Queue) finish(ctx context.Context, id string) error {
 	if st.Items.Total > 0 && st.Items.Failed == st.Items.Total {
 		end = Failed
 	}
-	_, err = q.setState(ctx, id, end, Running, Queued)
+	ended, err := q.setState(ctx, id, end, Running, Queued)
+	if ended && st.StartedAt != nil && q.opts.Metrics != nil {
+		q.opts.Metrics.Observe(metricDuration, time.Since(*st.StartedAt).Seconds())
+	}
 	q.log.Info("job ended", "job", id, "state", end, "items", st.Items.Total, "failed", st.Items.Failed)
 	return err
 }

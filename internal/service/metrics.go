@@ -30,7 +30,9 @@ import (
 //	model_load_seconds{model}                        gauge (SetModelLoadTime)
 //
 // plus the counters a service declares for its own work (DeclareCounter,
-// AddCount), such as pages classified by category.
+// AddCount), such as pages classified by category, and the gauges
+// (DeclareGauge, read when /metrics is served) and histograms
+// (DeclareHistogram, Observe) of its parts, such as its job queue.
 //
 // path is the route pattern (for example "/predict_image"), never the raw
 // URL, and "unmatched" for requests no route matched, so label values stay
@@ -44,6 +46,8 @@ type Metrics struct {
 	modelLoad map[string]float64
 	warmup    float64
 	counters  map[string]*counter
+	gauges    map[string]*gauge
+	hists     map[string]*namedHistogram
 
 	inFlight func() int64
 	state    func() State
@@ -69,6 +73,18 @@ type counter struct {
 	values      map[string]float64 // by label value ("" without a label)
 }
 
+// gauge is a gauge a service declared, read when the metrics are written.
+type gauge struct {
+	help, label string
+	read        func() map[string]float64
+}
+
+// namedHistogram is a histogram a service declared.
+type namedHistogram struct {
+	help string
+	h    *histogram
+}
+
 func newHistogram(bounds []float64) *histogram {
 	return &histogram{bounds: bounds, counts: make([]uint64, len(bounds)+1)}
 }
@@ -88,6 +104,8 @@ func newMetrics(inFlight func() int64, state func() State) *Metrics {
 		queueWait: newHistogram(queueWaitBuckets),
 		modelLoad: map[string]float64{},
 		counters:  map[string]*counter{},
+		gauges:    map[string]*gauge{},
+		hists:     map[string]*namedHistogram{},
 		inFlight:  inFlight,
 		state:     state,
 	}
@@ -146,6 +164,36 @@ func (m *Metrics) AddCount(name, value string, n float64) {
 	c.values[value] += n
 }
 
+// DeclareGauge registers the gauge name with its help text and its one
+// label (label "" for none: read's value under the key ""); read gives its
+// values by label value each time the metrics are written, outside the
+// metrics' lock (it may query a database; it should be quick).
+func (m *Metrics) DeclareGauge(name, help, label string, read func() map[string]float64) {
+	m.mu.Lock()
+	m.gauges[name] = &gauge{help: help, label: label, read: read}
+	m.mu.Unlock()
+}
+
+// DeclareHistogram registers the histogram name with its help text and
+// its bucket bounds (ascending); declaring it again keeps its observations.
+func (m *Metrics) DeclareHistogram(name, help string, bounds []float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.hists[name] == nil {
+		m.hists[name] = &namedHistogram{h: newHistogram(bounds)}
+	}
+	m.hists[name].help = help
+}
+
+// Observe records v in the histogram name (ignored when not declared).
+func (m *Metrics) Observe(name string, v float64) {
+	m.mu.Lock()
+	if h := m.hists[name]; h != nil {
+		h.h.observe(v)
+	}
+	m.mu.Unlock()
+}
+
 // SetModelLoadTime records how long loading (and warming) model took.
 func (m *Metrics) SetModelLoadTime(model string, d time.Duration) {
 	m.mu.Lock()
@@ -183,6 +231,13 @@ func (m *Metrics) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 // stable order.
 func (m *Metrics) Write(w io.Writer) error {
 	bw := bufio.NewWriter(w)
+	m.mu.Lock()
+	gauges := maps.Clone(m.gauges)
+	m.mu.Unlock()
+	read := make(map[string]map[string]float64, len(gauges))
+	for n, g := range gauges {
+		read[n] = g.read()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 
@@ -248,6 +303,21 @@ func (m *Metrics) Write(w io.Writer) error {
 			}
 			sample(bw, n, lbls, c.values[v])
 		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(gauges)) {
+		g := gauges[n]
+		header(bw, n, "gauge", g.help)
+		for _, v := range slices.Sorted(maps.Keys(read[n])) {
+			lbls := ""
+			if g.label != "" {
+				lbls = labels(g.label, v)
+			}
+			sample(bw, n, lbls, read[n][v])
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(m.hists)) {
+		header(bw, n, "histogram", m.hists[n].help)
+		writeHistogram(bw, n, "", m.hists[n].h)
 	}
 	return bw.Flush()
 }
