@@ -45,6 +45,12 @@ type classifier struct {
 	// ledger.
 	open     map[string]*item
 	recorded int
+	// undone counts the files left to do after a passing failure (a page
+	// that could not be read on an I/O error, say): not recorded in the
+	// ledger, so a --resume classifies them; lastPassing is the last such
+	// failure.
+	undone      int
+	lastPassing error
 	// sum counts what the run found (the run summary).
 	sum summary.Summary
 }
@@ -112,7 +118,12 @@ func (r *classifier) classify(ctx context.Context) error {
 	}
 	runErr := r.predict(ctx, files, folders, groups)
 	r.recordFetched()
-	return r.closeTables(tables, runErr)
+	err = r.closeTables(tables, runErr)
+	if r.undone > 0 {
+		// Also when no page at all was classified: the files are to do.
+		return cliflags.IncompleteError{Undone: r.undone, Err: errors.Join(r.lastPassing, err)}
+	}
+	return err
 }
 
 // predictOptions are the pipeline settings of the run.
@@ -522,6 +533,9 @@ func (r *classifier) row(p classify.Page, it *item, name string) error {
 	source, bp := r.set.source(p.Name)
 	if p.Err != nil {
 		r.log.Warn("page skipped", "file", p.Name, "page", p.Page, "error", p.Err.Error())
+		if ledger.Transient(p.Err) {
+			it.passing = p.Err
+		}
 		pageFailed(p.Err.Error())
 	} else if key, err := r.set.pageKey(p.Name, p.Page, p.Pages); err != nil {
 		pageFailed(err.Error())
@@ -550,6 +564,14 @@ func (r *classifier) complete(p classify.Page, it *item, name string) error {
 	// is now: a file rewritten meanwhile must not be recorded with the
 	// classes of its old content.
 	digest := p.Digest
+	if it.passing != nil {
+		// A page failed in passing: the file is not at fault and stays
+		// to do (a --resume classifies it).
+		r.log.Warn("file left to do after a passing failure; run again with --resume to finish it", "file", p.Name, "error", it.passing.Error())
+		r.undone++
+		r.lastPassing = it.passing
+		return nil
+	}
 	if bp := r.set.page(p.Name); bp != nil && bp.local == "" && digest != "" {
 		// A fetched page is recorded by the URL it was fetched from,
 		// which a resumed run knows without fetching it again.

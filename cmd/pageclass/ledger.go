@@ -129,6 +129,9 @@ func itemName(set *inputSet, file string) string {
 type item struct {
 	data   itemData
 	failed string // the first failure
+	// passing is set when a page failed in passing (ledger.Transient):
+	// the file is then not recorded.
+	passing error
 }
 
 func (it *item) add(p classify.Page, reason string) {

@@ -11,7 +11,9 @@
 // read: they are logged and listed in the run metadata); 1 usage error (bad
 // flags or configuration); 2 no input (no file or folder, or nothing to
 // classify in it); 3 failure (a model could not be loaded or failed, an output
-// could not be written, or no page at all was classified).
+// could not be written, or no page at all was classified); 75 incomplete: a
+// passing failure (a full disk, an I/O error, the hub timed out or answered
+// 5xx) left files to do, not recorded as failed; --resume finishes them.
 package main
 
 import (
@@ -27,6 +29,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"archivekit/internal/cliflags"
+	"archivekit/internal/ledger"
 	"archivekit/internal/logging"
 	"archivekit/internal/pageclass/registry"
 	"archivekit/internal/pageclass/settings"
@@ -203,10 +206,18 @@ func parse(p *cliflags.Kong, args []string, stderr io.Writer) (given map[string]
 
 func exitCode(err error, log interface{ Error(string, ...any) }) int {
 	code := cliflags.Code(err)
+	if code == exitFailure && ledger.Transient(err) {
+		// A passing failure stopped the run (a full disk, the hub timed
+		// out or answered 5xx): nothing it did not record was recorded
+		// failed, so a --resume finishes it.
+		code = cliflags.ExitIncomplete
+	}
 	switch code {
 	case exitOK:
 	case exitFailure:
 		log.Error("run failed", "error", err.Error())
+	case cliflags.ExitIncomplete:
+		log.Error("run incomplete after a passing failure; run again with --resume to finish it", "error", err.Error())
 	default:
 		log.Error(err.Error())
 	}

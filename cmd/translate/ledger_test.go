@@ -747,14 +747,7 @@ func TestMergeRefusesOtherInput(t *testing.T) {
 // continues from the first run's ledger, translating nothing again. Before,
 // both translated everything at once into the same files.
 func TestRunsIntoOneFolderTakeTurns(t *testing.T) {
-	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(testenv.Path(t, "records/C-9107617A.xml")), "*.xml"))
-	root := recordsTree(t, recs)
-	api := startAPI(t, translatortest.Config{})
-	whole := t.TempDir()
-	if r := runCLI(t, newEnv(api), recordArgs(root, whole)...); r.code != exitOK {
-		t.Fatalf("whole run: exit %d: %s", r.code, r.stderr)
-	}
-	want := outputs(t, whole)
+	root, api, want := wholeRecordsRun(t)
 
 	out := t.TempDir()
 	waiting := make(chan string, 1)

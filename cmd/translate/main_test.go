@@ -260,7 +260,10 @@ func TestExitCodes(t *testing.T) {
 		{"missing input", translatortest.Config{}, nil, []string{"/nonexistent/dir"}, exitNoInput, "no input"},
 		{"no matching files", translatortest.Config{}, nil, []string{empty}, exitNoInput, "no input"},
 		{"link to /dev/zero", translatortest.Config{}, nil, []string{devices}, exitFailure, "not a regular file (a character device)"},
-		{"always failing API", translatortest.Config{FailAlways: 503}, nil, []string{record}, exitFailure, "no document was translated"},
+		// A service answering 503 after every retry is a passing failure
+		// (issue 32): the input stays to do, exit exitIncomplete (before:
+		// recorded failed, exit 3 "no document was translated").
+		{"always failing API", translatortest.Config{FailAlways: 503}, nil, []string{record}, exitIncomplete, "run again with --resume"},
 		{"ct2 without a model", translatortest.Config{}, nil, []string{record, "--backend", "ct2"}, exitUsage, "CT2_MODEL_DIR is not set"},
 		{"chat without LLM_BASE_URL", translatortest.Config{}, env{"TRANSLATION_BACKEND": "chat_compatible", "LLM_MODEL": "m"}, []string{record}, exitUsage, "LLM_BASE_URL"},
 		{"chat without LLM_MODEL", translatortest.Config{}, env{"LLM_BASE_URL": "http://127.0.0.1:1/v1"}, []string{record, "--backend", "chat_compatible"}, exitUsage, "LLM_MODEL"},
@@ -284,7 +287,7 @@ func TestExitCodes(t *testing.T) {
 			if r.code != c.code || !strings.Contains(r.stderr+r.out, c.says) {
 				t.Errorf("exit %d, want %d with %q; stderr:\n%s", r.code, c.code, c.says, r.stderr)
 			}
-			if c.code == exitFailure {
+			if c.code == exitFailure || c.code == exitIncomplete {
 				d := readParadata(t, out)
 				if d.Status != "failed" || d.Error == "" {
 					t.Errorf("failed run metadata: status %q error %q", d.Status, d.Error)

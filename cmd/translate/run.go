@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"archivekit/internal/atomicfile"
+	"archivekit/internal/cliflags"
 	"archivekit/internal/docrecord"
 	"archivekit/internal/ledger"
 	"archivekit/internal/licence"
@@ -78,6 +79,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitUsage
 	}
 	r.getenv, r.stderr, r.client = getenv, stderr, httpClient()
+	r.trip, _ = circuitTrip(getenv) // checked by checkEnvironment
 	inputs, all, code := r.gather(ctx)
 	if code != exitOK {
 		return code
@@ -105,6 +107,10 @@ func checkEnvironment(s *settings, getenv func(string) string, log *slog.Logger)
 		return false
 	}
 	if err := session.CheckEnv(getenv); err != nil {
+		log.Error("usage error", "err", err)
+		return false
+	}
+	if _, err := circuitTrip(getenv); err != nil {
 		log.Error("usage error", "err", err)
 		return false
 	}
@@ -247,11 +253,21 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 			log.Error("ledger not closed", "path", r.led.Path(), "err", err)
 		}
 	}
-	if runErr != nil {
-		log.Error("run failed", "err", runErr)
-		return exitFailure
+	switch {
+	case runErr == nil:
+		return exitOK
+	case cliflags.Code(runErr) == exitIncomplete:
+		log.Error("run incomplete", "err", runErr)
+		return exitIncomplete
+	case ledger.Transient(runErr):
+		// The run itself stopped on a passing failure (its ledger or run
+		// metadata could not be written on a full disk): what it did not
+		// record is done by a --resume.
+		log.Error("run stopped by a passing failure; run again with --resume to finish it", "err", runErr)
+		return exitIncomplete
 	}
-	return exitOK
+	log.Error("run failed", "err", runErr)
+	return exitFailure
 }
 
 type runner struct {
@@ -283,6 +299,8 @@ type runner struct {
 	// led is the run's ledger once opened; closed after the run metadata
 	// is written.
 	led *ledger.Ledger
+	// trip is the translation service's circuit breaker (EnvCircuitTrip).
+	trip int
 }
 
 func (r *runner) run(ctx context.Context, inputs []input) error {
@@ -330,11 +348,18 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	pd.SetConfig("retry_failed", s.RetryFailed)
 	p := &pass{sess: sess, lemDown: lemDown, bar: bar, schema: schema, led: led}
 	for i := range inputs {
-		if err := r.item(ctx, p, inputs, i); err != nil {
+		if err := r.item(ctx, p, inputs, i); errors.Is(err, errCircuitOpen) {
+			break
+		} else if err != nil {
 			return err
 		}
 	}
 	r.report(p, inputs)
+	if err := p.incomplete(); err != nil {
+		// The document record (with --document-json) names every output:
+		// it is written by the run that finishes them.
+		return err
+	}
 	if len(p.written) == 0 {
 		return errors.New("no document was translated")
 	}
@@ -359,6 +384,11 @@ type pass struct {
 
 	written                        []string // the outputs, kept ones included
 	restored, failedKept, recorded int
+	// undone counts the inputs left to do after passing failures (not
+	// recorded in the ledger), streak those in a row (the breaker), and
+	// lastPassing is the last such failure.
+	undone, streak int
+	lastPassing    error
 }
 
 // configure records the run's settings in the run metadata and writes it a
@@ -487,6 +517,10 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 	if in.Err != nil {
 		r.fail(name, in.Origin, in.Err)
 		p.bar.Fail(1)
+		if ledger.Transient(in.Err) {
+			p.undone++ // a download that failed in passing: --resume tries it again
+			p.lastPassing = in.Err
+		}
 		return nil
 	}
 	// The input is read once: its digest is taken from the bytes that
@@ -511,9 +545,13 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 		p.bar.Finish()
 		return fmt.Errorf("the run stops after %s, leaving %d more input(s) untried: %w", name, len(inputs)-i-1, ue)
 	}
-	if err != nil {
+	switch {
+	case err != nil && ctx.Err() == nil && ledger.Transient(err):
+		err = r.passing(p, inputs, i, name, err)
+	case err != nil:
 		err = r.failed(ctx, p, in, name, rd.digest, err)
-	} else {
+	default:
+		p.streak = 0
 		err = r.translated(ctx, p, in, name, rd.digest, out, outPath)
 	}
 	if err != nil {
@@ -682,6 +720,10 @@ func notModified(inputs []input) int {
 	return n
 }
 
+// writeOutput writes a translation (atomicfile.WriteFile; a variable so
+// tests can make the disk full).
+var writeOutput = atomicfile.WriteFile
+
 // itemHook, when set (tests), is called after each input is done with the
 // number recorded in the ledger so far in this run.
 var itemHook func(recorded int)
@@ -759,7 +801,7 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 		r.claimed = map[string]string{}
 	}
 	r.claimed[outPath], r.claimed[logPath] = in.Origin, in.Origin
-	if err := atomicfile.WriteFile(outPath, out.Data, 0o644); err != nil {
+	if err := writeOutput(outPath, out.Data, 0o644); err != nil {
 		return nil, "", err
 	}
 	if err := atomicfile.Write(logPath, 0o644, func(w io.Writer) error {

@@ -16,9 +16,27 @@ const (
 	ExitNoInput = 2
 	// ExitFailure: the run failed, or could not proceed.
 	ExitFailure = 3
+	// ExitIncomplete: the run left items to do after passing failures (a
+	// full disk, an I/O error, a service that timed out, answered 5xx or
+	// 429, or could not be reached); they are not recorded as failed, and
+	// running again with --resume finishes them. 75 is EX_TEMPFAIL of
+	// sysexits.h ("temporary failure; try again later").
+	ExitIncomplete = 75
 	// ExitInterrupted: stopped by Ctrl-C (128 + SIGINT).
 	ExitInterrupted = 130
 )
+
+// IncompleteError marks a run that left Undone items to do after passing
+// failures (Err, the last of them): exit code ExitIncomplete.
+type IncompleteError struct {
+	Undone int
+	Err    error
+}
+
+func (e IncompleteError) Error() string {
+	return fmt.Sprintf("%d item(s) left to do after a passing failure (run again with --resume to finish them): %v", e.Undone, e.Err)
+}
+func (e IncompleteError) Unwrap() error { return e.Err }
 
 // UsageError marks a problem with the command line or the configuration:
 // exit code ExitUsage.
@@ -39,10 +57,11 @@ func (e NoInputError) Unwrap() error { return e.Err }
 
 // Code is the exit code of a command that ended with err: ExitOK for nil,
 // ExitUsage for a UsageError, ExitNoInput for a NoInputError (wrapped or
-// not), ExitFailure for any other.
+// not), ExitIncomplete for an IncompleteError, ExitFailure for any other.
 func Code(err error) int {
 	var ue UsageError
 	var ni NoInputError
+	var ie IncompleteError
 	switch {
 	case err == nil:
 		return ExitOK
@@ -50,6 +69,8 @@ func Code(err error) int {
 		return ExitUsage
 	case errors.As(err, &ni):
 		return ExitNoInput
+	case errors.As(err, &ie):
+		return ExitIncomplete
 	default:
 		return ExitFailure
 	}

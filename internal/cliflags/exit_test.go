@@ -21,6 +21,7 @@ func TestCode(t *testing.T) {
 		{fmt.Errorf("merge: %w", Usage(errors.New("not shards of one run"))), ExitUsage},
 		{NoInput(errors.New("no input")), ExitNoInput},
 		{errors.New("disk full"), ExitFailure},
+		{fmt.Errorf("run: %w", IncompleteError{Undone: 2, Err: errors.New("HTTP 503")}), ExitIncomplete},
 	} {
 		if got := Code(c.err); got != c.want {
 			t.Errorf("Code(%v) = %d, want %d", c.err, got, c.want)

@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -278,11 +279,11 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	}
 	wg.Wait()
 
+	if i, err := firstError(results); err != nil {
+		return nil, fmt.Errorf("alto: %s: page %d: %w", opt.File, i+1, err)
+	}
 	ed := xmlsplice.NewEditor(src)
-	for i, pr := range results {
-		if pr.err != nil {
-			return nil, fmt.Errorf("alto: %s: page %d: %w", opt.File, i+1, pr.err)
-		}
+	for _, pr := range results {
 		for _, e := range pr.edits {
 			ed.Replace(e.start, e.end, e.raw)
 		}
@@ -303,6 +304,28 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("alto: %s: %w", opt.File, err)
 	}
 	return res, nil
+}
+
+// firstError returns the page error that stopped the translation and its
+// page index: the first one that is not the cancellation its own failure
+// caused on the pages running beside it (a backend outage on page 3 is
+// reported as such, not as page 1's "context canceled"); a cancellation
+// only when every error is one (the caller's context ended).
+func firstError(results []pageResult) (int, error) {
+	at := -1
+	for i, pr := range results {
+		switch {
+		case pr.err == nil:
+		case !errors.Is(pr.err, context.Canceled):
+			return i, pr.err
+		case at < 0:
+			at = i
+		}
+	}
+	if at < 0 {
+		return 0, nil
+	}
+	return at, results[at].err
 }
 
 type translator struct {

@@ -128,6 +128,13 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// Transient reports whether the failure passes (ledger.Transient): a
+// network error, a timeout or an HTTP 429 or 5xx answer after all
+// retries; the input it was for is not at fault and is tried again by a
+// resumed run. A service never reached at all (Unreachable) is not: its
+// address setting is to be checked.
+func (e *Error) Transient() bool { return !e.Unreachable }
+
 // Client sends HTTP requests under a Policy. The zero value is not usable;
 // use New. Its fields may be replaced before first use (tests inject Now,
 // Sleep and Jitter).

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"archivekit/internal/cliflags"
+)
+
+// EnvCircuitTrip names the setting of the translation service's circuit
+// breaker: after this many inputs in a row failed on a passing failure of
+// the service (a timeout, a lost connection, HTTP 429 or 5xx after every
+// retry), the run stops and leaves the rest to do; 0 turns it off.
+const EnvCircuitTrip = "TRANSLATE_CIRCUIT_TRIP"
+
+// DefaultCircuitTrip is EnvCircuitTrip's default.
+const DefaultCircuitTrip = 3
+
+// exitIncomplete is the exit code of a run that left inputs to do after
+// passing failures (cliflags.ExitIncomplete).
+const exitIncomplete = cliflags.ExitIncomplete
+
+// circuitTrip reads EnvCircuitTrip: unset or blank is the default; a value
+// that is not a whole number >= 0 is an error naming it.
+func circuitTrip(getenv func(string) string) (int, error) {
+	v := strings.TrimSpace(getenv(EnvCircuitTrip))
+	if v == "" {
+		return DefaultCircuitTrip, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s=%q: want a whole number >= 0 (0: never stop the run)", EnvCircuitTrip, v)
+	}
+	return n, nil
+}
+
+// errCircuitOpen ends the loop over the inputs when the breaker opens.
+var errCircuitOpen = errors.New("circuit open")
+
+// passing handles an input that failed on a passing failure (a full disk,
+// an I/O error, the service timed out, answered 429 or 5xx after every
+// retry, or was lost): it is logged and listed in the failures table, but
+// not recorded in the ledger, so it stays to do and --resume does it. After
+// r.trip such inputs in a row the breaker opens: errCircuitOpen, and the
+// inputs after this one are left untried.
+func (r *runner) passing(p *pass, inputs []input, i int, name string, err error) error {
+	in := inputs[i]
+	r.fail(name, in.Origin, err)
+	p.bar.Fail(1)
+	p.undone++
+	p.streak++
+	p.lastPassing = err
+	if r.trip <= 0 || p.streak < r.trip {
+		return nil
+	}
+	left := len(inputs) - i - 1
+	p.undone += left
+	r.pd.SetConfig("translation_circuit", fmt.Sprintf("open after %d inputs in a row failed: %v", p.streak, err))
+	r.warn(fmt.Sprintf("the translation service failed %d inputs in a row (%s=%d): the run stops here, leaving %d more input(s) untried; run again with --resume to finish them (%v)",
+		p.streak, EnvCircuitTrip, r.trip, left, err))
+	return errCircuitOpen
+}
+
+// incomplete is the run's error when inputs were left to do after passing
+// failures: they are not recorded as failed, and a --resume finishes
+// them (exit code exitIncomplete).
+func (p *pass) incomplete() error {
+	if p.undone == 0 {
+		return nil
+	}
+	return cliflags.IncompleteError{Undone: p.undone, Err: p.lastPassing}
+}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"archivekit/internal/atomicfile"
+	"archivekit/internal/ledger"
+	"archivekit/internal/testenv"
+	"archivekit/internal/translate/translator/translatortest"
+)
+
+// outage is a translation service that answers 503 to every translate
+// request while down is set, and is the stand-in otherwise.
+func outage(t *testing.T, api *translatortest.Server, down *atomic.Bool) *httptest.Server {
+	t.Helper()
+	u, _ := url.Parse(api.URL)
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() && r.Method == http.MethodPost {
+			http.Error(w, "upstream overloaded", http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// wholeRecordsRun translates a records tree (recordsTree) with a stand-in
+// that never fails, and returns the tree, the stand-in and the outputs.
+func wholeRecordsRun(t *testing.T) (root string, api *translatortest.Server, want map[string][]byte) {
+	t.Helper()
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(testenv.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	root = recordsTree(t, recs)
+	api = startAPI(t, translatortest.Config{})
+	whole := t.TempDir()
+	if r := runCLI(t, newEnv(api), recordArgs(root, whole)...); r.code != exitOK {
+		t.Fatalf("whole run: exit %d: %s", r.code, r.stderr)
+	}
+	return root, api, outputs(t, whole)
+}
+
+// ledgerFailures lists the items recorded failed in the ledgers under out.
+func ledgerFailures(t *testing.T, out string) []string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(out, LedgerFolder, "*", "*.jsonl"))
+	var failed []string
+	for _, f := range files {
+		es, err := ledger.Read(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			if e.State == ledger.Failed {
+				failed = append(failed, e.Item)
+			}
+		}
+	}
+	return failed
+}
+
+// Passing failures are not recorded as failed: an input that failed while
+// the translation service was down (503 after every retry) or the disk was
+// full stays to do, the run exits exitIncomplete saying that --resume
+// finishes it, and the --resume run translates exactly those inputs, to the
+// outputs of a run that saw no failure. The broken record stays a recorded
+// failure. Before, both were recorded failed and --resume exited 0 with
+// their outputs missing.
+func TestPassingFailuresStayToDo(t *testing.T) {
+	root, api, want := wholeRecordsRun(t)
+	for _, c := range []struct {
+		name  string
+		setup func(down *atomic.Bool) (undo func())
+	}{
+		{"service down for the first input", func(down *atomic.Bool) func() {
+			down.Store(true)
+			itemHook = func(int) { down.Store(false) }
+			return func() { itemHook = nil }
+		}},
+		{"disk full for the first output", func(*atomic.Bool) func() {
+			var n atomic.Int32
+			writeOutput = func(path string, data []byte, perm os.FileMode) error {
+				if n.Add(1) == 1 {
+					// A real ENOSPC from the kernel.
+					if err := os.WriteFile("/dev/full", data, perm); err != nil {
+						return fmt.Errorf("%s: %w", path, err)
+					}
+				}
+				return atomicfile.WriteFile(path, data, perm)
+			}
+			return func() { writeOutput = atomicfile.WriteFile }
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var down atomic.Bool
+			e := newEnv(api)
+			e["TRANSLATION_URL"] = outage(t, api, &down).URL
+			out := t.TempDir()
+			undo := c.setup(&down)
+			r := runCLI(t, e, recordArgs(root, out)...)
+			undo()
+			if r.code != exitIncomplete {
+				t.Fatalf("exit %d, want %d: %s", r.code, exitIncomplete, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "--resume") || !strings.Contains(r.stderr, "1 item(s) left to do") {
+				t.Errorf("the log does not say that --resume finishes the one input left:\n%s", r.stderr)
+			}
+			if f := ledgerFailures(t, out); len(f) != 1 || f[0] != "box1/broken.xml" {
+				t.Errorf("ledger failures %v, want only box1/broken.xml", f)
+			}
+			r = runCLI(t, e, recordArgs(root, out, "--resume")...)
+			if r.code != exitOK {
+				t.Fatalf("resume: exit %d: %s", r.code, r.stderr)
+			}
+			if got := translated(t, r.stderr); got != 1 {
+				t.Errorf("resume translated %d inputs, want 1", got)
+			}
+			got := outputs(t, out)
+			if len(got) != len(want) {
+				t.Fatalf("%d outputs after the resume, want %d", len(got), len(want))
+			}
+			for k, b := range want {
+				if !bytes.Equal(got[k], b) {
+					t.Errorf("%s differs from the run without failures", k)
+				}
+			}
+		})
+	}
+}
+
+// The breaker: with the service down, the run stops after
+// TRANSLATE_CIRCUIT_TRIP inputs in a row failed, leaving the others
+// untried (not one request more), and exits exitIncomplete; nothing is
+// recorded failed but the broken record, so --resume translates them all
+// once the service is back.
+func TestCircuitBreakerStopsRun(t *testing.T) {
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(testenv.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	root := recordsTree(t, recs)
+	api := startAPI(t, translatortest.Config{})
+	var down atomic.Bool
+	down.Store(true)
+	var posts atomic.Int32
+	front := outage(t, api, &down)
+	counting := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+		}
+		u, _ := url.Parse(front.URL)
+		httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
+	}))
+	defer counting.Close()
+	e := newEnv(api)
+	e["TRANSLATION_URL"] = counting.URL
+	e[EnvCircuitTrip] = "2"
+	out := t.TempDir()
+	r := runCLI(t, e, recordArgs(root, out)...)
+	if r.code != exitIncomplete {
+		t.Fatalf("exit %d, want %d: %s", r.code, exitIncomplete, r.stderr)
+	}
+	n := len(recs) + 1
+	for _, w := range []string{"failed 2 inputs in a row", fmt.Sprintf("leaving %d more input(s) untried", n-2), "--resume"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("the log does not say %q:\n%s", w, r.stderr)
+		}
+	}
+	// Two inputs tried, each with its retries (MTAPI_MAX_RETRIES=2): a
+	// batch call and its items one by one, at most a few calls each.
+	if p := posts.Load(); p == 0 || p > 2*2*3 {
+		t.Errorf("%d translate requests for the two inputs tried", p)
+	}
+	if f := ledgerFailures(t, out); len(f) != 0 {
+		t.Errorf("ledger failures %v, want none", f)
+	}
+	if pd := readParadata(t, out); !strings.HasPrefix(fmt.Sprint(pd.Config["translation_circuit"]), "open after 2") {
+		t.Errorf("run metadata translation_circuit = %v", pd.Config["translation_circuit"])
+	}
+	down.Store(false)
+	r = runCLI(t, e, recordArgs(root, out, "--resume")...)
+	if r.code != exitOK {
+		t.Fatalf("resume: exit %d: %s", r.code, r.stderr)
+	}
+	if got := translated(t, r.stderr); got != n {
+		t.Errorf("resume translated %d inputs, want %d (all; the broken one fails again)", got, n)
+	}
+}
+
+func TestCircuitTripSetting(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		want int
+		bad  bool
+	}{{"", DefaultCircuitTrip, false}, {"0", 0, false}, {" 5 ", 5, false}, {"-1", 0, true}, {"x", 0, true}} {
+		got, err := circuitTrip(func(string) string { return c.v })
+		if (err != nil) != c.bad || (!c.bad && got != c.want) {
+			t.Errorf("%s=%q: %d, %v", EnvCircuitTrip, c.v, got, err)
+		}
+	}
+}
