@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"archivekit/bindings/torch"
 	"archivekit/internal/pageclass/hub"
 	"archivekit/internal/pageclass/modelmeta"
 	"archivekit/internal/pageclass/registry"
@@ -160,6 +161,32 @@ func (l *Locator) HintExport() string {
 	return "convert the published checkpoints with tools/export_models.py --published CHECKPOINTS --out DIR (see docs/pageclass.md and tools/README.md) and give " + flag + " DIR"
 }
 
+// CheckDownload is the hub client's check of a downloaded model file
+// before it enters the cache (hub.Client.Check): model.pt must load as a
+// TorchScript module (on the CPU) and model.json must be valid model
+// metadata, so a file that does not load is never cached and served again.
+func CheckDownload(file, path string) error {
+	switch file {
+	case modelmeta.WeightsFile:
+		m, err := torch.Load(path, "cpu")
+		if err != nil {
+			return err
+		}
+		m.Close()
+	case modelmeta.MetaFile:
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		meta, err := modelmeta.Parse(b)
+		if err != nil {
+			return err
+		}
+		return meta.Validate()
+	}
+	return nil
+}
+
 // Folder finds the folder of one revision: downloaded from the hub when a hub
 // is set; else Models itself when it is a model folder (holds model.json);
 // else the revision's sub-folder of Models; else, when the location was not
@@ -173,6 +200,9 @@ func (l *Locator) Folder(ctx context.Context, rev string, want bool) (Folder, er
 	if l.Hub != nil {
 		if strings.TrimSpace(l.HubRepo) == "" {
 			return Folder{}, errors.New("--hub needs a repository: set [HUB] repo_name in the config file")
+		}
+		if l.Hub.Check == nil {
+			l.Hub.Check = CheckDownload
 		}
 		dir, err := l.Hub.Download(ctx, l.HubRepo, rev, HubFiles)
 		if err != nil {

@@ -33,6 +33,15 @@
 // downloaded again; when the hub cannot be reached (network error or a 5xx
 // answer) the cached copy is used with a warning. 401, 403 and 404 are
 // errors naming the repository, revision and file.
+//
+// Limits: a connection (TCP and TLS) must be made within ConnectTimeout
+// and a transfer that sends nothing for ReadTimeout is cut (ErrStalled,
+// then resumed up to Attempts), so the download lock is never held across
+// an unbounded wait; a file over MaxBytes is refused (ErrTooLarge) before
+// or while it arrives. A download is verified against the checksum the hub
+// gives (X-Linked-Etag or ETag: a SHA-256, or a git blob SHA-1) and then
+// against Check (the caller's: the model loads) before it is moved into the
+// cache: a file that fails either is removed, never served.
 package hub
 
 import (
@@ -78,12 +87,27 @@ type Client struct {
 	// Attempts is how many times one file is tried when the transfer breaks
 	// off (each retry resumes); 0 means 3.
 	Attempts int
+	// ConnectTimeout bounds making a connection, ReadTimeout the wait for
+	// the answer and each silence of the transfer; MaxBytes caps a file's
+	// size. 0 means DefaultConnectTimeout, DefaultReadTimeout,
+	// DefaultMaxBytes.
+	ConnectTimeout, ReadTimeout time.Duration
+	MaxBytes                    int64
+	// Check, when set, is called with each downloaded file (its name in
+	// the repository and where it lies, complete and verified) before it
+	// is moved into the cache; an error keeps it out (removed).
+	Check func(file, path string) error
 }
 
 // FromEnv returns a Client configured from HUB_ENDPOINT (else endpoint),
-// HUB_TOKEN and HUB_HOME (else the user cache directory + "/archivekit/hub").
+// HUB_TOKEN, HUB_HOME (else the user cache directory + "/archivekit/hub"),
+// and the limits HUB_CONNECT_TIMEOUT_S, HUB_READ_TIMEOUT_S and
+// HUB_MAX_BYTES (else their defaults).
 func FromEnv(endpoint string) (*Client, error) {
 	c := &Client{Endpoint: endpoint, Token: os.Getenv(EnvToken), Home: os.Getenv(EnvHome)}
+	if err := c.limitsFromEnv(os.Getenv); err != nil {
+		return nil, err
+	}
 	if v := os.Getenv(EnvEndpoint); v != "" {
 		c.Endpoint = v
 	}
@@ -235,7 +259,12 @@ func (c *Client) try(ctx context.Context, repo, revision, file string, cached bo
 		target: c.Path(repo, revision, file), part: c.meta(repo, revision, file, ".part"),
 		etagFile: c.meta(repo, revision, file, ".etag"), partTag: c.meta(repo, revision, file, ".part.etag")}
 	u := c.Endpoint + "/" + repo + "/resolve/" + url.PathEscape(revision) + "/" + escapePath(file)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	// The watchdog cuts the request when nothing arrives for the read
+	// timeout, from here to the last byte.
+	wd := newWatchdog(ctx, c.readTimeout())
+	defer wd.close()
+	t.max, t.check = c.maxBytes(), c.Check
+	req, err := http.NewRequestWithContext(wd.ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return false, t.fail(0, err)
 	}
@@ -243,21 +272,18 @@ func (c *Client) try(ctx context.Context, repo, revision, file string, cached bo
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	have := t.condition(req)
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
 	version.SetUserAgent(req)
-	resp, err := hc.Do(req)
+	resp, err := c.httpClient().Do(req)
 	if err != nil {
-		return true, t.fail(0, err)
+		return true, t.fail(0, wd.cause(err))
 	}
 	defer resp.Body.Close()
 	have, body, retry, err := t.status(resp, have)
 	if !body {
 		return retry, err
 	}
-	return t.save(resp, have)
+	retry, err = t.save(resp, wd.body(resp.Body), have)
+	return retry, wd.cause(err)
 }
 
 // transfer is one request for a file: where it goes in the cache, and
@@ -268,6 +294,9 @@ type transfer struct {
 	// target is the cached file; part the partial download, partTag its
 	// ETag, etagFile the ETag of target.
 	target, part, etagFile, partTag string
+	// max is the size cap; check the caller's check before the move.
+	max   int64
+	check func(file, path string) error
 }
 
 func (t *transfer) fail(status int, e error) *Error {
@@ -326,7 +355,11 @@ func (t *transfer) status(resp *http.Response, have int64) (from int64, body, re
 
 // save appends the body to the part from byte have on (have 0: the part
 // starts over) and, once it is whole, moves it in place with its ETag.
-func (t *transfer) save(resp *http.Response, have int64) (retry bool, err error) {
+func (t *transfer) save(resp *http.Response, body io.Reader, have int64) (retry bool, err error) {
+	if resp.ContentLength >= 0 && have+resp.ContentLength > t.max {
+		os.Remove(t.part)
+		return false, t.fail(0, fmt.Errorf("%w: %d bytes, the cap is %d (%s)", ErrTooLarge, have+resp.ContentLength, t.max, EnvMaxBytes))
+	}
 	if err := os.MkdirAll(filepath.Dir(t.part), 0o755); err != nil {
 		return false, t.fail(0, err)
 	}
@@ -349,9 +382,13 @@ func (t *transfer) save(resp *http.Response, have int64) (retry bool, err error)
 	if err != nil {
 		return false, t.fail(0, err)
 	}
-	n, copyErr := io.Copy(f, resp.Body)
+	n, copyErr := io.Copy(f, io.LimitReader(body, t.max-have+1))
 	syncErr := f.Sync()
 	closeErr := f.Close()
+	if have+n > t.max {
+		os.Remove(t.part)
+		return false, t.fail(0, fmt.Errorf("%w: more than %d bytes (%s)", ErrTooLarge, t.max, EnvMaxBytes))
+	}
 	if copyErr != nil {
 		return true, t.fail(0, fmt.Errorf("transfer broken off after %d bytes: %w", have+n, copyErr))
 	}
@@ -360,6 +397,19 @@ func (t *transfer) save(resp *http.Response, have int64) (retry bool, err error)
 	}
 	if resp.ContentLength >= 0 && n != resp.ContentLength {
 		return true, t.fail(0, fmt.Errorf("short body: %d of %d bytes", n, resp.ContentLength))
+	}
+	want, sum := checksum(resp)
+	if err := verify(t.part, want, sum); err != nil {
+		os.Remove(t.part)
+		os.Remove(t.partTag)
+		return errors.Is(err, ErrChecksum), t.fail(0, err)
+	}
+	if t.check != nil {
+		if err := t.check(t.file, t.part); err != nil {
+			os.Remove(t.part)
+			os.Remove(t.partTag)
+			return false, t.fail(0, loadError{err})
+		}
 	}
 	return false, t.commit(etag)
 }
