@@ -185,18 +185,7 @@ func TestChunkedAppend(t *testing.T) {
 	if err := w.Add(rows[0]); !errors.Is(err, ErrDuplicate) {
 		t.Errorf("duplicate in one run: %v", err)
 	}
-	for _, r := range rows[3:] {
-		if err := w.Add(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := os.ReadFile(p)
-	if want := writeAll(t, l, rows); string(got) != want {
-		t.Errorf("closed file:\n%s\nwant\n%s", got, want)
-	}
+	closeWithAll(t, w, l, rows[3:])
 	// A new chunked table at the same path starts again (the ledger, not
 	// the old file, says what an earlier run did).
 	w2, err := Create(p, l, 2)

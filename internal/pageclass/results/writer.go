@@ -101,11 +101,23 @@ func (w *Writer) flushChunk() error {
 		cw.Write(w.records[k])
 	}
 	cw.Flush()
-	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := openAppend(w.path)
 	if err != nil {
 		return err
 	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", w.path, err)
+	}
+	// The chunk goes in one write. A write cut short (a full disk, a
+	// quota) would leave a torn row for whoever reads the table mid-run:
+	// the file is cut back to where the chunk started, so every row in it
+	// is whole; the rows stay pending for the next flush or Close.
 	if _, err := f.Write(buf.Bytes()); err != nil {
+		if terr := f.Truncate(st.Size()); terr != nil {
+			err = errors.Join(err, fmt.Errorf("a torn row may remain: %w", terr))
+		}
 		f.Close()
 		return fmt.Errorf("%s: %w", w.path, err)
 	}
@@ -114,6 +126,19 @@ func (w *Writer) flushChunk() error {
 	}
 	w.pending = w.pending[:0]
 	return nil
+}
+
+// appendFile is the file a chunk is appended to.
+type appendFile interface {
+	io.WriteCloser
+	Stat() (os.FileInfo, error)
+	Truncate(size int64) error
+}
+
+// openAppend opens a table to append a chunk (a variable so tests can make
+// the disk full part-way through a write).
+var openAppend = func(path string) (appendFile, error) {
+	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 }
 
 // rewrite replaces the file atomically with the header and all rows, sorted.

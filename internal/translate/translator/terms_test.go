@@ -79,3 +79,33 @@ func (p *plainBackend) Translate(_ context.Context, text, _, _ string) (string, 
 	p.calls.Add(1)
 	return translatortest.Translate(text), nil
 }
+
+// A vocabulary of another language than the document's is not applied,
+// and then none of its terms is expected: no terminology check, no
+// "missing" warning. Before, a German run listed the Czech vocabulary's
+// terms found in its (Czech-looking) text as expected and missed.
+func TestTermsOnlyOfAnAppliedVocabulary(t *testing.T) {
+	v, err := vocab.Parse(strings.NewReader("source_lemma,target_translation\nhrob,grave\nkostrový hrob,inhumation grave\n"), "v.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields, _ := metadata.ParseFields("fields", []byte("//arch:popis\n//arch:poznamka\n//arch:lokalizace\n"))
+	mt, _ := newMT(t, translatortest.Config{})
+	for _, c := range []struct {
+		src     string
+		checked bool
+	}{{"cs", true}, {"de", false}} {
+		out, err := Translate(context.Background(), []byte(termsRecord), "t.xml", Options{Backend: mt, Source: c.src, Fields: fields, Vocabulary: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.TermsChecked != c.checked || (!c.checked && out.Terms.Expected != 0) {
+			t.Errorf("-src %s: checked %v, terms %+v", c.src, out.TermsChecked, out.Terms)
+		}
+		for _, w := range out.Warnings {
+			if !c.checked && strings.Contains(w, "terminology") {
+				t.Errorf("-src %s: %s", c.src, w)
+			}
+		}
+	}
+}

@@ -493,7 +493,10 @@ func (d *document) finish(out *Output) {
 		}
 		out.Statuses[string(st)]++
 	}
-	if be.fill != nil {
+	// The terms are expected only of a vocabulary that was applied: a
+	// Czech vocabulary on a German document is skipped (with a warning),
+	// and its terms are not missing from the translation.
+	if be.fill != nil && be.applied.Load() > 0 {
 		out.Terms, out.TermsChecked = checkTerms(d.opt.Vocabulary, out.Log), true
 		if len(out.Terms.Missed) > 0 {
 			d.warn(fmt.Sprintf("%s: terminology: %d of %d expected vocabulary terms missing from the translation (%s)",
@@ -657,6 +660,10 @@ type wrapped struct {
 
 	protected       atomic.Int64
 	transportErrors atomic.Int64
+	// applied counts the texts the vocabulary was applied to (its
+	// language was theirs): the terminology check expects its terms only
+	// then.
+	applied atomic.Int64
 }
 
 // Fill implements backend.Filler: a text of one or two words that is a
@@ -719,6 +726,7 @@ func (w *wrapped) Close() error { return w.inner.Close() }
 func (w *wrapped) vocabApplies(src string) bool {
 	lang := w.vocab.Lang
 	if lang == "" || lang == src {
+		w.applied.Add(1)
 		return true
 	}
 	if _, dup := w.warnedLang.LoadOrStore(src, true); !dup && w.warn != nil {
