@@ -106,7 +106,7 @@ func (r *classifier) classify(ctx context.Context) error {
 	c := r.cli
 	r.out, err = newOutputs(outputSpec{
 		Dir: c.Results, Stamp: tables, Names: names, TopN: c.TopN, Raw: c.Raw, Best: c.Best,
-		Average: !c.NoAverageBest, Intermediates: c.SaveIntermediates, Chunk: chunk, Books: set.books != nil && set.books.any,
+		Average: !c.NoAverageBest, Intermediates: c.SaveIntermediates, Chunk: chunk, Books: set.books != nil && set.books.any, PageLabels: set.PDF,
 	})
 	if err != nil {
 		return err

@@ -29,7 +29,9 @@ type documents struct {
 	r     *runner
 	set   *inputSet
 	pages map[string][]docrecord.PagePrediction // by FILE
-	order []string
+	// labels are the pages' PDF page labels, by FILE, in pages' order.
+	labels map[string][]string
+	order  []string
 }
 
 // docID is the doc_id of a document without a baseline: its FILE key with
@@ -39,7 +41,7 @@ type documents struct {
 func docID(file string) string { return strings.ReplaceAll(file, "/", "_") }
 
 func newDocuments(r *runner, set *inputSet) *documents {
-	return &documents{r: r, set: set, pages: map[string][]docrecord.PagePrediction{}}
+	return &documents{r: r, set: set, pages: map[string][]docrecord.PagePrediction{}, labels: map[string][]string{}}
 }
 
 func (d *documents) enabled() bool {
@@ -59,6 +61,7 @@ func (d *documents) add(k results.Key, p classify.Page, rv *review.Page) {
 	if _, ok := d.pages[k.File]; !ok {
 		d.order = append(d.order, k.File)
 	}
+	d.labels[k.File] = append(d.labels[k.File], p.Label)
 	d.pages[k.File] = append(d.pages[k.File], docrecord.PagePrediction{
 		Label: strconv.Itoa(page), Index: page, Category: top.Label, Confidence: top.Score, Review: rv.Record(),
 	})
@@ -121,7 +124,16 @@ func (d *documents) one(file, baseline, out, outDir string, schema *docrecord.Sc
 			return fmt.Errorf("document record of %s not written (--strict-document-json): %s", file, strings.Join(base.Warnings, "; "))
 		}
 	}
-	preds := d.pages[file]
+	// A PDF's page labels ("iv", "12a") are the record's page labels when
+	// every page has one and no two share one (docrecord.PageLabels).
+	preds, labels := d.pages[file], d.labels[file]
+	numbers := make([]int, len(preds))
+	for i, p := range preds {
+		numbers[i] = p.Index
+	}
+	for i, l := range docrecord.PageLabels(numbers, labels) {
+		preds[i].Label = l
+	}
 	sort.Slice(preds, func(i, j int) bool { return preds[i].Index < preds[j].Index })
 	rec, err := docrecord.ApplyPages(schema, docrecord.PageUpdate{
 		Baseline: base, DocID: docID(file), Pages: preds,

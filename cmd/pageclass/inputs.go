@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -49,6 +50,9 @@ type inputSet struct {
 	// of files collected before it was taken.
 	Shard shard.Spec
 	All   int
+	// PDF is set when any file collected (before the shard was taken)
+	// is a PDF: the tables then have the PAGE_LABEL column.
+	PDF bool
 	// AllDigest is shard.InputsDigest of every file collected, for a
 	// shard ("" for a whole run): --merge refuses shards of other lists.
 	AllDigest string
@@ -65,6 +69,9 @@ type inputSet struct {
 // from every file), so the shards' rows are the rows of a one-shot run.
 func (s *inputSet) share(spec shard.Spec) {
 	s.Shard, s.All = spec, len(s.Files)
+	// Decided over every file, so that every shard's tables have the
+	// same columns (--merge needs them).
+	s.PDF = s.hasPDF()
 	if spec.Whole() {
 		return
 	}
@@ -365,4 +372,24 @@ func (k chunkKey) stamp() string {
 	b, _ := json.Marshal(k)
 	h := sha256.Sum256(b)
 	return "chunk-" + hex.EncodeToString(h[:])[:10]
+}
+
+// hasPDF reports whether the run's input holds a PDF: a file named .pdf, or
+// a lone file given with -f whose content is a PDF (its tables then have the
+// PAGE_LABEL column).
+func (s *inputSet) hasPDF() bool {
+	for _, f := range s.Files {
+		if strings.EqualFold(filepath.Ext(f), ".pdf") {
+			return true
+		}
+	}
+	if len(s.Files) == 1 {
+		if f, err := os.Open(s.Files[0]); err == nil {
+			head := make([]byte, 8)
+			n, _ := io.ReadFull(f, head)
+			f.Close()
+			return imageio.IsPDF(head[:n])
+		}
+	}
+	return false
 }

@@ -54,6 +54,9 @@ type pageData struct {
 	// Condition is the page-condition evidence (ink, rotation) measured on
 	// the decoded page, so a resumed page keeps its review.
 	Condition review.Condition `json:"condition"`
+	// Label is the page's PDF page label (absent when it has none), so a
+	// resumed page keeps it in the tables and the record.
+	Label string `json:"label,omitempty"`
 }
 
 type pageError struct {
@@ -145,7 +148,7 @@ func (it *item) add(p classify.Page, reason string) {
 		}
 		return
 	}
-	pd := pageData{Page: p.Page, Probs: make([][]float32, len(p.Probs)), Condition: p.Condition}
+	pd := pageData{Page: p.Page, Probs: make([][]float32, len(p.Probs)), Condition: p.Condition, Label: p.Label}
 	for i, v := range p.Probs {
 		pd.Probs[i] = make([]float32, len(v))
 		for c, x := range v {
@@ -178,7 +181,7 @@ func (it *item) entry(name, digest string) (ledger.Entry, error) {
 func (d itemData) pages(name string) []classify.Page {
 	out := make([]classify.Page, 0, len(d.Pages))
 	for _, pd := range d.Pages {
-		p := classify.Page{Name: name, Page: pd.Page, Pages: max(1, d.Count), Probs: make([][]float64, len(pd.Probs)), Condition: pd.Condition}
+		p := classify.Page{Name: name, Page: pd.Page, Pages: max(1, d.Count), Probs: make([][]float64, len(pd.Probs)), Condition: pd.Condition, Label: pd.Label}
 		for i, v := range pd.Probs {
 			p.Probs[i] = make([]float64, len(v))
 			for c, x := range v {

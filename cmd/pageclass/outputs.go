@@ -28,6 +28,9 @@ type outputSpec struct {
 	// Books adds the book identifiers (results.WithBook) after SOURCE: the
 	// run's input holds a METS file or a IIIF manifest.
 	Books bool
+	// PageLabels adds the PAGE_LABEL column (results.WithPageLabel) before
+	// SOURCE: the run's input holds a PDF.
+	PageLabels bool
 }
 
 // table is one output file and how a page (with its review) fills its row.
@@ -51,7 +54,9 @@ type rowFunc func(k results.Key, p classify.Page, rv *review.Page) results.Row
 // tables. Every table ends with the column SOURCE (results.WithSource),
 // beyond the spec's: the input file as on disk, relative to the input
 // folder. A run whose input holds a book (a METS file or a IIIF manifest)
-// adds the page's identifiers in its book after SOURCE (results.WithBook).
+// adds the page's identifiers in its book after SOURCE (results.WithBook),
+// and a run whose input holds a PDF the pages' PDF page labels, just before
+// SOURCE (results.WithPageLabel).
 type outputs struct {
 	tables []table
 	// first is the main table (its rows are counted).
@@ -69,6 +74,9 @@ func newOutputs(s outputSpec) (*outputs, error) {
 		// A chunked table starts again: the ledger, not the old file, says
 		// which pages are done (by content digest), and their rows are
 		// added again from it.
+		if s.PageLabels {
+			l = results.WithPageLabel(l)
+		}
 		l = results.WithSource(l)
 		if s.Books {
 			l = results.WithBook(l)
@@ -144,7 +152,7 @@ func newOutputs(s outputSpec) (*outputs, error) {
 func (o *outputs) add(k results.Key, source string, bp results.BookPage, p classify.Page, rv *review.Page) (dup string, err error) {
 	for _, t := range o.tables {
 		row := t.row(k, p, rv)
-		row.Source, row.Book = source, bp
+		row.Source, row.Book, row.PageLabel = source, bp, p.Label
 		if err := t.w.Add(row); err != nil {
 			if errors.Is(err, results.ErrDuplicate) {
 				return fmt.Sprintf("row key %s (FILE %q, PAGE %q) already taken by another input", k, k.File, k.PageCell()), nil

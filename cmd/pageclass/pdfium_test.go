@@ -89,3 +89,86 @@ func TestPDFRendererFlag(t *testing.T) {
 	}
 	t.Logf("4 pages: scores differ by at most %.4f between poppler and PDFium", worst)
 }
+
+// TestPDFPageLabels: the tables of a run whose input holds a PDF have
+// PAGE_LABEL before SOURCE: the page's label in its PDF beside its number
+// in PAGE; the
+// document record labels its pages so; a resumed run (rows from the
+// ledger) writes the same labels; a run without a PDF has no such column.
+func TestPDFPageLabels(t *testing.T) {
+	var imgs []image.Image
+	for _, p := range classifytest.Pages(t, 1)[:3] {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, _, err := image.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		imgs = append(imgs, img)
+	}
+	pdf, err := hostile.ScanPDF(imgs, 150, "<< /Nums [0 << /S /r >> 2 << /S /D /St 12 /P (A-) >>] >>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	mkdir(t, e.in)
+	write(t, filepath.Join(e.in, "book.pdf"), string(pdf))
+	rec := filepath.Join(e.root, "book.document.json")
+	labels := func() []string {
+		recs := readCSV(t, e.output(t, "_v4.4_TOP-3.csv"))
+		if h := recs[0]; h[len(h)-2] != "PAGE_LABEL" || h[len(h)-1] != "SOURCE" {
+			t.Fatalf("header %q: want PAGE_LABEL then SOURCE at the end", h)
+		}
+		var out []string
+		for _, r := range recs[1:] {
+			out = append(out, r[1]+"="+r[len(r)-2])
+		}
+		return out
+	}
+	if code, log := e.run(t, "-d", e.in, "-ff", "pdf", "--document-json-out", rec); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	want := "1=i 2=ii 3=A-12"
+	if got := strings.Join(labels(), " "); got != want {
+		t.Errorf("PAGE=PAGE_LABEL %s, want %s", got, want)
+	}
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{`"page": "i"`, `"page": "ii"`, `"page": "A-12"`, `"page_index": 3`} {
+		if !strings.Contains(strings.ReplaceAll(string(b), `":"`, `": "`), l) {
+			t.Errorf("record lacks %s:\n%.600s", l, b)
+		}
+	}
+	os.RemoveAll(e.results)
+	if code, log := e.run(t, "-d", e.in, "-ff", "pdf"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	first := labels()
+	// The tables go; the ledger and the run metadata stay.
+	tables, _ := filepath.Glob(filepath.Join(e.results, "*.csv"))
+	for _, f := range tables {
+		os.Remove(f)
+	}
+	if code, log := e.run(t, "-d", e.in, "-ff", "pdf", "--resume"); code != exitOK || !strings.Contains(log, "continuing from the ledger") {
+		t.Fatalf("resume: exit %d: %s", code, log)
+	}
+	if got := labels(); strings.Join(got, " ") != strings.Join(first, " ") {
+		t.Errorf("resumed labels %v, want %v", got, first)
+	}
+
+	plain := newEnv(t, nil)
+	plain.linkPages(t, 1)
+	plain.model(t, "v4.4")
+	if code, log := plain.run(t, "-d", plain.in); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if h := readCSV(t, plain.output(t, "_v4.4_TOP-3.csv"))[0]; h[len(h)-2] == "PAGE_LABEL" {
+		t.Errorf("a run without a PDF has a PAGE_LABEL column: %q", h)
+	}
+}

@@ -104,6 +104,9 @@ type Page struct {
 	// Digest is pipeline.Result.Digest: the SHA-256 of the input's bytes
 	// as decoded; "" when they could not be read.
 	Digest string
+	// Label is pipeline.Result.Label: the page's label in its PDF ("iv",
+	// "12a"), "" when it has none.
+	Label string
 }
 
 // Top returns the n best categories of the mean, best first.
@@ -127,7 +130,7 @@ func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Optio
 		Channels: 1, Height: 1, Width: j.width, Preprocess: j.preprocess,
 	}
 	return pipeline.Run(ctx, inputs, j, cfg, func(r pipeline.Result) error {
-		p := Page{Input: r.Input, Name: r.Name, Page: r.Page, Pages: r.Pages, Err: r.Err, Digest: r.Digest}
+		p := Page{Input: r.Input, Name: r.Name, Page: r.Page, Pages: r.Pages, Err: r.Err, Digest: r.Digest, Label: r.Label}
 		if r.Err == nil {
 			var err error
 			if p.Probs, p.Mean, p.Condition, err = j.page(r.Probs); err != nil {

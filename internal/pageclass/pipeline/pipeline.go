@@ -124,6 +124,9 @@ type Result struct {
 	// Digest is the SHA-256 (hex, as ledger.Digest) of the input's bytes
 	// exactly as they were decoded; "" when they could not be read.
 	Digest string
+	// Label is the page's label in a PDF that defines page labels ("iv",
+	// "12a"; imageio.Doc.Label), "" otherwise.
+	Label string
 }
 
 // Stats summarises a run.
@@ -148,6 +151,7 @@ type task struct {
 	pages int
 	// digest is the SHA-256 of the bytes the opener decoded
 	digest string
+	label  string    // the page's PDF page label (imageio.Doc.Label)
 	data   []float32 // preprocessed page, until copied into a batch
 	err    error
 }
@@ -280,6 +284,9 @@ func work(ctx context.Context, cfg Config, tasks <-chan *task, done chan<- *task
 	for t := range tasks {
 		if t.err == nil {
 			t.data, t.err = prepare(ctx, t, cfg.Preprocess, want)
+		}
+		if t.doc != nil {
+			t.label = t.doc.Label(t.page)
 		}
 		t.doc = nil
 		select {
@@ -439,7 +446,7 @@ func (b *batching) land() error {
 	}
 	k := 0
 	for _, t := range f.rows {
-		r := Result{Row: t.row, Input: t.input, Name: t.name, Err: t.err, Digest: t.digest}
+		r := Result{Row: t.row, Input: t.input, Name: t.name, Err: t.err, Digest: t.digest, Label: t.label}
 		if t.err == nil {
 			r.Page, r.Pages, r.Probs = t.page+1, t.pages, f.probs[k]
 			k++

@@ -29,6 +29,32 @@ type Row struct {
 	// Book holds the identifiers of a page of a book (WithBook); zero for
 	// a page of a file.
 	Book BookPage
+	// PageLabel is the page's label in its PDF (WithPageLabel), "" when
+	// the PDF defines none or the input is not a PDF.
+	PageLabel string
+}
+
+// PageLabelColumn is the column WithPageLabel appends.
+const PageLabelColumn = "PAGE_LABEL"
+
+type labelled struct{ Layout }
+
+// WithPageLabel is l with one more column at the end, PAGE_LABEL (pageclass
+// puts it before SOURCE, which stays last in a run of files): the
+// page's label in its PDF, as a PDF reader shows it ("iv", "12a"; Row.
+// PageLabel), beside the page's number in PAGE; empty for a page of a PDF
+// without page labels and for other inputs. A run writes it when its input
+// holds a PDF.
+func WithPageLabel(l Layout) Layout { return labelled{l} }
+
+func (l labelled) Header() []string { return append(l.Layout.Header(), PageLabelColumn) }
+
+func (l labelled) Cells(r Row) ([]string, error) {
+	c, err := l.Layout.Cells(r)
+	if err != nil {
+		return nil, err
+	}
+	return append(c, SafeName(r.PageLabel)), nil
 }
 
 // BookPage identifies a row's page in its book (a METS file or a IIIF
