@@ -764,6 +764,30 @@ func TestManySubmits(t *testing.T) {
 		t.Skip("100 jobs")
 	}
 	ts, q := serve(t, t.TempDir(), &echo{})
+	manySubmits(t, []*httptest.Server{ts}, []*jobs.Queue{q})
+}
+
+// TestManySubmitsTwoReplicas: 100 jobs submitted at once to two replicas
+// sharing one PostgreSQL database (half to each) all finish, none lost,
+// each item answered once.
+func TestManySubmitsTwoReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100 jobs")
+	}
+	url := testenv.Postgres(t)
+	e := [2]*echo{{}, {}}
+	ts0, q0 := serve(t, url, e[0])
+	ts1, q1 := serve(t, url, e[1])
+	manySubmits(t, []*httptest.Server{ts0, ts1}, []*jobs.Queue{q0, q1})
+	if len(e[0].calls)+len(e[1].calls) != 2*100 {
+		t.Fatalf("%d and %d calls for 100 items", len(e[0].calls)/2, len(e[1].calls)/2)
+	}
+	t.Logf("items run: %d and %d", len(e[0].calls)/2, len(e[1].calls)/2)
+}
+
+// manySubmits submits 100 one-item jobs at once, in turn to each of ts,
+// and waits until all succeeded.
+func manySubmits(t *testing.T, servers []*httptest.Server, queues []*jobs.Queue) {
 	const n = 100
 	ids := make([]string, n)
 	var mu sync.Mutex
@@ -777,7 +801,7 @@ func TestManySubmits(t *testing.T) {
 			for try := 0; try < 10; try++ {
 				body, ctype := servicetest.Multipart(t, file(fmt.Sprintf("%d.xml", i), "x"))
 				t0 := time.Now()
-				resp, err := http.Post(ts.URL+"/jobs", ctype, body)
+				resp, err := http.Post(servers[i%len(servers)].URL+"/jobs", ctype, body)
 				if err != nil {
 					t.Error(err)
 					return
@@ -809,8 +833,8 @@ func TestManySubmits(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	for _, id := range ids {
-		waitState(t, q, ts.URL, id, jobs.Succeeded)
+	for i, id := range ids {
+		waitState(t, queues[i%len(queues)], servers[i%len(servers)].URL, id, jobs.Succeeded)
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	m := len(lat)
