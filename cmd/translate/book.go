@@ -108,7 +108,9 @@ func collectBook(ctx context.Context, s *settings, location string) (inputs []in
 			if !s.Shard.Has(rel) {
 				continue
 			}
-			inputs = append(inputs, bookText(ctx, s, f, b.Remote, t, rel))
+			in := bookText(ctx, s, f, b.Remote, t, rel)
+			in.Book, in.Page = &t, p.ID
+			inputs = append(inputs, in)
 		}
 	}
 	if info.TextFiles == 0 {

@@ -54,6 +54,7 @@ type cli struct {
 	Merge           bool             `help:"Merge the run metadata and failures tables of the shard runs (--shard i/n) in the output folder (-o) into one run metadata <stamp>_translator.json and one failures table; shards of another configuration, missing, repeated or unfinished shards are refused. Translates nothing."`
 	Pages           string           `help:"For a METS file or IIIF manifest input: the pages whose text files are translated, in OCR-D's page_id syntax (PHYS_0001..PHYS_0005, PHYS_00*, ~PHYS_0003 leaves one out); default every page." placeholder:"PAGES"`
 	TextGroup       []string         `name:"text-group" help:"For a METS input: take text files only from these fileGrp USE names (comma-separated or repeated); default every group, text files being recognised by their root element." placeholder:"USE"`
+	BookOut         bool             `name:"book-out" help:"For a local METS input: write <book>_<target>.mets.xml into the output folder, the input METS with one more fileGrp for the translated text files (named after its groups: OCR-D-MT-EN, FULLTEXT_EN), their fptrs and an agent for this tool; removing those gives the input back."`
 	Version         kong.VersionFlag `help:"Print the version and exit."`
 }
 
@@ -110,6 +111,8 @@ type settings struct {
 	// Pages and TextGroups select a book's pages and METS text groups.
 	Pages      string
 	TextGroups []string
+	// BookOut writes a METS book's new METS (--book-out).
+	BookOut bool
 }
 
 // Built-in defaults: the shipped config.txt values (spec 2.6).
@@ -193,7 +196,7 @@ func resolve(c *cli, set map[string]bool, getenv func(string) string) (*settings
 	p := picker{set: set, cfg: cfg}
 	s := &settings{ConfigPath: c.Config, ConfigFile: cfgFile, ConfigWarnings: warnings, FastAlign: c.FastAlign, XSD: c.Xsd,
 		DocJSON: c.DocumentJSON, DocJSONOut: c.DocumentJSONOut, Resume: c.Resume || c.RetryFailed, RetryFailed: c.RetryFailed, Merge: c.Merge,
-		Pages: c.Pages, TextGroups: c.TextGroup}
+		Pages: c.Pages, TextGroups: c.TextGroup, BookOut: c.BookOut}
 	if err := s.setShard(c); err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/internal/book"
 	"bufio"
 	"bytes"
 	"context"
@@ -44,6 +45,10 @@ type input struct {
 	// (reading the file once), and downloads the URL in full when they
 	// differ (the file was edited since it was downloaded).
 	Want string
+	// Book is, for a text file of a book, where it is in the book.
+	Book *book.Text
+	// Page is the ID of its page in the book.
+	Page string
 }
 
 func isURL(s string) bool {

@@ -363,6 +363,9 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	if len(p.written) == 0 {
 		return errors.New("no document was translated")
 	}
+	if err := r.bookOut(p); err != nil {
+		return err
+	}
 	if r.baseline != nil {
 		if err := r.record(p.written); err != nil {
 			return err
@@ -389,6 +392,8 @@ type pass struct {
 	// lastPassing is the last such failure.
 	undone, streak int
 	lastPassing    error
+	// books are the translated text files of a book, for --book-out.
+	books []bookFile
 }
 
 // configure records the run's settings in the run metadata and writes it a
@@ -633,6 +638,7 @@ func (r *runner) fromLedger(p *pass, in input, name, digest string) bool {
 			in.Origin, strings.Join(changed, ", ")))
 	}
 	p.written = append(p.written, files[0])
+	p.booked(in, files[0])
 	for _, f := range files {
 		if r.claimed == nil {
 			r.claimed = map[string]string{}
@@ -664,6 +670,7 @@ func (r *runner) failed(ctx context.Context, p *pass, in input, name, digest str
 func (r *runner) translated(ctx context.Context, p *pass, in input, name, digest string, out *translator.Output, outPath string) error {
 	s := r.s
 	p.written = append(p.written, outPath)
+	p.booked(in, outPath)
 	p.bar.Add(1)
 	if digest != "" && !p.lemDown.Load() {
 		_, logPath := r.outPaths(in)

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"archivekit/internal/atomicfile"
+	"archivekit/internal/book"
+	"archivekit/internal/bookout"
+	"archivekit/internal/translate/langtag"
+	"archivekit/internal/version"
+)
+
+// bookFile is a translated text file of a book: where it is in the book,
+// and its output.
+type bookFile struct {
+	page string
+	text book.Text
+	out  string
+}
+
+// booked notes a translated (or kept) text file of a book.
+func (p *pass) booked(in input, out string) {
+	if in.Book != nil {
+		p.books = append(p.books, bookFile{page: in.Page, text: *in.Book, out: out})
+	}
+}
+
+// mimeTypes are the METS MIMETYPEs of the translated text files.
+var mimeTypes = map[book.Format]string{book.ALTO: "application/alto+xml", book.PAGE: "application/vnd.prima.page+xml", book.HOCR: "text/vnd.hocr+html"}
+
+// bookOut writes, with --book-out and a local METS input, the input METS
+// with one more fileGrp holding the run's translated text files
+// (bookout.AddToMETS) as <book stem>_<target>.mets.xml in the output
+// folder, the files' locations relative to it.
+func (r *runner) bookOut(p *pass) error {
+	s := r.s
+	if !s.BookOut {
+		return nil
+	}
+	if r.book == nil || r.book.Kind != string(book.METS) || isURL(r.book.Source) {
+		r.warn("--book-out: the input is not a local METS file: no book written")
+		return nil
+	}
+	src, err := os.ReadFile(r.book.Source)
+	if err != nil {
+		return err
+	}
+	uses, err := bookout.Uses(src)
+	if err != nil {
+		return fmt.Errorf("--book-out: %s: %w", r.book.Source, err)
+	}
+	source := ""
+	if len(p.books) > 0 {
+		source = p.books[0].text.Group
+	}
+	group := bookout.GroupName(uses, source, s.Target)
+	stem := strings.TrimSuffix(filepath.Base(r.book.Source), filepath.Ext(r.book.Source))
+	dst := filepath.Join(s.Output, stem+"_"+s.Target+".mets.xml")
+	var files []bookout.METSFile
+	for _, b := range p.books {
+		rel, err := filepath.Rel(filepath.Dir(dst), b.out)
+		if err != nil {
+			return err
+		}
+		files = append(files, bookout.METSFile{PageID: b.page, SourceID: b.text.FileID, Href: filepath.ToSlash(rel), MIMEType: mimeTypes[b.text.Format]})
+	}
+	_, tag, _ := langtag.ForSources(s.Target, r.pd.Snapshot().Statistics.Languages)
+	out, err := bookout.AddToMETS(src, files, bookout.METSOptions{Group: group,
+		Agent: bookout.Agent{Name: "archivekit translate", Version: version.String()},
+		Note:  fmt.Sprintf("machine translation into %s (%s), output mode %s", s.Target, tag, s.Mode)})
+	if err != nil {
+		return fmt.Errorf("--book-out: %w", err)
+	}
+	if err := atomicfile.WriteFile(dst, out, 0o644); err != nil {
+		return err
+	}
+	r.pd.output("xml", dst)
+	r.log.Info("book written", "mets", dst, "fileGrp", group, "files", len(files))
+	return nil
+}
