@@ -89,6 +89,12 @@ func parsePredict(w http.ResponseWriter, r *http.Request, document bool) (*predi
 // checkType refuses a file whose content type the endpoint does not take.
 func (req *predictRequest) checkType() *failure {
 	f := req.form
+	if f.book != "" {
+		if !req.document {
+			return failf(http.StatusUnprocessableEntity, "the book field names a METS file or a IIIF manifest: send it to /predict_document (/predict_image classifies one image)")
+		}
+		return nil
+	}
 	if req.document && f.ctype != "application/pdf" {
 		return failf(http.StatusBadRequest,
 			"file %q has content type %q: /predict_document accepts application/pdf only (send page images to /predict_image)", f.name, f.ctype)
@@ -137,6 +143,10 @@ type predicted struct {
 	schemaErr []string
 	// demo names the shipped demo models among those that answered.
 	demo []string
+	// ids and orders are a book's pages' IDs and METS ORDERs, skipped its
+	// pages not classified (book.go).
+	ids, orders []string
+	skipped     []skippedPage
 }
 
 // runPredict classifies every page of the request's file with the models
@@ -148,22 +158,19 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 		return nil, failf(http.StatusUnprocessableEntity,
 			"version %s cannot be served: %s (the ensemble revisions %s and all are always available)", f.version, service.Redact(err.Error()), strings.Join(registry.Ensemble, ", "))
 	}
-	doc, fail := req.open()
-	if fail != nil {
-		return nil, fail
-	}
 	// The joint per-page step of internal/pageclass/classify (the command line's):
 	// each member's forward passes go through its batcher.
 	step := classify.NewStep(modelsOf(members), s.engine.orient, func(ctx context.Context, i int, pages [][]float32) ([][]float32, error) {
 		return members[i].probabilities(ctx, pages)
 	})
-	res := &predicted{pages: doc.Pages()}
-	idx, _ := selectPages(f.pages, doc.Pages()) // checked by open
-	for _, i := range idx {
-		res.numbers = append(res.numbers, i+1)
-		res.labels = append(res.labels, doc.Label(i))
+	var res *predicted
+	var pages []classify.Page
+	var fail *failure
+	if f.book != "" {
+		res, pages, fail = s.classifyBook(ctx, req, step, s.bookSize(members))
+	} else {
+		res, pages, fail = req.classifyFile(ctx, step)
 	}
-	pages, fail := res.classify(ctx, req, doc, step, idx)
 	if fail != nil {
 		return nil, fail
 	}
@@ -192,6 +199,22 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 		}
 	}
 	return res, nil
+}
+
+// classifyFile classifies the pages of the request's file.
+func (req *predictRequest) classifyFile(ctx context.Context, step *classify.Step) (*predicted, []classify.Page, *failure) {
+	doc, fail := req.open()
+	if fail != nil {
+		return nil, nil, fail
+	}
+	res := &predicted{pages: doc.Pages()}
+	idx, _ := selectPages(req.pages, doc.Pages()) // checked by open
+	for _, i := range idx {
+		res.numbers = append(res.numbers, i+1)
+		res.labels = append(res.labels, doc.Label(i))
+	}
+	pages, fail := res.classify(ctx, req, doc, step, idx)
+	return res, pages, fail
 }
 
 // open decodes the request's file and refuses a document that is not a
@@ -312,8 +335,12 @@ func (res *predicted) respond(w http.ResponseWriter, req *predictRequest) {
 	}
 	resp := documentResponse{Type: "document", Version: f.version, PageCount: res.pages, Record: res.rec, SchemaError: res.schemaErr,
 		ReviewCalibration: res.cal.applied, demoStatus: res.demoStatus()}
+	resp.Skipped = res.skipped
 	for i, p := range res.probs {
 		pr := pageResult{Page: res.numbers[i], Label: res.labels[i], Predictions: top(p, f.topn), Review: res.reviews[i]}
+		if i < len(res.ids) {
+			pr.ID, pr.Order = res.ids[i], res.orders[i]
+		}
 		if i < len(res.thumbs) {
 			pr.Thumbnail = res.thumbs[i]
 		}

@@ -142,8 +142,11 @@ type server struct {
 	// with (PDF_RENDER_DPI).
 	maxPDFPages int
 	decode      imageio.Options
-	svc         *service.Service
-	engine      *engine
+	// bookHosts is BOOK_HOSTS: the hosts a book may be fetched from (nil:
+	// any public host; see book.go).
+	bookHosts map[string]bool
+	svc       *service.Service
+	engine    *engine
 	// comps are the licence components (setup/para_config.txt) the
 	// provenance block of returned records is resolved from.
 	comps *licence.Components
@@ -187,6 +190,9 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	}
 	if s.decode.Renderer, err = pdfRenderer(lookup); err != nil {
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
+	}
+	if v, _ := lookup(EnvBookHosts); strings.TrimSpace(v) != "" {
+		s.bookHosts = parseHosts(v)
 	}
 	if s.comps, err = loadComponents(); err != nil {
 		return nil, fmt.Errorf("pageclass-api: licence components: %w", err)
@@ -311,8 +317,13 @@ type imageResponse struct {
 type pageResult struct {
 	Page int `json:"page"`
 	// Label is an extra field: the page's label in the PDF ("iv",
-	// "12a"), present when the PDF defines page labels.
-	Label       string       `json:"label,omitempty"`
+	// "12a"), present when the PDF defines page labels; for a book, the
+	// METS ORDERLABEL or the canvas label.
+	Label string `json:"label,omitempty"`
+	// ID and Order are extra fields of a book's page: the METS div ID and
+	// ORDER, or the canvas id.
+	ID          string       `json:"id,omitempty"`
+	Order       string       `json:"order,omitempty"`
 	Predictions []prediction `json:"predictions"`
 	// Review is an extra field: the page's doubt and condition flags.
 	Review *review.Page `json:"review"`
@@ -333,6 +344,9 @@ type documentResponse struct {
 	// ReviewCalibration is an extra field: the calibration that set the
 	// pages' needs_review, null when there is none.
 	ReviewCalibration *review.Applied `json:"review_calibration"`
+	// Skipped is an extra field of a book: its pages not classified, with
+	// the reason (an image that could not be fetched or read).
+	Skipped []skippedPage `json:"skipped,omitempty"`
 	demoStatus
 }
 
@@ -349,6 +363,9 @@ type form struct {
 	thumbnails bool
 	// pages is the pages field parsed (nil: every page).
 	pages []pageRange
+	// book is the book field: the URL of a METS file or a IIIF manifest
+	// classified instead of an uploaded file ("" for an upload).
+	book string
 }
 
 // parseForm reads and validates the form fields of spec 4.3; it answers
@@ -379,7 +396,7 @@ func parseForm(w http.ResponseWriter, r *http.Request) (*form, bool) {
 			return nil, false
 		}
 		f.file, f.name, f.ctype = b, cmp.Or(service.ClientName(fhs[0].Filename), "upload"), fhs[0].Header.Get("Content-Type")
-	} else {
+	} else if len(mf.Value["book"]) == 0 {
 		verrs = append(verrs, service.MissingError("body", "file"))
 	}
 	if fhs := mf.File["document_json"]; len(fhs) > 0 {
@@ -428,6 +445,12 @@ func parseForm(w http.ResponseWriter, r *http.Request) (*form, bool) {
 			verrs = append(verrs, service.BoolParsingError("body", "thumbnails"))
 		}
 		f.thumbnails = b
+	}
+	if v, ok := value("book"); ok {
+		if msg := checkBookField(v, f.file != nil); msg != "" {
+			verrs = append(verrs, service.ValidationError{Loc: []any{"body", "book"}, Msg: msg, Type: "value_error"})
+		}
+		f.book, f.name = v, bookName(v)
 	}
 	if v, ok := value("pages"); ok {
 		rs, err := parsePages(v)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"archivekit/internal/book/booktest"
 	"archivekit/internal/ledger"
 	"archivekit/internal/pageclass/classify/classifytest"
 )
@@ -20,10 +21,10 @@ const bookSize = 32
 // smallest listed size whose long side is at least bookSize at level 0
 // (full when none), else the long side (w, or ,h) at level 1, !w,h at
 // level 2.
-func wantSize(s *iiifServer, i int) string {
-	img, _ := s.image(i)
+func wantSize(s *booktest.Server, i int) string {
+	img, _ := s.Image(i)
 	fw, fh := img.Bounds().Dx(), img.Bounds().Dy()
-	switch s.levels[i] {
+	switch s.Levels[i] {
 	case 2:
 		return fmt.Sprintf("!%d,%d", bookSize, bookSize)
 	case 1:
@@ -32,15 +33,15 @@ func wantSize(s *iiifServer, i int) string {
 		}
 		return fmt.Sprintf("%d,", bookSize)
 	}
-	for _, z := range level0Sizes(fw, fh) {
+	for _, z := range booktest.Level0Sizes(fw, fh) {
 		if max(z[0], z[1]) >= bookSize {
-			if s.v3 {
+			if s.V3 {
 				return fmt.Sprintf("%d,%d", z[0], z[1])
 			}
 			return fmt.Sprintf("%d,", z[0])
 		}
 	}
-	return map[bool]string{true: "max", false: "full"}[s.v3]
+	return map[bool]string{true: "max", false: "full"}[s.V3]
 }
 
 // A IIIF manifest given by its URL is classified page by page in canvas
@@ -55,36 +56,36 @@ func TestBookIIIFLevels(t *testing.T) {
 	images := classifytest.Pages(t, 1)
 	for _, v3 := range []bool{false, true} {
 		t.Run(map[bool]string{false: "v2", true: "v3"}[v3], func(t *testing.T) {
-			s := newIIIFServer(t, images, 7, v3)
+			s := booktest.New(t, images, 7, v3)
 			results := filepath.Join(e.root, fmt.Sprint("v3-", v3))
-			code, log := e.run(t, "-f", s.manifestURL(), "--fetch-private", "--results", results)
+			code, log := e.run(t, "-f", s.ManifestURL(), "--fetch-private", "--results", results)
 			if code != exitOK {
 				t.Fatalf("exit %d: %s", code, log)
 			}
-			reqLog, denied, sizes, sent := s.served()
+			reqLog, denied, sizes, sent := s.Served()
 			if len(denied) > 0 {
 				t.Errorf("requests the levels do not allow: %v", denied)
 			}
-			for i := range s.images {
+			for i := range s.Images {
 				if got, want := sizes[i], wantSize(s, i); got != want {
-					t.Errorf("page %d (level %d): asked for %q, want %q", i+1, s.levels[i], got, want)
+					t.Errorf("page %d (level %d): asked for %q, want %q", i+1, s.Levels[i], got, want)
 				}
 			}
-			for path, n := range s.requests() {
+			for path, n := range s.Requests() {
 				if n != 1 {
 					t.Errorf("%s requested %d times", path, n)
 				}
 			}
-			if n := len(s.requests()); n != len(s.images)+1 {
-				t.Errorf("%d paths requested, want the manifest and %d images: %v", n, len(s.images), reqLog)
+			if n := len(s.Requests()); n != len(s.Images)+1 {
+				t.Errorf("%d paths requested, want the manifest and %d images: %v", n, len(s.Images), reqLog)
 			}
 			rows := readCSV(t, must(filepath.Glob(filepath.Join(results, "*_v4.4_TOP-3.csv")))[0])
 			head := strings.Join(rows[0], ",")
 			if !strings.HasPrefix(head, "FILE,PAGE,CLASS-1,CLASS-2,CLASS-3,SCORE-1,SCORE-2,SCORE-3,") || !strings.HasSuffix(head, ",SOURCE,BOOK_PAGE_ID,BOOK_ORDER,BOOK_LABEL") {
 				t.Fatalf("header %s", head)
 			}
-			if len(rows) != len(s.images)+1 {
-				t.Fatalf("%d rows, want %d", len(rows)-1, len(s.images))
+			if len(rows) != len(s.Images)+1 {
+				t.Fatalf("%d rows, want %d", len(rows)-1, len(s.Images))
 			}
 			n := len(rows[0])
 			for i, row := range rows[1:] {
@@ -92,7 +93,7 @@ func TestBookIIIFLevels(t *testing.T) {
 				if row[0] != want[0] || row[1] != want[1] {
 					t.Errorf("row %d: FILE %q PAGE %q, want %v", i+1, row[0], row[1], want)
 				}
-				if row[n-4] != s.manifestURL() || row[n-3] != fmt.Sprintf("%s/iiif/book/canvas/p%d", s.URL, i+1) || row[n-1] != fmt.Sprintf("f. %d", i+1) {
+				if row[n-4] != s.ManifestURL() || row[n-3] != fmt.Sprintf("%s/iiif/book/canvas/p%d", s.URL, i+1) || row[n-1] != fmt.Sprintf("f. %d", i+1) {
 					t.Errorf("row %d: SOURCE, BOOK_PAGE_ID, BOOK_LABEL %q", i+1, row[n-4:])
 				}
 			}
@@ -100,12 +101,12 @@ func TestBookIIIFLevels(t *testing.T) {
 			for _, b := range sent {
 				total += b
 			}
-			t.Logf("%d bytes for %d pages at %d px", total, len(s.images), bookSize)
+			t.Logf("%d bytes for %d pages at %d px", total, len(s.Images), bookSize)
 			e2 := *e
 			e2.results = results
 			fetched, _ := readParadata(t, &e2).Config["book_fetch"].(map[string]any)
-			if per, _ := fetched["bytes_per_page"].(float64); int(per) != total/len(s.images) || per > 60000 {
-				t.Errorf("bytes per page reported %v, the server sent %d for %d pages", fetched, total, len(s.images))
+			if per, _ := fetched["bytes_per_page"].(float64); int(per) != total/len(s.Images) || per > 60000 {
+				t.Errorf("bytes per page reported %v, the server sent %d for %d pages", fetched, total, len(s.Images))
 			}
 		})
 	}
@@ -117,12 +118,12 @@ func TestBookIIIFLevels(t *testing.T) {
 func TestBookLinksToPrivateRefused(t *testing.T) {
 	e := newEnv(t, nil)
 	e.model(t, "v4.4")
-	s := newIIIFServer(t, classifytest.Pages(t, 1), 3, true)
-	code, log := e.run(t, "-f", s.manifestURL())
+	s := booktest.New(t, classifytest.Pages(t, 1), 3, true)
+	code, log := e.run(t, "-f", s.ManifestURL())
 	if code == exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
-	if reqLog, _, _, _ := s.served(); strings.Join(reqLog, " ") != "/iiif/book/manifest.json" {
+	if reqLog, _, _, _ := s.Served(); strings.Join(reqLog, " ") != "/iiif/book/manifest.json" {
 		t.Errorf("requests %v, want the manifest only", reqLog)
 	}
 	fails := readCSV(t, e.output(t, "_"+FailuresTable))
@@ -149,30 +150,30 @@ func TestBookKillAndResume(t *testing.T) {
 	e := newEnv(t, map[string]string{"SETUP.batch": "8"})
 	e.model(t, "v4.4")
 	images := classifytest.Pages(t, 2)
-	s := newIIIFServer(t, images, pages, false)
+	s := booktest.New(t, images, pages, false)
 	whole := filepath.Join(e.root, "whole")
-	if code, log := e.run(t, "-f", s.manifestURL(), "--fetch-private", "--results", whole); code != exitOK {
+	if code, log := e.run(t, "-f", s.ManifestURL(), "--fetch-private", "--results", whole); code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
-	s.reset()
-	stderr := killAt(t, "TestBookKillAndResume", "PAGECLASS_TEST_BOOK_CHILD", []string{"--config", e.cfg, "-f", s.manifestURL(), "--fetch-private"}, "item 60")
-	before := s.requests()
+	s.Reset()
+	stderr := killAt(t, "TestBookKillAndResume", "PAGECLASS_TEST_BOOK_CHILD", []string{"--config", e.cfg, "-f", s.ManifestURL(), "--fetch-private"}, "item 60")
+	before := s.Requests()
 	fetchedBefore := len(before) - 1
 	if fetchedBefore < 60 || fetchedBefore >= pages {
 		t.Fatalf("%d pages fetched before the kill: %s", fetchedBefore, stderr)
 	}
 	t.Logf("%d pages fetched before the kill, 60 classified", fetchedBefore)
-	code, log := e.run(t, "-f", s.manifestURL(), "--fetch-private", "--resume")
+	code, log := e.run(t, "-f", s.ManifestURL(), "--fetch-private", "--resume")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
-	for path, n := range s.requests() {
+	for path, n := range s.Requests() {
 		if want := map[bool]int{true: 2, false: 1}[path == "/iiif/book/manifest.json"]; n != want {
 			t.Errorf("%s requested %d times, want %d", path, n, want)
 		}
 	}
-	if _, denied, _, _ := s.served(); len(s.requests()) != pages+1 || len(denied) > 0 {
-		t.Errorf("%d paths requested (%d denied), want the manifest and %d images", len(s.requests()), len(denied), pages)
+	if _, denied, _, _ := s.Served(); len(s.Requests()) != pages+1 || len(denied) > 0 {
+		t.Errorf("%d paths requested (%d denied), want the manifest and %d images", len(s.Requests()), len(denied), pages)
 	}
 	// The pages fetched and not classified before the kill are taken from
 	// the images the killed run kept, not fetched again.
@@ -239,14 +240,14 @@ func rewrite(t *testing.T, name, dst string, oldnew ...string) {
 func TestBookMETSGoobi(t *testing.T) {
 	e := newEnv(t, nil)
 	e.model(t, "v4.4")
-	s := newIIIFServer(t, classifytest.Pages(t, 1), 1, false)
+	s := booktest.New(t, classifytest.Pages(t, 1), 1, false)
 	mets := filepath.Join(e.root, "books", "74241.xml")
 	rewrite(t, "goobi-ulb-74241.xml", mets, "file:///opt/digiverso/viewer/media/74241/", s.URL+"/plain/")
 	code, log := e.run(t, "-f", mets, "--book-skip-types", "cover")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
-	reqs := s.requests()
+	reqs := s.Requests()
 	if len(reqs) != 49 {
 		t.Errorf("%d images requested, want 49: %v", len(reqs), reqs)
 	}

@@ -1,4 +1,6 @@
-package main
+// Package booktest serves books for tests: a loopback stand-in of a IIIF
+// Image and Presentation server over page images given by the test.
+package booktest
 
 import (
 	"bytes"
@@ -19,18 +21,20 @@ import (
 	"golang.org/x/image/draw"
 )
 
-// iiifServer is a loopback stand-in of a IIIF Image and Presentation
+// Server is a loopback stand-in of a IIIF Image and Presentation
 // server: it serves a manifest of pages made at test time from the shared
 // sample pages (read in place, never copied), page i's image service at
 // compliance level i mod 3, and answers only the image requests that its
 // level guarantees (IIIF Image API 2.1 and 3.0, sections 4.2 and 6): level
 // 0 its listed sizes and full (max), level 1 w, and ,h too, level 2 !w,h
 // too. Every request is logged.
-type iiifServer struct {
+type Server struct {
 	*httptest.Server
-	v3     bool
-	images []string // the sample page of each book page
-	levels []int
+	// V3 says the manifest is Presentation 3.0 (else 2.1); Images are the
+	// image file of each page and Levels its service's compliance level.
+	V3     bool
+	Images []string
+	Levels []int
 
 	mu      sync.Mutex
 	decoded map[string]image.Image
@@ -41,23 +45,25 @@ type iiifServer struct {
 	bytes   map[int]int    // bytes sent per page
 }
 
-// newIIIFServer serves a book of n pages cycling over the sample images.
-func newIIIFServer(t *testing.T, images []string, n int, v3 bool) *iiifServer {
+// New serves a book of n pages cycling over images (PNG or JPEG files, read
+// in place).
+func New(t testing.TB, images []string, n int, v3 bool) *Server {
 	t.Helper()
-	s := &iiifServer{v3: v3, decoded: map[string]image.Image{}, counts: map[string]int{}, sizes: map[int]string{}, bytes: map[int]int{}}
+	s := &Server{V3: v3, decoded: map[string]image.Image{}, counts: map[string]int{}, sizes: map[int]string{}, bytes: map[int]int{}}
 	for i := 0; i < n; i++ {
-		s.images = append(s.images, images[i%len(images)])
-		s.levels = append(s.levels, i%3)
+		s.Images = append(s.Images, images[i%len(images)])
+		s.Levels = append(s.Levels, i%3)
 	}
 	s.Server = httptest.NewServer(s)
 	t.Cleanup(s.Close)
 	return s
 }
 
-func (s *iiifServer) manifestURL() string { return s.URL + "/iiif/book/manifest.json" }
+// ManifestURL is the URL of the book's manifest.
+func (s *Server) ManifestURL() string { return s.URL + "/iiif/book/manifest.json" }
 
-// requests returns the count of requests of every path.
-func (s *iiifServer) requests() map[string]int {
+// Requests returns the count of requests of every path.
+func (s *Server) Requests() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := map[string]int{}
@@ -67,10 +73,10 @@ func (s *iiifServer) requests() map[string]int {
 	return out
 }
 
-// served is a copy of what the server logged: every request path, the
+// Served is a copy of what the server logged: every request path, the
 // image requests refused, the size each page was asked for and the bytes
 // sent per page.
-func (s *iiifServer) served() (log, denied []string, sizes map[int]string, bytes map[int]int) {
+func (s *Server) Served() (log, denied []string, sizes map[int]string, bytes map[int]int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sizes, bytes = map[int]string{}, map[int]int{}
@@ -83,18 +89,18 @@ func (s *iiifServer) served() (log, denied []string, sizes map[int]string, bytes
 	return append([]string(nil), s.log...), append([]string(nil), s.denied...), sizes, bytes
 }
 
-// reset forgets the requests logged so far.
-func (s *iiifServer) reset() {
+// Reset forgets the requests logged so far.
+func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.log, s.denied, s.counts, s.sizes, s.bytes = nil, nil, map[string]int{}, map[int]string{}, map[int]int{}
 }
 
-// image decodes (once) the sample page of book page i.
-func (s *iiifServer) image(i int) (image.Image, error) {
+// Image decodes (once) the sample page of book page i.
+func (s *Server) Image(i int) (image.Image, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.images[i]
+	p := s.Images[i]
 	if img, ok := s.decoded[p]; ok {
 		return img, nil
 	}
@@ -111,20 +117,20 @@ func (s *iiifServer) image(i int) (image.Image, error) {
 	return img, nil
 }
 
-// level0Sizes are the sizes a level 0 service lists for an image: an
+// Level0Sizes are the sizes a level 0 service lists for an image: an
 // eighth, a quarter, a half.
-func level0Sizes(w, h int) [][2]int {
+func Level0Sizes(w, h int) [][2]int {
 	return [][2]int{{w / 8, h / 8}, {w / 4, h / 4}, {w / 2, h / 2}}
 }
 
 var (
-	iiifImage = regexp.MustCompile(`^/iiif/img/(\d+)/full/([^/]+)/0/default\.jpg$`)
+	imageRequest = regexp.MustCompile(`^/iiif/img/(\d+)/full/([^/]+)/0/default\.jpg$`)
 	// plainImage is a page image as a file (of a METS book): the sample
 	// page of book page N-1 for the last number N in its name, as it is.
 	plainImage = regexp.MustCompile(`^/plain/.*?(\d+)\.\w+$`)
 )
 
-func (s *iiifServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.log = append(s.log, r.URL.Path)
 	s.counts[r.URL.Path]++
@@ -135,7 +141,7 @@ func (s *iiifServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if m := plainImage.FindStringSubmatch(r.URL.Path); m != nil {
 		n, _ := strconv.Atoi(m[1])
-		b, err := os.ReadFile(s.images[(max(n, 1)-1)%len(s.images)])
+		b, err := os.ReadFile(s.Images[(max(n, 1)-1)%len(s.Images)])
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
@@ -143,23 +149,23 @@ func (s *iiifServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Write(b)
 		return
 	}
-	m := iiifImage.FindStringSubmatch(r.URL.Path)
+	m := imageRequest.FindStringSubmatch(r.URL.Path)
 	if m == nil {
 		http.NotFound(w, r)
 		return
 	}
 	i, _ := strconv.Atoi(m[1])
-	if i >= len(s.images) {
+	if i >= len(s.Images) {
 		http.NotFound(w, r)
 		return
 	}
-	img, err := s.image(i)
+	img, err := s.Image(i)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	b := img.Bounds()
-	width, height, ok := s.allowed(s.levels[i], m[2], b.Dx(), b.Dy())
+	width, height, ok := s.allowed(s.Levels[i], m[2], b.Dx(), b.Dy())
 	if !ok {
 		s.mu.Lock()
 		s.denied = append(s.denied, r.URL.Path)
@@ -184,13 +190,13 @@ func (s *iiifServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // allowed is the size of the image answered for a size parameter, if the
 // level guarantees it.
-func (s *iiifServer) allowed(level int, size string, fw, fh int) (w, h int, ok bool) {
-	if size == map[bool]string{true: "max", false: "full"}[s.v3] {
+func (s *Server) allowed(level int, size string, fw, fh int) (w, h int, ok bool) {
+	if size == map[bool]string{true: "max", false: "full"}[s.V3] {
 		return fw, fh, true
 	}
 	if level == 0 {
-		for _, z := range level0Sizes(fw, fh) {
-			if size == fmt.Sprintf("%d,%d", z[0], z[1]) && s.v3 || size == fmt.Sprintf("%d,", z[0]) && !s.v3 {
+		for _, z := range Level0Sizes(fw, fh) {
+			if size == fmt.Sprintf("%d,%d", z[0], z[1]) && s.V3 || size == fmt.Sprintf("%d,", z[0]) && !s.V3 {
 				return z[0], z[1], true
 			}
 		}
@@ -219,10 +225,10 @@ func (s *iiifServer) allowed(level int, size string, fw, fh int) (w, h int, ok b
 }
 
 // manifest writes the book's manifest (Presentation 3.0 or 2.1).
-func (s *iiifServer) manifest(w http.ResponseWriter) {
+func (s *Server) manifest(w http.ResponseWriter) {
 	var canvases []any
-	for i := range s.images {
-		img, err := s.image(i)
+	for i := range s.Images {
+		img, err := s.Image(i)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
@@ -232,13 +238,13 @@ func (s *iiifServer) manifest(w http.ResponseWriter) {
 		canvasID := fmt.Sprintf("%s/iiif/book/canvas/p%d", s.URL, i+1)
 		label := fmt.Sprintf("f. %d", i+1)
 		var sizes []any
-		if s.levels[i] == 0 {
-			for _, z := range level0Sizes(fw, fh) {
+		if s.Levels[i] == 0 {
+			for _, z := range Level0Sizes(fw, fh) {
 				sizes = append(sizes, map[string]any{"width": z[0], "height": z[1]})
 			}
 		}
-		if s.v3 {
-			svc := map[string]any{"id": svcID, "type": "ImageService3", "profile": fmt.Sprintf("level%d", s.levels[i]), "width": fw, "height": fh}
+		if s.V3 {
+			svc := map[string]any{"id": svcID, "type": "ImageService3", "profile": fmt.Sprintf("level%d", s.Levels[i]), "width": fw, "height": fh}
 			if sizes != nil {
 				svc["sizes"] = sizes
 			}
@@ -250,7 +256,7 @@ func (s *iiifServer) manifest(w http.ResponseWriter) {
 			continue
 		}
 		svc := map[string]any{"@context": "http://iiif.io/api/image/2/context.json", "@id": svcID,
-			"profile": fmt.Sprintf("http://iiif.io/api/image/2/level%d.json", s.levels[i]), "width": fw, "height": fh}
+			"profile": fmt.Sprintf("http://iiif.io/api/image/2/level%d.json", s.Levels[i]), "width": fw, "height": fh}
 		if sizes != nil {
 			svc["sizes"] = sizes
 		}
@@ -260,11 +266,11 @@ func (s *iiifServer) manifest(w http.ResponseWriter) {
 					"width": fw, "height": fh, "service": svc}}}})
 	}
 	var doc map[string]any
-	if s.v3 {
-		doc = map[string]any{"@context": "http://iiif.io/api/presentation/3/context.json", "id": s.manifestURL(), "type": "Manifest",
+	if s.V3 {
+		doc = map[string]any{"@context": "http://iiif.io/api/presentation/3/context.json", "id": s.ManifestURL(), "type": "Manifest",
 			"label": map[string]any{"en": []string{"A test book"}}, "items": canvases}
 	} else {
-		doc = map[string]any{"@context": "http://iiif.io/api/presentation/2/context.json", "@id": s.manifestURL(), "@type": "sc:Manifest",
+		doc = map[string]any{"@context": "http://iiif.io/api/presentation/2/context.json", "@id": s.ManifestURL(), "@type": "sc:Manifest",
 			"label": "A test book", "sequences": []any{map[string]any{"@type": "sc:Sequence", "canvases": canvases}}}
 	}
 	w.Header().Set("Content-Type", "application/ld+json")

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"archivekit/internal/book"
+	"archivekit/internal/fetch"
+	"archivekit/internal/pageclass/classify"
+)
+
+// Books: /predict_document takes, instead of an uploaded PDF, a book
+// field naming a METS file or a IIIF manifest or collection by its http(s)
+// URL. The book is read with internal/book and its pages (all, or those the
+// pages field selects by their position in the book, at most
+// MAX_PDF_PAGES) are fetched as the derivative at the models' largest input
+// size that each IIIF Image service's level guarantees (else the image as
+// it is) and classified in physical order.
+//
+// Fetches are bounded as internal/fetch bounds them. By default a book and
+// its links may be at any public address and never at a loopback, private
+// or link-local one (the URL comes from a client); BOOK_HOSTS, a
+// comma-separated list of host or host:port, limits fetches to those hosts,
+// which may then be private (an institution's own IIIF server, or a test's
+// loopback server).
+
+// EnvBookHosts is the setting of the hosts books may be fetched from.
+const EnvBookHosts = "BOOK_HOSTS"
+
+// skippedPage is a page of a book that was not classified.
+type skippedPage struct {
+	Page  int    `json:"page"`
+	ID    string `json:"id"`
+	Error string `json:"error"`
+}
+
+// parseHosts reads BOOK_HOSTS (lower case).
+func parseHosts(v string) map[string]bool {
+	hosts := map[string]bool{}
+	for _, h := range strings.Split(v, ",") {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+			hosts[h] = true
+		}
+	}
+	return hosts
+}
+
+// checkBookField is the problem of a book field ("" when none).
+func checkBookField(v string, withFile bool) string {
+	u, err := url.Parse(v)
+	switch {
+	case withFile:
+		return "give a file or a book, not both"
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return "book " + fmt.Sprintf("%q", v) + ": want the http(s) URL of a METS file or a IIIF manifest or collection"
+	}
+	return ""
+}
+
+// bookName is the name of a book in answers and records: the last segment
+// of its URL's path.
+func bookName(v string) string {
+	u, err := url.Parse(v)
+	if err != nil {
+		return "book"
+	}
+	base := path.Base(strings.TrimRight(u.Path, "/"))
+	if base == "." || base == "/" || base == "" {
+		return "book"
+	}
+	return base
+}
+
+// errHost is a fetch refused because its host is not in BOOK_HOSTS.
+var errHost = errors.New("host not in " + EnvBookHosts)
+
+// hostsOnly is a transport that refuses requests (redirects included) to
+// hosts not in the list.
+type hostsOnly struct {
+	hosts map[string]bool
+	next  http.RoundTripper
+}
+
+func (h hostsOnly) RoundTrip(r *http.Request) (*http.Response, error) {
+	host := strings.ToLower(r.URL.Host)
+	if !h.hosts[host] && !h.hosts[strings.ToLower(r.URL.Hostname())] {
+		return nil, fmt.Errorf("%w: %s", errHost, r.URL.Host)
+	}
+	return h.next.RoundTrip(r)
+}
+
+// bookFetcher is a request's fetcher.
+func (s *server) bookFetcher() *fetch.Fetcher {
+	if s.bookHosts == nil {
+		return fetch.New(fetch.Policy{Private: fetch.PrivateRefused}, nil)
+	}
+	t := &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout: 30 * time.Second, MaxIdleConnsPerHost: 4}
+	return fetch.New(fetch.Policy{Private: fetch.PrivateAllowed}, hostsOnly{hosts: s.bookHosts, next: t})
+}
+
+// bookSize is the long side a book's pages are fetched at: the largest
+// input size of the members and the orientation model.
+func (s *server) bookSize(members []*member) int {
+	size := 0
+	for _, m := range modelsOf(members) {
+		size = max(size, m.Size())
+	}
+	if s.engine.orient != nil {
+		size = max(size, s.engine.orient.Size())
+	}
+	return size
+}
+
+// classifyBook reads the request's book, and fetches and classifies its
+// pages selected; a page that cannot be fetched or read is skipped with
+// its reason, the others are classified.
+func (s *server) classifyBook(ctx context.Context, req *predictRequest, step *classify.Step, size int) (*predicted, []classify.Page, *failure) {
+	f := s.bookFetcher()
+	b, err := book.Read(ctx, req.book, book.Options{Text: book.TextNone, Fetcher: f, MaxPages: 100000})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, gone
+		}
+		return nil, nil, failf(http.StatusUnprocessableEntity, "book %q cannot be read: %s", req.book, err)
+	}
+	n := len(b.Pages)
+	idx, err := selectPages(req.pages, n)
+	if err != nil {
+		return nil, nil, failf(http.StatusUnprocessableEntity, "book %q: %v", req.book, err)
+	}
+	if len(idx) > req.maxPDFPages {
+		return nil, nil, failf(http.StatusRequestEntityTooLarge, "book %q has %d pages (%d selected): at most %d pages are classified per request (MAX_PDF_PAGES); select some with the pages field, such as pages=1-%d",
+			req.book, n, len(idx), req.maxPDFPages, req.maxPDFPages)
+	}
+	res := &predicted{pages: n}
+	var pages []classify.Page
+	for start := 0; start < len(idx); start += pageChunk {
+		end := min(len(idx), start+pageChunk)
+		data := make([]float32, 0, (end-start)*step.Width())
+		k := 0
+		for _, i := range idx[start:end] {
+			p := b.Pages[i]
+			row, reason, fail := res.bookPage(ctx, req, f, b.Remote, p, size, step)
+			if fail != nil {
+				return nil, nil, fail
+			}
+			if reason != "" {
+				res.skipped = append(res.skipped, skippedPage{Page: i + 1, ID: p.ID, Error: reason})
+				continue
+			}
+			data = append(data, row...)
+			res.numbers = append(res.numbers, i+1)
+			res.labels = append(res.labels, p.Label)
+			res.ids = append(res.ids, p.ID)
+			res.orders = append(res.orders, p.Order)
+			k++
+		}
+		if k == 0 {
+			continue
+		}
+		ps, err := step.Run(ctx, data, k)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, gone
+			}
+			return nil, nil, &failure{http.StatusInternalServerError, "inference failed: " + err.Error()}
+		}
+		pages = append(pages, ps...)
+	}
+	if len(pages) == 0 {
+		return nil, nil, failf(http.StatusUnprocessableEntity, "book %q: no page could be classified (first: page %d: %s)", req.book, res.skipped[0].Page, res.skipped[0].Error)
+	}
+	return res, pages, nil
+}
+
+// bookPage fetches and prepares one page of a book: its row, or the reason
+// it is skipped.
+func (res *predicted) bookPage(ctx context.Context, req *predictRequest, f *fetch.Fetcher, remote bool, p book.Page, size int, step *classify.Step) ([]float32, string, *failure) {
+	if p.Image == nil {
+		return nil, "page without an image", nil
+	}
+	target := p.Image.Location
+	if p.Image.Service != nil {
+		target = p.Image.Service.Derivative(size)
+	}
+	get := f.Get
+	if remote {
+		get = f.GetLinked
+	}
+	b, err := get(ctx, target)
+	f.Drop(target)
+	if ctx.Err() != nil {
+		return nil, "", gone
+	}
+	if err != nil {
+		return nil, "image not fetched: " + err.Error(), nil
+	}
+	doc, err := req.decode.Decode(b, target)
+	if err != nil {
+		return nil, "image not read: " + err.Error(), nil
+	}
+	row, fail := res.prepare(ctx, req, doc, step, 0, nil)
+	if fail != nil && fail != gone && fail.status != http.StatusInternalServerError {
+		return nil, "image not decoded: " + fail.msg, nil
+	}
+	return row, "", fail
+}

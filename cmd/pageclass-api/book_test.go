@@ -1,0 +1,105 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+
+	"archivekit/internal/book/booktest"
+	"archivekit/internal/pageclass/classify/classifytest"
+)
+
+// /predict_document classifies a IIIF manifest named by the book field:
+// with BOOK_HOSTS naming the loopback test server, every page's image is
+// fetched once, as its service's level allows, and the pages come back in
+// canvas order with their canvas ids and labels; the pages field selects by
+// position and MAX_PDF_PAGES bounds them. Without BOOK_HOSTS a loopback
+// book is refused (the default refuses private ranges), and with another
+// host listed nothing is fetched; a file and a book together, and a book
+// sent to /predict_image, are refused.
+func TestPredictDocumentBook(t *testing.T) {
+	book := booktest.New(t, classifytest.Pages(t, 1), 5, true)
+	host := must(url.Parse(book.URL)).Host
+	field := func(k, v string) upload { return upload{Field: k, Data: []byte(v)} }
+	_, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", EnvBookHosts: host, EnvMaxPDFPages: "4"}, nil)
+
+	status, body := postForm(t, ts.URL+"/predict_document", field("book", book.ManifestURL()), field("pages", "1-4"))
+	if status != 200 {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	var resp struct {
+		Type      string `json:"type"`
+		PageCount int    `json:"page_count"`
+		Pages     []struct {
+			Page        int    `json:"page"`
+			ID          string `json:"id"`
+			Label       string `json:"label"`
+			Predictions []any  `json:"predictions"`
+		} `json:"pages"`
+	}
+	if err := json.Unmarshal(body, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.Type != "document" || resp.PageCount != 5 || len(resp.Pages) != 4 {
+		t.Fatalf("answer %s", body)
+	}
+	for i, p := range resp.Pages {
+		if p.Page != i+1 || p.ID != fmt.Sprintf("%s/iiif/book/canvas/p%d", book.URL, i+1) || p.Label != fmt.Sprintf("f. %d", i+1) || len(p.Predictions) == 0 {
+			t.Errorf("page %d: %+v", i+1, p)
+		}
+	}
+	log, denied, _, _ := book.Served()
+	if len(denied) > 0 || len(log) != 5 {
+		t.Errorf("requests %v (denied %v), want the manifest and 4 images", log, denied)
+	}
+	for p, n := range book.Requests() {
+		if n != 1 {
+			t.Errorf("%s requested %d times", p, n)
+		}
+	}
+
+	book.Reset()
+	if status, body := postForm(t, ts.URL+"/predict_document", field("book", book.ManifestURL())); status != 413 || !strings.Contains(string(body), "MAX_PDF_PAGES") {
+		t.Errorf("5 pages over MAX_PDF_PAGES 4: status %d: %s", status, body)
+	}
+	if status, body := postForm(t, ts.URL+"/predict_image", field("book", book.ManifestURL())); status != 422 || !strings.Contains(string(body), "/predict_document") {
+		t.Errorf("book to /predict_image: status %d: %s", status, body)
+	}
+	if status, body := postForm(t, ts.URL+"/predict_document", field("book", book.ManifestURL()),
+		upload{Field: "file", Name: "a.pdf", CType: "application/pdf", Data: makePDF(1)}); status != 422 || !strings.Contains(string(body), "not both") {
+		t.Errorf("file and book: status %d: %s", status, body)
+	}
+	if status, body := postForm(t, ts.URL+"/predict_document", field("book", "file:///etc/passwd")); status != 422 || !strings.Contains(string(body), "http(s) URL") {
+		t.Errorf("file:// book: status %d: %s", status, body)
+	}
+
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"default", map[string]string{"LOG_LEVEL": "WARNING"}, "private"},
+		{"other host", map[string]string{"LOG_LEVEL": "WARNING", EnvBookHosts: "iiif.example.org"}, EnvBookHosts},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			book.Reset()
+			_, ts := startServer(t, testOptions(t), tc.env, nil)
+			status, body := postForm(t, ts.URL+"/predict_document", field("book", book.ManifestURL()))
+			if status != 422 || !strings.Contains(string(body), tc.want) {
+				t.Errorf("status %d: %s", status, body)
+			}
+			if log, _, _, _ := book.Served(); len(log) != 0 {
+				t.Errorf("requests %v, want none", log)
+			}
+		})
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
