@@ -79,8 +79,9 @@ type CLI struct {
 	FoldsCSV        string  `name:"folds_csv" group:"training" default:"${folds_csv}" placeholder:"CSV" help:"Explicit folds CSV; takes precedence over --folds ([TRAIN] folds_csv: ${folds_csv})."`
 	FoldColumn      string  `name:"fold_column" group:"training" placeholder:"COL" help:"Fold column of the folds CSV (default: the revision's best fold)."`
 	Average         bool    `name:"average" group:"training" help:"Average existing fold weights matching -ap into one model."`
-	Calibrate       bool    `name:"calibrate" group:"training" help:"With --eval: calibrate the needs_review flag of each evaluated model set (each model, and with --best the ensemble) for --review-precision on the evaluated pages, and write it to calibration.json in the folder holding the model folders, where classification runs find it."`
+	Calibrate       bool    `name:"calibrate" group:"training" help:"With --eval: calibrate the needs_review flag of each evaluated model set (each model, and with --best the ensemble) for --review-precision and --review-rate on the evaluated pages, and write it to calibration.json in the folder holding the model folders, where classification runs find it."`
 	ReviewPrecision float64 `name:"review-precision" group:"training" default:"0.9" placeholder:"P" help:"Target precision of the pages not flagged for review, used by --eval --calibrate (default 0.9)."`
+	ReviewRate      float64 `name:"review-rate" group:"training" default:"0.3" placeholder:"R" help:"Largest share of the evaluated pages the calibrated flag may flag for doubt, used by --eval --calibrate (default 0.3; 1: no cap). When P is not reached within R, the thresholds with the highest precision within R are kept."`
 	AveragePattern  string  `name:"average_pattern" group:"training" placeholder:"PATTERN" help:"Which model folders --average takes, e.g. a revision prefix; -ap for short."`
 
 	// Documents.
@@ -261,6 +262,7 @@ var onlyWith = []struct {
 	active func(c *CLI) bool
 }{
 	{"review-precision", "--eval --calibrate", func(c *CLI) bool { return c.Eval && c.Calibrate }},
+	{"review-rate", "--eval --calibrate", func(c *CLI) bool { return c.Eval && c.Calibrate }},
 	{"average_pattern", "--average", func(c *CLI) bool { return c.Average }},
 	{"base", "--train", func(c *CLI) bool { return c.Train }},
 	{"folds", "--train", func(c *CLI) bool { return c.Train }},

@@ -111,8 +111,10 @@ func TestCalibrateThenClassify(t *testing.T) {
 		if kept == 0 || float64(right+1)/float64(kept) < 0.1 || kept < ens.Result.Kept-1 || kept > ens.Result.Kept+1 {
 			t.Errorf("kept %d (%d right), calibration said %d kept at precision %v", kept, right, ens.Result.Kept, *ens.Result.Precision)
 		}
-	} else if kept != 0 {
-		t.Errorf("unreachable target, yet %d pages not flagged", kept)
+	} else if flagged > len(rows)*3/10+1 {
+		// not reached within the default review-rate cap (0.3): the
+		// thresholds of the highest precision within it, never every page
+		t.Errorf("unreachable target: %d of %d pages flagged, over the review-rate cap 0.3", flagged, len(rows))
 	}
 	t.Logf("%d pages: %d kept (%d right), %d flagged; reachable %v", len(rows), kept, right, flagged, ens.Reachable)
 }

@@ -308,7 +308,7 @@ func (r *evaluator) evaluate(ctx context.Context, folders []classify.Folder) err
 // reviewEvaluation reports the precision of the unflagged pages and the
 // review rate of one evaluated model set at a few thresholds; with
 // --calibrate it calibrates the set's needs_review flag for
-// --review-precision and writes it to the calibration file beside the model
+// --review-precision within --review-rate and writes it to the calibration file beside the model
 // folders. It then writes the evaluation's review table under the
 // calibration in force.
 func (r *evaluator) reviewEvaluation(set []classify.Folder, o train.EvalOptions, res *train.EvalResult) error {
@@ -335,23 +335,34 @@ func (r *evaluator) reviewEvaluation(set []classify.Folder, o train.EvalOptions,
 		if !(t > 0 && t <= 1) {
 			return usagef("--review-precision %v: want a precision in (0, 1]", t)
 		}
-		best, ok := review.Calibrate(res.Samples, len(set), t)
-		c := review.Calibration{Models: members, Target: t, Thresholds: best.Thresholds, Reachable: ok,
-			Split: review.Split{Folder: o.Pages, Pages: res.Pages}, Result: best,
+		rate := r.cli.ReviewRate
+		if !(rate >= 0 && rate <= 1) {
+			return usagef("--review-rate %v: want a share of pages in [0, 1]", rate)
+		}
+		best, ok := review.Calibrate(res.Samples, len(set), t, rate)
+		loo := review.LeaveOneOut(res.Samples, len(set), t, rate)
+		c := review.Calibration{Models: members, Target: t, MaxReviewRate: &rate, Thresholds: best.Thresholds, Reachable: ok,
+			Split: review.Split{Folder: o.Pages, Pages: res.Pages}, Result: best, LeaveOneOut: &loo,
 			Table: review.Report(res.Samples, len(set)), Tool: "pageclass " + version.String()}
 		path, err := review.Save(place, c)
 		if err != nil {
 			return fmt.Errorf("writing the calibration: %w", err)
 		}
 		r.para.AddOutputFile(path)
-		r.log.Info("calibration written", "file", path, "models", o.Revision, "target_precision", t,
+		r.log.Info("calibration written", "file", path, "models", o.Revision, "target_precision", t, "max_review_rate", rate,
 			"min_agreement", best.MinAgreement, "min_margin", best.MinMargin, "reachable", ok,
 			"kept", best.Kept, "pages", best.Pages, "review_rate", best.ReviewRate)
-		if !ok {
+		switch {
+		case !ok && best.MinMargin >= review.FlagAll:
 			r.log.Warn("target precision not reached on the evaluation pages at any threshold: every page will be flagged for review",
 				"models", o.Revision, "target_precision", t)
+		case !ok:
+			r.log.Warn("target precision not reached within the review-rate cap: the thresholds of the highest precision within it are kept",
+				"models", o.Revision, "target_precision", t, "max_review_rate", rate, "precision", *best.Precision)
 		}
-		fmt.Fprintf(r.stdout, "calibrated %s for precision %.2f: %s\n", o.Revision, t, review.FormatPoint(best, ok))
+		fmt.Fprintf(r.stdout, "calibrated %s for precision %.2f, review rate at most %.2f: %s\n", o.Revision, t, rate, review.FormatPoint(best, ok))
+		fmt.Fprintf(r.stdout, "  on pages it was not fitted to (leave one out): %d of %d pages kept, %d right (precision %s), review rate %.1f%%\n",
+			loo.Kept, loo.Pages, loo.Correct, review.FormatPrecision(loo.Precision), 100*loo.ReviewRate)
 	}
 	var cal *review.Applied
 	if placeErr == nil {

@@ -55,13 +55,18 @@ func Evaluate(samples []Sample, t Thresholds) Point {
 			}
 		}
 	}
+	p.rates()
+	return p
+}
+
+// rates sets Precision and ReviewRate from the counts.
+func (p *Point) rates() {
 	if p.Kept > 0 {
 		p.Precision = ptr(float64(p.Correct) / float64(p.Kept))
 	}
 	if p.Pages > 0 {
 		p.ReviewRate = float64(p.Pages-p.Kept) / float64(p.Pages)
 	}
-	return p
 }
 
 // FlagAll is a margin no page reaches (margins are at most 1): the
@@ -88,19 +93,30 @@ func Report(samples []Sample, models int) []Point {
 	return out
 }
 
-// Calibrate picks the thresholds that flag the fewest pages of samples
-// while the pages left unflagged reach the target precision: every minimum
-// agreement from 0 to models and, for every margin of a sample, the margin
-// halfway between it and the next lower one (the page with that margin
-// kept) are tried; ties go to the lower agreement, then the lower margin. When no choice reaches the target, every page is flagged
-// (MinMargin FlagAll) and reachable is false.
-func Calibrate(samples []Sample, models int, target float64) (best Point, reachable bool) {
+// DefaultMaxReviewRate is the largest share of the calibration pages a
+// calibration may flag for doubt when none is given (pageclass
+// --review-rate): a flag on nearly every page is no queue.
+const DefaultMaxReviewRate = 0.30
+
+// Calibrate picks the thresholds of the doubt flag on samples for a target
+// precision of the pages left unflagged and a cap on the review rate (the
+// share of pages flagged): of the thresholds that flag at most maxRate of
+// the pages, those that flag the fewest while the unflagged pages reach the
+// target (reachable true); when none reaches it, those whose unflagged pages
+// have the highest precision (reachable false; ties go to the fewer flagged
+// pages). Every minimum agreement from 0 to models and, for every margin of
+// a sample, the margin halfway between it and the next lower one (the page
+// with that margin kept) are tried; remaining ties go to the lower
+// agreement, then the lower margin. With no cap (maxRate >= 1) and an
+// unreachable target every page is flagged (MinMargin FlagAll).
+func Calibrate(samples []Sample, models int, target, maxRate float64) (best Point, reachable bool) {
 	margins := []float64{0}
 	for _, s := range samples {
 		margins = append(margins, s.Margin)
 	}
 	sort.Float64s(margins)
-	found := false
+	var bestReach, bestPrec Point
+	foundReach, foundPrec := false, false
 	for a := 0; a <= models; a++ {
 		for i, m := range margins {
 			if i > 0 && m == margins[i-1] {
@@ -113,18 +129,47 @@ func Calibrate(samples []Sample, models int, target float64) (best Point, reacha
 				m = (margins[i-1] + m) / 2
 			}
 			p := Evaluate(samples, Thresholds{MinAgreement: a, MinMargin: m})
-			if p.Precision == nil || *p.Precision < target-1e-12 {
+			if p.Precision == nil || p.ReviewRate > maxRate+1e-12 {
 				continue
 			}
-			if !found || p.Kept > best.Kept {
-				best, found = p, true
+			if *p.Precision >= target-1e-12 && (!foundReach || p.Kept > bestReach.Kept) {
+				bestReach, foundReach = p, true
+			}
+			if !foundPrec || *p.Precision > *bestPrec.Precision+1e-12 ||
+				(*p.Precision > *bestPrec.Precision-1e-12 && p.Kept > bestPrec.Kept) {
+				bestPrec, foundPrec = p, true
 			}
 		}
 	}
-	if !found {
-		return Evaluate(samples, Thresholds{MinMargin: FlagAll}), false
+	switch {
+	case foundReach:
+		return bestReach, true
+	case foundPrec && maxRate < 1:
+		return bestPrec, false
 	}
-	return best, true
+	return Evaluate(samples, Thresholds{MinMargin: FlagAll}), false
+}
+
+// LeaveOneOut measures Calibrate's rule on pages it was not fitted to: each
+// sample is judged by the thresholds calibrated on all the others, and the
+// point counts what those judgements did (its Thresholds are zero). On a
+// small split this is the honest figure; the calibration's own Result is
+// measured on the pages it was fitted to.
+func LeaveOneOut(samples []Sample, models int, target, maxRate float64) Point {
+	p := Point{Pages: len(samples)}
+	rest := make([]Sample, 0, len(samples))
+	for i, s := range samples {
+		rest = append(append(rest[:0], samples[:i]...), samples[i+1:]...)
+		best, _ := Calibrate(rest, models, target, maxRate)
+		if len(best.Thresholds.Flags(s.Doubt)) == 0 {
+			p.Kept++
+			if s.Correct {
+				p.Correct++
+			}
+		}
+	}
+	p.rates()
+	return p
 }
 
 // FileName is the calibration file kept in the folder that holds the model
@@ -144,19 +189,28 @@ type Calibration struct {
 	// exactly these models (names and digests, in any order).
 	Models []Member `json:"models"`
 	// Target is the precision of the unflagged pages aimed at.
-	Target     float64    `json:"target_precision"`
-	Thresholds Thresholds `json:"thresholds"`
-	// Reachable is false when no thresholds reached the target on the
-	// split: then every page is flagged.
+	Target float64 `json:"target_precision"`
+	// MaxReviewRate is the largest share of the calibration pages the
+	// thresholds could flag (1, or absent in files written before it: no
+	// cap).
+	MaxReviewRate *float64   `json:"max_review_rate,omitempty"`
+	Thresholds    Thresholds `json:"thresholds"`
+	// Reachable is false when no thresholds within the review-rate cap
+	// reached the target on the split: then the thresholds are those of
+	// the highest precision within the cap, or, with no cap, every page is
+	// flagged.
 	Reachable bool `json:"reachable"`
 	// Split says on which pages it was calibrated and what the chosen
 	// thresholds did there; Table is the precision and review rate at a few
 	// other thresholds.
-	Split   Split   `json:"split"`
-	Result  Point   `json:"result"`
-	Table   []Point `json:"table"`
-	Created string  `json:"created"`
-	Tool    string  `json:"tool"`
+	Split  Split `json:"split"`
+	Result Point `json:"result"`
+	// LeaveOneOut is what the rule did on pages it was not fitted to
+	// (LeaveOneOut); nil in files written before it.
+	LeaveOneOut *Point  `json:"leave_one_out,omitempty"`
+	Table       []Point `json:"table"`
+	Created     string  `json:"created"`
+	Tool        string  `json:"tool"`
 }
 
 // Split names the evaluation pages of a calibration.
@@ -271,10 +325,12 @@ type Applied struct {
 	FileDigest string `json:"file_digest"`
 	// Digest identifies the calibration itself (its entry in the file), so
 	// it stays the same when calibrations of other model sets are added.
-	Digest     string     `json:"digest"`
-	Target     float64    `json:"target_precision"`
-	Thresholds Thresholds `json:"thresholds"`
-	Reachable  bool       `json:"reachable"`
+	Digest string  `json:"digest"`
+	Target float64 `json:"target_precision"`
+	// MaxReviewRate is the calibration's cap on the review rate (nil: none).
+	MaxReviewRate *float64   `json:"max_review_rate,omitempty"`
+	Thresholds    Thresholds `json:"thresholds"`
+	Reachable     bool       `json:"reachable"`
 	// Split and Result are what the thresholds did on the calibration split.
 	Split  Split `json:"split"`
 	Result Point `json:"result"`
@@ -311,7 +367,7 @@ func Resolve(dir string, ms []Member) (a *Applied, note string, err error) {
 		return nil, "", err
 	}
 	return &Applied{File: path, FileDigest: digest(data), Digest: digest(entry), Target: c.Target,
-		Thresholds: c.Thresholds, Reachable: c.Reachable, Split: c.Split, Result: c.Result}, "", nil
+		MaxReviewRate: c.MaxReviewRate, Thresholds: c.Thresholds, Reachable: c.Reachable, Split: c.Split, Result: c.Result}, "", nil
 }
 
 // Place is the folder whose calibration file covers the model folders dirs:
@@ -331,14 +387,19 @@ func Place(dirs []string) (string, error) {
 
 // FormatPoint writes one outcome in words.
 func FormatPoint(p Point, reachable bool) string {
-	if !reachable {
+	if p.MinMargin >= FlagAll {
 		return fmt.Sprintf("target not reached: every page flagged (%d pages)", p.Pages)
 	}
-	return fmt.Sprintf("min agreement %d, min margin %.4f: %d of %d pages kept, %d right (precision %s), review rate %.1f%%",
-		p.MinAgreement, p.MinMargin, p.Kept, p.Pages, p.Correct, formatPrecision(p.Precision), 100*p.ReviewRate)
+	prefix := ""
+	if !reachable {
+		prefix = "target not reached within the review-rate cap, highest precision: "
+	}
+	return prefix + fmt.Sprintf("min agreement %d, min margin %.4f: %d of %d pages kept, %d right (precision %s), review rate %.1f%%",
+		p.MinAgreement, p.MinMargin, p.Kept, p.Pages, p.Correct, FormatPrecision(p.Precision), 100*p.ReviewRate)
 }
 
-func formatPrecision(p *float64) string {
+// FormatPrecision writes a precision as a percentage, "–" for none.
+func FormatPrecision(p *float64) string {
 	if p == nil {
 		return "–"
 	}
@@ -352,7 +413,7 @@ func FormatReport(name string, ps []Point) string {
 	fmt.Fprintf(&b, "%13s %10s %6s %10s %11s\n", "min_agreement", "min_margin", "kept", "precision", "review_rate")
 	for _, p := range ps {
 		fmt.Fprintf(&b, "%13d %10.2f %6s %10s %10.1f%%\n", p.MinAgreement, p.MinMargin,
-			fmt.Sprintf("%d/%d", p.Kept, p.Pages), formatPrecision(p.Precision), 100*p.ReviewRate)
+			fmt.Sprintf("%d/%d", p.Kept, p.Pages), FormatPrecision(p.Precision), 100*p.ReviewRate)
 	}
 	return b.String()
 }

@@ -111,29 +111,96 @@ func TestCalibrate(t *testing.T) {
 		sample(0.9, 3, true), sample(0.8, 3, true), sample(0.7, 2, true), sample(0.6, 3, false),
 		sample(0.5, 3, true), sample(0.3, 1, false), sample(0.2, 2, false), sample(0.1, 3, true),
 	}
-	best, ok := Calibrate(s, 3, 0.9)
+	best, ok := Calibrate(s, 3, 0.9, 1)
 	if !ok || math.Abs(best.MinMargin-0.65) > 1e-9 || best.MinAgreement != 0 || best.Kept != 3 || best.Correct != 3 {
 		t.Errorf("target 0.9: %+v reachable %v, want margin 0.65, 3 kept", best, ok)
 	}
 	// 0.75: margin 0.5 keeps 5 of which 4 right (0.8).
-	best, ok = Calibrate(s, 3, 0.75)
+	best, ok = Calibrate(s, 3, 0.75, 1)
 	if !ok || math.Abs(best.MinMargin-0.4) > 1e-9 || best.Kept != 5 || *best.Precision != 0.8 || best.ReviewRate != 3.0/8 {
 		t.Errorf("target 0.75: %+v, want margin 0.4, 5 kept, precision 0.8", best)
 	}
 	// Agreement helps: requiring 3 of 3 keeps 0.9, 0.8, 0.6, 0.5, 0.1 (4 of 5 right).
-	best, ok = Calibrate(s, 3, 0.8)
+	best, ok = Calibrate(s, 3, 0.8, 1)
 	if !ok || best.Kept != 5 || *best.Precision < 0.8 {
 		t.Errorf("target 0.8: %+v", best)
 	}
 	// Unreachable: every page flagged, said so.
 	wrong := []Sample{sample(0.9, 3, false), sample(0.5, 3, false)}
-	best, ok = Calibrate(wrong, 3, 0.9)
+	best, ok = Calibrate(wrong, 3, 0.9, 1)
 	if ok || best.Kept != 0 || best.ReviewRate != 1 || best.MinMargin != FlagAll {
 		t.Errorf("unreachable: %+v reachable %v", best, ok)
 	}
 	// Its flags say why: not a low margin (0.9 is not low), the target.
 	if r := best.Thresholds.Flags(Doubt{Agreement: 3, Models: 3, Margin: 0.9}); len(r) != 1 || r[0] != ReasonUnreachable {
 		t.Errorf("unreachable calibration's reasons %q, want [%s]", r, ReasonUnreachable)
+	}
+}
+
+// With a cap on the review rate, the thresholds flag at most that share of
+// the pages: the fewest flags that reach the target, else the highest
+// precision within the cap, never every page.
+func TestCalibrateCapped(t *testing.T) {
+	s := []Sample{
+		sample(0.9, 3, true), sample(0.8, 3, true), sample(0.7, 2, true), sample(0.6, 3, false),
+		sample(0.5, 3, true), sample(0.3, 1, false), sample(0.2, 2, false), sample(0.1, 3, true),
+	}
+	for _, c := range []struct {
+		name      string
+		target    float64
+		cap       float64
+		reachable bool
+		kept      int
+		precision float64
+	}{
+		// 0.75 is reached flagging 3 of 8 (margin 0.4), within a cap of 0.4.
+		{"reached within the cap", 0.75, 0.4, true, 5, 0.8},
+		// a cap of 0.25 flags at most 2 pages: agreement 2 flags the wrong
+		// 0.3 page (5 of 7 right); margin 0.25 flags 0.2 and 0.1 (4 of 6),
+		// agreement 2 and margin 0.15 flags 0.3 and 0.1 (4 of 6).
+		{"best precision within the cap", 0.9, 0.25, false, 7, 5.0 / 7},
+		// no flag at all: the precision of every page.
+		{"cap zero", 0.9, 0, false, 8, 5.0 / 8},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			best, ok := Calibrate(s, 3, c.target, c.cap)
+			if ok != c.reachable || best.Kept != c.kept || best.Precision == nil || math.Abs(*best.Precision-c.precision) > 1e-9 {
+				t.Fatalf("%+v reachable %v, want reachable %v, %d kept at precision %.3f", best, ok, c.reachable, c.kept, c.precision)
+			}
+			if best.ReviewRate > c.cap+1e-9 || best.MinMargin >= FlagAll {
+				t.Errorf("review rate %.3f over the cap %.2f, or every page flagged (margin %v)", best.ReviewRate, c.cap, best.MinMargin)
+			}
+		})
+	}
+	// An all-wrong split under a cap: flags no more than the cap allows.
+	wrong := []Sample{sample(0.9, 3, false), sample(0.5, 3, false), sample(0.4, 3, false), sample(0.1, 3, false)}
+	if best, ok := Calibrate(wrong, 3, 0.9, 0.3); ok || best.ReviewRate > 0.3 || best.MinMargin >= FlagAll {
+		t.Errorf("all wrong, cap 0.3: %+v reachable %v", best, ok)
+	}
+}
+
+// LeaveOneOut judges each page by thresholds fitted without it: a page the
+// rule keeps only because it was fitted to it is flagged.
+func TestLeaveOneOut(t *testing.T) {
+	// Right pages have high margins, wrong ones low: every left-out page
+	// is judged like the rest, all 8 right calls.
+	var clean []Sample
+	for i := 0; i < 4; i++ {
+		clean = append(clean, sample(0.8+0.01*float64(i), 3, true), sample(0.1+0.01*float64(i), 3, false))
+	}
+	p := LeaveOneOut(clean, 3, 0.9, 0.5)
+	if p.Pages != 8 || p.Kept != 4 || p.Correct != 4 || p.ReviewRate != 0.5 {
+		t.Errorf("separable split: %+v, want the 4 right pages kept, the 4 wrong flagged", p)
+	}
+	// One more right page, below every wrong one: precision 0.9 needs a
+	// margin above the wrong pages, so it is flagged with them.
+	s := append(append([]Sample{}, clean...), sample(0.05, 3, true))
+	p = LeaveOneOut(s, 3, 0.9, 1)
+	if p.Pages != 9 || p.Kept != 4 || p.Correct != 4 {
+		t.Errorf("low right page: %+v, want 4 kept (all right)", p)
+	}
+	if *p.Precision != 1 || math.Abs(p.ReviewRate-5.0/9) > 1e-9 {
+		t.Errorf("low right page: precision %v, review rate %v", *p.Precision, p.ReviewRate)
 	}
 }
 
