@@ -26,6 +26,7 @@ import (
 	"archivekit/internal/pageclass/batcher"
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/pageclass/frontend"
+	"archivekit/internal/pageclass/glossary"
 	"archivekit/internal/pageclass/hub"
 	"archivekit/internal/pageclass/imageio"
 	"archivekit/internal/pageclass/modelmeta"
@@ -280,7 +281,11 @@ func newIndex(maxPDFPages int, dec imageio.Options) *service.Index {
 		Info: struct {
 			Categories      []string `json:"categories"`
 			AvailableModels []string `json:"available_models"`
-		}{modelmeta.Categories, versions},
+			// Glossary says what each category means (not in spec 2.4),
+			// and GlossaryDocument where the same table is for people.
+			Glossary         []glossary.Entry `json:"glossary"`
+			GlossaryDocument string           `json:"glossary_document"`
+		}{modelmeta.Categories, versions, glossary.Entries, glossary.Installed + " in the release tree, " + glossary.Document + " in the source"},
 	}
 }
 

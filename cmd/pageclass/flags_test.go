@@ -106,6 +106,7 @@ func TestUsageErrors(t *testing.T) {
 		{"two inputs", nil, []string{"-f", "a.png", "-d", "b"}, "give one input"},
 		{"review precision without calibrate", nil, []string{"-d", "pages", "--review-precision", "0.95"}, "--review-precision applies to --eval --calibrate only"},
 		{"review precision with eval only", nil, []string{"--eval", "--review-precision=0.95"}, "--review-precision applies to --eval --calibrate only"},
+		{"review rate without calibrate", nil, []string{"-d", "pages", "--review-rate", "0.2"}, "--review-rate applies to --eval --calibrate only"},
 		{"average pattern without average", nil, []string{"-ap", "v4"}, "--average_pattern applies to --average only"},
 		{"base without train", nil, []string{"--eval", "-b", "v4.4"}, "--base applies to --train only"},
 		{"folds without train", nil, []string{"--eval", "--folds", "3"}, "--folds applies to --train only"},
@@ -143,7 +144,8 @@ func TestHelp(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{"Input:", "Output:", "Models:", "Training and evaluation:", "Document records:",
-		"--[no-]inner", "--topn=N", "-tn for short", "top_N: 7", "--document-json-out-dir", "--no-average-best"} {
+		"--[no-]inner", "--topn=N", "-tn for short", "top_N: 7", "--document-json-out-dir", "--no-average-best",
+		"--review-rate=R", "share/doc/archivekit/docs/glossary.md", "LINE_T   typed text in a table or form"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("help lacks %q", want)
 		}

@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -31,6 +32,7 @@ import (
 	"archivekit/internal/cliflags"
 	"archivekit/internal/ledger"
 	"archivekit/internal/logging"
+	"archivekit/internal/pageclass/glossary"
 	"archivekit/internal/pageclass/registry"
 	"archivekit/internal/pageclass/settings"
 	"archivekit/internal/resources"
@@ -162,7 +164,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (p parsed, code int, don
 	}
 	var cli CLI
 	parser, err := cliflags.NewKong("pageclass", &cli, stdout, stderr,
-		kong.Description("Classify page images into 11 categories with one model or the five-model ensemble; train, evaluate and average models."),
+		kong.Description(description()),
 		kong.ExplicitGroups(groups),
 		vars(settings),
 	)
@@ -230,4 +232,16 @@ func checkRevision(rev string) error {
 		return fmt.Errorf("-rev/--revision: %w", err)
 	}
 	return nil
+}
+
+// description is the text of --help above the flags: what pageclass does
+// and the 11 categories in words, with where their glossary is.
+func description() string {
+	var b strings.Builder
+	b.WriteString("Classify page images into 11 categories with one model or the five-model ensemble; train, evaluate and average models.\n\n")
+	fmt.Fprintf(&b, "Categories (glossary: %s of the release tree, %s in the source):\n", glossary.Installed, glossary.Document)
+	for _, e := range glossary.Entries {
+		fmt.Fprintf(&b, "  %-8s %s\n", e.Category, e.Description)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
