@@ -34,14 +34,7 @@ type reviewResponse struct {
 // null and says "uncalibrated". The record carries it as category_review.
 func TestPredictReviewFields(t *testing.T) {
 	o := testOptions(t)
-	var members []review.Member
-	for _, rev := range registry.Ensemble {
-		d, err := modelmeta.Digest(filepath.Join(o.Models, registry.ModelDirName(rev)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		members = append(members, review.Member{Name: rev, Digest: d})
-	}
+	members := ensembleMembers(t, o.Models)
 	// min margin 0: no page is flagged for doubt
 	if _, err := review.Save(o.Models, review.Calibration{Models: members, Target: 0.9, Reachable: true}); err != nil {
 		t.Fatal(err)
@@ -152,14 +145,7 @@ func TestPredictReviewGolden(t *testing.T) {
 	if o.Rotation, err = filepath.Abs(filepath.Join("..", "..", "weights", "rotation")); err != nil {
 		t.Fatal(err)
 	}
-	var members []review.Member
-	for _, rev := range registry.Ensemble {
-		d, err := modelmeta.Digest(filepath.Join(o.Models, registry.ModelDirName(rev)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		members = append(members, review.Member{Name: rev, Digest: d})
-	}
+	members := ensembleMembers(t, o.Models)
 	// thresholds that flag some of the fixture models' pages and not others
 	if _, err := review.Save(o.Models, review.Calibration{Models: members, Target: 0.9, Reachable: true,
 		Thresholds: review.Thresholds{MinAgreement: 1, MinMargin: 0.003}, Created: "2026-01-01T00:00:00Z"}); err != nil {
@@ -205,4 +191,19 @@ func TestMissingOrientationModelWarns(t *testing.T) {
 			t.Errorf("-rotation-model given empty: %v; warned %v:\n%s", given, warned, log.String())
 		}
 	}
+}
+
+// ensembleMembers is the five fixture models in models as a calibration
+// names them (name and digest).
+func ensembleMembers(t *testing.T, models string) []review.Member {
+	t.Helper()
+	var members []review.Member
+	for _, rev := range registry.Ensemble {
+		d, err := modelmeta.Digest(filepath.Join(models, registry.ModelDirName(rev)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		members = append(members, review.Member{Name: rev, Digest: d})
+	}
+	return members
 }

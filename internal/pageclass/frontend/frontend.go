@@ -1,9 +1,15 @@
 // Package frontend is the page classifier's browser interface, served by
 // pageclass-api at /frontend: a static page (HTML, CSS and JavaScript
-// embedded in the binary, nothing fetched from elsewhere) that uploads a page
-// image or a PDF to the service, lets the user pick one model or the
-// ensemble and the number of categories, and shows the Top-N of every page
-// with score bars and a thumbnail. Errors show the API's detail.
+// embedded in the binary, nothing fetched from elsewhere) that uploads page
+// images and PDFs to the service, one or several at once (one request per
+// file), lets the user pick one model or the ensemble and the number of
+// categories, and shows every page in a table (file, page, category, score,
+// second choice, review in words) with CSV and JSON downloads of the table,
+// the category legend (the glossary from /info), and the Top-N of every page
+// with score bars and a thumbnail. The review is said in words ("models
+// disagree", "close second choice", "nearly blank page", "probably turned"),
+// a page condition only when it fires. Errors show the API's detail; a file
+// that fails gets a row with its error and the others go on.
 package frontend
 
 import (

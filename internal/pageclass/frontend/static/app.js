@@ -2,7 +2,10 @@
 "use strict";
 const $ = (id) => document.getElementById(id);
 
-// Fill the model list from /info.
+// descriptions maps each category to its meaning (the glossary of /info).
+const descriptions = {};
+
+// Fill the model list and the category legend from /info.
 fetch("/info").then((r) => r.json()).then((info) => {
   const sel = $("version");
   for (const v of info.available_models || []) {
@@ -13,6 +16,14 @@ fetch("/info").then((r) => r.json()).then((info) => {
     sel.appendChild(o);
   }
   $("topn").max = (info.categories || []).length || 11;
+  const legend = $("legend-table").tBodies[0];
+  for (const g of info.glossary || []) {
+    descriptions[g.category] = g.description;
+    const tr = legend.insertRow();
+    tr.insertCell().textContent = g.category;
+    tr.insertCell().textContent = g.description;
+  }
+  if (info.glossary_document) $("glossary-doc").textContent = info.glossary_document;
 }).catch(() => showError("The service did not answer /info."));
 
 // detailText turns an error body into a sentence: detail is a string for
@@ -31,31 +42,50 @@ function showError(text) {
   e.hidden = false;
 }
 
-// reviewBox shows a page's review: whether to check it and why, the
-// models' agreement, the margin, the entropy and the page-condition evidence.
-function reviewBox(rv) {
+// doubtWords says in words why a page should be checked (its review's
+// reasons), for a person: never margins, entropies or digests.
+function doubtWords(rv, preds) {
+  const words = [];
+  for (const r of rv.reasons || []) {
+    switch (r) {
+      case "disagreement":
+        words.push("models disagree (" + rv.agreement + " of " + rv.models + " chose " + rv.top1 + ")");
+        break;
+      case "low_margin":
+        words.push("close second choice" + (preds && preds.length > 1 ? " (" + preds[1].label + ")" : ""));
+        break;
+      case "target_unreachable":
+        words.push("low confidence");
+        break;
+      case "near_blank":
+        words.push("nearly blank page");
+        break;
+      case "rotated":
+        words.push("probably turned: rotate " + rv.rotation.angle + "° clockwise to read it");
+        break;
+    }
+  }
+  return words;
+}
+
+// reviewText is a page's review in one line: whether to check it and why.
+function reviewText(rv, preds) {
+  if (!rv) return "";
+  if (rv.needs_review === true) return "Check this page: " + doubtWords(rv, preds).join("; ");
+  if (rv.needs_review === false) return "No review needed";
+  return "Not checked: no calibration for these models";
+}
+
+// reviewBox shows a page's review in words; a page condition (nearly
+// blank, probably turned) is named only when it fires.
+function reviewBox(rv, preds) {
   const box = document.createElement("div");
   box.className = "review";
   if (!rv) return box;
   const flag = document.createElement("div");
   flag.className = "flag " + (rv.needs_review === true ? "check" : rv.needs_review === false ? "ok" : "unknown");
-  const reasons = (rv.reasons || []).join(", ");
-  flag.textContent = rv.needs_review === true ? "Needs review: " + reasons
-    : rv.needs_review === false ? "No review needed"
-    : "Review unknown: no calibration for these models";
+  flag.textContent = reviewText(rv, preds);
   box.appendChild(flag);
-  const facts = document.createElement("div");
-  facts.className = "facts";
-  const parts = [
-    "agreement " + rv.agreement + "/" + rv.models,
-    "margin " + rv.margin.toFixed(3),
-    "entropy " + rv.entropy.toFixed(3),
-  ];
-  if (rv.ink) parts.push("ink " + (rv.ink.coverage * 100).toFixed(2) + " %" + (rv.ink.near_blank ? " (near-blank)" : ""));
-  if (rv.rotation) parts.push("turn " + rv.rotation.angle + "°" + (rv.rotation.rotated ? " (probably rotated)" : ""));
-  parts.push("calibration " + rv.calibration);
-  facts.textContent = parts.join(" · ");
-  box.appendChild(facts);
   return box;
 }
 
@@ -79,6 +109,7 @@ function renderPage(title, thumb, preds, rv) {
     const label = document.createElement("span");
     label.className = "label";
     label.textContent = p.label;
+    label.title = descriptions[p.label] || "";
     const bar = document.createElement("div");
     bar.className = "bar";
     const fill = document.createElement("span");
@@ -90,49 +121,139 @@ function renderPage(title, thumb, preds, rv) {
     row.append(label, bar, score);
     box.appendChild(row);
   }
-  box.appendChild(reviewBox(rv));
+  box.appendChild(reviewBox(rv, preds));
   page.appendChild(box);
   $("results").appendChild(page);
 }
 
-$("form").addEventListener("submit", async (ev) => {
-  ev.preventDefault();
-  $("error").hidden = true;
-  $("demo").hidden = true;
-  $("results").replaceChildren();
-  const file = $("file").files[0];
-  if (!file) { showError("Choose an image or a PDF first."); return; }
+// rows are the pages classified by the last submission, one per page (a
+// file that failed is one row with its error): what the table shows and the
+// downloads hold.
+let rows = [];
+
+// addRow records one page (or one failed file) and shows it in the table.
+function addRow(row) {
+  rows.push(row);
+  const tr = $("table").tBodies[0].insertRow();
+  tr.insertCell().textContent = row.file;
+  tr.insertCell().textContent = row.page;
+  const cat = tr.insertCell();
+  cat.textContent = row.category;
+  cat.title = descriptions[row.category] || "";
+  tr.insertCell().textContent = row.score === "" ? "" : (row.score * 100).toFixed(1) + " %";
+  tr.insertCell().textContent = row.second;
+  const rv = tr.insertCell();
+  rv.textContent = row.error ? "Failed: " + row.error : row.review;
+  tr.className = row.error ? "failed" : row.needs_review === true ? "check" : "";
+}
+
+// pageRow is the row of one classified page.
+function pageRow(file, page, preds, rv) {
+  return {
+    file, page,
+    category: preds.length ? preds[0].label : "", score: preds.length ? preds[0].score : "",
+    second: preds.length > 1 ? preds[1].label : "",
+    needs_review: rv ? rv.needs_review : null, review: reviewText(rv, preds),
+    predictions: preds, error: "",
+  };
+}
+
+// csvCell quotes a CSV field when it must (RFC 4180).
+function csvCell(v) {
+  const s = v === null || v === undefined ? "" : String(v);
+  return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+}
+
+// offerDownloads points the download links at the rows as CSV and JSON.
+function offerDownloads() {
+  const head = ["file", "page", "category", "score", "second_choice", "needs_review", "review", "error"];
+  const lines = [head.join(",")];
+  for (const r of rows) {
+    const nr = r.needs_review === true ? "yes" : r.needs_review === false ? "no" : "";
+    lines.push([r.file, r.page, r.category, r.score === "" ? "" : r.score.toFixed(4), r.second, nr, r.review, r.error].map(csvCell).join(","));
+  }
+  for (const [id, body, type] of [["download-csv", lines.join("\r\n") + "\r\n", "text/csv"],
+    ["download-json", JSON.stringify(rows, null, 2) + "\n", "application/json"]]) {
+    const a = $(id);
+    if (a.href) URL.revokeObjectURL(a.href);
+    a.href = URL.createObjectURL(new Blob([body], { type }));
+  }
+}
+
+// classify sends one file to the service and returns its answer, or throws
+// an Error with the API's detail.
+async function classify(file) {
   const isPDF = file.type === "application/pdf" || /\.pdf$/i.test(file.name);
   const fd = new FormData();
   fd.append("file", file, file.name);
   fd.append("version", $("version").value);
   fd.append("topn", $("topn").value);
   if (isPDF) fd.append("thumbnails", "true");
-  $("status").textContent = "Classifying " + file.name + "…";
+  const r = await fetch(isPDF ? "/predict_document" : "/predict_image", { method: "POST", body: fd });
+  let body = null;
+  try { body = await r.json(); } catch (_) { /* not JSON */ }
+  if (!r.ok) throw new Error("Error " + r.status + ": " + detailText(body, r.status));
+  return body;
+}
+
+$("form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  $("error").hidden = true;
+  $("demo").hidden = true;
+  $("batch").hidden = true;
+  $("results").replaceChildren();
+  $("table").tBodies[0].replaceChildren();
+  rows = [];
+  const files = [...$("file").files];
+  if (!files.length) { showError("Choose an image or a PDF first."); return; }
   $("submit").disabled = true;
+  const failures = [];
+  const demo = new Set();
+  let model = "", pages = 0, flagged = 0;
   try {
-    const r = await fetch(isPDF ? "/predict_document" : "/predict_image", { method: "POST", body: fd });
-    let body = null;
-    try { body = await r.json(); } catch (_) { /* not JSON */ }
-    if (!r.ok) {
-      $("status").textContent = "";
-      showError("Error " + r.status + ": " + detailText(body, r.status));
-      return;
-    }
-    const model = body.version === "all" ? "ensemble" : "model " + body.version;
-    if (body.demo) {
+    for (const [i, file] of files.entries()) {
+      $("status").textContent = "Classifying " + file.name + (files.length > 1 ? " (" + (i + 1) + " of " + files.length + ")" : "") + "…";
+      let body;
+      try {
+        body = await classify(file);
+      } catch (e) {
+        failures.push((files.length > 1 ? file.name + ": " : "") + e.message);
+        addRow({ file: file.name, page: "", category: "", score: "", second: "", needs_review: null, review: "", predictions: [], error: e.message });
+        continue;
+      }
+      model = body.version === "all" ? "ensemble" : "model " + body.version;
       // The service answered with its shipped demo models (the published
       // models are not installed): say so on the page, as the answer does.
-      $("demo").textContent = "Demo models answered (" + (body.demo_models || []).join(", ") +
+      if (body.demo) for (const m of body.demo_models || []) demo.add(m);
+      const answered = body.type === "document"
+        ? body.pages.map((p) => [p.page, p.thumbnail, p.predictions, p.review])
+        : [[1, URL.createObjectURL(file), body.predictions, body.review]];
+      for (const [page, thumb, preds, rv] of answered) {
+        const title = body.type === "document" ? (files.length > 1 ? file.name + ", page " + page : "Page " + page) : file.name;
+        renderPage(title, thumb, preds, rv);
+        addRow(pageRow(file.name, page, preds, rv));
+        pages++;
+        if (rv && rv.needs_review === true) flagged++;
+      }
+      if (files.length === 1) {
+        $("status").textContent = body.type === "document" ? file.name + ": " + body.page_count + " page(s), " + model : file.name + ": " + model;
+      }
+    }
+    if (files.length > 1) {
+      $("status").textContent = files.length + " files: " + pages + " page(s) classified, " + flagged + " to check, " +
+        failures.length + " file(s) failed" + (model ? ", " + model : "");
+    } else if (failures.length) {
+      $("status").textContent = "";
+    }
+    if (demo.size) {
+      $("demo").textContent = "Demo models answered (" + [...demo].join(", ") +
         "): trained on the sample pages only, not the published models. Use the scores as an illustration.";
       $("demo").hidden = false;
     }
-    if (body.type === "document") {
-      $("status").textContent = file.name + ": " + body.page_count + " page(s), " + model;
-      for (const p of body.pages) renderPage("Page " + p.page, p.thumbnail, p.predictions, p.review);
-    } else {
-      $("status").textContent = file.name + ": " + model;
-      renderPage(file.name, URL.createObjectURL(file), body.predictions, body.review);
+    if (failures.length) showError(failures.join("\n"));
+    if (rows.length) {
+      offerDownloads();
+      $("batch").hidden = false;
     }
   } catch (e) {
     $("status").textContent = "";

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"archivekit/internal/pageclass/classify/classifytest"
+	"archivekit/internal/pageclass/glossary"
+	"archivekit/internal/pageclass/modelmeta"
+	"archivekit/internal/pageclass/review"
+)
+
+// TestFrontendBatch uploads several files at once through /frontend in
+// headless Chromium (two page images, a two-page PDF and a file that is no
+// image): every page gets a row of the table, the failed file a row with
+// its error, the legend gives the glossary, the CSV and JSON downloads hold
+// exactly the rows, and the review is said in words. Screenshots before and
+// after go to test/artifacts/.
+func TestFrontendBatch(t *testing.T) {
+	ctx := chromium(t)
+	o := testOptions(t)
+	// A calibration no page passes (every model must agree, the margin be
+	// at least 0.999): every page is flagged, for both doubt reasons.
+	members := ensembleMembers(t, o.Models)
+	strict := review.Thresholds{MinAgreement: 6, MinMargin: 0.999}
+	if _, err := review.Save(o.Models, review.Calibration{Models: members, Target: 0.9, Thresholds: strict, Reachable: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, ts := startServer(t, o, nil, nil)
+	dir := t.TempDir()
+	pages := classifytest.Pages(t, 1)
+	pdf := filepath.Join(dir, "two pages.pdf")
+	broken := filepath.Join(dir, "notes.png")
+	if err := os.WriteFile(pdf, makePDF(2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(broken, []byte("not an image\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{pages[0], pages[7], pdf, broken}
+
+	var before, after []byte
+	var table [][]string
+	var legend [][]string
+	var status, errText, csvText, jsonText string
+	await := func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/frontend"),
+		chromedp.WaitVisible("#form"),
+		chromedp.WaitReady(`#legend-table tbody tr:nth-child(11)`),
+		chromedp.FullScreenshot(&before, 100),
+		chromedp.SetUploadFiles("#file", files),
+		chromedp.Click("#submit"),
+		chromedp.WaitVisible("#batch"),
+		chromedp.Text("#status", &status),
+		chromedp.Text("#error", &errText),
+		chromedp.Evaluate(`[...document.querySelectorAll('#table tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))`, &table),
+		chromedp.Evaluate(`[...document.querySelectorAll('#legend-table tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))`, &legend),
+		chromedp.Evaluate(`fetch(document.querySelector('#download-csv').href).then(r => r.text())`, &csvText, await),
+		chromedp.Evaluate(`fetch(document.querySelector('#download-json').href).then(r => r.text())`, &jsonText, await),
+		chromedp.FullScreenshot(&after, 100),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saveShot(t, "frontend-batch-before.png", before)
+	saveShot(t, "frontend-batch-after.png", after)
+
+	if !strings.Contains(status, "4 files: 4 page(s) classified, 4 to check, 1 file(s) failed") {
+		t.Errorf("status %q", status)
+	}
+	if !strings.Contains(errText, "notes.png: Error 4") {
+		t.Errorf("error shown %q", errText)
+	}
+	// the table: one row a page, in upload order, the failed file last
+	want := [][2]string{{filepath.Base(pages[0]), "1"}, {filepath.Base(pages[7]), "1"}, {"two pages.pdf", "1"}, {"two pages.pdf", "2"}, {"notes.png", ""}}
+	if len(table) != len(want) {
+		t.Fatalf("%d table rows, want %d: %q", len(table), len(want), table)
+	}
+	for i, w := range want {
+		r := table[i]
+		if r[0] != w[0] || r[1] != w[1] {
+			t.Errorf("row %d: %q, want file %q page %q", i, r, w[0], w[1])
+		}
+		if i == len(want)-1 {
+			if !strings.HasPrefix(r[5], "Failed: Error 4") || r[2] != "" {
+				t.Errorf("failed file's row %q", r)
+			}
+			continue
+		}
+		if modelmeta.CategoryIndex(r[2]) < 0 || !strings.HasSuffix(r[3], "%") || modelmeta.CategoryIndex(r[4]) < 0 {
+			t.Errorf("row %d: %q: want a category, a score and a second choice", i, r)
+		}
+		if !strings.HasPrefix(r[5], "Check this page: models disagree (") || !strings.Contains(r[5], "close second choice ("+r[4]+")") {
+			t.Errorf("row %d: review %q, want it in words", i, r[5])
+		}
+		for _, w := range []string{"margin", "entropy", "sha256"} {
+			if strings.Contains(r[5], w) {
+				t.Errorf("row %d: review shows %q: %q", i, w, r[5])
+			}
+		}
+	}
+	// the legend is the glossary
+	if len(legend) != len(glossary.Entries) {
+		t.Fatalf("legend %q", legend)
+	}
+	for i, e := range glossary.Entries {
+		if legend[i][0] != e.Category || legend[i][1] != e.Description {
+			t.Errorf("legend row %d %q, want %s: %s", i, legend[i], e.Category, e.Description)
+		}
+	}
+	// the downloads hold exactly the table's rows
+	recs, err := csv.NewReader(strings.NewReader(csvText)).ReadAll()
+	if err != nil {
+		t.Fatalf("CSV download: %v\n%s", err, csvText)
+	}
+	if len(recs) != len(want)+1 || strings.Join(recs[0], ",") != "file,page,category,score,second_choice,needs_review,review,error" {
+		t.Fatalf("CSV download:\n%s", csvText)
+	}
+	for i, w := range want {
+		r := recs[i+1]
+		if r[0] != w[0] || r[1] != w[1] || r[2] != table[i][2] || r[4] != table[i][4] {
+			t.Errorf("CSV row %d %q, table row %q", i+1, r, table[i])
+		}
+		if failed := i == len(want)-1; failed != (r[7] != "") || (!failed && r[5] != "yes") {
+			t.Errorf("CSV row %d %q: needs_review or error", i+1, r)
+		}
+	}
+	var js []struct {
+		File        string       `json:"file"`
+		Page        any          `json:"page"`
+		Category    string       `json:"category"`
+		Predictions []prediction `json:"predictions"`
+		Error       string       `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(jsonText), &js); err != nil || len(js) != len(want) {
+		t.Fatalf("JSON download (%v):\n%s", err, jsonText)
+	}
+	for i, r := range js[:len(want)-1] {
+		if r.File != want[i][0] || len(r.Predictions) != 3 || r.Predictions[0].Label != r.Category || r.Error != "" {
+			t.Errorf("JSON row %d %+v", i, r)
+		}
+	}
+}
+
+// saveShot keeps a screenshot under test/artifacts/ (not in the repository).
+func saveShot(t *testing.T, name string, png []byte) {
+	t.Helper()
+	dir, _ := filepath.Abs("../../test/artifacts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, name)
+	if err := os.WriteFile(out, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", out)
+}
