@@ -275,13 +275,7 @@ func TestTarballRunsAnywhere(t *testing.T) {
 			proxy.ServeHTTP(w, r)
 		}))
 		defer api.Close()
-		record := copyIn(t, shared(t, "data/translator/records/C-9100725A.xml"), work)
-		out := filepath.Join(work, "translated")
-		code, log := run(t, command(root, work, "translate", []string{"TRANSLATION_URL=" + api.URL},
-			record, "-o", out, "--source_lang", "cs"))
-		if code != 0 {
-			t.Fatalf("exit %d:\n%s", code, log)
-		}
+		record, out, log := translateSample(t, root, work, api.URL, "data/translator/records/C-9100725A.xml")
 		got, err := os.ReadFile(filepath.Join(out, "C-9100725A_en.xml"))
 		if err != nil {
 			t.Fatalf("translated record: %v\n%s", err, log)

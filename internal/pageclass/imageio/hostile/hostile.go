@@ -145,17 +145,33 @@ type TIFFPage struct {
 // multi-page scan. Pages whose sizes halve one after the other make the
 // layout of a pyramidal TIFF (one image at reduced resolutions).
 func TIFF(pages ...TIFFPage) []byte {
+	imgs := make([]*image.Gray, len(pages))
+	for i, p := range pages {
+		g := image.NewGray(image.Rect(0, 0, p.W, p.H))
+		for j := range g.Pix {
+			g.Pix[j] = p.Grey
+		}
+		imgs[i] = g
+	}
+	return GrayTIFF(imgs...)
+}
+
+// GrayTIFF returns an uncompressed 8-bit grey TIFF (little-endian) holding
+// the images in order, one image file directory each: a multi-page scan of
+// real pages.
+func GrayTIFF(pages ...*image.Gray) []byte {
 	var out bytes.Buffer
 	le := binary.LittleEndian
 	out.WriteString("II*\x00")
 	_ = binary.Write(&out, le, uint32(8)) // the first directory follows the header
 	for i, p := range pages {
+		w, h := p.Rect.Dx(), p.Rect.Dy()
 		const entries = 9
 		dirSize := 2 + entries*12 + 4
 		pixels := uint32(out.Len() + dirSize)
 		next := uint32(0)
 		if i < len(pages)-1 {
-			next = pixels + uint32(p.W*p.H)
+			next = pixels + uint32(w*h)
 		}
 		_ = binary.Write(&out, le, uint16(entries))
 		tag := func(id, typ uint16, v uint32) {
@@ -165,17 +181,20 @@ func TIFF(pages ...TIFFPage) []byte {
 			_ = binary.Write(&out, le, v)
 		}
 		const short, long = 3, 4
-		tag(256, long, uint32(p.W)) // ImageWidth
-		tag(257, long, uint32(p.H)) // ImageLength
-		tag(258, short, 8)          // BitsPerSample
-		tag(259, short, 1)          // Compression: none
-		tag(262, short, 1)          // PhotometricInterpretation: BlackIsZero
-		tag(273, long, pixels)      // StripOffsets
-		tag(277, short, 1)          // SamplesPerPixel
-		tag(278, long, uint32(p.H)) // RowsPerStrip
-		tag(279, long, uint32(p.W*p.H))
+		tag(256, long, uint32(w)) // ImageWidth
+		tag(257, long, uint32(h)) // ImageLength
+		tag(258, short, 8)        // BitsPerSample
+		tag(259, short, 1)        // Compression: none
+		tag(262, short, 1)        // PhotometricInterpretation: BlackIsZero
+		tag(273, long, pixels)    // StripOffsets
+		tag(277, short, 1)        // SamplesPerPixel
+		tag(278, long, uint32(h)) // RowsPerStrip
+		tag(279, long, uint32(w*h))
 		_ = binary.Write(&out, le, next)
-		out.Write(bytes.Repeat([]byte{p.Grey}, p.W*p.H))
+		for y := 0; y < h; y++ {
+			off := p.PixOffset(p.Rect.Min.X, p.Rect.Min.Y+y)
+			out.Write(p.Pix[off : off+w])
+		}
 	}
 	return out.Bytes()
 }
