@@ -681,7 +681,7 @@ func (r *runner) translated(ctx context.Context, p *pass, in input, name, digest
 	}
 	if out.Kind == translator.KindMetadata && p.schema != nil {
 		path := outPath
-		problems, err := p.schema.Validate(ctx, path)
+		problems, err := p.schema.ValidateDocument(ctx, path)
 		switch {
 		case err != nil:
 			r.warn(fmt.Sprintf("--xsd: %s not validated: %v", path, err))
