@@ -9,7 +9,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 
 	"archivekit/internal/atomicfile"
 	"archivekit/internal/book"
@@ -61,7 +60,7 @@ func isBookFile(p string) bool {
 
 // collectBook reads the book at location (a local METS file or manifest,
 // or their URL) and lists its text files, in page order, as the run's
-// inputs: each keeps its path relative to the book (bookName) as its
+// inputs: each keeps its path relative to the book (book.RelPath) as its
 // folder under the output directory and as its shard key, and a remote one
 // is fetched into the download folder under the same path. A text file
 // that cannot be fetched is an input with its error (recorded failed; the
@@ -103,7 +102,7 @@ func collectBook(ctx context.Context, s *settings, location string) (inputs []in
 			seen[t.Location] = true
 			info.TextFiles++
 			info.TextFormats[string(t.Format)]++
-			rel := bookName(location, t)
+			rel := book.RelPath(location, t)
 			all = append(all, rel)
 			if !s.Shard.Has(rel) {
 				continue
@@ -154,58 +153,4 @@ func pageName(p book.Page) string {
 		return p.ID + " (" + p.Label + ")"
 	}
 	return p.ID
-}
-
-// bookName is the slash-separated path a book's text file keeps under the
-// output folder (and the download folder): its path relative to the METS
-// file or manifest when it lies beside or below it (ocr/00000001.xml),
-// otherwise its host and path (files.example.org/alto/1.xml) or, for a
-// local file elsewhere, "external/" and its absolute path. Every segment
-// is made safe (no "..", no separators or odd characters), and a name
-// without an extension gets one from its format.
-func bookName(bookLoc string, t book.Text) string {
-	var segs []string
-	if isURL(t.Location) {
-		u, _ := url.Parse(t.Location)
-		p := u.EscapedPath()
-		if bu, err := url.Parse(bookLoc); err == nil && isURL(bookLoc) && strings.EqualFold(bu.Host, u.Host) &&
-			strings.HasPrefix(p, path.Dir(bu.EscapedPath())+"/") {
-			p = strings.TrimPrefix(p, path.Dir(bu.EscapedPath())+"/")
-		} else {
-			p = u.Host + "/" + p
-		}
-		if u.RawQuery != "" {
-			p += "_" + u.RawQuery
-		}
-		if unesc, err := url.PathUnescape(p); err == nil {
-			p = unesc
-		}
-		segs = strings.Split(p, "/")
-	} else {
-		rel, err := filepath.Rel(filepath.Dir(bookLoc), t.Location)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			abs, _ := filepath.Abs(t.Location)
-			rel = filepath.Join("external", abs)
-		}
-		segs = strings.Split(filepath.ToSlash(rel), "/")
-	}
-	var clean []string
-	for _, seg := range segs {
-		seg = strings.Trim(unsafeName.ReplaceAllString(seg, "_"), "._")
-		if seg != "" {
-			clean = append(clean, seg)
-		}
-	}
-	if len(clean) == 0 {
-		clean = []string{"text"}
-	}
-	last := clean[len(clean)-1]
-	if path.Ext(last) == "" {
-		ext := ".xml"
-		if t.Format == book.HOCR {
-			ext = ".hocr"
-		}
-		clean[len(clean)-1] = last + ext
-	}
-	return strings.Join(clean, "/")
 }

@@ -448,3 +448,24 @@ func TestParsePages(t *testing.T) {
 		}
 	}
 }
+
+// TestRelPath: a text file keeps its path in the book under the output
+// folder, whatever its location, and never leaves it.
+func TestRelPath(t *testing.T) {
+	for _, c := range []struct {
+		book string
+		text Text
+		want string
+	}{
+		{"/data/b1/mets.xml", Text{Location: "/data/b1/ocr/0001.xml"}, "ocr/0001.xml"},
+		{"/data/b1/mets.xml", Text{Location: "/data/other/0001.xml"}, "external/data/other/0001.xml"},
+		{"https://a.example/b1/mets.xml", Text{Location: "https://a.example/b1/alto/1.xml"}, "alto/1.xml"},
+		{"https://a.example/b1/mets.xml", Text{Location: "https://cdn.example/x/../1"}, "cdn.example/x/1.xml"},
+		{"https://a.example/b1/manifest", Text{Location: "https://a.example/b1/text?page=1", Format: HOCR}, "text_page_1.hocr"},
+		{"https://a.example/b1/mets.xml", Text{Location: "https://a.example/b1/%2e%2e/%2e%2e/etc/passwd"}, "etc/passwd.xml"}, // ".." segments are dropped
+	} {
+		if got := RelPath(c.book, c.text); got != c.want {
+			t.Errorf("RelPath(%s, %s) = %s, want %s", c.book, c.text.Location, got, c.want)
+		}
+	}
+}
