@@ -52,6 +52,9 @@ type docFormat struct {
 var formats = []docFormat{
 	{"alto", ".alto.xml", "ALTO OCR XML: the text of every TextLine is translated; tags, attributes and coordinates are kept"},
 	{"metadata", ".xml", "archaeological-record metadata XML, bare or in an OAI-PMH GetRecord envelope: the fields of the AMCR_FIELDS_PATH list are translated"},
+	{"page", ".xml", "PAGE-XML (2013-07-15 to 2019-07-15), recognised by its root element PcGts: each TextLine gets a TextEquiv with the translation (append, PAGE's default) or its text replaced"},
+	{"hocr", ".hocr", "hOCR (HTML), recognised by its ocr_page elements: a parallel hOCR whose only differences are the translated lines' text and lang"},
+	{"book", "", "a METS file or IIIF manifest or collection, sent as the book_url form field instead of a file: its text files (ALTO, PAGE-XML, hOCR) are fetched (BOOK_ALLOW_HOSTS) and translated in page order; the answer is multipart/mixed, one part per translated file named by its path in the book, then book.json"},
 }
 
 // request is a parsed /translate request.
@@ -137,6 +140,10 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 		// holding it until the runtime's background return gets to it.
 		defer debug.FreeOSMemory()
 	}
+	if u, _, ok := q.scalar(r, "book_url"); ok && u != "" {
+		s.serveBook(w, r, q, u)
+		return
+	}
 	job, ok := s.parseTranslate(w, r, q)
 	if !ok {
 		return
@@ -180,6 +187,7 @@ type translateJob struct {
 	source, target, mode string
 	isALTO               bool
 	baseline             *docrecord.Record // nil without document_json
+	book                 bool              // a book_url request: no file
 }
 
 // parseTranslate checks the fields of q, all reported at once, then the
@@ -223,7 +231,7 @@ func (s *server) parseTranslate(w http.ResponseWriter, r *http.Request, q *reque
 func (job *translateJob) parseFields(r *http.Request) []service.ValidationError {
 	q := job.q
 	var verrs []service.ValidationError
-	if !q.hasFile {
+	if !q.hasFile && !job.book {
 		verrs = append(verrs, service.MissingError("body", "file"))
 	}
 	if q.files > 1 {
@@ -355,7 +363,7 @@ func (s *server) respondTranslate(w http.ResponseWriter, job *translateJob, res 
 		_, _ = w.Write(out.Data)
 		return
 	}
-	rec, recName, err := s.record(job.baseline, out, job.q, job.target, job.mode, res.backend, res.usage)
+	rec, recName, err := s.record(job.baseline, out, job.q, job.target, string(out.Mode), res.backend, res.usage)
 	if err != nil {
 		service.WriteError(w, http.StatusInternalServerError, service.Redact(err.Error()))
 		return

@@ -33,6 +33,10 @@ const (
 	envFields     = "AMCR_FIELDS_PATH"
 	envVocabulary = "VOCABULARY_PATH"
 	envParaConfig = "TRANSLATE_PARA_CONFIG"
+	// envBookHosts lists the hosts a book_url and its links may be
+	// fetched from (comma-separated); unset: any public host, no private
+	// address.
+	envBookHosts = "BOOK_ALLOW_HOSTS"
 )
 
 // Defaults of the tool variables. The field list and the licence
@@ -40,8 +44,7 @@ const (
 // (setup/translate/... in the working directory, beside the executable, in
 // share/archivekit, else the built-in copy).
 const (
-	defaultBackend    = mtapi.Name
-	defaultOutputMode = "replace"
+	defaultBackend = mtapi.Name
 	// defaultMaxUploadMB is the upload cap of spec 8 (ALTO goes in and
 	// comes out).
 	defaultMaxUploadMB = 50
@@ -59,8 +62,14 @@ var openapiJSON []byte
 
 // settings are the tool's own settings, read from the environment.
 type settings struct {
-	Backend    string
+	Backend string
+	// OutputMode is OUTPUT_MODE; empty: each format's own default (append
+	// for PAGE-XML, replace for ALTO and metadata).
 	OutputMode string
+	// BookHosts is BOOK_ALLOW_HOSTS: the only hosts book_url and its
+	// links are fetched from, private addresses included; empty: any
+	// public host.
+	BookHosts []string
 	// Fields is the field list; FieldsErr says why none was found (a
 	// metadata request then fails with 422, ALTO still works).
 	Fields     resources.File
@@ -80,7 +89,7 @@ func loadSettings(getenv func(string) string) (settings, error) {
 	}
 	s := settings{
 		Backend:    or(envBackend, defaultBackend),
-		OutputMode: or(envOutputMode, defaultOutputMode),
+		OutputMode: strings.TrimSpace(getenv(envOutputMode)),
 		Vocabulary: strings.TrimSpace(getenv(envVocabulary)),
 	}
 	res := &resources.Resolver{Getenv: getenv}
@@ -89,7 +98,12 @@ func loadSettings(getenv func(string) string) (settings, error) {
 	if s.ParaConfig, err = res.Find(resources.TranslateComponents, ""); err != nil {
 		return s, fmt.Errorf("licence components (%s): %w", envParaConfig, err)
 	}
-	if !validMode(s.OutputMode) {
+	for _, h := range strings.Split(getenv(envBookHosts), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			s.BookHosts = append(s.BookHosts, h)
+		}
+	}
+	if s.OutputMode != "" && !validMode(s.OutputMode) {
 		return s, fmt.Errorf("%s=%q: want replace or append", envOutputMode, s.OutputMode)
 	}
 	if !session.Known(s.Backend) {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -309,21 +310,12 @@ func TestTranslateWithRecord(t *testing.T) {
 	if !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(params["boundary"]) {
 		t.Fatalf("boundary %q is not a uuid4", params["boundary"])
 	}
-	mr := multipart.NewReader(bytes.NewReader(b), params["boundary"])
 	var names, types []string
 	var parts [][]byte
-	for {
-		p, err := mr.NextPart()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := io.ReadAll(p)
-		names = append(names, p.FileName())
-		types = append(types, p.Header.Get("Content-Type"))
-		parts = append(parts, data)
+	for _, p := range mixedParts(t, params["boundary"], b) {
+		names = append(names, path.Base(p.name))
+		types = append(types, p.ctype)
+		parts = append(parts, p.data)
 	}
 	if want := []string{"MTX201501307-1_en.alto.xml", "MTX201501307.document.json"}; fmt.Sprint(names) != fmt.Sprint(want) {
 		t.Fatalf("part file names %v, want %v", names, want)
@@ -403,7 +395,7 @@ func TestInfoAndRoot(t *testing.T) {
 	if err := json.Unmarshal(readBody(t, resp), &in); err != nil {
 		t.Fatal(err)
 	}
-	if in.Limits.MaxUploadMB != 7 || len(in.SupportedFormats) != 2 {
+	if in.Limits.MaxUploadMB != 7 || len(in.SupportedFormats) != 5 { // page, hocr and book since issues 28 and 29
 		t.Fatalf("info with MAX_UPLOAD_MB=7: %+v", in)
 	}
 }
@@ -541,5 +533,30 @@ func TestMetricsCountUnits(t *testing.T) {
 	}
 	if m := metrics(fs); strings.Contains(m, metricBackendErrors+" 0\n") || !strings.Contains(m, metricUnits+" 0\n") {
 		t.Errorf("a backend failure is not counted:\n%s", m)
+	}
+}
+
+// readPart is a part of a multipart/mixed answer as read by a client.
+type readPart struct {
+	name, ctype string // the Content-Disposition file name, whole
+	data        []byte
+}
+
+// mixedParts reads the parts of a multipart/mixed answer body.
+func mixedParts(t testing.TB, boundary string, body []byte) []readPart {
+	t.Helper()
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	var out []readPart
+	for {
+		p, err := mr.NextPart()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, dp, _ := mime.ParseMediaType(p.Header.Get("Content-Disposition"))
+		data, _ := io.ReadAll(p)
+		out = append(out, readPart{name: dp["filename"], ctype: p.Header.Get("Content-Type"), data: data})
 	}
 }

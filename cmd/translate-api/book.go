@@ -1,0 +1,177 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+
+	"archivekit/internal/book"
+	"archivekit/internal/fetch"
+	"archivekit/internal/service"
+	"archivekit/internal/translate/translator"
+)
+
+// maxBookFiles bounds the text files one book_url request translates.
+const maxBookFiles = 500
+
+// bookFile is one text file of a book in book.json.
+type bookFile struct {
+	Path   string `json:"path"`             // in the book (book.RelPath)
+	Source string `json:"source"`           // its URL
+	Format string `json:"format"`           // ALTO, PAGE, hOCR
+	Output string `json:"output,omitempty"` // the answer part's name
+	Status string `json:"status"`           // translated or failed
+	Error  string `json:"error,omitempty"`
+}
+
+// bookSummary is the book.json part of a book answer.
+type bookSummary struct {
+	Source           string     `json:"source"`
+	Kind             string     `json:"kind"`
+	ID               string     `json:"id,omitempty"`
+	Pages            int        `json:"pages"`
+	PagesWithoutText []string   `json:"pages_without_text"`
+	Problems         []string   `json:"problems"`
+	Files            []bookFile `json:"files"`
+}
+
+// bookFetcher fetches a book and its text files: private addresses
+// refused, every file within the upload cap; with BOOK_ALLOW_HOSTS only
+// those hosts, at any address.
+func (s *server) bookFetcher() *fetch.Fetcher {
+	p := fetch.Policy{Private: fetch.PrivateRefused, MaxBytes: s.svc.Config.MaxUploadBytes}
+	if len(s.set.BookHosts) > 0 {
+		p.AllowHosts, p.OnlyHosts = s.set.BookHosts, true
+	}
+	return fetch.New(p, nil)
+}
+
+// serveBook is POST /translate with a book_url: the METS file or manifest
+// is read (internal/book), its text files fetched and translated in page
+// order, each as its format is, and answered as multipart/mixed: one part
+// per translated file, named by its path in the book, then book.json
+// (pages without text, the reader's problems, each file's outcome). A
+// text file that fails is listed as failed; none translated is a 422.
+func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, location string) {
+	job := &translateJob{q: q, source: "auto", target: "en", mode: s.set.OutputMode, isALTO: true, book: true}
+	verrs := job.parseFields(r)
+	if q.hasFile {
+		verrs = append(verrs, service.ValidationError{Loc: []any{"body", "file"}, Msg: "send either a file or a book_url, not both", Type: "value_error"})
+	}
+	if len(verrs) > 0 {
+		service.WriteValidation(w, verrs...)
+		return
+	}
+	if u, err := url.Parse(location); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf("book_url %q is not an http(s) URL", location))
+		return
+	}
+	if q.hasBase {
+		service.WriteError(w, http.StatusUnprocessableEntity, "document_json is taken with a file, not with a book_url")
+		return
+	}
+	f := s.bookFetcher()
+	b, err := book.Read(r.Context(), location, book.Options{Fetcher: f, MaxBytes: s.svc.Config.MaxUploadBytes})
+	if err != nil {
+		service.WriteError(w, bookStatus(err), "book_url: "+service.Redact(err.Error()))
+		return
+	}
+	sum := bookSummary{Source: location, Kind: string(b.Kind), ID: b.ID, Pages: len(b.Pages), PagesWithoutText: []string{}, Problems: []string{}, Files: []bookFile{}}
+	for _, p := range b.Problems {
+		sum.Problems = append(sum.Problems, p.String())
+	}
+	var texts []book.Text
+	seen := map[string]bool{}
+	for _, p := range b.Pages {
+		if len(p.Texts) == 0 {
+			sum.PagesWithoutText = append(sum.PagesWithoutText, p.ID)
+		}
+		for _, t := range p.Texts {
+			if !seen[t.Location] {
+				seen[t.Location] = true
+				texts = append(texts, t)
+			}
+		}
+	}
+	if len(texts) > maxBookFiles {
+		service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf("book_url: the book has %d text files; one request translates at most %d", len(texts), maxBookFiles))
+		return
+	}
+	parts, stats, ok := s.translateBook(w, r, job, f, location, texts, &sum)
+	if !ok {
+		return
+	}
+	if len(parts) == 0 {
+		detail := fmt.Sprintf("book_url: none of the book's %d text files was translated (%d pages, %d without text)", len(texts), len(b.Pages), len(sum.PagesWithoutText))
+		for _, bf := range sum.Files {
+			detail += "; " + bf.Path + ": " + bf.Error
+			break
+		}
+		service.WriteError(w, http.StatusUnprocessableEntity, detail)
+		return
+	}
+	js, _ := json.MarshalIndent(sum, "", "  ")
+	setCountHeaders(w.Header(), stats)
+	writeMixed(w, append(parts, mixedPart{Name: "book.json", Type: "application/json", Data: js}))
+}
+
+// translateBook fetches and translates texts in order, filling sum.Files;
+// ok is false when the answer was written (the client went away).
+func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *translateJob, f *fetch.Fetcher, location string, texts []book.Text, sum *bookSummary) (parts []mixedPart, stats translator.Stats, ok bool) {
+	for _, t := range texts {
+		rel := book.RelPath(location, t)
+		bf := bookFile{Path: rel, Source: t.Location, Format: string(t.Format), Status: "failed"}
+		data, err := f.GetLinked(r.Context(), t.Location)
+		if err != nil {
+			bf.Error = service.Redact(err.Error())
+			sum.Files = append(sum.Files, bf)
+			continue
+		}
+		fq := *job.q
+		fq.src, fq.name = data, path.Base(rel)
+		fjob := *job
+		fjob.q = &fq
+		res, fail := s.runTranslate(r.Context(), &fjob)
+		if fail != nil {
+			if fail.status == 0 {
+				return nil, stats, false // the client went away
+			}
+			bf.Error = strings.TrimPrefix(fail.msg, "translation failed: ")
+			sum.Files = append(sum.Files, bf)
+			continue
+		}
+		out := res.out
+		bf.Status, bf.Output = "translated", path.Join(path.Dir(rel), out.Name)
+		sum.Files = append(sum.Files, bf)
+		ctype := "application/xml"
+		if out.Kind == translator.KindHOCR {
+			ctype = "text/html"
+		}
+		parts = append(parts, mixedPart{Name: bf.Output, Type: ctype, Data: out.Data})
+		stats.Units += out.Stats.Units
+		stats.Translated += out.Stats.Translated
+		stats.Skipped += out.Stats.Skipped
+		stats.Calls += out.Stats.Calls
+	}
+	return parts, stats, true
+}
+
+// bookStatus is the status of a book that cannot be read: 403 for a host
+// or address the policy refuses, 502 for a server that answered an error
+// or could not be reached, 422 for a file that is no book.
+func bookStatus(err error) int {
+	var se *fetch.StatusError
+	switch {
+	case errors.Is(err, fetch.ErrPrivate), errors.Is(err, fetch.ErrHost):
+		return http.StatusForbidden
+	case errors.As(err, &se):
+		return http.StatusBadGateway
+	case errors.Is(err, book.ErrNotABook), errors.Is(err, book.ErrNoPages), errors.Is(err, book.ErrLimit):
+		return http.StatusUnprocessableEntity
+	}
+	return http.StatusBadGateway
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"archivekit/internal/translate/translator/translatortest"
+)
+
+// bookMETS is a three-page METS file: a PAGE-XML text on page 1, none on
+// page 2, hOCR on page 3 (in a group named as OCR-D names them).
+const bookMETS = `<?xml version="1.0" encoding="UTF-8"?>
+<mets xmlns="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">
+ <fileSec>
+  <fileGrp USE="OCR-D-IMG">
+   <file ID="i1" MIMETYPE="image/tiff"><FLocat LOCTYPE="URL" xlink:href="img/1.tif"/></file>
+   <file ID="i2" MIMETYPE="image/tiff"><FLocat LOCTYPE="URL" xlink:href="img/2.tif"/></file>
+   <file ID="i3" MIMETYPE="image/tiff"><FLocat LOCTYPE="URL" xlink:href="img/3.tif"/></file>
+  </fileGrp>
+  <fileGrp USE="OCR-D-OCR">
+   <file ID="t1" MIMETYPE="application/vnd.prima.page+xml"><FLocat LOCTYPE="URL" xlink:href="OCR-D-OCR/1.xml"/></file>
+   <file ID="t3" MIMETYPE="text/vnd.hocr+html"><FLocat LOCTYPE="URL" xlink:href="OCR-D-OCR/3.hocr"/></file>
+  </fileGrp>
+ </fileSec>
+ <structMap TYPE="PHYSICAL"><div TYPE="physSequence">
+  <div ID="P1" TYPE="page" ORDER="1"><fptr FILEID="i1"/><fptr FILEID="t1"/></div>
+  <div ID="P2" TYPE="page" ORDER="2"><fptr FILEID="i2"/></div>
+  <div ID="P3" TYPE="page" ORDER="3"><fptr FILEID="i3"/><fptr FILEID="t3"/></div>
+ </div></structMap>
+</mets>
+`
+
+// TestTranslateBook (issues 28 item 5, 29 item 7): /translate takes a
+// book_url; its text files, PAGE-XML and hOCR, are fetched from a
+// loopback server the allow-list names, translated in page order (PAGE
+// with its append default) and answered one part each, named by their
+// path in the book, then book.json; without the allow-list a loopback
+// address is refused; /info lists the formats.
+func TestTranslateBook(t *testing.T) {
+	files := map[string][]byte{
+		"/b/mets.xml":         []byte(bookMETS),
+		"/b/OCR-D-OCR/1.xml":  readFile(t, "../../internal/translate/pagexml/testdata/real/ocrd-gt_german_kant1784-0017.page.xml"),
+		"/b/OCR-D-OCR/3.hocr": readFile(t, "../../internal/translate/hocr/testdata/real/ocropy_german_hocrtools-litver.hocr"),
+	}
+	books := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if data, ok := files[r.URL.Path]; ok {
+			w.Write(data)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer books.Close()
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_ALLOW_HOSTS": "127.0.0.1"}))
+	_, closed := startServer(t, testEnv(mt.URL, nil))
+
+	send := func(url string, parts ...part) (*http.Response, []byte) {
+		body, ct := multipartBody(t, parts...)
+		resp := post(t, url+"/translate", ct, body)
+		return resp, readBody(t, resp)
+	}
+	resp, b := send(ts.URL, part{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}, part{Field: "source_lang", Data: []byte("de")})
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	mt2, params, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if err != nil || mt2 != "multipart/mixed" {
+		t.Fatalf("Content-Type %q", resp.Header.Get("Content-Type"))
+	}
+	var names []string
+	data := map[string][]byte{}
+	for _, p := range mixedParts(t, params["boundary"], b) {
+		names = append(names, p.name)
+		data[p.name] = p.data
+	}
+	if want := []string{"OCR-D-OCR/1_en.xml", "OCR-D-OCR/3_en.hocr", "book.json"}; !slices.Equal(names, want) {
+		t.Fatalf("parts %q, want %q", names, want)
+	}
+	if n, n0 := bytes.Count(data["OCR-D-OCR/1_en.xml"], []byte("<TextEquiv")), bytes.Count(files["/b/OCR-D-OCR/1.xml"], []byte("<TextEquiv")); n <= n0 {
+		t.Errorf("PAGE answered with %d TextEquivs, the input has %d: not appended (PAGE's default)", n, n0)
+	}
+	var sum bookSummary
+	if err := json.Unmarshal(data["book.json"], &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Kind != "METS" || sum.Pages != 3 || !slices.Equal(sum.PagesWithoutText, []string{"P2"}) || len(sum.Files) != 2 ||
+		sum.Files[0].Status != "translated" || sum.Files[0].Format != "PAGE" || sum.Files[1].Format != "hOCR" {
+		t.Errorf("book.json %s", data["book.json"])
+	}
+
+	for _, c := range []struct {
+		name   string
+		url    string
+		parts  []part
+		status int
+		says   string
+	}{
+		{"loopback without the allow-list", closed.URL, []part{{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}}, 403, "private range refused"},
+		{"not a book", ts.URL, []part{{Field: "book_url", Data: []byte(books.URL + "/b/OCR-D-OCR/1.xml")}}, 422, "neither a METS file nor a IIIF manifest"},
+		{"missing", ts.URL, []part{{Field: "book_url", Data: []byte(books.URL + "/b/none.xml")}}, 502, "404"},
+		{"not http", ts.URL, []part{{Field: "book_url", Data: []byte("file:///etc/passwd")}}, 422, "not an http(s) URL"},
+		{"file and book_url", ts.URL, []part{{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}, {Field: "file", Name: "a.xml", File: true, Data: []byte("<a/>")}}, 422, "either a file or a book_url"},
+	} {
+		resp, b := send(c.url, c.parts...)
+		if resp.StatusCode != c.status || !strings.Contains(string(b), c.says) {
+			t.Errorf("%s: status %d, want %d with %q: %s", c.name, resp.StatusCode, c.status, c.says, b)
+		}
+	}
+
+	resp, err = http.Get(ts.URL + "/info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		SupportedFormats []docFormat `json:"supported_formats"`
+	}
+	if err := json.Unmarshal(readBody(t, resp), &in); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range in.SupportedFormats {
+		got = append(got, f.Name)
+	}
+	if want := []string{"alto", "metadata", "page", "hocr", "book"}; !slices.Equal(got, want) {
+		t.Errorf("/info supported_formats %q, want %q", got, want)
+	}
+}
