@@ -161,9 +161,10 @@ func ManualSeed(seed uint64) { C.tshim_manual_seed(C.uint64_t(seed)) }
 
 // Module is a TorchScript module loaded on one device.
 type Module struct {
-	mu     sync.RWMutex
-	h      *C.tshim_module
-	device string
+	mu        sync.RWMutex
+	h         *C.tshim_module
+	device    string
+	precision Precision
 }
 
 // Load reads a TorchScript file onto device "cpu" or "cuda:N".
@@ -510,7 +511,9 @@ func (m *Module) Clone() (*Module, error) {
 	if err := statusErr("clone", C.tshim_module_clone(m.h, &out, &msg), msg); err != nil {
 		return nil, err
 	}
-	return track(out, m.device), nil
+	c := track(out, m.device)
+	c.precision = m.precision
+	return c, nil
 }
 
 // Average returns a new module whose parameters and floating buffers are the

@@ -72,6 +72,9 @@ func (e *engine) forwardThreads() int {
 type engineOptions struct {
 	Locator *classify.Locator
 	Device  string
+	// Precision is the asked arithmetic (auto, fp32, tf32, bf16, fp16);
+	// load resolves it on the device into engine.precision.
+	Precision string
 	// Rotation is the page-orientation model's folder; "" checks no page
 	// for rotation.
 	Rotation string
@@ -91,7 +94,9 @@ type engineOptions struct {
 type engine struct {
 	opt      engineOptions
 	ensemble []*member // registry.Ensemble order
-	demo     bool
+	// precision is the arithmetic the models run in on the device.
+	precision torch.Precision
+	demo      bool
 	// orient tells each page's rotation; nil when no orientation model
 	// was given.
 	orient *classify.Orientation
@@ -129,9 +134,32 @@ func (e *engine) resolveDevice() {
 	e.opt.Log.Info("device auto: no CUDA GPU: running on the CPU", "device", "cpu")
 }
 
+// resolvePrecision turns the asked precision into the one that runs on
+// the device (auto: torch.DefaultPrecision; tf32 on the CPU is fp32, said
+// in the log); fp16 on the CPU is refused.
+func (e *engine) resolvePrecision() error {
+	p := torch.DefaultPrecision(e.opt.Device)
+	if a := e.opt.Precision; a != "" && a != "auto" {
+		var err error
+		if p, err = torch.ParsePrecision(a); err != nil {
+			return err
+		}
+	}
+	p, note, err := p.Effective(e.opt.Device)
+	if err != nil {
+		return err
+	}
+	e.precision = p
+	e.opt.Log.Info("precision", "precision", p.String(), "device", e.opt.Device, "note", note)
+	return nil
+}
+
 // load finds, loads and warms the ensemble.
 func (e *engine) load(ctx context.Context) error {
 	e.resolveDevice()
+	if err := e.resolvePrecision(); err != nil {
+		return err
+	}
 	folders, err := e.opt.Locator.Ensemble(ctx)
 	if err != nil {
 		return fmt.Errorf("ensemble models: %w", err)
@@ -146,7 +174,7 @@ func (e *engine) load(ctx context.Context) error {
 		e.demo = e.demo || f.Demo
 	}
 	if e.opt.Rotation != "" {
-		if e.orient, err = classify.LoadOrientation(e.opt.Rotation, e.opt.Device); err != nil {
+		if e.orient, err = classify.LoadOrientationAs(e.opt.Rotation, e.opt.Device, e.precision); err != nil {
 			e.close()
 			return fmt.Errorf("orientation model: %w", err)
 		}
@@ -168,7 +196,7 @@ func (e *engine) load(ctx context.Context) error {
 // time and starts its batcher.
 func (e *engine) loadFolder(f classify.Folder) (*member, error) {
 	t0 := time.Now()
-	m, err := classify.LoadFolder(f, e.opt.Device)
+	m, err := classify.LoadFolderAs(f, e.opt.Device, e.precision)
 	if err != nil {
 		return nil, err
 	}

@@ -70,6 +70,7 @@ type options struct {
 	// empty default means the shipped model was not found.
 	RotationGiven bool
 	Device        string
+	Precision     string
 	MaxBatch      int
 	BatchWait     time.Duration
 	NoBatch       bool
@@ -81,6 +82,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Demo, "demo", classify.DemoDir(), "demo ensemble served when the published models are absent (empty: no fallback); default: ARCHIVEKIT_DEMO_WEIGHTS, else weights/demo in the working directory, beside the executable or in share/archivekit")
 	fs.StringVar(&o.Rotation, "rotation-model", classify.OrientationDir(), "page-orientation model flagging pages that are probably rotated (empty: pages are not checked for rotation); default: ARCHIVEKIT_ROTATION_MODEL, else weights/rotation in the working directory, beside the executable or in share/archivekit")
 	fs.StringVar(&o.Device, "device", "cpu", "cpu, cuda:N, or auto (cuda:0 when a CUDA GPU is usable, else the CPU with a log record saying why)")
+	fs.StringVar(&o.Precision, "precision", "", "arithmetic of the forward passes: auto (tf32 on CUDA, fp32 on the CPU), fp32, tf32, bf16 or fp16 (CUDA only); default: config [SETUP] precision")
 	fs.IntVar(&o.MaxBatch, "max-batch", batcher.DefaultMaxBatch, "largest batch of pages sent to a model")
 	fs.DurationVar(&o.BatchWait, "batch-wait", batcher.DefaultMaxWait, "how long an idle model waits for a fuller batch (0: none, run at once)")
 	fs.BoolVar(&o.NoBatch, "no-batching", false, "run each request's pages on their own (no cross-request batching)")
@@ -220,7 +222,11 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	loc.Log = s.svc.Logger
 	s.svc.Metrics.DeclareCounter(metricPages, "Pages classified, by first category.", "category")
 	s.svc.Metrics.DeclareCounter(metricFlagged, "Pages classified that were flagged for review.", "")
-	s.engine = &engine{opt: engineOptions{Locator: loc, Device: o.Device, Rotation: o.Rotation, RotationOff: o.RotationGiven, Batching: !o.NoBatch,
+	precision := o.Precision
+	if precision == "" {
+		precision = set.Setup.Precision
+	}
+	s.engine = &engine{opt: engineOptions{Locator: loc, Device: o.Device, Precision: precision, Rotation: o.Rotation, RotationOff: o.RotationGiven, Batching: !o.NoBatch,
 		MaxBatch: o.MaxBatch, MaxWait: o.BatchWait, Metrics: s.svc.Metrics, Log: s.svc.Logger}}
 	// Jobs: a PDF item runs as /predict_document, any other as /predict_image.
 	pick := func(ctype, _ string) (string, http.Handler) {

@@ -69,6 +69,7 @@ type CLI struct {
 	Best          bool            `name:"best" group:"models" help:"Run the five ensemble models (v1.4 ... v5.4) and average their probabilities."`
 	Parallel      bool            `name:"parallel" group:"models" help:"With --best: run the models in groups that fit the GPU's memory at once (needs a CUDA GPU)."`
 	Device        string          `name:"device" group:"models" default:"auto" placeholder:"DEV" help:"cpu, cuda:N, or auto (cuda:0 when a GPU is available)."`
+	Precision     string          `name:"precision" group:"models" default:"${precision}" enum:"auto,fp32,tf32,bf16,fp16" placeholder:"P" help:"Arithmetic of the forward passes: auto (tf32 on CUDA, fp32 on the CPU), fp32, tf32 (CUDA matmuls and convolutions; fp32 on the CPU), bf16, or fp16 (CUDA only); recorded in the run metadata ([SETUP] precision: ${precision})."`
 	RotationModel string          `name:"rotation-model" group:"models" default:"${rotation}" placeholder:"DIR" help:"Page-orientation model flagging pages that are probably rotated in the review table (default: the shipped weights/rotation, found like the demo models; empty: pages are not checked for rotation)."`
 	DemoWeights   string          `name:"demo-weights" group:"models" default:"${demo}" placeholder:"DIR" help:"Shipped demo models, used (with a warning, recorded as demo in the run metadata) when no model location is given and the default models folder lacks the models."`
 
@@ -212,6 +213,7 @@ func vars(s settings.Settings) kong.Vars {
 		"files_format":          s.Setup.FilesFormat,
 		"inner":                 b(s.Setup.Inner),
 		"top_n":                 i(s.Setup.TopN),
+		"precision":             s.Setup.Precision,
 		"raw":                   b(s.Setup.Raw),
 		"chunking":              b(s.Input.Chunking),
 		"chunk_size":            i(s.Input.ChunkSize),

@@ -24,7 +24,7 @@ type shardRun = paradata.ShardRun[*paradata.Document]
 // what decides the rows and the tables (models are compared by digest
 // separately). The input folder may be mounted anywhere, so it is not one.
 var mergeSame = []string{"topn", "raw", "best", "no_average_best", "save_intermediates", "file_format",
-	"inner", "page_from_name", "shard_files_all", "chunk", "fastcls"}
+	"inner", "page_from_name", "shard_files_all", "chunk", "fastcls", "precision"}
 
 // mergeDrop are the shard runs' values that describe one shard only.
 var mergeDrop = map[string]bool{"shard": true, "shard_files_all": true, "ledger": true, "ledger_key": true,

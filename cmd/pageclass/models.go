@@ -138,7 +138,7 @@ func (r *models) fastClsFolder() (classify.Folder, error) {
 
 // loadModels loads folders onto the run's device and records them.
 func (r *models) loadModels(folders []classify.Folder) ([]*classify.Model, error) {
-	ms, err := classify.LoadAll(folders, r.device)
+	ms, err := classify.LoadAllAs(folders, r.device, r.precision)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func (r *models) loadModels(folders []classify.Folder) ([]*classify.Model, error
 func (r *models) addModel(m *classify.Model) error {
 	// Set-up detail: the models and their folders are in the run metadata
 	// (the demo models are also said by a warning).
-	r.log.Debug("model loaded", "model", m.Name, "folder", m.Dir, "input", m.Size(), "device", r.device, "demo", m.Demo)
+	r.log.Debug("model loaded", "model", m.Name, "folder", m.Dir, "input", m.Size(), "device", r.device, "precision", m.Precision.String(), "demo", m.Demo)
 	if err := r.digests.Loaded(m.Dir, m.Digest); err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func (r *models) loadOrientation() (*classify.Orientation, error) {
 		r.para.SetReview("rotation_model", nil)
 		return nil, nil
 	}
-	o, err := classify.LoadOrientation(dir, r.device)
+	o, err := classify.LoadOrientationAs(dir, r.device, r.precision)
 	if err != nil {
 		return nil, fmt.Errorf("--rotation-model: %w", err)
 	}

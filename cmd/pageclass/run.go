@@ -48,6 +48,9 @@ type runner struct {
 	stamp  string
 	para   *paradata.Run
 	device string
+	// precision is the arithmetic of the forward passes on device
+	// (--precision, resolved by pickDevice).
+	precision torch.Precision
 	// led is the run's ledger once opened; closed after the run metadata
 	// is written.
 	led *ledger.Ledger
@@ -184,6 +187,28 @@ func (r *runner) pickDevice() error {
 	default:
 		return usagef("--device %q: want cpu, cuda:N or auto", d)
 	}
+	return r.pickPrecision()
+}
+
+// pickPrecision resolves --precision on the run's device: auto is
+// torch.DefaultPrecision (tf32 on CUDA, fp32 on the CPU); tf32 on the CPU
+// runs as fp32 (said in the log); fp16 on the CPU is refused.
+func (r *runner) pickPrecision() error {
+	p := torch.DefaultPrecision(r.device)
+	if asked := r.cli.Precision; asked != "" && asked != "auto" {
+		var err error
+		if p, err = torch.ParsePrecision(asked); err != nil {
+			return usagef("--precision: %v", err)
+		}
+	}
+	p, note, err := p.Effective(r.device)
+	if err != nil {
+		return usagef("--precision %s on %s: %v", r.cli.Precision, r.device, err)
+	}
+	if note != "" {
+		r.log.Info("precision: "+note, "precision", p.String(), "device", r.device)
+	}
+	r.precision = p
 	return nil
 }
 
@@ -198,6 +223,7 @@ func (r *runner) recordConfig() {
 		"no_average_best": c.NoAverageBest, "save_intermediates": c.SaveIntermediates,
 		"model": c.Model, "base": c.Base, "revision": c.Revision, "hub": c.Hub, "fastcls": c.FastCls,
 		"fastcls_base": c.FastClsBase, "best": c.Best, "parallel": c.Parallel, "device": r.device, "pdf_renderer": c.PDFRenderer,
+		"precision": r.precision.String(),
 		"train": c.Train, "eval": c.Eval, "folds": c.Folds, "folds_csv": c.FoldsCSV, "fold_column": c.FoldColumn,
 		"average": c.Average, "average_pattern": c.AveragePattern, "batch": r.settings.Setup.Batch,
 		"document_json": c.DocumentJSON, "document_json_out": c.DocumentJSONOut,

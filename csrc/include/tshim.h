@@ -34,11 +34,20 @@ enum {
                              driver is present and CUDA could not be enabled; *err says why */
 };
 
+/* tshim_module_set_precision: the arithmetic of a module's forward passes. */
+enum {
+  TSHIM_PREC_FP32 = 0, /* float32, strict: TF32 off for matmuls and convolutions */
+  TSHIM_PREC_TF32 = 1, /* float32 tensors; on CUDA matmuls and convolutions in TF32 (on the CPU: fp32) */
+  TSHIM_PREC_BF16 = 2, /* weights and inputs bfloat16 */
+  TSHIM_PREC_FP16 = 3  /* weights and inputs float16 (CUDA only) */
+};
+
 /* tshim_module_optimize: a flag added to level 1 or 2 (see there). */
 enum { TSHIM_OPT_CHANNELS_LAST = 4 };
 
 typedef struct tshim_module tshim_module;
 typedef struct tshim_trainer tshim_trainer;
+typedef struct tshim_batch tshim_batch;
 
 /* Releases memory returned by the shim (error messages, output buffers). */
 void tshim_free(void *p);
@@ -50,8 +59,13 @@ void tshim_free(void *p);
  * libtorch_cuda could not be loaded: CPU work still runs. */
 int tshim_init(char **err);
 
-/* The libtorch version the shim was built against, e.g. "2.7.1". Static string. */
+/* The libtorch version the shim was built against, e.g. "2.7.1" (the
+ * headers' TORCH_VERSION unless the build named one). Static string. */
 const char *tshim_torch_version(void);
+/* The version of the libtorch library loaded in this process, as its build
+ * configuration (at::show_config) records it, e.g. "2.11.0"; *out is
+ * malloc'd (caller frees). */
+int tshim_loaded_torch_version(char **out, char **err);
 
 /* ---- device facts ---- */
 int tshim_cuda_available(int *out);
@@ -86,6 +100,18 @@ void tshim_module_free(tshim_module *m);
  * module can no longer be trained, averaged or saved afterwards (those
  * calls fail). */
 int tshim_module_optimize(tshim_module *m, int level, char **err);
+/* Sets the precision of the module's forward passes (TSHIM_PREC_*): bf16
+ * and fp16 convert every floating-point parameter and buffer (integer ones
+ * stay) and cast each input to that type; logits are always returned as
+ * float32, and the softmax (when asked for) is computed in float32 on the
+ * CPU. TF32 is a property of the CUDA process, not of a module: each
+ * forward pass on CUDA sets libtorch's TF32 switches for matmuls (cuBLAS)
+ * and convolutions (cuDNN) to its module's precision (on when tf32, bf16
+ * or fp16; off when fp32), so concurrent forward passes of modules with
+ * different precisions race; one run uses one precision. On the CPU, tf32
+ * is fp32 and fp16 is refused (TSHIM_ERR_ARGUMENT). Set it before
+ * tshim_module_optimize; a frozen or trained module is refused. */
+int tshim_module_set_precision(tshim_module *m, int precision, char **err);
 /* Switches train (1) or eval (0) mode, recursively. */
 int tshim_module_set_train(tshim_module *m, int train, char **err);
 /* Total bytes of parameters plus buffers. */
@@ -148,6 +174,30 @@ int tshim_average(tshim_module *const *mods, int n, tshim_module **out, char **e
 int tshim_preprocess(const uint8_t *hwc, int64_t h, int64_t w, int64_t c, int64_t out_h,
                      int64_t out_w, const float *mean3, const float *std3, float *out,
                      char **err);
+
+/* ---- device-side preprocessing ----
+ * A batch is n pages resized to size x size on a device: the 8-bit page is
+ * uploaded as it is (on CUDA through pinned host memory, asynchronously on
+ * a copy stream of its own that the compute stream then waits for),
+ * resized there with tshim_preprocess's arithmetic (antialiased bilinear,
+ * rounded and clamped to 8 bits) and kept as float values 0..255, so that
+ * every model of that size normalises the same resized pages with its own
+ * mean and std (tshim_module_forward_batch). On the CPU the same code runs
+ * on CPU tensors. Calls on different pages of one batch may run at once;
+ * the batch must not be freed while any runs. */
+int tshim_batch_new(const char *device, int64_t n, int64_t size, tshim_batch **out, char **err);
+void tshim_batch_free(tshim_batch *b);
+/* Uploads page i (0 <= i < n; 8-bit HWC, c = 1 or 3, row stride w*c) and
+ * resizes it into the batch. The pixels are only read during the call. */
+int tshim_batch_set(tshim_batch *b, int64_t i, const uint8_t *hwc, int64_t h, int64_t w, int64_t c, char **err);
+/* Page i of the batch normalised with mean3/std3, as tshim_preprocess
+ * gives it: 3*size*size floats (CHW) into out. */
+int tshim_batch_read(tshim_batch *b, int64_t i, const float *mean3, const float *std3, float *out, char **err);
+/* Forwards the first n pages of b (on the module's device, of any size the
+ * module takes) normalised with mean3/std3 on the device, as
+ * tshim_module_forward does a float batch. */
+int tshim_module_forward_batch(tshim_module *m, tshim_batch *b, int64_t n, const float *mean3, const float *std3,
+                               int softmax, int threads, float **out, int64_t *rows, int64_t *cols, char **err);
 
 /* ---- training ---- */
 /* AdamW over all parameters of m (which must outlive the trainer). */

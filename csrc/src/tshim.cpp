@@ -5,12 +5,18 @@
 // only does what needs libtorch.
 #include "tshim.h"
 
+#include <ATen/Version.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/Event.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/script.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <atomic>
@@ -27,8 +33,10 @@
 #include <string>
 #include <vector>
 
+// The version of the libtorch headers built against, unless the build
+// names one.
 #ifndef TSHIM_TORCH_VERSION
-#define TSHIM_TORCH_VERSION "unknown"
+#define TSHIM_TORCH_VERSION TORCH_VERSION
 #endif
 
 struct tshim_module {
@@ -45,6 +53,17 @@ struct tshim_module {
   // weights are channels-last and forward hands the input over in that
   // layout too, so oneDNN convolutions need no reordering.
   bool channels_last = false;
+  // The arithmetic of forward passes (TSHIM_PREC_*, tshim_module_set_precision).
+  int precision = TSHIM_PREC_FP32;
+};
+
+struct tshim_batch {
+  torch::Device device{torch::kCPU};
+  int64_t n = 0, size = 0;
+  // [n, 3, size, size] float32 on device: the resized pages, values 0..255.
+  torch::Tensor data;
+  // CUDA only: the stream the uploads are copied on.
+  std::optional<c10::Stream> copy_stream;
 };
 
 struct tshim_trainer {
@@ -197,7 +216,7 @@ using cuda_fn_int = int (*)(int);
 using cuda_fn_mem = int (*)(size_t *, size_t *);
 void *cudart() {
   static void *h = [] {
-    const char *names[] = {"libcudart.so.12", "libcudart.so.11.0", "libcudart.so"};
+    const char *names[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"};
     for (const char *n : names) {
       if (void *p = dlopen(n, RTLD_NOW | RTLD_GLOBAL)) return p;
     }
@@ -225,6 +244,64 @@ void sync_threads(int threads = 0) {
   }
 }
 
+// The tensor type of a module's parameters and inputs at a precision.
+at::ScalarType dtype_of(int precision) {
+  switch (precision) {
+    case TSHIM_PREC_BF16:
+      return at::kBFloat16;
+    case TSHIM_PREC_FP16:
+      return at::kHalf;
+    default:
+      return at::kFloat;
+  }
+}
+
+// Sets libtorch's process-wide TF32 switches (cuBLAS matmuls, cuDNN
+// convolutions) for a forward pass of m on CUDA: on unless m is strict fp32.
+std::atomic<int> tf32_state{-1};
+void apply_precision(const tshim_module *m) {
+  if (!m->device.is_cuda()) return;
+  int want = m->precision == TSHIM_PREC_FP32 ? 0 : 1;
+  if (tf32_state.exchange(want) == want) return;
+  at::globalContext().setAllowTF32CuBLAS(want != 0);
+  at::globalContext().setAllowTF32CuDNN(want != 0);
+}
+
+// The autograd mode of an inference call on m: inference mode, or no-grad
+// mode for a module that gradients ran through (see tshim_module::trained).
+struct NoGrad {
+  std::optional<c10::InferenceMode> inference;
+  std::optional<torch::NoGradGuard> no_grad;
+  explicit NoGrad(const tshim_module *m) {
+    if (m->trained) {
+      no_grad.emplace();
+    } else {
+      inference.emplace();
+    }
+  }
+};
+
+// Runs method name of m on x (float32, any device; copied when copy, so
+// that libtorch keeps no reference to caller memory) in the module's
+// current mode, layout and precision, and writes its float32 logits (or
+// their softmax, computed in float32 on the CPU) to out. The caller holds
+// a NoGrad for m.
+void run_tensor(tshim_module *m, const char *name, torch::Tensor x, bool copy, int softmax, float **out,
+                int64_t *rows, int64_t *cols) {
+  auto method = method_of(m->mod, name);
+  int64_t batch = x.size(0);
+  auto fmt = m->channels_last && x.dim() == 4 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+  x = x.to(m->device, dtype_of(m->precision), /*non_blocking=*/false, copy, fmt);
+  apply_precision(m);
+  auto y = logits_of(method({x}));
+  need(y.dim() == 2 && y.size(0) == batch,
+       std::string(name) + " output has shape " + c10::str(y.sizes()) + ", expected [" + std::to_string(batch) +
+           ", n]");
+  y = y.detach().to(torch::kCPU, torch::kFloat32);
+  if (softmax) y = torch::softmax(y, 1);
+  copy_out(y, out, rows, cols);
+}
+
 // Runs method name of m on input (4-d NCHW when nchw) without gradients in
 // the module's current mode: the body of tshim_module_forward and
 // tshim_module_run_method.
@@ -233,24 +310,11 @@ void run_no_grad(tshim_module *m, const char *name, const float *input, const in
   need(m != nullptr, "module is NULL");
   need(out && rows && cols, "output pointers are NULL");
   need(threads >= 0, "thread count must not be negative");
-  auto method = method_of(m->mod, name);
+  method_of(m->mod, name);
   auto x = nchw ? input_tensor(input, shape, ndim) : any_tensor(input, shape, ndim);
   sync_threads(threads);
-  std::optional<c10::InferenceMode> inference;
-  std::optional<torch::NoGradGuard> no_grad;
-  if (m->trained) {
-    no_grad.emplace();
-  } else {
-    inference.emplace();
-  }
-  auto fmt = m->channels_last && ndim == 4 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
-  x = x.to(m->device, torch::kFloat32, /*non_blocking=*/false, /*copy=*/true, fmt);
-  auto y = logits_of(method({x}));
-  need(y.dim() == 2 && y.size(0) == shape[0],
-       std::string(name) + " output has shape " + c10::str(y.sizes()) + ", expected [" + std::to_string(shape[0]) +
-           ", n]");
-  if (softmax) y = torch::softmax(y.to(torch::kFloat32), 1);
-  copy_out(y, out, rows, cols);
+  NoGrad mode(m);
+  run_tensor(m, name, x, /*copy=*/true, softmax, out, rows, cols);
 }
 
 // One optimisation step through method name (the body of
@@ -291,6 +355,19 @@ extern "C" {
 void tshim_free(void *p) { std::free(p); }
 
 const char *tshim_torch_version(void) { return TSHIM_TORCH_VERSION; }
+
+int tshim_loaded_torch_version(char **out, char **err) {
+  return guard(err, [&] {
+    need(out != nullptr, "out is NULL");
+    const std::string key = "TORCH_VERSION=";
+    auto cfg = at::show_config();
+    auto at = cfg.find(key);
+    need(at != std::string::npos, "the loaded libtorch's build configuration names no TORCH_VERSION");
+    at += key.size();
+    auto end = cfg.find_first_of(", \n", at);
+    *out = dup_message(cfg.substr(at, end == std::string::npos ? std::string::npos : end - at));
+  });
+}
 
 int tshim_init(char **err) {
   std::call_once(init_once, [] {
@@ -470,6 +547,27 @@ int tshim_module_optimize(tshim_module *m, int level, char **err) {
   });
 }
 
+int tshim_module_set_precision(tshim_module *m, int precision, char **err) {
+  return guard(err, [&] {
+    need(m != nullptr, "module is NULL");
+    need(precision >= TSHIM_PREC_FP32 && precision <= TSHIM_PREC_FP16,
+         "unknown precision " + std::to_string(precision));
+    need(!m->frozen, "the precision of a frozen (optimised) module cannot change: set it before optimising");
+    need(!m->trained, "the precision of a module being trained cannot change");
+    need(m->device.is_cuda() || precision != TSHIM_PREC_FP16,
+         "fp16 runs on CUDA only: on the CPU use fp32 or bf16");
+    auto dt = dtype_of(precision);
+    torch::NoGradGuard no_grad;
+    for (const auto &p : m->mod.parameters(/*recurse=*/true)) {
+      if (p.is_floating_point() && p.scalar_type() != dt) p.set_data(p.to(dt));
+    }
+    for (const auto &b : m->mod.buffers(/*recurse=*/true)) {
+      if (b.is_floating_point() && b.scalar_type() != dt) b.set_data(b.to(dt));
+    }
+    m->precision = precision;
+  });
+}
+
 int tshim_module_set_train(tshim_module *m, int train, char **err) {
   return guard(err, [&] {
     need(m != nullptr, "module is NULL");
@@ -577,6 +675,7 @@ int tshim_module_clone(tshim_module *m, tshim_module **out, char **err) {
       (*d).set_requires_grad((*s).requires_grad());
     }
     res->device = m->device;
+    res->precision = m->precision;
     *out = res.release();
   });
 }
@@ -645,60 +744,168 @@ static torch::Tensor mapped_floats(const std::vector<int64_t> &sizes) {
   return torch::from_blob(p, sizes, [bytes](void *q) { munmap(q, bytes); }, torch::kFloat32);
 }
 
+namespace {
+
+// An 8-bit HWC image (c = 1 or 3, on any device) resized to out_h x out_w
+// by antialiased bilinear interpolation, rounded and clamped to 8 bits (as
+// torchvision does for uint8 images): a 1 x 3 x out_h x out_w float tensor
+// of values 0..255 on the image's device (a grey image gives three equal
+// channels).
+torch::Tensor resized_u8(const torch::Tensor &img, int64_t out_h, int64_t out_w) {
+  int64_t h = img.size(0), w = img.size(1), c = img.size(2);
+  namespace F = torch::nn::functional;
+  auto resize = [](const torch::Tensor &t, int64_t oh, int64_t ow) {
+    return F::interpolate(t, F::InterpolateFuncOptions()
+                                 .size(std::vector<int64_t>{oh, ow})
+                                 .mode(torch::kBilinear)
+                                 .align_corners(false)
+                                 .antialias(true));
+  };
+  // The antialiased resize is separable, and libtorch makes it so: the
+  // rows are resized across first, then the columns down, each pass
+  // skipped when its size does not change. Doing the first pass on bands
+  // of rows (each row on its own: the same weights, the same sums) and
+  // the second on the narrow result gives the same values bit for bit
+  // as one call on the whole page, without its float copy: a
+  // 13000×13000 page would take 2 GB as floats, a band of 2^18 pixels
+  // takes 3 MB. On the CPU the rows resized across are mapped for this
+  // call (mapped_floats) when they take 8 MiB or more.
+  torch::Tensor x;
+  if (out_w != w) {
+    std::vector<int64_t> sizes{1, 3, h, out_w};
+    x = img.is_cpu() && 3 * h * out_w * sizeof(float) >= (size_t{8} << 20)
+            ? mapped_floats(sizes)
+            : torch::empty(sizes, img.options().dtype(torch::kFloat32));
+    int64_t band = std::max<int64_t>(1, (int64_t{1} << 18) / w);
+    for (int64_t r = 0; r < h; r += band) {
+      int64_t n = std::min(band, h - r);
+      auto part = img.narrow(0, r, n).permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32);
+      if (c == 1) part = part.expand({1, 3, n, w});
+      x.narrow(2, r, n).copy_(resize(part, n, out_w));
+    }
+  } else {
+    x = img.permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32);  // 1 x C x H x W, copies
+    if (c == 1) x = x.expand({1, 3, h, w});
+  }
+  if (out_h != h || out_w != w) {
+    if (out_h != h) x = resize(x, out_h, out_w);
+    // torchvision resizes uint8 images in float and rounds back to uint8.
+    x = x.round_().clamp_(0, 255);
+  }
+  return x;
+}
+
+// x (values 0..255) scaled to [0,1] and normalised with mean3/std3, on x's
+// device, with tshim_preprocess's float32 arithmetic.
+torch::Tensor normalised(const torch::Tensor &x, const float *mean3, const float *std3) {
+  need(mean3 && std3, "mean or std is NULL");
+  for (int i = 0; i < 3; i++) need(std3[i] != 0.0f, "std must not be zero");
+  auto mean = torch::from_blob(const_cast<float *>(mean3), {1, 3, 1, 1}, torch::kFloat32).to(x.device());
+  auto sd = torch::from_blob(const_cast<float *>(std3), {1, 3, 1, 1}, torch::kFloat32).to(x.device());
+  return (x.div(255.0f) - mean) / sd;
+}
+
+void check_image(const uint8_t *hwc, int64_t h, int64_t w, int64_t c) {
+  need(hwc != nullptr, "NULL image");
+  need(h > 0 && w > 0, "image sizes must be positive");
+  need(c == 1 || c == 3, "image must have 1 or 3 channels, got " + std::to_string(c));
+}
+
+}  // namespace
+
 int tshim_preprocess(const uint8_t *hwc, int64_t h, int64_t w, int64_t c, int64_t out_h, int64_t out_w,
                      const float *mean3, const float *std3, float *out, char **err) {
   return guard(err, [&] {
-    need(hwc && mean3 && std3 && out, "NULL buffer");
-    need(h > 0 && w > 0 && out_h > 0 && out_w > 0, "image and output sizes must be positive");
-    need(c == 1 || c == 3, "image must have 1 or 3 channels, got " + std::to_string(c));
+    check_image(hwc, h, w, c);
+    need(mean3 && std3 && out, "NULL buffer");
+    need(out_h > 0 && out_w > 0, "output sizes must be positive");
     for (int i = 0; i < 3; i++) need(std3[i] != 0.0f, "std must not be zero");
     // One intra-op thread: pages are preprocessed by several callers at
     // once, beside the forward passes, which take the cores' threads.
     sync_threads(1);
     c10::InferenceMode mode;
-    namespace F = torch::nn::functional;
-    auto resize = [](const torch::Tensor &t, int64_t oh, int64_t ow) {
-      return F::interpolate(t, F::InterpolateFuncOptions()
-                                   .size(std::vector<int64_t>{oh, ow})
-                                   .mode(torch::kBilinear)
-                                   .align_corners(false)
-                                   .antialias(true));
-    };
     auto img = torch::from_blob(const_cast<uint8_t *>(hwc), {h, w, c}, torch::kUInt8);
-    // The antialiased resize is separable, and libtorch makes it so: the
-    // rows are resized across first, then the columns down, each pass
-    // skipped when its size does not change. Doing the first pass on bands
-    // of rows (each row on its own: the same weights, the same sums) and
-    // the second on the narrow result gives the same values bit for bit
-    // as one call on the whole page, without its float copy: a
-    // 13000×13000 page would take 2 GB as floats, a band of 2^18 pixels
-    // takes 3 MB. The rows resized across are mapped for this call
-    // (mapped_floats) when they take 8 MiB or more.
-    torch::Tensor x;
-    if (out_w != w) {
-      std::vector<int64_t> sizes{1, 3, h, out_w};
-      x = 3 * h * out_w * sizeof(float) >= (size_t{8} << 20) ? mapped_floats(sizes) : torch::empty(sizes, torch::kFloat32);
-      int64_t band = std::max<int64_t>(1, (int64_t{1} << 18) / w);
-      for (int64_t r = 0; r < h; r += band) {
-        int64_t n = std::min(band, h - r);
-        auto part = img.narrow(0, r, n).permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32);
-        if (c == 1) part = part.expand({1, 3, n, w});
-        x.narrow(2, r, n).copy_(resize(part, n, out_w));
-      }
-    } else {
-      x = img.permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32);  // 1 x C x H x W, copies
-      if (c == 1) x = x.expand({1, 3, h, w});
-    }
-    if (out_h != h || out_w != w) {
-      if (out_h != h) x = resize(x, out_h, out_w);
-      // torchvision resizes uint8 images in float and rounds back to uint8.
-      x = x.round_().clamp_(0, 255);
-    }
-    auto mean = torch::from_blob(const_cast<float *>(mean3), {1, 3, 1, 1}, torch::kFloat32);
-    auto sd = torch::from_blob(const_cast<float *>(std3), {1, 3, 1, 1}, torch::kFloat32);
-    x = (x.div(255.0f) - mean) / sd;
+    auto x = normalised(resized_u8(img, out_h, out_w), mean3, std3);
     auto res = torch::from_blob(out, {1, 3, out_h, out_w}, torch::kFloat32);
     res.copy_(x);
+  });
+}
+
+int tshim_batch_new(const char *device, int64_t n, int64_t size, tshim_batch **out, char **err) {
+  return guard(err, [&] {
+    need(out != nullptr, "out is NULL");
+    need(n > 0 && size > 0, "batch pages and size must be positive");
+    auto dev = parse_device(device);
+    auto b = std::make_unique<tshim_batch>();
+    b->device = dev;
+    b->n = n;
+    b->size = size;
+    b->data = torch::zeros({n, 3, size, size}, torch::TensorOptions(torch::kFloat32).device(dev));
+    if (dev.is_cuda()) {
+      c10::impl::VirtualGuardImpl impl(dev.type());
+      b->copy_stream = impl.getStreamFromGlobalPool(dev, /*isHighPriority=*/false);
+    }
+    *out = b.release();
+  });
+}
+
+void tshim_batch_free(tshim_batch *b) { delete b; }
+
+int tshim_batch_set(tshim_batch *b, int64_t i, const uint8_t *hwc, int64_t h, int64_t w, int64_t c, char **err) {
+  return guard(err, [&] {
+    need(b != nullptr, "batch is NULL");
+    need(i >= 0 && i < b->n, "page " + std::to_string(i) + " of a batch of " + std::to_string(b->n));
+    check_image(hwc, h, w, c);
+    sync_threads(1);
+    c10::InferenceMode mode;
+    auto host = torch::from_blob(const_cast<uint8_t *>(hwc), {h, w, c}, torch::kUInt8);
+    torch::Tensor img = host;
+    if (b->device.is_cuda()) {
+      c10::DeviceGuard on(b->device);
+      c10::impl::VirtualGuardImpl impl(b->device.type());
+      auto compute = impl.getStream(b->device);
+      // Pinned staging (libtorch's caching host allocator keeps the block
+      // until the asynchronous copy that reads it is done), the copy on the
+      // batch's copy stream, and the compute stream waits for it.
+      auto pinned = torch::empty({h, w, c}, torch::TensorOptions(torch::kUInt8).pinned_memory(true));
+      pinned.copy_(host);
+      {
+        c10::StreamGuard on_copy(*b->copy_stream);
+        img = pinned.to(b->device, /*non_blocking=*/true);
+      }
+      c10::Event copied(b->device.type());
+      copied.record(*b->copy_stream);
+      copied.block(compute);
+      img.record_stream(compute);  // allocated on the copy stream, used on the compute stream
+    }
+    b->data.select(0, i).copy_(resized_u8(img, b->size, b->size).select(0, 0));
+  });
+}
+
+int tshim_batch_read(tshim_batch *b, int64_t i, const float *mean3, const float *std3, float *out, char **err) {
+  return guard(err, [&] {
+    need(b != nullptr && out != nullptr, "batch or out is NULL");
+    need(i >= 0 && i < b->n, "page " + std::to_string(i) + " of a batch of " + std::to_string(b->n));
+    c10::InferenceMode mode;
+    auto x = normalised(b->data.narrow(0, i, 1), mean3, std3).to(torch::kCPU).contiguous();
+    std::memcpy(out, x.data_ptr<float>(), x.numel() * sizeof(float));
+  });
+}
+
+int tshim_module_forward_batch(tshim_module *m, tshim_batch *b, int64_t n, const float *mean3, const float *std3,
+                               int softmax, int threads, float **out, int64_t *rows, int64_t *cols, char **err) {
+  return guard(err, [&] {
+    need(m != nullptr && b != nullptr, "module or batch is NULL");
+    need(out && rows && cols, "output pointers are NULL");
+    need(threads >= 0, "thread count must not be negative");
+    need(n > 0 && n <= b->n, std::to_string(n) + " pages of a batch of " + std::to_string(b->n));
+    need(b->device == m->device, "the batch is on " + b->device.str() + ", the module on " + m->device.str());
+    sync_threads(threads);
+    NoGrad mode(m);
+    c10::OptionalDeviceGuard on;
+    if (b->device.is_cuda()) on.reset_device(b->device);
+    auto x = normalised(b->data.narrow(0, 0, n), mean3, std3);
+    run_tensor(m, "forward", x, /*copy=*/false, softmax, out, rows, cols);
   });
 }
 
@@ -707,6 +914,8 @@ int tshim_trainer_new(tshim_module *m, double lr, double weight_decay, double be
   return guard(err, [&] {
     need(m != nullptr && out != nullptr, "module or out is NULL");
     need(!m->frozen, "a frozen (inference-only) module cannot be trained");
+    need(m->precision == TSHIM_PREC_FP32 || m->precision == TSHIM_PREC_TF32,
+         "a module converted to bf16 or fp16 cannot be trained");
     need(lr >= 0, "learning rate must not be negative");
     std::vector<torch::Tensor> params;
     for (const auto &p : m->mod.parameters()) {

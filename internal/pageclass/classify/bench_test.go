@@ -19,7 +19,7 @@ import (
 	"archivekit/internal/pageclass/registry"
 )
 
-func samplePages(b *testing.B) []string {
+func samplePages(b testing.TB) []string {
 	root := classifytest.PagesDir(b)
 	var out []string
 	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {

@@ -320,9 +320,14 @@ func DemoEnsemble(root string) ([]Folder, error) {
 
 // LoadAll loads folders onto device, closing what was loaded when one fails.
 func LoadAll(folders []Folder, device string) ([]*Model, error) {
+	return LoadAllAs(folders, device, torch.DefaultPrecision(device))
+}
+
+// LoadAllAs is LoadAll at precision prec (LoadFolderAs).
+func LoadAllAs(folders []Folder, device string, prec torch.Precision) ([]*Model, error) {
 	var ms []*Model
 	for _, f := range folders {
-		m, err := LoadFolder(f, device)
+		m, err := LoadFolderAs(f, device, prec)
 		if err != nil {
 			CloseAll(ms)
 			return nil, err

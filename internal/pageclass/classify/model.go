@@ -60,6 +60,9 @@ type net struct {
 	// Optimized is the inference optimisation applied at load (0: none);
 	// see InferenceOptimization.
 	Optimized torch.Optimization
+	// Precision is the arithmetic its forward passes run in (the one
+	// asked for as it runs on the net's device: tf32 on the CPU is fp32).
+	Precision torch.Precision
 	// Digest is modelmeta.Digest of the bytes this net was made from
 	// (model.json as parsed into Meta, model.pt as loaded into Module),
 	// each file read once: what run metadata records as the model that
@@ -69,18 +72,26 @@ type net struct {
 	mean, std [3]float32
 }
 
-// loadNet loads the model.pt bytes of c, read from dir, onto device with
-// c's preprocessing.
-func loadNet(dir, device string, c *modelmeta.Contents) (net, error) {
+// loadNet loads the model.pt bytes of c, read from dir, onto device at
+// precision prec with c's preprocessing.
+func loadNet(dir, device string, prec torch.Precision, c *modelmeta.Contents) (net, error) {
 	meta := c.Meta
 	if meta.Preprocess.Resize != registry.ResizeBilinear {
 		return net{}, fmt.Errorf("%s: unsupported resize rule %q", dir, meta.Preprocess.Resize)
+	}
+	prec, _, err := prec.Effective(deviceOr(device))
+	if err != nil {
+		return net{}, err
 	}
 	mod, err := torch.LoadBytes(c.Weights, device)
 	if err != nil {
 		return net{}, fmt.Errorf("%s: %w", filepath.Join(dir, modelmeta.WeightsFile), err)
 	}
-	n := net{Dir: dir, Meta: meta, Module: mod, Digest: c.Digest}
+	if err := mod.SetPrecision(prec); err != nil {
+		mod.Close()
+		return net{}, fmt.Errorf("%s: %w", dir, err)
+	}
+	n := net{Dir: dir, Meta: meta, Module: mod, Digest: c.Digest, Precision: prec}
 	for i := 0; i < 3; i++ {
 		n.mean[i] = float32(meta.Preprocess.Mean[i])
 		n.std[i] = float32(meta.Preprocess.Std[i])
@@ -88,20 +99,35 @@ func loadNet(dir, device string, c *modelmeta.Contents) (net, error) {
 	return n, nil
 }
 
+// deviceOr is device, "cpu" when empty.
+func deviceOr(device string) string {
+	if device == "" {
+		return "cpu"
+	}
+	return device
+}
+
 // Load loads the model folder dir (model.pt + model.json) onto device ("cpu"
-// or "cuda:N"; "" means "cpu") for inference, with the optimisation that
+// or "cuda:N"; "" means "cpu") for inference, at the device's default
+// precision (torch.DefaultPrecision), with the optimisation that
 // InferenceOptimization chooses for its family. Errors name the folder.
 func Load(dir, device string) (*Model, error) {
+	return LoadAs(dir, device, torch.DefaultPrecision(device))
+}
+
+// LoadAs is Load at precision prec (fp16 on the CPU is refused; tf32 on
+// the CPU runs as fp32, Model.Precision says so).
+func LoadAs(dir, device string, prec torch.Precision) (*Model, error) {
 	c, err := modelmeta.ReadFolder(dir)
 	if err != nil {
 		return nil, err
 	}
-	return loadOptimized(dir, device, c)
+	return loadOptimized(dir, device, prec, c)
 }
 
-// loadOptimized is Load of the folder's contents c.
-func loadOptimized(dir, device string, c *modelmeta.Contents) (*Model, error) {
-	m, err := loadPlain(dir, device, c)
+// loadOptimized is LoadAs of the folder's contents c.
+func loadOptimized(dir, device string, prec torch.Precision, c *modelmeta.Contents) (*Model, error) {
+	m, err := loadPlain(dir, device, prec, c)
 	if err != nil {
 		return nil, err
 	}
@@ -159,15 +185,15 @@ func LoadPlain(dir, device string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return loadPlain(dir, device, c)
+	return loadPlain(dir, device, torch.DefaultPrecision(device), c)
 }
 
-// loadPlain is LoadPlain of the folder's contents c.
-func loadPlain(dir, device string, c *modelmeta.Contents) (*Model, error) {
+// loadPlain is LoadPlain of the folder's contents c at precision prec.
+func loadPlain(dir, device string, prec torch.Precision, c *modelmeta.Contents) (*Model, error) {
 	if c.Meta.IsRotation() {
 		return nil, fmt.Errorf("%s: a page-orientation model, not a page classifier (it is given as the orientation model)", dir)
 	}
-	n, err := loadNet(dir, device, c)
+	n, err := loadNet(dir, device, prec, c)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +204,13 @@ func loadPlain(dir, device string, c *modelmeta.Contents) (*Model, error) {
 	return m, nil
 }
 
-// LoadFolder loads a folder found by a Locator, reading each of its files
+// LoadFolder is LoadFolderAs at the device's default precision
+// (torch.DefaultPrecision).
+func LoadFolder(f Folder, device string) (*Model, error) {
+	return LoadFolderAs(f, device, torch.DefaultPrecision(device))
+}
+
+// LoadFolderAs loads a folder found by a Locator at precision prec, reading each of its files
 // once, or from Folder.Contents when they were read before (Model.Digest
 // is of the bytes loaded). The model is named after
 // the revision its model.json names (the model that runs labels the
@@ -186,7 +218,7 @@ func loadPlain(dir, device string, c *modelmeta.Contents) (*Model, error) {
 // the folder was found for a definite revision (Folder.Want) and model.json
 // names another, loading fails rather than label one model's results with
 // another's name. The model carries the folder's demo mark.
-func LoadFolder(f Folder, device string) (*Model, error) {
+func LoadFolderAs(f Folder, device string, prec torch.Precision) (*Model, error) {
 	c := f.Contents
 	if c == nil {
 		var err error
@@ -197,7 +229,7 @@ func LoadFolder(f Folder, device string) (*Model, error) {
 	if err := f.check(c.Meta); err != nil {
 		return nil, err
 	}
-	m, err := loadOptimized(f.Dir, device, c)
+	m, err := loadOptimized(f.Dir, device, prec, c)
 	if err != nil {
 		return nil, err
 	}

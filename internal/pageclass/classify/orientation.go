@@ -3,6 +3,7 @@ package classify
 import (
 	"fmt"
 
+	"archivekit/bindings/torch"
 	"archivekit/internal/pageclass/modelmeta"
 	"archivekit/internal/pageclass/review"
 	"archivekit/internal/resources"
@@ -31,6 +32,11 @@ func OrientationDir() string {
 // each file once (Digest is of the bytes loaded). A folder
 // whose model.json is not an orientation model is refused.
 func LoadOrientation(dir, device string) (*Orientation, error) {
+	return LoadOrientationAs(dir, device, torch.DefaultPrecision(device))
+}
+
+// LoadOrientationAs is LoadOrientation at precision prec.
+func LoadOrientationAs(dir, device string, prec torch.Precision) (*Orientation, error) {
 	c, err := modelmeta.ReadFolder(dir)
 	if err != nil {
 		return nil, err
@@ -38,7 +44,7 @@ func LoadOrientation(dir, device string) (*Orientation, error) {
 	if !c.Meta.IsRotation() {
 		return nil, fmt.Errorf("%s: not a page-orientation model (its %s has no \"task\": %q)", dir, modelmeta.MetaFile, modelmeta.TaskRotation)
 	}
-	n, err := loadNet(dir, device, c)
+	n, err := loadNet(dir, device, prec, c)
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,10 @@ type Settings struct {
 		// model folder holding model.pt and model.json.
 		BaseModel string // [SETUP] base_model
 		Batch     int    // [SETUP] batch
+		// Precision is the arithmetic of the forward passes: auto (tf32
+		// on CUDA, fp32 on the CPU), fp32, tf32, bf16 or fp16 (CUDA
+		// only). An extension of spec 2.8.
+		Precision string // [SETUP] precision
 		TopN      int    // [SETUP] top_N
 		Raw       bool   // [SETUP] raw
 		Inner     bool   // [SETUP] inner
@@ -139,6 +143,14 @@ func (s *Settings) bindings() []binding {
 		{"SETUP", "seed", &s.Setup.Seed, nil},
 		{"SETUP", "base_model", &s.Setup.BaseModel, nil},
 		{"SETUP", "batch", &s.Setup.Batch, positive},
+		{"SETUP", "precision", &s.Setup.Precision, func(v any) string {
+			for _, p := range Precisions {
+				if v.(string) == p {
+					return ""
+				}
+			}
+			return "one of " + strings.Join(Precisions, ", ")
+		}},
 		{"SETUP", "top_N", &s.Setup.TopN, func(v any) string {
 			if n := v.(int); n < 1 || n > 11 {
 				return "an integer from 1 to 11"
@@ -171,6 +183,9 @@ func (s *Settings) bindings() []binding {
 	}
 }
 
+// Precisions are the values of [SETUP] precision (the --precision flag's).
+var Precisions = []string{"auto", "fp32", "tf32", "bf16", "fp16"}
+
 // Defaults returns the shipped values of spec 2.8, used for keys a config
 // file leaves out.
 func Defaults() Settings {
@@ -182,6 +197,7 @@ func Defaults() Settings {
 	s.Train.Augment = true
 	s.Setup.FilesFormat, s.Setup.Seed, s.Setup.BaseModel = "png", 420, "v4.4"
 	s.Setup.Batch, s.Setup.TopN, s.Setup.Inner = 16, 3, true
+	s.Setup.Precision = "auto"
 	s.FastCls.Base, s.FastCls.ImgSz, s.FastCls.Epochs, s.FastCls.Patience = "small", 224, 30, 20
 	s.FastCls.Dropout, s.FastCls.Cache = 0.1, true
 	s.Input.FolderInput, s.Input.ChunkSize = "./small_data_samples", 100
@@ -241,6 +257,8 @@ func deref(p any) any {
 	case *int:
 		return *p
 	case *float64:
+		return *p
+	case *string:
 		return *p
 	}
 	return nil
