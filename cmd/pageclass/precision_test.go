@@ -1,0 +1,44 @@
+package main
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"archivekit/bindings/torch"
+)
+
+// --precision on the CPU: auto and fp32 are fp32, tf32 runs as fp32 with a
+// log line saying so, bf16 is bf16, fp16 is a usage error naming CUDA.
+func TestPickPrecisionOnCPU(t *testing.T) {
+	for _, c := range []struct {
+		asked string
+		want  torch.Precision
+		note  string
+		err   string
+	}{
+		{"auto", torch.FP32, "", ""},
+		{"", torch.FP32, "", ""},
+		{"fp32", torch.FP32, "", ""},
+		{"tf32", torch.FP32, "on the CPU it is fp32", ""},
+		{"bf16", torch.BF16, "", ""},
+		{"fp16", 0, "", "runs on CUDA only"},
+	} {
+		var log bytes.Buffer
+		r := &runner{cli: &CLI{Precision: c.asked}, device: "cpu", log: slog.New(slog.NewTextHandler(&log, nil))}
+		err := r.pickPrecision()
+		switch {
+		case c.err != "":
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("--precision %s: %v, want an error saying %q", c.asked, err, c.err)
+			}
+		case err != nil:
+			t.Errorf("--precision %s: %v", c.asked, err)
+		case r.precision != c.want:
+			t.Errorf("--precision %s: %v, want %v", c.asked, r.precision, c.want)
+		case c.note != "" && !strings.Contains(log.String(), c.note):
+			t.Errorf("--precision %s: log %q lacks %q", c.asked, log.String(), c.note)
+		}
+	}
+}
