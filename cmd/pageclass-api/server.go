@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"archivekit/bindings/torch"
 	"archivekit/internal/config"
 	"archivekit/internal/docrecord"
 	"archivekit/internal/jobs"
@@ -225,6 +226,15 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	precision := o.Precision
 	if precision == "" {
 		precision = set.Setup.Precision
+	}
+	if precision != "auto" {
+		p, err := torch.ParsePrecision(precision)
+		if err == nil && o.Device == "cpu" {
+			_, _, err = p.Effective("cpu")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("pageclass-api: -precision: %w", err)
+		}
 	}
 	s.engine = &engine{opt: engineOptions{Locator: loc, Device: o.Device, Precision: precision, Rotation: o.Rotation, RotationOff: o.RotationGiven, Batching: !o.NoBatch,
 		MaxBatch: o.MaxBatch, MaxWait: o.BatchWait, Metrics: s.svc.Metrics, Log: s.svc.Logger}}

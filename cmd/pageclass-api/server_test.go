@@ -371,3 +371,25 @@ func TestDemoStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestPrecisionOption: -precision is checked before the service starts
+// (an unknown one, and fp16 with -device cpu, are configuration errors),
+// and a precision that runs on the device starts the service, saying
+// which in the log.
+func TestPrecisionOption(t *testing.T) {
+	none := func(string) (string, bool) { return "", false }
+	for _, c := range []struct{ precision, err string }{{"int8", "fp32, tf32, bf16, fp16"}, {"fp16", "CUDA only"}} {
+		o := testOptions(t)
+		o.Device, o.Precision = "cpu", c.precision
+		if _, err := newServer(o, none, io.Discard); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("-precision %s -device cpu: %v, want an error saying %q", c.precision, err, c.err)
+		}
+	}
+	o := testOptions(t)
+	o.Precision = "tf32"
+	var log bytes.Buffer
+	startServer(t, o, map[string]string{"LOG_FORMAT": "json"}, &log)
+	if !strings.Contains(log.String(), `"precision":"fp32"`) || !strings.Contains(log.String(), "on the CPU it is fp32") {
+		t.Errorf("tf32 on the CPU: the log does not say it runs as fp32: %s", log.String())
+	}
+}
