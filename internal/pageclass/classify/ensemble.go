@@ -73,7 +73,8 @@ type Options struct {
 	// (torch.NumThreads()/Lanes, at least 1): two batches on one thread
 	// each keep two cores busy without the synchronisation of two threads
 	// on one batch, and while one lane waits for its pages the other runs.
-	// 0 means DefaultLanes; models on a GPU always use one lane.
+	// 0 means DefaultLanes. Models on a GPU use GPULanes, each forward
+	// pass on the process-wide thread count.
 	Lanes int
 	// OnOpen is called as each input is opened with its page count (0 when
 	// it cannot be opened); see pipeline.Config.OnOpen.
@@ -121,8 +122,9 @@ func (p Page) Top(n int) []results.Ranked { return results.TopN(p.Mean, n) }
 // computed once per page and the members' forward passes run batch by batch.
 func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Options, emit func(Page) error) (pipeline.Stats, error) {
 	j := newJoint(e.Models, e.Orientation, o.Concurrent)
-	lanes := e.lanes(o.Lanes)
-	if lanes > 1 {
+	device := e.device()
+	lanes := Lanes(device, o.Lanes)
+	if lanes > 1 && device == "cpu" {
 		j.threads = max(1, torch.NumThreads()/lanes)
 	}
 	cfg := pipeline.Config{
@@ -208,12 +210,31 @@ func (s *Step) Run(ctx context.Context, data []float32, n int) ([]Page, error) {
 // figures ranged from 0.70 to 1.20 (docs/benchmarks.md).
 const DefaultLanes = 2
 
-// lanes is the number of lanes Predict uses for asked (Options.Lanes).
-func (e *Ensemble) lanes(asked int) int {
+// GPULanes is the number of batches in flight when the models are on a
+// GPU: two, so that the next batch is assembled while the current one is
+// in the models (the device runs their forward passes one after another).
+// With one, the device waited for each batch's rows to be emitted and the
+// next batch copied together: 74% busy where two lanes keep it 99% busy
+// on the simulated device of BenchmarkSimulatedDevice (docs/benchmarks.md).
+const GPULanes = 2
+
+// device is "cpu" when every member is on the CPU, else the device of
+// the first member that is not.
+func (e *Ensemble) device() string {
 	for _, m := range e.Models {
-		if m.Module.Device() != "cpu" {
-			return 1
+		if d := m.Module.Device(); d != "cpu" {
+			return d
 		}
+	}
+	return "cpu"
+}
+
+// Lanes is the number of batches Predict keeps in the models at once on
+// device for asked (Options.Lanes): GPULanes on a GPU; on the CPU asked,
+// DefaultLanes when 0, at most torch.NumThreads().
+func Lanes(device string, asked int) int {
+	if device != "" && device != "cpu" {
+		return GPULanes
 	}
 	if asked <= 0 {
 		asked = DefaultLanes
