@@ -78,7 +78,7 @@ export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
 export ARCHIVEKIT_PDFIUM := $(PDFIUM)/lib/libpdfium.so
 export ARCHIVEKIT_PRETRAINED := $(PRETRAINED)
 
-.PHONY: pdfium pretrained shipped cv-shipped k8s-e2e k8s-apt k8s-components images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows lint-go release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
+.PHONY: gpu-bundle gpu-check pdfium pretrained shipped cv-shipped k8s-e2e k8s-apt k8s-components images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows lint-go release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
 
 # make install PREFIX=DIR and make dist: the relocatable tree (tools/install.sh).
 PREFIX       ?= /usr/local
@@ -302,6 +302,23 @@ bench: deps native fixtures
 	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m ./internal/pageclass/pipeline ./internal/translate/alto ./internal/translate/metadata ./internal/translate/translator
 	$(GO) test -run '^$$' -bench PredictImage -benchtime 200x -timeout 60m ./cmd/pageclass-api
 	$(GO) test -run '^$$' -bench 'Memory|TranslateSample' -benchtime 1x -timeout 60m ./cmd/pageclass-api ./cmd/translate-api
+
+## gpu-bundle, gpu-check: the GPU check (test/gpu/run.sh, issue 31). make
+## gpu-bundle builds $(GPU_BUNDLE) here (binaries, libvips closure, 40 sample
+## pages); on a lent GPU machine with PyTorch, timm and torchvision (no Go,
+## no libvips) `make gpu-check` (or bash test/gpu/run.sh build/gpu-bundle)
+## builds the shim against that PyTorch, runs the CUDA tests, the GPU/CPU
+## agreement per precision and the throughput benchmark, and prints one
+## table (about 8 minutes). GPU_DRY_RUN=1 make gpu-check runs its CPU parts
+## here.
+GPU_BUNDLE ?= $(CURDIR)/build/gpu-bundle
+gpu-bundle: native
+	test/gpu/bundle.sh '$(GPU_BUNDLE)' '$(SHARED)/data/pages'
+
+gpu-check:
+	[ -d '$(GPU_BUNDLE)' ] || $(MAKE) --no-print-directory gpu-bundle
+	$(if $(GPU_DRY_RUN),ARCHIVEKIT_FIXTURES='$(FIXTURES)' PYTHON='$(VENV_PY)',ARCHIVEKIT_FIXTURES= PYTHON=python3) \
+	  GPU_DRY_RUN='$(GPU_DRY_RUN)' bash test/gpu/run.sh '$(GPU_BUNDLE)'
 
 ## slowtest: the slow checks: Go training against the Python recipe, and
 ## pageclass against the original Python pipeline on the five full-size

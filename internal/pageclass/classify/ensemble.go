@@ -213,9 +213,11 @@ const DefaultLanes = 2
 // GPULanes is the number of batches in flight when the models are on a
 // GPU: two, so that the next batch is assembled while the current one is
 // in the models (the device runs their forward passes one after another).
-// With one, the device waited for each batch's rows to be emitted and the
-// next batch copied together: 74% busy where two lanes keep it 99% busy
-// on the simulated device of BenchmarkSimulatedDevice (docs/benchmarks.md).
+// With one, the device waits while each landed batch's rows are emitted
+// and the next batch is copied together. On the simulated device of
+// BenchmarkSimulatedDevice at the H100's bf16 rate, with pages the host
+// prepares in time, one lane kept it 93.5% busy and two 99.3% (at the
+// TF32 rate 99.0% and 98.3%: within the noise; docs/benchmarks.md).
 const GPULanes = 2
 
 // device is "cpu" when every member is on the CPU, else the device of

@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# test/gpu/run.sh BUNDLE: the GPU check of issue 31 (make gpu-check), run
+# from the project root on a lent GPU machine with PyTorch (CUDA), timm and
+# torchvision, from the folder test/gpu/bundle.sh made. In about 8 minutes
+# on an H100 it
+#   1. builds the shim against the machine's own PyTorch (csrc/),
+#   2. runs the bindings/torch tests (the CUDA ones included),
+#   3. makes five full-size random-init models of the published
+#      architectures with timm/torchvision (mk_models.py),
+#   4. compares each precision on the GPU with fp32 on the CPU on the shipped
+#      demo models (weights/demo) and 40 sample pages: Top-1 agreement and
+#      max probability difference,
+#   5. times pageclass --best on 400 pages with the full-size models (tf32,
+#      bf16, and --parallel at tf32; GPU utilisation sampled by nvidia-smi),
+#      the original Python pipeline and the forward-only ceilings
+#      (ref_gpu.py),
+# and prints one table (also written to $OUT/gpu-check.md when OUT is set).
+#
+# GPU_DRY_RUN=1 runs the CPU parts on a machine without a GPU (the
+# development machine, after make gpu-bundle): no shim rebuild (the bundle's
+# binaries use the cached shim; GPU_DRY_SHIM=1 rebuilds it), the bindings'
+# precision and batch tests, agreement of bf16 with fp32 and the refusal of
+# fp16 on the CPU, and throughput of the demo ensemble on 16 pages; it
+# checks that every step and the table work, not the figures.
+set -uo pipefail
+export PYTHONUNBUFFERED=1
+B=$(cd "${1:?usage: test/gpu/run.sh BUNDLE}" && pwd)
+ROOT=$(pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+DRY=${GPU_DRY_RUN:-0}
+W=${W:-$(mktemp -d /tmp/gpucheck-XXXX)}
+PY=${PYTHON:-python3}
+T0=$(date +%s)
+TABLE=$W/table.md
+mkdir -p "$W"
+: > "$TABLE"
+log() { echo "== $(($(date +%s) - T0))s $*"; }
+row() { printf '| %s | %s |\n' "$1" "$2" >> "$TABLE"; }
+if [ "$DRY" = 1 ]; then
+  DEV=cpu PRECS="fp32 bf16" THROUGHPUT="fp32 bf16" NPAGES=16
+else
+  DEV=cuda:0 PRECS="fp32 tf32 bf16 fp16" THROUGHPUT="tf32 bf16" NPAGES=400
+fi
+
+# 0. The machine.
+if [ "$DRY" = 1 ]; then
+  row "device" "dry run on $(nproc) CPU cores (no GPU)"
+else
+  row "device" "$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1), $(nproc) CPU cores"
+fi
+row "PyTorch" "$("$PY" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)' 2>&1 | tail -1)"
+row "bundle" "commit $(cat "$B/commit" 2>/dev/null || echo unknown)"
+
+B="$B" W="$W" "$PY" - <<'PY'
+import lzma, os, shutil, tarfile
+b, w = os.environ["B"], os.environ["W"]
+tarfile.open(f"{b}/libs.tar.xz").extractall(f"{w}/libs")
+for n in ("pageclass", "torch.test"):
+    with lzma.open(f"{b}/{n}.xz") as f, open(f"{w}/{n}", "wb") as o:
+        shutil.copyfileobj(f, o)
+    os.chmod(f"{w}/{n}", 0o755)
+PY
+
+# 1. The shim against this machine's PyTorch (version: the headers').
+if [ "$DRY" != 1 ] || [ "${GPU_DRY_SHIM:-0}" = 1 ]; then
+  log shim
+  TR=$("$PY" -c 'import os, torch; print(os.path.dirname(torch.__file__))')
+  if (cmake -S "$ROOT/csrc" -B "$W/tb" -G Ninja -DTORCH_ROOT="$TR" && ninja -C "$W/tb") > "$W/shim.log" 2>&1; then
+    row "shim" "built against $TR"
+  else
+    tail -30 "$W/shim.log"
+    row "shim" "BUILD FAILED (see $W/shim.log)"
+  fi
+  export LD_LIBRARY_PATH=$W/tb:$W/libs
+else
+  export LD_LIBRARY_PATH=$W/libs
+  row "shim" "dry run: the cached build the bundle was linked with"
+fi
+
+# 3 starts now, beside 2: the five full-size models (GPU only).
+MP=
+if [ "$DRY" != 1 ]; then
+  "$PY" "$HERE/mk_models.py" "$W/m" > "$W/mk.log" 2>&1 &
+  MP=$!
+fi
+
+# 2. The bindings' tests.
+log "bindings tests"
+FX=${ARCHIVEKIT_FIXTURES:-}
+if [ ! -f "$FX/manifest.json" ]; then
+  FX=$W/fx
+  "$PY" "$ROOT/test/make_fixtures.py" "$FX" --pages "$B/pages40" > "$W/fx.log" 2>&1 || tail -5 "$W/fx.log"
+fi
+run_filter=.
+[ "$DRY" = 1 ] && run_filter='Precision|Batch|DeviceFacts|Torchvision'
+ARCHIVEKIT_FIXTURES=$FX ARCHIVEKIT_PYTHON="$PY" timeout 300 "$W/torch.test" -test.v -test.run "$run_filter" > "$W/tests.log" 2>&1
+pass=$(grep -c '^--- PASS' "$W/tests.log")
+skip=$(grep -c '^--- SKIP' "$W/tests.log")
+fails=$(grep '^--- FAIL' "$W/tests.log" | awk '{print $3}' | tr '\n' ' ')
+row "bindings/torch tests" "$pass passed, $skip skipped, failed: ${fails:-none}"
+grep -E '^--- FAIL' -A4 "$W/tests.log" | head -40
+
+# 4. Agreement of each precision on $DEV with fp32 on the CPU, per demo
+# model (trained weights: random-init deep nets amplify rounding).
+log agreement
+agree() { # agree REF_DIR GOT_DIR: "same/total maxdiff" over the RAW tables
+  "$PY" - "$1" "$2" <<'PY'
+import csv, glob, sys
+def rows(d):
+    f = sorted(glob.glob(d + "/**/*RAW*.csv", recursive=True))
+    if not f:
+        return {}
+    r = list(csv.reader(open(f[0])))
+    return {x[0] + "|" + x[1]: [float(v) for v in x[2:]] for x in r[1:]}
+a, b = rows(sys.argv[1]), rows(sys.argv[2])
+keys = [k for k in a if k in b]
+same = sum(max(range(len(a[k])), key=a[k].__getitem__) == max(range(len(b[k])), key=b[k].__getitem__) for k in keys)
+diff = max((abs(x - y) for k in keys for x, y in zip(a[k], b[k])), default=float("nan"))
+print(same, len(keys), f"{diff:.4f}")
+PY
+}
+pc() { timeout 300 "$W/pageclass" --rotation-model "" "$@"; }
+for d in "$ROOT"/weights/demo/model_v*; do
+  n=$(basename "$d")
+  pc -m "$d" -d "$B/pages40" --device cpu --precision fp32 --raw --results "$W/ag/cpu/$n" > "$W/ag-$n-cpu.log" 2>&1
+done
+for p in $PRECS; do
+  same=0 total=0 worst=0 failed=
+  for d in "$ROOT"/weights/demo/model_v*; do
+    n=$(basename "$d")
+    if pc -m "$d" -d "$B/pages40" --device "$DEV" --precision "$p" --raw --results "$W/ag/$p/$n" > "$W/ag-$n-$p.log" 2>&1; then
+      read -r s t w < <(agree "$W/ag/cpu/$n" "$W/ag/$p/$n")
+      same=$((same + s)) total=$((total + t))
+      worst=$("$PY" -c "print(max($worst, $w))")
+    else
+      failed="$failed $n"
+    fi
+  done
+  if [ -n "$failed" ]; then
+    row "agreement $p on $DEV vs fp32 on the CPU" "FAILED for$failed: $(grep -h -m1 -i error "$W"/ag-*-"$p".log | head -1 | cut -c1-160)"
+  else
+    row "agreement $p on $DEV vs fp32 on the CPU (5 demo models, 40 pages)" "Top-1 same $same/$total, max probability difference $worst"
+  fi
+done
+if [ "$DRY" = 1 ]; then
+  if pc -m "$ROOT/weights/demo/model_v14" -d "$B/pages40" --device cpu --precision fp16 --results "$W/fp16" > "$W/fp16.log" 2>&1; then
+    row "fp16 on the CPU" "NOT REFUSED"
+  else
+    row "fp16 on the CPU" "refused: $(grep -m1 -i fp16 "$W/fp16.log" | cut -c1-120)"
+  fi
+fi
+
+# 5. Throughput on NPAGES pages (the 40 repeated).
+[ -n "$MP" ] && { wait "$MP"; grep -v Warn "$W/mk.log"; }
+models=$W/m
+[ "$DRY" = 1 ] && models=$ROOT/weights/demo
+mkdir -p "$W/pages"
+i=0
+while [ "$i" -lt "$NPAGES" ]; do
+  for f in "$B"/pages40/*.png; do
+    [ "$i" -lt "$NPAGES" ] || break
+    cp "$f" "$W/pages/r${i}_$(basename "$f")"
+    i=$((i + 1))
+  done
+done
+SMI=
+if [ "$DRY" != 1 ]; then
+  nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 250 > "$W/smi.csv" 2>/dev/null &
+  SMI=$!
+fi
+bench() { # bench LABEL ARGS...: pages/s of pageclass --best over $W/pages
+  local label=$1; shift
+  local t0 t1
+  t0=$(date +%s.%N)
+  if pc --best -m "$models" -d "$W/pages" --device "$DEV" --results "$W/tp-$label" "$@" > "$W/tp-$label.log" 2>&1; then
+    t1=$(date +%s.%N)
+    row "pageclass --best $label, $NPAGES pages ($(basename "$models"))" "$("$PY" -c "print(f'{$NPAGES/($t1-$t0):.1f} pages/s')")"
+  else
+    row "pageclass --best $label" "FAILED: $(grep -m1 -i error "$W/tp-$label.log" | cut -c1-160)"
+  fi
+}
+for p in $THROUGHPUT; do
+  log "throughput $p"
+  bench "--precision $p" --precision "$p"
+done
+if [ "$DRY" != 1 ]; then
+  log "throughput --parallel"
+  bench "--parallel --precision tf32" --parallel --precision tf32
+  kill "$SMI" 2>/dev/null
+  row "GPU utilisation during the pageclass runs" "$("$PY" -c "
+v=[int(x) for x in open('$W/smi.csv') if x.strip().isdigit()]
+print(f'mean {sum(v)/len(v):.0f}%, samples under 5%: {sum(x<5 for x in v)}/{len(v)}' if v else 'no samples')")"
+  log "python reference pipeline"
+  timeout 240 "$PY" "$HERE/ref_gpu.py" "$W/m" "$W/pages" pipeline 2>&1 | grep -v Warn | tee "$W/ref.log"
+  row "original Python pipeline (PIL, batch 16, fp32)" "$(grep -o '[0-9.]* pages/s' "$W/ref.log" | tail -1)"
+  log "forward-only ceilings"
+  timeout 240 "$PY" "$HERE/ref_gpu.py" "$W/m" "$W/pages" ceiling 2>&1 | grep -v Warn | tee "$W/ceil.log"
+  grep 'forward-only ceiling' "$W/ceil.log" | while read -r line; do
+    row "${line%%:*}" "${line##*: }"
+  done
+fi
+
+log finished
+{
+  echo
+  echo "| GPU check ($(date -u +%F), $(($(date +%s) - T0)) s) | |"
+  echo "|---|---|"
+  cat "$TABLE"
+} | tee "$W/gpu-check.md"
+[ -n "${OUT:-}" ] && cp "$W/gpu-check.md" "$W/tests.log" "$OUT/" 2>/dev/null
+true
