@@ -122,6 +122,10 @@ type LogRow struct {
 	// Untranslated, UnsupportedLang, ...); Target is empty unless it is
 	// OK, Retried or Vocabulary.
 	Status backend.Status
+	// Approx is set when the line's words were given by proportion, not
+	// aligned to it (--fast-align, or a line over the alignment limits):
+	// unit status approx_alignment (backend.UnitStatus).
+	Approx bool
 }
 
 // Result is a translated document.
@@ -573,6 +577,10 @@ func (t *translator) translateGroup(ctx context.Context, bt *batch.Batcher, page
 		}
 		tokens := Fields(pass1[i])
 		var counts []int
+		// approx: the block's words were placed by proportion (all of its
+		// lines with --fast-align; with a line over the alignment limits,
+		// the others' places depend on it too).
+		approx := t.opt.FastAlign
 		if t.opt.FastAlign {
 			words := make([]int, len(b.holders))
 			for j, l := range b.holders {
@@ -583,13 +591,18 @@ func (t *translator) translateGroup(ctx context.Context, bt *batch.Batcher, page
 			var over int
 			counts, over = alignByAnchors(tokens, anchors[:len(b.holders)])
 			pr.stats.OverAlignLimit += over
+			approx = over > 0
 			anchors = anchors[len(b.holders):]
 		}
 		pr.langs[lang]++
 		pr.stats.Translated++
 		pr.stats.Lines += len(b.holders)
+		first := len(pr.rows)
 		if err := t.writeBlock(b, lang, tokens, counts, pageNum, status[i], pr); err != nil {
 			return err
+		}
+		for r := first; r < len(pr.rows); r++ {
+			pr.rows[r].Approx = approx
 		}
 	}
 	return nil

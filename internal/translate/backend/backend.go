@@ -62,6 +62,38 @@ const (
 	MixedContent Status = "mixed_content"
 )
 
+// The unit statuses: the per-unit log's status vocabulary shared with the
+// original translator (its unit_status column), onto which the Status
+// values map (UnitStatus).
+const (
+	UnitOK              = "ok"
+	UnitRerun           = "rerun"
+	UnitApproxAlignment = "approx_alignment"
+	UnitUntranslated    = "untranslated"
+	UnitUnsupportedLang = "unsupported_lang"
+)
+
+// UnitStatus maps s onto the unit status vocabulary: ok and vocabulary
+// (written, from the backend or the vocabulary) are ok, or
+// approx_alignment when the unit's words were placed on its lines by
+// proportion rather than aligned (approx); retried (the guard's rerun
+// passed) is rerun; untranslated and mixed_content (left as they were)
+// are untranslated; unsupported_lang stays. "" is ok.
+func UnitStatus(s Status, approx bool) string {
+	switch s {
+	case Retried:
+		return UnitRerun
+	case Untranslated, MixedContent:
+		return UnitUntranslated
+	case UnsupportedLang:
+		return UnitUnsupportedLang
+	}
+	if approx {
+		return UnitApproxAlignment
+	}
+	return UnitOK
+}
+
 var languageNames = map[string]string{
 	"cs": "Czech", "en": "English", "fr": "French", "de": "German", "ru": "Russian", "pl": "Polish",
 	"uk": "Ukrainian", "sk": "Slovak", "bg": "Bulgarian", "hr": "Croatian", "sl": "Slovenian", "lv": "Latvian",

@@ -17,10 +17,13 @@ import (
 // or mixed_content (backend.Status); text_<tgt> is empty for untranslated,
 // unsupported and mixed-content rows. So is the score column: the model's score of the
 // segment's translation where the backend gives one (ct2: cumulative
-// log-probability, 4 decimals), empty otherwise.
+// log-probability, 4 decimals), empty otherwise. The last column,
+// unit_status, is the same outcome in the original translator's unit
+// status vocabulary (backend.UnitStatus): ok, rerun, approx_alignment,
+// untranslated or unsupported_lang.
 func WriteLog(w io.Writer, rows []alto.LogRow, src, tgt string) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"file", "page_num", "line_num", "text_" + src, "text_" + tgt, "status", "score"}); err != nil {
+	if err := cw.Write([]string{"file", "page_num", "line_num", "text_" + src, "text_" + tgt, "status", "score", "unit_status"}); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -36,7 +39,7 @@ func WriteLog(w io.Writer, rows []alto.LogRow, src, tgt string) error {
 		if r.HasScore {
 			score = strconv.FormatFloat(r.Score, 'f', 4, 64)
 		}
-		if err := cw.Write([]string{r.File, page, r.Line, r.Source, r.Target, string(st), score}); err != nil {
+		if err := cw.Write([]string{r.File, page, r.Line, r.Source, r.Target, string(st), score, backend.UnitStatus(st, r.Approx)}); err != nil {
 			return err
 		}
 	}
