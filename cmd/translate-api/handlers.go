@@ -188,6 +188,8 @@ type translateJob struct {
 	isALTO               bool
 	baseline             *docrecord.Record // nil without document_json
 	book                 bool              // a book_url request: no file
+	// json: response_format=json, the answer as one JSON body (json.go).
+	json bool
 }
 
 // parseTranslate checks the fields of q, all reported at once, then the
@@ -262,6 +264,16 @@ func (job *translateJob) parseFields(r *http.Request) []service.ValidationError 
 				Msg: "Input should be 'replace' or 'append'", Type: "literal_error"})
 		}
 		job.mode = v
+	}
+	if v, where, ok := q.scalar(r, "response_format"); ok && v != "" {
+		switch v {
+		case "xml":
+		case "json":
+			job.json = true
+		default:
+			verrs = append(verrs, service.ValidationError{Loc: []any{where, "response_format"},
+				Msg: "Input should be 'xml' or 'json'", Type: "literal_error"})
+		}
 	}
 	return verrs
 }
@@ -355,6 +367,10 @@ func failureStatus(err error) int {
 func (s *server) respondTranslate(w http.ResponseWriter, job *translateJob, res *translated) {
 	out := res.out
 	setCountHeaders(w.Header(), out.Stats)
+	if job.json {
+		s.respondJSON(w, job, res)
+		return
+	}
 	if job.baseline == nil {
 		w.Header().Set("Content-Type", "application/xml")
 		w.Header().Set("Content-Disposition", attachment(out.Name))

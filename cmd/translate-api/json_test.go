@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"archivekit/internal/translate/translator/translatortest"
+)
+
+// TestResponseFormatJSON: response_format=json answers the translated
+// document (the same bytes as the XML answer), its statistics and each
+// unit's status in one JSON body; another value is a 422 naming the field.
+func TestResponseFormatJSON(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, nil))
+	file := part{Field: "file", Name: "p.alto.xml", File: true, Data: []byte(pageALTO)}
+	src := part{Field: "source_lang", Data: []byte("cs")}
+
+	body, ct := multipartBody(t, file, src)
+	xmlAnswer := readBody(t, post(t, ts.URL+"/translate", ct, body))
+
+	body, ct = multipartBody(t, file, src, part{Field: "response_format", Data: []byte("json")})
+	resp := post(t, ts.URL+"/translate", ct, body)
+	b := readBody(t, resp)
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("status %d, %s: %.300s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	var a jsonAnswer
+	if err := json.Unmarshal(b, &a); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal([]byte(a.Document), xmlAnswer) {
+		t.Errorf("document differs from the XML answer:\n%.300s\n%.300s", a.Document, xmlAnswer)
+	}
+	if a.Kind != "alto" || a.SourceLang != "cs" || a.TargetLang != "en" || a.Name != "p_en.alto.xml" || a.Tag != "en-t-cs-t0-und" {
+		t.Errorf("answer %+v", a)
+	}
+	if a.Statistics.Units == 0 || a.Statistics.Translated != a.Statistics.Units || len(a.Units) != a.Statistics.Lines {
+		t.Errorf("statistics %+v, %d units logged", a.Statistics, len(a.Units))
+	}
+	for _, u := range a.Units {
+		if u.Status == "" || u.Source == "" {
+			t.Errorf("unit %+v", u)
+		}
+	}
+
+	body, ct = multipartBody(t, file, part{Field: "response_format", Data: []byte("yaml")})
+	resp = post(t, ts.URL+"/translate", ct, body)
+	if b := readBody(t, resp); resp.StatusCode != 422 || !strings.Contains(string(b), "response_format") {
+		t.Errorf("response_format=yaml: %d %s", resp.StatusCode, b)
+	}
+}
