@@ -116,7 +116,13 @@ func startCluster() (*cluster, error) {
 		pgSkip = "PostgreSQL's server programs are absent (no /usr/lib/postgresql/*/bin, " + EnvPostgresBin + " unset): install Debian's postgresql package (make deps does)"
 		return nil, nil
 	}
-	dir, err := os.MkdirTemp("", "archivekit-pg-")
+	// As root the cluster runs as nobody, who must reach its folder: in
+	// /tmp (world-writable) rather than a $TMPDIR that may be private.
+	base := ""
+	if fi, err := os.Stat("/tmp"); os.Geteuid() == 0 && err == nil && fi.Mode().Perm()&0o003 == 0o003 {
+		base = "/tmp"
+	}
+	dir, err := os.MkdirTemp(base, "archivekit-pg-")
 	if err != nil {
 		return nil, err
 	}
