@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,7 +36,7 @@ import (
 // values of the wrong type and kinds the scheme does not know.
 var strict = func() runtime.Decoder {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme, policyv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme, policyv1.AddToScheme, networkingv1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err)
 		}
@@ -188,6 +190,7 @@ func check(objs []runtime.Object, o overlay) []error {
 	claims := map[string]bool{}
 	var services []*corev1.Service
 	var pdbs []*policyv1.PodDisruptionBudget
+	var netpols []*networkingv1.NetworkPolicy
 	type pod struct {
 		name string
 		spec *corev1.PodSpec
@@ -208,10 +211,13 @@ func check(objs []runtime.Object, o overlay) []error {
 			services = append(services, x)
 		case *policyv1.PodDisruptionBudget:
 			pdbs = append(pdbs, x)
+		case *networkingv1.NetworkPolicy:
+			netpols = append(netpols, x)
 		case *corev1.PersistentVolumeClaim:
 			claims[x.Name] = true
 		}
 	}
+	errs = append(errs, checkNetworkPolicies(deps, netpols)...)
 	for _, s := range services {
 		n := 0
 		for _, d := range deps {
@@ -645,6 +651,41 @@ func checkJobs(objs []runtime.Object, images map[string]string) []error {
 			}
 		}
 		errs = append(errs, checkPod("Job "+j.Name, &j.Spec.Template.Spec, claims)...)
+	}
+	return errs
+}
+
+// checkNetworkPolicies: every service Deployment is selected by a
+// NetworkPolicy that restricts ingress (issue 32), and the ports it opens
+// are ports of that Deployment. Job pods (deploy/batch) serve nothing and
+// are not checked.
+func checkNetworkPolicies(deps map[string]*appsv1.Deployment, netpols []*networkingv1.NetworkPolicy) []error {
+	var errs []error
+	for _, d := range deps {
+		covered := false
+		for _, np := range netpols {
+			sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+			if err != nil || np.Spec.PodSelector.Size() == 0 || !sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+				continue
+			}
+			if !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) {
+				continue
+			}
+			covered = true
+			for _, rule := range np.Spec.Ingress {
+				if len(rule.From) == 0 {
+					errs = append(errs, fmt.Errorf("NetworkPolicy %s: an ingress rule without \"from\" admits every client", np.Name))
+				}
+				for _, p := range rule.Ports {
+					if p.Port == nil || !hasPort(d.Spec.Template.Spec.Containers, *p.Port) {
+						errs = append(errs, fmt.Errorf("NetworkPolicy %s: port %v is no port of Deployment %s", np.Name, p.Port, d.Name))
+					}
+				}
+			}
+		}
+		if !covered {
+			errs = append(errs, fmt.Errorf("Deployment %s: no NetworkPolicy restricts who may reach it", d.Name))
+		}
 	}
 	return errs
 }

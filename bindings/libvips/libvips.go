@@ -1,5 +1,6 @@
 // Package libvips is the cgo boundary to libvips for what govips does not
-// expose: the tile height (a command-line option of libvips), an image's
+// expose: the tile height (a command-line option of libvips), returning
+// freed C memory to the system, an image's
 // pixels in a libvips buffer (no Go copy), libvips' error buffer and its
 // tracked-memory high-water mark. internal/pageclass/imageio uses it; the
 // rest of libvips is reached through govips.
@@ -10,6 +11,16 @@ package libvips
 #include <stdio.h>
 #include <stdlib.h>
 #include <vips/vips.h>
+#include <malloc.h>
+
+// release_memory gives the C heap's free pages back to the system (glibc
+// keeps them in its arenas otherwise: after a large PDF the process would
+// stay large). It is safe while other threads decode; libvips' operation
+// cache is left alone (vips_cache_drop_all frees the cache's table and is
+// for shutdown only: other threads' loads crash on it).
+static void release_memory(void) {
+	malloc_trim(0);
+}
 
 // set_tile_height sets libvips' tile height (128 by default), which only
 // its command-line options reach: libvips programs take them from argv
@@ -40,6 +51,10 @@ import (
 
 	"github.com/davidbyttow/govips/v2/vips"
 )
+
+// ReleaseMemory returns the C heap's free memory to the system (glibc
+// malloc_trim); safe while other goroutines decode.
+func ReleaseMemory() { C.release_memory() }
 
 // SetTileHeight sets the height in lines of libvips' tiles. Call it after
 // vips.Startup, before the first operation.

@@ -101,3 +101,26 @@ func TestDeadlineStopsDecoding(t *testing.T) {
 		t.Errorf("%d requests in flight after the answer", n)
 	}
 }
+
+// TestTinyPDFOfHugePages: a PDF of a few kilobytes holding 50 blank pages
+// of 85 × 85 inches is refused with 422 naming -max-render once its pages
+// have cost the request's rendering budget (here 2 s), instead of
+// rendering all 50; each page is rendered within the PDF page budget.
+func TestTinyPDFOfHugePages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("renders large PDF pages")
+	}
+	o := testOptions(t)
+	o.MaxRender = 2 * time.Second
+	s, ts := startServer(t, o, map[string]string{"LOG_LEVEL": "ERROR", "REQUEST_TIMEOUT_S": "600"}, nil)
+	pdf := hostile.PDF(50, 85, 85)
+	start := time.Now()
+	status, body := postForm(t, ts.URL+"/predict_document", upload{Field: "file", Name: "blank.pdf", CType: "application/pdf", Data: pdf})
+	t.Logf("%d-byte PDF of 50 pages of 85 inches: %d after %.1f s: %s", len(pdf), status, time.Since(start).Seconds(), body)
+	if status != http.StatusUnprocessableEntity || !strings.Contains(string(body), "-max-render") || strings.Contains(string(body), " 50 of 50 pages") {
+		t.Errorf("status %d: %s", status, body)
+	}
+	if n := s.svc.InFlight(); n != 0 {
+		t.Errorf("%d requests in flight after the answer", n)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"archivekit/internal/docrecord"
 	"archivekit/internal/pageclass/classify"
@@ -24,7 +25,7 @@ func (s *server) predict(document bool) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		req.maxPDFPages, req.decode = s.maxPDFPages, s.decode
+		req.maxPDFPages, req.decode, req.maxRender = s.maxPDFPages, s.decode, s.maxRender
 		res, fail := s.runPredict(r.Context(), req)
 		if fail != nil {
 			fail.write(w)
@@ -64,6 +65,8 @@ type predictRequest struct {
 	// options (PDF_RENDER_DPI).
 	maxPDFPages int
 	decode      imageio.Options
+	// maxRender is the time the request may spend on its pages (-max-render).
+	maxRender time.Duration
 }
 
 // parsePredict reads the form (parseForm), checks the file's content type
@@ -135,6 +138,7 @@ type predicted struct {
 	pages     int
 	numbers   []int
 	labels    []string
+	maxRender time.Duration // rendering budget of the request (-max-render)
 	probs     [][]float64
 	reviews   []*review.Page
 	cal       calibration
@@ -207,7 +211,12 @@ func (req *predictRequest) classifyFile(ctx context.Context, step *classify.Step
 	if fail != nil {
 		return nil, nil, fail
 	}
-	res := &predicted{pages: doc.Pages()}
+	res := &predicted{pages: doc.Pages(), maxRender: req.maxRender}
+	if doc.IsPDF() {
+		// Rendering leaves C memory (poppler, libvips) in glibc's
+		// arenas: give it back once the document is done.
+		defer imageio.ReleaseMemory()
+	}
 	idx, _ := selectPages(req.pages, doc.Pages()) // checked by open
 	for _, i := range idx {
 		res.numbers = append(res.numbers, i+1)
@@ -272,10 +281,15 @@ func (res *predicted) classify(ctx context.Context, req *predictRequest, doc *im
 		}
 		end := min(n, start+pageChunk)
 		data := make([]float32, 0, (end-start)*step.Width()) // the chunk's prepared pages
-		for _, i := range idx[start:end] {
+		for k, i := range idx[start:end] {
 			var fail *failure
 			if data, fail = res.prepare(ctx, req, doc, step, i, data); fail != nil {
 				return nil, fail
+			}
+			if done := start + k + 1; done < n {
+				if fail := res.overRender(req, doc, done, n); fail != nil {
+					return nil, fail
+				}
 			}
 		}
 		ps, err := step.Run(ctx, data, end-start)
@@ -288,6 +302,18 @@ func (res *predicted) classify(ctx context.Context, req *predictRequest, doc *im
 		pages = append(pages, ps...)
 	}
 	return pages, nil
+}
+
+// overRender refuses the request when the time spent on its pages (done of
+// n so far) is over its budget (-max-render); nil otherwise.
+func (res *predicted) overRender(req *predictRequest, doc *imageio.Doc, done, n int) *failure {
+	t := doc.RenderTime()
+	if res.maxRender <= 0 || t <= res.maxRender {
+		return nil
+	}
+	return failf(http.StatusUnprocessableEntity,
+		"%q: its pages cost more time than one request may spend on them (%.0f s decoding and preparing %d of %d pages; the limit is %g s, -max-render; PDF pages are rendered to at most %d pixels each)",
+		req.name, t.Seconds(), done, n, res.maxRender.Seconds(), imageio.DefaultMaxPDFPagePixels)
 }
 
 // prepare decodes page i inside the process-wide pixel budget, prepares it

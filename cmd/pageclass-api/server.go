@@ -75,7 +75,15 @@ type options struct {
 	MaxBatch      int
 	BatchWait     time.Duration
 	NoBatch       bool
+	// MaxRender is the per-request budget of time spent decoding and
+	// preparing pages; 0 means defaultMaxRender.
+	MaxRender time.Duration
 }
+
+// defaultMaxRender is the rendering time one request may spend on its
+// pages (-max-render): 50 A4 pages at 150 dpi take about 10 s on one
+// core, so only documents whose pages cost far more than pages do reach it.
+const defaultMaxRender = 60 * time.Second
 
 func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Config, "config", "", "configuration file ([OUTPUT] FOLDER_MODELS, [HUB] repo_name); default: PAGECLASS_CONFIG, else setup/config.txt in the working directory, beside the executable, in share/archivekit, else the built-in copy")
@@ -87,6 +95,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.MaxBatch, "max-batch", batcher.DefaultMaxBatch, "largest batch of pages sent to a model")
 	fs.DurationVar(&o.BatchWait, "batch-wait", batcher.DefaultMaxWait, "how long an idle model waits for a fuller batch (0: none, run at once)")
 	fs.BoolVar(&o.NoBatch, "no-batching", false, "run each request's pages on their own (no cross-request batching)")
+	fs.DurationVar(&o.MaxRender, "max-render", defaultMaxRender, "time one request may spend decoding and preparing its pages; a PDF over it is refused with 422 between pages")
 }
 
 // loadConfig reads the configuration found by internal/resources (flag,
@@ -156,6 +165,8 @@ type server struct {
 	comps *licence.Components
 	// jobs is the job API's queue (nil without JOBS_DIR).
 	jobs *jobs.Queue
+	// maxRender is the per-request rendering budget (-max-render).
+	maxRender time.Duration
 }
 
 func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) (*server, error) {
@@ -185,7 +196,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	if o.MaxBatch < 1 {
 		return nil, fmt.Errorf("pageclass-api: -max-batch %d: want at least 1", o.MaxBatch)
 	}
-	s := &server{decode: imageio.DefaultOptions}
+	s := &server{decode: imageio.DefaultOptions, maxRender: cmp.Or(o.MaxRender, defaultMaxRender)}
 	if s.maxPDFPages, err = service.EnvInt(lookup, EnvMaxPDFPages, defaultMaxPDFPages, 1, 10000); err != nil {
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
 	}
@@ -212,10 +223,13 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		DefaultRequestTimeout: 120 * time.Second,
 		WarmUp:                s.warmUp,
 		OpenAPI:               openapiJSON,
-		OnStop:                s.close,
-		LookupEnv:             lookup,
-		LogOutput:             logOut,
-		Index:                 newIndex(s.maxPDFPages, s.decode),
+		// The browser interface loads without the API token; its calls
+		// to /info and the predict routes send it (app.js asks for it).
+		Pages:     []string{"GET /frontend", "GET /frontend/{asset}"},
+		OnStop:    s.close,
+		LookupEnv: lookup,
+		LogOutput: logOut,
+		Index:     newIndex(s.maxPDFPages, s.decode),
 	})
 	if err != nil {
 		return nil, err

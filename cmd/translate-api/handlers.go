@@ -29,6 +29,26 @@ import (
 // maxFieldBytes bounds one scalar form field.
 const maxFieldBytes = 64 << 10
 
+// Memory estimate of one request (memoryEstimate), fitted to two
+// measurements of the peak resident memory above the warm service
+// (docs/services.md): the 35 MB ALTO of TestTwoBigALTOMemory (569,856
+// nodes, 977 MiB) and the dense 15.9 MB ALTO of
+// BenchmarkLargeDocumentMemory (984,000 nodes, 858 MiB) give about 600
+// bytes per XML node ('<' in the document) and 19.4 per byte of document;
+// the estimate rounds up (20) and adds requestBase (1,004 and 874 MiB).
+const (
+	bytesPerNode = 600
+	bytesPerByte = 20
+	requestBase  = 8 << 20
+)
+
+// memoryEstimate is the memory a request for src (and baseline) is
+// admitted with.
+func memoryEstimate(src, baseline []byte) int64 {
+	nodes := int64(bytes.Count(src, []byte("<")))
+	return requestBase + nodes*bytesPerNode + int64(len(src)+len(baseline))*bytesPerByte
+}
+
 // freeAfterBytes: after a document larger than this, memory is returned to
 // the system at once (debug.FreeOSMemory).
 const freeAfterBytes = 4 << 20
@@ -134,6 +154,16 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// Admission by memory: the document's estimated peak against the
+	// process budget (MEMORY_BUDGET_MB or the container limit).
+	release, err := s.mem.Acquire(r.Context(), memoryEstimate(q.src, q.baseline))
+	if err != nil {
+		if errors.Is(err, service.ErrOverBudget) {
+			service.WriteOverBudget(w, err)
+		}
+		return
+	}
+	defer release()
 	if len(q.src) > freeAfterBytes {
 		// A large document leaves hundreds of MB of garbage (tree, edits,
 		// alignment): give it back to the system once answered instead of

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -152,5 +153,58 @@ func BenchmarkLargeDocumentMemory(b *testing.B) {
 		b.ReportMetric(float64(len(doc))/(1<<20), "doc-MiB")
 		b.ReportMetric(float64(peak-warm)/1024, "peak-MiB")
 		b.ReportMetric(float64(after-warm)/1024, "after-MiB")
+	}
+}
+
+// TestMisSetFieldListIsNotQuoted: AMCR_FIELDS_PATH pointing at a file that
+// is not a field list (here a token file) is named, with its line, in the
+// 422 of a metadata request and in /health?deep=true; its content is not.
+func TestMisSetFieldListIsNotQuoted(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	const secret = "ghp_S3cretT0kenThatMustNotLeak"
+	path := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"AMCR_FIELDS_PATH": path}))
+	body, ct := multipartBody(t, part{Field: "file", Name: "r.xml", File: true, Data: nested(1)})
+	resp := post(t, ts.URL+"/translate?is_alto=false", ct, body)
+	b := readBody(t, resp)
+	if resp.StatusCode != http.StatusUnprocessableEntity || strings.Contains(string(b), secret) || !strings.Contains(string(b), path+":1") {
+		t.Errorf("metadata request %d: %s", resp.StatusCode, b)
+	}
+	resp, err := http.Get(ts.URL + "/health?deep=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = readBody(t, resp)
+	if strings.Contains(string(b), secret) || !strings.Contains(string(b), path+":1") {
+		t.Errorf("deep health %d: %s", resp.StatusCode, b)
+	}
+}
+
+// TestHostedDefaultNotice: with TRANSLATION_URL unset the service says, in
+// one log line naming the host, that text goes to the public hosted API;
+// with it set, it says nothing of the kind.
+func TestHostedDefaultNotice(t *testing.T) {
+	for _, tc := range []struct {
+		url    string
+		notice bool
+	}{{"", true}, {"http://127.0.0.1:9", false}} {
+		env := testEnv(tc.url, nil)
+		if tc.url == "" {
+			delete(env, "TRANSLATION_URL")
+		}
+		var logs bytes.Buffer
+		s, err := newServer(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &logs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.close()
+		got := strings.Count(logs.String(), "hosted translation service at lindat.mff.cuni.cz")
+		if (got == 1) != tc.notice || got > 1 {
+			t.Errorf("TRANSLATION_URL=%q: %d notices in %s", tc.url, got, logs.String())
+		}
 	}
 }

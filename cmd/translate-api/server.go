@@ -125,6 +125,7 @@ type warmth struct {
 // keeps no per-request state.
 type server struct {
 	svc    *service.Service
+	mem    *service.MemoryBudget // requests admitted by estimated memory
 	log    *slog.Logger
 	set    settings
 	getenv func(string) string
@@ -198,6 +199,21 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		return nil, err
 	}
 	s.log = s.svc.Logger
+	rss, _ := service.ProcessRSS()
+	mem, notes, err := service.LoadMemoryBudget(lookup, rss)
+	if err != nil {
+		s.close()
+		return nil, fmt.Errorf("translate-api: configuration: %w", err)
+	}
+	s.mem = mem
+	for _, n := range notes {
+		s.log.Info(n)
+	}
+	if m, ok := s.first.(*mtapi.Backend); ok {
+		if n := m.HostedNotice(); n != "" {
+			s.log.Warn(n)
+		}
+	}
 	s.svc.Metrics.DeclareCounter(metricUnits, "Units (ALTO blocks, metadata fields) translated.", "")
 	s.svc.Metrics.DeclareCounter(metricBackendErrors, "Backend calls that failed after all retries, and translations that failed on the backend.", "")
 	if s.jobs, err = jobs.Setup(s.svc, lookup, jobs.Options{Path: "/translate", Handler: http.HandlerFunc(s.serveTranslate)}); err != nil {

@@ -459,6 +459,9 @@ func (r *runner) openSession(ctx context.Context) (*session.Session, *atomic.Boo
 	}
 	be := sess.Backend
 	if m, ok := be.(*mtapi.Backend); ok {
+		if n := m.HostedNotice(); n != "" {
+			r.log.Warn(n)
+		}
 		pd.SetConfig("translation_api", m.BaseURL())
 		pairs, from := m.Models(ctx)
 		pd.SetConfig("translation_models", pairs)

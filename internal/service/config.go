@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -25,12 +26,22 @@ const (
 	EnvMaxUploadMB      = "MAX_UPLOAD_MB"
 	EnvMaxUploadBytes   = "MAX_UPLOAD_BYTES"
 	EnvReload           = "RELOAD"
+	// EnvAPIToken is the bearer token every route but the probes and the
+	// static pages requires; unset, the service is open.
+	EnvAPIToken = "API_TOKEN"
+	// EnvAPITokenFile names a file holding the token (a mounted Secret);
+	// only one of API_TOKEN and API_TOKEN_FILE may be set.
+	EnvAPITokenFile = "API_TOKEN_FILE"
 	// EnvRequestTimeout is the deadline of one work request, from its
 	// arrival to its answer, in seconds.
 	EnvRequestTimeout = "REQUEST_TIMEOUT_S"
 	// EnvMaxConcurrent is the number of heavy (non-GET) requests served
 	// at once; more are answered 503 with Retry-After.
 	EnvMaxConcurrent = "MAX_CONCURRENT_REQUESTS"
+	// EnvMaxPerClient is the number of heavy requests one client (one
+	// remote IP address) may have served at once; more get 503 with
+	// Retry-After.
+	EnvMaxPerClient = "MAX_CONCURRENT_PER_CLIENT"
 	// EnvBodyTimeout is the longest time a request body may take to
 	// arrive, in seconds.
 	EnvBodyTimeout = "BODY_TIMEOUT_S"
@@ -106,6 +117,11 @@ type Config struct {
 	// MaxConcurrent is the number of heavy requests served at once
 	// (MAX_CONCURRENT_REQUESTS; 0 when unset, as RequestTimeout).
 	MaxConcurrent int
+	// MaxPerClient is the number of heavy requests one remote address
+	// may have served at once (MAX_CONCURRENT_PER_CLIENT; 0 when unset:
+	// New applies MaxConcurrent less a quarter, at least 1, which keeps a
+	// quarter of the slots for other clients).
+	MaxPerClient int
 	// BodyTimeout bounds the time a request body takes to arrive
 	// (BODY_TIMEOUT_S, default 120 s).
 	BodyTimeout time.Duration
@@ -113,9 +129,13 @@ type Config struct {
 	// second after BodyGrace (BODY_MIN_BYTES_PER_S, default 16384; 0
 	// turns the rate check off).
 	BodyMinRate int64
+	// Token is the bearer token clients must send (API_TOKEN or the
+	// content of API_TOKEN_FILE); "" means none is required. Never log it.
+	Token string
 	// Build names the container image the service runs in (DOCKER_IMAGE,
 	// RUNNER_REF; both empty outside an image), for /info.
-	Build Build
+	Build      Build
+	originsSet bool // ALLOWED_ORIGINS is set
 	// Warnings are notes about the environment that do not stop start-up
 	// (for example RELOAD, which has no effect here); Run logs them.
 	Warnings []string
@@ -146,9 +166,12 @@ type Origins struct {
 	List []string
 }
 
-// Allows reports whether a request from origin may be answered with CORS headers.
+// Allows reports whether a request from origin may be answered with CORS
+// headers; "null" never is.
 func (o Origins) Allows(origin string) bool {
-	if origin == "" {
+	if origin == "" || normaliseOrigin(origin) == "null" {
+		// "null" is the origin of sandboxed frames, file: pages and
+		// redirects: any page can claim it, so it is never allowed.
 		return false
 	}
 	if o.All {
@@ -161,6 +184,17 @@ func (o Origins) Allows(origin string) bool {
 		}
 	}
 	return false
+}
+
+// String is the setting for the start-up log: "*", "none" or the list.
+func (o Origins) String() string {
+	switch {
+	case o.All:
+		return "*"
+	case len(o.List) == 0:
+		return "none"
+	}
+	return strings.Join(o.List, ",")
 }
 
 func normaliseOrigin(s string) string {
@@ -209,7 +243,54 @@ func LoadConfig(lookup func(string) (string, bool), defaultMaxUploadMB float64) 
 			return c, err
 		}
 	}
+	if err := readToken(&c, lookup); err != nil {
+		return c, err
+	}
+	if c.Token != "" && !c.originsSet {
+		// A service closed by a token is closed to other origins too
+		// unless ALLOWED_ORIGINS lists them (the spec's "unset allows
+		// every origin" holds for the open service).
+		c.Origins = Origins{}
+	}
 	return c, nil
+}
+
+// readToken reads API_TOKEN or API_TOKEN_FILE. The errors name the
+// variable and the file, never the content.
+func readToken(c *Config, lookup func(string) (string, bool)) error {
+	v, inline := lookup(EnvAPIToken)
+	path, fromFile := lookup(EnvAPITokenFile)
+	switch {
+	case inline && fromFile:
+		return fmt.Errorf("both %s and %s are set: set one", EnvAPIToken, EnvAPITokenFile)
+	case fromFile:
+		path = strings.TrimSpace(path)
+		if path == "" {
+			return fmt.Errorf("%s is set but empty: give it the token file's path or unset it", EnvAPITokenFile)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", EnvAPITokenFile, err)
+		}
+		v = string(data)
+	case !inline:
+		return nil
+	}
+	v = strings.TrimSpace(v)
+	name := EnvAPIToken
+	if fromFile {
+		name = fmt.Sprintf("%s (%s)", EnvAPITokenFile, path)
+	}
+	if v == "" {
+		return fmt.Errorf("%s is empty: give a token or unset it to leave the service open", name)
+	}
+	for _, r := range v {
+		if r <= ' ' || r > '~' {
+			return fmt.Errorf("%s holds characters a bearer token cannot carry (spaces, line breaks, control or non-ASCII characters; the content is not shown)", name)
+		}
+	}
+	c.Token = v
+	return nil
 }
 
 // variable describes one shared variable: how its value sets the
@@ -292,7 +373,10 @@ var variables = []variable{
 		c.GracefulShutdown, err = seconds(EnvGracefulShutdown, v, true, 24*time.Hour, "is not a number of seconds (0 or more)")
 		return err
 	}},
-	{name: EnvAllowedOrigins, raw: true, set: func(c *Config, v string) error { c.Origins = ParseOrigins(v, true); return nil }},
+	{name: EnvAllowedOrigins, raw: true, set: func(c *Config, v string) error {
+		c.Origins, c.originsSet = ParseOrigins(v, true), true
+		return nil
+	}},
 	{name: EnvMaxUploadMB, set: func(c *Config, v string) error {
 		n, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(n > 0) || n > 1<<20 {
@@ -315,6 +399,10 @@ var variables = []variable{
 	}},
 	{name: EnvMaxConcurrent, set: func(c *Config, v string) (err error) {
 		c.MaxConcurrent, err = whole[int](EnvMaxConcurrent, v, 1, 1<<20, "is not a positive whole number")
+		return err
+	}},
+	{name: EnvMaxPerClient, set: func(c *Config, v string) (err error) {
+		c.MaxPerClient, err = whole[int](EnvMaxPerClient, v, 1, 1<<20, "is not a positive whole number")
 		return err
 	}},
 	{name: EnvBodyMinRate, set: func(c *Config, v string) (err error) {

@@ -186,7 +186,7 @@ func TestLoadConfigOrder(t *testing.T) {
 	}
 	want := []string{EnvDockerImage, EnvRunnerRef, EnvHost, EnvPort, EnvLogLevel, EnvLogFormat, EnvGracefulShutdown,
 		EnvAllowedOrigins, EnvMaxUploadMB, EnvMaxUploadBytes, EnvMaxUploadMB, EnvRequestTimeout, EnvBodyTimeout,
-		EnvMaxConcurrent, EnvBodyMinRate, EnvReload}
+		EnvMaxConcurrent, EnvMaxPerClient, EnvBodyMinRate, EnvReload, EnvAPIToken, EnvAPITokenFile}
 	if strings.Join(read, " ") != strings.Join(want, " ") {
 		t.Errorf("read %v\nwant %v", read, want)
 	}

@@ -99,37 +99,44 @@ func (b *timedBody) drain(now time.Time) {
 	_ = b.rc.SetReadDeadline(b.deadline())
 }
 
-// bodySet holds the bodies being read, for the drain to tighten them.
+// drainer is a body being read or an answer being written: a drain
+// brings its deadline forward.
+type drainer interface{ drain(now time.Time) }
+
+// bodySet holds the bodies being read and the answers being written, for
+// the drain to tighten their deadlines.
 type bodySet struct {
 	mu     sync.Mutex
-	bodies map[*timedBody]struct{}
+	bodies map[drainer]struct{}
 	drain  time.Time
 }
 
-func (s *bodySet) add(b *timedBody) {
+func (s *bodySet) add(b drainer) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.bodies == nil {
-		s.bodies = map[*timedBody]struct{}{}
+		s.bodies = map[drainer]struct{}{}
 	}
 	s.bodies[b] = struct{}{}
-	if !s.drain.IsZero() {
-		b.drainBy = s.drain.Add(DrainBodyGrace)
+	began := s.drain
+	s.mu.Unlock()
+	if !began.IsZero() {
+		b.drain(began)
 	}
 }
 
-func (s *bodySet) remove(b *timedBody) {
+func (s *bodySet) remove(b drainer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.bodies, b)
 }
 
-// beginDrain tightens the deadline of every body still arriving.
+// beginDrain tightens the deadline of every body still arriving and every
+// answer still being written.
 func (s *bodySet) beginDrain() {
 	s.mu.Lock()
 	now := time.Now()
 	s.drain = now
-	list := make([]*timedBody, 0, len(s.bodies))
+	list := make([]drainer, 0, len(s.bodies))
 	for b := range s.bodies {
 		list = append(list, b)
 	}
@@ -161,12 +168,11 @@ func BodyError(err error) bool {
 
 // deadlineFor runs h under the request deadline (REQUEST_TIMEOUT_S) and
 // answers 503 when the deadline passed before h wrote anything.
-func (s *Service) withDeadline(w http.ResponseWriter, r *http.Request, h http.Handler) {
+func (s *Service) withDeadline(w *answer, r *http.Request, h http.Handler) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.Config.RequestTimeout)
 	defer cancel()
 	h.ServeHTTP(w, r.WithContext(ctx))
-	rec, ok := w.(*recorder)
-	if ok && rec.status == 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && r.Context().Err() == nil {
+	if w.status == 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && r.Context().Err() == nil {
 		w.Header().Set("Connection", "close")
 		WriteError(w, http.StatusServiceUnavailable, fmt.Sprintf(
 			"the request was not finished within REQUEST_TIMEOUT_S=%g s and its work was stopped", s.Config.RequestTimeout.Seconds()))

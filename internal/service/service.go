@@ -127,6 +127,10 @@ type Options struct {
 	LookupEnv func(string) (string, bool)
 	// LogOutput receives the log records; nil means os.Stdout.
 	LogOutput io.Writer
+	// Pages are the tool's GET routes of static browser pages (HTML,
+	// scripts, styles, such as "GET /frontend/{asset}") that load without
+	// the API token when API_TOKEN is set; the API calls they make need it.
+	Pages []string
 	// Index, when not nil, has the service answer GET / and GET /info
 	// (see Index and Route); nil leaves both unanswered.
 	Index *Index
@@ -142,15 +146,16 @@ type Service struct {
 	// Metrics is served at /metrics; tools record batching and model loading here.
 	Metrics *Metrics
 
-	opts     Options
-	mux      *http.ServeMux
-	handler  http.Handler
-	state    atomic.Int32
-	inFlight atomic.Int64
-	openapi  []byte
-	bodies   bodySet
-	slots    chan struct{} // one token per heavy request being served
-	routes   []Endpoint    // the tool's routes listed by /info, as registered
+	opts      Options
+	mux       *http.ServeMux
+	handler   http.Handler
+	state     atomic.Int32
+	inFlight  atomic.Int64
+	openapi   []byte
+	bodies    bodySet
+	slots     chan struct{} // one token per heavy request being served
+	perClient clients       // heavy requests in the slots, by client address
+	routes    []Endpoint    // the tool's routes listed by /info, as registered
 
 	stopOnce sync.Once
 	stop     chan os.Signal // first SIGTERM/SIGINT
@@ -184,6 +189,9 @@ func New(opts Options) (*Service, error) {
 	if cfg.MaxConcurrent == 0 {
 		cfg.MaxConcurrent = cmp.Or(opts.DefaultMaxConcurrent, DefaultMaxConcurrent)
 	}
+	if cfg.MaxPerClient == 0 {
+		cfg.MaxPerClient = max(1, cfg.MaxConcurrent-cfg.MaxConcurrent/4)
+	}
 	out := opts.LogOutput
 	if out == nil {
 		out = os.Stdout
@@ -213,7 +221,7 @@ func New(opts Options) (*Service, error) {
 	s.Handle("GET /docs", http.HandlerFunc(serveDocsPage))
 	s.Handle("GET /docs/{asset}", http.HandlerFunc(serveDocsAsset))
 	s.handleIndex()
-	s.handler = s.logRequests(s.cors(http.HandlerFunc(s.route)))
+	s.handler = s.logRequests(s.cors(s.auth(http.HandlerFunc(s.route))))
 	return s, nil
 }
 
@@ -345,14 +353,17 @@ func (s *Service) serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(s.openapi)
 }
 
-// work wraps a tool route: state gate, concurrency cap, in-flight count,
-// upload cap, body deadlines, request deadline.
+// work wraps a tool route: state gate, in-flight count, upload cap, body
+// deadlines, the body read to its end (spooled) before a heavy request
+// takes a work slot, the per-client cap, request deadline and answer
+// write deadlines.
 func (s *Service) work(h http.Handler, heavy bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		base := w
-		if rec, ok := w.(*recorder); ok {
-			base = rec.ResponseWriter
+		rec, ok := w.(*recorder)
+		if !ok {
+			rec = &recorder{ResponseWriter: w}
 		}
+		base := rec.ResponseWriter
 		switch s.State() {
 		case Starting:
 			skipBody(base, r)
@@ -367,17 +378,11 @@ func (s *Service) work(h http.Handler, heavy bool) http.Handler {
 			WriteError(w, http.StatusServiceUnavailable, "the service is shutting down: retry the request on another replica")
 			return
 		}
-		if heavy {
-			select {
-			case s.slots <- struct{}{}:
-				defer func() { <-s.slots }()
-			default:
-				skipBody(base, r)
-				w.Header().Set("Retry-After", "1")
-				WriteError(w, http.StatusServiceUnavailable, fmt.Sprintf(
-					"the service is busy: %d requests are being served (MAX_CONCURRENT_REQUESTS); retry shortly", cap(s.slots)))
-				return
-			}
+		if heavy && len(s.slots) == cap(s.slots) {
+			// Full now: refuse before reading a body that could not be served.
+			skipBody(base, r)
+			s.refuseBusy(w, errBusy)
+			return
 		}
 		s.inFlight.Add(1)
 		defer s.inFlight.Add(-1)
@@ -396,7 +401,26 @@ func (s *Service) work(h http.Handler, heavy bool) http.Handler {
 			r.Body = http.MaxBytesReader(base, r.Body, limit)
 		}
 		defer s.limitBody(base, r)()
-		s.withDeadline(w, r, h)
+		var held *slot
+		if heavy {
+			// The body arrives before the work slot is taken: a client
+			// trickling its body holds a connection, never a slot.
+			remove, err := spool(r)
+			defer remove()
+			if err != nil {
+				WriteBodyError(w, err)
+				return
+			}
+			if held, err = s.acquire(r); err != nil {
+				s.refuseBusy(w, err)
+				return
+			}
+			defer held.release()
+		}
+		a := &answer{recorder: rec, rc: http.NewResponseController(base), slot: held, rate: s.Config.BodyMinRate}
+		s.bodies.add(a)
+		defer s.bodies.remove(a)
+		s.withDeadline(a, r, h)
 	})
 }
 
@@ -507,6 +531,9 @@ var knownMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT
 func (s *Service) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		// A work route's answer leaves a write deadline on the
+		// connection; the next request on it starts without one.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 		rec := &recorder{ResponseWriter: w}
 		defer func() {
 			if rec.status == 0 {
@@ -592,10 +619,15 @@ func (s *Service) Run() int {
 	for _, w := range s.Config.Warnings {
 		s.Logger.Warn(w)
 	}
+	if s.Config.Token == "" {
+		s.Logger.Warn("no API_TOKEN or API_TOKEN_FILE: every route is open to whoever can reach the port")
+	}
 	s.Logger.Info("starting", "version", s.opts.Version, "addr", s.Config.Addr(),
 		"max_upload_bytes", s.Config.MaxUploadBytes, "graceful_shutdown_s", s.Config.GracefulShutdown.Seconds(),
 		"request_timeout_s", s.Config.RequestTimeout.Seconds(), "max_concurrent_requests", s.Config.MaxConcurrent,
-		"body_timeout_s", s.Config.BodyTimeout.Seconds(), "body_min_bytes_per_s", s.Config.BodyMinRate)
+		"max_concurrent_per_client", s.Config.MaxPerClient,
+		"body_timeout_s", s.Config.BodyTimeout.Seconds(), "body_min_bytes_per_s", s.Config.BodyMinRate,
+		"token_required", s.Config.Token != "", "allowed_origins", s.Config.Origins.String())
 
 	// Warm-up, interruptible by a signal.
 	ctx, cancel := context.WithCancel(context.Background())

@@ -281,3 +281,29 @@ func TestTileHeightBoundsLineBuffers(t *testing.T) {
 		t.Logf("libvips held at most %.1f MiB", float64(got)/(1<<20))
 	}
 }
+
+// TestPDFPageRenderBudget: a PDF page of 85 × 85 inches (12,750 pixels a
+// side at 150 dpi; a few hundred bytes of PDF) is rendered at a DPI that
+// fits 2560 × 2560 pixels, the render budget of a PDF page, not at the
+// 4096 × 4096 decode budget of images: rendering costs time in proportion
+// to the pixels, blank or not.
+func TestPDFPageRenderBudget(t *testing.T) {
+	d, err := Decode(hostile.PDF(3, 85, 85), "huge.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	img, err := d.Page(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := img.W * img.H
+	t.Logf("85-inch page rendered at %d×%d in %.2f s (render time counted %.2f s)", img.W, img.H, time.Since(start).Seconds(), d.RenderTime().Seconds())
+	if n > 2560*2560 || n < 2560*2560*8/10 {
+		t.Errorf("85-inch page rendered to %d×%d (%d pixels), want at most and near 2560×2560", img.W, img.H, n)
+	}
+	if d.RenderTime() <= 0 || d.RenderTime() > time.Since(start) {
+		t.Errorf("render time %v, want within the %v the page took", d.RenderTime(), time.Since(start))
+	}
+	ReleaseMemory()
+}

@@ -64,8 +64,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/davidbyttow/govips/v2/vips"
 
@@ -97,6 +100,31 @@ type Options struct {
 	// Renderer renders PDF pages: RendererPoppler (or "": libvips and
 	// poppler) or RendererPDFium (LoadPDFium first).
 	Renderer string
+	// MaxPDFPagePixels is the largest width × height a PDF page is
+	// rendered to (the lower of it and MaxDecodePixels applies): a larger
+	// page is rendered at a lower DPI. Rendering costs CPU time in
+	// proportion to the pixels, blank or not, so a page of a few bytes
+	// could otherwise cost seconds. 0 means DefaultMaxPDFPagePixels; a
+	// negative MaxDecodePixels turns it off too.
+	MaxPDFPagePixels int64
+}
+
+// DefaultMaxPDFPagePixels is the default render budget of one PDF page
+// (2560×2560, 6.6 million pixels): an A3 page at 150 dpi (1754×2480)
+// fits, and its short side is still more than six times the largest
+// model input (384 pixels).
+const DefaultMaxPDFPagePixels = 2560 * 2560
+
+// pdfPageBudget is the most pixels a PDF page is rendered to: the lower of
+// MaxDecodePixels and MaxPDFPagePixels (0 or less: no budget).
+func (o Options) pdfPageBudget() int64 {
+	if o.MaxDecodePixels <= 0 {
+		return o.MaxDecodePixels
+	}
+	if o.MaxPDFPagePixels > 0 {
+		return min(o.MaxDecodePixels, o.MaxPDFPagePixels)
+	}
+	return o.MaxDecodePixels
 }
 
 // DefaultMaxDecodePixels is the default pixel budget of one decoded page
@@ -110,7 +138,7 @@ const DefaultMaxDecodePixels = 1 << 24
 const MaxPixelsInFlight = 2 * DefaultMaxDecodePixels
 
 // DefaultOptions are the options used by Open and Decode.
-var DefaultOptions = Options{DPI: DefaultDPI, MaxPixels: DefaultMaxPixels, MaxDecodePixels: DefaultMaxDecodePixels}
+var DefaultOptions = Options{DPI: DefaultDPI, MaxPixels: DefaultMaxPixels, MaxDecodePixels: DefaultMaxDecodePixels, MaxPDFPagePixels: DefaultMaxPDFPagePixels}
 
 // Extensions lists the file extensions (lower case, with the dot) that
 // Supported accepts.
@@ -170,6 +198,8 @@ type Doc struct {
 	// not be read.
 	labels   []string
 	labelErr error
+	// rendering is the time spent in open and decode, in nanoseconds.
+	rendering atomic.Int64
 }
 
 // Supported reports whether path has one of the Extensions (any case).
@@ -260,6 +290,9 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 	}
 	if o.MaxDecodePixels == 0 {
 		o.MaxDecodePixels = DefaultMaxDecodePixels
+	}
+	if o.MaxPDFPagePixels <= 0 {
+		o.MaxPDFPagePixels = DefaultMaxPDFPagePixels
 	}
 	if len(data) == 0 {
 		return nil, &Error{Name: name, Err: errors.New("empty file")}
@@ -360,6 +393,21 @@ func (d *Doc) Label(i int) string {
 // were read or the document has none.
 func (d *Doc) LabelError() error { return d.labelErr }
 
+// RenderTime is the time spent so far on the pages of d: opening and
+// decoding them and the callers' use of the pixels in Use (waits for the
+// process-wide pixel budget excluded), for a caller's per-document budget:
+// a PDF page's rendering cannot be interrupted, so the caller checks it
+// between pages.
+func (d *Doc) RenderTime() time.Duration { return time.Duration(d.rendering.Load()) }
+
+// ReleaseMemory returns memory freed by decoding to the system: the C
+// heap's free pages (poppler's and libvips'), then the Go heap's. Call it
+// after a large document; it costs a few milliseconds.
+func ReleaseMemory() {
+	libvips.ReleaseMemory()
+	debug.FreeOSMemory()
+}
+
 // Page decodes page i (0-based) to RGB. The decoding takes a slot of the
 // process-wide pixel budget (MaxPixelsInFlight); the returned pixels are a
 // Go copy that does not count against it, so a caller that holds many
@@ -383,10 +431,13 @@ func (d *Doc) Page(i int) (Image, error) {
 // done (a ctx done before the call decodes nothing), and returns fn's error
 // as it is; decoding errors are *Error values naming the file.
 func (d *Doc) Use(ctx context.Context, i int, fn func(Image) error) error {
+	start := time.Now()
 	if d.IsPDF() && d.opts.pdfium() {
+		defer func() { d.rendering.Add(int64(time.Since(start))) }()
 		return d.usePDFium(ctx, i, fn)
 	}
 	ref, err := d.open(i)
+	d.rendering.Add(int64(time.Since(start)))
 	if err != nil {
 		return d.wrap(i, err)
 	}
@@ -396,6 +447,8 @@ func (d *Doc) Use(ctx context.Context, i int, fn func(Image) error) error {
 		return d.wrap(i, err)
 	}
 	defer inFlight.release(n)
+	start = time.Now() // the wait for a slot is not rendering
+	defer func() { d.rendering.Add(int64(time.Since(start))) }()
 	img, free, err := d.decode(ref)
 	ref.Close() // the decoding pipeline goes; img's memory stays until free
 	if err != nil {
@@ -434,6 +487,9 @@ func (d *Doc) open(i int) (*vips.ImageRef, error) {
 		return nil, err
 	}
 	budget := d.opts.MaxDecodePixels
+	if d.IsPDF() {
+		budget = d.opts.pdfPageBudget()
+	}
 	w, h := int64(ref.Width()), int64(ref.Height())
 	if budget <= 0 || w*h <= budget {
 		return ref, nil

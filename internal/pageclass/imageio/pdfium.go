@@ -96,7 +96,7 @@ func (d *Doc) usePDFium(ctx context.Context, i int, fn func(Image) error) error 
 	if w*h > d.opts.MaxPixels {
 		return d.wrap(i, fmt.Errorf("%w: %d×%d = %d pixels, limit %d", ErrTooManyPixels, w, h, w*h, d.opts.MaxPixels))
 	}
-	if budget := d.opts.MaxDecodePixels; budget > 0 && w*h > budget {
+	if budget := d.opts.pdfPageBudget(); budget > 0 && w*h > budget {
 		dpi := max(1, int(float64(d.opts.DPI)*math.Sqrt(float64(budget)/float64(w*h))))
 		w, h = pdfPixels(pw, ph, float64(dpi))
 	}

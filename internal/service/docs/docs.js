@@ -191,12 +191,20 @@
       var opts = { method: method.toUpperCase() };
       if (fd) opts.body = fd;
       if (body !== null) { opts.body = body; opts.headers = { "Content-Type": "application/json" }; }
+      // A service with API_TOKEN wants the token: asked for on the first
+      // 401 and kept for this tab (sessionStorage), as the classifier's page does.
+      var token = sessionStorage.getItem("archivekit-token");
+      if (token) { opts.headers = opts.headers || {}; opts.headers["Authorization"] = "Bearer " + token; }
       out.hidden = false;
       out.textContent = "sending…";
       var started = performance.now();
       // Paths in the document are absolute from the service root; the page is
       // /docs, so a relative URL keeps working behind a path prefix.
       fetch(url.replace(/^\//, "") + (qs ? "?" + qs : ""), opts).then(function (resp) {
+        if (resp.status === 401) {
+          var t = window.prompt("This service needs its access token (API_TOKEN); send the request again after entering it:");
+          if (t) sessionStorage.setItem("archivekit-token", t.trim());
+        }
         var ct = resp.headers.get("Content-Type") || "";
         var head = resp.status + " " + resp.statusText + "  (" + Math.round(performance.now() - started) + " ms, " + (ct || "no content type") + ")\n\n";
         out.className = "result " + (resp.ok ? "status-ok" : "status-err");

@@ -3,6 +3,7 @@ package metadata
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -79,14 +80,26 @@ type step struct {
 	prefix, local string // local "*" matches any name
 }
 
-// Compile parses an XPath expression of the supported subset.
+// Compile parses an XPath expression of the supported subset. The error
+// quotes the expression.
 func Compile(expr string) (*XPath, error) {
+	x, err := compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("xpath %q: %w", expr, err)
+	}
+	return x, nil
+}
+
+// compile is Compile with an error that names the problem and the step's
+// position but quotes nothing of the expression, for field lists whose
+// lines may be anything (a mis-set path pointing at a secret).
+func compile(expr string) (*XPath, error) {
 	e := strings.TrimSpace(expr)
 	if !strings.HasPrefix(e, "/") {
-		return nil, fmt.Errorf("xpath %q: only absolute paths are supported", expr)
+		return nil, errors.New("only absolute paths are supported")
 	}
 	x := &XPath{Expr: e}
-	for e != "" {
+	for n := 1; e != ""; n++ {
 		desc := strings.HasPrefix(e, "//")
 		if desc {
 			e = e[2:]
@@ -100,13 +113,13 @@ func Compile(expr string) (*XPath, error) {
 			e = ""
 		}
 		if name == "" || strings.ContainsAny(name, "[]()@=|\"' ") || strings.Contains(name, "::") || name == "." || name == ".." {
-			return nil, fmt.Errorf("xpath %q: unsupported step %q (only prefix:name, name and * steps)", expr, name)
+			return nil, fmt.Errorf("step %d is not supported (only prefix:name, name and * steps)", n)
 		}
 		st := step{descendant: desc, local: name}
 		if i := strings.IndexByte(name, ':'); i >= 0 {
 			st.prefix, st.local = name[:i], name[i+1:]
 			if st.prefix == "" || st.local == "" || strings.Contains(st.local, ":") {
-				return nil, fmt.Errorf("xpath %q: bad name %q", expr, name)
+				return nil, fmt.Errorf("step %d is not a name (prefix:name)", n)
 			}
 		}
 		x.steps = append(x.steps, st)
@@ -192,9 +205,10 @@ func ParseFields(name string, data []byte) ([]*XPath, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		x, err := Compile(line)
+		x, err := compile(line)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+			// The line is not quoted: the file may not be a field list at all.
+			return nil, fmt.Errorf("%s:%d: not an XPath target: %w", name, n, err)
 		}
 		out = append(out, x)
 	}

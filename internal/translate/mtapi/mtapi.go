@@ -168,6 +168,20 @@ func (b *Backend) Placeholders() (backend.Protection, bool) {
 // BaseURL returns the API base URL in use (for the run metadata).
 func (b *Backend) BaseURL() string { return b.cfg.BaseURL }
 
+// HostedNotice is the one-line notice a command gives when the backend
+// sends text to the public hosted API because TRANSLATION_URL (and its
+// alias) is unset, the spec's default; "" for any other address.
+func (b *Backend) HostedNotice() string {
+	if b.cfg.BaseURL != strings.TrimRight(DefaultBaseURL, "/") {
+		return ""
+	}
+	host := b.cfg.BaseURL
+	if u, err := url.Parse(host); err == nil {
+		host = u.Host
+	}
+	return fmt.Sprintf("document text is sent to the public hosted translation service at %s (TRANSLATION_URL is unset, the default): set TRANSLATION_URL to a self-hosted service to keep it in house", host)
+}
+
 // Models returns the offered "<src>-<tgt>" pairs, sorted, and where they
 // came from: "api" or "builtin (<reason>)". The list is read once, with a
 // single attempt (no retries) so an unreachable API falls back quickly.

@@ -110,7 +110,7 @@ func Parse(r io.Reader, name string) (*Vocabulary, error) {
 		header[i] = strings.ToLower(strings.TrimSpace(header[i]))
 	}
 	if !equal(header, twoColumns) && !equal(header, fiveColumns) {
-		return nil, fmt.Errorf("%s:%d: header %q, want %s or %s", name, 1+skippedLines, strings.Join(header, ","),
+		return nil, fmt.Errorf("%s:%d: %s, want %s or %s", name, 1+skippedLines, describeHeader(header),
 			strings.Join(twoColumns, ","), strings.Join(fiveColumns, ","))
 	}
 	seen := map[string]int{}
@@ -357,4 +357,16 @@ func (v *Vocabulary) Glossary(text string, max int) [][2]string {
 		out[i] = [2]string{e.Source, e.Target}
 	}
 	return out
+}
+
+// describeHeader quotes a wrong header only when it looks like one (a
+// few short words): a mis-set path may point at a file of secrets, whose
+// first line must not reach a log or an answer.
+func describeHeader(header []string) string {
+	for _, h := range header {
+		if len(h) > 32 || strings.IndexFunc(h, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r == '_' || r == ' ' || r == '-') }) >= 0 {
+			return fmt.Sprintf("the first row (%d columns, not shown) is not a header", len(header))
+		}
+	}
+	return fmt.Sprintf("header %q", strings.Join(header, ","))
 }

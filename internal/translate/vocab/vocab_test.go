@@ -49,6 +49,7 @@ func TestParse(t *testing.T) {
 		{"header with spaces and capitals", " Source_Lemma , Target_Translation \nhrob,grave\n", "", 1, nil},
 		{"empty file", "", "empty file", 0, nil},
 		{"wrong header", "lemma,translation\nhrob,grave\n", "test.csv:1: header", 0, nil},
+		{"a token file is not quoted", "ghp_S3cretT0ken\n", "test.csv:1: the first row (1 columns, not shown) is not a header", 0, nil},
 		{"bad rows skipped, rest kept", "source_lemma,target_translation\nhrob,grave\njáma\n,nothing\nkůl,\njáma,pit\nHROB,tomb\n", "", 2,
 			[]string{"test.csv:3: 1 columns, want 2", "test.csv:4: empty source_lemma", "test.csv:5: empty target_translation", `test.csv:7: "HROB" already defined on line 2`}},
 		{"broken quote", "source_lemma,target_translation\n\"hrob,grave\n", "", 0, []string{"test.csv:2:"}},

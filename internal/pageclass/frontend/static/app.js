@@ -2,11 +2,32 @@
 "use strict";
 const $ = (id) => document.getElementById(id);
 
+// api is fetch with the service's bearer token when it asks for one
+// (API_TOKEN on the server): on a 401 the page asks for the token once,
+// keeps it for this tab (sessionStorage) and sends the request again.
+async function api(url, opts = {}) {
+  const send = () => {
+    const token = sessionStorage.getItem("archivekit-token");
+    const headers = Object.assign({}, opts.headers || {});
+    if (token) headers["Authorization"] = "Bearer " + token;
+    return fetch(url, Object.assign({}, opts, { headers }));
+  };
+  let r = await send();
+  if (r.status === 401) {
+    const token = window.prompt("This service needs its access token (API_TOKEN):");
+    if (token) {
+      sessionStorage.setItem("archivekit-token", token.trim());
+      r = await send();
+    }
+  }
+  return r;
+}
+
 // descriptions maps each category to its meaning (the glossary of /info).
 const descriptions = {};
 
 // Fill the model list and the category legend from /info.
-fetch("/info").then((r) => r.json()).then((info) => {
+api("/info").then((r) => r.json()).then((info) => {
   const sel = $("version");
   for (const v of info.available_models || []) {
     if (v === "all") continue;
@@ -189,7 +210,7 @@ async function classify(file) {
   fd.append("version", $("version").value);
   fd.append("topn", $("topn").value);
   if (isPDF) fd.append("thumbnails", "true");
-  const r = await fetch(isPDF ? "/predict_document" : "/predict_image", { method: "POST", body: fd });
+  const r = await api(isPDF ? "/predict_document" : "/predict_image", { method: "POST", body: fd });
   let body = null;
   try { body = await r.json(); } catch (_) { /* not JSON */ }
   if (!r.ok) throw new Error("Error " + r.status + ": " + detailText(body, r.status));

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"archivekit/internal/testenv"
+	"archivekit/internal/translate/translator/translatortest"
+)
+
+// bigALTO is the shared 79-page ALTO with its pages repeated times times
+// in one Layout (times 25 gives a 35 MB book volume of about 570,000
+// nodes, under the upload and node caps).
+func bigALTO(t testing.TB, times int) []byte {
+	t.Helper()
+	src := readFile(t, sharedData(t, "translator/alto/MTX201501307_anon.alto.xml"))
+	start, end := bytes.Index(src, []byte("<Page ")), bytes.LastIndex(src, []byte("</Layout>"))
+	if start < 0 || end < start {
+		t.Fatal("no pages in the shared ALTO")
+	}
+	var b bytes.Buffer
+	b.Write(src[:start])
+	for range times {
+		b.Write(src[start:end])
+	}
+	b.Write(src[end:])
+	return b.Bytes()
+}
+
+// TestMemoryAdmission: with MEMORY_BUDGET_MB below two documents'
+// estimates, a second document waits for the first (MEMORY_WAIT_S) and is
+// answered 503 with Retry-After naming the budget when none comes free;
+// once the first has finished a document is admitted again. Before the
+// budget both were translated at once whatever their size.
+func TestMemoryAdmission(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{Delay: 1500 * time.Millisecond})
+	defer mt.Close()
+	doc := longLines(1, 3) // one backend call; the estimate is about requestBase
+	est := memoryEstimate(doc, nil)
+	budget := float64(est) * 1.5 / (1 << 20)
+	s, ts := startServer(t, testEnv(mt.URL, map[string]string{
+		"MEMORY_BUDGET_MB": strconv.FormatFloat(budget, 'f', 3, 64),
+		"MEMORY_WAIT_S":    "0.3", "MTAPI_MAX_RETRIES": "0"}))
+	if s.mem.Total < est || s.mem.Total >= 2*est {
+		t.Fatalf("budget %d, want one estimate (%d) and not two", s.mem.Total, est)
+	}
+	body, ct := multipartBody(t, part{Field: "file", Name: "a.alto.xml", File: true, Data: doc}, part{Field: "source_lang", Data: []byte("cs")})
+	raw := body.Bytes()
+	first := make(chan int, 1)
+	go func() {
+		resp := post(t, ts.URL+"/translate", ct, bytes.NewReader(raw))
+		readBody(t, resp)
+		first <- resp.StatusCode
+	}()
+	if !waitUntil(10*time.Second, func() bool { return s.mem.InUse() > 0 }) {
+		t.Fatal("the first document never took its memory")
+	}
+	resp := post(t, ts.URL+"/translate", ct, bytes.NewReader(raw))
+	b := readBody(t, resp)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
+		!regexp.MustCompile(`MEMORY_BUDGET_MB.*MEMORY_WAIT_S`).Match(b) {
+		t.Errorf("second document while the first holds the budget: %d %s", resp.StatusCode, b)
+	}
+	if code := <-first; code != http.StatusOK {
+		t.Fatalf("first document: %d", code)
+	}
+	if !waitUntil(5*time.Second, func() bool { return s.mem.InUse() == 0 }) {
+		t.Errorf("budget still held after the answer: %d", s.mem.InUse())
+	}
+	resp = post(t, ts.URL+"/translate", ct, bytes.NewReader(raw))
+	if b := readBody(t, resp); resp.StatusCode != http.StatusOK {
+		t.Errorf("after the first: %d %.300s", resp.StatusCode, b)
+	}
+}
+
+// waitUntil polls cond until it holds or limit passes.
+func waitUntil(limit time.Duration, cond func() bool) bool {
+	end := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+// TestTwoBigALTOMemory sends two 35 MB ALTO (the shared 79 pages repeated
+// 25 times) at once and logs the peak resident memory above the warm
+// service, the estimate of each and the budget. It is a measurement, run
+// by hand (minutes on two cores):
+//
+//	ARCHIVEKIT_BIG_ALTO=1 MEMORY_BUDGET_MB=700 go test -run TestTwoBigALTOMemory -v ./cmd/translate-api
+//
+// MEMORY_BUDGET_MB from the environment is passed to the service (unset:
+// no budget, as outside a container).
+func TestTwoBigALTOMemory(t *testing.T) {
+	if os.Getenv("ARCHIVEKIT_BIG_ALTO") == "" {
+		t.Skip("a measurement of minutes: set ARCHIVEKIT_BIG_ALTO=1")
+	}
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	extra := map[string]string{"MEMORY_WAIT_S": "600"}
+	if v := os.Getenv("MEMORY_BUDGET_MB"); v != "" {
+		extra["MEMORY_BUDGET_MB"] = v
+	}
+	s, ts := startServer(t, testEnv(mt.URL, extra))
+	doc := bigALTO(t, 25)
+	body, ct := multipartBody(t, part{Field: "file", Name: "big.alto.xml", File: true, Data: doc}, part{Field: "source_lang", Data: []byte("cs")})
+	raw := body.Bytes()
+	warm, err := testenv.RSSKiB()
+	if err != nil {
+		t.Skip(err)
+	}
+	_ = testenv.ResetPeak()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp := post(t, ts.URL+"/translate", ct, bytes.NewReader(raw))
+			out := readBody(t, resp)
+			t.Logf("document %d: %d, %d bytes, after %.1f s", i, resp.StatusCode, len(out), time.Since(start).Seconds())
+		}()
+	}
+	wg.Wait()
+	peak, _ := testenv.PeakRSSKiB()
+	t.Logf("two %.1f MB ALTO (%d nodes each) at once: peak RSS %.0f MiB above the warm service (%.0f MiB warm); estimate %.0f MiB each; budget %.0f MiB (%s)",
+		float64(len(doc))/1e6, bytes.Count(doc, []byte("<")), float64(peak-warm)/1024, float64(warm)/1024,
+		float64(memoryEstimate(doc, nil))/(1<<20), float64(s.mem.Total)/(1<<20), s.mem.Source)
+}

@@ -1,0 +1,228 @@
+package service
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+)
+
+// SpoolMemory is the part of a request body kept in memory while it
+// arrives; the rest goes to a temporary file (os.TempDir, /tmp in the
+// images), which is removed when the request ends.
+const SpoolMemory = 1 << 20
+
+// AnswerGrace is the time a client has to accept each part of an answer
+// before the minimum rate (BODY_MIN_BYTES_PER_S) applies to it as well: a
+// write of n bytes must be taken within AnswerGrace + n/rate, or the
+// connection is cut.
+const AnswerGrace = 10 * time.Second
+
+// spooled is a request body read to its end before the work begins.
+type spooled struct {
+	io.Reader
+	file *os.File
+}
+
+func (s *spooled) Close() error { return nil }
+
+// remove deletes the temporary file, if any.
+func (s *spooled) remove() {
+	if s.file != nil {
+		_ = s.file.Close()
+		_ = os.Remove(s.file.Name())
+	}
+}
+
+// spool reads the body of r to its end (through the upload cap and the
+// body deadlines already on it), keeping up to SpoolMemory in memory and
+// the rest in a temporary file, and gives r the stored copy as its body.
+// The returned function removes the copy. An error from the client's body
+// is returned as it is (BodyError is true for the caps and deadlines).
+func spool(r *http.Request) (func(), error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return func() {}, nil
+	}
+	var mem bytes.Buffer
+	n, err := io.Copy(&mem, io.LimitReader(r.Body, SpoolMemory))
+	if err != nil {
+		return func() {}, err
+	}
+	s := &spooled{Reader: bytes.NewReader(mem.Bytes())}
+	if n == SpoolMemory {
+		f, err := os.CreateTemp("", "archivekit-body-*")
+		if err != nil {
+			return func() {}, fmt.Errorf("storing the request body: %w", err)
+		}
+		s.file = f
+		if _, err := f.Write(mem.Bytes()); err != nil {
+			s.remove()
+			return func() {}, fmt.Errorf("storing the request body: %w", err)
+		}
+		m, err := io.Copy(f, r.Body)
+		if err != nil {
+			s.remove()
+			if BodyError(err) {
+				return func() {}, err
+			}
+			return func() {}, fmt.Errorf("storing the request body: %w", err)
+		}
+		n += m
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			s.remove()
+			return func() {}, err
+		}
+		s.Reader = f
+	}
+	_ = r.Body.Close()
+	r.Body = s
+	r.ContentLength = n
+	return s.remove, nil
+}
+
+// clients counts the heavy requests each client (by remote IP address)
+// has in the work slots.
+type clients struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// clientKey is the client's IP address (the port differs per connection).
+func clientKey(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// take counts one more request for key unless it already has max.
+func (c *clients) take(key string, max int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	if c.n[key] >= max {
+		return false
+	}
+	c.n[key]++
+	return true
+}
+
+func (c *clients) give(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[key]--; c.n[key] <= 0 {
+		delete(c.n, key)
+	}
+}
+
+// slot is one heavy request's hold on the work slots; release is safe to
+// call more than once.
+type slot struct {
+	once sync.Once
+	free func()
+}
+
+func (s *slot) release() {
+	if s != nil {
+		s.once.Do(s.free)
+	}
+}
+
+// errBusy and errClientBusy are the two ways acquire can refuse.
+var (
+	errBusy       = errors.New("busy")
+	errClientBusy = errors.New("client busy")
+)
+
+// acquire takes a work slot for r, within the per-client cap.
+func (s *Service) acquire(r *http.Request) (*slot, error) {
+	key := clientKey(r)
+	if !s.perClient.take(key, s.Config.MaxPerClient) {
+		return nil, errClientBusy
+	}
+	select {
+	case s.slots <- struct{}{}:
+		return &slot{free: func() { <-s.slots; s.perClient.give(key) }}, nil
+	default:
+		s.perClient.give(key)
+		return nil, errBusy
+	}
+}
+
+// refuseBusy answers a heavy request that found no slot.
+func (s *Service) refuseBusy(w http.ResponseWriter, err error) {
+	w.Header().Set("Retry-After", "1")
+	if errors.Is(err, errClientBusy) {
+		WriteError(w, http.StatusServiceUnavailable, fmt.Sprintf(
+			"the service is busy: this client already has %d requests being served (MAX_CONCURRENT_PER_CLIENT); retry shortly", s.Config.MaxPerClient))
+		return
+	}
+	WriteError(w, http.StatusServiceUnavailable, fmt.Sprintf(
+		"the service is busy: %d requests are being served (MAX_CONCURRENT_REQUESTS); retry shortly", cap(s.slots)))
+}
+
+// answer is the ResponseWriter a work handler writes its answer to. The
+// first byte of the answer frees the request's work slot (the work is
+// done; a client slow to read holds no slot), and every write carries a
+// write deadline: AnswerGrace plus the write's size at the minimum rate,
+// shortened to DrainBodyGrace once a drain has begun, so that a client
+// that does not read its answer is cut instead of holding the process.
+type answer struct {
+	*recorder
+	rc   *http.ResponseController
+	slot *slot
+	rate int64
+
+	mu       sync.Mutex
+	writing  bool // a write has begun
+	draining bool
+}
+
+func (a *answer) deadline(n int) time.Time {
+	now := time.Now()
+	d := now.Add(AnswerGrace)
+	if a.rate > 0 {
+		d = d.Add(time.Duration(float64(n) / float64(a.rate) * float64(time.Second)))
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.writing = true
+	if a.draining && now.Add(DrainBodyGrace).Before(d) {
+		d = now.Add(DrainBodyGrace)
+	}
+	return d
+}
+
+func (a *answer) WriteHeader(code int) {
+	a.slot.release()
+	a.recorder.WriteHeader(code)
+}
+
+func (a *answer) Write(b []byte) (int, error) {
+	a.slot.release()
+	_ = a.rc.SetWriteDeadline(a.deadline(len(b)))
+	return a.recorder.Write(b)
+}
+
+// drain gives an answer being written DrainBodyGrace from now for the
+// write under way, and each later write as long; an answer not begun yet
+// is work in flight, which the drain waits for.
+func (a *answer) drain(now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.draining = true
+	if a.writing {
+		_ = a.rc.SetWriteDeadline(now.Add(DrainBodyGrace))
+	}
+}
+
+// Unwrap gives http.ResponseController access to the underlying writer.
+func (a *answer) Unwrap() http.ResponseWriter { return a.recorder }

@@ -1,0 +1,189 @@
+package service
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// waitFor polls cond until it holds or limit passes; it reports whether
+// it held.
+func waitFor(limit time.Duration, cond func() bool) bool {
+	end := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+// hostileConn opens a connection to addr and sends head; the connection
+// stays open until the test ends. When trickle is set it then sends one
+// body byte every 200 ms until the test ends. It never reads.
+func hostileConn(t *testing.T, addr, head string, trickle bool, stop <-chan struct{}, wg *sync.WaitGroup) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(conn, head); err != nil {
+		t.Fatal(err)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer conn.Close()
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if trickle {
+					if _, err := conn.Write([]byte("x")); err != nil {
+						<-stop
+						return
+					}
+				}
+			}
+		}
+	}()
+}
+
+// TestHostileClientsDoNotStarve: with 16 connections trickling their
+// bodies at 5 bytes/s and 16 clients that never read their (large)
+// answers, a legitimate request is still served, and a drain is not held
+// hostage by them. On a service that takes its work slot before the body
+// arrives and holds it while writing, all 16 slots are taken and the
+// legitimate request gets 503.
+func TestHostileClientsDoNotStarve(t *testing.T) {
+	svc, srv, _ := testService(t, env{"LOG_LEVEL": "ERROR", "MAX_CONCURRENT_REQUESTS": "16"}, Options{})
+	chunk := bytes.Repeat([]byte("a"), 1<<20)
+	svc.HandleFunc("POST /big", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		for range 64 {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	_ = svc.WarmUp(context.Background())
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() { close(stop); wg.Wait() }()
+	for range 16 {
+		hostileConn(t, addr, "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", true, stop, &wg)
+		hostileConn(t, addr, "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx", false, stop, &wg)
+	}
+	// All 32 are being served (bodies arriving, answers being written)
+	// where the slots no longer hold them; 16 at most otherwise.
+	all := waitFor(5*time.Second, func() bool { return svc.InFlight() >= 32 })
+	t.Logf("hostile requests in flight: %d (all 32 admitted: %v)", svc.InFlight(), all)
+
+	client := &http.Client{Timeout: 5 * time.Second}
+	start := time.Now()
+	resp, err := client.Post(srv.URL+"/upload", "text/plain", strings.NewReader("legitimate"))
+	if err != nil {
+		t.Fatalf("legitimate request: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	t.Logf("legitimate request: %d in %v: %s", resp.StatusCode, time.Since(start).Round(time.Millisecond), body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("legitimate request starved: %d %s", resp.StatusCode, body)
+	}
+
+	// A drain cuts both kinds after DrainBodyGrace instead of waiting for them.
+	svc.BeginDrain()
+	start = time.Now()
+	if !waitFor(10*time.Second, func() bool { return svc.InFlight() == 0 }) {
+		t.Fatalf("%d hostile requests still in flight 10 s into the drain", svc.InFlight())
+	}
+	t.Logf("drain: in flight 0 after %v", time.Since(start).Round(time.Millisecond))
+}
+
+// dialFrom is an HTTP client whose connections come from the loopback
+// address local (127.0.0.2 is another client than 127.0.0.1).
+func dialFrom(local string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: d.DialContext}}
+}
+
+// TestPerClientCap: one client gets at most MAX_CONCURRENT_PER_CLIENT
+// slots; another client is served meanwhile.
+func TestPerClientCap(t *testing.T) {
+	svc, srv, _ := testService(t, env{"LOG_LEVEL": "ERROR", "MAX_CONCURRENT_REQUESTS": "4", "MAX_CONCURRENT_PER_CLIENT": "1"}, Options{})
+	release := make(chan struct{})
+	entered := make(chan string, 4)
+	svc.HandleFunc("POST /work", func(w http.ResponseWriter, r *http.Request) {
+		entered <- clientKey(r)
+		<-release
+		WriteJSON(w, http.StatusOK, map[string]string{"ok": "yes"})
+	})
+	_ = svc.WarmUp(context.Background())
+	one, two := dialFrom("127.0.0.1"), dialFrom("127.0.0.2")
+	post := func(c *http.Client) (int, string) {
+		resp, err := c.Post(srv.URL+"/work", "text/plain", strings.NewReader("x"))
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	first := make(chan int, 1)
+	go func() { code, _ := post(one); first <- code }()
+	<-entered
+	if code, body := post(one); code != http.StatusServiceUnavailable || !strings.Contains(body, "MAX_CONCURRENT_PER_CLIENT") {
+		t.Errorf("second request of the same client: %d %s", code, body)
+	}
+	other := make(chan int, 1)
+	go func() { code, _ := post(two); other <- code }()
+	if got := <-entered; got != "127.0.0.2" {
+		t.Errorf("entered from %s, want 127.0.0.2", got)
+	}
+	close(release)
+	if a, b := <-first, <-other; a != 200 || b != 200 {
+		t.Errorf("first client %d, other client %d", a, b)
+	}
+}
+
+// TestSpooledBody: a body over SpoolMemory reaches the handler whole and
+// its temporary file is gone after the answer.
+func TestSpooledBody(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	svc, srv, _ := testService(t, env{"LOG_LEVEL": "ERROR"}, Options{})
+	svc.HandleFunc("POST /sum", func(w http.ResponseWriter, r *http.Request) {
+		h := sha256.New()
+		n, err := io.Copy(h, r.Body)
+		if err != nil {
+			WriteBodyError(w, err)
+			return
+		}
+		WriteJSON(w, http.StatusOK, map[string]string{"sum": fmt.Sprintf("%x", h.Sum(nil)), "n": fmt.Sprint(n, r.ContentLength)})
+	})
+	_ = svc.WarmUp(context.Background())
+	data := bytes.Repeat([]byte("0123456789abcdef"), 3*SpoolMemory/16+5)
+	got := do(t, "POST", srv.URL+"/sum", bytes.NewReader(data), nil)
+	want := fmt.Sprintf(`"sum":"%x"`, sha256.Sum256(data))
+	if got.status != 200 || !strings.Contains(string(got.body), want) || !strings.Contains(string(got.body), fmt.Sprintf(`"n":"%d %d"`, len(data), len(data))) {
+		t.Errorf("%d %s, want %s", got.status, got.body, want)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("spool files left: %v", left)
+	}
+}

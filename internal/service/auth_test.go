@@ -1,0 +1,118 @@
+package service
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestToken: with API_TOKEN set every route but the probes and the static
+// pages needs "Authorization: Bearer <token>"; without it, 401.
+func TestToken(t *testing.T) {
+	svc, srv, _ := testService(t, env{"API_TOKEN": "s3cret-t0ken"}, Options{Pages: []string{"GET /page"}})
+	svc.HandleFunc("GET /page", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("<html>")) })
+	_ = svc.WarmUp(context.Background())
+	bearer := map[string]string{"Authorization": "Bearer s3cret-t0ken"}
+	tests := []struct {
+		method, path string
+		header       map[string]string
+		want         int
+	}{
+		{"GET", "/health", nil, 200},
+		{"GET", "/ready", nil, 200},
+		{"GET", "/docs", nil, 200},
+		{"GET", "/page", nil, 200},
+		{"GET", "/openapi.json", nil, 200},
+		{"GET", "/hello", nil, 401},
+		{"GET", "/metrics", nil, 401},
+		{"GET", "/health?deep=true", nil, 200},
+		{"GET", "/nowhere", nil, 401},
+		{"POST", "/upload", nil, 401},
+		{"POST", "/upload", map[string]string{"Authorization": "Bearer wrong"}, 401},
+		{"POST", "/upload", map[string]string{"Authorization": "Basic s3cret-t0ken"}, 401},
+		{"GET", "/hello", bearer, 200},
+		{"GET", "/metrics", bearer, 200},
+		{"POST", "/upload", bearer, 200},
+		{"POST", "/upload", map[string]string{"Authorization": "bearer s3cret-t0ken"}, 200},
+	}
+	for _, tt := range tests {
+		got := do(t, tt.method, srv.URL+tt.path, strings.NewReader("body"), tt.header)
+		if got.status != tt.want {
+			t.Errorf("%s %s %v: %d, want %d (%s)", tt.method, tt.path, tt.header, got.status, tt.want, got.body)
+		}
+		if got.status == 401 && (got.header.Get("WWW-Authenticate") != `Bearer realm="test-api"` || !strings.Contains(string(got.body), `"detail"`)) {
+			t.Errorf("%s %s: 401 without WWW-Authenticate or detail: %v %s", tt.method, tt.path, got.header, got.body)
+		}
+	}
+}
+
+// TestTokenConfig: API_TOKEN_FILE is read and trimmed; setting both, an
+// empty file or a file that is not a token fails start-up without quoting
+// the file.
+func TestTokenConfig(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good, empty, prose := write("token", "abc.DEF-123\n"), write("empty", "\n"), write("prose", "the secret words\n")
+	c, err := LoadConfig(env{"API_TOKEN_FILE": good}.lookup, 10)
+	if err != nil || c.Token != "abc.DEF-123" {
+		t.Errorf("token file: %q %v", c.Token, err)
+	}
+	if c.Origins.Allows("http://localhost:8080") {
+		t.Error("with a token and ALLOWED_ORIGINS unset, an origin is allowed")
+	}
+	for _, tc := range []struct {
+		e    env
+		want string
+	}{
+		{env{"API_TOKEN": "x", "API_TOKEN_FILE": good}, "both API_TOKEN and API_TOKEN_FILE are set"},
+		{env{"API_TOKEN_FILE": empty}, "API_TOKEN_FILE (" + empty + ") is empty"},
+		{env{"API_TOKEN_FILE": prose}, "API_TOKEN_FILE (" + prose + ") holds characters"},
+		{env{"API_TOKEN_FILE": filepath.Join(dir, "missing")}, "API_TOKEN_FILE: open " + filepath.Join(dir, "missing")},
+		{env{"API_TOKEN": " "}, "API_TOKEN is empty"},
+	} {
+		_, err := LoadConfig(tc.e.lookup, 10)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret words") {
+			t.Errorf("%v: %v, want %q", tc.e, err, tc.want)
+		}
+	}
+}
+
+// TestCORSClosed: "null" is never allowed, even when every origin is; a
+// service with a token allows only the origins ALLOWED_ORIGINS lists, and
+// its preflight lets the browser send the Authorization header.
+func TestCORSClosed(t *testing.T) {
+	for _, tc := range []struct {
+		name, origin string
+		e            env
+		allowed      bool
+	}{
+		{"null with origins unset", "null", env{}, false},
+		{"null listed", "null", env{"ALLOWED_ORIGINS": "null,*"}, false},
+		{"token, origins unset", "http://localhost:8080", env{"API_TOKEN": "t"}, false},
+		{"token, origin listed", "http://localhost:8080", env{"API_TOKEN": "t", "ALLOWED_ORIGINS": "http://localhost:8080"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			svc, srv, _ := testService(t, tc.e, Options{})
+			_ = svc.WarmUp(context.Background())
+			got := do(t, "GET", srv.URL+"/hello", nil, map[string]string{"Origin": tc.origin, "Authorization": "Bearer t"})
+			if acao := got.header.Get("Access-Control-Allow-Origin"); (acao == tc.origin) != tc.allowed || (acao != "" && acao != tc.origin) {
+				t.Errorf("GET: Access-Control-Allow-Origin %q", acao)
+			}
+			pf := do(t, "OPTIONS", srv.URL+"/upload", nil, map[string]string{
+				"Origin": tc.origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization",
+			})
+			if tc.allowed != (pf.status == 204) || (tc.allowed && pf.header.Get("Access-Control-Allow-Headers") != "authorization") {
+				t.Errorf("preflight %d %v", pf.status, pf.header)
+			}
+		})
+	}
+}
