@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"archivekit/internal/docrecord"
+	"archivekit/internal/testenv"
 	"archivekit/internal/translate/langtag"
 	"archivekit/internal/translate/translator/translatortest"
 )
@@ -81,5 +82,49 @@ func TestOutputModeFormatDefault(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFolderByContent (issue 29): a folder run takes ALTO, PAGE-XML and
+// hOCR files by their root element whatever their names (.xml, .hocr,
+// .html), beside those --formats names; other XML and HTML files are
+// reported as not collected with the reason, and other files ignored.
+func TestFolderByContent(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a", "doc.alto.xml"), readOrFatal(t, testenv.Path(t, sampleALTO)))
+	writeFile(t, filepath.Join(dir, "a", "0001.xml"), readOrFatal(t, realPAGE))
+	writeFile(t, filepath.Join(dir, "b", "scan.hocr"), readOrFatal(t, realHOCRSmall))
+	writeFile(t, filepath.Join(dir, "b", "scan2.html"), readOrFatal(t, realHOCR))
+	writeFile(t, filepath.Join(dir, "b", "record.xml"), []byte(`<?xml version="1.0"?><record><title>Kronika</title></record>`))
+	writeFile(t, filepath.Join(dir, "b", "notes.html"), []byte(`<!DOCTYPE html><html><body><p>Notes</p></body></html>`))
+	writeFile(t, filepath.Join(dir, "b", "scan.png"), []byte("\x89PNG\r\n\x1a\n"))
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), dir, "-o", out, "--vocabulary", "", "--fast-align")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, f := range []string{"a/doc_en.alto.xml", "a/0001_en.xml", "b/scan_en.hocr", "b/scan2_en.html"} {
+		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(f))); err != nil {
+			t.Errorf("output %s: %v", f, err)
+		}
+	}
+	d := readParadata(t, out)
+	if d.Statistics.SuccessfullyProcessed != 4 || d.Statistics.SkippedFiles != 0 {
+		t.Errorf("statistics %+v", d.Statistics.Statistics)
+	}
+	nc, _ := d.Config["not_collected"].([]any)
+	var got []string
+	for _, x := range nc {
+		m, _ := x.(map[string]any)
+		file, _ := m["file"].(string)
+		reason, _ := m["reason"].(string)
+		if !strings.Contains(reason, "not ALTO, PAGE-XML or hOCR") {
+			t.Errorf("%s: reason %q", file, reason)
+		}
+		got = append(got, filepath.Base(file))
+	}
+	if strings.Join(got, ",") != "notes.html,record.xml" {
+		t.Errorf("not collected %q, want notes.html and record.xml", got)
 	}
 }

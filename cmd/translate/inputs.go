@@ -77,9 +77,12 @@ func matchesFormat(name string, formats []string) bool {
 //     (collectBook); a METS file without pages (a PHYSICAL structMap) is
 //     a metadata document;
 //   - any other file is translated whatever its extension;
-//   - a directory is searched recursively for files matching formats, in
-//     sorted order; the output and download directories are left out, and
-//     each input keeps its folder relative to the directory (input.Dir).
+//   - a directory is searched recursively for files matching formats, and
+//     for ALTO, PAGE-XML and hOCR files whatever their names (.xml, .hocr,
+//     .html, ... files recognised by their root element; the others of
+//     those extensions are passed to report with the reason), in sorted
+//     order; the output and download directories are left out, and each
+//     input keeps its folder relative to the directory (input.Dir).
 //
 // With --shard, only the inputs of the run's share are kept (and only
 // their URLs downloaded); all are the shard keys of the inputs before
@@ -87,7 +90,7 @@ func matchesFormat(name string, formats []string) bool {
 // directory).
 //
 // A missing input path is errNoInput.
-func collect(ctx context.Context, s *settings, client *http.Client) (inputs []input, all []string, bk *bookInfo, err error) {
+func collect(ctx context.Context, s *settings, client *http.Client, report func(path, reason string)) (inputs []input, all []string, bk *bookInfo, err error) {
 	in := s.Input
 	if isURL(in) {
 		// Downloaded whatever the shard: a book's text files are shared
@@ -166,7 +169,14 @@ func collect(ctx context.Context, s *settings, client *http.Client) (inputs []in
 			}
 			return nil
 		}
-		if matchesFormat(d.Name(), s.Formats) {
+		take := matchesFormat(d.Name(), s.Formats)
+		if !take && sniffable[strings.ToLower(filepath.Ext(d.Name()))] {
+			var why string
+			if take, why = textByContent(p); !take && report != nil {
+				report(p, why)
+			}
+		}
+		if take {
 			rel, err := filepath.Rel(in, filepath.Dir(p))
 			if err != nil || rel == "." {
 				rel = ""
@@ -185,6 +195,27 @@ func collect(ctx context.Context, s *settings, client *http.Client) (inputs []in
 		}
 	}
 	return mine, all, nil, err
+}
+
+// sniffable are the extensions of the files a directory run opens to see
+// whether they are ALTO, PAGE-XML or hOCR when --formats does not name
+// them.
+var sniffable = map[string]bool{".xml": true, ".hocr": true, ".html": true, ".htm": true, ".xhtml": true}
+
+// textByContent says whether the file at p is ALTO, PAGE-XML or hOCR by
+// its start (book.Sniff); why says what it is otherwise.
+func textByContent(p string) (ok bool, why string) {
+	f, err := os.Open(p)
+	if err != nil {
+		return false, err.Error()
+	}
+	defer f.Close()
+	head := make([]byte, book.LooksLen)
+	n, _ := io.ReadFull(f, head)
+	if _, err := book.Sniff(head[:n]); err != nil {
+		return false, fmt.Sprintf("not collected: not ALTO, PAGE-XML or hOCR (%v); name its extension in --formats to translate it as metadata", err)
+	}
+	return true, ""
 }
 
 // readURLList reads a .txt list of URLs; a line that is not an http(s) URL

@@ -170,7 +170,10 @@ func loadSetup(s *settings, log *slog.Logger) (r *runner, ok bool) {
 // other than exitOK ends the run (the reason is logged).
 func (r *runner) gather(ctx context.Context) (inputs []input, all []string, code int) {
 	s, log := r.s, r.log
-	inputs, all, bk, err := collect(ctx, s, r.client)
+	inputs, all, bk, err := collect(ctx, s, r.client, func(path, reason string) {
+		r.notCollected = append(r.notCollected, map[string]string{"file": path, "reason": reason})
+		log.Info(reason, "file", path)
+	})
 	r.book = bk
 	if err != nil {
 		switch {
@@ -292,6 +295,9 @@ type runner struct {
 	// failures are the inputs that gave no translation (the failures
 	// table).
 	failures []ledger.Failure
+	// notCollected are the files of a directory run left out by their
+	// content (file, reason).
+	notCollected []map[string]string
 	// book is the book input (nil when the input is not a book).
 	book *bookInfo
 	// modes counts the documents translated in this run per output mode.
@@ -420,6 +426,9 @@ func (r *runner) configure(inputs []input) error {
 	pd.SetConfig("lang_id_model", langid.ModelID)
 	pd.SetConfig("confidence_threshold", alto.DefaultMinConfidence)
 	pd.SetConfig("download_dir", s.DownloadDir)
+	if r.notCollected != nil {
+		pd.SetConfig("not_collected", r.notCollected)
+	}
 	if r.book != nil {
 		pd.SetConfig("book", r.book)
 		pd.SetConfig("pages", s.Pages)
