@@ -151,6 +151,13 @@ func collect(ctx context.Context, s *settings, client *http.Client, report func(
 		}
 		return []input{{Path: in, Origin: in}}, []string{filepath.Base(in)}, nil, nil
 	}
+	inputs, all, err = collectDir(s, report)
+	return inputs, all, nil, err
+}
+
+// collectDir lists the inputs of the directory s.Input (see collect).
+func collectDir(s *settings, report func(path, reason string)) (inputs []input, all []string, err error) {
+	in := s.Input
 	skipDirs := map[string]bool{}
 	for _, d := range []string{s.Output, s.DownloadDir} {
 		if abs, err := filepath.Abs(d); err == nil {
@@ -194,7 +201,7 @@ func collect(ctx context.Context, s *settings, client *http.Client, report func(
 			mine = append(mine, x)
 		}
 	}
-	return mine, all, nil, err
+	return mine, all, err
 }
 
 // sniffable are the extensions of the files a directory run opens to see
