@@ -17,6 +17,11 @@ import (
 // (the figures, logged, are in docs/pageclass.md).
 // fp16 on the CPU is refused.
 func TestBF16AgreesWithFP32(t *testing.T) {
+	if raceDetector {
+		// Numerics of ten ensemble runs, no concurrency of their own:
+		// minutes under the race detector for nothing it could find.
+		t.Skip("arithmetic only: not run under the race detector")
+	}
 	folders, err := classify.DemoEnsemble("../../../weights/demo")
 	if err != nil {
 		t.Skip("no shipped demo ensemble:", err)
