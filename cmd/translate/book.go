@@ -109,6 +109,9 @@ func collectBook(ctx context.Context, s *settings, location string) (inputs []in
 			}
 			in := bookText(ctx, s, f, b.Remote, t, rel)
 			in.Book, in.Page = &t, p.ID
+			if p.Image != nil {
+				in.PageW, in.PageH = float64(p.Image.Width), float64(p.Image.Height)
+			}
 			inputs = append(inputs, in)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,12 +20,14 @@ type bookFile struct {
 	page string
 	text book.Text
 	out  string
+	// w and h are the page's canvas size (0: not given).
+	w, h float64
 }
 
 // booked notes a translated (or kept) text file of a book.
 func (p *pass) booked(in input, out string) {
 	if in.Book != nil {
-		p.books = append(p.books, bookFile{page: in.Page, text: *in.Book, out: out})
+		p.books = append(p.books, bookFile{page: in.Page, text: *in.Book, out: out, w: in.PageW, h: in.PageH})
 	}
 }
 
@@ -35,13 +38,16 @@ var mimeTypes = map[book.Format]string{book.ALTO: "application/alto+xml", book.P
 // with one more fileGrp holding the run's translated text files
 // (bookout.AddToMETS) as <book stem>_<target>.mets.xml in the output
 // folder, the files' locations relative to it.
-func (r *runner) bookOut(p *pass) error {
+func (r *runner) bookOut(ctx context.Context, p *pass) error {
 	s := r.s
 	if !s.BookOut {
 		return nil
 	}
+	if r.book != nil && r.book.Kind == string(book.Manifest) {
+		return r.iiifOut(ctx, p)
+	}
 	if r.book == nil || r.book.Kind != string(book.METS) || isURL(r.book.Source) {
-		r.warn("--book-out: the input is not a local METS file: no book written")
+		r.warn("--book-out: the input is neither a local METS file nor a IIIF manifest: no book written")
 		return nil
 	}
 	src, err := os.ReadFile(r.book.Source)

@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"archivekit/internal/bookout"
+	"archivekit/internal/bookout/bookouttest"
+	"archivekit/internal/testenv"
 	"archivekit/internal/translate/translator/translatortest"
 )
 
@@ -45,5 +50,96 @@ func TestBookOutMETS(t *testing.T) {
 	back, err := bookout.RemoveFromMETS(got, "OCR-D-MT-EN")
 	if err != nil || !bytes.Equal(back, readOrFatal(t, filepath.Join(in, "mets.xml"))) {
 		t.Errorf("removing the added parts does not give the input back (%v)", err)
+	}
+}
+
+// TestBookOutIIIF: --book-out on a IIIF Presentation 3 manifest over HTTP
+// writes one annotation page for the canvas with an ALTO file (its lines
+// as supplementing TextualBody annotations in the translation's language,
+// each targeting that canvas with an xywh box inside the 800 × 1000
+// canvas) and the derived manifest under the output folder, whose canvas
+// links the page and the translated ALTO at --book-base-url; both load in
+// iiif-prezi3. A Presentation 2 manifest gets a warning and no book.
+func TestBookOutIIIF(t *testing.T) {
+	srv := newBookServer(t)
+	srv.put("/iiif/manifest.json", testManifest(srv.URL))
+	srv.put("/iiif/text/1.alto.xml", readOrFatal(t, testenv.Path(t, sampleALTO)))
+	srv.put("/iiif/text/2.hocr", readOrFatal(t, realHOCRSmall))
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	const base = "https://example.org/pub/"
+	r := runCLI(t, newEnv(api), srv.URL+"/iiif/manifest.json", "-o", out, "--vocabulary", "", "--fast-align",
+		"--output-mode", "alternative", "--book-out", "--book-base-url", base)
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	pagePath := filepath.Join(out, "manifest_en_annotations", "1.json")
+	var page struct {
+		ID    string `json:"id"`
+		Items []struct {
+			Motivation string `json:"motivation"`
+			Target     string `json:"target"`
+			Body       struct{ Type, Value, Language string }
+			Generator  struct{ Type, Name string }
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(readOrFatal(t, pagePath), &page); err != nil {
+		t.Fatal(err)
+	}
+	canvas1 := srv.URL + "/iiif/canvas/1"
+	box := regexp.MustCompile(`^#xywh=(\d+),(\d+),(\d+),(\d+)$`)
+	if page.ID != base+"manifest_en_annotations/1.json" || len(page.Items) == 0 {
+		t.Fatalf("annotation page %s: id %q, %d items", pagePath, page.ID, len(page.Items))
+	}
+	for _, a := range page.Items {
+		m := box.FindStringSubmatch(strings.TrimPrefix(a.Target, canvas1))
+		if a.Motivation != "supplementing" || a.Body.Type != "TextualBody" || a.Body.Value == "" || !strings.HasPrefix(a.Body.Language, "en-t-") ||
+			a.Generator.Type != "Software" || !strings.HasPrefix(a.Generator.Name, "archivekit translate") || m == nil {
+			t.Fatalf("annotation %+v", a)
+		}
+		x, _ := strconv.Atoi(m[1])
+		y, _ := strconv.Atoi(m[2])
+		w, _ := strconv.Atoi(m[3])
+		h, _ := strconv.Atoi(m[4])
+		if x+w > 801 || y+h > 1001 {
+			t.Errorf("target %s outside the 800 × 1000 canvas", a.Target)
+		}
+	}
+	var m struct {
+		ID    string `json:"id"`
+		Items []struct {
+			ID          string `json:"id"`
+			Annotations []struct{ ID, Type string }
+			SeeAlso     []struct{ ID, Format, Profile string }
+		} `json:"items"`
+	}
+	manifest := filepath.Join(out, "manifest_en.json")
+	if err := json.Unmarshal(readOrFatal(t, manifest), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.ID != base+"manifest_en.json" || len(m.Items) != 4 || m.Items[0].ID != canvas1 || len(m.Items[0].Annotations) != 1 ||
+		m.Items[0].Annotations[0].ID != page.ID || len(m.Items[1].Annotations) != 0 {
+		t.Fatalf("derived manifest %+v", m)
+	}
+	see := m.Items[0].SeeAlso[len(m.Items[0].SeeAlso)-1]
+	if see.ID != base+"text/1_en.alto.xml" || see.Format != bookout.ALTOFormat || !strings.HasPrefix(see.Profile, bookout.ALTOProfilePrefix) {
+		t.Errorf("seeAlso %+v", see)
+	}
+	if _, err := os.Stat(filepath.Join(out, "text", "1_en.alto.xml")); err != nil {
+		t.Errorf("linked ALTO: %v", err)
+	}
+	t.Logf("iiif-prezi3: %s", bookouttest.Prezi3(t, manifest, pagePath))
+
+	srv.put("/iiif/v2.json", []byte(`{"@context": "http://iiif.io/api/presentation/2/context.json", "@id": "`+srv.URL+`/iiif/v2.json", "@type": "sc:Manifest",
+  "label": "v2", "sequences": [{"@type": "sc:Sequence", "canvases": [{"@id": "`+srv.URL+`/iiif/c1", "@type": "sc:Canvas", "label": "1", "width": 800, "height": 1000,
+    "images": [{"@type": "oa:Annotation", "motivation": "sc:painting", "on": "`+srv.URL+`/iiif/c1", "resource": {"@id": "`+srv.URL+`/img/1.jpg", "@type": "dctypes:Image"}}],
+    "seeAlso": {"@id": "`+srv.URL+`/iiif/text/1.alto.xml", "profile": "http://www.loc.gov/standards/alto/ns-v4#", "format": "application/xml"}}]}]}`))
+	out2 := t.TempDir()
+	r = runCLI(t, newEnv(api), srv.URL+"/iiif/v2.json", "-o", out2, "--vocabulary", "", "--fast-align", "--book-out")
+	if r.code != exitOK || !strings.Contains(r.stderr, "Presentation 2") {
+		t.Fatalf("v2: exit %d: %s", r.code, r.stderr)
+	}
+	if got, _ := filepath.Glob(filepath.Join(out2, "v2_en*")); len(got) != 0 {
+		t.Errorf("v2 manifest: book written %v", got)
 	}
 }

@@ -54,7 +54,8 @@ type cli struct {
 	Merge           bool             `help:"Merge the run metadata and failures tables of the shard runs (--shard i/n) in the output folder (-o) into one run metadata <stamp>_translator.json and one failures table; shards of another configuration, missing, repeated or unfinished shards are refused. Translates nothing."`
 	Pages           string           `help:"For a METS file or IIIF manifest input: the pages whose text files are translated, in OCR-D's page_id syntax (PHYS_0001..PHYS_0005, PHYS_00*, ~PHYS_0003 leaves one out); default every page." placeholder:"PAGES"`
 	TextGroup       []string         `name:"text-group" help:"For a METS input: take text files only from these fileGrp USE names (comma-separated or repeated); default every group, text files being recognised by their root element." placeholder:"USE"`
-	BookOut         bool             `name:"book-out" help:"For a local METS input: write <book>_<target>.mets.xml into the output folder, the input METS with one more fileGrp for the translated text files (named after its groups: OCR-D-MT-EN, FULLTEXT_EN), their fptrs and an agent for this tool; removing those gives the input back."`
+	BookOut         bool             `name:"book-out" help:"For a local METS input: write <book>_<target>.mets.xml into the output folder, the input METS with one more fileGrp for the translated text files (named after its groups: OCR-D-MT-EN, FULLTEXT_EN), their fptrs and an agent for this tool; removing those gives the input back. For a IIIF Presentation 3 manifest (file or URL): write one W3C annotation page per canvas of the translated ALTO lines (<book>_<target>_annotations/) and the derived manifest <book>_<target>.json linking them and the translated ALTO. A Presentation 2 manifest gets a warning and no book."`
+	BookBaseURL     string           `name:"book-base-url" help:"With --book-out and a IIIF manifest: the URL the output folder will be published at, the base of the annotation pages', manifest's and translated ALTO's ids (default: the output folder's file:// URL)." placeholder:"URL"`
 	Version         kong.VersionFlag `help:"Print the version and exit."`
 }
 
@@ -113,6 +114,8 @@ type settings struct {
 	TextGroups []string
 	// BookOut writes a METS book's new METS (--book-out).
 	BookOut bool
+	// BookBaseURL is where the output folder is published (--book-base-url).
+	BookBaseURL string
 }
 
 // Built-in defaults: the shipped config.txt values (spec 2.6).
@@ -196,7 +199,7 @@ func resolve(c *cli, set map[string]bool, getenv func(string) string) (*settings
 	p := picker{set: set, cfg: cfg}
 	s := &settings{ConfigPath: c.Config, ConfigFile: cfgFile, ConfigWarnings: warnings, FastAlign: c.FastAlign, XSD: c.Xsd,
 		DocJSON: c.DocumentJSON, DocJSONOut: c.DocumentJSONOut, Resume: c.Resume || c.RetryFailed, RetryFailed: c.RetryFailed, Merge: c.Merge,
-		Pages: c.Pages, TextGroups: c.TextGroup, BookOut: c.BookOut}
+		Pages: c.Pages, TextGroups: c.TextGroup, BookOut: c.BookOut, BookBaseURL: c.BookBaseURL}
 	if err := s.setShard(c); err != nil {
 		return nil, err
 	}

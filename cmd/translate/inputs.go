@@ -49,6 +49,9 @@ type input struct {
 	Book *book.Text
 	// Page is the ID of its page in the book.
 	Page string
+	// PageW and PageH are the page's canvas (or image) size, 0 when not
+	// given: the ALTO lines are scaled onto it for IIIF annotations.
+	PageW, PageH float64
 }
 
 func isURL(s string) bool {

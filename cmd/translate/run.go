@@ -369,7 +369,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	if len(p.written) == 0 {
 		return errors.New("no document was translated")
 	}
-	if err := r.bookOut(p); err != nil {
+	if err := r.bookOut(ctx, p); err != nil {
 		return err
 	}
 	if r.baseline != nil {

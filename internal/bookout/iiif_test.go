@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"archivekit/internal/book"
+	"archivekit/internal/bookout/bookouttest"
 )
 
 var xywhRE = regexp.MustCompile(`#xywh=\d+,\d+,[1-9]\d*,[1-9]\d*$`)
@@ -114,27 +114,7 @@ func TestIIIFOutputs(t *testing.T) {
 // language tag is valid for Python langcodes (the tools virtualenv of
 // test/requirements-tools.txt).
 func TestIIIFPrezi3(t *testing.T) {
-	py := os.Getenv("ARCHIVEKIT_PYTOOLS")
-	if py == "" {
-		t.Skip("ARCHIVEKIT_PYTOOLS not set (make test sets it): iiif-prezi3 not available")
-	}
 	pages, manifest := iiifOutputs(t, t.TempDir())
-	script := `
-import json, sys, langcodes
-from iiif_prezi3 import AnnotationPage, Manifest
-for p in sys.argv[2:]:
-    d = json.load(open(p))
-    page = AnnotationPage(**d)
-    assert len(page.items) == len(d["items"]), p
-    for a in d["items"]:
-        lang = a["body"].get("language")
-        assert lang is None or langcodes.tag_is_valid(lang), lang
-m = Manifest(**json.load(open(sys.argv[1])))
-print(len(m.items), "canvases")
-`
-	out, err := exec.Command(py, append([]string{"-c", script, manifest}, pages...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("iiif-prezi3: %v\n%s", err, out)
-	}
-	t.Logf("iiif-prezi3 loads %d annotation pages and the manifest (%s)", len(pages), strings.TrimSpace(string(out)))
+	got := bookouttest.Prezi3(t, manifest, pages...)
+	t.Logf("iiif-prezi3 loads %d annotation pages and the manifest (%s)", len(pages), got)
 }

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"archivekit/internal/atomicfile"
+	"archivekit/internal/book"
+	"archivekit/internal/bookout"
+	"archivekit/internal/fetch"
+	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/langtag"
+	"archivekit/internal/version"
+)
+
+// iiifOut writes, with --book-out and a IIIF manifest input, one W3C
+// annotation page per translated ALTO file (its lines as supplementing
+// TextualBody annotations in the translation's language tag, each
+// targeting its canvas at the line's box scaled onto the canvas) under
+// <output>/<book>_<target>_annotations/, and the derived manifest
+// <output>/<book>_<target>.json linking them and the translated ALTO
+// (bookout.DerivedManifest). Ids are under --book-base-url (default the
+// output folder's file:// URL). PAGE-XML and hOCR translations get no
+// annotations (their lines are not read); a Presentation 2 manifest gets
+// a warning and nothing is written.
+func (r *runner) iiifOut(ctx context.Context, p *pass) error {
+	s := r.s
+	src, err := readManifest(ctx, r.book.Source)
+	if err != nil {
+		return fmt.Errorf("--book-out: %w", err)
+	}
+	outDir, err := filepath.Abs(s.Output)
+	if err != nil {
+		return err
+	}
+	base, err := bookBase(s.BookBaseURL, outDir)
+	if err != nil {
+		return err
+	}
+	stem := manifestStem(r.book.Source) + "_" + s.Target
+	_, tag, _ := langtag.ForSources(s.Target, r.pd.Snapshot().Statistics.Languages)
+	gen := bookout.Agent{Name: "archivekit translate", Version: version.String()}
+	files := map[string][]byte{}
+	var links []bookout.CanvasLinks
+	at := map[string]int{}
+	skipped := 0
+	for _, b := range p.books {
+		if b.text.Format != book.ALTO {
+			skipped++
+			continue
+		}
+		data, err := os.ReadFile(b.out)
+		if err != nil {
+			return err
+		}
+		lines, err := altoLines(data, s.Target, b.w, b.h)
+		if err != nil {
+			return fmt.Errorf("--book-out: %s: %w", b.out, err)
+		}
+		rel := stem + "_annotations/" + strconv.Itoa(len(files)+1) + ".json"
+		page, err := bookout.TranslationPage(base+rel, b.page, tag, lines, gen)
+		if err != nil {
+			return fmt.Errorf("--book-out: %w", err)
+		}
+		files[rel] = page
+		out, err := filepath.Abs(b.out)
+		if err != nil {
+			return err
+		}
+		altoRel, err := filepath.Rel(outDir, out)
+		if err != nil {
+			return err
+		}
+		i, ok := at[b.page]
+		if !ok {
+			i, at[b.page] = len(links), len(links)
+			links = append(links, bookout.CanvasLinks{Canvas: b.page, ALTO: base + filepath.ToSlash(altoRel),
+				Label: "ALTO, machine translation (" + tag + ")"})
+		}
+		links[i].Annotations = append(links[i].Annotations, base+rel)
+	}
+	manifest, err := bookout.DerivedManifest(src, base+stem+".json", links)
+	if err != nil {
+		r.warn(fmt.Sprintf("--book-out: %v: no book written", err))
+		return nil
+	}
+	files[stem+".json"] = manifest
+	for rel, data := range files {
+		dst := filepath.Join(outDir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(dst, data, 0o644); err != nil {
+			return err
+		}
+		r.pd.output("json", dst)
+	}
+	if skipped > 0 {
+		r.warn(fmt.Sprintf("--book-out: %d translated PAGE-XML or hOCR files get no annotations (only ALTO lines are read)", skipped))
+	}
+	r.log.Info("book written", "manifest", filepath.Join(outDir, stem+".json"), "annotation pages", len(files)-1)
+	return nil
+}
+
+// altoLines are the lines of a translated ALTO file, their boxes scaled
+// from the ALTO page onto a canvas of w × h.
+func altoLines(data []byte, target string, w, h float64) ([]bookout.TextLine, error) {
+	pages, err := alto.Lines(data, target)
+	if err != nil {
+		return nil, err
+	}
+	var lines []bookout.TextLine
+	for _, pg := range pages {
+		for _, l := range pg.Lines {
+			tl := bookout.TextLine{Text: l.Text}
+			if l.HasBox {
+				box := bookout.Box{X: l.X, Y: l.Y, W: l.W, H: l.H}.Scale(pg.Width, pg.Height, w, h)
+				tl.Box = &box
+			}
+			lines = append(lines, tl)
+		}
+	}
+	return lines, nil
+}
+
+// readManifest reads a manifest file or fetches its URL (the host named
+// may be private: the user named it).
+func readManifest(ctx context.Context, loc string) ([]byte, error) {
+	if !isURL(loc) {
+		return os.ReadFile(loc)
+	}
+	policy := fetch.Policy{MaxBytes: maxDownload}
+	if u, err := url.Parse(loc); err == nil {
+		policy.AllowHosts = []string{u.Host}
+	}
+	return fetch.New(policy, nil).Get(ctx, loc)
+}
+
+// bookBase is the base URL of --book-out's IIIF ids, ending in "/": the
+// --book-base-url given, else the output folder's file:// URL.
+func bookBase(given, outDir string) (string, error) {
+	if given == "" {
+		return (&url.URL{Scheme: "file", Path: filepath.ToSlash(outDir) + "/"}).String(), nil
+	}
+	u, err := url.Parse(given)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "file") {
+		return "", fmt.Errorf("--book-base-url %q: not an http(s) or file URL", given)
+	}
+	return strings.TrimRight(given, "/") + "/", nil
+}
+
+// manifestStem names a manifest's outputs: its file or URL path's last
+// segment without extension ("manifest" for .../b1/manifest.json, "book"
+// when there is none).
+func manifestStem(loc string) string {
+	p := loc
+	if isURL(loc) {
+		if u, err := url.Parse(loc); err == nil {
+			p = u.Path
+		}
+	} else {
+		p = filepath.ToSlash(loc)
+	}
+	b := path.Base(strings.TrimRight(p, "/"))
+	b = strings.TrimSuffix(b, path.Ext(b))
+	if b == "" || b == "." || b == "/" {
+		return "book"
+	}
+	return b
+}
