@@ -102,6 +102,11 @@ type Options struct {
 	// page's items are then sent in several batches. 0 means no cap: one
 	// call for a page's blocks and one for its lines.
 	MaxBatchChars int
+	// RetryRounds is how many times the blocks whose replies the guard
+	// rejected are tried again at the end of the document, after every
+	// page, before they are left untranslated (rounds.go); 0 turns the end
+	// rounds off.
+	RetryRounds int
 }
 
 // LogRow is one row of the translation log (spec 2.2).
@@ -286,6 +291,9 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	if i, err := firstError(results); err != nil {
 		return nil, fmt.Errorf("alto: %s: page %d: %w", opt.File, i+1, err)
 	}
+	if err := tr.endRounds(ctx, results); err != nil {
+		return nil, fmt.Errorf("alto: %s: %w", opt.File, err)
+	}
 	ed := xmlsplice.NewEditor(src)
 	for _, pr := range results {
 		for _, e := range pr.edits {
@@ -351,6 +359,9 @@ type pageResult struct {
 	langs    map[string]int
 	detected bool
 	err      error
+	// failed are the blocks the guard left untranslated, for the end
+	// rounds (rounds.go).
+	failed []failedBlock
 }
 
 // supports checks the pair once per source language; an unsupported pair is
@@ -572,40 +583,52 @@ func (t *translator) translateGroup(ctx context.Context, bt *batch.Batcher, page
 	for i, b := range blocks {
 		if status[i] == backend.Untranslated {
 			pr.stats.Untranslated++
+			pr.failed = append(pr.failed, failedBlock{b: b, lang: lang, page: pageNum, row: len(pr.rows)})
 			t.untouched(b, pageNum, backend.Untranslated, pr)
 			continue
 		}
-		tokens := Fields(pass1[i])
-		var counts []int
-		// approx: the block's words were placed by proportion (all of its
-		// lines with --fast-align; with a line over the alignment limits,
-		// the others' places depend on it too).
-		approx := t.opt.FastAlign
-		if t.opt.FastAlign {
-			words := make([]int, len(b.holders))
-			for j, l := range b.holders {
-				words[j] = l.words
-			}
-			counts = proportional(len(tokens), words)
-		} else {
-			var over int
-			counts, over = alignByAnchors(tokens, anchors[:len(b.holders)])
-			pr.stats.OverAlignLimit += over
-			approx = over > 0
-			anchors = anchors[len(b.holders):]
-		}
-		pr.langs[lang]++
-		pr.stats.Translated++
-		pr.stats.Lines += len(b.holders)
-		first := len(pr.rows)
-		if err := t.writeBlock(b, lang, tokens, counts, pageNum, status[i], pr); err != nil {
+		var err error
+		if anchors, err = t.writeTranslated(b, lang, pass1[i], anchors, pageNum, status[i], pr); err != nil {
 			return err
-		}
-		for r := first; r < len(pr.rows); r++ {
-			pr.rows[r].Approx = approx
 		}
 	}
 	return nil
+}
+
+// writeTranslated aligns a block's translation text to its lines (with
+// anchors, the lines' own translations, unless FastAlign) and writes it;
+// it returns the anchors left for the blocks after it.
+func (t *translator) writeTranslated(b *block, lang, text string, anchors []string, pageNum int, st backend.Status, pr *pageResult) ([]string, error) {
+	tokens := Fields(text)
+	var counts []int
+	// approx: the block's words were placed by proportion (all of its
+	// lines with --fast-align; with a line over the alignment limits,
+	// the others' places depend on it too).
+	approx := t.opt.FastAlign
+	if t.opt.FastAlign {
+		words := make([]int, len(b.holders))
+		for j, l := range b.holders {
+			words[j] = l.words
+		}
+		counts = proportional(len(tokens), words)
+	} else {
+		var over int
+		counts, over = alignByAnchors(tokens, anchors[:len(b.holders)])
+		pr.stats.OverAlignLimit += over
+		approx = over > 0
+		anchors = anchors[len(b.holders):]
+	}
+	pr.langs[lang]++
+	pr.stats.Translated++
+	pr.stats.Lines += len(b.holders)
+	first := len(pr.rows)
+	if err := t.writeBlock(b, lang, tokens, counts, pageNum, st, pr); err != nil {
+		return nil, err
+	}
+	for r := first; r < len(pr.rows); r++ {
+		pr.rows[r].Approx = approx
+	}
+	return anchors, nil
 }
 
 // prepare announces the segments of a page's group to a backend.Preparer:

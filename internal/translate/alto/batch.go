@@ -24,6 +24,9 @@ type Stats struct {
 	// Untranslated counts blocks whose replies the guard rejected twice;
 	// they are left as they were.
 	Untranslated int
+	// Rerun counts blocks the guard had rejected that an end-of-document
+	// round translated (Options.RetryRounds; part of Translated).
+	Rerun int
 	// OverAlignLimit counts lines over the alignment limits (MaxAlignWords,
 	// MaxAlignRunes), split proportionally instead of aligned.
 	OverAlignLimit int
@@ -40,6 +43,7 @@ func (s *Stats) add(o Stats) {
 	s.InTarget += o.InTarget
 	s.Unsupported += o.Unsupported
 	s.Untranslated += o.Untranslated
+	s.Rerun += o.Rerun
 	s.OverAlignLimit += o.OverAlignLimit
 }
 

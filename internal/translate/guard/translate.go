@@ -2,6 +2,10 @@ package guard
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 
 	"archivekit/internal/translate/backend"
 )
@@ -62,3 +66,34 @@ func Retry(ctx context.Context, be backend.Backend, text, src, tgt string, first
 	}
 	return Segment{Calls: 1}, err
 }
+
+// DefaultRounds is the number of end-of-document rounds (RoundsFromEnv):
+// a segment rejected twice on its way is tried once more after the rest of
+// its document, before it is left untranslated.
+const DefaultRounds = 1
+
+// RoundsEnv names the setting of the end-of-document rounds.
+const RoundsEnv = "TRANSLATE_RETRY_ROUNDS"
+
+// RoundsFromEnv reads TRANSLATE_RETRY_ROUNDS (getenv nil: the process
+// environment): how many times the segments the guard rejected are tried
+// again at the end of their document before they are marked untranslated;
+// 0 turns the end rounds off, unset means DefaultRounds.
+func RoundsFromEnv(getenv func(string) string) (int, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	s := strings.TrimSpace(getenv(RoundsEnv))
+	if s == "" {
+		return DefaultRounds, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > MaxRounds {
+		return 0, fmt.Errorf("%s=%q: want a whole number from 0 to %d", RoundsEnv, s, MaxRounds)
+	}
+	return n, nil
+}
+
+// MaxRounds bounds TRANSLATE_RETRY_ROUNDS: each round is one more backend
+// call per rejected segment.
+const MaxRounds = 10

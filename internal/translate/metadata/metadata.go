@@ -58,6 +58,11 @@ type Options struct {
 	Namespaces Namespaces
 	// File is the value of the log's file column.
 	File string
+	// RetryRounds is how many times the fields whose replies the guard
+	// rejected are tried again at the end of the document, after every
+	// other field, before they are left untranslated (rounds.go); 0 turns
+	// the end rounds off.
+	RetryRounds int
 }
 
 // Result is a translated document.
@@ -79,6 +84,9 @@ type Result struct {
 	// Untranslated counts units whose replies the degeneracy guard rejected
 	// twice; they are left as they were.
 	Untranslated int
+	// Rerun counts fields the guard had rejected that an end-of-document
+	// round translated (Options.RetryRounds; part of Translated).
+	Rerun int
 	// Mixed counts units left as they were because their text is
 	// interleaved with child elements, comments or processing instructions
 	// (log status mixed_content); they are also counted in Skipped.
@@ -141,6 +149,9 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 				return nil, err
 			}
 		}
+	}
+	if err := t.endRounds(ctx); err != nil {
+		return nil, err
 	}
 	if t.res.Output, err = t.ed.Bytes(); err != nil {
 		return nil, fmt.Errorf("metadata: %s: %w", opt.File, err)
@@ -205,6 +216,7 @@ type translation struct {
 	supported map[string]error           // Supports' answer per source language
 	done      map[*xmlsplice.Node]bool   // an element matched by two fields is translated once
 	langs     map[*xmlsplice.Node]string // detected source language per field (auto)
+	failed    []failedField              // fields the guard left untranslated, for the end rounds
 }
 
 // prepare announces the document's fields with text to a
@@ -302,8 +314,9 @@ func (t *translation) field(ctx context.Context, f *XPath, el *xmlsplice.Node) e
 	if seg.Status == backend.Untranslated {
 		// Both replies rejected by the guard: the field stays as it
 		// was and nothing is written as its translation.
+		// The end rounds (rounds.go) may still translate it.
 		res.Untranslated++
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s left untranslated: %v", opt.File, f.Expr, seg.Rejection))
+		t.failed = append(t.failed, failedField{f: f, el: el, text: text, lang: lang, row: len(res.Log), rej: seg.Rejection})
 		res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.Untranslated})
 		return nil
 	}

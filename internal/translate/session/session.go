@@ -16,6 +16,7 @@ import (
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/chat"
 	"archivekit/internal/translate/ct2backend"
+	"archivekit/internal/translate/guard"
 	"archivekit/internal/translate/lemmatizer"
 	"archivekit/internal/translate/mtapi"
 	"archivekit/internal/translate/translator"
@@ -92,7 +93,10 @@ func CheckEnv(getenv func(string) string) error {
 	if _, err := lemmatizer.FromEnv(getenv); err != nil {
 		return err
 	}
-	_, err := vocab.MaxGlossaryTermsFromEnv(getenv)
+	if _, err := vocab.MaxGlossaryTermsFromEnv(getenv); err != nil {
+		return err
+	}
+	_, err := guard.RoundsFromEnv(getenv)
 	return err
 }
 
@@ -105,6 +109,10 @@ type Session struct {
 	// GlossaryTerms caps the glossary sent to backends that take one
 	// (LLM_MAX_GLOSSARY_TERMS).
 	GlossaryTerms int
+	// RetryRounds is the number of end-of-document rounds for segments
+	// the degeneracy guard rejected (TRANSLATE_RETRY_ROUNDS,
+	// guard.RoundsFromEnv).
+	RetryRounds int
 	// Vocabulary is the vocabulary in use (UseVocabulary); nil for none.
 	Vocabulary *vocab.Vocabulary
 	// Lemmatizer matches the vocabulary's single words by lemma; nil
@@ -139,7 +147,11 @@ func New(be backend.Backend, getenv func(string) string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{Name: be.Name(), Backend: be, GlossaryTerms: terms, getenv: getenv}, nil
+	rounds, err := guard.RoundsFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{Name: be.Name(), Backend: be, GlossaryTerms: terms, RetryRounds: rounds, getenv: getenv}, nil
 }
 
 // Breaker sets up the circuit breaker in front of the lemmatiser
@@ -178,9 +190,11 @@ func (s *Session) UseVocabulary(v *vocab.Vocabulary, br Breaker) error {
 }
 
 // Options returns the translator's options filled from the session: the
-// backend, the vocabulary, the lemmatiser and the glossary size.
+// backend, the vocabulary, the lemmatiser, the glossary size and the end
+// rounds.
 func (s *Session) Options() translator.Options {
-	return translator.Options{Backend: s.Backend, Vocabulary: s.Vocabulary, Lemmatizer: s.Lemmatizer, GlossaryTerms: s.GlossaryTerms}
+	return translator.Options{Backend: s.Backend, Vocabulary: s.Vocabulary, Lemmatizer: s.Lemmatizer, GlossaryTerms: s.GlossaryTerms,
+		RetryRounds: s.RetryRounds}
 }
 
 // Close closes the backend.

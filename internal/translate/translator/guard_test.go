@@ -28,17 +28,7 @@ const guardRecord = `<?xml version="1.0" encoding="UTF-8"?>
 // output, like the self-hosted models of the issue; other lines get the
 // stand-in's translation.
 func degenerate(reply string) func(string) string {
-	return func(in string) string {
-		lines := strings.Split(in, "\n")
-		for i, l := range lines {
-			if strings.Contains(strings.ToLower(l), "hrob") {
-				lines[i] = reply
-			} else {
-				lines[i] = translatortest.Translate(l)
-			}
-		}
-		return strings.Join(lines, "\n")
-	}
+	return degenerateFirst(reply, -1)
 }
 
 // TestDegenerateRepliesNeverWritten: a segment answered with one word

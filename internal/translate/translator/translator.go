@@ -122,6 +122,13 @@ type Options struct {
 	// MinConfidence: detections at or below it fall back to Czech; 0 means
 	// alto.DefaultMinConfidence (0.2).
 	MinConfidence float64
+	// RetryRounds is how many times the ALTO blocks and metadata fields
+	// whose replies the degeneracy guard rejected are tried again at the
+	// end of the document before they are left untranslated (one
+	// guard.Retry each a round; status retried, unit status rerun, when
+	// one passes); 0 turns the end rounds off. session.Options fills it
+	// from TRANSLATE_RETRY_ROUNDS (guard.RoundsFromEnv, default 1).
+	RetryRounds int
 	// Concurrency bounds the ALTO pages translated at once; 0 means
 	// PageConcurrency(Backend).
 	Concurrency int
@@ -147,6 +154,9 @@ type Stats struct {
 	// Untranslated counts units whose replies the degeneracy guard rejected
 	// twice (left as they were; internal/translate/guard).
 	Untranslated int
+	// Rerun counts units the guard had rejected that an end-of-document
+	// round translated (Options.RetryRounds; part of Translated).
+	Rerun int
 	// Mixed counts metadata fields left as they were because their text is
 	// interleaved with child elements, comments or processing instructions
 	// (part of Skipped; log status mixed_content).
@@ -431,7 +441,7 @@ func (d *document) alto(ctx context.Context, in []byte, out *Output) error {
 	res, err := alto.Translate(ctx, in, alto.Options{
 		Backend: be, Source: opt.Source, Target: opt.Target, Detector: d.det,
 		MinConfidence: opt.MinConfidence, Mode: opt.Mode, FastAlign: opt.FastAlign,
-		File: d.stem, Concurrency: conc,
+		File: d.stem, Concurrency: conc, RetryRounds: opt.RetryRounds,
 	})
 	if err != nil {
 		return err
@@ -440,8 +450,8 @@ func (d *document) alto(ctx context.Context, in []byte, out *Output) error {
 	s := res.Stats
 	out.Stats = Stats{Pages: s.Pages, Blocks: s.Blocks, Lines: s.Lines, Units: s.Units, Translated: s.Translated,
 		Skipped: s.Units - s.Translated, AlreadyDone: s.AlreadyDone, InTarget: s.InTarget, Unsupported: s.Unsupported,
-		Untranslated: s.Untranslated,
-		Calls:        s.Calls, CleanBatches: s.CleanBatches, LineCountMismatches: s.LineCountMismatches,
+		Untranslated: s.Untranslated, Rerun: s.Rerun,
+		Calls: s.Calls, CleanBatches: s.CleanBatches, LineCountMismatches: s.LineCountMismatches,
 		TransportErrors: s.TransportErrors + int(be.transportErrors.Load())}
 	for _, w := range res.Warnings {
 		d.warn(w)
@@ -459,6 +469,7 @@ func (d *document) metadata(ctx context.Context, in []byte, out *Output) error {
 	res, err := metadata.Translate(ctx, in, metadata.Options{
 		Backend: be, Source: opt.Source, Target: opt.Target, Detector: d.det,
 		MinConfidence: opt.MinConfidence, Mode: keeping(opt.Mode), Fields: opt.Fields, File: d.stem,
+		RetryRounds: opt.RetryRounds,
 	})
 	if err != nil {
 		return err
@@ -466,7 +477,7 @@ func (d *document) metadata(ctx context.Context, in []byte, out *Output) error {
 	out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
 	out.Stats = Stats{Units: res.Units, Translated: res.Translated, Skipped: res.Skipped,
 		AlreadyDone: res.AlreadyDone, InTarget: res.InTarget, Unsupported: res.Unsupported,
-		Untranslated: res.Untranslated, Mixed: res.Mixed, Calls: res.Calls, TransportErrors: int(be.transportErrors.Load())}
+		Untranslated: res.Untranslated, Rerun: res.Rerun, Mixed: res.Mixed, Calls: res.Calls, TransportErrors: int(be.transportErrors.Load())}
 	for _, w := range res.Warnings {
 		d.warn(w)
 	}
@@ -504,7 +515,7 @@ func (d *document) finish(out *Output) {
 		}
 	}
 	if n := out.Statuses[string(backend.Untranslated)]; n > 0 {
-		d.warn(fmt.Sprintf("%s: %d segments left untranslated: their replies failed the degeneracy guard twice (status untranslated in the log)", d.name, n))
+		d.warn(fmt.Sprintf("%s: %d segments left untranslated: their replies failed the degeneracy guard twice and in %d end-of-document rounds (status untranslated in the log)", d.name, n, d.opt.RetryRounds))
 	}
 	if out.SourceLang == "" || out.SourceLang == "auto" {
 		out.SourceLang = mostFrequent(out.Languages)
