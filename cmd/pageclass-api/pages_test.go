@@ -75,9 +75,19 @@ func TestPredictDocumentPages(t *testing.T) {
 	file := upload{Field: "file", Name: "book.pdf", CType: "application/pdf", Data: pdf}
 	field := func(k, v string) upload { return upload{Field: k, Data: []byte(v)} }
 
-	status, body := postForm(t, ts.URL+"/predict_document", file, field("pages", "2, 5-6"), field("document_json_out", "true"))
-	if status != 200 {
+	body0, ct := multipartForm(t, file, field("pages", "2, 5-6"), field("document_json_out", "true"))
+	resp0, err := http.Post(ts.URL+"/predict_document", ct, body0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp0.Body)
+	resp0.Body.Close()
+	if status := resp0.StatusCode; status != 200 {
 		t.Fatalf("status %d: %s", status, body)
+	}
+	// The limits applied to the request are in a header.
+	if l := resp0.Header.Get("X-Limits-Applied"); !strings.Contains(l, "max_pdf_pages=3") || !strings.Contains(l, "pdf_render_dpi=72") || !strings.Contains(l, "request_timeout_s=") {
+		t.Errorf("X-Limits-Applied %q", l)
 	}
 	var doc struct {
 		PageCount int `json:"page_count"`
@@ -134,7 +144,7 @@ func TestPredictDocumentPages(t *testing.T) {
 		}
 	}
 	_, png := samplePage(t)
-	status, body = postForm(t, ts.URL+"/predict_image", upload{Field: "file", Name: "p.png", CType: "image/png", Data: png}, field("pages", "1"))
+	status, body := postForm(t, ts.URL+"/predict_image", upload{Field: "file", Name: "p.png", CType: "image/png", Data: png}, field("pages", "1"))
 	if status != 422 || !strings.Contains(string(body), "send it to /predict_document") {
 		t.Errorf("pages on /predict_image: %d %s", status, body)
 	}

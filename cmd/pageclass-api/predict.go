@@ -26,6 +26,11 @@ func (s *server) predict(document bool) http.HandlerFunc {
 			return
 		}
 		req.maxPDFPages, req.decode, req.maxRender = s.maxPDFPages, s.decode, s.maxRender
+		if document {
+			service.AddLimit(w.Header(), "max_pdf_pages", s.maxPDFPages)
+			service.AddLimit(w.Header(), "pdf_render_dpi", s.decode.DPI)
+			service.AddLimit(w.Header(), "max_render_s", s.maxRender.Seconds())
+		}
 		res, fail := s.runPredict(r.Context(), req)
 		if fail != nil {
 			fail.write(w)

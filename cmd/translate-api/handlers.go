@@ -156,7 +156,12 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 	}
 	// Admission by memory: the document's estimated peak against the
 	// process budget (MEMORY_BUDGET_MB or the container limit).
-	release, err := s.mem.Acquire(r.Context(), memoryEstimate(q.src, q.baseline))
+	estimate := memoryEstimate(q.src, q.baseline)
+	service.AddLimit(w.Header(), "memory_estimate_bytes", estimate)
+	if s.mem != nil && s.mem.Total > 0 {
+		service.AddLimit(w.Header(), "memory_budget_bytes", s.mem.Total)
+	}
+	release, err := s.mem.Acquire(r.Context(), estimate)
 	if err != nil {
 		if errors.Is(err, service.ErrOverBudget) {
 			service.WriteOverBudget(w, err)

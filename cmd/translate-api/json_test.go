@@ -28,6 +28,10 @@ func TestResponseFormatJSON(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		t.Fatalf("status %d, %s: %.300s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
+	// The limits applied to the request are in a header.
+	if l := resp.Header.Get("X-Limits-Applied"); !strings.Contains(l, "max_upload_bytes=") || !strings.Contains(l, "memory_estimate_bytes=") {
+		t.Errorf("X-Limits-Applied %q", l)
+	}
 	var a jsonAnswer
 	if err := json.Unmarshal(b, &a); err != nil {
 		t.Fatal(err)

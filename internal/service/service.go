@@ -416,6 +416,7 @@ func (s *Service) work(h http.Handler, heavy bool) http.Handler {
 				return
 			}
 			defer held.release()
+			s.setLimits(w.Header())
 		}
 		a := &answer{recorder: rec, rc: http.NewResponseController(base), slot: held, rate: s.Config.BodyMinRate}
 		s.bodies.add(a)
