@@ -50,7 +50,9 @@ type bookPage struct {
 	// (the SOURCE column).
 	source string
 	// file is the FILE of the page's rows: the book's stem.
-	file  string
+	file string
+	// book is the book's location as given.
+	book  string
 	index int // PAGE: its position in the book, from 1
 	ids   results.BookPage
 	// local is the image file of a page read from the disk; "" when it is
@@ -95,6 +97,8 @@ type bookInputs struct {
 	// folder of the images fetched and not yet classified.
 	led   *ledger.Ledger
 	cache string
+	// read are the books read, in order, for --book-out.
+	read []*book.Book
 	// size is the long side of the images fetched (the models' largest
 	// input size).
 	size int
@@ -217,6 +221,7 @@ func (s *inputSet) addBook(ctx context.Context, loc string, opts book.Options) e
 	}
 	bs := s.books
 	bs.any = true
+	bs.read = append(bs.read, b)
 	source := loc
 	if !isURL(loc) {
 		source = itemName(s, loc)
@@ -231,7 +236,7 @@ func (s *inputSet) addBook(ctx context.Context, loc string, opts book.Options) e
 			bs.failed = append(bs.failed, bookFailure{file: loc, name: name, reason: "page without an image"})
 			continue
 		}
-		bp := &bookPage{name: name, source: source, file: file, index: i + 1, image: p.Image, linked: b.Remote,
+		bp := &bookPage{name: name, source: source, file: file, book: loc, index: i + 1, image: p.Image, linked: b.Remote,
 			ids: results.BookPage{ID: p.ID, Order: p.Order, Label: p.Label}}
 		if p.Image.Service == nil && !isURL(p.Image.Location) {
 			bp.local = p.Image.Location

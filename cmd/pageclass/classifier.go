@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/internal/bookout"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,6 +31,9 @@ type classifier struct {
 	// there is none (then needs_review is only set by page conditions).
 	calibration *review.Applied
 	set         *inputSet
+	// classes are the top class of each book page classified, by input
+	// name, for --book-out.
+	classes map[string]bookout.PageClass
 	// ens runs the models (nil with --parallel, which loads them group by
 	// group); orient is the orientation model of --parallel, run with the
 	// first group.
@@ -452,6 +456,7 @@ func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err
 		r.para.Processed(1)
 		r.docs.add(key, p, rv)
 		r.counted(source, p, rv)
+		r.classed(f, p)
 	}
 	for _, pe := range d.Errors {
 		r.fail(f, name, pe.Page, pe.Error)
@@ -549,6 +554,7 @@ func (r *classifier) row(p classify.Page, it *item, name string) error {
 		r.para.Processed(1)
 		r.docs.add(key, p, rv)
 		r.counted(source, p, rv)
+		r.classed(p.Name, p)
 		it.add(p, "")
 	}
 	return nil
@@ -620,6 +626,9 @@ func (r *classifier) closeTables(tables string, runErr error) error {
 		return err
 	}
 	if err := r.docs.write(); err != nil {
+		return err
+	}
+	if err := r.writeBookOut(); err != nil {
 		return err
 	}
 	if r.out.rows() == 0 {

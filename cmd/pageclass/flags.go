@@ -50,6 +50,8 @@ type CLI struct {
 	MergeFrom         []string `arg:"" optional:"" name:"shard-results" help:"With --merge: results folders (every shard run metadata in them) or run-metadata files of the shards."`
 	Results           string   `name:"results" group:"output" default:"${folder_results}" placeholder:"DIR" help:"Folder of the result tables and run metadata ([OUTPUT] FOLDER_RESULTS: ${folder_results})."`
 	NoAverageBest     bool     `name:"no-average-best" group:"output" help:"With --best: do not write the averaged AVG_TOP-N table."`
+	BookOut           string   `name:"book-out" group:"output" placeholder:"DIR" help:"For IIIF Presentation 3 manifest inputs: write into DIR, per manifest, one W3C annotation page per canvas classified (<book>_classes/<n>.json: a classifying annotation whose TextualBody is the page's top category, its probability in the body's score) and the derived manifest <book>_classes.json linking them; a Presentation 2 manifest or a collection gets a warning."`
+	BookBaseURL       string   `name:"book-base-url" group:"output" placeholder:"URL" help:"With --book-out: the URL DIR will be published at, the base of the written ids (default: DIR's file:// URL)."`
 	SaveIntermediates bool     `name:"save-intermediates" group:"output" help:"With --best: also write each model's own TOP-N (and RAW) table."`
 
 	// Models.

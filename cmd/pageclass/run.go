@@ -228,7 +228,7 @@ func (r *runner) recordConfig() {
 		"document_json": c.DocumentJSON, "document_json_out": c.DocumentJSONOut,
 		"document_json_dir": c.DocumentJSONDir, "document_json_out_dir": c.DocumentJSONOutDir,
 		"strict_document_json": c.StrictDocumentJSON, "merge": c.Merge,
-		"image_group": c.ImageGroup, "book_pages": c.BookPages, "book_skip_types": c.BookSkipTypes, "fetch_private": c.FetchPrivate,
+		"image_group": c.ImageGroup, "book_pages": c.BookPages, "book_skip_types": c.BookSkipTypes, "fetch_private": c.FetchPrivate, "book_out": c.BookOut,
 	} {
 		r.para.SetConfig(k, v)
 	}

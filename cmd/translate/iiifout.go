@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"archivekit/internal/atomicfile"
 	"archivekit/internal/book"
 	"archivekit/internal/bookout"
 	"archivekit/internal/fetch"
@@ -39,7 +38,7 @@ func (r *runner) iiifOut(ctx context.Context, p *pass) error {
 	if err != nil {
 		return err
 	}
-	base, err := bookBase(s.BookBaseURL, outDir)
+	base, err := bookout.BaseURL(s.BookBaseURL, outDir)
 	if err != nil {
 		return err
 	}
@@ -91,15 +90,12 @@ func (r *runner) iiifOut(ctx context.Context, p *pass) error {
 		return nil
 	}
 	files[stem+".json"] = manifest
-	for rel, data := range files {
-		dst := filepath.Join(outDir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		if err := atomicfile.WriteFile(dst, data, 0o644); err != nil {
-			return err
-		}
-		r.pd.output("json", dst)
+	written, err := bookout.WriteFiles(outDir, files)
+	for _, f := range written {
+		r.pd.output("json", f)
+	}
+	if err != nil {
+		return err
 	}
 	if skipped > 0 {
 		r.warn(fmt.Sprintf("--book-out: %d translated PAGE-XML or hOCR files get no annotations (only ALTO lines are read)", skipped))
@@ -140,19 +136,6 @@ func readManifest(ctx context.Context, loc string) ([]byte, error) {
 		policy.AllowHosts = []string{u.Host}
 	}
 	return fetch.New(policy, nil).Get(ctx, loc)
-}
-
-// bookBase is the base URL of --book-out's IIIF ids, ending in "/": the
-// --book-base-url given, else the output folder's file:// URL.
-func bookBase(given, outDir string) (string, error) {
-	if given == "" {
-		return (&url.URL{Scheme: "file", Path: filepath.ToSlash(outDir) + "/"}).String(), nil
-	}
-	u, err := url.Parse(given)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "file") {
-		return "", fmt.Errorf("--book-base-url %q: not an http(s) or file URL", given)
-	}
-	return strings.TrimRight(given, "/") + "/", nil
 }
 
 // manifestStem names a manifest's outputs: its file or URL path's last

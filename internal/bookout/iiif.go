@@ -5,7 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
+
+	"archivekit/internal/atomicfile"
 )
 
 // IIIF Presentation 3 and W3C Web Annotation terms used here.
@@ -205,4 +212,41 @@ func DerivedManifest(src []byte, id string, links []CanvasLinks) ([]byte, error)
 		return nil, fmt.Errorf("bookout: %d of the %d canvases linked are not in the manifest", len(byCanvas)-found, len(byCanvas))
 	}
 	return json.MarshalIndent(m, "", "  ")
+}
+
+// BaseURL is the base of the ids of IIIF outputs written into dir (an
+// absolute folder), ending in "/": given (the URL dir will be published
+// at; http, https or file) or, when empty, dir's file:// URL.
+func BaseURL(given, dir string) (string, error) {
+	if given == "" {
+		return (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir) + "/"}).String(), nil
+	}
+	u, err := url.Parse(given)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "file") {
+		return "", fmt.Errorf("bookout: base URL %q: not an http(s) or file URL", given)
+	}
+	return strings.TrimRight(given, "/") + "/", nil
+}
+
+// WriteFiles writes files (slash-separated paths relative to dir) under
+// dir, each atomically, making the folders they need, and returns the
+// paths written in name order.
+func WriteFiles(dir string, files map[string][]byte) ([]string, error) {
+	names := make([]string, 0, len(files))
+	for rel := range files {
+		names = append(names, rel)
+	}
+	sort.Strings(names)
+	var written []string
+	for _, rel := range names {
+		dst := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return written, err
+		}
+		if err := atomicfile.WriteFile(dst, files[rel], 0o644); err != nil {
+			return written, err
+		}
+		written = append(written, dst)
+	}
+	return written, nil
 }

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"archivekit/internal/book"
+	"archivekit/internal/bookout"
+	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/version"
+)
+
+// classed notes, with --book-out, the top class of a book page classified
+// (input name).
+func (r *classifier) classed(name string, p classify.Page) {
+	if r.cli.BookOut == "" || r.set.page(name) == nil || len(p.Mean) == 0 {
+		return
+	}
+	top := p.Top(1)
+	if r.classes == nil {
+		r.classes = map[string]bookout.PageClass{}
+	}
+	r.classes[name] = bookout.PageClass{Category: top[0].Label, Score: top[0].Score}
+}
+
+// writeBookOut writes, with --book-out DIR, for each IIIF Presentation 3
+// manifest of the run, one annotation page per canvas classified
+// (bookout.ClassPage: a classifying annotation of the top category and
+// its score) as DIR/<book>_classes/<n>.json, and the derived manifest
+// DIR/<book>_classes.json linking them (bookout.DerivedManifest). A
+// Presentation 2 manifest, a collection or a METS file gets a warning.
+func (r *classifier) writeBookOut() error {
+	if r.cli.BookOut == "" || r.set.books == nil {
+		return nil
+	}
+	dir, err := filepath.Abs(r.cli.BookOut)
+	if err != nil {
+		return err
+	}
+	base, err := bookout.BaseURL(r.cli.BookBaseURL, dir)
+	if err != nil {
+		return fmt.Errorf("--book-base-url: %w", err)
+	}
+	gen := bookout.Agent{Name: "archivekit pageclass", Version: version.String()}
+	for _, b := range r.set.books.read {
+		if b.Kind != book.Manifest || b.Version != "3" {
+			r.log.Warn("--book-out: not a IIIF Presentation 3 manifest: no annotation pages written", "book", b.Source, "kind", b.Kind, "version", b.Version)
+			continue
+		}
+		if err := r.bookOut(b, dir, base, gen); err != nil {
+			return fmt.Errorf("--book-out: %s: %w", b.Source, err)
+		}
+	}
+	return nil
+}
+
+// bookOut writes one manifest's annotation pages and derived manifest.
+func (r *classifier) bookOut(b *book.Book, dir, base string, gen bookout.Agent) error {
+	var src []byte
+	var err error
+	if isURL(b.Source) {
+		src, err = r.set.books.fetcher.Get(context.Background(), b.Source)
+	} else {
+		src, err = os.ReadFile(b.Source)
+	}
+	if err != nil {
+		return err
+	}
+	stem := bookStem(r.set.Root, b.Source) + "_classes"
+	files := map[string][]byte{}
+	var links []bookout.CanvasLinks
+	for _, p := range b.Pages {
+		c, ok := r.classes[b.Source+"#"+p.ID]
+		if !ok {
+			continue
+		}
+		rel := stem + "/" + strconv.Itoa(len(links)+1) + ".json"
+		page, err := bookout.ClassPage(base+rel, p.ID, []bookout.PageClass{c}, gen)
+		if err != nil {
+			return err
+		}
+		files[rel] = page
+		links = append(links, bookout.CanvasLinks{Canvas: p.ID, Annotations: []string{base + rel}})
+	}
+	manifest, err := bookout.DerivedManifest(src, base+stem+".json", links)
+	if err != nil {
+		return err
+	}
+	files[stem+".json"] = manifest
+	written, err := bookout.WriteFiles(dir, files)
+	for _, f := range written {
+		r.para.AddOutputFile(f)
+	}
+	if err != nil {
+		return err
+	}
+	r.log.Info("book written", "manifest", filepath.Join(dir, stem+".json"), "annotation pages", len(links))
+	return nil
+}
