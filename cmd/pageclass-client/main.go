@@ -3,7 +3,7 @@
 //
 // Usage:
 //
-//	pageclass-client -file page.png [-version all] [-topn 3] [-server http://127.0.0.1:8000]
+//	pageclass-client -file page.png [-version all] [-topn 3] [-server http://127.0.0.1:8000] [-token T]
 //	pageclass-client --version   (alone: prints the tool version)
 //
 // PDFs (by extension or content) go to /predict_document, everything else to
@@ -64,6 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	topn := fs.Int("topn", 3, "number of categories per page (1 to 11)")
 	server := fs.String("server", "http://127.0.0.1:8000", "service base URL")
 	timeout := fs.Duration("timeout", 2*time.Minute, "request timeout")
+	token := fs.String("token", os.Getenv("API_TOKEN"), "bearer token of a service started with API_TOKEN (default: the API_TOKEN environment variable)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -82,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pageclass-client: -topn %d: want 1 to 11\n", *topn)
 		return 2
 	}
-	a, err := classify(*server, *file, *version, *topn, *timeout)
+	a, err := classify(*server, *file, *version, *topn, *timeout, *token)
 	if err != nil {
 		fmt.Fprintf(stderr, "pageclass-client: %s: %v\n", *file, err)
 		return 1
@@ -107,7 +108,7 @@ func printTop(w io.Writer, title string, preds []prediction) {
 
 // classify posts the file and decodes the answer; an error answer becomes
 // an error carrying the service's detail.
-func classify(server, path, version string, topn int, timeout time.Duration) (*answer, error) {
+func classify(server, path, version string, topn int, timeout time.Duration, token string) (*answer, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -136,6 +137,9 @@ func classify(server, path, version string, topn int, timeout time.Duration) (*a
 	}
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	pkgversion.SetUserAgent(req)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err

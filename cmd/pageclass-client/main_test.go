@@ -72,3 +72,33 @@ func TestClient(t *testing.T) {
 		}
 	}
 }
+
+// TestToken: -token (or API_TOKEN) is sent as a bearer token; a service
+// that wants one answers 401 without it, which the client reports.
+func TestToken(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer s3cret" {
+			w.WriteHeader(401)
+			fmt.Fprint(w, `{"detail":"a bearer token is required"}`)
+			return
+		}
+		fmt.Fprint(w, `{"type":"image","version":"all","predictions":[{"label":"TEXT","score":0.9}]}`)
+	}))
+	defer ts.Close()
+	png := filepath.Join(t.TempDir(), "page.png")
+	_ = os.WriteFile(png, []byte("\x89PNG\r\n\x1a\nrest"), 0o644)
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-file", png, "-server", ts.URL, "-token", "s3cret"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "TEXT") {
+		t.Errorf("-token: code %d: %s%s", code, out.String(), errOut.String())
+	}
+	t.Setenv("API_TOKEN", "s3cret")
+	out.Reset()
+	if code := run([]string{"-file", png, "-server", ts.URL}, &out, &errOut); code != 0 {
+		t.Errorf("API_TOKEN: code %d: %s", code, errOut.String())
+	}
+	t.Setenv("API_TOKEN", "")
+	errOut.Reset()
+	if code := run([]string{"-file", png, "-server", ts.URL}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "401") {
+		t.Errorf("no token: code %d: %s", code, errOut.String())
+	}
+}
