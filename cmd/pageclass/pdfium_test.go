@@ -23,23 +23,7 @@ func TestPDFRendererFlag(t *testing.T) {
 	if lib == "" {
 		t.Skip("ARCHIVEKIT_PDFIUM is not set (eval \"$(make -s env)\" sets it)")
 	}
-	var imgs []image.Image
-	for _, p := range classifytest.Pages(t, 1)[:4] {
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, _, err := image.Decode(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		imgs = append(imgs, img)
-	}
-	pdf, err := hostile.ScanPDF(imgs, 150, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pdf := scanPDF(t, 4, "")
 	raw := func(renderer string) [][]string {
 		e := newEnv(t, nil)
 		e.model(t, "v4.4")
@@ -96,23 +80,7 @@ func TestPDFRendererFlag(t *testing.T) {
 // document record labels its pages so; a resumed run (rows from the
 // ledger) writes the same labels; a run without a PDF has no such column.
 func TestPDFPageLabels(t *testing.T) {
-	var imgs []image.Image
-	for _, p := range classifytest.Pages(t, 1)[:3] {
-		f, err := os.Open(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, _, err := image.Decode(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		imgs = append(imgs, img)
-	}
-	pdf, err := hostile.ScanPDF(imgs, 150, "<< /Nums [0 << /S /r >> 2 << /S /D /St 12 /P (A-) >>] >>")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pdf := scanPDF(t, 3, "<< /Nums [0 << /S /r >> 2 << /S /D /St 12 /P (A-) >>] >>")
 	e := newEnv(t, nil)
 	e.model(t, "v4.4")
 	mkdir(t, e.in)
@@ -171,4 +139,29 @@ func TestPDFPageLabels(t *testing.T) {
 	if h := readCSV(t, plain.output(t, "_v4.4_TOP-3.csv"))[0]; h[len(h)-2] == "PAGE_LABEL" {
 		t.Errorf("a run without a PDF has a PAGE_LABEL column: %q", h)
 	}
+}
+
+// scanPDF is a PDF as scanners write it (hostile.ScanPDF) of the first n
+// sample pages (one per category) at 150 dpi, with the page-label tree
+// tree ("" for none).
+func scanPDF(t *testing.T, n int, tree string) []byte {
+	t.Helper()
+	var imgs []image.Image
+	for _, p := range classifytest.Pages(t, 1)[:n] {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, _, err := image.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		imgs = append(imgs, img)
+	}
+	pdf, err := hostile.ScanPDF(imgs, 150, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pdf
 }
