@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -371,18 +370,8 @@ func (bs *bookInputs) fetchFunc(bp *bookPage) func(ctx context.Context) ([]byte,
 	}
 }
 
-// fetchedItem is the ledger item of a page image's fetch.
-func fetchedItem(bp *bookPage) string { return "fetched " + bp.target }
-
-// fetchedData is a fetch's ledger data: the digest of the bytes, kept in
-// the fetched-image folder under that digest.
-type fetchedData struct {
-	SHA256 string `json:"sha256"`
-	Bytes  int    `json:"bytes"`
-}
-
-// keep stores a fetched image in the fetched-image folder and records the
-// fetch in the ledger.
+// keep stores a fetched image in the fetched-image folder under its
+// digest and records the fetch in the ledger (ledger.RecordFetch).
 func (bs *bookInputs) keep(bp *bookPage, data []byte) error {
 	if bs.led == nil {
 		return nil
@@ -394,8 +383,7 @@ func (bs *bookInputs) keep(bp *bookPage, data []byte) error {
 	if err := atomicfile.WriteFile(filepath.Join(bs.cache, sum), data, 0o644); err != nil {
 		return fmt.Errorf("fetched images: %w", err)
 	}
-	d, _ := json.Marshal(fetchedData{SHA256: sum, Bytes: len(data)})
-	return bs.led.Record(ledger.Entry{Item: fetchedItem(bp), Digest: bp.identity(), State: ledger.Done, Data: d})
+	return bs.led.RecordFetch(bp.target, bp.identity(), ledger.FetchOf(data))
 }
 
 // fetchedBefore is a page's image as an earlier run of the ledger fetched
@@ -404,20 +392,15 @@ func (bs *bookInputs) fetchedBefore(bp *bookPage) ([]byte, bool) {
 	if bs.led == nil {
 		return nil, false
 	}
-	e, ok := bs.led.Lookup(fetchedItem(bp), bp.identity())
+	f, ok := bs.led.Fetched(bp.target, bp.identity())
 	if !ok {
 		return nil, false
 	}
-	var d fetchedData
-	if json.Unmarshal(e.Data, &d) != nil || d.SHA256 == "" || strings.ContainsAny(d.SHA256, `/\.`) {
-		return nil, false
+	data, ok := f.Read(filepath.Join(bs.cache, f.SHA256))
+	if ok {
+		bs.reused.Add(1)
 	}
-	data, err := os.ReadFile(filepath.Join(bs.cache, d.SHA256))
-	if err != nil || ledger.DigestBytes(data) != d.SHA256 {
-		return nil, false
-	}
-	bs.reused.Add(1)
-	return data, true
+	return data, ok
 }
 
 // classified removes a page's kept image once the page is recorded in the
@@ -426,13 +409,8 @@ func (bs *bookInputs) classified(bp *bookPage) {
 	if bs.led == nil || bp.local != "" {
 		return
 	}
-	e, ok := bs.led.Lookup(fetchedItem(bp), bp.identity())
-	if !ok {
-		return
-	}
-	var d fetchedData
-	if json.Unmarshal(e.Data, &d) == nil && d.SHA256 != "" && !strings.ContainsAny(d.SHA256, `/\.`) {
-		os.Remove(filepath.Join(bs.cache, d.SHA256))
+	if f, ok := bs.led.Fetched(bp.target, bp.identity()); ok {
+		os.Remove(filepath.Join(bs.cache, f.SHA256))
 	}
 }
 

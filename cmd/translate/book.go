@@ -13,6 +13,8 @@ import (
 	"archivekit/internal/atomicfile"
 	"archivekit/internal/book"
 	"archivekit/internal/fetch"
+	"archivekit/internal/ledger"
+	"archivekit/internal/regularfile"
 )
 
 // errBook is wrapped by the error of a book that cannot be read (not METS
@@ -74,6 +76,7 @@ func collectBook(ctx context.Context, s *settings, location string) (inputs []in
 		}
 	}
 	f := fetch.New(policy, nil)
+	kept := useKept(s, f, location)
 	b, err := book.Read(ctx, location, book.Options{Fetcher: f, Pages: s.Pages, TextGroups: s.TextGroups, MaxBytes: maxDownload})
 	if errors.Is(err, book.ErrNoPages) && s.Pages == "" && (b == nil || b.Kind == book.METS) {
 		// A METS file without pages (descriptive metadata only) is a
@@ -107,7 +110,7 @@ func collectBook(ctx context.Context, s *settings, location string) (inputs []in
 			if !s.Shard.Has(rel) {
 				continue
 			}
-			in := bookText(ctx, s, f, b.Remote, t, rel)
+			in := bookText(ctx, s, f, b.Remote, kept, t, rel)
 			in.Book, in.Page = &t, p.ID
 			if p.Image != nil {
 				in.PageW, in.PageH = float64(p.Image.Width), float64(p.Image.Height)
@@ -122,8 +125,12 @@ func collectBook(ctx context.Context, s *settings, location string) (inputs []in
 }
 
 // bookText is the input of one text file of a book: a local file as it
-// is, a remote one fetched into the download folder at rel.
-func bookText(ctx context.Context, s *settings, f *fetch.Fetcher, remote bool, t book.Text, rel string) input {
+// is, a remote one fetched into the download folder at rel (reading the
+// book fetched it already, to tell its format: it is taken from the
+// fetcher's cache), or, with --resume, the file an earlier run fetched and
+// kept there (useKept). Its fetch is recorded in the ledger once the run
+// opens it (recordFetches).
+func bookText(ctx context.Context, s *settings, f *fetch.Fetcher, remote bool, kept ledger.Fetches, t book.Text, rel string) input {
 	dir := path.Dir(rel)
 	if dir == "." {
 		dir = ""
@@ -133,11 +140,18 @@ func bookText(ctx context.Context, s *settings, f *fetch.Fetcher, remote bool, t
 		return input{Path: t.Location, Origin: t.Location, Dir: dir}
 	}
 	dst := filepath.Join(s.DownloadDir, filepath.FromSlash(rel))
+	id := textIdentity(t.Location)
+	if k, ok := kept.Fetched(t.Location, id); ok {
+		if _, ok := k.Read(dst); ok {
+			return input{Path: dst, Origin: t.Location, Dir: dir, Remote: &remoteText{fetch: k, before: true}}
+		}
+	}
 	get := f.Get
 	if remote {
 		get = f.GetLinked
 	}
 	data, err := get(ctx, t.Location)
+	f.Drop(t.Location) // the download folder keeps it
 	if err == nil {
 		if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
 			err = atomicfile.WriteFile(dst, data, 0o644)
@@ -146,7 +160,78 @@ func bookText(ctx context.Context, s *settings, f *fetch.Fetcher, remote bool, t
 	if err != nil {
 		return input{Path: dst, Origin: t.Location, Dir: dir, Err: fmt.Errorf("book text file %s: %w", t.Location, err)}
 	}
-	return input{Path: dst, Origin: t.Location, Dir: dir}
+	return input{Path: dst, Origin: t.Location, Dir: dir, Remote: &remoteText{fetch: ledger.FetchOf(data)}}
+}
+
+// remoteText is a remote text file of a book kept in the download folder.
+type remoteText struct {
+	fetch ledger.Fetch
+	// before: an earlier run fetched it (this run did not).
+	before bool
+}
+
+// textIdentity is the ledger identity of the fetch of a book's text file
+// (ledger.RecordFetch).
+func textIdentity(url string) string {
+	return ledger.DigestBytes([]byte("book text file\x00" + url))
+}
+
+// useKept gives the book's fetcher what the run has without a request:
+// a book URL's download (collect downloaded it to see that it is a book),
+// and, with --resume, the text files earlier runs fetched and kept in the
+// download folder (the translate ledgers of the output folder record each
+// fetch: ledger.ReadFetches), so that reading the book, which reads every
+// text file to tell its format, requests none of them again. It returns
+// those fetches (nil without --resume).
+func useKept(s *settings, f *fetch.Fetcher, location string) ledger.Fetches {
+	var kept ledger.Fetches
+	if s.Resume {
+		kept = ledger.ReadFetches(filepath.Join(s.Output, ledger.Folder), "translate")
+	}
+	f.UseKept(func(u string) ([]byte, bool) {
+		if u == location {
+			data, err := regularfile.Read(filepath.Join(s.DownloadDir, urlFileName(u)))
+			return data, err == nil
+		}
+		k, ok := kept.Fetched(u, textIdentity(u))
+		if !ok {
+			return nil, false
+		}
+		return k.Read(filepath.Join(s.DownloadDir, filepath.FromSlash(book.RelPath(location, book.Text{Location: u}))))
+	})
+	return kept
+}
+
+// recordFetches records in the run's ledger the fetch of every remote
+// text file of a book among the inputs (those an earlier run fetched too,
+// when its ledger is another configuration's), and counts them in the run
+// metadata (book_fetch).
+func (r *runner) recordFetches(led *ledger.Ledger, inputs []input) error {
+	if r.book == nil {
+		return nil
+	}
+	fetched, before, bytes := 0, 0, 0
+	for _, in := range inputs {
+		if in.Remote == nil {
+			continue
+		}
+		id := textIdentity(in.Origin)
+		if in.Remote.before {
+			before++
+		} else {
+			fetched++
+			bytes += in.Remote.fetch.Bytes
+		}
+		if k, ok := led.Fetched(in.Origin, id); ok && k == in.Remote.fetch {
+			continue
+		}
+		if err := led.RecordFetch(in.Origin, id, in.Remote.fetch); err != nil {
+			return err
+		}
+	}
+	r.pd.SetConfig("book_fetch", map[string]any{"text_files_fetched": fetched, "bytes": bytes, "fetched_before": before})
+	r.log.Info("book text files fetched", "fetched", fetched, "bytes", bytes, "fetched_before", before)
+	return nil
 }
 
 // pageName names a page in reports: its ID, with its label when it has

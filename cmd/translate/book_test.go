@@ -3,6 +3,7 @@ package main
 import (
 	"archivekit/internal/testenv"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -270,5 +271,113 @@ func TestBookNotReadable(t *testing.T) {
 		if r.code != exitFailure || !strings.Contains(r.stderr, "cannot read the book") || !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, filepath.Base(c.in)) {
 			t.Errorf("%s: exit %d, want %d and %q: %s", c.in, r.code, exitFailure, c.want, r.stderr)
 		}
+	}
+}
+
+// altoMETS is a METS file of n pages, each with an image and an ALTO file
+// (ocr/000k.xml) in the FULLTEXT group.
+func altoMETS(n int) string {
+	var imgs, texts, pages strings.Builder
+	for k := 1; k <= n; k++ {
+		fmt.Fprintf(&imgs, `<mets:file ID="IMG_%[1]d" MIMETYPE="image/jpeg"><mets:FLocat LOCTYPE="URL" xlink:href="img/%04[1]d.jpg"/></mets:file>`+"\n", k)
+		fmt.Fprintf(&texts, `<mets:file ID="TXT_%[1]d" MIMETYPE="text/xml"><mets:FLocat LOCTYPE="URL" xlink:href="ocr/%04[1]d.xml"/></mets:file>`+"\n", k)
+		fmt.Fprintf(&pages, `<mets:div ID="PHYS_%04[1]d" ORDER="%[1]d" TYPE="page"><mets:fptr FILEID="IMG_%[1]d"/><mets:fptr FILEID="TXT_%[1]d"/></mets:div>`+"\n", k)
+	}
+	return `<?xml version="1.0" encoding="UTF-8"?>
+<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink" OBJID="book-alto">
+<mets:fileSec><mets:fileGrp USE="DEFAULT">` + imgs.String() + `</mets:fileGrp><mets:fileGrp USE="FULLTEXT">` + texts.String() + `</mets:fileGrp></mets:fileSec>
+<mets:structMap TYPE="PHYSICAL"><mets:div ID="PHYS_0000" TYPE="physSequence">` + pages.String() + `</mets:div></mets:structMap>
+</mets:mets>
+`
+}
+
+// TestBookResumeFetchesOnce (issue 28, item 2): each remote text file of a
+// book is kept in the download folder and its fetch recorded in the
+// ledger, so a run stopped after translating two of five text files and
+// resumed fetches every text file once in all (the resumed run requests
+// only the METS file) and writes the outputs of one clean run; a further
+// resume with the download folder removed translates nothing again.
+func TestBookResumeFetchesOnce(t *testing.T) {
+	const n = 5
+	alto := readOrFatal(t, testenv.Path(t, sampleALTO))
+	srv := newBookServer(t)
+	srv.put("/b/mets.xml", []byte(altoMETS(n)))
+	for k := 1; k <= n; k++ {
+		// each page its own content, so no two items share a digest
+		srv.put(fmt.Sprintf("/b/ocr/%04d.xml", k), append(append([]byte{}, alto...), fmt.Sprintf("<!-- page %d -->\n", k)...))
+	}
+	api := startAPI(t, translatortest.Config{})
+	args := func(out string, more ...string) []string {
+		return append([]string{srv.URL + "/b/mets.xml", "-o", out, "--vocabulary", "", "--fast-align"}, more...)
+	}
+	clean := t.TempDir()
+	if r := runCLI(t, newEnv(api), args(clean)...); r.code != exitOK {
+		t.Fatalf("clean run: exit %d: %s", r.code, r.stderr)
+	}
+	want := outputs(t, clean)
+	if h := srv.hitsOf("/b/mets.xml"); h != 1 {
+		t.Errorf("the METS file requested %d times in one run, want 1", h)
+	}
+	hits := func() map[string]int {
+		m := map[string]int{}
+		for k := 1; k <= n; k++ {
+			p := fmt.Sprintf("/b/ocr/%04d.xml", k)
+			m[p] = srv.hitsOf(p)
+		}
+		return m
+	}
+	before := hits()
+
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	itemHook = func(k int) {
+		if k == 2 {
+			cancel()
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, args(out), newEnv(api).get, &stdout, &stderr)
+	itemHook = nil
+	cancel()
+	if code == exitOK {
+		t.Fatalf("stopped run: exit 0: %s", stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "ocr", "0003_en.xml")); err == nil {
+		t.Fatal("the third text file was translated: the run was not stopped")
+	}
+	r := runCLI(t, newEnv(api), args(out, "--resume")...)
+	if r.code != exitOK {
+		t.Fatalf("resume: exit %d: %s", r.code, r.stderr)
+	}
+	for p, h := range hits() {
+		if k := h - before[p]; k != 1 {
+			t.Errorf("%s fetched %d times by the stopped run and its resume, want 1", p, k)
+		}
+	}
+	got := outputs(t, out)
+	for k, b := range want {
+		if strings.HasPrefix(k, "ocr"+string(filepath.Separator)) && !bytes.Equal(got[k], b) {
+			t.Errorf("%s differs from the clean run's", k)
+		}
+	}
+	if translated(t, r.stderr) != n-2 {
+		t.Errorf("resume translated %d text files, want %d", translated(t, r.stderr), n-2)
+	}
+	d := newestParadata(t, out)
+	if bf, _ := d.Config["book_fetch"].(map[string]any); bf["fetched_before"] != float64(n) || bf["text_files_fetched"] != 0.0 {
+		t.Errorf("book_fetch %v, want %d text files read from the download folder and none fetched", d.Config["book_fetch"], n)
+	}
+
+	// The downloads gone: reading the book fetches the text files again
+	// (to tell their format), but the ledger knows them translated.
+	if err := os.RemoveAll(filepath.Join(out, "downloaded_inputs")); err != nil {
+		t.Fatal(err)
+	}
+	posts := api.Posts.Load()
+	if r := runCLI(t, newEnv(api), args(out, "--resume")...); r.code != exitOK || translated(t, r.stderr) != 0 {
+		t.Fatalf("second resume: exit %d, %d translated: %s", r.code, translated(t, r.stderr), r.stderr)
+	}
+	if n := api.Posts.Load() - posts; n != 0 {
+		t.Errorf("second resume sent %d translate requests, want 0", n)
 	}
 }

@@ -52,6 +52,9 @@ type input struct {
 	// PageW and PageH are the page's canvas (or image) size, 0 when not
 	// given: the ALTO lines are scaled onto it for IIIF annotations.
 	PageW, PageH float64
+	// Remote is set for a remote text file of a book kept at Path: its
+	// fetch is recorded in the ledger (runner.recordFetches).
+	Remote *remoteText
 }
 
 func isURL(s string) bool {

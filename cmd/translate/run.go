@@ -342,6 +342,9 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	// written (finish closes it): a resume that starts in between must not
 	// take this run for one that was killed.
 	r.led = led
+	if err := r.recordFetches(led, inputs); err != nil {
+		return err
+	}
 	if s.Resume {
 		// Earlier runs of this configuration killed or crashed are marked
 		// interrupted, continued by this run (--retry-failed is a resume).

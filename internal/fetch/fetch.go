@@ -156,6 +156,8 @@ type Fetcher struct {
 	mu    sync.Mutex
 	cache map[string][]byte
 	log   []Request
+	// kept gives the bytes an earlier run kept of a URL (UseKept).
+	kept func(rawURL string) ([]byte, bool)
 }
 
 type firstKey struct{}
@@ -236,6 +238,14 @@ func (f *Fetcher) Fetched() (requests int, bytes int64) {
 	return len(f.log), bytes
 }
 
+// UseKept gives the Fetcher what an earlier run fetched and kept: a Get
+// or GetLinked of a URL for which kept returns true sends no request and
+// returns those bytes, which are not cached (kept is asked again). Call it
+// before the first Get.
+func (f *Fetcher) UseKept(kept func(rawURL string) ([]byte, bool)) {
+	f.kept = kept
+}
+
 // Get returns the body of rawURL, from the run's cache when it was fetched
 // before. Only 200 OK is a success; other statuses are *StatusError.
 // Network errors, 429 and 5xx are retried with backoff. rawURL is taken as
@@ -258,6 +268,11 @@ func (f *Fetcher) get(ctx context.Context, rawURL string, trusted bool) ([]byte,
 	f.mu.Unlock()
 	if ok {
 		return body, nil
+	}
+	if f.kept != nil {
+		if body, ok := f.kept(rawURL); ok {
+			return body, nil
+		}
 	}
 	// callers asking for the same URL at once share one fetch; a linked and
 	// a trusted fetch of one URL are kept apart
