@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
+	"time"
 
 	"archivekit/internal/cliflags"
 	"archivekit/internal/filelock"
@@ -134,7 +136,7 @@ func (r *classifier) classify(ctx context.Context) error {
 func (r *classifier) predictOptions() classify.Options {
 	dec := imageio.DefaultOptions
 	dec.Renderer = r.cli.PDFRenderer
-	return classify.Options{Batch: r.settings.Setup.Batch, Decode: dec}
+	return classify.Options{Batch: r.settings.Setup.Batch, Decode: dec, Upload: r.upload()}
 }
 
 // inputs collects the files of the run, and the pages of its books (a
@@ -496,12 +498,20 @@ func (r *classifier) predict(ctx context.Context, files []string, folders []clas
 	}
 	r.open = map[string]*item{}
 	var err error
+	pages, start := 0, time.Now()
+	emit := func(p classify.Page) error { pages++; return r.emit(p) }
 	if r.cli.Parallel {
-		err = r.runGroups(ctx, folders, r.orient, groups, inputs, opt, r.emit)
+		err = r.runGroups(ctx, folders, r.orient, groups, inputs, opt, emit)
 	} else {
-		_, err = r.ens.Predict(ctx, inputs, opt, r.emit)
+		_, err = r.ens.Predict(ctx, inputs, opt, emit)
 	}
 	r.endBar(r.bar)
+	// The rate of the classification itself (decoding, preprocessing and
+	// the forward passes; models loaded before it, except --parallel's
+	// groups after the first): what benchmarks compare.
+	secs := time.Since(start).Seconds()
+	r.log.Info("pages classified", "pages", pages, "seconds", math.Round(secs*1000)/1000,
+		"pages_per_s", math.Round(float64(pages)/max(secs, 1e-9)*10)/10, "upload", opt.Upload.On(r.device).String())
 	return err
 }
 

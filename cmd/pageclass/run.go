@@ -13,6 +13,7 @@ import (
 	"archivekit/bindings/torch"
 	"archivekit/internal/ledger"
 	"archivekit/internal/licence"
+	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/pageclass/imageio"
 	"archivekit/internal/pageclass/results"
 	"archivekit/internal/pageclass/settings"
@@ -190,6 +191,15 @@ func (r *runner) pickDevice() error {
 	return r.pickPrecision()
 }
 
+// upload is --upload (auto when unset or unknown: kong checks the enum).
+func (r *runner) upload() classify.Upload {
+	u, err := classify.ParseUpload(r.cli.Upload)
+	if err != nil {
+		return classify.UploadAuto
+	}
+	return u
+}
+
 // pickPrecision resolves --precision on the run's device: auto is
 // torch.DefaultPrecision (tf32 on CUDA, fp32 on the CPU); tf32 on the CPU
 // runs as fp32 (said in the log); fp16 on the CPU is refused.
@@ -223,7 +233,7 @@ func (r *runner) recordConfig() {
 		"no_average_best": c.NoAverageBest, "save_intermediates": c.SaveIntermediates,
 		"model": c.Model, "base": c.Base, "revision": c.Revision, "hub": c.Hub, "fastcls": c.FastCls,
 		"fastcls_base": c.FastClsBase, "best": c.Best, "parallel": c.Parallel, "device": r.device, "pdf_renderer": c.PDFRenderer,
-		"precision": r.precision.String(), "train": c.Train, "eval": c.Eval, "folds": c.Folds, "folds_csv": c.FoldsCSV, "fold_column": c.FoldColumn,
+		"precision": r.precision.String(), "upload": r.upload().On(r.device).String(), "train": c.Train, "eval": c.Eval, "folds": c.Folds, "folds_csv": c.FoldsCSV, "fold_column": c.FoldColumn,
 		"average": c.Average, "average_pattern": c.AveragePattern, "batch": r.settings.Setup.Batch,
 		"document_json": c.DocumentJSON, "document_json_out": c.DocumentJSONOut,
 		"document_json_dir": c.DocumentJSONDir, "document_json_out_dir": c.DocumentJSONOutDir,

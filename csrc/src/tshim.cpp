@@ -286,10 +286,30 @@ struct NoGrad {
 // current mode, layout and precision, and writes its float32 logits (or
 // their softmax, computed in float32 on the CPU) to out. The caller holds
 // a NoGrad for m.
+//
+// On CUDA each call runs on a stream of its own from libtorch's pool,
+// after the work already queued on the calling thread's current stream
+// (where a batch's pages were uploaded): forward passes called at once
+// from several threads (the lanes of a run, the models of a group) then
+// overlap on the device instead of queueing on one stream. The copy of the
+// result to the host waits for that stream only.
 void run_tensor(tshim_module *m, const char *name, torch::Tensor x, bool copy, int softmax, float **out,
                 int64_t *rows, int64_t *cols) {
   auto method = method_of(m->mod, name);
   int64_t batch = x.size(0);
+  c10::OptionalDeviceGuard on_device;
+  c10::OptionalStreamGuard on_stream;
+  if (m->device.is_cuda()) {
+    on_device.reset_device(m->device);
+    c10::impl::VirtualGuardImpl impl(m->device.type());
+    auto caller = impl.getStream(m->device);
+    auto own = impl.getStreamFromGlobalPool(m->device, /*isHighPriority=*/false);
+    c10::Event queued(m->device.type());
+    queued.record(caller);
+    queued.block(own);
+    if (x.is_cuda()) x.record_stream(own);
+    on_stream.reset_stream(own);
+  }
   auto fmt = m->channels_last && x.dim() == 4 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
   x = x.to(m->device, dtype_of(m->precision), /*non_blocking=*/false, copy, fmt);
   apply_precision(m);

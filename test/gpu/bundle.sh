@@ -15,6 +15,7 @@ pages=${2:-../shared/data/pages}
 [ -d "$pages" ] || { echo "bundle: no pages folder $pages" >&2; exit 1; }
 rm -rf "$out" && mkdir -p "$out/pages40"
 go build -ldflags "-s -w" -o "$out/pageclass" ./cmd/pageclass
+go build -ldflags "-s -w" -o "$out/pageclass-api" ./cmd/pageclass-api
 go test -c -ldflags "-s -w" -o "$out/torch.test" ./bindings/torch
 libs=$(mktemp -d)
 trap 'rm -rf "$libs"' EXIT
@@ -28,7 +29,7 @@ if [ -n "$icu" ]; then
   rm "$libs/stub.c"
 fi
 tar -cf - -C "$libs" . | xz -T0 -6 > "$out/libs.tar.xz"
-for b in pageclass torch.test; do xz -T0 -6 -f "$out/$b"; done
+for b in pageclass pageclass-api torch.test; do xz -T0 -6 -f "$out/$b"; done
 find "$pages" -name '*.png' | sort | awk 'NR%5==0' | head -40 | while read -r f; do
   cp "$f" "$out/pages40/$(basename "$(dirname "$f")")__$(basename "$f")"
 done

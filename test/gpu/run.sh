@@ -35,11 +35,17 @@ TABLE=$W/table.md
 mkdir -p "$W"
 : > "$TABLE"
 log() { echo "== $(($(date +%s) - T0))s $*"; }
-row() { printf '| %s | %s |\n' "$1" "$2" >> "$TABLE"; }
+row() { # one table row; the table so far also under $OUT, should the run be cut
+  printf '| %s | %s |\n' "$1" "$2" >> "$TABLE"
+  [ -n "${OUT:-}" ] && cp "$TABLE" "$OUT/table-so-far.md" 2>/dev/null
+  true
+}
+# in_time S: whether S more seconds fit in GPU_CHECK_BUDGET (default 540)
+in_time() { [ $(($(date +%s) - T0 + $1)) -le "${GPU_CHECK_BUDGET:-540}" ]; }
 if [ "$DRY" = 1 ]; then
   DEV=cpu PRECS="fp32 bf16" THROUGHPUT="fp32 bf16" NPAGES=16
 else
-  DEV=cuda:0 PRECS="fp32 tf32 bf16 fp16" THROUGHPUT="tf32 bf16" NPAGES=400
+  DEV=cuda:0 PRECS="fp32 tf32 bf16 fp16" THROUGHPUT="tf32 bf16" NPAGES=800
 fi
 
 # 0. The machine.
@@ -55,7 +61,7 @@ B="$B" W="$W" "$PY" - <<'PY'
 import lzma, os, shutil, tarfile
 b, w = os.environ["B"], os.environ["W"]
 tarfile.open(f"{b}/libs.tar.xz").extractall(f"{w}/libs")
-for n in ("pageclass", "torch.test"):
+for n in ("pageclass", "pageclass-api", "torch.test"):
     with lzma.open(f"{b}/{n}.xz") as f, open(f"{w}/{n}", "wb") as o:
         shutil.copyfileobj(f, o)
     os.chmod(f"{w}/{n}", 0o755)
@@ -80,7 +86,9 @@ fi
 # 3 starts now, beside 2: the five full-size models (GPU only).
 MP=
 if [ "$DRY" != 1 ]; then
-  "$PY" "$HERE/mk_models.py" "$W/m" > "$W/mk.log" 2>&1 &
+  # the full-size five, and stand-ins of the shipped demo ensemble (its
+  # architectures and sizes, random weights) whose weights need not travel
+  ("$PY" "$HERE/mk_models.py" "$W/m" && "$PY" "$HERE/mk_models.py" "$W/small" "$ROOT/weights/demo") > "$W/mk.log" 2>&1 &
   MP=$!
 fi
 
@@ -128,13 +136,17 @@ print(same, len(keys), f"{diff:.4f}" if keys else "nan")
 PY
 }
 pc() { timeout 300 "$W/pageclass" --rotation-model "" "$@"; }
-for d in "$ROOT"/weights/demo/model_v*; do
+# the shipped demo models whose weights are here (the GPU machine gets
+# what fits the 64 MiB a call carries)
+DEMOS=$(for d in "$ROOT"/weights/demo/model_v*; do [ -f "$d/model.pt" ] && echo "$d"; done)
+NDEMO=$(echo "$DEMOS" | grep -c .)
+for d in $DEMOS; do
   n=$(basename "$d")
   pc -m "$d" -d "$AG" --device cpu --precision fp32 --raw --results "$W/ag/cpu/$n" > "$W/ag-$n-cpu.log" 2>&1
 done
 for p in $PRECS; do
   same=0 total=0 worst=0 failed=
-  for d in "$ROOT"/weights/demo/model_v*; do
+  for d in $DEMOS; do
     n=$(basename "$d")
     if pc -m "$d" -d "$AG" --device "$DEV" --precision "$p" --raw --results "$W/ag/$p/$n" > "$W/ag-$n-$p.log" 2>&1; then
       if read -r s t w < <(agree "$W/ag/cpu/$n" "$W/ag/$p/$n") && [ "$w" != nan ]; then
@@ -150,7 +162,7 @@ for p in $PRECS; do
   if [ -n "$failed" ]; then
     row "agreement $p on $DEV vs fp32 on the CPU" "FAILED for$failed: $(grep -h -m1 -i error "$W"/ag-*-"$p".log | head -1 | cut -c1-160)"
   else
-    row "agreement $p on $DEV vs fp32 on the CPU (5 demo models, $(find "$AG" -name '*.png' | wc -l) pages)" "Top-1 same $same/$total, max probability difference $worst"
+    row "agreement $p on $DEV vs fp32 on the CPU ($NDEMO demo models: $(echo $(basename -a $DEMOS)), $(find "$AG" -name '*.png' | wc -l) pages)" "Top-1 same $same/$total, max probability difference $worst"
   fi
 done
 if [ "$DRY" = 1 ]; then
@@ -181,34 +193,76 @@ if [ "$DRY" != 1 ]; then
 fi
 bench() { # bench LABEL ARGS...: pages/s of pageclass --best over $W/pages
   local label=$1; shift
-  local t0 t1
+  local key t0 t1 rate
+  key=tp-$(printf '%s' "$label" | tr -c 'A-Za-z0-9._-' '_')
   t0=$(date +%s.%N)
-  if pc --best -m "$models" -d "$W/pages" --device "$DEV" --results "$W/tp-$label" "$@" > "$W/tp-$label.log" 2>&1; then
+  if pc --best -m "$models" -d "$W/pages" --device "$DEV" --results "$W/$key" "$@" > "$W/$key.log" 2>&1; then
     t1=$(date +%s.%N)
-    row "pageclass --best $label, $NPAGES pages ($(basename "$models"))" "$("$PY" -c "print(f'{$NPAGES/($t1-$t0):.1f} pages/s')")"
+    # the classification's own rate (models loaded before it), then the
+    # whole command's
+    rate=$(grep -o '"pages_per_s":[0-9.]*' "$W/$key.log" | tail -1 | cut -d: -f2)
+    row "pageclass --best $label, $NPAGES pages ($(basename "$models"))" "${rate:-?} pages/s ($("$PY" -c "print(f'{$NPAGES/($t1-$t0):.1f}')") with loading)"
   else
-    row "pageclass --best $label" "FAILED: $(grep -m1 -i error "$W/tp-$label.log" | cut -c1-160)"
+    row "pageclass --best $label" "FAILED: $(grep -m1 -i error "$W/$key.log" | cut -c1-160)"
   fi
 }
-for p in $THROUGHPUT; do
-  log "throughput $p"
-  bench "--precision $p" --precision "$p"
-done
-if [ "$DRY" != 1 ]; then
+if [ "$DRY" = 1 ]; then
+  for p in $THROUGHPUT; do
+    log "throughput $p"
+    bench "--precision $p" --precision "$p"
+  done
+  log "throughput --upload float/u8"
+  bench "--upload float" --upload float
+  bench "--upload u8" --upload u8
+else
+  # [SETUP] batch 64 (the shipped configuration's 16 elsewhere)
+  cfg64=$W/config64.txt
+  sed -E 's/^batch *=.*/batch = 64/' "$ROOT/setup/config.txt" > "$cfg64"
+  log "throughput"
+  bench "--precision tf32 --upload float, batch 16" --precision tf32 --upload float
+  bench "--precision tf32 --upload float, batch 64" --precision tf32 --upload float --config "$cfg64"
+  bench "--precision tf32 --upload u8, batch 64" --precision tf32 --upload u8 --config "$cfg64"
+  bench "--precision bf16 --upload u8, batch 64" --precision bf16 --upload u8 --config "$cfg64"
   log "throughput --parallel"
-  bench "--parallel --precision tf32" --parallel --precision tf32
+  bench "--parallel --precision tf32 --upload u8, batch 64" --parallel --precision tf32 --upload u8 --config "$cfg64"
+  bench "--parallel --precision bf16 --upload u8, batch 64" --parallel --precision bf16 --upload u8 --config "$cfg64"
   kill "$SMI" 2>/dev/null
   row "GPU utilisation during the pageclass runs" "$("$PY" -c "
 v=[int(x) for x in open('$W/smi.csv') if x.strip().isdigit()]
 print(f'mean {sum(v)/len(v):.0f}%, samples under 5%: {sum(x<5 for x in v)}/{len(v)}' if v else 'no samples')")"
-  log "python reference pipeline"
-  timeout 240 "$PY" "$HERE/ref_gpu.py" "$W/m" "$W/pages" pipeline 2>&1 | grep -v Warn | tee "$W/ref.log"
-  row "original Python pipeline (PIL, batch 16, fp32)" "$(grep -o '[0-9.]* pages/s' "$W/ref.log" | tail -1)"
-  log "forward-only ceilings"
-  timeout 240 "$PY" "$HERE/ref_gpu.py" "$W/m" "$W/pages" ceiling 2>&1 | grep -v Warn | tee "$W/ceil.log"
-  grep 'forward-only ceiling' "$W/ceil.log" | while read -r line; do
-    row "${line%%:*}" "${line##*: }"
+  log "shipped demo ensemble's architectures (random-init stand-ins), GPU and CPU"
+  models=$W/small
+  bench "demo-ensemble stand-ins on cuda:0 (tf32, u8)"
+  DEV=cpu bench "demo-ensemble stand-ins on the CPU ($(nproc) cores)"
+  log "service: /predict_image at concurrency 1 and 8"
+  PORT=18080 HOST=127.0.0.1 "$W/pageclass-api" -device cuda:0 -models "$W/small" -rotation-model "" > "$W/api.log" 2>&1 &
+  API=$!
+  "$PY" -c "
+import time, urllib.request
+for _ in range(240):
+    try:
+        urllib.request.urlopen('http://127.0.0.1:18080/health', timeout=2); break
+    except Exception:
+        time.sleep(0.5)"
+  for c in 1 8; do
+    r=$(timeout 100 "$PY" "$HERE/load.py" http://127.0.0.1:18080/predict_image "$B/pages40" "$c" $((c == 1 ? 60 : 240)) 2>&1 | tail -1)
+    row "pageclass-api /predict_image on cuda:0, demo-ensemble stand-ins, concurrency $c" "$r"
   done
+  kill "$API" 2>/dev/null
+  log "python reference pipeline"
+  mkdir -p "$W/pages200"
+  find "$W/pages" -name '*.png' | sort | head -200 | xargs cp -t "$W/pages200"
+  if in_time 60; then
+    timeout 90 "$PY" "$HERE/ref_gpu.py" "$W/m" "$W/pages200" pipeline 2>&1 | grep -v Warn | tee "$W/ref.log"
+    row "original Python pipeline (PIL, batch 16, fp32), 200 pages" "$(grep -o '[0-9.]* pages/s' "$W/ref.log" | tail -1)"
+  fi
+  log "forward-only ceilings"
+  if in_time 60; then
+    timeout $((${GPU_CHECK_BUDGET:-540} - $(date +%s) + T0)) "$PY" "$HERE/ref_gpu.py" "$W/m" "$W/pages" ceiling 2>&1 | grep -v Warn | tee "$W/ceil.log"
+    grep 'forward-only ceiling' "$W/ceil.log" | while read -r line; do
+      row "${line%%:*}" "${line##*: }"
+    done
+  fi
 fi
 
 log finished
@@ -219,4 +273,5 @@ log finished
   cat "$TABLE"
 } | tee "$W/gpu-check.md"
 [ -n "${OUT:-}" ] && cp "$W/gpu-check.md" "$W/tests.log" "$OUT/" 2>/dev/null
+[ -n "${OUT:-}" ] && tar -czf "$OUT/logs.tgz" -C "$W" --exclude='*.csv' --exclude=m --exclude=pages --exclude=libs --exclude=tb --exclude=ag --exclude=fx $(cd "$W" && ls *.log 2>/dev/null) 2>/dev/null
 true

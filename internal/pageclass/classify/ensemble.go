@@ -79,6 +79,9 @@ type Options struct {
 	// OnOpen is called as each input is opened with its page count (0 when
 	// it cannot be opened); see pipeline.Config.OnOpen.
 	OnOpen func(in pipeline.Input, pages int)
+	// Upload is how pages travel to the models' device (UploadAuto: 8-bit
+	// pixels to a GPU, floats on the CPU).
+	Upload Upload
 }
 
 // Page is the prediction for one page of one input.
@@ -121,8 +124,8 @@ func (p Page) Top(n int) []results.Ranked { return results.TopN(p.Mean, n) }
 // Every page is decoded once; each distinct preprocessing of the members is
 // computed once per page and the members' forward passes run batch by batch.
 func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Options, emit func(Page) error) (pipeline.Stats, error) {
-	j := newJoint(e.Models, e.Orientation, o.Concurrent)
 	device := e.device()
+	j := newJoint(e.Models, e.Orientation, o.Concurrent, o.Upload.On(device) == UploadU8, device)
 	lanes := Lanes(device, o.Lanes)
 	if lanes > 1 && device == "cpu" {
 		j.threads = max(1, torch.NumThreads()/lanes)
@@ -170,7 +173,7 @@ type Forward func(ctx context.Context, i int, pages [][]float32) ([][]float32, e
 // forward passes, all members at once; with nil, each member runs its pages
 // in turn with Model.Probabilities.
 func NewStep(models []*Model, orient *Orientation, forward Forward) *Step {
-	j := newJoint(models, orient, forward != nil)
+	j := newJoint(models, orient, forward != nil, false, "")
 	j.forward = forward
 	return &Step{j}
 }
@@ -248,7 +251,9 @@ func Lanes(device string, asked int) int {
 // pipeline "page" is the concatenation of every distinct preprocessing of
 // the members, then the orientation model's input (when there is one), then
 // the ink count measured on the decoded page (review.InkSample: dark and
-// sampled pixels); its output row is the concatenation of every member's
+// sampled pixels); with u8 (UploadU8) it is instead one 8-bit carrier per
+// distinct input size of the members and the orientation model, then the
+// ink count. Its output row is the concatenation of every member's
 // canonical probabilities, then the ink count, then the orientation model's
 // probabilities (the page-condition floats).
 type joint struct {
@@ -262,6 +267,10 @@ type joint struct {
 	threads    int // intra-op threads of each forward pass; 0: the process-wide count
 	// forward, when set, runs the members' forward passes (Step).
 	forward Forward
+	// u8 carries pages as 8-bit carriers (UploadU8) to device.
+	u8       bool
+	device   string
+	carriers []carrier
 }
 
 // inkLen is the number of floats of the ink count in a joint page and an
@@ -305,8 +314,26 @@ func (j *joint) page(row []float32) (probs [][]float64, mean []float64, cond rev
 	return probs, results.Average(probs), j.condition(row[nm*k:]), nil
 }
 
-func newJoint(models []*Model, orient *Orientation, concurrent bool) *joint {
-	j := &joint{models: models, orient: orient, concurrent: concurrent}
+func newJoint(models []*Model, orient *Orientation, concurrent, u8 bool, device string) *joint {
+	j := &joint{models: models, orient: orient, concurrent: concurrent, u8: u8, device: device}
+	if u8 {
+		var sizes []int
+		for _, m := range models {
+			sizes = append(sizes, m.Size())
+		}
+		if orient != nil {
+			sizes = append(sizes, orient.Size())
+		}
+		j.carriers, j.width = carriers(sizes, 0)
+		for _, m := range models {
+			j.offset = append(j.offset, carrierOf(j.carriers, m.Size()).at)
+		}
+		if orient != nil {
+			j.orientAt = carrierOf(j.carriers, orient.Size()).at
+		}
+		j.width += inkLen
+		return j
+	}
 	at := map[registry.Preprocess]int{}
 	for _, m := range models {
 		off, ok := at[m.Meta.Preprocess]
@@ -327,6 +354,19 @@ func newJoint(models []*Model, orient *Orientation, concurrent bool) *joint {
 }
 
 func (j *joint) preprocess(img imageio.Image) ([]float32, error) {
+	if j.u8 {
+		out := make([]float32, j.width)
+		for _, c := range j.carriers {
+			r, err := torch.Preprocess(img.Pix, img.H, img.W, 3, c.size, [3]float32{}, [3]float32{1, 1, 1})
+			if err != nil {
+				return nil, err
+			}
+			packU8(out[c.at:c.at+carrierLen(c.size)], r)
+		}
+		ink := review.SampleInk(img.Pix, img.W, img.H)
+		out[j.width-2], out[j.width-1] = float32(ink.Dark), float32(ink.Sampled)
+		return out, nil
+	}
 	ts, err := PreprocessEach(img, j.specs)
 	if err != nil {
 		return nil, err
@@ -360,12 +400,27 @@ func (j *joint) Probabilities(data []float32, n, c, h, w int) ([][]float32, erro
 func (j *joint) run(ctx context.Context, data []float32, n int) ([][]float32, error) {
 	k, w := len(modelmeta.Categories), j.width
 	per := make([][][]float32, len(j.models))
+	var batches map[int]*torch.Batch
+	if j.u8 {
+		var err error
+		if batches, err = j.upload(data, n); err != nil {
+			return nil, err
+		}
+		defer closeBatches(batches)
+	}
 	run := func(i int) error {
 		m := j.models[i]
 		size := m.InputLen()
 		var rows [][]float32
 		var err error
-		if j.forward != nil {
+		if j.u8 {
+			rows, err = m.Module.ProbabilitiesBatch(batches[m.Size()], n, m.mean, m.std, j.threads)
+			if err == nil {
+				rows, err = m.canonical(rows, n)
+			} else {
+				err = fmt.Errorf("%s: %w", m.Name, err)
+			}
+		} else if j.forward != nil {
 			pages := make([][]float32, n)
 			for p := range pages {
 				at := p*w + j.offset[i]
@@ -404,7 +459,16 @@ func (j *joint) run(ctx context.Context, data []float32, n int) ([][]float32, er
 		}
 	}
 	var turns [][]float32
-	if j.orient != nil {
+	if j.orient != nil && j.u8 {
+		rows, err := j.orient.Module.ProbabilitiesBatch(batches[j.orient.Size()], n, j.orient.mean, j.orient.std, j.threads)
+		if err == nil {
+			err = j.orient.check(rows, n)
+		}
+		if err != nil {
+			return nil, err
+		}
+		turns = rows
+	} else if j.orient != nil {
 		size := j.orient.InputLen()
 		batch := make([]float32, n*size)
 		for p := 0; p < n; p++ {

@@ -437,6 +437,13 @@ func (m *Model) ProbabilitiesThreads(data []float32, n, c, h, w, threads int) ([
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
+	return m.canonical(rows, n)
+}
+
+// canonical checks the n rows of a forward pass and puts them in canonical
+// category order.
+func (m *Model) canonical(rows [][]float32, n int) ([][]float32, error) {
+	var err error
 	if len(rows) != n {
 		return nil, fmt.Errorf("%s: %d rows for %d pages", m.Name, len(rows), n)
 	}

@@ -75,15 +75,20 @@ func (o *Orientation) probabilities(data []float32, n, threads int) ([][]float32
 	if err != nil {
 		return nil, fmt.Errorf("orientation model %s: %w", o.Dir, err)
 	}
+	return rows, o.check(rows, n)
+}
+
+// check checks the n rows of a forward pass.
+func (o *Orientation) check(rows [][]float32, n int) error {
 	if len(rows) != n {
-		return nil, fmt.Errorf("orientation model %s: %d rows for %d pages", o.Dir, len(rows), n)
+		return fmt.Errorf("orientation model %s: %d rows for %d pages", o.Dir, len(rows), n)
 	}
 	for i, r := range rows {
 		if len(r) != len(modelmeta.RotationLabels) {
-			return nil, fmt.Errorf("orientation model %s: page %d: %d scores, want %d", o.Dir, i, len(r), len(modelmeta.RotationLabels))
+			return fmt.Errorf("orientation model %s: page %d: %d scores, want %d", o.Dir, i, len(r), len(modelmeta.RotationLabels))
 		}
 	}
-	return rows, nil
+	return nil
 }
 
 // Turn is the rotation evidence of one page from the model's probabilities.
