@@ -14,6 +14,7 @@ import (
 	"archivekit/internal/book"
 	"archivekit/internal/fetch"
 	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/service"
 )
 
 // Books: /predict_document takes, instead of an uploaded PDF, a book
@@ -129,15 +130,15 @@ func (s *server) classifyBook(ctx context.Context, req *predictRequest, step *cl
 		if ctx.Err() != nil {
 			return nil, nil, gone
 		}
-		return nil, nil, failf(http.StatusUnprocessableEntity, "book %q cannot be read: %s", req.book, err)
+		return nil, nil, failf(http.StatusUnprocessableEntity, bookReason(err), "book %q cannot be read: %s", req.book, err)
 	}
 	n := len(b.Pages)
 	idx, err := selectPages(req.pages, n)
 	if err != nil {
-		return nil, nil, failf(http.StatusUnprocessableEntity, "book %q: %v", req.book, err)
+		return nil, nil, failf(http.StatusUnprocessableEntity, service.ReasonBadField, "book %q: %v", req.book, err)
 	}
 	if len(idx) > req.maxPDFPages {
-		return nil, nil, failf(http.StatusRequestEntityTooLarge, "book %q has %d pages (%d selected): at most %d pages are classified per request (MAX_PDF_PAGES); select some with the pages field, such as pages=1-%d",
+		return nil, nil, failf(http.StatusRequestEntityTooLarge, service.ReasonTooManyPages, "book %q has %d pages (%d selected): at most %d pages are classified per request (MAX_PDF_PAGES); select some with the pages field, such as pages=1-%d",
 			req.book, n, len(idx), req.maxPDFPages, req.maxPDFPages)
 	}
 	res := &predicted{pages: n}
@@ -171,12 +172,12 @@ func (s *server) classifyBook(ctx context.Context, req *predictRequest, step *cl
 			if ctx.Err() != nil {
 				return nil, nil, gone
 			}
-			return nil, nil, &failure{http.StatusInternalServerError, "inference failed: " + err.Error()}
+			return nil, nil, &failure{http.StatusInternalServerError, service.ReasonInternal, "inference failed: " + err.Error()}
 		}
 		pages = append(pages, ps...)
 	}
 	if len(pages) == 0 {
-		return nil, nil, failf(http.StatusUnprocessableEntity, "book %q: no page could be classified (first: page %d: %s)", req.book, res.skipped[0].Page, res.skipped[0].Error)
+		return nil, nil, failf(http.StatusUnprocessableEntity, service.ReasonBadBook, "book %q: no page could be classified (first: page %d: %s)", req.book, res.skipped[0].Page, res.skipped[0].Error)
 	}
 	return res, pages, nil
 }
@@ -212,4 +213,20 @@ func (res *predicted) bookPage(ctx context.Context, req *predictRequest, f *fetc
 		return nil, "image not decoded: " + fail.msg, nil
 	}
 	return row, "", fail
+}
+
+// bookReason is the reason of a book that cannot be read: its host
+// refused (a private address, or not in BOOK_HOSTS), its server answered
+// an error or could not be reached, else it is not a usable book.
+func bookReason(err error) service.Reason {
+	var se *fetch.StatusError
+	switch {
+	case errors.Is(err, fetch.ErrPrivate), errors.Is(err, fetch.ErrHost), errors.Is(err, errHost):
+		return service.ReasonHostNotAllowed
+	case errors.Is(err, book.ErrNotABook), errors.Is(err, book.ErrNoPages), errors.Is(err, book.ErrLimit):
+		return service.ReasonBadBook
+	case errors.As(err, &se), errors.As(err, new(net.Error)):
+		return service.ReasonFetchFailed
+	}
+	return service.ReasonBadBook
 }

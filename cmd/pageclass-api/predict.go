@@ -44,11 +44,12 @@ func (s *server) predict(document bool) http.HandlerFunc {
 // the client went away or the request's deadline passed.
 type failure struct {
 	status int
+	reason service.Reason
 	msg    string
 }
 
-func failf(status int, format string, a ...any) *failure {
-	return &failure{status: status, msg: fmt.Sprintf(format, a...)}
+func failf(status int, reason service.Reason, format string, a ...any) *failure {
+	return &failure{status: status, reason: reason, msg: fmt.Sprintf(format, a...)}
 }
 
 // gone is the failure of a request whose context is done.
@@ -56,7 +57,7 @@ var gone = &failure{}
 
 func (f *failure) write(w http.ResponseWriter) {
 	if f.status != 0 {
-		service.WriteError(w, f.status, f.msg)
+		service.WriteError(w, f.status, f.reason, f.msg)
 	}
 }
 
@@ -99,20 +100,20 @@ func (req *predictRequest) checkType() *failure {
 	f := req.form
 	if f.book != "" {
 		if !req.document {
-			return failf(http.StatusUnprocessableEntity, "the book field names a METS file or a IIIF manifest: send it to /predict_document (/predict_image classifies one image)")
+			return failf(http.StatusUnprocessableEntity, service.ReasonBadField, "the book field names a METS file or a IIIF manifest: send it to /predict_document (/predict_image classifies one image)")
 		}
 		return nil
 	}
 	if req.document && f.ctype != "application/pdf" {
-		return failf(http.StatusBadRequest,
+		return failf(http.StatusBadRequest, service.ReasonUnsupportedFormat,
 			"file %q has content type %q: /predict_document accepts application/pdf only (send page images to /predict_image)", f.name, f.ctype)
 	}
 	if !req.document && !strings.HasPrefix(f.ctype, "image/") {
-		return failf(http.StatusBadRequest,
+		return failf(http.StatusBadRequest, service.ReasonUnsupportedFormat,
 			"file %q has content type %q: /predict_image accepts image/* only (send PDFs to /predict_document)", f.name, f.ctype)
 	}
 	if !req.document && f.pages != nil {
-		return failf(http.StatusUnprocessableEntity, "the pages field selects pages of a PDF: send it to /predict_document (/predict_image classifies one image)")
+		return failf(http.StatusUnprocessableEntity, service.ReasonBadField, "the pages field selects pages of a PDF: send it to /predict_document (/predict_image classifies one image)")
 	}
 	return nil
 }
@@ -126,9 +127,9 @@ func (req *predictRequest) parseBaseline() *failure {
 	req.base, err = docrecord.Parse(req.baseline)
 	switch {
 	case errors.Is(err, docrecord.ErrNewerSchema):
-		return &failure{http.StatusUnprocessableEntity, "document_json was written by a newer schema than this service supports: " + err.Error()}
+		return &failure{http.StatusUnprocessableEntity, service.ReasonSchemaTooNew, "document_json was written by a newer schema than this service supports: " + err.Error()}
 	case err != nil:
-		return &failure{http.StatusUnprocessableEntity, "document_json cannot be parsed: " + err.Error()}
+		return &failure{http.StatusUnprocessableEntity, service.ReasonBadField, "document_json cannot be parsed: " + err.Error()}
 	}
 	return nil
 }
@@ -164,7 +165,7 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 	f := req.form
 	members, err := s.engine.members(ctx, f.version)
 	if err != nil {
-		return nil, failf(http.StatusUnprocessableEntity,
+		return nil, failf(http.StatusUnprocessableEntity, service.ReasonUnknownVersion,
 			"version %s cannot be served: %s (the ensemble revisions %s and all are always available)", f.version, service.Redact(err.Error()), strings.Join(registry.Ensemble, ", "))
 	}
 	// The joint per-page step of internal/pageclass/classify (the command line's):
@@ -184,7 +185,7 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 		return nil, fail
 	}
 	if res.cal, err = s.engine.calibration(members); err != nil {
-		return nil, &failure{http.StatusInternalServerError, "calibration: " + err.Error()}
+		return nil, &failure{http.StatusInternalServerError, service.ReasonInternal, "calibration: " + err.Error()}
 	}
 	res.probs = make([][]float64, len(pages))
 	res.reviews = make([]*review.Page, len(pages))
@@ -204,7 +205,7 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 	}
 	if f.wantRecord {
 		if res.rec, res.schemaErr, err = s.record(req.base, f, res, len(res.demo) > 0); err != nil {
-			return nil, &failure{http.StatusInternalServerError, err.Error()}
+			return nil, &failure{http.StatusInternalServerError, service.ReasonInternal, err.Error()}
 		}
 	}
 	return res, nil
@@ -241,38 +242,38 @@ func (req *predictRequest) open() (*imageio.Doc, *failure) {
 		if req.document {
 			kind = "a PDF"
 		}
-		return nil, failf(decodeStatus(err), "%q cannot be read as %s: %v", f.name, kind, err)
+		return nil, decodeFailure(err, "%q cannot be read as %s: %v", f.name, kind, err)
 	}
 	if req.document && !doc.IsPDF() {
-		return nil, failf(http.StatusUnprocessableEntity, "%q is labelled application/pdf but is not a PDF", f.name)
+		return nil, failf(http.StatusUnprocessableEntity, service.ReasonUnsupportedFormat, "%q is labelled application/pdf but is not a PDF", f.name)
 	}
 	n := doc.Pages()
 	idx, err := selectPages(f.pages, n)
 	if err != nil {
-		return nil, failf(http.StatusUnprocessableEntity, "%q: %v", f.name, err)
+		return nil, failf(http.StatusUnprocessableEntity, service.ReasonBadField, "%q: %v", f.name, err)
 	}
 	if req.document && len(idx) > req.maxPDFPages {
 		if f.pages != nil {
-			return nil, failf(http.StatusRequestEntityTooLarge, "%q: %d pages selected: at most %d pages are classified per request (MAX_PDF_PAGES)", f.name, len(idx), req.maxPDFPages)
+			return nil, failf(http.StatusRequestEntityTooLarge, service.ReasonTooManyPages, "%q: %d pages selected: at most %d pages are classified per request (MAX_PDF_PAGES)", f.name, len(idx), req.maxPDFPages)
 		}
-		return nil, failf(http.StatusRequestEntityTooLarge, "%q has %d pages: at most %d pages are classified per request (MAX_PDF_PAGES); select some with the pages field, such as pages=1-%d", f.name, n, req.maxPDFPages, req.maxPDFPages)
+		return nil, failf(http.StatusRequestEntityTooLarge, service.ReasonTooManyPages, "%q has %d pages: at most %d pages are classified per request (MAX_PDF_PAGES); select some with the pages field, such as pages=1-%d", f.name, n, req.maxPDFPages, req.maxPDFPages)
 	}
 	if !req.document && n > 1 {
 		// A multi-page TIFF: the image response holds one page, and
 		// answering the first alone would drop the others unseen.
-		return nil, failf(http.StatusUnprocessableEntity,
+		return nil, failf(http.StatusUnprocessableEntity, service.ReasonTooManyPages,
 			"%q has %d pages: /predict_image classifies one page; classify each page with pageclass -f (it classifies every page of a TIFF), or send the pages as a PDF to /predict_document", f.name, n)
 	}
 	return doc, nil
 }
 
-// decodeStatus is the status of a file that cannot be decoded: 413 for one
-// over the pixel budget, else 422.
-func decodeStatus(err error) int {
+// decodeFailure is the failure of a file that cannot be decoded: 413
+// too_many_pixels for one over the pixel budget, else 422 undecodable.
+func decodeFailure(err error, format string, a ...any) *failure {
 	if errors.Is(err, imageio.ErrTooManyPixels) {
-		return http.StatusRequestEntityTooLarge
+		return failf(http.StatusRequestEntityTooLarge, service.ReasonTooManyPixels, format, a...)
 	}
-	return http.StatusUnprocessableEntity
+	return failf(http.StatusUnprocessableEntity, service.ReasonUndecodable, format, a...)
 }
 
 // classify runs the step over the pages of doc at the indexes idx,
@@ -302,7 +303,7 @@ func (res *predicted) classify(ctx context.Context, req *predictRequest, doc *im
 			if ctx.Err() != nil {
 				return nil, gone
 			}
-			return nil, &failure{http.StatusInternalServerError, "inference failed: " + err.Error()}
+			return nil, &failure{http.StatusInternalServerError, service.ReasonInternal, "inference failed: " + err.Error()}
 		}
 		pages = append(pages, ps...)
 	}
@@ -316,7 +317,7 @@ func (res *predicted) overRender(req *predictRequest, doc *imageio.Doc, done, n 
 	if res.maxRender <= 0 || t <= res.maxRender {
 		return nil
 	}
-	return failf(http.StatusUnprocessableEntity,
+	return failf(http.StatusUnprocessableEntity, service.ReasonRenderBudget,
 		"%q: its pages cost more time than one request may spend on them (%.0f s decoding and preparing %d of %d pages; the limit is %g s, -max-render; PDF pages are rendered to at most %d pixels each)",
 		req.name, t.Seconds(), done, n, res.maxRender.Seconds(), imageio.DefaultMaxPDFPagePixels)
 }
@@ -342,9 +343,9 @@ func (res *predicted) prepare(ctx context.Context, req *predictRequest, doc *ima
 	case ctx.Err() != nil:
 		return nil, gone
 	case preErr != nil:
-		return nil, failf(http.StatusInternalServerError, "%q: page %d: preprocessing failed: %v", req.name, i+1, preErr)
+		return nil, failf(http.StatusInternalServerError, service.ReasonInternal, "%q: page %d: preprocessing failed: %v", req.name, i+1, preErr)
 	case err != nil:
-		return nil, failf(decodeStatus(err), "%q cannot be decoded: %v", req.name, err)
+		return nil, decodeFailure(err, "%q cannot be decoded: %v", req.name, err)
 	}
 	return data, nil
 }

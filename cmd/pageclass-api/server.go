@@ -414,7 +414,7 @@ func parseForm(w http.ResponseWriter, r *http.Request) (*form, bool) {
 			return nil, false
 		}
 		if !errors.Is(err, http.ErrNotMultipart) {
-			service.WriteError(w, http.StatusBadRequest, "the multipart form cannot be read: "+err.Error())
+			service.WriteError(w, http.StatusBadRequest, service.ReasonBadRequest, "the multipart form cannot be read: "+err.Error())
 			return nil, false
 		}
 	}

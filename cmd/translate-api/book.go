@@ -67,17 +67,18 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 		return
 	}
 	if u, err := url.Parse(location); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf("book_url %q is not an http(s) URL", location))
+		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonBadField, fmt.Sprintf("book_url %q is not an http(s) URL", location))
 		return
 	}
 	if q.hasBase {
-		service.WriteError(w, http.StatusUnprocessableEntity, "document_json is taken with a file, not with a book_url")
+		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonBadField, "document_json is taken with a file, not with a book_url")
 		return
 	}
 	f := s.bookFetcher()
 	b, err := book.Read(r.Context(), location, book.Options{Fetcher: f, MaxBytes: s.svc.Config.MaxUploadBytes})
 	if err != nil {
-		service.WriteError(w, bookStatus(err), "book_url: "+service.Redact(err.Error()))
+		status, reason := bookStatus(err)
+		service.WriteError(w, status, reason, "book_url: "+service.Redact(err.Error()))
 		return
 	}
 	sum := bookSummary{Source: location, Kind: string(b.Kind), ID: b.ID, Pages: len(b.Pages), PagesWithoutText: []string{}, Problems: []string{}, Files: []bookFile{}}
@@ -98,7 +99,7 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 		}
 	}
 	if len(texts) > maxBookFiles {
-		service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf("book_url: the book has %d text files; one request translates at most %d", len(texts), maxBookFiles))
+		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonTooManyFiles, fmt.Sprintf("book_url: the book has %d text files; one request translates at most %d", len(texts), maxBookFiles))
 		return
 	}
 	parts, stats, ok := s.translateBook(w, r, job, f, location, texts, &sum)
@@ -111,7 +112,7 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 			detail += "; " + bf.Path + ": " + bf.Error
 			break
 		}
-		service.WriteError(w, http.StatusUnprocessableEntity, detail)
+		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonNothingTranslated, detail)
 		return
 	}
 	js, _ := json.MarshalIndent(sum, "", "  ")
@@ -160,18 +161,19 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 	return parts, stats, true
 }
 
-// bookStatus is the status of a book that cannot be read: 403 for a host
-// or address the policy refuses, 502 for a server that answered an error
-// or could not be reached, 422 for a file that is no book.
-func bookStatus(err error) int {
+// bookStatus is the status and reason of a book that cannot be read: 403
+// host_not_allowed for a host or address the policy refuses, 502
+// fetch_failed for a server that answered an error or could not be
+// reached, 422 bad_book for a file that is no book.
+func bookStatus(err error) (int, service.Reason) {
 	var se *fetch.StatusError
 	switch {
 	case errors.Is(err, fetch.ErrPrivate), errors.Is(err, fetch.ErrHost):
-		return http.StatusForbidden
+		return http.StatusForbidden, service.ReasonHostNotAllowed
 	case errors.As(err, &se):
-		return http.StatusBadGateway
+		return http.StatusBadGateway, service.ReasonFetchFailed
 	case errors.Is(err, book.ErrNotABook), errors.Is(err, book.ErrNoPages), errors.Is(err, book.ErrLimit):
-		return http.StatusUnprocessableEntity
+		return http.StatusUnprocessableEntity, service.ReasonBadBook
 	}
-	return http.StatusBadGateway
+	return http.StatusBadGateway, service.ReasonFetchFailed
 }

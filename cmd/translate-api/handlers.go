@@ -106,7 +106,7 @@ func readRequest(w http.ResponseWriter, r *http.Request) (*request, bool) {
 	q := &request{fields: map[string]string{}}
 	mr, err := r.MultipartReader()
 	if err != nil {
-		service.WriteError(w, http.StatusBadRequest, "the multipart body cannot be read: "+err.Error())
+		service.WriteError(w, http.StatusBadRequest, service.ReasonBadRequest, "the multipart body cannot be read: "+err.Error())
 		return nil, false
 	}
 	for {
@@ -131,7 +131,7 @@ func readRequest(w http.ResponseWriter, r *http.Request) (*request, bool) {
 			var b []byte
 			b, err = io.ReadAll(io.LimitReader(p, maxFieldBytes+1))
 			if err == nil && len(b) > maxFieldBytes {
-				service.WriteError(w, http.StatusBadRequest, fmt.Sprintf("form field %q is longer than %d bytes", p.FormName(), maxFieldBytes))
+				service.WriteError(w, http.StatusBadRequest, service.ReasonBadField, fmt.Sprintf("form field %q is longer than %d bytes", p.FormName(), maxFieldBytes))
 				return nil, false
 			}
 			if _, dup := q.fields[p.FormName()]; !dup {
@@ -186,7 +186,7 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 	res, fail := s.runTranslate(r.Context(), job)
 	if fail != nil {
 		if fail.status != 0 {
-			service.WriteError(w, fail.status, fail.msg)
+			service.WriteError(w, fail.status, fail.reason, fail.msg)
 		}
 		return
 	}
@@ -209,7 +209,7 @@ func readUpload(w http.ResponseWriter, r *http.Request) (*request, bool) {
 		if ct == "" {
 			ct = "none"
 		}
-		service.WriteError(w, http.StatusUnsupportedMediaType,
+		service.WriteError(w, http.StatusUnsupportedMediaType, service.ReasonUnsupportedMediaType,
 			fmt.Sprintf("Content-Type %s is not supported: send the document as multipart/form-data with a file field", ct))
 		return nil, false
 	}
@@ -237,7 +237,7 @@ func (s *server) parseTranslate(w http.ResponseWriter, r *http.Request, q *reque
 		return nil, false
 	}
 	if q.name == "" {
-		service.WriteError(w, http.StatusUnprocessableEntity, "the file has no file name: upload the document as a file with its name (doc.alto.xml, doc.alto, record.xml, ...)")
+		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonBadField, "the file has no file name: upload the document as a file with its name (doc.alto.xml, doc.alto, record.xml, ...)")
 		return nil, false
 	}
 	// As the command line: a document is recognised by its content
@@ -245,7 +245,7 @@ func (s *server) parseTranslate(w http.ResponseWriter, r *http.Request, q *reque
 	// except .txt, which the command line reads as a list of URLs (a
 	// departure from spec 4.3, which asks for names ending in .xml).
 	if strings.EqualFold(path.Ext(q.name), ".txt") {
-		service.WriteError(w, http.StatusUnprocessableEntity, fmt.Sprintf("file name %q does not end in .xml: a .txt file is a list of URLs to the command line, not a document; upload the XML document itself (ALTO or metadata, recognised by its content)", q.name))
+		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonUnsupportedFormat, fmt.Sprintf("file name %q does not end in .xml: a .txt file is a list of URLs to the command line, not a document; upload the XML document itself (ALTO or metadata, recognised by its content)", q.name))
 		return nil, false
 	}
 	if q.hasBase {
@@ -253,10 +253,10 @@ func (s *server) parseTranslate(w http.ResponseWriter, r *http.Request, q *reque
 		job.baseline, err = docrecord.Parse(q.baseline)
 		switch {
 		case errors.Is(err, docrecord.ErrNewerSchema):
-			service.WriteError(w, http.StatusUnprocessableEntity, "document_json was written by a newer schema than this service supports: "+err.Error())
+			service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonSchemaTooNew, "document_json was written by a newer schema than this service supports: "+err.Error())
 			return nil, false
 		case err != nil:
-			service.WriteError(w, http.StatusUnprocessableEntity, "document_json cannot be parsed: "+err.Error())
+			service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonBadField, "document_json cannot be parsed: "+err.Error())
 			return nil, false
 		}
 	}
@@ -320,10 +320,11 @@ type translated struct {
 	usage   *translator.Usage
 }
 
-// answerError is a failed translation's answer: its status and message; a
-// zero status means no answer (the client went away).
+// answerError is a failed translation's answer: its status, reason and
+// message; a zero status means no answer (the client went away).
 type answerError struct {
 	status int
+	reason service.Reason
 	msg    string
 }
 
@@ -333,7 +334,7 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 	q := job.q
 	be := s.backend()
 	if be == nil {
-		return nil, &answerError{http.StatusServiceUnavailable, "the translation backend is not available"}
+		return nil, &answerError{http.StatusServiceUnavailable, service.ReasonBackendUnavailable, "the translation backend is not available"}
 	}
 	kind := translator.KindAuto
 	if !job.isALTO {
@@ -346,13 +347,13 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 	if kind == translator.KindMetadata {
 		var err error
 		if fields, err = translator.LoadFields(s.set.Fields, s.set.FieldsErr); err != nil {
-			return nil, &answerError{http.StatusUnprocessableEntity, fmt.Sprintf(
+			return nil, &answerError{http.StatusUnprocessableEntity, service.ReasonFieldListUnreadable, fmt.Sprintf(
 				"%s is handled as metadata, but the field list (%s) cannot be read: %v", q.name, envFields, err)}
 		}
 	}
 	if job.source != "auto" {
 		if err := be.Supports(ctx, job.source, job.target); err != nil {
-			return nil, &answerError{http.StatusUnprocessableEntity, service.Redact(fmt.Sprintf("language pair %s-%s: %v", job.source, job.target, err))}
+			return nil, &answerError{http.StatusUnprocessableEntity, service.ReasonUnsupportedLanguage, service.Redact(fmt.Sprintf("language pair %s-%s: %v", job.source, job.target, err))}
 		}
 	}
 
@@ -369,9 +370,9 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		if errors.As(err, new(*transport.Error)) {
 			s.svc.Metrics.AddCount(metricBackendErrors, "", 1)
 		}
-		status := failureStatus(err)
-		s.log.Warn("translation failed", "file", q.name, "status", status, "err", err)
-		return nil, &answerError{status, "translation failed: " + service.Redact(err.Error())}
+		status, reason := failureStatus(err)
+		s.log.Warn("translation failed", "file", q.name, "status", status, "reason", string(reason), "err", err)
+		return nil, &answerError{status, reason, "translation failed: " + service.Redact(err.Error())}
 	}
 	s.log.Info(out.Summary, "file", q.name, "kind", string(out.Kind), "units", out.Stats.Units, "calls", out.Stats.Calls)
 	s.svc.Metrics.AddCount(metricUnits, "", float64(out.Stats.Translated))
@@ -382,19 +383,25 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 	return &translated{out: out, backend: be.Name(), usage: usage}, nil
 }
 
-// failureStatus is the status of a failed translation: 422 for a document
-// with nothing to translate or over a work limit, 415 for an encoding not
-// read, else 500 (malformed XML, backend failures: spec 7).
-func failureStatus(err error) int {
+// failureStatus is the status and reason of a failed translation: 422 for
+// a document with nothing to translate or over a work limit, 415 for an
+// encoding not read, else 500 (malformed XML, backend failures: spec 7).
+func failureStatus(err error) (int, service.Reason) {
 	switch {
 	case errors.Is(err, translator.ErrNothingTranslated):
-		return http.StatusUnprocessableEntity
+		return http.StatusUnprocessableEntity, service.ReasonNothingTranslated
 	case errors.Is(err, xmlsplice.ErrEncoding):
-		return http.StatusUnsupportedMediaType
+		return http.StatusUnsupportedMediaType, service.ReasonUnsupportedEncoding
 	case errors.As(err, new(*xmlsplice.LimitError)):
-		return http.StatusUnprocessableEntity // the document is over a work limit
+		return http.StatusUnprocessableEntity, service.ReasonTooComplex // the document is over a work limit
+	case errors.Is(err, xmlsplice.ErrDTD):
+		return http.StatusInternalServerError, service.ReasonDTDRefused
+	case errors.As(err, new(*xmlsplice.SyntaxError)):
+		return http.StatusInternalServerError, service.ReasonNotWellFormed
+	case errors.As(err, new(*transport.Error)):
+		return http.StatusInternalServerError, service.ReasonBackendError
 	}
-	return http.StatusInternalServerError
+	return http.StatusInternalServerError, service.ReasonInternal
 }
 
 // respondTranslate answers the translated document, with the updated
@@ -416,7 +423,7 @@ func (s *server) respondTranslate(w http.ResponseWriter, job *translateJob, res 
 	}
 	rec, recName, err := s.record(job.baseline, out, job.q, job.target, string(out.Mode), res.backend, res.usage)
 	if err != nil {
-		service.WriteError(w, http.StatusInternalServerError, service.Redact(err.Error()))
+		service.WriteError(w, http.StatusInternalServerError, service.ReasonInternal, service.Redact(err.Error()))
 		return
 	}
 	writeMixed(w, []mixedPart{

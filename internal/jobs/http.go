@@ -93,7 +93,7 @@ func (q *Queue) sameJob(w http.ResponseWriter, ctx context.Context, key, sum str
 	case err != nil:
 		q.fail(w, err)
 	case h != sum:
-		service.WriteError(w, http.StatusUnprocessableEntity, "this Idempotency-Key was used for another request")
+		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonIdempotencyConflict, "this Idempotency-Key was used for another request")
 	default:
 		q.answer(w, ctx, id, http.StatusOK)
 	}
@@ -106,7 +106,7 @@ func (q *Queue) sameJob(w http.ResponseWriter, ctx context.Context, key, sum str
 func (q *Queue) readForm(w http.ResponseWriter, r *http.Request, dir string) (f *form, files []upload, sum string, ok bool) {
 	mr, err := r.MultipartReader()
 	if err != nil {
-		service.WriteError(w, http.StatusBadRequest, "the multipart body cannot be read: "+err.Error())
+		service.WriteError(w, http.StatusBadRequest, service.ReasonBadRequest, "the multipart body cannot be read: "+err.Error())
 		return nil, nil, "", false
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "in"), 0o755); err != nil {
@@ -136,7 +136,7 @@ func (q *Queue) readForm(w http.ResponseWriter, r *http.Request, dir string) (f 
 			var b []byte
 			b, err = io.ReadAll(io.LimitReader(p, maxPartBytes+1))
 			if err == nil && len(b) > maxPartBytes {
-				service.WriteError(w, http.StatusBadRequest, fmt.Sprintf("form part %q is longer than %d bytes", p.FormName(), maxPartBytes))
+				service.WriteError(w, http.StatusBadRequest, service.ReasonBadField, fmt.Sprintf("form part %q is longer than %d bytes", p.FormName(), maxPartBytes))
 				return nil, nil, "", false
 			}
 			h.Write(b)
@@ -185,11 +185,11 @@ func (q *Queue) answer(w http.ResponseWriter, ctx context.Context, id string, co
 
 func (q *Queue) fail(w http.ResponseWriter, err error) {
 	if errors.Is(err, errNotFound) {
-		service.WriteError(w, http.StatusNotFound, "no job has this id")
+		service.WriteError(w, http.StatusNotFound, service.ReasonJobNotFound, "no job has this id")
 		return
 	}
 	q.log.Error("job store", "err", err.Error())
-	service.WriteError(w, http.StatusInternalServerError, "the job store failed: "+err.Error())
+	service.WriteError(w, http.StatusInternalServerError, service.ReasonInternal, "the job store failed: "+err.Error())
 }
 
 // Get serves GET /jobs/{id}: the job's state, item counts and errors.
@@ -220,7 +220,7 @@ func (q *Queue) Cancel(w http.ResponseWriter, r *http.Request) {
 	}
 	if !done {
 		st, _ := q.status(ctx, id)
-		service.WriteError(w, http.StatusConflict, "the job has already ended: "+st.State)
+		service.WriteError(w, http.StatusConflict, service.ReasonJobEnded, "the job has already ended: "+st.State)
 		return
 	}
 	q.cutRunning(id)
@@ -326,7 +326,7 @@ func (q *Queue) Item(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	n, err := strconv.Atoi(r.PathValue("item"))
 	if err != nil {
-		service.WriteError(w, http.StatusNotFound, "no such item")
+		service.WriteError(w, http.StatusNotFound, service.ReasonItemNotFound, "no such item")
 		return
 	}
 	items, err := q.items(r.Context(), id)
@@ -335,12 +335,12 @@ func (q *Queue) Item(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if n < 0 || n >= len(items) {
-		service.WriteError(w, http.StatusNotFound, "no such item")
+		service.WriteError(w, http.StatusNotFound, service.ReasonItemNotFound, "no such item")
 		return
 	}
 	it := items[n]
 	if it.State == Queued {
-		service.WriteError(w, http.StatusConflict, "the item has not run yet")
+		service.WriteError(w, http.StatusConflict, service.ReasonItemNotReady, "the item has not run yet")
 		return
 	}
 	b, err := q.output(r.Context(), id, n)

@@ -58,12 +58,12 @@ func (e *echo) note(s string) {
 
 func (e *echo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseMultipartForm(1 << 20); err != nil {
-		service.WriteError(w, http.StatusBadRequest, err.Error())
+		service.WriteError(w, http.StatusBadRequest, service.ReasonBadRequest, err.Error())
 		return
 	}
 	f, fh, err := r.FormFile("file")
 	if err != nil {
-		service.WriteError(w, http.StatusBadRequest, "no file")
+		service.WriteError(w, http.StatusBadRequest, service.ReasonBadField, "no file")
 		return
 	}
 	b, _ := io.ReadAll(f)
@@ -81,7 +81,7 @@ func (e *echo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer e.note("end " + fh.Filename)
 	if fh.Filename == "bad.xml" {
-		service.WriteError(w, http.StatusUnprocessableEntity, "bad.xml is not a document")
+		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonUnsupportedFormat, "bad.xml is not a document")
 		return
 	}
 	service.WriteJSON(w, http.StatusOK, map[string]any{"name": fh.Filename, "size": len(b), "lang": r.FormValue("lang"), "type": fh.Header.Get("Content-Type"), "query": r.URL.RawQuery})

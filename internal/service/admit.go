@@ -161,11 +161,11 @@ func (s *Service) acquire(r *http.Request) (*slot, error) {
 func (s *Service) refuseBusy(w http.ResponseWriter, err error) {
 	w.Header().Set("Retry-After", "1")
 	if errors.Is(err, errClientBusy) {
-		WriteError(w, http.StatusServiceUnavailable, fmt.Sprintf(
+		WriteError(w, http.StatusServiceUnavailable, ReasonRateLimited, fmt.Sprintf(
 			"the service is busy: this client already has %d requests being served (MAX_CONCURRENT_PER_CLIENT); retry shortly", s.Config.MaxPerClient))
 		return
 	}
-	WriteError(w, http.StatusServiceUnavailable, fmt.Sprintf(
+	WriteError(w, http.StatusServiceUnavailable, ReasonOverloaded, fmt.Sprintf(
 		"the service is busy: %d requests are being served (MAX_CONCURRENT_REQUESTS); retry shortly", cap(s.slots)))
 }
 

@@ -23,7 +23,7 @@ var docsAssets = map[string]string{
 func serveDocsPage(w http.ResponseWriter, _ *http.Request) {
 	b, err := docsFS.ReadFile("docs/index.html")
 	if err != nil {
-		WriteError(w, http.StatusInternalServerError, "documentation page missing from the build")
+		WriteError(w, http.StatusInternalServerError, ReasonInternal, "documentation page missing from the build")
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -34,12 +34,12 @@ func serveDocsAsset(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("asset")
 	ct, ok := docsAssets[name]
 	if !ok {
-		WriteError(w, http.StatusNotFound, "Not Found")
+		WriteError(w, http.StatusNotFound, ReasonNotFound, "Not Found")
 		return
 	}
 	b, err := docsFS.ReadFile("docs/" + name)
 	if err != nil {
-		WriteError(w, http.StatusInternalServerError, "documentation asset missing from the build")
+		WriteError(w, http.StatusInternalServerError, ReasonInternal, "documentation asset missing from the build")
 		return
 	}
 	w.Header().Set("Content-Type", ct)

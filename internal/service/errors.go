@@ -10,8 +10,12 @@ import (
 )
 
 // ErrorBody is the body of every error the services raise themselves:
-// {"detail": "a sentence a person understands"}.
+// {"status": 413, "reason": "too_large", "detail": "a sentence a person
+// understands"}. Status repeats the HTTP status, Reason is one of the
+// closed list of Reasons, Detail names the file or field and the problem.
 type ErrorBody struct {
+	Status int    `json:"status"`
+	Reason Reason `json:"reason"`
 	Detail string `json:"detail"`
 }
 
@@ -26,9 +30,12 @@ type ValidationError struct {
 }
 
 // ValidationBody is the body of a request rejected before its handler ran:
-// {"detail": [{"loc": [...], "msg": "...", "type": "..."}]}. Clients must not
-// assume that detail is a string.
+// {"status": 422, "reason": "bad_field", "detail": [{"loc": [...], "msg":
+// "...", "type": "..."}]}. Clients must not assume that detail is a string
+// (spec 7).
 type ValidationBody struct {
+	Status int               `json:"status"`
+	Reason Reason            `json:"reason"`
 	Detail []ValidationError `json:"detail"`
 }
 
@@ -38,7 +45,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		b = []byte(`{"detail":"response could not be encoded"}`)
+		b = []byte(`{"status":500,"reason":"internal","detail":"response could not be encoded"}`)
 	}
 	b = append(b, '\n')
 	h := w.Header()
@@ -49,18 +56,19 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(b)
 }
 
-// WriteError writes {"detail": detail} with the given status. In a 5xx
+// WriteError writes {"status": status, "reason": reason, "detail": detail}
+// with the given status. In a 5xx
 // answer (a failure of the service or of a backend behind it), addresses
 // of internal services (URLs, IP addresses with or without port,
 // host:port, looked-up host names) are replaced by Redact: a client never
 // learns where the backends are; the service log keeps the full error. A
 // 4xx detail is about the request and is written as given (call Redact
 // where it may quote a backend).
-func WriteError(w http.ResponseWriter, status int, detail string) {
+func WriteError(w http.ResponseWriter, status int, reason Reason, detail string) {
 	if status >= 500 {
 		detail = Redact(detail)
 	}
-	WriteJSON(w, status, ErrorBody{Detail: detail})
+	WriteJSON(w, status, ErrorBody{Status: status, Reason: reason, Detail: detail})
 }
 
 // What Redact replaces, in order: URLs, the host of a name lookup, IPv6
@@ -98,12 +106,13 @@ func Redact(s string) string {
 	})
 }
 
-// WriteValidation writes a 422 validation-error body listing errs.
+// WriteValidation writes a 422 validation-error body listing errs, with the
+// reason bad_field.
 func WriteValidation(w http.ResponseWriter, errs ...ValidationError) {
 	if errs == nil {
 		errs = []ValidationError{}
 	}
-	WriteJSON(w, http.StatusUnprocessableEntity, ValidationBody{Detail: errs})
+	WriteJSON(w, http.StatusUnprocessableEntity, ValidationBody{Status: http.StatusUnprocessableEntity, Reason: ReasonBadField, Detail: errs})
 }
 
 // TooLarge reports whether err (from reading a request body) means the body
@@ -126,14 +135,14 @@ func WriteBodyError(w http.ResponseWriter, err error) {
 	case errors.Is(err, ErrBodyDraining):
 		w.Header().Set("Connection", "close")
 		w.Header().Set("Retry-After", "1")
-		WriteError(w, http.StatusServiceUnavailable, "the service is shutting down and the request body had not arrived: retry the request on another replica")
+		WriteError(w, http.StatusServiceUnavailable, ReasonDraining, "the service is shutting down and the request body had not arrived: retry the request on another replica")
 		return
 	case errors.Is(err, ErrBodyTimeout):
 		w.Header().Set("Connection", "close")
-		WriteError(w, http.StatusRequestTimeout, err.Error())
+		WriteError(w, http.StatusRequestTimeout, ReasonBodyTimeout, err.Error())
 		return
 	}
-	WriteError(w, http.StatusBadRequest, "could not read the request body: "+err.Error())
+	WriteError(w, http.StatusBadRequest, ReasonBadRequest, "could not read the request body: "+err.Error())
 }
 
 // writeTooLarge answers 413. It does not set "Connection: close" itself:
@@ -141,7 +150,7 @@ func WriteBodyError(w http.ResponseWriter, err error) {
 // so gracefully (FIN, then a pause before the full close) so that the
 // client, possibly still sending, can read this answer instead of a reset.
 func writeTooLarge(w http.ResponseWriter, limit int64) {
-	WriteError(w, http.StatusRequestEntityTooLarge,
+	WriteError(w, http.StatusRequestEntityTooLarge, ReasonTooLarge,
 		fmt.Sprintf("request body is larger than the upload limit of %s (MAX_UPLOAD_MB)", formatBytes(limit)))
 }
 

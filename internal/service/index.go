@@ -108,7 +108,7 @@ func (s *Service) serveInfo(w http.ResponseWriter, _ *http.Request) {
 	b, err := s.info()
 	if err != nil {
 		s.Logger.Error("/info cannot be encoded", "err", err.Error())
-		WriteError(w, http.StatusInternalServerError, "the service description cannot be encoded")
+		WriteError(w, http.StatusInternalServerError, ReasonInternal, "the service description cannot be encoded")
 		return
 	}
 	WriteJSON(w, http.StatusOK, json.RawMessage(b))

@@ -174,7 +174,7 @@ func (s *Service) withDeadline(w *answer, r *http.Request, h http.Handler) {
 	h.ServeHTTP(w, r.WithContext(ctx))
 	if w.status == 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) && r.Context().Err() == nil {
 		w.Header().Set("Connection", "close")
-		WriteError(w, http.StatusServiceUnavailable, fmt.Sprintf(
+		WriteError(w, http.StatusServiceUnavailable, ReasonTimeout, fmt.Sprintf(
 			"the request was not finished within REQUEST_TIMEOUT_S=%g s and its work was stopped", s.Config.RequestTimeout.Seconds()))
 	}
 }

@@ -101,7 +101,7 @@ func (b *MemoryBudget) InUse() int64 {
 // Retry-After and the detail of err.
 func WriteOverBudget(w http.ResponseWriter, err error) {
 	w.Header().Set("Retry-After", "5")
-	WriteError(w, http.StatusServiceUnavailable, "the service is busy: "+err.Error()+"; retry shortly")
+	WriteError(w, http.StatusServiceUnavailable, ReasonOverloaded, "the service is busy: "+err.Error()+"; retry shortly")
 }
 
 func formatMiB(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }

@@ -368,14 +368,14 @@ func (s *Service) work(h http.Handler, heavy bool) http.Handler {
 		case Starting:
 			skipBody(base, r)
 			w.Header().Set("Retry-After", "5")
-			WriteError(w, http.StatusServiceUnavailable, "the service is starting: retry shortly")
+			WriteError(w, http.StatusServiceUnavailable, ReasonStarting, "the service is starting: retry shortly")
 			return
 		case Draining:
 			// Keep-alives are off while draining, so the client reconnects
 			// (to another replica) for its retry.
 			skipBody(base, r)
 			w.Header().Set("Retry-After", "1")
-			WriteError(w, http.StatusServiceUnavailable, "the service is shutting down: retry the request on another replica")
+			WriteError(w, http.StatusServiceUnavailable, ReasonDraining, "the service is shutting down: retry the request on another replica")
 			return
 		}
 		if heavy && len(s.slots) == cap(s.slots) {
@@ -474,7 +474,11 @@ func (s *Service) route(w http.ResponseWriter, r *http.Request) {
 	if status == 0 || status == http.StatusOK {
 		status = http.StatusNotFound
 	}
-	WriteError(w, status, http.StatusText(status))
+	reason := ReasonNotFound
+	if status == http.StatusMethodNotAllowed {
+		reason = ReasonMethodNotAllowed
+	}
+	WriteError(w, status, reason, http.StatusText(status))
 }
 
 // headerOnly is a ResponseWriter that keeps the header and status and drops the body.
@@ -590,7 +594,7 @@ func (s *Service) cors(next http.Handler) http.Handler {
 		allowed := s.Config.Origins.Allows(origin)
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			if !allowed {
-				WriteError(w, http.StatusBadRequest, "Disallowed CORS origin: "+origin)
+				WriteError(w, http.StatusBadRequest, ReasonOriginNotAllowed, "Disallowed CORS origin: "+origin)
 				return
 			}
 			h.Set("Access-Control-Allow-Origin", origin)

@@ -635,7 +635,7 @@ func TestRedact(t *testing.T) {
 	}
 	// Every error body goes through it.
 	rec := httptest.NewRecorder()
-	WriteError(rec, http.StatusInternalServerError, "translation failed: dial tcp 127.0.0.1:1: connect: connection refused")
+	WriteError(rec, http.StatusInternalServerError, ReasonBackendError, "translation failed: dial tcp 127.0.0.1:1: connect: connection refused")
 	if strings.Contains(rec.Body.String(), "127.0.0.1") {
 		t.Errorf("body %s names the address", rec.Body)
 	}

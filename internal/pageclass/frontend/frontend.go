@@ -17,6 +17,8 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+
+	"archivekit/internal/service"
 )
 
 //go:embed static
@@ -35,7 +37,7 @@ func Handler() http.Handler {
 		}
 		b, err := fs.ReadFile(Static, name)
 		if err != nil {
-			http.Error(w, `{"detail":"Not Found"}`, http.StatusNotFound)
+			service.WriteError(w, http.StatusNotFound, service.ReasonNotFound, "Not Found: no asset "+name+" in /frontend")
 			return
 		}
 		w.Header().Set("Content-Type", contentType(name))

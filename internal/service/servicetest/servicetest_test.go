@@ -14,7 +14,7 @@ import (
 func echo(w http.ResponseWriter, r *http.Request) {
 	mr, err := r.MultipartReader()
 	if err != nil {
-		service.WriteError(w, http.StatusBadRequest, err.Error())
+		service.WriteError(w, http.StatusBadRequest, service.ReasonBadRequest, err.Error())
 		return
 	}
 	var parts []map[string]string
