@@ -25,7 +25,11 @@ type jsonAnswer struct {
 	TargetLang string         `json:"target_lang"`
 	Tag        string         `json:"tag,omitempty"`
 	Languages  map[string]int `json:"languages,omitempty"`
-	Backend    string         `json:"backend"`
+	// LangSources counts the units whose source language each rule of the
+	// source-language order chose (detected, element, document, default;
+	// given with an explicit source).
+	LangSources map[string]int `json:"lang_sources,omitempty"`
+	Backend     string         `json:"backend"`
 	// Encoding is the document's character encoding. Document holds it as
 	// text when it is UTF-8; DocumentBase64 holds its bytes otherwise
 	// (windows-1252, UTF-16, ...), exactly as the XML answer would.
@@ -71,6 +75,10 @@ type jsonUnit struct {
 	Target string   `json:"target"`
 	Status string   `json:"status"`
 	Score  *float64 `json:"score,omitempty"`
+	// SourceLang is the unit's source language, LangSource the rule of
+	// the source-language order that chose it.
+	SourceLang string `json:"source_lang,omitempty"`
+	LangSource string `json:"lang_source,omitempty"`
 }
 
 func statsJSON(s translator.Stats) jsonStats {
@@ -85,7 +93,7 @@ func statsJSON(s translator.Stats) jsonStats {
 func (s *server) respondJSON(w http.ResponseWriter, job *translateJob, res *translated) {
 	out := res.out
 	a := jsonAnswer{Name: out.Name, Kind: string(out.Kind), SourceLang: out.SourceLang, TargetLang: job.target,
-		Tag: out.Tag, Languages: out.Languages, Backend: res.backend, Encoding: out.Encoding,
+		Tag: out.Tag, Languages: out.Languages, LangSources: out.LangSources, Backend: res.backend, Encoding: out.Encoding,
 		Statistics: statsJSON(out.Stats), Units: make([]jsonUnit, 0, len(out.Log)), Warnings: out.Warnings}
 	if a.Encoding == "" {
 		a.Encoding = "UTF-8"
@@ -99,7 +107,8 @@ func (s *server) respondJSON(w http.ResponseWriter, job *translateJob, res *tran
 		a.DocumentBase64 = base64.StdEncoding.EncodeToString(out.Data)
 	}
 	for _, r := range out.Log {
-		u := jsonUnit{Page: r.Page, Line: r.Line, Source: r.Source, Target: r.Target, Status: string(r.Status)}
+		u := jsonUnit{Page: r.Page, Line: r.Line, Source: r.Source, Target: r.Target, Status: string(r.Status),
+			SourceLang: r.Lang, LangSource: string(r.LangSource)}
 		if r.HasScore {
 			sc := r.Score
 			u.Score = &sc

@@ -46,9 +46,13 @@ func TestResponseFormatJSON(t *testing.T) {
 		t.Errorf("statistics %+v, %d units logged", a.Statistics, len(a.Units))
 	}
 	for _, u := range a.Units {
-		if u.Status == "" || u.Source == "" {
+		if u.Status == "" || u.Source == "" || u.SourceLang != "cs" || u.LangSource != "given" {
 			t.Errorf("unit %+v", u)
 		}
+	}
+	// The source language was given: every unit's rule is "given".
+	if a.LangSources["given"] != a.Statistics.Units {
+		t.Errorf("lang_sources %v for %d units", a.LangSources, a.Statistics.Units)
 	}
 
 	body, ct = multipartBody(t, file, part{Field: "response_format", Data: []byte("yaml")})

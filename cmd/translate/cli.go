@@ -57,6 +57,7 @@ type cli struct {
 	BookOut         bool             `name:"book-out" help:"For a local METS input: write <book>_<target>.mets.xml into the output folder, the input METS with one more fileGrp for the translated text files (named after its groups: OCR-D-MT-EN, FULLTEXT_EN), their fptrs and an agent for this tool; removing those gives the input back. For a IIIF Presentation 3 manifest (file or URL): write one W3C annotation page per canvas of the translated ALTO lines (<book>_<target>_annotations/) and the derived manifest <book>_<target>.json linking them and the translated ALTO. A Presentation 2 manifest gets a warning and no book."`
 	BookBaseURL     string           `name:"book-base-url" help:"With --book-out and a IIIF manifest: the URL the output folder will be published at, the base of the annotation pages', manifest's and translated ALTO's ids (default: the output folder's file:// URL)." placeholder:"URL"`
 	Version         kong.VersionFlag `help:"Print the version and exit."`
+	orderFlags      `embed:""`
 }
 
 // shortForms are the multi-letter short flags of the original command line,
@@ -116,6 +117,14 @@ type settings struct {
 	BookOut bool
 	// BookBaseURL is where the output folder is published (--book-base-url).
 	BookBaseURL string
+	// Order is the source-language order (langorder.go); OrderFrom says
+	// where each of its settings came from.
+	Order     alto.LangOrder
+	OrderFrom map[string]string
+	// RetryRounds is the number of end-of-document rounds
+	// (--retry-rounds); RetryRoundsFrom where it came from.
+	RetryRounds     int
+	RetryRoundsFrom string
 }
 
 // Built-in defaults: the shipped config.txt values (spec 2.6).
@@ -129,7 +138,7 @@ const (
 )
 
 var configKeys = []string{"input_path", "source_lang", "target_lang", "formats", "output", "fields",
-	"vocabulary", "translation_backend", "output_mode"}
+	"vocabulary", "translation_backend", "output_mode", "lang_min_length", "lang_min_confidence", "default_source_lang", "retry_rounds"}
 
 // parse reads the command line and the configuration file and resolves every
 // setting. Errors are usage errors (cliflags.UsageError).
@@ -217,6 +226,9 @@ func resolve(c *cli, set map[string]bool, getenv func(string) string) (*settings
 		s.DownloadDir = filepath.Join(s.Output, "downloaded_inputs")
 	}
 	if err := s.setBackend(c, p, getenv); err != nil {
+		return nil, err
+	}
+	if err := s.setLangOrder(c, p, getenv); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -138,7 +138,7 @@ func TestALTO(t *testing.T) {
 		f, _ := os.Open(filepath.Join(out, "MTX201501307_anon_log.csv"))
 		rows, err := csv.NewReader(f).ReadAll()
 		f.Close()
-		if err != nil || len(rows) < 2 || strings.Join(rows[0], ",") != "file,page_num,line_num,text_cs,text_en,status,score,unit_status" || rows[1][0] != "MTX201501307_anon" || rows[1][1] != "1" {
+		if err != nil || len(rows) < 2 || strings.Join(rows[0], ",") != "file,page_num,line_num,text_cs,text_en,status,score,unit_status,source_lang,lang_source" || rows[1][0] != "MTX201501307_anon" || rows[1][1] != "1" {
 			t.Fatalf("log: %v %v", rows[:min(2, len(rows))], err)
 		}
 		if !strings.Contains(r.stderr, "WARNING MTX201501307_anon: batch summary") {

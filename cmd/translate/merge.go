@@ -131,7 +131,7 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 			d.Config[k] = v
 		}
 	}
-	st := statistics{Statistics: runmeta.Statistics{OutputCountsByType: map[string]int{}}, Languages: map[string]int{}, SegmentStatus: map[string]int{}}
+	st := statistics{Statistics: runmeta.Statistics{OutputCountsByType: map[string]int{}}, Languages: map[string]int{}, SegmentStatus: map[string]int{}, LangSources: map[string]int{}}
 	var start, end time.Time
 	var used []string
 	var list []map[string]any
@@ -162,6 +162,9 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 		}
 		for k, v := range xs.SegmentStatus {
 			st.SegmentStatus[k] += v
+		}
+		for k, v := range xs.LangSources {
+			st.LangSources[k] += v
 		}
 		if xs.Terminology != nil {
 			for k, v := range xs.Terminology.Documents {

@@ -29,6 +29,10 @@ type statistics struct {
 	// LanguageTags is the machine-translation tag (RFC 6497,
 	// "en-t-cs-t0-und") of the text translated from each source language.
 	LanguageTags map[string]string `json:"language_tags"`
+	// LangSources counts the units whose source language each rule of the
+	// source-language order chose: detected, element, document, default
+	// (given with an explicit source language).
+	LangSources map[string]int `json:"lang_sources"`
 	// SegmentStatus counts log rows (ALTO lines, metadata fields) per
 	// status: ok, retried, untranslated, unsupported_lang, vocabulary,
 	// mixed_content.
@@ -112,6 +116,7 @@ func (d *paradataDoc) View() *paradataDoc {
 		st.LanguageTags, _, _ = langtag.ForSources(target, st.Languages)
 	}
 	st.SegmentStatus = maps.Clone(st.SegmentStatus)
+	st.LangSources = maps.Clone(st.LangSources)
 	if d.terms != nil {
 		tm := &terminology{Documents: map[string]termRate{}}
 		exp, hit := 0, 0
@@ -151,7 +156,7 @@ func newParadata(dir string, start time.Time, sh shard.Spec, comps *licence.Comp
 	doc := &paradataDoc{
 		Header:     runmeta.NewHeader(translator.Program, start, info),
 		Config:     map[string]any{},
-		Statistics: statistics{Statistics: runmeta.Statistics{OutputCountsByType: map[string]int{}}, Languages: map[string]int{}, SegmentStatus: map[string]int{}},
+		Statistics: statistics{Statistics: runmeta.Statistics{OutputCountsByType: map[string]int{}}, Languages: map[string]int{}, SegmentStatus: map[string]int{}, LangSources: map[string]int{}},
 		Trail:      runmeta.NewTrail(),
 		components: comps, usage: usage, protected: map[string]int{},
 	}
@@ -194,6 +199,9 @@ func (p *paradata) done(doc string, out *translator.Output, files ...string) {
 		st.PlaceholderFallbacks += out.Stats.PlaceholderFallbacks
 		for k, n := range out.Statuses {
 			st.SegmentStatus[k] += n
+		}
+		for k, n := range out.LangSources {
+			st.LangSources[k] += n
 		}
 		d.protected[doc] += out.Stats.ProtectedTerms
 		if out.TermsChecked {

@@ -427,7 +427,8 @@ func (r *runner) configure(inputs []input) error {
 	pd.SetConfig("config_file", s.ConfigPath)
 	pd.SetConfig("chunk_limit", chunker.DefaultLimit)
 	pd.SetConfig("lang_id_model", langid.ModelID)
-	pd.SetConfig("confidence_threshold", alto.DefaultMinConfidence)
+	pd.SetConfig("confidence_threshold", s.Order.MinConfidence)
+	pd.SetConfig("source_lang_order", langOrderConfig(s))
 	pd.SetConfig("download_dir", s.DownloadDir)
 	if r.notCollected != nil {
 		pd.SetConfig("not_collected", r.notCollected)
@@ -802,6 +803,8 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 		}
 	}
 	opt := sess.Options()
+	order := s.Order
+	opt.Order, opt.RetryRounds = &order, s.RetryRounds
 	opt.Source, opt.Target, opt.Mode = s.Source, s.Target, s.outputMode()
 	opt.FastAlign, opt.Kind, opt.Fields = s.FastAlign, kind, r.fields
 	opt.Usage, opt.Warn = r.usage, func(m string) { r.log.Warn(m) }

@@ -82,8 +82,16 @@ type Options struct {
 	// Detector is required when Source is auto.
 	Detector Detector
 	// MinConfidence: detections at or below it fall back to Czech. Zero means
-	// DefaultMinConfidence.
+	// DefaultMinConfidence. Order, when set, replaces it.
 	MinConfidence float64
+	// Order is the source-language order of each block (order.go); nil
+	// means DefaultLangOrder with MinConfidence.
+	Order *LangOrder
+	// DocumentLang, when not "", is the document's language, given rather
+	// than detected (a book's, detected over all its text files): each
+	// page's language is detected with it as prior, and a page without
+	// enough text of its own takes it.
+	DocumentLang string
 	// Mode is Replace (default when empty), Append or Alternative.
 	Mode Mode
 	// FastAlign skips pass 2 and splits block tokens in proportion to the
@@ -131,6 +139,10 @@ type LogRow struct {
 	// aligned to it (--fast-align, or a line over the alignment limits):
 	// unit status approx_alignment (backend.UnitStatus).
 	Approx bool
+	// Lang is the unit's source language and LangSource the rule of the
+	// source-language order that chose it (order.go).
+	Lang       string
+	LangSource LangSource
 }
 
 // Result is a translated document.
@@ -143,6 +155,9 @@ type Result struct {
 	Stats Stats
 	// Languages maps each source language used to its number of blocks.
 	Languages map[string]int
+	// LangSources counts the blocks whose source language each rule of
+	// the order chose (FromGiven with an explicit source).
+	LangSources map[LangSource]int
 	// DetectionUsed reports that the Detector ran (for licence derivation).
 	DetectionUsed bool
 	// Warnings are non-fatal problems (such as an unsupported pair for some
@@ -197,6 +212,7 @@ type block struct {
 	holders []*line // lines that have Strings and text: they receive tokens
 	text    string
 	src     string
+	from    LangSource // the rule that chose src
 	// subs are the block's Strings, whose SUBS_* attributes go when the
 	// block is translated; emptied are the CONTENT attributes of second
 	// parts of hyphenated words whose whole word went to the line before.
@@ -263,10 +279,10 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 		return true
 	})
 
-	res := &Result{Languages: map[string]int{}}
-	tr := &translator{opt: opt, src: src, auto: auto, supported: map[string]error{}}
+	res := &Result{Languages: map[string]int{}, LangSources: map[LangSource]int{}}
+	tr := &translator{opt: opt, src: src, auto: auto, supported: map[string]error{}, order: OrderOf(opt.Order, opt.MinConfidence)}
 	if auto {
-		tr.pageLang = pageLanguages(opt.Detector, pages, !opt.KeepHyphens, opt.MinConfidence)
+		tr.pageLang = pageLanguages(opt.Detector, pages, !opt.KeepHyphens, tr.order.MinConfidence, opt.DocumentLang)
 	}
 	results := make([]pageResult, len(pages))
 	conc := max(1, opt.Concurrency)
@@ -303,6 +319,9 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 		res.Stats.add(pr.stats)
 		for l, n := range pr.langs {
 			res.Languages[l] += n
+		}
+		for l, n := range pr.from {
+			res.LangSources[l] += n
 		}
 		res.DetectionUsed = res.DetectionUsed || pr.detected
 	}
@@ -346,6 +365,7 @@ type translator struct {
 	auto bool
 
 	pageLang []string // per page, auto detection only (see detect.go)
+	order    LangOrder
 
 	mu        sync.Mutex
 	supported map[string]error // pair check per source language
@@ -357,6 +377,7 @@ type pageResult struct {
 	rows     []LogRow
 	stats    Stats
 	langs    map[string]int
+	from     map[LangSource]int // blocks per rule of the language order
 	detected bool
 	err      error
 	// failed are the blocks the guard left untranslated, for the end
@@ -473,8 +494,9 @@ func collectBlocks(page *xmlsplice.Node, join bool) []*block {
 
 // pageLanguages returns each page's language: its long blocks' text scored
 // with the document's language as prior, or the document's language for a
-// page without long text ("" when the document has none either).
-func pageLanguages(d Detector, pages []*xmlsplice.Node, join bool, minConf float64) []string {
+// page without long text ("" when the document has none either). The
+// document's language is docLang when given, else detected over the pages.
+func pageLanguages(d Detector, pages []*xmlsplice.Node, join bool, minConf float64, docLang string) []string {
 	texts := make([]string, len(pages))
 	for i, p := range pages {
 		var bt []string
@@ -483,7 +505,10 @@ func pageLanguages(d Detector, pages []*xmlsplice.Node, join bool, minConf float
 		}
 		texts[i] = longText(bt)
 	}
-	doc := DocumentLanguage(d, texts, minConf)
+	doc := docLang
+	if doc == "" {
+		doc = DocumentLanguage(d, texts, minConf)
+	}
 	out := make([]string, len(pages))
 	for i, t := range texts {
 		out[i] = doc
@@ -495,7 +520,7 @@ func pageLanguages(d Detector, pages []*xmlsplice.Node, join bool, minConf float
 }
 
 func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node) pageResult {
-	pr := pageResult{langs: map[string]int{}}
+	pr := pageResult{langs: map[string]int{}, from: map[LangSource]int{}}
 	var blocks []*block
 	for _, b := range collectBlocks(page, !t.opt.KeepHyphens) {
 		if b.text != "" {
@@ -515,11 +540,12 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 	var order []string
 	groups := map[string][]*block{}
 	for _, b := range blocks {
-		b.src = t.opt.Source
+		b.src, b.from = t.opt.Source, FromGiven
 		if t.auto {
 			pr.detected = true
-			b.src = DetectWithPrior(t.opt.Detector, b.text, t.pageLang[pageNum-1], t.opt.MinConfidence)
+			b.src, b.from = t.order.Choose(t.opt.Detector, b.text, blockLang(b), t.pageLang[pageNum-1])
 		}
+		pr.from[b.from]++
 		if b.src == t.opt.Target {
 			pr.stats.InTarget++
 			continue // already in the target language
@@ -652,7 +678,7 @@ func (t *translator) prepare(ctx context.Context, items []string, blocks []*bloc
 // untouched logs the lines of a block left as it was, with the reason.
 func (t *translator) untouched(b *block, pageNum int, st backend.Status, pr *pageResult) {
 	for _, l := range b.holders {
-		pr.rows = append(pr.rows, LogRow{File: t.opt.File, Page: pageNum, Line: l.id, Source: l.text, Status: st})
+		pr.rows = append(pr.rows, LogRow{File: t.opt.File, Page: pageNum, Line: l.id, Source: l.text, Status: st, Lang: b.src, LangSource: b.from})
 	}
 }
 
@@ -677,7 +703,7 @@ func (t *translator) writeBlock(b *block, lang string, tokens []string, counts [
 				altEdits = append(altEdits, alternativeEdit(t.src, l.nodes[k], tag, v))
 			}
 		}
-		row := LogRow{File: t.opt.File, Page: pageNum, Line: l.id, Source: l.text, Target: strings.Join(mine, " "), Status: st}
+		row := LogRow{File: t.opt.File, Page: pageNum, Line: l.id, Source: l.text, Target: strings.Join(mine, " "), Status: st, Lang: b.src, LangSource: b.from}
 		if sc, ok := t.opt.Backend.(backend.Scorer); ok && st != backend.Vocabulary {
 			row.Score, row.HasScore = sc.Score(b.text)
 		}

@@ -36,7 +36,7 @@ func TestArchiveLanguageAccuracy(t *testing.T) {
 		}
 		return true
 	})
-	pageLang := pageLanguages(d, pages, true, DefaultMinConfidence)
+	pageLang := pageLanguages(d, pages, true, DefaultMinConfidence, "")
 	type tally struct{ n, alone, prior, short, longN, longAlone, longPrior int }
 	var c tally
 	wrongAlone, wrongPrior := map[string]int{}, map[string]int{}

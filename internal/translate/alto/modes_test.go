@@ -167,7 +167,11 @@ func TestDetection(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := upper()
-			res, err := Translate(context.Background(), []byte(small), Options{Backend: f, Source: "auto", Target: "en", Detector: c.det})
+			// The blocks are short: every unit is detected only with a
+			// minimum length of 0 (the default order gives them Czech,
+			// TestLangOrderDefaults).
+			order := LangOrder{MinLength: 0, MinConfidence: DefaultMinConfidence, Default: FallbackLang}
+			res, err := Translate(context.Background(), []byte(small), Options{Backend: f, Source: "auto", Target: "en", Detector: c.det, Order: &order})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -53,8 +53,17 @@ type Options struct {
 	// Detector is required when Source is auto.
 	Detector alto.Detector
 	// MinConfidence: detections at or below it fall back to
-	// alto.FallbackLang. Zero means alto.DefaultMinConfidence.
+	// alto.FallbackLang. Zero means alto.DefaultMinConfidence. Order, when
+	// set, replaces it.
 	MinConfidence float64
+	// Order is the source-language order of each paragraph (alto.LangOrder:
+	// detected, the paragraph's lang or xml:lang or the one its lines
+	// share, the document's language, the default); nil means
+	// alto.DefaultLangOrder with MinConfidence.
+	Order *alto.LangOrder
+	// DocumentLang, when not "", is the document's language, given rather
+	// than detected (a book's).
+	DocumentLang string
 	// File is the value of the log's file column.
 	File string
 	// MaxBatchChars caps a batch in characters (0: one batch a page and
@@ -86,6 +95,9 @@ type Result struct {
 	Stats Stats
 	// Languages maps each source language used to its number of lines.
 	Languages map[string]int
+	// LangSources counts the lines whose source language each rule of the
+	// order chose (a line takes its paragraph's).
+	LangSources map[alto.LangSource]int
 	// DetectionUsed reports that the Detector ran.
 	DetectionUsed bool
 	// Warnings are non-fatal problems.
@@ -118,6 +130,7 @@ type elem struct {
 	classes []string
 	start   int    // offset of '<'
 	raw     []byte // the start tag as written
+	lang    string // its lang (or xml:lang) attribute, as alto.ElementLang reads it
 }
 
 // segment is a run of text in a line, at src[start:end] (its whitespace
@@ -150,6 +163,7 @@ type line struct {
 	slots   []*slot
 	text    string
 	src     string
+	from    alto.LangSource // the rule that chose src
 	out     string
 	status  backend.Status
 	el      *elem // the line element
@@ -163,6 +177,10 @@ type doc struct {
 	lines []*line
 	pages int
 	caps  *elem // the ocr-capabilities meta element
+	// pageLang is the document's declared language: the first page's
+	// lang. (The html element's is not: Tesseract writes lang="en" there
+	// whatever the text's language.)
+	pageLang string
 }
 
 // Translate translates an hOCR document into a parallel one (see the
@@ -179,7 +197,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hocr: %s: %w", opt.File, err)
 	}
-	res := &Result{Languages: map[string]int{}}
+	res := &Result{Languages: map[string]int{}, LangSources: map[alto.LangSource]int{}}
 	res.Stats.Pages = d.pages
 	if err := translateLines(ctx, d, opt, auto, res); err != nil {
 		return nil, fmt.Errorf("hocr: %s: %w", opt.File, err)
@@ -224,7 +242,7 @@ func read(src []byte) (*doc, error) {
 		case nethtml.StartTagToken, nethtml.SelfClosingTagToken:
 			tok := z.Token()
 			// Raw is only valid until the next token: keep the source's bytes.
-			e := &elem{name: tok.Data, classes: classesOf(tok), start: start, raw: src[start:pos:pos]}
+			e := &elem{name: tok.Data, classes: classesOf(tok), start: start, raw: src[start:pos:pos], lang: langAttr(tok)}
 			r.startTag(e, tok, tt == nethtml.SelfClosingTagToken || isVoid(tok.Data))
 		case nethtml.EndTagToken:
 			name, _ := z.TagName()
@@ -244,6 +262,9 @@ func (r *reader) startTag(e *elem, tok nethtml.Token, void bool) {
 	}
 	if slices.Contains(e.classes, "ocr_page") {
 		d.pages++
+		if d.pageLang == "" {
+			d.pageLang = e.lang
+		}
 	}
 	if void {
 		return
@@ -330,15 +351,22 @@ func translateLines(ctx context.Context, d *doc, opt Options, auto bool, res *Re
 		units[l.unit] = append(units[l.unit], l)
 	}
 	langs := map[*elem]string{}
+	from := map[*elem]alto.LangSource{}
 	if auto {
 		res.DetectionUsed = true
 		texts := make([]string, len(unitOrder))
 		for i, u := range unitOrder {
 			texts[i] = joinLines(units[u])
 		}
-		docLang := alto.DocumentLanguage(opt.Detector, texts, opt.MinConfidence)
+		order := alto.OrderOf(opt.Order, opt.MinConfidence)
+		docLang := opt.DocumentLang
+		for _, l := range []string{alto.DocumentLanguage(opt.Detector, texts, order.MinConfidence), d.pageLang} {
+			if docLang == "" {
+				docLang = l
+			}
+		}
 		for i, u := range unitOrder {
-			langs[u] = alto.DetectWithPrior(opt.Detector, texts[i], docLang, opt.MinConfidence)
+			langs[u], from[u] = order.Choose(opt.Detector, texts[i], unitLang(u, units[u]), docLang)
 		}
 	}
 	var segs []*batch.Segment
@@ -347,10 +375,11 @@ func translateLines(ctx context.Context, d *doc, opt Options, auto bool, res *Re
 		if l.text == "" {
 			continue
 		}
-		l.src = opt.Source
+		l.src, l.from = opt.Source, alto.FromGiven
 		if auto {
-			l.src = langs[l.unit]
+			l.src, l.from = langs[l.unit], from[l.unit]
 		}
+		res.LangSources[l.from]++
 		if l.src == opt.Target {
 			st.InTarget++
 			continue
@@ -392,7 +421,7 @@ func write(d *doc, opt Options, res *Result) ([]byte, error) {
 		if l.text == "" {
 			continue
 		}
-		row := alto.LogRow{File: opt.File, Page: l.page, Line: l.id, Source: l.text, Status: l.status}
+		row := alto.LogRow{File: opt.File, Page: l.page, Line: l.id, Source: l.text, Status: l.status, Lang: l.src, LangSource: l.from}
 		if l.out != "" {
 			row.Target = l.out
 			if sc, ok := opt.Backend.(backend.Scorer); ok && l.status != backend.Vocabulary {
@@ -652,3 +681,28 @@ func attrValue(raw []byte, i int) (rawAttr, int) {
 }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' }
+
+// langAttr is the language of an element's lang attribute, else of its
+// xml:lang (alto.ElementLang; "" when it has none).
+func langAttr(tok nethtml.Token) string {
+	if v := attrOf(tok, "lang"); v != "" {
+		return alto.ElementLang(v)
+	}
+	return alto.ElementLang(attrOf(tok, "xml:lang"))
+}
+
+// unitLang is the language a detection unit (paragraph, area or page)
+// declares: its own, else the one all its lines declare ("" when none).
+func unitLang(u *elem, lines []*line) string {
+	if u != nil && u.lang != "" {
+		return u.lang
+	}
+	lang := ""
+	for i, l := range lines {
+		if l.el.lang == "" || i > 0 && l.el.lang != lang {
+			return ""
+		}
+		lang = l.el.lang
+	}
+	return lang
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend/backendtest"
 )
 
@@ -100,3 +101,43 @@ func TestCharBoxes(t *testing.T) {
 		t.Errorf("output:\n%s\nwant it to hold:\n%s", res.Output, want)
 	}
 }
+
+// The source-language order: a short paragraph takes its own lang (ces:
+// Czech), a paragraph without one the first page's, then the default;
+// never the html element's lang, which Tesseract writes as "en" whatever
+// the text.
+func TestLangOrder(t *testing.T) {
+	noPar := strings.Replace(tess, " lang='ces'", "", 1)
+	cases := []struct {
+		name, src string
+		want      string
+	}{
+		{"paragraph lang", tess, "cs/element"},
+		{"page lang", strings.Replace(noPar, "ppageno 0'", "ppageno 0' lang='deu'", 1), "de/document"},
+		{"default, not the html lang", noPar, "cs/default"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Translate(context.Background(), []byte(c.src), Options{Backend: &backendtest.Backend{}, Source: "auto", Target: "en",
+				Detector: fixedDetector{"sk", 0.9}, File: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res.Log {
+				if got := r.Lang + "/" + string(r.LangSource); got != c.want {
+					t.Errorf("line %s: %s, want %s", r.Line, got, c.want)
+				}
+			}
+			if len(res.Log) != 2 || res.LangSources[alto.LangSource(strings.Split(c.want, "/")[1])] != 2 {
+				t.Errorf("%d rows, LangSources %v", len(res.Log), res.LangSources)
+			}
+		})
+	}
+}
+
+type fixedDetector struct {
+	lang string
+	conf float64
+}
+
+func (d fixedDetector) Detect(string) (string, float64) { return d.lang, d.conf }

@@ -45,8 +45,15 @@ type Options struct {
 	// Detector is required when Source is auto.
 	Detector Detector
 	// MinConfidence: detections at or below it fall back to Czech. Zero means
-	// alto.DefaultMinConfidence (0.2).
+	// alto.DefaultMinConfidence (0.2). Order, when set, replaces it.
 	MinConfidence float64
+	// Order is the source-language order of each field (alto.LangOrder:
+	// detected, the field's own xml:lang, the document's language, the
+	// default); nil means alto.DefaultLangOrder with MinConfidence.
+	Order *alto.LangOrder
+	// DocumentLang, when not "", is the document's language, given rather
+	// than detected (a book's).
+	DocumentLang string
 	// Mode is alto.Replace (default when empty), alto.Append or
 	// alto.Alternative: as alto.Append, but the sibling's xml:lang is the
 	// machine-translation tag (langtag.MT, "en-t-cs-t0-und") and the
@@ -95,6 +102,9 @@ type Result struct {
 	Calls int
 	// Languages maps each source language used to its number of fields.
 	Languages map[string]int
+	// LangSources counts the fields whose source language each rule of
+	// the order chose.
+	LangSources map[alto.LangSource]int
 	// DetectionUsed reports that the Detector ran.
 	DetectionUsed bool
 	// Warnings are non-fatal problems, each naming the file.
@@ -125,11 +135,12 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	if err := checkFieldCount(doc, src, opt); err != nil {
 		return nil, err
 	}
-	t := &translation{src: src, opt: opt, auto: auto, res: &Result{Languages: map[string]int{}},
+	t := &translation{src: src, opt: opt, auto: auto, res: &Result{Languages: map[string]int{}, LangSources: map[alto.LangSource]int{}},
 		ed: xmlsplice.NewEditor(src), supported: map[string]error{}, done: map[*xmlsplice.Node]bool{},
-		langs: map[*xmlsplice.Node]string{}}
-	// The document's language is the prior of each field's detection; a
-	// short field takes it (see alto.DetectWithPrior).
+		langs: map[*xmlsplice.Node]string{}, from: map[*xmlsplice.Node]alto.LangSource{}, order: alto.OrderOf(opt.Order, opt.MinConfidence)}
+	// The document's language is the prior of each field's detection, and
+	// the language of a field neither detected nor labelled: given, else
+	// detected over all the fields, else the root element's xml:lang.
 	if auto {
 		var texts []string
 		for _, f := range opt.Fields {
@@ -139,7 +150,13 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 				}
 			}
 		}
-		t.docLang = alto.DocumentLanguage(opt.Detector, texts, opt.MinConfidence)
+		t.docLang = opt.DocumentLang
+		if t.docLang == "" {
+			t.docLang = alto.DocumentLanguage(opt.Detector, texts, t.order.MinConfidence)
+		}
+		if t.docLang == "" {
+			t.docLang = declaredLang(doc)
+		}
 		t.res.DetectionUsed = len(texts) > 0
 	}
 	t.prepare(ctx, doc)
@@ -216,7 +233,9 @@ type translation struct {
 	supported map[string]error           // Supports' answer per source language
 	done      map[*xmlsplice.Node]bool   // an element matched by two fields is translated once
 	langs     map[*xmlsplice.Node]string // detected source language per field (auto)
-	failed    []failedField              // fields the guard left untranslated, for the end rounds
+	from      map[*xmlsplice.Node]alto.LangSource
+	order     alto.LangOrder
+	failed    []failedField // fields the guard left untranslated, for the end rounds
 }
 
 // prepare announces the document's fields with text to a
@@ -252,18 +271,38 @@ func (t *translation) prepare(ctx context.Context, doc *xmlsplice.Document) {
 }
 
 // lang is the source language of the field el holding text: the given
-// source, or the detected one (detected once per field).
+// source, or the one the order chooses (once per field; t.from records
+// the rule).
 func (t *translation) lang(el *xmlsplice.Node, text string) string {
 	if !t.auto {
+		t.from[el] = alto.FromGiven
 		return t.opt.Source
 	}
 	t.res.DetectionUsed = true
 	if l, ok := t.langs[el]; ok {
 		return l
 	}
-	l := alto.DetectWithPrior(t.opt.Detector, text, t.docLang, t.opt.MinConfidence)
-	t.langs[el] = l
+	own := ""
+	if a, ok := el.Attr("xml", "lang"); ok {
+		own = alto.ElementLang(a.Value)
+	}
+	l, from := t.order.Choose(t.opt.Detector, text, own, t.docLang)
+	t.langs[el], t.from[el] = l, from
 	return l
+}
+
+// declaredLang is the language the document's root element declares in
+// xml:lang ("" when none).
+func declaredLang(doc *xmlsplice.Document) string {
+	for _, n := range doc.Root.Children {
+		if n.Kind == xmlsplice.ElementNode {
+			if a, ok := n.Attr("xml", "lang"); ok {
+				return alto.ElementLang(a.Value)
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // field translates the element el selected by f, or counts and logs why
@@ -299,12 +338,13 @@ func (t *translation) field(ctx context.Context, f *XPath, el *xmlsplice.Node) e
 		return nil
 	}
 	lang := t.lang(el, text)
+	res.LangSources[t.from[el]]++
 	if lang == opt.Target {
 		res.Skipped++
 		res.InTarget++
 		return nil
 	}
-	if ok, err := t.supports(ctx, f, text, lang); !ok {
+	if ok, err := t.supports(ctx, f, el, text, lang); !ok {
 		return err
 	}
 	seg, err := t.translate(ctx, text, lang)
@@ -317,7 +357,7 @@ func (t *translation) field(ctx context.Context, f *XPath, el *xmlsplice.Node) e
 		// The end rounds (rounds.go) may still translate it.
 		res.Untranslated++
 		t.failed = append(t.failed, failedField{f: f, el: el, text: text, lang: lang, row: len(res.Log), rej: seg.Rejection})
-		res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.Untranslated})
+		res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.Untranslated, Lang: lang, LangSource: t.from[el]})
 		return nil
 	}
 	return t.write(f, el, text, lang, seg)
@@ -327,7 +367,7 @@ func (t *translation) field(ctx context.Context, f *XPath, el *xmlsplice.Node) e
 // once per language). An unsupported language is an error with an explicit
 // source; with detection the field is skipped and logged, and ok is false
 // with a nil error.
-func (t *translation) supports(ctx context.Context, f *XPath, text, lang string) (ok bool, _ error) {
+func (t *translation) supports(ctx context.Context, f *XPath, el *xmlsplice.Node, text, lang string) (ok bool, _ error) {
 	opt, res := t.opt, t.res
 	err, seen := t.supported[lang]
 	if !seen {
@@ -345,7 +385,7 @@ func (t *translation) supports(ctx context.Context, f *XPath, text, lang string)
 	}
 	res.Skipped++
 	res.Unsupported++
-	res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.UnsupportedLang})
+	res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.UnsupportedLang, Lang: lang, LangSource: t.from[el]})
 	return false, nil
 }
 
@@ -388,7 +428,7 @@ func (t *translation) write(f *XPath, el *xmlsplice.Node, text, lang string, seg
 	}
 	res.Translated++
 	res.Languages[lang]++
-	row := LogRow{File: opt.File, Line: f.Expr, Source: text, Target: out, Status: seg.Status}
+	row := LogRow{File: opt.File, Line: f.Expr, Source: text, Target: out, Status: seg.Status, Lang: lang, LangSource: t.from[el]}
 	if sc, ok := opt.Backend.(backend.Scorer); ok && seg.Status != backend.Vocabulary {
 		row.Score, row.HasScore = sc.Score(text)
 	}

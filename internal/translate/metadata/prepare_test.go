@@ -34,7 +34,9 @@ func TestPrepare(t *testing.T) {
 
 	det := &countingDetector{langs: map[string]string{"jedna": "cs", "dva": "sk", "tri": "en"}}
 	be = &preparingBE{}
-	res, err := Translate(context.Background(), []byte(doc), Options{Backend: be, Target: "en", Detector: det, Fields: fs})
+	// One-word fields: detected only with a minimum length of 0 (the
+	// default order gives them the document's language).
+	res, err := Translate(context.Background(), []byte(doc), Options{Backend: be, Target: "en", Detector: det, Fields: fs, Order: &detectAll})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,6 +94,10 @@ func TestModes(t *testing.T) {
 	}
 }
 
+// detectAll is the source-language order that detects every field,
+// whatever its length.
+var detectAll = alto.LangOrder{MinLength: 0, MinConfidence: alto.DefaultMinConfidence, Default: alto.FallbackLang}
+
 func TestDetectionPerField(t *testing.T) {
 	fs := compileAll(t, "//arch:amcr/arch:dokument/arch:popis")
 	cases := []struct {
@@ -111,7 +115,9 @@ func TestDetectionPerField(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			be := &upperBE{}
-			res, err := Translate(context.Background(), []byte(bare), Options{Backend: be, Target: "en", Detector: c.det, Fields: fs})
+			// The field is short: detected only with a minimum length
+			// of 0 (the default order gives it Czech).
+			res, err := Translate(context.Background(), []byte(bare), Options{Backend: be, Target: "en", Detector: c.det, Fields: fs, Order: &detectAll})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,5 +226,31 @@ func TestMixedContentCounted(t *testing.T) {
 				t.Errorf("%s: %q changed:\n%s", mode, keep, res.Output)
 			}
 		}
+	}
+}
+
+// The source-language order on fields: a short field takes its own
+// xml:lang, else the document's language (detected over all fields, else
+// the root's xml:lang), else the default.
+func TestLangOrder(t *testing.T) {
+	fs := compileAll(t, "//arch:popis")
+	doc := func(rootLang, fieldLang string) string {
+		return `<amcr xmlns="https://api.aiscr.cz/schema/amcr/2.1/"` + rootLang + `><popis` + fieldLang + `>hrob a jáma</popis></amcr>`
+	}
+	cases := []struct{ name, src, want string }{
+		{"field xml:lang", doc(` xml:lang="cs"`, ` xml:lang="de"`), "de/element"},
+		{"root xml:lang", doc(` xml:lang="pl"`, ""), "pl/document"},
+		{"default", doc("", ""), "cs/default"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Translate(context.Background(), []byte(c.src), Options{Backend: &upperBE{}, Target: "en", Detector: detector{"hu", 0.9}, Fields: fs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Log) != 1 || res.Log[0].Lang+"/"+string(res.Log[0].LangSource) != c.want {
+				t.Errorf("log %+v, want %s", res.Log, c.want)
+			}
+		})
 	}
 }

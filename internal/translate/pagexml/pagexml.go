@@ -68,8 +68,17 @@ type Options struct {
 	// Detector is required when Source is auto.
 	Detector alto.Detector
 	// MinConfidence: detections at or below it fall back to
-	// alto.FallbackLang. Zero means alto.DefaultMinConfidence.
+	// alto.FallbackLang. Zero means alto.DefaultMinConfidence. Order, when
+	// set, replaces it.
 	MinConfidence float64
+	// Order is the source-language order of each region (alto.LangOrder:
+	// detected, the region's primaryLanguage or the one its lines share,
+	// the document's language, the default); nil means
+	// alto.DefaultLangOrder with MinConfidence.
+	Order *alto.LangOrder
+	// DocumentLang, when not "", is the document's language, given rather
+	// than detected (a book's).
+	DocumentLang string
 	// Mode is alto.Append (default when empty) or alto.Replace.
 	Mode alto.Mode
 	// File is the value of the log's file column.
@@ -113,6 +122,9 @@ type Result struct {
 	Stats Stats
 	// Languages maps each source language used to its number of lines.
 	Languages map[string]int
+	// LangSources counts the lines whose source language each rule of the
+	// order chose (a line takes its region's).
+	LangSources map[alto.LangSource]int
 	// DetectionUsed reports that the Detector ran.
 	DetectionUsed bool
 	// Warnings are non-fatal problems.
@@ -157,6 +169,7 @@ type region struct {
 	node  *xmlsplice.Node
 	lines []*line
 	src   string
+	from  alto.LangSource // the rule that chose src
 	// self: the region's lines hold no text; its one unit is the
 	// region's own TextEquiv.
 	self bool
@@ -189,7 +202,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	if version < Versions[0] {
 		return nil, fmt.Errorf("pagexml: %s: PAGE %s is older than %s and not supported", opt.File, version, Versions[0])
 	}
-	t := &translator{opt: opt, src: src, auto: auto, version: version, res: &Result{Version: version, Languages: map[string]int{}}}
+	t := &translator{opt: opt, src: src, auto: auto, version: version, res: &Result{Version: version, Languages: map[string]int{}, LangSources: map[alto.LangSource]int{}}}
 	regions := t.collect(root)
 	if err := t.translate(ctx, regions); err != nil {
 		return nil, fmt.Errorf("pagexml: %s: %w", opt.File, err)
@@ -204,6 +217,8 @@ type translator struct {
 	auto    bool
 	version string
 	res     *Result
+	// declared is the language the first Page declares (primaryLanguage).
+	declared string
 }
 
 // indexed reports whether the version allows several TextEquivs with an
@@ -220,6 +235,9 @@ func (t *translator) collect(root *xmlsplice.Node) []*region {
 		case "Page":
 			page++
 			t.res.Stats.Pages++
+			if a, ok := n.Attr("", "primaryLanguage"); ok && t.declared == "" {
+				t.declared = alto.ElementLang(a.Value)
+			}
 		case "TextRegion":
 			r := &region{node: n}
 			for _, c := range n.Elements() {
@@ -306,17 +324,24 @@ func (t *translator) translate(ctx context.Context, regions []*region) error {
 	for _, r := range regions {
 		texts = append(texts, regionText(r))
 	}
+	order := alto.OrderOf(t.opt.Order, t.opt.MinConfidence)
 	docLang := ""
 	if t.auto {
-		docLang = alto.DocumentLanguage(t.opt.Detector, texts, t.opt.MinConfidence)
+		if docLang = t.opt.DocumentLang; docLang == "" {
+			docLang = alto.DocumentLanguage(t.opt.Detector, texts, order.MinConfidence)
+		}
+		if docLang == "" {
+			docLang = t.declared
+		}
 		t.res.DetectionUsed = true
 	}
 	st := &t.res.Stats
 	for i, r := range regions {
-		r.src = t.opt.Source
+		r.src, r.from = t.opt.Source, alto.FromGiven
 		if t.auto {
-			r.src = alto.DetectWithPrior(t.opt.Detector, texts[i], docLang, t.opt.MinConfidence)
+			r.src, r.from = order.Choose(t.opt.Detector, texts[i], regionLang(r), docLang)
 		}
+		t.res.LangSources[r.from] += len(r.lines)
 	}
 	var segs []*batch.Segment
 	var sent []*line
@@ -375,7 +400,7 @@ func (t *translator) write(regions []*region) (*Result, error) {
 	sidecar := t.opt.Mode == alto.Append && !t.indexed()
 	for _, r := range regions {
 		for _, l := range r.lines {
-			row := alto.LogRow{File: t.opt.File, Page: l.page, Line: l.id, Source: l.text, Status: l.status}
+			row := alto.LogRow{File: t.opt.File, Page: l.page, Line: l.id, Source: l.text, Status: l.status, Lang: l.src, LangSource: r.from}
 			if l.out != "" {
 				row.Target = l.out
 				if sc, ok := t.opt.Backend.(backend.Scorer); ok && l.status != backend.Vocabulary {
@@ -647,4 +672,17 @@ func setLanguage(ed *xmlsplice.Editor, n *xmlsplice.Node, attr, code string) {
 	if a, ok := n.Attr("", attr); ok && known && a.Value != name {
 		ed.SetAttr(a, name)
 	}
+}
+
+// regionLang is the language a region declares: its primaryLanguage, else
+// the primaryLanguage all its lines share ("" when none).
+func regionLang(r *region) string {
+	if a, ok := r.node.Attr("", "primaryLanguage"); ok {
+		return alto.ElementLang(a.Value)
+	}
+	nodes := make([]*xmlsplice.Node, len(r.lines))
+	for i, l := range r.lines {
+		nodes[i] = l.node
+	}
+	return alto.SharedLang(nodes, "", "primaryLanguage")
 }

@@ -137,3 +137,39 @@ func TestRefused(t *testing.T) {
 		t.Error("IsPAGE/Version")
 	}
 }
+
+// The source-language order: a short region takes its primaryLanguage
+// (PAGE writes language names), else the one its lines share, else the
+// Page's, else the default.
+func TestLangOrder(t *testing.T) {
+	region := func(attrs, lineAttrs string) string {
+		return `<TextRegion id="r1"` + attrs + `><TextLine id="l1"` + lineAttrs + `><Coords points="0,0"/><TextEquiv><Unicode>hrob a jáma</Unicode></TextEquiv></TextLine></TextRegion>`
+	}
+	cases := []struct {
+		name, src, want string
+	}{
+		{"region primaryLanguage", page(ns2019, region(` primaryLanguage="German"`, "")), "de/element"},
+		{"lines' primaryLanguage", page(ns2019, region("", ` primaryLanguage="Slovak"`)), "sk/element"},
+		{"Page primaryLanguage", strings.Replace(page(ns2019, region("", "")), `imageHeight="10"`, `imageHeight="10" primaryLanguage="Polish"`, 1), "pl/document"},
+		{"default", page(ns2019, region("", "")), "cs/default"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Translate(context.Background(), []byte(c.src), Options{Backend: &backendtest.Backend{}, Source: "auto", Target: "en",
+				Detector: fixedDetector{"hu", 0.9}, File: "t"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Log) != 1 || res.Log[0].Lang+"/"+string(res.Log[0].LangSource) != c.want {
+				t.Errorf("log %+v, want %s", res.Log, c.want)
+			}
+		})
+	}
+}
+
+type fixedDetector struct {
+	lang string
+	conf float64
+}
+
+func (d fixedDetector) Detect(string) (string, float64) { return d.lang, d.conf }

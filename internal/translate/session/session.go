@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/chat"
 	"archivekit/internal/translate/ct2backend"
@@ -96,6 +97,9 @@ func CheckEnv(getenv func(string) string) error {
 	if _, err := vocab.MaxGlossaryTermsFromEnv(getenv); err != nil {
 		return err
 	}
+	if _, err := translator.LangOrderFromEnv(getenv); err != nil {
+		return err
+	}
 	_, err := guard.RoundsFromEnv(getenv)
 	return err
 }
@@ -113,6 +117,10 @@ type Session struct {
 	// the degeneracy guard rejected (TRANSLATE_RETRY_ROUNDS,
 	// guard.RoundsFromEnv).
 	RetryRounds int
+	// Order is the source-language order of each unit (the
+	// TRANSLATE_LANG_* and TRANSLATE_DEFAULT_SOURCE_LANG settings,
+	// translator.LangOrderFromEnv).
+	Order alto.LangOrder
 	// Vocabulary is the vocabulary in use (UseVocabulary); nil for none.
 	Vocabulary *vocab.Vocabulary
 	// Lemmatizer matches the vocabulary's single words by lemma; nil
@@ -151,7 +159,11 @@ func New(be backend.Backend, getenv func(string) string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{Name: be.Name(), Backend: be, GlossaryTerms: terms, RetryRounds: rounds, getenv: getenv}, nil
+	order, err := translator.LangOrderFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{Name: be.Name(), Backend: be, GlossaryTerms: terms, RetryRounds: rounds, Order: order, getenv: getenv}, nil
 }
 
 // Breaker sets up the circuit breaker in front of the lemmatiser
@@ -190,11 +202,12 @@ func (s *Session) UseVocabulary(v *vocab.Vocabulary, br Breaker) error {
 }
 
 // Options returns the translator's options filled from the session: the
-// backend, the vocabulary, the lemmatiser, the glossary size and the end
-// rounds.
+// backend, the vocabulary, the lemmatiser, the glossary size, the end
+// rounds and the source-language order.
 func (s *Session) Options() translator.Options {
+	order := s.Order
 	return translator.Options{Backend: s.Backend, Vocabulary: s.Vocabulary, Lemmatizer: s.Lemmatizer, GlossaryTerms: s.GlossaryTerms,
-		RetryRounds: s.RetryRounds}
+		RetryRounds: s.RetryRounds, Order: &order}
 }
 
 // Close closes the backend.

@@ -18,12 +18,13 @@ func (d *document) page(ctx context.Context, in []byte, out *Output) error {
 	opt, be := d.opt, d.be
 	res, err := pagexml.Translate(ctx, in, pagexml.Options{
 		Backend: be, Source: opt.Source, Target: opt.Target, Detector: d.det,
-		MinConfidence: opt.MinConfidence, Mode: keeping(opt.Mode), File: d.stem,
+		MinConfidence: opt.MinConfidence, Order: opt.Order, DocumentLang: opt.DocumentLang, Mode: keeping(opt.Mode), File: d.stem,
 	})
 	if err != nil {
 		return err
 	}
 	out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
+	out.LangSources = sourceCounts(res.LangSources)
 	if res.Sidecar != nil {
 		out.Data, out.Sidecar = res.Sidecar, true
 	}
@@ -40,12 +41,13 @@ func (d *document) hocr(ctx context.Context, in []byte, out *Output) error {
 	opt, be := d.opt, d.be
 	res, err := hocr.Translate(ctx, in, hocr.Options{
 		Backend: be, Source: opt.Source, Target: opt.Target, Detector: d.det,
-		MinConfidence: opt.MinConfidence, File: d.stem,
+		MinConfidence: opt.MinConfidence, Order: opt.Order, DocumentLang: opt.DocumentLang, File: d.stem,
 	})
 	if err != nil {
 		return err
 	}
 	out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
+	out.LangSources = sourceCounts(res.LangSources)
 	s := res.Stats
 	d.lineStats(out, s.Counts, alto.Stats{Pages: s.Pages, Lines: s.Lines, Counts: s.Counts},
 		Stats{Units: s.Units, Translated: s.Translated, InTarget: s.InTarget,

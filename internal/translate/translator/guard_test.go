@@ -81,8 +81,8 @@ func TestDegenerateRepliesNeverWritten(t *testing.T) {
 					t.Fatalf("%s: %d untranslated and %d ok rows: %+v", doc.name, untranslated, ok, out.Log)
 				}
 				var buf bytes.Buffer
-				if err := WriteLog(&buf, out.Log, "cs", "en"); err != nil || !strings.Contains(buf.String(), ",untranslated,,untranslated\n") ||
-					!strings.HasPrefix(buf.String(), "file,page_num,line_num,text_cs,text_en,status,score,unit_status\n") || strings.Contains(buf.String(), "grave grave") || strings.Contains(buf.String(), "adjacent") {
+				if err := WriteLog(&buf, out.Log, "cs", "en"); err != nil || !strings.Contains(buf.String(), ",untranslated,,untranslated,cs,given\n") ||
+					!strings.HasPrefix(buf.String(), "file,page_num,line_num,text_cs,text_en,status,score,unit_status,source_lang,lang_source\n") || strings.Contains(buf.String(), "grave grave") || strings.Contains(buf.String(), "adjacent") {
 					t.Fatalf("%s: log CSV:\n%s", doc.name, buf.String())
 				}
 				t.Logf("%s: %d requests, %d log rows", doc.name, srv.Posts.Load()-before, len(out.Log))

@@ -20,10 +20,14 @@ import (
 // log-probability, 4 decimals), empty otherwise. The last column,
 // unit_status, is the same outcome in the original translator's unit
 // status vocabulary (backend.UnitStatus): ok, rerun, approx_alignment,
-// untranslated or unsupported_lang.
+// untranslated or unsupported_lang. Then source_lang, the unit's source
+// language, and lang_source, the rule of the source-language order that
+// chose it (alto.LangSource: detected, element, document, default, or
+// given for an explicit source); both empty for a row of a unit whose
+// language was not chosen (mixed content).
 func WriteLog(w io.Writer, rows []alto.LogRow, src, tgt string) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write([]string{"file", "page_num", "line_num", "text_" + src, "text_" + tgt, "status", "score", "unit_status"}); err != nil {
+	if err := cw.Write([]string{"file", "page_num", "line_num", "text_" + src, "text_" + tgt, "status", "score", "unit_status", "source_lang", "lang_source"}); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -39,7 +43,7 @@ func WriteLog(w io.Writer, rows []alto.LogRow, src, tgt string) error {
 		if r.HasScore {
 			score = strconv.FormatFloat(r.Score, 'f', 4, 64)
 		}
-		if err := cw.Write([]string{r.File, page, r.Line, r.Source, r.Target, string(st), score, backend.UnitStatus(st, r.Approx)}); err != nil {
+		if err := cw.Write([]string{r.File, page, r.Line, r.Source, r.Target, string(st), score, backend.UnitStatus(st, r.Approx), r.Lang, string(r.LangSource)}); err != nil {
 			return err
 		}
 	}

@@ -120,8 +120,19 @@ type Options struct {
 	// first use only.
 	Detector alto.Detector
 	// MinConfidence: detections at or below it fall back to Czech; 0 means
-	// alto.DefaultMinConfidence (0.2).
+	// alto.DefaultMinConfidence (0.2). Order, when set, replaces it.
 	MinConfidence float64
+	// Order is the source-language order of each unit (alto.LangOrder:
+	// detected above a minimum length and confidence, else the element's
+	// language attribute, else the document's language, else a default);
+	// nil means alto.DefaultLangOrder with MinConfidence.
+	// session.Options fills it from the environment (LangOrderFromEnv).
+	Order *alto.LangOrder
+	// DocumentLang, when not "", is the document's language, given rather
+	// than detected: a book's, detected over all its text files in page
+	// order (DocumentLanguage), when the book is translated as one
+	// document.
+	DocumentLang string
 	// RetryRounds is how many times the ALTO blocks and metadata fields
 	// whose replies the degeneracy guard rejected are tried again at the
 	// end of the document before they are left untranslated (one
@@ -205,6 +216,10 @@ type Output struct {
 	SourceLang string
 	// Languages maps each source language used to its number of units.
 	Languages map[string]int
+	// LangSources counts the units whose source language each rule of the
+	// order chose (alto.LangSource: detected, element, document, default;
+	// given with an explicit source language).
+	LangSources map[string]int
 	// Warnings are the non-fatal problems, each naming the file.
 	Warnings []string
 	// Components are the licence components that counted for this document.
@@ -440,13 +455,14 @@ func (d *document) alto(ctx context.Context, in []byte, out *Output) error {
 	}
 	res, err := alto.Translate(ctx, in, alto.Options{
 		Backend: be, Source: opt.Source, Target: opt.Target, Detector: d.det,
-		MinConfidence: opt.MinConfidence, Mode: opt.Mode, FastAlign: opt.FastAlign,
+		MinConfidence: opt.MinConfidence, Order: opt.Order, DocumentLang: opt.DocumentLang, Mode: opt.Mode, FastAlign: opt.FastAlign,
 		File: d.stem, Concurrency: conc, RetryRounds: opt.RetryRounds,
 	})
 	if err != nil {
 		return err
 	}
 	out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
+	out.LangSources = sourceCounts(res.LangSources)
 	s := res.Stats
 	out.Stats = Stats{Pages: s.Pages, Blocks: s.Blocks, Lines: s.Lines, Units: s.Units, Translated: s.Translated,
 		Skipped: s.Units - s.Translated, AlreadyDone: s.AlreadyDone, InTarget: s.InTarget, Unsupported: s.Unsupported,
@@ -468,13 +484,14 @@ func (d *document) metadata(ctx context.Context, in []byte, out *Output) error {
 	opt, be := d.opt, d.be
 	res, err := metadata.Translate(ctx, in, metadata.Options{
 		Backend: be, Source: opt.Source, Target: opt.Target, Detector: d.det,
-		MinConfidence: opt.MinConfidence, Mode: keeping(opt.Mode), Fields: opt.Fields, File: d.stem,
+		MinConfidence: opt.MinConfidence, Order: opt.Order, DocumentLang: opt.DocumentLang, Mode: keeping(opt.Mode), Fields: opt.Fields, File: d.stem,
 		RetryRounds: opt.RetryRounds,
 	})
 	if err != nil {
 		return err
 	}
 	out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
+	out.LangSources = sourceCounts(res.LangSources)
 	out.Stats = Stats{Units: res.Units, Translated: res.Translated, Skipped: res.Skipped,
 		AlreadyDone: res.AlreadyDone, InTarget: res.InTarget, Unsupported: res.Unsupported,
 		Untranslated: res.Untranslated, Rerun: res.Rerun, Mixed: res.Mixed, Calls: res.Calls, TransportErrors: int(be.transportErrors.Load())}
@@ -928,4 +945,14 @@ func keeping(m alto.Mode) alto.Mode {
 		return alto.Append
 	}
 	return m
+}
+
+// sourceCounts turns a format's counts per rule of the language order into
+// Output.LangSources.
+func sourceCounts(m map[alto.LangSource]int) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, n := range m {
+		out[string(k)] += n
+	}
+	return out
 }

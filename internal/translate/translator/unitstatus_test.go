@@ -31,8 +31,10 @@ func TestUnitStatusColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h := recs[0][len(recs[0])-1]; h != "unit_status" {
-		t.Fatalf("last column %q", h)
+	// unit_status is the eighth column, followed by the language order's
+	// source_lang and lang_source (issue 33).
+	if h := recs[0][7]; h != "unit_status" {
+		t.Fatalf("eighth column %q", h)
 	}
 	for i, w := range want {
 		if got := recs[i+1][7]; got != w {

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"archivekit/internal/cliflags"
+	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/guard"
+	"archivekit/internal/translate/translator"
+)
+
+// orderFlags are the flags of the source-language order and of the end
+// rounds, embedded in cli.
+type orderFlags struct {
+	LangMinLength     string `name:"lang-min-length" help:"Source-language order: the fewest letters (in at least 5 distinct words) a unit needs for its detected language to count; 0 detects every unit (precedence: flag, config lang_min_length, TRANSLATE_LANG_MIN_LENGTH, 20)." placeholder:"N"`
+	LangMinConfidence string `name:"lang-min-confidence" help:"Source-language order: a detection counts only above this confidence; else the unit's own LANG/xml:lang, then the document's language, then the default (precedence: flag, config lang_min_confidence, TRANSLATE_LANG_MIN_CONFIDENCE, 0.2)." placeholder:"X"`
+	DefaultSourceLang string `name:"default-source-lang" help:"Source-language order: the language of a unit no other rule chose (precedence: flag, config default_source_lang, TRANSLATE_DEFAULT_SOURCE_LANG, cs)." placeholder:"LANG"`
+	RetryRounds       string `name:"retry-rounds" help:"End-of-document rounds for the segments the degeneracy guard rejected, 0 to 10; 0 turns them off (precedence: flag, config retry_rounds, TRANSLATE_RETRY_ROUNDS, 1)." placeholder:"N"`
+}
+
+// setLangOrder resolves the source-language order and the end rounds:
+// each setting from the flag, else the configuration, else the
+// environment, else the default. Bad values are usage errors.
+func (s *settings) setLangOrder(c *cli, p picker, getenv func(string) string) error {
+	type one struct{ flag, val, key, env string }
+	pick := func(o one) translator.Setting {
+		v, from := precedence(p.set[o.flag], o.val, p.cfg[o.key], getenv(o.env), "")
+		switch from {
+		case "command line":
+			from = "--" + o.flag
+		case "config":
+			from = "config " + o.key
+		case "environment":
+			from = o.env
+		}
+		return translator.Setting{Value: v, From: from}
+	}
+	v := translator.LangOrderValues{
+		MinLength:     pick(one{"lang-min-length", c.LangMinLength, "lang_min_length", translator.EnvLangMinLength}),
+		MinConfidence: pick(one{"lang-min-confidence", c.LangMinConfidence, "lang_min_confidence", translator.EnvLangMinConfidence}),
+		Default:       pick(one{"default-source-lang", c.DefaultSourceLang, "default_source_lang", translator.EnvDefaultSourceLang}),
+	}
+	order, err := translator.ParseLangOrder(alto.DefaultLangOrder(), v)
+	if err != nil {
+		return cliflags.Usage(err)
+	}
+	s.Order = order
+	s.OrderFrom = map[string]string{}
+	for k, st := range map[string]translator.Setting{"min_length": v.MinLength, "min_confidence": v.MinConfidence, "default": v.Default} {
+		s.OrderFrom[k] = st.From
+		if st.Value == "" {
+			s.OrderFrom[k] = "default"
+		}
+	}
+	r := pick(one{"retry-rounds", c.RetryRounds, "retry_rounds", guard.RoundsEnv})
+	s.RetryRounds, s.RetryRoundsFrom = guard.DefaultRounds, "default"
+	if r.Value != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(r.Value))
+		if err != nil || n < 0 || n > guard.MaxRounds {
+			return cliflags.Usage(fmt.Errorf("%s=%q: want a whole number from 0 to %d", r.From, r.Value, guard.MaxRounds))
+		}
+		s.RetryRounds, s.RetryRoundsFrom = n, r.From
+	}
+	return nil
+}
+
+// langOrderConfig is the run metadata's record of the source-language
+// order and the end rounds (config.source_lang_order).
+func langOrderConfig(s *settings) map[string]any {
+	return map[string]any{
+		"order":          []string{"detected", "element", "document", "default"},
+		"min_length":     s.Order.MinLength,
+		"min_confidence": s.Order.MinConfidence,
+		"default":        s.Order.Default,
+		"from":           s.OrderFrom,
+		"retry_rounds":   s.RetryRounds, "retry_rounds_from": s.RetryRoundsFrom,
+	}
+}

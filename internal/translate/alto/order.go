@@ -1,0 +1,225 @@
+package alto
+
+import (
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/language/display"
+
+	"archivekit/internal/translate/langid"
+	"archivekit/internal/translate/langtag"
+	"archivekit/internal/translate/xmlsplice"
+)
+
+// The source-language order (issue 33): each translatable unit (an ALTO
+// block, a PAGE-XML line, an hOCR line, a metadata field) takes, with
+// source auto,
+//
+//  1. its detected language, when its text is long enough (LangOrder's
+//     MinLength) and the detection's confidence is above MinConfidence;
+//  2. else its element's own language attribute (ALTO LANG, PAGE-XML
+//     primaryLanguage, hOCR lang or xml:lang, a metadata field's xml:lang);
+//  3. else its document's language: detected over the whole document (an
+//     ALTO page's language where the page has enough text of its own; a
+//     book's, when the book is translated as one document), or the
+//     language the document declares;
+//  4. else the configured default (Czech, the spec's fallback).
+//
+// Every unit records which rule chose it (LangSource).
+
+// LangSource names the rule that chose a unit's source language.
+type LangSource string
+
+// The rules of the order, and Given for an explicit source language.
+const (
+	FromDetected LangSource = "detected"
+	FromElement  LangSource = "element"
+	FromDocument LangSource = "document"
+	FromDefault  LangSource = "default"
+	// FromGiven: the source language was given (--source_lang), nothing
+	// was chosen.
+	FromGiven LangSource = "given"
+)
+
+// LangSources lists the rules in their order, then FromGiven.
+var LangSources = []LangSource{FromDetected, FromElement, FromDocument, FromDefault, FromGiven}
+
+// DefaultMinLength is the letters a unit needs (in words that tell a
+// language, see IsShort) to be detected: MinLetters.
+const DefaultMinLength = MinLetters
+
+// LangOrder configures the source-language order. Its fields are taken as
+// they are: use DefaultLangOrder for the defaults.
+type LangOrder struct {
+	// MinLength is the fewest letters, in words of two or more letters
+	// that are not all capitals and not in URLs, that a unit's text needs
+	// to be detected; with MinLength above 0 it also needs MinWords
+	// distinct such words (IsShort's rule at the default). 0 detects
+	// every unit.
+	MinLength int
+	// MinConfidence: a detection at or below it does not choose.
+	MinConfidence float64
+	// Default is the language of a unit no other rule chose.
+	Default string
+}
+
+// DefaultLangOrder is the order with the spec's values: units of
+// DefaultMinLength letters, confidence above DefaultMinConfidence (0.2),
+// default Czech (FallbackLang).
+func DefaultLangOrder() LangOrder {
+	return LangOrder{MinLength: DefaultMinLength, MinConfidence: DefaultMinConfidence, Default: FallbackLang}
+}
+
+// OrderOf is the order a format uses: order when it is not nil, else
+// DefaultLangOrder with minConf (the formats' MinConfidence option) as its
+// confidence when minConf is not 0.
+func OrderOf(order *LangOrder, minConf float64) LangOrder {
+	if order != nil {
+		return *order
+	}
+	o := DefaultLangOrder()
+	if minConf != 0 {
+		o.MinConfidence = minConf
+	}
+	return o
+}
+
+// Long reports whether text is long enough to be detected (MinLength).
+func (o LangOrder) Long(text string) bool {
+	if o.MinLength <= 0 {
+		return strings.IndexFunc(text, unicode.IsLetter) >= 0
+	}
+	words, letters := map[string]bool{}, 0
+	for _, w := range wordsOf(text) {
+		if !words[w] {
+			words[w] = true
+			letters += len([]rune(w))
+		}
+	}
+	return len(words) >= MinWords && letters >= o.MinLength
+}
+
+// Choose returns the source language of a unit of text whose element
+// declares element ("" when it declares none; see ElementLang) in a
+// document (or page) whose language is context ("" when unknown), and the
+// rule that chose it. A long text is scored with context as prior (its
+// confidence weighted by PriorWeight, see DetectWithPrior); the best
+// language chooses when its own confidence is above MinConfidence.
+func (o LangOrder) Choose(d Detector, text, element, context string) (string, LangSource) {
+	if d != nil && o.Long(text) {
+		if lang, ok := confident(d, withoutURLs(text), context, o.MinConfidence); ok {
+			return lang, FromDetected
+		}
+	}
+	switch {
+	case element != "":
+		return element, FromElement
+	case context != "":
+		return context, FromDocument
+	}
+	return o.Default, FromDefault
+}
+
+// confident is text's best language (prior weighted by PriorWeight) and
+// whether its own confidence is above minConf.
+func confident(d Detector, text, prior string, minConf float64) (string, bool) {
+	s, ok := d.(Scorer)
+	if !ok {
+		lang, conf := d.Detect(text)
+		return lang, lang != "" && conf > minConf
+	}
+	best, bestW, bestV := "", -1.0, 0.0
+	for _, sc := range s.Scores(text) {
+		w := sc.Value
+		if sc.Lang == prior {
+			w *= PriorWeight
+		}
+		if w > bestW {
+			best, bestW, bestV = sc.Lang, w, sc.Value
+		}
+	}
+	return best, best != "" && bestV > minConf
+}
+
+// languageNames maps the English names of the languages the detector
+// knows (PAGE-XML's primaryLanguage values: "Czech", "German") to their
+// codes, lower-cased.
+var languageNames = func() map[string]string {
+	m := map[string]string{}
+	for _, c := range append(langid.Languages(), langid.Unsupported()...) {
+		if b, err := language.ParseBase(c); err == nil {
+			m[strings.ToLower(display.English.Languages().Name(b))] = c
+		}
+	}
+	m["norwegian"] = "nb"
+	return m
+}()
+
+// ElementLang is the ISO 639-1 code (ISO 639-3 where a language has no
+// two-letter code) of a language attribute's value: a BCP 47 tag
+// ("en-US"), an ISO 639-2/3 code ("ces", "cze", "ger") or, as PAGE-XML
+// writes them, an English language name ("Czech"); "" for no language
+// ("und", "zxx", "mul", "mis") or a value it does not know.
+func ElementLang(v string) string {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return ""
+	}
+	if c, ok := languageNames[strings.ToLower(v)]; ok {
+		return c
+	}
+	t, err := language.Parse(v)
+	if err != nil {
+		return ""
+	}
+	b, conf := t.Base()
+	if conf != language.Exact {
+		return "" // und, and tags whose language x/text only guesses
+	}
+	switch s := b.String(); s {
+	case "und", "zxx", "mul", "mis":
+		return ""
+	default:
+		if two := langtag.Base(s); two != "" {
+			return two
+		}
+		return s
+	}
+}
+
+// blockLang is the language a TextBlock declares (ElementLang): its own
+// LANG, else the LANG its text lines all share, else the LANG all their
+// Strings share; "" when it declares none.
+func blockLang(b *block) string {
+	if a, ok := langOf(b.node); ok {
+		return ElementLang(a.Value)
+	}
+	var lines, strs []*xmlsplice.Node
+	for _, l := range b.holders {
+		lines = append(lines, l.node)
+		strs = append(strs, l.nodes...)
+	}
+	if l := SharedLang(lines, "", "LANG"); l != "" {
+		return l
+	}
+	return SharedLang(strs, "", "LANG")
+}
+
+// SharedLang is the language (ElementLang) every node of nodes declares in
+// its attribute space:name, or "" when one declares none or another.
+func SharedLang(nodes []*xmlsplice.Node, space, name string) string {
+	lang := ""
+	for i, n := range nodes {
+		a, ok := n.Attr(space, name)
+		if !ok {
+			return ""
+		}
+		l := ElementLang(a.Value)
+		if l == "" || i > 0 && l != lang {
+			return ""
+		}
+		lang = l
+	}
+	return lang
+}

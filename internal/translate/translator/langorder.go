@@ -1,0 +1,79 @@
+package translator
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"archivekit/internal/translate/alto"
+)
+
+// The settings of the source-language order (alto.LangOrder), as
+// environment variables; cmd/translate also takes them as flags and
+// configuration keys (lang_min_length, lang_min_confidence,
+// default_source_lang), which come first.
+const (
+	EnvLangMinLength     = "TRANSLATE_LANG_MIN_LENGTH"
+	EnvLangMinConfidence = "TRANSLATE_LANG_MIN_CONFIDENCE"
+	EnvDefaultSourceLang = "TRANSLATE_DEFAULT_SOURCE_LANG"
+)
+
+// MaxLangMinLength bounds the minimum length: a longer one would leave
+// nearly every unit undetected.
+const MaxLangMinLength = 10000
+
+// LangOrderFromEnv reads the source-language order from the environment
+// (getenv nil: the process environment); unset variables keep
+// alto.DefaultLangOrder's values. A bad value is the error.
+func LangOrderFromEnv(getenv func(string) string) (alto.LangOrder, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return ParseLangOrder(alto.DefaultLangOrder(), LangOrderValues{
+		MinLength:     Setting{Value: getenv(EnvLangMinLength), From: EnvLangMinLength},
+		MinConfidence: Setting{Value: getenv(EnvLangMinConfidence), From: EnvLangMinConfidence},
+		Default:       Setting{Value: getenv(EnvDefaultSourceLang), From: EnvDefaultSourceLang},
+	})
+}
+
+// Setting is a setting's text and where it came from (for messages).
+type Setting struct {
+	Value, From string
+}
+
+// LangOrderValues are the order's three settings as written; an empty
+// Value keeps the base order's.
+type LangOrderValues struct {
+	MinLength, MinConfidence, Default Setting
+}
+
+// ParseLangOrder sets the values given in v on base: MinLength a whole
+// number from 0 to MaxLangMinLength, MinConfidence a number from 0 up to
+// (not including) 1, Default a language code (ISO 639-1, or one of the
+// spec's ISO 639-3 codes, which are mapped).
+func ParseLangOrder(base alto.LangOrder, v LangOrderValues) (alto.LangOrder, error) {
+	o := base
+	if s := strings.TrimSpace(v.MinLength.Value); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n > MaxLangMinLength {
+			return base, fmt.Errorf("%s=%q: want a whole number of letters from 0 to %d", v.MinLength.From, s, MaxLangMinLength)
+		}
+		o.MinLength = n
+	}
+	if s := strings.TrimSpace(v.MinConfidence.Value); s != "" {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || f < 0 || f >= 1 {
+			return base, fmt.Errorf("%s=%q: want a confidence from 0 up to 1 (exclusive)", v.MinConfidence.From, s)
+		}
+		o.MinConfidence = f
+	}
+	if s := strings.TrimSpace(v.Default.Value); s != "" {
+		l := NormalizeLang(s)
+		if !ValidLang(l, false) {
+			return base, fmt.Errorf("%s=%q: want an ISO 639-1 language code", v.Default.From, s)
+		}
+		o.Default = l
+	}
+	return o, nil
+}
