@@ -69,7 +69,7 @@ func (r *classifier) bookOut(b *book.Book, dir, base string, gen bookout.Agent) 
 	if err != nil {
 		return err
 	}
-	stem := bookStem(r.set.Root, b.Source) + "_classes"
+	stem := bookStem(r.set.Root, b.Source, r.set.books.list) + "_classes"
 	files := map[string][]byte{}
 	var links []bookout.CanvasLinks
 	for _, p := range b.Pages {

@@ -86,9 +86,12 @@ type bookInputs struct {
 	// (book.Problem), as "book: problem".
 	problems []string
 	// candidates are the files of a folder run that read as books
-	// (book.Looks), before they are read.
+	// (book.Looks), or the books of a list, before they are read.
 	candidates []string
-	fetcher    *fetch.Fetcher
+	// list says the books came from a list: a URL's FILE is then its host
+	// and path (bookStem).
+	list    bool
+	fetcher *fetch.Fetcher
 	// fetchedPages and imageBytes count the pages fetched and their
 	// bytes; reused counts the pages an earlier run had fetched.
 	fetchedPages, imageBytes, reused atomic.Int64
@@ -168,6 +171,30 @@ func (r *classifier) collectBook(ctx context.Context, loc string) (*inputSet, er
 	return set, nil
 }
 
+// collectList is the input of -f naming a .txt list of books
+// (book.ReadList: URLs, and local books relative to the list's folder):
+// the pages of each book, as for the books of a folder run (addBooks): a
+// book that cannot be read is recorded as failed and the others are
+// classified. A line that names neither a URL nor a local book is a usage
+// error naming the line.
+func (r *classifier) collectList(ctx context.Context, list string) (*inputSet, error) {
+	items, err := book.ReadList(list)
+	if err != nil {
+		return nil, cliflags.Usage(err)
+	}
+	if len(items) == 0 {
+		return nil, cliflags.NoInput(fmt.Errorf("%s: the list names no book", list))
+	}
+	set := &inputSet{Root: filepath.Dir(list), books: &bookInputs{pages: map[string]*bookPage{}, list: true}}
+	for _, it := range items {
+		set.books.candidates = append(set.books.candidates, it.Location)
+	}
+	if err := r.addBooks(ctx, set); err != nil {
+		return nil, err
+	}
+	return set, nil
+}
+
 // addBooks reads the books a folder run found (books.candidates), adds
 // their pages after the files, and leaves out the image files that are
 // pages of a book read (they are classified as its pages). A book that
@@ -225,7 +252,7 @@ func (s *inputSet) addBook(ctx context.Context, loc string, opts book.Options) e
 	if !isURL(loc) {
 		source = itemName(s, loc)
 	}
-	file := bookStem(s.Root, loc)
+	file := bookStem(s.Root, loc, bs.list)
 	for _, p := range b.Problems {
 		bs.problems = append(bs.problems, source+": "+p.String())
 	}
@@ -256,11 +283,16 @@ func (s *inputSet) addBook(ctx context.Context, loc string, opts book.Options) e
 // bookStem is the FILE of a book's rows: the book's path relative to the
 // root without its extension, or the last segment of a URL's path
 // ("manifest" for https://example.org/iiif/b1/manifest.json, "book" when it
-// has none).
-func bookStem(root, loc string) string {
+// has none); with full (the books of a list, which many URLs ending alike),
+// a URL's host and path ("example.org/iiif/b1/manifest").
+func bookStem(root, loc string, full bool) string {
 	if isURL(loc) {
 		u, _ := url.Parse(loc)
-		base := path.Base(strings.TrimRight(u.Path, "/"))
+		p := strings.TrimRight(u.Path, "/")
+		base := path.Base(p)
+		if full {
+			return results.SafeName(u.Host + strings.TrimSuffix(p, path.Ext(base)))
+		}
 		if base == "." || base == "/" || base == "" {
 			return "book"
 		}

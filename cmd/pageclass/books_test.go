@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -332,4 +333,77 @@ func TestBookFolder(t *testing.T) {
 	if strings.Join(failed, ",") != "broken.xml,kitodo/mets.xml#PHYS_0004" {
 		t.Errorf("failures %v", fails)
 	}
+}
+
+// A .txt list given to -f (issue 28): two IIIF manifests by URL, a local
+// METS file by its path relative to the list (Kitodo, its images beside
+// it, one missing) and a URL that answers 404: the pages of the three
+// books are classified, each URL book's FILE its
+// host and path (two manifests both named manifest.json stay apart); the
+// book not read and the missing image are failures, and the run succeeds.
+// A list line naming neither a URL nor a book is a usage error.
+func TestBookList(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	pages := classifytest.Pages(t, 1)
+	s1 := booktest.New(t, pages, 3, true)
+	s2 := booktest.New(t, pages, 2, false)
+	lists := filepath.Join(e.root, "lists")
+	for i := 1; i <= 3; i++ {
+		dst := filepath.Join(lists, "kitodo", "image", fmt.Sprintf("%04d.png", i))
+		mkdir(t, filepath.Dir(dst))
+		if err := os.Symlink(pages[i], dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewrite(t, "kitodo-mets_with_pages.xml", filepath.Join(lists, "kitodo", "mets.xml"), "https://example.com/image/", "image/")
+	list := filepath.Join(lists, "books.txt")
+	gone := s1.URL + "/iiif/gone/manifest.json"
+	write(t, list, "# books\n"+s1.ManifestURL()+"\n\n"+s2.ManifestURL()+"\nkitodo/mets.xml\n"+gone+"\n")
+	code, log := e.run(t, "-f", list, "--fetch-private")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	rows := readCSV(t, e.output(t, "_v4.4_TOP-3.csv"))
+	n := len(rows[0])
+	var got []string
+	for _, row := range rows[1:] {
+		got = append(got, strings.Join([]string{row[0], row[1], row[n-4], row[n-3]}, "|"))
+	}
+	stem := func(s *booktest.Server) string { return strings.TrimPrefix(s.URL, "http://") + "/iiif/book/manifest" }
+	var want []string
+	for i := 1; i <= 3; i++ {
+		want = append(want, fmt.Sprintf("%s|%d|%s|%s/iiif/book/canvas/p%d", stem(s1), i, s1.ManifestURL(), s1.URL, i))
+	}
+	for i := 1; i <= 2; i++ {
+		want = append(want, fmt.Sprintf("%s|%d|%s|%s/iiif/book/canvas/p%d", stem(s2), i, s2.ManifestURL(), s2.URL, i))
+	}
+	for i := 1; i <= 3; i++ {
+		want = append(want, fmt.Sprintf("kitodo/mets|%d|kitodo/mets.xml|PHYS_%04d", i, i))
+	}
+	slices.Sort(want) // the table's rows are in key order
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	failed, reasons := failureRows(t, e)
+	if strings.Join(failed, ",") != gone+",kitodo/mets.xml#PHYS_0004" || !strings.Contains(reasons[gone], "book not read") {
+		t.Errorf("failures %v: %v", failed, reasons)
+	}
+
+	write(t, list, s1.ManifestURL()+"\nkitodo/image/0001.png\n")
+	if code, log := e.run(t, "-f", list, "--fetch-private"); code != exitUsage || !strings.Contains(log, "books.txt:2") {
+		t.Errorf("a list naming an image: exit %d, want %d naming books.txt:2: %s", code, exitUsage, log)
+	}
+}
+
+// failureRows are the items of the run's failures table, in order, and
+// their reasons.
+func failureRows(t *testing.T, e *env) (items []string, reasons map[string]string) {
+	t.Helper()
+	reasons = map[string]string{}
+	for _, f := range readCSV(t, e.output(t, "_"+FailuresTable))[1:] {
+		items = append(items, f[0])
+		reasons[f[0]] = f[1]
+	}
+	return items, reasons
 }

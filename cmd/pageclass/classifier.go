@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/internal/book"
 	"archivekit/internal/bookout"
 	"context"
 	"encoding/json"
@@ -141,7 +142,8 @@ func (r *classifier) predictOptions() classify.Options {
 
 // inputs collects the files of the run, and the pages of its books (a
 // METS file or a IIIF manifest or collection given to -f, as a file or a
-// URL, or found in the -d folder by its content).
+// URL, or listed in a .txt list given to -f, or found in the -d folder by
+// its content).
 func (r *classifier) inputs(ctx context.Context) (*inputSet, error) {
 	c := r.cli
 	exts, err := parseExts(c.FileFormat)
@@ -153,7 +155,9 @@ func (r *classifier) inputs(ctx context.Context) (*inputSet, error) {
 		return nil, cliflags.Usage(fmt.Errorf("--shard: %w", err))
 	}
 	var set *inputSet
-	if c.File != "" && (isURL(c.File) || isBookFile(c.File)) {
+	if c.File != "" && !isURL(c.File) && book.IsList(c.File) {
+		set, err = r.collectList(ctx, c.File)
+	} else if c.File != "" && (isURL(c.File) || isBookFile(c.File)) {
 		set, err = r.collectBook(ctx, c.File)
 	} else if set, err = collect(c.File, r.inputDir(), exts, c.Inner, r.pageFromName()); err == nil {
 		err = r.addBooks(ctx, set)

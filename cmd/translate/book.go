@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,9 @@ var errNoPages = errors.New("a METS file without pages")
 // bookInfo is what the run metadata records of a book input (config.book).
 type bookInfo struct {
 	Source string `json:"source"`
+	// Folder is the folder of the book's outputs under the output folder
+	// in a list or folder run (empty for a book that is the run's input).
+	Folder string `json:"folder,omitempty"`
 	Kind   string `json:"kind"`
 	ID     string `json:"id,omitempty"`
 	Label  string `json:"label,omitempty"`
@@ -47,6 +51,15 @@ type bookInfo struct {
 	Problems []string `json:"problems"`
 }
 
+// name prefixes a book's problems in a run of several books: its source
+// ("" when the book is the run's input).
+func (b *bookInfo) name(alone bool) string {
+	if alone {
+		return ""
+	}
+	return b.Source + ": "
+}
+
 // isBookFile says whether the file at p starts as a METS file or a IIIF
 // manifest or collection (book.Looks).
 func isBookFile(p string) bool {
@@ -60,15 +73,26 @@ func isBookFile(p string) bool {
 	return book.Looks(head[:n])
 }
 
+// place says where a book's text files go in a run: prefix is the folder
+// (relative to the output and download folders, with "/") that holds them
+// and prefixes their shard keys, "" for a book that is the run's input;
+// whole says the book is one share of a shard run (a line of a list), so
+// every text file of it is this shard's.
+type place struct {
+	prefix string
+	whole  bool
+}
+
 // collectBook reads the book at location (a local METS file or manifest,
 // or their URL) and lists its text files, in page order, as the run's
-// inputs: each keeps its path relative to the book (book.RelPath) as its
-// folder under the output directory and as its shard key, and a remote one
-// is fetched into the download folder under the same path. A text file
-// that cannot be fetched is an input with its error (recorded failed; the
-// others are translated). The host of a book URL may be reached at a
-// private address (the user named it); links to other hosts may not.
-func collectBook(ctx context.Context, s *settings, location string) (inputs []input, all []string, info *bookInfo, err error) {
+// inputs: each keeps its path relative to the book (book.RelPath, under
+// at.prefix) as its folder under the output directory and as its shard
+// key, and a remote one is fetched into the download folder under the
+// same path. A text file that cannot be fetched is an input with its error
+// (recorded failed; the others are translated). The host of a book URL may
+// be reached at a private address (the user named it); links to other
+// hosts may not.
+func collectBook(ctx context.Context, s *settings, location string, at place) (inputs []input, all []string, info *bookInfo, err error) {
 	policy := fetch.Policy{MaxBytes: maxDownload}
 	if isURL(location) {
 		if u, err := url.Parse(location); err == nil {
@@ -76,7 +100,7 @@ func collectBook(ctx context.Context, s *settings, location string) (inputs []in
 		}
 	}
 	f := fetch.New(policy, nil)
-	kept := useKept(s, f, location)
+	kept := useKept(s, f, location, at.prefix)
 	b, err := book.Read(ctx, location, book.Options{Fetcher: f, Pages: s.Pages, TextGroups: s.TextGroups, MaxBytes: maxDownload})
 	if errors.Is(err, book.ErrNoPages) && s.Pages == "" && (b == nil || b.Kind == book.METS) {
 		// A METS file without pages (descriptive metadata only) is a
@@ -84,9 +108,9 @@ func collectBook(ctx context.Context, s *settings, location string) (inputs []in
 		return nil, nil, nil, errNoPages
 	}
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: %v", errBook, err)
+		return nil, nil, nil, fmt.Errorf("%w: %w", errBook, err)
 	}
-	info = &bookInfo{Source: location, Kind: string(b.Kind), ID: b.ID, Label: b.Label, Pages: len(b.Pages),
+	info = &bookInfo{Source: location, Folder: at.prefix, Kind: string(b.Kind), ID: b.ID, Label: b.Label, Pages: len(b.Pages),
 		TextFormats: map[string]int{}, PagesWithoutText: []string{}, Problems: []string{}}
 	for _, p := range b.Problems {
 		info.Problems = append(info.Problems, p.String())
@@ -105,9 +129,9 @@ func collectBook(ctx context.Context, s *settings, location string) (inputs []in
 			seen[t.Location] = true
 			info.TextFiles++
 			info.TextFormats[string(t.Format)]++
-			rel := book.RelPath(location, t)
+			rel := path.Join(at.prefix, book.RelPath(location, t))
 			all = append(all, rel)
-			if !s.Shard.Has(rel) {
+			if !at.whole && !s.Shard.Has(rel) {
 				continue
 			}
 			in := bookText(ctx, s, f, b.Remote, kept, t, rel)
@@ -183,23 +207,37 @@ func textIdentity(url string) string {
 // fetch: ledger.ReadFetches), so that reading the book, which reads every
 // text file to tell its format, requests none of them again. It returns
 // those fetches (nil without --resume).
-func useKept(s *settings, f *fetch.Fetcher, location string) ledger.Fetches {
+func useKept(s *settings, f *fetch.Fetcher, location, prefix string) ledger.Fetches {
 	var kept ledger.Fetches
 	if s.Resume {
 		kept = ledger.ReadFetches(filepath.Join(s.Output, ledger.Folder), "translate")
 	}
 	f.UseKept(func(u string) ([]byte, bool) {
 		if u == location {
-			data, err := regularfile.Read(filepath.Join(s.DownloadDir, urlFileName(u)))
-			return data, err == nil
+			return downloaded(filepath.Join(s.DownloadDir, urlFileName(u)), u)
 		}
 		k, ok := kept.Fetched(u, textIdentity(u))
 		if !ok {
 			return nil, false
 		}
-		return k.Read(filepath.Join(s.DownloadDir, filepath.FromSlash(book.RelPath(location, book.Text{Location: u}))))
+		return k.Read(filepath.Join(s.DownloadDir, filepath.FromSlash(path.Join(prefix, book.RelPath(location, book.Text{Location: u})))))
 	})
 	return kept
+}
+
+// downloaded returns the download dst of the URL u (download): false when
+// its sidecar names another URL, or the file is not the bytes downloaded.
+func downloaded(dst, u string) ([]byte, bool) {
+	var src downloadSource
+	b, err := os.ReadFile(sourcePath(dst))
+	if err != nil || json.Unmarshal(b, &src) != nil || src.URL != u {
+		return nil, false
+	}
+	data, err := regularfile.Read(dst)
+	if err != nil || ledger.DigestBytes(data) != src.SHA256 {
+		return nil, false
+	}
+	return data, true
 }
 
 // recordFetches records in the run's ledger the fetch of every remote
@@ -207,7 +245,7 @@ func useKept(s *settings, f *fetch.Fetcher, location string) ledger.Fetches {
 // when its ledger is another configuration's), and counts them in the run
 // metadata (book_fetch).
 func (r *runner) recordFetches(led *ledger.Ledger, inputs []input) error {
-	if r.book == nil {
+	if r.book == nil && len(r.books) == 0 {
 		return nil
 	}
 	fetched, before, bytes := 0, 0, 0

@@ -381,3 +381,114 @@ func TestBookResumeFetchesOnce(t *testing.T) {
 		t.Errorf("second resume sent %d translate requests, want 0", n)
 	}
 }
+
+// TestBookFolder (issue 28): a folder run reads a METS file found in it
+// by its content as a book: its text files are translated once, as the
+// book's, under the book's folder (the PAGE file that a folder run would
+// also take by its root element is not translated twice), beside a loose
+// ALTO file; a file that looks like a book and is not one is a failed
+// input, and the run metadata lists the books read (config.books).
+func TestBookFolder(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "b1", "book.xml"), []byte(testMETS))
+	writeFile(t, filepath.Join(dir, "b1", "ocr", "0001.xml"), readOrFatal(t, realPAGE))
+	writeFile(t, filepath.Join(dir, "b1", "ocr", "0003.hocr"), readOrFatal(t, realHOCRSmall))
+	writeFile(t, filepath.Join(dir, "loose.alto.xml"), readOrFatal(t, testenv.Path(t, sampleALTO)))
+	writeFile(t, filepath.Join(dir, "broken", "manifest.json"), []byte(`{"@context": "http://iiif.io/api/presentation/3/context.json", "type": "Manifest", "items": [`))
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), dir, "-o", out, "--vocabulary", "", "--fast-align")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	got := outputs(t, out)
+	var names []string
+	for k := range got {
+		if !strings.Contains(k, "downloaded_inputs") {
+			names = append(names, filepath.ToSlash(k))
+		}
+	}
+	slices.Sort(names)
+	want := []string{"b1/ocr/0001_en.xml", "b1/ocr/0001_log.csv", "b1/ocr/0003_en.hocr", "b1/ocr/0003_log.csv", "loose_en.alto.xml", "loose_log.csv"}
+	if !slices.Equal(names, want) {
+		t.Errorf("outputs %q, want %q", names, want)
+	}
+	d := readParadata(t, out)
+	if d.Statistics.SuccessfullyProcessed != 3 || d.Statistics.SkippedFiles != 1 || len(d.SkippedFilesDetail) != 1 ||
+		!strings.Contains(d.SkippedFilesDetail[0].Reason, "not well-formed JSON") {
+		t.Errorf("statistics %+v, skipped %+v: want 3 translated and the broken manifest failed", d.Statistics.Statistics, d.SkippedFilesDetail)
+	}
+	raw, _ := json.Marshal(d.Config["books"])
+	var books []bookInfo
+	if err := json.Unmarshal(raw, &books); err != nil || len(books) != 1 || books[0].Folder != "b1" || books[0].TextFiles != 2 {
+		t.Errorf("config.books %s (%v)", raw, err)
+	}
+}
+
+// TestBookList (issue 28): a .txt list of two METS URLs whose download
+// names clash (both mets.xml: the second is read as a book, not skipped),
+// a IIIF manifest URL and a local METS path (relative to the list)
+// translates each book's text files under the book's folder (a URL's host
+// and folder); two shards translate every text file once between them,
+// each book whole.
+func TestBookList(t *testing.T) {
+	page, hocr := readOrFatal(t, realPAGE), readOrFatal(t, realHOCRSmall)
+	srv := newBookServer(t)
+	for _, b := range []string{"b1", "b2"} {
+		srv.put("/books/"+b+"/mets.xml", []byte(testMETS))
+		srv.put("/books/"+b+"/ocr/0001.xml", page)
+		srv.put("/books/"+b+"/ocr/0003.hocr", hocr)
+	}
+	srv.put("/iiif/manifest.json", testManifest(srv.URL))
+	srv.put("/iiif/text/1.alto.xml", readOrFatal(t, testenv.Path(t, sampleALTO)))
+	srv.put("/iiif/text/2.hocr", hocr)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "local", "mets.xml"), []byte(testMETS))
+	writeFile(t, filepath.Join(dir, "local", "ocr", "0001.xml"), page)
+	writeFile(t, filepath.Join(dir, "local", "ocr", "0003.hocr"), hocr)
+	list := filepath.Join(dir, "books.txt")
+	writeFile(t, list, []byte("# books\n"+srv.URL+"/books/b1/mets.xml\n"+srv.URL+"/books/b2/mets.xml\n"+srv.URL+"/iiif/manifest.json\nlocal/mets.xml\n"))
+	host := strings.ReplaceAll(strings.TrimPrefix(srv.URL, "http://"), ":", "_")
+	want := []string{host + "/books/b1/ocr/0001_en.xml", host + "/books/b1/ocr/0003_en.hocr", host + "/books/b2/ocr/0001_en.xml",
+		host + "/books/b2/ocr/0003_en.hocr", host + "/iiif/text/1_en.alto.xml", host + "/iiif/text/2_en.hocr", "local/ocr/0001_en.xml", "local/ocr/0003_en.hocr"}
+	translatedFiles := func(out string) []string {
+		var names []string
+		for k := range outputs(t, out) {
+			if k = filepath.ToSlash(k); !strings.HasPrefix(k, "downloaded_inputs/") && !strings.HasSuffix(k, "_log.csv") {
+				names = append(names, k)
+			}
+		}
+		slices.Sort(names)
+		return names
+	}
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), list, "-o", out, "--vocabulary", "", "--fast-align")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if got := translatedFiles(out); !slices.Equal(got, want) {
+		t.Errorf("outputs\n%q\nwant\n%q", got, want)
+	}
+	d := readParadata(t, out)
+	raw, _ := json.Marshal(d.Config["books"])
+	var books []bookInfo
+	if err := json.Unmarshal(raw, &books); err != nil || len(books) != 4 {
+		t.Fatalf("config.books %s (%v)", raw, err)
+	}
+	// The missing text files (PHYS_0004's and the manifest's 404) fail.
+	if d.Statistics.SuccessfullyProcessed != len(want) || d.Statistics.SkippedFiles != 1 {
+		t.Errorf("statistics %+v, want %d translated and the manifest's missing text file failed", d.Statistics.Statistics, len(want))
+	}
+
+	shards := t.TempDir()
+	for i := range 2 {
+		r := runCLI(t, newEnv(api), list, "-o", shards, "--vocabulary", "", "--fast-align", "--shard", fmt.Sprintf("%d/2", i))
+		if r.code != exitOK && r.code != exitFailure {
+			t.Fatalf("shard %d: exit %d: %s", i, r.code, r.stderr)
+		}
+	}
+	if got := translatedFiles(shards); !slices.Equal(got, want) {
+		t.Errorf("two shards' outputs\n%q\nwant\n%q", got, want)
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"archivekit/internal/book"
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -52,6 +51,9 @@ type input struct {
 	// PageW and PageH are the page's canvas (or image) size, 0 when not
 	// given: the ALTO lines are scaled onto it for IIIF annotations.
 	PageW, PageH float64
+	// LooksBook is set for a download that reads as a book (book.Looks),
+	// as downloaded or, kept on a 304, as its sidecar recorded.
+	LooksBook bool
 	// Remote is set for a remote text file of a book kept at Path: its
 	// fetch is recorded in the ledger (runner.recordFetches).
 	Remote *remoteText
@@ -76,8 +78,9 @@ func matchesFormat(name string, formats []string) bool {
 
 // collect lists the inputs of a run:
 //   - an http(s) URL is downloaded into downloadDir;
-//   - a file ending in .txt is a list of URLs (one per line; blank lines and
-//     lines starting with # are ignored), each downloaded;
+//   - a file ending in .txt is a list (book.ReadList: one a line, blank
+//     lines and lines starting with # are ignored) of URLs, each
+//     downloaded, and of local books (collectList);
 //   - a METS file or IIIF manifest or collection (recognised by its
 //     content, local or a URL) is a book: its text files are the inputs
 //     (collectBook); a METS file without pages (a PHYSICAL structMap) is
@@ -86,25 +89,27 @@ func matchesFormat(name string, formats []string) bool {
 //   - a directory is searched recursively for files matching formats, and
 //     for ALTO, PAGE-XML and hOCR files whatever their names (.xml, .hocr,
 //     .html, ... files recognised by their root element; the others of
-//     those extensions are passed to report with the reason), in sorted
+//     those extensions are passed to report with the reason), and for
+//     books (.xml and .json files read as METS or IIIF by their content:
+//     their text files are the book's inputs, not loose ones), in sorted
 //     order; the output and download directories are left out, and each
 //     input keeps its folder relative to the directory (input.Dir).
 //
 // With --shard, only the inputs of the run's share are kept (and only
 // their URLs downloaded); all are the shard keys of the inputs before
 // that (shard.Key: the URL, the file's name, or its path relative to the
-// directory).
+// directory; a list's lines). books are the books read.
 //
 // A missing input path is errNoInput.
-func collect(ctx context.Context, s *settings, client *http.Client, report func(path, reason string)) (inputs []input, all []string, bk *bookInfo, err error) {
+func collect(ctx context.Context, s *settings, client *http.Client, report func(path, reason string)) (inputs []input, all []string, books []*bookInfo, err error) {
 	in := s.Input
 	if isURL(in) {
 		// Downloaded whatever the shard: a book's text files are shared
 		// among the shards, which only its content tells.
 		d := download(ctx, client, in, s.DownloadDir, s.Resume)
 		if d.Err == nil && isBookFile(d.Path) {
-			if inputs, all, bk, err := collectBook(ctx, s, in); !errors.Is(err, errNoPages) {
-				return inputs, all, bk, err
+			if inputs, all, bk, err := collectBook(ctx, s, in, place{}); !errors.Is(err, errNoPages) {
+				return inputs, all, oneBook(bk), err
 			}
 		}
 		if !s.Shard.Has(in) {
@@ -117,39 +122,12 @@ func collect(ctx context.Context, s *settings, client *http.Client, report func(
 		return nil, nil, nil, fmt.Errorf("%w: %s: %v", errNoInput, in, err)
 	}
 	if !info.IsDir() {
-		if strings.EqualFold(filepath.Ext(in), ".txt") {
-			urls, err := readURLList(in)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			var out []input
-			// Two URLs that name the same download file would overwrite
-			// each other and both be translated from the last one: the
-			// later URL is skipped with the reason instead. The names are
-			// taken over the whole list before the shard's share, so shards
-			// sharing a download and output folder never write one file.
-			named := map[string]string{}
-			for _, u := range urls {
-				name := urlFileName(u)
-				first, clash := named[name]
-				if !clash {
-					named[name] = u
-				}
-				if !s.Shard.Has(u) {
-					continue
-				}
-				if clash {
-					out = append(out, input{Path: filepath.Join(s.DownloadDir, name), Origin: u,
-						Err: fmt.Errorf("download %s: its file name %s is already that of %s in this list", u, name, first)})
-					continue
-				}
-				out = append(out, download(ctx, client, u, s.DownloadDir, s.Resume))
-			}
-			return out, urls, nil, nil
+		if book.IsList(in) {
+			return collectList(ctx, s, client, in)
 		}
 		if isBookFile(in) {
-			if inputs, all, bk, err := collectBook(ctx, s, in); !errors.Is(err, errNoPages) {
-				return inputs, all, bk, err
+			if inputs, all, bk, err := collectBook(ctx, s, in, place{}); !errors.Is(err, errNoPages) {
+				return inputs, all, oneBook(bk), err
 			}
 		}
 		if !s.Shard.Has(filepath.Base(in)) {
@@ -157,12 +135,125 @@ func collect(ctx context.Context, s *settings, client *http.Client, report func(
 		}
 		return []input{{Path: in, Origin: in}}, []string{filepath.Base(in)}, nil, nil
 	}
-	inputs, all, err = collectDir(s, report)
-	return inputs, all, nil, err
+	return collectDir(ctx, s, report)
+}
+
+// oneBook is the books of a run whose input is the book bk (none when it
+// was not read).
+func oneBook(bk *bookInfo) []*bookInfo {
+	if bk == nil {
+		return nil
+	}
+	return []*bookInfo{bk}
+}
+
+// collectList lists the inputs of the .txt list s.Input: each URL is
+// downloaded and, when it is a book, its text files are the inputs (under
+// the folder bookFolder names), else it is a document; each local book's
+// text files likewise. A line is one share of a shard run (its key the
+// URL, or the path relative to the list's folder): a book is translated
+// whole by one shard, and only the shard's URLs are downloaded. A book
+// that cannot be read is a failed input; the others are translated. A
+// line naming neither a URL nor a local book is book.ErrList.
+func collectList(ctx context.Context, s *settings, client *http.Client, list string) (inputs []input, all []string, books []*bookInfo, err error) {
+	items, err := book.ReadList(list)
+	if err != nil {
+		return nil, nil, nil, err // book.ErrList: a usage error
+	}
+	// Two URLs that name the same download file would overwrite each other
+	// and both be translated from the last one: the later URL is skipped
+	// with the reason instead, unless it is a book (read without its
+	// download file, its outputs under its own folder). The names are taken
+	// over the whole list before the shard's share, so shards sharing a
+	// download and output folder never write one file.
+	named := map[string]string{}
+	for _, it := range items {
+		loc, key := it.Location, it.Location
+		if !isURL(loc) {
+			key = shard.Key(filepath.Dir(list), loc)
+		}
+		all = append(all, key)
+		first, clash := "", false
+		if isURL(loc) {
+			name := urlFileName(loc)
+			if first, clash = named[name]; !clash {
+				named[name] = loc
+			}
+		}
+		if !s.Shard.Has(key) {
+			continue
+		}
+		var clashErr error
+		if clash {
+			clashErr = fmt.Errorf("download %s: its file name %s is already that of %s in this list", loc, urlFileName(loc), first)
+		}
+		ins, bk := listItem(ctx, s, client, list, loc, clashErr)
+		inputs = append(inputs, ins...)
+		if bk != nil {
+			books = append(books, bk)
+		}
+	}
+	return inputs, all, books, nil
+}
+
+// listItem is the inputs of one location of a list (collectList): the
+// text files of a book, or a document, or an input with the reason it is
+// not translated. clash is set for a URL whose download name an earlier
+// URL of the list has: it is read as a book without a download file, and
+// skipped with clash when it is not one.
+func listItem(ctx context.Context, s *settings, client *http.Client, list, loc string, clash error) ([]input, *bookInfo) {
+	var d input
+	switch {
+	case !isURL(loc):
+		d = input{Path: loc, Origin: loc} // a book by its content (book.ReadList)
+	case clash != nil:
+		d = input{Path: filepath.Join(s.DownloadDir, urlFileName(loc)), Origin: loc, Err: clash}
+	default:
+		if d = download(ctx, client, loc, s.DownloadDir, s.Resume); d.Err != nil || !d.LooksBook {
+			return []input{d}, nil // a document
+		}
+	}
+	ins, _, bk, err := collectBook(ctx, s, loc, place{prefix: bookFolder(filepath.Dir(list), loc), whole: true})
+	switch {
+	case err == nil:
+		return ins, bk
+	case clash != nil && (errors.Is(err, book.ErrNotABook) || errors.Is(err, errNoPages)):
+		// not a book: skipped for its name, as any document would be
+	case errors.Is(err, errNoPages):
+		// a METS file without pages: a metadata document
+	default:
+		d.Err = err // a book not read: the others are translated
+	}
+	return []input{d}, nil
+}
+
+// bookFolder is the folder of the outputs of a book of a list or a folder
+// run (place.prefix): a URL's host and folder ("example.org/iiif/b1"), a
+// local book's folder relative to root ("" for root itself; its folder's
+// name when it is not under root).
+func bookFolder(root, loc string) string {
+	var segs []string
+	if isURL(loc) {
+		u, _ := url.Parse(loc)
+		segs = append([]string{u.Host}, strings.Split(path.Dir(u.Path), "/")...)
+	} else {
+		rel, err := filepath.Rel(root, filepath.Dir(loc))
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			rel = filepath.Base(filepath.Dir(loc))
+		}
+		segs = strings.Split(filepath.ToSlash(rel), "/")
+	}
+	var clean []string
+	for _, seg := range segs {
+		if seg = strings.Trim(unsafeName.ReplaceAllString(seg, "_"), "._"); seg != "" {
+			clean = append(clean, seg)
+		}
+	}
+	return strings.Join(clean, "/")
 }
 
 // collectDir lists the inputs of the directory s.Input (see collect).
-func collectDir(s *settings, report func(path, reason string)) (inputs []input, all []string, err error) {
+func collectDir(ctx context.Context, s *settings, report func(path, reason string)) (inputs []input, all []string, books []*bookInfo, err error) {
 	in := s.Input
 	skipDirs := map[string]bool{}
 	for _, d := range []string{s.Output, s.DownloadDir} {
@@ -170,10 +261,11 @@ func collectDir(s *settings, report func(path, reason string)) (inputs []input, 
 			skipDirs[abs] = true
 		}
 	}
-	var out []input
+	var loose []input
+	var found []string // the files that read as books
 	err = filepath.WalkDir(in, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			out = append(out, input{Path: p, Origin: p, Err: err})
+			loose = append(loose, input{Path: p, Origin: p, Err: err})
 			return nil
 		}
 		if d.IsDir() {
@@ -182,32 +274,71 @@ func collectDir(s *settings, report func(path, reason string)) (inputs []input, 
 			}
 			return nil
 		}
-		take := matchesFormat(d.Name(), s.Formats)
-		if !take && sniffable[strings.ToLower(filepath.Ext(d.Name()))] {
-			var why string
-			if take, why = textByContent(p); !take && report != nil {
-				report(p, why)
-			}
-		}
-		if take {
-			rel, err := filepath.Rel(in, filepath.Dir(p))
-			if err != nil || rel == "." {
-				rel = ""
-			}
-			out = append(out, input{Path: p, Origin: p, Dir: rel})
+		if ext := strings.ToLower(filepath.Ext(d.Name())); (ext == ".xml" || ext == ".json") && isBookFile(p) {
+			found = append(found, p)
+		} else if collectable(s, p, report) {
+			loose = append(loose, input{Path: p, Origin: p, Dir: relDir(in, p)})
 		}
 		return nil
 	})
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	all = make([]string, len(out))
-	mine := out[:0]
-	for i, x := range out {
-		all[i] = shard.Key(in, x.Path)
-		if s.Shard.Has(all[i]) {
-			mine = append(mine, x)
+	// The books found: their text files are theirs, not loose inputs.
+	var bookIns []input
+	var bookAll []string
+	taken := map[string]bool{}
+	for _, p := range found {
+		ins, keys, bk, berr := collectBook(ctx, s, p, place{prefix: bookFolder(in, p)})
+		switch {
+		case berr == nil:
+			books, bookIns, bookAll = append(books, bk), append(bookIns, ins...), append(bookAll, keys...)
+			for _, k := range keys {
+				taken[k] = true
+			}
+		case errors.Is(berr, errNoPages):
+			// a METS file without pages: a document, when collected as one
+			if collectable(s, p, report) {
+				loose = append(loose, input{Path: p, Origin: p, Dir: relDir(in, p)})
+			}
+		default:
+			loose = append(loose, input{Path: p, Origin: p, Dir: relDir(in, p), Err: berr})
 		}
 	}
-	return mine, all, err
+	sort.SliceStable(loose, func(i, j int) bool { return loose[i].Path < loose[j].Path })
+	for _, x := range loose {
+		k := shard.Key(in, x.Path)
+		if taken[k] {
+			continue // a text file of a book of the folder
+		}
+		all = append(all, k)
+		if s.Shard.Has(k) {
+			inputs = append(inputs, x)
+		}
+	}
+	return append(inputs, bookIns...), append(all, bookAll...), books, err
+}
+
+// collectable says whether a directory run takes the file at p as a loose
+// input: its name ends in one of --formats, or it is ALTO, PAGE-XML or
+// hOCR by its root element (a file of those extensions that is not is
+// passed to report with the reason).
+func collectable(s *settings, p string, report func(path, reason string)) bool {
+	name := filepath.Base(p)
+	take := matchesFormat(name, s.Formats)
+	if !take && sniffable[strings.ToLower(filepath.Ext(name))] {
+		var why string
+		if take, why = textByContent(p); !take && report != nil {
+			report(p, why)
+		}
+	}
+	return take
+}
+
+// relDir is the folder of p relative to root, "" for root itself.
+func relDir(root, p string) string {
+	rel, err := filepath.Rel(root, filepath.Dir(p))
+	if err != nil || rel == "." {
+		return ""
+	}
+	return rel
 }
 
 // sniffable are the extensions of the files a directory run opens to see
@@ -229,30 +360,6 @@ func textByContent(p string) (ok bool, why string) {
 		return false, fmt.Sprintf("not collected: not ALTO, PAGE-XML or hOCR (%v); name its extension in --formats to translate it as metadata", err)
 	}
 	return true, ""
-}
-
-// readURLList reads a .txt list of URLs; a line that is not an http(s) URL
-// is an error (errBadList) naming the file and line.
-func readURLList(p string) ([]string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var urls []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff"))
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if !isURL(line) {
-			return nil, fmt.Errorf("%w: %s:%d: not an http(s) URL: %q (a .txt input is a list of URLs, one a line)", errBadList, p, n, line)
-		}
-		urls = append(urls, line)
-	}
-	return urls, sc.Err()
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
@@ -310,10 +417,10 @@ func download(ctx context.Context, client *http.Client, u, dir string, resume bo
 		return fail(err)
 	}
 	version.SetUserAgent(req)
-	conditional, want := false, ""
+	conditional, want, looksBook := false, "", false
 	if resume {
 		if src, ok := earlierDownload(dst, u); ok {
-			want = src.SHA256
+			want, looksBook = src.SHA256, src.Book
 			if src.ETag != "" {
 				req.Header.Set("If-None-Match", src.ETag)
 			}
@@ -329,7 +436,7 @@ func download(ctx context.Context, client *http.Client, u, dir string, resume bo
 	}
 	defer resp.Body.Close()
 	if conditional && resp.StatusCode == http.StatusNotModified {
-		return input{Path: dst, Origin: u, NotModified: true, Want: want}
+		return input{Path: dst, Origin: u, NotModified: true, Want: want, LooksBook: looksBook}
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fail(fmt.Errorf("HTTP %s", resp.Status))
@@ -353,7 +460,8 @@ func download(ctx context.Context, client *http.Client, u, dir string, resume bo
 	if err := atomicfile.WriteFile(dst, data, 0o644); err != nil {
 		return fail(err)
 	}
-	src := downloadSource{URL: u, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), SHA256: ledger.DigestBytes(data)}
+	src := downloadSource{URL: u, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), SHA256: ledger.DigestBytes(data),
+		Book: book.Looks(data)}
 	b, err := json.MarshalIndent(src, "", "  ")
 	if err != nil {
 		return fail(err)
@@ -361,7 +469,7 @@ func download(ctx context.Context, client *http.Client, u, dir string, resume bo
 	if err := atomicfile.WriteFile(side, append(b, '\n'), 0o644); err != nil {
 		return fail(err)
 	}
-	return input{Path: dst, Origin: u}
+	return input{Path: dst, Origin: u, LooksBook: src.Book}
 }
 
 // downloadSource is the sidecar of a download: where it came from, the
@@ -371,6 +479,8 @@ type downloadSource struct {
 	ETag         string `json:"etag,omitempty"`
 	LastModified string `json:"last_modified,omitempty"`
 	SHA256       string `json:"sha256"`
+	// Book says the download reads as a book (book.Looks).
+	Book bool `json:"book,omitempty"`
 }
 
 // sourcePath names the sidecar of the download dst: a hidden file beside it

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"archivekit/internal/atomicfile"
+	"archivekit/internal/book"
 	"archivekit/internal/cliflags"
 	"archivekit/internal/docrecord"
 	"archivekit/internal/ledger"
@@ -40,10 +41,6 @@ import (
 )
 
 var errNoInput = errors.New("no input")
-
-// errBadList is wrapped by the error of a URL list with a line that is not
-// a URL: a usage error, found before any work.
-var errBadList = errors.New("bad URL list")
 
 // run is the whole command; it returns the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
@@ -174,7 +171,11 @@ func (r *runner) gather(ctx context.Context) (inputs []input, all []string, code
 		r.notCollected = append(r.notCollected, map[string]string{"file": path, "reason": reason})
 		log.Info(reason, "file", path)
 	})
-	r.book = bk
+	if len(bk) == 1 && bk[0].Source == s.Input {
+		r.book = bk[0] // the input is a book
+	} else {
+		r.books = bk // the books of a list or a folder
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, errBook):
@@ -183,7 +184,7 @@ func (r *runner) gather(ctx context.Context) (inputs []input, all []string, code
 		case errors.Is(err, errNoInput):
 			log.Error("no input", "err", err)
 			return nil, nil, exitNoInput
-		case errors.Is(err, errBadList):
+		case errors.Is(err, book.ErrList):
 			log.Error("usage error", "err", err)
 			return nil, nil, exitUsage
 		}
@@ -300,6 +301,8 @@ type runner struct {
 	notCollected []map[string]string
 	// book is the book input (nil when the input is not a book).
 	book *bookInfo
+	// books are the books of a list or a folder run.
+	books []*bookInfo
 	// modes counts the documents translated in this run per output mode.
 	modes map[alto.Mode]int
 	// led is the run's ledger once opened; closed after the run metadata
@@ -435,13 +438,23 @@ func (r *runner) configure(inputs []input) error {
 	}
 	if r.book != nil {
 		pd.SetConfig("book", r.book)
+	}
+	if len(r.books) > 0 {
+		pd.SetConfig("books", r.books)
+	}
+	if r.book != nil || len(r.books) > 0 {
 		pd.SetConfig("pages", s.Pages)
 		pd.SetConfig("text_groups", s.TextGroups)
-		for _, p := range r.book.Problems {
-			r.warn("book: " + p)
+	}
+	for _, b := range append([]*bookInfo{r.book}, r.books...) {
+		if b == nil {
+			continue
 		}
-		if n := len(r.book.PagesWithoutText); n > 0 {
-			r.log.Info("book pages without text: reported, not failed", "pages", n, "first", r.book.PagesWithoutText[:min(n, 5)])
+		for _, p := range b.Problems {
+			r.warn("book: " + b.name(r.book != nil) + p)
+		}
+		if n := len(b.PagesWithoutText); n > 0 {
+			r.log.Info("book pages without text: reported, not failed", "book", b.Source, "pages", n, "first", b.PagesWithoutText[:min(n, 5)])
 		}
 	}
 	pd.AddInputs(len(inputs))

@@ -1,0 +1,108 @@
+package book
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	"archivekit/internal/regularfile"
+)
+
+// ErrList is wrapped by ReadList's error for a line that names neither a
+// URL nor a local book.
+var ErrList = errors.New("bad list of books")
+
+// ListItem is one location of a list (ReadList).
+type ListItem struct {
+	// Location is an http(s) URL as written, or the path of a local file
+	// (a relative path is resolved against the list's folder).
+	Location string
+	// Line is its line in the list, from 1.
+	Line int
+}
+
+// IsURL says whether s is an http or https URL with a host.
+func IsURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// IsList says whether the file named name is a list of locations: its
+// extension is .txt (any case).
+func IsList(name string) bool { return strings.EqualFold(filepath.Ext(name), ".txt") }
+
+// ReadList reads a list of books, as both tools take it: one location a
+// line, an http(s) URL or the path of a local file that reads as a book
+// (Looks: a METS file or a IIIF manifest or collection; relative to the
+// list's folder). Blank lines, lines starting with # and a byte-order mark
+// are passed over. A line that is neither (a path to another kind of file,
+// a file that is not there, another scheme) is an error wrapping ErrList
+// that names the list and the line. URLs are not fetched: what they hold
+// is told when they are read (a tool may take a URL of a document that is
+// not a book).
+func ReadList(path string) ([]ListItem, error) {
+	f, err := regularfile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []ListItem
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff"))
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if IsURL(line) {
+			out = append(out, ListItem{Location: line, Line: n})
+			continue
+		}
+		p := line
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(filepath.Dir(path), p)
+		}
+		if why := notABook(p); why != "" {
+			return nil, fmt.Errorf("%w: %s:%d: not an http(s) URL: %q, nor a local METS file or IIIF manifest (%s)", ErrList, path, n, line, why)
+		}
+		out = append(out, ListItem{Location: p, Line: n})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// notABook says why the local file p is not a book ("" when it reads as
+// one).
+func notABook(p string) string {
+	head, err := ReadHead(p)
+	if err != nil {
+		return err.Error()
+	}
+	if !Looks(head) {
+		return "it is another kind of file"
+	}
+	return ""
+}
+
+// ReadHead returns the first LooksLen bytes of the local file p (fewer
+// when it is shorter), for Looks and Sniff; a path that is not a regular
+// file is refused unread.
+func ReadHead(p string) ([]byte, error) {
+	f, err := regularfile.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, LooksLen)
+	k, err := io.ReadFull(f, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return head[:k], nil
+}

@@ -1,0 +1,54 @@
+package book
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A list takes URLs and local books (relative to its folder), passing
+// over comments, blank lines and a BOM; any other line is an error naming
+// the list and the line.
+func TestReadList(t *testing.T) {
+	dir := t.TempDir()
+	mets := `<mets:mets xmlns:mets="http://www.loc.gov/METS/"/>`
+	manifest := `{"@context": "http://iiif.io/api/presentation/3/context.json", "type": "Manifest"}`
+	for name, body := range map[string]string{"b1/mets.xml": mets, "m.json": manifest, "record.xml": "<record/>"} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := filepath.Join(dir, "books.txt")
+	os.WriteFile(list, []byte("\ufeff# books\nhttps://example.org/iiif/b1/manifest.json\n\n  b1/mets.xml  \n"+filepath.Join(dir, "m.json")+"\n"), 0o644)
+	got, err := ReadList(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ListItem{{"https://example.org/iiif/b1/manifest.json", 2}, {filepath.Join(dir, "b1", "mets.xml"), 4}, {filepath.Join(dir, "m.json"), 5}}
+	if len(got) != len(want) {
+		t.Fatalf("ReadList = %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("item %d = %v, want %v", i, got[i], want[i])
+		}
+	}
+	for _, c := range []struct{ line, says string }{
+		{"record.xml", "another kind of file"},
+		{"missing.xml", "no such file"},
+		{"ftp://example.org/mets.xml", "not an http(s) URL"},
+	} {
+		os.WriteFile(list, []byte("# one bad line\n"+c.line+"\n"), 0o644)
+		_, err := ReadList(list)
+		if !errors.Is(err, ErrList) || !strings.Contains(err.Error(), "books.txt:2") || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: %v, want ErrList naming books.txt:2 and %q", c.line, err, c.says)
+		}
+	}
+	if !IsList("x/BOOKS.TXT") || IsList("mets.xml") {
+		t.Error("IsList")
+	}
+}
