@@ -32,6 +32,10 @@ W=${W:-$(mktemp -d /tmp/gpucheck-XXXX)}
 PY=${PYTHON:-python3}
 T0=$(date +%s)
 TABLE=$W/table.md
+# GPU_PARTS: the parts to run (default all): tests agreement throughput
+# service reference
+PARTS=" ${GPU_PARTS:-tests agreement throughput service reference} "
+part() { case "$PARTS" in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$W"
 : > "$TABLE"
 log() { echo "== $(($(date +%s) - T0))s $*"; }
@@ -93,13 +97,20 @@ if [ "$DRY" != 1 ]; then
 fi
 
 # 2. The bindings' tests.
+if part tests; then
 log "bindings tests"
 FX=${ARCHIVEKIT_FIXTURES:-}
 if [ ! -f "$FX/manifest.json" ]; then
   FX=$W/fx
-  "$PY" "$ROOT/test/make_fixtures.py" "$FX" --pages "$B/pages40" > "$W/fx.log" 2>&1 || tail -5 "$W/fx.log"
+  # make_fixtures.py reads pages in category folders: the bundle's
+  # CATEGORY__name.png files sorted back into them
+  for f in "$B"/pages40/*__*.png; do
+    n=$(basename "$f")
+    mkdir -p "$W/pagecats/${n%%__*}" && cp "$f" "$W/pagecats/${n%%__*}/${n#*__}"
+  done
+  "$PY" "$ROOT/test/make_fixtures.py" "$FX" --pages "$W/pagecats" > "$W/fx.log" 2>&1 || tail -5 "$W/fx.log"
 fi
-run_filter=.
+run_filter=${GPU_TESTS:-.}
 [ "$DRY" = 1 ] && run_filter='Precision|Batch|DeviceFacts|Torchvision'
 ARCHIVEKIT_FIXTURES=$FX ARCHIVEKIT_PYTHON="$PY" timeout 300 "$W/torch.test" -test.v -test.run "$run_filter" > "$W/tests.log" 2>&1
 pass=$(grep -c '^--- PASS' "$W/tests.log")
@@ -107,9 +118,11 @@ skip=$(grep -c '^--- SKIP' "$W/tests.log")
 fails=$(grep '^--- FAIL' "$W/tests.log" | awk '{print $3}' | tr '\n' ' ')
 row "bindings/torch tests" "$pass passed, $skip skipped, failed: ${fails:-none}"
 grep -E '^--- FAIL' -A4 "$W/tests.log" | head -40
+fi
 
 # 4. Agreement of each precision on $DEV with fp32 on the CPU, per demo
 # model (trained weights: random-init deep nets amplify rounding).
+if part agreement; then
 log agreement
 AG=$B/pages40
 if [ "$DRY" = 1 ]; then
@@ -172,6 +185,7 @@ if [ "$DRY" = 1 ]; then
     row "fp16 on the CPU" "refused: $(grep -m1 -i fp16 "$W/fp16.log" | cut -c1-120)"
   fi
 fi
+fi
 
 # 5. Throughput on NPAGES pages (the 40 repeated).
 [ -n "$MP" ] && { wait "$MP"; grep -v Warn "$W/mk.log"; }
@@ -215,53 +229,59 @@ if [ "$DRY" = 1 ]; then
   bench "--upload float" --upload float
   bench "--upload u8" --upload u8
 else
-  # [SETUP] batch 64 (the shipped configuration's 16 elsewhere)
-  cfg64=$W/config64.txt
-  sed -E 's/^batch *=.*/batch = 64/' "$ROOT/setup/config.txt" > "$cfg64"
-  log "throughput"
-  bench "--precision tf32 --upload float, batch 16" --precision tf32 --upload float
-  bench "--precision tf32 --upload float, batch 64" --precision tf32 --upload float --config "$cfg64"
-  bench "--precision tf32 --upload u8, batch 64" --precision tf32 --upload u8 --config "$cfg64"
-  bench "--precision bf16 --upload u8, batch 64" --precision bf16 --upload u8 --config "$cfg64"
-  log "throughput --parallel"
-  bench "--parallel --precision tf32 --upload u8, batch 64" --parallel --precision tf32 --upload u8 --config "$cfg64"
-  bench "--parallel --precision bf16 --upload u8, batch 64" --parallel --precision bf16 --upload u8 --config "$cfg64"
-  kill "$SMI" 2>/dev/null
-  row "GPU utilisation during the pageclass runs" "$("$PY" -c "
+  if part throughput; then
+    # [SETUP] batch 64 (the shipped configuration's 16 elsewhere)
+    cfg64=$W/config64.txt
+    sed -E 's/^batch *=.*/batch = 64/' "$ROOT/setup/config.txt" > "$cfg64"
+    log "throughput"
+    bench "--precision tf32 --upload float, batch 16" --precision tf32 --upload float
+    bench "--precision tf32 --upload float, batch 64" --precision tf32 --upload float --config "$cfg64"
+    bench "--precision tf32 --upload u8, batch 64" --precision tf32 --upload u8 --config "$cfg64"
+    bench "--precision bf16 --upload u8, batch 64" --precision bf16 --upload u8 --config "$cfg64"
+    log "throughput --parallel"
+    bench "--parallel --precision tf32 --upload u8, batch 64" --parallel --precision tf32 --upload u8 --config "$cfg64"
+    bench "--parallel --precision bf16 --upload u8, batch 64" --parallel --precision bf16 --upload u8 --config "$cfg64"
+    kill "$SMI" 2>/dev/null
+    row "GPU utilisation during the pageclass runs" "$("$PY" -c "
 v=[int(x) for x in open('$W/smi.csv') if x.strip().isdigit()]
 print(f'mean {sum(v)/len(v):.0f}%, samples under 5%: {sum(x<5 for x in v)}/{len(v)}' if v else 'no samples')")"
-  log "shipped demo ensemble's architectures (random-init stand-ins), GPU and CPU"
-  models=$W/small
-  bench "demo-ensemble stand-ins on cuda:0 (tf32, u8)"
-  DEV=cpu bench "demo-ensemble stand-ins on the CPU ($(nproc) cores)"
-  log "service: /predict_image at concurrency 1 and 8"
-  PORT=18080 HOST=127.0.0.1 "$W/pageclass-api" -device cuda:0 -models "$W/small" -rotation-model "" > "$W/api.log" 2>&1 &
-  API=$!
-  "$PY" -c "
+  fi
+  if part service; then
+    log "shipped demo ensemble's architectures (random-init stand-ins), GPU and CPU"
+    models=$W/small
+    bench "demo-ensemble stand-ins on cuda:0 (tf32, u8)"
+    DEV=cpu bench "demo-ensemble stand-ins on the CPU ($(nproc) cores)"
+    log "service: /predict_image at concurrency 1 and 8"
+    PORT=18080 HOST=127.0.0.1 "$W/pageclass-api" -device cuda:0 -models "$W/small" -rotation-model "" > "$W/api.log" 2>&1 &
+    API=$!
+    "$PY" -c "
 import time, urllib.request
 for _ in range(240):
     try:
         urllib.request.urlopen('http://127.0.0.1:18080/health', timeout=2); break
     except Exception:
         time.sleep(0.5)"
-  for c in 1 8; do
-    r=$(timeout 100 "$PY" "$HERE/load.py" http://127.0.0.1:18080/predict_image "$B/pages40" "$c" $((c == 1 ? 60 : 240)) 2>&1 | tail -1)
-    row "pageclass-api /predict_image on cuda:0, demo-ensemble stand-ins, concurrency $c" "$r"
-  done
-  kill "$API" 2>/dev/null
-  log "python reference pipeline"
-  mkdir -p "$W/pages200"
-  find "$W/pages" -name '*.png' | sort | head -200 | xargs cp -t "$W/pages200"
-  if in_time 60; then
-    timeout 90 "$PY" "$HERE/ref_gpu.py" "$W/m" "$W/pages200" pipeline 2>&1 | grep -v Warn | tee "$W/ref.log"
-    row "original Python pipeline (PIL, batch 16, fp32), 200 pages" "$(grep -o '[0-9.]* pages/s' "$W/ref.log" | tail -1)"
-  fi
-  log "forward-only ceilings"
-  if in_time 60; then
-    timeout $((${GPU_CHECK_BUDGET:-540} - $(date +%s) + T0)) "$PY" "$HERE/ref_gpu.py" "$W/m" "$W/pages" ceiling 2>&1 | grep -v Warn | tee "$W/ceil.log"
-    grep 'forward-only ceiling' "$W/ceil.log" | while read -r line; do
-      row "${line%%:*}" "${line##*: }"
+    for c in 1 8; do
+      r=$(timeout 100 "$PY" "$HERE/load.py" http://127.0.0.1:18080/predict_image "$B/pages40" "$c" $((c == 1 ? 60 : 240)) 2>&1 | tail -1)
+      row "pageclass-api /predict_image on cuda:0, demo-ensemble stand-ins, concurrency $c" "$r"
     done
+    kill "$API" 2>/dev/null
+  fi
+  if part reference; then
+    log "python reference pipeline"
+    mkdir -p "$W/pages200"
+    find "$W/pages" -name '*.png' | sort | head -200 | xargs cp -t "$W/pages200"
+    if in_time 60; then
+      timeout 90 "$PY" "$HERE/ref_gpu.py" "$W/m" "$W/pages200" pipeline 2>&1 | grep -v Warn | tee "$W/ref.log"
+      row "original Python pipeline (PIL, batch 16, fp32), 200 pages" "$(grep -o '[0-9.]* pages/s' "$W/ref.log" | tail -1)"
+    fi
+    log "forward-only ceilings"
+    if in_time 60; then
+      timeout $((${GPU_CHECK_BUDGET:-540} - $(date +%s) + T0)) "$PY" "$HERE/ref_gpu.py" "$W/m" "$W/pages" ceiling 2>&1 | grep -v Warn | tee "$W/ceil.log"
+      grep 'forward-only ceiling' "$W/ceil.log" | while read -r line; do
+        row "${line%%:*}" "${line##*: }"
+      done
+    fi
   fi
 fi
 

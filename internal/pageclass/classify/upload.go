@@ -2,9 +2,11 @@ package classify
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 
 	"archivekit/bindings/torch"
 )
@@ -135,17 +137,37 @@ func (j *joint) upload(data []float32, n int) (map[int]*torch.Batch, error) {
 			return nil, err
 		}
 		out[c.size] = b
-		k := carrierLen(c.size)
-		for p := 0; p < n; p++ {
-			at := p*j.width + c.at
-			if err := b.Set(p, unpackU8(data[at:at+k], c.size), c.size, c.size, 3); err != nil {
-				closeBatches(out)
-				return nil, err
+	}
+	// The pages' uploads at once (Batch.Set may be called so), a few at a
+	// time: one after the other, each waited for a preprocessing thread
+	// behind the workers' resizes.
+	errs := make([]error, n)
+	sem := make(chan struct{}, uploadsAtOnce)
+	var wg sync.WaitGroup
+	for p := 0; p < n; p++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			for _, c := range j.carriers {
+				at := p*j.width + c.at
+				if err := out[c.size].Set(p, unpackU8(data[at:at+carrierLen(c.size)], c.size), c.size, c.size, 3); err != nil {
+					errs[p] = err
+					return
+				}
 			}
-		}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		closeBatches(out)
+		return nil, err
 	}
 	return out, nil
 }
+
+// uploadsAtOnce is the number of pages upload sends to the device at once.
+const uploadsAtOnce = 8
 
 func closeBatches(bs map[int]*torch.Batch) {
 	for _, b := range bs {

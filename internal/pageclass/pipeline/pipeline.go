@@ -99,6 +99,10 @@ type Config struct {
 	// Decode sets the decoder options (PDF DPI, pixel cap); the zero value
 	// means imageio's defaults.
 	Decode imageio.Options
+	// Openers is the number of inputs read and opened at once ahead of
+	// the rows (a book's pages fetched at once); 0 means half of Workers,
+	// at least one and at most 8. Rows keep input order whatever it is.
+	Openers int
 	// MaxPages, when > 0, refuses a PDF with more pages than this (its row
 	// gets the error); the HTTP service uses 50.
 	MaxPages int
@@ -230,26 +234,42 @@ func open(ctx context.Context, inputs []Input, cfg Config, tokens chan struct{},
 			return false
 		}
 	}
+	// Inputs are read, hashed and opened (their headers parsed) by up to
+	// Openers goroutines ahead of the numbering, in input order: one
+	// opener alone capped a GPU run at the rate it opened files.
+	// (The consumer holds one besides the buffered ones.)
+	opened := make(chan chan openedInput, openers(cfg)-1)
+	go func() {
+		defer close(opened)
+		for _, in := range inputs {
+			c := make(chan openedInput, 1)
+			select {
+			case opened <- c:
+			case <-ctx.Done():
+				return
+			}
+			go func() { c <- openInput(ctx, in, cfg) }()
+		}
+	}()
 	for i, in := range inputs {
 		if ctx.Err() != nil {
 			return
 		}
-		var doc *imageio.Doc
-		var digest string
-		data, err := in.Data, error(nil)
-		switch {
-		case data != nil:
-		case in.Fetch != nil:
-			data, err = in.Fetch(ctx)
-		default:
-			data, err = imageio.ReadFile(in.Name)
+		var o openedInput
+		select {
+		case c, ok := <-opened:
+			if !ok {
+				return
+			}
+			select {
+			case o = <-c:
+			case <-ctx.Done():
+				return
+			}
+		case <-ctx.Done():
+			return
 		}
-		if err == nil {
-			// The digest of the very bytes decoded: a file rewritten
-			// later is not recorded with content that was not classified.
-			digest = ledger.DigestBytes(data)
-			doc, err = cfg.Decode.Decode(data, in.Name)
-		}
+		doc, digest, err := o.doc, o.digest, o.err
 		if err == nil && cfg.MaxPages > 0 && doc.Pages() > cfg.MaxPages {
 			err = fmt.Errorf("%s: %w: %d, limit %d", in.Name, ErrTooManyPages, doc.Pages(), cfg.MaxPages)
 		}
@@ -276,6 +296,44 @@ func open(ctx context.Context, inputs []Input, cfg Config, tokens chan struct{},
 	case done <- &task{row: row, input: -1}:
 	case <-ctx.Done():
 	}
+}
+
+// openedInput is an input read and opened (openInput).
+type openedInput struct {
+	doc    *imageio.Doc
+	digest string
+	err    error
+}
+
+// openers is the number of inputs opened at once ahead of the numbering:
+// Config.Openers, else half the workers (at least one, at most 8).
+func openers(cfg Config) int {
+	if cfg.Openers > 0 {
+		return cfg.Openers
+	}
+	return max(1, min(8, cfg.Workers/2))
+}
+
+// openInput reads (or fetches) an input's bytes, hashes them and opens
+// them.
+func openInput(ctx context.Context, in Input, cfg Config) openedInput {
+	var o openedInput
+	data, err := in.Data, error(nil)
+	switch {
+	case data != nil:
+	case in.Fetch != nil:
+		data, err = in.Fetch(ctx)
+	default:
+		data, err = imageio.ReadFile(in.Name)
+	}
+	if err == nil {
+		// The digest of the very bytes decoded: a file rewritten
+		// later is not recorded with content that was not classified.
+		o.digest = ledger.DigestBytes(data)
+		o.doc, err = cfg.Decode.Decode(data, in.Name)
+	}
+	o.err = err
+	return o
 }
 
 // work decodes and preprocesses pages.

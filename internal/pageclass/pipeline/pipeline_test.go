@@ -485,3 +485,64 @@ func TestStops(t *testing.T) {
 		t.Errorf("%d goroutines left running, %d before", n, base)
 	}
 }
+
+// TestOpenersAtOnce: inputs are fetched and opened by several openers at
+// once (a slow server or disk does not pace the run one input at a
+// time), never more than Config.Openers, and the rows keep input order.
+func TestOpenersAtOnce(t *testing.T) {
+	data, err := os.ReadFile(fixture("grey.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const openers, n = 3, 24
+	var inside, most atomic.Int64
+	all := make(chan struct{})
+	var once sync.Once
+	inputs := make([]Input, n)
+	for i := range inputs {
+		inputs[i] = Input{Name: fmt.Sprintf("page-%02d.png", i), Fetch: func(ctx context.Context) ([]byte, error) {
+			k := inside.Add(1)
+			defer inside.Add(-1)
+			for {
+				m := most.Load()
+				if k <= m || most.CompareAndSwap(m, k) {
+					break
+				}
+			}
+			if k >= openers {
+				once.Do(func() { close(all) })
+			}
+			// The first fetches wait until the openers are all busy (or
+			// the run ends): one opener alone would never get there.
+			select {
+			case <-all:
+			case <-ctx.Done():
+			}
+			return data, nil
+		}}
+	}
+	c := cfg(2, 4, quadrants)
+	c.Openers = openers
+	var names []string
+	_, err = Run(context.Background(), inputs, &fakeModel{}, c, func(r Result) error {
+		if r.Err != nil {
+			return r.Err
+		}
+		names = append(names, r.Name)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := most.Load(); got != openers {
+		t.Errorf("at most %d inputs fetched at once, want %d", got, openers)
+	}
+	for i, name := range names {
+		if want := inputs[i].Name; name != want {
+			t.Fatalf("row %d is %s, want %s (input order)", i, name, want)
+		}
+	}
+	if len(names) != n {
+		t.Errorf("%d rows, want %d", len(names), n)
+	}
+}
