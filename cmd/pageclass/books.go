@@ -344,6 +344,18 @@ func (s *inputSet) pageKey(name string, page, pages int) (results.Key, error) {
 	return s.Keys.PageKey(name, page, pages)
 }
 
+// labelled is p with, for a page of a book, its label in the book as its
+// page label, where a PDF page's label goes (the PAGE_LABEL column, the
+// document records' page labels): the METS div's ORDERLABEL (LABEL when
+// it has none) or the canvas label. A page without one keeps none (its
+// record then counts pages by position, as a PDF without labels does).
+func (s *inputSet) labelled(p classify.Page) classify.Page {
+	if bp := s.page(p.Name); bp != nil && p.Label == "" {
+		p.Label = bp.ids.Label
+	}
+	return p
+}
+
 // source is the SOURCE of input name's rows and the book identifiers of
 // its page (zero for a file).
 func (s *inputSet) source(name string) (string, results.BookPage) {

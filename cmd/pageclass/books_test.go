@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -239,11 +240,7 @@ func rewrite(t *testing.T, name, dst string, oldnew ...string) {
 // image fetched once (a file, not a IIIF service: as it is), and the rows
 // carry the METS div ID, ORDER and ORDERLABEL.
 func TestBookMETSGoobi(t *testing.T) {
-	e := newEnv(t, nil)
-	e.model(t, "v4.4")
-	s := booktest.New(t, classifytest.Pages(t, 1), 1, false)
-	mets := filepath.Join(e.root, "books", "74241.xml")
-	rewrite(t, "goobi-ulb-74241.xml", mets, "file:///opt/digiverso/viewer/media/74241/", s.URL+"/plain/")
+	e, s, mets := goobiBook(t)
 	code, log := e.run(t, "-f", mets, "--book-skip-types", "cover")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
@@ -406,4 +403,75 @@ func failureRows(t *testing.T, e *env) (items []string, reasons map[string]strin
 		reasons[f[0]] = f[1]
 	}
 	return items, reasons
+}
+
+// A book page's ORDERLABEL is its page label (issue 28), where a PDF
+// page's label goes: the PAGE_LABEL column (before SOURCE) and the pages'
+// `page` in the document record, with page_index its position; also in a
+// resumed run, which takes the pages from the ledger. The Goobi METS of
+// TestBookMETSGoobi, six pages whose ORDERLABELs are 1, [1v], 2, [2v], 3,
+// [3v].
+func TestBookPageLabels(t *testing.T) {
+	e, _, mets := goobiBook(t)
+	labels := []string{"1", "[1v]", "2", "[2v]", "3", "[3v]"}
+	records := filepath.Join(e.root, "records")
+	for _, resume := range []bool{false, true} {
+		args := []string{"-f", mets, "--book-pages", "PHYS_0005..PHYS_0014", "--document-json-out-dir", records}
+		if resume {
+			args = append(args, "--resume")
+		}
+		code, log := e.run(t, args...)
+		if code != exitOK {
+			t.Fatalf("resume %v: exit %d: %s", resume, code, log)
+		}
+		tables, _ := filepath.Glob(filepath.Join(e.results, "*_v4.4_TOP-3.csv"))
+		slices.Sort(tables)
+		rows := readCSV(t, tables[len(tables)-1])
+		n := len(rows[0])
+		if strings.Join(rows[0][n-5:], ",") != "PAGE_LABEL,SOURCE,BOOK_PAGE_ID,BOOK_ORDER,BOOK_LABEL" {
+			t.Fatalf("header %q", rows[0])
+		}
+		var got []string
+		for _, row := range rows[1:] {
+			got = append(got, row[n-5])
+			if row[n-5] != row[n-1] {
+				t.Errorf("PAGE %s: PAGE_LABEL %q, BOOK_LABEL %q", row[1], row[n-5], row[n-1])
+			}
+		}
+		if !slices.Equal(got, labels) {
+			t.Errorf("resume %v: PAGE_LABEL %q, want %q", resume, got, labels)
+		}
+		var rec struct {
+			Pages []struct {
+				Page  string `json:"page"`
+				Index int    `json:"page_index"`
+			} `json:"pages"`
+		}
+		if err := json.Unmarshal(must(os.ReadFile(filepath.Join(records, "74241.document.json"))), &rec); err != nil {
+			t.Fatal(err)
+		}
+		got = got[:0]
+		for i, p := range rec.Pages {
+			got = append(got, p.Page)
+			if p.Index != i+1 {
+				t.Errorf("record page %q: page_index %d, want %d", p.Page, p.Index, i+1)
+			}
+		}
+		if !slices.Equal(got, labels) {
+			t.Errorf("resume %v: the record's pages %q, want %q", resume, got, labels)
+		}
+	}
+}
+
+// goobiBook is a run's environment with the test model and the Goobi METS
+// of internal/book/testdata (books/74241.xml) whose images are on the
+// loopback server s.
+func goobiBook(t *testing.T) (e *env, s *booktest.Server, mets string) {
+	t.Helper()
+	e = newEnv(t, nil)
+	e.model(t, "v4.4")
+	s = booktest.New(t, classifytest.Pages(t, 1), 1, false)
+	mets = filepath.Join(e.root, "books", "74241.xml")
+	rewrite(t, "goobi-ulb-74241.xml", mets, "file:///opt/digiverso/viewer/media/74241/", s.URL+"/plain/")
+	return e, s, mets
 }

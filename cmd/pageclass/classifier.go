@@ -113,7 +113,8 @@ func (r *classifier) classify(ctx context.Context) error {
 	c := r.cli
 	r.out, err = newOutputs(outputSpec{
 		Dir: c.Results, Stamp: tables, Names: names, TopN: c.TopN, Raw: c.Raw, Best: c.Best,
-		Average: !c.NoAverageBest, Intermediates: c.SaveIntermediates, Chunk: chunk, Books: set.books != nil && set.books.any, PageLabels: set.PDF,
+		Average: !c.NoAverageBest, Intermediates: c.SaveIntermediates, Chunk: chunk, Books: set.books != nil && set.books.any,
+		PageLabels: set.PDF || set.books != nil && set.books.any,
 	})
 	if err != nil {
 		return err
@@ -444,6 +445,7 @@ func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err
 	pages := d.pages(f)
 	r.para.AddInputs(max(1, len(pages)+len(d.Errors)))
 	for _, p := range pages {
+		p = r.set.labelled(p)
 		key, err := r.set.pageKey(f, p.Page, p.Pages)
 		if err != nil {
 			r.fail(f, name, p.Page, err.Error())
@@ -528,6 +530,7 @@ func (r *classifier) emit(p classify.Page) error {
 		r.open[p.Name] = it
 	}
 	name := itemName(r.set, p.Name)
+	p = r.set.labelled(p)
 	if err := r.row(p, it, name); err != nil {
 		return err
 	}

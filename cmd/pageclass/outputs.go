@@ -55,8 +55,8 @@ type rowFunc func(k results.Key, p classify.Page, rv *review.Page) results.Row
 // beyond the spec's: the input file as on disk, relative to the input
 // folder. A run whose input holds a book (a METS file or a IIIF manifest)
 // adds the page's identifiers in its book after SOURCE (results.WithBook),
-// and a run whose input holds a PDF the pages' PDF page labels, just before
-// SOURCE (results.WithPageLabel).
+// and a run whose input holds a PDF or a book the pages' labels (in the
+// PDF, or in the book), just before SOURCE (results.WithPageLabel).
 type outputs struct {
 	tables []table
 	// first is the main table (its rows are counted).

@@ -29,8 +29,8 @@ type Row struct {
 	// Book holds the identifiers of a page of a book (WithBook); zero for
 	// a page of a file.
 	Book BookPage
-	// PageLabel is the page's label in its PDF (WithPageLabel), "" when
-	// the PDF defines none or the input is not a PDF.
+	// PageLabel is the page's label in its PDF or its book (WithPageLabel),
+	// "" when it has none or the input is neither.
 	PageLabel string
 }
 
@@ -42,9 +42,10 @@ type labelled struct{ Layout }
 // WithPageLabel is l with one more column at the end, PAGE_LABEL (pageclass
 // puts it before SOURCE, which stays last in a run of files): the
 // page's label in its PDF, as a PDF reader shows it ("iv", "12a"; Row.
-// PageLabel), beside the page's number in PAGE; empty for a page of a PDF
-// without page labels and for other inputs. A run writes it when its input
-// holds a PDF.
+// PageLabel; pageclass gives a book's page its label in the book),
+// beside the page's number in PAGE; empty for a page of a PDF without page
+// labels and for other inputs. A run writes it when its input holds a PDF
+// or a book.
 func WithPageLabel(l Layout) Layout { return labelled{l} }
 
 func (l labelled) Header() []string { return append(l.Layout.Header(), PageLabelColumn) }
