@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"archivekit/internal/book"
 	"archivekit/internal/fetch"
+	"archivekit/internal/jobs"
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/service"
 )
@@ -229,4 +231,66 @@ func bookReason(err error) service.Reason {
 		return service.ReasonFetchFailed
 	}
 	return service.ReasonBadBook
+}
+
+// bookJobs lets POST /jobs take a book field: the job's items are the
+// book's pages (all, or those the pages field selects), each page's image
+// fetched by the worker as the derivative at the models' largest input
+// size (as /predict_document fetches it) and classified as /predict_image
+// classifies an upload; no MAX_PDF_PAGES bound.
+func (s *server) bookJobs() *jobs.BookInput {
+	return &jobs.BookInput{Field: "book", Fields: []string{"pages"}, Items: s.bookItems, Fetch: s.fetchPage}
+}
+
+// bookItems reads a book job's book and lists its pages selected.
+func (s *server) bookItems(ctx context.Context, location string, fields map[string]string) ([]jobs.BookItem, error) {
+	version := cmp.Or(strings.TrimSpace(fields["version"]), "all")
+	members, err := s.engine.members(ctx, version)
+	if err != nil {
+		return nil, err
+	}
+	var ranges []pageRange
+	if v := strings.TrimSpace(fields["pages"]); v != "" {
+		if ranges, err = parsePages(v); err != nil {
+			return nil, fmt.Errorf("pages %q: %w", v, err)
+		}
+	}
+	b, err := book.Read(ctx, location, book.Options{Text: book.TextNone, Fetcher: s.bookFetcher(), MaxPages: 100000})
+	if err != nil {
+		return nil, err
+	}
+	idx, err := selectPages(ranges, len(b.Pages))
+	if err != nil {
+		return nil, err
+	}
+	size := s.bookSize(members)
+	items := make([]jobs.BookItem, 0, len(idx))
+	for _, i := range idx {
+		p := b.Pages[i]
+		it := jobs.BookItem{Name: fmt.Sprintf("page-%04d", i+1),
+			Ref: jobs.BookRef{Page: i + 1, ID: p.ID, Order: p.Order, Label: p.Label, Manifest: p.Manifest}}
+		switch {
+		case p.Image == nil:
+			it.Problem = "page without an image"
+		case p.Image.Service != nil:
+			it.Source, it.Type = p.Image.Service.Derivative(size), "image/jpeg"
+		default:
+			it.Source, it.Type = p.Image.Location, p.Image.MIMEType
+		}
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+// fetchPage fetches a book page's image; its type is sniffed from its
+// bytes when they say an image type.
+func (s *server) fetchPage(ctx context.Context, source string) ([]byte, string, error) {
+	b, err := s.bookFetcher().GetLinked(ctx, source)
+	if err != nil {
+		return nil, "", err
+	}
+	if t := http.DetectContentType(b); strings.HasPrefix(t, "image/") {
+		return b, t, nil
+	}
+	return b, "", nil
 }

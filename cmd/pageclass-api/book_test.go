@@ -50,15 +50,7 @@ func TestPredictDocumentBook(t *testing.T) {
 			t.Errorf("page %d: %+v", i+1, p)
 		}
 	}
-	log, denied, _, _ := book.Served()
-	if len(denied) > 0 || len(log) != 5 {
-		t.Errorf("requests %v (denied %v), want the manifest and 4 images", log, denied)
-	}
-	for p, n := range book.Requests() {
-		if n != 1 {
-			t.Errorf("%s requested %d times", p, n)
-		}
-	}
+	servedOnce(t, book, 4)
 
 	book.Reset()
 	if status, body := postForm(t, ts.URL+"/predict_document", field("book", book.ManifestURL())); status != 413 || !strings.Contains(string(body), "MAX_PDF_PAGES") {
@@ -94,6 +86,21 @@ func TestPredictDocumentBook(t *testing.T) {
 				t.Errorf("requests %v, want none", log)
 			}
 		})
+	}
+}
+
+// servedOnce checks that the book's server was asked for the manifest and
+// the images of n pages, each once, and refused nothing.
+func servedOnce(t *testing.T, book *booktest.Server, n int) {
+	t.Helper()
+	log, denied, _, _ := book.Served()
+	if len(denied) > 0 || len(log) != n+1 {
+		t.Errorf("requests %v (denied %v), want the manifest and %d images", log, denied, n)
+	}
+	for p, n := range book.Requests() {
+		if n != 1 {
+			t.Errorf("%s requested %d times", p, n)
+		}
 	}
 }
 

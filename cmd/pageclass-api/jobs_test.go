@@ -3,11 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
+	"archivekit/internal/book/booktest"
 	"archivekit/internal/jobs"
+	"archivekit/internal/pageclass/classify/classifytest"
 	"archivekit/internal/service/servicetest"
 )
 
@@ -34,23 +40,7 @@ func TestJobs(t *testing.T) {
 	if b := servicetest.ReadBody(t, resp); resp.StatusCode != 202 || json.Unmarshal(b, &st) != nil {
 		t.Fatalf("POST /jobs: %d %s", resp.StatusCode, b)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for st.State != jobs.Succeeded && st.State != jobs.Failed {
-		if time.Now().After(deadline) {
-			t.Fatalf("job still %+v", st)
-		}
-		select {
-		case <-s.jobs.Changed():
-		case <-time.After(time.Second):
-		}
-		r, err := http.Get(ts.URL + "/jobs/" + st.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(servicetest.ReadBody(t, r), &st); err != nil {
-			t.Fatal(err)
-		}
-	}
+	st = waitJob(t, s, ts.URL, st)
 	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 3, Succeeded: 2, Failed: 1}) || st.Errors[0].Name != "notes.txt" || st.Errors[0].Status != 400 {
 		t.Fatalf("%+v", st)
 	}
@@ -76,5 +66,121 @@ func TestJobs(t *testing.T) {
 		if i == 1 && b.PageCount != 3 {
 			t.Fatalf("PDF item: %d pages", b.PageCount)
 		}
+	}
+}
+
+// waitJob polls job st until it ends (at most a minute), woken by the
+// queue's changes.
+func waitJob(t *testing.T, s *server, base string, st jobs.Status) jobs.Status {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for st.State != jobs.Succeeded && st.State != jobs.Failed {
+		if time.Now().After(deadline) {
+			t.Fatalf("job still %+v", st)
+		}
+		select {
+		case <-s.jobs.Changed():
+		case <-time.After(time.Second):
+		}
+		r, err := http.Get(base + "/jobs/" + st.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(servicetest.ReadBody(t, r), &st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+// submitForm posts a job's form and returns its status (202).
+func submitForm(t *testing.T, base string, parts ...upload) jobs.Status {
+	t.Helper()
+	code, b := postForm(t, base+"/jobs", parts...)
+	var st jobs.Status
+	if code != 202 || json.Unmarshal(b, &st) != nil {
+		t.Fatalf("POST /jobs: %d %s", code, b)
+	}
+	return st
+}
+
+// TestJobsBook (issue 30 item 1): a job names a IIIF manifest by its book
+// field: the worker reads the book, and its items are the pages the pages
+// field selects, each fetched once from the loopback server (BOOK_HOSTS)
+// as its image service's level allows and classified as /predict_document
+// classifies the same page; each item's result carries the canvas id,
+// label and position. A page whose image cannot be fetched fails alone
+// (502); a book that cannot be read fails the job with its reason; a file
+// and a book together, and a book URL that is not http(s), are refused.
+func TestJobsBook(t *testing.T) {
+	bk := booktest.New(t, classifytest.Pages(t, 1), 4, true)
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir(), EnvBookHosts: must(url.Parse(bk.URL)).Host}, nil)
+	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) })
+	field := func(k, v string) upload { return upload{Field: k, Data: []byte(v)} }
+
+	st := waitJob(t, s, ts.URL, submitForm(t, ts.URL, field("book", bk.ManifestURL()), field("pages", "1-3"), field("topn", "2")))
+	if st.State != jobs.Succeeded || st.Book != bk.ManifestURL() || st.Items != (jobs.Counts{Total: 3, Succeeded: 3}) {
+		t.Fatalf("%+v", st)
+	}
+	servedOnce(t, bk, 3)
+	var res jobs.Results
+	r, _ := http.Get(ts.URL + "/jobs/" + st.ID + "/results")
+	if err := json.Unmarshal(servicetest.ReadBody(t, r), &res); err != nil {
+		t.Fatal(err)
+	}
+	code, body := postForm(t, ts.URL+"/predict_document", field("book", bk.ManifestURL()), field("pages", "1-3"), field("topn", "2"))
+	var doc struct {
+		Pages []struct {
+			Predictions []prediction `json:"predictions"`
+		} `json:"pages"`
+	}
+	if code != 200 || json.Unmarshal(body, &doc) != nil || len(doc.Pages) != 3 {
+		t.Fatalf("/predict_document: %d %s", code, body)
+	}
+	for i, it := range res.Items {
+		b := it.Book
+		if b == nil || b.Page != i+1 || b.ID != fmt.Sprintf("%s/iiif/book/canvas/p%d", bk.URL, i+1) || b.Label != fmt.Sprintf("f. %d", i+1) || !strings.HasPrefix(b.Source, bk.URL) {
+			t.Errorf("item %d: book %+v", i, b)
+		}
+		var one struct {
+			Predictions []prediction `json:"predictions"`
+		}
+		if err := json.Unmarshal(it.Output, &one); err != nil || len(one.Predictions) != 2 {
+			t.Fatalf("item %d: %s", i, it.Output)
+		}
+		for k, p := range one.Predictions {
+			if q := doc.Pages[i].Predictions[k]; p.Label != q.Label || math.Abs(p.Score-q.Score) > 1e-3 {
+				t.Errorf("item %d: %+v, /predict_document page %d: %+v", i, one.Predictions, i+1, doc.Pages[i].Predictions)
+			}
+		}
+	}
+
+	// A page whose image is gone fails alone; the others are classified.
+	bk.Reset()
+	bk.Gone(1)
+	st = waitJob(t, s, ts.URL, submitForm(t, ts.URL, field("book", bk.ManifestURL()), field("pages", "1-3")))
+	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 3, Succeeded: 2, Failed: 1}) ||
+		st.Errors[0].Status != 502 || st.Errors[0].Book == nil || st.Errors[0].Book.Page != 2 || !strings.Contains(st.Errors[0].Error, "not fetched") {
+		t.Fatalf("a page gone: %+v", st)
+	}
+
+	st = waitJob(t, s, ts.URL, submitForm(t, ts.URL, field("book", bk.URL+"/iiif/none.json")))
+	if st.State != jobs.Failed || st.Items.Total != 0 || !strings.Contains(st.Error, "404") {
+		t.Fatalf("a book that is not there: %+v", st)
+	}
+	for _, c := range []struct {
+		name  string
+		parts []upload
+		says  string
+	}{
+		{"file and book", []upload{field("book", bk.ManifestURL()), {Field: "file", Name: "a.png", CType: "image/png", Data: []byte("x")}}, "not both"},
+		{"not http", []upload{field("book", "file:///etc/passwd")}, "http(s) URL"},
+	} {
+		if code, b := postForm(t, ts.URL+"/jobs", c.parts...); code != 422 || !strings.Contains(string(b), c.says) {
+			t.Errorf("%s: %d %s", c.name, code, b)
+		}
+	}
+	if d := servicetest.FormField(t, ts.URL, "/jobs", "book"); !strings.Contains(d, "METS file") {
+		t.Errorf("the OpenAPI of POST /jobs describes no book field: %q", d)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"archivekit/internal/book"
 	"archivekit/internal/fetch"
+	"archivekit/internal/jobs"
 	"archivekit/internal/service"
 	"archivekit/internal/translate/translator"
 )
@@ -86,17 +88,12 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 		sum.Problems = append(sum.Problems, p.String())
 	}
 	var texts []book.Text
-	seen := map[string]bool{}
-	for _, p := range b.Pages {
-		if len(p.Texts) == 0 {
-			sum.PagesWithoutText = append(sum.PagesWithoutText, p.ID)
+	for _, bt := range bookTexts(b) {
+		if bt.none {
+			sum.PagesWithoutText = append(sum.PagesWithoutText, bt.page.ID)
+			continue
 		}
-		for _, t := range p.Texts {
-			if !seen[t.Location] {
-				seen[t.Location] = true
-				texts = append(texts, t)
-			}
-		}
+		texts = append(texts, bt.text)
 	}
 	if len(texts) > maxBookFiles {
 		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonTooManyFiles, fmt.Sprintf("book_url: the book has %d text files; one request translates at most %d", len(texts), maxBookFiles))
@@ -176,4 +173,77 @@ func bookStatus(err error) (int, service.Reason) {
 		return http.StatusUnprocessableEntity, service.ReasonBadBook
 	}
 	return http.StatusBadGateway, service.ReasonFetchFailed
+}
+
+// bookText is a text file of a book with its page, in page order, or
+// (none) a page without text.
+type bookText struct {
+	page  book.Page
+	index int // the page's position, from 0
+	text  book.Text
+	none  bool
+}
+
+// bookTexts lists a book's text files in page order, each once (a file
+// that several pages list goes with the first), and its pages without
+// text.
+func bookTexts(b *book.Book) []bookText {
+	var out []bookText
+	seen := map[string]bool{}
+	for i, p := range b.Pages {
+		if len(p.Texts) == 0 {
+			out = append(out, bookText{page: p, index: i, none: true})
+		}
+		for _, t := range p.Texts {
+			if !seen[t.Location] {
+				seen[t.Location] = true
+				out = append(out, bookText{page: p, index: i, text: t})
+			}
+		}
+	}
+	return out
+}
+
+// bookJobs lets POST /jobs take a book_url: the job's items are the book's
+// text files in page order, each fetched by the worker (within the upload
+// cap and BOOK_ALLOW_HOSTS, as /translate fetches them) and translated as
+// /translate translates an upload; pages without text are not items, and
+// no bound of 500 files applies.
+func (s *server) bookJobs() *jobs.BookInput {
+	return &jobs.BookInput{Field: "book_url", Items: s.bookItems, Fetch: s.fetchText}
+}
+
+// bookItems reads a book job's book and lists its text files.
+func (s *server) bookItems(ctx context.Context, location string, _ map[string]string) ([]jobs.BookItem, error) {
+	b, err := book.Read(ctx, location, book.Options{Fetcher: s.bookFetcher(), MaxBytes: s.svc.Config.MaxUploadBytes})
+	if err != nil {
+		return nil, errors.New(service.Redact(err.Error()))
+	}
+	var items []jobs.BookItem
+	for _, bt := range bookTexts(b) {
+		if bt.none {
+			continue
+		}
+		rel := book.RelPath(location, bt.text)
+		ctype := "application/xml"
+		if bt.text.Format == book.HOCR {
+			ctype = "text/html"
+		}
+		items = append(items, jobs.BookItem{Name: rel, Type: ctype, Source: bt.text.Location,
+			Ref: jobs.BookRef{Page: bt.index + 1, ID: bt.page.ID, Order: bt.page.Order, Label: bt.page.Label, Manifest: bt.page.Manifest,
+				Path: rel, Format: string(bt.text.Format)}})
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("none of the book's %d pages has a text file", len(b.Pages))
+	}
+	return items, nil
+}
+
+// fetchText fetches a book's text file.
+func (s *server) fetchText(ctx context.Context, source string) ([]byte, string, error) {
+	b, err := s.bookFetcher().GetLinked(ctx, source)
+	if err != nil {
+		return nil, "", errors.New(service.Redact(err.Error()))
+	}
+	return b, "", nil
 }

@@ -36,13 +36,10 @@ const bookMETS = `<?xml version="1.0" encoding="UTF-8"?>
 </mets>
 `
 
-// TestTranslateBook (issues 28 item 5, 29 item 7): /translate takes a
-// book_url; its text files, PAGE-XML and hOCR, are fetched from a
-// loopback server the allow-list names, translated in page order (PAGE
-// with its append default) and answered one part each, named by their
-// path in the book, then book.json; without the allow-list a loopback
-// address is refused; /info lists the formats.
-func TestTranslateBook(t *testing.T) {
+// bookServer serves bookMETS at /b/mets.xml with its two text files (a
+// real PAGE-XML and a real hOCR file) on a loopback server, closed with
+// the test; files are what it serves, by path.
+func bookServer(t *testing.T) (map[string][]byte, *httptest.Server) {
 	files := map[string][]byte{
 		"/b/mets.xml":         []byte(bookMETS),
 		"/b/OCR-D-OCR/1.xml":  readFile(t, "../../internal/translate/pagexml/testdata/real/ocrd-gt_german_kant1784-0017.page.xml"),
@@ -55,7 +52,18 @@ func TestTranslateBook(t *testing.T) {
 		}
 		http.NotFound(w, r)
 	}))
-	defer books.Close()
+	t.Cleanup(books.Close)
+	return files, books
+}
+
+// TestTranslateBook (issues 28 item 5, 29 item 7): /translate takes a
+// book_url; its text files, PAGE-XML and hOCR, are fetched from a
+// loopback server the allow-list names, translated in page order (PAGE
+// with its append default) and answered one part each, named by their
+// path in the book, then book.json; without the allow-list a loopback
+// address is refused; /info lists the formats.
+func TestTranslateBook(t *testing.T) {
+	files, books := bookServer(t)
 	mt := translatortest.New(translatortest.Config{})
 	defer mt.Close()
 	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_ALLOW_HOSTS": "127.0.0.1"}))

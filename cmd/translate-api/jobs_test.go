@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"mime"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -178,4 +179,65 @@ func jobResults(t *testing.T, base, id string) jobs.Results {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// TestJobsBook (issue 30 item 1): a job names a METS file by book_url: the
+// worker reads it, and its items are the book's text files in page order
+// (PAGE-XML on page 1, hOCR on page 3; page 2 has none), each fetched from
+// the loopback server BOOK_ALLOW_HOSTS names and translated as the
+// synchronous book_url request translates it; each item's result carries
+// its page's ID, position, path in the book and format. A file that is no
+// book fails the job with the reader's reason.
+func TestJobsBook(t *testing.T) {
+	_, books := bookServer(t)
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_ALLOW_HOSTS": "127.0.0.1", "JOBS_DIR": t.TempDir()}))
+	submit := func(parts ...part) jobs.Status {
+		t.Helper()
+		body, ctype := multipartBody(t, parts...)
+		resp := post(t, ts.URL+"/jobs", ctype, body)
+		var st jobs.Status
+		if b := readBody(t, resp); resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &st) != nil {
+			t.Fatalf("POST /jobs: %d %s", resp.StatusCode, b)
+		}
+		return pollJob(t, ts.URL, st.ID, 60*time.Second, ended)
+	}
+	lang := part{Field: "source_lang", Data: []byte("de")}
+	st := submit(part{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}, lang)
+	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 2, Succeeded: 2}) {
+		t.Fatalf("%+v", st)
+	}
+	res := jobResults(t, ts.URL, st.ID)
+	resp, b := func() (*http.Response, []byte) {
+		body, ct := multipartBody(t, part{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}, lang)
+		resp := post(t, ts.URL+"/translate", ct, body)
+		return resp, readBody(t, resp)
+	}()
+	_, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	sync := map[string][]byte{}
+	for _, p := range mixedParts(t, params["boundary"], b) {
+		sync[p.name] = p.data
+	}
+	for i, want := range []struct {
+		page           int
+		id, path, form string
+		out            string
+	}{{1, "P1", "OCR-D-OCR/1.xml", "PAGE", "OCR-D-OCR/1_en.xml"}, {3, "P3", "OCR-D-OCR/3.hocr", "hOCR", "OCR-D-OCR/3_en.hocr"}} {
+		it := res.Items[i]
+		if bk := it.Book; bk == nil || bk.Page != want.page || bk.ID != want.id || bk.Path != want.path || bk.Format != want.form || bk.Source != books.URL+"/b/"+want.path {
+			t.Errorf("item %d: book %+v", i, it.Book)
+		}
+		if it.Text == nil || *it.Text != string(sync[want.out]) {
+			t.Errorf("item %d (%s) differs from the synchronous answer's %s", i, it.Name, want.out)
+		}
+	}
+
+	st = submit(part{Field: "book_url", Data: []byte(books.URL + "/b/OCR-D-OCR/1.xml")}, lang)
+	if st.State != jobs.Failed || st.Items.Total != 0 || !strings.Contains(st.Error, "neither a METS file nor a IIIF manifest") {
+		t.Fatalf("not a book: %+v", st)
+	}
+	if d := servicetest.FormField(t, ts.URL, "/jobs", "book_url"); !strings.Contains(d, "METS file") {
+		t.Errorf("the OpenAPI of POST /jobs describes no book_url field: %q", d)
+	}
 }

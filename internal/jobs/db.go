@@ -52,7 +52,28 @@ var pgSchema = strings.NewReplacer(
 ).Replace(schema) + `
 ALTER TABLE archivekit_job ADD COLUMN IF NOT EXISTS owner TEXT, ADD COLUMN IF NOT EXISTS lease_ms BIGINT;
 ALTER TABLE archivekit_item ADD COLUMN IF NOT EXISTS input BYTEA, ADD COLUMN IF NOT EXISTS output BYTEA;
-CREATE INDEX IF NOT EXISTS archivekit_job_lease ON archivekit_job (lease_ms) WHERE owner IS NOT NULL;`
+CREATE INDEX IF NOT EXISTS archivekit_job_lease ON archivekit_job (lease_ms) WHERE owner IS NOT NULL;` + pgAdded()
+
+// addedColumns are the columns added to the tables after their first
+// release, for both databases: a book job's URL and the error that ended
+// it, an item's source URL and book identifiers (JSON), and a job's run
+// metadata (JSON, written when it ends).
+var addedColumns = []struct{ table, column string }{
+	{"archivekit_job", "book_url TEXT"},
+	{"archivekit_job", "error TEXT"},
+	{"archivekit_job", "run_meta TEXT"},
+	{"archivekit_item", "source TEXT"},
+	{"archivekit_item", "ref TEXT"},
+}
+
+// pgAdded adds addedColumns on PostgreSQL.
+func pgAdded() string {
+	var b strings.Builder
+	for _, c := range addedColumns {
+		fmt.Fprintf(&b, "\nALTER TABLE %s ADD COLUMN IF NOT EXISTS %s;", c.table, c.column)
+	}
+	return b.String()
+}
 
 // migrate brings River's tables up to date.
 func migrate[T any](ctx context.Context, drv riverdriver.Driver[T], log *slog.Logger) error {
@@ -218,9 +239,16 @@ func (q *Queue) openSQLite(ctx context.Context) (*riversqlite.Driver, error) {
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		return nil, fmt.Errorf("jobs: tables: %w", err)
 	}
-	// The lease columns, added to a folder made before them.
-	for _, c := range []string{"owner TEXT", "lease_ms INTEGER"} {
-		if _, err := db.ExecContext(ctx, `ALTER TABLE archivekit_job ADD COLUMN `+c); err != nil && !strings.Contains(err.Error(), "duplicate column") {
+	// The columns added since the first tables, added to a folder made
+	// before them: the lease, and a book job's URL, error and items'
+	// sources and identifiers.
+	for _, c := range []string{"archivekit_job ADD COLUMN owner TEXT", "archivekit_job ADD COLUMN lease_ms INTEGER"} {
+		if _, err := db.ExecContext(ctx, `ALTER TABLE `+c); err != nil && !strings.Contains(err.Error(), "duplicate column") {
+			return nil, fmt.Errorf("jobs: tables: %w", err)
+		}
+	}
+	for _, c := range addedColumns {
+		if _, err := db.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.column); err != nil && !strings.Contains(err.Error(), "duplicate column") {
 			return nil, fmt.Errorf("jobs: tables: %w", err)
 		}
 	}

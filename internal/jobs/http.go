@@ -144,6 +144,10 @@ func (q *Queue) readForm(w http.ResponseWriter, r *http.Request, dir string) (f 
 				f.Callback = strings.TrimSpace(string(b))
 				continue
 			}
+			if err == nil && q.opts.Book != nil && p.FormName() == q.opts.Book.Field && p.FileName() == "" {
+				f.Book = strings.TrimSpace(string(b))
+				continue
+			}
 			f.Parts = append(f.Parts, part{Field: p.FormName(), FileName: p.FileName(), ContentType: p.Header.Get("Content-Type"), Data: b})
 		}
 		if err != nil {
@@ -152,11 +156,36 @@ func (q *Queue) readForm(w http.ResponseWriter, r *http.Request, dir string) (f 
 		}
 		h.Write([]byte{0})
 	}
-	if len(files) == 0 {
-		service.WriteValidation(w, service.ValidationError{Loc: []any{"body", q.opts.ItemField}, Msg: "a job needs at least one file in the form field " + q.opts.ItemField, Type: "missing"})
+	if ok := q.checkItems(w, f, len(files)); !ok {
 		return nil, nil, "", false
 	}
+	if f.At < 0 {
+		f.At = len(f.Parts) // a book job's file goes last
+	}
 	return f, files, hex.EncodeToString(h.Sum(nil)), true
+}
+
+// checkItems answers a form without items (n files and perhaps a book):
+// it needs files or, where the service takes books, a book URL, not both.
+func (q *Queue) checkItems(w http.ResponseWriter, f *form, n int) bool {
+	b := q.opts.Book
+	switch {
+	case f.Book != "" && n > 0:
+		service.WriteValidation(w, service.ValidationError{Loc: []any{"body", b.Field}, Msg: "give files or a book, not both", Type: "value_error"})
+	case f.Book != "":
+		if why := checkBookURL(f.Book); why != "" {
+			service.WriteValidation(w, service.ValidationError{Loc: []any{"body", b.Field}, Msg: b.Field + " " + why, Type: "value_error"})
+			return false
+		}
+		return true
+	case n == 0 && b != nil:
+		service.WriteValidation(w, service.ValidationError{Loc: []any{"body", q.opts.ItemField}, Msg: "a job needs at least one file in the form field " + q.opts.ItemField + " or a book URL in the field " + b.Field, Type: "missing"})
+	case n == 0:
+		service.WriteValidation(w, service.ValidationError{Loc: []any{"body", q.opts.ItemField}, Msg: "a job needs at least one file in the form field " + q.opts.ItemField, Type: "missing"})
+	default:
+		return true
+	}
+	return false
 }
 
 // saveItem writes one item's file, hashing it.
@@ -248,12 +277,16 @@ type ItemResult struct {
 	// Runs is how many times the item was started (more than 1 after a
 	// stop or a kill cut it).
 	Runs int `json:"runs"`
+	// Book identifies a book job's item in its book.
+	Book *BookRef `json:"book,omitempty"`
 }
 
 // Results is the answer of GET /jobs/{id}/results.
 type Results struct {
-	ID    string       `json:"id"`
-	State string       `json:"state"`
+	ID    string `json:"id"`
+	State string `json:"state"`
+	// Book is a book job's URL.
+	Book  string       `json:"book,omitempty"`
 	Items []ItemResult `json:"items"`
 }
 
@@ -296,9 +329,9 @@ func (q *Queue) results(ctx context.Context, id string, done func(*ItemResult) e
 	if err != nil {
 		return nil, err
 	}
-	res := &Results{ID: id, State: st.State, Items: []ItemResult{}}
+	res := &Results{ID: id, State: st.State, Book: st.Book, Items: []ItemResult{}}
 	for _, it := range items {
-		ir := ItemResult{Item: it.Index, Name: it.Name, State: it.State, Status: it.Status, ContentType: it.Type, Error: it.Error, Runs: it.Runs}
+		ir := ItemResult{Item: it.Index, Name: it.Name, State: it.State, Status: it.Status, ContentType: it.Type, Error: it.Error, Runs: it.Runs, Book: bookRef(it.Ref)}
 		if it.State != Queued {
 			if err := done(&ir); err != nil {
 				return nil, err

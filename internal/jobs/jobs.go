@@ -121,6 +121,9 @@ type Options struct {
 	// 30 s; renewed every third of it): a replica killed mid-job leaves
 	// it to another after at most Lease plus half of it.
 	Lease time.Duration
+	// Book, when not nil, lets a job name a book by its URL instead of
+	// uploading files: its items are the book's pages or text files.
+	Book *BookInput
 	// pollEvery is how often River looks for new jobs (default 50 ms).
 	pollEvery time.Duration
 }

@@ -115,6 +115,12 @@ var callbackPrivate = true
 // or a PostgreSQL URL).
 func newService(t *testing.T, dir string, h http.Handler) (*service.Service, *jobs.Queue) {
 	t.Helper()
+	return newServiceWith(t, dir, h, jobs.Options{})
+}
+
+// newServiceWith is newService with o's Book.
+func newServiceWith(t *testing.T, dir string, h http.Handler, o jobs.Options) (*service.Service, *jobs.Queue) {
+	t.Helper()
 	env := storeEnv(dir)
 	env["LOG_LEVEL"], env["JOBS_CALLBACK_SECRET"] = "ERROR", secret
 	if callbackPrivate {
@@ -126,7 +132,7 @@ func newService(t *testing.T, dir string, h http.Handler) (*service.Service, *jo
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: h, CallbackBackoff: 10 * time.Millisecond})
+	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: h, CallbackBackoff: 10 * time.Millisecond, Book: o.Book})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -73,15 +74,52 @@ func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", setting, err)
 	}
-	if err := svc.AddOpenAPI(openapiFragment); err != nil {
+	if err := svc.AddOpenAPI(openapiOf(o.Book)); err != nil {
 		q.Close(context.Background())
 		return nil, err
 	}
-	svc.Route("POST /jobs", "submit a job: the form of "+o.Path+" with one or more files; 202 with Location: /jobs/{id} (Idempotency-Key: the same job for the same request)", q.Submit)
+	items := "one or more files"
+	if o.Book != nil {
+		items += " or a book URL (" + o.Book.Field + ")"
+	}
+	svc.Route("POST /jobs", "submit a job: the form of "+o.Path+" with "+items+"; 202 with Location: /jobs/{id} (Idempotency-Key: the same job for the same request)", q.Submit)
 	svc.Route("DELETE /jobs/{id}", "cancel a queued or running job", q.Cancel)
 	svc.Route("GET /jobs", "jobs, newest first, with paging (limit, before)", q.List)
 	svc.Route("GET /jobs/{id}", "a job's state (queued, running, succeeded, failed, canceled), item counts and errors by item", q.Get)
 	svc.Route("GET /jobs/{id}/results", "a job's answers by item (JSON)", q.Results)
 	svc.Route("GET /jobs/{id}/results/{item}", "one item's answer as "+o.Path+" gave it", q.Item)
 	return q, nil
+}
+
+// openapiOf is the OpenAPI fragment of the job API; with b, POST /jobs
+// takes b's field, a book URL, instead of files.
+func openapiOf(b *BookInput) []byte {
+	if b == nil {
+		return openapiFragment
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(openapiFragment, &doc); err != nil {
+		panic(err) // the embedded fragment is valid JSON (TestInfoAndOpenAPI)
+	}
+	at := func(m map[string]any, keys ...string) map[string]any {
+		for _, k := range keys {
+			m, _ = m[k].(map[string]any)
+		}
+		return m
+	}
+	schema := at(doc, "paths", "/jobs", "post", "requestBody", "content", "multipart/form-data", "schema")
+	delete(schema, "required")
+	desc := "The http(s) URL of a METS file or a IIIF manifest or collection, instead of files: the job's items are the book's "
+	if len(b.Fields) > 0 {
+		desc += "pages (" + strings.Join(b.Fields, ", ") + " select them as the synchronous endpoint's do)"
+	} else {
+		desc += "text files in page order"
+	}
+	desc += ", each fetched by the worker (bounded, from the hosts the service allows) when it runs; each item's result carries its book identifiers (JobBookRef). Not sent to the endpoint."
+	at(schema, "properties")[b.Field] = map[string]any{"type": "string", "format": "uri", "description": desc}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		panic(err)
+	}
+	return out
 }

@@ -54,6 +54,9 @@ type form struct {
 	// Callback is the callback URL (its field is not sent to the
 	// endpoint).
 	Callback string `json:"-"`
+	// Book is a book job's URL (BookInput; its field is not sent to the
+	// endpoint).
+	Book string `json:"book,omitempty"`
 }
 
 // part is one multipart part that is not an item.
@@ -66,14 +69,20 @@ type part struct {
 
 // Status is the answer of GET /jobs/{id}.
 type Status struct {
-	ID         string      `json:"id"`
-	State      string      `json:"state"`
-	CreatedAt  time.Time   `json:"created_at"`
-	StartedAt  *time.Time  `json:"started_at,omitempty"`
-	FinishedAt *time.Time  `json:"finished_at,omitempty"`
-	Items      Counts      `json:"items"`
-	Errors     []ItemError `json:"errors"`
-	Results    string      `json:"results"`
+	ID         string     `json:"id"`
+	State      string     `json:"state"`
+	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// Book is a book job's URL; its items are the book's pages or text
+	// files, none until a worker has read the book.
+	Book  string `json:"book,omitempty"`
+	Items Counts `json:"items"`
+	// Error is why the job failed as a whole (its book could not be
+	// read); failed items are in Errors.
+	Error   string      `json:"error,omitempty"`
+	Errors  []ItemError `json:"errors"`
+	Results string      `json:"results"`
 }
 
 // Counts are a job's items by state.
@@ -90,6 +99,8 @@ type ItemError struct {
 	Name   string `json:"name"`
 	Status int    `json:"status"`
 	Error  string `json:"error"`
+	// Book identifies a book job's item in its book.
+	Book *BookRef `json:"book,omitempty"`
 }
 
 // item is an item row.
@@ -103,6 +114,8 @@ type item struct {
 	Disposition string
 	Error       string
 	Runs        int
+	// Source and Ref are a book item's URL and identifiers (JSON).
+	Source, Ref string
 }
 
 // errNotFound: no job has that id.
@@ -128,8 +141,8 @@ func (q *Queue) status(ctx context.Context, id string) (*Status, error) {
 	st := &Status{ID: id, Errors: []ItemError{}, Results: "/jobs/" + id + "/results"}
 	var created int64
 	var started, finished sql.NullInt64
-	err := q.queryRow(ctx, `SELECT state, created_ms, started_ms, finished_ms FROM archivekit_job WHERE id = ?`, id).
-		Scan(&st.State, &created, &started, &finished)
+	err := q.queryRow(ctx, `SELECT state, created_ms, started_ms, finished_ms, COALESCE(book_url, ''), COALESCE(error, '') FROM archivekit_job WHERE id = ?`, id).
+		Scan(&st.State, &created, &started, &finished, &st.Book, &st.Error)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, errNotFound
 	}
@@ -149,7 +162,7 @@ func (q *Queue) status(ctx context.Context, id string) (*Status, error) {
 			st.Items.Succeeded++
 		case Failed:
 			st.Items.Failed++
-			st.Errors = append(st.Errors, ItemError{Item: it.Index, Name: it.Name, Status: it.Status, Error: it.Error})
+			st.Errors = append(st.Errors, ItemError{Item: it.Index, Name: it.Name, Status: it.Status, Error: it.Error, Book: bookRef(it.Ref)})
 		default:
 			st.Items.Queued++
 		}
@@ -159,7 +172,7 @@ func (q *Queue) status(ctx context.Context, id string) (*Status, error) {
 
 // items reads a job's items in order.
 func (q *Queue) items(ctx context.Context, id string) ([]item, error) {
-	rows, err := q.query(ctx, `SELECT idx, name, content_type, state, COALESCE(status, 0), COALESCE(out_type, ''), COALESCE(out_disposition, ''), COALESCE(error, ''), runs
+	rows, err := q.query(ctx, `SELECT idx, name, content_type, state, COALESCE(status, 0), COALESCE(out_type, ''), COALESCE(out_disposition, ''), COALESCE(error, ''), runs, COALESCE(source, ''), COALESCE(ref, '')
 		FROM archivekit_item WHERE job_id = ? ORDER BY idx`, id)
 	if err != nil {
 		return nil, err
@@ -168,7 +181,7 @@ func (q *Queue) items(ctx context.Context, id string) ([]item, error) {
 	var out []item
 	for rows.Next() {
 		var it item
-		if err := rows.Scan(&it.Index, &it.Name, &it.InType, &it.State, &it.Status, &it.Type, &it.Disposition, &it.Error, &it.Runs); err != nil {
+		if err := rows.Scan(&it.Index, &it.Name, &it.InType, &it.State, &it.Status, &it.Type, &it.Disposition, &it.Error, &it.Runs, &it.Source, &it.Ref); err != nil {
 			return nil, err
 		}
 		out = append(out, it)
@@ -197,13 +210,16 @@ func (q *Queue) insert(ctx context.Context, id string, f *form, files []upload, 
 	if key != "" {
 		k, h = key, hash
 	}
-	var cb any
+	var cb, book any
 	if callback != "" {
 		cb = callback
 	}
+	if f.Book != "" {
+		book = f.Book
+	}
 	return q.inTx(ctx, func(tx txn) error {
-		if _, err := tx.exec(ctx, `INSERT INTO archivekit_job (id, state, created_ms, form, idem_key, idem_hash, callback_url) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			id, Queued, time.Now().UnixMilli(), fb, k, h, cb); err != nil {
+		if _, err := tx.exec(ctx, `INSERT INTO archivekit_job (id, state, created_ms, form, idem_key, idem_hash, callback_url, book_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, Queued, time.Now().UnixMilli(), fb, k, h, cb, book); err != nil {
 			return err
 		}
 		for i, u := range files {

@@ -35,6 +35,11 @@ func (q *Queue) work(ctx context.Context, id string) error {
 	if _, err := q.setState(ctx, id, Running, Queued); err != nil {
 		return err
 	}
+	if f.Book != "" {
+		if ok, err := q.readBook(ctx, id, f); err != nil || !ok {
+			return err
+		}
+	}
 	items, err := q.items(ctx, id)
 	if err != nil {
 		return err
@@ -84,7 +89,27 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	if _, err := q.exec(ctx, `UPDATE archivekit_item SET runs = runs + 1 WHERE job_id = ? AND idx = ?`, id, it.Index); err != nil {
 		return err
 	}
-	in, err := q.input(ctx, id, it.Index)
+	ictx, cancel := ctx, context.CancelFunc(func() {})
+	if q.opts.ItemTimeout > 0 {
+		ictx, cancel = context.WithTimeout(ctx, q.opts.ItemTimeout)
+	}
+	defer cancel()
+	in, err := q.itemInput(ictx, id, &it)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var fetchErr *fetchError
+	if errors.As(err, &fetchErr) {
+		// A book's file that cannot be fetched: the item fails, as a
+		// synchronous request fails when its upstream does.
+		out := problemBody(fetchErr.Error())
+		if q.pool == nil {
+			if err := q.writeAnswer(id, it.Index, out); err != nil {
+				return err
+			}
+		}
+		return q.record(ctx, id, it.Index, Failed, http.StatusBadGateway, "application/json", "", fetchErr.Error(), out)
+	}
 	if err != nil {
 		return fmt.Errorf("item %d: %w", it.Index, err)
 	}
@@ -97,7 +122,7 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
-	go func() { pw.CloseWithError(writeForm(mw, f, q.opts.ItemField, it, in)) }()
+	go func() { pw.CloseWithError(writeForm(mw, q.itemForm(f), q.opts.ItemField, it, in)) }()
 	target, h := q.opts.Path, q.opts.Handler
 	if q.opts.Pick != nil {
 		target, h = q.opts.Pick(it.InType, it.Name)
@@ -105,11 +130,6 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	if f.Query != "" {
 		target += "?" + f.Query
 	}
-	ictx, cancel := ctx, context.CancelFunc(func() {})
-	if q.opts.ItemTimeout > 0 {
-		ictx, cancel = context.WithTimeout(ctx, q.opts.ItemTimeout)
-	}
-	defer cancel()
 	req, err := http.NewRequestWithContext(ictx, http.MethodPost, target, pr)
 	if err != nil {
 		pr.Close()
@@ -142,19 +162,64 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	if status < 200 || status > 299 {
 		state, detail = Failed, errorDetail(out)
 	}
-	// The answer and the item's state in one statement: an item recorded
-	// done has its answer, and runs no more.
-	set, args := "", []any{state, status, a.header.Get("Content-Type"), a.header.Get("Content-Disposition"), detail}
+	return q.record(ctx, id, it.Index, state, status, a.header.Get("Content-Type"), a.header.Get("Content-Disposition"), detail, out)
+}
+
+// record records item i's answer (out, already in its file on SQLite) and
+// state in one statement: an item recorded done has its answer, and runs
+// no more.
+func (q *Queue) record(ctx context.Context, id string, i int, state string, status int, ctype, disposition, detail string, out []byte) error {
+	set, args := "", []any{state, status, ctype, disposition, detail}
 	if q.pool != nil {
 		set, args = ", output = ?", append(args, out)
 	}
-	_, err = q.exec(ctx, `UPDATE archivekit_item SET state = ?, status = ?, out_type = ?, out_disposition = ?, error = ?`+set+` WHERE job_id = ? AND idx = ? AND state = 'queued'`,
-		append(args, id, it.Index)...)
+	_, err := q.exec(ctx, `UPDATE archivekit_item SET state = ?, status = ?, out_type = ?, out_disposition = ?, error = ?`+set+` WHERE job_id = ? AND idx = ? AND state = 'queued'`,
+		append(args, id, i)...)
 	if err == nil {
 		q.count(metricItems, state)
 		q.notify()
 	}
 	return err
+}
+
+// writeAnswer writes item i's answer file (SQLite), synced and renamed
+// into place.
+func (q *Queue) writeAnswer(id string, i int, b []byte) error {
+	body, err := q.newBody(id, i)
+	if err != nil {
+		return err
+	}
+	defer body.discard()
+	if _, err := body.w.Write(b); err != nil {
+		return err
+	}
+	_, err = body.keep()
+	return err
+}
+
+// fetchError is a book item's file that could not be fetched.
+type fetchError struct{ err error }
+
+func (e *fetchError) Error() string { return "not fetched: " + e.err.Error() }
+
+// itemInput opens item it's file: the upload, or a book item's file
+// fetched now (its content type then set from the answer, when it says
+// one).
+func (q *Queue) itemInput(ctx context.Context, id string, it *item) (io.ReadCloser, error) {
+	if it.Source == "" {
+		return q.input(ctx, id, it.Index)
+	}
+	if q.opts.Book == nil {
+		return nil, &fetchError{errors.New("this service takes no book")}
+	}
+	data, ctype, err := q.opts.Book.Fetch(ctx, it.Source)
+	if err != nil {
+		return nil, &fetchError{err}
+	}
+	if ctype != "" {
+		it.InType = ctype
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
 }
 
 // itemBody is where an item's answer goes as the handler writes it: a

@@ -43,6 +43,7 @@ type Server struct {
 	counts  map[string]int // requests per path
 	sizes   map[int]string // the size asked for, per page
 	bytes   map[int]int    // bytes sent per page
+	gone    map[int]bool   // pages whose image requests are answered 404
 }
 
 // New serves a book of n pages cycling over images (PNG or JPEG files, read
@@ -94,6 +95,17 @@ func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.log, s.denied, s.counts, s.sizes, s.bytes = nil, nil, map[string]int{}, map[int]string{}, map[int]int{}
+}
+
+// Gone makes the image of book page i (from 0) answer 404 Not Found
+// from now on.
+func (s *Server) Gone(i int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone == nil {
+		s.gone = map[int]bool{}
+	}
+	s.gone[i] = true
 }
 
 // Image decodes (once) the sample page of book page i.
@@ -155,7 +167,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	i, _ := strconv.Atoi(m[1])
-	if i >= len(s.Images) {
+	s.mu.Lock()
+	gone := s.gone[i]
+	s.mu.Unlock()
+	if i >= len(s.Images) || gone {
 		http.NotFound(w, r)
 		return
 	}

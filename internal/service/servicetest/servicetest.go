@@ -9,6 +9,7 @@ package servicetest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -150,4 +151,34 @@ func ReadBody(t testing.TB, resp *http.Response) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// FormField is the description the service at base gives in its OpenAPI
+// document of field of the multipart form POST path takes ("" when it
+// describes none).
+func FormField(t testing.TB, base, path, field string) string {
+	t.Helper()
+	resp, err := http.Get(base + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var api struct {
+		Paths map[string]struct {
+			Post struct {
+				RequestBody struct {
+					Content map[string]struct {
+						Schema struct {
+							Properties map[string]struct {
+								Description string `json:"description"`
+							} `json:"properties"`
+						} `json:"schema"`
+					} `json:"content"`
+				} `json:"requestBody"`
+			} `json:"post"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(ReadBody(t, resp), &api); err != nil {
+		t.Fatal(err)
+	}
+	return api.Paths[path].Post.RequestBody.Content["multipart/form-data"].Schema.Properties[field].Description
 }

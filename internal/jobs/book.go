@@ -1,0 +1,199 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+)
+
+// BookInput lets POST /jobs name a book (a METS file, a IIIF manifest or
+// collection) by its http(s) URL instead of uploading files: the job is
+// queued at once with no items; its first run reads the book (Items) and
+// records one item a page or text file, each with the book's identifiers;
+// every item's file is fetched by the worker (Fetch) when the item runs,
+// so an item done is never fetched again. A book that cannot be read fails
+// the job with the reader's error.
+type BookInput struct {
+	// Field is the form field of the book's URL ("book", "book_url"); it
+	// is not sent to the endpoint.
+	Field string
+	// Fields are the other form fields the book reader takes (pageclass'
+	// pages); a book job does not send them to the endpoint.
+	Fields []string
+	// Items reads the book at location with the job's form fields (the
+	// first value of each, Fields included) and lists its items in order.
+	Items func(ctx context.Context, location string, fields map[string]string) ([]BookItem, error)
+	// Fetch fetches an item's Source with the service's bounds and host
+	// allow-list; contentType "" keeps the item's Type.
+	Fetch func(ctx context.Context, source string) (data []byte, contentType string, err error)
+}
+
+// BookItem is one item of a book: a page's image or a text file.
+type BookItem struct {
+	// Name is the file name the endpoint is sent; Type its declared
+	// content type.
+	Name, Type string
+	// Source is the URL the worker fetches.
+	Source string
+	// Problem, when not empty, is why the item cannot run (a page without
+	// an image): it is recorded failed with it (422), nothing is fetched.
+	Problem string
+	Ref     BookRef
+}
+
+// BookRef is what identifies an item in its book, in the item's results
+// and errors so that they join back to the catalogue.
+type BookRef struct {
+	// Page is the page's position in the book, from 1.
+	Page int `json:"page"`
+	// ID is the METS physical div's ID or the canvas id; Order the METS
+	// ORDER; Label the ORDERLABEL or canvas label; Manifest, for a
+	// collection, the manifest of the canvas.
+	ID       string `json:"id,omitempty"`
+	Order    string `json:"order,omitempty"`
+	Label    string `json:"label,omitempty"`
+	Manifest string `json:"manifest,omitempty"`
+	// Path is a text file's path in the book, Format its format (ALTO,
+	// PAGE, hOCR).
+	Path   string `json:"path,omitempty"`
+	Format string `json:"format,omitempty"`
+	// Source is the file fetched.
+	Source string `json:"source,omitempty"`
+}
+
+// checkBookURL is the problem of a book field's value ("" when none).
+func checkBookURL(v string) string {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Sprintf("%q: want the http(s) URL of a METS file or a IIIF manifest or collection", v)
+	}
+	return ""
+}
+
+// fields are the form's fields, the first value of each.
+func (f *form) fields() map[string]string {
+	out := map[string]string{}
+	for _, p := range f.Parts {
+		if _, seen := out[p.Field]; !seen && p.FileName == "" {
+			out[p.Field] = string(p.Data)
+		}
+	}
+	return out
+}
+
+// itemForm is the form an item is sent with: a book job's leaves out the
+// fields its book reader took.
+func (q *Queue) itemForm(f *form) *form {
+	if f.Book == "" || q.opts.Book == nil || len(q.opts.Book.Fields) == 0 {
+		return f
+	}
+	g := *f
+	g.Parts = nil
+	for i, p := range f.Parts {
+		if i == f.At {
+			g.At = len(g.Parts)
+		}
+		if !slices.Contains(q.opts.Book.Fields, p.Field) {
+			g.Parts = append(g.Parts, p)
+		}
+	}
+	if f.At >= len(f.Parts) {
+		g.At = len(g.Parts)
+	}
+	return &g
+}
+
+// readBook reads a book job's book and records its items, once: a job
+// that has items has read its book. It reports false when the job failed
+// because its book could not be read.
+func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) {
+	var n int
+	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM archivekit_item WHERE job_id = ?`, id).Scan(&n); err != nil || n > 0 {
+		return err == nil, err
+	}
+	var items []BookItem
+	var err error
+	if q.opts.Book == nil {
+		err = fmt.Errorf("this service takes no book")
+	} else {
+		items, err = q.opts.Book.Items(ctx, f.Book, f.fields())
+	}
+	if err == nil && len(items) == 0 {
+		err = fmt.Errorf("the book has no item to run")
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		q.log.Warn("book not read", "job", id, "book", f.Book, "err", err.Error())
+		if _, err := q.exec(ctx, `UPDATE archivekit_job SET error = ? WHERE id = ?`, "book "+f.Book+": "+err.Error(), id); err != nil {
+			return false, err
+		}
+		_, err := q.setState(ctx, id, Failed, Running, Queued)
+		return false, err
+	}
+	if q.pool == nil {
+		// The answers of the items that cannot run, for GET
+		// /jobs/{id}/results/{item}, before their rows say they ran.
+		for i, it := range items {
+			if it.Problem != "" {
+				if err := q.writeAnswer(id, i, problemBody(it.Problem)); err != nil {
+					return false, err
+				}
+			}
+		}
+	}
+	err = q.inTx(ctx, func(tx txn) error {
+		for i, it := range items {
+			ref := it.Ref
+			ref.Source = it.Source
+			rb, err := json.Marshal(ref)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.exec(ctx, `INSERT INTO archivekit_item (job_id, idx, name, content_type, source, ref) VALUES (?, ?, ?, ?, ?, ?)`,
+				id, i, it.Name, it.Type, it.Source, string(rb)); err != nil {
+				return err
+			}
+			if it.Problem == "" {
+				continue
+			}
+			set, args := "", []any{Failed, http.StatusUnprocessableEntity, "application/json", it.Problem}
+			if q.pool != nil {
+				set, args = ", output = ?", append(args, problemBody(it.Problem))
+			}
+			if _, err := tx.exec(ctx, `UPDATE archivekit_item SET state = ?, status = ?, out_type = ?, error = ?`+set+` WHERE job_id = ? AND idx = ?`,
+				append(args, id, i)...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	q.log.Info("book read", "job", id, "book", f.Book, "items", len(items))
+	q.notify()
+	return true, nil
+}
+
+// problemBody is the answer recorded for an item that could not run.
+func problemBody(detail string) []byte {
+	b, _ := json.Marshal(map[string]string{"detail": detail})
+	return append(b, '\n')
+}
+
+// bookRef decodes an item's book identifiers (nil for an uploaded file).
+func bookRef(s string) *BookRef {
+	if s == "" {
+		return nil
+	}
+	var r BookRef
+	if json.Unmarshal([]byte(s), &r) != nil {
+		return nil
+	}
+	return &r
+}

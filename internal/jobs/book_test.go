@@ -1,0 +1,136 @@
+package jobs_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"archivekit/internal/jobs"
+	"archivekit/internal/service/servicetest"
+)
+
+// TestBookJob (issue 30 item 1), on SQLite and PostgreSQL: a job that
+// names a book by URL is answered at once with no items; its worker reads
+// the book (Items, with the job's fields), runs each item with the file
+// fetched from the loopback server, leaves the reader's own fields (pages)
+// and the book field out of the endpoint's form, records a page that
+// cannot run (Problem, 422) and a file that cannot be fetched (502) as
+// failed items, and gives every item its book identifiers. A book the
+// reader refuses fails the job with the reader's reason; files and a book
+// together, a book URL that is not http(s), are refused.
+func TestBookJob(t *testing.T) { stores(t, testBookJob) }
+
+func testBookJob(t *testing.T, newStore store) {
+	pages := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/gone.xml" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprintf(w, "<page>%s</page>", r.URL.Path)
+	}))
+	defer pages.Close()
+	var mu sync.Mutex
+	var read []string
+	book := &jobs.BookInput{Field: "book", Fields: []string{"pages"},
+		Items: func(ctx context.Context, location string, fields map[string]string) ([]jobs.BookItem, error) {
+			mu.Lock()
+			read = append(read, location+" pages="+fields["pages"]+" lang="+fields["lang"])
+			mu.Unlock()
+			if strings.HasSuffix(location, "/nobook") {
+				return nil, fmt.Errorf("neither a METS file nor a IIIF manifest")
+			}
+			items := []jobs.BookItem{
+				{Name: "p1.xml", Type: "application/xml", Source: pages.URL + "/p1.xml", Ref: jobs.BookRef{Page: 1, ID: "PHYS_0001", Order: "1", Label: "i"}},
+				{Name: "p2", Problem: "page without an image", Ref: jobs.BookRef{Page: 2, ID: "PHYS_0002"}},
+				{Name: "gone.xml", Type: "application/xml", Source: pages.URL + "/gone.xml", Ref: jobs.BookRef{Page: 3, ID: "PHYS_0003"}},
+				{Name: "p4.xml", Source: pages.URL + "/p4.xml", Ref: jobs.BookRef{Page: 4, ID: "PHYS_0004", Label: "iv"}},
+			}
+			return items, nil
+		},
+		Fetch: func(ctx context.Context, source string) ([]byte, string, error) {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, source, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return nil, "", err
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != 200 {
+				return nil, "", fmt.Errorf("%s: %s", source, resp.Status)
+			}
+			b, err := io.ReadAll(resp.Body)
+			return b, "text/xml", err
+		}}
+	svc, q := newServiceWith(t, newStore(t), &echo{}, jobs.Options{Book: book})
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	field := func(k, v string) servicetest.Part { return servicetest.Part{Field: k, Data: []byte(v)} }
+
+	code, _, st := submit(t, ts.URL, "", field("lang", "cs"), field("book", pages.URL+"/mets.xml"), field("pages", "1-4"))
+	if code != http.StatusAccepted || st.Book != pages.URL+"/mets.xml" || st.Items.Total != 0 {
+		t.Fatalf("submit: %d %+v", code, st)
+	}
+	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	if st.Items != (jobs.Counts{Total: 4, Succeeded: 2, Failed: 2}) || len(st.Errors) != 2 ||
+		st.Errors[0].Status != 422 || st.Errors[0].Book == nil || st.Errors[0].Book.ID != "PHYS_0002" ||
+		st.Errors[1].Status != 502 || !strings.Contains(st.Errors[1].Error, "404") || st.Errors[1].Book.Page != 3 {
+		t.Fatalf("status %+v", st)
+	}
+	if want := pages.URL + "/mets.xml pages=1-4 lang=cs"; len(read) != 1 || read[0] != want {
+		t.Fatalf("the book was read %q, want once as %q", read, want)
+	}
+	var res jobs.Results
+	getJSON(t, ts.URL+"/jobs/"+st.ID+"/results", &res)
+	if res.Book != st.Book || len(res.Items) != 4 {
+		t.Fatalf("results %+v", res)
+	}
+	for i, want := range []string{
+		`{"lang":"cs","name":"p1.xml","query":"x=1","size":20,"type":"text/xml"}`, `{"detail":"page without an image"}`,
+		`{"detail":"not fetched: ` + pages.URL + `/gone.xml: 404 Not Found"}`, `{"lang":"cs","name":"p4.xml","query":"x=1","size":20,"type":"text/xml"}`,
+	} {
+		it := res.Items[i]
+		if string(it.Output) != want || it.Book == nil || it.Book.Page != i+1 || it.Runs > 1 {
+			t.Errorf("item %d: %s %+v, want %s", i, it.Output, it.Book, want)
+		}
+	}
+	if b := res.Items[3].Book; b.Label != "iv" || b.Source != pages.URL+"/p4.xml" {
+		t.Errorf("item 3's book %+v", b)
+	}
+	resp, err := http.Get(ts.URL + "/jobs/" + st.ID + "/results/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := servicetest.ReadBody(t, resp); resp.StatusCode != 422 || !strings.Contains(string(b), "without an image") {
+		t.Errorf("item 1: %d %s", resp.StatusCode, b)
+	}
+
+	_, _, st = submit(t, ts.URL, "", field("book", pages.URL+"/nobook"))
+	st = waitState(t, q, ts.URL, st.ID, jobs.Failed)
+	if st.Items.Total != 0 || !strings.Contains(st.Error, "neither a METS file") {
+		t.Fatalf("not a book: %+v", st)
+	}
+	for _, c := range []struct {
+		name  string
+		parts []servicetest.Part
+		says  string
+	}{
+		{"file and book", []servicetest.Part{field("book", pages.URL+"/mets.xml"), file("a.xml", "a")}, "not both"},
+		{"not http", []servicetest.Part{field("book", "file:///etc/passwd")}, "http(s) URL"},
+		{"neither", []servicetest.Part{field("lang", "cs")}, "or a book URL in the field book"},
+	} {
+		body, ctype := servicetest.Multipart(t, c.parts...)
+		resp, err := http.Post(ts.URL+"/jobs", ctype, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := servicetest.ReadBody(t, resp); resp.StatusCode != 422 || !strings.Contains(string(b), c.says) {
+			t.Errorf("%s: %d %s", c.name, resp.StatusCode, b)
+		}
+	}
+}
