@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+
+	"archivekit/internal/service"
 )
 
 // BookInput lets POST /jobs name a book (a METS file, a IIIF manifest or
@@ -140,7 +142,7 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 		// /jobs/{id}/results/{item}, before their rows say they ran.
 		for i, it := range items {
 			if it.Problem != "" {
-				if err := q.writeAnswer(id, i, problemBody(it.Problem)); err != nil {
+				if err := q.writeAnswer(id, i, problemBody(http.StatusUnprocessableEntity, service.ReasonBadBook, it.Problem)); err != nil {
 					return false, err
 				}
 			}
@@ -163,7 +165,7 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 			}
 			set, args := "", []any{Failed, http.StatusUnprocessableEntity, "application/json", it.Problem}
 			if q.pool != nil {
-				set, args = ", output = ?", append(args, problemBody(it.Problem))
+				set, args = ", output = ?", append(args, problemBody(http.StatusUnprocessableEntity, service.ReasonBadBook, it.Problem))
 			}
 			if _, err := tx.exec(ctx, `UPDATE archivekit_item SET state = ?, status = ?, out_type = ?, error = ?`+set+` WHERE job_id = ? AND idx = ?`,
 				append(args, id, i)...); err != nil {
@@ -180,9 +182,10 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 	return true, nil
 }
 
-// problemBody is the answer recorded for an item that could not run.
-func problemBody(detail string) []byte {
-	b, _ := json.Marshal(map[string]string{"detail": detail})
+// problemBody is the answer recorded for an item that could not run, as
+// the service writes an error (service.ErrorBody).
+func problemBody(status int, reason service.Reason, detail string) []byte {
+	b, _ := json.Marshal(service.ErrorBody{Status: status, Reason: reason, Detail: detail})
 	return append(b, '\n')
 }
 

@@ -91,8 +91,8 @@ func testBookJob(t *testing.T, newStore store) {
 		t.Fatalf("results %+v", res)
 	}
 	for i, want := range []string{
-		`{"lang":"cs","name":"p1.xml","query":"x=1","size":20,"type":"text/xml"}`, `{"detail":"page without an image"}`,
-		`{"detail":"not fetched: ` + pages.URL + `/gone.xml: 404 Not Found"}`, `{"lang":"cs","name":"p4.xml","query":"x=1","size":20,"type":"text/xml"}`,
+		`{"lang":"cs","name":"p1.xml","query":"x=1","size":20,"type":"text/xml"}`, `{"status":422,"reason":"bad_book","detail":"page without an image"}`,
+		`{"status":502,"reason":"fetch_failed","detail":"not fetched: ` + pages.URL + `/gone.xml: 404 Not Found"}`, `{"lang":"cs","name":"p4.xml","query":"x=1","size":20,"type":"text/xml"}`,
 	} {
 		it := res.Items[i]
 		if string(it.Output) != want || it.Book == nil || it.Book.Page != i+1 || it.Runs > 1 {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
+
+	"archivekit/internal/service"
 )
 
 // work runs a job's items not yet done, one after the other, then ends the
@@ -102,7 +104,7 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	if errors.As(err, &fetchErr) {
 		// A book's file that cannot be fetched: the item fails, as a
 		// synchronous request fails when its upstream does.
-		out := problemBody(fetchErr.Error())
+		out := problemBody(http.StatusBadGateway, service.ReasonFetchFailed, fetchErr.Error())
 		if q.pool == nil {
 			if err := q.writeAnswer(id, it.Index, out); err != nil {
 				return err
