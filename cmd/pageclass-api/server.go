@@ -235,6 +235,9 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		return nil, err
 	}
 	loc.Log = s.svc.Logger
+	s.decode.OnLabelError = func(name string, err error) {
+		s.svc.Logger.Warn("the PDF's page labels cannot be read: its pages are numbered only", "file", name, "err", err.Error())
+	}
 	s.svc.Metrics.DeclareCounter(metricPages, "Pages classified, by first category.", "category")
 	s.svc.Metrics.DeclareCounter(metricFlagged, "Pages classified that were flagged for review.", "")
 	precision := o.Precision

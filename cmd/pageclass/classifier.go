@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"archivekit/internal/cliflags"
@@ -138,6 +139,12 @@ func (r *classifier) classify(ctx context.Context) error {
 func (r *classifier) predictOptions() classify.Options {
 	dec := imageio.DefaultOptions
 	dec.Renderer = r.cli.PDFRenderer
+	var warned sync.Map // --parallel opens each input once per group: warn once
+	dec.OnLabelError = func(name string, err error) {
+		if _, again := warned.LoadOrStore(name, true); !again {
+			r.log.Warn("the PDF's page labels cannot be read: its pages are numbered only", "file", name, "error", err.Error())
+		}
+	}
 	return classify.Options{Batch: r.settings.Setup.Batch, Decode: dec, Upload: r.upload()}
 }
 

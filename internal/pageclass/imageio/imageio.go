@@ -107,6 +107,10 @@ type Options struct {
 	// could otherwise cost seconds. 0 means DefaultMaxPDFPagePixels; a
 	// negative MaxDecodePixels turns it off too.
 	MaxPDFPagePixels int64
+	// OnLabelError, when set, is called by Decode with the document's name
+	// when a PDF's page labels cannot be read (Doc.LabelError): its pages
+	// are then numbered only, and the caller can say so in its log.
+	OnLabelError func(name string, err error)
 }
 
 // DefaultMaxPDFPagePixels is the default render budget of one PDF page
@@ -316,7 +320,7 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		if d.pages = n; n < 1 {
 			return nil, &Error{Name: name, Err: errors.New("PDF has no pages")}
 		}
-		d.labels, d.labelErr = pdflabel.Labels(data, d.pages)
+		d.readLabels()
 		return d, nil
 	}
 	ref, err := d.load(0, o.DPI)
@@ -329,7 +333,7 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		if d.pages < 1 {
 			return nil, &Error{Name: name, Err: errors.New("PDF has no pages")}
 		}
-		d.labels, d.labelErr = pdflabel.Labels(data, d.pages)
+		d.readLabels()
 		return d, nil
 	}
 	if err := o.checkSize(ref); err != nil {
@@ -392,6 +396,15 @@ func (d *Doc) Label(i int) string {
 // LabelError says why a PDF's page labels could not be read; nil when they
 // were read or the document has none.
 func (d *Doc) LabelError() error { return d.labelErr }
+
+// readLabels reads the page labels of a PDF of d.pages pages, and tells
+// Options.OnLabelError when they cannot be read.
+func (d *Doc) readLabels() {
+	d.labels, d.labelErr = pdflabel.Labels(d.data, d.pages)
+	if d.labelErr != nil && d.opts.OnLabelError != nil {
+		d.opts.OnLabelError(d.name, d.labelErr)
+	}
+}
 
 // RenderTime is the time spent so far on the pages of d: opening and
 // decoding them and the callers' use of the pixels in Use (waits for the

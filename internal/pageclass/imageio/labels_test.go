@@ -1,6 +1,7 @@
 package imageio
 
 import (
+	"strings"
 	"testing"
 
 	"archivekit/internal/pageclass/imageio/hostile"
@@ -34,6 +35,43 @@ func TestPDFLabels(t *testing.T) {
 		}
 		if d.LabelError() != nil {
 			t.Errorf("%s: %v", name, d.LabelError())
+		}
+	}
+}
+
+// TestPDFLabelErrorReported: a PDF whose page-label tree cannot be read
+// is still opened, its pages numbered only, and Options.OnLabelError is
+// told its name and why; a PDF with readable labels or none is not
+// reported.
+func TestPDFLabelErrorReported(t *testing.T) {
+	page := "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 300] >>"
+	broken := hostile.PDFObjects("<< /Type /Catalog /Pages 2 0 R /PageLabels << /Nums [(x) << /S /r >>] >> >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>", page)
+	labelled := hostile.PDFObjects("<< /Type /Catalog /Pages 2 0 R /PageLabels << /Nums [0 << /S /r >>] >> >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>", page)
+	plain := hostile.PDFObjects("<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>", page)
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string // in the reported error; "" for no report
+	}{
+		{"broken.pdf", broken, "not a page index"},
+		{"labelled.pdf", labelled, ""},
+		{"plain.pdf", plain, ""},
+	} {
+		var names []string
+		var errs []error
+		o := DefaultOptions
+		o.OnLabelError = func(name string, err error) { names, errs = append(names, name), append(errs, err) }
+		d, err := o.Decode(tc.data, tc.name)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		switch {
+		case tc.want == "" && len(names) > 0:
+			t.Errorf("%s: reported %v %v", tc.name, names, errs)
+		case tc.want != "" && (len(names) != 1 || names[0] != tc.name || !strings.Contains(errs[0].Error(), tc.want) || d.Label(0) != "" || d.LabelError() == nil):
+			t.Errorf("%s: reported %v %v, label %q; want one report naming it, saying %q", tc.name, names, errs, d.Label(0), tc.want)
 		}
 	}
 }
