@@ -109,7 +109,9 @@ type Options struct {
 	MaxPDFPagePixels int64
 	// OnLabelError, when set, is called by Decode with the document's name
 	// when a PDF's page labels cannot be read (Doc.LabelError): its pages
-	// are then numbered only, and the caller can say so in its log.
+	// are then numbered only, and the caller can say so in its log. It is
+	// called from the goroutine that calls Decode, so possibly from
+	// several at once.
 	OnLabelError func(name string, err error)
 }
 
