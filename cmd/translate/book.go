@@ -135,7 +135,7 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 				continue
 			}
 			in := bookText(ctx, s, f, b.Remote, kept, t, rel)
-			in.Book, in.Page = &t, p.ID
+			in.Book, in.Page, in.BookOf = &t, p.ID, info
 			if p.Image != nil {
 				in.PageW, in.PageH = float64(p.Image.Width), float64(p.Image.Height)
 			}

@@ -48,6 +48,8 @@ type input struct {
 	Book *book.Text
 	// Page is the ID of its page in the book.
 	Page string
+	// BookOf is the book the text file is of (nil for other inputs).
+	BookOf *bookInfo
 	// PageW and PageH are the page's canvas (or image) size, 0 when not
 	// given: the ALTO lines are scaled onto it for IIIF annotations.
 	PageW, PageH float64

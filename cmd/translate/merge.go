@@ -166,6 +166,7 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 		for k, v := range xs.LangSources {
 			st.LangSources[k] += v
 		}
+		st.Books = mergeBooks(st.Books, xs.Books)
 		if xs.Terminology != nil {
 			for k, v := range xs.Terminology.Documents {
 				terms[k] = newTermRate(terms[k].Expected+v.Expected, terms[k].Hit+v.Hit)

@@ -45,6 +45,9 @@ type statistics struct {
 	// Terminology is the vocabulary check per document and for the run;
 	// null without a vocabulary (or for a target other than English).
 	Terminology *terminology `json:"terminology"`
+	// Books holds one record per book of the run, its text files taken
+	// as one document (bookstats.go); absent without books.
+	Books []*bookStats `json:"books,omitempty"`
 }
 
 // termRate is expected vocabulary terms, those found in the translation,
@@ -117,6 +120,7 @@ func (d *paradataDoc) View() *paradataDoc {
 	}
 	st.SegmentStatus = maps.Clone(st.SegmentStatus)
 	st.LangSources = maps.Clone(st.LangSources)
+	st.Books = cloneBooks(st.Books)
 	if d.terms != nil {
 		tm := &terminology{Documents: map[string]termRate{}}
 		exp, hit := 0, 0

@@ -310,6 +310,11 @@ type runner struct {
 	led *ledger.Ledger
 	// trip is the translation service's circuit breaker (EnvCircuitTrip).
 	trip int
+	// bookLang is each book's language, detected over its text files as
+	// one document (bookstats.go): each of them is given it; bookIdx is
+	// each book's record in statistics.books.
+	bookLang map[*bookInfo]string
+	bookIdx  map[*bookInfo]int
 }
 
 func (r *runner) run(ctx context.Context, inputs []input) error {
@@ -358,6 +363,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		pd.SetConfig("downloads_not_modified", notModified(inputs))
 	}
 	pd.SetConfig("retry_failed", s.RetryFailed)
+	r.bookLanguages(inputs)
 	p := &pass{sess: sess, lemDown: lemDown, bar: bar, schema: schema, led: led}
 	for i := range inputs {
 		if err := r.item(ctx, p, inputs, i); errors.Is(err, errCircuitOpen) {
@@ -818,6 +824,9 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 	opt := sess.Options()
 	order := s.Order
 	opt.Order, opt.RetryRounds = &order, s.RetryRounds
+	if in.BookOf != nil {
+		opt.DocumentLang = r.bookLang[in.BookOf]
+	}
 	opt.Source, opt.Target, opt.Mode = s.Source, s.Target, s.outputMode()
 	opt.FastAlign, opt.Kind, opt.Fields = s.FastAlign, kind, r.fields
 	opt.Usage, opt.Warn = r.usage, func(m string) { r.log.Warn(m) }
@@ -861,6 +870,7 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 	}
 	r.modes[out.Mode]++
 	r.pd.done(filepath.ToSlash(filepath.Join(in.Dir, out.Stem)), out, outPath, logPath)
+	r.bookDone(in, out)
 	return out, outPath, nil
 }
 

@@ -223,3 +223,27 @@ func SharedLang(nodes []*xmlsplice.Node, space, name string) string {
 	}
 	return lang
 }
+
+// UnitTexts returns the texts of an ALTO document's units (its TextBlocks
+// with text, hyphenated words joined), in document order: what the
+// document's language is detected over, for instance when the document is
+// one of a book's text files (translator.BookLanguage).
+func UnitTexts(src []byte) ([]string, error) {
+	doc, err := xmlsplice.Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	var texts []string
+	doc.Root.Walk(func(n *xmlsplice.Node) bool {
+		if n.Name.Local != "Page" {
+			return true
+		}
+		for _, b := range collectBlocks(n, true) {
+			if b.text != "" {
+				texts = append(texts, b.text)
+			}
+		}
+		return false
+	})
+	return texts, nil
+}

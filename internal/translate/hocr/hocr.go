@@ -337,18 +337,9 @@ func (r *reader) text(raw []byte, start int) {
 // translateLines detects the lines' languages and translates them.
 func translateLines(ctx context.Context, d *doc, opt Options, auto bool, res *Result) error {
 	st := &res.Stats
-	units := map[*elem][]*line{}
-	var unitOrder []*elem
-	for _, l := range d.lines {
-		l.text = joinSlots(l.slots)
-		if l.text == "" {
-			continue
-		}
-		st.Units++
-		if _, ok := units[l.unit]; !ok {
-			unitOrder = append(unitOrder, l.unit)
-		}
-		units[l.unit] = append(units[l.unit], l)
+	units, unitOrder := unitsOf(d)
+	for _, u := range unitOrder {
+		st.Units += len(units[u])
 	}
 	langs := map[*elem]string{}
 	from := map[*elem]alto.LangSource{}
@@ -705,4 +696,37 @@ func unitLang(u *elem, lines []*line) string {
 		lang = l.el.lang
 	}
 	return lang
+}
+
+// UnitTexts returns the texts of an hOCR document's detection units (its
+// paragraphs, each its lines joined), in document order: what the
+// document's language is detected over (translator.BookLanguage).
+func UnitTexts(src []byte) ([]string, error) {
+	d, err := read(src)
+	if err != nil {
+		return nil, err
+	}
+	units, order := unitsOf(d)
+	texts := make([]string, len(order))
+	for i, u := range order {
+		texts[i] = joinLines(units[u])
+	}
+	return texts, nil
+}
+
+// unitsOf sets each line's text and groups the lines with text by their
+// detection unit, units in document order.
+func unitsOf(d *doc) (map[*elem][]*line, []*elem) {
+	units := map[*elem][]*line{}
+	var order []*elem
+	for _, l := range d.lines {
+		if l.text = joinSlots(l.slots); l.text == "" {
+			continue
+		}
+		if _, ok := units[l.unit]; !ok {
+			order = append(order, l.unit)
+		}
+		units[l.unit] = append(units[l.unit], l)
+	}
+	return units, order
 }

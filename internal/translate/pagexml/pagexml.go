@@ -38,6 +38,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -685,4 +686,24 @@ func regionLang(r *region) string {
 		nodes[i] = l.node
 	}
 	return alto.SharedLang(nodes, "", "primaryLanguage")
+}
+
+// UnitTexts returns the texts of a PAGE document's units (its text
+// regions, each its lines joined), in document order: what the document's
+// language is detected over (translator.BookLanguage).
+func UnitTexts(src []byte) ([]string, error) {
+	doc, err := xmlsplice.Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	root := rootElement(doc)
+	if _, ok := versionOf(root); !ok {
+		return nil, errors.New("pagexml: root element is not a PAGE <PcGts>")
+	}
+	t := &translator{res: &Result{}}
+	var texts []string
+	for _, r := range t.collect(root) {
+		texts = append(texts, regionText(r))
+	}
+	return texts, nil
 }

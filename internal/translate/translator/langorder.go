@@ -7,6 +7,10 @@ import (
 	"strings"
 
 	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/hocr"
+	"archivekit/internal/translate/langid"
+	"archivekit/internal/translate/pagexml"
+	"archivekit/internal/translate/xmlsplice"
 )
 
 // The settings of the source-language order (alto.LangOrder), as
@@ -76,4 +80,48 @@ func ParseLangOrder(base alto.LangOrder, v LangOrderValues) (alto.LangOrder, err
 		o.Default = l
 	}
 	return o, nil
+}
+
+// UnitTexts returns the texts of the translation units of a book's text
+// file (ALTO blocks, PAGE-XML regions, hOCR paragraphs), in document
+// order; nil for a file of another kind or one that is not well-formed.
+func UnitTexts(src []byte) []string {
+	in, _, err := xmlsplice.Decode(src)
+	if err != nil {
+		return nil
+	}
+	var texts []string
+	switch DetectKind(in) {
+	case KindALTO:
+		texts, err = alto.UnitTexts(in)
+	case KindPAGE:
+		texts, err = pagexml.UnitTexts(in)
+	case KindHOCR:
+		texts, err = hocr.UnitTexts(in)
+	}
+	if err != nil {
+		return nil
+	}
+	return texts
+}
+
+// BookLanguage is the language of a book's text files taken as one
+// document: texts are their units' texts in page order (UnitTexts of each
+// file), and the language is the letter-weighted majority of the languages
+// of the long ones, else the language of all of them together when that
+// is long enough (alto.DocumentLanguage, with order's MinConfidence); ""
+// when none can be told. Detection is recorded in usage (nil: not
+// recorded); det nil means langid.Shared(). Given as Options.DocumentLang
+// to each file, it is the document rule of the source-language order for
+// the whole book, so short pages that could not be told on their own take
+// the book's language.
+func BookLanguage(texts []string, det alto.Detector, order alto.LangOrder, usage *Usage) string {
+	if len(texts) == 0 {
+		return ""
+	}
+	if det == nil {
+		det = langid.Shared()
+	}
+	usage.Add(ComponentLangID)
+	return alto.DocumentLanguage(det, texts, order.MinConfidence)
 }
