@@ -352,7 +352,9 @@ gotest: native fixtures pytools pdfium
 
 ## images: the four CPU images (Dockerfile.cpu: pageclass, pageclass-api,
 ## translate, translate-api) with podman, from the relocatable tree of
-## tools/install.sh and a Debian base image made here with mmdebstrap.
+## tools/install.sh and a Debian base image made here with mmdebstrap, and
+## jobs-postgres (tools/images/Dockerfile.postgres: Debian's PostgreSQL 15,
+## the job store of the replicated overlays).
 ## images-cuda: the same four from Dockerfile.cuda (adds libtorch_cuda and
 ## the NVIDIA libraries of the torch wheel: about 4 GB more).
 ## image-test: the seven checks of spec 9 on each service image and a batch
@@ -395,6 +397,7 @@ image-context: deps native
 
 images: base-image image-context
 	$(IMAGE_ENV) tools/images/build.sh cpu $(IMAGE_TARGETS)
+	$(IMAGE_ENV) tools/images/build.sh postgres jobs-postgres
 
 images-cuda: base-image image-context
 	tools/images/cuda-libs.sh '$(VENV)' '$(IMAGE_CTX)/cuda'

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -90,6 +91,9 @@ type overlay struct {
 	replicas int32
 	gpu      bool // the classifier asks for a GPU on GPU nodes
 	models   bool // the classifier is given -models /app/model (never the demo)
+	// jobs is the job store: "postgres" (a server deployed beside replicas
+	// that share it) or "sqlite" (a state folder on a volume per service).
+	jobs string
 }
 
 // version is the release version of the images (VERSION, leading v stripped).
@@ -105,9 +109,9 @@ func version(t *testing.T) string {
 func overlays(t *testing.T) []overlay {
 	v := version(t)
 	return []overlay{
-		{dir: "overlays/cpu", registry: "ghcr.io/archivekit", tag: map[string]string{"pageclass-api": v, "translate-api": v}, replicas: 2, models: true},
-		{dir: "overlays/cuda", registry: "ghcr.io/archivekit", tag: map[string]string{"pageclass-api": v + "-cuda", "translate-api": v}, replicas: 2, gpu: true, models: true},
-		{dir: "overlays/local", registry: "localhost/archivekit", tag: map[string]string{"pageclass-api": v, "translate-api": v}, replicas: 1},
+		{dir: "overlays/cpu", registry: "ghcr.io/archivekit", tag: map[string]string{"pageclass-api": v, "translate-api": v, "jobs-postgres": v}, replicas: 2, models: true, jobs: "postgres"},
+		{dir: "overlays/cuda", registry: "ghcr.io/archivekit", tag: map[string]string{"pageclass-api": v + "-cuda", "translate-api": v, "jobs-postgres": v}, replicas: 2, gpu: true, models: true, jobs: "postgres"},
+		{dir: "overlays/local", registry: "localhost/archivekit", tag: map[string]string{"pageclass-api": v, "translate-api": v}, replicas: 1, jobs: "sqlite"},
 	}
 }
 
@@ -187,6 +191,7 @@ func check(objs []runtime.Object, o overlay) []error {
 	var errs []error
 	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	deps := map[string]*appsv1.Deployment{}
+	sets := map[string]*appsv1.StatefulSet{}
 	claims := map[string]bool{}
 	var services []*corev1.Service
 	var pdbs []*policyv1.PodDisruptionBudget
@@ -202,6 +207,17 @@ func check(objs []runtime.Object, o overlay) []error {
 			deps[x.Name] = x
 			pods = append(pods, pod{"Deployment " + x.Name, &x.Spec.Template.Spec})
 			errs = append(errs, selects("Deployment "+x.Name, x.Spec.Selector, x.Spec.Template.Labels)...)
+		case *appsv1.StatefulSet:
+			sets[x.Name] = x
+			// The claim templates are volumes of each pod.
+			spec := x.Spec.Template.Spec.DeepCopy()
+			for _, c := range x.Spec.VolumeClaimTemplates {
+				claims[c.Name] = true
+				spec.Volumes = append(spec.Volumes, corev1.Volume{Name: c.Name,
+					VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c.Name}}})
+			}
+			pods = append(pods, pod{"StatefulSet " + x.Name, spec})
+			errs = append(errs, selects("StatefulSet "+x.Name, x.Spec.Selector, x.Spec.Template.Labels)...)
 		case *batchv1.Job:
 			pods = append(pods, pod{"Job " + x.Name, &x.Spec.Template.Spec})
 			if x.Spec.Selector != nil {
@@ -217,15 +233,16 @@ func check(objs []runtime.Object, o overlay) []error {
 			claims[x.Name] = true
 		}
 	}
-	errs = append(errs, checkNetworkPolicies(deps, netpols)...)
+	work := workloads(deps, sets)
+	errs = append(errs, checkNetworkPolicies(work, netpols)...)
 	for _, s := range services {
 		n := 0
-		for _, d := range deps {
-			if len(s.Spec.Selector) > 0 && labels.SelectorFromSet(s.Spec.Selector).Matches(labels.Set(d.Spec.Template.Labels)) {
+		for _, w := range work {
+			if len(s.Spec.Selector) > 0 && labels.SelectorFromSet(s.Spec.Selector).Matches(labels.Set(w.labels)) {
 				n++
 				for _, p := range s.Spec.Ports {
-					if !hasPort(d.Spec.Template.Spec.Containers, p.TargetPort) {
-						fail("Service %s: target port %s is no port of Deployment %s", s.Name, p.TargetPort.String(), d.Name)
+					if !hasPort(w.pod.Containers, p.TargetPort) {
+						fail("Service %s: target port %s is no port of %s", s.Name, p.TargetPort.String(), w.name)
 					}
 				}
 			}
@@ -257,7 +274,28 @@ func check(objs []runtime.Object, o overlay) []error {
 		}
 		errs = append(errs, checkService(d, o)...)
 	}
+	errs = append(errs, checkJobStore(deps, sets, services, netpols, o)...)
 	return errs
+}
+
+// workload is a Deployment or a StatefulSet, as Services and
+// NetworkPolicies see it.
+type workload struct {
+	name   string // "Deployment pageclass-api"
+	labels map[string]string
+	pod    *corev1.PodSpec
+}
+
+func workloads(deps map[string]*appsv1.Deployment, sets map[string]*appsv1.StatefulSet) []workload {
+	var ws []workload
+	for _, d := range deps {
+		ws = append(ws, workload{"Deployment " + d.Name, d.Spec.Template.Labels, &d.Spec.Template.Spec})
+	}
+	for _, s := range sets {
+		ws = append(ws, workload{"StatefulSet " + s.Name, s.Spec.Template.Labels, &s.Spec.Template.Spec})
+	}
+	sort.Slice(ws, func(i, j int) bool { return ws[i].name < ws[j].name })
+	return ws
 }
 
 // selects checks that a workload's selector picks its own pod template.
@@ -366,10 +404,16 @@ func checkService(d *appsv1.Deployment, o overlay) []error {
 		fail("imagePullPolicy %q: images imported into the node are never pulled", c.ImagePullPolicy)
 	}
 
-	// Rolling update without unavailability.
+	// Rolling update without unavailability; with a SQLite state folder,
+	// which one process holds at a time, the old pod stops first.
 	ru := d.Spec.Strategy.RollingUpdate
-	if d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType || ru == nil || ru.MaxUnavailable == nil ||
-		ru.MaxUnavailable.String() != "0" || ru.MaxSurge == nil || ru.MaxSurge.String() == "0" {
+	switch {
+	case o.jobs == "sqlite":
+		if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+			fail("strategy %s: want Recreate, one process per SQLite state folder (JOBS_DIR)", d.Spec.Strategy.Type)
+		}
+	case d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType || ru == nil || ru.MaxUnavailable == nil ||
+		ru.MaxUnavailable.String() != "0" || ru.MaxSurge == nil || ru.MaxSurge.String() == "0":
 		fail("strategy: want RollingUpdate with maxUnavailable 0 and a surge")
 	}
 
@@ -496,56 +540,37 @@ func checkService(d *appsv1.Deployment, o overlay) []error {
 // translator does not, uploads are capped explicitly and no secret has a
 // value in the file.
 func TestCompose(t *testing.T) {
-	type service struct {
-		Image           string             `json:"image"`
-		User            string             `json:"user"`
-		ReadOnly        bool               `json:"read_only"`
-		StopGracePeriod string             `json:"stop_grace_period"`
-		Environment     map[string]*string `json:"environment"`
-		Tmpfs           []string           `json:"tmpfs"`
-		Volumes         []string           `json:"volumes"`
-		Ports           []string           `json:"ports"`
-		CapDrop         []string           `json:"cap_drop"`
-		SecurityOpt     []string           `json:"security_opt"`
-		StopSignal      string             `json:"stop_signal"`
-		MemLimit        string             `json:"mem_limit"`
-		MemReservation  string             `json:"mem_reservation"`
-	}
-	type file struct {
-		Name     string              `json:"name"`
-		Services map[string]service  `json:"services"`
-		Volumes  map[string]struct{} `json:"volumes"`
-	}
 	v := version(t)
+	files := map[string]composeFile{}
 	for _, c := range []struct {
 		file, service, origins string
 		narrowed               bool
 		upload                 string
+		jobs                   string // sqlite or postgres
 	}{
-		{"compose/pageclass.compose.yaml", "pageclass-api", "http://localhost:8080,http://127.0.0.1:8080", true, "10"},
-		{"compose/translate.compose.yaml", "translate-api", "", false, "50"},
+		{"compose/pageclass.compose.yaml", "pageclass-api", "http://localhost:8080,http://127.0.0.1:8080", true, "10", "sqlite"},
+		{"compose/translate.compose.yaml", "translate-api", "", false, "50", "sqlite"},
+		{"compose/replicated.compose.yaml", "pageclass-api", "http://localhost:8080,http://127.0.0.1:8080", true, "10", "postgres"},
+		{"compose/replicated.compose.yaml", "pageclass-api-2", "http://localhost:8080,http://127.0.0.1:8080", true, "10", "postgres"},
+		{"compose/replicated.compose.yaml", "translate-api", "", false, "50", "postgres"},
+		{"compose/replicated.compose.yaml", "translate-api-2", "", false, "50", "postgres"},
 	} {
-		t.Run(c.service, func(t *testing.T) {
-			b, err := os.ReadFile(c.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var f file
-			if err := yaml.UnmarshalStrict(b, &f); err != nil {
-				t.Fatalf("%s: %v", c.file, err)
+		t.Run(c.file+"/"+c.service, func(t *testing.T) {
+			f, ok := files[c.file]
+			if !ok {
+				f = readCompose(t, c.file)
+				files[c.file] = f
 			}
 			s, ok := f.Services[c.service]
 			if !ok {
 				t.Fatalf("%s: no service %s", c.file, c.service)
 			}
-			if want := "ghcr.io/archivekit/" + c.service + ":" + v; s.Image != want {
+			image := strings.TrimSuffix(c.service, "-2")
+			if want := "ghcr.io/archivekit/" + image + ":" + v; s.Image != want {
 				t.Errorf("image %q, want %q", s.Image, want)
 			}
-			if s.User != "10001:10001" || !s.ReadOnly || len(s.Tmpfs) == 0 || s.Tmpfs[0] != "/tmp" {
-				t.Errorf("want user 10001, a read-only root and a tmpfs /tmp; got %q %v %v", s.User, s.ReadOnly, s.Tmpfs)
-			}
-			if s.StopGracePeriod != "60s" {
-				t.Errorf("stop_grace_period %q, want 60s (spec 3.3)", s.StopGracePeriod)
+			for _, err := range checkComposeService(s) {
+				t.Error(err)
 			}
 			o, set := s.Environment["ALLOWED_ORIGINS"]
 			if set != c.narrowed || (set && (o == nil || *o != c.origins)) {
@@ -554,13 +579,124 @@ func TestCompose(t *testing.T) {
 			if u := s.Environment["MAX_UPLOAD_MB"]; u == nil || *u != c.upload {
 				t.Errorf("MAX_UPLOAD_MB not %s", c.upload)
 			}
-			for k, val := range s.Environment {
-				if secretish.MatchString(k) && val != nil {
-					t.Errorf("%s has a value in the file; it must be passed from the environment only", k)
-				}
+			for _, err := range checkComposeJobs(f, s, c.jobs, v) {
+				t.Error(err)
 			}
 		})
 	}
+}
+
+type composeService struct {
+	Image           string             `json:"image"`
+	User            string             `json:"user"`
+	ReadOnly        bool               `json:"read_only"`
+	StopGracePeriod string             `json:"stop_grace_period"`
+	Environment     map[string]*string `json:"environment"`
+	Tmpfs           []string           `json:"tmpfs"`
+	Volumes         []string           `json:"volumes"`
+	Ports           []string           `json:"ports"`
+	CapDrop         []string           `json:"cap_drop"`
+	SecurityOpt     []string           `json:"security_opt"`
+	StopSignal      string             `json:"stop_signal"`
+	MemLimit        string             `json:"mem_limit"`
+	MemReservation  string             `json:"mem_reservation"`
+	Restart         string             `json:"restart"`
+	DependsOn       []string           `json:"depends_on"`
+}
+
+type composeFile struct {
+	Name     string                    `json:"name"`
+	Services map[string]composeService `json:"services"`
+	Volumes  map[string]struct{}       `json:"volumes"`
+}
+
+// readCompose decodes a compose file strictly into the fields the checks
+// use.
+func readCompose(t *testing.T, path string) composeFile {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f composeFile
+	if err := yaml.UnmarshalStrict(b, &f); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return f
+}
+
+// checkComposeService holds for every container of the compose files: the
+// image's user, a read-only root with a tmpfs /tmp, the grace of spec 3.3,
+// no secret written in the file.
+func checkComposeService(s composeService) []error {
+	var errs []error
+	if s.User != "10001:10001" || !s.ReadOnly || len(s.Tmpfs) == 0 || s.Tmpfs[0] != "/tmp" {
+		errs = append(errs, fmt.Errorf("want user 10001, a read-only root and a tmpfs /tmp; got %q %v %v", s.User, s.ReadOnly, s.Tmpfs))
+	}
+	if s.StopGracePeriod != "60s" {
+		errs = append(errs, fmt.Errorf("stop_grace_period %q, want 60s (spec 3.3)", s.StopGracePeriod))
+	}
+	for k, val := range s.Environment {
+		if secretish.MatchString(k) && val != nil {
+			errs = append(errs, fmt.Errorf("%s has a value in the file; it must be passed from the environment only", k))
+		}
+	}
+	return errs
+}
+
+// checkComposeJobs: a one-replica file keeps its jobs in SQLite on a named
+// volume (JOBS_DIR); the replicated file points every replica at its
+// PostgreSQL service (the jobs-postgres image, its data on a volume, its
+// password from the shell only, interpolated into the URL).
+func checkComposeJobs(f composeFile, s composeService, store, v string) []error {
+	var errs []error
+	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	onVolume := func(path string, vols []string) bool {
+		for _, m := range vols {
+			name, mount, ok := strings.Cut(m, ":")
+			mount, _, _ = strings.Cut(mount, ":")
+			if _, named := f.Volumes[name]; ok && named && (path == mount || strings.HasPrefix(path, strings.TrimSuffix(mount, "/")+"/")) {
+				return true
+			}
+		}
+		return false
+	}
+	dir, url := s.Environment["JOBS_DIR"], s.Environment["JOBS_DATABASE_URL"]
+	switch store {
+	case "sqlite":
+		if dir == nil || !onVolume(*dir, s.Volumes) {
+			fail("JOBS_DIR must name a folder on a named volume")
+		}
+		if url != nil {
+			fail("JOBS_DATABASE_URL set in a one-replica file")
+		}
+	case "postgres":
+		if dir != nil {
+			fail("JOBS_DIR set beside PostgreSQL")
+		}
+		if url == nil || !strings.HasPrefix(*url, "postgres://archivekit:${POSTGRES_PASSWORD") || !strings.Contains(*url, "@postgres:5432/archivekit") {
+			fail("JOBS_DATABASE_URL %v: want the postgres service's URL with the password from the shell", url)
+		}
+		if !slices.Contains(s.DependsOn, "postgres") || s.Restart != "on-failure" {
+			fail("want depends_on postgres and restart on-failure (a replica started before the database exits)")
+		}
+		pg, ok := f.Services["postgres"]
+		if !ok {
+			fail("no postgres service")
+			break
+		}
+		if want := "ghcr.io/archivekit/jobs-postgres:" + v; pg.Image != want {
+			fail("postgres image %q, want %q", pg.Image, want)
+		}
+		if pw, ok := pg.Environment["POSTGRES_PASSWORD"]; !ok || pw != nil {
+			fail("postgres: POSTGRES_PASSWORD must be passed from the shell")
+		}
+		if d := pg.Environment["PGDATA"]; d == nil || !onVolume(*d, pg.Volumes) || strings.HasSuffix(*d, "/data") {
+			fail("postgres: PGDATA must be a folder below a named volume's root")
+		}
+		errs = append(errs, checkComposeService(pg)...)
+	}
+	return errs
 }
 
 // TestBatchJob checks the Indexed Jobs of sharded batch runs, and that
@@ -659,13 +795,13 @@ func checkJobs(objs []runtime.Object, images map[string]string) []error {
 // NetworkPolicy that restricts ingress (issue 32), and the ports it opens
 // are ports of that Deployment. Job pods (deploy/batch) serve nothing and
 // are not checked.
-func checkNetworkPolicies(deps map[string]*appsv1.Deployment, netpols []*networkingv1.NetworkPolicy) []error {
+func checkNetworkPolicies(work []workload, netpols []*networkingv1.NetworkPolicy) []error {
 	var errs []error
-	for _, d := range deps {
+	for _, d := range work {
 		covered := false
 		for _, np := range netpols {
 			sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
-			if err != nil || np.Spec.PodSelector.Size() == 0 || !sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+			if err != nil || np.Spec.PodSelector.Size() == 0 || !sel.Matches(labels.Set(d.labels)) {
 				continue
 			}
 			if !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress) {
@@ -677,14 +813,14 @@ func checkNetworkPolicies(deps map[string]*appsv1.Deployment, netpols []*network
 					errs = append(errs, fmt.Errorf("NetworkPolicy %s: an ingress rule without \"from\" admits every client", np.Name))
 				}
 				for _, p := range rule.Ports {
-					if p.Port == nil || !hasPort(d.Spec.Template.Spec.Containers, *p.Port) {
-						errs = append(errs, fmt.Errorf("NetworkPolicy %s: port %v is no port of Deployment %s", np.Name, p.Port, d.Name))
+					if p.Port == nil || !hasPort(d.pod.Containers, *p.Port) {
+						errs = append(errs, fmt.Errorf("NetworkPolicy %s: port %v is no port of %s", np.Name, p.Port, d.name))
 					}
 				}
 			}
 		}
 		if !covered {
-			errs = append(errs, fmt.Errorf("Deployment %s: no NetworkPolicy restricts who may reach it", d.Name))
+			errs = append(errs, fmt.Errorf("%s: no NetworkPolicy restricts who may reach it", d.name))
 		}
 	}
 	return errs

@@ -27,7 +27,14 @@
 //     reach each process;
 //  6. batch: the Indexed Jobs of deploy/batch (test/k8se2e/batch) run their
 //     four shards each to completion, one translator index failing once on
-//     purpose and retried alone (backoffLimitPerIndex).
+//     purpose and retried alone (backoffLimitPerIndex);
+//  7. jobs: the replicated translator (deploy/overlays/cpu: two replicas
+//     and the PostgreSQL job store, test/k8se2e/jobs) takes a job of 65
+//     one-page ALTO documents; the pod running it is killed mid-job
+//     (SIGKILL of its process, then the pod force-deleted) and the job
+//     finishes on the other replica, every page translated once (MT calls
+//     counted per page; only the page in flight at the kill again) and
+//     every answer equal to the synchronous /translate's (jobs.go).
 //
 // The figures go to -report (JSON) and to stdout.
 package main
@@ -70,13 +77,14 @@ const (
 
 type driver struct {
 	kubectl, kubeconfig, repo, shared, volumes string
+	namespace                                  string // ns, or the jobs step's jobsNS
 	bin                                        string // pageclass-client, for the skill step
 	mt                                         *mtStandIn
 	report                                     map[string]any
 }
 
 func main() {
-	d := &driver{report: map[string]any{}}
+	d := &driver{report: map[string]any{}, namespace: ns}
 	flag.StringVar(&d.kubectl, "kubectl", "kubectl", "the kubectl binary")
 	flag.StringVar(&d.kubeconfig, "kubeconfig", "", "the cluster's kubeconfig")
 	flag.StringVar(&d.repo, "repo", ".", "the repository root")
@@ -84,6 +92,7 @@ func main() {
 	flag.StringVar(&d.volumes, "volumes", "", "a folder on the node for the hostPath volumes")
 	flag.StringVar(&d.bin, "bin", "", "a folder holding pageclass-client (the skill step puts it on PATH)")
 	report := flag.String("report", "", "write the figures here (JSON)")
+	only := flag.String("steps", "", "run only these steps (comma-separated names, in the usual order; a step may need an earlier one: jobs needs none, rollout needs setup); default all")
 	flag.Parse()
 	if d.kubeconfig == "" || d.volumes == "" || d.bin == "" {
 		fmt.Fprintln(os.Stderr, "k8se2e: -kubeconfig, -volumes and -bin are required")
@@ -96,13 +105,26 @@ func main() {
 	}
 	defer d.mt.close()
 
-	d.step("setup", d.setup)
-	d.step("rollout", d.rollout)
-	d.step("healthcheck", d.healthcheck)
-	d.step("skill", d.skill)
-	d.step("restart", d.restart)
-	d.step("config", d.config)
-	d.step("batch", d.batch)
+	steps := []struct {
+		name string
+		fn   func() error
+	}{
+		{"setup", d.setup}, {"rollout", d.rollout}, {"healthcheck", d.healthcheck}, {"skill", d.skill},
+		{"restart", d.restart}, {"config", d.config}, {"batch", d.batch}, {"jobs", d.jobs},
+	}
+	run := map[string]bool{}
+	for _, s := range strings.Split(*only, ",") {
+		run[strings.TrimSpace(s)] = true
+	}
+	for _, s := range steps {
+		if *only == "" || run[s.name] {
+			d.step(s.name, s.fn)
+			delete(run, s.name)
+		}
+	}
+	if *only != "" && len(run) > 0 {
+		d.fail("steps", fmt.Errorf("-steps %q names no step: %v", *only, run))
+	}
 	d.report["total_s"] = secs(time.Since(start))
 	b, _ := json.MarshalIndent(d.report, "", "  ")
 	if *report != "" {
@@ -128,15 +150,20 @@ func (d *driver) step(name string, fn func() error) {
 // and exits 1; the caller (tools/k8s/e2e.sh) adds the components' logs.
 func (d *driver) fail(name string, err error) {
 	fmt.Fprintf(os.Stderr, "\nk8se2e: FAILED step %q: %v\n", name, err)
+	d.diagnose()
+	os.Exit(1)
+}
+
+// diagnose prints the pods, events and pods' logs of d's namespace.
+func (d *driver) diagnose() {
 	for _, args := range [][]string{
-		{"get", "pods,jobs,deployments,endpointslices", "-o", "wide"},
+		{"get", "pods,jobs,deployments,statefulsets,endpointslices", "-o", "wide"},
 		{"get", "events", "--sort-by", ".lastTimestamp"},
 		{"logs", "-l", "app.kubernetes.io/name", "--all-containers", "--prefix", "--tail", "40", "--max-log-requests", "20"},
 	} {
 		out, _ := d.kc(args...)
-		fmt.Fprintf(os.Stderr, "----- kubectl %s\n%s\n", strings.Join(args, " "), out)
+		fmt.Fprintf(os.Stderr, "----- kubectl -n %s %s\n%s\n", d.namespace, strings.Join(args, " "), out)
 	}
-	os.Exit(1)
 }
 
 // kc runs kubectl in the test namespace; the error carries its output.
@@ -145,7 +172,7 @@ func (d *driver) kc(args ...string) (string, error) {
 }
 
 func (d *driver) kcIn(stdin []byte, args ...string) (string, error) {
-	cmd := exec.Command(d.kubectl, append([]string{"--kubeconfig", d.kubeconfig, "-n", ns}, args...)...)
+	cmd := exec.Command(d.kubectl, append([]string{"--kubeconfig", d.kubeconfig, "-n", d.namespace}, args...)...)
 	cmd.Dir = d.repo
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
@@ -161,12 +188,18 @@ func (d *driver) kcIn(stdin []byte, args ...string) (string, error) {
 // manifests (a one-node cluster has no provisioner), each pre-bound to its
 // claim and owned by uid 10001, as the runbook asks of a real volume.
 func (d *driver) setup() error {
-	if _, err := d.kc("create", "namespace", ns); err != nil {
-		return err
-	}
-	claims := map[string]string{
+	return d.volumesFor("", map[string]string{
 		"pageclass-model": "10Gi", "pageclass-hub-cache": "20Gi",
 		"translate-hub-cache": "2Gi", "archivekit-batch": "100Gi",
+		"pageclass-jobs": "5Gi", "translate-jobs": "5Gi",
+	})
+}
+
+// volumesFor makes d's namespace and a volume for each of its claims (name
+// → size), in folders named prefix + claim under -volumes.
+func (d *driver) volumesFor(prefix string, claims map[string]string) error {
+	if _, err := d.kc("create", "namespace", d.namespace); err != nil {
+		return err
 	}
 	var docs []string
 	names := make([]string, 0, len(claims))
@@ -175,7 +208,7 @@ func (d *driver) setup() error {
 	}
 	sort.Strings(names)
 	for _, c := range names {
-		dir := filepath.Join(d.volumes, c)
+		dir := filepath.Join(d.volumes, prefix+c)
 		if err := mkdirOwned(dir); err != nil {
 			return err
 		}
@@ -189,7 +222,7 @@ spec:
   storageClassName: ""
   claimRef: {namespace: %s, name: %s}
   hostPath: {path: %s, type: Directory}
-`, ns, c, claims[c], ns, c, dir))
+`, d.namespace, c, claims[c], d.namespace, c, dir))
 	}
 	_, err := d.kcIn([]byte(strings.Join(docs, "---\n")), "apply", "-f", "-")
 	return err

@@ -35,6 +35,32 @@ type mtStandIn struct {
 	mu      sync.Mutex
 	started chan struct{} // closed at the first translation call after arm
 	armOnce *sync.Once
+	// log, while not nil, records every translation call (startLog).
+	log *[]mtCall
+}
+
+// mtCall is one translation call: who sent it (the pod's address), its
+// text, and when it came.
+type mtCall struct {
+	from, text string
+	at         time.Time
+}
+
+// startLog starts recording the translation calls (afresh).
+func (m *mtStandIn) startLog() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.log = &[]mtCall{}
+}
+
+// logged returns the calls recorded since startLog (a copy).
+func (m *mtStandIn) logged() []mtCall {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.log == nil {
+		return nil
+	}
+	return append([]mtCall(nil), (*m.log)...)
 }
 
 // startStandIn listens on addr (the node's bridge address, reachable from
@@ -62,6 +88,10 @@ func startStandIn(addr string) (*mtStandIn, error) {
 		m.mu.Lock()
 		started := m.started
 		once := m.armOnce
+		if m.log != nil {
+			host, _, _ := net.SplitHostPort(r.RemoteAddr)
+			*m.log = append(*m.log, mtCall{from: host, text: text, at: time.Now()})
+		}
 		m.mu.Unlock()
 		once.Do(func() { close(started) })
 		if refuse {

@@ -16,8 +16,10 @@
 # certificates, the kubeconfig, etcd's data, containerd's root, the kubelet's
 # root and each component's log under log/. The node's address is the
 # gateway of its bridge (ak8s0, 10.244.0.1/24; the kubelet refuses a
-# loopback address), Services take 10.96.0.0/24, and the API server listens
-# on 10.244.0.1:16443, so nothing of the machine's own network is touched.
+# loopback address), Services take 10.96.0.0/24 (the pods' one route beyond
+# their bridge, through the node, where kube-proxy's rules send it on to a
+# Service's pods), and the API server listens on 10.244.0.1:16443, so
+# nothing of the machine's own network is touched.
 # Needs root. The caller holds the lock (tools/k8s/e2e.sh).
 set -euo pipefail
 
@@ -123,7 +125,8 @@ node_config() {
       "ipam": {
         "type": "host-local",
         "dataDir": "$STATE/cni/ipam",
-        "ranges": [[{"subnet": "$POD_CIDR", "gateway": "$NODE_IP"}]]
+        "ranges": [[{"subnet": "$POD_CIDR", "gateway": "$NODE_IP"}]],
+        "routes": [{"dst": "$SVC_CIDR"}]
       }
     }
   ]

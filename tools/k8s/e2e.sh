@@ -9,7 +9,9 @@
 #   3. the cluster (tools/k8s/cluster.sh up) and the images imported into
 #      its node;
 #   4. the driver (test/k8se2e): rollout, healthcheck, restart under load,
-#      configuration, the agent skills, Indexed Jobs; figures in build/k8s-e2e/report.json.
+#      configuration, the agent skills, Indexed Jobs, and a job of the
+#      replicated translator (PostgreSQL) whose pod is killed mid-job;
+#      figures in build/k8s-e2e/report.json.
 #
 # The cluster is torn down on every exit (success, failure, interrupt),
 # and a lock keeps two runs on one machine apart (they would share the
@@ -25,7 +27,8 @@ PODMAN=${PODMAN:-podman}
 export K8S_STATE=${K8S_STATE:-/var/lib/archivekit-k8s}
 out=$repo/build/k8s-e2e
 images=(localhost/archivekit/pageclass-api:"$IMAGE_TAG" localhost/archivekit/translate-api:"$IMAGE_TAG"
-  localhost/archivekit/pageclass:"$IMAGE_TAG" localhost/archivekit/translate:"$IMAGE_TAG")
+  localhost/archivekit/pageclass:"$IMAGE_TAG" localhost/archivekit/translate:"$IMAGE_TAG"
+  localhost/archivekit/jobs-postgres:"$IMAGE_TAG")
 
 phase=start
 fail() { echo "k8s-e2e: FAILED in $phase: $*" >&2; exit 1; }
@@ -89,8 +92,11 @@ import_s=$((SECONDS - t2))
 echo "k8s-e2e: components ${build_s}s (cached: $(tr '\n' ' ' < "$K8S_BIN/VERSIONS")), cluster up ${up_s}s, images imported ${import_s}s" >&2
 
 phase="acceptance (test/k8se2e)"
+# K8SE2E_STEPS (comma-separated step names) runs only those steps (a partial
+# run, when working on one step; make k8s-e2e and .ci/run run them all).
 "$out/k8se2e" -kubectl "$K8S_BIN/bin/kubectl" -kubeconfig "$K8S_STATE/kubeconfig" -repo "$repo" \
-  -shared "$SHARED" -volumes "$K8S_STATE/volumes" -bin "$out/bin" -report "$out/report.json.tmp"
+  -shared "$SHARED" -volumes "$K8S_STATE/volumes" -bin "$out/bin" -report "$out/report.json.tmp" \
+  ${K8SE2E_STEPS:+-steps "$K8SE2E_STEPS"}
 python3 - "$out/report.json.tmp" "$build_s" "$up_s" "$import_s" > "$out/report.json" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
