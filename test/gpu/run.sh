@@ -120,6 +120,8 @@ row "bindings/torch tests" "$pass passed, $skip skipped, failed: ${fails:-none}"
 grep -E '^--- FAIL' -A4 "$W/tests.log" | head -40
 fi
 
+pc() { timeout 300 "$W/pageclass" --rotation-model "" "$@"; }
+
 # 4. Agreement of each precision on $DEV with fp32 on the CPU, per demo
 # model (trained weights: random-init deep nets amplify rounding).
 if part agreement; then
@@ -148,7 +150,6 @@ diff = max((abs(x - y) for k in keys for x, y in zip(a[k], b[k])), default=float
 print(same, len(keys), f"{diff:.4f}" if keys else "nan")
 PY
 }
-pc() { timeout 300 "$W/pageclass" --rotation-model "" "$@"; }
 # the shipped demo models whose weights are here (the GPU machine gets
 # what fits the 64 MiB a call carries)
 DEMOS=$(for d in "$ROOT"/weights/demo/model_v*; do [ -f "$d/model.pt" ] && echo "$d"; done)
