@@ -150,6 +150,9 @@ func classify(server, path, version string, topn int, timeout time.Duration, tok
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
+		if r := reason(b); r != "" {
+			return nil, fmt.Errorf("the service answered %d %s: %s", resp.StatusCode, r, detail(b))
+		}
 		return nil, fmt.Errorf("the service answered %d: %s", resp.StatusCode, detail(b))
 	}
 	var a answer
@@ -157,6 +160,15 @@ func classify(server, path, version string, topn int, timeout time.Duration, tok
 		return nil, fmt.Errorf("unreadable answer: %w", err)
 	}
 	return &a, nil
+}
+
+// reason is an error body's reason code ("" when it has none).
+func reason(b []byte) string {
+	var e struct {
+		Reason string `json:"reason"`
+	}
+	_ = json.Unmarshal(b, &e)
+	return e.Reason
 }
 
 // detail renders an error body's detail, a string or a validation list.

@@ -102,3 +102,20 @@ func TestToken(t *testing.T) {
 		t.Errorf("no token: code %d: %s", code, errOut.String())
 	}
 }
+
+// TestErrorReason: an error answer's reason code is reported with its
+// status, before the detail.
+func TestErrorReason(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(413)
+		fmt.Fprint(w, `{"status":413,"reason":"too_many_pages","detail":"\"doc.pdf\" has 60 pages: at most 50 pages are classified per request (MAX_PDF_PAGES)"}`)
+	}))
+	defer ts.Close()
+	pdf := filepath.Join(t.TempDir(), "doc.pdf")
+	_ = os.WriteFile(pdf, []byte("%PDF-1.4 ..."), 0o644)
+	var out, errOut bytes.Buffer
+	code := run([]string{"-file", pdf, "-server", ts.URL}, &out, &errOut)
+	if want := `answered 413 too_many_pages: "doc.pdf" has 60 pages`; code != 1 || !strings.Contains(errOut.String(), want) {
+		t.Errorf("code %d, output %q; want 1 with %q", code, out.String()+errOut.String(), want)
+	}
+}
