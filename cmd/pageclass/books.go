@@ -144,9 +144,10 @@ func (r *classifier) bookOptions(f *fetch.Fetcher) book.Options {
 }
 
 // newFetcher is the run's fetcher: fetch.Defaults, with private addresses
-// reachable from a book's links only with --fetch-private.
+// reachable from a book's links only with --fetch-private, and at most
+// --fetch-workers requests to one host at once.
 func (r *classifier) newFetcher() *fetch.Fetcher {
-	p := fetch.Policy{}
+	p := fetch.Policy{MaxPerHost: r.cli.FetchWorkers}
 	if r.cli.FetchPrivate {
 		p.Private = fetch.PrivateAllowed
 	}
@@ -365,8 +366,23 @@ func (s *inputSet) source(name string) (string, results.BookPage) {
 	return itemName(s, name), results.BookPage{}
 }
 
+// remote says whether a page of the run is fetched (not read from a local
+// file).
+func (s *inputSet) remote() bool {
+	if s.books == nil {
+		return false
+	}
+	for _, bp := range s.books.pages {
+		if bp.local == "" {
+			return true
+		}
+	}
+	return false
+}
+
 // inputs are the pipeline inputs of files: a page of a book is read or
-// fetched when the pipeline opens it.
+// fetched when the pipeline opens it, --fetch-workers of them at once
+// ahead of the classification (predictOptions), their rows in page order.
 func (s *inputSet) inputs(files []string) []pipeline.Input {
 	in := pipeline.Files(files)
 	for i, f := range files {
@@ -377,9 +393,10 @@ func (s *inputSet) inputs(files []string) []pipeline.Input {
 	return in
 }
 
-// fetchLock is held while a page's image is fetched and its fetch
-// recorded: a test takes it to stop a run between two fetches.
-var fetchLock sync.Mutex
+// fetchLock is read-held while a page's image is fetched and its fetch
+// recorded (pages are fetched at once: --fetch-workers): a test takes it
+// to stop a run between fetches, none half done.
+var fetchLock sync.RWMutex
 
 // fetchFunc reads a page's image: its file, or its target, from the run's
 // fetched-image folder when the ledger records that an earlier run fetched
@@ -391,8 +408,8 @@ func (bs *bookInputs) fetchFunc(bp *bookPage) func(ctx context.Context) ([]byte,
 		if bp.local != "" {
 			return imageio.ReadFile(bp.local)
 		}
-		fetchLock.Lock()
-		defer fetchLock.Unlock()
+		fetchLock.RLock()
+		defer fetchLock.RUnlock()
 		if data, ok := bs.fetchedBefore(bp); ok {
 			return data, nil
 		}

@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"archivekit/internal/book/booktest"
 	"archivekit/internal/ledger"
@@ -245,15 +249,9 @@ func TestBookMETSGoobi(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
-	reqs := s.Requests()
-	if len(reqs) != 49 {
-		t.Errorf("%d images requested, want 49: %v", len(reqs), reqs)
-	}
-	for p, n := range reqs {
-		if n != 1 || !strings.HasPrefix(p, "/plain/flb000645_") || p == "/plain/flb000645_0001.jpg" {
-			t.Errorf("%s requested %d times", p, n)
-		}
-	}
+	requestedOnce(t, s, 49, func(p string) bool {
+		return strings.HasPrefix(p, "/plain/flb000645_") && p != "/plain/flb000645_0001.jpg"
+	})
 	rows := readCSV(t, e.output(t, "_v4.4_TOP-3.csv"))
 	if len(rows) != 50 {
 		t.Fatalf("%d rows, want 49", len(rows)-1)
@@ -474,4 +472,75 @@ func goobiBook(t *testing.T) (e *env, s *booktest.Server, mets string) {
 	mets = filepath.Join(e.root, "books", "74241.xml")
 	rewrite(t, "goobi-ulb-74241.xml", mets, "file:///opt/digiverso/viewer/media/74241/", s.URL+"/plain/")
 	return e, s, mets
+}
+
+// A book's page images are fetched --fetch-workers at once (issue 28), so
+// that a slow server does not pace the run, and no more: the server below
+// holds each image request until three are in flight (or 5 s pass), and
+// sees three at once at most; the rows stay in page order and each image
+// is requested once.
+func TestBookFetchWorkers(t *testing.T) {
+	const workers = 3
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	s := booktest.New(t, classifytest.Pages(t, 1), 1, false)
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	full := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		if inFlight == workers {
+			close(full)
+		}
+		mu.Unlock()
+		select {
+		case <-full:
+		case <-time.After(5 * time.Second): // a slow server, when the requests come one by one
+		}
+		s.ServeHTTP(w, r)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+	}))
+	defer slow.Close()
+	mets := filepath.Join(e.root, "books", "74241.xml")
+	rewrite(t, "goobi-ulb-74241.xml", mets, "file:///opt/digiverso/viewer/media/74241/", slow.URL+"/plain/")
+	code, log := e.run(t, "-f", mets, "--book-pages", "PHYS_0005..PHYS_0018", "--fetch-workers", fmt.Sprint(workers))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if most != workers {
+		t.Errorf("%d image requests in flight at most, want %d", most, workers)
+	}
+	requestedOnce(t, s, 10, func(string) bool { return true })
+	rows := readCSV(t, e.output(t, "_v4.4_TOP-3.csv"))
+	n := len(rows[0])
+	var got []string
+	for _, row := range rows[1:] {
+		got = append(got, row[1]+":"+row[n-2])
+	}
+	want := []string{"1:5", "2:6", "3:7", "4:8", "5:9", "6:10", "7:11", "8:12", "9:13", "10:14"}
+	if !slices.Equal(got, want) {
+		t.Errorf("PAGE:BOOK_ORDER %q, want %q", got, want)
+	}
+	if code, log := e.run(t, "-f", mets, "--fetch-workers", "0"); code != exitUsage || !strings.Contains(log, "--fetch-workers") {
+		t.Errorf("--fetch-workers 0: exit %d: %s", code, log)
+	}
+}
+
+// requestedOnce checks that s served want paths, each once and each one
+// that ok accepts.
+func requestedOnce(t *testing.T, s *booktest.Server, want int, ok func(path string) bool) {
+	t.Helper()
+	reqs := s.Requests()
+	if len(reqs) != want {
+		t.Errorf("%d images requested, want %d: %v", len(reqs), want, reqs)
+	}
+	for p, n := range reqs {
+		if n != 1 || !ok(p) {
+			t.Errorf("%s requested %d times", p, n)
+		}
+	}
 }

@@ -145,7 +145,14 @@ func (r *classifier) predictOptions() classify.Options {
 			r.log.Warn("the PDF's page labels cannot be read: its pages are numbered only", "file", name, "error", err.Error())
 		}
 	}
-	return classify.Options{Batch: r.settings.Setup.Batch, Decode: dec, Upload: r.upload()}
+	o := classify.Options{Batch: r.settings.Setup.Batch, Decode: dec, Upload: r.upload()}
+	if r.set != nil && r.set.remote() {
+		// A book's pages are fetched --fetch-workers at once, so that a
+		// slow server does not pace the run (the fetcher holds each host
+		// to as many requests at once).
+		o.Openers = r.cli.FetchWorkers
+	}
+	return o
 }
 
 // inputs collects the files of the run, and the pages of its books (a

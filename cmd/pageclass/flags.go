@@ -36,6 +36,7 @@ type CLI struct {
 	ImageGroup    string `name:"image-group" group:"input" placeholder:"USE" help:"For a METS book: the fileGrp (USE) of the page images (default: the first of DEFAULT, MAX, OCR-D-IMG ... present, else the group with images for the most pages)."`
 	BookPages     string `name:"book-pages" group:"input" placeholder:"IDS" help:"Pages of a book to classify, by METS div ID or canvas id, in OCR-D's syntax: PHYS_0001..PHYS_0005, lists with commas, ~ID to leave one out."`
 	BookSkipTypes string `name:"book-skip-types" group:"input" placeholder:"TYPE[,TYPE]" help:"Leave out the pages of a METS book that a logical div of these TYPEs links to (binding, colour_checker ...), before anything is fetched."`
+	FetchWorkers  int    `name:"fetch-workers" group:"input" default:"${fetch_workers}" placeholder:"N" help:"Remote page images of a book fetched at once ahead of the classification, in page order, and the most requests to one host at once ([INPUT] fetch_workers: ${fetch_workers})."`
 	FetchPrivate  bool   `name:"fetch-private" group:"input" help:"Let a remote book's links reach loopback and private network addresses (an institution's internal IIIF server); without it only the URL given to -f may."`
 	PDFRenderer   string `name:"pdf-renderer" group:"input" default:"poppler" enum:"poppler,pdfium" env:"PDF_RENDERER" placeholder:"NAME" help:"Renderer of PDF pages: poppler (libvips' PDF loader, GPL) or pdfium (PDFium, BSD-3-Clause and Apache-2.0; needs libpdfium.so: the installed tree's lib/, make pdfium's, or PDFIUM_LIBRARY). Recorded in the run metadata."`
 
@@ -220,6 +221,7 @@ func vars(s settings.Settings) kong.Vars {
 		"raw":                   b(s.Setup.Raw),
 		"chunking":              b(s.Input.Chunking),
 		"chunk_size":            i(s.Input.ChunkSize),
+		"fetch_workers":         i(s.Input.FetchWorkers),
 		"folder_results":        s.Output.FolderResults,
 		"folder_models":         s.Output.FolderModels,
 		"base_model":            s.Setup.BaseModel,
@@ -295,6 +297,9 @@ func (c *CLI) validate() error {
 var checks = []func(c *CLI) error{
 	func(c *CLI) error {
 		return problemIf(c.TopN < 1 || c.TopN > 11, "-tn/--topn must be an integer from 1 to 11, got %d", c.TopN)
+	},
+	func(c *CLI) error {
+		return problemIf(c.FetchWorkers < 1, "--fetch-workers must be at least 1, got %d", c.FetchWorkers)
 	},
 	func(c *CLI) error { return problemIf(c.Parallel && !c.Best, "--parallel applies to --best only") },
 	func(c *CLI) error {

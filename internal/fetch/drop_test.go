@@ -2,9 +2,12 @@ package fetch
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
+	"time"
 )
 
 // A dropped URL is no longer in the cache: it is fetched again, and a URL
@@ -51,5 +54,58 @@ func TestUseKept(t *testing.T) {
 	}
 	if hits != 1 {
 		t.Errorf("%d requests, want 1 (the URL not kept)", hits)
+	}
+}
+
+// Callers fetching at once send at most MaxPerHost requests to one host at
+// a time; the others wait their turn and are all answered.
+func TestMaxPerHost(t *testing.T) {
+	const limit, callers = 3, 9
+	arrived := make(chan struct{}, callers)
+	release := make(chan struct{})
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		arrived <- struct{}{}
+		<-release
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		w.Write([]byte(r.URL.Path))
+	}))
+	defer srv.Close()
+	f := New(Policy{MaxPerHost: limit}, nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	for i := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := f.Get(context.Background(), fmt.Sprintf("%s/%d", srv.URL, i))
+			errs <- err
+		}()
+	}
+	for range limit {
+		<-arrived // the first limit requests are in flight at once
+	}
+	select {
+	case <-arrived:
+		t.Errorf("a request beyond the %d in flight reached the server", limit)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if most != limit {
+		t.Errorf("%d requests in flight at most, want %d", most, limit)
 	}
 }

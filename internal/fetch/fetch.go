@@ -1,6 +1,6 @@
 // Package fetch gets remote files under a bounded policy: http and https
-// only, a size cap, a time limit per request, a limited number of
-// redirects (none to another scheme, none into loopback, private or
+// only, a size cap, a time limit per request, a few requests at once per
+// host, a limited number of redirects (none to another scheme, none into loopback, private or
 // link-local addresses unless allowed), retries with backoff on transient
 // failures, and a cache for the run so that no URL is fetched twice.
 //
@@ -47,6 +47,10 @@ type Policy struct {
 	AllowHosts []string
 	// OnlyHosts refuses every host not in AllowHosts (ErrHost).
 	OnlyHosts bool
+	// MaxPerHost is the most requests a Fetcher sends to one host at once
+	// (politeness: callers fetching concurrently wait their turn); default
+	// 4.
+	MaxPerHost int
 }
 
 // allowed says whether u's host is in AllowHosts.
@@ -91,6 +95,7 @@ var Defaults = Policy{
 	Retries:      2,
 	Backoff:      500 * time.Millisecond,
 	UserAgent:    "archivekit",
+	MaxPerHost:   4,
 }
 
 func (p Policy) withDefaults() Policy {
@@ -117,6 +122,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.UserAgent == "" {
 		p.UserAgent = Defaults.UserAgent
+	}
+	if p.MaxPerHost <= 0 {
+		p.MaxPerHost = Defaults.MaxPerHost
 	}
 	return p
 }
@@ -158,6 +166,30 @@ type Fetcher struct {
 	log   []Request
 	// kept gives the bytes an earlier run kept of a URL (UseKept).
 	kept func(rawURL string) ([]byte, bool)
+	// hosts holds a slot per request in flight to each host (MaxPerHost).
+	hosts map[string]chan struct{}
+}
+
+// slot waits for a slot of host (MaxPerHost requests in flight at once)
+// and returns its release.
+func (f *Fetcher) slot(ctx context.Context, host string) (release func(), err error) {
+	host = strings.ToLower(host)
+	f.mu.Lock()
+	if f.hosts == nil {
+		f.hosts = map[string]chan struct{}{}
+	}
+	c, ok := f.hosts[host]
+	if !ok {
+		c = make(chan struct{}, f.policy.MaxPerHost)
+		f.hosts[host] = c
+	}
+	f.mu.Unlock()
+	select {
+	case c <- struct{}{}:
+		return func() { <-c }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 type firstKey struct{}
@@ -367,6 +399,11 @@ func (f *Fetcher) follow(ctx context.Context, rawURL string, first bool) ([]byte
 
 // once sends one request; a redirect returns its target.
 func (f *Fetcher) once(ctx context.Context, u *url.URL, first bool) ([]byte, *url.URL, error) {
+	release, err := f.slot(ctx, u.Host)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(ctx, f.policy.Timeout)
 	defer cancel()
 	if first {

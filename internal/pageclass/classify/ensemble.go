@@ -61,6 +61,9 @@ type Options struct {
 	Workers int
 	// Batch is the number of pages per model call (0: pipeline.DefaultBatch).
 	Batch int
+	// Openers is the number of inputs read (or fetched) and opened at
+	// once ahead of the rows; 0: pipeline.Config's default.
+	Openers int
 	// Decode sets the PDF DPI and the pixel cap (zero: imageio defaults).
 	Decode imageio.Options
 	// MaxPages, when > 0, refuses PDFs with more pages (the service's 50).
@@ -131,7 +134,7 @@ func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Optio
 		j.threads = max(1, torch.NumThreads()/lanes)
 	}
 	cfg := pipeline.Config{
-		Workers: o.Workers, Batch: o.Batch, InFlight: lanes, Decode: o.Decode, MaxPages: o.MaxPages, OnOpen: o.OnOpen,
+		Workers: o.Workers, Batch: o.Batch, InFlight: lanes, Decode: o.Decode, MaxPages: o.MaxPages, OnOpen: o.OnOpen, Openers: o.Openers,
 		Channels: 1, Height: 1, Width: j.width, Preprocess: j.preprocess,
 	}
 	return pipeline.Run(ctx, inputs, j, cfg, func(r pipeline.Result) error {

@@ -69,6 +69,9 @@ type Settings struct {
 		FolderInput string // [INPUT] FOLDER_INPUT
 		ChunkSize   int    // [INPUT] chunk_size
 		Chunking    bool   // [INPUT] chunking
+		// FetchWorkers is the number of a book's remote page images
+		// fetched at once (and the most requests to one host at once).
+		FetchWorkers int // [INPUT] fetch_workers
 	}
 	Hub struct {
 		// RepoName is the hub repository id of the published models. It
@@ -170,6 +173,7 @@ func (s *Settings) bindings() []binding {
 		{"INPUT", "FOLDER_INPUT", &s.Input.FolderInput, nil},
 		{"INPUT", "chunk_size", &s.Input.ChunkSize, positive},
 		{"INPUT", "chunking", &s.Input.Chunking, nil},
+		{"INPUT", "fetch_workers", &s.Input.FetchWorkers, positive},
 		{"HUB", "repo_name", &s.Hub.RepoName, nil},
 		{"HUB", "token", &s.Hub.Token, nil},
 		{"HUB", "use_hub", &s.Hub.UseHub, nil},
@@ -200,7 +204,7 @@ func Defaults() Settings {
 	s.Setup.Precision = "auto"
 	s.FastCls.Base, s.FastCls.ImgSz, s.FastCls.Epochs, s.FastCls.Patience = "small", 224, 30, 20
 	s.FastCls.Dropout, s.FastCls.Cache = 0.1, true
-	s.Input.FolderInput, s.Input.ChunkSize = "./small_data_samples", 100
+	s.Input.FolderInput, s.Input.ChunkSize, s.Input.FetchWorkers = "./small_data_samples", 100, 4
 	s.Hub.Revision, s.Hub.Latest = "main", "v4.4"
 	return s
 }
