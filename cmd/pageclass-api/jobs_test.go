@@ -1,9 +1,12 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -14,7 +17,10 @@ import (
 	"archivekit/internal/book/booktest"
 	"archivekit/internal/jobs"
 	"archivekit/internal/pageclass/classify/classifytest"
+	"archivekit/internal/paradata"
+	"archivekit/internal/rocrate"
 	"archivekit/internal/service/servicetest"
+	"archivekit/internal/version"
 )
 
 // TestJobs: one job of a page image, a PDF of three pages and a text file:
@@ -151,6 +157,39 @@ func TestJobsBook(t *testing.T) {
 		for k, p := range one.Predictions {
 			if q := doc.Pages[i].Predictions[k]; p.Label != q.Label || math.Abs(p.Score-q.Score) > 1e-3 {
 				t.Errorf("item %d: %+v, /predict_document page %d: %+v", i, one.Predictions, i+1, doc.Pages[i].Predictions)
+			}
+		}
+	}
+
+	// The job's run metadata is the classifier's run record (issue 30
+	// item 5): the models that answered with their digests, the book, the
+	// counts; the archive's crate describes the job.
+	var rm paradata.Document
+	if err := json.Unmarshal(res.RunMetadata, &rm); err != nil {
+		t.Fatalf("run_metadata %s: %v", res.RunMetadata, err)
+	}
+	if rm.Program != paradata.Program || rm.Status != paradata.StatusCompleted || rm.ToolVersion != version.String() || len(rm.Models) == 0 ||
+		rm.Config["book"] != bk.ManifestURL() || rm.Config["service"] != "pageclass-api" || rm.License == "" ||
+		rm.Statistics.InputFilesTotal != 3 || rm.Statistics.SuccessfullyProcessed != 3 || rm.Statistics.OutputCountsByType["json"] != 3 {
+		t.Errorf("run metadata %s", res.RunMetadata)
+	}
+	for _, m := range rm.Models {
+		if !strings.HasPrefix(m.Digest, "sha256:") || m.Path == "" {
+			t.Errorf("model %+v: no digest or folder", m)
+		}
+	}
+	z, _ := http.Get(ts.URL + res.ROCrate)
+	zb := servicetest.ReadBody(t, z)
+	zr, err := zip.NewReader(bytes.NewReader(zb), int64(len(zb)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range zr.File {
+		if f.Name == rocrate.MetadataFile {
+			rc, _ := f.Open()
+			b, _ := io.ReadAll(rc)
+			if bad := rocrate.Check(b, ""); len(bad) > 0 || !strings.Contains(string(b), `"CreateAction"`) || !strings.Contains(string(b), bk.ManifestURL()) {
+				t.Errorf("crate %q:\n%s", bad, b)
 			}
 		}
 	}

@@ -262,7 +262,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		}
 		return "/predict_image", s.predict(false)
 	}
-	if s.jobs, err = jobs.Setup(s.svc, lookup, jobs.Options{Path: "/predict_image", Handler: s.predict(false), Pick: pick, Book: s.bookJobs()}); err != nil {
+	if s.jobs, err = jobs.Setup(s.svc, lookup, jobs.Options{Path: "/predict_image", Handler: s.predict(false), Pick: pick, Book: s.bookJobs(), RunMeta: s.jobRunMeta}); err != nil {
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
 	}
 	s.svc.Route("POST /predict_image", "classify one page image (multipart form: file, version, topn, document_json, document_json_out)", s.jobs.Async(s.predict(false)))

@@ -4,11 +4,13 @@ import (
 	"archive/zip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"path"
 	"strings"
 
+	"archivekit/internal/rocrate"
 	"archivekit/internal/service"
 )
 
@@ -16,9 +18,16 @@ import (
 // that has run, named NNNN-name with the extension of the answer's type
 // (a JSON answer name.json; an XML answer keeps the file's name), and
 // results.json, the JSON of GET /jobs/{id}/results without the inline
-// answers.
+// answers; an ended job's also run-metadata.json, its run metadata, and
+// ro-crate-metadata.json, the archive as an RO-Crate.
 func (q *Queue) zipResults(w http.ResponseWriter, r *http.Request, id string) {
-	if _, err := q.status(r.Context(), id); err != nil {
+	_, f, _, err := q.jobState(r.Context(), id)
+	if err != nil {
+		q.fail(w, err)
+		return
+	}
+	meta, err := q.runMeta(r.Context(), id)
+	if err != nil {
 		q.fail(w, err)
 		return
 	}
@@ -26,29 +35,56 @@ func (q *Queue) zipResults(w http.ResponseWriter, r *http.Request, id string) {
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": "job-" + id + ".zip"}))
 	w.WriteHeader(http.StatusOK)
 	zw := zip.NewWriter(w)
+	var parts []rocrate.JobPart
+	put := func(name, title, ctype string, b []byte) error {
+		out, err := zw.Create(name)
+		if err == nil {
+			_, err = out.Write(b)
+		}
+		parts = append(parts, rocrate.NewJobPart(name, title, ctype, b))
+		return err
+	}
 	res, err := q.results(r.Context(), id, func(ir *ItemResult) error {
 		ir.URL = archiveName(ir.Item, ir.Name, ir.ContentType)
 		b, err := q.output(r.Context(), id, ir.Item)
 		if err != nil {
 			return err
 		}
-		out, err := zw.Create(ir.URL)
-		if err == nil {
-			_, err = out.Write(b)
-		}
-		return err
+		return put(ir.URL, fmt.Sprintf("answer of item %d (%s)", ir.Item, ir.Name), mediaType(ir.ContentType), b)
 	})
+	if err == nil {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		err = put("results.json", "the job's items, states and errors", "application/json", b)
+	}
+	if err == nil && meta != nil {
+		err = put(runMetaFile, "run metadata of job "+id, "application/json", meta)
+		var c []byte
+		if err == nil {
+			c, err = crate(res, parts, meta, f)
+		}
+		if err == nil {
+			var out io.Writer
+			if out, err = zw.Create(crateFile); err == nil {
+				_, err = out.Write(c)
+			}
+		}
+	}
 	if err != nil {
 		q.log.Error("results archive", "job", id, "err", err.Error())
 		return // the client sees a truncated archive
 	}
-	b, _ := json.MarshalIndent(res, "", "  ")
-	if f, err := zw.Create("results.json"); err == nil {
-		_, _ = f.Write(b)
-	}
 	if err := zw.Close(); err != nil {
 		q.log.Error("results archive", "job", id, "err", err.Error())
 	}
+}
+
+// mediaType is a Content-Type without its parameters.
+func mediaType(ctype string) string {
+	t, _, err := mime.ParseMediaType(ctype)
+	if err != nil {
+		return ""
+	}
+	return t
 }
 
 // archiveName is an item's answer's name in the archive.

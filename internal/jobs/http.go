@@ -288,6 +288,13 @@ type Results struct {
 	// Book is a book job's URL.
 	Book  string       `json:"book,omitempty"`
 	Items []ItemResult `json:"items"`
+	// RunMetadata is an ended job's run metadata, the record a command
+	// line run writes (its run-metadata.json in the archive); ROCrate the
+	// URL of the archive whose ro-crate-metadata.json describes the job as
+	// an RO-Crate CreateAction. Both absent until the job ends, and on a
+	// service that keeps no run metadata.
+	RunMetadata json.RawMessage `json:"run_metadata,omitempty"`
+	ROCrate     string          `json:"ro_crate,omitempty"`
 }
 
 // Results serves GET /jobs/{id}/results: every item with its answer so
@@ -315,6 +322,13 @@ func (q *Queue) Results(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		q.fail(w, err)
 		return
+	}
+	if res.RunMetadata, err = q.runMeta(r.Context(), id); err != nil {
+		q.fail(w, err)
+		return
+	}
+	if res.RunMetadata != nil {
+		res.ROCrate = "/jobs/" + id + "/results?format=zip"
 	}
 	service.WriteJSON(w, http.StatusOK, res)
 }

@@ -124,6 +124,10 @@ type Options struct {
 	// Book, when not nil, lets a job name a book by its URL instead of
 	// uploading files: its items are the book's pages or text files.
 	Book *BookInput
+	// RunMeta, when not nil, starts the run metadata of an ended job
+	// (RunRecord): each job then has run metadata like a command line
+	// run's, and an RO-Crate, in its results.
+	RunMeta func(ctx context.Context, job RunJob) (RunRecord, error)
 	// pollEvery is how often River looks for new jobs (default 50 ms).
 	pollEvery time.Duration
 }

@@ -251,14 +251,20 @@ func (q *Queue) insert(ctx context.Context, id string, f *form, files []upload, 
 // gets its callback queued in the same transaction.
 func (q *Queue) setState(ctx context.Context, id, state string, from ...string) (bool, error) {
 	final := state == Succeeded || state == Failed || state == Canceled
-	now := time.Now().UnixMilli()
-	stamp := "started_ms = COALESCE(started_ms, ?)"
+	at := time.Now()
+	now := at.UnixMilli()
+	stamp, args := "started_ms = COALESCE(started_ms, ?)", []any{state, now}
 	if final {
-		stamp = "finished_ms = ?"
+		// The run metadata of the job as it ends, kept with its end.
+		var meta any
+		if b := q.runRecord(ctx, id, state, time.UnixMilli(now).UTC()); b != nil {
+			meta = string(b)
+		}
+		stamp, args = "finished_ms = ?, run_meta = ?", append(args, meta)
 	}
 	moved := false
 	err := q.inTx(ctx, func(tx txn) error {
-		n, err := tx.exec(ctx, `UPDATE archivekit_job SET state = ?, `+stamp+` WHERE id = ? AND state IN (?, ?)`, state, now, id, from[0], from[len(from)-1])
+		n, err := tx.exec(ctx, `UPDATE archivekit_job SET state = ?, `+stamp+` WHERE id = ? AND state IN (?, ?)`, append(args, id, from[0], from[len(from)-1])...)
 		if err != nil || n == 0 {
 			return err
 		}

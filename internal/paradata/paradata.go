@@ -318,6 +318,24 @@ func startWithClock(dir, stamp string, start time.Time, info Info, now func() ti
 	if info.RunID == "" {
 		info.RunID = stamp
 	}
+	r := &Run{NewWriter(filepath.Join(dir, FileName(stamp)), start, newDocument(start, info))}
+	r.now = now
+	if err := r.Flush(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Record is the run metadata of a classifier run kept elsewhere than in a
+// file (a service's job, in its job store): the same document as Start's,
+// with info's run id, encoded at its end (Encode), never written.
+func Record(start time.Time, info Info) *Run {
+	return &Run{NewWriter("", start, newDocument(start, info))}
+}
+
+// newDocument is the document of a run started at start, running, with
+// the licence unknown until the caller resolves it.
+func newDocument(start time.Time, info Info) *Document {
 	doc := &Document{
 		Header: NewHeader(Program, start, info),
 		Models: []Model{}, Config: map[string]any{},
@@ -326,13 +344,7 @@ func startWithClock(dir, stamp string, start time.Time, info Info, now func() ti
 	}
 	// Until the caller resolves the licence, the record says it is unknown.
 	doc.SetLicence((&licence.Components{}).Resolve())
-	w := NewWriter(filepath.Join(dir, FileName(stamp)), start, doc)
-	w.now = now
-	r := &Run{w}
-	if err := r.Flush(); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return doc
 }
 
 // SetTraining records one fact of a training run.

@@ -1,6 +1,7 @@
 package paradata
 
 import (
+	"encoding/json"
 	"log/slog"
 	"path/filepath"
 	"sort"
@@ -179,8 +180,11 @@ func (w *Writer[D]) Snapshot() D {
 	return w.viewLocked()
 }
 
-func (w *Writer[D]) viewLocked() D {
-	end := w.now()
+func (w *Writer[D]) viewLocked() D { return w.viewAt(w.now()) }
+
+// viewAt is the document as written with the run ended at end; the caller
+// holds the lock.
+func (w *Writer[D]) viewAt(end time.Time) D {
 	p := w.parts()
 	p.Header.SetEnd(w.start, end)
 	p.Statistics.PerformancePerMinute = PerMinute(p.Statistics.OutputCountsByType, end.Sub(w.start))
@@ -202,6 +206,21 @@ func (w *Writer[D]) Finish(runErr error) error {
 	defer w.mu.Unlock()
 	w.parts().Header.SetOutcome(runErr)
 	return WriteJSON(w.path, w.viewLocked())
+}
+
+// Encode records the outcome (as Finish) and returns the document as it
+// would be written, the run ended at end, without writing it: the run
+// metadata of a run recorded elsewhere (a service's job, kept in its job
+// store).
+func (w *Writer[D]) Encode(runErr error, end time.Time) ([]byte, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.parts().Header.SetOutcome(runErr)
+	b, err := json.MarshalIndent(w.viewAt(end), "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 // RecordInterrupted takes the earlier runs this run continues whose

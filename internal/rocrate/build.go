@@ -402,17 +402,33 @@ func (b *builder) addRuns() ([]string, error) {
 
 // addRun adds the CreateAction of r and its SoftwareApplication.
 func (b *builder) addRun(r *run) {
+	var objects []any
+	if _, ok := b.root["isBasedOn"]; ok {
+		objects = []any{ref(sourceID)}
+	}
+	act, sw := r.action([]any{ref(b.recordID)}, objects)
+	b.put(sw)
+	if r.paradata != "" {
+		if e := b.entities[r.paradata]; e != nil {
+			e["about"] = ref(act.ID())
+		}
+	}
+	b.put(act)
+}
+
+// action is the CreateAction of r, which made results from objects (none:
+// no object), and its instrument, the tool as a SoftwareApplication.
+func (r *run) action(results, objects []any) (act, sw Entity) {
 	swID := "#software-" + slug(r.program)
 	if r.version != "" {
 		swID += "-" + slug(r.version)
 	}
-	sw := Entity{"@id": swID, "@type": "SoftwareApplication", "name": r.program}
+	sw = Entity{"@id": swID, "@type": "SoftwareApplication", "name": r.program}
 	if r.version != "" {
 		sw["softwareVersion"] = r.version
 	}
-	b.put(sw)
-	act := Entity{"@id": "#run-" + slug(r.program) + "-" + slug(r.runID), "@type": "CreateAction",
-		"name": r.program + " run " + r.runID, "instrument": ref(swID), "result": []any{ref(b.recordID)}}
+	act = Entity{"@id": "#run-" + slug(r.program) + "-" + slug(r.runID), "@type": "CreateAction",
+		"name": r.program + " run " + r.runID, "instrument": ref(swID), "result": results}
 	var desc []string
 	if len(r.blocks) > 0 {
 		sort.Strings(r.blocks)
@@ -424,8 +440,8 @@ func (b *builder) addRun(r *run) {
 	if len(desc) > 0 {
 		act["description"] = strings.Join(desc, "; ")
 	}
-	if _, ok := b.root["isBasedOn"]; ok {
-		act["object"] = []any{ref(sourceID)}
+	if len(objects) > 0 {
+		act["object"] = objects
 	}
 	for k, v := range map[string]string{"identifier": r.runID, "startTime": r.start, "endTime": r.end,
 		"containerImage": r.image, "runnerRef": r.runner} {
@@ -435,11 +451,8 @@ func (b *builder) addRun(r *run) {
 	}
 	if r.paradata != "" {
 		act["subjectOf"] = ref(r.paradata)
-		if e := b.entities[r.paradata]; e != nil {
-			e["about"] = ref(act.ID())
-		}
 	}
-	b.put(act)
+	return act, sw
 }
 
 // describeRoot names and describes the root Dataset and lists its parts.

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"strings"
+
+	"archivekit/internal/jobs"
+	"archivekit/internal/paradata"
+	"archivekit/internal/version"
+)
+
+// jobRunMeta starts a job's run metadata: the classifier's run-metadata
+// document (internal/paradata, as pageclass writes it) with the service's
+// version and image, the models of the job's version with their digests,
+// the licence its answers carry (as the provenance of the service's
+// document records), and the service's settings; the job queue adds the
+// job's form, counts and outputs.
+func (s *server) jobRunMeta(ctx context.Context, j jobs.RunJob) (jobs.RunRecord, error) {
+	b := s.svc.Config.Build
+	run := paradata.Record(j.Start, paradata.Info{ToolVersion: version.String(), Repository: paradata.Repository,
+		RunnerRef: b.RunnerRef, DockerImage: b.ContainerImage, RunID: j.RunID})
+	members, err := s.engine.members(ctx, cmp.Or(strings.TrimSpace(j.Fields["version"]), "all"))
+	if err != nil {
+		return nil, err
+	}
+	var conds []string
+	for _, m := range members {
+		run.AddModel(paradata.Model{Revision: m.model.Name, Path: m.model.Dir, Base: m.model.Meta.Base, License: m.model.Meta.License, Digest: m.digest, Demo: m.demo})
+		if m.demo {
+			conds = []string{"demo"}
+		}
+	}
+	run.SetLicence(s.comps.Resolve(s.comps.Counting(conds...)...))
+	o := s.engine.opt
+	run.SetConfig("service", "pageclass-api")
+	run.SetConfig("device", o.Device)
+	run.SetConfig("precision", o.Precision)
+	run.SetConfig("rotation_model", o.Rotation)
+	run.SetConfig("batching", o.Batching)
+	run.SetConfig("max_pdf_pages", s.maxPDFPages)
+	run.SetConfig("pdf_render_dpi", s.decode.DPI)
+	run.SetConfig("pdf_renderer", s.decode.Renderer)
+	return run, nil
+}
