@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"archivekit/internal/translate/backend"
+	"archivekit/internal/translate/guard"
 )
 
 // Segment is one line-sized text to translate, with its page and source
@@ -119,4 +120,37 @@ func Tally(segs []*Segment) Outcome {
 		o.Sent++
 	}
 	return o
+}
+
+// EndRounds tries the segments of segs the guard left backend.Untranslated
+// again, after the whole document, for rounds rounds: one guard.Retry per
+// segment a round (a backend.Deterministic backend gets no call: its reply
+// would not change). A segment accepted in a round gets its translation
+// with status backend.Retried (unit status rerun). It returns how many
+// were accepted.
+func (b *Batcher) EndRounds(ctx context.Context, segs []*Segment, rounds int) (int, error) {
+	rerun := 0
+	for round := 0; round < rounds; round++ {
+		left := 0
+		for _, s := range segs {
+			if s.Status != backend.Untranslated {
+				continue
+			}
+			seg, err := guard.Retry(ctx, b.Backend, s.Text, s.Lang, b.Target, nil)
+			b.Counts.Calls += seg.Calls
+			if err != nil {
+				return rerun, fmt.Errorf("end round %d: %w", round+1, err)
+			}
+			if seg.Status == backend.Untranslated {
+				left++
+				continue
+			}
+			s.Out, s.Status = seg.Text, backend.Retried
+			rerun++
+		}
+		if left == 0 {
+			break
+		}
+	}
+	return rerun, nil
 }

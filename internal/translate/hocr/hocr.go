@@ -69,6 +69,10 @@ type Options struct {
 	// MaxBatchChars caps a batch in characters (0: one batch a page and
 	// language).
 	MaxBatchChars int
+	// RetryRounds is how many times the lines whose replies the guard
+	// rejected are tried again at the end of the document
+	// (batch.Batcher.EndRounds); 0 turns the end rounds off.
+	RetryRounds int
 }
 
 // Stats counts what happened to one document.
@@ -80,6 +84,9 @@ type Stats struct {
 	// Units counts the lines with text; Translated those written with a
 	// translation; InTarget, Unsupported and Untranslated those left.
 	Units, Translated, InTarget, Unsupported, Untranslated int
+	// Rerun counts the lines an end-of-document round translated (part of
+	// Translated).
+	Rerun int
 }
 
 // Result is a translated document.
@@ -384,6 +391,9 @@ func translateLines(ctx context.Context, d *doc, opt Options, auto bool, res *Re
 		res.Warnings = append(res.Warnings, opt.File+": "+w)
 	}
 	if err != nil {
+		return err
+	}
+	if st.Rerun, err = bt.EndRounds(ctx, segs, opt.RetryRounds); err != nil {
 		return err
 	}
 	o := batch.Tally(segs)

@@ -87,6 +87,10 @@ type Options struct {
 	// MaxBatchChars caps a batch in characters (0: one batch a page and
 	// language).
 	MaxBatchChars int
+	// RetryRounds is how many times the lines whose replies the guard
+	// rejected are tried again at the end of the document
+	// (batch.Batcher.EndRounds); 0 turns the end rounds off.
+	RetryRounds int
 }
 
 // Stats counts what happened to one document.
@@ -102,6 +106,9 @@ type Stats struct {
 	// Unsupported (a detected language the backend does not offer) or
 	// Untranslated (the guard rejected the replies twice).
 	Units, Translated, AlreadyDone, InTarget, Unsupported, Untranslated int
+	// Rerun counts the lines an end-of-document round translated (part of
+	// Translated).
+	Rerun int
 }
 
 // Result is a translated document.
@@ -368,6 +375,9 @@ func (t *translator) translate(ctx context.Context, regions []*region) error {
 		t.res.Warnings = append(t.res.Warnings, t.opt.File+": "+w)
 	}
 	if err != nil {
+		return err
+	}
+	if st.Rerun, err = bt.EndRounds(ctx, segs, t.opt.RetryRounds); err != nil {
 		return err
 	}
 	o := batch.Tally(segs)

@@ -19,6 +19,7 @@ func (d *document) page(ctx context.Context, in []byte, out *Output) error {
 	res, err := pagexml.Translate(ctx, in, pagexml.Options{
 		Backend: be, Source: opt.Source, Target: opt.Target, Detector: d.det,
 		MinConfidence: opt.MinConfidence, Order: opt.Order, DocumentLang: opt.DocumentLang, Mode: keeping(opt.Mode), File: d.stem,
+		RetryRounds: opt.RetryRounds,
 	})
 	if err != nil {
 		return err
@@ -31,7 +32,7 @@ func (d *document) page(ctx context.Context, in []byte, out *Output) error {
 	s := res.Stats
 	d.lineStats(out, s.Counts, alto.Stats{Pages: s.Pages, Blocks: s.Regions, Lines: s.Lines, Counts: s.Counts},
 		Stats{Units: s.Units, Translated: s.Translated, AlreadyDone: s.AlreadyDone, InTarget: s.InTarget,
-			Unsupported: s.Unsupported, Untranslated: s.Untranslated}, res.Warnings)
+			Unsupported: s.Unsupported, Untranslated: s.Untranslated, Rerun: s.Rerun}, res.Warnings)
 	return nil
 }
 
@@ -42,6 +43,7 @@ func (d *document) hocr(ctx context.Context, in []byte, out *Output) error {
 	res, err := hocr.Translate(ctx, in, hocr.Options{
 		Backend: be, Source: opt.Source, Target: opt.Target, Detector: d.det,
 		MinConfidence: opt.MinConfidence, Order: opt.Order, DocumentLang: opt.DocumentLang, File: d.stem,
+		RetryRounds: opt.RetryRounds,
 	})
 	if err != nil {
 		return err
@@ -51,7 +53,7 @@ func (d *document) hocr(ctx context.Context, in []byte, out *Output) error {
 	s := res.Stats
 	d.lineStats(out, s.Counts, alto.Stats{Pages: s.Pages, Lines: s.Lines, Counts: s.Counts},
 		Stats{Units: s.Units, Translated: s.Translated, InTarget: s.InTarget,
-			Unsupported: s.Unsupported, Untranslated: s.Untranslated}, res.Warnings)
+			Unsupported: s.Unsupported, Untranslated: s.Untranslated, Rerun: s.Rerun}, res.Warnings)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/metadata"
 	"archivekit/internal/translate/translator/translatortest"
@@ -48,7 +49,7 @@ func TestEndOfDocumentRounds(t *testing.T) {
 	for _, doc := range []struct {
 		name, data string
 		kind       Kind
-	}{{"g.alto.xml", guardALTO, KindALTO}, {"g.xml", guardRecord, KindMetadata}} {
+	}{{"g.alto.xml", guardALTO, KindALTO}, {"g.xml", guardRecord, KindMetadata}, {"g.page.xml", guardPAGE, KindPAGE}, {"g.hocr", guardHOCR, KindHOCR}} {
 		for _, tc := range []struct {
 			name        string
 			bad, rounds int
@@ -62,7 +63,7 @@ func TestEndOfDocumentRounds(t *testing.T) {
 			t.Run(doc.name+"/"+tc.name, func(t *testing.T) {
 				be, srv := newMT(t, translatortest.Config{Garbage: degenerateFirst(strings.TrimSpace(strings.Repeat("grave ", 150)), tc.bad)})
 				out, err := Translate(context.Background(), []byte(doc.data), doc.name,
-					Options{Backend: be, Source: "cs", Fields: fields, Kind: doc.kind, RetryRounds: tc.rounds})
+					Options{Backend: be, Source: "cs", Fields: fields, Kind: doc.kind, RetryRounds: tc.rounds, Mode: alto.Replace})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -108,6 +109,22 @@ func TestEndOfDocumentRounds(t *testing.T) {
 		}
 	}
 }
+
+// guardPAGE and guardHOCR hold guardALTO's text as PAGE-XML and hOCR lines
+// (their units): "Hrob a jáma" is one line.
+const (
+	guardPAGE = `<?xml version="1.0" encoding="UTF-8"?>
+<PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"><Metadata><Creator>t</Creator></Metadata>
+<Page imageFilename="a.png" imageWidth="10" imageHeight="10"><TextRegion id="r1">
+<TextLine id="t1"><Coords points="0,0"/><TextEquiv><Unicode>Archeologický výzkum</Unicode></TextEquiv></TextLine>
+<TextLine id="t2"><Coords points="0,0"/><TextEquiv><Unicode>Hrob a jáma</Unicode></TextEquiv></TextLine>
+</TextRegion></Page></PcGts>`
+	guardHOCR = `<!DOCTYPE html><html><head><meta name='ocr-capabilities' content='ocr_page ocr_line ocrx_word'/></head><body>
+<div class='ocr_page' id='page_1' title='bbox 0 0 10 10'><p class='ocr_par' id='par_1'>
+<span class='ocr_line' id='line_1'><span class='ocrx_word'>Archeologický</span> <span class='ocrx_word'>výzkum</span></span>
+<span class='ocr_line' id='line_2'><span class='ocrx_word'>Hrob</span> <span class='ocrx_word'>a</span> <span class='ocrx_word'>jáma</span></span>
+</p></div></body></html>`
+)
 
 type hrobRow struct {
 	status       backend.Status

@@ -133,8 +133,8 @@ type Options struct {
 	// order (DocumentLanguage), when the book is translated as one
 	// document.
 	DocumentLang string
-	// RetryRounds is how many times the ALTO blocks and metadata fields
-	// whose replies the degeneracy guard rejected are tried again at the
+	// RetryRounds is how many times the ALTO blocks, metadata fields and
+	// PAGE-XML and hOCR lines whose replies the degeneracy guard rejected are tried again at the
 	// end of the document before they are left untranslated (one
 	// guard.Retry each a round; status retried, unit status rerun, when
 	// one passes); 0 turns the end rounds off. session.Options fills it
