@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path"
@@ -63,14 +62,8 @@ func (b *bookInfo) name(alone bool) string {
 // isBookFile says whether the file at p starts as a METS file or a IIIF
 // manifest or collection (book.Looks).
 func isBookFile(p string) bool {
-	f, err := os.Open(p)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, book.LooksLen)
-	n, _ := io.ReadFull(f, head)
-	return book.Looks(head[:n])
+	head, err := book.ReadHead(p)
+	return err == nil && book.Looks(head)
 }
 
 // place says where a book's text files go in a run: prefix is the folder

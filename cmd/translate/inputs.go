@@ -276,9 +276,14 @@ func collectDir(ctx context.Context, s *settings, report func(path, reason strin
 			}
 			return nil
 		}
-		if ext := strings.ToLower(filepath.Ext(d.Name())); (ext == ".xml" || ext == ".json") && isBookFile(p) {
-			found = append(found, p)
-		} else if collectable(s, p, report) {
+		var head []byte // read once, for book.Looks and book.Sniff
+		if ext := strings.ToLower(filepath.Ext(d.Name())); ext == ".xml" || ext == ".json" {
+			if head, err = book.ReadHead(p); err == nil && book.Looks(head) {
+				found = append(found, p)
+				return nil
+			}
+		}
+		if collectable(s, p, head, report) {
 			loose = append(loose, input{Path: p, Origin: p, Dir: relDir(in, p)})
 		}
 		return nil
@@ -297,7 +302,7 @@ func collectDir(ctx context.Context, s *settings, report func(path, reason strin
 			}
 		case errors.Is(berr, errNoPages):
 			// a METS file without pages: a document, when collected as one
-			if collectable(s, p, report) {
+			if collectable(s, p, nil, report) {
 				loose = append(loose, input{Path: p, Origin: p, Dir: relDir(in, p)})
 			}
 		default:
@@ -320,18 +325,29 @@ func collectDir(ctx context.Context, s *settings, report func(path, reason strin
 
 // collectable says whether a directory run takes the file at p as a loose
 // input: its name ends in one of --formats, or it is ALTO, PAGE-XML or
-// hOCR by its root element (a file of those extensions that is not is
-// passed to report with the reason).
-func collectable(s *settings, p string, report func(path, reason string)) bool {
+// hOCR by its root element (book.Sniff of head, its start when already
+// read, else read here; a file of those extensions that is not is passed
+// to report with the reason).
+func collectable(s *settings, p string, head []byte, report func(path, reason string)) bool {
+	if report == nil {
+		report = func(string, string) {}
+	}
 	name := filepath.Base(p)
-	take := matchesFormat(name, s.Formats)
-	if !take && sniffable[strings.ToLower(filepath.Ext(name))] {
-		var why string
-		if take, why = textByContent(p); !take && report != nil {
-			report(p, why)
+	if matchesFormat(name, s.Formats) || !sniffable[strings.ToLower(filepath.Ext(name))] {
+		return matchesFormat(name, s.Formats)
+	}
+	if head == nil {
+		var err error
+		if head, err = book.ReadHead(p); err != nil {
+			report(p, err.Error())
+			return false
 		}
 	}
-	return take
+	if _, err := book.Sniff(head); err != nil {
+		report(p, fmt.Sprintf("not collected: not ALTO, PAGE-XML or hOCR (%v); name its extension in --formats to translate it as metadata", err))
+		return false
+	}
+	return true
 }
 
 // relDir is the folder of p relative to root, "" for root itself.
@@ -347,22 +363,6 @@ func relDir(root, p string) string {
 // whether they are ALTO, PAGE-XML or hOCR when --formats does not name
 // them.
 var sniffable = map[string]bool{".xml": true, ".hocr": true, ".html": true, ".htm": true, ".xhtml": true}
-
-// textByContent says whether the file at p is ALTO, PAGE-XML or hOCR by
-// its start (book.Sniff); why says what it is otherwise.
-func textByContent(p string) (ok bool, why string) {
-	f, err := os.Open(p)
-	if err != nil {
-		return false, err.Error()
-	}
-	defer f.Close()
-	head := make([]byte, book.LooksLen)
-	n, _ := io.ReadFull(f, head)
-	if _, err := book.Sniff(head[:n]); err != nil {
-		return false, fmt.Sprintf("not collected: not ALTO, PAGE-XML or hOCR (%v); name its extension in --formats to translate it as metadata", err)
-	}
-	return true, ""
-}
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
