@@ -39,6 +39,10 @@ type bookSummary struct {
 	PagesWithoutText []string   `json:"pages_without_text"`
 	Problems         []string   `json:"problems"`
 	Files            []bookFile `json:"files"`
+	// DocumentLanguage is the book's language, detected over all its text
+	// files as one document (with source_lang auto; "" otherwise, or when
+	// it cannot be told): each file's document language.
+	DocumentLanguage string `json:"document_language"`
 }
 
 // bookFetcher fetches a book and its text files: private addresses
@@ -120,6 +124,18 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 // translateBook fetches and translates texts in order, filling sum.Files;
 // ok is false when the answer was written (the client went away).
 func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *translateJob, f *fetch.Fetcher, location string, texts []book.Text, sum *bookSummary) (parts []mixedPart, stats translator.Stats, ok bool) {
+	if job.source == "auto" {
+		// The book is one document for language detection: its files
+		// are fetched first (the fetcher keeps them for the request).
+		var units []string
+		for _, t := range texts {
+			if data, err := f.GetLinked(r.Context(), t.Location); err == nil {
+				units = append(units, translator.UnitTexts(data)...)
+			}
+		}
+		sum.DocumentLanguage = translator.BookLanguage(units, nil, s.sess.Order, nil)
+		job.docLang = sum.DocumentLanguage
+	}
 	for _, t := range texts {
 		rel := book.RelPath(location, t)
 		bf := bookFile{Path: rel, Source: t.Location, Format: string(t.Format), Status: "failed"}

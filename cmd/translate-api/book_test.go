@@ -140,3 +140,41 @@ func TestTranslateBook(t *testing.T) {
 		t.Errorf("/info supported_formats %q, want %q", got, want)
 	}
 }
+
+// TestTranslateBookLanguage (issue 28 item 4): with source_lang auto a
+// book_url's text files are one document for language detection: the
+// book's language (German, over the real PAGE-XML and hOCR files) is in
+// book.json and is each file's document language; with a given source
+// there is none.
+func TestTranslateBookLanguage(t *testing.T) {
+	_, books := bookServer(t)
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_ALLOW_HOSTS": "127.0.0.1"}))
+	for _, c := range []struct {
+		source, want string
+	}{{"", "de"}, {"de", ""}} {
+		parts := []part{{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}}
+		if c.source != "" {
+			parts = append(parts, part{Field: "source_lang", Data: []byte(c.source)})
+		}
+		body, ct := multipartBody(t, parts...)
+		resp := post(t, ts.URL+"/translate", ct, body)
+		b := readBody(t, resp)
+		if resp.StatusCode != 200 {
+			t.Fatalf("source %q: status %d: %s", c.source, resp.StatusCode, b)
+		}
+		_, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		var sum bookSummary
+		for _, p := range mixedParts(t, params["boundary"], b) {
+			if p.name == "book.json" {
+				if err := json.Unmarshal(p.data, &sum); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if sum.DocumentLanguage != c.want || len(sum.Files) != 2 {
+			t.Errorf("source %q: book.json document_language %q, want %q (%d files)", c.source, sum.DocumentLanguage, c.want, len(sum.Files))
+		}
+	}
+}

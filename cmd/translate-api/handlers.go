@@ -225,6 +225,9 @@ type translateJob struct {
 	book                 bool              // a book_url request: no file
 	// json: response_format=json, the answer as one JSON body (json.go).
 	json bool
+	// docLang is, for a book's text file, the book's language (the
+	// document rule of the source-language order).
+	docLang string
 }
 
 // parseTranslate checks the fields of q, all reported at once, then the
@@ -360,7 +363,7 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 	usage := &translator.Usage{}
 	opt := s.sess.Options()
 	opt.Backend, opt.Source, opt.Target, opt.Mode, opt.Kind = be, job.source, job.target, alto.Mode(job.mode), kind
-	opt.Fields, opt.Usage = fields, usage
+	opt.Fields, opt.Usage, opt.DocumentLang = fields, usage, job.docLang
 	opt.Warn = func(m string) { s.log.Warn(m, "file", q.name) }
 	out, err := translator.Translate(ctx, q.src, q.name, opt)
 	if err != nil {
