@@ -185,4 +185,7 @@ func TestErrorReasons(t *testing.T) {
 			t.Logf("%d %s %.200s", a.Status, a.Reason, a.Detail)
 		})
 	}
+	// The reasons are listed in the served OpenAPI document, and those its
+	// responses name are real ones.
+	servicetest.CheckOpenAPIReasons(t, ts.URL, service.Reasons())
 }

@@ -3,7 +3,10 @@ package servicetest
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -81,4 +84,59 @@ func ReasonEnum(t testing.TB, openapi []byte) []string {
 		}
 	}
 	return doc.Components.Schemas["ErrorReason"].Enum
+}
+
+// What ReasonsNamed reads: "(reason x" anywhere, and the items of
+// "Reasons: x, y (a note), z and w." once notes in parentheses are left out.
+var (
+	reasonOne  = regexp.MustCompile(`\(reason ([a-z_]+)`)
+	parenNote  = regexp.MustCompile(`\s*\([^()]*\)`)
+	reasonList = regexp.MustCompile(`Reasons: ([^.]*)\.`)
+)
+
+// ReasonsNamed is every reason code the descriptions of an OpenAPI
+// document name ("(reason too_large)", "Reasons: starting, draining."),
+// for a test to check them against the ErrorReason enum; an item of a
+// list that is not one word comes back whole, so that it fails the check.
+func ReasonsNamed(openapi []byte) []string {
+	var out []string
+	s := string(openapi)
+	for _, m := range reasonOne.FindAllStringSubmatch(s, -1) {
+		out = append(out, m[1])
+	}
+	for _, m := range reasonList.FindAllStringSubmatch(parenNote.ReplaceAllString(s, ""), -1) {
+		for _, item := range strings.Split(strings.ReplaceAll(m[1], " and ", ", "), ",") {
+			out = append(out, strings.TrimSpace(item))
+		}
+	}
+	return out
+}
+
+// CheckOpenAPIReasons checks the /openapi.json a service at base serves:
+// its ErrorReason enum is want, in order (ReasonEnum), and every reason
+// its descriptions name is one of them (ReasonsNamed), which they do at
+// least once.
+func CheckOpenAPIReasons[R ~string](t testing.TB, base string, want []R) {
+	t.Helper()
+	resp, err := http.Get(base + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := ReadBody(t, resp)
+	var codes []string
+	for _, r := range want {
+		codes = append(codes, string(r))
+	}
+	if got := ReasonEnum(t, doc); !slices.Equal(got, codes) {
+		t.Errorf("/openapi.json ErrorReason enum\n %v\nwant the Go list\n %v", got, codes)
+	}
+	named := ReasonsNamed(doc)
+	if len(named) == 0 {
+		t.Error("/openapi.json names no reason in its descriptions")
+	}
+	for _, r := range named {
+		if !slices.Contains(codes, r) {
+			t.Errorf("/openapi.json names the reason %q, which is not in the list", r)
+		}
+	}
 }
