@@ -293,11 +293,13 @@ func altoMETS(n int) string {
 
 // TestBookResumeFetchesOnce (issue 28, item 2): each remote text file of a
 // book is kept in the download folder and its fetch recorded in the
-// ledger, so a run stopped after translating two of five text files and
-// resumed fetches every text file once in all (the resumed run requests
-// only the METS file) and writes the outputs of one clean run; a further
-// resume with the download folder removed translates nothing again.
+// ledger, so a run stopped after translating two of five text files (by
+// a cancel, and by SIGKILL) and resumed fetches every text file once in
+// all (the resumed run requests only the METS file) and writes the outputs
+// of one clean run; a further resume with the download folder removed
+// translates nothing again.
 func TestBookResumeFetchesOnce(t *testing.T) {
+	killedChild(t)
 	const n = 5
 	alto := readOrFatal(t, testenv.Path(t, sampleALTO))
 	srv := newBookServer(t)
@@ -366,6 +368,28 @@ func TestBookResumeFetchesOnce(t *testing.T) {
 	d := newestParadata(t, out)
 	if bf, _ := d.Config["book_fetch"].(map[string]any); bf["fetched_before"] != float64(n) || bf["text_files_fetched"] != 0.0 {
 		t.Errorf("book_fetch %v, want %d text files read from the download folder and none fetched", d.Config["book_fetch"], n)
+	}
+
+	// Killed with SIGKILL after two text files, and resumed: the same.
+	killed := t.TempDir()
+	before = hits()
+	runKilled(t, "TestBookResumeFetchesOnce", args(killed), newEnv(api))
+	if _, err := os.Stat(filepath.Join(killed, "ocr", "0003_en.xml")); err == nil {
+		t.Fatal("the third text file was translated: the run was not killed")
+	}
+	if r := runCLI(t, newEnv(api), args(killed, "--resume")...); r.code != exitOK || translated(t, r.stderr) != n-2 {
+		t.Fatalf("resume after SIGKILL: exit %d, %d translated: %s", r.code, translated(t, r.stderr), r.stderr)
+	}
+	for p, h := range hits() {
+		if k := h - before[p]; k != 1 {
+			t.Errorf("%s fetched %d times by the killed run and its resume, want 1", p, k)
+		}
+	}
+	got = outputs(t, killed)
+	for k, b := range want {
+		if strings.HasPrefix(k, "ocr"+string(filepath.Separator)) && !bytes.Equal(got[k], b) {
+			t.Errorf("after SIGKILL: %s differs from the clean run's", k)
+		}
 	}
 
 	// The downloads gone: reading the book fetches the text files again

@@ -17,10 +17,10 @@ import (
 	"archivekit/internal/translate/translator/translatortest"
 )
 
-// killChild, set in the environment of a child process of
-// TestResumeRecordsKilledRun, makes it run translate with the arguments and
-// environment it holds (JSON) and kill itself with SIGKILL once two inputs
-// are recorded in the ledger.
+// killChild, set in the environment of a child process of a test
+// (runKilled), makes it run translate with the arguments and environment
+// it holds (JSON) and kill itself with SIGKILL once two inputs are
+// recorded in the ledger (killedChild).
 const killChild = "ARCHIVEKIT_TEST_TRANSLATE_KILLED_RUN"
 
 type killedRun struct {
@@ -28,24 +28,48 @@ type killedRun struct {
 	Env  env      `json:"env"`
 }
 
+// killedChild, in the child process of runKilled, runs translate and is
+// killed with SIGKILL once two inputs are recorded; it returns at once in
+// the test's own process.
+func killedChild(t *testing.T) {
+	v := os.Getenv(killChild)
+	if v == "" {
+		return
+	}
+	var k killedRun
+	if err := json.Unmarshal([]byte(v), &k); err != nil {
+		t.Fatal(err)
+	}
+	itemHook = func(n int) {
+		if n == 2 {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+	}
+	run(context.Background(), k.Args, k.Env.get, io.Discard, io.Discard)
+	t.Fatal("the run was not killed")
+}
+
+// runKilled runs translate with args and e in a child process of the test
+// named test (which calls killedChild first), killed with SIGKILL once two
+// inputs are recorded in the ledger.
+func runKilled(t *testing.T, test string, args []string, e env) {
+	t.Helper()
+	v, _ := json.Marshal(killedRun{Args: args, Env: e})
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$")
+	cmd.Env = append(os.Environ(), killChild+"="+string(v))
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("child not killed by SIGKILL: %v", err)
+	}
+}
+
 // A translate run killed with kill -9 leaves its run metadata saying
 // "running"; the --resume (or --retry-failed) that continues it records it
 // as interrupted, naming itself, and lists it in its own interrupted_runs.
 // A run that completed is never marked. Before, only pageclass did this.
 func TestResumeRecordsKilledRun(t *testing.T) {
-	if v := os.Getenv(killChild); v != "" {
-		var k killedRun
-		if err := json.Unmarshal([]byte(v), &k); err != nil {
-			t.Fatal(err)
-		}
-		itemHook = func(n int) {
-			if n == 2 {
-				syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			}
-		}
-		run(context.Background(), k.Args, k.Env.get, io.Discard, io.Discard)
-		t.Fatal("the run was not killed")
-	}
+	killedChild(t)
 	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(testenv.Path(t, "records/C-9107617A.xml")), "*.xml"))
 	root := recordsTree(t, recs)
 	api := startAPI(t, translatortest.Config{})
@@ -70,14 +94,7 @@ func TestResumeRecordsKilledRun(t *testing.T) {
 	kill := func() string {
 		t.Helper()
 		before := metas()
-		v, _ := json.Marshal(killedRun{Args: recordArgs(root, out), Env: newEnv(api)})
-		cmd := exec.Command(os.Args[0], "-test.run=^TestResumeRecordsKilledRun$")
-		cmd.Env = append(os.Environ(), killChild+"="+string(v))
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-			t.Fatalf("child not killed by SIGKILL: %v", err)
-		}
+		runKilled(t, "TestResumeRecordsKilledRun", recordArgs(root, out), newEnv(api))
 		for p := range metas() {
 			if !before[p] {
 				if st := read(p)["status"]; st != "running" {
