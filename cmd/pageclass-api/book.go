@@ -174,7 +174,7 @@ func (s *server) classifyBook(ctx context.Context, req *predictRequest, step *cl
 			if ctx.Err() != nil {
 				return nil, nil, gone
 			}
-			return nil, nil, &failure{http.StatusInternalServerError, service.ReasonInternal, "inference failed: " + err.Error()}
+			return nil, nil, failf(http.StatusInternalServerError, service.ReasonInternal, "book %q: inference failed: %v", req.book, err)
 		}
 		pages = append(pages, ps...)
 	}

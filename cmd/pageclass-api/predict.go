@@ -303,7 +303,7 @@ func (res *predicted) classify(ctx context.Context, req *predictRequest, doc *im
 			if ctx.Err() != nil {
 				return nil, gone
 			}
-			return nil, &failure{http.StatusInternalServerError, service.ReasonInternal, "inference failed: " + err.Error()}
+			return nil, failf(http.StatusInternalServerError, service.ReasonInternal, "%q: inference failed: %v", req.name, err)
 		}
 		pages = append(pages, ps...)
 	}

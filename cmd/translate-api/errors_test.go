@@ -172,7 +172,7 @@ func TestErrorReasons(t *testing.T) {
 				defer release()
 				return form(ts.URL, "/translate", file("p.alto.xml", []byte(pageALTO)), cs)(t)
 			}},
-		{reason: service.ReasonBackendUnavailable, status: 503, detail: "translation backend is not available", call: form(downTS.URL, "/translate", file("p.alto.xml", []byte(pageALTO)), cs)},
+		{reason: service.ReasonBackendUnavailable, status: 503, detail: "p.alto.xml cannot be translated now: the translation backend is not available", call: form(downTS.URL, "/translate", file("p.alto.xml", []byte(pageALTO)), cs)},
 		{reason: service.ReasonBackendError, status: 500, detail: "translation failed", call: form(failTS.URL, "/translate", file("p.alto.xml", []byte(pageALTO)), cs)},
 	}
 	for _, tt := range tests {

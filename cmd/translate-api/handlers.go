@@ -337,7 +337,7 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 	q := job.q
 	be := s.backend()
 	if be == nil {
-		return nil, &answerError{http.StatusServiceUnavailable, service.ReasonBackendUnavailable, "the translation backend is not available"}
+		return nil, &answerError{http.StatusServiceUnavailable, service.ReasonBackendUnavailable, q.name + " cannot be translated now: the translation backend is not available (the deep health check says why); retry later"}
 	}
 	kind := translator.KindAuto
 	if !job.isALTO {
