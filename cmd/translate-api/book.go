@@ -43,6 +43,9 @@ type bookSummary struct {
 	// files as one document (with source_lang auto; "" otherwise, or when
 	// it cannot be told): each file's document language.
 	DocumentLanguage string `json:"document_language"`
+	// DeclaredLanguage is the language the book's METS MODS declares: the
+	// document language when none was detected.
+	DeclaredLanguage string `json:"declared_language,omitempty"`
 }
 
 // bookFetcher fetches a book and its text files: private addresses
@@ -87,7 +90,8 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 		service.WriteError(w, status, reason, "book_url: "+service.Redact(err.Error()))
 		return
 	}
-	sum := bookSummary{Source: location, Kind: string(b.Kind), ID: b.ID, Pages: len(b.Pages), PagesWithoutText: []string{}, Problems: []string{}, Files: []bookFile{}}
+	sum := bookSummary{Source: location, Kind: string(b.Kind), ID: b.ID, Pages: len(b.Pages), PagesWithoutText: []string{}, Problems: []string{}, Files: []bookFile{},
+		DeclaredLanguage: translator.DeclaredLanguage(b.Languages)}
 	for _, p := range b.Problems {
 		sum.Problems = append(sum.Problems, p.String())
 	}
@@ -134,7 +138,9 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 			}
 		}
 		sum.DocumentLanguage = translator.BookLanguage(units, nil, s.sess.Order, nil)
-		job.docLang = sum.DocumentLanguage
+		if job.docLang = sum.DocumentLanguage; job.docLang == "" {
+			job.docLang = sum.DeclaredLanguage
+		}
 	}
 	for _, t := range texts {
 		rel := book.RelPath(location, t)

@@ -48,6 +48,9 @@ type bookInfo struct {
 	// Problems are what the reader left out or found not matching (files
 	// without a location, declared ALTO but PAGE, ...).
 	Problems []string `json:"problems"`
+	// Languages are the languages its descriptive metadata declares (METS
+	// MODS languageTerm), as written.
+	Languages []string `json:"languages,omitempty"`
 }
 
 // name prefixes a book's problems in a run of several books: its source
@@ -103,7 +106,7 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: %w", errBook, err)
 	}
-	info = &bookInfo{Source: location, Folder: at.prefix, Kind: string(b.Kind), ID: b.ID, Label: b.Label, Pages: len(b.Pages),
+	info = &bookInfo{Source: location, Folder: at.prefix, Kind: string(b.Kind), ID: b.ID, Label: b.Label, Pages: len(b.Pages), Languages: b.Languages,
 		TextFormats: map[string]int{}, PagesWithoutText: []string{}, Problems: []string{}}
 	for _, p := range b.Problems {
 		info.Problems = append(info.Problems, p.String())

@@ -19,8 +19,9 @@ var shortGermanPages = []string{"Das alte Haus", "steht am Fluss", "und die Kind
 var shortPolishPages = []string{"Stary dom stoi", "nad rzeką i dzieci", "bawią się w ogrodzie", "przy pięknej pogodzie", "ze swoimi przyjaciółmi"}
 
 // writeShortBook writes a METS book of pages, one ALTO file a page (no
-// LANG), into dir and returns the METS file's path.
-func writeShortBook(t *testing.T, dir string, pages []string) string {
+// LANG), into dir and returns the METS file's path; with lang, its MODS
+// declares that languageTerm.
+func writeShortBook(t *testing.T, dir string, pages []string, lang string) string {
 	var files, divs strings.Builder
 	for i, text := range pages {
 		n := i + 1
@@ -37,9 +38,14 @@ func writeShortBook(t *testing.T, dir string, pages []string) string {
 		fmt.Fprintf(&files, `<mets:file ID="ALTO_%[1]d" MIMETYPE="text/xml"><mets:FLocat LOCTYPE="URL" xlink:href="alto/%04[1]d.xml"/></mets:file>`+"\n", n)
 		fmt.Fprintf(&divs, `<mets:div ID="PHYS_%04[1]d" ORDER="%[1]d" TYPE="page"><mets:fptr FILEID="ALTO_%[1]d"/></mets:div>`+"\n", n)
 	}
+	dmd := ""
+	if lang != "" {
+		dmd = `<mets:dmdSec ID="DMD1"><mets:mdWrap MDTYPE="MODS"><mets:xmlData><mods:mods xmlns:mods="http://www.loc.gov/mods/v3">` +
+			`<mods:language><mods:languageTerm authority="iso639-2b" type="code">` + lang + `</mods:languageTerm></mods:language></mods:mods></mets:xmlData></mets:mdWrap></mets:dmdSec>` + "\n"
+	}
 	mets := `<?xml version="1.0" encoding="UTF-8"?>
 <mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">
-<mets:fileSec><mets:fileGrp USE="FULLTEXT">
+` + dmd + `<mets:fileSec><mets:fileGrp USE="FULLTEXT">
 ` + files.String() + `</mets:fileGrp></mets:fileSec>
 <mets:structMap TYPE="PHYSICAL"><mets:div TYPE="physSequence">
 ` + divs.String() + `</mets:div></mets:structMap>
@@ -77,7 +83,7 @@ func logRules(t *testing.T, path string) []string {
 // record for the book.
 func TestBookLanguage(t *testing.T) {
 	dir := t.TempDir()
-	mets := writeShortBook(t, dir, shortGermanPages)
+	mets := writeShortBook(t, dir, shortGermanPages, "")
 	api := startAPI(t, translatortest.Config{})
 
 	// One page alone: not confident, so the default.
@@ -125,8 +131,8 @@ func TestBookLanguage(t *testing.T) {
 // and their own record.
 func TestBookLanguageFolder(t *testing.T) {
 	dir := t.TempDir()
-	writeShortBook(t, filepath.Join(dir, "de-book"), shortGermanPages)
-	writeShortBook(t, filepath.Join(dir, "pl-book"), shortPolishPages)
+	writeShortBook(t, filepath.Join(dir, "de-book"), shortGermanPages, "")
+	writeShortBook(t, filepath.Join(dir, "pl-book"), shortPolishPages, "")
 	api := startAPI(t, translatortest.Config{})
 	out := t.TempDir()
 	if r := runCLI(t, newEnv(api), dir, "-o", out, "--vocabulary", "", "--formats", "xml"); r.code != exitOK {
@@ -169,5 +175,27 @@ func TestMergeBooks(t *testing.T) {
 	if len(got) != 2 || got[0].Files != 5 || got[0].DocumentLanguage != "de" || got[0].LangSources["document"] != 5 ||
 		got[1].Files != 2 || got[1].DocumentLanguage != "" {
 		t.Errorf("merged %+v %+v", got[0], got[1])
+	}
+}
+
+// TestBookDeclaredLanguage: a book whose text is too short to be told even
+// together takes the language its MODS declares (languageTerm "ger") as
+// its document language.
+func TestBookDeclaredLanguage(t *testing.T) {
+	dir := t.TempDir()
+	mets := writeShortBook(t, dir, []string{"Haus", "Garten"}, "ger")
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	if r := runCLI(t, newEnv(api), mets, "-o", out, "--vocabulary", ""); r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, n := range []string{"0001", "0002"} {
+		if got := logRules(t, filepath.Join(out, "alto", n+"_log.csv")); len(got) != 1 || got[0] != "de/document" {
+			t.Errorf("page %s: %v, want de/document", n, got)
+		}
+	}
+	b := readParadata(t, out).Statistics.Books
+	if len(b) != 1 || b[0].DocumentLanguage != "" || b[0].DeclaredLanguage != "de" {
+		t.Errorf("statistics.books %+v", b)
 	}
 }

@@ -17,6 +17,10 @@ type bookStats struct {
 	// document rule of every file's source-language order. "" with an
 	// explicit source language, or when it could not be told.
 	DocumentLanguage string `json:"document_language"`
+	// DeclaredLanguage is the language the book's descriptive metadata
+	// declares (METS MODS languageTerm; translator.DeclaredLanguage): the
+	// document language when none was detected.
+	DeclaredLanguage string `json:"declared_language,omitempty"`
 	// TextFilesRead counts the files it was detected over.
 	TextFilesRead int `json:"text_files_read"`
 	// Files counts the text files translated in this run.
@@ -139,9 +143,13 @@ func (r *runner) bookLanguages(inputs []input) {
 	for i, b := range books {
 		st := stats[i]
 		st.DocumentLanguage = translator.BookLanguage(texts[b], nil, r.s.Order, r.usage)
+		st.DeclaredLanguage = translator.DeclaredLanguage(b.Languages)
 		r.bookLang[b] = st.DocumentLanguage
+		if r.bookLang[b] == "" {
+			r.bookLang[b] = st.DeclaredLanguage // not detected: the declared one
+		}
 		r.log.Info("book language detected over its text files as one document", "book", b.Source,
-			"files", st.TextFilesRead, "language", st.DocumentLanguage)
+			"files", st.TextFilesRead, "language", st.DocumentLanguage, "declared", st.DeclaredLanguage)
 	}
 }
 

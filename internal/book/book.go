@@ -51,6 +51,10 @@ type Book struct {
 	// were written by others, so fetch them with fetch.Fetcher.GetLinked
 	// (no private addresses unless the policy allows them).
 	Remote bool
+	// Languages are the languages the book's descriptive metadata declares,
+	// as written (METS: the MODS language/languageTerm values inside its
+	// dmdSecs, "ger" or "German"); none for IIIF.
+	Languages []string
 	// ImageGroup is the METS fileGrp the images were taken from.
 	ImageGroup string
 	Pages      []Page

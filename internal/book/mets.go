@@ -35,6 +35,9 @@ type metsDoc struct {
 	Groups     []fileGrp   `xml:"fileSec>fileGrp"`
 	StructMaps []structMap `xml:"structMap"`
 	Links      []smLink    `xml:"structLink>smLink"`
+	// Languages are the MODS language terms of the descriptive metadata
+	// written inside the METS file.
+	Languages []string `xml:"dmdSec>mdWrap>xmlData>mods>language>languageTerm"`
 }
 
 type fileGrp struct {
@@ -117,6 +120,11 @@ func (r *reader) readMETS(l loc, data []byte) (*Book, error) {
 		return nil, err
 	}
 	b := &Book{Kind: METS, ID: doc.ObjID}
+	for _, l := range doc.Languages {
+		if l = strings.TrimSpace(l); l != "" {
+			b.Languages = append(b.Languages, l)
+		}
+	}
 	files := map[string]*file{}
 	var order []string // group names in document order
 	var addGroup func(g fileGrp)

@@ -125,3 +125,15 @@ func BookLanguage(texts []string, det alto.Detector, order alto.LangOrder, usage
 	usage.Add(ComponentLangID)
 	return alto.DocumentLanguage(det, texts, order.MinConfidence)
 }
+
+// DeclaredLanguage is the first of a document's declared languages, as
+// written ("ger", "German", "fr": a book's MODS languageTerms), that
+// alto.ElementLang reads; "" when none.
+func DeclaredLanguage(values []string) string {
+	for _, v := range values {
+		if l := alto.ElementLang(v); l != "" {
+			return l
+		}
+	}
+	return ""
+}
