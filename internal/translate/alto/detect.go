@@ -94,30 +94,10 @@ func DetectWithPrior(d Detector, text, prior string, minConf float64) string {
 	if IsShort(text) && prior != "" {
 		return prior
 	}
-	text = withoutURLs(text)
-	s, ok := d.(Scorer)
-	if !ok {
-		lang, conf := d.Detect(text)
-		if conf <= minConf || lang == "" {
-			return orFallback()
-		}
+	if lang, ok := confident(d, withoutURLs(text), prior, minConf); ok {
 		return lang
 	}
-	scores := s.Scores(text)
-	best, bestW, bestV := "", -1.0, 0.0
-	for _, sc := range scores {
-		w := sc.Value
-		if sc.Lang == prior {
-			w *= PriorWeight
-		}
-		if w > bestW {
-			best, bestW, bestV = sc.Lang, w, sc.Value
-		}
-	}
-	if best == "" || (bestV <= minConf && best != prior) {
-		return orFallback()
-	}
-	return best
+	return orFallback()
 }
 
 // DocumentLanguage returns the letter-weighted majority of the languages
