@@ -98,6 +98,7 @@ func (r *jobsRun) run() error {
 		{"kill", r.kill},
 		{"finish", r.finish},
 		{"check", r.check},
+		{"single replica", r.single},
 	}
 	for _, s := range steps {
 		if err := s.fn(); err != nil {
@@ -340,23 +341,8 @@ func (r *jobsRun) get() (jobStatus, error) {
 // Deployment to one replica, so the ReplicaSet's replacement pod is removed
 // again and only the other replica can finish the job.
 func (r *jobsRun) kill() error {
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		st, err := r.get()
-		if err != nil {
-			return err
-		}
-		if st.State != "queued" && st.State != "running" {
-			return fmt.Errorf("the job ended (%s, %+v) before a third of it was done", st.State, st.Items)
-		}
-		if st.Items.Succeeded >= len(r.pages)/3 {
-			r.status = st
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("a third of the job was not done within 5 minutes: %+v", st.Items)
-		}
-		time.Sleep(100 * time.Millisecond) // polling the service, with a deadline
+	if err := r.waitThird(); err != nil {
+		return err
 	}
 	calls := r.d.mt.logged()
 	if len(calls) == 0 {
@@ -401,6 +387,28 @@ func (r *jobsRun) kill() error {
 	return nil
 }
 
+// waitThird waits until a third of the job's pages are done.
+func (r *jobsRun) waitThird() error {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		st, err := r.get()
+		if err != nil {
+			return err
+		}
+		if st.State != "queued" && st.State != "running" {
+			return fmt.Errorf("the job ended (%s, %+v) before a third of it was done", st.State, st.Items)
+		}
+		if st.Items.Succeeded >= len(r.pages)/3 {
+			r.status = st
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("a third of the job was not done within 5 minutes: %+v", st.Items)
+		}
+		time.Sleep(100 * time.Millisecond) // polling the service, with a deadline
+	}
+}
+
 // findProcess finds, among the node's processes, the one of the pod's
 // container running cmd (its HOSTNAME is the pod's name).
 func findProcess(podName, cmd string) (int, error) {
@@ -427,19 +435,10 @@ func findProcess(podName, cmd string) (int, error) {
 	return found[0], nil
 }
 
-// finish waits for the job to end.
+// finish waits for the job to end after the kill.
 func (r *jobsRun) finish() error {
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		st, err := r.get()
-		if err == nil && st.State != "queued" && st.State != "running" {
-			r.status = st
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the job has not ended 5 minutes after the kill: %+v, %v", st, err)
-		}
-		time.Sleep(250 * time.Millisecond) // polling the service, with a deadline
+	if err := r.waitEnd(); err != nil {
+		return fmt.Errorf("after the kill: %w", err)
 	}
 	done := time.Since(r.killAt)
 	r.calls = r.d.mt.logged()
@@ -464,12 +463,9 @@ func (r *jobsRun) finish() error {
 // other replica, every answer equal to /translate's, and the other
 // replica's log names the job's end.
 func (r *jobsRun) check() error {
-	var problems []string
 	n := len(r.pages)
 	it := r.status.Items
-	if r.status.State != "succeeded" || it.Total != n || it.Succeeded != n || it.Failed != 0 {
-		problems = append(problems, fmt.Sprintf("job %s: %+v, want %d pages succeeded", r.status.State, it, n))
-	}
+	again, problems := r.outcome(r.calls)
 	// Who called the MT stand-in after the kill (a call sent before it may
 	// arrive a moment later).
 	late := 0
@@ -480,23 +476,6 @@ func (r *jobsRun) check() error {
 	}
 	if late > 0 {
 		problems = append(problems, fmt.Sprintf("%d MT calls after the kill came from another pod than the other replica %s", late, r.survivor.Metadata.Name))
-	}
-	// Pages translated again: more calls than the uninterrupted run.
-	got := r.perPage(r.calls)
-	var again, missing []string
-	for i := range r.pages {
-		switch {
-		case got[i] > r.refCalls[i]:
-			again = append(again, fmt.Sprintf("%s (%d calls, uninterrupted %d)", r.pages[i].name, got[i], r.refCalls[i]))
-		case got[i] < r.refCalls[i]:
-			missing = append(missing, fmt.Sprintf("%s (%d calls, uninterrupted %d)", r.pages[i].name, got[i], r.refCalls[i]))
-		}
-	}
-	if len(missing) > 0 {
-		problems = append(problems, "pages with fewer MT calls than an uninterrupted translation: "+strings.Join(missing, ", "))
-	}
-	if len(again) > 1 {
-		problems = append(problems, "pages translated again (only the one in flight at the kill may be): "+strings.Join(again, ", "))
 	}
 	// The job's own record of runs, and every answer.
 	res, err := r.results()
@@ -512,28 +491,8 @@ func (r *jobsRun) check() error {
 	if len(rerun) > 1 {
 		problems = append(problems, "items started more than once (only the one in flight may be): "+strings.Join(rerun, ", "))
 	}
-	index := map[string]int{}
-	for _, item := range res.Items {
-		index[item.Name] = item.Item
-	}
-	same := 0
-	for i, p := range r.pages {
-		k, ok := index[p.name]
-		if !ok {
-			problems = append(problems, p.name+": not among the job's items")
-			continue
-		}
-		b, err := r.item(k, p.name)
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		if !bytes.Equal(b, r.want[i]) {
-			problems = append(problems, fmt.Sprintf("%s: the job's answer (%d bytes) differs from /translate's (%d bytes) at byte %d", r.pages[i].name, len(b), len(r.want[i]), firstDiff(b, r.want[i])))
-			continue
-		}
-		same++
-	}
+	same, diffs := r.answers(res)
+	problems = append(problems, diffs...)
 	logs, err := r.d.kc("logs", r.survivor.Metadata.Name)
 	if err != nil {
 		return err
@@ -558,6 +517,64 @@ func (r *jobsRun) check() error {
 		return errors.New(strings.Join(problems, "\n"))
 	}
 	return nil
+}
+
+// answers compares the job's answer for every page with /translate's: how
+// many are the same, and what differs.
+func (r *jobsRun) answers(res jobResults) (same int, problems []string) {
+	index := map[string]int{}
+	for _, item := range res.Items {
+		index[item.Name] = item.Item
+	}
+	for i, p := range r.pages {
+		k, ok := index[p.name]
+		if !ok {
+			problems = append(problems, p.name+": not among the job's items")
+			continue
+		}
+		b, err := r.item(k, p.name)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		if !bytes.Equal(b, r.want[i]) {
+			problems = append(problems, fmt.Sprintf("%s: the job's answer (%d bytes) differs from /translate's (%d bytes) at byte %d", p.name, len(b), len(r.want[i]), firstDiff(b, r.want[i])))
+			continue
+		}
+		same++
+	}
+	return same, problems
+}
+
+// outcome checks an ended job: every page succeeded, no page has fewer MT
+// calls than its uninterrupted translation and at most one (the one in
+// flight at the kill or stop) more. It returns the pages translated again
+// (more calls) and the problems.
+func (r *jobsRun) outcome(calls []mtCall) (again, problems []string) {
+	n := len(r.pages)
+	if it := r.status.Items; r.status.State != "succeeded" || it.Total != n || it.Succeeded != n || it.Failed != 0 {
+		problems = append(problems, fmt.Sprintf("job %s: %+v, want %d pages succeeded", r.status.State, it, n))
+	}
+	got := r.perPage(calls)
+	var missing []string
+	for i := range r.pages {
+		switch {
+		case got[i] > r.refCalls[i]:
+			again = append(again, fmt.Sprintf("%s (%d calls, uninterrupted %d)", r.pages[i].name, got[i], r.refCalls[i]))
+		case got[i] < r.refCalls[i]:
+			missing = append(missing, fmt.Sprintf("%s (%d calls, uninterrupted %d)", r.pages[i].name, got[i], r.refCalls[i]))
+		}
+	}
+	if len(missing) > 0 {
+		problems = append(problems, "pages with fewer MT calls than an uninterrupted translation: "+strings.Join(missing, ", "))
+	}
+	if len(again) > 1 {
+		problems = append(problems, "pages translated again (only the one in flight may be): "+strings.Join(again, ", "))
+	}
+	if again == nil {
+		again = []string{}
+	}
+	return again, problems
 }
 
 type jobResults struct {
@@ -610,4 +627,128 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
+}
+
+// The one-replica part of the jobs step: deploy/overlays/local.
+const (
+	singleNS  = "archivekit-e2e-single"
+	singleDir = "test/k8se2e/single"
+)
+
+// single runs the same job on the one-replica overlay (SQLite on a claim,
+// the Recreate strategy) and restarts the Deployment (kubectl rollout
+// restart) when a third is done: the old pod drains (its item in flight
+// finished) and is gone before the new one starts, which opens the state
+// folder and finishes the job. Passes when no two pods ran at once, the job
+// succeeds with every page, at most one page has more MT calls than
+// uninterrupted and none fewer, and every answer is /translate's.
+func (r *jobsRun) single() error {
+	sd := *r.d
+	sd.namespace = singleNS
+	s := &jobsRun{d: &sd, pages: r.pages, want: r.want, refCalls: r.refCalls, textPages: r.textPages, figures: map[string]any{}}
+	r.figures["single_replica"] = s.figures
+	if err := sd.volumesFor("single-", map[string]string{"translate-hub-cache": "2Gi", "translate-jobs": "5Gi"}); err != nil {
+		return err
+	}
+	t := time.Now()
+	if _, err := sd.kc("apply", "-k", singleDir); err != nil {
+		return err
+	}
+	if _, err := sd.kc("rollout", "status", "deployment/translate-api", "--timeout", "6m"); err != nil {
+		return err
+	}
+	s.figures["rollout_s"] = secs(time.Since(t))
+	var err error
+	if s.url, err = sd.serviceURL("translate-api"); err != nil {
+		return err
+	}
+	old, err := s.running()
+	if err != nil || len(old) != 1 {
+		return fmt.Errorf("want one running translate-api pod, got %d (%v)", len(old), err)
+	}
+	if err := s.submit(); err != nil {
+		return err
+	}
+	if err := s.waitThird(); err != nil {
+		return err
+	}
+	atRestart := s.status.Items.Succeeded
+	restartAt := time.Now()
+	if _, err := sd.kc("rollout", "restart", "deployment/translate-api"); err != nil {
+		return err
+	}
+	rolled := make(chan error, 1)
+	go func() {
+		_, err := sd.kc("rollout", "status", "deployment/translate-api", "--timeout", "6m")
+		rolled <- err
+	}()
+	most := 0
+	var rollErr error
+watch:
+	for {
+		select {
+		case rollErr = <-rolled:
+			break watch
+		case <-time.After(200 * time.Millisecond): // polling the pods while the rollout runs
+		}
+		ps, err := sd.pods(trSelector)
+		if err != nil {
+			continue
+		}
+		n := 0
+		for _, p := range ps {
+			if p.Status.Phase == "Pending" || p.Status.Phase == "Running" {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	if rollErr != nil {
+		return rollErr
+	}
+	rolledIn := time.Since(restartAt)
+	if err := s.waitEnd(); err != nil {
+		return err
+	}
+	var problems []string
+	if most > 1 {
+		problems = append(problems, fmt.Sprintf("%d pods at once during the Recreate rollout; want one", most))
+	}
+	it := s.status.Items
+	again, more := s.outcome(s.d.mt.logged())
+	problems = append(problems, more...)
+	res, err := s.results()
+	if err != nil {
+		return err
+	}
+	same, diffs := s.answers(res)
+	problems = append(problems, diffs...)
+	s.figures["pages_done_at_restart"] = atRestart
+	s.figures["restart_rolled_out_s"] = secs(rolledIn)
+	s.figures["pods_at_once_max"] = most
+	s.figures["pages_translated_again"] = again
+	s.figures["answers_equal_to_translate"] = same
+	fmt.Printf("k8se2e: jobs: one replica (SQLite, Recreate): restarted at %d of %d pages done; the new pod ready %.1f s after the restart, at most %d pod at once; job %s, %d of %d pages; pages translated again: %d %v; %d of %d answers byte-identical to /translate's\n",
+		atRestart, len(s.pages), secs(rolledIn), most, s.status.State, it.Succeeded, len(s.pages), len(again), again, same, len(s.pages))
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "\n"))
+	}
+	return nil
+}
+
+// waitEnd waits for the job to end; the service may not answer for a while
+// (a restart).
+func (r *jobsRun) waitEnd() error {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		st, err := r.get()
+		if err == nil && st.State != "queued" && st.State != "running" {
+			r.status = st
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the job has not ended within 5 minutes: %+v, %v", st, err)
+		}
+		time.Sleep(250 * time.Millisecond) // polling the service, with a deadline
+	}
 }

@@ -34,7 +34,10 @@
 //     (SIGKILL of its process, then the pod force-deleted) and the job
 //     finishes on the other replica, every page translated once (MT calls
 //     counted per page; only the page in flight at the kill again) and
-//     every answer equal to the synchronous /translate's (jobs.go).
+//     every answer equal to the synchronous /translate's; then the same
+//     job on the one-replica overlay (deploy/overlays/local: SQLite,
+//     Recreate, test/k8se2e/single), restarted at a third done, finishes
+//     in the new pod with no two pods at once (jobs.go).
 //
 // The figures go to -report (JSON) and to stdout.
 package main
