@@ -57,13 +57,13 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // WriteError writes {"status": status, "reason": reason, "detail": detail}
-// with the given status. In a 5xx
-// answer (a failure of the service or of a backend behind it), addresses
-// of internal services (URLs, IP addresses with or without port,
-// host:port, looked-up host names) are replaced by Redact: a client never
-// learns where the backends are; the service log keeps the full error. A
-// 4xx detail is about the request and is written as given (call Redact
-// where it may quote a backend).
+// with the given status; reason is one of Reasons. In a 5xx answer (a
+// failure of the service or of a backend behind it), addresses of internal
+// services (URLs, IP addresses with or without port, host:port, looked-up
+// host names) are replaced by Redact: a client never learns where the
+// backends are; the service log keeps the full error. A 4xx detail is
+// about the request and is written as given (call Redact where it may
+// quote a backend).
 func WriteError(w http.ResponseWriter, status int, reason Reason, detail string) {
 	if status >= 500 {
 		detail = Redact(detail)
