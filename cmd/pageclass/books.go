@@ -110,10 +110,8 @@ type bookInputs struct {
 type bookFailure struct{ file, name, reason string }
 
 // isURL says whether s is an http or https URL.
-func isURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-}
+// isURL is book.IsURL: an http(s) URL with a host.
+func isURL(s string) bool { return book.IsURL(s) }
 
 // readHead returns the first n bytes of a file ("" when it cannot be
 // read).

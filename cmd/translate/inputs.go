@@ -61,10 +61,8 @@ type input struct {
 	Remote *remoteText
 }
 
-func isURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-}
+// isURL is book.IsURL: an http(s) URL with a host.
+func isURL(s string) bool { return book.IsURL(s) }
 
 // matchesFormat reports whether name ends with ".<format>" for one of the
 // formats (case-insensitive).

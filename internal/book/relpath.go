@@ -10,12 +10,6 @@ import (
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
-// isHTTP says whether s is an http(s) URL with a host.
-func isHTTP(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-}
-
 // RelPath is the slash-separated path a text file of the book at bookLoc
 // keeps under an output folder: its path relative to the METS
 // file or manifest when it lies beside or below it (ocr/00000001.xml),
@@ -25,10 +19,10 @@ func isHTTP(s string) bool {
 // without an extension gets one from its format.
 func RelPath(bookLoc string, t Text) string {
 	var segs []string
-	if isHTTP(t.Location) {
+	if IsURL(t.Location) {
 		u, _ := url.Parse(t.Location)
 		p := u.EscapedPath()
-		if bu, err := url.Parse(bookLoc); err == nil && isHTTP(bookLoc) && strings.EqualFold(bu.Host, u.Host) &&
+		if bu, err := url.Parse(bookLoc); err == nil && IsURL(bookLoc) && strings.EqualFold(bu.Host, u.Host) &&
 			strings.HasPrefix(p, path.Dir(bu.EscapedPath())+"/") {
 			p = strings.TrimPrefix(p, path.Dir(bu.EscapedPath())+"/")
 		} else {
