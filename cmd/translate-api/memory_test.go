@@ -58,7 +58,7 @@ func TestMemoryAdmission(t *testing.T) {
 		readBody(t, resp)
 		first <- resp.StatusCode
 	}()
-	if !waitUntil(10*time.Second, func() bool { return s.mem.InUse() > 0 }) {
+	if !testenv.WaitFor(10*time.Second, func() bool { return s.mem.InUse() > 0 }) {
 		t.Fatal("the first document never took its memory")
 	}
 	resp := post(t, ts.URL+"/translate", ct, bytes.NewReader(raw))
@@ -70,25 +70,13 @@ func TestMemoryAdmission(t *testing.T) {
 	if code := <-first; code != http.StatusOK {
 		t.Fatalf("first document: %d", code)
 	}
-	if !waitUntil(5*time.Second, func() bool { return s.mem.InUse() == 0 }) {
+	if !testenv.WaitFor(5*time.Second, func() bool { return s.mem.InUse() == 0 }) {
 		t.Errorf("budget still held after the answer: %d", s.mem.InUse())
 	}
 	resp = post(t, ts.URL+"/translate", ct, bytes.NewReader(raw))
 	if b := readBody(t, resp); resp.StatusCode != http.StatusOK {
 		t.Errorf("after the first: %d %.300s", resp.StatusCode, b)
 	}
-}
-
-// waitUntil polls cond until it holds or limit passes.
-func waitUntil(limit time.Duration, cond func() bool) bool {
-	end := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(end) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
 }
 
 // TestTwoBigALTOMemory sends two 35 MB ALTO (the shared 79 pages repeated

@@ -13,20 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-// waitFor polls cond until it holds or limit passes; it reports whether
-// it held.
-func waitFor(limit time.Duration, cond func() bool) bool {
-	end := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(end) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
-}
+	"archivekit/internal/testenv"
+)
 
 // hostileConn opens a connection to addr and sends head; the connection
 // stays open until the test ends. When trickle is set it then sends one
@@ -90,7 +79,7 @@ func TestHostileClientsDoNotStarve(t *testing.T) {
 	}
 	// All 32 are being served (bodies arriving, answers being written)
 	// where the slots no longer hold them; 16 at most otherwise.
-	all := waitFor(5*time.Second, func() bool { return svc.InFlight() >= 32 })
+	all := testenv.WaitFor(5*time.Second, func() bool { return svc.InFlight() >= 32 })
 	t.Logf("hostile requests in flight: %d (all 32 admitted: %v)", svc.InFlight(), all)
 
 	client := &http.Client{Timeout: 5 * time.Second}
@@ -109,7 +98,7 @@ func TestHostileClientsDoNotStarve(t *testing.T) {
 	// A drain cuts both kinds after DrainBodyGrace instead of waiting for them.
 	svc.BeginDrain()
 	start = time.Now()
-	if !waitFor(10*time.Second, func() bool { return svc.InFlight() == 0 }) {
+	if !testenv.WaitFor(10*time.Second, func() bool { return svc.InFlight() == 0 }) {
 		t.Fatalf("%d hostile requests still in flight 10 s into the drain", svc.InFlight())
 	}
 	t.Logf("drain: in flight 0 after %v", time.Since(start).Round(time.Millisecond))

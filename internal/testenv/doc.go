@@ -2,6 +2,7 @@
 // environment: where the project's sample data and the fixtures of
 // `make fixtures` are (Data, Path, Fixtures), facts about
 // the running process from /proc (RSSKiB, PeakRSSKiB, ResetPeak, CPUTime,
-// LoadAvg) and how often files are opened while a function runs (Opens).
+// LoadAvg), how often files are opened while a function runs (Opens) and
+// polling until a condition holds (WaitFor).
 // Nothing outside tests imports it.
 package testenv
