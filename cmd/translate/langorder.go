@@ -1,10 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	"archivekit/internal/cliflags"
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/guard"
@@ -57,9 +53,9 @@ func (s *settings) setLangOrder(c *cli, p picker, getenv func(string) string) er
 	r := pick(one{"retry-rounds", c.RetryRounds, "retry_rounds", guard.RoundsEnv})
 	s.RetryRounds, s.RetryRoundsFrom = guard.DefaultRounds, "default"
 	if r.Value != "" {
-		n, err := strconv.Atoi(strings.TrimSpace(r.Value))
-		if err != nil || n < 0 || n > guard.MaxRounds {
-			return cliflags.Usage(fmt.Errorf("%s=%q: want a whole number from 0 to %d", r.From, r.Value, guard.MaxRounds))
+		n, err := guard.ParseRounds(r.From, r.Value)
+		if err != nil {
+			return cliflags.Usage(err)
 		}
 		s.RetryRounds, s.RetryRoundsFrom = n, r.From
 	}

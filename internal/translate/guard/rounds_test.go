@@ -30,3 +30,16 @@ func TestRoundsFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestParseRounds: a number of rounds from a flag or configuration is
+// read as the environment's is, and its error names the setting it came
+// from with the value as given.
+func TestParseRounds(t *testing.T) {
+	if n, err := ParseRounds("--retry-rounds", " 3 "); err != nil || n != 3 {
+		t.Errorf(`ParseRounds(" 3 ") = %d, %v; want 3`, n, err)
+	}
+	_, err := ParseRounds("config retry_rounds", "11")
+	if err == nil || err.Error() != `config retry_rounds="11": want a whole number from 0 to 10` {
+		t.Errorf("ParseRounds(11) error = %v", err)
+	}
+}

@@ -87,9 +87,16 @@ func RoundsFromEnv(getenv func(string) string) (int, error) {
 	if s == "" {
 		return DefaultRounds, nil
 	}
-	n, err := strconv.Atoi(s)
+	return ParseRounds(RoundsEnv, s)
+}
+
+// ParseRounds reads a number of end-of-document rounds given as value
+// (surrounding space ignored) by the setting named from: a whole number
+// from 0 to MaxRounds.
+func ParseRounds(from, value string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(value))
 	if err != nil || n < 0 || n > MaxRounds {
-		return 0, fmt.Errorf("%s=%q: want a whole number from 0 to %d", RoundsEnv, s, MaxRounds)
+		return 0, fmt.Errorf("%s=%q: want a whole number from 0 to %d", from, value, MaxRounds)
 	}
 	return n, nil
 }
