@@ -99,14 +99,19 @@ func (h hostsOnly) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.next.RoundTrip(r)
 }
 
-// bookFetcher is a request's fetcher.
-func (s *server) bookFetcher() *fetch.Fetcher {
-	if s.bookHosts == nil {
+// bookFetcher is a request's (or a book job item's) fetcher: a Fresh one
+// of s.books, sharing its connections, with a cache of its own.
+func (s *server) bookFetcher() *fetch.Fetcher { return s.books.Fresh() }
+
+// newBookFetcher is the fetcher whose connections every book request
+// shares: any public host without BOOK_HOSTS (hosts nil), else only those.
+func newBookFetcher(hosts map[string]bool) *fetch.Fetcher {
+	if hosts == nil {
 		return fetch.New(fetch.Policy{Private: fetch.PrivateRefused}, nil)
 	}
 	t := &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: 30 * time.Second}).DialContext,
 		TLSHandshakeTimeout: 30 * time.Second, MaxIdleConnsPerHost: 4}
-	return fetch.New(fetch.Policy{Private: fetch.PrivateAllowed}, hostsOnly{hosts: s.bookHosts, next: t})
+	return fetch.New(fetch.Policy{Private: fetch.PrivateAllowed}, hostsOnly{hosts: hosts, next: t})
 }
 
 // bookSize is the long side a book's pages are fetched at: the largest

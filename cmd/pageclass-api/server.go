@@ -22,6 +22,7 @@ import (
 	"archivekit/bindings/torch"
 	"archivekit/internal/config"
 	"archivekit/internal/docrecord"
+	"archivekit/internal/fetch"
 	"archivekit/internal/jobs"
 	"archivekit/internal/licence"
 	"archivekit/internal/pageclass/batcher"
@@ -158,8 +159,11 @@ type server struct {
 	// bookHosts is BOOK_HOSTS: the hosts a book may be fetched from (nil:
 	// any public host; see book.go).
 	bookHosts map[string]bool
-	svc       *service.Service
-	engine    *engine
+	// books is the fetcher of BOOK_HOSTS whose connections book requests
+	// share (bookFetcher).
+	books  *fetch.Fetcher
+	svc    *service.Service
+	engine *engine
 	// comps are the licence components (setup/para_config.txt) the
 	// provenance block of returned records is resolved from.
 	comps *licence.Components
@@ -209,6 +213,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	if v, _ := lookup(EnvBookHosts); strings.TrimSpace(v) != "" {
 		s.bookHosts = parseHosts(v)
 	}
+	s.books = newBookFetcher(s.bookHosts)
 	if s.comps, err = loadComponents(); err != nil {
 		return nil, fmt.Errorf("pageclass-api: licence components: %w", err)
 	}

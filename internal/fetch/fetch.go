@@ -197,6 +197,14 @@ type firstKey struct{}
 // allowKey marks the context of a request to a host of Policy.AllowHosts.
 type allowKey struct{}
 
+// Fresh is a Fetcher with f's policy and HTTP client (so its transport's
+// kept connections) but nothing else of f: an empty cache, log and host
+// slots, and no kept bytes. A service builds one Fetcher and takes a Fresh
+// one per request, so requests share connections but no cached bodies.
+func (f *Fetcher) Fresh() *Fetcher {
+	return &Fetcher{policy: f.policy, client: f.client, cache: map[string][]byte{}}
+}
+
 // New returns a Fetcher with the policy p. A nil transport means a
 // transport of its own whose dialer enforces p.Private on the addresses it
 // connects to (after name resolution, so a name cannot hide an address);
