@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archivekit/internal/book"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"archivekit/internal/atomicfile"
+	"archivekit/internal/book"
 	"archivekit/internal/ledger"
 	"archivekit/internal/shard"
 	"archivekit/internal/version"
