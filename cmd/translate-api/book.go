@@ -113,9 +113,8 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 	}
 	if len(parts) == 0 {
 		detail := fmt.Sprintf("book_url: none of the book's %d text files was translated (%d pages, %d without text)", len(texts), len(b.Pages), len(sum.PagesWithoutText))
-		for _, bf := range sum.Files {
-			detail += "; " + bf.Path + ": " + bf.Error
-			break
+		if len(sum.Files) > 0 {
+			detail += "; " + sum.Files[0].Path + ": " + sum.Files[0].Error
 		}
 		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonNothingTranslated, detail)
 		return
@@ -167,11 +166,7 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 		out := res.out
 		bf.Status, bf.Output = "translated", path.Join(path.Dir(rel), out.Name)
 		sum.Files = append(sum.Files, bf)
-		ctype := "application/xml"
-		if out.Kind == translator.KindHOCR {
-			ctype = "text/html"
-		}
-		parts = append(parts, mixedPart{Name: bf.Output, Type: ctype, Data: out.Data})
+		parts = append(parts, mixedPart{Name: bf.Output, Type: textType(out.Kind == translator.KindHOCR), Data: out.Data})
 		stats.Units += out.Stats.Units
 		stats.Translated += out.Stats.Translated
 		stats.Skipped += out.Stats.Skipped
@@ -247,11 +242,7 @@ func (s *server) bookItems(ctx context.Context, location string, _ map[string]st
 			continue
 		}
 		rel := book.RelPath(location, bt.text)
-		ctype := "application/xml"
-		if bt.text.Format == book.HOCR {
-			ctype = "text/html"
-		}
-		items = append(items, jobs.BookItem{Name: rel, Type: ctype, Source: bt.text.Location,
+		items = append(items, jobs.BookItem{Name: rel, Type: textType(bt.text.Format == book.HOCR), Source: bt.text.Location,
 			Ref: jobs.BookRef{Page: bt.index + 1, ID: bt.page.ID, Order: bt.page.Order, Label: bt.page.Label, Manifest: bt.page.Manifest,
 				Path: rel, Format: string(bt.text.Format)}})
 	}
@@ -268,4 +259,13 @@ func (s *server) fetchText(ctx context.Context, source string) ([]byte, string, 
 		return nil, "", errors.New(service.Redact(err.Error()))
 	}
 	return b, "", nil
+}
+
+// textType is the media type of a book's text file in an answer: HTML for
+// hOCR, XML for ALTO and PAGE.
+func textType(hocr bool) string {
+	if hocr {
+		return "text/html"
+	}
+	return "application/xml"
 }
