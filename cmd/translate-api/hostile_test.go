@@ -1,8 +1,6 @@
 package main
 
 import (
-	"archivekit/internal/testenv"
-	"archivekit/internal/translate/translator/translatortest"
 	"bytes"
 	"fmt"
 	"net/http"
@@ -14,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"archivekit/internal/testenv"
+	"archivekit/internal/translate/translator/translatortest"
 )
 
 // cpuSeconds is the user+system CPU time of this process so far.

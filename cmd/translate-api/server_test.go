@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archivekit/internal/testenv"
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -21,6 +20,7 @@ import (
 
 	"archivekit/internal/docrecord"
 	"archivekit/internal/service/servicetest"
+	"archivekit/internal/testenv"
 	"archivekit/internal/translate/translator/translatortest"
 )
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archivekit/internal/testenv"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"archivekit/internal/testenv"
 	"archivekit/internal/translate/translator/translatortest"
 )
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archivekit/internal/testenv"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -23,6 +22,7 @@ import (
 
 	"archivekit/internal/ledger"
 	"archivekit/internal/shard"
+	"archivekit/internal/testenv"
 	"archivekit/internal/translate/lemmatizer/lemmatizertest"
 	"archivekit/internal/translate/translator/translatortest"
 )

@@ -1,11 +1,6 @@
 package main
 
 import (
-	"archivekit/internal/licence"
-	"archivekit/internal/shard"
-	"archivekit/internal/testenv"
-	"archivekit/internal/translate/alto"
-	"archivekit/internal/translate/translator"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -25,7 +20,12 @@ import (
 	"time"
 
 	"archivekit/internal/docrecord"
+	"archivekit/internal/licence"
+	"archivekit/internal/shard"
+	"archivekit/internal/testenv"
+	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/lemmatizer/lemmatizertest"
+	"archivekit/internal/translate/translator"
 	"archivekit/internal/translate/translator/translatortest"
 )
 

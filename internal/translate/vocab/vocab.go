@@ -4,7 +4,6 @@
 package vocab
 
 import (
-	"archivekit/internal/regularfile"
 	"bytes"
 	"encoding/csv"
 	"errors"
@@ -17,6 +16,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"archivekit/internal/regularfile"
 )
 
 // Entry is one vocabulary row.

@@ -1,8 +1,6 @@
 package vocab
 
 import (
-	"archivekit/internal/regularfile"
-	"archivekit/internal/testenv"
 	"encoding/csv"
 	"errors"
 	"os"
@@ -11,6 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"archivekit/internal/regularfile"
+	"archivekit/internal/testenv"
 )
 
 // sharedData returns the shared translator data folder.
