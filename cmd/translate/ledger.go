@@ -172,9 +172,7 @@ func (p *paradata) restored(d itemData, files ...string) {
 	p.usage.Add(d.Components...)
 	p.Update(func(doc *paradataDoc) {
 		st := &doc.Statistics
-		for l, n := range d.Languages {
-			st.Languages[l] += n
-		}
+		addCounts(st.Languages, d.Languages)
 		st.SuccessfullyProcessed++
 		st.OutputCountsByType["xml"]++
 		st.OutputCountsByType["csv"]++

@@ -196,17 +196,11 @@ func (p *paradata) done(doc string, out *translator.Output, files ...string) {
 		st.Pages += out.Stats.Pages
 		st.UnitsTranslated += out.Stats.Translated
 		st.UnitsSkipped += out.Stats.Skipped
-		for l, n := range out.Languages {
-			st.Languages[l] += n
-		}
+		addCounts(st.Languages, out.Languages)
 		st.PlaceholderCalls += out.Stats.PlaceholderCalls
 		st.PlaceholderFallbacks += out.Stats.PlaceholderFallbacks
-		for k, n := range out.Statuses {
-			st.SegmentStatus[k] += n
-		}
-		for k, n := range out.LangSources {
-			st.LangSources[k] += n
-		}
+		addCounts(st.SegmentStatus, out.Statuses)
+		addCounts(st.LangSources, out.LangSources)
 		d.protected[doc] += out.Stats.ProtectedTerms
 		if out.TermsChecked {
 			if d.terms == nil {
