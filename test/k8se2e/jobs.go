@@ -642,9 +642,14 @@ const (
 // folder and finishes the job. Passes when no two pods ran at once, the job
 // succeeds with every page, at most one page has more MT calls than
 // uninterrupted and none fewer, and every answer is /translate's.
-func (r *jobsRun) single() error {
+func (r *jobsRun) single() (err error) {
 	sd := *r.d
 	sd.namespace = singleNS
+	defer func() {
+		if err != nil {
+			sd.diagnose() // its own namespace's pods, events and logs
+		}
+	}()
 	s := &jobsRun{d: &sd, pages: r.pages, want: r.want, refCalls: r.refCalls, textPages: r.textPages, figures: map[string]any{}}
 	r.figures["single_replica"] = s.figures
 	if err := sd.volumesFor("single-", map[string]string{"translate-hub-cache": "2Gi", "translate-jobs": "5Gi"}); err != nil {
@@ -658,7 +663,6 @@ func (r *jobsRun) single() error {
 		return err
 	}
 	s.figures["rollout_s"] = secs(time.Since(t))
-	var err error
 	if s.url, err = sd.serviceURL("translate-api"); err != nil {
 		return err
 	}

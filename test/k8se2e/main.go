@@ -84,6 +84,7 @@ type driver struct {
 	bin                                        string // pageclass-client, for the skill step
 	mt                                         *mtStandIn
 	report                                     map[string]any
+	failureFile                                string // -failure: where fail writes the failed step and its error
 }
 
 func main() {
@@ -95,6 +96,7 @@ func main() {
 	flag.StringVar(&d.volumes, "volumes", "", "a folder on the node for the hostPath volumes")
 	flag.StringVar(&d.bin, "bin", "", "a folder holding pageclass-client (the skill step puts it on PATH)")
 	report := flag.String("report", "", "write the figures here (JSON)")
+	flag.StringVar(&d.failureFile, "failure", "", "on failure, write the failed step and its error here (tools/k8s/e2e.sh prints it again after the logs and the teardown, as the run's last line)")
 	only := flag.String("steps", "", "run only these steps (comma-separated names, in the usual order; a step may need an earlier one: jobs needs none, rollout needs setup); default all")
 	flag.Parse()
 	if d.kubeconfig == "" || d.volumes == "" || d.bin == "" {
@@ -152,7 +154,13 @@ func (d *driver) step(name string, fn func() error) {
 // fail prints what an operator needs to see (pods, events, the pods' logs)
 // and exits 1; the caller (tools/k8s/e2e.sh) adds the components' logs.
 func (d *driver) fail(name string, err error) {
-	fmt.Fprintf(os.Stderr, "\nk8se2e: FAILED step %q: %v\n", name, err)
+	msg := fmt.Sprintf("step %q: %v", name, err)
+	fmt.Fprintf(os.Stderr, "\nk8se2e: FAILED %s\n", msg)
+	if d.failureFile != "" {
+		if werr := os.WriteFile(d.failureFile, []byte(msg+"\n"), 0o644); werr != nil {
+			fmt.Fprintln(os.Stderr, "k8se2e:", werr)
+		}
+	}
 	d.diagnose()
 	os.Exit(1)
 }

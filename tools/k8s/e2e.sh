@@ -66,6 +66,7 @@ if [[ -e $K8S_STATE ]]; then
 fi
 
 status=1
+rm -f "$out/failure.txt"
 teardown() {
   status=$?
   trap - EXIT INT TERM
@@ -75,6 +76,15 @@ teardown() {
   fi
   echo "k8s-e2e: teardown" >&2
   "$here/cluster.sh" down || echo "k8s-e2e: teardown reported an error (see above)" >&2
+  # The failure again, last: the logs above are long, and a CI log is
+  # often read from its end.
+  if [[ $status != 0 ]]; then
+    if [[ -s $out/failure.txt ]]; then
+      echo "k8s-e2e: FAILED in $phase: $(cat "$out/failure.txt")" >&2
+    else
+      echo "k8s-e2e: FAILED in $phase (exit $status)" >&2
+    fi
+  fi
   exit "$status"
 }
 trap teardown EXIT
@@ -95,7 +105,7 @@ phase="acceptance (test/k8se2e)"
 # K8SE2E_STEPS (comma-separated step names) runs only those steps (a partial
 # run, when working on one step; make k8s-e2e and .ci/run run them all).
 "$out/k8se2e" -kubectl "$K8S_BIN/bin/kubectl" -kubeconfig "$K8S_STATE/kubeconfig" -repo "$repo" \
-  -shared "$SHARED" -volumes "$K8S_STATE/volumes" -bin "$out/bin" -report "$out/report.json.tmp" \
+  -shared "$SHARED" -volumes "$K8S_STATE/volumes" -bin "$out/bin" -report "$out/report.json.tmp" -failure "$out/failure.txt" \
   ${K8SE2E_STEPS:+-steps "$K8SE2E_STEPS"}
 python3 - "$out/report.json.tmp" "$build_s" "$up_s" "$import_s" > "$out/report.json" <<'EOF'
 import json, sys
