@@ -170,7 +170,7 @@ func (r *classifier) collectBook(ctx context.Context, loc string) (*inputSet, er
 	return set, nil
 }
 
-// collectList is the input of -f naming a .txt list of books
+// collectList is the input of -f naming a list of books (book.IsList)
 // (book.ReadList: URLs, and local books relative to the list's folder):
 // the pages of each book, as for the books of a folder run (addBooks): a
 // book that cannot be read is recorded as failed and the others are

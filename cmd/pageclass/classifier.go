@@ -157,7 +157,7 @@ func (r *classifier) predictOptions() classify.Options {
 
 // inputs collects the files of the run, and the pages of its books (a
 // METS file or a IIIF manifest or collection given to -f, as a file or a
-// URL, or listed in a .txt list given to -f, or found in the -d folder by
+// URL, or listed in a list of books given to -f (book.IsList), or found in the -d folder by
 // its content).
 func (r *classifier) inputs(ctx context.Context) (*inputSet, error) {
 	c := r.cli

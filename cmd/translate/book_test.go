@@ -449,7 +449,8 @@ func TestBookFolder(t *testing.T) {
 	}
 }
 
-// TestBookList (issue 28): a .txt list of two METS URLs whose download
+// TestBookList (issue 28): a list of two METS URLs (named without .txt: a
+// list is told by its content) whose download
 // names clash (both mets.xml: the second is read as a book, not skipped),
 // a IIIF manifest URL and a local METS path (relative to the list)
 // translates each book's text files under the book's folder (a URL's host
@@ -470,7 +471,7 @@ func TestBookList(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "local", "mets.xml"), []byte(testMETS))
 	writeFile(t, filepath.Join(dir, "local", "ocr", "0001.xml"), page)
 	writeFile(t, filepath.Join(dir, "local", "ocr", "0003.hocr"), hocr)
-	list := filepath.Join(dir, "books.txt")
+	list := filepath.Join(dir, "books")
 	writeFile(t, list, []byte("# books\n"+srv.URL+"/books/b1/mets.xml\n"+srv.URL+"/books/b2/mets.xml\n"+srv.URL+"/iiif/manifest.json\nlocal/mets.xml\n"))
 	host := strings.ReplaceAll(strings.TrimPrefix(srv.URL, "http://"), ":", "_")
 	want := []string{host + "/books/b1/ocr/0001_en.xml", host + "/books/b1/ocr/0003_en.hocr", host + "/books/b2/ocr/0001_en.xml",

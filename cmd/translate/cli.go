@@ -32,7 +32,7 @@ const (
 // resolved afterwards: flag, then config.txt, then (backend and output mode
 // only) the environment, then the built-in default.
 type cli struct {
-	InputPath       string           `arg:"" optional:"" name:"input_path" help:"File, directory, URL, or .txt list of URLs to translate (default: config input_path)."`
+	InputPath       string           `arg:"" optional:"" name:"input_path" help:"File, directory, URL, or list of URLs and books (one a line) to translate (default: config input_path)."`
 	Output          string           `short:"o" help:"Output directory (default: config output)." placeholder:"DIR"`
 	SourceLang      string           `name:"source_lang" help:"Source language (ISO 639-1), or auto to detect (default: config source_lang, auto). Short form -src." placeholder:"LANG"`
 	TargetLang      string           `name:"target_lang" help:"Target language (default: config target_lang, en). Short form -tgt." placeholder:"LANG"`

@@ -78,7 +78,7 @@ func matchesFormat(name string, formats []string) bool {
 
 // collect lists the inputs of a run:
 //   - an http(s) URL is downloaded into downloadDir;
-//   - a file ending in .txt is a list (book.ReadList: one a line, blank
+//   - a list of books (book.IsList, by content) is read by book.ReadList: one a line, blank
 //     lines and lines starting with # are ignored) of URLs, each
 //     downloaded, and of local books (collectList);
 //   - a METS file or IIIF manifest or collection (recognised by its
@@ -147,7 +147,7 @@ func oneBook(bk *bookInfo) []*bookInfo {
 	return []*bookInfo{bk}
 }
 
-// collectList lists the inputs of the .txt list s.Input: each URL is
+// collectList lists the inputs of the list s.Input: each URL is
 // downloaded and, when it is a book, its text files are the inputs (under
 // the folder bookFolder names), else it is a document; each local book's
 // text files likewise. A line is one share of a shard run (its key the

@@ -2,12 +2,15 @@ package book
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"archivekit/internal/regularfile"
 )
@@ -31,9 +34,64 @@ func IsURL(s string) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
-// IsList says whether the file named name is a list of locations: its
-// extension is .txt (any case).
-func IsList(name string) bool { return strings.EqualFold(filepath.Ext(name), ".txt") }
+// IsList says whether the local file at path is a list of books, by its
+// content: its first LooksLen bytes are text (UTF-8, no control characters
+// but tabs and line ends) and its first line that is neither blank nor a
+// # comment is an http(s) URL or names a file that exists (relative to the
+// list's folder). A text file named .txt whose first line is neither is
+// taken as a list too, so that ReadList names the line that is wrong; the
+// name alone never makes a list (an image, or XML or JSON, named .txt is
+// not one). A file that cannot be read is not a list: its reader reports
+// why.
+func IsList(path string) bool {
+	head, err := ReadHead(path)
+	if err != nil || !isText(head) {
+		return false
+	}
+	first, ok := firstLocation(head)
+	if !ok || strings.ContainsAny(first[:1], "<{[") {
+		return false // nothing listed, or markup or JSON
+	}
+	if IsURL(first) || strings.EqualFold(filepath.Ext(path), ".txt") {
+		return true
+	}
+	p := first
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(filepath.Dir(path), p)
+	}
+	_, err = os.Stat(p)
+	return err == nil
+}
+
+// isText says whether head is UTF-8 text without control characters other
+// than tab, CR and LF (a byte-order mark allowed; a character cut at the
+// end of head too).
+func isText(head []byte) bool {
+	head = bytes.TrimPrefix(head, []byte("\ufeff"))
+	for i := 0; i < len(head); {
+		r, n := utf8.DecodeRune(head[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return len(head)-i < utf8.UTFMax && !utf8.FullRune(head[i:])
+		}
+		if r < 0x20 && r != '\t' && r != '\r' && r != '\n' || r == 0x7f {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// firstLocation is the first line of head that is neither blank nor a #
+// comment, trimmed (false when there is none).
+func firstLocation(head []byte) (string, bool) {
+	for _, line := range strings.Split(strings.TrimPrefix(string(head), "\ufeff"), "\n") {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "#") {
+			return line, true
+		}
+	}
+	return "", false
+}
 
 // ReadList reads a list of books, as both tools take it: one location a
 // line, an http(s) URL or the path of a local file that reads as a book

@@ -48,7 +48,42 @@ func TestReadList(t *testing.T) {
 			t.Errorf("%s: %v, want ErrList naming books.txt:2 and %q", c.line, err, c.says)
 		}
 	}
-	if !IsList("x/BOOKS.TXT") || IsList("mets.xml") {
-		t.Error("IsList")
+}
+
+// A list is told by its content: text whose first location is a URL or an
+// existing file; the .txt name only keeps a text list with a bad first
+// line a list (so that ReadList names the line), and makes nothing else
+// one.
+func TestIsList(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "mets.xml"), []byte(`<mets:mets xmlns:mets="http://www.loc.gov/METS/"/>`), 0o644)
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	for _, c := range []struct {
+		name string
+		body []byte
+		want bool
+	}{
+		{"books.lst", []byte("# books\n\nhttps://example.org/iiif/b1/manifest.json\n"), true},
+		{"books", []byte("\ufeffmets.xml\r\n"), true},
+		{"BOOKS.TXT", []byte("https://example.org/a/mets.xml\n"), true},
+		{"typo.txt", []byte("mets.xm\n"), true}, // ReadList names the line
+		{"notes", []byte("mets.xm\n"), false},
+		{"page.txt", png, false},
+		{"record.txt", []byte("<record><title>x</title></record>\n"), false},
+		{"empty.txt", []byte("# nothing\n\n"), false},
+		{"json.txt", []byte("[\"https://example.org/a\"]\n"), false},
+		// Longer than the head read, which ends inside a two-byte character.
+		{"long.lst", []byte("https://example.org/ab\n# " + strings.Repeat("\u00e9", 40000) + "\n"), true},
+	} {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, c.body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := IsList(p); got != c.want {
+			t.Errorf("IsList(%s holding %.60q) = %v, want %v", c.name, c.body, got, c.want)
+		}
+	}
+	if IsList(filepath.Join(dir, "missing.txt")) {
+		t.Error("IsList of a missing file = true")
 	}
 }
