@@ -48,8 +48,9 @@ type MemoryBudget struct {
 	Wait time.Duration
 	// Source says where Total came from, for logs and /info.
 	Source string
-	sem    *semaphore.Weighted
-	used   atomic.Int64
+	sem     *semaphore.Weighted
+	used    atomic.Int64
+	waiting atomic.Int64
 }
 
 // NewMemoryBudget returns a budget of total bytes (0: no budget) with the
@@ -70,14 +71,10 @@ func (b *MemoryBudget) Acquire(ctx context.Context, n int64) (func(), error) {
 		return func() {}, nil
 	}
 	n = min(max(n, 1), b.Total)
-	wctx, cancel := context.WithTimeout(ctx, b.Wait)
-	defer cancel()
-	if err := b.sem.Acquire(wctx, n); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	if !b.sem.TryAcquire(n) {
+		if err := b.wait(ctx, n); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("%w: it needs about %s, %s of the %s budget (%s) are held by other requests and none came free within %g s (%s)",
-			ErrOverBudget, formatMiB(n), formatMiB(b.InUse()), formatMiB(b.Total), b.Source, b.Wait.Seconds(), EnvMemoryWait)
 	}
 	b.used.Add(n)
 	var once sync.Once
@@ -87,6 +84,30 @@ func (b *MemoryBudget) Acquire(ctx context.Context, n int64) (func(), error) {
 			b.sem.Release(n)
 		})
 	}, nil
+}
+
+// wait takes n bytes once they come free, counted in Waiting meanwhile.
+func (b *MemoryBudget) wait(ctx context.Context, n int64) error {
+	b.waiting.Add(1)
+	defer b.waiting.Add(-1)
+	wctx, cancel := context.WithTimeout(ctx, b.Wait)
+	defer cancel()
+	if err := b.sem.Acquire(wctx, n); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: it needs about %s, %s of the %s budget (%s) are held by other requests and none came free within %g s (%s)",
+			ErrOverBudget, formatMiB(n), formatMiB(b.InUse()), formatMiB(b.Total), b.Source, b.Wait.Seconds(), EnvMemoryWait)
+	}
+	return nil
+}
+
+// Waiting is the number of requests waiting for memory now.
+func (b *MemoryBudget) Waiting() int {
+	if b == nil {
+		return 0
+	}
+	return int(b.waiting.Load())
 }
 
 // InUse is the part of the budget held now, in bytes.

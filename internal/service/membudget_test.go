@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"archivekit/internal/testenv"
 )
 
 // TestMemoryBudget: requests are admitted while their estimates fit; one
@@ -21,21 +23,42 @@ func TestMemoryBudget(t *testing.T) {
 	if _, err := b.Acquire(ctx, 60); !errors.Is(err, ErrOverBudget) || !strings.Contains(err.Error(), "MEMORY_WAIT_S") {
 		t.Errorf("over the budget: %v", err)
 	}
+	r1()
+	r1() // a second release gives nothing back twice
+	if b.InUse() != 0 {
+		t.Errorf("in use %d after every release", b.InUse())
+	}
+
+	// A request that does not fit waits (Waiting counts it) and is
+	// admitted once memory comes free; the wait is long, so only the
+	// release admits it.
+	long := NewMemoryBudget(100, time.Hour, "test")
+	r2, err := long.Acquire(ctx, 60)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := make(chan error, 1)
 	go func() {
-		r, err := b.Acquire(context.Background(), 60)
+		r, err := long.Acquire(ctx, 60)
 		if err == nil {
 			r()
 		}
 		got <- err
 	}()
-	r1()
-	r1() // a second release gives nothing back twice
+	if !testenv.WaitFor(time.Minute, func() bool { return long.Waiting() == 1 }) {
+		t.Fatal("the second request is not waiting for memory")
+	}
+	select {
+	case err := <-got:
+		t.Fatalf("a request admitted while the budget was held: %v", err)
+	default:
+	}
+	r2()
 	if err := <-got; err != nil {
 		t.Errorf("waiting request not admitted once memory came free: %v", err)
 	}
-	if b.InUse() != 0 {
-		t.Errorf("in use %d after every release", b.InUse())
+	if long.Waiting() != 0 || long.InUse() != 0 {
+		t.Errorf("after the waiting request ended: %d waiting, %d in use", long.Waiting(), long.InUse())
 	}
 	huge, err := b.Acquire(ctx, 1000)
 	if err != nil || b.InUse() != 100 {
