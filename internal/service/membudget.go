@@ -47,7 +47,7 @@ type MemoryBudget struct {
 	// Wait is the longest Acquire waits.
 	Wait time.Duration
 	// Source says where Total came from, for logs and /info.
-	Source string
+	Source  string
 	sem     *semaphore.Weighted
 	used    atomic.Int64
 	waiting atomic.Int64
