@@ -585,16 +585,34 @@ type jobResults struct {
 	} `json:"items"`
 }
 
+// getBody GETs url: its status and body. A request that gets no answer
+// (connection refused or reset, as a Service's routes change after a
+// restart) is tried again, up to five times a second apart, each retry
+// printed; an answer of any status is returned as it is.
+func getBody(url string) (int, []byte, error) {
+	for try := 1; ; try++ {
+		resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(url)
+		if err == nil {
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode, b, err
+		}
+		if try == 5 {
+			return 0, nil, err
+		}
+		fmt.Printf("k8se2e: GET %s: %v; trying again\n", url, err)
+		time.Sleep(time.Second) // retrying a request that got no answer
+	}
+}
+
 func (r *jobsRun) results() (jobResults, error) {
 	var res jobResults
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(r.url + "/jobs/" + r.jobID + "/results")
+	status, b, err := getBody(r.url + "/jobs/" + r.jobID + "/results")
 	if err != nil {
 		return res, err
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return res, fmt.Errorf("GET /jobs/%s/results: status %d: %.300s", r.jobID, resp.StatusCode, b)
+	if status != http.StatusOK {
+		return res, fmt.Errorf("GET /jobs/%s/results: status %d: %.300s", r.jobID, status, b)
 	}
 	if err := json.Unmarshal(b, &res); err != nil {
 		return res, err
@@ -608,14 +626,9 @@ func (r *jobsRun) results() (jobResults, error) {
 // item is the job's answer for item i (page name) as the synchronous
 // endpoint gave it.
 func (r *jobsRun) item(i int, name string) ([]byte, error) {
-	resp, err := (&http.Client{Timeout: 30 * time.Second}).Get(fmt.Sprintf("%s/jobs/%s/results/%d", r.url, r.jobID, i))
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("%s: GET /jobs/%s/results/%d: status %d: %.300s", name, r.jobID, i, resp.StatusCode, b)
+	status, b, err := getBody(fmt.Sprintf("%s/jobs/%s/results/%d", r.url, r.jobID, i))
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("%s: GET /jobs/%s/results/%d: status %d: %.300s", name, r.jobID, i, status, b)
 	}
 	return b, err
 }
