@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"archivekit/internal/testenv"
+	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator/translatortest"
 )
 
@@ -123,7 +124,7 @@ func testManifest(base string) []byte {
 		canvas(1, alto("/iiif/text/1.alto.xml")), canvas(2, hocr), canvas(3, ""), canvas(4, alto("/iiif/text/missing.xml"))))
 }
 
-func bookOf(t *testing.T, d paradataDoc) bookInfo {
+func bookOf(t *testing.T, d runmeta.Doc) bookInfo {
 	t.Helper()
 	raw, _ := json.Marshal(d.Config["book"])
 	var b bookInfo

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator/translatortest"
 )
 
@@ -164,14 +165,14 @@ func TestBookLanguageFolder(t *testing.T) {
 // the records of other books apart; shares that told different languages
 // leave the language empty.
 func TestMergeBooks(t *testing.T) {
-	share := func(src, lang string, files int) *bookStats {
-		b := newBookStats(src)
+	share := func(src, lang string, files int) *runmeta.Book {
+		b := runmeta.NewBook(src)
 		b.DocumentLanguage, b.Files, b.TextFilesRead = lang, files, files
 		b.LangSources["document"] = files
 		return b
 	}
-	got := mergeBooks(nil, []*bookStats{share("a/mets.xml", "de", 2), share("b/mets.xml", "pl", 1)})
-	got = mergeBooks(got, []*bookStats{share("a/mets.xml", "de", 3), share("b/mets.xml", "cs", 1)})
+	got := runmeta.MergeBooks(nil, []*runmeta.Book{share("a/mets.xml", "de", 2), share("b/mets.xml", "pl", 1)})
+	got = runmeta.MergeBooks(got, []*runmeta.Book{share("a/mets.xml", "de", 3), share("b/mets.xml", "cs", 1)})
 	if len(got) != 2 || got[0].Files != 5 || got[0].DocumentLanguage != "de" || got[0].LangSources["document"] != 5 ||
 		got[1].Files != 2 || got[1].DocumentLanguage != "" {
 		t.Errorf("merged %+v %+v", got[0], got[1])

@@ -9,6 +9,7 @@ import (
 	"archivekit/internal/ledger"
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/mtapi"
+	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator"
 	"archivekit/internal/version"
 )
@@ -161,18 +162,18 @@ func (r *runner) kept(e ledger.Entry) (files, changed, missing []string, d itemD
 
 // failuresPath is the run's failures table beside its run metadata:
 // <stamp>_translator_failures.csv (…_shard-<i>-of-<n>_failures.csv).
-func (p *paradata) failuresPath() string {
+func (p *runRecord) failuresPath() string {
 	return strings.TrimSuffix(p.path, ".json") + "_failures.csv"
 }
 
 // restored records an input whose outputs a resumed run keeps from an
 // earlier run: its files, the licence components and the source languages
 // of its translation.
-func (p *paradata) restored(d itemData, files ...string) {
+func (p *runRecord) restored(d itemData, files ...string) {
 	p.usage.Add(d.Components...)
-	p.Update(func(doc *paradataDoc) {
+	p.Update(func(doc *runmeta.Doc) {
 		st := &doc.Statistics
-		addCounts(st.Languages, d.Languages)
+		runmeta.AddCounts(st.Languages, d.Languages)
 		st.SuccessfullyProcessed++
 		st.OutputCountsByType["xml"]++
 		st.OutputCountsByType["csv"]++

@@ -24,6 +24,7 @@ import (
 	"archivekit/internal/shard"
 	"archivekit/internal/testenv"
 	"archivekit/internal/translate/lemmatizer/lemmatizertest"
+	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator/translatortest"
 )
 
@@ -376,7 +377,7 @@ func TestURLNameClashAcrossShards(t *testing.T) {
 		}
 		m, _ := filepath.Glob(filepath.Join(out, fmt.Sprintf("*_translator_shard-%d-of-2.json", i)))
 		b, _ := os.ReadFile(m[0])
-		var d paradataDoc
+		var d runmeta.Doc
 		json.Unmarshal(b, &d)
 		done += d.Statistics.SuccessfullyProcessed
 		for _, s := range d.SkippedFilesDetail {
@@ -537,7 +538,7 @@ func keptLogged(t *testing.T, stderr string) int {
 
 // paradataOfRun runs f and returns the run metadata it wrote into dir: the
 // one file there that was not there before.
-func paradataOfRun(t *testing.T, dir string, f func()) paradataDoc {
+func paradataOfRun(t *testing.T, dir string, f func()) runmeta.Doc {
 	t.Helper()
 	glob := func() []string {
 		m, _ := filepath.Glob(filepath.Join(dir, "*_translator.json"))
@@ -561,7 +562,7 @@ func paradataOfRun(t *testing.T, dir string, f func()) paradataDoc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d paradataDoc
+	var d runmeta.Doc
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatalf("%s: %v", added[0], err)
 	}
@@ -627,7 +628,7 @@ func TestResumeKeyHasVocabularyTerms(t *testing.T) {
 
 // newestParadata reads the run metadata *_translator.json in dir last
 // written.
-func newestParadata(t *testing.T, dir string) paradataDoc {
+func newestParadata(t *testing.T, dir string) runmeta.Doc {
 	t.Helper()
 	m, _ := filepath.Glob(filepath.Join(dir, "*_translator.json"))
 	var newest string
@@ -641,7 +642,7 @@ func newestParadata(t *testing.T, dir string) paradataDoc {
 	if err != nil {
 		t.Fatalf("no run metadata in %s: %v", dir, err)
 	}
-	var d paradataDoc
+	var d runmeta.Doc
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"archivekit/internal/testenv"
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/lemmatizer/lemmatizertest"
+	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator"
 	"archivekit/internal/translate/translator/translatortest"
 )
@@ -65,7 +66,7 @@ func startAPI(t *testing.T, cfg translatortest.Config) *translatortest.Server {
 }
 
 // readParadata reads the one run-metadata file in dir.
-func readParadata(t *testing.T, dir string) paradataDoc {
+func readParadata(t *testing.T, dir string) runmeta.Doc {
 	t.Helper()
 	m, _ := filepath.Glob(filepath.Join(dir, "*_translator.json"))
 	if len(m) != 1 {
@@ -75,7 +76,7 @@ func readParadata(t *testing.T, dir string) paradataDoc {
 		t.Errorf("run metadata name %s", filepath.Base(m[0]))
 	}
 	b, _ := os.ReadFile(m[0])
-	var d paradataDoc
+	var d runmeta.Doc
 	if err := json.Unmarshal(b, &d); err != nil {
 		t.Fatal(err)
 	}
@@ -632,7 +633,7 @@ func TestShards(t *testing.T) {
 			t.Fatalf("shard %d: %d run metadata files", i, len(m))
 		}
 		b, _ := os.ReadFile(m[0])
-		var d paradataDoc
+		var d runmeta.Doc
 		if err := json.Unmarshal(b, &d); err != nil {
 			t.Fatal(err)
 		}
@@ -718,7 +719,7 @@ func TestRunMetadataSameSecond(t *testing.T) {
 	}
 	var paths []string
 	for _, s := range []shard.Spec{{}, {}, sh, sh} {
-		pd, err := newParadata(dir, start, s, &licence.Components{}, &translator.Usage{}, env{}.get)
+		pd, err := newRunRecord(dir, start, s, &licence.Components{}, &translator.Usage{}, env{}.get)
 		if err != nil {
 			t.Fatal(err)
 		}

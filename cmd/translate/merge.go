@@ -12,8 +12,9 @@ import (
 	"archivekit/internal/cliflags"
 	"archivekit/internal/ledger"
 	"archivekit/internal/licence"
-	runmeta "archivekit/internal/paradata"
+	"archivekit/internal/paradata"
 	"archivekit/internal/shard"
+	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator"
 )
 
@@ -28,7 +29,7 @@ var mergeDrop = map[string]bool{"shard": true, "shard_inputs_all": true, "ledger
 	shard.InputsConfig: true, shard.FolderConfig: true}
 
 // shardDoc is the run metadata of one shard run.
-type shardDoc = runmeta.ShardRun[*paradataDoc]
+type shardDoc = paradata.ShardRun[*runmeta.Doc]
 
 // mergeShards combines the run metadata and failures tables of the shard
 // runs in the output folder (<stamp>_translator_shard-<i>-of-<n>.json) into
@@ -50,7 +51,7 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 			if err != nil {
 				return err
 			}
-			var d paradataDoc
+			var d runmeta.Doc
 			if err := json.Unmarshal(b, &d); err != nil {
 				return fmt.Errorf("%s: not run metadata: %w", f, err)
 			}
@@ -131,13 +132,13 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 			d.Config[k] = v
 		}
 	}
-	st := statistics{Statistics: runmeta.Statistics{OutputCountsByType: map[string]int{}}, Languages: map[string]int{}, SegmentStatus: map[string]int{}, LangSources: map[string]int{}}
+	st := runmeta.NewStatistics()
 	var start, end time.Time
 	var used []string
 	var list []map[string]any
 	seenWarn := map[string]bool{}
-	d.Trail = runmeta.NewTrail() // the shards' lists, and no interrupted runs (each shard lists its own)
-	terms := map[string]termRate{}
+	d.Trail = paradata.NewTrail() // the shards' lists, and no interrupted runs (each shard lists its own)
+	terms := map[string]runmeta.TermRate{}
 	for _, r := range runs {
 		x := r.Doc
 		list = append(list, r.Entry(superseded[r.Path], map[string]any{"input_path": x.Config["input_path"],
@@ -166,10 +167,10 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 		for k, v := range xs.LangSources {
 			st.LangSources[k] += v
 		}
-		st.Books = mergeBooks(st.Books, xs.Books)
+		st.Books = runmeta.MergeBooks(st.Books, xs.Books)
 		if xs.Terminology != nil {
 			for k, v := range xs.Terminology.Documents {
-				terms[k] = newTermRate(terms[k].Expected+v.Expected, terms[k].Hit+v.Hit)
+				terms[k] = runmeta.NewTermRate(terms[k].Expected+v.Expected, terms[k].Hit+v.Hit)
 			}
 		}
 		d.SkippedFilesDetail = append(d.SkippedFilesDetail, x.SkippedFilesDetail...)
@@ -191,15 +192,9 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 		}
 	}
 	if len(terms) > 0 {
-		tm := &terminology{Documents: terms}
-		exp, hit := 0, 0
-		for _, v := range terms {
-			exp, hit = exp+v.Expected, hit+v.Hit
-		}
-		tm.termRate = newTermRate(exp, hit)
-		st.Terminology = tm
+		st.Terminology = runmeta.NewTerminology(terms)
 	}
-	st.PerformancePerMinute = runmeta.PerMinute(st.OutputCountsByType, end.Sub(start))
+	st.PerformancePerMinute = paradata.PerMinute(st.OutputCountsByType, end.Sub(start))
 	d.Statistics = st
 	sort.Strings(d.Outputs)
 	d.SetLicence(translator.Resolve(comps, used))
@@ -208,7 +203,7 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 	d.SetOutcome(nil)
 
 	name := func(stamp string) string { return stamp + "_translator.json" }
-	stamp, err := runmeta.Claim(s.Output, time.Now().Format(stampLayout), name)
+	stamp, err := paradata.Claim(s.Output, time.Now().Format(stampLayout), name)
 	if err != nil {
 		return err
 	}
@@ -222,7 +217,7 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 	d.Config["failures_table"] = fpath
 	d.Config["merged_shards"] = list
 	d.Config["shards"] = len(runs)
-	if err := runmeta.WriteJSON(path, d); err != nil {
+	if err := paradata.WriteJSON(path, d); err != nil {
 		return err
 	}
 	log.Info("merged run metadata written", "path", path, "shards", len(runs), "processed", st.SuccessfullyProcessed, "skipped", st.SkippedFiles)

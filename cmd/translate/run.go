@@ -21,7 +21,7 @@ import (
 	"archivekit/internal/ledger"
 	"archivekit/internal/licence"
 	"archivekit/internal/logging"
-	runmeta "archivekit/internal/paradata"
+	"archivekit/internal/paradata"
 	"archivekit/internal/progress"
 	"archivekit/internal/regularfile"
 	"archivekit/internal/resources"
@@ -206,7 +206,7 @@ func (r *runner) gather(ctx context.Context) (inputs []input, all []string, code
 func (r *runner) start(ctx context.Context, comps *licence.Components, inputs []input, all []string) int {
 	s, log := r.s, r.log
 	r.usage = &translator.Usage{}
-	pd, err := newParadata(s.Output, time.Now(), s.Shard, comps, r.usage, r.getenv)
+	pd, err := newRunRecord(s.Output, time.Now(), s.Shard, comps, r.usage, r.getenv)
 	if err != nil {
 		log.Error("run metadata", "err", err)
 		return exitFailure
@@ -277,7 +277,7 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 type runner struct {
 	s          *settings
 	log        *slog.Logger
-	pd         *paradata
+	pd         *runRecord
 	usage      *translator.Usage
 	fields     []*metadata.XPath
 	fieldsErr  error
@@ -311,7 +311,7 @@ type runner struct {
 	// trip is the translation service's circuit breaker (EnvCircuitTrip).
 	trip int
 	// bookLang is each book's language, detected over its text files as
-	// one document (bookstats.go): each of them is given it; bookIdx is
+	// one document (bookstats.go, runmeta.Book): each of them is given it; bookIdx is
 	// each book's record in statistics.books.
 	bookLang map[*bookInfo]string
 	bookIdx  map[*bookInfo]int
@@ -356,7 +356,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	if s.Resume {
 		// Earlier runs of this configuration killed or crashed are marked
 		// interrupted, continued by this run (--retry-failed is a resume).
-		pd.RecordInterrupted(r.log, pd.stamp, led.Ended(), runmeta.MetaBeside(s.Output))
+		pd.RecordInterrupted(r.log, pd.stamp, led.Ended(), paradata.MetaBeside(s.Output))
 	}
 	pd.SetConfig("resume", s.Resume)
 	if s.Resume {
@@ -869,7 +869,7 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 		r.modes = map[alto.Mode]int{}
 	}
 	r.modes[out.Mode]++
-	r.pd.done(filepath.ToSlash(filepath.Join(in.Dir, out.Stem)), out, outPath, logPath)
+	r.pd.Done(filepath.ToSlash(filepath.Join(in.Dir, out.Stem)), out, outPath, logPath)
 	r.bookDone(in, out)
 	return out, outPath, nil
 }

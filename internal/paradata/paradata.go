@@ -5,7 +5,7 @@
 // (RecordInterrupted). The classifier's document and run,
 // "{stamp}_page-classification.json" (spec page-classification 2.7, 2.9),
 // are Document and Run; the translator's document is its own
-// (cmd/translate).
+// (internal/translate/runmeta).
 //
 // A Run is created at the start of a run and written at once (status
 // "running"); the caller updates it as the run proceeds and may Flush at any

@@ -1,0 +1,126 @@
+package runmeta
+
+import "maps"
+
+// Book is the one statistics record of a book (statistics.books, one a
+// book of the run): its text files translated as one document.
+type Book struct {
+	// Source is the book (METS file or manifest, path or URL).
+	Source string `json:"source"`
+	// DocumentLanguage is the book's language, detected over all its text
+	// files of this run in page order (translator.BookLanguage): the
+	// document rule of every file's source-language order. "" with an
+	// explicit source language, or when it could not be told.
+	DocumentLanguage string `json:"document_language"`
+	// DeclaredLanguage is the language the book's descriptive metadata
+	// declares (METS MODS languageTerm; translator.DeclaredLanguage): the
+	// document language when none was detected.
+	DeclaredLanguage string `json:"declared_language,omitempty"`
+	// TextFilesRead counts the files it was detected over.
+	TextFilesRead int `json:"text_files_read"`
+	// Files counts the text files translated in this run.
+	Files           int            `json:"files"`
+	Pages           int            `json:"pages"`
+	Units           int            `json:"units"`
+	UnitsTranslated int            `json:"units_translated"`
+	UnitsSkipped    int            `json:"units_skipped"`
+	BackendCalls    int            `json:"backend_calls"`
+	Languages       map[string]int `json:"source_languages"`
+	LangSources     map[string]int `json:"lang_sources"`
+	SegmentStatus   map[string]int `json:"segment_status"`
+	// Terminology is the vocabulary check over the whole book; null
+	// without one.
+	Terminology *TermRate `json:"terminology"`
+}
+
+// NewBook is the empty record of the book at source.
+func NewBook(source string) *Book {
+	return &Book{Source: source, Languages: map[string]int{}, LangSources: map[string]int{}, SegmentStatus: map[string]int{}}
+}
+
+// Add counts one translated text file of the book (ItemOf its output).
+func (b *Book) Add(it Item) {
+	b.Files++
+	b.Pages += it.Stats.Pages
+	b.Units += it.Stats.Units
+	b.UnitsTranslated += it.Stats.Translated
+	b.UnitsSkipped += it.Stats.Skipped
+	b.BackendCalls += it.Stats.Calls
+	AddCounts(b.Languages, it.Languages)
+	AddCounts(b.LangSources, it.LangSources)
+	AddCounts(b.SegmentStatus, it.Statuses)
+	if it.Terms != nil {
+		b.addTerms(it.Terms.Expected, it.Terms.Hit)
+	}
+}
+
+func (b *Book) addTerms(expected, hit int) {
+	var t TermRate
+	if b.Terminology != nil {
+		t = *b.Terminology
+	}
+	t = NewTermRate(t.Expected+expected, t.Hit+hit)
+	b.Terminology = &t
+}
+
+// merge adds the record of another share of the same book (--merge).
+func (b *Book) merge(o *Book) {
+	b.TextFilesRead += o.TextFilesRead
+	b.Files += o.Files
+	b.Pages += o.Pages
+	b.Units += o.Units
+	b.UnitsTranslated += o.UnitsTranslated
+	b.UnitsSkipped += o.UnitsSkipped
+	b.BackendCalls += o.BackendCalls
+	AddCounts(b.Languages, o.Languages)
+	AddCounts(b.LangSources, o.LangSources)
+	AddCounts(b.SegmentStatus, o.SegmentStatus)
+	if o.Terminology != nil {
+		b.addTerms(o.Terminology.Expected, o.Terminology.Hit)
+	}
+	if b.DocumentLanguage != o.DocumentLanguage {
+		b.DocumentLanguage = "" // the shares told different languages
+	}
+}
+
+// clone is a copy sharing no map with b (nil for nil).
+func (b *Book) clone() *Book {
+	if b == nil {
+		return nil
+	}
+	c := *b
+	c.Languages, c.LangSources, c.SegmentStatus = maps.Clone(b.Languages), maps.Clone(b.LangSources), maps.Clone(b.SegmentStatus)
+	if b.Terminology != nil {
+		t := *b.Terminology
+		c.Terminology = &t
+	}
+	return &c
+}
+
+// MergeBooks adds the book records of a shard run to those merged so far
+// (into, whose records it changes): a book's shares (same source) make one
+// record. The records of from are not changed.
+func MergeBooks(into, from []*Book) []*Book {
+outer:
+	for _, b := range from {
+		for _, m := range into {
+			if m.Source == b.Source {
+				m.merge(b)
+				continue outer
+			}
+		}
+		into = append(into, b.clone())
+	}
+	return into
+}
+
+func cloneBooks(bs []*Book) []*Book {
+	if bs == nil {
+		return nil
+	}
+	out := make([]*Book, len(bs))
+	for i, b := range bs {
+		out[i] = b.clone()
+	}
+	return out
+}
