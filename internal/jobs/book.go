@@ -142,7 +142,7 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 		// /jobs/{id}/results/{item}, before their rows say they ran.
 		for i, it := range items {
 			if it.Problem != "" {
-				if err := q.writeAnswer(id, i, problemBody(http.StatusUnprocessableEntity, service.ReasonBadBook, it.Problem)); err != nil {
+				if err := q.writeAnswer(id, i, bookProblem(it)); err != nil {
 					return false, err
 				}
 			}
@@ -163,12 +163,8 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 			if it.Problem == "" {
 				continue
 			}
-			set, args := "", []any{Failed, http.StatusUnprocessableEntity, "application/json", it.Problem}
-			if q.pool != nil {
-				set, args = ", output = ?", append(args, problemBody(http.StatusUnprocessableEntity, service.ReasonBadBook, it.Problem))
-			}
-			if _, err := tx.exec(ctx, `UPDATE archivekit_item SET state = ?, status = ?, out_type = ?, error = ?`+set+` WHERE job_id = ? AND idx = ?`,
-				append(args, id, i)...); err != nil {
+			query, args := q.outcomeUpdate(id, i, outcome{state: Failed, status: http.StatusUnprocessableEntity, ctype: "application/json", detail: it.Problem, out: bookProblem(it)})
+			if _, err := tx.exec(ctx, query, args...); err != nil {
 				return err
 			}
 		}
@@ -180,6 +176,11 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 	q.log.Info("book read", "job", id, "book", f.Book, "items", len(items))
 	q.notify()
 	return true, nil
+}
+
+// bookProblem is the answer recorded for a book's item that cannot run.
+func bookProblem(it BookItem) []byte {
+	return problemBody(http.StatusUnprocessableEntity, service.ReasonBadBook, it.Problem)
 }
 
 // problemBody is the answer recorded for an item that could not run, as

@@ -56,14 +56,16 @@ CREATE INDEX IF NOT EXISTS archivekit_job_lease ON archivekit_job (lease_ms) WHE
 
 // addedColumns are the columns added to the tables after their first
 // release, for both databases: a book job's URL and the error that ended
-// it, an item's source URL and book identifiers (JSON), and a job's run
-// metadata (JSON, written when it ends).
+// it, an item's source URL and book identifiers (JSON), a job's run
+// metadata (JSON, written when it ends) and an item's summary (JSON,
+// Annotate).
 var addedColumns = []struct{ table, column string }{
 	{"archivekit_job", "book_url TEXT"},
 	{"archivekit_job", "error TEXT"},
 	{"archivekit_job", "run_meta TEXT"},
 	{"archivekit_item", "source TEXT"},
 	{"archivekit_item", "ref TEXT"},
+	{"archivekit_item", "summary TEXT"},
 }
 
 // pgAdded adds addedColumns on PostgreSQL.

@@ -15,8 +15,9 @@ import (
 // run's: internal/paradata's Writer of the tool's own document, which the
 // service starts (RunJob) with what it knows (tool version, models or
 // backends with their digests, licence, settings). The queue adds the job's
-// form, counts, failed items and outputs, and keeps the record (Encode)
-// when the job ends.
+// form, counts, failed items and outputs, and the items' summaries when
+// the record is an ItemRecorder, and keeps the record (Encode) when the
+// job ends.
 type RunRecord interface {
 	SetConfig(key string, value any)
 	AddInputs(n int)
@@ -95,6 +96,13 @@ func (q *Queue) makeRecord(ctx context.Context, id, state string, end time.Time)
 		rec.SetConfig("book", f.Book)
 	}
 	rec.AddInputs(len(items))
+	ir, _ := rec.(ItemRecorder)
+	var sums map[int][]byte
+	if ir != nil {
+		if sums, err = q.summaries(ctx, id); err != nil {
+			return nil, err
+		}
+	}
 	var runErr error
 	for _, it := range items {
 		switch it.State {
@@ -102,6 +110,11 @@ func (q *Queue) makeRecord(ctx context.Context, id, state string, end time.Time)
 			rec.Processed(1)
 			rec.CountOutput(outputKind(it.Type), 1)
 			rec.AddOutputFile(archiveName(it.Index, it.Name, it.Type))
+			if s := sums[it.Index]; s != nil {
+				if err := ir.AddItem(it.Name, s); err != nil {
+					rec.Warn(fmt.Sprintf("item %d (%s): its summary was not counted: %v", it.Index, it.Name, err))
+				}
+			}
 		case Failed:
 			rec.Skip(it.Name, fmt.Sprintf("%d: %s", it.Status, it.Error))
 		default:

@@ -7,8 +7,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"archivekit/internal/jobs"
 	"archivekit/internal/paradata"
 	"archivekit/internal/rocrate"
+	"archivekit/internal/service"
 	"archivekit/internal/service/servicetest"
 )
 
@@ -162,4 +165,101 @@ func testRunMetadata(t *testing.T, newStore store) {
 // equal reports whether a and b hold the same strings in the same order.
 func equal(a, b []string) bool {
 	return strings.Join(a, "\x00") == strings.Join(b, "\x00") && len(a) == len(b)
+}
+
+// summarising stands in for an endpoint whose handler attaches a summary
+// of its work to a job item (jobs.Annotate): the file's name and size; a
+// file named huge.xml attaches one over jobs.MaxSummary, bad.xml attaches
+// one and fails. The answer's "annotate" is Annotate's error.
+type summarising struct{}
+
+func (summarising) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f, fh, err := r.FormFile("file")
+	if err != nil {
+		service.WriteError(w, http.StatusBadRequest, service.ReasonBadField, "no file")
+		return
+	}
+	b, _ := io.ReadAll(f)
+	v := any(map[string]any{"name": fh.Filename, "size": len(b)})
+	if fh.Filename == "huge.xml" {
+		v = strings.Repeat("x", jobs.MaxSummary)
+	}
+	annotate := ""
+	if err := jobs.Annotate(r.Context(), v); err != nil {
+		annotate = err.Error()
+	}
+	if fh.Filename == "bad.xml" {
+		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonUnsupportedFormat, "bad.xml is not a document")
+		return
+	}
+	service.WriteJSON(w, http.StatusOK, map[string]any{"name": fh.Filename, "annotate": annotate})
+}
+
+// summaryRecord is a run record that takes the items' summaries
+// (jobs.ItemRecorder) into its configuration, as "summary NAME"; it
+// refuses reject.xml's.
+type summaryRecord struct{ *paradata.Run }
+
+func (r summaryRecord) AddItem(name string, summary []byte) error {
+	if name == "reject.xml" {
+		return errors.New("refused")
+	}
+	r.SetConfig("summary "+name, json.RawMessage(summary))
+	return nil
+}
+
+// TestItemSummaries (issue 30 item 5), on SQLite and PostgreSQL: what an
+// item's handler attaches with jobs.Annotate reaches the job's run
+// metadata through jobs.ItemRecorder, each succeeded item's once, in item
+// order; a failed item's does not, one over 64 KiB is not stored (and
+// Annotate says so), one the record refuses is a warning; a synchronous
+// request's Annotate does nothing.
+func TestItemSummaries(t *testing.T) { stores(t, testItemSummaries) }
+
+func testItemSummaries(t *testing.T, newStore store) {
+	runMeta := func(_ context.Context, j jobs.RunJob) (jobs.RunRecord, error) {
+		return summaryRecord{paradata.Record(j.Start, paradata.Info{ToolVersion: "9.9.9", RunID: j.RunID})}, nil
+	}
+	svc, q := newServiceWith(t, newStore(t), summarising{}, jobs.Options{RunMeta: runMeta})
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, st := submit(t, ts.URL, "", file("a.xml", "aaa"), file("bad.xml", "b"), file("huge.xml", "h"), file("reject.xml", "r"), file("c.xml", "cc"))
+	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	var res jobs.Results
+	getJSON(t, ts.URL+"/jobs/"+st.ID+"/results", &res)
+	var doc paradata.Document
+	if err := json.Unmarshal(res.RunMetadata, &doc); err != nil {
+		t.Fatalf("run_metadata %s: %v", res.RunMetadata, err)
+	}
+	var got []string
+	for k, v := range doc.Config {
+		if name, ok := strings.CutPrefix(k, "summary "); ok {
+			b, _ := json.Marshal(v)
+			got = append(got, name+"="+string(b))
+		}
+	}
+	sort.Strings(got)
+	if want := []string{`a.xml={"name":"a.xml","size":3}`, `c.xml={"name":"c.xml","size":2}`}; !equal(got, want) {
+		t.Errorf("summaries in the run metadata %q, want %q", got, want)
+	}
+	if len(doc.Warnings) != 1 || !strings.Contains(doc.Warnings[0], "reject.xml") || !strings.Contains(doc.Warnings[0], "refused") {
+		t.Errorf("warnings %q, want reject.xml's summary refused", doc.Warnings)
+	}
+	var ans struct{ Annotate string }
+	if getJSON(t, ts.URL+"/jobs/"+st.ID+"/results/2", &ans) != 200 || !strings.Contains(ans.Annotate, jobs.ErrSummaryTooLarge.Error()) {
+		t.Errorf("huge.xml: Annotate said %q, want %q", ans.Annotate, jobs.ErrSummaryTooLarge)
+	}
+
+	// A synchronous request: no summary, no error.
+	body, ctype := servicetest.Multipart(t, file("huge.xml", "h"))
+	resp, err := http.Post(ts.URL+"/echo", ctype, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ans.Annotate = "unread"
+	if err := json.Unmarshal(servicetest.ReadBody(t, resp), &ans); err != nil || resp.StatusCode != 200 || ans.Annotate != "" {
+		t.Errorf("synchronous request: %d, Annotate said %q (%v)", resp.StatusCode, ans.Annotate, err)
+	}
 }

@@ -110,7 +110,7 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 				return err
 			}
 		}
-		return q.record(ctx, id, it.Index, Failed, http.StatusBadGateway, "application/json", "", fetchErr.Error(), out)
+		return q.record(ctx, id, it.Index, outcome{state: Failed, status: http.StatusBadGateway, ctype: "application/json", detail: fetchErr.Error(), out: out})
 	}
 	if err != nil {
 		return fmt.Errorf("item %d: %w", it.Index, err)
@@ -132,7 +132,8 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	if f.Query != "" {
 		target += "?" + f.Query
 	}
-	req, err := http.NewRequestWithContext(ictx, http.MethodPost, target, pr)
+	ann := &annotation{}
+	req, err := http.NewRequestWithContext(context.WithValue(ictx, annotationKey{}, ann), http.MethodPost, target, pr)
 	if err != nil {
 		pr.Close()
 		return err
@@ -159,26 +160,50 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	if err != nil {
 		return err
 	}
-	status := a.code()
-	state, detail := Succeeded, ""
-	if status < 200 || status > 299 {
-		state, detail = Failed, errorDetail(out)
+	o := outcome{state: Succeeded, status: a.code(), ctype: a.header.Get("Content-Type"), disposition: a.header.Get("Content-Disposition"), out: out}
+	if o.status < 200 || o.status > 299 {
+		o.state, o.detail = Failed, errorDetail(out)
 	}
-	return q.record(ctx, id, it.Index, state, status, a.header.Get("Content-Type"), a.header.Get("Content-Disposition"), detail, out)
+	var annErr error
+	o.summary, annErr = ann.get()
+	if annErr != nil {
+		q.log.Warn("item summary not stored", "job", id, "item", it.Index, "err", annErr.Error())
+	}
+	return q.record(ctx, id, it.Index, o)
 }
 
-// record records item i's answer (out, already in its file on SQLite) and
-// state in one statement: an item recorded done has its answer, and runs
-// no more.
-func (q *Queue) record(ctx context.Context, id string, i int, state string, status int, ctype, disposition, detail string, out []byte) error {
-	set, args := "", []any{state, status, ctype, disposition, detail}
-	if q.pool != nil {
-		set, args = ", output = ?", append(args, out)
+// outcome is how an item ended: its state, the answer's status, content
+// type and disposition, a failed item's error detail, the answer, and the
+// summary its handler attached (Annotate; nil for none).
+type outcome struct {
+	state                      string
+	status                     int
+	ctype, disposition, detail string
+	out, summary               []byte
+}
+
+// outcomeUpdate is the one statement that records item i's outcome while
+// it is queued: an item recorded done has its answer (in its row on
+// PostgreSQL; already in its file on SQLite), and runs no more.
+func (q *Queue) outcomeUpdate(id string, i int, o outcome) (string, []any) {
+	var summary any
+	if o.summary != nil {
+		summary = string(o.summary)
 	}
-	_, err := q.exec(ctx, `UPDATE archivekit_item SET state = ?, status = ?, out_type = ?, out_disposition = ?, error = ?`+set+` WHERE job_id = ? AND idx = ? AND state = 'queued'`,
-		append(args, id, i)...)
+	set, args := "", []any{o.state, o.status, o.ctype, o.disposition, o.detail, summary}
+	if q.pool != nil {
+		set, args = ", output = ?", append(args, o.out)
+	}
+	return `UPDATE archivekit_item SET state = ?, status = ?, out_type = ?, out_disposition = ?, error = ?, summary = ?` + set + ` WHERE job_id = ? AND idx = ? AND state = 'queued'`,
+		append(args, id, i)
+}
+
+// record records item i's outcome.
+func (q *Queue) record(ctx context.Context, id string, i int, o outcome) error {
+	query, args := q.outcomeUpdate(id, i, o)
+	_, err := q.exec(ctx, query, args...)
 	if err == nil {
-		q.count(metricItems, state)
+		q.count(metricItems, o.state)
 		q.notify()
 	}
 	return err

@@ -1,0 +1,87 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// MaxSummary bounds an item's summary (Annotate), in bytes of JSON.
+const MaxSummary = 64 << 10
+
+// ErrSummaryTooLarge is Annotate's error for a summary over MaxSummary:
+// it is not stored.
+var ErrSummaryTooLarge = errors.New("jobs: item summary over 64 KiB")
+
+// annotation holds the summary the handler of one job item attaches to it
+// (Annotate); the queue puts it in the item request's context and stores
+// the summary with the item's answer.
+type annotation struct {
+	mu      sync.Mutex
+	summary []byte
+	err     error
+}
+
+type annotationKey struct{}
+
+// Annotate attaches v, encoded as JSON, to the job item whose request has
+// context ctx (the handler's r.Context()): a small summary of the item's
+// work (a few counts), which the queue stores with the item and hands to
+// the job's run metadata when the job ends (ItemRecorder). A later call
+// replaces an earlier one. Outside a job item (a synchronous request) it
+// does nothing and returns nil. A summary that cannot be encoded, or is
+// over MaxSummary bytes (ErrSummaryTooLarge), is not stored: the item has
+// none, and the queue logs why.
+func Annotate(ctx context.Context, v any) error {
+	a, _ := ctx.Value(annotationKey{}).(*annotation)
+	if a == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err == nil && len(b) > MaxSummary {
+		err = fmt.Errorf("%w: %d bytes", ErrSummaryTooLarge, len(b))
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.summary, a.err = b, err
+	if err != nil {
+		a.summary = nil
+	}
+	return err
+}
+
+// get is the summary attached (nil for none) and why one was not stored.
+func (a *annotation) get() ([]byte, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.summary, a.err
+}
+
+// ItemRecorder is a RunRecord that takes the items' summaries: at a job's
+// end, the queue hands it each succeeded item's summary (Annotate), in
+// item order, with the item's file name. An error is recorded as a
+// warning of the run metadata.
+type ItemRecorder interface {
+	AddItem(name string, summary []byte) error
+}
+
+// summaries reads the summaries of job id's succeeded items, by index.
+func (q *Queue) summaries(ctx context.Context, id string) (map[int][]byte, error) {
+	rows, err := q.query(ctx, `SELECT idx, summary FROM archivekit_item WHERE job_id = ? AND state = ? AND summary IS NOT NULL`, id, Succeeded)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int][]byte{}
+	for rows.Next() {
+		var i int
+		var s string
+		if err := rows.Scan(&i, &s); err != nil {
+			return nil, err
+		}
+		out[i] = []byte(s)
+	}
+	return out, rows.Err()
+}
