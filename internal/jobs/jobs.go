@@ -110,6 +110,14 @@ type Options struct {
 	// ItemTimeout bounds one item's run (0: none; Setup gives the
 	// service's REQUEST_TIMEOUT_S): an item past it fails with 504.
 	ItemTimeout time.Duration
+	// UnavailableTries is how many times an item answered 503 (the
+	// service's backend not available, its memory taken) or backend_error
+	// runs before that answer is recorded as its failure (default 10);
+	// until then the job pauses and runs the item again, after
+	// UnavailableBackoff (default 2 s) doubled with each run, at most a
+	// minute, and at least the answer's Retry-After.
+	UnavailableTries   int
+	UnavailableBackoff time.Duration
 	// Retention is how long an ended job is kept (0: for ever); see
 	// Expire.
 	Retention time.Duration

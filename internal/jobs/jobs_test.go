@@ -1038,3 +1038,90 @@ func TestCallbackPrivate(t *testing.T) {
 		t.Errorf("callback to a public address: %d, want 202", code)
 	}
 }
+
+// unavailable answers 503 to the first fails[name] calls of each file
+// name, then as echo does; a name in internal always answers 500
+// (reason internal), in backend 500 (reason backend_error) the first
+// time. Every call is counted in calls.
+type unavailable struct {
+	mu       sync.Mutex
+	fails    map[string]int
+	backend  map[string]bool
+	internal map[string]bool
+	calls    map[string]int
+}
+
+func (u *unavailable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, fh, err := r.FormFile("file")
+	if err != nil {
+		service.WriteError(w, http.StatusBadRequest, service.ReasonBadField, "no file")
+		return
+	}
+	u.mu.Lock()
+	u.calls[fh.Filename]++
+	n := u.calls[fh.Filename]
+	u.mu.Unlock()
+	switch {
+	case u.internal[fh.Filename]:
+		service.WriteError(w, http.StatusInternalServerError, service.ReasonInternal, "the service failed")
+	case u.backend[fh.Filename] && n == 1:
+		service.WriteError(w, http.StatusInternalServerError, service.ReasonBackendError, "the backend failed after its retries")
+	case n <= u.fails[fh.Filename]:
+		w.Header().Set("Retry-After", "0")
+		service.WriteError(w, http.StatusServiceUnavailable, service.ReasonBackendUnavailable, "the backend is not available")
+	default:
+		service.WriteJSON(w, http.StatusOK, map[string]any{"name": fh.Filename, "call": n})
+	}
+}
+
+// TestUnavailableRetried: an item answered 503 (the backend not available)
+// or backend_error is not recorded as failed: the job pauses and runs it
+// again, until it answers or its UnavailableTries are spent (then the 503
+// is its failure); any other failure is recorded at once.
+func TestUnavailableRetried(t *testing.T) { stores(t, testUnavailableRetried) }
+
+func testUnavailableRetried(t *testing.T, newStore store) {
+	env := storeEnv(newStore(t))
+	env["LOG_LEVEL"] = "ERROR"
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	svc, err := service.New(service.Options{Name: "x", DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &unavailable{fails: map[string]int{"flaky.xml": 2, "down.xml": 100}, backend: map[string]bool{"backend.xml": true},
+		internal: map[string]bool{"broken.xml": true}, calls: map[string]int{}}
+	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/x", Handler: h, UnavailableTries: 3, UnavailableBackoff: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, st := submit(t, ts.URL, "", file("flaky.xml", "f"), file("down.xml", "d"), file("backend.xml", "b"), file("broken.xml", "x"), file("ok.xml", "o"))
+	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	if st.Items.Succeeded != 3 || st.Items.Failed != 2 {
+		t.Errorf("items %+v, want flaky, backend and ok succeeded, down and broken failed", st.Items)
+	}
+	failed := map[string]int{}
+	for _, e := range st.Errors {
+		failed[e.Name] = e.Status
+	}
+	if failed["down.xml"] != http.StatusServiceUnavailable || failed["broken.xml"] != http.StatusInternalServerError || len(failed) != 2 {
+		t.Errorf("errors %+v, want down.xml 503 (after its tries) and broken.xml 500", st.Errors)
+	}
+	want := map[string]int{"flaky.xml": 3, "down.xml": 3, "backend.xml": 2, "broken.xml": 1, "ok.xml": 1}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for name, n := range want {
+		if h.calls[name] != n {
+			t.Errorf("%s ran %d times, want %d", name, h.calls[name], n)
+		}
+	}
+	var item struct {
+		Call int `json:"call"`
+	}
+	if code := getJSON(t, ts.URL+"/jobs/"+st.ID+"/results/0", &item); code != 200 || item.Call != 3 {
+		t.Errorf("flaky.xml's answer: %d, call %d; want its third call's", code, item.Call)
+	}
+}

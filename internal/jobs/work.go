@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"net/textproto"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -156,11 +158,17 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	if a.err != nil {
 		return fmt.Errorf("item %d: writing the answer: %w", it.Index, a.err)
 	}
+	status := a.code()
+	if wait, ok := q.retryLater(status, a.header, body.peek, it.Runs+1); ok {
+		q.log.Warn("item answered unavailable: the job pauses and runs it again", "job", id, "item", it.Index,
+			"name", it.Name, "status", status, "run", it.Runs+1, "of", q.unavailableTries(), "wait", wait.String())
+		return river.JobSnooze(wait)
+	}
 	out, err := body.keep()
 	if err != nil {
 		return err
 	}
-	o := outcome{state: Succeeded, status: a.code(), ctype: a.header.Get("Content-Type"), disposition: a.header.Get("Content-Disposition"), out: out}
+	o := outcome{state: Succeeded, status: status, ctype: a.header.Get("Content-Type"), disposition: a.header.Get("Content-Disposition"), out: out}
 	if o.status < 200 || o.status > 299 {
 		o.state, o.detail = Failed, errorDetail(out)
 	}
@@ -290,6 +298,21 @@ func (b *itemBody) keep() ([]byte, error) {
 	return os.ReadFile(b.path)
 }
 
+// peek is the start of the answer written so far (64 KiB at most), to
+// read an error answer's reason.
+func (b *itemBody) peek() []byte {
+	if b.file == nil {
+		return b.buf.Bytes()
+	}
+	f, err := os.Open(b.file.Name())
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	head, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+	return head
+}
+
 // discard closes the answer's file and removes it if it was not kept.
 func (b *itemBody) discard() {
 	if b.file != nil {
@@ -369,6 +392,42 @@ var quoteEscaper = strings.NewReplacer("\\", "\\\\", `"`, "\\\"")
 
 func multipartDisposition(field, file string) string {
 	return fmt.Sprintf(`form-data; name="%s"; filename="%s"`, quoteEscaper.Replace(field), quoteEscaper.Replace(file))
+}
+
+// Defaults of Options.UnavailableTries and UnavailableBackoff.
+const (
+	defaultUnavailableTries   = 10
+	defaultUnavailableBackoff = 2 * time.Second
+	maxUnavailableWait        = time.Minute
+)
+
+func (q *Queue) unavailableTries() int {
+	return cmp.Or(q.opts.UnavailableTries, defaultUnavailableTries)
+}
+
+// retryLater says whether an item's answer is a passing failure, and how
+// long the job waits before running the item again: an answer 503 (the
+// service's backend not available, its memory budget taken, ...) or a
+// failed backend (reason backend_error) that is not yet the item's last
+// try (run of UnavailableTries). The wait doubles from
+// UnavailableBackoff with each run, at most a minute, and is at least
+// the answer's Retry-After (in seconds) up to that minute.
+func (q *Queue) retryLater(status int, header http.Header, body func() []byte, run int) (time.Duration, bool) {
+	if run >= q.unavailableTries() || status != http.StatusServiceUnavailable && status != http.StatusInternalServerError {
+		return 0, false
+	}
+	var e service.ErrorBody
+	if status != http.StatusServiceUnavailable && (json.Unmarshal(body(), &e) != nil || e.Reason != service.ReasonBackendError) {
+		return 0, false
+	}
+	wait := cmp.Or(q.opts.UnavailableBackoff, defaultUnavailableBackoff)
+	for i := 1; i < run && wait < maxUnavailableWait; i++ {
+		wait *= 2
+	}
+	if s, err := strconv.Atoi(header.Get("Retry-After")); err == nil {
+		wait = max(wait, time.Duration(s)*time.Second)
+	}
+	return min(wait, maxUnavailableWait), true
 }
 
 // errorDetail is the detail of a failed item's answer: the "detail" of a
