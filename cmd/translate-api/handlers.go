@@ -17,9 +17,11 @@ import (
 	"time"
 
 	"archivekit/internal/docrecord"
+	"archivekit/internal/jobs"
 	"archivekit/internal/service"
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/metadata"
+	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator"
 	"archivekit/internal/translate/transport"
 	"archivekit/internal/translate/xmlsplice"
@@ -148,7 +150,9 @@ func readRequest(w http.ResponseWriter, r *http.Request) (*request, bool) {
 
 // serveTranslate is POST /translate: the request is parsed and checked
 // (parseTranslate), the document translated (runTranslate) and the answer
-// written (respondTranslate).
+// written (respondTranslate). A job's item attaches the translation's
+// statistics to the item (jobs.Annotate), for the job's run metadata
+// (jobRecord).
 func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 	q, ok := readUpload(w, r)
 	if !ok {
@@ -189,6 +193,9 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 			service.WriteError(w, fail.status, fail.reason, fail.msg)
 		}
 		return
+	}
+	if err := jobs.Annotate(r.Context(), runmeta.ItemOf(res.out)); err != nil {
+		s.log.Warn("the job item's statistics are not kept for the job's run metadata", "file", q.name, "err", err)
 	}
 	s.respondTranslate(w, job, res)
 }

@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -186,8 +187,9 @@ func jobResults(t *testing.T, base, id string) jobs.Results {
 // (PAGE-XML on page 1, hOCR on page 3; page 2 has none), each fetched from
 // the loopback server BOOK_ALLOW_HOSTS names and translated as the
 // synchronous book_url request translates it; each item's result carries
-// its page's ID, position, path in the book and format. A file that is no
-// book fails the job with the reader's reason.
+// its page's ID, position, path in the book and format; the job's run
+// metadata counts the units the synchronous answer counts (issue 30 item
+// 5). A file that is no book fails the job with the reader's reason.
 func TestJobsBook(t *testing.T) {
 	_, books := bookServer(t)
 	mt := translatortest.New(translatortest.Config{})
@@ -231,6 +233,13 @@ func TestJobsBook(t *testing.T) {
 		if it.Text == nil || *it.Text != string(sync[want.out]) {
 			t.Errorf("item %d (%s) differs from the synchronous answer's %s", i, it.Name, want.out)
 		}
+	}
+	// The job's run metadata counts what the synchronous answer counts.
+	doc, actions := jobArchive(t, ts.URL, st.ID)
+	if n, err := strconv.Atoi(resp.Header.Get(headerTranslated)); err != nil || n == 0 || doc.Statistics.UnitsTranslated != n ||
+		doc.Statistics.SuccessfullyProcessed != 2 || doc.Statistics.BackendCalls == 0 || doc.Config["book"] != books.URL+"/b/mets.xml" || len(actions) != 1 {
+		t.Errorf("book job's run metadata: %+v, config %v, %d CreateActions; synchronous answer: %s units translated",
+			doc.Statistics, doc.Config, len(actions), resp.Header.Get(headerTranslated))
 	}
 
 	st = submit(part{Field: "book_url", Data: []byte(books.URL + "/b/OCR-D-OCR/1.xml")}, lang)

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"path"
+	"strings"
+
+	"archivekit/internal/jobs"
+	"archivekit/internal/paradata"
+	"archivekit/internal/service"
+	"archivekit/internal/translate/langid"
+	"archivekit/internal/translate/mtapi"
+	"archivekit/internal/translate/runmeta"
+	"archivekit/internal/translate/translator"
+	"archivekit/internal/version"
+)
+
+// jobRecord is a job's run metadata: the translator's run-metadata
+// document (internal/translate/runmeta, as the translate command writes
+// it), to which each translated item adds the statistics its request
+// attached (serveTranslate, jobs.Annotate), so that a job's statistics are
+// those a translate run over the same files has.
+type jobRecord struct{ *runmeta.Run }
+
+// AddItem adds a translated item's statistics (jobs.ItemRecorder): its
+// runmeta.Item, named as the command line names a document, its stem under
+// its folder (a book's OCR-D-OCR/0001).
+func (r jobRecord) AddItem(name string, summary []byte) error {
+	var it runmeta.Item
+	if err := json.Unmarshal(summary, &it); err != nil {
+		return err
+	}
+	r.Add(path.Join(path.Dir(name), translator.Stem(name)), it)
+	return nil
+}
+
+// jobRunMeta starts a job's run metadata (jobs.Options.RunMeta): the
+// service's version and image, the job's languages and modes, the backend
+// in use with its address or model, the licence components (resolved, as
+// the answers' provenance is, from those the items used) and the service's
+// settings; the job queue adds the job's form, counts and outputs, and each
+// item's statistics (AddItem).
+func (s *server) jobRunMeta(_ context.Context, j jobs.RunJob) (jobs.RunRecord, error) {
+	b := s.svc.Config.Build
+	run := runmeta.New("", j.Start, paradata.Info{ToolVersion: version.String(), Repository: paradata.Repository,
+		RunnerRef: b.RunnerRef, DockerImage: b.ContainerImage, RunID: j.RunID}, s.components, &translator.Usage{})
+	field := func(name, def string) string { return cmp.Or(strings.TrimSpace(j.Fields[name]), def) }
+	alto := true
+	if v, ok := service.ParseBool(field("is_alto", "true")); ok {
+		alto = v
+	}
+	run.SetConfig("service", "translate-api")
+	run.SetConfig("source_lang", translator.NormalizeLang(field("source_lang", "auto")))
+	run.SetConfig("target_lang", translator.NormalizeLang(field("target_lang", "en")))
+	run.SetConfig("mode", map[bool]string{true: "alto", false: "metadata"}[alto])
+	run.SetConfig("output_mode", field("output_mode", s.set.OutputMode))
+	run.SetConfig("translation_backend", s.set.Backend)
+	if be := s.backend(); be != nil {
+		if m, ok := be.(*mtapi.Backend); ok {
+			run.SetConfig("translation_api", m.BaseURL())
+		}
+		if inf, ok := be.(interface{ Info() map[string]any }); ok {
+			for k, v := range inf.Info() { // chat_compatible: URL, model, provider label, languages; never the key
+				run.SetConfig(k, v)
+			}
+		}
+	}
+	run.SetConfig("xpaths_file", s.set.Fields.Path)
+	run.SetConfig("vocabulary", s.set.Vocabulary)
+	run.SetConfig("lang_id_model", langid.ModelID)
+	run.SetConfig("book_allow_hosts", s.set.BookHosts)
+	return jobRecord{run}, nil
+}
