@@ -163,7 +163,7 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 			if it.Problem == "" {
 				continue
 			}
-			query, args := q.outcomeUpdate(id, i, outcome{state: Failed, status: http.StatusUnprocessableEntity, ctype: "application/json", detail: it.Problem, out: bookProblem(it)})
+			query, args := q.outcomeUpdate(id, i, outcome{state: Failed, status: http.StatusUnprocessableEntity, ctype: "application/json", detail: it.Problem, reason: service.ReasonBadBook, out: bookProblem(it)})
 			if _, err := tx.exec(ctx, query, args...); err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"archivekit/internal/jobs"
+	"archivekit/internal/service"
 	"archivekit/internal/service/servicetest"
 )
 
@@ -81,6 +82,9 @@ func testBookJob(t *testing.T, newStore store) {
 		st.Errors[0].Status != 422 || st.Errors[0].Book == nil || st.Errors[0].Book.ID != "PHYS_0002" ||
 		st.Errors[1].Status != 502 || !strings.Contains(st.Errors[1].Error, "404") || st.Errors[1].Book.Page != 3 {
 		t.Fatalf("status %+v", st)
+	}
+	if st.Errors[0].Reason != service.ReasonBadBook || st.Errors[1].Reason != service.ReasonFetchFailed {
+		t.Errorf("errors' reasons %q and %q, want %q and %q", st.Errors[0].Reason, st.Errors[1].Reason, service.ReasonBadBook, service.ReasonFetchFailed)
 	}
 	if want := pages.URL + "/mets.xml pages=1-4 lang=cs"; len(read) != 1 || read[0] != want {
 		t.Fatalf("the book was read %q, want once as %q", read, want)

@@ -57,8 +57,8 @@ CREATE INDEX IF NOT EXISTS archivekit_job_lease ON archivekit_job (lease_ms) WHE
 // addedColumns are the columns added to the tables after their first
 // release, for both databases: a book job's URL and the error that ended
 // it, an item's source URL and book identifiers (JSON), a job's run
-// metadata (JSON, written when it ends) and an item's summary (JSON,
-// Annotate).
+// metadata (JSON, written when it ends), an item's summary (JSON,
+// Annotate) and a failed item's reason code.
 var addedColumns = []struct{ table, column string }{
 	{"archivekit_job", "book_url TEXT"},
 	{"archivekit_job", "error TEXT"},
@@ -66,6 +66,7 @@ var addedColumns = []struct{ table, column string }{
 	{"archivekit_item", "source TEXT"},
 	{"archivekit_item", "ref TEXT"},
 	{"archivekit_item", "summary TEXT"},
+	{"archivekit_item", "reason TEXT"},
 }
 
 // pgAdded adds addedColumns on PostgreSQL.

@@ -211,9 +211,10 @@ func (r summaryRecord) AddItem(name string, summary []byte) error {
 // TestItemSummaries (issue 30 item 5), on SQLite and PostgreSQL: what an
 // item's handler attaches with jobs.Annotate reaches the job's run
 // metadata through jobs.ItemRecorder, each succeeded item's once, in item
-// order; a failed item's does not, one over 64 KiB is not stored (and
-// Annotate says so), one the record refuses is a warning; a synchronous
-// request's Annotate does nothing.
+// order; a failed item's does not (its error in GET /jobs/{id} has its
+// answer's reason code), one over 64 KiB is not stored (and Annotate says
+// so), one the record refuses is a warning; a synchronous request's
+// Annotate does nothing.
 func TestItemSummaries(t *testing.T) { stores(t, testItemSummaries) }
 
 func testItemSummaries(t *testing.T, newStore store) {
@@ -227,6 +228,10 @@ func testItemSummaries(t *testing.T, newStore store) {
 	}
 	_, _, st := submit(t, ts.URL, "", file("a.xml", "aaa"), file("bad.xml", "b"), file("huge.xml", "h"), file("reject.xml", "r"), file("c.xml", "cc"))
 	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	// The failed item's error has its answer's reason code.
+	if len(st.Errors) != 1 || st.Errors[0].Name != "bad.xml" || st.Errors[0].Reason != service.ReasonUnsupportedFormat {
+		t.Errorf("errors %+v, want bad.xml's with reason %q", st.Errors, service.ReasonUnsupportedFormat)
+	}
 	var res jobs.Results
 	getJSON(t, ts.URL+"/jobs/"+st.ID+"/results", &res)
 	var doc paradata.Document

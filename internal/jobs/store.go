@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"archivekit/internal/service"
 )
 
 // schema is the queue's own tables beside River's: a job with its form
@@ -93,12 +95,17 @@ type Counts struct {
 	Failed    int `json:"failed"`
 }
 
-// ItemError is a failed item: the synchronous endpoint's status and detail.
+// ItemError is a failed item: the synchronous endpoint's status, detail
+// and reason code.
 type ItemError struct {
 	Item   int    `json:"item"`
 	Name   string `json:"name"`
 	Status int    `json:"status"`
 	Error  string `json:"error"`
+	// Reason is the stable reason code of the endpoint's error body
+	// (service.Reason: unsupported_format, backend_error, ...); absent when
+	// its answer had none.
+	Reason service.Reason `json:"reason,omitempty"`
 	// Book identifies a book job's item in its book.
 	Book *BookRef `json:"book,omitempty"`
 }
@@ -113,6 +120,7 @@ type item struct {
 	Type        string
 	Disposition string
 	Error       string
+	Reason      service.Reason
 	Runs        int
 	// Source and Ref are a book item's URL and identifiers (JSON).
 	Source, Ref string
@@ -162,7 +170,7 @@ func (q *Queue) status(ctx context.Context, id string) (*Status, error) {
 			st.Items.Succeeded++
 		case Failed:
 			st.Items.Failed++
-			st.Errors = append(st.Errors, ItemError{Item: it.Index, Name: it.Name, Status: it.Status, Error: it.Error, Book: bookRef(it.Ref)})
+			st.Errors = append(st.Errors, ItemError{Item: it.Index, Name: it.Name, Status: it.Status, Error: it.Error, Reason: it.Reason, Book: bookRef(it.Ref)})
 		default:
 			st.Items.Queued++
 		}
@@ -172,7 +180,7 @@ func (q *Queue) status(ctx context.Context, id string) (*Status, error) {
 
 // items reads a job's items in order.
 func (q *Queue) items(ctx context.Context, id string) ([]item, error) {
-	rows, err := q.query(ctx, `SELECT idx, name, content_type, state, COALESCE(status, 0), COALESCE(out_type, ''), COALESCE(out_disposition, ''), COALESCE(error, ''), runs, COALESCE(source, ''), COALESCE(ref, '')
+	rows, err := q.query(ctx, `SELECT idx, name, content_type, state, COALESCE(status, 0), COALESCE(out_type, ''), COALESCE(out_disposition, ''), COALESCE(error, ''), COALESCE(reason, ''), runs, COALESCE(source, ''), COALESCE(ref, '')
 		FROM archivekit_item WHERE job_id = ? ORDER BY idx`, id)
 	if err != nil {
 		return nil, err
@@ -181,7 +189,7 @@ func (q *Queue) items(ctx context.Context, id string) ([]item, error) {
 	var out []item
 	for rows.Next() {
 		var it item
-		if err := rows.Scan(&it.Index, &it.Name, &it.InType, &it.State, &it.Status, &it.Type, &it.Disposition, &it.Error, &it.Runs, &it.Source, &it.Ref); err != nil {
+		if err := rows.Scan(&it.Index, &it.Name, &it.InType, &it.State, &it.Status, &it.Type, &it.Disposition, &it.Error, &it.Reason, &it.Runs, &it.Source, &it.Ref); err != nil {
 			return nil, err
 		}
 		out = append(out, it)

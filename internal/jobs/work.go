@@ -112,7 +112,7 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 				return err
 			}
 		}
-		return q.record(ctx, id, it.Index, outcome{state: Failed, status: http.StatusBadGateway, ctype: "application/json", detail: fetchErr.Error(), out: out})
+		return q.record(ctx, id, it.Index, outcome{state: Failed, status: http.StatusBadGateway, ctype: "application/json", detail: fetchErr.Error(), reason: service.ReasonFetchFailed, out: out})
 	}
 	if err != nil {
 		return fmt.Errorf("item %d: %w", it.Index, err)
@@ -170,7 +170,8 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	}
 	o := outcome{state: Succeeded, status: status, ctype: a.header.Get("Content-Type"), disposition: a.header.Get("Content-Disposition"), out: out}
 	if o.status < 200 || o.status > 299 {
-		o.state, o.detail = Failed, errorDetail(out)
+		o.state = Failed
+		o.detail, o.reason = errorDetail(out)
 	}
 	var annErr error
 	o.summary, annErr = ann.get()
@@ -181,12 +182,13 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 }
 
 // outcome is how an item ended: its state, the answer's status, content
-// type and disposition, a failed item's error detail, the answer, and the
-// summary its handler attached (Annotate; nil for none).
+// type and disposition, a failed item's error detail and reason code, the
+// answer, and the summary its handler attached (Annotate; nil for none).
 type outcome struct {
 	state                      string
 	status                     int
 	ctype, disposition, detail string
+	reason                     service.Reason
 	out, summary               []byte
 }
 
@@ -194,15 +196,18 @@ type outcome struct {
 // it is queued: an item recorded done has its answer (in its row on
 // PostgreSQL; already in its file on SQLite), and runs no more.
 func (q *Queue) outcomeUpdate(id string, i int, o outcome) (string, []any) {
-	var summary any
+	var summary, reason any
 	if o.summary != nil {
 		summary = string(o.summary)
 	}
-	set, args := "", []any{o.state, o.status, o.ctype, o.disposition, o.detail, summary}
+	if o.reason != "" {
+		reason = string(o.reason)
+	}
+	set, args := "", []any{o.state, o.status, o.ctype, o.disposition, o.detail, reason, summary}
 	if q.pool != nil {
 		set, args = ", output = ?", append(args, o.out)
 	}
-	return `UPDATE archivekit_item SET state = ?, status = ?, out_type = ?, out_disposition = ?, error = ?, summary = ?` + set + ` WHERE job_id = ? AND idx = ? AND state = 'queued'`,
+	return `UPDATE archivekit_item SET state = ?, status = ?, out_type = ?, out_disposition = ?, error = ?, reason = ?, summary = ?` + set + ` WHERE job_id = ? AND idx = ? AND state = 'queued'`,
 		append(args, id, i)
 }
 
@@ -430,23 +435,25 @@ func (q *Queue) retryLater(status int, header http.Header, body func() []byte, r
 	return min(wait, maxUnavailableWait), true
 }
 
-// errorDetail is the detail of a failed item's answer: the "detail" of a
-// JSON error body, else its start.
-func errorDetail(b []byte) string {
+// errorDetail is the detail and reason of a failed item's answer: the
+// "detail" of a JSON error body (service.ErrorBody), else its start, and
+// its "reason" code ("" for none).
+func errorDetail(b []byte) (detail string, reason service.Reason) {
 	var e struct {
-		Detail any `json:"detail"`
+		Detail any            `json:"detail"`
+		Reason service.Reason `json:"reason"`
 	}
 	if json.Unmarshal(b, &e) == nil && e.Detail != nil {
 		if s, ok := e.Detail.(string); ok {
-			return s
+			return s, e.Reason
 		}
 		d, _ := json.Marshal(e.Detail)
-		return string(d)
+		return string(d), e.Reason
 	}
 	if len(b) > 500 {
 		b = b[:500]
 	}
-	return string(b)
+	return string(b), e.Reason
 }
 
 // answer is the http.ResponseWriter of an item: its body goes to a file.
