@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,6 +31,37 @@ func altoBlocks(texts ...string) []byte {
 	}
 	b.WriteString(`</PrintSpace></Page></Layout></alto>`)
 	return []byte(b.String())
+}
+
+// jobDocs are the ALTO documents (Czech) of the run-metadata tests' jobs.
+var jobDocs = []struct {
+	name string
+	data []byte
+}{
+	{"a.alto.xml", altoBlocks("hrob", "jáma a sonda")},
+	{"b.alto.xml", altoBlocks("archeologický výzkum", "záchranný výzkum v hrob", "sonda")},
+	{"c.alto.xml", smallALTO("hrob")},
+}
+
+// docsJob submits a job of jobDocs with source_lang cs and returns its
+// status once it succeeded.
+func docsJob(t *testing.T, base string) jobs.Status {
+	t.Helper()
+	parts := []part{{Field: "source_lang", Data: []byte("cs")}}
+	for _, d := range jobDocs {
+		parts = append(parts, part{Field: "file", Name: d.name, File: true, Data: d.data})
+	}
+	body, ctype := multipartBody(t, parts...)
+	resp := post(t, base+"/jobs", ctype, body)
+	var st jobs.Status
+	if b := readBody(t, resp); resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &st) != nil {
+		t.Fatalf("POST /jobs: %d %s", resp.StatusCode, b)
+	}
+	st = pollJob(t, base, st.ID, 30*time.Second, ended)
+	if st.State != jobs.Succeeded || st.Items.Succeeded != len(jobDocs) {
+		t.Fatalf("%+v", st)
+	}
+	return st
 }
 
 // jobArchive is an ended job's results archive: its run-metadata.json as
@@ -84,19 +118,9 @@ func TestJobsRunMetadata(t *testing.T) {
 	mt := translatortest.New(translatortest.Config{})
 	defer mt.Close()
 	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"JOBS_DIR": t.TempDir()}))
-	docs := []struct {
-		name string
-		data []byte
-	}{
-		{"a.alto.xml", altoBlocks("hrob", "jáma a sonda")},
-		{"b.alto.xml", altoBlocks("archeologický výzkum", "záchranný výzkum v hrob", "sonda")},
-		{"c.alto.xml", smallALTO("hrob")},
-	}
 	lang := part{Field: "source_lang", Data: []byte("cs")}
-	parts := []part{lang}
 	translated, calls := 0, 0
-	for _, d := range docs {
-		parts = append(parts, part{Field: "file", Name: d.name, File: true, Data: d.data})
+	for _, d := range jobDocs {
 		body, ctype := multipartBody(t, lang, part{Field: "file", Name: d.name, File: true, Data: d.data})
 		resp := post(t, ts.URL+"/translate", ctype, body)
 		readBody(t, resp)
@@ -107,16 +131,7 @@ func TestJobsRunMetadata(t *testing.T) {
 		}
 		translated, calls = translated+n, calls+c
 	}
-	body, ctype := multipartBody(t, parts...)
-	resp := post(t, ts.URL+"/jobs", ctype, body)
-	var st jobs.Status
-	if b := readBody(t, resp); resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &st) != nil {
-		t.Fatalf("POST /jobs: %d %s", resp.StatusCode, b)
-	}
-	st = pollJob(t, ts.URL, st.ID, 30*time.Second, ended)
-	if st.State != jobs.Succeeded || st.Items.Succeeded != 3 {
-		t.Fatalf("%+v", st)
-	}
+	st := docsJob(t, ts.URL)
 	doc, actions := jobArchive(t, ts.URL, st.ID)
 	s := doc.Statistics
 	if doc.Program != translator.Program || doc.Status != paradata.StatusCompleted || doc.RunID != "job-"+st.ID {
@@ -139,5 +154,55 @@ func TestJobsRunMetadata(t *testing.T) {
 	}
 	if len(actions) != 1 || actions[0]["identifier"] != "job-"+st.ID {
 		t.Errorf("CreateActions %v", actions)
+	}
+}
+
+// TestJobsRunMetadataLikeCLI: a job's statistics are those the translate
+// command writes for a run over the same files with the same backend
+// (built and run here): every statistic but the output counts (a command
+// run also writes a _log.csv a document) and rates, and the protected
+// terms per document.
+func TestJobsRunMetadataLikeCLI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs translate")
+	}
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"JOBS_DIR": t.TempDir()}))
+	job, _ := jobArchive(t, ts.URL, docsJob(t, ts.URL).ID)
+
+	in, out := t.TempDir(), t.TempDir()
+	for _, d := range jobDocs {
+		if err := os.WriteFile(filepath.Join(in, d.name), d.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "translate")
+	if b, err := exec.Command("go", "build", "-o", bin, "archivekit/cmd/translate").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	para, _ := filepath.Abs("../../setup/translate/para_config.txt")
+	cmd := exec.Command(bin, in, "-o", out, "--source_lang", "cs", "--vocabulary", "")
+	cmd.Env = append(os.Environ(), "TRANSLATION_URL="+mt.URL, "TRANSLATE_PARA_CONFIG="+para, "MTAPI_MAX_RETRIES=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("translate: %v\n%s", err, b)
+	}
+	m, _ := filepath.Glob(filepath.Join(out, "*_translator.json"))
+	if len(m) != 1 {
+		t.Fatalf("%d run metadata files in the output", len(m))
+	}
+	b, _ := os.ReadFile(m[0])
+	var cli runmeta.Doc
+	if err := json.Unmarshal(b, &cli); err != nil {
+		t.Fatal(err)
+	}
+	counted := func(d runmeta.Doc) string {
+		st := d.Statistics
+		st.OutputCountsByType, st.PerformancePerMinute = nil, nil
+		b, _ := json.Marshal(map[string]any{"statistics": st, "protected": d.Config["vocabulary_protected_terms"]})
+		return string(b)
+	}
+	if j, c := counted(job), counted(cli); j != c || job.Statistics.UnitsTranslated == 0 {
+		t.Errorf("job's statistics differ from the command's:\njob     %s\ncommand %s", j, c)
 	}
 }
