@@ -7,6 +7,7 @@ package torch
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -190,6 +191,37 @@ func (b *Batch) Set(i int, pix []uint8, h, w, c int) error {
 	var st C.int
 	preprocessing.run(func() {
 		st = C.tshim_batch_set(b.h, C.int64_t(i), (*C.uint8_t)(unsafe.Pointer(&pix[0])), C.int64_t(h), C.int64_t(w), C.int64_t(c), &msg)
+	})
+	runtime.KeepAlive(pix)
+	return statusErr("batch page", st, msg)
+}
+
+// SetAll uploads page i, an 8-bit image (h x w x c, c = 1 or 3,
+// row-major HWC), to the batches' device once and resizes it there into
+// page i of each of bs (distinct batches of different sizes on one
+// device): the
+// host sends the decoded page and the device makes every input size of it.
+func SetAll(bs []*Batch, i int, pix []uint8, h, w, c int) error {
+	if len(bs) == 0 {
+		return errors.New("torch: SetAll: no batches")
+	}
+	if h <= 0 || w <= 0 || (c != 1 && c != 3) || len(pix) != h*w*c {
+		return fmt.Errorf("torch: batch page: bad image %dx%dx%d with %d bytes", h, w, c, len(pix))
+	}
+	hs := make([]*C.tshim_batch, len(bs)) // C pointers in Go memory
+	for k, b := range bs {
+		b.mu.RLock()
+		defer b.mu.RUnlock()
+		if b.h == nil {
+			return ErrClosed
+		}
+		hs[k] = b.h
+	}
+	var msg *C.char
+	var st C.int
+	preprocessing.run(func() {
+		st = C.tshim_batch_set_all(&hs[0], C.int64_t(len(bs)), C.int64_t(i), (*C.uint8_t)(unsafe.Pointer(&pix[0])),
+			C.int64_t(h), C.int64_t(w), C.int64_t(c), &msg)
 	})
 	runtime.KeepAlive(pix)
 	return statusErr("batch page", st, msg)

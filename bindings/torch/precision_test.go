@@ -255,3 +255,73 @@ func TestForwardBatchMatchesForward(t *testing.T) {
 		})
 	}
 }
+
+// TestSetAllMatchesSet: a page uploaded once and resized into batches of
+// several sizes (SetAll) gives each batch the values Set gives it; a bad
+// page index, a closed batch and no batch at all are errors.
+func TestSetAllMatchesSet(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	sizes := []int{384, 224, 97}
+	for _, dev := range devices() {
+		for _, shape := range [][3]int{{500, 410, 3}, {300, 200, 1}, {224, 224, 3}} {
+			h, w, c := shape[0], shape[1], shape[2]
+			pix := make([]uint8, h*w*c)
+			for i := range pix {
+				pix[i] = uint8(r.IntN(256))
+			}
+			var all, one []*Batch
+			for _, s := range sizes {
+				a, err := NewBatch(dev, 2, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer a.Close()
+				o, err := NewBatch(dev, 2, s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer o.Close()
+				all, one = append(all, a), append(one, o)
+				if err := o.Set(1, pix, h, w, c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := SetAll(all, 1, pix, h, w, c); err != nil {
+				t.Fatal(err)
+			}
+			mean, std := [3]float32{0.5, 0.4, 0.3}, [3]float32{0.2, 0.25, 0.3}
+			for k := range sizes {
+				want, err := one[k].Page(1, mean, std)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := all[k].Page(1, mean, std)
+				if err != nil {
+					t.Fatal(err)
+				}
+				worst := 0.0
+				for j := range want {
+					worst = math.Max(worst, math.Abs(float64(got[j]-want[j])))
+				}
+				if worst > 1e-5 {
+					t.Errorf("%s %dx%dx%d to %d: SetAll differs from Set by %g", dev, h, w, c, sizes[k], worst)
+				}
+			}
+		}
+	}
+	b, err := NewBatch("cpu", 1, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pix := make([]uint8, 40*40*3)
+	if err := SetAll([]*Batch{b}, 1, pix, 40, 40, 3); err == nil {
+		t.Error("SetAll of page 1 of a batch of 1: no error")
+	}
+	if err := SetAll(nil, 0, pix, 40, 40, 3); err == nil {
+		t.Error("SetAll into no batch: no error")
+	}
+	b.Close()
+	if err := SetAll([]*Batch{b}, 0, pix, 40, 40, 3); err == nil {
+		t.Error("SetAll into a closed batch: no error")
+	}
+}

@@ -190,6 +190,11 @@ void tshim_batch_free(tshim_batch *b);
 /* Uploads page i (0 <= i < n; 8-bit HWC, c = 1 or 3, row stride w*c) and
  * resizes it into the batch. The pixels are only read during the call. */
 int tshim_batch_set(tshim_batch *b, int64_t i, const uint8_t *hwc, int64_t h, int64_t w, int64_t c, char **err);
+/* Uploads page i (as tshim_batch_set) once and resizes it on the device into
+ * page i of each of the nb batches (all on one device; e.g. one per input
+ * size): the host sends the decoded page, not one resized page per size. */
+int tshim_batch_set_all(tshim_batch **bs, int64_t nb, int64_t i, const uint8_t *hwc, int64_t h, int64_t w, int64_t c,
+                        char **err);
 /* Page i of the batch normalised with mean3/std3, as tshim_preprocess
  * gives it: 3*size*size floats (CHW) into out. */
 int tshim_batch_read(tshim_batch *b, int64_t i, const float *mean3, const float *std3, float *out, char **err);

@@ -871,34 +871,60 @@ int tshim_batch_new(const char *device, int64_t n, int64_t size, tshim_batch **o
 
 void tshim_batch_free(tshim_batch *b) { delete b; }
 
+namespace {
+
+// upload_page puts the 8-bit page hwc (h x w x c) on device: on CUDA through
+// pinned staging memory, asynchronously on copy_stream, the compute stream
+// waiting for the copy; on the CPU the caller's pixels as they are (only
+// read during the call).
+torch::Tensor upload_page(const torch::Device &device, const std::optional<c10::Stream> &copy_stream, const uint8_t *hwc,
+                          int64_t h, int64_t w, int64_t c) {
+  auto host = torch::from_blob(const_cast<uint8_t *>(hwc), {h, w, c}, torch::kUInt8);
+  if (!device.is_cuda()) return host;
+  c10::impl::VirtualGuardImpl impl(device.type());
+  auto compute = impl.getStream(device);
+  // Pinned staging (libtorch's caching host allocator keeps the block
+  // until the asynchronous copy that reads it is done), the copy on the
+  // batch's copy stream, and the compute stream waits for it.
+  auto pinned = torch::empty({h, w, c}, torch::TensorOptions(torch::kUInt8).pinned_memory(true));
+  pinned.copy_(host);
+  torch::Tensor img;
+  {
+    c10::StreamGuard on_copy(*copy_stream);
+    img = pinned.to(device, /*non_blocking=*/true);
+  }
+  c10::Event copied(device.type());
+  copied.record(*copy_stream);
+  copied.block(compute);
+  img.record_stream(compute);  // allocated on the copy stream, used on the compute stream
+  return img;
+}
+
+}  // namespace
+
 int tshim_batch_set(tshim_batch *b, int64_t i, const uint8_t *hwc, int64_t h, int64_t w, int64_t c, char **err) {
+  return tshim_batch_set_all(&b, 1, i, hwc, h, w, c, err);
+}
+
+int tshim_batch_set_all(tshim_batch **bs, int64_t nb, int64_t i, const uint8_t *hwc, int64_t h, int64_t w, int64_t c,
+                        char **err) {
   return guard(err, [&] {
-    need(b != nullptr, "batch is NULL");
-    need(i >= 0 && i < b->n, "page " + std::to_string(i) + " of a batch of " + std::to_string(b->n));
+    need(bs != nullptr && nb > 0, "no batches");
+    for (int64_t k = 0; k < nb; k++) {
+      need(bs[k] != nullptr, "batch is NULL");
+      need(i >= 0 && i < bs[k]->n, "page " + std::to_string(i) + " of a batch of " + std::to_string(bs[k]->n));
+      need(bs[k]->device == bs[0]->device, "batches on " + bs[0]->device.str() + " and " + bs[k]->device.str());
+    }
     check_image(hwc, h, w, c);
     sync_threads(1);
     c10::InferenceMode mode;
-    auto host = torch::from_blob(const_cast<uint8_t *>(hwc), {h, w, c}, torch::kUInt8);
-    torch::Tensor img = host;
-    if (b->device.is_cuda()) {
-      c10::DeviceGuard on(b->device);
-      c10::impl::VirtualGuardImpl impl(b->device.type());
-      auto compute = impl.getStream(b->device);
-      // Pinned staging (libtorch's caching host allocator keeps the block
-      // until the asynchronous copy that reads it is done), the copy on the
-      // batch's copy stream, and the compute stream waits for it.
-      auto pinned = torch::empty({h, w, c}, torch::TensorOptions(torch::kUInt8).pinned_memory(true));
-      pinned.copy_(host);
-      {
-        c10::StreamGuard on_copy(*b->copy_stream);
-        img = pinned.to(b->device, /*non_blocking=*/true);
-      }
-      c10::Event copied(b->device.type());
-      copied.record(*b->copy_stream);
-      copied.block(compute);
-      img.record_stream(compute);  // allocated on the copy stream, used on the compute stream
+    c10::OptionalDeviceGuard on;
+    if (bs[0]->device.is_cuda()) on.reset_device(bs[0]->device);
+    // One upload, one resize per batch (per input size), each on the device.
+    auto img = upload_page(bs[0]->device, bs[0]->copy_stream, hwc, h, w, c);
+    for (int64_t k = 0; k < nb; k++) {
+      bs[k]->data.select(0, i).copy_(resized_u8(img, bs[k]->size, bs[k]->size).select(0, 0));
     }
-    b->data.select(0, i).copy_(resized_u8(img, b->size, b->size).select(0, 0));
   });
 }
 

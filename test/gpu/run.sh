@@ -11,7 +11,9 @@
 #      demo models (weights/demo) and 40 sample pages: Top-1 agreement and
 #      max probability difference,
 #   5. times pageclass --best on 400 pages with the full-size models (tf32,
-#      bf16, and --parallel at tf32; GPU utilisation sampled by nvidia-smi),
+#      bf16, and --parallel; pages uploaded as floats, as 8-bit pages resized
+#      on the host (--upload u8) and as the decoded pages resized on the
+#      device (--upload page); GPU utilisation sampled by nvidia-smi),
 #      the original Python pipeline and the forward-only ceilings
 #      (ref_gpu.py),
 # and prints one table (also written to $OUT/gpu-check.md when OUT is set).
@@ -229,19 +231,24 @@ if [ "$DRY" = 1 ]; then
   log "throughput --upload float/u8"
   bench "--upload float" --upload float
   bench "--upload u8" --upload u8
+  bench "--upload page" --upload page
 else
   if part throughput; then
     # [SETUP] batch 64 (the shipped configuration's 16 elsewhere)
     cfg64=$W/config64.txt
     sed -E 's/^batch *=.*/batch = 64/' "$ROOT/setup/config.txt" > "$cfg64"
     log "throughput"
-    bench "--precision tf32 --upload float, batch 16" --precision tf32 --upload float
+    # (batch 16 with float uploads, the first path, was 48.7-53.3 pages/s
+    # on the H100 on 2026-11-26; dropped to keep the check within 10 min)
     bench "--precision tf32 --upload float, batch 64" --precision tf32 --upload float --config "$cfg64"
     bench "--precision tf32 --upload u8, batch 64" --precision tf32 --upload u8 --config "$cfg64"
+    bench "--precision tf32 --upload page, batch 64" --precision tf32 --upload page --config "$cfg64"
     bench "--precision bf16 --upload u8, batch 64" --precision bf16 --upload u8 --config "$cfg64"
+    bench "--precision bf16 --upload page, batch 64" --precision bf16 --upload page --config "$cfg64"
     log "throughput --parallel"
     bench "--parallel --precision tf32 --upload u8, batch 64" --parallel --precision tf32 --upload u8 --config "$cfg64"
     bench "--parallel --precision bf16 --upload u8, batch 64" --parallel --precision bf16 --upload u8 --config "$cfg64"
+    bench "--parallel --precision bf16 --upload page, batch 64" --parallel --precision bf16 --upload page --config "$cfg64"
     kill "$SMI" 2>/dev/null
     row "GPU utilisation during the pageclass runs" "$("$PY" -c "
 v=[int(x) for x in open('$W/smi.csv') if x.strip().isdigit()]
@@ -250,7 +257,7 @@ print(f'mean {sum(v)/len(v):.0f}%, samples under 5%: {sum(x<5 for x in v)}/{len(
   if part service; then
     log "shipped demo ensemble's architectures (random-init stand-ins), GPU and CPU"
     models=$W/small
-    bench "demo-ensemble stand-ins on cuda:0 (tf32, u8)"
+    bench "demo-ensemble stand-ins on cuda:0 (tf32, upload auto: page)"
     DEV=cpu bench "demo-ensemble stand-ins on the CPU ($(nproc) cores)"
     log "service: /predict_image at concurrency 1 and 8"
     PORT=18080 HOST=127.0.0.1 "$W/pageclass-api" -device cuda:0 -models "$W/small" -rotation-model "" > "$W/api.log" 2>&1 &

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"archivekit/bindings/torch"
 	"archivekit/internal/pageclass/imageio"
@@ -82,8 +83,10 @@ type Options struct {
 	// OnOpen is called as each input is opened with its page count (0 when
 	// it cannot be opened); see pipeline.Config.OnOpen.
 	OnOpen func(in pipeline.Input, pages int)
-	// Upload is how pages travel to the models' device (UploadAuto: 8-bit
-	// pixels to a GPU, floats on the CPU).
+	// Upload is how pages travel to the models' device (UploadAuto: the
+	// decoded pages to a GPU, resized there; floats on the CPU). With
+	// UploadPage, pages are decoded to at most PagePixels of the largest
+	// input size, whatever Decode.MaxDecodePixels asks.
 	Upload Upload
 }
 
@@ -128,13 +131,17 @@ func (p Page) Top(n int) []results.Ranked { return results.TopN(p.Mean, n) }
 // computed once per page and the members' forward passes run batch by batch.
 func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Options, emit func(Page) error) (pipeline.Stats, error) {
 	device := e.device()
-	j := newJoint(e.Models, e.Orientation, o.Concurrent, o.Upload.On(device) == UploadU8, device)
+	j := newJoint(e.Models, e.Orientation, o.Concurrent, o.Upload.On(device), device)
 	lanes := Lanes(device, o.Lanes)
 	if lanes > 1 && device == "cpu" {
 		j.threads = max(1, torch.NumThreads()/lanes)
 	}
+	dec := o.Decode
+	if j.mode == UploadPage {
+		dec = decodeFor(dec, j.carriers[len(j.carriers)-1].size)
+	}
 	cfg := pipeline.Config{
-		Workers: o.Workers, Batch: o.Batch, InFlight: lanes, Decode: o.Decode, MaxPages: o.MaxPages, OnOpen: o.OnOpen, Openers: o.Openers,
+		Workers: o.Workers, Batch: o.Batch, InFlight: lanes, Decode: dec, MaxPages: o.MaxPages, OnOpen: o.OnOpen, Openers: o.Openers,
 		Channels: 1, Height: 1, Width: j.width, Preprocess: j.preprocess,
 	}
 	return pipeline.Run(ctx, inputs, j, cfg, func(r pipeline.Result) error {
@@ -176,7 +183,7 @@ type Forward func(ctx context.Context, i int, pages [][]float32) ([][]float32, e
 // forward passes, all members at once; with nil, each member runs its pages
 // in turn with Model.Probabilities.
 func NewStep(models []*Model, orient *Orientation, forward Forward) *Step {
-	j := newJoint(models, orient, forward != nil, false, "")
+	j := newJoint(models, orient, forward != nil, UploadFloat, "")
 	j.forward = forward
 	return &Step{j}
 }
@@ -254,9 +261,10 @@ func Lanes(device string, asked int) int {
 // pipeline "page" is the concatenation of every distinct preprocessing of
 // the members, then the orientation model's input (when there is one), then
 // the ink count measured on the decoded page (review.InkSample: dark and
-// sampled pixels); with u8 (UploadU8) it is instead one 8-bit carrier per
+// sampled pixels); with UploadU8 it is instead one 8-bit carrier per
 // distinct input size of the members and the orientation model, then the
-// ink count. Its output row is the concatenation of every member's
+// ink count; with UploadPage the number of the decoded page it holds
+// until the upload (hold), then the ink count. Its output row is the concatenation of every member's
 // canonical probabilities, then the ink count, then the orientation model's
 // probabilities (the page-condition floats).
 type joint struct {
@@ -270,10 +278,17 @@ type joint struct {
 	threads    int // intra-op threads of each forward pass; 0: the process-wide count
 	// forward, when set, runs the members' forward passes (Step).
 	forward Forward
-	// u8 carries pages as 8-bit carriers (UploadU8) to device.
-	u8       bool
-	device   string
+	// mode is how pages travel to device (UploadFloat, UploadU8 or
+	// UploadPage: On resolved).
+	mode   Upload
+	device string
+	// carriers are the input sizes, ascending, and with UploadU8 where
+	// each one's 8-bit page lies in a joint page.
 	carriers []carrier
+	// held are the decoded pages of UploadPage until their upload, by
+	// number (hold, take).
+	held     sync.Map
+	nextPage atomic.Uint64
 }
 
 // inkLen is the number of floats of the ink count in a joint page and an
@@ -317,9 +332,9 @@ func (j *joint) page(row []float32) (probs [][]float64, mean []float64, cond rev
 	return probs, results.Average(probs), j.condition(row[nm*k:]), nil
 }
 
-func newJoint(models []*Model, orient *Orientation, concurrent, u8 bool, device string) *joint {
-	j := &joint{models: models, orient: orient, concurrent: concurrent, u8: u8, device: device}
-	if u8 {
+func newJoint(models []*Model, orient *Orientation, concurrent bool, mode Upload, device string) *joint {
+	j := &joint{models: models, orient: orient, concurrent: concurrent, mode: mode, device: device}
+	if mode == UploadU8 || mode == UploadPage {
 		var sizes []int
 		for _, m := range models {
 			sizes = append(sizes, m.Size())
@@ -328,6 +343,9 @@ func newJoint(models []*Model, orient *Orientation, concurrent, u8 bool, device 
 			sizes = append(sizes, orient.Size())
 		}
 		j.carriers, j.width = carriers(sizes, 0)
+		if mode == UploadPage {
+			j.width = pageRefLen
+		}
 		for _, m := range models {
 			j.offset = append(j.offset, carrierOf(j.carriers, m.Size()).at)
 		}
@@ -357,8 +375,16 @@ func newJoint(models []*Model, orient *Orientation, concurrent, u8 bool, device 
 }
 
 func (j *joint) preprocess(img imageio.Image) ([]float32, error) {
-	if j.u8 {
+	switch j.mode {
+	case UploadPage:
 		out := make([]float32, j.width)
+		j.hold(img, out)
+		ink := review.SampleInk(img.Pix, img.W, img.H)
+		out[j.width-2], out[j.width-1] = float32(ink.Dark), float32(ink.Sampled)
+		return out, nil
+	case UploadU8:
+		out := make([]float32, j.width)
+		resizes.host.Add(1)
 		for _, c := range j.carriers {
 			r, err := torch.Preprocess(img.Pix, img.H, img.W, 3, c.size, [3]float32{}, [3]float32{1, 1, 1})
 			if err != nil {
@@ -370,6 +396,7 @@ func (j *joint) preprocess(img imageio.Image) ([]float32, error) {
 		out[j.width-2], out[j.width-1] = float32(ink.Dark), float32(ink.Sampled)
 		return out, nil
 	}
+	resizes.host.Add(1)
 	ts, err := PreprocessEach(img, j.specs)
 	if err != nil {
 		return nil, err
@@ -404,7 +431,8 @@ func (j *joint) run(ctx context.Context, data []float32, n int) ([][]float32, er
 	k, w := len(modelmeta.Categories), j.width
 	per := make([][][]float32, len(j.models))
 	var batches map[int]*torch.Batch
-	if j.u8 {
+	onDevice := j.mode == UploadU8 || j.mode == UploadPage
+	if onDevice {
 		var err error
 		if batches, err = j.upload(data, n); err != nil {
 			return nil, err
@@ -416,7 +444,7 @@ func (j *joint) run(ctx context.Context, data []float32, n int) ([][]float32, er
 		size := m.InputLen()
 		var rows [][]float32
 		var err error
-		if j.u8 {
+		if onDevice {
 			rows, err = m.Module.ProbabilitiesBatch(batches[m.Size()], n, m.mean, m.std, j.threads)
 			if err == nil {
 				rows, err = m.canonical(rows, n)
@@ -462,7 +490,7 @@ func (j *joint) run(ctx context.Context, data []float32, n int) ([][]float32, er
 		}
 	}
 	var turns [][]float32
-	if j.orient != nil && j.u8 {
+	if j.orient != nil && onDevice {
 		rows, err := j.orient.Module.ProbabilitiesBatch(batches[j.orient.Size()], n, j.orient.mean, j.orient.std, j.threads)
 		if err == nil {
 			err = j.orient.check(rows, n)

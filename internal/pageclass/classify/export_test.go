@@ -1,5 +1,7 @@
 package classify
 
+import "archivekit/internal/pageclass/imageio"
+
 // SetCPUCallInput sets the input bound of one forward pass on the CPU
 // (cpuCallInput; 1<<62: the whole batch in one call) and returns a function
 // that restores it. For benchmarks that compare both in one run.
@@ -8,3 +10,26 @@ func SetCPUCallInput(bytes int) (restore func()) {
 	cpuCallInput = bytes
 	return func() { cpuCallInput = old }
 }
+
+// Resizes is the number of pages resized to the input sizes on the host
+// and on the models' device so far in this process.
+func Resizes() (host, device int64) { return resizes.host.Load(), resizes.device.Load() }
+
+// HostPrepare is the work Predict's workers do on the host for one decoded
+// page with upload up (resolved) for models and orient: the row of the
+// page (a page held for UploadPage is let go again at once, as the upload
+// would take it).
+func HostPrepare(models []*Model, orient *Orientation, up Upload) func(imageio.Image) error {
+	j := newJoint(models, orient, false, up, "cpu")
+	return func(img imageio.Image) error {
+		row, err := j.preprocess(img)
+		if err == nil && up == UploadPage {
+			_, err = j.take(row)
+		}
+		return err
+	}
+}
+
+// PageDecode is the decoding Predict uses with UploadPage for inputs of at
+// most size pixels a side.
+func PageDecode(dec imageio.Options, size int) imageio.Options { return decodeFor(dec, size) }

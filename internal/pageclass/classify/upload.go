@@ -1,14 +1,17 @@
 package classify
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"archivekit/bindings/torch"
+	"archivekit/internal/pageclass/imageio"
 )
 
 // Upload says how a batch of pages travels to the models' device.
@@ -29,10 +32,18 @@ const (
 	// distinct normalisations) a page is 0.59 MB instead of 4.1 MB, and
 	// the host neither normalises nor copies a float input per model.
 	UploadU8
+	// UploadPage carries each decoded page as it is, 8-bit, shrunk while
+	// decoding to at most PagePixels(largest input size) pixels, uploaded
+	// once (torch.SetAll) and resized on the device to every input size of
+	// the members and the orientation model, once per size for all models
+	// of that size, then normalised there with each model's mean and std.
+	// The host only decodes: no resize, no float conversion. On the CPU
+	// the same code runs on CPU tensors.
+	UploadPage
 )
 
 // Uploads are the names ParseUpload accepts, in order.
-var Uploads = []string{"auto", "float", "u8"}
+var Uploads = []string{"auto", "float", "u8", "page"}
 
 // String is the upload's name.
 func (u Upload) String() string {
@@ -52,16 +63,70 @@ func ParseUpload(s string) (Upload, error) {
 	return 0, fmt.Errorf("upload %q: want one of %v", s, Uploads)
 }
 
-// On is the upload that runs on device: UploadAuto resolved.
+// On is the upload that runs on device: UploadAuto resolved (UploadPage
+// on a GPU, UploadFloat on the CPU).
 func (u Upload) On(device string) Upload {
 	if u != UploadAuto {
 		return u
 	}
 	if device != "" && device != "cpu" {
-		return UploadU8
+		return UploadPage
 	}
 	return UploadFloat
 }
+
+// PagePixels is the most pixels a page is decoded to with UploadPage when
+// the largest input size is size: (3·size)², 1152×1152 (1.33 MP, 4 MB of
+// 8-bit RGB) for 384. Larger pages are shrunk while decoding (JPEG and
+// WebP by their decoders, PNG and TIFF by a box shrink and a Lanczos
+// reduction on the stream of lines; imageio.Options.MaxDecodePixels): an
+// A4 page keeps both sides over 2.5 times the input side, what the
+// antialiased resize to the input size needs, and the upload and the pages
+// in flight stay bounded whatever the scan's resolution.
+func PagePixels(size int) int64 { return int64(3*size) * int64(3*size) }
+
+// decodeFor is dec as UploadPage needs it for inputs of at most size
+// pixels a side: the decode budget lowered to PagePixels(size).
+func decodeFor(dec imageio.Options, size int) imageio.Options {
+	if limit := PagePixels(size); dec.MaxDecodePixels <= 0 || dec.MaxDecodePixels > limit {
+		dec.MaxDecodePixels = limit
+	}
+	return dec
+}
+
+// heldPage is a decoded page waiting for its upload (UploadPage): its
+// joint row carries only its number.
+type heldPage struct {
+	pix  []uint8
+	h, w int
+}
+
+// pageRefLen is the number of floats of a held page's number in a joint
+// row: two, 24 bits each (exact in a float32).
+const pageRefLen = 2
+
+// hold keeps a copy of img's pixels until upload takes them and writes
+// its number into ref.
+func (j *joint) hold(img imageio.Image, ref []float32) {
+	id := j.nextPage.Add(1)
+	j.held.Store(id, heldPage{pix: bytes.Clone(img.Pix), h: img.H, w: img.W})
+	ref[0], ref[1] = float32(id&(1<<24-1)), float32(id>>24)
+}
+
+// take removes the held page whose number is in ref and returns it.
+func (j *joint) take(ref []float32) (heldPage, error) {
+	id := uint64(ref[0]) | uint64(ref[1])<<24
+	v, ok := j.held.LoadAndDelete(id)
+	if !ok {
+		return heldPage{}, fmt.Errorf("classify: no held page %d", id)
+	}
+	return v.(heldPage), nil
+}
+
+// resizes counts the pages resized to the input sizes on the host
+// (UploadFloat, UploadU8) and on the models' device (UploadPage): tests
+// check that the device path does not fall back to the host.
+var resizes struct{ host, device atomic.Int64 }
 
 // carrier is one input size's 8-bit page in a joint page: 3·size·size
 // bytes (HWC), four to a float32 (packU8).
@@ -126,10 +191,12 @@ func unpackU8(src []float32, size int) []uint8 {
 	return b[:3*size*size]
 }
 
-// upload puts n joint pages' carriers into one torch.Batch per size on
-// device; the caller closes them.
+// upload puts n joint pages into one torch.Batch per input size on
+// device, from their carriers (UploadU8) or their held pages, resized
+// there (UploadPage); the caller closes them.
 func (j *joint) upload(data []float32, n int) (map[int]*torch.Batch, error) {
 	out := map[int]*torch.Batch{}
+	all := make([]*torch.Batch, 0, len(j.carriers))
 	for _, c := range j.carriers {
 		b, err := torch.NewBatch(j.device, n, c.size)
 		if err != nil {
@@ -137,6 +204,7 @@ func (j *joint) upload(data []float32, n int) (map[int]*torch.Batch, error) {
 			return nil, err
 		}
 		out[c.size] = b
+		all = append(all, b)
 	}
 	// The pages' uploads at once (Batch.Set may be called so), a few at a
 	// time: one after the other, each waited for a preprocessing thread
@@ -149,6 +217,17 @@ func (j *joint) upload(data []float32, n int) (map[int]*torch.Batch, error) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			if j.mode == UploadPage {
+				pg, err := j.take(data[p*j.width : p*j.width+pageRefLen])
+				if err == nil {
+					err = torch.SetAll(all, p, pg.pix, pg.h, pg.w, 3)
+				}
+				if err == nil {
+					resizes.device.Add(1)
+				}
+				errs[p] = err
+				return
+			}
 			for _, c := range j.carriers {
 				at := p*j.width + c.at
 				if err := out[c.size].Set(p, unpackU8(data[at:at+carrierLen(c.size)], c.size), c.size, c.size, 3); err != nil {
