@@ -126,8 +126,8 @@ func BenchmarkPageStages(b *testing.B) {
 
 // BenchmarkHostPrepare is the host's CPU time a page of Predict's workers
 // (open, decode and the page's row) for the shipped demo ensemble with the
-// orientation model (input sizes 224, 240, 320 and 384, and the
-// orientation model's) with each upload: float (every distinct
+// orientation model (input sizes 224, 240, 320 and 384; the orientation
+// model's is 224) with each upload: float (every distinct
 // preprocessing normalised on the host), u8 (one 8-bit resize a size on
 // the host) and page (the decoded page only, shrunk on load to
 // PagePixels(384); the resizes are left to the device), against decoding
