@@ -26,6 +26,8 @@ import (
 
 	"archivekit/internal/service/servicetest"
 	"archivekit/internal/translate/translator/translatortest"
+
+	"archivekit/internal/testenv"
 )
 
 // nobody is the unprivileged account the tree runs as when the test runs as
@@ -146,13 +148,11 @@ func toolVersion(t *testing.T, dir string) string {
 	return ""
 }
 
+// shared is rel ("data/...") under the shared folder (testenv.Data:
+// $ARCHIVEKIT_SHARED, else found above the package).
 func shared(t *testing.T, rel string) string {
 	t.Helper()
-	dir := os.Getenv("ARCHIVEKIT_SHARED")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared")
-	}
-	return filepath.Join(dir, filepath.FromSlash(rel))
+	return testenv.Data(t, strings.TrimPrefix(rel, "data/"))
 }
 
 func TestTarballRunsAnywhere(t *testing.T) {

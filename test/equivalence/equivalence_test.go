@@ -22,6 +22,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"archivekit/internal/testenv"
 )
 
 func repo(t *testing.T) string {
@@ -100,7 +102,7 @@ func TestPageclassAgreesWithPythonReference(t *testing.T) {
 		t.Skip("ARCHIVEKIT_PYTHON not set")
 	}
 	root := repo(t)
-	pages := filepath.Join(root, "..", "shared", "data", "pages")
+	pages := testenv.Data(t, "pages")
 	if n, err := strconv.Atoi(os.Getenv("ARCHIVEKIT_EQ_LIMIT")); err == nil && n > 0 {
 		pages = limitedPages(t, pages, n)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"archivekit/internal/testenv"
 )
 
 type px struct {
@@ -218,32 +220,11 @@ func TestSupported(t *testing.T) {
 	}
 }
 
-// sharedDir walks up from the package directory to the folder holding
-// shared/ (the repository's sibling in the work tree and in CI).
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "data", "pages")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("shared/data/pages not found above the package directory")
-		}
-		dir = parent
-	}
-}
-
 // TestRealPages decodes every page of shared/data/pages and compares each
 // pixel with Go's own PNG decoder, converted the same way (grey and palette
 // expanded, alpha composited on white).
 func TestRealPages(t *testing.T) {
-	root := sharedDir(t)
+	root := testenv.Data(t, "pages")
 	var files []string
 	filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
 		if err == nil && !e.IsDir() && strings.EqualFold(filepath.Ext(p), ".png") {

@@ -17,6 +17,7 @@ import (
 
 	"archivekit/internal/ledger"
 	"archivekit/internal/pageclass/imageio"
+	"archivekit/internal/testenv"
 )
 
 // quadrants is a deterministic preprocessing: the mean of each channel in
@@ -95,25 +96,11 @@ func cfg(workers, batch int, pre Preprocess) Config {
 	return Config{Workers: workers, Batch: batch, Channels: 3, Height: 2, Width: 2, Preprocess: pre}
 }
 
-// realPages returns n page paths from shared/data/pages, read in place.
+// realPages returns n page paths from shared/data/pages, read in place
+// (testenv.Data: $ARCHIVEKIT_SHARED, else found above the package).
 func realPages(t testing.TB, n int) []string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var root string
-	for {
-		p := filepath.Join(dir, "shared", "data", "pages")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			root = p
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("shared/data/pages not found above the package directory")
-		}
-		dir = filepath.Dir(dir)
-	}
+	root := testenv.Data(t, "pages")
 	files, _ := filepath.Glob(filepath.Join(root, "*", "*.png"))
 	sort.Strings(files)
 	if len(files) < n {

@@ -9,20 +9,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"archivekit/internal/testenv"
 )
 
-func pagesDir(t *testing.T) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for d := dir; d != filepath.Dir(d); d = filepath.Dir(d) {
-		p := filepath.Join(d, "shared", "data", "pages")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Skip("shared/data/pages not found")
-	return ""
-}
+func pagesDir(t *testing.T) string { return testenv.Data(t, "pages") }
 
 func TestSplitMix64ReferenceValues(t *testing.T) {
 	g := NewSplitMix64(0)

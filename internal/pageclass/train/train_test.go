@@ -25,17 +25,8 @@ func fixtures(t testing.TB) string {
 	return d
 }
 
-// pages is the shared sample set, read in place.
-func pages(t testing.TB) string {
-	p, err := filepath.Abs("../../../../shared/data/pages")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("sample pages not found at %s", p)
-	}
-	return p
-}
+// pages is the shared sample set, read in place (testenv.Data).
+func pages(t testing.TB) string { return testenv.Data(t, "pages") }
 
 // modelDir makes a model folder from a fixture TorchScript file.
 func modelDir(t testing.TB, dir, fixture string, size int) string {

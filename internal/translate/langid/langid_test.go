@@ -14,23 +14,12 @@ import (
 	"unicode"
 
 	lingua "github.com/pemistahl/lingua-go"
+
+	"archivekit/internal/testenv"
 )
 
-// sharedData finds ../shared/data/translator by walking up from the package.
-func sharedData(t testing.TB) string {
-	dir, _ := os.Getwd()
-	for {
-		p := filepath.Join(dir, "..", "shared", "data", "translator")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("shared/data/translator not found above the package")
-		}
-		dir = parent
-	}
-}
+// sharedData is shared/data/translator (testenv.Data).
+func sharedData(t testing.TB) string { return testenv.Data(t, "translator") }
 
 type sample struct{ lang, text string }
 
