@@ -43,8 +43,12 @@ type classifier struct {
 	// first group.
 	ens    *classify.Ensemble
 	orient *classify.Orientation
-	out    *outputs
-	docs   *documents
+	// groupBatch is the batch of each --parallel group, sized by the
+	// device's free memory (GPUProfile.GroupBatches); nil: the configured
+	// batch.
+	groupBatch []int
+	out        *outputs
+	docs       *documents
 	// failures are the rows of the failures table.
 	failures []ledger.Failure
 	bar      *progress.Bar

@@ -90,35 +90,40 @@ func TestRunGroupsMatchesJointRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := testClassifier(&runner{cli: &CLI{}, device: "cpu", log: slog.New(slog.NewTextHandler(io.Discard, nil)), para: para})
-	var grouped []classify.Page
-	err = r.runGroups(context.Background(), folders, nil, [][]int{{0, 3}, {1, 2, 4}}, inputs, classify.Options{Batch: 4},
-		func(p classify.Page) error { grouped = append(grouped, p); return nil })
-	if err != nil {
-		t.Fatal(err)
-	}
 	joint := jointRun(t, folders, inputs)
-	if len(grouped) != len(joint) {
-		t.Fatalf("%d rows grouped, %d joint", len(grouped), len(joint))
-	}
-	for i := range joint {
-		g, j := grouped[i], joint[i]
-		if (g.Err == nil) != (j.Err == nil) || g.Name != j.Name || g.Page != j.Page {
-			t.Fatalf("row %d: grouped %s/%d err %v, joint %s/%d err %v", i, g.Name, g.Page, g.Err, j.Name, j.Page, j.Err)
+	// each group at the configured batch, and at batches of its own (as
+	// sized by the device's free memory on a GPU)
+	for _, groupBatch := range [][]int{nil, {3, 5}} {
+		r := testClassifier(&runner{cli: &CLI{}, device: "cpu", log: slog.New(slog.NewTextHandler(io.Discard, nil)), para: para})
+		r.groupBatch = groupBatch
+		var grouped []classify.Page
+		err = r.runGroups(context.Background(), folders, nil, [][]int{{0, 3}, {1, 2, 4}}, inputs, classify.Options{Batch: 4},
+			func(p classify.Page) error { grouped = append(grouped, p); return nil })
+		if err != nil {
+			t.Fatal(err)
 		}
-		for c := range j.Mean {
-			if math.Abs(g.Mean[c]-j.Mean[c]) > 1e-6 {
-				t.Fatalf("row %d class %d: grouped %v, joint %v", i, c, g.Mean[c], j.Mean[c])
+		if len(grouped) != len(joint) {
+			t.Fatalf("%d rows grouped, %d joint", len(grouped), len(joint))
+		}
+		for i := range joint {
+			g, j := grouped[i], joint[i]
+			if (g.Err == nil) != (j.Err == nil) || g.Name != j.Name || g.Page != j.Page {
+				t.Fatalf("row %d: grouped %s/%d err %v, joint %s/%d err %v", i, g.Name, g.Page, g.Err, j.Name, j.Page, j.Err)
 			}
-			for m := range j.Probs {
-				if math.Abs(g.Probs[m][c]-j.Probs[m][c]) > 1e-6 {
-					t.Fatalf("row %d model %d class %d", i, m, c)
+			for c := range j.Mean {
+				if math.Abs(g.Mean[c]-j.Mean[c]) > 1e-6 {
+					t.Fatalf("row %d class %d: grouped %v, joint %v", i, c, g.Mean[c], j.Mean[c])
+				}
+				for m := range j.Probs {
+					if math.Abs(g.Probs[m][c]-j.Probs[m][c]) > 1e-6 {
+						t.Fatalf("row %d model %d class %d", i, m, c)
+					}
 				}
 			}
 		}
-	}
-	if grouped[4].Err == nil {
-		t.Error("the unreadable file has no error in the grouped run")
+		if grouped[4].Err == nil {
+			t.Error("the unreadable file has no error in the grouped run")
+		}
 	}
 }
 

@@ -26,9 +26,10 @@ func (r *classifier) gpuDev() int {
 	return n
 }
 
-// gpuGroups groups the ensemble by measured device memory. The profile
-// (model/gpu_profile.json under -m) is measured again when the GPU, its
-// memory, the batch size or the models changed.
+// gpuGroups groups the ensemble by measured device memory and sizes each
+// group's batch by it (r.groupBatch). The profile (model/gpu_profile.json
+// under -m) is measured again when the GPU, its memory, the batch size or
+// the models changed.
 func (r *classifier) gpuGroups(folders []classify.Folder) ([][]int, error) {
 	dev := r.gpuDev()
 	free, total, err := torch.MemoryInfo(dev)
@@ -61,14 +62,31 @@ func (r *classifier) gpuGroups(folders []classify.Folder) ([][]int, error) {
 	}
 	budget := int64(float64(free) * gpuBudgetShare)
 	groups := classify.GroupByMemory(need, budget)
-	for _, g := range groups {
+	sizes := make([]int, len(folders))
+	for i, f := range folders {
+		meta, err := f.Meta()
+		if err != nil {
+			return nil, err
+		}
+		sizes[i] = meta.Preprocess.Size
+	}
+	r.groupBatch = prof.GroupBatches(names, sizes, groups, budget)
+	if r.groupBatch == nil {
+		r.log.Info("GPU profile without weights figures: each group runs at the configured batch (remove it to measure again)",
+			"file", path, "batch", batch)
+	}
+	for k, g := range groups {
 		var gs []string
 		var sum int64
 		for _, i := range g {
 			gs = append(gs, names[i])
 			sum += need[i]
 		}
-		r.log.Info("model group", "models", strings.Join(gs, ","), "bytes", sum, "budget", budget)
+		gb := batch
+		if r.groupBatch != nil {
+			gb = r.groupBatch[k]
+		}
+		r.log.Info("model group", "models", strings.Join(gs, ","), "bytes", sum, "budget", budget, "batch", gb)
 		if sum > budget {
 			r.log.Warn("model needs more memory than is free; running it alone", "models", strings.Join(gs, ","))
 		}
@@ -102,6 +120,9 @@ func (r *classifier) runGroups(ctx context.Context, folders []classify.Folder, o
 		}
 		o := opt
 		o.Concurrent = true
+		if gi < len(r.groupBatch) {
+			o.Batch = r.groupBatch[gi] // sized by the device's free memory
+		}
 		if gi > 0 {
 			o.OnOpen = nil // inputs are counted once
 		}

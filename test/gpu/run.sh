@@ -246,9 +246,9 @@ else
     bench "--precision bf16 --upload u8, batch 64" --precision bf16 --upload u8 --config "$cfg64"
     bench "--precision bf16 --upload page, batch 64" --precision bf16 --upload page --config "$cfg64"
     log "throughput --parallel"
-    bench "--parallel --precision tf32 --upload u8, batch 64" --parallel --precision tf32 --upload u8 --config "$cfg64"
-    bench "--parallel --precision bf16 --upload u8, batch 64" --parallel --precision bf16 --upload u8 --config "$cfg64"
-    bench "--parallel --precision bf16 --upload page, batch 64" --parallel --precision bf16 --upload page --config "$cfg64"
+    bench "--parallel --precision tf32 --upload u8, batch by free memory (profile at 64)" --parallel --precision tf32 --upload u8 --config "$cfg64"
+    bench "--parallel --precision bf16 --upload u8, batch by free memory (profile at 64)" --parallel --precision bf16 --upload u8 --config "$cfg64"
+    bench "--parallel --precision bf16 --upload page, batch by free memory (profile at 64)" --parallel --precision bf16 --upload page --config "$cfg64"
     kill "$SMI" 2>/dev/null
     row "GPU utilisation during the pageclass runs" "$("$PY" -c "
 v=[int(x) for x in open('$W/smi.csv') if x.strip().isdigit()]

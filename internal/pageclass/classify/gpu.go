@@ -33,6 +33,10 @@ type GPUProfile struct {
 	// Models maps a model name to the device memory it took: weights plus
 	// the activations of one forward pass of Batch pages.
 	Models map[string]int64 `json:"models"`
+	// Params maps a model name to its weights' bytes, so that Models less
+	// Params is what the forward pass of Batch pages took (PerPage);
+	// profiles measured before it was recorded have none.
+	Params map[string]int64 `json:"params,omitempty"`
 	// Measured is the RFC 3339 time of the measurement.
 	Measured string `json:"measured"`
 }
@@ -142,7 +146,7 @@ func MeasureGPU(folders []Folder, dev, batch int) (*GPUProfile, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &GPUProfile{GPU: GPUName(dev), TotalBytes: total, Batch: batch, Models: map[string]int64{},
+	p := &GPUProfile{GPU: GPUName(dev), TotalBytes: total, Batch: batch, Models: map[string]int64{}, Params: map[string]int64{},
 		Measured: time.Now().UTC().Format(time.RFC3339)}
 	device := "cuda:" + strconv.Itoa(dev)
 	for _, f := range folders {
@@ -170,6 +174,96 @@ func MeasureGPU(folders []Folder, dev, batch int) (*GPUProfile, error) {
 			need = pb
 		}
 		p.Models[m.Name] = need
+		p.Params[m.Name] = pb
 	}
 	return p, nil
+}
+
+// PerPage returns the device memory one page took in each named model's
+// forward pass: (Models − Params) / Batch, at least one byte; ok is false
+// when the profile lacks a figure (a profile measured before Params was
+// recorded).
+func (p *GPUProfile) PerPage(names []string) (perPage []int64, ok bool) {
+	if p == nil || p.Batch <= 0 {
+		return nil, false
+	}
+	for _, n := range names {
+		need, okN := p.Models[n]
+		params, okP := p.Params[n]
+		if !okN || !okP || need <= 0 {
+			return nil, false
+		}
+		perPage = append(perPage, max(1, (need-params)/int64(p.Batch)))
+	}
+	return perPage, true
+}
+
+// MaxGPUBatch is the largest batch BatchForMemory gives: beyond it the
+// host's rows in flight grow (up to 4 MB a row before its upload with
+// UploadPage) for no gain once the device is busy.
+const MaxGPUBatch = 128
+
+// InputBytes is the device memory the inputs of one page take in models
+// of the given input sizes: each distinct size's resized page (a float
+// torch.Batch), and each model's normalised copy of it, as floats.
+func InputBytes(sizes []int) int64 {
+	seen := map[int]bool{}
+	var n int64
+	for _, s := range sizes {
+		page := int64(3*s*s) * 4
+		if !seen[s] {
+			seen[s] = true
+			n += page
+		}
+		n += page
+	}
+	return n
+}
+
+// BatchForMemory is the largest batch, from 1 to most, whose pages fit
+// budget bytes of device memory with lanes batches in flight: a page takes
+// input bytes (InputBytes) and, in the models, perPage[i] bytes of model
+// i's forward pass: the largest of them when the models run one after
+// another, their sum when they run at once (concurrent). The weights are
+// not in budget: the caller leaves them out.
+func BatchForMemory(budget int64, perPage []int64, input int64, lanes int, concurrent bool, most int) int {
+	var act int64
+	for _, a := range perPage {
+		if concurrent {
+			act += a
+		} else {
+			act = max(act, a)
+		}
+	}
+	page := (input + act) * int64(max(1, lanes))
+	if page <= 0 || budget <= 0 {
+		return 1
+	}
+	return int(max(1, min(int64(most), budget/page)))
+}
+
+// GroupBatches sizes the batch of each group of models (indexes into names
+// and sizes, the models' input sizes; GroupByMemory's groups) by the
+// device memory budget (the free bytes the caller allows, nothing loaded)
+// and the profile's figures: the group's weights stay resident and its
+// models run at once, GPULanes batches in flight (BatchForMemory, at most
+// MaxGPUBatch). It is nil when the profile lacks a figure (PerPage).
+func (p *GPUProfile) GroupBatches(names []string, sizes []int, groups [][]int, budget int64) []int {
+	per, ok := p.PerPage(names)
+	if !ok {
+		return nil
+	}
+	out := make([]int, len(groups))
+	for k, g := range groups {
+		var perG []int64
+		var sz []int
+		left := budget
+		for _, i := range g {
+			perG = append(perG, per[i])
+			sz = append(sz, sizes[i])
+			left -= p.Params[names[i]]
+		}
+		out[k] = BatchForMemory(left, perG, InputBytes(sz), GPULanes, true, MaxGPUBatch)
+	}
+	return out
 }

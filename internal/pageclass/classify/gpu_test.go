@@ -94,3 +94,78 @@ func TestGPUProfileRefresh(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchForMemory sizes batches from injected free-memory figures.
+func TestBatchForMemory(t *testing.T) {
+	const MB = 1 << 20
+	in384, in224 := classify.InputBytes([]int{384}), classify.InputBytes([]int{224})
+	if want := int64(2 * 3 * 384 * 384 * 4); in384 != want {
+		t.Fatalf("InputBytes(384) = %d, want %d", in384, want)
+	}
+	if got, want := classify.InputBytes([]int{384, 384, 224}), 3*in384/2+in224; got != want {
+		t.Fatalf("InputBytes(384, 384, 224) = %d, want %d (one resized page a size, one normalised copy a model)", got, want)
+	}
+	tests := []struct {
+		name       string
+		budget     int64
+		per        []int64
+		input      int64
+		lanes      int
+		concurrent bool
+		most       int
+		want       int
+	}{
+		{"one model", 1000 * MB, []int64{9 * MB}, 1 * MB, 1, false, 1000, 100},
+		{"two lanes halve it", 1000 * MB, []int64{9 * MB}, 1 * MB, 2, false, 1000, 50},
+		{"in turn: the largest counts", 1000 * MB, []int64{9 * MB, 4 * MB}, 1 * MB, 1, false, 1000, 100},
+		{"at once: the sum counts", 1000 * MB, []int64{9 * MB, 4 * MB}, 1 * MB, 1, true, 1000, 71},
+		{"capped", 80000 * MB, []int64{9 * MB}, 1 * MB, 2, true, 128, 128},
+		{"too little: one page", 5 * MB, []int64{9 * MB}, 1 * MB, 2, true, 128, 1},
+		{"no budget left", -3, []int64{9 * MB}, 1 * MB, 2, true, 128, 1},
+	}
+	for _, tt := range tests {
+		if got := classify.BatchForMemory(tt.budget, tt.per, tt.input, tt.lanes, tt.concurrent, tt.most); got != tt.want {
+			t.Errorf("%s: BatchForMemory = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestGroupBatches sizes each --parallel group's batch from a profile with
+// injected figures (an 80 GB card's free memory) and keeps the configured
+// batch (nil) for a profile measured before the weights were recorded.
+func TestGroupBatches(t *testing.T) {
+	const MB = 1 << 20
+	names := []string{"small", "vitl"}
+	sizes := []int{224, 384}
+	p := &classify.GPUProfile{GPU: "H100", TotalBytes: 80 << 30, Batch: 16,
+		// weights + 16 pages' forward pass: 16 MB + 16·2 MB, 1200 MB + 16·60 MB
+		Models: map[string]int64{"small": 48 * MB, "vitl": 2160 * MB},
+		Params: map[string]int64{"small": 16 * MB, "vitl": 1200 * MB}}
+	per, ok := p.PerPage(names)
+	if !ok || per[0] != 2*MB || per[1] != 60*MB {
+		t.Fatalf("PerPage = %v, %v; want [2 MB, 60 MB]", per, ok)
+	}
+	groups := [][]int{{0}, {1}}
+	got := p.GroupBatches(names, sizes, groups, 4000*MB)
+	page := func(act int64, size int) int64 { return 2 * (act + classify.InputBytes([]int{size})) }
+	// the small model's batch capped (632 would fit), the ViT-L's 22
+	want := []int{classify.MaxGPUBatch, int((4000*MB - 1200*MB) / page(60*MB, 384))}
+	if (4000*MB-16*MB)/page(2*MB, 224) <= classify.MaxGPUBatch || want[1] != 22 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("GroupBatches = %v, want %v", got, want)
+	}
+	if got := p.GroupBatches(names, sizes, [][]int{{0, 1}}, 80000*MB); !reflect.DeepEqual(got, []int{classify.MaxGPUBatch}) {
+		t.Fatalf("GroupBatches on the whole card = %v, want [%d]", got, classify.MaxGPUBatch)
+	}
+	old := *p
+	old.Params = nil
+	if got := old.GroupBatches(names, sizes, groups, 4000*MB); got != nil {
+		t.Fatalf("GroupBatches without Params = %v, want nil", got)
+	}
+	path := filepath.Join(t.TempDir(), classify.GPUProfileName)
+	if err := p.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := classify.LoadGPUProfile(path); err != nil || !reflect.DeepEqual(back.Params, p.Params) {
+		t.Fatalf("Params read back %v, %v", back, err)
+	}
+}
