@@ -820,8 +820,16 @@ torch::Tensor resized_u8(const torch::Tensor &img, int64_t out_h, int64_t out_w)
 torch::Tensor normalised(const torch::Tensor &x, const float *mean3, const float *std3) {
   need(mean3 && std3, "mean or std is NULL");
   for (int i = 0; i < 3; i++) need(std3[i] != 0.0f, "std must not be zero");
-  auto mean = torch::from_blob(const_cast<float *>(mean3), {1, 3, 1, 1}, torch::kFloat32).to(x.device());
-  auto sd = torch::from_blob(const_cast<float *>(std3), {1, 3, 1, 1}, torch::kFloat32).to(x.device());
+  // On CUDA the three values go up from pinned memory without waiting: a
+  // copy from pageable memory would wait for every kernel queued on the
+  // stream (the resizes of the batches in flight) before the host could
+  // queue this batch's forward pass. Same values, same arithmetic.
+  auto on_device = [&](const float *v) {
+    auto t = torch::from_blob(const_cast<float *>(v), {1, 3, 1, 1}, torch::kFloat32);
+    return x.is_cuda() ? t.pin_memory().to(x.device(), /*non_blocking=*/true) : t.to(x.device());
+  };
+  auto mean = on_device(mean3);
+  auto sd = on_device(std3);
   return (x.div(255.0f) - mean) / sd;
 }
 
