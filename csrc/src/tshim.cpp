@@ -796,7 +796,10 @@ torch::Tensor resized_u8(const torch::Tensor &img, int64_t out_h, int64_t out_w)
     x = img.is_cpu() && 3 * h * out_w * sizeof(float) >= (size_t{8} << 20)
             ? mapped_floats(sizes)
             : torch::empty(sizes, img.options().dtype(torch::kFloat32));
-    int64_t band = std::max<int64_t>(1, (int64_t{1} << 18) / w);
+    // On a GPU, bands of up to 2^22 pixels (48 MB as floats): a page of
+    // UploadPage's at most 1.33 MP is one band, a few kernels, not one
+    // set of them per 2^18 pixels.
+    int64_t band = std::max<int64_t>(1, (int64_t{1} << (img.is_cpu() ? 18 : 22)) / w);
     for (int64_t r = 0; r < h; r += band) {
       int64_t n = std::min(band, h - r);
       auto part = img.narrow(0, r, n).permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32);
