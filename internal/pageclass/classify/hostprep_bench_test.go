@@ -2,6 +2,12 @@ package classify_test
 
 import (
 	"context"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"math"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -134,10 +140,18 @@ func BenchmarkPageStages(b *testing.B) {
 // alone, in alternating rounds in one run (best of each). page/u8 is the
 // share of the host's work that UploadPage leaves on it; on a GPU machine
 // it bounds the pages a second its cores prepare. The device's resizes
-// are not in these figures (on a GPU they are the card's).
+// are not in these figures (on a GPU they are the card's). Over the
+// sample pages (samples) and over six of them enlarged to A4 scans at 300
+// dpi (a4-scans: 8.7 MP JPEGs, which UploadPage decodes shrunk on load).
 //
 //	go test -run '^$' -bench HostPrepare -benchtime 1x ./internal/pageclass/classify
 func BenchmarkHostPrepare(b *testing.B) {
+	b.Run("samples", func(b *testing.B) { hostPrepare(b, hostPages(b)) })
+	b.Run("a4-scans", func(b *testing.B) { hostPrepare(b, scans(b, b.TempDir(), 6)) })
+}
+
+// hostPrepare is BenchmarkHostPrepare over pages.
+func hostPrepare(b *testing.B, pages []string) {
 	folders, err := classify.DemoEnsemble("../../../weights/demo")
 	if err != nil {
 		b.Skip("no shipped demo ensemble:", err)
@@ -152,7 +166,6 @@ func BenchmarkHostPrepare(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer orient.Close()
-	pages := hostPages(b)
 	ups := []classify.Upload{classify.UploadFloat, classify.UploadU8, classify.UploadPage}
 	run := func(dec imageio.Options, prep func(imageio.Image) error) func(string) {
 		return func(p string) {
@@ -193,4 +206,47 @@ func BenchmarkHostPrepare(b *testing.B) {
 	b.ReportMetric(float64(best["page"])/float64(best["u8"]), "page/u8")
 	b.ReportMetric(float64(best["page"])/float64(best["float"]), "page/float")
 	b.ReportMetric(testenv.LoadAvg(), "load-avg")
+}
+
+// scans writes n sample pages enlarged (nearest neighbour) to about an A4
+// page at 300 dpi (8.7 MP) as JPEGs (quality 90) under dir: what an
+// archive's scans are, where the sample pages are small.
+func scans(b testing.TB, dir string, n int) []string {
+	var out []string
+	for i, p := range samplePages(b) {
+		if i%17 != 0 || len(out) == n {
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		src, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		sb := src.Bounds()
+		k := math.Sqrt(2480 * 3508 / float64(sb.Dx()*sb.Dy()))
+		w, h := int(float64(sb.Dx())*k), int(float64(sb.Dy())*k)
+		dst := image.NewRGBA(image.Rect(0, 0, w, h))
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				dst.Set(x, y, src.At(sb.Min.X+int(float64(x)/k), sb.Min.Y+int(float64(y)/k)))
+			}
+		}
+		name := filepath.Join(dir, fmt.Sprintf("scan%d.jpg", i))
+		g, err := os.Create(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := jpeg.Encode(g, dst, &jpeg.Options{Quality: 90}); err != nil {
+			b.Fatal(err)
+		}
+		if err := g.Close(); err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, name)
+	}
+	return out
 }

@@ -86,11 +86,15 @@ func (u Upload) On(device string) Upload {
 func PagePixels(size int) int64 { return int64(3*size) * int64(3*size) }
 
 // decodeFor is dec as UploadPage needs it for inputs of at most size
-// pixels a side: the decode budget lowered to PagePixels(size).
+// pixels a side: the decode budget lowered to PagePixels(size), and a JPEG
+// shrunk on load by its decoder as far as both its sides stay at least
+// size (imageio.Options.MinSide): an A4 scan at 300 dpi (2480×3508) is
+// decoded at a quarter of each side, 620×877.
 func decodeFor(dec imageio.Options, size int) imageio.Options {
 	if limit := PagePixels(size); dec.MaxDecodePixels <= 0 || dec.MaxDecodePixels > limit {
 		dec.MaxDecodePixels = limit
 	}
+	dec.MinSide = size
 	return dec
 }
 

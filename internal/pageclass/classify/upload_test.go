@@ -51,7 +51,9 @@ func TestUploadU8MatchesFloat(t *testing.T) {
 // PagePixels(384) (1.33 MP) are resized from the same pixels with the same
 // arithmetic; the sample pages over it (one, 1.58 MP) are shrunk while
 // decoding first, which moves the probabilities by more (measured: 0.0064)
-// and the ink coverage a little.
+// and the ink coverage a little; so do two sample pages enlarged to A4
+// scans at 300 dpi as JPEGs, which the JPEG decoder shrinks to a quarter
+// of each side on load (measured: 0.0029, ink coverage 0.0034).
 func TestUploadPageMatchesFloat(t *testing.T) {
 	compareUploads(t, classify.UploadPage, everyEleventh(t), 1e-4, 0)
 	var large []string
@@ -73,6 +75,9 @@ func TestUploadPageMatchesFloat(t *testing.T) {
 		t.Fatal("no sample page over PagePixels(384)")
 	}
 	compareUploads(t, classify.UploadPage, large, 0.02, 0.002)
+	// A4 scans at 300 dpi as JPEGs, decoded at a quarter of each side by
+	// the JPEG decoder (620×877)
+	compareUploads(t, classify.UploadPage, scans(t, t.TempDir(), 2), 0.02, 0.01)
 }
 
 // everyEleventh is every eleventh sample page, twelve at most.

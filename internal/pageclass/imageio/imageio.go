@@ -107,6 +107,13 @@ type Options struct {
 	// could otherwise cost seconds. 0 means DefaultMaxPDFPagePixels; a
 	// negative MaxDecodePixels turns it off too.
 	MaxPDFPagePixels int64
+	// MinSide, when > 0, lets a JPEG be decoded shrunk on load by its
+	// decoder (DCT scaling by 2, 4 or 8, no resampling after) by the
+	// largest factor that keeps both its sides at least MinSide pixels:
+	// for a caller that resizes every page to at most MinSide a side
+	// anyway (classify's UploadPage). 0: pages are decoded at full size
+	// (within MaxDecodePixels).
+	MinSide int
 	// OnLabelError, when set, is called by Decode with the document's name
 	// when a PDF's page labels cannot be read (Doc.LabelError): its pages
 	// are then numbered only, and the caller can say so in its log. It is
@@ -501,6 +508,17 @@ func (d *Doc) open(i int) (*vips.ImageRef, error) {
 		ref.Close()
 		return nil, err
 	}
+	if f := jpegShrink(ref.Width(), ref.Height(), d.opts.MinSide); f > 1 && d.typ == vips.ImageTypeJPEG {
+		p := d.params(i, d.opts.DPI)
+		p.JpegShrinkFactor.Set(f)
+		small, err := vips.LoadImageFromBuffer(d.data, p)
+		if err != nil {
+			ref.Close()
+			return nil, vipsErr("cannot shrink while decoding", err, "corrupt "+formatName(d.typ)+" data")
+		}
+		ref.Close()
+		ref = small
+	}
 	budget := d.opts.MaxDecodePixels
 	if d.IsPDF() {
 		budget = d.opts.pdfPageBudget()
@@ -530,6 +548,21 @@ func (d *Doc) open(i int) (*vips.ImageRef, error) {
 		ref.Close()
 		side--
 	}
+}
+
+// jpegShrink is the largest JPEG shrink-on-load factor (1, 2, 4 or 8)
+// that keeps both sides of a w×h image at least side pixels (the decoder
+// rounds a scaled side up); 1 when side is 0.
+func jpegShrink(w, h, side int) int {
+	if side <= 0 {
+		return 1
+	}
+	for _, f := range []int{8, 4, 2} {
+		if (w+f-1)/f >= side && (h+f-1)/f >= side {
+			return f
+		}
+	}
+	return 1
 }
 
 // decode converts an opened page to 8-bit RGB pixels, held in memory
