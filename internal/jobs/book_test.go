@@ -9,7 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"archivekit/internal/fetch"
 	"archivekit/internal/jobs"
 	"archivekit/internal/service"
 	"archivekit/internal/service/servicetest"
@@ -135,6 +137,57 @@ func testBookJob(t *testing.T, newStore store) {
 		}
 		if b := servicetest.ReadBody(t, resp); resp.StatusCode != 422 || !strings.Contains(string(b), c.says) {
 			t.Errorf("%s: %d %s", c.name, resp.StatusCode, b)
+		}
+	}
+}
+
+// TestBookFetchRetried, on SQLite and PostgreSQL: a book item whose file's
+// server answers 503 (after the fetcher's own retries) is run again later,
+// not failed; one whose server keeps failing fails after its tries with
+// 502, and one answered 404 fails at once.
+func TestBookFetchRetried(t *testing.T) { stores(t, testBookFetchRetried) }
+
+func testBookFetchRetried(t *testing.T, newStore store) {
+	var mu sync.Mutex
+	fetched := map[string]int{}
+	book := &jobs.BookInput{Field: "book",
+		Items: func(ctx context.Context, location string, fields map[string]string) ([]jobs.BookItem, error) {
+			var items []jobs.BookItem
+			for i, name := range []string{"flaky.xml", "down.xml", "gone.xml"} {
+				items = append(items, jobs.BookItem{Name: name, Type: "application/xml", Source: "https://iiif.example.org/" + name, Ref: jobs.BookRef{Page: i + 1}})
+			}
+			return items, nil
+		},
+		Fetch: func(ctx context.Context, source string) ([]byte, string, error) {
+			mu.Lock()
+			fetched[source]++
+			n := fetched[source]
+			mu.Unlock()
+			switch {
+			case strings.HasSuffix(source, "/gone.xml"):
+				return nil, "", &fetch.StatusError{URL: source, Code: http.StatusNotFound}
+			case strings.HasSuffix(source, "/down.xml"), strings.HasSuffix(source, "/flaky.xml") && n <= 2:
+				return nil, "", &fetch.StatusError{URL: source, Code: http.StatusServiceUnavailable}
+			}
+			return []byte("<page/>"), "text/xml", nil
+		}}
+	svc, q := newServiceWith(t, newStore(t), &echo{}, jobs.Options{Book: book, UnavailableTries: 3, UnavailableBackoff: 10 * time.Millisecond})
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, st := submit(t, ts.URL, "", servicetest.Part{Field: "book", Data: []byte("https://iiif.example.org/manifest.json")})
+	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	if st.Items != (jobs.Counts{Total: 3, Succeeded: 1, Failed: 2}) || len(st.Errors) != 2 ||
+		st.Errors[0].Name != "down.xml" || st.Errors[0].Status != http.StatusBadGateway || !strings.Contains(st.Errors[0].Error, "503") ||
+		st.Errors[1].Name != "gone.xml" || st.Errors[1].Status != http.StatusBadGateway {
+		t.Fatalf("status %+v", st)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for name, want := range map[string]int{"flaky.xml": 3, "down.xml": 3, "gone.xml": 1} {
+		if got := fetched["https://iiif.example.org/"+name]; got != want {
+			t.Errorf("%s fetched %d times, want %d", name, got, want)
 		}
 	}
 }

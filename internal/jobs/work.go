@@ -19,6 +19,8 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"archivekit/internal/fetch"
+	"archivekit/internal/ledger"
 	"archivekit/internal/service"
 )
 
@@ -104,6 +106,11 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	}
 	var fetchErr *fetchError
 	if errors.As(err, &fetchErr) {
+		if wait, ok := q.fetchLater(fetchErr.err, it.Runs+1); ok {
+			q.log.Warn("item's file not fetched (its server failed for now): the job pauses and runs it again", "job", id, "item", it.Index,
+				"name", it.Name, "err", fetchErr.err.Error(), "run", it.Runs+1, "of", q.unavailableTries(), "wait", wait.String())
+			return river.JobSnooze(wait)
+		}
 		// A book's file that cannot be fetched: the item fails, as a
 		// synchronous request fails when its upstream does.
 		out := problemBody(http.StatusBadGateway, service.ReasonFetchFailed, fetchErr.Error())
@@ -425,14 +432,36 @@ func (q *Queue) retryLater(status int, header http.Header, body func() []byte, r
 	if status != http.StatusServiceUnavailable && (json.Unmarshal(body(), &e) != nil || e.Reason != service.ReasonBackendError) {
 		return 0, false
 	}
-	wait := cmp.Or(q.opts.UnavailableBackoff, defaultUnavailableBackoff)
-	for i := 1; i < run && wait < maxUnavailableWait; i++ {
-		wait *= 2
-	}
+	wait := q.backoff(run)
 	if s, err := strconv.Atoi(header.Get("Retry-After")); err == nil {
 		wait = max(wait, time.Duration(s)*time.Second)
 	}
 	return min(wait, maxUnavailableWait), true
+}
+
+// fetchLater says whether a book item's file that could not be fetched is
+// a passing failure, and how long the job waits before running the item
+// again: the server answered 429 or 5xx, or the network failed or timed
+// out (ledger.Transient), after the fetcher's own retries, and the item
+// has tries left (as retryLater).
+func (q *Queue) fetchLater(err error, run int) (time.Duration, bool) {
+	var se *fetch.StatusError
+	transient := ledger.Transient(err) || errors.As(err, &se) && (se.Code == http.StatusTooManyRequests || se.Code >= 500)
+	if !transient || run >= q.unavailableTries() {
+		return 0, false
+	}
+	return q.backoff(run), true
+}
+
+// backoff is the wait before an item's next run after its run run was a
+// passing failure: UnavailableBackoff doubled with each run, at most a
+// minute.
+func (q *Queue) backoff(run int) time.Duration {
+	wait := cmp.Or(q.opts.UnavailableBackoff, defaultUnavailableBackoff)
+	for i := 1; i < run && wait < maxUnavailableWait; i++ {
+		wait *= 2
+	}
+	return min(wait, maxUnavailableWait)
 }
 
 // errorDetail is the detail and reason of a failed item's answer: the
