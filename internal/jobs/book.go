@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"time"
+
+	"github.com/riverqueue/river"
 
 	"archivekit/internal/service"
 )
@@ -130,6 +133,13 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
+		if wait, ok, rerr := q.readLater(ctx, id, err); rerr != nil || ok {
+			if ok {
+				q.log.Warn("book not read (its server failed for now): the job waits and reads it again", "job", id, "book", f.Book, "err", err.Error(), "wait", wait.String())
+				rerr = river.JobSnooze(wait)
+			}
+			return false, rerr
+		}
 		q.log.Warn("book not read", "job", id, "book", f.Book, "err", err.Error())
 		if _, err := q.exec(ctx, `UPDATE archivekit_job SET error = ? WHERE id = ?`, "book "+f.Book+": "+err.Error(), id); err != nil {
 			return false, err
@@ -181,6 +191,28 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 // bookProblem is the answer recorded for a book's item that cannot run.
 func bookProblem(it BookItem) []byte {
 	return problemBody(http.StatusUnprocessableEntity, service.ReasonBadBook, it.Problem)
+}
+
+// readLater says whether a book that could not be read (err) is read
+// again later, and after how long: a passing failure of its server or the
+// network (as fetchLater tells) while the job has tries left
+// (UnavailableTries, counted in the job's book_reads).
+func (q *Queue) readLater(ctx context.Context, id string, err error) (time.Duration, bool, error) {
+	if !passingFetch(err) {
+		return 0, false, nil
+	}
+	var reads int
+	if err := q.queryRow(ctx, `SELECT COALESCE(book_reads, 0) FROM archivekit_job WHERE id = ?`, id).Scan(&reads); err != nil {
+		return 0, false, err
+	}
+	reads++
+	if reads >= q.unavailableTries() {
+		return 0, false, nil
+	}
+	if _, err := q.exec(ctx, `UPDATE archivekit_job SET book_reads = ? WHERE id = ?`, reads, id); err != nil {
+		return 0, false, err
+	}
+	return q.backoff(reads), true, nil
 }
 
 // problemBody is the answer recorded for an item that could not run, as

@@ -148,8 +148,7 @@ func testBookJob(t *testing.T, newStore store) {
 func TestBookFetchRetried(t *testing.T) { stores(t, testBookFetchRetried) }
 
 func testBookFetchRetried(t *testing.T, newStore store) {
-	var mu sync.Mutex
-	fetched := map[string]int{}
+	fetched := &counts{n: map[string]int{}}
 	book := &jobs.BookInput{Field: "book",
 		Items: func(ctx context.Context, location string, fields map[string]string) ([]jobs.BookItem, error) {
 			var items []jobs.BookItem
@@ -159,10 +158,7 @@ func testBookFetchRetried(t *testing.T, newStore store) {
 			return items, nil
 		},
 		Fetch: func(ctx context.Context, source string) ([]byte, string, error) {
-			mu.Lock()
-			fetched[source]++
-			n := fetched[source]
-			mu.Unlock()
+			n := fetched.add(source)
 			switch {
 			case strings.HasSuffix(source, "/gone.xml"):
 				return nil, "", &fetch.StatusError{URL: source, Code: http.StatusNotFound}
@@ -171,11 +167,7 @@ func testBookFetchRetried(t *testing.T, newStore store) {
 			}
 			return []byte("<page/>"), "text/xml", nil
 		}}
-	svc, q := newServiceWith(t, newStore(t), &echo{}, jobs.Options{Book: book, UnavailableTries: 3, UnavailableBackoff: 10 * time.Millisecond})
-	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
-	if err := q.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	ts, q := serveRetrying(t, newStore, book)
 	_, _, st := submit(t, ts.URL, "", servicetest.Part{Field: "book", Data: []byte("https://iiif.example.org/manifest.json")})
 	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
 	if st.Items != (jobs.Counts{Total: 3, Succeeded: 1, Failed: 2}) || len(st.Errors) != 2 ||
@@ -183,11 +175,86 @@ func testBookFetchRetried(t *testing.T, newStore store) {
 		st.Errors[1].Name != "gone.xml" || st.Errors[1].Status != http.StatusBadGateway {
 		t.Fatalf("status %+v", st)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	for name, want := range map[string]int{"flaky.xml": 3, "down.xml": 3, "gone.xml": 1} {
-		if got := fetched["https://iiif.example.org/"+name]; got != want {
+		if got := fetched.get("https://iiif.example.org/" + name); got != want {
 			t.Errorf("%s fetched %d times, want %d", name, got, want)
 		}
 	}
+}
+
+// TestBookReadRetried, on SQLite and PostgreSQL: a book whose server
+// answers 503 (after the fetcher's retries) is read again later, and its
+// job runs; one whose server keeps failing fails its job after the tries,
+// naming the failure; one that is not a book fails at once.
+func TestBookReadRetried(t *testing.T) { stores(t, testBookReadRetried) }
+
+func testBookReadRetried(t *testing.T, newStore store) {
+	reads := &counts{n: map[string]int{}}
+	book := &jobs.BookInput{Field: "book",
+		Items: func(ctx context.Context, location string, fields map[string]string) ([]jobs.BookItem, error) {
+			n := reads.add(location)
+			switch {
+			case strings.HasSuffix(location, "/nobook"):
+				return nil, fmt.Errorf("neither a METS file nor a IIIF manifest")
+			case strings.HasSuffix(location, "/down"), strings.HasSuffix(location, "/flaky") && n <= 2:
+				return nil, fmt.Errorf("book %s: %w", location, &fetch.StatusError{URL: location, Code: http.StatusServiceUnavailable})
+			}
+			return []jobs.BookItem{{Name: "p1.xml", Type: "application/xml", Source: location + "/p1.xml", Ref: jobs.BookRef{Page: 1}}}, nil
+		},
+		Fetch: func(ctx context.Context, source string) ([]byte, string, error) {
+			return []byte("<page/>"), "text/xml", nil
+		}}
+	ts, q := serveRetrying(t, newStore, book)
+	for _, c := range []struct {
+		book, state string
+		reads       int
+		says        string
+	}{
+		{"flaky", jobs.Succeeded, 3, ""},
+		{"down", jobs.Failed, 3, "503"},
+		{"nobook", jobs.Failed, 1, "neither a METS file"},
+	} {
+		url := "https://iiif.example.org/" + c.book
+		_, _, st := submit(t, ts.URL, "", servicetest.Part{Field: "book", Data: []byte(url)})
+		st = waitState(t, q, ts.URL, st.ID, c.state)
+		if c.state == jobs.Succeeded && st.Items.Succeeded != 1 || !strings.Contains(st.Error, c.says) {
+			t.Errorf("%s: %+v", c.book, st)
+		}
+		if n := reads.get(url); n != c.reads {
+			t.Errorf("%s read %d times, want %d", c.book, n, c.reads)
+		}
+	}
+}
+
+// serveRetrying serves the echo endpoint with book on a new store, an
+// item's passing failures tried three times 10 ms apart, and starts its
+// workers.
+func serveRetrying(t *testing.T, newStore store, book *jobs.BookInput) (*httptest.Server, *jobs.Queue) {
+	t.Helper()
+	svc, q := newServiceWith(t, newStore(t), &echo{}, jobs.Options{Book: book, UnavailableTries: 3, UnavailableBackoff: 10 * time.Millisecond})
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return ts, q
+}
+
+// counts counts calls by key, safely from several goroutines.
+type counts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// add counts one more call of k and returns its count.
+func (c *counts) add(k string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n[k]++
+	return c.n[k]
+}
+
+func (c *counts) get(k string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[k]
 }

@@ -58,7 +58,8 @@ CREATE INDEX IF NOT EXISTS archivekit_job_lease ON archivekit_job (lease_ms) WHE
 // release, for both databases: a book job's URL and the error that ended
 // it, an item's source URL and book identifiers (JSON), a job's run
 // metadata (JSON, written when it ends), an item's summary (JSON,
-// Annotate) and a failed item's reason code.
+// Annotate), a failed item's reason code and the times a book job's book
+// could not be read for a passing failure.
 var addedColumns = []struct{ table, column string }{
 	{"archivekit_job", "book_url TEXT"},
 	{"archivekit_job", "error TEXT"},
@@ -67,6 +68,7 @@ var addedColumns = []struct{ table, column string }{
 	{"archivekit_item", "ref TEXT"},
 	{"archivekit_item", "summary TEXT"},
 	{"archivekit_item", "reason TEXT"},
+	{"archivekit_job", "book_reads INTEGER"},
 }
 
 // pgAdded adds addedColumns on PostgreSQL.

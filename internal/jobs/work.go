@@ -445,12 +445,18 @@ func (q *Queue) retryLater(status int, header http.Header, body func() []byte, r
 // out (ledger.Transient), after the fetcher's own retries, and the item
 // has tries left (as retryLater).
 func (q *Queue) fetchLater(err error, run int) (time.Duration, bool) {
-	var se *fetch.StatusError
-	transient := ledger.Transient(err) || errors.As(err, &se) && (se.Code == http.StatusTooManyRequests || se.Code >= 500)
-	if !transient || run >= q.unavailableTries() {
+	if !passingFetch(err) || run >= q.unavailableTries() {
 		return 0, false
 	}
 	return q.backoff(run), true
+}
+
+// passingFetch says whether a fetch failed for a passing reason: its
+// server answered 429 or 5xx, or the network failed or timed out
+// (ledger.Transient).
+func passingFetch(err error) bool {
+	var se *fetch.StatusError
+	return ledger.Transient(err) || errors.As(err, &se) && (se.Code == http.StatusTooManyRequests || se.Code >= 500)
 }
 
 // backoff is the wait before an item's next run after its run run was a
