@@ -20,12 +20,9 @@ func Resizes() (host, device int64) { return resizes.host.Load(), resizes.device
 // page (a page held for UploadPage is let go again at once, as the upload
 // would take it).
 func HostPrepare(models []*Model, orient *Orientation, up Upload) func(imageio.Image) error {
-	j := newJoint(models, orient, false, up, "cpu")
+	rows, _ := HostRows(models, orient, up)
 	return func(img imageio.Image) error {
-		row, err := j.preprocess(img)
-		if err == nil && up == UploadPage {
-			_, err = j.take(row)
-		}
+		_, err := rows(img)
 		return err
 	}
 }
@@ -33,3 +30,17 @@ func HostPrepare(models []*Model, orient *Orientation, up Upload) func(imageio.I
 // PageDecode is the decoding Predict uses with UploadPage for inputs of at
 // most size pixels a side.
 func PageDecode(dec imageio.Options, size int) imageio.Options { return decodeFor(dec, size) }
+
+// HostRows is HostPrepare as a pipeline.Preprocess: each page's row (for
+// UploadPage, the held page let go again at once, as its upload would take
+// it) and the row's width.
+func HostRows(models []*Model, orient *Orientation, up Upload) (func(imageio.Image) ([]float32, error), int) {
+	j := newJoint(models, orient, false, up, "cpu")
+	return func(img imageio.Image) ([]float32, error) {
+		row, err := j.preprocess(img)
+		if err == nil && up == UploadPage {
+			_, err = j.take(row)
+		}
+		return row, err
+	}, j.width
+}

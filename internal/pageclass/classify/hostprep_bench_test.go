@@ -150,8 +150,9 @@ func BenchmarkHostPrepare(b *testing.B) {
 	b.Run("a4-scans", func(b *testing.B) { hostPrepare(b, scans(b, b.TempDir(), 6)) })
 }
 
-// hostPrepare is BenchmarkHostPrepare over pages.
-func hostPrepare(b *testing.B, pages []string) {
+// demoOnCPU loads the shipped demo ensemble and the orientation model on
+// the CPU, closed when b ends; it skips b without the demo ensemble.
+func demoOnCPU(b *testing.B) ([]*classify.Model, *classify.Orientation) {
 	folders, err := classify.DemoEnsemble("../../../weights/demo")
 	if err != nil {
 		b.Skip("no shipped demo ensemble:", err)
@@ -160,12 +161,18 @@ func hostPrepare(b *testing.B, pages []string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer classify.CloseAll(models)
+	b.Cleanup(func() { classify.CloseAll(models) })
 	orient, err := classify.LoadOrientation(filepath.Join("..", "..", "..", "weights", "rotation"), "cpu")
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer orient.Close()
+	b.Cleanup(func() { orient.Close() })
+	return models, orient
+}
+
+// hostPrepare is BenchmarkHostPrepare over pages.
+func hostPrepare(b *testing.B, pages []string) {
+	models, orient := demoOnCPU(b)
 	ups := []classify.Upload{classify.UploadFloat, classify.UploadU8, classify.UploadPage}
 	run := func(dec imageio.Options, prep func(imageio.Image) error) func(string) {
 		return func(p string) {
