@@ -250,3 +250,28 @@ func TestJobsBook(t *testing.T) {
 		t.Errorf("the OpenAPI of POST /jobs describes no book_url field: %q", d)
 	}
 }
+
+// TestJobsBackendDown: the MT service fails its first translate requests
+// (503, no retries in the client): the job's first document is not failed
+// but run again once the job has waited, and both documents end
+// translated, as when the MT service is briefly down or a replica starts
+// before its backend answers.
+func TestJobsBackendDown(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{Fail: []int{503, 503}})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"JOBS_DIR": t.TempDir()}))
+	id := submitJob(t, ts.URL, "a.alto.xml", "b.alto.xml")
+	st := pollJob(t, ts.URL, id, time.Minute, ended)
+	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 2, Succeeded: 2}) {
+		t.Fatalf("%+v", st)
+	}
+	res := jobResults(t, ts.URL, id)
+	for _, it := range res.Items {
+		if it.Text == nil || !strings.Contains(*it.Text, `CONTENT="grave"`) {
+			t.Errorf("item %d (%s): %v, want it translated", it.Item, it.Name, it.Text)
+		}
+	}
+	if res.Items[0].Runs < 2 || res.Items[1].Runs != 1 {
+		t.Errorf("runs %d and %d, want the first document run again after the MT failures and the second once", res.Items[0].Runs, res.Items[1].Runs)
+	}
+}
