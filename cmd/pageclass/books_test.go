@@ -485,6 +485,7 @@ func TestBookFetchWorkers(t *testing.T) {
 	e.model(t, "v4.4")
 	s := booktest.New(t, classifytest.Pages(t, 1), 1, false)
 	var mu sync.Mutex
+	var fullOnce sync.Once
 	inFlight, most := 0, 0
 	full := make(chan struct{})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -492,7 +493,9 @@ func TestBookFetchWorkers(t *testing.T) {
 		inFlight++
 		most = max(most, inFlight)
 		if inFlight == workers {
-			close(full)
+			// Once: the count comes back to three after the first
+			// requests end.
+			fullOnce.Do(func() { close(full) })
 		}
 		mu.Unlock()
 		select {
