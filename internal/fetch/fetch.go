@@ -148,6 +148,15 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("GET %s: %d %s", e.URL, e.Code, http.StatusText(e.Code))
 }
 
+// Transient reports whether the answer is a passing failure of the server
+// (429 Too Many Requests or 5xx, after the fetcher's retries), not of the
+// resource: ledger.Transient reads it, so a run leaves such an input to do
+// (--resume) and a job runs its item again later, where a 404 is the
+// input's own failure.
+func (e *StatusError) Transient() bool {
+	return e.Code == http.StatusTooManyRequests || e.Code >= 500
+}
+
 // Request is one HTTP request a Fetcher sent, in its log.
 type Request struct {
 	URL    string

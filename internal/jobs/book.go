@@ -11,6 +11,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"archivekit/internal/ledger"
 	"archivekit/internal/service"
 )
 
@@ -198,7 +199,7 @@ func bookProblem(it BookItem) []byte {
 // network (as fetchLater tells) while the job has tries left
 // (UnavailableTries, counted in the job's book_reads).
 func (q *Queue) readLater(ctx context.Context, id string, err error) (time.Duration, bool, error) {
-	if !passingFetch(err) {
+	if !ledger.Transient(err) {
 		return 0, false, nil
 	}
 	var reads int

@@ -19,7 +19,6 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"archivekit/internal/fetch"
 	"archivekit/internal/ledger"
 	"archivekit/internal/service"
 )
@@ -441,22 +440,14 @@ func (q *Queue) retryLater(status int, header http.Header, body func() []byte, r
 
 // fetchLater says whether a book item's file that could not be fetched is
 // a passing failure, and how long the job waits before running the item
-// again: the server answered 429 or 5xx, or the network failed or timed
-// out (ledger.Transient), after the fetcher's own retries, and the item
-// has tries left (as retryLater).
+// again: the server answered 429 or 5xx (fetch.StatusError.Transient), or
+// the network failed or timed out (ledger.Transient), after the fetcher's
+// own retries, and the item has tries left (as retryLater).
 func (q *Queue) fetchLater(err error, run int) (time.Duration, bool) {
-	if !passingFetch(err) || run >= q.unavailableTries() {
+	if !ledger.Transient(err) || run >= q.unavailableTries() {
 		return 0, false
 	}
 	return q.backoff(run), true
-}
-
-// passingFetch says whether a fetch failed for a passing reason: its
-// server answered 429 or 5xx, or the network failed or timed out
-// (ledger.Transient).
-func passingFetch(err error) bool {
-	var se *fetch.StatusError
-	return ledger.Transient(err) || errors.As(err, &se) && (se.Code == http.StatusTooManyRequests || se.Code >= 500)
 }
 
 // backoff is the wait before an item's next run after its run run was a
