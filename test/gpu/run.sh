@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/gpu/run.sh BUNDLE: the GPU check of issue 31 (make gpu-check), run
-# from the project root on a lent GPU machine with PyTorch (CUDA), timm and
+# from any folder on a lent GPU machine with PyTorch (CUDA), timm and
 # torchvision, from the folder test/gpu/bundle.sh made. In about 8 minutes
 # on an H100 it
 #   1. builds the shim against the machine's own PyTorch (csrc/),
@@ -27,8 +27,8 @@
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 B=$(cd "${1:?usage: test/gpu/run.sh BUNDLE}" && pwd)
-ROOT=$(pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd) # the project root, wherever this is run from
 DRY=${GPU_DRY_RUN:-0}
 W=${W:-$(mktemp -d /tmp/gpucheck-XXXX)}
 PY=${PYTHON:-python3}

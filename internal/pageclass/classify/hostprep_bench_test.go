@@ -152,7 +152,7 @@ func BenchmarkHostPrepare(b *testing.B) {
 
 // demoOnCPU loads the shipped demo ensemble and the orientation model on
 // the CPU, closed when b ends; it skips b without the demo ensemble.
-func demoOnCPU(b *testing.B) ([]*classify.Model, *classify.Orientation) {
+func demoOnCPU(b testing.TB) ([]*classify.Model, *classify.Orientation) {
 	folders, err := classify.DemoEnsemble("../../../weights/demo")
 	if err != nil {
 		b.Skip("no shipped demo ensemble:", err)

@@ -186,47 +186,92 @@ func BenchmarkSimulatedDevice(b *testing.B) {
 	}
 }
 
+// realPages is every sample page (184 PNGs, 0.26 MP on average) as
+// in-memory inputs, and the upload's host work for the shipped demo
+// ensemble with its orientation model (four input sizes) as Predict's
+// workers do it: each page resized on the host (UploadU8) or only decoded,
+// shrunk on load, the resizes left to the device (UploadPage).
+func realPages(tb testing.TB, up classify.Upload) ([]pipeline.Input, pipeline.Preprocess, int, imageio.Options) {
+	tb.Helper()
+	models, orient := demoOnCPU(tb)
+	var pages []pipeline.Input
+	for _, p := range samplePages(tb) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		pages = append(pages, pipeline.Input{Name: p, Data: data})
+	}
+	if len(pages) == 0 {
+		tb.Skip("no sample pages")
+	}
+	pre, width := classify.HostRows(models, orient, up)
+	dec := imageio.DefaultOptions
+	if up == classify.UploadPage {
+		dec = classify.PageDecode(dec, 384)
+	}
+	return pages, pre, width, dec
+}
+
+// TestSimulatedDeviceBusyRealPages is TestSimulatedDeviceBusy with the
+// sample pages decoded as a GPU run decodes them (UploadPage): the host's
+// rate on them is measured first, then a device taking half that rate is
+// fed, and it must be busy at least 90% of the time. A pipeline that
+// prepared the next batch only once the device was done would keep it
+// about two thirds busy.
+func TestSimulatedDeviceBusyRealPages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing test")
+	}
+	pages, pre, width, dec := realPages(t, classify.UploadPage)
+	const batch = 16
+	_, host := runSimulatedWith(t, &simDevice{}, pages, pre, width, dec, batch, 0)
+	dev := &simDevice{perPage: time.Duration(float64(time.Second) * 2 / host)}
+	busy, got := runSimulatedWith(t, dev, pages, pre, width, dec, batch, 0)
+	t.Logf("%d sample pages: host %.0f pages/s, device %.0f pages/s: %.1f%% busy, %.0f pages/s",
+		len(pages), host, host/2, 100*busy, got)
+	if busy < 0.9 {
+		t.Errorf("the device was busy %.1f%% of the time, want >= 90%%", 100*busy)
+	}
+}
+
 // BenchmarkSimulatedDeviceRealPages feeds the simulated device at the
-// H100's TF32 forward-only rate (166 pages/s, two lanes) with 64 sample
-// pages (0.26 MP PNGs, read from memory) prepared as Predict's workers
-// prepare them for the shipped demo ensemble and its orientation model
-// (four input sizes), resized on the host (u8) or only decoded, the resize
-// left to the device (page): the device's busy share, its pages per second
-// and the host's own rate (a device taking no time). On a GPU the device
-// also resizes with page; the simulated device's time does not grow with
-// it.
+// H100's forward-only rates for the five full-size models (TF32 166 and
+// bf16 364 pages/s; two lanes) with every sample page prepared as a GPU run
+// prepares them (realPages: resized on the host, u8, or only decoded,
+// page): the device's busy share, its pages per second and the host's own
+// rate (a device taking no time: the most any overlap reaches). On a GPU
+// the device also resizes with page; the simulated device's time does not
+// grow with it.
 //
 //	go test -run '^$' -bench SimulatedDeviceRealPages -benchtime 1x ./internal/pageclass/classify
 func BenchmarkSimulatedDeviceRealPages(b *testing.B) {
-	models, orient := demoOnCPU(b)
-	var pages []pipeline.Input
-	for i, p := range samplePages(b) {
-		if i%2 == 0 && len(pages) < 64 {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				b.Fatal(err)
-			}
-			pages = append(pages, pipeline.Input{Name: p, Data: data})
-		}
-	}
 	for _, up := range []classify.Upload{classify.UploadU8, classify.UploadPage} {
-		pre, width := classify.HostRows(models, orient, up)
-		dec := imageio.DefaultOptions
-		if up == classify.UploadPage {
-			dec = classify.PageDecode(dec, 384)
-		}
-		b.Run(up.String(), func(b *testing.B) {
-			var busy, pps, host float64
+		pages, pre, width, dec := realPages(b, up)
+		b.Run(up.String()+"/host", func(b *testing.B) {
+			host := 0.0
 			for i := 0; i < b.N; i++ {
 				_, h := runSimulatedWith(b, &simDevice{}, pages, pre, width, dec, 16, 0)
-				bu, r := runSimulatedWith(b, &simDevice{perPage: time.Second / 166}, pages, pre, width, dec, 16, 0)
-				busy, pps, host = busy+bu, pps+r, host+h
+				host += h
 			}
-			n := float64(b.N)
-			b.ReportMetric(100*busy/n, "busy%")
-			b.ReportMetric(pps/n, "pages/s")
-			b.ReportMetric(host/n, "host-pages/s")
+			b.ReportMetric(host/float64(b.N), "pages/s")
 			b.ReportMetric(testenv.LoadAvg(), "load-avg")
 		})
+		for _, rate := range []struct {
+			name string
+			per  time.Duration
+		}{{"tf32", time.Second / 166}, {"bf16", time.Second / 364}} {
+			b.Run(up.String()+"/"+rate.name, func(b *testing.B) {
+				var busy, pps float64
+				for i := 0; i < b.N; i++ {
+					bu, r := runSimulatedWith(b, &simDevice{perPage: rate.per}, pages, pre, width, dec, 16, 0)
+					busy, pps = busy+bu, pps+r
+				}
+				n := float64(b.N)
+				b.ReportMetric(100*busy/n, "busy%")
+				b.ReportMetric(pps/n, "pages/s")
+				b.ReportMetric(testenv.LoadAvg(), "load-avg")
+			})
+		}
 	}
 }
