@@ -47,8 +47,11 @@ type classifier struct {
 	// device's free memory (GPUProfile.GroupBatches); nil: the configured
 	// batch.
 	groupBatch []int
-	out        *outputs
-	docs       *documents
+	// batch is the batch of a plain run (chooseBatch): the configured
+	// one, or on a GPU one sized by its free memory; 0: the configured.
+	batch int
+	out   *outputs
+	docs  *documents
 	// failures are the rows of the failures table.
 	failures []ledger.Failure
 	bar      *progress.Bar
@@ -82,6 +85,11 @@ func (r *classifier) classify(ctx context.Context) error {
 	folders, err := r.folders(ctx)
 	if err != nil {
 		return err
+	}
+	if !r.cli.Parallel {
+		// Before the models load: a batch sized by memory takes the
+		// free memory with none of them on the device.
+		r.chooseBatch(folders)
 	}
 	if err := r.load(folders); err != nil {
 		return err
@@ -150,6 +158,9 @@ func (r *classifier) predictOptions() classify.Options {
 		}
 	}
 	o := classify.Options{Batch: r.settings.Setup.Batch, Decode: dec, Upload: r.upload()}
+	if r.batch > 0 {
+		o.Batch = r.batch // chooseBatch's
+	}
 	if r.set != nil && r.set.remote() {
 		// A book's pages are fetched --fetch-workers at once, so that a
 		// slow server does not pace the run (the fetcher holds each host

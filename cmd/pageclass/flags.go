@@ -73,6 +73,7 @@ type CLI struct {
 	Parallel      bool            `name:"parallel" group:"models" help:"With --best: run the models in groups that fit the GPU's memory at once (needs a CUDA GPU)."`
 	Device        string          `name:"device" group:"models" default:"auto" placeholder:"DEV" help:"cpu, cuda:N, or auto (cuda:0 when a GPU is available)."`
 	Precision     string          `name:"precision" group:"models" default:"${precision}" enum:"auto,fp32,tf32,bf16,fp16" placeholder:"P" help:"Arithmetic of the forward passes: auto (tf32 on CUDA, fp32 on the CPU), fp32, tf32 (CUDA matmuls and convolutions; fp32 on the CPU), bf16, or fp16 (CUDA only); recorded in the run metadata ([SETUP] precision: ${precision})."`
+	Batch         int             `name:"batch" group:"models" default:"${batch}" placeholder:"N" help:"Pages each forward pass takes at once ([SETUP] batch: ${batch}). On a CUDA GPU a run given neither --batch nor a [SETUP] batch other than the shipped 16 sizes its batch by the GPU's free memory instead (--parallel sizes each group's always); the batch that ran is recorded in the run metadata."`
 	Upload        string          `name:"upload" group:"models" default:"auto" enum:"auto,float,u8,page" placeholder:"U" help:"How pages travel to the models' device: auto (page to a GPU, float on the CPU), float (each model's normalised input, made on the host), u8 (8-bit pixels resized on the host once per input size, normalised on the device), or page (the decoded 8-bit page, at most 1.33 MP for 384-pixel inputs, uploaded once, resized and normalised on the device); recorded in the run metadata."`
 	RotationModel string          `name:"rotation-model" group:"models" default:"${rotation}" placeholder:"DIR" help:"Page-orientation model flagging pages that are probably rotated in the review table (default: the shipped weights/rotation, found like the demo models; empty: pages are not checked for rotation)."`
 	DemoWeights   string          `name:"demo-weights" group:"models" default:"${demo}" placeholder:"DIR" help:"Shipped demo models, used (with a warning, recorded as demo in the run metadata) when no model location is given and the default models folder lacks the models."`
@@ -218,6 +219,7 @@ func vars(s settings.Settings) kong.Vars {
 		"inner":                 b(s.Setup.Inner),
 		"top_n":                 i(s.Setup.TopN),
 		"precision":             s.Setup.Precision,
+		"batch":                 i(s.Setup.Batch),
 		"raw":                   b(s.Setup.Raw),
 		"chunking":              b(s.Input.Chunking),
 		"chunk_size":            i(s.Input.ChunkSize),
@@ -300,6 +302,10 @@ var checks = []func(c *CLI) error{
 	},
 	func(c *CLI) error {
 		return problemIf(c.FetchWorkers < 1, "--fetch-workers must be at least 1, got %d", c.FetchWorkers)
+	},
+	func(c *CLI) error { return problemIf(c.Batch < 1, "--batch must be at least 1, got %d", c.Batch) },
+	func(c *CLI) error {
+		return problemIf(c.Given["batch"] && (c.Merge || c.Average), "--batch applies to classification, --train and --eval: --merge and --average run no model")
 	},
 	func(c *CLI) error { return problemIf(c.Parallel && !c.Best, "--parallel applies to --best only") },
 	func(c *CLI) error {

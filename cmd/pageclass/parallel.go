@@ -26,59 +26,88 @@ func (r *classifier) gpuDev() int {
 	return n
 }
 
-// gpuGroups groups the ensemble by measured device memory and sizes each
-// group's batch by it (r.groupBatch). The profile (model/gpu_profile.json
-// under -m) is measured again when the GPU, its memory, the batch size or
-// the models changed.
-func (r *classifier) gpuGroups(folders []classify.Folder) ([][]int, error) {
+// gpuMemory is what sizes batches on a GPU: the device's free memory
+// before the run loads a model, the share of it a run may use, and the
+// models' measured memory profile.
+type gpuMemory struct {
+	prof *classify.GPUProfile
+	// path is the profile's file.
+	path string
+	// names are the models' keys in the profile (Folder.ProfileName);
+	// sizes their input sizes, in the order of the folders.
+	names []string
+	sizes []int
+	// free is the device's free memory; budget the share of it a run may
+	// use (gpuBudgetShare).
+	free   uint64
+	budget int64
+}
+
+// gpuMemory reads the free memory of the run's GPU and the memory profile
+// of folders (model/gpu_profile.json under -m), measured again when the
+// GPU, its memory, the configured batch or the models changed. A profile
+// that cannot be saved is used for this run, with a warning (it is measured
+// again next time).
+func (r *classifier) gpuMemory(folders []classify.Folder) (*gpuMemory, error) {
 	dev := r.gpuDev()
 	free, total, err := torch.MemoryInfo(dev)
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, len(folders))
+	g := &gpuMemory{path: filepath.Join(r.cli.Model, classify.GPUProfileName), free: free,
+		budget: int64(float64(free) * gpuBudgetShare), names: make([]string, len(folders)), sizes: make([]int, len(folders))}
 	for i, f := range folders {
-		names[i] = f.Revision
-	}
-	path := filepath.Join(r.cli.Model, classify.GPUProfileName)
-	prof, err := classify.LoadGPUProfile(path)
-	if err != nil {
-		r.log.Warn("GPU profile unreadable: measuring again", "file", path, "error", err.Error())
-	}
-	gpu, batch := classify.GPUName(dev), r.settings.Setup.Batch
-	if !prof.Matches(gpu, total, batch, names) {
-		r.log.Info("measuring GPU memory per model", "gpu", gpu, "batch", batch)
-		if prof, err = classify.MeasureGPU(folders, dev, batch); err != nil {
-			return nil, fmt.Errorf("measuring GPU memory: %w", err)
-		}
-		if err := prof.Save(path); err != nil {
-			return nil, err
-		}
-		r.para.AddOutputFile(path)
-	}
-	need := make([]int64, len(names))
-	for i, n := range names {
-		need[i] = prof.Models[n]
-	}
-	budget := int64(float64(free) * gpuBudgetShare)
-	groups := classify.GroupByMemory(need, budget)
-	sizes := make([]int, len(folders))
-	for i, f := range folders {
+		g.names[i] = f.ProfileName()
 		meta, err := f.Meta()
 		if err != nil {
 			return nil, err
 		}
-		sizes[i] = meta.Preprocess.Size
+		g.sizes[i] = meta.Preprocess.Size
 	}
-	r.groupBatch = prof.GroupBatches(names, sizes, groups, budget)
+	g.prof, err = classify.LoadGPUProfile(g.path)
+	if err != nil {
+		r.log.Warn("GPU profile unreadable: measuring again", "file", g.path, "error", err.Error())
+	}
+	gpu, batch := classify.GPUName(dev), r.settings.Setup.Batch
+	if !g.prof.Matches(gpu, total, batch, g.names) {
+		r.log.Info("measuring GPU memory per model", "gpu", gpu, "batch", batch)
+		if g.prof, err = classify.MeasureGPU(folders, dev, batch); err != nil {
+			return nil, fmt.Errorf("measuring GPU memory: %w", err)
+		}
+		if err := g.prof.Save(g.path); err != nil {
+			r.log.Warn("GPU profile not saved: it is measured again next run", "file", g.path, "error", err.Error())
+		} else {
+			r.para.AddOutputFile(g.path)
+		}
+	}
+	return g, nil
+}
+
+// gpuGroups groups the ensemble by measured device memory and sizes each
+// group's batch by it (r.groupBatch), from gpuMemory's profile.
+func (r *classifier) gpuGroups(folders []classify.Folder) ([][]int, error) {
+	g, err := r.gpuMemory(folders)
+	if err != nil {
+		return nil, err
+	}
+	prof, names, budget, batch := g.prof, g.names, g.budget, r.settings.Setup.Batch
+	need := make([]int64, len(names))
+	for i, n := range names {
+		need[i] = prof.Models[n]
+	}
+	groups := classify.GroupByMemory(need, budget)
+	r.groupBatch = prof.GroupBatches(names, g.sizes, groups, budget)
 	if r.groupBatch == nil {
 		r.log.Info("GPU profile without weights figures: each group runs at the configured batch (remove it to measure again)",
-			"file", path, "batch", batch)
+			"file", g.path, "batch", batch)
+	} else {
+		r.para.SetConfig("batch_source", batchMemory)
+		r.para.SetConfig("group_batches", r.groupBatch)
 	}
-	for k, g := range groups {
+	for k, gr := range groups {
 		var gs []string
 		var sum int64
-		for _, i := range g {
+		for _, i := range gr {
 			gs = append(gs, names[i])
 			sum += need[i]
 		}

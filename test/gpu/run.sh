@@ -245,6 +245,11 @@ else
     bench "--precision tf32 --upload page, batch 64" --precision tf32 --upload page --config "$cfg64"
     bench "--precision bf16 --upload u8, batch 64" --precision bf16 --upload u8 --config "$cfg64"
     bench "--precision bf16 --upload page, batch 64" --precision bf16 --upload page --config "$cfg64"
+    # the shipped 16 is no choice: a plain GPU run sizes its batch by free
+    # memory (the log's "GPU batch" line gives it)
+    bench "--precision tf32 --upload page, batch by free memory (profile at 16)" --precision tf32 --upload page
+    gb=$(grep -h '"msg":"GPU batch"' "$W"/tp-*by_free_memory__profile_at_16_.log 2>/dev/null | grep -o '"batch":[0-9]*\|"budget":[0-9]*\|"source":"[a-z]*"' | paste -sd' ')
+    row "its GPU batch (the log's GPU batch line)" "${gb:-not logged}"
     log "throughput --parallel"
     bench "--parallel --precision tf32 --upload u8, batch by free memory (profile at 64)" --parallel --precision tf32 --upload u8 --config "$cfg64"
     bench "--parallel --precision bf16 --upload u8, batch by free memory (profile at 64)" --parallel --precision bf16 --upload u8 --config "$cfg64"

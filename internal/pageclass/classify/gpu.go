@@ -137,10 +137,22 @@ func GPUName(dev int) string {
 	return "cuda:" + strconv.Itoa(dev)
 }
 
+// ProfileName is the folder's key in a GPUProfile: the revision it was
+// found for, else the name of its folder (a model folder given by path,
+// which has no revision), so that a caller names the models before any is
+// loaded.
+func (f Folder) ProfileName() string {
+	if f.Revision != "" {
+		return f.Revision
+	}
+	return filepath.Base(f.Dir)
+}
+
 // MeasureGPU loads each folder on CUDA device dev in turn, runs one batch of
 // blank pages through it and records how much device memory that took
 // (free memory before loading minus free memory after the forward pass; at
-// least the parameter bytes). Each model is closed before the next.
+// least the parameter bytes), keyed by Folder.ProfileName. Each model is
+// closed before the next.
 func MeasureGPU(folders []Folder, dev, batch int) (*GPUProfile, error) {
 	_, total, err := torch.MemoryInfo(dev)
 	if err != nil {
@@ -173,8 +185,8 @@ func MeasureGPU(folders []Folder, dev, batch int) (*GPUProfile, error) {
 		if need < pb {
 			need = pb
 		}
-		p.Models[m.Name] = need
-		p.Params[m.Name] = pb
+		p.Models[f.ProfileName()] = need
+		p.Params[f.ProfileName()] = pb
 	}
 	return p, nil
 }
@@ -255,15 +267,41 @@ func (p *GPUProfile) GroupBatches(names []string, sizes []int, groups [][]int, b
 	}
 	out := make([]int, len(groups))
 	for k, g := range groups {
-		var perG []int64
-		var sz []int
-		left := budget
-		for _, i := range g {
-			perG = append(perG, per[i])
-			sz = append(sz, sizes[i])
-			left -= p.Params[names[i]]
-		}
-		out[k] = BatchForMemory(left, perG, InputBytes(sz), GPULanes, true, MaxGPUBatch)
+		out[k] = p.batchOf(names, sizes, per, g, budget, true)
 	}
 	return out
+}
+
+// SequentialBatch sizes the batch of a plain run on the device (no
+// --parallel): every named model's weights stay resident (the budget is the
+// free bytes the caller allows, nothing loaded) and the models run one
+// after another, so a page takes the inputs of all the models' sizes
+// (InputBytes) and the largest of their forward passes' per-page figures,
+// GPULanes batches in flight (BatchForMemory, at most MaxGPUBatch). It is
+// 0 when the profile lacks a figure (PerPage): the caller keeps its batch.
+func (p *GPUProfile) SequentialBatch(names []string, sizes []int, budget int64) int {
+	per, ok := p.PerPage(names)
+	if !ok {
+		return 0
+	}
+	all := make([]int, len(names))
+	for i := range all {
+		all[i] = i
+	}
+	return p.batchOf(names, sizes, per, all, budget, false)
+}
+
+// batchOf is the batch of the models at indexes idx into names, sizes and
+// per (PerPage's figures) within budget less their weights, run at once
+// (concurrent) or one after another.
+func (p *GPUProfile) batchOf(names []string, sizes []int, per []int64, idx []int, budget int64, concurrent bool) int {
+	var perG []int64
+	var sz []int
+	left := budget
+	for _, i := range idx {
+		perG = append(perG, per[i])
+		sz = append(sz, sizes[i])
+		left -= p.Params[names[i]]
+	}
+	return BatchForMemory(left, perG, InputBytes(sz), GPULanes, concurrent, MaxGPUBatch)
 }

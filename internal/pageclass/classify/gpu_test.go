@@ -169,3 +169,67 @@ func TestGroupBatches(t *testing.T) {
 		t.Fatalf("Params read back %v, %v", back, err)
 	}
 }
+
+// TestSequentialBatch sizes a plain GPU run's batch (the models resident
+// together, run one after another) from injected profile figures.
+func TestSequentialBatch(t *testing.T) {
+	const MB = 1 << 20
+	// weights + 16 pages' forward pass: 16 MB + 16·2 MB, 1200 MB + 16·60 MB,
+	// 300 MB + 16·20 MB
+	p := &classify.GPUProfile{GPU: "H100", TotalBytes: 80 << 30, Batch: 16,
+		Models: map[string]int64{"small": 48 * MB, "vitl": 2160 * MB, "cnn": 620 * MB},
+		Params: map[string]int64{"small": 16 * MB, "vitl": 1200 * MB, "cnn": 300 * MB}}
+	// the two lanes' pages: the inputs of both sizes, and the ViT-L's 60 MB
+	// (the larger forward pass; the models do not run at once)
+	both := 2 * (60*MB + classify.InputBytes([]int{224, 384}))
+	tests := []struct {
+		name   string
+		names  []string
+		sizes  []int
+		budget int64
+		want   int
+	}{
+		{"small and ViT-L in 4 GB", []string{"small", "vitl"}, []int{224, 384}, 4000 * MB, 21},
+		{"formula", []string{"small", "vitl"}, []int{224, 384}, 4000 * MB, int((4000*MB - 16*MB - 1200*MB) / both)},
+		{"the largest forward pass, not the sum", []string{"vitl", "cnn"}, []int{384, 384}, 6000 * MB,
+			int((6000*MB - 1500*MB) / (2 * (60*MB + classify.InputBytes([]int{384, 384}))))},
+		{"whole card: capped", []string{"small", "vitl", "cnn"}, []int{224, 384, 384}, 80000 * MB, classify.MaxGPUBatch},
+		{"weights fill the budget: one page", []string{"small", "vitl"}, []int{224, 384}, 1000 * MB, 1},
+		{"small model alone", []string{"small"}, []int{224}, 400 * MB, int((400*MB - 16*MB) / (2 * (2*MB + classify.InputBytes([]int{224}))))},
+		{"model not in the profile", []string{"small", "other"}, []int{224, 224}, 4000 * MB, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := p.SequentialBatch(tt.names, tt.sizes, tt.budget); got != tt.want {
+				t.Fatalf("SequentialBatch = %d, want %d", got, tt.want)
+			}
+		})
+	}
+	// One after another needs less than the same models at once.
+	names, sizes := []string{"vitl", "cnn"}, []int{384, 384}
+	seq, conc := p.SequentialBatch(names, sizes, 6000*MB), p.GroupBatches(names, sizes, [][]int{{0, 1}}, 6000*MB)[0]
+	if seq <= conc {
+		t.Fatalf("SequentialBatch %d, GroupBatches (at once) %d: one after another should fit more pages", seq, conc)
+	}
+	old := *p
+	old.Params = nil
+	if got := old.SequentialBatch([]string{"small"}, []int{224}, 4000*MB); got != 0 {
+		t.Fatalf("SequentialBatch without Params = %d, want 0 (keep the configured batch)", got)
+	}
+}
+
+// TestProfileName keys a folder found for a revision by it and a model
+// folder given by path by its folder's name.
+func TestProfileName(t *testing.T) {
+	for _, tt := range []struct {
+		f    classify.Folder
+		want string
+	}{
+		{classify.Folder{Revision: "v4.4", Dir: "/m/model_v44"}, "v4.4"},
+		{classify.Folder{Dir: "/data/models/lite0/"}, "lite0"},
+	} {
+		if got := tt.f.ProfileName(); got != tt.want {
+			t.Errorf("ProfileName(%+v) = %q, want %q", tt.f, got, tt.want)
+		}
+	}
+}
