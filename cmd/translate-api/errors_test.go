@@ -108,6 +108,7 @@ func TestErrorReasons(t *testing.T) {
 	done := submitJob(t, ts.URL, "a.alto.xml")
 	pollJob(t, ts.URL, done, 30*time.Second, ended)
 	var running string
+	const urlList = "# books to translate\nhttps://example.org/book1/mets.xml\nhttps://example.org/book2/mets.xml\n"
 	var release func()
 
 	tests := []struct {
@@ -123,7 +124,8 @@ func TestErrorReasons(t *testing.T) {
 		{reason: service.ReasonBadField, status: 422, detail: "no file name", call: form(ts.URL, "/translate", file("", []byte(pageALTO)), cs)},
 		{reason: service.ReasonBadField, status: 422, detail: `book_url "file:///etc/passwd"`, call: form(ts.URL, "/translate", part{Field: "book_url", Data: []byte("file:///etc/passwd")})},
 		{reason: service.ReasonUnsupportedMediaType, status: 415, detail: "Content-Type text/plain", call: raw("POST", ts.URL+"/translate", "text/plain", "hello")},
-		{reason: service.ReasonUnsupportedFormat, status: 422, detail: `"list.txt" does not end in .xml`, call: form(ts.URL, "/translate", file("list.txt", []byte(pageALTO)), cs)},
+		{reason: service.ReasonUnsupportedFormat, status: 422, detail: `"list.txt" is a list of books`, call: form(ts.URL, "/translate", file("list.txt", []byte(urlList)), cs)},
+		{reason: service.ReasonUnsupportedFormat, status: 422, detail: `"books.xml" is a list of books`, call: form(ts.URL, "/translate", file("books.xml", []byte(urlList)), cs)},
 		{reason: service.ReasonUnsupportedEncoding, status: 415, detail: `"x-klingon"`, call: form(ts.URL, "/translate", file("k.alto.xml", []byte(cp)), cs)},
 		{reason: service.ReasonNotWellFormed, status: 500, detail: "not well-formed XML: line 1: document ends inside <Layout>", call: form(ts.URL, "/translate", file("broken.alto.xml", []byte("<alto><Layout>")), cs)},
 		{reason: service.ReasonNotWellFormed, status: 500, detail: "empty.xml", call: form(ts.URL, "/translate", file("empty.xml", nil), cs)},

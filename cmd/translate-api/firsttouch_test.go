@@ -23,7 +23,7 @@ func TestDocumentByContent(t *testing.T) {
 	mt := translatortest.New(translatortest.Config{})
 	defer mt.Close()
 	_, ts := startServer(t, testEnv(mt.URL, nil))
-	for name, dispo := range map[string]string{"page.alto": "page_en.alto", "page.ALTO.XML": "page_en.ALTO.XML", "scan-09": "scan-09_en"} {
+	for name, dispo := range map[string]string{"page.alto": "page_en.alto", "page.ALTO.XML": "page_en.ALTO.XML", "scan-09": "scan-09_en", "page.txt": "page_en.txt"} {
 		body, ct := multipartBody(t, part{Field: "file", Name: name, File: true, Data: []byte(pageALTO)}, part{Field: "source_lang", Data: []byte("cs")})
 		resp := post(t, ts.URL+"/translate", ct, body)
 		b := readBody(t, resp)

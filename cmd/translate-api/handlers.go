@@ -11,11 +11,11 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
-	"path"
 	"runtime/debug"
 	"strings"
 	"time"
 
+	"archivekit/internal/book"
 	"archivekit/internal/docrecord"
 	"archivekit/internal/jobs"
 	"archivekit/internal/service"
@@ -251,11 +251,11 @@ func (s *server) parseTranslate(w http.ResponseWriter, r *http.Request, q *reque
 		return nil, false
 	}
 	// As the command line: a document is recognised by its content
-	// (ALTO, metadata, ...), whatever its extension (.alto, .xml, ...),
-	// except .txt, which the command line reads as a list of URLs (a
-	// departure from spec 4.3, which asks for names ending in .xml).
-	if strings.EqualFold(path.Ext(q.name), ".txt") {
-		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonUnsupportedFormat, fmt.Sprintf("file name %q does not end in .xml: a .txt file is a list of URLs to the command line, not a document; upload the XML document itself (ALTO or metadata, recognised by its content)", q.name))
+	// (ALTO, metadata, ...), whatever its name (.alto, .xml, .txt, ...;
+	// spec 4.3 asks for names ending in .xml). A list of books by URL, the
+	// command line's input, is not a document.
+	if book.ListsURLs(q.src) {
+		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonUnsupportedFormat, fmt.Sprintf("%q is a list of books (its first line is a URL), not a document: give the list to the command line (translate %s), send each book as book_url, or upload the XML document itself", q.name, q.name))
 		return nil, false
 	}
 	if q.hasBase {

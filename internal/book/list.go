@@ -63,6 +63,20 @@ func IsList(path string) bool {
 	return err == nil
 }
 
+// ListsURLs says whether data (a file's bytes, or their first LooksLen) is a
+// list of books by URL, as IsList tells it without a folder to look in:
+// text whose first line that is neither blank nor a # comment is an
+// http(s) URL. A service given an upload uses it: a list is the command
+// line's input, not a document.
+func ListsURLs(data []byte) bool {
+	head := data[:min(len(data), LooksLen)]
+	if !isText(head) {
+		return false
+	}
+	first, ok := firstLocation(head)
+	return ok && IsURL(first)
+}
+
 // isText says whether head is UTF-8 text without control characters other
 // than tab, CR and LF (a byte-order mark allowed; a character cut at the
 // end of head too).

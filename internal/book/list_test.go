@@ -62,18 +62,19 @@ func TestIsList(t *testing.T) {
 		name string
 		body []byte
 		want bool
+		urls bool // ListsURLs: a list by URL, told from the bytes alone
 	}{
-		{"books.lst", []byte("# books\n\nhttps://example.org/iiif/b1/manifest.json\n"), true},
-		{"books", []byte("\ufeffmets.xml\r\n"), true},
-		{"BOOKS.TXT", []byte("https://example.org/a/mets.xml\n"), true},
-		{"typo.txt", []byte("mets.xm\n"), true}, // ReadList names the line
-		{"notes", []byte("mets.xm\n"), false},
-		{"page.txt", png, false},
-		{"record.txt", []byte("<record><title>x</title></record>\n"), false},
-		{"empty.txt", []byte("# nothing\n\n"), false},
-		{"json.txt", []byte("[\"https://example.org/a\"]\n"), false},
+		{"books.lst", []byte("# books\n\nhttps://example.org/iiif/b1/manifest.json\n"), true, true},
+		{"books", []byte("\ufeffmets.xml\r\n"), true, false},
+		{"BOOKS.TXT", []byte("https://example.org/a/mets.xml\n"), true, true},
+		{"typo.txt", []byte("mets.xm\n"), true, false}, // ReadList names the line
+		{"notes", []byte("mets.xm\n"), false, false},
+		{"page.txt", png, false, false},
+		{"record.txt", []byte("<record><title>x</title></record>\n"), false, false},
+		{"empty.txt", []byte("# nothing\n\n"), false, false},
+		{"json.txt", []byte("[\"https://example.org/a\"]\n"), false, false},
 		// Longer than the head read, which ends inside a two-byte character.
-		{"long.lst", []byte("https://example.org/ab\n# " + strings.Repeat("\u00e9", 40000) + "\n"), true},
+		{"long.lst", []byte("https://example.org/ab\n# " + strings.Repeat("\u00e9", 40000) + "\n"), true, true},
 	} {
 		p := filepath.Join(dir, c.name)
 		if err := os.WriteFile(p, c.body, 0o644); err != nil {
@@ -81,6 +82,9 @@ func TestIsList(t *testing.T) {
 		}
 		if got := IsList(p); got != c.want {
 			t.Errorf("IsList(%s holding %.60q) = %v, want %v", c.name, c.body, got, c.want)
+		}
+		if got := ListsURLs(c.body); got != c.urls {
+			t.Errorf("ListsURLs(%.60q) = %v, want %v", c.body, got, c.urls)
 		}
 	}
 	if IsList(filepath.Join(dir, "missing.txt")) {
