@@ -215,10 +215,11 @@ func realPages(tb testing.TB, up classify.Upload) ([]pipeline.Input, pipeline.Pr
 
 // TestSimulatedDeviceBusyRealPages is TestSimulatedDeviceBusy with the
 // sample pages decoded as a GPU run decodes them (UploadPage): the host's
-// rate on them is measured first, then a device taking half that rate is
-// fed, and it must be busy at least 90% of the time. A pipeline that
-// prepared the next batch only once the device was done would keep it
-// about two thirds busy.
+// rate on them is measured first, then a device taking a quarter of that
+// rate is fed, and it must be busy at least 90% of the time. A pipeline
+// that prepared the next batch only once the device was done would keep
+// it about 80% busy; the margin lets the host slow down by up to four
+// times (other tests running beside it) before the device idles.
 func TestSimulatedDeviceBusyRealPages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("timing test")
@@ -226,10 +227,10 @@ func TestSimulatedDeviceBusyRealPages(t *testing.T) {
 	pages, pre, width, dec := realPages(t, classify.UploadPage)
 	const batch = 16
 	_, host := runSimulatedWith(t, &simDevice{}, pages, pre, width, dec, batch, 0)
-	dev := &simDevice{perPage: time.Duration(float64(time.Second) * 2 / host)}
+	dev := &simDevice{perPage: time.Duration(float64(time.Second) * 4 / host)}
 	busy, got := runSimulatedWith(t, dev, pages, pre, width, dec, batch, 0)
 	t.Logf("%d sample pages: host %.0f pages/s, device %.0f pages/s: %.1f%% busy, %.0f pages/s",
-		len(pages), host, host/2, 100*busy, got)
+		len(pages), host, host/4, 100*busy, got)
 	if busy < 0.9 {
 		t.Errorf("the device was busy %.1f%% of the time, want >= 90%%", 100*busy)
 	}
