@@ -49,15 +49,14 @@ func plainBatch(device string, configured int, chosen bool, size func() int) (ba
 // figures, or one that cannot be measured, keeps the configured batch,
 // and the log says why.
 func (r *classifier) chooseBatch(folders []classify.Folder) {
-	var free uint64
-	var budget int64
+	var memory []any // the free and budget bytes, once read
 	size := func() int {
 		g, err := r.gpuMemory(folders)
 		if err != nil {
 			r.log.Warn("GPU memory not measured: running at the configured batch", "batch", r.settings.Setup.Batch, "error", err.Error())
 			return 0
 		}
-		free, budget = g.free, g.budget
+		memory = []any{"free", g.free, "budget", g.budget}
 		b := g.prof.SequentialBatch(g.names, g.sizes, g.budget)
 		if b == 0 {
 			r.log.Info("GPU profile without weights figures: running at the configured batch (remove it to measure again)",
@@ -69,7 +68,7 @@ func (r *classifier) chooseBatch(folders []classify.Folder) {
 	var source string
 	r.batch, source = plainBatch(r.device, r.settings.Setup.Batch, chosen, size)
 	if strings.HasPrefix(r.device, "cuda") {
-		r.log.Info("GPU batch", "batch", r.batch, "free", free, "budget", budget, "source", source, "chosen", chosen)
+		r.log.Info("GPU batch", append([]any{"batch", r.batch, "source", source, "chosen", chosen}, memory...)...)
 	}
 	r.para.SetConfig("batch", r.batch)
 	r.para.SetConfig("batch_source", source)

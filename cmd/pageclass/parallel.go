@@ -100,6 +100,7 @@ func (r *classifier) gpuGroups(folders []classify.Folder) ([][]int, error) {
 	if r.groupBatch == nil {
 		r.log.Info("GPU profile without weights figures: each group runs at the configured batch (remove it to measure again)",
 			"file", g.path, "batch", batch)
+		r.para.SetConfig("batch_source", batchConfigured)
 	} else {
 		r.para.SetConfig("batch_source", batchMemory)
 		r.para.SetConfig("group_batches", r.groupBatch)
