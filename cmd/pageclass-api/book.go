@@ -15,6 +15,7 @@ import (
 	"archivekit/internal/book"
 	"archivekit/internal/fetch"
 	"archivekit/internal/jobs"
+	"archivekit/internal/lookahead"
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/service"
 )
@@ -27,7 +28,10 @@ import (
 // size that each IIIF Image service's level guarantees (else the image as
 // it is) and classified in physical order.
 //
-// Fetches are bounded as internal/fetch bounds them. By default a book and
+// A request fetches BOOK_FETCH_WORKERS pages at once (default 4; 1: one
+// after another), in order ahead of their classification, so that a slow
+// image server does not pace it; at most that many fetched images wait
+// in memory. Fetches are bounded as internal/fetch bounds them. By default a book and
 // its links may be at any public address and never at a loopback, private
 // or link-local one (the URL comes from a client); BOOK_HOSTS, a
 // comma-separated list of host or host:port, limits fetches to those hosts,
@@ -36,6 +40,12 @@ import (
 
 // EnvBookHosts is the setting of the hosts books may be fetched from.
 const EnvBookHosts = "BOOK_HOSTS"
+
+// EnvBookFetchWorkers is the setting of the pages of a book a request
+// fetches at once (defaultBookFetchWorkers, as pageclass --fetch-workers).
+const EnvBookFetchWorkers = "BOOK_FETCH_WORKERS"
+
+const defaultBookFetchWorkers = 4
 
 // skippedPage is a page of a book that was not classified.
 type skippedPage struct {
@@ -150,13 +160,22 @@ func (s *server) classifyBook(ctx context.Context, req *predictRequest, step *cl
 	}
 	res := &predicted{pages: n}
 	var pages []classify.Page
+	// The selected pages' images are fetched ahead, in order.
+	next, stop := lookahead.Run(ctx, len(idx), s.bookWorkers, func(ctx context.Context, k int) fetchedPage {
+		return fetchPageImage(ctx, f, b.Remote, b.Pages[idx[k]], size)
+	})
+	defer stop()
 	for start := 0; start < len(idx); start += pageChunk {
 		end := min(len(idx), start+pageChunk)
 		data := make([]float32, 0, (end-start)*step.Width())
 		k := 0
 		for _, i := range idx[start:end] {
 			p := b.Pages[i]
-			row, reason, fail := res.bookPage(ctx, req, f, b.Remote, p, size, step)
+			img, ok := next()
+			if !ok {
+				return nil, nil, gone
+			}
+			row, reason, fail := res.bookPage(ctx, req, img, step)
 			if fail != nil {
 				return nil, nil, fail
 			}
@@ -189,11 +208,19 @@ func (s *server) classifyBook(ctx context.Context, req *predictRequest, step *cl
 	return res, pages, nil
 }
 
-// bookPage fetches and prepares one page of a book: its row, or the reason
-// it is skipped.
-func (res *predicted) bookPage(ctx context.Context, req *predictRequest, f *fetch.Fetcher, remote bool, p book.Page, size int, step *classify.Step) ([]float32, string, *failure) {
+// fetchedPage is a book page's image as fetched (fetchPageImage): its
+// bytes and where they came from, or why there are none.
+type fetchedPage struct {
+	data   []byte
+	target string
+	reason string // the page is skipped for this reason ("" when fetched)
+}
+
+// fetchPageImage fetches a book page's image, as the derivative at size
+// when the page has a IIIF Image service.
+func fetchPageImage(ctx context.Context, f *fetch.Fetcher, remote bool, p book.Page, size int) fetchedPage {
 	if p.Image == nil {
-		return nil, "page without an image", nil
+		return fetchedPage{reason: "page without an image"}
 	}
 	target := p.Image.Location
 	if p.Image.Service != nil {
@@ -205,13 +232,22 @@ func (res *predicted) bookPage(ctx context.Context, req *predictRequest, f *fetc
 	}
 	b, err := get(ctx, target)
 	f.Drop(target)
+	if err != nil {
+		return fetchedPage{target: target, reason: "image not fetched: " + err.Error()}
+	}
+	return fetchedPage{data: b, target: target}
+}
+
+// bookPage prepares one fetched page of a book: its row, or the reason it
+// is skipped.
+func (res *predicted) bookPage(ctx context.Context, req *predictRequest, img fetchedPage, step *classify.Step) ([]float32, string, *failure) {
 	if ctx.Err() != nil {
 		return nil, "", gone
 	}
-	if err != nil {
-		return nil, "image not fetched: " + err.Error(), nil
+	if img.reason != "" {
+		return nil, img.reason, nil
 	}
-	doc, err := req.decode.Decode(b, target)
+	doc, err := req.decode.Decode(img.data, img.target)
 	if err != nil {
 		return nil, "image not read: " + err.Error(), nil
 	}

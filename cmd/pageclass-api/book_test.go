@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,4 +111,53 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestBookFetchWorkers: /predict_document fetches BOOK_FETCH_WORKERS pages
+// of a book at once (the image server sees exactly that many requests in
+// flight), each once, and answers the pages in book order; a
+// BOOK_FETCH_WORKERS of 0 stops the service at configuration.
+func TestBookFetchWorkers(t *testing.T) {
+	const workers = 3
+	book := booktest.New(t, classifytest.Pages(t, 1), 8, true)
+	gate := booktest.NewGate(workers)
+	book.SetHold(gate.Enter)
+	host := must(url.Parse(book.URL)).Host
+	_, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", EnvBookHosts: host, EnvBookFetchWorkers: fmt.Sprint(workers)}, nil)
+	status, body := postForm(t, ts.URL+"/predict_document", upload{Field: "book", Data: []byte(book.ManifestURL())})
+	if status != 200 {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	var resp struct {
+		Pages []struct {
+			Page int    `json:"page"`
+			ID   string `json:"id"`
+		} `json:"pages"`
+	}
+	if err := json.Unmarshal(body, &resp); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range resp.Pages {
+		got = append(got, fmt.Sprintf("%d:%s", p.Page, strings.TrimPrefix(p.ID, book.URL)))
+	}
+	want := []string{"1:/iiif/book/canvas/p1", "2:/iiif/book/canvas/p2", "3:/iiif/book/canvas/p3", "4:/iiif/book/canvas/p4",
+		"5:/iiif/book/canvas/p5", "6:/iiif/book/canvas/p6", "7:/iiif/book/canvas/p7", "8:/iiif/book/canvas/p8"}
+	if !slices.Equal(got, want) {
+		t.Errorf("pages %q, want %q", got, want)
+	}
+	if most := gate.Most(); most != workers {
+		t.Errorf("%d image requests in flight at most, want %d", most, workers)
+	}
+	servedOnce(t, book, 8)
+
+	_, err := newServer(testOptions(t), func(k string) (string, bool) {
+		if k == EnvBookFetchWorkers {
+			return "0", true
+		}
+		return "", false
+	}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), EnvBookFetchWorkers) {
+		t.Errorf("%s=0: %v, want an error naming it", EnvBookFetchWorkers, err)
+	}
 }

@@ -161,9 +161,12 @@ type server struct {
 	bookHosts map[string]bool
 	// books is the fetcher of BOOK_HOSTS whose connections book requests
 	// share (bookFetcher).
-	books  *fetch.Fetcher
-	svc    *service.Service
-	engine *engine
+	books *fetch.Fetcher
+	// bookWorkers is BOOK_FETCH_WORKERS: the pages of a book a request
+	// fetches at once.
+	bookWorkers int
+	svc         *service.Service
+	engine      *engine
 	// comps are the licence components (setup/para_config.txt) the
 	// provenance block of returned records is resolved from.
 	comps *licence.Components
@@ -214,6 +217,9 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		s.bookHosts = parseHosts(v)
 	}
 	s.books = newBookFetcher(s.bookHosts)
+	if s.bookWorkers, err = service.EnvInt(lookup, EnvBookFetchWorkers, defaultBookFetchWorkers, 1, 32); err != nil {
+		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
+	}
 	if s.comps, err = loadComponents(); err != nil {
 		return nil, fmt.Errorf("pageclass-api: licence components: %w", err)
 	}

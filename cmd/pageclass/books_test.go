@@ -10,9 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"archivekit/internal/book/booktest"
 	"archivekit/internal/ledger"
@@ -484,28 +482,10 @@ func TestBookFetchWorkers(t *testing.T) {
 	e := newEnv(t, nil)
 	e.model(t, "v4.4")
 	s := booktest.New(t, classifytest.Pages(t, 1), 1, false)
-	var mu sync.Mutex
-	var fullOnce sync.Once
-	inFlight, most := 0, 0
-	full := make(chan struct{})
+	gate := booktest.NewGate(workers)
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		inFlight++
-		most = max(most, inFlight)
-		if inFlight == workers {
-			// Once: the count comes back to three after the first
-			// requests end.
-			fullOnce.Do(func() { close(full) })
-		}
-		mu.Unlock()
-		select {
-		case <-full:
-		case <-time.After(5 * time.Second): // a slow server, when the requests come one by one
-		}
+		defer gate.Enter()()
 		s.ServeHTTP(w, r)
-		mu.Lock()
-		inFlight--
-		mu.Unlock()
 	}))
 	defer slow.Close()
 	mets := filepath.Join(e.root, "books", "74241.xml")
@@ -514,7 +494,7 @@ func TestBookFetchWorkers(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
-	if most != workers {
+	if most := gate.Most(); most != workers {
 		t.Errorf("%d image requests in flight at most, want %d", most, workers)
 	}
 	requestedOnce(t, s, 10, func(string) bool { return true })

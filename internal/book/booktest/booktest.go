@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/image/draw"
 )
@@ -44,6 +45,7 @@ type Server struct {
 	sizes   map[int]string // the size asked for, per page
 	bytes   map[int]int    // bytes sent per page
 	gone    map[int]bool   // pages whose image requests are answered 404
+	hold    func() (done func())
 }
 
 // New serves a book of n pages cycling over images (PNG or JPEG files, read
@@ -58,6 +60,15 @@ func New(t testing.TB, images []string, n int, v3 bool) *Server {
 	s.Server = httptest.NewServer(s)
 	t.Cleanup(s.Close)
 	return s
+}
+
+// SetHold makes every IIIF image request call hold before it is answered,
+// and the function hold returns once it is (a test counts the requests in
+// flight, or holds them there); nil removes it.
+func (s *Server) SetHold(hold func() (done func())) {
+	s.mu.Lock()
+	s.hold = hold
+	s.mu.Unlock()
 }
 
 // ManifestURL is the URL of the book's manifest.
@@ -168,8 +179,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	i, _ := strconv.Atoi(m[1])
 	s.mu.Lock()
-	gone := s.gone[i]
+	gone, hold := s.gone[i], s.hold
 	s.mu.Unlock()
+	if hold != nil {
+		defer hold()()
+	}
 	if i >= len(s.Images) || gone {
 		http.NotFound(w, r)
 		return
@@ -290,4 +304,48 @@ func (s *Server) manifest(w http.ResponseWriter) {
 	}
 	w.Header().Set("Content-Type", "application/ld+json")
 	json.NewEncoder(w).Encode(doc)
+}
+
+// Gate holds each request that enters it until n are in it at once (or
+// five seconds passed: a server whose requests come one by one is only
+// slow), and records the most that were in it at once: a test of fetches
+// n at a time sees exactly n.
+type Gate struct {
+	n    int
+	mu   sync.Mutex
+	in   int
+	most int
+	once sync.Once
+	full chan struct{}
+}
+
+// NewGate is a Gate that opens at n requests in it.
+func NewGate(n int) *Gate { return &Gate{n: n, full: make(chan struct{})} }
+
+// Enter holds a request until the gate opens and returns the function
+// that takes it out, to call once it is answered (SetHold takes Enter).
+func (g *Gate) Enter() (leave func()) {
+	g.mu.Lock()
+	g.in++
+	g.most = max(g.most, g.in)
+	if g.in == g.n {
+		g.once.Do(func() { close(g.full) }) // once: the count comes back to n after the first leave
+	}
+	g.mu.Unlock()
+	select {
+	case <-g.full:
+	case <-time.After(5 * time.Second):
+	}
+	return func() {
+		g.mu.Lock()
+		g.in--
+		g.mu.Unlock()
+	}
+}
+
+// Most is the most requests that were in the gate at once.
+func (g *Gate) Most() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.most
 }

@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"archivekit/internal/ledger"
+	"archivekit/internal/lookahead"
 	"archivekit/internal/pageclass/imageio"
 )
 
@@ -237,36 +238,16 @@ func open(ctx context.Context, inputs []Input, cfg Config, tokens chan struct{},
 	// Inputs are read, hashed and opened (their headers parsed) by up to
 	// Openers goroutines ahead of the numbering, in input order: one
 	// opener alone capped a GPU run at the rate it opened files.
-	// (The consumer holds one besides the buffered ones.)
-	opened := make(chan chan openedInput, openers(cfg)-1)
-	go func() {
-		defer close(opened)
-		for _, in := range inputs {
-			c := make(chan openedInput, 1)
-			select {
-			case opened <- c:
-			case <-ctx.Done():
-				return
-			}
-			go func() { c <- openInput(ctx, in, cfg) }()
-		}
-	}()
+	next, stop := lookahead.Run(ctx, len(inputs), openers(cfg), func(ctx context.Context, i int) openedInput {
+		return openInput(ctx, inputs[i], cfg)
+	})
+	defer stop()
 	for i, in := range inputs {
 		if ctx.Err() != nil {
 			return
 		}
-		var o openedInput
-		select {
-		case c, ok := <-opened:
-			if !ok {
-				return
-			}
-			select {
-			case o = <-c:
-			case <-ctx.Done():
-				return
-			}
-		case <-ctx.Done():
+		o, ok := next()
+		if !ok {
 			return
 		}
 		doc, digest, err := o.doc, o.digest, o.err
