@@ -307,6 +307,9 @@ func (e *engine) calibration(ms []*member) (calibration, error) {
 	} else {
 		e.opt.Log.Info("doubt calibration", "models", strings.Join(names, ","), "file", c.applied.File, "digest", c.applied.FileDigest,
 			"target_precision", c.applied.Target, "reachable", c.applied.Reachable)
+		if msg := c.applied.Shortfall(); msg != "" {
+			e.opt.Log.Warn(msg, "models", strings.Join(names, ","), "file", c.applied.File)
+		}
 	}
 	e.mu.Lock()
 	if e.cals == nil {

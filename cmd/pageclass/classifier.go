@@ -746,9 +746,8 @@ func (r *classifier) resolveCalibration(folders []classify.Folder, names, digest
 	r.log.Debug("doubt calibration", "file", r.calibration.File, "digest", r.calibration.FileDigest,
 		"target_precision", r.calibration.Target, "min_agreement", r.calibration.Thresholds.MinAgreement,
 		"min_margin", r.calibration.Thresholds.MinMargin, "reachable", r.calibration.Reachable)
-	if !r.calibration.Reachable {
-		r.log.Warn("the calibration could not reach its target precision on its evaluation split: every page is flagged for review",
-			"target_precision", r.calibration.Target, "file", r.calibration.File)
+	if msg := r.calibration.Shortfall(); msg != "" {
+		r.log.Warn(msg, "target_precision", r.calibration.Target, "file", r.calibration.File)
 	}
 	r.para.SetReview("calibration", r.calibration)
 	return nil

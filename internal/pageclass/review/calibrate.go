@@ -336,6 +336,27 @@ type Applied struct {
 	Result Point `json:"result"`
 }
 
+// Shortfall says, for a calibration whose target was not reachable, what
+// the run does instead; "" when it was reached. With a cap on the review
+// rate the thresholds are those that came closest within it, so pages are
+// flagged as usual and the unflagged ones are less often right than the
+// target; without a cap every page is flagged.
+func (a *Applied) Shortfall() string {
+	if a.Reachable {
+		return ""
+	}
+	if a.MaxReviewRate == nil || *a.MaxReviewRate >= 1 {
+		return fmt.Sprintf("the doubt calibration could not reach its target precision %.2f on its evaluation split: every page is flagged for review", a.Target)
+	}
+	got := "none"
+	if a.Result.Precision != nil {
+		got = fmt.Sprintf("%.2f", *a.Result.Precision)
+	}
+	return fmt.Sprintf("the doubt calibration could not reach its target precision %.2f while flagging at most %.0f%% of pages: "+
+		"pages are flagged by the thresholds that came closest (the unflagged pages of its evaluation split were right %s of the time, %d pages), "+
+		"so pages not flagged are less reliable than the target says", a.Target, 100**a.MaxReviewRate, got, a.Result.Pages)
+}
+
 // ID is the short name of the calibration written beside each flag: the
 // first 12 hex digits of its Digest and the target.
 func (a *Applied) ID() string {
