@@ -1,11 +1,14 @@
 package classify_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"image"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -142,12 +145,15 @@ func BenchmarkPageStages(b *testing.B) {
 // it bounds the pages a second its cores prepare. The device's resizes
 // are not in these figures (on a GPU they are the card's). Over the
 // sample pages (samples) and over six of them enlarged to A4 scans at 300
-// dpi (a4-scans: 8.7 MP JPEGs, which UploadPage decodes shrunk on load).
+// dpi (a4-scans: 8.7 MP JPEGs, which UploadPage decodes shrunk on load;
+// a4-tiff-masters: the same as uncompressed TIFFs, an archive's masters,
+// which no decoder shrinks on load).
 //
 //	go test -run '^$' -bench HostPrepare -benchtime 1x ./internal/pageclass/classify
 func BenchmarkHostPrepare(b *testing.B) {
 	b.Run("samples", func(b *testing.B) { hostPrepare(b, hostPages(b)) })
 	b.Run("a4-scans", func(b *testing.B) { hostPrepare(b, scans(b, b.TempDir(), 6)) })
+	b.Run("a4-tiff-masters", func(b *testing.B) { hostPrepare(b, scansAs(b, b.TempDir(), 6, "tif")) })
 }
 
 // demoOnCPU loads the shipped demo ensemble and the orientation model on
@@ -218,7 +224,11 @@ func hostPrepare(b *testing.B, pages []string) {
 // scans writes n sample pages enlarged (nearest neighbour) to about an A4
 // page at 300 dpi (8.7 MP) as JPEGs (quality 90) under dir: what an
 // archive's scans are, where the sample pages are small.
-func scans(b testing.TB, dir string, n int) []string {
+func scans(b testing.TB, dir string, n int) []string { return scansAs(b, dir, n, "jpg") }
+
+// scansAs is scans as JPEGs (ext jpg) or uncompressed 8-bit RGB TIFFs (ext
+// tif), as scanners write masters.
+func scansAs(b testing.TB, dir string, n int, ext string) []string {
 	var out []string
 	for i, p := range samplePages(b) {
 		if i%17 != 0 || len(out) == n {
@@ -242,12 +252,17 @@ func scans(b testing.TB, dir string, n int) []string {
 				dst.Set(x, y, src.At(sb.Min.X+int(float64(x)/k), sb.Min.Y+int(float64(y)/k)))
 			}
 		}
-		name := filepath.Join(dir, fmt.Sprintf("scan%d.jpg", i))
+		name := filepath.Join(dir, fmt.Sprintf("scan%d.%s", i, ext))
 		g, err := os.Create(name)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := jpeg.Encode(g, dst, &jpeg.Options{Quality: 90}); err != nil {
+		if ext == "tif" {
+			err = writeRGBTIFF(g, dst)
+		} else {
+			err = jpeg.Encode(g, dst, &jpeg.Options{Quality: 90})
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 		if err := g.Close(); err != nil {
@@ -256,4 +271,52 @@ func scans(b testing.TB, dir string, n int) []string {
 		out = append(out, name)
 	}
 	return out
+}
+
+// writeRGBTIFF writes img as a baseline TIFF: uncompressed 8-bit RGB in one
+// strip, little-endian (Go's encoder writes RGBA, which scanners do not).
+func writeRGBTIFF(w io.Writer, img *image.RGBA) error {
+	b := img.Bounds()
+	width, height := b.Dx(), b.Dy()
+	const entries = 10
+	ifd := 8
+	data := ifd + 2 + entries*12 + 4 + 6 // after the IFD and BitsPerSample's three values
+	var buf bytes.Buffer
+	le := binary.LittleEndian
+	buf.Write([]byte("II*\x00"))
+	binary.Write(&buf, le, uint32(ifd))
+	binary.Write(&buf, le, uint16(entries))
+	entry := func(tag, typ uint16, count, value uint32) {
+		binary.Write(&buf, le, tag)
+		binary.Write(&buf, le, typ)
+		binary.Write(&buf, le, count)
+		binary.Write(&buf, le, value)
+	}
+	const short, long = 3, 4
+	entry(256, long, 1, uint32(width))          // ImageWidth
+	entry(257, long, 1, uint32(height))         // ImageLength
+	entry(258, short, 3, uint32(data-6))        // BitsPerSample, at the offset
+	entry(259, short, 1, 1)                     // Compression: none
+	entry(262, short, 1, 2)                     // PhotometricInterpretation: RGB
+	entry(273, long, 1, uint32(data))           // StripOffsets
+	entry(277, short, 1, 3)                     // SamplesPerPixel
+	entry(278, long, 1, uint32(height))         // RowsPerStrip
+	entry(279, long, 1, uint32(width*height*3)) // StripByteCounts
+	entry(284, short, 1, 1)                     // PlanarConfiguration: chunky
+	binary.Write(&buf, le, uint32(0))           // no next IFD
+	binary.Write(&buf, le, [3]uint16{8, 8, 8})  // BitsPerSample's values
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	row := make([]byte, width*3)
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := 0; x < width; x++ {
+			c := img.RGBAAt(b.Min.X+x, y)
+			row[3*x], row[3*x+1], row[3*x+2] = c.R, c.G, c.B
+		}
+		if _, err := w.Write(row); err != nil {
+			return err
+		}
+	}
+	return nil
 }
