@@ -47,6 +47,9 @@ type classifier struct {
 	// device's free memory (GPUProfile.GroupBatches); nil: the configured
 	// batch.
 	groupBatch []int
+	// names are the inputs' names as the tables give them (itemName), in
+	// input order: the progress bar names the next one to come.
+	names []string
 	// batch is the batch of a plain run (chooseBatch): the configured
 	// one, or on a GPU one sized by its free memory; 0: the configured.
 	batch int
@@ -523,9 +526,17 @@ func (r *classifier) logRestored(restored, failedKept, toClassify int) {
 func (r *classifier) predict(ctx context.Context, files []string, folders []classify.Folder, groups [][]int) error {
 	inputs := r.set.inputs(files)
 	r.bar = r.newBar(len(inputs))
+	// The bar names the file whose pages come next in the tables (emit),
+	// not the last one opened: inputs are opened well ahead of them.
+	r.names = make([]string, len(inputs))
+	for i, in := range inputs {
+		r.names[i] = itemName(r.set, in.Name)
+	}
+	if len(inputs) > 0 {
+		r.bar.SetItem(r.names[0])
+	}
 	opt := r.predictOptions()
 	opt.OnOpen = func(in pipeline.Input, pages int) {
-		r.bar.SetItem(itemName(r.set, in.Name))
 		if pages > 1 {
 			r.bar.AddTotal(pages - 1)
 		}
@@ -559,6 +570,12 @@ func (r *classifier) emit(p classify.Page) error {
 		r.open[p.Name] = it
 	}
 	name := itemName(r.set, p.Name)
+	switch next := p.Input + 1; {
+	case p.Page < p.Pages:
+		r.bar.SetItem(name) // more of this file's pages to come
+	case next < len(r.names):
+		r.bar.SetItem(r.names[next])
+	}
 	p = r.set.labelled(p)
 	if err := r.row(p, it, name); err != nil {
 		return err

@@ -300,9 +300,13 @@ func (r *runner) configPathOr() string {
 	return r.configPath
 }
 
+// barInterval, when set (tests), is the time between two progress lines
+// off a terminal (0: progress's default, 10 s).
+var barInterval time.Duration
+
 // newBar starts a progress bar on stderr and routes the log through it.
 func (r *runner) newBar(total int) *progress.Bar {
-	opt := progress.Options{Label: "pageclass"}
+	opt := progress.Options{Label: "pageclass", Interval: barInterval}
 	if !r.logSink.Terminal() {
 		// Off a terminal the log is JSON lines: progress lines are log
 		// records too, never bare text between (or inside) them.
