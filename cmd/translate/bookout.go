@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"archivekit/internal/atomicfile"
 	"archivekit/internal/book"
@@ -34,10 +32,12 @@ func (p *pass) booked(in input, out string) {
 // mimeTypes are the METS MIMETYPEs of the translated text files.
 var mimeTypes = map[book.Format]string{book.ALTO: "application/alto+xml", book.PAGE: "application/vnd.prima.page+xml", book.HOCR: "text/vnd.hocr+html"}
 
-// bookOut writes, with --book-out and a local METS input, the input METS
-// with one more fileGrp holding the run's translated text files
+// bookOut writes, with --book-out and a METS input (a file or a URL), the
+// input METS with one more fileGrp holding the run's translated text files
 // (bookout.AddToMETS) as <book stem>_<target>.mets.xml in the output
-// folder, the files' locations relative to it.
+// folder, the files' locations relative to it. A METS read from a URL
+// whose own locations are relative gets a warning and no book: in the
+// output folder they would lead nowhere.
 func (r *runner) bookOut(ctx context.Context, p *pass) error {
 	s := r.s
 	if !s.BookOut {
@@ -46,13 +46,24 @@ func (r *runner) bookOut(ctx context.Context, p *pass) error {
 	if r.book != nil && r.book.Kind == string(book.Manifest) {
 		return r.iiifOut(ctx, p)
 	}
-	if r.book == nil || r.book.Kind != string(book.METS) || isURL(r.book.Source) {
-		r.warn("--book-out: the input is neither a local METS file nor a IIIF manifest: no book written")
+	if r.book == nil || r.book.Kind != string(book.METS) {
+		r.warn("--book-out: the input is neither a METS file nor a IIIF manifest: no book written")
 		return nil
 	}
-	src, err := os.ReadFile(r.book.Source)
+	src, err := readBookFile(ctx, r.book.Source)
 	if err != nil {
-		return err
+		return fmt.Errorf("--book-out: %w", err)
+	}
+	if isURL(r.book.Source) {
+		rel, err := bookout.RelativeLinks(src)
+		if err != nil {
+			return fmt.Errorf("--book-out: %s: %w", r.book.Source, err)
+		}
+		if len(rel) > 0 {
+			r.warn(fmt.Sprintf("--book-out: the METS at %s locates %d files relative to itself (first %q): a copy in the output folder would not find them; no book written (translate a local copy of the book instead)",
+				r.book.Source, len(rel), rel[0]))
+			return nil
+		}
 	}
 	uses, err := bookout.Uses(src)
 	if err != nil {
@@ -63,8 +74,7 @@ func (r *runner) bookOut(ctx context.Context, p *pass) error {
 		source = p.books[0].text.Group
 	}
 	group := bookout.GroupName(uses, source, s.Target)
-	stem := strings.TrimSuffix(filepath.Base(r.book.Source), filepath.Ext(r.book.Source))
-	dst := filepath.Join(s.Output, stem+"_"+s.Target+".mets.xml")
+	dst := filepath.Join(s.Output, manifestStem(r.book.Source)+"_"+s.Target+".mets.xml")
 	var files []bookout.METSFile
 	for _, b := range p.books {
 		rel, err := filepath.Rel(filepath.Dir(dst), b.out)

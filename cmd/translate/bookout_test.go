@@ -34,23 +34,74 @@ func TestBookOutMETS(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	got := readOrFatal(t, filepath.Join(out, "mets_en.mets.xml"))
-	if !bytes.Contains(got, []byte(`<mets:fileGrp USE="OCR-D-MT-EN">`)) || bytes.Count(got, []byte(`<mets:fptr FILEID="OCR-D-MT-EN_`)) != 4 {
-		t.Fatalf("new METS:\n%s", got)
-	}
-	hrefs := regexp.MustCompile(`xlink:href="(OCR-D-GT-[^"]*_en\.[a-z.]*xml)"`).FindAllSubmatch(got, -1)
-	if len(hrefs) != 4 {
-		t.Errorf("%d FLocats of translations, want 4:\n%s", len(hrefs), got)
-	}
-	for _, m := range hrefs {
-		if _, err := os.Stat(filepath.Join(out, string(m[1]))); err != nil {
-			t.Errorf("FLocat %s: %v", m[1], err)
-		}
-	}
+	got := translatedKant(t, out)
 	back, err := bookout.RemoveFromMETS(got, "OCR-D-MT-EN")
 	if err != nil || !bytes.Equal(back, readOrFatal(t, filepath.Join(in, "mets.xml"))) {
 		t.Errorf("removing the added parts does not give the input back (%v)", err)
 	}
+}
+
+// TestBookOutMETSURL: --book-out on a METS file read from a URL (the Kant
+// METS, its locations made absolute, as published METS files have them)
+// writes the same book as for a local one: the new fileGrp's locations
+// lead to the written translations, the book's own locations are kept,
+// and removing what was added gives the served METS back. A served METS
+// whose locations are relative gets a warning and no book.
+func TestBookOutMETSURL(t *testing.T) {
+	srv := newBookServer(t)
+	from := filepath.Join("..", "..", "internal", "book", "testdata", "mets", "ocrd-kant")
+	for _, f := range []string{"OCR-D-GT-ALTO/PAGE_0017_ALTO.xml", "OCR-D-GT-ALTO/PAGE_0020_ALTO.xml", "OCR-D-GT-PAGE/PAGE_0017_PAGE.xml", "OCR-D-GT-PAGE/PAGE_0020_PAGE.xml"} {
+		srv.put("/kant/"+f, readOrFatal(t, filepath.Join(from, filepath.FromSlash(f))))
+	}
+	mets := bytes.ReplaceAll(readOrFatal(t, filepath.Join(from, "mets.xml")), []byte(`xlink:href="OCR-D-`), []byte(`xlink:href="`+srv.URL+`/kant/OCR-D-`))
+	srv.put("/kant/mets.xml", mets)
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), srv.URL+"/kant/mets.xml", "-o", out, "-src", "de", "--vocabulary", "", "--fast-align",
+		"--output-mode", "alternative", "--book-out")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	got := translatedKant(t, out)
+	if n := bytes.Count(got, []byte(`xlink:href="`+srv.URL+`/kant/OCR-D-`)); n != 6 {
+		t.Errorf("%d of the book's 6 locations kept", n)
+	}
+	back, err := bookout.RemoveFromMETS(got, "OCR-D-MT-EN")
+	if err != nil || !bytes.Equal(back, mets) {
+		t.Errorf("removing the added parts does not give the served METS back (%v)", err)
+	}
+
+	srv.put("/b1/mets.xml", []byte(testMETS))
+	srv.put("/b1/ocr/0001.xml", readOrFatal(t, realPAGE))
+	out2 := t.TempDir()
+	r = runCLI(t, newEnv(api), srv.URL+"/b1/mets.xml", "-o", out2, "--vocabulary", "", "--fast-align", "--book-out")
+	if !strings.Contains(r.stderr, "relative to itself") || !strings.Contains(r.stderr, "img/0001.jpg") {
+		t.Fatalf("relative locations: exit %d: %s", r.code, r.stderr)
+	}
+	if got, _ := filepath.Glob(filepath.Join(out2, "*.mets.xml")); len(got) != 0 {
+		t.Errorf("relative locations: book written %v", got)
+	}
+}
+
+// translatedKant reads the Kant book's METS that --book-out wrote into out
+// and checks its fileGrp OCR-D-MT-EN: four files in four fptrs, whose
+// locations lead to the written translations.
+func translatedKant(t *testing.T, out string) []byte {
+	t.Helper()
+	got := readOrFatal(t, filepath.Join(out, "mets_en.mets.xml"))
+	if !bytes.Contains(got, []byte(`<mets:fileGrp USE="OCR-D-MT-EN">`)) || bytes.Count(got, []byte(`<mets:fptr FILEID="OCR-D-MT-EN_`)) != 4 {
+		t.Fatalf("new METS:\n%s", got)
+	}
+	hrefs := regexp.MustCompile(`xlink:href="([^"]*_en\.[a-z.]*xml)"`).FindAllSubmatch(got, -1)
+	if len(hrefs) != 4 {
+		t.Errorf("%d FLocats of translations, want 4:\n%s", len(hrefs), got)
+	}
+	for _, m := range hrefs {
+		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(string(m[1])))); err != nil {
+			t.Errorf("FLocat %s: %v", m[1], err)
+		}
+	}
+	return got
 }
 
 // TestBookOutIIIF: --book-out on a IIIF Presentation 3 manifest over HTTP

@@ -30,7 +30,7 @@ import (
 // a warning and nothing is written.
 func (r *runner) iiifOut(ctx context.Context, p *pass) error {
 	s := r.s
-	src, err := readManifest(ctx, r.book.Source)
+	src, err := readBookFile(ctx, r.book.Source)
 	if err != nil {
 		return fmt.Errorf("--book-out: %w", err)
 	}
@@ -125,9 +125,9 @@ func altoLines(data []byte, target string, w, h float64) ([]bookout.TextLine, er
 	return lines, nil
 }
 
-// readManifest reads a manifest file or fetches its URL (the host named
+// readBookFile reads a book's METS file or manifest, or fetches its URL (the host named
 // may be private: the user named it).
-func readManifest(ctx context.Context, loc string) ([]byte, error) {
+func readBookFile(ctx context.Context, loc string) ([]byte, error) {
 	if !isURL(loc) {
 		return os.ReadFile(loc)
 	}

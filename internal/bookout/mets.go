@@ -10,6 +10,7 @@ package bookout
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -98,6 +99,28 @@ func Uses(src []byte) ([]string, error) {
 		if e.name.Local == "fileGrp" {
 			if u, ok := e.attr("USE"); ok {
 				out = append(out, u)
+			}
+		}
+		return true
+	})
+	return out, nil
+}
+
+// RelativeLinks lists the FLocat locations of a METS document that are
+// relative (no URL scheme), in document order: a copy of a METS file read
+// from a URL, written elsewhere, would lead them to the wrong place.
+func RelativeLinks(src []byte) ([]string, error) {
+	root, err := parseMETS(src)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	root.walk(func(e *elem) bool {
+		if e.name.Local == "FLocat" {
+			if h, ok := e.attr("href"); ok {
+				if u, err := url.Parse(strings.TrimSpace(h)); err != nil || u.Scheme == "" {
+					out = append(out, h)
+				}
 			}
 		}
 		return true

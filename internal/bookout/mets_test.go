@@ -208,3 +208,21 @@ func FuzzMETSRemovable(f *testing.F) {
 		}
 	})
 }
+
+// TestRelativeLinks: the FLocat locations without a URL scheme, in order;
+// absolute URLs (any scheme) are not listed.
+func TestRelativeLinks(t *testing.T) {
+	src := []byte(`<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink"><mets:fileSec><mets:fileGrp USE="DEFAULT">
+<mets:file ID="A"><mets:FLocat LOCTYPE="URL" xlink:href="https://example.org/a.jpg"/></mets:file>
+<mets:file ID="B"><mets:FLocat LOCTYPE="URL" xlink:href="img/b.jpg"/></mets:file>
+<mets:file ID="C"><mets:FLocat LOCTYPE="URL" xlink:href="file:///data/c.jpg"/></mets:file>
+<mets:file ID="D"><mets:FLocat LOCTYPE="URL" xlink:href="/abs/d.xml"/></mets:file>
+</mets:fileGrp></mets:fileSec></mets:mets>`)
+	got, err := RelativeLinks(src)
+	if err != nil || strings.Join(got, " ") != "img/b.jpg /abs/d.xml" {
+		t.Errorf("RelativeLinks = %q, %v; want [img/b.jpg /abs/d.xml]", got, err)
+	}
+	if _, err := RelativeLinks([]byte("<mets:mets")); err == nil {
+		t.Error("RelativeLinks of a broken document: no error")
+	}
+}
