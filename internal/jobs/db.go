@@ -270,9 +270,10 @@ func (q *Queue) openSQLite(ctx context.Context) (*riversqlite.Driver, error) {
 	return drv, nil
 }
 
-// openPostgres connects to the database of url and migrates it (River's
-// tables and the queue's), under an advisory lock so that replicas
-// starting together migrate one after the other.
+// openPostgres connects to the database of url, waiting for it
+// (acquireWaiting), and migrates it (River's tables and the queue's), under
+// an advisory lock so that replicas starting together migrate one after
+// the other.
 func (q *Queue) openPostgres(ctx context.Context, url string) (*riverpgxv5.Driver, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -284,13 +285,13 @@ func (q *Queue) openPostgres(ctx context.Context, url string) (*riverpgxv5.Drive
 	}
 	q.pool = pool
 	q.db = stdlib.OpenDBFromPool(pool)
-	cctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	conn, err := pool.Acquire(cctx)
+	conn, err := q.acquireWaiting(ctx, pool, cfg, q.opts.DatabaseWait)
 	if err != nil {
-		return nil, fmt.Errorf("jobs: database: %w", err)
+		return nil, err
 	}
 	defer conn.Release()
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
 	h := fnv.New64a()
 	h.Write([]byte("archivekit jobs migrations"))
 	key := int64(h.Sum64())

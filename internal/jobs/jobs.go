@@ -125,6 +125,13 @@ type Options struct {
 	// connection string) shared by every replica: the queue, the items'
 	// files and their answers live in it, and Dir is not used.
 	DatabaseURL string
+	// DatabaseWait bounds how long Open waits for the PostgreSQL database
+	// to answer (default DefaultDatabaseWait, 2 minutes): a replica started
+	// before its database tries again, logging each wait, while nothing
+	// listens yet, the name is not resolved yet, an attempt times out or
+	// the server is starting up; a wrong password or database fails at
+	// once.
+	DatabaseWait time.Duration
 	// Lease is how long a job's run holds it without renewing (default
 	// 30 s; renewed every third of it): a replica killed mid-job leaves
 	// it to another after at most Lease plus half of it.
@@ -254,6 +261,9 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 	}
 	if opts.CallbackAttempts <= 0 {
 		opts.CallbackAttempts = 6
+	}
+	if opts.DatabaseWait <= 0 {
+		opts.DatabaseWait = DefaultDatabaseWait
 	}
 	if opts.pollEvery == 0 {
 		opts.pollEvery = 50 * time.Millisecond

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -29,6 +30,8 @@ const EnvPostgresBin = "ARCHIVEKIT_PG_BIN"
 // cluster is the test process's throwaway PostgreSQL cluster.
 type cluster struct {
 	dir  string
+	bin  string
+	cred *syscall.Credential // the user nobody when the process runs as root
 	port int
 	cmd  *exec.Cmd
 	mu   sync.Mutex
@@ -105,12 +108,26 @@ func StopPostgres() {
 	if pg == nil || pg.cmd == nil {
 		return
 	}
-	_ = pg.cmd.Process.Signal(syscall.SIGQUIT) // immediate shutdown
-	_ = pg.cmd.Wait()
-	_ = os.RemoveAll(pg.dir)
+	pg.stop()
 }
 
 func startCluster() (*cluster, error) {
+	c, err := initCluster("")
+	if err != nil || c == nil {
+		return nil, err
+	}
+	if err := c.start(); err != nil {
+		os.RemoveAll(c.dir)
+		return nil, err
+	}
+	return c, nil
+}
+
+// initCluster makes a cluster in a new temporary folder and chooses its
+// port, without starting it: the user postgres has password, or trusts
+// every connection when password is empty. It is nil, with pgSkip set,
+// when PostgreSQL's programs are absent.
+func initCluster(password string) (*cluster, error) {
 	bin := PostgresBin()
 	if bin == "" {
 		pgSkip = "PostgreSQL's server programs are absent (no /usr/lib/postgresql/*/bin, " + EnvPostgresBin + " unset): install Debian's postgresql package (make deps does)"
@@ -126,47 +143,71 @@ func startCluster() (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{dir: dir}
-	var cred *syscall.Credential
+	c := &cluster{dir: dir, bin: bin}
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("nobody")
 		if err != nil {
+			os.RemoveAll(dir)
 			return nil, fmt.Errorf("running as root, and no user nobody to run PostgreSQL as: %w", err)
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
-		cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}
+		c.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}
 		if err := os.Chown(dir, uid, gid); err != nil {
+			os.RemoveAll(dir)
 			return nil, err
 		}
 	}
-	data := filepath.Join(dir, "data")
-	run := func(name string, args ...string) *exec.Cmd {
-		cmd := exec.Command(filepath.Join(bin, name), args...)
-		cmd.Dir = dir
-		cmd.Env = []string{"LC_ALL=C", "PATH=" + bin + ":/usr/bin:/bin", "HOME=" + dir}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
-		return cmd
+	args := []string{"-D", filepath.Join(dir, "data"), "-U", "postgres", "-E", "UTF8", "--no-sync"}
+	if password == "" {
+		args = append(args, "-A", "trust")
+	} else {
+		pwfile := filepath.Join(dir, "pw")
+		err := os.WriteFile(pwfile, []byte(password+"\n"), 0o600)
+		if err == nil && c.cred != nil {
+			err = os.Chown(pwfile, int(c.cred.Uid), int(c.cred.Gid))
+		}
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		args = append(args, "-A", "scram-sha-256", "--pwfile", pwfile)
 	}
-	if out, err := run("initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync").CombinedOutput(); err != nil {
+	if out, err := c.command("initdb", args...).CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	c.port = l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	c.cmd = run("postgres", "-D", data, "-p", strconv.Itoa(c.port), "-k", dir, "-c", "listen_addresses=127.0.0.1",
+	return c, nil
+}
+
+// command is one of the cluster's programs, run in its folder (as nobody
+// when the process runs as root), killed with the test process.
+func (c *cluster) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(c.bin, name), args...)
+	cmd.Dir = c.dir
+	cmd.Env = []string{"LC_ALL=C", "PATH=" + c.bin + ":/usr/bin:/bin", "HOME=" + c.dir}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+// start starts the cluster's server and waits until it accepts
+// connections (at most 2 minutes); on failure the server is killed.
+func (c *cluster) start() error {
+	c.cmd = c.command("postgres", "-D", filepath.Join(c.dir, "data"), "-p", strconv.Itoa(c.port), "-k", c.dir, "-c", "listen_addresses=127.0.0.1",
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=300")
 	stderr, err := c.cmd.StderrPipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := c.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
+		return err
 	}
 	ready := make(chan error, 1)
 	go func() {
@@ -194,8 +235,58 @@ func startCluster() (*cluster, error) {
 	if err != nil {
 		_ = c.cmd.Process.Kill()
 		_ = c.cmd.Wait()
-		os.RemoveAll(dir)
-		return nil, err
+		return err
 	}
-	return c, nil
+	return nil
+}
+
+// stop stops the cluster's server, if started, and removes its folder.
+func (c *cluster) stop() {
+	if c.cmd != nil && c.cmd.Process != nil {
+		_ = c.cmd.Process.Signal(syscall.SIGQUIT) // immediate shutdown
+		_ = c.cmd.Wait()
+	}
+	_ = os.RemoveAll(c.dir)
+}
+
+// PostgresServer is a test's own PostgreSQL cluster, whose user postgres
+// has a password, started when the test says (to test a client that
+// waits for its server).
+type PostgresServer struct {
+	c *cluster
+}
+
+// NewPostgresServer makes a cluster whose user postgres has password (on
+// 127.0.0.1, at a port chosen now) and does not start it: Start does. It
+// is stopped and removed when the test ends. The test is skipped when
+// PostgreSQL's programs are absent.
+func NewPostgresServer(t testing.TB, password string) *PostgresServer {
+	t.Helper()
+	c, err := initCluster(password)
+	if c == nil && err == nil {
+		t.Skip(pgSkip)
+	}
+	if err != nil {
+		t.Fatalf("PostgreSQL: %v", err)
+	}
+	t.Cleanup(c.stop)
+	return &PostgresServer{c: c}
+}
+
+// URL is the connection URL of the server's database postgres as user
+// postgres with password.
+func (s *PostgresServer) URL(password string) string {
+	u := url.URL{Scheme: "postgres", User: url.UserPassword("postgres", password), Host: s.Address(), Path: "/postgres", RawQuery: "sslmode=disable"}
+	return u.String()
+}
+
+// Address is the server's host:port.
+func (s *PostgresServer) Address() string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.c.port))
+}
+
+// Start starts the server and returns when it accepts connections. It may
+// be called from any goroutine, once.
+func (s *PostgresServer) Start() error {
+	return s.c.start()
 }
