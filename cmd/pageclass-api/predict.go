@@ -73,6 +73,10 @@ type predictRequest struct {
 	decode      imageio.Options
 	// maxRender is the time the request may spend on its pages (-max-render).
 	maxRender time.Duration
+	// tiff: a /predict_document file not labelled application/pdf whose
+	// content is a TIFF (a multi-page scan), classified page by page like
+	// a PDF.
+	tiff bool
 }
 
 // parsePredict reads the form (parseForm), checks the file's content type
@@ -105,8 +109,13 @@ func (req *predictRequest) checkType() *failure {
 		return nil
 	}
 	if req.document && f.ctype != "application/pdf" {
-		return failf(http.StatusBadRequest, service.ReasonUnsupportedFormat,
-			"file %q has content type %q: /predict_document accepts application/pdf only (send page images to /predict_image)", f.name, f.ctype)
+		// A TIFF is taken by its content, whatever its label (image/tiff,
+		// or application/octet-stream from a client that does not know
+		// the name).
+		if req.tiff = imageio.Sniff(f.file) == ".tif"; !req.tiff {
+			return failf(http.StatusBadRequest, service.ReasonUnsupportedFormat,
+				"file %q has content type %q: /predict_document accepts application/pdf only, and TIFF files by their content (send other page images to /predict_image)", f.name, f.ctype)
+		}
 	}
 	if !req.document && !strings.HasPrefix(f.ctype, "image/") {
 		return failf(http.StatusBadRequest, service.ReasonUnsupportedFormat,
@@ -233,18 +242,22 @@ func (req *predictRequest) classifyFile(ctx context.Context, step *classify.Step
 }
 
 // open decodes the request's file and refuses a document that is not a
-// PDF or has too many pages, and an image of several pages.
+// PDF (or a TIFF, req.tiff) or has too many pages, and an image of several
+// pages.
 func (req *predictRequest) open() (*imageio.Doc, *failure) {
 	f := req.form
 	doc, err := req.decode.Decode(f.file, f.name)
 	if err != nil {
 		kind := "an image"
-		if req.document {
+		switch {
+		case req.tiff:
+			kind = "a TIFF"
+		case req.document:
 			kind = "a PDF"
 		}
 		return nil, decodeFailure(err, "%q cannot be read as %s: %v", f.name, kind, err)
 	}
-	if req.document && !doc.IsPDF() {
+	if req.document && !req.tiff && !doc.IsPDF() {
 		return nil, failf(http.StatusUnprocessableEntity, service.ReasonUnsupportedFormat, "%q is labelled application/pdf but is not a PDF", f.name)
 	}
 	n := doc.Pages()
@@ -262,7 +275,7 @@ func (req *predictRequest) open() (*imageio.Doc, *failure) {
 		// A multi-page TIFF: the image response holds one page, and
 		// answering the first alone would drop the others unseen.
 		return nil, failf(http.StatusUnprocessableEntity, service.ReasonTooManyPages,
-			"%q has %d pages: /predict_image classifies one page; classify each page with pageclass -f (it classifies every page of a TIFF), or send the pages as a PDF to /predict_document", f.name, n)
+			"%q has %d pages: /predict_image classifies one page; send it to /predict_document, which classifies every page of a TIFF (as pageclass -f does)", f.name, n)
 	}
 	return doc, nil
 }

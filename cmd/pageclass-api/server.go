@@ -277,7 +277,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
 	}
 	s.svc.Route("POST /predict_image", "classify one page image (multipart form: file, version, topn, document_json, document_json_out)", s.jobs.Async(s.predict(false)))
-	s.svc.Route("POST /predict_document", fmt.Sprintf("classify every page of a PDF of at most %d pages, or the pages selected (same form fields, and pages)", s.maxPDFPages), s.jobs.Async(s.predict(true)))
+	s.svc.Route("POST /predict_document", fmt.Sprintf("classify every page of a PDF or a multi-page TIFF of at most %d pages, or the pages selected (same form fields, and pages)", s.maxPDFPages), s.jobs.Async(s.predict(true)))
 	s.svc.Route("GET /frontend", "browser interface", frontend.Handler().ServeHTTP)
 	s.svc.Handle("GET /frontend/{asset}", frontend.Handler())
 	return s, nil

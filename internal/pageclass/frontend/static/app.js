@@ -201,16 +201,31 @@ function offerDownloads() {
   }
 }
 
+// documentKind says, from a file's first bytes (a Uint8Array), whether it
+// is a document of pages for /predict_document: "pdf" (%PDF-), "tiff"
+// (II*\0 or MM\0*, possibly several pages), or "" for a page image for
+// /predict_image. By content, as the service and the command line go,
+// whatever the file's name or the type the browser guessed.
+function documentKind(head) {
+  const starts = (sig) => sig.length <= head.length && [...sig].every((c, i) => head[i] === c.charCodeAt(0));
+  if (starts("%PDF-")) return "pdf";
+  if (starts("II*\0") || starts("MM\0*")) return "tiff";
+  return "";
+}
+
 // classify sends one file to the service and returns its answer, or throws
-// an Error with the API's detail.
+// an Error with the API's detail: a PDF or a TIFF to /predict_document
+// (every page, with thumbnails), anything else to /predict_image.
 async function classify(file) {
-  const isPDF = file.type === "application/pdf" || /\.pdf$/i.test(file.name);
+  const kind = documentKind(new Uint8Array(await file.slice(0, 5).arrayBuffer()));
   const fd = new FormData();
-  fd.append("file", file, file.name);
+  // The service takes a PDF labelled application/pdf, whatever the
+  // browser guessed from its name; a TIFF by its content.
+  fd.append("file", kind === "pdf" ? new Blob([file], { type: "application/pdf" }) : file, file.name);
   fd.append("version", $("version").value);
   fd.append("topn", $("topn").value);
-  if (isPDF) fd.append("thumbnails", "true");
-  const r = await api(isPDF ? "/predict_document" : "/predict_image", { method: "POST", body: fd });
+  if (kind) fd.append("thumbnails", "true");
+  const r = await api(kind ? "/predict_document" : "/predict_image", { method: "POST", body: fd });
   let body = null;
   try { body = await r.json(); } catch (_) { /* not JSON */ }
   if (!r.ok) throw new Error("Error " + r.status + ": " + detailText(body, r.status));
@@ -226,7 +241,7 @@ $("form").addEventListener("submit", async (ev) => {
   $("table").tBodies[0].replaceChildren();
   rows = [];
   const files = [...$("file").files];
-  if (!files.length) { showError("Choose an image or a PDF first."); return; }
+  if (!files.length) { showError("Choose an image, a PDF or a TIFF first."); return; }
   $("submit").disabled = true;
   const failures = [];
   const demo = new Set();
