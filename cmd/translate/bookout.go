@@ -30,7 +30,7 @@ func (p *pass) booked(in input, out string) {
 }
 
 // mimeTypes are the METS MIMETYPEs of the translated text files.
-var mimeTypes = map[book.Format]string{book.ALTO: "application/alto+xml", book.PAGE: "application/vnd.prima.page+xml", book.HOCR: "text/vnd.hocr+html"}
+var mimeTypes = map[book.Format]string{book.ALTO: "application/alto+xml", book.PAGE: bookout.PAGEFormat, book.HOCR: bookout.HOCRFormat}
 
 // bookOut writes, with --book-out and a METS input (a file or a URL), the
 // input METS with one more fileGrp holding the run's translated text files

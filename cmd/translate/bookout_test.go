@@ -3,6 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"html"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -110,7 +114,8 @@ func translatedKant(t *testing.T, out string) []byte {
 // each targeting that canvas with an xywh box inside the 800 × 1000
 // canvas) and the derived manifest under the output folder, whose canvas
 // links the page and the translated ALTO at --book-base-url; both load in
-// iiif-prezi3. A Presentation 2 manifest gets a warning and no book.
+// iiif-prezi3 (the hOCR canvas gets its page too: TestBookOutIIIFPageHOCR).
+// A Presentation 2 manifest gets a warning and no book.
 func TestBookOutIIIF(t *testing.T) {
 	srv := newBookServer(t)
 	srv.put("/iiif/manifest.json", testManifest(srv.URL))
@@ -169,7 +174,7 @@ func TestBookOutIIIF(t *testing.T) {
 		t.Fatal(err)
 	}
 	if m.ID != base+"manifest_en.json" || len(m.Items) != 4 || m.Items[0].ID != canvas1 || len(m.Items[0].Annotations) != 1 ||
-		m.Items[0].Annotations[0].ID != page.ID || len(m.Items[1].Annotations) != 0 {
+		m.Items[0].Annotations[0].ID != page.ID || len(m.Items[1].Annotations) != 1 {
 		t.Fatalf("derived manifest %+v", m)
 	}
 	see := m.Items[0].SeeAlso[len(m.Items[0].SeeAlso)-1]
@@ -192,5 +197,162 @@ func TestBookOutIIIF(t *testing.T) {
 	}
 	if got, _ := filepath.Glob(filepath.Join(out2, "v2_en*")); len(got) != 0 {
 		t.Errorf("v2 manifest: book written %v", got)
+	}
+}
+
+// TestBookOutIIIFPageHOCR: --book-out on a IIIF Presentation 3 manifest
+// whose canvases link a real PAGE-XML file (OCR-D's Kant page, append
+// mode) and a real hOCR file (ocropy) writes an annotation page for each:
+// one annotation a line with text, in document order, whose text is the
+// translation of the line (the stand-in's, not the source) and whose
+// target is the line's box (PAGE: its Coords polygon's bounds; hOCR: its
+// bbox) scaled from the page image onto the 800 × 1000 canvas; the derived
+// manifest links them and the translated files, labelled with their
+// format; everything loads in iiif-prezi3.
+func TestBookOutIIIFPageHOCR(t *testing.T) {
+	const pageFile = "../../internal/translate/pagexml/testdata/real/ocrd-gt_german_kant1784-0017.page.xml"
+	srv := newBookServer(t)
+	srv.put("/iiif/text/1.page.xml", readOrFatal(t, pageFile))
+	srv.put("/iiif/text/2.hocr", readOrFatal(t, realHOCRSmall))
+	canvas := func(n int, see string) string {
+		return fmt.Sprintf(`{"id": "%[1]s/iiif/canvas/%[2]d", "type": "Canvas", "width": 800, "height": 1000,
+  "items": [{"id": "%[1]s/iiif/canvas/%[2]d/page", "type": "AnnotationPage", "items": [{"id": "%[1]s/iiif/canvas/%[2]d/image", "type": "Annotation",
+    "motivation": "painting", "target": "%[1]s/iiif/canvas/%[2]d", "body": {"id": "%[1]s/img/%[2]d.jpg", "type": "Image", "format": "image/jpeg"}}]}],
+  "seeAlso": [%[3]s]}`, srv.URL, n, see)
+	}
+	srv.put("/iiif/book.json", []byte(fmt.Sprintf(`{"@context": "http://iiif.io/api/presentation/3/context.json", "id": "%s/iiif/book.json", "type": "Manifest",
+  "label": {"en": ["PAGE and hOCR"]}, "items": [%s, %s]}`, srv.URL,
+		canvas(1, `{"id": "`+srv.URL+`/iiif/text/1.page.xml", "type": "Dataset", "format": "application/vnd.prima.page+xml"}`),
+		canvas(2, `{"id": "`+srv.URL+`/iiif/text/2.hocr", "type": "Text", "format": "text/vnd.hocr+html"}`))))
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	const base = "https://example.org/pub/"
+	r := runCLI(t, newEnv(api), srv.URL+"/iiif/book.json", "-o", out, "-src", "de", "--vocabulary", "", "--fast-align",
+		"--book-out", "--book-base-url", base)
+	if r.code != exitOK || strings.Contains(r.stderr, "get no annotations") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var m struct {
+		Items []struct {
+			Annotations []struct{ ID string }
+			SeeAlso     []struct {
+				ID, Format, Profile string
+				Label               map[string][]string
+			}
+		} `json:"items"`
+	}
+	manifest := filepath.Join(out, "book_en.json")
+	if err := json.Unmarshal(readOrFatal(t, manifest), &m); err != nil || len(m.Items) != 2 {
+		t.Fatalf("derived manifest: %v, %+v", err, m)
+	}
+	type orig struct {
+		text       string
+		x, y, w, h float64 // the box in the source file's pixels
+	}
+	// The source lines, read here from the files as a person would: the
+	// PAGE lines' first TextEquiv and Coords, the hOCR lines' text and bbox.
+	pageLines := func() []orig {
+		var doc struct {
+			Page struct {
+				W       float64 `xml:"imageWidth,attr"`
+				Regions []struct {
+					Lines []struct {
+						Coords struct {
+							Points string `xml:"points,attr"`
+						}
+						Text []string `xml:"TextEquiv>Unicode"`
+					} `xml:"TextLine"`
+				} `xml:"TextRegion"`
+			}
+		}
+		if err := xml.Unmarshal(readOrFatal(t, pageFile), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var out []orig
+		for _, rg := range doc.Page.Regions {
+			for _, l := range rg.Lines {
+				o := orig{text: l.Text[0], x: 1e9, y: 1e9}
+				var x1, y1 float64
+				for _, pt := range strings.Fields(l.Coords.Points) {
+					var x, y float64
+					fmt.Sscanf(pt, "%g,%g", &x, &y)
+					o.x, o.y, x1, y1 = min(o.x, x), min(o.y, y), max(x1, x), max(y1, y)
+				}
+				o.w, o.h = x1-o.x, y1-o.y
+				out = append(out, o)
+			}
+		}
+		return out
+	}()
+	hocrLines := func() []orig {
+		re := regexp.MustCompile(`<span class='ocr_line' title='bbox (\d+) (\d+) (\d+) (\d+)'>([^<]*)</span>`)
+		var out []orig
+		for _, g := range re.FindAllStringSubmatch(string(readOrFatal(t, realHOCRSmall)), -1) {
+			v := make([]float64, 4)
+			for i := range v {
+				v[i], _ = strconv.ParseFloat(g[i+1], 64)
+			}
+			out = append(out, orig{text: html.UnescapeString(g[5]), x: v[0], y: v[1], w: v[2] - v[0], h: v[3] - v[1]})
+		}
+		return out
+	}()
+	for i, c := range []struct {
+		lines         []orig
+		imgW, imgH    float64
+		format, label string
+		profilePrefix string
+	}{
+		{pageLines, 1457, 2083, bookout.PAGEFormat, "PAGE-XML, machine translation (en-t-de-t0-und)", "http://schema.primaresearch.org/PAGE/gts/pagecontent/"},
+		{hocrLines, 4299, 3035, bookout.HOCRFormat, "hOCR, machine translation (en-t-de-t0-und)", bookout.HOCRProfile},
+	} {
+		it := m.Items[i]
+		if len(it.Annotations) != 1 || len(it.SeeAlso) != 2 {
+			t.Fatalf("canvas %d: %+v", i+1, it)
+		}
+		see := it.SeeAlso[1]
+		if see.Format != c.format || !strings.HasPrefix(see.Profile, c.profilePrefix) || len(see.Label["none"]) != 1 || see.Label["none"][0] != c.label {
+			t.Errorf("canvas %d seeAlso %+v", i+1, see)
+		}
+		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(strings.TrimPrefix(see.ID, base)))); err != nil {
+			t.Errorf("canvas %d: linked file: %v", i+1, err)
+		}
+		pagePath := filepath.Join(out, filepath.FromSlash(strings.TrimPrefix(it.Annotations[0].ID, base)))
+		var page struct {
+			Items []struct {
+				Target string
+				Body   struct{ Value, Language string }
+			}
+		}
+		if err := json.Unmarshal(readOrFatal(t, pagePath), &page); err != nil {
+			t.Fatal(err)
+		}
+		if len(page.Items) != len(c.lines) || len(c.lines) == 0 {
+			t.Fatalf("canvas %d: %d annotations, %d source lines", i+1, len(page.Items), len(c.lines))
+		}
+		canvasID := fmt.Sprintf("%s/iiif/canvas/%d", srv.URL, i+1)
+		sx, sy := 800/c.imgW, 1000/c.imgH
+		changed := 0
+		for k, a := range page.Items {
+			o := c.lines[k]
+			want := strings.Join(strings.Fields(translatortest.Translate(o.text)), " ")
+			if a.Body.Value != strings.Join(strings.Fields(o.text), " ") {
+				changed++
+			}
+			if a.Body.Value != want {
+				t.Errorf("canvas %d line %d: %q, want the translation %q of %q", i+1, k, a.Body.Value, want, o.text)
+			}
+			var x, y, w, h float64
+			if _, err := fmt.Sscanf(strings.TrimPrefix(a.Target, canvasID), "#xywh=%g,%g,%g,%g", &x, &y, &w, &h); err != nil {
+				t.Fatalf("canvas %d line %d: target %s: %v", i+1, k, a.Target, err)
+			}
+			// Whole canvas units, rounded outwards: within one unit.
+			if math.Abs(x-o.x*sx) > 1 || math.Abs(y-o.y*sy) > 1 || math.Abs(x+w-(o.x+o.w)*sx) > 1 || math.Abs(y+h-(o.y+o.h)*sy) > 1 {
+				t.Errorf("canvas %d line %d: target %s, want the box %g,%g,%g,%g scaled by %g × %g", i+1, k, a.Target, o.x, o.y, o.w, o.h, sx, sy)
+			}
+		}
+		if changed < len(page.Items)/2 {
+			t.Errorf("canvas %d: %d of %d annotations differ from the source", i+1, changed, len(page.Items))
+		}
+		t.Logf("iiif-prezi3: %s", bookouttest.Prezi3(t, manifest, pagePath))
 	}
 }

@@ -14,20 +14,21 @@ import (
 	"archivekit/internal/bookout"
 	"archivekit/internal/fetch"
 	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/hocr"
 	"archivekit/internal/translate/langtag"
+	"archivekit/internal/translate/pagexml"
 	"archivekit/internal/version"
 )
 
 // iiifOut writes, with --book-out and a IIIF manifest input, one W3C
-// annotation page per translated ALTO file (its lines as supplementing
+// annotation page per translated ALTO, PAGE-XML or hOCR file (its lines as supplementing
 // TextualBody annotations in the translation's language tag, each
 // targeting its canvas at the line's box scaled onto the canvas) under
 // <output>/<book>_<target>_annotations/, and the derived manifest
-// <output>/<book>_<target>.json linking them and the translated ALTO
+// <output>/<book>_<target>.json linking them and the translated files
 // (bookout.DerivedManifest). Ids are under --book-base-url (default the
-// output folder's file:// URL). PAGE-XML and hOCR translations get no
-// annotations (their lines are not read); a Presentation 2 manifest gets
-// a warning and nothing is written.
+// output folder's file:// URL). A Presentation 2 manifest gets a warning
+// and nothing is written.
 func (r *runner) iiifOut(ctx context.Context, p *pass) error {
 	s := r.s
 	src, err := readBookFile(ctx, r.book.Source)
@@ -50,7 +51,8 @@ func (r *runner) iiifOut(ctx context.Context, p *pass) error {
 	at := map[string]int{}
 	skipped := 0
 	for _, b := range p.books {
-		if b.text.Format != book.ALTO {
+		read, ok := lineReaders[b.text.Format]
+		if !ok {
 			skipped++
 			continue
 		}
@@ -58,10 +60,11 @@ func (r *runner) iiifOut(ctx context.Context, p *pass) error {
 		if err != nil {
 			return err
 		}
-		lines, err := altoLines(data, s.Target, b.w, b.h)
+		pages, err := read.lines(data, s.Target)
 		if err != nil {
 			return fmt.Errorf("--book-out: %s: %w", b.out, err)
 		}
+		lines := bookout.OnCanvas(pages, b.w, b.h)
 		rel := stem + "_annotations/" + strconv.Itoa(len(files)+1) + ".json"
 		page, err := bookout.TranslationPage(base+rel, b.page, tag, lines, gen)
 		if err != nil {
@@ -80,7 +83,7 @@ func (r *runner) iiifOut(ctx context.Context, p *pass) error {
 		if !ok {
 			i, at[b.page] = len(links), len(links)
 			links = append(links, bookout.CanvasLinks{Canvas: b.page, ALTO: base + filepath.ToSlash(altoRel),
-				Label: "ALTO, machine translation (" + tag + ")"})
+				Format: read.format, ALTOProfile: read.profile(data), Label: read.name + ", machine translation (" + tag + ")"})
 		}
 		links[i].Annotations = append(links[i].Annotations, base+rel)
 	}
@@ -98,31 +101,29 @@ func (r *runner) iiifOut(ctx context.Context, p *pass) error {
 		return err
 	}
 	if skipped > 0 {
-		r.warn(fmt.Sprintf("--book-out: %d translated PAGE-XML or hOCR files get no annotations (only ALTO lines are read)", skipped))
+		r.warn(fmt.Sprintf("--book-out: %d translated files of another format than ALTO, PAGE-XML and hOCR get no annotations", skipped))
 	}
 	r.log.Info("book written", "manifest", filepath.Join(outDir, stem+".json"), "annotation pages", len(files)-1)
 	return nil
 }
 
-// altoLines are the lines of a translated ALTO file, their boxes scaled
-// from the ALTO page onto a canvas of w × h.
-func altoLines(data []byte, target string, w, h float64) ([]bookout.TextLine, error) {
-	pages, err := alto.Lines(data, target)
-	if err != nil {
-		return nil, err
-	}
-	var lines []bookout.TextLine
-	for _, pg := range pages {
-		for _, l := range pg.Lines {
-			tl := bookout.TextLine{Text: l.Text}
-			if l.HasBox {
-				box := bookout.Box{X: l.X, Y: l.Y, W: l.W, H: l.H}.Scale(pg.Width, pg.Height, w, h)
-				tl.Box = &box
-			}
-			lines = append(lines, tl)
-		}
-	}
-	return lines, nil
+// lineReader reads a translated text format's lines for --book-out.
+type lineReader struct {
+	name string
+	// lines reads the lines (alto.Lines, pagexml.Lines, hocr.Lines).
+	lines func(data []byte, target string) ([]bookout.OCRPage, error)
+	// format and profile are the seeAlso link's ("" for ALTO: bookout's
+	// defaults).
+	format  string
+	profile func(data []byte) string
+}
+
+// lineReaders are the formats whose translations get annotation pages.
+var lineReaders = map[book.Format]lineReader{
+	book.ALTO: {name: "ALTO", lines: alto.Lines, profile: func([]byte) string { return "" }},
+	book.PAGE: {name: "PAGE-XML", lines: pagexml.Lines, format: bookout.PAGEFormat,
+		profile: func(data []byte) string { return pagexml.NamespacePrefix + pagexml.Version(data) }},
+	book.HOCR: {name: "hOCR", lines: hocr.Lines, format: bookout.HOCRFormat, profile: func([]byte) string { return bookout.HOCRProfile }},
 }
 
 // readBookFile reads a book's METS file or manifest, or fetches its URL (the host named

@@ -25,6 +25,13 @@ const (
 	// namespaces "http://www.loc.gov/standards/alto/ns-v4#" and schema
 	// locations alike); viewers match an ALTO seeAlso by it.
 	ALTOProfilePrefix = "http://www.loc.gov/standards/alto/"
+	// PAGEFormat is the media type of a translated PAGE-XML file (its
+	// profile is its namespace URI).
+	PAGEFormat = "application/vnd.prima.page+xml"
+	// HOCRFormat and HOCRProfile are the media type and profile of a
+	// translated hOCR file (viewers match an hOCR seeAlso by either).
+	HOCRFormat  = "text/vnd.hocr+html"
+	HOCRProfile = "http://kba.cloud/hocr-spec/1.2/"
 )
 
 // Box is a region of a canvas in canvas coordinates.
@@ -54,6 +61,32 @@ func (b Box) fragment() string {
 type TextLine struct {
 	Text string
 	Box  *Box
+}
+
+// OCRPage is a page of an OCR file (an ALTO Page, a PAGE-XML Page, an
+// hOCR ocr_page): its size in the file's own units (0 when not given) and
+// its lines in document order, their boxes in those units (nil: the line
+// has no usable box).
+type OCRPage struct {
+	Width, Height float64
+	Lines         []TextLine
+}
+
+// OnCanvas returns the lines of pages with their boxes scaled from each
+// page onto a canvas of w × h (Box.Scale).
+func OnCanvas(pages []OCRPage, w, h float64) []TextLine {
+	var lines []TextLine
+	for _, pg := range pages {
+		for _, l := range pg.Lines {
+			tl := TextLine{Text: l.Text}
+			if l.Box != nil {
+				box := l.Box.Scale(pg.Width, pg.Height, w, h)
+				tl.Box = &box
+			}
+			lines = append(lines, tl)
+		}
+	}
+	return lines
 }
 
 // PageClass is a page's class as the classifier gave it.
@@ -148,10 +181,13 @@ type CanvasLinks struct {
 	// Annotations are annotation page ids, added to the canvas's
 	// annotations.
 	Annotations []string
-	// ALTO is the translated ALTO's URL ("" for none), added to seeAlso
-	// with format ALTOFormat and profile ALTOProfile (ALTOProfilePrefix
-	// when empty) and Label.
+	// ALTO is the translated text file's URL ("" for none), added to
+	// seeAlso with format Format and profile ALTOProfile and Label. An
+	// ALTO file leaves Format empty (ALTOFormat, and ALTOProfilePrefix
+	// when ALTOProfile is empty); a PAGE-XML or hOCR file gives its
+	// format (PAGEFormat, HOCRFormat) and profile.
 	ALTO, ALTOProfile, Label string
+	Format                   string
 }
 
 // DerivedManifest returns the IIIF Presentation 3 manifest src as a new
@@ -196,12 +232,18 @@ func DerivedManifest(src []byte, id string, links []CanvasLinks) ([]byte, error)
 			c["annotations"] = anns
 		}
 		if l.ALTO != "" {
-			profile := l.ALTOProfile
-			if profile == "" {
-				profile = ALTOProfilePrefix
+			format, profile := l.Format, l.ALTOProfile
+			if format == "" {
+				format = ALTOFormat
+				if profile == "" {
+					profile = ALTOProfilePrefix
+				}
 			}
 			see, _ := c["seeAlso"].([]any)
-			entry := map[string]any{"id": l.ALTO, "type": "Dataset", "format": ALTOFormat, "profile": profile}
+			entry := map[string]any{"id": l.ALTO, "type": "Dataset", "format": format}
+			if profile != "" {
+				entry["profile"] = profile
+			}
 			if l.Label != "" {
 				entry["label"] = map[string]any{"none": []any{l.Label}}
 			}

@@ -5,31 +5,18 @@ import (
 	"strconv"
 	"strings"
 
+	"archivekit/internal/bookout"
 	"archivekit/internal/translate/xmlsplice"
 )
 
-// Line is a TextLine's text and box, in the unit of its ALTO document.
-type Line struct {
-	Text string
-	// X, Y, W, H are HPOS, VPOS, WIDTH and HEIGHT; HasBox is false when
-	// one of them is missing or not a number.
-	X, Y, W, H float64
-	HasBox     bool
-}
-
-// PageLines is one Page of an ALTO document: its WIDTH and HEIGHT (0 when
-// not given) and its lines in document order.
-type PageLines struct {
-	Width, Height float64
-	Lines         []Line
-}
-
 // Lines reads the lines of each Page of an ALTO document, for annotations
-// that place text on a canvas (internal/bookout). A line's text is, when
+// that place text on a canvas (internal/bookout): the Page's WIDTH and
+// HEIGHT, each TextLine's box from HPOS, VPOS, WIDTH and HEIGHT (none when
+// one is missing or not a positive size) and its text. A line's text is, when
 // its Strings hold ALTERNATIVEs that Alternative mode wrote into target,
 // those joined by spaces (the translation); otherwise its String CONTENT
 // values joined (the text of a replace-mode output, or the original).
-func Lines(src []byte, target string) ([]PageLines, error) {
+func Lines(src []byte, target string) ([]bookout.OCRPage, error) {
 	doc, err := xmlsplice.Parse(src)
 	if err != nil {
 		return nil, fmt.Errorf("alto: %w", err)
@@ -37,12 +24,12 @@ func Lines(src []byte, target string) ([]PageLines, error) {
 	if !rootIsALTO(doc) {
 		return nil, fmt.Errorf("alto: root element is not <alto>")
 	}
-	var pages []PageLines
+	var pages []bookout.OCRPage
 	doc.Root.Walk(func(n *xmlsplice.Node) bool {
 		if n.Name.Local != "Page" {
 			return true
 		}
-		p := PageLines{Width: number(n, "WIDTH"), Height: number(n, "HEIGHT")}
+		p := bookout.OCRPage{Width: Number(n, "WIDTH"), Height: Number(n, "HEIGHT")}
 		n.Walk(func(l *xmlsplice.Node) bool {
 			if l.Name.Local != "TextLine" {
 				return true
@@ -56,7 +43,7 @@ func Lines(src []byte, target string) ([]PageLines, error) {
 	return pages, nil
 }
 
-func readLine(l *xmlsplice.Node, target string) Line {
+func readLine(l *xmlsplice.Node, target string) bookout.TextLine {
 	var content, translated []string
 	for _, s := range l.Elements() {
 		if s.Name.Local != "String" {
@@ -73,20 +60,22 @@ func readLine(l *xmlsplice.Node, target string) Line {
 			}
 		}
 	}
-	out := Line{Text: strings.Join(content, " ")}
+	out := bookout.TextLine{Text: strings.Join(content, " ")}
 	if len(translated) > 0 {
 		out.Text = strings.Join(translated, " ")
 	}
-	out.X, out.Y, out.W, out.H = number(l, "HPOS"), number(l, "VPOS"), number(l, "WIDTH"), number(l, "HEIGHT")
+	box := bookout.Box{X: Number(l, "HPOS"), Y: Number(l, "VPOS"), W: Number(l, "WIDTH"), H: Number(l, "HEIGHT")}
 	_, okX := l.Attr("", "HPOS")
 	_, okY := l.Attr("", "VPOS")
-	out.HasBox = okX && okY && out.W > 0 && out.H > 0
+	if okX && okY && box.W > 0 && box.H > 0 {
+		out.Box = &box
+	}
 	return out
 }
 
-// number is the float value of n's attribute name, 0 when absent or not a
+// Number is the float value of n's attribute name, 0 when absent or not a
 // number.
-func number(n *xmlsplice.Node, name string) float64 {
+func Number(n *xmlsplice.Node, name string) float64 {
 	a, ok := n.Attr("", name)
 	if !ok {
 		return 0

@@ -28,16 +28,12 @@ func TestLinesToAnnotations(t *testing.T) {
 		t.Fatalf("%d pages, %v", len(pages), err)
 	}
 	p := pages[0]
-	var lines []bookout.TextLine
+	lines := bookout.OnCanvas(pages, p.Width/2, p.Height/2)
 	boxed := 0
-	for _, l := range p.Lines {
-		tl := bookout.TextLine{Text: l.Text}
-		if l.HasBox {
-			b := bookout.Box{X: l.X, Y: l.Y, W: l.W, H: l.H}.Scale(p.Width, p.Height, p.Width/2, p.Height/2)
-			tl.Box = &b
+	for _, l := range lines {
+		if l.Box != nil {
 			boxed++
 		}
-		lines = append(lines, tl)
 	}
 	if boxed == 0 || boxed != len(p.Lines) {
 		t.Errorf("%d of %d lines have a box", boxed, len(p.Lines))

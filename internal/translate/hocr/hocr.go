@@ -183,7 +183,9 @@ type doc struct {
 	src   []byte
 	lines []*line
 	pages int
-	caps  *elem // the ocr-capabilities meta element
+	// pageEls are the ocr_page elements, in order.
+	pageEls []*elem
+	caps    *elem // the ocr-capabilities meta element
 	// pageLang is the document's declared language: the first page's
 	// lang. (The html element's is not: Tesseract writes lang="en" there
 	// whatever the text's language.)
@@ -269,6 +271,7 @@ func (r *reader) startTag(e *elem, tok nethtml.Token, void bool) {
 	}
 	if slices.Contains(e.classes, "ocr_page") {
 		d.pages++
+		d.pageEls = append(d.pageEls, e)
 		if d.pageLang == "" {
 			d.pageLang = e.lang
 		}

@@ -702,6 +702,20 @@ func regionLang(r *region) string {
 // regions, each its lines joined), in document order: what the document's
 // language is detected over (translator.BookLanguage).
 func UnitTexts(src []byte) ([]string, error) {
+	root, err := pageRoot(src)
+	if err != nil {
+		return nil, err
+	}
+	t := &translator{res: &Result{}}
+	var texts []string
+	for _, r := range t.collect(root) {
+		texts = append(texts, regionText(r))
+	}
+	return texts, nil
+}
+
+// pageRoot parses src and returns its PcGts root element.
+func pageRoot(src []byte) (*xmlsplice.Node, error) {
 	doc, err := xmlsplice.Parse(src)
 	if err != nil {
 		return nil, err
@@ -710,10 +724,5 @@ func UnitTexts(src []byte) ([]string, error) {
 	if _, ok := versionOf(root); !ok {
 		return nil, errors.New("pagexml: root element is not a PAGE <PcGts>")
 	}
-	t := &translator{res: &Result{}}
-	var texts []string
-	for _, r := range t.collect(root) {
-		texts = append(texts, regionText(r))
-	}
-	return texts, nil
+	return root, nil
 }
