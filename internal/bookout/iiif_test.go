@@ -118,3 +118,63 @@ func TestIIIFPrezi3(t *testing.T) {
 	got := bookouttest.Prezi3(t, manifest, pages...)
 	t.Logf("iiif-prezi3 loads %d annotation pages and the manifest (%s)", len(pages), got)
 }
+
+// TestDerivedManifestFormats: the seeAlso entry of each text format has
+// its media type and profile (an ALTO link without a profile gets the
+// ALTO prefix; another format without one gets none).
+func TestDerivedManifestFormats(t *testing.T) {
+	src := []byte(`{"type": "Manifest", "id": "m", "items": [{"id": "c", "type": "Canvas"}]}`)
+	for _, c := range []struct {
+		link            CanvasLinks
+		format, profile string
+	}{
+		{CanvasLinks{ALTO: "a.xml"}, ALTOFormat, ALTOProfilePrefix},
+		{CanvasLinks{ALTO: "p.xml", Format: PAGEFormat, ALTOProfile: "http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"},
+			"application/vnd.prima.page+xml", "http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"},
+		{CanvasLinks{ALTO: "h.hocr", Format: HOCRFormat, ALTOProfile: HOCRProfile}, "text/vnd.hocr+html", "http://kba.cloud/hocr-spec/1.2/"},
+		{CanvasLinks{ALTO: "x.txt", Format: "text/plain"}, "text/plain", ""},
+	} {
+		c.link.Canvas = "c"
+		out, err := DerivedManifest(src, "n", []CanvasLinks{c.link})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Items []struct {
+				SeeAlso []map[string]any `json:"seeAlso"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal(out, &m); err != nil || len(m.Items[0].SeeAlso) != 1 {
+			t.Fatalf("%v: %s", err, out)
+		}
+		see := m.Items[0].SeeAlso[0]
+		profile, _ := see["profile"].(string)
+		if see["id"] != c.link.ALTO || see["format"] != c.format || profile != c.profile {
+			t.Errorf("%+v: seeAlso %v", c.link, see)
+		}
+	}
+}
+
+// TestOnCanvas: each page's boxes are scaled from that page's size; a
+// line without a box stays without one, and the pages' lines are not
+// changed.
+func TestOnCanvas(t *testing.T) {
+	pages := []OCRPage{
+		{Width: 2000, Height: 1000, Lines: []TextLine{{Text: "a", Box: &Box{X: 200, Y: 100, W: 1000, H: 50}}, {Text: "b"}}},
+		{Width: 400, Height: 500, Lines: []TextLine{{Text: "c", Box: &Box{X: 40, Y: 50, W: 40, H: 5}}}},
+	}
+	got := OnCanvas(pages, 1000, 2000)
+	want := []TextLine{{Text: "a", Box: &Box{100, 200, 500, 100}}, {Text: "b"}, {Text: "c", Box: &Box{100, 200, 100, 20}}}
+	if len(got) != len(want) {
+		t.Fatalf("%d lines, want %d", len(got), len(want))
+	}
+	for i, l := range got {
+		w := want[i]
+		if l.Text != w.Text || (l.Box == nil) != (w.Box == nil) || l.Box != nil && *l.Box != *w.Box {
+			t.Errorf("line %d: %+v %v, want %+v %v", i, l, l.Box, w, w.Box)
+		}
+	}
+	if *pages[0].Lines[0].Box != (Box{200, 100, 1000, 50}) {
+		t.Errorf("the page's box changed: %v", *pages[0].Lines[0].Box)
+	}
+}
