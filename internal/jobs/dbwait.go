@@ -7,8 +7,9 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"syscall"
 	"time"
+
+	"archivekit/internal/ledger"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -117,16 +118,8 @@ func passing(err error) bool {
 	if errors.As(err, &pe) {
 		return pe.Code == pgCannotConnectNow || pe.Code == pgTooManyConnection
 	}
-	var dns *net.DNSError
-	if errors.As(err, &dns) {
-		return dns.IsNotFound || dns.IsTemporary || dns.IsTimeout
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return true
-	}
-	return errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	// The network's passing failures as everywhere else (refused, reset,
+	// unreachable, a name not resolved, a timeout), and a connection the
+	// server closed while starting.
+	return ledger.Transient(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
