@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"path/filepath"
 
 	"archivekit/internal/atomicfile"
@@ -36,8 +37,8 @@ var mimeTypes = map[book.Format]string{book.ALTO: "application/alto+xml", book.P
 // input METS with one more fileGrp holding the run's translated text files
 // (bookout.AddToMETS) as <book stem>_<target>.mets.xml in the output
 // folder, the files' locations relative to it. A METS read from a URL
-// whose own locations are relative gets a warning and no book: in the
-// output folder they would lead nowhere.
+// gets its own relative locations resolved against that URL
+// (bookout.ResolveLinks): in the output folder they would lead nowhere.
 func (r *runner) bookOut(ctx context.Context, p *pass) error {
 	s := r.s
 	if !s.BookOut {
@@ -55,14 +56,17 @@ func (r *runner) bookOut(ctx context.Context, p *pass) error {
 		return fmt.Errorf("--book-out: %w", err)
 	}
 	if isURL(r.book.Source) {
-		rel, err := bookout.RelativeLinks(src)
+		base, err := url.Parse(r.book.Source)
 		if err != nil {
-			return fmt.Errorf("--book-out: %s: %w", r.book.Source, err)
+			return fmt.Errorf("--book-out: %w", err)
+		}
+		var rel []string
+		if src, rel, err = bookout.ResolveLinks(src, base); err != nil {
+			r.warn(fmt.Sprintf("--book-out: the METS at %s: %v: no book written (translate a local copy of the book instead)", r.book.Source, err))
+			return nil
 		}
 		if len(rel) > 0 {
-			r.warn(fmt.Sprintf("--book-out: the METS at %s locates %d files relative to itself (first %q): a copy in the output folder would not find them; no book written (translate a local copy of the book instead)",
-				r.book.Source, len(rel), rel[0]))
-			return nil
+			r.log.Info("book locations resolved", "mets", r.book.Source, "relative", len(rel), "first", rel[0])
 		}
 	}
 	uses, err := bookout.Uses(src)

@@ -106,26 +106,51 @@ func Uses(src []byte) ([]string, error) {
 	return out, nil
 }
 
-// RelativeLinks lists the FLocat locations of a METS document that are
-// relative (no URL scheme), in document order: a copy of a METS file read
-// from a URL, written elsewhere, would lead them to the wrong place.
-func RelativeLinks(src []byte) ([]string, error) {
+// ResolveLinks returns src with every relative location (an xlink:href
+// without a URL scheme) of its FLocat, mdRef and mptr elements resolved
+// against base, the URL the METS document was read from (RFC 3986,
+// url.ResolveReference), and the hrefs it changed (their values, trimmed)
+// in document order: a copy of a METS file read from a URL, written
+// elsewhere, then leads to the files it read. Only those attribute values
+// change (each keeps its quotes); empty hrefs are left as they are, and an
+// href that is not a URL reference is an error.
+func ResolveLinks(src []byte, base *url.URL) ([]byte, []string, error) {
 	root, err := parseMETS(src)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []string
+	var edits []splice
+	var changed []string
 	root.walk(func(e *elem) bool {
-		if e.name.Local == "FLocat" {
-			if h, ok := e.attr("href"); ok {
-				if u, err := url.Parse(strings.TrimSpace(h)); err != nil || u.Scheme == "" {
-					out = append(out, h)
-				}
-			}
+		switch e.name.Local {
+		case "xmlData", "binData":
+			return false // embedded records are not METS locations
+		case "FLocat", "mdRef", "mptr":
+		default:
+			return true
 		}
-		return true
+		for _, v := range attrValues(src, e) {
+			if v.local != "href" {
+				continue
+			}
+			h := strings.TrimSpace(unescape(src[v.at:v.end]))
+			u, perr := url.Parse(h)
+			if perr != nil {
+				err = fmt.Errorf("bookout: METS location %q: %w", h, perr)
+				return false
+			}
+			if h == "" || u.Scheme != "" {
+				continue
+			}
+			edits = append(edits, splice{v.at, v.end, escape(base.ResolveReference(u).String())})
+			changed = append(changed, h)
+		}
+		return false
 	})
-	return out, nil
+	if err != nil {
+		return nil, nil, err
+	}
+	return apply(src, edits), changed, nil
 }
 
 func parseMETS(src []byte) (*elem, error) {

@@ -3,6 +3,7 @@ package bookout
 import (
 	"bytes"
 	"context"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -209,20 +210,118 @@ func FuzzMETSRemovable(f *testing.F) {
 	})
 }
 
-// TestRelativeLinks: the FLocat locations without a URL scheme, in order;
-// absolute URLs (any scheme) are not listed.
-func TestRelativeLinks(t *testing.T) {
-	src := []byte(`<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink"><mets:fileSec><mets:fileGrp USE="DEFAULT">
+// TestResolveLinks: the relative hrefs of FLocat, mdRef and mptr (no URL
+// scheme: paths, absolute paths, network-path references) become absolute
+// URLs resolved against the METS URL, as RFC 3986 section 5.4 resolves
+// them; absolute URLs of any scheme, empty hrefs, other attributes and
+// hrefs inside embedded records are kept; every other byte is kept, so
+// putting the listed hrefs back gives the input.
+func TestResolveLinks(t *testing.T) {
+	const head = `<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">`
+	base, err := url.Parse("https://example.org/books/b1/mets.xml?v=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, in string
+		// hrefs are the attributes changed, as written before and after
+		hrefs   []string
+		changed []string
+	}{
+		{"kinds of reference", head + `<mets:fileSec><mets:fileGrp USE="DEFAULT">
 <mets:file ID="A"><mets:FLocat LOCTYPE="URL" xlink:href="https://example.org/a.jpg"/></mets:file>
 <mets:file ID="B"><mets:FLocat LOCTYPE="URL" xlink:href="img/b.jpg"/></mets:file>
 <mets:file ID="C"><mets:FLocat LOCTYPE="URL" xlink:href="file:///data/c.jpg"/></mets:file>
 <mets:file ID="D"><mets:FLocat LOCTYPE="URL" xlink:href="/abs/d.xml"/></mets:file>
-</mets:fileGrp></mets:fileSec></mets:mets>`)
-	got, err := RelativeLinks(src)
-	if err != nil || strings.Join(got, " ") != "img/b.jpg /abs/d.xml" {
-		t.Errorf("RelativeLinks = %q, %v; want [img/b.jpg /abs/d.xml]", got, err)
+<mets:file ID="E"><mets:FLocat LOCTYPE="URL" xlink:href="../other/e.xml"/></mets:file>
+<mets:file ID="F"><mets:FLocat LOCTYPE="URL" xlink:href="//cdn.example.net/f.xml"/></mets:file>
+<mets:file ID="G"><mets:FLocat LOCTYPE="URL" xlink:href=""/></mets:file>
+</mets:fileGrp></mets:fileSec></mets:mets>`, []string{
+			`xlink:href="img/b.jpg"`, `xlink:href="https://example.org/books/b1/img/b.jpg"`,
+			`xlink:href="/abs/d.xml"`, `xlink:href="https://example.org/abs/d.xml"`,
+			`xlink:href="../other/e.xml"`, `xlink:href="https://example.org/books/other/e.xml"`,
+			`xlink:href="//cdn.example.net/f.xml"`, `xlink:href="https://cdn.example.net/f.xml"`,
+		}, []string{"img/b.jpg", "/abs/d.xml", "../other/e.xml", "//cdn.example.net/f.xml"}},
+		{"quotes, spaces, entities, other prefix", `<m:mets xmlns:m="http://www.loc.gov/METS/" xmlns:xl="http://www.w3.org/1999/xlink"><m:fileSec><m:fileGrp USE="X">
+<m:file ID="A"><m:FLocat xl:href = ' a b/p&amp;q.xml ' LOCTYPE='OTHER' xl:title="a.xml"></m:FLocat></m:file>
+</m:fileGrp></m:fileSec></m:mets>`, []string{
+			`xl:href = ' a b/p&amp;q.xml '`, `xl:href = 'https://example.org/books/b1/a%20b/p&amp;q.xml'`,
+		}, []string{"a b/p&q.xml"}},
+		{"mdRef and mptr, not embedded records", head + `<mets:dmdSec ID="D1"><mets:mdRef LOCTYPE="URL" MDTYPE="MODS" xlink:href="mods.xml"/></mets:dmdSec>
+<mets:dmdSec ID="D2"><mets:mdWrap MDTYPE="OTHER"><mets:xmlData><mets:FLocat xlink:href="kept.xml"/></mets:xmlData></mets:mdWrap></mets:dmdSec>
+<mets:structMap TYPE="LOGICAL"><mets:div><mets:mptr LOCTYPE="URL" xlink:href="../parent.xml"/></mets:div></mets:structMap></mets:mets>`, []string{
+			`xlink:href="mods.xml"`, `xlink:href="https://example.org/books/b1/mods.xml"`,
+			`xlink:href="../parent.xml"`, `xlink:href="https://example.org/books/parent.xml"`,
+		}, []string{"mods.xml", "../parent.xml"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := strings.NewReplacer(c.hrefs...).Replace(c.in)
+			got, changed, err := ResolveLinks([]byte(c.in), base)
+			if err != nil || string(got) != want {
+				t.Fatalf("ResolveLinks: %v\ngot  %s\nwant %s", err, got, want)
+			}
+			if strings.Join(changed, "|") != strings.Join(c.changed, "|") {
+				t.Errorf("changed %q, want %q", changed, c.changed)
+			}
+		})
 	}
-	if _, err := RelativeLinks([]byte("<mets:mets")); err == nil {
-		t.Error("RelativeLinks of a broken document: no error")
+	for _, bad := range []string{"<mets:mets", head + `<mets:fileSec><mets:file><mets:FLocat xlink:href="a%zz.xml"/></mets:file></mets:fileSec></mets:mets>`} {
+		if _, _, err := ResolveLinks([]byte(bad), base); err == nil {
+			t.Errorf("ResolveLinks(%q): no error", bad)
+		}
 	}
+}
+
+// FuzzResolveLinks: the output of ResolveLinks parses, has the input's
+// elements with the input's attributes, the hrefs it lists resolved and
+// nothing else changed, and resolving it again changes nothing.
+func FuzzResolveLinks(f *testing.F) {
+	src, err := os.ReadFile(filepath.Join("..", "book", "testdata", "mets", "ocrd-kant", "mets.xml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(src)
+	f.Add([]byte(`<mets xmlns:x="http://www.w3.org/1999/xlink"><fileSec><FLocat x:href = ' a&amp;b ' x:href2="c"/><mdRef href="/d"/><xmlData><FLocat href="e"/></xmlData></fileSec></mets>`))
+	base, _ := url.Parse("http://example.org/a/b/mets.xml")
+	f.Fuzz(func(t *testing.T, src []byte) {
+		out, changed, err := ResolveLinks(src, base)
+		if err != nil {
+			return
+		}
+		in, _ := parseMETS(src)
+		res, err := parseMETS(out)
+		if err != nil {
+			t.Fatalf("output does not parse: %v\n%s", err, out)
+		}
+		var ins, outs []*elem
+		in.walk(func(e *elem) bool { ins = append(ins, e); return true })
+		res.walk(func(e *elem) bool { outs = append(outs, e); return true })
+		if len(ins) != len(outs) {
+			t.Fatalf("%d elements, then %d", len(ins), len(outs))
+		}
+		n := 0
+		for i, e := range ins {
+			if e.name != outs[i].name || len(e.attrs) != len(outs[i].attrs) {
+				t.Fatalf("element %d: %v %d attributes, then %v %d", i, e.name, len(e.attrs), outs[i].name, len(outs[i].attrs))
+			}
+			for k, a := range e.attrs {
+				b := outs[i].attrs[k]
+				if a == b {
+					continue
+				}
+				u, err := url.Parse(strings.TrimSpace(a.Value))
+				if a.Name != b.Name || a.Name.Local != "href" || err != nil || b.Value != base.ResolveReference(u).String() {
+					t.Fatalf("attribute %v=%q became %v=%q", a.Name, a.Value, b.Name, b.Value)
+				}
+				n++
+			}
+		}
+		if n != len(changed) {
+			t.Fatalf("%d hrefs changed, %d listed", n, len(changed))
+		}
+		again, more, err := ResolveLinks(out, base)
+		if err != nil || len(more) != 0 || !bytes.Equal(again, out) {
+			t.Fatalf("resolved again: %v, %q", err, more)
+		}
+	})
 }

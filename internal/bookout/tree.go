@@ -100,6 +100,56 @@ func (e *elem) attr(local string) (string, bool) {
 	return "", false
 }
 
+// attrValue is where an attribute's value is in the source: the bytes
+// between its quotes, and the attribute's local name.
+type attrValue struct {
+	local   string
+	at, end int
+}
+
+// attrValues returns the values of e's attributes as written in its start
+// tag (which the decoder has checked), in order.
+func attrValues(src []byte, e *elem) []attrValue {
+	var out []attrValue
+	i := e.start + 1
+	for i < e.startTagEnd && !isSpace(src[i]) && src[i] != '>' && src[i] != '/' {
+		i++ // the element's name
+	}
+	for i < e.startTagEnd {
+		for i < e.startTagEnd && isSpace(src[i]) {
+			i++
+		}
+		n := i
+		for i < e.startTagEnd && !isSpace(src[i]) && src[i] != '=' && src[i] != '>' && src[i] != '/' {
+			i++
+		}
+		if i == n {
+			break // '>' or '/>'
+		}
+		name := string(src[n:i])
+		for i < e.startTagEnd && (isSpace(src[i]) || src[i] == '=') {
+			i++
+		}
+		if i >= e.startTagEnd {
+			break
+		}
+		q := src[i]
+		i++
+		v := i
+		for i < e.startTagEnd && src[i] != q {
+			i++
+		}
+		if c := strings.LastIndexByte(name, ':'); c >= 0 {
+			name = name[c+1:]
+		}
+		out = append(out, attrValue{local: name, at: v, end: i})
+		i++
+	}
+	return out
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
 func (e *elem) qname(local string) string {
 	if e.name.Space == "" {
 		return local
