@@ -277,8 +277,9 @@ func bookReason(err error) service.Reason {
 // bookJobs lets POST /jobs take a book field: the job's items are the
 // book's pages (all, or those the pages field selects), each page's image
 // fetched by the worker as the derivative at the models' largest input
-// size (as /predict_document fetches it) and classified as /predict_image
-// classifies an upload; no MAX_PDF_PAGES bound.
+// size (as /predict_document fetches it) and classified as a job's
+// uploaded item is (pick: a page image as /predict_image classifies it);
+// no MAX_PDF_PAGES bound.
 func (s *server) bookJobs() *jobs.BookInput {
 	return &jobs.BookInput{Field: "book", Fields: []string{"pages"}, Items: s.bookItems, Fetch: s.fetchPage}
 }

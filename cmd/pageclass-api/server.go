@@ -266,14 +266,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	}
 	s.engine = &engine{opt: engineOptions{Locator: loc, Device: o.Device, Precision: precision, Rotation: o.Rotation, RotationOff: o.RotationGiven, Batching: !o.NoBatch,
 		MaxBatch: o.MaxBatch, MaxWait: o.BatchWait, Metrics: s.svc.Metrics, Log: s.svc.Logger}}
-	// Jobs: a PDF item runs as /predict_document, any other as /predict_image.
-	pick := func(ctype, _ string) (string, http.Handler) {
-		if ctype == "application/pdf" {
-			return "/predict_document", s.predict(true)
-		}
-		return "/predict_image", s.predict(false)
-	}
-	if s.jobs, err = jobs.Setup(s.svc, lookup, jobs.Options{Path: "/predict_image", Handler: s.predict(false), Pick: pick, Book: s.bookJobs(), RunMeta: s.jobRunMeta}); err != nil {
+	if s.jobs, err = jobs.Setup(s.svc, lookup, jobs.Options{Path: "/predict_image", Handler: s.predict(false), Pick: s.pick, Book: s.bookJobs(), RunMeta: s.jobRunMeta}); err != nil {
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
 	}
 	s.svc.Route("POST /predict_image", "classify one page image (multipart form: file, version, topn, document_json, document_json_out)", s.jobs.Async(s.predict(false)))

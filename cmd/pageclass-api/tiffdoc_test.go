@@ -2,18 +2,22 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"image"
 	"image/draw"
 	"image/png"
 	"math"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
 
+	"archivekit/internal/jobs"
 	"archivekit/internal/pageclass/classify/classifytest"
 	"archivekit/internal/pageclass/imageio/hostile"
+	"archivekit/internal/service/servicetest"
 )
 
 // greyPage reads a sample page (PNG) as a grey image, a page of a
@@ -143,4 +147,87 @@ func scoreGap(a, b []prediction) float64 {
 		gap = max(gap, math.Abs(p.Score-s))
 	}
 	return gap
+}
+
+// TestJobsByContent: a job's item runs at the endpoint its content asks
+// for, as on the web page: a multi-page TIFF (labelled image/tiff or
+// application/octet-stream) and a PDF labelled application/octet-stream
+// as /predict_document (a document answer with one row per page, as
+// /predict_document answers the file), a PNG and a single-page TIFF as
+// /predict_image, with the answer they get there.
+func TestJobsByContent(t *testing.T) {
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir()}, nil)
+	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
+	samples := classifytest.Pages(t, 1)
+	var pages []*image.Gray
+	for _, p := range []string{samples[0], samples[7], samples[2]} {
+		pages = append(pages, greyPage(t, p))
+	}
+	topn := upload{Field: "topn", Data: []byte("11")}
+	name, png := samplePage(t)
+	scan, pdf := hostile.GrayTIFF(pages...), makePDF(2)
+	items := []struct {
+		file upload
+		// path is the endpoint the item runs at; sync the file as that
+		// endpoint takes it alone.
+		path  string
+		sync  upload
+		pages int // of a document answer
+	}{
+		{file: upload{Field: "file", Name: "scan.tif", CType: "image/tiff", Data: scan}, path: "/predict_document", pages: 3},
+		{file: upload{Field: "file", Name: "scan", CType: "application/octet-stream", Data: scan}, path: "/predict_document", pages: 3},
+		{file: upload{Field: "file", Name: "two.bin", CType: "application/octet-stream", Data: pdf}, path: "/predict_document",
+			sync: upload{Field: "file", Name: "two.bin", CType: "application/pdf", Data: pdf}, pages: 2},
+		{file: upload{Field: "file", Name: name, CType: "image/png", Data: png}, path: "/predict_image"},
+		{file: upload{Field: "file", Name: "one.tif", CType: "image/tiff", Data: hostile.GrayTIFF(pages[1])}, path: "/predict_image"},
+	}
+	parts := []upload{topn}
+	for _, it := range items {
+		parts = append(parts, it.file)
+	}
+	st := waitJob(t, s, ts.URL, submitForm(t, ts.URL, parts...))
+	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: len(items), Succeeded: len(items)}) {
+		t.Fatalf("job %+v; want every item succeeded", st)
+	}
+	var res jobs.Results
+	r, err := http.Get(ts.URL + "/jobs/" + st.ID + "/results")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(servicetest.ReadBody(t, r), &res); err != nil {
+		t.Fatal(err)
+	}
+	for i, it := range items {
+		t.Run(it.file.Name, func(t *testing.T) {
+			var got anyResponse
+			if err := json.Unmarshal(res.Items[i].Output, &got); err != nil || res.Items[i].Status != 200 {
+				t.Fatalf("item %d: status %d: %s", i, res.Items[i].Status, res.Items[i].Output)
+			}
+			sync := it.sync
+			if sync.Field == "" {
+				sync = it.file
+			}
+			code, b := postForm(t, ts.URL+it.path, topn, sync)
+			var want anyResponse
+			if err := json.Unmarshal(b, &want); code != 200 || err != nil {
+				t.Fatalf("%s: %d %s", it.path, code, b)
+			}
+			if it.pages == 0 {
+				if got.Type != "image" || len(got.Pages) != 0 {
+					t.Fatalf("type %q, %d pages; want an image answer", got.Type, len(got.Pages))
+				}
+				samePredictions(t, 1, got.Predictions, want.Predictions)
+				return
+			}
+			if got.Type != "document" || got.PageCount != it.pages || len(got.Pages) != it.pages || len(want.Pages) != it.pages {
+				t.Fatalf("type %q, page_count %d, %d pages; want a document of %d", got.Type, got.PageCount, len(got.Pages), it.pages)
+			}
+			for p := range got.Pages {
+				if got.Pages[p].Page != p+1 {
+					t.Errorf("row %d is page %d", p+1, got.Pages[p].Page)
+				}
+				samePredictions(t, p+1, got.Pages[p].Predictions, want.Pages[p].Predictions)
+			}
+		})
+	}
 }

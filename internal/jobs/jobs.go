@@ -30,6 +30,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -69,6 +70,30 @@ const (
 	Canceled  = "canceled"
 )
 
+// PickHead is how many of an item's first bytes Options.Pick is shown.
+const PickHead = 4 << 10
+
+// ItemFile is an item's file as Options.Pick sees it before the item runs.
+type ItemFile struct {
+	// ContentType and Name are the file's label and name as submitted (a
+	// book page's: the type its server gave, and its name in the job).
+	ContentType, Name string
+	// Head is the file's first PickHead bytes (all of a shorter file).
+	Head []byte
+	// Open reads the whole file from its start, for what its head does
+	// not tell (a TIFF's page count); the caller closes it.
+	Open func() (io.ReadCloser, error)
+}
+
+// Route is where Options.Pick sends an item: the synchronous endpoint's
+// path and handler, and the content type its file is sent with ("": its
+// own), for an endpoint that takes a format by its label only.
+type Route struct {
+	Path        string
+	Handler     http.Handler
+	ContentType string
+}
+
 // Options describe a queue.
 type Options struct {
 	// Dir is the state folder (created if missing).
@@ -79,11 +104,12 @@ type Options struct {
 	// Handler is the synchronous endpoint's handler; every item is one
 	// request to it with the job's form fields and one file.
 	Handler http.Handler
-	// Pick, when not nil, chooses for each item, by its file's content
-	// type and name, the path and handler that run it instead of Path and
-	// Handler (pageclass-api sends PDFs to /predict_document, images to
-	// /predict_image).
-	Pick func(contentType, name string) (path string, h http.Handler)
+	// Pick, when not nil, chooses for each item, by its file (its first
+	// bytes, and the whole file where they do not settle it), the path and
+	// handler that run it instead of Path and Handler (pageclass-api sends
+	// PDFs and multi-page TIFFs to /predict_document, other images to
+	// /predict_image). A Route without a handler runs the item at Path.
+	Pick func(ItemFile) Route
 	// ItemField is the form field of the files (default "file").
 	ItemField string
 	// Workers is the number of jobs run at once (default 1).

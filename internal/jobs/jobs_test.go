@@ -118,8 +118,8 @@ func newService(t *testing.T, dir string, h http.Handler) (*service.Service, *jo
 	return newServiceWith(t, dir, h, jobs.Options{})
 }
 
-// newServiceWith is newService with o's Book, RunMeta, UnavailableTries
-// and UnavailableBackoff.
+// newServiceWith is newService with o's Book, Pick, RunMeta,
+// UnavailableTries and UnavailableBackoff.
 func newServiceWith(t *testing.T, dir string, h http.Handler, o jobs.Options) (*service.Service, *jobs.Queue) {
 	t.Helper()
 	env := storeEnv(dir)
@@ -133,7 +133,7 @@ func newServiceWith(t *testing.T, dir string, h http.Handler, o jobs.Options) (*
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: h, CallbackBackoff: 10 * time.Millisecond, Book: o.Book, RunMeta: o.RunMeta,
+	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: h, CallbackBackoff: 10 * time.Millisecond, Book: o.Book, Pick: o.Pick, RunMeta: o.RunMeta,
 		UnavailableTries: o.UnavailableTries, UnavailableBackoff: o.UnavailableBackoff})
 	if err != nil {
 		t.Fatal(err)

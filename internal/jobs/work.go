@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -99,7 +100,11 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 		ictx, cancel = context.WithTimeout(ctx, q.opts.ItemTimeout)
 	}
 	defer cancel()
-	in, err := q.itemInput(ictx, id, &it)
+	open, err := q.itemInput(ictx, id, &it)
+	var in io.ReadCloser
+	if err == nil {
+		in, err = open()
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -130,13 +135,10 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	}
 	defer body.discard()
 
+	target, h, file := q.route(&it, in, open)
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
-	go func() { pw.CloseWithError(writeForm(mw, q.itemForm(f), q.opts.ItemField, it, in)) }()
-	target, h := q.opts.Path, q.opts.Handler
-	if q.opts.Pick != nil {
-		target, h = q.opts.Pick(it.InType, it.Name)
-	}
+	go func() { pw.CloseWithError(writeForm(mw, q.itemForm(f), q.opts.ItemField, it, file)) }()
 	if f.Query != "" {
 		target += "?" + f.Query
 	}
@@ -248,12 +250,13 @@ type fetchError struct{ err error }
 
 func (e *fetchError) Error() string { return "not fetched: " + e.err.Error() }
 
-// itemInput opens item it's file: the upload, or a book item's file
-// fetched now (its content type then set from the answer, when it says
-// one).
-func (q *Queue) itemInput(ctx context.Context, id string, it *item) (io.ReadCloser, error) {
+// itemInput returns what opens item it's file: the stored upload, or a
+// book's page, fetched here once (it.InType becomes the type its server
+// gave).
+func (q *Queue) itemInput(ctx context.Context, id string, it *item) (func() (io.ReadCloser, error), error) {
 	if it.Source == "" {
-		return q.input(ctx, id, it.Index)
+		i := it.Index
+		return func() (io.ReadCloser, error) { return q.input(ctx, id, i) }, nil
 	}
 	if q.opts.Book == nil {
 		return nil, &fetchError{errors.New("this service takes no book")}
@@ -265,7 +268,29 @@ func (q *Queue) itemInput(ctx context.Context, id string, it *item) (io.ReadClos
 	if ctype != "" {
 		it.InType = ctype
 	}
-	return io.NopCloser(bytes.NewReader(data)), nil
+	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }, nil
+}
+
+// route is the path and handler that run item it, Options.Pick's choice
+// by the item's file in (open reads it again) where Pick is set, and the
+// reader to send in the place of in; it.InType becomes the content type
+// Pick gives.
+func (q *Queue) route(it *item, in io.Reader, open func() (io.ReadCloser, error)) (string, http.Handler, io.Reader) {
+	if q.opts.Pick == nil {
+		return q.opts.Path, q.opts.Handler, in
+	}
+	br := bufio.NewReaderSize(in, PickHead)
+	// A file shorter than PickHead gives its whole self; a read error
+	// comes back to the form's copy.
+	head, _ := br.Peek(PickHead)
+	r := q.opts.Pick(ItemFile{ContentType: it.InType, Name: it.Name, Head: bytes.Clone(head), Open: open})
+	if r.ContentType != "" {
+		it.InType = r.ContentType
+	}
+	if r.Handler == nil {
+		return q.opts.Path, q.opts.Handler, br
+	}
+	return r.Path, r.Handler, br
 }
 
 // itemBody is where an item's answer goes as the handler writes it: a

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"io"
+
+	"archivekit/internal/jobs"
+	"archivekit/internal/pageclass/imageio"
+)
+
+// pick chooses the endpoint of a job's item by its content, as the web
+// page (documentKind) and /predict_document go: a PDF (by its %PDF-
+// signature, sent labelled application/pdf as /predict_document asks, or
+// labelled so) and a TIFF of several pages (counted as /predict_document
+// counts them) run as /predict_document; any other file, a single-page
+// TIFF included, as /predict_image, which answers it as it answers the
+// file sent there.
+func (s *server) pick(f jobs.ItemFile) jobs.Route {
+	doc := jobs.Route{Path: "/predict_document", Handler: s.predict(true)}
+	switch {
+	case f.ContentType == "application/pdf":
+		return doc
+	case imageio.IsPDF(f.Head):
+		doc.ContentType = "application/pdf"
+		return doc
+	case imageio.Sniff(f.Head) == ".tif" && s.tiffPages(f) > 1:
+		return doc
+	}
+	return jobs.Route{Path: "/predict_image", Handler: s.predict(false)}
+}
+
+// tiffPages is the number of pages of the TIFF f that /predict_document
+// classifies (imageio.Doc.Pages: 1 for a pyramidal TIFF), or 1 for one
+// that cannot be read (/predict_image then says why).
+func (s *server) tiffPages(f jobs.ItemFile) int {
+	in, err := f.Open()
+	if err != nil {
+		return 1
+	}
+	defer in.Close()
+	data, err := io.ReadAll(in)
+	if err != nil {
+		return 1
+	}
+	doc, err := s.decode.Decode(data, f.Name)
+	if err != nil {
+		return 1
+	}
+	return doc.Pages()
+}

@@ -1,0 +1,78 @@
+package jobs_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"archivekit/internal/jobs"
+	"archivekit/internal/service/servicetest"
+)
+
+// TestPick: Options.Pick is shown each item's name, content type and first
+// PickHead bytes, and can read the whole stored file; the item runs at the
+// handler it chooses, its file sent whole with the content type it gives,
+// and a Route without a handler runs the item at Path.
+func TestPick(t *testing.T) {
+	stores(t, func(t *testing.T, newStore store) {
+		big := bytes.Repeat([]byte("DOC."), 3000) // past PickHead
+		type seen struct {
+			ctype      string
+			head, size int
+		}
+		var mu sync.Mutex
+		saw := map[string]seen{}
+		doc := &echo{}
+		pick := func(f jobs.ItemFile) jobs.Route {
+			size := -1
+			if in, err := f.Open(); err == nil {
+				b, _ := io.ReadAll(in)
+				in.Close()
+				size = len(b)
+			}
+			mu.Lock()
+			saw[f.Name] = seen{f.ContentType, len(f.Head), size}
+			mu.Unlock()
+			if bytes.HasPrefix(f.Head, []byte("DOC.")) {
+				return jobs.Route{Path: "/doc", Handler: doc, ContentType: "application/x-doc"}
+			}
+			return jobs.Route{}
+		}
+		svc, q := newServiceWith(t, newStore(t), &echo{}, jobs.Options{Pick: pick})
+		ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+		if err := q.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		_, _, st := submit(t, ts.URL, "", servicetest.Part{Field: "file", Name: "big.bin", CType: "application/octet-stream", Data: big}, file("a.xml", "aaa"))
+		st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+		if st.Items != (jobs.Counts{Total: 2, Succeeded: 2}) {
+			t.Fatalf("status %+v", st)
+		}
+		mu.Lock()
+		if want := (seen{"application/octet-stream", jobs.PickHead, len(big)}); saw["big.bin"] != want {
+			t.Errorf("Pick saw big.bin as %+v, want %+v", saw["big.bin"], want)
+		}
+		if want := (seen{"application/xml", 3, 3}); saw["a.xml"] != want {
+			t.Errorf("Pick saw a.xml as %+v, want %+v", saw["a.xml"], want)
+		}
+		mu.Unlock()
+		var res jobs.Results
+		getJSON(t, ts.URL+"/jobs/"+st.ID+"/results", &res)
+		for i, want := range []string{
+			`{"lang":"","name":"big.bin","query":"x=1","size":12000,"type":"application/x-doc"}`,
+			`{"lang":"","name":"a.xml","query":"x=1","size":3,"type":"application/xml"}`,
+		} {
+			if got := string(res.Items[i].Output); got != want {
+				t.Errorf("item %d: %s, want %s", i, got, want)
+			}
+		}
+		doc.mu.Lock()
+		defer doc.mu.Unlock()
+		if strings.Join(doc.calls, ", ") != "start big.bin, end big.bin" {
+			t.Errorf("Pick's handler ran %q, want big.bin alone", doc.calls)
+		}
+	})
+}
