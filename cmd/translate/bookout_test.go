@@ -255,19 +255,25 @@ func TestBookOutIIIF(t *testing.T) {
 }
 
 // TestBookOutIIIFPageHOCR: --book-out on a IIIF Presentation 3 manifest
-// whose canvases link a real PAGE-XML file (OCR-D's Kant page, append
-// mode) and a real hOCR file (ocropy) writes an annotation page for each:
-// one annotation a line with text, in document order, whose text is the
-// translation of the line (the stand-in's, not the source) and whose
-// target is the line's box (PAGE: its Coords polygon's bounds; hOCR: its
-// bbox) scaled from the page image onto the 800 × 1000 canvas; the derived
-// manifest links them and the translated files, labelled with their
-// format; everything loads in iiif-prezi3.
+// whose canvases link real PAGE-XML files (OCR-D's Kant page, its lines
+// rectangles; a Transkribus page, PAGE 2013, its lines slanted
+// quadrilaterals) and a real hOCR file (ocropy) writes an annotation page
+// for each: one annotation a line with text, in document order, whose
+// text is the translation of the line (the stand-in's, not the source)
+// and whose target is the line's box (PAGE: its Coords polygon's bounds;
+// hOCR: its bbox) scaled from the page image onto the 800 × 1000 canvas;
+// a PAGE line whose polygon is not a rectangle targets a SpecificResource
+// of the canvas with that box as a FragmentSelector and the polygon,
+// scaled likewise, as an SvgSelector. The derived manifest links the pages
+// and the translated files, labelled with their format; everything loads
+// in iiif-prezi3.
 func TestBookOutIIIFPageHOCR(t *testing.T) {
-	const pageFile = "../../internal/translate/pagexml/testdata/real/ocrd-gt_german_kant1784-0017.page.xml"
+	const kantFile = "../../internal/translate/pagexml/testdata/real/ocrd-gt_german_kant1784-0017.page.xml"
+	const transkribusFile = "../../internal/translate/pagexml/testdata/real/transkribus_spanish_170025120000003-0074.page.xml"
 	srv := newBookServer(t)
-	srv.put("/iiif/text/1.page.xml", readOrFatal(t, pageFile))
+	srv.put("/iiif/text/1.page.xml", readOrFatal(t, kantFile))
 	srv.put("/iiif/text/2.hocr", readOrFatal(t, realHOCRSmall))
+	srv.put("/iiif/text/3.page.xml", readOrFatal(t, transkribusFile))
 	canvas := func(n int, see string) string {
 		return fmt.Sprintf(`{"id": "%[1]s/iiif/canvas/%[2]d", "type": "Canvas", "width": 800, "height": 1000,
   "items": [{"id": "%[1]s/iiif/canvas/%[2]d/page", "type": "AnnotationPage", "items": [{"id": "%[1]s/iiif/canvas/%[2]d/image", "type": "Annotation",
@@ -275,9 +281,10 @@ func TestBookOutIIIFPageHOCR(t *testing.T) {
   "seeAlso": [%[3]s]}`, srv.URL, n, see)
 	}
 	srv.put("/iiif/book.json", []byte(fmt.Sprintf(`{"@context": "http://iiif.io/api/presentation/3/context.json", "id": "%s/iiif/book.json", "type": "Manifest",
-  "label": {"en": ["PAGE and hOCR"]}, "items": [%s, %s]}`, srv.URL,
+  "label": {"en": ["PAGE and hOCR"]}, "items": [%s, %s, %s]}`, srv.URL,
 		canvas(1, `{"id": "`+srv.URL+`/iiif/text/1.page.xml", "type": "Dataset", "format": "application/vnd.prima.page+xml"}`),
-		canvas(2, `{"id": "`+srv.URL+`/iiif/text/2.hocr", "type": "Text", "format": "text/vnd.hocr+html"}`))))
+		canvas(2, `{"id": "`+srv.URL+`/iiif/text/2.hocr", "type": "Text", "format": "text/vnd.hocr+html"}`),
+		canvas(3, `{"id": "`+srv.URL+`/iiif/text/3.page.xml", "type": "Dataset", "format": "application/vnd.prima.page+xml"}`))))
 	api := startAPI(t, translatortest.Config{})
 	out := t.TempDir()
 	const base = "https://example.org/pub/"
@@ -296,68 +303,32 @@ func TestBookOutIIIFPageHOCR(t *testing.T) {
 		} `json:"items"`
 	}
 	manifest := filepath.Join(out, "book_en.json")
-	if err := json.Unmarshal(readOrFatal(t, manifest), &m); err != nil || len(m.Items) != 2 {
+	if err := json.Unmarshal(readOrFatal(t, manifest), &m); err != nil || len(m.Items) != 3 {
 		t.Fatalf("derived manifest: %v, %+v", err, m)
 	}
-	type orig struct {
-		text       string
-		x, y, w, h float64 // the box in the source file's pixels
-	}
-	// The source lines, read here from the files as a person would: the
-	// PAGE lines' first TextEquiv and Coords, the hOCR lines' text and bbox.
-	pageLines := func() []orig {
-		var doc struct {
-			Page struct {
-				W       float64 `xml:"imageWidth,attr"`
-				Regions []struct {
-					Lines []struct {
-						Coords struct {
-							Points string `xml:"points,attr"`
-						}
-						Text []string `xml:"TextEquiv>Unicode"`
-					} `xml:"TextLine"`
-				} `xml:"TextRegion"`
-			}
-		}
-		if err := xml.Unmarshal(readOrFatal(t, pageFile), &doc); err != nil {
-			t.Fatal(err)
-		}
-		var out []orig
-		for _, rg := range doc.Page.Regions {
-			for _, l := range rg.Lines {
-				o := orig{text: l.Text[0], x: 1e9, y: 1e9}
-				var x1, y1 float64
-				for _, pt := range strings.Fields(l.Coords.Points) {
-					var x, y float64
-					fmt.Sscanf(pt, "%g,%g", &x, &y)
-					o.x, o.y, x1, y1 = min(o.x, x), min(o.y, y), max(x1, x), max(y1, y)
-				}
-				o.w, o.h = x1-o.x, y1-o.y
-				out = append(out, o)
-			}
-		}
-		return out
-	}()
-	hocrLines := func() []orig {
+	hocrLines := func() []sourceLine {
 		re := regexp.MustCompile(`<span class='ocr_line' title='bbox (\d+) (\d+) (\d+) (\d+)'>([^<]*)</span>`)
-		var out []orig
+		var out []sourceLine
 		for _, g := range re.FindAllStringSubmatch(string(readOrFatal(t, realHOCRSmall)), -1) {
 			v := make([]float64, 4)
 			for i := range v {
 				v[i], _ = strconv.ParseFloat(g[i+1], 64)
 			}
-			out = append(out, orig{text: html.UnescapeString(g[5]), x: v[0], y: v[1], w: v[2] - v[0], h: v[3] - v[1]})
+			out = append(out, sourceLine{text: html.UnescapeString(g[5]), x: v[0], y: v[1], w: v[2] - v[0], h: v[3] - v[1]})
 		}
 		return out
 	}()
+	const pageLabel, pageProfile = "PAGE-XML, machine translation (en-t-de-t0-und)", "http://schema.primaresearch.org/PAGE/gts/pagecontent/"
 	for i, c := range []struct {
-		lines         []orig
+		lines         []sourceLine
 		imgW, imgH    float64
 		format, label string
 		profilePrefix string
+		polygons      bool // whether the lines are polygons, not rectangles
 	}{
-		{pageLines, 1457, 2083, bookout.PAGEFormat, "PAGE-XML, machine translation (en-t-de-t0-und)", "http://schema.primaresearch.org/PAGE/gts/pagecontent/"},
-		{hocrLines, 4299, 3035, bookout.HOCRFormat, "hOCR, machine translation (en-t-de-t0-und)", bookout.HOCRProfile},
+		{pageLines(t, kantFile), 1457, 2083, bookout.PAGEFormat, pageLabel, pageProfile, false},
+		{hocrLines, 4299, 3035, bookout.HOCRFormat, "hOCR, machine translation (en-t-de-t0-und)", bookout.HOCRProfile, false},
+		{pageLines(t, transkribusFile), 2743, 3965, bookout.PAGEFormat, pageLabel, pageProfile, true},
 	} {
 		it := m.Items[i]
 		if len(it.Annotations) != 1 || len(it.SeeAlso) != 2 {
@@ -373,7 +344,7 @@ func TestBookOutIIIFPageHOCR(t *testing.T) {
 		pagePath := filepath.Join(out, filepath.FromSlash(strings.TrimPrefix(it.Annotations[0].ID, base)))
 		var page struct {
 			Items []struct {
-				Target string
+				Target json.RawMessage
 				Body   struct{ Value, Language string }
 			}
 		}
@@ -385,7 +356,7 @@ func TestBookOutIIIFPageHOCR(t *testing.T) {
 		}
 		canvasID := fmt.Sprintf("%s/iiif/canvas/%d", srv.URL, i+1)
 		sx, sy := 800/c.imgW, 1000/c.imgH
-		changed := 0
+		changed, polygons := 0, 0
 		for k, a := range page.Items {
 			o := c.lines[k]
 			want := strings.Join(strings.Fields(translatortest.Translate(o.text)), " ")
@@ -395,18 +366,121 @@ func TestBookOutIIIFPageHOCR(t *testing.T) {
 			if a.Body.Value != want {
 				t.Errorf("canvas %d line %d: %q, want the translation %q of %q", i+1, k, a.Body.Value, want, o.text)
 			}
-			var x, y, w, h float64
-			if _, err := fmt.Sscanf(strings.TrimPrefix(a.Target, canvasID), "#xywh=%g,%g,%g,%g", &x, &y, &w, &h); err != nil {
-				t.Fatalf("canvas %d line %d: target %s: %v", i+1, k, a.Target, err)
-			}
-			// Whole canvas units, rounded outwards: within one unit.
-			if math.Abs(x-o.x*sx) > 1 || math.Abs(y-o.y*sy) > 1 || math.Abs(x+w-(o.x+o.w)*sx) > 1 || math.Abs(y+h-(o.y+o.h)*sy) > 1 {
-				t.Errorf("canvas %d line %d: target %s, want the box %g,%g,%g,%g scaled by %g × %g", i+1, k, a.Target, o.x, o.y, o.w, o.h, sx, sy)
+			if lineTarget(t, fmt.Sprintf("canvas %d line %d", i+1, k), a.Target, canvasID, o, sx, sy) {
+				polygons++
 			}
 		}
 		if changed < len(page.Items)/2 {
 			t.Errorf("canvas %d: %d of %d annotations differ from the source", i+1, changed, len(page.Items))
 		}
-		t.Logf("iiif-prezi3: %s", bookouttest.Prezi3(t, manifest, pagePath))
+		if c.polygons != (polygons > 0) {
+			t.Errorf("canvas %d: %d of %d lines targeted by their polygon", i+1, polygons, len(page.Items))
+		}
+		t.Logf("canvas %d: %d of %d lines targeted by their polygon; iiif-prezi3: %s", i+1, polygons, len(page.Items), bookouttest.Prezi3(t, manifest, pagePath))
 	}
+}
+
+// sourceLine is a line of a source file as a person reads it: its text,
+// its box in the file's pixels and its polygon (PAGE-XML only).
+type sourceLine struct {
+	text       string
+	x, y, w, h float64
+	polygon    [][2]float64
+}
+
+// rectangle reports whether the line's polygon is its box: four points,
+// each a different corner of the box.
+func (o sourceLine) rectangle() bool {
+	corners := map[[2]float64]bool{}
+	for _, p := range o.polygon {
+		if (p[0] != o.x && p[0] != o.x+o.w) || (p[1] != o.y && p[1] != o.y+o.h) {
+			return false
+		}
+		corners[p] = true
+	}
+	return len(o.polygon) == 4 && len(corners) == 4
+}
+
+// pageLines reads the lines of a PAGE-XML file: each TextLine's first
+// TextEquiv and its Coords polygon with the polygon's bounds.
+func pageLines(t *testing.T, file string) []sourceLine {
+	t.Helper()
+	var doc struct {
+		Page struct {
+			Regions []struct {
+				Lines []struct {
+					Coords struct {
+						Points string `xml:"points,attr"`
+					}
+					Text []string `xml:"TextEquiv>Unicode"`
+				} `xml:"TextLine"`
+			} `xml:"TextRegion"`
+		}
+	}
+	if err := xml.Unmarshal(readOrFatal(t, file), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var out []sourceLine
+	for _, rg := range doc.Page.Regions {
+		for _, l := range rg.Lines {
+			o := sourceLine{text: l.Text[0], x: 1e9, y: 1e9}
+			var x1, y1 float64
+			for _, pt := range strings.Fields(l.Coords.Points) {
+				var x, y float64
+				fmt.Sscanf(pt, "%g,%g", &x, &y)
+				o.x, o.y, x1, y1 = min(o.x, x), min(o.y, y), max(x1, x), max(y1, y)
+				o.polygon = append(o.polygon, [2]float64{x, y})
+			}
+			o.w, o.h = x1-o.x, y1-o.y
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// lineTarget checks an annotation's target against the source line o:
+// the canvas at o's box scaled by sx × sy (within one canvas unit: whole
+// units, rounded outwards) or, for a line whose polygon is not its box,
+// a SpecificResource of the canvas whose FragmentSelector is that box and
+// whose SvgSelector is the polygon scaled (to 0.01). It reports whether
+// the target is the polygon.
+func lineTarget(t *testing.T, name string, raw json.RawMessage, canvasID string, o sourceLine, sx, sy float64) bool {
+	t.Helper()
+	var fragment, target string
+	polygon := json.Unmarshal(raw, &target) != nil
+	if !polygon {
+		if o.polygon != nil && !o.rectangle() {
+			t.Errorf("%s: target %s, want a SpecificResource for the polygon %v", name, raw, o.polygon)
+		}
+		fragment = strings.TrimPrefix(target, canvasID+"#")
+	} else {
+		var sr struct {
+			Type, Source string
+			Selector     []struct{ Type, ConformsTo, Value string }
+		}
+		if err := json.Unmarshal(raw, &sr); err != nil || sr.Type != "SpecificResource" || sr.Source != canvasID || len(sr.Selector) != 2 ||
+			sr.Selector[0].Type != "FragmentSelector" || sr.Selector[0].ConformsTo != "http://www.w3.org/TR/media-frags/" || sr.Selector[1].Type != "SvgSelector" || o.rectangle() {
+			t.Fatalf("%s: target %s (%v) for the polygon %v", name, raw, err, o.polygon)
+		}
+		fragment = sr.Selector[0].Value
+		m := regexp.MustCompile(`^<svg xmlns='http://www.w3.org/2000/svg'><polygon points='([^']*)'/></svg>$`).FindStringSubmatch(sr.Selector[1].Value)
+		if m == nil || len(strings.Fields(m[1])) != len(o.polygon) {
+			t.Fatalf("%s: SVG %s, want the %d points of %v", name, sr.Selector[1].Value, len(o.polygon), o.polygon)
+		}
+		for j, pt := range strings.Fields(m[1]) {
+			var x, y float64
+			if _, err := fmt.Sscanf(pt, "%g,%g", &x, &y); err != nil || math.Abs(x-o.polygon[j][0]*sx) > 0.01 || math.Abs(y-o.polygon[j][1]*sy) > 0.01 {
+				t.Errorf("%s: SVG point %d %s, want %v scaled by %g × %g", name, j, pt, o.polygon[j], sx, sy)
+			}
+		}
+	}
+	var x, y, w, h float64
+	if _, err := fmt.Sscanf(fragment, "xywh=%g,%g,%g,%g", &x, &y, &w, &h); err != nil {
+		t.Fatalf("%s: target %s: %v", name, raw, err)
+	}
+	// Whole canvas units, rounded outwards: within one unit.
+	if math.Abs(x-o.x*sx) > 1 || math.Abs(y-o.y*sy) > 1 || math.Abs(x+w-(o.x+o.w)*sx) > 1 || math.Abs(y+h-(o.y+o.h)*sy) > 1 {
+		t.Errorf("%s: target %s, want the box %g,%g,%g,%g scaled by %g × %g", name, raw, o.x, o.y, o.w, o.h, sx, sy)
+	}
+	return polygon
 }

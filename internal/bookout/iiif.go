@@ -41,11 +41,68 @@ type Box struct{ X, Y, W, H float64 }
 // image PAGE-XML describes) onto a canvas of toW × toH; sizes of 0 leave
 // b as it is.
 func (b Box) Scale(fromW, fromH, toW, toH float64) Box {
-	if fromW <= 0 || fromH <= 0 || toW <= 0 || toH <= 0 {
-		return b
-	}
-	sx, sy := toW/fromW, toH/fromH
+	sx, sy := factors(fromW, fromH, toW, toH)
 	return Box{b.X * sx, b.Y * sy, b.W * sx, b.H * sy}
+}
+
+// factors are the scale factors from a page of fromW × fromH onto a
+// canvas of toW × toH (1 and 1 when a size is not given).
+func factors(fromW, fromH, toW, toH float64) (sx, sy float64) {
+	if fromW <= 0 || fromH <= 0 || toW <= 0 || toH <= 0 {
+		return 1, 1
+	}
+	return toW / fromW, toH / fromH
+}
+
+// Point is a vertex of a line's outline.
+type Point struct{ X, Y float64 }
+
+// Outline returns the bounding box of the polygon pts (nil when it has
+// no positive width and height) and the polygon itself when it is not
+// that box (nil for an axis-aligned rectangle: one whose area is its
+// box's, whatever the number and order of its points).
+func Outline(pts []Point) (*Box, []Point) {
+	if len(pts) == 0 {
+		return nil, nil
+	}
+	x0, y0, x1, y1 := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+	area := 0.0
+	for i, p := range pts {
+		x0, y0, x1, y1 = math.Min(x0, p.X), math.Min(y0, p.Y), math.Max(x1, p.X), math.Max(y1, p.Y)
+		q := pts[(i+1)%len(pts)]
+		area += p.X*q.Y - q.X*p.Y // the shoelace formula, twice the signed area
+	}
+	if !(x1 > x0 && y1 > y0) {
+		return nil, nil
+	}
+	box := &Box{X: x0, Y: y0, W: x1 - x0, H: y1 - y0}
+	if math.Abs(area)/2 >= box.W*box.H*(1-1e-9) {
+		return box, nil
+	}
+	return box, pts
+}
+
+// svg is the SVG Selector value of the polygon pts: one polygon element,
+// its points in canvas units to two decimals, without style.
+func svg(pts []Point) string {
+	var b strings.Builder
+	b.WriteString("<svg xmlns='http://www.w3.org/2000/svg'><polygon points='")
+	for i, p := range pts {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(coord(p.X) + "," + coord(p.Y))
+	}
+	b.WriteString("'/></svg>")
+	return b.String()
+}
+
+func coord(v float64) string {
+	r := math.Round(v*100) / 100
+	if r == 0 {
+		r = 0 // not "-0"
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 // fragment is the Media Fragments selector of b: xywh=x,y,w,h in whole
@@ -61,6 +118,10 @@ func (b Box) fragment() string {
 type TextLine struct {
 	Text string
 	Box  *Box
+	// Polygon is the line's outline when it is not Box (a PAGE-XML Coords
+	// polygon that is not an axis-aligned rectangle: see Outline), in the
+	// units of Box; nil when Box is the outline.
+	Polygon []Point
 }
 
 // OCRPage is a page of an OCR file (an ALTO Page, a PAGE-XML Page, an
@@ -72,16 +133,20 @@ type OCRPage struct {
 	Lines         []TextLine
 }
 
-// OnCanvas returns the lines of pages with their boxes scaled from each
-// page onto a canvas of w × h (Box.Scale).
+// OnCanvas returns the lines of pages with their boxes and polygons
+// scaled from each page onto a canvas of w × h (Box.Scale).
 func OnCanvas(pages []OCRPage, w, h float64) []TextLine {
 	var lines []TextLine
 	for _, pg := range pages {
+		sx, sy := factors(pg.Width, pg.Height, w, h)
 		for _, l := range pg.Lines {
 			tl := TextLine{Text: l.Text}
 			if l.Box != nil {
 				box := l.Box.Scale(pg.Width, pg.Height, w, h)
 				tl.Box = &box
+			}
+			for _, p := range l.Polygon {
+				tl.Polygon = append(tl.Polygon, Point{p.X * sx, p.Y * sy})
 			}
 			lines = append(lines, tl)
 		}
@@ -107,7 +172,7 @@ type annotation struct {
 	Type       string    `json:"type"`
 	Motivation string    `json:"motivation"`
 	Body       body      `json:"body"`
-	Target     string    `json:"target"`
+	Target     any       `json:"target"` // a URL or a specificResource
 	Generator  generator `json:"generator"`
 }
 
@@ -118,6 +183,41 @@ type body struct {
 	Language string   `json:"language,omitempty"`
 	Purpose  string   `json:"purpose,omitempty"`
 	Score    *float64 `json:"score,omitempty"`
+}
+
+// specificResource is a W3C Web Annotation Specific Resource: a part of
+// source given by selectors, each selecting the same part (a client uses
+// the one it can: the box first, for those that cannot draw SVG).
+type specificResource struct {
+	Type     string     `json:"type"`
+	Source   string     `json:"source"`
+	Selector []selector `json:"selector"`
+}
+
+type selector struct {
+	Type       string `json:"type"`
+	ConformsTo string `json:"conformsTo,omitempty"`
+	Value      string `json:"value"`
+}
+
+// mediaFragments is the specification FragmentSelector values conform to.
+const mediaFragments = "http://www.w3.org/TR/media-frags/"
+
+// target is an annotation's target on canvas for a line: the canvas at
+// the line's box (a Media Fragment), or, when the line has a polygon, a
+// SpecificResource of the canvas with two selectors: a FragmentSelector
+// of the box and an SvgSelector of the polygon in canvas coordinates.
+func target(canvas string, l TextLine) any {
+	if l.Box == nil {
+		return canvas
+	}
+	if len(l.Polygon) < 3 {
+		return canvas + "#" + l.Box.fragment()
+	}
+	return specificResource{Type: "SpecificResource", Source: canvas, Selector: []selector{
+		{Type: "FragmentSelector", ConformsTo: mediaFragments, Value: l.Box.fragment()},
+		{Type: "SvgSelector", Value: svg(l.Polygon)},
+	}}
 }
 
 type generator struct {
@@ -134,8 +234,9 @@ func (a Agent) generator() generator {
 // TranslationPage returns the W3C annotation page id (IIIF Presentation
 // 3) of a canvas's translated lines: one supplementing annotation a line
 // with a TextualBody in language (the machine-translation tag,
-// "en-t-cs-t0-und"), targeting the canvas at the line's box, generated by
-// gen. Empty lines are left out.
+// "en-t-cs-t0-und"), targeting the canvas at the line's box (a polygon
+// line: a SpecificResource with the box's FragmentSelector and the
+// polygon's SvgSelector), generated by gen. Empty lines are left out.
 func TranslationPage(id, canvas, language string, lines []TextLine, gen Agent) ([]byte, error) {
 	if id == "" || canvas == "" || language == "" {
 		return nil, errors.New("bookout: annotation page needs an id, a canvas and a language")
@@ -145,13 +246,9 @@ func TranslationPage(id, canvas, language string, lines []TextLine, gen Agent) (
 		if l.Text == "" {
 			continue
 		}
-		target := canvas
-		if l.Box != nil {
-			target += "#" + l.Box.fragment()
-		}
 		p.Items = append(p.Items, annotation{ID: fmt.Sprintf("%s#t%d", id, len(p.Items)+1), Type: "Annotation", Motivation: "supplementing",
 			Body:   body{Type: "TextualBody", Value: l.Text, Format: "text/plain", Language: language},
-			Target: target, Generator: gen.generator()})
+			Target: target(canvas, l), Generator: gen.generator()})
 	}
 	return json.MarshalIndent(p, "", "  ")
 }

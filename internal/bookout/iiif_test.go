@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -78,12 +79,13 @@ func TestIIIFOutputs(t *testing.T) {
 	json.Unmarshal(b, &tp)
 	b, _ = os.ReadFile(pages[1])
 	json.Unmarshal(b, &cp)
+	target := func(i int) string { s, _ := tp.Items[i].Target.(string); return s }
 	if len(tp.Items) != 2 || tp.Items[0].Motivation != "supplementing" || tp.Items[0].Body.Language != "en-t-de-t0-und" ||
-		!xywhRE.MatchString(tp.Items[0].Target) || strings.Contains(tp.Items[1].Target, "#") || tp.Items[0].Generator.Type != "Software" {
+		!xywhRE.MatchString(target(0)) || strings.Contains(target(1), "#") || tp.Items[0].Generator.Type != "Software" {
 		t.Errorf("translation page: %s", b)
 	}
-	if !strings.HasSuffix(tp.Items[0].Target, "#xywh=100,50,400,30") {
-		t.Errorf("target %s, want the box halved", tp.Items[0].Target)
+	if !strings.HasSuffix(target(0), "#xywh=100,50,400,30") {
+		t.Errorf("target %s, want the box halved", target(0))
 	}
 	if len(cp.Items) != 2 || cp.Items[0].Motivation != "classifying" || cp.Items[0].Body.Value != "printed" || *cp.Items[0].Body.Score != 0.91 {
 		t.Errorf("class page: %+v", cp)
@@ -177,4 +179,56 @@ func TestOnCanvas(t *testing.T) {
 	if *pages[0].Lines[0].Box != (Box{200, 100, 1000, 50}) {
 		t.Errorf("the page's box changed: %v", *pages[0].Lines[0].Box)
 	}
+}
+
+// TestTranslationPageTargets: a line whose outline is its box targets the
+// canvas at the box (a Media Fragment in the target URL, as before); a
+// line with a polygon targets a SpecificResource of the canvas with the
+// box as a FragmentSelector first and the polygon, scaled onto the canvas
+// as the box is, as an SvgSelector; a line without a box targets the
+// canvas. The page loads in iiif-prezi3.
+func TestTranslationPageTargets(t *testing.T) {
+	const canvas = "https://example.org/iiif/canvas/1"
+	rect, rectPolygon := Outline([]Point{{10, 20}, {210, 20}, {210, 60}, {10, 60}})
+	box, polygon := Outline([]Point{{10, 30}, {200, 20}, {210, 50}, {20, 60.5}})
+	if rectPolygon != nil || polygon == nil {
+		t.Fatalf("Outline: rectangle polygon %v, slanted polygon %v", rectPolygon, polygon)
+	}
+	pages := []OCRPage{{Width: 400, Height: 200, Lines: []TextLine{
+		{Text: "boxed", Box: rect}, {Text: "slanted", Box: box, Polygon: polygon}, {Text: "anywhere"}}}}
+	dir := t.TempDir()
+	page, err := TranslationPage("https://example.org/out/1.json", canvas, "en-t-de-t0-und", OnCanvas(pages, 800, 1000), Agent{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Items []struct {
+			Target json.RawMessage `json:"target"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(page, &got); err != nil || len(got.Items) != 3 {
+		t.Fatalf("page: %v\n%s", err, page)
+	}
+	for i, want := range []string{
+		`"https://example.org/iiif/canvas/1#xywh=20,100,400,200"`,
+		`{"type":"SpecificResource","source":"https://example.org/iiif/canvas/1","selector":[` +
+			`{"type":"FragmentSelector","conformsTo":"http://www.w3.org/TR/media-frags/","value":"xywh=20,100,400,203"},` +
+			`{"type":"SvgSelector","value":"<svg xmlns='http://www.w3.org/2000/svg'><polygon points='20,150 400,100 420,250 40,302.5'/></svg>"}]}`,
+		`"https://example.org/iiif/canvas/1"`,
+	} {
+		var g, w any
+		if err := json.Unmarshal(got.Items[i].Target, &g); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(want), &w); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("line %d: target\n%s\nwant\n%s", i, got.Items[i].Target, want)
+		}
+	}
+	pagePath := filepath.Join(dir, "page.json")
+	os.WriteFile(pagePath, page, 0o644)
+	_, manifest := iiifOutputs(t, dir)
+	t.Logf("iiif-prezi3: %s", bookouttest.Prezi3(t, manifest, pagePath))
 }

@@ -4,6 +4,7 @@ package linestest
 
 import (
 	"os"
+	"slices"
 	"testing"
 
 	"archivekit/internal/bookout"
@@ -11,9 +12,9 @@ import (
 
 // SameLines checks the lines of a translated OCR file (got, read by
 // alto.Lines, pagexml.Lines or hocr.Lines) against those of its original:
-// the same pages and sizes, the same lines with the same boxes, each
-// box inside its page, each text translate(the original's text). It
-// returns how many lines read differently from the original.
+// the same pages and sizes, the same lines with the same boxes and
+// polygons, each box inside its page, each text translate(the original's
+// text). It returns how many lines read differently from the original.
 func SameLines(t testing.TB, name string, orig, got []bookout.OCRPage, translate func(string) string) int {
 	t.Helper()
 	if len(got) != len(orig) {
@@ -35,6 +36,9 @@ func SameLines(t testing.TB, name string, orig, got []bookout.OCRPage, translate
 			}
 			if (l.Box == nil) != (ol.Box == nil) || l.Box != nil && *l.Box != *ol.Box {
 				t.Errorf("%s line %d: box %v, want %v", name, k, l.Box, ol.Box)
+			}
+			if !slices.Equal(l.Polygon, ol.Polygon) {
+				t.Errorf("%s line %d: polygon %v, want %v", name, k, l.Polygon, ol.Polygon)
 			}
 			if b := l.Box; b != nil && (b.X < 0 || b.Y < 0 || b.X+b.W > p.Width || b.Y+b.H > p.Height) {
 				t.Errorf("%s line %d: box %+v outside the %g × %g page", name, k, *b, p.Width, p.Height)

@@ -14,7 +14,8 @@ import (
 // that place text on a canvas (internal/bookout): the Page's imageWidth
 // and imageHeight, and each TextLine with text, in document order, with
 // the bounding box of its Coords@points (none when it has no polygon of
-// positive width and height). A TextRegion whose lines hold no text is one
+// positive width and height) and the polygon when it is not an
+// axis-aligned rectangle (bookout.Outline). A TextRegion whose lines hold no text is one
 // line itself, as Translate reads it. A line's text is the translation
 // into target that append mode added (the TextEquiv whose @comments is a
 // machine-translation tag into target; replace mode marks the TextEquiv
@@ -71,34 +72,33 @@ func appendLine(lines []bookout.TextLine, t *translator, n *xmlsplice.Node) []bo
 	if text == "" {
 		return lines
 	}
-	return append(lines, bookout.TextLine{Text: text, Box: coordsBox(n)})
+	box, polygon := outline(n)
+	return append(lines, bookout.TextLine{Text: text, Box: box, Polygon: polygon})
 }
 
-// coordsBox is the bounding box of the polygon of n's Coords@points
-// ("x1,y1 x2,y2 ..."), nil when there is none of positive size.
-func coordsBox(n *xmlsplice.Node) *bookout.Box {
+// outline is the bounding box of the polygon of n's Coords@points
+// ("x1,y1 x2,y2 ...") and the polygon when it is not that box
+// (bookout.Outline); nil, nil when there is none of positive size.
+func outline(n *xmlsplice.Node) (*bookout.Box, []bookout.Point) {
 	for _, c := range n.Elements() {
 		if c.Name.Local != "Coords" {
 			continue
 		}
 		a, ok := c.Attr("", "points")
 		if !ok {
-			return nil
+			return nil, nil
 		}
-		x0, y0, x1, y1 := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+		var pts []bookout.Point
 		for _, pt := range strings.Fields(a.Value) {
 			xs, ys, ok := strings.Cut(pt, ",")
 			x, errX := strconv.ParseFloat(xs, 64)
 			y, errY := strconv.ParseFloat(ys, 64)
-			if !ok || errX != nil || errY != nil {
-				return nil
+			if !ok || errX != nil || errY != nil || math.IsInf(x, 0) || math.IsInf(y, 0) || math.IsNaN(x) || math.IsNaN(y) {
+				return nil, nil
 			}
-			x0, y0, x1, y1 = math.Min(x0, x), math.Min(y0, y), math.Max(x1, x), math.Max(y1, y)
+			pts = append(pts, bookout.Point{X: x, Y: y})
 		}
-		if !(x1 > x0 && y1 > y0) {
-			return nil
-		}
-		return &bookout.Box{X: x0, Y: y0, W: x1 - x0, H: y1 - y0}
+		return bookout.Outline(pts)
 	}
-	return nil
+	return nil, nil
 }

@@ -3,6 +3,7 @@ package pagexml
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"archivekit/internal/bookout"
@@ -57,26 +58,37 @@ func TestLines(t *testing.T) {
 	}
 }
 
-// TestCoordsBox: the bounding box of a polygon; none for a missing,
-// malformed or flat one.
-func TestCoordsBox(t *testing.T) {
+// TestOutline: the bounding box of a polygon; none for a missing,
+// malformed or flat one; the polygon itself too when it is not an
+// axis-aligned rectangle (however many points it has along the edges).
+func TestOutline(t *testing.T) {
+	slanted := []bookout.Point{{X: 320, Y: 2074}, {X: 327, Y: 1959}, {X: 297, Y: 1957}, {X: 290, Y: 2072}}
 	for _, c := range []struct {
-		xml  string
-		want *bookout.Box
+		xml     string
+		want    *bookout.Box
+		polygon []bookout.Point
 	}{
-		{`<TextLine><Coords points="320,2074 327,1959 297,1957 290,2072"/></TextLine>`, &bookout.Box{X: 290, Y: 1957, W: 37, H: 117}},
-		{`<TextLine><Coords points="1,2 5,2"/></TextLine>`, nil},
-		{`<TextLine><Coords points="1,2 5;6"/></TextLine>`, nil},
-		{`<TextLine><Coords/></TextLine>`, nil},
-		{`<TextLine/>`, nil},
+		{`<TextLine><Coords points="320,2074 327,1959 297,1957 290,2072"/></TextLine>`, &bookout.Box{X: 290, Y: 1957, W: 37, H: 117}, slanted},
+		{`<TextLine><Coords points="10,20 50,20 50,40 10,40"/></TextLine>`, &bookout.Box{X: 10, Y: 20, W: 40, H: 20}, nil},
+		{`<TextLine><Coords points="10,40 10,20 30,20 50,20 50,40 10,40"/></TextLine>`, &bookout.Box{X: 10, Y: 20, W: 40, H: 20}, nil},
+		{`<TextLine><Coords points="10,20 50,20 50,40 30,30 10,40"/></TextLine>`, &bookout.Box{X: 10, Y: 20, W: 40, H: 20},
+			[]bookout.Point{{X: 10, Y: 20}, {X: 50, Y: 20}, {X: 50, Y: 40}, {X: 30, Y: 30}, {X: 10, Y: 40}}},
+		{`<TextLine><Coords points="1,2 5,2"/></TextLine>`, nil, nil},
+		{`<TextLine><Coords points="1,2 5;6"/></TextLine>`, nil, nil},
+		{`<TextLine><Coords points="1,2 Inf,6 3,9"/></TextLine>`, nil, nil},
+		{`<TextLine><Coords/></TextLine>`, nil, nil},
+		{`<TextLine/>`, nil, nil},
 	} {
 		doc, err := xmlsplice.Parse([]byte(c.xml))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := coordsBox(rootElement(doc))
+		got, polygon := outline(rootElement(doc))
 		if (got == nil) != (c.want == nil) || got != nil && *got != *c.want {
 			t.Errorf("%s: %v, want %v", c.xml, got, c.want)
+		}
+		if !slices.Equal(polygon, c.polygon) {
+			t.Errorf("%s: polygon %v, want %v", c.xml, polygon, c.polygon)
 		}
 	}
 }
