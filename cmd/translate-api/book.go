@@ -230,9 +230,11 @@ func (s *server) bookJobs() *jobs.BookInput {
 	return &jobs.BookInput{Field: "book_url", Items: s.bookItems, Fetch: s.fetchText}
 }
 
-// bookItems reads a book job's book and lists its text files.
+// bookItems reads a book job's book and lists its text files; each is
+// told by its first 64 KiB (book.Options.SniffPrefix), since the worker
+// fetches it whole when its item runs.
 func (s *server) bookItems(ctx context.Context, location string, _ map[string]string) ([]jobs.BookItem, error) {
-	b, err := book.Read(ctx, location, book.Options{Fetcher: s.bookFetcher(), MaxBytes: s.svc.Config.MaxUploadBytes})
+	b, err := book.Read(ctx, location, book.Options{Fetcher: s.bookFetcher(), MaxBytes: s.svc.Config.MaxUploadBytes, SniffPrefix: true})
 	if err != nil {
 		return nil, errors.New(service.Redact(err.Error()))
 	}

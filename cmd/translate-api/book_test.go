@@ -6,9 +6,12 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"archivekit/internal/translate/translator/translatortest"
 )
@@ -40,20 +43,70 @@ const bookMETS = `<?xml version="1.0" encoding="UTF-8"?>
 // real PAGE-XML and a real hOCR file) on a loopback server, closed with
 // the test; files are what it serves, by path.
 func bookServer(t *testing.T) (map[string][]byte, *httptest.Server) {
+	files, books, _ := servedBook(t)
+	return files, books
+}
+
+// served is what a book server answered: each request's path, Range
+// header and body bytes written.
+type served struct {
+	mu   sync.Mutex
+	reqs []servedRequest
+}
+
+type servedRequest struct {
+	path, rng string
+	bytes     int
+}
+
+func (s *served) of(path string) []servedRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []servedRequest
+	for _, r := range s.reqs {
+		if r.path == path {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// countingWriter counts the body bytes written.
+type countingWriter struct {
+	http.ResponseWriter
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	c.n += n
+	return n, err
+}
+
+// servedBook is bookServer, its files served as a static file server
+// serves them (http.ServeContent: byte ranges answered), with the log of
+// what it answered.
+func servedBook(t *testing.T) (map[string][]byte, *httptest.Server, *served) {
 	files := map[string][]byte{
 		"/b/mets.xml":         []byte(bookMETS),
 		"/b/OCR-D-OCR/1.xml":  readFile(t, "../../internal/translate/pagexml/testdata/real/ocrd-gt_german_kant1784-0017.page.xml"),
 		"/b/OCR-D-OCR/3.hocr": readFile(t, "../../internal/translate/hocr/testdata/real/ocropy_german_hocrtools-litver.hocr"),
 	}
+	log := &served{}
 	books := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if data, ok := files[r.URL.Path]; ok {
-			w.Write(data)
+		data, ok := files[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
 			return
 		}
-		http.NotFound(w, r)
+		cw := &countingWriter{ResponseWriter: w}
+		http.ServeContent(cw, r, path.Base(r.URL.Path), time.Time{}, bytes.NewReader(data))
+		log.mu.Lock()
+		log.reqs = append(log.reqs, servedRequest{path: r.URL.Path, rng: r.Header.Get("Range"), bytes: cw.n})
+		log.mu.Unlock()
 	}))
 	t.Cleanup(books.Close)
-	return files, books
+	return files, books, log
 }
 
 // TestTranslateBook (issues 28 item 5, 29 item 7): /translate takes a

@@ -187,11 +187,12 @@ func jobResults(t *testing.T, base, id string) jobs.Results {
 // (PAGE-XML on page 1, hOCR on page 3; page 2 has none), each fetched from
 // the loopback server BOOK_ALLOW_HOSTS names and translated as the
 // synchronous book_url request translates it; each item's result carries
-// its page's ID, position, path in the book and format; the job's run
+// its page's ID, position, path in the book and format; reading the book
+// fetched only the first 64 KiB of each text file; the job's run
 // metadata counts the units the synchronous answer counts (issue 30 item
 // 5). A file that is no book fails the job with the reader's reason.
 func TestJobsBook(t *testing.T) {
-	_, books := bookServer(t)
+	files, books, log := servedBook(t)
 	mt := translatortest.New(translatortest.Config{})
 	defer mt.Close()
 	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_ALLOW_HOSTS": "127.0.0.1", "JOBS_DIR": t.TempDir()}))
@@ -209,6 +210,15 @@ func TestJobsBook(t *testing.T) {
 	st := submit(part{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}, lang)
 	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 2, Succeeded: 2}) {
 		t.Fatalf("%+v", st)
+	}
+	// Reading the book took the first 64 KiB of each text file (a range
+	// request), the item's run all of it: the PAGE file of 89 077 bytes
+	// is sent 65 536 + 89 077 bytes, not twice whole.
+	for _, p := range []string{"/b/OCR-D-OCR/1.xml", "/b/OCR-D-OCR/3.hocr"} {
+		reqs, size := log.of(p), len(files[p])
+		if len(reqs) != 2 || reqs[0].rng != "bytes=0-65535" || reqs[0].bytes != min(size, 65536) || reqs[1].rng != "" || reqs[1].bytes != size {
+			t.Errorf("%s (%d bytes) was served %+v; want the first 64 KiB to read the book, then the whole file to translate it", p, size, reqs)
+		}
 	}
 	res := jobResults(t, ts.URL, st.ID)
 	resp, b := func() (*http.Response, []byte) {

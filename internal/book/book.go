@@ -178,6 +178,13 @@ type Options struct {
 	// Fetcher gets remote files; nil: a Fetcher with fetch.Defaults and
 	// MaxBytes.
 	Fetcher *fetch.Fetcher
+	// SniffPrefix makes TextSniff read only the first 64 KiB of a remote
+	// text file (fetch.Fetcher.Prefix: an HTTP range request, at most that
+	// read) instead of fetching it whole into the Fetcher's cache: for a
+	// caller that fetches each text file again later anyway (a job's
+	// worker), so that reading the book holds and transfers a bounded
+	// number of bytes per file.
+	SniffPrefix bool
 }
 
 func (o Options) withDefaults() Options {

@@ -538,8 +538,12 @@ func (r *reader) text(b *Book, page string, f *file, l loc) (Text, bool) {
 }
 
 // prefix reads the start of a file: up to 64 KiB of a local one, the whole
-// of a remote one (which stays in the Fetcher's cache).
+// of a remote one (which stays in the Fetcher's cache), or up to 64 KiB of
+// it with SniffPrefix.
 func (r *reader) prefix(l loc) ([]byte, error) {
+	if l.url != nil && r.opts.SniffPrefix {
+		return r.opts.Fetcher.Prefix(r.ctx, l.url.String(), sniffBytes, l.linked)
+	}
 	if l.url != nil {
 		return r.get(l)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -173,6 +174,46 @@ func TestRemoteMETS(t *testing.T) {
 	}
 	if len(b.Problems) != 2 || b.Problems[0].String() != "PHYS_0017: INPUT_0017: file:///etc/passwd: a file:// location in a remote document" {
 		t.Errorf("file:// in a remote METS: %v", b.Problems)
+	}
+}
+
+// TestRemoteMETSSniffPrefix: with SniffPrefix the remote text files are
+// told by their first 64 KiB (range requests to a file server), so the
+// book reads as with whole files, the largest (OCR-D's 89 077-byte PAGE
+// file) costs 65 536 bytes, and none is cached: fetching one afterwards
+// is a request of its own.
+func TestRemoteMETSSniffPrefix(t *testing.T) {
+	srv := httptest.NewServer(http.StripPrefix("/book/", http.FileServer(http.Dir("testdata/mets/ocrd-kant"))))
+	defer srv.Close()
+	f := fetch.New(fetch.Policy{Private: fetch.PrivateAllowed}, nil)
+	whole, err := Read(context.Background(), srv.URL+"/book/mets.xml", Options{Fetcher: f.Fresh()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Read(context.Background(), srv.URL+"/book/mets.xml", Options{Fetcher: f, SniffPrefix: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(b, whole) {
+		t.Errorf("read with SniffPrefix:\n%+v\nwith whole files:\n%+v", b, whole)
+	}
+	log := f.Log()
+	if len(log) != 5 {
+		t.Fatalf("%d requests, want 5 (the METS and four text files): %+v", len(log), log)
+	}
+	for _, r := range log[1:] {
+		if r.Bytes > 64<<10 {
+			t.Errorf("%s: %d bytes read to sniff it", r.URL, r.Bytes)
+		}
+		if strings.HasSuffix(r.URL, "PAGE_0017_PAGE.xml") && r.Bytes != 64<<10 {
+			t.Errorf("%s: %d bytes read, want 65536 of its 89077", r.URL, r.Bytes)
+		}
+	}
+	if _, err := f.GetLinked(context.Background(), b.Pages[0].Texts[0].Location); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := f.Fetched(); n != 6 {
+		t.Errorf("%d requests, want 6: a sniffed prefix is not cached", n)
 	}
 }
 
