@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -36,9 +37,8 @@ var mimeTypes = map[book.Format]string{book.ALTO: "application/alto+xml", book.P
 // bookOut writes, with --book-out and a METS input (a file or a URL), the
 // input METS with one more fileGrp holding the run's translated text files
 // (bookout.AddToMETS) as <book stem>_<target>.mets.xml in the output
-// folder, the files' locations relative to it. A METS read from a URL
-// gets its own relative locations resolved against that URL
-// (bookout.ResolveLinks): in the output folder they would lead nowhere.
+// folder, the files' locations relative to it. The book's own relative
+// locations are rewritten to lead from there to its files (bookLinks).
 func (r *runner) bookOut(ctx context.Context, p *pass) error {
 	s := r.s
 	if !s.BookOut {
@@ -55,19 +55,10 @@ func (r *runner) bookOut(ctx context.Context, p *pass) error {
 	if err != nil {
 		return fmt.Errorf("--book-out: %w", err)
 	}
-	if isURL(r.book.Source) {
-		base, err := url.Parse(r.book.Source)
-		if err != nil {
-			return fmt.Errorf("--book-out: %w", err)
-		}
-		var rel []string
-		if src, rel, err = bookout.ResolveLinks(src, base); err != nil {
-			r.warn(fmt.Sprintf("--book-out: the METS at %s: %v: no book written (translate a local copy of the book instead)", r.book.Source, err))
-			return nil
-		}
-		if len(rel) > 0 {
-			r.log.Info("book locations resolved", "mets", r.book.Source, "relative", len(rel), "first", rel[0])
-		}
+	dst := filepath.Join(s.Output, manifestStem(r.book.Source)+"_"+s.Target+".mets.xml")
+	if src, err = r.bookLinks(src, dst); err != nil {
+		r.warn(fmt.Sprintf("--book-out: the METS at %s: %v: no book written", r.book.Source, err))
+		return nil
 	}
 	uses, err := bookout.Uses(src)
 	if err != nil {
@@ -78,7 +69,6 @@ func (r *runner) bookOut(ctx context.Context, p *pass) error {
 		source = p.books[0].text.Group
 	}
 	group := bookout.GroupName(uses, source, s.Target)
-	dst := filepath.Join(s.Output, manifestStem(r.book.Source)+"_"+s.Target+".mets.xml")
 	var files []bookout.METSFile
 	for _, b := range p.books {
 		rel, err := filepath.Rel(filepath.Dir(dst), b.out)
@@ -100,4 +90,51 @@ func (r *runner) bookOut(ctx context.Context, p *pass) error {
 	r.pd.output("xml", dst)
 	r.log.Info("book written", "mets", dst, "fileGrp", group, "files", len(files))
 	return nil
+}
+
+// bookLinks returns the book's METS src with its own relative locations
+// made to lead from dst, the METS written, to the book's files, which
+// they would not do as they are: resolved against the METS URL
+// (bookout.ResolveLinks), or for a local METS file in another folder than
+// dst's, rewritten by localLinks.
+func (r *runner) bookLinks(src []byte, dst string) ([]byte, error) {
+	var out []byte
+	var rel []string
+	var err error
+	if isURL(r.book.Source) {
+		base, perr := url.Parse(r.book.Source)
+		if perr != nil {
+			return nil, perr
+		}
+		out, rel, err = bookout.ResolveLinks(src, base)
+	} else {
+		metsDir, err1 := filepath.Abs(filepath.Dir(r.book.Source))
+		outDir, err2 := filepath.Abs(filepath.Dir(dst))
+		if err := errors.Join(err1, err2); err != nil || metsDir == outDir {
+			return src, err
+		}
+		out, rel, err = bookout.RewriteLinks(src, localLinks(metsDir, outDir))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(rel) > 0 {
+		r.log.Info("book locations rewritten for the METS written", "mets", r.book.Source, "written", dst, "relative", len(rel), "first", rel[0])
+	}
+	return out, nil
+}
+
+// localLinks rewrites the relative locations of a local METS file in
+// metsDir for a copy in outDir: each path (read as the book reader reads
+// it, relative to the METS file's folder, not URL-decoded) becomes the
+// path from outDir to that file; URLs (file:// included) and absolute
+// paths are kept.
+func localLinks(metsDir, outDir string) func(string) (string, bool, error) {
+	return func(h string) (string, bool, error) {
+		if u, err := url.Parse(h); (err == nil && u.Scheme != "") || filepath.IsAbs(h) {
+			return "", false, nil
+		}
+		p, err := filepath.Rel(outDir, filepath.Join(metsDir, filepath.FromSlash(h)))
+		return filepath.ToSlash(p), err == nil, nil
+	}
 }

@@ -25,25 +25,56 @@ import (
 // TestBookOutMETS: --book-out on OCR-D's real Kant METS (two pages, each
 // with a PAGE and an ALTO file) writes mets_en.mets.xml into the output
 // folder with the fileGrp OCR-D-MT-EN of the four translations, whose
-// locations lead to the written files; removing what was added gives the
-// input METS back byte for byte.
+// locations lead to the written files. Written beside the input METS
+// (-o its folder), removing what was added gives the input METS back byte
+// for byte; written into another folder, the book's own six relative
+// locations are rewritten to lead from there to the book's files (each
+// read back), and with the old hrefs put back the same holds.
 func TestBookOutMETS(t *testing.T) {
-	in := t.TempDir()
 	from := filepath.Join("..", "..", "internal", "book", "testdata", "mets", "ocrd-kant")
-	for _, f := range []string{"mets.xml", "OCR-D-GT-ALTO/PAGE_0017_ALTO.xml", "OCR-D-GT-ALTO/PAGE_0020_ALTO.xml", "OCR-D-GT-PAGE/PAGE_0017_PAGE.xml", "OCR-D-GT-PAGE/PAGE_0020_PAGE.xml"} {
-		writeFile(t, filepath.Join(in, filepath.FromSlash(f)), readOrFatal(t, filepath.Join(from, filepath.FromSlash(f))))
-	}
 	api := startAPI(t, translatortest.Config{})
-	out := t.TempDir()
-	r := runCLI(t, newEnv(api), filepath.Join(in, "mets.xml"), "-o", out, "-src", "de", "--vocabulary", "", "--fast-align",
-		"--output-mode", "alternative", "--book-out")
-	if r.code != exitOK {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	got := translatedKant(t, out)
-	back, err := bookout.RemoveFromMETS(got, "OCR-D-MT-EN")
-	if err != nil || !bytes.Equal(back, readOrFatal(t, filepath.Join(in, "mets.xml"))) {
-		t.Errorf("removing the added parts does not give the input back (%v)", err)
+	for _, elsewhere := range []bool{false, true} {
+		in := t.TempDir()
+		for _, f := range []string{"mets.xml", "OCR-D-GT-ALTO/PAGE_0017_ALTO.xml", "OCR-D-GT-ALTO/PAGE_0020_ALTO.xml", "OCR-D-GT-PAGE/PAGE_0017_PAGE.xml", "OCR-D-GT-PAGE/PAGE_0020_PAGE.xml",
+			"OCR-D-IMG/INPUT_0017.tif", "OCR-D-IMG/INPUT_0020.tif"} {
+			data := []byte(f) // the page images are not in the repository: their names stand in
+			if !strings.HasSuffix(f, ".tif") {
+				data = readOrFatal(t, filepath.Join(from, filepath.FromSlash(f)))
+			}
+			writeFile(t, filepath.Join(in, filepath.FromSlash(f)), data)
+		}
+		out := in
+		if elsewhere {
+			out = t.TempDir()
+		}
+		r := runCLI(t, newEnv(api), filepath.Join(in, "mets.xml"), "-o", out, "-src", "de", "--vocabulary", "", "--fast-align",
+			"--output-mode", "alternative", "--book-out")
+		if r.code != exitOK {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		got := translatedKant(t, out)
+		back, err := bookout.RemoveFromMETS(got, "OCR-D-MT-EN")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if elsewhere {
+			rel, _ := filepath.Rel(out, in)
+			prefix := `xlink:href="` + filepath.ToSlash(rel) + `/`
+			if n := bytes.Count(back, []byte(prefix)); n != 6 {
+				t.Errorf("%d of the book's 6 locations lead from %s to %s:\n%s", n, out, in, back)
+			}
+			for _, m := range regexp.MustCompile(`xlink:href="([^"]*)"`).FindAllSubmatch(back, -1) {
+				p := filepath.Join(out, filepath.FromSlash(string(m[1])))
+				inBook := filepath.Join(in, strings.TrimPrefix(string(m[1]), filepath.ToSlash(rel)+"/"))
+				if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, readOrFatal(t, inBook)) {
+					t.Errorf("location %s from %s: %v, not the book's file", m[1], out, err)
+				}
+			}
+			back = bytes.ReplaceAll(back, []byte(prefix), []byte(`xlink:href="`))
+		}
+		if !bytes.Equal(back, readOrFatal(t, filepath.Join(in, "mets.xml"))) {
+			t.Errorf("written elsewhere %v: removing the added parts does not give the input back", elsewhere)
+		}
 	}
 }
 

@@ -115,6 +115,25 @@ func Uses(src []byte) ([]string, error) {
 // change (each keeps its quotes); empty hrefs are left as they are, and an
 // href that is not a URL reference is an error.
 func ResolveLinks(src []byte, base *url.URL) ([]byte, []string, error) {
+	return RewriteLinks(src, func(h string) (string, bool, error) {
+		u, err := url.Parse(h)
+		if err != nil {
+			return "", false, fmt.Errorf("bookout: METS location %q: %w", h, err)
+		}
+		if u.Scheme != "" {
+			return "", false, nil
+		}
+		return base.ResolveReference(u).String(), true, nil
+	})
+}
+
+// RewriteLinks returns src with the xlink:href of its FLocat, mdRef and
+// mptr elements (not those inside embedded xmlData or binData records)
+// replaced by what to returns for their value (trimmed, decoded; empty
+// hrefs are not asked) where it returns true, and the values it replaced
+// in document order. Only those attribute values change, each written
+// escaped in its own quotes; an error of to ends it.
+func RewriteLinks(src []byte, to func(href string) (string, bool, error)) ([]byte, []string, error) {
 	root, err := parseMETS(src)
 	if err != nil {
 		return nil, nil, err
@@ -130,20 +149,16 @@ func ResolveLinks(src []byte, base *url.URL) ([]byte, []string, error) {
 			return true
 		}
 		for _, v := range attrValues(src, e) {
-			if v.local != "href" {
-				continue
-			}
 			h := strings.TrimSpace(unescape(src[v.at:v.end]))
-			u, perr := url.Parse(h)
-			if perr != nil {
-				err = fmt.Errorf("bookout: METS location %q: %w", h, perr)
-				return false
-			}
-			if h == "" || u.Scheme != "" {
+			if v.local != "href" || h == "" || err != nil {
 				continue
 			}
-			edits = append(edits, splice{v.at, v.end, escape(base.ResolveReference(u).String())})
-			changed = append(changed, h)
+			var repl string
+			var ok bool
+			if repl, ok, err = to(h); ok && err == nil {
+				edits = append(edits, splice{v.at, v.end, escape(repl)})
+				changed = append(changed, h)
+			}
 		}
 		return false
 	})
