@@ -298,7 +298,7 @@ fuzz-run:
 	done
 
 bench: deps native fixtures
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bindings/torch ./internal/pageclass/train ./internal/pageclass/classify
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bindings/torch ./internal/pageclass/train ./internal/pageclass/classify ./internal/pageclass/imageio
 	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m ./internal/pageclass/pipeline ./internal/translate/alto ./internal/translate/metadata ./internal/translate/translator
 	$(GO) test -run '^$$' -bench PredictImage -benchtime 200x -timeout 60m ./cmd/pageclass-api
 	$(GO) test -run '^$$' -bench 'Memory|TranslateSample' -benchtime 1x -timeout 60m ./cmd/pageclass-api ./cmd/translate-api

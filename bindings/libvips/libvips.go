@@ -1,8 +1,9 @@
 // Package libvips is the cgo boundary to libvips for what govips does not
 // expose: the tile height (a command-line option of libvips), returning
-// freed C memory to the system, an image's
-// pixels in a libvips buffer (no Go copy), libvips' error buffer and its
-// tracked-memory high-water mark. internal/pageclass/imageio uses it; the
+// freed C memory to the system, an image's pixels in a libvips buffer (no
+// Go copy), a TIFF page reduced as it is read (govips opens images for
+// random access), libvips' error buffer and its tracked-memory high-water
+// mark. internal/pageclass/imageio uses it; the
 // rest of libvips is reached through govips.
 package libvips
 
@@ -41,12 +42,30 @@ static int set_tile_height(int h) {
 	g_option_context_free(ctx);
 	return ok ? 0 : -1;
 }
+
+// reduce_tiff reads page (0-based) of the TIFF in buf sequentially (its
+// strips or tiles as the reduction needs them, never the whole page),
+// reduces it by factor on both axes (vips_reduce, linear kernel) and
+// writes the result as an uncompressed TIFF to memory; NULL on failure.
+static void *reduce_tiff(const void *buf, size_t len, int page, double factor, size_t *size) {
+	VipsImage *in = NULL, *out = NULL;
+	if (vips_tiffload_buffer((void *)buf, len, &in, "page", page, "access", VIPS_ACCESS_SEQUENTIAL, "fail", TRUE, NULL) != 0)
+		return NULL;
+	int r = vips_reduce(in, &out, factor, factor, "kernel", VIPS_KERNEL_LINEAR, NULL);
+	g_object_unref(in);
+	if (r != 0) return NULL;
+	void *p = NULL;
+	r = vips_tiffsave_buffer(out, &p, size, "compression", VIPS_FOREIGN_TIFF_COMPRESSION_NONE, NULL);
+	g_object_unref(out);
+	return r == 0 ? p : NULL;
+}
 */
 import "C"
 
 import (
 	"errors"
 	"reflect"
+	"runtime"
 	"unsafe"
 
 	"github.com/davidbyttow/govips/v2/vips"
@@ -98,6 +117,29 @@ func WriteToMemory(ref *vips.ImageRef) (*Buffer, string) {
 		return nil, LastError()
 	}
 	return &Buffer{p: p, n: int(size)}, ""
+}
+
+// ReduceTIFF reads page (0-based) of the TIFF data as libvips needs its
+// lines, reduces it by factor (over 1) on both axes with libvips' reduce
+// and a linear (triangle) kernel as wide as the reduction, so the result
+// is antialiased, and returns the result as an uncompressed TIFF (its
+// metadata, orientation and ICC profile kept), or libvips' error text.
+// The full-size page is never held in memory: govips opens images for
+// random access, for which libvips decodes a strip TIFF whole, and its
+// resize adds a box shrink first for factors of 4 and more, which in
+// libvips 8.14 costs more than reducing the whole way.
+func ReduceTIFF(data []byte, page int, factor float64) ([]byte, string) {
+	if len(data) == 0 {
+		return nil, "empty TIFF"
+	}
+	var size C.size_t
+	p := C.reduce_tiff(unsafe.Pointer(&data[0]), C.size_t(len(data)), C.int(page), C.double(factor), &size)
+	runtime.KeepAlive(data)
+	if p == nil {
+		return nil, LastError()
+	}
+	defer C.g_free(C.gpointer(p))
+	return C.GoBytes(p, C.int(size)), ""
 }
 
 // image is the libvips image behind ref. govips keeps it unexported and

@@ -1,14 +1,11 @@
 package classify_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"image"
 	"image/jpeg"
 	"image/png"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -19,6 +16,7 @@ import (
 	"archivekit/internal/ledger"
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/pageclass/imageio"
+	"archivekit/internal/pageclass/imageio/hostile"
 	"archivekit/internal/testenv"
 )
 
@@ -258,7 +256,7 @@ func scansAs(b testing.TB, dir string, n int, ext string) []string {
 			b.Fatal(err)
 		}
 		if ext == "tif" {
-			err = writeRGBTIFF(g, dst)
+			err = hostile.RGBTIFF(g, dst)
 		} else {
 			err = jpeg.Encode(g, dst, &jpeg.Options{Quality: 90})
 		}
@@ -271,52 +269,4 @@ func scansAs(b testing.TB, dir string, n int, ext string) []string {
 		out = append(out, name)
 	}
 	return out
-}
-
-// writeRGBTIFF writes img as a baseline TIFF: uncompressed 8-bit RGB in one
-// strip, little-endian (Go's encoder writes RGBA, which scanners do not).
-func writeRGBTIFF(w io.Writer, img *image.RGBA) error {
-	b := img.Bounds()
-	width, height := b.Dx(), b.Dy()
-	const entries = 10
-	ifd := 8
-	data := ifd + 2 + entries*12 + 4 + 6 // after the IFD and BitsPerSample's three values
-	var buf bytes.Buffer
-	le := binary.LittleEndian
-	buf.Write([]byte("II*\x00"))
-	binary.Write(&buf, le, uint32(ifd))
-	binary.Write(&buf, le, uint16(entries))
-	entry := func(tag, typ uint16, count, value uint32) {
-		binary.Write(&buf, le, tag)
-		binary.Write(&buf, le, typ)
-		binary.Write(&buf, le, count)
-		binary.Write(&buf, le, value)
-	}
-	const short, long = 3, 4
-	entry(256, long, 1, uint32(width))          // ImageWidth
-	entry(257, long, 1, uint32(height))         // ImageLength
-	entry(258, short, 3, uint32(data-6))        // BitsPerSample, at the offset
-	entry(259, short, 1, 1)                     // Compression: none
-	entry(262, short, 1, 2)                     // PhotometricInterpretation: RGB
-	entry(273, long, 1, uint32(data))           // StripOffsets
-	entry(277, short, 1, 3)                     // SamplesPerPixel
-	entry(278, long, 1, uint32(height))         // RowsPerStrip
-	entry(279, long, 1, uint32(width*height*3)) // StripByteCounts
-	entry(284, short, 1, 1)                     // PlanarConfiguration: chunky
-	binary.Write(&buf, le, uint32(0))           // no next IFD
-	binary.Write(&buf, le, [3]uint16{8, 8, 8})  // BitsPerSample's values
-	if _, err := w.Write(buf.Bytes()); err != nil {
-		return err
-	}
-	row := make([]byte, width*3)
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := 0; x < width; x++ {
-			c := img.RGBAAt(b.Min.X+x, y)
-			row[3*x], row[3*x+1], row[3*x+2] = c.R, c.G, c.B
-		}
-		if _, err := w.Write(row); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -65,6 +65,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -111,8 +112,11 @@ type Options struct {
 	// decoder (DCT scaling by 2, 4 or 8, no resampling after) by the
 	// largest factor that keeps both its sides at least MinSide pixels:
 	// for a caller that resizes every page to at most MinSide a side
-	// anyway (classify's UploadPage). 0: pages are decoded at full size
-	// (within MaxDecodePixels).
+	// anyway (classify's UploadPage). A page still over MaxDecodePixels
+	// is then reduced within it by libvips' reduce with a linear kernel
+	// (reduceFactor; a TIFF that is no pyramid), cheaper than the
+	// thumbnail's Lanczos-3. 0: pages are decoded at full size (within
+	// MaxDecodePixels, by the thumbnail).
 	MinSide int
 	// OnLabelError, when set, is called by Decode with the document's name
 	// when a PDF's page labels cannot be read (Doc.LabelError): its pages
@@ -458,12 +462,12 @@ func (d *Doc) Use(ctx context.Context, i int, fn func(Image) error) error {
 		defer func() { d.rendering.Add(int64(time.Since(start))) }()
 		return d.usePDFium(ctx, i, fn)
 	}
-	ref, err := d.open(i)
+	ref, factor, err := d.open(i)
 	d.rendering.Add(int64(time.Since(start)))
 	if err != nil {
 		return d.wrap(i, err)
 	}
-	n := int64(ref.Width()) * int64(ref.Height())
+	n := reducedPixels(int64(ref.Width()), int64(ref.Height()), factor)
 	if err := inFlight.acquire(ctx, n); err != nil {
 		ref.Close()
 		return d.wrap(i, err)
@@ -471,7 +475,7 @@ func (d *Doc) Use(ctx context.Context, i int, fn func(Image) error) error {
 	defer inFlight.release(n)
 	start = time.Now() // the wait for a slot is not rendering
 	defer func() { d.rendering.Add(int64(time.Since(start))) }()
-	img, free, err := d.decode(ref)
+	img, free, err := d.decode(i, ref, factor)
 	ref.Close() // the decoding pipeline goes; img's memory stays until free
 	if err != nil {
 		return d.wrap(i, err)
@@ -493,20 +497,22 @@ func (d *Doc) wrap(i int, err error) error {
 // open checks page i's size from its header and returns it ready for
 // decoding at the size it will have: a PDF page over the decode budget
 // is reloaded at a lower DPI and a larger image is reopened through
-// libvips' thumbnail, which shrinks it while decoding. No pixel has been
+// libvips' thumbnail, which shrinks it while decoding; for a caller that
+// resizes every page itself (Options.MinSide) it is given a factor > 1 by
+// which decode reduces it instead (reduceFactor). No pixel has been
 // decoded when open returns.
-func (d *Doc) open(i int) (*vips.ImageRef, error) {
+func (d *Doc) open(i int) (ref *vips.ImageRef, factor float64, err error) {
 	if i < 0 || i >= d.pages {
-		return nil, fmt.Errorf("%w: %d of %d", ErrPageRange, i+1, d.pages)
+		return nil, 1, fmt.Errorf("%w: %d of %d", ErrPageRange, i+1, d.pages)
 	}
-	ref, err := d.load(i, d.opts.DPI)
+	ref, err = d.load(i, d.opts.DPI)
 	if err != nil {
-		return nil, err
+		return nil, 1, err
 	}
 	// Header only so far: libvips loads pixels on demand.
 	if err := d.opts.checkSize(ref); err != nil {
 		ref.Close()
-		return nil, err
+		return nil, 1, err
 	}
 	if f := jpegShrink(ref.Width(), ref.Height(), d.opts.MinSide); f > 1 && d.typ == vips.ImageTypeJPEG {
 		p := d.params(i, d.opts.DPI)
@@ -514,7 +520,7 @@ func (d *Doc) open(i int) (*vips.ImageRef, error) {
 		small, err := vips.LoadImageFromBuffer(d.data, p)
 		if err != nil {
 			ref.Close()
-			return nil, vipsErr("cannot shrink while decoding", err, "corrupt "+formatName(d.typ)+" data")
+			return nil, 1, vipsErr("cannot shrink while decoding", err, "corrupt "+formatName(d.typ)+" data")
 		}
 		ref.Close()
 		ref = small
@@ -525,13 +531,17 @@ func (d *Doc) open(i int) (*vips.ImageRef, error) {
 	}
 	w, h := int64(ref.Width()), int64(ref.Height())
 	if budget <= 0 || w*h <= budget {
-		return ref, nil
+		return ref, 1, nil
+	}
+	if d.opts.MinSide > 0 && d.typ == vips.ImageTypeTIFF && !d.pyramid(ref) {
+		return ref, reduceFactor(w, h, budget), nil
 	}
 	ref.Close()
 	scale := math.Sqrt(float64(budget) / float64(w*h))
 	if d.IsPDF() {
 		dpi := max(1, int(float64(d.opts.DPI)*scale))
-		return d.load(i, dpi)
+		ref, err = d.load(i, dpi)
+		return ref, 1, err
 	}
 	// The thumbnail fits the long side, whatever the EXIF rotation; libvips
 	// rounds the short side, so a result a little over the budget is made
@@ -540,14 +550,54 @@ func (d *Doc) open(i int) (*vips.ImageRef, error) {
 	for {
 		ref, err = vips.LoadThumbnailFromBuffer(d.data, side, side, vips.InterestingNone, vips.SizeDown, d.params(i, d.opts.DPI))
 		if err != nil {
-			return nil, vipsErr("cannot shrink while decoding", err, "corrupt "+formatName(d.typ)+" data")
+			return nil, 1, vipsErr("cannot shrink while decoding", err, "corrupt "+formatName(d.typ)+" data")
 		}
 		if int64(ref.Width())*int64(ref.Height()) <= budget || side <= 1 {
-			return ref, nil
+			return ref, 1, nil
 		}
 		ref.Close()
 		side--
 	}
+}
+
+// pyramid reports whether ref, a TIFF page, is stored with reduced
+// resolutions (pages of halved sizes or SubIFDs), which the thumbnail
+// reads instead of the full page.
+func (d *Doc) pyramid(ref *vips.ImageRef) bool {
+	if slices.Contains(ref.ImageFields(), "n-subifds") && ref.GetInt("n-subifds") > 0 {
+		return true
+	}
+	return ref.Pages() > 1 && d.pages == 1
+}
+
+// reduceFactor is the factor by which decode reduces a w×h page over
+// budget pixels for a caller that resizes every page itself with an
+// antialiasing filter (Options.MinSide; classify's UploadPage, on the
+// device): the smallest that brings it within budget, each side rounded
+// up. The page is read again as it is reduced (libvips.ReduceTIFF: read
+// sequentially, libvips' reduce with a linear kernel as wide as the
+// reduction, so the page stays antialiased), at a fraction of the
+// thumbnail's cost (an A4 master at 300 dpi to PagePixels(384), 1.33 MP:
+// 0.56 of the thumbnail's CPU time a page; at 600 dpi 0.22;
+// BenchmarkReduceMasters). TIFFs only, the masters archives keep: a PNG,
+// or a JPEG still over the budget after its shrink on load, keeps the
+// thumbnail, and so does a pyramidal TIFF, whose smaller levels the
+// thumbnail reads instead of the full page.
+func reduceFactor(w, h, budget int64) float64 {
+	f := math.Sqrt(float64(w*h) / float64(budget))
+	for reducedPixels(w, h, f) > budget && f < float64(max(w, h)) {
+		f *= 1.001
+	}
+	return f
+}
+
+// reducedPixels bounds the pixels of a w×h page reduced by factor (1:
+// not reduced): each side divided and rounded up.
+func reducedPixels(w, h int64, factor float64) int64 {
+	if factor <= 1 {
+		return w * h
+	}
+	return int64(math.Ceil(float64(w)/factor)) * int64(math.Ceil(float64(h)/factor))
 }
 
 // jpegShrink is the largest JPEG shrink-on-load factor (1, 2, 4 or 8)
@@ -565,9 +615,20 @@ func jpegShrink(w, h, side int) int {
 	return 1
 }
 
-// decode converts an opened page to 8-bit RGB pixels, held in memory
-// allocated by libvips that free releases.
-func (d *Doc) decode(ref *vips.ImageRef) (img Image, free func(), err error) {
+// decode converts page i, opened as ref, to 8-bit RGB pixels, held in
+// memory allocated by libvips that free releases; with factor over 1 the
+// page (a TIFF) is read again reduced by factor (reduceFactor).
+func (d *Doc) decode(i int, ref *vips.ImageRef, factor float64) (img Image, free func(), err error) {
+	if factor > 1 {
+		small, msg := libvips.ReduceTIFF(d.data, i, factor)
+		if small == nil {
+			return Image{}, nil, fmt.Errorf("cannot shrink while decoding: %s", oneLine(msg, "corrupt TIFF data"))
+		}
+		if ref, err = vips.LoadImageFromBuffer(small, vips.NewImportParams()); err != nil {
+			return Image{}, nil, vipsErr("cannot read the reduced page", err, "")
+		}
+		defer ref.Close()
+	}
 	if !d.IsPDF() {
 		if err := ref.AutoRotate(); err != nil {
 			return Image{}, nil, vipsErr("autorotate", err, "")

@@ -198,3 +198,52 @@ func GrayTIFF(pages ...*image.Gray) []byte {
 	}
 	return out.Bytes()
 }
+
+// RGBTIFF writes img as a baseline TIFF: uncompressed 8-bit RGB in one
+// strip, little-endian, as scanners write masters (Go's encoder writes
+// RGBA, which scanners do not).
+func RGBTIFF(w io.Writer, img *image.RGBA) error {
+	b := img.Bounds()
+	width, height := b.Dx(), b.Dy()
+	const entries = 10
+	ifd := 8
+	data := ifd + 2 + entries*12 + 4 + 6 // after the IFD and BitsPerSample's three values
+	var buf bytes.Buffer
+	le := binary.LittleEndian
+	buf.Write([]byte("II*\x00"))
+	_ = binary.Write(&buf, le, uint32(ifd))
+	_ = binary.Write(&buf, le, uint16(entries))
+	entry := func(tag, typ uint16, count, value uint32) {
+		_ = binary.Write(&buf, le, tag)
+		_ = binary.Write(&buf, le, typ)
+		_ = binary.Write(&buf, le, count)
+		_ = binary.Write(&buf, le, value)
+	}
+	const short, long = 3, 4
+	entry(256, long, 1, uint32(width))             // ImageWidth
+	entry(257, long, 1, uint32(height))            // ImageLength
+	entry(258, short, 3, uint32(data-6))           // BitsPerSample, at the offset
+	entry(259, short, 1, 1)                        // Compression: none
+	entry(262, short, 1, 2)                        // PhotometricInterpretation: RGB
+	entry(273, long, 1, uint32(data))              // StripOffsets
+	entry(277, short, 1, 3)                        // SamplesPerPixel
+	entry(278, long, 1, uint32(height))            // RowsPerStrip
+	entry(279, long, 1, uint32(width*height*3))    // StripByteCounts
+	entry(284, short, 1, 1)                        // PlanarConfiguration: chunky
+	_ = binary.Write(&buf, le, uint32(0))          // no next IFD
+	_ = binary.Write(&buf, le, [3]uint16{8, 8, 8}) // BitsPerSample's values
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	row := make([]byte, width*3)
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := 0; x < width; x++ {
+			c := img.RGBAAt(b.Min.X+x, y)
+			row[3*x], row[3*x+1], row[3*x+2] = c.R, c.G, c.B
+		}
+		if _, err := w.Write(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
