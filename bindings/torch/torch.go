@@ -149,6 +149,30 @@ func SetNumThreads(n int) error {
 	return statusErr("set threads", C.tshim_set_num_threads(C.int(n), &msg), msg)
 }
 
+// SetCUDAStreamPool sets how forward passes on CUDA share the device, for
+// the process: pooled (the default), each call on a stream of its own from
+// libtorch's pool, so calls from several goroutines (lanes, the models of
+// a group) overlap on the device; not pooled, every call on the calling
+// thread's current stream, one after another. No effect on the CPU.
+func SetCUDAStreamPool(pooled bool) error {
+	if err := ensureInit(); err != nil {
+		return err
+	}
+	v := 0
+	if pooled {
+		v = 1
+	}
+	C.tshim_set_cuda_stream_pool(C.int(v))
+	return nil
+}
+
+// CUDAStreamPool reports SetCUDAStreamPool's setting.
+func CUDAStreamPool() bool {
+	var v C.int
+	C.tshim_get_cuda_stream_pool(&v)
+	return v != 0
+}
+
 // NumThreads returns libtorch's intra-op thread count.
 func NumThreads() int {
 	var v C.int

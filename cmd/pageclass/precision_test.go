@@ -42,3 +42,21 @@ func TestPickPrecisionOnCPU(t *testing.T) {
 		}
 	}
 }
+
+// --gpu-streams sets the shim's stream pool for the process: one turns it
+// off, pool (the default) on.
+func TestPickGPUStreams(t *testing.T) {
+	defer torch.SetCUDAStreamPool(true)
+	for _, c := range []struct {
+		asked  string
+		pooled bool
+	}{{"one", false}, {"pool", true}, {"one", false}, {"", true}} {
+		r := &runner{cli: &CLI{GPUStreams: c.asked}, device: "cpu", log: slog.New(slog.DiscardHandler)}
+		if err := r.pickPrecision(); err != nil {
+			t.Fatal(err)
+		}
+		if got := torch.CUDAStreamPool(); got != c.pooled {
+			t.Errorf("--gpu-streams %q: stream pool %v, want %v", c.asked, got, c.pooled)
+		}
+	}
+}

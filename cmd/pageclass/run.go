@@ -202,7 +202,8 @@ func (r *runner) upload() classify.Upload {
 
 // pickPrecision resolves --precision on the run's device: auto is
 // torch.DefaultPrecision (tf32 on CUDA, fp32 on the CPU); tf32 on the CPU
-// runs as fp32 (said in the log); fp16 on the CPU is refused.
+// runs as fp32 (said in the log); fp16 on the CPU is refused. It also
+// applies --gpu-streams.
 func (r *runner) pickPrecision() error {
 	p := torch.DefaultPrecision(r.device)
 	if asked := r.cli.Precision; asked != "" && asked != "auto" {
@@ -219,7 +220,8 @@ func (r *runner) pickPrecision() error {
 		r.log.Info("precision: "+note, "precision", p.String(), "device", r.device)
 	}
 	r.precision = p
-	return nil
+	// --gpu-streams: process-wide in the shim, like the thread count
+	return torch.SetCUDAStreamPool(r.cli.GPUStreams != "one")
 }
 
 // recordConfig writes every flag value (config defaults applied) into the
@@ -233,7 +235,7 @@ func (r *runner) recordConfig() {
 		"no_average_best": c.NoAverageBest, "save_intermediates": c.SaveIntermediates,
 		"model": c.Model, "base": c.Base, "revision": c.Revision, "hub": c.Hub, "fastcls": c.FastCls,
 		"fastcls_base": c.FastClsBase, "best": c.Best, "parallel": c.Parallel, "device": r.device, "pdf_renderer": c.PDFRenderer,
-		"precision": r.precision.String(), "upload": r.upload().On(r.device).String(), "train": c.Train, "eval": c.Eval, "folds": c.Folds, "folds_csv": c.FoldsCSV, "fold_column": c.FoldColumn,
+		"precision": r.precision.String(), "upload": r.upload().On(r.device).String(), "gpu_streams": r.cli.GPUStreams, "train": c.Train, "eval": c.Eval, "folds": c.Folds, "folds_csv": c.FoldsCSV, "fold_column": c.FoldColumn,
 		"average": c.Average, "average_pattern": c.AveragePattern, "batch": r.settings.Setup.Batch,
 		"document_json": c.DocumentJSON, "document_json_out": c.DocumentJSONOut,
 		"document_json_dir": c.DocumentJSONDir, "document_json_out_dir": c.DocumentJSONOutDir,

@@ -76,6 +76,13 @@ int tshim_cuda_mem_info(int device, uint64_t *free_bytes, uint64_t *total_bytes,
  * that does not ask for its own). */
 int tshim_set_num_threads(int n, char **err);
 int tshim_get_num_threads(int *out);
+/* How forward passes on CUDA share the device (process-wide): 1 (the
+ * default), each call on a stream of its own from libtorch's pool, so that
+ * calls from several threads overlap; 0, every call on the calling
+ * thread's current stream (one stream: calls queue one after another). No
+ * effect on the CPU. */
+int tshim_set_cuda_stream_pool(int pooled);
+int tshim_get_cuda_stream_pool(int *out);
 /* Seeds libtorch's CPU (and CUDA) generators. */
 int tshim_manual_seed(uint64_t seed);
 

@@ -232,6 +232,8 @@ void *cudart() {
 // Go side keeps each OS thread at one count, so the change is made once.
 std::atomic<int> wanted_threads{0};
 thread_local int applied_threads = 0;
+// Whether CUDA forward passes each take a pooled stream (run_tensor).
+std::atomic<bool> stream_pool{true};
 void sync_threads(int threads = 0) {
   int n = threads > 0 ? threads : wanted_threads.load(std::memory_order_relaxed);
   if (n > 0 && n != applied_threads) {
@@ -292,15 +294,16 @@ struct NoGrad {
 // (where a batch's pages were uploaded): forward passes called at once
 // from several threads (the lanes of a run, the models of a group) then
 // overlap on the device instead of queueing on one stream. The copy of the
-// result to the host waits for that stream only.
+// result to the host waits for that stream only. With stream_pool off
+// (tshim_set_cuda_stream_pool) the call runs on the current stream itself.
 void run_tensor(tshim_module *m, const char *name, torch::Tensor x, bool copy, int softmax, float **out,
                 int64_t *rows, int64_t *cols) {
   auto method = method_of(m->mod, name);
   int64_t batch = x.size(0);
   c10::OptionalDeviceGuard on_device;
   c10::OptionalStreamGuard on_stream;
-  if (m->device.is_cuda()) {
-    on_device.reset_device(m->device);
+  if (m->device.is_cuda()) on_device.reset_device(m->device);
+  if (m->device.is_cuda() && stream_pool.load()) {
     c10::impl::VirtualGuardImpl impl(m->device.type());
     auto caller = impl.getStream(m->device);
     auto own = impl.getStreamFromGlobalPool(m->device, /*isHighPriority=*/false);
@@ -448,6 +451,16 @@ int tshim_set_num_threads(int n, char **err) {
     wanted_threads.store(n);
     sync_threads();
   });
+}
+
+int tshim_set_cuda_stream_pool(int pooled) {
+  stream_pool.store(pooled != 0);
+  return TSHIM_OK;
+}
+
+int tshim_get_cuda_stream_pool(int *out) {
+  *out = stream_pool.load() ? 1 : 0;
+  return TSHIM_OK;
 }
 
 int tshim_get_num_threads(int *out) {

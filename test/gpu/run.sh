@@ -13,7 +13,8 @@
 #   5. times pageclass --best on 400 pages with the full-size models (tf32,
 #      bf16, and --parallel; pages uploaded as floats, as 8-bit pages resized
 #      on the host (--upload u8) and as the decoded pages resized on the
-#      device (--upload page); GPU utilisation sampled by nvidia-smi),
+#      device (--upload page); forward passes on pooled streams and on
+#      one (--gpu-streams one); GPU utilisation sampled by nvidia-smi),
 #      the original Python pipeline and the forward-only ceilings
 #      (ref_gpu.py),
 # and prints one table (also written to $OUT/gpu-check.md when OUT is set).
@@ -232,6 +233,7 @@ if [ "$DRY" = 1 ]; then
   bench "--upload float" --upload float
   bench "--upload u8" --upload u8
   bench "--upload page" --upload page
+  bench "--upload page --gpu-streams one" --upload page --gpu-streams one
 else
   if part throughput; then
     # [SETUP] batch 64 (the shipped configuration's 16 elsewhere)
@@ -245,6 +247,8 @@ else
     bench "--precision tf32 --upload page, batch 64" --precision tf32 --upload page --config "$cfg64"
     bench "--precision bf16 --upload u8, batch 64" --precision bf16 --upload u8 --config "$cfg64"
     bench "--precision bf16 --upload page, batch 64" --precision bf16 --upload page --config "$cfg64"
+    # the two lanes on one stream, against the pooled streams above (31.3)
+    bench "--precision tf32 --upload page, batch 64, --gpu-streams one" --precision tf32 --upload page --config "$cfg64" --gpu-streams one
     # the shipped 16 is no choice: a plain GPU run sizes its batch by free
     # memory (the log's "GPU batch" line gives it)
     bench "--precision tf32 --upload page, batch by free memory (profile at 16)" --precision tf32 --upload page
@@ -254,6 +258,7 @@ else
     bench "--parallel --precision tf32 --upload u8, batch by free memory (profile at 64)" --parallel --precision tf32 --upload u8 --config "$cfg64"
     bench "--parallel --precision bf16 --upload u8, batch by free memory (profile at 64)" --parallel --precision bf16 --upload u8 --config "$cfg64"
     bench "--parallel --precision bf16 --upload page, batch by free memory (profile at 64)" --parallel --precision bf16 --upload page --config "$cfg64"
+    bench "--parallel --precision bf16 --upload page, batch by free memory (profile at 64), --gpu-streams one" --parallel --precision bf16 --upload page --config "$cfg64" --gpu-streams one
     kill "$SMI" 2>/dev/null
     row "GPU utilisation during the pageclass runs" "$("$PY" -c "
 v=[int(x) for x in open('$W/smi.csv') if x.strip().isdigit()]
