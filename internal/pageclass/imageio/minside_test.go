@@ -14,6 +14,7 @@ import (
 
 	"archivekit/internal/pageclass/imageio/hostile"
 	"archivekit/internal/testenv"
+	"github.com/davidbyttow/govips/v2/vips"
 )
 
 func TestJPEGShrink(t *testing.T) {
@@ -162,6 +163,121 @@ func TestMinSideReducesMasters(t *testing.T) {
 
 func abs(x int) int { return max(x, -x) }
 
+// TestReducedTIFFVariants: TIFF masters as archives keep them (LZW strips,
+// deflate tiles, 16 bits a sample, CMYK, a later page of a multi-page
+// scan) are reduced as they are read to the page the plain uncompressed
+// TIFF gives (within two grey levels on average; CMYK, converted through
+// ICC profiles, its size), of the thumbnail's size within a pixel and its
+// mean grey within one level (each variant's own thumbnail: two, as CMYK
+// is reduced before its conversion to sRGB; measured 1.3).
+func TestReducedTIFFVariants(t *testing.T) {
+	var plain bytes.Buffer
+	if err := hostile.RGBTIFF(&plain, textPage(1240, 1754, 150)); err != nil {
+		t.Fatal(err)
+	}
+	// export is the plain TIFF converted to conv (InterpretationError: as
+	// it is) and written with p
+	export := func(conv vips.Interpretation, p *vips.TiffExportParams) []byte {
+		ref, err := vips.LoadImageFromBuffer(plain.Bytes(), vips.NewImportParams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ref.Close()
+		if conv != vips.InterpretationError {
+			if err := ref.ToColorSpace(conv); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, _, err := ref.ExportTiff(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	tiff := func(c vips.TiffCompression, tile bool) *vips.TiffExportParams {
+		p := vips.NewTiffExportParams()
+		p.Compression, p.Tile = c, tile
+		return p
+	}
+	decode := func(data []byte, name string, page, side int) Image {
+		o := DefaultOptions
+		o.MinSide, o.MaxDecodePixels = side, 600*850
+		doc, err := o.Decode(data, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := doc.Page(page)
+		if err != nil {
+			t.Fatalf("%s, MinSide %d: %v", name, side, err)
+		}
+		return img
+	}
+	ref := decode(plain.Bytes(), "plain.tif", 0, 384)
+	if thumb := decode(plain.Bytes(), "plain.tif", 0, 0); abs(thumb.W-ref.W) > 1 || abs(thumb.H-ref.H) > 1 ||
+		math.Abs(meanGrey(thumb)-meanGrey(ref)) > 1 {
+		t.Errorf("reduced %d×%d, mean %.1f; the thumbnail %d×%d, mean %.1f", ref.W, ref.H, meanGrey(ref), thumb.W, thumb.H, meanGrey(thumb))
+	}
+	twoPages := hostile.TIFF(hostile.TIFFPage{W: 1240, H: 1754, Grey: 60}, hostile.TIFFPage{W: 1240, H: 1754, Grey: 200})
+	for _, tc := range []struct {
+		name     string
+		data     []byte
+		lossless bool // converted back to the plain TIFF's pixels
+	}{
+		{"lzw-strips", export(vips.InterpretationError, tiff(vips.TiffCompressionLzw, false)), true},
+		{"deflate-tiles", export(vips.InterpretationError, tiff(vips.TiffCompressionDeflate, true)), true},
+		{"16-bit", export(vips.InterpretationRGB16, tiff(vips.TiffCompressionNone, false)), true},
+		// sRGB to CMYK and back through ICC profiles is not lossless:
+		// against its own thumbnail only
+		{"cmyk", export(vips.InterpretationCMYK, tiff(vips.TiffCompressionLzw, false)), false},
+	} {
+		got := decode(tc.data, tc.name+".tif", 0, 384)
+		if got.W != ref.W || got.H != ref.H {
+			t.Errorf("%s: reduced to %d×%d, the plain TIFF to %d×%d", tc.name, got.W, got.H, ref.W, ref.H)
+			continue
+		}
+		if thumb := decode(tc.data, tc.name+".tif", 0, 0); math.Abs(meanGrey(thumb)-meanGrey(got)) > 2 {
+			t.Errorf("%s: reduced page's mean grey %.1f, its thumbnail's %.1f", tc.name, meanGrey(got), meanGrey(thumb))
+		}
+		if !tc.lossless {
+			continue
+		}
+		var diff float64
+		for i := range got.Pix {
+			diff += math.Abs(float64(got.Pix[i]) - float64(ref.Pix[i]))
+		}
+		if d := diff / float64(len(got.Pix)); d > 2 {
+			t.Errorf("%s: reduced page differs from the plain TIFF's by %.2f grey levels on average", tc.name, d)
+		}
+	}
+	if p2 := decode(twoPages, "two-pages.tif", 1, 384); p2.W*p2.H > 600*850 || meanGrey(p2) != 200 {
+		t.Errorf("page 2 of 2: %d×%d, mean grey %.1f, want within %d pixels and page 2's 200", p2.W, p2.H, meanGrey(p2), 600*850)
+	}
+}
+
+// meanGrey is the mean of img's samples.
+func meanGrey(img Image) float64 {
+	var sum float64
+	for _, v := range img.Pix {
+		sum += float64(v)
+	}
+	return sum / float64(len(img.Pix))
+}
+
+// textPage is a w×h page of lines of dark words on light paper at dpi.
+func textPage(w, h, dpi int) *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			v := uint8(245)
+			if (y/(dpi/10))%3 == 0 && (x/(dpi/30))%4 != 0 { // lines of words
+				v = 30
+			}
+			img.SetRGBA(x, y, color.RGBA{v, v, v - 10, 255})
+		}
+	}
+	return img
+}
+
 // BenchmarkReduceMasters is the CPU time a page of decoding an A4 TIFF
 // master (uncompressed 8-bit RGB, text-like bands) within PagePixels(384)
 // (1.33 MP) as classify's UploadPage asks (MinSide: libvips' reduce,
@@ -173,19 +289,8 @@ func abs(x int) int { return max(x, -x) }
 func BenchmarkReduceMasters(b *testing.B) {
 	for _, dpi := range []int{300, 600} {
 		b.Run(fmt.Sprintf("%ddpi", dpi), func(b *testing.B) {
-			w, h := 2480*dpi/300, 3508*dpi/300
-			img := image.NewRGBA(image.Rect(0, 0, w, h))
-			for y := 0; y < h; y++ {
-				for x := 0; x < w; x++ {
-					v := uint8(245)
-					if (y/(dpi/10))%3 == 0 && (x/(dpi/30))%4 != 0 { // lines of words
-						v = 30
-					}
-					img.SetRGBA(x, y, color.RGBA{v, v, v - 10, 255})
-				}
-			}
 			var tif bytes.Buffer
-			if err := hostile.RGBTIFF(&tif, img); err != nil {
+			if err := hostile.RGBTIFF(&tif, textPage(2480*dpi/300, 3508*dpi/300, dpi)); err != nil {
 				b.Fatal(err)
 			}
 			best := map[string]time.Duration{}
