@@ -10,26 +10,49 @@ import (
 	"archivekit/internal/book"
 	"archivekit/internal/bookout"
 	"archivekit/internal/pageclass/classify"
+	"archivekit/internal/pageclass/results"
 	"archivekit/internal/version"
 )
 
-// classed notes, with --book-out, the top class of a book page classified
-// (input name).
-func (r *classifier) classed(name string, p classify.Page) {
+// classedPage is a book page classified: its row key in the run's tables
+// and its top class (for a run that writes no ranked table).
+type classedPage struct {
+	key results.Key
+	top bookout.PageClass
+}
+
+// classed notes, with --book-out, a book page classified (input name)
+// whose rows were written under key.
+func (r *classifier) classed(name string, key results.Key, p classify.Page) {
 	if r.cli.BookOut == "" || r.set.page(name) == nil || len(p.Mean) == 0 {
 		return
 	}
 	top := p.Top(1)
 	if r.classes == nil {
-		r.classes = map[string]bookout.PageClass{}
+		r.classes = map[string]classedPage{}
 	}
-	r.classes[name] = bookout.PageClass{Category: top[0].Label, Score: top[0].Score}
+	r.classes[name] = classedPage{key: key, top: bookout.PageClass{Category: top[0].Label, Score: top[0].Score}}
+}
+
+// pageAnnotations are the classes and the review flag of a book page's
+// annotation page: what the run's tables say of its row (outputs.
+// annotated: the TOP-N or AVG_TOP-N classes and scores, the REVIEW
+// flag), or, for an ensemble run with --no-average-best (no averaged
+// table), the top class of the averaged scores without a flag.
+func (r *classifier) pageAnnotations(c classedPage) ([]bookout.PageClass, *bookout.ReviewFlag, error) {
+	classes, flag, ok, err := r.out.annotated(c.key)
+	if err != nil || ok {
+		return classes, flag, err
+	}
+	return []bookout.PageClass{c.top}, nil, nil
 }
 
 // writeBookOut writes, with --book-out DIR, for each IIIF Presentation 3
 // manifest of the run, one annotation page per canvas classified
-// (bookout.ClassPage: a classifying annotation of the top category and
-// its score) as DIR/<book>_classes/<n>.json, and the derived manifest
+// (bookout.ClassPage: a classifying annotation of each class of the
+// page's row in the TOP-N table, with its score, and a commenting one
+// with the reasons when the REVIEW table flags the page) as
+// DIR/<book>_classes/<n>.json, and the derived manifest
 // DIR/<book>_classes.json linking them (bookout.DerivedManifest). A
 // Presentation 2 manifest, a collection or a METS file gets a warning.
 func (r *classifier) writeBookOut() error {
@@ -77,8 +100,12 @@ func (r *classifier) bookOut(b *book.Book, dir, base string, gen bookout.Agent) 
 		if !ok {
 			continue
 		}
+		classes, flag, err := r.pageAnnotations(c)
+		if err != nil {
+			return err
+		}
 		rel := stem + "/" + strconv.Itoa(len(links)+1) + ".json"
-		page, err := bookout.ClassPage(base+rel, p.ID, []bookout.PageClass{c}, gen)
+		page, err := bookout.ClassPage(base+rel, p.ID, classes, flag, gen)
 		if err != nil {
 			return err
 		}

@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,48 +18,61 @@ import (
 )
 
 // TestBookOutIIIF: --book-out DIR on a IIIF Presentation 3 manifest (the
-// loopback IIIF stand-in) writes one annotation page per canvas, each a
-// classifying annotation on that canvas whose body is a category with
-// its score, and the derived manifest linking each page from its canvas;
-// they load in iiif-prezi3. A Presentation 2 manifest gets a warning and
-// nothing is written.
+// loopback IIIF stand-in) writes one annotation page per canvas, each
+// holding the classes and scores of that canvas's row in the run's TOP-N
+// table (--topn 4: four classifying annotations on the canvas, best
+// first), and, for the blank page the REVIEW table flags, a commenting
+// annotation carrying NEEDS_REVIEW's flag and the REASONS; and the derived
+// manifest linking each page from its canvas; they load in iiif-prezi3. A
+// Presentation 2 manifest gets a warning and nothing is written.
 func TestBookOutIIIF(t *testing.T) {
 	e := newEnv(t, nil)
 	e.model(t, "v4.4")
-	s := booktest.New(t, classifytest.Pages(t, 1), 3, true)
-	dir := filepath.Join(e.root, "book-out")
-	code, log := e.run(t, "-f", s.ManifestURL(), "--fetch-private", "--results", filepath.Join(e.root, "r3"), "--book-out", dir)
+	blank := filepath.Join(e.root, "blank.png")
+	write(t, blank, blankPage(t))
+	s := booktest.New(t, append(classifytest.Pages(t, 1)[:2], blank), 3, true)
+	dir, res := filepath.Join(e.root, "book-out"), filepath.Join(e.root, "r3")
+	code, log := e.run(t, "-f", s.ManifestURL(), "--fetch-private", "--results", res, "--book-out", dir, "--topn", "4")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
+	top, rv := csvByCanvas(t, res, "_TOP-4.csv"), csvByCanvas(t, res, "_REVIEW.csv")
 	var pages []string
 	for i := 1; i <= 3; i++ {
 		path := filepath.Join(dir, "manifest_classes", fmt.Sprintf("%d.json", i))
 		pages = append(pages, path)
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
+		canvas := fmt.Sprintf("%s/iiif/book/canvas/p%d", s.URL, i)
+		items := annotationItems(t, path)
+		row, review := top[canvas], rv[canvas]
+		if row == nil || review == nil {
+			t.Fatalf("%s: no TOP-4 or REVIEW row", canvas)
 		}
-		var page struct {
-			Items []struct {
-				Motivation, Target string
-				Body               struct {
-					Value, Purpose string
-					Score          float64
-				}
+		flagged := review["NEEDS_REVIEW"] == "yes"
+		if flagged != (i == 3) {
+			t.Errorf("%s: NEEDS_REVIEW %q (REASONS %q); want only the blank page flagged", canvas, review["NEEDS_REVIEW"], review["REASONS"])
+		}
+		want := 4
+		if flagged {
+			want++
+		}
+		if len(items) != want {
+			t.Fatalf("%s: %d annotations, want the 4 classes of the TOP-4 row and the flag of the REVIEW row (%v)", path, len(items), review["NEEDS_REVIEW"])
+		}
+		for k, a := range items[:4] {
+			class, score := row[fmt.Sprintf("CLASS-%d", k+1)], row[fmt.Sprintf("SCORE-%d", k+1)]
+			got := strconv.FormatFloat(a.Body.Score, 'f', 4, 64)
+			if a.Motivation != "classifying" || a.Target != canvas || a.Body.Purpose != "classifying" || a.Body.Value != class || got != score ||
+				!slices.Contains(modelmeta.Categories, a.Body.Value) {
+				t.Errorf("%s: annotation %d %+v, want the TOP-4 row's CLASS-%d %s SCORE-%d %s", path, k+1, a, k+1, class, k+1, score)
 			}
 		}
-		if err := json.Unmarshal(raw, &page); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		canvas := fmt.Sprintf("%s/iiif/book/canvas/p%d", s.URL, i)
-		if len(page.Items) != 1 {
-			t.Fatalf("%s: %d annotations, want 1", path, len(page.Items))
-		}
-		a := page.Items[0]
-		if a.Motivation != "classifying" || a.Target != canvas || a.Body.Purpose != "classifying" ||
-			!strings.Contains(" "+strings.Join(modelmeta.Categories, " ")+" ", " "+a.Body.Value+" ") || a.Body.Score <= 0 || a.Body.Score > 1 {
-			t.Errorf("%s: %+v", path, a)
+		if flagged {
+			a := items[4]
+			reasons := strings.Split(review["REASONS"], ";")
+			if a.Motivation != "commenting" || a.Target != canvas || a.Body.Purpose != "assessing" || !slices.Equal(a.Body.Reasons, reasons) ||
+				a.Body.Value != "needs review: "+strings.Join(reasons, ", ") || !slices.Contains(reasons, "near_blank") {
+				t.Errorf("%s: review annotation %+v, want the REVIEW row's flag and REASONS %q", path, a, review["REASONS"])
+			}
 		}
 	}
 	manifest := filepath.Join(dir, "manifest_classes.json")
@@ -92,4 +108,97 @@ func TestBookOutIIIF(t *testing.T) {
 	if _, err := os.Stat(dir2); !os.IsNotExist(err) {
 		t.Errorf("v2: %s written (%v)", dir2, err)
 	}
+}
+
+// TestBookOutEnsemble: an ensemble run's annotation pages hold the classes
+// and scores of the canvas's AVG_TOP-N row (the averaged table; a class
+// it leaves blank is left out); with --no-average-best, which writes no
+// averaged table, each holds the averaged top class alone, the same one.
+func TestBookOutEnsemble(t *testing.T) {
+	e := newEnv(t, nil)
+	classifytest.Ensemble(t, e.models)
+	s := booktest.New(t, classifytest.Pages(t, 1)[3:5], 2, true)
+	var top1 []bookAnnotation
+	for _, avg := range []bool{true, false} {
+		dir, res := filepath.Join(e.root, fmt.Sprint("book-out-", avg)), filepath.Join(e.root, fmt.Sprint("r-", avg))
+		args := []string{"-f", s.ManifestURL(), "--fetch-private", "--results", res, "--book-out", dir, "--best", "--topn", "2"}
+		if !avg {
+			args = append(args, "--no-average-best")
+		}
+		if code, log := e.run(t, args...); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, log)
+		}
+		var rows map[string]map[string]string
+		if avg {
+			rows = csvByCanvas(t, res, "_AVG_TOP-2.csv")
+		}
+		for i := 1; i <= 2; i++ {
+			canvas := fmt.Sprintf("%s/iiif/book/canvas/p%d", s.URL, i)
+			items := annotationItems(t, filepath.Join(dir, "manifest_classes", fmt.Sprintf("%d.json", i)))
+			if !avg {
+				if len(items) != 1 || items[0].Body.Value != top1[i-1].Body.Value || math.Abs(items[0].Body.Score-top1[i-1].Body.Score) > 5e-5 {
+					t.Errorf("--no-average-best: %s: %+v, want the averaged top class %+v", canvas, items, top1[i-1])
+				}
+				continue
+			}
+			var want []string
+			for k := 1; k <= 2; k++ {
+				if c := rows[canvas][fmt.Sprintf("CLASS-%d", k)]; c != "" {
+					want = append(want, c+" "+rows[canvas][fmt.Sprintf("SCORE-%d", k)])
+				}
+			}
+			var got []string
+			for _, a := range items {
+				got = append(got, a.Body.Value+" "+strconv.FormatFloat(a.Body.Score, 'f', 4, 64))
+			}
+			if len(want) == 0 || !slices.Equal(got, want) {
+				t.Errorf("%s: annotations %v, want the AVG_TOP-2 row's %v", canvas, got, want)
+			}
+			top1 = append(top1, items[0])
+		}
+	}
+}
+
+// bookAnnotation is what the tests read of a class annotation.
+type bookAnnotation struct {
+	Motivation, Target string
+	Body               struct {
+		Value, Purpose string
+		Score          float64
+		Reasons        []string
+	}
+}
+
+// annotationItems reads the annotations of the annotation page path.
+func annotationItems(t *testing.T, path string) []bookAnnotation {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct{ Items []bookAnnotation }
+	if err := json.Unmarshal(raw, &page); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return page.Items
+}
+
+// csvByCanvas reads the only table of dir whose name ends with suffix and
+// returns its rows, each by column name, by BOOK_PAGE_ID (the canvas).
+func csvByCanvas(t *testing.T, dir, suffix string) map[string]map[string]string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "*"+suffix))
+	if len(m) != 1 {
+		t.Fatalf("%d tables end with %s in %s", len(m), suffix, dir)
+	}
+	recs := readCSV(t, m[0])
+	rows := map[string]map[string]string{}
+	for _, rec := range recs[1:] {
+		row := map[string]string{}
+		for i, c := range rec {
+			row[recs[0][i]] = c
+		}
+		rows[row["BOOK_PAGE_ID"]] = row
+	}
+	return rows
 }

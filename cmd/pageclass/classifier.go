@@ -2,7 +2,6 @@ package main
 
 import (
 	"archivekit/internal/book"
-	"archivekit/internal/bookout"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,9 +34,9 @@ type classifier struct {
 	// there is none (then needs_review is only set by page conditions).
 	calibration *review.Applied
 	set         *inputSet
-	// classes are the top class of each book page classified, by input
-	// name, for --book-out.
-	classes map[string]bookout.PageClass
+	// classes are the book pages classified, by input name, for
+	// --book-out: each page's row key in the tables and its top class.
+	classes map[string]classedPage
 	// ens runs the models (nil with --parallel, which loads them group by
 	// group); orient is the orientation model of --parallel, run with the
 	// first group.
@@ -496,7 +495,7 @@ func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err
 		r.para.Processed(1)
 		r.docs.add(key, p, rv)
 		r.counted(source, p, rv)
-		r.classed(f, p)
+		r.classed(f, key, p)
 	}
 	for _, pe := range d.Errors {
 		r.fail(f, name, pe.Page, pe.Error)
@@ -617,7 +616,7 @@ func (r *classifier) row(p classify.Page, it *item, name string) error {
 		r.para.Processed(1)
 		r.docs.add(key, p, rv)
 		r.counted(source, p, rv)
-		r.classed(p.Name, p)
+		r.classed(p.Name, key, p)
 		it.add(p, "")
 	}
 	return nil

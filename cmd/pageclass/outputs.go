@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 
+	"archivekit/internal/bookout"
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/pageclass/results"
 	"archivekit/internal/pageclass/review"
@@ -61,6 +64,10 @@ type outputs struct {
 	tables []table
 	// first is the main table (its rows are counted).
 	first *results.Writer
+	// ranked is the table of the (averaged) top-N classes and scores
+	// (TOP-N, or an ensemble's AVG_TOP-N), review the review table; nil
+	// when the run writes none (an ensemble run with --no-average-best).
+	ranked, review *results.Writer
 }
 
 type written struct {
@@ -70,7 +77,7 @@ type written struct {
 
 func newOutputs(s outputSpec) (*outputs, error) {
 	o := &outputs{}
-	add := func(name string, l results.Layout, row rowFunc) error {
+	add := func(name string, l results.Layout, row rowFunc, keep **results.Writer) error {
 		// A chunked table starts again: the ledger, not the old file, says
 		// which pages are done (by content digest), and their rows are
 		// added again from it.
@@ -88,6 +95,9 @@ func newOutputs(s outputSpec) (*outputs, error) {
 		o.tables = append(o.tables, table{w: w, row: row})
 		if o.first == nil {
 			o.first = w
+		}
+		if keep != nil {
+			*keep = w
 		}
 		return nil
 	}
@@ -109,11 +119,11 @@ func newOutputs(s outputSpec) (*outputs, error) {
 	raw := results.RawLayout(false)
 	var errs []error
 	if !s.Best {
-		errs = append(errs, add(results.TopNName(s.Stamp, s.Names[0], s.TopN), topn, mean))
+		errs = append(errs, add(results.TopNName(s.Stamp, s.Names[0], s.TopN), topn, mean, &o.ranked))
 		if s.Raw {
-			errs = append(errs, add(results.RawName(s.Stamp, s.Names[0]), raw, mean))
+			errs = append(errs, add(results.RawName(s.Stamp, s.Names[0]), raw, mean, nil))
 		}
-		errs = append(errs, add(results.ReviewName(s.Stamp, s.Names[0]), results.ReviewLayout(false), reviewed))
+		errs = append(errs, add(results.ReviewName(s.Stamp, s.Names[0]), results.ReviewLayout(false), reviewed, &o.review))
 		return o, errors.Join(errs...)
 	}
 	n := len(s.Names)
@@ -122,24 +132,24 @@ func newOutputs(s outputSpec) (*outputs, error) {
 		if err != nil {
 			return nil, err
 		}
-		errs = append(errs, add(results.BestAvgName(s.Stamp, n, s.TopN), avg, mean))
+		errs = append(errs, add(results.BestAvgName(s.Stamp, n, s.TopN), avg, mean, &o.ranked))
 	}
-	errs = append(errs, add(results.BestTop1Name(s.Stamp, n), results.BestTop1Layout(s.Names), mean))
+	errs = append(errs, add(results.BestTop1Name(s.Stamp, n), results.BestTop1Layout(s.Names), mean, nil))
 	if s.Raw && s.Average {
-		errs = append(errs, add(results.RawName(s.Stamp, fmt.Sprintf("BEST_%d_models_AVG", n)), raw, mean))
+		errs = append(errs, add(results.RawName(s.Stamp, fmt.Sprintf("BEST_%d_models_AVG", n)), raw, mean, nil))
 	}
 	if s.Average {
 		// the review is of the averaged Top-1, like the AVG table
-		errs = append(errs, add(results.ReviewName(s.Stamp, fmt.Sprintf("BEST_%d_models_AVG", n)), results.ReviewLayout(false), reviewed))
+		errs = append(errs, add(results.ReviewName(s.Stamp, fmt.Sprintf("BEST_%d_models_AVG", n)), results.ReviewLayout(false), reviewed, &o.review))
 	}
 	for i, name := range s.Names {
 		if s.Intermediates {
-			errs = append(errs, add(results.TopNName(s.Stamp, name, s.TopN), topn, model(i)))
+			errs = append(errs, add(results.TopNName(s.Stamp, name, s.TopN), topn, model(i), nil))
 		}
 		// --raw without the averaged table writes each model's RAW table:
 		// the raw scores are still asked for.
 		if s.Raw && (s.Intermediates || !s.Average) {
-			errs = append(errs, add(results.RawName(s.Stamp, name), raw, model(i)))
+			errs = append(errs, add(results.RawName(s.Stamp, name), raw, model(i), nil))
 		}
 	}
 	return o, errors.Join(errs...)
@@ -161,6 +171,46 @@ func (o *outputs) add(k results.Key, source string, bp results.BookPage, p class
 		}
 	}
 	return "", nil
+}
+
+// annotated is what the run's tables say of page k, for its book
+// annotations: the classes and scores of its row in the ranked table, in
+// its column order (CLASS-1, SCORE-1, ...; a class left blank is left
+// out), and, when the review table's NEEDS_REVIEW is "yes", the flag with
+// the reasons of its REASONS column. ok is false when the run writes no
+// ranked table or it has no row k.
+func (o *outputs) annotated(k results.Key) (classes []bookout.PageClass, flag *bookout.ReviewFlag, ok bool, err error) {
+	if o.ranked == nil {
+		return nil, nil, false, nil
+	}
+	row, ok := o.ranked.Cells(k)
+	if !ok {
+		return nil, nil, false, nil
+	}
+	for i := 1; ; i++ {
+		class, more := row[fmt.Sprintf("CLASS-%d", i)]
+		if !more {
+			break
+		}
+		if class == "" {
+			continue
+		}
+		cell := row[fmt.Sprintf("SCORE-%d", i)]
+		score, err := strconv.ParseFloat(cell, 64)
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("%s: %s: SCORE-%d %q: %w", o.ranked.Path(), k, i, cell, err)
+		}
+		classes = append(classes, bookout.PageClass{Category: class, Score: score})
+	}
+	if o.review != nil {
+		if rv, found := o.review.Cells(k); found && rv["NEEDS_REVIEW"] == "yes" {
+			flag = &bookout.ReviewFlag{}
+			if rv["REASONS"] != "" {
+				flag.Reasons = strings.Split(rv["REASONS"], ";")
+			}
+		}
+	}
+	return classes, flag, true, nil
 }
 
 // rows is the number of rows of the main table.

@@ -133,15 +133,7 @@ func TestCalibrateThenClassify(t *testing.T) {
 func TestBlankPageFlaggedAndKept(t *testing.T) {
 	e := newEnv(t, nil)
 	e.linkPages(t, 1)
-	img := image.NewGray(image.Rect(0, 0, 300, 420))
-	for i := range img.Pix {
-		img.Pix[i] = uint8(238 + i%7) // paper with a little texture
-	}
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
-		t.Fatal(err)
-	}
-	write(t, filepath.Join(e.in, "blank", "empty-1.png"), buf.String())
+	write(t, filepath.Join(e.in, "blank", "empty-1.png"), blankPage(t))
 	e.model(t, "v4.4")
 	code, log := e.run(t, "-d", e.in)
 	if code != exitOK {
@@ -161,6 +153,20 @@ func TestBlankPageFlaggedAndKept(t *testing.T) {
 			t.Errorf("blank page: NEEDS_REVIEW %q REASONS %q, want yes and near_blank;uncalibrated: %v", r[7], r[8], r)
 		}
 	}
+}
+
+// blankPage is a PNG of an empty page: paper with a little texture.
+func blankPage(t *testing.T) string {
+	t.Helper()
+	img := image.NewGray(image.Rect(0, 0, 300, 420))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(238 + i%7)
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
 }
 
 // turnedCopies writes each page turned clockwise by a quarter into dir,

@@ -160,6 +160,13 @@ type PageClass struct {
 	Score    float64
 }
 
+// ReviewFlag says that a person should check a page's classes, and why:
+// Reasons are the reasons as the classifier gives them (pageclass's
+// REVIEW table: "low_margin", "near_blank", ...).
+type ReviewFlag struct {
+	Reasons []string
+}
+
 type annotationPage struct {
 	Context string       `json:"@context"`
 	ID      string       `json:"id"`
@@ -170,6 +177,7 @@ type annotationPage struct {
 type annotation struct {
 	ID         string    `json:"id"`
 	Type       string    `json:"type"`
+	Label      langMap   `json:"label,omitempty"`
 	Motivation string    `json:"motivation"`
 	Body       body      `json:"body"`
 	Target     any       `json:"target"` // a URL or a specificResource
@@ -183,7 +191,11 @@ type body struct {
 	Language string   `json:"language,omitempty"`
 	Purpose  string   `json:"purpose,omitempty"`
 	Score    *float64 `json:"score,omitempty"`
+	Reasons  []string `json:"reasons,omitempty"`
 }
+
+// langMap is a IIIF language map (a label's values by language).
+type langMap map[string][]string
 
 // specificResource is a W3C Web Annotation Specific Resource: a part of
 // source given by selectors, each selecting the same part (a client uses
@@ -254,18 +266,36 @@ func TranslationPage(id, canvas, language string, lines []TextLine, gen Agent) (
 }
 
 // ClassPage returns the annotation page id of a canvas's page classes:
-// one classifying annotation a class, its TextualBody the category
-// (purpose classifying) with the score as the extension property
-// "score" (Web Annotation has none; IIIF libraries keep the rest).
-func ClassPage(id, canvas string, classes []PageClass, gen Agent) ([]byte, error) {
+// one classifying annotation a class, in the order of classes (best
+// first: the classifier's top-N), its TextualBody the category (purpose
+// classifying) with the score as the extension property "score" (Web
+// Annotation has none; IIIF libraries keep the rest) and its label
+// saying its rank ("class 2 of 3"). A page flagged for review (flag not
+// nil) gets one more annotation, a commenting one (the motivation viewers
+// show) labelled "needs review", whose TextualBody (purpose assessing)
+// says so with the reasons, also as the extension property "reasons".
+func ClassPage(id, canvas string, classes []PageClass, flag *ReviewFlag, gen Agent) ([]byte, error) {
 	if id == "" || canvas == "" {
 		return nil, errors.New("bookout: annotation page needs an id and a canvas")
 	}
 	p := annotationPage{Context: presentation3Context, ID: id, Type: "AnnotationPage", Items: []annotation{}}
 	for i, c := range classes {
 		score := c.Score
-		p.Items = append(p.Items, annotation{ID: fmt.Sprintf("%s#c%d", id, i+1), Type: "Annotation", Motivation: "classifying",
-			Body:   body{Type: "TextualBody", Value: c.Category, Format: "text/plain", Purpose: "classifying", Score: &score},
+		p.Items = append(p.Items, annotation{ID: fmt.Sprintf("%s#c%d", id, i+1), Type: "Annotation",
+			Label:      langMap{"en": {fmt.Sprintf("class %d of %d", i+1, len(classes))}},
+			Motivation: "classifying",
+			Body:       body{Type: "TextualBody", Value: c.Category, Format: "text/plain", Purpose: "classifying", Score: &score},
+			Target:     canvas, Generator: gen.generator()})
+	}
+	if flag != nil {
+		text := "needs review"
+		if len(flag.Reasons) > 0 {
+			text += ": " + strings.Join(flag.Reasons, ", ")
+		}
+		p.Items = append(p.Items, annotation{ID: id + "#r1", Type: "Annotation", Label: langMap{"en": {"needs review"}},
+			Motivation: "commenting",
+			Body: body{Type: "TextualBody", Value: text, Format: "text/plain", Language: "en", Purpose: "assessing",
+				Reasons: append([]string{}, flag.Reasons...)},
 			Target: canvas, Generator: gen.generator()})
 	}
 	return json.MarshalIndent(p, "", "  ")

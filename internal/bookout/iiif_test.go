@@ -18,7 +18,8 @@ var xywhRE = regexp.MustCompile(`#xywh=\d+,\d+,[1-9]\d*,[1-9]\d*$`)
 
 // iiifOutputs writes, for every canvas of a real Presentation 3 manifest
 // (the IIIF cookbook's newspaper issue), a translation page (two lines,
-// one boxed from a page twice the canvas's size) and a class page, and the
+// one boxed from a page twice the canvas's size) and a class page (two
+// classes; the second canvas's flagged for review), and the
 // derived manifest linking them and a translated ALTO; it returns the
 // files written.
 func iiifOutputs(t *testing.T, dir string) (pages []string, manifest string) {
@@ -45,7 +46,11 @@ func iiifOutputs(t *testing.T, dir string) (pages []string, manifest string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cp, err := ClassPage("https://example.org/out/p"+string(rune('1'+i))+"-class.json", p.ID, []PageClass{{"printed", 0.91}, {"handwritten", 0.05}}, gen)
+		var flag *ReviewFlag
+		if i == 1 {
+			flag = &ReviewFlag{Reasons: []string{"low_margin", "near_blank"}}
+		}
+		cp, err := ClassPage("https://example.org/out/p"+string(rune('1'+i))+"-class.json", p.ID, []PageClass{{"printed", 0.91}, {"handwritten", 0.05}}, flag, gen)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,10 +73,11 @@ func iiifOutputs(t *testing.T, dir string) (pages []string, manifest string) {
 
 // TestIIIFOutputs: the annotation pages say what a viewer needs (a
 // supplementing TextualBody with its language and an xywh target, a
-// classifying body with category and score, a Software generator), and
-// the derived manifest keeps every canvas and links the pages and the
-// ALTO in the form viewers match (format application/alto+xml, profile
-// under http://www.loc.gov/standards/alto/).
+// classifying body with category and score and a label of its rank, a
+// flagged page's commenting annotation with the reasons, a Software
+// generator), and the derived manifest keeps every canvas and links the
+// pages and the ALTO in the form viewers match (format
+// application/alto+xml, profile under http://www.loc.gov/standards/alto/).
 func TestIIIFOutputs(t *testing.T) {
 	pages, manifest := iiifOutputs(t, t.TempDir())
 	var tp, cp annotationPage
@@ -89,6 +95,20 @@ func TestIIIFOutputs(t *testing.T) {
 	}
 	if len(cp.Items) != 2 || cp.Items[0].Motivation != "classifying" || cp.Items[0].Body.Value != "printed" || *cp.Items[0].Body.Score != 0.91 {
 		t.Errorf("class page: %+v", cp)
+	}
+	if cp.Items[1].Body.Value != "handwritten" || !reflect.DeepEqual(cp.Items[1].Label, langMap{"en": {"class 2 of 2"}}) {
+		t.Errorf("second class: %+v", cp.Items[1])
+	}
+	var flagged annotationPage
+	b, _ = os.ReadFile(pages[3])
+	json.Unmarshal(b, &flagged)
+	if len(flagged.Items) != 3 {
+		t.Fatalf("flagged class page: %d annotations, want the two classes and the flag: %s", len(flagged.Items), b)
+	}
+	r := flagged.Items[2]
+	if r.Motivation != "commenting" || r.Body.Purpose != "assessing" || r.Body.Value != "needs review: low_margin, near_blank" ||
+		!reflect.DeepEqual(r.Body.Reasons, []string{"low_margin", "near_blank"}) || r.Target != flagged.Items[0].Target {
+		t.Errorf("review flag: %+v", r)
 	}
 	var m map[string]any
 	b, _ = os.ReadFile(manifest)

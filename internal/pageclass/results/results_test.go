@@ -98,9 +98,9 @@ var rows = []Row{
 	{Key: Key{"PHOTO/single", 0}, Scores: probs(5, 1), True: "PHOTO"},
 }
 
-func writeAll(t *testing.T, l Layout, rs []Row) string {
+// added is an unchunked table of layout l at p holding rs, not closed.
+func added(t *testing.T, p string, l Layout, rs []Row) *Writer {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "out.csv")
 	w, err := Create(p, l, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +110,13 @@ func writeAll(t *testing.T, l Layout, rs []Row) string {
 			t.Fatal(err)
 		}
 	}
+	return w
+}
+
+func writeAll(t *testing.T, l Layout, rs []Row) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "out.csv")
+	w := added(t, p, l, rs)
 	if _, err := os.Stat(p); err == nil {
 		t.Error("unchunked writer touched the disk before Close")
 	}
@@ -336,5 +343,31 @@ func TestWithSource(t *testing.T) {
 	}
 	if len(c) != len(h) || c[len(c)-1] != "scan-09.png" {
 		t.Errorf("cells %q", c)
+	}
+}
+
+// TestWriterCells: Cells gives a row's cells by column name, as the CSV
+// file holds them (here the TOP-3 row of a page), before and after Close.
+func TestWriterCells(t *testing.T) {
+	l, _ := TopNLayout(3, false)
+	p := filepath.Join(t.TempDir(), "top.csv")
+	w := added(t, p, l, rows)
+	check := func(when string) {
+		c, ok := w.Cells(Key{"TEXT/guide_troja", 10})
+		if !ok || c["CLASS-1"] != "TEXT" || c["SCORE-1"] != "0.8765" || c["CLASS-2"] != "TEXT_HW" || c["SCORE-2"] != "0.1235" || c["PAGE"] != "10" {
+			t.Errorf("%s: cells %v (ok %v)", when, c, ok)
+		}
+		if _, ok := w.Cells(Key{"TEXT/guide_troja", 3}); ok {
+			t.Errorf("%s: a key never added has cells", when)
+		}
+	}
+	check("before close")
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	check("after close")
+	b, _ := os.ReadFile(p)
+	if !strings.Contains(string(b), "TEXT/guide_troja,10,TEXT,TEXT_HW,") || !strings.Contains(string(b), ",0.8765,0.1235,") {
+		t.Errorf("file differs from the cells:\n%s", b)
 	}
 }

@@ -169,6 +169,20 @@ func (w *Writer) Close() error {
 	return w.rewrite()
 }
 
+// Cells returns the row of key k as the table holds it (the cells Close
+// writes), by column name; ok is false when no row has that key.
+func (w *Writer) Cells(k Key) (cells map[string]string, ok bool) {
+	rec, ok := w.records[k]
+	if !ok {
+		return nil, false
+	}
+	cells = make(map[string]string, len(rec))
+	for i, c := range rec {
+		cells[w.header[i]] = c
+	}
+	return cells, true
+}
+
 // Path returns the output file.
 func (w *Writer) Path() string { return w.path }
 
