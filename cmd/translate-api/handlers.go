@@ -304,9 +304,9 @@ func (job *translateJob) parseFields(r *http.Request) []service.ValidationError 
 		job.isALTO = b
 	}
 	if v, where, ok := q.scalar(r, "output_mode"); ok && v != "" {
-		if !validMode(v) {
+		if !translator.ValidMode(v) {
 			verrs = append(verrs, service.ValidationError{Loc: []any{where, "output_mode"},
-				Msg: "Input should be 'replace' or 'append'", Type: "literal_error"})
+				Msg: "Input should be 'replace', 'append' or 'alternative'", Type: "literal_error"})
 		}
 		job.mode = v
 	}
@@ -394,12 +394,17 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 }
 
 // failureStatus is the status and reason of a failed translation: 422 for
-// a document with nothing to translate or over a work limit, 415 for an
+// a document with nothing to translate or over a work limit, or an ALTO
+// version without ALTERNATIVE in output_mode alternative, 415 for an
 // encoding not read, else 500 (malformed XML, backend failures: spec 7).
 func failureStatus(err error) (int, service.Reason) {
 	switch {
 	case errors.Is(err, translator.ErrNothingTranslated):
 		return http.StatusUnprocessableEntity, service.ReasonNothingTranslated
+	case errors.Is(err, alto.ErrNoAlternative):
+		// As the command line refuses it: an ALTO version without
+		// ALTERNATIVE asked for output_mode alternative.
+		return http.StatusUnprocessableEntity, service.ReasonUnsupportedFormat
 	case errors.Is(err, xmlsplice.ErrEncoding):
 		return http.StatusUnsupportedMediaType, service.ReasonUnsupportedEncoding
 	case errors.As(err, new(*xmlsplice.LimitError)):
@@ -431,7 +436,7 @@ func (s *server) respondTranslate(w http.ResponseWriter, job *translateJob, res 
 		_, _ = w.Write(out.Data)
 		return
 	}
-	rec, recName, err := s.record(job.baseline, out, job.q, job.target, string(out.Mode), res.backend, res.usage)
+	rec, recName, err := s.record(job.baseline, out, job.q, job.target, res.backend, res.usage)
 	if err != nil {
 		service.WriteError(w, http.StatusInternalServerError, service.ReasonInternal, service.Redact(err.Error()))
 		return
@@ -461,11 +466,13 @@ func setCountHeaders(h http.Header, st translator.Stats) {
 }
 
 // record accretes the translation block onto the baseline and returns it,
-// validated, with its file name.
-func (s *server) record(rec *docrecord.Record, out *translator.Output, q *request, target, mode, backendName string, usage *translator.Usage) ([]byte, string, error) {
+// validated, with its file name: the mode the document got (out.Mode;
+// alternative as translator.AccreteRecord writes it) and its
+// machine-translation tag, as the command line records them.
+func (s *server) record(rec *docrecord.Record, out *translator.Output, q *request, target, backendName string, usage *translator.Usage) ([]byte, string, error) {
 	runID := service.RunID()
 	err := translator.AccreteRecord(rec, translator.RecordInfo{
-		SourceLang: out.SourceLang, TargetLang: target, Backend: backendName, Mode: mode,
+		SourceLang: out.SourceLang, TargetLang: target, Backend: backendName, Mode: string(out.Mode), LanguageTag: out.Tag,
 		TranslatedXML: out.Name, Licence: translator.Resolve(s.components, usage.Components()),
 		RunID: runID, At: time.Now(), HadBaseline: true, Version: version.String(),
 		ContainerImage: s.svc.Config.Build.ContainerImage, RunnerRef: s.svc.Config.Build.RunnerRef,

@@ -116,7 +116,7 @@ func (s *server) respondJSON(w http.ResponseWriter, job *translateJob, res *tran
 		a.Units = append(a.Units, u)
 	}
 	if job.baseline != nil {
-		rec, _, err := s.record(job.baseline, out, job.q, job.target, job.mode, res.backend, res.usage)
+		rec, _, err := s.record(job.baseline, out, job.q, job.target, res.backend, res.usage)
 		if err != nil {
 			service.WriteError(w, http.StatusInternalServerError, service.ReasonInternal, service.Redact(err.Error()))
 			return

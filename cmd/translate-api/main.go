@@ -18,7 +18,7 @@
 //	                        LLM_BACKOFF_BASE_S, LLM_MIN_INTERVAL_S (internal/translate/chat)
 //	CT2_*                   the ct2 backend (internal/translate/ct2backend)
 //	LEMMATIZER_URL          the lemmatiser, used when a vocabulary is loaded
-//	OUTPUT_MODE             default output_mode of /translate (replace)
+//	OUTPUT_MODE             default output_mode of /translate: replace, append or alternative (unset: each format its own)
 //	AMCR_FIELDS_PATH        XPath field list for metadata documents (default: setup/translate/amcr-fields.txt found by internal/resources)
 //	VOCABULARY_PATH         vocabulary CSV; unset or empty: no vocabulary
 //	TRANSLATE_PARA_CONFIG   licence components file (default: setup/translate/para_config.txt found by internal/resources)

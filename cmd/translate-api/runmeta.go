@@ -10,6 +10,7 @@ import (
 	"archivekit/internal/jobs"
 	"archivekit/internal/paradata"
 	"archivekit/internal/service"
+	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/mtapi"
 	"archivekit/internal/translate/runmeta"
@@ -47,15 +48,17 @@ func (s *server) jobRunMeta(_ context.Context, j jobs.RunJob) (jobs.RunRecord, e
 	run := runmeta.New("", j.Start, paradata.Info{ToolVersion: version.String(), Repository: paradata.Repository,
 		RunnerRef: b.RunnerRef, DockerImage: b.ContainerImage, RunID: j.RunID}, s.components, &translator.Usage{})
 	field := func(name, def string) string { return cmp.Or(strings.TrimSpace(j.Fields[name]), def) }
-	alto := true
+	isALTO := true
 	if v, ok := service.ParseBool(field("is_alto", "true")); ok {
-		alto = v
+		isALTO = v
 	}
 	run.SetConfig("service", "translate-api")
 	run.SetConfig("source_lang", translator.NormalizeLang(field("source_lang", "auto")))
 	run.SetConfig("target_lang", translator.NormalizeLang(field("target_lang", "en")))
-	run.SetConfig("mode", map[bool]string{true: "alto", false: "metadata"}[alto])
-	run.SetConfig("output_mode", field("output_mode", s.set.OutputMode))
+	run.SetConfig("mode", map[bool]string{true: "alto", false: "metadata"}[isALTO])
+	mode := field("output_mode", s.set.OutputMode)
+	run.SetConfig("output_mode", mode)
+	run.SetConfig("output_mode_by_format", translator.ModeByFormat(alto.Mode(mode)))
 	run.SetConfig("translation_backend", s.set.Backend)
 	if be := s.backend(); be != nil {
 		if m, ok := be.(*mtapi.Backend); ok {

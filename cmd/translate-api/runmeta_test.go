@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -177,16 +176,7 @@ func TestJobsRunMetadataLikeCLI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bin := filepath.Join(t.TempDir(), "translate")
-	if b, err := exec.Command("go", "build", "-o", bin, "archivekit/cmd/translate").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
-	para, _ := filepath.Abs("../../setup/translate/para_config.txt")
-	cmd := exec.Command(bin, in, "-o", out, "--source_lang", "cs", "--vocabulary", "")
-	cmd.Env = append(os.Environ(), "TRANSLATION_URL="+mt.URL, "TRANSLATE_PARA_CONFIG="+para, "MTAPI_MAX_RETRIES=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("translate: %v\n%s", err, b)
-	}
+	runTranslateCLI(t, buildTranslate(t), mt.URL, in, out, "--source_lang", "cs", "--vocabulary", "")
 	m, _ := filepath.Glob(filepath.Join(out, "*_translator.json"))
 	if len(m) != 1 {
 		t.Fatalf("%d run metadata files in the output", len(m))

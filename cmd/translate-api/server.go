@@ -63,8 +63,9 @@ var openapiJSON []byte
 // settings are the tool's own settings, read from the environment.
 type settings struct {
 	Backend string
-	// OutputMode is OUTPUT_MODE; empty: each format's own default (append
-	// for PAGE-XML, replace for ALTO and metadata).
+	// OutputMode is OUTPUT_MODE (replace, append or alternative, as the
+	// command line's); empty: each format's own default (append for
+	// PAGE-XML, replace for ALTO and metadata).
 	OutputMode string
 	// BookHosts is BOOK_ALLOW_HOSTS: the only hosts book_url and its
 	// links are fetched from, private addresses included; empty: any
@@ -103,16 +104,14 @@ func loadSettings(getenv func(string) string) (settings, error) {
 			s.BookHosts = append(s.BookHosts, h)
 		}
 	}
-	if s.OutputMode != "" && !validMode(s.OutputMode) {
-		return s, fmt.Errorf("%s=%q: want replace or append", envOutputMode, s.OutputMode)
+	if s.OutputMode != "" && !translator.ValidMode(s.OutputMode) {
+		return s, fmt.Errorf("%s=%q: want %s", envOutputMode, s.OutputMode, translator.ModeChoices)
 	}
 	if !session.Known(s.Backend) {
 		return s, fmt.Errorf("%s=%q: want one of %s", envBackend, s.Backend, strings.Join(session.Backends, ", "))
 	}
 	return s, nil
 }
-
-func validMode(m string) bool { return m == "replace" || m == "append" }
 
 // warmth is the backend in use and whether it is warm.
 type warmth struct {

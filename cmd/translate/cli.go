@@ -318,8 +318,8 @@ func (s *settings) setBackend(c *cli, p picker, getenv func(string) string) erro
 	s.Backend, s.BackendFrom = precedence(p.set["backend"], c.Backend, p.cfg["translation_backend"], getenv("TRANSLATION_BACKEND"), "mtapi")
 	s.Mode, s.ModeFrom = precedence(p.set["output-mode"], c.OutputMode, p.cfg["output_mode"], getenv("OUTPUT_MODE"), "replace")
 	s.Backend, s.Mode = strings.ToLower(s.Backend), strings.ToLower(s.Mode)
-	if s.Mode != "replace" && s.Mode != "append" && s.Mode != "alternative" {
-		return cliflags.Usage(fmt.Errorf("output mode %q (from %s): want replace, append or alternative", s.Mode, s.ModeFrom))
+	if !translator.ValidMode(s.Mode) {
+		return cliflags.Usage(fmt.Errorf("output mode %q (from %s): want %s", s.Mode, s.ModeFrom, translator.ModeChoices))
 	}
 	if !session.Known(s.Backend) {
 		return cliflags.Usage(fmt.Errorf("backend %q (from %s): want one of %s", s.Backend, s.BackendFrom, strings.Join(session.Backends, ", ")))
@@ -346,24 +346,6 @@ func (s *settings) outputMode() alto.Mode {
 		return ""
 	}
 	return alto.Mode(s.Mode)
-}
-
-// modeByFormat is the output mode each document kind gets in this run, for
-// the run metadata.
-func (s *settings) modeByFormat() map[string]string {
-	out := map[string]string{}
-	for _, k := range []translator.Kind{translator.KindALTO, translator.KindPAGE, translator.KindMetadata} {
-		m := s.outputMode()
-		switch {
-		case m == "":
-			m = translator.DefaultMode(k)
-		case m == alto.Alternative && k != translator.KindALTO:
-			m = alto.Append // alternative is ALTO's; the others append
-		}
-		out[string(k)] = string(m)
-	}
-	out[string(translator.KindHOCR)] = "parallel"
-	return out
 }
 
 // findConfig finds the configuration file: -c (must exist), then

@@ -426,7 +426,7 @@ func (r *runner) configure(inputs []input) error {
 	pd.SetConfig("mode", map[bool]string{true: "alto", false: "metadata"}[s.Alto])
 	pd.SetConfig("output_mode", s.Mode)
 	pd.SetConfig("output_mode_from", s.ModeFrom)
-	pd.SetConfig("output_mode_by_format", s.modeByFormat())
+	pd.SetConfig("output_mode_by_format", translator.ModeByFormat(s.outputMode()))
 	pd.SetConfig("translation_backend", s.Backend)
 	pd.SetConfig("translation_backend_from", s.BackendFrom)
 	pd.SetConfig("fast_align", s.FastAlign)
@@ -888,16 +888,12 @@ func (r *runner) record(written []string) error {
 			}
 		}
 	}
-	mode, form := s.Mode, ""
+	mode := s.Mode // alternative: recorded as append, output_form alternative (translator.AccreteRecord)
 	if s.outputMode() == "" && r.modes[alto.Append] > r.modes[alto.Replace] {
 		mode = string(alto.Append) // PAGE documents, with their own default
 	}
-	if mode == string(alto.Alternative) {
-		// The record's output_mode says whether the original was kept.
-		mode, form = string(alto.Append), s.Mode
-	}
 	_, tag, _ := langtag.ForSources(s.Target, snap.Statistics.Languages)
-	info := translator.RecordInfo{SourceLang: src, TargetLang: s.Target, Backend: s.Backend, Mode: mode, Form: form, LanguageTag: tag,
+	info := translator.RecordInfo{SourceLang: src, TargetLang: s.Target, Backend: s.Backend, Mode: mode, LanguageTag: tag,
 		Licence: snap.LicenseDetail, RunID: snap.RunID, ParadataRef: pd.path, At: time.Now(), HadBaseline: true,
 		Version: snap.ToolVersion, ContainerImage: snap.DockerImage, RunnerRef: snap.RunnerRef}
 	if len(written) == 1 {

@@ -8,6 +8,7 @@ import (
 
 	"archivekit/internal/docrecord"
 	"archivekit/internal/licence"
+	"archivekit/internal/translate/alto"
 )
 
 // Program is the program name in run metadata and record provenance.
@@ -16,11 +17,10 @@ const Program = "translator"
 // RecordInfo is what AccreteRecord writes besides the translation itself.
 type RecordInfo struct {
 	// SourceLang, TargetLang, Backend and Mode fill the translations block.
+	// Mode alternative is written as output_mode append (the original is
+	// kept; the schema's enum is replace or append) and output_form
+	// alternative.
 	SourceLang, TargetLang, Backend, Mode string
-	// Form is the output mode when it is finer than Mode (alternative:
-	// recorded with Mode append, the original being kept); stored as
-	// translations.output_form when set.
-	Form string
 	// LanguageTag is the machine-translation tag of the translation
 	// (langtag.MT of the most frequent source language,
 	// "en-t-cs-t0-und"); stored as translations.language_tag when set.
@@ -69,9 +69,13 @@ func AccreteRecord(rec *docrecord.Record, info RecordInfo) error {
 	block.Set("source_lang", info.SourceLang)
 	block.Set("target_lang", info.TargetLang)
 	block.Set("backend", info.Backend)
-	block.Set("output_mode", info.Mode)
-	if info.Form != "" {
-		block.Set("output_form", info.Form)
+	if info.Mode == string(alto.Alternative) {
+		// output_mode says whether the original was kept (the schema's
+		// enum is replace or append); output_form names the finer form.
+		block.Set("output_mode", string(alto.Append))
+		block.Set("output_form", info.Mode)
+	} else {
+		block.Set("output_mode", info.Mode)
 	}
 	if info.LanguageTag != "" {
 		block.Set("language_tag", info.LanguageTag)

@@ -312,6 +312,40 @@ func DefaultMode(kind Kind) alto.Mode {
 	return alto.Replace
 }
 
+// ModeChoices names the output modes, for messages.
+const ModeChoices = "replace, append or alternative"
+
+// ValidMode reports whether m names an output mode: replace, append or
+// alternative (the command line's --output-mode, translate-api's
+// output_mode, OUTPUT_MODE of both).
+func ValidMode(m string) bool {
+	switch alto.Mode(m) {
+	case alto.Replace, alto.Append, alto.Alternative:
+		return true
+	}
+	return false
+}
+
+// ModeByFormat is the output mode each document kind gets when m is asked
+// for ("" : none, each kind its DefaultMode), keyed by kind, for the run
+// metadata (output_mode_by_format): alternative is ALTO's own, PAGE-XML and
+// metadata append (keeping), hOCR is always a parallel document.
+func ModeByFormat(m alto.Mode) map[string]string {
+	out := map[string]string{}
+	for _, k := range []Kind{KindALTO, KindPAGE, KindMetadata} {
+		km := m
+		switch {
+		case m == "":
+			km = DefaultMode(k)
+		case k != KindALTO:
+			km = keeping(m)
+		}
+		out[string(k)] = string(km)
+	}
+	out[string(KindHOCR)] = "parallel"
+	return out
+}
+
 // withDefaults checks opt and fills its defaults (target en; the mode's
 // depends on the document kind, see Translate).
 func (opt Options) withDefaults(name string) (Options, error) {
@@ -321,8 +355,8 @@ func (opt Options) withDefaults(name string) (Options, error) {
 	if opt.Target == "" {
 		opt.Target = "en"
 	}
-	if opt.Mode != "" && opt.Mode != alto.Replace && opt.Mode != alto.Append && opt.Mode != alto.Alternative {
-		return opt, fmt.Errorf("%s: unknown output mode %q (want replace, append or alternative)", name, opt.Mode)
+	if opt.Mode != "" && !ValidMode(string(opt.Mode)) {
+		return opt, fmt.Errorf("%s: unknown output mode %q (want %s)", name, opt.Mode, ModeChoices)
 	}
 	return opt, nil
 }
