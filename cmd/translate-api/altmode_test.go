@@ -201,7 +201,7 @@ func TestAlternativeModeRecord(t *testing.T) {
 // TestAlternativeModeRefused: an ALTO version without ALTERNATIVE (1.x
 // without a schema location naming 1.1 to 1.4) asked for
 // output_mode=alternative is refused as the command line refuses it: 422
-// unsupported_format, the detail naming the file and the way out; an
+// unsupported_format, the detail naming the mode, the file and the way out; an
 // unknown mode is a 422 listing the three.
 func TestAlternativeModeRefused(t *testing.T) {
 	mt := translatortest.New(translatortest.Config{})
@@ -217,7 +217,7 @@ func TestAlternativeModeRefused(t *testing.T) {
 	if err := json.Unmarshal(b, &e); err != nil || resp.StatusCode != http.StatusUnprocessableEntity || e.Status != 422 || e.Reason != "unsupported_format" {
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
 	}
-	for _, want := range []string{"old.alto.xml", "ALTERNATIVE", "append or replace"} {
+	for _, want := range []string{"old.alto.xml", "output_mode alternative", "ALTERNATIVE", "append or replace"} {
 		if !strings.Contains(e.Detail, want) {
 			t.Errorf("detail %q does not name %q", e.Detail, want)
 		}

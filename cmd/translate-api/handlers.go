@@ -382,7 +382,11 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		}
 		status, reason := failureStatus(err)
 		s.log.Warn("translation failed", "file", q.name, "status", status, "reason", string(reason), "err", err)
-		return nil, &answerError{status, reason, "translation failed: " + service.Redact(err.Error())}
+		what := "translation failed: "
+		if errors.Is(err, alto.ErrNoAlternative) {
+			what = "output_mode alternative refused: " // the document is fine in the other modes
+		}
+		return nil, &answerError{status, reason, what + service.Redact(err.Error())}
 	}
 	s.log.Info(out.Summary, "file", q.name, "kind", string(out.Kind), "units", out.Stats.Units, "calls", out.Stats.Calls)
 	s.svc.Metrics.AddCount(metricUnits, "", float64(out.Stats.Translated))
