@@ -15,6 +15,7 @@ import (
 	"archivekit/internal/docrecord"
 	"archivekit/internal/jobs"
 	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/metadata"
 	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator/translatortest"
 )
@@ -67,9 +68,10 @@ func postAlternative(t *testing.T, base, name string, doc []byte, extra ...part)
 // TestAlternativeModeLikeCLI: output_mode=alternative gives, for a real
 // ALTO, PAGE-XML and metadata record, exactly what translate
 // --output-mode alternative writes for the same input and stand-in
-// backend: the ALTO's translation in ALTERNATIVE elements that removed
-// give the input back byte for byte, PAGE-XML and metadata their append
-// mode (the command line's answer for formats without ALTERNATIVE).
+// backend: the ALTO's translation in ALTERNATIVE elements and the metadata
+// record's in siblings labelled with the machine-translation tag, each
+// removed giving the input back byte for byte, PAGE-XML its append mode
+// (the command line's answer for a format without ALTERNATIVE).
 func TestAlternativeModeLikeCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs translate")
@@ -108,6 +110,11 @@ func TestAlternativeModeLikeCLI(t *testing.T) {
 				}
 				if back, err := alto.RemoveAlternatives(got); err != nil || !bytes.Equal(back, doc) {
 					t.Errorf("removing the ALTERNATIVEs does not give the input back (%v)", err)
+				}
+			}
+			if strings.HasPrefix(name, "C-") {
+				if back, err := metadata.Remove(got); err != nil || !bytes.Equal(back, doc) {
+					t.Errorf("removing the translated siblings does not give the record back (%v)", err)
 				}
 			}
 		})
@@ -193,7 +200,7 @@ func TestAlternativeModeRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	byFormat, _ := json.Marshal(rm.Config["output_mode_by_format"])
-	if rm.Config["output_mode"] != "alternative" || string(byFormat) != `{"alto":"alternative","hocr":"parallel","metadata":"append","page":"append"}` {
+	if rm.Config["output_mode"] != "alternative" || string(byFormat) != `{"alto":"alternative","hocr":"parallel","metadata":"alternative","page":"append"}` {
 		t.Errorf("run metadata: output_mode %v, output_mode_by_format %s", rm.Config["output_mode"], byFormat)
 	}
 }

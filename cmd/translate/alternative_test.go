@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"archivekit/internal/docrecord"
 	"archivekit/internal/testenv"
 	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/metadata"
 	"archivekit/internal/translate/translator/translatortest"
 )
 
@@ -59,5 +61,46 @@ func TestAlternativeMode(t *testing.T) {
 		if got, _ := rec.Get(strings.Split(path, "/")...); got != want {
 			t.Errorf("%s = %v, want %s", path, got, want)
 		}
+	}
+}
+
+// TestAlternativeModeMetadata: --output-mode alternative gives a metadata
+// record its removable form: each translated field's sibling labelled with
+// the machine-translation tag, the original left as it was (not labelled
+// with its language, as append does), so metadata.Remove gives the input
+// back byte for byte; the run metadata says metadata got alternative.
+func TestAlternativeModeMetadata(t *testing.T) {
+	src := testenv.Path(t, "records/C-9100725A.xml")
+	orig, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), src, "-o", out, "-src", "cs", "--vocabulary", "",
+		"--xpaths", "../../setup/translate/amcr-fields.txt", "--output-mode", "alternative")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	outs, _ := filepath.Glob(filepath.Join(out, "C-9100725A_en*.xml"))
+	if len(outs) != 1 {
+		t.Fatalf("outputs %v, want one", outs)
+	}
+	got, err := os.ReadFile(outs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(got, []byte(`xml:lang="en-t-cs-t0-und"`)); n == 0 {
+		t.Error("no sibling labelled en-t-cs-t0-und")
+	}
+	if bytes.Count(got, []byte(`xml:lang="cs"`)) != bytes.Count(orig, []byte(`xml:lang="cs"`)) {
+		t.Error("the originals were labelled with their language (append), not left as they were")
+	}
+	if back, err := metadata.Remove(got); err != nil || !bytes.Equal(back, orig) {
+		t.Errorf("removing the translations does not give the input back (%v)", err)
+	}
+	if d := readParadata(t, out); fmt.Sprint(d.Config["output_mode_by_format"]) == "" ||
+		!strings.Contains(fmt.Sprint(d.Config["output_mode_by_format"]), "metadata:alternative") {
+		t.Errorf("run metadata: output_mode_by_format %v, want metadata alternative", d.Config["output_mode_by_format"])
 	}
 }

@@ -19,7 +19,7 @@ func TestModeByFormat(t *testing.T) {
 		{"", "map[alto:replace hocr:parallel metadata:replace page:append]"},
 		{alto.Replace, "map[alto:replace hocr:parallel metadata:replace page:replace]"},
 		{alto.Append, "map[alto:append hocr:parallel metadata:append page:append]"},
-		{alto.Alternative, "map[alto:alternative hocr:parallel metadata:append page:append]"},
+		{alto.Alternative, "map[alto:alternative hocr:parallel metadata:alternative page:append]"},
 	} {
 		if got := fmt.Sprint(ModeByFormat(c.mode)); got != c.want {
 			t.Errorf("ModeByFormat(%q) = %s, want %s", c.mode, got, c.want)

@@ -328,8 +328,10 @@ func ValidMode(m string) bool {
 
 // ModeByFormat is the output mode each document kind gets when m is asked
 // for ("" : none, each kind its DefaultMode), keyed by kind, for the run
-// metadata (output_mode_by_format): alternative is ALTO's own, PAGE-XML and
-// metadata append (keeping), hOCR is always a parallel document.
+// metadata (output_mode_by_format): alternative is ALTO's and metadata's
+// own (metadata's sibling labelled with the machine-translation tag, the
+// original untouched), PAGE-XML's append (keeping), hOCR is always a
+// parallel document.
 func ModeByFormat(m alto.Mode) map[string]string {
 	out := map[string]string{}
 	for _, k := range []Kind{KindALTO, KindPAGE, KindMetadata} {
@@ -337,7 +339,7 @@ func ModeByFormat(m alto.Mode) map[string]string {
 		switch {
 		case m == "":
 			km = DefaultMode(k)
-		case k != KindALTO:
+		case k == KindPAGE:
 			km = keeping(m)
 		}
 		out[string(k)] = string(km)
@@ -518,7 +520,7 @@ func (d *document) metadata(ctx context.Context, in []byte, out *Output) error {
 	opt, be := d.opt, d.be
 	res, err := metadata.Translate(ctx, in, metadata.Options{
 		Backend: be, Source: opt.Source, Target: opt.Target, Detector: d.det,
-		MinConfidence: opt.MinConfidence, Order: opt.Order, DocumentLang: opt.DocumentLang, Mode: keeping(opt.Mode), Fields: opt.Fields, File: d.stem,
+		MinConfidence: opt.MinConfidence, Order: opt.Order, DocumentLang: opt.DocumentLang, Mode: opt.Mode, Fields: opt.Fields, File: d.stem,
 		RetryRounds: opt.RetryRounds,
 	})
 	if err != nil {
@@ -971,9 +973,9 @@ func ValidLang(s string, autoOK bool) bool {
 	return true
 }
 
-// keeping is the mode for a format without ALTO's Alternative mode:
-// alto.Append for it (PAGE-XML's and metadata's append modes keep the
-// original beside the translation), m otherwise.
+// keeping is the mode for PAGE-XML, which has no Alternative mode:
+// alto.Append for it (PAGE-XML's append keeps the original beside the
+// translation, removably), m otherwise.
 func keeping(m alto.Mode) alto.Mode {
 	if m == alto.Alternative {
 		return alto.Append
