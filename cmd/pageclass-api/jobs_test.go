@@ -19,6 +19,7 @@ import (
 	"archivekit/internal/pageclass/classify/classifytest"
 	"archivekit/internal/paradata"
 	"archivekit/internal/rocrate"
+	"archivekit/internal/service"
 	"archivekit/internal/service/servicetest"
 	"archivekit/internal/version"
 )
@@ -26,7 +27,8 @@ import (
 // TestJobs: one job of a page image, a PDF of three pages and a text file:
 // the image is classified as /predict_image would, the PDF as
 // /predict_document would (same answers), the text file fails with
-// /predict_image's 400, and the job succeeds with one error.
+// /predict_image's 400, and the job succeeds with one error whose reason
+// is the one of that answer (unsupported_format).
 func TestJobs(t *testing.T) {
 	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir()}, nil)
 	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
@@ -54,6 +56,11 @@ func TestJobs(t *testing.T) {
 	r, _ := http.Get(ts.URL + "/jobs/" + st.ID + "/results")
 	if err := json.Unmarshal(servicetest.ReadBody(t, r), &res); err != nil {
 		t.Fatal(err)
+	}
+	// GET /jobs/{id} says the failed item's reason, its answer's.
+	var failed service.ErrorBody
+	if err := json.Unmarshal(res.Items[2].Output, &failed); err != nil || failed.Reason != service.ReasonUnsupportedFormat || st.Errors[0].Reason != failed.Reason {
+		t.Fatalf("notes.txt: GET /jobs/{id} reason %q, answer %s (%v), want both %q", st.Errors[0].Reason, res.Items[2].Output, err, service.ReasonUnsupportedFormat)
 	}
 	for i, want := range []struct {
 		path string
