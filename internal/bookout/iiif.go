@@ -119,8 +119,8 @@ type TextLine struct {
 	Text string
 	Box  *Box
 	// Polygon is the line's outline when it is not Box (a PAGE-XML Coords
-	// polygon that is not an axis-aligned rectangle: see Outline), in the
-	// units of Box; nil when Box is the outline.
+	// or ALTO Shape/Polygon polygon that is not an axis-aligned rectangle:
+	// see Outline), in the units of Box; nil when Box is the outline.
 	Polygon []Point
 }
 

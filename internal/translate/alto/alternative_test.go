@@ -110,8 +110,9 @@ func TestAlternativeVersions(t *testing.T) {
 }
 
 // realALTO lists the real ALTO files of the repository: the translator's
-// corpus (ABBYY and Tesseract, ALTO 2 and 3) and OCR-D's ground truth of
-// the book reader (ALTO 2).
+// corpus (ABBYY and Tesseract, ALTO 2 and 3), OCR-D's ground truth of the
+// book reader (ALTO 2) and an eScriptorium page (ALTO 4, TextLine Shapes;
+// testdata/SOURCES.md).
 var realALTO = []struct{ path, version, source string }{
 	{"../../../testdata/realworld/abbyy11_v2_bom.alto.xml", "2-1", "de"},
 	{"../../../testdata/realworld/abbyy11_v2_bom_crlf.alto.xml", "2-1", "de"},
@@ -121,6 +122,7 @@ var realALTO = []struct{ path, version, source string }{
 	{"../../../testdata/realworld/tesseract41rc4_v3_lorem.alto.xml", "3-1", "la"},
 	{"../../../testdata/realworld/v3_minimal.alto.xml", "3-1", "de"},
 	{"../../book/testdata/mets/ocrd-kant/OCR-D-GT-ALTO/PAGE_0017_ALTO.xml", "2-1", "de"},
+	{"testdata/real/escriptorium_hebrew_bsb00084914-00007.alto.xml", "4-4", "he"},
 }
 
 // TestAlternativeRealRemovable: every real ALTO file, translated in

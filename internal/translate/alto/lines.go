@@ -2,6 +2,7 @@ package alto
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -11,8 +12,12 @@ import (
 
 // Lines reads the lines of each Page of an ALTO document, for annotations
 // that place text on a canvas (internal/bookout): the Page's WIDTH and
-// HEIGHT, each TextLine's box from HPOS, VPOS, WIDTH and HEIGHT (none when
-// one is missing or not a positive size) and its text. A line's text is, when
+// HEIGHT, each TextLine's outline and its text. A TextLine's outline is,
+// when it has a Shape/Polygon (ALTO 3.1 and later) of positive size, the
+// bounding box of that polygon and the polygon itself when it is not an
+// axis-aligned rectangle (bookout.Outline, as pagexml.Lines reads a
+// Coords polygon); otherwise its box from HPOS, VPOS, WIDTH and HEIGHT
+// (none when one is missing or not a positive size), no polygon. A line's text is, when
 // its Strings hold ALTERNATIVEs that Alternative mode wrote into target,
 // those joined by spaces (the translation); otherwise its String CONTENT
 // values joined (the text of a replace-mode output, or the original).
@@ -64,6 +69,10 @@ func readLine(l *xmlsplice.Node, target string) bookout.TextLine {
 	if len(translated) > 0 {
 		out.Text = strings.Join(translated, " ")
 	}
+	if box, polygon := shape(l); box != nil {
+		out.Box, out.Polygon = box, polygon
+		return out
+	}
 	box := bookout.Box{X: Number(l, "HPOS"), Y: Number(l, "VPOS"), W: Number(l, "WIDTH"), H: Number(l, "HEIGHT")}
 	_, okX := l.Attr("", "HPOS")
 	_, okY := l.Attr("", "VPOS")
@@ -71,6 +80,70 @@ func readLine(l *xmlsplice.Node, target string) bookout.TextLine {
 		out.Box = &box
 	}
 	return out
+}
+
+// shape is the outline of n's Shape/Polygon (bookout.Outline: its
+// bounding box, and the polygon when it is not that box); nil, nil when n
+// has no Shape, its Shape is not a Polygon (an Ellipse or a Circle), or
+// its POINTS are not a polygon of positive size.
+func shape(n *xmlsplice.Node) (*bookout.Box, []bookout.Point) {
+	for _, s := range n.Elements() {
+		if s.Name.Local != "Shape" {
+			continue
+		}
+		for _, p := range s.Elements() {
+			if p.Name.Local != "Polygon" {
+				continue
+			}
+			if a, ok := p.Attr("", "POINTS"); ok {
+				if pts, ok := points(a.Value); ok {
+					return bookout.Outline(pts)
+				}
+			}
+		}
+	}
+	return nil, nil
+}
+
+// points parses an ALTO PointsType value. The schema (up to 4.4) leaves
+// it a string; 4.4's documentation names the two forms in use, which
+// points takes: "x1,y1 x2,y2 ..." (recommended; PAGE-XML's form) and
+// "x1 y1 x2 y2 ..." (kept for compatibility: Kraken and eScriptorium
+// write it). Both are whitespace-separated; in the first each field is one
+// pair, in the second each field one number, and a value mixing them is
+// refused. ok is false for an empty value, an odd count of numbers, or a
+// number that does not parse or is not finite.
+func points(s string) (pts []bookout.Point, ok bool) {
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return nil, false
+	}
+	pairs := strings.Contains(fields[0], ",")
+	var nums []float64
+	for _, f := range fields {
+		parts := []string{f}
+		if pairs {
+			x, y, ok := strings.Cut(f, ",")
+			if !ok {
+				return nil, false
+			}
+			parts = []string{x, y}
+		}
+		for _, p := range parts {
+			v, err := strconv.ParseFloat(p, 64)
+			if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+				return nil, false
+			}
+			nums = append(nums, v)
+		}
+	}
+	if len(nums)%2 != 0 {
+		return nil, false
+	}
+	for i := 0; i < len(nums); i += 2 {
+		pts = append(pts, bookout.Point{X: nums[i], Y: nums[i+1]})
+	}
+	return pts, true
 }
 
 // Number is the float value of n's attribute name, 0 when absent or not a
