@@ -1006,6 +1006,10 @@ func TestDrainHandsOver(t *testing.T) {
 	}
 	eb := &echo{}
 	tsB, qb := serve(t, url, eb) // started now: A holds the job
+	// As Run does on SIGTERM: the service drains, then its queue closes.
+	// The gated item ends after that, so A stops before c.xml (the gate
+	// opened before Close had begun let A go on to c.xml under load).
+	svcA.BeginDrain()
 	closed := make(chan error)
 	go func() { closed <- qa.Close(context.Background()) }()
 	close(ea.gate)
