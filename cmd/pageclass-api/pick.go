@@ -13,7 +13,8 @@ import (
 // labelled so) and a TIFF of several pages (counted as /predict_document
 // counts them) run as /predict_document; any other file, a single-page
 // TIFF included, as /predict_image, which answers it as it answers the
-// file sent there.
+// file sent there, without the job's pages field (it selects the pages of
+// the job's PDFs and multi-page TIFFs; /predict_image refuses it).
 func (s *server) pick(f jobs.ItemFile) jobs.Route {
 	doc := jobs.Route{Path: "/predict_document", Handler: s.predict(true)}
 	switch {
@@ -25,7 +26,7 @@ func (s *server) pick(f jobs.ItemFile) jobs.Route {
 	case imageio.Sniff(f.Head) == ".tif" && s.tiffPages(f) > 1:
 		return doc
 	}
-	return jobs.Route{Path: "/predict_image", Handler: s.predict(false)}
+	return jobs.Route{Path: "/predict_image", Handler: s.predict(false), Omit: []string{"pages"}}
 }
 
 // tiffPages is the number of pages of the TIFF f that /predict_document

@@ -10,6 +10,7 @@ import (
 	"image/png"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"archivekit/internal/jobs"
 	"archivekit/internal/pageclass/classify/classifytest"
 	"archivekit/internal/pageclass/imageio/hostile"
+	"archivekit/internal/service"
 	"archivekit/internal/service/servicetest"
 )
 
@@ -149,6 +151,38 @@ func scoreGap(a, b []prediction) float64 {
 	return gap
 }
 
+// jobServer starts a service that takes jobs (JOBS_DIR a test folder).
+func jobServer(t *testing.T) (*server, *httptest.Server) {
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir()}, nil)
+	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
+	return s, ts
+}
+
+// scanPages are the three pages of a scanner's TIFF: sample pages 1, 8
+// and 3 in grey.
+func scanPages(t *testing.T) []*image.Gray {
+	samples := classifytest.Pages(t, 1)
+	var pages []*image.Gray
+	for _, p := range []string{samples[0], samples[7], samples[2]} {
+		pages = append(pages, greyPage(t, p))
+	}
+	return pages
+}
+
+// jobResults is GET /jobs/{id}/results.
+func jobResults(t *testing.T, base, id string) jobs.Results {
+	t.Helper()
+	var res jobs.Results
+	r, err := http.Get(base + "/jobs/" + id + "/results")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(servicetest.ReadBody(t, r), &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // TestJobsByContent: a job's item runs at the endpoint its content asks
 // for, as on the web page: a multi-page TIFF (labelled image/tiff or
 // application/octet-stream) and a PDF labelled application/octet-stream
@@ -156,13 +190,8 @@ func scoreGap(a, b []prediction) float64 {
 // /predict_document answers the file), a PNG and a single-page TIFF as
 // /predict_image, with the answer they get there.
 func TestJobsByContent(t *testing.T) {
-	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir()}, nil)
-	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
-	samples := classifytest.Pages(t, 1)
-	var pages []*image.Gray
-	for _, p := range []string{samples[0], samples[7], samples[2]} {
-		pages = append(pages, greyPage(t, p))
-	}
+	s, ts := jobServer(t)
+	pages := scanPages(t)
 	topn := upload{Field: "topn", Data: []byte("11")}
 	name, png := samplePage(t)
 	scan, pdf := hostile.GrayTIFF(pages...), makePDF(2)
@@ -189,14 +218,7 @@ func TestJobsByContent(t *testing.T) {
 	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: len(items), Succeeded: len(items)}) {
 		t.Fatalf("job %+v; want every item succeeded", st)
 	}
-	var res jobs.Results
-	r, err := http.Get(ts.URL + "/jobs/" + st.ID + "/results")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(servicetest.ReadBody(t, r), &res); err != nil {
-		t.Fatal(err)
-	}
+	res := jobResults(t, ts.URL, st.ID)
 	for i, it := range items {
 		t.Run(it.file.Name, func(t *testing.T) {
 			var got anyResponse
@@ -229,5 +251,66 @@ func TestJobsByContent(t *testing.T) {
 				samePredictions(t, p+1, got.Pages[p].Predictions, want.Pages[p].Predictions)
 			}
 		})
+	}
+}
+
+// TestJobsPages (issue 33 item 2): a job's pages field selects the pages
+// of its items that run as /predict_document (a PDF, a multi-page TIFF),
+// which answer as /predict_document answers the file with that field; an
+// item run as /predict_image is sent without it and gets its answer
+// there. A selection beyond an item's pages fails that item alone, with
+// /predict_document's 422 and its reason in GET /jobs/{id}.
+func TestJobsPages(t *testing.T) {
+	s, ts := jobServer(t)
+	grey := scanPages(t)
+	sel := upload{Field: "pages", Data: []byte("2-3")}
+	name, png := samplePage(t)
+	tif := upload{Field: "file", Name: "scan.tif", CType: "image/tiff", Data: hostile.GrayTIFF(grey...)}
+	pdf := upload{Field: "file", Name: "four.pdf", CType: "application/pdf", Data: makePDF(4)}
+	img := upload{Field: "file", Name: name, CType: "image/png", Data: png}
+	st := waitJob(t, s, ts.URL, submitForm(t, ts.URL, sel, tif, pdf, img))
+	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 3, Succeeded: 3}) {
+		t.Fatalf("job %+v; want every item succeeded", st)
+	}
+	res := jobResults(t, ts.URL, st.ID)
+	for i, it := range []struct {
+		file  upload
+		path  string
+		pages int // page_count of a document answer; 0: an image answer
+	}{{tif, "/predict_document", 3}, {pdf, "/predict_document", 4}, {img, "/predict_image", 0}} {
+		var got, want anyResponse
+		if err := json.Unmarshal(res.Items[i].Output, &got); err != nil || res.Items[i].Status != 200 {
+			t.Fatalf("%s: status %d: %s", it.file.Name, res.Items[i].Status, res.Items[i].Output)
+		}
+		sync := []upload{it.file}
+		if it.pages > 0 {
+			sync = append(sync, sel)
+		}
+		code, b := postForm(t, ts.URL+it.path, sync...)
+		if err := json.Unmarshal(b, &want); code != 200 || err != nil {
+			t.Fatalf("%s %s: %d %s", it.path, it.file.Name, code, b)
+		}
+		if it.pages == 0 {
+			if got.Type != "image" {
+				t.Fatalf("%s: type %q, want an image answer", it.file.Name, got.Type)
+			}
+			samePredictions(t, 1, got.Predictions, want.Predictions)
+			continue
+		}
+		if got.Type != "document" || got.PageCount != it.pages || len(got.Pages) != 2 || got.Pages[0].Page != 2 || got.Pages[1].Page != 3 {
+			t.Fatalf("%s: %s; want a document of %d pages answering pages 2 and 3", it.file.Name, res.Items[i].Output, it.pages)
+		}
+		for p := range got.Pages {
+			samePredictions(t, got.Pages[p].Page, got.Pages[p].Predictions, want.Pages[p].Predictions)
+		}
+	}
+
+	// Page 4 is beyond the TIFF's 3 pages: that item fails, the PDF's runs.
+	st = waitJob(t, s, ts.URL, submitForm(t, ts.URL, upload{Field: "pages", Data: []byte("4")}, tif, pdf))
+	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 2, Succeeded: 1, Failed: 1}) || len(st.Errors) != 1 {
+		t.Fatalf("job %+v; want the TIFF failed and the PDF succeeded", st)
+	}
+	if e := st.Errors[0]; e.Name != "scan.tif" || e.Status != 422 || e.Reason != service.ReasonBadField || !strings.Contains(e.Error, "pages 4") {
+		t.Fatalf("error %+v; want scan.tif's 422 %s naming pages 4", e, service.ReasonBadField)
 	}
 }

@@ -91,9 +91,14 @@ func (f *form) fields() map[string]string {
 }
 
 // itemForm is the form an item is sent with: a book job's leaves out the
-// fields its book reader took.
-func (q *Queue) itemForm(f *form) *form {
-	if f.Book == "" || q.opts.Book == nil || len(q.opts.Book.Fields) == 0 {
+// fields its book reader took, and an item's route those it does not take
+// (Route.Omit).
+func (q *Queue) itemForm(f *form, r Route) *form {
+	omit := r.Omit
+	if f.Book != "" && q.opts.Book != nil {
+		omit = append(slices.Clip(omit), q.opts.Book.Fields...)
+	}
+	if len(omit) == 0 {
 		return f
 	}
 	g := *f
@@ -102,7 +107,7 @@ func (q *Queue) itemForm(f *form) *form {
 		if i == f.At {
 			g.At = len(g.Parts)
 		}
-		if !slices.Contains(q.opts.Book.Fields, p.Field) {
+		if !slices.Contains(omit, p.Field) {
 			g.Parts = append(g.Parts, p)
 		}
 	}

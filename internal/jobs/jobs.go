@@ -86,12 +86,15 @@ type ItemFile struct {
 }
 
 // Route is where Options.Pick sends an item: the synchronous endpoint's
-// path and handler, and the content type its file is sent with ("": its
-// own), for an endpoint that takes a format by its label only.
+// path and handler, the content type its file is sent with ("": its
+// own), for an endpoint that takes a format by its label only, and the
+// job's form fields that endpoint does not take (pageclass-api's pages,
+// for an item run as /predict_image): the item is sent without them.
 type Route struct {
 	Path        string
 	Handler     http.Handler
 	ContentType string
+	Omit        []string
 }
 
 // Options describe a queue.

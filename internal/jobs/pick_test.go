@@ -76,3 +76,42 @@ func TestPick(t *testing.T) {
 		}
 	})
 }
+
+// TestPickOmit: an item whose Route omits a form field is sent without it
+// (at Pick's handler or, without one, at Path); the job's other items
+// keep it.
+func TestPickOmit(t *testing.T) {
+	stores(t, func(t *testing.T, newStore store) {
+		pick := func(f jobs.ItemFile) jobs.Route {
+			switch f.Name {
+			case "alone.xml":
+				return jobs.Route{Omit: []string{"lang"}}
+			case "other.xml":
+				return jobs.Route{Path: "/other", Handler: &echo{}, Omit: []string{"lang", "unsent"}}
+			}
+			return jobs.Route{}
+		}
+		svc, q := newServiceWith(t, newStore(t), &echo{}, jobs.Options{Pick: pick})
+		ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+		if err := q.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		_, _, st := submit(t, ts.URL, "", servicetest.Part{Field: "lang", Data: []byte("cs")},
+			file("a.xml", "aaa"), file("alone.xml", "bb"), file("other.xml", "c"))
+		st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+		if st.Items != (jobs.Counts{Total: 3, Succeeded: 3}) {
+			t.Fatalf("status %+v", st)
+		}
+		var res jobs.Results
+		getJSON(t, ts.URL+"/jobs/"+st.ID+"/results", &res)
+		for i, want := range []string{
+			`{"lang":"cs","name":"a.xml","query":"x=1","size":3,"type":"application/xml"}`,
+			`{"lang":"","name":"alone.xml","query":"x=1","size":2,"type":"application/xml"}`,
+			`{"lang":"","name":"other.xml","query":"x=1","size":1,"type":"application/xml"}`,
+		} {
+			if got := string(res.Items[i].Output); got != want {
+				t.Errorf("item %d: %s, want %s", i, got, want)
+			}
+		}
+	})
+}

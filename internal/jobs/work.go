@@ -135,10 +135,11 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	}
 	defer body.discard()
 
-	target, h, file := q.route(&it, in, open)
+	r, file := q.route(&it, in, open)
+	target, h := r.Path, r.Handler
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
-	go func() { pw.CloseWithError(writeForm(mw, q.itemForm(f), q.opts.ItemField, it, file)) }()
+	go func() { pw.CloseWithError(writeForm(mw, q.itemForm(f, r), q.opts.ItemField, it, file)) }()
 	if f.Query != "" {
 		target += "?" + f.Query
 	}
@@ -271,13 +272,14 @@ func (q *Queue) itemInput(ctx context.Context, id string, it *item) (func() (io.
 	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }, nil
 }
 
-// route is the path and handler that run item it, Options.Pick's choice
-// by the item's file in (open reads it again) where Pick is set, and the
-// reader to send in the place of in; it.InType becomes the content type
-// Pick gives.
-func (q *Queue) route(it *item, in io.Reader, open func() (io.ReadCloser, error)) (string, http.Handler, io.Reader) {
+// route is the route that runs item it, Options.Pick's choice by the
+// item's file in (open reads it again) where Pick is set, else Path and
+// Handler, and the reader to send in the place of in; it.InType becomes
+// the content type Pick gives.
+func (q *Queue) route(it *item, in io.Reader, open func() (io.ReadCloser, error)) (Route, io.Reader) {
+	def := Route{Path: q.opts.Path, Handler: q.opts.Handler}
 	if q.opts.Pick == nil {
-		return q.opts.Path, q.opts.Handler, in
+		return def, in
 	}
 	br := bufio.NewReaderSize(in, PickHead)
 	// A file shorter than PickHead gives its whole self; a read error
@@ -288,9 +290,10 @@ func (q *Queue) route(it *item, in io.Reader, open func() (io.ReadCloser, error)
 		it.InType = r.ContentType
 	}
 	if r.Handler == nil {
-		return q.opts.Path, q.opts.Handler, br
+		def.Omit = r.Omit
+		return def, br
 	}
-	return r.Path, r.Handler, br
+	return r, br
 }
 
 // itemBody is where an item's answer goes as the handler writes it: a
