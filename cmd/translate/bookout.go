@@ -127,14 +127,25 @@ func (r *runner) bookLinks(src []byte, dst string) ([]byte, error) {
 // localLinks rewrites the relative locations of a local METS file in
 // metsDir for a copy in outDir: each path (read as the book reader reads
 // it, relative to the METS file's folder, not URL-decoded) becomes the
-// path from outDir to that file; URLs (file:// included) and absolute
-// paths are kept.
+// path from outDir to that file. A file URL that the reader reads as
+// relative (file://name/rest: book.FileURLPath) becomes that plain path
+// too, from outDir: RFC 8089 has no relative file URL to write it as
+// (file://../name would name the host ".."), and a relative path is a
+// URL reference every reader resolves against the METS's location. Other
+// URLs (file:///absolute included) and absolute paths are kept.
 func localLinks(metsDir, outDir string) func(string) (string, bool, error) {
 	return func(h string) (string, bool, error) {
-		if u, err := url.Parse(h); (err == nil && u.Scheme != "") || filepath.IsAbs(h) {
+		rel := h
+		if u, err := url.Parse(h); err == nil && u.Scheme != "" {
+			if u.Scheme != "file" || u.Opaque != "" || u.Host == "" || u.Host == "localhost" {
+				return "", false, nil
+			}
+			rel = book.FileURLPath(u)
+		}
+		if filepath.IsAbs(rel) {
 			return "", false, nil
 		}
-		p, err := filepath.Rel(outDir, filepath.Join(metsDir, filepath.FromSlash(h)))
+		p, err := filepath.Rel(outDir, filepath.Join(metsDir, filepath.FromSlash(rel)))
 		return filepath.ToSlash(p), err == nil, nil
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"archivekit/internal/book"
 	"archivekit/internal/bookout"
 	"archivekit/internal/bookout/bookouttest"
 	"archivekit/internal/testenv"
@@ -75,6 +77,63 @@ func TestBookOutMETS(t *testing.T) {
 		if !bytes.Equal(back, readOrFatal(t, filepath.Join(in, "mets.xml"))) {
 			t.Errorf("written elsewhere %v: removing the added parts does not give the input back", elsewhere)
 		}
+	}
+}
+
+// TestBookOutMETSFileURLs: a local METS whose locations are file URLs
+// the book reader reads relative to the METS (book.FileURLPath), as
+// Europeana Newspapers' file://./ALTO/… and KU Leuven's file://image.tif
+// (OCR-D's Kant METS, its six hrefs given Europeana's file://./ prefix).
+// Written into another folder, those locations become the paths from there
+// to the book's files (RFC 8089 has no relative file URL), which the book
+// reader, reading the written METS, finds: the same two pages with the
+// input's PAGE and ALTO files. With the old hrefs put back, removing the
+// translations gives the input.
+func TestBookOutMETSFileURLs(t *testing.T) {
+	from := filepath.Join("..", "..", "internal", "book", "testdata", "mets", "ocrd-kant")
+	in, out := t.TempDir(), t.TempDir()
+	texts := []string{"OCR-D-GT-PAGE/PAGE_0017_PAGE.xml", "OCR-D-GT-ALTO/PAGE_0017_ALTO.xml", "OCR-D-GT-PAGE/PAGE_0020_PAGE.xml", "OCR-D-GT-ALTO/PAGE_0020_ALTO.xml"}
+	for _, f := range texts {
+		writeFile(t, filepath.Join(in, filepath.FromSlash(f)), readOrFatal(t, filepath.Join(from, filepath.FromSlash(f))))
+	}
+	for _, f := range []string{"OCR-D-IMG/INPUT_0017.tif", "OCR-D-IMG/INPUT_0020.tif"} {
+		writeFile(t, filepath.Join(in, filepath.FromSlash(f)), []byte(f)) // the images are not in the repository: their names stand in
+	}
+	src := bytes.ReplaceAll(readOrFatal(t, filepath.Join(from, "mets.xml")), []byte(`xlink:href="OCR-D-`), []byte(`xlink:href="file://./OCR-D-`))
+	writeFile(t, filepath.Join(in, "mets.xml"), src)
+	api := startAPI(t, translatortest.Config{})
+	r := runCLI(t, newEnv(api), filepath.Join(in, "mets.xml"), "-o", out, "-src", "de", "--vocabulary", "", "--fast-align",
+		"--output-mode", "alternative", "--book-out")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	got := translatedKant(t, out)
+	rel, _ := filepath.Rel(out, in)
+	prefix := `xlink:href="` + filepath.ToSlash(rel) + `/`
+	if bytes.Contains(got, []byte(`file:`)) || bytes.Count(got, []byte(prefix)) != 6 {
+		t.Errorf("written METS: want its 6 file://./ locations as paths from %s to %s:\n%s", out, in, got)
+	}
+	b, err := book.Read(context.Background(), filepath.Join(out, "mets_en.mets.xml"), book.Options{})
+	if err != nil || len(b.Pages) != 2 {
+		t.Fatalf("book.Read of the written METS: %v", err)
+	}
+	for i, p := range b.Pages {
+		for _, want := range texts[2*i : 2*i+2] {
+			found := false
+			for _, tx := range p.Texts {
+				found = found || tx.Location == filepath.Join(in, filepath.FromSlash(want))
+			}
+			if !found {
+				t.Errorf("page %d: texts %+v, want %s among them", i+1, p.Texts, want)
+			}
+		}
+	}
+	back, err := bookout.RemoveFromMETS(got, "OCR-D-MT-EN")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back = bytes.ReplaceAll(back, []byte(prefix), []byte(`xlink:href="file://./`)); !bytes.Equal(back, src) {
+		t.Error("with the old hrefs put back, removing the translations does not give the input")
 	}
 }
 

@@ -273,6 +273,19 @@ func (l loc) String() string {
 	return l.path
 }
 
+// FileURLPath is the path that the file URL u names as the book reader
+// reads it: its path, except that for file://name/rest, which some
+// producers write for a path relative to the METS file (KU Leuven's Alma
+// file://image.tif, Europeana Newspapers' file://./ALTO/x.xml), it is
+// name/rest, relative. RFC 8089 defines no relative file URL: its grammar
+// reads name as a host, and gives every file URL an absolute path.
+func FileURLPath(u *url.URL) string {
+	if u.Host != "" && u.Host != "localhost" {
+		return u.Host + u.Path
+	}
+	return u.Path
+}
+
 // locate resolves ref, relative to base (nil: the working directory). A
 // file:// reference or a local path is refused under a remote base.
 func (r *reader) locate(ref string, base *loc) (loc, error) {
@@ -289,11 +302,7 @@ func (r *reader) locate(ref string, base *loc) (loc, error) {
 		if base != nil && base.url != nil {
 			return loc{}, fmt.Errorf("%s: a file:// location in a remote document", ref)
 		}
-		p := u.Path
-		if u.Host != "" && u.Host != "localhost" {
-			// file://relative/path, as some producers write it
-			p = u.Host + u.Path
-		}
+		p := FileURLPath(u)
 		if !filepath.IsAbs(p) && base != nil {
 			p = filepath.Join(filepath.Dir(base.path), p)
 		}
