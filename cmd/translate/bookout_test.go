@@ -364,25 +364,14 @@ func TestBookOutIIIFPageHOCR(t *testing.T) {
 	srv.put("/iiif/text/1.page.xml", readOrFatal(t, kantFile))
 	srv.put("/iiif/text/2.hocr", readOrFatal(t, realHOCRSmall))
 	srv.put("/iiif/text/3.page.xml", readOrFatal(t, transkribusFile))
-	canvas := func(n int, see string) string {
-		return fmt.Sprintf(`{"id": "%[1]s/iiif/canvas/%[2]d", "type": "Canvas", "width": 800, "height": 1000,
-  "items": [{"id": "%[1]s/iiif/canvas/%[2]d/page", "type": "AnnotationPage", "items": [{"id": "%[1]s/iiif/canvas/%[2]d/image", "type": "Annotation",
-    "motivation": "painting", "target": "%[1]s/iiif/canvas/%[2]d", "body": {"id": "%[1]s/img/%[2]d.jpg", "type": "Image", "format": "image/jpeg"}}]}],
-  "seeAlso": [%[3]s]}`, srv.URL, n, see)
-	}
+	canvas := func(n int, see string) string { return iiifCanvas(srv.URL, n, see) }
 	srv.put("/iiif/book.json", []byte(fmt.Sprintf(`{"@context": "http://iiif.io/api/presentation/3/context.json", "id": "%s/iiif/book.json", "type": "Manifest",
   "label": {"en": ["PAGE and hOCR"]}, "items": [%s, %s, %s]}`, srv.URL,
 		canvas(1, `{"id": "`+srv.URL+`/iiif/text/1.page.xml", "type": "Dataset", "format": "application/vnd.prima.page+xml"}`),
 		canvas(2, `{"id": "`+srv.URL+`/iiif/text/2.hocr", "type": "Text", "format": "text/vnd.hocr+html"}`),
 		canvas(3, `{"id": "`+srv.URL+`/iiif/text/3.page.xml", "type": "Dataset", "format": "application/vnd.prima.page+xml"}`))))
-	api := startAPI(t, translatortest.Config{})
-	out := t.TempDir()
 	const base = "https://example.org/pub/"
-	r := runCLI(t, newEnv(api), srv.URL+"/iiif/book.json", "-o", out, "-src", "de", "--vocabulary", "", "--fast-align",
-		"--book-out", "--book-base-url", base)
-	if r.code != exitOK || strings.Contains(r.stderr, "get no annotations") {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
+	out := bookOutIIIF(t, srv, translatortest.Config{}, "de", base)
 	var m struct {
 		Items []struct {
 			Annotations []struct{ ID string }
@@ -573,4 +562,127 @@ func lineTarget(t *testing.T, name string, raw json.RawMessage, canvasID string,
 		t.Errorf("%s: target %s, want the box %g,%g,%g,%g scaled by %g × %g", name, raw, o.x, o.y, o.w, o.h, sx, sy)
 	}
 	return polygon
+}
+
+// TestBookOutIIIFALTOShape: --book-out on a IIIF Presentation 3 manifest
+// whose canvas has a real eScriptorium ALTO 4 page (TextLine
+// Shape/Polygon outlines, "x y x y" POINTS) targets each of its lines
+// whose polygon is not a rectangle with a SpecificResource: the polygon's
+// bounds as a FragmentSelector and the polygon, read from the file and
+// scaled onto the 800 × 1000 canvas, as an SvgSelector; its two
+// rectangular lines and its line without a Shape keep the xywh target.
+// (The stand-in leaves Hebrew as it is, so the bodies are checked against
+// its translation, which is the source.)
+func TestBookOutIIIFALTOShape(t *testing.T) {
+	const file = "../../internal/translate/alto/testdata/real/escriptorium_hebrew_bsb00084914-00007.alto.xml"
+	srv := newBookServer(t)
+	srv.put("/iiif/text/1.alto.xml", readOrFatal(t, file))
+	srv.put("/iiif/book.json", []byte(fmt.Sprintf(`{"@context": "http://iiif.io/api/presentation/3/context.json", "id": "%s/iiif/book.json", "type": "Manifest",
+  "label": {"en": ["eScriptorium ALTO"]}, "items": [%s]}`, srv.URL,
+		iiifCanvas(srv.URL, 1, `{"id": "`+srv.URL+`/iiif/text/1.alto.xml", "type": "Dataset", "format": "application/alto+xml"}`))))
+	const base = "https://example.org/pub/"
+	out := bookOutIIIF(t, srv, translatortest.Config{Pairs: []string{"he-en"}}, "he", base)
+	var m struct {
+		Items []struct{ Annotations []struct{ ID string } } `json:"items"`
+	}
+	manifest := filepath.Join(out, "book_en.json")
+	if err := json.Unmarshal(readOrFatal(t, manifest), &m); err != nil || len(m.Items) != 1 || len(m.Items[0].Annotations) != 1 {
+		t.Fatalf("derived manifest: %v, %+v", err, m)
+	}
+	pagePath := filepath.Join(out, filepath.FromSlash(strings.TrimPrefix(m.Items[0].Annotations[0].ID, base)))
+	var page struct {
+		Items []struct {
+			Target json.RawMessage
+			Body   struct{ Value string }
+		}
+	}
+	if err := json.Unmarshal(readOrFatal(t, pagePath), &page); err != nil {
+		t.Fatal(err)
+	}
+	lines := altoShapeLines(t, file)
+	if len(page.Items) != len(lines) || len(lines) != 31 {
+		t.Fatalf("%d annotations, %d source lines", len(page.Items), len(lines))
+	}
+	polygons := 0
+	for k, a := range page.Items {
+		o := lines[k]
+		if want := strings.Join(strings.Fields(translatortest.Translate(o.text)), " "); a.Body.Value != want {
+			t.Errorf("line %d: %q, want %q", k, a.Body.Value, want)
+		}
+		if lineTarget(t, fmt.Sprintf("line %d", k), a.Target, srv.URL+"/iiif/canvas/1", o, 800/3177.0, 1000/4308.0) {
+			polygons++
+		}
+	}
+	if polygons != 28 {
+		t.Errorf("%d of %d lines targeted by their polygon, want 28", polygons, len(page.Items))
+	}
+	t.Logf("%d of %d lines targeted by their polygon; iiif-prezi3: %s", polygons, len(page.Items), bookouttest.Prezi3(t, manifest, pagePath))
+}
+
+// iiifCanvas is canvas n of a Presentation 3 manifest served at base:
+// 800 × 1000, one painted image, see its seeAlso entries.
+func iiifCanvas(base string, n int, see string) string {
+	return fmt.Sprintf(`{"id": "%[1]s/iiif/canvas/%[2]d", "type": "Canvas", "width": 800, "height": 1000,
+  "items": [{"id": "%[1]s/iiif/canvas/%[2]d/page", "type": "AnnotationPage", "items": [{"id": "%[1]s/iiif/canvas/%[2]d/image", "type": "Annotation",
+    "motivation": "painting", "target": "%[1]s/iiif/canvas/%[2]d", "body": {"id": "%[1]s/img/%[2]d.jpg", "type": "Image", "format": "image/jpeg"}}]}],
+  "seeAlso": [%[3]s]}`, base, n, see)
+}
+
+// bookOutIIIF runs translate --book-out --book-base-url base on the
+// manifest srv serves at /iiif/book.json, from language src, with a
+// stand-in MT API of cfg; it returns the output folder.
+func bookOutIIIF(t *testing.T, srv *bookServer, cfg translatortest.Config, src, base string) string {
+	t.Helper()
+	api := startAPI(t, cfg)
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), srv.URL+"/iiif/book.json", "-o", out, "-src", src, "--vocabulary", "", "--fast-align",
+		"--book-out", "--book-base-url", base)
+	if r.code != exitOK || strings.Contains(r.stderr, "get no annotations") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	return out
+}
+
+// altoShapeLines reads the lines of an ALTO 4 file as a person does: each
+// TextLine's String CONTENTs and, when it has a Shape/Polygon ("x y x y"
+// POINTS), that polygon and its bounds, else its HPOS/VPOS/WIDTH/HEIGHT.
+func altoShapeLines(t *testing.T, file string) []sourceLine {
+	t.Helper()
+	var doc struct {
+		Lines []struct {
+			HPOS, VPOS, WIDTH, HEIGHT float64 `xml:",attr"`
+			Polygon                   struct {
+				Points string `xml:"POINTS,attr"`
+			} `xml:"Shape>Polygon"`
+			Strings []struct {
+				Content string `xml:"CONTENT,attr"`
+			} `xml:"String"`
+		} `xml:"Layout>Page>PrintSpace>TextBlock>TextLine"`
+	}
+	if err := xml.Unmarshal(readOrFatal(t, file), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var out []sourceLine
+	for _, l := range doc.Lines {
+		var words []string
+		for _, s := range l.Strings {
+			words = append(words, s.Content)
+		}
+		o := sourceLine{text: strings.Join(words, " "), x: l.HPOS, y: l.VPOS, w: l.WIDTH, h: l.HEIGHT}
+		if nums := strings.Fields(l.Polygon.Points); len(nums) > 0 {
+			x0, y0, x1, y1 := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+			for j := 0; j+1 < len(nums); j += 2 {
+				x, errX := strconv.ParseFloat(nums[j], 64)
+				y, errY := strconv.ParseFloat(nums[j+1], 64)
+				if errX != nil || errY != nil {
+					t.Fatalf("%s: POINTS %q", file, l.Polygon.Points)
+				}
+				o.polygon = append(o.polygon, [2]float64{x, y})
+				x0, y0, x1, y1 = math.Min(x0, x), math.Min(y0, y), math.Max(x1, x), math.Max(y1, y)
+			}
+			o.x, o.y, o.w, o.h = x0, y0, x1-x0, y1-y0
+		}
+		out = append(out, o)
+	}
+	return out
 }
