@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"archivekit/internal/service"
 )
 
 // pageRange is one item of a pages field: first..last, 1-based, inclusive.
@@ -11,6 +13,28 @@ type pageRange struct{ first, last int }
 
 // maxPageRanges bounds the items of a pages field.
 const maxPageRanges = 1000
+
+// parsePagesField reads a request's pages form field v, or says why it is
+// malformed as its entry of the 422 list-form answer.
+func parsePagesField(v string) ([]pageRange, *service.ValidationError) {
+	rs, err := parsePages(v)
+	if err != nil {
+		return nil, &service.ValidationError{Loc: []any{"body", "pages"}, Msg: "pages " + strconv.Quote(v) + ": " + err.Error(), Type: "value_error"}
+	}
+	return rs, nil
+}
+
+// checkJobFields checks a job's form fields as POST /jobs takes them
+// (jobs.Options.CheckFields): a malformed pages field is refused with the
+// job, as /predict_document would refuse each of its items.
+func checkJobFields(fields map[string]string) []service.ValidationError {
+	if v, ok := fields["pages"]; ok {
+		if _, verr := parsePagesField(v); verr != nil {
+			return []service.ValidationError{*verr}
+		}
+	}
+	return nil
+}
 
 // parsePages reads a pages form field: page numbers and ranges separated
 // by commas, such as "1,3,5-7" (spaces allowed around the items). The

@@ -313,4 +313,15 @@ func TestJobsPages(t *testing.T) {
 	if e := st.Errors[0]; e.Name != "scan.tif" || e.Status != 422 || e.Reason != service.ReasonBadField || !strings.Contains(e.Error, "pages 4") {
 		t.Fatalf("error %+v; want scan.tif's 422 %s naming pages 4", e, service.ReasonBadField)
 	}
+
+	// A malformed pages field is refused with the job, in the words of
+	// /predict_document's answer, for files and for a book alike.
+	bad := upload{Field: "pages", Data: []byte("3-1")}
+	_, want := postForm(t, ts.URL+"/predict_document", bad, pdf)
+	for _, item := range []upload{pdf, {Field: "book", Data: []byte("https://example.org/iiif/b1/manifest.json")}} {
+		code, b := postForm(t, ts.URL+"/jobs", bad, item)
+		if code != 422 || !bytes.Equal(b, want) || !strings.Contains(string(b), `runs backwards`) {
+			t.Errorf("POST /jobs with pages=3-1 and %s: %d %s; want 422 as /predict_document's %s", item.Field, code, b, want)
+		}
+	}
 }

@@ -44,6 +44,12 @@ func (q *Queue) Submit(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if q.opts.CheckFields != nil {
+		if verrs := q.opts.CheckFields(f.fields()); len(verrs) > 0 {
+			service.WriteValidation(w, verrs...)
+			return
+		}
+	}
 	if f.Callback != "" {
 		if why := q.checkCallback(f.Callback); why != "" {
 			service.WriteValidation(w, service.ValidationError{Loc: []any{"body", CallbackField}, Msg: why, Type: "value_error"})

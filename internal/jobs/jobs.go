@@ -113,6 +113,12 @@ type Options struct {
 	// PDFs and multi-page TIFFs to /predict_document, other images to
 	// /predict_image). A Route without a handler runs the item at Path.
 	Pick func(ItemFile) Route
+	// CheckFields, when not nil, checks a submitted job's form fields
+	// (each field's first value, the files and book URL aside) before the
+	// job is queued: what it returns is the 422 list-form answer to POST
+	// /jobs, as the synchronous endpoint would answer each item
+	// (pageclass-api: a malformed pages field).
+	CheckFields func(fields map[string]string) []service.ValidationError
 	// ItemField is the form field of the files (default "file").
 	ItemField string
 	// Workers is the number of jobs run at once (default 1).

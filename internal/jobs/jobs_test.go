@@ -133,7 +133,7 @@ func newServiceWith(t *testing.T, dir string, h http.Handler, o jobs.Options) (*
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: h, CallbackBackoff: 10 * time.Millisecond, Book: o.Book, Pick: o.Pick, RunMeta: o.RunMeta,
+	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: h, CallbackBackoff: 10 * time.Millisecond, Book: o.Book, Pick: o.Pick, CheckFields: o.CheckFields, RunMeta: o.RunMeta,
 		UnavailableTries: o.UnavailableTries, UnavailableBackoff: o.UnavailableBackoff})
 	if err != nil {
 		t.Fatal(err)

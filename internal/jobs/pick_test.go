@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"archivekit/internal/jobs"
+	"archivekit/internal/service"
 	"archivekit/internal/service/servicetest"
 )
 
@@ -114,4 +115,44 @@ func TestPickOmit(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestCheckFields: a job whose form fields Options.CheckFields refuses is
+// answered 422 with its list-form errors and not queued; the check is
+// shown each field's first value, not the files; a job it passes runs.
+func TestCheckFields(t *testing.T) {
+	var mu sync.Mutex
+	var seen []map[string]string
+	check := func(fields map[string]string) []service.ValidationError {
+		mu.Lock()
+		seen = append(seen, fields)
+		mu.Unlock()
+		if fields["lang"] != "cs" {
+			return []service.ValidationError{{Loc: []any{"body", "lang"}, Msg: "lang must be cs", Type: "value_error"}}
+		}
+		return nil
+	}
+	svc, q := newServiceWith(t, t.TempDir(), &echo{}, jobs.Options{CheckFields: check})
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	code, _, _ := submit(t, ts.URL, "", servicetest.Part{Field: "lang", Data: []byte("de")}, servicetest.Part{Field: "lang", Data: []byte("cs")}, file("a.xml", "aaa"))
+	var list jobs.Page
+	getJSON(t, ts.URL+"/jobs", &list)
+	if code != 422 || len(list.Jobs) != 0 {
+		t.Fatalf("lang=de: %d, %d jobs; want 422 and none", code, len(list.Jobs))
+	}
+	code, _, st := submit(t, ts.URL, "", servicetest.Part{Field: "lang", Data: []byte("cs")}, file("a.xml", "aaa"))
+	if code != 202 {
+		t.Fatalf("lang=cs: %d", code)
+	}
+	if st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded); st.Items.Succeeded != 1 {
+		t.Fatalf("status %+v", st)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 || len(seen[0]) != 1 || seen[0]["lang"] != "de" || seen[1]["lang"] != "cs" {
+		t.Errorf("CheckFields saw %v, want lang=de (the first value) then lang=cs, no file", seen)
+	}
 }

@@ -18,7 +18,7 @@ var openapiFragment []byte
 // Setup gives svc the job API when JOBS_DIR (read through lookup) names a
 // state folder (SQLite, one replica) or JOBS_DATABASE_URL a PostgreSQL
 // database (any number of replicas; JOBS_DIR is then not used): it opens the folder's queue for the synchronous endpoint
-// of o (Path, Handler, Pick, ItemField; Setup sets the rest from the
+// of o (Path, Handler, Pick, CheckFields, ItemField; Setup sets the rest from the
 // environment: JOBS_DIR, JOBS_DATABASE_URL, JOBS_WORKERS, JOBS_CALLBACK_SECRET, JOBS_CALLBACK_ALLOW_PRIVATE, JOBS_RETENTION), registers POST /jobs, GET /jobs, GET /jobs/{id},
 // DELETE /jobs/{id}, GET /jobs/{id}/results and GET
 // /jobs/{id}/results/{item} with svc.Route, and adds them to the OpenAPI
