@@ -57,6 +57,48 @@ func factors(fromW, fromH, toW, toH float64) (sx, sy float64) {
 // Point is a vertex of a line's outline.
 type Point struct{ X, Y float64 }
 
+// ParsePoints parses a line's polygon: PAGE-XML's Coords points and ALTO's
+// PointsType, one reader for both. ALTO's schema (up to 4.4) leaves it a
+// string; 4.4's documentation names the two forms in use, which
+// ParsePoints takes: "x1,y1 x2,y2 ..." (recommended; PAGE-XML's form) and
+// "x1 y1 x2 y2 ..." (kept for compatibility: Kraken and eScriptorium
+// write it). Both are whitespace-separated; in the first each field is one
+// pair, in the second each field one number, and a value mixing them is
+// refused. ok is false for an empty value, an odd count of numbers, or a
+// number that does not parse or is not finite.
+func ParsePoints(s string) (pts []Point, ok bool) {
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return nil, false
+	}
+	pairs := strings.Contains(fields[0], ",")
+	var nums []float64
+	for _, f := range fields {
+		parts := []string{f}
+		if pairs {
+			x, y, ok := strings.Cut(f, ",")
+			if !ok {
+				return nil, false
+			}
+			parts = []string{x, y}
+		}
+		for _, p := range parts {
+			v, err := strconv.ParseFloat(p, 64)
+			if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+				return nil, false
+			}
+			nums = append(nums, v)
+		}
+	}
+	if len(nums)%2 != 0 {
+		return nil, false
+	}
+	for i := 0; i < len(nums); i += 2 {
+		pts = append(pts, Point{X: nums[i], Y: nums[i+1]})
+	}
+	return pts, true
+}
+
 // Outline returns the bounding box of the polygon pts (nil when it has
 // no positive width and height) and the polygon itself when it is not
 // that box (nil for an axis-aligned rectangle: one whose area is its

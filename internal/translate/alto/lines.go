@@ -2,7 +2,6 @@ package alto
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -96,54 +95,13 @@ func shape(n *xmlsplice.Node) (*bookout.Box, []bookout.Point) {
 				continue
 			}
 			if a, ok := p.Attr("", "POINTS"); ok {
-				if pts, ok := points(a.Value); ok {
+				if pts, ok := bookout.ParsePoints(a.Value); ok {
 					return bookout.Outline(pts)
 				}
 			}
 		}
 	}
 	return nil, nil
-}
-
-// points parses an ALTO PointsType value. The schema (up to 4.4) leaves
-// it a string; 4.4's documentation names the two forms in use, which
-// points takes: "x1,y1 x2,y2 ..." (recommended; PAGE-XML's form) and
-// "x1 y1 x2 y2 ..." (kept for compatibility: Kraken and eScriptorium
-// write it). Both are whitespace-separated; in the first each field is one
-// pair, in the second each field one number, and a value mixing them is
-// refused. ok is false for an empty value, an odd count of numbers, or a
-// number that does not parse or is not finite.
-func points(s string) (pts []bookout.Point, ok bool) {
-	fields := strings.Fields(s)
-	if len(fields) == 0 {
-		return nil, false
-	}
-	pairs := strings.Contains(fields[0], ",")
-	var nums []float64
-	for _, f := range fields {
-		parts := []string{f}
-		if pairs {
-			x, y, ok := strings.Cut(f, ",")
-			if !ok {
-				return nil, false
-			}
-			parts = []string{x, y}
-		}
-		for _, p := range parts {
-			v, err := strconv.ParseFloat(p, 64)
-			if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-				return nil, false
-			}
-			nums = append(nums, v)
-		}
-	}
-	if len(nums)%2 != 0 {
-		return nil, false
-	}
-	for i := 0; i < len(nums); i += 2 {
-		pts = append(pts, bookout.Point{X: nums[i], Y: nums[i+1]})
-	}
-	return pts, true
 }
 
 // Number is the float value of n's attribute name, 0 when absent or not a

@@ -1,8 +1,6 @@
 package pagexml
 
 import (
-	"math"
-	"strconv"
 	"strings"
 
 	"archivekit/internal/bookout"
@@ -88,15 +86,9 @@ func outline(n *xmlsplice.Node) (*bookout.Box, []bookout.Point) {
 		if !ok {
 			return nil, nil
 		}
-		var pts []bookout.Point
-		for _, pt := range strings.Fields(a.Value) {
-			xs, ys, ok := strings.Cut(pt, ",")
-			x, errX := strconv.ParseFloat(xs, 64)
-			y, errY := strconv.ParseFloat(ys, 64)
-			if !ok || errX != nil || errY != nil || math.IsInf(x, 0) || math.IsInf(y, 0) || math.IsNaN(x) || math.IsNaN(y) {
-				return nil, nil
-			}
-			pts = append(pts, bookout.Point{X: x, Y: y})
+		pts, ok := bookout.ParsePoints(a.Value)
+		if !ok {
+			return nil, nil
 		}
 		return bookout.Outline(pts)
 	}
