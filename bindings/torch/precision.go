@@ -64,6 +64,17 @@ func DefaultPrecision(device string) Precision {
 	return FP32
 }
 
+// DefaultGraphOptimize is SetGraphOptimize's setting for forward passes on
+// device when none is asked for: off on CUDA, on on the CPU. On an H100
+// the optimising executor spent about 10 s profiling and compiling the
+// full-size five-model ensemble's first batches (and again for each new
+// batch size), so 800 pages ran at 54 pages/s with it and 122 without, at
+// the same rate once warm (docs/benchmarks.md "GPU"); on the CPU the two
+// ran at the same rate, and on stays, libtorch's default.
+func DefaultGraphOptimize(device string) bool {
+	return !strings.HasPrefix(device, "cuda")
+}
+
 // Effective is the precision that runs on device when p is asked for, and
 // a note when they differ or p cannot run there: TF32 on the CPU is FP32
 // (note), FP16 on the CPU is an error.

@@ -173,6 +173,32 @@ func CUDAStreamPool() bool {
 	return v != 0
 }
 
+// SetGraphOptimize sets, for the process, whether TorchScript's graph
+// executor optimises the graphs of inference forward passes: on (the
+// default, libtorch's own), the first calls of each input shape profile
+// the graph and then compile fused, specialised versions of it; off,
+// every call runs the graph as scripted, with no profiling and no
+// compilation (the outputs agree within float rounding). Training is not
+// affected.
+func SetGraphOptimize(on bool) error {
+	if err := ensureInit(); err != nil {
+		return err
+	}
+	v := 0
+	if on {
+		v = 1
+	}
+	C.tshim_set_graph_optimize(C.int(v))
+	return nil
+}
+
+// GraphOptimize reports SetGraphOptimize's setting.
+func GraphOptimize() bool {
+	var v C.int
+	C.tshim_get_graph_optimize(&v)
+	return v != 0
+}
+
 // NumThreads returns libtorch's intra-op thread count.
 func NumThreads() int {
 	var v C.int

@@ -136,7 +136,8 @@ func (e *engine) resolveDevice() {
 
 // resolvePrecision turns the asked precision into the one that runs on
 // the device (auto: torch.DefaultPrecision; tf32 on the CPU is fp32, said
-// in the log); fp16 on the CPU is refused.
+// in the log); fp16 on the CPU is refused. It also sets the graph
+// optimisation for the device (torch.DefaultGraphOptimize).
 func (e *engine) resolvePrecision() error {
 	p := torch.DefaultPrecision(e.opt.Device)
 	if a := e.opt.Precision; a != "" && a != "auto" {
@@ -151,7 +152,10 @@ func (e *engine) resolvePrecision() error {
 	}
 	e.precision = p
 	e.opt.Log.Info("precision", "precision", p.String(), "device", e.opt.Device, "note", note)
-	return nil
+	// TorchScript's graph optimisation as pageclass --jit-optimize auto:
+	// off on a GPU, where each new batch size of cross-request batching
+	// would otherwise be profiled and compiled again
+	return torch.SetGraphOptimize(torch.DefaultGraphOptimize(e.opt.Device))
 }
 
 // load finds, loads and warms the ensemble.

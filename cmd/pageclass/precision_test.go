@@ -60,3 +60,34 @@ func TestPickGPUStreams(t *testing.T) {
 		}
 	}
 }
+
+// --jit-optimize sets the shim's graph optimisation for the process: off
+// turns it off, on on, auto (the default) on on the CPU and off on CUDA.
+func TestPickJITOptimize(t *testing.T) {
+	defer torch.SetGraphOptimize(true)
+	for _, c := range []struct {
+		asked string
+		on    bool
+	}{{"off", false}, {"on", true}, {"off", false}, {"auto", true}, {"off", false}, {"", true}} {
+		r := &runner{cli: &CLI{JITOptimize: c.asked}, device: "cpu", log: slog.New(slog.DiscardHandler)}
+		if err := r.pickPrecision(); err != nil {
+			t.Fatal(err)
+		}
+		if got := torch.GraphOptimize(); got != c.on {
+			t.Errorf("--jit-optimize %q: graph optimisation %v, want %v", c.asked, got, c.on)
+		}
+	}
+}
+
+// auto resolves by device: a GPU runs its graphs as scripted.
+func TestJITOptimizeAuto(t *testing.T) {
+	for _, c := range []struct {
+		device, asked string
+		on            bool
+	}{{"cpu", "auto", true}, {"cuda:0", "auto", false}, {"cuda:1", "", false}, {"cuda:0", "on", true}, {"cpu", "off", false}} {
+		r := &runner{cli: &CLI{JITOptimize: c.asked}, device: c.device}
+		if got := r.jitOptimize(); got != c.on {
+			t.Errorf("--jit-optimize %q on %s: %v, want %v", c.asked, c.device, got, c.on)
+		}
+	}
+}

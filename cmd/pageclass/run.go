@@ -203,7 +203,7 @@ func (r *runner) upload() classify.Upload {
 // pickPrecision resolves --precision on the run's device: auto is
 // torch.DefaultPrecision (tf32 on CUDA, fp32 on the CPU); tf32 on the CPU
 // runs as fp32 (said in the log); fp16 on the CPU is refused. It also
-// applies --gpu-streams.
+// applies --gpu-streams and --jit-optimize.
 func (r *runner) pickPrecision() error {
 	p := torch.DefaultPrecision(r.device)
 	if asked := r.cli.Precision; asked != "" && asked != "auto" {
@@ -220,8 +220,24 @@ func (r *runner) pickPrecision() error {
 		r.log.Info("precision: "+note, "precision", p.String(), "device", r.device)
 	}
 	r.precision = p
-	// --gpu-streams: process-wide in the shim, like the thread count
+	// --gpu-streams and --jit-optimize: process-wide in the shim, like the
+	// thread count
+	if err := torch.SetGraphOptimize(r.jitOptimize()); err != nil {
+		return err
+	}
 	return torch.SetCUDAStreamPool(r.cli.GPUStreams != "one")
+}
+
+// jitOptimize resolves --jit-optimize on the run's device (auto:
+// torch.DefaultGraphOptimize).
+func (r *runner) jitOptimize() bool {
+	switch r.cli.JITOptimize {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	return torch.DefaultGraphOptimize(r.device)
 }
 
 // recordConfig writes every flag value (config defaults applied) into the
@@ -235,7 +251,7 @@ func (r *runner) recordConfig() {
 		"no_average_best": c.NoAverageBest, "save_intermediates": c.SaveIntermediates,
 		"model": c.Model, "base": c.Base, "revision": c.Revision, "hub": c.Hub, "fastcls": c.FastCls,
 		"fastcls_base": c.FastClsBase, "best": c.Best, "parallel": c.Parallel, "device": r.device, "pdf_renderer": c.PDFRenderer,
-		"precision": r.precision.String(), "upload": r.upload().On(r.device).String(), "gpu_streams": r.cli.GPUStreams, "train": c.Train, "eval": c.Eval, "folds": c.Folds, "folds_csv": c.FoldsCSV, "fold_column": c.FoldColumn,
+		"precision": r.precision.String(), "upload": r.upload().On(r.device).String(), "gpu_streams": r.cli.GPUStreams, "jit_optimize": onOff(r.jitOptimize()), "train": c.Train, "eval": c.Eval, "folds": c.Folds, "folds_csv": c.FoldsCSV, "fold_column": c.FoldColumn,
 		"average": c.Average, "average_pattern": c.AveragePattern, "batch": r.settings.Setup.Batch,
 		"document_json": c.DocumentJSON, "document_json_out": c.DocumentJSONOut,
 		"document_json_dir": c.DocumentJSONDir, "document_json_out_dir": c.DocumentJSONOutDir,
@@ -341,4 +357,12 @@ func (r *runner) progressOut() io.Writer {
 // A run still going holds its ledger file and is left alone.
 func (r *runner) markInterrupted(led *ledger.Ledger) {
 	r.para.RecordInterrupted(r.log, r.stamp, led.Ended(), paradata.ClassifierMeta(r.cli.Results))
+}
+
+// onOff names a switch's state in the run metadata.
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }

@@ -83,6 +83,14 @@ int tshim_get_num_threads(int *out);
  * effect on the CPU. */
 int tshim_set_cuda_stream_pool(int pooled);
 int tshim_get_cuda_stream_pool(int *out);
+/* Whether TorchScript's graph executor optimises the graphs it runs
+ * in inference forward passes (process-wide; applied on the thread of each
+ * call; training keeps libtorch's default): 1 (the
+ * default, libtorch's own), profiling runs first, then fused and
+ * specialised graphs, compiled on the first calls of each input shape; 0,
+ * every graph as scripted, with no profiling and no compilation. */
+int tshim_set_graph_optimize(int on);
+int tshim_get_graph_optimize(int *out);
 /* Seeds libtorch's CPU (and CUDA) generators. */
 int tshim_manual_seed(uint64_t seed);
 

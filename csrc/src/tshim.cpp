@@ -10,6 +10,7 @@
 #include <c10/core/Event.h>
 #include <c10/core/StreamGuard.h>
 #include <c10/core/impl/VirtualGuardImpl.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -234,6 +235,9 @@ std::atomic<int> wanted_threads{0};
 thread_local int applied_threads = 0;
 // Whether CUDA forward passes each take a pooled stream (run_tensor).
 std::atomic<bool> stream_pool{true};
+// Whether the graph executor optimises (tshim_set_graph_optimize): libtorch
+// keeps the switch per thread, so run_tensor applies it on its thread.
+std::atomic<bool> graph_optimize{true};
 void sync_threads(int threads = 0) {
   int n = threads > 0 ? threads : wanted_threads.load(std::memory_order_relaxed);
   if (n > 0 && n != applied_threads) {
@@ -316,6 +320,7 @@ void run_tensor(tshim_module *m, const char *name, torch::Tensor x, bool copy, i
   auto fmt = m->channels_last && x.dim() == 4 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
   x = x.to(m->device, dtype_of(m->precision), /*non_blocking=*/false, copy, fmt);
   apply_precision(m);
+  torch::jit::GraphOptimizerEnabledGuard optimize(graph_optimize.load());
   auto y = logits_of(method({x}));
   need(y.dim() == 2 && y.size(0) == batch,
        std::string(name) + " output has shape " + c10::str(y.sizes()) + ", expected [" + std::to_string(batch) +
@@ -460,6 +465,16 @@ int tshim_set_cuda_stream_pool(int pooled) {
 
 int tshim_get_cuda_stream_pool(int *out) {
   *out = stream_pool.load() ? 1 : 0;
+  return TSHIM_OK;
+}
+
+int tshim_set_graph_optimize(int on) {
+  graph_optimize.store(on != 0);
+  return TSHIM_OK;
+}
+
+int tshim_get_graph_optimize(int *out) {
+  *out = graph_optimize.load() ? 1 : 0;
   return TSHIM_OK;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test/gpu/run.sh BUNDLE: the GPU check of issue 31 (make gpu-check), run
 # from any folder on a lent GPU machine with PyTorch (CUDA), timm and
-# torchvision, from the folder test/gpu/bundle.sh made. In about 8 minutes
+# torchvision, from the folder test/gpu/bundle.sh made. In about 9 minutes
 # on an H100 it
 #   1. builds the shim against the machine's own PyTorch (csrc/),
 #   2. runs the bindings/torch tests (the CUDA ones included),
@@ -15,8 +15,12 @@
 #      on the host (--upload u8) and as the decoded pages resized on the
 #      device (--upload page); forward passes on pooled streams and on
 #      one (--gpu-streams one); GPU utilisation sampled by nvidia-smi),
-#      the original Python pipeline and the forward-only ceilings
-#      (ref_gpu.py),
+#   6. times TorchScript's graph optimisation on and off (--jit-optimize;
+#      off is the GPU default), on 800 and on 3200 pages, with the rate
+#      after the first progress record beside the whole run's,
+#   7. the demo ensemble's stand-ins on the GPU and the CPU, the service at
+#      concurrency 1 and 8, the original Python pipeline and the
+#      forward-only ceilings (ref_gpu.py),
 # and prints one table (also written to $OUT/gpu-check.md when OUT is set).
 #
 # GPU_DRY_RUN=1 runs the CPU parts on a machine without a GPU (the
@@ -35,9 +39,9 @@ W=${W:-$(mktemp -d /tmp/gpucheck-XXXX)}
 PY=${PYTHON:-python3}
 T0=$(date +%s)
 TABLE=$W/table.md
-# GPU_PARTS: the parts to run (default all): tests agreement throughput
+# GPU_PARTS: the parts to run (default all): tests agreement throughput jit
 # service reference
-PARTS=" ${GPU_PARTS:-tests agreement throughput service reference} "
+PARTS=" ${GPU_PARTS:-tests agreement throughput jit service reference} "
 part() { case "$PARTS" in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$W"
 : > "$TABLE"
@@ -124,17 +128,6 @@ grep -E '^--- FAIL' -A4 "$W/tests.log" | head -40
 fi
 
 pc() { timeout 300 "$W/pageclass" --rotation-model "" "$@"; }
-
-# 4. Agreement of each precision on $DEV with fp32 on the CPU, per demo
-# model (trained weights: random-init deep nets amplify rounding).
-if part agreement; then
-log agreement
-AG=$B/pages40
-if [ "$DRY" = 1 ]; then
-  AG=$W/pages12
-  mkdir -p "$AG"
-  find "$B/pages40" -name '*.png' | sort | head -12 | xargs cp -t "$AG"
-fi
 agree() { # agree REF_DIR GOT_DIR: "same/total maxdiff" over the RAW tables
   "$PY" - "$1" "$2" <<'PY'
 import csv, glob, sys
@@ -153,6 +146,17 @@ diff = max((abs(x - y) for k in keys for x, y in zip(a[k], b[k])), default=float
 print(same, len(keys), f"{diff:.4f}" if keys else "nan")
 PY
 }
+
+# 4. Agreement of each precision on $DEV with fp32 on the CPU, per demo
+# model (trained weights: random-init deep nets amplify rounding).
+if part agreement; then
+log agreement
+AG=$B/pages40
+if [ "$DRY" = 1 ]; then
+  AG=$W/pages12
+  mkdir -p "$AG"
+  find "$B/pages40" -name '*.png' | sort | head -12 | xargs cp -t "$AG"
+fi
 # the shipped demo models whose weights are here (the GPU machine gets
 # what fits the 64 MiB a call carries)
 DEMOS=$(for d in "$ROOT"/weights/demo/model_v*; do [ -f "$d/model.pt" ] && echo "$d"; done)
@@ -204,22 +208,48 @@ while [ "$i" -lt "$NPAGES" ]; do
     i=$((i + 1))
   done
 done
+# [SETUP] batch 64 (the shipped configuration's 16 elsewhere)
+cfg64=$W/config64.txt
+sed -E 's/^batch *=.*/batch = 64/' "$ROOT/setup/config.txt" > "$cfg64"
 SMI=
 if [ "$DRY" != 1 ]; then
   nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 250 > "$W/smi.csv" 2>/dev/null &
   SMI=$!
 fi
-bench() { # bench LABEL ARGS...: pages/s of pageclass --best over $W/pages
+bench() { # bench LABEL ARGS...: pages/s of pageclass --best over $W/pages ($BENCH_PAGES pages from $BENCH_DIR when set)
   local label=$1; shift
-  local key t0 t1 rate
-  key=tp-$(printf '%s' "$label" | tr -c 'A-Za-z0-9._-' '_')
+  local key t0 t1 rate n0 busy= steady dir=${BENCH_DIR:-$W/pages} np=${BENCH_PAGES:-$NPAGES}
+  key=tp-$(printf '%s-%s' "$label" "$np" | tr -c 'A-Za-z0-9._-' '_')
+  n0=0; [ -f "$W/smi.csv" ] && n0=$(wc -l < "$W/smi.csv")
   t0=$(date +%s.%N)
-  if pc --best -m "$models" -d "$W/pages" --device "$DEV" --results "$W/$key" "$@" > "$W/$key.log" 2>&1; then
+  if pc --best -m "$models" -d "$dir" --device "$DEV" --results "$W/$key" "$@" > "$W/$key.log" 2>&1; then
     t1=$(date +%s.%N)
     # the classification's own rate (models loaded before it), then the
     # whole command's
     rate=$(grep -o '"pages_per_s":[0-9.]*' "$W/$key.log" | tail -1 | cut -d: -f2)
-    row "pageclass --best $label, $NPAGES pages ($(basename "$models"))" "${rate:-?} pages/s ($("$PY" -c "print(f'{$NPAGES/($t1-$t0):.1f}')") with loading)"
+    # this run's nvidia-smi samples (loading included)
+    [ -n "$SMI" ] && busy=$(tail -n +$((n0 + 1)) "$W/smi.csv" | "$PY" -c "
+import sys
+v=[int(x) for x in sys.stdin if x.strip().isdigit()]
+print(f', GPU busy mean {sum(v)/len(v):.0f}% of {len(v)} samples' if v else '')")
+    # the rate after the first progress record (the first batches, which
+    # carry the executor's warm-up, left out)
+    steady=$("$PY" - "$W/$key.log" <<'PY'
+import json, re, sys
+from datetime import datetime
+def t(r): return datetime.fromisoformat(r["time"][:26].rstrip("Z"))
+first = end = None
+for line in open(sys.argv[1]):
+    try: r = json.loads(line)
+    except ValueError: continue
+    m = re.match(r"pageclass: (\d+)/\d+ ", r.get("msg", ""))
+    if m and first is None: first = (t(r), int(m.group(1)))
+    if r.get("msg") == "pages classified": end = (t(r), r["pages"])
+if first and end and end[0] > first[0]:
+    print(f", after page {first[1]}: {(end[1]-first[1])/(end[0]-first[0]).total_seconds():.1f} pages/s")
+PY
+)
+    row "pageclass --best $label, $np pages ($(basename "$models"))" "${rate:-?} pages/s ($("$PY" -c "print(f'{$np/($t1-$t0):.1f}')") with loading$steady$busy)"
   else
     row "pageclass --best $label" "FAILED: $(grep -m1 -i error "$W/$key.log" | cut -c1-160)"
   fi
@@ -234,11 +264,10 @@ if [ "$DRY" = 1 ]; then
   bench "--upload u8" --upload u8
   bench "--upload page" --upload page
   bench "--upload page --gpu-streams one" --upload page --gpu-streams one
+  bench "--upload page --jit-optimize off" --upload page --jit-optimize off
+  BENCH_DIR=$B/pages40 BENCH_PAGES=$(find "$B/pages40" -name '*.png' | wc -l) bench "--upload page (the 40 sample pages)" --upload page
 else
   if part throughput; then
-    # [SETUP] batch 64 (the shipped configuration's 16 elsewhere)
-    cfg64=$W/config64.txt
-    sed -E 's/^batch *=.*/batch = 64/' "$ROOT/setup/config.txt" > "$cfg64"
     log "throughput"
     # (batch 16 with float uploads, the first path, was 48.7-53.3 pages/s
     # on the H100 on 2026-11-26; dropped to keep the check within 10 min)
@@ -257,9 +286,34 @@ else
     log "throughput --parallel"
     bench "--parallel --precision tf32 --upload u8, batch by free memory (profile at 64)" --parallel --precision tf32 --upload u8 --config "$cfg64"
     bench "--parallel --precision bf16 --upload u8, batch by free memory (profile at 64)" --parallel --precision bf16 --upload u8 --config "$cfg64"
+    bench "--parallel --precision tf32 --upload page, batch by free memory (profile at 64)" --parallel --precision tf32 --upload page --config "$cfg64"
     bench "--parallel --precision bf16 --upload page, batch by free memory (profile at 64)" --parallel --precision bf16 --upload page --config "$cfg64"
     bench "--parallel --precision bf16 --upload page, batch by free memory (profile at 64), --gpu-streams one" --parallel --precision bf16 --upload page --config "$cfg64" --gpu-streams one
-    kill "$SMI" 2>/dev/null
+  fi
+  if part jit; then
+    # TorchScript's graph optimisation (profiling, then fused graphs
+    # compiled on the first batches of each shape) on and off
+    log "graph optimisation on and off"
+    read -r s t w < <(pc -m "$ROOT/weights/demo/model_v14" -d "$B/pages40" --device cpu --precision fp32 --raw --results "$W/jit/cpu" > "$W/jit-cpu.log" 2>&1 &&
+      pc -m "$ROOT/weights/demo/model_v14" -d "$B/pages40" --device "$DEV" --precision tf32 --jit-optimize off --raw --results "$W/jit/off" > "$W/jit-off.log" 2>&1 &&
+      agree "$W/jit/cpu" "$W/jit/off")
+    row "agreement tf32 --jit-optimize off on $DEV vs fp32 on the CPU (model_v14)" "Top-1 same ${s:-?}/${t:-?}, max probability difference ${w:-?}"
+    bench "--precision tf32 --upload page, batch 64, --jit-optimize on" --precision tf32 --upload page --config "$cfg64" --jit-optimize on
+    bench "--precision tf32 --upload page, batch 64, --jit-optimize off" --precision tf32 --upload page --config "$cfg64" --jit-optimize off
+    bench "--precision bf16 --upload page, batch 64, --jit-optimize off" --precision bf16 --upload page --config "$cfg64" --jit-optimize off
+    # longer runs: the rate an archive sees once the models are warm
+    mkdir -p "$W/pages4x"
+    for k in 0 1 2 3; do for f in "$W"/pages/*.png; do ln -f "$f" "$W/pages4x/k${k}_$(basename "$f")"; done; done
+    BENCH_DIR=$W/pages4x BENCH_PAGES=$((4 * NPAGES)) bench "--precision tf32 --upload page, batch 64, --jit-optimize on" --precision tf32 --upload page --config "$cfg64" --jit-optimize on
+    BENCH_DIR=$W/pages4x BENCH_PAGES=$((4 * NPAGES)) bench "--precision tf32 --upload page, batch 64, --jit-optimize off" --precision tf32 --upload page --config "$cfg64" --jit-optimize off
+    BENCH_DIR=$W/pages4x BENCH_PAGES=$((4 * NPAGES)) bench "--precision bf16 --upload page, batch 64, --jit-optimize off" --precision bf16 --upload page --config "$cfg64" --jit-optimize off
+    BENCH_DIR=$W/pages4x BENCH_PAGES=$((4 * NPAGES)) bench "--parallel --precision bf16 --upload page, --jit-optimize off" --parallel --precision bf16 --upload page --config "$cfg64" --jit-optimize off
+    bench "--parallel --precision tf32 --upload page, --jit-optimize off" --parallel --precision tf32 --upload page --config "$cfg64" --jit-optimize off
+    bench "--parallel --precision bf16 --upload page, --jit-optimize off" --parallel --precision bf16 --upload page --config "$cfg64" --jit-optimize off
+    bench "--parallel --precision bf16 --upload page, --gpu-streams one, --jit-optimize off" --parallel --precision bf16 --upload page --config "$cfg64" --gpu-streams one --jit-optimize off
+  fi
+  kill "$SMI" 2>/dev/null
+  if part throughput || part jit; then
     row "GPU utilisation during the pageclass runs" "$("$PY" -c "
 v=[int(x) for x in open('$W/smi.csv') if x.strip().isdigit()]
 print(f'mean {sum(v)/len(v):.0f}%, samples under 5%: {sum(x<5 for x in v)}/{len(v)}' if v else 'no samples')")"
