@@ -316,7 +316,9 @@ func (f *Fetcher) GetLinked(ctx context.Context, rawURL string) ([]byte, error) 
 // looks at a file's start: the request asks for that range, and at most n
 // bytes are read whatever the server sends (200 or 206). A body known to
 // be larger than MaxBytes (its Content-Length or Content-Range) is
-// ErrTooLarge, as for Get. A prefix is not cached; a body fetched whole
+// ErrTooLarge, as for Get. A 416 answer is an empty body when its
+// Content-Range says so ("bytes */0"); otherwise the body is fetched whole
+// (and cached), as Get would. A prefix is not cached; a body fetched whole
 // before (or kept) gives its prefix without a request.
 func (f *Fetcher) Prefix(ctx context.Context, rawURL string, n int64, linked bool) ([]byte, error) {
 	if n <= 0 {
@@ -371,6 +373,15 @@ func (f *Fetcher) fetch(ctx context.Context, rawURL string, trusted bool, n int6
 	var err error
 	for attempt := 0; ; attempt++ {
 		body, err = f.follow(ctx, rawURL, trusted, n)
+		if n > 0 && errors.Is(err, errRangeRefused) {
+			// the whole body, cached, and its prefix
+			if body, err = f.follow(ctx, rawURL, trusted, 0); err == nil {
+				f.mu.Lock()
+				f.cache[rawURL] = body
+				f.mu.Unlock()
+				return prefix(body, n), nil
+			}
+		}
 		if err == nil {
 			if n == 0 {
 				f.mu.Lock()
@@ -390,6 +401,10 @@ func (f *Fetcher) fetch(ctx context.Context, rawURL string, trusted bool, n int6
 		wait *= 2
 	}
 }
+
+// errRangeRefused is a 416 answer to a range from byte 0 that does not
+// say the body is empty (Content-Range "bytes */0").
+var errRangeRefused = errors.New("range from byte 0 refused for a body not said to be empty")
 
 // transient says whether an error is worth a retry.
 func transient(err error) bool {
@@ -494,7 +509,13 @@ func (f *Fetcher) once(ctx context.Context, u *url.URL, first bool, n int64) ([]
 		if n <= 0 {
 			return nil, nil, &StatusError{URL: u.String(), Code: resp.StatusCode}
 		}
-		return []byte{}, nil, nil // no byte 0: an empty body
+		if strings.TrimSpace(resp.Header.Get("Content-Range")) == "bytes */0" {
+			return []byte{}, nil, nil // no byte 0: an empty body
+		}
+		// a range from byte 0 is unsatisfiable only for an empty body: a
+		// server that says otherwise, or does not say, is asked again
+		// without a range (fetch)
+		return nil, nil, fmt.Errorf("%s: %w (Content-Range %q)", u, errRangeRefused, resp.Header.Get("Content-Range"))
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
 		loc, err := resp.Location()
 		if err != nil {

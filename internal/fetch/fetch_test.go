@@ -239,6 +239,22 @@ func TestPrefix(t *testing.T) {
 		w.Header().Set("Content-Range", "bytes */0")
 		w.WriteHeader(http.StatusRequestedRangeNotSatisfiable)
 	})
+	// servers that refuse a range of a body that is not empty, saying its
+	// length or not: the body is then asked for whole
+	refuse := func(contentRange string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Range") != "" {
+				if contentRange != "" {
+					w.Header().Set("Content-Range", contentRange)
+				}
+				w.WriteHeader(http.StatusRequestedRangeNotSatisfiable)
+				return
+			}
+			w.Write(body)
+		}
+	}
+	mux.HandleFunc("/refused416", refuse(fmt.Sprintf("bytes */%d", len(body))))
+	mux.HandleFunc("/bare416", refuse(""))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	ctx := context.Background()
@@ -249,6 +265,9 @@ func TestPrefix(t *testing.T) {
 		status int
 		is     error
 	}{
+		{"/refused416", 0, body[:1000], http.StatusOK, nil},
+		{"/bare416", 0, body[:1000], http.StatusOK, nil},
+		{"/refused416", 50000, nil, http.StatusOK, ErrTooLarge},
 		{"/ranged", 0, body[:1000], http.StatusPartialContent, nil},
 		{"/whole", 0, body[:1000], http.StatusOK, nil},
 		{"/short", 0, []byte("<alto/>"), http.StatusPartialContent, nil},
@@ -268,6 +287,13 @@ func TestPrefix(t *testing.T) {
 				t.Fatalf("%d bytes %.20q, %v; want %d bytes %.20q", len(got), got, err, len(c.want), c.want)
 			}
 			log := f.Log()
+			if strings.HasSuffix(c.path, "416") && c.status != http.StatusRequestedRangeNotSatisfiable {
+				// the refused range, then the whole body
+				if len(log) != 2 || log[0].Status != http.StatusRequestedRangeNotSatisfiable || log[1].Status != c.status {
+					t.Errorf("log %+v, want a 416 then a whole body answered %d", log, c.status)
+				}
+				return
+			}
 			if len(log) != 1 || log[0].Status != c.status || log[0].Bytes > 1000 {
 				t.Errorf("log %+v, want one request answered %d, at most 1000 bytes read", log, c.status)
 			}
