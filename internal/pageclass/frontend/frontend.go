@@ -3,7 +3,9 @@
 // embedded in the binary, nothing fetched from elsewhere) that uploads page
 // images and PDFs to the service, one or several at once (one request per
 // file), lets the user pick one model or the ensemble and the number of
-// categories, and shows every page in a table (file, page, category, score,
+// categories, and, for PDFs and TIFFs, the pages to classify (the pages
+// field of /predict_document, such as 1-3,7; empty: every page), and shows
+// every page in a table (file, page with its PDF page label, category, score,
 // second choice, review in words) with CSV and JSON downloads of the table,
 // the category legend (the glossary from /info), and the Top-N of every page
 // with score bars and a thumbnail. The review is said in words ("models

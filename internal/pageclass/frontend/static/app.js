@@ -37,6 +37,7 @@ api("/info").then((r) => r.json()).then((info) => {
     sel.appendChild(o);
   }
   $("topn").max = (info.categories || []).length || 11;
+  if (info.limits && info.limits.max_pdf_pages) $("max-pages").textContent = info.limits.max_pdf_pages;
   const legend = $("legend-table").tBodies[0];
   for (const g of info.glossary || []) {
     descriptions[g.category] = g.description;
@@ -152,12 +153,21 @@ function renderPage(title, thumb, preds, rv) {
 // downloads hold.
 let rows = [];
 
-// addRow records one page (or one failed file) and shows it in the table.
-function addRow(row) {
+// pageName is a page's number with its PDF page label ("5 (label iv)"),
+// or the number alone when the page has no label or its label is the
+// number itself.
+function pageName(page, label) {
+  return label && label !== String(page) ? page + " (label " + label + ")" : String(page);
+}
+
+// addRow records one page (or one failed file) and shows it in the table,
+// the page's number with its label (label: the PDF's own, or none; the
+// downloads keep the number only).
+function addRow(row, label) {
   rows.push(row);
   const tr = $("table").tBodies[0].insertRow();
   tr.insertCell().textContent = row.file;
-  tr.insertCell().textContent = row.page;
+  tr.insertCell().textContent = row.page === "" ? "" : pageName(row.page, label);
   const cat = tr.insertCell();
   cat.textContent = row.category;
   cat.title = descriptions[row.category] || "";
@@ -213,11 +223,28 @@ function documentKind(head) {
   return "";
 }
 
+// kindOf is documentKind of a file (a File or Blob).
+async function kindOf(file) {
+  return documentKind(new Uint8Array(await file.slice(0, 5).arrayBuffer()));
+}
+
+// The Pages field is shown while a chosen file is a PDF or a TIFF: it goes
+// to /predict_document only, images ignore it.
+$("file").addEventListener("change", async () => {
+  const files = [...$("file").files];
+  const kinds = await Promise.all(files.map(kindOf));
+  // A later choice may have answered first: only the current one counts.
+  if (files.length !== $("file").files.length || files.some((f, i) => f !== $("file").files[i])) return;
+  $("pages-field").hidden = !kinds.some((k) => k !== "");
+});
+
 // classify sends one file to the service and returns its answer, or throws
 // an Error with the API's detail: a PDF or a TIFF to /predict_document
-// (every page, with thumbnails), anything else to /predict_image.
+// (the pages of the Pages field, every page when it is empty, with
+// thumbnails), anything else to /predict_image (without the Pages field,
+// which it refuses).
 async function classify(file) {
-  const kind = documentKind(new Uint8Array(await file.slice(0, 5).arrayBuffer()));
+  const kind = await kindOf(file);
   const fd = new FormData();
   // The service takes a PDF labelled application/pdf, whatever the
   // browser guessed from its name; a TIFF by its content.
@@ -225,6 +252,10 @@ async function classify(file) {
   fd.append("version", $("version").value);
   fd.append("topn", $("topn").value);
   if (kind) fd.append("thumbnails", "true");
+  // A malformed selection is the service's to refuse (422, shown as any
+  // validation error).
+  const pages = $("pages").value.trim();
+  if (kind && pages) fd.append("pages", pages);
   const r = await api(kind ? "/predict_document" : "/predict_image", { method: "POST", body: fd });
   let body = null;
   try { body = await r.json(); } catch (_) { /* not JSON */ }
@@ -262,17 +293,22 @@ $("form").addEventListener("submit", async (ev) => {
       // models are not installed): say so on the page, as the answer does.
       if (body.demo) for (const m of body.demo_models || []) demo.add(m);
       const answered = body.type === "document"
-        ? body.pages.map((p) => [p.page, p.thumbnail, p.predictions, p.review])
-        : [[1, URL.createObjectURL(file), body.predictions, body.review]];
-      for (const [page, thumb, preds, rv] of answered) {
-        const title = body.type === "document" ? (files.length > 1 ? file.name + ", page " + page : "Page " + page) : file.name;
+        ? body.pages.map((p) => [p.page, p.label, p.thumbnail, p.predictions, p.review])
+        : [[1, "", URL.createObjectURL(file), body.predictions, body.review]];
+      for (const [page, label, thumb, preds, rv] of answered) {
+        const name = pageName(page, label);
+        const title = body.type === "document" ? (files.length > 1 ? file.name + ", page " + name : "Page " + name) : file.name;
         renderPage(title, thumb, preds, rv);
-        addRow(pageRow(file.name, page, preds, rv));
+        addRow(pageRow(file.name, page, preds, rv), label);
         pages++;
         if (rv && rv.needs_review === true) flagged++;
       }
       if (files.length === 1) {
-        $("status").textContent = body.type === "document" ? file.name + ": " + body.page_count + " page(s), " + model : file.name + ": " + model;
+        // A selection (the Pages field) classifies some of the pages.
+        const count = body.type !== "document" ? ""
+          : body.pages.length === body.page_count ? body.page_count + " page(s), "
+          : body.pages.length + " of " + body.page_count + " page(s), ";
+        $("status").textContent = file.name + ": " + count + model;
       }
     }
     if (files.length > 1) {
