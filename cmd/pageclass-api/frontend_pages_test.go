@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"archivekit/internal/pageclass/classify/classifytest"
+	"archivekit/internal/pageclass/imageio/hostile"
 	"archivekit/internal/pageclass/modelmeta"
 )
 
@@ -17,6 +18,7 @@ import (
 // chosen, selects the pages /predict_document classifies, and each page
 // shows its PDF page label beside its number (a label that is the number
 // itself is not repeated); a malformed selection shows the service's 422;
+// the field shows for a TIFF too and selects its pages;
 // an image is classified without the field (which /predict_image refuses),
 // and the field is hidden then. The page says MAX_PDF_PAGES (from /info).
 // A screenshot goes to test/artifacts/.
@@ -30,7 +32,12 @@ func TestFrontendPages(t *testing.T) {
 	if err := os.WriteFile(pdf, labelledPDF(5, "<< /Nums [0 << /S /r >> 2 << /S /D /St 3 >> 4 << /P (12a) >>] >>"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	img := classifytest.Pages(t, 1)[7]
+	samples := classifytest.Pages(t, 1)
+	img := samples[7]
+	tiff := filepath.Join(dir, "scan.tif")
+	if err := os.WriteFile(tiff, hostile.GrayTIFF(greyPage(t, samples[0]), greyPage(t, samples[7]), greyPage(t, samples[2])), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	rows := `[...document.querySelectorAll('#table tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))`
 	var hiddenAtFirst bool
@@ -39,6 +46,17 @@ func TestFrontendPages(t *testing.T) {
 	var titles []string
 	var status string
 	var shot []byte
+	// classified sets the Pages field, submits the form and reads the
+	// status and the table once the pages are shown.
+	classified := func(pages string) chromedp.Tasks {
+		return chromedp.Tasks{
+			chromedp.SetValue("#pages", pages),
+			chromedp.Click("#submit"),
+			chromedp.WaitVisible("#batch"),
+			chromedp.Text("#status", &status),
+			chromedp.Evaluate(rows, &table),
+		}
+	}
 	err := chromedp.Run(ctx,
 		chromedp.Navigate(ts.URL+"/frontend"),
 		chromedp.WaitVisible("#form"),
@@ -47,11 +65,7 @@ func TestFrontendPages(t *testing.T) {
 		chromedp.Evaluate(`document.querySelector('#pages-field').hidden`, &hiddenAtFirst),
 		chromedp.SetUploadFiles("#file", []string{pdf}),
 		chromedp.WaitVisible("#pages"),
-		chromedp.SetValue("#pages", " 2-3, 5"),
-		chromedp.Click("#submit"),
-		chromedp.WaitVisible("#batch"),
-		chromedp.Text("#status", &status),
-		chromedp.Evaluate(rows, &table),
+		classified(" 2-3, 5"),
 		chromedp.Evaluate(`[...document.querySelectorAll('.page h2')].map(h => h.textContent)`, &titles),
 		chromedp.FullScreenshot(&shot, 100),
 	)
@@ -102,16 +116,30 @@ func TestFrontendPages(t *testing.T) {
 		t.Errorf("table after a malformed selection: %q", table)
 	}
 
+	// A three-page TIFF: the field shows again and selects its page 2 (a
+	// TIFF has no page labels).
+	err = chromedp.Run(ctx,
+		chromedp.SetUploadFiles("#file", []string{img}),
+		chromedp.WaitNotVisible("#pages-field"),
+		chromedp.SetUploadFiles("#file", []string{tiff}),
+		chromedp.WaitVisible("#pages-field"),
+		classified("2"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(table) != 1 || table[0][0] != "scan.tif" || table[0][1] != "2" || modelmeta.CategoryIndex(table[0][2]) < 0 || !strings.Contains(status, "1 of 3 page(s)") {
+		t.Errorf("TIFF with pages 2: status %q, table %q", status, table)
+	}
+
 	// An image: the field hides, and its value (still "3-1") is not sent.
 	var errHidden bool
 	err = chromedp.Run(ctx,
 		chromedp.SetUploadFiles("#file", []string{img}),
 		chromedp.WaitNotVisible("#pages-field"),
-		chromedp.Click("#submit"),
-		chromedp.WaitVisible("#batch"),
+		classified("3-1"),
 		chromedp.Evaluate(`document.querySelector('#error').hidden`, &errHidden),
 		chromedp.Text("#error", &errText),
-		chromedp.Evaluate(rows, &table),
 	)
 	if err != nil {
 		t.Fatal(err)
