@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 
 	"archivekit/internal/jobs"
@@ -31,13 +32,26 @@ func (s *server) pick(f jobs.ItemFile) jobs.Route {
 
 // tiffPages is the number of pages of the TIFF f that /predict_document
 // classifies (imageio.Doc.Pages: 1 for a pyramidal TIFF), or 1 for one
-// that cannot be read (/predict_image then says why).
+// that cannot be read (/predict_image then says why). It is counted from
+// the TIFF's directories (imageio.Options.TIFFPages: a few KiB a page,
+// never the image data, so a 100-MB master is not held here as well as at
+// its endpoint); where they cannot tell (a malformed TIFF), the file is
+// read and decoded as the endpoint decodes it, which answers the same.
 func (s *server) tiffPages(f jobs.ItemFile) int {
 	in, err := f.Open()
 	if err != nil {
 		return 1
 	}
 	defer in.Close()
+	if ra, ok := in.(io.ReaderAt); ok {
+		n, err := s.decode.TIFFPages(ra)
+		switch {
+		case err == nil:
+			return n
+		case errors.Is(err, imageio.ErrTooManyPixels):
+			return 1 // Decode refuses it too
+		}
+	}
 	data, err := io.ReadAll(in)
 	if err != nil {
 		return 1

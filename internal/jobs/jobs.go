@@ -81,7 +81,10 @@ type ItemFile struct {
 	// Head is the file's first PickHead bytes (all of a shorter file).
 	Head []byte
 	// Open reads the whole file from its start, for what its head does
-	// not tell (a TIFF's page count); the caller closes it.
+	// not tell (a TIFF's page count); the caller closes it. What it
+	// returns is also an io.ReaderAt and an io.Seeker (the stored file,
+	// or the file held in memory), so that a reader of headers at their
+	// offsets reads those alone.
 	Open func() (io.ReadCloser, error)
 }
 

@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -155,4 +156,57 @@ func TestCheckFields(t *testing.T) {
 	if len(seen) != 2 || len(seen[0]) != 1 || seen[0]["lang"] != "de" || seen[1]["lang"] != "cs" {
 		t.Errorf("CheckFields saw %v, want lang=de (the first value) then lang=cs, no file", seen)
 	}
+}
+
+// TestPickOpenReadsAt: what ItemFile.Open gives also reads at an offset,
+// for an uploaded file (stored in the state folder or in PostgreSQL) and
+// a book's page (fetched into memory), so that Pick can read a TIFF's
+// directories alone instead of the whole file.
+func TestPickOpenReadsAt(t *testing.T) {
+	stores(t, func(t *testing.T, newStore store) {
+		data := bytes.Repeat([]byte("0123456789"), 2000)
+		var mu sync.Mutex
+		got := map[string]string{}
+		pick := func(f jobs.ItemFile) jobs.Route {
+			saw := "not an io.ReaderAt"
+			if in, err := f.Open(); err != nil {
+				saw = err.Error()
+			} else {
+				if ra, ok := in.(io.ReaderAt); ok {
+					b := make([]byte, 10)
+					n, err := ra.ReadAt(b, 12345)
+					saw = fmt.Sprintf("%q %v", b[:n], err)
+				}
+				in.Close()
+			}
+			mu.Lock()
+			got[f.Name] = saw
+			mu.Unlock()
+			return jobs.Route{}
+		}
+		book := &jobs.BookInput{Field: "book",
+			Items: func(ctx context.Context, location string, fields map[string]string) ([]jobs.BookItem, error) {
+				return []jobs.BookItem{{Name: "page.bin", Source: "mem:page", Ref: jobs.BookRef{Page: 1}}}, nil
+			},
+			Fetch: func(ctx context.Context, source string) ([]byte, string, error) {
+				return data, "application/octet-stream", nil
+			},
+		}
+		svc, q := newServiceWith(t, newStore(t), &echo{}, jobs.Options{Pick: pick, Book: book})
+		ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+		if err := q.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		_, _, st := submit(t, ts.URL, "", servicetest.Part{Field: "file", Name: "upload.bin", CType: "application/octet-stream", Data: data})
+		waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+		_, _, st = submit(t, ts.URL, "", servicetest.Part{Field: "book", Data: []byte("https://example.org/mets.xml")})
+		waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, name := range []string{"upload.bin", "page.bin"} {
+			if want := `"5678901234" <nil>`; got[name] != want {
+				t.Errorf("%s: Open's ReadAt(10 bytes at 12345) = %s, want %s", name, got[name], want)
+			}
+		}
+	})
 }

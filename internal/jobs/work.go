@@ -269,7 +269,7 @@ func (q *Queue) itemInput(ctx context.Context, id string, it *item) (func() (io.
 	if ctype != "" {
 		it.InType = ctype
 	}
-	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }, nil
+	return func() (io.ReadCloser, error) { return bytesFile{bytes.NewReader(data)}, nil }, nil
 }
 
 // route is the route that runs item it, Options.Pick's choice by the
@@ -369,8 +369,15 @@ func (q *Queue) input(ctx context.Context, id string, i int) (io.ReadCloser, err
 	if err := q.queryRow(ctx, `SELECT input FROM archivekit_item WHERE job_id = ? AND idx = ?`, id, i).Scan(&b); err != nil {
 		return nil, err
 	}
-	return io.NopCloser(bytes.NewReader(b)), nil
+	return bytesFile{bytes.NewReader(b)}, nil
 }
+
+// bytesFile is an item's file held in memory as its opener gives it: like
+// an *os.File, it also reads at an offset and seeks (ItemFile.Open);
+// closing it does nothing.
+type bytesFile struct{ *bytes.Reader }
+
+func (bytesFile) Close() error { return nil }
 
 // output reads item i's answer.
 func (q *Queue) output(ctx context.Context, id string, i int) ([]byte, error) {

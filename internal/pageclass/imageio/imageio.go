@@ -60,6 +60,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -75,6 +76,7 @@ import (
 
 	"archivekit/bindings/libvips"
 	"archivekit/internal/pageclass/pdflabel"
+	"archivekit/internal/pageclass/tiffifd"
 	"archivekit/internal/regularfile"
 )
 
@@ -363,26 +365,81 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 }
 
 // tiffPages returns how many pages of a TIFF of n pages (the first w×h) are
-// classified: all n, or 1 for a pyramidal TIFF, whose pages each have half
-// the size of the one before (the same image at reduced resolutions, as
-// image servers store it), rounded either way; a page of the same size as
-// the one before is not a reduced level (so a chain of 1×1 pages counts as
-// pages, and the walk stops there). Only headers are read.
+// classified (ClassifiedTIFFPages). Only headers are read.
 func (d *Doc) tiffPages(w, h, n int) (int, error) {
+	return ClassifiedTIFFPages(n, func(i int) (int, int, error) {
+		if i == 0 {
+			return w, h, nil
+		}
+		ref, err := d.load(i, d.opts.DPI)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer ref.Close()
+		return ref.Width(), ref.Height(), nil
+	})
+}
+
+// ClassifiedTIFFPages returns how many pages of a TIFF of n pages are
+// classified, size giving page i's width and length (0-based, asked in
+// order, only as far as needed): all n, or 1 for a pyramidal TIFF, whose
+// pages each have half the size of the one before (the same image at
+// reduced resolutions, as image servers store it), rounded either way; a
+// page of the same size as the one before is not a reduced level (so a
+// chain of 1×1 pages counts as pages, and the walk stops there). It is
+// the rule of Doc.Pages and of TIFFPages. An error of size is returned
+// naming its page.
+func ClassifiedTIFFPages(n int, size func(i int) (w, h int, err error)) (int, error) {
+	if n <= 1 {
+		return n, nil
+	}
+	w, h, err := size(0)
+	if err != nil {
+		return 0, fmt.Errorf("page 1: %w", err)
+	}
 	half := func(prev, cur int) bool { return cur < prev && (cur == prev/2 || cur == (prev+1)/2) }
 	for i := 1; i < n; i++ {
-		ref, err := d.load(i, d.opts.DPI)
+		cw, ch, err := size(i)
 		if err != nil {
 			return 0, fmt.Errorf("page %d: %w", i+1, err)
 		}
-		cw, ch := ref.Width(), ref.Height()
-		ref.Close()
 		if !half(w, cw) || !half(h, ch) {
 			return n, nil
 		}
 		w, h = cw, ch
 	}
 	return 1, nil
+}
+
+// TIFFPages returns the number of pages Decode's Doc.Pages gives the TIFF
+// r (a pyramidal TIFF: 1), from the TIFF's directories alone
+// (internal/pageclass/tiffifd): a few KiB a page are read, never its
+// image data, so a job can route a 100-MB master without holding it. The
+// first page's size is checked against MaxPixels, as Decode checks it.
+// An error says the directories cannot tell (a malformed or truncated
+// TIFF, one that loops), the file is not a TIFF Decode reads
+// (ErrUnsupportedFormat: a BigTIFF, which Decode does not take either), or
+// its first page is refused (ErrTooManyPixels); Decode then tells what it
+// does with the file.
+func (o Options) TIFFPages(r io.ReaderAt) (int, error) {
+	if o.MaxPixels <= 0 {
+		o.MaxPixels = DefaultMaxPixels
+	}
+	var magic [4]byte
+	if _, err := r.ReadAt(magic[:], 0); err != nil && err != io.EOF {
+		return 0, err
+	}
+	if Sniff(magic[:]) != ".tif" {
+		return 0, fmt.Errorf("%w (not a TIFF)", ErrUnsupportedFormat)
+	}
+	sizes, err := tiffifd.Sizes(r)
+	if err != nil {
+		return 0, err
+	}
+	if w, h := int64(sizes[0].W), int64(sizes[0].H); w*h > o.MaxPixels {
+		return 0, fmt.Errorf("%w: %d×%d = %d pixels, limit %d", ErrTooManyPixels, w, h, w*h, o.MaxPixels)
+	}
+	return ClassifiedTIFFPages(len(sizes), func(i int) (int, int, error) { return sizes[i].W, sizes[i].H, nil })
 }
 
 // Name returns the path or name the Doc was opened with.

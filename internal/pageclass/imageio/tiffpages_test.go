@@ -1,9 +1,14 @@
 package imageio
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
+	"image"
 	"strings"
 	"testing"
+
+	"github.com/davidbyttow/govips/v2/vips"
 
 	"archivekit/internal/pageclass/imageio/hostile"
 )
@@ -72,5 +77,155 @@ func TestPyramidTIFFIsOnePage(t *testing.T) {
 	}
 	if img.W != 65 || img.H != 32 {
 		t.Errorf("page 1: %d×%d, want 65×32", img.W, img.H)
+	}
+}
+
+// vipsTIFF writes a w×h grey page (a gradient) as libvips writes TIFFs
+// (through libtiff: each directory after its pixels, LZW): as pageHeight
+// pages of h/pageHeight lines (0: one page), or as a tiled pyramid.
+func vipsTIFF(t *testing.T, w, h, pageHeight int, pyramid bool) []byte {
+	t.Helper()
+	g := image.NewGray(image.Rect(0, 0, w, h))
+	for i := range g.Pix {
+		g.Pix[i] = uint8(i)
+	}
+	ref, err := vips.LoadImageFromBuffer(hostile.GrayTIFF(g), vips.NewImportParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	if pageHeight > 0 {
+		if err := ref.SetPageHeight(pageHeight); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := vips.NewTiffExportParams()
+	if pyramid {
+		p.Tile, p.Pyramid, p.TileWidth, p.TileHeight = true, true, 16, 16
+	}
+	out, _, err := ref.ExportTiff(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestTIFFPagesAgreesWithDecode: Options.TIFFPages, which reads a TIFF's
+// directories alone, counts every TIFF as Decode's Doc.Pages counts it
+// (one rule, ClassifiedTIFFPages): multi-page and pyramidal TIFFs of
+// either byte order, directories before or after the pixels, classic or
+// BigTIFF, written here or by libvips; one it cannot tell about (a loop,
+// a truncated file) or whose first page is over MaxPixels is an error,
+// where its caller decodes the file instead.
+func TestTIFFPagesAgreesWithDecode(t *testing.T) {
+	page := func(w, h int) *image.Gray { return image.NewGray(image.Rect(0, 0, w, h)) }
+	scan := []*image.Gray{page(40, 60), page(60, 40), page(30, 30)}
+	pyramid := []*image.Gray{page(65, 32), page(33, 16), page(16, 8)}
+	be, le := binary.BigEndian, binary.LittleEndian
+	var rgb bytes.Buffer
+	if err := hostile.RGBTIFF(&rgb, image.NewRGBA(image.Rect(0, 0, 50, 70))); err != nil {
+		t.Fatal(err)
+	}
+	loop := hostile.GrayTIFF(scan[:2]...)
+	le.PutUint32(loop[8+2+9*12+4+40*60+2+9*12:], 8) // page 2's next directory: page 1's
+	three := hostile.GrayTIFFAs(hostile.TIFFLayout{DirsAfter: true}, scan...)
+	vipsPyramid := vipsTIFF(t, 256, 200, 0, true)
+	if ref, err := vips.LoadImageFromBuffer(vipsPyramid, vips.NewImportParams()); err != nil || ref.Pages() < 3 {
+		t.Fatalf("libvips' pyramid: %v; want 3 levels or more", err)
+	} else {
+		ref.Close()
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		opts Options
+		want int // 0: TIFFPages cannot tell
+	}{
+		{"one page", hostile.GrayTIFF(page(40, 60)), DefaultOptions, 1},
+		{"RGB master", rgb.Bytes(), DefaultOptions, 1},
+		{"scan II", hostile.GrayTIFF(scan...), DefaultOptions, 3},
+		{"scan II, directories after", three, DefaultOptions, 3},
+		{"scan MM", hostile.GrayTIFFAs(hostile.TIFFLayout{Order: be}, scan...), DefaultOptions, 3},
+		{"scan MM, directories after", hostile.GrayTIFFAs(hostile.TIFFLayout{Order: be, DirsAfter: true}, scan...), DefaultOptions, 3},
+		{"pyramid II", hostile.GrayTIFF(pyramid...), DefaultOptions, 1},
+		{"pyramid MM, directories after", hostile.GrayTIFFAs(hostile.TIFFLayout{Order: be, DirsAfter: true}, pyramid...), DefaultOptions, 1},
+		{"libvips pages", vipsTIFF(t, 40, 180, 60, false), DefaultOptions, 3},
+		{"libvips pyramid", vipsPyramid, DefaultOptions, 1},
+		{"loop", loop, DefaultOptions, 0},
+		{"truncated", three[:len(three)-20], DefaultOptions, 0},
+		{"over MaxPixels", hostile.GrayTIFF(scan...), Options{MaxPixels: 2000}, 0},
+		// Decode does not take a BigTIFF (the service answers 415), nor
+		// does TIFFPages.
+		{"BigTIFF", hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true}, scan...), DefaultOptions, 0},
+		{"BigTIFF MM", hostile.GrayTIFFAs(hostile.TIFFLayout{Order: be, Big: true}, scan...), DefaultOptions, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.opts.TIFFPages(bytes.NewReader(tc.data))
+			if tc.want == 0 {
+				if err == nil {
+					t.Fatalf("TIFFPages = %d; want an error", got)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("TIFFPages = %d, %v; want %d", got, err, tc.want)
+			}
+			d, err := tc.opts.Decode(tc.data, tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Pages() != got {
+				t.Errorf("TIFFPages = %d, Doc.Pages() = %d", got, d.Pages())
+			}
+		})
+	}
+	if _, err := (Options{MaxPixels: 2000}).Decode(hostile.GrayTIFF(scan...), "big.tif"); !errors.Is(err, ErrTooManyPixels) {
+		t.Errorf("Decode over MaxPixels: %v, want ErrTooManyPixels as TIFFPages", err)
+	}
+	big := hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true}, scan...)
+	_, err := DefaultOptions.Decode(big, "big.tif")
+	if _, err2 := DefaultOptions.TIFFPages(bytes.NewReader(big)); !errors.Is(err, ErrUnsupportedFormat) || !errors.Is(err2, ErrUnsupportedFormat) {
+		t.Errorf("a BigTIFF: Decode %v, TIFFPages %v; want ErrUnsupportedFormat from both", err, err2)
+	}
+}
+
+// TestClassifiedTIFFPages: the pyramid rule, on sizes.
+func TestClassifiedTIFFPages(t *testing.T) {
+	for _, tc := range []struct {
+		sizes [][2]int
+		want  int
+	}{
+		{nil, 0},
+		{[][2]int{{100, 80}}, 1},
+		{[][2]int{{100, 80}, {50, 40}, {25, 20}}, 1},
+		{[][2]int{{101, 81}, {51, 40}, {25, 20}}, 1},
+		{[][2]int{{100, 80}, {50, 40}, {50, 40}}, 3},
+		{[][2]int{{100, 80}, {80, 100}}, 2},
+		{[][2]int{{1, 1}, {1, 1}}, 2},
+	} {
+		var asked []int
+		got, err := ClassifiedTIFFPages(len(tc.sizes), func(i int) (int, int, error) {
+			asked = append(asked, i)
+			return tc.sizes[i][0], tc.sizes[i][1], nil
+		})
+		if err != nil || got != tc.want {
+			t.Errorf("%v: %d, %v; want %d", tc.sizes, got, err, tc.want)
+		}
+		for i, a := range asked {
+			if a != i {
+				t.Errorf("%v: asked pages %v, want them in order", tc.sizes, asked)
+				break
+			}
+		}
+	}
+	boom := errors.New("boom")
+	_, err := ClassifiedTIFFPages(3, func(i int) (int, int, error) {
+		if i == 2 {
+			return 0, 0, boom
+		}
+		return 100 >> i, 80 >> i, nil
+	})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "page 3") {
+		t.Errorf("error %v; want boom naming page 3", err)
 	}
 }

@@ -159,41 +159,112 @@ func TIFF(pages ...TIFFPage) []byte {
 // GrayTIFF returns an uncompressed 8-bit grey TIFF (little-endian) holding
 // the images in order, one image file directory each: a multi-page scan of
 // real pages.
-func GrayTIFF(pages ...*image.Gray) []byte {
+func GrayTIFF(pages ...*image.Gray) []byte { return GrayTIFFAs(TIFFLayout{}, pages...) }
+
+// TIFFLayout is how GrayTIFFAs lays a TIFF out.
+type TIFFLayout struct {
+	// Order is the byte order (II or MM); nil is little-endian.
+	Order binary.ByteOrder
+	// DirsAfter puts each directory after its page's pixels, as libtiff
+	// writes them, instead of before.
+	DirsAfter bool
+	// Big writes a BigTIFF: 8-byte offsets and counts, 20-byte entries.
+	Big bool
+}
+
+// GrayTIFFAs is GrayTIFF laid out as l says.
+func GrayTIFFAs(l TIFFLayout, pages ...*image.Gray) []byte {
+	order := l.Order
+	if order == nil {
+		order = binary.LittleEndian
+	}
+	const entries = 9
+	hdrSize, countSize, entrySize, offSize := 8, 2, 12, 4
+	if l.Big {
+		hdrSize, countSize, entrySize, offSize = 16, 8, 20, 8
+	}
+	dirSize := countSize + entries*entrySize + offSize
+	// Where each page's directory and pixels go.
+	dirs, pixels := make([]int, len(pages)), make([]int, len(pages))
+	at := hdrSize
+	for i, p := range pages {
+		size := p.Rect.Dx() * p.Rect.Dy()
+		if l.DirsAfter {
+			pixels[i], dirs[i] = at, at+size
+		} else {
+			dirs[i], pixels[i] = at, at+dirSize
+		}
+		at += dirSize + size
+	}
 	var out bytes.Buffer
-	le := binary.LittleEndian
-	out.WriteString("II*\x00")
-	_ = binary.Write(&out, le, uint32(8)) // the first directory follows the header
+	put := func(v any) { _ = binary.Write(&out, order, v) }
+	// offset writes an offset or a directory's entry count.
+	offset := func(v, size int) {
+		if size == 8 {
+			put(uint64(v))
+		} else if size == 4 {
+			put(uint32(v))
+		} else {
+			put(uint16(v))
+		}
+	}
+	if order == binary.ByteOrder(binary.BigEndian) {
+		out.WriteString("MM")
+	} else {
+		out.WriteString("II")
+	}
+	first := 0
+	if len(pages) > 0 {
+		first = dirs[0]
+	}
+	if l.Big {
+		put([3]uint16{43, 8, 0})
+	} else {
+		put(uint16(42))
+	}
+	offset(first, offSize)
 	for i, p := range pages {
 		w, h := p.Rect.Dx(), p.Rect.Dy()
-		const entries = 9
-		dirSize := 2 + entries*12 + 4
-		pixels := uint32(out.Len() + dirSize)
-		next := uint32(0)
+		writePixels := func() {
+			for y := 0; y < h; y++ {
+				off := p.PixOffset(p.Rect.Min.X, p.Rect.Min.Y+y)
+				out.Write(p.Pix[off : off+w])
+			}
+		}
+		if l.DirsAfter {
+			writePixels()
+		}
+		next := 0
 		if i < len(pages)-1 {
-			next = pixels + uint32(w*h)
+			next = dirs[i+1]
 		}
-		_ = binary.Write(&out, le, uint16(entries))
-		tag := func(id, typ uint16, v uint32) {
-			_ = binary.Write(&out, le, id)
-			_ = binary.Write(&out, le, typ)
-			_ = binary.Write(&out, le, uint32(1))
-			_ = binary.Write(&out, le, v)
+		offset(entries, countSize)
+		const short, long, long8 = 3, 4, 16
+		// tag writes an entry of one value, left-justified in its field.
+		tag := func(id, typ uint16, v int) {
+			put(id)
+			put(typ)
+			offset(1, offSize)
+			size := map[uint16]int{short: 2, long: 4, long8: 8}[typ]
+			offset(v, size)
+			out.Write(make([]byte, offSize-size))
 		}
-		const short, long = 3, 4
-		tag(256, long, uint32(w)) // ImageWidth
-		tag(257, long, uint32(h)) // ImageLength
-		tag(258, short, 8)        // BitsPerSample
-		tag(259, short, 1)        // Compression: none
-		tag(262, short, 1)        // PhotometricInterpretation: BlackIsZero
-		tag(273, long, pixels)    // StripOffsets
-		tag(277, short, 1)        // SamplesPerPixel
-		tag(278, long, uint32(h)) // RowsPerStrip
-		tag(279, long, uint32(w*h))
-		_ = binary.Write(&out, le, next)
-		for y := 0; y < h; y++ {
-			off := p.PixOffset(p.Rect.Min.X, p.Rect.Min.Y+y)
-			out.Write(p.Pix[off : off+w])
+		strip := uint16(long)
+		if l.Big {
+			strip = long8
+		}
+		tag(256, long, w)          // ImageWidth
+		tag(257, long, h)          // ImageLength
+		tag(258, short, 8)         // BitsPerSample
+		tag(259, short, 1)         // Compression: none
+		tag(262, short, 1)         // PhotometricInterpretation: BlackIsZero
+		tag(273, strip, pixels[i]) // StripOffsets
+		tag(277, short, 1)         // SamplesPerPixel
+		tag(278, long, h)          // RowsPerStrip
+		tag(279, strip, w*h)       // StripByteCounts
+		offset(next, offSize)
+		if !l.DirsAfter {
+			writePixels()
 		}
 	}
 	return out.Bytes()

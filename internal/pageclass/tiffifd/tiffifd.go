@@ -1,0 +1,226 @@
+// Package tiffifd reads the page sizes of a TIFF from its image file
+// directories (IFDs) alone, without reading its image data: the header (8
+// bytes, 16 for a BigTIFF), then for each directory of the main chain its
+// entry count, its entries (ImageWidth and ImageLength are kept) and the
+// offset of the next one. A file of any size is read in a few KiB a
+// directory, at the offsets the file gives, through an io.ReaderAt.
+//
+// The main chain is the TIFF's pages as libtiff (and so libvips) counts
+// them; SubIFDs (reduced levels some pyramids keep beside a page) are not
+// pages and are not followed. Any doubt is an error, never a guess: a
+// file that is not TIFF, a directory or value beyond the end of the file,
+// a chain that loops or is longer than MaxIFDs, a page without a positive
+// width and length.
+package tiffifd
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MaxIFDs bounds the directories followed: a chain longer than that is an
+// error (ErrMalformed), as is one that comes back to a directory read
+// before.
+const MaxIFDs = 10000
+
+// maxEntries bounds a directory's entry count: a classic TIFF's count is
+// 16 bits, a BigTIFF's 64, which libtiff bounds to the same.
+const maxEntries = 1 << 16
+
+// chunk is how many entries are read at once (3 or 5 KiB).
+const chunk = 256
+
+var (
+	// ErrNotTIFF is returned for a file whose header is not a TIFF's
+	// (II or MM, then 42, or 43 for a BigTIFF).
+	ErrNotTIFF = errors.New("not a TIFF")
+	// ErrMalformed is returned for a TIFF whose directories cannot be
+	// followed to the end: truncated, looping, or holding a page without
+	// a size.
+	ErrMalformed = errors.New("malformed TIFF directories")
+)
+
+// Size is a page's ImageWidth and ImageLength, in pixels.
+type Size struct{ W, H int }
+
+// tag numbers and field types read here.
+const (
+	tagImageWidth  = 256
+	tagImageLength = 257
+	typeShort      = 3
+	typeLong       = 4
+	typeLong8      = 16
+)
+
+// Sizes returns the size of every page of the TIFF r, in order (the
+// directories of its main chain).
+func Sizes(r io.ReaderAt) ([]Size, error) {
+	var hdr [16]byte
+	n, err := r.ReadAt(hdr[:], 0)
+	if n < 8 {
+		if err == nil || err == io.EOF {
+			err = ErrNotTIFF
+		}
+		return nil, err
+	}
+	w := walker{r: r}
+	switch string(hdr[:2]) {
+	case "II":
+		w.order = binary.LittleEndian
+	case "MM":
+		w.order = binary.BigEndian
+	default:
+		return nil, ErrNotTIFF
+	}
+	var off uint64
+	switch w.order.Uint16(hdr[2:]) {
+	case 42:
+		off = uint64(w.order.Uint32(hdr[4:]))
+	case 43:
+		// BigTIFF: offsets of 8 bytes, then 2 bytes of 0.
+		if n < 16 || w.order.Uint16(hdr[4:]) != 8 || w.order.Uint16(hdr[6:]) != 0 {
+			return nil, ErrNotTIFF
+		}
+		w.big = true
+		off = w.order.Uint64(hdr[8:])
+	default:
+		return nil, ErrNotTIFF
+	}
+	if off == 0 {
+		return nil, fmt.Errorf("%w: no directory", ErrMalformed)
+	}
+	var sizes []Size
+	seen := map[uint64]bool{}
+	for off != 0 {
+		if len(sizes) == MaxIFDs {
+			return nil, fmt.Errorf("%w: more than %d directories", ErrMalformed, MaxIFDs)
+		}
+		if seen[off] {
+			return nil, fmt.Errorf("%w: directory %d at offset %d comes back to one read before", ErrMalformed, len(sizes)+1, off)
+		}
+		seen[off] = true
+		s, next, err := w.dir(off)
+		if err != nil {
+			return nil, fmt.Errorf("directory %d at offset %d: %w", len(sizes)+1, off, err)
+		}
+		sizes = append(sizes, s)
+		off = next
+	}
+	return sizes, nil
+}
+
+// walker reads the directories of one TIFF.
+type walker struct {
+	r     io.ReaderAt
+	order binary.ByteOrder
+	big   bool // BigTIFF: 8-byte counts and offsets, 20-byte entries
+	buf   [chunk * 20]byte
+}
+
+// read fills b from offset off: a short read is ErrMalformed (the file
+// ends first).
+func (w *walker) read(b []byte, off uint64) error {
+	if off > 1<<62 {
+		return fmt.Errorf("%w: offset %d beyond the file", ErrMalformed, off)
+	}
+	n, err := w.r.ReadAt(b, int64(off))
+	if n == len(b) {
+		return nil
+	}
+	if err == nil || err == io.EOF || err == io.ErrUnexpectedEOF {
+		return fmt.Errorf("%w: %d bytes at offset %d beyond the end of the file", ErrMalformed, len(b), off)
+	}
+	return err
+}
+
+// dir reads the directory at off: its page's size and the next
+// directory's offset (0: the last).
+func (w *walker) dir(off uint64) (Size, uint64, error) {
+	countSize, entrySize, offSize := uint64(2), uint64(12), uint64(4)
+	if w.big {
+		countSize, entrySize, offSize = 8, 20, 8
+	}
+	b := w.buf[:countSize]
+	if err := w.read(b, off); err != nil {
+		return Size{}, 0, err
+	}
+	var count uint64
+	if w.big {
+		count = w.order.Uint64(b)
+	} else {
+		count = uint64(w.order.Uint16(b))
+	}
+	if count == 0 || count > maxEntries {
+		return Size{}, 0, fmt.Errorf("%w: %d entries", ErrMalformed, count)
+	}
+	var s Size
+	at := off + countSize
+	for left := count; left > 0; {
+		k := min(left, chunk)
+		b := w.buf[:k*entrySize]
+		if err := w.read(b, at); err != nil {
+			return Size{}, 0, err
+		}
+		for e := b; len(e) > 0; e = e[entrySize:] {
+			if err := w.entry(e[:entrySize], &s); err != nil {
+				return Size{}, 0, err
+			}
+		}
+		at += k * entrySize
+		left -= k
+	}
+	if s.W <= 0 || s.H <= 0 {
+		return Size{}, 0, fmt.Errorf("%w: page of %d×%d pixels", ErrMalformed, s.W, s.H)
+	}
+	b = w.buf[:offSize]
+	if err := w.read(b, at); err != nil {
+		return Size{}, 0, err
+	}
+	if w.big {
+		return s, w.order.Uint64(b), nil
+	}
+	return s, uint64(w.order.Uint32(b)), nil
+}
+
+// entry keeps e's value in s where e is ImageWidth or ImageLength: one
+// SHORT, LONG or (BigTIFF) LONG8, held in the entry itself.
+func (w *walker) entry(e []byte, s *Size) error {
+	tag := w.order.Uint16(e)
+	if tag != tagImageWidth && tag != tagImageLength {
+		return nil
+	}
+	typ := w.order.Uint16(e[2:])
+	var count uint64
+	val := e[8:]
+	if w.big {
+		count = w.order.Uint64(e[4:])
+		val = e[12:]
+	} else {
+		count = uint64(w.order.Uint32(e[4:]))
+	}
+	if count != 1 {
+		return fmt.Errorf("%w: tag %d has %d values", ErrMalformed, tag, count)
+	}
+	var v uint64
+	switch {
+	case typ == typeShort:
+		v = uint64(w.order.Uint16(val))
+	case typ == typeLong:
+		v = uint64(w.order.Uint32(val))
+	case typ == typeLong8 && w.big:
+		v = w.order.Uint64(val)
+	default:
+		return fmt.Errorf("%w: tag %d of type %d", ErrMalformed, tag, typ)
+	}
+	if v > 1<<31-1 {
+		return fmt.Errorf("%w: tag %d is %d", ErrMalformed, tag, v)
+	}
+	if tag == tagImageWidth {
+		s.W = int(v)
+	} else {
+		s.H = int(v)
+	}
+	return nil
+}

@@ -1,0 +1,168 @@
+package tiffifd_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"image"
+	"io"
+	"slices"
+	"testing"
+
+	"archivekit/internal/pageclass/imageio/hostile"
+	"archivekit/internal/pageclass/tiffifd"
+)
+
+// grey returns blank grey pages of the sizes given (w, h, w, h, ...).
+func grey(sides ...int) []*image.Gray {
+	var pages []*image.Gray
+	for i := 0; i+1 < len(sides); i += 2 {
+		pages = append(pages, image.NewGray(image.Rect(0, 0, sides[i], sides[i+1])))
+	}
+	return pages
+}
+
+// countingReader is a file read at offsets, counting the bytes read.
+type countingReader struct {
+	r    *bytes.Reader
+	read int
+}
+
+func (c *countingReader) ReadAt(b []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(b, off)
+	c.read += n
+	return n, err
+}
+
+// TestSizes: the sizes of every page of TIFFs of either byte order, their
+// directories before or after their pixels (libtiff's layout), classic or
+// BigTIFF, are read from the directories alone.
+func TestSizes(t *testing.T) {
+	be, le := binary.BigEndian, binary.LittleEndian
+	scan := grey(40, 60, 60, 40, 30, 30)
+	want := []tiffifd.Size{{40, 60}, {60, 40}, {30, 30}}
+	for _, tc := range []struct {
+		name   string
+		layout hostile.TIFFLayout
+	}{
+		{"II, directories first", hostile.TIFFLayout{Order: le}},
+		{"II, directories after the pixels", hostile.TIFFLayout{Order: le, DirsAfter: true}},
+		{"MM, directories first", hostile.TIFFLayout{Order: be}},
+		{"MM, directories after the pixels", hostile.TIFFLayout{Order: be, DirsAfter: true}},
+		{"BigTIFF II", hostile.TIFFLayout{Order: le, Big: true, DirsAfter: true}},
+		{"BigTIFF MM", hostile.TIFFLayout{Order: be, Big: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := hostile.GrayTIFFAs(tc.layout, scan...)
+			r := &countingReader{r: bytes.NewReader(data)}
+			got, err := tiffifd.Sizes(r)
+			if err != nil || !slices.Equal(got, want) {
+				t.Fatalf("Sizes = %v, %v; want %v", got, err, want)
+			}
+			// The directories and the header, whose first 16 bytes are read
+			// (a BigTIFF's size).
+			if pixels := 40*60 + 60*40 + 30*30; r.read > len(data)-pixels+8 {
+				t.Errorf("read %d bytes of %d, %d of them pixels: want the header and directories alone", r.read, len(data), pixels)
+			}
+		})
+	}
+}
+
+// TestSizesLong8: a BigTIFF's width and length may be LONG8 values.
+func TestSizesLong8(t *testing.T) {
+	le := binary.LittleEndian
+	data := hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true}, grey(70000, 1)...)
+	e := int(le.Uint64(data[8:])) + 8 // the first entry: ImageWidth, a LONG
+	if le.Uint16(data[e:]) != 256 {
+		t.Fatal("the first entry is not ImageWidth")
+	}
+	le.PutUint16(data[e+2:], 16)
+	le.PutUint64(data[e+12:], 70000)
+	got, err := tiffifd.Sizes(bytes.NewReader(data))
+	if err != nil || !slices.Equal(got, []tiffifd.Size{{70000, 1}}) {
+		t.Fatalf("Sizes = %v, %v; want [{70000 1}]", got, err)
+	}
+}
+
+// chain returns a little-endian TIFF of n directories of two entries
+// (ImageWidth and ImageLength, SHORTs), one after the other from offset
+// 8, no pixels; the last directory's next offset is last.
+func chain(n int, last uint32) []byte {
+	le := binary.LittleEndian
+	b := []byte("II*\x00\x08\x00\x00\x00")
+	for i := range n {
+		b = le.AppendUint16(b, 2)
+		for _, tag := range []uint16{256, 257} {
+			b = le.AppendUint16(b, tag)
+			b = le.AppendUint16(b, 3)
+			b = le.AppendUint32(b, 1)
+			b = le.AppendUint32(b, 10)
+		}
+		next := uint32(len(b) + 4)
+		if i == n-1 {
+			next = last
+		}
+		b = le.AppendUint32(b, next)
+	}
+	return b
+}
+
+// TestSizesRefuses: what the directories cannot tell is an error, never
+// a count: not a TIFF, a truncated file, a directory beyond the end, a
+// loop, a chain over MaxIFDs, a page without a size.
+func TestSizesRefuses(t *testing.T) {
+	three := hostile.GrayTIFFAs(hostile.TIFFLayout{DirsAfter: true}, grey(40, 60, 60, 40, 30, 30)...)
+	noLength := chain(1, 0)
+	binary.LittleEndian.PutUint16(noLength[8+2+12:], 258) // ImageLength becomes BitsPerSample
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want error
+	}{
+		{"empty", nil, tiffifd.ErrNotTIFF},
+		{"PNG", hostile.PNG(4, 4), tiffifd.ErrNotTIFF},
+		{"header alone", []byte("II*\x00"), tiffifd.ErrNotTIFF},
+		{"no directory", []byte("II*\x00\x00\x00\x00\x00"), tiffifd.ErrMalformed},
+		{"truncated in the last directory", three[:len(three)-10], tiffifd.ErrMalformed},
+		{"truncated before the first directory", three[:100], tiffifd.ErrMalformed},
+		{"next directory beyond the end", chain(2, 1<<30), tiffifd.ErrMalformed},
+		{"loop to the first directory", chain(3, 8), tiffifd.ErrMalformed},
+		{"loop to itself", chain(1, 8), tiffifd.ErrMalformed},
+		{"longer than MaxIFDs", chain(tiffifd.MaxIFDs+1, 0), tiffifd.ErrMalformed},
+		{"no ImageLength", noLength, tiffifd.ErrMalformed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tiffifd.Sizes(bytes.NewReader(tc.data))
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Sizes = %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+	if got, err := tiffifd.Sizes(bytes.NewReader(chain(tiffifd.MaxIFDs, 0))); err != nil || len(got) != tiffifd.MaxIFDs {
+		t.Errorf("a chain of MaxIFDs: %d sizes, %v; want them all", len(got), err)
+	}
+}
+
+// failingReader fails every read past its first n bytes with err.
+type failingReader struct {
+	data []byte
+	err  error
+}
+
+func (f failingReader) ReadAt(b []byte, off int64) (int, error) {
+	if off+int64(len(b)) > int64(len(f.data)) {
+		return 0, f.err
+	}
+	return copy(b, f.data[off:]), nil
+}
+
+// TestSizesReadError: a read error of the file is returned as it is.
+func TestSizesReadError(t *testing.T) {
+	boom := errors.New("disk on fire")
+	data := hostile.GrayTIFF(grey(40, 60)...)
+	_, err := tiffifd.Sizes(failingReader{data[:20], boom})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Sizes = %v, want %v", err, boom)
+	}
+	var _ io.ReaderAt = failingReader{}
+}
