@@ -1,9 +1,15 @@
 package imageio
 
 import (
+	"bytes"
+	"encoding/binary"
+	"image"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"archivekit/internal/pageclass/imageio/hostile"
+	"archivekit/internal/pageclass/tiffifd"
 )
 
 // FuzzDecode: the header checks and the decoder never panic on arbitrary
@@ -39,5 +45,43 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("page %d: %d×%d with %d bytes", i+1, img.W, img.H, len(img.Pix))
 			}
 		}
+	})
+}
+
+// FuzzTIFFPages: TIFFPages never panics on arbitrary bytes, and a count it
+// gives is the one Decode's Doc.Pages gives the file where libvips reads
+// every page TIFFPages counts (a corrupt directory that libtiff refuses
+// and the walker does not, found by this target, can make them differ). Seeds: TIFFs of each layout (byte order, directories before or
+// after the pixels, pyramid).
+func FuzzTIFFPages(f *testing.F) {
+	page := func(w, h int) *image.Gray { return image.NewGray(image.Rect(0, 0, w, h)) }
+	for _, l := range []hostile.TIFFLayout{{}, {Order: binary.BigEndian, DirsAfter: true}} {
+		f.Add(hostile.GrayTIFFAs(l, page(4, 6), page(6, 4)))
+		f.Add(hostile.GrayTIFFAs(l, page(8, 6), page(4, 3)))
+	}
+	o := Options{MaxPixels: 1 << 22, MaxDecodePixels: 1 << 18, DPI: 36}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n, err := o.TIFFPages(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		if n < 1 || n > tiffifd.MaxIFDs {
+			t.Fatalf("TIFFPages = %d", n)
+		}
+		d, err := o.Decode(data, "fuzz")
+		if err != nil || d.Pages() == n {
+			return
+		}
+		// The counts differ only where libtiff refuses a directory the
+		// walker reads (it checks a page's size and data offsets, not
+		// every rule of libtiff): a page libvips cannot load.
+		for i := range n {
+			ref, err := d.load(i, o.DPI)
+			if err != nil {
+				return
+			}
+			ref.Close()
+		}
+		t.Fatalf("TIFFPages = %d, Doc.Pages() = %d, and libvips reads all %d pages", n, d.Pages(), n)
 	})
 }

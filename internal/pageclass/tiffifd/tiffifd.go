@@ -10,7 +10,8 @@
 // pages and are not followed. Any doubt is an error, never a guess: a
 // file that is not TIFF, a directory or value beyond the end of the file,
 // a chain that loops or is longer than MaxIFDs, a page without a positive
-// width and length.
+// width and length or without the offsets of its data (StripOffsets or
+// TileOffsets), which libtiff refuses to read.
 package tiffifd
 
 import (
@@ -47,11 +48,13 @@ type Size struct{ W, H int }
 
 // tag numbers and field types read here.
 const (
-	tagImageWidth  = 256
-	tagImageLength = 257
-	typeShort      = 3
-	typeLong       = 4
-	typeLong8      = 16
+	tagImageWidth   = 256
+	tagImageLength  = 257
+	tagStripOffsets = 273
+	tagTileOffsets  = 324
+	typeShort       = 3
+	typeLong        = 4
+	typeLong8       = 16
 )
 
 // Sizes returns the size of every page of the TIFF r, in order (the
@@ -156,6 +159,7 @@ func (w *walker) dir(off uint64) (Size, uint64, error) {
 		return Size{}, 0, fmt.Errorf("%w: %d entries", ErrMalformed, count)
 	}
 	var s Size
+	var data bool // StripOffsets or TileOffsets: libtiff reads no page without
 	at := off + countSize
 	for left := count; left > 0; {
 		k := min(left, chunk)
@@ -167,12 +171,20 @@ func (w *walker) dir(off uint64) (Size, uint64, error) {
 			if err := w.entry(e[:entrySize], &s); err != nil {
 				return Size{}, 0, err
 			}
+			ok, err := w.offsets(e[:entrySize])
+			if err != nil {
+				return Size{}, 0, err
+			}
+			data = data || ok
 		}
 		at += k * entrySize
 		left -= k
 	}
 	if s.W <= 0 || s.H <= 0 {
 		return Size{}, 0, fmt.Errorf("%w: page of %d×%d pixels", ErrMalformed, s.W, s.H)
+	}
+	if !data {
+		return Size{}, 0, fmt.Errorf("%w: page without StripOffsets or TileOffsets", ErrMalformed)
 	}
 	b = w.buf[:offSize]
 	if err := w.read(b, at); err != nil {
@@ -182,6 +194,46 @@ func (w *walker) dir(off uint64) (Size, uint64, error) {
 		return s, w.order.Uint64(b), nil
 	}
 	return s, uint64(w.order.Uint32(b)), nil
+}
+
+// offsets reports whether e is StripOffsets or TileOffsets as libtiff
+// reads them: of a type it takes for them, at least one value, its values
+// within the file (the last byte is read).
+func (w *walker) offsets(e []byte) (bool, error) {
+	if tag := w.order.Uint16(e); tag != tagStripOffsets && tag != tagTileOffsets {
+		return false, nil
+	}
+	var size uint64
+	switch w.order.Uint16(e[2:]) {
+	case typeShort:
+		size = 2
+	case typeLong:
+		size = 4
+	case typeLong8:
+		if !w.big {
+			return false, nil
+		}
+		size = 8
+	default:
+		return false, nil
+	}
+	var count, at, inline uint64
+	if w.big {
+		count, at, inline = w.order.Uint64(e[4:]), w.order.Uint64(e[12:]), 8
+	} else {
+		count, at, inline = uint64(w.order.Uint32(e[4:])), uint64(w.order.Uint32(e[8:])), 4
+	}
+	if count == 0 || count > 1<<40 {
+		return false, nil
+	}
+	if count*size <= inline {
+		return true, nil
+	}
+	if at > 1<<62 {
+		return false, fmt.Errorf("%w: offsets at %d beyond the file", ErrMalformed, at)
+	}
+	var last [1]byte
+	return true, w.read(last[:], at+count*size-1)
 }
 
 // entry keeps e's value in s where e is ImageWidth or ImageLength: one

@@ -84,15 +84,15 @@ func TestSizesLong8(t *testing.T) {
 	}
 }
 
-// chain returns a little-endian TIFF of n directories of two entries
-// (ImageWidth and ImageLength, SHORTs), one after the other from offset
-// 8, no pixels; the last directory's next offset is last.
+// chain returns a little-endian TIFF of n directories of three entries
+// (ImageWidth, ImageLength and StripOffsets, SHORTs), one after the other
+// from offset 8, no pixels; the last directory's next offset is last.
 func chain(n int, last uint32) []byte {
 	le := binary.LittleEndian
 	b := []byte("II*\x00\x08\x00\x00\x00")
 	for i := range n {
-		b = le.AppendUint16(b, 2)
-		for _, tag := range []uint16{256, 257} {
+		b = le.AppendUint16(b, 3)
+		for _, tag := range []uint16{256, 257, 273} {
 			b = le.AppendUint16(b, tag)
 			b = le.AppendUint16(b, 3)
 			b = le.AppendUint32(b, 1)
@@ -114,6 +114,11 @@ func TestSizesRefuses(t *testing.T) {
 	three := hostile.GrayTIFFAs(hostile.TIFFLayout{DirsAfter: true}, grey(40, 60, 60, 40, 30, 30)...)
 	noLength := chain(1, 0)
 	binary.LittleEndian.PutUint16(noLength[8+2+12:], 258) // ImageLength becomes BitsPerSample
+	noData := chain(1, 0)
+	binary.LittleEndian.PutUint16(noData[8+2+24:], 279) // StripOffsets becomes StripByteCounts
+	farData := chain(1, 0)
+	binary.LittleEndian.PutUint32(farData[8+2+24+4:], 100)   // 100 StripOffsets,
+	binary.LittleEndian.PutUint32(farData[8+2+24+8:], 1<<20) // at 1 MiB
 	for _, tc := range []struct {
 		name string
 		data []byte
@@ -130,6 +135,8 @@ func TestSizesRefuses(t *testing.T) {
 		{"loop to itself", chain(1, 8), tiffifd.ErrMalformed},
 		{"longer than MaxIFDs", chain(tiffifd.MaxIFDs+1, 0), tiffifd.ErrMalformed},
 		{"no ImageLength", noLength, tiffifd.ErrMalformed},
+		{"no StripOffsets", noData, tiffifd.ErrMalformed},
+		{"StripOffsets beyond the end", farData, tiffifd.ErrMalformed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tiffifd.Sizes(bytes.NewReader(tc.data))
