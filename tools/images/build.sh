@@ -19,6 +19,9 @@ report="$root/build/images-$accel.tsv"
 printf 'image\tbuild_s\tsize_mb\n' > "$report.tmp"
 for target in "$@"; do
   image="$IMAGE_REGISTRY/$target:$IMAGE_TAG$suffix"
+  # the image this build replaces, removed once untagged: a machine that
+  # builds again and again (CI) would otherwise keep every earlier one
+  old=$("$PODMAN" image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
   start=$(date +%s)
   # Docker format keeps HEALTHCHECK (OCI drops it).
   "$PODMAN" build --quiet --format docker --layers -f "$file" --target "$target" \
@@ -26,6 +29,10 @@ for target in "$@"; do
     --build-arg REGISTRY="$IMAGE_REGISTRY" --build-arg TAG="$IMAGE_TAG" \
     -t "$image" "$context" >/dev/null
   secs=$(( $(date +%s) - start ))
+  if [ -n "$old" ] && [ "$old" != "$("$PODMAN" image inspect --format '{{.Id}}' "$image")" ]; then
+    # kept when another tag, a container or a later build still uses it
+    "$PODMAN" rmi "$old" >/dev/null 2>&1 || true
+  fi
   size=$("$PODMAN" image inspect --format '{{.Size}}' "$image")
   printf '%s\t%s\t%s\n' "$image" "$secs" "$(( size / 1000000 ))" >> "$report.tmp"
   echo "built $image in ${secs}s ($(( size / 1000000 )) MB)"
