@@ -50,7 +50,6 @@ func TestFrontendBatch(t *testing.T) {
 	var table [][]string
 	var legend [][]string
 	var status, errText, csvText, jsonText string
-	await := func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }
 	err := chromedp.Run(ctx,
 		chromedp.Navigate(ts.URL+"/frontend"),
 		chromedp.WaitVisible("#form"),
@@ -63,8 +62,8 @@ func TestFrontendBatch(t *testing.T) {
 		chromedp.Text("#error", &errText),
 		chromedp.Evaluate(`[...document.querySelectorAll('#table tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))`, &table),
 		chromedp.Evaluate(`[...document.querySelectorAll('#legend-table tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))`, &legend),
-		chromedp.Evaluate(`fetch(document.querySelector('#download-csv').href).then(r => r.text())`, &csvText, await),
-		chromedp.Evaluate(`fetch(document.querySelector('#download-json').href).then(r => r.text())`, &jsonText, await),
+		chromedp.Evaluate(`fetch(document.querySelector('#download-csv').href).then(r => r.text())`, &csvText, awaitPromise),
+		chromedp.Evaluate(`fetch(document.querySelector('#download-json').href).then(r => r.text())`, &jsonText, awaitPromise),
 		chromedp.FullScreenshot(&after, 100),
 	)
 	if err != nil {
@@ -121,7 +120,7 @@ func TestFrontendBatch(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CSV download: %v\n%s", err, csvText)
 	}
-	if len(recs) != len(want)+1 || strings.Join(recs[0], ",") != "file,page,category,score,second_choice,needs_review,review,error" {
+	if len(recs) != len(want)+1 || strings.Join(recs[0], ",") != "file,page,category,score,second_choice,needs_review,review,error,page_label" {
 		t.Fatalf("CSV download:\n%s", csvText)
 	}
 	for i, w := range want {
@@ -131,6 +130,9 @@ func TestFrontendBatch(t *testing.T) {
 		}
 		if failed := i == len(want)-1; failed != (r[7] != "") || (!failed && r[5] != "yes") {
 			t.Errorf("CSV row %d %q: needs_review or error", i+1, r)
+		}
+		if r[8] != "" { // no page here has a PDF page label
+			t.Errorf("CSV row %d %q: page_label", i+1, r)
 		}
 	}
 	var js []struct {
@@ -149,6 +151,10 @@ func TestFrontendBatch(t *testing.T) {
 		}
 	}
 }
+
+// awaitPromise makes chromedp.Evaluate wait for the promise the script
+// returns (a download read with fetch).
+func awaitPromise(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }
 
 // saveShot keeps a screenshot under test/artifacts/ (not in the repository).
 func saveShot(t *testing.T, name string, png []byte) {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/csv"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,7 +47,7 @@ func TestFrontendPages(t *testing.T) {
 	var intro string
 	var table [][]string
 	var titles []string
-	var status string
+	var status, csvText, jsonText string
 	var shot []byte
 	// classified sets the Pages field, submits the form and reads the
 	// status and the table once the pages are shown.
@@ -67,6 +70,8 @@ func TestFrontendPages(t *testing.T) {
 		chromedp.WaitVisible("#pages"),
 		classified(" 2-3, 5"),
 		chromedp.Evaluate(`[...document.querySelectorAll('.page h2')].map(h => h.textContent)`, &titles),
+		chromedp.Evaluate(`fetch(document.querySelector('#download-csv').href).then(r => r.text())`, &csvText, awaitPromise),
+		chromedp.Evaluate(`fetch(document.querySelector('#download-json').href).then(r => r.text())`, &jsonText, awaitPromise),
 		chromedp.FullScreenshot(&shot, 100),
 	)
 	if err != nil {
@@ -95,6 +100,28 @@ func TestFrontendPages(t *testing.T) {
 	}
 	if !strings.Contains(status, "book.pdf: 3 of 5 page(s), ensemble") {
 		t.Errorf("status %q", status)
+	}
+	// The downloads carry each page's label beside its number (page_label,
+	// the CSV's last column): the PDF's own, "3" included.
+	wantLabels := [][2]string{{"2", "ii"}, {"3", "3"}, {"5", "12a"}}
+	recs, err := csv.NewReader(strings.NewReader(csvText)).ReadAll()
+	if err != nil || len(recs) != len(wantLabels)+1 || recs[0][1] != "page" || recs[0][len(recs[0])-1] != "page_label" {
+		t.Fatalf("CSV download (%v):\n%s", err, csvText)
+	}
+	var js []struct {
+		Page      int    `json:"page"`
+		PageLabel string `json:"page_label"`
+	}
+	if err := json.Unmarshal([]byte(jsonText), &js); err != nil || len(js) != len(wantLabels) {
+		t.Fatalf("JSON download (%v):\n%s", err, jsonText)
+	}
+	for i, w := range wantLabels {
+		if r := recs[i+1]; r[1] != w[0] || r[len(r)-1] != w[1] {
+			t.Errorf("CSV row %d %q, want page %s labelled %s", i+1, r, w[0], w[1])
+		}
+		if r := js[i]; strconv.Itoa(r.Page) != w[0] || r.PageLabel != w[1] {
+			t.Errorf("JSON row %d %+v, want page %s labelled %s", i, r, w[0], w[1])
+		}
 	}
 
 	// A malformed selection: the service's 422, in its words.

@@ -6,7 +6,8 @@
 // categories, and, for PDFs and TIFFs, the pages to classify (the pages
 // field of /predict_document, such as 1-3,7; empty: every page), and shows
 // every page in a table (file, page with its PDF page label, category, score,
-// second choice, review in words) with CSV and JSON downloads of the table,
+// second choice, review in words) with CSV and JSON downloads of the table
+// (the page number and, in page_label, its PDF page label),
 // the category legend (the glossary from /info), and the Top-N of every page
 // with score bars and a thumbnail. The review is said in words ("models
 // disagree", "close second choice", "nearly blank page", "probably turned"),

@@ -161,13 +161,12 @@ function pageName(page, label) {
 }
 
 // addRow records one page (or one failed file) and shows it in the table,
-// the page's number with its label (label: the PDF's own, or none; the
-// downloads keep the number only).
-function addRow(row, label) {
+// the page's number with its label (page_label: the PDF's own, or empty).
+function addRow(row) {
   rows.push(row);
   const tr = $("table").tBodies[0].insertRow();
   tr.insertCell().textContent = row.file;
-  tr.insertCell().textContent = row.page === "" ? "" : pageName(row.page, label);
+  tr.insertCell().textContent = row.page === "" ? "" : pageName(row.page, row.page_label);
   const cat = tr.insertCell();
   cat.textContent = row.category;
   cat.title = descriptions[row.category] || "";
@@ -178,14 +177,15 @@ function addRow(row, label) {
   tr.className = row.error ? "failed" : row.needs_review === true ? "check" : "";
 }
 
-// pageRow is the row of one classified page.
-function pageRow(file, page, preds, rv) {
+// pageRow is the row of one classified page (label: its PDF page label,
+// or empty when the document has none).
+function pageRow(file, page, label, preds, rv) {
   return {
     file, page,
     category: preds.length ? preds[0].label : "", score: preds.length ? preds[0].score : "",
     second: preds.length > 1 ? preds[1].label : "",
     needs_review: rv ? rv.needs_review : null, review: reviewText(rv, preds),
-    predictions: preds, error: "",
+    predictions: preds, error: "", page_label: label || "",
   };
 }
 
@@ -197,11 +197,12 @@ function csvCell(v) {
 
 // offerDownloads points the download links at the rows as CSV and JSON.
 function offerDownloads() {
-  const head = ["file", "page", "category", "score", "second_choice", "needs_review", "review", "error"];
+  // page_label last: readers of the earlier eight columns keep working.
+  const head = ["file", "page", "category", "score", "second_choice", "needs_review", "review", "error", "page_label"];
   const lines = [head.join(",")];
   for (const r of rows) {
     const nr = r.needs_review === true ? "yes" : r.needs_review === false ? "no" : "";
-    lines.push([r.file, r.page, r.category, r.score === "" ? "" : r.score.toFixed(4), r.second, nr, r.review, r.error].map(csvCell).join(","));
+    lines.push([r.file, r.page, r.category, r.score === "" ? "" : r.score.toFixed(4), r.second, nr, r.review, r.error, r.page_label].map(csvCell).join(","));
   }
   for (const [id, body, type] of [["download-csv", lines.join("\r\n") + "\r\n", "text/csv"],
     ["download-json", JSON.stringify(rows, null, 2) + "\n", "application/json"]]) {
@@ -285,7 +286,7 @@ $("form").addEventListener("submit", async (ev) => {
         body = await classify(file);
       } catch (e) {
         failures.push((files.length > 1 ? file.name + ": " : "") + e.message);
-        addRow({ file: file.name, page: "", category: "", score: "", second: "", needs_review: null, review: "", predictions: [], error: e.message });
+        addRow({ file: file.name, page: "", category: "", score: "", second: "", needs_review: null, review: "", predictions: [], error: e.message, page_label: "" });
         continue;
       }
       model = body.version === "all" ? "ensemble" : "model " + body.version;
@@ -299,7 +300,7 @@ $("form").addEventListener("submit", async (ev) => {
         const name = pageName(page, label);
         const title = body.type === "document" ? (files.length > 1 ? file.name + ", page " + name : "Page " + name) : file.name;
         renderPage(title, thumb, preds, rv);
-        addRow(pageRow(file.name, page, preds, rv), label);
+        addRow(pageRow(file.name, page, label, preds, rv));
         pages++;
         if (rv && rv.needs_review === true) flagged++;
       }
