@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"archivekit/internal/cliflags"
 )
@@ -64,11 +66,47 @@ func (r *runner) passing(p *pass, inputs []input, i int, name string, err error)
 }
 
 // incomplete is the run's error when inputs were left to do after passing
-// failures: they are not recorded as failed, and a --resume finishes
-// them (exit code exitIncomplete).
+// failures, or were translated after the lemmatiser's circuit opened
+// (single-word vocabulary terms not protected): neither is recorded in the
+// ledger, and a --resume does them (exit code exitIncomplete).
 func (p *pass) incomplete() error {
-	if p.undone == 0 {
+	if p.undone == 0 && p.unprotected == 0 {
 		return nil
 	}
-	return cliflags.IncompleteError{Undone: p.undone, Err: p.lastPassing}
+	err := p.lastPassing
+	if p.unprotected > 0 {
+		lerr := fmt.Errorf("%d input(s) translated after the lemmatiser failed, without single-word vocabulary terms protected (written, not recorded): %w",
+			p.unprotected, p.lem.err())
+		if err == nil {
+			err = lerr
+		} else {
+			err = fmt.Errorf("%w; %w", err, lerr)
+		}
+	}
+	return cliflags.IncompleteError{Undone: p.undone + p.unprotected, Err: err}
+}
+
+// lemCircuit is tripped, once, when the lemmatiser's circuit breaker
+// opens, keeping the failure that opened it.
+type lemCircuit struct {
+	tripped atomic.Bool
+	mu      sync.Mutex
+	cause   error
+}
+
+func (c *lemCircuit) trip(err error) {
+	c.mu.Lock()
+	c.cause = err
+	c.mu.Unlock()
+	c.tripped.Store(true)
+}
+
+// open says whether the circuit was tripped.
+func (c *lemCircuit) open() bool { return c.tripped.Load() }
+
+// err is the failure that tripped the circuit.
+func (c *lemCircuit) err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cause
 }

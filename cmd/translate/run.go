@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"archivekit/internal/atomicfile"
@@ -322,7 +321,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	if err := r.configure(inputs); err != nil {
 		return err
 	}
-	sess, lemDown, err := r.openSession(ctx)
+	sess, lem, err := r.openSession(ctx)
 	if err != nil {
 		return err
 	}
@@ -364,7 +363,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	}
 	pd.SetConfig("retry_failed", s.RetryFailed)
 	r.bookLanguages(inputs)
-	p := &pass{sess: sess, lemDown: lemDown, bar: bar, schema: schema, led: led}
+	p := &pass{sess: sess, lem: lem, bar: bar, schema: schema, led: led}
 	for i := range inputs {
 		if err := r.item(ctx, p, inputs, i); errors.Is(err, errCircuitOpen) {
 			break
@@ -395,13 +394,15 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 // pass is what the loop over the inputs of a run uses and counts.
 type pass struct {
 	sess *session.Session
-	// lemDown is set once the lemmatiser's circuit opens: the translations
+	// lem is tripped once the lemmatiser's circuit opens: the translations
 	// made from then on protect no single-word term, so they are not
-	// recorded in the ledger and a --resume translates them again.
-	lemDown *atomic.Bool
-	bar     *progress.Bar
-	schema  *xsd.Validator // nil without --xsd or when it cannot be used
-	led     *ledger.Ledger
+	// recorded in the ledger (unprotected counts them) and a --resume
+	// translates them again.
+	lem         *lemCircuit
+	unprotected int
+	bar         *progress.Bar
+	schema      *xsd.Validator // nil without --xsd or when it cannot be used
+	led         *ledger.Ledger
 
 	written                        []string // the outputs, kept ones included
 	restored, failedKept, recorded int
@@ -481,9 +482,9 @@ func (r *runner) configure(inputs []input) error {
 
 // openSession opens the backend and its session (vocabulary, lemmatiser
 // behind its circuit breaker, glossary size) and records what they point
-// at in the run metadata. The flag it returns is set when the
-// lemmatiser's circuit opens.
-func (r *runner) openSession(ctx context.Context) (*session.Session, *atomic.Bool, error) {
+// at in the run metadata. The circuit it returns is tripped when the
+// lemmatiser's circuit breaker opens.
+func (r *runner) openSession(ctx context.Context) (*session.Session, *lemCircuit, error) {
 	s, pd := r.s, r.pd
 	sess, err := session.Open(s.Backend, r.getenv)
 	if err != nil {
@@ -507,11 +508,11 @@ func (r *runner) openSession(ctx context.Context) (*session.Session, *atomic.Boo
 			pd.SetConfig(k, v)
 		}
 	}
-	lemDown := &atomic.Bool{}
+	lem := &lemCircuit{}
 	// An unreachable lemmatiser is called (with retries) DefaultTrip
 	// times, then not again in this run.
 	if err := sess.UseVocabulary(r.vocabulary, session.Breaker{OnOpen: func(err error) {
-		lemDown.Store(true)
+		lem.trip(err)
 		pd.SetConfig("lemmatizer_circuit", "open: "+err.Error())
 		r.warn(fmt.Sprintf("lemmatiser failed %d times in a row; not called again in this run: single-word vocabulary terms are not protected, phrases still are (%v)", lemmatizer.DefaultTrip, err))
 	}}); err != nil {
@@ -522,7 +523,7 @@ func (r *runner) openSession(ctx context.Context) (*session.Session, *atomic.Boo
 		pd.SetConfig("lemmatizer_url", sess.LemmatizerURL)
 		pd.SetConfig("lemmatizer_circuit", "closed")
 	}
-	return sess, lemDown, nil
+	return sess, lem, nil
 }
 
 // openSchema prepares the --xsd validator; nil without --xsd, or with a
@@ -707,7 +708,11 @@ func (r *runner) translated(ctx context.Context, p *pass, in input, name, digest
 	p.written = append(p.written, outPath)
 	p.booked(in, outPath)
 	p.bar.Add(1)
-	if digest != "" && !p.lemDown.Load() {
+	switch {
+	case digest == "":
+	case p.lem.open():
+		p.unprotected++ // written, not recorded: --resume translates it again
+	default:
 		_, logPath := r.outPaths(in)
 		if err := r.recordDone(p.led, name, digest, out, outPath, logPath); err != nil {
 			return fmt.Errorf("ledger: %w", err)
