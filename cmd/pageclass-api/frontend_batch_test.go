@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -148,6 +150,94 @@ func TestFrontendBatch(t *testing.T) {
 	for i, r := range js[:len(want)-1] {
 		if r.File != want[i][0] || len(r.Predictions) != 3 || r.Predictions[0].Label != r.Category || r.Error != "" {
 			t.Errorf("JSON row %d %+v", i, r)
+		}
+	}
+}
+
+// TestFrontendLongBatch: a batch of 45 pages (two PDFs) keeps a short page:
+// the table holds every page, the DOM at most 20 cards (the first 20, with
+// the navigation between views); a click on a row shows that page's card,
+// marked, in its view; Next and Previous move between views.
+func TestFrontendLongBatch(t *testing.T) {
+	ctx := chromium(t)
+	_, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "PDF_RENDER_DPI": "72"}, nil)
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.pdf"), filepath.Join(dir, "b.pdf")
+	if err := os.WriteFile(a, makePDF(30), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, makePDF(15), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// view is what the page shows: the number of table rows and cards,
+	// the cards' range, whether the navigation shows, the titles of the
+	// marked cards and the files and pages of the marked rows.
+	type view struct {
+		Rows, Cards   int
+		Range         string
+		Nav           bool
+		Marked        []string
+		MarkedRows    []string
+		Prev, Next    bool // disabled
+		FirstCardName string
+	}
+	const read = `({
+		Rows: document.querySelectorAll('#table tbody tr').length,
+		Cards: document.querySelectorAll('#results .page').length,
+		Range: document.querySelector('#cards-range').textContent,
+		Nav: !document.querySelector('#cards-nav').hidden,
+		Marked: [...document.querySelectorAll('.page.selected h2')].map(h => h.textContent),
+		MarkedRows: [...document.querySelectorAll('#table tbody tr.selected')].map(tr => tr.cells[0].textContent + ' ' + tr.cells[1].textContent),
+		Prev: document.querySelector('#cards-prev').disabled,
+		Next: document.querySelector('#cards-next').disabled,
+		FirstCardName: document.querySelector('#results .page h2').textContent,
+	})`
+	var first, clicked, next, back view
+	var shot []byte
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/frontend"),
+		chromedp.WaitVisible("#form"),
+		chromedp.SetUploadFiles("#file", []string{a, b}),
+		chromedp.Click("#submit"),
+		chromedp.WaitVisible("#batch"),
+		chromedp.Evaluate(read, &first),
+		// row 33 is b.pdf's page 3, the 33rd card: in the second view
+		chromedp.Click("#table tbody tr:nth-child(33) td"),
+		chromedp.WaitReady(`#results .page.selected[data-card="32"]`),
+		chromedp.Evaluate(read, &clicked),
+		chromedp.FullScreenshot(&shot, 100),
+		chromedp.Click("#cards-next"),
+		chromedp.WaitReady(`#results .page[data-card="44"]`),
+		chromedp.Evaluate(read, &next),
+		chromedp.Click("#cards-prev"),
+		chromedp.WaitReady(`#results .page[data-card="20"]`),
+		chromedp.Evaluate(read, &back),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saveShot(t, "frontend-long-batch.png", shot)
+	for _, c := range []struct {
+		name string
+		got  view
+		want view
+	}{
+		{"after the batch", first, view{Rows: 45, Cards: 20, Range: "Cards 1–20 of 45", Nav: true, Prev: true, FirstCardName: "a.pdf, page 1"}},
+		{"row 33 clicked", clicked, view{Rows: 45, Cards: 20, Range: "Cards 21–40 of 45", Nav: true,
+			Marked: []string{"b.pdf, page 3"}, MarkedRows: []string{"b.pdf 3"}, FirstCardName: "a.pdf, page 21"}},
+		{"Next", next, view{Rows: 45, Cards: 5, Range: "Cards 41–45 of 45", Nav: true,
+			MarkedRows: []string{"b.pdf 3"}, Next: true, FirstCardName: "b.pdf, page 11"}},
+		{"Previous", back, view{Rows: 45, Cards: 20, Range: "Cards 21–40 of 45", Nav: true,
+			Marked: []string{"b.pdf, page 3"}, MarkedRows: []string{"b.pdf 3"}, FirstCardName: "a.pdf, page 21"}},
+	} {
+		// (an empty list is as good as none)
+		if !slices.Equal(c.got.Marked, c.want.Marked) || !slices.Equal(c.got.MarkedRows, c.want.MarkedRows) {
+			t.Errorf("%s: marked cards %q rows %q, want %q %q", c.name, c.got.Marked, c.got.MarkedRows, c.want.Marked, c.want.MarkedRows)
+		}
+		c.got.Marked, c.got.MarkedRows, c.want.Marked, c.want.MarkedRows = nil, nil, nil, nil
+		if !reflect.DeepEqual(c.got, c.want) {
+			t.Errorf("%s: %+v, want %+v", c.name, c.got, c.want)
 		}
 	}
 }

@@ -8,10 +8,11 @@
 // every page in a table (file, page with its PDF page label, category, score,
 // second choice, review in words) with CSV and JSON downloads of the table
 // (the page number and, in page_label, its PDF page label),
-// the category legend (the glossary from /info), and the Top-N of every page
-// with score bars and a thumbnail. The review is said in words ("models
-// disagree", "close second choice", "nearly blank page", "probably turned"),
-// a page condition only when it fires. Errors show the API's detail; a file
+// the category legend (the glossary from /info), and each page's card (its
+// Top-N with score bars and a thumbnail), 20 at a time with Previous and
+// Next; a click on a row of the table shows that page's card. The review is
+// said in words ("models disagree", "close second choice", "nearly blank
+// page", "probably turned"), a page condition only when it fires. Errors show the API's detail; a file
 // that fails gets a row with its error and the others go on.
 package frontend
 

@@ -111,7 +111,9 @@ function reviewBox(rv, preds) {
   return box;
 }
 
-function renderPage(title, thumb, preds, rv) {
+// cardElement is one page's card: its thumbnail, title, Top-N bars and
+// review.
+function cardElement({ title, thumb, preds, rv }) {
   const page = document.createElement("div");
   page.className = "page";
   if (thumb) {
@@ -145,13 +147,84 @@ function renderPage(title, thumb, preds, rv) {
   }
   box.appendChild(reviewBox(rv, preds));
   page.appendChild(box);
-  $("results").appendChild(page);
+  return page;
 }
 
 // rows are the pages classified by the last submission, one per page (a
 // file that failed is one row with its error): what the table shows and the
 // downloads hold.
 let rows = [];
+
+// cards are the classified pages' cards (a failed file has none), shown
+// cardsPerView at a time: a batch of hundreds of pages keeps a short page.
+// cardView is the view shown (0: the first cardsPerView cards), selected the
+// card of the row clicked last (-1: none).
+const cardsPerView = 20;
+let cards = [];
+let cardView = 0;
+let selected = -1;
+
+// views is the number of views the cards take (at least one).
+function views() {
+  return Math.max(1, Math.ceil(cards.length / cardsPerView));
+}
+
+// showNav shows the navigation between views (hidden while one view
+// holds every card) with the range of cards shown.
+function showNav() {
+  const first = cardView * cardsPerView;
+  const last = Math.min(cards.length, first + cardsPerView);
+  $("cards-nav").hidden = views() < 2;
+  $("cards-range").textContent = "Cards " + (first + 1) + "–" + last + " of " + cards.length;
+  $("cards-prev").disabled = cardView === 0;
+  $("cards-next").disabled = cardView === views() - 1;
+}
+
+// cardAt is the element of card i.
+function cardAt(i) {
+  const el = cardElement(cards[i]);
+  el.dataset.card = i;
+  if (i === selected) el.classList.add("selected");
+  return el;
+}
+
+// showCards shows the cards of view v (clamped to the views there are).
+function showCards(v) {
+  cardView = Math.max(0, Math.min(v, views() - 1));
+  const first = cardView * cardsPerView;
+  const shown = [];
+  for (let i = first; i < Math.min(cards.length, first + cardsPerView); i++) shown.push(cardAt(i));
+  $("results").replaceChildren(...shown);
+  showNav();
+}
+
+// addCard keeps a page's card, shows it when it falls in the view shown,
+// and returns its index.
+function addCard(card) {
+  cards.push(card);
+  const i = cards.length - 1;
+  if (Math.floor(i / cardsPerView) === cardView) $("results").appendChild(cardAt(i));
+  showNav();
+  return i;
+}
+
+// selectCard shows card i in its view, marks it and its table row, and
+// scrolls to it.
+function selectCard(i) {
+  selected = i;
+  for (const tr of $("table").tBodies[0].rows) tr.classList.toggle("selected", Number(tr.dataset.card) === i);
+  showCards(Math.floor(i / cardsPerView));
+  const el = $("results").querySelector('[data-card="' + i + '"]');
+  if (el) el.scrollIntoView({ block: "nearest" });
+}
+
+$("cards-prev").addEventListener("click", () => showCards(cardView - 1));
+$("cards-next").addEventListener("click", () => showCards(cardView + 1));
+// A click on a page's row of the table shows its card.
+$("table").tBodies[0].addEventListener("click", (ev) => {
+  const tr = ev.target.closest("tr");
+  if (tr && tr.dataset.card !== undefined) selectCard(Number(tr.dataset.card));
+});
 
 // pageName is a page's number with its PDF page label ("5 (label iv)"),
 // or the number alone when the page has no label or its label is the
@@ -161,10 +234,15 @@ function pageName(page, label) {
 }
 
 // addRow records one page (or one failed file) and shows it in the table,
-// the page's number with its label (page_label: the PDF's own, or empty).
-function addRow(row) {
+// the page's number with its label (page_label: the PDF's own, or empty);
+// card is the index of the page's card (none for a failed file).
+function addRow(row, card) {
   rows.push(row);
   const tr = $("table").tBodies[0].insertRow();
+  if (card !== undefined) {
+    tr.dataset.card = card;
+    tr.title = "Show this page's card";
+  }
   tr.insertCell().textContent = row.file;
   tr.insertCell().textContent = row.page === "" ? "" : pageName(row.page, row.page_label);
   const cat = tr.insertCell();
@@ -174,7 +252,8 @@ function addRow(row) {
   tr.insertCell().textContent = row.second;
   const rv = tr.insertCell();
   rv.textContent = row.error ? "Failed: " + row.error : row.review;
-  tr.className = row.error ? "failed" : row.needs_review === true ? "check" : "";
+  if (row.error) tr.classList.add("failed");
+  else if (row.needs_review === true) tr.classList.add("check");
 }
 
 // pageRow is the row of one classified page (label: its PDF page label,
@@ -269,9 +348,11 @@ $("form").addEventListener("submit", async (ev) => {
   $("error").hidden = true;
   $("demo").hidden = true;
   $("batch").hidden = true;
-  $("results").replaceChildren();
   $("table").tBodies[0].replaceChildren();
   rows = [];
+  cards = [];
+  selected = -1;
+  showCards(0);
   const files = [...$("file").files];
   if (!files.length) { showError("Choose an image, a PDF or a TIFF first."); return; }
   $("submit").disabled = true;
@@ -299,8 +380,7 @@ $("form").addEventListener("submit", async (ev) => {
       for (const [page, label, thumb, preds, rv] of answered) {
         const name = pageName(page, label);
         const title = body.type === "document" ? (files.length > 1 ? file.name + ", page " + name : "Page " + name) : file.name;
-        renderPage(title, thumb, preds, rv);
-        addRow(pageRow(file.name, page, label, preds, rv));
+        addRow(pageRow(file.name, page, label, preds, rv), addCard({ title, thumb, preds, rv }));
         pages++;
         if (rv && rv.needs_review === true) flagged++;
       }
