@@ -543,22 +543,35 @@ func (r *classifier) predict(ctx context.Context, files []string, folders []clas
 	}
 	r.open = map[string]*item{}
 	var err error
+	var st pipeline.Stats
 	pages, start := 0, time.Now()
 	emit := func(p classify.Page) error { pages++; return r.emit(p) }
 	if r.cli.Parallel {
 		err = r.runGroups(ctx, folders, r.orient, groups, inputs, opt, emit)
 	} else {
-		_, err = r.ens.Predict(ctx, inputs, opt, emit)
+		st, err = r.ens.Predict(ctx, inputs, opt, emit)
 	}
 	r.endBar(r.bar)
 	// The rate of the classification itself (decoding, preprocessing and
 	// the forward passes; models loaded before it, except --parallel's
 	// groups after the first): what benchmarks compare.
 	secs := time.Since(start).Seconds()
-	r.log.Info("pages classified", "pages", pages, "seconds", math.Round(secs*1000)/1000,
-		"pages_per_s", math.Round(float64(pages)/max(secs, 1e-9)*10)/10, "upload", opt.Upload.On(r.device).String())
+	attrs := []any{"pages", pages, "seconds", math.Round(secs*1000) / 1000,
+		"pages_per_s", math.Round(float64(pages)/max(secs, 1e-9)*10) / 10, "upload", opt.Upload.On(r.device).String()}
+	if st.Batches > 0 {
+		// Where the time went (one ensemble; --parallel's groups are not
+		// timed): the host's start-up, the models' first call against
+		// the next ones, and the share of the run with a batch in the
+		// models (well under 1: the host does not keep up).
+		attrs = append(attrs, "first_batch_s", seconds(st.FirstBatch), "first_call_s", seconds(st.FirstForward),
+			"call_mean_s", seconds(st.ForwardMean()), "batches", st.Batches, "model_busy", math.Round(st.Busy()*1000)/1000)
+	}
+	r.log.Info("pages classified", attrs...)
 	return err
 }
+
+// seconds is d in seconds, to the millisecond.
+func seconds(d time.Duration) float64 { return math.Round(d.Seconds()*1000) / 1000 }
 
 // emit writes the rows of a classified page and, after a file's last page,
 // records the file in the ledger.

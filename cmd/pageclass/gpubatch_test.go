@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -93,5 +94,21 @@ func TestBatchRecorded(t *testing.T) {
 	}
 	if strings.Contains(log, "GPU batch") {
 		t.Errorf("a CPU run logs a GPU batch: %s", log)
+	}
+	// The end record says where the time went: the host's start-up, the
+	// models' calls and the share of the run with a batch in the models.
+	var rec map[string]any
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, `"msg":"pages classified"`) {
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatalf("%v: %s", err, line)
+			}
+		}
+	}
+	busy, _ := rec["model_busy"].(float64)
+	first, _ := rec["first_batch_s"].(float64)
+	call, _ := rec["first_call_s"].(float64)
+	if n, _ := rec["batches"].(float64); n < 2 || busy <= 0 || busy > 1 || first <= 0 || call <= 0 || rec["call_mean_s"] == nil {
+		t.Errorf("pages classified: %v; want batches >= 2, model_busy in (0, 1], first_batch_s, first_call_s and call_mean_s", rec)
 	}
 }

@@ -21,6 +21,10 @@
 #   7. the demo ensemble's stand-ins on the GPU and the CPU, the service at
 #      concurrency 1 and 8, the original Python pipeline and the
 #      forward-only ceilings (ref_gpu.py),
+#   8. (part goals, not in the default set) issue 31's goals in one run:
+#      the forward-only ceilings, then the shipped defaults at TF32 and
+#      bf16 (and --parallel bf16) on GOAL_PAGES pages (default 12 × 800),
+#      each row with its share of the ceiling measured in this run,
 # and prints one table (also written to $OUT/gpu-check.md when OUT is set).
 #
 # GPU_DRY_RUN=1 runs the CPU parts on a machine without a GPU (the
@@ -39,8 +43,8 @@ W=${W:-$(mktemp -d /tmp/gpucheck-XXXX)}
 PY=${PYTHON:-python3}
 T0=$(date +%s)
 TABLE=$W/table.md
-# GPU_PARTS: the parts to run (default all): tests agreement throughput jit
-# service reference
+# GPU_PARTS: the parts to run (default all but goals): tests agreement
+# throughput jit service reference goals
 PARTS=" ${GPU_PARTS:-tests agreement throughput jit service reference} "
 part() { case "$PARTS" in *" $1 "*) return 0 ;; esac; return 1; }
 mkdir -p "$W"
@@ -218,7 +222,8 @@ if [ "$DRY" != 1 ]; then
 fi
 bench() { # bench LABEL ARGS...: pages/s of pageclass --best over $W/pages ($BENCH_PAGES pages from $BENCH_DIR when set)
   local label=$1; shift
-  local key t0 t1 rate n0 busy= steady dir=${BENCH_DIR:-$W/pages} np=${BENCH_PAGES:-$NPAGES}
+  local key t0 t1 rate n0 busy= steady where dir=${BENCH_DIR:-$W/pages} np=${BENCH_PAGES:-$NPAGES}
+  LAST_RATE=
   key=tp-$(printf '%s-%s' "$label" "$np" | tr -c 'A-Za-z0-9._-' '_')
   n0=0; [ -f "$W/smi.csv" ] && n0=$(wc -l < "$W/smi.csv")
   t0=$(date +%s.%N)
@@ -227,6 +232,21 @@ bench() { # bench LABEL ARGS...: pages/s of pageclass --best over $W/pages ($BEN
     # the classification's own rate (models loaded before it), then the
     # whole command's
     rate=$(grep -o '"pages_per_s":[0-9.]*' "$W/$key.log" | tail -1 | cut -d: -f2)
+    LAST_RATE=$rate
+    # where the time went, from the same record (pipeline.Stats): the
+    # host's start-up, the models' first call against the next ones, and
+    # the share of the run with a batch in the models
+    where=$("$PY" - "$W/$key.log" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    try: r = json.loads(line)
+    except ValueError: continue
+    if r.get("msg") == "pages classified" and "model_busy" in r:
+        then = f" then {r['call_mean_s']:.3f} s a batch" if r.get("batches", 0) >= 2 else ""
+        print(f"; first batch after {r['first_batch_s']:.2f} s, first call {r['first_call_s']:.2f} s{then}"
+              f" ({r['batches']} batches), models busy {100*r['model_busy']:.0f}%")
+PY
+)
     # this run's nvidia-smi samples (loading included)
     [ -n "$SMI" ] && busy=$(tail -n +$((n0 + 1)) "$W/smi.csv" | "$PY" -c "
 import sys
@@ -249,7 +269,7 @@ if first and end and end[0] > first[0]:
     print(f", after page {first[1]}: {(end[1]-first[1])/(end[0]-first[0]).total_seconds():.1f} pages/s")
 PY
 )
-    row "pageclass --best $label, $np pages ($(basename "$models"))" "${rate:-?} pages/s ($("$PY" -c "print(f'{$np/($t1-$t0):.1f}')") with loading$steady$busy)"
+    row "pageclass --best $label, $np pages ($(basename "$models"))" "${rate:-?} pages/s ($("$PY" -c "print(f'{$np/($t1-$t0):.1f}')") with loading$steady$busy$where)"
   else
     row "pageclass --best $label" "FAILED: $(grep -m1 -i error "$W/$key.log" | cut -c1-160)"
   fi
@@ -312,8 +332,50 @@ else
     bench "--parallel --precision bf16 --upload page, --jit-optimize off" --parallel --precision bf16 --upload page --config "$cfg64" --jit-optimize off
     bench "--parallel --precision bf16 --upload page, --gpu-streams one, --jit-optimize off" --parallel --precision bf16 --upload page --config "$cfg64" --gpu-streams one --jit-optimize off
   fi
+  if part goals; then
+    # Issue 31's goals, measured in one run on one machine: the ceilings
+    # first, then the shipped defaults (graph optimisation off on the GPU,
+    # --upload page) on GOAL_PAGES pages, a run long enough that the
+    # start (cuDNN and cuBLAS set-up, the first batches) weighs as it
+    # does in an archive's run, each rate as a share of its ceiling.
+    log "goals: forward-only ceilings"
+    timeout 180 "$PY" "$HERE/ref_gpu.py" "$W/m" "$W/pages" ceiling 2>&1 | grep -v Warn > "$W/goal-ceil.log"
+    ceil() { grep "forward-only ceiling $1," "$W/goal-ceil.log" | grep -o '[0-9.]* pages/s' | cut -d' ' -f1; }
+    gp=${GOAL_PAGES:-$((12 * NPAGES))}
+    mkdir -p "$W/pagesg"
+    i=0
+    while [ "$i" -lt "$gp" ]; do
+      for f in "$W"/pages/*.png; do
+        [ "$i" -lt "$gp" ] || break
+        ln -f "$f" "$W/pagesg/g${i}.png"
+        i=$((i + 1))
+      done
+    done
+    goal() { # goal PREC RATE-GOAL LABEL ARGS...
+      local prec=$1 want=$2 label=$3 c; shift 3
+      c=$(ceil "$prec")
+      log "goals: $label"
+      BENCH_DIR=$W/pagesg BENCH_PAGES=$gp bench "$label" "$@"
+      row "goal: $label, $gp pages" "$(R=$LAST_RATE C=$c WANT=$want PREC=$prec "$PY" - <<'PY'
+import os
+r, c = float(os.environ.get("R") or 0), float(os.environ.get("C") or 0)
+want, prec = float(os.environ["WANT"]), os.environ["PREC"]
+s = f"{r:.1f} pages/s (goal {want:.0f}: {'met' if r >= want else 'NOT met'}); "
+s += (f"{100*r/c:.0f}% of the {c:.0f} pages/s {prec} ceiling of this run (goal 80%: {'met' if r >= 0.8*c else 'NOT met'})"
+      if c else "no ceiling measured")
+print(s)
+PY
+)"
+    }
+    goal tf32 140 "--precision tf32 (defaults: --jit-optimize auto, --upload page), batch 64" --precision tf32 --config "$cfg64"
+    goal bf16 250 "--precision bf16 (defaults), batch 64" --precision bf16 --config "$cfg64"
+    goal bf16 250 "--parallel --precision bf16 (defaults)" --parallel --precision bf16 --config "$cfg64"
+    grep 'forward-only ceiling' "$W/goal-ceil.log" | while read -r line; do
+      row "${line%%:*} (this run)" "${line##*: }"
+    done
+  fi
   kill "$SMI" 2>/dev/null
-  if part throughput || part jit; then
+  if part throughput || part jit || part goals; then
     row "GPU utilisation during the pageclass runs" "$("$PY" -c "
 v=[int(x) for x in open('$W/smi.csv') if x.strip().isdigit()]
 print(f'mean {sum(v)/len(v):.0f}%, samples under 5%: {sum(x<5 for x in v)}/{len(v)}' if v else 'no samples')")"

@@ -141,6 +141,32 @@ type Stats struct {
 	Failed  int           // rows emitted with Err set
 	Batches int           // model calls
 	Elapsed time.Duration // wall time of Run
+
+	// Where the time went, for telling a run held up by the host
+	// (opening, decoding, preprocessing) from one held up by the model.
+	FirstBatch   time.Duration // from Run's start until the first batch went to the model
+	FirstForward time.Duration // the first model call
+	Forward      time.Duration // every model call, summed (calls at once each count)
+	ModelBusy    time.Duration // time with at least one batch in the model
+}
+
+// Busy is the fraction of the run's wall time with at least one batch in
+// the model (ModelBusy / Elapsed): near 1 the model is the limit, well
+// under 1 the host does not feed it fast enough (or the run was short).
+func (s Stats) Busy() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return min(1, s.ModelBusy.Seconds()/s.Elapsed.Seconds())
+}
+
+// ForwardMean is the mean duration of a model call after the first (the
+// first carries the model's own start-up); 0 with fewer than two calls.
+func (s Stats) ForwardMean() time.Duration {
+	if s.Batches < 2 {
+		return 0
+	}
+	return (s.Forward - s.FirstForward) / time.Duration(s.Batches-1)
 }
 
 // ErrTooManyPages is the Result.Err of a PDF over Config.MaxPages.
@@ -196,7 +222,7 @@ func Run(ctx context.Context, inputs []Input, model Model, cfg Config, emit func
 	for i := 0; i < cfg.Workers; i++ {
 		go work(ctx, cfg, tasks, done)
 	}
-	err := batch(ctx, model, cfg, tokens, done, emit, &st)
+	err := batch(ctx, model, cfg, tokens, done, emit, &st, start)
 	cancel() // release the opener and the workers on any exit
 	st.Elapsed = time.Since(start)
 	return st, err
@@ -366,18 +392,19 @@ func prepare(ctx context.Context, t *task, pre Preprocess, want int) (data []flo
 // ones included, which skip the model), and the model's answer once done
 // is closed.
 type flight struct {
-	rows  []*task
-	buf   []float32
-	n     int // rows sent to the model
-	probs [][]float32
-	err   error
-	done  chan struct{}
+	rows       []*task
+	buf        []float32
+	n          int // rows sent to the model
+	probs      [][]float32
+	err        error
+	start, end time.Time // the model call, once done is closed
+	done       chan struct{}
 }
 
 // batch takes rows in order, hands full batches to the model (up to
 // cfg.InFlight at once) and emits every row in order.
-func batch(ctx context.Context, model Model, cfg Config, tokens <-chan struct{}, done <-chan *task, emit func(Result) error, st *Stats) error {
-	b := &batching{ctx: ctx, model: model, cfg: cfg, emit: emit, st: st,
+func batch(ctx context.Context, model Model, cfg Config, tokens <-chan struct{}, done <-chan *task, emit func(Result) error, st *Stats, start time.Time) error {
+	b := &batching{ctx: ctx, model: model, cfg: cfg, emit: emit, st: st, start: start,
 		chw:     cfg.Channels * cfg.Height * cfg.Width,
 		free:    make(chan []float32, cfg.InFlight),
 		waiting: map[int]*task{},
@@ -445,6 +472,9 @@ type batching struct {
 	next    int            // next row to take
 	end     int            // row count, once the opener has finished (-1 before)
 	queue   []*flight      // flights in row order, not yet emitted
+	start   time.Time      // Run's start
+	busyEnd time.Time      // end of the latest model call landed (ModelBusy's sweep)
+	calls   int            // model calls landed
 }
 
 // take takes the rows that arrived in order while fewer than cfg.InFlight
@@ -477,6 +507,7 @@ func (b *batching) land() error {
 		return b.ctx.Err()
 	}
 	b.queue = b.queue[1:]
+	b.timed(f)
 	if f.err == nil && len(f.probs) != f.n {
 		f.err = fmt.Errorf("returned %d rows for %d pages", len(f.probs), f.n)
 	}
@@ -501,6 +532,29 @@ func (b *batching) land() error {
 		}
 	}
 	return nil
+}
+
+// timed adds a landed flight's model call to the statistics. Flights land
+// in the order they were launched, so their starts come sorted and the
+// union of the calls (ModelBusy) is one sweep.
+func (b *batching) timed(f *flight) {
+	if f.n == 0 {
+		return
+	}
+	d := f.end.Sub(f.start)
+	b.st.Forward += d
+	if b.calls == 0 {
+		b.st.FirstForward = d
+	}
+	b.calls++
+	switch {
+	case !f.start.Before(b.busyEnd):
+		b.st.ModelBusy += d
+		b.busyEnd = f.end
+	case f.end.After(b.busyEnd):
+		b.st.ModelBusy += f.end.Sub(b.busyEnd)
+		b.busyEnd = f.end
+	}
 }
 
 // failure is the error of a flight the model failed on, naming its first
@@ -545,10 +599,15 @@ func (b *batching) launch() {
 			n++
 		}
 	}
+	if b.st.Batches == 0 {
+		b.st.FirstBatch = time.Since(b.start)
+	}
 	b.st.Batches++
 	go func() {
 		defer close(f.done)
+		f.start = time.Now()
 		f.probs, f.err = b.model.Probabilities(f.buf[:n*chw], n, cfg.Channels, cfg.Height, cfg.Width)
+		f.end = time.Now()
 		b.free <- f.buf
 	}()
 }

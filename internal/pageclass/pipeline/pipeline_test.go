@@ -533,3 +533,82 @@ func TestOpenersAtOnce(t *testing.T) {
 		t.Errorf("%d rows, want %d", len(names), n)
 	}
 }
+
+// timedModel is fakeModel whose calls take time: the first call waits
+// until the second has started (when overlap is set) and then both take
+// slow; every other call takes 1 ms.
+type timedModel struct {
+	fakeModel
+	overlap bool
+	slow    time.Duration
+	n       atomic.Int32
+	second  chan struct{}
+}
+
+func (m *timedModel) Probabilities(data []float32, n, c, h, w int) ([][]float32, error) {
+	switch k := m.n.Add(1); {
+	case k == 1 && m.overlap:
+		<-m.second
+		time.Sleep(m.slow)
+	case k == 1:
+		time.Sleep(m.slow)
+	case k == 2 && m.overlap:
+		close(m.second)
+		time.Sleep(m.slow)
+	default:
+		time.Sleep(time.Millisecond)
+	}
+	return m.fakeModel.Probabilities(data, n, c, h, w)
+}
+
+// Stats say where a run's time went: how long the host took to fill the
+// first batch, the first model call, the calls summed, and the time with
+// a batch in the model, two calls at once counted once.
+func TestStatsTimes(t *testing.T) {
+	const hostStart, slow = 25 * time.Millisecond, 30 * time.Millisecond
+	files := realPages(t, 8)
+	for _, c := range []struct {
+		name     string
+		inFlight int
+	}{{"one batch at a time", 1}, {"two batches at once", 2}} {
+		t.Run(c.name, func(t *testing.T) {
+			var first atomic.Bool
+			pre := func(img imageio.Image) ([]float32, error) {
+				if first.CompareAndSwap(false, true) {
+					time.Sleep(hostStart) // the host's start-up
+				}
+				return quadrants(img)
+			}
+			m := &timedModel{overlap: c.inFlight > 1, slow: slow, second: make(chan struct{})}
+			conf := cfg(1, 2, pre)
+			conf.InFlight = c.inFlight
+			st, err := Run(context.Background(), Files(files), m, conf, func(Result) error { return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Batches != 4 || st.Rows != 8 {
+				t.Fatalf("%d batches, %d rows; want 4, 8", st.Batches, st.Rows)
+			}
+			calls := 2 * slow
+			if !m.overlap {
+				calls = slow + 3*time.Millisecond
+			}
+			if st.FirstBatch < hostStart || st.FirstForward < slow || st.Forward < calls {
+				t.Errorf("first batch after %v (want >= %v), first call %v (want >= %v), calls %v (want >= %v)",
+					st.FirstBatch, hostStart, st.FirstForward, slow, st.Forward, calls)
+			}
+			if st.ModelBusy > st.Elapsed || st.ModelBusy > st.Forward || st.ModelBusy < st.FirstForward {
+				t.Errorf("model busy %v: want within [first call %v, min(calls %v, run %v)]", st.ModelBusy, st.FirstForward, st.Forward, st.Elapsed)
+			}
+			if overlap := st.Forward - st.ModelBusy; m.overlap && overlap < slow || !m.overlap && overlap != 0 {
+				t.Errorf("calls %v, model busy %v: two calls at once for %v counted %v once", st.Forward, st.ModelBusy, slow, overlap)
+			}
+			if b := st.Busy(); b <= 0 || b > 1 {
+				t.Errorf("busy fraction %v", b)
+			}
+			if got, want := st.ForwardMean(), (st.Forward-st.FirstForward)/3; got != want {
+				t.Errorf("mean call after the first %v, want %v", got, want)
+			}
+		})
+	}
+}
