@@ -1,22 +1,27 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"archivekit/internal/jobs"
 	"archivekit/internal/pageclass/classify/classifytest"
 	"archivekit/internal/pageclass/glossary"
 	"archivekit/internal/pageclass/modelmeta"
 	"archivekit/internal/pageclass/review"
+	"archivekit/internal/service/servicetest"
 )
 
 // TestFrontendBatch uploads several files at once through /frontend in
@@ -239,6 +244,168 @@ func TestFrontendLongBatch(t *testing.T) {
 		if !reflect.DeepEqual(c.got, c.want) {
 			t.Errorf("%s: %+v, want %+v", c.name, c.got, c.want)
 		}
+	}
+}
+
+// TestFrontendJobs: on a service with jobs (JOBS_DIR) the page sends a
+// batch as one job (POST /jobs), keeps its id in the address and in the
+// browser, and shows its results as it shows a batch sent file by file
+// (rows, labels, the failed file's error, the downloads); the page opened
+// again, by the link to the last job or by the address, shows the job's
+// results without sending anything again.
+func TestFrontendJobs(t *testing.T) {
+	ctx := chromium(t)
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir(), "PDF_RENDER_DPI": "72"}, nil)
+	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
+	dir := t.TempDir()
+	pages := classifytest.Pages(t, 1)
+	pdf := filepath.Join(dir, "book.pdf")
+	broken := filepath.Join(dir, "notes.png")
+	if err := os.WriteFile(pdf, labelledPDF(3, "<< /Nums [0 << /S /r >> 2 << /S /D /St 3 >>] >>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(broken, []byte("not an image\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{pages[0], pages[7], pdf, broken}
+
+	var hash, status, errText, csvText string
+	var table, again, byAddress [][]string
+	var thumbs []string
+	err := chromedp.Run(ctx,
+		submitted(ts.URL, files, &hash, &status, &table),
+		chromedp.Text("#error", &errText),
+		chromedp.Evaluate(`[...document.querySelectorAll('#results .page img')].map(i => i.src.split(':')[0])`, &thumbs),
+		chromedp.Evaluate(`fetch(document.querySelector('#download-csv').href).then(r => r.text())`, &csvText, awaitPromise),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, ok := strings.CutPrefix(hash, "#job=")
+	if !ok || id == "" {
+		t.Fatalf("address fragment %q, want #job=<id>", hash)
+	}
+	// the batch was one job of the four files, ended
+	var st jobs.Status
+	r, err := http.Get(ts.URL + "/jobs/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := servicetest.ReadBody(t, r); r.StatusCode != 200 || json.Unmarshal(b, &st) != nil ||
+		st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 4, Succeeded: 3, Failed: 1}) {
+		t.Fatalf("GET /jobs/%s: %d %s", id, r.StatusCode, b)
+	}
+	if !strings.Contains(status, "Job "+id+" succeeded: 4 files: 5 page(s) classified, ") || !strings.Contains(status, "1 file(s) failed") {
+		t.Errorf("status %q", status)
+	}
+	if !strings.Contains(errText, "notes.png: Error 4") {
+		t.Errorf("error shown %q", errText)
+	}
+	want := [][2]string{{filepath.Base(pages[0]), "1"}, {filepath.Base(pages[7]), "1"}, {"book.pdf", "1 (label i)"}, {"book.pdf", "2 (label ii)"}, {"book.pdf", "3"}, {"notes.png", ""}}
+	if len(table) != len(want) {
+		t.Fatalf("%d table rows, want %d: %q", len(table), len(want), table)
+	}
+	for i, w := range want {
+		r := table[i]
+		failed := i == len(want)-1
+		if r[0] != w[0] || r[1] != w[1] || failed != strings.HasPrefix(r[5], "Failed: Error 4") || failed == (modelmeta.CategoryIndex(r[2]) >= 0) {
+			t.Errorf("row %d: %q, want file %q page %q", i, r, w[0], w[1])
+		}
+	}
+	// the two page images keep their thumbnails (the files are at hand),
+	// the PDF's pages the service's
+	if !slices.Equal(thumbs, []string{"blob", "blob", "data", "data", "data"}) {
+		t.Errorf("thumbnails %q", thumbs)
+	}
+	recs, err := csv.NewReader(strings.NewReader(csvText)).ReadAll()
+	if err != nil || len(recs) != len(want)+1 || recs[3][8] != "i" || recs[4][8] != "ii" || recs[5][8] != "3" || recs[6][7] == "" {
+		t.Errorf("CSV download (%v):\n%s", err, csvText)
+	}
+
+	// The page opened again: the link to the last job, then the address.
+	err = chromedp.Run(ctx,
+		chromedp.Navigate("about:blank"),
+		chromedp.Navigate(ts.URL+"/frontend"),
+		chromedp.WaitVisible("#last-job"),
+		chromedp.Click("#last-job-link"),
+		chromedp.WaitVisible("#batch"),
+		chromedp.Evaluate(tableRows, &again),
+		chromedp.Navigate("about:blank"),
+		chromedp.Navigate(ts.URL+"/frontend#job="+id),
+		chromedp.WaitVisible("#batch"),
+		chromedp.Evaluate(tableRows, &byAddress),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(again, table) || !reflect.DeepEqual(byAddress, table) {
+		t.Errorf("opened again: by the link %q, by the address %q, want %q", again, byAddress, table)
+	}
+	var list jobs.Page
+	r, err = http.Get(ts.URL + "/jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := servicetest.ReadBody(t, r); json.Unmarshal(b, &list) != nil || len(list.Jobs) != 1 {
+		t.Errorf("jobs after the page was opened twice again: %s, want the one job", b)
+	}
+}
+
+// TestFrontendJobsTooLarge: a batch over the service's upload limit as one
+// request (413 from POST /jobs) goes file by file, as without jobs: every
+// file fits alone, and no job is made.
+func TestFrontendJobsTooLarge(t *testing.T) {
+	ctx := chromium(t)
+	pages := classifytest.Pages(t, 1)
+	files := []string{pages[0], pages[7]}
+	var largest, sum int64
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		largest, sum = max(largest, fi.Size()), sum+fi.Size()
+	}
+	limit := largest + 16<<10 // one file and its form fit, not both
+	if sum <= limit {
+		t.Fatalf("the sample pages (%d bytes together) fit in %d bytes", sum, limit)
+	}
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir(), "MAX_UPLOAD_BYTES": strconv.FormatInt(limit, 10)}, nil)
+	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
+	var hash, status string
+	var table [][]string
+	if err := chromedp.Run(ctx, submitted(ts.URL, files, &hash, &status, &table)); err != nil {
+		t.Fatal(err)
+	}
+	if hash != "" || !strings.HasPrefix(status, "2 files: 2 page(s) classified") || len(table) != 2 || modelmeta.CategoryIndex(table[1][2]) < 0 {
+		t.Errorf("address fragment %q, status %q, table %q", hash, status, table)
+	}
+	var list jobs.Page
+	r, err := http.Get(ts.URL + "/jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := servicetest.ReadBody(t, r); json.Unmarshal(b, &list) != nil || len(list.Jobs) != 0 {
+		t.Errorf("jobs: %s, want none", b)
+	}
+}
+
+// tableRows reads the page's table: each row's cells' text.
+const tableRows = `[...document.querySelectorAll('#table tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))`
+
+// submitted opens the page of the service at base, sends files once /info
+// has answered, waits for the table and reads the address fragment, the
+// status line and the table.
+func submitted(base string, files []string, hash, status *string, table *[][]string) chromedp.Tasks {
+	return chromedp.Tasks{
+		chromedp.Navigate(base + "/frontend"),
+		chromedp.WaitReady(`#legend-table tbody tr`),
+		chromedp.SetUploadFiles("#file", files),
+		chromedp.Click("#submit"),
+		chromedp.WaitVisible("#batch"),
+		chromedp.Evaluate(`location.hash`, hash),
+		chromedp.Text("#status", status),
+		chromedp.Evaluate(tableRows, table),
 	}
 }
 

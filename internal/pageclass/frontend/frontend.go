@@ -2,7 +2,7 @@
 // pageclass-api at /frontend: a static page (HTML, CSS and JavaScript
 // embedded in the binary, nothing fetched from elsewhere) that uploads page
 // images and PDFs to the service, one or several at once (one request per
-// file), lets the user pick one model or the ensemble and the number of
+// file, or one job), lets the user pick one model or the ensemble and the number of
 // categories, and, for PDFs and TIFFs, the pages to classify (the pages
 // field of /predict_document, such as 1-3,7; empty: every page), and shows
 // every page in a table (file, page with its PDF page label, category, score,
@@ -13,7 +13,10 @@
 // Next; a click on a row of the table shows that page's card. The review is
 // said in words ("models disagree", "close second choice", "nearly blank
 // page", "probably turned"), a page condition only when it fires. Errors show the API's detail; a file
-// that fails gets a row with its error and the others go on.
+// that fails gets a row with its error and the others go on. On a service
+// with jobs (POST /jobs among the endpoints of /info) a batch is sent as
+// one job whose id the address keeps (#job=<id>): the page polls its
+// progress, shows its results, and shows them again when opened again.
 package frontend
 
 import (

@@ -37,6 +37,7 @@ api("/info").then((r) => r.json()).then((info) => {
     sel.appendChild(o);
   }
   $("topn").max = (info.categories || []).length || 11;
+  jobsEnabled = (info.endpoints || []).some((e) => e.method === "POST" && e.path === "/jobs");
   if (info.limits && info.limits.max_pdf_pages) $("max-pages").textContent = info.limits.max_pdf_pages;
   const legend = $("legend-table").tBodies[0];
   for (const g of info.glossary || []) {
@@ -318,6 +319,35 @@ $("file").addEventListener("change", async () => {
   $("pages-field").hidden = !kinds.some((k) => k !== "");
 });
 
+// addFields adds the form's fields to fd: the model, the Top-N, and, when
+// a file is a PDF or a TIFF (documents), thumbnails and the Pages field (a
+// malformed selection is the service's to refuse: 422, shown as any
+// validation error).
+function addFields(fd, documents) {
+  fd.append("version", $("version").value);
+  fd.append("topn", $("topn").value);
+  if (!documents) return;
+  fd.append("thumbnails", "true");
+  const pages = $("pages").value.trim();
+  if (pages) fd.append("pages", pages);
+}
+
+// addFile adds a file to fd as the service takes it: a PDF labelled
+// application/pdf, whatever the browser guessed from its name; any other
+// file (a TIFF told by its content) as it is.
+function addFile(fd, file, kind) {
+  fd.append("file", kind === "pdf" ? new Blob([file], { type: "application/pdf" }) : file, file.name);
+}
+
+// answerOf reads a response's JSON body (null when it is not JSON) and
+// throws an Error with the API's detail when the response is not a success.
+async function answerOf(r) {
+  let body = null;
+  try { body = await r.json(); } catch (_) { /* not JSON */ }
+  if (!r.ok) throw new Error("Error " + r.status + ": " + detailText(body, r.status));
+  return body;
+}
+
 // classify sends one file to the service and returns its answer, or throws
 // an Error with the API's detail: a PDF or a TIFF to /predict_document
 // (the pages of the Pages field, every page when it is empty, with
@@ -326,25 +356,16 @@ $("file").addEventListener("change", async () => {
 async function classify(file) {
   const kind = await kindOf(file);
   const fd = new FormData();
-  // The service takes a PDF labelled application/pdf, whatever the
-  // browser guessed from its name; a TIFF by its content.
-  fd.append("file", kind === "pdf" ? new Blob([file], { type: "application/pdf" }) : file, file.name);
-  fd.append("version", $("version").value);
-  fd.append("topn", $("topn").value);
-  if (kind) fd.append("thumbnails", "true");
-  // A malformed selection is the service's to refuse (422, shown as any
-  // validation error).
-  const pages = $("pages").value.trim();
-  if (kind && pages) fd.append("pages", pages);
-  const r = await api(kind ? "/predict_document" : "/predict_image", { method: "POST", body: fd });
-  let body = null;
-  try { body = await r.json(); } catch (_) { /* not JSON */ }
-  if (!r.ok) throw new Error("Error " + r.status + ": " + detailText(body, r.status));
-  return body;
+  addFile(fd, file, kind);
+  addFields(fd, kind !== "");
+  return answerOf(await api(kind ? "/predict_document" : "/predict_image", { method: "POST", body: fd }));
 }
 
-$("form").addEventListener("submit", async (ev) => {
-  ev.preventDefault();
+// tally counts what the current submission showed, for the status line.
+let tally;
+
+// reset empties the table, the cards, the notices and the tally.
+function reset() {
   $("error").hidden = true;
   $("demo").hidden = true;
   $("batch").hidden = true;
@@ -353,65 +374,196 @@ $("form").addEventListener("submit", async (ev) => {
   cards = [];
   selected = -1;
   showCards(0);
-  const files = [...$("file").files];
-  if (!files.length) { showError("Choose an image, a PDF or a TIFF first."); return; }
-  $("submit").disabled = true;
-  const failures = [];
-  const demo = new Set();
-  let model = "", pages = 0, flagged = 0;
+  tally = { pages: 0, flagged: 0, failures: [], demo: new Set(), model: "", single: "" };
+}
+
+// showAnswer adds the pages of one file's answer to the table and the
+// cards; image is the thumbnail of a page image (an object URL of the file,
+// or "" when the file is not at hand), multi whether the batch has several
+// files.
+function showAnswer(fileName, body, image, multi) {
+  tally.model = body.version === "all" ? "ensemble" : "model " + body.version;
+  // The service answered with its shipped demo models (the published
+  // models are not installed): say so on the page, as the answer does.
+  if (body.demo) for (const m of body.demo_models || []) tally.demo.add(m);
+  const answered = body.type === "document"
+    ? body.pages.map((p) => [p.page, p.label, p.thumbnail, p.predictions, p.review])
+    : [[1, "", image, body.predictions, body.review]];
+  for (const [page, label, thumb, preds, rv] of answered) {
+    const name = pageName(page, label);
+    const title = body.type === "document" ? (multi ? fileName + ", page " + name : "Page " + name) : fileName;
+    addRow(pageRow(fileName, page, label, preds, rv), addCard({ title, thumb, preds, rv }));
+    tally.pages++;
+    if (rv && rv.needs_review === true) tally.flagged++;
+  }
+  // A selection (the Pages field) classifies some of the pages.
+  const count = body.type !== "document" ? ""
+    : body.pages.length === body.page_count ? body.page_count + " page(s), "
+    : body.pages.length + " of " + body.page_count + " page(s), ";
+  tally.single = fileName + ": " + count + tally.model;
+}
+
+// showFailure adds a file that failed: a row with its error.
+function showFailure(fileName, message, multi) {
+  tally.failures.push((multi ? fileName + ": " : "") + message);
+  addRow({ file: fileName, page: "", category: "", score: "", second: "", needs_review: null, review: "", predictions: [], error: message, page_label: "" });
+}
+
+// finish says what the batch of n files gave (prefix: before the status
+// line), the demo notice and the errors, and offers the downloads.
+function finish(n, prefix) {
+  if (n > 1) {
+    $("status").textContent = prefix + n + " files: " + tally.pages + " page(s) classified, " + tally.flagged + " to check, " +
+      tally.failures.length + " file(s) failed" + (tally.model ? ", " + tally.model : "");
+  } else {
+    $("status").textContent = tally.failures.length ? "" : prefix + tally.single;
+  }
+  if (tally.demo.size) {
+    $("demo").textContent = "Demo models answered (" + [...tally.demo].join(", ") +
+      "): trained on the sample pages only, not the published models. Use the scores as an illustration.";
+    $("demo").hidden = false;
+  }
+  if (tally.failures.length) showError(tally.failures.join("\n"));
+  if (rows.length) {
+    offerDownloads();
+    $("batch").hidden = false;
+  }
+}
+
+// classifyEach sends the files one after the other (a service without
+// jobs, or a batch too large for one request), showing each answer.
+async function classifyEach(files) {
+  const multi = files.length > 1;
+  for (const [i, file] of files.entries()) {
+    $("status").textContent = "Classifying " + file.name + (multi ? " (" + (i + 1) + " of " + files.length + ")" : "") + "…";
+    let body;
+    try {
+      body = await classify(file);
+    } catch (e) {
+      showFailure(file.name, e.message, multi);
+      continue;
+    }
+    showAnswer(file.name, body, URL.createObjectURL(file), multi);
+  }
+  finish(files.length, "");
+}
+
+// jobsEnabled says whether the service takes jobs (POST /jobs is among the
+// endpoints of /info: JOBS_DIR or JOBS_DATABASE_URL is set). Then a batch
+// goes as one job, whose results stay with the service.
+let jobsEnabled = false;
+
+// following counts the jobs followed: a follower whose number is no longer
+// the last stops (another submission or job took the page).
+let following = 0;
+
+// lastJobKey is where this browser keeps the last job's id (localStorage).
+const lastJobKey = "archivekit-pageclass-last-job";
+
+// submitJob sends the files as one job and returns its id and, by item,
+// the page images among the files (null for a PDF or a TIFF, which the
+// service gives thumbnails of), or no id when the batch is too large for
+// one request (413: the files then go one by one).
+async function submitJob(files) {
+  const kinds = await Promise.all(files.map(kindOf));
+  const fd = new FormData();
+  addFields(fd, kinds.some((k) => k !== ""));
+  files.forEach((f, i) => addFile(fd, f, kinds[i]));
+  const r = await api("/jobs", { method: "POST", body: fd });
+  if (r.status === 413) return ["", []];
+  return [(await answerOf(r)).id, files.map((f, i) => (kinds[i] ? null : f))];
+}
+
+// jobEnded says whether a job's state is final.
+const jobEnded = (state) => state === "succeeded" || state === "failed" || state === "canceled";
+
+// followJob shows job id's progress until it ends, then its results (local:
+// the page images sent, by item, for their thumbnails; none when the page
+// was opened again). The job's id is in the address (#job=...) and
+// kept in this browser, so the page can be closed and opened again.
+async function followJob(id, local = []) {
+  const me = ++following;
+  history.replaceState(null, "", "#job=" + encodeURIComponent(id));
+  localStorage.setItem(lastJobKey, id);
+  $("last-job").hidden = true;
+  const url = "/jobs/" + encodeURIComponent(id);
+  let st;
+  for (;;) {
+    st = await answerOf(await api(url));
+    if (me !== following) return;
+    if (jobEnded(st.state)) break;
+    const done = st.items.succeeded + st.items.failed;
+    $("status").textContent = "Job " + id + " " + st.state + ": " + done + " of " + st.items.total + " file(s) done" +
+      (st.items.failed ? ", " + st.items.failed + " failed" : "") +
+      "… The results stay with the service: this page can be closed and opened again at this address.";
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    if (me !== following) return;
+  }
+  const res = await answerOf(await api(url + "/results"));
+  if (me !== following) return;
+  reset();
+  const multi = res.items.length > 1;
+  for (const it of res.items) {
+    if (it.state === "succeeded") {
+      showAnswer(it.name, it.output, local[it.item] ? URL.createObjectURL(local[it.item]) : "", multi);
+    } else if (it.state === "failed") {
+      showFailure(it.name, "Error " + it.status + ": " + (it.output ? detailText(it.output, it.status) : it.error), multi);
+    } else {
+      showFailure(it.name, "not classified: the job was " + st.state, multi);
+    }
+  }
+  finish(res.items.length, "Job " + id + " " + st.state + ": ");
+  if (st.error) showError(st.error);
+}
+
+// run does the work of a submission (the submit button disabled meanwhile)
+// or of a job opened again (the button left as it is), and shows its error.
+async function run(work, submission) {
+  if (submission) $("submit").disabled = true;
   try {
-    for (const [i, file] of files.entries()) {
-      $("status").textContent = "Classifying " + file.name + (files.length > 1 ? " (" + (i + 1) + " of " + files.length + ")" : "") + "…";
-      let body;
-      try {
-        body = await classify(file);
-      } catch (e) {
-        failures.push((files.length > 1 ? file.name + ": " : "") + e.message);
-        addRow({ file: file.name, page: "", category: "", score: "", second: "", needs_review: null, review: "", predictions: [], error: e.message, page_label: "" });
-        continue;
-      }
-      model = body.version === "all" ? "ensemble" : "model " + body.version;
-      // The service answered with its shipped demo models (the published
-      // models are not installed): say so on the page, as the answer does.
-      if (body.demo) for (const m of body.demo_models || []) demo.add(m);
-      const answered = body.type === "document"
-        ? body.pages.map((p) => [p.page, p.label, p.thumbnail, p.predictions, p.review])
-        : [[1, "", URL.createObjectURL(file), body.predictions, body.review]];
-      for (const [page, label, thumb, preds, rv] of answered) {
-        const name = pageName(page, label);
-        const title = body.type === "document" ? (files.length > 1 ? file.name + ", page " + name : "Page " + name) : file.name;
-        addRow(pageRow(file.name, page, label, preds, rv), addCard({ title, thumb, preds, rv }));
-        pages++;
-        if (rv && rv.needs_review === true) flagged++;
-      }
-      if (files.length === 1) {
-        // A selection (the Pages field) classifies some of the pages.
-        const count = body.type !== "document" ? ""
-          : body.pages.length === body.page_count ? body.page_count + " page(s), "
-          : body.pages.length + " of " + body.page_count + " page(s), ";
-        $("status").textContent = file.name + ": " + count + model;
-      }
-    }
-    if (files.length > 1) {
-      $("status").textContent = files.length + " files: " + pages + " page(s) classified, " + flagged + " to check, " +
-        failures.length + " file(s) failed" + (model ? ", " + model : "");
-    } else if (failures.length) {
-      $("status").textContent = "";
-    }
-    if (demo.size) {
-      $("demo").textContent = "Demo models answered (" + [...demo].join(", ") +
-        "): trained on the sample pages only, not the published models. Use the scores as an illustration.";
-      $("demo").hidden = false;
-    }
-    if (failures.length) showError(failures.join("\n"));
-    if (rows.length) {
-      offerDownloads();
-      $("batch").hidden = false;
-    }
+    await work();
   } catch (e) {
     $("status").textContent = "";
     showError("The request failed: " + e.message);
   } finally {
-    $("submit").disabled = false;
+    if (submission) $("submit").disabled = false;
   }
+}
+
+$("form").addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  reset();
+  const files = [...$("file").files];
+  if (!files.length) { showError("Choose an image, a PDF or a TIFF first."); return; }
+  return run(async () => {
+    following++; // a job followed until now no longer shows here
+    if (jobsEnabled) {
+      $("status").textContent = "Sending " + files.length + " file(s) as one job…";
+      const [id, images] = await submitJob(files);
+      if (id) return followJob(id, images);
+    }
+    history.replaceState(null, "", location.pathname + location.search);
+    return classifyEach(files);
+  }, true);
 });
+
+// openJob shows the job named by the address (#job=<id>), if any; without
+// one, the last job this browser sent is offered as a link.
+function openJob() {
+  const m = /^#job=(.+)$/.exec(location.hash);
+  if (m) {
+    const id = decodeURIComponent(m[1]);
+    reset();
+    $("status").textContent = "Opening job " + id + "…";
+    run(() => followJob(id), false);
+    return;
+  }
+  const last = localStorage.getItem(lastJobKey);
+  if (last) {
+    $("last-job-link").href = "#job=" + encodeURIComponent(last);
+    $("last-job-link").textContent = "job " + last;
+    $("last-job").hidden = false;
+  }
+}
+window.addEventListener("hashchange", openJob);
+openJob();
