@@ -165,9 +165,36 @@ func (d *driver) fail(name string, err error) {
 	os.Exit(1)
 }
 
-// diagnose prints the pods, events and pods' logs of d's namespace.
+// nodeTaints names the nodes' taints ("" for none or when kubectl
+// fails): node.kubernetes.io/disk-pressure, for one, means the machine's
+// disk is short and no pod is scheduled.
+func (d *driver) nodeTaints() string {
+	out, err := d.kc("get", "nodes", "-o", `jsonpath={range .items[*]}{.metadata.name}{"\t"}{range .spec.taints[*]}{.key}{":"}{.effect}{" "}{end}{"\n"}{end}`)
+	if err != nil {
+		return ""
+	}
+	return taints(out)
+}
+
+// taints reads nodeTaints' kubectl output (a line a node: its name, a tab,
+// its taints key:effect separated by spaces) as "node: taint, taint; node:
+// ...", leaving out nodes without taints.
+func taints(out string) string {
+	var nodes []string
+	for _, line := range strings.Split(out, "\n") {
+		name, list, _ := strings.Cut(line, "\t")
+		if f := strings.Fields(list); len(f) > 0 {
+			nodes = append(nodes, strings.TrimSpace(name)+": "+strings.Join(f, ", "))
+		}
+	}
+	return strings.Join(nodes, "; ")
+}
+
+// diagnose prints the pods, events and pods' logs of d's namespace, and
+// the nodes' conditions and taints.
 func (d *driver) diagnose() {
 	for _, args := range [][]string{
+		{"get", "nodes", "-o", `jsonpath={range .items[*]}{.metadata.name}{"\n  taints: "}{.spec.taints}{"\n  conditions: "}{range .status.conditions[*]}{.type}={.status} {end}{"\n"}{end}`},
 		{"get", "pods,jobs,deployments,statefulsets,endpointslices", "-o", "wide"},
 		{"get", "events", "--sort-by", ".lastTimestamp"},
 		{"logs", "-l", "app.kubernetes.io/name", "--all-containers", "--prefix", "--tail", "40", "--max-log-requests", "20"},
@@ -256,6 +283,9 @@ func (d *driver) rollout() error {
 	times := map[string]float64{}
 	for _, dep := range []string{"pageclass-api", "translate-api"} {
 		if _, err := d.kc("rollout", "status", "deployment/"+dep, "--timeout", "6m"); err != nil {
+			if taints := d.nodeTaints(); taints != "" {
+				return fmt.Errorf("%w; the node has taints, which keep pods Pending: %s", err, taints)
+			}
 			return err
 		}
 		times[dep] = secs(time.Since(t))

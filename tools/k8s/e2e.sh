@@ -34,6 +34,18 @@ phase=start
 fail() { echo "k8s-e2e: FAILED in $phase: $*" >&2; exit 1; }
 [[ $(id -u) == 0 ]] || fail "needs root: the node's containerd, kubelet and kube-proxy manage mounts, network namespaces and iptables"
 
+# Disk: the kubelet taints its node with disk-pressure when the disk holding
+# its state runs short (evictionHard in cluster.sh), and pods then stay
+# Pending; the images imported into the node take several GB. Refuse to
+# start rather than fail 10 minutes later in the rollout.
+phase="disk check"
+min_free_gb=${K8S_MIN_FREE_GB:-12}
+state_parent=$(dirname "$K8S_STATE")
+free_gb=$(df -P -BG "$state_parent" | awk 'NR == 2 { sub("G", "", $4); print $4 }')
+if [[ -n $free_gb && $free_gb -lt $min_free_gb ]]; then
+  fail "$free_gb GB free on the disk of $state_parent ($(df -P "$state_parent" | awk 'NR == 2 { print $5 }') used), want at least $min_free_gb GB (K8S_MIN_FREE_GB): the node would be tainted with disk-pressure and its pods left Pending; free space first (old images: podman image prune; Go's build cache: go clean -cache)"
+fi
+
 lock=/run/lock/archivekit-k8s-e2e.lock
 exec 9>"$lock"
 if ! flock -n 9; then
