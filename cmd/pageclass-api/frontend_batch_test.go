@@ -5,12 +5,15 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/chromedp/cdproto/runtime"
@@ -348,6 +351,66 @@ func TestFrontendJobs(t *testing.T) {
 	}
 	if b := servicetest.ReadBody(t, r); json.Unmarshal(b, &list) != nil || len(list.Jobs) != 1 {
 		t.Errorf("jobs after the page was opened twice again: %s, want the one job", b)
+	}
+}
+
+// TestFrontendJobProgress: while the page's job waits behind another (a
+// book job whose manifest the loopback server holds back, so the one
+// worker is busy), the page shows it queued, with its id already in the
+// address; once the other job ends, the page shows its results.
+func TestFrontendJobProgress(t *testing.T) {
+	ctx := chromium(t)
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		http.NotFound(w, r) // the book cannot be read: its job fails at once
+	}))
+	t.Cleanup(held.Close)
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the server closes
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir(), EnvBookHosts: must(url.Parse(held.URL)).Host}, nil)
+	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
+	submitForm(t, ts.URL, upload{Field: "book", Data: []byte(held.URL + "/manifest.json")})
+	<-entered // the worker reads the book: the next job waits
+
+	page := classifytest.Pages(t, 1)[7]
+	var queued, hash, status string
+	var table [][]string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/frontend"),
+		chromedp.WaitReady(`#legend-table tbody tr`), // /info has answered
+		chromedp.SetUploadFiles("#file", []string{page}),
+		chromedp.Click("#submit"),
+		chromedp.Poll(`document.querySelector('#status').textContent.includes('queued: 0 of 1 file(s) done')`, nil),
+		chromedp.Text("#status", &queued),
+		chromedp.Evaluate(`location.hash`, &hash),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	free()
+	err = chromedp.Run(ctx,
+		chromedp.WaitVisible("#batch"),
+		chromedp.Text("#status", &status),
+		chromedp.Evaluate(tableRows, &table),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, ok := strings.CutPrefix(hash, "#job=")
+	if !ok || !strings.HasPrefix(queued, "Job "+id+" queued: 0 of 1 file(s) done") || !strings.Contains(queued, "closed and opened again") {
+		t.Errorf("while queued: address fragment %q, status %q", hash, queued)
+	}
+	if !strings.HasPrefix(status, "Job "+id+" succeeded: "+filepath.Base(page)+": ") || len(table) != 1 || modelmeta.CategoryIndex(table[0][2]) < 0 {
+		t.Errorf("after: status %q, table %q", status, table)
 	}
 }
 
