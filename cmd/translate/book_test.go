@@ -296,9 +296,9 @@ func altoMETS(n int) string {
 // book is kept in the download folder and its fetch recorded in the
 // ledger, so a run stopped after translating two of five text files (by
 // a cancel, and by SIGKILL) and resumed fetches every text file once in
-// all (the resumed run requests only the METS file) and writes the outputs
-// of one clean run; a further resume with the download folder removed
-// translates nothing again.
+// all (the resumed run requests only the METS file), as a clean run
+// requests each once, and writes the outputs of one clean run; a further
+// resume with the download folder removed translates nothing again.
 func TestBookResumeFetchesOnce(t *testing.T) {
 	killedChild(t)
 	const n = 5
@@ -330,6 +330,11 @@ func TestBookResumeFetchesOnce(t *testing.T) {
 		return m
 	}
 	before := hits()
+	for p, h := range before {
+		if h != 1 {
+			t.Errorf("%s requested %d times in one run, want 1 (reading the book fetches it, the run takes it from the fetcher)", p, h)
+		}
+	}
 
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
