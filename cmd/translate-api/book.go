@@ -223,18 +223,19 @@ func bookTexts(b *book.Book) []bookText {
 
 // bookJobs lets POST /jobs take a book_url: the job's items are the book's
 // text files in page order, each fetched by the worker (within the upload
-// cap and BOOK_ALLOW_HOSTS, as /translate fetches them) and translated as
-// /translate translates an upload; pages without text are not items, and
-// no bound of 500 files applies.
+// cap and BOOK_ALLOW_HOSTS, as /translate fetches them), told by its
+// content (checkText) and translated as /translate translates an upload;
+// pages without text are not items, and no bound of 500 files applies.
 func (s *server) bookJobs() *jobs.BookInput {
-	return &jobs.BookInput{Field: "book_url", Items: s.bookItems, Fetch: s.fetchText}
+	return &jobs.BookInput{Field: "book_url", Items: s.bookItems, Fetch: s.fetchText, Check: checkText}
 }
 
-// bookItems reads a book job's book and lists its text files; each is
-// told by its first 64 KiB (book.Options.SniffPrefix), since the worker
-// fetches it whole when its item runs.
+// bookItems reads a book job's book and lists its text files. The worker
+// fetches each when its item runs and tells its format then, so reading
+// the book fetches none whose format the METS declares, and only the first
+// 64 KiB of the others (book.Options.FetchLater).
 func (s *server) bookItems(ctx context.Context, location string, _ map[string]string) ([]jobs.BookItem, error) {
-	b, err := book.Read(ctx, location, book.Options{Fetcher: s.bookFetcher(), MaxBytes: s.svc.Config.MaxUploadBytes, SniffPrefix: true})
+	b, err := book.Read(ctx, location, book.Options{Fetcher: s.bookFetcher(), MaxBytes: s.svc.Config.MaxUploadBytes, FetchLater: true})
 	if err != nil {
 		return nil, errors.New(service.Redact(err.Error()))
 	}
@@ -261,6 +262,20 @@ func (s *server) fetchText(ctx context.Context, source string) ([]byte, string, 
 		return nil, "", errors.New(service.Redact(err.Error()))
 	}
 	return b, "", nil
+}
+
+// checkText tells a book job's fetched text file by its content
+// (book.Sniff): the item's format becomes the one it has, where the book
+// only declared one; a file that is none of ALTO, PAGE-XML and hOCR fails
+// its item, naming its URL (not redacted: it is the item's book.source,
+// a file of the client's book, and the rest is what the file holds).
+func checkText(data []byte, ref jobs.BookRef) (jobs.BookRef, error) {
+	f, err := book.Sniff(data)
+	if err != nil {
+		return ref, fmt.Errorf("%s: not ALTO, PAGE-XML or hOCR (%v)", ref.Source, err)
+	}
+	ref.Format = string(f)
+	return ref, nil
 }
 
 // textType is the media type of a book's text file in an answer: HTML for

@@ -83,30 +83,37 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// servedBook is bookServer, its files served as a static file server
-// serves them (http.ServeContent: byte ranges answered), with the log of
-// what it answered.
+// servedBook is bookServer, its files served by serveFiles, with the log
+// of what it answered.
 func servedBook(t *testing.T) (map[string][]byte, *httptest.Server, *served) {
 	files := map[string][]byte{
 		"/b/mets.xml":         []byte(bookMETS),
 		"/b/OCR-D-OCR/1.xml":  readFile(t, "../../internal/translate/pagexml/testdata/real/ocrd-gt_german_kant1784-0017.page.xml"),
 		"/b/OCR-D-OCR/3.hocr": readFile(t, "../../internal/translate/hocr/testdata/real/ocropy_german_hocrtools-litver.hocr"),
 	}
+	books, log := serveFiles(t, files)
+	return files, books, log
+}
+
+// serveFiles serves files by path on a loopback server, closed with the
+// test, as a static file server serves them (http.ServeContent: byte
+// ranges answered; a path not in files is 404), with the log of every
+// request it answered.
+func serveFiles(t *testing.T, files map[string][]byte) (*httptest.Server, *served) {
 	log := &served{}
 	books := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		data, ok := files[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
 		cw := &countingWriter{ResponseWriter: w}
-		http.ServeContent(cw, r, path.Base(r.URL.Path), time.Time{}, bytes.NewReader(data))
+		if data, ok := files[r.URL.Path]; ok {
+			http.ServeContent(cw, r, path.Base(r.URL.Path), time.Time{}, bytes.NewReader(data))
+		} else {
+			http.NotFound(w, r)
+		}
 		log.mu.Lock()
 		log.reqs = append(log.reqs, servedRequest{path: r.URL.Path, rng: r.Header.Get("Range"), bytes: cw.n})
 		log.mu.Unlock()
 	}))
 	t.Cleanup(books.Close)
-	return files, books, log
+	return books, log
 }
 
 // TestTranslateBook (issues 28 item 5, 29 item 7): /translate takes a

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/http"
 	"path/filepath"
@@ -187,8 +188,8 @@ func jobResults(t *testing.T, base, id string) jobs.Results {
 // (PAGE-XML on page 1, hOCR on page 3; page 2 has none), each fetched from
 // the loopback server BOOK_ALLOW_HOSTS names and translated as the
 // synchronous book_url request translates it; each item's result carries
-// its page's ID, position, path in the book and format; reading the book
-// fetched only the first 64 KiB of each text file; the job's run
+// its page's ID, position, path in the book and format; each text file is
+// requested once, whole, when its item runs (issue 28); the job's run
 // metadata counts the units the synchronous answer counts (issue 30 item
 // 5). A file that is no book fails the job with the reader's reason.
 func TestJobsBook(t *testing.T) {
@@ -211,13 +212,13 @@ func TestJobsBook(t *testing.T) {
 	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 2, Succeeded: 2}) {
 		t.Fatalf("%+v", st)
 	}
-	// Reading the book took the first 64 KiB of each text file (a range
-	// request), the item's run all of it: the PAGE file of 89 077 bytes
-	// is sent 65 536 + 89 077 bytes, not twice whole.
+	// The METS declares both formats: reading the book fetched neither,
+	// the item's run fetched each once, whole (was the first 64 KiB
+	// first: the PAGE file of 89 077 bytes sent 65 536 + 89 077 bytes).
 	for _, p := range []string{"/b/OCR-D-OCR/1.xml", "/b/OCR-D-OCR/3.hocr"} {
 		reqs, size := log.of(p), len(files[p])
-		if len(reqs) != 2 || reqs[0].rng != "bytes=0-65535" || reqs[0].bytes != min(size, 65536) || reqs[1].rng != "" || reqs[1].bytes != size {
-			t.Errorf("%s (%d bytes) was served %+v; want the first 64 KiB to read the book, then the whole file to translate it", p, size, reqs)
+		if len(reqs) != 1 || reqs[0].rng != "" || reqs[0].bytes != size {
+			t.Errorf("%s (%d bytes) was served %+v; want it once, whole, when its item ran", p, size, reqs)
 		}
 	}
 	res := jobResults(t, ts.URL, st.ID)
@@ -258,6 +259,139 @@ func TestJobsBook(t *testing.T) {
 	}
 	if d := servicetest.FormField(t, ts.URL, "/jobs", "book_url"); !strings.Contains(d, "METS file") {
 		t.Errorf("the OpenAPI of POST /jobs describes no book_url field: %q", d)
+	}
+}
+
+// jobBookMETS is a METS file of eight pages whose text files say what
+// they are as producers say it: a FULLTEXT group of text/xml files (ALTO
+// by the DFG-Viewer's convention), OCR-D's PAGE MIMETYPE, a group and
+// MIMETYPE that say nothing (TXT, application/xml); page 3 has no text;
+// page 4's FULLTEXT file is PAGE-XML, page 6's a TEI file, page 8's
+// missing.
+func jobBookMETS() string {
+	groups := []struct {
+		use, mime string
+		pages     []int
+		dir       string
+	}{{"FULLTEXT", "text/xml", []int{1, 4, 6, 8}, "ocr"}, {"OCR-D-OCR", "application/vnd.prima.page+xml", []int{2, 5}, "OCR-D-OCR"}, {"TXT", "application/xml", []int{7}, "txt"}}
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
+<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">
+ <mets:fileSec>
+  <mets:fileGrp USE="DEFAULT">
+`)
+	file := func(id, mime, href string) {
+		fmt.Fprintf(&b, "   <mets:file ID=%q MIMETYPE=%q><mets:FLocat LOCTYPE=\"URL\" xlink:href=%q/></mets:file>\n", id, mime, href)
+	}
+	for k := 1; k <= 8; k++ {
+		file(fmt.Sprintf("i%d", k), "image/jpeg", fmt.Sprintf("img/%d.jpg", k))
+	}
+	b.WriteString("  </mets:fileGrp>\n")
+	text := map[int]string{}
+	for _, g := range groups {
+		fmt.Fprintf(&b, "  <mets:fileGrp USE=%q>\n", g.use)
+		for _, k := range g.pages {
+			file(fmt.Sprintf("t%d", k), g.mime, fmt.Sprintf("%s/%d.xml", g.dir, k))
+			text[k] = fmt.Sprintf(`<mets:fptr FILEID="t%d"/>`, k)
+		}
+		b.WriteString("  </mets:fileGrp>\n")
+	}
+	b.WriteString(" </mets:fileSec>\n <mets:structMap TYPE=\"PHYSICAL\"><mets:div TYPE=\"physSequence\">\n")
+	for k := 1; k <= 8; k++ {
+		fmt.Fprintf(&b, "  <mets:div ID=\"P%[1]d\" TYPE=\"page\" ORDER=\"%[1]d\"><mets:fptr FILEID=\"i%[1]d\"/>%[2]s</mets:div>\n", k, text[k])
+	}
+	b.WriteString(" </mets:div></mets:structMap>\n</mets:mets>\n")
+	return b.String()
+}
+
+// TestJobsBookFetchesOnce (issue 28): a book job requests each text file
+// whose format its METS declares once, when its item runs (before, each
+// was requested twice: its first 64 KiB when the book was read, then
+// whole), and translates each as the synchronous book_url request does;
+// the format an item reports is its content's (page 4's FULLTEXT file is
+// PAGE-XML); a declared text file that is no ALTO, PAGE-XML or hOCR
+// (page 6, TEI) or cannot be fetched (page 8, 404) fails its item naming
+// its URL, where reading the book left it out of the job; a file the METS
+// says nothing of (page 7) is still told by its first 64 KiB when the
+// book is read, then fetched whole.
+func TestJobsBookFetchesOnce(t *testing.T) {
+	real := func(p string) []byte { return readFile(t, "../../internal/translate/"+p) }
+	files := map[string][]byte{
+		"/b/mets.xml":        []byte(jobBookMETS()),
+		"/b/ocr/1.xml":       real("alto/testdata/real/escriptorium_hebrew_bsb00084914-00007.alto.xml"),
+		"/b/OCR-D-OCR/2.xml": real("pagexml/testdata/real/ocrd-gt_german_kant1784-0017.page.xml"),
+		"/b/ocr/4.xml":       real("pagexml/testdata/real/prima_english_simplepage.page.xml"),
+		"/b/OCR-D-OCR/5.xml": real("pagexml/testdata/real/transkribus_spanish_170025120000003-0074.page.xml"),
+		"/b/ocr/6.xml":       []byte(`<?xml version="1.0"?><TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><p>Grab</p></body></text></TEI>`),
+		"/b/txt/7.xml":       smallALTO("hrob"),
+	}
+	books, log := serveFiles(t, files)
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_ALLOW_HOSTS": "127.0.0.1", "JOBS_DIR": t.TempDir()}))
+	lang := part{Field: "source_lang", Data: []byte("de")}
+	body, ctype := multipartBody(t, part{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}, lang)
+	resp := post(t, ts.URL+"/jobs", ctype, body)
+	var st jobs.Status
+	if b := readBody(t, resp); resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &st) != nil {
+		t.Fatalf("POST /jobs: %d %s", resp.StatusCode, b)
+	}
+	st = pollJob(t, ts.URL, st.ID, 60*time.Second, ended)
+	for p, data := range files {
+		reqs := log.of(p)
+		switch p {
+		case "/b/mets.xml":
+		case "/b/txt/7.xml":
+			if len(reqs) != 2 || reqs[0].rng != "bytes=0-65535" || reqs[1].rng != "" || reqs[1].bytes != len(data) {
+				t.Errorf("%s (undeclared) was served %+v; want its start to read the book, then the whole file", p, reqs)
+			}
+		default:
+			if len(reqs) != 1 || reqs[0].rng != "" || reqs[0].bytes != len(data) {
+				t.Errorf("%s (%d bytes) was served %+v; want it once, whole, when its item ran", p, len(data), reqs)
+			}
+		}
+	}
+	if reqs := log.of("/b/ocr/8.xml"); len(reqs) != 1 {
+		t.Errorf("the missing file was requested %d times, want once (a 404 is not retried)", len(reqs))
+	}
+	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 7, Succeeded: 5, Failed: 2}) {
+		t.Fatalf("%+v", st)
+	}
+
+	body, ctype = multipartBody(t, part{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}, lang)
+	resp = post(t, ts.URL+"/translate", ctype, body)
+	b := readBody(t, resp)
+	_, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	sync := map[string][]byte{}
+	for _, p := range mixedParts(t, params["boundary"], b) {
+		sync[p.name] = p.data
+	}
+	res := jobResults(t, ts.URL, st.ID)
+	for i, want := range []struct {
+		page         int
+		path, format string
+		out          string // the synchronous answer's part
+		status       int
+		err          string
+	}{
+		{1, "ocr/1.xml", "ALTO", "ocr/1_en.xml", 200, ""},
+		{2, "OCR-D-OCR/2.xml", "PAGE", "OCR-D-OCR/2_en.xml", 200, ""},
+		{4, "ocr/4.xml", "PAGE", "ocr/4_en.xml", 200, ""},
+		{5, "OCR-D-OCR/5.xml", "PAGE", "OCR-D-OCR/5_en.xml", 200, ""},
+		{6, "ocr/6.xml", "ALTO", "", 422, books.URL + "/b/ocr/6.xml: not ALTO, PAGE-XML or hOCR (root element TEI in namespace http://www.tei-c.org/ns/1.0)"},
+		{7, "txt/7.xml", "ALTO", "txt/7_en.xml", 200, ""},
+		{8, "ocr/8.xml", "ALTO", "", 502, "not fetched: GET <internal service> 404 Not Found"}, // redacted, as every fetch error; book.source names it
+	} {
+		it := res.Items[i]
+		if bk := it.Book; bk == nil || bk.Page != want.page || bk.ID != fmt.Sprintf("P%d", want.page) || bk.Path != want.path || bk.Format != want.format || bk.Source != books.URL+"/b/"+want.path {
+			t.Errorf("item %d: book %+v, want page %d, %s, %s", i, it.Book, want.page, want.path, want.format)
+		}
+		if it.Status != want.status || it.Error != want.err {
+			t.Errorf("item %d (%s): %d %q, want %d %q", i, it.Name, it.Status, it.Error, want.status, want.err)
+		}
+		if want.out != "" && (it.Text == nil || len(sync[want.out]) == 0 || *it.Text != string(sync[want.out])) {
+			t.Errorf("item %d (%s) differs from the synchronous answer's %s", i, it.Name, want.out)
+		}
 	}
 }
 

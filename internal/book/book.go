@@ -108,7 +108,7 @@ type Text struct {
 	Format   Format
 	// Sniffed says Format was read from the file's root element; false
 	// when it was taken from what the METS or manifest declared
-	// (TextDeclared, or a manifest's format and profile).
+	// (TextDeclared, FetchLater, or a manifest's format and profile).
 	Sniffed bool
 	// Declared is what the METS (USE and MIMETYPE) or the manifest
 	// (format, profile) said of the file.
@@ -144,7 +144,7 @@ const (
 	// TextSniff (the default) reads the start of every file of a page that
 	// is not an image (by MIMETYPE and name) and keeps those whose root
 	// element is ALTO, PcGts or hOCR; remote files are fetched (and stay in
-	// the Fetcher's cache).
+	// the Fetcher's cache; see Options.FetchLater).
 	TextSniff TextMode = iota
 	// TextDeclared fetches nothing: files are taken as text by their group,
 	// USE and MIMETYPE; Text.Sniffed is false.
@@ -178,13 +178,16 @@ type Options struct {
 	// Fetcher gets remote files; nil: a Fetcher with fetch.Defaults and
 	// MaxBytes.
 	Fetcher *fetch.Fetcher
-	// SniffPrefix makes TextSniff read only the first 64 KiB of a remote
-	// text file (fetch.Fetcher.Prefix: an HTTP range request, at most that
-	// read) instead of fetching it whole into the Fetcher's cache: for a
-	// caller that fetches each text file again later anyway (a job's
-	// worker), so that reading the book holds and transfers a bounded
-	// number of bytes per file.
-	SniffPrefix bool
+	// FetchLater is for a caller that fetches each remote text file itself
+	// later and tells its format by its content then (Text.Verify; a job's
+	// worker): TextSniff fetches none of the remote text files whose format
+	// the METS declares (by USE, MIMETYPE or fileGrp, a full-text group
+	// taken as ALTO, as TextDeclared takes them), giving each that format
+	// with Sniffed false, and reads only the first 64 KiB of the others
+	// (fetch.Fetcher.Prefix: an HTTP range request, at most that read, not
+	// cached) to tell whether they are text at all. So reading a book
+	// requests a declared text file never, and another at most 64 KiB.
+	FetchLater bool
 }
 
 func (o Options) withDefaults() Options {

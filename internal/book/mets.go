@@ -503,15 +503,19 @@ func (r *reader) text(b *Book, page string, f *file, l loc) (Text, bool) {
 	declared := declaredFormat(f.group, f.Use, f.MIMEType)
 	decl := strings.TrimSpace(strings.Join(nonEmpty(f.group, f.Use, f.MIMEType), " "))
 	t := Text{Location: l.String(), Declared: decl, Group: f.group, FileID: f.ID}
-	if r.opts.Text == TextDeclared {
-		if declared == "" && looksFulltext(f.group) {
-			declared = ALTO // FULLTEXT groups hold ALTO by the DFG-Viewer's convention
+	if r.opts.Text == TextDeclared || r.opts.FetchLater && l.url != nil {
+		taken := declared
+		if taken == "" && looksFulltext(f.group) {
+			taken = ALTO // FULLTEXT groups hold ALTO by the DFG-Viewer's convention
 		}
-		if declared == "" {
+		if taken != "" {
+			t.Format = taken
+			return t, true
+		}
+		if r.opts.Text == TextDeclared {
 			return t, false
 		}
-		t.Format = declared
-		return t, true
+		// FetchLater: a file the METS says nothing of is told by its start
 	}
 	data, err := r.prefix(l)
 	if err != nil {
@@ -539,9 +543,9 @@ func (r *reader) text(b *Book, page string, f *file, l loc) (Text, bool) {
 
 // prefix reads the start of a file: up to 64 KiB of a local one, the whole
 // of a remote one (which stays in the Fetcher's cache), or up to 64 KiB of
-// it with SniffPrefix.
+// it with FetchLater.
 func (r *reader) prefix(l loc) ([]byte, error) {
-	if l.url != nil && r.opts.SniffPrefix {
+	if l.url != nil && r.opts.FetchLater {
 		return r.opts.Fetcher.Prefix(r.ctx, l.url.String(), sniffBytes, l.linked)
 	}
 	if l.url != nil {

@@ -177,43 +177,77 @@ func TestRemoteMETS(t *testing.T) {
 	}
 }
 
-// TestRemoteMETSSniffPrefix: with SniffPrefix the remote text files are
-// told by their first 64 KiB (range requests to a file server), so the
-// book reads as with whole files, the largest (OCR-D's 89 077-byte PAGE
-// file) costs 65 536 bytes, and none is cached: fetching one afterwards
-// is a request of its own.
-func TestRemoteMETSSniffPrefix(t *testing.T) {
-	srv := httptest.NewServer(http.StripPrefix("/book/", http.FileServer(http.Dir("testdata/mets/ocrd-kant"))))
+// TestRemoteMETSFetchLater: with FetchLater the remote text files whose
+// format the METS declares (OCR-D's PAGE and ALTO MIMETYPEs) are not
+// fetched: the book reads as with whole files (Sniffed aside) with one
+// request, the METS file's. Those it says nothing of are told by their
+// first 64 KiB (range requests to a file server): the largest (OCR-D's
+// 89 077-byte PAGE file) costs 65 536 bytes, and none is cached, so
+// fetching one afterwards is a request of its own.
+func TestRemoteMETSFetchLater(t *testing.T) {
+	mets, err := os.ReadFile("testdata/mets/ocrd-kant/mets.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the PAGE group undeclared: a group name and MIMETYPE that say nothing
+	undeclared := strings.NewReplacer(`USE="OCR-D-GT-PAGE"`, `USE="GT"`, `MIMETYPE="application/vnd.prima.page+xml"`, `MIMETYPE="application/xml"`).Replace(string(mets))
+	files := http.FileServer(http.Dir("testdata/mets/ocrd-kant"))
+	srv := httptest.NewServer(http.StripPrefix("/book/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "undeclared.xml" {
+			w.Write([]byte(undeclared))
+			return
+		}
+		files.ServeHTTP(w, r)
+	})))
 	defer srv.Close()
 	f := fetch.New(fetch.Policy{Private: fetch.PrivateAllowed}, nil)
-	whole, err := Read(context.Background(), srv.URL+"/book/mets.xml", Options{Fetcher: f.Fresh()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := Read(context.Background(), srv.URL+"/book/mets.xml", Options{Fetcher: f, SniffPrefix: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(b, whole) {
-		t.Errorf("read with SniffPrefix:\n%+v\nwith whole files:\n%+v", b, whole)
-	}
-	log := f.Log()
-	if len(log) != 5 {
-		t.Fatalf("%d requests, want 5 (the METS and four text files): %+v", len(log), log)
-	}
-	for _, r := range log[1:] {
-		if r.Bytes > 64<<10 {
-			t.Errorf("%s: %d bytes read to sniff it", r.URL, r.Bytes)
+	for _, c := range []struct {
+		mets     string
+		requests int // the METS file's included
+		sniffed  int // text files told by their start
+	}{{"mets.xml", 1, 0}, {"undeclared.xml", 3, 2}} {
+		whole, err := Read(context.Background(), srv.URL+"/book/"+c.mets, Options{Fetcher: f.Fresh()})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if strings.HasSuffix(r.URL, "PAGE_0017_PAGE.xml") && r.Bytes != 64<<10 {
-			t.Errorf("%s: %d bytes read, want 65536 of its 89077", r.URL, r.Bytes)
+		later := f.Fresh()
+		b, err := Read(context.Background(), srv.URL+"/book/"+c.mets, Options{Fetcher: later, FetchLater: true})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if _, err := f.GetLinked(context.Background(), b.Pages[0].Texts[0].Location); err != nil {
-		t.Fatal(err)
-	}
-	if n, _ := f.Fetched(); n != 6 {
-		t.Errorf("%d requests, want 6: a sniffed prefix is not cached", n)
+		sniffed := 0
+		for i := range b.Pages {
+			for j := range b.Pages[i].Texts {
+				if b.Pages[i].Texts[j].Sniffed {
+					sniffed++
+				}
+				b.Pages[i].Texts[j].Sniffed = whole.Pages[i].Texts[j].Sniffed
+			}
+		}
+		if !reflect.DeepEqual(b, whole) || sniffed != c.sniffed {
+			t.Errorf("%s read with FetchLater (%d text files sniffed, want %d):\n%+v\nwith whole files:\n%+v", c.mets, sniffed, c.sniffed, b, whole)
+		}
+		log := later.Log()
+		if len(log) != c.requests {
+			t.Fatalf("%s: %d requests, want %d (the METS file and the undeclared text files): %+v", c.mets, len(log), c.requests, log)
+		}
+		for _, r := range log[1:] {
+			if !strings.Contains(r.URL, "/OCR-D-GT-PAGE/") {
+				t.Errorf("%s: a declared text file was fetched: %s", c.mets, r.URL)
+			}
+			if strings.HasSuffix(r.URL, "PAGE_0017_PAGE.xml") && r.Bytes != 64<<10 {
+				t.Errorf("%s: %d bytes read, want 65536 of its 89077", r.URL, r.Bytes)
+			}
+			if r.Bytes > 64<<10 {
+				t.Errorf("%s: %d bytes read to sniff it", r.URL, r.Bytes)
+			}
+		}
+		if _, err := later.GetLinked(context.Background(), b.Pages[0].Texts[0].Location); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := later.Fetched(); n != c.requests+1 {
+			t.Errorf("%s: %d requests, want %d: a sniffed prefix is not cached", c.mets, n, c.requests+1)
+		}
 	}
 }
 

@@ -106,11 +106,11 @@ func declaredFormat(words ...string) Format {
 var ErrMismatch = errors.New("declared format does not match the file")
 
 // Verify checks a text file's content once it is fetched: the texts of a
-// manifest, and those of a METS read with TextDeclared, carry the format
-// their document declared (Sniffed is false). It returns the format the
-// content has; an error wrapping ErrMismatch ("declared ALTO, is PAGE")
-// when that differs from t.Format, or Sniff's error when the content is
-// none of ALTO, PAGE and hOCR.
+// manifest, and those of a METS read with TextDeclared or FetchLater,
+// carry the format their document declared (Sniffed is false). It returns
+// the format the content has; an error wrapping ErrMismatch ("declared
+// ALTO, is PAGE") when that differs from t.Format, or Sniff's error when
+// the content is none of ALTO, PAGE and hOCR.
 func (t Text) Verify(data []byte) (Format, error) {
 	f, err := Sniff(data)
 	if err != nil {

@@ -35,6 +35,12 @@ type BookInput struct {
 	// Fetch fetches an item's Source with the service's bounds and host
 	// allow-list; contentType "" keeps the item's Type.
 	Fetch func(ctx context.Context, source string) (data []byte, contentType string, err error)
+	// Check, when not nil, checks an item's file once fetched against what
+	// the book said of it (ref, Source included): the ref it returns is
+	// recorded as the item's (a text file's format told by its content
+	// where the book only declared it), and an error fails the item (422
+	// bad_book, the error its detail) without running it.
+	Check func(data []byte, ref BookRef) (BookRef, error)
 }
 
 // BookItem is one item of a book: a page's image or a text file.

@@ -258,3 +258,71 @@ func (c *counts) get(k string) int {
 	defer c.mu.Unlock()
 	return c.n[k]
 }
+
+// TestBookCheck (issue 28), on SQLite and PostgreSQL: BookInput.Check sees
+// each book item's fetched file with its ref: the ref it returns is the
+// item's in the results (a format told by the content, where the book
+// only declared one), a ref it returns unchanged stays, and its error
+// fails the item (422 bad_book, the error its detail) without a call to
+// the endpoint.
+func TestBookCheck(t *testing.T) { stores(t, testBookCheck) }
+
+func testBookCheck(t *testing.T, newStore store) {
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "<%s/>", strings.TrimPrefix(r.URL.Path, "/"))
+	}))
+	defer files.Close()
+	book := &jobs.BookInput{Field: "book",
+		Items: func(ctx context.Context, location string, _ map[string]string) ([]jobs.BookItem, error) {
+			return []jobs.BookItem{
+				{Name: "alto.xml", Source: files.URL + "/alto", Ref: jobs.BookRef{Page: 1, ID: "P1", Path: "alto.xml", Format: "ALTO"}},
+				{Name: "page.xml", Source: files.URL + "/PcGts", Ref: jobs.BookRef{Page: 2, ID: "P2", Path: "page.xml", Format: "ALTO"}},
+				{Name: "tei.xml", Source: files.URL + "/TEI", Ref: jobs.BookRef{Page: 3, ID: "P3", Path: "tei.xml", Format: "ALTO"}},
+			}, nil
+		},
+		Fetch: func(ctx context.Context, source string) ([]byte, string, error) {
+			resp, err := http.Get(source)
+			if err != nil {
+				return nil, "", err
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			return b, "", err
+		},
+		Check: func(data []byte, ref jobs.BookRef) (jobs.BookRef, error) {
+			switch string(data) {
+			case "<alto/>":
+			case "<PcGts/>":
+				ref.Format = "PAGE"
+			default:
+				return ref, fmt.Errorf("%s: not ALTO or PAGE: %s", ref.Source, data)
+			}
+			return ref, nil
+		}}
+	e := &echo{}
+	svc, q := newServiceWith(t, newStore(t), e, jobs.Options{Book: book})
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, st := submit(t, ts.URL, "", servicetest.Part{Field: "book", Data: []byte(files.URL + "/mets.xml")})
+	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	if st.Items != (jobs.Counts{Total: 3, Succeeded: 2, Failed: 1}) || len(st.Errors) != 1 || st.Errors[0].Status != 422 ||
+		st.Errors[0].Reason != service.ReasonBadBook || st.Errors[0].Error != files.URL+"/TEI: not ALTO or PAGE: <TEI/>" {
+		t.Fatalf("status %+v", st)
+	}
+	var res jobs.Results
+	getJSON(t, ts.URL+"/jobs/"+st.ID+"/results", &res)
+	for i, want := range []string{"ALTO", "PAGE", "ALTO"} {
+		if b := res.Items[i].Book; b == nil || b.Format != want || b.Page != i+1 || b.Source == "" {
+			t.Errorf("item %d: book %+v, want format %s", i, b, want)
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range e.calls {
+		if strings.Contains(c, "tei.xml") {
+			t.Errorf("the endpoint was called for the refused file: %q", e.calls)
+		}
+	}
+}

@@ -109,7 +109,9 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 		return ctx.Err()
 	}
 	var fetchErr *fetchError
-	if errors.As(err, &fetchErr) {
+	var bad *badFile
+	switch {
+	case errors.As(err, &fetchErr):
 		if wait, ok := q.fetchLater(fetchErr.err, it.Runs+1); ok {
 			q.log.Warn("item's file not fetched (its server failed for now): the job pauses and runs it again", "job", id, "item", it.Index,
 				"name", it.Name, "err", fetchErr.err.Error(), "run", it.Runs+1, "of", q.unavailableTries(), "wait", wait.String())
@@ -117,13 +119,9 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 		}
 		// A book's file that cannot be fetched: the item fails, as a
 		// synchronous request fails when its upstream does.
-		out := problemBody(http.StatusBadGateway, service.ReasonFetchFailed, fetchErr.Error())
-		if q.pool == nil {
-			if err := q.writeAnswer(id, it.Index, out); err != nil {
-				return err
-			}
-		}
-		return q.record(ctx, id, it.Index, outcome{state: Failed, status: http.StatusBadGateway, ctype: "application/json", detail: fetchErr.Error(), reason: service.ReasonFetchFailed, out: out})
+		return q.failUnrun(ctx, id, it.Index, http.StatusBadGateway, service.ReasonFetchFailed, fetchErr.Error())
+	case errors.As(err, &bad):
+		return q.failUnrun(ctx, id, it.Index, http.StatusUnprocessableEntity, service.ReasonBadBook, bad.Error())
 	}
 	if err != nil {
 		return fmt.Errorf("item %d: %w", it.Index, err)
@@ -246,10 +244,27 @@ func (q *Queue) writeAnswer(id string, i int, b []byte) error {
 	return err
 }
 
+// failUnrun records item i failed without running it, with the answer
+// the service writes for such an error (problemBody).
+func (q *Queue) failUnrun(ctx context.Context, id string, i, status int, reason service.Reason, detail string) error {
+	out := problemBody(status, reason, detail)
+	if q.pool == nil {
+		if err := q.writeAnswer(id, i, out); err != nil {
+			return err
+		}
+	}
+	return q.record(ctx, id, i, outcome{state: Failed, status: status, ctype: "application/json", detail: detail, reason: reason, out: out})
+}
+
 // fetchError is a book item's file that could not be fetched.
 type fetchError struct{ err error }
 
 func (e *fetchError) Error() string { return "not fetched: " + e.err.Error() }
+
+// badFile is a book item's file, fetched, that BookInput.Check refused.
+type badFile struct{ err error }
+
+func (e *badFile) Error() string { return e.err.Error() }
 
 // itemInput returns what opens item it's file: the stored upload, or a
 // book's page, fetched here once (it.InType becomes the type its server
@@ -269,7 +284,37 @@ func (q *Queue) itemInput(ctx context.Context, id string, it *item) (func() (io.
 	if ctype != "" {
 		it.InType = ctype
 	}
+	if q.opts.Book.Check != nil {
+		if err := q.checkFile(ctx, id, it, data); err != nil {
+			return nil, err
+		}
+	}
 	return func() (io.ReadCloser, error) { return bytesFile{bytes.NewReader(data)}, nil }, nil
+}
+
+// checkFile checks a book item's fetched file (BookInput.Check) and
+// records the ref Check returns when it differs from the item's.
+func (q *Queue) checkFile(ctx context.Context, id string, it *item, data []byte) error {
+	var ref BookRef
+	if r := bookRef(it.Ref); r != nil {
+		ref = *r
+	}
+	got, err := q.opts.Book.Check(data, ref)
+	if err != nil {
+		return &badFile{err}
+	}
+	if got == ref {
+		return nil
+	}
+	b, err := json.Marshal(got)
+	if err != nil {
+		return err
+	}
+	if _, err := q.exec(ctx, `UPDATE archivekit_item SET ref = ? WHERE job_id = ? AND idx = ?`, string(b), id, it.Index); err != nil {
+		return err
+	}
+	it.Ref = string(b)
+	return nil
 }
 
 // route is the route that runs item it, Options.Pick's choice by the
