@@ -148,8 +148,11 @@ func TestErrorReasons(t *testing.T) {
 		{reason: service.ReasonFetchFailed, status: 502, detail: "404", call: form(ts.URL, "/translate", part{Field: "book_url", Data: []byte(books.URL + "/none.xml")})},
 		{reason: service.ReasonNotFound, status: 404, detail: "Not Found", call: raw("GET", ts.URL+"/nowhere", "", "")},
 		{reason: service.ReasonMethodNotAllowed, status: 405, detail: "Method Not Allowed", call: raw("GET", ts.URL+"/translate", "", "")},
-		{reason: service.ReasonJobNotFound, status: 404, detail: "no job has this id", call: raw("GET", ts.URL+"/jobs/no-such-job", "", "")},
-		{reason: service.ReasonItemNotFound, status: 404, detail: "no such item", call: raw("GET", ts.URL+"/jobs/"+done+"/results/7", "", "")},
+		{reason: service.ReasonJobNotFound, status: 404, detail: `no job has the id "no-such-job"`, call: raw("GET", ts.URL+"/jobs/no-such-job", "", "")},
+		// an item of a job that does not exist: the job is what is missing
+		{reason: service.ReasonJobNotFound, status: 404, detail: `no job has the id "no-such-job"`, call: raw("GET", ts.URL+"/jobs/no-such-job/results/0", "", "")},
+		{reason: service.ReasonItemNotFound, status: 404, detail: `has no item "7": its items are numbered 0 to`, call: raw("GET", ts.URL+"/jobs/"+done+"/results/7", "", "")},
+		{reason: service.ReasonItemNotFound, status: 404, detail: `has no item "x"`, call: raw("GET", ts.URL+"/jobs/"+done+"/results/x", "", "")},
 		{reason: service.ReasonJobEnded, status: 409, detail: "the job has already ended", call: raw("DELETE", ts.URL+"/jobs/"+done, "", "")},
 		{reason: service.ReasonItemNotReady, status: 409, detail: "has not run yet",
 			before: func() { running = submitJob(t, failTS.URL, "a.alto.xml", "b.alto.xml") },

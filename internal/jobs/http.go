@@ -219,6 +219,10 @@ func (q *Queue) answer(w http.ResponseWriter, ctx context.Context, id string, co
 }
 
 func (q *Queue) fail(w http.ResponseWriter, err error) {
+	if nf := (notFound{}); errors.As(err, &nf) {
+		service.WriteError(w, http.StatusNotFound, service.ReasonJobNotFound, nf.Error())
+		return
+	}
 	if errors.Is(err, errNotFound) {
 		service.WriteError(w, http.StatusNotFound, service.ReasonJobNotFound, "no job has this id")
 		return
@@ -373,22 +377,32 @@ func inline(ir *ItemResult, b []byte) {
 	}
 }
 
+// noItem is the detail of a 404 for an item the job does not have.
+func noItem(id, item string, n int) string {
+	if len(item) > 40 {
+		item = item[:40] + "..."
+	}
+	if n == 0 {
+		return fmt.Sprintf("job %s has no items yet (a book job lists its items when it first runs), so none numbered %q", id, item)
+	}
+	return fmt.Sprintf("job %s has no item %q: its items are numbered 0 to %d", id, item, n-1)
+}
+
 // Item serves GET /jobs/{id}/results/{item}: the item's answer as the
 // synchronous endpoint gave it (status, type, body).
 func (q *Queue) Item(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	n, err := strconv.Atoi(r.PathValue("item"))
-	if err != nil {
-		service.WriteError(w, http.StatusNotFound, service.ReasonItemNotFound, "no such item")
-		return
-	}
 	items, err := q.items(r.Context(), id)
+	if err == nil && len(items) == 0 {
+		_, _, _, err = q.jobState(r.Context(), id) // no items: is there a job?
+	}
 	if err != nil {
 		q.fail(w, err)
 		return
 	}
-	if n < 0 || n >= len(items) {
-		service.WriteError(w, http.StatusNotFound, service.ReasonItemNotFound, "no such item")
+	n, err := strconv.Atoi(r.PathValue("item"))
+	if err != nil || n < 0 || n >= len(items) {
+		service.WriteError(w, http.StatusNotFound, service.ReasonItemNotFound, noItem(id, r.PathValue("item"), len(items)))
 		return
 	}
 	it := items[n]

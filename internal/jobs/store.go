@@ -126,8 +126,22 @@ type item struct {
 	Source, Ref string
 }
 
-// errNotFound: no job has that id.
+// errNotFound: no job has that id (or Idempotency-Key).
 var errNotFound = errors.New("no such job")
+
+// notFound is errNotFound naming the id asked for (clipped to 100
+// bytes): what a 404 says.
+type notFound struct{ id string }
+
+func (e notFound) Error() string {
+	id := e.id
+	if len(id) > 100 {
+		id = id[:100] + "..."
+	}
+	return fmt.Sprintf("no job has the id %q", id)
+}
+
+func (e notFound) Is(target error) bool { return target == errNotFound }
 
 // newID is a job id: 16 random bytes in hex.
 func newID() string {
@@ -152,7 +166,7 @@ func (q *Queue) status(ctx context.Context, id string) (*Status, error) {
 	err := q.queryRow(ctx, `SELECT state, created_ms, started_ms, finished_ms, COALESCE(book_url, ''), COALESCE(error, '') FROM archivekit_job WHERE id = ?`, id).
 		Scan(&st.State, &created, &started, &finished, &st.Book, &st.Error)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, errNotFound
+		return nil, notFound{id}
 	}
 	if err != nil {
 		return nil, err
@@ -307,7 +321,7 @@ func (q *Queue) jobState(ctx context.Context, id string) (state string, f *form,
 	var rid sql.NullInt64
 	err = q.queryRow(ctx, `SELECT state, form, river_id FROM archivekit_job WHERE id = ?`, id).Scan(&state, &fb, &rid)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil, 0, errNotFound
+		return "", nil, 0, notFound{id}
 	}
 	if err != nil {
 		return "", nil, 0, err
