@@ -563,8 +563,11 @@ func (r *classifier) predict(ctx context.Context, files []string, folders []clas
 		// timed): the host's start-up, the models' first call against
 		// the next ones, and the share of the run with a batch in the
 		// models (well under 1: the host does not keep up).
-		attrs = append(attrs, "first_batch_s", seconds(st.FirstBatch), "first_call_s", seconds(st.FirstForward),
-			"call_mean_s", seconds(st.ForwardMean()), "batches", st.Batches, "model_busy", math.Round(st.Busy()*1000)/1000)
+		attrs = append(attrs, "first_batch_s", seconds(st.FirstBatch), "first_call_s", seconds(st.FirstForward))
+		if st.Batches > 1 {
+			attrs = append(attrs, "call_mean_s", seconds(st.ForwardMean()))
+		}
+		attrs = append(attrs, "batches", st.Batches, "model_busy", math.Round(st.Busy()*1000)/1000)
 	}
 	r.log.Info("pages classified", attrs...)
 	return err
