@@ -122,7 +122,7 @@ pytools: $(PYTOOLS_STAMP)
 $(PYTOOLS_STAMP):
 	@mkdir -p $(CACHE)
 	( flock 9; [ -f $@ ] || { \
-	  echo "creating the virtualenv $(PYTOOLS) (rocrate, sacrebleu, hocr-tools, langcodes, iiif-prezi3)"; \
+	  echo "creating the virtualenv $(PYTOOLS) (rocrate, sacrebleu, hocr-tools, langcodes, iiif-prezi3, iiif-prezi)"; \
 	  rm -rf $(PYTOOLS) && $(PYTHON) -m venv $(PYTOOLS) && \
 	  $(PYTOOLS)/bin/python -m pip install -q --disable-pip-version-check -r test/requirements-tools.txt && touch $@; } ) 9>$(PYTOOLS).lock
 

@@ -47,14 +47,15 @@ func (r *classifier) pageAnnotations(c classedPage) ([]bookout.PageClass, *booko
 	return []bookout.PageClass{c.top}, nil, nil
 }
 
-// writeBookOut writes, with --book-out DIR, for each IIIF Presentation 3
-// manifest of the run, one annotation page per canvas classified
-// (bookout.ClassPage: a classifying annotation of each class of the
+// writeBookOut writes, with --book-out DIR, for each IIIF manifest of the
+// run, one annotation page per canvas classified (bookout.ClassPage for a
+// Presentation 3 manifest, bookout.ClassList's annotation list for a
+// Presentation 2 one: a classifying annotation of each class of the
 // page's row in the TOP-N table, with its score, and a commenting one
 // with the reasons when the REVIEW table flags the page) as
 // DIR/<book>_classes/<n>.json, and the derived manifest
 // DIR/<book>_classes.json linking them (bookout.DerivedManifest). A
-// Presentation 2 manifest, a collection or a METS file gets a warning.
+// collection or a METS file gets a warning.
 func (r *classifier) writeBookOut() error {
 	if r.cli.BookOut == "" || r.set.books == nil {
 		return nil
@@ -69,8 +70,8 @@ func (r *classifier) writeBookOut() error {
 	}
 	gen := bookout.Agent{Name: "archivekit pageclass", Version: version.String()}
 	for _, b := range r.set.books.read {
-		if b.Kind != book.Manifest || b.Version != "3" {
-			r.log.Warn("--book-out: not a IIIF Presentation 3 manifest: no annotation pages written", "book", b.Source, "kind", b.Kind, "version", b.Version)
+		if b.Kind != book.Manifest {
+			r.log.Warn("--book-out: not a IIIF manifest: no annotation pages written", "book", b.Source, "kind", b.Kind, "version", b.Version)
 			continue
 		}
 		if err := r.bookOut(b, dir, base, gen); err != nil {
@@ -92,6 +93,10 @@ func (r *classifier) bookOut(b *book.Book, dir, base string, gen bookout.Agent) 
 	if err != nil {
 		return err
 	}
+	ver, err := bookout.ManifestVersion(src)
+	if err != nil {
+		return err
+	}
 	stem := bookStem(r.set.Root, b.Source, r.set.books.list) + "_classes"
 	files := map[string][]byte{}
 	var links []bookout.CanvasLinks
@@ -105,7 +110,7 @@ func (r *classifier) bookOut(b *book.Book, dir, base string, gen bookout.Agent) 
 			return err
 		}
 		rel := stem + "/" + strconv.Itoa(len(links)+1) + ".json"
-		page, err := bookout.ClassPage(base+rel, p.ID, classes, flag, gen)
+		page, err := ver.ClassPage(base+rel, p.ID, classes, flag, gen)
 		if err != nil {
 			return err
 		}

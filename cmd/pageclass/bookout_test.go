@@ -24,7 +24,8 @@ import (
 // first), and, for the blank page the REVIEW table flags, a commenting
 // annotation carrying NEEDS_REVIEW's flag and the REASONS; and the derived
 // manifest linking each page from its canvas; they load in iiif-prezi3. A
-// Presentation 2 manifest gets a warning and nothing is written.
+// Presentation 2 manifest gets the same as annotation lists
+// (checkBookOutV2).
 func TestBookOutIIIF(t *testing.T) {
 	e := newEnv(t, nil)
 	e.model(t, "v4.4")
@@ -99,15 +100,105 @@ func TestBookOutIIIF(t *testing.T) {
 	}
 	t.Logf("iiif-prezi3: %s", bookouttest.Prezi3(t, manifest, pages...))
 
-	v2 := booktest.New(t, classifytest.Pages(t, 1), 2, false)
-	dir2 := filepath.Join(e.root, "book-out-v2")
-	code, log = e.run(t, "-f", v2.ManifestURL(), "--fetch-private", "--results", filepath.Join(e.root, "r2"), "--book-out", dir2)
-	if code != exitOK || !strings.Contains(log, "not a IIIF Presentation 3 manifest") {
+	v2 := booktest.New(t, append(classifytest.Pages(t, 1)[:1], blank), 2, false)
+	dir2, res2 := filepath.Join(e.root, "book-out-v2"), filepath.Join(e.root, "r2")
+	code, log = e.run(t, "-f", v2.ManifestURL(), "--fetch-private", "--results", res2, "--book-out", dir2, "--topn", "2",
+		"--book-base-url", "https://example.org/pub/book-out-v2") // iiif-prezi's reader takes HTTP(S) ids only
+	if code != exitOK || strings.Contains(log, "no annotation pages written") {
 		t.Fatalf("v2: exit %d: %s", code, log)
 	}
-	if _, err := os.Stat(dir2); !os.IsNotExist(err) {
-		t.Errorf("v2: %s written (%v)", dir2, err)
+	checkBookOutV2(t, v2.URL, dir2, res2)
+}
+
+// checkBookOutV2 checks what --book-out dir wrote for the Presentation 2
+// manifest of two canvases (the second blank) served at base, classified
+// with --topn 2 --results res, as a viewer of v2 reads it: the derived
+// manifest's canvases name their sc:AnnotationList in otherContent; each
+// list's annotations are on that canvas, the TOP-2 row's classes
+// (oa:classifying, the category as cnt:ContentAsText chars, its score)
+// and, for the flagged blank page, an oa:commenting one with the REVIEW
+// row's reasons; all load in iiif-prezi's 2.1 reader.
+func checkBookOutV2(t *testing.T, base, dir, res string) {
+	t.Helper()
+	top, rv := csvByCanvas(t, res, "_TOP-2.csv"), csvByCanvas(t, res, "_REVIEW.csv")
+	manifest := filepath.Join(dir, "manifest_classes.json")
+	var m struct {
+		Type      string `json:"@type"`
+		Sequences []struct {
+			Canvases []struct {
+				ID           string `json:"@id"`
+				OtherContent []struct {
+					ID   string `json:"@id"`
+					Type string `json:"@type"`
+				} `json:"otherContent"`
+			} `json:"canvases"`
+		} `json:"sequences"`
 	}
+	raw, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &m); err != nil || m.Type != "sc:Manifest" || len(m.Sequences) != 1 || len(m.Sequences[0].Canvases) != 2 {
+		t.Fatalf("v2 derived manifest (%v): %s", err, raw)
+	}
+	var lists []string
+	for i, c := range m.Sequences[0].Canvases {
+		canvas := fmt.Sprintf("%s/iiif/book/canvas/p%d", base, i+1)
+		if c.ID != canvas || len(c.OtherContent) != 1 || c.OtherContent[0].Type != "sc:AnnotationList" ||
+			c.OtherContent[0].ID != fmt.Sprintf("https://example.org/pub/book-out-v2/manifest_classes/%d.json", i+1) {
+			t.Fatalf("canvas %s: otherContent %+v", c.ID, c.OtherContent)
+		}
+		path := filepath.Join(dir, "manifest_classes", fmt.Sprintf("%d.json", i+1))
+		lists = append(lists, path)
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var l struct {
+			ID        string `json:"@id"`
+			Resources []struct {
+				Motivation, On string
+				Resource       struct {
+					Type    string `json:"@type"`
+					Chars   string
+					Score   float64
+					Reasons []string
+				}
+			}
+		}
+		if err := json.Unmarshal(raw, &l); err != nil || l.ID != c.OtherContent[0].ID {
+			t.Fatalf("%s (%v): %s", path, err, raw)
+		}
+		row, review := top[canvas], rv[canvas]
+		flagged := review["NEEDS_REVIEW"] == "yes"
+		if flagged != (i == 1) {
+			t.Errorf("%s: NEEDS_REVIEW %q; want only the blank page flagged", canvas, review["NEEDS_REVIEW"])
+		}
+		want := 2
+		if flagged {
+			want++
+		}
+		if len(l.Resources) != want {
+			t.Fatalf("%s: %d annotations, want the TOP-2 row's 2 classes and the REVIEW row's flag (%v)", path, len(l.Resources), flagged)
+		}
+		for k, a := range l.Resources {
+			if a.On != canvas || a.Resource.Type != "cnt:ContentAsText" {
+				t.Errorf("%s: annotation %d %+v, want on %s", path, k+1, a, canvas)
+			}
+			if k == 2 {
+				reasons := strings.Split(review["REASONS"], ";")
+				if a.Motivation != "oa:commenting" || !slices.Equal(a.Resource.Reasons, reasons) || a.Resource.Chars != "needs review: "+strings.Join(reasons, ", ") {
+					t.Errorf("%s: review annotation %+v, want REASONS %q", path, a, review["REASONS"])
+				}
+				continue
+			}
+			class, score := row[fmt.Sprintf("CLASS-%d", k+1)], row[fmt.Sprintf("SCORE-%d", k+1)]
+			if a.Motivation != "oa:classifying" || a.Resource.Chars != class || strconv.FormatFloat(a.Resource.Score, 'f', 4, 64) != score {
+				t.Errorf("%s: annotation %d %+v, want the TOP-2 row's CLASS-%d %s SCORE-%d %s", path, k+1, a, k+1, class, k+1, score)
+			}
+		}
+	}
+	t.Logf("iiif-prezi: %s", bookouttest.Prezi2(t, manifest, lists...))
 }
 
 // TestBookOutEnsemble: an ensemble run's annotation pages hold the classes

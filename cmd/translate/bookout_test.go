@@ -258,8 +258,8 @@ func translatedKant(t *testing.T, out string) []byte {
 // each targeting that canvas with an xywh box inside the 800 × 1000
 // canvas) and the derived manifest under the output folder, whose canvas
 // links the page and the translated ALTO at --book-base-url; both load in
-// iiif-prezi3 (the hOCR canvas gets its page too: TestBookOutIIIFPageHOCR).
-// A Presentation 2 manifest gets a warning and no book.
+// iiif-prezi3 (the hOCR canvas gets its page too: TestBookOutIIIFPageHOCR;
+// a Presentation 2 manifest: TestBookOutIIIF2).
 func TestBookOutIIIF(t *testing.T) {
 	srv := newBookServer(t)
 	srv.put("/iiif/manifest.json", testManifest(srv.URL))
@@ -330,18 +330,118 @@ func TestBookOutIIIF(t *testing.T) {
 	}
 	t.Logf("iiif-prezi3: %s", bookouttest.Prezi3(t, manifest, pagePath))
 
-	srv.put("/iiif/v2.json", []byte(`{"@context": "http://iiif.io/api/presentation/2/context.json", "@id": "`+srv.URL+`/iiif/v2.json", "@type": "sc:Manifest",
-  "label": "v2", "sequences": [{"@type": "sc:Sequence", "canvases": [{"@id": "`+srv.URL+`/iiif/c1", "@type": "sc:Canvas", "label": "1", "width": 800, "height": 1000,
-    "images": [{"@type": "oa:Annotation", "motivation": "sc:painting", "on": "`+srv.URL+`/iiif/c1", "resource": {"@id": "`+srv.URL+`/img/1.jpg", "@type": "dctypes:Image"}}],
-    "seeAlso": {"@id": "`+srv.URL+`/iiif/text/1.alto.xml", "profile": "http://www.loc.gov/standards/alto/ns-v4#", "format": "application/xml"}}]}]}`))
-	out2 := t.TempDir()
-	r = runCLI(t, newEnv(api), srv.URL+"/iiif/v2.json", "-o", out2, "--vocabulary", "", "--fast-align", "--book-out")
-	if r.code != exitOK || !strings.Contains(r.stderr, "Presentation 2") {
-		t.Fatalf("v2: exit %d: %s", r.code, r.stderr)
+}
+
+// TestBookOutIIIF2: --book-out on a real IIIF Presentation 2 manifest (the
+// British Library issue of mirador-textoverlay, cut to its first two
+// canvases, served with their text files by a loopback server: an ALTO
+// file and an hOCR file) writes, per canvas, an sc:AnnotationList whose
+// annotations are the translated lines (sc:painting, cnt:ContentAsText in
+// the translation's language) on that canvas with an xywh box inside it,
+// and the derived v2 manifest whose canvases name their list in
+// otherContent and the translated file in seeAlso beside their own link;
+// all load in iiif-prezi's 2.1 reader.
+func TestBookOutIIIF2(t *testing.T) {
+	var m map[string]any
+	if err := json.Unmarshal(readOrFatal(t, "../../internal/book/testdata/iiif/textoverlay-EAP119-1-8-1_issue1.json"), &m); err != nil {
+		t.Fatal(err)
 	}
-	if got, _ := filepath.Glob(filepath.Join(out2, "v2_en*")); len(got) != 0 {
-		t.Errorf("v2 manifest: book written %v", got)
+	srv := newBookServer(t)
+	srv.put("/iiif/text/1.alto.xml", readOrFatal(t, testenv.Path(t, sampleALTO)))
+	srv.put("/iiif/text/2.hocr", readOrFatal(t, realHOCRSmall))
+	m["@id"] = srv.URL + "/iiif/book.json"
+	seq := m["sequences"].([]any)[0].(map[string]any)
+	canvases := seq["canvases"].([]any)[:2]
+	seq["canvases"] = canvases
+	canvases[0].(map[string]any)["seeAlso"].(map[string]any)["@id"] = srv.URL + "/iiif/text/1.alto.xml"
+	canvases[1].(map[string]any)["seeAlso"] = map[string]any{"@id": srv.URL + "/iiif/text/2.hocr", "format": "text/vnd.hocr+html"}
+	served, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
 	}
+	srv.put("/iiif/book.json", served)
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	const base = "https://example.org/pub/"
+	r := runCLI(t, newEnv(api), srv.URL+"/iiif/book.json", "-o", out, "--vocabulary", "", "--fast-align", "--book-out", "--book-base-url", base)
+	if r.code != exitOK || strings.Contains(r.stderr, "Presentation 2") || strings.Contains(r.stderr, "no book written") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var got struct {
+		ID        string `json:"@id"`
+		Type      string `json:"@type"`
+		Sequences []struct {
+			Canvases []struct {
+				ID           string  `json:"@id"`
+				Width        float64 `json:"width"`
+				Height       float64 `json:"height"`
+				OtherContent []struct {
+					ID   string `json:"@id"`
+					Type string `json:"@type"`
+				} `json:"otherContent"`
+				SeeAlso []struct {
+					ID      string `json:"@id"`
+					Format  string `json:"format"`
+					Profile string `json:"profile"`
+				} `json:"seeAlso"`
+			} `json:"canvases"`
+		} `json:"sequences"`
+	}
+	manifest := filepath.Join(out, "book_en.json")
+	if err := json.Unmarshal(readOrFatal(t, manifest), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != base+"book_en.json" || got.Type != "sc:Manifest" || len(got.Sequences) != 1 || len(got.Sequences[0].Canvases) != 2 {
+		t.Fatalf("derived manifest: @id %q @type %q, %+v", got.ID, got.Type, got.Sequences)
+	}
+	box := regexp.MustCompile(`^#xywh=(\d+),(\d+),(\d+),(\d+)$`)
+	var lists []string
+	for i, c := range got.Sequences[0].Canvases {
+		wantFormat := []string{bookout.ALTOFormat, bookout.HOCRFormat}[i]
+		if len(c.OtherContent) != 1 || c.OtherContent[0].ID != fmt.Sprintf("%sbook_en_annotations/%d.json", base, i+1) ||
+			c.OtherContent[0].Type != "sc:AnnotationList" || len(c.SeeAlso) != 2 || c.SeeAlso[1].Format != wantFormat || c.SeeAlso[1].Profile == "" {
+			t.Fatalf("canvas %s: otherContent %+v, seeAlso %+v", c.ID, c.OtherContent, c.SeeAlso)
+		}
+		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(strings.TrimPrefix(c.SeeAlso[1].ID, base)))); err != nil {
+			t.Errorf("canvas %s: seeAlso %s: %v", c.ID, c.SeeAlso[1].ID, err)
+		}
+		path := filepath.Join(out, "book_en_annotations", fmt.Sprintf("%d.json", i+1))
+		lists = append(lists, path)
+		var l struct {
+			ID        string `json:"@id"`
+			Type      string `json:"@type"`
+			Resources []struct {
+				Motivation string `json:"motivation"`
+				On         string `json:"on"`
+				Resource   struct {
+					Type     string `json:"@type"`
+					Chars    string `json:"chars"`
+					Language string `json:"language"`
+				} `json:"resource"`
+			} `json:"resources"`
+		}
+		if err := json.Unmarshal(readOrFatal(t, path), &l); err != nil {
+			t.Fatal(err)
+		}
+		if l.ID != c.OtherContent[0].ID || l.Type != "sc:AnnotationList" || len(l.Resources) == 0 {
+			t.Fatalf("%s: @id %q @type %q, %d annotations", path, l.ID, l.Type, len(l.Resources))
+		}
+		for _, a := range l.Resources {
+			m := box.FindStringSubmatch(strings.TrimPrefix(a.On, c.ID))
+			if a.Motivation != "sc:painting" || a.Resource.Type != "cnt:ContentAsText" || a.Resource.Chars == "" ||
+				!strings.HasPrefix(a.Resource.Language, "en-t-") || m == nil {
+				t.Fatalf("%s: annotation %+v", path, a)
+			}
+			x, _ := strconv.ParseFloat(m[1], 64)
+			y, _ := strconv.ParseFloat(m[2], 64)
+			w, _ := strconv.ParseFloat(m[3], 64)
+			h, _ := strconv.ParseFloat(m[4], 64)
+			if x+w > c.Width+1 || y+h > c.Height+1 {
+				t.Errorf("%s: on %s outside the %v × %v canvas", path, a.On, c.Width, c.Height)
+			}
+		}
+	}
+	t.Logf("iiif-prezi: %s", bookouttest.Prezi2(t, manifest, lists...))
 }
 
 // TestBookOutIIIFPageHOCR: --book-out on a IIIF Presentation 3 manifest

@@ -20,15 +20,16 @@ import (
 	"archivekit/internal/version"
 )
 
-// iiifOut writes, with --book-out and a IIIF manifest input, one W3C
-// annotation page per translated ALTO, PAGE-XML or hOCR file (its lines as supplementing
-// TextualBody annotations in the translation's language tag, each
-// targeting its canvas at the line's box scaled onto the canvas) under
-// <output>/<book>_<target>_annotations/, and the derived manifest
-// <output>/<book>_<target>.json linking them and the translated files
-// (bookout.DerivedManifest). Ids are under --book-base-url (default the
-// output folder's file:// URL). A Presentation 2 manifest gets a warning
-// and nothing is written.
+// iiifOut writes, with --book-out and a IIIF manifest input, one
+// annotation page per translated ALTO, PAGE-XML or hOCR file (its lines as
+// annotations in the translation's language tag, each on its canvas at
+// the line's box scaled onto the canvas: for a Presentation 3 manifest a
+// W3C annotation page of supplementing TextualBody annotations, for a
+// Presentation 2 manifest an sc:AnnotationList of sc:painting
+// cnt:ContentAsText annotations) under <output>/<book>_<target>_annotations/,
+// and the derived manifest <output>/<book>_<target>.json linking them and
+// the translated files (bookout.DerivedManifest). Ids are under
+// --book-base-url (default the output folder's file:// URL).
 func (r *runner) iiifOut(ctx context.Context, p *pass) error {
 	s := r.s
 	src, err := readBookFile(ctx, r.book.Source)
@@ -42,6 +43,11 @@ func (r *runner) iiifOut(ctx context.Context, p *pass) error {
 	base, err := bookout.BaseURL(s.BookBaseURL, outDir)
 	if err != nil {
 		return err
+	}
+	ver, err := bookout.ManifestVersion(src)
+	if err != nil {
+		r.warn(fmt.Sprintf("--book-out: %v: no book written", err))
+		return nil
 	}
 	stem := manifestStem(r.book.Source) + "_" + s.Target
 	_, tag, _ := langtag.ForSources(s.Target, r.pd.Snapshot().Statistics.Languages)
@@ -66,7 +72,7 @@ func (r *runner) iiifOut(ctx context.Context, p *pass) error {
 		}
 		lines := bookout.OnCanvas(pages, b.w, b.h)
 		rel := stem + "_annotations/" + strconv.Itoa(len(files)+1) + ".json"
-		page, err := bookout.TranslationPage(base+rel, b.page, tag, lines, gen)
+		page, err := ver.TranslationPage(base+rel, b.page, tag, lines, gen)
 		if err != nil {
 			return fmt.Errorf("--book-out: %w", err)
 		}

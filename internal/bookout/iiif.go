@@ -285,6 +285,87 @@ func (a Agent) generator() generator {
 	return generator{ID: a.Homepage, Type: "Software", Name: a.String(), Homepage: a.Homepage}
 }
 
+// noteKind is what an annotation says of its canvas.
+type noteKind int
+
+const (
+	translated noteKind = iota // a line's translation
+	classified                 // a page class and its score
+	reviewed                   // a review flag and its reasons
+)
+
+// note is one annotation of a canvas as the writers of both Presentation
+// versions render it: what it says and where (TranslationPage and
+// ClassPage for Presentation 3, TranslationList and ClassList for 2).
+type note struct {
+	frag     string // the annotation id's fragment ("t1", "c2", "r1")
+	kind     noteKind
+	label    string // "" for none
+	text     string
+	language string // "" for none
+	score    *float64
+	reasons  []string
+	line     TextLine // where: the line's box and polygon (no box: the whole canvas)
+}
+
+// translationNotes are the notes of translated lines: one a line with
+// text, in order, in language.
+func translationNotes(language string, lines []TextLine) []note {
+	var notes []note
+	for _, l := range lines {
+		if l.Text == "" {
+			continue
+		}
+		notes = append(notes, note{frag: fmt.Sprintf("t%d", len(notes)+1), kind: translated, text: l.Text, language: language, line: l})
+	}
+	return notes
+}
+
+// classNotes are the notes of a page's classes (best first, each
+// labelled with its rank: "class 2 of 3") and, when flag is not nil, of
+// its review flag (labelled "needs review", its text the flag with the
+// reasons).
+func classNotes(classes []PageClass, flag *ReviewFlag) []note {
+	var notes []note
+	for i, c := range classes {
+		score := c.Score
+		notes = append(notes, note{frag: fmt.Sprintf("c%d", i+1), kind: classified,
+			label: fmt.Sprintf("class %d of %d", i+1, len(classes)), text: c.Category, score: &score})
+	}
+	if flag != nil {
+		text := "needs review"
+		if len(flag.Reasons) > 0 {
+			text += ": " + strings.Join(flag.Reasons, ", ")
+		}
+		notes = append(notes, note{frag: "r1", kind: reviewed, label: "needs review", text: text, language: "en",
+			reasons: append([]string{}, flag.Reasons...)})
+	}
+	return notes
+}
+
+// motivations and purposes of the notes' Presentation 3 annotations.
+var (
+	motivations3 = map[noteKind]string{translated: "supplementing", classified: "classifying", reviewed: "commenting"}
+	purposes3    = map[noteKind]string{classified: "classifying", reviewed: "assessing"}
+)
+
+// annotationPage3 is the Presentation 3 annotation page id of notes on
+// canvas.
+func annotationPage3(id, canvas string, notes []note, gen Agent) ([]byte, error) {
+	p := annotationPage{Context: presentation3Context, ID: id, Type: "AnnotationPage", Items: []annotation{}}
+	for _, n := range notes {
+		a := annotation{ID: id + "#" + n.frag, Type: "Annotation", Motivation: motivations3[n.kind],
+			Body: body{Type: "TextualBody", Value: n.text, Format: "text/plain", Language: n.language, Purpose: purposes3[n.kind],
+				Score: n.score, Reasons: n.reasons},
+			Target: target(canvas, n.line), Generator: gen.generator()}
+		if n.label != "" {
+			a.Label = langMap{"en": {n.label}}
+		}
+		p.Items = append(p.Items, a)
+	}
+	return json.MarshalIndent(p, "", "  ")
+}
+
 // TranslationPage returns the W3C annotation page id (IIIF Presentation
 // 3) of a canvas's translated lines: one supplementing annotation a line
 // with a TextualBody in language (the machine-translation tag,
@@ -295,16 +376,7 @@ func TranslationPage(id, canvas, language string, lines []TextLine, gen Agent) (
 	if id == "" || canvas == "" || language == "" {
 		return nil, errors.New("bookout: annotation page needs an id, a canvas and a language")
 	}
-	p := annotationPage{Context: presentation3Context, ID: id, Type: "AnnotationPage", Items: []annotation{}}
-	for _, l := range lines {
-		if l.Text == "" {
-			continue
-		}
-		p.Items = append(p.Items, annotation{ID: fmt.Sprintf("%s#t%d", id, len(p.Items)+1), Type: "Annotation", Motivation: "supplementing",
-			Body:   body{Type: "TextualBody", Value: l.Text, Format: "text/plain", Language: language},
-			Target: target(canvas, l), Generator: gen.generator()})
-	}
-	return json.MarshalIndent(p, "", "  ")
+	return annotationPage3(id, canvas, translationNotes(language, lines), gen)
 }
 
 // ClassPage returns the annotation page id of a canvas's page classes:
@@ -320,27 +392,7 @@ func ClassPage(id, canvas string, classes []PageClass, flag *ReviewFlag, gen Age
 	if id == "" || canvas == "" {
 		return nil, errors.New("bookout: annotation page needs an id and a canvas")
 	}
-	p := annotationPage{Context: presentation3Context, ID: id, Type: "AnnotationPage", Items: []annotation{}}
-	for i, c := range classes {
-		score := c.Score
-		p.Items = append(p.Items, annotation{ID: fmt.Sprintf("%s#c%d", id, i+1), Type: "Annotation",
-			Label:      langMap{"en": {fmt.Sprintf("class %d of %d", i+1, len(classes))}},
-			Motivation: "classifying",
-			Body:       body{Type: "TextualBody", Value: c.Category, Format: "text/plain", Purpose: "classifying", Score: &score},
-			Target:     canvas, Generator: gen.generator()})
-	}
-	if flag != nil {
-		text := "needs review"
-		if len(flag.Reasons) > 0 {
-			text += ": " + strings.Join(flag.Reasons, ", ")
-		}
-		p.Items = append(p.Items, annotation{ID: id + "#r1", Type: "Annotation", Label: langMap{"en": {"needs review"}},
-			Motivation: "commenting",
-			Body: body{Type: "TextualBody", Value: text, Format: "text/plain", Language: "en", Purpose: "assessing",
-				Reasons: append([]string{}, flag.Reasons...)},
-			Target: canvas, Generator: gen.generator()})
-	}
-	return json.MarshalIndent(p, "", "  ")
+	return annotationPage3(id, canvas, classNotes(classes, flag), gen)
 }
 
 // CanvasLinks is what the derived manifest adds to one canvas.
@@ -359,70 +411,123 @@ type CanvasLinks struct {
 	Format                   string
 }
 
-// DerivedManifest returns the IIIF Presentation 3 manifest src as a new
-// manifest id whose canvases link the annotation pages and translated
-// ALTO of links; everything else is kept (keys in JSON order of Go's
-// encoder). A Presentation 2 manifest is refused: its annotation lists
-// are another format.
+// DerivedManifest returns the IIIF manifest src as a new manifest id
+// whose canvases link the annotation pages and translated text files of
+// links; everything else is kept (keys in JSON order of Go's encoder). A
+// Presentation 3 manifest's canvases (items) get the pages in
+// annotations and the files in seeAlso; a Presentation 2 manifest's
+// canvases (sequences' canvases) get them as annotation lists in
+// otherContent and in seeAlso (see ManifestVersion).
 func DerivedManifest(src []byte, id string, links []CanvasLinks) ([]byte, error) {
 	var m map[string]any
 	if err := json.Unmarshal(src, &m); err != nil {
 		return nil, fmt.Errorf("bookout: manifest: %w", err)
 	}
-	if m["type"] != "Manifest" {
-		if _, v2 := m["@id"]; v2 {
-			return nil, errors.New("bookout: a IIIF Presentation 2 manifest: annotation pages are written for Presentation 3 manifests only")
-		}
-		return nil, fmt.Errorf("bookout: not a IIIF Presentation 3 manifest (type %v)", m["type"])
+	v, err := manifestVersion(m)
+	if err != nil {
+		return nil, err
 	}
-	m["id"] = id
 	byCanvas := map[string]CanvasLinks{}
 	for _, l := range links {
 		byCanvas[l.Canvas] = l
 	}
-	items, _ := m["items"].([]any)
-	found := 0
-	for _, it := range items {
-		c, ok := it.(map[string]any)
-		if !ok {
-			continue
-		}
-		cid, _ := c["id"].(string)
-		l, ok := byCanvas[cid]
-		if !ok {
-			continue
-		}
-		found++
-		anns, _ := c["annotations"].([]any)
-		for _, a := range l.Annotations {
-			anns = append(anns, map[string]any{"id": a, "type": "AnnotationPage"})
-		}
-		if len(anns) > 0 {
-			c["annotations"] = anns
-		}
-		if l.ALTO != "" {
-			format, profile := l.Format, l.ALTOProfile
-			if format == "" {
-				format = ALTOFormat
-				if profile == "" {
-					profile = ALTOProfilePrefix
-				}
+	found := map[string]bool{}
+	visit := func(canvases []any, idKey string, link func(map[string]any, CanvasLinks)) {
+		for _, it := range canvases {
+			c, ok := it.(map[string]any)
+			if !ok {
+				continue
 			}
-			see, _ := c["seeAlso"].([]any)
-			entry := map[string]any{"id": l.ALTO, "type": "Dataset", "format": format}
-			if profile != "" {
-				entry["profile"] = profile
+			cid, _ := c[idKey].(string)
+			if l, ok := byCanvas[cid]; ok && !found[cid] {
+				found[cid] = true
+				link(c, l)
 			}
-			if l.Label != "" {
-				entry["label"] = map[string]any{"none": []any{l.Label}}
-			}
-			c["seeAlso"] = append(see, entry)
 		}
 	}
-	if found != len(byCanvas) {
-		return nil, fmt.Errorf("bookout: %d of the %d canvases linked are not in the manifest", len(byCanvas)-found, len(byCanvas))
+	if v == Presentation2 {
+		m["@id"] = id
+		seqs, _ := m["sequences"].([]any)
+		for _, s := range seqs {
+			if seq, ok := s.(map[string]any); ok {
+				canvases, _ := seq["canvases"].([]any)
+				visit(canvases, "@id", link2.link)
+			}
+		}
+	} else {
+		m["id"] = id
+		items, _ := m["items"].([]any)
+		visit(items, "id", link3.link)
+	}
+	if len(found) != len(byCanvas) {
+		return nil, fmt.Errorf("bookout: %d of the %d canvases linked are not in the manifest", len(byCanvas)-len(found), len(byCanvas))
 	}
 	return json.MarshalIndent(m, "", "  ")
+}
+
+// canvasLinker adds a CanvasLinks to a canvas in the terms of a
+// Presentation version: the list of annotation pages (3: annotations of
+// AnnotationPage; 2: otherContent of sc:AnnotationList) and the text file
+// in seeAlso (3: a Dataset with a language-map label; 2: a string label;
+// a single link already there is made a list).
+type canvasLinker struct {
+	annotations, id, typ, pageType string
+	v2                             bool
+}
+
+var (
+	link3 = canvasLinker{annotations: "annotations", id: "id", typ: "type", pageType: "AnnotationPage"}
+	link2 = canvasLinker{annotations: "otherContent", id: "@id", typ: "@type", pageType: "sc:AnnotationList", v2: true}
+)
+
+// link adds l to canvas c.
+func (k canvasLinker) link(c map[string]any, l CanvasLinks) {
+	anns, _ := c[k.annotations].([]any)
+	for _, a := range l.Annotations {
+		anns = append(anns, map[string]any{k.id: a, k.typ: k.pageType})
+	}
+	if len(anns) > 0 {
+		c[k.annotations] = anns
+	}
+	if l.ALTO == "" {
+		return
+	}
+	format, profile := l.seeAlso()
+	entry := map[string]any{k.id: l.ALTO, "format": format}
+	if !k.v2 {
+		entry["type"] = "Dataset"
+	}
+	if profile != "" {
+		entry["profile"] = profile
+	}
+	switch {
+	case l.Label == "":
+	case k.v2:
+		entry["label"] = l.Label
+	default:
+		entry["label"] = map[string]any{"none": []any{l.Label}}
+	}
+	var see []any
+	switch s := c["seeAlso"].(type) {
+	case nil:
+	case []any:
+		see = s
+	default:
+		see = []any{s}
+	}
+	c["seeAlso"] = append(see, entry)
+}
+
+// seeAlso is the format and profile of l's text file link.
+func (l CanvasLinks) seeAlso() (format, profile string) {
+	format, profile = l.Format, l.ALTOProfile
+	if format == "" {
+		format = ALTOFormat
+		if profile == "" {
+			profile = ALTOProfilePrefix
+		}
+	}
+	return format, profile
 }
 
 // BaseURL is the base of the ids of IIIF outputs written into dir (an

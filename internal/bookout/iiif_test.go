@@ -123,8 +123,8 @@ func TestIIIFOutputs(t *testing.T) {
 			t.Errorf("canvas %v: seeAlso %v", c["id"], see)
 		}
 	}
-	if _, err := DerivedManifest([]byte(`{"@id":"x","@type":"sc:Manifest"}`), "y", nil); err == nil || !strings.Contains(err.Error(), "Presentation 2") {
-		t.Errorf("v2: %v", err)
+	if _, err := DerivedManifest([]byte(`{"@id":"x","@type":"sc:Collection"}`), "y", nil); err == nil || !strings.Contains(err.Error(), "not a IIIF manifest") {
+		t.Errorf("v2 collection: %v", err)
 	}
 	if _, err := DerivedManifest(b, "y", []CanvasLinks{{Canvas: "nope"}}); err == nil {
 		t.Error("unknown canvas accepted")
