@@ -221,6 +221,17 @@ type block struct {
 	// hyps are the HYP elements of joined pairs, removed when the block
 	// is translated.
 	hyps []*xmlsplice.Node
+
+	join     bool                     // hyphenated pairs are joined
+	lws      []*lineWords             // the lines' Strings and words
+	consumed map[*xmlsplice.Node]bool // Strings whose words went to a line before
+	// cont is the block's first String when its one word ended a word
+	// hyphenated at the end of the block before, contOf (joinAcross); it
+	// is emptied only when contOf was translated too.
+	cont   *xmlsplice.Node
+	contOf *block
+	// accepted: the backend's translation of the block was accepted.
+	accepted bool
 }
 
 // edit is a byte-range replacement on the source.
@@ -406,21 +417,14 @@ func (t *translator) supports(ctx context.Context, lang string) (bool, error) {
 }
 
 // collectBlocks gathers the TextBlocks of a page (inside ComposedBlocks too),
-// empty ones included, joining hyphenated words (see hyphen.go).
+// empty ones included, joining hyphenated words inside each (see hyphen.go).
 func collectBlocks(page *xmlsplice.Node, join bool) []*block {
 	var blocks []*block
 	page.Walk(func(n *xmlsplice.Node) bool {
 		if n.Name.Local != "TextBlock" {
 			return true
 		}
-		b := &block{node: n}
-		type lineWords struct {
-			l     *line
-			strs  []*xmlsplice.Node
-			words [][]string        // per String
-			hyps  []*xmlsplice.Node // HYP elements ending the line
-		}
-		var lws []*lineWords
+		b := &block{node: n, join: join, consumed: map[*xmlsplice.Node]bool{}}
 		pos := 0
 		for _, ln := range n.Elements() {
 			if ln.Name.Local != "TextLine" {
@@ -431,65 +435,57 @@ func collectBlocks(page *xmlsplice.Node, join bool) []*block {
 			if a, ok := ln.Attr("", "ID"); ok && a.Value != "" {
 				l.id = a.Value
 			}
-			lw := &lineWords{l: l}
-			lw.strs, lw.hyps = lineStrings(ln)
-			for _, s := range lw.strs {
-				a, _ := s.Attr("", "CONTENT")
-				lw.words = append(lw.words, Fields(a.Value))
-			}
-			lws = append(lws, lw)
+			b.lws = append(b.lws, readLineWords(l))
 		}
 		// Join hyphenated pairs across consecutive lines.
-		consumed := map[*xmlsplice.Node]bool{}
-		for i := 0; join && i+1 < len(lws); i++ {
-			cur, next := lws[i], lws[i+1]
-			if len(cur.strs) == 0 || len(next.strs) == 0 {
-				continue
-			}
-			last, first := len(cur.strs)-1, next.strs[0]
-			lw, fw := cur.words[last], next.words[0]
-			if len(lw) == 0 || len(fw) == 0 || !isSecondPart(first) ||
-				!(isFirstPart(cur.strs[last], len(cur.hyps) > 0) || softBreak(lw[len(lw)-1], fw[0])) {
-				continue
-			}
-			b.hyps = append(b.hyps, cur.hyps...)
-			lw[len(lw)-1] = joinHyphen(lw[len(lw)-1], fw[0])
-			next.words[0] = fw[1:]
-			if len(next.words[0]) == 0 {
-				consumed[first] = true
+		for i := 0; join && i+1 < len(b.lws); i++ {
+			cur, next := b.lws[i], b.lws[i+1]
+			if k, ok := firstPart(cur, next); ok && b.joinPair(cur, k, next) {
+				b.consumed[next.strs[0]] = true
 			}
 		}
-		var texts []string
-		for _, lw := range lws {
-			l := lw.l
-			var words []string
-			for k, s := range lw.strs {
-				if join {
-					b.subs = append(b.subs, s)
-				}
-				if consumed[s] {
-					a, _ := s.Attr("", "CONTENT")
-					b.emptied = append(b.emptied, a)
-					continue
-				}
-				a, _ := s.Attr("", "CONTENT")
-				l.strings = append(l.strings, a)
-				l.nodes = append(l.nodes, s)
-				words = append(words, lw.words[k]...)
-			}
-			l.text = strings.Join(words, " ")
-			l.words = len(words)
-			b.lines = append(b.lines, l)
-			if len(l.strings) > 0 && l.text != "" {
-				b.holders = append(b.holders, l)
-				texts = append(texts, l.text)
-			}
-		}
-		b.text = strings.Join(texts, " ")
+		b.finish()
 		blocks = append(blocks, b)
 		return false
 	})
 	return blocks
+}
+
+// finish computes the block's lines, the lines that receive tokens, its
+// text and the Strings its translation empties or strips of SUBS_*, from
+// the words of its Strings (after hyphenated pairs were joined).
+func (b *block) finish() {
+	b.lines, b.holders, b.subs, b.emptied = nil, nil, nil, nil
+	var texts []string
+	for _, lw := range b.lws {
+		l := lw.l
+		l.strings, l.nodes = nil, nil
+		var words []string
+		for k, s := range lw.strs {
+			if s == b.cont {
+				continue // written as the block before it allows (writeBlock)
+			}
+			if b.join {
+				b.subs = append(b.subs, s)
+			}
+			a, _ := s.Attr("", "CONTENT")
+			if b.consumed[s] {
+				b.emptied = append(b.emptied, a)
+				continue
+			}
+			l.strings = append(l.strings, a)
+			l.nodes = append(l.nodes, s)
+			words = append(words, lw.words[k]...)
+		}
+		l.text = strings.Join(words, " ")
+		l.words = len(words)
+		b.lines = append(b.lines, l)
+		if len(l.strings) > 0 && l.text != "" {
+			b.holders = append(b.holders, l)
+			texts = append(texts, l.text)
+		}
+	}
+	b.text = strings.Join(texts, " ")
 }
 
 // pageLanguages returns each page's language: its long blocks' text scored
@@ -527,6 +523,7 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 			blocks = append(blocks, b)
 		}
 	}
+	withText := blocks
 	pr.stats.Units = len(blocks)
 	switch t.opt.Mode {
 	case Append:
@@ -539,6 +536,7 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 	// Detect once per block; group blocks by source language, keeping order.
 	var order []string
 	groups := map[string][]*block{}
+	grouped := map[*block]bool{}
 	for _, b := range blocks {
 		b.src, b.from = t.opt.Source, FromGiven
 		if t.auto {
@@ -554,6 +552,10 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 			order = append(order, b.src)
 		}
 		groups[b.src] = append(groups[b.src], b)
+		grouped[b] = true
+	}
+	if !t.opt.KeepHyphens {
+		joinAcross(withText, grouped)
 	}
 	bt := &batch.Batcher{Backend: t.opt.Backend, Target: t.opt.Target, MaxChars: t.opt.MaxBatchChars, Counts: &pr.stats.Counts}
 	for _, lang := range order {
@@ -586,6 +588,9 @@ func (t *translator) translateGroup(ctx context.Context, bt *batch.Batcher, page
 	pass1, status, err := bt.Translate(ctx, items, lang, true)
 	if err != nil {
 		return err
+	}
+	for i, b := range blocks {
+		b.accepted = status[i] != backend.Untranslated
 	}
 	// A block whose translation the guard rejected twice stays as it was;
 	// its lines are logged as untranslated and get no anchors.
@@ -718,6 +723,11 @@ func (t *translator) writeBlock(b *block, lang string, tokens []string, counts [
 	}
 	for _, s := range b.subs {
 		contentEdits = append(contentEdits, subsEdits(t.src, s)...)
+	}
+	if b.cont != nil && b.contOf.accepted {
+		a, _ := b.cont.Attr("", "CONTENT")
+		contentEdits = append(contentEdits, edit{a.Start, a.End, ""})
+		contentEdits = append(contentEdits, subsEdits(t.src, b.cont)...)
 	}
 	for _, h := range b.hyps {
 		contentEdits = append(contentEdits, edit{h.Start, h.End, ""})

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"archivekit/internal/translate/xmlsplice"
 )
@@ -24,6 +25,21 @@ import (
 // that marked a joined pair is removed: the translation has no hyphenated
 // word there, and a viewer would draw the hyphen after a whole word.
 // Nothing else changes.
+//
+// The hyphen may be a String of its own ("Be" "-" / "drükkung", as some
+// engines write it): a line's last String holding one of hyphenChars
+// alone, right after a String (no SP between), ends a first part under
+// the same rules, its word being the String before it; that hyphen String
+// is emptied like a second part (a "-" after an SP is a dash and stays).
+//
+// A word may also be hyphenated across two TextBlocks (a column or region
+// break, or an engine writing each line as a block): the last line of one
+// block and the first line of the next, under the same rules, when both
+// blocks are translated in this run from the same source language and the
+// second part is a String of one word that leaves its block other words
+// (joinAcross). The word moves into the first block's text; the second
+// part's String is emptied only when the first block's translation was
+// accepted (otherwise it keeps its word, so no source text is lost).
 
 // hyphenChars are stripped from the end of a first part when joining.
 const hyphenChars = "-\u00ad\u00ac\u2010\u2e17\u2e40="
@@ -51,6 +67,114 @@ func lineStrings(ln *xmlsplice.Node) (strs, hyps []*xmlsplice.Node) {
 	return strs, hyps
 }
 
+// lineWords is a TextLine's Strings and their words while hyphenated
+// pairs are joined.
+type lineWords struct {
+	l     *line
+	strs  []*xmlsplice.Node
+	words [][]string        // per String
+	hyps  []*xmlsplice.Node // HYP elements ending the line
+	dash  bool              // the last String is a hyphen of its own
+}
+
+func readLineWords(l *line) *lineWords {
+	lw := &lineWords{l: l}
+	lw.strs, lw.hyps = lineStrings(l.node)
+	for _, s := range lw.strs {
+		lw.words = append(lw.words, Fields(content(s)))
+	}
+	lw.dash = hyphenString(l.node, lw.strs)
+	return lw
+}
+
+func content(s *xmlsplice.Node) string {
+	a, _ := s.Attr("", "CONTENT")
+	return a.Value
+}
+
+// hyphenString reports a line whose last String is a hyphen of its own:
+// one of hyphenChars alone, right after another String (an SP between
+// makes it a dash).
+func hyphenString(ln *xmlsplice.Node, strs []*xmlsplice.Node) bool {
+	if len(strs) < 2 {
+		return false
+	}
+	last := strs[len(strs)-1]
+	v := strings.TrimSpace(content(last))
+	if utf8.RuneCountInString(v) != 1 || !strings.Contains(hyphenChars, v) {
+		return false
+	}
+	els := ln.Elements()
+	for i, e := range els {
+		if e == last {
+			return i > 0 && els[i-1] == strs[len(strs)-2]
+		}
+	}
+	return false
+}
+
+// firstPart returns the index of cur's String whose last word begins a
+// word that next's first String ends: cur's last String, or the one before
+// it when that is a hyphen of its own.
+func firstPart(cur, next *lineWords) (int, bool) {
+	k := len(cur.strs) - 1
+	if k < 0 || len(next.strs) == 0 || !isSecondPart(next.strs[0]) {
+		return 0, false
+	}
+	mark, hyphen := cur.strs[k], ""
+	if cur.dash {
+		hyphen = strings.TrimSpace(content(mark))
+		k--
+	}
+	lw, fw := cur.words[k], next.words[0]
+	if len(lw) == 0 || len(fw) == 0 {
+		return 0, false
+	}
+	if isFirstPart(cur.strs[k], len(cur.hyps) > 0) || isFirstPart(mark, false) || softBreak(lw[len(lw)-1]+hyphen, fw[0]) {
+		return k, true
+	}
+	return 0, false
+}
+
+// joinPair joins the last word of cur's String k and the first word of
+// next's first String into the former: cur's HYP elements go with the
+// pair when the block is translated, and so does the content of a hyphen
+// String of its own. It reports whether next's first String is left
+// without words.
+func (b *block) joinPair(cur *lineWords, k int, next *lineWords) bool {
+	b.hyps = append(b.hyps, cur.hyps...)
+	if cur.dash {
+		b.consumed[cur.strs[len(cur.strs)-1]] = true
+	}
+	w := cur.words[k]
+	w[len(w)-1] = joinHyphen(w[len(w)-1], next.words[0][0])
+	next.words[0] = next.words[0][1:]
+	return len(next.words[0]) == 0
+}
+
+// joinAcross joins words hyphenated across consecutive blocks of a page
+// (blocks, those holding text, in document order) when both are grouped
+// for translation from the same language: the word moves into the first
+// block's text, and the second block's first String, which held only that
+// word, becomes its cont (see the comment at the top of this file).
+func joinAcross(blocks []*block, grouped map[*block]bool) {
+	for i := 0; i+1 < len(blocks); i++ {
+		a, b := blocks[i], blocks[i+1]
+		if !grouped[a] || !grouped[b] || a.src != b.src || len(a.lws) == 0 || len(b.lws) == 0 {
+			continue
+		}
+		cur, next := a.lws[len(a.lws)-1], b.lws[0]
+		k, ok := firstPart(cur, next)
+		if !ok || len(next.words[0]) != 1 || len(Fields(b.text)) < 2 {
+			continue
+		}
+		a.joinPair(cur, k, next)
+		b.cont, b.contOf = next.strs[0], a
+		a.finish()
+		b.finish()
+	}
+}
+
 func subsType(s *xmlsplice.Node) string {
 	a, _ := s.Attr("", "SUBS_TYPE")
 	return a.Value
@@ -70,14 +194,21 @@ func isSecondPart(s *xmlsplice.Node) bool {
 
 // softBreak reports an unmarked hyphenation: a line's last word ending in
 // a hyphen (or not sign, soft hyphen, double oblique hyphen) after at least
-// two letters, and a next line beginning with a lower-case letter, as in
+// two letters (combining marks not counted), and a next line beginning with a lower-case letter, as in
 // "Despo-" / "tism" (OCR-D ground truth and many exports write no HYP).
 func softBreak(last, next string) bool {
 	stem := strings.TrimRight(last, hyphenChars)
 	if stem == last || len(last)-len(stem) > len("\u2e17") {
 		return false
 	}
-	r := []rune(stem)
+	// Combining marks belong to the letter before them ("Unmuͤn-", with
+	// U+0364 above the u, as Fraktur transcriptions write it).
+	r := []rune(strings.Map(func(c rune) rune {
+		if unicode.Is(unicode.Mn, c) {
+			return -1
+		}
+		return c
+	}, stem))
 	if len(r) < 2 || !unicode.IsLetter(r[len(r)-1]) || !unicode.IsLetter(r[len(r)-2]) {
 		return false
 	}

@@ -3,9 +3,14 @@ package alto
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"archivekit/internal/translate/guard"
 )
 
 var subsRE = regexp.MustCompile(`\s+SUBS_(TYPE|CONTENT)="[^"]*"`)
@@ -106,5 +111,259 @@ func TestSourceOCRDescriptionsRemoved(t *testing.T) {
 	}
 	if bytes.Contains(cp, []byte("ALTERNATIVE")) || bytes.Contains(cp, []byte("Glyph")) || bytes.Contains(cp, []byte("CC=")) {
 		t.Errorf("append copy keeps source OCR descriptions:\n%s", res.Output)
+	}
+}
+
+// hyphenDoc is an ALTO page whose TextBlocks hold the given TextLines.
+func hyphenDoc(blocks ...string) []byte {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
+<alto xmlns="http://www.loc.gov/standards/alto/ns-v3#"><Layout><Page ID="P1"><PrintSpace>
+`)
+	for i, lines := range blocks {
+		fmt.Fprintf(&b, "<TextBlock ID=\"B%d\">\n%s\n</TextBlock>\n", i+1, lines)
+	}
+	b.WriteString("</PrintSpace></Page></Layout></alto>\n")
+	return []byte(b.String())
+}
+
+// TestHyphenSplitWordsJoined: a word whose hyphen is a String of its own,
+// and a word hyphenated across two TextBlocks, reach the backend whole,
+// once; the whole word's translation is written where the first part was,
+// the Strings that held the hyphen and the second part are emptied (their
+// boxes stay), and nothing outside the CONTENT values (and the joined
+// pairs' HYP and SUBS_*) changes. Before, the backend saw "Be -" /
+// "drükkung" and "ver-" / "ſprochene" as separate words.
+func TestHyphenSplitWordsJoined(t *testing.T) {
+	const next = `<TextLine ID="L2"><String ID="s3" CONTENT="drükkung" HPOS="1"/><SP/><String ID="s4" CONTENT="kam" HPOS="9"/></TextLine>`
+	for _, c := range []struct {
+		name   string
+		src    []byte
+		whole  string   // the joined word the backend must see once
+		split  []string // what it must never see
+		writes []string // the output's Strings
+	}{
+		{"hyphen String", hyphenDoc(`<TextLine ID="L1"><String ID="s1" CONTENT="die" HPOS="1"/><SP/><String ID="s2" CONTENT="Be" HPOS="5"/><String ID="h" CONTENT="-" HPOS="9"/></TextLine>
+` + next), "Bedrükkung", []string{"Be -", "Be\n", "Be-"},
+			[]string{`<String ID="s2" CONTENT="BEDRÜKKUNG" HPOS="5"/><String ID="h" CONTENT="" HPOS="9"/>`, `<String ID="s3" CONTENT="" HPOS="1"/><SP/><String ID="s4" CONTENT="KAM" HPOS="9"/>`}},
+		{"not sign String", hyphenDoc(`<TextLine ID="L1"><String ID="s1" CONTENT="die" HPOS="1"/><SP/><String ID="s2" CONTENT="Be" HPOS="5"/><String ID="h" CONTENT="¬" HPOS="9"/></TextLine>
+` + next), "Bedrükkung", []string{"Be ¬", "Be¬"},
+			[]string{`<String ID="s2" CONTENT="BEDRÜKKUNG" HPOS="5"/><String ID="h" CONTENT="" HPOS="9"/>`}},
+		{"double oblique hyphen String, HYP", hyphenDoc(`<TextLine ID="L1"><String ID="s1" CONTENT="die" HPOS="1"/><SP/><String ID="s2" CONTENT="Be" HPOS="5"/><String ID="h" CONTENT="⸗" HPOS="9"/><HYP CONTENT="⸗"/></TextLine>
+` + next), "Bedrükkung", []string{"Be ⸗", "Be⸗", "⸗drükkung"},
+			[]string{`<String ID="s2" CONTENT="BEDRÜKKUNG" HPOS="5"/><String ID="h" CONTENT="" HPOS="9"/></TextLine>`}},
+		{"hyphen String, marked parts", hyphenDoc(`<TextLine ID="L1"><String ID="s1" CONTENT="die" HPOS="1"/><SP/><String ID="s2" CONTENT="Be" HPOS="5" SUBS_TYPE="HypPart1" SUBS_CONTENT="Bedrükkung"/><String ID="h" CONTENT="=" HPOS="9"/></TextLine>
+<TextLine ID="L2"><String ID="s3" CONTENT="Drükkung" HPOS="1" SUBS_TYPE="HypPart2" SUBS_CONTENT="Bedrükkung"/><SP/><String ID="s4" CONTENT="kam" HPOS="9"/></TextLine>`), "BeDrükkung", []string{"Be =", "Be="},
+			[]string{`<String ID="s2" CONTENT="BEDRÜKKUNG" HPOS="5"/><String ID="h" CONTENT="" HPOS="9"/>`, `<String ID="s3" CONTENT="" HPOS="1"/>`}},
+		{"across blocks, unmarked", hyphenDoc(`<TextLine ID="L1"><String ID="s1" CONTENT="das" HPOS="1"/><SP/><String ID="s2" CONTENT="ver-" HPOS="5"/></TextLine>`,
+			`<TextLine ID="L2"><String ID="s3" CONTENT="ſprochene" HPOS="1"/><SP/><String ID="s4" CONTENT="Buch" HPOS="9"/></TextLine>`),
+			"verſprochene", []string{"ver-", "\nſprochene", "ſprochene Buch"},
+			[]string{`<String ID="s2" CONTENT="VERSPROCHENE" HPOS="5"/>`, `<String ID="s3" CONTENT="" HPOS="1"/><SP/><String ID="s4" CONTENT="BUCH" HPOS="9"/>`}},
+		{"across blocks, HYP and SUBS_*", hyphenDoc(`<TextLine ID="L1"><String ID="s1" CONTENT="das" HPOS="1"/><SP/><String ID="s2" CONTENT="ver" HPOS="5" SUBS_TYPE="HypPart1" SUBS_CONTENT="verſprochene"/><HYP CONTENT="-"/></TextLine>`,
+			`<TextLine ID="L2"><String ID="s3" CONTENT="ſprochene" HPOS="1" SUBS_TYPE="HypPart2" SUBS_CONTENT="verſprochene"/><SP/><String ID="s4" CONTENT="Buch" HPOS="9"/></TextLine>`),
+			"verſprochene", []string{"ver\n", "ver ", "\nſprochene"},
+			[]string{`<String ID="s2" CONTENT="VERSPROCHENE" HPOS="5"/></TextLine>`, `<String ID="s3" CONTENT="" HPOS="1"/><SP/><String ID="s4" CONTENT="BUCH" HPOS="9"/>`}},
+		{"across blocks, hyphen String", hyphenDoc(`<TextLine ID="L1"><String ID="s1" CONTENT="die" HPOS="1"/><SP/><String ID="s2" CONTENT="Be" HPOS="5"/><String ID="h" CONTENT="-" HPOS="9"/></TextLine>`, next),
+			"Bedrükkung", []string{"Be -", "Be\n", "\ndrükkung"},
+			[]string{`<String ID="s2" CONTENT="BEDRÜKKUNG" HPOS="5"/><String ID="h" CONTENT="" HPOS="9"/>`, `<String ID="s3" CONTENT="" HPOS="1"/><SP/><String ID="s4" CONTENT="KAM" HPOS="9"/>`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, fast := range []bool{true, false} {
+				be := upper()
+				res, err := Translate(context.Background(), c.src, Options{Backend: be, Source: "de", Target: "en", File: "h", FastAlign: fast})
+				if err != nil {
+					t.Fatal(err)
+				}
+				calls := strings.Join(be.calls, "\n")
+				if n := strings.Count(calls, c.whole); fast && n != 1 {
+					t.Errorf("the backend saw %q %d times, want once:\n%s", c.whole, n, calls)
+				}
+				for _, bad := range c.split {
+					if strings.Contains(calls, bad) {
+						t.Errorf("the backend saw the split word %q:\n%s", bad, calls)
+					}
+				}
+				for _, want := range c.writes {
+					if !bytes.Contains(res.Output, []byte(want)) {
+						t.Errorf("fast=%v: output lacks\n%s\nin\n%s", fast, want, res.Output)
+					}
+				}
+				if !bytes.Equal(MaskTranslatable(res.Output), MaskTranslatable(c.src)) {
+					t.Errorf("more than what MaskTranslatable masks changed:\n%s", res.Output)
+				}
+				if bytes.Contains(res.Output, []byte("SUBS_")) || bytes.Contains(res.Output, []byte("<HYP")) {
+					t.Errorf("SUBS_* or HYP left after a joined pair:\n%s", res.Output)
+				}
+			}
+		})
+	}
+}
+
+// TestHyphenLookalikesKept: what is not a hyphenated word stays as it was,
+// byte for byte what the translator wrote before these joins: a dash
+// String after an SP (the shared sample's "Pueblo -" at a line end), a
+// hyphen String before a capitalised line, a block whose only word would
+// be the second part, and KeepHyphens.
+func TestHyphenLookalikesKept(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		src  []byte
+		keep bool
+		sees []string // what the backend must see
+		want string   // the output's first block
+	}{
+		{"dash after SP", hyphenDoc(`<TextLine ID="L1"><String ID="s1" CONTENT="Pueblo" HPOS="1"/><SP/><String ID="h" CONTENT="-" HPOS="9"/></TextLine>
+<TextLine ID="L2"><String ID="s3" CONTENT="archeologická" HPOS="1"/><SP/><String ID="s4" CONTENT="společnost" HPOS="9"/></TextLine>`), false,
+			[]string{"Pueblo - archeologická společnost"},
+			`<TextLine ID="L1"><String ID="s1" CONTENT="PUEBLO" HPOS="1"/><SP/><String ID="h" CONTENT="-" HPOS="9"/></TextLine>
+<TextLine ID="L2"><String ID="s3" CONTENT="ARCHEOLOGICKÁ" HPOS="1"/><SP/><String ID="s4" CONTENT="SPOLEČNOST" HPOS="9"/></TextLine>`},
+		{"hyphen String before a capital", hyphenDoc(`<TextLine ID="L1"><String ID="s1" CONTENT="Prag" HPOS="1"/><String ID="h" CONTENT="-" HPOS="9"/></TextLine>
+<TextLine ID="L2"><String ID="s3" CONTENT="Brünn" HPOS="1"/></TextLine>`), false,
+			[]string{"Prag - Brünn"},
+			`<TextLine ID="L1"><String ID="s1" CONTENT="PRAG" HPOS="1"/><String ID="h" CONTENT="-" HPOS="9"/></TextLine>
+<TextLine ID="L2"><String ID="s3" CONTENT="BRÜNN" HPOS="1"/></TextLine>`},
+		{"second block would be empty", hyphenDoc(`<TextLine ID="L1"><String ID="s1" CONTENT="das" HPOS="1"/><SP/><String ID="s2" CONTENT="ver-" HPOS="5"/></TextLine>`,
+			`<TextLine ID="L2"><String ID="s3" CONTENT="ſprochene." HPOS="1"/></TextLine>`), false,
+			[]string{"das ver-", "ſprochene."},
+			`<TextLine ID="L1"><String ID="s1" CONTENT="DAS" HPOS="1"/><SP/><String ID="s2" CONTENT="VER-" HPOS="5"/></TextLine>`},
+		{"KeepHyphens", hyphenDoc(`<TextLine ID="L1"><String ID="s1" CONTENT="die" HPOS="1"/><SP/><String ID="s2" CONTENT="Be" HPOS="5"/><String ID="h" CONTENT="-" HPOS="9"/></TextLine>`,
+			`<TextLine ID="L2"><String ID="s3" CONTENT="drükkung" HPOS="1"/><SP/><String ID="s4" CONTENT="kam" HPOS="9"/></TextLine>`), true,
+			[]string{"die Be -", "drükkung kam"},
+			`<TextLine ID="L1"><String ID="s1" CONTENT="DIE" HPOS="1"/><SP/><String ID="s2" CONTENT="BE" HPOS="5"/><String ID="h" CONTENT="-" HPOS="9"/></TextLine>`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			be := upper()
+			res, err := Translate(context.Background(), c.src, Options{Backend: be, Source: "de", Target: "en", File: "h", FastAlign: true, KeepHyphens: c.keep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range c.sees {
+				if !strings.Contains(strings.Join(be.calls, "\n"), s) {
+					t.Errorf("the backend never saw %q: %q", s, be.calls)
+				}
+			}
+			if !bytes.Contains(res.Output, []byte(c.want)) {
+				t.Errorf("got\n%s\nwant the block\n%s", res.Output, c.want)
+			}
+			if !bytes.Equal(MaskTranslatable(res.Output), MaskTranslatable(c.src)) {
+				t.Errorf("more than what MaskTranslatable masks changed:\n%s", res.Output)
+			}
+		})
+	}
+}
+
+// TestHyphenAcrossBlocksPartial: the second part of a word hyphenated
+// across blocks is emptied only where the first block's translation holds
+// the whole word. When the guard rejects the first block, it stays as it
+// was and the second block's String keeps its source word (before this
+// rule it would have been emptied and lost); in append mode the original
+// blocks stay as they were and the copies carry the join.
+func TestHyphenAcrossBlocksPartial(t *testing.T) {
+	src := hyphenDoc(`<TextLine ID="L1"><String ID="s1" CONTENT="nein" HPOS="1"/><SP/><String ID="s2" CONTENT="ver-" HPOS="5"/></TextLine>`,
+		`<TextLine ID="L2"><String ID="s3" CONTENT="ſprochene" HPOS="1"/><SP/><String ID="s4" CONTENT="Buch" HPOS="9"/></TextLine>`)
+	res, err := Translate(context.Background(), src, Options{Backend: rejecting{upper()}, Source: "de", Target: "en", File: "h", FastAlign: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`<String ID="s1" CONTENT="nein" HPOS="1"/><SP/><String ID="s2" CONTENT="ver-" HPOS="5"/>`,
+		`<String ID="s3" CONTENT="ſprochene" HPOS="1"/><SP/><String ID="s4" CONTENT="BUCH" HPOS="9"/>`,
+	} {
+		if !bytes.Contains(res.Output, []byte(want)) {
+			t.Errorf("first block rejected: output lacks\n%s\nin\n%s", want, res.Output)
+		}
+	}
+	if res.Stats.Untranslated != 1 || res.Stats.Translated != 1 {
+		t.Errorf("stats %+v, want one block translated, one untranslated", res.Stats)
+	}
+
+	res, err = Translate(context.Background(), src, Options{Backend: upper(), Source: "de", Target: "en", Mode: Append, File: "h", FastAlign: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`<TextBlock ID="B1" LANG="de">
+<TextLine ID="L1"><String ID="s1" CONTENT="nein" HPOS="1"/><SP/><String ID="s2" CONTENT="ver-" HPOS="5"/></TextLine>
+</TextBlock>
+<TextBlock ID="B1_en" LANG="en">
+<TextLine ID="L1_en"><String ID="s1_en" CONTENT="NEIN" HPOS="1"/><SP/><String ID="s2_en" CONTENT="VERSPROCHENE" HPOS="5"/></TextLine>
+</TextBlock>`,
+		`<TextBlock ID="B2" LANG="de">
+<TextLine ID="L2"><String ID="s3" CONTENT="ſprochene" HPOS="1"/><SP/><String ID="s4" CONTENT="Buch" HPOS="9"/></TextLine>
+</TextBlock>
+<TextBlock ID="B2_en" LANG="en">
+<TextLine ID="L2_en"><String ID="s3_en" CONTENT="" HPOS="1"/><SP/><String ID="s4_en" CONTENT="BUCH" HPOS="9"/></TextLine>
+</TextBlock>`,
+	} {
+		if !bytes.Contains(res.Output, []byte(want)) {
+			t.Errorf("append: output lacks\n%s\nin\n%s", want, res.Output)
+		}
+	}
+}
+
+// rejecting is a backend whose guard rejects every line holding "nein"
+// (its reply is the upper-cased text, as upper's).
+type rejecting struct{ *fake }
+
+func (r rejecting) Translate(ctx context.Context, text, src, tgt string) (string, error) {
+	out, _ := r.fake.Translate(ctx, text, src, tgt)
+	var bad []int
+	for i, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, "nein") {
+			bad = append(bad, i)
+		}
+	}
+	if bad == nil {
+		return out, nil
+	}
+	if !strings.Contains(text, "\n") {
+		bad = nil // a single reply is rejected whole
+	}
+	return "", &guard.Rejection{Reason: guard.Empty, Lines: bad, Output: out}
+}
+
+// TestHyphenSplitWordsReal: real files with these splits. OCR-D's ground
+// truth of Kant's "Aufklärung" (ALTO 2) writes the hyphen as a String of
+// its own ("Men" "-" / "ſchen", "Unmuͤn" "-" / "digkeit"), dinglehopper's
+// ALTO 3 sample one block a line ("das ver-" / "ſprochene zu"): the
+// backend sees the whole words and never their parts, and only what
+// MaskTranslatable masks changes.
+func TestHyphenSplitWordsReal(t *testing.T) {
+	for _, c := range []struct {
+		path         string
+		whole, split []string
+	}{
+		{"../../book/testdata/mets/ocrd-kant/OCR-D-GT-ALTO/PAGE_0017_ALTO.xml",
+			[]string{"Menſchen", "Unmuͤndigkeit .", "Unmuͤndigkeit ,", "Mangel", "alſo"},
+			[]string{"Men -", "Unmuͤn -", "Man -", "al -", "\nſchen", "\ndigkeit", "\ngel"}},
+		{"../../../testdata/realworld/v3_minimal.alto.xml",
+			[]string{"das verſprochene\nzu überliefern."},
+			[]string{"ver-", "ſprochene zu"}},
+	} {
+		t.Run(filepath.Base(c.path), func(t *testing.T) {
+			src, err := os.ReadFile(c.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			be := upper()
+			res, err := Translate(context.Background(), src, Options{Backend: be, Source: "de", Target: "en", File: "h", FastAlign: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := strings.Join(be.calls, "\n")
+			for _, w := range c.whole {
+				if !strings.Contains(calls, w) {
+					t.Errorf("the backend never saw %q:\n%s", w, calls)
+				}
+			}
+			for _, w := range c.split {
+				if strings.Contains(calls, w) {
+					t.Errorf("the backend saw the split word %q:\n%s", w, calls)
+				}
+			}
+			if !bytes.Equal(MaskTranslatable(res.Output), MaskTranslatable(src)) {
+				t.Errorf("more than what MaskTranslatable masks changed")
+			}
+		})
 	}
 }

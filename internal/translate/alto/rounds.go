@@ -69,6 +69,7 @@ func (t *translator) retryBlock(ctx context.Context, f failedBlock, pr *pageResu
 			return false, err
 		}
 	}
+	f.b.accepted = true
 	// Write into a scratch result, then put its rows where the block's
 	// untranslated rows were.
 	tmp := pageResult{langs: pr.langs}
