@@ -46,7 +46,28 @@ type Server struct {
 	bytes   map[int]int    // bytes sent per page
 	gone    map[int]bool   // pages whose image requests are answered 404
 	hold    func() (done func())
+	texts   map[int]textFile
 }
+
+// textFile is a page's text file, linked from its canvas's seeAlso.
+type textFile struct {
+	body            []byte
+	format, profile string
+}
+
+// SetText links a text file (ALTO, PAGE-XML, hOCR) from page i's canvas
+// (seeAlso, with format and profile), served at TextURL(i).
+func (s *Server) SetText(i int, body []byte, format, profile string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.texts == nil {
+		s.texts = map[int]textFile{}
+	}
+	s.texts[i] = textFile{body, format, profile}
+}
+
+// TextURL is the address of page i's text file (SetText).
+func (s *Server) TextURL(i int) string { return fmt.Sprintf("%s/iiif/text/%d", s.URL, i) }
 
 // New serves a book of n pages cycling over images (PNG or JPEG files, read
 // in place).
@@ -151,6 +172,8 @@ var (
 	// plainImage is a page image as a file (of a METS book): the sample
 	// page of book page N-1 for the last number N in its name, as it is.
 	plainImage = regexp.MustCompile(`^/plain/.*?(\d+)\.\w+$`)
+	// textRequest is a page's text file (SetText).
+	textRequest = regexp.MustCompile(`^/iiif/text/(\d+)$`)
 )
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -160,6 +183,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	if r.URL.Path == "/iiif/book/manifest.json" {
 		s.manifest(w)
+		return
+	}
+	if m := textRequest.FindStringSubmatch(r.URL.Path); m != nil {
+		i, _ := strconv.Atoi(m[1])
+		s.mu.Lock()
+		tf, ok := s.texts[i]
+		s.mu.Unlock()
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", tf.format)
+		w.Write(tf.body)
 		return
 	}
 	if m := plainImage.FindStringSubmatch(r.URL.Path); m != nil {
@@ -272,16 +308,23 @@ func (s *Server) manifest(w http.ResponseWriter) {
 				sizes = append(sizes, map[string]any{"width": z[0], "height": z[1]})
 			}
 		}
+		s.mu.Lock()
+		tf, text := s.texts[i]
+		s.mu.Unlock()
 		if s.V3 {
 			svc := map[string]any{"id": svcID, "type": "ImageService3", "profile": fmt.Sprintf("level%d", s.Levels[i]), "width": fw, "height": fh}
 			if sizes != nil {
 				svc["sizes"] = sizes
 			}
-			canvases = append(canvases, map[string]any{"id": canvasID, "type": "Canvas", "label": map[string]any{"none": []string{label}},
+			c := map[string]any{"id": canvasID, "type": "Canvas", "label": map[string]any{"none": []string{label}},
 				"width": fw, "height": fh, "items": []any{map[string]any{"id": canvasID + "/page", "type": "AnnotationPage", "items": []any{map[string]any{
 					"id": canvasID + "/image", "type": "Annotation", "motivation": "painting", "target": canvasID,
 					"body": map[string]any{"id": svcID + "/full/max/0/default.jpg", "type": "Image", "format": "image/jpeg", "width": fw, "height": fh,
-						"service": []any{svc}}}}}}})
+						"service": []any{svc}}}}}}}
+			if text {
+				c["seeAlso"] = []any{map[string]any{"id": s.TextURL(i), "type": "Dataset", "format": tf.format, "profile": tf.profile}}
+			}
+			canvases = append(canvases, c)
 			continue
 		}
 		svc := map[string]any{"@context": "http://iiif.io/api/image/2/context.json", "@id": svcID,
@@ -289,10 +332,14 @@ func (s *Server) manifest(w http.ResponseWriter) {
 		if sizes != nil {
 			svc["sizes"] = sizes
 		}
-		canvases = append(canvases, map[string]any{"@id": canvasID, "@type": "sc:Canvas", "label": label, "width": fw, "height": fh,
+		c := map[string]any{"@id": canvasID, "@type": "sc:Canvas", "label": label, "width": fw, "height": fh,
 			"images": []any{map[string]any{"@type": "oa:Annotation", "motivation": "sc:painting", "on": canvasID,
 				"resource": map[string]any{"@id": svcID + "/full/full/0/default.jpg", "@type": "dctypes:Image", "format": "image/jpeg",
-					"width": fw, "height": fh, "service": svc}}}})
+					"width": fw, "height": fh, "service": svc}}}}
+		if text {
+			c["seeAlso"] = map[string]any{"@id": s.TextURL(i), "format": tf.format, "profile": tf.profile}
+		}
+		canvases = append(canvases, c)
 	}
 	var doc map[string]any
 	if s.V3 {
