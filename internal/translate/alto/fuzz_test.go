@@ -18,6 +18,7 @@ func FuzzTranslate(f *testing.F) {
 		`<alto><Layout><Page><PrintSpace><TextBlock><TextLine><String CONTENT='x &amp; "y"'/></TextLine><TextLine/></TextBlock></PrintSpace></Page><Page/></Layout></alto>`,
 		`<alto><Layout><Page><TextBlock><TextLine><String/></TextLine></TextBlock></Page></Layout></alto>`,
 		`<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p1"><PrintSpace><TextBlock ID="b1"><TextLine ID="l1"><String CONTENT="hrob" CC="0 1 0 2"><ALTERNATIVE>hrab</ALTERNATIVE><Glyph CONTENT="h"><Variant CONTENT="b"/></Glyph></String></TextLine></TextBlock></PrintSpace></Page></Layout></alto>`,
+		`<alto xmlns="http://www.loc.gov/standards/alto/ns-v3#"><Layout><Page><PrintSpace><TextBlock><TextLine><String CONTENT="die"/><SP/><String CONTENT="Be"/><String CONTENT="-"/></TextLine><TextLine><String CONTENT="drükkung"/><SP/><String CONTENT="kam"/></TextLine></TextBlock><TextBlock><TextLine><String CONTENT="das"/><SP/><String CONTENT="ver" SUBS_TYPE="HypPart1"/><HYP/></TextLine></TextBlock><TextBlock><TextLine><String CONTENT="ſprochene" SUBS_TYPE="HypPart2"/><SP/><String CONTENT="Buch"/></TextLine></TextBlock></PrintSpace></Page></Layout></alto>`,
 		`<a/>`,
 	} {
 		f.Add([]byte(s))

@@ -323,8 +323,8 @@ func (r rejecting) Translate(ctx context.Context, text, src, tgt string) (string
 }
 
 // TestHyphenSplitWordsReal: real files with these splits. OCR-D's ground
-// truth of Kant's "Aufklärung" (ALTO 2) writes the hyphen as a String of
-// its own ("Men" "-" / "ſchen", "Unmuͤn" "-" / "digkeit"), dinglehopper's
+// truth of Kant's "Aufklärung" (ALTO 2, two pages) writes the hyphen as a
+// String of its own ("Men" "-" / "ſchen", "Unmuͤn" "-" / "digkeit"), dinglehopper's
 // ALTO 3 sample one block a line ("das ver-" / "ſprochene zu"): the
 // backend sees the whole words and never their parts, and only what
 // MaskTranslatable masks changes.
@@ -336,6 +336,11 @@ func TestHyphenSplitWordsReal(t *testing.T) {
 		{"../../book/testdata/mets/ocrd-kant/OCR-D-GT-ALTO/PAGE_0017_ALTO.xml",
 			[]string{"Menſchen", "Unmuͤndigkeit .", "Unmuͤndigkeit ,", "Mangel", "alſo"},
 			[]string{"Men -", "Unmuͤn -", "Man -", "al -", "\nſchen", "\ndigkeit", "\ngel"}},
+		// The example of issue 12, "Be" "-" / "druͤkkung"; the catchword
+		// "Stan" "-" ending the page has nothing after it and stays.
+		{"../../book/testdata/mets/ocrd-kant/OCR-D-GT-ALTO/PAGE_0020_ALTO.xml",
+			[]string{"Bedruͤkkung", "Denkungsart", "Vorgaͤnger", "Offizier", "Stan -"},
+			[]string{"Be -", "Den -", "Vor -", "Offi -", "Frei -", "Aufklaͤ -"}},
 		{"../../../testdata/realworld/v3_minimal.alto.xml",
 			[]string{"das verſprochene\nzu überliefern."},
 			[]string{"ver-", "ſprochene zu"}},
