@@ -1,10 +1,10 @@
 // Package libvips is the cgo boundary to libvips for what govips does not
 // expose: the tile height (a command-line option of libvips), returning
 // freed C memory to the system, an image's pixels in a libvips buffer (no
-// Go copy), a TIFF page reduced as it is read (govips opens images for
-// random access), libvips' error buffer and its tracked-memory high-water
-// mark. internal/pageclass/imageio uses it; the
-// rest of libvips is reached through govips.
+// Go copy), a TIFF page or a PNG reduced as it is read (govips opens
+// images for random access), libvips' error buffer and its tracked-memory
+// high-water mark. internal/pageclass/imageio uses it; the rest of libvips
+// is reached through govips.
 package libvips
 
 /*
@@ -43,17 +43,33 @@ static int set_tile_height(int h) {
 	return ok ? 0 : -1;
 }
 
-// reduce_tiff reads page (0-based) of the TIFF in buf sequentially (its
-// strips or tiles as the reduction needs them, never the whole page),
-// reduces it by factor on both axes (vips_reduce, linear kernel) and
-// writes the result as an uncompressed TIFF to memory; NULL on failure.
-static void *reduce_tiff(const void *buf, size_t len, int page, double factor, size_t *size) {
-	VipsImage *in = NULL, *out = NULL;
-	if (vips_tiffload_buffer((void *)buf, len, &in, "page", page, "access", VIPS_ACCESS_SEQUENTIAL, "fail", TRUE, NULL) != 0)
-		return NULL;
-	int r = vips_reduce(in, &out, factor, factor, "kernel", VIPS_KERNEL_LINEAR, NULL);
+// reduce_image reads the image in buf sequentially (a TIFF's strips or
+// tiles, a PNG's rows, as the reduction needs them, never the whole page),
+// with the loader options in options (a libvips option string such as
+// "page=2"; "" for none), reduces it by factor on both axes (vips_reduce,
+// linear kernel; an image with alpha premultiplied around it, as libvips'
+// thumbnail does, so transparent pixels' colours do not bleed) and writes
+// the result as an uncompressed TIFF to memory; NULL on failure.
+static void *reduce_image(const void *buf, size_t len, const char *options, double factor, size_t *size) {
+	VipsImage *in = vips_image_new_from_buffer(buf, len, options, "access", VIPS_ACCESS_SEQUENTIAL, "fail", TRUE, NULL);
+	if (in == NULL) return NULL;
+	VipsImage *t[4] = {NULL, NULL, NULL, NULL}, *out = NULL;
+	int r;
+	if (vips_image_hasalpha(in)) {
+		r = vips_premultiply(in, &t[0], NULL) ||
+			vips_reduce(t[0], &t[1], factor, factor, "kernel", VIPS_KERNEL_LINEAR, NULL) ||
+			vips_unpremultiply(t[1], &t[2], NULL) ||
+			vips_cast(t[2], &out, in->BandFmt, NULL);
+	} else {
+		r = vips_reduce(in, &out, factor, factor, "kernel", VIPS_KERNEL_LINEAR, NULL);
+	}
+	for (int i = 0; i < 4; i++)
+		if (t[i] != NULL) g_object_unref(t[i]);
 	g_object_unref(in);
-	if (r != 0) return NULL;
+	if (r != 0) {
+		if (out != NULL) g_object_unref(out);
+		return NULL;
+	}
 	void *p = NULL;
 	r = vips_tiffsave_buffer(out, &p, size, "compression", VIPS_FOREIGN_TIFF_COMPRESSION_NONE, NULL);
 	g_object_unref(out);
@@ -119,21 +135,28 @@ func WriteToMemory(ref *vips.ImageRef) (*Buffer, string) {
 	return &Buffer{p: p, n: int(size)}, ""
 }
 
-// ReduceTIFF reads page (0-based) of the TIFF data as libvips needs its
-// lines, reduces it by factor (over 1) on both axes with libvips' reduce
+// Reduce reads the image in data as libvips needs its lines (sequential
+// access: a TIFF's strips or tiles, a PNG's rows), with loader options
+// (a libvips option string: "page=2" for a TIFF's third page; "" for
+// none), reduces it by factor (over 1) on both axes with libvips' reduce
 // and a linear (triangle) kernel as wide as the reduction, so the result
-// is antialiased, and returns the result as an uncompressed TIFF (its
-// metadata, orientation and ICC profile kept), or libvips' error text.
-// The full-size page is never held in memory: govips opens images for
-// random access, for which libvips decodes a strip TIFF whole, and its
-// resize adds a box shrink first for factors of 4 and more, which in
-// libvips 8.14 costs more than reducing the whole way.
-func ReduceTIFF(data []byte, page int, factor float64) ([]byte, string) {
+// is antialiased (alpha premultiplied around it, as the thumbnail does),
+// and returns the result as an uncompressed TIFF (its metadata,
+// orientation and ICC profile kept), or libvips' error text. Whether the
+// format is read as a stream is the caller's choice: libvips decodes an
+// interlaced PNG whole whatever the access. A streamed page is never held
+// in memory at full size: govips opens images for random access, for
+// which libvips decodes a strip TIFF or a PNG whole, and its resize adds a
+// box shrink first for factors of 4 and more, which in libvips 8.14 costs
+// more than reducing the whole way.
+func Reduce(data []byte, options string, factor float64) ([]byte, string) {
 	if len(data) == 0 {
-		return nil, "empty TIFF"
+		return nil, "empty image"
 	}
+	opts := C.CString(options)
+	defer C.free(unsafe.Pointer(opts))
 	var size C.size_t
-	p := C.reduce_tiff(unsafe.Pointer(&data[0]), C.size_t(len(data)), C.int(page), C.double(factor), &size)
+	p := C.reduce_image(unsafe.Pointer(&data[0]), C.size_t(len(data)), opts, C.double(factor), &size)
 	runtime.KeepAlive(data)
 	if p == nil {
 		return nil, LastError()

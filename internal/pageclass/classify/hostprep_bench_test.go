@@ -224,8 +224,8 @@ func hostPrepare(b *testing.B, pages []string) {
 // archive's scans are, where the sample pages are small.
 func scans(b testing.TB, dir string, n int) []string { return scansAs(b, dir, n, "jpg") }
 
-// scansAs is scans as JPEGs (ext jpg) or uncompressed 8-bit RGB TIFFs (ext
-// tif), as scanners write masters.
+// scansAs is scans as JPEGs (ext jpg), uncompressed 8-bit RGB TIFFs (ext
+// tif) or 8-bit RGB PNGs (ext png), as scanners write masters.
 func scansAs(b testing.TB, dir string, n int, ext string) []string {
 	var out []string
 	for i, p := range samplePages(b) {
@@ -255,9 +255,12 @@ func scansAs(b testing.TB, dir string, n int, ext string) []string {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if ext == "tif" {
+		switch ext {
+		case "tif":
 			err = hostile.RGBTIFF(g, dst)
-		} else {
+		case "png":
+			err = png.Encode(g, dst)
+		default:
 			err = jpeg.Encode(g, dst, &jpeg.Options{Quality: 90})
 		}
 		if err != nil {

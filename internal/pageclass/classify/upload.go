@@ -78,9 +78,9 @@ func (u Upload) On(device string) Upload {
 // PagePixels is the most pixels a page is decoded to with UploadPage when
 // the largest input size is size: (3·size)², 1152×1152 (1.33 MP, 4 MB of
 // 8-bit RGB) for 384. Larger pages are shrunk while decoding (JPEG and
-// WebP by their decoders, TIFF by a linear reduction on the stream of
-// lines, PNG by a box shrink and a Lanczos reduction on it;
-// imageio.Options.MaxDecodePixels and MinSide): an
+// WebP by their decoders, TIFF and PNG by a linear reduction on the
+// stream of lines, an interlaced PNG by a box shrink and a Lanczos
+// reduction; imageio.Options.MaxDecodePixels and MinSide): an
 // A4 page keeps both sides over 2.5 times the input side, what the
 // antialiased resize to the input size needs, and the upload and the pages
 // in flight stay bounded whatever the scan's resolution.

@@ -14,9 +14,12 @@ import (
 
 // FuzzDecode: the header checks and the decoder never panic on arbitrary
 // bytes; an input they accept decodes to W×H×3 samples within the pixel
-// cap and the decode budget, or fails with an *Error naming the input.
-// Seeds: every fixture of testdata (PNG, JPEG, TIFF, WebP, PDF, broken
-// ones included).
+// cap and the decode budget, or fails with an *Error naming the input,
+// decoded at full size within the budget and for a caller that resizes
+// every page itself (MinSide: a JPEG shrunk on load, a TIFF or PNG over
+// the budget reduced as it is read). Seeds: every fixture of testdata
+// (PNG, JPEG, TIFF, WebP, PDF, broken ones included) and a PNG over the
+// budget.
 func FuzzDecode(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.*"))
 	for _, p := range files {
@@ -24,25 +27,30 @@ func FuzzDecode(f *testing.F) {
 			f.Add(b)
 		}
 	}
-	o := Options{MaxPixels: 1 << 22, MaxDecodePixels: 1 << 18, DPI: 36}
+	f.Add(hostile.PNG(600, 600)) // over the budget: reduced as it is read with MinSide
+	full := Options{MaxPixels: 1 << 22, MaxDecodePixels: 1 << 18, DPI: 36}
+	resized := full
+	resized.MinSide = 64
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := o.Decode(data, "fuzz")
-		if err != nil {
-			if _, ok := err.(*Error); !ok {
-				t.Fatalf("error %T %v is not an *Error", err, err)
-			}
-			return
-		}
-		for i := 0; i < min(d.Pages(), 2); i++ {
-			img, err := d.Page(i)
+		for _, o := range []Options{full, resized} {
+			d, err := o.Decode(data, "fuzz")
 			if err != nil {
 				if _, ok := err.(*Error); !ok {
-					t.Fatalf("page error %T %v is not an *Error", err, err)
+					t.Fatalf("error %T %v is not an *Error", err, err)
 				}
-				continue
+				return
 			}
-			if img.W <= 0 || img.H <= 0 || len(img.Pix) != img.W*img.H*3 || int64(img.W)*int64(img.H) > o.MaxDecodePixels {
-				t.Fatalf("page %d: %d×%d with %d bytes", i+1, img.W, img.H, len(img.Pix))
+			for i := 0; i < min(d.Pages(), 2); i++ {
+				img, err := d.Page(i)
+				if err != nil {
+					if _, ok := err.(*Error); !ok {
+						t.Fatalf("MinSide %d: page error %T %v is not an *Error", o.MinSide, err, err)
+					}
+					continue
+				}
+				if img.W <= 0 || img.H <= 0 || len(img.Pix) != img.W*img.H*3 || int64(img.W)*int64(img.H) > o.MaxDecodePixels {
+					t.Fatalf("MinSide %d: page %d: %d×%d with %d bytes", o.MinSide, i+1, img.W, img.H, len(img.Pix))
+				}
 			}
 		}
 	})

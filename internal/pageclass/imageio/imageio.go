@@ -116,9 +116,10 @@ type Options struct {
 	// for a caller that resizes every page to at most MinSide a side
 	// anyway (classify's UploadPage). A page still over MaxDecodePixels
 	// is then reduced within it by libvips' reduce with a linear kernel
-	// (reduceFactor; a TIFF that is no pyramid), cheaper than the
-	// thumbnail's Lanczos-3. 0: pages are decoded at full size (within
-	// MaxDecodePixels, by the thumbnail).
+	// (reduceFactor; a TIFF that is no pyramid or a PNG that is not
+	// interlaced: Doc.streams), cheaper than the thumbnail's Lanczos-3.
+	// 0: pages are decoded at full size (within MaxDecodePixels, by the
+	// thumbnail).
 	MinSide int
 	// OnLabelError, when set, is called by Decode with the document's name
 	// when a PDF's page labels cannot be read (Doc.LabelError): its pages
@@ -590,7 +591,7 @@ func (d *Doc) open(i int) (ref *vips.ImageRef, factor float64, err error) {
 	if budget <= 0 || w*h <= budget {
 		return ref, 1, nil
 	}
-	if d.opts.MinSide > 0 && d.typ == vips.ImageTypeTIFF && !d.pyramid(ref) {
+	if d.opts.MinSide > 0 && d.streams(ref) {
 		return ref, reduceFactor(w, h, budget), nil
 	}
 	ref.Close()
@@ -617,6 +618,34 @@ func (d *Doc) open(i int) (ref *vips.ImageRef, factor float64, err error) {
 	}
 }
 
+// streams reports whether page ref can be reduced as it is read
+// (libvips.Reduce over sequential access): a TIFF that is no pyramid, or a
+// PNG that is not interlaced. An interlaced (Adam7) PNG keeps the
+// thumbnail: libpng gives its rows only after its last pass, so libvips
+// decodes it whole into memory whichever path reads it (a 6000×6000 page:
+// 111 MiB above the start through the thumbnail, 116 through the
+// reduction); the reduction is kept to what it reads as a stream, and such
+// a PNG gets the pixels it gets without MinSide. Other formats keep the
+// thumbnail too: a JPEG or a WebP is shrunk by its decoder through it, a
+// pyramidal TIFF's smaller levels are read.
+func (d *Doc) streams(ref *vips.ImageRef) bool {
+	switch d.typ {
+	case vips.ImageTypeTIFF:
+		return !d.pyramid(ref)
+	case vips.ImageTypePNG:
+		return !pngInterlaced(d.data)
+	}
+	return false
+}
+
+// pngInterlaced reports whether the PNG in data is interlaced: its IHDR
+// chunk, which the format puts first, gives an interlace method other than
+// 0. A PNG too short to tell counts as not interlaced (its reading fails).
+func pngInterlaced(data []byte) bool {
+	const ihdr = 8 + 4 // signature, chunk length
+	return len(data) > ihdr+4+12 && string(data[ihdr:ihdr+4]) == "IHDR" && data[ihdr+4+12] != 0
+}
+
 // pyramid reports whether ref, a TIFF page, is stored with reduced
 // resolutions (pages of halved sizes or SubIFDs), which the thumbnail
 // reads instead of the full page.
@@ -631,15 +660,15 @@ func (d *Doc) pyramid(ref *vips.ImageRef) bool {
 // budget pixels for a caller that resizes every page itself with an
 // antialiasing filter (Options.MinSide; classify's UploadPage, on the
 // device): the smallest that brings it within budget, each side rounded
-// up. The page is read again as it is reduced (libvips.ReduceTIFF: read
+// up. The page is read again as it is reduced (libvips.Reduce: read
 // sequentially, libvips' reduce with a linear kernel as wide as the
 // reduction, so the page stays antialiased), at a fraction of the
-// thumbnail's cost (an A4 master at 300 dpi to PagePixels(384), 1.33 MP:
-// 0.56 of the thumbnail's CPU time a page; at 600 dpi 0.22;
-// BenchmarkReduceMasters). TIFFs only, the masters archives keep: a PNG,
-// or a JPEG still over the budget after its shrink on load, keeps the
-// thumbnail, and so does a pyramidal TIFF, whose smaller levels the
-// thumbnail reads instead of the full page.
+// thumbnail's cost (an A4 TIFF master at 300 dpi to PagePixels(384),
+// 1.33 MP: 0.56 of the thumbnail's CPU time a page; at 600 dpi 0.22;
+// BenchmarkReduceMasters). TIFFs and PNGs, the masters archives keep
+// (Doc.streams): a JPEG still over the budget after its shrink on load
+// keeps the thumbnail, and so do a pyramidal TIFF, whose smaller levels
+// the thumbnail reads instead of the full page, and an interlaced PNG.
 func reduceFactor(w, h, budget int64) float64 {
 	f := math.Sqrt(float64(w*h) / float64(budget))
 	for reducedPixels(w, h, f) > budget && f < float64(max(w, h)) {
@@ -674,12 +703,16 @@ func jpegShrink(w, h, side int) int {
 
 // decode converts page i, opened as ref, to 8-bit RGB pixels, held in
 // memory allocated by libvips that free releases; with factor over 1 the
-// page (a TIFF) is read again reduced by factor (reduceFactor).
+// page (Doc.streams) is read again reduced by factor (reduceFactor).
 func (d *Doc) decode(i int, ref *vips.ImageRef, factor float64) (img Image, free func(), err error) {
 	if factor > 1 {
-		small, msg := libvips.ReduceTIFF(d.data, i, factor)
+		opts := ""
+		if d.typ == vips.ImageTypeTIFF {
+			opts = fmt.Sprintf("page=%d", i)
+		}
+		small, msg := libvips.Reduce(d.data, opts, factor)
 		if small == nil {
-			return Image{}, nil, fmt.Errorf("cannot shrink while decoding: %s", oneLine(msg, "corrupt TIFF data"))
+			return Image{}, nil, fmt.Errorf("cannot shrink while decoding: %s", oneLine(msg, "corrupt "+formatName(d.typ)+" data"))
 		}
 		if ref, err = vips.LoadImageFromBuffer(small, vips.NewImportParams()); err != nil {
 			return Image{}, nil, vipsErr("cannot read the reduced page", err, "")
