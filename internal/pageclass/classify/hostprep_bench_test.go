@@ -144,14 +144,15 @@ func BenchmarkPageStages(b *testing.B) {
 // are not in these figures (on a GPU they are the card's). Over the
 // sample pages (samples) and over six of them enlarged to A4 scans at 300
 // dpi (a4-scans: 8.7 MP JPEGs, which UploadPage decodes shrunk on load;
-// a4-tiff-masters: the same as uncompressed TIFFs, an archive's masters,
-// which no decoder shrinks on load).
+// a4-tiff-masters and a4-png-masters: the same as uncompressed TIFFs and
+// as PNGs, an archive's masters, which no decoder shrinks on load).
 //
 //	go test -run '^$' -bench HostPrepare -benchtime 1x ./internal/pageclass/classify
 func BenchmarkHostPrepare(b *testing.B) {
 	b.Run("samples", func(b *testing.B) { hostPrepare(b, hostPages(b)) })
 	b.Run("a4-scans", func(b *testing.B) { hostPrepare(b, scans(b, b.TempDir(), 6)) })
 	b.Run("a4-tiff-masters", func(b *testing.B) { hostPrepare(b, scansAs(b, b.TempDir(), 6, "tif")) })
+	b.Run("a4-png-masters", func(b *testing.B) { hostPrepare(b, scansAs(b, b.TempDir(), 6, "png")) })
 }
 
 // demoOnCPU loads the shipped demo ensemble and the orientation model on
