@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"archivekit/internal/book/booktest"
 	"archivekit/internal/jobs"
 	"archivekit/internal/pageclass/classify/classifytest"
 	"archivekit/internal/pageclass/glossary"
@@ -331,11 +332,11 @@ func TestFrontendJobs(t *testing.T) {
 		chromedp.Navigate(ts.URL+"/frontend"),
 		chromedp.WaitVisible("#last-job"),
 		chromedp.Click("#last-job-link"),
-		chromedp.WaitVisible("#batch"),
+		chromedp.WaitVisible("#downloads"),
 		chromedp.Evaluate(tableRows, &again),
 		chromedp.Navigate("about:blank"),
 		chromedp.Navigate(ts.URL+"/frontend#job="+id),
-		chromedp.WaitVisible("#batch"),
+		chromedp.WaitVisible("#downloads"),
 		chromedp.Evaluate(tableRows, &byAddress),
 	)
 	if err != nil {
@@ -398,7 +399,7 @@ func TestFrontendJobProgress(t *testing.T) {
 	}
 	free()
 	err = chromedp.Run(ctx,
-		chromedp.WaitVisible("#batch"),
+		chromedp.WaitVisible("#downloads"),
 		chromedp.Text("#status", &status),
 		chromedp.Evaluate(tableRows, &table),
 	)
@@ -411,6 +412,101 @@ func TestFrontendJobProgress(t *testing.T) {
 	}
 	if !strings.HasPrefix(status, "Job "+id+" succeeded: "+filepath.Base(page)+": ") || len(table) != 1 || modelmeta.CategoryIndex(table[0][2]) < 0 {
 		t.Errorf("after: status %q, table %q", status, table)
+	}
+}
+
+// TestFrontendJobPages: the page shows a job's pages as its items end, not
+// only once the job has ended. A book job of three pages (the third's image
+// gone: a failed item) whose second page's image the loopback server holds
+// back: the page opened at the job's address shows the first page's row
+// and card while the job runs, without the downloads; once the image is
+// let through, every row, and the table, status and downloads are those of
+// the same book's job run without holding.
+func TestFrontendJobPages(t *testing.T) {
+	ctx := chromium(t)
+	bk := booktest.New(t, classifytest.Pages(t, 1), 3, true)
+	bk.Gone(2)
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the book's server closes
+	var mu sync.Mutex
+	images := 0
+	bk.SetHold(func() func() {
+		mu.Lock()
+		images++
+		second := images == 2
+		mu.Unlock()
+		if second {
+			entered <- struct{}{}
+			<-release
+		}
+		return func() {}
+	})
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir(), EnvBookHosts: must(url.Parse(bk.URL)).Host}, nil)
+	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
+	book := upload{Field: "book", Data: []byte(bk.ManifestURL())}
+	held := submitForm(t, ts.URL, book)
+	<-entered // the first item is done, the second's image held
+
+	// view is what the page shows of a job once it has ended.
+	type view struct {
+		status    string
+		table     [][]string
+		csv, json string
+	}
+	ended := func(v *view) chromedp.Tasks {
+		return chromedp.Tasks{
+			chromedp.WaitVisible("#downloads"),
+			chromedp.Text("#status", &v.status),
+			chromedp.Evaluate(tableRows, &v.table),
+			chromedp.Evaluate(`fetch(document.querySelector('#download-csv').href).then(r => r.text())`, &v.csv, awaitPromise),
+			chromedp.Evaluate(`fetch(document.querySelector('#download-json').href).then(r => r.text())`, &v.json, awaitPromise),
+		}
+	}
+	var running string
+	var partial [][]string
+	var cards int
+	var downloads bool
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/frontend#job="+held.ID),
+		chromedp.Poll(`document.querySelector('#status').textContent.includes('running: 1 of 3 file(s) done')`, nil),
+		chromedp.Text("#status", &running),
+		chromedp.Evaluate(tableRows, &partial),
+		chromedp.Evaluate(`document.querySelectorAll('#results .page').length`, &cards),
+		chromedp.Evaluate(`document.querySelector('#downloads')?.hidden === false`, &downloads),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(partial) != 1 || modelmeta.CategoryIndex(partial[0][2]) < 0 || cards != 1 || downloads {
+		t.Fatalf("while the job runs (%q): table %q, %d card(s), downloads shown %v; want the first page's row and card, no downloads", running, partial, cards, downloads)
+	}
+	free()
+	var got, want view
+	if err := chromedp.Run(ctx, ended(&got)); err != nil {
+		t.Fatal(err)
+	}
+	bk.SetHold(nil)
+	plain := waitJob(t, s, ts.URL, submitForm(t, ts.URL, book))
+	err = chromedp.Run(ctx,
+		chromedp.Navigate("about:blank"),
+		chromedp.Navigate(ts.URL+"/frontend#job="+plain.ID),
+		ended(&want),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if len(got.table) != 3 || !reflect.DeepEqual(got.table[0], partial[0]) || !strings.HasPrefix(got.table[2][5], "Failed: Error 502") {
+		t.Errorf("after: table %q", got.table)
+	}
+	got.status = strings.Replace(got.status, held.ID, plain.ID, 1)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the job shown as its items ended:\n%+v\nthe same job shown once ended:\n%+v", got, want)
+	}
+	if !strings.HasPrefix(want.status, "Job "+plain.ID+" succeeded: 3 files: 2 page(s) classified, ") {
+		t.Errorf("status %q", want.status)
 	}
 }
 
@@ -457,7 +553,8 @@ func TestFrontendJobsTooLarge(t *testing.T) {
 const tableRows = `[...document.querySelectorAll('#table tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))`
 
 // submitted opens the page of the service at base, sends files once /info
-// has answered, waits for the table and reads the address fragment, the
+// has answered, waits for the downloads (shown once every file is done: a
+// job's table fills as its items end) and reads the address fragment, the
 // status line and the table.
 func submitted(base string, files []string, hash, status *string, table *[][]string) chromedp.Tasks {
 	return chromedp.Tasks{
@@ -465,7 +562,7 @@ func submitted(base string, files []string, hash, status *string, table *[][]str
 		chromedp.WaitReady(`#legend-table tbody tr`),
 		chromedp.SetUploadFiles("#file", files),
 		chromedp.Click("#submit"),
-		chromedp.WaitVisible("#batch"),
+		chromedp.WaitVisible("#downloads"),
 		chromedp.Evaluate(`location.hash`, hash),
 		chromedp.Text("#status", status),
 		chromedp.Evaluate(tableRows, table),

@@ -369,6 +369,7 @@ function reset() {
   $("error").hidden = true;
   $("demo").hidden = true;
   $("batch").hidden = true;
+  $("downloads").hidden = true;
   $("table").tBodies[0].replaceChildren();
   rows = [];
   cards = [];
@@ -426,6 +427,7 @@ function finish(n, prefix) {
   if (tally.failures.length) showError(tally.failures.join("\n"));
   if (rows.length) {
     offerDownloads();
+    $("downloads").hidden = false;
     $("batch").hidden = false;
   }
 }
@@ -477,42 +479,94 @@ async function submitJob(files) {
 // jobEnded says whether a job's state is final.
 const jobEnded = (state) => state === "succeeded" || state === "failed" || state === "canceled";
 
-// followJob shows job id's progress until it ends, then its results (local:
-// the page images sent, by item, for their thumbnails; none when the page
-// was opened again). The job's id is in the address (#job=...) and
-// kept in this browser, so the page can be closed and opened again.
+// showItem shows one item of a job in the table and the cards (it: the
+// item as GET /jobs/{id}/results lists it: name, state, status, output, error;
+// local: the page images sent, by item; multi: whether the job has several
+// items; state: the job's, for an item that never ran).
+function showItem(it, local, multi, state) {
+  if (it.state === "succeeded") {
+    showAnswer(it.name, it.output, local[it.item] ? URL.createObjectURL(local[it.item]) : "", multi);
+  } else if (it.state === "failed") {
+    showFailure(it.name, "Error " + it.status + ": " + (it.output ? detailText(it.output, it.status) : it.error), multi);
+  } else {
+    showFailure(it.name, "not classified: the job was " + state, multi);
+  }
+  $("batch").hidden = false; // the rows so far; the downloads once the job has ended
+}
+
+// itemResult reads item i of the job at url, which its status st counts
+// as done, from GET /jobs/{id}/results/{i} (the item's answer with its
+// status), as GET /jobs/{id}/results lists it (a failed item's error from
+// st.errors); null when the item has not run yet (409).
+async function itemResult(url, i, name, st) {
+  const r = await api(url + "/results/" + i);
+  if (r.status === 409) return null;
+  const failed = st.errors.find((e) => e.item === i);
+  if (!r.ok && !failed) await answerOf(r); // the service's own error (the job is gone): throws
+  let output = null;
+  if ((r.headers.get("Content-Type") || "").includes("json")) {
+    try { output = await r.json(); } catch (_) { /* not JSON */ }
+  }
+  return { item: i, name, state: r.ok ? "succeeded" : "failed", status: r.status, output, error: failed ? failed.error : "" };
+}
+
+// followJob shows job id's progress until it ends, and its items' pages
+// as they are classified, in item order (local: the page images sent, by
+// item, for their thumbnails; none when the page was opened again). Each
+// poll reads the job's status and the answers of the items done since the
+// last one, each item once: GET /jobs/{id}/results (every item's name and
+// the answers so far) only when the job has items the page does not know
+// yet (at its first poll, or once a book job has read its book). The job's
+// id is in the address (#job=...) and kept in this browser, so the page can
+// be closed and opened again.
 async function followJob(id, local = []) {
   const me = ++following;
   history.replaceState(null, "", "#job=" + encodeURIComponent(id));
   localStorage.setItem(lastJobKey, id);
   $("last-job").hidden = true;
   const url = "/jobs/" + encodeURIComponent(id);
+  // names are the job's items' names; shown counts the items shown, the
+  // first ones.
+  let names = [];
+  let shown = 0;
   let st;
   for (;;) {
     st = await answerOf(await api(url));
     if (me !== following) return;
-    if (jobEnded(st.state)) break;
+    if (st.items.total > names.length) {
+      const res = await answerOf(await api(url + "/results"));
+      if (me !== following) return;
+      names = res.items.map((it) => it.name);
+      for (; shown < res.items.length && res.items[shown].state !== "queued"; shown++) {
+        showItem(res.items[shown], local, names.length > 1, st.state);
+      }
+    }
     const done = st.items.succeeded + st.items.failed;
+    while (shown < Math.min(done, names.length)) {
+      const it = await itemResult(url, shown, names[shown], st);
+      if (me !== following) return;
+      if (!it) break;
+      showItem(it, local, names.length > 1, st.state);
+      shown++;
+    }
+    if (jobEnded(st.state)) break;
     $("status").textContent = "Job " + id + " " + st.state + ": " + done + " of " + st.items.total + " file(s) done" +
       (st.items.failed ? ", " + st.items.failed + " failed" : "") +
       "… The results stay with the service: this page can be closed and opened again at this address.";
     await new Promise((resolve) => setTimeout(resolve, 1000));
     if (me !== following) return;
   }
-  const res = await answerOf(await api(url + "/results"));
-  if (me !== following) return;
-  reset();
-  const multi = res.items.length > 1;
-  for (const it of res.items) {
-    if (it.state === "succeeded") {
-      showAnswer(it.name, it.output, local[it.item] ? URL.createObjectURL(local[it.item]) : "", multi);
-    } else if (it.state === "failed") {
-      showFailure(it.name, "Error " + it.status + ": " + (it.output ? detailText(it.output, it.status) : it.error), multi);
-    } else {
-      showFailure(it.name, "not classified: the job was " + st.state, multi);
-    }
+  // Items done out of order (none so far: a job runs its items one after
+  // the other) are read from the results; the others never ran.
+  let rest = [];
+  if (st.items.succeeded + st.items.failed > shown) {
+    rest = (await answerOf(await api(url + "/results"))).items;
+    if (me !== following) return;
   }
-  finish(res.items.length, "Job " + id + " " + st.state + ": ");
+  for (; shown < names.length; shown++) {
+    showItem(rest[shown] || { item: shown, name: names[shown], state: "queued" }, local, names.length > 1, st.state);
+  }
+  finish(names.length, "Job " + id + " " + st.state + ": ");
   if (st.error) showError(st.error);
 }
 
