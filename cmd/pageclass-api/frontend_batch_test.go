@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -255,7 +256,7 @@ func TestFrontendLongBatch(t *testing.T) {
 // batch as one job (POST /jobs), keeps its id in the address and in the
 // browser, and shows its results as it shows a batch sent file by file
 // (rows, labels, the failed file's error, the downloads); the page opened
-// again, by the link to the last job or by the address, shows the job's
+// again, by its link among the recent jobs or by the address, shows the job's
 // results without sending anything again.
 func TestFrontendJobs(t *testing.T) {
 	ctx := chromium(t)
@@ -330,8 +331,8 @@ func TestFrontendJobs(t *testing.T) {
 	err = chromedp.Run(ctx,
 		chromedp.Navigate("about:blank"),
 		chromedp.Navigate(ts.URL+"/frontend"),
-		chromedp.WaitVisible("#last-job"),
-		chromedp.Click("#last-job-link"),
+		chromedp.WaitVisible("#recent-jobs"),
+		chromedp.Click("#recent-list a"),
 		chromedp.WaitVisible("#downloads"),
 		chromedp.Evaluate(tableRows, &again),
 		chromedp.Navigate("about:blank"),
@@ -507,6 +508,86 @@ func TestFrontendJobPages(t *testing.T) {
 	}
 	if !strings.HasPrefix(want.status, "Job "+plain.ID+" succeeded: 3 files: 2 page(s) classified, ") {
 		t.Errorf("status %q", want.status)
+	}
+}
+
+// TestFrontendRecentJobs: the page opened without a job address lists the
+// last 10 jobs this browser sent or opened, newest first, each a link to
+// its address with its file count and state; a job the service no longer
+// has (removed by JOBS_RETENTION) is shown gone once, then dropped.
+func TestFrontendRecentJobs(t *testing.T) {
+	ctx := chromium(t)
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir(), jobs.EnvRetention: "1h"}, nil)
+	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
+	dir := t.TempDir()
+	var broken []string // files that are no image: their jobs fail at once
+	for _, name := range []string{"a.png", "b.png"} {
+		broken = append(broken, filepath.Join(dir, name))
+		if err := os.WriteFile(broken[len(broken)-1], []byte("not an image\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := upload{Field: "file", Name: "a.png", CType: "image/png", Data: []byte("not an image\n")}
+	// gone ends before the others: JOBS_RETENTION removes it alone.
+	gone := waitJob(t, s, ts.URL, submitForm(t, ts.URL, file))
+	var older []string
+	for range 9 {
+		older = append(older, waitJob(t, s, ts.URL, submitForm(t, ts.URL, file)).ID)
+	}
+	// The page opens the nine jobs by their address, then gone, then sends
+	// a batch of two files: eleven jobs, the first opened no longer listed.
+	var tasks chromedp.Tasks
+	for _, id := range append(slices.Clone(older), gone.ID) {
+		tasks = append(tasks, chromedp.Navigate("about:blank"), chromedp.Navigate(ts.URL+"/frontend#job="+id), chromedp.WaitVisible("#downloads"))
+	}
+	var hash, status string
+	var table [][]string
+	tasks = append(tasks, submitted(ts.URL, broken, &hash, &status, &table))
+	if err := chromedp.Run(ctx, tasks); err != nil {
+		t.Fatal(err)
+	}
+	sent, _ := strings.CutPrefix(hash, "#job=")
+	if n, err := s.jobs.Expire(context.Background(), gone.FinishedAt.Add(time.Hour+time.Millisecond)); n != 1 || err != nil {
+		t.Fatalf("Expire: %d jobs removed (%v), want 1", n, err)
+	}
+
+	// listed reads the recent jobs once each has its state or is gone.
+	type entry struct{ Text, Href, Class string }
+	listed := func(list *[]entry) chromedp.Tasks {
+		return chromedp.Tasks{
+			chromedp.Navigate("about:blank"),
+			chromedp.Navigate(ts.URL + "/frontend"),
+			chromedp.WaitVisible("#recent-jobs"),
+			chromedp.Poll(`[...document.querySelectorAll('#recent-list li')].every(li => li.classList.contains('gone') || li.querySelector('.state').textContent)`, nil),
+			chromedp.Evaluate(`[...document.querySelectorAll('#recent-list li')].map(li => ({Text: li.textContent, Href: li.querySelector('a')?.getAttribute('href') || '', Class: li.className}))`, list),
+		}
+	}
+	var first, again []entry
+	if err := chromedp.Run(ctx, listed(&first), listed(&again)); err != nil {
+		t.Fatal(err)
+	}
+	want := append([]string{sent, gone.ID}, older[1:]...)
+	slices.Reverse(want[2:])
+	if len(first) != 10 {
+		t.Fatalf("listed %+v, want 10 jobs", first)
+	}
+	for i, id := range want {
+		e := first[i]
+		switch {
+		case id == gone.ID:
+			if e.Class != "gone" || e.Href != "" || !strings.Contains(e.Text, id+": gone") {
+				t.Errorf("job %d: %+v, want %s gone", i, e, id)
+			}
+		case e.Href != "#job="+id || !strings.Contains(e.Text, "(failed)"):
+			t.Errorf("job %d: %+v, want a link to %s, failed", i, e, id)
+		case id == sent && !strings.Contains(e.Text, "2 file(s)"):
+			t.Errorf("the batch sent: %+v, want 2 file(s)", e)
+		case id != sent && !strings.Contains(e.Text, "1 file(s)"):
+			t.Errorf("job %d: %+v, want 1 file(s)", i, e)
+		}
+	}
+	if len(again) != 9 || !reflect.DeepEqual(again[0], first[0]) || !reflect.DeepEqual(again[1:], first[2:]) {
+		t.Errorf("opened again: %+v, want the list without the job gone", again)
 	}
 }
 

@@ -344,7 +344,11 @@ function addFile(fd, file, kind) {
 async function answerOf(r) {
   let body = null;
   try { body = await r.json(); } catch (_) { /* not JSON */ }
-  if (!r.ok) throw new Error("Error " + r.status + ": " + detailText(body, r.status));
+  if (!r.ok) {
+    const e = new Error("Error " + r.status + ": " + detailText(body, r.status));
+    e.reason = body && body.reason; // the service's reason code (job_not_found, ...)
+    throw e;
+  }
   return body;
 }
 
@@ -459,8 +463,81 @@ let jobsEnabled = false;
 // the last stops (another submission or job took the page).
 let following = 0;
 
-// lastJobKey is where this browser keeps the last job's id (localStorage).
+// recentKey is where this browser keeps its recent jobs (localStorage): the
+// jobs it sent or opened, newest first, at most recentMax, each its id, the
+// service's submit time (created_at) and its file count (items). lastJobKey
+// is where it kept its last job's id before: taken into the list.
+const recentKey = "archivekit-pageclass-recent-jobs";
+const recentMax = 10;
 const lastJobKey = "archivekit-pageclass-last-job";
+
+// recentJobs reads the recent jobs.
+function recentJobs() {
+  let list = [];
+  try { list = JSON.parse(localStorage.getItem(recentKey) || "[]"); } catch (_) { /* not a list */ }
+  if (!Array.isArray(list)) list = [];
+  list = list.filter((j) => j && typeof j.id === "string");
+  const last = localStorage.getItem(lastJobKey);
+  if (last) {
+    if (!list.some((j) => j.id === last)) list.push({ id: last, submitted: "", files: null });
+    saveRecent(list);
+    localStorage.removeItem(lastJobKey);
+  }
+  return list;
+}
+
+// saveRecent keeps list's first recentMax jobs.
+function saveRecent(list) {
+  localStorage.setItem(recentKey, JSON.stringify(list.slice(0, recentMax)));
+}
+
+// noteJob keeps the job of status st among the recent jobs: first when it
+// is new, in its place with its file count brought up to date (a book job
+// has its items once its book is read) when it is there.
+function noteJob(st) {
+  const list = recentJobs();
+  const known = list.find((j) => j.id === st.id);
+  if (known) Object.assign(known, { submitted: st.created_at, files: st.items.total });
+  else list.unshift({ id: st.id, submitted: st.created_at, files: st.items.total });
+  saveRecent(list);
+}
+
+// forgetJob drops job id from the recent jobs.
+function forgetJob(id) {
+  saveRecent(recentJobs().filter((j) => j.id !== id));
+}
+
+// showRecent lists the recent jobs, each a link to its address with its
+// submit time and file count, then asks the service for each one's state,
+// one after the other: a job the service no longer has (404 job_not_found:
+// removed by JOBS_RETENTION) is shown gone and dropped from the list.
+async function showRecent() {
+  const list = recentJobs();
+  $("recent-jobs").hidden = list.length === 0;
+  const items = list.map((j) => {
+    const li = document.createElement("li");
+    const a = document.createElement("a");
+    a.href = "#job=" + encodeURIComponent(j.id);
+    a.textContent = "job " + j.id;
+    const about = [j.submitted ? "sent " + new Date(j.submitted).toLocaleString() : "",
+      typeof j.files === "number" ? j.files + " file(s)" : ""].filter(Boolean).join(", ");
+    const state = document.createElement("span");
+    state.className = "state";
+    li.append(a, about ? ": " + about : "", " ", state);
+    return [j.id, li, state];
+  });
+  $("recent-list").replaceChildren(...items.map(([, li]) => li));
+  for (const [id, li, state] of items) {
+    try {
+      state.textContent = "(" + (await answerOf(await api("/jobs/" + encodeURIComponent(id)))).state + ")";
+    } catch (e) {
+      if (e.reason !== "job_not_found") continue;
+      li.classList.add("gone");
+      li.replaceChildren("job " + id + ": gone (the service no longer has it)");
+      forgetJob(id);
+    }
+  }
+}
 
 // submitJob sends the files as one job and returns its id and, by item,
 // the page images among the files (null for a PDF or a TIFF, which the
@@ -522,8 +599,7 @@ async function itemResult(url, i, name, st) {
 async function followJob(id, local = []) {
   const me = ++following;
   history.replaceState(null, "", "#job=" + encodeURIComponent(id));
-  localStorage.setItem(lastJobKey, id);
-  $("last-job").hidden = true;
+  $("recent-jobs").hidden = true;
   const url = "/jobs/" + encodeURIComponent(id);
   // names are the job's items' names; shown counts the items shown, the
   // first ones.
@@ -531,8 +607,14 @@ async function followJob(id, local = []) {
   let shown = 0;
   let st;
   for (;;) {
-    st = await answerOf(await api(url));
+    try {
+      st = await answerOf(await api(url));
+    } catch (e) {
+      if (e.reason === "job_not_found") forgetJob(id);
+      throw e;
+    }
     if (me !== following) return;
+    noteJob(st);
     if (st.items.total > names.length) {
       const res = await answerOf(await api(url + "/results"));
       if (me !== following) return;
@@ -602,7 +684,7 @@ $("form").addEventListener("submit", (ev) => {
 });
 
 // openJob shows the job named by the address (#job=<id>), if any; without
-// one, the last job this browser sent is offered as a link.
+// one, the recent jobs of this browser are offered as links.
 function openJob() {
   const m = /^#job=(.+)$/.exec(location.hash);
   if (m) {
@@ -612,12 +694,7 @@ function openJob() {
     run(() => followJob(id), false);
     return;
   }
-  const last = localStorage.getItem(lastJobKey);
-  if (last) {
-    $("last-job-link").href = "#job=" + encodeURIComponent(last);
-    $("last-job-link").textContent = "job " + last;
-    $("last-job").hidden = false;
-  }
+  showRecent();
 }
 window.addEventListener("hashchange", openJob);
 openJob();
