@@ -308,8 +308,12 @@ func (d *driver) healthcheck() error {
 
 // serviceURL is http://<cluster IP>:<port> of a Service (kube-proxy routes
 // it from the node). A Deployment can be available before kube-proxy has
-// written the Service's rules (the connection is then refused), so it
-// returns once /health answers 200 through the Service, within a minute.
+// written the Service's rules (the connection is then refused, or, on a
+// machine whose gateway answers any address, some other server answers),
+// so it returns once /health answers 200 through the Service, within
+// three minutes (one was once not enough on this machine; a rerun was
+// routed at once). On failure it says whether the node's nat table has a
+// rule for the address.
 func (d *driver) serviceURL(name string) (string, error) {
 	out, err := d.kc("get", "service", name, "-o", "jsonpath={.spec.clusterIP}:{.spec.ports[0].port}")
 	if err != nil {
@@ -330,11 +334,31 @@ func (d *driver) serviceURL(name string) (string, error) {
 			}
 			err = fmt.Errorf("/health answered %d", resp.StatusCode)
 		}
-		if time.Since(start) > time.Minute {
-			return "", fmt.Errorf("service %s (%s) not routed a minute after its rollout: %v", name, url, err)
+		if time.Since(start) > 3*time.Minute {
+			return "", fmt.Errorf("service %s (%s) not routed three minutes after its rollout: %v (%s)", name, url, err,
+				natRules(strings.TrimSpace(strings.Split(out, ":")[0])))
 		}
 		time.Sleep(250 * time.Millisecond) // polling kube-proxy's rules, not ordering our own goroutines
 	}
+}
+
+// natRules says what the node's nat table (iptables-save) holds for a
+// Service's cluster IP: kube-proxy writes a KUBE-SERVICES rule for it.
+func natRules(ip string) string {
+	out, err := exec.Command("iptables-save", "-t", "nat").CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("iptables-save: %v", err)
+	}
+	var rules []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, ip+"/32") {
+			rules = append(rules, line)
+		}
+	}
+	if len(rules) == 0 {
+		return "the node's nat table has no rule for " + ip + ": kube-proxy has not written the Service's rules"
+	}
+	return "the node's nat table has: " + strings.Join(rules, "; ")
 }
 
 type pod struct {
