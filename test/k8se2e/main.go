@@ -88,6 +88,14 @@ type driver struct {
 }
 
 func main() {
+	// Every request opens its own connection, so it follows kube-proxy's
+	// rules as they are now. A kept-alive connection is pinned to wherever
+	// its first packet went: to a Service's pod that is gone since, or,
+	// made before kube-proxy wrote the Service's rules, out of the machine
+	// to its gateway, which on this machine answers any address (HTTP 404,
+	// empty body). Two runs failed so, polling that gateway for minutes
+	// (steps skill and jobs) while the Service was routed.
+	http.DefaultTransport.(*http.Transport).DisableKeepAlives = true
 	d := &driver{report: map[string]any{}, namespace: ns}
 	flag.StringVar(&d.kubectl, "kubectl", "kubectl", "the kubectl binary")
 	flag.StringVar(&d.kubeconfig, "kubeconfig", "", "the cluster's kubeconfig")
@@ -311,9 +319,8 @@ func (d *driver) healthcheck() error {
 // written the Service's rules (the connection is then refused, or, on a
 // machine whose gateway answers any address, some other server answers),
 // so it returns once /health answers 200 through the Service, within
-// three minutes (one was once not enough on this machine; a rerun was
-// routed at once). On failure it says whether the node's nat table has a
-// rule for the address.
+// three minutes (each try on a new connection: see main). On failure it
+// says whether the node's nat table has a rule for the address.
 func (d *driver) serviceURL(name string) (string, error) {
 	out, err := d.kc("get", "service", name, "-o", "jsonpath={.spec.clusterIP}:{.spec.ports[0].port}")
 	if err != nil {
