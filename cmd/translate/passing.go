@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"archivekit/internal/cliflags"
@@ -88,25 +87,17 @@ func (p *pass) incomplete() error {
 
 // lemCircuit is tripped, once, when the lemmatiser's circuit breaker
 // opens, keeping the failure that opened it.
-type lemCircuit struct {
-	tripped atomic.Bool
-	mu      sync.Mutex
-	cause   error
-}
+type lemCircuit struct{ cause atomic.Pointer[error] }
 
-func (c *lemCircuit) trip(err error) {
-	c.mu.Lock()
-	c.cause = err
-	c.mu.Unlock()
-	c.tripped.Store(true)
-}
+func (c *lemCircuit) trip(err error) { c.cause.Store(&err) }
 
 // open says whether the circuit was tripped.
-func (c *lemCircuit) open() bool { return c.tripped.Load() }
+func (c *lemCircuit) open() bool { return c.cause.Load() != nil }
 
-// err is the failure that tripped the circuit.
+// err is the failure that tripped the circuit (nil before).
 func (c *lemCircuit) err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.cause
+	if p := c.cause.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
