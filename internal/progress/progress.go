@@ -56,6 +56,12 @@ type Bar struct {
 	drawn    bool // a bar line is on screen
 	finished bool
 	item     string // the item being worked on (SetItem)
+
+	// first and firstDone: when the first items finished and how many;
+	// the ETA is the pace since then, so a start-up (models loading, the
+	// first batch) does not stretch it.
+	first     time.Time
+	firstDone int
 }
 
 // redraw is the shortest time between two redraws on a terminal.
@@ -110,6 +116,9 @@ func (b *Bar) Fail(n int) { b.add(n, n) }
 
 func (b *Bar) add(n, failed int) {
 	b.mu.Lock()
+	if b.done == 0 && n > 0 {
+		b.first, b.firstDone = b.now(), n
+	}
 	b.done += n
 	b.failed += failed
 	if b.finished {
@@ -197,7 +206,9 @@ func (b *Bar) prefix(sep string) string {
 	return b.opt.Label + sep
 }
 
-// counts is "92/184 50% 15.3 pages/s ETA 6s".
+// counts is "92/184 50% 15.3 pages/s ETA 6s": the rate is the whole
+// run's; the ETA is the pace since the first items finished, shown once
+// more have finished after them.
 func (b *Bar) counts(now time.Time) string {
 	el := now.Sub(b.start)
 	s := fmt.Sprintf("%d/%d", b.done, b.total)
@@ -205,8 +216,8 @@ func (b *Bar) counts(now time.Time) string {
 		s += fmt.Sprintf(" %d%%", min(100, 100*b.done/b.total))
 	}
 	s += fmt.Sprintf(" %s %s/s", rate(b.done, el), b.opt.Unit)
-	if b.done > 0 && b.total > b.done {
-		eta := time.Duration(float64(el) * float64(b.total-b.done) / float64(b.done))
+	if since := now.Sub(b.first); b.done > b.firstDone && b.total > b.done && since > 0 {
+		eta := time.Duration(float64(since) * float64(b.total-b.done) / float64(b.done-b.firstDone))
 		s += " ETA " + dur(eta)
 	}
 	if b.failed > 0 {

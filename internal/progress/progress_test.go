@@ -80,7 +80,8 @@ func TestTerminalRedraw(t *testing.T) {
 	c.step(950 * time.Millisecond)
 	b.Add(40)
 	frame := out.String()
-	want := "\rpageclass [===========>            ] 50/100 50% 50.0 pages/s ETA 1.0s\x1b[K"
+	// 40 pages in the 0.95 s since the first 10: 1.2 s for the last 50
+	want := "\rpageclass [===========>            ] 50/100 50% 50.0 pages/s ETA 1.2s\x1b[K"
 	if frame != want {
 		t.Errorf("frame\n%q\nwant\n%q", frame, want)
 	}
@@ -171,9 +172,32 @@ func TestLinesNameTheCurrentItem(t *testing.T) {
 	b.Add(1)
 	b.Finish()
 	want := []string{
-		"pageclass: 1/4 25% 0.5 pages/s ETA 6.0s box1/0001.png",
+		"pageclass: 1/4 25% 0.5 pages/s box1/0001.png", // no pace yet: no ETA
 		"pageclass: 2/4 50% 0.5 pages/s ETA 4.0s box1/0002.pdf",
 		"pageclass: 2 pages in 4.0s (0.5 pages/s)",
+	}
+	if l := lines(out.String()); strings.Join(l, "\n") != strings.Join(want, "\n") {
+		t.Errorf("output:\n%s\nwant:\n%s", out.String(), strings.Join(want, "\n"))
+	}
+}
+
+// The ETA is the pace since the first items finished: a start-up of 20 s
+// (models loading, the first batch) before 10 pages a second does not
+// make it twenty times too long, as the whole run's rate did.
+func TestETAIgnoresStartUp(t *testing.T) {
+	var out bytes.Buffer
+	c := newClock()
+	b := fixed(New(&out, 1000, Options{Label: "pageclass", Interval: 5 * time.Second}), c)
+	c.step(20 * time.Second)
+	b.Add(16) // the first batch
+	for i := 0; i < 10; i++ {
+		c.step(1600 * time.Millisecond)
+		b.Add(16)
+	}
+	want := []string{
+		"pageclass: 16/1000 1% 0.8 pages/s",
+		"pageclass: 80/1000 8% 3.0 pages/s ETA 1m32s", // 920 pages at 10 a second (the whole run's rate: 5m4s)
+		"pageclass: 144/1000 14% 4.4 pages/s ETA 1m26s",
 	}
 	if l := lines(out.String()); strings.Join(l, "\n") != strings.Join(want, "\n") {
 		t.Errorf("output:\n%s\nwant:\n%s", out.String(), strings.Join(want, "\n"))
