@@ -257,7 +257,9 @@ func TestFrontendLongBatch(t *testing.T) {
 // browser, and shows its results as it shows a batch sent file by file
 // (rows, labels, the failed file's error, the downloads); the page opened
 // again, by its link among the recent jobs or by the address, shows the job's
-// results without sending anything again.
+// results without sending anything again, the page images' cards with the
+// service's thumbnails of the files the job keeps (the files sent are no
+// longer at hand).
 func TestFrontendJobs(t *testing.T) {
 	ctx := chromium(t)
 	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir(), "PDF_RENDER_DPI": "72"}, nil)
@@ -276,7 +278,7 @@ func TestFrontendJobs(t *testing.T) {
 
 	var hash, status, errText, csvText string
 	var table, again, byAddress [][]string
-	var thumbs []string
+	var thumbs, reopened []string
 	err := chromedp.Run(ctx,
 		submitted(ts.URL, files, &hash, &status, &table),
 		chromedp.Text("#error", &errText),
@@ -333,18 +335,31 @@ func TestFrontendJobs(t *testing.T) {
 		chromedp.Navigate(ts.URL+"/frontend"),
 		chromedp.WaitVisible("#recent-jobs"),
 		chromedp.Click("#recent-list a"),
-		chromedp.WaitVisible("#downloads"),
+		chromedp.WaitVisible(endedDownloads, chromedp.ByQuery),
 		chromedp.Evaluate(tableRows, &again),
 		chromedp.Navigate("about:blank"),
 		chromedp.Navigate(ts.URL+"/frontend#job="+id),
-		chromedp.WaitVisible("#downloads"),
+		chromedp.WaitVisible(endedDownloads, chromedp.ByQuery),
 		chromedp.Evaluate(tableRows, &byAddress),
+		// every card's picture loaded, or a card that says it has none
+		chromedp.Poll(`[...document.querySelectorAll('#results .page')].every(p => p.querySelector('.no-preview') || p.querySelector('img')?.naturalWidth > 0)`, nil),
+		chromedp.Evaluate(`[...document.querySelectorAll('#results .page')].map(p => {
+			const i = p.querySelector('img');
+			return i ? i.src.split(':')[0] + ' ' + i.naturalWidth : 'none: ' + p.textContent;
+		})`, &reopened),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(again, table) || !reflect.DeepEqual(byAddress, table) {
 		t.Errorf("opened again: by the link %q, by the address %q, want %q", again, byAddress, table)
+	}
+	// the page images' cards: the service's thumbnails (fetched with the
+	// API's token: object URLs), 160 pixels wide; the PDF's pages their
+	// answer's
+	if len(reopened) != 5 || reopened[0] != "blob 160" || reopened[1] != "blob 160" ||
+		!strings.HasPrefix(reopened[2], "data ") || !strings.HasPrefix(reopened[4], "data ") {
+		t.Errorf("the cards' pictures of the job opened again: %q, want two thumbnails from the service, then the PDF's", reopened)
 	}
 	var list jobs.Page
 	r, err = http.Get(ts.URL + "/jobs")
@@ -400,7 +415,7 @@ func TestFrontendJobProgress(t *testing.T) {
 	}
 	free()
 	err = chromedp.Run(ctx,
-		chromedp.WaitVisible("#downloads"),
+		chromedp.WaitVisible(endedDownloads, chromedp.ByQuery),
 		chromedp.Text("#status", &status),
 		chromedp.Evaluate(tableRows, &table),
 	)
@@ -420,9 +435,12 @@ func TestFrontendJobProgress(t *testing.T) {
 // only once the job has ended. A book job of three pages (the third's image
 // gone: a failed item) whose second page's image the loopback server holds
 // back: the page opened at the job's address shows the first page's row
-// and card while the job runs, without the downloads; once the image is
-// let through, every row, and the table, status and downloads are those of
-// the same book's job run without holding.
+// and card while the job runs, and downloads of that page alone, named
+// partial (…-partial-1-of-3) and, in the JSON, with the job's state and
+// counts; once the image is let through, every row, and the table, status,
+// downloads (complete: their usual names and form) and cards are those of
+// the same book's job run without holding. A book's pages have no
+// thumbnail (the job keeps no copy of them): their cards say so.
 func TestFrontendJobPages(t *testing.T) {
 	ctx := chromium(t)
 	bk := booktest.New(t, classifytest.Pages(t, 1), 3, true)
@@ -454,35 +472,37 @@ func TestFrontendJobPages(t *testing.T) {
 	type view struct {
 		status    string
 		table     [][]string
-		csv, json string
+		dl        downloads
+		noPreview []string
 	}
 	ended := func(v *view) chromedp.Tasks {
 		return chromedp.Tasks{
-			chromedp.WaitVisible("#downloads"),
+			chromedp.WaitVisible(endedDownloads, chromedp.ByQuery),
 			chromedp.Text("#status", &v.status),
 			chromedp.Evaluate(tableRows, &v.table),
-			chromedp.Evaluate(`fetch(document.querySelector('#download-csv').href).then(r => r.text())`, &v.csv, awaitPromise),
-			chromedp.Evaluate(`fetch(document.querySelector('#download-json').href).then(r => r.text())`, &v.json, awaitPromise),
+			readDownloads(&v.dl),
+			chromedp.Evaluate(`[...document.querySelectorAll('#results .page')].map(p => (p.querySelector('.no-preview')?.textContent || 'none') + ' | ' + (p.querySelector('.no-preview a')?.href || ''))`, &v.noPreview),
 		}
 	}
 	var running string
 	var partial [][]string
 	var cards int
-	var downloads bool
+	var dl downloads
 	err := chromedp.Run(ctx,
 		chromedp.Navigate(ts.URL+"/frontend#job="+held.ID),
 		chromedp.Poll(`document.querySelector('#status').textContent.includes('running: 1 of 3 file(s) done')`, nil),
 		chromedp.Text("#status", &running),
 		chromedp.Evaluate(tableRows, &partial),
 		chromedp.Evaluate(`document.querySelectorAll('#results .page').length`, &cards),
-		chromedp.Evaluate(`document.querySelector('#downloads')?.hidden === false`, &downloads),
+		readDownloads(&dl),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(partial) != 1 || modelmeta.CategoryIndex(partial[0][2]) < 0 || cards != 1 || downloads {
-		t.Fatalf("while the job runs (%q): table %q, %d card(s), downloads shown %v; want the first page's row and card, no downloads", running, partial, cards, downloads)
+	if len(partial) != 1 || modelmeta.CategoryIndex(partial[0][2]) < 0 || cards != 1 {
+		t.Fatalf("while the job runs (%q): table %q, %d card(s); want the first page's row and card", running, partial, cards)
 	}
+	checkPartial(t, dl, held.ID, partial)
 	free()
 	var got, want view
 	if err := chromedp.Run(ctx, ended(&got)); err != nil {
@@ -501,6 +521,17 @@ func TestFrontendJobPages(t *testing.T) {
 
 	if len(got.table) != 3 || !reflect.DeepEqual(got.table[0], partial[0]) || !strings.HasPrefix(got.table[2][5], "Failed: Error 502") {
 		t.Errorf("after: table %q", got.table)
+	}
+	if got.dl.Shown != "complete" || got.dl.CSVName != "pageclass-results.csv" || got.dl.JSONName != "pageclass-results.json" || !strings.HasPrefix(got.dl.JSON, "[") {
+		t.Errorf("after: downloads %q, %q (%s), want the complete ones", got.dl.CSVName, got.dl.JSONName, got.dl.Shown)
+	}
+	if len(got.noPreview) != 2 {
+		t.Errorf("after: cards %q, want the two pages'", got.noPreview)
+	}
+	for _, c := range got.noPreview {
+		if !strings.HasPrefix(c, "No preview for a reopened job's book page") || !strings.Contains(c, " | "+bk.URL+"/") {
+			t.Errorf("after: a book page's card says %q, want no preview and a link to the page's image", c)
+		}
 	}
 	got.status = strings.Replace(got.status, held.ID, plain.ID, 1)
 	if !reflect.DeepEqual(got, want) {
@@ -538,7 +569,7 @@ func TestFrontendRecentJobs(t *testing.T) {
 	// a batch of two files: eleven jobs, the first opened no longer listed.
 	var tasks chromedp.Tasks
 	for _, id := range append(slices.Clone(older), gone.ID) {
-		tasks = append(tasks, chromedp.Navigate("about:blank"), chromedp.Navigate(ts.URL+"/frontend#job="+id), chromedp.WaitVisible("#downloads"))
+		tasks = append(tasks, chromedp.Navigate("about:blank"), chromedp.Navigate(ts.URL+"/frontend#job="+id), chromedp.WaitVisible(endedDownloads, chromedp.ByQuery))
 	}
 	var hash, status string
 	var table [][]string
@@ -630,6 +661,66 @@ func TestFrontendJobsTooLarge(t *testing.T) {
 	}
 }
 
+// endedDownloads is the downloads shown once a job has ended (or a batch
+// was sent file by file): the complete ones, not those of a running job's
+// pages so far (class partial).
+const endedDownloads = "#downloads:not(.partial)"
+
+// downloads is what the page offers to download: whether the offer is
+// shown ("partial", "complete" or "hidden"), its words, and each file's
+// name and content.
+type downloads struct {
+	Shown, What                  string
+	CSVName, JSONName, CSV, JSON string
+}
+
+// readDownloads reads the downloads the page offers.
+func readDownloads(d *downloads) chromedp.Tasks {
+	return chromedp.Tasks{
+		chromedp.Evaluate(`(() => {
+			const p = document.querySelector('#downloads');
+			return {Shown: p.hidden ? 'hidden' : p.classList.contains('partial') ? 'partial' : 'complete', What: p.textContent,
+				CSVName: document.querySelector('#download-csv').download, JSONName: document.querySelector('#download-json').download};
+		})()`, d),
+		chromedp.Evaluate(`fetch(document.querySelector('#download-csv').href).then(r => r.text())`, &d.CSV, awaitPromise),
+		chromedp.Evaluate(`fetch(document.querySelector('#download-json').href).then(r => r.text())`, &d.JSON, awaitPromise),
+	}
+}
+
+// checkPartial checks the downloads of job id while one of its three
+// files is done: table is its one row; the CSV holds it with the usual
+// columns, the files are named partial, the JSON says the job's state
+// and counts around the row.
+func checkPartial(t *testing.T, d downloads, id string, table [][]string) {
+	t.Helper()
+	if d.Shown != "partial" || d.CSVName != "pageclass-results-partial-1-of-3.csv" || d.JSONName != "pageclass-results-partial-1-of-3.json" ||
+		!strings.Contains(d.What, "partial: 1 of 3 file(s); the job is running") {
+		t.Errorf("while the job runs: downloads %s %q, %q, %q; want them partial, 1 of 3", d.Shown, d.What, d.CSVName, d.JSONName)
+	}
+	recs, err := csv.NewReader(strings.NewReader(d.CSV)).ReadAll()
+	if err != nil || len(recs) != 2 || strings.Join(recs[0], ",") != "file,page,category,score,second_choice,needs_review,review,error,page_label" ||
+		recs[1][0] != table[0][0] || recs[1][2] != table[0][2] || recs[1][4] != table[0][4] {
+		t.Errorf("while the job runs: CSV download (%v):\n%s\nwant the header and the row %q", err, d.CSV, table[0])
+	}
+	var js struct {
+		Partial bool        `json:"partial"`
+		Job     string      `json:"job"`
+		State   string      `json:"state"`
+		Done    int         `json:"files_done"`
+		Total   int         `json:"files_total"`
+		Items   jobs.Counts `json:"items"`
+		Rows    []struct {
+			File     string `json:"file"`
+			Category string `json:"category"`
+		} `json:"rows"`
+	}
+	err = json.Unmarshal([]byte(d.JSON), &js)
+	if err != nil || !js.Partial || js.Job != id || js.State != jobs.Running || js.Done != 1 || js.Total != 3 || js.Items != (jobs.Counts{Total: 3, Queued: 2, Succeeded: 1}) ||
+		len(js.Rows) != 1 || js.Rows[0].File != table[0][0] || js.Rows[0].Category != table[0][2] {
+		t.Errorf("while the job runs: JSON download (%v):\n%s", err, d.JSON)
+	}
+}
+
 // tableRows reads the page's table: each row's cells' text.
 const tableRows = `[...document.querySelectorAll('#table tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))`
 
@@ -643,7 +734,7 @@ func submitted(base string, files []string, hash, status *string, table *[][]str
 		chromedp.WaitReady(`#legend-table tbody tr`),
 		chromedp.SetUploadFiles("#file", files),
 		chromedp.Click("#submit"),
-		chromedp.WaitVisible("#downloads"),
+		chromedp.WaitVisible(endedDownloads, chromedp.ByQuery),
 		chromedp.Evaluate(`location.hash`, hash),
 		chromedp.Text("#status", status),
 		chromedp.Evaluate(tableRows, table),

@@ -6,6 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	_ "image/png"
 	"io"
 	"math"
 	"net/http"
@@ -80,6 +84,80 @@ func TestJobs(t *testing.T) {
 			t.Fatalf("PDF item: %d pages", b.PageCount)
 		}
 	}
+	checkThumbnails(t, ts.URL, st.ID, png)
+}
+
+// checkThumbnails checks GET /jobs/{id}/results/{item}/thumbnail of job id
+// of TestJobs: item 0, the page image png, has a thumbnail 160 pixels wide
+// of the same page (its shape and mean grey within 6 levels); item 1, a PDF,
+// has its pages' thumbnails in its answer; item 2 is no image; there is no
+// item 3, nor a job "nope". The OpenAPI document describes the route.
+func checkThumbnails(t *testing.T, base, id string, png []byte) {
+	t.Helper()
+	page, _, err := image.Decode(bytes.NewReader(png))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		item   string
+		status int
+		reason service.Reason
+		says   string
+	}{
+		{"0", 200, "", ""},
+		{"1", 409, service.ReasonUnsupportedFormat, "thumbnails=true"},
+		{"2", 422, service.ReasonUndecodable, "notes.txt"},
+		{"3", 404, service.ReasonItemNotFound, "0 to 2"},
+		{"nope", 404, service.ReasonJobNotFound, "nope"},
+	} {
+		job := id
+		if c.item == "nope" {
+			job, c.item = "nope", "0"
+		}
+		r, err := http.Get(base + "/jobs/" + job + "/results/" + c.item + "/thumbnail")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := servicetest.ReadBody(t, r)
+		if r.StatusCode != c.status {
+			t.Errorf("job %s item %s: %d %.300s, want %d", job, c.item, r.StatusCode, b, c.status)
+			continue
+		}
+		if c.status != 200 {
+			var e service.ErrorBody
+			if json.Unmarshal(b, &e) != nil || e.Reason != c.reason || !strings.Contains(fmt.Sprint(e.Detail), c.says) {
+				t.Errorf("job %s item %s: %s, want reason %s saying %q", job, c.item, b, c.reason, c.says)
+			}
+			continue
+		}
+		thumb, err := jpeg.Decode(bytes.NewReader(b))
+		if err != nil || r.Header.Get("Content-Type") != "image/jpeg" {
+			t.Fatalf("item 0: %q, %v", r.Header.Get("Content-Type"), err)
+		}
+		pb, tb := page.Bounds(), thumb.Bounds()
+		if tb.Dx() != 160 || math.Abs(float64(tb.Dy())-float64(pb.Dy()*160)/float64(pb.Dx())) > 1 {
+			t.Errorf("thumbnail %v of a page %v, want 160 pixels wide, the same shape", tb, pb)
+		}
+		if pm, tm := meanGrey(page), meanGrey(thumb); math.Abs(pm-tm) > 6 {
+			t.Errorf("thumbnail's mean grey %.1f, the page's %.1f", tm, pm)
+		}
+	}
+	if r, err := http.Get(base + "/openapi.json"); err != nil || !strings.Contains(string(servicetest.ReadBody(t, r)), `"/jobs/{id}/results/{item}/thumbnail"`) {
+		t.Errorf("the OpenAPI document does not describe the thumbnails of a job's items (%v)", err)
+	}
+}
+
+// meanGrey is an image's mean grey level (0–255).
+func meanGrey(img image.Image) float64 {
+	var sum float64
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			g := color.GrayModel.Convert(img.At(x, y)).(color.Gray)
+			sum += float64(g.Y)
+		}
+	}
+	return sum / float64(b.Dx()*b.Dy())
 }
 
 // waitJob polls job st until it ends (at most a minute), woken by the
@@ -136,6 +214,12 @@ func TestJobsBook(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 	servedOnce(t, bk, 3)
+	// a book's page has no thumbnail: the job keeps no copy of it
+	r0, _ := http.Get(ts.URL + "/jobs/" + st.ID + "/results/0/thumbnail")
+	if b := servicetest.ReadBody(t, r0); r0.StatusCode != 404 || !strings.Contains(string(b), "is a page of a book: the job keeps no copy of it") {
+		t.Errorf("a book page's thumbnail: %d %s, want 404", r0.StatusCode, b)
+	}
+	servedOnce(t, bk, 3) // and fetches nothing
 	var res jobs.Results
 	r, _ := http.Get(ts.URL + "/jobs/" + st.ID + "/results")
 	if err := json.Unmarshal(servicetest.ReadBody(t, r), &res); err != nil {

@@ -271,6 +271,12 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	}
 	s.svc.Route("POST /predict_image", "classify one page image (multipart form: file, version, topn, document_json, document_json_out)", s.jobs.Async(s.predict(false)))
 	s.svc.Route("POST /predict_document", fmt.Sprintf("classify every page of a PDF or a multi-page TIFF of at most %d pages, or the pages selected (same form fields, and pages)", s.maxPDFPages), s.jobs.Async(s.predict(true)))
+	if s.jobs != nil {
+		if err := s.svc.AddOpenAPI(jobThumbOpenAPI); err != nil {
+			return nil, fmt.Errorf("pageclass-api: %w", err)
+		}
+		s.svc.Route("GET /jobs/{id}/results/{item}/thumbnail", "a JPEG thumbnail of a job's page image, made from the file the job keeps", s.jobThumbnail)
+	}
 	s.svc.Route("GET /frontend", "browser interface", frontend.Handler().ServeHTTP)
 	s.svc.Handle("GET /frontend/{asset}", frontend.Handler())
 	return s, nil

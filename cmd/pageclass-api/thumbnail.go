@@ -15,8 +15,18 @@ const thumbWidth = 160
 // thumbnail shrinks a decoded page to width pixels (box filter) and returns
 // it as a JPEG data: URL.
 func thumbnail(img imageio.Image, width int) string {
-	if img.W <= 0 || img.H <= 0 {
+	b := thumbJPEG(img, width)
+	if b == nil {
 		return ""
+	}
+	return "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(b)
+}
+
+// thumbJPEG shrinks a decoded page to width pixels (box filter) and returns
+// it as a JPEG file (nil for an empty page).
+func thumbJPEG(img imageio.Image, width int) []byte {
+	if img.W <= 0 || img.H <= 0 {
+		return nil
 	}
 	if width > img.W {
 		width = img.W
@@ -43,7 +53,7 @@ func thumbnail(img imageio.Image, width int) string {
 	}
 	var buf bytes.Buffer
 	if err := jpeg.Encode(&buf, out, &jpeg.Options{Quality: 80}); err != nil {
-		return ""
+		return nil
 	}
-	return "data:image/jpeg;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())
+	return buf.Bytes()
 }

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -392,20 +393,11 @@ func noItem(id, item string, n int) string {
 // synchronous endpoint gave it (status, type, body).
 func (q *Queue) Item(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	items, err := q.items(r.Context(), id)
-	if err == nil && len(items) == 0 {
-		_, _, _, err = q.jobState(r.Context(), id) // no items: is there a job?
-	}
-	if err != nil {
-		q.fail(w, err)
+	it, ok := q.itemOf(w, r)
+	if !ok {
 		return
 	}
-	n, err := strconv.Atoi(r.PathValue("item"))
-	if err != nil || n < 0 || n >= len(items) {
-		service.WriteError(w, http.StatusNotFound, service.ReasonItemNotFound, noItem(id, r.PathValue("item"), len(items)))
-		return
-	}
-	it := items[n]
+	n := it.Index
 	if it.State == Queued {
 		service.WriteError(w, http.StatusConflict, service.ReasonItemNotReady, "the item has not run yet")
 		return
@@ -424,6 +416,54 @@ func (q *Queue) Item(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(it.Status)
 	_, _ = w.Write(b)
+}
+
+// itemOf reads the item of the request's {id} and {item}, or answers 404
+// itself (no such job, or no such item) and reports false.
+func (q *Queue) itemOf(w http.ResponseWriter, r *http.Request) (item, bool) {
+	id := r.PathValue("id")
+	items, err := q.items(r.Context(), id)
+	if err == nil && len(items) == 0 {
+		_, _, _, err = q.jobState(r.Context(), id) // no items: is there a job?
+	}
+	if err != nil {
+		q.fail(w, err)
+		return item{}, false
+	}
+	n, err := strconv.Atoi(r.PathValue("item"))
+	if err != nil || n < 0 || n >= len(items) {
+		service.WriteError(w, http.StatusNotFound, service.ReasonItemNotFound, noItem(id, r.PathValue("item"), len(items)))
+		return item{}, false
+	}
+	return items[n], true
+}
+
+// Input opens the file of the item of the request's {id} and {item} as it
+// was submitted, which the job keeps until it is removed, for a service
+// that shows something of it (pageclass-api's thumbnails of a job's page
+// images); name is the item's name. Otherwise it answers the request
+// itself and reports false: 404 for an unknown job or item, and for a
+// book's page, which the job does not keep (its worker fetched it from
+// its URL). The caller closes the file.
+func (q *Queue) Input(w http.ResponseWriter, r *http.Request) (f io.ReadCloser, name string, ok bool) {
+	it, ok := q.itemOf(w, r)
+	if !ok {
+		return nil, "", false
+	}
+	if it.Source != "" {
+		service.WriteError(w, http.StatusNotFound, service.ReasonNotFound,
+			fmt.Sprintf("item %d of job %s is a page of a book: the job keeps no copy of it (its file is at %s)", it.Index, r.PathValue("id"), it.Source))
+		return nil, "", false
+	}
+	f, err := q.input(r.Context(), r.PathValue("id"), it.Index)
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, sql.ErrNoRows) {
+		err = notFound{r.PathValue("id")} // removed meanwhile
+	}
+	if err != nil {
+		q.fail(w, err)
+		return nil, "", false
+	}
+	return f, it.Name, true
 }
 
 // Page is the answer of GET /jobs.

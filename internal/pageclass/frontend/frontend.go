@@ -16,7 +16,12 @@
 // that fails gets a row with its error and the others go on. On a service
 // with jobs (POST /jobs among the endpoints of /info) a batch is sent as
 // one job whose id the address keeps (#job=<id>): the page polls its
-// progress, shows its results, and shows them again when opened again.
+// progress, shows its pages as its items end, offers the pages done so
+// far as partial downloads (named so, the JSON with the job's state and
+// counts) until it ends, and shows them again when opened again, a page
+// image's card with the service's thumbnail of the file the job keeps
+// (GET /jobs/{id}/results/{item}/thumbnail; a book's page says it has no
+// preview).
 package frontend
 
 import (

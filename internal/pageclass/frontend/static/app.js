@@ -112,17 +112,55 @@ function reviewBox(rv, preds) {
   return box;
 }
 
-// cardElement is one page's card: its thumbnail, title, Top-N bars and
-// review.
-function cardElement({ title, thumb, preds, rv }) {
-  const page = document.createElement("div");
-  page.className = "page";
-  if (thumb) {
+// noPreview is what a card shows instead of its thumbnail: why there is
+// none, and a link to the page's image where it is elsewhere (a book's).
+function noPreview(text, link) {
+  const box = document.createElement("div");
+  box.className = "no-preview";
+  box.textContent = text;
+  if (link) {
+    const a = document.createElement("a");
+    a.href = link;
+    a.target = "_blank";
+    a.rel = "noopener noreferrer";
+    a.textContent = "the page's image";
+    box.append(" ", a);
+  }
+  return box;
+}
+
+// pictureOf is a card's thumbnail: thumb is a URL (a file of this tab, or
+// the service's data: URL of a document's page), or, for a job's page
+// image opened again, { fetch: the service's thumbnail of the file the job
+// keeps }, read once, when the card is first shown, or { none: why there is
+// no preview, link }.
+function pictureOf(thumb, title) {
+  if (typeof thumb === "string" && thumb) {
     const img = document.createElement("img");
     img.src = thumb;
     img.alt = title;
-    page.appendChild(img);
+    return img;
   }
+  if (!thumb || !thumb.fetch) {
+    return noPreview((thumb && thumb.none) || "No preview of this page: the service sent none.", thumb && thumb.link);
+  }
+  const img = document.createElement("img");
+  img.alt = "preview of " + title + " (loading)";
+  thumb.loading = thumb.loading || api(thumb.fetch).then(async (r) => {
+    if (!r.ok) await answerOf(r); // throws the service's detail
+    return URL.createObjectURL(await r.blob());
+  });
+  thumb.loading.then((src) => { img.src = src; img.alt = title; },
+    (e) => img.replaceWith(noPreview("No preview for this page of a reopened job: " + e.message)));
+  return img;
+}
+
+// cardElement is one page's card: its thumbnail (or why it has none),
+// title, Top-N bars and review.
+function cardElement({ title, thumb, preds, rv }) {
+  const page = document.createElement("div");
+  page.className = "page";
+  page.appendChild(pictureOf(thumb, title));
   const box = document.createElement("div");
   box.className = "preds";
   const h = document.createElement("h2");
@@ -276,7 +314,12 @@ function csvCell(v) {
 }
 
 // offerDownloads points the download links at the rows as CSV and JSON.
-function offerDownloads() {
+// For a job that has not ended, partial is what it has done ({ id, state,
+// done: the files whose rows are here, total: its files, items: its
+// counts }): the files are named so ("pageclass-results-partial-120-of-2000.csv"),
+// the CSV keeps its columns, and the JSON is an object with the job's
+// state and counts around the rows. Without partial, the complete ones.
+function offerDownloads(partial) {
   // page_label last: readers of the earlier eight columns keep working.
   const head = ["file", "page", "category", "score", "second_choice", "needs_review", "review", "error", "page_label"];
   const lines = [head.join(",")];
@@ -284,12 +327,22 @@ function offerDownloads() {
     const nr = r.needs_review === true ? "yes" : r.needs_review === false ? "no" : "";
     lines.push([r.file, r.page, r.category, r.score === "" ? "" : r.score.toFixed(4), r.second, nr, r.review, r.error, r.page_label].map(csvCell).join(","));
   }
-  for (const [id, body, type] of [["download-csv", lines.join("\r\n") + "\r\n", "text/csv"],
-    ["download-json", JSON.stringify(rows, null, 2) + "\n", "application/json"]]) {
+  const json = partial
+    ? { partial: true, job: partial.id, state: partial.state, files_done: partial.done, files_total: partial.total, items: partial.items, rows }
+    : rows;
+  const name = partial ? "pageclass-results-partial-" + partial.done + "-of-" + partial.total : "pageclass-results";
+  for (const [id, body, type, ext] of [["download-csv", lines.join("\r\n") + "\r\n", "text/csv", ".csv"],
+    ["download-json", JSON.stringify(json, null, 2) + "\n", "application/json", ".json"]]) {
     const a = $(id);
     if (a.href) URL.revokeObjectURL(a.href);
     a.href = URL.createObjectURL(new Blob([body], { type }));
+    a.download = name + ext;
   }
+  $("downloads-what").textContent = partial
+    ? "Download the pages done so far (partial: " + partial.done + " of " + partial.total + " file(s); the job is " + partial.state + "):"
+    : "Download what was classified:";
+  $("downloads").classList.toggle("partial", Boolean(partial));
+  $("downloads").hidden = false;
 }
 
 // documentKind says, from a file's first bytes (a Uint8Array), whether it
@@ -374,6 +427,7 @@ function reset() {
   $("demo").hidden = true;
   $("batch").hidden = true;
   $("downloads").hidden = true;
+  $("downloads").classList.remove("partial");
   $("table").tBodies[0].replaceChildren();
   rows = [];
   cards = [];
@@ -384,8 +438,8 @@ function reset() {
 
 // showAnswer adds the pages of one file's answer to the table and the
 // cards; image is the thumbnail of a page image (an object URL of the file,
-// or "" when the file is not at hand), multi whether the batch has several
-// files.
+// or what pictureOf takes when the file is not at hand), multi whether the
+// batch has several files.
 function showAnswer(fileName, body, image, multi) {
   tally.model = body.version === "all" ? "ensemble" : "model " + body.version;
   // The service answered with its shipped demo models (the published
@@ -430,8 +484,7 @@ function finish(n, prefix) {
   }
   if (tally.failures.length) showError(tally.failures.join("\n"));
   if (rows.length) {
-    offerDownloads();
-    $("downloads").hidden = false;
+    offerDownloads(null);
     $("batch").hidden = false;
   }
 }
@@ -556,19 +609,42 @@ async function submitJob(files) {
 // jobEnded says whether a job's state is final.
 const jobEnded = (state) => state === "succeeded" || state === "failed" || state === "canceled";
 
+// imageOf is the thumbnail of item i of job, a page image, for its card
+// (job: its url, local: the page images sent from this tab, by item, and
+// sources: a book job's pages' URLs, by item): the file sent, else the
+// service's thumbnail of the file the job keeps (GET
+// /jobs/{id}/results/{item}/thumbnail), else, for a book's page, of which
+// the job keeps no copy, why there is no preview.
+function imageOf(job, i) {
+  if (job.local[i]) return URL.createObjectURL(job.local[i]);
+  if (job.book) {
+    const src = job.sources[i] || "";
+    return { none: "No preview for a reopened job's book page: the service keeps no copy of a book's pages.", link: /^https?:\/\//.test(src) ? src : "" };
+  }
+  return { fetch: job.url + "/results/" + i + "/thumbnail" };
+}
+
 // showItem shows one item of a job in the table and the cards (it: the
 // item as GET /jobs/{id}/results lists it: name, state, status, output, error;
-// local: the page images sent, by item; multi: whether the job has several
-// items; state: the job's, for an item that never ran).
-function showItem(it, local, multi, state) {
+// job: what imageOf reads; multi: whether the job has several items; state:
+// the job's, for an item that never ran).
+function showItem(it, job, multi, state) {
   if (it.state === "succeeded") {
-    showAnswer(it.name, it.output, local[it.item] ? URL.createObjectURL(local[it.item]) : "", multi);
+    showAnswer(it.name, it.output, imageOf(job, it.item), multi);
   } else if (it.state === "failed") {
     showFailure(it.name, "Error " + it.status + ": " + (it.output ? detailText(it.output, it.status) : it.error), multi);
   } else {
     showFailure(it.name, "not classified: the job was " + state, multi);
   }
-  $("batch").hidden = false; // the rows so far; the downloads once the job has ended
+  $("batch").hidden = false; // the rows so far (the downloads: offerJobSoFar)
+}
+
+// offerJobSoFar offers the downloads of the rows of a job that has not
+// ended (st: its status; done: its files shown, of total), partial and
+// named so; once it ends, finish offers the complete ones.
+function offerJobSoFar(st, done, total) {
+  if (!rows.length) return;
+  offerDownloads({ id: st.id, state: st.state, done, total, items: st.items });
 }
 
 // itemResult reads item i of the job at url, which its status st counts
@@ -606,6 +682,10 @@ async function followJob(id, local = []) {
   let names = [];
   let shown = 0;
   let st;
+  // job is what imageOf reads; offered the files and state the downloads
+  // so far were made of.
+  const job = { url, local, book: false, sources: [] };
+  let offered = "";
   for (;;) {
     try {
       st = await answerOf(await api(url));
@@ -619,8 +699,10 @@ async function followJob(id, local = []) {
       const res = await answerOf(await api(url + "/results"));
       if (me !== following) return;
       names = res.items.map((it) => it.name);
+      job.book = Boolean(res.book);
+      job.sources = res.items.map((it) => (it.book && it.book.source) || "");
       for (; shown < res.items.length && res.items[shown].state !== "queued"; shown++) {
-        showItem(res.items[shown], local, names.length > 1, st.state);
+        showItem(res.items[shown], job, names.length > 1, st.state);
       }
     }
     const done = st.items.succeeded + st.items.failed;
@@ -628,10 +710,14 @@ async function followJob(id, local = []) {
       const it = await itemResult(url, shown, names[shown], st);
       if (me !== following) return;
       if (!it) break;
-      showItem(it, local, names.length > 1, st.state);
+      showItem(it, job, names.length > 1, st.state);
       shown++;
     }
     if (jobEnded(st.state)) break;
+    if (offered !== shown + " " + st.state) {
+      offerJobSoFar(st, shown, names.length);
+      offered = shown + " " + st.state;
+    }
     $("status").textContent = "Job " + id + " " + st.state + ": " + done + " of " + st.items.total + " file(s) done" +
       (st.items.failed ? ", " + st.items.failed + " failed" : "") +
       "… The results stay with the service: this page can be closed and opened again at this address.";
@@ -646,7 +732,7 @@ async function followJob(id, local = []) {
     if (me !== following) return;
   }
   for (; shown < names.length; shown++) {
-    showItem(rest[shown] || { item: shown, name: names[shown], state: "queued" }, local, names.length > 1, st.state);
+    showItem(rest[shown] || { item: shown, name: names[shown], state: "queued" }, job, names.length > 1, st.state);
   }
   finish(names.length, "Job " + id + " " + st.state + ": ");
   if (st.error) showError(st.error);
