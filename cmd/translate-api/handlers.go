@@ -235,6 +235,10 @@ type translateJob struct {
 	// docLang is, for a book's text file, the book's language (the
 	// document rule of the source-language order).
 	docLang string
+	// element is the element_lang field: whether the element rule of the
+	// source-language order is used; "" keeps the service's
+	// (TRANSLATE_ELEMENT_LANG).
+	element alto.ElementRule
 }
 
 // parseTranslate checks the fields of q, all reported at once, then the
@@ -310,6 +314,14 @@ func (job *translateJob) parseFields(r *http.Request) []service.ValidationError 
 		}
 		job.mode = v
 	}
+	if v, where, ok := q.scalar(r, "element_lang"); ok && v != "" {
+		e, err := translator.ParseElementRule("element_lang", v)
+		if err != nil {
+			verrs = append(verrs, service.ValidationError{Loc: []any{where, "element_lang"},
+				Msg: "Input should be 'use' or 'ignore'", Type: "literal_error"})
+		}
+		job.element = e
+	}
 	if v, where, ok := q.scalar(r, "response_format"); ok && v != "" {
 		switch v {
 		case "xml":
@@ -371,6 +383,11 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 	opt := s.sess.Options()
 	opt.Backend, opt.Source, opt.Target, opt.Mode, opt.Kind = be, job.source, job.target, alto.Mode(job.mode), kind
 	opt.Fields, opt.Usage, opt.DocumentLang = fields, usage, job.docLang
+	if job.element != "" {
+		order := *opt.Order
+		order.Element = job.element
+		opt.Order = &order
+	}
 	opt.Warn = func(m string) { s.log.Warn(m, "file", q.name) }
 	out, err := translator.Translate(ctx, q.src, q.name, opt)
 	if err != nil {

@@ -59,6 +59,11 @@ func (s *server) jobRunMeta(_ context.Context, j jobs.RunJob) (jobs.RunRecord, e
 	mode := field("output_mode", s.set.OutputMode)
 	run.SetConfig("output_mode", mode)
 	run.SetConfig("output_mode_by_format", translator.ModeByFormat(alto.Mode(mode)))
+	element := string(s.sess.Order.Element)
+	if e, err := translator.ParseElementRule("element_lang", field("element_lang", element)); err == nil {
+		element = string(e)
+	}
+	run.SetConfig("element_lang", element)
 	run.SetConfig("translation_backend", s.set.Backend)
 	if be := s.backend(); be != nil {
 		if m, ok := be.(*mtapi.Backend); ok {

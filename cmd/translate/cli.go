@@ -138,7 +138,7 @@ const (
 )
 
 var configKeys = []string{"input_path", "source_lang", "target_lang", "formats", "output", "fields",
-	"vocabulary", "translation_backend", "output_mode", "lang_min_length", "lang_min_confidence", "default_source_lang", "retry_rounds"}
+	"vocabulary", "translation_backend", "output_mode", "lang_min_length", "lang_min_confidence", "default_source_lang", "element_lang", "retry_rounds"}
 
 // parse reads the command line and the configuration file and resolves every
 // setting. Errors are usage errors (cliflags.UsageError).

@@ -13,6 +13,7 @@ type orderFlags struct {
 	LangMinLength     string `name:"lang-min-length" help:"Source-language order: the fewest letters (in at least 5 distinct words) a unit needs for its detected language to count; 0 detects every unit (precedence: flag, config lang_min_length, TRANSLATE_LANG_MIN_LENGTH, 20)." placeholder:"N"`
 	LangMinConfidence string `name:"lang-min-confidence" help:"Source-language order: a detection counts only above this confidence; else the unit's own LANG/xml:lang, then the document's language, then the default (precedence: flag, config lang_min_confidence, TRANSLATE_LANG_MIN_CONFIDENCE, 0.2)." placeholder:"X"`
 	DefaultSourceLang string `name:"default-source-lang" help:"Source-language order: the language of a unit no other rule chose (precedence: flag, config default_source_lang, TRANSLATE_DEFAULT_SOURCE_LANG, cs)." placeholder:"LANG"`
+	ElementLang       string `name:"element-lang" help:"Source-language order: use or ignore a unit's own LANG/xml:lang/primaryLanguage (ignore: a unit detection did not choose takes the document's language, for OCR engines that label blocks with a configured language; precedence: flag, config element_lang, TRANSLATE_ELEMENT_LANG, use)." placeholder:"use|ignore"`
 	RetryRounds       string `name:"retry-rounds" help:"End-of-document rounds for the segments the degeneracy guard rejected, 0 to 10; 0 turns them off (precedence: flag, config retry_rounds, TRANSLATE_RETRY_ROUNDS, 1)." placeholder:"N"`
 }
 
@@ -37,6 +38,7 @@ func (s *settings) setLangOrder(c *cli, p picker, getenv func(string) string) er
 		MinLength:     pick(one{"lang-min-length", c.LangMinLength, "lang_min_length", translator.EnvLangMinLength}),
 		MinConfidence: pick(one{"lang-min-confidence", c.LangMinConfidence, "lang_min_confidence", translator.EnvLangMinConfidence}),
 		Default:       pick(one{"default-source-lang", c.DefaultSourceLang, "default_source_lang", translator.EnvDefaultSourceLang}),
+		Element:       pick(one{"element-lang", c.ElementLang, "element_lang", translator.EnvElementLang}),
 	}
 	order, err := translator.ParseLangOrder(alto.DefaultLangOrder(), v)
 	if err != nil {
@@ -44,7 +46,7 @@ func (s *settings) setLangOrder(c *cli, p picker, getenv func(string) string) er
 	}
 	s.Order = order
 	s.OrderFrom = map[string]string{}
-	for k, st := range map[string]translator.Setting{"min_length": v.MinLength, "min_confidence": v.MinConfidence, "default": v.Default} {
+	for k, st := range map[string]translator.Setting{"min_length": v.MinLength, "min_confidence": v.MinConfidence, "default": v.Default, "element": v.Element} {
 		s.OrderFrom[k] = st.From
 		if st.Value == "" {
 			s.OrderFrom[k] = "default"
@@ -66,7 +68,8 @@ func (s *settings) setLangOrder(c *cli, p picker, getenv func(string) string) er
 // order and the end rounds (config.source_lang_order).
 func langOrderConfig(s *settings) map[string]any {
 	return map[string]any{
-		"order":          []string{"detected", "element", "document", "default"},
+		"order":          s.Order.Rules(),
+		"element":        string(s.Order.Element),
 		"min_length":     s.Order.MinLength,
 		"min_confidence": s.Order.MinConfidence,
 		"default":        s.Order.Default,

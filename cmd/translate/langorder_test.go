@@ -5,10 +5,12 @@ import (
 	"encoding/csv"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"archivekit/internal/testenv"
+	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/translator/translatortest"
 )
 
@@ -18,7 +20,7 @@ import (
 func TestLangOrderSettings(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "c.txt")
-	os.WriteFile(cfg, []byte("[translate]\nlang_min_length = 40\ndefault_source_lang = deu\nretry_rounds = 3\n"), 0o644)
+	os.WriteFile(cfg, []byte("[translate]\nlang_min_length = 40\ndefault_source_lang = deu\nretry_rounds = 3\nelement_lang = Ignore\n"), 0o644)
 	cases := []struct {
 		name      string
 		args      []string
@@ -29,14 +31,16 @@ func TestLangOrderSettings(t *testing.T) {
 		rounds    int
 		lenFrom   string
 		roundFrom string
+		element   alto.ElementRule
+		elemFrom  string
 	}{
-		{"defaults", nil, nil, 20, 0.2, "cs", 1, "default", "default"},
-		{"environment", nil, env{"TRANSLATE_LANG_MIN_LENGTH": "0", "TRANSLATE_LANG_MIN_CONFIDENCE": "0.5", "TRANSLATE_DEFAULT_SOURCE_LANG": "sk", "TRANSLATE_RETRY_ROUNDS": "0"},
-			0, 0.5, "sk", 0, "TRANSLATE_LANG_MIN_LENGTH", "TRANSLATE_RETRY_ROUNDS"},
-		{"config over environment", []string{"-c", cfg}, env{"TRANSLATE_LANG_MIN_LENGTH": "0", "TRANSLATE_RETRY_ROUNDS": "0"},
-			40, 0.2, "de", 3, "config lang_min_length", "config retry_rounds"},
-		{"flags over config", []string{"-c", cfg, "--lang-min-length", "10", "--lang-min-confidence", "0.3", "--default-source-lang", "pl", "--retry-rounds", "2"}, nil,
-			10, 0.3, "pl", 2, "--lang-min-length", "--retry-rounds"},
+		{"defaults", nil, nil, 20, 0.2, "cs", 1, "default", "default", "use", "default"},
+		{"environment", nil, env{"TRANSLATE_LANG_MIN_LENGTH": "0", "TRANSLATE_LANG_MIN_CONFIDENCE": "0.5", "TRANSLATE_DEFAULT_SOURCE_LANG": "sk", "TRANSLATE_RETRY_ROUNDS": "0", "TRANSLATE_ELEMENT_LANG": "ignore"},
+			0, 0.5, "sk", 0, "TRANSLATE_LANG_MIN_LENGTH", "TRANSLATE_RETRY_ROUNDS", "ignore", "TRANSLATE_ELEMENT_LANG"},
+		{"config over environment", []string{"-c", cfg}, env{"TRANSLATE_LANG_MIN_LENGTH": "0", "TRANSLATE_RETRY_ROUNDS": "0", "TRANSLATE_ELEMENT_LANG": "use"},
+			40, 0.2, "de", 3, "config lang_min_length", "config retry_rounds", "ignore", "config element_lang"},
+		{"flags over config", []string{"-c", cfg, "--lang-min-length", "10", "--lang-min-confidence", "0.3", "--default-source-lang", "pl", "--retry-rounds", "2", "--element-lang", "use"}, nil,
+			10, 0.3, "pl", 2, "--lang-min-length", "--retry-rounds", "use", "--element-lang"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -46,14 +50,29 @@ func TestLangOrderSettings(t *testing.T) {
 			}
 			o := s.Order
 			if o.MinLength != c.minLen || o.MinConfidence != c.minConf || o.Default != c.def || s.RetryRounds != c.rounds ||
-				s.OrderFrom["min_length"] != c.lenFrom || s.RetryRoundsFrom != c.roundFrom {
+				s.OrderFrom["min_length"] != c.lenFrom || s.RetryRoundsFrom != c.roundFrom ||
+				o.Element != c.element || s.OrderFrom["element"] != c.elemFrom {
 				t.Errorf("order %+v from %v, rounds %d from %s", o, s.OrderFrom, s.RetryRounds, s.RetryRoundsFrom)
 			}
 		})
 	}
-	for _, bad := range [][]string{{"--lang-min-length", "-1"}, {"--lang-min-confidence", "1"}, {"--default-source-lang", "Czech"}, {"--retry-rounds", "11"}} {
+	for _, bad := range [][]string{{"--lang-min-length", "-1"}, {"--lang-min-confidence", "1"}, {"--default-source-lang", "Czech"}, {"--retry-rounds", "11"}, {"--element-lang", "skip"}, {"--element-lang", "0"}} {
 		if _, _, err := parse(append([]string{"in"}, bad...), env{}.get, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("%v: %v, want a usage error naming the flag", bad, err)
+		}
+	}
+	badCfg := filepath.Join(dir, "bad.txt")
+	os.WriteFile(badCfg, []byte("[translate]\nelement_lang = skip\n"), 0o644)
+	for _, bad := range []struct {
+		args []string
+		env  env
+		name string
+	}{
+		{nil, env{"TRANSLATE_ELEMENT_LANG": "maybe"}, "TRANSLATE_ELEMENT_LANG"},
+		{[]string{"-c", badCfg}, nil, "config element_lang"},
+	} {
+		if _, _, err := parse(append([]string{"in"}, bad.args...), bad.env.get, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), bad.name) {
+			t.Errorf("%s: %v, want a usage error naming it", bad.name, err)
 		}
 	}
 }
@@ -95,5 +114,76 @@ func TestLangOrderRun(t *testing.T) {
 	order, _ := d.Config["source_lang_order"].(map[string]any)
 	if order["min_length"] != float64(30) || order["default"] != "cs" || d.Config["confidence_threshold"] != 0.2 {
 		t.Errorf("config.source_lang_order %v", order)
+	}
+}
+
+// wrongLangALTO is a one-page Czech ALTO in ABBYY FineReader's shape
+// whose short block "Obsah" the OCR engine labelled LANG="sk".
+const wrongLangALTO = "../../internal/translate/alto/testdata/wrong-lang.alto.xml"
+
+// --element-lang on a short block with a wrong LANG: used (the default),
+// it makes "Obsah" Slovak; ignored, the block takes the page's detected
+// Czech, and the run metadata records the setting, where it came from and
+// the order without the element rule.
+func TestElementLangRun(t *testing.T) {
+	api := startAPI(t, translatortest.Config{})
+	cases := []struct {
+		name           string
+		args           []string
+		env            env
+		lang, rule     string
+		element, from  string
+		order          []any
+		elementSources float64
+	}{
+		{"default: used", nil, nil, "sk", "element", "use", "default", []any{"detected", "element", "document", "default"}, 2},
+		{"flag ignore", []string{"--element-lang", "ignore"}, nil, "cs", "document", "ignore", "--element-lang", []any{"detected", "document", "default"}, 0},
+		{"environment ignore", nil, env{"TRANSLATE_ELEMENT_LANG": "ignore"}, "cs", "document", "ignore", "TRANSLATE_ELEMENT_LANG", []any{"detected", "document", "default"}, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e, out := newEnv(api), t.TempDir()
+			for k, v := range c.env {
+				e[k] = v
+			}
+			r := runCLI(t, e, append([]string{wrongLangALTO, "-o", out, "--vocabulary", ""}, c.args...)...)
+			if r.code != exitOK {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			logs, _ := filepath.Glob(filepath.Join(out, "*_log.csv"))
+			if len(logs) != 1 {
+				t.Fatalf("logs %v", logs)
+			}
+			f, _ := os.Open(logs[0])
+			rows, err := csv.NewReader(f).ReadAll()
+			f.Close()
+			if err != nil || len(rows) < 2 {
+				t.Fatal(err)
+			}
+			seen := false
+			for _, row := range rows[1:] {
+				switch {
+				case row[3] == "Obsah":
+					seen = true
+					if row[8] != c.lang || row[9] != c.rule {
+						t.Errorf("Obsah (LANG=\"sk\"): %s by %s, want %s by %s", row[8], row[9], c.lang, c.rule)
+					}
+				case row[8] != "cs":
+					t.Errorf("row %v, want Czech", row)
+				}
+			}
+			if !seen {
+				t.Error("no log row of Obsah")
+			}
+			d := readParadata(t, out)
+			order, _ := d.Config["source_lang_order"].(map[string]any)
+			from, _ := order["from"].(map[string]any)
+			if order["element"] != c.element || from["element"] != c.from || !reflect.DeepEqual(order["order"], c.order) {
+				t.Errorf("config.source_lang_order %v", order)
+			}
+			if n := float64(d.Statistics.LangSources["element"]); n != c.elementSources {
+				t.Errorf("statistics.lang_sources %v, want %v by the element rule", d.Statistics.LangSources, c.elementSources)
+			}
+		})
 	}
 }

@@ -19,7 +19,8 @@ import (
 //  1. its detected language, when its text is long enough (LangOrder's
 //     MinLength) and the detection's confidence is above MinConfidence;
 //  2. else its element's own language attribute (ALTO LANG, PAGE-XML
-//     primaryLanguage, hOCR lang or xml:lang, a metadata field's xml:lang);
+//     primaryLanguage, hOCR lang or xml:lang, a metadata field's xml:lang),
+//     unless LangOrder's Element is ElementIgnore;
 //  3. else its document's language: detected over the whole document (an
 //     ALTO page's language where the page has enough text of its own; a
 //     book's, when the book is translated as one document), or the
@@ -62,13 +63,43 @@ type LangOrder struct {
 	MinConfidence float64
 	// Default is the language of a unit no other rule chose.
 	Default string
+	// Element says whether the element rule is used: ElementUse (or
+	// "") uses it, ElementIgnore skips it.
+	Element ElementRule
 }
+
+// ElementRule says whether the order's element rule is used.
+type ElementRule string
+
+// The values of LangOrder's Element.
+const (
+	// ElementUse: a unit's own language attribute chooses its language
+	// when detection did not (the default).
+	ElementUse ElementRule = "use"
+	// ElementIgnore: the attribute is not read; a unit detection did not
+	// choose takes its document's language, else the default. For OCR
+	// output whose engine labels blocks with a configured language
+	// (a short Czech block labelled sk).
+	ElementIgnore ElementRule = "ignore"
+)
+
+// ElementRules lists the values of LangOrder's Element, the default first.
+var ElementRules = []ElementRule{ElementUse, ElementIgnore}
 
 // DefaultLangOrder is the order with the spec's values: units of
 // DefaultMinLength letters, confidence above DefaultMinConfidence (0.2),
-// default Czech (FallbackLang).
+// default Czech (FallbackLang), the element rule used.
 func DefaultLangOrder() LangOrder {
-	return LangOrder{MinLength: DefaultMinLength, MinConfidence: DefaultMinConfidence, Default: FallbackLang}
+	return LangOrder{MinLength: DefaultMinLength, MinConfidence: DefaultMinConfidence, Default: FallbackLang, Element: ElementUse}
+}
+
+// Rules names the rules of the order in their order (as the run
+// metadata records them): the element rule only when it is used.
+func (o LangOrder) Rules() []string {
+	if o.Element == ElementIgnore {
+		return []string{string(FromDetected), string(FromDocument), string(FromDefault)}
+	}
+	return []string{string(FromDetected), string(FromElement), string(FromDocument), string(FromDefault)}
 }
 
 // OrderOf is the order a format uses: order when it is not nil, else
@@ -113,7 +144,7 @@ func (o LangOrder) Choose(d Detector, text, element, context string) (string, La
 		}
 	}
 	switch {
-	case element != "":
+	case element != "" && o.Element != ElementIgnore:
 		return element, FromElement
 	case context != "":
 		return context, FromDocument

@@ -19,6 +19,8 @@ func TestLangOrderChoose(t *testing.T) {
 	long := "Záchranný archeologický výzkum proběhl v obci Vraní během roku"
 	short := "Obsah"
 	def := DefaultLangOrder()
+	ignore := def
+	ignore.Element = ElementIgnore
 	cases := []struct {
 		name            string
 		order           LangOrder
@@ -46,6 +48,12 @@ func TestLangOrderChoose(t *testing.T) {
 		// The prior wins the weighting but its own 0.15 is not
 		// confident: the element decides.
 		{"prior weighted, not confident: element", def, scoreDetector{{Lang: "sk", Value: 0.30}, {Lang: "cs", Value: 0.15}}, long, "de", "cs", "de", FromElement},
+		// --element-lang ignore: the element's language is not read.
+		{"element ignored, short: document", ignore, fixedDetector{"de", 0.99}, short, "sk", "cs", "cs", FromDocument},
+		{"element ignored, short, no document: default", ignore, fixedDetector{"de", 0.99}, short, "sk", "", "cs", FromDefault},
+		{"element ignored, long, not confident: document", ignore, fixedDetector{"de", 0.1}, long, "hu", "pl", "pl", FromDocument},
+		{"element ignored, long and confident: detected", ignore, fixedDetector{"de", 0.9}, long, "sk", "cs", "de", FromDetected},
+		{"element rule empty: used", LangOrder{MinLength: 20, MinConfidence: 0.2, Default: "cs"}, nil, short, "sk", "cs", "sk", FromElement},
 		{"unweighted winner confident: detected", def, scoreDetector{{Lang: "de", Value: 0.8}, {Lang: "cs", Value: 0.1}}, long, "", "cs", "de", FromDetected},
 	}
 	for _, c := range cases {
@@ -138,4 +146,52 @@ func TestLangOrderRealALTO(t *testing.T) {
 		t.Errorf("LangSources %v for %d units", res.LangSources, res.Stats.Units)
 	}
 	t.Logf("blocks per rule: %v; languages (blocks): %v", res.LangSources, res.Languages)
+}
+
+// --element-lang ignore on the shared sample: the 151 short blocks the
+// OCR engine labelled sk in the Czech document take the page's Czech, and
+// so does its one block labelled en-US (three URLs, left untouched as
+// English when the element is used); the element rule chooses nothing,
+// and detected blocks are as before.
+func TestElementIgnoreRealALTO(t *testing.T) {
+	run := func(e ElementRule) *Result {
+		o := DefaultLangOrder()
+		o.Element = e
+		res, err := Translate(context.Background(), readSample(t), Options{Backend: upper(), Source: "auto", Target: "en", Detector: langid.Shared(), File: "m", Order: &o})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	use, ignore := run(ElementUse), run(ElementIgnore)
+	if use.Languages["sk"] != 151 || ignore.Languages["sk"] != 0 || ignore.Languages["cs"] != use.Languages["cs"]+152 ||
+		use.Stats.InTarget-ignore.Stats.InTarget != 1 {
+		t.Errorf("blocks per language: use %v, ignore %v; in target: use %d, ignore %d; want the 151 sk blocks and the en-US one Czech",
+			use.Languages, ignore.Languages, use.Stats.InTarget, ignore.Stats.InTarget)
+	}
+	if ignore.LangSources[FromElement] != 0 || ignore.LangSources[FromDetected] != use.LangSources[FromDetected] ||
+		ignore.LangSources[FromDocument] != use.LangSources[FromDocument]+use.LangSources[FromElement] {
+		t.Errorf("blocks per rule: use %v, ignore %v", use.LangSources, ignore.LangSources)
+	}
+	type key struct {
+		page       int
+		line, text string
+	}
+	after := map[key]LogRow{}
+	for _, r := range ignore.Log {
+		after[key{r.Page, r.Line, r.Source}] = r
+	}
+	changed := map[string]int{}
+	for _, r := range use.Log {
+		g := after[key{r.Page, r.Line, r.Source}]
+		if r.Page == 4 && r.Source == "Obsah" && g.Lang+"/"+string(g.LangSource) != "cs/document" {
+			t.Errorf("page 4 Obsah: %s/%s, want cs/document", g.Lang, g.LangSource)
+		}
+		if r.Lang != g.Lang || r.LangSource != g.LangSource {
+			changed[r.Lang+"/"+string(r.LangSource)+" -> "+g.Lang+"/"+string(g.LangSource)]++
+		}
+	}
+	if len(changed) != 2 || changed["sk/element -> cs/document"] != 532 || changed["cs/element -> cs/document"] != 1078 {
+		t.Errorf("log rows changed: %v", changed)
+	}
 }

@@ -118,7 +118,7 @@ type Session struct {
 	// guard.RoundsFromEnv).
 	RetryRounds int
 	// Order is the source-language order of each unit (the
-	// TRANSLATE_LANG_* and TRANSLATE_DEFAULT_SOURCE_LANG settings,
+	// TRANSLATE_LANG_*, TRANSLATE_DEFAULT_SOURCE_LANG and TRANSLATE_ELEMENT_LANG settings,
 	// translator.LangOrderFromEnv).
 	Order alto.LangOrder
 	// Vocabulary is the vocabulary in use (UseVocabulary); nil for none.

@@ -16,11 +16,13 @@ import (
 // The settings of the source-language order (alto.LangOrder), as
 // environment variables; cmd/translate also takes them as flags and
 // configuration keys (lang_min_length, lang_min_confidence,
-// default_source_lang), which come first.
+// default_source_lang, element_lang), which come first; translate-api
+// takes element_lang as a form field too.
 const (
 	EnvLangMinLength     = "TRANSLATE_LANG_MIN_LENGTH"
 	EnvLangMinConfidence = "TRANSLATE_LANG_MIN_CONFIDENCE"
 	EnvDefaultSourceLang = "TRANSLATE_DEFAULT_SOURCE_LANG"
+	EnvElementLang       = "TRANSLATE_ELEMENT_LANG"
 )
 
 // MaxLangMinLength bounds the minimum length: a longer one would leave
@@ -38,6 +40,7 @@ func LangOrderFromEnv(getenv func(string) string) (alto.LangOrder, error) {
 		MinLength:     Setting{Value: getenv(EnvLangMinLength), From: EnvLangMinLength},
 		MinConfidence: Setting{Value: getenv(EnvLangMinConfidence), From: EnvLangMinConfidence},
 		Default:       Setting{Value: getenv(EnvDefaultSourceLang), From: EnvDefaultSourceLang},
+		Element:       Setting{Value: getenv(EnvElementLang), From: EnvElementLang},
 	})
 }
 
@@ -46,16 +49,17 @@ type Setting struct {
 	Value, From string
 }
 
-// LangOrderValues are the order's three settings as written; an empty
+// LangOrderValues are the order's four settings as written; an empty
 // Value keeps the base order's.
 type LangOrderValues struct {
-	MinLength, MinConfidence, Default Setting
+	MinLength, MinConfidence, Default, Element Setting
 }
 
 // ParseLangOrder sets the values given in v on base: MinLength a whole
 // number from 0 to MaxLangMinLength, MinConfidence a number from 0 up to
 // (not including) 1, Default a language code (ISO 639-1, or one of the
-// spec's ISO 639-3 codes, which are mapped).
+// spec's ISO 639-3 codes, which are mapped), Element one of
+// alto.ElementRules (ParseElementRule).
 func ParseLangOrder(base alto.LangOrder, v LangOrderValues) (alto.LangOrder, error) {
 	o := base
 	if s := strings.TrimSpace(v.MinLength.Value); s != "" {
@@ -79,7 +83,27 @@ func ParseLangOrder(base alto.LangOrder, v LangOrderValues) (alto.LangOrder, err
 		}
 		o.Default = l
 	}
+	if s := strings.TrimSpace(v.Element.Value); s != "" {
+		e, err := ParseElementRule(v.Element.From, s)
+		if err != nil {
+			return base, err
+		}
+		o.Element = e
+	}
 	return o, nil
+}
+
+// ParseElementRule reads the element rule's setting: "use" or "ignore"
+// (alto.ElementRules), in any case; the error names from, where the value
+// came from.
+func ParseElementRule(from, v string) (alto.ElementRule, error) {
+	for _, e := range alto.ElementRules {
+		if strings.EqualFold(strings.TrimSpace(v), string(e)) {
+			return e, nil
+		}
+	}
+	return "", fmt.Errorf("%s=%q: want %q (the element's LANG/xml:lang/primaryLanguage chooses a unit's language when detection did not) or %q (it is not read)",
+		from, v, alto.ElementUse, alto.ElementIgnore)
 }
 
 // UnitTexts returns the texts of the translation units of a book's text
