@@ -18,6 +18,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -230,6 +231,10 @@ type block struct {
 	// is emptied only when contOf was translated too.
 	cont   *xmlsplice.Node
 	contOf *block
+	// absorbed is the block after this one whose only word (its cont)
+	// ended this block's last word: it has no text of its own and is
+	// written with this block (joinAcross).
+	absorbed *block
 	// accepted: the backend's translation of the block was accepted.
 	accepted bool
 }
@@ -555,7 +560,7 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 		grouped[b] = true
 	}
 	if !t.opt.KeepHyphens {
-		joinAcross(withText, grouped)
+		joinAcross(withText, grouped, t.opt.Mode != Alternative)
 	}
 	bt := &batch.Batcher{Backend: t.opt.Backend, Target: t.opt.Target, MaxChars: t.opt.MaxBatchChars, Counts: &pr.stats.Counts}
 	for _, lang := range order {
@@ -580,6 +585,8 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 }
 
 func (t *translator) translateGroup(ctx context.Context, bt *batch.Batcher, pageNum int, lang string, blocks []*block, pr *pageResult) error {
+	// A block absorbed by the one before it is written with that block.
+	blocks = slices.DeleteFunc(slices.Clone(blocks), func(b *block) bool { return b.contOf != nil && b.contOf.absorbed == b })
 	items := make([]string, len(blocks))
 	for i, b := range blocks {
 		items[i] = b.text
@@ -614,6 +621,9 @@ func (t *translator) translateGroup(ctx context.Context, bt *batch.Batcher, page
 	for i, b := range blocks {
 		if status[i] == backend.Untranslated {
 			pr.stats.Untranslated++
+			if b.absorbed != nil {
+				pr.stats.Untranslated++ // it keeps its word
+			}
 			pr.failed = append(pr.failed, failedBlock{b: b, lang: lang, page: pageNum, row: len(pr.rows)})
 			t.untouched(b, pageNum, backend.Untranslated, pr)
 			continue
@@ -655,6 +665,15 @@ func (t *translator) writeTranslated(b *block, lang, text string, anchors []stri
 	first := len(pr.rows)
 	if err := t.writeBlock(b, lang, tokens, counts, pageNum, st, pr); err != nil {
 		return nil, err
+	}
+	if c := b.absorbed; c != nil {
+		// Its only word went out with b: its String is emptied, it has
+		// no line to log.
+		if err := t.writeBlock(c, lang, nil, nil, pageNum, st, pr); err != nil {
+			return nil, err
+		}
+		pr.langs[lang]++
+		pr.stats.Translated++
 	}
 	for r := first; r < len(pr.rows); r++ {
 		pr.rows[r].Approx = approx

@@ -36,10 +36,21 @@ import (
 // break, or an engine writing each line as a block): the last line of one
 // block and the first line of the next, under the same rules, when both
 // blocks are translated in this run from the same source language and the
-// second part is a String of one word that leaves its block other words
-// (joinAcross). The word moves into the first block's text; the second
-// part's String is emptied only when the first block's translation was
-// accepted (otherwise it keeps its word, so no source text is lost).
+// second part is a String of one word (joinAcross). The word moves into the
+// first block's text; the second part's String is emptied only when the
+// first block's translation was accepted (otherwise it keeps its word, so
+// no source text is lost).
+//
+// When that word is the second block's only word, the pair is joined only
+// when the ALTO says so: the String is marked SUBS_TYPE="HypPart2" and,
+// where either part has SUBS_CONTENT, it is the joined word (markedRest).
+// An unmarked lone lower-case word after a hyphen is as often something
+// else: a printed book's catchword (custos, the next page's first word at
+// the foot of the page), a marginal gloss, a table cell, OCR noise. The second
+// block then has no text of its own (absorbed): it is not sent, and is
+// written (its String emptied) with the first block, in the end rounds too.
+// Not in Alternative mode, where the second block would get no ALTERNATIVE
+// and a later run would take it as not yet translated.
 
 // hyphenChars are stripped from the end of a first part when joining.
 const hyphenChars = "-\u00ad\u00ac\u2010\u2e17\u2e40="
@@ -156,8 +167,10 @@ func (b *block) joinPair(cur *lineWords, k int, next *lineWords) bool {
 // (blocks, those holding text, in document order) when both are grouped
 // for translation from the same language: the word moves into the first
 // block's text, and the second block's first String, which held only that
-// word, becomes its cont (see the comment at the top of this file).
-func joinAcross(blocks []*block, grouped map[*block]bool) {
+// word, becomes its cont (see the comment at the top of this file). With
+// lone, a second block whose only word that is joins when markedRest; it
+// becomes the first block's absorbed.
+func joinAcross(blocks []*block, grouped map[*block]bool, lone bool) {
 	for i := 0; i+1 < len(blocks); i++ {
 		a, b := blocks[i], blocks[i+1]
 		if !grouped[a] || !grouped[b] || a.src != b.src || len(a.lws) == 0 || len(b.lws) == 0 {
@@ -165,14 +178,38 @@ func joinAcross(blocks []*block, grouped map[*block]bool) {
 		}
 		cur, next := a.lws[len(a.lws)-1], b.lws[0]
 		k, ok := firstPart(cur, next)
-		if !ok || len(next.words[0]) != 1 || len(Fields(b.text)) < 2 {
+		if !ok || len(next.words[0]) != 1 {
+			continue
+		}
+		only := len(Fields(b.text)) < 2
+		if only && (!lone || !markedRest(cur.strs[k], cur.words[k], next.strs[0], next.words[0][0])) {
 			continue
 		}
 		a.joinPair(cur, k, next)
 		b.cont, b.contOf = next.strs[0], a
+		if only {
+			a.absorbed = b
+		}
 		a.finish()
 		b.finish()
 	}
+}
+
+// markedRest reports whether second, a String holding only word, is marked
+// as the rest of the word the last of words (first's) begins: SUBS_TYPE
+// HypPart2, and the SUBS_CONTENT of either String, where it has one, is
+// the joined word.
+func markedRest(first *xmlsplice.Node, words []string, second *xmlsplice.Node, word string) bool {
+	if !strings.EqualFold(subsType(second), "HypPart2") {
+		return false
+	}
+	whole := joinHyphen(words[len(words)-1], word)
+	for _, s := range []*xmlsplice.Node{first, second} {
+		if a, ok := s.Attr("", "SUBS_CONTENT"); ok && strings.TrimSpace(a.Value) != whole {
+			return false
+		}
+	}
+	return true
 }
 
 func subsType(s *xmlsplice.Node) string {

@@ -203,7 +203,7 @@ func TestHyphenSplitWordsJoined(t *testing.T) {
 // byte for byte what the translator wrote before these joins: a dash
 // String after an SP (the shared sample's "Pueblo -" at a line end), a
 // hyphen String before a capitalised line, a block whose only word would
-// be the second part, and KeepHyphens.
+// be the second part, unmarked (hyphenlone_test.go), and KeepHyphens.
 func TestHyphenLookalikesKept(t *testing.T) {
 	for _, c := range []struct {
 		name string
