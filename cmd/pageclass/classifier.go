@@ -736,7 +736,17 @@ func logSummary(r *runner, s *summary.Summary) {
 		return
 	}
 	r.log.Info("run summary", "pages", s.Pages, "sources", len(s.Sources), "flagged", s.Flagged,
-		"failed", s.Failed, "categories", s.Categories, "flag_reasons", s.Reasons, "not_collected", s.NotCollected)
+		"failed", s.Failed, "categories", counts(s.Categories), "flag_reasons", counts(s.Reasons),
+		"not_collected", counts(s.NotCollected))
+}
+
+// counts is m, or an empty map when m is nil, so the record says {} for
+// "none" rather than null.
+func counts(m map[string]int) map[string]int {
+	if m == nil {
+		return map[string]int{}
+	}
+	return m
 }
 
 // imageKeys is the chunk key's word for how images are keyed: "" for the

@@ -200,6 +200,9 @@ func TestEveryRowJoinsToItsFile(t *testing.T) {
 	if !strings.Contains(log, `"msg":"run summary"`) || !strings.Contains(log, `"pages":10`) {
 		t.Errorf("no run summary in the log:\n%s", log)
 	}
+	if !strings.Contains(log, `"not_collected":{}`) || strings.Contains(log, `:null`) {
+		t.Errorf("the run summary record says none with null, not {}:\n%s", log)
+	}
 }
 
 // --page-from-name reads the page number from the end of a name, the old
