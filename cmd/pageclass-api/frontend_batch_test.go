@@ -279,6 +279,7 @@ func TestFrontendJobs(t *testing.T) {
 	var hash, status, errText, csvText string
 	var table, again, byAddress [][]string
 	var thumbs, reopened []string
+	var shot []byte
 	err := chromedp.Run(ctx,
 		submitted(ts.URL, files, &hash, &status, &table),
 		chromedp.Text("#error", &errText),
@@ -347,10 +348,12 @@ func TestFrontendJobs(t *testing.T) {
 			const i = p.querySelector('img');
 			return i ? i.src.split(':')[0] + ' ' + i.naturalWidth : 'none: ' + p.textContent;
 		})`, &reopened),
+		chromedp.FullScreenshot(&shot, 100),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
+	saveShot(t, "frontend-job-reopened.png", shot)
 	if !reflect.DeepEqual(again, table) || !reflect.DeepEqual(byAddress, table) {
 		t.Errorf("opened again: by the link %q, by the address %q, want %q", again, byAddress, table)
 	}
@@ -488,6 +491,7 @@ func TestFrontendJobPages(t *testing.T) {
 	var partial [][]string
 	var cards int
 	var dl downloads
+	var shot, endShot []byte
 	err := chromedp.Run(ctx,
 		chromedp.Navigate(ts.URL+"/frontend#job="+held.ID),
 		chromedp.Poll(`document.querySelector('#status').textContent.includes('running: 1 of 3 file(s) done')`, nil),
@@ -495,19 +499,22 @@ func TestFrontendJobPages(t *testing.T) {
 		chromedp.Evaluate(tableRows, &partial),
 		chromedp.Evaluate(`document.querySelectorAll('#results .page').length`, &cards),
 		readDownloads(&dl),
+		chromedp.FullScreenshot(&shot, 100),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
+	saveShot(t, "frontend-job-running.png", shot)
 	if len(partial) != 1 || modelmeta.CategoryIndex(partial[0][2]) < 0 || cards != 1 {
 		t.Fatalf("while the job runs (%q): table %q, %d card(s); want the first page's row and card", running, partial, cards)
 	}
 	checkPartial(t, dl, held.ID, partial)
 	free()
 	var got, want view
-	if err := chromedp.Run(ctx, ended(&got)); err != nil {
+	if err := chromedp.Run(ctx, ended(&got), chromedp.FullScreenshot(&endShot, 100)); err != nil {
 		t.Fatal(err)
 	}
+	saveShot(t, "frontend-job-ended.png", endShot)
 	bk.SetHold(nil)
 	plain := waitJob(t, s, ts.URL, submitForm(t, ts.URL, book))
 	err = chromedp.Run(ctx,

@@ -123,7 +123,7 @@ function noPreview(text, link) {
     a.href = link;
     a.target = "_blank";
     a.rel = "noopener noreferrer";
-    a.textContent = "the page's image";
+    a.textContent = "Open the page's image.";
     box.append(" ", a);
   }
   return box;
