@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -99,6 +100,8 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 	for _, bt := range bookTexts(b) {
 		if bt.none {
 			sum.PagesWithoutText = append(sum.PagesWithoutText, bt.page.ID)
+		}
+		if bt.none || bt.shared {
 			continue
 		}
 		texts = append(texts, bt.text)
@@ -193,17 +196,19 @@ func bookStatus(err error) (int, service.Reason) {
 }
 
 // bookText is a text file of a book with its page, in page order, or
-// (none) a page without text.
+// (none) a page without text, or (shared) a page whose text files all go
+// with earlier pages.
 type bookText struct {
-	page  book.Page
-	index int // the page's position, from 0
-	text  book.Text
-	none  bool
+	page   book.Page
+	index  int // the page's position, from 0
+	text   book.Text
+	none   bool
+	shared bool
 }
 
 // bookTexts lists a book's text files in page order, each once (a file
-// that several pages list goes with the first), and its pages without
-// text.
+// that several pages list goes with the first), its pages without text,
+// and the pages whose text files all went with earlier pages.
 func bookTexts(b *book.Book) []bookText {
 	var out []bookText
 	seen := map[string]bool{}
@@ -211,11 +216,15 @@ func bookTexts(b *book.Book) []bookText {
 		if len(p.Texts) == 0 {
 			out = append(out, bookText{page: p, index: i, none: true})
 		}
+		n := len(out)
 		for _, t := range p.Texts {
 			if !seen[t.Location] {
 				seen[t.Location] = true
 				out = append(out, bookText{page: p, index: i, text: t})
 			}
+		}
+		if len(p.Texts) > 0 && len(out) == n {
+			out = append(out, bookText{page: p, index: i, shared: true})
 		}
 	}
 	return out
@@ -225,15 +234,22 @@ func bookTexts(b *book.Book) []bookText {
 // text files in page order, each fetched by the worker (within the upload
 // cap and BOOK_ALLOW_HOSTS, as /translate fetches them), told by its
 // content (checkText) and translated as /translate translates an upload;
-// pages without text are not items, and no bound of 500 files applies.
+// a page without a text file is an item too, skipped ("no text file for
+// this page"; a page whose text files are an earlier page's, "its text
+// files are items of an earlier page"), so that the job lists every page;
+// no bound of 500 files applies.
 func (s *server) bookJobs() *jobs.BookInput {
 	return &jobs.BookInput{Field: "book_url", Items: s.bookItems, Fetch: s.fetchText, Check: checkText}
 }
 
-// bookItems reads a book job's book and lists its text files. The worker
-// fetches each when its item runs and tells its format then, so reading
-// the book fetches none whose format the METS declares, and only the first
-// 64 KiB of the others (book.Options.FetchLater).
+// noText is the reason a page without a text file is skipped.
+const noText = "no text file for this page"
+
+// bookItems reads a book job's book and lists its text files, and its
+// pages without one (skipped). Reading the book fetches no text file
+// (book.Options.FetchLater): the worker fetches each when its item runs
+// and tells its format then; a file the METS does not declare as text is
+// an item without a format, skipped when its content is not text.
 func (s *server) bookItems(ctx context.Context, location string, _ map[string]string) ([]jobs.BookItem, error) {
 	b, err := book.Read(ctx, location, book.Options{Fetcher: s.bookFetcher(), MaxBytes: s.svc.Config.MaxUploadBytes, FetchLater: true})
 	if err != nil {
@@ -241,18 +257,33 @@ func (s *server) bookItems(ctx context.Context, location string, _ map[string]st
 	}
 	var items []jobs.BookItem
 	for _, bt := range bookTexts(b) {
-		if bt.none {
+		ref := jobs.BookRef{Page: bt.index + 1, ID: bt.page.ID, Order: bt.page.Order, Label: bt.page.Label, Manifest: bt.page.Manifest}
+		switch {
+		case bt.none:
+			items = append(items, jobs.BookItem{Name: bt.page.ID, Skip: pageSkip(b, bt.page), Ref: ref})
+			continue
+		case bt.shared:
+			items = append(items, jobs.BookItem{Name: bt.page.ID, Skip: "its text files are items of an earlier page", Ref: ref})
 			continue
 		}
 		rel := book.RelPath(location, bt.text)
-		items = append(items, jobs.BookItem{Name: rel, Type: textType(bt.text.Format == book.HOCR), Source: bt.text.Location,
-			Ref: jobs.BookRef{Page: bt.index + 1, ID: bt.page.ID, Order: bt.page.Order, Label: bt.page.Label, Manifest: bt.page.Manifest,
-				Path: rel, Format: string(bt.text.Format)}})
-	}
-	if len(items) == 0 {
-		return nil, fmt.Errorf("none of the book's %d pages has a text file", len(b.Pages))
+		ref.Path, ref.Format = rel, string(bt.text.Format)
+		items = append(items, jobs.BookItem{Name: rel, Type: textType(bt.text.Format == book.HOCR), Source: bt.text.Location, Ref: ref})
 	}
 	return items, nil
+}
+
+// pageSkip is why a page without a text file is skipped: noText, and
+// what the reader left out of the page's files (a file without a
+// location, an fptr to no file).
+func pageSkip(b *book.Book, p book.Page) string {
+	why := noText
+	for _, pr := range b.Problems {
+		if pr.Page == p.ID && pr.File != "" {
+			why += "; " + pr.File + ": " + pr.Reason
+		}
+	}
+	return why
 }
 
 // fetchText fetches a book's text file.
@@ -266,16 +297,45 @@ func (s *server) fetchText(ctx context.Context, source string) ([]byte, string, 
 
 // checkText tells a book job's fetched text file by its content
 // (book.Sniff): the item's format becomes the one it has, where the book
-// only declared one; a file that is none of ALTO, PAGE-XML and hOCR fails
-// its item, naming its URL (not redacted: it is the item's book.source,
-// a file of the client's book, and the rest is what the file holds).
+// only declared one. A file the book declared as text that is none of
+// ALTO, PAGE-XML and hOCR fails its item, naming its URL (not redacted: it
+// is the item's book.source, a file of the client's book, and the rest is
+// what the file holds); one the book did not declare (no format in ref)
+// is skipped instead (jobs.SkipError), saying what it is.
 func checkText(data []byte, ref jobs.BookRef) (jobs.BookRef, error) {
 	f, err := book.Sniff(data)
-	if err != nil {
+	switch {
+	case err != nil && ref.Format == "":
+		if kind := contentKind(data); !textual(kind) {
+			return ref, &jobs.SkipError{Reason: "not a text file: " + kind}
+		}
+		return ref, &jobs.SkipError{Reason: fmt.Sprintf("not ALTO, PAGE-XML or hOCR (%v)", err)}
+	case err != nil:
 		return ref, fmt.Errorf("%s: not ALTO, PAGE-XML or hOCR (%v)", ref.Source, err)
 	}
 	ref.Format = string(f)
 	return ref, nil
+}
+
+// contentKind is the media type a file's first bytes show: TIFF and JPEG
+// 2000 (common in archives, unknown to http.DetectContentType) by their
+// signatures, the rest as http.DetectContentType tells them, without
+// parameters.
+func contentKind(data []byte) string {
+	switch {
+	case bytes.HasPrefix(data, []byte("II*\x00")), bytes.HasPrefix(data, []byte("MM\x00*")):
+		return "image/tiff"
+	case bytes.HasPrefix(data, []byte("\x00\x00\x00\x0cjP  \r\n\x87\n")):
+		return "image/jp2"
+	}
+	kind, _, _ := strings.Cut(http.DetectContentType(data), ";")
+	return kind
+}
+
+// textual says whether a media type is text or markup (text/*, XML,
+// HTML): a file the text formats could be.
+func textual(kind string) bool {
+	return strings.HasPrefix(kind, "text/") || strings.Contains(kind, "xml") || strings.Contains(kind, "html")
 }
 
 // textType is the media type of a book's text file in an answer: HTML for

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"archivekit/internal/jobs"
 	"archivekit/internal/service"
 	"archivekit/internal/service/servicetest"
 	"archivekit/internal/translate/backend"
@@ -49,6 +51,10 @@ func TestErrorReasons(t *testing.T) {
 			w.Write(manyTextsMETS(maxBookFiles + 1))
 		case p == "/english/mets.xml":
 			w.Write(manyTextsMETS(2))
+		case p == "/blank/mets.xml": // a page with an image and no text
+			w.Write([]byte(`<?xml version="1.0"?><mets xmlns="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink"><fileSec><fileGrp USE="DEFAULT">` +
+				`<file ID="i1" MIMETYPE="image/jpeg"><FLocat LOCTYPE="URL" xlink:href="1.jpg"/></file></fileGrp></fileSec>` +
+				`<structMap TYPE="PHYSICAL"><div TYPE="physSequence"><div ID="P1" TYPE="page" ORDER="1"><fptr FILEID="i1"/></div></div></structMap></mets>`))
 		case strings.HasPrefix(p, "/big/alto/"), p == "/page.xml":
 			w.Write([]byte(pageALTO))
 		case strings.HasPrefix(p, "/english/alto/"):
@@ -107,7 +113,7 @@ func TestErrorReasons(t *testing.T) {
 	cp := strings.Replace(pageALTO, `encoding="UTF-8"`, `encoding="x-klingon"`, 1)
 	done := submitJob(t, ts.URL, "a.alto.xml")
 	pollJob(t, ts.URL, done, 30*time.Second, ended)
-	var running string
+	var running, blank string
 	const urlList = "# books to translate\nhttps://example.org/book1/mets.xml\nhttps://example.org/book2/mets.xml\n"
 	var release func()
 
@@ -158,6 +164,18 @@ func TestErrorReasons(t *testing.T) {
 			before: func() { running = submitJob(t, failTS.URL, "a.alto.xml", "b.alto.xml") },
 			call: func(t *testing.T) (int, []byte) {
 				return raw("GET", failTS.URL+"/jobs/"+running+"/results/1", "", "")(t)
+			}},
+		{reason: service.ReasonItemSkipped, status: 404, detail: "item 0 (P1) was skipped, so it has no answer: no text file for this page",
+			before: func() {
+				body, ct := multipartBody(t, part{Field: "book_url", Data: []byte(books.URL + "/blank/mets.xml")})
+				var st jobs.Status
+				if b := readBody(t, post(t, ts.URL+"/jobs", ct, body)); json.Unmarshal(b, &st) != nil {
+					t.Fatalf("POST /jobs: %s", b)
+				}
+				blank = pollJob(t, ts.URL, st.ID, 30*time.Second, ended).ID
+			},
+			call: func(t *testing.T) (int, []byte) {
+				return raw("GET", ts.URL+"/jobs/"+blank+"/results/0", "", "")(t)
 			}},
 		{reason: service.ReasonIdempotencyConflict, status: 422, detail: "Idempotency-Key", call: func(t *testing.T) (int, []byte) {
 			for _, text := range []string{"hrob", "dům"} {

@@ -184,8 +184,9 @@ func jobResults(t *testing.T, base, id string) jobs.Results {
 }
 
 // TestJobsBook (issue 30 item 1): a job names a METS file by book_url: the
-// worker reads it, and its items are the book's text files in page order
-// (PAGE-XML on page 1, hOCR on page 3; page 2 has none), each fetched from
+// worker reads it, and its items are the book's pages in order: its text
+// files (PAGE-XML on page 1, hOCR on page 3) and page 2, which has none,
+// skipped with "no text file for this page"; each text file fetched from
 // the loopback server BOOK_ALLOW_HOSTS names and translated as the
 // synchronous book_url request translates it; each item's result carries
 // its page's ID, position, path in the book and format; each text file is
@@ -209,7 +210,8 @@ func TestJobsBook(t *testing.T) {
 	}
 	lang := part{Field: "source_lang", Data: []byte("de")}
 	st := submit(part{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}, lang)
-	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 2, Succeeded: 2}) {
+	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 3, Succeeded: 2, Skipped: 1}) || len(st.Skipped) != 1 ||
+		st.Skipped[0].Item != 1 || st.Skipped[0].Name != "P2" || st.Skipped[0].Reason != "no text file for this page" || st.Skipped[0].Book == nil || st.Skipped[0].Book.Page != 2 {
 		t.Fatalf("%+v", st)
 	}
 	// The METS declares both formats: reading the book fetched neither,
@@ -236,8 +238,14 @@ func TestJobsBook(t *testing.T) {
 		page           int
 		id, path, form string
 		out            string
-	}{{1, "P1", "OCR-D-OCR/1.xml", "PAGE", "OCR-D-OCR/1_en.xml"}, {3, "P3", "OCR-D-OCR/3.hocr", "hOCR", "OCR-D-OCR/3_en.hocr"}} {
+	}{{1, "P1", "OCR-D-OCR/1.xml", "PAGE", "OCR-D-OCR/1_en.xml"}, {2, "P2", "", "", ""}, {3, "P3", "OCR-D-OCR/3.hocr", "hOCR", "OCR-D-OCR/3_en.hocr"}} {
 		it := res.Items[i]
+		if want.path == "" {
+			if it.State != jobs.Skipped || it.Text != nil || it.Book == nil || it.Book.Page != want.page || it.Book.ID != want.id || it.Book.Source != "" {
+				t.Errorf("item %d: %+v, want page %d skipped", i, it, want.page)
+			}
+			continue
+		}
 		if bk := it.Book; bk == nil || bk.Page != want.page || bk.ID != want.id || bk.Path != want.path || bk.Format != want.form || bk.Source != books.URL+"/b/"+want.path {
 			t.Errorf("item %d: book %+v", i, it.Book)
 		}
@@ -248,9 +256,10 @@ func TestJobsBook(t *testing.T) {
 	// The job's run metadata counts what the synchronous answer counts.
 	doc, actions := jobArchive(t, ts.URL, st.ID)
 	if n, err := strconv.Atoi(resp.Header.Get(headerTranslated)); err != nil || n == 0 || doc.Statistics.UnitsTranslated != n ||
-		doc.Statistics.SuccessfullyProcessed != 2 || doc.Statistics.BackendCalls == 0 || doc.Config["book"] != books.URL+"/b/mets.xml" || len(actions) != 1 {
-		t.Errorf("book job's run metadata: %+v, config %v, %d CreateActions; synchronous answer: %s units translated",
-			doc.Statistics, doc.Config, len(actions), resp.Header.Get(headerTranslated))
+		doc.Statistics.SuccessfullyProcessed != 2 || doc.Statistics.BackendCalls == 0 || doc.Config["book"] != books.URL+"/b/mets.xml" || len(actions) != 1 ||
+		len(doc.SkippedFilesDetail) != 1 || doc.SkippedFilesDetail[0].File != "P2" || doc.SkippedFilesDetail[0].Reason != "skipped: no text file for this page" {
+		t.Errorf("book job's run metadata: %+v, config %v, skipped %+v, %d CreateActions; synchronous answer: %s units translated",
+			doc.Statistics, doc.Config, doc.SkippedFilesDetail, len(actions), resp.Header.Get(headerTranslated))
 	}
 
 	st = submit(part{Field: "book_url", Data: []byte(books.URL + "/b/OCR-D-OCR/1.xml")}, lang)
@@ -262,18 +271,20 @@ func TestJobsBook(t *testing.T) {
 	}
 }
 
-// jobBookMETS is a METS file of eight pages whose text files say what
+// jobBookMETS is a METS file of ten pages whose text files say what
 // they are as producers say it: a FULLTEXT group of text/xml files (ALTO
-// by the DFG-Viewer's convention), OCR-D's PAGE MIMETYPE, a group and
-// MIMETYPE that say nothing (TXT, application/xml); page 3 has no text;
-// page 4's FULLTEXT file is PAGE-XML, page 6's a TEI file, page 8's
-// missing.
+// by the DFG-Viewer's convention), OCR-D's PAGE MIMETYPE, groups and
+// MIMETYPEs that say nothing (TXT, application/xml; MISC,
+// application/octet-stream); page 3 has no text; page 4's FULLTEXT file
+// is PAGE-XML, page 6's a TEI file, page 8's missing; page 9's TXT file
+// is TEI, page 10's MISC file a TIFF image.
 func jobBookMETS() string {
 	groups := []struct {
 		use, mime string
 		pages     []int
 		dir       string
-	}{{"FULLTEXT", "text/xml", []int{1, 4, 6, 8}, "ocr"}, {"OCR-D-OCR", "application/vnd.prima.page+xml", []int{2, 5}, "OCR-D-OCR"}, {"TXT", "application/xml", []int{7}, "txt"}}
+	}{{"FULLTEXT", "text/xml", []int{1, 4, 6, 8}, "ocr"}, {"OCR-D-OCR", "application/vnd.prima.page+xml", []int{2, 5}, "OCR-D-OCR"}, {"TXT", "application/xml", []int{7, 9}, "txt"},
+		{"MISC", "application/octet-stream", []int{10}, "misc"}}
 	var b strings.Builder
 	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
 <mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">
@@ -283,7 +294,8 @@ func jobBookMETS() string {
 	file := func(id, mime, href string) {
 		fmt.Fprintf(&b, "   <mets:file ID=%q MIMETYPE=%q><mets:FLocat LOCTYPE=\"URL\" xlink:href=%q/></mets:file>\n", id, mime, href)
 	}
-	for k := 1; k <= 8; k++ {
+	const pages = 10
+	for k := 1; k <= pages; k++ {
 		file(fmt.Sprintf("i%d", k), "image/jpeg", fmt.Sprintf("img/%d.jpg", k))
 	}
 	b.WriteString("  </mets:fileGrp>\n")
@@ -297,7 +309,7 @@ func jobBookMETS() string {
 		b.WriteString("  </mets:fileGrp>\n")
 	}
 	b.WriteString(" </mets:fileSec>\n <mets:structMap TYPE=\"PHYSICAL\"><mets:div TYPE=\"physSequence\">\n")
-	for k := 1; k <= 8; k++ {
+	for k := 1; k <= pages; k++ {
 		fmt.Fprintf(&b, "  <mets:div ID=\"P%[1]d\" TYPE=\"page\" ORDER=\"%[1]d\"><mets:fptr FILEID=\"i%[1]d\"/>%[2]s</mets:div>\n", k, text[k])
 	}
 	b.WriteString(" </mets:div></mets:structMap>\n</mets:mets>\n")
@@ -305,25 +317,32 @@ func jobBookMETS() string {
 }
 
 // TestJobsBookFetchesOnce (issue 28): a book job requests each text file
-// whose format its METS declares once, when its item runs (before, each
-// was requested twice: its first 64 KiB when the book was read, then
-// whole), and translates each as the synchronous book_url request does;
-// the format an item reports is its content's (page 4's FULLTEXT file is
-// PAGE-XML); a declared text file that is no ALTO, PAGE-XML or hOCR
-// (page 6, TEI) or cannot be fetched (page 8, 404) fails its item naming
-// its URL, where reading the book left it out of the job; a file the METS
-// says nothing of (page 7) is still told by its first 64 KiB when the
-// book is read, then fetched whole.
+// once, when its item runs (before, each was requested twice: its first
+// 64 KiB when the book was read, then whole; then those its METS declares
+// once, the undeclared ones still twice), and translates each as the
+// synchronous book_url request does; the format an item reports is its
+// content's (page 4's FULLTEXT file is PAGE-XML, page 7's undeclared one
+// ALTO); a declared text file that is no ALTO, PAGE-XML or hOCR (page 6,
+// TEI) or cannot be fetched (page 8, 404) fails its item naming its URL,
+// where reading the book left it out of the job. Every page is an item:
+// page 3, without a text file, is skipped, and so are the files the METS
+// says nothing of whose content is not ALTO, PAGE-XML or hOCR (page 9, a
+// TEI file; page 10, a TIFF image), each fetched once, whole, when its
+// item ran (before: their first 64 KiB read with the book, then left out
+// of the job).
 func TestJobsBookFetchesOnce(t *testing.T) {
 	real := func(p string) []byte { return readFile(t, "../../internal/translate/"+p) }
+	tei := []byte(`<?xml version="1.0"?><TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><p>Grab</p></body></text></TEI>`)
 	files := map[string][]byte{
 		"/b/mets.xml":        []byte(jobBookMETS()),
 		"/b/ocr/1.xml":       real("alto/testdata/real/escriptorium_hebrew_bsb00084914-00007.alto.xml"),
 		"/b/OCR-D-OCR/2.xml": real("pagexml/testdata/real/ocrd-gt_german_kant1784-0017.page.xml"),
 		"/b/ocr/4.xml":       real("pagexml/testdata/real/prima_english_simplepage.page.xml"),
 		"/b/OCR-D-OCR/5.xml": real("pagexml/testdata/real/transkribus_spanish_170025120000003-0074.page.xml"),
-		"/b/ocr/6.xml":       []byte(`<?xml version="1.0"?><TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><p>Grab</p></body></text></TEI>`),
+		"/b/ocr/6.xml":       tei,
 		"/b/txt/7.xml":       smallALTO("hrob"),
+		"/b/txt/9.xml":       tei,
+		"/b/misc/10.xml":     readFile(t, "../../internal/pageclass/imageio/testdata/page.tif"),
 	}
 	books, log := serveFiles(t, files)
 	mt := translatortest.New(translatortest.Config{})
@@ -338,23 +357,14 @@ func TestJobsBookFetchesOnce(t *testing.T) {
 	}
 	st = pollJob(t, ts.URL, st.ID, 60*time.Second, ended)
 	for p, data := range files {
-		reqs := log.of(p)
-		switch p {
-		case "/b/mets.xml":
-		case "/b/txt/7.xml":
-			if len(reqs) != 2 || reqs[0].rng != "bytes=0-65535" || reqs[1].rng != "" || reqs[1].bytes != len(data) {
-				t.Errorf("%s (undeclared) was served %+v; want its start to read the book, then the whole file", p, reqs)
-			}
-		default:
-			if len(reqs) != 1 || reqs[0].rng != "" || reqs[0].bytes != len(data) {
-				t.Errorf("%s (%d bytes) was served %+v; want it once, whole, when its item ran", p, len(data), reqs)
-			}
+		if reqs := log.of(p); p != "/b/mets.xml" && (len(reqs) != 1 || reqs[0].rng != "" || reqs[0].bytes != len(data)) {
+			t.Errorf("%s (%d bytes) was served %+v; want it once, whole, when its item ran", p, len(data), reqs)
 		}
 	}
 	if reqs := log.of("/b/ocr/8.xml"); len(reqs) != 1 {
 		t.Errorf("the missing file was requested %d times, want once (a 404 is not retried)", len(reqs))
 	}
-	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 7, Succeeded: 5, Failed: 2}) {
+	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 10, Succeeded: 5, Failed: 2, Skipped: 3}) {
 		t.Fatalf("%+v", st)
 	}
 
@@ -373,21 +383,29 @@ func TestJobsBookFetchesOnce(t *testing.T) {
 		out          string // the synchronous answer's part
 		status       int
 		err          string
+		skipped      string
 	}{
-		{1, "ocr/1.xml", "ALTO", "ocr/1_en.xml", 200, ""},
-		{2, "OCR-D-OCR/2.xml", "PAGE", "OCR-D-OCR/2_en.xml", 200, ""},
-		{4, "ocr/4.xml", "PAGE", "ocr/4_en.xml", 200, ""},
-		{5, "OCR-D-OCR/5.xml", "PAGE", "OCR-D-OCR/5_en.xml", 200, ""},
-		{6, "ocr/6.xml", "ALTO", "", 422, books.URL + "/b/ocr/6.xml: not ALTO, PAGE-XML or hOCR (root element TEI in namespace http://www.tei-c.org/ns/1.0)"},
-		{7, "txt/7.xml", "ALTO", "txt/7_en.xml", 200, ""},
-		{8, "ocr/8.xml", "ALTO", "", 502, "not fetched: GET <internal service> 404 Not Found"}, // redacted, as every fetch error; book.source names it
+		{1, "ocr/1.xml", "ALTO", "ocr/1_en.xml", 200, "", ""},
+		{2, "OCR-D-OCR/2.xml", "PAGE", "OCR-D-OCR/2_en.xml", 200, "", ""},
+		{3, "", "", "", 0, "", "no text file for this page"},
+		{4, "ocr/4.xml", "PAGE", "ocr/4_en.xml", 200, "", ""},
+		{5, "OCR-D-OCR/5.xml", "PAGE", "OCR-D-OCR/5_en.xml", 200, "", ""},
+		{6, "ocr/6.xml", "ALTO", "", 422, books.URL + "/b/ocr/6.xml: not ALTO, PAGE-XML or hOCR (root element TEI in namespace http://www.tei-c.org/ns/1.0)", ""},
+		{7, "txt/7.xml", "ALTO", "txt/7_en.xml", 200, "", ""},
+		{8, "ocr/8.xml", "ALTO", "", 502, "not fetched: GET <internal service> 404 Not Found", ""}, // redacted, as every fetch error; book.source names it
+		{9, "txt/9.xml", "", "", 0, "", "not ALTO, PAGE-XML or hOCR (root element TEI in namespace http://www.tei-c.org/ns/1.0)"},
+		{10, "misc/10.xml", "", "", 0, "", "not a text file: image/tiff"},
 	} {
 		it := res.Items[i]
-		if bk := it.Book; bk == nil || bk.Page != want.page || bk.ID != fmt.Sprintf("P%d", want.page) || bk.Path != want.path || bk.Format != want.format || bk.Source != books.URL+"/b/"+want.path {
+		source := ""
+		if want.path != "" {
+			source = books.URL + "/b/" + want.path
+		}
+		if bk := it.Book; bk == nil || bk.Page != want.page || bk.ID != fmt.Sprintf("P%d", want.page) || bk.Path != want.path || bk.Format != want.format || bk.Source != source {
 			t.Errorf("item %d: book %+v, want page %d, %s, %s", i, it.Book, want.page, want.path, want.format)
 		}
-		if it.Status != want.status || it.Error != want.err {
-			t.Errorf("item %d (%s): %d %q, want %d %q", i, it.Name, it.Status, it.Error, want.status, want.err)
+		if it.Status != want.status || it.Error != want.err || it.Reason != want.skipped || (it.State == jobs.Skipped) != (want.skipped != "") {
+			t.Errorf("item %d (%s): %s %d %q %q, want %d %q, skipped %q", i, it.Name, it.State, it.Status, it.Error, it.Reason, want.status, want.err, want.skipped)
 		}
 		if want.out != "" && (it.Text == nil || len(sync[want.out]) == 0 || *it.Text != string(sync[want.out])) {
 			t.Errorf("item %d (%s) differs from the synchronous answer's %s", i, it.Name, want.out)

@@ -105,7 +105,10 @@ const (
 // Text is a text file of a page.
 type Text struct {
 	Location string // a local path or a URL
-	Format   Format
+	// Format is the file's format; empty only for a remote file of a
+	// METS read with FetchLater that the METS does not declare as text
+	// (a file that may be text, not yet told).
+	Format Format
 	// Sniffed says Format was read from the file's root element; false
 	// when it was taken from what the METS or manifest declared
 	// (TextDeclared, FetchLater, or a manifest's format and profile).
@@ -179,14 +182,14 @@ type Options struct {
 	// MaxBytes.
 	Fetcher *fetch.Fetcher
 	// FetchLater is for a caller that fetches each remote text file itself
-	// later and tells its format by its content then (Text.Verify; a job's
-	// worker): TextSniff fetches none of the remote text files whose format
-	// the METS declares (by USE, MIMETYPE or fileGrp, a full-text group
-	// taken as ALTO, as TextDeclared takes them), giving each that format
-	// with Sniffed false, and reads only the first 64 KiB of the others
-	// (fetch.Fetcher.Prefix: an HTTP range request, at most that read, not
-	// cached) to tell whether they are text at all. So reading a book
-	// requests a declared text file never, and another at most 64 KiB.
+	// later and tells its format by its content then (Sniff, Text.Verify;
+	// a job's worker): TextSniff fetches none of the remote files of a
+	// METS. Those whose format the METS declares (by USE, MIMETYPE or
+	// fileGrp, a full-text group taken as ALTO, as TextDeclared takes
+	// them) get that format with Sniffed false; the others that could be
+	// text (not images, PDFs, plain text, audio or video by MIMETYPE and
+	// name) are listed with no Format, for the caller to tell whether
+	// they are text at all. So reading a book requests no text file.
 	FetchLater bool
 }
 

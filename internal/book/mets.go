@@ -498,7 +498,9 @@ func flocatOf(f metsFile) (string, string) {
 }
 
 // text identifies a text file: by its root element (TextSniff), or by
-// what the METS declares (TextDeclared). Mismatches are recorded.
+// what the METS declares (TextDeclared, and a remote file with
+// FetchLater, listed without a format when the METS declares none).
+// Mismatches are recorded.
 func (r *reader) text(b *Book, page string, f *file, l loc) (Text, bool) {
 	declared := declaredFormat(f.group, f.Use, f.MIMEType)
 	decl := strings.TrimSpace(strings.Join(nonEmpty(f.group, f.Use, f.MIMEType), " "))
@@ -512,10 +514,10 @@ func (r *reader) text(b *Book, page string, f *file, l loc) (Text, bool) {
 			t.Format = taken
 			return t, true
 		}
-		if r.opts.Text == TextDeclared {
-			return t, false
-		}
-		// FetchLater: a file the METS says nothing of is told by its start
+		// TextDeclared leaves out a file the METS says nothing of;
+		// FetchLater lists it without a format, for the caller to tell
+		// by its content when it fetches it.
+		return t, r.opts.Text != TextDeclared
 	}
 	data, err := r.prefix(l)
 	if err != nil {
@@ -542,12 +544,8 @@ func (r *reader) text(b *Book, page string, f *file, l loc) (Text, bool) {
 }
 
 // prefix reads the start of a file: up to 64 KiB of a local one, the whole
-// of a remote one (which stays in the Fetcher's cache), or up to 64 KiB of
-// it with FetchLater.
+// of a remote one (which stays in the Fetcher's cache).
 func (r *reader) prefix(l loc) ([]byte, error) {
-	if l.url != nil && r.opts.FetchLater {
-		return r.opts.Fetcher.Prefix(r.ctx, l.url.String(), sniffBytes, l.linked)
-	}
 	if l.url != nil {
 		return r.get(l)
 	}

@@ -18,7 +18,8 @@ import (
 // BookInput lets POST /jobs name a book (a METS file, a IIIF manifest or
 // collection) by its http(s) URL instead of uploading files: the job is
 // queued at once with no items; its first run reads the book (Items) and
-// records one item a page or text file, each with the book's identifiers;
+// records one item a page or text file, each with the book's identifiers
+// (a page with nothing to run among them, skipped: BookItem.Skip);
 // every item's file is fetched by the worker (Fetch) when the item runs,
 // so an item done is never fetched again. A book that cannot be read fails
 // the job with the reader's error.
@@ -39,11 +40,22 @@ type BookInput struct {
 	// the book said of it (ref, Source included): the ref it returns is
 	// recorded as the item's (a text file's format told by its content
 	// where the book only declared it), and an error fails the item (422
-	// bad_book, the error its detail) without running it.
+	// bad_book, the error its detail) without running it; a *SkipError
+	// ends it skipped instead (a file the book did not declare that has
+	// nothing for the endpoint).
 	Check func(data []byte, ref BookRef) (BookRef, error)
 }
 
-// BookItem is one item of a book: a page's image or a text file.
+// SkipError, returned by BookInput.Check, ends the item skipped (Skipped)
+// with Reason instead of failed: its file, fetched, has nothing for the
+// endpoint, and that is no fault of the book (a file the book did not
+// declare as one the endpoint takes, whose content shows it is not).
+type SkipError struct{ Reason string }
+
+func (e *SkipError) Error() string { return "skipped: " + e.Reason }
+
+// BookItem is one item of a book: a page's image or a text file, or a
+// page with nothing to run (Skip).
 type BookItem struct {
 	// Name is the file name the endpoint is sent; Type its declared
 	// content type.
@@ -53,7 +65,11 @@ type BookItem struct {
 	// Problem, when not empty, is why the item cannot run (a page without
 	// an image): it is recorded failed with it (422), nothing is fetched.
 	Problem string
-	Ref     BookRef
+	// Skip, when not empty, is why the item has nothing to run (a page
+	// without a text file): it is recorded skipped (Skipped) with it,
+	// nothing is fetched, and the job lists the page all the same.
+	Skip string
+	Ref  BookRef
 }
 
 // BookRef is what identifies an item in its book, in the item's results
@@ -182,10 +198,16 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 				id, i, it.Name, it.Type, it.Source, string(rb)); err != nil {
 				return err
 			}
-			if it.Problem == "" {
+			var o outcome
+			switch {
+			case it.Problem != "":
+				o = outcome{state: Failed, status: http.StatusUnprocessableEntity, ctype: "application/json", detail: it.Problem, reason: service.ReasonBadBook, out: bookProblem(it)}
+			case it.Skip != "":
+				o = outcome{state: Skipped, detail: it.Skip}
+			default:
 				continue
 			}
-			query, args := q.outcomeUpdate(id, i, outcome{state: Failed, status: http.StatusUnprocessableEntity, ctype: "application/json", detail: it.Problem, reason: service.ReasonBadBook, out: bookProblem(it)})
+			query, args := q.outcomeUpdate(id, i, o)
 			if _, err := tx.exec(ctx, query, args...); err != nil {
 				return err
 			}

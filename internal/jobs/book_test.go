@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"archivekit/internal/fetch"
 	"archivekit/internal/jobs"
+	"archivekit/internal/paradata"
 	"archivekit/internal/service"
 	"archivekit/internal/service/servicetest"
 )
@@ -324,5 +326,126 @@ func testBookCheck(t *testing.T, newStore store) {
 		if strings.Contains(c, "tei.xml") {
 			t.Errorf("the endpoint was called for the refused file: %q", e.calls)
 		}
+	}
+}
+
+// TestBookSkipped, on SQLite and PostgreSQL: a book's item with nothing to
+// run ends skipped, with its reason, apart from the items succeeded and
+// failed: a page the book reader says has no text file (BookItem.Skip) is
+// never fetched, and a file whose content Check finds is not for the
+// endpoint (SkipError) is fetched once and not sent to it; a declared
+// file Check refuses still fails. GET /jobs/{id} counts them as skipped
+// and lists them with why and their book identifiers; the results list
+// them without an answer (none in the archive), GET .../results/{item}
+// answers 404 item_skipped; the run metadata lists them in
+// skipped_files_detail. The job succeeds; a job whose items were all
+// skipped fails, its error saying so.
+func TestBookSkipped(t *testing.T) { stores(t, testBookSkipped) }
+
+func testBookSkipped(t *testing.T, newStore store) {
+	fetched := &counts{n: map[string]int{}}
+	src := "https://books.example.org/"
+	book := &jobs.BookInput{Field: "book",
+		Items: func(ctx context.Context, location string, _ map[string]string) ([]jobs.BookItem, error) {
+			if strings.HasSuffix(location, "/blank") {
+				return []jobs.BookItem{{Name: "P1", Skip: "no text file for this page", Ref: jobs.BookRef{Page: 1, ID: "P1"}},
+					{Name: "P2", Skip: "no text file for this page", Ref: jobs.BookRef{Page: 2, ID: "P2"}}}, nil
+			}
+			return []jobs.BookItem{
+				{Name: "1.xml", Source: src + "1.xml", Ref: jobs.BookRef{Page: 1, ID: "P1", Path: "1.xml", Format: "ALTO"}},
+				{Name: "P2", Skip: "no text file for this page", Ref: jobs.BookRef{Page: 2, ID: "P2", Label: "ii"}},
+				{Name: "3.bin", Source: src + "3.bin", Ref: jobs.BookRef{Page: 3, ID: "P3", Path: "3.bin"}},
+				{Name: "4.xml", Source: src + "4.xml", Ref: jobs.BookRef{Page: 4, ID: "P4", Path: "4.xml", Format: "ALTO"}},
+			}, nil
+		},
+		Fetch: func(ctx context.Context, source string) ([]byte, string, error) {
+			fetched.add(source)
+			if strings.HasSuffix(source, ".bin") {
+				return []byte("II*\x00"), "", nil
+			}
+			if strings.HasSuffix(source, "4.xml") {
+				return []byte("<TEI/>"), "", nil
+			}
+			return []byte("<alto/>"), "", nil
+		},
+		Check: func(data []byte, ref jobs.BookRef) (jobs.BookRef, error) {
+			switch {
+			case string(data) == "<alto/>":
+				return ref, nil
+			case ref.Format == "":
+				return ref, &jobs.SkipError{Reason: "not a text file: image/tiff"}
+			}
+			return ref, fmt.Errorf("%s: not ALTO", ref.Source)
+		}}
+	runMeta := func(_ context.Context, j jobs.RunJob) (jobs.RunRecord, error) {
+		return paradata.Record(j.Start, paradata.Info{ToolVersion: "9.9.9", Repository: paradata.Repository, RunID: j.RunID}), nil
+	}
+	e := &echo{}
+	svc, q := newServiceWith(t, newStore(t), e, jobs.Options{Book: book, RunMeta: runMeta})
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, st := submit(t, ts.URL, "", servicetest.Part{Field: "book", Data: []byte(src + "mets.xml")})
+	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	if st.Items != (jobs.Counts{Total: 4, Succeeded: 1, Failed: 1, Skipped: 2}) || len(st.Errors) != 1 || st.Errors[0].Item != 3 || len(st.Skipped) != 2 ||
+		st.Skipped[0].Item != 1 || st.Skipped[0].Name != "P2" || st.Skipped[0].Reason != "no text file for this page" || st.Skipped[0].Book == nil ||
+		*st.Skipped[0].Book != (jobs.BookRef{Page: 2, ID: "P2", Label: "ii"}) ||
+		st.Skipped[1].Item != 2 || st.Skipped[1].Reason != "not a text file: image/tiff" || st.Skipped[1].Book == nil || st.Skipped[1].Book.Source != src+"3.bin" {
+		t.Fatalf("status %+v", st)
+	}
+	for name, want := range map[string]int{"1.xml": 1, "3.bin": 1, "4.xml": 1} {
+		if got := fetched.get(src + name); got != want {
+			t.Errorf("%s fetched %d times, want %d", name, got, want)
+		}
+	}
+	e.mu.Lock()
+	if calls := strings.Join(e.calls, ","); calls != "start 1.xml,end 1.xml" {
+		t.Errorf("the endpoint's calls %q, want 1.xml's alone", calls)
+	}
+	e.mu.Unlock()
+
+	var res jobs.Results
+	getJSON(t, ts.URL+"/jobs/"+st.ID+"/results", &res)
+	for i, want := range []struct{ state, reason string }{{jobs.Succeeded, ""}, {jobs.Skipped, "no text file for this page"}, {jobs.Skipped, "not a text file: image/tiff"}, {jobs.Failed, ""}} {
+		it := res.Items[i]
+		answer := it.URL != "" || it.Output != nil
+		if it.State != want.state || it.Reason != want.reason || answer != (want.state != jobs.Skipped) || it.Book == nil || it.Book.Page != i+1 {
+			t.Errorf("item %d: %+v, want %s %q", i, it, want.state, want.reason)
+		}
+	}
+	resp, err := http.Get(ts.URL + "/jobs/" + st.ID + "/results/1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	servicetest.CheckError(t, resp.StatusCode, servicetest.ReadBody(t, resp), http.StatusNotFound, string(service.ReasonItemSkipped), "item 1 (P2) was skipped, so it has no answer: no text file for this page")
+
+	var doc paradata.Document
+	if err := json.Unmarshal(res.RunMetadata, &doc); err != nil {
+		t.Fatalf("run_metadata %s: %v", res.RunMetadata, err)
+	}
+	skipped := map[string]string{}
+	for _, s := range doc.SkippedFilesDetail {
+		skipped[s.File] = s.Reason
+	}
+	if doc.Statistics.SuccessfullyProcessed != 1 || doc.Statistics.SkippedFiles != 3 || skipped["P2"] != "skipped: no text file for this page" ||
+		skipped["3.bin"] != "skipped: not a text file: image/tiff" || !strings.HasPrefix(skipped["4.xml"], "422: ") {
+		t.Errorf("run metadata: %+v, skipped_files_detail %v", doc.Statistics, doc.SkippedFilesDetail)
+	}
+	all, _ := getZip(t, ts.URL+"/jobs/"+st.ID+"/results?format=zip")
+	var names []string
+	for _, name := range all {
+		if strings.HasPrefix(name, "000") {
+			names = append(names, name)
+		}
+	}
+	if !equal(names, []string{"0000-1.json", "0003-4.json"}) {
+		t.Errorf("the archive's answers %q, want items 0 and 3's alone", names)
+	}
+
+	_, _, st = submit(t, ts.URL, "", servicetest.Part{Field: "book", Data: []byte(src + "blank")})
+	st = waitState(t, q, ts.URL, st.ID, jobs.Failed)
+	if st.Items != (jobs.Counts{Total: 2, Skipped: 2}) || len(st.Errors) != 0 || st.Error != "every item was skipped: none of the 2 had anything to run" {
+		t.Errorf("a book whose pages were all skipped: %+v", st)
 	}
 }

@@ -232,7 +232,8 @@ func (q *Queue) fail(w http.ResponseWriter, err error) {
 	service.WriteError(w, http.StatusInternalServerError, service.ReasonInternal, "the job store failed: "+err.Error())
 }
 
-// Get serves GET /jobs/{id}: the job's state, item counts and errors.
+// Get serves GET /jobs/{id}: the job's state, item counts, errors and
+// items skipped.
 func (q *Queue) Get(w http.ResponseWriter, r *http.Request) {
 	st, err := q.status(r.Context(), r.PathValue("id"))
 	if err != nil {
@@ -285,6 +286,9 @@ type ItemResult struct {
 	Output json.RawMessage `json:"output,omitempty"`
 	Text   *string         `json:"text,omitempty"`
 	Error  string          `json:"error,omitempty"`
+	// Reason is why a skipped item was skipped; such an item has no
+	// answer (no URL, Output or Text).
+	Reason string `json:"reason,omitempty"`
 	// Runs is how many times the item was started (more than 1 after a
 	// stop or a kill cut it).
 	Runs int `json:"runs"`
@@ -344,7 +348,8 @@ func (q *Queue) Results(w http.ResponseWriter, r *http.Request) {
 	service.WriteJSON(w, http.StatusOK, res)
 }
 
-// results is a job's results, each item that has run passed to done.
+// results is a job's results, each item that has an answer (succeeded or
+// failed) passed to done.
 func (q *Queue) results(ctx context.Context, id string, done func(*ItemResult) error) (*Results, error) {
 	st, err := q.status(ctx, id)
 	if err != nil {
@@ -357,7 +362,10 @@ func (q *Queue) results(ctx context.Context, id string, done func(*ItemResult) e
 	res := &Results{ID: id, State: st.State, Book: st.Book, Items: []ItemResult{}}
 	for _, it := range items {
 		ir := ItemResult{Item: it.Index, Name: it.Name, State: it.State, Status: it.Status, ContentType: it.Type, Error: it.Error, Runs: it.Runs, Book: bookRef(it.Ref)}
-		if it.State != Queued {
+		if it.State == Skipped {
+			ir.Error, ir.Reason = "", it.Error
+		}
+		if it.State == Succeeded || it.State == Failed {
 			if err := done(&ir); err != nil {
 				return nil, err
 			}
@@ -390,7 +398,8 @@ func noItem(id, item string, n int) string {
 }
 
 // Item serves GET /jobs/{id}/results/{item}: the item's answer as the
-// synchronous endpoint gave it (status, type, body).
+// synchronous endpoint gave it (status, type, body); a skipped item has
+// none (404 item_skipped, with why).
 func (q *Queue) Item(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	it, ok := q.itemOf(w, r)
@@ -398,8 +407,12 @@ func (q *Queue) Item(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	n := it.Index
-	if it.State == Queued {
+	switch it.State {
+	case Queued:
 		service.WriteError(w, http.StatusConflict, service.ReasonItemNotReady, "the item has not run yet")
+		return
+	case Skipped:
+		service.WriteError(w, http.StatusNotFound, service.ReasonItemSkipped, fmt.Sprintf("item %d (%s) was skipped, so it has no answer: %s", n, it.Name, it.Error))
 		return
 	}
 	b, err := q.output(r.Context(), id, n)
@@ -453,6 +466,10 @@ func (q *Queue) Input(w http.ResponseWriter, r *http.Request) (f io.ReadCloser, 
 	if it.Source != "" {
 		service.WriteError(w, http.StatusNotFound, service.ReasonNotFound,
 			fmt.Sprintf("item %d of job %s is a page of a book: the job keeps no copy of it (its file is at %s)", it.Index, r.PathValue("id"), it.Source))
+		return nil, "", false
+	}
+	if it.State == Skipped { // a book's page with no file
+		service.WriteError(w, http.StatusNotFound, service.ReasonItemSkipped, fmt.Sprintf("item %d (%s) was skipped, so it has no file: %s", it.Index, it.Name, it.Error))
 		return nil, "", false
 	}
 	f, err := q.input(r.Context(), r.PathValue("id"), it.Index)

@@ -70,6 +70,14 @@ const (
 	Canceled  = "canceled"
 )
 
+// Skipped is the state of an item that had nothing to run (a book's page
+// without a text file, a file whose content is not what the endpoint
+// takes): it ends so, with its reason, before or instead of running; it is
+// counted apart from the items succeeded and failed, has no answer and
+// never runs again. Only book jobs have such items (BookItem.Skip,
+// SkipError).
+const Skipped = "skipped"
+
 // PickHead is how many of an item's first bytes Options.Pick is shown.
 const PickHead = 4 << 10
 
@@ -517,7 +525,7 @@ func (q *Queue) declare() {
 	if m := q.opts.Metrics; m != nil {
 		m.DeclareCounter(metricSubmitted, "Jobs submitted (POST /jobs, Prefer: respond-async).", "")
 		m.DeclareCounter(metricEnded, "Jobs ended, by state (succeeded, failed, canceled).", "state")
-		m.DeclareCounter(metricItems, "Job items run to an answer, by state (succeeded, failed).", "state")
+		m.DeclareCounter(metricItems, "Job items ended, by state (succeeded, failed; skipped: a book's item with nothing to run).", "state")
 		m.DeclareGauge(metricCurrent, "Jobs queued (the queue's depth) and running, in the whole store (every replica's on PostgreSQL).", "state", q.current)
 		m.DeclareGauge(metricHere, "Jobs running in this process.", "", func() map[string]float64 {
 			q.mu.Lock()

@@ -117,13 +117,19 @@ func (q *Queue) makeRecord(ctx context.Context, id, state string, end time.Time)
 			}
 		case Failed:
 			rec.Skip(it.Name, fmt.Sprintf("%d: %s", it.Status, it.Error))
+		case Skipped:
+			rec.Skip(it.Name, "skipped: "+it.Error)
 		default:
 			rec.Skip(it.Name, "not run: the job ended before it")
 		}
 	}
 	switch state {
 	case Failed:
-		runErr = errors.New(cmp.Or(st.Error, "every item failed"))
+		why := "every item failed"
+		if st.Items.Skipped > 0 {
+			why = fmt.Sprintf("no item succeeded: %d failed, %d skipped", st.Items.Failed, st.Items.Skipped)
+		}
+		runErr = errors.New(cmp.Or(st.Error, why))
 	case Canceled:
 		runErr = errors.New("canceled (DELETE /jobs/" + id + ")")
 	}

@@ -71,23 +71,7 @@ func testRunMetadata(t *testing.T, newStore store) {
 		t.Errorf("run metadata times %s..%s, job %v..%v", doc.StartTime, doc.EndTime, st.StartedAt, st.FinishedAt)
 	}
 
-	resp, err := http.Get(ts.URL + res.ROCrate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zb := servicetest.ReadBody(t, resp)
-	zr, err := zip.NewReader(bytes.NewReader(zb), int64(len(zb)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string][]byte{}
-	var names []string
-	for _, f := range zr.File {
-		rc, _ := f.Open()
-		files[f.Name], _ = io.ReadAll(rc)
-		rc.Close()
-		names = append(names, f.Name)
-	}
+	names, files := getZip(t, ts.URL+res.ROCrate)
 	if want := []string{"0000-a.json", "0001-bad.json", "0002-c.json", "results.json", "run-metadata.json", "ro-crate-metadata.json"}; !equal(names, want) {
 		t.Fatalf("archive holds %q, want %q", names, want)
 	}
@@ -267,4 +251,28 @@ func testItemSummaries(t *testing.T, newStore store) {
 	if err := json.Unmarshal(servicetest.ReadBody(t, resp), &ans); err != nil || resp.StatusCode != 200 || ans.Annotate != "" {
 		t.Errorf("synchronous request: %d, Annotate said %q (%v)", resp.StatusCode, ans.Annotate, err)
 	}
+}
+
+// getZip reads the ZIP archive at url: its files' names in order, and
+// their contents by name.
+func getZip(t *testing.T, url string) ([]string, map[string][]byte) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zb := servicetest.ReadBody(t, resp)
+	zr, err := zip.NewReader(bytes.NewReader(zb), int64(len(zb)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	var names []string
+	for _, f := range zr.File {
+		rc, _ := f.Open()
+		files[f.Name], _ = io.ReadAll(rc)
+		rc.Close()
+		names = append(names, f.Name)
+	}
+	return names, files
 }

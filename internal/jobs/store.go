@@ -81,18 +81,32 @@ type Status struct {
 	Book  string `json:"book,omitempty"`
 	Items Counts `json:"items"`
 	// Error is why the job failed as a whole (its book could not be
-	// read); failed items are in Errors.
-	Error   string      `json:"error,omitempty"`
-	Errors  []ItemError `json:"errors"`
-	Results string      `json:"results"`
+	// read, or every item was skipped); failed items are in Errors.
+	Error  string      `json:"error,omitempty"`
+	Errors []ItemError `json:"errors"`
+	// Skipped are the items skipped (a book's pages without a text file),
+	// each with why; absent when none was.
+	Skipped []ItemSkipped `json:"skipped,omitempty"`
+	Results string        `json:"results"`
 }
 
-// Counts are a job's items by state.
+// Counts are a job's items by state: Queued counts those not ended yet
+// (queued or running), Skipped those that had nothing to run (Skipped).
 type Counts struct {
 	Total     int `json:"total"`
 	Queued    int `json:"queued"`
 	Succeeded int `json:"succeeded"`
 	Failed    int `json:"failed"`
+	Skipped   int `json:"skipped"`
+}
+
+// ItemSkipped is a skipped item: why it had nothing to run.
+type ItemSkipped struct {
+	Item   int    `json:"item"`
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+	// Book identifies the item in its book.
+	Book *BookRef `json:"book,omitempty"`
 }
 
 // ItemError is a failed item: the synchronous endpoint's status, detail
@@ -119,9 +133,10 @@ type item struct {
 	Status      int
 	Type        string
 	Disposition string
-	Error       string
-	Reason      service.Reason
-	Runs        int
+	// Error is a failed item's error detail, a skipped item's reason.
+	Error  string
+	Reason service.Reason
+	Runs   int
 	// Source and Ref are a book item's URL and identifiers (JSON).
 	Source, Ref string
 }
@@ -185,6 +200,9 @@ func (q *Queue) status(ctx context.Context, id string) (*Status, error) {
 		case Failed:
 			st.Items.Failed++
 			st.Errors = append(st.Errors, ItemError{Item: it.Index, Name: it.Name, Status: it.Status, Error: it.Error, Reason: it.Reason, Book: bookRef(it.Ref)})
+		case Skipped:
+			st.Items.Skipped++
+			st.Skipped = append(st.Skipped, ItemSkipped{Item: it.Index, Name: it.Name, Reason: it.Error, Book: bookRef(it.Ref)})
 		default:
 			st.Items.Queued++
 		}

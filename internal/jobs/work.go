@@ -25,8 +25,7 @@ import (
 )
 
 // work runs a job's items not yet done, one after the other, then ends the
-// job: failed when every item failed, otherwise succeeded (the failed items
-// are listed in its errors).
+// job (finish).
 func (q *Queue) work(ctx context.Context, id string) error {
 	state, f, _, err := q.jobState(ctx, id)
 	if errors.Is(err, errNotFound) {
@@ -71,21 +70,29 @@ func (q *Queue) work(ctx context.Context, id string) error {
 	return q.finish(ctx, id)
 }
 
-// finish ends a job whose items are all done.
+// finish ends a job whose items are all done: failed when none succeeded
+// (every item failed or was skipped; when every item was skipped, the
+// job's error says so), else succeeded.
 func (q *Queue) finish(ctx context.Context, id string) error {
 	st, err := q.status(ctx, id)
 	if err != nil {
 		return err
 	}
 	end := Succeeded
-	if st.Items.Total > 0 && st.Items.Failed == st.Items.Total {
+	if st.Items.Total > 0 && st.Items.Failed+st.Items.Skipped == st.Items.Total {
 		end = Failed
+	}
+	if end == Failed && st.Items.Failed == 0 {
+		why := fmt.Sprintf("every item was skipped: none of the %d had anything to run", st.Items.Total)
+		if _, err := q.exec(ctx, `UPDATE archivekit_job SET error = ? WHERE id = ?`, why, id); err != nil {
+			return err
+		}
 	}
 	ended, err := q.setState(ctx, id, end, Running, Queued)
 	if ended && st.StartedAt != nil && q.opts.Metrics != nil {
 		q.opts.Metrics.Observe(metricDuration, time.Since(*st.StartedAt).Seconds())
 	}
-	q.log.Info("job ended", "job", id, "state", end, "items", st.Items.Total, "failed", st.Items.Failed)
+	q.log.Info("job ended", "job", id, "state", end, "items", st.Items.Total, "failed", st.Items.Failed, "skipped", st.Items.Skipped)
 	return err
 }
 
@@ -110,7 +117,10 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error 
 	}
 	var fetchErr *fetchError
 	var bad *badFile
+	var skip *SkipError
 	switch {
+	case errors.As(err, &skip):
+		return q.record(ctx, id, it.Index, outcome{state: Skipped, detail: skip.Reason})
 	case errors.As(err, &fetchErr):
 		if wait, ok := q.fetchLater(fetchErr.err, it.Runs+1); ok {
 			q.log.Warn("item's file not fetched (its server failed for now): the job pauses and runs it again", "job", id, "item", it.Index,
@@ -300,6 +310,9 @@ func (q *Queue) checkFile(ctx context.Context, id string, it *item, data []byte)
 		ref = *r
 	}
 	got, err := q.opts.Book.Check(data, ref)
+	if skip := (*SkipError)(nil); errors.As(err, &skip) {
+		return skip
+	}
 	if err != nil {
 		return &badFile{err}
 	}

@@ -99,6 +99,9 @@ const (
 	ReasonJobEnded Reason = "job_ended"
 	// ReasonItemNotReady: the item has not run yet (409).
 	ReasonItemNotReady Reason = "item_not_ready"
+	// ReasonItemSkipped: the item was skipped (a book's page without a
+	// text file): it has no answer, and never will (404).
+	ReasonItemSkipped Reason = "item_skipped"
 	// ReasonIdempotencyConflict: the Idempotency-Key was used for another
 	// request (422).
 	ReasonIdempotencyConflict Reason = "idempotency_conflict"
@@ -141,7 +144,7 @@ func Reasons() []Reason {
 		ReasonUnsupportedLanguage, ReasonUnknownVersion, ReasonFieldListUnreadable, ReasonBadBook,
 		ReasonHostNotAllowed, ReasonFetchFailed, ReasonUnauthorized, ReasonOriginNotAllowed,
 		ReasonNotFound, ReasonMethodNotAllowed, ReasonJobNotFound, ReasonItemNotFound,
-		ReasonJobEnded, ReasonItemNotReady, ReasonIdempotencyConflict, ReasonStarting,
+		ReasonJobEnded, ReasonItemNotReady, ReasonItemSkipped, ReasonIdempotencyConflict, ReasonStarting,
 		ReasonDraining, ReasonOverloaded, ReasonRateLimited, ReasonTimeout,
 		ReasonBodyTimeout, ReasonBackendUnavailable, ReasonBackendError, ReasonInternal,
 	}
