@@ -536,7 +536,7 @@ func TestFrontendJobPages(t *testing.T) {
 		t.Errorf("after: cards %q, want the two pages'", got.noPreview)
 	}
 	for _, c := range got.noPreview {
-		if !strings.HasPrefix(c, "No preview for a reopened job's book page") || !strings.Contains(c, " | "+bk.URL+"/") {
+		if !strings.HasPrefix(c, "No preview for a book's page") || !strings.Contains(c, " | "+bk.URL+"/") {
 			t.Errorf("after: a book page's card says %q, want no preview and a link to the page's image", c)
 		}
 	}

@@ -619,7 +619,7 @@ function imageOf(job, i) {
   if (job.local[i]) return URL.createObjectURL(job.local[i]);
   if (job.book) {
     const src = job.sources[i] || "";
-    return { none: "No preview for a reopened job's book page: the service keeps no copy of a book's pages.", link: /^https?:\/\//.test(src) ? src : "" };
+    return { none: "No preview for a book's page: the service keeps no copy of a book's pages.", link: /^https?:\/\//.test(src) ? src : "" };
   }
   return { fetch: job.url + "/results/" + i + "/thumbnail" };
 }
