@@ -113,7 +113,7 @@ func openapiOf(b *BookInput) []byte {
 	if len(b.Fields) > 0 {
 		desc += "pages (" + strings.Join(b.Fields, ", ") + " select them as the synchronous endpoint's do)"
 	} else {
-		desc += "text files in page order"
+		desc += "text files in page order, and each page without one as an item skipped (state skipped, with its reason)"
 	}
 	desc += ", each fetched by the worker (bounded, from the hosts the service allows) when it runs; each item's result carries its book identifiers (JobBookRef). Not sent to the endpoint."
 	at(schema, "properties")[b.Field] = map[string]any{"type": "string", "format": "uri", "description": desc}
