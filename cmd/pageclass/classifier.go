@@ -42,6 +42,10 @@ type classifier struct {
 	// first group.
 	ens    *classify.Ensemble
 	orient *classify.Orientation
+	// warm is closed when the warm-up started after loading (startWarmUp)
+	// has ended, warmErr then its error; nil when none was started.
+	warm    chan struct{}
+	warmErr error
 	// groupBatch is the batch of each --parallel group, sized by the
 	// device's free memory (GPUProfile.GroupBatches); nil: the configured
 	// batch.
@@ -97,6 +101,7 @@ func (r *classifier) classify(ctx context.Context) error {
 		return err
 	}
 	defer r.closeModels()
+	r.startWarmUp(ctx)
 	if set.books != nil {
 		size, err := r.inputSize(folders)
 		if err != nil {
@@ -137,6 +142,9 @@ func (r *classifier) classify(ctx context.Context) error {
 	r.docs = newDocuments(r.runner, set)
 	files, err := r.restore()
 	if err != nil {
+		return err
+	}
+	if err := r.waitWarmUp(); err != nil {
 		return err
 	}
 	runErr := r.predict(ctx, files, folders, groups)
@@ -272,8 +280,10 @@ func (r *classifier) load(folders []classify.Folder) error {
 	return err
 }
 
-// closeModels closes what load loaded.
+// closeModels closes what load loaded, once a warm-up still running has
+// ended.
 func (r *classifier) closeModels() {
+	r.waitWarmUp()
 	if r.ens != nil {
 		r.ens.Close() // with its orientation model
 	}

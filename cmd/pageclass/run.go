@@ -251,7 +251,7 @@ func (r *runner) recordConfig() {
 		"no_average_best": c.NoAverageBest, "save_intermediates": c.SaveIntermediates,
 		"model": c.Model, "base": c.Base, "revision": c.Revision, "hub": c.Hub, "fastcls": c.FastCls,
 		"fastcls_base": c.FastClsBase, "best": c.Best, "parallel": c.Parallel, "device": r.device, "pdf_renderer": c.PDFRenderer,
-		"precision": r.precision.String(), "upload": r.upload().On(r.device).String(), "gpu_streams": r.cli.GPUStreams, "jit_optimize": onOff(r.jitOptimize()), "train": c.Train, "eval": c.Eval, "folds": c.Folds, "folds_csv": c.FoldsCSV, "fold_column": c.FoldColumn,
+		"precision": r.precision.String(), "upload": r.upload().On(r.device).String(), "gpu_streams": r.cli.GPUStreams, "jit_optimize": onOff(r.jitOptimize()), "warm_up": onOff(r.warmUp()), "train": c.Train, "eval": c.Eval, "folds": c.Folds, "folds_csv": c.FoldsCSV, "fold_column": c.FoldColumn,
 		"average": c.Average, "average_pattern": c.AveragePattern, "batch": r.settings.Setup.Batch,
 		"document_json": c.DocumentJSON, "document_json_out": c.DocumentJSONOut,
 		"document_json_dir": c.DocumentJSONDir, "document_json_out_dir": c.DocumentJSONOutDir,

@@ -369,6 +369,9 @@ PY
     }
     goal tf32 140 "--precision tf32 (defaults: --jit-optimize auto, --upload page), batch 64" --precision tf32 --config "$cfg64"
     goal bf16 250 "--precision bf16 (defaults), batch 64" --precision bf16 --config "$cfg64"
+    # the same without the warm-up at load (--warm-up, on by default on a
+    # GPU): what the models' first calls cost the classification
+    goal bf16 250 "--precision bf16 (defaults) --warm-up off, batch 64" --precision bf16 --config "$cfg64" --warm-up off
     goal bf16 250 "--parallel --precision bf16 (defaults)" --parallel --precision bf16 --config "$cfg64"
     grep 'forward-only ceiling' "$W/goal-ceil.log" | while read -r line; do
       row "${line%%:*} (this run)" "${line##*: }"
