@@ -231,13 +231,19 @@ func (r *runner) pickPrecision() error {
 // jitOptimize resolves --jit-optimize on the run's device (auto:
 // torch.DefaultGraphOptimize).
 func (r *runner) jitOptimize() bool {
-	switch r.cli.JITOptimize {
+	return onOffAuto(r.cli.JITOptimize, torch.DefaultGraphOptimize(r.device))
+}
+
+// onOffAuto resolves an auto|on|off flag value: on and off as said,
+// anything else (auto, or unset) to auto.
+func onOffAuto(asked string, auto bool) bool {
+	switch asked {
 	case "on":
 		return true
 	case "off":
 		return false
 	}
-	return torch.DefaultGraphOptimize(r.device)
+	return auto
 }
 
 // recordConfig writes every flag value (config defaults applied) into the

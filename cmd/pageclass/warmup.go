@@ -10,13 +10,7 @@ import (
 // warmUp resolves --warm-up on the run's device: auto warms the models up
 // on a CUDA GPU only.
 func (r *runner) warmUp() bool {
-	switch r.cli.WarmUp {
-	case "on":
-		return true
-	case "off":
-		return false
-	}
-	return strings.HasPrefix(r.device, "cuda")
+	return onOffAuto(r.cli.WarmUp, strings.HasPrefix(r.device, "cuda"))
 }
 
 // startWarmUp starts the ensemble's warm-up (classify.Ensemble.WarmUp, one
