@@ -112,7 +112,7 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 		info.Problems = append(info.Problems, p.String())
 	}
 	seen := map[string]bool{}
-	for _, p := range b.Pages {
+	for pi, p := range b.Pages {
 		if len(p.Texts) == 0 {
 			info.PagesWithoutText = append(info.PagesWithoutText, pageName(p))
 			continue
@@ -132,6 +132,7 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 			}
 			in := bookText(ctx, s, f, b.Remote, kept, t, rel)
 			in.Book, in.Page, in.BookOf = &t, p.ID, info
+			in.PageIdx, in.Sole = pi, soleInGroup(p, t)
 			if p.Image != nil {
 				in.PageW, in.PageH = float64(p.Image.Width), float64(p.Image.Height)
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"archivekit/internal/ledger"
+	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/mtapi"
 	"archivekit/internal/translate/runmeta"
@@ -51,6 +52,11 @@ type itemData struct {
 	Outputs    []outFile      `json:"outputs"`
 	Components []string       `json:"components,omitempty"`
 	Languages  map[string]int `json:"languages,omitempty"`
+	// HyphenNext is the next text file's first word whose whole word this
+	// ALTO output holds; HyphenPrev the first word this output emptied
+	// because the file before holds the whole word (bookhyphen.go).
+	HyphenNext *alto.Carried `json:"hyphen_carried_next,omitempty"`
+	HyphenPrev string        `json:"hyphen_emptied_first,omitempty"`
 }
 
 type outFile struct {
@@ -114,7 +120,7 @@ func (r *runner) itemName(in input) string {
 // files (relative to the output folder) with their digests, and out's
 // licence components and languages.
 func (r *runner) recordDone(l *ledger.Ledger, name, digest string, out *translator.Output, files ...string) error {
-	d := itemData{Components: out.Components, Languages: out.Languages}
+	d := itemData{Components: out.Components, Languages: out.Languages, HyphenNext: out.Carried, HyphenPrev: out.FromPrev}
 	for _, f := range files {
 		sum, err := ledger.Digest(f)
 		if err != nil {

@@ -363,7 +363,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	}
 	pd.SetConfig("retry_failed", s.RetryFailed)
 	r.bookLanguages(inputs)
-	p := &pass{sess: sess, lem: lem, bar: bar, schema: schema, led: led}
+	p := &pass{sess: sess, lem: lem, bar: bar, schema: schema, led: led, carryAt: -1, keptAt: map[int]bool{}}
 	for i := range inputs {
 		if err := r.item(ctx, p, inputs, i); errors.Is(err, errCircuitOpen) {
 			break
@@ -413,6 +413,12 @@ type pass struct {
 	lastPassing    error
 	// books are the translated text files of a book, for --book-out.
 	books []bookFile
+	// carry is what the input at carryAt carried to its partner, the
+	// next text file of its book (bookhyphen.go); keptAt are the inputs
+	// kept from the ledger.
+	carry   *alto.Carried
+	carryAt int
+	keptAt  map[int]bool
 }
 
 // configure records the run's settings in the run metadata and writes it a
@@ -574,10 +580,10 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 		}
 		in = rd.in
 	}
-	if r.fromLedger(p, in, name, rd.digest) {
+	if r.fromLedger(p, inputs, i, in, name, rd.digest) {
 		return nil
 	}
-	out, outPath, err := r.one(ctx, in, rd.src, rd.err, p.sess)
+	out, outPath, err := r.one(ctx, in, rd.src, rd.err, p.sess, r.link(p, inputs, i))
 	if ue, ok := transport.AsUnreachable(err); ok {
 		// The service is not there: every other input would fail the
 		// same way, so the run stops here and says what to check.
@@ -593,6 +599,7 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 		err = r.failed(ctx, p, in, name, rd.digest, err)
 	default:
 		p.streak = 0
+		p.carried(i, out.Carried)
 		err = r.translated(ctx, p, in, name, rd.digest, out, outPath)
 	}
 	if err != nil {
@@ -646,7 +653,7 @@ func (r *runner) redownload(ctx context.Context, p *pass, inputs []input, i int,
 // content: failed before (and not retried), or translated with its outputs
 // still there. It reports whether the input is done with; an input whose
 // outputs are gone is translated again.
-func (r *runner) fromLedger(p *pass, in input, name, digest string) bool {
+func (r *runner) fromLedger(p *pass, inputs []input, i int, in input, name, digest string) bool {
 	s := r.s
 	e, ok := p.led.Lookup(name, digest)
 	if !s.Resume || digest == "" || !ok || (e.State == ledger.Failed && s.RetryFailed) {
@@ -659,6 +666,9 @@ func (r *runner) fromLedger(p *pass, in input, name, digest string) bool {
 		return true
 	}
 	files, changed, missing, d, ok := r.kept(e)
+	if ok && !r.keepPartner(p, inputs, i, d) {
+		return false
+	}
 	if !ok && len(changed) > 0 {
 		r.fail(name, in.Origin, fmt.Errorf("%s changed since an earlier run wrote it and %s is missing: not translated again, so as not to overwrite the edit (remove the changed file, or run without --resume, to translate it again)",
 			strings.Join(changed, ", "), strings.Join(missing, ", ")))
@@ -675,6 +685,8 @@ func (r *runner) fromLedger(p *pass, in input, name, digest string) bool {
 	}
 	p.written = append(p.written, files[0])
 	p.booked(in, files[0])
+	p.keptAt[i] = true
+	p.carried(i, d.HyphenNext)
 	for _, f := range files {
 		if r.claimed == nil {
 			r.claimed = map[string]string{}
@@ -802,7 +814,7 @@ func (r *runner) fail(name, origin string, err error) {
 // one translates one input, read as src (or readErr), and writes its
 // output and log into the input's folder under the output directory; it
 // returns the output's path.
-func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, sess *session.Session) (*translator.Output, string, error) {
+func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, sess *session.Session, h hyphenLink) (*translator.Output, string, error) {
 	s := r.s
 	dir := filepath.Join(s.Output, in.Dir)
 	outPath, logPath := r.outPaths(in)
@@ -835,6 +847,7 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 	opt.Source, opt.Target, opt.Mode = s.Source, s.Target, s.outputMode()
 	opt.FastAlign, opt.Kind, opt.Fields = s.FastAlign, kind, r.fields
 	opt.Usage, opt.Warn = r.usage, func(m string) { r.log.Warn(m) }
+	opt.Next, opt.Prev = h.next, h.prev
 	t0 := time.Now()
 	out, err := translator.Translate(ctx, src, filepath.Base(in.Path), opt)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/batch"
@@ -116,6 +117,16 @@ type Options struct {
 	// page, before they are left untranslated (rounds.go); 0 turns the end
 	// rounds off.
 	RetryRounds int
+	// Next is the next text file of a book (its bytes), when it is
+	// translated after this document in the same run: a word hyphenated
+	// at the end of this document's last page and ended on Next's first
+	// page goes to the backend whole from here (hyphenfile.go;
+	// Result.Carried). Nil: no join across files.
+	Next []byte
+	// Prev is what the previous text file of the book carried (its
+	// Result.Carried): this document's first String holding that word is
+	// emptied rather than translated again.
+	Prev *Carried
 }
 
 // LogRow is one row of the translation log (spec 2.2).
@@ -164,6 +175,13 @@ type Result struct {
 	// Warnings are non-fatal problems (such as an unsupported pair for some
 	// blocks, which are then left untouched).
 	Warnings []string
+	// Carried is, with Options.Next, the word of Next whose whole word
+	// this document's translation wrote (nil when none): give it as the
+	// next file's Options.Prev.
+	Carried *Carried
+	// FromPrev is, with Options.Prev, its word when this document's
+	// String holding it was emptied ("" when not).
+	FromPrev string
 }
 
 // IsALTO reports whether the root element of src is an ALTO root (local
@@ -185,6 +203,19 @@ func IsALTO(src []byte) bool {
 			return se.Name.Local == "alto"
 		}
 	}
+}
+
+// pagesOf returns the document's Page elements, in document order.
+func pagesOf(doc *xmlsplice.Document) []*xmlsplice.Node {
+	var pages []*xmlsplice.Node
+	doc.Root.Walk(func(n *xmlsplice.Node) bool {
+		if n.Name.Local == "Page" {
+			pages = append(pages, n)
+			return false
+		}
+		return true
+	})
+	return pages
 }
 
 func rootIsALTO(doc *xmlsplice.Document) bool {
@@ -286,20 +317,17 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 			return nil, fmt.Errorf("alto: %s: %w", opt.File, err)
 		}
 	}
-	var pages []*xmlsplice.Node
-	doc.Root.Walk(func(n *xmlsplice.Node) bool {
-		if n.Name.Local == "Page" {
-			pages = append(pages, n)
-			return false
-		}
-		return true
-	})
+	pages := pagesOf(doc)
 
 	res := &Result{Languages: map[string]int{}, LangSources: map[LangSource]int{}}
 	tr := &translator{opt: opt, src: src, auto: auto, supported: map[string]error{}, order: OrderOf(opt.Order, opt.MinConfidence)}
 	if auto {
 		tr.pageLang = pageLanguages(opt.Detector, pages, !opt.KeepHyphens, tr.order.MinConfidence, opt.DocumentLang)
 	}
+	if opt.Next != nil && !opt.KeepHyphens {
+		tr.next = tr.readNextHead(opt.Next)
+	}
+	tr.pages = len(pages)
 	results := make([]pageResult, len(pages))
 	conc := max(1, opt.Concurrency)
 	ctx, cancel := context.WithCancel(ctx)
@@ -343,6 +371,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	}
 	res.Stats.Pages = len(pages)
 	res.Warnings = tr.warnings
+	res.Carried, res.FromPrev = tr.carried(), tr.fromPrev()
 	if n := res.Stats.OverAlignLimit; n > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d lines over the alignment limit (%d words or %d characters) took their proportional share of the translated words instead of the aligned one",
 			opt.File, n, MaxAlignWords, MaxAlignRunes))
@@ -386,6 +415,19 @@ type translator struct {
 	mu        sync.Mutex
 	supported map[string]error // pair check per source language
 	warnings  []string
+
+	// Words hyphenated across files (hyphenfile.go): pages is the
+	// number of pages; next is the next file's first block; carry is
+	// the last block joined with it and carryWord the word it took;
+	// prev stands for the previous file's block whose word this
+	// document's first String ends, prevDone says that String was
+	// emptied.
+	pages     int
+	next      *nextHead
+	carry     *block
+	carryWord string
+	prev      *block
+	prevDone  atomic.Bool
 }
 
 type pageResult struct {
@@ -560,7 +602,13 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 		grouped[b] = true
 	}
 	if !t.opt.KeepHyphens {
+		if pageNum == 1 {
+			t.joinPrev(withText, grouped)
+		}
 		joinAcross(withText, grouped, t.opt.Mode != Alternative)
+		if pageNum == t.pages {
+			t.joinNext(withText, grouped)
+		}
 	}
 	bt := &batch.Batcher{Backend: t.opt.Backend, Target: t.opt.Target, MaxChars: t.opt.MaxBatchChars, Counts: &pr.stats.Counts}
 	for _, lang := range order {
@@ -585,7 +633,11 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 }
 
 func (t *translator) translateGroup(ctx context.Context, bt *batch.Batcher, pageNum int, lang string, blocks []*block, pr *pageResult) error {
-	// A block absorbed by the one before it is written with that block.
+	// A block absorbed by the one before it is written with that block
+	// (or, absorbed by the previous file's, alone).
+	if err := t.writeFromPrev(blocks, lang, pageNum, pr); err != nil {
+		return err
+	}
 	blocks = slices.DeleteFunc(slices.Clone(blocks), func(b *block) bool { return b.contOf != nil && b.contOf.absorbed == b })
 	items := make([]string, len(blocks))
 	for i, b := range blocks {
@@ -709,6 +761,9 @@ func (t *translator) untouched(b *block, pageNum int, st backend.Status, pr *pag
 // writeBlock turns a block's aligned tokens into edits and log rows.
 func (t *translator) writeBlock(b *block, lang string, tokens []string, counts []int, pageNum int, st backend.Status, pr *pageResult) error {
 	var contentEdits, altEdits []edit
+	if b.cont != nil && b.contOf == t.prev {
+		t.prevDone.Store(true) // the previous file's word is written there
+	}
 	tag := ""
 	if t.opt.Mode == Alternative {
 		var err error

@@ -28,14 +28,7 @@ func TestArchiveLanguageAccuracy(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := langid.Shared()
-	var pages []*xmlsplice.Node
-	doc.Root.Walk(func(n *xmlsplice.Node) bool {
-		if n.Name.Local == "Page" {
-			pages = append(pages, n)
-			return false
-		}
-		return true
-	})
+	pages := pagesOf(doc)
 	pageLang := pageLanguages(d, pages, true, DefaultMinConfidence, "")
 	type tally struct{ n, alone, prior, short, longN, longAlone, longPrior int }
 	var c tally

@@ -178,7 +178,7 @@ func joinAcross(blocks []*block, grouped map[*block]bool, lone bool) {
 		}
 		cur, next := a.lws[len(a.lws)-1], b.lws[0]
 		k, ok := firstPart(cur, next)
-		if !ok || len(next.words[0]) != 1 {
+		if !ok || len(next.words[0]) != 1 || !beginsWord(next.words[0][0]) {
 			continue
 		}
 		only := len(Fields(b.text)) < 2
@@ -193,6 +193,13 @@ func joinAcross(blocks []*block, grouped map[*block]bool, lone bool) {
 		a.finish()
 		b.finish()
 	}
+}
+
+// beginsWord reports whether w begins with a letter, as the rest of a
+// word does: a page number "- 12 -" in the block after a hyphen does not.
+func beginsWord(w string) bool {
+	r, _ := utf8.DecodeRuneInString(w)
+	return unicode.IsLetter(r)
 }
 
 // markedRest reports whether second, a String holding only word, is marked

@@ -149,6 +149,12 @@ type Options struct {
 	// Warn, when not nil, receives each warning as it happens (warnings are
 	// also returned in Output.Warnings).
 	Warn func(msg string)
+	// Next and Prev join a word hyphenated across two ALTO files of a
+	// book translated in page order (alto.Options.Next, .Prev; the
+	// result in Output.Carried and Output.FromPrev). Other formats
+	// ignore them.
+	Next []byte
+	Prev *alto.Carried
 }
 
 // Stats counts what happened to one document.
@@ -252,6 +258,12 @@ type Output struct {
 	// (backend.Status: ok, retried, untranslated, unsupported_lang,
 	// vocabulary, mixed_content).
 	Statuses map[string]int
+	// Carried is, with Options.Next, the next file's word whose whole
+	// word this ALTO document's translation wrote (nil when none);
+	// FromPrev is, with Options.Prev, its word when this document's
+	// String holding it was emptied.
+	Carried  *alto.Carried
+	FromPrev string
 }
 
 // Translate translates one document named name (its file name, used for the
@@ -492,12 +504,13 @@ func (d *document) alto(ctx context.Context, in []byte, out *Output) error {
 	res, err := alto.Translate(ctx, in, alto.Options{
 		Backend: be, Source: opt.Source, Target: opt.Target, Detector: d.det,
 		MinConfidence: opt.MinConfidence, Order: opt.Order, DocumentLang: opt.DocumentLang, Mode: opt.Mode, FastAlign: opt.FastAlign,
-		File: d.stem, Concurrency: conc, RetryRounds: opt.RetryRounds,
+		File: d.stem, Concurrency: conc, RetryRounds: opt.RetryRounds, Next: opt.Next, Prev: opt.Prev,
 	})
 	if err != nil {
 		return err
 	}
 	out.Data, out.Log, out.Languages = res.Output, res.Log, res.Languages
+	out.Carried, out.FromPrev = res.Carried, res.FromPrev
 	out.LangSources = sourceCounts(res.LangSources)
 	s := res.Stats
 	out.Stats = Stats{Pages: s.Pages, Blocks: s.Blocks, Lines: s.Lines, Units: s.Units, Translated: s.Translated,
