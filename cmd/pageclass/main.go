@@ -18,14 +18,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/alecthomas/kong"
 
@@ -47,39 +44,24 @@ const (
 )
 
 func main() {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		s := <-sigs
-		signal.Stop(sigs) // a second Ctrl-C ends the program at once
-		cancel(signalError{s})
-	}()
+	// Ctrl-C or SIGTERM cancels the run with the signal as the cause
+	// (cliflags.Stopped); a second one ends the program at once.
+	ctx, stop := cliflags.SignalContext(context.Background())
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	cancel(nil)
+	stop()
 	os.Exit(code)
-}
-
-// signalError is the cancellation cause of a run stopped by a signal.
-type signalError struct{ sig os.Signal }
-
-func (e signalError) Error() string {
-	if e.sig == syscall.SIGTERM {
-		return "stopped by SIGTERM"
-	}
-	return "interrupted by Ctrl-C (SIGINT)"
 }
 
 // exitInterrupted is the exit code of a run stopped by Ctrl-C (128 + SIGINT);
 // SIGTERM gives 143.
 const exitInterrupted = cliflags.ExitInterrupted
 
-// interrupted returns the exit code and message of a run whose context was
-// cancelled by a signal.
+// interrupted returns the exit code of a run whose context was cancelled:
+// that of the signal that stopped it (cliflags.Stopped.Code), else
+// exitInterrupted.
 func interrupted(ctx context.Context) int {
-	var se signalError
-	if errors.As(context.Cause(ctx), &se) && se.sig == syscall.SIGTERM {
-		return 128 + int(syscall.SIGTERM)
+	if s, ok := cliflags.StoppedBy(ctx); ok {
+		return s.Code()
 	}
 	return exitInterrupted
 }
@@ -133,7 +115,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	r := &runner{cli: p.cli, settings: p.settings, configPath: p.configPath, config: p.config, log: log, logSink: sink, stdout: stdout, stderr: stderr}
 	err = r.main(ctx)
 	if err != nil && ctx.Err() != nil {
-		log.Error("interrupted: the run stopped before the end; the tables and the run metadata hold the pages done so far", "cause", context.Cause(ctx).Error())
+		log.Error("interrupted: the run stopped before the end; the tables and the run metadata hold the pages done so far: run again with --resume to classify the rest", "cause", context.Cause(ctx).Error())
 		return interrupted(ctx)
 	}
 	return exitCode(err, log)

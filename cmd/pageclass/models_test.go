@@ -10,9 +10,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"unicode/utf8"
 
+	"archivekit/internal/cliflags"
 	"archivekit/internal/logging"
 	"archivekit/internal/pageclass/classify/classifytest"
 	"archivekit/internal/pageclass/modelmeta"
@@ -440,20 +442,29 @@ func TestLogLinesAreRecords(t *testing.T) {
 	}
 }
 
-// Ctrl-C: exit 130 with "interrupted", and the run metadata says failed.
+// Ctrl-C: exit 130 with "interrupted" and how to continue (--resume), and
+// the run metadata says interrupted by Ctrl-C (before: failed, "context
+// canceled"); SIGTERM: exit 143, stopped by SIGTERM.
 func TestInterruptExits130(t *testing.T) {
 	e := newEnv(t, nil)
 	e.linkPages(t, 2)
 	e.model(t, "v4.4")
-	ctx, cancel := context.WithCancelCause(context.Background())
-	cancel(signalError{os.Interrupt})
-	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{"--config", e.cfg, "--dir"}, &stdout, &stderr)
-	if code != 130 || !strings.Contains(stderr.String(), "interrupted") {
-		t.Fatalf("exit %d, want 130 and \"interrupted\":\n%s", code, stderr.String())
-	}
-	if d := readParadata(t, e); d.Status != paradata.StatusFailed {
-		t.Errorf("status %s", d.Status)
+	for _, c := range []struct {
+		sig   os.Signal
+		code  int
+		error string
+	}{{os.Interrupt, 130, "interrupted by Ctrl-C (SIGINT)"}, {syscall.SIGTERM, 143, "stopped by SIGTERM"}} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(cliflags.Stopped{Signal: c.sig})
+		var stdout, stderr bytes.Buffer
+		code := run(ctx, []string{"--config", e.cfg, "--dir"}, &stdout, &stderr)
+		if code != c.code || !strings.Contains(stderr.String(), "interrupted") || !strings.Contains(stderr.String(), "--resume") {
+			t.Fatalf("%v: exit %d, want %d, \"interrupted\" and --resume:\n%s", c.sig, code, c.code, stderr.String())
+		}
+		if d := readParadata(t, e); d.Status != paradata.StatusInterrupted || d.Error != c.error {
+			t.Errorf("%v: status %q error %q, want interrupted, %q", c.sig, d.Status, d.Error, c.error)
+		}
+		os.RemoveAll(e.results)
 	}
 }
 

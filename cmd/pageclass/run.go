@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"archivekit/bindings/torch"
+	"archivekit/internal/cliflags"
 	"archivekit/internal/ledger"
 	"archivekit/internal/licence"
 	"archivekit/internal/pageclass/classify"
@@ -103,7 +104,13 @@ func (r *runner) main(ctx context.Context) (err error) {
 		return fmt.Errorf("run metadata: %w", err)
 	}
 	defer func() {
-		if ferr := r.para.Finish(err); ferr != nil {
+		outcome := err
+		if s, ok := cliflags.StoppedBy(ctx); ok && err != nil {
+			// Stopped by Ctrl-C or SIGTERM: interrupted, naming the
+			// signal, not failed with "context canceled".
+			outcome = s
+		}
+		if ferr := r.para.Finish(outcome); ferr != nil {
 			r.log.Error("run metadata not written", "file", r.para.Path(), "error", ferr.Error())
 			err = errors.Join(err, ferr)
 		} else {

@@ -292,6 +292,19 @@ func altoMETS(n int) string {
 `
 }
 
+// altoBookServer serves /b/mets.xml (altoMETS(n)) and its n text files,
+// each the sample ALTO with its page number in a comment, so no two items
+// share a digest.
+func altoBookServer(t *testing.T, n int) *bookServer {
+	alto := readOrFatal(t, testenv.Path(t, sampleALTO))
+	srv := newBookServer(t)
+	srv.put("/b/mets.xml", []byte(altoMETS(n)))
+	for k := 1; k <= n; k++ {
+		srv.put(fmt.Sprintf("/b/ocr/%04d.xml", k), append(append([]byte{}, alto...), fmt.Sprintf("<!-- page %d -->\n", k)...))
+	}
+	return srv
+}
+
 // TestBookResumeFetchesOnce (issue 28, item 2): each remote text file of a
 // book is kept in the download folder and its fetch recorded in the
 // ledger, so a run stopped after translating two of five text files (by
@@ -302,13 +315,7 @@ func altoMETS(n int) string {
 func TestBookResumeFetchesOnce(t *testing.T) {
 	killedChild(t)
 	const n = 5
-	alto := readOrFatal(t, testenv.Path(t, sampleALTO))
-	srv := newBookServer(t)
-	srv.put("/b/mets.xml", []byte(altoMETS(n)))
-	for k := 1; k <= n; k++ {
-		// each page its own content, so no two items share a digest
-		srv.put(fmt.Sprintf("/b/ocr/%04d.xml", k), append(append([]byte{}, alto...), fmt.Sprintf("<!-- page %d -->\n", k)...))
-	}
+	srv := altoBookServer(t, n)
 	api := startAPI(t, translatortest.Config{})
 	args := func(out string, more ...string) []string {
 		return append([]string{srv.URL + "/b/mets.xml", "-o", out, "--vocabulary", "", "--fast-align"}, more...)

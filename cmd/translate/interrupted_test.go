@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,9 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
+	"archivekit/internal/cliflags"
+	"archivekit/internal/paradata"
 	"archivekit/internal/testenv"
 	"archivekit/internal/translate/translator/translatortest"
 )
@@ -148,5 +152,61 @@ func TestResumeRecordsKilledRun(t *testing.T) {
 	last := resume("--resume")
 	if got := read(last)["interrupted_runs"]; got != nil {
 		t.Errorf("a resume after completed runs lists interrupted runs: %v", got)
+	}
+}
+
+// Ctrl-C in the middle of a book's text file (the context cancelled with
+// the signal as its cause, as main does) ends the run with exit 130 and
+// says how to continue; the run metadata records the run as interrupted by
+// Ctrl-C, the failures table lists nothing (the file in flight and those
+// not started are not the inputs' failures), --book-out is not written
+// from half a run (the METS is not fetched again), and --resume finishes
+// the book. Before, the run exited 3 ("run failed: context canceled"), the
+// file in flight was a failure row ("context canceled") and the run
+// metadata said failed.
+func TestCtrlCInterruptsRun(t *testing.T) {
+	const n = 4
+	srv := altoBookServer(t, n)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	var posts atomic.Int32
+	api := startAPI(t, translatortest.Config{Garbage: func(in string) string {
+		// the 3rd call of the second file (one call a page with
+		// --fast-align; the sample has 65 pages with text)
+		if posts.Add(1) == 65+3 {
+			cancel(cliflags.Stopped{Signal: os.Interrupt})
+		}
+		return translatortest.Translate(in)
+	}})
+	out := t.TempDir()
+	args := []string{srv.URL + "/b/mets.xml", "-o", out, "--vocabulary", "", "--fast-align", "--book-out"}
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, args, newEnv(api).get, &stdout, &stderr)
+	if code != cliflags.ExitInterrupted {
+		t.Fatalf("exit %d, want %d: %s", code, cliflags.ExitInterrupted, stderr.String())
+	}
+	log := stderr.String()
+	if strings.Contains(log, "run failed") || !strings.Contains(log, "--resume") {
+		t.Errorf("the log should say the run was interrupted and how to continue (--resume), not that it failed:\n%s", log)
+	}
+	d := readParadata(t, out)
+	if d.Status != paradata.StatusInterrupted || !strings.Contains(d.Error, "Ctrl-C") {
+		t.Errorf("run metadata status %q error %q, want interrupted by Ctrl-C", d.Status, d.Error)
+	}
+	tables, _ := filepath.Glob(filepath.Join(out, "*_failures.csv"))
+	if len(tables) != 1 {
+		t.Fatalf("failures tables %v", tables)
+	}
+	if b := readOrFatal(t, tables[0]); strings.Count(string(b), "\n") != 1 {
+		t.Errorf("failures table of an interrupted run lists inputs:\n%s", b)
+	}
+	if h := srv.hitsOf("/b/mets.xml"); h != 1 {
+		t.Errorf("the METS requested %d times: --book-out ran after the interruption", h)
+	}
+	if m, _ := filepath.Glob(filepath.Join(out, "*.mets.xml")); len(m) != 0 {
+		t.Errorf("--book-out wrote %v from an interrupted run", m)
+	}
+	if r := runCLI(t, newEnv(api), append(args, "--resume")...); r.code != exitOK || translated(t, r.stderr) != n-1 {
+		t.Fatalf("resume: exit %d, %d translated, want %d: %s", r.code, translated(t, r.stderr), n-1, r.stderr)
 	}
 }

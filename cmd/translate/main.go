@@ -22,12 +22,15 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"archivekit/internal/cliflags"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Ctrl-C or SIGTERM cancels the run with the signal as the cause: the
+	// run stops between documents, records itself interrupted and exits
+	// 130 (143 after SIGTERM); a second one ends the program at once.
+	ctx, stop := cliflags.SignalContext(context.Background())
 	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -256,9 +256,13 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 			log.Error("ledger not closed", "path", r.led.Path(), "err", err)
 		}
 	}
+	var stop cliflags.Stopped
 	switch {
 	case runErr == nil:
 		return exitOK
+	case errors.As(runErr, &stop):
+		log.Error("interrupted: the run stopped before the end; the files translated so far are written and recorded in the ledger: run again with --resume to finish", "cause", stop.Error())
+		return stop.Code()
 	case cliflags.Code(runErr) == exitIncomplete:
 		log.Error("run incomplete", "err", runErr)
 		return exitIncomplete
@@ -372,6 +376,11 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		}
 	}
 	r.report(p, inputs)
+	if err := stopped(ctx); err != nil {
+		// Nothing more is written from half a run (--book-out, the
+		// document record): the --resume that finishes it writes them.
+		return err
+	}
 	if err := p.incomplete(); err != nil {
 		// The document record (with --document-json) names every output:
 		// it is written by the run that finishes them.
@@ -557,8 +566,8 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 	name := r.itemName(in)
 	p.bar.SetItem(name)
 	if ctx.Err() != nil {
-		r.pd.Skip(in.Origin, "run interrupted: "+ctx.Err().Error())
-		p.bar.Fail(1)
+		// Not the input's failure: a --resume translates it.
+		r.pd.Skip(in.Origin, "run interrupted: "+context.Cause(ctx).Error())
 		return nil
 	}
 	if in.Err != nil {
@@ -593,7 +602,12 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 		return fmt.Errorf("the run stops after %s, leaving %d more input(s) untried: %w", name, len(inputs)-i-1, ue)
 	}
 	switch {
-	case err != nil && ctx.Err() == nil && ledger.Transient(err):
+	case err != nil && ctx.Err() != nil:
+		// Stopped in the middle of the file (Ctrl-C): not its failure,
+		// nothing is recorded, and a --resume translates it.
+		r.pd.Skip(in.Origin, "run interrupted: "+context.Cause(ctx).Error())
+		return nil
+	case err != nil && ledger.Transient(err):
 		err = r.passing(p, inputs, i, name, err)
 	case err != nil:
 		err = r.failed(ctx, p, in, name, rd.digest, err)
@@ -951,4 +965,13 @@ func loadComponents(cfg resources.File, getenv func(string) string) (*licence.Co
 		return nil, err
 	}
 	return licence.ReadComponents(f)
+}
+
+// stopped is the cause of the run's stop when a signal (Ctrl-C, SIGTERM)
+// cancelled ctx (cliflags.SignalContext), nil otherwise.
+func stopped(ctx context.Context) error {
+	if s, ok := cliflags.StoppedBy(ctx); ok {
+		return s
+	}
+	return nil
 }

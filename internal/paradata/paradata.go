@@ -12,7 +12,8 @@
 // time; Finish records the outcome. Every write is atomic, so the file on
 // disk is always a complete JSON document describing the run up to the last
 // flush, also when the run fails part-way or is killed (status then stays
-// "running" or becomes "failed" with the error).
+// "running", becomes "interrupted" after Ctrl-C or SIGTERM, or "failed" with
+// the error).
 package paradata
 
 import (
@@ -42,7 +43,8 @@ const (
 	StatusFailed    = "failed"
 	// StatusInterrupted is set by a later run continuing this one
 	// (MarkInterrupted): the process ended without recording an outcome
-	// (killed or crashed), so its file still said "running".
+	// (killed or crashed), so its file still said "running"; or by the
+	// run itself when a signal stopped it (SetOutcome).
 	StatusInterrupted = "interrupted"
 )
 
@@ -154,11 +156,18 @@ func (h *Header) SetEnd(start, end time.Time) {
 	h.DurationSeconds = round(end.Sub(start).Seconds(), 3)
 }
 
-// SetOutcome records the outcome: completed, or failed with runErr's
-// message.
+// SetOutcome records the outcome: completed; interrupted when runErr says
+// the run was stopped before the end (an error in its chain with an
+// Interrupted() bool method that reports true: cliflags.Stopped, Ctrl-C or
+// SIGTERM), with its message; else failed with runErr's message.
 func (h *Header) SetOutcome(runErr error) {
 	h.Status, h.Error = StatusCompleted, ""
-	if runErr != nil {
+	var stop interface{ Interrupted() bool }
+	switch {
+	case runErr == nil:
+	case errors.As(runErr, &stop) && stop.Interrupted():
+		h.Status, h.Error = StatusInterrupted, runErr.Error()
+	default:
 		h.Status, h.Error = StatusFailed, runErr.Error()
 	}
 }

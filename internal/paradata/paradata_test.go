@@ -3,6 +3,7 @@ package paradata
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -147,5 +148,35 @@ func TestCreateClaimsAFreeStamp(t *testing.T) {
 	}
 	if got := strings.Join(stamps, " "); got != "260102-030405 260102-030405-2 260102-030405-3" {
 		t.Errorf("stamps %s", got)
+	}
+}
+
+// stopped is an error that says the run was stopped, not failed (as
+// cliflags.Stopped does for Ctrl-C and SIGTERM).
+type stopped struct{}
+
+func (stopped) Error() string     { return "interrupted by Ctrl-C (SIGINT)" }
+func (stopped) Interrupted() bool { return true }
+
+// SetOutcome records a run stopped by a signal as interrupted, naming the
+// signal, not as failed with "context canceled"; a wrapped cause counts.
+func TestSetOutcome(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		err           error
+		status, error string
+	}{
+		{"completed", nil, StatusCompleted, ""},
+		{"failed", errors.New("model forward failed"), StatusFailed, "model forward failed"},
+		{"interrupted", stopped{}, StatusInterrupted, "interrupted by Ctrl-C (SIGINT)"},
+		{"interrupted, wrapped", fmt.Errorf("run: %w", stopped{}), StatusInterrupted, "run: interrupted by Ctrl-C (SIGINT)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var h Header
+			h.SetOutcome(c.err)
+			if h.Status != c.status || h.Error != c.error {
+				t.Errorf("status %q error %q, want %q %q", h.Status, h.Error, c.status, c.error)
+			}
+		})
 	}
 }
