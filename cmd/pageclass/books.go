@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -386,6 +387,8 @@ func (s *inputSet) inputs(files []string) []pipeline.Input {
 	for i, f := range files {
 		if bp := s.page(f); bp != nil {
 			in[i].Fetch = s.books.fetchFunc(bp)
+			// a decode error names the image, not only the page
+			in[i].Source = cmp.Or(bp.local, bp.target)
 		}
 	}
 	return in
@@ -417,6 +420,9 @@ func (bs *bookInputs) fetchFunc(bp *bookPage) func(ctx context.Context) ([]byte,
 		}
 		data, err := get(ctx, bp.target)
 		bs.fetcher.Drop(bp.target)
+		if errors.Is(err, fetch.ErrPrivate) {
+			return nil, fmt.Errorf("%s: image not fetched: %w; give --fetch-private to fetch a book's links at private addresses", bp.name, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: image not fetched: %w", bp.name, err)
 		}

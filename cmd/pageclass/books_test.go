@@ -134,6 +134,11 @@ func TestBookLinksToPrivateRefused(t *testing.T) {
 	if len(fails) != 4 || !strings.Contains(fails[1][1], "private") {
 		t.Errorf("failures %v", fails)
 	}
+	// The reason says how to allow them (before, it named the address
+	// rule only).
+	if len(fails) > 1 && !strings.Contains(fails[1][1], "--fetch-private") {
+		t.Errorf("the refusal does not say that --fetch-private allows it: %q", fails[1][1])
+	}
 }
 
 // A 200-page book killed (SIGKILL) after 60 pages and resumed: no page's
@@ -524,6 +529,50 @@ func requestedOnce(t *testing.T, s *booktest.Server, want int, ok func(path stri
 	for p, n := range reqs {
 		if n != 1 || !ok(p) {
 			t.Errorf("%s requested %d times", p, n)
+		}
+	}
+}
+
+// A book page whose image is not a readable image (a file truncated or of
+// another format, locally and behind a URL) is a failure whose reason
+// names the image file or URL as well as the page, so the user knows which
+// file to fix (before, only "<book>#PHYS_0002: cannot read header: ..." or
+// "unsupported image format", naming no file).
+func TestBookBrokenImageNamed(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	pages := classifytest.Pages(t, 1)
+	dir := filepath.Join(e.root, "kitodo")
+	mkdir(t, filepath.Join(dir, "image"))
+	for i := 1; i <= 4; i++ {
+		dst := filepath.Join(dir, "image", fmt.Sprintf("%04d.png", i))
+		if i == 2 {
+			write(t, dst, "\x89PNG\r\n\x1a\n truncated")
+			continue
+		}
+		if err := os.Symlink(pages[i], dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	local := filepath.Join(dir, "mets.xml")
+	rewrite(t, "kitodo-mets_with_pages.xml", local, "https://example.com/image/", "image/")
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	defer srv.Close()
+	rewrite(t, "kitodo-mets_with_pages.xml", filepath.Join(dir, "remote.xml"), "https://example.com/image/", srv.URL+"/image/")
+	for _, c := range []struct{ book, image string }{
+		{local, filepath.Join(dir, "image", "0002.png")},
+		{srv.URL + "/remote.xml", srv.URL + "/image/0002.png"},
+	} {
+		results := filepath.Join(e.root, fmt.Sprint("results-", strings.HasPrefix(c.book, "http")))
+		code, log := e.run(t, "-f", c.book, "--fetch-private", "--results", results)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", c.book, code, log)
+		}
+		e2 := *e
+		e2.results = results
+		fails := readCSV(t, e2.output(t, "_"+FailuresTable))
+		if len(fails) != 2 || !strings.HasSuffix(fails[1][0], "#PHYS_0002") || !strings.Contains(fails[1][1], "PHYS_0002") || !strings.Contains(fails[1][1], c.image) {
+			t.Errorf("%s: failures %q, want PHYS_0002's naming the page and %s", c.book, fails, c.image)
 		}
 	}
 }

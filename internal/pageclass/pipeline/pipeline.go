@@ -69,6 +69,11 @@ type Input struct {
 	Name  string
 	Data  []byte
 	Fetch func(ctx context.Context) ([]byte, error)
+	// Source, when set, is the file or URL the bytes come from where Name
+	// is not it (a book's page: Name is "<book>#<page ID>"); an error
+	// decoding them names it after Name ("<book>#PHYS_0002: image
+	// <URL>: cannot read header: ...").
+	Source string
 }
 
 // Files returns one Input per path, in the same order.
@@ -337,7 +342,11 @@ func openInput(ctx context.Context, in Input, cfg Config) openedInput {
 		// The digest of the very bytes decoded: a file rewritten
 		// later is not recorded with content that was not classified.
 		o.digest = ledger.DigestBytes(data)
-		o.doc, err = cfg.Decode.Decode(data, in.Name)
+		name := in.Name
+		if in.Source != "" {
+			name += ": image " + in.Source
+		}
+		o.doc, err = cfg.Decode.Decode(data, name)
 	}
 	o.err = err
 	return o
