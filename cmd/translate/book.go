@@ -132,7 +132,7 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 			}
 			in := bookText(ctx, s, f, b.Remote, kept, t, rel)
 			in.Book, in.Page, in.BookOf = &t, p.ID, info
-			in.PageIdx, in.Sole = pi, soleInGroup(p, t)
+			in.PageIdx, in.PageOrder, in.Sole = pi, p.Order, soleInGroup(p, t)
 			if p.Image != nil {
 				in.PageW, in.PageH = float64(p.Image.Width), float64(p.Image.Height)
 			}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"strconv"
+	"strings"
+
 	"archivekit/internal/book"
 	"archivekit/internal/ledger"
 	"archivekit/internal/translate/alto"
@@ -13,8 +16,9 @@ import (
 // goes to the backend from there) and the second knowing what the first
 // wrote (alto.Options.Prev: its String is emptied). The two are partners
 // (partners) only when they are the ALTO files of two consecutive pages
-// of one book in one file group, each its page's only one, with no
-// --pages selection (which may leave a page out between them).
+// of one book in one file group, each its page's only one; with a
+// --pages selection, which may leave a page out between them, only when
+// their METS ORDERs are consecutive numbers.
 //
 // The join never loses text: the second file's String is emptied only
 // after the first file wrote the whole word, in this run or, by --resume,
@@ -49,9 +53,19 @@ func soleInGroup(p book.Page, t book.Text) bool {
 // partners reports whether b is the text file that continues a's page in
 // the book (see the comment at the top of this file).
 func (r *runner) partners(a, b input) bool {
-	return a.BookOf != nil && a.BookOf == b.BookOf && r.s.Pages == "" && a.Book != nil && b.Book != nil &&
+	return a.BookOf != nil && a.BookOf == b.BookOf && a.Book != nil && b.Book != nil &&
 		a.Book.Format == book.ALTO && b.Book.Format == book.ALTO && a.Book.Group == b.Book.Group &&
-		a.Sole && b.Sole && b.PageIdx == a.PageIdx+1 && a.Err == nil && b.Err == nil
+		a.Sole && b.Sole && b.PageIdx == a.PageIdx+1 && a.Err == nil && b.Err == nil &&
+		(r.s.Pages == "" || nextOrder(a.PageOrder, b.PageOrder))
+}
+
+// nextOrder reports whether METS ORDER b is the number after a: with
+// --pages, the pages read may have left one out between two (IIIF
+// canvases have no ORDER: not joined then).
+func nextOrder(a, b string) bool {
+	x, errA := strconv.Atoi(strings.TrimSpace(a))
+	y, errB := strconv.Atoi(strings.TrimSpace(b))
+	return errA == nil && errB == nil && y == x+1
 }
 
 // link returns what inputs[i] is translated with: its partner's bytes
@@ -94,10 +108,13 @@ func (r *runner) willTranslate(p *pass, in input) []byte {
 	return rd.src
 }
 
-// keepPartner reports whether inputs[i], recorded done with data d, may
-// be kept from the ledger: not when an earlier join emptied its first
-// String and the file before it, which wrote the whole word, is translated
-// again in this run (it is then translated again too).
+// keepPartner reports whether inputs[i], recorded done with data d and
+// its outputs as written, may be kept from the ledger: not when an
+// earlier join emptied its first String and the file before it, which
+// wrote the whole word, is translated again in this run (it is then
+// translated again too). An output edited since is never overwritten
+// (fromLedger): the file before it then joins as if it were translated,
+// so its new translation holds the whole word unless the guard rejects it.
 func (r *runner) keepPartner(p *pass, inputs []input, i int, d itemData) bool {
 	if d.HyphenPrev == "" || i == 0 || !r.partners(inputs[i-1], inputs[i]) {
 		return true

@@ -41,7 +41,8 @@ func abbyyPage(n int, blocks string) []byte {
 // and the head of page 13 (the page number "13", as every page of the
 // shared sample begins, then "grabung des alten Brunnens ..."), as ABBYY
 // marks a hyphenated word: HypPart1 with a HYP, then HypPart2, both with
-// the whole word in SUBS_CONTENT. Page 14 follows without a hyphen.
+// the whole word in SUBS_CONTENT. Page 14 follows without a hyphen; it
+// begins in lower case, as a second part would.
 var (
 	hyphPage12 = abbyyPage(12, `        <TextBlock ID="P12_B1" HEIGHT="110" WIDTH="1101" VPOS="1148" HPOS="361">
           <TextLine HEIGHT="55" WIDTH="915" VPOS="1154" HPOS="530">
@@ -86,7 +87,7 @@ var (
 `)
 	hyphPage14 = abbyyPage(14, `        <TextBlock ID="P14_B1" HEIGHT="110" WIDTH="1101" VPOS="300" HPOS="361">
           <TextLine HEIGHT="56" WIDTH="900" VPOS="309" HPOS="368">
-            <String ID="P14_S1" WC="0.88" CONTENT="Sie" HEIGHT="49" WIDTH="60" VPOS="316" HPOS="368"/>
+            <String ID="P14_S1" WC="0.88" CONTENT="und" HEIGHT="49" WIDTH="60" VPOS="316" HPOS="368"/>
             <SP WIDTH="16" VPOS="316" HPOS="429"/>
             <String ID="P14_S2" WC="0.87" CONTENT="dauerte" HEIGHT="38" WIDTH="130" VPOS="316" HPOS="446"/>
             <SP WIDTH="16" VPOS="316" HPOS="577"/>
@@ -278,7 +279,9 @@ func TestBookHyphenAcrossFilesResume(t *testing.T) {
 
 // TestBookHyphenAcrossFilesShards: with --shard, two pages translated by
 // different shares are not joined (each translates its part: no text
-// lost), and pages of one share are.
+// lost), and pages of one share are. With --pages, pages read one after
+// the other are joined only when their METS ORDERs are consecutive (a
+// selection may leave a page out between two).
 func TestBookHyphenAcrossFilesShards(t *testing.T) {
 	mets := hyphenBook(t)
 	api := startAPI(t, translatortest.Config{})
@@ -294,6 +297,27 @@ func TestBookHyphenAcrossFilesShards(t *testing.T) {
 		t.Errorf("pages in one share: %v; the MT got the whole word: %v, the part alone: %v", together, whole, part)
 	}
 	checkJoined(t, out, together)
+
+	for _, c := range []struct {
+		pages  string
+		joined bool
+	}{
+		{"PHYS_0001..PHYS_0003", true}, // ORDER 1 and 2: consecutive
+		{"~PHYS_0002", false},          // pages 12 and 14 read one after the other
+	} {
+		sel := t.TempDir()
+		before := len(api.Inputs())
+		if r := runCLI(t, newEnv(api), mets, "-o", sel, "-src", "de", "--vocabulary", "", "--fast-align", "--pages", c.pages); r.code != exitOK {
+			t.Fatalf("--pages %s: exit %d: %s", c.pages, r.code, r.stderr)
+		}
+		sent := strings.Join(api.Inputs()[before:], "\n")
+		if strings.Contains(sent, "Ausgrabung") != c.joined || strings.Contains(sent, "Ausund") || !strings.Contains(sent, "und dauerte") {
+			t.Errorf("--pages %s: the MT got:\n%s", c.pages, sent)
+		}
+		if c.joined {
+			checkJoined(t, sel, true)
+		}
+	}
 }
 
 // runStoppedAfter runs translate with args, cancelled once n inputs are

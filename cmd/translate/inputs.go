@@ -50,10 +50,12 @@ type input struct {
 	Page string
 	// BookOf is the book the text file is of (nil for other inputs).
 	BookOf *bookInfo
-	// PageIdx is its page's index in the book's pages; Sole says it is
-	// the page's only text file of its file group (bookhyphen.go).
-	PageIdx int
-	Sole    bool
+	// PageIdx is its page's index in the book's pages read, PageOrder
+	// the page's METS ORDER; Sole says it is the page's only text file of
+	// its file group (bookhyphen.go).
+	PageIdx   int
+	PageOrder string
+	Sole      bool
 	// PageW and PageH are the page's canvas (or image) size, 0 when not
 	// given: the ALTO lines are scaled onto it for IIIF annotations.
 	PageW, PageH float64

@@ -680,7 +680,7 @@ func (r *runner) fromLedger(p *pass, inputs []input, i int, in input, name, dige
 		return true
 	}
 	files, changed, missing, d, ok := r.kept(e)
-	if ok && !r.keepPartner(p, inputs, i, d) {
+	if ok && len(changed) == 0 && !r.keepPartner(p, inputs, i, d) {
 		return false
 	}
 	if !ok && len(changed) > 0 {
