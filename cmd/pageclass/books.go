@@ -166,7 +166,11 @@ func (r *classifier) collectBook(ctx context.Context, loc string) (*inputSet, er
 	}
 	set.Keys = results.NewKeyer(set.Root, nil, false)
 	if len(set.Files) == 0 {
-		return nil, cliflags.NoInput(fmt.Errorf("book %s: no page has an image to classify", loc))
+		why := ""
+		if b := set.books.read; len(b) == 1 && len(b[0].Problems) > 0 {
+			why = "; the reader's problems: " + book.Problems(b[0].Problems, 3)
+		}
+		return nil, cliflags.NoInput(fmt.Errorf("book %s: no page has an image to classify%s", loc, why))
 	}
 	return set, nil
 }

@@ -576,3 +576,20 @@ func TestBookBrokenImageNamed(t *testing.T) {
 		}
 	}
 }
+
+// A book given by URL whose every page's image is at an absolute file://
+// location (refused in a remote document) fails with an error that says
+// why (the reader's problems), not only that no page has an image.
+func TestBookNoImageSaysWhy(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	dir := filepath.Join(e.root, "served")
+	rewrite(t, "kitodo-mets_with_pages.xml", filepath.Join(dir, "mets.xml"), "https://example.com/image/", "file:///scans/image/")
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	defer srv.Close()
+	code, log := e.run(t, "-f", srv.URL+"/mets.xml")
+	if code == exitOK || !strings.Contains(log, "no page has an image to classify") ||
+		!strings.Contains(log, "file:///scans/image/0001.png: a file:// location in a remote document") {
+		t.Errorf("exit %d; the error should say why no page has an image: %s", code, log)
+	}
+}

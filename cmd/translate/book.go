@@ -140,7 +140,11 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 		}
 	}
 	if info.TextFiles == 0 {
-		return nil, nil, info, fmt.Errorf("%w: %s: none of its %d pages has a text file (ALTO, PAGE-XML or hOCR)", errBook, location, len(b.Pages))
+		why := ""
+		if len(b.Problems) > 0 {
+			why = "; the reader's problems: " + book.Problems(b.Problems, 3)
+		}
+		return nil, nil, info, fmt.Errorf("%w: %s: none of its %d pages has a text file (ALTO, PAGE-XML or hOCR)%s", errBook, location, len(b.Pages), why)
 	}
 	return inputs, all, info, nil
 }

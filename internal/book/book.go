@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -138,6 +139,21 @@ func (p Problem) String() string {
 	}
 	b.WriteString(p.Reason)
 	return b.String()
+}
+
+// Problems lists the first n problems, joined by "; ", and says how many
+// more there are: what an error that a book gave nothing to work on adds,
+// so that it says why ("" when there is none).
+func Problems(ps []Problem, n int) string {
+	var parts []string
+	for i, p := range ps {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ps)-n))
+			break
+		}
+		parts = append(parts, p.String())
+	}
+	return strings.Join(parts, "; ")
 }
 
 // TextMode says how a METS file's text files are found.
@@ -292,8 +308,10 @@ func FileURLPath(u *url.URL) string {
 	return u.Path
 }
 
-// locate resolves ref, relative to base (nil: the working directory). A
-// file:// reference or a local path is refused under a remote base.
+// locate resolves ref, relative to base (nil: the working directory). Under
+// a remote base, a relative file://name/rest (FileURLPath) resolves against
+// the base URL like a relative path; an absolute file:// reference is
+// refused.
 func (r *reader) locate(ref string, base *loc) (loc, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
@@ -305,10 +323,17 @@ func (r *reader) locate(ref string, base *loc) (loc, error) {
 		return loc{url: u, linked: remote}, nil
 	}
 	if err == nil && u.Scheme == "file" {
-		if base != nil && base.url != nil {
-			return loc{}, fmt.Errorf("%s: a file:// location in a remote document", ref)
-		}
 		p := FileURLPath(u)
+		if remote {
+			// A relative file://name/rest is a path relative to the
+			// document, on its server; an absolute one names a file on
+			// this machine, which a remote document may not.
+			rel, perr := url.Parse(filepath.ToSlash(p))
+			if path.IsAbs(filepath.ToSlash(p)) || perr != nil || u.RawQuery != "" {
+				return loc{}, fmt.Errorf("%s: a file:// location in a remote document", ref)
+			}
+			return loc{url: base.url.ResolveReference(rel), linked: true}, nil
+		}
 		if !filepath.IsAbs(p) && base != nil {
 			p = filepath.Join(filepath.Dir(base.path), p)
 		}

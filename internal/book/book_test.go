@@ -350,6 +350,13 @@ func TestLocate(t *testing.T) {
 		{"img/1.jpg", remote, "https://example.org/b/img/1.jpg", ""},
 		{"../1.jpg", remote, "https://example.org/1.jpg", ""},
 		{"file:///etc/passwd", remote, "", "a file:// location in a remote document"},
+		{"file://localhost/etc/passwd", remote, "", "a file:// location in a remote document"},
+		// file://name/rest is read as a path relative to the METS file
+		// (Europeana Newspapers, KU Leuven's Alma): under a URL, relative
+		// to the URL, as for a local METS file (before: refused, so a
+		// Europeana METS served over HTTP had no page with an image or text)
+		{"file://./ALTO/1.xml", remote, "https://example.org/b/ALTO/1.xml", ""},
+		{"file://rel_1.tif", remote, "https://example.org/b/rel_1.tif", ""},
 		{"ftp://x.org/1.jpg", local, "", `scheme "ftp" is not supported`},
 	} {
 		got, err := r.locate(c.ref, &c.base)
@@ -466,6 +473,24 @@ func TestRelPath(t *testing.T) {
 	} {
 		if got := RelPath(c.book, c.text); got != c.want {
 			t.Errorf("RelPath(%s, %s) = %s, want %s", c.book, c.text.Location, got, c.want)
+		}
+	}
+}
+
+func TestProblems(t *testing.T) {
+	ps := []Problem{{Page: "P1", File: "F1", Reason: "a"}, {Reason: "b"}, {Page: "P3", Reason: "c"}, {Reason: "d"}}
+	for _, c := range []struct {
+		ps   []Problem
+		n    int
+		want string
+	}{
+		{nil, 3, ""},
+		{ps[:2], 3, "P1: F1: a; b"},
+		{ps, 3, "P1: F1: a; b; P3: c; and 1 more"},
+		{ps, 4, "P1: F1: a; b; P3: c; d"},
+	} {
+		if got := Problems(c.ps, c.n); got != c.want {
+			t.Errorf("Problems(%v, %d) = %q, want %q", c.ps, c.n, got, c.want)
 		}
 	}
 }
