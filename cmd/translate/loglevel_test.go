@@ -52,3 +52,30 @@ func TestSummaryLevel(t *testing.T) {
 		})
 	}
 }
+
+// Segments the degeneracy guard left untranslated are counted in a warning
+// that says why, with the guard's first reason (before: "failed the
+// degeneracy guard" and nothing in the log, the CSV or the run metadata to
+// say which rule). The stand-in answers every line with one word repeated.
+func TestUntranslatedSaysWhy(t *testing.T) {
+	api := startAPI(t, translatortest.Config{Garbage: func(in string) string {
+		lines := strings.Split(in, "\n")
+		for i := range lines {
+			lines[i] = strings.Repeat("word ", 8)
+		}
+		return strings.Join(lines, "\n")
+	}})
+	for _, src := range []string{"../../testdata/realworld/v3_minimal.alto.xml", "../../internal/translate/hocr/testdata/real/ocropy_german_hocrtools-litver.hocr"} {
+		r := runCLI(t, newEnv(api), src, "-o", t.TempDir(), "-src", "de", "--vocabulary", "")
+		var why string
+		for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+			var rec struct{ Level, Msg string }
+			if json.Unmarshal([]byte(line), &rec) == nil && strings.Contains(rec.Msg, "left untranslated") {
+				why = rec.Msg
+			}
+		}
+		if !strings.Contains(why, `reply rejected (repetition): "word" repeated 8 times in a row`) {
+			t.Errorf("%s: the warning on untranslated segments does not give the guard's reason: %q\n%s", src, why, r.stderr)
+		}
+	}
+}

@@ -30,15 +30,30 @@ type Counts struct {
 	// GuardRejections counts batch calls whose reply the degeneracy guard
 	// rejected (in whole or for some lines).
 	GuardRejections int
+	// Rejected is why the guard rejected the first item left untranslated
+	// (its last reply: guard.Rejection's message), so a warning can say
+	// why; "" when none was.
+	Rejected string
 }
 
-// Add adds o's counts to c.
+// Add adds o's counts to c (Rejected: c's, else o's).
 func (c *Counts) Add(o Counts) {
 	c.Calls += o.Calls
 	c.CleanBatches += o.CleanBatches
 	c.LineCountMismatches += o.LineCountMismatches
 	c.TransportErrors += o.TransportErrors
 	c.GuardRejections += o.GuardRejections
+	if c.Rejected == "" {
+		c.Rejected = o.Rejected
+	}
+}
+
+// untranslated notes why an item is left untranslated (the first one's
+// reason is kept).
+func (c *Counts) untranslated(r *guard.Rejection) {
+	if c.Rejected == "" && r != nil {
+		c.Rejected = r.Error()
+	}
 }
 
 // Batcher sends items to the backend joined by newlines, one call per
@@ -125,12 +140,16 @@ func (b *Batcher) translateGroup(ctx context.Context, items []string, src string
 				}
 				if !retry {
 					status[i] = backend.Untranslated
+					b.Counts.untranslated(rej)
 					continue
 				}
 				seg, err := guard.Retry(ctx, b.Backend, items[i], src, b.Target, rej)
 				b.Counts.Calls += seg.Calls
 				if err != nil {
 					return nil, nil, fmt.Errorf("backend %s (%s->%s): %w", b.Backend.Name(), src, b.Target, err)
+				}
+				if seg.Status == backend.Untranslated {
+					b.Counts.untranslated(seg.Rejection)
 				}
 				out[i], status[i] = seg.Text, seg.Status
 			}
@@ -164,13 +183,16 @@ func (b *Batcher) translateGroup(ctx context.Context, items []string, src string
 			seg.Calls = 1
 			if seg.Text, err = b.Backend.Translate(ctx, items[i], src, b.Target); err == nil {
 				seg.Status = backend.OK
-			} else if guard.AsRejection(err) != nil {
-				seg.Status, err = backend.Untranslated, nil
+			} else if r := guard.AsRejection(err); r != nil {
+				seg.Status, seg.Rejection, err = backend.Untranslated, r, nil
 			}
 		}
 		b.Counts.Calls += seg.Calls
 		if err != nil {
 			return nil, nil, fmt.Errorf("backend %s (%s->%s): %w", b.Backend.Name(), src, b.Target, err)
+		}
+		if seg.Status == backend.Untranslated {
+			b.Counts.untranslated(seg.Rejection)
 		}
 		out[i], status[i] = seg.Text, seg.Status
 	}

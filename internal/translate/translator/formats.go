@@ -66,6 +66,7 @@ func (d *document) lineStats(out *Output, c batch.Counts, sum alto.Stats, st Sta
 	st.Skipped = st.Units - st.Translated
 	st.Calls, st.CleanBatches, st.LineCountMismatches = c.Calls, c.CleanBatches, c.LineCountMismatches
 	st.TransportErrors = c.TransportErrors + int(be.transportErrors.Load())
+	d.rejected = c.Rejected
 	out.Stats = st
 	for _, w := range warnings {
 		d.warn(w)

@@ -420,6 +420,9 @@ type document struct {
 
 	wmu      sync.Mutex
 	warnings []string
+	// rejected is the guard's reason for the first unit left
+	// untranslated (batch.Counts.Rejected), for the warning that counts them.
+	rejected string
 }
 
 // newDocument sets up the translation of the document name: the licence
@@ -513,6 +516,7 @@ func (d *document) alto(ctx context.Context, in []byte, out *Output) error {
 	out.Carried, out.FromPrev = res.Carried, res.FromPrev
 	out.LangSources = sourceCounts(res.LangSources)
 	s := res.Stats
+	d.rejected = s.Rejected
 	out.Stats = Stats{Pages: s.Pages, Blocks: s.Blocks, Lines: s.Lines, Units: s.Units, Translated: s.Translated,
 		Skipped: s.Units - s.Translated, AlreadyDone: s.AlreadyDone, InTarget: s.InTarget, Unsupported: s.Unsupported,
 		Untranslated: s.Untranslated, Rerun: s.Rerun,
@@ -581,7 +585,11 @@ func (d *document) finish(out *Output) {
 		}
 	}
 	if n := out.Statuses[string(backend.Untranslated)]; n > 0 {
-		d.warn(fmt.Sprintf("%s: %d segments left untranslated: their replies failed the degeneracy guard twice and in %d end-of-document rounds (status untranslated in the log)", d.name, n, d.opt.RetryRounds))
+		why := ""
+		if d.rejected != "" {
+			why = "; the first one's last reply: " + d.rejected
+		}
+		d.warn(fmt.Sprintf("%s: %d segments left untranslated: their replies failed the degeneracy guard twice and in %d end-of-document rounds (status untranslated in the log)%s", d.name, n, d.opt.RetryRounds, why))
 	}
 	if out.SourceLang == "" || out.SourceLang == "auto" {
 		out.SourceLang = mostFrequent(out.Languages)
