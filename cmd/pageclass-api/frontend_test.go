@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"archivekit/internal/pageclass/classify/classifytest"
+	"archivekit/internal/testenv"
 )
 
 // TestFrontendInChromium uploads a sample page through /frontend in headless
@@ -85,37 +84,7 @@ func TestFrontendInChromium(t *testing.T) {
 // ends after 60 s.
 func chromium(t *testing.T) context.Context {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("drives a browser")
-	}
-	browser := "/usr/bin/chromium"
-	if _, err := os.Stat(browser); err != nil {
-		if browser, err = exec.LookPath("chromium"); err != nil {
-			t.Skip("Chromium is not installed: the frontend test needs /usr/bin/chromium")
-		}
-	}
-	profile, err := os.MkdirTemp("", "chromium-profile-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.NoFirstRun, chromedp.Flag("disable-sync", true), chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1100, 800))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, 60*time.Second)
-	t.Cleanup(func() {
-		cancelTime()
-		cancelCtx()
-		cancelAlloc() // waits for the browser process to end
-		// Chromium's helpers may still write its profile for a moment.
-		for i := 0; i < 20 && os.RemoveAll(profile) != nil; i++ {
-			time.Sleep(100 * time.Millisecond)
-		}
-	})
-	return ctx
+	return testenv.Chromium(t, 60*time.Second)
 }
 
 // TestFrontendDemoNotice: when the demo models answer, the page says so

@@ -28,7 +28,9 @@ import (
 // compliance level i mod 3, and answers only the image requests that its
 // level guarantees (IIIF Image API 2.1 and 3.0, sections 4.2 and 6): level
 // 0 its listed sizes and full (max), level 1 w, and ,h too, level 2 !w,h
-// too. Every request is logged.
+// too. Each service's info.json says the same (a viewer's image client
+// reads it), and every answer allows any origin (CORS), as a public IIIF
+// server's do. Every request is logged.
 type Server struct {
 	*httptest.Server
 	// V3 says the manifest is Presentation 3.0 (else 2.1); Images are the
@@ -174,6 +176,8 @@ var (
 	plainImage = regexp.MustCompile(`^/plain/.*?(\d+)\.\w+$`)
 	// textRequest is a page's text file (SetText).
 	textRequest = regexp.MustCompile(`^/iiif/text/(\d+)$`)
+	// infoRequest is a page's image information (info.json).
+	infoRequest = regexp.MustCompile(`^/iiif/img/(\d+)/info\.json$`)
 )
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -181,8 +185,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.log = append(s.log, r.URL.Path)
 	s.counts[r.URL.Path]++
 	s.mu.Unlock()
+	w.Header().Set("Access-Control-Allow-Origin", "*")
 	if r.URL.Path == "/iiif/book/manifest.json" {
 		s.manifest(w)
+		return
+	}
+	if m := infoRequest.FindStringSubmatch(r.URL.Path); m != nil {
+		i, _ := strconv.Atoi(m[1])
+		s.info(w, r, i)
 		return
 	}
 	if m := textRequest.FindStringSubmatch(r.URL.Path); m != nil {
@@ -220,13 +230,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if hold != nil {
 		defer hold()()
 	}
-	if i >= len(s.Images) || gone {
+	if gone {
 		http.NotFound(w, r)
 		return
 	}
-	img, err := s.Image(i)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+	img, ok := s.pageImage(w, r, i)
+	if !ok {
 		return
 	}
 	b := img.Bounds()
@@ -289,6 +298,60 @@ func (s *Server) allowed(level int, size string, fw, fh int) (w, h int, ok bool)
 	return 0, 0, false
 }
 
+// service is the image service of page i, as the manifest embeds it
+// (Image API 3.0 or 2.1).
+func (s *Server) service(i, fw, fh int) map[string]any {
+	id := fmt.Sprintf("%s/iiif/img/%d", s.URL, i)
+	var svc map[string]any
+	if s.V3 {
+		svc = map[string]any{"id": id, "type": "ImageService3", "profile": fmt.Sprintf("level%d", s.Levels[i]), "width": fw, "height": fh}
+	} else {
+		svc = map[string]any{"@context": "http://iiif.io/api/image/2/context.json", "@id": id,
+			"profile": fmt.Sprintf("http://iiif.io/api/image/2/level%d.json", s.Levels[i]), "width": fw, "height": fh}
+	}
+	if s.Levels[i] == 0 {
+		var sizes []any
+		for _, z := range Level0Sizes(fw, fh) {
+			sizes = append(sizes, map[string]any{"width": z[0], "height": z[1]})
+		}
+		svc["sizes"] = sizes
+	}
+	return svc
+}
+
+// pageImage is page i's decoded image; when there is none it answers the
+// request (404 past the last page, 500 when the file cannot be read).
+func (s *Server) pageImage(w http.ResponseWriter, r *http.Request, i int) (image.Image, bool) {
+	if i >= len(s.Images) {
+		http.NotFound(w, r)
+		return nil, false
+	}
+	img, err := s.Image(i)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return nil, false
+	}
+	return img, true
+}
+
+// info writes page i's image information (info.json): its service with
+// the context and protocol the Image API asks for.
+func (s *Server) info(w http.ResponseWriter, r *http.Request, i int) {
+	img, ok := s.pageImage(w, r, i)
+	if !ok {
+		return
+	}
+	svc := s.service(i, img.Bounds().Dx(), img.Bounds().Dy())
+	svc["protocol"] = "http://iiif.io/api/image"
+	if s.V3 {
+		svc["@context"] = "http://iiif.io/api/image/3/context.json"
+	} else {
+		svc["profile"] = []any{svc["profile"]}
+	}
+	w.Header().Set("Content-Type", "application/ld+json")
+	json.NewEncoder(w).Encode(svc)
+}
+
 // manifest writes the book's manifest (Presentation 3.0 or 2.1).
 func (s *Server) manifest(w http.ResponseWriter) {
 	var canvases []any
@@ -302,20 +365,11 @@ func (s *Server) manifest(w http.ResponseWriter) {
 		svcID := fmt.Sprintf("%s/iiif/img/%d", s.URL, i)
 		canvasID := fmt.Sprintf("%s/iiif/book/canvas/p%d", s.URL, i+1)
 		label := fmt.Sprintf("f. %d", i+1)
-		var sizes []any
-		if s.Levels[i] == 0 {
-			for _, z := range Level0Sizes(fw, fh) {
-				sizes = append(sizes, map[string]any{"width": z[0], "height": z[1]})
-			}
-		}
+		svc := s.service(i, fw, fh)
 		s.mu.Lock()
 		tf, text := s.texts[i]
 		s.mu.Unlock()
 		if s.V3 {
-			svc := map[string]any{"id": svcID, "type": "ImageService3", "profile": fmt.Sprintf("level%d", s.Levels[i]), "width": fw, "height": fh}
-			if sizes != nil {
-				svc["sizes"] = sizes
-			}
 			c := map[string]any{"id": canvasID, "type": "Canvas", "label": map[string]any{"none": []string{label}},
 				"width": fw, "height": fh, "items": []any{map[string]any{"id": canvasID + "/page", "type": "AnnotationPage", "items": []any{map[string]any{
 					"id": canvasID + "/image", "type": "Annotation", "motivation": "painting", "target": canvasID,
@@ -326,11 +380,6 @@ func (s *Server) manifest(w http.ResponseWriter) {
 			}
 			canvases = append(canvases, c)
 			continue
-		}
-		svc := map[string]any{"@context": "http://iiif.io/api/image/2/context.json", "@id": svcID,
-			"profile": fmt.Sprintf("http://iiif.io/api/image/2/level%d.json", s.Levels[i]), "width": fw, "height": fh}
-		if sizes != nil {
-			svc["sizes"] = sizes
 		}
 		c := map[string]any{"@id": canvasID, "@type": "sc:Canvas", "label": label, "width": fw, "height": fh,
 			"images": []any{map[string]any{"@type": "oa:Annotation", "motivation": "sc:painting", "on": canvasID,

@@ -23,13 +23,7 @@ import (
 // the outputs load in iiif-prezi3 (Presentation 3) and iiif-prezi's 2.1
 // reader (Presentation 2).
 func TestBookOutChained(t *testing.T) {
-	if !strings.Contains(os.Getenv("CGO_LDFLAGS"), "tshim") {
-		t.Skip("needs the native environment to build pageclass and translate: make test, or eval \"$(make -s env)\"")
-	}
-	root := repoRoot(t)
-	bin := t.TempDir()
-	runIn(t, root, nil, "go", "build", "-o", bin+"/", "archivekit/cmd/pageclass", "archivekit/cmd/translate")
-
+	root, bin := buildTools(t)
 	alto, err := os.ReadFile(testenv.Path(t, "alto/MTX201501307_anon.alto.xml"))
 	if err != nil {
 		t.Fatal(err)
@@ -43,24 +37,10 @@ func TestBookOutChained(t *testing.T) {
 			s.SetText(0, alto, "application/alto+xml", "http://www.loc.gov/standards/alto/ns-v2#")
 			work := t.TempDir()
 			const tBase, cBase = "https://example.org/pub/t/", "https://example.org/pub/c/"
-			runIn(t, work, []string{"TRANSLATION_URL=" + api.URL},
-				filepath.Join(bin, "translate"), s.ManifestURL(), "-o", "t", "--vocabulary", "", "-src", "cs",
-				"--book-out", "--book-base-url", tBase)
-			derived, _ := filepath.Glob(filepath.Join(work, "t", "*_en.json"))
-			if len(derived) != 1 {
-				entries, _ := os.ReadDir(filepath.Join(work, "t"))
-				t.Fatalf("translate --book-out: derived manifests %v in %v", derived, entries)
-			}
-			// run from the tree, whose weights/demo holds the shipped models
-			runIn(t, root, nil, filepath.Join(bin, "pageclass"), "-f", derived[0], "--fetch-private", "--results", filepath.Join(work, "r"),
-				"--book-out", filepath.Join(work, "c"), "--book-base-url", cBase)
-			both, _ := filepath.Glob(filepath.Join(work, "c", "*_classes.json"))
-			if len(both) != 1 {
-				t.Fatalf("pageclass --book-out: derived manifests %v", both)
-			}
-			canvases := readCanvases(t, both[0], v3)
+			both := chainBookOut(t, root, bin, api.URL, s, work, tBase, cBase)
+			canvases := readCanvases(t, both, v3)
 			if len(canvases) != 2 {
-				t.Fatalf("%s: %d canvases, want 2", both[0], len(canvases))
+				t.Fatalf("%s: %d canvases, want 2", both, len(canvases))
 			}
 			for i, c := range canvases {
 				var translations, classes int
@@ -87,12 +67,25 @@ func TestBookOutChained(t *testing.T) {
 				pages = append(pages, p...)
 			}
 			if v3 {
-				t.Logf("iiif-prezi3: %s", bookouttest.Prezi3(t, both[0], pages...))
+				t.Logf("iiif-prezi3: %s", bookouttest.Prezi3(t, both, pages...))
 			} else {
-				t.Logf("iiif-prezi: %s", bookouttest.Prezi2(t, both[0], pages...))
+				t.Logf("iiif-prezi: %s", bookouttest.Prezi2(t, both, pages...))
 			}
 		})
 	}
+}
+
+// buildTools builds pageclass and translate from the tree (the test is
+// skipped without the native environment) and returns the tree's root
+// and the binaries' folder.
+func buildTools(t *testing.T) (root, bin string) {
+	t.Helper()
+	if !strings.Contains(os.Getenv("CGO_LDFLAGS"), "tshim") {
+		t.Skip("needs the native environment to build pageclass and translate: make test, or eval \"$(make -s env)\"")
+	}
+	root, bin = repoRoot(t), t.TempDir()
+	runIn(t, root, nil, "go", "build", "-o", bin+"/", "archivekit/cmd/pageclass", "archivekit/cmd/translate")
+	return root, bin
 }
 
 // canvas is what a viewer reads of a canvas of a derived manifest: its
