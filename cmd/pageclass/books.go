@@ -143,12 +143,19 @@ func (r *classifier) bookOptions(f *fetch.Fetcher) book.Options {
 }
 
 // newFetcher is the run's fetcher: fetch.Defaults, with private addresses
-// reachable from a book's links only with --fetch-private, and at most
-// --fetch-workers requests to one host at once.
-func (r *classifier) newFetcher() *fetch.Fetcher {
+// reachable from a book's links only on the hosts of the book URLs the
+// user named (named, as translate does) or, on any host, with
+// --fetch-private, and at most --fetch-workers requests to one host at
+// once.
+func (r *classifier) newFetcher(named ...string) *fetch.Fetcher {
 	p := fetch.Policy{MaxPerHost: r.cli.FetchWorkers}
 	if r.cli.FetchPrivate {
 		p.Private = fetch.PrivateAllowed
+	}
+	for _, loc := range named {
+		if u, err := url.Parse(loc); err == nil && isURL(loc) {
+			p.AllowHosts = append(p.AllowHosts, u.Host)
+		}
 	}
 	return fetch.New(p, nil)
 }
@@ -157,7 +164,7 @@ func (r *classifier) newFetcher() *fetch.Fetcher {
 // as one): its pages. A book that cannot be read fails the run with the
 // reader's error, which names the book and what was wrong.
 func (r *classifier) collectBook(ctx context.Context, loc string) (*inputSet, error) {
-	set := &inputSet{Root: ".", books: &bookInputs{pages: map[string]*bookPage{}, fetcher: r.newFetcher()}}
+	set := &inputSet{Root: ".", books: &bookInputs{pages: map[string]*bookPage{}, fetcher: r.newFetcher(loc)}}
 	if !isURL(loc) {
 		set.Root = filepath.Dir(loc)
 	}
@@ -207,7 +214,11 @@ func (r *classifier) addBooks(ctx context.Context, set *inputSet) error {
 	if set.books == nil || len(set.books.candidates) == 0 {
 		return nil
 	}
-	set.books.fetcher = r.newFetcher()
+	var named []string // the URLs of a list (a folder's books are files)
+	if set.books.list {
+		named = set.books.candidates
+	}
+	set.books.fetcher = r.newFetcher(named...)
 	opts := r.bookOptions(set.books.fetcher)
 	for _, b := range set.books.candidates {
 		if err := set.addBook(ctx, b, opts); err != nil {

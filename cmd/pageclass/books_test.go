@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -116,14 +117,27 @@ func TestBookIIIFLevels(t *testing.T) {
 	}
 }
 
-// A book's links reach loopback or private addresses only with
-// --fetch-private: without it the manifest given is read, no image is
-// requested, and every page is recorded as failed with the reason.
+// A book's links to another host reach loopback or private addresses only
+// with --fetch-private: without it the manifest given is read, no image is
+// requested, and every page is recorded as failed with the reason and the
+// flag. Links on the host of the URL given (the user named it, as with
+// translate) are fetched without it (before: refused too).
 func TestBookLinksToPrivateRefused(t *testing.T) {
 	e := newEnv(t, nil)
 	e.model(t, "v4.4")
 	s := booktest.New(t, classifytest.Pages(t, 1), 3, true)
-	code, log := e.run(t, "-f", s.ManifestURL())
+	// the same manifest served from another host: its links lead to s
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resp, err := http.Get(s.ManifestURL())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		io.Copy(w, resp.Body)
+	}))
+	defer other.Close()
+	code, log := e.run(t, "-f", other.URL+"/manifest.json")
 	if code == exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
@@ -138,6 +152,10 @@ func TestBookLinksToPrivateRefused(t *testing.T) {
 	// rule only).
 	if len(fails) > 1 && !strings.Contains(fails[1][1], "--fetch-private") {
 		t.Errorf("the refusal does not say that --fetch-private allows it: %q", fails[1][1])
+	}
+	results := filepath.Join(e.root, "same-host")
+	if code, log := e.run(t, "-f", s.ManifestURL(), "--results", results); code != exitOK {
+		t.Errorf("links on the host of the URL given: exit %d: %s", code, log)
 	}
 }
 

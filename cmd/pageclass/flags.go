@@ -37,7 +37,7 @@ type CLI struct {
 	BookPages     string `name:"book-pages" group:"input" placeholder:"IDS" help:"Pages of a book to classify, by METS div ID or canvas id, in OCR-D's syntax: PHYS_0001..PHYS_0005, lists with commas, ~ID to leave one out."`
 	BookSkipTypes string `name:"book-skip-types" group:"input" placeholder:"TYPE[,TYPE]" help:"Leave out the pages of a METS book that a logical div of these TYPEs links to (binding, colour_checker ...), before anything is fetched."`
 	FetchWorkers  int    `name:"fetch-workers" group:"input" default:"${fetch_workers}" placeholder:"N" help:"Remote page images of a book fetched at once ahead of the classification, in page order, and the most requests to one host at once ([INPUT] fetch_workers: ${fetch_workers})."`
-	FetchPrivate  bool   `name:"fetch-private" group:"input" help:"Let a remote book's links reach loopback and private network addresses (an institution's internal IIIF server); without it only the URL given to -f may."`
+	FetchPrivate  bool   `name:"fetch-private" group:"input" help:"Let a remote book's links reach loopback and private network addresses (an institution's internal IIIF server); without it only the host of the URL given to -f (or of a list's URLs) may."`
 	PDFRenderer   string `name:"pdf-renderer" group:"input" default:"poppler" enum:"poppler,pdfium" env:"PDF_RENDERER" placeholder:"NAME" help:"Renderer of PDF pages: poppler (libvips' PDF loader, GPL) or pdfium (PDFium, BSD-3-Clause and Apache-2.0; needs libpdfium.so: the installed tree's lib/, make pdfium's, or PDFIUM_LIBRARY). Recorded in the run metadata."`
 
 	// Output.
