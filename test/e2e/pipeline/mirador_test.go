@@ -29,7 +29,7 @@ import (
 
 // shownMotivations are the motivations whose annotations Mirador's
 // annotation panel lists with its default settings
-// (annotations.filteredMotivations of Mirador 4.0.0).
+// (annotations.filteredMotivations of Mirador 3.4.3 and 4.0.0).
 var shownMotivations = []string{"oa:commenting", "oa:tagging", "sc:painting", "commenting", "tagging"}
 
 // publisherMotivations are those a publisher adds to that setting to list
@@ -38,7 +38,7 @@ var shownMotivations = []string{"oa:commenting", "oa:tagging", "sc:painting", "c
 var publisherMotivations = append(slices.Clone(shownMotivations), "supplementing", "classifying", "oa:classifying")
 
 // TestBookOutMirador opens what translate --book-out and pageclass
-// --book-out publish in Mirador, the IIIF viewer (the release pinned in
+// --book-out publish in Mirador, the IIIF viewer (each release pinned in
 // test/mirador.txt, fetched by make mirador), in headless Chromium: a
 // three-page book served over HTTP on localhost (a Czech ALTO page of
 // rectangles, an eScriptorium ALTO page of polygons, a blank page the
@@ -52,7 +52,7 @@ var publisherMotivations = append(slices.Clone(shownMotivations), "supplementing
 // a publisher adds (supplementing, classifying).
 // Presentation 3 and 2.
 func TestBookOutMirador(t *testing.T) {
-	bundle := miradorBundle(t)
+	releases := miradorReleases(t, repoRoot(t))
 	root, bin := buildTools(t)
 	czech, err := os.ReadFile(testenv.Path(t, "alto/MTX201501307_anon.alto.xml"))
 	if err != nil {
@@ -92,7 +92,7 @@ func TestBookOutMirador(t *testing.T) {
 			s.SetText(0, czech, "application/alto+xml", "http://www.loc.gov/standards/alto/ns-v3#")
 			s.SetText(1, hebrew, "application/alto+xml", "http://www.loc.gov/standards/alto/ns-v4#")
 			work := t.TempDir()
-			pub := httptest.NewServer(publisher(work, bundle))
+			pub := httptest.NewServer(publisher(work, releases))
 			defer pub.Close()
 			derived := chainBookOut(t, root, bin, api.URL, s, work, pub.URL+"/t/", pub.URL+"/c/")
 			manifestURL := pub.URL + "/c/" + filepath.Base(derived)
@@ -103,42 +103,52 @@ func TestBookOutMirador(t *testing.T) {
 					want[i] = append(want[i], readShownAnnotations(t, filepath.Join(work, strings.TrimPrefix(page, pub.URL+"/")), v3)...)
 				}
 			}
-			for _, set := range []struct {
-				name        string
-				motivations []string
-			}{{"default settings", nil}, {"publisher's settings", publisherMotivations}} {
-				s.Reset()
-				// a canvas is shown once its image was requested and answered
-				drawn := func(i int) bool { _, _, sizes, _ := s.Served(); return sizes[i] != "" }
-				got := openInMirador(t, ctx, pub.URL, manifestURL, set.motivations, len(canvases), drawn)
-				shown := set.motivations
-				if shown == nil {
-					shown = shownMotivations
-				}
-				for i, c := range canvases {
-					if w := listed(want[i], shown); !slices.Equal(got[i], w) {
-						t.Errorf("%s: canvas %s: Mirador's annotation panel lists %q, want %q", set.name, c.id, got[i], w)
+			for _, release := range releases {
+				for _, motivations := range [][]string{nil, publisherMotivations} {
+					label := fmt.Sprintf("Mirador %s, %s settings", release.version, map[bool]string{true: "default", false: "publisher's"}[motivations == nil])
+					s.Reset()
+					start := time.Now()
+					// a canvas is shown once its image was requested and answered
+					drawn := func(i int) bool { _, _, sizes, _ := s.Served(); return sizes[i] != "" }
+					got := openInMirador(t, ctx, viewerURL(pub.URL, release.version, manifestURL, motivations), len(canvases), drawn)
+					took := time.Since(start)
+					checkPanel(t, label, v3, motivations, canvases, want, got)
+					_, denied, sizes, _ := s.Served()
+					if len(denied) > 0 {
+						t.Errorf("%s: image requests refused: %v", label, denied)
 					}
+					t.Logf("%s: the panel lists %d, %d and %d annotations on the three canvases (images at sizes %v; %.1f s)", label, len(got[0]), len(got[1]), len(got[2]), sizes, took.Seconds())
 				}
-				// What docs/translate.md and docs/pageclass.md say a user sees.
-				for i, g := range got {
-					lines, classes, flags := kinds(g)
-					// v3 translations are supplementing: listed only with the
-					// publisher's settings; v2 ones are sc:painting
-					wantLines := i < 2 && (set.motivations != nil || !v3)
-					wantClasses := set.motivations != nil
-					if (lines > 0) != wantLines || (classes > 0) != wantClasses || flags != map[bool]int{true: 1, false: 0}[i == 2] {
-						t.Errorf("%s: canvas %d: Mirador lists %d translated lines, %d classes and %d review flags; want lines %v, classes %v and the blank page's flag (update the docs if Mirador changed)",
-							set.name, i+1, lines, classes, flags, wantLines, wantClasses)
-					}
-				}
-				_, denied, sizes, _ := s.Served()
-				if len(denied) > 0 {
-					t.Errorf("%s: image requests refused: %v", set.name, denied)
-				}
-				t.Logf("%s: Mirador lists %d, %d and %d annotations on the three canvases (images at sizes %v)", set.name, len(got[0]), len(got[1]), len(got[2]), sizes)
 			}
 		})
+	}
+}
+
+// checkPanel compares what Mirador's annotation panel listed on each
+// canvas (got) with the annotations of its pages (want) whose motivation
+// the settings show (motivations; nil: Mirador's default), and with what
+// docs/pageclass.md says a user sees.
+func checkPanel(t *testing.T, label string, v3 bool, motivations []string, canvases []canvas, want [][]shownAnnotation, got [][]string) {
+	t.Helper()
+	shown := motivations
+	if shown == nil {
+		shown = shownMotivations
+	}
+	for i, c := range canvases {
+		if w := listed(want[i], shown); !slices.Equal(got[i], w) {
+			t.Errorf("%s: canvas %s: Mirador's annotation panel lists %q, want %q", label, c.id, got[i], w)
+		}
+	}
+	for i, g := range got {
+		lines, classes, flags := kinds(g)
+		// v3 translations are supplementing: listed only with the
+		// publisher's settings; v2 ones are sc:painting
+		wantLines := i < 2 && (motivations != nil || !v3)
+		wantClasses := motivations != nil
+		if (lines > 0) != wantLines || (classes > 0) != wantClasses || flags != map[bool]int{true: 1, false: 0}[i == 2] {
+			t.Errorf("%s: canvas %d: Mirador lists %d translated lines, %d classes and %d review flags; want lines %v, classes %v and the blank page's flag (update the docs if Mirador changed)",
+				label, i+1, lines, classes, flags, wantLines, wantClasses)
+		}
 	}
 }
 
@@ -184,44 +194,83 @@ func firstALTOPage(t *testing.T, b []byte) []byte {
 	return []byte(s[:end+len("</Page>")] + "\n" + s[layout:])
 }
 
-// miradorBundle is Mirador's built bundle (ARCHIVEKIT_MIRADOR, set by make
-// test and make env); the test is skipped when it is not set.
-func miradorBundle(t *testing.T) string {
+// miradorRelease is a release of Mirador pinned in test/mirador.txt and
+// its built bundle.
+type miradorRelease struct{ version, bundle string }
+
+// miradorReleases are the releases pinned in test/mirador.txt, their
+// bundles under ARCHIVEKIT_MIRADOR (make mirador's cache entry, set by
+// make test and make env); the test is skipped when it is not set.
+func miradorReleases(t *testing.T, root string) []miradorRelease {
 	t.Helper()
-	p := os.Getenv("ARCHIVEKIT_MIRADOR")
-	if p == "" {
-		t.Skip("needs Mirador: make mirador, then ARCHIVEKIT_MIRADOR=<its dist/mirador.min.js> (make test and eval \"$(make -s env)\" set it)")
+	dir := os.Getenv("ARCHIVEKIT_MIRADOR")
+	if dir == "" {
+		t.Skip("needs Mirador: make mirador, then ARCHIVEKIT_MIRADOR=<its cache entry> (make test and eval \"$(make -s env)\" set it)")
 	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("ARCHIVEKIT_MIRADOR: %v (make mirador fetches it)", err)
+	pins, err := os.ReadFile(filepath.Join(root, "test", "mirador.txt"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return p
+	var out []miradorRelease
+	for _, line := range strings.Split(string(pins), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "mirador" {
+			r := miradorRelease{f[1], filepath.Join(dir, f[1], "dist", "mirador.min.js")}
+			if _, err := os.Stat(r.bundle); err != nil {
+				t.Fatalf("ARCHIVEKIT_MIRADOR: Mirador %s: %v (make mirador fetches it)", r.version, err)
+			}
+			out = append(out, r)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("test/mirador.txt pins no Mirador release")
+	}
+	return out
 }
 
 // publisher serves the outputs folder as a publisher does (t/ the
-// translation's, c/ the classes'), Mirador's bundle at /mirador.min.js and
-// the viewer's page at /viewer.html.
-func publisher(work, bundle string) http.Handler {
+// translation's, c/ the classes'), each release's bundle at
+// /mirador-<version>.min.js and the viewer's page at /viewer.html
+// (viewerURL).
+func publisher(work string, releases []miradorRelease) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/t/", http.FileServer(http.Dir(work)))
 	mux.Handle("/c/", http.FileServer(http.Dir(work)))
-	mux.HandleFunc("/mirador.min.js", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, bundle) })
+	for _, r := range releases {
+		mux.HandleFunc("/mirador-"+r.version+".min.js", func(w http.ResponseWriter, req *http.Request) { http.ServeFile(w, req, r.bundle) })
+	}
 	mux.HandleFunc("/viewer.html", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, viewerPage)
+		fmt.Fprintf(w, viewerPage, url.PathEscape(r.URL.Query().Get("mirador")))
 	})
 	return mux
 }
 
 // viewerPage is the plain page a publisher puts Mirador on: the bundle
-// and one call, its settings (JSON) in the page's query string.
+// (%s: its version) and one call, its settings (JSON) in the page's query
+// string.
 const viewerPage = `<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Mirador</title></head>
 <body><div id="viewer" style="position:absolute;inset:0"></div>
-<script src="/mirador.min.js"></script>
+<script src="/mirador-%s.min.js"></script>
 <script>
 window.mirador = Mirador.viewer(JSON.parse(new URLSearchParams(location.search).get("config")));
 </script></body></html>`
+
+// viewerURL is the address of the viewer's page on Mirador version,
+// opening manifestURL in one window with its annotation panel open;
+// motivations, when not nil, are the panel's
+// annotations.filteredMotivations.
+func viewerURL(base, version, manifestURL string, motivations []string) string {
+	cfg := map[string]any{
+		"id":      "viewer",
+		"windows": []any{map[string]any{"id": "w", "manifestId": manifestURL, "sideBarOpen": true, "sideBarPanel": "annotations"}},
+	}
+	if motivations != nil {
+		cfg["annotations"] = map[string]any{"filteredMotivations": motivations}
+	}
+	config, _ := json.Marshal(cfg)
+	return base + "/viewer.html?" + url.Values{"mirador": {version}, "config": {string(config)}}.Encode()
+}
 
 // chainBookOut runs translate --book-out on the book's manifest into
 // work/t and pageclass --book-out on the translation's derived manifest
@@ -297,23 +346,14 @@ func oneOrMany[T any](t *testing.T, raw json.RawMessage) []T {
 	return []T{one}
 }
 
-// openInMirador opens the manifest in Mirador (motivations: the panel's
-// annotations.filteredMotivations, nil for Mirador's default) with the
-// annotation panel open, and returns, per canvas, the texts the panel
-// lists (sorted), going to the next canvas with the window's "Next item"
-// button. On each canvas it waits until Mirador has received every
-// annotation page of it, the panel lists as many annotations as Mirador's
-// state shows for it, and drawn(canvas index) holds.
-func openInMirador(t *testing.T, ctx context.Context, base, manifestURL string, motivations []string, canvases int, drawn func(int) bool) [][]string {
+// openInMirador opens the viewer's page (viewerURL) and returns, per
+// canvas, the texts Mirador's annotation panel lists (sorted), going to
+// the next canvas with the window's "Next item" button. On each canvas it
+// waits until Mirador has received every annotation page of it, the panel
+// lists as many annotations as Mirador's state shows for it, and
+// drawn(canvas index) holds.
+func openInMirador(t *testing.T, ctx context.Context, page string, canvases int, drawn func(int) bool) [][]string {
 	t.Helper()
-	cfg := map[string]any{
-		"id":      "viewer",
-		"windows": []any{map[string]any{"id": "w", "manifestId": manifestURL, "sideBarOpen": true, "sideBarPanel": "annotations"}},
-	}
-	if motivations != nil {
-		cfg["annotations"] = map[string]any{"filteredMotivations": motivations}
-	}
-	config, _ := json.Marshal(cfg)
 	var jsErrors []string
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -322,7 +362,6 @@ func openInMirador(t *testing.T, ctx context.Context, base, manifestURL string, 
 			jsErrors = append(jsErrors, e.ExceptionDetails.Error())
 		}
 	})
-	page := base + "/viewer.html?config=" + url.QueryEscape(string(config))
 	if err := chromedp.Run(ctx, chromedp.Navigate(page)); err != nil {
 		t.Fatalf("open %s: %v", page, err)
 	}
