@@ -311,28 +311,7 @@ func (f *Fetcher) GetLinked(ctx context.Context, rawURL string) ([]byte, error) 
 	return f.get(ctx, rawURL, false)
 }
 
-// Prefix returns the first n bytes of rawURL's body (all of it when it is
-// shorter), as GetLinked (linked) or Get would, for a caller that only
-// looks at a file's start: the request asks for that range, and at most n
-// bytes are read whatever the server sends (200 or 206). A body known to
-// be larger than MaxBytes (its Content-Length or Content-Range) is
-// ErrTooLarge, as for Get. A 416 answer is an empty body when its
-// Content-Range says so ("bytes */0"); otherwise the body is fetched whole
-// (and cached), as Get would. A prefix is not cached; a body fetched whole
-// before (or kept) gives its prefix without a request.
-func (f *Fetcher) Prefix(ctx context.Context, rawURL string, n int64, linked bool) ([]byte, error) {
-	if n <= 0 {
-		return nil, fmt.Errorf("fetch: prefix of %d bytes", n)
-	}
-	return f.getN(ctx, rawURL, !linked, n)
-}
-
 func (f *Fetcher) get(ctx context.Context, rawURL string, trusted bool) ([]byte, error) {
-	return f.getN(ctx, rawURL, trusted, 0)
-}
-
-// getN gets rawURL's body, or its first n bytes when n > 0.
-func (f *Fetcher) getN(ctx context.Context, rawURL string, trusted bool, n int64) ([]byte, error) {
 	f.mu.Lock()
 	body, ok := f.cache[rawURL]
 	f.mu.Unlock()
@@ -340,54 +319,34 @@ func (f *Fetcher) getN(ctx context.Context, rawURL string, trusted bool, n int64
 		body, ok = f.kept(rawURL)
 	}
 	if ok {
-		return prefix(body, n), nil
+		return body, nil
 	}
 	// callers asking for the same URL at once share one fetch; a linked and
-	// a trusted fetch of one URL are kept apart, and so are prefixes
-	key := fmt.Sprintf("%t %d %s", trusted, n, rawURL)
-	v, err, _ := f.group.Do(key, func() (any, error) { return f.fetch(ctx, rawURL, trusted, n) })
+	// a trusted fetch of one URL are kept apart
+	key := fmt.Sprintf("%t %s", trusted, rawURL)
+	v, err, _ := f.group.Do(key, func() (any, error) { return f.fetch(ctx, rawURL, trusted) })
 	if err != nil {
 		return nil, err
 	}
 	return v.([]byte), nil
 }
 
-// prefix is body's first n bytes (all of body when n is 0).
-func prefix(body []byte, n int64) []byte {
-	if n > 0 && int64(len(body)) > n {
-		return body[:n]
-	}
-	return body
-}
-
-// fetch gets rawURL (its first n bytes when n > 0) with retries and caches
-// a whole body.
-func (f *Fetcher) fetch(ctx context.Context, rawURL string, trusted bool, n int64) ([]byte, error) {
+// fetch gets rawURL with retries and caches its body.
+func (f *Fetcher) fetch(ctx context.Context, rawURL string, trusted bool) ([]byte, error) {
 	f.mu.Lock()
 	body, ok := f.cache[rawURL]
 	f.mu.Unlock()
 	if ok {
-		return prefix(body, n), nil
+		return body, nil
 	}
 	wait := f.policy.Backoff
 	var err error
 	for attempt := 0; ; attempt++ {
-		body, err = f.follow(ctx, rawURL, trusted, n)
-		if n > 0 && errors.Is(err, errRangeRefused) {
-			// the whole body, cached, and its prefix
-			if body, err = f.follow(ctx, rawURL, trusted, 0); err == nil {
-				f.mu.Lock()
-				f.cache[rawURL] = body
-				f.mu.Unlock()
-				return prefix(body, n), nil
-			}
-		}
+		body, err = f.follow(ctx, rawURL, trusted)
 		if err == nil {
-			if n == 0 {
-				f.mu.Lock()
-				f.cache[rawURL] = body
-				f.mu.Unlock()
-			}
+			f.mu.Lock()
+			f.cache[rawURL] = body
+			f.mu.Unlock()
 			return body, nil
 		}
 		if attempt >= f.policy.Retries || !transient(err) {
@@ -402,10 +361,6 @@ func (f *Fetcher) fetch(ctx context.Context, rawURL string, trusted bool, n int6
 	}
 }
 
-// errRangeRefused is a 416 answer to a range from byte 0 that does not
-// say the body is empty (Content-Range "bytes */0").
-var errRangeRefused = errors.New("range from byte 0 refused for a body not said to be empty")
-
 // transient says whether an error is worth a retry.
 func transient(err error) bool {
 	var se *StatusError
@@ -416,9 +371,9 @@ func transient(err error) bool {
 		!errors.Is(err, ErrPrivate) && !errors.Is(err, ErrHost) && !errors.Is(err, context.Canceled)
 }
 
-// follow gets rawURL (its first n bytes when n > 0), following up to
-// MaxRedirects redirects, each checked.
-func (f *Fetcher) follow(ctx context.Context, rawURL string, first bool, n int64) ([]byte, error) {
+// follow gets rawURL, following up to MaxRedirects redirects, each
+// checked.
+func (f *Fetcher) follow(ctx context.Context, rawURL string, first bool) ([]byte, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, err
@@ -435,7 +390,7 @@ func (f *Fetcher) follow(ctx context.Context, rawURL string, first bool, n int64
 		}
 	}
 	for hop := 0; ; hop++ {
-		body, next, err := f.once(ctx, u, first, n)
+		body, next, err := f.once(ctx, u, first)
 		if err != nil || next == nil {
 			return body, err
 		}
@@ -458,9 +413,8 @@ func (f *Fetcher) follow(ctx context.Context, rawURL string, first bool, n int64
 	}
 }
 
-// once sends one request (for the first n bytes when n > 0); a redirect
-// returns its target.
-func (f *Fetcher) once(ctx context.Context, u *url.URL, first bool, n int64) ([]byte, *url.URL, error) {
+// once sends one request; a redirect returns its target.
+func (f *Fetcher) once(ctx context.Context, u *url.URL, first bool) ([]byte, *url.URL, error) {
 	release, err := f.slot(ctx, u.Host)
 	if err != nil {
 		return nil, nil, err
@@ -479,9 +433,6 @@ func (f *Fetcher) once(ctx context.Context, u *url.URL, first bool, n int64) ([]
 		return nil, nil, err
 	}
 	req.Header.Set("User-Agent", f.policy.UserAgent)
-	if n > 0 {
-		req.Header.Set("Range", "bytes=0-"+strconv.FormatInt(n-1, 10))
-	}
 	entry := Request{URL: u.String()}
 	defer func() {
 		f.mu.Lock()
@@ -497,25 +448,6 @@ func (f *Fetcher) once(ctx context.Context, u *url.URL, first bool, n int64) ([]
 	size := resp.ContentLength
 	switch resp.StatusCode {
 	case http.StatusOK:
-	case http.StatusPartialContent:
-		if n <= 0 {
-			return nil, nil, &StatusError{URL: u.String(), Code: resp.StatusCode}
-		}
-		var ok bool
-		if size, ok = rangeSize(resp.Header.Get("Content-Range")); !ok {
-			return nil, nil, fmt.Errorf("%s: a partial answer from byte 0 was asked for, Content-Range is %q", u, resp.Header.Get("Content-Range"))
-		}
-	case http.StatusRequestedRangeNotSatisfiable:
-		if n <= 0 {
-			return nil, nil, &StatusError{URL: u.String(), Code: resp.StatusCode}
-		}
-		if strings.TrimSpace(resp.Header.Get("Content-Range")) == "bytes */0" {
-			return []byte{}, nil, nil // no byte 0: an empty body
-		}
-		// a range from byte 0 is unsatisfiable only for an empty body: a
-		// server that says otherwise, or does not say, is asked again
-		// without a range (fetch)
-		return nil, nil, fmt.Errorf("%s: %w (Content-Range %q)", u, errRangeRefused, resp.Header.Get("Content-Range"))
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
 		loc, err := resp.Location()
 		if err != nil {
@@ -528,14 +460,6 @@ func (f *Fetcher) once(ctx context.Context, u *url.URL, first bool, n int64) ([]
 	if size > f.policy.MaxBytes {
 		return nil, nil, fmt.Errorf("%s: %w (%s bytes, limit %d)", u, ErrTooLarge, strconv.FormatInt(size, 10), f.policy.MaxBytes)
 	}
-	if n > 0 {
-		body, err := io.ReadAll(io.LimitReader(resp.Body, min(n, f.policy.MaxBytes)))
-		entry.Bytes = int64(len(body))
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", u, err)
-		}
-		return body, nil, nil
-	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, f.policy.MaxBytes+1))
 	entry.Bytes = int64(len(body))
 	if err != nil {
@@ -545,22 +469,4 @@ func (f *Fetcher) once(ctx context.Context, u *url.URL, first bool, n int64) ([]
 		return nil, nil, fmt.Errorf("%s: %w (limit %d bytes)", u, ErrTooLarge, f.policy.MaxBytes)
 	}
 	return body, nil, nil
-}
-
-// rangeSize reads the complete length of a Content-Range that starts at
-// byte 0 ("bytes 0-65535/1234567"; -1 for an unknown length, "*").
-func rangeSize(h string) (int64, bool) {
-	rest, ok := strings.CutPrefix(h, "bytes 0-")
-	if !ok {
-		return 0, false
-	}
-	_, total, ok := strings.Cut(rest, "/")
-	if !ok {
-		return 0, false
-	}
-	if total == "*" {
-		return -1, true
-	}
-	size, err := strconv.ParseInt(total, 10, 64)
-	return size, err == nil && size >= 0
 }

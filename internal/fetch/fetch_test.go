@@ -1,10 +1,8 @@
 package fetch
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -205,120 +203,5 @@ func TestAllowHosts(t *testing.T) {
 				t.Errorf("%d requests, want %d", n, c.requests)
 			}
 		})
-	}
-}
-
-// TestPrefix: Prefix asks for the first n bytes and reads no more: from a
-// server that honours ranges (206) and from one that sends the whole body
-// (200); a body shorter than n, or empty (200, or 416 as nginx answers),
-// is all there is; a body
-// known to be over MaxBytes (Content-Range, Content-Length) is ErrTooLarge
-// as for Get; a prefix is not cached, so a Get after it fetches the whole
-// body, and a Prefix after a Get reads the cache.
-func TestPrefix(t *testing.T) {
-	body := bytes.Repeat([]byte("0123456789"), 10000) // 100 000 bytes
-	var ranges []string
-	var mu sync.Mutex
-	mux := http.NewServeMux()
-	serve := func(data []byte) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			ranges = append(ranges, r.Header.Get("Range"))
-			mu.Unlock()
-			http.ServeContent(w, r, "f.xml", time.Time{}, bytes.NewReader(data))
-		}
-	}
-	mux.HandleFunc("/ranged", serve(body))
-	mux.HandleFunc("/short", serve([]byte("<alto/>")))
-	mux.HandleFunc("/empty", serve(nil))
-	mux.HandleFunc("/whole", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
-		w.Write(body)
-	})
-	mux.HandleFunc("/empty416", func(w http.ResponseWriter, r *http.Request) { // as nginx answers for an empty file
-		w.Header().Set("Content-Range", "bytes */0")
-		w.WriteHeader(http.StatusRequestedRangeNotSatisfiable)
-	})
-	// servers that refuse a range of a body that is not empty, saying its
-	// length or not: the body is then asked for whole
-	refuse := func(contentRange string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("Range") != "" {
-				if contentRange != "" {
-					w.Header().Set("Content-Range", contentRange)
-				}
-				w.WriteHeader(http.StatusRequestedRangeNotSatisfiable)
-				return
-			}
-			w.Write(body)
-		}
-	}
-	mux.HandleFunc("/refused416", refuse(fmt.Sprintf("bytes */%d", len(body))))
-	mux.HandleFunc("/bare416", refuse(""))
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	ctx := context.Background()
-	for _, c := range []struct {
-		path   string
-		max    int64
-		want   []byte
-		status int
-		is     error
-	}{
-		{"/refused416", 0, body[:1000], http.StatusOK, nil},
-		{"/bare416", 0, body[:1000], http.StatusOK, nil},
-		{"/refused416", 50000, nil, http.StatusOK, ErrTooLarge},
-		{"/ranged", 0, body[:1000], http.StatusPartialContent, nil},
-		{"/whole", 0, body[:1000], http.StatusOK, nil},
-		{"/short", 0, []byte("<alto/>"), http.StatusPartialContent, nil},
-		{"/empty", 0, []byte{}, http.StatusOK, nil},
-		{"/empty416", 0, []byte{}, http.StatusRequestedRangeNotSatisfiable, nil},
-		{"/ranged", 50000, nil, http.StatusPartialContent, ErrTooLarge},
-		{"/whole", 50000, nil, http.StatusOK, ErrTooLarge},
-	} {
-		t.Run(fmt.Sprint(c.path, c.max), func(t *testing.T) {
-			f := New(Policy{Private: PrivateAllowed, MaxBytes: c.max}, nil)
-			got, err := f.Prefix(ctx, srv.URL+c.path, 1000, true)
-			if c.is != nil {
-				if !errors.Is(err, c.is) {
-					t.Fatalf("%d bytes, %v; want %v", len(got), err, c.is)
-				}
-			} else if err != nil || !bytes.Equal(got, c.want) {
-				t.Fatalf("%d bytes %.20q, %v; want %d bytes %.20q", len(got), got, err, len(c.want), c.want)
-			}
-			log := f.Log()
-			if strings.HasSuffix(c.path, "416") && c.status != http.StatusRequestedRangeNotSatisfiable {
-				// the refused range, then the whole body
-				if len(log) != 2 || log[0].Status != http.StatusRequestedRangeNotSatisfiable || log[1].Status != c.status {
-					t.Errorf("log %+v, want a 416 then a whole body answered %d", log, c.status)
-				}
-				return
-			}
-			if len(log) != 1 || log[0].Status != c.status || log[0].Bytes > 1000 {
-				t.Errorf("log %+v, want one request answered %d, at most 1000 bytes read", log, c.status)
-			}
-		})
-	}
-	mu.Lock()
-	if ranges[0] != "bytes=0-999" {
-		t.Errorf("Range %q, want bytes=0-999", ranges[0])
-	}
-	mu.Unlock()
-
-	f := New(Policy{Private: PrivateAllowed}, nil)
-	if _, err := f.Prefix(ctx, srv.URL+"/ranged", 10, false); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := f.Get(ctx, srv.URL+"/ranged"); err != nil || !bytes.Equal(got, body) {
-		t.Fatalf("Get after Prefix: %d bytes, %v", len(got), err)
-	}
-	if got, err := f.Prefix(ctx, srv.URL+"/ranged", 10, false); err != nil || string(got) != "0123456789" {
-		t.Fatalf("Prefix after Get: %q, %v", got, err)
-	}
-	if n, b := f.Fetched(); n != 2 || b != 10+int64(len(body)) {
-		t.Errorf("%d requests, %d bytes; want 2 (the prefix, then the body), 100010 bytes", n, b)
-	}
-	if _, err := New(Policy{}, nil).Prefix(ctx, srv.URL+"/ranged", 10, true); !errors.Is(err, ErrPrivate) {
-		t.Errorf("a linked prefix at a loopback address: %v", err)
 	}
 }
