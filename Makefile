@@ -327,7 +327,7 @@ bench: deps native fixtures
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./bindings/torch ./internal/pageclass/train ./internal/pageclass/classify ./internal/pageclass/imageio
 	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m ./internal/pageclass/pipeline ./internal/translate/alto ./internal/translate/metadata ./internal/translate/translator
 	$(GO) test -run '^$$' -bench PredictImage -benchtime 200x -timeout 60m ./cmd/pageclass-api
-	$(GO) test -run '^$$' -bench 'Memory|TranslateSample' -benchtime 1x -timeout 60m ./cmd/pageclass-api ./cmd/translate-api
+	$(GO) test -run '^$$' -bench 'Memory|TranslateSample|BookJob' -benchtime 1x -timeout 60m ./cmd/pageclass-api ./cmd/translate-api
 
 ## gpu-bundle, gpu-check: the GPU check (test/gpu/run.sh, issue 31). make
 ## gpu-bundle builds $(GPU_BUNDLE) here (binaries, libvips closure, 40 sample

@@ -31,7 +31,9 @@ import (
 // A request fetches BOOK_FETCH_WORKERS pages at once (default 4; 1: one
 // after another), in order ahead of their classification, so that a slow
 // image server does not pace it; at most that many fetched images wait
-// in memory. Fetches are bounded as internal/fetch bounds them. By default a book and
+// in memory. A book job fetches its pages ahead the same way, while the
+// page before them is classified (jobs.BookInput.Fetchers). Fetches are
+// bounded as internal/fetch bounds them. By default a book and
 // its links may be at any public address and never at a loopback, private
 // or link-local one (the URL comes from a client); BOOK_HOSTS, a
 // comma-separated list of host or host:port, limits fetches to those hosts,
@@ -279,12 +281,14 @@ func bookReason(err error) service.Reason {
 // fetched by the worker as the derivative at the models' largest input
 // size (as /predict_document fetches it) and classified as a job's
 // uploaded item is (pick: a page image as /predict_image classifies it);
-// no MAX_PDF_PAGES bound.
+// no MAX_PDF_PAGES bound. BOOK_FETCH_WORKERS pages are fetched at once,
+// ahead of the page being classified.
 func (s *server) bookJobs() *jobs.BookInput {
-	return &jobs.BookInput{Field: "book", Fields: []string{"pages"}, Items: s.bookItems, Fetch: s.fetchPage}
+	return &jobs.BookInput{Field: "book", Fields: []string{"pages"}, Items: s.bookItems, Fetch: s.fetchPage, Fetchers: s.bookWorkers}
 }
 
-// bookItems reads a book job's book and lists its pages selected.
+// bookItems reads a book job's book and lists its pages selected; a page
+// without an image file is an item skipped (noImage), nothing fetched.
 func (s *server) bookItems(ctx context.Context, location string, fields map[string]string) ([]jobs.BookItem, error) {
 	version := cmp.Or(strings.TrimSpace(fields["version"]), "all")
 	members, err := s.engine.members(ctx, version)
@@ -313,7 +317,7 @@ func (s *server) bookItems(ctx context.Context, location string, fields map[stri
 			Ref: jobs.BookRef{Page: i + 1, ID: p.ID, Order: p.Order, Label: p.Label, Manifest: p.Manifest}}
 		switch {
 		case p.Image == nil:
-			it.Problem = "page without an image"
+			it.Skip = noImage(b, p)
 		case p.Image.Service != nil:
 			it.Source, it.Type = p.Image.Service.Derivative(size), "image/jpeg"
 		default:
@@ -322,6 +326,21 @@ func (s *server) bookItems(ctx context.Context, location string, fields map[stri
 		items = append(items, it)
 	}
 	return items, nil
+}
+
+// noImage is why a book job's page without an image file is skipped:
+// that, and what the reader said of the page beyond it (the image group
+// the METS has no file of it in, a file pointer to nothing, a file without
+// a location).
+func noImage(b *book.Book, p book.Page) string {
+	why := "no image file for this page"
+	for _, pr := range b.Problems {
+		if pr.Page != p.ID || pr.Reason == "no image" {
+			continue
+		}
+		why += "; " + strings.TrimPrefix(pr.String(), p.ID+": ")
+	}
+	return why
 }
 
 // fetchPage fetches a book page's image; its type is sniffed from its

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"archivekit/internal/book"
 	"archivekit/internal/book/booktest"
 	"archivekit/internal/pageclass/classify/classifytest"
 )
@@ -159,5 +160,24 @@ func TestBookFetchWorkers(t *testing.T) {
 	}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), EnvBookFetchWorkers) {
 		t.Errorf("%s=0: %v, want an error naming it", EnvBookFetchWorkers, err)
+	}
+}
+
+// TestNoImageReason: a book job's page without an image is skipped saying
+// so, with what the reader said of that page beyond it (not of others).
+func TestNoImageReason(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		problems []book.Problem
+		want     string
+	}{
+		{"canvas", []book.Problem{{Page: "c2", Reason: "no image"}}, "no image file for this page"},
+		{"METS", []book.Problem{{Page: "P1", Reason: "no image in fileGrp DEFAULT"}, {Page: "c2", Reason: "no image in fileGrp DEFAULT"},
+			{Page: "c2", File: "F9", Reason: "file pointer to no file"}}, "no image file for this page; no image in fileGrp DEFAULT; F9: file pointer to no file"},
+	} {
+		b := &book.Book{Problems: c.problems}
+		if got := noImage(b, book.Page{ID: "c2"}); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }

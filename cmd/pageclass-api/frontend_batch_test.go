@@ -465,7 +465,10 @@ func TestFrontendJobPages(t *testing.T) {
 		}
 		return func() {}
 	})
-	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir(), EnvBookHosts: must(url.Parse(bk.URL)).Host}, nil)
+	// The pages fetched one at a time, when their items run (no fetches
+	// ahead), so that the second image request is the second page's.
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir(), EnvBookHosts: must(url.Parse(bk.URL)).Host,
+		EnvBookFetchWorkers: "1"}, nil)
 	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
 	book := upload{Field: "book", Data: []byte(bk.ManifestURL())}
 	held := submitForm(t, ts.URL, book)

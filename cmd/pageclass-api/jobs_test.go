@@ -162,7 +162,7 @@ func meanGrey(img image.Image) float64 {
 
 // waitJob polls job st until it ends (at most a minute), woken by the
 // queue's changes.
-func waitJob(t *testing.T, s *server, base string, st jobs.Status) jobs.Status {
+func waitJob(t testing.TB, s *server, base string, st jobs.Status) jobs.Status {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for st.State != jobs.Succeeded && st.State != jobs.Failed {
@@ -185,7 +185,7 @@ func waitJob(t *testing.T, s *server, base string, st jobs.Status) jobs.Status {
 }
 
 // submitForm posts a job's form and returns its status (202).
-func submitForm(t *testing.T, base string, parts ...upload) jobs.Status {
+func submitForm(t testing.TB, base string, parts ...upload) jobs.Status {
 	t.Helper()
 	code, b := postForm(t, base+"/jobs", parts...)
 	var st jobs.Status

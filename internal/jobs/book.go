@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"time"
@@ -44,6 +43,12 @@ type BookInput struct {
 	// ends it skipped instead (a file the book did not declare that has
 	// nothing for the endpoint).
 	Check func(data []byte, ref BookRef) (BookRef, error)
+	// Fetchers is how many items' files a job's run fetches at once, in
+	// item order, ahead of the item that runs (the running item's own
+	// included; at most that many files in memory), so that the next
+	// items' fetches overlap an item's run; below 2 each item's file is
+	// fetched when the item runs.
+	Fetchers int
 }
 
 // SkipError, returned by BookInput.Check, ends the item skipped (Skipped)
@@ -62,11 +67,9 @@ type BookItem struct {
 	Name, Type string
 	// Source is the URL the worker fetches.
 	Source string
-	// Problem, when not empty, is why the item cannot run (a page without
-	// an image): it is recorded failed with it (422), nothing is fetched.
-	Problem string
 	// Skip, when not empty, is why the item has nothing to run (a page
-	// without a text file): it is recorded skipped (Skipped) with it,
+	// without a text file, or without an image): it is recorded skipped
+	// (Skipped) with it,
 	// nothing is fetched, and the job lists the page all the same.
 	Skip string
 	Ref  BookRef
@@ -175,17 +178,6 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 		_, err := q.setState(ctx, id, Failed, Running, Queued)
 		return false, err
 	}
-	if q.pool == nil {
-		// The answers of the items that cannot run, for GET
-		// /jobs/{id}/results/{item}, before their rows say they ran.
-		for i, it := range items {
-			if it.Problem != "" {
-				if err := q.writeAnswer(id, i, bookProblem(it)); err != nil {
-					return false, err
-				}
-			}
-		}
-	}
 	err = q.inTx(ctx, func(tx txn) error {
 		for i, it := range items {
 			ref := it.Ref
@@ -198,16 +190,10 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 				id, i, it.Name, it.Type, it.Source, string(rb)); err != nil {
 				return err
 			}
-			var o outcome
-			switch {
-			case it.Problem != "":
-				o = outcome{state: Failed, status: http.StatusUnprocessableEntity, ctype: "application/json", detail: it.Problem, reason: service.ReasonBadBook, out: bookProblem(it)}
-			case it.Skip != "":
-				o = outcome{state: Skipped, detail: it.Skip}
-			default:
+			if it.Skip == "" {
 				continue
 			}
-			query, args := q.outcomeUpdate(id, i, o)
+			query, args := q.outcomeUpdate(id, i, outcome{state: Skipped, detail: it.Skip})
 			if _, err := tx.exec(ctx, query, args...); err != nil {
 				return err
 			}
@@ -220,11 +206,6 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 	q.log.Info("book read", "job", id, "book", f.Book, "items", len(items))
 	q.notify()
 	return true, nil
-}
-
-// bookProblem is the answer recorded for a book's item that cannot run.
-func bookProblem(it BookItem) []byte {
-	return problemBody(http.StatusUnprocessableEntity, service.ReasonBadBook, it.Problem)
 }
 
 // readLater says whether a book that could not be read (err) is read

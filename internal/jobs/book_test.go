@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"strings"
 	"sync"
 	"testing"
@@ -23,9 +24,10 @@ import (
 // names a book by URL is answered at once with no items; its worker reads
 // the book (Items, with the job's fields), runs each item with the file
 // fetched from the loopback server, leaves the reader's own fields (pages)
-// and the book field out of the endpoint's form, records a page that
-// cannot run (Problem, 422) and a file that cannot be fetched (502) as
-// failed items, and gives every item its book identifiers. A book the
+// and the book field out of the endpoint's form, records a page with
+// nothing to run (Skip: a page without an image) skipped and a file that
+// cannot be fetched (502) failed, and gives every item its book
+// identifiers. A book the
 // reader refuses fails the job with the reader's reason; files and a book
 // together, a book URL that is not http(s), are refused.
 func TestBookJob(t *testing.T) { stores(t, testBookJob) }
@@ -51,7 +53,7 @@ func testBookJob(t *testing.T, newStore store) {
 			}
 			items := []jobs.BookItem{
 				{Name: "p1.xml", Type: "application/xml", Source: pages.URL + "/p1.xml", Ref: jobs.BookRef{Page: 1, ID: "PHYS_0001", Order: "1", Label: "i"}},
-				{Name: "p2", Problem: "page without an image", Ref: jobs.BookRef{Page: 2, ID: "PHYS_0002"}},
+				{Name: "p2", Skip: "no image file for this page", Ref: jobs.BookRef{Page: 2, ID: "PHYS_0002"}},
 				{Name: "gone.xml", Type: "application/xml", Source: pages.URL + "/gone.xml", Ref: jobs.BookRef{Page: 3, ID: "PHYS_0003"}},
 				{Name: "p4.xml", Source: pages.URL + "/p4.xml", Ref: jobs.BookRef{Page: 4, ID: "PHYS_0004", Label: "iv"}},
 			}
@@ -82,13 +84,13 @@ func testBookJob(t *testing.T, newStore store) {
 		t.Fatalf("submit: %d %+v", code, st)
 	}
 	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
-	if st.Items != (jobs.Counts{Total: 4, Succeeded: 2, Failed: 2}) || len(st.Errors) != 2 ||
-		st.Errors[0].Status != 422 || st.Errors[0].Book == nil || st.Errors[0].Book.ID != "PHYS_0002" ||
-		st.Errors[1].Status != 502 || !strings.Contains(st.Errors[1].Error, "404") || st.Errors[1].Book.Page != 3 {
+	if st.Items != (jobs.Counts{Total: 4, Succeeded: 2, Failed: 1, Skipped: 1}) || len(st.Errors) != 1 || len(st.Skipped) != 1 ||
+		st.Skipped[0].Book == nil || st.Skipped[0].Book.ID != "PHYS_0002" || st.Skipped[0].Reason != "no image file for this page" ||
+		st.Errors[0].Status != 502 || !strings.Contains(st.Errors[0].Error, "404") || st.Errors[0].Book.Page != 3 {
 		t.Fatalf("status %+v", st)
 	}
-	if st.Errors[0].Reason != service.ReasonBadBook || st.Errors[1].Reason != service.ReasonFetchFailed {
-		t.Errorf("errors' reasons %q and %q, want %q and %q", st.Errors[0].Reason, st.Errors[1].Reason, service.ReasonBadBook, service.ReasonFetchFailed)
+	if st.Errors[0].Reason != service.ReasonFetchFailed {
+		t.Errorf("the error's reason %q, want %q", st.Errors[0].Reason, service.ReasonFetchFailed)
 	}
 	if want := pages.URL + "/mets.xml pages=1-4 lang=cs"; len(read) != 1 || read[0] != want {
 		t.Fatalf("the book was read %q, want once as %q", read, want)
@@ -99,7 +101,7 @@ func testBookJob(t *testing.T, newStore store) {
 		t.Fatalf("results %+v", res)
 	}
 	for i, want := range []string{
-		`{"lang":"cs","name":"p1.xml","query":"x=1","size":20,"type":"text/xml"}`, `{"status":422,"reason":"bad_book","detail":"page without an image"}`,
+		`{"lang":"cs","name":"p1.xml","query":"x=1","size":20,"type":"text/xml"}`, ``,
 		`{"status":502,"reason":"fetch_failed","detail":"not fetched: ` + pages.URL + `/gone.xml: 404 Not Found"}`, `{"lang":"cs","name":"p4.xml","query":"x=1","size":20,"type":"text/xml"}`,
 	} {
 		it := res.Items[i]
@@ -114,7 +116,7 @@ func testBookJob(t *testing.T, newStore store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := servicetest.ReadBody(t, resp); resp.StatusCode != 422 || !strings.Contains(string(b), "without an image") {
+	if b := servicetest.ReadBody(t, resp); resp.StatusCode != 404 || !strings.Contains(string(b), "skipped, so it has no answer: no image file for this page") {
 		t.Errorf("item 1: %d %s", resp.StatusCode, b)
 	}
 
@@ -447,5 +449,128 @@ func testBookSkipped(t *testing.T, newStore store) {
 	st = waitState(t, q, ts.URL, st.ID, jobs.Failed)
 	if st.Items != (jobs.Counts{Total: 2, Skipped: 2}) || len(st.Errors) != 0 || st.Error != "every item was skipped: none of the 2 had anything to run" {
 		t.Errorf("a book whose pages were all skipped: %+v", st)
+	}
+}
+
+// TestBookFetchAhead, on SQLite and PostgreSQL: with BookInput.Fetchers 3
+// a book job's run fetches the next two items' files while an item runs
+// (the endpoint holds item 0 until they are fetched), each file once, and
+// every item's answer is its own file's; a job canceled while an item runs
+// cancels the fetches ahead under way (their contexts end), fetches no
+// further file and runs no further item.
+func TestBookFetchAhead(t *testing.T) { stores(t, testBookFetchAhead) }
+
+func testBookFetchAhead(t *testing.T, newStore store) {
+	fetched := &counts{n: map[string]int{}}
+	ahead, canceled := make(chan string, 10), make(chan string, 10)
+	src := "https://iiif.example.org/"
+	book := &jobs.BookInput{Field: "book", Fetchers: 3,
+		Items: func(ctx context.Context, location string, _ map[string]string) ([]jobs.BookItem, error) {
+			kind := strings.TrimPrefix(location, src)
+			var items []jobs.BookItem
+			for i, name := range []string{"gated.xml", "p2.xml", "p3.xml", "p4.xml", "p5.xml"} {
+				items = append(items, jobs.BookItem{Name: name, Source: src + kind + "/" + name, Ref: jobs.BookRef{Page: i + 1}})
+			}
+			return items, nil
+		},
+		Fetch: func(ctx context.Context, source string) ([]byte, string, error) {
+			fetched.add(source)
+			if name := path.Base(source); name != "gated.xml" {
+				if name == "p2.xml" || name == "p3.xml" {
+					ahead <- source
+				}
+				if strings.Contains(source, "/cancel/") {
+					<-ctx.Done()
+					canceled <- source
+					return nil, "", ctx.Err()
+				}
+			}
+			return []byte(path.Base(source)), "text/xml", nil
+		}}
+	// serve starts a service whose endpoint holds item 0 (gated.xml).
+	serve := func() (*echo, *httptest.Server, *jobs.Queue) {
+		e := &echo{gate: make(chan struct{}), started: make(chan struct{})}
+		svc, q := newServiceWith(t, newStore(t), e, jobs.Options{Book: book})
+		ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+		if err := q.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { // a test that failed holding item 0 lets it end
+			select {
+			case <-e.gate:
+			default:
+				close(e.gate)
+			}
+		})
+		return e, ts, q
+	}
+	// fetchedAhead waits for the files of items 1 and 2 to be fetched.
+	fetchedAhead := func(kind string) {
+		t.Helper()
+		timeout := time.After(20 * time.Second) // a failure's bound, not a synchronisation
+		got := map[string]bool{}
+		for len(got) < 2 {
+			select {
+			case s := <-ahead:
+				got[s] = true
+			case <-timeout:
+				t.Fatalf("the files of items 1 and 2 not fetched while item 0 ran (only %v)", got)
+			}
+		}
+		if !got[src+kind+"/p2.xml"] || !got[src+kind+"/p3.xml"] {
+			t.Fatalf("fetched ahead %v, want items 1 and 2's files", got)
+		}
+	}
+
+	e, ts, q := serve()
+	_, _, st := submit(t, ts.URL, "", servicetest.Part{Field: "book", Data: []byte(src + "plain")})
+	<-e.started
+	fetchedAhead("plain")
+	close(e.gate)
+	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	var res jobs.Results
+	getJSON(t, ts.URL+"/jobs/"+st.ID+"/results", &res)
+	for i, it := range res.Items {
+		var out struct {
+			Name string `json:"name"`
+			Size int    `json:"size"`
+		}
+		if err := json.Unmarshal(it.Output, &out); err != nil || it.State != jobs.Succeeded || out.Name != it.Name || out.Size != len(it.Name) || it.Runs != 1 {
+			t.Errorf("item %d: %+v %s, want its own file's answer", i, it, it.Output)
+		}
+		if n := fetched.get(src + "plain/" + it.Name); n != 1 {
+			t.Errorf("%s fetched %d times, want once", it.Name, n)
+		}
+	}
+
+	e, ts, q = serve()
+	_, _, st = submit(t, ts.URL, "", servicetest.Part{Field: "book", Data: []byte(src + "cancel")})
+	<-e.started
+	fetchedAhead("cancel")
+	req, _ := http.NewRequest(http.MethodDelete, ts.URL+"/jobs/"+st.ID, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if servicetest.ReadBody(t, resp); resp.StatusCode != http.StatusOK {
+		t.Fatalf("DELETE: %d", resp.StatusCode)
+	}
+	close(e.gate)
+	waitState(t, q, ts.URL, st.ID, jobs.Canceled)
+	timeout := time.After(20 * time.Second)
+	for range 2 {
+		select {
+		case <-canceled:
+		case <-timeout:
+			t.Fatal("a fetch ahead of a canceled job was not canceled")
+		}
+	}
+	for _, name := range []string{"p4.xml", "p5.xml"} {
+		if n := fetched.get(src + "cancel/" + name); n != 0 {
+			t.Errorf("%s of the canceled job fetched %d times", name, n)
+		}
+	}
+	if slices(e, "start p2.xml") {
+		t.Error("an item of the canceled job ran after the cancel")
 	}
 }

@@ -111,11 +111,15 @@ func openapiOf(b *BookInput) []byte {
 	delete(schema, "required")
 	desc := "The http(s) URL of a METS file or a IIIF manifest or collection, instead of files: the job's items are the book's "
 	if len(b.Fields) > 0 {
-		desc += "pages (" + strings.Join(b.Fields, ", ") + " select them as the synchronous endpoint's do)"
+		desc += "pages (" + strings.Join(b.Fields, ", ") + " select them as the synchronous endpoint's do), and each page without an image as an item skipped (state skipped, with its reason)"
 	} else {
 		desc += "text files in page order, and each page without one as an item skipped (state skipped, with its reason)"
 	}
-	desc += ", each fetched by the worker (bounded, from the hosts the service allows) when it runs; each item's result carries its book identifiers (JobBookRef). Not sent to the endpoint."
+	desc += ", each fetched once by the worker (bounded, from the hosts the service allows) when it runs"
+	if b.Fetchers > 1 {
+		desc += fmt.Sprintf(" or while an earlier item runs (%d at once)", b.Fetchers)
+	}
+	desc += "; each item's result carries its book identifiers (JobBookRef). Not sent to the endpoint."
 	at(schema, "properties")[b.Field] = map[string]any{"type": "string", "format": "uri", "description": desc}
 	out, err := json.Marshal(doc)
 	if err != nil {

@@ -84,8 +84,8 @@ type Status struct {
 	// read, or every item was skipped); failed items are in Errors.
 	Error  string      `json:"error,omitempty"`
 	Errors []ItemError `json:"errors"`
-	// Skipped are the items skipped (a book's pages without a text file),
-	// each with why; absent when none was.
+	// Skipped are the items skipped (a book's pages without a text file
+	// or an image), each with why; absent when none was.
 	Skipped []ItemSkipped `json:"skipped,omitempty"`
 	Results string        `json:"results"`
 }

@@ -49,6 +49,8 @@ func (q *Queue) work(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	ahead := q.fetchAhead(ctx, items)
+	defer ahead.stop()
 	for _, it := range items {
 		if it.State != Queued {
 			continue
@@ -60,7 +62,7 @@ func (q *Queue) work(ctx context.Context, id string) error {
 		if st, _, _, err := q.jobState(ctx, id); err != nil || st == Canceled {
 			return err
 		}
-		if err := q.runItem(ctx, id, it, f); err != nil {
+		if err := q.runItem(ctx, id, it, f, ahead.take(it.Index)); err != nil {
 			if st, _, _, _ := q.jobState(context.WithoutCancel(ctx), id); st == Canceled {
 				return nil
 			}
@@ -96,18 +98,20 @@ func (q *Queue) finish(ctx context.Context, id string) error {
 	return err
 }
 
-// runItem sends item it to the synchronous handler and records its answer.
-// An item cut by ctx records nothing and runs again later.
-func (q *Queue) runItem(ctx context.Context, id string, it item, f *form) error {
+// runItem sends item it to the synchronous handler and records its answer
+// (got: a book item's file fetched ahead, nil when it was not). An item
+// cut by ctx records nothing and runs again later.
+func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *fetched) error {
 	if _, err := q.exec(ctx, `UPDATE archivekit_item SET runs = runs + 1 WHERE job_id = ? AND idx = ?`, id, it.Index); err != nil {
 		return err
 	}
 	ictx, cancel := ctx, context.CancelFunc(func() {})
 	if q.opts.ItemTimeout > 0 {
-		ictx, cancel = context.WithTimeout(ctx, q.opts.ItemTimeout)
+		// A file fetched ahead took part of the item's time already.
+		ictx, cancel = context.WithTimeout(ctx, q.opts.ItemTimeout-got.duration())
 	}
 	defer cancel()
-	open, err := q.itemInput(ictx, id, &it)
+	open, err := q.itemInput(ictx, id, &it, got)
 	var in io.ReadCloser
 	if err == nil {
 		in, err = open()
@@ -277,9 +281,9 @@ type badFile struct{ err error }
 func (e *badFile) Error() string { return e.err.Error() }
 
 // itemInput returns what opens item it's file: the stored upload, or a
-// book's page, fetched here once (it.InType becomes the type its server
-// gave).
-func (q *Queue) itemInput(ctx context.Context, id string, it *item) (func() (io.ReadCloser, error), error) {
+// book's page, fetched once: ahead (got), else here (it.InType becomes the
+// type its server gave).
+func (q *Queue) itemInput(ctx context.Context, id string, it *item, got *fetched) (func() (io.ReadCloser, error), error) {
 	if it.Source == "" {
 		i := it.Index
 		return func() (io.ReadCloser, error) { return q.input(ctx, id, i) }, nil
@@ -287,12 +291,15 @@ func (q *Queue) itemInput(ctx context.Context, id string, it *item) (func() (io.
 	if q.opts.Book == nil {
 		return nil, &fetchError{errors.New("this service takes no book")}
 	}
-	data, ctype, err := q.opts.Book.Fetch(ctx, it.Source)
+	if got == nil {
+		got = q.fetch(ctx, it.Source)
+	}
+	data, err := got.data, got.err
 	if err != nil {
 		return nil, &fetchError{err}
 	}
-	if ctype != "" {
-		it.InType = ctype
+	if got.ctype != "" {
+		it.InType = got.ctype
 	}
 	if q.opts.Book.Check != nil {
 		if err := q.checkFile(ctx, id, it, data); err != nil {

@@ -47,6 +47,7 @@ type Server struct {
 	sizes   map[int]string // the size asked for, per page
 	bytes   map[int]int    // bytes sent per page
 	gone    map[int]bool   // pages whose image requests are answered 404
+	noImage map[int]bool   // pages whose canvas has no image
 	hold    func() (done func())
 	texts   map[int]textFile
 }
@@ -140,6 +141,17 @@ func (s *Server) Gone(i int) {
 		s.gone = map[int]bool{}
 	}
 	s.gone[i] = true
+}
+
+// NoImage makes book page i's canvas (from 0) have no image from now on:
+// its annotation page (3.0) or its images (2.1) empty.
+func (s *Server) NoImage(i int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.noImage == nil {
+		s.noImage = map[int]bool{}
+	}
+	s.noImage[i] = true
 }
 
 // Image decodes (once) the sample page of book page i.
@@ -368,6 +380,7 @@ func (s *Server) manifest(w http.ResponseWriter) {
 		svc := s.service(i, fw, fh)
 		s.mu.Lock()
 		tf, text := s.texts[i]
+		none := s.noImage[i]
 		s.mu.Unlock()
 		if s.V3 {
 			c := map[string]any{"id": canvasID, "type": "Canvas", "label": map[string]any{"none": []string{label}},
@@ -375,6 +388,9 @@ func (s *Server) manifest(w http.ResponseWriter) {
 					"id": canvasID + "/image", "type": "Annotation", "motivation": "painting", "target": canvasID,
 					"body": map[string]any{"id": svcID + "/full/max/0/default.jpg", "type": "Image", "format": "image/jpeg", "width": fw, "height": fh,
 						"service": []any{svc}}}}}}}
+			if none {
+				c["items"] = []any{map[string]any{"id": canvasID + "/page", "type": "AnnotationPage", "items": []any{}}}
+			}
 			if text {
 				c["seeAlso"] = []any{map[string]any{"id": s.TextURL(i), "type": "Dataset", "format": tf.format, "profile": tf.profile}}
 			}
@@ -385,6 +401,9 @@ func (s *Server) manifest(w http.ResponseWriter) {
 			"images": []any{map[string]any{"@type": "oa:Annotation", "motivation": "sc:painting", "on": canvasID,
 				"resource": map[string]any{"@id": svcID + "/full/full/0/default.jpg", "@type": "dctypes:Image", "format": "image/jpeg",
 					"width": fw, "height": fh, "service": svc}}}}
+		if none {
+			c["images"] = []any{}
+		}
 		if text {
 			c["seeAlso"] = map[string]any{"@id": s.TextURL(i), "format": tf.format, "profile": tf.profile}
 		}

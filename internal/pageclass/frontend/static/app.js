@@ -292,6 +292,7 @@ function addRow(row, card) {
   const rv = tr.insertCell();
   rv.textContent = row.error ? "Failed: " + row.error : row.review;
   if (row.error) tr.classList.add("failed");
+  else if (row.skipped) tr.classList.add("skipped");
   else if (row.needs_review === true) tr.classList.add("check");
 }
 
@@ -433,7 +434,7 @@ function reset() {
   cards = [];
   selected = -1;
   showCards(0);
-  tally = { pages: 0, flagged: 0, failures: [], demo: new Set(), model: "", single: "" };
+  tally = { pages: 0, flagged: 0, failures: [], skipped: 0, demo: new Set(), model: "", single: "" };
 }
 
 // showAnswer adds the pages of one file's answer to the table and the
@@ -468,12 +469,19 @@ function showFailure(fileName, message, multi) {
   addRow({ file: fileName, page: "", category: "", score: "", second: "", needs_review: null, review: "", predictions: [], error: message, page_label: "" });
 }
 
+// showSkipped adds a book's page that a job skipped (it had nothing to
+// classify: no image file): a row that says so and why, not a failure.
+function showSkipped(fileName, reason) {
+  tally.skipped++;
+  addRow({ file: fileName, page: "", category: "", score: "", second: "", needs_review: null, review: "Skipped: " + reason, predictions: [], error: "", page_label: "", skipped: reason });
+}
+
 // finish says what the batch of n files gave (prefix: before the status
 // line), the demo notice and the errors, and offers the downloads.
 function finish(n, prefix) {
   if (n > 1) {
     $("status").textContent = prefix + n + " files: " + tally.pages + " page(s) classified, " + tally.flagged + " to check, " +
-      tally.failures.length + " file(s) failed" + (tally.model ? ", " + tally.model : "");
+      tally.failures.length + " file(s) failed" + (tally.skipped ? ", " + tally.skipped + " skipped" : "") + (tally.model ? ", " + tally.model : "");
   } else {
     $("status").textContent = tally.failures.length ? "" : prefix + tally.single;
   }
@@ -625,7 +633,8 @@ function imageOf(job, i) {
 }
 
 // showItem shows one item of a job in the table and the cards (it: the
-// item as GET /jobs/{id}/results lists it: name, state, status, output, error;
+// item as GET /jobs/{id}/results lists it: name, state, status, output, error,
+// a skipped item's reason;
 // job: what imageOf reads; multi: whether the job has several items; state:
 // the job's, for an item that never ran).
 function showItem(it, job, multi, state) {
@@ -633,6 +642,8 @@ function showItem(it, job, multi, state) {
     showAnswer(it.name, it.output, imageOf(job, it.item), multi);
   } else if (it.state === "failed") {
     showFailure(it.name, "Error " + it.status + ": " + (it.output ? detailText(it.output, it.status) : it.error), multi);
+  } else if (it.state === "skipped") {
+    showSkipped(it.name, it.reason);
   } else {
     showFailure(it.name, "not classified: the job was " + state, multi);
   }
@@ -650,8 +661,11 @@ function offerJobSoFar(st, done, total) {
 // itemResult reads item i of the job at url, which its status st counts
 // as done, from GET /jobs/{id}/results/{i} (the item's answer with its
 // status), as GET /jobs/{id}/results lists it (a failed item's error from
-// st.errors); null when the item has not run yet (409).
+// st.errors); null when the item has not run yet (409). A skipped item,
+// which has no answer, is read from st.skipped, with its reason.
 async function itemResult(url, i, name, st) {
+  const skipped = (st.skipped || []).find((s) => s.item === i);
+  if (skipped) return { item: i, name, state: "skipped", reason: skipped.reason };
   const r = await api(url + "/results/" + i);
   if (r.status === 409) return null;
   const failed = st.errors.find((e) => e.item === i);
@@ -705,7 +719,7 @@ async function followJob(id, local = []) {
         showItem(res.items[shown], job, names.length > 1, st.state);
       }
     }
-    const done = st.items.succeeded + st.items.failed;
+    const done = st.items.succeeded + st.items.failed + (st.items.skipped || 0);
     while (shown < Math.min(done, names.length)) {
       const it = await itemResult(url, shown, names[shown], st);
       if (me !== following) return;
@@ -720,6 +734,7 @@ async function followJob(id, local = []) {
     }
     $("status").textContent = "Job " + id + " " + st.state + ": " + done + " of " + st.items.total + " file(s) done" +
       (st.items.failed ? ", " + st.items.failed + " failed" : "") +
+      (st.items.skipped ? ", " + st.items.skipped + " skipped" : "") +
       "… The results stay with the service: this page can be closed and opened again at this address.";
     await new Promise((resolve) => setTimeout(resolve, 1000));
     if (me !== following) return;
@@ -727,7 +742,7 @@ async function followJob(id, local = []) {
   // Items done out of order (none so far: a job runs its items one after
   // the other) are read from the results; the others never ran.
   let rest = [];
-  if (st.items.succeeded + st.items.failed > shown) {
+  if (st.items.succeeded + st.items.failed + (st.items.skipped || 0) > shown) {
     rest = (await answerOf(await api(url + "/results"))).items;
     if (me !== following) return;
   }
