@@ -642,11 +642,11 @@ func lineTarget(t *testing.T, name string, raw json.RawMessage, canvasID string,
 			t.Fatalf("%s: target %s (%v) for the polygon %v", name, raw, err, o.polygon)
 		}
 		fragment = sr.Selector[0].Value
-		m := regexp.MustCompile(`^<svg xmlns='http://www.w3.org/2000/svg'><polygon points='([^']*)'/></svg>$`).FindStringSubmatch(sr.Selector[1].Value)
-		if m == nil || len(strings.Fields(m[1])) != len(o.polygon) {
-			t.Fatalf("%s: SVG %s, want the %d points of %v", name, sr.Selector[1].Value, len(o.polygon), o.polygon)
+		m := regexp.MustCompile(`^<svg xmlns='http://www.w3.org/2000/svg'><path d='M([^']*) Z'/></svg>$`).FindStringSubmatch(sr.Selector[1].Value)
+		if m == nil || len(strings.Split(m[1], " L")) != len(o.polygon) {
+			t.Fatalf("%s: SVG %s, want a closed path through the %d points of %v", name, sr.Selector[1].Value, len(o.polygon), o.polygon)
 		}
-		for j, pt := range strings.Fields(m[1]) {
+		for j, pt := range strings.Split(m[1], " L") {
 			var x, y float64
 			if _, err := fmt.Sscanf(pt, "%g,%g", &x, &y); err != nil || math.Abs(x-o.polygon[j][0]*sx) > 0.01 || math.Abs(y-o.polygon[j][1]*sy) > 0.01 {
 				t.Errorf("%s: SVG point %d %s, want %v scaled by %g × %g", name, j, pt, o.polygon[j], sx, sy)

@@ -124,18 +124,19 @@ func Outline(pts []Point) (*Box, []Point) {
 	return box, pts
 }
 
-// svg is the SVG Selector value of the polygon pts: one polygon element,
-// its points in canvas units to two decimals, without style.
+// svg is the SVG Selector value of the polygon pts: one closed path
+// element ("M x,y L x,y … Z"), its points in canvas units to two decimals,
+// without style. A path, not a polygon element: Mirador (3 and 4) draws
+// and hit-tests an SvgSelector's path elements only.
 func svg(pts []Point) string {
 	var b strings.Builder
-	b.WriteString("<svg xmlns='http://www.w3.org/2000/svg'><polygon points='")
-	for i, p := range pts {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(coord(p.X) + "," + coord(p.Y))
+	b.WriteString("<svg xmlns='http://www.w3.org/2000/svg'><path d='")
+	command := "M"
+	for _, p := range pts {
+		b.WriteString(command + coord(p.X) + "," + coord(p.Y))
+		command = " L"
 	}
-	b.WriteString("'/></svg>")
+	b.WriteString(" Z'/></svg>")
 	return b.String()
 }
 

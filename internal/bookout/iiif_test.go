@@ -233,7 +233,7 @@ func TestTranslationPageTargets(t *testing.T) {
 		`"https://example.org/iiif/canvas/1#xywh=20,100,400,200"`,
 		`{"type":"SpecificResource","source":"https://example.org/iiif/canvas/1","selector":[` +
 			`{"type":"FragmentSelector","conformsTo":"http://www.w3.org/TR/media-frags/","value":"xywh=20,100,400,203"},` +
-			`{"type":"SvgSelector","value":"<svg xmlns='http://www.w3.org/2000/svg'><polygon points='20,150 400,100 420,250 40,302.5'/></svg>"}]}`,
+			`{"type":"SvgSelector","value":"<svg xmlns='http://www.w3.org/2000/svg'><path d='M20,150 L400,100 L420,250 L40,302.5 Z'/></svg>"}]}`,
 		`"https://example.org/iiif/canvas/1"`,
 	} {
 		var g, w any

@@ -47,9 +47,10 @@ var publisherMotivations = append(slices.Clone(shownMotivations), "supplementing
 // Mirador opens the last derived manifest; for each canvas the test checks
 // that its image was requested and answered, and that Mirador's annotation
 // panel lists exactly the annotations the pages hold whose motivation the
-// viewer's settings show, each with its text: with Mirador's default
-// settings (v2 translations and the review flag) and with the motivations
-// a publisher adds (supplementing, classifying).
+// viewer's settings show, each with its text, and that Mirador draws the
+// outline of each polygon line it lists: with Mirador's default settings
+// (v2 translations and the review flag) and with the motivations a
+// publisher adds (supplementing, classifying).
 // Presentation 3 and 2.
 func TestBookOutMirador(t *testing.T) {
 	releases := miradorReleases(t, repoRoot(t))
@@ -80,7 +81,7 @@ func TestBookOutMirador(t *testing.T) {
 	}
 	api := translatortest.New(translatortest.Config{})
 	defer api.Close()
-	ctx := testenv.Chromium(t, 2*time.Minute)
+	ctx := testenv.Chromium(t, 3*time.Minute)
 	for _, v3 := range []bool{true, false} {
 		name := map[bool]string{true: "Presentation 3", false: "Presentation 2"}[v3]
 		t.Run(name, func(t *testing.T) {
@@ -110,14 +111,18 @@ func TestBookOutMirador(t *testing.T) {
 					start := time.Now()
 					// a canvas is shown once its image was requested and answered
 					drawn := func(i int) bool { _, _, sizes, _ := s.Served(); return sizes[i] != "" }
-					got := openInMirador(t, ctx, viewerURL(pub.URL, release.version, manifestURL, motivations), len(canvases), drawn)
+					outlines := make([]int, len(canvases))
+					for i := range canvases {
+						_, outlines[i] = listed(want[i], map[bool][]string{true: shownMotivations, false: motivations}[motivations == nil])
+					}
+					got := openInMirador(t, ctx, viewerURL(pub.URL, release.version, manifestURL, motivations), outlines, drawn)
 					took := time.Since(start)
 					checkPanel(t, label, v3, motivations, canvases, want, got)
 					_, denied, sizes, _ := s.Served()
 					if len(denied) > 0 {
 						t.Errorf("%s: image requests refused: %v", label, denied)
 					}
-					t.Logf("%s: the panel lists %d, %d and %d annotations on the three canvases (images at sizes %v; %.1f s)", label, len(got[0]), len(got[1]), len(got[2]), sizes, took.Seconds())
+					t.Logf("%s: the panel lists %d, %d and %d annotations on the three canvases, %v polygon outlines drawn (images at sizes %v; %.1f s)", label, len(got[0]), len(got[1]), len(got[2]), outlines, sizes, took.Seconds())
 				}
 			}
 		})
@@ -135,7 +140,7 @@ func checkPanel(t *testing.T, label string, v3 bool, motivations []string, canva
 		shown = shownMotivations
 	}
 	for i, c := range canvases {
-		if w := listed(want[i], shown); !slices.Equal(got[i], w) {
+		if w, _ := listed(want[i], shown); !slices.Equal(got[i], w) {
 			t.Errorf("%s: canvas %s: Mirador's annotation panel lists %q, want %q", label, c.id, got[i], w)
 		}
 	}
@@ -153,16 +158,19 @@ func checkPanel(t *testing.T, label string, v3 bool, motivations []string, canva
 }
 
 // listed are the texts of the annotations whose motivation is one of
-// shown, sorted: what Mirador's panel lists of them.
-func listed(annotations []shownAnnotation, shown []string) []string {
-	var out []string
+// shown, sorted: what Mirador's panel lists of them; and how many of
+// them have an outline (SvgSelector), which Mirador draws on the image.
+func listed(annotations []shownAnnotation, shown []string) (texts []string, outlines int) {
 	for _, a := range annotations {
 		if slices.ContainsFunc(a.motivations, func(m string) bool { return slices.Contains(shown, m) }) {
-			out = append(out, a.text)
+			texts = append(texts, a.text)
+			if a.outline {
+				outlines++
+			}
 		}
 	}
-	slices.Sort(out)
-	return out
+	slices.Sort(texts)
+	return texts, outlines
 }
 
 // kinds counts the texts a panel lists by what they are: a page class (a
@@ -247,23 +255,36 @@ func publisher(work string, releases []miradorRelease) http.Handler {
 
 // viewerPage is the plain page a publisher puts Mirador on: the bundle
 // (%s: its version) and one call, its settings (JSON) in the page's query
-// string.
+// string; before Mirador, a script that records the outlines it draws.
 const viewerPage = `<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Mirador</title></head>
 <body><div id="viewer" style="position:absolute;inset:0"></div>
+<script>
+// Mirador draws each outline (SvgSelector) as a Path2D of a path's d:
+// the distinct ones drawn so far (the test clears it between canvases).
+window.outlinesDrawn = new Set();
+const BrowserPath2D = window.Path2D;
+window.Path2D = function (d) {
+  if (typeof d === "string") window.outlinesDrawn.add(d);
+  return new BrowserPath2D(d);
+};
+</script>
 <script src="/mirador-%s.min.js"></script>
 <script>
 window.mirador = Mirador.viewer(JSON.parse(new URLSearchParams(location.search).get("config")));
 </script></body></html>`
 
 // viewerURL is the address of the viewer's page on Mirador version,
-// opening manifestURL in one window with its annotation panel open;
+// opening manifestURL in one window with its annotation panel open and
+// every annotation listed drawn on the image ("Highlight all");
 // motivations, when not nil, are the panel's
 // annotations.filteredMotivations.
 func viewerURL(base, version, manifestURL string, motivations []string) string {
 	cfg := map[string]any{
 		"id":      "viewer",
 		"windows": []any{map[string]any{"id": "w", "manifestId": manifestURL, "sideBarOpen": true, "sideBarPanel": "annotations"}},
+		// the panel's "Highlight all": every annotation listed is drawn
+		"window": map[string]any{"highlightAllAnnotations": true},
 	}
 	if motivations != nil {
 		cfg["annotations"] = map[string]any{"filteredMotivations": motivations}
@@ -297,10 +318,12 @@ func chainBookOut(t *testing.T, root, bin, apiURL string, s *booktest.Server, wo
 }
 
 // shownAnnotation is an annotation as Mirador's panel would list it: its
-// motivations and its text (v3 the body values, v2 the resource's chars).
+// motivations and its text (v3 the body values, v2 the resource's chars),
+// and whether its target has an SvgSelector (a polygon line's outline).
 type shownAnnotation struct {
 	motivations []string
 	text        string
+	outline     bool
 }
 
 // readShownAnnotations reads an annotation page (v2: list) as written.
@@ -311,7 +334,7 @@ func readShownAnnotations(t *testing.T, path string, v3 bool) []shownAnnotation 
 		t.Fatal(err)
 	}
 	// the annotations, each one's body and the body's text
-	keys := map[bool][3]string{true: {"items", "body", "value"}, false: {"resources", "resource", "chars"}}[v3]
+	keys := map[bool][4]string{true: {"items", "body", "value", "target"}, false: {"resources", "resource", "chars", "on"}}[v3]
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("%s: %v", path, err)
@@ -324,7 +347,7 @@ func readShownAnnotations(t *testing.T, path string, v3 bool) []shownAnnotation 
 			json.Unmarshal(body[keys[2]], &text)
 			texts = append(texts, text)
 		}
-		out = append(out, shownAnnotation{oneOrMany[string](t, a["motivation"]), strings.Join(texts, " ")})
+		out = append(out, shownAnnotation{oneOrMany[string](t, a["motivation"]), strings.Join(texts, " "), bytes.Contains(a[keys[3]], []byte("SvgSelector"))})
 	}
 	return out
 }
@@ -351,8 +374,9 @@ func oneOrMany[T any](t *testing.T, raw json.RawMessage) []T {
 // the next canvas with the window's "Next item" button. On each canvas it
 // waits until Mirador has received every annotation page of it, the panel
 // lists as many annotations as Mirador's state shows for it, and
-// drawn(canvas index) holds.
-func openInMirador(t *testing.T, ctx context.Context, page string, canvases int, drawn func(int) bool) [][]string {
+// imageShown(canvas index) holds; then that Mirador drew (at least)
+// outlines[canvas index] distinct outlines of polygon lines on the image.
+func openInMirador(t *testing.T, ctx context.Context, page string, outlines []int, imageShown func(int) bool) [][]string {
 	t.Helper()
 	var jsErrors []string
 	lctx, cancel := context.WithCancel(ctx)
@@ -366,9 +390,10 @@ func openInMirador(t *testing.T, ctx context.Context, page string, canvases int,
 		t.Fatalf("open %s: %v", page, err)
 	}
 	var out [][]string
-	for i := 0; i < canvases; i++ {
+	for i := range outlines {
 		if i > 0 {
-			if err := chromedp.Run(ctx, chromedp.Click(`button[aria-label="Next item"]`, chromedp.ByQuery)); err != nil {
+			if err := chromedp.Run(ctx, chromedp.Evaluate("window.outlinesDrawn.clear()", nil),
+				chromedp.Click(`button[aria-label="Next item"]`, chromedp.ByQuery)); err != nil {
 				t.Fatalf("Mirador: next canvas: %v", err)
 			}
 		}
@@ -388,8 +413,16 @@ func openInMirador(t *testing.T, ctx context.Context, page string, canvases int,
 		if shown.Error != "" {
 			t.Fatalf("Mirador, canvas %d (%s): %s", i+1, shown.Canvas, shown.Error)
 		}
-		if !testenv.WaitFor(30*time.Second, func() bool { return drawn(i) }) {
+		if !testenv.WaitFor(30*time.Second, func() bool { return imageShown(i) }) {
 			t.Fatalf("Mirador, canvas %d (%s): its image was not requested", i+1, shown.Canvas)
+		}
+		var drawn int
+		wctx, wcancel = context.WithTimeout(ctx, 10*time.Second)
+		err = chromedp.Run(wctx, chromedp.Poll(fmt.Sprintf("window.outlinesDrawn.size >= %d ? [] : null", outlines[i]), nil, chromedp.WithPollingInterval(50*time.Millisecond)))
+		wcancel()
+		if err != nil {
+			chromedp.Run(ctx, chromedp.Evaluate("window.outlinesDrawn.size", &drawn))
+			t.Errorf("Mirador, canvas %d (%s): %d outlines drawn on the image, want the %d polygon lines' (Mirador draws an SvgSelector's <path> elements only)", i+1, shown.Canvas, drawn, outlines[i])
 		}
 		slices.Sort(shown.Texts)
 		out = append(out, shown.Texts)
