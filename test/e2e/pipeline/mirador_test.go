@@ -48,7 +48,7 @@ var publisherMotivations = append(slices.Clone(shownMotivations), "supplementing
 // that its image was requested and answered, and that Mirador's annotation
 // panel lists exactly the annotations the pages hold whose motivation the
 // viewer's settings show, each with its text, and that Mirador draws the
-// outline of each polygon line it lists: with Mirador's default settings
+// outline of each polygon line and the box of each other line it lists: with Mirador's default settings
 // (v2 translations and the review flag) and with the motivations a
 // publisher adds (supplementing, classifying).
 // Presentation 3 and 2.
@@ -111,18 +111,18 @@ func TestBookOutMirador(t *testing.T) {
 					start := time.Now()
 					// a canvas is shown once its image was requested and answered
 					drawn := func(i int) bool { _, _, sizes, _ := s.Served(); return sizes[i] != "" }
-					outlines := make([]int, len(canvases))
+					lines := make([]shapes, len(canvases))
 					for i := range canvases {
-						_, outlines[i] = listed(want[i], map[bool][]string{true: shownMotivations, false: motivations}[motivations == nil])
+						_, lines[i] = listed(want[i], map[bool][]string{true: shownMotivations, false: motivations}[motivations == nil])
 					}
-					got := openInMirador(t, ctx, viewerURL(pub.URL, release.version, manifestURL, motivations), outlines, drawn)
+					got := openInMirador(t, ctx, viewerURL(pub.URL, release.version, manifestURL, motivations), lines, drawn)
 					took := time.Since(start)
 					checkPanel(t, label, v3, motivations, canvases, want, got)
 					_, denied, sizes, _ := s.Served()
 					if len(denied) > 0 {
 						t.Errorf("%s: image requests refused: %v", label, denied)
 					}
-					t.Logf("%s: the panel lists %d, %d and %d annotations on the three canvases, %v polygon outlines drawn (images at sizes %v; %.1f s)", label, len(got[0]), len(got[1]), len(got[2]), outlines, sizes, took.Seconds())
+					t.Logf("%s: the panel lists %d, %d and %d annotations on the three canvases, %v outlines and boxes drawn (images at sizes %v; %.1f s)", label, len(got[0]), len(got[1]), len(got[2]), lines, sizes, took.Seconds())
 				}
 			}
 		})
@@ -159,18 +159,22 @@ func checkPanel(t *testing.T, label string, v3 bool, motivations []string, canva
 
 // listed are the texts of the annotations whose motivation is one of
 // shown, sorted: what Mirador's panel lists of them; and how many of
-// them have an outline (SvgSelector), which Mirador draws on the image.
-func listed(annotations []shownAnnotation, shown []string) (texts []string, outlines int) {
+// them have an outline (SvgSelector) or a box (xywh), which Mirador draws
+// on the image.
+func listed(annotations []shownAnnotation, shown []string) (texts []string, drawn shapes) {
 	for _, a := range annotations {
 		if slices.ContainsFunc(a.motivations, func(m string) bool { return slices.Contains(shown, m) }) {
 			texts = append(texts, a.text)
-			if a.outline {
-				outlines++
+			switch {
+			case a.outline:
+				drawn.Outlines++
+			case a.box:
+				drawn.Boxes++
 			}
 		}
 	}
 	slices.Sort(texts)
-	return texts, outlines
+	return texts, drawn
 }
 
 // kinds counts the texts a panel lists by what they are: a page class (a
@@ -255,18 +259,24 @@ func publisher(work string, releases []miradorRelease) http.Handler {
 
 // viewerPage is the plain page a publisher puts Mirador on: the bundle
 // (%s: its version) and one call, its settings (JSON) in the page's query
-// string; before Mirador, a script that records the outlines it draws.
+// string; before Mirador, a script that records the shapes it draws.
 const viewerPage = `<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>Mirador</title></head>
 <body><div id="viewer" style="position:absolute;inset:0"></div>
 <script>
-// Mirador draws each outline (SvgSelector) as a Path2D of a path's d:
-// the distinct ones drawn so far (the test clears it between canvases).
-window.outlinesDrawn = new Set();
+// Mirador draws each outline (SvgSelector) as a Path2D of a path's d and
+// each box (xywh) with strokeRect: the distinct ones drawn so far (the
+// test clears them between canvases).
+window.drawn = {outlines: new Set(), boxes: new Set()};
 const BrowserPath2D = window.Path2D;
 window.Path2D = function (d) {
-  if (typeof d === "string") window.outlinesDrawn.add(d);
+  if (typeof d === "string") window.drawn.outlines.add(d);
   return new BrowserPath2D(d);
+};
+const strokeRect = CanvasRenderingContext2D.prototype.strokeRect;
+CanvasRenderingContext2D.prototype.strokeRect = function (x, y, w, h) {
+  window.drawn.boxes.add([x, y, w, h].join(","));
+  return strokeRect.call(this, x, y, w, h);
 };
 </script>
 <script src="/mirador-%s.min.js"></script>
@@ -319,12 +329,18 @@ func chainBookOut(t *testing.T, root, bin, apiURL string, s *booktest.Server, wo
 
 // shownAnnotation is an annotation as Mirador's panel would list it: its
 // motivations and its text (v3 the body values, v2 the resource's chars),
-// and whether its target has an SvgSelector (a polygon line's outline).
+// and whether its target has an SvgSelector (a polygon line's outline)
+// or else an xywh box.
 type shownAnnotation struct {
 	motivations []string
 	text        string
 	outline     bool
+	box         bool
 }
+
+// shapes counts the lines Mirador draws on a canvas: outlines (an
+// SvgSelector's path) and boxes (xywh).
+type shapes struct{ Outlines, Boxes int }
 
 // readShownAnnotations reads an annotation page (v2: list) as written.
 func readShownAnnotations(t *testing.T, path string, v3 bool) []shownAnnotation {
@@ -347,7 +363,9 @@ func readShownAnnotations(t *testing.T, path string, v3 bool) []shownAnnotation 
 			json.Unmarshal(body[keys[2]], &text)
 			texts = append(texts, text)
 		}
-		out = append(out, shownAnnotation{oneOrMany[string](t, a["motivation"]), strings.Join(texts, " "), bytes.Contains(a[keys[3]], []byte("SvgSelector"))})
+		outline := bytes.Contains(a[keys[3]], []byte("SvgSelector"))
+		box := !outline && bytes.Contains(a[keys[3]], []byte("xywh="))
+		out = append(out, shownAnnotation{oneOrMany[string](t, a["motivation"]), strings.Join(texts, " "), outline, box})
 	}
 	return out
 }
@@ -375,8 +393,8 @@ func oneOrMany[T any](t *testing.T, raw json.RawMessage) []T {
 // waits until Mirador has received every annotation page of it, the panel
 // lists as many annotations as Mirador's state shows for it, and
 // imageShown(canvas index) holds; then that Mirador drew (at least)
-// outlines[canvas index] distinct outlines of polygon lines on the image.
-func openInMirador(t *testing.T, ctx context.Context, page string, outlines []int, imageShown func(int) bool) [][]string {
+// (at least) lines[canvas index] distinct outlines and boxes on the image.
+func openInMirador(t *testing.T, ctx context.Context, page string, lines []shapes, imageShown func(int) bool) [][]string {
 	t.Helper()
 	var jsErrors []string
 	lctx, cancel := context.WithCancel(ctx)
@@ -390,9 +408,9 @@ func openInMirador(t *testing.T, ctx context.Context, page string, outlines []in
 		t.Fatalf("open %s: %v", page, err)
 	}
 	var out [][]string
-	for i := range outlines {
+	for i := range lines {
 		if i > 0 {
-			if err := chromedp.Run(ctx, chromedp.Evaluate("window.outlinesDrawn.clear()", nil),
+			if err := chromedp.Run(ctx, chromedp.Evaluate("window.drawn.outlines.clear(); window.drawn.boxes.clear()", nil),
 				chromedp.Click(`button[aria-label="Next item"]`, chromedp.ByQuery)); err != nil {
 				t.Fatalf("Mirador: next canvas: %v", err)
 			}
@@ -416,13 +434,15 @@ func openInMirador(t *testing.T, ctx context.Context, page string, outlines []in
 		if !testenv.WaitFor(30*time.Second, func() bool { return imageShown(i) }) {
 			t.Fatalf("Mirador, canvas %d (%s): its image was not requested", i+1, shown.Canvas)
 		}
-		var drawn int
+		var drawn shapes
 		wctx, wcancel = context.WithTimeout(ctx, 10*time.Second)
-		err = chromedp.Run(wctx, chromedp.Poll(fmt.Sprintf("window.outlinesDrawn.size >= %d ? [] : null", outlines[i]), nil, chromedp.WithPollingInterval(50*time.Millisecond)))
+		err = chromedp.Run(wctx, chromedp.Poll(fmt.Sprintf("window.drawn.outlines.size >= %d && window.drawn.boxes.size >= %d ? [] : null", lines[i].Outlines, lines[i].Boxes),
+			nil, chromedp.WithPollingInterval(50*time.Millisecond)))
 		wcancel()
 		if err != nil {
-			chromedp.Run(ctx, chromedp.Evaluate("window.outlinesDrawn.size", &drawn))
-			t.Errorf("Mirador, canvas %d (%s): %d outlines drawn on the image, want the %d polygon lines' (Mirador draws an SvgSelector's <path> elements only)", i+1, shown.Canvas, drawn, outlines[i])
+			chromedp.Run(ctx, chromedp.Evaluate("({Outlines: window.drawn.outlines.size, Boxes: window.drawn.boxes.size})", &drawn))
+			t.Errorf("Mirador, canvas %d (%s): drew %d outlines and %d boxes on the image, want the %d polygon lines' and the %d other lines' (Mirador draws an SvgSelector's <path> elements only)",
+				i+1, shown.Canvas, drawn.Outlines, drawn.Boxes, lines[i].Outlines, lines[i].Boxes)
 		}
 		slices.Sort(shown.Texts)
 		out = append(out, shown.Texts)
