@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -396,12 +397,20 @@ func oneOrMany[T any](t *testing.T, raw json.RawMessage) []T {
 // (at least) lines[canvas index] distinct outlines and boxes on the image.
 func openInMirador(t *testing.T, ctx context.Context, page string, lines []shapes, imageShown func(int) bool) [][]string {
 	t.Helper()
-	var jsErrors []string
+	var mu sync.Mutex
+	var thrown []string // JS exceptions, appended by chromedp's event goroutine
+	jsErrors := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(thrown)
+	}
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	chromedp.ListenTarget(lctx, func(ev any) {
 		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
-			jsErrors = append(jsErrors, e.ExceptionDetails.Error())
+			mu.Lock()
+			thrown = append(thrown, e.ExceptionDetails.Error())
+			mu.Unlock()
 		}
 	})
 	if err := chromedp.Run(ctx, chromedp.Navigate(page)); err != nil {
@@ -426,7 +435,7 @@ func openInMirador(t *testing.T, ctx context.Context, page string, lines []shape
 		if err != nil {
 			var state string
 			chromedp.Run(ctx, chromedp.Evaluate(diagnosisJS, &state))
-			t.Fatalf("Mirador, canvas %d: %v (JS errors %q)\nwhat Mirador has: %s", i+1, err, jsErrors, state)
+			t.Fatalf("Mirador, canvas %d: %v (JS errors %q)\nwhat Mirador has: %s", i+1, err, jsErrors(), state)
 		}
 		if shown.Error != "" {
 			t.Fatalf("Mirador, canvas %d (%s): %s", i+1, shown.Canvas, shown.Error)
@@ -447,8 +456,8 @@ func openInMirador(t *testing.T, ctx context.Context, page string, lines []shape
 		slices.Sort(shown.Texts)
 		out = append(out, shown.Texts)
 	}
-	if len(jsErrors) > 0 {
-		t.Errorf("Mirador: JS exceptions %q", jsErrors)
+	if e := jsErrors(); len(e) > 0 {
+		t.Errorf("Mirador: JS exceptions %q", e)
 	}
 	return out
 }
