@@ -335,7 +335,7 @@ func TestJobsBookFetchesOnce(t *testing.T) {
 	tei := []byte(`<?xml version="1.0"?><TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><p>Grab</p></body></text></TEI>`)
 	files := map[string][]byte{
 		"/b/mets.xml":        []byte(jobBookMETS()),
-		"/b/ocr/1.xml":       real("alto/testdata/real/escriptorium_hebrew_bsb00084914-00007.alto.xml"),
+		"/b/ocr/1.xml":       readFile(t, "../../testdata/realworld/tesseract41rc1_v3.alto.xml"), // German, as source_lang says
 		"/b/OCR-D-OCR/2.xml": real("pagexml/testdata/real/ocrd-gt_german_kant1784-0017.page.xml"),
 		"/b/ocr/4.xml":       real("pagexml/testdata/real/prima_english_simplepage.page.xml"),
 		"/b/OCR-D-OCR/5.xml": real("pagexml/testdata/real/transkribus_spanish_170025120000003-0074.page.xml"),

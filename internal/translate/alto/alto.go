@@ -445,19 +445,27 @@ type pageResult struct {
 
 // supports checks the pair once per source language; an unsupported pair is
 // an error when the source was given, and a warning (blocks left untouched)
-// when it was detected.
+// when it was detected. The tag of a script no supported language is
+// written in (ForeignTag) is not asked about: its blocks are left
+// untouched with a warning naming the script, whatever the source.
 func (t *translator) supports(ctx context.Context, lang string) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	err, seen := t.supported[lang]
-	if !seen {
+	reason, foreign := ForeignTag(lang)
+	switch {
+	case !seen && foreign:
+		err = errors.New(reason)
+		t.supported[lang] = err
+		t.warnings = append(t.warnings, fmt.Sprintf("%s: blocks in %q left untouched: %s", t.opt.File, lang, reason))
+	case !seen:
 		err = t.opt.Backend.Supports(ctx, lang, t.opt.Target)
 		t.supported[lang] = err
 		if err != nil && t.auto {
 			t.warnings = append(t.warnings, fmt.Sprintf("%s: blocks detected as %q left untouched: %v", t.opt.File, lang, err))
 		}
 	}
-	if err != nil && !t.auto {
+	if err != nil && !t.auto && !foreign {
 		return false, err
 	}
 	return err == nil, nil
@@ -585,7 +593,7 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 	groups := map[string][]*block{}
 	grouped := map[*block]bool{}
 	for _, b := range blocks {
-		b.src, b.from = t.opt.Source, FromGiven
+		b.src, b.from = Given(b.text, t.opt.Source)
 		if t.auto {
 			pr.detected = true
 			b.src, b.from = t.order.Choose(t.opt.Detector, b.text, blockLang(b), t.pageLang[pageNum-1])

@@ -103,9 +103,12 @@ func DetectWithPrior(d Detector, text, prior string, minConf float64) string {
 // DocumentLanguage returns the letter-weighted majority of the languages
 // of texts (each detected on its own, short ones left out); without long
 // texts, the language of all texts together when that is long enough;
-// otherwise "".
+// otherwise "". Texts mostly in a script no supported language is written
+// in (langid.ForeignScript) are left out: they cannot tell the language of
+// the rest.
 func DocumentLanguage(d Detector, texts []string, minConf float64) string {
 	weight := map[string]int{}
+	texts = withoutForeign(texts)
 	for _, t := range texts {
 		if IsShort(t) {
 			continue
@@ -134,6 +137,18 @@ func DocumentLanguage(d Detector, texts []string, minConf float64) string {
 	return best
 }
 
+// withoutForeign is texts without those mostly in a script no supported
+// language is written in (langid.ForeignScript).
+func withoutForeign(texts []string) []string {
+	var out []string
+	for _, t := range texts {
+		if _, foreign := langid.ForeignScript(t); !foreign {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 func letterCount(s string) int {
 	n := 0
 	for _, w := range wordsOf(s) {
@@ -156,13 +171,13 @@ func withoutURLs(text string) string {
 	return strings.Join(keep, " ")
 }
 
-// longText joins the texts that are not short, up to langid.MaxRunes
-// characters.
+// longText joins the texts that are not short and not mostly in a foreign
+// script (langid.ForeignScript), up to langid.MaxRunes characters.
 func longText(texts []string) string {
 	var b strings.Builder
 	n := 0
 	for _, t := range texts {
-		if IsShort(t) {
+		if _, foreign := langid.ForeignScript(t); foreign || IsShort(t) {
 			continue
 		}
 		if b.Len() > 0 {

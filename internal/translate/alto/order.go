@@ -28,6 +28,17 @@ import (
 //  4. else the configured default (Czech, the spec's fallback).
 //
 // Every unit records which rule chose it (LangSource).
+//
+// Before the order, a unit most of whose letters are in a script none of
+// the supported languages is written in (langid.ForeignScript: Arabic,
+// Hebrew, Han, ...) is in none of them: it takes the tag of an
+// undetermined language in that script ("und-Arab", FromScript), which
+// no backend is asked about, and is left untranslated with the status
+// unsupported_lang and a warning naming the script. Only an element
+// language written in that script (LANG="ar" on an Arabic block) is
+// taken instead, and then the backend decides as for any language. The
+// same holds with an explicit source language (Given): a unit in Arabic
+// script is not Czech because the run was told so.
 
 // LangSource names the rule that chose a unit's source language.
 type LangSource string
@@ -41,10 +52,16 @@ const (
 	// FromGiven: the source language was given (--source_lang), nothing
 	// was chosen.
 	FromGiven LangSource = "given"
+	// FromScript: the unit's letters are mostly in a script no supported
+	// language is written in; its language is that script's undetermined
+	// one (langid.ScriptTag), before the order's rules and whatever the
+	// given source language.
+	FromScript LangSource = "script"
 )
 
-// LangSources lists the rules in their order, then FromGiven.
-var LangSources = []LangSource{FromDetected, FromElement, FromDocument, FromDefault, FromGiven}
+// LangSources lists the rules in their order, then FromGiven and
+// FromScript.
+var LangSources = []LangSource{FromDetected, FromElement, FromDocument, FromDefault, FromGiven, FromScript}
 
 // DefaultMinLength is the letters a unit needs (in words that tell a
 // language, see IsShort) to be detected: MinLetters.
@@ -136,8 +153,17 @@ func (o LangOrder) Long(text string) bool {
 // document (or page) whose language is context ("" when unknown), and the
 // rule that chose it. A long text is scored with context as prior (its
 // confidence weighted by PriorWeight, see DetectWithPrior); the best
-// language chooses when its own confidence is above MinConfidence.
+// language chooses when its own confidence is above MinConfidence. A
+// text mostly in a script no supported language is written in takes that
+// script's tag (FromScript) first, unless its element's language is
+// written in the script.
 func (o LangOrder) Choose(d Detector, text, element, context string) (string, LangSource) {
+	if script, ok := langid.ForeignScript(text); ok {
+		if element != "" && o.Element != ElementIgnore && langid.WrittenIn(element, script) {
+			return element, FromElement
+		}
+		return langid.ScriptTag(script), FromScript
+	}
 	if d != nil && o.Long(text) {
 		if lang, ok := confident(d, withoutURLs(text), context, o.MinConfidence); ok {
 			return lang, FromDetected
@@ -150,6 +176,27 @@ func (o LangOrder) Choose(d Detector, text, element, context string) (string, La
 		return context, FromDocument
 	}
 	return o.Default, FromDefault
+}
+
+// Given returns the source language of a unit of text when the run's
+// source language was given: source (FromGiven), unless most of text's
+// letters are in a script no supported language is written in and source
+// is not written in it either; then the script's tag (FromScript).
+func Given(text, source string) (string, LangSource) {
+	if script, ok := langid.ForeignScript(text); ok && !langid.WrittenIn(source, script) {
+		return langid.ScriptTag(script), FromScript
+	}
+	return source, FromGiven
+}
+
+// ForeignTag reports whether lang is a tag the script rule gave
+// (langid.ScriptTag) and, if so, the reason its units are left
+// untranslated, naming the script.
+func ForeignTag(lang string) (string, bool) {
+	if _, ok := langid.ScriptOfTag(lang); !ok {
+		return "", false
+	}
+	return langid.ForeignScriptError(lang), true
 }
 
 // confident is text's best language (prior weighted by PriorWeight) and

@@ -18,6 +18,7 @@ func (d scoreDetector) Scores(string) []langid.Score    { return d }
 func TestLangOrderChoose(t *testing.T) {
 	long := "Záchranný archeologický výzkum proběhl v obci Vraní během roku"
 	short := "Obsah"
+	arabic := "كتاب في تاريخ مصر الحديث من عهد محمد علي"
 	def := DefaultLangOrder()
 	ignore := def
 	ignore.Element = ElementIgnore
@@ -55,6 +56,16 @@ func TestLangOrderChoose(t *testing.T) {
 		{"element ignored, long and confident: detected", ignore, fixedDetector{"de", 0.9}, long, "sk", "cs", "de", FromDetected},
 		{"element rule empty: used", LangOrder{MinLength: 20, MinConfidence: 0.2, Default: "cs"}, nil, short, "sk", "cs", "sk", FromElement},
 		{"unweighted winner confident: detected", def, scoreDetector{{Lang: "de", Value: 0.8}, {Lang: "cs", Value: 0.1}}, long, "", "cs", "de", FromDetected},
+		// A script no supported language is written in comes first,
+		// whatever the element, the document, the default or a
+		// confident detection say; an element language written in it is
+		// taken.
+		{"Arabic, element cs: script", def, fixedDetector{"cs", 0.9}, arabic, "cs", "cs", "und-Arab", FromScript},
+		{"Arabic, short, nothing: script", def, nil, "بسم الله", "", "", "und-Arab", FromScript},
+		{"Arabic, element ar: element", def, fixedDetector{"cs", 0.9}, arabic, "ar", "cs", "ar", FromElement},
+		{"Arabic, element ar ignored: script", ignore, nil, arabic, "ar", "cs", "und-Arab", FromScript},
+		{"Czech with an Arabic name: detected", def, fixedDetector{"cs", 0.9}, long + " (محمد علي)", "", "", "cs", FromDetected},
+		{"Russian: not a foreign script", def, fixedDetector{"ru", 0.9}, "Отчёт об археологических раскопках в деревне", "", "cs", "ru", FromDetected},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -63,6 +74,29 @@ func TestLangOrderChoose(t *testing.T) {
 				t.Errorf("Choose = %s (%s), want %s (%s)", lang, from, c.wantLang, c.wantFrom)
 			}
 		})
+	}
+}
+
+// Given: with an explicit source language, a unit in a script no
+// supported language is written in takes the script's tag, unless the
+// given language is written in it.
+func TestGiven(t *testing.T) {
+	cases := []struct {
+		text, source, want string
+		from               LangSource
+	}{
+		{"كتاب في تاريخ مصر الحديث", "cs", "und-Arab", FromScript},
+		{"كتاب في تاريخ مصر الحديث", "ar", "ar", FromGiven},
+		{"ספר בראשית פרק ראשון", "de", "und-Hebr", FromScript},
+		{"ספר בראשית פרק ראשון", "he", "he", FromGiven},
+		{"四庫全書總目提要", "en", "und-Hani", FromScript},
+		{"Dopis paši Muhammadu Alímu (محمد علي) z Káhiry", "cs", "cs", FromGiven},
+		{"12 / 3", "cs", "cs", FromGiven},
+	}
+	for _, c := range cases {
+		if lang, from := Given(c.text, c.source); lang != c.want || from != c.from {
+			t.Errorf("Given(%q, %s) = %s (%s), want %s (%s)", c.text, c.source, lang, from, c.want, c.from)
+		}
 	}
 }
 

@@ -38,7 +38,8 @@ type Statistics struct {
 	LanguageTags map[string]string `json:"language_tags"`
 	// LangSources counts the units whose source language each rule of the
 	// source-language order chose: detected, element, document, default
-	// (given with an explicit source language).
+	// (given with an explicit source language; script for units in a
+	// script no supported language is written in).
 	LangSources map[string]int `json:"lang_sources"`
 	// SegmentStatus counts log rows (ALTO lines, metadata fields) per
 	// status: ok, retried, untranslated, unsupported_lang, vocabulary,

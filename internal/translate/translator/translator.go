@@ -224,7 +224,8 @@ type Output struct {
 	Languages map[string]int
 	// LangSources counts the units whose source language each rule of the
 	// order chose (alto.LangSource: detected, element, document, default;
-	// given with an explicit source language).
+	// given with an explicit source language; script for a unit in a
+	// script no supported language is written in).
 	LangSources map[string]int
 	// Warnings are the non-fatal problems, each naming the file.
 	Warnings []string
@@ -820,7 +821,13 @@ func (w *wrapped) vocabApplies(src string) bool {
 	return false
 }
 
+// Supports refuses the tag of a script no supported language is written
+// in (alto.ForeignTag: "und-Arab") with the reason naming the script,
+// whatever the backend would say; other pairs are the backend's to judge.
 func (w *wrapped) Supports(ctx context.Context, src, tgt string) error {
+	if reason, ok := alto.ForeignTag(src); ok {
+		return errors.New(reason)
+	}
 	return w.inner.Supports(ctx, src, tgt)
 }
 

@@ -37,7 +37,7 @@ func TestBookOutChained(t *testing.T) {
 			s.SetText(0, alto, "application/alto+xml", "http://www.loc.gov/standards/alto/ns-v2#")
 			work := t.TempDir()
 			const tBase, cBase = "https://example.org/pub/t/", "https://example.org/pub/c/"
-			both := chainBookOut(t, root, bin, api.URL, s, work, tBase, cBase)
+			both := chainBookOut(t, root, bin, api.URL, "cs", s, work, tBase, cBase)
 			canvases := readCanvases(t, both, v3)
 			if len(canvases) != 2 {
 				t.Fatalf("%s: %d canvases, want 2", both, len(canvases))

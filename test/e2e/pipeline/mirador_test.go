@@ -80,7 +80,11 @@ func TestBookOutMirador(t *testing.T) {
 	if err := os.WriteFile(blank, png.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	api := translatortest.New(translatortest.Config{})
+	// The source language is detected: the Czech page's blocks are Czech;
+	// the Hebrew page's first block declares LANG="heb" (he-en is
+	// offered), its other blocks, in Hebrew script without a LANG, are
+	// left as they are (no supported language is written in it).
+	api := translatortest.New(translatortest.Config{Pairs: []string{"cs-en", "sk-en", "pl-en", "de-en", "he-en"}})
 	defer api.Close()
 	ctx := testenv.Chromium(t, 3*time.Minute)
 	for _, v3 := range []bool{true, false} {
@@ -96,7 +100,7 @@ func TestBookOutMirador(t *testing.T) {
 			work := t.TempDir()
 			pub := httptest.NewServer(publisher(work, releases))
 			defer pub.Close()
-			derived := chainBookOut(t, root, bin, api.URL, s, work, pub.URL+"/t/", pub.URL+"/c/")
+			derived := chainBookOut(t, root, bin, api.URL, "auto", s, work, pub.URL+"/t/", pub.URL+"/c/")
 			manifestURL := pub.URL + "/c/" + filepath.Base(derived)
 			canvases := readCanvases(t, derived, v3)
 			want := make([][]shownAnnotation, len(canvases))
@@ -306,12 +310,13 @@ func viewerURL(base, version, manifestURL string, motivations []string) string {
 
 // chainBookOut runs translate --book-out on the book's manifest into
 // work/t and pageclass --book-out on the translation's derived manifest
-// into work/c, with the given base URLs; it returns the last derived
+// into work/c, with the given base URLs, translating from src (a
+// language code or auto); it returns the last derived
 // manifest (translations and classes).
-func chainBookOut(t *testing.T, root, bin, apiURL string, s *booktest.Server, work, tBase, cBase string) string {
+func chainBookOut(t *testing.T, root, bin, apiURL, src string, s *booktest.Server, work, tBase, cBase string) string {
 	t.Helper()
 	runIn(t, work, []string{"TRANSLATION_URL=" + apiURL},
-		filepath.Join(bin, "translate"), s.ManifestURL(), "-o", "t", "--vocabulary", "", "-src", "cs",
+		filepath.Join(bin, "translate"), s.ManifestURL(), "-o", "t", "--vocabulary", "", "-src", src,
 		"--book-out", "--book-base-url", tBase)
 	derived, _ := filepath.Glob(filepath.Join(work, "t", "*_en.json"))
 	if len(derived) != 1 {
