@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -404,6 +405,12 @@ func TestBookList(t *testing.T) {
 	failed, reasons := failureRows(t, e)
 	if strings.Join(failed, ",") != gone+",kitodo/mets.xml#PHYS_0004" || !strings.Contains(reasons[gone], "book not read") {
 		t.Errorf("failures %v: %v", failed, reasons)
+	}
+	// The warning of the page whose image is missing names its position in
+	// the book and its ID (before, "page":0).
+	if !regexp.MustCompile(`"msg":"page skipped","file":"[^"]*kitodo/mets.xml#PHYS_0004","page":4,"page_id":"PHYS_0004"`).MatchString(log) ||
+		strings.Contains(log, `"page":0`) {
+		t.Errorf("the missing image's warning does not give its page 4 and ID PHYS_0004:\n%s", log)
 	}
 
 	write(t, list, s1.ManifestURL()+"\nkitodo/image/0001.png\n")

@@ -625,7 +625,7 @@ func (r *classifier) row(p classify.Page, it *item, name string) error {
 	}
 	source, bp := r.set.source(p.Name)
 	if p.Err != nil {
-		r.log.Warn("page skipped", "file", p.Name, "page", p.Page, "error", p.Err.Error())
+		r.log.Warn("page skipped", append(r.pageArgs(p), "error", p.Err.Error())...)
 		if ledger.Transient(p.Err) {
 			it.passing = p.Err
 		}
@@ -646,6 +646,21 @@ func (r *classifier) row(p classify.Page, it *item, name string) error {
 		it.add(p, "")
 	}
 	return nil
+}
+
+// pageArgs are the log attributes that name a page: its file, and its page
+// when it has one: the number of a PDF or TIFF page; for a page of a book,
+// its position in the book and its ID (METS div or canvas). A single image
+// has no page number, so none is given (before, "page":0).
+func (r *classifier) pageArgs(p classify.Page) []any {
+	args := []any{"file", p.Name}
+	if bp := r.set.page(p.Name); bp != nil {
+		return append(args, "page", bp.index, "page_id", bp.ids.ID)
+	}
+	if p.Page > 0 {
+		args = append(args, "page", p.Page)
+	}
+	return args
 }
 
 // complete records a file whose last page was emitted in the ledger.

@@ -142,8 +142,8 @@ const MaxListed = 10
 // there are more), flag reasons, failures and files not collected.
 func (s *Summary) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Summary: %d pages from %d files classified, %d flagged for review, %d failed\n",
-		s.Pages, len(s.Sources), s.Flagged, s.Failed)
+	fmt.Fprintf(&b, "Summary: %s from %s classified, %d flagged for review, %d failed\n",
+		count(s.Pages, "page"), count(len(s.Sources), "file"), s.Flagged, s.Failed)
 	list := func(title string, m map[string]int, limit int, unit string) {
 		if len(m) == 0 {
 			return
@@ -164,6 +164,14 @@ func (s *Summary) Text() string {
 	list("failures, by file (reasons in the FAILURES table)", s.Failures, MaxListed, "")
 	list("readable files not collected (-ff)", s.NotCollected, 0, " files")
 	return b.String()
+}
+
+// count is n and noun, plural unless n is 1 ("1 file", "0 pages").
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 // Records are the table's rows after its header: the totals, then each

@@ -99,3 +99,25 @@ func TestFilledHasNoNilCounts(t *testing.T) {
 		t.Errorf("filled %+v", f)
 	}
 }
+
+// The totals line counts in the singular when a count is 1: a book is one
+// file of many pages ("194 pages from 1 file"; before, "1 files").
+func TestTextCountsInTheSingular(t *testing.T) {
+	for _, c := range []struct {
+		pages, files int
+		want         string
+	}{
+		{1, 1, "Summary: 1 page from 1 file classified"},
+		{194, 1, "Summary: 194 pages from 1 file classified"},
+		{2, 2, "Summary: 2 pages from 2 files classified"},
+		{0, 0, "Summary: 0 pages from 0 files classified"},
+	} {
+		s := &Summary{}
+		for i := 0; i < c.pages; i++ {
+			s.Page(strings.Repeat("f", 1+i%max(c.files, 1))+".png", "TEXT_P", false, nil)
+		}
+		if txt := s.Text(); !strings.HasPrefix(txt, c.want+",") {
+			t.Errorf("%d pages of %d files: %q, want it to start %q", c.pages, c.files, strings.SplitN(txt, "\n", 2)[0], c.want)
+		}
+	}
+}
