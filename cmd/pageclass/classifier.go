@@ -116,6 +116,11 @@ func (r *classifier) classify(ctx context.Context) error {
 	if err := r.resolveCalibration(folders, names, digests); err != nil {
 		return err
 	}
+	unturn, err := r.takeTurn(ctx, names, digests)
+	if err != nil {
+		return err
+	}
+	defer unturn()
 	tables, chunk, unlock, err := r.lockChunk(ctx, names, digests)
 	if err != nil {
 		return err

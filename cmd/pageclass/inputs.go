@@ -326,6 +326,16 @@ func (s *inputSet) takeAll() string {
 	return strings.Join(out, ",")
 }
 
+// baseInputKey is inputKey without the shard: the input of every shard of
+// a run.
+func baseInputKey(set *inputSet, file string, inner bool) string {
+	root, err := filepath.Abs(set.Root)
+	if err != nil {
+		root = set.Root
+	}
+	return fmt.Sprintf("%s\x00%s\x00%v\x00%s", root, strings.Join(set.Exts, ","), inner, file)
+}
+
 // walkDir is filepath.WalkDir; tests replace it to make a sub-folder
 // unreadable where permissions cannot (the tests run as root).
 var walkDir = filepath.WalkDir
@@ -333,11 +343,7 @@ var walkDir = filepath.WalkDir
 // inputKey identifies the input of a run: absolute root, extensions, inner,
 // the single file.
 func inputKey(set *inputSet, file string, inner bool) string {
-	root, err := filepath.Abs(set.Root)
-	if err != nil {
-		root = set.Root
-	}
-	key := fmt.Sprintf("%s\x00%s\x00%v\x00%s", root, strings.Join(set.Exts, ","), inner, file)
+	key := baseInputKey(set, file, inner)
 	if !set.Shard.Whole() {
 		// Each shard continues its own chunked tables.
 		key += "\x00shard " + set.Shard.String()

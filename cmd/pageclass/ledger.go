@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -69,16 +71,58 @@ type pageError struct {
 // <stamp>.jsonl (<stamp>_shard-<i>-of-<n>.jsonl for a shard): the stamp
 // is the run's own, so runs at the same time never share a file.
 func (r *classifier) openLedger(set *inputSet, names, digests []string) (*ledger.Ledger, string, error) {
+	cfg, err := r.ledgerConfig(names, digests)
+	if err != nil {
+		return nil, "", err
+	}
+	return ledger.OpenRun(ledger.Run{Output: r.cli.Results, Tool: "pageclass", Config: cfg,
+		Name: r.stamp + set.Shard.FileSuffix(), Redo: "that file is classified again"}, r.log)
+}
+
+// ledgerConfig is the run's ledger configuration (its Key names the
+// ledger folder).
+func (r *classifier) ledgerConfig(names, digests []string) (ledgerConfig, error) {
 	cfg := ledgerConfig{Tool: "pageclass", Version: version.String(), Models: names, Digests: digests}
 	if dir := r.cli.RotationModel; dir != "" {
 		d, err := r.digests.Of(dir)
 		if err != nil {
-			return nil, "", fmt.Errorf("--rotation-model: %w", err)
+			return cfg, fmt.Errorf("--rotation-model: %w", err)
 		}
 		cfg.Rotation = d
 	}
-	return ledger.OpenRun(ledger.Run{Output: r.cli.Results, Tool: "pageclass", Config: cfg,
-		Name: r.stamp + set.Shard.FileSuffix(), Redo: "that file is classified again"}, r.log)
+	return cfg, nil
+}
+
+// turnWaitHook, when set (tests), is called with the lock's path when a
+// resuming run finds another resuming the same inputs and starts to wait.
+var turnWaitHook func(lock string)
+
+// takeTurn makes resuming runs (--resume, --retry-failed; --chunk runs take
+// turns on their tables' lock, lockChunk) of the same inputs with the same ledger configuration into one results folder
+// take turns (ledger.TakeTurn, as translate's runs do): a later one waits,
+// then opens the ledger and classifies only what the earlier left. The
+// lock is <results>/ledger/pageclass_<key>_<inputs>.lock (<inputs>: 16 hex
+// digits of the SHA-256 of the input root, extensions, --inner and -f);
+// shards of one run hold it shared and run at once. Runs that do not
+// resume, or differ in models or inputs, do not wait: each writes its own
+// ledger file and tables.
+func (r *classifier) takeTurn(ctx context.Context, names, digests []string) (unlock func(), err error) {
+	if !r.resuming() || r.cli.Chunk {
+		return func() {}, nil
+	}
+	cfg, err := r.ledgerConfig(names, digests)
+	if err != nil {
+		return nil, err
+	}
+	key, err := ledger.Key(cfg)
+	if err != nil {
+		return nil, err
+	}
+	in := sha256.Sum256([]byte(baseInputKey(r.set, r.cli.File, r.cli.Inner)))
+	name := fmt.Sprintf("pageclass_%s_%x", key, in[:8])
+	return ledger.TakeTurn(ctx, ledger.Turn{Lock: ledger.TurnLock(r.cli.Results, name), Shard: r.set.Shard.FileSuffix(),
+		Tool: "pageclass", Output: r.cli.Results, OnWait: turnWaitHook,
+		Waiting: "waiting for another run resuming the same inputs into the same results folder to finish; this run then classifies only what it left"}, r.log)
 }
 
 // digestFile is ledger.Digest (a variable so tests can count the files
