@@ -1,7 +1,9 @@
 // Package imageio decodes page images into 8-bit RGB pixels for the page
 // classifier, through libvips (govips).
 //
-// Supported inputs are PNG, JPEG, TIFF, WebP and PDF. Every page becomes an
+// Supported inputs are PNG, JPEG, TIFF, WebP, JPEG 2000 (the JP2 file
+// format, the masters of many libraries and IIIF image servers) and PDF.
+// Every page becomes an
 // Image of W×H pixels with 3 interleaved channels (RGB, row-major, "HWC").
 // The conversion to RGB is, in order:
 //
@@ -162,11 +164,12 @@ var DefaultOptions = Options{DPI: DefaultDPI, MaxPixels: DefaultMaxPixels, MaxDe
 
 // Extensions lists the file extensions (lower case, with the dot) that
 // Supported accepts.
-var Extensions = []string{".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".pdf"}
+var Extensions = []string{".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".jp2", ".pdf"}
 
 // Errors that callers may test for with errors.Is.
 var (
-	// ErrUnsupportedFormat: the data is not PNG, JPEG, TIFF, WebP or PDF.
+	// ErrUnsupportedFormat: the data is not PNG, JPEG, TIFF, WebP, JPEG 2000
+	// or PDF.
 	ErrUnsupportedFormat = errors.New("unsupported image format")
 	// ErrTooManyPixels: the header announces more pixels than MaxPixels.
 	ErrTooManyPixels = errors.New("image exceeds the pixel limit (decompression bomb)")
@@ -238,7 +241,8 @@ const SniffLen = 12
 
 // Sniff names the format that data (a file's first SniffLen bytes or more)
 // starts like, by its signature, as the extension pageclass collects it
-// under (".png", ".jpg", ".tif", ".webp", ".pdf"), or "" for none of them.
+// under (".png", ".jpg", ".tif", ".webp", ".jp2", ".pdf"), or "" for none of
+// them.
 // Decode goes by content the same way, whatever the file's name.
 func Sniff(head []byte) string {
 	switch {
@@ -250,11 +254,18 @@ func Sniff(head []byte) string {
 		return ".tif"
 	case len(head) >= 12 && string(head[:4]) == "RIFF" && string(head[8:12]) == "WEBP":
 		return ".webp"
+	case bytes.HasPrefix(head, jp2Signature):
+		return ".jp2"
 	case IsPDF(head):
 		return ".pdf"
 	}
 	return ""
 }
+
+// jp2Signature is the JPEG 2000 signature box that starts a JP2 file
+// (ISO/IEC 15444-1, annex I). A bare codestream (.j2k, starting FF 4F FF
+// 51) is not taken: libraries and image servers keep JP2 files.
+var jp2Signature = []byte("\x00\x00\x00\x0cjP  \r\n\x87\n")
 
 // IsPDF reports whether data starts like a PDF file ("%PDF-").
 func IsPDF(data []byte) bool { return bytes.HasPrefix(data, []byte("%PDF-")) }
@@ -319,13 +330,13 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 	}
 	typ := vips.DetermineImageType(data)
 	switch typ {
-	case vips.ImageTypePNG, vips.ImageTypeJPEG, vips.ImageTypeTIFF, vips.ImageTypeWEBP, vips.ImageTypePDF:
+	case vips.ImageTypePNG, vips.ImageTypeJPEG, vips.ImageTypeTIFF, vips.ImageTypeWEBP, vips.ImageTypeJP2K, vips.ImageTypePDF:
 	default:
 		if IsPDF(data) {
 			typ = vips.ImageTypePDF
 			break
 		}
-		return nil, &Error{Name: name, Err: fmt.Errorf("%w (not PNG, JPEG, TIFF, WebP or PDF)", ErrUnsupportedFormat)}
+		return nil, &Error{Name: name, Err: fmt.Errorf("%w (not PNG, JPEG, TIFF, WebP, JPEG 2000 or PDF)", ErrUnsupportedFormat)}
 	}
 	d := &Doc{name: name, data: data, typ: typ, pages: 1, opts: o}
 	if typ == vips.ImageTypePDF && o.pdfium() {
@@ -605,8 +616,17 @@ func (d *Doc) open(i int) (ref *vips.ImageRef, factor float64, err error) {
 	// rounds the short side, so a result a little over the budget is made
 	// again one pixel smaller (the pipeline is lazy: no pixel is decoded).
 	side := max(1, int(float64(max(w, h))*scale))
+	size := vips.SizeDown
+	if d.typ == vips.ImageTypeJP2K {
+		// libvips 8.14 shrinks a JPEG 2000 on load to too low a
+		// resolution level under SizeDown and may not enlarge it again
+		// (620×877 to fit 427: 78×110); SizeBoth gives 302×427 from a
+		// level still over the target. The page is over the budget, so
+		// nothing is enlarged.
+		size = vips.SizeBoth
+	}
 	for {
-		ref, err = vips.LoadThumbnailFromBuffer(d.data, side, side, vips.InterestingNone, vips.SizeDown, d.params(i, d.opts.DPI))
+		ref, err = vips.LoadThumbnailFromBuffer(d.data, side, side, vips.InterestingNone, size, d.params(i, d.opts.DPI))
 		if err != nil {
 			return nil, 1, vipsErr("cannot shrink while decoding", err, "corrupt "+formatName(d.typ)+" data")
 		}
@@ -813,6 +833,8 @@ func formatName(t vips.ImageType) string {
 		return "TIFF"
 	case vips.ImageTypeWEBP:
 		return "WebP"
+	case vips.ImageTypeJP2K:
+		return "JPEG 2000"
 	case vips.ImageTypePDF:
 		return "PDF"
 	}
