@@ -69,10 +69,15 @@ func (r *classifier) writeBookOut() error {
 		return fmt.Errorf("--book-base-url: %w", err)
 	}
 	gen := bookout.Agent{Name: "archivekit pageclass", Version: version.String()}
+	local := bookout.LocalIDs(r.cli.BookBaseURL, dir)
 	for _, b := range r.set.books.read {
 		if b.Kind != book.Manifest {
 			r.log.Warn("--book-out: not a IIIF manifest: no annotation pages written", "book", b.Source, "kind", b.Kind, "version", b.Version)
 			continue
+		}
+		if local != "" {
+			r.log.Warn(local)
+			local = "" // once a run
 		}
 		if err := r.bookOut(b, dir, base, gen); err != nil {
 			return fmt.Errorf("--book-out: %s: %w", b.Source, err)

@@ -37,6 +37,10 @@ func TestBookOutIIIF(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
+	// No --book-base-url: the ids are file:// URLs, and the run says so once.
+	if n := strings.Count(log, "IIIF ids are file:// URLs of "+dir+": viewers"); n != 1 {
+		t.Errorf("%d warnings that the ids are file:// URLs, want 1:\n%s", n, log)
+	}
 	top, rv := csvByCanvas(t, res, "_TOP-4.csv"), csvByCanvas(t, res, "_REVIEW.csv")
 	var pages []string
 	for i := 1; i <= 3; i++ {
@@ -104,7 +108,7 @@ func TestBookOutIIIF(t *testing.T) {
 	dir2, res2 := filepath.Join(e.root, "book-out-v2"), filepath.Join(e.root, "r2")
 	code, log = e.run(t, "-f", v2.ManifestURL(), "--fetch-private", "--results", res2, "--book-out", dir2, "--topn", "2",
 		"--book-base-url", "https://example.org/pub/book-out-v2") // iiif-prezi's reader takes HTTP(S) ids only
-	if code != exitOK || strings.Contains(log, "no annotation pages written") {
+	if code != exitOK || strings.Contains(log, "no annotation pages written") || strings.Contains(log, "ids are file://") {
 		t.Fatalf("v2: exit %d: %s", code, log)
 	}
 	checkBookOutV2(t, v2.URL, dir2, res2)

@@ -49,6 +49,9 @@ func (r *runner) iiifOut(ctx context.Context, p *pass) error {
 		r.warn(fmt.Sprintf("--book-out: %v: no book written", err))
 		return nil
 	}
+	if local := bookout.LocalIDs(s.BookBaseURL, outDir); local != "" {
+		r.warn(local)
+	}
 	stem := manifestStem(r.book.Source) + "_" + s.Target
 	_, tag, _ := langtag.ForSources(s.Target, r.pd.Snapshot().Statistics.Languages)
 	gen := bookout.Agent{Name: "archivekit translate", Version: version.String()}

@@ -545,6 +545,18 @@ func BaseURL(given, dir string) (string, error) {
 	return strings.TrimRight(given, "/") + "/", nil
 }
 
+// LocalIDs is the warning a command gives when the ids of its IIIF
+// outputs are the output folder's file:// URLs (no base URL given): a
+// viewer loads a manifest's annotations only from http(s) addresses, so
+// outputs meant to be published need the address they will have. "" when
+// a base was given.
+func LocalIDs(given, dir string) string {
+	if given != "" {
+		return ""
+	}
+	return "--book-out: the IIIF ids are file:// URLs of " + dir + ": viewers (Mirador) and IIIF readers load annotations from http(s) only; to publish the folder, give --book-base-url with the address it will have"
+}
+
 // WriteFiles writes files (slash-separated paths relative to dir) under
 // dir, each atomically, making the folders they need, and returns the
 // paths written in name order.
