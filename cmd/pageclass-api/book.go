@@ -40,8 +40,10 @@ import (
 // which may then be private (an institution's own IIIF server, or a test's
 // loopback server).
 
-// EnvBookHosts is the setting of the hosts books may be fetched from.
-const EnvBookHosts = "BOOK_HOSTS"
+// EnvBookHosts is the setting of the hosts books may be fetched from,
+// shared with translate-api (read by internal/service, which also reads
+// translate-api's old name BOOK_ALLOW_HOSTS).
+const EnvBookHosts = service.EnvBookHosts
 
 // EnvBookFetchWorkers is the setting of the pages of a book a request
 // fetches at once (defaultBookFetchWorkers, as pageclass --fetch-workers).
@@ -106,7 +108,7 @@ type hostsOnly struct {
 func (h hostsOnly) RoundTrip(r *http.Request) (*http.Response, error) {
 	host := strings.ToLower(r.URL.Host)
 	if !h.hosts[host] && !h.hosts[strings.ToLower(r.URL.Hostname())] {
-		return nil, fmt.Errorf("%w: %s", errHost, r.URL.Host)
+		return nil, &fetch.HostError{Host: r.URL.Host, Err: fmt.Errorf("%w: %s", errHost, r.URL.Host)}
 	}
 	return h.next.RoundTrip(r)
 }
@@ -149,7 +151,11 @@ func (s *server) classifyBook(ctx context.Context, req *predictRequest, step *cl
 		if ctx.Err() != nil {
 			return nil, nil, gone
 		}
-		return nil, nil, failf(http.StatusUnprocessableEntity, bookReason(err), "book %q cannot be read: %s", req.book, err)
+		msg := err.Error()
+		if d, ok := service.BookHostRefused(err); ok {
+			msg += "; " + d
+		}
+		return nil, nil, failf(http.StatusUnprocessableEntity, bookReason(err), "book %q cannot be read: %s", req.book, msg)
 	}
 	n := len(b.Pages)
 	idx, err := selectPages(req.pages, n)

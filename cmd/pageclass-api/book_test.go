@@ -70,20 +70,27 @@ func TestPredictDocumentBook(t *testing.T) {
 		t.Errorf("file:// book: status %d: %s", status, body)
 	}
 
+	// A refusal names the host refused and the variable that allows it;
+	// translate-api's old name BOOK_ALLOW_HOSTS allows it too.
 	for _, tc := range []struct {
-		name string
-		env  map[string]string
-		want string
+		name   string
+		env    map[string]string
+		status int
+		want   string
 	}{
-		{"default", map[string]string{"LOG_LEVEL": "WARNING"}, "private"},
-		{"other host", map[string]string{"LOG_LEVEL": "WARNING", EnvBookHosts: "iiif.example.org"}, EnvBookHosts},
+		{"default", map[string]string{"LOG_LEVEL": "WARNING"}, 422, "host " + host + " refused: it is at a loopback, private or link-local address; list it in BOOK_HOSTS"},
+		{"other host", map[string]string{"LOG_LEVEL": "WARNING", EnvBookHosts: "iiif.example.org"}, 422, "host " + host + " refused: it is not in BOOK_HOSTS"},
+		{"old name", map[string]string{"LOG_LEVEL": "WARNING", "BOOK_ALLOW_HOSTS": host}, 200, `"page_count":5`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			book.Reset()
 			_, ts := startServer(t, testOptions(t), tc.env, nil)
 			status, body := postForm(t, ts.URL+"/predict_document", field("book", book.ManifestURL()))
-			if status != 422 || !strings.Contains(string(body), tc.want) {
-				t.Errorf("status %d: %s", status, body)
+			if status != tc.status || !strings.Contains(string(body), tc.want) {
+				t.Errorf("status %d, want %d with %q: %s", status, tc.status, tc.want, body)
+			}
+			if status == 200 {
+				return
 			}
 			if log, _, _, _ := book.Served(); len(log) != 0 {
 				t.Errorf("requests %v, want none", log)

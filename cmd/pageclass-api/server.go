@@ -213,10 +213,6 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	if s.decode.Renderer, err = pdfRenderer(lookup); err != nil {
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
 	}
-	if v, _ := lookup(EnvBookHosts); strings.TrimSpace(v) != "" {
-		s.bookHosts = parseHosts(v)
-	}
-	s.books = newBookFetcher(s.bookHosts)
 	if s.bookWorkers, err = service.EnvInt(lookup, EnvBookFetchWorkers, defaultBookFetchWorkers, 1, 32); err != nil {
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
 	}
@@ -246,6 +242,10 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		return nil, err
 	}
 	loc.Log = s.svc.Logger
+	if hosts := s.svc.Config.BookHosts; len(hosts) > 0 { // BOOK_HOSTS (or its old name BOOK_ALLOW_HOSTS)
+		s.bookHosts = parseHosts(strings.Join(hosts, ","))
+	}
+	s.books = newBookFetcher(s.bookHosts)
 	s.decode.OnLabelError = func(name string, err error) {
 		s.svc.Logger.Warn("the PDF's page labels cannot be read: its pages are numbered only", "file", name, "err", err.Error())
 	}

@@ -50,12 +50,13 @@ type bookSummary struct {
 }
 
 // bookFetcher fetches a book and its text files: private addresses
-// refused, every file within the upload cap; with BOOK_ALLOW_HOSTS only
-// those hosts, at any address.
+// refused, every file within the upload cap; with BOOK_HOSTS (read by
+// internal/service, as pageclass-api's; BOOK_ALLOW_HOSTS is its old name)
+// only those hosts, at any address.
 func (s *server) bookFetcher() *fetch.Fetcher {
 	p := fetch.Policy{Private: fetch.PrivateRefused, MaxBytes: s.svc.Config.MaxUploadBytes}
-	if len(s.set.BookHosts) > 0 {
-		p.AllowHosts, p.OnlyHosts = s.set.BookHosts, true
+	if hosts := s.svc.Config.BookHosts; len(hosts) > 0 {
+		p.AllowHosts, p.OnlyHosts = hosts, true
 	}
 	return fetch.New(p, nil)
 }
@@ -88,7 +89,13 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 	b, err := book.Read(r.Context(), location, book.Options{Fetcher: f, MaxBytes: s.svc.Config.MaxUploadBytes})
 	if err != nil {
 		status, reason := bookStatus(err)
-		service.WriteError(w, status, reason, "book_url: "+service.Redact(err.Error()))
+		detail := service.Redact(err.Error())
+		if d, ok := service.BookHostRefused(err); ok {
+			// the host is the client's (or its book's), not an internal
+			// service's: it is named with the variable that allows it
+			detail = d
+		}
+		service.WriteError(w, status, reason, "book_url: "+detail)
 		return
 	}
 	sum := bookSummary{Source: location, Kind: string(b.Kind), ID: b.ID, Pages: len(b.Pages), PagesWithoutText: []string{}, Problems: []string{}, Files: []bookFile{},
@@ -232,7 +239,7 @@ func bookTexts(b *book.Book) []bookText {
 
 // bookJobs lets POST /jobs take a book_url: the job's items are the book's
 // text files in page order, each fetched by the worker (within the upload
-// cap and BOOK_ALLOW_HOSTS, as /translate fetches them), told by its
+// cap and BOOK_HOSTS, as /translate fetches them), told by its
 // content (checkText) and translated as /translate translates an upload;
 // a page without a text file is an item too, skipped ("no text file for
 // this page"; a page whose text files are an earlier page's, "its text

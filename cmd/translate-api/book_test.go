@@ -126,8 +126,11 @@ func TestTranslateBook(t *testing.T) {
 	files, books := bookServer(t)
 	mt := translatortest.New(translatortest.Config{})
 	defer mt.Close()
-	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_ALLOW_HOSTS": "127.0.0.1"}))
+	// BOOK_HOSTS, as pageclass-api names it (before, translate-api read
+	// only BOOK_ALLOW_HOSTS, now its old name, and refused this book)
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_HOSTS": "127.0.0.1"}))
 	_, closed := startServer(t, testEnv(mt.URL, nil))
+	booksHost := strings.TrimPrefix(books.URL, "http://")
 
 	send := func(url string, parts ...part) (*http.Response, []byte) {
 		body, ct := multipartBody(t, parts...)
@@ -170,7 +173,9 @@ func TestTranslateBook(t *testing.T) {
 		status int
 		says   string
 	}{
-		{"loopback without the allow-list", closed.URL, []part{{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}}, 403, "private range refused"},
+		{"loopback without the allow-list", closed.URL, []part{{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}}, 403,
+			// the host refused and the variable that allows it (before, "<internal service>")
+			`book_url: host ` + booksHost + ` refused: it is at a loopback, private or link-local address; list it in BOOK_HOSTS (comma-separated host or host:port, e.g. BOOK_HOSTS=` + booksHost + `)`},
 		{"not a book", ts.URL, []part{{Field: "book_url", Data: []byte(books.URL + "/b/OCR-D-OCR/1.xml")}}, 422, "neither a METS file nor a IIIF manifest"},
 		{"missing", ts.URL, []part{{Field: "book_url", Data: []byte(books.URL + "/b/none.xml")}}, 502, "404"},
 		{"not http", ts.URL, []part{{Field: "book_url", Data: []byte("file:///etc/passwd")}}, 422, "not an http(s) URL"},

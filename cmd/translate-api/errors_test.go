@@ -150,7 +150,7 @@ func TestErrorReasons(t *testing.T) {
 		{reason: service.ReasonUnsupportedLanguage, status: 422, detail: "language pair fi-en", call: form(ts.URL, "/translate", file("p.alto.xml", []byte(pageALTO)), part{Field: "source_lang", Data: []byte("fi")})},
 		{reason: service.ReasonFieldListUnreadable, status: 422, detail: "AMCR_FIELDS_PATH", call: form(failTS.URL, "/translate", file("record.xml", manyFields(1)))},
 		{reason: service.ReasonBadBook, status: 422, detail: "neither a METS file nor a IIIF manifest", call: form(ts.URL, "/translate", part{Field: "book_url", Data: []byte(books.URL + "/page.xml")})},
-		{reason: service.ReasonHostNotAllowed, status: 403, detail: "host not in the allow-list", call: form(ts.URL, "/translate", part{Field: "book_url", Data: []byte("http://localhost:" + booksPort + "/big/mets.xml")})},
+		{reason: service.ReasonHostNotAllowed, status: 403, detail: "book_url: host localhost:" + booksPort + " refused: it is not in BOOK_HOSTS", call: form(ts.URL, "/translate", part{Field: "book_url", Data: []byte("http://localhost:" + booksPort + "/big/mets.xml")})},
 		{reason: service.ReasonFetchFailed, status: 502, detail: "404", call: form(ts.URL, "/translate", part{Field: "book_url", Data: []byte(books.URL + "/none.xml")})},
 		{reason: service.ReasonNotFound, status: 404, detail: "Not Found", call: raw("GET", ts.URL+"/nowhere", "", "")},
 		{reason: service.ReasonMethodNotAllowed, status: 405, detail: "Method Not Allowed", call: raw("GET", ts.URL+"/translate", "", "")},

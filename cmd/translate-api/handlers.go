@@ -76,7 +76,7 @@ var formats = []docFormat{
 	{"metadata", ".xml", "archaeological-record metadata XML, bare or in an OAI-PMH GetRecord envelope: the fields of the AMCR_FIELDS_PATH list are translated"},
 	{"page", ".xml", "PAGE-XML (2013-07-15 to 2019-07-15), recognised by its root element PcGts: each TextLine gets a TextEquiv with the translation (append, PAGE's default) or its text replaced"},
 	{"hocr", ".hocr", "hOCR (HTML), recognised by its ocr_page elements: a parallel hOCR whose only differences are the translated lines' text and lang"},
-	{"book", "", "a METS file or IIIF manifest or collection, sent as the book_url form field instead of a file: its text files (ALTO, PAGE-XML, hOCR) are fetched (BOOK_ALLOW_HOSTS) and translated in page order; the answer is multipart/mixed, one part per translated file named by its path in the book, then book.json"},
+	{"book", "", "a METS file or IIIF manifest or collection, sent as the book_url form field instead of a file: its text files (ALTO, PAGE-XML, hOCR) are fetched (BOOK_HOSTS) and translated in page order; the answer is multipart/mixed, one part per translated file named by its path in the book, then book.json"},
 }
 
 // request is a parsed /translate request.

@@ -78,6 +78,6 @@ func (s *server) jobRunMeta(_ context.Context, j jobs.RunJob) (jobs.RunRecord, e
 	run.SetConfig("xpaths_file", s.set.Fields.Path)
 	run.SetConfig("vocabulary", s.set.Vocabulary)
 	run.SetConfig("lang_id_model", langid.ModelID)
-	run.SetConfig("book_allow_hosts", s.set.BookHosts)
+	run.SetConfig("book_hosts", s.svc.Config.BookHosts)
 	return jobRecord{run}, nil
 }

@@ -33,10 +33,6 @@ const (
 	envFields     = "AMCR_FIELDS_PATH"
 	envVocabulary = "VOCABULARY_PATH"
 	envParaConfig = "TRANSLATE_PARA_CONFIG"
-	// envBookHosts lists the hosts a book_url and its links may be
-	// fetched from (comma-separated); unset: any public host, no private
-	// address.
-	envBookHosts = "BOOK_ALLOW_HOSTS"
 )
 
 // Defaults of the tool variables. The field list and the licence
@@ -67,10 +63,6 @@ type settings struct {
 	// command line's); empty: each format's own default (append for
 	// PAGE-XML, replace for ALTO and metadata).
 	OutputMode string
-	// BookHosts is BOOK_ALLOW_HOSTS: the only hosts book_url and its
-	// links are fetched from, private addresses included; empty: any
-	// public host.
-	BookHosts []string
 	// Fields is the field list; FieldsErr says why none was found (a
 	// metadata request then fails with 422, ALTO still works).
 	Fields     resources.File
@@ -98,11 +90,6 @@ func loadSettings(getenv func(string) string) (settings, error) {
 	var err error
 	if s.ParaConfig, err = res.Find(resources.TranslateComponents, ""); err != nil {
 		return s, fmt.Errorf("licence components (%s): %w", envParaConfig, err)
-	}
-	for _, h := range strings.Split(getenv(envBookHosts), ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			s.BookHosts = append(s.BookHosts, h)
-		}
 	}
 	if s.OutputMode != "" && !translator.ValidMode(s.OutputMode) {
 		return s, fmt.Errorf("%s=%q: want %s", envOutputMode, s.OutputMode, translator.ModeChoices)

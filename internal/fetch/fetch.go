@@ -138,6 +138,28 @@ var (
 	ErrHost     = errors.New("host not in the allow-list")
 )
 
+// HostError is a fetch refused for the host it goes to (a first URL, a
+// link or a redirect target): not in the allow-list (ErrHost) or at a
+// private address (ErrPrivate). Its message is Err's.
+type HostError struct {
+	// Host is the refused URL's host (with its port when it has one).
+	Host string
+	Err  error
+}
+
+func (e *HostError) Error() string { return e.Err.Error() }
+func (e *HostError) Unwrap() error { return e.Err }
+
+// RefusedHost is the host of a fetch refused for its host (HostError), and
+// whether err is one.
+func RefusedHost(err error) (string, bool) {
+	var he *HostError
+	if errors.As(err, &he) {
+		return he.Host, true
+	}
+	return "", false
+}
+
 // StatusError is a response that was not 200 OK.
 type StatusError struct {
 	URL  string
@@ -373,11 +395,18 @@ func transient(err error) bool {
 
 // follow gets rawURL, following up to MaxRedirects redirects, each
 // checked.
-func (f *Fetcher) follow(ctx context.Context, rawURL string, first bool) ([]byte, error) {
+func (f *Fetcher) follow(ctx context.Context, rawURL string, first bool) (_ []byte, err error) {
+	var at *url.URL // the URL fetched, or the redirect target checked
+	defer func() {
+		if at != nil && (errors.Is(err, ErrPrivate) || errors.Is(err, ErrHost)) {
+			err = &HostError{Host: at.Host, Err: err}
+		}
+	}()
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, err
 	}
+	at = u
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return nil, fmt.Errorf("%s: %w (scheme %q)", rawURL, ErrScheme, u.Scheme)
 	}
@@ -394,7 +423,7 @@ func (f *Fetcher) follow(ctx context.Context, rawURL string, first bool) ([]byte
 		if err != nil || next == nil {
 			return body, err
 		}
-		first = false
+		first, at = false, next
 		if hop >= f.policy.MaxRedirects {
 			return nil, fmt.Errorf("%s: %w: more than %d redirects", rawURL, ErrRedirect, f.policy.MaxRedirects)
 		}

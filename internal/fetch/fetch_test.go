@@ -199,6 +199,11 @@ func TestAllowHosts(t *testing.T) {
 			case c.is != nil && !errors.Is(err, c.is):
 				t.Errorf("%v; want %v", err, c.is)
 			}
+			// A refusal names the host refused (a service tells its client
+			// which host to allow); other outcomes are no HostError.
+			if h, ok := RefusedHost(err); ok != (c.is != nil) || (ok && h != host) {
+				t.Errorf("RefusedHost(%v) = %q, %v; want %q, %v", err, h, ok, host, c.is != nil)
+			}
 			if n, _ := f.Fetched(); n != c.requests {
 				t.Errorf("%d requests, want %d", n, c.requests)
 			}

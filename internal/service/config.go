@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"archivekit/internal/fetch"
 	"archivekit/internal/logging"
 )
 
@@ -48,6 +49,13 @@ const (
 	// EnvBodyMinRate is the slowest accepted body transfer, in bytes per
 	// second, after the first BodyGrace.
 	EnvBodyMinRate = "BODY_MIN_BYTES_PER_S"
+	// EnvBookHosts lists the hosts (comma-separated host or host:port) a
+	// book and its links may be fetched from, at any address, private ones
+	// included; unset or empty: any public host, no private address.
+	EnvBookHosts = "BOOK_HOSTS"
+	// EnvBookAllowHosts is an old name of BOOK_HOSTS (translate-api's),
+	// still read when BOOK_HOSTS is unset, with a warning.
+	EnvBookAllowHosts = "BOOK_ALLOW_HOSTS"
 )
 
 // Defaults of the shared environment variables.
@@ -132,6 +140,9 @@ type Config struct {
 	// Token is the bearer token clients must send (API_TOKEN or the
 	// content of API_TOKEN_FILE); "" means none is required. Never log it.
 	Token string
+	// BookHosts are the hosts books may be fetched from (BOOK_HOSTS, else
+	// its old name BOOK_ALLOW_HOSTS); nil: any public host.
+	BookHosts []string
 	// Build names the container image the service runs in (DOCKER_IMAGE,
 	// RUNNER_REF; both empty outside an image), for /info.
 	Build      Build
@@ -409,12 +420,47 @@ var variables = []variable{
 		c.BodyMinRate, err = whole[int64](EnvBodyMinRate, v, 0, math.MaxInt64, "is not a whole number of bytes per second (0 turns the check off)")
 		return err
 	}},
+	{name: EnvBookHosts, raw: true, set: func(c *Config, v string) error { c.BookHosts = hostList(v); return nil }},
+	{name: EnvBookAllowHosts, raw: true, overriddenBy: EnvBookHosts, set: func(c *Config, v string) error {
+		c.BookHosts = hostList(v)
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s is an old name of %s: it is read as %s, set %s instead", EnvBookAllowHosts, EnvBookHosts, EnvBookHosts, EnvBookHosts))
+		return nil
+	}},
 	{name: EnvReload, raw: true, set: func(c *Config, v string) error {
 		if b, valid := ParseBool(v); valid && b {
 			c.Warnings = append(c.Warnings, EnvReload+" is set but has no effect: restart the service to load new code")
 		}
 		return nil
 	}},
+}
+
+// hostList reads a comma-separated list of hosts; blank entries are
+// dropped (nil when none is left).
+func hostList(v string) []string {
+	var hosts []string
+	for _, h := range strings.Split(v, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
+}
+
+// BookHostRefused is the detail of a book fetch refused for its host
+// (fetch.HostError): the host, why, and the variable that allows it; ok is
+// false for any other error. The host is the one in the URL (the client's,
+// or a link of its book), never the address it resolved to.
+func BookHostRefused(err error) (detail string, ok bool) {
+	host, ok := fetch.RefusedHost(err)
+	if !ok {
+		return "", false
+	}
+	why := "it is not in " + EnvBookHosts
+	if errors.Is(err, fetch.ErrPrivate) {
+		why = "it is at a loopback, private or link-local address"
+	}
+	return fmt.Sprintf("host %s refused: %s; list it in %s (comma-separated host or host:port, e.g. %s=%s) to allow it",
+		host, why, EnvBookHosts, EnvBookHosts, host), true
 }
 
 // positiveUpload refuses an upload cap under one byte (a fraction of a

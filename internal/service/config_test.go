@@ -1,10 +1,15 @@
 package service
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"archivekit/internal/fetch"
 )
 
 // env is a fake environment for LoadConfig.
@@ -186,7 +191,7 @@ func TestLoadConfigOrder(t *testing.T) {
 	}
 	want := []string{EnvDockerImage, EnvRunnerRef, EnvHost, EnvPort, EnvLogLevel, EnvLogFormat, EnvGracefulShutdown,
 		EnvAllowedOrigins, EnvMaxUploadMB, EnvMaxUploadBytes, EnvMaxUploadMB, EnvRequestTimeout, EnvBodyTimeout,
-		EnvMaxConcurrent, EnvMaxPerClient, EnvBodyMinRate, EnvReload, EnvAPIToken, EnvAPITokenFile}
+		EnvMaxConcurrent, EnvMaxPerClient, EnvBodyMinRate, EnvBookHosts, EnvBookAllowHosts, EnvBookHosts, EnvReload, EnvAPIToken, EnvAPITokenFile}
 	if strings.Join(read, " ") != strings.Join(want, " ") {
 		t.Errorf("read %v\nwant %v", read, want)
 	}
@@ -225,5 +230,57 @@ func TestEnvInt(t *testing.T) {
 		if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 			t.Errorf("%v: error %v, want one containing %q", tc.env, err, tc.wantErr)
 		}
+	}
+}
+
+// Both services read the hosts books may be fetched from as BOOK_HOSTS;
+// translate-api's old name BOOK_ALLOW_HOSTS still works, with a warning
+// naming BOOK_HOSTS, and loses to BOOK_HOSTS when both are set. Before,
+// each service read only its own name, so one setting allowed a host for
+// one service and not the other.
+func TestLoadConfigBookHosts(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want []string
+		warn string
+	}{
+		{"unset", nil, nil, ""},
+		{"BOOK_HOSTS", map[string]string{EnvBookHosts: " 127.0.0.1:8765, iiif.example.org ,"}, []string{"127.0.0.1:8765", "iiif.example.org"}, ""},
+		{"empty", map[string]string{EnvBookHosts: ""}, nil, ""},
+		{"old name", map[string]string{EnvBookAllowHosts: "127.0.0.1"}, []string{"127.0.0.1"}, "BOOK_ALLOW_HOSTS is an old name of BOOK_HOSTS"},
+		{"both", map[string]string{EnvBookHosts: "a.example", EnvBookAllowHosts: "b.example"}, []string{"a.example"}, "both BOOK_HOSTS and BOOK_ALLOW_HOSTS are set; BOOK_HOSTS wins"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := LoadConfig(func(k string) (string, bool) { v, ok := c.env[k]; return v, ok }, 16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(cfg.BookHosts, c.want) {
+				t.Errorf("BookHosts = %q, want %q", cfg.BookHosts, c.want)
+			}
+			warnings := strings.Join(cfg.Warnings, "\n")
+			if (c.warn == "") != (warnings == "") || !strings.Contains(warnings, c.warn) {
+				t.Errorf("warnings %q, want %q", warnings, c.warn)
+			}
+		})
+	}
+}
+
+// A book fetch refused for its host is told with the host and the
+// variable that allows it; other errors are not.
+func TestBookHostRefused(t *testing.T) {
+	refused := &fetch.HostError{Host: "127.0.0.1:8765", Err: fmt.Errorf("%w: 127.0.0.1:8765", fetch.ErrPrivate)}
+	d, ok := BookHostRefused(fmt.Errorf("reading the book: %w", refused))
+	if !ok || !strings.Contains(d, "host 127.0.0.1:8765 refused: it is at a loopback, private or link-local address") ||
+		!strings.Contains(d, "BOOK_HOSTS=127.0.0.1:8765") {
+		t.Errorf("%q, %v", d, ok)
+	}
+	notListed := &fetch.HostError{Host: "other.example", Err: fmt.Errorf("http://other.example/m.json: %w", fetch.ErrHost)}
+	if d, ok := BookHostRefused(notListed); !ok || !strings.Contains(d, "host other.example refused: it is not in BOOK_HOSTS") {
+		t.Errorf("%q, %v", d, ok)
+	}
+	if d, ok := BookHostRefused(errors.New("404 Not Found")); ok {
+		t.Errorf("a 404 told as a refused host: %q", d)
 	}
 }
