@@ -89,13 +89,7 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 	b, err := book.Read(r.Context(), location, book.Options{Fetcher: f, MaxBytes: s.svc.Config.MaxUploadBytes})
 	if err != nil {
 		status, reason := bookStatus(err)
-		detail := service.Redact(err.Error())
-		if d, ok := service.BookHostRefused(err); ok {
-			// the host is the client's (or its book's), not an internal
-			// service's: it is named with the variable that allows it
-			detail = d
-		}
-		service.WriteError(w, status, reason, "book_url: "+detail)
+		service.WriteError(w, status, reason, "book_url: "+bookError(err))
 		return
 	}
 	sum := bookSummary{Source: location, Kind: string(b.Kind), ID: b.ID, Pages: len(b.Pages), PagesWithoutText: []string{}, Problems: []string{}, Files: []bookFile{},
@@ -156,7 +150,7 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 		bf := bookFile{Path: rel, Source: t.Location, Format: string(t.Format), Status: "failed"}
 		data, err := f.GetLinked(r.Context(), t.Location)
 		if err != nil {
-			bf.Error = service.Redact(err.Error())
+			bf.Error = bookError(err)
 			sum.Files = append(sum.Files, bf)
 			continue
 		}
@@ -183,6 +177,17 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 		stats.Calls += out.Stats.Calls
 	}
 	return parts, stats, true
+}
+
+// bookError is a book's (or its text file's) fetch error as a client
+// reads it: a host refused is named with the variable that allows it (the
+// host is the client's, or its book's link, not an internal service's);
+// anything else has its addresses hidden (service.Redact).
+func bookError(err error) string {
+	if d, ok := service.BookHostRefused(err); ok {
+		return d
+	}
+	return service.Redact(err.Error())
 }
 
 // bookStatus is the status and reason of a book that cannot be read: 403
@@ -260,7 +265,7 @@ const noText = "no text file for this page"
 func (s *server) bookItems(ctx context.Context, location string, _ map[string]string) ([]jobs.BookItem, error) {
 	b, err := book.Read(ctx, location, book.Options{Fetcher: s.bookFetcher(), MaxBytes: s.svc.Config.MaxUploadBytes, FetchLater: true})
 	if err != nil {
-		return nil, errors.New(service.Redact(err.Error()))
+		return nil, errors.New(bookError(err))
 	}
 	var items []jobs.BookItem
 	for _, bt := range bookTexts(b) {
@@ -297,7 +302,7 @@ func pageSkip(b *book.Book, p book.Page) string {
 func (s *server) fetchText(ctx context.Context, source string) ([]byte, string, error) {
 	b, err := s.bookFetcher().GetLinked(ctx, source)
 	if err != nil {
-		return nil, "", errors.New(service.Redact(err.Error()))
+		return nil, "", errors.New(bookError(err))
 	}
 	return b, "", nil
 }

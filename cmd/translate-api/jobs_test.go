@@ -266,6 +266,13 @@ func TestJobsBook(t *testing.T) {
 	if st.State != jobs.Failed || st.Items.Total != 0 || !strings.Contains(st.Error, "neither a METS file nor a IIIF manifest") {
 		t.Fatalf("not a book: %+v", st)
 	}
+	// A book on a host the list (here by its old name BOOK_ALLOW_HOSTS)
+	// does not name fails the job naming the host and BOOK_HOSTS.
+	other := strings.Replace(books.URL, "127.0.0.1", "localhost", 1)
+	st = submit(part{Field: "book_url", Data: []byte(other + "/b/mets.xml")}, lang)
+	if want := "host " + strings.TrimPrefix(other, "http://") + " refused: it is not in BOOK_HOSTS"; st.State != jobs.Failed || !strings.Contains(st.Error, want) {
+		t.Fatalf("a host not listed: %+v; want the error to say %q", st, want)
+	}
 	if d := servicetest.FormField(t, ts.URL, "/jobs", "book_url"); !strings.Contains(d, "METS file") {
 		t.Errorf("the OpenAPI of POST /jobs describes no book_url field: %q", d)
 	}
