@@ -109,30 +109,37 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 	info = &bookInfo{Source: location, Folder: at.prefix, Kind: string(b.Kind), ID: b.ID, Label: b.Label, Pages: len(b.Pages), Languages: b.Languages,
 		TextFormats: map[string]int{}, PagesWithoutText: []string{}, Problems: []string{}}
 	for _, p := range b.Problems {
-		info.Problems = append(info.Problems, p.String())
+		if p.Err == nil { // an unread text file is a failed input instead
+			info.Problems = append(info.Problems, p.String())
+		}
 	}
 	seen := map[string]bool{}
 	for pi, p := range b.Pages {
-		if len(p.Texts) == 0 {
+		if len(p.Texts) == 0 && len(p.Unread) == 0 {
 			info.PagesWithoutText = append(info.PagesWithoutText, pageName(p))
 			continue
 		}
 		info.PagesWithText++
-		for _, t := range p.Texts {
+		for _, t := range pageTexts(p) {
 			if seen[t.Location] {
 				continue
 			}
 			seen[t.Location] = true
 			info.TextFiles++
-			info.TextFormats[string(t.Format)]++
-			rel := path.Join(at.prefix, book.RelPath(location, t))
+			if t.Format != "" {
+				info.TextFormats[string(t.Format)]++
+			}
+			rel := path.Join(at.prefix, book.RelPath(location, t.Text))
 			all = append(all, rel)
 			if !at.whole && !s.Shard.Has(rel) {
 				continue
 			}
-			in := bookText(ctx, s, f, b.Remote, kept, t, rel)
-			in.Book, in.Page, in.BookOf = &t, p.ID, info
-			in.PageIdx, in.PageOrder, in.Sole = pi, p.Order, soleInGroup(p, t)
+			in := input{Path: t.Location, Origin: t.Location, Err: t.Err}
+			if t.Err == nil {
+				in = bookText(ctx, s, f, b.Remote, kept, t.Text, rel)
+			}
+			in.Book, in.Page, in.BookOf = &t.Text, p.ID, info
+			in.PageIdx, in.PageOrder, in.Sole = pi, p.Order, soleInGroup(p, t.Text)
 			if p.Image != nil {
 				in.PageW, in.PageH = float64(p.Image.Width), float64(p.Image.Height)
 			}
@@ -147,6 +154,21 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 		return nil, nil, info, fmt.Errorf("%w: %s: none of its %d pages has a text file (ALTO, PAGE-XML or hOCR)%s", errBook, location, len(b.Pages), why)
 	}
 	return inputs, all, info, nil
+}
+
+// pageTexts lists a page's text files in the order of its fptrs' kinds:
+// those read, then those that could not be read (book.Page.Unread), each
+// with the error that makes it a failed input: it names the file and what
+// was wrong (a missing local file, a URL's HTTP status).
+func pageTexts(p book.Page) []book.Unread {
+	out := make([]book.Unread, 0, len(p.Texts)+len(p.Unread))
+	for _, t := range p.Texts {
+		out = append(out, book.Unread{Text: t})
+	}
+	for _, u := range p.Unread {
+		out = append(out, book.Unread{Text: u.Text, Err: fmt.Errorf("book text file %s of page %s: cannot read: %w", u.Text.Location, p.ID, u.Err)})
+	}
+	return out
 }
 
 // bookText is the input of one text file of a book: a local file as it

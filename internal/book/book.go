@@ -77,6 +77,17 @@ type Page struct {
 	Manifest string
 	Image    *Image // nil when the page has none
 	Texts    []Text
+	// Unread are the text files the METS names for the page that could
+	// not be read when the book was read (a local file missing, a URL
+	// answering 404): not in Texts, and each also a Problem with its Err.
+	Unread []Unread
+}
+
+// Unread is a text file of a page that could not be read: its Format is
+// what the METS declares ("" when it declares none).
+type Unread struct {
+	Text
+	Err error
 }
 
 // Image is a page's image.
@@ -127,6 +138,9 @@ type Problem struct {
 	Page   string // the page's ID; empty for the whole book
 	File   string // the file's ID or location, if a file is concerned
 	Reason string
+	// Err is the read error of a text file that could not be read (its
+	// page lists it in Unread); nil for every other problem.
+	Err error
 }
 
 func (p Problem) String() string {

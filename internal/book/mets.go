@@ -470,9 +470,7 @@ func (r *reader) metsPage(base loc, b *Book, d div, files map[string]*file) Page
 				p.Image = &Image{Location: l.String(), MIMEType: f.MIMEType, FileID: f.ID}
 				continue
 			}
-			if t, ok := r.text(b, p.ID, f, l); ok {
-				p.Texts = append(p.Texts, t)
-			}
+			r.text(b, &p, f, l)
 		}
 	}
 	if p.Image == nil && b.ImageGroup != "" {
@@ -497,11 +495,20 @@ func flocatOf(f metsFile) (string, string) {
 	return "", "skipped: no FLocat"
 }
 
-// text identifies a text file: by its root element (TextSniff), or by
-// what the METS declares (TextDeclared, and a remote file with
-// FetchLater, listed without a format when the METS declares none).
-// Mismatches are recorded.
-func (r *reader) text(b *Book, page string, f *file, l loc) (Text, bool) {
+// text adds a text file to the page p when it is one: identified by its
+// root element (TextSniff), or by what the METS declares (TextDeclared,
+// and a remote file with FetchLater, listed without a format when the METS
+// declares none). Mismatches are recorded; a file that cannot be read is
+// added to p.Unread.
+func (r *reader) text(b *Book, p *Page, f *file, l loc) {
+	if t, ok := r.identify(b, p, f, l); ok {
+		p.Texts = append(p.Texts, t)
+	}
+}
+
+// identify is text's work: the text file, or false when it is left out.
+func (r *reader) identify(b *Book, p *Page, f *file, l loc) (Text, bool) {
+	page := p.ID
 	declared := declaredFormat(f.group, f.Use, f.MIMEType)
 	decl := strings.TrimSpace(strings.Join(nonEmpty(f.group, f.Use, f.MIMEType), " "))
 	t := Text{Location: l.String(), Declared: decl, Group: f.group, FileID: f.ID}
@@ -521,7 +528,9 @@ func (r *reader) text(b *Book, page string, f *file, l loc) (Text, bool) {
 	}
 	data, err := r.prefix(l)
 	if err != nil {
-		b.Problems = append(b.Problems, Problem{Page: page, File: f.ID, Reason: "cannot read: " + err.Error()})
+		b.Problems = append(b.Problems, Problem{Page: page, File: f.ID, Reason: "cannot read: " + err.Error(), Err: err})
+		t.Format = declared
+		p.Unread = append(p.Unread, Unread{Text: t, Err: err})
 		return t, false
 	}
 	format, err := Sniff(data)

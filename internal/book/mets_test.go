@@ -3,6 +3,8 @@ package book
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -114,6 +116,13 @@ func TestMETSFeatures(t *testing.T) {
 	}
 	if strings.Join(problems, "\n") != strings.Join(wantProblems, "\n") {
 		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(problems, "\n"), strings.Join(wantProblems, "\n"))
+	}
+	// The file that cannot be read is the page's Unread, with its error,
+	// for the caller to fail (not a page without text).
+	for _, p := range b.Pages {
+		if p.ID == "P2" && (len(p.Unread) != 1 || !strings.HasSuffix(p.Unread[0].Location, "missing.xml") || !errors.Is(p.Unread[0].Err, fs.ErrNotExist)) {
+			t.Errorf("P2 unread %+v, want txt/missing.xml with its error", p.Unread)
+		}
 	}
 
 	// TextNone lists no text and reads none; an explicit group wins
