@@ -96,6 +96,10 @@ type bookInputs struct {
 	// fetchedPages and imageBytes count the pages fetched and their
 	// bytes; reused counts the pages an earlier run had fetched.
 	fetchedPages, imageBytes, reused atomic.Int64
+	// thisRun are the URLs this run fetched and kept: a page whose image
+	// another page of the run fetched (canvases sharing an image) takes
+	// the kept image but is not counted in reused.
+	thisRun sync.Map
 	// led is the run's ledger, which records every fetch, and cache the
 	// folder of the images fetched and not yet classified.
 	led   *ledger.Ledger
@@ -463,7 +467,11 @@ func (bs *bookInputs) keep(bp *bookPage, data []byte) error {
 	if err := atomicfile.WriteFile(filepath.Join(bs.cache, sum), data, 0o644); err != nil {
 		return fmt.Errorf("fetched images: %w", err)
 	}
-	return bs.led.RecordFetch(bp.target, bp.identity(), ledger.FetchOf(data))
+	if err := bs.led.RecordFetch(bp.target, bp.identity(), ledger.FetchOf(data)); err != nil {
+		return err
+	}
+	bs.thisRun.Store(bp.target, true)
+	return nil
 }
 
 // fetchedBefore is a page's image as an earlier run of the ledger fetched
@@ -477,7 +485,7 @@ func (bs *bookInputs) fetchedBefore(bp *bookPage) ([]byte, bool) {
 		return nil, false
 	}
 	data, ok := f.Read(filepath.Join(bs.cache, f.SHA256))
-	if ok {
+	if _, mine := bs.thisRun.Load(bp.target); ok && !mine {
 		bs.reused.Add(1)
 	}
 	return data, ok

@@ -618,3 +618,92 @@ func TestBookNoImageSaysWhy(t *testing.T) {
 		t.Errorf("exit %d; the error should say why no page has an image: %s", code, log)
 	}
 }
+
+// latest is the newest results file ending with suffix (the stamps sort by
+// time): a resumed run writes its own tables beside the earlier run's.
+func latest(t *testing.T, e *env, suffix string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(e.results, "*"+suffix))
+	if len(m) == 0 {
+		t.Fatalf("no results file ends with %s", suffix)
+	}
+	slices.Sort(m)
+	return m[len(m)-1]
+}
+
+// A page whose image answers 404 is recorded failed in the ledger under
+// its URL (trial of 2026-11-27; before, it was not recorded and every
+// --resume requested it again): a --resume lists it failed again without
+// requesting it, --retry-failed requests it again.
+func TestBookImageGoneRecorded(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	s := booktest.New(t, classifytest.Pages(t, 1), 3, true)
+	s.Gone(1)
+	if code, log := e.run(t, "-f", s.ManifestURL(), "--fetch-private"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	failedRow := func(run string) {
+		t.Helper()
+		rows := readCSV(t, latest(t, e, "_"+FailuresTable))
+		if len(rows) != 2 || !strings.HasSuffix(rows[1][0], "/iiif/book/canvas/p2") || !strings.Contains(rows[1][1], "404") {
+			t.Errorf("%s: failures %v, want page p2 with its 404", run, rows)
+		}
+	}
+	failedRow("first run")
+	s.Reset()
+	if code, log := e.run(t, "-f", s.ManifestURL(), "--fetch-private", "--resume"); code != exitOK {
+		t.Fatalf("resume: exit %d: %s", code, log)
+	}
+	if req := s.Requests(); len(req) != 1 || req["/iiif/book/manifest.json"] != 1 {
+		t.Errorf("resume requested %v, want the manifest only (the 404 page is recorded failed)", req)
+	}
+	failedRow("resume")
+	s.Reset()
+	if code, log := e.run(t, "-f", s.ManifestURL(), "--fetch-private", "--resume", "--retry-failed"); code != exitOK {
+		t.Fatalf("retry-failed: exit %d: %s", code, log)
+	}
+	if req := s.Requests(); len(req) != 2 || req["/iiif/book/manifest.json"] != 1 {
+		t.Errorf("--retry-failed requested %v, want the manifest and the 404 image", req)
+	}
+	failedRow("retry-failed")
+}
+
+// Canvases that share an image: a fresh run reports none of them fetched
+// before (trial of 2026-11-27; before, the pages whose image another page
+// of the run had just fetched were counted as fetched by an earlier run).
+func TestBookSharedImageNotFetchedBefore(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	s := booktest.New(t, classifytest.Pages(t, 2), 2, true)
+	var files, divs strings.Builder
+	for i := 1; i <= 8; i++ {
+		img := map[bool]string{true: "p1.png", false: "p2.png"}[i < 8]
+		fmt.Fprintf(&files, `<mets:file ID="IMG_%d" MIMETYPE="image/png"><mets:FLocat LOCTYPE="URL" xlink:href="%s/plain/%s"/></mets:file>`+"\n", i, s.URL, img)
+		fmt.Fprintf(&divs, `<mets:div ID="PHYS_%d" ORDER="%d" TYPE="page"><mets:fptr FILEID="IMG_%d"/></mets:div>`+"\n", i, i, i)
+	}
+	mets := filepath.Join(e.root, "shared", "mets.xml")
+	mkdir(t, filepath.Dir(mets))
+	write(t, mets, `<?xml version="1.0" encoding="UTF-8"?>
+<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">
+<mets:fileSec><mets:fileGrp USE="DEFAULT">
+`+files.String()+`</mets:fileGrp></mets:fileSec>
+<mets:structMap TYPE="PHYSICAL"><mets:div TYPE="physSequence">
+`+divs.String()+`</mets:div></mets:structMap>
+</mets:mets>
+`)
+	code, log := e.run(t, "-f", mets, "--fetch-private")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if rows := readCSV(t, e.output(t, "_v4.4_TOP-3.csv")); len(rows) != 9 {
+		t.Fatalf("%d rows, want 8", len(rows)-1)
+	}
+	fetched, _ := readParadata(t, e).Config["book_fetch"].(map[string]any)
+	if n, ok := fetched["fetched_before"].(float64); !ok || n != 0 {
+		t.Errorf("book_fetch %v: fetched_before of a fresh run, want 0", fetched)
+	}
+	if n, _ := fetched["pages_fetched"].(float64); n < 2 {
+		t.Errorf("book_fetch %v: want both images fetched", fetched)
+	}
+}

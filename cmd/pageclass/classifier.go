@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"archivekit/internal/cliflags"
+	"archivekit/internal/fetch"
 	"archivekit/internal/filelock"
 	"archivekit/internal/ledger"
 	"archivekit/internal/pageclass/classify"
@@ -634,6 +635,8 @@ func (r *classifier) row(p classify.Page, it *item, name string) error {
 		if ledger.Transient(p.Err) {
 			it.passing = p.Err
 		}
+		var refused *fetch.StatusError
+		it.refused = it.refused || errors.As(p.Err, &refused)
 		pageFailed(p.Err.Error())
 	} else if key, err := r.set.pageKey(p.Name, p.Page, p.Pages); err != nil {
 		pageFailed(err.Error())
@@ -686,9 +689,10 @@ func (r *classifier) complete(p classify.Page, it *item, name string) error {
 		r.lastPassing = it.passing
 		return nil
 	}
-	if bp := r.set.page(p.Name); bp != nil && bp.local == "" && digest != "" {
+	if bp := r.set.page(p.Name); bp != nil && bp.local == "" && (digest != "" || it.refused) {
 		// A fetched page is recorded by the URL it was fetched from,
-		// which a resumed run knows without fetching it again.
+		// which a resumed run knows without fetching it again; so is
+		// one whose image the server refused for good (a 404).
 		digest = bp.identity()
 	}
 	if digest == "" {
