@@ -181,9 +181,11 @@ func (o LangOrder) Choose(d Detector, text, element, context string) (string, La
 // Given returns the source language of a unit of text when the run's
 // source language was given: source (FromGiven), unless most of text's
 // letters are in a script no supported language is written in and source
-// is not written in it either; then the script's tag (FromScript).
+// is not written in it either; then the script's tag (FromScript). A
+// source whose script CLDR does not know (langid.KnownScript: "syc") is
+// taken at its word: the backend decides, as for any language.
 func Given(text, source string) (string, LangSource) {
-	if script, ok := langid.ForeignScript(text); ok && !langid.WrittenIn(source, script) {
+	if script, ok := langid.ForeignScript(text); ok && langid.KnownScript(source) && !langid.WrittenIn(source, script) {
 		return langid.ScriptTag(script), FromScript
 	}
 	return source, FromGiven
@@ -191,12 +193,9 @@ func Given(text, source string) (string, LangSource) {
 
 // ForeignTag reports whether lang is a tag the script rule gave
 // (langid.ScriptTag) and, if so, the reason its units are left
-// untranslated, naming the script.
+// untranslated, naming the script (langid.ForeignTag).
 func ForeignTag(lang string) (string, bool) {
-	if _, ok := langid.ScriptOfTag(lang); !ok {
-		return "", false
-	}
-	return langid.ForeignScriptError(lang), true
+	return langid.ForeignTag(lang)
 }
 
 // confident is text's best language (prior weighted by PriorWeight) and

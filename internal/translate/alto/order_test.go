@@ -92,6 +92,7 @@ func TestGiven(t *testing.T) {
 		{"四庫全書總目提要", "en", "und-Hani", FromScript},
 		{"Dopis paši Muhammadu Alímu (محمد علي) z Káhiry", "cs", "cs", FromGiven},
 		{"12 / 3", "cs", "cs", FromGiven},
+		{"ܥܠ ܚܝܠܗ ܕܡܪܢ ܝܫܘܥ ܡܫܝܚܐ", "syc", "syc", FromGiven},
 	}
 	for _, c := range cases {
 		if lang, from := Given(c.text, c.source); lang != c.want || from != c.from {

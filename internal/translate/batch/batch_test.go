@@ -77,6 +77,32 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestRunForeignScript: segments tagged with a script no supported
+// language is written in (und-Hebr) are not sent, whether the source was
+// detected or given: they get unsupported_lang, one warning names the
+// script, the run goes on and the other segments are translated, even
+// with a backend that accepts every pair.
+func TestRunForeignScript(t *testing.T) {
+	for _, detected := range []bool{true, false} {
+		be := &pairs{}
+		segs := []*Segment{{Page: 1, Lang: "de", Text: "a"}, {Page: 1, Lang: "und-Hebr", Text: "ב"}, {Page: 2, Lang: "und-Hebr", Text: "ג"}}
+		warn, err := (&Batcher{Backend: be, Target: "en", Counts: &Counts{}}).Run(context.Background(), segs, detected)
+		if err != nil {
+			t.Fatalf("detected %v: %v", detected, err)
+		}
+		var got []string
+		for _, s := range segs {
+			got = append(got, s.Out+"/"+string(s.Status))
+		}
+		if strings.Join(got, " ") != "A/ok /unsupported_lang /unsupported_lang" || strings.Join(be.calls, "|") != "a" {
+			t.Errorf("detected %v: got %q, calls %q", detected, got, be.calls)
+		}
+		if len(warn) != 1 || !strings.Contains(warn[0], `"und-Hebr"`) || !strings.Contains(warn[0], "Hebrew script: not a supported source language") {
+			t.Errorf("detected %v: warnings %q", detected, warn)
+		}
+	}
+}
+
 // pairs is a backend that upper-cases and refuses one source language.
 type pairs struct {
 	unsupported string

@@ -2,10 +2,12 @@ package batch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/guard"
+	"archivekit/internal/translate/langid"
 )
 
 // Segment is one line-sized text to translate, with its page and source
@@ -28,7 +30,10 @@ type Segment struct {
 // in one request). Each language's pair is checked once with
 // Supports: an unsupported pair is an error when detected is false (the
 // source was given), otherwise its segments get backend.UnsupportedLang and
-// a warning names the language. It returns the warnings.
+// a warning names the language. The tag of a script no supported language
+// is written in ("und-Arab", langid.ForeignTag) is not asked about: its
+// segments get backend.UnsupportedLang and a warning names the script,
+// whether the source was detected or given. It returns the warnings.
 func (b *Batcher) Run(ctx context.Context, segs []*Segment, detected bool) ([]string, error) {
 	type key struct {
 		page int
@@ -47,7 +52,13 @@ func (b *Batcher) Run(ctx context.Context, segs []*Segment, detected bool) ([]st
 	var warnings []string
 	for _, k := range order {
 		err, seen := supported[k.lang]
-		if !seen {
+		reason, foreign := langid.ForeignTag(k.lang)
+		switch {
+		case !seen && foreign:
+			err = errors.New(reason)
+			supported[k.lang] = err
+			warnings = append(warnings, fmt.Sprintf("segments in %q left untouched: %s", k.lang, reason))
+		case !seen:
 			err = b.Backend.Supports(ctx, k.lang, b.Target)
 			supported[k.lang] = err
 			if err != nil && detected {
@@ -56,7 +67,7 @@ func (b *Batcher) Run(ctx context.Context, segs []*Segment, detected bool) ([]st
 		}
 		group := groups[k]
 		if err != nil {
-			if !detected {
+			if !detected && !foreign {
 				return warnings, err
 			}
 			for _, s := range group {

@@ -353,12 +353,15 @@ func translateLines(ctx context.Context, d *doc, opt Options, auto bool, res *Re
 	}
 	langs := map[*elem]string{}
 	from := map[*elem]alto.LangSource{}
+	texts := make([]string, len(unitOrder))
+	for i, u := range unitOrder {
+		texts[i] = joinLines(units[u])
+		// A given source language, unless the unit is in a script no
+		// supported language is written in (alto.Given).
+		langs[u], from[u] = alto.Given(texts[i], opt.Source)
+	}
 	if auto {
 		res.DetectionUsed = true
-		texts := make([]string, len(unitOrder))
-		for i, u := range unitOrder {
-			texts[i] = joinLines(units[u])
-		}
 		order := alto.OrderOf(opt.Order, opt.MinConfidence)
 		docLang := opt.DocumentLang
 		for _, l := range []string{alto.DocumentLanguage(opt.Detector, texts, order.MinConfidence), d.pageLang} {
@@ -376,10 +379,7 @@ func translateLines(ctx context.Context, d *doc, opt Options, auto bool, res *Re
 		if l.text == "" {
 			continue
 		}
-		l.src, l.from = opt.Source, alto.FromGiven
-		if auto {
-			l.src, l.from = langs[l.unit], from[l.unit]
-		}
+		l.src, l.from = langs[l.unit], from[l.unit]
 		res.LangSources[l.from]++
 		if l.src == opt.Target {
 			st.InTarget++

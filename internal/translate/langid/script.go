@@ -134,6 +134,17 @@ func ScriptOfTag(tag string) (string, bool) {
 	return "", false
 }
 
+// ForeignTag reports whether tag is one ScriptTag gives for a script no
+// supported language is written in ("und-Arab") and, if so, the reason
+// its units are left untranslated, naming the script
+// (ForeignScriptError). The format packages and batch.Run share it.
+func ForeignTag(tag string) (string, bool) {
+	if _, ok := ScriptOfTag(tag); !ok {
+		return "", false
+	}
+	return ForeignScriptError(tag), true
+}
+
 // ForeignScriptError is the reason a unit tagged by ScriptTag is left
 // untranslated, naming its script.
 func ForeignScriptError(tag string) string {
@@ -166,6 +177,18 @@ func WrittenIn(lang, script string) bool {
 		}
 	}
 	return false
+}
+
+// KnownScript reports whether CLDR's likely subtags (golang.org/x/text)
+// name the script lang is written in by default: "cs" and "ar" yes;
+// "syc" (Classical Syriac), an unknown or a malformed code no.
+func KnownScript(lang string) bool {
+	t, err := language.Parse(lang)
+	if err != nil {
+		return false
+	}
+	_, conf := t.Script()
+	return conf != language.No
 }
 
 // compound are the ISO 15924 codes that stand for several scripts.

@@ -91,6 +91,14 @@ func TestScriptTag(t *testing.T) {
 	}
 }
 
+func TestKnownScript(t *testing.T) {
+	for lang, want := range map[string]bool{"cs": true, "ar": true, "he": true, "hi": true, "syc": false, "xx": false, "": false, "12": false} {
+		if got := KnownScript(lang); got != want {
+			t.Errorf("KnownScript(%q) = %v, want %v", lang, got, want)
+		}
+	}
+}
+
 func TestWrittenIn(t *testing.T) {
 	tests := []struct {
 		lang, script string

@@ -20,6 +20,7 @@ import (
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/batch"
 	"archivekit/internal/translate/guard"
+	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/langtag"
 	"archivekit/internal/translate/xmlsplice"
 )
@@ -240,7 +241,8 @@ type translation struct {
 
 // prepare announces the document's fields with text to a
 // backend.Preparer, grouped by source language (detected as field does),
-// in document order.
+// in document order; fields in a script no supported language is written
+// in are not announced.
 func (t *translation) prepare(ctx context.Context, doc *xmlsplice.Document) {
 	p, ok := t.opt.Backend.(backend.Preparer)
 	if !ok {
@@ -257,7 +259,8 @@ func (t *translation) prepare(ctx context.Context, doc *xmlsplice.Document) {
 				continue
 			}
 			seen[el] = true
-			if lang := t.lang(el, text); lang != t.opt.Target {
+			lang := t.lang(el, text)
+			if _, foreign := langid.ForeignTag(lang); lang != t.opt.Target && !foreign {
 				if _, ok := byLang[lang]; !ok {
 					order = append(order, lang)
 				}
@@ -271,12 +274,14 @@ func (t *translation) prepare(ctx context.Context, doc *xmlsplice.Document) {
 }
 
 // lang is the source language of the field el holding text: the given
-// source, or the one the order chooses (once per field; t.from records
-// the rule).
+// source (unless the field is in a script no supported language is
+// written in, alto.Given), or the one the order chooses (once per field;
+// t.from records the rule).
 func (t *translation) lang(el *xmlsplice.Node, text string) string {
 	if !t.auto {
-		t.from[el] = alto.FromGiven
-		return t.opt.Source
+		l, from := alto.Given(text, t.opt.Source)
+		t.from[el] = from
+		return l
 	}
 	t.res.DetectionUsed = true
 	if l, ok := t.langs[el]; ok {
@@ -366,11 +371,20 @@ func (t *translation) field(ctx context.Context, f *XPath, el *xmlsplice.Node) e
 // supports reports whether the backend offers lang into the target (asked
 // once per language). An unsupported language is an error with an explicit
 // source; with detection the field is skipped and logged, and ok is false
-// with a nil error.
+// with a nil error. The tag of a script no supported language is written
+// in ("und-Arab", langid.ForeignTag) is not asked about: its fields are
+// skipped and logged with a warning naming the script, whatever the
+// source.
 func (t *translation) supports(ctx context.Context, f *XPath, el *xmlsplice.Node, text, lang string) (ok bool, _ error) {
 	opt, res := t.opt, t.res
 	err, seen := t.supported[lang]
-	if !seen {
+	reason, foreign := langid.ForeignTag(lang)
+	switch {
+	case !seen && foreign:
+		err = errors.New(reason)
+		t.supported[lang] = err
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: fields in %q left untouched: %s", opt.File, lang, reason))
+	case !seen:
 		err = opt.Backend.Supports(ctx, lang, opt.Target)
 		t.supported[lang] = err
 		if err != nil && t.auto {
@@ -380,7 +394,7 @@ func (t *translation) supports(ctx context.Context, f *XPath, el *xmlsplice.Node
 	if err == nil {
 		return true, nil
 	}
-	if !t.auto {
+	if !t.auto && !foreign {
 		return false, fmt.Errorf("metadata: %s: %w", opt.File, err)
 	}
 	res.Skipped++

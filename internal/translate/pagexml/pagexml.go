@@ -345,7 +345,7 @@ func (t *translator) translate(ctx context.Context, regions []*region) error {
 	}
 	st := &t.res.Stats
 	for i, r := range regions {
-		r.src, r.from = t.opt.Source, alto.FromGiven
+		r.src, r.from = alto.Given(texts[i], t.opt.Source)
 		if t.auto {
 			r.src, r.from = order.Choose(t.opt.Detector, texts[i], regionLang(r), docLang)
 		}

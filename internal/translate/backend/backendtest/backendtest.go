@@ -7,6 +7,7 @@ package backendtest
 import (
 	"context"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unicode"
 )
@@ -40,9 +41,12 @@ func Translate(text string) string {
 
 // Backend is the stand-in as an in-process backend.Backend: Translate
 // answers with the package's Translate, every pair is supported, and it
-// counts its calls. The format pipelines' tests use it.
+// counts its calls and keeps the texts it was sent (Inputs). The format
+// pipelines' tests use it.
 type Backend struct {
-	calls atomic.Int64
+	calls  atomic.Int64
+	mu     sync.Mutex
+	inputs []string
 }
 
 // Name is "backendtest".
@@ -54,6 +58,9 @@ func (b *Backend) Supports(context.Context, string, string) error { return nil }
 // Translate answers with the package's Translate.
 func (b *Backend) Translate(_ context.Context, text, _, _ string) (string, error) {
 	b.calls.Add(1)
+	b.mu.Lock()
+	b.inputs = append(b.inputs, text)
+	b.mu.Unlock()
 	return Translate(text), nil
 }
 
@@ -62,3 +69,10 @@ func (b *Backend) Close() error { return nil }
 
 // Calls is the number of Translate calls made.
 func (b *Backend) Calls() int { return int(b.calls.Load()) }
+
+// Inputs are the texts Translate was sent, in order.
+func (b *Backend) Inputs() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.inputs...)
+}
