@@ -651,6 +651,11 @@ func TestBookImageGoneRecorded(t *testing.T) {
 		}
 	}
 	failedRow("first run")
+	for path, n := range s.Requests() {
+		if n != 1 {
+			t.Errorf("first run: %s requested %d times, want once", path, n)
+		}
+	}
 	s.Reset()
 	if code, log := e.run(t, "-f", s.ManifestURL(), "--fetch-private", "--resume"); code != exitOK {
 		t.Fatalf("resume: exit %d: %s", code, log)
