@@ -497,6 +497,7 @@ func TestFrontendJobPages(t *testing.T) {
 	var shot, endShot []byte
 	err := chromedp.Run(ctx,
 		chromedp.Navigate(ts.URL+"/frontend#job="+held.ID),
+		chromedp.WaitReady("#status", chromedp.ByQuery), // before a Poll: see ended in frontend_skip_test.go
 		chromedp.Poll(`document.querySelector('#status').textContent.includes('running: 1 of 3 file(s) done')`, nil),
 		chromedp.Text("#status", &running),
 		chromedp.Evaluate(tableRows, &partial),

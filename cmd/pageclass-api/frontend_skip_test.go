@@ -49,6 +49,11 @@ func TestFrontendJobSkipped(t *testing.T) {
 	}
 	ended := func(v *view) chromedp.Tasks {
 		return chromedp.Tasks{
+			// A query first: it waits for the page's document, where a
+			// Poll right after a navigation could run in the execution
+			// context of the page navigated from ("Cannot find context
+			// with specified id", seen once under load).
+			chromedp.WaitReady("#downloads", chromedp.ByQuery),
 			// (WaitVisible would take the downloads, hidden and not yet
 			// partial, as they are when the job's first page ends.)
 			chromedp.Poll(`(d => !d.hidden && !d.classList.contains('partial'))(document.querySelector('#downloads'))`, nil),
@@ -62,6 +67,7 @@ func TestFrontendJobSkipped(t *testing.T) {
 	var running string
 	err := chromedp.Run(ctx,
 		chromedp.Navigate(ts.URL+"/frontend#job="+held.ID),
+		chromedp.WaitReady("#status", chromedp.ByQuery), // before a Poll: see ended in frontend_skip_test.go
 		chromedp.Poll(`document.querySelector('#status').textContent.includes('running: 1 of 3 file(s) done, 1 skipped')`, nil),
 		chromedp.Text("#status", &running),
 	)

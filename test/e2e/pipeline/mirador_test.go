@@ -418,7 +418,9 @@ func openInMirador(t *testing.T, ctx context.Context, page string, lines []shape
 			mu.Unlock()
 		}
 	})
-	if err := chromedp.Run(ctx, chromedp.Navigate(page)); err != nil {
+	// WaitReady, a query, before the Polls below: a Poll right after a
+	// navigation can run in the context of the page navigated from.
+	if err := chromedp.Run(ctx, chromedp.Navigate(page), chromedp.WaitReady("body", chromedp.ByQuery)); err != nil {
 		t.Fatalf("open %s: %v", page, err)
 	}
 	var out [][]string
