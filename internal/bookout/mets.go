@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"archivekit/internal/book"
 )
 
 // METS and XLink namespaces.
@@ -111,7 +113,8 @@ func Uses(src []byte) ([]string, error) {
 // against base, the URL the METS document was read from (RFC 3986,
 // url.ResolveReference), and the hrefs it changed (their values, trimmed)
 // in document order: a copy of a METS file read from a URL, written
-// elsewhere, then leads to the files it read. Only those attribute values
+// elsewhere, then leads to the files it read. A file URL the book reader
+// takes as relative (file://name/rest) is resolved too. Only those attribute values
 // change (each keeps its quotes); empty hrefs are left as they are, and an
 // href that is not a URL reference is an error.
 func ResolveLinks(src []byte, base *url.URL) ([]byte, []string, error) {
@@ -120,11 +123,23 @@ func ResolveLinks(src []byte, base *url.URL) ([]byte, []string, error) {
 		if err != nil {
 			return "", false, fmt.Errorf("bookout: METS location %q: %w", h, err)
 		}
-		if u.Scheme != "" {
-			return "", false, nil
-		}
-		return base.ResolveReference(u).String(), true, nil
+		r, ok := resolveHref(u, base)
+		return r, ok, nil
 	})
+}
+
+// resolveHref is ResolveLinks' rule for one href u: a relative reference
+// resolved against base, and so is a file URL the book reader reads as
+// relative (file://name/rest: book.FileURLPath), which it resolves against
+// a METS URL the same way; other URLs (file:///absolute included) are
+// kept (false).
+func resolveHref(u, base *url.URL) (string, bool) {
+	if u.Scheme == "file" && u.Opaque == "" && u.Host != "" && u.Host != "localhost" {
+		u = &url.URL{Path: book.FileURLPath(u)}
+	} else if u.Scheme != "" {
+		return "", false
+	}
+	return base.ResolveReference(u).String(), true
 }
 
 // RewriteLinks returns src with the xlink:href of its FLocat, mdRef and
