@@ -26,6 +26,7 @@ import (
 
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/batch"
+	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/langtag"
 	"archivekit/internal/translate/xmlsplice"
 )
@@ -446,13 +447,13 @@ type pageResult struct {
 // supports checks the pair once per source language; an unsupported pair is
 // an error when the source was given, and a warning (blocks left untouched)
 // when it was detected. The tag of a script no supported language is
-// written in (ForeignTag) is not asked about: its blocks are left
+// written in (langid.ForeignTag) is not asked about: its blocks are left
 // untouched with a warning naming the script, whatever the source.
 func (t *translator) supports(ctx context.Context, lang string) (bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	err, seen := t.supported[lang]
-	reason, foreign := ForeignTag(lang)
+	reason, foreign := langid.ForeignTag(lang)
 	switch {
 	case !seen && foreign:
 		err = errors.New(reason)

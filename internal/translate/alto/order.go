@@ -191,13 +191,6 @@ func Given(text, source string) (string, LangSource) {
 	return source, FromGiven
 }
 
-// ForeignTag reports whether lang is a tag the script rule gave
-// (langid.ScriptTag) and, if so, the reason its units are left
-// untranslated, naming the script (langid.ForeignTag).
-func ForeignTag(lang string) (string, bool) {
-	return langid.ForeignTag(lang)
-}
-
 // confident is text's best language (prior weighted by PriorWeight) and
 // whether its own confidence is above minConf.
 func confident(d Detector, text, prior string, minConf float64) (string, bool) {

@@ -822,10 +822,10 @@ func (w *wrapped) vocabApplies(src string) bool {
 }
 
 // Supports refuses the tag of a script no supported language is written
-// in (alto.ForeignTag: "und-Arab") with the reason naming the script,
+// in (langid.ForeignTag: "und-Arab") with the reason naming the script,
 // whatever the backend would say; other pairs are the backend's to judge.
 func (w *wrapped) Supports(ctx context.Context, src, tgt string) error {
-	if reason, ok := alto.ForeignTag(src); ok {
+	if reason, ok := langid.ForeignTag(src); ok {
 		return errors.New(reason)
 	}
 	return w.inner.Supports(ctx, src, tgt)
