@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 
 	"archivekit/internal/book"
 	"archivekit/internal/fetch"
+	"archivekit/internal/filekind"
 	"archivekit/internal/jobs"
 	"archivekit/internal/service"
 	"archivekit/internal/translate/translator"
@@ -329,16 +329,13 @@ func checkText(data []byte, ref jobs.BookRef) (jobs.BookRef, error) {
 	return ref, nil
 }
 
-// contentKind is the media type a file's first bytes show: TIFF and JPEG
-// 2000 (common in archives, unknown to http.DetectContentType) by their
-// signatures, the rest as http.DetectContentType tells them, without
-// parameters.
+// contentKind is the media type a file's first bytes show: the page-image
+// formats (TIFF and JPEG 2000, common in archives, are unknown to
+// http.DetectContentType) by their signatures (filekind.Of), the rest as
+// http.DetectContentType tells them, without parameters.
 func contentKind(data []byte) string {
-	switch {
-	case bytes.HasPrefix(data, []byte("II*\x00")), bytes.HasPrefix(data, []byte("MM\x00*")):
-		return "image/tiff"
-	case bytes.HasPrefix(data, []byte("\x00\x00\x00\x0cjP  \r\n\x87\n")):
-		return "image/jp2"
+	if kind := filekind.Of(data); kind != "" {
+		return kind
 	}
 	kind, _, _ := strings.Cut(http.DetectContentType(data), ";")
 	return kind

@@ -77,6 +77,7 @@ import (
 	"github.com/davidbyttow/govips/v2/vips"
 
 	"archivekit/bindings/libvips"
+	"archivekit/internal/filekind"
 	"archivekit/internal/pageclass/pdflabel"
 	"archivekit/internal/pageclass/tiffifd"
 	"archivekit/internal/regularfile"
@@ -245,30 +246,17 @@ const SniffLen = 12
 // them.
 // Decode goes by content the same way, whatever the file's name.
 func Sniff(head []byte) string {
-	switch {
-	case bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")):
-		return ".png"
-	case bytes.HasPrefix(head, []byte{0xff, 0xd8, 0xff}):
-		return ".jpg"
-	case bytes.HasPrefix(head, []byte("II*\x00")), bytes.HasPrefix(head, []byte("MM\x00*")):
-		return ".tif"
-	case len(head) >= 12 && string(head[:4]) == "RIFF" && string(head[8:12]) == "WEBP":
-		return ".webp"
-	case bytes.HasPrefix(head, jp2Signature):
-		return ".jp2"
-	case IsPDF(head):
-		return ".pdf"
-	}
-	return ""
+	return sniffExt[filekind.Of(head)]
 }
 
-// jp2Signature is the JPEG 2000 signature box that starts a JP2 file
-// (ISO/IEC 15444-1, annex I). A bare codestream (.j2k, starting FF 4F FF
-// 51) is not taken: libraries and image servers keep JP2 files.
-var jp2Signature = []byte("\x00\x00\x00\x0cjP  \r\n\x87\n")
+// sniffExt is the extension Sniff gives each kind filekind.Of tells.
+var sniffExt = map[string]string{
+	filekind.PNG: ".png", filekind.JPEG: ".jpg", filekind.TIFF: ".tif", filekind.WebP: ".webp",
+	filekind.JP2: ".jp2", filekind.PDF: ".pdf",
+}
 
 // IsPDF reports whether data starts like a PDF file ("%PDF-").
-func IsPDF(data []byte) bool { return bytes.HasPrefix(data, []byte("%PDF-")) }
+func IsPDF(data []byte) bool { return filekind.Of(data) == filekind.PDF }
 
 // Open reads the file at path with DefaultOptions; see Options.Open.
 func Open(path string) (*Doc, error) { return DefaultOptions.Open(path) }

@@ -1,0 +1,39 @@
+// Package filekind tells the page-image formats archives keep (and PDF)
+// by their first bytes, the signatures of their file formats: one place
+// for both tools, the classifier reading pages and the translator telling
+// what a book's file that is no text is.
+package filekind
+
+import "bytes"
+
+// The media types Of gives.
+const (
+	PNG  = "image/png"
+	JPEG = "image/jpeg"
+	TIFF = "image/tiff"
+	WebP = "image/webp"
+	JP2  = "image/jp2"
+	PDF  = "application/pdf"
+)
+
+// Of is the media type of the page-image format (or PDF) that head, a
+// file's first bytes (12 are enough), starts like, or "" for none of
+// them. JPEG 2000 is the JP2 file format (its signature box, ISO/IEC
+// 15444-1 annex I), not a bare codestream.
+func Of(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")):
+		return PNG
+	case bytes.HasPrefix(head, []byte{0xff, 0xd8, 0xff}):
+		return JPEG
+	case bytes.HasPrefix(head, []byte("II*\x00")), bytes.HasPrefix(head, []byte("MM\x00*")):
+		return TIFF
+	case len(head) >= 12 && string(head[:4]) == "RIFF" && string(head[8:12]) == "WEBP":
+		return WebP
+	case bytes.HasPrefix(head, []byte("\x00\x00\x00\x0cjP  \r\n\x87\n")):
+		return JP2
+	case bytes.HasPrefix(head, []byte("%PDF-")):
+		return PDF
+	}
+	return ""
+}
