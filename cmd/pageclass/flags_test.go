@@ -175,7 +175,7 @@ func TestUnreadableFileFormat(t *testing.T) {
 	e := newEnv(t, nil)
 	write(t, filepath.Join(e.in, "scan.gif"), "GIF89a")
 	code, log := e.run(t, "-d", e.in, "-ff", "png,GIF")
-	if code != exitUsage || !strings.Contains(log, ".gif is not a format pageclass reads (.png, .jpg, .jpeg, .tif, .tiff, .webp, .jp2, .pdf)") {
+	if code != exitUsage || !strings.Contains(log, ".gif is not a format pageclass reads (.png, .jpg, .jpeg, .tif, .tiff, .webp, .jp2, .j2k, .j2c, .pdf)") {
 		t.Errorf("exit %d: %s", code, log)
 	}
 	if strings.Contains(log, "model loaded") {

@@ -399,7 +399,7 @@ func canonical(order []string, name string) string {
 	return name
 }
 
-var imageExt = map[string]bool{".jpg": true, ".jpeg": true, ".jp2": true, ".jpx": true, ".png": true, ".tif": true, ".tiff": true, ".gif": true, ".webp": true, ".bmp": true}
+var imageExt = map[string]bool{".jpg": true, ".jpeg": true, ".jp2": true, ".j2k": true, ".j2c": true, ".jpx": true, ".png": true, ".tif": true, ".tiff": true, ".gif": true, ".webp": true, ".bmp": true}
 
 // notText are extensions and MIME types that a text file cannot have.
 var notTextExt = map[string]bool{".pdf": true, ".txt": true, ".mp3": true, ".mp4": true, ".wav": true, ".ogg": true, ".epub": true, ".zip": true}

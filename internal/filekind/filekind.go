@@ -13,13 +13,15 @@ const (
 	TIFF = "image/tiff"
 	WebP = "image/webp"
 	JP2  = "image/jp2"
+	J2C  = "image/j2c"
 	PDF  = "application/pdf"
 )
 
 // Of is the media type of the page-image format (or PDF) that head, a
 // file's first bytes (12 are enough), starts like, or "" for none of
-// them. JPEG 2000 is the JP2 file format (its signature box, ISO/IEC
-// 15444-1 annex I), not a bare codestream.
+// them. JPEG 2000 comes as the JP2 file format (its signature box, ISO/IEC
+// 15444-1 annex I) or as a bare codestream (J2C: its SOC marker then its
+// SIZ marker, annex A; the files named .j2k or .j2c).
 func Of(head []byte) string {
 	switch {
 	case bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")):
@@ -32,6 +34,8 @@ func Of(head []byte) string {
 		return WebP
 	case bytes.HasPrefix(head, []byte("\x00\x00\x00\x0cjP  \r\n\x87\n")):
 		return JP2
+	case bytes.HasPrefix(head, []byte{0xff, 0x4f, 0xff, 0x51}):
+		return J2C
 	case bytes.HasPrefix(head, []byte("%PDF-")):
 		return PDF
 	}

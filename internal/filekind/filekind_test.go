@@ -13,7 +13,8 @@ func TestOf(t *testing.T) {
 		{"RIFF\x24\x00\x00\x00WEBPVP8 ", WebP},
 		{"\x00\x00\x00\x0cjP  \r\n\x87\n\x00\x00", JP2},
 		{"%PDF-1.7\n", PDF},
-		{"\xff\x4f\xff\x51", ""}, // a bare JPEG 2000 codestream
+		{"\xff\x4f\xff\x51\x00\x2f", J2C}, // a bare JPEG 2000 codestream
+		{"\xff\x4f\xff\x52", ""},
 		{"RIFF\x24\x00\x00\x00WAVE", ""},
 		{"<?xml version", ""},
 		{"", ""},

@@ -2,7 +2,8 @@
 // classifier, through libvips (govips).
 //
 // Supported inputs are PNG, JPEG, TIFF, WebP, JPEG 2000 (the JP2 file
-// format, the masters of many libraries and IIIF image servers) and PDF.
+// format, the masters of many libraries and IIIF image servers, and bare
+// codestreams) and PDF.
 // Every page becomes an
 // Image of W×H pixels with 3 interleaved channels (RGB, row-major, "HWC").
 // The conversion to RGB is, in order:
@@ -165,7 +166,7 @@ var DefaultOptions = Options{DPI: DefaultDPI, MaxPixels: DefaultMaxPixels, MaxDe
 
 // Extensions lists the file extensions (lower case, with the dot) that
 // Supported accepts.
-var Extensions = []string{".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".jp2", ".pdf"}
+var Extensions = []string{".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".jp2", ".j2k", ".j2c", ".pdf"}
 
 // Errors that callers may test for with errors.Is.
 var (
@@ -242,7 +243,7 @@ const SniffLen = 12
 
 // Sniff names the format that data (a file's first SniffLen bytes or more)
 // starts like, by its signature, as the extension pageclass collects it
-// under (".png", ".jpg", ".tif", ".webp", ".jp2", ".pdf"), or "" for none of
+// under (".png", ".jpg", ".tif", ".webp", ".jp2", ".j2k", ".pdf"), or "" for none of
 // them.
 // Decode goes by content the same way, whatever the file's name.
 func Sniff(head []byte) string {
@@ -252,7 +253,7 @@ func Sniff(head []byte) string {
 // sniffExt is the extension Sniff gives each kind filekind.Of tells.
 var sniffExt = map[string]string{
 	filekind.PNG: ".png", filekind.JPEG: ".jpg", filekind.TIFF: ".tif", filekind.WebP: ".webp",
-	filekind.JP2: ".jp2", filekind.PDF: ".pdf",
+	filekind.JP2: ".jp2", filekind.J2C: ".j2k", filekind.PDF: ".pdf",
 }
 
 // IsPDF reports whether data starts like a PDF file ("%PDF-").
@@ -322,6 +323,14 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 	default:
 		if IsPDF(data) {
 			typ = vips.ImageTypePDF
+			break
+		}
+		if filekind.Of(data) == filekind.J2C {
+			wrapped, err := jp2OfCodestream(data)
+			if err != nil {
+				return nil, &Error{Name: name, Err: err}
+			}
+			data, typ = wrapped, vips.ImageTypeJP2K
 			break
 		}
 		return nil, &Error{Name: name, Err: fmt.Errorf("%w (not PNG, JPEG, TIFF, WebP, JPEG 2000 or PDF)", ErrUnsupportedFormat)}

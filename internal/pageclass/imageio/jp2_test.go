@@ -2,6 +2,7 @@ package imageio
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"image/png"
 	"testing"
@@ -20,6 +21,29 @@ func jp2Of(t *testing.T, pngData []byte, lossless bool) []byte {
 		p.Lossless, p.Quality, p.SubsampleMode = lossless, 80, vips.VipsForeignSubsampleOff
 		return ref.ExportJp2k(p)
 	})
+}
+
+// codestreamOf is the bare JPEG 2000 codestream inside a JP2 file: the
+// content of its contiguous codestream box ("jp2c", ISO/IEC 15444-1
+// I.5.4), what a .j2k file holds.
+func codestreamOf(t *testing.T, jp2 []byte) []byte {
+	t.Helper()
+	for at := 0; at+8 <= len(jp2); {
+		n, typ := int(binary.BigEndian.Uint32(jp2[at:])), string(jp2[at+4:at+8])
+		end := at + n
+		if n == 0 {
+			end = len(jp2)
+		}
+		if n == 1 || (n != 0 && n < 8) || end > len(jp2) {
+			t.Fatalf("JP2 box %q at %d: length %d not handled here", typ, at, n)
+		}
+		if typ == "jp2c" {
+			return jp2[at+8 : end]
+		}
+		at = end
+	}
+	t.Fatal("no codestream box in the JP2 file")
+	return nil
 }
 
 // A JPEG 2000 page (the masters of Europeana's and many libraries' books,
@@ -44,6 +68,18 @@ func TestJPEG2000(t *testing.T) {
 	if got.W != want.W || got.H != want.H || !bytes.Equal(got.Pix, want.Pix) {
 		t.Errorf("lossless JPEG 2000: %d×%d, differs from the page (%d×%d)", got.W, got.H, want.W, want.H)
 	}
+	// A bare codestream (.j2k) is the same page, read by its markers
+	// whatever its name.
+	cs := codestreamOf(t, lossless)
+	if got := Sniff(cs[:SniffLen]); got != ".j2k" {
+		t.Errorf("Sniff of a codestream: %q, want .j2k", got)
+	}
+	if !Supported("scan.J2K") || !Supported("scan.j2c") {
+		t.Error(".j2k or .j2c is not among the extensions collected")
+	}
+	if got := decodeOne(t, DefaultOptions, cs, "0001"); got.W != want.W || got.H != want.H || !bytes.Equal(got.Pix, want.Pix) {
+		t.Errorf("lossless codestream: %d×%d, differs from the page (%d×%d)", got.W, got.H, want.W, want.H)
+	}
 	lossy := decodeOne(t, DefaultOptions, jp2Of(t, page.Bytes(), false), "lossy.jp2")
 	if d := meanGrey(lossy) - meanGrey(want); d > 2 || d < -2 {
 		t.Errorf("lossy JPEG 2000: mean grey %.1f off the page's", d)
@@ -59,11 +95,18 @@ func TestJPEG2000(t *testing.T) {
 	if d := meanGrey(shrunk) - meanGrey(ref); d > 2 || d < -2 {
 		t.Errorf("JPEG 2000 over the decode budget: mean grey %.1f off the PNG's", d)
 	}
-	broken := append([]byte(nil), lossless[:len(lossless)/3]...)
-	_, err := decodeErr(DefaultOptions, broken, "broken.jp2")
-	var e *Error
-	if err == nil || !errors.As(err, &e) || e.Name != "broken.jp2" {
-		t.Errorf("a truncated JPEG 2000: %v", err)
+	if shrunk := decodeOne(t, small, cs, "page.j2k"); shrunk.W*shrunk.H > 300*430 || shrunk.W < ref.W-2 || shrunk.H < ref.H-2 {
+		t.Errorf("codestream over the decode budget: %d×%d, the PNG %d×%d", shrunk.W, shrunk.H, ref.W, ref.H)
+	}
+	for name, broken := range map[string][]byte{
+		"broken.jp2": lossless[:len(lossless)/3],
+		"broken.j2k": cs[:len(cs)/3],
+	} {
+		_, err := decodeErr(DefaultOptions, broken, name)
+		var e *Error
+		if err == nil || !errors.As(err, &e) || e.Name != name {
+			t.Errorf("a truncated JPEG 2000 (%s): %v", name, err)
+		}
 	}
 }
 

@@ -1,0 +1,70 @@
+package imageio
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// jp2OfCodestream wraps a bare JPEG 2000 codestream (a .j2k or .j2c file)
+// in the boxes of the JP2 file format (ISO/IEC 15444-1 annex I): the
+// signature, the file type, a header with the image size and components
+// read from the codestream's SIZ marker and an enumerated colour space
+// (greyscale for one or two components, sRGB for three or four), then
+// the codestream itself, unchanged. govips hands libvips JPEG 2000 in the
+// file format only; the pixels decoded are the codestream's.
+func jp2OfCodestream(cs []byte) ([]byte, error) {
+	// SOC (FF4F), then SIZ (FF51): Lsiz, Rsiz, Xsiz, Ysiz, XOsiz, YOsiz,
+	// XTsiz, YTsiz, XTOsiz, YTOsiz, Csiz, then Ssiz, XRsiz, YRsiz a
+	// component (annex A.5.1).
+	const fixed = 4 + 2 + 2 + 8*4 + 2
+	if len(cs) < fixed || cs[0] != 0xff || cs[1] != 0x4f || cs[2] != 0xff || cs[3] != 0x51 {
+		return nil, errors.New("not a JPEG 2000 codestream (no SIZ marker after SOC)")
+	}
+	be := binary.BigEndian
+	x, y := be.Uint32(cs[8:]), be.Uint32(cs[12:])
+	x0, y0 := be.Uint32(cs[16:]), be.Uint32(cs[20:])
+	nc := int(be.Uint16(cs[40:]))
+	if x <= x0 || y <= y0 {
+		return nil, fmt.Errorf("corrupt JPEG 2000 codestream: image area %d×%d from offset %d,%d", x, y, x0, y0)
+	}
+	if nc < 1 || nc > 4 || len(cs) < fixed+3*nc {
+		return nil, fmt.Errorf("JPEG 2000 codestream with %d components (1 to 4 are read)", nc)
+	}
+	bpc := cs[fixed]
+	for c := 1; c < nc; c++ {
+		if cs[fixed+3*c] != bpc {
+			bpc = 0xff // components of different depths
+		}
+	}
+	colour := uint32(17) // greyscale
+	if nc >= 3 {
+		colour = 16 // sRGB
+	}
+	ihdr := make([]byte, 14)
+	be.PutUint32(ihdr[0:], y-y0)
+	be.PutUint32(ihdr[4:], x-x0)
+	be.PutUint16(ihdr[8:], uint16(nc))
+	ihdr[10], ihdr[11] = bpc, 7 // bits a component, compression type
+	colr := []byte{1, 0, 0, 0, 0, 0, 0}
+	be.PutUint32(colr[3:], colour)
+	header := append(box("ihdr", ihdr), box("colr", colr)...)
+
+	out := make([]byte, 0, len(cs)+96)
+	out = append(out, box("jP  ", []byte{0x0d, 0x0a, 0x87, 0x0a})...)
+	out = append(out, box("ftyp", []byte("jp2 \x00\x00\x00\x00jp2 "))...)
+	out = append(out, box("jp2h", header)...)
+	if len(cs) > 1<<32-9 {
+		// A box of length 0 runs to the end of the file (I.4).
+		return append(append(out, 0, 0, 0, 0, 'j', 'p', '2', 'c'), cs...), nil
+	}
+	return append(out, box("jp2c", cs)...), nil
+}
+
+// box is a JP2 box: its length, its type, its content.
+func box(typ string, content []byte) []byte {
+	b := make([]byte, 8, 8+len(content))
+	binary.BigEndian.PutUint32(b, uint32(8+len(content)))
+	copy(b[4:], typ)
+	return append(b, content...)
+}
