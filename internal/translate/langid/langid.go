@@ -4,8 +4,9 @@
 //
 // Detection covers the twenty languages of spec 10.2 and, so that text in
 // another language is reported rather than forced onto the nearest
-// supported one, a few more that archives hold (Unsupported); it answers
-// ISO 639-1 codes. As the spec says, the text is lower-cased and only its
+// supported one, a few more that archives hold and the languages told by
+// letters of their own (Unsupported, ForeignByLetters); it answers ISO
+// 639-1 codes. As the spec says, the text is lower-cased and only its
 // first 2,000 characters are scored. When the models cannot be loaded the
 // detector is degraded: every answer is "en" with confidence 0.0 and
 // Degraded reports why, for the deep health check.
@@ -27,7 +28,7 @@ const (
 	LibraryLicense = "Apache-2.0"
 	// ModelID names the model configuration for the paradata's
 	// lang_id_model field.
-	ModelID = "lingua-go v1.4.0 low-accuracy (trigram), 20 languages + 7 recognised as unsupported"
+	ModelID = "lingua-go v1.4.0 low-accuracy (trigram), 20 languages + 7 recognised as unsupported + 13 by letters of their own"
 )
 
 // MaxRunes is how many characters of a text are scored.
@@ -52,14 +53,14 @@ var iso3to1 = [][2]string{
 var unsupported = []string{"lat", "nob", "nno", "dan", "swe", "por", "fin"}
 
 // Unsupported returns the ISO 639-1 codes of the languages Detect may
-// answer although they are not among Languages.
+// answer although they are not among Languages: those scored with them
+// and those told by letters of their own (ForeignByLetters).
 func Unsupported() []string {
 	var out []string
 	for _, c := range unsupported {
-		l := lingua.GetLanguageFromIsoCode639_3(lingua.GetIsoCode639_3FromValue(c))
-		out = append(out, strings.ToLower(l.IsoCode639_1().String()))
+		out = append(out, iso1(linguaLang(c)))
 	}
-	return out
+	return append(out, ForeignByLetters()...)
 }
 
 // Languages returns the ISO 639-1 codes of the supported languages, in
@@ -87,7 +88,10 @@ func ToISO6391(code string) (string, bool) {
 
 // Detector identifies languages. It is safe for concurrent use.
 type Detector struct {
-	det      lingua.LanguageDetector
+	det lingua.LanguageDetector
+	// foreign scores, for each supported script, a text with letters no
+	// supported language of that script uses (letters.go).
+	foreign  map[string]lingua.LanguageDetector
 	degraded string // reason; "" when healthy
 }
 
@@ -113,24 +117,30 @@ var loader = func() (lingua.LanguageDetector, error) {
 		Build(), nil
 }
 
-// New loads the embedded models (about 20 MiB of heap, under 0.1 s). A
+// New loads the embedded models (about 37 MiB of heap, under 0.2 s). A
 // failure to load (an error or a panic inside the library) gives a degraded
 // detector rather than an error.
 func New() *Detector {
-	det, err := safeLoad()
+	det, foreign, err := safeLoad()
 	if err != nil {
 		return &Detector{degraded: "language identification model failed to load: " + err.Error()}
 	}
-	return &Detector{det: det}
+	return &Detector{det: det, foreign: foreign}
 }
 
-func safeLoad() (det lingua.LanguageDetector, err error) {
+func safeLoad() (det lingua.LanguageDetector, foreign map[string]lingua.LanguageDetector, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			det, err = nil, fmt.Errorf("%v", r)
+			det, foreign, err = nil, nil, fmt.Errorf("%v", r)
 		}
 	}()
-	return loader()
+	if det, err = loader(); err != nil {
+		return nil, nil, err
+	}
+	if foreign, err = buildForeign(); err != nil {
+		return nil, nil, err
+	}
+	return det, foreign, nil
 }
 
 var (
@@ -181,13 +191,34 @@ func (d *Detector) Scores(text string) []Score {
 	if r := []rune(text); len(r) > MaxRunes {
 		text = string(r[:MaxRunes])
 	}
-	values := d.det.ComputeLanguageConfidenceValues(strings.ToLower(text))
+	text = strings.ToLower(text)
+	if script := scriptWithForeignLetters(text); d.foreign[script] != nil {
+		if sc := scores(d.foreign[script], text); len(sc) > 0 && !supported(sc[0].Lang) {
+			return sc
+		}
+	}
+	return scores(d.det, text)
+}
+
+// scores are det's confidence values for text, best first, or nil.
+func scores(det lingua.LanguageDetector, text string) []Score {
+	values := det.ComputeLanguageConfidenceValues(text)
 	if len(values) == 0 || values[0].Value() <= 0 {
 		return nil
 	}
 	out := make([]Score, len(values))
 	for i, v := range values {
-		out[i] = Score{Lang: strings.ToLower(v.Language().IsoCode639_1().String()), Value: min(v.Value(), 1)}
+		out[i] = Score{Lang: iso1(v.Language()), Value: min(v.Value(), 1)}
 	}
 	return out
+}
+
+// supported reports whether code (ISO 639-1) is one of Languages.
+func supported(code string) bool {
+	for _, p := range iso3to1 {
+		if p[1] == code {
+			return true
+		}
+	}
+	return false
 }

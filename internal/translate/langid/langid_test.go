@@ -204,7 +204,8 @@ func TestResidentMemory(t *testing.T) {
 // TestModelIDCounts: the model label written into the run metadata names
 // the numbers of languages the detector really loads.
 func TestModelIDCounts(t *testing.T) {
-	want := fmt.Sprintf("%d languages + %d recognised as unsupported", len(Languages()), len(Unsupported()))
+	want := fmt.Sprintf("%d languages + %d recognised as unsupported + %d by letters of their own",
+		len(Languages()), len(Unsupported())-len(ForeignByLetters()), len(ForeignByLetters()))
 	if !strings.Contains(ModelID, want) {
 		t.Errorf("ModelID %q does not say %q", ModelID, want)
 	}
