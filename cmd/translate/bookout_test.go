@@ -329,7 +329,29 @@ func TestBookOutIIIF(t *testing.T) {
 		t.Errorf("linked ALTO: %v", err)
 	}
 	t.Logf("iiif-prezi3: %s", bookouttest.Prezi3(t, manifest, pagePath))
+	if strings.Contains(r.stderr, "IIIF ids are file:// URLs") {
+		t.Errorf("warned of file:// ids with --book-base-url given:\n%s", r.stderr)
+	}
 
+	// Without --book-base-url the ids are the output folder's file://
+	// URLs, which viewers do not load: the run says so once, in its log
+	// and its run metadata, and still writes the book.
+	local := t.TempDir()
+	r = runCLI(t, newEnv(api), srv.URL+"/iiif/manifest.json", "-o", local, "--vocabulary", "", "--fast-align", "--book-out")
+	if r.code != exitOK {
+		t.Fatalf("without --book-base-url: exit %d: %s", r.code, r.stderr)
+	}
+	const says = "IIIF ids are file:// URLs of "
+	if n := strings.Count(r.stderr, says); n != 1 {
+		t.Errorf("%d warnings that the ids are file:// URLs, want 1:\n%s", n, r.stderr)
+	}
+	if w := strings.Join(readParadata(t, local).Warnings, "\n"); !strings.Contains(w, says) || !strings.Contains(w, "--book-base-url") {
+		t.Errorf("run metadata warnings %q do not say the ids are file:// URLs", w)
+	}
+	var lm struct{ ID string }
+	if err := json.Unmarshal(readOrFatal(t, filepath.Join(local, "manifest_en.json")), &lm); err != nil || !strings.HasPrefix(lm.ID, "file://") {
+		t.Errorf("derived manifest without a base: id %q, %v", lm.ID, err)
+	}
 }
 
 // TestBookOutIIIF2: --book-out on a real IIIF Presentation 2 manifest (the
