@@ -335,6 +335,9 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		}
 		return nil, &Error{Name: name, Err: fmt.Errorf("%w (not PNG, JPEG, TIFF, WebP, JPEG 2000 or PDF)", ErrUnsupportedFormat)}
 	}
+	if typ == vips.ImageTypeJP2K && jp2Palette(data) {
+		return nil, &Error{Name: name, Err: errPalette}
+	}
 	d := &Doc{name: name, data: data, typ: typ, pages: 1, opts: o}
 	if typ == vips.ImageTypePDF && o.pdfium() {
 		n, err := pdfiumPages(data)

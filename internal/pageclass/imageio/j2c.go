@@ -68,3 +68,42 @@ func box(typ string, content []byte) []byte {
 	copy(b[4:], typ)
 	return append(b, content...)
 }
+
+// errPalette refuses a JPEG 2000 file with a colour palette.
+var errPalette = errors.New("JPEG 2000 with a colour palette (a pclr box) is not read: " +
+	"Debian 12's libvips 8.14 and OpenJPEG 2.5.0 crash on some such files; convert it to RGB or greyscale first")
+
+// jp2Palette reports whether a JP2 (or JPX) file's header box holds a
+// palette box ("pclr", ISO/IEC 15444-1 I.5.3.4). The boxes are read by
+// their lengths only, within data; a codestream or a malformed box ends
+// the search.
+func jp2Palette(data []byte) bool {
+	return findBox(data, "jp2h", func(header []byte) bool {
+		return findBox(header, "pclr", func([]byte) bool { return true })
+	})
+}
+
+// findBox calls found with the content of each box of type typ among the
+// boxes that make up data, and reports whether a call returned true.
+func findBox(data []byte, typ string, found func([]byte) bool) bool {
+	for len(data) >= 8 {
+		n, head := uint64(binary.BigEndian.Uint32(data)), uint64(8)
+		switch n {
+		case 0: // to the end
+			n = uint64(len(data))
+		case 1: // a 64-bit length follows the type
+			if len(data) < 16 {
+				return false
+			}
+			n, head = binary.BigEndian.Uint64(data[8:]), 16
+		}
+		if n < head || n > uint64(len(data)) {
+			return false
+		}
+		if string(data[4:8]) == typ && found(data[head:n]) {
+			return true
+		}
+		data = data[n:]
+	}
+	return false
+}
