@@ -49,13 +49,16 @@ static int set_tile_height(int h) {
 // "page=2"; "" for none), reduces it by factor on both axes (vips_reduce,
 // linear kernel; an image with alpha premultiplied around it, as libvips'
 // thumbnail does, so transparent pixels' colours do not bleed) and writes
-// the result as an uncompressed TIFF to memory; NULL on failure.
+// the result as an uncompressed TIFF to memory; NULL on failure. A factor
+// of 1 or less copies the image unreduced.
 static void *reduce_image(const void *buf, size_t len, const char *options, double factor, size_t *size) {
 	VipsImage *in = vips_image_new_from_buffer(buf, len, options, "access", VIPS_ACCESS_SEQUENTIAL, "fail", TRUE, NULL);
 	if (in == NULL) return NULL;
 	VipsImage *t[4] = {NULL, NULL, NULL, NULL}, *out = NULL;
 	int r;
-	if (vips_image_hasalpha(in)) {
+	if (factor <= 1.0) {
+		r = vips_copy(in, &out, NULL);
+	} else if (vips_image_hasalpha(in)) {
 		r = vips_premultiply(in, &t[0], NULL) ||
 			vips_reduce(t[0], &t[1], factor, factor, "kernel", VIPS_KERNEL_LINEAR, NULL) ||
 			vips_unpremultiply(t[1], &t[2], NULL) ||
@@ -138,7 +141,8 @@ func WriteToMemory(ref *vips.ImageRef) (*Buffer, string) {
 // Reduce reads the image in data as libvips needs its lines (sequential
 // access: a TIFF's strips or tiles, a PNG's rows), with loader options
 // (a libvips option string: "page=2" for a TIFF's third page; "" for
-// none), reduces it by factor (over 1) on both axes with libvips' reduce
+// none), reduces it by factor on both axes (a factor of 1 or less: not
+// reduced, a copy) with libvips' reduce
 // and a linear (triangle) kernel as wide as the reduction, so the result
 // is antialiased (alpha premultiplied around it, as the thumbnail does),
 // and returns the result as an uncompressed TIFF (its metadata,

@@ -28,7 +28,8 @@ func Of(head []byte) string {
 		return PNG
 	case bytes.HasPrefix(head, []byte{0xff, 0xd8, 0xff}):
 		return JPEG
-	case bytes.HasPrefix(head, []byte("II*\x00")), bytes.HasPrefix(head, []byte("MM\x00*")):
+	case bytes.HasPrefix(head, []byte("II*\x00")), bytes.HasPrefix(head, []byte("MM\x00*")),
+		bytes.HasPrefix(head, []byte("II+\x00")), bytes.HasPrefix(head, []byte("MM\x00+")): // TIFF, BigTIFF
 		return TIFF
 	case len(head) >= 12 && string(head[:4]) == "RIFF" && string(head[8:12]) == "WEBP":
 		return WebP

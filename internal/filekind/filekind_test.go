@@ -10,6 +10,8 @@ func TestOf(t *testing.T) {
 		{"\xff\xd8\xff\xe0\x00\x10JFIF", JPEG},
 		{"II*\x00\x08\x00\x00\x00", TIFF},
 		{"MM\x00*\x00\x00\x00\x08", TIFF},
+		{"II+\x00\x08\x00\x00\x00", TIFF}, // BigTIFF
+		{"MM\x00+\x00\x08\x00\x00", TIFF},
 		{"RIFF\x24\x00\x00\x00WEBPVP8 ", WebP},
 		{"\x00\x00\x00\x0cjP  \r\n\x87\n\x00\x00", JP2},
 		{"%PDF-1.7\n", PDF},

@@ -223,6 +223,10 @@ type Doc struct {
 	// not be read.
 	labels   []string
 	labelErr error
+	// bigTIFF holds a BigTIFF's page sizes (read from its directories):
+	// govips does not hand libvips a BigTIFF, so each page is read by
+	// libvips itself into a classic TIFF within the decode budget (load).
+	bigTIFF []tiffifd.Size
 	// rendering is the time spent in open and decode, in nanoseconds.
 	rendering atomic.Int64
 }
@@ -324,6 +328,9 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		if IsPDF(data) {
 			typ = vips.ImageTypePDF
 			break
+		}
+		if filekind.Of(data) == filekind.TIFF { // a BigTIFF
+			return o.decodeBigTIFF(data, name)
 		}
 		if filekind.Of(data) == filekind.J2C {
 			wrapped, err := jp2OfCodestream(data)
@@ -429,8 +436,7 @@ func ClassifiedTIFFPages(n int, size func(i int) (w, h int, err error)) (int, er
 // image data, so a job can route a 100-MB master without holding it. The
 // first page's size is checked against MaxPixels, as Decode checks it.
 // An error says the directories cannot tell (a malformed or truncated
-// TIFF, one that loops), the file is not a TIFF Decode reads
-// (ErrUnsupportedFormat: a BigTIFF, which Decode does not take either), or
+// TIFF, one that loops), the file is not a TIFF (ErrUnsupportedFormat), or
 // its first page is refused (ErrTooManyPixels); Decode then tells what it
 // does with the file.
 func (o Options) TIFFPages(r io.ReaderAt) (int, error) {
@@ -791,6 +797,9 @@ func (d *Doc) params(page, dpi int) *vips.ImportParams {
 }
 
 func (d *Doc) load(page, dpi int) (*vips.ImageRef, error) {
+	if d.bigTIFF != nil {
+		return d.loadBigTIFF(page)
+	}
 	ref, err := vips.LoadImageFromBuffer(d.data, d.params(page, dpi))
 	if err != nil {
 		if errors.Is(err, vips.ErrUnsupportedImageFormat) {
@@ -802,7 +811,11 @@ func (d *Doc) load(page, dpi int) (*vips.ImageRef, error) {
 }
 
 func (o Options) checkSize(ref *vips.ImageRef) error {
-	w, h := int64(ref.Width()), int64(ref.Height())
+	return o.checkPixels(int64(ref.Width()), int64(ref.Height()))
+}
+
+// checkPixels refuses a w×h page with no pixels or more than MaxPixels.
+func (o Options) checkPixels(w, h int64) error {
 	if w <= 0 || h <= 0 {
 		return fmt.Errorf("invalid size %d×%d", w, h)
 	}

@@ -154,10 +154,10 @@ func TestTIFFPagesAgreesWithDecode(t *testing.T) {
 		{"loop", loop, DefaultOptions, 0},
 		{"truncated", three[:len(three)-20], DefaultOptions, 0},
 		{"over MaxPixels", hostile.GrayTIFF(scan...), Options{MaxPixels: 2000}, 0},
-		// Decode does not take a BigTIFF (the service answers 415), nor
-		// does TIFFPages.
-		{"BigTIFF", hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true}, scan...), DefaultOptions, 0},
-		{"BigTIFF MM", hostile.GrayTIFFAs(hostile.TIFFLayout{Order: be, Big: true}, scan...), DefaultOptions, 0},
+		{"BigTIFF", hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true}, scan...), DefaultOptions, 3},
+		{"BigTIFF MM", hostile.GrayTIFFAs(hostile.TIFFLayout{Order: be, Big: true}, scan...), DefaultOptions, 3},
+		{"BigTIFF pyramid", hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true, DirsAfter: true}, pyramid...), DefaultOptions, 1},
+		{"BigTIFF over MaxPixels", hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true}, scan...), Options{MaxPixels: 2000}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.opts.TIFFPages(bytes.NewReader(tc.data))
@@ -182,11 +182,68 @@ func TestTIFFPagesAgreesWithDecode(t *testing.T) {
 	if _, err := (Options{MaxPixels: 2000}).Decode(hostile.GrayTIFF(scan...), "big.tif"); !errors.Is(err, ErrTooManyPixels) {
 		t.Errorf("Decode over MaxPixels: %v, want ErrTooManyPixels as TIFFPages", err)
 	}
-	big := hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true}, scan...)
-	_, err := DefaultOptions.Decode(big, "big.tif")
-	if _, err2 := DefaultOptions.TIFFPages(bytes.NewReader(big)); !errors.Is(err, ErrUnsupportedFormat) || !errors.Is(err2, ErrUnsupportedFormat) {
-		t.Errorf("a BigTIFF: Decode %v, TIFFPages %v; want ErrUnsupportedFormat from both", err, err2)
+	if _, err := (Options{MaxPixels: 2000}).Decode(hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true}, scan...), "big.tif"); !errors.Is(err, ErrTooManyPixels) {
+		t.Errorf("Decode of a BigTIFF over MaxPixels: %v, want ErrTooManyPixels as TIFFPages", err)
 	}
+}
+
+// A BigTIFF (64-bit offsets: masters over 4 GiB, and what some scanners
+// and libvips write) is read page by page like a classic TIFF: the same
+// pixels, a page over the decode budget shrunk within it, a truncated one
+// refused naming the file.
+func TestBigTIFF(t *testing.T) {
+	grad := func(w, h, shift int) *image.Gray {
+		g := image.NewGray(image.Rect(0, 0, w, h))
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				g.Pix[y*w+x] = uint8(x*3 + y + shift)
+			}
+		}
+		return g
+	}
+	pages := []*image.Gray{grad(80, 120, 0), grad(120, 80, 50)}
+	classic := hostile.GrayTIFF(pages...)
+	for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		big := hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true, Order: order}, pages...)
+		if Sniff(big[:SniffLen]) != ".tif" {
+			t.Fatalf("Sniff of a BigTIFF: %q", Sniff(big[:SniffLen]))
+		}
+		for i := range pages {
+			want := decodePage(t, DefaultOptions, classic, i)
+			got := decodePage(t, DefaultOptions, big, i)
+			if got.W != want.W || got.H != want.H || !bytes.Equal(got.Pix, want.Pix) {
+				t.Errorf("%v page %d: %d×%d, differs from the classic TIFF's %d×%d", order, i+1, got.W, got.H, want.W, want.H)
+			}
+		}
+		small := DefaultOptions
+		small.MaxDecodePixels = 40 * 60
+		if got := decodePage(t, small, big, 0); got.W*got.H > 40*60 || got.W < 38 || got.H < 58 {
+			t.Errorf("%v over the decode budget: %d×%d, want about 40×60", order, got.W, got.H)
+		}
+	}
+	big := hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true}, pages...)
+	d, err := DefaultOptions.Decode(big[:len(big)/2], "cut.tif")
+	if err == nil {
+		_, err = d.Page(0)
+	}
+	var e *Error
+	if !errors.As(err, &e) || e.Name != "cut.tif" {
+		t.Errorf("a truncated BigTIFF: %v", err)
+	}
+}
+
+// decodePage decodes page i of data with o.
+func decodePage(t *testing.T, o Options, data []byte, i int) Image {
+	t.Helper()
+	d, err := o.Decode(data, "page.tif")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := d.Page(i)
+	if err != nil {
+		t.Fatalf("page %d: %v", i+1, err)
+	}
+	return img
 }
 
 // TestClassifiedTIFFPages: the pyramid rule, on sizes.
