@@ -180,7 +180,7 @@ func TestBookHyphenAcrossFiles(t *testing.T) {
 	}
 	checkJoined(t, out, true)
 	led := ledgerData(t, out)
-	if d := led["ocr/0001.xml"]; d.HyphenNext == nil || *d.HyphenNext != (alto.Carried{Word: "grabung", Lang: "de"}) {
+	if d := led["ocr/0001.xml"]; d.HyphenNext == nil || *d.HyphenNext != (alto.Carried{Word: "grabung", Lang: "de", Block: 2}) {
 		t.Errorf("ledger of page 12: %+v", d)
 	}
 	if d := led["ocr/0002.xml"]; d.HyphenPrev != "grabung" {

@@ -241,6 +241,7 @@ type line struct {
 // block is a TextBlock with its lines.
 type block struct {
 	node    *xmlsplice.Node
+	pos     int // its place among its page's TextBlocks, from 1
 	lines   []*line
 	holders []*line // lines that have Strings and text: they receive tokens
 	text    string
@@ -326,7 +327,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 		tr.pageLang = pageLanguages(opt.Detector, pages, !opt.KeepHyphens, tr.order.MinConfidence, opt.DocumentLang)
 	}
 	if opt.Next != nil && !opt.KeepHyphens {
-		tr.next = tr.readNextHead(opt.Next)
+		tr.next = tr.readNextHead(doc, pages, opt.Next)
 	}
 	tr.pages = len(pages)
 	results := make([]pageResult, len(pages))
@@ -425,6 +426,7 @@ type translator struct {
 	// emptied.
 	pages     int
 	next      *nextHead
+	lastBody  *xmlsplice.Node // the last block of the last page's text flow
 	carry     *block
 	carryWord string
 	prev      *block
@@ -480,7 +482,7 @@ func collectBlocks(page *xmlsplice.Node, join bool) []*block {
 		if n.Name.Local != "TextBlock" {
 			return true
 		}
-		b := &block{node: n, join: join, consumed: map[*xmlsplice.Node]bool{}}
+		b := &block{node: n, pos: len(blocks) + 1, join: join, consumed: map[*xmlsplice.Node]bool{}}
 		pos := 0
 		for _, ln := range n.Elements() {
 			if ln.Name.Local != "TextLine" {
@@ -614,7 +616,7 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 		if pageNum == 1 {
 			t.joinPrev(withText, grouped)
 		}
-		joinAcross(withText, grouped, t.opt.Mode != Alternative)
+		joinAcross(textFlow(withText), grouped, t.opt.Mode != Alternative)
 		if pageNum == t.pages {
 			t.joinNext(withText, grouped)
 		}

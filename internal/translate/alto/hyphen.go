@@ -36,7 +36,9 @@ import (
 // break, or an engine writing each line as a block): the last line of one
 // block and the first line of the next, under the same rules, when both
 // blocks are translated in this run from the same source language and the
-// second part is a String of one word (joinAcross). The word moves into the
+// second part is a String of one word, marked HypPart2 or beginning in
+// lower case (restOf: "Aus-" before a running foot "Kant's Werke" is no
+// pair), neither block in a page margin (joinAcross). The word moves into the
 // first block's text; the second part's String is emptied only when the
 // first block's translation was accepted (otherwise it keeps its word, so
 // no source text is lost).
@@ -178,7 +180,7 @@ func joinAcross(blocks []*block, grouped map[*block]bool, lone bool) {
 		}
 		cur, next := a.lws[len(a.lws)-1], b.lws[0]
 		k, ok := firstPart(cur, next)
-		if !ok || len(next.words[0]) != 1 || !beginsWord(next.words[0][0]) {
+		if !ok || len(next.words[0]) != 1 || !beginsWord(next.words[0][0]) || !restOf(next) {
 			continue
 		}
 		only := len(Fields(b.text)) < 2
@@ -193,6 +195,16 @@ func joinAcross(blocks []*block, grouped map[*block]bool, lone bool) {
 		a.finish()
 		b.finish()
 	}
+}
+
+// restOf reports whether next's first String may end a word hyphenated in
+// another block: marked HypPart2, or beginning in lower case. An unmarked
+// capitalised word after a hyphen in the block before is as often a
+// running foot or head ("Kant's Werke IV." after "Aus-") as the rest of a
+// word.
+func restOf(next *lineWords) bool {
+	r, _ := utf8.DecodeRuneInString(next.words[0][0])
+	return unicode.IsLower(r) || strings.EqualFold(subsType(next.strs[0]), "HypPart2")
 }
 
 // beginsWord reports whether w begins with a letter, as the rest of a

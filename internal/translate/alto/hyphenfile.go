@@ -3,7 +3,6 @@ package alto
 import (
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/xmlsplice"
@@ -16,10 +15,11 @@ import (
 // the next file (Options.Next) to the first and what the first wrote
 // (Result.Carried, given as Options.Prev) to the second:
 //
-//   - the first file: the last TextBlock with a letter of its last Page
-//     and the first TextBlock with a letter of Next's first Page (blocks
-//     without one, a page number at the foot or head, are passed over:
-//     bodyEdge) are joined under the rules of two blocks of a page
+//   - the first file: the last TextBlock of the text flow of its last
+//     Page and the first of Next's first Page (page furniture passed over:
+//     margins, blocks without a letter, tagged running titles and page
+//     numbers, running heads and feet: see runninghead.go) are joined
+//     under the rules of two blocks of a page
 //     (joinAcross): both translated in this run (neither in the target
 //     language, already done in Append or Alternative mode), from the
 //     same source language (chosen for Next's block as Next's own
@@ -32,8 +32,8 @@ import (
 //     block and its translation is written where the first part was.
 //     Result.Carried names the second part when the block's translation
 //     was accepted (in the end rounds too).
-//   - the second file: given Prev, the first String of its first block
-//     with a letter, when it holds exactly that word and the block is
+//   - the second file: given Prev, the first String of the block the
+//     first file chose (Carried.Block), when it holds exactly that word and the block is
 //     translated from Prev's language, is the block's cont: the word is
 //     not sent again, and the String is emptied when the block is written
 //     (in Alternative mode it gets no ALTERNATIVE; a block that then holds
@@ -51,6 +51,12 @@ import (
 type Carried struct {
 	Word string `json:"word"`
 	Lang string `json:"lang"`
+	// Block is the place, from 1 among the TextBlocks of the next file's
+	// first Page, of the block whose first String is Word (the first block
+	// of the text flow, running heads passed over). 0, as in ledger
+	// entries written before it was recorded: the first block with a
+	// letter.
+	Block int `json:"block,omitempty"`
 }
 
 // nextHead is the first block with text of the next file's first Page,
@@ -61,22 +67,33 @@ type nextHead struct {
 	grouped bool // translated: pending, not in the target language
 }
 
-// readNextHead reads the next file's first block with text (nil when it
-// has none or cannot be read: no join).
-func (t *translator) readNextHead(src []byte) *nextHead {
+// readNextHead reads the next file's first block of its text flow (nil
+// when it has none or cannot be read: no join), and finds this document's
+// last one (t.lastBody): the blocks at the foot of this document's last
+// Page and at the top of next's first, running heads and feet passed over
+// (runninghead.go), judged against the last pages of this document and the
+// first of next.
+func (t *translator) readNextHead(doc *xmlsplice.Document, pages []*xmlsplice.Node, src []byte) *nextHead {
 	text, _, err := xmlsplice.Decode(src)
-	if err != nil {
+	if err != nil || len(pages) == 0 {
 		return nil
 	}
-	doc, err := xmlsplice.Parse(text)
-	if err != nil || !rootIsALTO(doc) {
+	ndoc, err := xmlsplice.Parse(text)
+	if err != nil || !rootIsALTO(ndoc) {
 		return nil
 	}
-	pages := pagesOf(doc)
-	if len(pages) == 0 {
+	npages := pagesOf(ndoc)
+	if len(npages) == 0 {
 		return nil
 	}
-	first := bodyEdge(collectBlocks(pages[0], true), false)
+	tail := pages[max(0, len(pages)-3):]
+	var seq edgeSeq
+	seq.add(tail, furnitureTags(doc))
+	seq.add(npages[:min(3, len(npages))], furnitureTags(ndoc))
+	if a := seq.body(len(tail)-1, true); a != nil {
+		t.lastBody = a.node
+	}
+	first := seq.body(len(tail), false)
 	if first == nil {
 		return nil
 	}
@@ -90,7 +107,7 @@ func (t *translator) readNextHead(src []byte) *nextHead {
 		h.grouped = true
 	}
 	if t.auto {
-		langs := pageLanguages(t.opt.Detector, pages, true, t.order.MinConfidence, t.opt.DocumentLang)
+		langs := pageLanguages(t.opt.Detector, npages, true, t.order.MinConfidence, t.opt.DocumentLang)
 		h.src, _ = t.order.Choose(t.opt.Detector, first.text, blockLang(first), langs[0])
 	}
 	h.grouped = h.grouped && h.src != t.opt.Target
@@ -101,7 +118,7 @@ func (t *translator) readNextHead(src []byte) *nextHead {
 // blocks, those with text) with the next file's first word (see the
 // comment at the top of this file); t.carry is then that block.
 func (t *translator) joinNext(blocks []*block, grouped map[*block]bool) {
-	h, a := t.next, bodyEdge(blocks, true)
+	h, a := t.next, blockOf(blocks, t.lastBody)
 	if h == nil || !h.grouped || a == nil {
 		return
 	}
@@ -114,8 +131,8 @@ func (t *translator) joinNext(blocks []*block, grouped map[*block]bool) {
 		return
 	}
 	word := next.words[0][0]
-	if r, _ := utf8.DecodeRuneInString(word); !unicode.IsLower(r) && !strings.EqualFold(subsType(next.strs[0]), "HypPart2") {
-		return // a running head ("Geschichte der Stadt") is not the rest of the word
+	if !restOf(next) {
+		return // a heading ("Zweites Kapitel") is not the rest of the word
 	}
 	if len(Fields(h.b.text)) < 2 && (t.opt.Mode == Alternative || !markedRest(cur.strs[k], cur.words[k], next.strs[0], word)) {
 		return
@@ -136,19 +153,37 @@ func joinedBefore(a *block, blocks []*block) bool {
 	return false
 }
 
-// bodyEdge returns the first (last: the last) of blocks with a letter in
-// its text, passing over page furniture without one (a page number "13",
-// "- 12 -"); nil when there is none.
-func bodyEdge(blocks []*block, last bool) *block {
-	for i := range blocks {
-		if last {
-			i = len(blocks) - 1 - i
-		}
-		if strings.IndexFunc(blocks[i].text, unicode.IsLetter) >= 0 {
-			return blocks[i]
+// blockOf returns the block of blocks whose TextBlock is n (nil when none).
+func blockOf(blocks []*block, n *xmlsplice.Node) *block {
+	for _, b := range blocks {
+		if n != nil && b.node == n {
+			return b
 		}
 	}
 	return nil
+}
+
+// firstWithLetter returns the first of blocks with a letter in its text;
+// nil when there is none. It finds the block a ledger entry written
+// before Carried.Block named.
+func firstWithLetter(blocks []*block) *block {
+	for _, b := range blocks {
+		if strings.IndexFunc(b.text, unicode.IsLetter) >= 0 {
+			return b
+		}
+	}
+	return nil
+}
+
+// textFlow returns blocks without those in the page's margins.
+func textFlow(blocks []*block) []*block {
+	var out []*block
+	for _, b := range blocks {
+		if !inMargin(b.node) {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // carried is what the document carried to the next file: nil unless the
@@ -157,7 +192,7 @@ func (t *translator) carried() *Carried {
 	if t.carry == nil || !t.carry.accepted {
 		return nil
 	}
-	return &Carried{Word: t.carryWord, Lang: t.carry.src}
+	return &Carried{Word: t.carryWord, Lang: t.carry.src, Block: t.next.b.pos}
 }
 
 // joinPrev makes the first String of the first page's first block (the
@@ -165,8 +200,20 @@ func (t *translator) carried() *Carried {
 // file carried, when it holds just that word and the block is translated
 // from the language the word was.
 func (t *translator) joinPrev(blocks []*block, grouped map[*block]bool) {
-	c, b := t.opt.Prev, bodyEdge(blocks, false)
-	if c == nil || b == nil {
+	c := t.opt.Prev
+	if c == nil {
+		return
+	}
+	b := firstWithLetter(blocks)
+	if c.Block > 0 {
+		b = nil
+		for _, x := range blocks {
+			if x.pos == c.Block {
+				b = x
+			}
+		}
+	}
+	if b == nil {
 		return
 	}
 	if !grouped[b] || b.src != c.Lang || len(b.lws) == 0 || b.cont != nil {

@@ -95,7 +95,7 @@ func TestHyphenAcrossFiles(t *testing.T) {
 			if !strings.Contains(calls, "Ausgrabung") || strings.Contains(calls, "\ngrabung") || strings.Contains(calls, "Aus\n") {
 				t.Errorf("%s fast=%v: the backend saw the parts, not the whole word:%s", mode, fast, calls)
 			}
-			if a.Carried == nil || *a.Carried != (Carried{Word: "grabung", Lang: "de"}) || b.FromPrev != "grabung" {
+			if a.Carried == nil || *a.Carried != (Carried{Word: "grabung", Lang: "de", Block: 2}) || b.FromPrev != "grabung" {
 				t.Fatalf("%s fast=%v: carried %+v, emptied %q", mode, fast, a.Carried, b.FromPrev)
 			}
 			if !bytes.Contains(a.Output, []byte(`CONTENT="AUSGRABUNG" HEIGHT="38" WIDTH="57" VPOS="420" HPOS="834"/>`)) {
