@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/alecthomas/kong v1.17.0
+	github.com/ardanlabs/jinja v1.8.0
 	github.com/chromedp/chromedp v0.13.6
 	github.com/davidbyttow/govips/v2 v2.16.0
 	github.com/jackc/pgx/v5 v5.11.0

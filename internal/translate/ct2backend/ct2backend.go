@@ -7,11 +7,15 @@
 //   - llm: a decoder-only model (Generator). The whole text goes into one
 //     instruction that names both languages, asks to keep the line breaks,
 //     and lists the glossary terms (source = target) to use exactly. When
-//     the model folder's tokenizer_config.json has a chat template of the
-//     ChatML shape, the instruction is the system message and the text the
-//     user message, and decoding ends at <|im_end|> or the model's end
-//     token; otherwise (no template, or one not rendered here: logged) it
-//     is one plain prompt (Prompt).
+//     the model folder has a chat template (chat_template.jinja or the
+//     chat_template of tokenizer_config.json), it is rendered by a Jinja
+//     engine as transformers' apply_chat_template renders it, the
+//     instruction as the system message and the text as the user message
+//     (one user message, the instruction first, for templates that refuse
+//     a system message), and decoding ends at <|im_end|> (when the
+//     template writes it) or the model's end token. A template that does
+//     not parse or render is an error at load. Without a template (logged)
+//     it is one plain prompt (Prompt).
 //   - nmt1: a multilingual sequence-to-sequence model addressed by a target
 //     token at the start of the source ("<2en> ...", the MADLAD-400
 //     convention). The token must be one token of the model's tokenizer:
@@ -503,7 +507,10 @@ func (b *LLMBackend) TranslateWithGlossary(ctx context.Context, text, src, tgt s
 	opt := ct2.GenerateOptions{BeamSize: b.cfg.BeamSize, MaxLength: b.cfg.MaxLength}
 	prompt := Prompt(text, src, tgt, terms)
 	if b.chat != nil {
-		prompt = b.chat.Render(Instruction(src, tgt, terms), text)
+		var err error
+		if prompt, err = b.chat.Render(Instruction(src, tgt, terms), text); err != nil {
+			return "", err
+		}
 		opt.EndTokens = b.chat.EndTokens
 	}
 	res, err := b.gen.Generate([]string{prompt}, opt)

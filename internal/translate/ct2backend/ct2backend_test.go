@@ -201,8 +201,8 @@ func TestLLMChatTemplate(t *testing.T) {
 				user = m.Content
 			}
 		}
-		if got := tmpl.Render(system, user); got != c.Rendered {
-			t.Errorf("rendered %q, transformers %q", got, c.Rendered)
+		if got, err := tmpl.Render(system, user); err != nil || got != c.Rendered {
+			t.Errorf("rendered %q (%v), transformers %q", got, err, c.Rendered)
 		}
 	}
 	be, err := New(Config{ModelDir: dir, Family: LLM, ComputeType: "float32", GuardMin: 0.001, GuardMax: 1000, GuardLengthOnly: true, MaxLength: 400})
@@ -211,29 +211,49 @@ func TestLLMChatTemplate(t *testing.T) {
 	}
 	defer be.(*LLMBackend).Close()
 	terms := [][2]string{{"hrob", "grave"}}
-	llmCase(t, dir, tmpl.Render(Instruction("cs", "en", terms), "kostel a hrob"), tmpl.EndTokens, func() (string, error) {
+	prompt, err := tmpl.Render(Instruction("cs", "en", terms), "kostel a hrob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	llmCase(t, dir, prompt, tmpl.EndTokens, func() (string, error) {
 		return be.(backend.Glossary).TranslateWithGlossary(context.Background(), "kostel a hrob", "cs", "en", terms)
 	})
 }
 
-func TestChatTemplateShapes(t *testing.T) {
+// Templates load when the engine renders them, fall back to the plain
+// prompt only when there is none, and are an error naming the file when
+// they do not parse, raise, or lose the messages.
+func TestChatTemplateLoading(t *testing.T) {
+	chatml := "{% for m in messages %}{{'<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n'}}{% endfor %}{% if add_generation_prompt %}{{'<|im_start|>assistant\\n'}}{% endif %}"
 	cases := []struct {
 		name, file, content string
 		ok                  bool
+		err                 string // "": no error
 	}{
-		{"none", "", "", false},
-		{"chatml in config", "tokenizer_config.json", `{"chat_template": "{{'<|im_start|>' + m + '<|im_end|>'}}", "eos_token": {"content": "</s>"}}`, true},
-		{"llama3", "tokenizer_config.json", `{"chat_template": "<|start_header_id|>{{ role }}<|end_header_id|>"}`, false},
-		{"named list", "tokenizer_config.json", `{"chat_template": [{"name": "default", "template": "x"}]}`, false},
-		{"reasoning", "chat_template.jinja", "<|im_start|>{{m}}<|im_end|><think>", false},
+		{"none", "", "", false, ""},
+		{"no template", "tokenizer_config.json", `{"eos_token": "</s>"}`, false, ""},
+		{"named list", "tokenizer_config.json", `{"chat_template": [{"name": "default", "template": "x"}]}`, false, ""},
+		{"chatml in config", "tokenizer_config.json", `{"chat_template": "` + chatml + `", "eos_token": {"content": "</s>"}}`, true, ""},
+		{"does not parse", "chat_template.jinja", "{% for m in messages %}{{ m.content }}", false, "chat_template.jinja does not parse"},
+		{"raises", "chat_template.jinja", "{{ raise_exception('Only user and assistant roles are supported!') }}", false, "chat_template.jinja: with a system and a user message: raise_exception: Only user and assistant roles are supported!; with one user message"},
+		{"drops the messages", "chat_template.jinja", "<|start_header_id|>{{ role }}<|end_header_id|>", false, "chat_template.jinja: with a system and a user message: it does not render the messages"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
+			if c.file == "chat_template.jinja" {
+				writeFile(t, filepath.Join(dir, "tokenizer_config.json"), `{"eos_token": {"content": "</s>"}}`)
+			}
 			if c.file != "" {
-				os.WriteFile(filepath.Join(dir, c.file), []byte(c.content), 0o644)
+				writeFile(t, filepath.Join(dir, c.file), c.content)
 			}
 			tmpl, note, err := loadChatTemplate(dir)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), dir) {
+					t.Fatalf("got %v, want an error naming %s with %q", err, dir, c.err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,7 +266,7 @@ func TestChatTemplateShapes(t *testing.T) {
 		})
 	}
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), []byte("{"), 0o644)
+	writeFile(t, filepath.Join(dir, "tokenizer_config.json"), "{")
 	if _, _, err := loadChatTemplate(dir); err == nil || !strings.Contains(err.Error(), "tokenizer_config.json") {
 		t.Errorf("broken config: %v", err)
 	}
