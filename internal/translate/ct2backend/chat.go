@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,9 +22,14 @@ import (
 // add_generation_prompt, raise_exception, strftime_now, bos_token and
 // eos_token, tools and documents none.
 type chatTemplate struct {
-	// EndTokens end decoding: the model's end-of-sequence token, and
-	// <|im_end|> where the template writes it.
+	// EndTokens end decoding: <|im_end|> where the template writes it,
+	// the eos_token of tokenizer_config.json and the eos_token_id of
+	// generation_config.json (Gemma's <end_of_turn>, Phi-3's <|end|>).
 	EndTokens []string
+	// lead is the special token that the tokenizer's post-processor puts
+	// before every text (Llama 3's <|begin_of_text|>, Gemma's <bos>);
+	// Prompt leaves it out where the template wrote it already.
+	lead string
 
 	path     string // the file the template was read from
 	dir      string // the model folder
@@ -82,10 +88,110 @@ func loadChatTemplate(dir string) (*chatTemplate, string, error) {
 	if eos := t.eos; eos != nil && *eos != "" && *eos != imEnd && !strings.ContainsAny(*eos, " \t\n") {
 		t.EndTokens = append(t.EndTokens, *eos)
 	}
+	if err := t.readTokenizer(); err != nil {
+		return nil, "", err
+	}
 	if err := t.choose(); err != nil {
 		return nil, "", err
 	}
 	return t, "", nil
+}
+
+// readTokenizer reads the leading special token of dir/tokenizer.json's
+// post-processor and adds the end tokens of dir/generation_config.json
+// (ids, named through the tokenizer's added tokens). Either file may be
+// absent.
+func (t *chatTemplate) readTokenizer() error {
+	var tok struct {
+		AddedTokens []struct {
+			ID      int    `json:"id"`
+			Content string `json:"content"`
+		} `json:"added_tokens"`
+		PostProcessor json.RawMessage `json:"post_processor"`
+	}
+	if err := readJSON(filepath.Join(t.dir, "tokenizer.json"), &tok); err != nil {
+		return err
+	}
+	t.lead = leadingToken(tok.PostProcessor)
+	var gen struct {
+		EOS json.RawMessage `json:"eos_token_id"`
+	}
+	if err := readJSON(filepath.Join(t.dir, "generation_config.json"), &gen); err != nil {
+		return err
+	}
+	var ids []int
+	if json.Unmarshal(gen.EOS, &ids) != nil {
+		var id int
+		if json.Unmarshal(gen.EOS, &id) == nil {
+			ids = []int{id}
+		}
+	}
+	for _, id := range ids {
+		for _, a := range tok.AddedTokens {
+			if a.ID == id && !slices.Contains(t.EndTokens, a.Content) {
+				t.EndTokens = append(t.EndTokens, a.Content)
+			}
+		}
+	}
+	return nil
+}
+
+// readJSON decodes the JSON file path into v; nothing when it is absent.
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ct2: %w", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("ct2: %s: %w", path, err)
+	}
+	return nil
+}
+
+// leadingToken is the special token a tokenizers post-processor
+// (TemplateProcessing, alone or in a Sequence) puts before a single text;
+// "" when it puts none.
+func leadingToken(raw json.RawMessage) string {
+	var p struct {
+		Type       string            `json:"type"`
+		Processors []json.RawMessage `json:"processors"`
+		Single     []struct {
+			SpecialToken *struct {
+				ID string `json:"id"`
+			} `json:"SpecialToken"`
+		} `json:"single"`
+	}
+	if json.Unmarshal(raw, &p) != nil {
+		return ""
+	}
+	switch p.Type {
+	case "TemplateProcessing":
+		if len(p.Single) > 0 && p.Single[0].SpecialToken != nil {
+			return p.Single[0].SpecialToken.ID
+		}
+	case "Sequence":
+		for _, q := range p.Processors {
+			if tok := leadingToken(q); tok != "" {
+				return tok
+			}
+		}
+	}
+	return ""
+}
+
+// Prompt is Render as the bridge is given it. The bridge tokenises with
+// the tokenizer's special tokens, transformers tokenises a chat prompt
+// without them: a leading token that the template wrote and the tokenizer
+// adds anyway is left out, so that it is there once.
+func (t *chatTemplate) Prompt(system, user string) (string, error) {
+	out, err := t.Render(system, user)
+	if t.lead != "" {
+		out = strings.TrimPrefix(out, t.lead)
+	}
+	return out, err
 }
 
 // choose renders the probe as a system and a user message; where the

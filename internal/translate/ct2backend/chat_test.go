@@ -99,3 +99,57 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// The tokenizer files of the model folder: a leading special token that
+// the tokenizer's post-processor adds is not written twice, and the end
+// tokens of generation_config.json end decoding.
+func TestChatTemplateTokenizerFiles(t *testing.T) {
+	// the post-processor of Llama 3's, Gemma's and Mistral's tokenizer.json:
+	// one special token before the text
+	const tokenizer = `{"added_tokens": [{"id": 1, "content": "<s>"}, {"id": 32000, "content": "<|endoftext|>"}, {"id": 32007, "content": "<|end|>"}],
+	  "post_processor": {"type": "Sequence", "processors": [{"type": "ByteLevel"},
+	    {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}]}]}}`
+	cases := []struct {
+		template, eos, generation string
+		prompt                    string
+		end                       []string
+	}{
+		// Mistral writes bos_token itself: the tokenizer's <s> is the only one
+		{"mistral-7b-instruct-v0.3.jinja", "</s>", "", "[INST] Přelož text.\n\nkostel [/INST]", []string{"</s>"}},
+		// Phi-3 writes none: nothing to leave out; its turn ends at <|end|>
+		{"phi-3-mini-4k-instruct.jinja", "<|endoftext|>", `{"eos_token_id": [32000, 32007]}`,
+			"<|system|>\nPřelož text.<|end|>\n<|user|>\nkostel<|end|>\n<|assistant|>\n", []string{"<|endoftext|>", "<|end|>"}},
+	}
+	for _, c := range cases {
+		t.Run(c.template, func(t *testing.T) {
+			dir := t.TempDir()
+			src, err := os.ReadFile(filepath.Join("testdata", "chat", c.template))
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(dir, "chat_template.jinja"), string(src))
+			writeFile(t, filepath.Join(dir, "tokenizer_config.json"), `{"bos_token": "<s>", "eos_token": "`+c.eos+`"}`)
+			writeFile(t, filepath.Join(dir, "tokenizer.json"), tokenizer)
+			if c.generation != "" {
+				writeFile(t, filepath.Join(dir, "generation_config.json"), c.generation)
+			}
+			tmpl, _, err := loadChatTemplate(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := tmpl.Prompt("Přelož text.", "kostel")
+			if err != nil || got != c.prompt {
+				t.Errorf("prompt %q (%v), want %q", got, err, c.prompt)
+			}
+			if strings.Join(tmpl.EndTokens, " ") != strings.Join(c.end, " ") {
+				t.Errorf("end tokens %q, want %q", tmpl.EndTokens, c.end)
+			}
+		})
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "tokenizer_config.json"), `{"chat_template": "{{ messages[0].content }}"}`)
+	writeFile(t, filepath.Join(dir, "generation_config.json"), `{`)
+	if _, _, err := loadChatTemplate(dir); err == nil || !strings.Contains(err.Error(), "generation_config.json") {
+		t.Errorf("broken generation_config.json: %v", err)
+	}
+}

@@ -13,8 +13,9 @@
 //     instruction as the system message and the text as the user message
 //     (one user message, the instruction first, for templates that refuse
 //     a system message), and decoding ends at <|im_end|> (when the
-//     template writes it) or the model's end token. A template that does
-//     not parse or render is an error at load. Without a template (logged)
+//     template writes it), the model's end token or the end tokens of
+//     generation_config.json. A template that does not parse or render is
+//     an error at load. Without a template (logged)
 //     it is one plain prompt (Prompt).
 //   - nmt1: a multilingual sequence-to-sequence model addressed by a target
 //     token at the start of the source ("<2en> ...", the MADLAD-400
@@ -508,7 +509,7 @@ func (b *LLMBackend) TranslateWithGlossary(ctx context.Context, text, src, tgt s
 	prompt := Prompt(text, src, tgt, terms)
 	if b.chat != nil {
 		var err error
-		if prompt, err = b.chat.Render(Instruction(src, tgt, terms), text); err != nil {
+		if prompt, err = b.chat.Prompt(Instruction(src, tgt, terms), text); err != nil {
 			return "", err
 		}
 		opt.EndTokens = b.chat.EndTokens
