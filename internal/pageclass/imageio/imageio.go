@@ -342,6 +342,9 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		}
 		return nil, &Error{Name: name, Err: fmt.Errorf("%w (not PNG, JPEG, TIFF, WebP, JPEG 2000 or PDF)", ErrUnsupportedFormat)}
 	}
+	if typ == vips.ImageTypeJPEG {
+		data = jpegWithoutHeaderJunk(data)
+	}
 	if typ == vips.ImageTypeJP2K && jp2Palette(data) {
 		return nil, &Error{Name: name, Err: errPalette}
 	}
