@@ -46,24 +46,34 @@ type Edge struct {
 	Numbers []int
 }
 
-// RunningHead reports whether a block at the top (or bottom) of a page,
-// of lines TextLines with text, holding text, is a running head (foot).
-// near holds the same edge of the pages around it, keyed by their distance
-// (-2, -1, 1, 2: the page before the page before, ..., the page after the
-// page after). The block must be one line of at most maxHeadWords words
-// whose first word after a page number does not begin in lower case (the
-// rest of a hyphenated word does), and either
+// HeadBlock is a block at the top (bottom) of a page as RunningHead judges
+// it: its text, its TextLines with text, and Beside, the page number shown
+// by a block without letters of the same edge on the same line (their
+// VPOS-HEIGHT extents overlap: "Universität und technische Hochschule."
+// beside "13"), 0 when none.
+type HeadBlock struct {
+	Text   string
+	Lines  int
+	Beside int
+}
+
+// RunningHead reports whether b, a block at the top (or bottom) of a page,
+// is a running head (foot). near holds the same edge of the pages around
+// it, keyed by their distance (-2, -1, 1, 2: the page before the page
+// before, ..., the page after the page after). The block must be one line
+// of at most maxHeadWords words whose first word after a page number does
+// not begin in lower case (the rest of a hyphenated word does), and either
 //
-//   - its first or last word is a page number n (digits, or a roman
-//     numeral in one case) and the page d away shows n+d at the same
-//     edge: the numbering confirms it; or
+//   - its first or last word, or the block beside it, shows a page number
+//     n (digits, or a roman numeral in one case) and the page d away shows
+//     n+d at the same edge: the numbering confirms it; or
 //   - its letters, case folded, without that number, are those of a block
 //     at the same edge of a page one or two away (three letters at least):
 //     the same head on every page, or on every other page when verso and
 //     recto heads alternate.
-func RunningHead(text string, lines int, near map[int]Edge) bool {
-	words := Fields(text)
-	if lines != 1 || len(words) == 0 || len(words) > maxHeadWords {
+func RunningHead(b HeadBlock, near map[int]Edge) bool {
+	words := Fields(b.Text)
+	if b.Lines != 1 || len(words) == 0 || len(words) > maxHeadWords {
 		return false
 	}
 	n, rest := splitNumber(words)
@@ -74,7 +84,7 @@ func RunningHead(text string, lines int, near map[int]Edge) bool {
 	}
 	own := letters(rest)
 	for d, e := range near {
-		if n > 0 && n+d > 0 && slices.Contains(e.Numbers, n+d) {
+		if confirms(e, n, d) || confirms(e, b.Beside, d) {
 			return true
 		}
 		if utf8.RuneCountInString(own) < 3 {
@@ -87,6 +97,12 @@ func RunningHead(text string, lines int, near map[int]Edge) bool {
 		}
 	}
 	return false
+}
+
+// confirms reports whether e, the edge of the page d pages away, shows
+// the page number n+d.
+func confirms(e Edge, n, d int) bool {
+	return n > 0 && n+d > 0 && slices.Contains(e.Numbers, n+d)
 }
 
 // splitNumber returns the page number words show as their last or first
@@ -242,13 +258,23 @@ func tagged(n *xmlsplice.Node, ids map[string]bool) bool {
 // tagged furniture left out, from the edge inward, and what RunningHead
 // compares of it.
 type pageEdge struct {
-	flow []*block
-	edge Edge
+	flow   []*block
+	edge   Edge
+	beside map[*block]int // page numbers shown on the line of flow's first blocks
+}
+
+// numberBlock is a block of a page's edge without letters that shows a
+// page number, and its vertical extent.
+type numberBlock struct {
+	n          int
+	top, end   float64
+	hasExtents bool
 }
 
 // edgeOf returns the top (bottom: last) edge of a page's blocks.
 func edgeOf(blocks []*block, last bool, furn map[string]bool) pageEdge {
 	var e pageEdge
+	var nums []numberBlock
 	for i := range blocks {
 		if last {
 			i = len(blocks) - 1 - i
@@ -257,29 +283,54 @@ func edgeOf(blocks []*block, last bool, furn map[string]bool) pageEdge {
 		if inMargin(b.node) {
 			continue
 		}
-		words := Fields(b.text)
-		n, _ := splitNumber(words)
-		if strings.IndexFunc(b.text, unicode.IsLetter) < 0 {
-			if len(words) > 0 && len(e.flow) < edgeDepth {
-				e.edge.Numbers = append(e.edge.Numbers, numberOf(b.text))
+		n, _ := splitNumber(Fields(b.text))
+		switch {
+		case strings.IndexFunc(b.text, unicode.IsLetter) < 0:
+			if k := numberOf(b.text); k > 0 && len(e.flow) < edgeDepth {
+				top, end, ok := extent(b.node)
+				nums = append(nums, numberBlock{k, top, end, ok})
+				e.edge.Numbers = append(e.edge.Numbers, k)
 			}
-			continue
-		}
-		if tagged(b.node, furn) {
+		case tagged(b.node, furn):
 			if n > 0 && len(e.flow) < edgeDepth {
 				e.edge.Numbers = append(e.edge.Numbers, n)
 			}
-			continue
+		default:
+			if len(e.flow) < edgeDepth {
+				e.edge.Texts = append(e.edge.Texts, b.text)
+				if n > 0 && len(b.holders) == 1 {
+					e.edge.Numbers = append(e.edge.Numbers, n)
+				}
+			}
+			e.flow = append(e.flow, b)
 		}
-		if len(e.flow) < edgeDepth {
-			e.edge.Texts = append(e.edge.Texts, b.text)
-			if n > 0 && len(b.holders) == 1 {
-				e.edge.Numbers = append(e.edge.Numbers, n)
+	}
+	e.beside = map[*block]int{}
+	for _, b := range e.flow[:min(edgeDepth, len(e.flow))] {
+		top, end, ok := extent(b.node)
+		for _, nb := range nums {
+			if ok && nb.hasExtents && top < nb.end && nb.top < end {
+				e.beside[b] = nb.n
 			}
 		}
-		e.flow = append(e.flow, b)
 	}
 	return e
+}
+
+// extent returns the vertical extent of an element from its VPOS and
+// HEIGHT; ok is false when it has none.
+func extent(n *xmlsplice.Node) (top, end float64, ok bool) {
+	v, okV := n.Attr("", "VPOS")
+	h, okH := n.Attr("", "HEIGHT")
+	if !okV || !okH {
+		return 0, 0, false
+	}
+	top, errV := strconv.ParseFloat(strings.TrimSpace(v.Value), 64)
+	height, errH := strconv.ParseFloat(strings.TrimSpace(h.Value), 64)
+	if errV != nil || errH != nil || height <= 0 {
+		return 0, 0, false
+	}
+	return top, top + height, true
 }
 
 // numberOf returns the number a block without letters shows ("- 12 -",
@@ -335,7 +386,7 @@ func (s *edgeSeq) body(i int, bottom bool) *block {
 		}
 	}
 	for k, b := range edges[i].flow {
-		if k >= edgeDepth || !RunningHead(b.text, len(b.holders), near) {
+		if k >= edgeDepth || !RunningHead(HeadBlock{b.text, len(b.holders), edges[i].beside[b]}, near) {
 			return b
 		}
 	}
