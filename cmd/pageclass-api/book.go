@@ -46,10 +46,9 @@ import (
 const EnvBookHosts = service.EnvBookHosts
 
 // EnvBookFetchWorkers is the setting of the pages of a book a request
-// fetches at once (defaultBookFetchWorkers, as pageclass --fetch-workers).
-const EnvBookFetchWorkers = "BOOK_FETCH_WORKERS"
-
-const defaultBookFetchWorkers = 4
+// fetches at once (default 4, as pageclass --fetch-workers), shared with
+// translate-api's book jobs (read by internal/service).
+const EnvBookFetchWorkers = service.EnvBookFetchWorkers
 
 // skippedPage is a page of a book that was not classified.
 type skippedPage struct {

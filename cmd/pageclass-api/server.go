@@ -213,7 +213,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	if s.decode.Renderer, err = pdfRenderer(lookup); err != nil {
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
 	}
-	if s.bookWorkers, err = service.EnvInt(lookup, EnvBookFetchWorkers, defaultBookFetchWorkers, 1, 32); err != nil {
+	if s.bookWorkers, err = service.BookFetchWorkers(lookup); err != nil {
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
 	}
 	if s.comps, err = loadComponents(); err != nil {

@@ -249,9 +249,11 @@ func bookTexts(b *book.Book) []bookText {
 // a page without a text file is an item too, skipped ("no text file for
 // this page"; a page whose text files are an earlier page's, "its text
 // files are items of an earlier page"), so that the job lists every page;
-// no bound of 500 files applies.
+// no bound of 500 files applies. BOOK_FETCH_WORKERS text files are
+// fetched at once, in item order, while an earlier item is translated
+// (jobs.BookInput.Fetchers, as pageclass-api's book jobs fetch pages).
 func (s *server) bookJobs() *jobs.BookInput {
-	return &jobs.BookInput{Field: "book_url", Items: s.bookItems, Fetch: s.fetchText, Check: checkText}
+	return &jobs.BookInput{Field: "book_url", Items: s.bookItems, Fetch: s.fetchText, Check: checkText, Fetchers: s.bookWorkers}
 }
 
 // noText is the reason a page without a text file is skipped.
@@ -260,8 +262,9 @@ const noText = "no text file for this page"
 // bookItems reads a book job's book and lists its text files, and its
 // pages without one (skipped). Reading the book fetches no text file
 // (book.Options.FetchLater): the worker fetches each when its item runs
-// and tells its format then; a file the METS does not declare as text is
-// an item without a format, skipped when its content is not text.
+// or while an earlier item runs (bookJobs), and tells its format when
+// the item runs; a file the METS does not declare as text is an item
+// without a format, skipped when its content is not text.
 func (s *server) bookItems(ctx context.Context, location string, _ map[string]string) ([]jobs.BookItem, error) {
 	b, err := book.Read(ctx, location, book.Options{Fetcher: s.bookFetcher(), MaxBytes: s.svc.Config.MaxUploadBytes, FetchLater: true})
 	if err != nil {

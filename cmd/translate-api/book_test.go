@@ -59,6 +59,13 @@ type servedRequest struct {
 	bytes     int
 }
 
+// reset forgets the requests logged so far.
+func (s *served) reset() {
+	s.mu.Lock()
+	s.reqs = nil
+	s.mu.Unlock()
+}
+
 func (s *served) of(path string) []servedRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -99,9 +106,18 @@ func servedBook(t *testing.T) (map[string][]byte, *httptest.Server, *served) {
 // test, as a static file server serves them (http.ServeContent: byte
 // ranges answered; a path not in files is 404), with the log of every
 // request it answered.
-func serveFiles(t *testing.T, files map[string][]byte) (*httptest.Server, *served) {
+func serveFiles(t testing.TB, files map[string][]byte) (*httptest.Server, *served) {
+	return serveFilesWith(t, files, nil)
+}
+
+// serveFilesWith is serveFiles calling before (when not nil) with each
+// request before it is answered: a test delays or holds requests there.
+func serveFilesWith(t testing.TB, files map[string][]byte, before func(r *http.Request)) (*httptest.Server, *served) {
 	log := &served{}
 	books := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if before != nil {
+			before(r)
+		}
 		cw := &countingWriter{ResponseWriter: w}
 		if data, ok := files[r.URL.Path]; ok {
 			http.ServeContent(cw, r, path.Base(r.URL.Path), time.Time{}, bytes.NewReader(data))

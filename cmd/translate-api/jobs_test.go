@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -324,19 +325,22 @@ func jobBookMETS() string {
 }
 
 // TestJobsBookFetchesOnce (issue 28): a book job requests each text file
-// once, when its item runs (before, each was requested twice: its first
-// 64 KiB when the book was read, then whole; then those its METS declares
-// once, the undeclared ones still twice), and translates each as the
-// synchronous book_url request does; the format an item reports is its
-// content's (page 4's FULLTEXT file is PAGE-XML, page 7's undeclared one
-// ALTO); a declared text file that is no ALTO, PAGE-XML or hOCR (page 6,
-// TEI) or cannot be fetched (page 8, 404) fails its item naming its URL,
-// where reading the book left it out of the job. Every page is an item:
-// page 3, without a text file, is skipped, and so are the files the METS
-// says nothing of whose content is not ALTO, PAGE-XML or hOCR (page 9, a
-// TEI file; page 10, a TIFF image), each fetched once, whole, when its
-// item ran (before: their first 64 KiB read with the book, then left out
-// of the job).
+// once, when its item runs or while an earlier item runs (before, each
+// was requested twice: its first 64 KiB when the book was read, then
+// whole; then those its METS declares once, the undeclared ones still
+// twice), and translates each as the synchronous book_url request does;
+// the format an item reports is its content's (page 4's FULLTEXT file is
+// PAGE-XML, page 7's undeclared one ALTO); a declared text file that is
+// no ALTO, PAGE-XML or hOCR (page 6, TEI) or cannot be fetched (page 8,
+// 404) fails its item naming its URL, where reading the book left it out
+// of the job. Every page is an item: page 3, without a text file, is
+// skipped, and so are the files the METS says nothing of whose content is
+// not ALTO, PAGE-XML or hOCR (page 9, a TEI file; page 10, a TIFF image),
+// each fetched once, whole (before: their first 64 KiB read with the
+// book, then left out of the job). All this holds alike with each file
+// fetched when its item runs (BOOK_FETCH_WORKERS=1) and with the next
+// files fetched ahead (the default, 4): the two jobs' results are the
+// same, item for item.
 func TestJobsBookFetchesOnce(t *testing.T) {
 	real := func(p string) []byte { return readFile(t, "../../internal/translate/"+p) }
 	tei := []byte(`<?xml version="1.0"?><TEI xmlns="http://www.tei-c.org/ns/1.0"><text><body><p>Grab</p></body></text></TEI>`)
@@ -354,18 +358,43 @@ func TestJobsBookFetchesOnce(t *testing.T) {
 	books, log := serveFiles(t, files)
 	mt := translatortest.New(translatortest.Config{})
 	defer mt.Close()
-	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_ALLOW_HOSTS": "127.0.0.1", "JOBS_DIR": t.TempDir()}))
+	results := map[string][]jobs.ItemResult{}
+	for _, workers := range []string{"1", "4"} {
+		t.Run("BOOK_FETCH_WORKERS="+workers, func(t *testing.T) {
+			log.reset()
+			_, ts := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_ALLOW_HOSTS": "127.0.0.1", "JOBS_DIR": t.TempDir(), "BOOK_FETCH_WORKERS": workers}))
+			results[workers] = bookFetchesOnce(t, ts.URL, books.URL, files, log)
+		})
+	}
+	one, four := results["1"], results["4"]
+	if len(one) != 10 || len(four) != len(one) {
+		t.Fatalf("%d items with BOOK_FETCH_WORKERS=1, %d with 4; want 10", len(one), len(four))
+	}
+	asJSON := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	for i := range one {
+		a, b := one[i], four[i]
+		a.URL, b.URL = "", "" // the address of the answer names its job
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("item %d with BOOK_FETCH_WORKERS=1: %s\nwith 4: %s", i, asJSON(a), asJSON(b))
+		}
+	}
+}
+
+// bookFetchesOnce runs TestJobsBookFetchesOnce's job on the service at
+// base, checks what it asserts and returns the job's items.
+func bookFetchesOnce(t *testing.T, base, booksURL string, files map[string][]byte, log *served) []jobs.ItemResult {
+	t.Helper()
 	lang := part{Field: "source_lang", Data: []byte("de")}
-	body, ctype := multipartBody(t, part{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}, lang)
-	resp := post(t, ts.URL+"/jobs", ctype, body)
+	body, ctype := multipartBody(t, part{Field: "book_url", Data: []byte(booksURL + "/b/mets.xml")}, lang)
+	resp := post(t, base+"/jobs", ctype, body)
 	var st jobs.Status
 	if b := readBody(t, resp); resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &st) != nil {
 		t.Fatalf("POST /jobs: %d %s", resp.StatusCode, b)
 	}
-	st = pollJob(t, ts.URL, st.ID, 60*time.Second, ended)
+	st = pollJob(t, base, st.ID, 60*time.Second, ended)
 	for p, data := range files {
 		if reqs := log.of(p); p != "/b/mets.xml" && (len(reqs) != 1 || reqs[0].rng != "" || reqs[0].bytes != len(data)) {
-			t.Errorf("%s (%d bytes) was served %+v; want it once, whole, when its item ran", p, len(data), reqs)
+			t.Errorf("%s (%d bytes) was served %+v; want it once, whole", p, len(data), reqs)
 		}
 	}
 	if reqs := log.of("/b/ocr/8.xml"); len(reqs) != 1 {
@@ -375,15 +404,15 @@ func TestJobsBookFetchesOnce(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 
-	body, ctype = multipartBody(t, part{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}, lang)
-	resp = post(t, ts.URL+"/translate", ctype, body)
+	body, ctype = multipartBody(t, part{Field: "book_url", Data: []byte(booksURL + "/b/mets.xml")}, lang)
+	resp = post(t, base+"/translate", ctype, body)
 	b := readBody(t, resp)
 	_, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	sync := map[string][]byte{}
 	for _, p := range mixedParts(t, params["boundary"], b) {
 		sync[p.name] = p.data
 	}
-	res := jobResults(t, ts.URL, st.ID)
+	res := jobResults(t, base, st.ID)
 	for i, want := range []struct {
 		page         int
 		path, format string
@@ -397,7 +426,7 @@ func TestJobsBookFetchesOnce(t *testing.T) {
 		{3, "", "", "", 0, "", "no text file for this page"},
 		{4, "ocr/4.xml", "PAGE", "ocr/4_en.xml", 200, "", ""},
 		{5, "OCR-D-OCR/5.xml", "PAGE", "OCR-D-OCR/5_en.xml", 200, "", ""},
-		{6, "ocr/6.xml", "ALTO", "", 422, books.URL + "/b/ocr/6.xml: not ALTO, PAGE-XML or hOCR (root element TEI in namespace http://www.tei-c.org/ns/1.0)", ""},
+		{6, "ocr/6.xml", "ALTO", "", 422, booksURL + "/b/ocr/6.xml: not ALTO, PAGE-XML or hOCR (root element TEI in namespace http://www.tei-c.org/ns/1.0)", ""},
 		{7, "txt/7.xml", "ALTO", "txt/7_en.xml", 200, "", ""},
 		{8, "ocr/8.xml", "ALTO", "", 502, "not fetched: GET <internal service> 404 Not Found", ""}, // redacted, as every fetch error; book.source names it
 		{9, "txt/9.xml", "", "", 0, "", "not ALTO, PAGE-XML or hOCR (root element TEI in namespace http://www.tei-c.org/ns/1.0)"},
@@ -406,7 +435,7 @@ func TestJobsBookFetchesOnce(t *testing.T) {
 		it := res.Items[i]
 		source := ""
 		if want.path != "" {
-			source = books.URL + "/b/" + want.path
+			source = booksURL + "/b/" + want.path
 		}
 		if bk := it.Book; bk == nil || bk.Page != want.page || bk.ID != fmt.Sprintf("P%d", want.page) || bk.Path != want.path || bk.Format != want.format || bk.Source != source {
 			t.Errorf("item %d: book %+v, want page %d, %s, %s", i, it.Book, want.page, want.path, want.format)
@@ -418,6 +447,7 @@ func TestJobsBookFetchesOnce(t *testing.T) {
 			t.Errorf("item %d (%s) differs from the synchronous answer's %s", i, it.Name, want.out)
 		}
 	}
+	return res.Items
 }
 
 // TestJobsBackendDown: the MT service fails its first translate requests

@@ -136,6 +136,9 @@ type server struct {
 
 	// jobs is the job API's queue (nil without JOBS_DIR).
 	jobs *jobs.Queue
+	// bookWorkers is BOOK_FETCH_WORKERS: the text files of a book job
+	// fetched at once, ahead of the item that runs (bookJobs).
+	bookWorkers int
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -199,6 +202,10 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		if n := m.HostedNotice(); n != "" {
 			s.log.Warn(n)
 		}
+	}
+	if s.bookWorkers, err = service.BookFetchWorkers(lookup); err != nil {
+		s.close()
+		return nil, fmt.Errorf("translate-api: configuration: %w", err)
 	}
 	s.svc.Metrics.DeclareCounter(metricUnits, "Units (ALTO blocks, metadata fields) translated.", "")
 	s.svc.Metrics.DeclareCounter(metricBackendErrors, "Backend calls that failed after all retries, and translations that failed on the backend.", "")

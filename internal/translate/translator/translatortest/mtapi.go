@@ -25,6 +25,10 @@ type Config struct {
 	NoModels bool
 	// Delay is the latency of every translate request.
 	Delay time.Duration
+	// Hold, when not nil, is called with each translate request's
+	// input before it is answered (after Delay): a test holds a
+	// translation there until what it waits for has happened.
+	Hold func(input string)
 	// Fail lists the statuses answered to the first translate requests,
 	// in order (e.g. 429, 503); later requests succeed.
 	Fail []int
@@ -88,6 +92,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		n := int(s.Posts.Add(1)) - 1
 		if s.cfg.Delay > 0 {
 			time.Sleep(s.cfg.Delay)
+		}
+		if s.cfg.Hold != nil {
+			s.cfg.Hold(r.FormValue("input_text"))
 		}
 		status := s.cfg.FailAlways
 		if n < len(s.cfg.Fail) {
