@@ -339,3 +339,57 @@ func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// kleinDir holds the real book with running heads of the alto package's
+// tests (its testdata/SOURCES.md): F. Klein 1898, one ABBYY ALTO 2 file a
+// page.
+const kleinDir = "../../internal/translate/alto/testdata/real/gdz-kleiuniv"
+
+// TestBookHyphenAcrossRunningHeads: two real pages of a book as a local
+// METS book, page 12 ending in "em" "-", page 13 beginning with its
+// running head "Universität und technische Hochschule .", its number "13"
+// beside it, and then "pfand": translate sends "empfand" once, whole, and
+// empties page 13's "pfand"; the ledger names the block it took the word
+// from (the third), so a run stopped after page 12 and resumed empties
+// the same String without sending it. Before, the running head stopped
+// the join.
+func TestBookHyphenAcrossRunningHeads(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "mets.xml"), []byte(altoMETS(2)))
+	for k, name := range []string{"00000014.xml", "00000015.xml"} {
+		writeFile(t, filepath.Join(dir, "ocr", fmt.Sprintf("%04d.xml", k+1)), readOrFatal(t, filepath.Join(kleinDir, name)))
+	}
+	api := startAPI(t, translatortest.Config{})
+	args := func(out string, more ...string) []string {
+		return append([]string{filepath.Join(dir, "mets.xml"), "-o", out, "-src", "de", "--vocabulary", "", "--fast-align"}, more...)
+	}
+	emptied := []byte(`<String VPOS="246" HPOS="261" WIDTH="203" HEIGHT="80" CONTENT="" />`)
+	check := func(out string, inputs []string, whole bool) {
+		t.Helper()
+		sent := "\n" + strings.Join(inputs, "\n")
+		if strings.Count(sent, "empfand") != map[bool]int{true: 1, false: 0}[whole] || strings.Contains(sent, "\npfand") || strings.Contains(sent, " em -") {
+			t.Errorf("the MT did not get \"empfand\" whole (once: %v):%s", whole, sent)
+		}
+		if p13 := readOrFatal(t, filepath.Join(out, "ocr", "0002_en.xml")); !bytes.Contains(p13, emptied) {
+			t.Errorf("page 13's \"pfand\" was not emptied")
+		}
+	}
+	out := t.TempDir()
+	if r := runCLI(t, newEnv(api), args(out)...); r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	check(out, api.Inputs(), true)
+	if d := ledgerData(t, out)["ocr/0001.xml"]; d.HyphenNext == nil || *d.HyphenNext != (alto.Carried{Word: "pfand", Lang: "de", Block: 3}) {
+		t.Errorf("ledger of page 12: %+v", d.HyphenNext)
+	}
+
+	resumed := t.TempDir()
+	if code := runStoppedAfter(1, args(resumed), newEnv(api)); code == exitOK || fileExists(filepath.Join(resumed, "ocr", "0002_en.xml")) {
+		t.Fatalf("the run was not stopped after page 12: exit %d", code)
+	}
+	before := len(api.Inputs())
+	if r := runCLI(t, newEnv(api), args(resumed, "--resume")...); r.code != exitOK {
+		t.Fatalf("resume: exit %d: %s", r.code, r.stderr)
+	}
+	check(resumed, api.Inputs()[before:], false)
+}
