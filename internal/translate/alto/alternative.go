@@ -23,9 +23,15 @@ var alternativeNS = map[string]bool{
 	"http://www.loc.gov/standards/alto/ns-v4#": true,
 }
 
-// alto1Schema matches the schema location of ALTO 1.1 to 1.4 (the
-// released files are alto-1-1.xsd to alto-1-4.xsd).
-var alto1Schema = regexp.MustCompile(`alto-?1[-.][1-4]\.xsd`)
+// ccsNS is the namespace CCS docWorks (METAe) and the Library of
+// Congress's NDNP put ALTO 1.x in.
+const ccsNS = "http://schema.ccs-gmbh.com/ALTO"
+
+// alto1Schema matches the schema location of ALTO 1.1 to 1.4: the
+// released files are alto-1-1.xsd to alto-1-4.xsd, and the Library of
+// Congress's NDNP (Chronicling America) names its ALTO 1.1 in the CCS
+// namespace alto_1-1-041.xsd.
+var alto1Schema = regexp.MustCompile(`alto[-_]?1[-.][1-4](?:-\d+)?\.xsd`)
 
 // ErrNoAlternative is returned (wrapped) by Translate in Alternative mode
 // for an ALTO document whose version has no ALTERNATIVE element, or whose
@@ -46,7 +52,7 @@ func checkAlternative(doc *xmlsplice.Document) error {
 		if alternativeNS[uri] {
 			return nil
 		}
-		if uri == "" || uri == "http://schema.ccs-gmbh.com/ALTO" {
+		if uri == "" || uri == ccsNS {
 			for _, a := range n.Attrs {
 				if (a.Name.Local == "schemaLocation" || a.Name.Local == "noNamespaceSchemaLocation") && alto1Schema.MatchString(a.Value) {
 					return nil

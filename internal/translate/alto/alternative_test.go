@@ -95,6 +95,10 @@ func TestAlternativeVersions(t *testing.T) {
 		{`<alto xmlns="http://www.loc.gov/standards/alto/ns-v3#">`, true},
 		{`<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#">`, true},
 		{`<alto ` + xsi + `xsi:noNamespaceSchemaLocation="http://schema.ccs-gmbh.com/docworks/version20/alto-1-4.xsd">`, true},
+		// NDNP (Chronicling America): ALTO 1.1 in the CCS namespace, its
+		// schema named with an underscore and a revision.
+		{`<alto ` + xsi + `xmlns="http://schema.ccs-gmbh.com/ALTO" xsi:noNamespaceSchemaLocation="http://www.loc.gov/ndnp/alto_1-1-041.xsd">`, true},
+		{`<alto ` + xsi + `xmlns="http://schema.ccs-gmbh.com/ALTO" xsi:noNamespaceSchemaLocation="http://www.loc.gov/ndnp/alto_1-0-041.xsd">`, false},
 		{`<alto>`, false},
 		{`<alto ` + xsi + `xsi:noNamespaceSchemaLocation="alto-1-0.xsd">`, false},
 		{`<alto xmlns="http://www.loc.gov/standards/alto/ns-v5#">`, false},
@@ -110,9 +114,12 @@ func TestAlternativeVersions(t *testing.T) {
 }
 
 // realALTO lists the real ALTO files of the repository: the translator's
-// corpus (ABBYY and Tesseract, ALTO 2 and 3), OCR-D's ground truth of the
+// corpus (ABBYY, Tesseract, CCS docWorks and OCR-D; ALTO 1.1 in the CCS
+// namespace, 1.4 without one, 2, 3 and 4), OCR-D's ground truth of the
 // book reader (ALTO 2) and an eScriptorium page (ALTO 4, TextLine Shapes;
-// testdata/SOURCES.md).
+// testdata/SOURCES.md). version names the schema of testdata/schema its
+// outputs are validated against ("" when none is at hand: NDNP's ALTO 1.1
+// in the CCS namespace). English files are translated into German.
 var realALTO = []struct{ path, version, source string }{
 	{"../../../testdata/realworld/abbyy11_v2_bom.alto.xml", "2-1", "de"},
 	{"../../../testdata/realworld/abbyy11_v2_bom_crlf.alto.xml", "2-1", "de"},
@@ -121,8 +128,21 @@ var realALTO = []struct{ path, version, source string }{
 	{"../../../testdata/realworld/tesseract41rc1_v3.alto.xml", "3-1", "de"},
 	{"../../../testdata/realworld/tesseract41rc4_v3_lorem.alto.xml", "3-1", "la"},
 	{"../../../testdata/realworld/v3_minimal.alto.xml", "3-1", "de"},
+	{"../../../testdata/realworld/docworks61_v1-1_ccs_chronam.alto.xml", "", "en"},
+	{"../../../testdata/realworld/docworks67_v1-4_europeana.alto.xml", "1-4", "fr"},
+	{"../../../testdata/realworld/ocrd_v4-1_ulb-neue-friedens.alto.xml", "4-4", "de"},
+	{"../../../testdata/realworld/tesseract541_v3_ulb-neue-friedens.alto.xml", "3-1", "de"},
 	{"../../book/testdata/mets/ocrd-kant/OCR-D-GT-ALTO/PAGE_0017_ALTO.xml", "2-1", "de"},
 	{"testdata/real/escriptorium_hebrew_bsb00084914-00007.alto.xml", "4-4", "he"},
+}
+
+// realTarget is the language a real file is translated into: English, or
+// German for an English file.
+func realTarget(source string) string {
+	if source == "en" {
+		return "de"
+	}
+	return "en"
 }
 
 // TestAlternativeRealRemovable: every real ALTO file, translated in
@@ -135,11 +155,12 @@ func TestAlternativeRealRemovable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Translate(context.Background(), src, Options{Backend: upper(), Source: f.source, Target: "en", Mode: Alternative})
+			tgt := realTarget(f.source)
+			res, err := Translate(context.Background(), src, Options{Backend: upper(), Source: f.source, Target: tgt, Mode: Alternative})
 			if err != nil {
 				t.Fatal(err)
 			}
-			n := strings.Count(string(res.Output), `PURPOSE="translation:en-t-`+f.source+`-t0-und"`)
+			n := strings.Count(string(res.Output), `PURPOSE="translation:`+tgt+`-t-`+f.source+`-t0-und"`)
 			if n == 0 || n < res.Stats.Lines {
 				t.Errorf("%d ALTERNATIVEs for %d lines", n, res.Stats.Lines)
 			}
@@ -180,15 +201,19 @@ func FuzzAlternativeRemovable(f *testing.F) {
 	})
 }
 
-// TestAlternativeSchemaValid validates each real ALTO file and its
-// Alternative-mode translation against the official ALTO schema of its
-// version with xmllint (testdata/schema, sources in testdata/SOURCES.md):
-// the translation has no schema error its input did not have.
-func TestAlternativeSchemaValid(t *testing.T) {
+// TestRealSchemaValid validates each real ALTO file and its translation in
+// every output mode (Replace, Append, Alternative; with and without
+// FastAlign) against the official ALTO schema of its version with xmllint
+// (testdata/schema, sources in testdata/SOURCES.md): no translation has a
+// schema error its input did not have.
+func TestRealSchemaValid(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	for _, f := range realALTO {
 		t.Run(filepath.Base(f.path), func(t *testing.T) {
+			if f.version == "" {
+				t.Skip("no schema at hand for this version")
+			}
 			v, err := xsd.New(ctx, filepath.Join("testdata", "schema", "alto-"+f.version+".xsd"))
 			if errors.Is(err, xsd.ErrNoValidator) {
 				t.Skip(err)
@@ -201,21 +226,25 @@ func TestAlternativeSchemaValid(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Translate(ctx, src, Options{Backend: upper(), Source: f.source, Target: "en", Mode: Alternative})
-			if err != nil {
-				t.Fatal(err)
-			}
 			base, err := v.Problems(ctx, dir, "in.xml", src)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := v.Problems(ctx, dir, "out.xml", res.Output)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for msg, n := range got {
-				if n > base[msg] {
-					t.Errorf("new schema error: %s", msg)
+			for _, mode := range []Mode{Replace, Append, Alternative} {
+				for _, fast := range []bool{false, true} {
+					res, err := Translate(ctx, src, Options{Backend: upper(), Source: f.source, Target: realTarget(f.source), Mode: mode, FastAlign: fast})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := v.Problems(ctx, dir, "out.xml", res.Output)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for msg, n := range got {
+						if n > base[msg] {
+							t.Errorf("mode %v, fast %v: new schema error: %s", mode, fast, msg)
+						}
+					}
 				}
 			}
 			t.Logf("input: %d schema errors", len(base))

@@ -322,7 +322,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	pages := pagesOf(doc)
 
 	res := &Result{Languages: map[string]int{}, LangSources: map[LangSource]int{}}
-	tr := &translator{opt: opt, src: src, auto: auto, supported: map[string]error{}, order: OrderOf(opt.Order, opt.MinConfidence)}
+	tr := &translator{opt: opt, src: src, auto: auto, supported: map[string]error{}, order: OrderOf(opt.Order, opt.MinConfidence), langAttr: blockLangAttr(doc)}
 	if auto {
 		tr.pageLang = pageLanguages(opt.Detector, pages, !opt.KeepHyphens, tr.order.MinConfidence, opt.DocumentLang)
 	}
@@ -410,6 +410,9 @@ type translator struct {
 	opt  Options
 	src  []byte
 	auto bool
+	// langAttr is the attribute append mode gives a TextBlock for its
+	// language (blockLangAttr).
+	langAttr string
 
 	pageLang []string // per page, auto detection only (see detect.go)
 	order    LangOrder

@@ -4,8 +4,30 @@ import (
 	"archivekit/internal/translate/xmlsplice"
 )
 
-// langOf returns the LANG attribute of n.
-func langOf(n *xmlsplice.Node) (xmlsplice.Attr, bool) { return n.Attr("", "LANG") }
+// langOf returns the language attribute of n: its LANG or, on a TextBlock
+// without one, its language attribute (ALTO 1.x has only that one, on
+// TextBlock; ALTO 2 to 4 keep it there, deprecated).
+func langOf(n *xmlsplice.Node) (xmlsplice.Attr, bool) {
+	if a, ok := n.Attr("", "LANG"); ok || n.Name.Local != "TextBlock" {
+		return a, ok
+	}
+	return n.Attr("", "language")
+}
+
+// blockLangAttr is the attribute that holds a TextBlock's language in the
+// ALTO version of doc: LANG from ALTO 2 on; language in ALTO 1.x (no
+// namespace, or the CCS namespace), whose TextBlock has no LANG.
+func blockLangAttr(doc *xmlsplice.Document) string {
+	for _, n := range doc.Root.Children {
+		if n.Kind == xmlsplice.ElementNode {
+			if uri := n.URI(); uri == "" || uri == ccsNS {
+				return "language"
+			}
+			break
+		}
+	}
+	return "LANG"
+}
 
 // pendingAppend drops the blocks an append run must not translate: blocks
 // already labelled with the target language (earlier translations, or text
@@ -45,9 +67,10 @@ func nextElement(n *xmlsplice.Node) *xmlsplice.Node {
 
 // appendCopy returns the edits of append mode for one block: a translated
 // copy inserted after it (with the block's own leading line break and
-// indentation), its IDs suffixed "_<target>" and LANG set to the target
-// (contentEdits set its lines' and Strings' LANG); the original gains
-// LANG="<src>" when it has none.
+// indentation), its IDs suffixed "_<target>" and its language attribute
+// set to the target (contentEdits set its lines' and Strings' LANG); the
+// original gains one naming the source when it has none (LANG, or
+// language in ALTO 1.x: blockLangAttr).
 func (t *translator) appendCopy(b *block, lang string, contentEdits []edit) ([]edit, error) {
 	base := b.node.Start
 	sub := xmlsplice.NewEditor(t.src[base:b.node.End])
@@ -66,8 +89,8 @@ func (t *translator) appendCopy(b *block, lang string, contentEdits []edit) ([]e
 		sub.Replace(a.Start-base, a.End-base, xmlsplice.EscapeAttr(t.opt.Target, a.Quote))
 	} else {
 		at := b.node.AttrInsertPos()
-		sub.Insert(at-base, ` LANG="`+xmlsplice.EscapeAttr(t.opt.Target, '"')+`"`)
-		edits = append(edits, edit{at, at, ` LANG="` + xmlsplice.EscapeAttr(lang, '"') + `"`})
+		sub.Insert(at-base, " "+t.langAttr+`="`+xmlsplice.EscapeAttr(t.opt.Target, '"')+`"`)
+		edits = append(edits, edit{at, at, " " + t.langAttr + `="` + xmlsplice.EscapeAttr(lang, '"') + `"`})
 	}
 	cp, err := sub.Bytes()
 	if err != nil {

@@ -339,12 +339,13 @@ func sourceOCREdits(src []byte, block *xmlsplice.Node) []edit {
 }
 
 var (
-	maskContentRE = regexp.MustCompile(`(\s(?:CONTENT|LANG)=)("[^"]*"|'[^']*')`)
+	maskContentRE = regexp.MustCompile(`(\s(?:CONTENT|LANG|language)=)("[^"]*"|'[^']*')`)
 	maskSubsRE    = regexp.MustCompile(`\s+(?:SUBS_TYPE|SUBS_CONTENT|CC)=("[^"]*"|'[^']*')|<(?:[\w.-]+:)?HYP\b[^>]*?(?:/>|>[^<]*</(?:[\w.-]+:)?HYP\s*>)|(?s)<((?:[\w.-]+:)?(?:ALTERNATIVE|Glyph))\b[^>]*?(?:/>|>.*?</(?:[\w.-]+:)?(?:ALTERNATIVE|Glyph)\s*>)`)
 )
 
 // MaskTranslatable returns doc with what a Replace-mode translation may
-// change masked out: every CONTENT and LANG value emptied and every
+// change masked out: every CONTENT, LANG and language (ALTO 1.x's
+// TextBlock attribute) value emptied and every
 // SUBS_TYPE, SUBS_CONTENT and CC attribute and HYP, ALTERNATIVE and Glyph
 // element removed. A translation is byte-faithful when the
 // masks of input and output are equal; the tests of this module and its
