@@ -39,6 +39,8 @@ var realWorld = []struct {
 	{"docworks67_v1-4_europeana.alto.xml", exitOK, "CCS docWorks 6.7 (Europeana Newspapers, BnF), ALTO 1.4 without namespace, CRLF, French, HypPart1/HYP/HypPart2", ""},
 	{"ocrd_v4-1_ulb-neue-friedens.alto.xml", exitOK, "OCR-D (ocrd-tesserocr-recognize, PAGE to ALTO), ALTO 4.1, German, empty SP", ""},
 	{"tesseract541_v3_ulb-neue-friedens.alto.xml", exitOK, "Tesseract 5.4.1, ALTO v3, German title page, Illustration", ""},
+	{"ocrd_v4-1_ulb-737437_latin.alto.xml", exitOK, "OCR-D, ALTO 4.1, Shape/Polygon on every block, line and String, no SP, one line of XML; Latin, its noisy blocks detected as other languages", ""},
+	{"../../internal/translate/alto/testdata/real/escriptorium_hebrew_bsb00084914-00007.alto.xml", exitOK, "eScriptorium, ALTO 4.x, Hebrew, TAGREFS, LANG on TextLine, Shape/Polygon on blocks and lines, one String a line", ""},
 }
 
 const realWorldDir = "../../testdata/realworld"
@@ -159,9 +161,9 @@ func TestRealWorldCorpus(t *testing.T) {
 	if _, err := os.Stat(realWorldDir); err != nil {
 		t.Fatal(err)
 	}
-	// The stand-in offers the built-in pairs of the hosted API (spec 10.1)
-	// and English into German for the English files.
-	api := startAPI(t, translatortest.Config{Pairs: []string{"cs-en", "sk-en", "pl-en", "de-en", "uk-en", "fr-en", "en-de"}})
+	// The stand-in offers the built-in pairs of the hosted API (spec 10.1),
+	// Hebrew into English and English into German for the English files.
+	api := startAPI(t, translatortest.Config{Pairs: []string{"cs-en", "sk-en", "pl-en", "de-en", "uk-en", "fr-en", "he-en", "en-de"}})
 	t.Logf("| file | what | exit | bytes outside text kept (replace, append, alternative; each with and without --fast-align) | String words in → out (hyphen joins) | calls/page |")
 	t.Logf("|---|---|---|---|---|---|")
 	for _, c := range realWorld {

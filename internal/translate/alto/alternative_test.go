@@ -132,6 +132,7 @@ var realALTO = []struct{ path, version, source string }{
 	{"../../../testdata/realworld/docworks67_v1-4_europeana.alto.xml", "1-4", "fr"},
 	{"../../../testdata/realworld/ocrd_v4-1_ulb-neue-friedens.alto.xml", "4-4", "de"},
 	{"../../../testdata/realworld/tesseract541_v3_ulb-neue-friedens.alto.xml", "3-1", "de"},
+	{"../../../testdata/realworld/ocrd_v4-1_ulb-737437_latin.alto.xml", "4-4", "la"},
 	{"../../book/testdata/mets/ocrd-kant/OCR-D-GT-ALTO/PAGE_0017_ALTO.xml", "2-1", "de"},
 	{"testdata/real/escriptorium_hebrew_bsb00084914-00007.alto.xml", "4-4", "he"},
 }
