@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"image"
+	"image/jpeg"
+	"image/png"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,6 +30,23 @@ func FuzzDecode(f *testing.F) {
 		}
 	}
 	f.Add(hostile.PNG(600, 600)) // over the budget: reduced as it is read with MinSide
+	// JPEG 2000 (file and codestream), a BigTIFF, a JPEG with junk
+	// between its header's segments: the formats read by the paths of
+	// their own (j2c.go, bigtiff.go, jpegjunk.go).
+	var small bytes.Buffer
+	if err := png.Encode(&small, image.NewGray(image.Rect(0, 0, 24, 32))); err != nil {
+		f.Fatal(err)
+	}
+	jp2 := jp2Of(f, small.Bytes(), true)
+	f.Add(jp2)
+	f.Add(codestreamOf(f, jp2))
+	f.Add(hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true}, image.NewGray(image.Rect(0, 0, 20, 30))))
+	var jpg bytes.Buffer
+	if err := jpeg.Encode(&jpg, image.NewGray(image.Rect(0, 0, 16, 16)), nil); err != nil {
+		f.Fatal(err)
+	}
+	dht := bytes.Index(jpg.Bytes(), []byte{0xff, 0xc4})
+	f.Add(append(append(append([]byte(nil), jpg.Bytes()[:dht]...), 1, 2, 3), jpg.Bytes()[dht:]...))
 	full := Options{MaxPixels: 1 << 22, MaxDecodePixels: 1 << 18, DPI: 36}
 	resized := full
 	resized.MinSide = 64

@@ -345,6 +345,9 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 	if typ == vips.ImageTypeJPEG {
 		data = jpegWithoutHeaderJunk(data)
 	}
+	if typ == vips.ImageTypePDF && !o.pdfium() {
+		data = pdfWithinBounds(data)
+	}
 	if typ == vips.ImageTypeJP2K && jp2Palette(data) {
 		return nil, &Error{Name: name, Err: errPalette}
 	}
@@ -639,11 +642,15 @@ func (d *Doc) open(i int) (ref *vips.ImageRef, factor float64, err error) {
 		if err != nil {
 			return nil, 1, vipsErr("cannot shrink while decoding", err, "corrupt "+formatName(d.typ)+" data")
 		}
-		if int64(ref.Width())*int64(ref.Height()) <= budget || side <= 1 {
+		got := int64(ref.Width()) * int64(ref.Height())
+		if got <= budget || side <= 1 {
 			return ref, 1, nil
 		}
 		ref.Close()
-		side--
+		// One pixel less when rounding overshot; in proportion when a
+		// side cannot shrink under one pixel (a 3,145,752 × 1 image made
+		// side-- run 645,000 thumbnails).
+		side = max(1, min(side-1, int(float64(side)*math.Sqrt(float64(budget)/float64(got)))))
 	}
 }
 

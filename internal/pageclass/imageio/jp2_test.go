@@ -14,7 +14,7 @@ import (
 // libvips, lossless or not, its colour samples at full resolution (as
 // archives' masters are: Debian 12's libvips refuses a JPEG 2000 with
 // subsampled chroma, "components differ in geometry").
-func jp2Of(t *testing.T, pngData []byte, lossless bool) []byte {
+func jp2Of(t testing.TB, pngData []byte, lossless bool) []byte {
 	t.Helper()
 	return convert(t, pngData, vips.InterpretationError, func(ref *vips.ImageRef) ([]byte, *vips.ImageMetadata, error) {
 		p := vips.NewJp2kExportParams()
@@ -26,7 +26,7 @@ func jp2Of(t *testing.T, pngData []byte, lossless bool) []byte {
 // codestreamOf is the bare JPEG 2000 codestream inside a JP2 file: the
 // content of its contiguous codestream box ("jp2c", ISO/IEC 15444-1
 // I.5.4), what a .j2k file holds.
-func codestreamOf(t *testing.T, jp2 []byte) []byte {
+func codestreamOf(t testing.TB, jp2 []byte) []byte {
 	t.Helper()
 	for at := 0; at+8 <= len(jp2); {
 		n, typ := int(binary.BigEndian.Uint32(jp2[at:])), string(jp2[at+4:at+8])

@@ -242,7 +242,7 @@ func TestReducedTIFFVariants(t *testing.T) {
 
 // convert is the image in data converted to conv (InterpretationError: as
 // it is) and written by export.
-func convert(t *testing.T, data []byte, conv vips.Interpretation, export func(*vips.ImageRef) ([]byte, *vips.ImageMetadata, error)) []byte {
+func convert(t testing.TB, data []byte, conv vips.Interpretation, export func(*vips.ImageRef) ([]byte, *vips.ImageMetadata, error)) []byte {
 	t.Helper()
 	ref, err := vips.LoadImageFromBuffer(data, vips.NewImportParams())
 	if err != nil {
