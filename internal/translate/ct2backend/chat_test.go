@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// chatExpected is testdata/chat/expected.json: the chat templates of
-// published models and what transformers' apply_chat_template renders from
-// them (testdata/chat/render.py).
+// chatExpected is testdata/chat/expected.json: the chat templates (the
+// project's own and those of published models) and what transformers'
+// apply_chat_template renders from them (testdata/chat/render.py).
 type chatExpected struct {
 	Cases  []struct{ System, User string }
 	Models []struct {
@@ -25,10 +25,11 @@ type chatExpected struct {
 	}
 }
 
-// The templates of real models render byte for byte as transformers
-// renders them. Templates whose licence keeps them out of the repository
-// (Llama, Gemma) are read from $ARCHIVEKIT_CHAT_TEMPLATES when it is set
-// (testdata/chat/README.md says where they come from).
+// Chat templates render byte for byte as transformers renders them: the
+// project's own test templates (testdata/chat/archivekit-*.jinja) always,
+// the templates of published models (Qwen, Mistral, Phi, Llama, Gemma),
+// which are not in the repository, when $ARCHIVEKIT_CHAT_TEMPLATES names a
+// folder holding them (testdata/chat/README.md says where to get each).
 func TestChatTemplatesOfPublishedModels(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("testdata", "chat", "expected.json"))
 	if err != nil {
@@ -44,7 +45,7 @@ func TestChatTemplatesOfPublishedModels(t *testing.T) {
 			path := filepath.Join("testdata", "chat", m.File)
 			if m.Local {
 				if local == "" {
-					t.Skip("licence keeps the template out of the repository; set ARCHIVEKIT_CHAT_TEMPLATES to a folder holding " + m.File)
+					t.Skip("published model's template, not in the repository; set ARCHIVEKIT_CHAT_TEMPLATES to a folder holding " + m.File)
 				}
 				path = filepath.Join(local, m.File)
 			}
@@ -114,11 +115,11 @@ func TestChatTemplateTokenizerFiles(t *testing.T) {
 		prompt                    string
 		end                       []string
 	}{
-		// Mistral writes bos_token itself: the tokenizer's <s> is the only one
-		{"mistral-7b-instruct-v0.3.jinja", "</s>", "", "[INST] Přelož text.\n\nkostel [/INST]", []string{"</s>"}},
-		// Phi-3 writes none: nothing to leave out; its turn ends at <|end|>
-		{"phi-3-mini-4k-instruct.jinja", "<|endoftext|>", `{"eos_token_id": [32000, 32007]}`,
-			"<|system|>\nPřelož text.<|end|>\n<|user|>\nkostel<|end|>\n<|assistant|>\n", []string{"<|endoftext|>", "<|end|>"}},
+		// archivekit-user-only writes bos_token itself: the tokenizer's <s> is the only one
+		{"archivekit-user-only.jinja", "</s>", "", "[[start]]\n[USER] Přelož text.\n\nkostel\n[ASSISTANT]", []string{"</s>"}},
+		// archivekit-turns writes none: nothing to leave out; its turn ends at <|end|>
+		{"archivekit-turns.jinja", "<|endoftext|>", `{"eos_token_id": [32000, 32007]}`,
+			"<|turn 1|>user\n### Přelož text.\n\nkostel<|end|>\n<|turn 2|>assistant\n", []string{"<|endoftext|>", "<|end|>"}},
 	}
 	for _, c := range cases {
 		t.Run(c.template, func(t *testing.T) {

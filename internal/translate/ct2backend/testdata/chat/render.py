@@ -1,7 +1,10 @@
 """Computes the expected renders in expected.json with transformers.
 
 Run: python render.py [DIR_OF_LOCAL_TEMPLATES]. It needs transformers and
-jinja2 (no model weights). Each template is rendered as
+jinja2 (no model weights). The project's own templates are read from this
+folder, those of published models ("local" in models.json) from the folder
+given; a model whose template is not there keeps the renders expected.json
+already holds (a note says which). Each template is rendered as
 apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 renders it: transformers' own Jinja environment, with tools and documents
 None, and bos_token and eos_token from the model's tokenizer_config.json.
@@ -43,9 +46,15 @@ def main():
     local = sys.argv[1] if len(sys.argv) > 1 else None
     with open(os.path.join(here, "models.json")) as f:
         spec = json.load(f)
+    with open(os.path.join(here, "expected.json")) as f:
+        before = {m["name"]: m for m in json.load(f)["models"]}
     result = {"cases": spec["cases"], "models": []}
     for m in spec["models"]:
         path = os.path.join(local if m.get("local") else here, m["file"])
+        if m.get("local") and (local is None or not os.path.exists(path)):
+            print("kept the renders of", m["name"], "(no", path + ")", file=sys.stderr)
+            result["models"].append(dict(m, renders=before[m["name"]]["renders"]))
+            continue
         with open(path) as f:
             template = f.read()
         tokens = {k: v for k, v in (("bos_token", m.get("bos")), ("eos_token", m.get("eos"))) if v is not None}
