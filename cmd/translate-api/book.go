@@ -86,7 +86,7 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 		return
 	}
 	f := s.bookFetcher()
-	b, err := book.Read(r.Context(), location, book.Options{Fetcher: f, MaxBytes: s.svc.Config.MaxUploadBytes})
+	b, err := book.Read(r.Context(), location, book.Options{Fetcher: f, MaxBytes: s.svc.Config.MaxUploadBytes, Fetchers: s.bookWorkers})
 	if err != nil {
 		status, reason := bookStatus(err)
 		service.WriteError(w, status, reason, "book_url: "+bookError(err))

@@ -17,6 +17,11 @@ import (
 	"archivekit/internal/regularfile"
 )
 
+// bookFetchers is how many of a remote METS file's text files are fetched
+// at once while the book is read (book.Options.Fetchers); the Fetcher
+// sends at most fetch.Policy.MaxPerHost (4) requests to one host at once.
+const bookFetchers = 4
+
 // errBook is wrapped by the error of a book that cannot be read (not METS
 // nor IIIF once read in full, no pages, a selection naming no page).
 var errBook = errors.New("book not read")
@@ -97,7 +102,7 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 	}
 	f := fetch.New(policy, nil)
 	kept := useKept(s, f, location, at.prefix)
-	b, err := book.Read(ctx, location, book.Options{Fetcher: f, Pages: s.Pages, TextGroups: s.TextGroups, MaxBytes: maxDownload})
+	b, err := book.Read(ctx, location, book.Options{Fetcher: f, Pages: s.Pages, TextGroups: s.TextGroups, MaxBytes: maxDownload, Fetchers: bookFetchers})
 	if errors.Is(err, book.ErrNoPages) && s.Pages == "" && (b == nil || b.Kind == book.METS) {
 		// A METS file without pages (descriptive metadata only) is a
 		// document: its fields are translated as metadata.

@@ -211,6 +211,10 @@ type Options struct {
 	// Fetcher gets remote files; nil: a Fetcher with fetch.Defaults and
 	// MaxBytes.
 	Fetcher *fetch.Fetcher
+	// Fetchers is how many of a METS file's remote text files TextSniff
+	// fetches at once (in page order, each once); 0 or 1: one after
+	// another as the pages are read.
+	Fetchers int
 	// FetchLater is for a caller that fetches each remote text file itself
 	// later and tells its format by its content then (Sniff, Text.Verify;
 	// a job's worker): TextSniff fetches none of the remote files of a
@@ -292,6 +296,9 @@ type reader struct {
 	ctx  context.Context
 	opts Options
 	sel  *Selection
+	// ahead holds the remote text files being fetched ahead of a METS
+	// walk, by URL (prefetchTexts).
+	ahead map[string]*prefetched
 }
 
 // loc is a resolved location: a local path or an absolute URL.
@@ -397,10 +404,23 @@ func (r *reader) load(l loc) ([]byte, error) {
 // get fetches a remote location: with GetLinked when a remote document
 // named it.
 func (r *reader) get(l loc) ([]byte, error) {
-	if l.linked {
-		return r.opts.Fetcher.GetLinked(r.ctx, l.url.String())
+	if p, ok := r.ahead[l.String()]; ok {
+		select {
+		case <-p.done:
+			return p.data, p.err
+		case <-r.ctx.Done():
+			return nil, r.ctx.Err()
+		}
 	}
-	return r.opts.Fetcher.Get(r.ctx, l.url.String())
+	return r.fetch(r.ctx, l)
+}
+
+// fetch gets a remote location with ctx.
+func (r *reader) fetch(ctx context.Context, l loc) ([]byte, error) {
+	if l.linked {
+		return r.opts.Fetcher.GetLinked(ctx, l.url.String())
+	}
+	return r.opts.Fetcher.Get(ctx, l.url.String())
 }
 
 // detect tells METS from IIIF by content and reads the book.

@@ -176,6 +176,8 @@ func (r *reader) readMETS(l loc, data []byte) (*Book, error) {
 	if b.ImageGroup == "" {
 		b.Problems = append(b.Problems, Problem{Reason: "no fileGrp holds images"})
 	}
+	stop := r.prefetchTexts(l, b.ImageGroup, chosen, files)
+	defer stop()
 	for _, d := range chosen {
 		if err := r.ctx.Err(); err != nil {
 			return nil, err
@@ -441,42 +443,65 @@ func maybeText(f metsFile) bool {
 // text files (sniffed or declared) in the others.
 func (r *reader) metsPage(base loc, b *Book, d div, files map[string]*file) Page {
 	p := Page{ID: d.ID, Order: d.Order, Label: firstNonEmpty(d.OrderLabel, d.Label)}
-	for _, fp := range d.Fptrs {
-		for _, id := range fp.fileIDs() {
-			f, ok := files[id]
-			if !ok {
-				b.Problems = append(b.Problems, Problem{Page: p.ID, File: id, Reason: "fptr to a file the fileSec does not hold"})
-				continue
-			}
-			inImages := strings.EqualFold(f.group, b.ImageGroup)
-			if inImages && p.Image != nil {
-				continue // a second image of the page: the first is used
-			}
-			if !inImages && (r.opts.Text == TextNone || !maybeText(f.metsFile) ||
-				len(r.opts.TextGroups) > 0 && !containsFold(r.opts.TextGroups, f.group)) {
-				continue
-			}
-			href, reason := flocatOf(f.metsFile)
-			if reason != "" {
-				b.Problems = append(b.Problems, Problem{Page: p.ID, File: id, Reason: reason})
-				continue
-			}
-			l, err := r.locate(href, &base)
-			if err != nil {
-				b.Problems = append(b.Problems, Problem{Page: p.ID, File: id, Reason: err.Error()})
-				continue
-			}
-			if inImages {
-				p.Image = &Image{Location: l.String(), MIMEType: f.MIMEType, FileID: f.ID}
-				continue
-			}
-			r.text(b, &p, f, l)
+	for _, pf := range r.pageFiles(base, b.ImageGroup, d, files) {
+		switch {
+		case pf.image && p.Image != nil:
+			// a second image of the page: the first is used
+		case pf.problem != "":
+			b.Problems = append(b.Problems, Problem{Page: p.ID, File: pf.id, Reason: pf.problem})
+		case pf.image:
+			p.Image = &Image{Location: pf.l.String(), MIMEType: pf.f.MIMEType, FileID: pf.f.ID}
+		default:
+			r.text(b, &p, pf.f, pf.l)
 		}
 	}
 	if p.Image == nil && b.ImageGroup != "" {
 		b.Problems = append(b.Problems, Problem{Page: p.ID, Reason: "no image in fileGrp " + b.ImageGroup})
 	}
 	return p
+}
+
+// pageFile is a file a page's div points to that Read looks at: its image
+// (image) or a file that may be text; or why it cannot be (problem).
+type pageFile struct {
+	id      string
+	f       *file
+	l       loc
+	image   bool
+	problem string
+}
+
+// pageFiles lists the files of div d that Read looks at, in order: those
+// of the image group and those that may be text (maybeText, in
+// TextGroups), located against base.
+func (r *reader) pageFiles(base loc, imageGroup string, d div, files map[string]*file) []pageFile {
+	var out []pageFile
+	for _, fp := range d.Fptrs {
+		for _, id := range fp.fileIDs() {
+			f, ok := files[id]
+			if !ok {
+				out = append(out, pageFile{id: id, problem: "fptr to a file the fileSec does not hold"})
+				continue
+			}
+			inImages := strings.EqualFold(f.group, imageGroup)
+			if !inImages && (r.opts.Text == TextNone || !maybeText(f.metsFile) ||
+				len(r.opts.TextGroups) > 0 && !containsFold(r.opts.TextGroups, f.group)) {
+				continue
+			}
+			href, reason := flocatOf(f.metsFile)
+			if reason != "" {
+				out = append(out, pageFile{id: id, image: inImages, problem: reason})
+				continue
+			}
+			l, err := r.locate(href, &base)
+			if err != nil {
+				out = append(out, pageFile{id: id, image: inImages, problem: err.Error()})
+				continue
+			}
+			out = append(out, pageFile{id: id, f: f, l: l, image: inImages})
+		}
+	}
+	return out
 }
 
 // flocatOf returns a file's first FLocat href, or why there is none.
