@@ -238,11 +238,6 @@ func tokenValue(raw json.RawMessage) *string {
 	return nil
 }
 
-// templateError is what raise_exception raises.
-type templateError struct{ msg string }
-
-func (e *templateError) Error() string { return e.msg }
-
 // Render renders a system and a user message and opens the assistant's
 // turn, as apply_chat_template(messages, add_generation_prompt=True,
 // tokenize=False) does.
