@@ -35,11 +35,10 @@ var realWorld = []struct {
 	{"oai_dc_getrecord.xml", exitFailure, "OAI-PMH oai_dc record: no field of the list", ""},
 	{"iso-8859-1.xml", exitFailure, "ISO-8859-1: decoded, no field of the list", ""},
 	{"utf-16le-bom.xml", exitFailure, "UTF-16LE with BOM: decoded, no field of the list", ""},
-	{"docworks61_v1-1_ccs_chronam.alto.xml", exitOK, "CCS docWorks 6.1 (NDNP, Chronicling America), ALTO 1.1, CCS namespace, English (into German), HypPart1/HYP/HypPart2, Shape on a TextBlock", "de"},
-	{"docworks67_v1-4_europeana.alto.xml", exitOK, "CCS docWorks 6.7 (Europeana Newspapers, BnF), ALTO 1.4 without namespace, CRLF, French, HypPart1/HYP/HypPart2", ""},
+	{"docworks67_v1-4_europeana.alto.xml", exitOK, "CCS docWorks 6.7 (Europeana Newspapers, BnF), ALTO 1.4 without namespace, French, HypPart1/HYP/HypPart2", ""},
 	{"ocrd_v4-1_ulb-neue-friedens.alto.xml", exitOK, "OCR-D (ocrd-tesserocr-recognize, PAGE to ALTO), ALTO 4.1, German, empty SP", ""},
 	{"tesseract541_v3_ulb-neue-friedens.alto.xml", exitOK, "Tesseract 5.4.1, ALTO v3, German title page, Illustration", ""},
-	{"ocrd_v4-1_ulb-737437_latin.alto.xml", exitOK, "OCR-D, ALTO 4.1, Shape/Polygon on every block, line and String, no SP, one line of XML; Latin, its noisy blocks detected as other languages", ""},
+	{"ocrd_v4-1_ulb-737434_latin.alto.xml", exitOK, "OCR-D, ALTO 4.1, Shape/Polygon on every block, line and String, no SP, one line of XML; Latin, its noisy blocks detected as other languages", ""},
 	{"../../internal/translate/alto/testdata/real/escriptorium_hebrew_bsb00084914-00007.alto.xml", exitOK, "eScriptorium, ALTO 4.x, Hebrew, TAGREFS, LANG on TextLine, Shape/Polygon on blocks and lines, one String a line", ""},
 }
 

@@ -114,12 +114,12 @@ func TestAlternativeVersions(t *testing.T) {
 }
 
 // realALTO lists the real ALTO files of the repository: the translator's
-// corpus (ABBYY, Tesseract, CCS docWorks and OCR-D; ALTO 1.1 in the CCS
-// namespace, 1.4 without one, 2, 3 and 4), OCR-D's ground truth of the
-// book reader (ALTO 2) and an eScriptorium page (ALTO 4, TextLine Shapes;
-// testdata/SOURCES.md). version names the schema of testdata/schema its
-// outputs are validated against ("" when none is at hand: NDNP's ALTO 1.1
-// in the CCS namespace). English files are translated into German.
+// corpus (ABBYY, Tesseract, CCS docWorks and OCR-D; ALTO 1.4 without a
+// namespace, 2, 3 and 4), OCR-D's ground truth of the book reader (ALTO 2)
+// and an eScriptorium page (ALTO 4, TextLine Shapes; testdata/SOURCES.md).
+// version names the schema of testdata/schema its outputs are validated
+// against ("" when none is at hand). English files are translated into
+// German.
 var realALTO = []struct{ path, version, source string }{
 	{"../../../testdata/realworld/abbyy11_v2_bom.alto.xml", "2-1", "de"},
 	{"../../../testdata/realworld/abbyy11_v2_bom_crlf.alto.xml", "2-1", "de"},
@@ -128,11 +128,10 @@ var realALTO = []struct{ path, version, source string }{
 	{"../../../testdata/realworld/tesseract41rc1_v3.alto.xml", "3-1", "de"},
 	{"../../../testdata/realworld/tesseract41rc4_v3_lorem.alto.xml", "3-1", "la"},
 	{"../../../testdata/realworld/v3_minimal.alto.xml", "3-1", "de"},
-	{"../../../testdata/realworld/docworks61_v1-1_ccs_chronam.alto.xml", "", "en"},
 	{"../../../testdata/realworld/docworks67_v1-4_europeana.alto.xml", "1-4", "fr"},
 	{"../../../testdata/realworld/ocrd_v4-1_ulb-neue-friedens.alto.xml", "4-4", "de"},
 	{"../../../testdata/realworld/tesseract541_v3_ulb-neue-friedens.alto.xml", "3-1", "de"},
-	{"../../../testdata/realworld/ocrd_v4-1_ulb-737437_latin.alto.xml", "4-4", "la"},
+	{"../../../testdata/realworld/ocrd_v4-1_ulb-737434_latin.alto.xml", "4-4", "la"},
 	{"../../book/testdata/mets/ocrd-kant/OCR-D-GT-ALTO/PAGE_0017_ALTO.xml", "2-1", "de"},
 	{"testdata/real/escriptorium_hebrew_bsb00084914-00007.alto.xml", "4-4", "he"},
 }

@@ -121,7 +121,7 @@ func TestLinesShape(t *testing.T) {
 // from the file, before and after translation in
 // Alternative and Replace mode; the lines of the other real ALTO files
 // keep their boxes, and only those with a Shape/Polygon (OCR-D's ALTO
-// 4.1 page 737437, every line) get one.
+// 4.1 page 737434, every line) get one.
 func TestLinesShapeReal(t *testing.T) {
 	const file = "testdata/real/escriptorium_hebrew_bsb00084914-00007.alto.xml"
 	in, orig := linestest.ReadPage(t, file, Lines, "en", linestest.Page{W: 3177, H: 4308, Lines: 31, Boxed: 31})
