@@ -14,6 +14,7 @@ import (
 	"archivekit/internal/fetch"
 	"archivekit/internal/filekind"
 	"archivekit/internal/jobs"
+	"archivekit/internal/lookahead"
 	"archivekit/internal/service"
 	"archivekit/internal/translate/translator"
 )
@@ -131,24 +132,45 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 // translateBook fetches and translates texts in order, filling sum.Files;
 // ok is false when the answer was written (the client went away).
 func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *translateJob, f *fetch.Fetcher, location string, texts []book.Text, sum *bookSummary) (parts []mixedPart, stats translator.Stats, ok bool) {
+	// The files are fetched BOOK_FETCH_WORKERS at once ahead of their
+	// translation, in order (a METS file's were fetched when the book was
+	// read, and come from the fetcher's cache; a manifest's were not).
+	type fetched struct {
+		data []byte
+		err  error
+	}
+	ahead := func() (next func() (fetched, bool), stop func()) {
+		return lookahead.Run(r.Context(), len(texts), s.bookWorkers, func(ctx context.Context, i int) fetched {
+			data, err := f.GetLinked(ctx, texts[i].Location)
+			return fetched{data, err}
+		})
+	}
 	if job.source == "auto" {
 		// The book is one document for language detection: its files
 		// are fetched first (the fetcher keeps them for the request).
 		var units []string
-		for _, t := range texts {
-			if data, err := f.GetLinked(r.Context(), t.Location); err == nil {
-				units = append(units, translator.UnitTexts(data)...)
+		next, stop := ahead()
+		for got, ok := next(); ok; got, ok = next() {
+			if got.err == nil {
+				units = append(units, translator.UnitTexts(got.data)...)
 			}
 		}
+		stop()
 		sum.DocumentLanguage = translator.BookLanguage(units, nil, s.sess.Order, nil)
 		if job.docLang = sum.DocumentLanguage; job.docLang == "" {
 			job.docLang = sum.DeclaredLanguage
 		}
 	}
+	next, stop := ahead()
+	defer stop()
 	for _, t := range texts {
 		rel := book.RelPath(location, t)
 		bf := bookFile{Path: rel, Source: t.Location, Format: string(t.Format), Status: "failed"}
-		data, err := f.GetLinked(r.Context(), t.Location)
+		got, ok := next()
+		if !ok { // the request's context is done
+			got.err = r.Context().Err()
+		}
+		data, err := got.data, got.err
 		if err != nil {
 			bf.Error = bookError(err)
 			sum.Files = append(sum.Files, bf)

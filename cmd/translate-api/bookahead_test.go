@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"mime"
 	"net/http"
 	"runtime"
 	"slices"
@@ -320,5 +321,79 @@ func pollUntil(t *testing.T, what string, cond func() string) {
 			t.Fatalf("%s: not after 30 s: %s", what, left)
 		}
 		time.Sleep(10 * time.Millisecond) // a poll interval, bounded by the deadline
+	}
+}
+
+// aheadManifest is a IIIF Presentation 3 manifest of n canvases at base,
+// each with aheadBook's text file of its page as an ALTO seeAlso.
+func aheadManifest(base string, n int) []byte {
+	var canvases []string
+	for k := 1; k <= n; k++ {
+		canvases = append(canvases, fmt.Sprintf(`{"id": "%[1]s/c/%[2]d", "type": "Canvas", "width": 800, "height": 1000,
+  "items": [{"id": "%[1]s/c/%[2]d/p", "type": "AnnotationPage", "items": [{"id": "%[1]s/c/%[2]d/a", "type": "Annotation",
+    "motivation": "painting", "target": "%[1]s/c/%[2]d", "body": {"id": "%[1]s/img/%[2]d.jpg", "type": "Image", "format": "image/jpeg"}}]}],
+  "seeAlso": [{"id": "%[1]s%[3]s", "type": "Dataset", "format": "application/xml", "profile": "http://www.loc.gov/standards/alto/v4/alto.xsd"}]}`, base, k, textPath(k)))
+	}
+	return []byte(fmt.Sprintf(`{"@context": "http://iiif.io/api/presentation/3/context.json", "id": "%s/b/manifest.json", "type": "Manifest",
+  "label": {"en": ["ahead"]}, "items": [%s]}`, base, strings.Join(canvases, ",")))
+}
+
+// TestTranslateBookFetchAhead: a IIIF manifest sent to POST /translate as
+// a book_url (its text files are not fetched when it is read) has its
+// next text files fetched while one is translated, BOOK_FETCH_WORKERS at
+// once (4: files 1 to 4 while file 1's translation is held); with the
+// source detected over the whole book, all are fetched, four at once,
+// before. Each file is requested once and the answer holds every page's
+// translation in order. Before, the files were fetched one after another.
+func TestTranslateBookFetchAhead(t *testing.T) {
+	const pages = 6
+	for _, tc := range []struct {
+		source string
+		ahead  int // files requested while file 1 is translated
+	}{{"cs", 4}, {"auto", pages}} {
+		t.Run("source_lang="+tc.source, func(t *testing.T) {
+			arrived := newArrivals()
+			files := aheadBook(pages)
+			books, _ := serveFilesWith(t, files, arrived.note)
+			files["/b/manifest.json"] = aheadManifest(books.URL, pages)
+			var first sync.Once
+			held := make(chan []int, 1)
+			mt := translatortest.New(translatortest.Config{Hold: func(string) {
+				first.Do(func() { held <- arrived.await(pages, tc.ahead, 20*time.Second) })
+			}})
+			defer mt.Close()
+			_, ts := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_HOSTS": "127.0.0.1"}))
+			body, ct := multipartBody(t, part{Field: "book_url", Data: []byte(books.URL + "/b/manifest.json")}, part{Field: "source_lang", Data: []byte(tc.source)})
+			resp := post(t, ts.URL+"/translate", ct, body)
+			b := readBody(t, resp)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d: %s", resp.StatusCode, b)
+			}
+			var want []int
+			for k := 1; k <= tc.ahead; k++ {
+				want = append(want, k)
+			}
+			select {
+			case got := <-held:
+				if !slices.Equal(got, want) {
+					t.Errorf("text files of pages %v requested while page 1 was translated; want %v", got, want)
+				}
+			default:
+				t.Error("no translation was held")
+			}
+			if _, times := arrived.pages(pages); len(times) != pages || slices.ContainsFunc(mapValues(times), func(n int) bool { return n != 1 }) {
+				t.Errorf("text files requested %v times by page; want each once", times)
+			}
+			_, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+			parts := mixedParts(t, params["boundary"], b)
+			if len(parts) != pages+1 {
+				t.Fatalf("%d parts, want %d and book.json", len(parts), pages)
+			}
+			for i, p := range parts[:pages] {
+				if !strings.Contains(string(p.data), fmt.Sprintf(`ID="p%d"`, i+1)) || !strings.Contains(string(p.data), "grave") {
+					t.Errorf("part %d (%s) is not page %d's translation", i, p.name, i+1)
+				}
+			}
+		})
 	}
 }
