@@ -148,18 +148,7 @@ func TestJobsBookFetchAhead(t *testing.T) {
 			_, ts := startServer(t, testEnv(mt.URL, env))
 			id := submitBook(t, ts.URL, books.URL+"/b/mets.xml")
 			st := pollJob(t, ts.URL, id, 60*time.Second, ended)
-			var want []int
-			for k := 1; k <= tc.ahead; k++ {
-				want = append(want, k)
-			}
-			select {
-			case got := <-held:
-				if !slices.Equal(got, want) {
-					t.Errorf("text files of pages %v requested while page 1 was translated; want %v", got, want)
-				}
-			default:
-				t.Error("no translation was held")
-			}
+			checkHeld(t, held, tc.ahead)
 			if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: pages, Succeeded: pages}) {
 				t.Fatalf("%+v", st)
 			}
@@ -181,6 +170,25 @@ func TestJobsBookFetchAhead(t *testing.T) {
 		if _, err := newServer(func(k string) (string, bool) { s, ok := env[k]; return s, ok }, nil); err == nil || !strings.Contains(err.Error(), "BOOK_FETCH_WORKERS") {
 			t.Errorf("BOOK_FETCH_WORKERS=%s: %v, want an error naming it", v, err)
 		}
+	}
+}
+
+// checkHeld checks that the pages whose text files were requested while
+// page 1 was translated (sent on held by the stand-in's hold) are pages 1
+// to ahead.
+func checkHeld(t *testing.T, held chan []int, ahead int) {
+	t.Helper()
+	var want []int
+	for k := 1; k <= ahead; k++ {
+		want = append(want, k)
+	}
+	select {
+	case got := <-held:
+		if !slices.Equal(got, want) {
+			t.Errorf("text files of pages %v requested while page 1 was translated; want %v", got, want)
+		}
+	default:
+		t.Error("no translation was held")
 	}
 }
 
@@ -369,18 +377,7 @@ func TestTranslateBookFetchAhead(t *testing.T) {
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("status %d: %s", resp.StatusCode, b)
 			}
-			var want []int
-			for k := 1; k <= tc.ahead; k++ {
-				want = append(want, k)
-			}
-			select {
-			case got := <-held:
-				if !slices.Equal(got, want) {
-					t.Errorf("text files of pages %v requested while page 1 was translated; want %v", got, want)
-				}
-			default:
-				t.Error("no translation was held")
-			}
+			checkHeld(t, held, tc.ahead)
 			if _, times := arrived.pages(pages); len(times) != pages || slices.ContainsFunc(mapValues(times), func(n int) bool { return n != 1 }) {
 				t.Errorf("text files requested %v times by page; want each once", times)
 			}
