@@ -14,6 +14,7 @@ import (
 	"archivekit/internal/book"
 	"archivekit/internal/fetch"
 	"archivekit/internal/ledger"
+	"archivekit/internal/lookahead"
 	"archivekit/internal/regularfile"
 )
 
@@ -118,6 +119,18 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 			info.Problems = append(info.Problems, p.String())
 		}
 	}
+	// The run's text files, in page order; those to fetch are fetched
+	// bookFetchers at once ahead of their turn (a METS file's were
+	// fetched when it was read and come from the fetcher's cache; a
+	// manifest's were not).
+	type item struct {
+		page  book.Page
+		index int
+		text  book.Unread
+		rel   string
+	}
+	var items []item
+	var fetchURLs []string
 	seen := map[string]bool{}
 	for pi, p := range b.Pages {
 		if len(p.Texts) == 0 && len(p.Unread) == 0 {
@@ -139,17 +152,30 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 			if !at.whole && !s.Shard.Has(rel) {
 				continue
 			}
-			in := input{Path: t.Location, Origin: t.Location, Err: t.Err}
-			if t.Err == nil {
-				in = bookText(ctx, s, f, b.Remote, kept, t.Text, rel)
+			items = append(items, item{p, pi, t, rel})
+			if t.Err == nil && isURL(t.Location) && !keptText(s, kept, t.Location, rel) {
+				fetchURLs = append(fetchURLs, t.Location)
 			}
-			in.Book, in.Page, in.BookOf = &t.Text, p.ID, info
-			in.PageIdx, in.PageOrder, in.Sole = pi, p.Order, soleInGroup(p, t.Text)
-			if p.Image != nil {
-				in.PageW, in.PageH = float64(p.Image.Width), float64(p.Image.Height)
-			}
-			inputs = append(inputs, in)
 		}
+	}
+	get := f.Get
+	if b.Remote {
+		get = f.GetLinked
+	}
+	ahead := newTextsAhead(ctx, fetchURLs, get)
+	defer ahead.stop()
+	for _, it := range items {
+		t, p := it.text, it.page
+		in := input{Path: t.Location, Origin: t.Location, Err: t.Err}
+		if t.Err == nil {
+			in = bookText(ctx, s, f, ahead, kept, t.Text, it.rel)
+		}
+		in.Book, in.Page, in.BookOf = &t.Text, p.ID, info
+		in.PageIdx, in.PageOrder, in.Sole = it.index, p.Order, soleInGroup(p, t.Text)
+		if p.Image != nil {
+			in.PageW, in.PageH = float64(p.Image.Width), float64(p.Image.Height)
+		}
+		inputs = append(inputs, in)
 	}
 	if info.TextFiles == 0 {
 		why := ""
@@ -182,7 +208,7 @@ func pageTexts(p book.Page) []book.Unread {
 // fetcher's cache), or, with --resume, the file an earlier run fetched and
 // kept there (useKept). Its fetch is recorded in the ledger once the run
 // opens it (recordFetches).
-func bookText(ctx context.Context, s *settings, f *fetch.Fetcher, remote bool, kept ledger.Fetches, t book.Text, rel string) input {
+func bookText(ctx context.Context, s *settings, f *fetch.Fetcher, ahead *textsAhead, kept ledger.Fetches, t book.Text, rel string) input {
 	dir := path.Dir(rel)
 	if dir == "." {
 		dir = ""
@@ -192,17 +218,12 @@ func bookText(ctx context.Context, s *settings, f *fetch.Fetcher, remote bool, k
 		return input{Path: t.Location, Origin: t.Location, Dir: dir}
 	}
 	dst := filepath.Join(s.DownloadDir, filepath.FromSlash(rel))
-	id := textIdentity(t.Location)
-	if k, ok := kept.Fetched(t.Location, id); ok {
+	if k, ok := kept.Fetched(t.Location, textIdentity(t.Location)); ok {
 		if _, ok := k.Read(dst); ok {
 			return input{Path: dst, Origin: t.Location, Dir: dir, Remote: &remoteText{fetch: k, before: true}}
 		}
 	}
-	get := f.Get
-	if remote {
-		get = f.GetLinked
-	}
-	data, err := get(ctx, t.Location)
+	data, err := ahead.get(ctx, t.Location)
 	f.Drop(t.Location) // the download folder keeps it
 	if err == nil {
 		if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
@@ -213,6 +234,72 @@ func bookText(ctx context.Context, s *settings, f *fetch.Fetcher, remote bool, k
 		return input{Path: dst, Origin: t.Location, Dir: dir, Err: fmt.Errorf("book text file %s: %w", t.Location, err)}
 	}
 	return input{Path: dst, Origin: t.Location, Dir: dir, Remote: &remoteText{fetch: ledger.FetchOf(data)}}
+}
+
+// fetchedText is a remote text file of a book as it was fetched.
+type fetchedText struct {
+	url  string
+	data []byte
+	err  error
+}
+
+// textsAhead fetches a book's remote text files bookFetchers at once
+// ahead of their turn, in the order the run takes them (the Fetcher sends
+// at most four requests to one host at once).
+type textsAhead struct {
+	next  func() (fetchedText, bool)
+	stop  func()
+	fetch func(context.Context, string) ([]byte, error)
+	want  map[string]bool        // the URLs fetched ahead
+	done  map[string]fetchedText // fetched ahead, not yet taken
+}
+
+func newTextsAhead(ctx context.Context, urls []string, fetch func(context.Context, string) ([]byte, error)) *textsAhead {
+	a := &textsAhead{fetch: fetch, want: map[string]bool{}, done: map[string]fetchedText{}}
+	for _, u := range urls {
+		a.want[u] = true
+	}
+	a.next, a.stop = lookahead.Run(ctx, len(urls), bookFetchers, func(ctx context.Context, i int) fetchedText {
+		data, err := fetch(ctx, urls[i])
+		return fetchedText{urls[i], data, err}
+	})
+	return a
+}
+
+// get is the text file at url: fetched ahead, or now when it was not
+// among the URLs to fetch ahead (a file kept by an earlier run that
+// changed since it was looked at).
+func (a *textsAhead) get(ctx context.Context, url string) ([]byte, error) {
+	if !a.want[url] {
+		return a.fetch(ctx, url)
+	}
+	delete(a.want, url)
+	for {
+		if got, ok := a.done[url]; ok {
+			delete(a.done, url)
+			return got.data, got.err
+		}
+		got, ok := a.next()
+		if !ok {
+			if err := context.Cause(ctx); err != nil {
+				return nil, err
+			}
+			return a.fetch(ctx, url)
+		}
+		a.done[got.url] = got
+	}
+}
+
+// keptText reports whether the text file at url, written at rel, was kept
+// by an earlier run (useKept) and is still in the download folder as it
+// was: bookText takes it from there, nothing is fetched.
+func keptText(s *settings, kept ledger.Fetches, url, rel string) bool {
+	k, ok := kept.Fetched(url, textIdentity(url))
+	if !ok {
+		return false
+	}
+	_, ok = k.Read(filepath.Join(s.DownloadDir, filepath.FromSlash(rel)))
+	return ok
 }
 
 // remoteText is a remote text file of a book kept in the download folder.

@@ -34,6 +34,9 @@ type bookServer struct {
 	mu    sync.Mutex
 	files map[string][]byte
 	hits  map[string]int
+	// hold, when set, is called with each request's path before it is
+	// answered (a test holds requests with it).
+	hold func(path string)
 }
 
 func newBookServer(t *testing.T) *bookServer {
@@ -42,7 +45,11 @@ func newBookServer(t *testing.T) *bookServer {
 		b.mu.Lock()
 		b.hits[r.URL.Path]++
 		data, ok := b.files[r.URL.Path]
+		hold := b.hold
 		b.mu.Unlock()
+		if hold != nil {
+			hold(r.URL.Path)
+		}
 		if !ok {
 			http.NotFound(w, r)
 			return
