@@ -18,11 +18,6 @@ import (
 	"archivekit/internal/regularfile"
 )
 
-// bookFetchers is how many of a remote METS file's text files are fetched
-// at once while the book is read (book.Options.Fetchers); the Fetcher
-// sends at most fetch.Policy.MaxPerHost (4) requests to one host at once.
-const bookFetchers = 4
-
 // errBook is wrapped by the error of a book that cannot be read (not METS
 // nor IIIF once read in full, no pages, a selection naming no page).
 var errBook = errors.New("book not read")
@@ -95,7 +90,10 @@ type place struct {
 // be reached at a private address (the user named it); links to other
 // hosts may not.
 func collectBook(ctx context.Context, s *settings, location string, at place) (inputs []input, all []string, info *bookInfo, err error) {
-	policy := fetch.Policy{MaxBytes: maxDownload}
+	// --fetch-workers text files are fetched at once (a METS file's while
+	// it is read, book.Options.Fetchers; a manifest's ahead of their
+	// turn, textsAhead), and at most as many requests sent to one host.
+	policy := fetch.Policy{MaxBytes: maxDownload, MaxPerHost: s.FetchWorkers}
 	if isURL(location) {
 		if u, err := url.Parse(location); err == nil {
 			policy.AllowHosts = []string{u.Host}
@@ -103,7 +101,7 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 	}
 	f := fetch.New(policy, nil)
 	kept := useKept(s, f, location, at.prefix)
-	b, err := book.Read(ctx, location, book.Options{Fetcher: f, Pages: s.Pages, TextGroups: s.TextGroups, MaxBytes: maxDownload, Fetchers: bookFetchers})
+	b, err := book.Read(ctx, location, book.Options{Fetcher: f, Pages: s.Pages, TextGroups: s.TextGroups, MaxBytes: maxDownload, Fetchers: s.FetchWorkers})
 	if errors.Is(err, book.ErrNoPages) && s.Pages == "" && (b == nil || b.Kind == book.METS) {
 		// A METS file without pages (descriptive metadata only) is a
 		// document: its fields are translated as metadata.
@@ -120,7 +118,7 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 		}
 	}
 	// The run's text files, in page order; those to fetch are fetched
-	// bookFetchers at once ahead of their turn (a METS file's were
+	// --fetch-workers at once ahead of their turn (a METS file's were
 	// fetched when it was read and come from the fetcher's cache; a
 	// manifest's were not).
 	type item struct {
@@ -162,7 +160,7 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 	if b.Remote {
 		get = f.GetLinked
 	}
-	ahead := newTextsAhead(ctx, fetchURLs, get)
+	ahead := newTextsAhead(ctx, fetchURLs, s.FetchWorkers, get)
 	defer ahead.stop()
 	for _, it := range items {
 		t, p := it.text, it.page
@@ -243,9 +241,8 @@ type fetchedText struct {
 	err  error
 }
 
-// textsAhead fetches a book's remote text files bookFetchers at once
-// ahead of their turn, in the order the run takes them (the Fetcher sends
-// at most four requests to one host at once).
+// textsAhead fetches a book's remote text files --fetch-workers at once
+// ahead of their turn, in the order the run takes them.
 type textsAhead struct {
 	next  func() (fetchedText, bool)
 	stop  func()
@@ -254,12 +251,12 @@ type textsAhead struct {
 	done  map[string]fetchedText // fetched ahead, not yet taken
 }
 
-func newTextsAhead(ctx context.Context, urls []string, fetch func(context.Context, string) ([]byte, error)) *textsAhead {
+func newTextsAhead(ctx context.Context, urls []string, workers int, fetch func(context.Context, string) ([]byte, error)) *textsAhead {
 	a := &textsAhead{fetch: fetch, want: map[string]bool{}, done: map[string]fetchedText{}}
 	for _, u := range urls {
 		a.want[u] = true
 	}
-	a.next, a.stop = lookahead.Run(ctx, len(urls), bookFetchers, func(ctx context.Context, i int) fetchedText {
+	a.next, a.stop = lookahead.Run(ctx, len(urls), workers, func(ctx context.Context, i int) fetchedText {
 		data, err := fetch(ctx, urls[i])
 		return fetchedText{urls[i], data, err}
 	})

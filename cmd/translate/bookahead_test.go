@@ -14,11 +14,22 @@ import (
 )
 
 // TestBookTextsFetchedAhead: the text files of a remote IIIF manifest
-// (which reading the book does not fetch) are fetched four at once ahead
-// of their turn (the server holds each until four are in flight, 5 s at
-// most), each once, and every page is translated. Before, they were
-// fetched one after another.
+// (which reading the book does not fetch) are fetched --fetch-workers at
+// once ahead of their turn (4 by default; the server holds each until
+// that many are in flight, 5 s at most), each once, and every page is
+// translated. Before, they were fetched one after another.
 func TestBookTextsFetchedAhead(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int
+	}{{nil, 4}, {[]string{"--fetch-workers", "2"}, 2}} {
+		t.Run(strings.Join(append([]string{"args"}, c.args...), " "), func(t *testing.T) { textsFetchedAhead(t, c.args, c.want) })
+	}
+}
+
+// textsFetchedAhead runs translate with args on a IIIF book whose server
+// holds each text file's request until want are in flight.
+func textsFetchedAhead(t *testing.T, args []string, want int) {
 	const n = 7
 	alto := readOrFatal(t, testenv.Path(t, sampleALTO))
 	srv := newBookServer(t)
@@ -44,7 +55,7 @@ func TestBookTextsFetchedAhead(t *testing.T) {
 		mu.Lock()
 		inFlight++
 		most = max(most, inFlight)
-		if inFlight >= 4 {
+		if inFlight >= want {
 			fourOnce.Do(func() { close(four) })
 		}
 		mu.Unlock()
@@ -59,13 +70,13 @@ func TestBookTextsFetchedAhead(t *testing.T) {
 	srv.mu.Unlock()
 	api := startAPI(t, translatortest.Config{})
 	out := t.TempDir()
-	if r := runCLI(t, newEnv(api), srv.URL+"/iiif/book.json", "-o", out, "-src", "de", "--vocabulary", "", "--fast-align"); r.code != exitOK {
+	if r := runCLI(t, newEnv(api), append([]string{srv.URL + "/iiif/book.json", "-o", out, "-src", "de", "--vocabulary", "", "--fast-align"}, args...)...); r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if most != 4 {
-		t.Errorf("%d text files fetched at once at most, want 4", most)
+	if most != want {
+		t.Errorf("%d text files fetched at once at most, want %d", most, want)
 	}
 	for k := 1; k <= n; k++ {
 		if h := srv.hitsOf(fmt.Sprintf("/iiif/text/%d.alto.xml", k)); h != 1 {

@@ -55,6 +55,7 @@ type cli struct {
 	Pages           string           `help:"For a METS file or IIIF manifest input: the pages whose text files are translated, in OCR-D's page_id syntax (PHYS_0001..PHYS_0005, PHYS_00*, ~PHYS_0003 leaves one out); default every page." placeholder:"PAGES"`
 	TextGroup       []string         `name:"text-group" help:"For a METS input: take text files only from these fileGrp USE names (comma-separated or repeated); default every group, text files being recognised by their root element." placeholder:"USE"`
 	BookOut         bool             `name:"book-out" help:"For a METS input (file, or URL whose own locations are absolute): write <book>_<target>.mets.xml into the output folder, the input METS with one more fileGrp for the translated text files (named after its groups: OCR-D-MT-EN, FULLTEXT_EN), their fptrs and an agent for this tool; removing those gives the input back. For a IIIF manifest (file or URL): write one annotation page per canvas of the translated ALTO, PAGE-XML or hOCR lines (<book>_<target>_annotations/: W3C annotation pages for Presentation 3, sc:AnnotationLists for Presentation 2) and the derived manifest <book>_<target>.json linking them (annotations, or otherContent for Presentation 2) and the translated files (seeAlso)."`
+	FetchWorkers    string           `name:"fetch-workers" help:"Remote text files of a book fetched at once (a METS file's while it is read, a IIIF manifest's ahead of their turn), and the most requests to one host at once, 1 to 32 (precedence: flag, config fetch_workers, TRANSLATE_FETCH_WORKERS, 4)." placeholder:"N"`
 	BookBaseURL     string           `name:"book-base-url" help:"With --book-out and a IIIF manifest: the URL the output folder will be published at, the base of the annotation pages', manifest's and translated ALTO's ids (default: the output folder's file:// URL)." placeholder:"URL"`
 	Version         kong.VersionFlag `help:"Print the version and exit."`
 	orderFlags      `embed:""`
@@ -125,6 +126,10 @@ type settings struct {
 	// (--retry-rounds); RetryRoundsFrom where it came from.
 	RetryRounds     int
 	RetryRoundsFrom string
+	// FetchWorkers is how many of a book's remote text files are fetched
+	// at once (--fetch-workers); FetchWorkersFrom where it came from.
+	FetchWorkers     int
+	FetchWorkersFrom string
 }
 
 // Built-in defaults: the shipped config.txt values (spec 2.6).
@@ -138,7 +143,7 @@ const (
 )
 
 var configKeys = []string{"input_path", "source_lang", "target_lang", "formats", "output", "fields",
-	"vocabulary", "translation_backend", "output_mode", "lang_min_length", "lang_min_confidence", "default_source_lang", "element_lang", "retry_rounds"}
+	"vocabulary", "translation_backend", "output_mode", "lang_min_length", "lang_min_confidence", "default_source_lang", "element_lang", "retry_rounds", "fetch_workers"}
 
 // parse reads the command line and the configuration file and resolves every
 // setting. Errors are usage errors (cliflags.UsageError).
@@ -229,6 +234,9 @@ func resolve(c *cli, set map[string]bool, getenv func(string) string) (*settings
 		return nil, err
 	}
 	if err := s.setLangOrder(c, p, getenv); err != nil {
+		return nil, err
+	}
+	if err := s.setFetchWorkers(c, p, getenv); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -455,6 +455,8 @@ func (r *runner) configure(inputs []input) error {
 	pd.SetConfig("confidence_threshold", s.Order.MinConfidence)
 	pd.SetConfig("source_lang_order", langOrderConfig(s))
 	pd.SetConfig("download_dir", s.DownloadDir)
+	pd.SetConfig("fetch_workers", s.FetchWorkers)
+	pd.SetConfig("fetch_workers_from", s.FetchWorkersFrom)
 	if r.notCollected != nil {
 		pd.SetConfig("not_collected", r.notCollected)
 	}
