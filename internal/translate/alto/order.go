@@ -156,10 +156,12 @@ func (o LangOrder) Long(text string) bool {
 // language chooses when its own confidence is above MinConfidence. A
 // text mostly in a script no supported language is written in takes that
 // script's tag (FromScript) first, unless its element's language is
-// written in the script.
+// written in the script, or is one whose script CLDR does not know
+// (langid.KnownScript: LANG="syc" on a Syriac block), taken at its word as
+// a given source is.
 func (o LangOrder) Choose(d Detector, text, element, context string) (string, LangSource) {
 	if script, ok := langid.ForeignScript(text); ok {
-		if element != "" && o.Element != ElementIgnore && langid.WrittenIn(element, script) {
+		if element != "" && o.Element != ElementIgnore && (langid.WrittenIn(element, script) || !langid.KnownScript(element)) {
 			return element, FromElement
 		}
 		return langid.ScriptTag(script), FromScript

@@ -64,6 +64,12 @@ func TestLangOrderChoose(t *testing.T) {
 		{"Arabic, short, nothing: script", def, nil, "بسم الله", "", "", "und-Arab", FromScript},
 		{"Arabic, element ar: element", def, fixedDetector{"cs", 0.9}, arabic, "ar", "cs", "ar", FromElement},
 		{"Arabic, element ar ignored: script", ignore, nil, arabic, "ar", "cs", "und-Arab", FromScript},
+		// An element language whose script CLDR does not know (Classical
+		// Syriac) is taken at its word, as a given source is; one it knows
+		// in another script is not.
+		{"Syriac, element syc: element", def, nil, "ܥܠ ܚܝܠܗ ܕܡܪܢ ܝܫܘܥ ܡܫܝܚܐ", "syc", "cs", "syc", FromElement},
+		{"Syriac, element syc ignored: script", ignore, nil, "ܥܠ ܚܝܠܗ ܕܡܪܢ ܝܫܘܥ ܡܫܝܚܐ", "syc", "cs", "und-Syrc", FromScript},
+		{"Syriac, element cs: script", def, nil, "ܥܠ ܚܝܠܗ ܕܡܪܢ ܝܫܘܥ ܡܫܝܚܐ", "cs", "cs", "und-Syrc", FromScript},
 		{"Czech with an Arabic name: detected", def, fixedDetector{"cs", 0.9}, long + " (محمد علي)", "", "", "cs", FromDetected},
 		{"Russian: not a foreign script", def, fixedDetector{"ru", 0.9}, "Отчёт об археологических раскопках в деревне", "", "cs", "ru", FromDetected},
 	}
