@@ -139,9 +139,13 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 		data []byte
 		err  error
 	}
-	ahead := func() (next func() (fetched, bool), stop func()) {
-		return lookahead.Run(r.Context(), len(texts), s.bookWorkers, func(ctx context.Context, i int) fetched {
-			data, err := f.GetLinked(ctx, texts[i].Location)
+	locations := make([]string, len(texts))
+	for i, t := range texts {
+		locations[i] = t.Location
+	}
+	ahead := func() *lookahead.Keyed[string, fetched] {
+		return lookahead.RunKeyed(r.Context(), locations, s.bookWorkers, func(ctx context.Context, u string) fetched {
+			data, err := f.GetLinked(ctx, u)
 			return fetched{data, err}
 		})
 	}
@@ -149,26 +153,26 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 		// The book is one document for language detection: its files
 		// are fetched first (the fetcher keeps them for the request).
 		var units []string
-		next, stop := ahead()
-		for got, ok := next(); ok; got, ok = next() {
-			if got.err == nil {
+		all := ahead()
+		for _, u := range locations {
+			if got, ok := all.Take(u); ok && got.err == nil {
 				units = append(units, translator.UnitTexts(got.data)...)
 			}
 		}
-		stop()
+		all.Stop()
 		sum.DocumentLanguage = translator.BookLanguage(units, nil, s.sess.Order, nil)
 		if job.docLang = sum.DocumentLanguage; job.docLang == "" {
 			job.docLang = sum.DeclaredLanguage
 		}
 	}
-	next, stop := ahead()
-	defer stop()
+	next := ahead()
+	defer next.Stop()
 	for _, t := range texts {
 		rel := book.RelPath(location, t)
 		bf := bookFile{Path: rel, Source: t.Location, Format: string(t.Format), Status: "failed"}
-		got, ok := next()
-		if !ok { // the request's context is done
-			got.err = r.Context().Err()
+		got, ok := next.Take(t.Location)
+		if !ok { // the request's context is done, or not fetched ahead
+			got.data, got.err = f.GetLinked(r.Context(), t.Location)
 		}
 		data, err := got.data, got.err
 		if err != nil {

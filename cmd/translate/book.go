@@ -92,7 +92,8 @@ type place struct {
 func collectBook(ctx context.Context, s *settings, location string, at place) (inputs []input, all []string, info *bookInfo, err error) {
 	// --fetch-workers text files are fetched at once (a METS file's while
 	// it is read, book.Options.Fetchers; a manifest's ahead of their
-	// turn, textsAhead), and at most as many requests sent to one host.
+	// turn, lookahead.RunKeyed), and at most as many requests sent to one
+	// host.
 	policy := fetch.Policy{MaxBytes: maxDownload, MaxPerHost: s.FetchWorkers}
 	if isURL(location) {
 		if u, err := url.Parse(location); err == nil {
@@ -126,6 +127,7 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 		index int
 		text  book.Unread
 		rel   string
+		kept  *ledger.Fetch // kept in the download folder by an earlier run (keptText)
 	}
 	var items []item
 	var fetchURLs []string
@@ -150,23 +152,38 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 			if !at.whole && !s.Shard.Has(rel) {
 				continue
 			}
-			items = append(items, item{p, pi, t, rel})
-			if t.Err == nil && isURL(t.Location) && !keptText(s, kept, t.Location, rel) {
-				fetchURLs = append(fetchURLs, t.Location)
+			it := item{page: p, index: pi, text: t, rel: rel}
+			if t.Err == nil && isURL(t.Location) {
+				if it.kept = keptText(s, kept, t.Location, rel); it.kept == nil {
+					fetchURLs = append(fetchURLs, t.Location)
+				}
 			}
+			items = append(items, it)
 		}
 	}
 	get := f.Get
 	if b.Remote {
 		get = f.GetLinked
 	}
-	ahead := newTextsAhead(ctx, fetchURLs, s.FetchWorkers, get)
-	defer ahead.stop()
+	ahead := lookahead.RunKeyed(ctx, fetchURLs, s.FetchWorkers, func(ctx context.Context, url string) fetchedText {
+		data, err := get(ctx, url)
+		return fetchedText{data, err}
+	})
+	defer ahead.Stop()
+	fetchText := func(ctx context.Context, url string) ([]byte, error) {
+		if got, ok := ahead.Take(url); ok {
+			return got.data, got.err
+		}
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
+		return get(ctx, url)
+	}
 	for _, it := range items {
 		t, p := it.text, it.page
 		in := input{Path: t.Location, Origin: t.Location, Err: t.Err}
 		if t.Err == nil {
-			in = bookText(ctx, s, f, ahead, kept, t.Text, it.rel)
+			in = bookText(ctx, s, f, fetchText, it.kept, t.Text, it.rel)
 		}
 		in.Book, in.Page, in.BookOf = &t.Text, p.ID, info
 		in.PageIdx, in.PageOrder, in.Sole = it.index, p.Order, soleInGroup(p, t.Text)
@@ -204,9 +221,9 @@ func pageTexts(p book.Page) []book.Unread {
 // is, a remote one fetched into the download folder at rel (reading the
 // book fetched it already, to tell its format: it is taken from the
 // fetcher's cache), or, with --resume, the file an earlier run fetched and
-// kept there (useKept). Its fetch is recorded in the ledger once the run
-// opens it (recordFetches).
-func bookText(ctx context.Context, s *settings, f *fetch.Fetcher, ahead *textsAhead, kept ledger.Fetches, t book.Text, rel string) input {
+// kept there (kept, from keptText). Its fetch is recorded in the ledger
+// once the run opens it (recordFetches).
+func bookText(ctx context.Context, s *settings, f *fetch.Fetcher, get func(context.Context, string) ([]byte, error), kept *ledger.Fetch, t book.Text, rel string) input {
 	dir := path.Dir(rel)
 	if dir == "." {
 		dir = ""
@@ -216,12 +233,10 @@ func bookText(ctx context.Context, s *settings, f *fetch.Fetcher, ahead *textsAh
 		return input{Path: t.Location, Origin: t.Location, Dir: dir}
 	}
 	dst := filepath.Join(s.DownloadDir, filepath.FromSlash(rel))
-	if k, ok := kept.Fetched(t.Location, textIdentity(t.Location)); ok {
-		if _, ok := k.Read(dst); ok {
-			return input{Path: dst, Origin: t.Location, Dir: dir, Remote: &remoteText{fetch: k, before: true}}
-		}
+	if kept != nil {
+		return input{Path: dst, Origin: t.Location, Dir: dir, Remote: &remoteText{fetch: *kept, before: true}}
 	}
-	data, err := ahead.get(ctx, t.Location)
+	data, err := get(ctx, t.Location)
 	f.Drop(t.Location) // the download folder keeps it
 	if err == nil {
 		if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
@@ -236,67 +251,22 @@ func bookText(ctx context.Context, s *settings, f *fetch.Fetcher, ahead *textsAh
 
 // fetchedText is a remote text file of a book as it was fetched.
 type fetchedText struct {
-	url  string
 	data []byte
 	err  error
 }
 
-// textsAhead fetches a book's remote text files --fetch-workers at once
-// ahead of their turn, in the order the run takes them.
-type textsAhead struct {
-	next  func() (fetchedText, bool)
-	stop  func()
-	fetch func(context.Context, string) ([]byte, error)
-	want  map[string]bool        // the URLs fetched ahead
-	done  map[string]fetchedText // fetched ahead, not yet taken
-}
-
-func newTextsAhead(ctx context.Context, urls []string, workers int, fetch func(context.Context, string) ([]byte, error)) *textsAhead {
-	a := &textsAhead{fetch: fetch, want: map[string]bool{}, done: map[string]fetchedText{}}
-	for _, u := range urls {
-		a.want[u] = true
-	}
-	a.next, a.stop = lookahead.Run(ctx, len(urls), workers, func(ctx context.Context, i int) fetchedText {
-		data, err := fetch(ctx, urls[i])
-		return fetchedText{urls[i], data, err}
-	})
-	return a
-}
-
-// get is the text file at url: fetched ahead, or now when it was not
-// among the URLs to fetch ahead (a file kept by an earlier run that
-// changed since it was looked at).
-func (a *textsAhead) get(ctx context.Context, url string) ([]byte, error) {
-	if !a.want[url] {
-		return a.fetch(ctx, url)
-	}
-	delete(a.want, url)
-	for {
-		if got, ok := a.done[url]; ok {
-			delete(a.done, url)
-			return got.data, got.err
-		}
-		got, ok := a.next()
-		if !ok {
-			if err := context.Cause(ctx); err != nil {
-				return nil, err
-			}
-			return a.fetch(ctx, url)
-		}
-		a.done[got.url] = got
-	}
-}
-
-// keptText reports whether the text file at url, written at rel, was kept
-// by an earlier run (useKept) and is still in the download folder as it
-// was: bookText takes it from there, nothing is fetched.
-func keptText(s *settings, kept ledger.Fetches, url, rel string) bool {
+// keptText is the fetch of the text file at url, written at rel, when an
+// earlier run kept it (useKept) and it is still in the download folder as
+// it was: bookText takes it from there, nothing is fetched. nil otherwise.
+func keptText(s *settings, kept ledger.Fetches, url, rel string) *ledger.Fetch {
 	k, ok := kept.Fetched(url, textIdentity(url))
 	if !ok {
-		return false
+		return nil
 	}
-	_, ok = k.Read(filepath.Join(s.DownloadDir, filepath.FromSlash(rel)))
-	return ok
+	if _, ok := k.Read(filepath.Join(s.DownloadDir, filepath.FromSlash(rel))); !ok {
+		return nil
+	}
+	return &k
 }
 
 // remoteText is a remote text file of a book kept in the download folder.

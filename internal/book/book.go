@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"archivekit/internal/fetch"
+	"archivekit/internal/lookahead"
 	"archivekit/internal/regularfile"
 )
 
@@ -296,9 +297,9 @@ type reader struct {
 	ctx  context.Context
 	opts Options
 	sel  *Selection
-	// ahead holds the remote text files being fetched ahead of a METS
-	// walk, by URL (prefetchTexts).
-	ahead map[string]*prefetched
+	// ahead fetches the remote text files of a METS walk ahead of it, by
+	// URL (prefetchTexts); nil when none are.
+	ahead *lookahead.Keyed[string, fetchedText]
 }
 
 // loc is a resolved location: a local path or an absolute URL.
@@ -404,12 +405,12 @@ func (r *reader) load(l loc) ([]byte, error) {
 // get fetches a remote location: with GetLinked when a remote document
 // named it.
 func (r *reader) get(l loc) ([]byte, error) {
-	if p, ok := r.ahead[l.String()]; ok {
-		select {
-		case <-p.done:
-			return p.data, p.err
-		case <-r.ctx.Done():
-			return nil, r.ctx.Err()
+	if r.ahead != nil {
+		if got, ok := r.ahead.Take(l.String()); ok {
+			return got.data, got.err
+		}
+		if err := r.ctx.Err(); err != nil {
+			return nil, err
 		}
 	}
 	return r.fetch(r.ctx, l)

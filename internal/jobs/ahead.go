@@ -46,13 +46,10 @@ func (q *Queue) fetch(ctx context.Context, source string) *fetched {
 	return &fetched{data: data, ctype: ctype, err: err, took: time.Since(start)}
 }
 
-// ahead is a run's fetches ahead: the items they are for, by index, in
-// order, and the lookahead that gives them. A nil *ahead fetches nothing
-// ahead.
+// ahead is a run's fetches ahead, by item index, in order. A nil *ahead
+// fetches nothing ahead.
 type ahead struct {
-	order []int
-	next  func() (*fetched, bool)
-	end   func()
+	keyed *lookahead.Keyed[int, *fetched]
 }
 
 // fetchAhead starts fetching the files of a book job's queued items, in
@@ -63,21 +60,20 @@ func (q *Queue) fetchAhead(ctx context.Context, items []item) *ahead {
 	if q.opts.Book == nil || q.opts.Book.Fetchers < 2 {
 		return nil
 	}
-	a := &ahead{}
-	var sources []string
+	var order []int
+	source := map[int]string{}
 	for _, it := range items {
 		if it.State == Queued && it.Source != "" {
-			a.order = append(a.order, it.Index)
-			sources = append(sources, it.Source)
+			order = append(order, it.Index)
+			source[it.Index] = it.Source
 		}
 	}
-	if len(sources) < 2 {
+	if len(order) < 2 {
 		return nil
 	}
-	a.next, a.end = lookahead.Run(ctx, len(sources), q.opts.Book.Fetchers, func(ctx context.Context, k int) *fetched {
-		return q.fetch(ctx, sources[k])
-	})
-	return a
+	return &ahead{lookahead.RunKeyed(ctx, order, q.opts.Book.Fetchers, func(ctx context.Context, i int) *fetched {
+		return q.fetch(ctx, source[i])
+	})}
 }
 
 // take gives item i's file fetched ahead, nil when none was (an item
@@ -86,23 +82,13 @@ func (a *ahead) take(i int) *fetched {
 	if a == nil {
 		return nil
 	}
-	for len(a.order) > 0 && a.order[0] <= i {
-		k := a.order[0]
-		a.order = a.order[1:]
-		f, ok := a.next()
-		if !ok {
-			return nil
-		}
-		if k == i {
-			return f
-		}
-	}
-	return nil
+	f, _ := a.keyed.Take(i)
+	return f
 }
 
 // stop cancels the fetches under way and drops the files fetched ahead.
 func (a *ahead) stop() {
 	if a != nil {
-		a.end()
+		a.keyed.Stop()
 	}
 }
