@@ -19,23 +19,15 @@ const defaultFetchWorkers = 4
 // value that is not a whole number from 1 to 32 is a usage error naming
 // where it came from.
 func (s *settings) setFetchWorkers(c *cli, p picker, getenv func(string) string) error {
-	v, from := precedence(p.set["fetch-workers"], c.FetchWorkers, p.cfg["fetch_workers"], getenv(EnvFetchWorkers), "")
+	v := p.setting("fetch-workers", c.FetchWorkers, "fetch_workers", EnvFetchWorkers, getenv)
 	s.FetchWorkers, s.FetchWorkersFrom = defaultFetchWorkers, "default"
-	if v == "" {
+	if v.Value == "" {
 		return nil
 	}
-	switch from {
-	case "command line":
-		from = "--fetch-workers"
-	case "config":
-		from = "config fetch_workers"
-	case "environment":
-		from = EnvFetchWorkers
-	}
-	n, err := strconv.Atoi(v)
+	n, err := strconv.Atoi(v.Value)
 	if err != nil || n < 1 || n > 32 {
-		return cliflags.Usage(fmt.Errorf("%s: %q is not a whole number from 1 to 32", from, v))
+		return cliflags.Usage(fmt.Errorf("%s: %q is not a whole number from 1 to 32", v.From, v.Value))
 	}
-	s.FetchWorkers, s.FetchWorkersFrom = n, from
+	s.FetchWorkers, s.FetchWorkersFrom = n, v.From
 	return nil
 }

@@ -22,18 +22,7 @@ type orderFlags struct {
 // environment, else the default. Bad values are usage errors.
 func (s *settings) setLangOrder(c *cli, p picker, getenv func(string) string) error {
 	type one struct{ flag, val, key, env string }
-	pick := func(o one) translator.Setting {
-		v, from := precedence(p.set[o.flag], o.val, p.cfg[o.key], getenv(o.env), "")
-		switch from {
-		case "command line":
-			from = "--" + o.flag
-		case "config":
-			from = "config " + o.key
-		case "environment":
-			from = o.env
-		}
-		return translator.Setting{Value: v, From: from}
-	}
+	pick := func(o one) translator.Setting { return p.setting(o.flag, o.val, o.key, o.env, getenv) }
 	v := translator.LangOrderValues{
 		MinLength:     pick(one{"lang-min-length", c.LangMinLength, "lang_min_length", translator.EnvLangMinLength}),
 		MinConfidence: pick(one{"lang-min-confidence", c.LangMinConfidence, "lang_min_confidence", translator.EnvLangMinConfidence}),
@@ -62,6 +51,23 @@ func (s *settings) setLangOrder(c *cli, p picker, getenv func(string) string) er
 		s.RetryRounds, s.RetryRoundsFrom = n, r.From
 	}
 	return nil
+}
+
+// setting resolves a setting with a flag, a configuration key and an
+// environment variable (precedence: flag, config, environment; "" for
+// none), and names where its value came from: "--flag", "config key" or
+// the variable.
+func (p picker) setting(flag, val, key, env string, getenv func(string) string) translator.Setting {
+	v, from := precedence(p.set[flag], val, p.cfg[key], getenv(env), "")
+	switch from {
+	case "command line":
+		from = "--" + flag
+	case "config":
+		from = "config " + key
+	case "environment":
+		from = env
+	}
+	return translator.Setting{Value: v, From: from}
 }
 
 // langOrderConfig is the run metadata's record of the source-language
