@@ -303,7 +303,12 @@ var ErrNotRegular = regularfile.ErrNotRegular
 // Decode parses the header of an encoded image held in data; name is used
 // in error messages. For a single image it also checks the pixel cap; PDF
 // pages are checked one by one in Page, as their size depends on the page.
-// Decode keeps data (without copying); the caller must not modify it.
+// Decode keeps data (without copying); the caller must not modify it. Four
+// inputs are held as a mended copy instead (one more copy of the file
+// while the Doc lives): a bare JPEG 2000 codestream (wrapped in JP2
+// boxes), a BigTIFF page (a classic TIFF of it, made when it is opened), a
+// JPEG with junk between its header's segments (the junk dropped) and a
+// PDF whose table points past its end (startxref 0).
 func (o Options) Decode(data []byte, name string) (*Doc, error) {
 	startup()
 	if o.DPI <= 0 {
