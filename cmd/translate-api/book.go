@@ -135,18 +135,14 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 	// The files are fetched BOOK_FETCH_WORKERS at once ahead of their
 	// translation, in order (a METS file's were fetched when the book was
 	// read, and come from the fetcher's cache; a manifest's were not).
-	type fetched struct {
-		data []byte
-		err  error
-	}
 	locations := make([]string, len(texts))
 	for i, t := range texts {
 		locations[i] = t.Location
 	}
-	ahead := func() *lookahead.Keyed[string, fetched] {
-		return lookahead.RunKeyed(r.Context(), locations, s.bookWorkers, func(ctx context.Context, u string) fetched {
+	ahead := func() *lookahead.Keyed[string, fetch.Result] {
+		return lookahead.RunKeyed(r.Context(), locations, s.bookWorkers, func(ctx context.Context, u string) fetch.Result {
 			data, err := f.GetLinked(ctx, u)
-			return fetched{data, err}
+			return fetch.Result{Data: data, Err: err}
 		})
 	}
 	if job.source == "auto" {
@@ -155,8 +151,8 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 		var units []string
 		all := ahead()
 		for _, u := range locations {
-			if got, ok := all.Take(u); ok && got.err == nil {
-				units = append(units, translator.UnitTexts(got.data)...)
+			if got, ok := all.Take(u); ok && got.Err == nil {
+				units = append(units, translator.UnitTexts(got.Data)...)
 			}
 		}
 		all.Stop()
@@ -172,9 +168,9 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 		bf := bookFile{Path: rel, Source: t.Location, Format: string(t.Format), Status: "failed"}
 		got, ok := next.Take(t.Location)
 		if !ok { // the request's context is done, or not fetched ahead
-			got.data, got.err = f.GetLinked(r.Context(), t.Location)
+			got.Data, got.Err = f.GetLinked(r.Context(), t.Location)
 		}
-		data, err := got.data, got.err
+		data, err := got.Data, got.Err
 		if err != nil {
 			bf.Error = bookError(err)
 			sum.Files = append(sum.Files, bf)

@@ -165,14 +165,14 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 	if b.Remote {
 		get = f.GetLinked
 	}
-	ahead := lookahead.RunKeyed(ctx, fetchURLs, s.FetchWorkers, func(ctx context.Context, url string) fetchedText {
+	ahead := lookahead.RunKeyed(ctx, fetchURLs, s.FetchWorkers, func(ctx context.Context, url string) fetch.Result {
 		data, err := get(ctx, url)
-		return fetchedText{data, err}
+		return fetch.Result{Data: data, Err: err}
 	})
 	defer ahead.Stop()
 	fetchText := func(ctx context.Context, url string) ([]byte, error) {
 		if got, ok := ahead.Take(url); ok {
-			return got.data, got.err
+			return got.Data, got.Err
 		}
 		if err := context.Cause(ctx); err != nil {
 			return nil, err
@@ -247,12 +247,6 @@ func bookText(ctx context.Context, s *settings, f *fetch.Fetcher, get func(conte
 		return input{Path: dst, Origin: t.Location, Dir: dir, Err: fmt.Errorf("book text file %s: %w", t.Location, err)}
 	}
 	return input{Path: dst, Origin: t.Location, Dir: dir, Remote: &remoteText{fetch: ledger.FetchOf(data)}}
-}
-
-// fetchedText is a remote text file of a book as it was fetched.
-type fetchedText struct {
-	data []byte
-	err  error
 }
 
 // keptText is the fetch of the text file at url, written at rel, when an

@@ -299,7 +299,7 @@ type reader struct {
 	sel  *Selection
 	// ahead fetches the remote text files of a METS walk ahead of it, by
 	// URL (prefetchTexts); nil when none are.
-	ahead *lookahead.Keyed[string, fetchedText]
+	ahead *lookahead.Keyed[string, fetch.Result]
 }
 
 // loc is a resolved location: a local path or an absolute URL.
@@ -407,7 +407,7 @@ func (r *reader) load(l loc) ([]byte, error) {
 func (r *reader) get(l loc) ([]byte, error) {
 	if r.ahead != nil {
 		if got, ok := r.ahead.Take(l.String()); ok {
-			return got.data, got.err
+			return got.Data, got.Err
 		}
 		if err := r.ctx.Err(); err != nil {
 			return nil, err

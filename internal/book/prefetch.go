@@ -3,6 +3,7 @@ package book
 import (
 	"context"
 
+	"archivekit/internal/fetch"
 	"archivekit/internal/lookahead"
 )
 
@@ -12,12 +13,6 @@ import (
 // order (lookahead.RunKeyed), and the walk takes each from there
 // (reader.get). Results and requests are the same as without: each file is
 // requested once, a failure is the walk's as before.
-
-// fetchedText is a remote file fetched ahead of the walk.
-type fetchedText struct {
-	data []byte
-	err  error
-}
 
 // prefetchTexts starts fetching the remote files that the walk over divs
 // will sniff, Options.Fetchers at once ahead of it, into r.ahead, and
@@ -46,9 +41,9 @@ func (r *reader) prefetchTexts(base loc, imageGroup string, divs []div, files ma
 	for i, k := range keys {
 		byKey[k] = locs[i]
 	}
-	r.ahead = lookahead.RunKeyed(r.ctx, keys, r.opts.Fetchers, func(ctx context.Context, k string) fetchedText {
+	r.ahead = lookahead.RunKeyed(r.ctx, keys, r.opts.Fetchers, func(ctx context.Context, k string) fetch.Result {
 		data, err := r.fetch(ctx, byKey[k])
-		return fetchedText{data, err}
+		return fetch.Result{Data: data, Err: err}
 	})
 	return r.ahead.Stop
 }

@@ -186,6 +186,13 @@ type Request struct {
 	Bytes  int64 // body bytes read
 }
 
+// Result is what a Get gave, as one value (a fetch made ahead of its use,
+// lookahead.RunKeyed).
+type Result struct {
+	Data []byte
+	Err  error
+}
+
 // Fetcher gets URLs under a Policy. It is safe for concurrent use.
 type Fetcher struct {
 	policy Policy
