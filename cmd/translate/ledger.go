@@ -9,6 +9,7 @@ import (
 	"archivekit/internal/ledger"
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend"
+	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/mtapi"
 	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator"
@@ -40,6 +41,14 @@ type ledgerConfig struct {
 	Vocabulary  string         `json:"vocabulary_sha256,omitempty"`
 	Lemmatizer  string         `json:"lemmatizer_url,omitempty"`
 	Glossary    int            `json:"llm_max_glossary_terms,omitempty"`
+	// With source auto, what chooses each unit's language: the
+	// detector's model (langid.ModelID) and the source-language order.
+	// A run resumed after either changed translates its inputs again.
+	LangID    string         `json:"lang_id_model,omitempty"`
+	LangOrder map[string]any `json:"source_lang_order,omitempty"`
+	// RetryRounds: the end-of-document rounds, which change what is
+	// written for rejected segments.
+	RetryRounds int `json:"retry_rounds"`
 }
 
 // itemData is a ledger entry's data: the files written for the input,
@@ -71,7 +80,12 @@ type outFile struct {
 func (r *runner) openLedger(be backend.Backend, lemURL string, maxTerms int) (*ledger.Ledger, error) {
 	s := r.s
 	cfg := ledgerConfig{Tool: "translate", Version: version.String(), Source: s.Source, Target: s.Target,
-		Mode: s.Mode, FormatMode: s.outputMode() == "", Backend: s.Backend, FastAlign: s.FastAlign}
+		Mode: s.Mode, FormatMode: s.outputMode() == "", Backend: s.Backend, FastAlign: s.FastAlign, RetryRounds: s.RetryRounds}
+	if s.Source == "auto" {
+		cfg.LangID = langid.ModelID
+		cfg.LangOrder = map[string]any{"order": s.Order.Rules(), "element": string(s.Order.Element),
+			"min_length": s.Order.MinLength, "min_confidence": s.Order.MinConfidence, "default": s.Order.Default}
+	}
 	if m, ok := be.(*mtapi.Backend); ok {
 		cfg.BackendInfo = map[string]any{"url": m.BaseURL()}
 	}

@@ -895,3 +895,36 @@ func TestKeptOutputs(t *testing.T) {
 		}
 	}
 }
+
+// With source auto, the source-language order and the end rounds decide
+// what a translation is: a resumed run with another of them translates
+// again instead of keeping the earlier outputs (before, the ledger's key
+// held neither, nor the detector's model, so a resume after they changed
+// kept outputs made under the old ones); with a given source the order
+// plays no part and the outputs are kept.
+func TestResumeKeyHasLanguageOrder(t *testing.T) {
+	alto := testenv.Path(t, sampleALTO)
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	for _, c := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"first run", []string{"-src", "auto"}, 1},
+		{"same configuration", []string{"-src", "auto"}, 0},
+		{"another minimum length", []string{"-src", "auto", "--lang-min-length", "40"}, 1},
+		{"another default language", []string{"-src", "auto", "--lang-min-length", "40", "--default-source-lang", "sk"}, 1},
+		{"other end rounds", []string{"-src", "auto", "--lang-min-length", "40", "--default-source-lang", "sk", "--retry-rounds", "0"}, 1},
+		{"given source", []string{"-src", "cs", "--retry-rounds", "0"}, 1},
+		{"given source, another order", []string{"-src", "cs", "--retry-rounds", "0", "--lang-min-length", "10"}, 0},
+	} {
+		r := runCLI(t, newEnv(api), append([]string{alto, "-o", out, "--vocabulary", "", "--fast-align", "--resume"}, c.args...)...)
+		if r.code != exitOK {
+			t.Fatalf("%s: exit %d: %s", c.name, r.code, r.stderr)
+		}
+		if got := translated(t, r.stderr); got != c.want {
+			t.Errorf("%s: translated %d inputs, want %d", c.name, got, c.want)
+		}
+	}
+}
