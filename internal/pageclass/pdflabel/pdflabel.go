@@ -23,6 +23,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf16"
+
+	"archivekit/internal/roman"
 )
 
 // MaxInflate bounds the bytes decompressed from object streams per file.
@@ -92,32 +94,15 @@ func (lr labelRange) label(offset int) string {
 	case "D":
 		return lr.prefix + strconv.Itoa(v)
 	case "R":
-		return lr.prefix + roman(v)
+		return lr.prefix + roman.Format(v)
 	case "r":
-		return lr.prefix + strings.ToLower(roman(v))
+		return lr.prefix + strings.ToLower(roman.Format(v))
 	case "A":
 		return lr.prefix + letters(v)
 	case "a":
 		return lr.prefix + strings.ToLower(letters(v))
 	}
 	return lr.prefix
-}
-
-// roman writes v in upper-case Roman numerals (thousands as repeated M).
-func roman(v int) string {
-	if v <= 0 {
-		return strconv.Itoa(v)
-	}
-	var b strings.Builder
-	for _, p := range []struct {
-		n int
-		s string
-	}{{1000, "M"}, {900, "CM"}, {500, "D"}, {400, "CD"}, {100, "C"}, {90, "XC"}, {50, "L"}, {40, "XL"}, {10, "X"}, {9, "IX"}, {5, "V"}, {4, "IV"}, {1, "I"}} {
-		for ; v >= p.n && b.Len() < 64; v -= p.n {
-			b.WriteString(p.s)
-		}
-	}
-	return b.String()
 }
 
 // letters writes v as the standard says: A to Z for 1 to 26, then AA to

@@ -7,6 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"archivekit/internal/roman"
 	"archivekit/internal/translate/xmlsplice"
 )
 
@@ -138,39 +139,7 @@ func pageNumber(w string) int {
 	if w != strings.ToUpper(w) && w != strings.ToLower(w) {
 		return 0
 	}
-	return roman(strings.ToUpper(w))
-}
-
-var romanDigits = []struct {
-	v int
-	s string
-}{{1000, "M"}, {900, "CM"}, {500, "D"}, {400, "CD"}, {100, "C"}, {90, "XC"}, {50, "L"}, {40, "XL"}, {10, "X"}, {9, "IX"}, {5, "V"}, {4, "IV"}, {1, "I"}}
-
-// roman returns the value of an upper-case roman numeral written in its
-// usual (shortest, subtractive) form, 0 for anything else.
-func roman(w string) int {
-	n, rest := 0, w
-	for _, d := range romanDigits {
-		for strings.HasPrefix(rest, d.s) {
-			n += d.v
-			rest = rest[len(d.s):]
-		}
-	}
-	if rest != "" || n == 0 || n >= 4000 || toRoman(n) != w {
-		return 0
-	}
-	return n
-}
-
-func toRoman(n int) string {
-	var b strings.Builder
-	for _, d := range romanDigits {
-		for n >= d.v {
-			b.WriteString(d.s)
-			n -= d.v
-		}
-	}
-	return b.String()
+	return roman.Parse(strings.ToUpper(w))
 }
 
 // letters returns the letters of words, lower case.
