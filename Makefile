@@ -302,7 +302,8 @@ release-rehearsal:
 # subset, PAGE append mode (what it adds can be removed byte for byte), hOCR
 # (the parallel document differs only in text, lang and capabilities), the
 # two services' multipart readers, the image header checks, the TIFF
-# page count from directories (as Decode counts them). Their
+# page count from directories (as Decode counts them), the PDF object parser
+# and the page-label reader. Their
 # corpora are checked in under each package's testdata/fuzz; `go test` runs
 # them as seeds, `make test` fuzzes each target for FUZZTIME_TEST and `make
 # fuzz` for FUZZTIME (new finds stay in the Go build cache; copy the ones
@@ -310,7 +311,7 @@ release-rehearsal:
 FUZZ_TARGETS := ./internal/translate/xmlsplice:FuzzParse ./internal/translate/alto:FuzzTranslate ./internal/translate/metadata:FuzzXPath \
 	./internal/translate/pagexml:FuzzAppendRemovable ./internal/translate/hocr:FuzzParallel \
 	./cmd/pageclass-api:FuzzParseForm ./cmd/translate-api:FuzzReadRequest ./internal/pageclass/imageio:FuzzDecode \
-	./internal/pageclass/imageio:FuzzTIFFPages
+	./internal/pageclass/imageio:FuzzTIFFPages ./internal/pageclass/pdfsyntax:FuzzParser ./internal/pageclass/pdflabel:FuzzLabels
 FUZZTIME_TEST ?= 3s
 FUZZTIME ?= 2m
 

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"unicode/utf16"
 
+	"archivekit/internal/pageclass/pdfsyntax"
 	"archivekit/internal/roman"
 )
 
@@ -52,7 +53,7 @@ func Labels(data []byte, n int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	tree, ok := r.resolve(root["PageLabels"]).(dict)
+	tree, ok := r.resolve(root["PageLabels"]).(pdfsyntax.Dict)
 	if !ok {
 		return nil, nil
 	}
@@ -116,25 +117,25 @@ func letters(v int) string {
 }
 
 // walk collects the ranges of a number-tree node and its kids.
-func (r *reader) walk(node dict, depth int, seen map[int]bool, out *[]labelRange) error {
+func (r *reader) walk(node pdfsyntax.Dict, depth int, seen map[int]bool, out *[]labelRange) error {
 	if depth > 32 {
 		return errors.New("the page-label tree is deeper than 32 levels")
 	}
-	if nums, ok := r.resolve(node["Nums"]).(array); ok {
+	if nums, ok := r.resolve(node["Nums"]).(pdfsyntax.Array); ok {
 		for i := 0; i+1 < len(nums); i += 2 {
-			key, ok := r.resolve(nums[i]).(float64)
+			key, ok := number(r.resolve(nums[i]))
 			if !ok || key < 0 || key != float64(int(key)) || key > 1<<30 {
 				return fmt.Errorf("the page-label tree has a key %v that is not a page index", nums[i])
 			}
-			d, _ := r.resolve(nums[i+1]).(dict)
+			d, _ := r.resolve(nums[i+1]).(pdfsyntax.Dict)
 			lr := labelRange{start: int(key), first: 1}
-			if s, ok := r.resolve(d["S"]).(name); ok {
+			if s, ok := r.resolve(d["S"]).(pdfsyntax.Name); ok {
 				lr.style = string(s)
 			}
-			if p, ok := r.resolve(d["P"]).(pstring); ok {
+			if p, ok := r.resolve(d["P"]).(pdfsyntax.String); ok {
 				lr.prefix = textString(p)
 			}
-			if st, ok := r.resolve(d["St"]).(float64); ok && st >= 1 && st < 1<<30 {
+			if st, ok := number(r.resolve(d["St"])); ok && st >= 1 && st < 1<<30 {
 				lr.first = int(st)
 			}
 			if len(*out) >= maxRanges {
@@ -143,15 +144,15 @@ func (r *reader) walk(node dict, depth int, seen map[int]bool, out *[]labelRange
 			*out = append(*out, lr)
 		}
 	}
-	kids, _ := r.resolve(node["Kids"]).(array)
+	kids, _ := r.resolve(node["Kids"]).(pdfsyntax.Array)
 	for _, k := range kids {
-		if rf, ok := k.(ref); ok {
-			if seen[rf.num] {
+		if rf, ok := k.(pdfsyntax.Ref); ok {
+			if seen[rf.Num] {
 				return errors.New("the page-label tree refers to itself")
 			}
-			seen[rf.num] = true
+			seen[rf.Num] = true
 		}
-		if kid, ok := r.resolve(k).(dict); ok {
+		if kid, ok := r.resolve(k).(pdfsyntax.Dict); ok {
 			if err := r.walk(kid, depth+1, seen, out); err != nil {
 				return err
 			}
@@ -159,15 +160,6 @@ func (r *reader) walk(node dict, depth int, seen map[int]bool, out *[]labelRange
 	}
 	return nil
 }
-
-// The object model: nil, bool, float64, name, pstring, array, dict, ref.
-type (
-	name    string
-	pstring []byte
-	array   []any
-	dict    map[string]any
-	ref     struct{ num, gen int }
-)
 
 // loc is where an object is defined: at offset pos of the file, or as
 // object idx of the object stream numbered stream (pos is then the
@@ -228,27 +220,27 @@ func (r *reader) index() {
 // objectStream decodes the object defined at pos if it is an object
 // stream (/Type /ObjStm, Flate or no filter), within the budget.
 func (r *reader) objectStream(pos int) *objStream {
-	p := &parser{data: r.data, pos: pos}
-	v := p.value(0)
-	d, ok := v.(dict)
-	if !ok || d["Type"] != name("ObjStm") {
+	p := pdfsyntax.NewParser(r.data, pos)
+	d, ok := p.Value().(pdfsyntax.Dict)
+	if !ok || d["Type"] != pdfsyntax.Name("ObjStm") {
 		return nil
 	}
-	body, err := r.streamBody(p, d)
+	p.Space()
+	body, err := r.streamBody(p.Pos(), d)
 	if err != nil {
 		return nil
 	}
-	n, _ := d["N"].(float64)
-	first, _ := d["First"].(float64)
-	if n <= 0 || n > 1<<20 || first < 0 || int(first) > len(body) {
+	n, _ := number(d["N"])
+	first, _ := number(d["First"])
+	if n <= 0 || n > 1<<20 || first < 0 || first > float64(len(body)) {
 		return nil
 	}
-	hp := &parser{data: body[:int(first)]}
+	hp := pdfsyntax.NewParser(body[:int(first)], 0)
 	nums, offs := make([]int, 0, int(n)), make([]int, 0, int(n))
 	for i := 0; i < int(n); i++ {
-		a, ok1 := hp.value(0).(float64)
-		b, ok2 := hp.value(0).(float64)
-		if !ok1 || !ok2 || b < 0 || int(first)+int(b) > len(body) {
+		a, ok1 := number(hp.Value())
+		b, ok2 := number(hp.Value())
+		if !ok1 || !ok2 || b < 0 || first+b > float64(len(body)) {
 			break
 		}
 		nums, offs = append(nums, int(a)), append(offs, int(first)+int(b))
@@ -256,41 +248,52 @@ func (r *reader) objectStream(pos int) *objStream {
 	return &objStream{body: body, nums: nums, offs: offs}
 }
 
-// streamBody reads the stream after the dictionary d that p has just
-// parsed, and decompresses it when it is Flate-encoded.
-func (r *reader) streamBody(p *parser, d dict) ([]byte, error) {
-	p.space()
-	if !bytes.HasPrefix(p.data[p.pos:], []byte("stream")) {
+// streamBody reads the stream at pos of the file, after its dictionary d,
+// and decompresses it when it is Flate-encoded.
+func (r *reader) streamBody(pos int, d pdfsyntax.Dict) ([]byte, error) {
+	data := r.data
+	if !bytes.HasPrefix(data[pos:], []byte("stream")) {
 		return nil, errors.New("no stream")
 	}
-	p.pos += len("stream")
-	if bytes.HasPrefix(p.data[p.pos:], []byte("\r\n")) {
-		p.pos += 2
-	} else if p.pos < len(p.data) && (p.data[p.pos] == '\n' || p.data[p.pos] == '\r') {
-		p.pos++
+	pos += len("stream")
+	if bytes.HasPrefix(data[pos:], []byte("\r\n")) {
+		pos += 2
+	} else if pos < len(data) && (data[pos] == '\n' || data[pos] == '\r') {
+		pos++
 	}
 	end := -1
-	if l, ok := r.resolve(d["Length"]).(float64); ok && l >= 0 && p.pos+int(l) <= len(p.data) {
-		end = p.pos + int(l)
-	} else if i := bytes.Index(p.data[p.pos:], []byte("endstream")); i >= 0 {
-		end = p.pos + i
+	if l, ok := number(r.resolve(d["Length"])); ok && l >= 0 && l <= float64(len(data)-pos) {
+		end = pos + int(l)
+	} else if i := bytes.Index(data[pos:], []byte("endstream")); i >= 0 {
+		end = pos + i
 	} else {
 		return nil, errors.New("no endstream")
 	}
-	raw := p.data[p.pos:end]
+	raw := data[pos:end]
 	switch f := d["Filter"].(type) {
 	case nil:
 		return raw, nil
-	case name:
+	case pdfsyntax.Name:
 		if f == "FlateDecode" {
 			return r.inflate(raw)
 		}
-	case array:
-		if len(f) == 1 && f[0] == name("FlateDecode") {
+	case pdfsyntax.Array:
+		if len(f) == 1 && f[0] == pdfsyntax.Name("FlateDecode") {
 			return r.inflate(raw)
 		}
 	}
 	return nil, errors.New("a stream filter other than FlateDecode")
+}
+
+// number is the value of an integer or a real.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
 }
 
 func (r *reader) inflate(raw []byte) ([]byte, error) {
@@ -320,35 +323,35 @@ func (r *reader) object(num int) any {
 		return nil
 	}
 	if !l.inStream {
-		return (&parser{data: r.data, pos: l.pos}).value(0)
+		return pdfsyntax.NewParser(r.data, l.pos).Value()
 	}
 	st := r.streams[l.stream]
-	return (&parser{data: st.body, pos: st.offs[l.idx]}).value(0)
+	return pdfsyntax.NewParser(st.body, st.offs[l.idx]).Value()
 }
 
 // resolve follows references (at most 32 in a chain).
 func (r *reader) resolve(v any) any {
 	for i := 0; i < 32; i++ {
-		rf, ok := v.(ref)
+		rf, ok := v.(pdfsyntax.Ref)
 		if !ok {
 			return v
 		}
-		v = r.object(rf.num)
+		v = r.object(rf.Num)
 	}
 	return nil
 }
 
 // catalog finds the document catalog: the /Root of the last trailer or
 // cross-reference stream, else the last object typed /Catalog.
-func (r *reader) catalog() (dict, error) {
-	var trailer dict
+func (r *reader) catalog() (pdfsyntax.Dict, error) {
+	var trailer pdfsyntax.Dict
 	if i := bytes.LastIndex(r.data, []byte("trailer")); i >= 0 {
-		trailer, _ = (&parser{data: r.data, pos: i + len("trailer")}).value(0).(dict)
+		trailer, _ = pdfsyntax.NewParser(r.data, i+len("trailer")).Value().(pdfsyntax.Dict)
 	}
 	if trailer == nil || trailer["Root"] == nil {
 		best := -1
 		for num, l := range r.objs {
-			if d, ok := r.object(num).(dict); ok && d["Type"] == name("XRef") && d["Root"] != nil && l.pos > best {
+			if d, ok := r.object(num).(pdfsyntax.Dict); ok && d["Type"] == pdfsyntax.Name("XRef") && d["Root"] != nil && l.pos > best {
 				trailer, best = d, l.pos
 			}
 		}
@@ -357,14 +360,14 @@ func (r *reader) catalog() (dict, error) {
 		return nil, ErrEncrypted
 	}
 	if trailer != nil {
-		if root, ok := r.resolve(trailer["Root"]).(dict); ok {
+		if root, ok := r.resolve(trailer["Root"]).(pdfsyntax.Dict); ok {
 			return root, nil
 		}
 	}
 	best := -1
-	var root dict
+	var root pdfsyntax.Dict
 	for num, l := range r.objs {
-		if d, ok := r.object(num).(dict); ok && d["Type"] == name("Catalog") && l.pos > best {
+		if d, ok := r.object(num).(pdfsyntax.Dict); ok && d["Type"] == pdfsyntax.Name("Catalog") && l.pos > best {
 			root, best = d, l.pos
 		}
 	}
@@ -376,7 +379,7 @@ func (r *reader) catalog() (dict, error) {
 
 // textString decodes a PDF text string: UTF-16BE or UTF-8 with their byte
 // order marks, else PDFDocEncoding.
-func textString(s pstring) string {
+func textString(s pdfsyntax.String) string {
 	switch {
 	case bytes.HasPrefix(s, []byte{0xFE, 0xFF}):
 		u := make([]uint16, 0, len(s)/2)

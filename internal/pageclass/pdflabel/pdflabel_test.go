@@ -135,3 +135,28 @@ func ExampleLabels() {
 	fmt.Println(labels, err)
 	// Output: [i ii 1 2 3] <nil>
 }
+
+// TestNumbersPastInt: an object stream whose /Length, /First or object
+// offset is beyond int's range (each made the reader slice out of bounds
+// and panic) is read up to its endstream when only its /Length is wrong,
+// and passed over otherwise.
+func TestNumbersPastInt(t *testing.T) {
+	const cat = "<< /Type /Catalog /PageLabels << /Nums [0 << /S /r >>] >> >>"
+	for _, tc := range []struct {
+		name, obj string
+		want      string // the error, or "" for the labels read
+	}{
+		{"length", "<< /Type /ObjStm /N 1 /First 4 /Length 100000000000000000000 >>\nstream\n1 0 " + cat, ""},
+		{"first", "<< /Type /ObjStm /N 1 /First 10000000000000000000 >>\nstream\n1 0 " + cat, "no document catalog"},
+		{"offset", "<< /Type /ObjStm /N 1 /First 23 >>\nstream\n1 10000000000000000000 " + cat, "no document catalog"},
+	} {
+		pdf := "%PDF-1.4\n5 0 obj\n" + tc.obj + "\nendstream\nendobj\n"
+		got, err := Labels([]byte(pdf), 1)
+		switch {
+		case tc.want == "" && (err != nil || !reflect.DeepEqual(got, []string{"i"})):
+			t.Errorf("%s: labels %q (%v), want [i]", tc.name, got, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want one saying %q", tc.name, err, tc.want)
+		}
+	}
+}
