@@ -2,7 +2,8 @@ package imageio
 
 import (
 	"bytes"
-	"strconv"
+
+	"archivekit/internal/pageclass/pdfsyntax"
 )
 
 // Poppler (22.08, Debian 12), reading a PDF through libvips, never returns
@@ -47,12 +48,14 @@ func startxref(data []byte) (at int, offset int64, ok bool) {
 	if i < 0 {
 		return 0, 0, false
 	}
-	at = tail + i + len("startxref")
-	for at < len(data) && isPDFSpace(data[at]) {
-		at++
+	p := pdfsyntax.NewParser(data, tail+i+len("startxref"))
+	p.Space()
+	at = p.Pos()
+	if at == len(data) || data[at] < '0' || data[at] > '9' {
+		return at, 0, false // no number, or a signed one
 	}
-	n, _, ok := pdfInt(data, at)
-	return at, n, ok
+	offset, ok = p.Int()
+	return at, offset, ok
 }
 
 // xrefPastEnd follows the chain of classic cross-reference sections from
@@ -69,10 +72,9 @@ func xrefPastEnd(data []byte, offset int64) bool {
 			return false
 		}
 		seen[offset] = true
-		p := int(offset)
-		for p < len(data) && isPDFSpace(data[p]) {
-			p++
-		}
+		sp := pdfsyntax.NewParser(data, int(offset))
+		sp.Space()
+		p := sp.Pos()
 		if !bytes.HasPrefix(data[p:], []byte("xref")) {
 			return false // a cross-reference stream, or no table: poppler's to judge
 		}
@@ -85,14 +87,11 @@ func xrefPastEnd(data []byte, offset int64) bool {
 		if trailer < 0 {
 			return false
 		}
-		dict := data[p+trailer:]
-		if e := bytes.Index(dict, []byte("startxref")); e >= 0 {
-			dict = dict[:e]
-		}
-		if v, ok := dictInt(dict, "/XRefStm"); ok && (v < 0 || v >= size) {
+		dict, _ := pdfsyntax.NewParser(data, p+trailer+len("trailer")).Value().(pdfsyntax.Dict)
+		if v, ok := dict["XRefStm"].(int64); ok && (v < 0 || v >= size) {
 			return true
 		}
-		prev, ok := dictInt(dict, "/Prev")
+		prev, ok := dict["Prev"].(int64)
 		if !ok {
 			return false
 		}
@@ -108,73 +107,33 @@ func xrefPastEnd(data []byte, offset int64) bool {
 func xrefEntriesPastEnd(data []byte, p int) (int, bool) {
 	size := int64(len(data))
 	for {
-		q := skipPDFSpace(data, p)
-		first, q, ok := pdfInt(data, q)
+		sp := pdfsyntax.NewParser(data, p)
+		first, ok := sp.Int()
 		if !ok || first < 0 {
 			return p, false
 		}
-		count, q, ok := pdfInt(data, skipPDFSpace(data, q))
+		count, ok := sp.Int()
 		if !ok || count < 0 || count > size/18 {
 			return p, false
 		}
 		for range count {
-			off, r, ok := pdfInt(data, skipPDFSpace(data, q))
+			off, ok := sp.Int()
 			if !ok {
-				return q, false
+				return sp.Pos(), false
 			}
-			_, r, ok = pdfInt(data, skipPDFSpace(data, r))
-			if !ok {
-				return q, false
+			if _, ok = sp.Int(); !ok {
+				return sp.Pos(), false
 			}
-			r = skipPDFSpace(data, r)
+			sp.Space()
+			r := sp.Pos()
 			if r >= len(data) {
 				return r, false
 			}
 			if data[r] == 'n' && off >= size {
 				return r, true
 			}
-			q = r + 1
+			sp = pdfsyntax.NewParser(data, r+1) // past the n or f
 		}
-		p = q
+		p = sp.Pos()
 	}
-}
-
-// dictInt is the integer after key in dict ("/Prev 1234"), if any.
-func dictInt(dict []byte, key string) (int64, bool) {
-	i := bytes.Index(dict, []byte(key))
-	if i < 0 {
-		return 0, false
-	}
-	j := i + len(key)
-	if j < len(dict) && !isPDFSpace(dict[j]) {
-		return 0, false // a longer name
-	}
-	v, _, ok := pdfInt(dict, skipPDFSpace(dict, j))
-	return v, ok
-}
-
-// pdfInt reads the decimal integer at data[p:] and returns it and where it
-// ends.
-func pdfInt(data []byte, p int) (int64, int, bool) {
-	e := p
-	for e < len(data) && e-p < 18 && data[e] >= '0' && data[e] <= '9' {
-		e++
-	}
-	if e == p {
-		return 0, p, false
-	}
-	v, err := strconv.ParseInt(string(data[p:e]), 10, 64)
-	return v, e, err == nil
-}
-
-func skipPDFSpace(data []byte, p int) int {
-	for p < len(data) && isPDFSpace(data[p]) {
-		p++
-	}
-	return p
-}
-
-// isPDFSpace reports whether c is PDF white space (ISO 32000-1 7.2.2).
-func isPDFSpace(c byte) bool {
-	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == 0
 }
