@@ -103,6 +103,8 @@ type Options struct {
 	// File is the value of the log's file column.
 	File string
 	// Concurrency is how many pages are processed at once (default 1).
+	// A Page's first block that may end a word hyphenated on the Page
+	// before waits for that Page's block (hyphenfile.go).
 	Concurrency int
 	// KeepHyphens sends hyphenated words as their two parts and leaves
 	// SUBS_TYPE/SUBS_CONTENT alone, as the original tool did (its logs are
@@ -326,10 +328,13 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	if auto {
 		tr.pageLang = pageLanguages(opt.Detector, pages, !opt.KeepHyphens, tr.order.MinConfidence, opt.DocumentLang)
 	}
-	if opt.Next != nil && !opt.KeepHyphens {
-		tr.next = tr.readNextHead(doc, pages, opt.Next)
-	}
 	tr.pages = len(pages)
+	if !opt.KeepHyphens {
+		tr.seams = tr.pageSeams(doc, pages)
+		if opt.Next != nil {
+			tr.next = tr.readNextSeam(doc, pages, opt.Next)
+		}
+	}
 	results := make([]pageResult, len(pages))
 	conc := max(1, opt.Concurrency)
 	ctx, cancel := context.WithCancel(ctx)
@@ -373,7 +378,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	}
 	res.Stats.Pages = len(pages)
 	res.Warnings = tr.warnings
-	res.Carried, res.FromPrev = tr.carried(), tr.fromPrev()
+	res.Carried, res.FromPrev = tr.next.carried(), tr.fromPrev()
 	if n := res.Stats.OverAlignLimit; n > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d lines over the alignment limit (%d words or %d characters) took their proportional share of the translated words instead of the aligned one",
 			opt.File, n, MaxAlignWords, MaxAlignRunes))
@@ -421,19 +426,15 @@ type translator struct {
 	supported map[string]error // pair check per source language
 	warnings  []string
 
-	// Words hyphenated across files (hyphenfile.go): pages is the
-	// number of pages; next is the next file's first block; carry is
-	// the last block joined with it and carryWord the word it took;
-	// prev stands for the previous file's block whose word this
-	// document's first String ends, prevDone says that String was
+	// Words hyphenated across pages (hyphenfile.go): pages is the number
+	// of pages; seams[i] is the seam after page i+1 (from 1), next the
+	// one after the last, before the next file's first page; prevDone
+	// says the String holding the word the previous file carried was
 	// emptied.
-	pages     int
-	next      *nextHead
-	lastBody  *xmlsplice.Node // the last block of the last page's text flow
-	carry     *block
-	carryWord string
-	prev      *block
-	prevDone  atomic.Bool
+	pages    int
+	seams    []*seam
+	next     *seam
+	prevDone atomic.Bool
 }
 
 type pageResult struct {
@@ -447,6 +448,9 @@ type pageResult struct {
 	// failed are the blocks the guard left untranslated, for the end
 	// rounds (rounds.go).
 	failed []failedBlock
+	// prev stands for the block of the page (file) before whose last
+	// word this page's first String ends (joinPrev); nil when none.
+	prev *block
 }
 
 // supports checks the pair once per source language; an unsupported pair is
@@ -577,6 +581,9 @@ func pageLanguages(d Detector, pages []*xmlsplice.Node, join bool, minConf float
 }
 
 func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node) pageResult {
+	// A page that fails or ends without settling its seam leaves nothing
+	// carried over it, and the next page stops waiting.
+	defer t.seamAfter(pageNum).settle()
 	pr := pageResult{langs: map[string]int{}, from: map[LangSource]int{}}
 	var blocks []*block
 	for _, b := range collectBlocks(page, !t.opt.KeepHyphens) {
@@ -615,17 +622,24 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 		groups[b.src] = append(groups[b.src], b)
 		grouped[b] = true
 	}
+	var top *block // this page's first block, whose first word the Page before may carry
 	if !t.opt.KeepHyphens {
 		if pageNum == 1 {
-			t.joinPrev(withText, grouped)
+			pr.prev = t.joinPrev(withText, grouped, t.opt.Prev)
 		}
-		joinAcross(textFlow(withText), grouped, t.opt.Mode != Alternative)
-		if pageNum == t.pages {
-			t.joinNext(withText, grouped)
+		top = t.topOf(pageNum, withText, grouped)
+		joinAcross(flowFrom(textFlow(withText), top), grouped, t.opt.Mode != Alternative)
+		if s := t.seamAfter(pageNum); s != nil {
+			t.joinNext(s, withText, grouped)
 		}
 	}
 	bt := &batch.Batcher{Backend: t.opt.Backend, Target: t.opt.Target, MaxChars: t.opt.MaxBatchChars, Counts: &pr.stats.Counts}
 	for _, lang := range order {
+		if top != nil && top.src == lang {
+			if pr.prev, pr.err = t.awaitPrev(ctx, t.seamBefore(pageNum), withText, grouped); pr.err != nil {
+				return pr
+			}
+		}
 		ok, err := t.supports(ctx, lang)
 		if err != nil {
 			pr.err = err
@@ -636,6 +650,7 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 			for _, b := range groups[lang] {
 				t.untouched(b, pageNum, backend.UnsupportedLang, &pr)
 			}
+			t.settled(pageNum, groups[lang])
 			continue
 		}
 		if err := t.translateGroup(ctx, bt, pageNum, lang, groups[lang], &pr); err != nil {
@@ -665,6 +680,7 @@ func (t *translator) translateGroup(ctx context.Context, bt *batch.Batcher, page
 	for i, b := range blocks {
 		b.accepted = status[i] != backend.Untranslated
 	}
+	t.settled(pageNum, blocks)
 	// A block whose translation the guard rejected twice stays as it was;
 	// its lines are logged as untranslated and get no anchors.
 	var anchors []string
@@ -775,7 +791,7 @@ func (t *translator) untouched(b *block, pageNum int, st backend.Status, pr *pag
 // writeBlock turns a block's aligned tokens into edits and log rows.
 func (t *translator) writeBlock(b *block, lang string, tokens []string, counts []int, pageNum int, st backend.Status, pr *pageResult) error {
 	var contentEdits, altEdits []edit
-	if b.cont != nil && b.contOf == t.prev {
+	if pageNum == 1 && b.cont != nil && b.contOf == pr.prev {
 		t.prevDone.Store(true) // the previous file's word is written there
 	}
 	tag := ""

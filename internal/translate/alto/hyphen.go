@@ -175,18 +175,14 @@ func (b *block) joinPair(cur *lineWords, k int, next *lineWords) bool {
 func joinAcross(blocks []*block, grouped map[*block]bool, lone bool) {
 	for i := 0; i+1 < len(blocks); i++ {
 		a, b := blocks[i], blocks[i+1]
-		if !grouped[a] || !grouped[b] || a.src != b.src || len(a.lws) == 0 || len(b.lws) == 0 {
+		if !grouped[a] || !grouped[b] || a.src != b.src {
 			continue
 		}
-		cur, next := a.lws[len(a.lws)-1], b.lws[0]
-		k, ok := firstPart(cur, next)
-		if !ok || len(next.words[0]) != 1 || !beginsWord(next.words[0][0]) || !restOf(next) {
+		cur, next, k, ok := blockPair(a, b, lone)
+		if !ok {
 			continue
 		}
 		only := len(Fields(b.text)) < 2
-		if only && (!lone || !markedRest(cur.strs[k], cur.words[k], next.strs[0], next.words[0][0])) {
-			continue
-		}
 		a.joinPair(cur, k, next)
 		b.cont, b.contOf = next.strs[0], a
 		if only {
@@ -195,6 +191,26 @@ func joinAcross(blocks []*block, grouped map[*block]bool, lone bool) {
 		a.finish()
 		b.finish()
 	}
+}
+
+// blockPair returns a's last line, b's first line and the String k of the
+// former whose last word begins the word the latter's first String ends,
+// when b is a block after a: that String holds one word, beginning with a
+// letter, that may be the rest of a word (restOf); when it is b's only
+// word, only with lone and marked as the rest (markedRest).
+func blockPair(a, b *block, lone bool) (cur, next *lineWords, k int, ok bool) {
+	if len(a.lws) == 0 || len(b.lws) == 0 {
+		return nil, nil, 0, false
+	}
+	cur, next = a.lws[len(a.lws)-1], b.lws[0]
+	k, ok = firstPart(cur, next)
+	if !ok || len(next.words[0]) != 1 || !beginsWord(next.words[0][0]) || !restOf(next) {
+		return nil, nil, 0, false
+	}
+	if len(Fields(b.text)) < 2 && (!lone || !markedRest(cur.strs[k], cur.words[k], next.strs[0], next.words[0][0])) {
+		return nil, nil, 0, false
+	}
+	return cur, next, k, true
 }
 
 // restOf reports whether next's first String may end a word hyphenated in

@@ -1,7 +1,10 @@
 package alto
 
 import (
+	"context"
+	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"archivekit/internal/translate/backend"
@@ -44,22 +47,37 @@ import (
 // the first file wrote the whole word. The first file may carry the word
 // while the second is never translated (the run stops, the second fails):
 // its caller then gives Prev to the second file's later translation.
+//
+// Two Pages of one file (a book in one ALTO file) are joined the same way,
+// with a seam between each two consecutive Pages (pageSeams) in place of
+// Next, the Carried handed over inside Translate. The Pages are translated
+// concurrently; the one ordering is that the next Page's first block,
+// when the seam holds a pair, is joined and sent only once the Page before
+// settled the seam (awaitPrev): its joined block's translation accepted
+// (the word carried) or rejected, or the Page ended without it (failed,
+// left untouched, already translated: nothing carried). Only the language
+// group of that block waits, and a Page never waits for the one after it,
+// so the waits form no cycle. Unlike the next file, the next Page does not
+// wait for the end rounds: a first block the guard accepts only there
+// leaves the second part translated on the next Page too (the meaning
+// twice, no text lost).
 
-// Carried is a word hyphenated across two files whose whole word the first
-// file's translation wrote: Word is the second part (the next file's first
-// word), Lang the source language it was translated from.
+// Carried is a word hyphenated across two pages (two files, or two Pages
+// of one file) whose whole word the first page's translation wrote: Word
+// is the second part (the next page's first word), Lang the source
+// language it was translated from.
 type Carried struct {
 	Word string `json:"word"`
 	Lang string `json:"lang"`
-	// Block is the place, from 1 among the TextBlocks of the next file's
-	// first Page, of the block whose first String is Word (the first block
+	// Block is the place, from 1 among the TextBlocks of the next Page
+	// (the next file's first), of the block whose first String is Word (the first block
 	// of the text flow, running heads passed over). 0, as in ledger
 	// entries written before it was recorded: the first block with a
 	// letter.
 	Block int `json:"block,omitempty"`
 }
 
-// nextHead is the first block with text of the next file's first Page,
+// nextHead is the first block with text of the next page's text flow,
 // with the language and state its own translation will give it.
 type nextHead struct {
 	b       *block
@@ -67,13 +85,35 @@ type nextHead struct {
 	grouped bool // translated: pending, not in the target language
 }
 
-// readNextHead reads the next file's first block of its text flow (nil
-// when it has none or cannot be read: no join), and finds this document's
-// last one (t.lastBody): the blocks at the foot of this document's last
-// Page and at the top of next's first, running heads and feet passed over
-// (runninghead.go), judged against the last pages of this document and the
-// first of next.
-func (t *translator) readNextHead(doc *xmlsplice.Document, pages []*xmlsplice.Node, src []byte) *nextHead {
+// seam is where one page's text flow ends and the next one's begins: two
+// Pages of this document, or this document's last Page and the next
+// file's first (Options.Next). The first page joins a word hyphenated
+// there (joinNext) and carries it over the seam (carried); the next page
+// empties its part (joinPrev): the next file when given the Carried as
+// Options.Prev, the next Page of this document once the seam is settled
+// (awaitPrev).
+type seam struct {
+	head *nextHead       // the next page's first block of its text flow; nil: none
+	last *xmlsplice.Node // this page's last block of its text flow; nil: none
+	// pair: the two blocks' words form a pair (blockPair) and head is
+	// translated; only then may the word be carried, and only then does
+	// the next Page of this document wait for the seam.
+	pair  bool
+	carry *block // the last block, its last word joined with head's first
+	word  string // the word it took from head
+	// done is closed when the page before settled the seam: it did not
+	// join, or the joined block's translation was accepted or rejected,
+	// or the page ended (failed, nothing translated).
+	done chan struct{}
+	once sync.Once
+}
+
+// readNextSeam reads the next file's first block of its text flow and
+// returns the seam between this document's last Page and next's first
+// (nil when next cannot be read: no join). Running heads and feet are
+// passed over (runninghead.go), judged against the last pages of this
+// document and the first of next.
+func (t *translator) readNextSeam(doc *xmlsplice.Document, pages []*xmlsplice.Node, src []byte) *seam {
 	text, _, err := xmlsplice.Decode(src)
 	if err != nil || len(pages) == 0 {
 		return nil
@@ -90,14 +130,40 @@ func (t *translator) readNextHead(doc *xmlsplice.Document, pages []*xmlsplice.No
 	var seq edgeSeq
 	seq.add(tail, furnitureTags(doc))
 	seq.add(npages[:min(3, len(npages))], furnitureTags(ndoc))
-	if a := seq.body(len(tail)-1, true); a != nil {
-		t.lastBody = a.node
-	}
-	first := seq.body(len(tail), false)
-	if first == nil {
+	return t.seamAt(&seq, len(tail)-1, func() string {
+		return pageLanguages(t.opt.Detector, npages, true, t.order.MinConfidence, t.opt.DocumentLang)[0]
+	})
+}
+
+// pageSeams returns the seams between the document's consecutive Pages:
+// seams[i] is the one after pages[i].
+func (t *translator) pageSeams(doc *xmlsplice.Document, pages []*xmlsplice.Node) []*seam {
+	if len(pages) < 2 {
 		return nil
 	}
-	h := &nextHead{b: first, src: t.opt.Source}
+	var seq edgeSeq
+	seq.add(pages, furnitureTags(doc))
+	seams := make([]*seam, len(pages)-1)
+	for i := range seams {
+		seams[i] = t.seamAt(&seq, i, func() string { return t.pageLang[i+1] })
+	}
+	return seams
+}
+
+// seamAt returns the seam after page i of seq; lang gives the next page's
+// language (auto detection only).
+func (t *translator) seamAt(seq *edgeSeq, i int, lang func() string) *seam {
+	s := &seam{done: make(chan struct{})}
+	a := seq.body(i, true)
+	if a != nil {
+		s.last = a.node
+	}
+	first := seq.body(i+1, false)
+	if first == nil {
+		return s
+	}
+	h := &nextHead{b: first}
+	h.src, _ = Given(first.text, t.opt.Source)
 	switch t.opt.Mode {
 	case Append:
 		h.grouped = len(t.pendingAppend([]*block{first})) == 1
@@ -107,39 +173,103 @@ func (t *translator) readNextHead(doc *xmlsplice.Document, pages []*xmlsplice.No
 		h.grouped = true
 	}
 	if t.auto {
-		langs := pageLanguages(t.opt.Detector, npages, true, t.order.MinConfidence, t.opt.DocumentLang)
-		h.src, _ = t.order.Choose(t.opt.Detector, first.text, blockLang(first), langs[0])
+		h.src, _ = t.order.Choose(t.opt.Detector, first.text, blockLang(first), lang())
 	}
 	h.grouped = h.grouped && h.src != t.opt.Target
-	return h
+	s.head = h
+	if a != nil && h.grouped {
+		_, _, _, s.pair = blockPair(a, first, t.opt.Mode != Alternative)
+	}
+	return s
 }
 
-// joinNext joins the last word of the last page's last block (the last of
-// blocks, those with text) with the next file's first word (see the
-// comment at the top of this file); t.carry is then that block.
-func (t *translator) joinNext(blocks []*block, grouped map[*block]bool) {
-	h, a := t.next, blockOf(blocks, t.lastBody)
-	if h == nil || !h.grouped || a == nil {
+// seamAfter returns the seam at the foot of page pageNum (from 1): the one
+// before the next Page, or on the last Page the one before the next
+// file's (nil when none).
+func (t *translator) seamAfter(pageNum int) *seam {
+	switch {
+	case pageNum <= len(t.seams):
+		return t.seams[pageNum-1]
+	case pageNum == t.pages:
+		return t.next
+	}
+	return nil
+}
+
+// seamBefore returns the seam between page pageNum and the Page before it
+// in this document (nil when none).
+func (t *translator) seamBefore(pageNum int) *seam {
+	if pageNum >= 2 && pageNum-2 < len(t.seams) {
+		return t.seams[pageNum-2]
+	}
+	return nil
+}
+
+// topOf returns the block of page pageNum (among blocks, those with text)
+// into which the Page before may carry a word: the head of the seam
+// before it, when the seam holds a pair and the block is translated; nil
+// when none.
+func (t *translator) topOf(pageNum int, blocks []*block, grouped map[*block]bool) *block {
+	s := t.seamBefore(pageNum)
+	if s == nil || !s.pair {
+		return nil
+	}
+	for _, b := range blocks {
+		if b.pos == s.head.b.pos && grouped[b] {
+			return b
+		}
+	}
+	return nil
+}
+
+// flowFrom returns the text flow from top on (all of it when top is nil
+// or not in it): the page furniture above top joins no word with top's
+// first, which the Page before may take.
+func flowFrom(flow []*block, top *block) []*block {
+	if i := slices.Index(flow, top); i > 0 {
+		return flow[i:]
+	}
+	return flow
+}
+
+// settle closes s.done once: the next page may read what s carries.
+func (s *seam) settle() {
+	if s != nil {
+		s.once.Do(func() { close(s.done) })
+	}
+}
+
+// settled settles the seam after page pageNum when blocks, whose
+// translation was just accepted or rejected (or left untouched), hold the
+// block it carries from.
+func (t *translator) settled(pageNum int, blocks []*block) {
+	if s := t.seamAfter(pageNum); s != nil && s.carry != nil && slices.Contains(blocks, s.carry) {
+		s.settle()
+	}
+}
+
+// joinNext joins the last word of this page's last block of its text flow
+// (among blocks, those with text) with the next page's first word across
+// the seam s (see the comment at the top of this file); s.carry is then
+// that block. A seam it does not join is settled at once.
+func (t *translator) joinNext(s *seam, blocks []*block, grouped map[*block]bool) {
+	defer func() {
+		if s.carry == nil {
+			s.settle()
+		}
+	}()
+	a := blockOf(blocks, s.last)
+	if !s.pair || a == nil || !grouped[a] || a.src != s.head.src || len(Fields(a.text)) == 0 || joinedBefore(a, blocks) {
 		return
 	}
-	if !grouped[a] || a.src != h.src || len(a.lws) == 0 || len(Fields(a.text)) == 0 || len(h.b.lws) == 0 {
-		return
-	}
-	cur, next := a.lws[len(a.lws)-1], h.b.lws[0]
-	k, ok := firstPart(cur, next)
-	if !ok || len(next.words[0]) != 1 || !beginsWord(next.words[0][0]) || joinedBefore(a, blocks) {
+	cur, next, k, ok := blockPair(a, s.head.b, t.opt.Mode != Alternative)
+	if !ok {
 		return
 	}
 	word := next.words[0][0]
-	if !restOf(next) {
-		return // a heading ("Zweites Kapitel") is not the rest of the word
-	}
-	if len(Fields(h.b.text)) < 2 && (t.opt.Mode == Alternative || !markedRest(cur.strs[k], cur.words[k], next.strs[0], word)) {
-		return
-	}
 	a.joinPair(cur, k, next)
 	a.finish()
-	t.carry, t.carryWord = a, word
+	s.carry, s.word = a, word
 }
 
 // joinedBefore reports whether a's last word already joined a block after
@@ -186,23 +316,39 @@ func textFlow(blocks []*block) []*block {
 	return out
 }
 
-// carried is what the document carried to the next file: nil unless the
+// carried is what the page before s carried over it: nil unless the
 // joined block's translation was accepted.
-func (t *translator) carried() *Carried {
-	if t.carry == nil || !t.carry.accepted {
+func (s *seam) carried() *Carried {
+	if s == nil || s.carry == nil || !s.carry.accepted {
 		return nil
 	}
-	return &Carried{Word: t.carryWord, Lang: t.carry.src, Block: t.next.b.pos}
+	return &Carried{Word: s.word, Lang: s.carry.src, Block: s.head.b.pos}
 }
 
-// joinPrev makes the first String of the first page's first block (the
-// first of blocks, those with text) the cont of the word the previous
-// file carried, when it holds just that word and the block is translated
-// from the language the word was.
-func (t *translator) joinPrev(blocks []*block, grouped map[*block]bool) {
-	c := t.opt.Prev
+// awaitPrev waits until the Page before this one settled the seam s, then
+// joins what it carried into this page's first block (joinPrev). Only the
+// group of that block waits, and only when s holds a pair; the page before
+// settles s when its block's translation is known or when it ends, failed
+// or not, and never waits for this page: no cycle.
+func (t *translator) awaitPrev(ctx context.Context, s *seam, blocks []*block, grouped map[*block]bool) (*block, error) {
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return t.joinPrev(blocks, grouped, s.carried()), nil
+}
+
+// joinPrev makes the first String of the first block of the page's text
+// flow (among blocks, those with text; c.Block names it) the cont of the
+// word c, which the page before carried (nil: none), when it holds just
+// that word and the block is translated from the language the word was.
+// It returns the block standing for the one that wrote the whole word
+// (nil when none joined): its absorbed is the block whose only word that
+// was.
+func (t *translator) joinPrev(blocks []*block, grouped map[*block]bool, c *Carried) *block {
 	if c == nil {
-		return
+		return nil
 	}
 	b := firstWithLetter(blocks)
 	if c.Block > 0 {
@@ -214,33 +360,35 @@ func (t *translator) joinPrev(blocks []*block, grouped map[*block]bool) {
 		}
 	}
 	if b == nil {
-		return
+		return nil
 	}
 	if !grouped[b] || b.src != c.Lang || len(b.lws) == 0 || b.cont != nil {
-		return
+		return nil
 	}
 	next := b.lws[0]
 	if len(next.strs) == 0 || !isSecondPart(next.strs[0]) || len(next.words[0]) != 1 || next.words[0][0] != c.Word {
-		return
+		return nil
 	}
 	only := len(Fields(b.text)) < 2
 	if only && t.opt.Mode == Alternative {
-		return
+		return nil
 	}
 	next.words[0] = nil
-	t.prev = &block{accepted: true}
-	b.cont, b.contOf = next.strs[0], t.prev
+	prev := &block{accepted: true}
+	b.cont, b.contOf = next.strs[0], prev
 	if only {
-		t.prev.absorbed = b
+		prev.absorbed = b
 	}
 	b.finish()
+	return prev
 }
 
-// writeFromPrev writes the blocks of a group whose only word the previous
-// file carried: their String emptied, counted translated, no log row.
+// writeFromPrev writes the blocks of a group whose only word the page
+// before carried (pr.prev's absorbed): their String emptied, counted
+// translated, no log row.
 func (t *translator) writeFromPrev(blocks []*block, lang string, pageNum int, pr *pageResult) error {
 	for _, b := range blocks {
-		if t.prev == nil || t.prev.absorbed != b {
+		if pr.prev == nil || pr.prev.absorbed != b {
 			continue
 		}
 		if err := t.writeBlock(b, lang, nil, nil, pageNum, backend.OK, pr); err != nil {
@@ -255,7 +403,7 @@ func (t *translator) writeFromPrev(blocks []*block, lang string, pageNum int, pr
 // fromPrev reports the word the document's translation emptied because
 // the previous file carried it ("" when none).
 func (t *translator) fromPrev() string {
-	if t.prev == nil || !t.prevDone.Load() {
+	if !t.prevDone.Load() {
 		return ""
 	}
 	return t.opt.Prev.Word

@@ -72,7 +72,7 @@ func (t *translator) retryBlock(ctx context.Context, f failedBlock, pr *pageResu
 	f.b.accepted = true
 	// Write into a scratch result, then put its rows where the block's
 	// untranslated rows were.
-	tmp := pageResult{langs: pr.langs}
+	tmp := pageResult{langs: pr.langs, prev: pr.prev}
 	if _, err := t.writeTranslated(f.b, f.lang, seg.Text, anchors, f.page, backend.Retried, &tmp); err != nil {
 		return false, err
 	}

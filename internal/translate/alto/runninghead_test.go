@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/xmlsplice"
 )
 
@@ -190,30 +191,13 @@ var kleinPages = []string{"00000005", "00000006", "00000007", "00000008", "00000
 // It also checks, page by page, that the running heads and numbers are
 // passed over at the top and nothing at the foot, where this book has none.
 func TestRunningHeadsRealBook(t *testing.T) {
-	var docs [][]byte
-	for _, p := range kleinPages {
-		b, err := os.ReadFile(filepath.Join("testdata", "real", "gdz-kleiuniv", p+".xml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		docs = append(docs, b)
-	}
+	docs := readKlein(t)
 	be := upper()
-	var prev *Carried
 	var joined []string
-	for i, src := range docs {
-		opt := Options{Backend: be, Source: "de", Target: "en", File: kleinPages[i], FastAlign: true, Prev: prev}
-		if i+1 < len(docs) {
-			opt.Next = docs[i+1]
-		}
-		res, err := Translate(context.Background(), src, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for i, res := range translateBook(t, be, docs, kleinPages) {
 		if res.FromPrev != "" {
 			joined = append(joined, kleinPages[i-1]+"/"+kleinPages[i]+" "+res.FromPrev)
 		}
-		prev = res.Carried
 	}
 	if want := []string{"00000014/00000015 pfand"}; !slices.Equal(joined, want) {
 		t.Errorf("joined across pages: %q, want %q", joined, want)
@@ -239,6 +223,40 @@ func TestRunningHeadsRealBook(t *testing.T) {
 			t.Errorf("%s: text flow %q, want %q", kleinPages[i], got, kleinFlow[i])
 		}
 	}
+}
+
+// readKlein reads the files of kleinPages.
+func readKlein(t *testing.T) [][]byte {
+	var docs [][]byte
+	for _, p := range kleinPages {
+		b, err := os.ReadFile(filepath.Join("testdata", "real", "gdz-kleiuniv", p+".xml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, b)
+	}
+	return docs
+}
+
+// translateBook translates files (named names) one by one, in page order,
+// as translate does a book's: each given the next and what the one
+// before carried (Source de, Target en, FastAlign).
+func translateBook(t *testing.T, be backend.Backend, files [][]byte, names []string) []*Result {
+	var out []*Result
+	var prev *Carried
+	for i, src := range files {
+		opt := Options{Backend: be, Source: "de", Target: "en", File: names[i], FastAlign: true, Prev: prev}
+		if i+1 < len(files) {
+			opt.Next = files[i+1]
+		}
+		res, err := Translate(context.Background(), src, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, res)
+		prev = res.Carried
+	}
+	return out
 }
 
 // kleinFlow is the beginning of the first and last block of each page's
