@@ -104,7 +104,7 @@ type Options struct {
 	File string
 	// Concurrency is how many pages are processed at once (default 1).
 	// A Page's first block that may end a word hyphenated on the Page
-	// before waits for that Page's block (hyphenfile.go).
+	// before is written only once that Page's block was (hyphenfile.go).
 	Concurrency int
 	// KeepHyphens sends hyphenated words as their two parts and leaves
 	// SUBS_TYPE/SUBS_CONTENT alone, as the original tool did (its logs are
@@ -450,7 +450,10 @@ type pageResult struct {
 	failed []failedBlock
 	// prev stands for the block of the page (file) before whose last
 	// word this page's first String ends (joinPrev); nil when none.
-	prev *block
+	// guess is the seam before the page while that join waits for it to
+	// be settled (guessPrev).
+	prev  *block
+	guess *seam
 }
 
 // supports checks the pair once per source language; an unsupported pair is
@@ -636,7 +639,7 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 	bt := &batch.Batcher{Backend: t.opt.Backend, Target: t.opt.Target, MaxChars: t.opt.MaxBatchChars, Counts: &pr.stats.Counts}
 	for _, lang := range order {
 		if top != nil && top.src == lang {
-			if pr.prev, pr.err = t.awaitPrev(ctx, t.seamBefore(pageNum), withText, grouped); pr.err != nil {
+			if pr.prev, pr.err = t.guessPrev(ctx, t.seamBefore(pageNum), withText, grouped, &pr); pr.err != nil {
 				return pr
 			}
 		}
@@ -646,6 +649,9 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 			return pr
 		}
 		if !ok {
+			if _, pr.err = t.confirmPrev(ctx, &pr, groups[lang]); pr.err != nil {
+				return pr
+			}
 			pr.stats.Unsupported += len(groups[lang])
 			for _, b := range groups[lang] {
 				t.untouched(b, pageNum, backend.UnsupportedLang, &pr)
@@ -661,13 +667,10 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 	return pr
 }
 
-func (t *translator) translateGroup(ctx context.Context, bt *batch.Batcher, pageNum int, lang string, blocks []*block, pr *pageResult) error {
+func (t *translator) translateGroup(ctx context.Context, bt *batch.Batcher, pageNum int, lang string, group []*block, pr *pageResult) error {
 	// A block absorbed by the one before it is written with that block
-	// (or, absorbed by the previous file's, alone).
-	if err := t.writeFromPrev(blocks, lang, pageNum, pr); err != nil {
-		return err
-	}
-	blocks = slices.DeleteFunc(slices.Clone(blocks), func(b *block) bool { return b.contOf != nil && b.contOf.absorbed == b })
+	// (or, absorbed by the page before's, alone: writeFromPrev).
+	blocks := slices.DeleteFunc(slices.Clone(group), func(b *block) bool { return b.contOf != nil && b.contOf.absorbed == b })
 	items := make([]string, len(blocks))
 	for i, b := range blocks {
 		items[i] = b.text
@@ -680,25 +683,26 @@ func (t *translator) translateGroup(ctx context.Context, bt *batch.Batcher, page
 	for i, b := range blocks {
 		b.accepted = status[i] != backend.Untranslated
 	}
-	t.settled(pageNum, blocks)
-	// A block whose translation the guard rejected twice stays as it was;
-	// its lines are logged as untranslated and get no anchors.
-	var anchors []string
-	if !t.opt.FastAlign {
-		var lines []string
-		for i, b := range blocks {
-			if status[i] == backend.Untranslated {
-				continue
-			}
-			for _, l := range b.holders {
-				lines = append(lines, l.text)
-			}
-		}
-		// A rejected anchor is empty, not retried: alignment then leans on
-		// its neighbours; anchors are never written.
-		if anchors, _, err = bt.Translate(ctx, lines, lang, false); err != nil {
+	if pr.guess == nil {
+		t.settled(pageNum, blocks)
+	}
+	anchors, err := t.anchors(ctx, bt, lang, blocks, status)
+	if err != nil {
+		return err
+	}
+	// A join made before the page before knew its block's fate holds
+	// only when that block was accepted; otherwise the group goes again
+	// with the word back in its place. The seam after this page is
+	// settled only then: its block's text is final.
+	if undone, err := t.confirmPrev(ctx, pr, group); err != nil || undone {
+		if err != nil {
 			return err
 		}
+		return t.translateGroup(ctx, bt, pageNum, lang, group, pr)
+	}
+	t.settled(pageNum, blocks)
+	if err := t.writeFromPrev(group, lang, pageNum, pr); err != nil {
+		return err
 	}
 	for i, b := range blocks {
 		if status[i] == backend.Untranslated {
@@ -716,6 +720,29 @@ func (t *translator) translateGroup(ctx context.Context, bt *batch.Batcher, page
 		}
 	}
 	return nil
+}
+
+// anchors translates the lines of the blocks whose translation was
+// accepted (status), one by one, as the alignment's anchors (none with
+// FastAlign). A block whose translation the guard rejected twice stays as
+// it was; its lines are logged as untranslated and get no anchors.
+func (t *translator) anchors(ctx context.Context, bt *batch.Batcher, lang string, blocks []*block, status []backend.Status) ([]string, error) {
+	if t.opt.FastAlign {
+		return nil, nil
+	}
+	var lines []string
+	for i, b := range blocks {
+		if status[i] == backend.Untranslated {
+			continue
+		}
+		for _, l := range b.holders {
+			lines = append(lines, l.text)
+		}
+	}
+	// A rejected anchor is empty, not retried: alignment then leans on
+	// its neighbours; anchors are never written.
+	anchors, _, err := bt.Translate(ctx, lines, lang, false)
+	return anchors, err
 }
 
 // writeTranslated aligns a block's translation text to its lines (with

@@ -51,16 +51,21 @@ import (
 // Two Pages of one file (a book in one ALTO file) are joined the same way,
 // with a seam between each two consecutive Pages (pageSeams) in place of
 // Next, the Carried handed over inside Translate. The Pages are translated
-// concurrently; the one ordering is that the next Page's first block,
-// when the seam holds a pair, is joined and sent only once the Page before
-// settled the seam (awaitPrev): its joined block's translation accepted
-// (the word carried) or rejected, or the Page ended without it (failed,
-// left untouched, already translated: nothing carried). Only the language
-// group of that block waits, and a Page never waits for the one after it,
-// so the waits form no cycle. Unlike the next file, the next Page does not
-// wait for the end rounds: a first block the guard accepts only there
-// leaves the second part translated on the next Page too (the meaning
-// twice, no text lost).
+// concurrently. The next Page does not wait for the first Page's block to
+// be translated before sending its own: it joins (empties from its text)
+// the word as soon as the Page before decided to carry it (guessPrev:
+// seam.decided, before any backend call), sends its group, and before
+// writing waits for the seam to be settled (confirmPrev: seam.done): the
+// joined block's translation accepted (the word carried), or rejected, or
+// the Page ended without it (failed, left untouched, already translated).
+// When nothing was carried after all, the join is undone and the group
+// sent again with the word in its place, so the output is the one the
+// next file's would be. Only the group of that block waits, a Page never
+// waits for the one after it, so the waits form no cycle; the seam after
+// a Page whose join waits is settled only once its own text is final.
+// Unlike the next file, the next Page does not wait for the end rounds: a
+// first block the guard accepts only there leaves the second part
+// translated on the next Page too (the meaning twice, no text lost).
 
 // Carried is a word hyphenated across two pages (two files, or two Pages
 // of one file) whose whole word the first page's translation wrote: Word
@@ -90,22 +95,23 @@ type nextHead struct {
 // file's first (Options.Next). The first page joins a word hyphenated
 // there (joinNext) and carries it over the seam (carried); the next page
 // empties its part (joinPrev): the next file when given the Carried as
-// Options.Prev, the next Page of this document once the seam is settled
-// (awaitPrev).
+// Options.Prev, the next Page of this document through guessPrev and
+// confirmPrev.
 type seam struct {
 	head *nextHead       // the next page's first block of its text flow; nil: none
 	last *xmlsplice.Node // this page's last block of its text flow; nil: none
 	// pair: the two blocks' words form a pair (blockPair) and head is
 	// translated; only then may the word be carried, and only then does
-	// the next Page of this document wait for the seam.
+	// the next Page of this document look at the seam (topOf).
 	pair  bool
 	carry *block // the last block, its last word joined with head's first
 	word  string // the word it took from head
-	// done is closed when the page before settled the seam: it did not
-	// join, or the joined block's translation was accepted or rejected,
-	// or the page ended (failed, nothing translated).
-	done chan struct{}
-	once sync.Once
+	// decided is closed once the page before chose whether to join (carry
+	// is then final), done once it settled the seam: it did not join, or
+	// the joined block's translation was accepted or rejected, or the
+	// page ended (failed, nothing translated).
+	decided, done        chan struct{}
+	decideOnce, doneOnce sync.Once
 }
 
 // readNextSeam reads the next file's first block of its text flow and
@@ -153,7 +159,7 @@ func (t *translator) pageSeams(doc *xmlsplice.Document, pages []*xmlsplice.Node)
 // seamAt returns the seam after page i of seq; lang gives the next page's
 // language (auto detection only).
 func (t *translator) seamAt(seq *edgeSeq, i int, lang func() string) *seam {
-	s := &seam{done: make(chan struct{})}
+	s := &seam{decided: make(chan struct{}), done: make(chan struct{})}
 	a := seq.body(i, true)
 	if a != nil {
 		s.last = a.node
@@ -232,10 +238,19 @@ func flowFrom(flow []*block, top *block) []*block {
 	return flow
 }
 
-// settle closes s.done once: the next page may read what s carries.
+// decide closes s.decided once: the next page may read s.carry.
+func (s *seam) decide() {
+	if s != nil {
+		s.decideOnce.Do(func() { close(s.decided) })
+	}
+}
+
+// settle closes s.decided and s.done once: the next page may read what s
+// carries.
 func (s *seam) settle() {
 	if s != nil {
-		s.once.Do(func() { close(s.done) })
+		s.decide()
+		s.doneOnce.Do(func() { close(s.done) })
 	}
 }
 
@@ -251,9 +266,11 @@ func (t *translator) settled(pageNum int, blocks []*block) {
 // joinNext joins the last word of this page's last block of its text flow
 // (among blocks, those with text) with the next page's first word across
 // the seam s (see the comment at the top of this file); s.carry is then
-// that block. A seam it does not join is settled at once.
+// that block. The seam is decided then, and settled at once when it did
+// not join.
 func (t *translator) joinNext(s *seam, blocks []*block, grouped map[*block]bool) {
 	defer func() {
+		s.decide()
 		if s.carry == nil {
 			s.settle()
 		}
@@ -325,18 +342,57 @@ func (s *seam) carried() *Carried {
 	return &Carried{Word: s.word, Lang: s.carry.src, Block: s.head.b.pos}
 }
 
-// awaitPrev waits until the Page before this one settled the seam s, then
-// joins what it carried into this page's first block (joinPrev). Only the
-// group of that block waits, and only when s holds a pair; the page before
-// settles s when its block's translation is known or when it ends, failed
-// or not, and never waits for this page: no cycle.
-func (t *translator) awaitPrev(ctx context.Context, s *seam, blocks []*block, grouped map[*block]bool) (*block, error) {
+// guessPrev joins into this page's first block the word the Page before
+// joins across the seam s, as soon as that Page decided to, before its
+// block's translation is known (the page's group is sent meanwhile); the
+// join is kept or undone once s is settled (confirmPrev). It returns the
+// stand-in joinPrev returns (nil when nothing joined) and records s as
+// the page's guess.
+func (t *translator) guessPrev(ctx context.Context, s *seam, blocks []*block, grouped map[*block]bool, pr *pageResult) (*block, error) {
 	select {
-	case <-s.done:
+	case <-s.decided:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return t.joinPrev(blocks, grouped, s.carried()), nil
+	if s.carry == nil {
+		return nil, nil
+	}
+	prev := t.joinPrev(blocks, grouped, &Carried{Word: s.word, Lang: s.carry.src, Block: s.head.b.pos})
+	if prev != nil {
+		pr.guess = s
+	}
+	return prev, nil
+}
+
+// confirmPrev waits until the Page before settled the seam of the page's
+// guess (guessPrev; none: nothing to wait for) and undoes the join among
+// blocks when the word was not carried after all (the block's translation
+// rejected, the Page failed): the String keeps its word, which goes to
+// the backend with its block again. It reports whether it undid the join.
+// The Page before never waits for this one, so the wait ends.
+func (t *translator) confirmPrev(ctx context.Context, pr *pageResult, blocks []*block) (bool, error) {
+	s := pr.guess
+	if s == nil {
+		return false, nil
+	}
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	pr.guess = nil
+	if s.carried() != nil {
+		return false, nil
+	}
+	for _, b := range blocks {
+		if b.cont != nil && b.contOf == pr.prev {
+			b.lws[0].words[0] = Fields(content(b.cont))
+			b.cont, b.contOf = nil, nil
+			b.finish()
+		}
+	}
+	pr.prev = nil
+	return true, nil
 }
 
 // joinPrev makes the first String of the first block of the page's text

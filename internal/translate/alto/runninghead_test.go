@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/xmlsplice"
 )
 
@@ -194,7 +193,7 @@ func TestRunningHeadsRealBook(t *testing.T) {
 	docs := readKlein(t)
 	be := upper()
 	var joined []string
-	for i, res := range translateBook(t, be, docs, kleinPages) {
+	for i, res := range translateBook(t, Options{Backend: be, Source: "de", Target: "en", FastAlign: true}, docs, kleinPages) {
 		if res.FromPrev != "" {
 			joined = append(joined, kleinPages[i-1]+"/"+kleinPages[i]+" "+res.FromPrev)
 		}
@@ -238,14 +237,14 @@ func readKlein(t *testing.T) [][]byte {
 	return docs
 }
 
-// translateBook translates files (named names) one by one, in page order,
-// as translate does a book's: each given the next and what the one
-// before carried (Source de, Target en, FastAlign).
-func translateBook(t *testing.T, be backend.Backend, files [][]byte, names []string) []*Result {
+// translateBook translates files (named names) with opt one by one, in
+// page order, as translate does a book's: each given the next and what
+// the one before carried.
+func translateBook(t *testing.T, opt Options, files [][]byte, names []string) []*Result {
 	var out []*Result
 	var prev *Carried
 	for i, src := range files {
-		opt := Options{Backend: be, Source: "de", Target: "en", File: names[i], FastAlign: true, Prev: prev}
+		opt.File, opt.Prev, opt.Next = names[i], prev, nil
 		if i+1 < len(files) {
 			opt.Next = files[i+1]
 		}
