@@ -40,6 +40,9 @@ func startServer(t testing.TB, o options, env map[string]string, logOut io.Write
 	}
 	ts := servicetest.Serve(t, s.svc, func() {
 		s.engine.close()
+		if s.decode.Isolation != nil {
+			s.decode.Isolation.Close()
+		}
 		// Every model the service loaded is closed by its stop.
 		if n := torch.LiveHandles() - base; n != 0 {
 			t.Errorf("%d native model handles left open after the service stopped", n)

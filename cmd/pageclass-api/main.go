@@ -27,10 +27,14 @@ import (
 	"os"
 
 	"archivekit/internal/cliflags"
+	"archivekit/internal/pageclass/imageio"
 	"archivekit/internal/service"
 )
 
 func main() {
+	// A decoder process of the service (imageio.Isolation) serves and
+	// exits here.
+	imageio.ServeIfWorker()
 	fs := cliflags.New("pageclass-api", os.Stderr)
 	fs.BadExit = service.ExitConfig
 	var o options

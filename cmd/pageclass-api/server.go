@@ -129,7 +129,29 @@ const (
 	// EnvPDFRenderer is the renderer of PDF pages: poppler (the default)
 	// or pdfium (imageio.RendererPDFium).
 	EnvPDFRenderer = "PDF_RENDERER"
+	// EnvDecodeInProcess, set to 1, decodes uploads inside the service;
+	// unset or 0, in decoder processes of their own (imageio.Isolation),
+	// so that a file that crashes or hangs a C decoder fails its request
+	// only.
+	EnvDecodeInProcess = "DECODE_IN_PROCESS"
+	// EnvDecodeTimeoutS is the longest decoding of one file's header or
+	// one page in a decoder process, in seconds (default 120).
+	EnvDecodeTimeoutS = "DECODE_TIMEOUT_S"
 )
+
+// decoders reads DECODE_IN_PROCESS and DECODE_TIMEOUT_S: the decoder
+// processes of the service, or nil to decode in it.
+func decoders(lookup func(string) (string, bool)) (*imageio.Isolation, error) {
+	inProcess, err := service.EnvInt(lookup, EnvDecodeInProcess, 0, 0, 1)
+	if err != nil {
+		return nil, err
+	}
+	timeout, err := service.EnvInt(lookup, EnvDecodeTimeoutS, int(imageio.DefaultDecodeTimeout/time.Second), 1, 3600)
+	if err != nil || inProcess == 1 {
+		return nil, err
+	}
+	return imageio.NewIsolation(0, time.Duration(timeout)*time.Second)
+}
 
 // pdfRenderer reads PDF_RENDERER and loads PDFium when it is asked for,
 // so that a service that cannot render as configured does not start.
@@ -211,6 +233,9 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
 	}
 	if s.decode.Renderer, err = pdfRenderer(lookup); err != nil {
+		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
+	}
+	if s.decode.Isolation, err = decoders(lookup); err != nil {
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
 	}
 	if s.bookWorkers, err = service.BookFetchWorkers(lookup); err != nil {
@@ -306,6 +331,9 @@ func (s *server) close() {
 	}
 	cancel()
 	s.engine.close()
+	if s.decode.Isolation != nil {
+		s.decode.Isolation.Close()
+	}
 }
 
 // versions are the values of the version field listed by /info.

@@ -41,8 +41,11 @@ type classifier struct {
 	// ens runs the models (nil with --parallel, which loads them group by
 	// group); orient is the orientation model of --parallel, run with the
 	// first group.
-	ens    *classify.Ensemble
-	orient *classify.Orientation
+	ens *classify.Ensemble
+	// decoders are the decoder processes (imageio.Isolation); nil with
+	// --decode-in-process.
+	decoders *imageio.Isolation
+	orient   *classify.Orientation
 	// warm is closed when the warm-up started after loading (startWarmUp)
 	// has ended, warmErr then its error; nil when none was started.
 	warm    chan struct{}
@@ -89,6 +92,12 @@ func (r *classifier) classify(ctx context.Context) error {
 		return nil
 	}
 	r.set = set
+	if !r.cli.DecodeInProcess {
+		if r.decoders, err = imageio.NewIsolation(0, r.cli.DecodeTimeout); err != nil {
+			return err
+		}
+		defer r.decoders.Close()
+	}
 	folders, err := r.folders(ctx)
 	if err != nil {
 		return err
@@ -167,7 +176,8 @@ func (r *classifier) classify(ctx context.Context) error {
 func (r *classifier) predictOptions() classify.Options {
 	dec := imageio.DefaultOptions
 	dec.Renderer = r.cli.PDFRenderer
-	var warned sync.Map // --parallel opens each input once per group: warn once
+	dec.Isolation = r.decoders // nil with --decode-in-process
+	var warned sync.Map        // --parallel opens each input once per group: warn once
 	dec.OnLabelError = func(name string, err error) {
 		if _, again := warned.LoadOrStore(name, true); !again {
 			r.log.Warn("the PDF's page labels cannot be read: its pages are numbered only", "file", name, "error", err.Error())

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -26,19 +27,21 @@ type CLI struct {
 	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
 
 	// Input.
-	File          string `short:"f" name:"file" group:"input" placeholder:"FILE" help:"One page image or PDF to classify, or a book: a METS file or a IIIF manifest or collection, as a file or an http(s) URL (recognised by content), whose pages are classified in physical order."`
-	Directory     string `short:"d" name:"directory" group:"input" placeholder:"DIR" help:"Folder of pages to classify; METS files and IIIF manifests in it (recognised by content) are classified page by page, and images that are pages of such a book only as its pages."`
-	Dir           bool   `name:"dir" group:"input" help:"Classify the folder named by [INPUT] FOLDER_INPUT (${folder_input}) instead of -d."`
-	FileFormat    string `name:"file_format" group:"input" default:"${files_format}" placeholder:"EXT[,EXT]" help:"Extension(s) collected from a folder, or all (every format pageclass reads); -ff for short (jpg also collects jpeg, tif also tiff). Readable files left out are reported by extension."`
-	Inner         bool   `name:"inner" negatable:"" group:"input" default:"${inner}" help:"Recurse into nested folders ([SETUP] inner: ${inner})."`
-	PageFromName  bool   `name:"page-from-name" group:"input" help:"Read an image's page number from the end of its name (scan-09.png: FILE scan, PAGE 9); set by --document-json-out(-dir), whose documents are the images sharing a stem. Without it an image keeps its whole name as FILE with an empty PAGE; in every case the last column, SOURCE, is the file as on disk."`
-	Shard         string `name:"shard" group:"input" placeholder:"I/N" help:"Classify only share I of N (numbered from 0): the files whose path relative to the input folder hashes to I, so N runs with 0/N ... N-1/N classify every file exactly once."`
-	ImageGroup    string `name:"image-group" group:"input" placeholder:"USE" help:"For a METS book: the fileGrp (USE) of the page images (default: the first of DEFAULT, MAX, OCR-D-IMG ... present, else the group with images for the most pages)."`
-	BookPages     string `name:"book-pages" group:"input" placeholder:"IDS" help:"Pages of a book to classify, by METS div ID or canvas id, in OCR-D's syntax: PHYS_0001..PHYS_0005, lists with commas, ~ID to leave one out."`
-	BookSkipTypes string `name:"book-skip-types" group:"input" placeholder:"TYPE[,TYPE]" help:"Leave out the pages of a METS book that a logical div of these TYPEs links to (binding, colour_checker ...), before anything is fetched."`
-	FetchWorkers  int    `name:"fetch-workers" group:"input" default:"${fetch_workers}" placeholder:"N" help:"Remote page images of a book fetched at once ahead of the classification, in page order, and the most requests to one host at once ([INPUT] fetch_workers: ${fetch_workers})."`
-	FetchPrivate  bool   `name:"fetch-private" group:"input" help:"Let a remote book's links reach loopback and private network addresses (an institution's internal IIIF server); without it only the host of the URL given to -f (or of a list's URLs) may."`
-	PDFRenderer   string `name:"pdf-renderer" group:"input" default:"poppler" enum:"poppler,pdfium" env:"PDF_RENDERER" placeholder:"NAME" help:"Renderer of PDF pages: poppler (libvips' PDF loader, GPL) or pdfium (PDFium, BSD-3-Clause and Apache-2.0; needs libpdfium.so: the installed tree's lib/, make pdfium's, or PDFIUM_LIBRARY). Recorded in the run metadata."`
+	File            string        `short:"f" name:"file" group:"input" placeholder:"FILE" help:"One page image or PDF to classify, or a book: a METS file or a IIIF manifest or collection, as a file or an http(s) URL (recognised by content), whose pages are classified in physical order."`
+	Directory       string        `short:"d" name:"directory" group:"input" placeholder:"DIR" help:"Folder of pages to classify; METS files and IIIF manifests in it (recognised by content) are classified page by page, and images that are pages of such a book only as its pages."`
+	Dir             bool          `name:"dir" group:"input" help:"Classify the folder named by [INPUT] FOLDER_INPUT (${folder_input}) instead of -d."`
+	FileFormat      string        `name:"file_format" group:"input" default:"${files_format}" placeholder:"EXT[,EXT]" help:"Extension(s) collected from a folder, or all (every format pageclass reads); -ff for short (jpg also collects jpeg, tif also tiff). Readable files left out are reported by extension."`
+	Inner           bool          `name:"inner" negatable:"" group:"input" default:"${inner}" help:"Recurse into nested folders ([SETUP] inner: ${inner})."`
+	PageFromName    bool          `name:"page-from-name" group:"input" help:"Read an image's page number from the end of its name (scan-09.png: FILE scan, PAGE 9); set by --document-json-out(-dir), whose documents are the images sharing a stem. Without it an image keeps its whole name as FILE with an empty PAGE; in every case the last column, SOURCE, is the file as on disk."`
+	Shard           string        `name:"shard" group:"input" placeholder:"I/N" help:"Classify only share I of N (numbered from 0): the files whose path relative to the input folder hashes to I, so N runs with 0/N ... N-1/N classify every file exactly once."`
+	ImageGroup      string        `name:"image-group" group:"input" placeholder:"USE" help:"For a METS book: the fileGrp (USE) of the page images (default: the first of DEFAULT, MAX, OCR-D-IMG ... present, else the group with images for the most pages)."`
+	BookPages       string        `name:"book-pages" group:"input" placeholder:"IDS" help:"Pages of a book to classify, by METS div ID or canvas id, in OCR-D's syntax: PHYS_0001..PHYS_0005, lists with commas, ~ID to leave one out."`
+	BookSkipTypes   string        `name:"book-skip-types" group:"input" placeholder:"TYPE[,TYPE]" help:"Leave out the pages of a METS book that a logical div of these TYPEs links to (binding, colour_checker ...), before anything is fetched."`
+	FetchWorkers    int           `name:"fetch-workers" group:"input" default:"${fetch_workers}" placeholder:"N" help:"Remote page images of a book fetched at once ahead of the classification, in page order, and the most requests to one host at once ([INPUT] fetch_workers: ${fetch_workers})."`
+	FetchPrivate    bool          `name:"fetch-private" group:"input" help:"Let a remote book's links reach loopback and private network addresses (an institution's internal IIIF server); without it only the host of the URL given to -f (or of a list's URLs) may."`
+	PDFRenderer     string        `name:"pdf-renderer" group:"input" default:"poppler" enum:"poppler,pdfium" env:"PDF_RENDERER" placeholder:"NAME" help:"Renderer of PDF pages: poppler (libvips' PDF loader, GPL) or pdfium (PDFium, BSD-3-Clause and Apache-2.0; needs libpdfium.so: the installed tree's lib/, make pdfium's, or PDFIUM_LIBRARY). Recorded in the run metadata."`
+	DecodeInProcess bool          `name:"decode-in-process" group:"input" env:"DECODE_IN_PROCESS" help:"Decode page images and PDFs inside pageclass itself, as before 2026-11-27. By default they are decoded in decoder processes of their own, so that a file that crashes or hangs a C decoder (libvips, OpenJPEG, poppler, PDFium) fails that file only, named in FAILURES.csv. Recorded in the run metadata."`
+	DecodeTimeout   time.Duration `name:"decode-timeout" group:"input" default:"2m" env:"DECODE_TIMEOUT" placeholder:"DURATION" help:"Longest decoding of one file's header or one page in a decoder process; a longer one is stopped and the page fails, named. Not with --decode-in-process."`
 
 	// Output.
 	TopN        int  `name:"topn" group:"output" default:"${top_n}" placeholder:"N" help:"Number of categories reported per page, 1 to 11; -tn for short ([SETUP] top_N: ${top_n})."`
@@ -302,6 +305,9 @@ func (c *CLI) validate() error {
 var checks = []func(c *CLI) error{
 	func(c *CLI) error {
 		return problemIf(c.TopN < 1 || c.TopN > 11, "-tn/--topn must be an integer from 1 to 11, got %d", c.TopN)
+	},
+	func(c *CLI) error {
+		return problemIf(c.DecodeTimeout <= 0, "--decode-timeout must be positive, got %s", c.DecodeTimeout)
 	},
 	func(c *CLI) error {
 		return problemIf(c.FetchWorkers < 1, "--fetch-workers must be at least 1, got %d", c.FetchWorkers)

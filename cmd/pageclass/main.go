@@ -30,6 +30,7 @@ import (
 	"archivekit/internal/ledger"
 	"archivekit/internal/logging"
 	"archivekit/internal/pageclass/glossary"
+	"archivekit/internal/pageclass/imageio"
 	"archivekit/internal/pageclass/registry"
 	"archivekit/internal/pageclass/settings"
 	"archivekit/internal/resources"
@@ -44,6 +45,8 @@ const (
 )
 
 func main() {
+	// A decoder process of a run (imageio.Isolation) serves and exits here.
+	imageio.ServeIfWorker()
 	// Ctrl-C or SIGTERM cancels the run with the signal as the cause
 	// (cliflags.Stopped); a second one ends the program at once.
 	ctx, stop := cliflags.SignalContext(context.Background())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,8 +17,11 @@ import (
 func RSSKiB() (int64, error) { return statusKiB("VmRSS:") }
 
 // statusKiB reads one "Name:   N kB" line of /proc/self/status.
-func statusKiB(name string) (int64, error) {
-	f, err := os.Open("/proc/self/status")
+func statusKiB(name string) (int64, error) { return pidStatusKiB("self", name) }
+
+// pidStatusKiB reads one "Name:   N kB" line of /proc/<pid>/status.
+func pidStatusKiB(pid, name string) (int64, error) {
+	f, err := os.Open("/proc/" + pid + "/status")
 	if err != nil {
 		return 0, err
 	}
@@ -32,7 +36,7 @@ func statusKiB(name string) (int64, error) {
 			return strconv.ParseInt(fields[0], 10, 64)
 		}
 	}
-	return 0, errors.New("testenv: no " + strings.TrimSuffix(name, ":") + " line in /proc/self/status")
+	return 0, errors.New("testenv: no " + strings.TrimSuffix(name, ":") + " line in /proc/" + pid + "/status")
 }
 
 // PeakRSSKiB returns the peak resident set size of this process in KiB
@@ -72,4 +76,29 @@ func CPUTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// ChildrenRSSKiB is the resident set size, in KiB, of this process's child
+// processes together (the decoder processes of imageio.Isolation): what a
+// memory figure of this process alone leaves out. Pages a child shares
+// with others (the program's libraries) count in each.
+func ChildrenRSSKiB() (int64, error) {
+	tasks, err := filepath.Glob("/proc/self/task/*/children")
+	if err != nil {
+		return 0, err
+	}
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, pid := range strings.Fields(string(b)) {
+			kb, err := pidStatusKiB(pid, "VmRSS:")
+			if err == nil {
+				sum += kb
+			}
+		}
+	}
+	return sum, nil
 }

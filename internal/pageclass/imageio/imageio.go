@@ -45,6 +45,12 @@
 // concurrent requests or pipeline workers holds at most that many decoded
 // pixels at once.
 //
+// The decoders are C libraries. With Options.Isolation they run in child
+// processes (Isolation, ServeIfWorker): a file that crashes or hangs one
+// of them fails with ErrDecoderCrashed or ErrDecodeTimeout, naming the
+// file, instead of ending or stalling the calling program; the pixels are
+// the same.
+//
 // The Python reference tool opens pages with PIL as
 // Image.open(path).convert("RGB"). It differs from this package in three
 // ways: PIL ignores the EXIF orientation (a phone photo tagged "rotate 90°"
@@ -131,6 +137,10 @@ type Options struct {
 	// called from the goroutine that calls Decode, so possibly from
 	// several at once.
 	OnLabelError func(name string, err error)
+	// Isolation, when set, decodes in child processes (see Isolation): a
+	// crash or a hang of a C decoder then fails the one file, naming it.
+	// Nil decodes in this process.
+	Isolation *Isolation
 }
 
 // DefaultMaxPDFPagePixels is the default render budget of one PDF page
@@ -229,6 +239,9 @@ type Doc struct {
 	bigTIFF []tiffifd.Size
 	// rendering is the time spent in open and decode, in nanoseconds.
 	rendering atomic.Int64
+	// isolated numbers a Doc read by a decoder process (Options.Isolation)
+	// for its pages' requests; 0 for a Doc of this process.
+	isolated uint64
 }
 
 // Supported reports whether path has one of the Extensions (any case).
@@ -310,7 +323,6 @@ var ErrNotRegular = regularfile.ErrNotRegular
 // JPEG with junk between its header's segments (the junk dropped) and a
 // PDF whose table points past its end (startxref 0).
 func (o Options) Decode(data []byte, name string) (*Doc, error) {
-	startup()
 	if o.DPI <= 0 {
 		o.DPI = DefaultDPI
 	}
@@ -326,6 +338,10 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 	if len(data) == 0 {
 		return nil, &Error{Name: name, Err: errors.New("empty file")}
 	}
+	if o.Isolation != nil {
+		return o.decodeIsolated(data, name)
+	}
+	startup()
 	typ := vips.DetermineImageType(data)
 	switch typ {
 	case vips.ImageTypePNG, vips.ImageTypeJPEG, vips.ImageTypeTIFF, vips.ImageTypeWEBP, vips.ImageTypeJP2K, vips.ImageTypePDF:
@@ -543,6 +559,9 @@ func (d *Doc) Page(i int) (Image, error) {
 // done (a ctx done before the call decodes nothing), and returns fn's error
 // as it is; decoding errors are *Error values naming the file.
 func (d *Doc) Use(ctx context.Context, i int, fn func(Image) error) error {
+	if d.isolated != 0 {
+		return d.useIsolated(ctx, i, fn)
+	}
 	start := time.Now()
 	if d.IsPDF() && d.opts.pdfium() {
 		defer func() { d.rendering.Add(int64(time.Since(start))) }()

@@ -1,0 +1,302 @@
+package imageio
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"archivekit/internal/testenv"
+)
+
+// TestMain lets the test binary be a decoder process (Isolation starts
+// the running program). In it, a file whose name holds "crash" kills the
+// process as a crashing C decoder would, and one whose name holds "hang"
+// never finishes, as a decoder in a loop.
+func TestMain(m *testing.M) {
+	if os.Getenv(EnvWorker) == "1" {
+		TestHookBeforeDecode = func(name string) {
+			switch {
+			case strings.Contains(name, "crash"):
+				_ = syscall.Kill(os.Getpid(), syscall.SIGSEGV)
+				time.Sleep(time.Minute) // the signal ends the process first
+			case strings.Contains(name, "hang"):
+				time.Sleep(time.Hour)
+			}
+		}
+		ServeIfWorker()
+	}
+	os.Exit(m.Run())
+}
+
+func isolation(t testing.TB, procs int, timeout time.Duration) *Isolation {
+	t.Helper()
+	iso, err := NewIsolation(procs, timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { iso.Close() })
+	return iso
+}
+
+func readTestdata(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestIsolatedSameResult: a document decoded in a decoder process has the
+// pages, labels and pixels it has decoded in this process.
+func TestIsolatedSameResult(t *testing.T) {
+	iso := isolation(t, 2, 0)
+	for _, file := range []string{"grey.png", "rgba16.png", "exif6.jpg", "page.tif", "page.webp", "two.pdf"} {
+		t.Run(file, func(t *testing.T) {
+			data := readTestdata(t, file)
+			local, err := DefaultOptions.Decode(data, file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := DefaultOptions
+			o.Isolation = iso
+			remote, err := o.Decode(data, file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			samePages(t, local, remote)
+		})
+	}
+	if n := iso.Started(); n < 1 || n > 2 {
+		t.Errorf("%d decoder processes started, want 1 or 2", n)
+	}
+}
+
+// TestIsolatedErrors: the errors of bad files still name the file and
+// keep their kind after the pipe.
+func TestIsolatedErrors(t *testing.T) {
+	o := DefaultOptions
+	o.Isolation = isolation(t, 1, 0)
+	tests := []struct {
+		file    string
+		is      error
+		problem string
+		atOpen  bool
+	}{
+		{"corrupt.png", nil, "cannot read header: corrupt PNG data", true},
+		{"notimage.png", ErrUnsupportedFormat, "unsupported image format", true},
+		{"bomb.png", ErrTooManyPixels, "30000×30000 = 900000000 pixels", true},
+		{"truncated.png", nil, "cannot decode pixels", false},
+	}
+	for _, tt := range tests {
+		d, err := o.Decode(readTestdata(t, tt.file), tt.file)
+		if err == nil && !tt.atOpen {
+			_, err = d.Page(0)
+		}
+		if err == nil {
+			t.Errorf("%s: no error", tt.file)
+			continue
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, tt.file+": ") || !strings.Contains(msg, tt.problem) {
+			t.Errorf("error %q does not name %s and %q", msg, tt.file, tt.problem)
+		}
+		if tt.is != nil && !errors.Is(err, tt.is) {
+			t.Errorf("%s: error %v is not %v", tt.file, err, tt.is)
+		}
+	}
+	if n := o.Isolation.Started(); n != 1 {
+		t.Errorf("%d decoder processes started for errors of files, want 1 (a bad file does not cost its process)", n)
+	}
+	d, err := o.Decode(readTestdata(t, "two.pdf"), "two.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Page(2); !errors.Is(err, ErrPageRange) {
+		t.Errorf("page 3 of 2: %v, want ErrPageRange", err)
+	}
+}
+
+// TestIsolatedCrash: a decoder process that dies fails its file only,
+// naming it; the files after it are decoded by a new process.
+func TestIsolatedCrash(t *testing.T) {
+	o := DefaultOptions
+	o.Isolation = isolation(t, 1, 0)
+	data := readTestdata(t, "page.tif")
+	if _, err := o.Decode(data, "before.tif"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := o.Decode(data, "crash.tif")
+	if !errors.Is(err, ErrDecoderCrashed) || !strings.HasPrefix(err.Error(), "crash.tif: ") || !strings.Contains(err.Error(), "SIGSEGV") {
+		t.Fatalf("crashing file: %v; want ErrDecoderCrashed naming crash.tif and its signal", err)
+	}
+	t.Log(err)
+	d, err := o.Decode(data, "after.tif")
+	if err != nil {
+		t.Fatalf("the file after the crash: %v", err)
+	}
+	if img, err := d.Page(0); err != nil || img.W != 8 || img.H != 4 {
+		t.Fatalf("the file after the crash: %d×%d, %v", img.W, img.H, err)
+	}
+	if n := o.Isolation.Started(); n != 2 {
+		t.Errorf("%d decoder processes started, want 2 (one replaced)", n)
+	}
+}
+
+// TestIsolatedTimeout: a decoding that does not end is stopped after the
+// timeout, naming the file and the page; the next page is decoded.
+func TestIsolatedTimeout(t *testing.T) {
+	o := DefaultOptions
+	o.Isolation = isolation(t, 1, 2*time.Second)
+	d, err := o.Decode(readTestdata(t, "two.pdf"), "hang.pdf")
+	if !errors.Is(err, ErrDecodeTimeout) || !strings.HasPrefix(err.Error(), "hang.pdf: ") {
+		t.Fatalf("hanging file: %v (%v); want ErrDecodeTimeout naming hang.pdf", err, d)
+	}
+	t.Log(err)
+	if d, err = o.Decode(readTestdata(t, "two.pdf"), "two.pdf"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Page(1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIsolatedCancel: a context done stops a decoding in progress
+// at once, whatever the timeout.
+func TestIsolatedCancel(t *testing.T) {
+	o := DefaultOptions
+	o.Isolation = isolation(t, 1, time.Hour)
+	d, err := o.Decode(readTestdata(t, "page.tif"), "page.tif")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.name = "hang.tif" // the page request is made under this name
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if err := d.Use(ctx, 0, func(Image) error { return nil }); !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "hang.tif: ") {
+		t.Fatalf("Use past its deadline: %v, want context.DeadlineExceeded naming hang.tif", err)
+	}
+	d.name = "page.tif"
+	if _, err := d.Page(0); err != nil {
+		t.Fatalf("the page after a cancelled one: %v", err)
+	}
+}
+
+// TestIsolatedResend: a decoder process that no longer holds a document
+// (a new process, or the document dropped) is sent it again.
+func TestIsolatedResend(t *testing.T) {
+	o := DefaultOptions
+	o.Isolation = isolation(t, 1, 0)
+	pdf, err := o.Decode(readTestdata(t, "two.pdf"), "two.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Decode(readTestdata(t, "page.tif"), "crash.tif"); !errors.Is(err, ErrDecoderCrashed) {
+		t.Fatalf("crash.tif: %v", err)
+	}
+	for i := range 2 {
+		if img, err := pdf.Page(i); err != nil || img.W == 0 {
+			t.Fatalf("page %d after its process was replaced: %v", i+1, err)
+		}
+	}
+}
+
+// BenchmarkIsolation decodes the sample pages in this process and in
+// decoder processes (Options.Isolation), two at a time either way, and
+// reports the cost of isolation as a ratio of the two wall times of the
+// same run (isolated/in-process).
+func BenchmarkIsolation(b *testing.B) {
+	root := testenv.Data(b, "pages")
+	var files [][]byte
+	filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && Supported(p) && len(files) < 60 {
+			if data, err := os.ReadFile(p); err == nil {
+				files = append(files, data)
+			}
+		}
+		return nil
+	})
+	iso := isolation(b, 2, 0)
+	run := func(o Options) time.Duration {
+		start := time.Now()
+		var g errgroup.Group
+		g.SetLimit(2)
+		for i, data := range files {
+			g.Go(func() error {
+				d, err := o.Decode(data, fmt.Sprint(i))
+				if err != nil {
+					return err
+				}
+				return d.Use(context.Background(), 0, func(Image) error { return nil })
+			})
+		}
+		if err := g.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	isolated := DefaultOptions
+	isolated.Isolation = iso
+	run(isolated) // start the processes
+	for b.Loop() {
+		local, remote := run(DefaultOptions), run(isolated)
+		b.ReportMetric(float64(len(files))/local.Seconds(), "pages/s-in-process")
+		b.ReportMetric(float64(len(files))/remote.Seconds(), "pages/s-isolated")
+		b.ReportMetric(remote.Seconds()/local.Seconds(), "isolated/in-process")
+	}
+}
+
+// TestIsolatedPDFium: a decoder process renders with PDFium when asked,
+// loading the library the parent loaded (from the environment it
+// inherits), and gives the pixels PDFium gives in process.
+func TestIsolatedPDFium(t *testing.T) {
+	loadPDFium(t) // not from the environment: the child loads the library this process loaded
+	t.Setenv(EnvPDFium, filepath.Join(t.TempDir(), "libpdfium.so"))
+	local := DefaultOptions
+	local.Renderer = RendererPDFium
+	remote := local
+	remote.Isolation = isolation(t, 1, 0)
+	data := readTestdata(t, "two.pdf")
+	a, err := local.Decode(data, "two.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := remote.Decode(data, "two.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	samePages(t, a, b)
+}
+
+// samePages checks that remote, decoded in a decoder process, has the
+// pages, labels and pixels of local, decoded in this one.
+func samePages(t *testing.T, local, remote *Doc) {
+	t.Helper()
+	if remote.Pages() != local.Pages() || remote.IsPDF() != local.IsPDF() {
+		t.Fatalf("isolated: %d pages, PDF %v; in process: %d, %v", remote.Pages(), remote.IsPDF(), local.Pages(), local.IsPDF())
+	}
+	for i := range local.Pages() {
+		if remote.Label(i) != local.Label(i) {
+			t.Errorf("page %d label %q, in process %q", i+1, remote.Label(i), local.Label(i))
+		}
+		want, err := local.Page(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := remote.Page(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.W != want.W || got.H != want.H || !bytes.Equal(got.Pix, want.Pix) {
+			t.Errorf("page %d: isolated %d×%d differs from in process %d×%d", i+1, got.W, got.H, want.W, want.H)
+		}
+	}
+}

@@ -1,0 +1,177 @@
+package imageio
+
+import (
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+)
+
+// ServeIfWorker makes the program a decoder process of an Isolation when
+// EnvWorker is set, and then never returns: it serves the parent's
+// requests and exits when the parent goes. Otherwise it returns at once.
+// A program that uses Isolation calls it first in main, before it parses
+// flags or writes anything.
+func ServeIfWorker() {
+	if os.Getenv(EnvWorker) != "1" {
+		return
+	}
+	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	in, out := os.NewFile(3, "requests"), os.NewFile(4, "replies")
+	if in == nil || out == nil {
+		fmt.Fprintln(os.Stderr, "decoder process: started without its pipes")
+		os.Exit(2)
+	}
+	err := serveWorker(in, out, TestHookBeforeDecode)
+	if !errors.Is(err, io.EOF) { // the parent closed the requests: done
+		fmt.Fprintln(os.Stderr, "decoder process:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// TestHookBeforeDecode, when a test sets it in a decoder process before
+// ServeIfWorker, is called with each file's name before its header is read
+// and with name#page before a page is decoded: tests of programs that use
+// Isolation make a file crash or hang its decoder with it. Nil otherwise.
+var TestHookBeforeDecode func(name string)
+
+// maxHeld is the most document bytes a decoder process keeps between
+// requests (at least the last document, whatever its size).
+const maxHeld = 256 << 20
+
+// worker is the decoder process's state: the documents it read last.
+type worker struct {
+	w    io.Writer // the replies: gob messages and raw pixels
+	enc  *gob.Encoder
+	dec  *gob.Decoder
+	docs map[uint64]*Doc
+	lru  []uint64 // oldest first
+	hook func(string)
+	// pdfium is set once PDFium is loaded in this process.
+	pdfium bool
+}
+
+// serveWorker answers requests from r on w until r ends (io.EOF) or an
+// error.
+func serveWorker(r io.Reader, w io.Writer, hook func(string)) error {
+	wk := &worker{w: w, enc: gob.NewEncoder(w), dec: gob.NewDecoder(r), docs: map[uint64]*Doc{}, hook: hook}
+	for {
+		var req request
+		if err := wk.dec.Decode(&req); err != nil {
+			return err
+		}
+		var err error
+		switch req.Op {
+		case opOpen:
+			err = wk.open(&req)
+		case opPage:
+			err = wk.page(&req)
+		default:
+			err = fmt.Errorf("unexpected request %d", req.Op)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// doc returns the document of req, reading it from req.Data when the
+// worker does not hold it; nil when it needs the data.
+func (wk *worker) doc(req *request) (*Doc, error) {
+	if d := wk.docs[req.ID]; d != nil {
+		return d, nil
+	}
+	if req.Data == nil {
+		return nil, nil
+	}
+	if wk.hook != nil {
+		wk.hook(req.Name)
+	}
+	if req.Opts.Renderer == RendererPDFium && !wk.pdfium {
+		// The library the parent loaded (its settings may not be in the
+		// environment this process inherited).
+		lib := func(k string) string {
+			if k == EnvPDFium && req.Opts.PDFium != "" {
+				return req.Opts.PDFium
+			}
+			return os.Getenv(k)
+		}
+		if _, err := LoadPDFium(lib); err != nil {
+			return nil, &Error{Name: req.Name, Err: err}
+		}
+		wk.pdfium = true
+	}
+	d, err := req.Opts.options().Decode(req.Data, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	wk.keep(req.ID, d)
+	return d, nil
+}
+
+// keep holds d as document id, dropping the oldest ones over maxHeld.
+func (wk *worker) keep(id uint64, d *Doc) {
+	wk.docs[id] = d
+	wk.lru = append(wk.lru, id)
+	held := 0
+	for _, k := range wk.lru {
+		held += len(wk.docs[k].data)
+	}
+	for len(wk.lru) > 1 && held > maxHeld {
+		held -= len(wk.docs[wk.lru[0]].data)
+		delete(wk.docs, wk.lru[0])
+		wk.lru = wk.lru[1:]
+	}
+}
+
+func (wk *worker) open(req *request) error {
+	d, err := wk.doc(req)
+	if err != nil {
+		return wk.enc.Encode(&reply{Err: toWire(err)})
+	}
+	rep := reply{Pages: d.pages, Type: int(d.typ), Labels: d.labels}
+	if d.labelErr != nil {
+		rep.LabelErr = d.labelErr.Error()
+	}
+	return wk.enc.Encode(&rep)
+}
+
+// page decodes a page, says its size, then sends its pixels or drops them
+// as the parent asks.
+func (wk *worker) page(req *request) error {
+	d, err := wk.doc(req)
+	if err != nil {
+		return wk.enc.Encode(&reply{Err: toWire(err)})
+	}
+	if d == nil {
+		return wk.enc.Encode(&reply{NeedData: true})
+	}
+	if wk.hook != nil {
+		wk.hook(fmt.Sprintf("%s#%d", req.Name, req.Page+1))
+	}
+	var pipeErr error
+	err = d.Use(context.Background(), req.Page, func(img Image) error {
+		if pipeErr = wk.enc.Encode(&reply{W: img.W, H: img.H}); pipeErr != nil {
+			return pipeErr
+		}
+		var next request
+		if pipeErr = wk.dec.Decode(&next); pipeErr != nil {
+			return pipeErr
+		}
+		if next.Op == opSend {
+			_, pipeErr = wk.w.Write(img.Pix)
+		}
+		return pipeErr
+	})
+	if pipeErr != nil {
+		return pipeErr
+	}
+	if err != nil {
+		return wk.enc.Encode(&reply{Err: toWire(err)})
+	}
+	return nil
+}
