@@ -2,6 +2,7 @@ package imageio
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/gob"
 	"encoding/json"
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -29,6 +31,15 @@ import (
 // 169-megapixel PNG master, the slowest case measured, 7 to 8 seconds on a
 // loaded machine.
 const DefaultDecodeTimeout = 2 * time.Minute
+
+// DefaultDecodeMemory is Isolation.MaxMemory when unset: 2 GiB. A
+// decoder process of pageclass holds about 320 MiB of data memory
+// (libtorch's libraries are mapped in it too) and a page at the full
+// decode budget (4096×4096) about 150 MiB more.
+const DefaultDecodeMemory = 2 << 30
+
+// envWorkerMemory passes Isolation.MaxMemory to a decoder process.
+const envWorkerMemory = "ARCHIVEKIT_DECODE_WORKER_MEMORY"
 
 // EnvWorker is the environment variable that makes a program that calls
 // ServeIfWorker a decoder process. Isolation sets it on the processes it
@@ -63,6 +74,12 @@ var (
 type Isolation struct {
 	// Timeout bounds one decoding; 0 means DefaultDecodeTimeout.
 	Timeout time.Duration
+	// MaxMemory caps each decoder process's data memory (RLIMIT_DATA: its
+	// heaps and other private writable memory), in bytes: a file that
+	// makes a decoder allocate past it fails as a crash ("out of memory")
+	// instead of taking the machine's memory. 0 means DefaultDecodeMemory;
+	// negative, no cap. Set it before the first decoding.
+	MaxMemory int64
 
 	procs  chan struct{} // a token per child allowed
 	idle   chan *child
@@ -125,6 +142,7 @@ type child struct {
 	enc   *gob.Encoder
 	dec   *gob.Decoder
 	r     *bufio.Reader // under dec: the raw pixels are read from it
+	w     io.Writer     // the request pipe: gob messages and raw document bytes
 	in    io.Closer     // the request pipe's end of this process
 	out   io.Closer     // the reply pipe's end of this process
 	done  chan struct{}
@@ -201,6 +219,9 @@ func (p *Isolation) start() (*child, error) {
 	}
 	cmd := exec.Command(p.exe)
 	cmd.Env = p.env
+	if limit := cmp.Or(p.MaxMemory, DefaultDecodeMemory); limit > 0 {
+		cmd.Env = append(slices.Clip(cmd.Env), fmt.Sprintf("%s=%d", envWorkerMemory, limit))
+	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		reqR.Close()
@@ -228,7 +249,7 @@ func (p *Isolation) start() (*child, error) {
 	// The replies are read through one buffer, so that the raw pixels
 	// that follow a reply are read from where gob stopped.
 	br := bufio.NewReaderSize(repR, 1<<16)
-	c := &child{cmd: cmd, enc: gob.NewEncoder(reqW), dec: gob.NewDecoder(br), r: br, in: reqW, out: repR, done: make(chan struct{})}
+	c := &child{cmd: cmd, enc: gob.NewEncoder(reqW), dec: gob.NewDecoder(br), r: br, w: reqW, in: reqW, out: repR, done: make(chan struct{})}
 	stderrDone := make(chan struct{})
 	go func() {
 		c.readStderr(errR)
@@ -297,6 +318,9 @@ func (p *Isolation) call(ctx context.Context, c *child, req *request, rep *reply
 		if err := c.enc.Encode(req); err != nil {
 			return c.failure(err)
 		}
+		if _, err := c.w.Write(req.data); err != nil {
+			return c.failure(err)
+		}
 	}
 	*rep = reply{}
 	if err := c.dec.Decode(rep); err != nil {
@@ -337,9 +361,14 @@ type request struct {
 	Op   int
 	ID   uint64 // the document, numbered by the parent
 	Name string
-	Data []byte // the document's bytes: with opOpen, or when asked (NeedData)
-	Opts wireOptions
-	Page int
+	// DataLen is the length of the document's bytes, which follow the
+	// request raw (not gob: a master of 200 MB would be copied twice and
+	// its copy kept in the encoder's buffer): with opOpen, or when asked
+	// (NeedData); 0 otherwise.
+	DataLen int
+	data    []byte // the bytes sent after the request
+	Opts    wireOptions
+	Page    int
 }
 
 // reply is a message from a child.
@@ -436,7 +465,7 @@ func (o Options) decodeIsolated(data []byte, name string) (*Doc, error) {
 		return nil, &Error{Name: name, Err: err}
 	}
 	var rep reply
-	err = p.call(context.Background(), c, &request{Op: opOpen, ID: d.isolated, Name: name, Data: data, Opts: o.wire()}, &rep)
+	err = p.call(context.Background(), c, &request{Op: opOpen, ID: d.isolated, Name: name, DataLen: len(data), data: data, Opts: o.wire()}, &rep)
 	p.put(c, err == nil)
 	if err == nil {
 		err = rep.Err.err()
@@ -478,7 +507,7 @@ func (d *Doc) useIsolated(ctx context.Context, i int, fn func(Image) error) erro
 		return d.wrap(i, err)
 	}
 	if rep.NeedData {
-		req.Data = d.data
+		req.DataLen, req.data = len(d.data), d.data
 		if err := p.call(ctx, c, req, &rep); err != nil {
 			return d.wrap(i, err)
 		}
@@ -506,7 +535,7 @@ func (d *Doc) useIsolated(ctx context.Context, i int, fn func(Image) error) erro
 // crashLine matches the line in which the Go runtime or a C library says
 // why a process ends: "SIGSEGV: segmentation violation", "fatal error:
 // ...", "panic: ...", glibc's "free(): invalid pointer" and the like.
-var crashLine = regexp.MustCompile(`^(SIG[A-Z]+: |fatal error: |panic: |[a-z_]+\(\): |double free|corrupted )`)
+var crashLine = regexp.MustCompile(`^(SIG[A-Z]+: |fatal error: |panic: |[a-z_]+\(\): |double free|corrupted )|GLib-ERROR|failed to allocate|out of memory`)
 
 // readStderr reads the decoder process's error output until it ends. The
 // process's log records (JSON lines) are logged again here, named as the

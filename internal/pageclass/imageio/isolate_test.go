@@ -30,12 +30,24 @@ func TestMain(m *testing.M) {
 				time.Sleep(time.Minute) // the signal ends the process first
 			case strings.Contains(name, "hang"):
 				time.Sleep(time.Hour)
+			case strings.Contains(name, "hog"):
+				// A decoder that allocates without end.
+				for {
+					b := make([]byte, 64<<20)
+					for i := range b {
+						b[i] = 1
+					}
+					hogged = append(hogged, b)
+				}
 			}
 		}
 		ServeIfWorker()
 	}
 	os.Exit(m.Run())
 }
+
+// hogged keeps what a "hog" file's decoder allocates.
+var hogged [][]byte
 
 func isolation(t testing.TB, procs int, timeout time.Duration) *Isolation {
 	t.Helper()
@@ -298,5 +310,23 @@ func samePages(t *testing.T, local, remote *Doc) {
 		if got.W != want.W || got.H != want.H || !bytes.Equal(got.Pix, want.Pix) {
 			t.Errorf("page %d: isolated %d×%d differs from in process %d×%d", i+1, got.W, got.H, want.W, want.H)
 		}
+	}
+}
+
+// TestIsolatedMemoryCap: a decoder process that allocates past
+// Isolation.MaxMemory ends (out of memory) and fails its file only, long
+// before the machine's memory is used up; the next file is decoded.
+func TestIsolatedMemoryCap(t *testing.T) {
+	o := DefaultOptions
+	o.Isolation = isolation(t, 1, time.Minute)
+	o.Isolation.MaxMemory = 768 << 20
+	data := readTestdata(t, "page.tif")
+	_, err := o.Decode(data, "hog.tif")
+	if !errors.Is(err, ErrDecoderCrashed) || !strings.HasPrefix(err.Error(), "hog.tif: ") || !strings.Contains(err.Error(), "out of memory") {
+		t.Fatalf("allocating file: %v; want ErrDecoderCrashed naming hog.tif, out of memory", err)
+	}
+	t.Log(err)
+	if _, err := o.Decode(data, "after.tif"); err != nil {
+		t.Fatalf("the file after: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package imageio
 
 import (
+	"bufio"
 	"context"
 	"encoding/gob"
 	"errors"
@@ -8,6 +9,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
+	"strconv"
+	"syscall"
 )
 
 // ServeIfWorker makes the program a decoder process of an Isolation when
@@ -20,6 +24,10 @@ func ServeIfWorker() {
 		return
 	}
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err := capMemory(os.Getenv(envWorkerMemory)); err != nil {
+		fmt.Fprintln(os.Stderr, "decoder process:", err)
+		os.Exit(2)
+	}
 	in, out := os.NewFile(3, "requests"), os.NewFile(4, "replies")
 	if in == nil || out == nil {
 		fmt.Fprintln(os.Stderr, "decoder process: started without its pipes")
@@ -45,7 +53,8 @@ const maxHeld = 256 << 20
 
 // worker is the decoder process's state: the documents it read last.
 type worker struct {
-	w    io.Writer // the replies: gob messages and raw pixels
+	w    io.Writer     // the replies: gob messages and raw pixels
+	r    *bufio.Reader // the requests: gob messages and raw document bytes
 	enc  *gob.Encoder
 	dec  *gob.Decoder
 	docs map[uint64]*Doc
@@ -58,11 +67,18 @@ type worker struct {
 // serveWorker answers requests from r on w until r ends (io.EOF) or an
 // error.
 func serveWorker(r io.Reader, w io.Writer, hook func(string)) error {
-	wk := &worker{w: w, enc: gob.NewEncoder(w), dec: gob.NewDecoder(r), docs: map[uint64]*Doc{}, hook: hook}
+	br := bufio.NewReaderSize(r, 1<<16) // under dec: the raw bytes after a request are read from it
+	wk := &worker{w: w, r: br, enc: gob.NewEncoder(w), dec: gob.NewDecoder(br), docs: map[uint64]*Doc{}, hook: hook}
 	for {
 		var req request
 		if err := wk.dec.Decode(&req); err != nil {
 			return err
+		}
+		if req.DataLen > 0 {
+			req.data = make([]byte, req.DataLen)
+			if _, err := io.ReadFull(wk.r, req.data); err != nil {
+				return err
+			}
 		}
 		var err error
 		switch req.Op {
@@ -79,13 +95,13 @@ func serveWorker(r io.Reader, w io.Writer, hook func(string)) error {
 	}
 }
 
-// doc returns the document of req, reading it from req.Data when the
+// doc returns the document of req, reading it from req.data when the
 // worker does not hold it; nil when it needs the data.
 func (wk *worker) doc(req *request) (*Doc, error) {
 	if d := wk.docs[req.ID]; d != nil {
 		return d, nil
 	}
-	if req.Data == nil {
+	if req.data == nil {
 		return nil, nil
 	}
 	if wk.hook != nil {
@@ -105,7 +121,7 @@ func (wk *worker) doc(req *request) (*Doc, error) {
 		}
 		wk.pdfium = true
 	}
-	d, err := req.Opts.options().Decode(req.Data, req.Name)
+	d, err := req.Opts.options().Decode(req.data, req.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -173,5 +189,27 @@ func (wk *worker) page(req *request) error {
 	if err != nil {
 		return wk.enc.Encode(&reply{Err: toWire(err)})
 	}
+	return nil
+}
+
+// capMemory sets the process's data memory limit (RLIMIT_DATA) to limit
+// bytes ("": none), and the Go heap's soft limit to three quarters of it, so that the
+// collector works harder before the cap is reached.
+func capMemory(limit string) error {
+	if limit == "" {
+		return nil
+	}
+	n, err := strconv.ParseUint(limit, 10, 64)
+	if err != nil || n == 0 {
+		return fmt.Errorf("%s=%q: not a number of bytes", envWorkerMemory, limit)
+	}
+	var cur syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_DATA, &cur); err == nil && cur.Max < n {
+		n = cur.Max // already capped lower: an unprivileged process cannot raise it
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_DATA, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+		return fmt.Errorf("cannot cap its memory at %d bytes: %w", n, err)
+	}
+	debug.SetMemoryLimit(int64(n / 4 * 3))
 	return nil
 }
