@@ -153,6 +153,8 @@ func TestPredictEndpoints(t *testing.T) {
 		{name: "image to /predict_document", path: "/predict_document", parts: []upload{img}, status: 400, detail: "string", want: "accepts application/pdf only"},
 		{name: "PDF typed application/x-pdf", path: "/predict_document", parts: []upload{{Field: "file", Name: "a.pdf", CType: "application/x-pdf", Data: makePDF(1)}}, status: 400, detail: "string", want: "application/pdf"},
 		{name: "corrupt image", path: "/predict_image", parts: []upload{{Field: "file", Name: "broken.png", CType: "image/png", Data: png[:200]}}, status: 422, detail: "string", want: `"broken.png" cannot be`},
+		// The service goes on after it: the cases below run on it.
+		{name: "image that crashes its decoder", path: "/predict_image", parts: []upload{{Field: "file", Name: "crash-page.png", CType: "image/png", Data: png}}, status: 422, detail: "string", want: `"crash-page.png" cannot be read as an image: crash-page.png: the decoder crashed (`},
 		{name: "text labelled as image", path: "/predict_image", parts: []upload{{Field: "file", Name: "notes.jpg", CType: "image/jpeg", Data: []byte("hello")}}, status: 422, detail: "string", want: "notes.jpg"},
 		{name: "PNG labelled as PDF", path: "/predict_document", parts: []upload{{Field: "file", Name: "fake.pdf", CType: "application/pdf", Data: png}}, status: 422, detail: "string", want: "not a PDF"},
 		{name: "multi-page TIFF to /predict_image", path: "/predict_image", parts: []upload{{Field: "file", Name: "scan.tif", CType: "image/tiff",
