@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"time"
 
 	"archivekit/internal/book"
 	"archivekit/internal/fetch"
@@ -16,6 +18,7 @@ import (
 	"archivekit/internal/jobs"
 	"archivekit/internal/lookahead"
 	"archivekit/internal/service"
+	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator"
 )
 
@@ -148,14 +151,7 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 	if job.source == "auto" {
 		// The book is one document for language detection: its files
 		// are fetched first (the fetcher keeps them for the request).
-		var units []string
-		all := ahead()
-		for _, u := range locations {
-			if got, ok := all.Take(u); ok && got.Err == nil {
-				units = append(units, translator.UnitTexts(got.Data)...)
-			}
-		}
-		all.Stop()
+		units, _ := s.bookUnits(r.Context(), f, locations, true)
 		sum.DocumentLanguage = translator.BookLanguage(units, nil, s.sess.Order, nil)
 		if job.docLang = sum.DocumentLanguage; job.docLang == "" {
 			job.docLang = sum.DeclaredLanguage
@@ -199,6 +195,31 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 		stats.Calls += out.Stats.Calls
 	}
 	return parts, stats, true
+}
+
+// bookUnits fetches the text files at locations with f,
+// BOOK_FETCH_WORKERS at once in order, and returns the units' texts of
+// those fetched (translator.UnitTexts of each, in order) and how many
+// were fetched. keep leaves each file in f's cache (a request that
+// translates them next); otherwise each is dropped once read, so that at
+// most BOOK_FETCH_WORKERS files are in memory at once (a job, whose items
+// fetch them again).
+func (s *server) bookUnits(ctx context.Context, f *fetch.Fetcher, locations []string, keep bool) (units []string, read int) {
+	all := lookahead.RunKeyed(ctx, locations, s.bookWorkers, func(ctx context.Context, u string) fetch.Result {
+		data, err := f.GetLinked(ctx, u)
+		return fetch.Result{Data: data, Err: err}
+	})
+	defer all.Stop()
+	for _, u := range locations {
+		if got, ok := all.Take(u); ok && got.Err == nil {
+			units = append(units, translator.UnitTexts(got.Data)...)
+			read++
+		}
+		if !keep {
+			f.Drop(u)
+		}
+	}
+	return units, read
 }
 
 // bookError is a book's (or its text file's) fetch error as a client
@@ -287,12 +308,14 @@ const noText = "no text file for this page"
 // or while an earlier item runs (bookJobs), and tells its format when
 // the item runs; a file the METS does not declare as text is an item
 // without a format, skipped when its content is not text.
-func (s *server) bookItems(ctx context.Context, location string, _ map[string]string) ([]jobs.BookItem, error) {
-	b, err := book.Read(ctx, location, book.Options{Fetcher: s.bookFetcher(), MaxBytes: s.svc.Config.MaxUploadBytes, FetchLater: true})
+func (s *server) bookItems(ctx context.Context, location string, fields map[string]string) ([]jobs.BookItem, error) {
+	f := s.bookFetcher()
+	b, err := book.Read(ctx, location, book.Options{Fetcher: f, MaxBytes: s.svc.Config.MaxUploadBytes, FetchLater: true})
 	if err != nil {
 		return nil, errors.New(bookError(err))
 	}
 	var items []jobs.BookItem
+	var texts []string
 	for _, bt := range bookTexts(b) {
 		ref := jobs.BookRef{Page: bt.index + 1, ID: bt.page.ID, Order: bt.page.Order, Label: bt.page.Label, Manifest: bt.page.Manifest}
 		switch {
@@ -306,8 +329,42 @@ func (s *server) bookItems(ctx context.Context, location string, _ map[string]st
 		rel := book.RelPath(location, bt.text)
 		ref.Path, ref.Format = rel, string(bt.text.Format)
 		items = append(items, jobs.BookItem{Name: rel, Type: textType(bt.text.Format == book.HOCR), Source: bt.text.Location, Ref: ref})
+		texts = append(texts, bt.text.Location)
+	}
+	if err := s.bookRecord(ctx, f, location, fields, b.Languages, texts); err != nil {
+		return nil, err
 	}
 	return items, nil
+}
+
+// bookRecord starts a book job's statistics.books record (runmeta.Book)
+// and keeps it with the job (jobs.AnnotateBook), as translate starts a
+// book's: with source_lang auto (the job's form, fields), the book's
+// language detected over all its text files (texts, their URLs in page
+// order) as one document, and the language its METS MODS declares
+// (declared). The files are fetched for it before any item runs,
+// BOOK_FETCH_WORKERS at once, each dropped once its units' texts are
+// taken (the items fetch them again). Every item of the job is translated
+// with that language as its document language (serveTranslate, from
+// jobs.BookNote), and the job's run metadata counts the items in it
+// (jobRecord). Only a canceled context is an error.
+func (s *server) bookRecord(ctx context.Context, f *fetch.Fetcher, location string, fields map[string]string, declared, texts []string) error {
+	rec := runmeta.NewBook(location)
+	source := translator.NormalizeLang(cmp.Or(strings.TrimSpace(fields["source_lang"]), "auto"))
+	if source == "auto" {
+		start := time.Now()
+		units, read := s.bookUnits(ctx, f, texts, false)
+		if err := context.Cause(ctx); err != nil {
+			return err
+		}
+		rec.Detect(source, units, read, declared, s.sess.Order, nil)
+		s.log.Info("book language detected over its text files as one document", "book", location, "files", read,
+			"language", rec.DocumentLanguage, "declared", rec.DeclaredLanguage, "took", time.Since(start).Round(time.Millisecond).String())
+	}
+	if err := jobs.AnnotateBook(ctx, rec); err != nil {
+		s.log.Warn("the book's record is not kept for the job's run metadata", "book", location, "err", err)
+	}
+	return nil
 }
 
 // pageSkip is why a page without a text file is skipped: noText, and

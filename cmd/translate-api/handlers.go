@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -187,6 +188,7 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	job.docLang = bookLanguage(r.Context(), job.source)
 	res, fail := s.runTranslate(r.Context(), job)
 	if fail != nil {
 		if fail.status != 0 {
@@ -198,6 +200,19 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 		s.log.Warn("the job item's statistics are not kept for the job's run metadata", "file", q.name, "err", err)
 	}
 	s.respondTranslate(w, job, res)
+}
+
+// bookLanguage is, for an item of a book job with source source, the
+// document language of the item's text file: the book's, detected over
+// all its files when the job read its book, else the one its METS
+// declares (bookRecord, jobs.BookNote); "" for an explicit source, or
+// outside a book job.
+func bookLanguage(ctx context.Context, source string) string {
+	var b runmeta.Book
+	if note := jobs.BookNote(ctx); source != "auto" || note == nil || json.Unmarshal(note, &b) != nil {
+		return ""
+	}
+	return b.Language()
 }
 
 // readUpload reads a multipart/form-data request (readRequest); any other

@@ -23,18 +23,40 @@ import (
 // it), to which each translated item adds the statistics its request
 // attached (serveTranslate, jobs.Annotate), so that a job's statistics are
 // those a translate run over the same files has.
-type jobRecord struct{ *runmeta.Run }
+type jobRecord struct {
+	*runmeta.Run
+	// book: a book job, whose one statistics.books record counts its
+	// translated items.
+	book bool
+}
 
 // AddItem adds a translated item's statistics (jobs.ItemRecorder): its
 // runmeta.Item, named as the command line names a document, its stem under
-// its folder (a book's OCR-D-OCR/0001).
+// its folder (a book's OCR-D-OCR/0001), and, in a book job, to the book's
+// record. The queue hands each succeeded item once, when the job ends,
+// however many runs the job took.
 func (r jobRecord) AddItem(name string, summary []byte) error {
 	var it runmeta.Item
 	if err := json.Unmarshal(summary, &it); err != nil {
 		return err
 	}
 	r.Add(path.Join(path.Dir(name), translator.Stem(name)), it)
+	if r.book {
+		r.BookDone(0, it)
+	}
 	return nil
+}
+
+// jobBook is a book job's statistics.books record as the job's first run
+// started it (bookRecord, kept as the job's jobs.RunJob.BookNote): its
+// languages and the files they were detected over; an empty one for a
+// job that kept none.
+func jobBook(j jobs.RunJob) *runmeta.Book {
+	b := runmeta.NewBook(j.Book)
+	if j.BookNote != nil {
+		_ = json.Unmarshal(j.BookNote, b) // a bad note leaves the fields it did not set as they were
+	}
+	return b
 }
 
 // jobRunMeta starts a job's run metadata (jobs.Options.RunMeta): the
@@ -79,5 +101,9 @@ func (s *server) jobRunMeta(_ context.Context, j jobs.RunJob) (jobs.RunRecord, e
 	run.SetConfig("vocabulary", s.set.Vocabulary)
 	run.SetConfig("lang_id_model", langid.ModelID)
 	run.SetConfig("book_hosts", s.svc.Config.BookHosts)
-	return jobRecord{run}, nil
+	if j.Book == "" {
+		return jobRecord{Run: run}, nil
+	}
+	run.SetBooks([]*runmeta.Book{jobBook(j)})
+	return jobRecord{Run: run, book: true}, nil
 }

@@ -177,15 +177,7 @@ func TestJobsRunMetadataLikeCLI(t *testing.T) {
 		}
 	}
 	runTranslateCLI(t, buildTranslate(t), mt.URL, in, out, "--source_lang", "cs", "--vocabulary", "")
-	m, _ := filepath.Glob(filepath.Join(out, "*_translator.json"))
-	if len(m) != 1 {
-		t.Fatalf("%d run metadata files in the output", len(m))
-	}
-	b, _ := os.ReadFile(m[0])
-	var cli runmeta.Doc
-	if err := json.Unmarshal(b, &cli); err != nil {
-		t.Fatal(err)
-	}
+	cli, _ := cliRunMeta(t, out)
 	counted := func(d runmeta.Doc) string {
 		st := d.Statistics
 		st.OutputCountsByType, st.PerformancePerMinute = nil, nil
@@ -195,4 +187,20 @@ func TestJobsRunMetadataLikeCLI(t *testing.T) {
 	if j, c := counted(job), counted(cli); j != c || job.Statistics.UnitsTranslated == 0 {
 		t.Errorf("job's statistics differ from the command's:\njob     %s\ncommand %s", j, c)
 	}
+}
+
+// cliRunMeta is the run metadata a translate run wrote into out, decoded
+// and as written.
+func cliRunMeta(t *testing.T, out string) (runmeta.Doc, []byte) {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(out, "*_translator.json"))
+	if len(m) != 1 {
+		t.Fatalf("%d run metadata files in the output", len(m))
+	}
+	b, _ := os.ReadFile(m[0])
+	var cli runmeta.Doc
+	if err := json.Unmarshal(b, &cli); err != nil {
+		t.Fatal(err)
+	}
+	return cli, b
 }

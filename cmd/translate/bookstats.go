@@ -24,29 +24,25 @@ func (r *runner) bookLanguages(inputs []input) {
 		r.bookIdx[b] = i
 		stats[i] = runmeta.NewBook(b.Source)
 	}
-	defer r.pd.Update(func(d *runmeta.Doc) { d.Statistics.Books = stats })
+	defer r.pd.SetBooks(stats)
 	if r.s.Source != "auto" {
 		return
 	}
 	// One file at a time is read; only its units' texts are kept.
 	texts := map[*bookInfo][]string{}
+	read := map[*bookInfo]int{}
 	for _, in := range inputs {
 		if in.BookOf == nil || in.Err != nil {
 			continue
 		}
 		if src, err := regularfile.Read(in.Path); err == nil {
 			texts[in.BookOf] = append(texts[in.BookOf], translator.UnitTexts(src)...)
-			stats[r.bookIdx[in.BookOf]].TextFilesRead++
+			read[in.BookOf]++
 		}
 	}
 	for i, b := range books {
 		st := stats[i]
-		st.DocumentLanguage = translator.BookLanguage(texts[b], nil, r.s.Order, r.usage)
-		st.DeclaredLanguage = translator.DeclaredLanguage(b.Languages)
-		r.bookLang[b] = st.DocumentLanguage
-		if r.bookLang[b] == "" {
-			r.bookLang[b] = st.DeclaredLanguage // not detected: the declared one
-		}
+		r.bookLang[b] = st.Detect(r.s.Source, texts[b], read[b], b.Languages, r.s.Order, r.usage)
 		r.log.Info("book language detected over its text files as one document", "book", b.Source,
 			"files", st.TextFilesRead, "language", st.DocumentLanguage, "declared", st.DeclaredLanguage)
 	}
@@ -54,13 +50,7 @@ func (r *runner) bookLanguages(inputs []input) {
 
 // bookDone counts a translated text file of the book in its record.
 func (r *runner) bookDone(in input, out *translator.Output) {
-	i, ok := r.bookIdx[in.BookOf]
-	if !ok {
-		return
+	if i, ok := r.bookIdx[in.BookOf]; ok {
+		r.pd.BookDone(i, runmeta.ItemOf(out))
 	}
-	r.pd.Update(func(d *runmeta.Doc) {
-		if i < len(d.Statistics.Books) {
-			d.Statistics.Books[i].Add(runmeta.ItemOf(out))
-		}
-	})
 }

@@ -35,7 +35,14 @@ type annotationKey struct{}
 // over MaxSummary bytes (ErrSummaryTooLarge), is not stored: the item has
 // none, and the queue logs why.
 func Annotate(ctx context.Context, v any) error {
-	a, _ := ctx.Value(annotationKey{}).(*annotation)
+	return annotate(ctx, annotationKey{}, v)
+}
+
+// annotate keeps v as JSON in the annotation ctx holds under key (nothing
+// when it holds none, or v cannot be encoded or is over MaxSummary bytes:
+// the error says why).
+func annotate(ctx context.Context, key any, v any) error {
+	a, _ := ctx.Value(key).(*annotation)
 	if a == nil {
 		return nil
 	}
@@ -51,6 +58,31 @@ func Annotate(ctx context.Context, v any) error {
 	}
 	return err
 }
+
+type bookKey struct{}
+
+// AnnotateBook attaches v, encoded as JSON, to the book job whose book
+// BookInput.Items is reading with context ctx (Items' ctx): a small record
+// of the whole book (its language detected over its files, say), which
+// the queue keeps with the job and gives to every item's request
+// (BookNote) and to the job's run metadata (RunJob.BookNote). A later call
+// replaces an earlier one. Outside Items it does nothing and returns nil;
+// a record that cannot be encoded or is over MaxSummary bytes is not kept
+// (ErrSummaryTooLarge) and the job has none.
+func AnnotateBook(ctx context.Context, v any) error {
+	return annotate(ctx, bookKey{}, v)
+}
+
+// BookNote is the record of its book that BookInput.Items attached to the
+// book job (AnnotateBook), given in the context of each of the job's item
+// requests (the handler's r.Context()); nil outside a book job's item or
+// when none was attached.
+func BookNote(ctx context.Context) []byte {
+	b, _ := ctx.Value(bookNoteKey{}).([]byte)
+	return b
+}
+
+type bookNoteKey struct{}
 
 // get is the summary attached (nil for none) and why one was not stored.
 func (a *annotation) get() ([]byte, error) {

@@ -30,7 +30,10 @@ type BookInput struct {
 	// pages); a book job does not send them to the endpoint.
 	Fields []string
 	// Items reads the book at location with the job's form fields (the
-	// first value of each, Fields included) and lists its items in order.
+	// first value of each, Fields included) and lists its items in order;
+	// it may attach a record of the book to the job (AnnotateBook with its
+	// ctx), kept with it and given to each item (BookNote). It runs once
+	// a job: a job whose items are recorded does not read its book again.
 	Items func(ctx context.Context, location string, fields map[string]string) ([]BookItem, error)
 	// Fetch fetches an item's Source with the service's bounds and host
 	// allow-list; contentType "" keeps the item's Type.
@@ -152,10 +155,11 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 	}
 	var items []BookItem
 	var err error
+	note := &annotation{}
 	if q.opts.Book == nil {
 		err = fmt.Errorf("this service takes no book")
 	} else {
-		items, err = q.opts.Book.Items(ctx, f.Book, f.fields())
+		items, err = q.opts.Book.Items(context.WithValue(ctx, bookKey{}, note), f.Book, f.fields())
 	}
 	if err == nil && len(items) == 0 {
 		err = fmt.Errorf("the book has no item to run")
@@ -178,7 +182,16 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 		_, err := q.setState(ctx, id, Failed, Running, Queued)
 		return false, err
 	}
+	nb, nerr := note.get()
+	if nerr != nil {
+		q.log.Warn("book's record not kept", "job", id, "err", nerr.Error())
+	}
 	err = q.inTx(ctx, func(tx txn) error {
+		if nb != nil {
+			if _, err := tx.exec(ctx, `UPDATE archivekit_job SET book_note = ? WHERE id = ?`, string(nb), id); err != nil {
+				return err
+			}
+		}
 		for i, it := range items {
 			ref := it.Ref
 			ref.Source = it.Source
@@ -203,6 +216,7 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 	if err != nil {
 		return false, err
 	}
+	f.BookNote = nb
 	q.log.Info("book read", "job", id, "book", f.Book, "items", len(items))
 	q.notify()
 	return true, nil

@@ -574,3 +574,66 @@ func testBookFetchAhead(t *testing.T, newStore store) {
 		t.Error("an item of the canceled job ran after the cancel")
 	}
 }
+
+// TestBookNote, on SQLite and PostgreSQL: the record of its book that
+// BookInput.Items attaches (AnnotateBook) is kept with the job: every
+// item's request has it (BookNote) and the job's run metadata is started
+// with it (RunJob.BookNote); a job of uploaded files, and a book whose
+// reader attached none, have none.
+func TestBookNote(t *testing.T) { stores(t, testBookNote) }
+
+func testBookNote(t *testing.T, newStore store) {
+	book := &jobs.BookInput{Field: "book",
+		Items: func(ctx context.Context, location string, _ map[string]string) ([]jobs.BookItem, error) {
+			if !strings.HasSuffix(location, "/plain") {
+				if err := jobs.AnnotateBook(ctx, map[string]string{"language": "de", "book": location}); err != nil {
+					return nil, err
+				}
+			}
+			return []jobs.BookItem{{Name: "1.xml", Source: "https://books.example.org/1.xml"}, {Name: "2.xml", Source: "https://books.example.org/2.xml"}}, nil
+		},
+		Fetch: func(context.Context, string) ([]byte, string, error) { return []byte("<alto/>"), "text/xml", nil }}
+	var mu sync.Mutex
+	var notes []string // the notes the item requests of the job under way had
+	runNotes := map[string]string{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		notes = append(notes, string(jobs.BookNote(r.Context())))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintln(w, "{}")
+	})
+	runMeta := func(_ context.Context, j jobs.RunJob) (jobs.RunRecord, error) {
+		mu.Lock()
+		runNotes[j.ID] = string(j.BookNote)
+		mu.Unlock()
+		return paradata.Record(j.Start, paradata.Info{ToolVersion: "9.9.9", Repository: paradata.Repository, RunID: j.RunID}), nil
+	}
+	svc, q := newServiceWith(t, newStore(t), h, jobs.Options{Book: book, RunMeta: runMeta})
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	src := "https://books.example.org/"
+	for _, c := range []struct{ book, want string }{
+		{src + "mets.xml", `{"book":"` + src + `mets.xml","language":"de"}`},
+		{src + "plain", ""},
+		{"", ""},
+	} {
+		parts := []servicetest.Part{{Field: "file", Name: "a.xml", File: true, Data: []byte("<a/>")}}
+		if c.book != "" {
+			parts = []servicetest.Part{{Field: "book", Data: []byte(c.book)}}
+		}
+		mu.Lock()
+		notes = nil
+		mu.Unlock()
+		_, _, st := submit(t, ts.URL, "", parts...)
+		waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+		mu.Lock()
+		got, run := notes, runNotes[st.ID]
+		mu.Unlock()
+		if len(got) == 0 || strings.Count(strings.Join(got, "\n")+"\n", c.want+"\n") != len(got) || run != c.want {
+			t.Errorf("book %q: item requests had notes %q, the run metadata %q; want %q", c.book, got, run, c.want)
+		}
+	}
+}

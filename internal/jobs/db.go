@@ -58,8 +58,9 @@ CREATE INDEX IF NOT EXISTS archivekit_job_lease ON archivekit_job (lease_ms) WHE
 // release, for both databases: a book job's URL and the error that ended
 // it, an item's source URL and book identifiers (JSON), a job's run
 // metadata (JSON, written when it ends), an item's summary (JSON,
-// Annotate), a failed item's reason code and the times a book job's book
-// could not be read for a passing failure.
+// Annotate), a failed item's reason code, the times a book job's book
+// could not be read for a passing failure and its book's record
+// (AnnotateBook).
 var addedColumns = []struct{ table, column string }{
 	{"archivekit_job", "book_url TEXT"},
 	{"archivekit_job", "error TEXT"},
@@ -69,6 +70,7 @@ var addedColumns = []struct{ table, column string }{
 	{"archivekit_item", "summary TEXT"},
 	{"archivekit_item", "reason TEXT"},
 	{"archivekit_job", "book_reads INTEGER"},
+	{"archivekit_job", "book_note TEXT"},
 }
 
 // pgAdded adds addedColumns on PostgreSQL.

@@ -40,6 +40,9 @@ type RunJob struct {
 	// book job's URL.
 	Fields map[string]string
 	Book   string
+	// BookNote is a book job's record of its book (AnnotateBook); nil
+	// when none was attached.
+	BookNote []byte
 }
 
 // runMetaFile and crateFile are the run metadata's and the crate's names
@@ -82,7 +85,7 @@ func (q *Queue) makeRecord(ctx context.Context, id, state string, end time.Time)
 		start = *st.StartedAt
 	}
 	fields := f.fields()
-	rec, err := q.opts.RunMeta(ctx, RunJob{ID: id, RunID: "job-" + id, Start: start, Fields: fields, Book: f.Book})
+	rec, err := q.opts.RunMeta(ctx, RunJob{ID: id, RunID: "job-" + id, Start: start, Fields: fields, Book: f.Book, BookNote: f.BookNote})
 	if err != nil {
 		return nil, err
 	}

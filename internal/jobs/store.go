@@ -59,6 +59,9 @@ type form struct {
 	// Book is a book job's URL (BookInput; its field is not sent to the
 	// endpoint).
 	Book string `json:"book,omitempty"`
+	// BookNote is the book job's record of its book (AnnotateBook), kept
+	// in its own column; nil when none.
+	BookNote []byte `json:"-"`
 }
 
 // part is one multipart part that is not an item.
@@ -336,8 +339,9 @@ func (q *Queue) setState(ctx context.Context, id, state string, from ...string) 
 // jobState and jobForm read a job's state and form.
 func (q *Queue) jobState(ctx context.Context, id string) (state string, f *form, riverID int64, err error) {
 	var fb []byte
+	var note string
 	var rid sql.NullInt64
-	err = q.queryRow(ctx, `SELECT state, form, river_id FROM archivekit_job WHERE id = ?`, id).Scan(&state, &fb, &rid)
+	err = q.queryRow(ctx, `SELECT state, form, river_id, COALESCE(book_note, '') FROM archivekit_job WHERE id = ?`, id).Scan(&state, &fb, &rid, &note)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil, 0, notFound{id}
 	}
@@ -345,6 +349,9 @@ func (q *Queue) jobState(ctx context.Context, id string) (state string, f *form,
 		return "", nil, 0, err
 	}
 	f = &form{}
+	if note != "" {
+		f.BookNote = []byte(note)
+	}
 	return state, f, rid.Int64, json.Unmarshal(fb, f)
 }
 

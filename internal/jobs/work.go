@@ -156,7 +156,11 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *f
 		target += "?" + f.Query
 	}
 	ann := &annotation{}
-	req, err := http.NewRequestWithContext(context.WithValue(ictx, annotationKey{}, ann), http.MethodPost, target, pr)
+	rctx := context.WithValue(ictx, annotationKey{}, ann)
+	if f.BookNote != nil {
+		rctx = context.WithValue(rctx, bookNoteKey{}, f.BookNote)
+	}
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, target, pr)
 	if err != nil {
 		pr.Close()
 		return err

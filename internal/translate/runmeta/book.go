@@ -1,6 +1,12 @@
 package runmeta
 
-import "maps"
+import (
+	"cmp"
+	"maps"
+
+	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/translator"
+)
 
 // Book is the one statistics record of a book (statistics.books, one a
 // book of the run): its text files translated as one document.
@@ -36,6 +42,32 @@ type Book struct {
 // NewBook is the empty record of the book at source.
 func NewBook(source string) *Book {
 	return &Book{Source: source, Languages: map[string]int{}, LangSources: map[string]int{}, SegmentStatus: map[string]int{}}
+}
+
+// Detect fills the record's languages for a run whose source language is
+// source: with "auto", DocumentLanguage detected over texts (the units'
+// texts of the book's text files read, UnitTexts of each in page order;
+// files counts them, TextFilesRead) with order's confidence
+// (translator.BookLanguage, recorded in usage; nil: not recorded), and
+// DeclaredLanguage, the first of declared (the METS MODS languageTerms)
+// that names a language; with another source, nothing. It returns the
+// document language each of the book's files is translated with (the
+// document rule of the source-language order): the detected one, else the
+// declared one; "" with an explicit source.
+func (b *Book) Detect(source string, texts []string, files int, declared []string, order alto.LangOrder, usage *translator.Usage) string {
+	if source != "auto" {
+		return ""
+	}
+	b.TextFilesRead = files
+	b.DocumentLanguage = translator.BookLanguage(texts, nil, order, usage)
+	b.DeclaredLanguage = translator.DeclaredLanguage(declared)
+	return b.Language()
+}
+
+// Language is the document language the book's files are translated
+// with: the detected one, else (not detected) the declared one.
+func (b *Book) Language() string {
+	return cmp.Or(b.DocumentLanguage, b.DeclaredLanguage)
 }
 
 // Add counts one translated text file of the book (ItemOf its output).

@@ -207,6 +207,22 @@ func (r *Run) Add(doc string, it Item) {
 	})
 }
 
+// SetBooks starts the run's book records (statistics.books), one a book,
+// in the order BookDone names them by.
+func (r *Run) SetBooks(books []*Book) {
+	r.Update(func(d *Doc) { d.Statistics.Books = books })
+}
+
+// BookDone counts a translated text file (it, ItemOf its output) in the
+// record of the run's book i (SetBooks); an i out of range counts nothing.
+func (r *Run) BookDone(i int, it Item) {
+	r.Update(func(d *Doc) {
+		if i >= 0 && i < len(d.Statistics.Books) {
+			d.Statistics.Books[i].Add(it)
+		}
+	})
+}
+
 // add adds a document's statistics; the caller holds the writer's lock.
 func (d *Doc) add(doc string, it Item) {
 	st := &d.Statistics

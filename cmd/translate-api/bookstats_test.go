@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"archivekit/internal/jobs"
+	"archivekit/internal/translate/runmeta"
+	"archivekit/internal/translate/translator/translatortest"
+)
+
+// germanBook serves bookMETS with a MODS record declaring German
+// (languageTerm "ger") and its two real German text files (PAGE-XML,
+// hOCR); it returns the server and the book's URL.
+func germanBook(t *testing.T) (*httptest.Server, string) {
+	t.Helper()
+	files, _, _ := servedBook(t)
+	mods := ` <dmdSec ID="DMD1"><mdWrap MDTYPE="MODS"><xmlData><mods:mods xmlns:mods="http://www.loc.gov/mods/v3">` +
+		`<mods:language><mods:languageTerm authority="iso639-2b" type="code">ger</mods:languageTerm></mods:language></mods:mods></xmlData></mdWrap></dmdSec>` + "\n <fileSec>"
+	files["/b/mets.xml"] = []byte(strings.Replace(bookMETS, " <fileSec>", mods, 1))
+	books, _ := serveFiles(t, files)
+	return books, books.URL + "/b/mets.xml"
+}
+
+// submitBookAuto posts a book job of the book at url with no source_lang
+// (auto) and returns its id.
+func submitBookAuto(t *testing.T, base, url string) string {
+	t.Helper()
+	body, ctype := multipartBody(t, part{Field: "book_url", Data: []byte(url)})
+	resp := post(t, base+"/jobs", ctype, body)
+	var st jobs.Status
+	if b := readBody(t, resp); resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &st) != nil {
+		t.Fatalf("POST /jobs: %d %s", resp.StatusCode, b)
+	}
+	return st.ID
+}
+
+// jobBookRecord is the statistics.books of ended job id's run metadata,
+// after checking that the job succeeded with its two text files.
+func jobBookRecord(t *testing.T, base, id string) (runmeta.Doc, []*runmeta.Book) {
+	t.Helper()
+	st := pollJob(t, base, id, 60*time.Second, ended)
+	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 3, Succeeded: 2, Skipped: 1}) {
+		t.Fatalf("job %+v", st)
+	}
+	doc, _ := jobArchive(t, base, id)
+	return doc, doc.Statistics.Books
+}
+
+// bookJSON is a book record as JSON, for comparison.
+func bookJSON(b *runmeta.Book) string {
+	js, _ := json.Marshal(b)
+	return string(js)
+}
+
+// TestJobsBookStatistics: a translate-api book job's run metadata has
+// the statistics.books record translate writes for the same book (run
+// here over the book's URL with the same stand-in): the book's source,
+// its language detected over both its text files before any was
+// translated (German, text_files_read 2), the language its MODS
+// declares, and the files, pages, units, languages, language sources
+// and segment statuses of its two translated items; the job's totals
+// agree with it. Before, a book job's run metadata had no
+// statistics.books.
+func TestJobsBookStatistics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs translate")
+	}
+	_, url := germanBook(t)
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_HOSTS": "127.0.0.1", "JOBS_DIR": t.TempDir()}))
+	doc, books := jobBookRecord(t, ts.URL, submitBookAuto(t, ts.URL, url))
+	if len(books) != 1 {
+		t.Fatalf("statistics.books %d records, want 1", len(books))
+	}
+	b := books[0]
+	if b.Source != url || b.DocumentLanguage != "de" || b.DeclaredLanguage != "de" || b.TextFilesRead != 2 || b.Files != 2 ||
+		b.Units == 0 || b.Units != b.UnitsTranslated+b.UnitsSkipped || b.Pages != doc.Statistics.Pages || b.UnitsTranslated != doc.Statistics.UnitsTranslated {
+		t.Errorf("book record %s; run's pages %d, units translated %d", bookJSON(b), doc.Statistics.Pages, doc.Statistics.UnitsTranslated)
+	}
+
+	out := t.TempDir()
+	runTranslateCLI(t, buildTranslate(t), mt.URL, url, out, "--vocabulary", "")
+	cli, raw := cliRunMeta(t, out)
+	if len(cli.Statistics.Books) != 1 || bookJSON(cli.Statistics.Books[0]) != bookJSON(b) {
+		t.Errorf("the job's book record differs from translate's:\njob     %s\ncommand %s", bookJSON(b), raw)
+	}
+}
+
+// TestJobsBookStatisticsResumed: a book job paused by the service's stop
+// while its first text file is translated, and finished by a service
+// started again on the same JOBS_DIR, has the same statistics.books
+// record as a job run at once: each file counted once, the language
+// detected once (text_files_read 2, not 4).
+func TestJobsBookStatisticsResumed(t *testing.T) {
+	_, url := germanBook(t)
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, whole := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_HOSTS": "127.0.0.1", "JOBS_DIR": t.TempDir()}))
+	_, want := jobBookRecord(t, whole.URL, submitBookAuto(t, whole.URL, url))
+
+	translating, release := make(chan struct{}), make(chan struct{})
+	var first sync.Once
+	held := translatortest.New(translatortest.Config{Hold: func(string) {
+		first.Do(func() { close(translating); <-release })
+	}})
+	defer held.Close()
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free)
+	dir := t.TempDir()
+	s, ts := startServer(t, testEnv(held.URL, map[string]string{"BOOK_HOSTS": "127.0.0.1", "JOBS_DIR": dir}))
+	id := submitBookAuto(t, ts.URL, url)
+	waitFor(t, translating, "page 1's translation")
+	closed := make(chan error, 1)
+	go func() { closed <- s.jobs.Close(t.Context()) }()
+	free()
+	if err := waitFor(t, closed, "the stop"); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	_, again := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_HOSTS": "127.0.0.1", "JOBS_DIR": dir}))
+	_, got := jobBookRecord(t, again.URL, id)
+	if len(got) != 1 || len(want) != 1 || bookJSON(got[0]) != bookJSON(want[0]) {
+		t.Errorf("resumed job's statistics.books %v, want as the job run at once %v", got, want)
+	} else if got[0].Files != 2 || got[0].TextFilesRead != 2 {
+		t.Errorf("resumed job's book record %s: want 2 files, read 2", bookJSON(got[0]))
+	}
+	for _, it := range jobResults(t, again.URL, id).Items {
+		if it.Runs > 1 {
+			t.Errorf("item %d (%s) ran %d times", it.Item, it.Name, it.Runs)
+		}
+	}
+}
