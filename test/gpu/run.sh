@@ -23,7 +23,8 @@
 #      forward-only ceilings (ref_gpu.py),
 #   8. (part goals, not in the default set) issue 31's goals in one run:
 #      the forward-only ceilings, then the shipped defaults at TF32 and
-#      bf16 (and --parallel bf16) on GOAL_PAGES pages (default 12 × 800),
+#      bf16 (and bf16 without the warm-up, with decoding in process, and
+#      --parallel bf16) on GOAL_PAGES pages (default 12 × 800),
 #      each row with its share of the ceiling measured in this run,
 # and prints one table (also written to $OUT/gpu-check.md when OUT is set).
 #
@@ -369,6 +370,9 @@ PY
     }
     goal tf32 140 "--precision tf32 (defaults: --jit-optimize auto, --upload page), batch 64" --precision tf32 --config "$cfg64"
     goal bf16 250 "--precision bf16 (defaults), batch 64" --precision bf16 --config "$cfg64"
+    # the same decoding inside pageclass (--decode-in-process; decoder
+    # processes are the default since 2026-11-27): what isolation costs
+    goal bf16 250 "--precision bf16 (defaults) --decode-in-process, batch 64" --precision bf16 --config "$cfg64" --decode-in-process
     # the same without the warm-up at load (--warm-up, on by default on a
     # GPU): what the models' first calls cost the classification
     goal bf16 250 "--precision bf16 (defaults) --warm-up off, batch 64" --precision bf16 --config "$cfg64" --warm-up off
