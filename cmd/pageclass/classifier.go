@@ -92,12 +92,10 @@ func (r *classifier) classify(ctx context.Context) error {
 		return nil
 	}
 	r.set = set
-	if !r.cli.DecodeInProcess {
-		if r.decoders, err = imageio.NewIsolation(0, r.cli.DecodeTimeout); err != nil {
-			return err
-		}
-		defer r.decoders.Close()
+	if r.decoders, err = r.newDecoders(); err != nil {
+		return err
 	}
+	defer r.decoders.Close()
 	folders, err := r.folders(ctx)
 	if err != nil {
 		return err
@@ -174,10 +172,8 @@ func (r *classifier) classify(ctx context.Context) error {
 
 // predictOptions are the pipeline settings of the run.
 func (r *classifier) predictOptions() classify.Options {
-	dec := imageio.DefaultOptions
-	dec.Renderer = r.cli.PDFRenderer
-	dec.Isolation = r.decoders // nil with --decode-in-process
-	var warned sync.Map        // --parallel opens each input once per group: warn once
+	dec := r.decodeOptions(r.decoders)
+	var warned sync.Map // --parallel opens each input once per group: warn once
 	dec.OnLabelError = func(name string, err error) {
 		if _, again := warned.LoadOrStore(name, true); !again {
 			r.log.Warn("the PDF's page labels cannot be read: its pages are numbered only", "file", name, "error", err.Error())

@@ -4,27 +4,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
-	"archivekit/internal/pageclass/imageio"
+	"archivekit/internal/pageclass/imageio/decodertest"
 )
 
 // TestMain lets the test binary be the decoder processes the runs under
-// test start (imageio.Isolation starts the running program again). There,
-// a file named crash-*.png kills its decoder process as a crashing C
-// decoder would.
+// test start (imageio.Isolation starts the running program again); a file
+// named crash-* crashes its decoder process there.
 func TestMain(m *testing.M) {
-	if os.Getenv(imageio.EnvWorker) == "1" {
-		imageio.TestHookBeforeDecode = func(name string) {
-			if strings.HasPrefix(filepath.Base(name), "crash-") {
-				_ = syscall.Kill(os.Getpid(), syscall.SIGSEGV)
-				time.Sleep(time.Minute) // the signal ends the process first
-			}
-		}
-	}
-	imageio.ServeIfWorker()
+	decodertest.Serve()
 	os.Exit(m.Run())
 }
 

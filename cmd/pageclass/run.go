@@ -158,6 +158,25 @@ func (r *runner) dispatch(ctx context.Context) error {
 	return (&classifier{models: m}).classify(ctx)
 }
 
+// newDecoders starts the run's decoder processes (imageio.Isolation: pages
+// are decoded in processes of their own, started when first needed), or
+// returns nil with --decode-in-process. The caller closes them.
+func (r *runner) newDecoders() (*imageio.Isolation, error) {
+	if r.cli.DecodeInProcess {
+		return nil, nil
+	}
+	return imageio.NewIsolation(0, r.cli.DecodeTimeout)
+}
+
+// decodeOptions are how the run decodes pages: imageio's defaults with
+// --pdf-renderer, in decoders (nil: in this process).
+func (r *runner) decodeOptions(decoders *imageio.Isolation) imageio.Options {
+	dec := imageio.DefaultOptions
+	dec.Renderer = r.cli.PDFRenderer
+	dec.Isolation = decoders
+	return dec
+}
+
 // inputDir is the input folder: -d, or [INPUT] FOLDER_INPUT with --dir.
 func (r *runner) inputDir() string {
 	if r.cli.Dir {

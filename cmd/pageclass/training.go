@@ -197,6 +197,12 @@ func (r *trainer) train(ctx context.Context) ([]classify.Folder, error) {
 		r.para.SetTraining(k, v)
 	}
 	r.log.Info("training", "base", o.Base, "pages", o.Pages, "folds", o.Folds, "folds_csv", o.FoldsCSV, "fold_column", o.FoldColumn, "epochs", o.Epochs)
+	decoders, err := r.newDecoders()
+	if err != nil {
+		return nil, err
+	}
+	defer decoders.Close()
+	o.Decode = r.decodeOptions(decoders)
 	res, err := train.Train(ctx, o)
 	var out []classify.Folder
 	var made []map[string]any
@@ -287,11 +293,17 @@ func (r *evaluator) evaluate(ctx context.Context, folders []classify.Folder) err
 			return err
 		}
 	}
+	decoders, err := r.newDecoders()
+	if err != nil {
+		return err
+	}
+	defer decoders.Close()
 	for _, set := range sets {
 		o, err := r.evalOptions(set)
 		if err != nil {
 			return err
 		}
+		o.Decode = r.decodeOptions(decoders)
 		res, err := train.Evaluate(ctx, o)
 		if err != nil {
 			return fmt.Errorf("evaluating %s: %w", o.Revision, err)

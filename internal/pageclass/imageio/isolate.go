@@ -123,8 +123,12 @@ func NewIsolation(procs int, timeout time.Duration) (*Isolation, error) {
 // cancelled.
 func (p *Isolation) Started() int64 { return p.started.Load() }
 
-// Close stops the decoder processes. Decoding after Close fails.
+// Close stops the decoder processes. Decoding after Close fails. Closing
+// a nil Isolation does nothing.
 func (p *Isolation) Close() error {
+	if p == nil {
+		return nil
+	}
 	p.mu.Lock()
 	p.closed = true
 	all := p.all

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"archivekit/internal/pageclass/imageio"
 	"archivekit/internal/pageclass/modelmeta"
 	"archivekit/internal/pageclass/results"
 	"archivekit/internal/pageclass/review"
@@ -17,6 +18,9 @@ import (
 
 // Options configure training (the [TRAIN] section and the flags of spec 4.1).
 type Options struct {
+	// Decode decodes the pages (the zero value: as imageio.DefaultOptions;
+	// with Decode.Isolation, in decoder processes).
+	Decode      imageio.Options
 	Base        string   // model folder (model.pt + model.json) to fine-tune; must be scripted (trainable)
 	Pages       string   // [TRAIN] FOLDER_PAGES: one sub-folder per category
 	Exts        []string // extensions collected (default png)
@@ -83,6 +87,8 @@ type FoldResult struct {
 
 // EvalOptions configure --eval.
 type EvalOptions struct {
+	// Decode decodes the pages, as Options.Decode.
+	Decode   imageio.Options
 	Model    string   // model folder
 	Ensemble []string // model folders whose averaged probabilities are evaluated (instead of Model)
 	Pages    string   // [EVAL] FOLDER_PAGES (category sub-folders give the gold labels)

@@ -23,6 +23,9 @@ type sample struct {
 	path  string
 	label int64
 	pix   []uint8 // 3 x size x size; nil when not kept in memory (Options.NoCache)
+	// dec decodes the page when it is read again (pix nil); nil:
+	// imageio.DefaultOptions.
+	dec *imageio.Options
 }
 
 // pixels returns the page's resized pixels: the kept ones, else read again
@@ -31,7 +34,7 @@ func pixels(s *sample, size int) ([]uint8, error) {
 	if s.pix != nil {
 		return s.pix, nil
 	}
-	return resizedPixels(filepath.Join(s.root, filepath.FromSlash(s.path)), size)
+	return resizedPixels(filepath.Join(s.root, filepath.FromSlash(s.path)), size, s.dec)
 }
 
 // identity normalisation: Preprocess then returns the resized pixels / 255.
@@ -44,8 +47,12 @@ var (
 // read are returned in bad (path -> reason) and left out; they never shift
 // another page. Unless keep is set, each page's pixels are dropped as soon
 // as it is known to be readable (Options.NoCache: pixels reads it again when
-// a batch needs it), so memory never holds the whole set.
-func loadSamples(ctx context.Context, root string, items []splits.Item, size, workers int, keep bool) ([]sample, map[string]string, error) {
+// a batch needs it), so memory never holds the whole set. dec
+// decodes the pages (nil: imageio.DefaultOptions).
+func loadSamples(ctx context.Context, root string, items []splits.Item, size, workers int, keep bool, dec *imageio.Options) ([]sample, map[string]string, error) {
+	if dec == nil {
+		dec = &imageio.DefaultOptions
+	}
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
@@ -61,7 +68,7 @@ func loadSamples(ctx context.Context, root string, items []splits.Item, size, wo
 			defer wg.Done()
 			for i := range jobs {
 				it := items[i]
-				pix, err := resizedPixels(filepath.Join(root, filepath.FromSlash(it.Path)), size)
+				pix, err := resizedPixels(filepath.Join(root, filepath.FromSlash(it.Path)), size, dec)
 				if err != nil {
 					mu.Lock()
 					bad[it.Path] = err.Error()
@@ -71,7 +78,7 @@ func loadSamples(ctx context.Context, root string, items []splits.Item, size, wo
 				if !keep {
 					pix = nil
 				}
-				out[i] = sample{root: root, path: it.Path, label: int64(modelmeta.CategoryIndex(it.Label)), pix: pix}
+				out[i] = sample{root: root, path: it.Path, label: int64(modelmeta.CategoryIndex(it.Label)), pix: pix, dec: dec}
 				ok[i] = true
 			}
 		}()
@@ -101,8 +108,11 @@ func loadSamples(ctx context.Context, root string, items []splits.Item, size, wo
 // error naming it and its page count: splits, folds CSVs and evaluation
 // tables are keyed by file, so a file is one labelled sample; training on
 // its first page alone would drop the others without a word.
-func resizedPixels(path string, size int) ([]uint8, error) {
-	doc, err := imageio.Open(path)
+func resizedPixels(path string, size int, dec *imageio.Options) ([]uint8, error) {
+	if dec == nil {
+		dec = &imageio.DefaultOptions
+	}
+	doc, err := dec.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -164,7 +164,7 @@ func (o *EvalOptions) samples(ctx context.Context, metas []*modelmeta.Meta, item
 		if bySize[size] != nil {
 			continue
 		}
-		samples, bad, err := loadSamples(ctx, o.Pages, items, size, o.Workers, true)
+		samples, bad, err := loadSamples(ctx, o.Pages, items, size, o.Workers, true, &o.Decode)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -62,7 +62,7 @@ func pageProbabilities(t *testing.T, modelDir string) [][]float32 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ss, bad, err := loadSamples(context.Background(), pages(t), d.Items, meta.Preprocess.Size, 0, true)
+	ss, bad, err := loadSamples(context.Background(), pages(t), d.Items, meta.Preprocess.Size, 0, true, nil)
 	if err != nil || len(bad) > 0 {
 		t.Fatalf("pages: %v %v", err, bad)
 	}
@@ -164,7 +164,7 @@ func probePages(t *testing.T, size int) []*sample {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ss, bad, err := loadSamples(context.Background(), pages(t), d.Items[:2], size, 0, true)
+	ss, bad, err := loadSamples(context.Background(), pages(t), d.Items[:2], size, 0, true, nil)
 	if err != nil || len(bad) > 0 {
 		t.Fatalf("pages: %v %v", err, bad)
 	}

@@ -28,7 +28,7 @@ func TestMultiPageTIFFIsRefused(t *testing.T) {
 		}
 	}
 	items := []splits.Item{{Path: "TEXT/one.tif", Label: "TEXT"}, {Path: "TEXT/scan.tif", Label: "TEXT"}}
-	samples, bad, err := loadSamples(context.Background(), root, items, 16, 1, true)
+	samples, bad, err := loadSamples(context.Background(), root, items, 16, 1, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

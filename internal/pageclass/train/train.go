@@ -156,7 +156,7 @@ func Train(ctx context.Context, o Options) ([]FoldResult, error) {
 		return nil, err
 	}
 	o.Log.Info("loading training pages", "pages", len(d.Items), "folder", o.Pages, "size", base.Preprocess.Size)
-	samples, bad, err := loadSamples(ctx, o.Pages, d.Items, base.Preprocess.Size, o.Workers, !o.NoCache)
+	samples, bad, err := loadSamples(ctx, o.Pages, d.Items, base.Preprocess.Size, o.Workers, !o.NoCache, &o.Decode)
 	if err != nil {
 		return nil, err
 	}
@@ -368,7 +368,7 @@ func evalSet(ss []*sample, base *modelmeta.Meta) []*sample {
 			continue // unreadable now: left out of the measure
 		}
 		for q := 0; q < 4; q++ {
-			out = append(out, &sample{root: s.root, path: s.path, label: int64(q), pix: turnSquare(pix, size, q)})
+			out = append(out, &sample{root: s.root, path: s.path, label: int64(q), pix: turnSquare(pix, size, q), dec: s.dec})
 		}
 	}
 	return out

@@ -1,0 +1,32 @@
+// Package decodertest lets a test binary be the decoder processes of
+// imageio.Isolation, with a fault tests can ask for by a file's name.
+package decodertest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"archivekit/internal/pageclass/imageio"
+)
+
+// CrashPrefix starts the name of a file whose decoding kills its decoder
+// process with SIGSEGV, as a crashing C decoder would.
+const CrashPrefix = "crash-"
+
+// Serve makes the test binary a decoder process when imageio started it
+// (and then never returns), with the CrashPrefix fault; otherwise it
+// returns at once. Call it first in TestMain.
+func Serve() {
+	if os.Getenv(imageio.EnvWorker) == "1" {
+		imageio.TestHookBeforeDecode = func(name string) {
+			if strings.HasPrefix(filepath.Base(name), CrashPrefix) {
+				_ = syscall.Kill(os.Getpid(), syscall.SIGSEGV)
+				time.Sleep(time.Minute) // the signal ends the process first
+			}
+		}
+	}
+	imageio.ServeIfWorker()
+}
