@@ -18,6 +18,7 @@ import (
 	"archivekit/internal/jobs"
 	"archivekit/internal/lookahead"
 	"archivekit/internal/service"
+	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator"
 )
@@ -296,7 +297,45 @@ func bookTexts(b *book.Book) []bookText {
 // fetched at once, in item order, while an earlier item is translated
 // (jobs.BookInput.Fetchers, as pageclass-api's book jobs fetch pages).
 func (s *server) bookJobs() *jobs.BookInput {
-	return &jobs.BookInput{Field: "book_url", Items: s.bookItems, Fetch: s.fetchText, Check: checkText, Fetchers: s.bookWorkers}
+	return &jobs.BookInput{Field: "book_url", Items: s.bookItems, Fetch: s.fetchText, Check: checkText, Fetchers: s.bookWorkers, Joins: hyphenPartners}
+}
+
+// itemSummary is what a book job's translated item attaches to its item
+// (jobs.Annotate): its statistics for the run metadata (jobRecord.AddItem
+// reads them as a runmeta.Item), and, when it joined a word hyphenated
+// across its ALTO file and the next item's, the word it carried
+// (alto.Carried), which the next item's request is given (hyphenLink).
+type itemSummary struct {
+	runmeta.Item
+	HyphenNext *alto.Carried `json:"hyphen_next,omitempty"`
+}
+
+// hyphenPartners says whether book job item b's text file continues item
+// a's, as translate joins a book's files (cmd/translate's partners): both
+// ALTO, on consecutive pages, in one folder of the book (their file
+// group), each the only item of its page (jobs.BookInput.Joins checks
+// that).
+func hyphenPartners(a, b jobs.BookRef) bool {
+	return a.Format == string(book.ALTO) && b.Format == string(book.ALTO) && b.Page == a.Page+1 && path.Dir(a.Path) == path.Dir(b.Path)
+}
+
+// hyphenLink is what a book job item's ALTO file is translated with to
+// join a word hyphenated across it and its neighbours (translator's
+// Options.Next and Prev): the next item's file when it is ALTO
+// (jobs.NextFile), and the word the item before it carried
+// (jobs.PrevSummary). The next file's String is emptied only when the
+// item before wrote the whole word: that item succeeded and says so.
+func hyphenLink(ctx context.Context) (next []byte, prev *alto.Carried) {
+	if n := jobs.NextFile(ctx); n != nil {
+		if f, err := book.Sniff(n); err == nil && f == book.ALTO {
+			next = n
+		}
+	}
+	var sum itemSummary
+	if p := jobs.PrevSummary(ctx); p != nil && json.Unmarshal(p, &sum) == nil {
+		prev = sum.HyphenNext
+	}
+	return next, prev
 }
 
 // noText is the reason a page without a text file is skipped.

@@ -31,7 +31,13 @@ func germanBook(t *testing.T) (*httptest.Server, string) {
 // (auto) and returns its id.
 func submitBookAuto(t *testing.T, base, url string) string {
 	t.Helper()
-	body, ctype := multipartBody(t, part{Field: "book_url", Data: []byte(url)})
+	return submitParts(t, base, part{Field: "book_url", Data: []byte(url)})
+}
+
+// submitParts posts a job of the form parts and returns its id.
+func submitParts(t *testing.T, base string, parts ...part) string {
+	t.Helper()
+	body, ctype := multipartBody(t, parts...)
 	resp := post(t, base+"/jobs", ctype, body)
 	var st jobs.Status
 	if b := readBody(t, resp); resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &st) != nil {
@@ -105,25 +111,8 @@ func TestJobsBookStatisticsResumed(t *testing.T) {
 	_, whole := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_HOSTS": "127.0.0.1", "JOBS_DIR": t.TempDir()}))
 	_, want := jobBookRecord(t, whole.URL, submitBookAuto(t, whole.URL, url))
 
-	translating, release := make(chan struct{}), make(chan struct{})
-	var first sync.Once
-	held := translatortest.New(translatortest.Config{Hold: func(string) {
-		first.Do(func() { close(translating); <-release })
-	}})
+	id, dir, held := pausedBookJob(t, func(base string) string { return submitBookAuto(t, base, url) })
 	defer held.Close()
-	var once sync.Once
-	free := func() { once.Do(func() { close(release) }) }
-	t.Cleanup(free)
-	dir := t.TempDir()
-	s, ts := startServer(t, testEnv(held.URL, map[string]string{"BOOK_HOSTS": "127.0.0.1", "JOBS_DIR": dir}))
-	id := submitBookAuto(t, ts.URL, url)
-	waitFor(t, translating, "page 1's translation")
-	closed := make(chan error, 1)
-	go func() { closed <- s.jobs.Close(t.Context()) }()
-	free()
-	if err := waitFor(t, closed, "the stop"); err != nil {
-		t.Fatalf("stop: %v", err)
-	}
 	_, again := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_HOSTS": "127.0.0.1", "JOBS_DIR": dir}))
 	_, got := jobBookRecord(t, again.URL, id)
 	if len(got) != 1 || len(want) != 1 || bookJSON(got[0]) != bookJSON(want[0]) {
@@ -136,4 +125,32 @@ func TestJobsBookStatisticsResumed(t *testing.T) {
 			t.Errorf("item %d (%s) ran %d times", it.Item, it.Name, it.Runs)
 		}
 	}
+}
+
+// pausedBookJob submits a book job (submit, given the service's base URL)
+// to a service on a new JOBS_DIR whose stand-in MT holds the first
+// translation, stops the service's jobs while it is held (the job is
+// paused, the item in flight finished), and returns the job's id, the
+// JOBS_DIR and that stand-in (what it was sent).
+func pausedBookJob(t *testing.T, submit func(base string) string) (id, dir string, held *translatortest.Server) {
+	t.Helper()
+	translating, release := make(chan struct{}), make(chan struct{})
+	var first sync.Once
+	held = translatortest.New(translatortest.Config{Hold: func(string) {
+		first.Do(func() { close(translating); <-release })
+	}})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free)
+	dir = t.TempDir()
+	s, ts := startServer(t, testEnv(held.URL, map[string]string{"BOOK_HOSTS": "127.0.0.1", "JOBS_DIR": dir}))
+	id = submit(ts.URL)
+	waitFor(t, translating, "the first translation")
+	closed := make(chan error, 1)
+	go func() { closed <- s.jobs.Close(t.Context()) }()
+	free()
+	if err := waitFor(t, closed, "the stop"); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	return id, dir, held
 }

@@ -189,6 +189,7 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	job.docLang = bookLanguage(r.Context(), job.source)
+	job.next, job.prev = hyphenLink(r.Context())
 	res, fail := s.runTranslate(r.Context(), job)
 	if fail != nil {
 		if fail.status != 0 {
@@ -196,7 +197,7 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	if err := jobs.Annotate(r.Context(), runmeta.ItemOf(res.out)); err != nil {
+	if err := jobs.Annotate(r.Context(), itemSummary{Item: runmeta.ItemOf(res.out), HyphenNext: res.out.Carried}); err != nil {
 		s.log.Warn("the job item's statistics are not kept for the job's run metadata", "file", q.name, "err", err)
 	}
 	s.respondTranslate(w, job, res)
@@ -250,6 +251,10 @@ type translateJob struct {
 	// docLang is, for a book's text file, the book's language (the
 	// document rule of the source-language order).
 	docLang string
+	// next and prev join a word hyphenated across this book job item's
+	// ALTO file and the next or previous item's (hyphenLink).
+	next []byte
+	prev *alto.Carried
 	// element is the element_lang field: whether the element rule of the
 	// source-language order is used; "" keeps the service's
 	// (TRANSLATE_ELEMENT_LANG).
@@ -398,6 +403,7 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 	opt := s.sess.Options()
 	opt.Backend, opt.Source, opt.Target, opt.Mode, opt.Kind = be, job.source, job.target, alto.Mode(job.mode), kind
 	opt.Fields, opt.Usage, opt.DocumentLang = fields, usage, job.docLang
+	opt.Next, opt.Prev = job.next, job.prev
 	if job.element != "" {
 		order := *opt.Order
 		order.Element = job.element

@@ -54,9 +54,10 @@ type ahead struct {
 
 // fetchAhead starts fetching the files of a book job's queued items, in
 // order, BookInput.Fetchers at once (counting the file of the item that
-// runs): nil when Fetchers is below 2 or fewer than two items have a
-// file to fetch.
-func (q *Queue) fetchAhead(ctx context.Context, items []item) *ahead {
+// runs, and, when items join, the next item's file held for it: one
+// fewer is then fetched ahead): nil when Fetchers is below 2 or fewer
+// than two items have a file to fetch.
+func (q *Queue) fetchAhead(ctx context.Context, items []item, joining bool) *ahead {
 	if q.opts.Book == nil || q.opts.Book.Fetchers < 2 {
 		return nil
 	}
@@ -71,7 +72,11 @@ func (q *Queue) fetchAhead(ctx context.Context, items []item) *ahead {
 	if len(order) < 2 {
 		return nil
 	}
-	return &ahead{lookahead.RunKeyed(ctx, order, q.opts.Book.Fetchers, func(ctx context.Context, i int) *fetched {
+	workers := q.opts.Book.Fetchers
+	if joining {
+		workers--
+	}
+	return &ahead{lookahead.RunKeyed(ctx, order, workers, func(ctx context.Context, i int) *fetched {
 		return q.fetch(ctx, source[i])
 	})}
 }

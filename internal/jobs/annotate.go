@@ -84,6 +84,31 @@ func BookNote(ctx context.Context) []byte {
 
 type bookNoteKey struct{}
 
+// link is what a book item's request is given of its neighbours when
+// BookInput.Joins says they join: the next item's file and the summary
+// the item before it attached (nil when none).
+type link struct {
+	next, prev []byte
+}
+
+type linkKey struct{}
+
+// NextFile is, in a book job's item request (the handler's
+// r.Context()), the file of the next item when BookInput.Joins says it
+// continues this one; nil otherwise, or when it could not be fetched.
+func NextFile(ctx context.Context) []byte {
+	l, _ := ctx.Value(linkKey{}).(link)
+	return l.next
+}
+
+// PrevSummary is, in a book job's item request, the summary (Annotate)
+// of the item before it when BookInput.Joins says this one continues it
+// and it succeeded; nil otherwise.
+func PrevSummary(ctx context.Context) []byte {
+	l, _ := ctx.Value(linkKey{}).(link)
+	return l.prev
+}
+
 // get is the summary attached (nil for none) and why one was not stored.
 func (a *annotation) get() ([]byte, error) {
 	a.mu.Lock()

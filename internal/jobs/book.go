@@ -46,6 +46,15 @@ type BookInput struct {
 	// ends it skipped instead (a file the book did not declare that has
 	// nothing for the endpoint).
 	Check func(data []byte, ref BookRef) (BookRef, error)
+	// Joins, when not nil, says whether item b's file continues item a's,
+	// b being the item after a, each the only item of its page (a word
+	// hyphenated across two text files of a book): a's request is then
+	// given b's file (NextFile), fetched before a runs and kept for b, and
+	// b's request the summary a's handler attached (PrevSummary) when a
+	// succeeded, in this run or an earlier one. b's file is then held
+	// while a runs, among the Fetchers files (one fewer is fetched ahead;
+	// below 2 Fetchers, a's run fetches both files).
+	Joins func(a, b BookRef) bool
 	// Fetchers is how many items' files a job's run fetches at once, in
 	// item order, ahead of the item that runs (the running item's own
 	// included; at most that many files in memory), so that the next

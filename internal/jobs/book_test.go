@@ -637,3 +637,72 @@ func testBookNote(t *testing.T, newStore store) {
 		}
 	}
 }
+
+// TestBookJoins, on SQLite and PostgreSQL, fetching ahead or not: items
+// that BookInput.Joins says continue each other (pages 1 and 2; page 3
+// has two items, so neither joins) run knowing each other: item 0's
+// request is given item 1's file (NextFile), item 1's the summary item 0
+// attached (PrevSummary), and no other item either; every file is still
+// fetched once.
+func TestBookJoins(t *testing.T) { stores(t, testBookJoins) }
+
+func testBookJoins(t *testing.T, newStore store) {
+	for _, fetchers := range []int{1, 3} {
+		t.Run(fmt.Sprint("fetchers=", fetchers), func(t *testing.T) {
+			fetched := &counts{n: map[string]int{}}
+			src := "https://books.example.org/"
+			book := &jobs.BookInput{Field: "book", Fetchers: fetchers,
+				Items: func(context.Context, string, map[string]string) ([]jobs.BookItem, error) {
+					var items []jobs.BookItem
+					for _, it := range []struct {
+						name string
+						page int
+					}{{"1.xml", 1}, {"2.xml", 2}, {"3a.xml", 3}, {"3b.xml", 3}, {"4.xml", 4}} {
+						items = append(items, jobs.BookItem{Name: it.name, Source: src + it.name, Ref: jobs.BookRef{Page: it.page}})
+					}
+					return items, nil
+				},
+				Fetch: func(_ context.Context, source string) ([]byte, string, error) {
+					fetched.add(source)
+					return []byte("<f>" + path.Base(source) + "</f>"), "text/xml", nil
+				},
+				Joins: func(a, b jobs.BookRef) bool { return b.Page == a.Page+1 }}
+			var mu sync.Mutex
+			links := map[string]string{}
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, fh, err := r.FormFile("file")
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusBadRequest)
+					return
+				}
+				mu.Lock()
+				links[fh.Filename] = fmt.Sprintf("next=%s prev=%s", jobs.NextFile(r.Context()), jobs.PrevSummary(r.Context()))
+				mu.Unlock()
+				_ = jobs.Annotate(r.Context(), map[string]string{"from": fh.Filename})
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintln(w, "{}")
+			})
+			svc, q := newServiceWith(t, newStore(t), h, jobs.Options{Book: book})
+			ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+			if err := q.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			_, _, st := submit(t, ts.URL, "", servicetest.Part{Field: "book", Data: []byte(src + "mets.xml")})
+			waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+			want := map[string]string{
+				"1.xml": "next=<f>2.xml</f> prev=", "2.xml": `next= prev={"from":"1.xml"}`,
+				"3a.xml": "next= prev=", "3b.xml": "next= prev=", "4.xml": "next= prev=",
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for name, w := range want {
+				if links[name] != w {
+					t.Errorf("%s was given %q, want %q", name, links[name], w)
+				}
+				if n := fetched.get(src + name); n != 1 {
+					t.Errorf("%s fetched %d times, want once", name, n)
+				}
+			}
+		})
+	}
+}

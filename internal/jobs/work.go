@@ -49,9 +49,11 @@ func (q *Queue) work(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	ahead := q.fetchAhead(ctx, items)
+	joins := q.joiner(items)
+	ahead := q.fetchAhead(ctx, items, joining(items, joins))
 	defer ahead.stop()
-	for _, it := range items {
+	held := map[int]*fetched{} // next items' files, fetched for the item before them (joins)
+	for k, it := range items {
 		if it.State != Queued {
 			continue
 		}
@@ -62,7 +64,16 @@ func (q *Queue) work(ctx context.Context, id string) error {
 		if st, _, _, err := q.jobState(ctx, id); err != nil || st == Canceled {
 			return err
 		}
-		if err := q.runItem(ctx, id, it, f, ahead.take(it.Index)); err != nil {
+		got := held[it.Index]
+		delete(held, it.Index)
+		if got == nil {
+			got = ahead.take(it.Index)
+		}
+		l, err := q.itemLink(ctx, id, items, k, joins, ahead, held)
+		if err != nil {
+			return err
+		}
+		if err := q.runItem(ctx, id, it, f, got, l); err != nil {
 			if st, _, _, _ := q.jobState(context.WithoutCancel(ctx), id); st == Canceled {
 				return nil
 			}
@@ -101,7 +112,7 @@ func (q *Queue) finish(ctx context.Context, id string) error {
 // runItem sends item it to the synchronous handler and records its answer
 // (got: a book item's file fetched ahead, nil when it was not). An item
 // cut by ctx records nothing and runs again later.
-func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *fetched) error {
+func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *fetched, l link) error {
 	if _, err := q.exec(ctx, `UPDATE archivekit_item SET runs = runs + 1 WHERE job_id = ? AND idx = ?`, id, it.Index); err != nil {
 		return err
 	}
@@ -159,6 +170,9 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *f
 	rctx := context.WithValue(ictx, annotationKey{}, ann)
 	if f.BookNote != nil {
 		rctx = context.WithValue(rctx, bookNoteKey{}, f.BookNote)
+	}
+	if l.next != nil || l.prev != nil {
+		rctx = context.WithValue(rctx, linkKey{}, l)
 	}
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, target, pr)
 	if err != nil {
