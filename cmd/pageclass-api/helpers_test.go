@@ -40,7 +40,7 @@ func startServer(t testing.TB, o options, env map[string]string, logOut io.Write
 	}
 	ts := servicetest.Serve(t, s.svc, func() {
 		s.engine.close()
-		if s.decode.Isolation != nil {
+		if s.decode.Isolation != testDecoders {
 			s.decode.Isolation.Close()
 		}
 		// Every model the service loaded is closed by its stop.

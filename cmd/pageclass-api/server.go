@@ -150,8 +150,16 @@ func decoders(lookup func(string) (string, bool)) (*imageio.Isolation, error) {
 	if err != nil || inProcess == 1 {
 		return nil, err
 	}
+	if testDecoders != nil {
+		return testDecoders, nil
+	}
 	return imageio.NewIsolation(0, time.Duration(timeout)*time.Second)
 }
+
+// testDecoders, when a test sets it, are the decoder processes of every
+// service of the test binary, instead of processes started and stopped
+// by each.
+var testDecoders *imageio.Isolation
 
 // pdfRenderer reads PDF_RENDERER and loads PDFium when it is asked for,
 // so that a service that cannot render as configured does not start.
@@ -331,7 +339,7 @@ func (s *server) close() {
 	}
 	cancel()
 	s.engine.close()
-	if s.decode.Isolation != nil {
+	if s.decode.Isolation != testDecoders {
 		s.decode.Isolation.Close()
 	}
 }

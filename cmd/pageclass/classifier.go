@@ -95,7 +95,7 @@ func (r *classifier) classify(ctx context.Context) error {
 	if r.decoders, err = r.newDecoders(); err != nil {
 		return err
 	}
-	defer r.decoders.Close()
+	defer closeDecoders(r.decoders)
 	folders, err := r.folders(ctx)
 	if err != nil {
 		return err

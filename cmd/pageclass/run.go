@@ -165,8 +165,24 @@ func (r *runner) newDecoders() (*imageio.Isolation, error) {
 	if r.cli.DecodeInProcess {
 		return nil, nil
 	}
+	if testDecoders != nil {
+		return testDecoders, nil
+	}
 	return imageio.NewIsolation(0, r.cli.DecodeTimeout)
 }
+
+// closeDecoders stops decoder processes of newDecoders.
+func closeDecoders(d *imageio.Isolation) {
+	if d != testDecoders {
+		d.Close()
+	}
+}
+
+// testDecoders, when a test sets it, are the decoder processes of every
+// run of the test binary, instead of processes started and stopped by
+// each run (a test binary starts in about a second: the suite's runs
+// spent minutes starting them).
+var testDecoders *imageio.Isolation
 
 // decodeOptions are how the run decodes pages: imageio's defaults with
 // --pdf-renderer, in decoders (nil: in this process).

@@ -201,7 +201,7 @@ func (r *trainer) train(ctx context.Context) ([]classify.Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer decoders.Close()
+	defer closeDecoders(decoders)
 	o.Decode = r.decodeOptions(decoders)
 	res, err := train.Train(ctx, o)
 	var out []classify.Folder
@@ -297,7 +297,7 @@ func (r *evaluator) evaluate(ctx context.Context, folders []classify.Folder) err
 	if err != nil {
 		return err
 	}
-	defer decoders.Close()
+	defer closeDecoders(decoders)
 	for _, set := range sets {
 		o, err := r.evalOptions(set)
 		if err != nil {
