@@ -41,7 +41,7 @@ type CLI struct {
 	FetchPrivate    bool          `name:"fetch-private" group:"input" help:"Let a remote book's links reach loopback and private network addresses (an institution's internal IIIF server); without it only the host of the URL given to -f (or of a list's URLs) may."`
 	PDFRenderer     string        `name:"pdf-renderer" group:"input" default:"poppler" enum:"poppler,pdfium" env:"PDF_RENDERER" placeholder:"NAME" help:"Renderer of PDF pages: poppler (libvips' PDF loader, GPL) or pdfium (PDFium, BSD-3-Clause and Apache-2.0; needs libpdfium.so: the installed tree's lib/, make pdfium's, or PDFIUM_LIBRARY). Recorded in the run metadata."`
 	DecodeInProcess bool          `name:"decode-in-process" group:"input" env:"DECODE_IN_PROCESS" help:"Decode page images and PDFs inside pageclass itself, as before 2026-11-27. By default they are decoded in decoder processes of their own, so that a file that crashes or hangs a C decoder (libvips, OpenJPEG, poppler, PDFium) fails that file only, named in FAILURES.csv. Recorded in the run metadata."`
-	DecodeTimeout   time.Duration `name:"decode-timeout" group:"input" default:"2m" env:"DECODE_TIMEOUT" placeholder:"DURATION" help:"Longest decoding of one file's header or one page in a decoder process; a longer one is stopped and the page fails, named. Not with --decode-in-process."`
+	DecodeTimeout   time.Duration `name:"decode-timeout" group:"input" default:"2m" env:"DECODE_TIMEOUT" placeholder:"DURATION" help:"Longest decoding of one file's header or one page in a decoder process; a longer one is stopped and the page fails, named. Refused with --decode-in-process, which has no time limit."`
 
 	// Output.
 	TopN        int  `name:"topn" group:"output" default:"${top_n}" placeholder:"N" help:"Number of categories reported per page, 1 to 11; -tn for short ([SETUP] top_N: ${top_n})."`
@@ -283,6 +283,7 @@ var onlyWith = []struct {
 	{"folds", "--train", func(c *CLI) bool { return c.Train }},
 	{"folds_csv", "--train", func(c *CLI) bool { return c.Train }},
 	{"fold_column", "--train", func(c *CLI) bool { return c.Train }},
+	{"decode-timeout", "decoder processes (not --decode-in-process)", func(c *CLI) bool { return !c.DecodeInProcess }},
 }
 
 // validate checks flag combinations that kong cannot express (checks),
