@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -10,20 +9,9 @@ import (
 )
 
 // TestMain lets the test binary be the decoder processes the services
-// under test start (imageio.Isolation starts the running program again);
-// an upload named crash-* crashes its decoder process there.
-//
-// The runs share one set of decoder processes (testDecoders): starting
-// them for each run cost the suite minutes.
+// under test start (imageio.Isolation starts the running program again; an
+// upload named crash-* crashes its decoder process there), and the
+// services share one set of them (testDecoders).
 func TestMain(m *testing.M) {
-	decodertest.Serve()
-	d, err := imageio.NewIsolation(0, 0)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testDecoders = d
-	code := m.Run()
-	d.Close()
-	os.Exit(code)
+	os.Exit(decodertest.Main(m, func(d *imageio.Isolation) { testDecoders = d }))
 }

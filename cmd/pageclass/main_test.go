@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,22 +11,11 @@ import (
 )
 
 // TestMain lets the test binary be the decoder processes the runs under
-// test start (imageio.Isolation starts the running program again); a file
-// named crash-* crashes its decoder process there.
-//
-// The runs share one set of decoder processes (testDecoders): starting
-// them for each run cost the suite minutes.
+// test start (imageio.Isolation starts the running program again; a file
+// named crash-* crashes its decoder process there), and the runs share one
+// set of them (testDecoders).
 func TestMain(m *testing.M) {
-	decodertest.Serve()
-	d, err := imageio.NewIsolation(0, 0)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testDecoders = d
-	code := m.Run()
-	d.Close()
-	os.Exit(code)
+	os.Exit(decodertest.Main(m, func(d *imageio.Isolation) { testDecoders = d }))
 }
 
 // TestDecoderCrash: a page that crashes its decoder process fails alone,

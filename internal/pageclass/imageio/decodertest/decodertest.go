@@ -3,10 +3,12 @@
 package decodertest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 
 	"archivekit/internal/pageclass/imageio"
@@ -29,4 +31,21 @@ func Serve() {
 		}
 	}
 	imageio.ServeIfWorker()
+}
+
+// Main is a TestMain for a package whose code under test decodes through
+// imageio.Isolation: in a decoder process it serves (Serve); otherwise it
+// starts one Isolation, hands it to share for every test of the binary
+// (starting decoder processes for each run would cost a suite minutes),
+// runs the tests, stops it and returns their exit code, for os.Exit.
+func Main(m *testing.M, share func(*imageio.Isolation)) int {
+	Serve()
+	d, err := imageio.NewIsolation(0, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer d.Close()
+	share(d)
+	return m.Run()
 }
