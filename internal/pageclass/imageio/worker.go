@@ -11,7 +11,10 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
+
+	"archivekit/bindings/libvips"
 )
 
 // ServeIfWorker makes the program a decoder process of an Isolation when
@@ -28,6 +31,7 @@ func ServeIfWorker() {
 		fmt.Fprintln(os.Stderr, "decoder process:", err)
 		os.Exit(2)
 	}
+	startup()
 	in, out := os.NewFile(3, "requests"), os.NewFile(4, "replies")
 	if in == nil || out == nil {
 		fmt.Fprintln(os.Stderr, "decoder process: started without its pipes")
@@ -80,6 +84,9 @@ func serveWorker(r io.Reader, w io.Writer, hook func(string)) error {
 				return err
 			}
 		}
+		// libvips' error buffer is the process's: emptied here, it holds
+		// only what this request's decoding says (damaged).
+		libvips.LastError()
 		var err error
 		switch req.Op {
 		case opOpen:
@@ -171,6 +178,9 @@ func (wk *worker) page(req *request) error {
 	}
 	var pipeErr error
 	err = d.Use(context.Background(), req.Page, func(img Image) error {
+		if err := damaged(d); err != nil {
+			return err
+		}
 		if pipeErr = wk.enc.Encode(&reply{W: img.W, H: img.H}); pipeErr != nil {
 			return pipeErr
 		}
@@ -212,4 +222,24 @@ func capMemory(limit string) error {
 	}
 	debug.SetMemoryLimit(int64(n / 4 * 3))
 	return nil
+}
+
+// damaged is the error of a page libvips decoded while its decoder
+// reported errors: libtiff's Fax4 decoder, for one, reports bad code words
+// and goes on, and libvips 8.14 gives the page (its rows garbled or
+// blank) with no error, whatever fail-on asks. A decoder process decodes
+// one page at a time, so what libvips' error buffer holds after the
+// decoding is this page's. A process decoding several pages at once
+// cannot tell whose it is (Options without Isolation).
+func damaged(d *Doc) error {
+	msg := libvips.LastError()
+	if strings.TrimSpace(msg) == "" {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSpace(msg), "\n")
+	more := ""
+	if len(lines) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(lines)-1)
+	}
+	return fmt.Errorf("damaged %s data: its decoder reported %s%s", formatName(d.typ), strings.TrimSpace(lines[0]), more)
 }
