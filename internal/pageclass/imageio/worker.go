@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/davidbyttow/govips/v2/vips"
+
 	"archivekit/bindings/libvips"
 )
 
@@ -230,10 +232,14 @@ func capMemory(limit string) error {
 // blank) with no error, whatever fail-on asks. A decoder process decodes
 // one page at a time, so what libvips' error buffer holds after the
 // decoding is this page's. A process decoding several pages at once
-// cannot tell whose it is (Options without Isolation).
+// cannot tell whose it is (Options without Isolation). Only a TIFF's
+// errors refuse a page: OpenJPEG reports some it recovers from exactly
+// (three of its own test files decode with "Number of components (1) is
+// inconsistent with a MCT. Skip the MCT step."), and the other decoders
+// stop at their errors.
 func damaged(d *Doc) error {
 	msg := libvips.LastError()
-	if strings.TrimSpace(msg) == "" {
+	if strings.TrimSpace(msg) == "" || d.typ != vips.ImageTypeTIFF {
 		return nil
 	}
 	lines := strings.Split(strings.TrimSpace(msg), "\n")
