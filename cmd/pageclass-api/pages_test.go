@@ -175,6 +175,38 @@ func TestPDFSettingsRefused(t *testing.T) {
 	}
 }
 
+// TestDecodeSettings: DECODE_IN_PROCESS=1 decodes uploads inside the
+// service and /info says so (no time limit); bad values of it or of
+// DECODE_TIMEOUT_S stop the service at configuration, naming the variable.
+func TestDecodeSettings(t *testing.T) {
+	for env, want := range map[string]string{"DECODE_IN_PROCESS": `DECODE_IN_PROCESS="2"`, "DECODE_TIMEOUT_S": `DECODE_TIMEOUT_S="0"`} {
+		_, err := newServer(testOptions(t), func(k string) (string, bool) {
+			v, ok := map[string]string{"DECODE_IN_PROCESS": "2", "DECODE_TIMEOUT_S": "0"}[k]
+			return v, ok && k == env
+		}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error naming %s", env, err, want)
+		}
+	}
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "DECODE_IN_PROCESS": "1"}, nil)
+	if s.decode.Isolation != nil {
+		t.Fatal("DECODE_IN_PROCESS=1: the service has decoder processes")
+	}
+	_, png := samplePage(t)
+	if status, body := postForm(t, ts.URL+"/predict_image", upload{Field: "file", Name: "p.png", CType: "image/png", Data: png}); status != 200 {
+		t.Errorf("in process: %d %.300s", status, body)
+	}
+	resp, err := http.Get(ts.URL + "/info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(info), `"decode_in_process":true,"decode_timeout_s":0`) {
+		t.Errorf("/info limits: %s", info)
+	}
+}
+
 // TestPDFiumService: with PDF_RENDERER=pdfium the service renders PDFs with
 // PDFium and says so in /info; without the library it does not start.
 func TestPDFiumService(t *testing.T) {

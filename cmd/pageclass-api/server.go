@@ -356,7 +356,11 @@ func newIndex(maxPDFPages int, dec imageio.Options) *service.Index {
 			MaxPDFPages  int    `json:"max_pdf_pages"`
 			PDFRenderDPI int    `json:"pdf_render_dpi"`
 			PDFRenderer  string `json:"pdf_renderer"`
-		}{maxPDFPages, dec.DPI, dec.Renderer},
+			// DecodeInProcess is DECODE_IN_PROCESS, DecodeTimeoutS
+			// DECODE_TIMEOUT_S (0 in process: no limit).
+			DecodeInProcess bool `json:"decode_in_process"`
+			DecodeTimeoutS  int  `json:"decode_timeout_s"`
+		}{maxPDFPages, dec.DPI, dec.Renderer, dec.Isolation == nil, decodeTimeoutS(dec)},
 		Info: struct {
 			Categories      []string `json:"categories"`
 			AvailableModels []string `json:"available_models"`
@@ -366,6 +370,16 @@ func newIndex(maxPDFPages int, dec imageio.Options) *service.Index {
 			GlossaryDocument string           `json:"glossary_document"`
 		}{modelmeta.Categories, versions, glossary.Entries, glossary.Installed + " in the release tree, " + glossary.Document + " in the source"},
 	}
+}
+
+// decodeTimeoutS is the longest decoding of one header or page in a
+// decoder process, in whole seconds; 0 when the service decodes in
+// process (no limit).
+func decodeTimeoutS(dec imageio.Options) int {
+	if dec.Isolation == nil {
+		return 0
+	}
+	return int(dec.Isolation.Timeout / time.Second)
 }
 
 // prediction is one entry of a Top-N (spec 2.1).
