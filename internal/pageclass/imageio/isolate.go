@@ -89,7 +89,8 @@ type Isolation struct {
 	closed bool
 	// started counts the children started (for tests and the log).
 	started atomic.Int64
-	// exe and env start a child (tests point them at the test binary).
+	// exe and env start a child: the running program (in a test, the
+	// test binary), with EnvWorker set.
 	exe string
 	env []string
 }
@@ -307,17 +308,26 @@ func (c *child) failure(err error) error {
 	return fmt.Errorf("%w (%v)", ErrDecoderCrashed, err)
 }
 
+// watch stops c when the timeout passes or ctx is done, until the
+// returned function is called.
+func (p *Isolation) watch(ctx context.Context, c *child) (done func()) {
+	timeout := cmp.Or(p.Timeout, DefaultDecodeTimeout)
+	timer := time.AfterFunc(timeout, func() {
+		c.kill(fmt.Errorf("%w: over %s; its decoder process was stopped", ErrDecodeTimeout, timeout))
+	})
+	stop := context.AfterFunc(ctx, func() { c.kill(ctx.Err()) })
+	return func() {
+		timer.Stop()
+		stop()
+	}
+}
+
 // call is one exchange with a child under the timeout and ctx: send req
 // (when not nil), then read one reply. A broken pipe, a timeout or ctx
 // done stops the child and returns the reason; the child must then not
 // be used again.
 func (p *Isolation) call(ctx context.Context, c *child, req *request, rep *reply) error {
-	timer := time.AfterFunc(p.Timeout, func() {
-		c.kill(fmt.Errorf("%w: over %s; its decoder process was stopped", ErrDecodeTimeout, p.Timeout))
-	})
-	defer timer.Stop()
-	stop := context.AfterFunc(ctx, func() { c.kill(ctx.Err()) })
-	defer stop()
+	defer p.watch(ctx, c)()
 	if req != nil {
 		if err := c.enc.Encode(req); err != nil {
 			return c.failure(err)
@@ -337,12 +347,7 @@ func (p *Isolation) call(ctx context.Context, c *child, req *request, rep *reply
 // into pix, under the timeout and ctx as call. They follow the request as
 // raw bytes, not gob: a page is up to 48 MiB, which gob would copy twice.
 func (p *Isolation) raw(ctx context.Context, c *child, pix []byte) error {
-	timer := time.AfterFunc(p.Timeout, func() {
-		c.kill(fmt.Errorf("%w: over %s; its decoder process was stopped", ErrDecodeTimeout, p.Timeout))
-	})
-	defer timer.Stop()
-	stop := context.AfterFunc(ctx, func() { c.kill(ctx.Err()) })
-	defer stop()
+	defer p.watch(ctx, c)()
 	if err := c.enc.Encode(&request{Op: opSend}); err != nil {
 		return c.failure(err)
 	}
