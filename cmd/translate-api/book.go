@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,7 +103,7 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 	for _, p := range b.Problems {
 		sum.Problems = append(sum.Problems, p.String())
 	}
-	var texts []book.Text
+	var texts []bookText
 	for _, bt := range bookTexts(b) {
 		if bt.none {
 			sum.PagesWithoutText = append(sum.PagesWithoutText, bt.page.ID)
@@ -110,7 +111,7 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 		if bt.none || bt.shared {
 			continue
 		}
-		texts = append(texts, bt.text)
+		texts = append(texts, bt)
 	}
 	if len(texts) > maxBookFiles {
 		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonTooManyFiles, fmt.Sprintf("book_url: the book has %d text files; one request translates at most %d", len(texts), maxBookFiles))
@@ -134,17 +135,29 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 }
 
 // translateBook fetches and translates texts in order, filling sum.Files;
-// ok is false when the answer was written (the client went away).
-func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *translateJob, f *fetch.Fetcher, location string, texts []book.Text, sum *bookSummary) (parts []mixedPart, stats translator.Stats, ok bool) {
+// ok is false when the answer was written (the client went away). A word
+// hyphenated across two files is joined as a book job joins it
+// (bookJoins): the first file is translated with the next one's
+// (translator's Options.Next) and sends the whole word, and the next
+// file, given the word the first carried (Options.Prev), empties its
+// part; only when the first file was translated.
+func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *translateJob, f *fetch.Fetcher, location string, texts []bookText, sum *bookSummary) (parts []mixedPart, stats translator.Stats, ok bool) {
 	// The files are fetched BOOK_FETCH_WORKERS at once ahead of their
 	// translation, in order (a METS file's were fetched when the book was
 	// read, and come from the fetcher's cache; a manifest's were not).
 	locations := make([]string, len(texts))
-	for i, t := range texts {
-		locations[i] = t.Location
+	for i, bt := range texts {
+		locations[i] = bt.text.Location
+	}
+	// A file joined with the next one takes that one's file while it is
+	// translated (held): one fewer is fetched ahead then, as a book job
+	// holds it (jobs.BookInput.Joins).
+	joins, workers := bookJoins(location, texts), s.bookWorkers
+	if slices.Contains(joins, true) && workers > 1 {
+		workers--
 	}
 	ahead := func() *lookahead.Keyed[string, fetch.Result] {
-		return lookahead.RunKeyed(r.Context(), locations, s.bookWorkers, func(ctx context.Context, u string) fetch.Result {
+		return lookahead.RunKeyed(r.Context(), locations, workers, func(ctx context.Context, u string) fetch.Result {
 			data, err := f.GetLinked(ctx, u)
 			return fetch.Result{Data: data, Err: err}
 		})
@@ -158,15 +171,29 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 			job.docLang = sum.DeclaredLanguage
 		}
 	}
-	next := ahead()
-	defer next.Stop()
-	for _, t := range texts {
+	fetched := ahead()
+	defer fetched.Stop()
+	take := func(u string) fetch.Result {
+		got, ok := fetched.Take(u)
+		if !ok { // the request's context is done, or not fetched ahead
+			got.Data, got.Err = f.GetLinked(r.Context(), u)
+		}
+		return got
+	}
+	var held *fetch.Result  // the next file, taken for the one before it
+	var carry *alto.Carried // what the file before carried to this one
+	for i, bt := range texts {
+		t := bt.text
 		rel := book.RelPath(location, t)
 		bf := bookFile{Path: rel, Source: t.Location, Format: string(t.Format), Status: "failed"}
-		got, ok := next.Take(t.Location)
-		if !ok { // the request's context is done, or not fetched ahead
-			got.Data, got.Err = f.GetLinked(r.Context(), t.Location)
+		var got fetch.Result
+		if held != nil {
+			got, held = *held, nil
+		} else {
+			got = take(t.Location)
 		}
+		prev := carry
+		carry = nil
 		data, err := got.Data, got.Err
 		if err != nil {
 			bf.Error = bookError(err)
@@ -177,6 +204,16 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 		fq.src, fq.name = data, path.Base(rel)
 		fjob := *job
 		fjob.q = &fq
+		if i > 0 && joins[i-1] {
+			fjob.prev = prev
+		}
+		if joins[i] {
+			n := take(texts[i+1].text.Location)
+			held = &n
+			if n.Err == nil {
+				fjob.next = altoFile(n.Data)
+			}
+		}
 		res, fail := s.runTranslate(r.Context(), &fjob)
 		if fail != nil {
 			if fail.status == 0 {
@@ -187,6 +224,9 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 			continue
 		}
 		out := res.out
+		if joins[i] {
+			carry = out.Carried
+		}
 		bf.Status, bf.Output = "translated", path.Join(path.Dir(rel), out.Name)
 		sum.Files = append(sum.Files, bf)
 		parts = append(parts, mixedPart{Name: bf.Output, Type: textType(out.Kind == translator.KindHOCR), Data: out.Data})
@@ -319,6 +359,42 @@ func hyphenPartners(a, b jobs.BookRef) bool {
 	return a.Format == string(book.ALTO) && b.Format == string(book.ALTO) && b.Page == a.Page+1 && path.Dir(a.Path) == path.Dir(b.Path)
 }
 
+// bookJoins says, for a synchronous book_url request's texts (the book's
+// text files in page order, bookTexts), whether texts[i+1] continues
+// texts[i] as a book job's items join: hyphenPartners, each the only text
+// file of its page.
+func bookJoins(location string, texts []bookText) []bool {
+	perPage := map[int]int{}
+	for _, bt := range texts {
+		perPage[bt.index]++
+	}
+	joins := make([]bool, len(texts))
+	for i := 0; i+1 < len(texts); i++ {
+		a, b := texts[i], texts[i+1]
+		joins[i] = perPage[a.index] == 1 && perPage[b.index] == 1 && hyphenPartners(textRef(location, a), textRef(location, b))
+	}
+	return joins
+}
+
+// textRef is a book's text file (or a page without one) as a book job's
+// item refers to it.
+func textRef(location string, bt bookText) jobs.BookRef {
+	ref := jobs.BookRef{Page: bt.index + 1, ID: bt.page.ID, Order: bt.page.Order, Label: bt.page.Label, Manifest: bt.page.Manifest}
+	if !bt.none && !bt.shared {
+		ref.Path, ref.Format = book.RelPath(location, bt.text), string(bt.text.Format)
+	}
+	return ref
+}
+
+// altoFile is data when it is an ALTO file (book.Sniff), nil otherwise:
+// the next file a file is translated with (Options.Next).
+func altoFile(data []byte) []byte {
+	if f, err := book.Sniff(data); err == nil && f == book.ALTO {
+		return data
+	}
+	return nil
+}
+
 // hyphenLink is what a book job item's ALTO file is translated with to
 // join a word hyphenated across it and its neighbours (translator's
 // Options.Next and Prev): the next item's file when it is ALTO
@@ -327,9 +403,7 @@ func hyphenPartners(a, b jobs.BookRef) bool {
 // item before wrote the whole word: that item succeeded and says so.
 func hyphenLink(ctx context.Context) (next []byte, prev *alto.Carried) {
 	if n := jobs.NextFile(ctx); n != nil {
-		if f, err := book.Sniff(n); err == nil && f == book.ALTO {
-			next = n
-		}
+		next = altoFile(n)
 	}
 	var sum itemSummary
 	if p := jobs.PrevSummary(ctx); p != nil && json.Unmarshal(p, &sum) == nil {
@@ -356,7 +430,7 @@ func (s *server) bookItems(ctx context.Context, location string, fields map[stri
 	var items []jobs.BookItem
 	var texts []string
 	for _, bt := range bookTexts(b) {
-		ref := jobs.BookRef{Page: bt.index + 1, ID: bt.page.ID, Order: bt.page.Order, Label: bt.page.Label, Manifest: bt.page.Manifest}
+		ref := textRef(location, bt)
 		switch {
 		case bt.none:
 			items = append(items, jobs.BookItem{Name: bt.page.ID, Skip: pageSkip(b, bt.page), Ref: ref})
@@ -365,8 +439,7 @@ func (s *server) bookItems(ctx context.Context, location string, fields map[stri
 			items = append(items, jobs.BookItem{Name: bt.page.ID, Skip: "its text files are items of an earlier page", Ref: ref})
 			continue
 		}
-		rel := book.RelPath(location, bt.text)
-		ref.Path, ref.Format = rel, string(bt.text.Format)
+		rel := ref.Path
 		items = append(items, jobs.BookItem{Name: rel, Type: textType(bt.text.Format == book.HOCR), Source: bt.text.Location, Ref: ref})
 		texts = append(texts, bt.text.Location)
 	}
