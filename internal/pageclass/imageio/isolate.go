@@ -546,6 +546,10 @@ func (d *Doc) useIsolated(ctx context.Context, i int, fn func(Image) error) erro
 // ...", "panic: ...", glibc's "free(): invalid pointer" and the like.
 var crashLine = regexp.MustCompile(`^(SIG[A-Z]+: |fatal error: |panic: |[a-z_]+\(\): |double free|corrupted )|GLib-ERROR|failed to allocate|out of memory`)
 
+// memoryLine matches a line that says memory ran out (the cap of
+// Isolation.MaxMemory): Go's runtime, GLib, C++ and glibc word it apart.
+var memoryLine = regexp.MustCompile(`out of memory|failed to allocate|cannot allocate memory|bad_alloc|memory exhausted`)
+
 // readStderr reads the decoder process's error output until it ends. The
 // process's log records (JSON lines) are logged again here, named as the
 // decoder's; the first line that tells a crash is kept as its reason; the
@@ -575,7 +579,12 @@ func (c *child) readStderr(r io.ReadCloser) {
 			slog.Log(context.Background(), level, rec.Msg, args...)
 			continue
 		}
-		if c.crash == "" && crashLine.MatchString(line) {
+		switch {
+		case memoryLine.MatchString(line) && !memoryLine.MatchString(c.crash):
+			// Out of memory says more than the signal it ends with,
+			// whichever thread met the cap first.
+			c.crash = line
+		case c.crash == "" && crashLine.MatchString(line):
 			c.crash = line
 		}
 		slog.Debug("decoder process output", "line", line)
