@@ -636,6 +636,12 @@ func (r *classifier) row(p classify.Page, it *item, name string) error {
 		rv = r.reviewed(p)
 	}
 	source, bp := r.set.source(p.Name)
+	if p.Err != nil && errors.Is(p.Err, context.Canceled) {
+		// The run was stopped while the page was decoded (a decoder
+		// process is stopped with it): not the file's fault, not done.
+		it.stopped = true
+		return nil
+	}
 	if p.Err != nil {
 		r.log.Warn("page skipped", append(r.pageArgs(p), "error", p.Err.Error())...)
 		if ledger.Transient(p.Err) {
@@ -687,6 +693,10 @@ func (r *classifier) complete(p classify.Page, it *item, name string) error {
 	// is now: a file rewritten meanwhile must not be recorded with the
 	// classes of its old content.
 	digest := p.Digest
+	if it.stopped {
+		r.log.Debug("file left to do: the run was stopped while it was decoded", "file", p.Name)
+		return nil
+	}
 	if it.passing != nil {
 		// A page failed in passing: the file is not at fault and stays
 		// to do (a --resume classifies it).

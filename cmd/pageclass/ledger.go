@@ -179,6 +179,10 @@ type item struct {
 	// passing is set when a page failed in passing (ledger.Transient):
 	// the file is then not recorded.
 	passing error
+	// stopped is set when a page's decoding was stopped with the run
+	// (Ctrl-C: context.Canceled): the file is neither failed nor done,
+	// and is not recorded; a --resume classifies it.
+	stopped bool
 	// refused is set when a book page's image was answered with an HTTP
 	// error status (fetch.StatusError): not transient (passing unset), the
 	// page is recorded failed under its URL though no bytes were read.
