@@ -376,8 +376,14 @@ type request struct {
 	// (NeedData); 0 otherwise.
 	DataLen int
 	data    []byte // the bytes sent after the request
-	Opts    wireOptions
-	Page    int
+	// Opts are the caller's Options as they cross (sendable): every
+	// decoding setting, so that a setting added to Options reaches the
+	// child without a copy to keep in step.
+	Opts Options
+	// PDFium is the PDFium library this process loaded, for a child to
+	// load the same ("" when none).
+	PDFium string
+	Page   int
 }
 
 // reply is a message from a child.
@@ -394,31 +400,17 @@ type reply struct {
 	W, H int
 }
 
-// wireOptions are the Options a child decodes with.
-type wireOptions struct {
-	DPI              int
-	MaxPixels        int64
-	MaxDecodePixels  int64
-	Renderer         string
-	MaxPDFPagePixels int64
-	MinSide          int
-	// PDFium is the PDFium library this process loaded, for a child to
-	// load the same ("" when none).
-	PDFium string
-}
-
-func (o Options) wire() wireOptions {
-	w := wireOptions{DPI: o.DPI, MaxPixels: o.MaxPixels, MaxDecodePixels: o.MaxDecodePixels,
-		Renderer: o.Renderer, MaxPDFPagePixels: o.MaxPDFPagePixels, MinSide: o.MinSide}
+// request is a request of op for document id of o, named name: o's
+// settings travel without what stays in this process (gob skips the
+// OnLabelError func; a nil Isolation is left out, so the child decodes in
+// itself).
+func (o Options) request(op int, id uint64, name string) *request {
+	req := &request{Op: op, ID: id, Name: name, Opts: o}
+	req.Opts.Isolation, req.Opts.OnLabelError = nil, nil
 	if o.pdfium() {
-		w.PDFium = pdfium.Loaded()
+		req.PDFium = pdfium.Loaded()
 	}
-	return w
-}
-
-func (w wireOptions) options() Options {
-	return Options{DPI: w.DPI, MaxPixels: w.MaxPixels, MaxDecodePixels: w.MaxDecodePixels,
-		Renderer: w.Renderer, MaxPDFPagePixels: w.MaxPDFPagePixels, MinSide: w.MinSide}
+	return req
 }
 
 // wireError is a decoding error crossing the pipe: its message, without
@@ -474,7 +466,9 @@ func (o Options) decodeIsolated(data []byte, name string) (*Doc, error) {
 		return nil, &Error{Name: name, Err: err}
 	}
 	var rep reply
-	err = p.call(context.Background(), c, &request{Op: opOpen, ID: d.isolated, Name: name, DataLen: len(data), data: data, Opts: o.wire()}, &rep)
+	req := o.request(opOpen, d.isolated, name)
+	req.DataLen, req.data = len(data), data
+	err = p.call(context.Background(), c, req, &rep)
 	p.put(c, err == nil)
 	if err == nil {
 		err = rep.Err.err()
@@ -510,7 +504,8 @@ func (d *Doc) useIsolated(ctx context.Context, i int, fn func(Image) error) erro
 	ok := false
 	defer func() { p.put(c, ok) }()
 	start := time.Now()
-	req := &request{Op: opPage, ID: d.isolated, Name: d.name, Opts: d.opts.wire(), Page: i}
+	req := d.opts.request(opPage, d.isolated, d.name)
+	req.Page = i
 	var rep reply
 	if err := p.call(ctx, c, req, &rep); err != nil {
 		return d.wrap(i, err)

@@ -69,17 +69,25 @@ func readTestdata(t *testing.T, name string) []byte {
 }
 
 // TestIsolatedSameResult: a document decoded in a decoder process has the
-// pages, labels and pixels it has decoded in this process.
+// pages, labels and pixels it has decoded in this process, with the
+// default settings and with others (a PDF at 72 dpi, a JPEG shrunk on
+// load by MinSide): the settings reach the child.
 func TestIsolatedSameResult(t *testing.T) {
 	iso := isolation(t, 2, 0)
-	for _, file := range []string{"grey.png", "rgba16.png", "exif6.jpg", "page.tif", "page.webp", "two.pdf"} {
+	other := DefaultOptions
+	other.DPI, other.MinSide = 72, 8
+	for _, file := range []string{"grey.png", "rgba16.png", "exif6.jpg", "page.tif", "page.webp", "two.pdf", "exif6.jpg@other", "two.pdf@other"} {
 		t.Run(file, func(t *testing.T) {
+			dec := DefaultOptions
+			if f, ok := strings.CutSuffix(file, "@other"); ok {
+				file, dec = f, other
+			}
 			data := readTestdata(t, file)
-			local, err := DefaultOptions.Decode(data, file)
+			local, err := dec.Decode(data, file)
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := DefaultOptions
+			o := dec
 			o.Isolation = iso
 			remote, err := o.Decode(data, file)
 			if err != nil {

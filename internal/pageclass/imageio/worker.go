@@ -120,8 +120,8 @@ func (wk *worker) doc(req *request) (*Doc, error) {
 		// The library the parent loaded (its settings may not be in the
 		// environment this process inherited).
 		lib := func(k string) string {
-			if k == EnvPDFium && req.Opts.PDFium != "" {
-				return req.Opts.PDFium
+			if k == EnvPDFium && req.PDFium != "" {
+				return req.PDFium
 			}
 			return os.Getenv(k)
 		}
@@ -130,7 +130,9 @@ func (wk *worker) doc(req *request) (*Doc, error) {
 		}
 		wk.pdfium = true
 	}
-	d, err := req.Opts.options().Decode(req.data, req.Name)
+	o := req.Opts
+	o.Isolation = nil // decoded here, whatever arrived
+	d, err := o.Decode(req.data, req.Name)
 	if err != nil {
 		return nil, err
 	}
