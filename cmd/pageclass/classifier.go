@@ -42,6 +42,9 @@ type classifier struct {
 	// group); orient is the orientation model of --parallel, run with the
 	// first group.
 	ens *classify.Ensemble
+	// stopped reports whether the run's context is done (predict sets
+	// it): a page that failed with its cancellation is then left to do.
+	stopped func() bool
 	// decoders are the decoder processes (imageio.Isolation); nil with
 	// --decode-in-process.
 	decoders *imageio.Isolation
@@ -564,6 +567,7 @@ func (r *classifier) predict(ctx context.Context, files []string, folders []clas
 		r.para.AddInputs(max(pages, 1))
 	}
 	r.open = map[string]*item{}
+	r.stopped = func() bool { return ctx.Err() != nil }
 	var err error
 	var st pipeline.Stats
 	pages, start := 0, time.Now()
@@ -636,9 +640,11 @@ func (r *classifier) row(p classify.Page, it *item, name string) error {
 		rv = r.reviewed(p)
 	}
 	source, bp := r.set.source(p.Name)
-	if p.Err != nil && errors.Is(p.Err, context.Canceled) {
+	if p.Err != nil && errors.Is(p.Err, context.Canceled) && r.stopped != nil && r.stopped() {
 		// The run was stopped while the page was decoded (a decoder
 		// process is stopped with it): not the file's fault, not done.
+		// A cancellation of anything else, the run going on, is a
+		// failure like any other, recorded and listed.
 		it.stopped = true
 		return nil
 	}
