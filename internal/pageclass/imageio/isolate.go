@@ -87,7 +87,7 @@ type Isolation struct {
 	mu     sync.Mutex
 	all    map[*child]bool
 	closed bool
-	// started counts the children started (for tests and the log).
+	// started counts the children started (for tests).
 	started atomic.Int64
 	// exe and env start a child: the running program (in a test, the
 	// test binary), with EnvWorker set.
@@ -118,11 +118,6 @@ func NewIsolation(procs int, timeout time.Duration) (*Isolation, error) {
 	}
 	return p, nil
 }
-
-// Started reports how many decoder processes were started so far: one per
-// slot in use, plus one for each that crashed, was stopped or was
-// cancelled.
-func (p *Isolation) Started() int64 { return p.started.Load() }
 
 // Close stops the decoder processes. Decoding after Close fails. Closing
 // a nil Isolation does nothing.

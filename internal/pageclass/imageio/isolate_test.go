@@ -96,7 +96,7 @@ func TestIsolatedSameResult(t *testing.T) {
 			samePages(t, local, remote)
 		})
 	}
-	if n := iso.Started(); n < 1 || n > 2 {
+	if n := iso.started.Load(); n < 1 || n > 2 {
 		t.Errorf("%d decoder processes started, want 1 or 2", n)
 	}
 }
@@ -133,7 +133,7 @@ func TestIsolatedErrors(t *testing.T) {
 			t.Errorf("%s: error %v is not %v", tt.file, err, tt.is)
 		}
 	}
-	if n := o.Isolation.Started(); n != 1 {
+	if n := o.Isolation.started.Load(); n != 1 {
 		t.Errorf("%d decoder processes started for errors of files, want 1 (a bad file does not cost its process)", n)
 	}
 	d, err := o.Decode(readTestdata(t, "two.pdf"), "two.pdf")
@@ -166,7 +166,7 @@ func TestIsolatedCrash(t *testing.T) {
 	if img, err := d.Page(0); err != nil || img.W != 8 || img.H != 4 {
 		t.Fatalf("the file after the crash: %d×%d, %v", img.W, img.H, err)
 	}
-	if n := o.Isolation.Started(); n != 2 {
+	if n := o.Isolation.started.Load(); n != 2 {
 		t.Errorf("%d decoder processes started, want 2 (one replaced)", n)
 	}
 }
