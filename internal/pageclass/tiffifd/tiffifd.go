@@ -160,6 +160,9 @@ func (w *walker) dir(off uint64) (Size, uint64, error) {
 	}
 	var s Size
 	var data bool // StripOffsets or TileOffsets: libtiff reads no page without
+	// libtiff reads the first entry of a tag and ignores its later
+	// duplicates, valid or not: so does the walker, for the four tags it reads.
+	seen := make(map[uint16]bool, 4)
 	at := off + countSize
 	for left := count; left > 0; {
 		k := min(left, chunk)
@@ -168,6 +171,13 @@ func (w *walker) dir(off uint64) (Size, uint64, error) {
 			return Size{}, 0, err
 		}
 		for e := b; len(e) > 0; e = e[entrySize:] {
+			switch tag := w.order.Uint16(e); tag {
+			case tagImageWidth, tagImageLength, tagStripOffsets, tagTileOffsets:
+				if seen[tag] {
+					continue
+				}
+				seen[tag] = true
+			}
 			if err := w.entry(e[:entrySize], &s); err != nil {
 				return Size{}, 0, err
 			}

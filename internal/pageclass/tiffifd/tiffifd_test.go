@@ -173,3 +173,50 @@ func TestSizesReadError(t *testing.T) {
 	}
 	var _ io.ReaderAt = failingReader{}
 }
+
+// TestSizesDuplicateTags: libtiff reads the first entry of a tag and
+// ignores its later duplicates, valid or not, and so does Sizes. A
+// duplicate ImageWidth found by FuzzTIFFPages made the walker read a
+// page of 12336×6 where libvips reads 8×6, so the two counted the pages of
+// a pyramid differently.
+func TestSizesDuplicateTags(t *testing.T) {
+	le := binary.LittleEndian
+	type entry struct {
+		tag, typ   uint16
+		count, val uint32
+	}
+	dir := func(entries ...entry) []byte {
+		b := []byte("II*\x00\x08\x00\x00\x00")
+		b = le.AppendUint16(b, uint16(len(entries)))
+		for _, e := range entries {
+			b = le.AppendUint16(b, e.tag)
+			b = le.AppendUint16(b, e.typ)
+			b = le.AppendUint32(b, e.count)
+			b = le.AppendUint32(b, e.val)
+		}
+		return le.AppendUint32(b, 0)
+	}
+	width, length, strips := entry{256, 3, 1, 8}, entry{257, 4, 1, 6}, entry{273, 3, 1, 0}
+	for _, tc := range []struct {
+		name    string
+		entries []entry
+	}{
+		{"later ImageWidth", []entry{width, length, strips, {256, 4, 1, 12336}}},
+		{"later ImageLength of a bad type", []entry{width, length, strips, {257, 12336, 1, 9}}},
+		{"later ImageWidth with two values", []entry{width, {256, 3, 2, 9}, length, strips}},
+		{"later StripOffsets beyond the end", []entry{width, length, strips, {273, 4, 100, 1 << 20}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tiffifd.Sizes(bytes.NewReader(dir(tc.entries...)))
+			if err != nil || !slices.Equal(got, []tiffifd.Size{{8, 6}}) {
+				t.Fatalf("Sizes = %v, %v; want [{8 6}]", got, err)
+			}
+		})
+	}
+	// The first entry decides: a first StripOffsets beyond the end is not
+	// mended by a later good one.
+	data := dir(width, length, entry{273, 4, 100, 1 << 20}, strips)
+	if got, err := tiffifd.Sizes(bytes.NewReader(data)); !errors.Is(err, tiffifd.ErrMalformed) {
+		t.Fatalf("Sizes = %v, %v; want ErrMalformed", got, err)
+	}
+}
