@@ -258,7 +258,6 @@ test: deps native fixtures pytools pretrained pdfium mirador dist
 	$(GO) test -race -count=1 -run Isolated ./internal/pageclass/imageio
 	$(MAKE) --no-print-directory test-manifests
 	$(VENV_PY) -m pytest -q -p no:cacheprovider tools/test_export.py
-	$(MAKE) --no-print-directory fuzz-run FUZZTIME=$(FUZZTIME_TEST)
 
 ## test-manifests: the Kubernetes manifests (deploy/, a module of its own so
 ## that its Kubernetes and Kustomize dependencies stay out of the tools'):
@@ -305,15 +304,15 @@ release-rehearsal:
 # two services' multipart readers, the image header checks, the TIFF
 # page count from directories (as Decode counts them), the PDF object parser
 # and the page-label reader. Their
-# corpora are checked in under each package's testdata/fuzz; `go test` runs
-# them as seeds, `make test` fuzzes each target for FUZZTIME_TEST and `make
-# fuzz` for FUZZTIME (new finds stay in the Go build cache; copy the ones
-# worth keeping into testdata/fuzz).
+# corpora are checked in under each package's testdata/fuzz; `go test` (so
+# `make test`) runs them, the same inputs on every run. `make fuzz` searches
+# for new inputs, FUZZTIME per target; it is not part of `make test`, whose
+# result must not depend on chance: a find fails `make fuzz`, and is written
+# to the package's testdata/fuzz, where it is checked in with its fix.
 FUZZ_TARGETS := ./internal/translate/xmlsplice:FuzzParse ./internal/translate/alto:FuzzTranslate ./internal/translate/metadata:FuzzXPath \
 	./internal/translate/pagexml:FuzzAppendRemovable ./internal/translate/hocr:FuzzParallel \
 	./cmd/pageclass-api:FuzzParseForm ./cmd/translate-api:FuzzReadRequest ./internal/pageclass/imageio:FuzzDecode \
 	./internal/pageclass/imageio:FuzzTIFFPages ./internal/pageclass/pdfsyntax:FuzzParser ./internal/pageclass/pdflabel:FuzzLabels
-FUZZTIME_TEST ?= 3s
 FUZZTIME ?= 2m
 
 fuzz: deps native fixtures
