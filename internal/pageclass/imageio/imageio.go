@@ -372,6 +372,11 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 	if typ == vips.ImageTypeJP2K && jp2Palette(data) {
 		return nil, &Error{Name: name, Err: errPalette}
 	}
+	if typ == vips.ImageTypeJP2K {
+		if err := jp2Refused(data); err != nil {
+			return nil, &Error{Name: name, Err: err}
+		}
+	}
 	d := &Doc{name: name, data: data, typ: typ, pages: 1, opts: o}
 	if typ == vips.ImageTypePDF && o.pdfium() {
 		n, err := pdfiumPages(data)

@@ -10,7 +10,8 @@ import (
 // in the boxes of the JP2 file format (ISO/IEC 15444-1 annex I): the
 // signature, the file type, a header with the image size and components
 // read from the codestream's SIZ marker and an enumerated colour space
-// (greyscale for one or two components, sRGB for three or four), then
+// (greyscale for one or two components, sRGB for three or four, sYCC for
+// three whose second and third are subsampled), then
 // the codestream itself, unchanged. govips hands libvips JPEG 2000 in the
 // file format only; the pixels decoded are the codestream's.
 func jp2OfCodestream(cs []byte) ([]byte, error) {
@@ -40,6 +41,11 @@ func jp2OfCodestream(cs []byte) ([]byte, error) {
 	colour := uint32(17) // greyscale
 	if nc >= 3 {
 		colour = 16 // sRGB
+	}
+	sub := func(c int) bool { return cs[fixed+3*c+1] > 1 || cs[fixed+3*c+2] > 1 }
+	if nc == 3 && !sub(0) && sub(1) && sub(2) {
+		// Subsampled chroma: YCbCr, as OpenJPEG's own decoder guesses.
+		colour = 18 // sYCC
 	}
 	ihdr := make([]byte, 14)
 	be.PutUint32(ihdr[0:], y-y0)
@@ -106,4 +112,90 @@ func findBox(data []byte, typ string, found func([]byte) bool) bool {
 		data = data[n:]
 	}
 	return false
+}
+
+// jp2Sampling returns the sampling steps (XRsiz, YRsiz: ISO/IEC 15444-1
+// A.5.1) of the components of a JP2 file's codestream, and false where its
+// SIZ marker is not found in the data.
+func jp2Sampling(data []byte) (steps [][2]int, ok bool) {
+	for len(data) >= 8 {
+		n, head := uint64(binary.BigEndian.Uint32(data)), uint64(8)
+		switch n {
+		case 0:
+			n = uint64(len(data))
+		case 1:
+			if len(data) < 16 {
+				return nil, false
+			}
+			n, head = binary.BigEndian.Uint64(data[8:]), 16
+		}
+		if n < head {
+			return nil, false
+		}
+		if string(data[4:8]) == "jp2c" {
+			// The codestream is read as far as the data goes: its SIZ
+			// marker is at its start.
+			cs := data[head:]
+			const fixed = 4 + 2 + 2 + 8*4 + 2
+			if len(cs) < fixed || cs[0] != 0xff || cs[1] != 0x4f || cs[2] != 0xff || cs[3] != 0x51 {
+				return nil, false
+			}
+			nc := int(binary.BigEndian.Uint16(cs[40:]))
+			if nc < 1 || len(cs) < fixed+3*nc {
+				return nil, false
+			}
+			for c := range nc {
+				steps = append(steps, [2]int{int(cs[fixed+3*c+1]), int(cs[fixed+3*c+2])})
+			}
+			return steps, true
+		}
+		if n > uint64(len(data)) {
+			return nil, false
+		}
+		data = data[n:]
+	}
+	return nil, false
+}
+
+// jp2YCC reports whether a JP2 file's header declares its colour space as
+// sYCC or e-sYCC (an enumerated colr box, ISO/IEC 15444-1 I.5.3.3 and
+// 15444-2 M.11.7.2: 18 and 24).
+func jp2YCC(data []byte) bool {
+	return findBox(data, "jp2h", func(header []byte) bool {
+		return findBox(header, "colr", func(c []byte) bool {
+			if len(c) < 7 || c[0] != 1 {
+				return false
+			}
+			cs := binary.BigEndian.Uint32(c[3:])
+			return cs == 18 || cs == 24
+		})
+	})
+}
+
+// jp2Refused tells why Debian 12's libvips 8.14 would return a JP2 file
+// (a bare codestream is wrapped by jp2OfCodestream first) with wrong
+// pixels and no error, or nil. Found on OpenJPEG's and Pillow's test
+// images, compared with OpenJPEG's own decoder:
+//   - a first component that is subsampled: libvips sizes the page by it,
+//     then asks OpenJPEG for that many pixels of the full-resolution grid,
+//     so it returns the page's top-left part (a half or a quarter)
+//     stretched to the page, and pixels never written where the grid is
+//     not a whole number of samples (uninitialised memory);
+//   - YCbCr colour (sYCC, e-sYCC) other than three components with the
+//     second and third subsampled 2×2 (4:2:0, which libvips converts): the
+//     YCbCr values come back as if they were RGB.
+func jp2Refused(data []byte) error {
+	steps, ok := jp2Sampling(data)
+	if !ok {
+		return nil // OpenJPEG tells what is wrong with the codestream
+	}
+	if dx, dy := steps[0][0], steps[0][1]; dx > 1 || dy > 1 {
+		return fmt.Errorf("JPEG 2000 whose first component is subsampled (one sample every %d×%d pixels) is not read: "+
+			"Debian 12's libvips 8.14 returns only the top-left part of such a page; convert it with its first component at full resolution first", dx, dy)
+	}
+	if jp2YCC(data) && !(len(steps) == 3 && steps[1][0] > 1 && steps[1][1] > 1 && steps[2][0] > 1 && steps[2][1] > 1) {
+		return errors.New("JPEG 2000 in YCbCr colour (sYCC) other than 4:2:0 is not read: " +
+			"Debian 12's libvips 8.14 returns its YCbCr values as RGB; convert it to RGB first")
+	}
+	return nil
 }

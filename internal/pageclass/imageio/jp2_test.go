@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"image"
+	"image/color"
 	"image/png"
+	"strings"
 	"testing"
 
 	"github.com/davidbyttow/govips/v2/vips"
@@ -127,4 +130,90 @@ func decodeErr(o Options, data []byte, name string) (Image, error) {
 		return Image{}, err
 	}
 	return doc.Page(0)
+}
+
+// colourBars is a page of eight colour bars, w×h: chroma that a decoder
+// left in YCbCr changes beyond any compression loss.
+func colourBars(w, h int) *image.RGBA {
+	bars := []color.RGBA{{235, 235, 235, 255}, {235, 235, 16, 255}, {16, 235, 235, 255}, {16, 235, 16, 255},
+		{235, 16, 235, 255}, {235, 16, 16, 255}, {16, 16, 235, 255}, {16, 16, 16, 255}}
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			img.SetRGBA(x, y, bars[x*len(bars)/w])
+		}
+	}
+	return img
+}
+
+// TestJPEG2000Refused: JPEG 2000 files that Debian 12's libvips 8.14 reads
+// with wrong pixels and no error are refused before decoding, naming the
+// file and the reason; the YCbCr one it reads right (4:2:0) is read, as a
+// JP2 file and as a bare codestream. Found on OpenJPEG's and Pillow's test
+// images (zoo2.jp2: the page's top-left quarter stretched; file2.jp2: a
+// photograph in YCbCr values shown as RGB; p0_02.j2k: uninitialised
+// memory), compared with OpenJPEG's own decoder (docs/pageclass.md).
+func TestJPEG2000Refused(t *testing.T) {
+	var page bytes.Buffer
+	if err := png.Encode(&page, colourBars(256, 96)); err != nil {
+		t.Fatal(err)
+	}
+	want := decodeOne(t, DefaultOptions, page.Bytes(), "bars.png")
+	ycc420 := convert(t, page.Bytes(), vips.InterpretationError, func(ref *vips.ImageRef) ([]byte, *vips.ImageMetadata, error) {
+		p := vips.NewJp2kExportParams()
+		p.Lossless, p.Quality, p.SubsampleMode = false, 90, vips.VipsForeignSubsampleOn
+		return ref.ExportJp2k(p)
+	})
+	if !jp2YCC(ycc420) {
+		t.Fatal("libvips' chroma-subsampled JP2 does not declare sYCC")
+	}
+	for name, data := range map[string][]byte{"bars420.jp2": ycc420, "bars420.j2k": codestreamOf(t, ycc420)} {
+		got := decodeOne(t, DefaultOptions, data, name)
+		if got.W != want.W || got.H != want.H {
+			t.Fatalf("%s: %d×%d, want %d×%d", name, got.W, got.H, want.W, want.H)
+		}
+		if d := meanAbsDiff(got, want); d > 6 {
+			t.Errorf("%s: mean difference %.1f from the page's samples (YCbCr read as RGB?)", name, d)
+		}
+	}
+
+	rgb := jp2Of(t, page.Bytes(), true)
+	at := bytes.Index(rgb, []byte("colr")) + 4
+	if at < 4 || rgb[at] != 1 {
+		t.Fatal("no enumerated colr box")
+	}
+	ycc444 := bytes.Clone(rgb)
+	binary.BigEndian.PutUint32(ycc444[at+3:], 18) // sYCC, no subsampling
+	cs := codestreamOf(t, rgb)
+	siz := bytes.Index(rgb, cs) + 4 + 2 + 2 + 8*4 + 2 // the first component's Ssiz
+	firstSub := bytes.Clone(rgb)
+	firstSub[siz+1], firstSub[siz+2] = 2, 2 // XRsiz, YRsiz of the first component
+	// A bare codestream of three components, the second and third
+	// subsampled 2×1 (4:2:2), is taken for YCbCr, as OpenJPEG's own
+	// decoder takes it (its issue142.j2k, colour bars, is one).
+	cs422 := []byte{0xff, 0x4f, 0xff, 0x51, 0, 47, 0, 0, 0, 0, 0, 64, 0, 0, 0, 32}
+	cs422 = append(cs422, make([]byte, 24)...)
+	cs422 = append(cs422, 0, 3, 7, 1, 1, 7, 2, 1, 7, 2, 1)
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"ycc444.jp2", ycc444, "YCbCr colour (sYCC) other than 4:2:0"},
+		{"ycc422.j2k", cs422, "YCbCr colour (sYCC) other than 4:2:0"},
+		{"firstsub.jp2", firstSub, "first component is subsampled (one sample every 2×2 pixels)"},
+		{"firstsub.j2k", codestreamOf(t, firstSub), "first component is subsampled"},
+	} {
+		_, err := DefaultOptions.Decode(tc.data, tc.name)
+		var e *Error
+		if !errors.As(err, &e) || e.Name != tc.name || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a refusal saying %q", tc.name, err, tc.want)
+		}
+	}
+	// The same refusals in a decoder process.
+	iso := DefaultOptions
+	iso.Isolation = isolation(t, 1, 0)
+	if _, err := iso.Decode(ycc444, "ycc444.jp2"); err == nil || !strings.Contains(err.Error(), "sYCC") {
+		t.Errorf("in a decoder process: %v", err)
+	}
 }
