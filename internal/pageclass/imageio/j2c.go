@@ -114,10 +114,9 @@ func findBox(data []byte, typ string, found func([]byte) bool) bool {
 	return false
 }
 
-// jp2Sampling returns the sampling steps (XRsiz, YRsiz: ISO/IEC 15444-1
-// A.5.1) of the components of a JP2 file's codestream, and false where its
-// SIZ marker is not found in the data.
-func jp2Sampling(data []byte) (steps [][2]int, ok bool) {
+// jp2Codestream returns the start of a JP2 file's codestream (the content
+// of its jp2c box, as far as the data goes), or nil.
+func jp2Codestream(data []byte) []byte {
 	for len(data) >= 8 {
 		n, head := uint64(binary.BigEndian.Uint32(data)), uint64(8)
 		switch n {
@@ -125,36 +124,73 @@ func jp2Sampling(data []byte) (steps [][2]int, ok bool) {
 			n = uint64(len(data))
 		case 1:
 			if len(data) < 16 {
-				return nil, false
+				return nil
 			}
 			n, head = binary.BigEndian.Uint64(data[8:]), 16
 		}
 		if n < head {
-			return nil, false
+			return nil
 		}
 		if string(data[4:8]) == "jp2c" {
-			// The codestream is read as far as the data goes: its SIZ
-			// marker is at its start.
-			cs := data[head:]
-			const fixed = 4 + 2 + 2 + 8*4 + 2
-			if len(cs) < fixed || cs[0] != 0xff || cs[1] != 0x4f || cs[2] != 0xff || cs[3] != 0x51 {
-				return nil, false
-			}
-			nc := int(binary.BigEndian.Uint16(cs[40:]))
-			if nc < 1 || len(cs) < fixed+3*nc {
-				return nil, false
-			}
-			for c := range nc {
-				steps = append(steps, [2]int{int(cs[fixed+3*c+1]), int(cs[fixed+3*c+2])})
-			}
-			return steps, true
+			return data[head:]
 		}
 		if n > uint64(len(data)) {
-			return nil, false
+			return nil
 		}
 		data = data[n:]
 	}
-	return nil, false
+	return nil
+}
+
+// sizFixed is the length of a codestream's SOC marker and SIZ segment
+// before its components: SOC, SIZ, Lsiz, Rsiz, eight sizes and offsets,
+// Csiz (ISO/IEC 15444-1 A.5.1).
+const sizFixed = 4 + 2 + 2 + 8*4 + 2
+
+// sizSampling returns the sampling steps (XRsiz, YRsiz) of a codestream's
+// components, and false where its SIZ marker is not whole in cs.
+func sizSampling(cs []byte) (steps [][2]int, ok bool) {
+	if len(cs) < sizFixed || cs[0] != 0xff || cs[1] != 0x4f || cs[2] != 0xff || cs[3] != 0x51 {
+		return nil, false
+	}
+	nc := int(binary.BigEndian.Uint16(cs[40:]))
+	if nc < 1 || len(cs) < sizFixed+3*nc {
+		return nil, false
+	}
+	for c := range nc {
+		steps = append(steps, [2]int{int(cs[sizFixed+3*c+1]), int(cs[sizFixed+3*c+2])})
+	}
+	return steps, true
+}
+
+// highThroughput reports whether a codestream's main header declares
+// High-Throughput block coding (ISO/IEC 15444-15, HTJ2K): Part 15 in its
+// CAP marker's Pcap, or the HT bit (0x40) in its COD marker's code-block
+// style. The marker segments are walked by their lengths up to the first
+// tile-part (SOT) or the end of the data.
+func highThroughput(cs []byte) bool {
+	if len(cs) < 6 || cs[0] != 0xff || cs[1] != 0x4f {
+		return false
+	}
+	for at := 2; at+4 <= len(cs); {
+		marker, n := binary.BigEndian.Uint16(cs[at:]), int(binary.BigEndian.Uint16(cs[at+2:]))
+		if marker>>8 != 0xff || marker == 0xff90 || n < 2 {
+			return false
+		}
+		seg := cs[at+4 : min(len(cs), at+2+n)]
+		switch marker {
+		case 0xff50: // CAP: Pcap, a bit for each part from the most significant
+			if len(seg) >= 4 && binary.BigEndian.Uint32(seg)&(1<<(32-15)) != 0 {
+				return true
+			}
+		case 0xff52: // COD: Scod, SGcod (4), levels, xcb, ycb, code-block style
+			if len(seg) >= 9 && seg[8]&0x40 != 0 {
+				return true
+			}
+		}
+		at += 2 + n
+	}
+	return false
 }
 
 // jp2YCC reports whether a JP2 file's header declares its colour space as
@@ -183,9 +219,16 @@ func jp2YCC(data []byte) bool {
 //     not a whole number of samples (uninitialised memory);
 //   - YCbCr colour (sYCC, e-sYCC) other than three components with the
 //     second and third subsampled 2×2 (4:2:0, which libvips converts): the
-//     YCbCr values come back as if they were RGB.
+//     YCbCr values come back as if they were RGB;
+//   - High-Throughput block coding (HTJ2K): a flat grey page (every sample
+//     128), though OpenJPEG 2.5.0's own decoder reads it.
 func jp2Refused(data []byte) error {
-	steps, ok := jp2Sampling(data)
+	cs := jp2Codestream(data)
+	if highThroughput(cs) {
+		return errors.New("High-Throughput JPEG 2000 (HTJ2K, ISO/IEC 15444-15) is not read: " +
+			"Debian 12's libvips 8.14 returns a flat grey page for it; convert it to classic JPEG 2000, TIFF or PNG first")
+	}
+	steps, ok := sizSampling(cs)
 	if !ok {
 		return nil // OpenJPEG tells what is wrong with the codestream
 	}

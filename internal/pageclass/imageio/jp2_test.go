@@ -152,7 +152,8 @@ func colourBars(w, h int) *image.RGBA {
 // JP2 file and as a bare codestream. Found on OpenJPEG's and Pillow's test
 // images (zoo2.jp2: the page's top-left quarter stretched; file2.jp2: a
 // photograph in YCbCr values shown as RGB; p0_02.j2k: uninitialised
-// memory), compared with OpenJPEG's own decoder (docs/pageclass.md).
+// memory; Bretagne1_ht.j2k, HTJ2K: every sample 128), compared with
+// OpenJPEG's own decoder (docs/pageclass.md).
 func TestJPEG2000Refused(t *testing.T) {
 	var page bytes.Buffer
 	if err := png.Encode(&page, colourBars(256, 96)); err != nil {
@@ -194,11 +195,23 @@ func TestJPEG2000Refused(t *testing.T) {
 	cs422 := []byte{0xff, 0x4f, 0xff, 0x51, 0, 47, 0, 0, 0, 0, 0, 64, 0, 0, 0, 32}
 	cs422 = append(cs422, make([]byte, 24)...)
 	cs422 = append(cs422, 0, 3, 7, 1, 1, 7, 2, 1, 7, 2, 1)
+	// High-Throughput block coding, declared by a CAP marker (Part 15 in
+	// Pcap) after SIZ, or by the HT bit of COD's code-block style.
+	sizEnd := 4 + int(binary.BigEndian.Uint16(cs[4:])) // SOC, the SIZ marker and its Lsiz bytes
+	capped := append(append(bytes.Clone(cs[:sizEnd]), 0xff, 0x50, 0, 8, 0, 2, 0, 0, 0, 0), cs[sizEnd:]...)
+	htCOD := bytes.Clone(cs)
+	cod := bytes.Index(htCOD, []byte{0xff, 0x52})
+	if cod < 0 {
+		t.Fatal("no COD marker")
+	}
+	htCOD[cod+12] |= 0x40
 	for _, tc := range []struct {
 		name string
 		data []byte
 		want string
 	}{
+		{"ht-cap.j2k", capped, "High-Throughput JPEG 2000"},
+		{"ht-cod.j2k", htCOD, "High-Throughput JPEG 2000"},
 		{"ycc444.jp2", ycc444, "YCbCr colour (sYCC) other than 4:2:0"},
 		{"ycc422.j2k", cs422, "YCbCr colour (sYCC) other than 4:2:0"},
 		{"firstsub.jp2", firstSub, "first component is subsampled (one sample every 2×2 pixels)"},
