@@ -376,6 +376,7 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		if err := jp2Refused(data); err != nil {
 			return nil, &Error{Name: name, Err: err}
 		}
+		data = jp2WithoutMCT(data)
 	}
 	d := &Doc{name: name, data: data, typ: typ, pages: 1, opts: o}
 	if typ == vips.ImageTypePDF && o.pdfium() {

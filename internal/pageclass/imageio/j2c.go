@@ -1,6 +1,7 @@
 package imageio
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -163,34 +164,70 @@ func sizSampling(cs []byte) (steps [][2]int, ok bool) {
 	return steps, true
 }
 
-// highThroughput reports whether a codestream's main header declares
-// High-Throughput block coding (ISO/IEC 15444-15, HTJ2K): Part 15 in its
-// CAP marker's Pcap, or the HT bit (0x40) in its COD marker's code-block
-// style. The marker segments are walked by their lengths up to the first
-// tile-part (SOT) or the end of the data.
-func highThroughput(cs []byte) bool {
+// mainHeader calls seg with each marker segment of a codestream's main
+// header after SOC: its marker, the offset of its content in cs and the
+// content (as far as cs goes), up to the first tile-part (SOT) or the end
+// of cs, or until seg returns true.
+func mainHeader(cs []byte, seg func(marker uint16, at int, content []byte) bool) {
 	if len(cs) < 6 || cs[0] != 0xff || cs[1] != 0x4f {
-		return false
+		return
 	}
 	for at := 2; at+4 <= len(cs); {
 		marker, n := binary.BigEndian.Uint16(cs[at:]), int(binary.BigEndian.Uint16(cs[at+2:]))
 		if marker>>8 != 0xff || marker == 0xff90 || n < 2 {
-			return false
+			return
 		}
-		seg := cs[at+4 : min(len(cs), at+2+n)]
-		switch marker {
-		case 0xff50: // CAP: Pcap, a bit for each part from the most significant
-			if len(seg) >= 4 && binary.BigEndian.Uint32(seg)&(1<<(32-15)) != 0 {
-				return true
-			}
-		case 0xff52: // COD: Scod, SGcod (4), levels, xcb, ycb, code-block style
-			if len(seg) >= 9 && seg[8]&0x40 != 0 {
-				return true
-			}
+		if seg(marker, at+4, cs[at+4:min(len(cs), at+2+n)]) {
+			return
 		}
 		at += 2 + n
 	}
-	return false
+}
+
+// highThroughput reports whether a codestream's main header declares
+// High-Throughput block coding (ISO/IEC 15444-15, HTJ2K): Part 15 in its
+// CAP marker's Pcap, or the HT bit (0x40) in its COD marker's code-block
+// style.
+func highThroughput(cs []byte) bool {
+	ht := false
+	mainHeader(cs, func(marker uint16, _ int, c []byte) bool {
+		switch marker {
+		case 0xff50: // CAP: Pcap, a bit for each part from the most significant
+			ht = len(c) >= 4 && binary.BigEndian.Uint32(c)&(1<<(32-15)) != 0
+		case 0xff52: // COD: Scod, SGcod (4), levels, xcb, ycb, code-block style
+			ht = len(c) >= 9 && c[8]&0x40 != 0
+		}
+		return ht
+	})
+	return ht
+}
+
+// jp2WithoutMCT returns a JP2 file of fewer than three components whose
+// COD marker asks for a multiple component transform with that
+// transform's flag cleared (in a copy), or data itself. OpenJPEG skips the
+// transform on such a file and reports it as an error ("Number of
+// components (1) is inconsistent with a MCT"); libvips 8.14 then decodes
+// no further part of the page and returns the rest black, with no error
+// (OpenJPEG's 123.j2c, bug.j2c and illegalcolortransform.j2k, 16-bit
+// X-rays, came out black but for their top-left corner). Without the
+// flag OpenJPEG decodes the same samples and reports nothing.
+func jp2WithoutMCT(data []byte) []byte {
+	cs := jp2Codestream(data)
+	if steps, ok := sizSampling(cs); !ok || len(steps) >= 3 {
+		return data
+	}
+	out := data
+	mainHeader(cs, func(marker uint16, at int, c []byte) bool {
+		if marker != 0xff52 || len(c) < 5 || c[4] == 0 {
+			return marker == 0xff52
+		}
+		// COD: Scod, progression order, layers (2), MCT.
+		start := len(data) - len(cs)
+		out = bytes.Clone(data)
+		out[start+at+4] = 0
+		return true
+	})
+	return out
 }
 
 // jp2YCC reports whether a JP2 file's header declares its colour space as

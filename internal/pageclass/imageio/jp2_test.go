@@ -230,3 +230,57 @@ func TestJPEG2000Refused(t *testing.T) {
 		t.Errorf("in a decoder process: %v", err)
 	}
 }
+
+// TestJPEG2000OneComponentMCT: a greyscale JPEG 2000 whose COD marker asks
+// for a multiple component transform (OpenJPEG's 123.j2c, bug.j2c and
+// illegalcolortransform.j2k, 16-bit X-rays) is read whole. OpenJPEG skips
+// the transform and reports an error; libvips 8.14 then decoded no further
+// tile and returned the rest of the page black, with no error.
+func TestJPEG2000OneComponentMCT(t *testing.T) {
+	var page bytes.Buffer
+	if err := png.Encode(&page, textPage(1200, 900, 75)); err != nil {
+		t.Fatal(err)
+	}
+	want := decodeOne(t, DefaultOptions, page.Bytes(), "page.png")
+	grey := convert(t, page.Bytes(), vips.InterpretationBW, func(ref *vips.ImageRef) ([]byte, *vips.ImageMetadata, error) {
+		p := vips.NewJp2kExportParams()
+		p.Lossless, p.SubsampleMode = true, vips.VipsForeignSubsampleOff
+		return ref.ExportJp2k(p)
+	})
+	cs := jp2Codestream(grey)
+	if steps, ok := sizSampling(cs); !ok || len(steps) != 1 {
+		t.Fatalf("not a one-component codestream: %v", steps)
+	}
+	cod := bytes.Index(cs, []byte{0xff, 0x52})
+	if cod < 0 || cs[cod+8] != 0 {
+		t.Fatal("no COD marker without a transform")
+	}
+	withMCT := bytes.Clone(grey)
+	withMCT[len(grey)-len(cs)+cod+8] = 1
+	// Each is compared with the same container without the flag (a bare
+	// codestream is wrapped with an enumerated greyscale, libvips' own JP2
+	// carries its ICC profile).
+	for _, c := range []struct{ name, plain, mct []byte }{
+		{[]byte("mct.jp2"), grey, withMCT},
+		{[]byte("mct.j2k"), codestreamOf(t, grey), codestreamOf(t, withMCT)},
+	} {
+		name := string(c.name)
+		ref := decodeOne(t, DefaultOptions, c.plain, name)
+		if d := meanAbsDiff(ref, want); d > 4 {
+			t.Fatalf("%s without the flag: mean difference %.1f from the page", name, d)
+		}
+		for _, mode := range []string{"in process", "in a decoder process"} {
+			o := DefaultOptions
+			if mode != "in process" {
+				o.Isolation = isolation(t, 1, 0)
+			}
+			got := decodeOne(t, o, c.mct, name)
+			if got.W != ref.W || got.H != ref.H || !bytes.Equal(got.Pix, ref.Pix) {
+				t.Errorf("%s %s: %d×%d, differs from the file without the flag (mean difference %.1f)", name, mode, got.W, got.H, meanAbsDiff(got, ref))
+			}
+		}
+	}
+	if !bytes.Equal(jp2WithoutMCT(grey), grey) {
+		t.Error("a file without the transform flag was changed")
+	}
+}

@@ -231,17 +231,16 @@ func capMemory(limit string) error {
 // damaged is the error of a page libvips decoded while its decoder
 // reported errors: libtiff's Fax4 decoder, for one, reports bad code words
 // and goes on, and libvips 8.14 gives the page (its rows garbled or
-// blank) with no error, whatever fail-on asks. A decoder process decodes
-// one page at a time, so what libvips' error buffer holds after the
-// decoding is this page's. A process decoding several pages at once
-// cannot tell whose it is (Options without Isolation). Only a TIFF's
-// errors refuse a page: OpenJPEG reports some it recovers from exactly
-// (three of its own test files decode with "Number of components (1) is
-// inconsistent with a MCT. Skip the MCT step."), and the other decoders
-// stop at their errors.
+// blank) with no error, whatever fail-on asks; after OpenJPEG's first
+// error it decodes no further part of a JPEG 2000 page and gives the rest
+// black. A decoder process decodes one page at a time, so what libvips'
+// error buffer holds after the decoding is this page's. A process decoding
+// several pages at once cannot tell whose it is (Options without
+// Isolation). Only TIFF and JPEG 2000 errors refuse a page: the other
+// decoders stop at their errors.
 func damaged(d *Doc) error {
 	msg := libvips.LastError()
-	if strings.TrimSpace(msg) == "" || d.typ != vips.ImageTypeTIFF {
+	if strings.TrimSpace(msg) == "" || (d.typ != vips.ImageTypeTIFF && d.typ != vips.ImageTypeJP2K) {
 		return nil
 	}
 	lines := strings.Split(strings.TrimSpace(msg), "\n")
