@@ -230,19 +230,34 @@ func jp2WithoutMCT(data []byte) []byte {
 	return out
 }
 
-// jp2YCC reports whether a JP2 file's header declares its colour space as
-// sYCC or e-sYCC (an enumerated colr box, ISO/IEC 15444-1 I.5.3.3 and
-// 15444-2 M.11.7.2: 18 and 24).
-func jp2YCC(data []byte) bool {
-	return findBox(data, "jp2h", func(header []byte) bool {
+// jp2Enumerated returns the enumerated colour space of a JP2 file's first
+// colr box (ISO/IEC 15444-1 I.5.3.3, 15444-2 M.11.7.2), and false where
+// it has none (no colr box, or one with an ICC profile).
+func jp2Enumerated(data []byte) (cs uint32, ok bool) {
+	findBox(data, "jp2h", func(header []byte) bool {
 		return findBox(header, "colr", func(c []byte) bool {
-			if len(c) < 7 || c[0] != 1 {
-				return false
+			if len(c) >= 7 && c[0] == 1 {
+				cs, ok = binary.BigEndian.Uint32(c[3:]), true
 			}
-			cs := binary.BigEndian.Uint32(c[3:])
-			return cs == 18 || cs == 24
+			return true // the first colr box decides, as in OpenJPEG
 		})
 	})
+	return cs, ok
+}
+
+// jp2YCC reports whether a JP2 file's header declares its colour space as
+// sYCC or e-sYCC (18 and 24).
+func jp2YCC(data []byte) bool {
+	cs, ok := jp2Enumerated(data)
+	return ok && (cs == 18 || cs == 24)
+}
+
+// enumeratedNames names the enumerated colour spaces of ISO/IEC 15444-2
+// M.11.7.2 that Debian 12's libvips 8.14 does not read right.
+var enumeratedNames = map[uint32]string{
+	0: "bilevel", 1: "YCbCr(1)", 3: "YCbCr(2)", 4: "YCbCr(3)", 9: "PhotoYCC", 11: "CMY", 12: "CMYK",
+	13: "YCCK", 14: "CIELab", 15: "bilevel(2)", 19: "CIEJab", 20: "e-sRGB", 21: "ROMM-RGB",
+	22: "YPbPr(1125/60)", 23: "YPbPr(1250/50)",
 }
 
 // jp2Refused tells why Debian 12's libvips 8.14 would return a JP2 file
@@ -258,7 +273,10 @@ func jp2YCC(data []byte) bool {
 //     second and third subsampled 2×2 (4:2:0, which libvips converts): the
 //     YCbCr values come back as if they were RGB;
 //   - High-Throughput block coding (HTJ2K): a flat grey page (every sample
-//     128), though OpenJPEG 2.5.0's own decoder reads it.
+//     128), though OpenJPEG 2.5.0's own decoder reads it;
+//   - signed samples: the negative ones come back black;
+//   - an enumerated colour space other than sRGB, greyscale and the YCbCr
+//     ones above (CMYK came back inverted, CIELab in false colours).
 func jp2Refused(data []byte) error {
 	cs := jp2Codestream(data)
 	if highThroughput(cs) {
@@ -272,6 +290,20 @@ func jp2Refused(data []byte) error {
 	if dx, dy := steps[0][0], steps[0][1]; dx > 1 || dy > 1 {
 		return fmt.Errorf("JPEG 2000 whose first component is subsampled (one sample every %d×%d pixels) is not read: "+
 			"Debian 12's libvips 8.14 returns only the top-left part of such a page; convert it with its first component at full resolution first", dx, dy)
+	}
+	for c := range steps {
+		if cs[sizFixed+3*c]&0x80 != 0 { // Ssiz: the sign bit, then the depth
+			return errors.New("JPEG 2000 with signed samples is not read: " +
+				"Debian 12's libvips 8.14 gives its negative samples as black; convert it to unsigned samples first")
+		}
+	}
+	if space, ok := jp2Enumerated(data); ok && space != 16 && space != 17 && space != 18 && space != 24 {
+		name := enumeratedNames[space]
+		if name == "" {
+			name = "unknown"
+		}
+		return fmt.Errorf("JPEG 2000 in the colour space %s (enumerated %d) is not read: "+
+			"Debian 12's libvips 8.14 reads sRGB, greyscale and 4:2:0 sYCC right, and others with wrong colours; convert it to RGB first", name, space)
 	}
 	if jp2YCC(data) && !(len(steps) == 3 && steps[1][0] > 1 && steps[1][1] > 1 && steps[2][0] > 1 && steps[2][1] > 1) {
 		return errors.New("JPEG 2000 in YCbCr colour (sYCC) other than 4:2:0 is not read: " +

@@ -152,8 +152,9 @@ func colourBars(w, h int) *image.RGBA {
 // JP2 file and as a bare codestream. Found on OpenJPEG's and Pillow's test
 // images (zoo2.jp2: the page's top-left quarter stretched; file2.jp2: a
 // photograph in YCbCr values shown as RGB; p0_02.j2k: uninitialised
-// memory; Bretagne1_ht.j2k, HTJ2K: every sample 128), compared with
-// OpenJPEG's own decoder (docs/pageclass.md).
+// memory; Bretagne1_ht.j2k, HTJ2K: every sample 128; p0_03.j2k, signed
+// samples: black; issue205.jp2, CMYK: inverted), compared with OpenJPEG's
+// own decoder (docs/pageclass.md).
 func TestJPEG2000Refused(t *testing.T) {
 	var page bytes.Buffer
 	if err := png.Encode(&page, colourBars(256, 96)); err != nil {
@@ -205,11 +206,20 @@ func TestJPEG2000Refused(t *testing.T) {
 		t.Fatal("no COD marker")
 	}
 	htCOD[cod+12] |= 0x40
+	cmyk, lab := bytes.Clone(rgb), bytes.Clone(rgb)
+	binary.BigEndian.PutUint32(cmyk[at+3:], 12)
+	binary.BigEndian.PutUint32(lab[at+3:], 14)
+	signed := bytes.Clone(rgb)
+	signed[siz] |= 0x80 // the first component's Ssiz: signed
 	for _, tc := range []struct {
 		name string
 		data []byte
 		want string
 	}{
+		{"cmyk.jp2", cmyk, "colour space CMYK (enumerated 12)"},
+		{"lab.jp2", lab, "colour space CIELab (enumerated 14)"},
+		{"signed.jp2", signed, "signed samples"},
+		{"signed.j2k", codestreamOf(t, signed), "signed samples"},
 		{"ht-cap.j2k", capped, "High-Throughput JPEG 2000"},
 		{"ht-cod.j2k", htCOD, "High-Throughput JPEG 2000"},
 		{"ycc444.jp2", ycc444, "YCbCr colour (sYCC) other than 4:2:0"},
