@@ -767,6 +767,26 @@ func jpegShrink(w, h, side int) int {
 	return 1
 }
 
+// unsignedSamples refuses a page whose samples are not 8- or 16-bit
+// unsigned integers: libvips 8.14 converts signed ones to 8 bits by
+// clipping the negative ones to black (Pillow's 8bit.s.tif and
+// 16bit.s.tif came out posterised and black), and 32-bit or floating-point
+// ones by clipping to 255 or 1 (white or black). How such samples are to be
+// shown is not in the file; a scanned page is never one.
+func unsignedSamples(f vips.BandFormat) error {
+	name := map[vips.BandFormat]string{
+		vips.BandFormatChar: "signed 8-bit", vips.BandFormatShort: "signed 16-bit",
+		vips.BandFormatInt: "signed 32-bit", vips.BandFormatUint: "unsigned 32-bit",
+		vips.BandFormatFloat: "32-bit floating-point", vips.BandFormatDouble: "64-bit floating-point",
+		vips.BandFormatComplex: "complex", vips.BandFormatDpComplex: "complex",
+	}[f]
+	if f == vips.BandFormatUchar || f == vips.BandFormatUshort || name == "" {
+		return nil
+	}
+	return fmt.Errorf("%s samples are not read: libvips would clip them to 8 bits (negative samples black); "+
+		"convert the image to 8- or 16-bit unsigned samples first", name)
+}
+
 // decode converts page i, opened as ref, to 8-bit RGB pixels, held in
 // memory allocated by libvips that free releases; with factor over 1 the
 // page (Doc.streams) is read again reduced by factor (reduceFactor).
@@ -784,6 +804,9 @@ func (d *Doc) decode(i int, ref *vips.ImageRef, factor float64) (img Image, free
 			return Image{}, nil, vipsErr("cannot read the reduced page", err, "")
 		}
 		defer ref.Close()
+	}
+	if err := unsignedSamples(ref.BandFormat()); err != nil {
+		return Image{}, nil, err
 	}
 	if !d.IsPDF() {
 		if err := ref.AutoRotate(); err != nil {

@@ -274,7 +274,6 @@ var enumeratedNames = map[uint32]string{
 //     YCbCr values come back as if they were RGB;
 //   - High-Throughput block coding (HTJ2K): a flat grey page (every sample
 //     128), though OpenJPEG 2.5.0's own decoder reads it;
-//   - signed samples: the negative ones come back black;
 //   - an enumerated colour space other than sRGB, greyscale and the YCbCr
 //     ones above (CMYK came back inverted, CIELab in false colours).
 func jp2Refused(data []byte) error {
@@ -290,12 +289,6 @@ func jp2Refused(data []byte) error {
 	if dx, dy := steps[0][0], steps[0][1]; dx > 1 || dy > 1 {
 		return fmt.Errorf("JPEG 2000 whose first component is subsampled (one sample every %d×%d pixels) is not read: "+
 			"Debian 12's libvips 8.14 returns only the top-left part of such a page; convert it with its first component at full resolution first", dx, dy)
-	}
-	for c := range steps {
-		if cs[sizFixed+3*c]&0x80 != 0 { // Ssiz: the sign bit, then the depth
-			return errors.New("JPEG 2000 with signed samples is not read: " +
-				"Debian 12's libvips 8.14 gives its negative samples as black; convert it to unsigned samples first")
-		}
 	}
 	if space, ok := jp2Enumerated(data); ok && space != 16 && space != 17 && space != 18 && space != 24 {
 		name := enumeratedNames[space]

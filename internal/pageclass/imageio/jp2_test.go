@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -210,7 +211,9 @@ func TestJPEG2000Refused(t *testing.T) {
 	binary.BigEndian.PutUint32(cmyk[at+3:], 12)
 	binary.BigEndian.PutUint32(lab[at+3:], 14)
 	signed := bytes.Clone(rgb)
-	signed[siz] |= 0x80 // the first component's Ssiz: signed
+	for c := range 3 {
+		signed[siz+3*c] |= 0x80 // each component's Ssiz: signed
+	}
 	for _, tc := range []struct {
 		name string
 		data []byte
@@ -218,8 +221,8 @@ func TestJPEG2000Refused(t *testing.T) {
 	}{
 		{"cmyk.jp2", cmyk, "colour space CMYK (enumerated 12)"},
 		{"lab.jp2", lab, "colour space CIELab (enumerated 14)"},
-		{"signed.jp2", signed, "signed samples"},
-		{"signed.j2k", codestreamOf(t, signed), "signed samples"},
+		{"signed.jp2", signed, "signed 8-bit samples are not read"},
+		{"signed.j2k", codestreamOf(t, signed), "signed 8-bit samples are not read"},
 		{"ht-cap.j2k", capped, "High-Throughput JPEG 2000"},
 		{"ht-cod.j2k", htCOD, "High-Throughput JPEG 2000"},
 		{"ycc444.jp2", ycc444, "YCbCr colour (sYCC) other than 4:2:0"},
@@ -227,7 +230,7 @@ func TestJPEG2000Refused(t *testing.T) {
 		{"firstsub.jp2", firstSub, "first component is subsampled (one sample every 2×2 pixels)"},
 		{"firstsub.j2k", codestreamOf(t, firstSub), "first component is subsampled"},
 	} {
-		_, err := DefaultOptions.Decode(tc.data, tc.name)
+		_, err := decodeErr(DefaultOptions, tc.data, tc.name)
 		var e *Error
 		if !errors.As(err, &e) || e.Name != tc.name || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want a refusal saying %q", tc.name, err, tc.want)
@@ -292,5 +295,42 @@ func TestJPEG2000OneComponentMCT(t *testing.T) {
 	}
 	if !bytes.Equal(jp2WithoutMCT(grey), grey) {
 		t.Error("a file without the transform flag was changed")
+	}
+}
+
+// TestSampleFormats: a page of 8- or 16-bit unsigned samples is read; one
+// of signed, 32-bit or floating-point samples is refused, naming the
+// file and the kind, where libvips 8.14 clipped it to 8 bits (Pillow's
+// 8bit.s.tif came out posterised, 16bit.s.tif nearly black).
+func TestSampleFormats(t *testing.T) {
+	var page bytes.Buffer
+	if err := png.Encode(&page, textPage(120, 90, 75)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		format vips.BandFormat
+		want   string // "": read
+	}{
+		{vips.BandFormatUchar, ""},
+		{vips.BandFormatUshort, ""},
+		{vips.BandFormatChar, "signed 8-bit samples are not read"},
+		{vips.BandFormatShort, "signed 16-bit samples are not read"},
+		{vips.BandFormatUint, "unsigned 32-bit samples are not read"},
+		{vips.BandFormatFloat, "32-bit floating-point samples are not read"},
+	} {
+		tiff := convert(t, page.Bytes(), vips.InterpretationBW, func(ref *vips.ImageRef) ([]byte, *vips.ImageMetadata, error) {
+			if err := ref.Cast(tc.format); err != nil {
+				return nil, nil, err
+			}
+			return ref.ExportTiff(vips.NewTiffExportParams())
+		})
+		name := fmt.Sprintf("format%d.tif", tc.format)
+		_, err := decodeErr(DefaultOptions, tiff, name)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), name)):
+			t.Errorf("%s: %v, want an error naming it and saying %q", name, err, tc.want)
+		}
 	}
 }
