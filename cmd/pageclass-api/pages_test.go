@@ -177,11 +177,13 @@ func TestPDFSettingsRefused(t *testing.T) {
 
 // TestDecodeSettings: DECODE_IN_PROCESS=1 decodes uploads inside the
 // service and /info says so (no time limit); bad values of it or of
-// DECODE_TIMEOUT_S stop the service at configuration, naming the variable.
+// DECODE_TIMEOUT_S or DECODE_MEMORY_MB stop the service at configuration,
+// naming the variable.
 func TestDecodeSettings(t *testing.T) {
-	for env, want := range map[string]string{"DECODE_IN_PROCESS": `DECODE_IN_PROCESS="2"`, "DECODE_TIMEOUT_S": `DECODE_TIMEOUT_S="0"`} {
+	bad := map[string]string{"DECODE_IN_PROCESS": "2", "DECODE_TIMEOUT_S": "0", "DECODE_MEMORY_MB": "256"}
+	for env, want := range map[string]string{"DECODE_IN_PROCESS": `DECODE_IN_PROCESS="2"`, "DECODE_TIMEOUT_S": `DECODE_TIMEOUT_S="0"`, "DECODE_MEMORY_MB": `DECODE_MEMORY_MB="256"`} {
 		_, err := newServer(testOptions(t), func(k string) (string, bool) {
-			v, ok := map[string]string{"DECODE_IN_PROCESS": "2", "DECODE_TIMEOUT_S": "0"}[k]
+			v, ok := bad[k]
 			return v, ok && k == env
 		}, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -202,7 +204,7 @@ func TestDecodeSettings(t *testing.T) {
 	}
 	info, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(info), `"decode_in_process":true,"decode_timeout_s":0`) {
+	if !strings.Contains(string(info), `"decode_in_process":true,"decode_timeout_s":0,"decode_memory_mb":0`) {
 		t.Errorf("/info limits: %s", info)
 	}
 }

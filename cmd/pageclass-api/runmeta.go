@@ -43,5 +43,6 @@ func (s *server) jobRunMeta(ctx context.Context, j jobs.RunJob) (jobs.RunRecord,
 	run.SetConfig("pdf_renderer", s.decode.Renderer)
 	run.SetConfig("decode_in_process", s.decode.Isolation == nil)
 	run.SetConfig("decode_timeout_s", decodeTimeoutS(s.decode))
+	run.SetConfig("decode_memory_mb", decodeMemoryMB(s.decode))
 	return run, nil
 }

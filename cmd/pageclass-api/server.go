@@ -137,23 +137,36 @@ const (
 	// EnvDecodeTimeoutS is the longest decoding of one file's header or
 	// one page in a decoder process, in seconds (default 120).
 	EnvDecodeTimeoutS = "DECODE_TIMEOUT_S"
+	// EnvDecodeMemoryMB is the most data memory each decoder process may
+	// allocate, in MiB (default 2048, at least 512).
+	EnvDecodeMemoryMB = "DECODE_MEMORY_MB"
 )
 
-// decoders reads DECODE_IN_PROCESS and DECODE_TIMEOUT_S: the decoder
-// processes of the service, or nil to decode in it.
+// decoders reads DECODE_IN_PROCESS, DECODE_TIMEOUT_S and
+// DECODE_MEMORY_MB: the decoder processes of the service, or nil to decode
+// in it.
 func decoders(lookup func(string) (string, bool)) (*imageio.Isolation, error) {
 	inProcess, err := service.EnvInt(lookup, EnvDecodeInProcess, 0, 0, 1)
 	if err != nil {
 		return nil, err
 	}
 	timeout, err := service.EnvInt(lookup, EnvDecodeTimeoutS, int(imageio.DefaultDecodeTimeout/time.Second), 1, 3600)
+	if err != nil {
+		return nil, err
+	}
+	memory, err := service.EnvInt(lookup, EnvDecodeMemoryMB, imageio.DefaultDecodeMemory>>20, imageio.MinDecodeMemory>>20, 1<<20)
 	if err != nil || inProcess == 1 {
 		return nil, err
 	}
 	if testDecoders != nil {
 		return testDecoders, nil
 	}
-	return imageio.NewIsolation(0, time.Duration(timeout)*time.Second)
+	iso, err := imageio.NewIsolation(0, time.Duration(timeout)*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	iso.MaxMemory = int64(memory) << 20
+	return iso, nil
 }
 
 // testDecoders, when a test sets it, are the decoder processes of every
@@ -357,10 +370,12 @@ func newIndex(maxPDFPages int, dec imageio.Options) *service.Index {
 			PDFRenderDPI int    `json:"pdf_render_dpi"`
 			PDFRenderer  string `json:"pdf_renderer"`
 			// DecodeInProcess is DECODE_IN_PROCESS, DecodeTimeoutS
-			// DECODE_TIMEOUT_S (0 in process: no limit).
+			// DECODE_TIMEOUT_S and DecodeMemoryMB DECODE_MEMORY_MB (0 in
+			// process: no limit).
 			DecodeInProcess bool `json:"decode_in_process"`
 			DecodeTimeoutS  int  `json:"decode_timeout_s"`
-		}{maxPDFPages, dec.DPI, dec.Renderer, dec.Isolation == nil, decodeTimeoutS(dec)},
+			DecodeMemoryMB  int  `json:"decode_memory_mb"`
+		}{maxPDFPages, dec.DPI, dec.Renderer, dec.Isolation == nil, decodeTimeoutS(dec), decodeMemoryMB(dec)},
 		Info: struct {
 			Categories      []string `json:"categories"`
 			AvailableModels []string `json:"available_models"`
@@ -380,6 +395,15 @@ func decodeTimeoutS(dec imageio.Options) int {
 		return 0
 	}
 	return int(dec.Isolation.Timeout / time.Second)
+}
+
+// decodeMemoryMB is the data memory cap of each decoder process, in MiB;
+// 0 when the service decodes in process (no cap).
+func decodeMemoryMB(dec imageio.Options) int {
+	if dec.Isolation == nil {
+		return 0
+	}
+	return int(cmp.Or(dec.Isolation.MaxMemory, imageio.DefaultDecodeMemory) >> 20)
 }
 
 // prediction is one entry of a Top-N (spec 2.1).

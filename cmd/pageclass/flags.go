@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/internal/pageclass/imageio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -41,6 +42,7 @@ type CLI struct {
 	FetchPrivate    bool          `name:"fetch-private" group:"input" help:"Let a remote book's links reach loopback and private network addresses (an institution's internal IIIF server); without it only the host of the URL given to -f (or of a list's URLs) may."`
 	PDFRenderer     string        `name:"pdf-renderer" group:"input" default:"poppler" enum:"poppler,pdfium" env:"PDF_RENDERER" placeholder:"NAME" help:"Renderer of PDF pages: poppler (libvips' PDF loader, GPL) or pdfium (PDFium, BSD-3-Clause and Apache-2.0; needs libpdfium.so: the installed tree's lib/, make pdfium's, or PDFIUM_LIBRARY). Recorded in the run metadata."`
 	DecodeInProcess bool          `name:"decode-in-process" group:"input" env:"DECODE_IN_PROCESS" help:"Decode page images and PDFs inside pageclass itself, as before 2026-11-27. By default they are decoded in decoder processes of their own, so that a file that crashes or hangs a C decoder (libvips, OpenJPEG, poppler, PDFium) fails that file only, named in FAILURES.csv. Recorded in the run metadata."`
+	DecodeMemory    int           `name:"decode-memory" group:"input" default:"2048" env:"DECODE_MEMORY" placeholder:"MiB" help:"Most data memory, in MiB, each decoder process may allocate (RLIMIT_DATA); a page that needs more fails, named (out of memory). Refused with --decode-in-process, which has no cap."`
 	DecodeTimeout   time.Duration `name:"decode-timeout" group:"input" default:"2m" env:"DECODE_TIMEOUT" placeholder:"DURATION" help:"Longest decoding of one file's header or one page in a decoder process; a longer one is stopped and the page fails, named. Refused with --decode-in-process, which has no time limit."`
 
 	// Output.
@@ -284,6 +286,7 @@ var onlyWith = []struct {
 	{"folds_csv", "--train", func(c *CLI) bool { return c.Train }},
 	{"fold_column", "--train", func(c *CLI) bool { return c.Train }},
 	{"decode-timeout", "decoder processes (not --decode-in-process)", func(c *CLI) bool { return !c.DecodeInProcess }},
+	{"decode-memory", "decoder processes (not --decode-in-process)", func(c *CLI) bool { return !c.DecodeInProcess }},
 }
 
 // validate checks flag combinations that kong cannot express (checks),
@@ -309,6 +312,9 @@ var checks = []func(c *CLI) error{
 	},
 	func(c *CLI) error {
 		return problemIf(c.DecodeTimeout <= 0, "--decode-timeout must be positive, got %s", c.DecodeTimeout)
+	},
+	func(c *CLI) error {
+		return problemIf(c.DecodeMemory < imageio.MinDecodeMemory>>20, "--decode-memory must be at least %d (MiB: a decoder process, the whole program, needs about 300 to start), got %d", imageio.MinDecodeMemory>>20, c.DecodeMemory)
 	},
 	func(c *CLI) error {
 		return problemIf(c.FetchWorkers < 1, "--fetch-workers must be at least 1, got %d", c.FetchWorkers)

@@ -108,6 +108,8 @@ func TestUsageErrors(t *testing.T) {
 		{"review precision with eval only", nil, []string{"--eval", "--review-precision=0.95"}, "--review-precision applies to --eval --calibrate only"},
 		{"decode timeout in process", nil, []string{"-d", "pages", "--decode-in-process", "--decode-timeout", "30s"}, "--decode-timeout applies to decoder processes (not --decode-in-process) only"},
 		{"decode timeout not positive", nil, []string{"-d", "pages", "--decode-timeout", "0s"}, "--decode-timeout must be positive"},
+		{"decode memory in process", nil, []string{"-d", "pages", "--decode-in-process", "--decode-memory", "4096"}, "--decode-memory applies to decoder processes (not --decode-in-process) only"},
+		{"decode memory too small", nil, []string{"-d", "pages", "--decode-memory", "256"}, "--decode-memory must be at least 512"},
 		{"review rate without calibrate", nil, []string{"-d", "pages", "--review-rate", "0.2"}, "--review-rate applies to --eval --calibrate only"},
 		{"average pattern without average", nil, []string{"-ap", "v4"}, "--average_pattern applies to --average only"},
 		{"base without train", nil, []string{"--eval", "-b", "v4.4"}, "--base applies to --train only"},

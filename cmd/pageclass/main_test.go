@@ -44,6 +44,9 @@ func TestDecoderCrash(t *testing.T) {
 	if got := readParadata(t, e).Config["decode_in_process"]; got != false {
 		t.Errorf("run metadata decode_in_process %v, want false", got)
 	}
+	if got := readParadata(t, e).Config["decode_memory_mib"]; got != float64(2048) {
+		t.Errorf("run metadata decode_memory_mib %v, want 2048", got)
+	}
 
 	e2 := newEnv(t, nil)
 	e2.model(t, "v4.4")

@@ -38,6 +38,12 @@ const DefaultDecodeTimeout = 2 * time.Minute
 // decode budget (4096×4096) about 150 MiB more.
 const DefaultDecodeMemory = 2 << 30
 
+// MinDecodeMemory is the least MaxMemory the commands accept: 512 MiB. A
+// decoder process is the whole program, and its libraries and runtime
+// take data memory before any page (it did not start under 280 MiB on a
+// 2-CPU machine; more CPUs, more threads).
+const MinDecodeMemory = 512 << 20
+
 // envWorkerMemory passes Isolation.MaxMemory to a decoder process.
 const envWorkerMemory = "ARCHIVEKIT_DECODE_WORKER_MEMORY"
 
