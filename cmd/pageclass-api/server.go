@@ -175,9 +175,14 @@ func decoders(lookup func(string) (string, bool)) (*imageio.Isolation, error) {
 var testDecoders *imageio.Isolation
 
 // pdfRenderer reads PDF_RENDERER and loads PDFium when it is asked for,
-// so that a service that cannot render as configured does not start.
+// so that a service that cannot render as configured does not start. With
+// poppler it loads PDFium where it finds it, for a second look at a page
+// poppler draws in one colour (imageio.Doc.Use).
 func pdfRenderer(lookup func(string) (string, bool)) (string, error) {
 	v, ok := lookup(EnvPDFRenderer)
+	if !ok || strings.TrimSpace(v) == imageio.RendererPoppler {
+		_, _ = imageio.LoadPDFium(func(k string) string { s, _ := lookup(k); return s })
+	}
 	if !ok {
 		return imageio.RendererPoppler, nil
 	}

@@ -86,6 +86,10 @@ func (r *runner) main(ctx context.Context) (err error) {
 			return usagef("--pdf-renderer pdfium: %v", err)
 		}
 		r.log.Debug("PDFium loaded", "library", lib)
+	} else if lib, err := imageio.LoadPDFium(os.Getenv); err == nil {
+		// For a second look at a PDF page poppler draws in one colour
+		// (imageio.Doc.Use); without it such a page is taken as drawn.
+		r.log.Debug("PDFium loaded for a second look at flat poppler pages", "library", lib)
 	}
 	if classifying := !c.Merge && !c.Average && !c.Train && !c.Eval; classifying {
 		// A run without its input fails before it writes anything: no

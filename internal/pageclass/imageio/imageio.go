@@ -84,6 +84,7 @@ import (
 	"github.com/davidbyttow/govips/v2/vips"
 
 	"archivekit/bindings/libvips"
+	"archivekit/bindings/pdfium"
 	"archivekit/internal/filekind"
 	"archivekit/internal/pageclass/pdflabel"
 	"archivekit/internal/pageclass/tiffifd"
@@ -568,6 +569,116 @@ func (d *Doc) Use(ctx context.Context, i int, fn func(Image) error) error {
 	if d.isolated != 0 {
 		return d.useIsolated(ctx, i, fn)
 	}
+	if !d.IsPDF() {
+		return d.render(ctx, i, fn)
+	}
+	var flat *flatPage
+	err := d.render(ctx, i, func(img Image) error {
+		if c, ok := oneColour(img); ok {
+			flat = &flatPage{w: img.W, h: img.H, c: c}
+			return nil
+		}
+		return fn(img)
+	})
+	if err != nil || flat == nil {
+		return err
+	}
+	if err := d.secondLook(ctx, i); err != nil {
+		return d.wrap(i, err)
+	}
+	// The page as drawn, rebuilt within the pixel budget.
+	n := int64(flat.w) * int64(flat.h)
+	if err := inFlight.acquire(ctx, n); err != nil {
+		return d.wrap(i, err)
+	}
+	defer inFlight.release(n)
+	return fn(flat.image())
+}
+
+// ErrFlatRender: a PDF page's renderer drew it in one colour where the
+// other renderer draws on it.
+var ErrFlatRender = errors.New("the page was rendered blank")
+
+// secondLook renders PDF page i, which the Doc's renderer drew in one
+// colour, with the other renderer, and returns ErrFlatRender (naming both
+// and what to do) where that one draws on it. Checked on pdf.js's 971 test
+// PDFs: poppler through libvips drew 20 first pages blank that PDFium
+// draws, among them JBIG2 pages whose segments its decoder refuses and
+// images over cairo's 32767 pixels; PDFium drew 45 blank that poppler
+// draws, nearly all form fields without an appearance. Nothing is
+// returned where the other renderer is not loaded, cannot open the
+// document, or draws the page flat too (a blank page).
+func (d *Doc) secondLook(ctx context.Context, i int) error {
+	o := d.opts
+	o.Isolation = nil // this process decodes (a decoder process, or in process)
+	switch {
+	case o.pdfium():
+		o.Renderer = RendererPoppler
+	case pdfium.Loaded() != "":
+		o.Renderer = RendererPDFium
+	default:
+		return nil
+	}
+	other, err := o.Decode(d.data, d.name)
+	if err != nil || i >= other.pages {
+		return nil
+	}
+	drew := false
+	if err := other.render(ctx, i, func(img Image) error {
+		_, flat := oneColour(img)
+		drew = !flat
+		return nil
+	}); err != nil || !drew {
+		return nil
+	}
+	first, second := rendererName(d.opts.Renderer), rendererName(o.Renderer)
+	return fmt.Errorf("%w: %s drew it in one colour, but %s draws on it, so it is not classified from %s's render: "+
+		"classify this file with %s (--pdf-renderer %s, PDF_RENDERER=%s)",
+		ErrFlatRender, first, second, first, second, o.Renderer, o.Renderer)
+}
+
+// rendererName is a renderer's name for people.
+func rendererName(r string) string {
+	if r == RendererPDFium {
+		return "PDFium"
+	}
+	return "poppler"
+}
+
+// oneColour returns the colour of an image all of whose pixels are the
+// same, and whether they are.
+func oneColour(img Image) ([3]byte, bool) {
+	var c [3]byte
+	if len(img.Pix) < 3 {
+		return c, false
+	}
+	copy(c[:], img.Pix)
+	for k := 3; k < len(img.Pix); k += 3 {
+		if img.Pix[k] != c[0] || img.Pix[k+1] != c[1] || img.Pix[k+2] != c[2] {
+			return c, false
+		}
+	}
+	return c, true
+}
+
+// flatPage is a page rendered in one colour, kept as its size and colour
+// while the other renderer looks at it.
+type flatPage struct {
+	w, h int
+	c    [3]byte
+}
+
+// image is the page's pixels.
+func (f *flatPage) image() Image {
+	pix := make([]byte, 3*f.w*f.h)
+	for k := 0; k < len(pix); k += 3 {
+		pix[k], pix[k+1], pix[k+2] = f.c[0], f.c[1], f.c[2]
+	}
+	return Image{Pix: pix, W: f.w, H: f.h}
+}
+
+// render is Use without the second look at a flat PDF page.
+func (d *Doc) render(ctx context.Context, i int, fn func(Image) error) error {
 	start := time.Now()
 	if d.IsPDF() && d.opts.pdfium() {
 		defer func() { d.rendering.Add(int64(time.Since(start))) }()

@@ -408,9 +408,9 @@ type reply struct {
 func (o Options) request(op int, id uint64, name string) *request {
 	req := &request{Op: op, ID: id, Name: name, Opts: o}
 	req.Opts.Isolation, req.Opts.OnLabelError = nil, nil
-	if o.pdfium() {
-		req.PDFium = pdfium.Loaded()
-	}
+	// The PDFium this process loaded, for PDFium's pages or for the second
+	// look at a page poppler draws flat (Doc.Use).
+	req.PDFium = pdfium.Loaded()
 	return req
 }
 
@@ -425,7 +425,7 @@ type wireError struct {
 // kinds are the errors errors.Is must still find after the pipe.
 var kinds = map[string]error{
 	"pixels": ErrTooManyPixels, "format": ErrUnsupportedFormat, "range": ErrPageRange,
-	"canceled": context.Canceled, "deadline": context.DeadlineExceeded,
+	"canceled": context.Canceled, "deadline": context.DeadlineExceeded, "flat": ErrFlatRender,
 }
 
 func toWire(err error) *wireError {

@@ -116,9 +116,10 @@ func (wk *worker) doc(req *request) (*Doc, error) {
 	if wk.hook != nil {
 		wk.hook(req.Name)
 	}
-	if req.Opts.Renderer == RendererPDFium && !wk.pdfium {
+	if (req.Opts.Renderer == RendererPDFium || req.PDFium != "") && !wk.pdfium {
 		// The library the parent loaded (its settings may not be in the
-		// environment this process inherited).
+		// environment this process inherited), for PDFium's pages or for
+		// the second look at a page poppler renders flat (Doc.Use).
 		lib := func(k string) string {
 			if k == EnvPDFium && req.PDFium != "" {
 				return req.PDFium
