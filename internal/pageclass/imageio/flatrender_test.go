@@ -44,6 +44,20 @@ func wideImagePDF(t *testing.T, w, h int) []byte {
 			w, h, jb.Len(), jb.String()))
 }
 
+// formPDF is a page holding one filled text field without an appearance
+// stream (the form asks the reader to draw it): poppler draws it, PDFium
+// without its form layer leaves the page white.
+func formPDF() []byte {
+	return hostile.PDFObjects(
+		"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [5 0 R] /NeedAppearances true /DA (/Helv 24 Tf 0 g) /DR << /Font << /Helv 6 0 R >> >> >> >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Resources << >> /Contents 4 0 R /Annots [5 0 R] >>",
+		"<< /Length 0 >>\nstream\n\nendstream",
+		"<< /Type /Annot /Subtype /Widget /FT /Tx /T (name) /V (Hello archive) /Rect [20 80 280 130] /F 4 /P 3 0 R /DA (/Helv 24 Tf 0 g) /MK << /BG [0.8 0.8 0.8] /BC [0 0 0] >> >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+	)
+}
+
 // TestFlatRender: a PDF page one renderer draws in one colour while the
 // other draws on it is refused, naming the file, both renderers and what
 // to do, in process and in a decoder process; a page both draw blank is a
@@ -73,6 +87,17 @@ func TestFlatRender(t *testing.T) {
 		}
 		if _, flat := oneColour(img); flat {
 			t.Fatalf("%s: PDFium drew the wide image flat too", mode)
+		}
+		_, err = decodeErr(pdfium, formPDF(), "form.pdf")
+		if !errors.Is(err, ErrFlatRender) || !strings.Contains(err.Error(), "form.pdf") ||
+			!strings.Contains(err.Error(), "PDFium drew it in one colour, but poppler draws on it") ||
+			!strings.Contains(err.Error(), "--pdf-renderer poppler") {
+			t.Errorf("%s: PDFium's flat render of a page poppler draws: %v", mode, err)
+		}
+		if img, err := decodeErr(o, formPDF(), "form.pdf"); err != nil {
+			t.Errorf("%s: poppler, the form: %v", mode, err)
+		} else if _, flat := oneColour(img); flat {
+			t.Errorf("%s: poppler drew the form flat", mode)
 		}
 		for _, r := range []string{RendererPoppler, RendererPDFium} {
 			o := o
