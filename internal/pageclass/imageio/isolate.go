@@ -310,16 +310,28 @@ func (c *child) failure(err error) error {
 }
 
 // watch stops c when the timeout passes or ctx is done, until the
-// returned function is called.
+// returned function is called. That function returns only once a stop
+// already under way has been made (c.why set): else a stop begun as the
+// call ended could land after c was given back, killing the process under
+// the next call, which then failed with this call's "context canceled".
 func (p *Isolation) watch(ctx context.Context, c *child) (done func()) {
 	timeout := cmp.Or(p.Timeout, DefaultDecodeTimeout)
+	stopped := make(chan struct{}, 2)
 	timer := time.AfterFunc(timeout, func() {
 		c.kill(fmt.Errorf("%w: over %s; its decoder process was stopped", ErrDecodeTimeout, timeout))
+		stopped <- struct{}{}
 	})
-	stop := context.AfterFunc(ctx, func() { c.kill(ctx.Err()) })
+	stop := context.AfterFunc(ctx, func() {
+		c.kill(ctx.Err())
+		stopped <- struct{}{}
+	})
 	return func() {
-		timer.Stop()
-		stop()
+		if !timer.Stop() {
+			<-stopped // it fired: wait for its kill
+		}
+		if !stop() {
+			<-stopped // ctx was done: wait for its kill
+		}
 	}
 }
 
