@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"archivekit/internal/jobs"
+	"archivekit/internal/pageclass/imageio"
 	"archivekit/internal/paradata"
 	"archivekit/internal/version"
 )
@@ -41,6 +42,7 @@ func (s *server) jobRunMeta(ctx context.Context, j jobs.RunJob) (jobs.RunRecord,
 	run.SetConfig("max_pdf_pages", s.maxPDFPages)
 	run.SetConfig("pdf_render_dpi", s.decode.DPI)
 	run.SetConfig("pdf_renderer", s.decode.Renderer)
+	run.SetConfig("pdf_second_look", imageio.SecondLook(s.decode.Renderer))
 	run.SetConfig("decode_in_process", s.decode.Isolation == nil)
 	run.SetConfig("decode_timeout_s", decodeTimeoutS(s.decode))
 	run.SetConfig("decode_memory_mb", decodeMemoryMB(s.decode))

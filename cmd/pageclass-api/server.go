@@ -374,13 +374,16 @@ func newIndex(maxPDFPages int, dec imageio.Options) *service.Index {
 			MaxPDFPages  int    `json:"max_pdf_pages"`
 			PDFRenderDPI int    `json:"pdf_render_dpi"`
 			PDFRenderer  string `json:"pdf_renderer"`
+			// PDFSecondLook: a page the renderer draws in one colour is
+			// rendered again with the other (imageio.SecondLook).
+			PDFSecondLook bool `json:"pdf_second_look"`
 			// DecodeInProcess is DECODE_IN_PROCESS, DecodeTimeoutS
 			// DECODE_TIMEOUT_S and DecodeMemoryMB DECODE_MEMORY_MB (0 in
 			// process: no limit).
 			DecodeInProcess bool `json:"decode_in_process"`
 			DecodeTimeoutS  int  `json:"decode_timeout_s"`
 			DecodeMemoryMB  int  `json:"decode_memory_mb"`
-		}{maxPDFPages, dec.DPI, dec.Renderer, dec.Isolation == nil, decodeTimeoutS(dec), decodeMemoryMB(dec)},
+		}{maxPDFPages, dec.DPI, dec.Renderer, imageio.SecondLook(dec.Renderer), dec.Isolation == nil, decodeTimeoutS(dec), decodeMemoryMB(dec)},
 		Info: struct {
 			Categories      []string `json:"categories"`
 			AvailableModels []string `json:"available_models"`

@@ -307,7 +307,7 @@ func (r *runner) recordConfig() {
 		"topn": c.TopN, "raw": c.Raw, "chunk": c.Chunk, "chunk_size": r.settings.Input.ChunkSize, "results": c.Results,
 		"no_average_best": c.NoAverageBest, "save_intermediates": c.SaveIntermediates,
 		"model": c.Model, "base": c.Base, "revision": c.Revision, "hub": c.Hub, "fastcls": c.FastCls,
-		"fastcls_base": c.FastClsBase, "best": c.Best, "parallel": c.Parallel, "device": r.device, "pdf_renderer": c.PDFRenderer, "decode_in_process": c.DecodeInProcess, "decode_timeout": c.DecodeTimeout.String(), "decode_memory_mib": c.DecodeMemory,
+		"fastcls_base": c.FastClsBase, "best": c.Best, "parallel": c.Parallel, "device": r.device, "pdf_renderer": c.PDFRenderer, "pdf_second_look": imageio.SecondLook(c.PDFRenderer), "decode_in_process": c.DecodeInProcess, "decode_timeout": c.DecodeTimeout.String(), "decode_memory_mib": c.DecodeMemory,
 		"precision": r.precision.String(), "upload": r.upload().On(r.device).String(), "gpu_streams": r.cli.GPUStreams, "jit_optimize": onOff(r.jitOptimize()), "warm_up": onOff(r.warmUp()), "train": c.Train, "eval": c.Eval, "folds": c.Folds, "folds_csv": c.FoldsCSV, "fold_column": c.FoldColumn,
 		"average": c.Average, "average_pattern": c.AveragePattern, "batch": r.settings.Setup.Batch,
 		"document_json": c.DocumentJSON, "document_json_out": c.DocumentJSONOut,

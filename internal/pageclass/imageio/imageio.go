@@ -637,6 +637,18 @@ func (d *Doc) secondLook(ctx context.Context, i int) error {
 		ErrFlatRender, first, second, first, second, o.Renderer, o.Renderer)
 }
 
+// SecondLook reports whether a PDF page that renderer draws in one colour
+// is looked at with the other renderer (Doc.Use): with PDFium where libvips
+// reads PDFs (an image built for PDFium alone has no poppler module), with
+// poppler where PDFium is loaded.
+func SecondLook(renderer string) bool {
+	if renderer == RendererPDFium {
+		startup()
+		return vips.IsTypeSupported(vips.ImageTypePDF)
+	}
+	return pdfium.Loaded() != ""
+}
+
 // rendererName is a renderer's name for people.
 func rendererName(r string) string {
 	if r == RendererPDFium {
