@@ -370,14 +370,11 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 	if typ == vips.ImageTypePDF && !o.pdfium() {
 		data = pdfWithinBounds(data)
 	}
-	if typ == vips.ImageTypeJP2K && jp2Palette(data) {
-		return nil, &Error{Name: name, Err: errPalette}
-	}
 	if typ == vips.ImageTypeJP2K {
-		if err := jp2Refused(data); err != nil {
+		var err error
+		if data, err = jp2Prepared(data); err != nil {
 			return nil, &Error{Name: name, Err: err}
 		}
-		data = jp2WithoutMCT(data)
 	}
 	d := &Doc{name: name, data: data, typ: typ, pages: 1, opts: o}
 	if typ == vips.ImageTypePDF && o.pdfium() {
@@ -897,17 +894,20 @@ func jpegShrink(w, h, side int) int {
 // ones by clipping to 255 or 1 (white or black). How such samples are to be
 // shown is not in the file; a scanned page is never one.
 func unsignedSamples(f vips.BandFormat) error {
-	name := map[vips.BandFormat]string{
-		vips.BandFormatChar: "signed 8-bit", vips.BandFormatShort: "signed 16-bit",
-		vips.BandFormatInt: "signed 32-bit", vips.BandFormatUint: "unsigned 32-bit",
-		vips.BandFormatFloat: "32-bit floating-point", vips.BandFormatDouble: "64-bit floating-point",
-		vips.BandFormatComplex: "complex", vips.BandFormatDpComplex: "complex",
-	}[f]
-	if f == vips.BandFormatUchar || f == vips.BandFormatUshort || name == "" {
+	name, refused := refusedSamples[f]
+	if !refused {
 		return nil
 	}
 	return fmt.Errorf("%s samples are not read: libvips would clip them to 8 bits (negative samples black); "+
 		"convert the image to 8- or 16-bit unsigned samples first", name)
+}
+
+// refusedSamples names the sample formats unsignedSamples refuses.
+var refusedSamples = map[vips.BandFormat]string{
+	vips.BandFormatChar: "signed 8-bit", vips.BandFormatShort: "signed 16-bit",
+	vips.BandFormatInt: "signed 32-bit", vips.BandFormatUint: "unsigned 32-bit",
+	vips.BandFormatFloat: "32-bit floating-point", vips.BandFormatDouble: "64-bit floating-point",
+	vips.BandFormatComplex: "complex", vips.BandFormatDpComplex: "complex",
 }
 
 // decode converts page i, opened as ref, to 8-bit RGB pixels, held in

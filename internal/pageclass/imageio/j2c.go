@@ -91,8 +91,36 @@ func jp2Palette(data []byte) bool {
 }
 
 // findBox calls found with the content of each box of type typ among the
-// boxes that make up data, and reports whether a call returned true.
+// boxes that make up data, and reports whether a call returned true. A box
+// that runs past data ends the search.
 func findBox(data []byte, typ string, found func([]byte) bool) bool {
+	hit := false
+	eachBox(data, func(t string, content []byte, whole bool) bool {
+		hit = whole && t == typ && found(content)
+		return !whole || hit
+	})
+	return hit
+}
+
+// jp2Codestream returns the start of a JP2 file's codestream (the content
+// of its jp2c box, as far as the data goes), or nil.
+func jp2Codestream(data []byte) []byte {
+	var cs []byte
+	eachBox(data, func(t string, content []byte, whole bool) bool {
+		if t == "jp2c" {
+			cs = content
+		}
+		return cs != nil || !whole
+	})
+	return cs
+}
+
+// eachBox calls fn with the type and content of each box that makes up
+// data, read by their lengths (ISO/IEC 15444-1 I.4), until fn returns
+// true. A box that runs past the end of data is the last: fn gets its
+// content as far as data goes, with whole false. A length shorter than
+// the box's own header ends the walk.
+func eachBox(data []byte, fn func(typ string, content []byte, whole bool) bool) {
 	for len(data) >= 8 {
 		n, head := uint64(binary.BigEndian.Uint32(data)), uint64(8)
 		switch n {
@@ -100,47 +128,22 @@ func findBox(data []byte, typ string, found func([]byte) bool) bool {
 			n = uint64(len(data))
 		case 1: // a 64-bit length follows the type
 			if len(data) < 16 {
-				return false
-			}
-			n, head = binary.BigEndian.Uint64(data[8:]), 16
-		}
-		if n < head || n > uint64(len(data)) {
-			return false
-		}
-		if string(data[4:8]) == typ && found(data[head:n]) {
-			return true
-		}
-		data = data[n:]
-	}
-	return false
-}
-
-// jp2Codestream returns the start of a JP2 file's codestream (the content
-// of its jp2c box, as far as the data goes), or nil.
-func jp2Codestream(data []byte) []byte {
-	for len(data) >= 8 {
-		n, head := uint64(binary.BigEndian.Uint32(data)), uint64(8)
-		switch n {
-		case 0:
-			n = uint64(len(data))
-		case 1:
-			if len(data) < 16 {
-				return nil
+				return
 			}
 			n, head = binary.BigEndian.Uint64(data[8:]), 16
 		}
 		if n < head {
-			return nil
-		}
-		if string(data[4:8]) == "jp2c" {
-			return data[head:]
+			return
 		}
 		if n > uint64(len(data)) {
-			return nil
+			fn(string(data[4:8]), data[head:], false)
+			return
+		}
+		if fn(string(data[4:8]), data[head:n], true) {
+			return
 		}
 		data = data[n:]
 	}
-	return nil
 }
 
 // sizFixed is the length of a codestream's SOC marker and SIZ segment
@@ -202,18 +205,18 @@ func highThroughput(cs []byte) bool {
 	return ht
 }
 
-// jp2WithoutMCT returns a JP2 file of fewer than three components whose
-// COD marker asks for a multiple component transform with that
-// transform's flag cleared (in a copy), or data itself. OpenJPEG skips the
-// transform on such a file and reports it as an error ("Number of
-// components (1) is inconsistent with a MCT"); libvips 8.14 then decodes
-// no further part of the page and returns the rest black, with no error
-// (OpenJPEG's 123.j2c, bug.j2c and illegalcolortransform.j2k, 16-bit
-// X-rays, came out black but for their top-left corner). Without the
-// flag OpenJPEG decodes the same samples and reports nothing.
-func jp2WithoutMCT(data []byte) []byte {
-	cs := jp2Codestream(data)
-	if steps, ok := sizSampling(cs); !ok || len(steps) >= 3 {
+// withoutMCT returns a JP2 file (data, its codestream cs of steps
+// components) of fewer than three components whose COD marker asks for a
+// multiple component transform with that transform's flag cleared (in a
+// copy), or data itself. OpenJPEG skips the transform on such a file and
+// reports it as an error ("Number of components (1) is inconsistent with
+// a MCT"); libvips 8.14 then decodes no further part of the page and
+// returns the rest black, with no error (OpenJPEG's 123.j2c, bug.j2c and
+// illegalcolortransform.j2k, 16-bit X-rays, came out black but for their
+// top-left corner). Without the flag OpenJPEG decodes the same samples
+// and reports nothing.
+func withoutMCT(data, cs []byte, steps [][2]int) []byte {
+	if len(steps) >= 3 {
 		return data
 	}
 	out := data
@@ -245,13 +248,6 @@ func jp2Enumerated(data []byte) (cs uint32, ok bool) {
 	return cs, ok
 }
 
-// jp2YCC reports whether a JP2 file's header declares its colour space as
-// sYCC or e-sYCC (18 and 24).
-func jp2YCC(data []byte) bool {
-	cs, ok := jp2Enumerated(data)
-	return ok && (cs == 18 || cs == 24)
-}
-
 // enumeratedNames names the enumerated colour spaces of ISO/IEC 15444-2
 // M.11.7.2 that Debian 12's libvips 8.14 does not read right.
 var enumeratedNames = map[uint32]string{
@@ -260,10 +256,13 @@ var enumeratedNames = map[uint32]string{
 	22: "YPbPr(1125/60)", 23: "YPbPr(1250/50)",
 }
 
-// jp2Refused tells why Debian 12's libvips 8.14 would return a JP2 file
-// (a bare codestream is wrapped by jp2OfCodestream first) with wrong
-// pixels and no error, or nil. Found on OpenJPEG's and Pillow's test
-// images, compared with OpenJPEG's own decoder:
+// jp2Prepared returns a JP2 file (a bare codestream is wrapped by
+// jp2OfCodestream first) as libvips is to read it (withoutMCT), or why
+// Debian 12's libvips 8.14 would return it with wrong pixels and no error.
+// Found on OpenJPEG's and Pillow's test images, compared with OpenJPEG's
+// own decoder:
+//   - a colour palette: six of thirteen palette files crashed OpenJPEG
+//     2.5.0 (errPalette);
 //   - a first component that is subsampled: libvips sizes the page by it,
 //     then asks OpenJPEG for that many pixels of the full-resolution grid,
 //     so it returns the page's top-left part (a half or a quarter)
@@ -276,31 +275,36 @@ var enumeratedNames = map[uint32]string{
 //     128), though OpenJPEG 2.5.0's own decoder reads it;
 //   - an enumerated colour space other than sRGB, greyscale and the YCbCr
 //     ones above (CMYK came back inverted, CIELab in false colours).
-func jp2Refused(data []byte) error {
+func jp2Prepared(data []byte) ([]byte, error) {
+	if jp2Palette(data) {
+		return nil, errPalette
+	}
 	cs := jp2Codestream(data)
 	if highThroughput(cs) {
-		return errors.New("High-Throughput JPEG 2000 (HTJ2K, ISO/IEC 15444-15) is not read: " +
+		return nil, errors.New("High-Throughput JPEG 2000 (HTJ2K, ISO/IEC 15444-15) is not read: " +
 			"Debian 12's libvips 8.14 returns a flat grey page for it; convert it to classic JPEG 2000, TIFF or PNG first")
 	}
 	steps, ok := sizSampling(cs)
 	if !ok {
-		return nil // OpenJPEG tells what is wrong with the codestream
+		return data, nil // OpenJPEG tells what is wrong with the codestream
 	}
 	if dx, dy := steps[0][0], steps[0][1]; dx > 1 || dy > 1 {
-		return fmt.Errorf("JPEG 2000 whose first component is subsampled (one sample every %d×%d pixels) is not read: "+
+		return nil, fmt.Errorf("JPEG 2000 whose first component is subsampled (one sample every %d×%d pixels) is not read: "+
 			"Debian 12's libvips 8.14 returns only the top-left part of such a page; convert it with its first component at full resolution first", dx, dy)
 	}
-	if space, ok := jp2Enumerated(data); ok && space != 16 && space != 17 && space != 18 && space != 24 {
+	space, enumerated := jp2Enumerated(data)
+	if enumerated && space != 16 && space != 17 && space != 18 && space != 24 {
 		name := enumeratedNames[space]
 		if name == "" {
 			name = "unknown"
 		}
-		return fmt.Errorf("JPEG 2000 in the colour space %s (enumerated %d) is not read: "+
+		return nil, fmt.Errorf("JPEG 2000 in the colour space %s (enumerated %d) is not read: "+
 			"Debian 12's libvips 8.14 reads sRGB, greyscale and 4:2:0 sYCC right, and others with wrong colours; convert it to RGB first", name, space)
 	}
-	if jp2YCC(data) && !(len(steps) == 3 && steps[1][0] > 1 && steps[1][1] > 1 && steps[2][0] > 1 && steps[2][1] > 1) {
-		return errors.New("JPEG 2000 in YCbCr colour (sYCC) other than 4:2:0 is not read: " +
+	ycc420 := len(steps) == 3 && steps[1][0] > 1 && steps[1][1] > 1 && steps[2][0] > 1 && steps[2][1] > 1
+	if enumerated && (space == 18 || space == 24) && !ycc420 {
+		return nil, errors.New("JPEG 2000 in YCbCr colour (sYCC) other than 4:2:0 is not read: " +
 			"Debian 12's libvips 8.14 returns its YCbCr values as RGB; convert it to RGB first")
 	}
-	return nil
+	return withoutMCT(data, cs, steps), nil
 }

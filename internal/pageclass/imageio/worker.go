@@ -116,10 +116,11 @@ func (wk *worker) doc(req *request) (*Doc, error) {
 	if wk.hook != nil {
 		wk.hook(req.Name)
 	}
-	if (req.Opts.Renderer == RendererPDFium || req.PDFium != "") && !wk.pdfium {
+	if (req.Opts.Renderer == RendererPDFium || req.PDFium != "" && IsPDF(req.data)) && !wk.pdfium {
 		// The library the parent loaded (its settings may not be in the
 		// environment this process inherited), for PDFium's pages or for
-		// the second look at a page poppler renders flat (Doc.Use).
+		// the second look at a PDF page poppler renders flat (Doc.Use);
+		// a process that decodes no PDF does not load it.
 		lib := func(k string) string {
 			if k == EnvPDFium && req.PDFium != "" {
 				return req.PDFium
