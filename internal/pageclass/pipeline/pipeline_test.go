@@ -55,19 +55,21 @@ type fakeModel struct {
 	mu    sync.Mutex
 	sizes []int
 	fail  error
-	gate  chan struct{} // when set, the first call waits for it
+	gate  chan struct{} // when set, every call waits for it until it is closed
 	calls chan int      // when set, receives each call's batch size as it starts
 }
 
 func (m *fakeModel) Probabilities(data []float32, n, c, h, w int) ([][]float32, error) {
 	m.mu.Lock()
 	m.sizes = append(m.sizes, n)
-	first := len(m.sizes) == 1
 	m.mu.Unlock()
 	if m.calls != nil {
 		m.calls <- n
 	}
-	if first && m.gate != nil {
+	// Every call waits, not only the first to arrive: calls launched
+	// together may reach the model in any order, and a later batch let
+	// through would let the oldest land.
+	if m.gate != nil {
 		<-m.gate
 	}
 	if m.fail != nil {
@@ -366,7 +368,7 @@ func TestBackpressure(t *testing.T) {
 				_, err := Run(context.Background(), Files(paths), m, c, func(Result) error { return nil })
 				errc <- err
 			}()
-			for i := 0; i < inFlight; i++ { // the first call is held; the others start beside it
+			for i := 0; i < inFlight; i++ { // every call is held until release
 				select {
 				case <-m.calls:
 				case err := <-errc:
