@@ -81,6 +81,9 @@ type classifier struct {
 	lastPassing error
 	// sum counts what the run found (the run summary).
 	sum summary.Summary
+	// decodedBy counts the renderers and decoding modes of the rows in the
+	// tables, kept from the ledger or classified now.
+	decodedBy decodedBy
 }
 
 // classify is the prediction run.
@@ -525,6 +528,7 @@ func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err
 	for _, pe := range d.Errors {
 		r.fail(f, name, pe.Page, pe.Error)
 	}
+	r.decodedBy.add(d)
 	if e.State == ledger.Skipped && len(d.Errors) == 0 {
 		r.fail(f, name, 0, e.Reason)
 	}
@@ -607,8 +611,11 @@ func seconds(d time.Duration) float64 { return math.Round(d.Seconds()*1000) / 10
 func (r *classifier) emit(p classify.Page) error {
 	it := r.open[p.Name]
 	if it == nil {
-		it = &item{}
+		it = &item{data: itemData{Decoding: r.decodingMode()}}
 		r.open[p.Name] = it
+	}
+	if p.PDF {
+		it.data.Renderer = r.cli.PDFRenderer
 	}
 	name := itemName(r.set, p.Name)
 	switch next := p.Input + 1; {
@@ -711,6 +718,7 @@ func (r *classifier) complete(p classify.Page, it *item, name string) error {
 		r.lastPassing = it.passing
 		return nil
 	}
+	r.decodedBy.add(it.data)
 	if bp := r.set.page(p.Name); bp != nil && bp.local == "" && (digest != "" || it.refused) {
 		// A fetched page is recorded by the URL it was fetched from,
 		// which a resumed run knows without fetching it again; so is
@@ -742,6 +750,7 @@ func (r *classifier) complete(p classify.Page, it *item, name string) error {
 // and the document records, and returns the run's error: runErr, a table
 // not written, or no page classified at all.
 func (r *classifier) closeTables(tables string, runErr error) error {
+	r.decodedBy.record(r)
 	written, cerr := r.out.close()
 	for _, w := range written {
 		r.para.AddOutputFile(w.path)

@@ -46,6 +46,15 @@ type itemData struct {
 	// for other single pages and in entries written before it was
 	// recorded, which for a TIFF means that only its first page was read.
 	Count int `json:"page_count,omitempty"`
+	// Renderer is the PDF renderer that drew the pages of a PDF
+	// (--pdf-renderer), absent for other files and in entries written
+	// before it was recorded (2026-11-28). It is not in the ledger's key:
+	// a --retry-failed with the other renderer keeps the rows of the
+	// first, and this tells them apart.
+	Renderer string `json:"pdf_renderer,omitempty"`
+	// Decoding is how the file was decoded (decodedInProcesses or
+	// decodedInProcess), absent in entries written before it was recorded.
+	Decoding string `json:"decoding,omitempty"`
 }
 
 type pageData struct {

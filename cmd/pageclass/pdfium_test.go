@@ -1,17 +1,21 @@
 package main
 
 import (
+	"encoding/json"
 	"image"
 	_ "image/png"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"archivekit/internal/pageclass/classify/classifytest"
 	"archivekit/internal/pageclass/imageio/hostile"
+	"archivekit/internal/paradata"
 )
 
 // TestPDFRendererFlag: --pdf-renderer pdfium classifies a scanned PDF as
@@ -164,4 +168,99 @@ func scanPDF(t *testing.T, n int, tree string) []byte {
 		t.Fatal(err)
 	}
 	return pdf
+}
+
+// TestRowsNameTheirRenderer: a resumed run whose tables hold rows of an
+// earlier run counts, in its run metadata, the PDF pages each renderer drew
+// and the pages each decoding mode decoded, its own and the kept ones
+// alike, and says so on its log; a ledger entry written before the
+// decoding was recorded is counted as unrecorded.
+func TestRowsNameTheirRenderer(t *testing.T) {
+	if os.Getenv("ARCHIVEKIT_PDFIUM") == "" {
+		t.Skip("ARCHIVEKIT_PDFIUM is not set (eval \"$(make -s env)\" sets it)")
+	}
+	t.Setenv("PDFIUM_LIBRARY", os.Getenv("ARCHIVEKIT_PDFIUM"))
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	mkdir(t, e.in)
+	write(t, filepath.Join(e.in, "a.pdf"), string(scanPDF(t, 2, "")))
+	page := classifytest.Pages(t, 1)[0]
+	if err := os.Symlink(page, filepath.Join(e.in, "p.png")); err != nil {
+		t.Fatal(err)
+	}
+	type counts = map[string]tally
+	// check reads the run metadata the run's log names (runs of one
+	// second have stamps of their own, which do not sort by time).
+	check := func(step, log string, wantRenderers, wantDecoding counts) {
+		t.Helper()
+		m := regexp.MustCompile(`"run metadata written","file":"([^"]+)"`).FindAllStringSubmatch(log, -1)
+		if len(m) == 0 {
+			t.Fatalf("%s: the log names no run metadata:\n%s", step, log)
+		}
+		b, err := os.ReadFile(m[len(m)-1][1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc paradata.Document
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		cfg := doc.Config
+		for key, want := range map[string]counts{"pdf_renderers": wantRenderers, "decoding": wantDecoding} {
+			b, err := json.Marshal(cfg[key])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got counts
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatalf("%s: config.%s %s: %v", step, key, b, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: config.%s %v, want %v", step, key, got, want)
+			}
+		}
+	}
+	args := []string{"-d", e.in, "-ff", "pdf,png"}
+
+	code, log := e.run(t, args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	check("poppler", log, counts{"poppler": {Files: 1, Pages: 2}}, counts{"decoder_processes": {Files: 2, Pages: 3}})
+
+	write(t, filepath.Join(e.in, "b.pdf"), string(scanPDF(t, 1, "")))
+	code, log = e.run(t, append(args, "--resume", "--pdf-renderer", "pdfium")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if !strings.Contains(log, "drawn by another renderer") {
+		t.Errorf("the log does not say that kept rows were drawn by poppler:\n%s", log)
+	}
+	check("pdfium after poppler", log, counts{"poppler": {Files: 1, Pages: 2}, "pdfium": {Files: 1, Pages: 1}},
+		counts{"decoder_processes": {Files: 3, Pages: 4}})
+
+	// An entry of a ledger written before the decoding was recorded.
+	ledgers, _ := filepath.Glob(filepath.Join(e.results, LedgerFolder, "*", "*.jsonl"))
+	if len(ledgers) == 0 {
+		t.Fatal("no ledger file")
+	}
+	for _, f := range ledgers {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, f, strings.ReplaceAll(string(b), `,"decoding":"decoder_processes"`, ""))
+	}
+	if err := os.Symlink(classifytest.Pages(t, 1)[1], filepath.Join(e.in, "q.png")); err != nil {
+		t.Fatal(err)
+	}
+	code, log = e.run(t, append(args, "--resume", "--decode-in-process")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if !strings.Contains(log, "decoded in another mode") {
+		t.Errorf("the log does not say that kept rows were decoded otherwise:\n%s", log)
+	}
+	check("in process after both", log, counts{"poppler": {Files: 1, Pages: 2}, "pdfium": {Files: 1, Pages: 1}},
+		counts{"unrecorded": {Files: 3, Pages: 4}, "in_process": {Files: 1, Pages: 1}})
 }

@@ -117,6 +117,9 @@ type Page struct {
 	// Label is pipeline.Result.Label: the page's label in its PDF ("iv",
 	// "12a"), "" when it has none.
 	Label string
+	// PDF is pipeline.Result.PDF: the page was drawn by the run's PDF
+	// renderer.
+	PDF bool
 }
 
 // Top returns the n best categories of the mean, best first.
@@ -145,7 +148,7 @@ func (e *Ensemble) Predict(ctx context.Context, inputs []pipeline.Input, o Optio
 		Channels: 1, Height: 1, Width: j.width, Preprocess: j.preprocess,
 	}
 	return pipeline.Run(ctx, inputs, j, cfg, func(r pipeline.Result) error {
-		p := Page{Input: r.Input, Name: r.Name, Page: r.Page, Pages: r.Pages, Err: r.Err, Digest: r.Digest, Label: r.Label}
+		p := Page{Input: r.Input, Name: r.Name, Page: r.Page, Pages: r.Pages, Err: r.Err, Digest: r.Digest, Label: r.Label, PDF: r.PDF}
 		if r.Err == nil {
 			var err error
 			if p.Probs, p.Mean, p.Condition, err = j.page(r.Probs); err != nil {

@@ -137,6 +137,9 @@ type Result struct {
 	// Label is the page's label in a PDF that defines page labels ("iv",
 	// "12a"; imageio.Doc.Label), "" otherwise.
 	Label string
+	// PDF is set when the input is a PDF (imageio.Doc.IsPDF): its pages
+	// were drawn by the run's PDF renderer.
+	PDF bool
 }
 
 // Stats summarises a run.
@@ -188,6 +191,7 @@ type task struct {
 	// digest is the SHA-256 of the bytes the opener decoded
 	digest string
 	label  string    // the page's PDF page label (imageio.Doc.Label)
+	pdf    bool      // the input is a PDF (imageio.Doc.IsPDF)
 	data   []float32 // preprocessed page, until copied into a batch
 	err    error
 }
@@ -360,7 +364,7 @@ func work(ctx context.Context, cfg Config, tasks <-chan *task, done chan<- *task
 			t.data, t.err = prepare(ctx, t, cfg.Preprocess, want)
 		}
 		if t.doc != nil {
-			t.label = t.doc.Label(t.page)
+			t.label, t.pdf = t.doc.Label(t.page), t.doc.IsPDF()
 		}
 		t.doc = nil
 		select {
@@ -525,7 +529,7 @@ func (b *batching) land() error {
 	}
 	k := 0
 	for _, t := range f.rows {
-		r := Result{Row: t.row, Input: t.input, Name: t.name, Err: t.err, Digest: t.digest, Label: t.label}
+		r := Result{Row: t.row, Input: t.input, Name: t.name, Err: t.err, Digest: t.digest, Label: t.label, PDF: t.pdf}
 		if t.err == nil {
 			r.Page, r.Pages, r.Probs = t.page+1, t.pages, f.probs[k]
 			k++
