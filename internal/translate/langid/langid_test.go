@@ -210,3 +210,82 @@ func TestModelIDCounts(t *testing.T) {
 		t.Errorf("ModelID %q does not say %q", ModelID, want)
 	}
 }
+
+// TestUnsupportedNamed: a paragraph in each language added to the
+// unsupported set on 2026-11-28 (written for this test) is named as that
+// language, not as the supported language it was scored as before
+// (Catalan as Spanish, Albanian as French, ...); Indonesian and Malay,
+// close kin, may be named as each other.
+func TestUnsupportedNamed(t *testing.T) {
+	d := Shared()
+	for _, c := range []struct{ want, text string }{
+		{"ca", "El consell municipal va aprovar ahir el pressupost per a l'any vinent, després d'una llarga discussió sobre les obres del port."},
+		{"sq", "Këshilli bashkiak miratoi dje buxhetin për vitin e ardhshëm, pas një diskutimi të gjatë për punimet në port."},
+		{"eu", "Udalbatzak atzo onartu zuen datorren urteko aurrekontua, portuko obrei buruzko eztabaida luze baten ondoren."},
+		{"ga", "Cheadaigh an chomhairle buiséad na bliana seo chugainn inné, tar éis díospóireachta fada faoi na hoibreacha sa chuan."},
+		{"id", "Dewan kota kemarin menyetujui anggaran untuk tahun depan, setelah diskusi yang panjang tentang pekerjaan di pelabuhan."},
+		{"ms", "Majlis perbandaran semalam meluluskan belanjawan untuk tahun hadapan, selepas perbincangan yang panjang mengenai kerja-kerja di pelabuhan."},
+	} {
+		lang, conf := d.Detect(c.text)
+		ok := lang == c.want || (c.want == "id" || c.want == "ms") && (lang == "id" || lang == "ms")
+		if !ok {
+			t.Errorf("%s paragraph detected as %s (%.2f): %q", c.want, lang, conf, c.text)
+		}
+		if supported(lang) {
+			t.Errorf("%s paragraph taken for supported %s", c.want, lang)
+		}
+	}
+}
+
+// TestUnsupportedMeasure measures, on lingua-rs' test sentences (1,000 a
+// language), how often text is named outside the supported set: sentences
+// alone, and paragraphs of three consecutive sentences. It fails when more
+// than 1 % of a supported language's paragraphs, or fewer than 95 % of an
+// unsupported scored language's, are named so.
+func TestUnsupportedMeasure(t *testing.T) {
+	root := os.Getenv("LINGUA_TESTDATA")
+	if root == "" {
+		t.Skip("LINGUA_TESTDATA (lingua-rs' language-models folder) not set")
+	}
+	d := Shared()
+	var scored []string
+	for _, c := range unsupported {
+		scored = append(scored, iso1(linguaLang(c)))
+	}
+	for _, c := range append(Languages(), scored...) {
+		data, err := os.ReadFile(filepath.Join(root, c, "testdata", "sentences.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sentences []string
+		for _, s := range strings.Split(string(data), "\n") {
+			if s = strings.TrimSpace(s); s != "" && len(sentences) < 1000 {
+				sentences = append(sentences, s)
+			}
+		}
+		named := func(texts []string) (n int, as map[string]int) {
+			as = map[string]int{}
+			for _, s := range texts {
+				if lang, conf := d.Detect(s); !supported(lang) && conf >= 0.2 {
+					n++
+					as[lang]++
+				}
+			}
+			return n, as
+		}
+		var paragraphs []string
+		for i := 0; i+3 <= len(sentences); i += 3 {
+			paragraphs = append(paragraphs, strings.Join(sentences[i:i+3], " "))
+		}
+		ns, as := named(sentences)
+		np, _ := named(paragraphs)
+		t.Logf("%s: named unsupported: sentences %d of %d %v, paragraphs %d of %d", c, ns, len(sentences), as, np, len(paragraphs))
+		share := float64(np) / float64(len(paragraphs))
+		if supported(c) && share > 0.01 {
+			t.Errorf("%s: %d of %d paragraphs of a supported language named unsupported", c, np, len(paragraphs))
+		}
+		if !supported(c) && share < 0.95 {
+			t.Errorf("%s: only %d of %d paragraphs named unsupported", c, np, len(paragraphs))
+		}
+	}
+}
