@@ -165,7 +165,7 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 	if job.source == "auto" {
 		// The book is one document for language detection: its files
 		// are fetched first (the fetcher keeps them for the request).
-		units, _ := s.bookUnits(r.Context(), f, locations, true)
+		units, _ := s.bookUnits(r.Context(), f, locations, true, nil)
 		sum.DocumentLanguage = translator.BookLanguage(units, nil, s.sess.Order, nil)
 		if job.docLang = sum.DocumentLanguage; job.docLang == "" {
 			job.docLang = sum.DeclaredLanguage
@@ -243,9 +243,9 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 // those fetched (translator.UnitTexts of each, in order) and how many
 // were fetched. keep leaves each file in f's cache (a request that
 // translates them next); otherwise each is dropped once read, so that at
-// most BOOK_FETCH_WORKERS files are in memory at once (a job, whose items
-// fetch them again).
-func (s *server) bookUnits(ctx context.Context, f *fetch.Fetcher, locations []string, keep bool) (units []string, read int) {
+// most BOOK_FETCH_WORKERS files are in memory at once (a job), after
+// kept, when not nil, was given it (a job keeps it on disk for its item).
+func (s *server) bookUnits(ctx context.Context, f *fetch.Fetcher, locations []string, keep bool, kept func(location string, data []byte)) (units []string, read int) {
 	all := lookahead.RunKeyed(ctx, locations, s.bookWorkers, func(ctx context.Context, u string) fetch.Result {
 		data, err := f.GetLinked(ctx, u)
 		return fetch.Result{Data: data, Err: err}
@@ -255,6 +255,9 @@ func (s *server) bookUnits(ctx context.Context, f *fetch.Fetcher, locations []st
 		if got, ok := all.Take(u); ok && got.Err == nil {
 			units = append(units, translator.UnitTexts(got.Data)...)
 			read++
+			if kept != nil {
+				kept(u, got.Data)
+			}
 		}
 		if !keep {
 			f.Drop(u)
@@ -455,8 +458,9 @@ func (s *server) bookItems(ctx context.Context, location string, fields map[stri
 // language detected over all its text files (texts, their URLs in page
 // order) as one document, and the language its METS MODS declares
 // (declared). The files are fetched for it before any item runs,
-// BOOK_FETCH_WORKERS at once, each dropped once its units' texts are
-// taken (the items fetch them again). Every item of the job is translated
+// BOOK_FETCH_WORKERS at once, each dropped from memory once its units'
+// texts are taken and kept in the job's scratch folder for its item
+// (scratch.go; with PostgreSQL the items fetch them again). Every item of the job is translated
 // with that language as its document language (serveTranslate, from
 // jobs.BookNote), and the job's run metadata counts the items in it
 // (jobRecord). Only a canceled context is an error.
@@ -465,7 +469,17 @@ func (s *server) bookRecord(ctx context.Context, f *fetch.Fetcher, location stri
 	source := translator.NormalizeLang(cmp.Or(strings.TrimSpace(fields["source_lang"]), "auto"))
 	if source == "auto" {
 		start := time.Now()
-		units, read := s.bookUnits(ctx, f, texts, false)
+		var kept func(string, []byte)
+		if dir := jobs.Scratch(ctx); dir != "" {
+			failed := false
+			kept = func(location string, data []byte) {
+				if err := keepText(dir, location, data); err != nil && !failed {
+					failed = true // said once: the items fetch such files again
+					s.log.Warn("a text file read for the book's language is not kept for its item, which fetches it again", "file", location, "err", err)
+				}
+			}
+		}
+		units, read := s.bookUnits(ctx, f, texts, false, kept)
 		if err := context.Cause(ctx); err != nil {
 			return err
 		}
@@ -492,8 +506,12 @@ func pageSkip(b *book.Book, p book.Page) string {
 	return why
 }
 
-// fetchText fetches a book's text file.
+// fetchText fetches a book job's text file, or takes the copy the job
+// kept when it read the book (scratch.go).
 func (s *server) fetchText(ctx context.Context, source string) ([]byte, string, error) {
+	if b, ok := takeText(jobs.Scratch(ctx), source); ok {
+		return b, "", nil
+	}
 	b, err := s.bookFetcher().GetLinked(ctx, source)
 	if err != nil {
 		return nil, "", errors.New(bookError(err))

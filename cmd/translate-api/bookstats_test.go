@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -16,15 +15,16 @@ import (
 
 // germanBook serves bookMETS with a MODS record declaring German
 // (languageTerm "ger") and its two real German text files (PAGE-XML,
-// hOCR); it returns the server and the book's URL.
-func germanBook(t *testing.T) (*httptest.Server, string) {
+// hOCR); it returns the log of the requests it answered and the book's
+// URL.
+func germanBook(t *testing.T) (*served, string) {
 	t.Helper()
 	files, _, _ := servedBook(t)
 	mods := ` <dmdSec ID="DMD1"><mdWrap MDTYPE="MODS"><xmlData><mods:mods xmlns:mods="http://www.loc.gov/mods/v3">` +
 		`<mods:language><mods:languageTerm authority="iso639-2b" type="code">ger</mods:languageTerm></mods:language></mods:mods></xmlData></mdWrap></dmdSec>` + "\n <fileSec>"
 	files["/b/mets.xml"] = []byte(strings.Replace(bookMETS, " <fileSec>", mods, 1))
-	books, _ := serveFiles(t, files)
-	return books, books.URL + "/b/mets.xml"
+	books, log := serveFiles(t, files)
+	return log, books.URL + "/b/mets.xml"
 }
 
 // submitBookAuto posts a book job of the book at url with no source_lang
@@ -72,12 +72,14 @@ func bookJSON(b *runmeta.Book) string {
 // declares, and the files, pages, units, languages, language sources
 // and segment statuses of its two translated items; the job's totals
 // agree with it. Before, a book job's run metadata had no
-// statistics.books.
+// statistics.books. Each text file is requested once: the items take the
+// copies kept when the book's language was detected (before, each was
+// fetched again by its item).
 func TestJobsBookStatistics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs translate")
 	}
-	_, url := germanBook(t)
+	log, url := germanBook(t)
 	mt := translatortest.New(translatortest.Config{})
 	defer mt.Close()
 	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_HOSTS": "127.0.0.1", "JOBS_DIR": t.TempDir()}))
@@ -89,6 +91,11 @@ func TestJobsBookStatistics(t *testing.T) {
 	if b.Source != url || b.DocumentLanguage != "de" || b.DeclaredLanguage != "de" || b.TextFilesRead != 2 || b.Files != 2 ||
 		b.Units == 0 || b.Units != b.UnitsTranslated+b.UnitsSkipped || b.Pages != doc.Statistics.Pages || b.UnitsTranslated != doc.Statistics.UnitsTranslated {
 		t.Errorf("book record %s; run's pages %d, units translated %d", bookJSON(b), doc.Statistics.Pages, doc.Statistics.UnitsTranslated)
+	}
+	for _, p := range []string{"/b/OCR-D-OCR/1.xml", "/b/OCR-D-OCR/3.hocr"} {
+		if got := log.of(p); len(got) != 1 || got[0].rng != "" {
+			t.Errorf("%s requested %d times by the job (%+v), want once, whole", p, len(got), got)
+		}
 	}
 
 	out := t.TempDir()

@@ -40,6 +40,9 @@ func (q *Queue) work(ctx context.Context, id string) error {
 	if _, err := q.setState(ctx, id, Running, Queued); err != nil {
 		return err
 	}
+	if q.pool == nil {
+		ctx = context.WithValue(ctx, scratchKey{}, filepath.Join(q.jobDir(id), "scratch"))
+	}
 	if f.Book != "" {
 		if ok, err := q.readBook(ctx, id, f); err != nil || !ok {
 			return err
