@@ -16,7 +16,7 @@ package pdfium
 
 // The few entry points of PDFium's public C API (fpdfview.h, fpdf_doc.h)
 // used here, resolved with dlsym.
-typedef void *doc_t, *page_t, *bitmap_t;
+typedef void *doc_t, *page_t, *bitmap_t, *form_t;
 static struct {
 	void (*init)(void);
 	doc_t (*load)(const void *, size_t, const char *);
@@ -33,6 +33,13 @@ static struct {
 	int (*bitmap_stride)(bitmap_t);
 	void (*bitmap_destroy)(bitmap_t);
 	unsigned long (*page_label)(doc_t, int, void *, unsigned long);
+	// The form layer (fpdf_formfill.h), optional: form fields drawn as a
+	// reader draws them, also those without an appearance stream.
+	form_t (*form_init)(doc_t, void *);
+	void (*form_exit)(form_t);
+	void (*form_after_load)(page_t, form_t);
+	void (*form_before_close)(page_t, form_t);
+	void (*form_draw)(form_t, bitmap_t, page_t, int, int, int, int, int, int);
 } api;
 
 static const char *missing;
@@ -60,6 +67,14 @@ static const char *pd_load(const char *path) {
 	SYM(bitmap_stride, "FPDFBitmap_GetStride")
 	SYM(bitmap_destroy, "FPDFBitmap_Destroy")
 	SYM(page_label, "FPDF_GetPageLabel")
+	// A library without the form layer draws no field that lacks an
+	// appearance stream: Forms tells.
+	*(void **)(&api.form_init) = dlsym(lib, "FPDFDOC_InitFormFillEnvironment");
+	*(void **)(&api.form_exit) = dlsym(lib, "FPDFDOC_ExitFormFillEnvironment");
+	*(void **)(&api.form_after_load) = dlsym(lib, "FORM_OnAfterLoadPage");
+	*(void **)(&api.form_before_close) = dlsym(lib, "FORM_OnBeforeClosePage");
+	*(void **)(&api.form_draw) = dlsym(lib, "FPDF_FFLDraw");
+	if (!api.form_init || !api.form_exit || !api.form_after_load || !api.form_before_close || !api.form_draw) api.form_init = NULL;
 	api.init();
 	return NULL;
 }
@@ -72,20 +87,43 @@ static doc_t pd_open(const void *data, size_t size, unsigned long *err) {
 	return d;
 }
 
+static int pd_forms(void) { return api.form_init != NULL; }
+
+// pd_form_open starts the form layer of d with info, an FPDF_FORMFILLINFO
+// of version 1 and no callbacks (PDFium checks each before it calls it;
+// no JavaScript platform): zeroed memory of FORMINFO_SIZE bytes, larger
+// than the structure, that lives as long as the form. NULL without the
+// layer, or when PDFium refuses.
+#define FORMINFO_SIZE 1024
+static form_t pd_form_open(doc_t d, void *info) {
+	if (!api.form_init) return NULL;
+	*(int *)info = 1;
+	return api.form_init(d, info);
+}
+
+static void pd_form_close(form_t f) { if (f) api.form_exit(f); }
+
 static int pd_count(doc_t d) { return api.page_count(d); }
 static int pd_size(doc_t d, int i, double *w, double *h) { return api.page_size(d, i, w, h); }
 static void pd_close(doc_t d) { api.close_doc(d); }
 static unsigned long pd_label(doc_t d, int i, void *buf, unsigned long len) { return api.page_label(d, i, buf, len); }
 
 // pd_render draws page i on a white w×h bitmap (annotations included, as
-// a reader shows them) and writes it to out as 8-bit RGB; 0 on success.
-static int pd_render(doc_t d, int i, int w, int h, unsigned char *out) {
+// a reader shows them, and with form f, when not NULL, its fields: what
+// FPDF_FFLDraw adds, as PDFium's own pdfium_test draws a page) and writes
+// it to out as 8-bit RGB; 0 on success.
+static int pd_render(doc_t d, form_t f, int i, int w, int h, unsigned char *out) {
 	page_t p = api.load_page(d, i);
 	if (!p) return 1;
 	bitmap_t b = api.bitmap_create(w, h, 0);
 	if (!b) { api.close_page(p); return 2; }
 	api.bitmap_fill(b, 0, 0, w, h, 0xFFFFFFFFUL);
 	api.render(b, p, 0, 0, w, h, 0, 0x01);
+	if (f) {
+		api.form_after_load(p, f);
+		api.form_draw(f, b, p, 0, 0, w, h, 0, 0x01);
+		api.form_before_close(p, f);
+	}
 	const unsigned char *src = api.bitmap_buffer(b);
 	int stride = api.bitmap_stride(b);
 	for (int y = 0; y < h; y++) {
@@ -155,6 +193,19 @@ func LiveHandles() int64 { return counter.Live() }
 type Doc struct {
 	doc  C.doc_t
 	data unsafe.Pointer // the file's bytes, which PDFium reads on demand
+	// form is the document's form layer (nil without one), and info the
+	// C memory of its FPDF_FORMFILLINFO, which must outlive it.
+	form C.form_t
+	info unsafe.Pointer
+}
+
+// Forms reports whether the library loaded draws form fields (its form
+// layer, FPDF_FFLDraw), so that a field without an appearance stream is
+// drawn as a reader draws it; false before Load.
+func Forms() bool {
+	mu.Lock()
+	defer mu.Unlock()
+	return loaded != "" && C.pd_forms() != 0
 }
 
 // errors of FPDF_GetLastError.
@@ -188,6 +239,15 @@ func Open(data []byte) (*Doc, error) {
 		return nil, fmt.Errorf("pdfium: %s", msg)
 	}
 	doc := &Doc{doc: d, data: p}
+	if C.pd_forms() != 0 {
+		doc.info = C.calloc(1, C.FORMINFO_SIZE)
+		if doc.info != nil {
+			if doc.form = C.pd_form_open(d, doc.info); doc.form == nil {
+				C.free(doc.info)
+				doc.info = nil
+			}
+		}
+	}
 	handles.Track(&counter, doc, (*Doc).Close)
 	return doc, nil
 }
@@ -199,9 +259,13 @@ func (d *Doc) Close() error {
 	if d.doc == nil {
 		return nil
 	}
+	C.pd_form_close(d.form) // before the document it belongs to
 	C.pd_close(d.doc)
 	C.free(d.data)
-	d.doc, d.data = nil, nil
+	if d.info != nil {
+		C.free(d.info)
+	}
+	d.doc, d.data, d.form, d.info = nil, nil, nil, nil
 	counter.Closed()
 	runtime.SetFinalizer(d, nil)
 	return nil
@@ -245,7 +309,7 @@ func (d *Doc) Render(i, w, h int) (pix []byte, free func(), err error) {
 	mu.Lock()
 	rc := C.int(-1)
 	if d.doc != nil {
-		rc = C.pd_render(d.doc, C.int(i), C.int(w), C.int(h), (*C.uchar)(out))
+		rc = C.pd_render(d.doc, d.form, C.int(i), C.int(w), C.int(h), (*C.uchar)(out))
 	}
 	mu.Unlock()
 	if rc != 0 {

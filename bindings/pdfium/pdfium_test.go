@@ -33,6 +33,12 @@ func pdf(pages int, tree string) []byte {
 			fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content))
 	}
 	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", kids, pages)
+	return pdfOf(objs)
+}
+
+// pdfOf is a PDF of the objects objs, numbered from 1, the first the
+// catalog.
+func pdfOf(objs []string) []byte {
 	var b strings.Builder
 	b.WriteString("%PDF-1.4\n")
 	offs := make([]int, len(objs))
@@ -101,5 +107,43 @@ func TestOpenRefusals(t *testing.T) {
 	}
 	if err := Load("/nonexistent/libpdfium.so"); err != nil && Loaded() == "" {
 		t.Errorf("a later Load after success: %v", err)
+	}
+}
+
+// TestFormFields: a text field whose value has no appearance stream (a
+// form filled by a program that leaves the drawing to the reader,
+// NeedAppearances) is drawn, as a reader and poppler draw it; without the
+// form layer PDFium drew the page blank.
+func TestFormFields(t *testing.T) {
+	library(t)
+	if !Forms() {
+		t.Fatal("the PDFium library of make pdfium has no form layer")
+	}
+	d, err := Open(pdfOf([]string{
+		"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [4 0 R] /NeedAppearances true /DA (/Helv 0 Tf 0 g) /DR << /Font << /Helv 5 0 R >> >> >> >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 100] /Annots [4 0 R] >>",
+		"<< /Type /Annot /Subtype /Widget /FT /Tx /T (place) /V (HROB HROB) /Rect [10 30 190 70] /F 4 /P 3 0 R /DA (/Helv 24 Tf 0 g) >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	pix, free, err := d.Render(0, 400, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer free()
+	dark := 0
+	for i := 0; i < len(pix); i += 3 {
+		if int(pix[i])+int(pix[i+1])+int(pix[i+2]) < 3*128 {
+			dark++
+		}
+	}
+	// The two words at 24 points cover a few thousand of the 80,000
+	// pixels at 144 dpi.
+	if dark < 500 {
+		t.Errorf("%d dark pixels: the field's value was not drawn", dark)
 	}
 }

@@ -45,8 +45,9 @@ func wideImagePDF(t *testing.T, w, h int) []byte {
 }
 
 // formPDF is a page holding one filled text field without an appearance
-// stream (the form asks the reader to draw it): poppler draws it, PDFium
-// without its form layer leaves the page white.
+// stream (the form asks the reader to draw it): poppler draws it, and so
+// does PDFium with its form layer (without it, before 2026-11-28, PDFium
+// left the page white).
 func formPDF() []byte {
 	return hostile.PDFObjects(
 		"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [5 0 R] /NeedAppearances true /DA (/Helv 24 Tf 0 g) /DR << /Font << /Helv 6 0 R >> >> >> >>",
@@ -55,6 +56,19 @@ func formPDF() []byte {
 		"<< /Length 0 >>\nstream\n\nendstream",
 		"<< /Type /Annot /Subtype /Widget /FT /Tx /T (name) /V (Hello archive) /Rect [20 80 280 130] /F 4 /P 3 0 R /DA (/Helv 24 Tf 0 g) /MK << /BG [0.8 0.8 0.8] /BC [0 0 0] >> >>",
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+	)
+}
+
+// linePDF is a page holding one line annotation without an appearance
+// stream: poppler draws the line, PDFium, which makes appearances for some
+// kinds of annotation but not lines, leaves the page white.
+func linePDF() []byte {
+	return hostile.PDFObjects(
+		"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Resources << >> /Contents 4 0 R /Annots [5 0 R] >>",
+		"<< /Length 0 >>\nstream\n\nendstream",
+		"<< /Type /Annot /Subtype /Line /Rect [10 10 290 190] /L [20 20 280 180] /C [0 0 0] /BS << /W 6 >> /F 4 /P 3 0 R >>",
 	)
 }
 
@@ -88,16 +102,25 @@ func TestFlatRender(t *testing.T) {
 		if _, flat := oneColour(img); flat {
 			t.Fatalf("%s: PDFium drew the wide image flat too", mode)
 		}
-		_, err = decodeErr(pdfium, formPDF(), "form.pdf")
-		if !errors.Is(err, ErrFlatRender) || !strings.Contains(err.Error(), "form.pdf") ||
+		_, err = decodeErr(pdfium, linePDF(), "line.pdf")
+		if !errors.Is(err, ErrFlatRender) || !strings.Contains(err.Error(), "line.pdf") ||
 			!strings.Contains(err.Error(), "PDFium drew it in one colour, but poppler draws on it") ||
 			!strings.Contains(err.Error(), "--pdf-renderer poppler") {
 			t.Errorf("%s: PDFium's flat render of a page poppler draws: %v", mode, err)
 		}
-		if img, err := decodeErr(o, formPDF(), "form.pdf"); err != nil {
-			t.Errorf("%s: poppler, the form: %v", mode, err)
-		} else if _, flat := oneColour(img); flat {
-			t.Errorf("%s: poppler drew the form flat", mode)
+		for _, r := range []string{RendererPoppler, RendererPDFium} {
+			o := o
+			o.Renderer = r
+			for name, pdf := range map[string][]byte{"the line": linePDF(), "the form": formPDF()} {
+				if r == RendererPDFium && name == "the line" {
+					continue
+				}
+				if img, err := decodeErr(o, pdf, "form.pdf"); err != nil {
+					t.Errorf("%s: %s, %s: %v", mode, r, name, err)
+				} else if _, flat := oneColour(img); flat {
+					t.Errorf("%s: %s drew %s flat", mode, r, name)
+				}
+			}
 		}
 		for _, r := range []string{RendererPoppler, RendererPDFium} {
 			o := o
