@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // jp2OfCodestream wraps a bare JPEG 2000 codestream (a .j2k or .j2c file)
@@ -248,6 +249,22 @@ func jp2Enumerated(data []byte) (cs uint32, ok bool) {
 	return cs, ok
 }
 
+// jp2ICCSpace returns the colour space signature (ICC.1 7.2.6: "RGB ",
+// "GRAY", "CMYK", "Lab ", ...) of the ICC profile in a JP2 file's first
+// colr box (methods 2 and 3, ISO/IEC 15444-1 I.5.3.3 and 15444-2
+// M.11.7.2), and false where it has none.
+func jp2ICCSpace(data []byte) (space string, ok bool) {
+	findBox(data, "jp2h", func(header []byte) bool {
+		return findBox(header, "colr", func(c []byte) bool {
+			if len(c) >= 3+20 && (c[0] == 2 || c[0] == 3) {
+				space, ok = string(c[3+16:3+20]), true
+			}
+			return true // the first colr box decides, as in OpenJPEG
+		})
+	})
+	return space, ok
+}
+
 // enumeratedNames names the enumerated colour spaces of ISO/IEC 15444-2
 // M.11.7.2 that Debian 12's libvips 8.14 does not read right.
 var enumeratedNames = map[uint32]string{
@@ -274,7 +291,14 @@ var enumeratedNames = map[uint32]string{
 //   - High-Throughput block coding (HTJ2K): a flat grey page (every sample
 //     128), though OpenJPEG 2.5.0's own decoder reads it;
 //   - an enumerated colour space other than sRGB, greyscale and the YCbCr
-//     ones above (CMYK came back inverted, CIELab in false colours).
+//     ones above (CMYK came back inverted, CIELab in false colours), and
+//     an ICC profile of a colour space other than RGB and grey (a CMYK one
+//     came back as RGB and alpha: OpenJPEG's issue208.jp2);
+//   - two or four components not all sampled alike (OpenJPEG's p1_03.j2k,
+//     its third and fourth subsampled, came back in false colours; its own
+//     decoder writes no image of it): what the components hold (CMYK, or
+//     colour and alpha) is not said, and libvips takes them for RGB and
+//     alpha.
 func jp2Prepared(data []byte) ([]byte, error) {
 	if jp2Palette(data) {
 		return nil, errPalette
@@ -300,6 +324,19 @@ func jp2Prepared(data []byte) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("JPEG 2000 in the colour space %s (enumerated %d) is not read: "+
 			"Debian 12's libvips 8.14 reads sRGB, greyscale and 4:2:0 sYCC right, and others with wrong colours; convert it to RGB first", name, space)
+	}
+	if icc, ok := jp2ICCSpace(data); ok && icc != "RGB " && icc != "GRAY" {
+		return nil, fmt.Errorf("JPEG 2000 with an ICC profile of the colour space %q is not read: "+
+			"Debian 12's libvips 8.14 reads its samples as RGB; convert it to RGB first", strings.TrimSpace(icc))
+	}
+	if len(steps) != 3 {
+		for c := 1; c < len(steps); c++ {
+			if steps[c] != steps[0] {
+				return nil, fmt.Errorf("JPEG 2000 of %d components, component %d subsampled (one sample every %d×%d pixels), is not read: "+
+					"what its components hold is not told, and Debian 12's libvips 8.14 returns such a page in false colours; convert it to RGB first",
+					len(steps), c+1, steps[c][0], steps[c][1])
+			}
+		}
 	}
 	ycc420 := len(steps) == 3 && steps[1][0] > 1 && steps[1][1] > 1 && steps[2][0] > 1 && steps[2][1] > 1
 	if enumerated && (space == 18 || space == 24) && !ycc420 {

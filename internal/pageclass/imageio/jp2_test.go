@@ -210,6 +210,16 @@ func TestJPEG2000Refused(t *testing.T) {
 	cmyk, lab := bytes.Clone(rgb), bytes.Clone(rgb)
 	binary.BigEndian.PutUint32(cmyk[at+3:], 12)
 	binary.BigEndian.PutUint32(lab[at+3:], 14)
+	// A colr box holding an ICC profile (method 2) whose header says CMYK.
+	profile := make([]byte, 128)
+	copy(profile[16:], "CMYK")
+	copy(profile[36:], "acsp")
+	cmykICC := withColr(t, rgb, append([]byte{2, 0, 0}, profile...))
+	// A bare codestream of four components, the third and fourth
+	// subsampled 2×2 (OpenJPEG's p1_03.j2k is one).
+	cs4 := []byte{0xff, 0x4f, 0xff, 0x51, 0, 50, 0, 0, 0, 0, 0, 64, 0, 0, 0, 32}
+	cs4 = append(cs4, make([]byte, 24)...)
+	cs4 = append(cs4, 0, 4, 7, 1, 1, 7, 1, 1, 7, 2, 2, 7, 2, 2)
 	signed := bytes.Clone(rgb)
 	for c := range 3 {
 		signed[siz+3*c] |= 0x80 // each component's Ssiz: signed
@@ -221,6 +231,8 @@ func TestJPEG2000Refused(t *testing.T) {
 	}{
 		{"cmyk.jp2", cmyk, "colour space CMYK (enumerated 12)"},
 		{"lab.jp2", lab, "colour space CIELab (enumerated 14)"},
+		{"cmyk-icc.jp2", cmykICC, `ICC profile of the colour space "CMYK"`},
+		{"four-sub.j2k", cs4, "JPEG 2000 of 4 components, component 3 subsampled (one sample every 2×2 pixels)"},
 		{"signed.jp2", signed, "signed 8-bit samples are not read"},
 		{"signed.j2k", codestreamOf(t, signed), "signed 8-bit samples are not read"},
 		{"ht-cap.j2k", capped, "High-Throughput JPEG 2000"},
@@ -333,4 +345,32 @@ func TestSampleFormats(t *testing.T) {
 			t.Errorf("%s: %v, want an error naming it and saying %q", name, err, tc.want)
 		}
 	}
+}
+
+// withColr is the JP2 file data with the content of its colr box replaced
+// by colr (the jp2h box rebuilt around it).
+func withColr(t *testing.T, data, colr []byte) []byte {
+	t.Helper()
+	var out []byte
+	found := false
+	eachBox(data, func(typ string, content []byte, whole bool) bool {
+		if typ != "jp2h" {
+			out = append(out, box(typ, content)...)
+			return false
+		}
+		var header []byte
+		eachBox(content, func(typ string, c []byte, whole bool) bool {
+			if typ == "colr" {
+				c, found = colr, true
+			}
+			header = append(header, box(typ, c)...)
+			return false
+		})
+		out = append(out, box("jp2h", header)...)
+		return false
+	})
+	if !found {
+		t.Fatal("no colr box")
+	}
+	return out
 }
