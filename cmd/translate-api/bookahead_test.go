@@ -259,6 +259,9 @@ func TestJobsBookFetchAheadStopped(t *testing.T) {
 					t.Fatalf("DELETE: %d", resp.StatusCode)
 				}
 			} else {
+				// As on SIGTERM: the service drains before its queue
+				// closes, so the stop holds before page 1 is let go.
+				s.svc.BeginDrain()
 				go func() { closed <- s.jobs.Close(context.Background()) }()
 			}
 			free()

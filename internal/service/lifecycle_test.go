@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"archivekit/internal/service/servicetest"
+	"archivekit/internal/testenv"
 )
 
 // The lifecycle tests run a real server process: the test binary itself,
@@ -251,23 +252,13 @@ func TestLifecycleSIGTERMDuringSlowRequest(t *testing.T) {
 		b, err := io.ReadAll(resp.Body)
 		slow <- result{resp.StatusCode, b, err}
 	}()
-	// Wait until the slow request is in flight.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		_, _, body := get(t, p.base+"/health?deep=true")
-		var d deepBody
-		_ = json.Unmarshal(body, &d)
-		if d.InFlight == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("slow request never became in flight")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitInFlight(t, p)
 	sent := time.Now()
 	p.signal(t, syscall.SIGTERM)
-	time.Sleep(200 * time.Millisecond) // let the signal be handled
+	// Until the signal is handled.
+	if !testenv.WaitFor(10*time.Second, func() bool { code, _, _ := get(t, p.base+"/ready"); return code == 503 }) {
+		t.Error("/ready did not turn 503 after SIGTERM")
+	}
 
 	// While the slow request runs the listener stays open in the draining state.
 	if code, _, body := get(t, p.base+"/ready"); code != 503 || !bytes.Contains(body, []byte(`"draining"`)) {
@@ -314,11 +305,12 @@ func TestLifecycleDrainWindowCutsLongRequest(t *testing.T) {
 		resp.Body.Close()
 		slow <- resp.StatusCode
 	}()
-	time.Sleep(300 * time.Millisecond)
+	waitInFlight(t, p)
 	p.signal(t, syscall.SIGTERM)
-	time.Sleep(700 * time.Millisecond) // past the 0.3 s window: listener closed
-	if code, _, _ := get(t, p.base+"/ready"); code != 0 {
-		t.Errorf("/ready after the drain window: %d, want a refused connection", code)
+	// Past the 0.3 s window the listener closes, long before the
+	// request's 1.5 s are over.
+	if !testenv.WaitFor(5*time.Second, func() bool { code, _, _ := get(t, p.base+"/ready"); return code == 0 }) {
+		t.Error("/ready still answers after the drain window, want a refused connection")
 	}
 	if code := <-slow; code != 200 {
 		t.Errorf("in-flight request: %d, want 200 within the grace period", code)
@@ -586,4 +578,18 @@ func readResponse(t *testing.T, conn net.Conn) (int, string) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// waitInFlight waits until p has one request in flight (its deep health
+// says so).
+func waitInFlight(t *testing.T, p *proc) {
+	t.Helper()
+	if !testenv.WaitFor(10*time.Second, func() bool {
+		_, _, body := get(t, p.base+"/health?deep=true")
+		var d deepBody
+		_ = json.Unmarshal(body, &d)
+		return d.InFlight == 1
+	}) {
+		t.Fatal("slow request never became in flight")
+	}
 }

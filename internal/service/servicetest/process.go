@@ -158,14 +158,26 @@ func (p *Process) WaitInFlight(timeout time.Duration) bool {
 	}
 }
 
-// Terminate sends SIGTERM, the clean stop of a container, and gives the
-// service 100 ms to begin draining; it returns when the signal was sent.
+// Terminate sends SIGTERM, the clean stop of a container, and waits (up
+// to 10 s, a loaded machine) until the service has begun draining: /ready
+// answers 503, or nothing answers any more; it returns when the signal
+// was sent.
 func (p *Process) Terminate(t testing.TB) time.Time {
 	t.Helper()
 	t0 := time.Now()
 	if err := p.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	client := &http.Client{Timeout: 2 * time.Second}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		resp, err := client.Get(p.Base + "/ready")
+		if err != nil {
+			break // the listener is closed: past draining
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			break
+		}
+	}
 	return t0
 }
