@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -116,20 +116,36 @@ func (e *env) model(t *testing.T, rev string) {
 	t.Fatalf("no test model for %s", rev)
 }
 
-// running counts the runs of pageclass in flight in this test process.
-var running atomic.Int32
+// runs counts the runs of pageclass in flight in this test process
+// (running) and those started so far (started), under runsMu.
+var (
+	runsMu  sync.Mutex
+	running int
+	started int
+)
 
 // run runs pageclass with the env's config and returns exit code and stderr.
 func (e *env) run(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	alone := running.Add(1) == 1
+	runsMu.Lock()
+	alone := running == 0
+	running++
+	started++
+	gen := started
 	base := torch.LiveHandles()
+	runsMu.Unlock()
 	code := run(context.Background(), append([]string{"--config", e.cfg}, args...), &stdout, &stderr)
-	// Every model and trainer the run opened is closed when it returns
-	// (checked when no other run of the test was in flight meanwhile).
+	// Every model and trainer the run opened is closed when it returns:
+	// checked when no other run of the test was in flight at any time
+	// during this one (none was running at its start, none started since,
+	// and the handles are counted before another can start).
+	runsMu.Lock()
+	running--
 	n := torch.LiveHandles() - base
-	if running.Add(-1) == 0 && alone && n != 0 {
+	checked := alone && started == gen
+	runsMu.Unlock()
+	if checked && n != 0 {
 		t.Errorf("pageclass %v left %d native handles open", args, n)
 	}
 	return code, stdout.String() + stderr.String()

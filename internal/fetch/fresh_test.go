@@ -36,7 +36,9 @@ func TestFreshSharesConnectionsNotCache(t *testing.T) {
 			t.Errorf("fetch %d: its log has %d requests, want 1", i, n)
 		}
 	}
-	if requests.Load() != 3 || conns.Load() != 1 {
-		t.Errorf("3 fresh fetchers: %d requests over %d connections, want 3 over 1", requests.Load(), conns.Load())
+	// net/http drops a connection whose request write is not reported
+	// within 50 ms (a stalled machine): one more dial is allowed then.
+	if requests.Load() != 3 || conns.Load() > 2 {
+		t.Errorf("3 fresh fetchers: %d requests over %d connections, want 3 over 1 (2 at most on a stalled machine)", requests.Load(), conns.Load())
 	}
 }

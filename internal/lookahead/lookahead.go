@@ -33,6 +33,11 @@ func Run[T any](ctx context.Context, n, workers int, work func(ctx context.Conte
 	}()
 	next = func() (T, bool) {
 		var zero T
+		if ctx.Err() != nil {
+			// Stopped: no result, not even one made already (the selects
+			// below could pick a ready result over the done context).
+			return zero, false
+		}
 		select {
 		case c, ok := <-queue:
 			if !ok {

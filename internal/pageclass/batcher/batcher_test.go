@@ -260,13 +260,17 @@ func TestErrorsAndPanics(t *testing.T) {
 }
 
 func TestCancelAndClose(t *testing.T) {
-	rec := &recorder{delay: 100 * time.Millisecond}
-	b := New(rec.run, Options{MaxWait: -1})
+	// The batch waits until the caller has given up: only its context
+	// can end Do (a batch that merely took longer than the deadline could
+	// finish first on a stalled machine).
+	release := make(chan struct{})
+	b := New(func(items []int) ([]int, error) { <-release; return items, nil }, Options{MaxWait: -1})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
 	if _, err := b.Do(ctx, 1); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("cancelled Do: %v", err)
 	}
+	close(release)
 	b.Close()
 	if _, err := b.Do(context.Background(), 1); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Do after Close: %v", err)

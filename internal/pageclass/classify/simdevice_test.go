@@ -131,11 +131,23 @@ func TestSimulatedDeviceBusy(t *testing.T) {
 	if host < 1.5*rate {
 		t.Skipf("the host prepares %.0f pages/s, under 1.5 times the device's %.0f: too loaded to measure", host, rate)
 	}
-	busy, got := runSimulated(t, dev, pages, width, batch, 0)
-	t.Logf("simulated device %v + %v/page (%.0f pages/s), host %.0f pages/s, %d lanes: %.1f%% busy, %.0f pages/s",
-		dev.fixed, dev.perPage, rate, host, classify.Lanes("cuda:0", 0), 100*busy, got)
-	if busy < 0.9 {
-		t.Errorf("the device was busy %.1f%% of the time, want >= 90%%", 100*busy)
+	// The load of the machine can change between the host's measure and
+	// the device's run (other test binaries start): a run under 90% is
+	// tried again, up to three times, each after measuring the host anew.
+	for try := 1; ; try++ {
+		busy, got := runSimulated(t, dev, pages, width, batch, 0)
+		t.Logf("simulated device %v + %v/page (%.0f pages/s), host %.0f pages/s, %d lanes: %.1f%% busy, %.0f pages/s",
+			dev.fixed, dev.perPage, rate, host, classify.Lanes("cuda:0", 0), 100*busy, got)
+		if busy >= 0.9 {
+			return
+		}
+		if try == 3 {
+			t.Fatalf("the device was busy %.1f%% of the time, want >= 90%%", 100*busy)
+		}
+		dev = &simDevice{fixed: dev.fixed, perPage: dev.perPage}
+		if _, host = runSimulated(t, &simDevice{}, pages, width, batch, 0); host < 1.5*rate {
+			t.Skipf("the host prepares %.0f pages/s, under 1.5 times the device's %.0f: too loaded to measure", host, rate)
+		}
 	}
 }
 
@@ -226,13 +238,20 @@ func TestSimulatedDeviceBusyRealPages(t *testing.T) {
 	}
 	pages, pre, width, dec := realPages(t, classify.UploadPage)
 	const batch = 16
-	_, host := runSimulatedWith(t, &simDevice{}, pages, pre, width, dec, batch, 0)
-	dev := &simDevice{perPage: time.Duration(float64(time.Second) * 4 / host)}
-	busy, got := runSimulatedWith(t, dev, pages, pre, width, dec, batch, 0)
-	t.Logf("%d sample pages: host %.0f pages/s, device %.0f pages/s: %.1f%% busy, %.0f pages/s",
-		len(pages), host, host/4, 100*busy, got)
-	if busy < 0.9 {
-		t.Errorf("the device was busy %.1f%% of the time, want >= 90%%", 100*busy)
+	// Tried again, up to three times, with the host measured anew, when
+	// the load changed between the two measures (see TestSimulatedDeviceBusy).
+	for try := 1; ; try++ {
+		_, host := runSimulatedWith(t, &simDevice{}, pages, pre, width, dec, batch, 0)
+		dev := &simDevice{perPage: time.Duration(float64(time.Second) * 4 / host)}
+		busy, got := runSimulatedWith(t, dev, pages, pre, width, dec, batch, 0)
+		t.Logf("%d sample pages: host %.0f pages/s, device %.0f pages/s: %.1f%% busy, %.0f pages/s",
+			len(pages), host, host/4, 100*busy, got)
+		if busy >= 0.9 {
+			return
+		}
+		if try == 3 {
+			t.Fatalf("the device was busy %.1f%% of the time, want >= 90%%", 100*busy)
+		}
 	}
 }
 
