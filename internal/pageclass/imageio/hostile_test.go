@@ -164,7 +164,7 @@ func TestPixelBudgetBoundsUse(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancelled := make(chan error, 1)
-	go func() { cancelled <- b.acquire(cctx, 30) }() // queued behind the 60
+	go func() { cancelled <- b.acquire(cctx, 50) }() // more than the 40 free: it waits, however the 60 is queued
 	cancel()
 	if err := <-cancelled; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled acquire: %v", err)
