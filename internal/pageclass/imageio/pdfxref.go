@@ -2,6 +2,8 @@ package imageio
 
 import (
 	"bytes"
+	"math"
+	"strconv"
 
 	"archivekit/internal/pageclass/pdfsyntax"
 )
@@ -41,7 +43,9 @@ func pdfWithinBounds(data []byte) []byte {
 }
 
 // startxref finds the last "startxref" in data's final 2 KiB and returns
-// where its number begins and its value.
+// where its number begins and its value, read as poppler reads it: the
+// digits, up to the first other byte ("441J" is 441; a fuzzed PDF so
+// ending made poppler loop while a whole-token reading saw no number).
 func startxref(data []byte) (at int, offset int64, ok bool) {
 	tail := max(0, len(data)-2048)
 	i := bytes.LastIndex(data[tail:], []byte("startxref"))
@@ -51,11 +55,18 @@ func startxref(data []byte) (at int, offset int64, ok bool) {
 	p := pdfsyntax.NewParser(data, tail+i+len("startxref"))
 	p.Space()
 	at = p.Pos()
-	if at == len(data) || data[at] < '0' || data[at] > '9' {
+	end := at
+	for end < len(data) && data[end] >= '0' && data[end] <= '9' {
+		end++
+	}
+	if end == at {
 		return at, 0, false // no number, or a signed one
 	}
-	offset, ok = p.Int()
-	return at, offset, ok
+	if end-at > 18 {
+		return at, math.MaxInt64, true // past any file's end
+	}
+	offset, err := strconv.ParseInt(string(data[at:end]), 10, 64)
+	return at, offset, err == nil
 }
 
 // xrefPastEnd follows the chain of classic cross-reference sections from

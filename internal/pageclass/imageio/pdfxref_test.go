@@ -36,6 +36,10 @@ func TestPDFPastItsEnd(t *testing.T) {
 		{"an object past the end", set(good, `(?m)^\d{10} 00000 n $`, fmt.Sprintf("%010d 00000 n ", n+9000))},
 		{"a previous section past the end", set(good, `/Root 1 0 R >>`, fmt.Sprintf("/Root 1 0 R /Prev %d >>", 10*n))},
 		{"a startxref of 18 digits", set(good, `startxref\n\d+`, "startxref\n999999999999999999")},
+		{"a startxref of 30 digits", set(good, `startxref\n\d+`, "startxref\n999999999999999999999999999999")},
+		// Poppler reads the digits of "441J" as 441; a whole-token reading
+		// saw no number (FuzzDecode's find of 2026-11-27).
+		{"a startxref past the end with a letter after", set(good, `startxref\n\d+`, fmt.Sprintf("startxref\n%dJ", n+151))},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fixed := pdfWithinBounds(c.data)
@@ -62,6 +66,14 @@ func TestPDFPastItsEnd(t *testing.T) {
 		"0000000207 00000 n \n0000000293 00000 n \n0000000367 00000 n \ntrailer\n<< /Size 7 /Root 1 0 R >>\nstartxref\n441\n%%EOFj")
 	if _, err := DefaultOptions.Decode(fuzzed, "fuzzed.pdf"); err == nil {
 		t.Error("the fuzzer's PDF, which has no page, was opened")
+	}
+	// Its sibling of 2026-11-27, whose startxref reads "441J" and whose
+	// table is garbled too (testdata/fuzz/FuzzDecode/90b5c1943d007ce5).
+	fuzzedJ := []byte("%PDF-1.4\n1 0 obj\n<< /<< /Length 25 >>\nstream\n0 0 1 rg 0 0 144 72 re f\nendstream\nendobj\n" +
+		"xref\n0 7\n0000000000 65\x153\x80\x00f \n000000000< 00000 n \n0000000058 00000 n \n0000000121 00000 n \n" +
+		"0000000207 00000 000000n \n0293 00000 n \n0000000367 00000 n \ntrailer\n<< /Size 7 /Root 1 0 R >>\nstartxref\n441J%%EOFj")
+	if _, err := DefaultOptions.Decode(fuzzedJ, "fuzzed.pdf"); err == nil {
+		t.Error("the fuzzer's second PDF, which has no page, was opened")
 	}
 	// Cut in two, the table is lost: poppler rebuilds it itself.
 	if got := pdfWithinBounds(good[:n/2]); !bytes.Equal(got, good[:n/2]) {
