@@ -235,6 +235,11 @@ func TestUnsupportedNamed(t *testing.T) {
 			t.Errorf("%s paragraph taken for supported %s", c.want, lang)
 		}
 	}
+	// A short line of a Czech report (the real MT logs), which the models
+	// name Malay, writes č: it stays Czech.
+	if lang, conf := d.Detect("L 62/13 - Vraní, ČOV a kanalizace Stránka 1 z 1"); lang != "cs" {
+		t.Errorf("a Czech line with č detected as %s (%.2f)", lang, conf)
+	}
 }
 
 // TestUnsupportedMeasure measures, on lingua-rs' test sentences (1,000 a
