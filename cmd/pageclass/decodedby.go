@@ -1,6 +1,9 @@
 package main
 
-import "sort"
+import (
+	"cmp"
+	"sort"
+)
 
 // Decoding modes as recorded per file in the ledger (itemData.Decoding)
 // and counted in the run metadata (config.decoding).
@@ -32,8 +35,8 @@ type tally struct {
 // rows of two renderers or two decoding modes, and its metadata says how
 // many of each rather than only the renderer of its own flags.
 type decodedBy struct {
-	renderers map[string]*tally // PDF files, by the renderer that drew their pages
-	modes     map[string]*tally // every file, by decoding mode
+	renderers map[string]tally // PDF files, by the renderer that drew their pages
+	modes     map[string]tally // every file, by decoding mode
 }
 
 // add counts one file's classified pages (none: nothing counted).
@@ -42,30 +45,18 @@ func (d *decodedBy) add(data itemData) {
 	if n == 0 {
 		return
 	}
-	count := func(m *map[string]*tally, key string) {
-		if *m == nil {
-			*m = map[string]*tally{}
-		}
-		t := (*m)[key]
-		if t == nil {
-			t = &tally{}
-			(*m)[key] = t
-		}
-		t.Files++
-		t.Pages += n
+	if d.modes == nil {
+		d.renderers, d.modes = map[string]tally{}, map[string]tally{}
 	}
-	mode := data.Decoding
-	if mode == "" {
-		mode = decodedUnrecorded
-	}
-	count(&d.modes, mode)
-	if data.Renderer != "" {
-		count(&d.renderers, data.Renderer)
+	mode := cmp.Or(data.Decoding, decodedUnrecorded)
+	d.modes[mode] = tally{Files: d.modes[mode].Files + 1, Pages: d.modes[mode].Pages + n}
+	if r := data.Renderer; r != "" {
+		d.renderers[r] = tally{Files: d.renderers[r].Files + 1, Pages: d.renderers[r].Pages + n}
 	}
 }
 
 // others lists the keys of m other than want, sorted (for a log line).
-func others(m map[string]*tally, want string) []string {
+func others(m map[string]tally, want string) []string {
 	var out []string
 	for k := range m {
 		if k != want {
@@ -81,15 +72,11 @@ func others(m map[string]*tally, want string) []string {
 // the log when the tables mix rows of this run's renderer or mode with
 // rows an earlier run decoded otherwise.
 func (d *decodedBy) record(r *classifier) {
-	renderers, modes := map[string]tally{}, map[string]tally{}
-	for k, t := range d.renderers {
-		renderers[k] = *t
+	if d.modes == nil {
+		d.renderers, d.modes = map[string]tally{}, map[string]tally{}
 	}
-	for k, t := range d.modes {
-		modes[k] = *t
-	}
-	r.para.SetConfig("pdf_renderers", renderers)
-	r.para.SetConfig("decoding", modes)
+	r.para.SetConfig("pdf_renderers", d.renderers)
+	r.para.SetConfig("decoding", d.modes)
 	if o := others(d.renderers, r.cli.PDFRenderer); len(o) > 0 {
 		r.log.Info("the tables hold PDF pages drawn by another renderer in an earlier run, kept from the ledger (config.pdf_renderers in the run metadata counts them)",
 			"pdf_renderer", r.cli.PDFRenderer, "others", o)

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+
+	"archivekit/internal/atomicfile"
 )
 
 // A book job with source_lang auto fetches every text file of its book to
@@ -25,26 +27,9 @@ func scratchName(dir, location string) string {
 }
 
 // keepText keeps data, the text file at location, in the scratch folder
-// dir, written whole or not at all (a temporary file renamed).
+// dir, written whole or not at all (atomicfile).
 func keepText(dir, location string, data []byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".part-*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), scratchName(dir, location))
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.WriteFile(scratchName(dir, location), data, 0o644)
 }
 
 // takeText returns the text file at location kept in the scratch folder
