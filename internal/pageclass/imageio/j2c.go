@@ -234,36 +234,42 @@ func withoutMCT(data, cs []byte, steps [][2]int) []byte {
 	return out
 }
 
-// jp2Enumerated returns the enumerated colour space of a JP2 file's first
-// colr box (ISO/IEC 15444-1 I.5.3.3, 15444-2 M.11.7.2), and false where
-// it has none (no colr box, or one with an ICC profile).
-func jp2Enumerated(data []byte) (cs uint32, ok bool) {
+// jp2Colr returns the content of a JP2 file's first colr box (the first
+// decides, as in OpenJPEG; ISO/IEC 15444-1 I.5.3.3, 15444-2 M.11.7.2),
+// nil where it has none.
+func jp2Colr(data []byte) (colr []byte) {
 	findBox(data, "jp2h", func(header []byte) bool {
 		return findBox(header, "colr", func(c []byte) bool {
-			if len(c) >= 7 && c[0] == 1 {
-				cs, ok = binary.BigEndian.Uint32(c[3:]), true
-			}
-			return true // the first colr box decides, as in OpenJPEG
+			colr = c
+			return true
 		})
 	})
-	return cs, ok
+	return colr
 }
 
-// jp2ICCSpace returns the colour space signature (ICC.1 7.2.6: "RGB ",
-// "GRAY", "CMYK", "Lab ", ...) of the ICC profile in a JP2 file's first
-// colr box (methods 2 and 3, ISO/IEC 15444-1 I.5.3.3 and 15444-2
-// M.11.7.2), and false where it has none.
-func jp2ICCSpace(data []byte) (space string, ok bool) {
-	findBox(data, "jp2h", func(header []byte) bool {
-		return findBox(header, "colr", func(c []byte) bool {
-			if len(c) >= 3+20 && (c[0] == 2 || c[0] == 3) {
-				space, ok = string(c[3+16:3+20]), true
-			}
-			return true // the first colr box decides, as in OpenJPEG
-		})
-	})
-	return space, ok
+// colrEnumerated returns the enumerated colour space of a colr box's
+// content, and false where it holds none (method 1).
+func colrEnumerated(c []byte) (cs uint32, ok bool) {
+	if len(c) >= 7 && c[0] == 1 {
+		return binary.BigEndian.Uint32(c[3:]), true
+	}
+	return 0, false
 }
+
+// colrICCSpace returns the colour space signature (ICC.1 7.2.6: "RGB ",
+// "GRAY", "CMYK", "Lab ", ...) of the ICC profile in a colr box's content
+// (methods 2 and 3), and false where it holds none.
+func colrICCSpace(c []byte) (space string, ok bool) {
+	if len(c) >= 3+20 && (c[0] == 2 || c[0] == 3) {
+		return string(c[3+16 : 3+20]), true
+	}
+	return "", false
+}
+
+// jp2Enumerated returns the enumerated colour space of a JP2 file's first
+// colr box, and false where it has none (no colr box, or one with an ICC
+// profile).
+func jp2Enumerated(data []byte) (cs uint32, ok bool) { return colrEnumerated(jp2Colr(data)) }
 
 // enumeratedNames names the enumerated colour spaces of ISO/IEC 15444-2
 // M.11.7.2 that Debian 12's libvips 8.14 does not read right.
@@ -316,7 +322,8 @@ func jp2Prepared(data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("JPEG 2000 whose first component is subsampled (one sample every %d×%d pixels) is not read: "+
 			"Debian 12's libvips 8.14 returns only the top-left part of such a page; convert it with its first component at full resolution first", dx, dy)
 	}
-	space, enumerated := jp2Enumerated(data)
+	colr := jp2Colr(data)
+	space, enumerated := colrEnumerated(colr)
 	if enumerated && space != 16 && space != 17 && space != 18 && space != 24 {
 		name := enumeratedNames[space]
 		if name == "" {
@@ -325,7 +332,7 @@ func jp2Prepared(data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("JPEG 2000 in the colour space %s (enumerated %d) is not read: "+
 			"Debian 12's libvips 8.14 reads sRGB, greyscale and 4:2:0 sYCC right, and others with wrong colours; convert it to RGB first", name, space)
 	}
-	if icc, ok := jp2ICCSpace(data); ok && icc != "RGB " && icc != "GRAY" {
+	if icc, ok := colrICCSpace(colr); ok && icc != "RGB " && icc != "GRAY" {
 		return nil, fmt.Errorf("JPEG 2000 with an ICC profile of the colour space %q is not read: "+
 			"Debian 12's libvips 8.14 reads its samples as RGB; convert it to RGB first", strings.TrimSpace(icc))
 	}
