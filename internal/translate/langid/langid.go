@@ -220,7 +220,7 @@ const ownLetters = "čřěůďťňľĺŕąęłśźżńőűșțăşţžšėįųū
 // one of ownLetters: such a text is in a supported language even where
 // the models name an unsupported one (a short Czech line named Malay).
 // Measured on lingua-rs' test sentences (TestUnsupportedMeasure), this
-// keeps 65 of the 214 sentences of supported languages named unsupported
+// keeps 65 of the 206 sentences of supported languages named unsupported
 // (Czech 8 of 22, Croatian 12 of 13, Romanian 12 of 30), and takes 7 of
 // 13,000 sentences of the unsupported ones for supported (a Latin
 // sentence naming Dvořák); one such letter among more than 50 (a name in
