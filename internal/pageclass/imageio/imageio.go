@@ -12,6 +12,8 @@
 //     Options.MaxPixels before any pixel is decoded (decompression bombs are
 //     refused with ErrTooManyPixels);
 //  2. the EXIF orientation tag, when present, is applied (autorotate);
+//     so is one written only in XMP or in ImageMagick's raw EXIF profile
+//     of a PNG, which libvips does not read (metaOrientation);
 //  3. the colour space is converted to sRGB: grey (1 band) becomes 3 equal
 //     bands, CMYK and other spaces go through libvips' colour conversion,
 //     and 16-bit samples are scaled to 8 bits by keeping the high byte
@@ -240,6 +242,10 @@ type Doc struct {
 	bigTIFF []tiffifd.Size
 	// rendering is the time spent in open and decode, in nanoseconds.
 	rendering atomic.Int64
+	// orient is the turn (2–8, EXIF's numbers) that the file's XMP or
+	// raw EXIF profile gives where libvips reads no orientation
+	// (metaOrientation); 0 for none.
+	orient int
 	// isolated numbers a Doc read by a decoder process (Options.Isolation)
 	// for its pages' requests; 0 for a Doc of this process.
 	isolated uint64
@@ -404,6 +410,7 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 	if err := o.checkSize(ref); err != nil {
 		return nil, &Error{Name: name, Err: err}
 	}
+	d.orient = metaOrientation(ref, typ)
 	if typ == vips.ImageTypeTIFF && ref.Pages() > 1 {
 		n, err := d.tiffPages(ref.Width(), ref.Height(), ref.Pages())
 		if err != nil {
@@ -932,6 +939,11 @@ func (d *Doc) decode(i int, ref *vips.ImageRef, factor float64) (img Image, free
 		return Image{}, nil, err
 	}
 	if !d.IsPDF() {
+		if d.orient != 0 {
+			if err := ref.SetOrientation(d.orient); err != nil {
+				return Image{}, nil, vipsErr("orientation", err, "")
+			}
+		}
 		if err := ref.AutoRotate(); err != nil {
 			return Image{}, nil, vipsErr("autorotate", err, "")
 		}

@@ -1,0 +1,155 @@
+package imageio
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/davidbyttow/govips/v2/vips"
+)
+
+// Orientation beyond EXIF.
+//
+// libvips turns a page by its EXIF orientation tag (JPEG and WebP EXIF,
+// a PNG's eXIf chunk before its pixels, the TIFF tag). Two other places
+// hold the same tag in files of real use, and libvips 8.14 reads neither:
+//
+//   - XMP, as tiff:Orientation (written by Adobe's tools, exiftool and
+//     many image editors beside or instead of EXIF), in a PNG's iTXt
+//     chunk, a JPEG's APP1 segment or a WebP's XMP chunk;
+//   - ImageMagick's "Raw profile type exif" PNG text chunk: the EXIF
+//     block as hexadecimal text, which ImageMagick writes instead of an
+//     eXIf chunk.
+//
+// Pillow's ImageOps.exif_transpose reads both, in this order: EXIF (for a
+// PNG, its eXIf chunk, or else the raw profile); XMP only when that gives
+// no orientation tag. metaOrientation follows the same order, so a page
+// turned by a phone, a scanner's software or an editor arrives upright
+// however the turn was written.
+
+// metaOrientation returns the orientation (2–8, as EXIF numbers them) that
+// page ref's metadata gives where libvips read none (no "orientation"
+// field: libvips applies its own), or 0 for none or upright (1). Only PNG,
+// JPEG and WebP are looked at: a TIFF's orientation is its own tag, which
+// libvips reads.
+func metaOrientation(ref *vips.ImageRef, typ vips.ImageType) int {
+	switch typ {
+	case vips.ImageTypePNG, vips.ImageTypeJPEG, vips.ImageTypeWEBP:
+	default:
+		return 0
+	}
+	fields := ref.ImageFields()
+	if slices.Contains(fields, "orientation") {
+		return 0
+	}
+	if typ == vips.ImageTypePNG && !slices.Contains(fields, "exif-data") {
+		for _, f := range fields {
+			// libvips names a PNG text chunk png-comment-N-keyword.
+			if strings.HasPrefix(f, "png-comment-") && strings.HasSuffix(f, "-Raw profile type exif") {
+				if o, ok := exifOrientation(rawProfile(ref.GetString(f))); ok {
+					return upright(o)
+				}
+				break
+			}
+		}
+	}
+	if slices.Contains(fields, "xmp-data") {
+		return upright(xmpOrientation(ref.GetBlob("xmp-data")))
+	}
+	return 0
+}
+
+// upright maps an orientation to the turn to apply: 2–8, or 0 for upright
+// and for numbers EXIF does not define.
+func upright(o int) int {
+	if o < 2 || o > 8 {
+		return 0
+	}
+	return o
+}
+
+// rawProfile decodes ImageMagick's raw profile text: a line break, the
+// profile's name, its length in bytes, then the bytes in hexadecimal over
+// as many lines as it takes. It returns nil when the text is not of that
+// form.
+func rawProfile(text string) []byte {
+	lines := strings.Split(text, "\n")
+	if len(lines) < 4 {
+		return nil
+	}
+	digits := strings.Join(lines[3:], "")
+	digits = strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\r' || r == '\t' {
+			return -1
+		}
+		return r
+	}, digits)
+	b, err := hex.DecodeString(digits)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// exifOrientation reads the orientation tag (0x0112) from the first image
+// directory of an EXIF block (a TIFF header and directories, after an
+// optional "Exif\0\0"). ok is false when the block is not readable or has
+// no such tag.
+func exifOrientation(b []byte) (o int, ok bool) {
+	b = bytes.TrimPrefix(b, []byte("Exif\x00\x00"))
+	if len(b) < 8 {
+		return 0, false
+	}
+	var order binary.ByteOrder
+	switch string(b[:4]) {
+	case "II*\x00":
+		order = binary.LittleEndian
+	case "MM\x00*":
+		order = binary.BigEndian
+	default:
+		return 0, false
+	}
+	off := int64(order.Uint32(b[4:8]))
+	if off < 8 || off+2 > int64(len(b)) {
+		return 0, false
+	}
+	n := int64(order.Uint16(b[off:]))
+	for i := range n {
+		e := off + 2 + 12*i
+		if e+12 > int64(len(b)) {
+			return 0, false
+		}
+		if order.Uint16(b[e:]) != 0x0112 {
+			continue
+		}
+		// SHORT, one value, held in the entry itself.
+		if order.Uint16(b[e+2:]) != 3 || order.Uint32(b[e+4:]) < 1 {
+			return 0, false
+		}
+		return int(order.Uint16(b[e+8:])), true
+	}
+	return 0, false
+}
+
+// xmpTiffOrientation finds tiff:Orientation in an XMP packet, written as
+// an attribute (tiff:Orientation="6") or as an element
+// (<tiff:Orientation>6</tiff:Orientation>). XMP writers use the prefix
+// tiff for that namespace; a packet binding it to another prefix is not
+// read.
+var xmpTiffOrientation = regexp.MustCompile(`tiff:Orientation\s*(?:=\s*["']|>)\s*([0-9]{1,2})\s*["'<]`)
+
+// xmpOrientation returns the orientation an XMP packet gives, or 0.
+func xmpOrientation(xmp []byte) int {
+	m := xmpTiffOrientation.FindSubmatch(xmp)
+	if m == nil {
+		return 0
+	}
+	o := 0
+	for _, c := range m[1] {
+		o = o*10 + int(c-'0')
+	}
+	return o
+}

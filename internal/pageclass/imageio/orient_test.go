@@ -1,0 +1,304 @@
+package imageio
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"hash/crc32"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"strings"
+	"testing"
+
+	"github.com/davidbyttow/govips/v2/vips"
+)
+
+// TestOrientationBeyondEXIF checks that a page turned in its XMP
+// (tiff:Orientation) or in ImageMagick's raw EXIF profile of a PNG is
+// decoded upright, as Pillow's exif_transpose gives it, and that EXIF,
+// where present, decides as it does there. The stored page is 32×16, left
+// half red, right half blue: turned by 6 (90° clockwise) it is 16×32, red
+// above blue; by 3 (180°) 32×16 with blue on the left.
+func TestOrientationBeyondEXIF(t *testing.T) {
+	xmpAttr := func(o string) string {
+		return `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
+			`<rdf:Description rdf:about="" xmlns:tiff="http://ns.adobe.com/tiff/1.0/" tiff:Orientation="` + o + `"/></rdf:RDF></x:xmpmeta>`
+	}
+	xmpElem := func(o string) string {
+		return `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
+			`<rdf:Description rdf:about="" xmlns:tiff="http://ns.adobe.com/tiff/1.0/"><tiff:Orientation>` + o +
+			`</tiff:Orientation></rdf:Description></rdf:RDF></x:xmpmeta>`
+	}
+	exifWith := func(o int) []byte { return exifBlock(binary.BigEndian, map[uint16]uint16{0x0112: uint16(o)}) }
+	exifWithout := exifBlock(binary.LittleEndian, map[uint16]uint16{0x0128: 2}) // ResolutionUnit only
+	tests := []struct {
+		name string
+		data []byte
+		turn int // 0: as stored
+	}{
+		{"png xmp attribute", pngWith(t, itxt("XML:com.adobe.xmp", xmpAttr("6"))), 6},
+		{"png xmp element", pngWith(t, itxt("XML:com.adobe.xmp", xmpElem("3"))), 3},
+		{"png xmp upright", pngWith(t, itxt("XML:com.adobe.xmp", xmpAttr("1"))), 0},
+		{"png xmp undefined number", pngWith(t, itxt("XML:com.adobe.xmp", xmpAttr("9"))), 0},
+		{"png raw profile", pngWith(t, ztxt("Raw profile type exif", rawProfileText(exifWith(6)))), 6},
+		{"png raw profile little-endian", pngWith(t, ztxt("Raw profile type exif",
+			rawProfileText(exifBlock(binary.LittleEndian, map[uint16]uint16{0x0112: 3})))), 3},
+		// Raw profile first; XMP only where it has no orientation tag.
+		{"png raw profile upright beats xmp", pngWith(t, ztxt("Raw profile type exif", rawProfileText(exifWith(1))),
+			itxt("XML:com.adobe.xmp", xmpAttr("6"))), 0},
+		{"png raw profile without the tag, xmp", pngWith(t, ztxt("Raw profile type exif", rawProfileText(exifWithout)),
+			itxt("XML:com.adobe.xmp", xmpAttr("6"))), 6},
+		{"png eXIf beats raw profile", pngWith(t, chunk("eXIf", exifWith(1)),
+			ztxt("Raw profile type exif", rawProfileText(exifWith(6)))), 0},
+		{"png eXIf", pngWith(t, chunk("eXIf", exifWith(6))), 6},
+		{"png eXIf upright beats xmp", pngWith(t, chunk("eXIf", exifWith(1)), itxt("XML:com.adobe.xmp", xmpAttr("6"))), 0},
+		{"jpeg xmp", jpegWith(t, app1("http://ns.adobe.com/xap/1.0/\x00", xmpAttr("6"))), 6},
+		{"jpeg exif upright beats xmp", jpegWith(t, app1("Exif\x00\x00", string(exifWith(1))),
+			app1("http://ns.adobe.com/xap/1.0/\x00", xmpAttr("6"))), 0},
+		{"jpeg exif beats xmp", jpegWith(t, app1("Exif\x00\x00", string(exifWith(3))),
+			app1("http://ns.adobe.com/xap/1.0/\x00", xmpAttr("6"))), 3},
+		{"webp xmp", webpWithXMP(t, xmpElem("6")), 6},
+	}
+	// Each page also over a decode budget, shrunk by the thumbnail and by
+	// the streamed reduction (PNG with MinSide), which read it again.
+	shrunk := DefaultOptions
+	shrunk.MaxDecodePixels = 128
+	streamed := shrunk
+	streamed.MinSide = 4
+	for _, o := range []struct {
+		name string
+		opts Options
+	}{{"full size", DefaultOptions}, {"thumbnail", shrunk}, {"streamed", streamed}} {
+		for _, tt := range tests {
+			t.Run(o.name+"/"+tt.name, func(t *testing.T) {
+				img, err := decodeErr(o.opts, tt.data, tt.name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if limit := max(o.opts.MaxDecodePixels, 512); img.W*img.H > int(limit) {
+					t.Fatalf("decoded %d×%d, over %d pixels", img.W, img.H, limit)
+				}
+				if (img.W < img.H) != (tt.turn == 6) {
+					t.Fatalf("decoded %d×%d, want %s (turn %d)", img.W, img.H,
+						map[bool]string{true: "taller than wide", false: "wider than tall"}[tt.turn == 6], tt.turn)
+				}
+				red, blue := [3]uint8{255, 0, 0}, [3]uint8{0, 0, 255}
+				first, second := red, blue // left and right, or top and bottom
+				if tt.turn == 3 {
+					first, second = blue, red
+				}
+				at := [2][2]int{{img.W / 8, img.H / 2}, {img.W - 1 - img.W/8, img.H / 2}}
+				if tt.turn == 6 {
+					at = [2][2]int{{img.W / 2, img.H / 8}, {img.W / 2, img.H - 1 - img.H/8}}
+				}
+				for i, want := range [2][3]uint8{first, second} {
+					x, y := at[i][0], at[i][1]
+					r, g, b := img.At(x, y)
+					if !near(r, want[0], 12) || !near(g, want[1], 12) || !near(b, want[2], 12) {
+						t.Errorf("pixel (%d,%d) of %d×%d = (%d,%d,%d), want (%d,%d,%d) (turn %d)",
+							x, y, img.W, img.H, r, g, b, want[0], want[1], want[2], tt.turn)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestXMPOrientation(t *testing.T) {
+	for _, tt := range []struct {
+		xmp  string
+		want int
+	}{
+		{`tiff:Orientation="6"`, 6},
+		{`tiff:Orientation='8'`, 8},
+		{`tiff:Orientation = "2"`, 2},
+		{"<tiff:Orientation>\n 5 </tiff:Orientation>", 5},
+		{`exif:Orientation="6"`, 0},
+		{`tiff:OrientationX="6"`, 0},
+		{`tiff:Orientation=""`, 0},
+		{``, 0},
+	} {
+		if got := xmpOrientation([]byte(tt.xmp)); got != tt.want {
+			t.Errorf("xmpOrientation(%q) = %d, want %d", tt.xmp, got, tt.want)
+		}
+	}
+}
+
+func TestEXIFOrientationBounds(t *testing.T) {
+	good := exifBlock(binary.BigEndian, map[uint16]uint16{0x0112: 6})
+	for i := range 8 + 2 + 12 { // up to the end of its one entry
+		if o, ok := exifOrientation(good[:i]); ok {
+			t.Errorf("%d of %d bytes: orientation %d read from a cut block", i, len(good), o)
+		}
+	}
+	if o, ok := exifOrientation(append([]byte("Exif\x00\x00"), good...)); !ok || o != 6 {
+		t.Errorf("with the Exif header: %d, %v; want 6, true", o, ok)
+	}
+	bad := bytes.Clone(good)
+	binary.BigEndian.PutUint32(bad[4:], 0xFFFFFFF0) // directory far past the end
+	if _, ok := exifOrientation(bad); ok {
+		t.Error("directory offset past the end read")
+	}
+	if rawProfile("\nexif\n 4\nzz00\n") != nil || rawProfile("exif") != nil {
+		t.Error("a raw profile that is not hexadecimal decoded")
+	}
+}
+
+// stored is the test's page as stored: 32×16, left half red, right blue.
+func stored() *image.RGBA {
+	img := image.NewRGBA(image.Rect(0, 0, 32, 16))
+	for y := range 16 {
+		for x := range 32 {
+			c := color.RGBA{255, 0, 0, 255}
+			if x >= 16 {
+				c = color.RGBA{0, 0, 255, 255}
+			}
+			img.SetRGBA(x, y, c)
+		}
+	}
+	return img
+}
+
+// exifBlock is an EXIF block: a TIFF header and one directory of SHORT
+// entries.
+func exifBlock(order binary.ByteOrder, tags map[uint16]uint16) []byte {
+	var b bytes.Buffer
+	if order == binary.LittleEndian {
+		b.WriteString("II*\x00")
+	} else {
+		b.WriteString("MM\x00*")
+	}
+	binary.Write(&b, order, uint32(8))
+	binary.Write(&b, order, uint16(len(tags)))
+	for tag, v := range tags {
+		binary.Write(&b, order, tag)
+		binary.Write(&b, order, uint16(3))
+		binary.Write(&b, order, uint32(1))
+		binary.Write(&b, order, v)
+		binary.Write(&b, order, uint16(0))
+	}
+	binary.Write(&b, order, uint32(0))
+	return b.Bytes()
+}
+
+// rawProfileText writes an EXIF block as ImageMagick's raw profile text.
+func rawProfileText(exif []byte) string {
+	exif = append([]byte("Exif\x00\x00"), exif...)
+	h := hex.EncodeToString(exif)
+	var lines []string
+	for len(h) > 72 {
+		lines, h = append(lines, h[:72]), h[72:]
+	}
+	lines = append(lines, h)
+	return fmt.Sprintf("\nexif\n%8d\n%s\n", len(exif), strings.Join(lines, "\n"))
+}
+
+func chunk(typ string, data []byte) []byte {
+	var b bytes.Buffer
+	binary.Write(&b, binary.BigEndian, uint32(len(data)))
+	b.WriteString(typ)
+	b.Write(data)
+	binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(append([]byte(typ), data...)))
+	return b.Bytes()
+}
+
+func itxt(key, text string) []byte {
+	return chunk("iTXt", []byte(key+"\x00\x00\x00\x00\x00"+text))
+}
+
+func ztxt(key, text string) []byte {
+	var z bytes.Buffer
+	w := zlib.NewWriter(&z)
+	w.Write([]byte(text))
+	w.Close()
+	return chunk("zTXt", append([]byte(key+"\x00\x00"), z.Bytes()...))
+}
+
+// pngWith is the stored page as a PNG with chunks after its IHDR.
+func pngWith(t *testing.T, chunks ...[]byte) []byte {
+	var b bytes.Buffer
+	if err := png.Encode(&b, stored()); err != nil {
+		t.Fatal(err)
+	}
+	data := b.Bytes()
+	const ihdrEnd = 8 + 8 + 13 + 4
+	out := append([]byte{}, data[:ihdrEnd]...)
+	for _, c := range chunks {
+		out = append(out, c...)
+	}
+	return append(out, data[ihdrEnd:]...)
+}
+
+func app1(header, payload string) []byte {
+	body := header + payload
+	return append([]byte{0xFF, 0xE1, byte((len(body) + 2) >> 8), byte(len(body) + 2)}, body...)
+}
+
+// jpegWith is the stored page as a JPEG with segments after its SOI.
+func jpegWith(t *testing.T, segments ...[]byte) []byte {
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, stored(), &jpeg.Options{Quality: 95}); err != nil {
+		t.Fatal(err)
+	}
+	out := append([]byte{}, b.Bytes()[:2]...)
+	for _, s := range segments {
+		out = append(out, s...)
+	}
+	return append(out, b.Bytes()[2:]...)
+}
+
+// webpWithXMP is the stored page as an extended WebP (VP8X) with an XMP
+// chunk.
+func webpWithXMP(t *testing.T, xmp string) []byte {
+	startup()
+	var b bytes.Buffer
+	if err := png.Encode(&b, stored()); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := vips.NewImageFromBuffer(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	p := vips.NewWebpExportParams()
+	p.Lossless = true
+	p.StripMetadata = true
+	simple, _, err := ref.ExportWebp(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The image data chunk alone (libvips may write a VP8X header too).
+	var pixels []byte
+	for at := 12; at+8 <= len(simple); {
+		n := int(binary.LittleEndian.Uint32(simple[at+4:]))
+		end := min(len(simple), at+8+n+n%2)
+		if string(simple[at:at+4]) == "VP8L" {
+			pixels = simple[at:end]
+		}
+		at = end
+	}
+	if pixels == nil {
+		t.Fatal("libvips wrote no lossless WebP")
+	}
+	vp8x := []byte{0x04, 0, 0, 0, 31, 0, 0, 15, 0, 0} // XMP flag, canvas 32×16
+	riffChunk := func(typ string, data []byte) []byte {
+		out := append([]byte(typ), 0, 0, 0, 0)
+		binary.LittleEndian.PutUint32(out[4:], uint32(len(data)))
+		out = append(out, data...)
+		if len(data)%2 == 1 {
+			out = append(out, 0)
+		}
+		return out
+	}
+	body := []byte("WEBP")
+	body = append(body, riffChunk("VP8X", vp8x)...)
+	body = append(body, pixels...)
+	body = append(body, riffChunk("XMP ", []byte(xmp))...)
+	out := append([]byte("RIFF"), 0, 0, 0, 0)
+	binary.LittleEndian.PutUint32(out[4:], uint32(len(body)))
+	return append(out, body...)
+}
