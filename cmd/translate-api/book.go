@@ -459,8 +459,8 @@ func (s *server) bookItems(ctx context.Context, location string, fields map[stri
 // order) as one document, and the language its METS MODS declares
 // (declared). The files are fetched for it before any item runs,
 // BOOK_FETCH_WORKERS at once, each dropped from memory once its units'
-// texts are taken and kept in the job's scratch folder for its item
-// (scratch.go; with PostgreSQL the items fetch them again). Every item of the job is translated
+// texts are taken and kept in the job's scratch (jobs.Scratch) for its
+// item, which takes it instead of fetching it again. Every item of the job is translated
 // with that language as its document language (serveTranslate, from
 // jobs.BookNote), and the job's run metadata counts the items in it
 // (jobRecord). Only a canceled context is an error.
@@ -470,10 +470,10 @@ func (s *server) bookRecord(ctx context.Context, f *fetch.Fetcher, location stri
 	if source == "auto" {
 		start := time.Now()
 		var kept func(string, []byte)
-		if dir := jobs.Scratch(ctx); dir != "" {
+		if scratch := jobs.ScratchOf(ctx); scratch != nil {
 			failed := false
 			kept = func(location string, data []byte) {
-				if err := keepText(dir, location, data); err != nil && !failed {
+				if err := scratch.Keep(ctx, location, data); err != nil && !failed {
 					failed = true // said once: the items fetch such files again
 					s.log.Warn("a text file read for the book's language is not kept for its item, which fetches it again", "file", location, "err", err)
 				}
@@ -507,13 +507,16 @@ func pageSkip(b *book.Book, p book.Page) string {
 }
 
 // fetchText fetches a book job's text file, or takes the copy the job
-// kept when it read the book (scratch.go).
+// kept when it read the book (jobs.Scratch, bookRecord).
 func (s *server) fetchText(ctx context.Context, source string) ([]byte, string, error) {
-	if b, ok := takeText(jobs.Scratch(ctx), source); ok {
+	b, ok, err := jobs.ScratchOf(ctx).Take(ctx, source)
+	if err != nil {
+		s.log.Warn("the copy of a text file kept when the book was read cannot be taken; it is fetched again", "file", source, "err", err)
+	}
+	if ok {
 		return b, "", nil
 	}
-	b, err := s.bookFetcher().GetLinked(ctx, source)
-	if err != nil {
+	if b, err = s.bookFetcher().GetLinked(ctx, source); err != nil {
 		return nil, "", errors.New(bookError(err))
 	}
 	return b, "", nil

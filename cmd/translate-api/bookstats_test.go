@@ -2,13 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"archivekit/internal/jobs"
+	"archivekit/internal/testenv"
 	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator/translatortest"
 )
@@ -74,15 +77,33 @@ func bookJSON(b *runmeta.Book) string {
 // agree with it. Before, a book job's run metadata had no
 // statistics.books. Each text file is requested once: the items take the
 // copies kept when the book's language was detected (before, each was
-// fetched again by its item).
+// fetched again by its item), with either job store: SQLite keeps the
+// copies in the job's folder, PostgreSQL in its rows (before, items on
+// PostgreSQL fetched each file again).
 func TestJobsBookStatistics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs translate")
 	}
+	for _, store := range []struct {
+		name string
+		env  func(t *testing.T) map[string]string
+	}{
+		{"sqlite", func(t *testing.T) map[string]string { return map[string]string{"JOBS_DIR": t.TempDir()} }},
+		{"postgres", func(t *testing.T) map[string]string {
+			return map[string]string{jobs.EnvDatabaseURL: testenv.Postgres(t)}
+		}},
+	} {
+		t.Run(store.name, func(t *testing.T) { testJobsBookStatistics(t, store.env(t)) })
+	}
+}
+
+func testJobsBookStatistics(t *testing.T, storeEnv map[string]string) {
 	log, url := germanBook(t)
 	mt := translatortest.New(translatortest.Config{})
 	defer mt.Close()
-	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_HOSTS": "127.0.0.1", "JOBS_DIR": t.TempDir()}))
+	env := map[string]string{"BOOK_HOSTS": "127.0.0.1"}
+	maps.Copy(env, storeEnv)
+	_, ts := startServer(t, testEnv(mt.URL, env))
 	doc, books := jobBookRecord(t, ts.URL, submitBookAuto(t, ts.URL, url))
 	if len(books) != 1 {
 		t.Fatalf("statistics.books %d records, want 1", len(books))
@@ -160,4 +181,10 @@ func pausedBookJob(t *testing.T, submit func(base string) string) (id, dir strin
 		t.Fatalf("stop: %v", err)
 	}
 	return id, dir, held
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.StopPostgres()
+	os.Exit(code)
 }

@@ -84,20 +84,6 @@ func BookNote(ctx context.Context) []byte {
 
 type bookNoteKey struct{}
 
-type scratchKey struct{}
-
-// Scratch is, in the work of a job (BookInput.Items, BookInput.Fetch), a
-// folder of that job for files a service keeps between the two: the text
-// files translate-api fetched to detect a book's language, which their
-// items then take instead of fetching them again. It is removed with the
-// job (JOBS_RETENTION) and not created (the caller makes it). It is ""
-// outside a job's work and with PostgreSQL, whose replicas share no
-// folder (a job may go on on another one).
-func Scratch(ctx context.Context) string {
-	s, _ := ctx.Value(scratchKey{}).(string)
-	return s
-}
-
 // link is what a book item's request is given of its neighbours when
 // BookInput.Joins says they join: the next item's file and the summary
 // the item before it attached (nil when none).

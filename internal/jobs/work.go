@@ -40,9 +40,7 @@ func (q *Queue) work(ctx context.Context, id string) error {
 	if _, err := q.setState(ctx, id, Running, Queued); err != nil {
 		return err
 	}
-	if q.pool == nil {
-		ctx = context.WithValue(ctx, scratchKey{}, filepath.Join(q.jobDir(id), "scratch"))
-	}
+	ctx = context.WithValue(ctx, scratchKey{}, &Scratch{q: q, id: id})
 	if f.Book != "" {
 		if ok, err := q.readBook(ctx, id, f); err != nil || !ok {
 			return err
@@ -103,6 +101,9 @@ func (q *Queue) finish(ctx context.Context, id string) error {
 		if _, err := q.exec(ctx, `UPDATE archivekit_job SET error = ? WHERE id = ?`, why, id); err != nil {
 			return err
 		}
+	}
+	if err := q.clearScratch(ctx, id); err != nil {
+		q.log.Warn("what the job's items did not take of its scratch is not removed; it is removed with the job", "job", id, "err", err)
 	}
 	ended, err := q.setState(ctx, id, end, Running, Queued)
 	if ended && st.StartedAt != nil && q.opts.Metrics != nil {
