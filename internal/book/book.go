@@ -55,7 +55,9 @@ type Book struct {
 	Remote bool
 	// Languages are the languages the book's descriptive metadata declares,
 	// as written (METS: the MODS language/languageTerm values inside its
-	// dmdSecs, "ger" or "German"); none for IIIF.
+	// dmdSecs, "ger" or "German"; IIIF: the values of the manifest's or
+	// collection's metadata entries labelled with the language, "English",
+	// "de", each part of "Arabic, French").
 	Languages []string
 	// ImageGroup is the METS fileGrp the images were taken from.
 	ImageGroup string

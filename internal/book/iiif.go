@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // readIIIF reads a manifest or a collection.
@@ -20,7 +22,7 @@ func (r *reader) readIIIF(l loc, data []byte) (*Book, error) {
 	if kind == "" {
 		return nil, fmt.Errorf("%s: %w: JSON without a IIIF Presentation type (type %q, @type %q)", l, ErrNotABook, str(doc, "type"), str(doc, "@type"))
 	}
-	b := &Book{Kind: kind, Version: version, ID: str(doc, "@id", "id"), Label: label(doc["label"])}
+	b := &Book{Kind: kind, Version: version, ID: str(doc, "@id", "id"), Label: label(doc["label"]), Languages: metadataLanguages(doc)}
 	w := &walk{r: r, book: b, seen: map[string]bool{}}
 	w.seen[l.String()] = true
 	if b.ID != "" {
@@ -440,4 +442,99 @@ func label(v any) string {
 		}
 	}
 	return ""
+}
+
+// languageLabels are the words of a metadata label that says it gives the
+// languages of the book (in the languages of the manifests of the
+// libraries that publish them).
+var languageLabels = map[string]bool{
+	"language": true, "languages": true, "sprache": true, "sprachen": true, "langue": true, "langues": true,
+	"lingua": true, "lingue": true, "idioma": true, "idiomas": true, "jazyk": true, "taal": true, "talen": true,
+	"język": true, "språk": true, "sprog": true, "kieli": true, "nyelv": true, "limba": true, "jezik": true,
+}
+
+// metadataLanguages are the values of a manifest's or collection's
+// metadata entries whose label names the language ("Language", "Text
+// Language", "Sprache"; not a label about cataloguing), as written: each
+// value of every language of the entry's value, split at commas and
+// semicolons ("Arabic, French"). A v3 value map gives its "none" values
+// first, then "en", then the others.
+func metadataLanguages(doc map[string]any) []string {
+	var out []string
+	for _, m := range objects(doc["metadata"]) {
+		if !languageLabel(allValues(m["label"])) {
+			continue
+		}
+		for _, v := range allValues(m["value"]) {
+			for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' }) {
+				if part = strings.TrimSpace(part); part != "" && !slices.Contains(out, part) {
+					out = append(out, part)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// languageLabel reports whether one of a label's values has a word of
+// languageLabels and none about cataloguing (MARC's language of
+// cataloguing is the record's, not the book's).
+func languageLabel(values []string) bool {
+	for _, v := range values {
+		words := strings.FieldsFunc(strings.ToLower(v), func(r rune) bool { return !unicode.IsLetter(r) })
+		lang, catalog := false, false
+		for _, w := range words {
+			lang = lang || languageLabels[w]
+			catalog = catalog || strings.HasPrefix(w, "catalog") || strings.HasPrefix(w, "katalog")
+		}
+		if lang && !catalog {
+			return true
+		}
+	}
+	return false
+}
+
+// allValues returns every string of a v2 value (a string, a {@value}
+// object or a list of them) or a v3 language map ("none", then "en", then
+// the other languages in key order).
+func allValues(v any) []string {
+	switch t := v.(type) {
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, e := range t {
+			out = append(out, allValues(e)...)
+		}
+		return out
+	case map[string]any:
+		if s, ok := t["@value"].(string); ok {
+			return []string{s}
+		}
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		rank := func(k string) int {
+			switch k {
+			case "none":
+				return 0
+			case "en":
+				return 1
+			}
+			return 2
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if ri, rj := rank(keys[i]), rank(keys[j]); ri != rj {
+				return ri < rj
+			}
+			return keys[i] < keys[j]
+		})
+		var out []string
+		for _, k := range keys {
+			out = append(out, strs(t[k])...)
+		}
+		return out
+	}
+	return nil
 }
