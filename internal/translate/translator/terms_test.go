@@ -2,6 +2,7 @@ package translator
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -106,6 +107,51 @@ func TestTermsOnlyOfAnAppliedVocabulary(t *testing.T) {
 			if !c.checked && strings.Contains(w, "terminology") {
 				t.Errorf("-src %s: %s", c.src, w)
 			}
+		}
+	}
+}
+
+// In a document of several languages the vocabulary applies to the units
+// in its own language only, and only their terms are expected in the
+// translation: a German block that quotes a Czech vocabulary term is
+// translated without the vocabulary, so the term's English is not
+// missing from it. Before, the check expected every vocabulary term
+// found in any unit once the vocabulary was applied to one of them.
+func TestTermsOnlyOfItsLanguageUnits(t *testing.T) {
+	v, err := vocab.Parse(strings.NewReader("source_lemma,target_translation\nhrobka,tomb\n"), "v.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Lang = "cs"
+	block := func(id, lang, text string) string {
+		var strs []string
+		for i, w := range strings.Fields(text) {
+			strs = append(strs, fmt.Sprintf(`<String ID="%s_%d" CONTENT="%s"/>`, id, i, w))
+		}
+		return fmt.Sprintf(`<TextBlock ID="%s" LANG="%s"><TextLine ID="%s_l">%s</TextLine></TextBlock>`, id, lang, id, strings.Join(strs, "<SP/>"))
+	}
+	doc := `<?xml version="1.0" encoding="UTF-8"?>
+<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="P1" PHYSICAL_IMG_NR="1"><PrintSpace>` +
+		block("b1", "cs", "hrobka") + `</PrintSpace></Page><Page ID="P2" PHYSICAL_IMG_NR="2"><PrintSpace>` +
+		block("b2", "de", "Die hrobka") + `</PrintSpace></Page></Layout></alto>`
+	mt, _ := newMT(t, translatortest.Config{})
+	out, err := Translate(context.Background(), []byte(doc), "two.xml", Options{Backend: mt, Source: "auto", Vocabulary: v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	langs := map[string]bool{}
+	for _, r := range out.Log {
+		langs[r.Lang] = true
+	}
+	if !langs["cs"] || !langs["de"] {
+		t.Fatalf("units in %v, want cs and de (the blocks' LANG)", langs)
+	}
+	if !out.TermsChecked || out.Terms.Expected != 1 || out.Terms.Hit != 1 || len(out.Terms.Missed) != 0 {
+		t.Errorf("terms %+v (checked %v), want the Czech block's one term expected and hit; log %+v", out.Terms, out.TermsChecked, out.Log)
+	}
+	for _, w := range out.Warnings {
+		if strings.Contains(w, "terminology") {
+			t.Error(w)
 		}
 	}
 }

@@ -924,7 +924,10 @@ func placeholders(b backend.Backend) (backend.Protection, bool) {
 
 // checkTerms checks the terminology of the written rows: each metadata
 // field on its own, ALTO lines joined per page (a term may be split across
-// lines by the alignment).
+// lines by the alignment). Only rows in the vocabulary's source language
+// are checked (all when it names none, or a row none): a unit in another
+// language of the document was translated without the vocabulary
+// (vocabApplies), so its terms are not expected.
 func checkTerms(v *vocab.Vocabulary, rows []alto.LogRow) vocab.TermCheck {
 	var total vocab.TermCheck
 	add := func(src, out string) {
@@ -946,6 +949,9 @@ func checkTerms(v *vocab.Vocabulary, rows []alto.LogRow) vocab.TermCheck {
 		case "", backend.OK, backend.Retried, backend.Vocabulary:
 		default:
 			continue // nothing written
+		}
+		if v.Lang != "" && r.Lang != "" && r.Lang != v.Lang {
+			continue
 		}
 		if r.Page == 0 {
 			add(r.Source, r.Target)
