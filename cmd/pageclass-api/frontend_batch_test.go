@@ -258,8 +258,8 @@ func TestFrontendLongBatch(t *testing.T) {
 // (rows, labels, the failed file's error, the downloads); the page opened
 // again, by its link among the recent jobs or by the address, shows the job's
 // results without sending anything again, the page images' cards with the
-// service's thumbnails of the files the job keeps (the files sent are no
-// longer at hand).
+// thumbnails their answers carry (the files sent are no longer at hand; the
+// job was sent with thumbnails=true for its PDF).
 func TestFrontendJobs(t *testing.T) {
 	ctx := chromium(t)
 	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir(), "PDF_RENDER_DPI": "72"}, nil)
@@ -357,12 +357,12 @@ func TestFrontendJobs(t *testing.T) {
 	if !reflect.DeepEqual(again, table) || !reflect.DeepEqual(byAddress, table) {
 		t.Errorf("opened again: by the link %q, by the address %q, want %q", again, byAddress, table)
 	}
-	// the page images' cards: the service's thumbnails (fetched with the
-	// API's token: object URLs), 160 pixels wide; the PDF's pages their
-	// answer's
-	if len(reopened) != 5 || reopened[0] != "blob 160" || reopened[1] != "blob 160" ||
+	// the page images' cards: their answers' thumbnails (the job was sent
+	// with thumbnails=true, for its PDF), 160 pixels wide, not decoded
+	// again by the service; the PDF's pages their answer's
+	if len(reopened) != 5 || reopened[0] != "data 160" || reopened[1] != "data 160" ||
 		!strings.HasPrefix(reopened[2], "data ") || !strings.HasPrefix(reopened[4], "data ") {
-		t.Errorf("the cards' pictures of the job opened again: %q, want two thumbnails from the service, then the PDF's", reopened)
+		t.Errorf("the cards' pictures of the job opened again: %q, want the answers' thumbnails", reopened)
 	}
 	var list jobs.Page
 	r, err = http.Get(ts.URL + "/jobs")

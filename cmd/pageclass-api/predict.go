@@ -347,7 +347,7 @@ func (res *predicted) prepare(ctx context.Context, req *predictRequest, doc *ima
 			return err
 		}
 		data = append(data, row...)
-		if req.document && req.thumbnails {
+		if req.thumbnails {
 			res.thumbs = append(res.thumbs, thumbnail(img, thumbWidth))
 		}
 		return nil
@@ -373,9 +373,13 @@ func (res *predicted) demoStatus() demoStatus {
 func (res *predicted) respond(w http.ResponseWriter, req *predictRequest) {
 	f := req.form
 	if !req.document {
-		service.WriteJSON(w, http.StatusOK, imageResponse{Type: "image", Version: f.version,
+		resp := imageResponse{Type: "image", Version: f.version,
 			Predictions: top(res.probs[0], f.topn), Record: res.rec, SchemaError: res.schemaErr,
-			Review: res.reviews[0], ReviewCalibration: res.cal.applied, demoStatus: res.demoStatus()})
+			Review: res.reviews[0], ReviewCalibration: res.cal.applied, demoStatus: res.demoStatus()}
+		if len(res.thumbs) > 0 {
+			resp.Thumbnail = res.thumbs[0]
+		}
+		service.WriteJSON(w, http.StatusOK, resp)
 		return
 	}
 	resp := documentResponse{Type: "document", Version: f.version, PageCount: res.pages, Record: res.rec, SchemaError: res.schemaErr,

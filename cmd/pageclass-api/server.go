@@ -440,6 +440,11 @@ type imageResponse struct {
 	// page's doubt and page-condition flags, and the calibration in force.
 	Review            *review.Page    `json:"review"`
 	ReviewCalibration *review.Applied `json:"review_calibration"`
+	// Thumbnail is an extra field: a small JPEG of the page as a data:
+	// URL, present only when the form asked for thumbnails (the browser
+	// interface does for a book job, whose items are page images the
+	// service keeps no copy of).
+	Thumbnail string `json:"thumbnail,omitempty"`
 	demoStatus
 }
 

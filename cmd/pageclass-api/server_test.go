@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image/jpeg"
 	"io"
 	"math"
 	"net/http"
@@ -28,6 +30,7 @@ type anyResponse struct {
 	Type        string          `json:"type"`
 	Version     string          `json:"version"`
 	Predictions []prediction    `json:"predictions"`
+	Thumbnail   *string         `json:"thumbnail"`
 	PageCount   int             `json:"page_count"`
 	Pages       []pageResult    `json:"pages"`
 	Record      json.RawMessage `json:"document_json"`
@@ -71,6 +74,22 @@ func TestPredictEndpoints(t *testing.T) {
 				t.Fatalf("response %+v", r)
 			}
 			checkTopN(t, r.Predictions, 3)
+			if r.Thumbnail != nil {
+				t.Errorf("a thumbnail no one asked for: %.40s...", *r.Thumbnail)
+			}
+		}},
+		// An image's thumbnail when asked for (a book job's page: the
+		// service keeps no copy of it), a JPEG 160 pixels wide.
+		{name: "image with thumbnail", path: "/predict_image", parts: []upload{img, {Field: "thumbnails", Data: []byte("true")}}, status: 200, check: func(t *testing.T, r anyResponse) {
+			checkTopN(t, r.Predictions, 3)
+			b64, ok := strings.CutPrefix(deref(r.Thumbnail), "data:image/jpeg;base64,")
+			data, err := base64.StdEncoding.DecodeString(b64)
+			if !ok || err != nil {
+				t.Fatalf("thumbnail %.40q (%v)", deref(r.Thumbnail), err)
+			}
+			if c, err := jpeg.DecodeConfig(bytes.NewReader(data)); err != nil || c.Width != thumbWidth {
+				t.Errorf("thumbnail %d×%d (%v), want %d wide", c.Width, c.Height, err, thumbWidth)
+			}
 		}},
 		{name: "image, one model, all 11", path: "/predict_image", parts: []upload{img, {Field: "version", Data: []byte("v2.4")}, {Field: "topn", Data: []byte("11")}}, status: 200,
 			check: func(t *testing.T, r anyResponse) {
@@ -422,4 +441,12 @@ func TestPrecisionOption(t *testing.T) {
 	if !strings.Contains(log.String(), `"precision":"fp32"`) || !strings.Contains(log.String(), "on the CPU it is fp32") {
 		t.Errorf("tf32 on the CPU: the log does not say it runs as fp32: %s", log.String())
 	}
+}
+
+// deref is *s, or "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

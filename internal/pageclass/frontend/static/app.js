@@ -363,15 +363,18 @@ async function kindOf(file) {
   return documentKind(new Uint8Array(await file.slice(0, 5).arrayBuffer()));
 }
 
-// The Pages field is shown while a chosen file is a PDF or a TIFF: it goes
-// to /predict_document only, images ignore it.
-$("file").addEventListener("change", async () => {
+// The Pages field is shown while a chosen file is a PDF or a TIFF, or a
+// book's address is given: it goes to /predict_document (and selects a
+// book's pages), images ignore it.
+async function showPagesField() {
   const files = [...$("file").files];
   const kinds = await Promise.all(files.map(kindOf));
   // A later choice may have answered first: only the current one counts.
   if (files.length !== $("file").files.length || files.some((f, i) => f !== $("file").files[i])) return;
-  $("pages-field").hidden = !kinds.some((k) => k !== "");
-});
+  $("pages-field").hidden = !kinds.some((k) => k !== "") && !$("book").value.trim();
+}
+$("file").addEventListener("change", showPagesField);
+$("book").addEventListener("input", showPagesField);
 
 // addFields adds the form's fields to fd: the model, the Top-N, and, when
 // a file is a PDF or a TIFF (documents), thumbnails and the Pages field (a
@@ -446,9 +449,14 @@ function showAnswer(fileName, body, image, multi) {
   // The service answered with its shipped demo models (the published
   // models are not installed): say so on the page, as the answer does.
   if (body.demo) for (const m of body.demo_models || []) tally.demo.add(m);
+  // A page image's card shows the file itself when this tab has it (an
+  // object URL), else the answer's own thumbnail (thumbnails=true: a book
+  // job's page, of which the service keeps no copy, or a job's page image
+  // sent beside documents), else what pictureOf takes.
+  const picture = typeof image === "string" ? image : body.thumbnail || image;
   const answered = body.type === "document"
     ? body.pages.map((p) => [p.page, p.label, p.thumbnail, p.predictions, p.review])
-    : [[1, "", image, body.predictions, body.review]];
+    : [[1, "", picture, body.predictions, body.review]];
   for (const [page, label, thumb, preds, rv] of answered) {
     const name = pageName(page, label);
     const title = body.type === "document" ? (multi ? fileName + ", page " + name : "Page " + name) : fileName;
@@ -767,11 +775,54 @@ async function run(work, submission) {
   }
 }
 
+// bookFields are the form's fields for the book at url: the model, the
+// Top-N, the Pages field and thumbnails (the service keeps no copy of a
+// book's pages: its answers carry their thumbnails).
+function bookFields(url) {
+  const fd = new FormData();
+  addFields(fd, true);
+  fd.append("book", url);
+  return fd;
+}
+
+// classifyBook classifies the book at url: as one job (each page an item,
+// its thumbnail in its answer) when the service takes jobs, else in one
+// request to /predict_document, whose answer has every page.
+async function classifyBook(url) {
+  if (jobsEnabled) {
+    $("status").textContent = "Sending the book as one job…";
+    const st = await answerOf(await api("/jobs", { method: "POST", body: bookFields(url) }));
+    return followJob(st.id);
+  }
+  history.replaceState(null, "", location.pathname + location.search);
+  const name = url.replace(/[?#].*$/, "").replace(/\/+$/, "").split("/").pop() || "book";
+  $("status").textContent = "Classifying the book " + name + "… (its pages are fetched by the service)";
+  let body;
+  try {
+    body = await answerOf(await api("/predict_document", { method: "POST", body: bookFields(url) }));
+  } catch (e) {
+    showFailure(name, e.message, false);
+    finish(1, "");
+    return;
+  }
+  showAnswer(name, body, null, false);
+  for (const s of body.skipped || []) showFailure(name, "page " + s.page + " not classified: " + s.error, true);
+  finish(1, "");
+}
+
 $("form").addEventListener("submit", (ev) => {
   ev.preventDefault();
   reset();
   const files = [...$("file").files];
-  if (!files.length) { showError("Choose an image, a PDF or a TIFF first."); return; }
+  const book = $("book").value.trim();
+  if (files.length && book) { showError("Choose files or give a book's address, not both."); return; }
+  if (book) {
+    return run(() => {
+      following++; // a job followed until now no longer shows here
+      return classifyBook(book);
+    }, true);
+  }
+  if (!files.length) { showError("Choose an image, a PDF or a TIFF, or give a book's address, first."); return; }
   return run(async () => {
     following++; // a job followed until now no longer shows here
     if (jobsEnabled) {
