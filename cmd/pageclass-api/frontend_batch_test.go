@@ -258,8 +258,7 @@ func TestFrontendLongBatch(t *testing.T) {
 // (rows, labels, the failed file's error, the downloads); the page opened
 // again, by its link among the recent jobs or by the address, shows the job's
 // results without sending anything again, the page images' cards with the
-// thumbnails their answers carry (the files sent are no longer at hand; the
-// job was sent with thumbnails=true for its PDF).
+// thumbnails their answers carry (the files sent are no longer at hand).
 func TestFrontendJobs(t *testing.T) {
 	ctx := chromium(t)
 	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir(), "PDF_RENDER_DPI": "72"}, nil)
@@ -357,9 +356,9 @@ func TestFrontendJobs(t *testing.T) {
 	if !reflect.DeepEqual(again, table) || !reflect.DeepEqual(byAddress, table) {
 		t.Errorf("opened again: by the link %q, by the address %q, want %q", again, byAddress, table)
 	}
-	// the page images' cards: their answers' thumbnails (the job was sent
-	// with thumbnails=true, for its PDF), 160 pixels wide, not decoded
-	// again by the service; the PDF's pages their answer's
+	// the page images' cards: their answers' thumbnails (the page sends
+	// every job with thumbnails=true), 160 pixels wide, not decoded again
+	// by the service; the PDF's pages their answer's
 	if len(reopened) != 5 || reopened[0] != "data 160" || reopened[1] != "data 160" ||
 		!strings.HasPrefix(reopened[2], "data ") || !strings.HasPrefix(reopened[4], "data ") {
 		t.Errorf("the cards' pictures of the job opened again: %q, want the answers' thumbnails", reopened)
@@ -377,7 +376,10 @@ func TestFrontendJobs(t *testing.T) {
 // TestFrontendJobProgress: while the page's job waits behind another (a
 // book job whose manifest the loopback server holds back, so the one
 // worker is busy), the page shows it queued, with its id already in the
-// address; once the other job ends, the page shows its results.
+// address; once the other job ends, the page shows its results. Opened
+// again, the page image's card shows the thumbnail its answer carries (the
+// page sends every job with thumbnails=true), which the service does not
+// decode again.
 func TestFrontendJobProgress(t *testing.T) {
 	ctx := chromium(t)
 	entered, release := make(chan struct{}, 1), make(chan struct{})
@@ -417,13 +419,21 @@ func TestFrontendJobProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	free()
+	var reopened string
 	err = chromedp.Run(ctx,
 		chromedp.WaitVisible(endedDownloads, chromedp.ByQuery),
 		chromedp.Text("#status", &status),
 		chromedp.Evaluate(tableRows, &table),
+		chromedp.Navigate("about:blank"),
+		chromedp.Navigate(ts.URL+"/frontend"+hash),
+		chromedp.WaitVisible(endedDownloads, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('#results .page img').src.split(',')[0]`, &reopened),
 	)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if reopened != "data:image/jpeg;base64" {
+		t.Errorf("the page image's card of the job opened again shows %q, want its answer's thumbnail", reopened)
 	}
 	id, ok := strings.CutPrefix(hash, "#job=")
 	if !ok || !strings.HasPrefix(queued, "Job "+id+" queued: 0 of 1 file(s) done") || !strings.Contains(queued, "closed and opened again") {

@@ -379,12 +379,13 @@ $("book").addEventListener("input", showPagesField);
 // addFields adds the form's fields to fd: the model, the Top-N, and, when
 // a file is a PDF or a TIFF (documents), thumbnails and the Pages field (a
 // malformed selection is the service's to refuse: 422, shown as any
-// validation error).
-function addFields(fd, documents) {
+// validation error); thumbnails also when kept (a job's answers, kept by
+// the service, then carry every page's thumbnail for a later visit).
+function addFields(fd, documents, kept = false) {
   fd.append("version", $("version").value);
   fd.append("topn", $("topn").value);
+  if (kept || documents) fd.append("thumbnails", "true");
   if (!documents) return;
-  fd.append("thumbnails", "true");
   const pages = $("pages").value.trim();
   if (pages) fd.append("pages", pages);
 }
@@ -615,7 +616,7 @@ async function showRecent() {
 async function submitJob(files) {
   const kinds = await Promise.all(files.map(kindOf));
   const fd = new FormData();
-  addFields(fd, kinds.some((k) => k !== ""));
+  addFields(fd, kinds.some((k) => k !== ""), true);
   files.forEach((f, i) => addFile(fd, f, kinds[i]));
   const r = await api("/jobs", { method: "POST", body: fd });
   if (r.status === 413) return ["", []];
