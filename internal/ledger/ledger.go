@@ -29,11 +29,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -129,8 +131,10 @@ func DigestBytes(b []byte) string {
 }
 
 // Open reads the ledger folder dir of tool and the configuration key
-// config (every *.jsonl file in it), then creates dir/name (which must not
-// exist: a name of this run's own, such as its time stamp) for this run's
+// config (every *.jsonl file in it), then creates dir/name (a name of this
+// run's own, such as its time stamp; where a file of that name exists, an
+// earlier run of the same stamp whose run metadata was since removed,
+// name_2.jsonl, name_3.jsonl, …, which sort after it) for this run's
 // entries, with a header holding detail (any JSON value) for people reading
 // it. A file of another tool or configuration in dir is refused: the key is
 // in the folder name chosen by the caller, so a mismatch means the folder
@@ -161,8 +165,7 @@ func Open(dir, tool, config string, detail any, name string) (*Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.path = filepath.Join(dir, name)
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	f, err := l.create(dir, name)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
@@ -178,6 +181,23 @@ func Open(dir, tool, config string, detail any, name string) (*Ledger, error) {
 	}
 	l.f = f
 	return l, nil
+}
+
+// create creates this run's file, dir/name or the first of name_2,
+// name_3, … (before its extension) that does not exist, and sets l.path.
+func (l *Ledger) create(dir, name string) (*os.File, error) {
+	ext := filepath.Ext(name)
+	for i := 1; ; i++ {
+		try := name
+		if i > 1 {
+			try = fmt.Sprintf("%s_%d%s", strings.TrimSuffix(name, ext), i, ext)
+		}
+		l.path = filepath.Join(dir, try)
+		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+		if !errors.Is(err, os.ErrExist) || i == 1000 {
+			return f, err
+		}
+	}
 }
 
 // read adds the entries of one run's file.
