@@ -50,8 +50,12 @@ type bookInfo struct {
 	// without a location, declared ALTO but PAGE, ...).
 	Problems []string `json:"problems"`
 	// Languages are the languages its descriptive metadata declares (METS
-	// MODS languageTerm), as written.
+	// MODS languageTerm, IIIF metadata), as written.
 	Languages []string `json:"languages,omitempty"`
+	// whole says the book is in one share of a --shard run (a line of a
+	// list); a book given alone or found in a folder shares its text
+	// files among the shares.
+	whole bool
 }
 
 // name prefixes a book's problems in a run of several books: its source
@@ -112,7 +116,7 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 		return nil, nil, nil, fmt.Errorf("%w: %w", errBook, err)
 	}
 	info = &bookInfo{Source: location, Folder: at.prefix, Kind: string(b.Kind), ID: b.ID, Label: b.Label, Pages: len(b.Pages), Languages: b.Languages,
-		TextFormats: map[string]int{}, PagesWithoutText: []string{}, Problems: []string{}}
+		TextFormats: map[string]int{}, PagesWithoutText: []string{}, Problems: []string{}, whole: at.whole}
 	for _, p := range b.Problems {
 		if p.Err == nil { // an unread text file is a failed input instead
 			info.Problems = append(info.Problems, p.String())

@@ -209,19 +209,10 @@ func TestBookDeclaredLanguageIIIF(t *testing.T) {
 	dir := t.TempDir()
 	writeShortBook(t, dir, []string{"Haus", "Garten"}, "")
 	srv := newBookServer(t)
-	var canvases []string
-	for n := 1; n <= 2; n++ {
-		srv.put(fmt.Sprintf("/b/alto/%04d.xml", n), readOrFatal(t, filepath.Join(dir, "alto", fmt.Sprintf("%04d.xml", n))))
-		canvases = append(canvases, fmt.Sprintf(`{"id": "%[1]s/b/canvas/%[2]d", "type": "Canvas", "width": 800, "height": 1000,
-  "items": [{"id": "%[1]s/b/canvas/%[2]d/page", "type": "AnnotationPage", "items": [{"id": "%[1]s/b/canvas/%[2]d/image", "type": "Annotation",
-    "motivation": "painting", "target": "%[1]s/b/canvas/%[2]d", "body": {"id": "%[1]s/b/img/%[2]d.jpg", "type": "Image", "format": "image/jpeg"}}]}],
-  "seeAlso": [{"id": "%[1]s/b/alto/%04[2]d.xml", "type": "Dataset", "format": "application/xml", "profile": "http://www.loc.gov/standards/alto/ns-v4#"}]}`, srv.URL, n))
-	}
-	srv.put("/b/manifest.json", []byte(fmt.Sprintf(`{"@context": "http://iiif.io/api/presentation/3/context.json", "id": "%s/b/manifest.json", "type": "Manifest",
-  "label": {"en": ["Two short pages"]}, "metadata": [{"label": {"en": ["Language"]}, "value": {"en": ["German"]}}], "items": [%s]}`, srv.URL, strings.Join(canvases, ", "))))
+	manifest := serveShortManifest(t, srv, "/b", dir, 2, `[{"label": {"en": ["Language"]}, "value": {"en": ["German"]}}]`)
 	api := startAPI(t, translatortest.Config{})
 	out := t.TempDir()
-	if r := runCLI(t, newEnv(api), srv.URL+"/b/manifest.json", "-o", out, "--vocabulary", ""); r.code != exitOK {
+	if r := runCLI(t, newEnv(api), manifest, "-o", out, "--vocabulary", ""); r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	logs, _ := filepath.Glob(filepath.Join(out, "*", "*_log.csv"))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"strings"
 
 	"archivekit/internal/atomicfile"
 	"archivekit/internal/book"
@@ -17,6 +18,7 @@ import (
 // bookFile is a translated text file of a book: where it is in the book,
 // and its output.
 type bookFile struct {
+	of   *bookInfo
 	page string
 	text book.Text
 	out  string
@@ -27,50 +29,91 @@ type bookFile struct {
 // booked notes a translated (or kept) text file of a book.
 func (p *pass) booked(in input, out string) {
 	if in.Book != nil {
-		p.books = append(p.books, bookFile{page: in.Page, text: *in.Book, out: out, w: in.PageW, h: in.PageH})
+		p.books = append(p.books, bookFile{of: in.BookOf, page: in.Page, text: *in.Book, out: out, w: in.PageW, h: in.PageH})
 	}
 }
 
 // mimeTypes are the METS MIMETYPEs of the translated text files.
 var mimeTypes = map[book.Format]string{book.ALTO: "application/alto+xml", book.PAGE: bookout.PAGEFormat, book.HOCR: bookout.HOCRFormat}
 
-// bookOut writes, with --book-out and a METS input (a file or a URL), the
-// input METS with one more fileGrp holding the run's translated text files
-// (bookout.AddToMETS) as <book stem>_<target>.mets.xml in the output
-// folder, the files' locations relative to it. The book's own relative
-// locations are rewritten to lead from there to its files (bookLinks).
+// bookOut writes, with --book-out, each book of the run (the input, or
+// the books of a list or folder) that had text files translated: a METS
+// book's METS (metsOut) or a IIIF manifest's annotations and derived
+// manifest (iiifOut), in the folder of the book's outputs. A book whose
+// text files the shards of a --shard run share is not written by a share,
+// which has only its own files: the run that writes it is a --resume with
+// --book-out and without --shard once every share has ended, which keeps
+// all the shares' translations from the ledger.
 func (r *runner) bookOut(ctx context.Context, p *pass) error {
 	s := r.s
 	if !s.BookOut {
 		return nil
 	}
-	if r.book != nil && r.book.Kind == string(book.Manifest) {
-		return r.iiifOut(ctx, p)
+	books := r.books
+	if r.book != nil {
+		books = []*bookInfo{r.book}
 	}
-	if r.book == nil || r.book.Kind != string(book.METS) {
-		r.warn("--book-out: the input is neither a METS file nor a IIIF manifest: no book written")
+	if len(books) == 0 {
+		r.warn("--book-out: the input is neither a METS file nor a IIIF manifest, nor a list or folder of them: no book written")
 		return nil
 	}
-	src, err := readBookFile(ctx, r.book.Source)
+	var shared []string
+	for _, b := range books {
+		var files []bookFile
+		for _, f := range p.books {
+			if f.of == b {
+				files = append(files, f)
+			}
+		}
+		switch {
+		case len(files) == 0:
+			// nothing of it translated (or all in another share)
+		case !s.Shard.Whole() && !b.whole:
+			shared = append(shared, b.Source)
+		case b.Kind == string(book.METS):
+			if err := r.metsOut(ctx, b, files); err != nil {
+				return err
+			}
+		case b.Kind == string(book.Manifest):
+			if err := r.iiifOut(ctx, b, files); err != nil {
+				return err
+			}
+		default:
+			r.warn(fmt.Sprintf("--book-out: %s is a IIIF %s, not a manifest: no book written", b.Source, strings.ToLower(b.Kind)))
+		}
+	}
+	if len(shared) > 0 {
+		r.warn(fmt.Sprintf("--book-out: %s: the shards share its text files, and this share (%s) has only its own: no book written; "+
+			"once every share has ended, run the same command with --resume --book-out and without --shard to write it (nothing is translated again)",
+			strings.Join(shared, ", "), s.Shard))
+	}
+	return nil
+}
+
+// metsOut writes, for METS book b (a file or a URL), its METS with one
+// more fileGrp holding the run's translated text files of it, files
+// (bookout.AddToMETS), as <book stem>_<target>.mets.xml in the folder of
+// the book's outputs, the files' locations relative to it. The book's own
+// relative locations are rewritten to lead from there to its files
+// (bookLinks).
+func (r *runner) metsOut(ctx context.Context, b *bookInfo, translated []bookFile) error {
+	s := r.s
+	src, err := readBookFile(ctx, b.Source)
 	if err != nil {
 		return fmt.Errorf("--book-out: %w", err)
 	}
-	dst := filepath.Join(s.Output, manifestStem(r.book.Source)+"_"+s.Target+".mets.xml")
-	if src, err = r.bookLinks(src, dst); err != nil {
-		r.warn(fmt.Sprintf("--book-out: the METS at %s: %v: no book written", r.book.Source, err))
+	dst := filepath.Join(s.Output, filepath.FromSlash(b.Folder), manifestStem(b.Source)+"_"+s.Target+".mets.xml")
+	if src, err = r.bookLinks(b, src, dst); err != nil {
+		r.warn(fmt.Sprintf("--book-out: the METS at %s: %v: no book written", b.Source, err))
 		return nil
 	}
 	uses, err := bookout.Uses(src)
 	if err != nil {
-		return fmt.Errorf("--book-out: %s: %w", r.book.Source, err)
+		return fmt.Errorf("--book-out: %s: %w", b.Source, err)
 	}
-	source := ""
-	if len(p.books) > 0 {
-		source = p.books[0].text.Group
-	}
-	group := bookout.GroupName(uses, source, s.Target)
+	group := bookout.GroupName(uses, translated[0].text.Group, s.Target)
 	var files []bookout.METSFile
-	for _, b := range p.books {
+	for _, b := range translated {
 		rel, err := filepath.Rel(filepath.Dir(dst), b.out)
 		if err != nil {
 			return err
@@ -97,18 +140,18 @@ func (r *runner) bookOut(ctx context.Context, p *pass) error {
 // they would not do as they are: resolved against the METS URL
 // (bookout.ResolveLinks), or for a local METS file in another folder than
 // dst's, rewritten by localLinks.
-func (r *runner) bookLinks(src []byte, dst string) ([]byte, error) {
+func (r *runner) bookLinks(b *bookInfo, src []byte, dst string) ([]byte, error) {
 	var out []byte
 	var rel []string
 	var err error
-	if isURL(r.book.Source) {
-		base, perr := url.Parse(r.book.Source)
+	if isURL(b.Source) {
+		base, perr := url.Parse(b.Source)
 		if perr != nil {
 			return nil, perr
 		}
 		out, rel, err = bookout.ResolveLinks(src, base)
 	} else {
-		metsDir, err1 := filepath.Abs(filepath.Dir(r.book.Source))
+		metsDir, err1 := filepath.Abs(filepath.Dir(b.Source))
 		outDir, err2 := filepath.Abs(filepath.Dir(dst))
 		if err := errors.Join(err1, err2); err != nil || metsDir == outDir {
 			return src, err
@@ -119,7 +162,7 @@ func (r *runner) bookLinks(src []byte, dst string) ([]byte, error) {
 		return nil, err
 	}
 	if len(rel) > 0 {
-		r.log.Info("book locations rewritten for the METS written", "mets", r.book.Source, "written", dst, "relative", len(rel), "first", rel[0])
+		r.log.Info("book locations rewritten for the METS written", "mets", b.Source, "written", dst, "relative", len(rel), "first", rel[0])
 	}
 	return out, nil
 }

@@ -20,19 +20,21 @@ import (
 	"archivekit/internal/version"
 )
 
-// iiifOut writes, with --book-out and a IIIF manifest input, one
-// annotation page per translated ALTO, PAGE-XML or hOCR file (its lines as
+// iiifOut writes, with --book-out, for IIIF manifest b, one annotation
+// page per translated ALTO, PAGE-XML or hOCR file of it, translated (its lines as
 // annotations in the translation's language tag, each on its canvas at
 // the line's box scaled onto the canvas: for a Presentation 3 manifest a
 // W3C annotation page of supplementing TextualBody annotations, for a
 // Presentation 2 manifest an sc:AnnotationList of sc:painting
-// cnt:ContentAsText annotations) under <output>/<book>_<target>_annotations/,
-// and the derived manifest <output>/<book>_<target>.json linking them and
-// the translated files (bookout.DerivedManifest). Ids are under
-// --book-base-url (default the output folder's file:// URL).
-func (r *runner) iiifOut(ctx context.Context, p *pass) error {
+// cnt:ContentAsText annotations) under <book folder>/<book>_<target>_annotations/,
+// and the derived manifest <book folder>/<book>_<target>.json linking them and
+// the translated files (bookout.DerivedManifest), the book's folder being
+// that of its outputs in the output folder (the output folder itself for
+// a book given alone). Ids are under --book-base-url (default the output
+// folder's file:// URL).
+func (r *runner) iiifOut(ctx context.Context, bk *bookInfo, translated []bookFile) error {
 	s := r.s
-	src, err := readBookFile(ctx, r.book.Source)
+	src, err := readBookFile(ctx, bk.Source)
 	if err != nil {
 		return fmt.Errorf("--book-out: %w", err)
 	}
@@ -49,17 +51,21 @@ func (r *runner) iiifOut(ctx context.Context, p *pass) error {
 		r.warn(fmt.Sprintf("--book-out: %v: no book written", err))
 		return nil
 	}
-	if local := bookout.LocalIDs(s.BookBaseURL, outDir); local != "" {
+	if local := bookout.LocalIDs(s.BookBaseURL, outDir); local != "" && !r.warnedLocalIDs {
+		r.warnedLocalIDs = true // once a run, for all its books
 		r.warn(local)
 	}
-	stem := manifestStem(r.book.Source) + "_" + s.Target
+	stem := manifestStem(bk.Source) + "_" + s.Target
+	if bk.Folder != "" {
+		stem = bk.Folder + "/" + stem
+	}
 	_, tag, _ := langtag.ForSources(s.Target, r.pd.Snapshot().Statistics.Languages)
 	gen := bookout.Agent{Name: "archivekit translate", Version: version.String()}
 	files := map[string][]byte{}
 	var links []bookout.CanvasLinks
 	at := map[string]int{}
 	skipped := 0
-	for _, b := range p.books {
+	for _, b := range translated {
 		read, ok := lineReaders[b.text.Format]
 		if !ok {
 			skipped++

@@ -296,6 +296,9 @@ type runner struct {
 	// ("doc.xml" and "doc.alto.xml" share doc_log.csv) is skipped, not
 	// written over the first.
 	claimed map[string]string
+	// warnedLocalIDs says --book-out warned that the run's IIIF ids are
+	// file:// URLs (once for all its books).
+	warnedLocalIDs bool
 	// failures are the inputs that gave no translation (the failures
 	// table).
 	failures []ledger.Failure
