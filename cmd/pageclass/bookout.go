@@ -55,9 +55,19 @@ func (r *classifier) pageAnnotations(c classedPage) ([]bookout.PageClass, *booko
 // with the reasons when the REVIEW table flags the page) as
 // DIR/<book>_classes/<n>.json, and the derived manifest
 // DIR/<book>_classes.json linking them (bookout.DerivedManifest). A
-// collection or a METS file gets a warning.
+// collection or a METS file gets a warning. A share of a --shard run
+// writes nothing: --shard shares a book's pages, so a share's manifest
+// would link its own canvases only, and the shares' annotation pages,
+// numbered in each share's order, would be written over one another; the
+// run that writes them is a --resume --book-out without --shard into the
+// shares' results folder, which keeps every page from the ledger.
 func (r *classifier) writeBookOut() error {
 	if r.cli.BookOut == "" || r.set.books == nil {
+		return nil
+	}
+	if !r.set.Shard.Whole() {
+		r.log.Warn("--book-out: the shards share the books' pages, and this share (" + r.set.Shard.String() + ") has only its own: no annotation pages written; " +
+			"once every share has ended, run the same command with --resume --book-out and without --shard, into the shares' results folder, to write them (nothing is classified again)")
 		return nil
 	}
 	dir, err := filepath.Abs(r.cli.BookOut)

@@ -297,3 +297,55 @@ func csvByCanvas(t *testing.T, dir, suffix string) map[string]map[string]string 
 	}
 	return rows
 }
+
+// TestBookOutShards: a --shard run shares a book's pages, so no share
+// writes the book's annotation pages (before, each wrote its own canvases'
+// pages, numbered in its own order, over the other's, and a manifest
+// linking its canvases alone); each says how they are written. The
+// --resume --book-out run without --shard into the shares' results folder
+// writes every canvas's, fetching and classifying no page again.
+func TestBookOutShards(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	s := booktest.New(t, classifytest.Pages(t, 1)[:3], 3, true)
+	dir, res := filepath.Join(e.root, "book-out"), filepath.Join(e.root, "shards")
+	for i := range 2 {
+		code, log := e.run(t, "-f", s.ManifestURL(), "--fetch-private", "--results", res, "--book-out", dir, "--shard", fmt.Sprintf("%d/2", i))
+		if code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, code, log)
+		}
+		if !strings.Contains(log, "the shards share the books' pages") || !strings.Contains(log, "--resume --book-out") {
+			t.Errorf("shard %d says nothing of the annotation pages not written:\n%s", i, log)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "manifest_classes.json")); !os.IsNotExist(err) {
+			t.Fatalf("shard %d wrote the derived manifest (%v)", i, err)
+		}
+	}
+	images := func() int {
+		n := 0
+		for p, k := range s.Requests() {
+			if strings.Contains(p, "/iiif/img/") && !strings.HasSuffix(p, "/info.json") {
+				n += k
+			}
+		}
+		return n
+	}
+	fetched := images()
+	if fetched == 0 {
+		t.Fatal("the shards fetched no page image")
+	}
+	code, log := e.run(t, "-f", s.ManifestURL(), "--fetch-private", "--results", res, "--book-out", dir, "--resume")
+	if code != exitOK {
+		t.Fatalf("resume: exit %d: %s", code, log)
+	}
+	for i := 1; i <= 3; i++ {
+		items := annotationItems(t, filepath.Join(dir, "manifest_classes", fmt.Sprintf("%d.json", i)))
+		canvas := fmt.Sprintf("%s/iiif/book/canvas/p%d", s.URL, i)
+		if len(items) == 0 || items[0].Target != canvas {
+			t.Errorf("annotation page %d: %+v, want canvas %s's classes", i, items, canvas)
+		}
+	}
+	if n := images() - fetched; n != 0 {
+		t.Errorf("the resumed run fetched %d page images, want none", n)
+	}
+}
