@@ -91,7 +91,7 @@ func (r *runner) bookOut(ctx context.Context, p *pass) error {
 }
 
 // metsOut writes, for METS book b (a file or a URL), its METS with one
-// more fileGrp holding the run's translated text files of it, files
+// more fileGrp holding the run's translated text files of it, translated
 // (bookout.AddToMETS), as <book stem>_<target>.mets.xml in the folder of
 // the book's outputs, the files' locations relative to it. The book's own
 // relative locations are rewritten to lead from there to its files
@@ -113,12 +113,12 @@ func (r *runner) metsOut(ctx context.Context, b *bookInfo, translated []bookFile
 	}
 	group := bookout.GroupName(uses, translated[0].text.Group, s.Target)
 	var files []bookout.METSFile
-	for _, b := range translated {
-		rel, err := filepath.Rel(filepath.Dir(dst), b.out)
+	for _, f := range translated {
+		rel, err := filepath.Rel(filepath.Dir(dst), f.out)
 		if err != nil {
 			return err
 		}
-		files = append(files, bookout.METSFile{PageID: b.page, SourceID: b.text.FileID, Href: filepath.ToSlash(rel), MIMEType: mimeTypes[b.text.Format]})
+		files = append(files, bookout.METSFile{PageID: f.page, SourceID: f.text.FileID, Href: filepath.ToSlash(rel), MIMEType: mimeTypes[f.text.Format]})
 	}
 	_, tag, _ := langtag.ForSources(s.Target, r.pd.Snapshot().Statistics.Languages)
 	out, err := bookout.AddToMETS(src, files, bookout.METSOptions{Group: group,

@@ -97,7 +97,7 @@ func (s *Scratch) Take(ctx context.Context, name string) (data []byte, ok bool, 
 	return data, err == nil, err
 }
 
-// clear removes what job id's scratch still holds.
+// clearScratch removes what job id's scratch still holds.
 func (q *Queue) clearScratch(ctx context.Context, id string) error {
 	if q.pool == nil {
 		return os.RemoveAll(filepath.Join(q.jobDir(id), "scratch"))

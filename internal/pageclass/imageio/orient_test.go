@@ -302,3 +302,24 @@ func webpWithXMP(t *testing.T, xmp string) []byte {
 	binary.LittleEndian.PutUint32(out[4:], uint32(len(body)))
 	return append(out, body...)
 }
+
+// TestOrientationIsolated: a decoder process turns a page by its XMP as
+// this process does (the child reads the metadata itself).
+func TestOrientationIsolated(t *testing.T) {
+	data := pngWith(t, itxt("XML:com.adobe.xmp", `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">`+
+		`<rdf:Description rdf:about="" xmlns:tiff="http://ns.adobe.com/tiff/1.0/" tiff:Orientation="6"/></rdf:RDF></x:xmpmeta>`))
+	local, err := DefaultOptions.Decode(data, "xmp.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := DefaultOptions
+	o.Isolation = isolation(t, 1, 0)
+	remote, err := o.Decode(data, "xmp.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	samePages(t, local, remote)
+	if img, err := remote.Page(0); err != nil || img.W != 16 || img.H != 32 {
+		t.Errorf("decoded in a decoder process: %d×%d (%v), want 16×32, turned", img.W, img.H, err)
+	}
+}
