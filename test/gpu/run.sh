@@ -32,8 +32,13 @@
 # development machine, after make gpu-bundle): no shim rebuild (the bundle's
 # binaries use the cached shim; GPU_DRY_SHIM=1 rebuilds it), the bindings'
 # precision and batch tests, agreement of bf16 with fp32 and the refusal of
-# fp16 on the CPU, and throughput of the demo ensemble on 16 pages; it
-# checks that every step and the table work, not the figures.
+# fp16 on the CPU, and throughput of the demo ensemble on 16 pages, and,
+# when GPU_PARTS names them, the goals (the ceilings on the CPU through
+# ref_gpu.py, with PYTHON a Python with torch; fp32 for tf32; no
+# --parallel) and the service (the demo models, pageclass-api on the CPU);
+# it checks that every step and the table work, not the figures. Run
+# `GPU_DRY_RUN=1 GPU_PARTS="goals service" PYTHON=<python with torch> bash
+# test/gpu/run.sh build/gpu-bundle` (about 2 minutes) before a device call.
 set -uo pipefail
 export PYTHONUNBUFFERED=1
 B=$(cd "${1:?usage: test/gpu/run.sh BUNDLE}" && pwd)
@@ -58,10 +63,13 @@ row() { # one table row; the table so far also under $OUT, should the run be cut
 }
 # in_time S: whether S more seconds fit in GPU_CHECK_BUDGET (default 540)
 in_time() { [ $(($(date +%s) - T0 + $1)) -le "${GPU_CHECK_BUDGET:-540}" ]; }
+# GOAL_TF32 is the precision of the TF32 goal (fp32 on the CPU); SMALL the
+# models of the service part; SERVICE_N1 and SERVICE_N8 its requests at
+# concurrency 1 and 8.
 if [ "$DRY" = 1 ]; then
-  DEV=cpu PRECS="fp32 bf16" THROUGHPUT="fp32 bf16" NPAGES=16
+  DEV=cpu PRECS="fp32 bf16" THROUGHPUT="fp32 bf16" NPAGES=16 GOAL_TF32=fp32 SMALL=$ROOT/weights/demo SERVICE_N1=4 SERVICE_N8=16
 else
-  DEV=cuda:0 PRECS="fp32 tf32 bf16 fp16" THROUGHPUT="tf32 bf16" NPAGES=800
+  DEV=cuda:0 PRECS="fp32 tf32 bf16 fp16" THROUGHPUT="tf32 bf16" NPAGES=800 GOAL_TF32=tf32 SMALL=$W/small SERVICE_N1=60 SERVICE_N8=240
 fi
 
 # 0. The machine.
@@ -275,6 +283,81 @@ PY
     row "pageclass --best $label" "FAILED: $(grep -m1 -i error "$W/$key.log" | cut -c1-160)"
   fi
 }
+# goals_part: issue 31's goals (part goals), on $DEV with $models; the
+# dry run takes them on the CPU with the demo models (fp32 for tf32, no
+# --parallel), to check the steps, not the figures.
+goals_part() {
+    # Issue 31's goals, measured in one run on one machine: the ceilings
+    # first, then the shipped defaults (graph optimisation off on the GPU,
+    # --upload page) on GOAL_PAGES pages, a run long enough that the
+    # start (cuDNN and cuBLAS set-up, the first batches) weighs as it
+    # does in an archive's run, each rate as a share of its ceiling.
+    log "goals: forward-only ceilings"
+    timeout 180 "$PY" "$HERE/ref_gpu.py" "$models" "$W/pages" ceiling 2>&1 | grep -v Warn > "$W/goal-ceil.log"
+    ceil() { grep "forward-only ceiling $1," "$W/goal-ceil.log" | grep -o '[0-9.]* pages/s' | cut -d' ' -f1; }
+    gp=${GOAL_PAGES:-$((12 * NPAGES))}
+    mkdir -p "$W/pagesg"
+    i=0
+    while [ "$i" -lt "$gp" ]; do
+      for f in "$W"/pages/*.png; do
+        [ "$i" -lt "$gp" ] || break
+        ln -f "$f" "$W/pagesg/g${i}.png"
+        i=$((i + 1))
+      done
+    done
+    goal() { # goal PREC RATE-GOAL LABEL ARGS...
+      local prec=$1 want=$2 label=$3 c; shift 3
+      c=$(ceil "$prec")
+      log "goals: $label"
+      BENCH_DIR=$W/pagesg BENCH_PAGES=$gp bench "$label" "$@"
+      row "goal: $label, $gp pages" "$(R=$LAST_RATE C=$c WANT=$want PREC=$prec "$PY" - <<'PY'
+import os
+r, c = float(os.environ.get("R") or 0), float(os.environ.get("C") or 0)
+want, prec = float(os.environ["WANT"]), os.environ["PREC"]
+s = f"{r:.1f} pages/s (goal {want:.0f}: {'met' if r >= want else 'NOT met'}); "
+s += (f"{100*r/c:.0f}% of the {c:.0f} pages/s {prec} ceiling of this run (goal 80%: {'met' if r >= 0.8*c else 'NOT met'})"
+      if c else "no ceiling measured")
+print(s)
+PY
+)"
+    }
+    goal "$GOAL_TF32" 140 "--precision $GOAL_TF32 (defaults: --jit-optimize auto, --upload page), batch 64" --precision "$GOAL_TF32" --config "$cfg64"
+    goal bf16 250 "--precision bf16 (defaults), batch 64" --precision bf16 --config "$cfg64"
+    # the same decoding inside pageclass (--decode-in-process; decoder
+    # processes are the default since 2026-11-27): what isolation costs
+    goal bf16 250 "--precision bf16 (defaults) --decode-in-process, batch 64" --precision bf16 --config "$cfg64" --decode-in-process
+    # the same without the warm-up at load (--warm-up, on by default on a
+    # GPU): what the models' first calls cost the classification
+    goal bf16 250 "--precision bf16 (defaults) --warm-up off, batch 64" --precision bf16 --config "$cfg64" --warm-up off
+    [ "$DEV" != cpu ] && goal bf16 250 "--parallel --precision bf16 (defaults)" --parallel --precision bf16 --config "$cfg64"
+    grep 'forward-only ceiling' "$W/goal-ceil.log" | while read -r line; do
+      row "${line%%:*} (this run)" "${line##*: }"
+    done
+}
+# service_part: the shipped demo ensemble's architectures on $DEV and the
+# CPU, and pageclass-api's /predict_image at concurrency 1 and 8 (part
+# service); the dry run takes the demo models themselves on the CPU.
+service_part() {
+    log "shipped demo ensemble's architectures (random-init stand-ins), GPU and CPU"
+    models=$SMALL
+    [ "$DEV" != cpu ] && bench "demo-ensemble stand-ins on $DEV (tf32, upload auto: page)"
+    DEV=cpu bench "demo-ensemble stand-ins on the CPU ($(nproc) cores)"
+    log "service: /predict_image at concurrency 1 and 8"
+    PORT=18080 HOST=127.0.0.1 "$W/pageclass-api" -device "$DEV" -models "$SMALL" -rotation-model "" > "$W/api.log" 2>&1 &
+    API=$!
+    "$PY" -c "
+import time, urllib.request
+for _ in range(240):
+    try:
+        urllib.request.urlopen('http://127.0.0.1:18080/health', timeout=2); break
+    except Exception:
+        time.sleep(0.5)"
+    for c in 1 8; do
+      r=$(timeout 100 "$PY" "$HERE/load.py" http://127.0.0.1:18080/predict_image "$B/pages40" "$c" $((c == 1 ? SERVICE_N1 : SERVICE_N8)) 2>&1 | tail -1)
+      row "pageclass-api /predict_image on $DEV, $(basename "$SMALL") models, concurrency $c" "$r"
+    done
+    kill "$API" 2>/dev/null
+}
 if [ "$DRY" = 1 ]; then
   for p in $THROUGHPUT; do
     log "throughput $p"
@@ -287,6 +370,8 @@ if [ "$DRY" = 1 ]; then
   bench "--upload page --gpu-streams one" --upload page --gpu-streams one
   bench "--upload page --jit-optimize off" --upload page --jit-optimize off
   BENCH_DIR=$B/pages40 BENCH_PAGES=$(find "$B/pages40" -name '*.png' | wc -l) bench "--upload page (the 40 sample pages)" --upload page
+  part goals && REF_DEVICE=cpu REF_PRECS="fp32 bf16" REF_BATCH=8 GOAL_PAGES=${GOAL_PAGES:-32} goals_part
+  part service && service_part
 else
   if part throughput; then
     log "throughput"
@@ -333,81 +418,14 @@ else
     bench "--parallel --precision bf16 --upload page, --jit-optimize off" --parallel --precision bf16 --upload page --config "$cfg64" --jit-optimize off
     bench "--parallel --precision bf16 --upload page, --gpu-streams one, --jit-optimize off" --parallel --precision bf16 --upload page --config "$cfg64" --gpu-streams one --jit-optimize off
   fi
-  if part goals; then
-    # Issue 31's goals, measured in one run on one machine: the ceilings
-    # first, then the shipped defaults (graph optimisation off on the GPU,
-    # --upload page) on GOAL_PAGES pages, a run long enough that the
-    # start (cuDNN and cuBLAS set-up, the first batches) weighs as it
-    # does in an archive's run, each rate as a share of its ceiling.
-    log "goals: forward-only ceilings"
-    timeout 180 "$PY" "$HERE/ref_gpu.py" "$W/m" "$W/pages" ceiling 2>&1 | grep -v Warn > "$W/goal-ceil.log"
-    ceil() { grep "forward-only ceiling $1," "$W/goal-ceil.log" | grep -o '[0-9.]* pages/s' | cut -d' ' -f1; }
-    gp=${GOAL_PAGES:-$((12 * NPAGES))}
-    mkdir -p "$W/pagesg"
-    i=0
-    while [ "$i" -lt "$gp" ]; do
-      for f in "$W"/pages/*.png; do
-        [ "$i" -lt "$gp" ] || break
-        ln -f "$f" "$W/pagesg/g${i}.png"
-        i=$((i + 1))
-      done
-    done
-    goal() { # goal PREC RATE-GOAL LABEL ARGS...
-      local prec=$1 want=$2 label=$3 c; shift 3
-      c=$(ceil "$prec")
-      log "goals: $label"
-      BENCH_DIR=$W/pagesg BENCH_PAGES=$gp bench "$label" "$@"
-      row "goal: $label, $gp pages" "$(R=$LAST_RATE C=$c WANT=$want PREC=$prec "$PY" - <<'PY'
-import os
-r, c = float(os.environ.get("R") or 0), float(os.environ.get("C") or 0)
-want, prec = float(os.environ["WANT"]), os.environ["PREC"]
-s = f"{r:.1f} pages/s (goal {want:.0f}: {'met' if r >= want else 'NOT met'}); "
-s += (f"{100*r/c:.0f}% of the {c:.0f} pages/s {prec} ceiling of this run (goal 80%: {'met' if r >= 0.8*c else 'NOT met'})"
-      if c else "no ceiling measured")
-print(s)
-PY
-)"
-    }
-    goal tf32 140 "--precision tf32 (defaults: --jit-optimize auto, --upload page), batch 64" --precision tf32 --config "$cfg64"
-    goal bf16 250 "--precision bf16 (defaults), batch 64" --precision bf16 --config "$cfg64"
-    # the same decoding inside pageclass (--decode-in-process; decoder
-    # processes are the default since 2026-11-27): what isolation costs
-    goal bf16 250 "--precision bf16 (defaults) --decode-in-process, batch 64" --precision bf16 --config "$cfg64" --decode-in-process
-    # the same without the warm-up at load (--warm-up, on by default on a
-    # GPU): what the models' first calls cost the classification
-    goal bf16 250 "--precision bf16 (defaults) --warm-up off, batch 64" --precision bf16 --config "$cfg64" --warm-up off
-    goal bf16 250 "--parallel --precision bf16 (defaults)" --parallel --precision bf16 --config "$cfg64"
-    grep 'forward-only ceiling' "$W/goal-ceil.log" | while read -r line; do
-      row "${line%%:*} (this run)" "${line##*: }"
-    done
-  fi
+  part goals && goals_part
   kill "$SMI" 2>/dev/null
   if part throughput || part jit || part goals; then
     row "GPU utilisation during the pageclass runs" "$("$PY" -c "
 v=[int(x) for x in open('$W/smi.csv') if x.strip().isdigit()]
 print(f'mean {sum(v)/len(v):.0f}%, samples under 5%: {sum(x<5 for x in v)}/{len(v)}' if v else 'no samples')")"
   fi
-  if part service; then
-    log "shipped demo ensemble's architectures (random-init stand-ins), GPU and CPU"
-    models=$W/small
-    bench "demo-ensemble stand-ins on cuda:0 (tf32, upload auto: page)"
-    DEV=cpu bench "demo-ensemble stand-ins on the CPU ($(nproc) cores)"
-    log "service: /predict_image at concurrency 1 and 8"
-    PORT=18080 HOST=127.0.0.1 "$W/pageclass-api" -device cuda:0 -models "$W/small" -rotation-model "" > "$W/api.log" 2>&1 &
-    API=$!
-    "$PY" -c "
-import time, urllib.request
-for _ in range(240):
-    try:
-        urllib.request.urlopen('http://127.0.0.1:18080/health', timeout=2); break
-    except Exception:
-        time.sleep(0.5)"
-    for c in 1 8; do
-      r=$(timeout 100 "$PY" "$HERE/load.py" http://127.0.0.1:18080/predict_image "$B/pages40" "$c" $((c == 1 ? 60 : 240)) 2>&1 | tail -1)
-      row "pageclass-api /predict_image on cuda:0, demo-ensemble stand-ins, concurrency $c" "$r"
-    done
-    kill "$API" 2>/dev/null
-  fi
+  part service && service_part
   if part reference; then
     log "python reference pipeline"
     mkdir -p "$W/pages200"
