@@ -92,8 +92,14 @@ type clients struct {
 	n  map[string]int
 }
 
-// clientKey is the client's IP address (the port differs per connection).
+// clientKey is the client's name when API_TOKENS_FILE names it
+// (ClientOf: clients behind one proxy, or one client on several
+// addresses, are told apart), else its IP address (the port differs per
+// connection).
 func clientKey(r *http.Request) string {
+	if name := ClientOf(r.Context()); name != "" {
+		return "client " + name
+	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr

@@ -54,13 +54,7 @@ func TestToken(t *testing.T) {
 // the file.
 func TestTokenConfig(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, data string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, data string) string { return writeSecret(t, dir, name, data) }
 	good, empty, prose := write("token", "abc.DEF-123\n"), write("empty", "\n"), write("prose", "the secret words\n")
 	c, err := LoadConfig(env{"API_TOKEN_FILE": good}.lookup, 10)
 	if err != nil || c.Token != "abc.DEF-123" {
@@ -115,4 +109,96 @@ func TestCORSClosed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestClientTokens: with API_TOKENS_FILE each client sends its own token;
+// any other is refused. The request log names the client (never its
+// token), and MAX_CONCURRENT_PER_CLIENT counts each client by its name,
+// so two clients behind one address (a proxy) are not one client, and
+// one client's requests count together.
+func TestClientTokens(t *testing.T) {
+	path := writeSecret(t, t.TempDir(), "tokens", "# who may use the service\nalice  tok-alice-1\n\nbob\ttok-bob-2\n")
+	svc, srv, logs := testService(t, env{"API_TOKENS_FILE": path, "MAX_CONCURRENT_REQUESTS": "4", "MAX_CONCURRENT_PER_CLIENT": "1"}, Options{})
+	release := make(chan struct{})
+	entered := make(chan string, 4)
+	svc.HandleFunc("POST /work", func(w http.ResponseWriter, r *http.Request) {
+		entered <- clientKey(r)
+		<-release
+		WriteJSON(w, http.StatusOK, map[string]string{"client": ClientOf(r.Context())})
+	})
+	_ = svc.WarmUp(context.Background())
+	bearer := func(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+	for _, tc := range []struct {
+		tok  string
+		want int
+	}{{"tok-alice-1", 200}, {"tok-bob-2", 200}, {"tok-alice-2", 401}, {"", 401}, {"alice", 401}} {
+		if got := do(t, "GET", srv.URL+"/hello", nil, bearer(tc.tok)); got.status != tc.want {
+			t.Errorf("token %q: %d, want %d", tc.tok, got.status, tc.want)
+		}
+	}
+	// Both clients from 127.0.0.1: alice's second request is refused,
+	// bob's is served.
+	first, other := make(chan int, 1), make(chan int, 1)
+	go func() { first <- do(t, "POST", srv.URL+"/work", strings.NewReader("x"), bearer("tok-alice-1")).status }()
+	if got := <-entered; got != "client alice" {
+		t.Errorf("admitted as %q, want client alice", got)
+	}
+	if got := do(t, "POST", srv.URL+"/work", strings.NewReader("x"), bearer("tok-alice-1")); got.status != http.StatusServiceUnavailable {
+		t.Errorf("alice's second request: %d, want 503 (MAX_CONCURRENT_PER_CLIENT)", got.status)
+	}
+	go func() { other <- do(t, "POST", srv.URL+"/work", strings.NewReader("x"), bearer("tok-bob-2")).status }()
+	if got := <-entered; got != "client bob" {
+		t.Errorf("admitted as %q, want client bob", got)
+	}
+	close(release)
+	if a, b := <-first, <-other; a != 200 || b != 200 {
+		t.Errorf("alice %d, bob %d", a, b)
+	}
+	log := logs.String()
+	if !strings.Contains(log, `"path":"/hello","status":200`) || !strings.Contains(log, `"client":"alice"`) || !strings.Contains(log, `"client":"bob"`) ||
+		strings.Contains(log, "tok-") {
+		t.Errorf("request log does not name the clients, or shows a token:\n%s", log)
+	}
+}
+
+// TestClientTokensConfig: API_TOKENS_FILE with another token variable, a
+// malformed line, a name or token twice, or no client fails start-up,
+// naming the file and the line, never a token.
+func TestClientTokensConfig(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string { return writeSecret(t, dir, name, data) }
+	good := write("good", "alice tok-a\n")
+	c, err := LoadConfig(env{"API_TOKENS_FILE": good}.lookup, 10)
+	if err != nil || len(c.Clients) != 1 || c.Clients[0] != (Client{"alice", "tok-a"}) || !c.Closed() || c.Origins.Allows("http://localhost:8080") {
+		t.Errorf("tokens file: %+v %v", c.Clients, err)
+	}
+	for _, tc := range []struct {
+		e    env
+		want string
+	}{
+		{env{"API_TOKENS_FILE": good, "API_TOKEN": "x"}, "set one of the three"},
+		{env{"API_TOKENS_FILE": write("one", "alice\n")}, "line 1: want a client's name and its token"},
+		{env{"API_TOKENS_FILE": write("three", "# c\nalice tok-a extra-secret\n")}, "line 2: want a client's name"},
+		{env{"API_TOKENS_FILE": write("name", "al/ice tok-a\n")}, `the name "al/ice"`},
+		{env{"API_TOKENS_FILE": write("twice", "alice tok-a\nalice tok-b\n")}, "line 2: client alice is named twice"},
+		{env{"API_TOKENS_FILE": write("shared", "alice tok-secret\nbob tok-secret\n")}, "client bob has the token of another client"},
+		{env{"API_TOKENS_FILE": write("none", "# nobody yet\n\n")}, "names no client"},
+		{env{"API_TOKENS_FILE": " "}, "API_TOKENS_FILE is set but empty"},
+	} {
+		_, err := LoadConfig(tc.e.lookup, 10)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%v: %v, want %q", tc.e, err, tc.want)
+		}
+	}
+}
+
+// writeSecret writes data to dir/name, readable by its owner only, as a
+// mounted Secret is, and returns its path.
+func writeSecret(t *testing.T, dir, name, data string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

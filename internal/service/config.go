@@ -7,6 +7,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,10 @@ const (
 	// EnvAPITokenFile names a file holding the token (a mounted Secret);
 	// only one of API_TOKEN and API_TOKEN_FILE may be set.
 	EnvAPITokenFile = "API_TOKEN_FILE"
+	// EnvAPITokensFile names a file of client tokens, one line a client:
+	// its name and its token (a mounted Secret); instead of API_TOKEN and
+	// API_TOKEN_FILE. Each client is then logged and admitted by its name.
+	EnvAPITokensFile = "API_TOKENS_FILE"
 	// EnvRequestTimeout is the deadline of one work request, from its
 	// arrival to its answer, in seconds.
 	EnvRequestTimeout = "REQUEST_TIMEOUT_S"
@@ -140,6 +145,9 @@ type Config struct {
 	// Token is the bearer token clients must send (API_TOKEN or the
 	// content of API_TOKEN_FILE); "" means none is required. Never log it.
 	Token string
+	// Clients are the clients of API_TOKENS_FILE, each with its own
+	// token (none: Token, or an open service). Never log their tokens.
+	Clients []Client
 	// BookHosts are the hosts books may be fetched from (BOOK_HOSTS, else
 	// its old name BOOK_ALLOW_HOSTS); nil: any public host.
 	BookHosts []string
@@ -257,7 +265,7 @@ func LoadConfig(lookup func(string) (string, bool), defaultMaxUploadMB float64) 
 	if err := readToken(&c, lookup); err != nil {
 		return c, err
 	}
-	if c.Token != "" && !c.originsSet {
+	if c.Closed() && !c.originsSet {
 		// A service closed by a token is closed to other origins too
 		// unless ALLOWED_ORIGINS lists them (the spec's "unset allows
 		// every origin" holds for the open service).
@@ -266,11 +274,87 @@ func LoadConfig(lookup func(string) (string, bool), defaultMaxUploadMB float64) 
 	return c, nil
 }
 
-// readToken reads API_TOKEN or API_TOKEN_FILE. The errors name the
-// variable and the file, never the content.
+// Client is a client of API_TOKENS_FILE: its name, which the service logs
+// and admits it by, and its token.
+type Client struct {
+	Name, Token string
+}
+
+// Closed reports whether the service requires a bearer token (API_TOKEN,
+// API_TOKEN_FILE or API_TOKENS_FILE).
+func (c Config) Closed() bool { return c.Token != "" || len(c.Clients) > 0 }
+
+// clientName is what a client's name in API_TOKENS_FILE may be: letters,
+// digits, '.', '_' and '-', as in a log field or a user name.
+var clientName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// readClients reads API_TOKENS_FILE at path: one client a line, its name
+// and its token separated by spaces or tabs; blank lines and lines
+// starting with # are skipped. A name or a token given twice, a malformed
+// line or no client fails; the errors name the file and the line, never
+// a token.
+func readClients(path string) ([]Client, error) {
+	name := fmt.Sprintf("%s (%s)", EnvAPITokensFile, path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvAPITokensFile, err)
+	}
+	var out []Client
+	names, tokens := map[string]bool{}, map[string]bool{}
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		switch {
+		case len(f) != 2:
+			return nil, fmt.Errorf("%s, line %d: want a client's name and its token, separated by a space (the line is not shown)", name, i+1)
+		case !clientName.MatchString(f[0]):
+			return nil, fmt.Errorf("%s, line %d: the name %q is not letters, digits, '.', '_' and '-' (at most 64)", name, i+1, f[0])
+		case !tokenChars(f[1]):
+			return nil, fmt.Errorf("%s, line %d: client %s: the token holds characters a bearer token cannot carry (not shown)", name, i+1, f[0])
+		case names[f[0]]:
+			return nil, fmt.Errorf("%s, line %d: client %s is named twice", name, i+1, f[0])
+		case tokens[f[1]]:
+			return nil, fmt.Errorf("%s, line %d: client %s has the token of another client: each client needs its own", name, i+1, f[0])
+		}
+		names[f[0]], tokens[f[1]] = true, true
+		out = append(out, Client{Name: f[0], Token: f[1]})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s names no client: give lines of a name and a token, or unset it to leave the service open", name)
+	}
+	return out, nil
+}
+
+// tokenChars reports whether a token holds only what a bearer token can
+// carry: printable ASCII without spaces.
+func tokenChars(v string) bool {
+	for _, r := range v {
+		if r <= ' ' || r > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// readToken reads API_TOKEN, API_TOKEN_FILE or API_TOKENS_FILE. The
+// errors name the variable and the file, never the content.
 func readToken(c *Config, lookup func(string) (string, bool)) error {
 	v, inline := lookup(EnvAPIToken)
 	path, fromFile := lookup(EnvAPITokenFile)
+	if list, ok := lookup(EnvAPITokensFile); ok {
+		if inline || fromFile {
+			return fmt.Errorf("%s is set with %s or %s: set one of the three", EnvAPITokensFile, EnvAPIToken, EnvAPITokenFile)
+		}
+		if list = strings.TrimSpace(list); list == "" {
+			return fmt.Errorf("%s is set but empty: give it the client tokens file's path or unset it", EnvAPITokensFile)
+		}
+		var err error
+		c.Clients, err = readClients(list)
+		return err
+	}
 	switch {
 	case inline && fromFile:
 		return fmt.Errorf("both %s and %s are set: set one", EnvAPIToken, EnvAPITokenFile)
@@ -295,10 +379,8 @@ func readToken(c *Config, lookup func(string) (string, bool)) error {
 	if v == "" {
 		return fmt.Errorf("%s is empty: give a token or unset it to leave the service open", name)
 	}
-	for _, r := range v {
-		if r <= ' ' || r > '~' {
-			return fmt.Errorf("%s holds characters a bearer token cannot carry (spaces, line breaks, control or non-ASCII characters; the content is not shown)", name)
-		}
+	if !tokenChars(v) {
+		return fmt.Errorf("%s holds characters a bearer token cannot carry (spaces, line breaks, control or non-ASCII characters; the content is not shown)", name)
 	}
 	c.Token = v
 	return nil

@@ -191,7 +191,7 @@ func TestLoadConfigOrder(t *testing.T) {
 	}
 	want := []string{EnvDockerImage, EnvRunnerRef, EnvHost, EnvPort, EnvLogLevel, EnvLogFormat, EnvGracefulShutdown,
 		EnvAllowedOrigins, EnvMaxUploadMB, EnvMaxUploadBytes, EnvMaxUploadMB, EnvRequestTimeout, EnvBodyTimeout,
-		EnvMaxConcurrent, EnvMaxPerClient, EnvBodyMinRate, EnvBookHosts, EnvBookAllowHosts, EnvBookHosts, EnvReload, EnvAPIToken, EnvAPITokenFile}
+		EnvMaxConcurrent, EnvMaxPerClient, EnvBodyMinRate, EnvBookHosts, EnvBookAllowHosts, EnvBookHosts, EnvReload, EnvAPIToken, EnvAPITokenFile, EnvAPITokensFile}
 	if strings.Join(read, " ") != strings.Join(want, " ") {
 		t.Errorf("read %v\nwant %v", read, want)
 	}

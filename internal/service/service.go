@@ -501,6 +501,8 @@ type recorder struct {
 	status  int
 	bytes   int64
 	pattern string
+	// client is the API_TOKENS_FILE client's name (auth); "" for none.
+	client string
 }
 
 func (r *recorder) WriteHeader(code int) {
@@ -566,14 +568,18 @@ func (s *Service) logRequests(next http.Handler) http.Handler {
 			case rec.status >= 500:
 				level = slog.LevelWarn // seen at LOG_LEVEL=WARNING
 			}
-			s.Logger.LogAttrs(r.Context(), level, "request",
+			attrs := []slog.Attr{
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.Int("status", rec.status),
 				slog.Float64("duration_ms", float64(d.Microseconds())/1000),
 				slog.Int64("bytes", rec.bytes),
 				slog.String("remote", r.RemoteAddr),
-			)
+			}
+			if rec.client != "" {
+				attrs = append(attrs, slog.String("client", rec.client))
+			}
+			s.Logger.LogAttrs(r.Context(), level, "request", attrs...)
 		}()
 		next.ServeHTTP(rec, r)
 	})
@@ -624,8 +630,11 @@ func (s *Service) Run() int {
 	for _, w := range s.Config.Warnings {
 		s.Logger.Warn(w)
 	}
-	if s.Config.Token == "" {
-		s.Logger.Warn("no API_TOKEN or API_TOKEN_FILE: every route is open to whoever can reach the port")
+	if !s.Config.Closed() {
+		s.Logger.Warn("no API_TOKEN, API_TOKEN_FILE or API_TOKENS_FILE: every route is open to whoever can reach the port")
+	}
+	if n := len(s.Config.Clients); n > 0 {
+		s.Logger.Info("clients of API_TOKENS_FILE, each with its own token", "clients", n)
 	}
 	s.Logger.Info("starting", "version", s.opts.Version, "addr", s.Config.Addr(),
 		"max_upload_bytes", s.Config.MaxUploadBytes, "graceful_shutdown_s", s.Config.GracefulShutdown.Seconds(),
