@@ -60,7 +60,8 @@ CREATE INDEX IF NOT EXISTS archivekit_job_lease ON archivekit_job (lease_ms) WHE
 // metadata (JSON, written when it ends), an item's summary (JSON,
 // Annotate), a failed item's reason code, the times a book job's book
 // could not be read for a passing failure and its book's record
-// (AnnotateBook).
+// (AnnotateBook), the API_TOKENS_FILE client that submitted a job
+// (service.ClientOf; NULL without one).
 var addedColumns = []struct{ table, column string }{
 	{"archivekit_job", "book_url TEXT"},
 	{"archivekit_job", "error TEXT"},
@@ -71,6 +72,7 @@ var addedColumns = []struct{ table, column string }{
 	{"archivekit_item", "reason TEXT"},
 	{"archivekit_job", "book_reads INTEGER"},
 	{"archivekit_job", "book_note TEXT"},
+	{"archivekit_job", "client TEXT"},
 }
 
 // pgAdded adds addedColumns on PostgreSQL.

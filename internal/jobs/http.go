@@ -58,6 +58,9 @@ func (q *Queue) Submit(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
+	if c := service.ClientOf(r.Context()); c != "" && key != "" {
+		key = c + ":" + key // each client's keys its own (a name has no ':')
+	}
 	if key != "" && q.sameJob(w, r.Context(), key, sum) {
 		return
 	}
@@ -459,6 +462,10 @@ func (q *Queue) itemOf(w http.ResponseWriter, r *http.Request) (item, bool) {
 // book's page, which the job does not keep (its worker fetched it from
 // its URL). The caller closes the file.
 func (q *Queue) Input(w http.ResponseWriter, r *http.Request) (f io.ReadCloser, name string, ok bool) {
+	if err := q.visible(r.Context(), r.PathValue("id")); err != nil {
+		q.fail(w, err)
+		return nil, "", false
+	}
 	it, ok := q.itemOf(w, r)
 	if !ok {
 		return nil, "", false
@@ -550,5 +557,18 @@ func (q *Queue) Async(sync http.HandlerFunc) http.HandlerFunc {
 			}
 		}
 		sync(w, r)
+	}
+}
+
+// owned serves h, a route of one job ({id}), only for the client that
+// submitted the job (visible); another client gets 404 job_not_found, as
+// for a job that does not exist.
+func (q *Queue) owned(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := q.visible(r.Context(), r.PathValue("id")); err != nil {
+			q.fail(w, err)
+			return
+		}
+		h(w, r)
 	}
 }

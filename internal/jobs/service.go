@@ -83,11 +83,11 @@ func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) 
 		items += " or a book URL (" + o.Book.Field + ")"
 	}
 	svc.Route("POST /jobs", "submit a job: the form of "+o.Path+" with "+items+"; 202 with Location: /jobs/{id} (Idempotency-Key: the same job for the same request)", q.Submit)
-	svc.Route("DELETE /jobs/{id}", "cancel a queued or running job", q.Cancel)
+	svc.Route("DELETE /jobs/{id}", "cancel a queued or running job", q.owned(q.Cancel))
 	svc.Route("GET /jobs", "jobs, newest first, with paging (limit, before)", q.List)
-	svc.Route("GET /jobs/{id}", "a job's state (queued, running, succeeded, failed, canceled), item counts and errors by item", q.Get)
-	svc.Route("GET /jobs/{id}/results", "a job's answers by item (JSON)", q.Results)
-	svc.Route("GET /jobs/{id}/results/{item}", "one item's answer as "+o.Path+" gave it", q.Item)
+	svc.Route("GET /jobs/{id}", "a job's state (queued, running, succeeded, failed, canceled), item counts and errors by item", q.owned(q.Get))
+	svc.Route("GET /jobs/{id}/results", "a job's answers by item (JSON)", q.owned(q.Results))
+	svc.Route("GET /jobs/{id}/results/{item}", "one item's answer as "+o.Path+" gave it", q.owned(q.Item))
 	return q, nil
 }
 

@@ -260,9 +260,13 @@ func (q *Queue) insert(ctx context.Context, id string, f *form, files []upload, 
 	if f.Book != "" {
 		book = f.Book
 	}
+	var client any
+	if c := service.ClientOf(ctx); c != "" {
+		client = c
+	}
 	return q.inTx(ctx, func(tx txn) error {
-		if _, err := tx.exec(ctx, `INSERT INTO archivekit_job (id, state, created_ms, form, idem_key, idem_hash, callback_url, book_url) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, Queued, time.Now().UnixMilli(), fb, k, h, cb, book); err != nil {
+		if _, err := tx.exec(ctx, `INSERT INTO archivekit_job (id, state, created_ms, form, idem_key, idem_hash, callback_url, book_url, client) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, Queued, time.Now().UnixMilli(), fb, k, h, cb, book, client); err != nil {
 			return err
 		}
 		for i, u := range files {
@@ -355,13 +359,37 @@ func (q *Queue) jobState(ctx context.Context, id string) (state string, f *form,
 	return state, f, rid.Int64, json.Unmarshal(fb, f)
 }
 
+// visible answers notFound for job id when the request's client
+// (service.ClientOf, of API_TOKENS_FILE) is not the one that submitted
+// it, as for a job that does not exist: clients do not see one another's
+// jobs. A job submitted without a client name (an open service, one
+// shared token, before API_TOKENS_FILE) is every client's.
+func (q *Queue) visible(ctx context.Context, id string) error {
+	me := service.ClientOf(ctx)
+	if me == "" {
+		return nil
+	}
+	var owner sql.NullString
+	err := q.queryRow(ctx, `SELECT client FROM archivekit_job WHERE id = ?`, id).Scan(&owner)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && owner.Valid && owner.String != me) {
+		return notFound{id}
+	}
+	return err
+}
+
 // list reads up to limit job ids, newest first, older than seq before
 // (0: from the newest); next is the cursor of the following page (0: none).
+// A request of an API_TOKENS_FILE client lists its own jobs and those
+// submitted without a client name (visible).
 func (q *Queue) list(ctx context.Context, limit int, before int64) (ids []string, next int64, err error) {
 	if before <= 0 {
 		before = 1<<63 - 1
 	}
-	rows, err := q.query(ctx, `SELECT seq, id FROM archivekit_job WHERE seq < ? ORDER BY seq DESC LIMIT ?`, before, limit+1)
+	query, args := `SELECT seq, id FROM archivekit_job WHERE seq < ? ORDER BY seq DESC LIMIT ?`, []any{before, limit + 1}
+	if me := service.ClientOf(ctx); me != "" {
+		query, args = `SELECT seq, id FROM archivekit_job WHERE seq < ? AND (client IS NULL OR client = ?) ORDER BY seq DESC LIMIT ?`, []any{before, me, limit + 1}
+	}
+	rows, err := q.query(ctx, query, args...)
 	if err != nil {
 		return nil, 0, err
 	}
