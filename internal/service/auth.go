@@ -2,9 +2,16 @@ package service
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
+	"log/slog"
 	"net/http"
+	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // open reports whether a route answers without the API token: the probes
@@ -34,17 +41,13 @@ func (s *Service) auth(next http.Handler) http.Handler {
 	if !s.Config.Closed() {
 		return next
 	}
-	clients := s.Config.Clients
-	if len(clients) == 0 {
-		clients = []Client{{Token: s.Config.Token}}
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := s.mux.Handler(r); s.open(pattern) {
 			next.ServeHTTP(w, r)
 			return
 		}
 		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		if c, ok := match(clients, strings.TrimSpace(got)); ok && strings.EqualFold(scheme, "Bearer") {
+		if c, ok := match(s.tokens.current(), strings.TrimSpace(got)); ok && strings.EqualFold(scheme, "Bearer") {
 			if c.Name != "" {
 				if rec, ok := w.(*recorder); ok {
 					rec.client = c.Name
@@ -86,4 +89,72 @@ type clientNameKey struct{}
 func ClientOf(ctx context.Context) string {
 	n, _ := ctx.Value(clientNameKey{}).(string)
 	return n
+}
+
+// tokenList is the tokens auth accepts: API_TOKEN's, or the clients of
+// API_TOKENS_FILE, whose file is read again (at most once every recheck)
+// and taken when its content changed, so that a client added or removed,
+// a Secret updated in place, counts without a restart. A file that then
+// cannot be read keeps the clients read before, and says so.
+type tokenList struct {
+	path    string
+	recheck time.Duration
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	checked time.Time
+	sum     [sha256.Size]byte // of the content last read
+	list    atomic.Pointer[[]Client]
+}
+
+// newTokenList is the tokens of c, logging to log.
+func newTokenList(c Config, log *slog.Logger) *tokenList {
+	t := &tokenList{path: c.ClientsFile, recheck: time.Second, log: log, checked: time.Now()}
+	list := c.Clients
+	if len(list) == 0 && c.Token != "" {
+		list = []Client{{Token: c.Token}}
+	}
+	t.list.Store(&list)
+	if t.path != "" {
+		if data, err := os.ReadFile(t.path); err == nil {
+			t.sum = sha256.Sum256(data)
+		}
+	}
+	return t
+}
+
+// current is the tokens accepted now.
+func (t *tokenList) current() []Client {
+	if t.path != "" {
+		t.reload()
+	}
+	return *t.list.Load()
+}
+
+// reload reads the file again when recheck has passed, and takes its
+// clients when its content changed.
+func (t *tokenList) reload() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if time.Since(t.checked) < t.recheck {
+		return
+	}
+	t.checked = time.Now()
+	data, err := os.ReadFile(t.path)
+	sum := sha256.Sum256(data)
+	if err == nil && sum == t.sum {
+		return
+	}
+	t.sum = sum
+	var list []Client
+	var rerr error
+	if err == nil {
+		list, rerr = parseClients(t.path, data)
+	}
+	if err != nil || rerr != nil {
+		t.log.Error("API_TOKENS_FILE changed and cannot be read: the clients read before are kept", "err", errors.Join(err, rerr).Error(), "clients", len(*t.list.Load()))
+		return
+	}
+	t.list.Store(&list)
+	t.log.Info("API_TOKENS_FILE read again", "clients", len(list))
 }

@@ -202,3 +202,32 @@ func writeSecret(t *testing.T, dir, name, data string) string {
 	}
 	return p
 }
+
+// TestClientTokensReload: API_TOKENS_FILE changed while the service runs
+// (a Secret updated in place) counts without a restart: a client removed
+// is refused, one added served. A change that cannot be read keeps the
+// clients read before, and the log says so.
+func TestClientTokensReload(t *testing.T) {
+	dir := t.TempDir()
+	path := writeSecret(t, dir, "tokens", "alice tok-alice-1\n")
+	svc, srv, logs := testService(t, env{"API_TOKENS_FILE": path}, Options{})
+	svc.tokens.recheck = 0 // every request looks at the file
+	_ = svc.WarmUp(context.Background())
+	status := func(tok string) int {
+		return do(t, "GET", srv.URL+"/hello", nil, map[string]string{"Authorization": "Bearer " + tok}).status
+	}
+	if a, b := status("tok-alice-1"), status("tok-bob-2"); a != 200 || b != 401 {
+		t.Fatalf("before: alice %d, bob %d", a, b)
+	}
+	writeSecret(t, dir, "tokens", "bob tok-bob-2\n")
+	if a, b := status("tok-alice-1"), status("tok-bob-2"); a != 401 || b != 200 {
+		t.Errorf("alice removed, bob added: alice %d, bob %d", a, b)
+	}
+	writeSecret(t, dir, "tokens", "bob tok-bob-2 and-a-word-too-many\n")
+	if b := status("tok-bob-2"); b != 200 {
+		t.Errorf("after a malformed change: bob %d, want the clients read before", b)
+	}
+	if !strings.Contains(logs.String(), "API_TOKENS_FILE changed and cannot be read") || strings.Contains(logs.String(), "and-a-word") {
+		t.Errorf("log:\n%s", logs.String())
+	}
+}

@@ -146,8 +146,11 @@ type Config struct {
 	// content of API_TOKEN_FILE); "" means none is required. Never log it.
 	Token string
 	// Clients are the clients of API_TOKENS_FILE, each with its own
-	// token (none: Token, or an open service). Never log their tokens.
-	Clients []Client
+	// token (none: Token, or an open service), as read at start; the
+	// service reads ClientsFile again when it changes. Never log their
+	// tokens.
+	Clients     []Client
+	ClientsFile string
 	// BookHosts are the hosts books may be fetched from (BOOK_HOSTS, else
 	// its old name BOOK_ALLOW_HOSTS); nil: any public host.
 	BookHosts []string
@@ -294,11 +297,16 @@ var clientName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 // line or no client fails; the errors name the file and the line, never
 // a token.
 func readClients(path string) ([]Client, error) {
-	name := fmt.Sprintf("%s (%s)", EnvAPITokensFile, path)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", EnvAPITokensFile, err)
 	}
+	return parseClients(path, data)
+}
+
+// parseClients reads the content of API_TOKENS_FILE at path (readClients).
+func parseClients(path string, data []byte) ([]Client, error) {
+	name := fmt.Sprintf("%s (%s)", EnvAPITokensFile, path)
 	var out []Client
 	names, tokens := map[string]bool{}, map[string]bool{}
 	for i, line := range strings.Split(string(data), "\n") {
@@ -353,6 +361,7 @@ func readToken(c *Config, lookup func(string) (string, bool)) error {
 		}
 		var err error
 		c.Clients, err = readClients(list)
+		c.ClientsFile = list
 		return err
 	}
 	switch {

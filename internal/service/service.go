@@ -155,6 +155,7 @@ type Service struct {
 	bodies    bodySet
 	slots     chan struct{} // one token per heavy request being served
 	perClient clients       // heavy requests in the slots, by client address
+	tokens    *tokenList    // the bearer tokens accepted (auth)
 	routes    []Endpoint    // the tool's routes listed by /info, as registered
 
 	stopOnce sync.Once
@@ -221,6 +222,7 @@ func New(opts Options) (*Service, error) {
 	s.Handle("GET /docs", http.HandlerFunc(serveDocsPage))
 	s.Handle("GET /docs/{asset}", http.HandlerFunc(serveDocsAsset))
 	s.handleIndex()
+	s.tokens = newTokenList(s.Config, s.Logger)
 	s.handler = s.logRequests(s.cors(s.auth(http.HandlerFunc(s.route))))
 	return s, nil
 }
