@@ -211,7 +211,9 @@ func TestClientTokensReload(t *testing.T) {
 	dir := t.TempDir()
 	path := writeSecret(t, dir, "tokens", "alice tok-alice-1\n")
 	svc, srv, logs := testService(t, env{"API_TOKENS_FILE": path}, Options{})
+	svc.tokens.mu.Lock()
 	svc.tokens.recheck = 0 // every request looks at the file
+	svc.tokens.mu.Unlock()
 	_ = svc.WarmUp(context.Background())
 	status := func(tok string) int {
 		return do(t, "GET", srv.URL+"/hello", nil, map[string]string{"Authorization": "Bearer " + tok}).status
