@@ -410,7 +410,7 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 	if err := o.checkSize(ref); err != nil {
 		return nil, &Error{Name: name, Err: err}
 	}
-	d.orient = metaOrientation(ref, typ)
+	d.orient = metaOrientation(ref, typ, data)
 	if typ == vips.ImageTypeTIFF && ref.Pages() > 1 {
 		n, err := d.tiffPages(ref.Width(), ref.Height(), ref.Pages())
 		if err != nil {

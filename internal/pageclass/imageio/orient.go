@@ -26,7 +26,8 @@ import (
 //
 // Pillow's ImageOps.exif_transpose reads both, in this order: EXIF (for a
 // PNG, its eXIf chunk, or else the raw profile); XMP only when that gives
-// no orientation tag. metaOrientation follows the same order, so a page
+// no orientation tag. A PNG's eXIf chunk after its pixels (read by
+// Pillow) is read here too: libvips reads only one before them. metaOrientation follows the same order, so a page
 // turned by a phone, a scanner's software or an editor arrives upright
 // however the turn was written.
 
@@ -35,7 +36,7 @@ import (
 // field: libvips applies its own), or 0 for none or upright (1). Only PNG,
 // JPEG and WebP are looked at: a TIFF's orientation is its own tag, which
 // libvips reads.
-func metaOrientation(ref *vips.ImageRef, typ vips.ImageType) int {
+func metaOrientation(ref *vips.ImageRef, typ vips.ImageType, data []byte) int {
 	switch typ {
 	case vips.ImageTypePNG, vips.ImageTypeJPEG, vips.ImageTypeWEBP:
 	default:
@@ -46,13 +47,21 @@ func metaOrientation(ref *vips.ImageRef, typ vips.ImageType) int {
 		return 0
 	}
 	if typ == vips.ImageTypePNG && !slices.Contains(fields, "exif-data") {
-		for _, f := range fields {
-			// libvips names a PNG text chunk png-comment-N-keyword.
-			if strings.HasPrefix(f, "png-comment-") && strings.HasSuffix(f, "-Raw profile type exif") {
-				if o, ok := exifOrientation(rawProfile(ref.GetString(f))); ok {
-					return upright(o)
+		// An eXIf chunk after the pixels, which libvips did not read;
+		// else the raw profile.
+		if exif, ok := pngChunk(data, "eXIf"); ok {
+			if o, ok := exifOrientation(exif); ok {
+				return upright(o)
+			}
+		} else {
+			for _, f := range fields {
+				// libvips names a PNG text chunk png-comment-N-keyword.
+				if strings.HasPrefix(f, "png-comment-") && strings.HasSuffix(f, "-Raw profile type exif") {
+					if o, ok := exifOrientation(rawProfile(ref.GetString(f))); ok {
+						return upright(o)
+					}
+					break
 				}
-				break
 			}
 		}
 	}
@@ -60,6 +69,27 @@ func metaOrientation(ref *vips.ImageRef, typ vips.ImageType) int {
 		return upright(xmpOrientation(ref.GetBlob("xmp-data")))
 	}
 	return 0
+}
+
+// pngChunk returns the data of the first chunk of type typ in the PNG
+// data, walking the chunks by their lengths; ok is false when there is
+// none or the walk runs off the data first.
+func pngChunk(data []byte, typ string) (chunk []byte, ok bool) {
+	const sig = 8
+	for at := sig; at+8 <= len(data); {
+		n := int(binary.BigEndian.Uint32(data[at:]))
+		if n < 0 || n > len(data)-at-12 {
+			return nil, false
+		}
+		if string(data[at+4:at+8]) == typ {
+			return data[at+8 : at+8+n], true
+		}
+		if string(data[at+4:at+8]) == "IEND" {
+			return nil, false
+		}
+		at += 12 + n
+	}
+	return nil, false
 }
 
 // upright maps an orientation to the turn to apply: 2–8, or 0 for upright

@@ -56,6 +56,12 @@ func TestOrientationBeyondEXIF(t *testing.T) {
 			ztxt("Raw profile type exif", rawProfileText(exifWith(6)))), 0},
 		{"png eXIf", pngWith(t, chunk("eXIf", exifWith(6))), 6},
 		{"png eXIf upright beats xmp", pngWith(t, chunk("eXIf", exifWith(1)), itxt("XML:com.adobe.xmp", xmpAttr("6"))), 0},
+		// eXIf after the pixels, which libvips does not read (Pillow does).
+		{"png eXIf after the pixels", pngAround(t, nil, [][]byte{chunk("eXIf", exifWith(6))}), 6},
+		{"png eXIf after the pixels beats raw profile", pngAround(t, [][]byte{ztxt("Raw profile type exif", rawProfileText(exifWith(6)))},
+			[][]byte{chunk("eXIf", exifWith(1))}), 0},
+		{"png eXIf after the pixels without the tag, xmp", pngAround(t, [][]byte{itxt("XML:com.adobe.xmp", xmpAttr("3"))},
+			[][]byte{chunk("eXIf", exifWithout)}), 3},
 		{"jpeg xmp", jpegWith(t, app1("http://ns.adobe.com/xap/1.0/\x00", xmpAttr("6"))), 6},
 		{"jpeg exif upright beats xmp", jpegWith(t, app1("Exif\x00\x00", string(exifWith(1))),
 			app1("http://ns.adobe.com/xap/1.0/\x00", xmpAttr("6"))), 0},
@@ -143,6 +149,19 @@ func TestEXIFOrientationBounds(t *testing.T) {
 	if _, ok := exifOrientation(bad); ok {
 		t.Error("directory offset past the end read")
 	}
+	// A PNG cut anywhere, or with a chunk length past its end, walks off
+	// without reading past it.
+	p := pngAround(t, nil, [][]byte{chunk("eXIf", good)})
+	for i := range len(p) {
+		if c, ok := pngChunk(p[:i], "eXIf"); ok && !bytes.Equal(c, good) {
+			t.Fatalf("%d of %d bytes: eXIf %x", i, len(p), c)
+		}
+	}
+	long := bytes.Clone(p)
+	binary.BigEndian.PutUint32(long[8:], 0xFFFFFFF0) // IHDR's length
+	if _, ok := pngChunk(long, "eXIf"); ok {
+		t.Error("a chunk length past the end walked over")
+	}
 	if rawProfile("\nexif\n 4\nzz00\n") != nil || rawProfile("exif") != nil {
 		t.Error("a raw profile that is not hexadecimal decoded")
 	}
@@ -219,7 +238,12 @@ func ztxt(key, text string) []byte {
 }
 
 // pngWith is the stored page as a PNG with chunks after its IHDR.
-func pngWith(t *testing.T, chunks ...[]byte) []byte {
+func pngWith(t *testing.T, chunks ...[]byte) []byte { return pngAround(t, chunks, nil) }
+
+// pngAround is the stored page as a PNG with the chunks before after its
+// IHDR and the chunks after after its pixels (before IEND, its last 12
+// bytes).
+func pngAround(t *testing.T, before, after [][]byte) []byte {
 	var b bytes.Buffer
 	if err := png.Encode(&b, stored()); err != nil {
 		t.Fatal(err)
@@ -227,10 +251,14 @@ func pngWith(t *testing.T, chunks ...[]byte) []byte {
 	data := b.Bytes()
 	const ihdrEnd = 8 + 8 + 13 + 4
 	out := append([]byte{}, data[:ihdrEnd]...)
-	for _, c := range chunks {
+	for _, c := range before {
 		out = append(out, c...)
 	}
-	return append(out, data[ihdrEnd:]...)
+	out = append(out, data[ihdrEnd:len(data)-12]...)
+	for _, c := range after {
+		out = append(out, c...)
+	}
+	return append(out, data[len(data)-12:]...)
 }
 
 func app1(header, payload string) []byte {
