@@ -3,7 +3,10 @@ package book
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -65,6 +68,61 @@ func TestIIIFLanguages(t *testing.T) {
 		}
 		if got := metadataLanguages(doc); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// A METS file whose MODS record is a file of its own (dmdSec mdRef
+// MDTYPE="MODS", as some digitisation workflows write it) declares the
+// record's languages, when the reader lists text files; a classifier's
+// reader (TextNone) does not read it. A record that cannot be read is a
+// problem of the book, which is still read.
+func TestMETSReferencedLanguages(t *testing.T) {
+	dir := t.TempDir()
+	mets := func(name, href string) string {
+		p := filepath.Join(dir, name)
+		doc := `<?xml version="1.0" encoding="UTF-8"?>
+<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">
+ <mets:dmdSec ID="dmd1"><mets:mdRef LOCTYPE="URL" MDTYPE="OTHER" OTHERMDTYPE="MARCXML" xlink:type="simple" xlink:href="marc.xml"/></mets:dmdSec>
+ <mets:dmdSec ID="dmd2"><mets:mdRef LOCTYPE="URL" MDTYPE="MODS" xlink:type="simple" xlink:href="` + href + `"/></mets:dmdSec>
+ <mets:fileSec><mets:fileGrp USE="MASTER"><mets:file ID="IMG1" MIMETYPE="image/tiff"><mets:FLocat LOCTYPE="URL" xlink:href="1.tif"/></mets:file></mets:fileGrp>
+ <mets:fileGrp USE="FULLTEXT"><mets:file ID="TXT1" MIMETYPE="text/xml"><mets:FLocat LOCTYPE="URL" xlink:href="1.xml"/></mets:file></mets:fileGrp></mets:fileSec>
+ <mets:structMap TYPE="PHYSICAL"><mets:div TYPE="physSequence"><mets:div ID="p1" TYPE="page" ORDER="1"><mets:fptr FILEID="IMG1"/><mets:fptr FILEID="TXT1"/></mets:div></mets:div></mets:structMap>
+</mets:mets>`
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mods := `<mods xmlns="http://www.loc.gov/mods/v3"><titleInfo><title>Ein Buch</title></titleInfo>` +
+		`<language><languageTerm authority="iso639-2b" type="code">ger</languageTerm></language></mods>`
+	if err := os.WriteFile(filepath.Join(dir, "mods.xml"), []byte(mods), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "marc.xml"), []byte(`<record><datafield tag="041"><subfield code="a">fre</subfield></datafield></record>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, href string
+		text       TextMode
+		want       []string
+		problem    string
+	}{
+		{"referenced", "mods.xml", TextDeclared, []string{"ger"}, ""},
+		{"classifier", "mods.xml", TextNone, nil, ""},
+		{"missing", "gone.xml", TextDeclared, nil, "gone.xml: its MODS record (dmdSec mdRef) cannot be read"},
+	} {
+		b, err := Read(context.Background(), mets(tc.name+".xml", tc.href), Options{Text: tc.text})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var problems []string
+		for _, p := range b.Problems {
+			problems = append(problems, p.String())
+		}
+		found := tc.problem != "" && slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, tc.problem) })
+		if !slices.Equal(b.Languages, tc.want) || found != (tc.problem != "") {
+			t.Errorf("%s: languages %q, problems %q; want %q and a problem %q", tc.name, b.Languages, problems, tc.want, tc.problem)
 		}
 	}
 }

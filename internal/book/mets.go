@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +39,22 @@ type metsDoc struct {
 	// Languages are the MODS language terms of the descriptive metadata
 	// written inside the METS file.
 	Languages []string `xml:"dmdSec>mdWrap>xmlData>mods>language>languageTerm"`
+	// MDRefs are the descriptive metadata kept in files of their own.
+	MDRefs []mdRef `xml:"dmdSec>mdRef"`
+}
+
+// mdRef is a dmdSec's reference to a metadata file.
+type mdRef struct {
+	MDType string `xml:"MDTYPE,attr"`
+	Href   string `xml:"href,attr"`
+}
+
+// modsLanguages are the language terms of a MODS record or collection.
+type modsLanguages struct {
+	Terms      []string `xml:"language>languageTerm"`
+	Collection []struct {
+		Terms []string `xml:"language>languageTerm"`
+	} `xml:"mods"`
 }
 
 type fileGrp struct {
@@ -112,6 +129,53 @@ type file struct {
 	group string // the fileGrp's USE, else the file's USE, else the group's ID
 }
 
+// referencedLanguages reads the languages of the MODS records that the
+// METS file at l keeps in files of their own (dmdSec mdRef MDTYPE="MODS",
+// as some digitisation workflows write them), the first MaxMODSRefs of
+// them, each bounded by MaxBytes, into b.Languages; a record that cannot
+// be read is a problem of the book, not an error. Only a reader that
+// lists text files reads them: the languages serve translation.
+func (r *reader) referencedLanguages(l loc, refs []mdRef, b *Book) {
+	n := 0
+	for _, ref := range refs {
+		if !strings.EqualFold(ref.MDType, "MODS") || strings.TrimSpace(ref.Href) == "" {
+			continue
+		}
+		if n++; n > MaxMODSRefs {
+			break
+		}
+		at, err := r.locate(ref.Href, &l)
+		var data []byte
+		if err == nil {
+			data, err = r.load(at)
+		}
+		var mods modsLanguages
+		if err == nil {
+			err = checkDepth(data, r.opts.MaxDepth)
+		}
+		if err == nil {
+			err = xml.Unmarshal(data, &mods)
+		}
+		if err != nil {
+			b.Problems = append(b.Problems, Problem{File: ref.Href, Reason: "its MODS record (dmdSec mdRef) cannot be read for the book's language: " + err.Error()})
+			continue
+		}
+		terms := mods.Terms
+		for _, m := range mods.Collection {
+			terms = append(terms, m.Terms...)
+		}
+		for _, t := range terms {
+			if t = strings.TrimSpace(t); t != "" && !slices.Contains(b.Languages, t) {
+				b.Languages = append(b.Languages, t)
+			}
+		}
+	}
+}
+
+// MaxMODSRefs is how many MODS records a METS file's dmdSecs may name
+// in files of their own that are read for its language.
+const MaxMODSRefs = 4
+
 // readMETS reads a METS document (the root element, or the first
 // mets:mets element inside another document such as an OAI-PMH answer).
 func (r *reader) readMETS(l loc, data []byte) (*Book, error) {
@@ -124,6 +188,9 @@ func (r *reader) readMETS(l loc, data []byte) (*Book, error) {
 		if l = strings.TrimSpace(l); l != "" {
 			b.Languages = append(b.Languages, l)
 		}
+	}
+	if len(b.Languages) == 0 && r.opts.Text != TextNone {
+		r.referencedLanguages(l, doc.MDRefs, b)
 	}
 	files := map[string]*file{}
 	var order []string // group names in document order
