@@ -126,3 +126,41 @@ func TestMETSReferencedLanguages(t *testing.T) {
 		}
 	}
 }
+
+// A METS file without a MODS language declares those of its Dublin Core
+// record (dc:language) or MARCXML record (field 008's language, then 041
+// $a, several codes run together split) written inside it.
+func TestMETSOtherRecordLanguages(t *testing.T) {
+	page := ` <mets:fileSec><mets:fileGrp USE="MASTER"><mets:file ID="IMG1" MIMETYPE="image/tiff"><mets:FLocat LOCTYPE="URL" xlink:href="1.tif"/></mets:file></mets:fileGrp></mets:fileSec>
+ <mets:structMap TYPE="PHYSICAL"><mets:div TYPE="physSequence"><mets:div ID="p1" TYPE="page" ORDER="1"><mets:fptr FILEID="IMG1"/></mets:div></mets:div></mets:structMap>`
+	for _, tc := range []struct {
+		name, dmd string
+		want      []string
+	}{
+		{"dc", `<mets:mdWrap MDTYPE="DC"><mets:xmlData><oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/" xmlns:dc="http://purl.org/dc/elements/1.1/">` +
+			`<dc:title>Ein Buch</dc:title><dc:language>deu</dc:language></oai_dc:dc></mets:xmlData></mets:mdWrap>`, []string{"deu"}},
+		{"marc", `<mets:mdWrap MDTYPE="MARC"><mets:xmlData><marc:record xmlns:marc="http://www.loc.gov/MARC21/slim">` +
+			`<marc:controlfield tag="008">850101s1850    gw            000 0 ger d</marc:controlfield>` +
+			`<marc:datafield tag="041" ind1="1" ind2=" "><marc:subfield code="a">gerlat</marc:subfield><marc:subfield code="h">lat</marc:subfield></marc:datafield>` +
+			`</marc:record></mets:xmlData></mets:mdWrap>`, []string{"ger", "lat"}},
+		{"mods first", `<mets:mdWrap MDTYPE="MODS"><mets:xmlData><mods:mods xmlns:mods="http://www.loc.gov/mods/v3"><mods:language><mods:languageTerm>ita</mods:languageTerm></mods:language></mods:mods></mets:xmlData></mets:mdWrap>` +
+			`</mets:dmdSec><mets:dmdSec ID="dmd2"><mets:mdWrap MDTYPE="DC"><mets:xmlData><oai_dc:dc xmlns:oai_dc="http://www.openarchives.org/OAI/2.0/oai_dc/" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:language>deu</dc:language></oai_dc:dc></mets:xmlData></mets:mdWrap>`, []string{"ita"}},
+	} {
+		p := filepath.Join(t.TempDir(), "mets.xml")
+		doc := `<?xml version="1.0" encoding="UTF-8"?>
+<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">
+ <mets:dmdSec ID="dmd1">` + tc.dmd + `</mets:dmdSec>
+` + page + `
+</mets:mets>`
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b, err := Read(context.Background(), p, Options{Text: TextNone})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !slices.Equal(b.Languages, tc.want) {
+			t.Errorf("%s: languages %q, want %q", tc.name, b.Languages, tc.want)
+		}
+	}
+}

@@ -39,8 +39,61 @@ type metsDoc struct {
 	// Languages are the MODS language terms of the descriptive metadata
 	// written inside the METS file.
 	Languages []string `xml:"dmdSec>mdWrap>xmlData>mods>language>languageTerm"`
+	// DCLanguages are the Dublin Core languages (dc:language) and MARC
+	// the MARCXML records of the descriptive metadata written inside it,
+	// read when it has no MODS language.
+	DCLanguages []string     `xml:"dmdSec>mdWrap>xmlData>dc>language"`
+	MARC        []marcRecord `xml:"dmdSec>mdWrap>xmlData>record"`
 	// MDRefs are the descriptive metadata kept in files of their own.
 	MDRefs []mdRef `xml:"dmdSec>mdRef"`
+}
+
+// marcRecord is what a MARCXML record says of its languages: field 008,
+// whose characters 35–37 are the main language's MARC code, and the
+// codes of field 041 $a (several may be run together: "gerlat").
+type marcRecord struct {
+	Control []struct {
+		Tag   string `xml:"tag,attr"`
+		Value string `xml:",chardata"`
+	} `xml:"controlfield"`
+	Data []struct {
+		Tag  string `xml:"tag,attr"`
+		Subs []struct {
+			Code  string `xml:"code,attr"`
+			Value string `xml:",chardata"`
+		} `xml:"subfield"`
+	} `xml:"datafield"`
+}
+
+// languages are the record's language codes: 008's, then 041 $a's.
+func (m marcRecord) languages() []string {
+	var out []string
+	for _, c := range m.Control {
+		if c.Tag == "008" && len(c.Value) >= 38 {
+			if code := strings.TrimSpace(c.Value[35:38]); code != "" && code != "|||" {
+				out = append(out, code)
+			}
+		}
+	}
+	for _, d := range m.Data {
+		if d.Tag != "041" {
+			continue
+		}
+		for _, s := range d.Subs {
+			v := strings.TrimSpace(s.Value)
+			if s.Code != "a" || v == "" {
+				continue
+			}
+			if len(v) > 3 && len(v)%3 == 0 && !strings.ContainsAny(v, " -") {
+				for i := 0; i < len(v); i += 3 {
+					out = append(out, v[i:i+3])
+				}
+				continue
+			}
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // mdRef is a dmdSec's reference to a metadata file.
@@ -187,6 +240,19 @@ func (r *reader) readMETS(l loc, data []byte) (*Book, error) {
 	for _, l := range doc.Languages {
 		if l = strings.TrimSpace(l); l != "" {
 			b.Languages = append(b.Languages, l)
+		}
+	}
+	if len(b.Languages) == 0 {
+		// Dublin Core, then MARC, written inside; then MODS records
+		// kept apart.
+		other := doc.DCLanguages
+		for _, m := range doc.MARC {
+			other = append(other, m.languages()...)
+		}
+		for _, l := range other {
+			if l = strings.TrimSpace(l); l != "" && !slices.Contains(b.Languages, l) {
+				b.Languages = append(b.Languages, l)
+			}
 		}
 	}
 	if len(b.Languages) == 0 && r.opts.Text != TextNone {
