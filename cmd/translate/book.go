@@ -49,8 +49,8 @@ type bookInfo struct {
 	// Problems are what the reader left out or found not matching (files
 	// without a location, declared ALTO but PAGE, ...).
 	Problems []string `json:"problems"`
-	// Languages are the languages its descriptive metadata declares (METS
-	// MODS languageTerm, IIIF metadata), as written.
+	// Languages are the languages its descriptive metadata declares
+	// (book.Book.Languages), as written.
 	Languages []string `json:"languages,omitempty"`
 	// whole says the book is in one share of a --shard run (a line of a
 	// list); a book given alone or found in a folder shares its text

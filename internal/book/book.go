@@ -55,7 +55,9 @@ type Book struct {
 	Remote bool
 	// Languages are the languages the book's descriptive metadata declares,
 	// as written (METS: the MODS language/languageTerm values inside its
-	// dmdSecs, "ger" or "German"; IIIF: the values of the manifest's or
+	// dmdSecs, "ger" or "German"; without them, a Dublin Core or MARCXML
+	// record's inside them, else, for a reader of text, the MODS records
+	// they reference (mdRef); IIIF: the values of the manifest's or
 	// collection's metadata entries labelled with the language, "English",
 	// "de", each part of "Arabic, French").
 	Languages []string
