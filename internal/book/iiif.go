@@ -425,23 +425,38 @@ func label(v any) string {
 		if s, ok := t["@value"].(string); ok {
 			return s
 		}
-		for _, k := range []string{"none", "en"} {
-			if vs := strs(t[k]); len(vs) > 0 {
-				return strings.Join(vs, " ")
-			}
-		}
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range languageKeys(t) {
 			if vs := strs(t[k]); len(vs) > 0 {
 				return strings.Join(vs, " ")
 			}
 		}
 	}
 	return ""
+}
+
+// languageKeys are the languages of a v3 language map in the order its
+// values are read: "none", "en", then the others in key order.
+func languageKeys(m map[string]any) []string {
+	rank := func(k string) int {
+		switch k {
+		case "none":
+			return 0
+		case "en":
+			return 1
+		}
+		return 2
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if ri, rj := rank(keys[i]), rank(keys[j]); ri != rj {
+			return ri < rj
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
 }
 
 // languageLabels are the words of a metadata label that says it gives the
@@ -511,27 +526,8 @@ func allValues(v any) []string {
 		if s, ok := t["@value"].(string); ok {
 			return []string{s}
 		}
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		rank := func(k string) int {
-			switch k {
-			case "none":
-				return 0
-			case "en":
-				return 1
-			}
-			return 2
-		}
-		sort.Slice(keys, func(i, j int) bool {
-			if ri, rj := rank(keys[i]), rank(keys[j]); ri != rj {
-				return ri < rj
-			}
-			return keys[i] < keys[j]
-		})
 		var out []string
-		for _, k := range keys {
+		for _, k := range languageKeys(t) {
 			out = append(out, strs(t[k])...)
 		}
 		return out
