@@ -100,7 +100,7 @@ func (s *Scratch) Take(ctx context.Context, name string) (data []byte, ok bool, 
 // clearScratch removes what job id's scratch still holds.
 func (q *Queue) clearScratch(ctx context.Context, id string) error {
 	if q.pool == nil {
-		return os.RemoveAll(filepath.Join(q.jobDir(id), "scratch"))
+		return os.RemoveAll((&Scratch{q: q, id: id}).dir())
 	}
 	_, err := q.exec(ctx, `DELETE FROM archivekit_scratch WHERE job_id = ?`, id)
 	return err
