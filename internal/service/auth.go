@@ -109,17 +109,12 @@ type tokenList struct {
 
 // newTokenList is the tokens of c, logging to log.
 func newTokenList(c Config, log *slog.Logger) *tokenList {
-	t := &tokenList{path: c.ClientsFile, recheck: time.Second, log: log, checked: time.Now()}
+	t := &tokenList{path: c.ClientsFile, recheck: time.Second, log: log, checked: time.Now(), sum: c.clientsSum}
 	list := c.Clients
 	if len(list) == 0 && c.Token != "" {
 		list = []Client{{Token: c.Token}}
 	}
 	t.list.Store(&list)
-	if t.path != "" {
-		if data, err := os.ReadFile(t.path); err == nil {
-			t.sum = sha256.Sum256(data)
-		}
-	}
 	return t
 }
 

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -151,6 +152,9 @@ type Config struct {
 	// tokens.
 	Clients     []Client
 	ClientsFile string
+	// clientsSum is the SHA-256 of the ClientsFile content Clients were
+	// read from: the service reads the file again only when it differs.
+	clientsSum [sha256.Size]byte
 	// BookHosts are the hosts books may be fetched from (BOOK_HOSTS, else
 	// its old name BOOK_ALLOW_HOSTS); nil: any public host.
 	BookHosts []string
@@ -291,20 +295,11 @@ func (c Config) Closed() bool { return c.Token != "" || len(c.Clients) > 0 }
 // digits, '.', '_' and '-', as in a log field or a user name.
 var clientName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-// readClients reads API_TOKENS_FILE at path: one client a line, its name
-// and its token separated by spaces or tabs; blank lines and lines
-// starting with # are skipped. A name or a token given twice, a malformed
-// line or no client fails; the errors name the file and the line, never
-// a token.
-func readClients(path string) ([]Client, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", EnvAPITokensFile, err)
-	}
-	return parseClients(path, data)
-}
-
-// parseClients reads the content of API_TOKENS_FILE at path (readClients).
+// parseClients reads data, the content of API_TOKENS_FILE at path: one
+// client a line, its name and its token separated by spaces or tabs;
+// blank lines and lines starting with # are skipped. A name or a token
+// given twice, a malformed line or no client fails; the errors name the
+// file and the line, never a token.
 func parseClients(path string, data []byte) ([]Client, error) {
 	name := fmt.Sprintf("%s (%s)", EnvAPITokensFile, path)
 	var out []Client
@@ -359,9 +354,12 @@ func readToken(c *Config, lookup func(string) (string, bool)) error {
 		if list = strings.TrimSpace(list); list == "" {
 			return fmt.Errorf("%s is set but empty: give it the client tokens file's path or unset it", EnvAPITokensFile)
 		}
-		var err error
-		c.Clients, err = readClients(list)
-		c.ClientsFile = list
+		data, err := os.ReadFile(list)
+		if err != nil {
+			return fmt.Errorf("%s: %w", EnvAPITokensFile, err)
+		}
+		c.Clients, err = parseClients(list, data)
+		c.ClientsFile, c.clientsSum = list, sha256.Sum256(data)
 		return err
 	}
 	switch {
