@@ -43,8 +43,9 @@ var mimeTypes = map[book.Format]string{book.ALTO: "application/alto+xml", book.P
 // text files the shards of a --shard run share is not written by a share,
 // which has only its own files: the run that writes it is a --resume with
 // --book-out and without --shard once every share has ended, which keeps
-// all the shares' translations from the ledger.
-func (r *runner) bookOut(ctx context.Context, p *pass) error {
+// all the shares' translations from the ledger. A book with text files in
+// this run (inputs) of which none was translated is named in a warning.
+func (r *runner) bookOut(ctx context.Context, p *pass, inputs []input) error {
 	s := r.s
 	if !s.BookOut {
 		return nil
@@ -57,7 +58,13 @@ func (r *runner) bookOut(ctx context.Context, p *pass) error {
 		r.warn("--book-out: the input is neither a METS file nor a IIIF manifest, nor a list or folder of them: no book written")
 		return nil
 	}
-	var shared []string
+	mine := map[*bookInfo]bool{} // books with text files in this run
+	for _, in := range inputs {
+		if in.BookOf != nil {
+			mine[in.BookOf] = true
+		}
+	}
+	var shared, untranslated []string
 	for _, b := range books {
 		var files []bookFile
 		for _, f := range p.books {
@@ -66,8 +73,10 @@ func (r *runner) bookOut(ctx context.Context, p *pass) error {
 			}
 		}
 		switch {
+		case len(files) == 0 && mine[b]:
+			untranslated = append(untranslated, b.Source)
 		case len(files) == 0:
-			// nothing of it translated (or all in another share)
+			// all its text files in another share
 		case !s.Shard.Whole() && !b.whole:
 			shared = append(shared, b.Source)
 		case b.Kind == string(book.METS):
@@ -81,6 +90,9 @@ func (r *runner) bookOut(ctx context.Context, p *pass) error {
 		default:
 			r.warn(fmt.Sprintf("--book-out: %s is a IIIF %s, not a manifest: no book written", b.Source, strings.ToLower(b.Kind)))
 		}
+	}
+	if len(untranslated) > 0 {
+		r.warn(fmt.Sprintf("--book-out: %s: none of its text files was translated (see the failures table): no book written", strings.Join(untranslated, ", ")))
 	}
 	if len(shared) > 0 {
 		r.warn(fmt.Sprintf("--book-out: %s: the shards share its text files, and this share (%s) has only its own: no book written; "+

@@ -36,16 +36,27 @@ func metsTranslations(t *testing.T, path, group string) []string {
 // TestBookOutFolder: --book-out over a folder of two METS books writes
 // each book's METS, with its translated files, in the folder of that
 // book's outputs; before, only a book given alone was written ("the input
-// is neither a METS file nor a IIIF manifest").
+// is neither a METS file nor a IIIF manifest"); a book none of whose text
+// files was translated is named, not left out without a word.
 func TestBookOutFolder(t *testing.T) {
 	dir := t.TempDir()
 	writeShortBook(t, filepath.Join(dir, "books", "a"), []string{"Haus am See", "Garten und Hof"}, "ger")
 	writeShortBook(t, filepath.Join(dir, "books", "b"), []string{"Kirche im Dorf"}, "ger")
+	// Book c's only text file is damaged: it gets no METS, and the run
+	// says so.
+	writeShortBook(t, filepath.Join(dir, "books", "c"), []string{"Brücke"}, "ger")
+	writeFile(t, filepath.Join(dir, "books", "c", "alto", "0001.xml"), []byte("<alto><Layout>"))
 	api := startAPI(t, translatortest.Config{})
 	out := t.TempDir()
 	r := runCLI(t, newEnv(api), filepath.Join(dir, "books"), "-o", out, "-src", "de", "--vocabulary", "", "--book-out")
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "c", "mets_en.mets.xml")); !os.IsNotExist(err) {
+		t.Errorf("book c, whose text file failed, was written (%v)", err)
+	}
+	if !strings.Contains(r.stderr, filepath.Join(dir, "books", "c", "mets.xml")+": none of its text files was translated") {
+		t.Errorf("the run does not name book c as untranslated:\n%s", r.stderr)
 	}
 	for name, want := range map[string][]string{"a": {"alto/0001_en.xml", "alto/0002_en.xml"}, "b": {"alto/0001_en.xml"}} {
 		path := filepath.Join(out, name, "mets_en.mets.xml")

@@ -392,7 +392,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	if len(p.written) == 0 {
 		return errors.New("no document was translated")
 	}
-	if err := r.bookOut(ctx, p); err != nil {
+	if err := r.bookOut(ctx, p, inputs); err != nil {
 		return err
 	}
 	if r.baseline != nil {
