@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"hash/crc32"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -15,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/davidbyttow/govips/v2/vips"
+
+	"archivekit/internal/pageclass/imageio/hostile"
 )
 
 // TestOrientationBeyondEXIF checks that a page turned in its XMP
@@ -216,12 +217,10 @@ func rawProfileText(exif []byte) string {
 	return fmt.Sprintf("\nexif\n%8d\n%s\n", len(exif), strings.Join(lines, "\n"))
 }
 
+// chunk is a PNG chunk (hostile.Chunk).
 func chunk(typ string, data []byte) []byte {
 	var b bytes.Buffer
-	binary.Write(&b, binary.BigEndian, uint32(len(data)))
-	b.WriteString(typ)
-	b.Write(data)
-	binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(append([]byte(typ), data...)))
+	hostile.Chunk(&b, typ, data)
 	return b.Bytes()
 }
 
