@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"archivekit/internal/regularfile"
@@ -83,7 +82,7 @@ type Fetches map[string]Fetch
 func ReadFetches(dir, tool string) Fetches {
 	out := Fetches{}
 	paths, _ := filepath.Glob(filepath.Join(dir, tool+"_*", "*.jsonl"))
-	sort.Strings(paths)
+	sortRuns(paths)
 	for _, p := range paths {
 		entries, _ := Read(p)
 		for _, e := range entries {

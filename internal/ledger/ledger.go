@@ -148,7 +148,7 @@ func Open(dir, tool, config string, detail any, name string) (*Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(paths)
+	sortRuns(paths)
 	for _, p := range paths {
 		if err := l.read(p, tool, config); err != nil {
 			return nil, err
@@ -181,6 +181,24 @@ func Open(dir, tool, config string, detail any, name string) (*Ledger, error) {
 	}
 	l.f = f
 	return l, nil
+}
+
+// sortRuns sorts run files in the order the runs began, for later
+// entries to replace earlier ones of the same rank (put): by folder, then
+// by name without ".jsonl", so that a stamp comes before the same stamp
+// with a suffix, as the runs claimed them (paradata.Claim's stamp-2,
+// create's stamp_2), where "stamp-2.jsonl" would sort before
+// "stamp.jsonl" as a whole name and an earlier run's row would win.
+func sortRuns(paths []string) {
+	key := func(p string) (string, string) { return filepath.Dir(p), strings.TrimSuffix(filepath.Base(p), ".jsonl") }
+	sort.SliceStable(paths, func(i, j int) bool {
+		di, ni := key(paths[i])
+		dj, nj := key(paths[j])
+		if di != dj {
+			return di < dj
+		}
+		return ni < nj
+	})
 }
 
 // create creates this run's file, dir/name or the first of name_2,

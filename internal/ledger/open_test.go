@@ -71,3 +71,40 @@ func TestOpenRunSameName(t *testing.T) {
 		t.Errorf("files %q", paths)
 	}
 }
+
+// Two runs of one second: the second's stamp is the first's with "-2"
+// (paradata.Claim), and its entries, read after the first's, replace
+// those of the same rank. Before, "s1-2.jsonl" was read before
+// "s1.jsonl" (its whole name sorts first), so a --resume took the first
+// run's row.
+func TestRunsOfOneSecondInOrder(t *testing.T) {
+	out := t.TempDir()
+	log := slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))
+	for _, name := range []string{"s1", "s1-2"} {
+		run := Run{Output: out, Tool: "tool", Config: map[string]int{"a": 1}, Name: name, Redo: "again"}
+		l, _, err := OpenRun(run, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Record(Entry{Item: "x", Digest: "d", State: Done, Data: []byte(`"` + name + `"`)}); err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+	}
+	l, _, err := OpenRun(Run{Output: out, Tool: "tool", Config: map[string]int{"a": 1}, Name: "s2", Redo: "again"}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if e, _ := l.Lookup("x", "d"); string(e.Data) != `"s1-2"` {
+		t.Errorf("x reads %s, want the last run's", e.Data)
+	}
+}
+
+func TestSortRuns(t *testing.T) {
+	got := []string{"d/s1-2.jsonl", "d/s1_2.jsonl", "d/s1.jsonl", "c/s9.jsonl", "d/s0.jsonl"}
+	sortRuns(got)
+	if want := "c/s9.jsonl d/s0.jsonl d/s1.jsonl d/s1-2.jsonl d/s1_2.jsonl"; strings.Join(got, " ") != want {
+		t.Errorf("%q, want %s", got, want)
+	}
+}
