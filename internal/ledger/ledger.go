@@ -190,7 +190,9 @@ func Open(dir, tool, config string, detail any, name string) (*Ledger, error) {
 // create's stamp_2), where "stamp-2.jsonl" would sort before
 // "stamp.jsonl" as a whole name and an earlier run's row would win.
 func sortRuns(paths []string) {
-	key := func(p string) (string, string) { return filepath.Dir(p), strings.TrimSuffix(filepath.Base(p), ".jsonl") }
+	key := func(p string) (string, string) {
+		return filepath.Dir(p), strings.TrimSuffix(filepath.Base(p), ".jsonl")
+	}
 	sort.SliceStable(paths, func(i, j int) bool {
 		di, ni := key(paths[i])
 		dj, nj := key(paths[j])
