@@ -20,7 +20,7 @@ import (
 	"archivekit/internal/version"
 )
 
-// iiifOut writes, with --book-out, for IIIF manifest b, one annotation
+// iiifOut writes, with --book-out, for IIIF manifest bk, one annotation
 // page per translated ALTO, PAGE-XML or hOCR file of it, translated (its lines as
 // annotations in the translation's language tag, each on its canvas at
 // the line's box scaled onto the canvas: for a Presentation 3 manifest a
