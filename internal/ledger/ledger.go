@@ -199,9 +199,46 @@ func sortRuns(paths []string) {
 		if di != dj {
 			return di < dj
 		}
-		return ni < nj
+		return naturalLess(ni, nj)
 	})
 }
+
+// naturalLess orders names with their runs of digits compared as numbers,
+// so a run stamped S-9 comes before S-10 (and S before S-2).
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		ca, ra := leadingRun(a)
+		cb, rb := leadingRun(b)
+		a, b = ra, rb
+		if ca == cb {
+			continue
+		}
+		if isDigit(ca[0]) && isDigit(cb[0]) {
+			na, nb := strings.TrimLeft(ca, "0"), strings.TrimLeft(cb, "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			return len(ca) < len(cb)
+		}
+		return ca < cb
+	}
+	return len(a) < len(b)
+}
+
+// leadingRun splits s after its first run of digits or of other bytes.
+func leadingRun(s string) (run, rest string) {
+	d := isDigit(s[0])
+	i := 1
+	for i < len(s) && isDigit(s[i]) == d {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // create creates this run's file, dir/name or the first of name_2,
 // name_3, … (before its extension) that does not exist, and sets l.path.

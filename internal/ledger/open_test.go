@@ -102,9 +102,9 @@ func TestRunsOfOneSecondInOrder(t *testing.T) {
 }
 
 func TestSortRuns(t *testing.T) {
-	got := []string{"d/s1-2.jsonl", "d/s1_2.jsonl", "d/s1.jsonl", "c/s9.jsonl", "d/s0.jsonl"}
+	got := []string{"d/s1-2.jsonl", "d/s1-10.jsonl", "d/s1_2.jsonl", "d/s1.jsonl", "d/s1-9.jsonl", "c/s9.jsonl", "d/s0.jsonl", "d/s1-10_2.jsonl"}
 	sortRuns(got)
-	if want := "c/s9.jsonl d/s0.jsonl d/s1.jsonl d/s1-2.jsonl d/s1_2.jsonl"; strings.Join(got, " ") != want {
+	if want := "c/s9.jsonl d/s0.jsonl d/s1.jsonl d/s1-2.jsonl d/s1-9.jsonl d/s1-10.jsonl d/s1-10_2.jsonl d/s1_2.jsonl"; strings.Join(got, " ") != want {
 		t.Errorf("%q, want %s", got, want)
 	}
 }
