@@ -706,3 +706,137 @@ func testBookJoins(t *testing.T, newStore store) {
 		})
 	}
 }
+
+// TestBookFetchAheadKept, on SQLite and PostgreSQL: a book job stopped
+// (SIGTERM's drain) while an item runs keeps the files it fetched ahead
+// for the items to come, and the next queue's run takes them, with the
+// content types their server gave, instead of fetching them again: each
+// file is fetched once in the job's life.
+func TestBookFetchAheadKept(t *testing.T) { stores(t, testBookFetchAheadKept) }
+
+func testBookFetchAheadKept(t *testing.T, newStore store) {
+	fetched := &counts{n: map[string]int{}}
+	ahead := make(chan string, 10)
+	src := "https://iiif.example.org/book/"
+	names := []string{"gated.xml", "p2.xml", "p3.xml", "p4.xml", "p5.xml"}
+	book := &jobs.BookInput{Field: "book", Fetchers: 3,
+		Items: func(ctx context.Context, location string, _ map[string]string) ([]jobs.BookItem, error) {
+			var items []jobs.BookItem
+			for i, name := range names {
+				items = append(items, jobs.BookItem{Name: name, Source: src + name, Ref: jobs.BookRef{Page: i + 1}})
+			}
+			return items, nil
+		},
+		Fetch: func(ctx context.Context, source string) ([]byte, string, error) {
+			name := path.Base(source)
+			fetched.add(source)
+			defer func() {
+				if name == "p2.xml" || name == "p3.xml" {
+					ahead <- name
+				}
+			}()
+			return []byte(name), "text/x-" + strings.TrimSuffix(name, ".xml"), nil
+		}}
+	dir := newStore(t)
+	e := &echo{gate: make(chan struct{}), started: make(chan struct{})}
+	svc, q := newServiceWith(t, dir, e, jobs.Options{Book: book})
+	if err := svc.WarmUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(svc.Handler())
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, st := submit(t, ts.URL, "", servicetest.Part{Field: "book", Data: []byte(src)})
+	timeout := time.After(20 * time.Second) // a failure's bound, not a synchronisation
+	for n := 0; n < 2; {
+		select {
+		case <-ahead:
+			n++
+		case <-timeout:
+			t.Fatalf("the files of items 1 and 2 not fetched while item 0 ran (%+v, fetched %v)", st, fetched.n)
+		}
+	}
+	select {
+	case <-e.started:
+	case <-timeout:
+		t.Fatal("item 0 never started")
+	}
+	svc.BeginDrain() // as Run does on SIGTERM
+	closed := make(chan error)
+	go func() { closed <- q.Close(context.Background()) }()
+	close(e.gate)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	ts.Close()
+	if slices(e, "start p2.xml") {
+		t.Fatal("an item started after the stop")
+	}
+
+	e2 := &echo{}
+	svc2, q2 := newServiceWith(t, dir, e2, jobs.Options{Book: book})
+	ts2 := servicetest.Serve(t, svc2, func() { q2.Close(context.Background()) })
+	if err := q2.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st = waitState(t, q2, ts2.URL, st.ID, jobs.Succeeded)
+	var res jobs.Results
+	getJSON(t, ts2.URL+"/jobs/"+st.ID+"/results", &res)
+	for i, it := range res.Items {
+		var out struct {
+			Name string `json:"name"`
+			Size int    `json:"size"`
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(it.Output, &out); err != nil || it.State != jobs.Succeeded || out.Name != it.Name || out.Size != len(it.Name) ||
+			out.Type != "text/x-"+strings.TrimSuffix(it.Name, ".xml") {
+			t.Errorf("item %d: %+v %s, want its own file's answer", i, it, it.Output)
+		}
+		if n := fetched.get(src + it.Name); n != 1 {
+			t.Errorf("%s fetched %d times, want once", it.Name, n)
+		}
+	}
+}
+
+// TestBookItemFileKeptOnPause, on SQLite and PostgreSQL: a book item whose
+// request meets a passing failure (503) pauses the job; the item's file,
+// fetched ahead, is kept for its next run, which does not fetch it again.
+func TestBookItemFileKeptOnPause(t *testing.T) { stores(t, testBookItemFileKeptOnPause) }
+
+func testBookItemFileKeptOnPause(t *testing.T, newStore store) {
+	fetched := &counts{n: map[string]int{}}
+	src := "https://iiif.example.org/book/"
+	book := &jobs.BookInput{Field: "book", Fetchers: 3,
+		Items: func(ctx context.Context, location string, _ map[string]string) ([]jobs.BookItem, error) {
+			var items []jobs.BookItem
+			for i, name := range []string{"p1.xml", "p2.xml", "p3.xml"} {
+				items = append(items, jobs.BookItem{Name: name, Source: src + name, Ref: jobs.BookRef{Page: i + 1}})
+			}
+			return items, nil
+		},
+		Fetch: func(ctx context.Context, source string) ([]byte, string, error) {
+			fetched.add(source)
+			return []byte(path.Base(source)), "text/xml", nil
+		}}
+	h := &unavailable{fails: map[string]int{"p2.xml": 1}, calls: map[string]int{}}
+	svc, q := newServiceWith(t, newStore(t), h, jobs.Options{Book: book, UnavailableTries: 3, UnavailableBackoff: 10 * time.Millisecond})
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, st := submit(t, ts.URL, "", servicetest.Part{Field: "book", Data: []byte(src)})
+	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	if st.Items.Succeeded != 3 {
+		t.Fatalf("%+v", st)
+	}
+	h.mu.Lock()
+	calls := h.calls["p2.xml"]
+	h.mu.Unlock()
+	if calls != 2 {
+		t.Fatalf("p2.xml sent %d times, want twice (a 503, then its answer)", calls)
+	}
+	if n := fetched.get(src + "p2.xml"); n != 1 {
+		t.Errorf("p2.xml fetched %d times, want once (kept when the job paused)", n)
+	}
+}

@@ -15,7 +15,8 @@ import (
 // A Scratch keeps files of one job between its book's reading
 // (BookInput.Items) and its items: translate-api keeps the text files it
 // fetched to detect a book's language, and each item takes its file
-// instead of fetching it a second time from the client's server. Files
+// instead of fetching it a second time from the client's server; a run
+// that pauses keeps there the files it fetched ahead (keepAhead). Files
 // are kept where the job's own files are: with SQLite in the job's folder
 // (JOBS_DIR/jobs/<id>/scratch), with PostgreSQL in its rows
 // (archivekit_scratch), so that a job that goes on on another replica

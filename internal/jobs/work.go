@@ -26,7 +26,7 @@ import (
 
 // work runs a job's items not yet done, one after the other, then ends the
 // job (finish).
-func (q *Queue) work(ctx context.Context, id string) error {
+func (q *Queue) work(ctx context.Context, id string) (err error) {
 	state, f, _, err := q.jobState(ctx, id)
 	if errors.Is(err, errNotFound) {
 		return river.JobCancel(err)
@@ -52,8 +52,16 @@ func (q *Queue) work(ctx context.Context, id string) error {
 	}
 	joins := q.joiner(items)
 	ahead := q.fetchAhead(ctx, items, joining(items, joins))
-	defer ahead.stop()
 	held := map[int]*fetched{} // next items' files, fetched for the item before them (joins)
+	defer func() {
+		// A run that pauses (a stop, a passing failure) keeps what it
+		// fetched for the items to come; one whose context ended (its
+		// lease lost, the job canceled) does not.
+		if err != nil && ctx.Err() == nil {
+			q.keepAhead(ctx, id, ahead, held)
+		}
+		ahead.stop()
+	}()
 	for k, it := range items {
 		if it.State != Queued {
 			continue
@@ -77,6 +85,9 @@ func (q *Queue) work(ctx context.Context, id string) error {
 		if err := q.runItem(ctx, id, it, f, got, l); err != nil {
 			if st, _, _, _ := q.jobState(context.WithoutCancel(ctx), id); st == Canceled {
 				return nil
+			}
+			if got != nil {
+				held[it.Index] = got // the item runs again: kept with the others
 			}
 			return err
 		}

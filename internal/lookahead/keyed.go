@@ -10,22 +10,26 @@ import (
 // before it that were not taken are dropped. It is for one consumer
 // goroutine.
 type Keyed[K comparable, T any] struct {
+	keys   []K
 	pos    map[K]int // a key's first position in the keys
 	cursor int       // the position of the next result
-	next   func() (T, bool)
-	stop   func()
+	run    *run[T]
 }
 
 // RunKeyed starts work(ctx, key) for each of keys, in order, at most
 // workers at once ahead of the consumer (as Run). Call Stop when done.
 func RunKeyed[K comparable, T any](ctx context.Context, keys []K, workers int, work func(ctx context.Context, key K) T) *Keyed[K, T] {
-	k := &Keyed[K, T]{pos: make(map[K]int, len(keys))}
+	return runKeyed(ctx, keys, workers, work, nil)
+}
+
+func runKeyed[K comparable, T any](ctx context.Context, keys []K, workers int, work func(ctx context.Context, key K) T, made func(i int)) *Keyed[K, T] {
+	k := &Keyed[K, T]{keys: keys, pos: make(map[K]int, len(keys))}
 	for i, key := range keys {
 		if _, ok := k.pos[key]; !ok {
 			k.pos[key] = i
 		}
 	}
-	k.next, k.stop = Run(ctx, len(keys), workers, func(ctx context.Context, i int) T { return work(ctx, keys[i]) })
+	k.run = start(ctx, len(keys), workers, func(ctx context.Context, i int) T { return work(ctx, keys[i]) }, made)
 	return k
 }
 
@@ -38,7 +42,7 @@ func (k *Keyed[K, T]) Take(key K) (v T, ok bool) {
 		return v, false
 	}
 	for k.cursor <= p {
-		v, ok = k.next()
+		v, ok = k.run.next()
 		k.cursor++
 		if !ok {
 			k.cursor = math.MaxInt // nothing more comes
@@ -48,5 +52,23 @@ func (k *Keyed[K, T]) Take(key K) (v T, ok bool) {
 	return v, true
 }
 
+// Ready gives keep, in the keys' order, the results made already and not
+// taken, up to the first still being made, without waiting for any: what
+// a consumer that stops early keeps for later. It starts no more work
+// (taking results frees their places), and Take gives nothing after it;
+// call Stop after it.
+func (k *Keyed[K, T]) Ready(keep func(K, T)) {
+	k.run.halt()
+	for k.cursor < len(k.keys) {
+		v, ok := k.run.ready()
+		if !ok {
+			break
+		}
+		keep(k.keys[k.cursor], v)
+		k.cursor++
+	}
+	k.cursor = math.MaxInt
+}
+
 // Stop ends the work not yet started (Run's stop).
-func (k *Keyed[K, T]) Stop() { k.stop() }
+func (k *Keyed[K, T]) Stop() { k.run.cancel() }

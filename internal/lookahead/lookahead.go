@@ -16,42 +16,100 @@ import "context"
 // when done, even after the last result; work must return when its
 // context is done.
 func Run[T any](ctx context.Context, n, workers int, work func(ctx context.Context, i int) T) (next func() (T, bool), stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
+	r := start(ctx, n, workers, work, nil)
+	return r.next, r.cancel
+}
+
+// run is Run's state: the results' channels, in order.
+type run[T any] struct {
+	ctx    context.Context
+	cancel func()
+	queue  chan chan T
+	// halted, closed by halt, starts no more work.
+	halted chan struct{}
+}
+
+// halt starts no more work; the work under way goes on.
+func (r *run[T]) halt() { close(r.halted) }
+
+// start starts Run's work; made, when not nil, is called with i once
+// item i's result can be taken (the tests' view of the work).
+func start[T any](ctx context.Context, n, workers int, work func(ctx context.Context, i int) T, made func(i int)) *run[T] {
+	r := &run[T]{halted: make(chan struct{})}
+	r.ctx, r.cancel = context.WithCancel(ctx)
 	// The consumer holds one result's channel besides the buffered ones.
-	queue := make(chan chan T, max(1, workers)-1)
+	r.queue = make(chan chan T, max(1, workers)-1)
 	go func() {
-		defer close(queue)
+		defer close(r.queue)
 		for i := 0; i < n; i++ {
 			c := make(chan T, 1)
 			select {
-			case queue <- c:
-			case <-ctx.Done():
+			case r.queue <- c:
+			case <-r.ctx.Done():
+				return
+			case <-r.halted:
 				return
 			}
-			go func() { c <- work(ctx, i) }()
+			select {
+			case <-r.halted:
+				return // queued, never started: ready passes it over
+			default:
+			}
+			go func() {
+				c <- work(r.ctx, i)
+				if made != nil {
+					made(i)
+				}
+			}()
 		}
 	}()
-	next = func() (T, bool) {
-		var zero T
-		if ctx.Err() != nil {
-			// Stopped: no result, not even one made already (the selects
-			// below could pick a ready result over the done context).
-			return zero, false
-		}
+	return r
+}
+
+// next gives the next result, waiting for it.
+func (r *run[T]) next() (T, bool) { return r.take(true) }
+
+// ready gives the next result when it is made already, without waiting;
+// a result still being made is passed over (ok false), so ready is for
+// the end of a run, before stop.
+func (r *run[T]) ready() (T, bool) { return r.take(false) }
+
+// take gives the next result, waiting for it or not.
+func (r *run[T]) take(wait bool) (T, bool) {
+	var zero T
+	if r.ctx.Err() != nil {
+		// Stopped: no result, not even one made already (the selects
+		// below could pick a ready result over the done context).
+		return zero, false
+	}
+	var c chan T
+	var ok bool
+	if wait {
 		select {
-		case c, ok := <-queue:
-			if !ok {
-				return zero, false
-			}
-			select {
-			case v := <-c:
-				return v, true
-			case <-ctx.Done():
-				return zero, false
-			}
-		case <-ctx.Done():
+		case c, ok = <-r.queue:
+		case <-r.ctx.Done():
+		}
+	} else {
+		select {
+		case c, ok = <-r.queue:
+		default:
+		}
+	}
+	if !ok {
+		return zero, false
+	}
+	if wait {
+		select {
+		case v := <-c:
+			return v, true
+		case <-r.ctx.Done():
 			return zero, false
 		}
 	}
-	return next, cancel
+	select {
+	case v := <-c:
+		return v, true
+	default:
+		return zero, false
+	}
 }
