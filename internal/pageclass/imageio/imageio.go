@@ -349,6 +349,8 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		return o.decodeIsolated(data, name)
 	}
 	startup()
+	vipsCalls.RLock()
+	defer vipsCalls.RUnlock()
 	typ := vips.DetermineImageType(data)
 	switch typ {
 	case vips.ImageTypePNG, vips.ImageTypeJPEG, vips.ImageTypeTIFF, vips.ImageTypeWEBP, vips.ImageTypeJP2K, vips.ImageTypePDF:
@@ -700,7 +702,9 @@ func (d *Doc) render(ctx context.Context, i int, fn func(Image) error) error {
 		defer func() { d.rendering.Add(int64(time.Since(start))) }()
 		return d.usePDFium(ctx, i, fn)
 	}
+	vipsCalls.RLock()
 	ref, factor, err := d.open(i)
+	vipsCalls.RUnlock()
 	d.rendering.Add(int64(time.Since(start)))
 	if err != nil {
 		return d.wrap(i, err)
@@ -713,13 +717,44 @@ func (d *Doc) render(ctx context.Context, i int, fn func(Image) error) error {
 	defer inFlight.release(n)
 	start = time.Now() // the wait for a slot is not rendering
 	defer func() { d.rendering.Add(int64(time.Since(start))) }()
-	img, free, err := d.decode(i, ref, factor)
+	img, free, err := d.decodeChecked(i, ref, factor)
 	ref.Close() // the decoding pipeline goes; img's memory stays until free
 	if err != nil {
 		return d.wrap(i, err)
 	}
 	defer free()
 	return fn(img)
+}
+
+// vipsCalls orders this package's use of libvips around its error
+// buffer, which is one for the process: a decoding that must read what
+// its own decoder reported (decodeChecked) holds it alone, so that no
+// other call adds its errors or empties the buffer (libvips' callers read
+// and clear it when a call fails); every other use holds it shared.
+var vipsCalls sync.RWMutex
+
+// decodeChecked is decode, refusing a page whose decoder reported errors
+// while libvips gave its pixels (damaged): a TIFF or JPEG 2000 page is
+// decoded with no other libvips call under way in the process, its error
+// buffer emptied before, so that what it holds after is this page's, in
+// process as in a decoder process. Other formats' decoders stop at their
+// errors, and are decoded beside each other.
+func (d *Doc) decodeChecked(i int, ref *vips.ImageRef, factor float64) (Image, func(), error) {
+	if d.typ != vips.ImageTypeTIFF && d.typ != vips.ImageTypeJP2K {
+		vipsCalls.RLock()
+		defer vipsCalls.RUnlock()
+		return d.decode(i, ref, factor)
+	}
+	vipsCalls.Lock()
+	defer vipsCalls.Unlock()
+	libvips.LastError()
+	img, free, err := d.decode(i, ref, factor)
+	if err == nil {
+		if err = damaged(d); err != nil {
+			free()
+		}
+	}
+	return img, free, err
 }
 
 // wrap names the file (and the page of a PDF or multi-page TIFF) in a

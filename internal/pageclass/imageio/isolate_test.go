@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -377,5 +378,56 @@ func TestIsolatedDamaged(t *testing.T) {
 	d, _ = o.Decode(readTestdata(t, "g4.tif"), "again.tif")
 	if _, err := d.Page(0); err != nil {
 		t.Fatalf("after the damaged page: %v", err)
+	}
+}
+
+// TestInProcessDamaged: decoded in this process (no decoder processes,
+// --decode-in-process), the damaged Group 4 TIFF is refused as in a
+// decoder process, naming its decoder's first error, while other files,
+// good and broken, are decoded at the same time: their errors neither
+// refuse the undamaged TIFF nor hide the damaged one's, and the damaged
+// one's errors are in no other file's failure.
+func TestInProcessDamaged(t *testing.T) {
+	o := DefaultOptions
+	files := []string{"g4.tif", "g4-damaged.tif", "truncated.png", "corrupt.png", "truncated.jpg", "grey.png", "page.tif", "page.webp"}
+	data := map[string][]byte{}
+	for _, f := range files {
+		data[f] = readTestdata(t, f)
+	}
+	const rounds = 8
+	errs := make(chan error, rounds*len(files))
+	var wg sync.WaitGroup
+	for r := range rounds {
+		for _, f := range files {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				name := fmt.Sprintf("%d-%s", r, f)
+				d, err := o.Decode(data[f], name)
+				if err == nil {
+					_, err = d.Page(0)
+				}
+				if err != nil {
+					errs <- err
+				}
+				switch {
+				case f == "g4-damaged.tif":
+					if err == nil || !strings.HasPrefix(err.Error(), name+": damaged TIFF data: its decoder reported Fax4Decode: Bad code word at line 135") {
+						t.Errorf("%s: %v; want it refused naming its decoder's first error", name, err)
+					}
+				case f == "g4.tif" || f == "grey.png" || f == "page.tif" || f == "page.webp":
+					if err != nil {
+						t.Errorf("%s: %v", name, err)
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if msg := err.Error(); strings.Contains(msg, "Fax4Decode") && !strings.Contains(msg, "g4-damaged.tif") {
+			t.Errorf("another file's failure holds the damaged TIFF's errors: %v", err)
+		}
 	}
 }

@@ -86,9 +86,6 @@ func serveWorker(r io.Reader, w io.Writer, hook func(string)) error {
 				return err
 			}
 		}
-		// libvips' error buffer is the process's: emptied here, it holds
-		// only what this request's decoding says (damaged).
-		libvips.LastError()
 		var err error
 		switch req.Op {
 		case opOpen:
@@ -184,9 +181,6 @@ func (wk *worker) page(req *request) error {
 	}
 	var pipeErr error
 	err = d.Use(context.Background(), req.Page, func(img Image) error {
-		if err := damaged(d); err != nil {
-			return err
-		}
 		if pipeErr = wk.enc.Encode(&reply{W: img.W, H: img.H}); pipeErr != nil {
 			return pipeErr
 		}
@@ -235,10 +229,8 @@ func capMemory(limit string) error {
 // and goes on, and libvips 8.14 gives the page (its rows garbled or
 // blank) with no error, whatever fail-on asks; after OpenJPEG's first
 // error it decodes no further part of a JPEG 2000 page and gives the rest
-// black. A decoder process decodes one page at a time, so what libvips'
-// error buffer holds after the decoding is this page's. A process decoding
-// several pages at once cannot tell whose it is (Options without
-// Isolation). Only TIFF and JPEG 2000 errors refuse a page: the other
+// black. It reads libvips' error buffer, which decodeChecked keeps this
+// page's alone. Only TIFF and JPEG 2000 errors refuse a page: the other
 // decoders stop at their errors.
 func damaged(d *Doc) error {
 	msg := libvips.LastError()
