@@ -2,8 +2,10 @@ package imageio
 
 import (
 	"bytes"
+	"compress/zlib"
 	"encoding/binary"
 	"encoding/hex"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,29 +22,33 @@ import (
 //   - XMP, as tiff:Orientation (written by Adobe's tools, exiftool and
 //     many image editors beside or instead of EXIF), in a PNG's iTXt
 //     chunk, a JPEG's APP1 segment or a WebP's XMP chunk;
+//     and, where a one-page TIFF has no Orientation tag, in its XMP tag
+//     (libvips gives every TIFF orientation 1 then);
 //   - ImageMagick's "Raw profile type exif" PNG text chunk: the EXIF
 //     block as hexadecimal text, which ImageMagick writes instead of an
 //     eXIf chunk.
 //
 // Pillow's ImageOps.exif_transpose reads both, in this order: EXIF (for a
 // PNG, its eXIf chunk, or else the raw profile); XMP only when that gives
-// no orientation tag. A PNG's eXIf chunk after its pixels (read by
-// Pillow) is read here too: libvips reads only one before them. metaOrientation follows the same order, so a page
+// no orientation tag. A PNG's eXIf chunk and text chunks after its pixels
+// (read by Pillow once it has loaded them) are read here too: libvips
+// reads only those before them. metaOrientation follows the same order, so a page
 // turned by a phone, a scanner's software or an editor arrives upright
 // however the turn was written.
 
 // metaOrientation returns the orientation (2–8, as EXIF numbers them) that
 // page ref's metadata gives where libvips read none (no "orientation"
-// field: libvips applies its own), or 0 for none or upright (1). Only PNG,
-// JPEG and WebP are looked at: a TIFF's orientation is its own tag, which
-// libvips reads.
+// field: libvips applies its own), or 0 for none or upright (1). PNG,
+// JPEG and WebP are looked at, and a TIFF without its own tag.
 func metaOrientation(ref *vips.ImageRef, typ vips.ImageType, data []byte) int {
+	fields := ref.ImageFields()
 	switch typ {
 	case vips.ImageTypePNG, vips.ImageTypeJPEG, vips.ImageTypeWEBP:
+	case vips.ImageTypeTIFF:
+		return tiffXMPOrientation(ref, fields, data)
 	default:
 		return 0
 	}
-	fields := ref.ImageFields()
 	if slices.Contains(fields, "orientation") {
 		return 0
 	}
@@ -53,43 +59,140 @@ func metaOrientation(ref *vips.ImageRef, typ vips.ImageType, data []byte) int {
 			if o, ok := exifOrientation(exif); ok {
 				return upright(o)
 			}
-		} else {
-			for _, f := range fields {
-				// libvips names a PNG text chunk png-comment-N-keyword.
-				if strings.HasPrefix(f, "png-comment-") && strings.HasSuffix(f, "-Raw profile type exif") {
-					if o, ok := exifOrientation(rawProfile(ref.GetString(f))); ok {
-						return upright(o)
-					}
-					break
-				}
+		} else if profile, ok := pngRawProfile(ref, fields, data); ok {
+			if o, ok := exifOrientation(rawProfile(profile)); ok {
+				return upright(o)
 			}
 		}
 	}
 	if slices.Contains(fields, "xmp-data") {
 		return upright(xmpOrientation(ref.GetBlob("xmp-data")))
 	}
+	if typ == vips.ImageTypePNG {
+		if xmp, ok := pngTextAfterPixels(data, "XML:com.adobe.xmp"); ok {
+			return upright(xmpOrientation([]byte(xmp)))
+		}
+	}
 	return 0
 }
 
-// pngChunk returns the data of the first chunk of type typ in the PNG
-// data, walking the chunks by their lengths; ok is false when there is
-// none or the walk runs off the data first.
-func pngChunk(data []byte, typ string) (chunk []byte, ok bool) {
+// tiffXMPOrientation is the orientation a one-page TIFF without an
+// Orientation tag gives in its XMP packet (tag 700), as Pillow turns it;
+// libvips gives every TIFF an orientation, 1 where the tag is absent, so
+// the tag is looked for in the file's first directory. A TIFF of several
+// pages is not looked at: each page has its own directory, and the turn
+// here is one for the whole file.
+func tiffXMPOrientation(ref *vips.ImageRef, fields []string, data []byte) int {
+	if ref.Pages() > 1 || !slices.Contains(fields, "xmp-data") {
+		return 0
+	}
+	if _, ok := exifOrientation(data); ok {
+		return 0 // its own tag, which libvips applies
+	}
+	return upright(xmpOrientation(ref.GetBlob("xmp-data")))
+}
+
+// pngRawProfile returns the text of a PNG's "Raw profile type exif" chunk:
+// the one libvips read before the pixels, else one after them.
+func pngRawProfile(ref *vips.ImageRef, fields []string, data []byte) (string, bool) {
+	for _, f := range fields {
+		// libvips names a PNG text chunk png-comment-N-keyword.
+		if strings.HasPrefix(f, "png-comment-") && strings.HasSuffix(f, "-Raw profile type exif") {
+			return ref.GetString(f), true
+		}
+	}
+	return pngTextAfterPixels(data, "Raw profile type exif")
+}
+
+// maxPNGText bounds the inflated size of a compressed PNG text chunk read
+// here (an XMP packet or an EXIF profile is some kilobytes).
+const maxPNGText = 1 << 20
+
+// pngTextAfterPixels returns the text of the first text chunk (tEXt, zTXt
+// or iTXt, compressed or not) with the keyword after a PNG's image data,
+// where libvips reads none and Pillow reads them once the pixels are
+// loaded; ok is false when there is none, or it cannot be read (its
+// compressed text over maxPNGText, or not zlib).
+func pngTextAfterPixels(data []byte, keyword string) (text string, ok bool) {
+	pixels := false
+	pngChunks(data, func(typ string, body []byte) bool {
+		switch {
+		case typ == "IDAT":
+			pixels = true
+			return true
+		case !pixels || (typ != "tEXt" && typ != "zTXt" && typ != "iTXt"):
+			return true
+		}
+		key, rest, found := bytes.Cut(body, []byte{0})
+		if !found || string(key) != keyword {
+			return true
+		}
+		compressed := false
+		switch typ {
+		case "zTXt":
+			if len(rest) < 1 {
+				return false
+			}
+			compressed, rest = true, rest[1:]
+		case "iTXt":
+			// Compression flag and method, language tag, translated keyword.
+			if len(rest) < 2 {
+				return false
+			}
+			compressed = rest[0] == 1
+			var lang, translated bool
+			_, rest, lang = bytes.Cut(rest[2:], []byte{0})
+			_, rest, translated = bytes.Cut(rest, []byte{0})
+			if !lang || !translated {
+				return false
+			}
+		}
+		if compressed {
+			zr, err := zlib.NewReader(bytes.NewReader(rest))
+			if err != nil {
+				return false
+			}
+			b, err := io.ReadAll(io.LimitReader(zr, maxPNGText+1))
+			if err != nil || len(b) > maxPNGText {
+				return false
+			}
+			rest = b
+		}
+		text, ok = string(rest), true
+		return false
+	})
+	return text, ok
+}
+
+// pngChunks calls fn with each chunk of the PNG data in order, walking
+// them by their lengths, until fn returns false, the IEND chunk or the
+// walk runs off the data.
+func pngChunks(data []byte, fn func(typ string, body []byte) bool) {
 	const sig = 8
 	for at := sig; at+8 <= len(data); {
 		n := int(binary.BigEndian.Uint32(data[at:]))
 		if n < 0 || n > len(data)-at-12 {
-			return nil, false
+			return
 		}
-		if string(data[at+4:at+8]) == typ {
-			return data[at+8 : at+8+n], true
-		}
-		if string(data[at+4:at+8]) == "IEND" {
-			return nil, false
+		typ := string(data[at+4 : at+8])
+		if typ == "IEND" || !fn(typ, data[at+8:at+8+n]) {
+			return
 		}
 		at += 12 + n
 	}
-	return nil, false
+}
+
+// pngChunk returns the data of the first chunk of type typ in the PNG
+// data; ok is false when there is none or the walk runs off the data
+// first.
+func pngChunk(data []byte, typ string) (chunk []byte, ok bool) {
+	pngChunks(data, func(t string, body []byte) bool {
+		if t == typ {
+			chunk, ok = body, true
+		}
+		return !ok
+	})
+	return chunk, ok
 }
 
 // upright maps an orientation to the turn to apply: 2–8, or 0 for upright

@@ -63,6 +63,20 @@ func TestOrientationBeyondEXIF(t *testing.T) {
 			[][]byte{chunk("eXIf", exifWith(1))}), 0},
 		{"png eXIf after the pixels without the tag, xmp", pngAround(t, [][]byte{itxt("XML:com.adobe.xmp", xmpAttr("3"))},
 			[][]byte{chunk("eXIf", exifWithout)}), 3},
+		// Text chunks after the pixels, which libvips does not read (Pillow
+		// does once it has loaded the pixels).
+		{"png xmp after the pixels", pngAround(t, nil, [][]byte{itxt("XML:com.adobe.xmp", xmpAttr("6"))}), 6},
+		{"png compressed xmp after the pixels", pngAround(t, nil, [][]byte{itxtCompressed("XML:com.adobe.xmp", xmpElem("3"))}), 3},
+		{"png raw profile after the pixels", pngAround(t, nil, [][]byte{ztxt("Raw profile type exif", rawProfileText(exifWith(6)))}), 6},
+		{"png plain raw profile after the pixels", pngAround(t, nil, [][]byte{chunk("tEXt",
+			[]byte("Raw profile type exif\x00"+rawProfileText(exifWith(3))))}), 3},
+		{"png raw profile after the pixels beats xmp", pngAround(t, [][]byte{itxt("XML:com.adobe.xmp", xmpAttr("6"))},
+			[][]byte{ztxt("Raw profile type exif", rawProfileText(exifWith(1)))}), 0},
+		{"png other text after the pixels", pngAround(t, nil, [][]byte{itxt("Comment", xmpAttr("6"))}), 0},
+		// A TIFF's XMP where it has no Orientation tag of its own.
+		{"tiff xmp", tiffWith(t, 0, xmpAttr("6")), 6},
+		{"tiff own tag upright beats xmp", tiffWith(t, 1, xmpAttr("6")), 0},
+		{"tiff own tag beats xmp", tiffWith(t, 3, xmpElem("6")), 3},
 		{"jpeg xmp", jpegWith(t, app1("http://ns.adobe.com/xap/1.0/\x00", xmpAttr("6"))), 6},
 		{"jpeg exif upright beats xmp", jpegWith(t, app1("Exif\x00\x00", string(exifWith(1))),
 			app1("http://ns.adobe.com/xap/1.0/\x00", xmpAttr("6"))), 0},
@@ -228,12 +242,31 @@ func itxt(key, text string) []byte {
 	return chunk("iTXt", []byte(key+"\x00\x00\x00\x00\x00"+text))
 }
 
+// tiffWith is the stored page as an RGB TIFF with the Orientation tag o
+// (none for 0) and the XMP packet xmp.
+func tiffWith(t *testing.T, o int, xmp string) []byte {
+	var b bytes.Buffer
+	if err := hostile.RGBTIFFWith(&b, stored(), o, []byte(xmp)); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func itxtCompressed(key, text string) []byte {
+	return chunk("iTXt", append([]byte(key+"\x00\x01\x00en\x00\x00"), deflated(text)...))
+}
+
 func ztxt(key, text string) []byte {
+	return chunk("zTXt", append([]byte(key+"\x00\x00"), deflated(text)...))
+}
+
+// deflated is text compressed as PNG's compressed text chunks hold it.
+func deflated(text string) []byte {
 	var z bytes.Buffer
 	w := zlib.NewWriter(&z)
 	w.Write([]byte(text))
 	w.Close()
-	return chunk("zTXt", append([]byte(key+"\x00\x00"), z.Bytes()...))
+	return z.Bytes()
 }
 
 // pngWith is the stored page as a PNG with chunks after its IHDR.

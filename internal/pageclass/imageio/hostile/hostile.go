@@ -273,10 +273,21 @@ func GrayTIFFAs(l TIFFLayout, pages ...*image.Gray) []byte {
 // RGBTIFF writes img as a baseline TIFF: uncompressed 8-bit RGB in one
 // strip, little-endian, as scanners write masters (Go's encoder writes
 // RGBA, which scanners do not).
-func RGBTIFF(w io.Writer, img *image.RGBA) error {
+func RGBTIFF(w io.Writer, img *image.RGBA) error { return RGBTIFFWith(w, img, 0, nil) }
+
+// RGBTIFFWith is RGBTIFF with an Orientation tag (274) when orientation
+// is not 0, and an XMP packet (tag 700, after the pixels) when xmp is not
+// nil.
+func RGBTIFFWith(w io.Writer, img *image.RGBA, orientation int, xmp []byte) error {
 	b := img.Bounds()
 	width, height := b.Dx(), b.Dy()
-	const entries = 10
+	entries := 10
+	if orientation != 0 {
+		entries++
+	}
+	if xmp != nil {
+		entries++
+	}
 	ifd := 8
 	data := ifd + 2 + entries*12 + 4 + 6 // after the IFD and BitsPerSample's three values
 	var buf bytes.Buffer
@@ -290,17 +301,23 @@ func RGBTIFF(w io.Writer, img *image.RGBA) error {
 		_ = binary.Write(&buf, le, count)
 		_ = binary.Write(&buf, le, value)
 	}
-	const short, long = 3, 4
-	entry(256, long, 1, uint32(width))             // ImageWidth
-	entry(257, long, 1, uint32(height))            // ImageLength
-	entry(258, short, 3, uint32(data-6))           // BitsPerSample, at the offset
-	entry(259, short, 1, 1)                        // Compression: none
-	entry(262, short, 1, 2)                        // PhotometricInterpretation: RGB
-	entry(273, long, 1, uint32(data))              // StripOffsets
-	entry(277, short, 1, 3)                        // SamplesPerPixel
-	entry(278, long, 1, uint32(height))            // RowsPerStrip
-	entry(279, long, 1, uint32(width*height*3))    // StripByteCounts
-	entry(284, short, 1, 1)                        // PlanarConfiguration: chunky
+	const undefined, short, long = 7, 3, 4
+	entry(256, long, 1, uint32(width))   // ImageWidth
+	entry(257, long, 1, uint32(height))  // ImageLength
+	entry(258, short, 3, uint32(data-6)) // BitsPerSample, at the offset
+	entry(259, short, 1, 1)              // Compression: none
+	entry(262, short, 1, 2)              // PhotometricInterpretation: RGB
+	entry(273, long, 1, uint32(data))    // StripOffsets
+	if orientation != 0 {
+		entry(274, short, 1, uint32(orientation)) // Orientation
+	}
+	entry(277, short, 1, 3)                     // SamplesPerPixel
+	entry(278, long, 1, uint32(height))         // RowsPerStrip
+	entry(279, long, 1, uint32(width*height*3)) // StripByteCounts
+	entry(284, short, 1, 1)                     // PlanarConfiguration: chunky
+	if xmp != nil {
+		entry(700, undefined, uint32(len(xmp)), uint32(data+width*height*3)) // XMP, after the pixels
+	}
 	_ = binary.Write(&buf, le, uint32(0))          // no next IFD
 	_ = binary.Write(&buf, le, [3]uint16{8, 8, 8}) // BitsPerSample's values
 	if _, err := w.Write(buf.Bytes()); err != nil {
@@ -316,5 +333,6 @@ func RGBTIFF(w io.Writer, img *image.RGBA) error {
 			return err
 		}
 	}
-	return nil
+	_, err := w.Write(xmp)
+	return err
 }
