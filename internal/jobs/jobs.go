@@ -167,6 +167,10 @@ type Options struct {
 	// Retention is how long an ended job is kept (0: for ever); see
 	// Expire.
 	Retention time.Duration
+	// ScratchLimit bounds the bytes one job's Scratch holds at once
+	// (JOBS_SCRATCH_MB; 0: DefaultScratchLimit; below 0: nothing is
+	// kept): a file over it is not kept, and its item fetches it again.
+	ScratchLimit int64
 	// DatabaseURL, when not empty, is a PostgreSQL database (a pgx
 	// connection string) shared by every replica: the queue, the items'
 	// files and their answers live in it, and Dir is not used.

@@ -6,8 +6,10 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"archivekit/internal/atomicfile"
 )
@@ -22,9 +24,79 @@ import (
 // (archivekit_scratch), so that a job that goes on on another replica
 // still finds them. What its items did not take is removed when the job
 // ends, and with the job (JOBS_RETENTION) at the latest.
+//
+// A job's scratch holds at most Options.ScratchLimit bytes at once
+// (JOBS_SCRATCH_MB, default 1 GiB): a Keep past it fails with
+// ErrScratchFull, and the item of that file fetches it again.
 type Scratch struct {
 	q  *Queue
 	id string
+
+	mu   sync.Mutex
+	used int64 // bytes held, counted at the first Keep of the run (-1 until then)
+}
+
+// EnvScratchMB is the environment variable with Options.ScratchLimit in
+// MiB (0: keep nothing).
+const EnvScratchMB = "JOBS_SCRATCH_MB"
+
+// DefaultScratchLimit is Options.ScratchLimit when unset: 1 GiB.
+const DefaultScratchLimit = 1 << 30
+
+// ErrScratchFull is a Keep that would take the job's scratch past
+// Options.ScratchLimit.
+var ErrScratchFull = errors.New("the job's scratch is full")
+
+// reserve counts n more bytes held, failing with ErrScratchFull past the
+// limit; the bytes held before this run are counted at its first call.
+func (s *Scratch) reserve(ctx context.Context, n int64) error {
+	limit := s.q.opts.ScratchLimit
+	if limit == 0 {
+		limit = DefaultScratchLimit
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.used < 0 {
+		held, err := s.held(ctx)
+		if err != nil {
+			return err
+		}
+		s.used = held
+	}
+	if limit < 0 || s.used+n > limit {
+		return fmt.Errorf("%w: %d bytes held, %d more would pass its %d (%s)", ErrScratchFull, s.used, n, max(limit, 0), EnvScratchMB)
+	}
+	s.used += n
+	return nil
+}
+
+// release counts n bytes no longer held.
+func (s *Scratch) release(n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.used >= n {
+		s.used -= n
+	}
+}
+
+// held is how many bytes the job's scratch holds.
+func (s *Scratch) held(ctx context.Context) (int64, error) {
+	if s.q.pool == nil {
+		entries, err := os.ReadDir(s.dir())
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, nil
+		}
+		var n int64
+		for _, e := range entries {
+			if info, err := e.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return n, err
+	}
+	var n int64
+	err := s.q.queryRow(ctx, `SELECT COALESCE(SUM(LENGTH(data)), 0) FROM archivekit_scratch WHERE job_id = ?`, s.id).Scan(&n)
+	return n, err
 }
 
 type scratchKey struct{}
@@ -58,11 +130,23 @@ func (s *Scratch) path(name string) string {
 }
 
 // Keep keeps data under name (a file's URL), replacing what was kept
-// under it, whole or not at all.
+// under it, whole or not at all; ErrScratchFull where that would take
+// the scratch past its limit.
 func (s *Scratch) Keep(ctx context.Context, name string, data []byte) error {
 	if s == nil {
 		return nil
 	}
+	if err := s.reserve(ctx, int64(len(data))); err != nil {
+		return err
+	}
+	err := s.keep(ctx, name, data)
+	if err != nil {
+		s.release(int64(len(data)))
+	}
+	return err
+}
+
+func (s *Scratch) keep(ctx context.Context, name string, data []byte) error {
 	if s.q.pool == nil {
 		if err := os.MkdirAll(s.dir(), 0o755); err != nil {
 			return err
@@ -89,11 +173,15 @@ func (s *Scratch) Take(ctx context.Context, name string) (data []byte, ok bool, 
 		if err != nil {
 			return nil, false, err
 		}
+		s.release(int64(len(data)))
 		return data, true, os.Remove(p)
 	}
 	err = s.q.queryRow(ctx, `DELETE FROM archivekit_scratch WHERE job_id = ? AND name = ? RETURNING data`, s.id, name).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
+	}
+	if err == nil {
+		s.release(int64(len(data)))
 	}
 	return data, err == nil, err
 }

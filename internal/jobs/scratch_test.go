@@ -1,6 +1,7 @@
 package jobs_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"archivekit/internal/jobs"
+	"archivekit/internal/service"
 	"archivekit/internal/service/servicetest"
 )
 
@@ -122,4 +124,68 @@ func scratchLeft(t *testing.T, store, id string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestScratchLimit, on SQLite and PostgreSQL: a job's scratch holds at
+// most Options.ScratchLimit bytes at once: a Keep past it fails with
+// ErrScratchFull, one after a Take has room again, and the file that was
+// not kept is fetched by its item; JOBS_SCRATCH_MB sets the limit, and a
+// value that is not a number of MiB fails the set-up naming it.
+func TestScratchLimit(t *testing.T) { stores(t, testScratchLimit) }
+
+func testScratchLimit(t *testing.T, newStore store) {
+	src := "https://books.example.org/"
+	var mu sync.Mutex
+	var keeps []string
+	fetched := map[string]int{}
+	book := &jobs.BookInput{Field: "book",
+		Items: func(ctx context.Context, location string, _ map[string]string) ([]jobs.BookItem, error) {
+			s := jobs.ScratchOf(ctx)
+			keep := func(name string) {
+				err := s.Keep(ctx, src+name, bytes.Repeat([]byte("x"), 20))
+				mu.Lock()
+				defer mu.Unlock()
+				keeps = append(keeps, fmt.Sprintf("%s:%v", name, errors.Is(err, jobs.ErrScratchFull)))
+			}
+			keep("1.xml")
+			keep("2.xml") // 40 bytes: past the limit
+			if _, ok, err := s.Take(ctx, src+"1.xml"); !ok || err != nil {
+				return nil, fmt.Errorf("1.xml not taken: %v", err)
+			}
+			keep("3.xml") // room again
+			return []jobs.BookItem{{Name: "2.xml", Source: src + "2.xml"}, {Name: "3.xml", Source: src + "3.xml"}}, nil
+		},
+		Fetch: func(ctx context.Context, source string) ([]byte, string, error) {
+			if data, ok, err := jobs.ScratchOf(ctx).Take(ctx, source); ok || err != nil {
+				return data, "text/xml", err
+			}
+			mu.Lock()
+			fetched[source]++
+			mu.Unlock()
+			return []byte("<fetched/>"), "text/xml", nil
+		}}
+	store := newStore(t)
+	svc, q := newServiceWith(t, store, &echo{}, jobs.Options{Book: book, ScratchLimit: 30})
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, st := submit(t, ts.URL, "", servicetest.Part{Field: "book", Data: []byte(src + "mets.xml")})
+	waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(keeps, " "); got != "1.xml:false 2.xml:true 3.xml:false" {
+		t.Errorf("keeps (name:full) %s, want 2.xml alone refused", got)
+	}
+	if fetched[src+"2.xml"] != 1 || fetched[src+"3.xml"] != 0 {
+		t.Errorf("fetched %v, want 2.xml alone, once", fetched)
+	}
+
+	env := storeEnv(store)
+	env[jobs.EnvScratchMB] = "lots"
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	svc2, _ := service.New(service.Options{Name: "y", DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
+	if _, err := jobs.Setup(svc2, lookup, jobs.Options{Path: "/echo", Handler: &echo{}}); err == nil || !strings.Contains(err.Error(), "JOBS_SCRATCH_MB") {
+		t.Fatalf("JOBS_SCRATCH_MB=lots: %v", err)
+	}
 }

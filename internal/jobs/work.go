@@ -40,7 +40,7 @@ func (q *Queue) work(ctx context.Context, id string) (err error) {
 	if _, err := q.setState(ctx, id, Running, Queued); err != nil {
 		return err
 	}
-	ctx = context.WithValue(ctx, scratchKey{}, &Scratch{q: q, id: id})
+	ctx = context.WithValue(ctx, scratchKey{}, &Scratch{q: q, id: id, used: -1})
 	if f.Book != "" {
 		if ok, err := q.readBook(ctx, id, f); err != nil || !ok {
 			return err
