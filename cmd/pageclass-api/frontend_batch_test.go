@@ -452,8 +452,8 @@ func TestFrontendJobProgress(t *testing.T) {
 // partial (…-partial-1-of-3) and, in the JSON, with the job's state and
 // counts; once the image is let through, every row, and the table, status,
 // downloads (complete: their usual names and form) and cards are those of
-// the same book's job run without holding. A book's pages have no
-// thumbnail (the job keeps no copy of them): their cards say so.
+// the same book's job run without holding. A book's pages, sent without
+// thumbnails, have the service's (made from their images fetched again).
 func TestFrontendJobPages(t *testing.T) {
 	ctx := chromium(t)
 	bk := booktest.New(t, classifytest.Pages(t, 1), 3, true)
@@ -497,7 +497,9 @@ func TestFrontendJobPages(t *testing.T) {
 			chromedp.Text("#status", &v.status),
 			chromedp.Evaluate(tableRows, &v.table),
 			readDownloads(&v.dl),
-			chromedp.Evaluate(`[...document.querySelectorAll('#results .page')].map(p => (p.querySelector('.no-preview')?.textContent || 'none') + ' | ' + (p.querySelector('.no-preview a')?.href || ''))`, &v.noPreview),
+			// Each card's picture loaded, or why it has none.
+			chromedp.Poll(`[...document.querySelectorAll('#results .page')].every(p => p.querySelector('.no-preview') || (p.querySelector('img')?.complete && p.querySelector('img').naturalWidth > 0))`, nil),
+			chromedp.Evaluate(`[...document.querySelectorAll('#results .page')].map(p => p.querySelector('.no-preview') ? p.querySelector('.no-preview').textContent + ' | ' + (p.querySelector('.no-preview a')?.href || '') : 'preview ' + p.querySelector('img').naturalWidth)`, &v.noPreview),
 		}
 	}
 	var running string
@@ -550,8 +552,8 @@ func TestFrontendJobPages(t *testing.T) {
 		t.Errorf("after: cards %q, want the two pages'", got.noPreview)
 	}
 	for _, c := range got.noPreview {
-		if !strings.HasPrefix(c, "No preview for a book's page") || !strings.Contains(c, " | "+bk.URL+"/") {
-			t.Errorf("after: a book page's card says %q, want no preview and a link to the page's image", c)
+		if w, err := strconv.Atoi(strings.TrimPrefix(c, "preview ")); err != nil || w < 1 || w > thumbWidth {
+			t.Errorf("after: a book page's card says %q, want its preview", c)
 		}
 	}
 	got.status = strings.Replace(got.status, held.ID, plain.ID, 1)

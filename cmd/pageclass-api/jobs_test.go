@@ -214,12 +214,17 @@ func TestJobsBook(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 	servedOnce(t, bk, 3)
-	// a book's page has no thumbnail: the job keeps no copy of it
+	// A book's page's thumbnail: the job keeps no copy of it, so its image
+	// is fetched again, once a request; one that cannot be is a 502.
 	r0, _ := http.Get(ts.URL + "/jobs/" + st.ID + "/results/0/thumbnail")
-	if b := servicetest.ReadBody(t, r0); r0.StatusCode != 404 || !strings.Contains(string(b), "is a page of a book: the job keeps no copy of it") {
-		t.Errorf("a book page's thumbnail: %d %s, want 404", r0.StatusCode, b)
+	b0 := servicetest.ReadBody(t, r0)
+	if cfg, err := jpeg.DecodeConfig(bytes.NewReader(b0)); r0.StatusCode != 200 || err != nil || cfg.Width < 1 || cfg.Width > thumbWidth {
+		t.Errorf("a book page's thumbnail: %d %v, want a JPEG at most %d pixels wide", r0.StatusCode, err, thumbWidth)
 	}
-	servedOnce(t, bk, 3) // and fetches nothing
+	if log, denied, _, _ := bk.Served(); len(log) != 5 || len(denied) > 0 {
+		t.Errorf("after the thumbnail, requests %v (denied %v), want page 1's image once more", log, denied)
+	}
+	bookJob := st.ID
 	var res jobs.Results
 	r, _ := http.Get(ts.URL + "/jobs/" + st.ID + "/results")
 	if err := json.Unmarshal(servicetest.ReadBody(t, r), &res); err != nil {
@@ -288,6 +293,10 @@ func TestJobsBook(t *testing.T) {
 	// A page whose image is gone fails alone; the others are classified.
 	bk.Reset()
 	bk.Gone(1)
+	r1, _ := http.Get(ts.URL + "/jobs/" + bookJob + "/results/1/thumbnail")
+	if b := servicetest.ReadBody(t, r1); r1.StatusCode != 502 || !strings.Contains(string(b), `"fetch_failed"`) || !strings.Contains(string(b), "fetched again from") || !strings.Contains(string(b), "404") {
+		t.Errorf("the thumbnail of a book page whose image is gone: %d %s, want 502 fetch_failed saying why", r1.StatusCode, b)
+	}
 	st = waitJob(t, s, ts.URL, submitForm(t, ts.URL, field("book", bk.ManifestURL()), field("pages", "1-3")))
 	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 3, Succeeded: 2, Failed: 1}) ||
 		st.Errors[0].Status != 502 || st.Errors[0].Book == nil || st.Errors[0].Book.Page != 2 || !strings.Contains(st.Errors[0].Error, "not fetched") {

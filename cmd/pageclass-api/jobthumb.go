@@ -29,8 +29,10 @@ const thumbDecodePixels = 1 << 20
 // as /predict_image does, within the same limits (the pixel cap and the
 // process-wide budget of decoded pixels), shrunk while decoding. A PDF or
 // a multi-page TIFF answers 409 (its answer holds its pages' thumbnails
-// when the job asked for them), a book's page 404 (the job keeps no copy),
-// a file that is no image 422.
+// when the job asked for them), a file that is no image 422. A book's
+// page, of which the job keeps no copy, is fetched again from its URL
+// (jobs.Queue.Input: the service's bounds and BOOK_HOSTS; 502 when it
+// cannot be), so that a book job sent without thumbnails has previews too.
 func (s *server) jobThumbnail(w http.ResponseWriter, r *http.Request) {
 	f, name, ok := s.jobs.Input(w, r)
 	if !ok {

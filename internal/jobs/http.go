@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -457,10 +458,12 @@ func (q *Queue) itemOf(w http.ResponseWriter, r *http.Request) (item, bool) {
 // Input opens the file of the item of the request's {id} and {item} as it
 // was submitted, which the job keeps until it is removed, for a service
 // that shows something of it (pageclass-api's thumbnails of a job's page
-// images); name is the item's name. Otherwise it answers the request
-// itself and reports false: 404 for an unknown job or item, and for a
-// book's page, which the job does not keep (its worker fetched it from
-// its URL). The caller closes the file.
+// images); name is the item's name. A book's page, which the job does not
+// keep, is fetched again from its URL, as its item fetched it
+// (BookInput.Fetch: the service's bounds and allowed hosts, within
+// ItemTimeout). Otherwise it answers the request itself and reports
+// false: 404 for an unknown job or item, 502 fetch_failed for a book's
+// page that cannot be fetched. The caller closes the file.
 func (q *Queue) Input(w http.ResponseWriter, r *http.Request) (f io.ReadCloser, name string, ok bool) {
 	if err := q.visible(r.Context(), r.PathValue("id")); err != nil {
 		q.fail(w, err)
@@ -469,6 +472,15 @@ func (q *Queue) Input(w http.ResponseWriter, r *http.Request) (f io.ReadCloser, 
 	it, ok := q.itemOf(w, r)
 	if !ok {
 		return nil, "", false
+	}
+	if it.Source != "" && q.opts.Book != nil {
+		got := q.fetch(r.Context(), it.Source)
+		if got.err != nil {
+			service.WriteError(w, http.StatusBadGateway, service.ReasonFetchFailed,
+				fmt.Sprintf("item %d of job %s is a page of a book, which the job keeps no copy of: fetched again from %s, %v", it.Index, r.PathValue("id"), it.Source, got.err))
+			return nil, "", false
+		}
+		return io.NopCloser(bytes.NewReader(got.data)), it.Name, true
 	}
 	if it.Source != "" {
 		service.WriteError(w, http.StatusNotFound, service.ReasonNotFound,

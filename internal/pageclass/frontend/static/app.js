@@ -132,8 +132,9 @@ function noPreview(text, link) {
 // pictureOf is a card's thumbnail: thumb is a URL (a file of this tab, or
 // the service's data: URL of a document's page), or, for a job's page
 // image opened again, { fetch: the service's thumbnail of the file the job
-// keeps }, read once, when the card is first shown, or { none: why there is
-// no preview, link }.
+// keeps or of a book's page, link: the page's image, shown if that fails },
+// read once, when the card is first shown, or { none: why there is no
+// preview, link }.
 function pictureOf(thumb, title) {
   if (typeof thumb === "string" && thumb) {
     const img = document.createElement("img");
@@ -151,7 +152,7 @@ function pictureOf(thumb, title) {
     return URL.createObjectURL(await r.blob());
   });
   thumb.loading.then((src) => { img.src = src; img.alt = title; },
-    (e) => img.replaceWith(noPreview("No preview for this page of a reopened job: " + e.message)));
+    (e) => img.replaceWith(noPreview("No preview for this page of a reopened job: " + e.message, thumb.link)));
   return img;
 }
 
@@ -452,8 +453,8 @@ function showAnswer(fileName, body, image, multi) {
   if (body.demo) for (const m of body.demo_models || []) tally.demo.add(m);
   // A page image's card shows the file itself when this tab has it (an
   // object URL), else the answer's own thumbnail (thumbnails=true: a book
-  // job's page, of which the service keeps no copy, or a job's page image
-  // sent beside documents), else what pictureOf takes.
+  // job's page, or a job's page image sent beside documents), else what
+  // pictureOf takes (the service's thumbnail of the page).
   const picture = typeof image === "string" ? image : body.thumbnail || image;
   const answered = body.type === "document"
     ? body.pages.map((p) => [p.page, p.label, p.thumbnail, p.predictions, p.review])
@@ -629,16 +630,13 @@ const jobEnded = (state) => state === "succeeded" || state === "failed" || state
 // imageOf is the thumbnail of item i of job, a page image, for its card
 // (job: its url, local: the page images sent from this tab, by item, and
 // sources: a book job's pages' URLs, by item): the file sent, else the
-// service's thumbnail of the file the job keeps (GET
-// /jobs/{id}/results/{item}/thumbnail), else, for a book's page, of which
-// the job keeps no copy, why there is no preview.
+// service's thumbnail (GET /jobs/{id}/results/{item}/thumbnail) of the file
+// the job keeps or, for a book's page, of the page's image, which the
+// service fetches again (with a link to that image should it fail).
 function imageOf(job, i) {
   if (job.local[i]) return URL.createObjectURL(job.local[i]);
-  if (job.book) {
-    const src = job.sources[i] || "";
-    return { none: "No preview for a book's page: the service keeps no copy of a book's pages.", link: /^https?:\/\//.test(src) ? src : "" };
-  }
-  return { fetch: job.url + "/results/" + i + "/thumbnail" };
+  const src = (job.book && job.sources[i]) || "";
+  return { fetch: job.url + "/results/" + i + "/thumbnail", link: /^https?:\/\//.test(src) ? src : "" };
 }
 
 // showItem shows one item of a job in the table and the cards (it: the
