@@ -221,8 +221,13 @@ func TestJobsBook(t *testing.T) {
 	if cfg, err := jpeg.DecodeConfig(bytes.NewReader(b0)); r0.StatusCode != 200 || err != nil || cfg.Width < 1 || cfg.Width > thumbWidth {
 		t.Errorf("a book page's thumbnail: %d %v, want a JPEG at most %d pixels wide", r0.StatusCode, err, thumbWidth)
 	}
+	// Asked again, it is the thumbnail kept with the job: nothing fetched.
+	r0, _ = http.Get(ts.URL + "/jobs/" + st.ID + "/results/0/thumbnail")
+	if again := servicetest.ReadBody(t, r0); r0.StatusCode != 200 || !bytes.Equal(again, b0) || r0.Header.Get("Content-Type") != "image/jpeg" {
+		t.Errorf("the thumbnail asked again: %d, %d bytes (first %d)", r0.StatusCode, len(again), len(b0))
+	}
 	if log, denied, _, _ := bk.Served(); len(log) != 5 || len(denied) > 0 {
-		t.Errorf("after the thumbnail, requests %v (denied %v), want page 1's image once more", log, denied)
+		t.Errorf("after the thumbnail, asked twice, requests %v (denied %v), want page 1's image once more", log, denied)
 	}
 	bookJob := st.ID
 	var res jobs.Results

@@ -22,6 +22,10 @@ var jobThumbOpenAPI []byte
 // a JPEG by its decoder (imageio.Options.MinSide).
 const thumbDecodePixels = 1 << 20
 
+// thumbName is the name a job's thumbnail is kept under
+// (jobs.Queue.KeepDerived).
+const thumbName = "thumbnail.jpg"
+
 // jobThumbnail serves GET /jobs/{id}/results/{item}/thumbnail: a JPEG
 // thumbnail, thumbWidth pixels wide, of a job's page image, made from the
 // file the job keeps (until JOBS_RETENTION removes the job), so that the
@@ -33,21 +37,29 @@ const thumbDecodePixels = 1 << 20
 // page, of which the job keeps no copy, is fetched again from its URL
 // (jobs.Queue.Input: the service's bounds and BOOK_HOSTS; 502 when it
 // cannot be), so that a book job sent without thumbnails has previews too.
+// The thumbnail made is kept with the job (jobs.Queue.KeepDerived): the
+// next request, from any browser, takes it without decoding or fetching.
 func (s *server) jobThumbnail(w http.ResponseWriter, r *http.Request) {
-	f, name, ok := s.jobs.Input(w, r)
-	if !ok {
-		return
-	}
-	data, err := io.ReadAll(f) // as large as the upload limit let it be
-	f.Close()
-	if err != nil {
-		service.WriteError(w, http.StatusInternalServerError, service.ReasonInternal, fmt.Sprintf("%q: the job's copy cannot be read: %v", name, err))
-		return
-	}
-	jpg, fail := s.thumbOf(r, data, name)
-	if fail != nil {
-		fail.write(w)
-		return
+	jpg, kept := s.jobs.Derived(r, thumbName)
+	if !kept {
+		f, name, ok := s.jobs.Input(w, r)
+		if !ok {
+			return
+		}
+		data, err := io.ReadAll(f) // as large as the upload limit let it be
+		f.Close()
+		if err != nil {
+			service.WriteError(w, http.StatusInternalServerError, service.ReasonInternal, fmt.Sprintf("%q: the job's copy cannot be read: %v", name, err))
+			return
+		}
+		var fail *failure
+		if jpg, fail = s.thumbOf(r, data, name); fail != nil {
+			fail.write(w)
+			return
+		}
+		if err := s.jobs.KeepDerived(r, thumbName, jpg); err != nil {
+			s.svc.Logger.Warn("a job's thumbnail is not kept; it is made again at the next request", "job", r.PathValue("id"), "item", r.PathValue("item"), "err", err)
+		}
 	}
 	w.Header().Set("Content-Type", "image/jpeg")
 	w.Header().Set("Content-Length", strconv.Itoa(len(jpg)))

@@ -59,6 +59,9 @@ func (q *Queue) Expire(ctx context.Context, now time.Time) (int, error) {
 			if _, err := tx.exec(ctx, `DELETE FROM archivekit_scratch WHERE job_id = ?`, id); err != nil {
 				return err
 			}
+			if _, err := tx.exec(ctx, `DELETE FROM archivekit_derived WHERE job_id = ?`, id); err != nil {
+				return err
+			}
 			_, err := tx.exec(ctx, `DELETE FROM archivekit_job WHERE id = ?`, id)
 			return err
 		}); err != nil {

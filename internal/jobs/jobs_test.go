@@ -713,7 +713,8 @@ func testCallback(t *testing.T, newStore store) {
 }
 
 // TestExpire: with JOBS_RETENTION, an ended job older than the retention
-// is gone (404, files removed); a newer one stays.
+// is gone (404, files removed, derived files too); a newer one stays.
+// Derived files (KeepDerived) are kept per item and name until then.
 func TestExpire(t *testing.T) { stores(t, testExpire) }
 
 func testExpire(t *testing.T, newStore store) {
@@ -735,6 +736,32 @@ func testExpire(t *testing.T, newStore store) {
 	}
 	_, _, st := submit(t, ts.URL, "", file("a.xml", "a"))
 	waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	itemReq := func(id, item string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "/jobs/"+id+"/results/"+item+"/thumbnail", nil)
+		r.SetPathValue("id", id)
+		r.SetPathValue("item", item)
+		return r
+	}
+	if err := q.KeepDerived(itemReq(st.ID, "0"), "t.jpg", []byte("thumb")); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.KeepDerived(itemReq(st.ID, "0"), "big.jpg", make([]byte, jobs.MaxDerived+1)); err == nil {
+		t.Error("a derived file over MaxDerived was kept")
+	}
+	for _, c := range []struct {
+		id, item, name string
+		want           string
+	}{
+		{st.ID, "0", "t.jpg", "thumb"},
+		{st.ID, "0", "big.jpg", ""},
+		{st.ID, "1", "t.jpg", ""},
+		{st.ID, "0", "other.jpg", ""},
+		{"nojob", "0", "t.jpg", ""},
+	} {
+		if got, ok := q.Derived(itemReq(c.id, c.item), c.name); string(got) != c.want || ok != (c.want != "") {
+			t.Errorf("Derived(%s, %s, %s) = %q, %v; want %q", c.id, c.item, c.name, got, ok, c.want)
+		}
+	}
 	if n, err := q.Expire(context.Background(), time.Now().Add(59*time.Minute)); n != 0 || err != nil {
 		t.Fatalf("within the retention: %d expired, %v", n, err)
 	}
@@ -743,6 +770,9 @@ func testExpire(t *testing.T, newStore store) {
 	}
 	if code := getJSON(t, ts.URL+"/jobs/"+st.ID, nil); code != 404 {
 		t.Fatalf("expired job: %d, want 404", code)
+	}
+	if got, ok := q.Derived(itemReq(st.ID, "0"), "t.jpg"); ok {
+		t.Errorf("an expired job's derived file: %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "jobs", st.ID)); !strings.HasPrefix(dir, "postgres") && !os.IsNotExist(err) {
 		t.Fatalf("expired job's files: %v", err)

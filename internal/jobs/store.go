@@ -44,7 +44,7 @@ CREATE TABLE IF NOT EXISTS archivekit_item (
 	error TEXT,
 	runs INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (job_id, idx)
-);` + scratchTable
+);` + scratchTable + derivedTable
 
 // form is a job's request without its files: the query, the other parts
 // in order and where the file goes among them.
