@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -123,4 +124,68 @@ func TestTwoBigALTOMemory(t *testing.T) {
 	t.Logf("two %.1f MB ALTO (%d nodes each) at once: peak RSS %.0f MiB above the warm service (%.0f MiB warm); estimate %.0f MiB each; budget %.0f MiB (%s)",
 		float64(len(doc))/1e6, bytes.Count(doc, []byte("<")), float64(peak-warm)/1024, float64(warm)/1024,
 		float64(memoryEstimate(doc, nil))/(1<<20), float64(s.mem.Total)/(1<<20), s.mem.Source)
+}
+
+// bigPAGEAndHOCR are a PAGE-XML and an hOCR document of about 16 MB: the
+// OCR-D Kant page's text regions, and the Tesseract 4 German page, each
+// repeated with their ids made unique (a book volume's pages in one file).
+func bigPAGEAndHOCR(t testing.TB) (page, hocr []byte) {
+	t.Helper()
+	repeat := func(src []byte, start, end, quote string, times int) []byte {
+		i, j := bytes.Index(src, []byte(start)), bytes.LastIndex(src, []byte(end))
+		if i < 0 || j < i {
+			t.Fatalf("no %s … %s", start, end)
+		}
+		var b bytes.Buffer
+		b.Write(src[:i])
+		for k := range times {
+			b.Write(bytes.ReplaceAll(src[i:j], []byte(" id="+quote), []byte(" id="+quote+"k"+strconv.Itoa(k)+"_")))
+		}
+		b.Write(src[j:])
+		return b.Bytes()
+	}
+	kant := readFile(t, "../../internal/translate/pagexml/testdata/real/ocrd-gt_german_kant1784-0017.page.xml")
+	tess := readFile(t, "../../internal/translate/hocr/testdata/real/tesseract4_german_hocrjs-309515696-2.hocr")
+	return repeat(kant, "<TextRegion", "</Page>", `"`, 180), repeat(tess, "<div class='ocr_page'", "</body>", "'", 330)
+}
+
+// TestBigPAGEAndHOCRMemory translates a 16 MB PAGE-XML, then a 16 MB
+// hOCR document (bigPAGEAndHOCR), one at a time, and logs each one's peak
+// resident memory above the warm service beside its estimate
+// (memoryEstimate, fitted to ALTO). A measurement, run by hand:
+//
+//	ARCHIVEKIT_BIG_ALTO=1 ARCHIVEKIT_BIG_DOC=page go test -run TestBigPAGEAndHOCRMemory -v ./cmd/translate-api
+//	ARCHIVEKIT_BIG_ALTO=1 ARCHIVEKIT_BIG_DOC=hocr go test -run TestBigPAGEAndHOCRMemory -v ./cmd/translate-api
+func TestBigPAGEAndHOCRMemory(t *testing.T) {
+	if os.Getenv("ARCHIVEKIT_BIG_ALTO") == "" {
+		t.Skip("a measurement of minutes: set ARCHIVEKIT_BIG_ALTO=1")
+	}
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"MEMORY_WAIT_S": "600"}))
+	page, hocr := bigPAGEAndHOCR(t)
+	for _, d := range []struct {
+		name string
+		doc  []byte
+	}{{"big.page.xml", page}, {"big.hocr", hocr}} {
+		if only := os.Getenv("ARCHIVEKIT_BIG_DOC"); only != "" && !strings.Contains(d.name, only) {
+			continue // one document a process: the one before leaves its heap
+		}
+		body, ct := multipartBody(t, part{Field: "file", Name: d.name, File: true, Data: d.doc}, part{Field: "source_lang", Data: []byte("de")})
+		warm, err := testenv.RSSKiB()
+		if err != nil {
+			t.Skip(err)
+		}
+		_ = testenv.ResetPeak()
+		start := time.Now()
+		resp := post(t, ts.URL+"/translate", ct, bytes.NewReader(body.Bytes()))
+		out := readBody(t, resp)
+		peak, _ := testenv.PeakRSSKiB()
+		t.Logf("%s: %d, %.1f MB (%d nodes) in %.1f s, %d bytes out: peak RSS %.0f MiB above the warm service (%.0f MiB warm); estimate %.0f MiB",
+			d.name, resp.StatusCode, float64(len(d.doc))/1e6, bytes.Count(d.doc, []byte("<")), time.Since(start).Seconds(), len(out),
+			float64(peak-warm)/1024, float64(warm)/1024, float64(memoryEstimate(d.doc, nil))/(1<<20))
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: %d %.300s", d.name, resp.StatusCode, out)
+		}
+	}
 }
