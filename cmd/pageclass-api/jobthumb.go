@@ -23,8 +23,9 @@ var jobThumbOpenAPI []byte
 const thumbDecodePixels = 1 << 20
 
 // thumbName is the name a job's thumbnail is kept under
-// (jobs.Queue.KeepDerived).
-const thumbName = "thumbnail.jpg"
+// (jobs.Queue.KeepDerived): its width in it, so that a release that makes
+// them at another width does not serve the ones kept before.
+var thumbName = fmt.Sprintf("thumbnail-%d.jpg", thumbWidth)
 
 // jobThumbnail serves GET /jobs/{id}/results/{item}/thumbnail: a JPEG
 // thumbnail, thumbWidth pixels wide, of a job's page image, made from the
