@@ -54,8 +54,9 @@ func (r *classifier) pageAnnotations(c classedPage) ([]bookout.PageClass, *booko
 // page's row in the TOP-N table, with its score, and a commenting one
 // with the reasons when the REVIEW table flags the page) as
 // DIR/<book>_classes/<n>.json, and the derived manifest
-// DIR/<book>_classes.json linking them (bookout.DerivedManifest). A
-// collection or a METS file gets a warning. A share of a --shard run
+// DIR/<book>_classes.json linking them (bookout.DerivedManifest); for a
+// IIIF collection, the same for each member manifest and a derived
+// collection (collectionOut). A METS file gets a warning. A share of a --shard run
 // writes nothing: --shard shares a book's pages, so a share's manifest
 // would link its own canvases only, and the shares' annotation pages,
 // numbered in each share's order, would be written over one another; the
@@ -81,60 +82,122 @@ func (r *classifier) writeBookOut() error {
 	gen := bookout.Agent{Name: "archivekit pageclass", Version: version.String()}
 	local := bookout.LocalIDs(r.cli.BookBaseURL, dir)
 	for _, b := range r.set.books.read {
-		if b.Kind != book.Manifest {
-			r.log.Warn("--book-out: not a IIIF manifest: no annotation pages written", "book", b.Source, "kind", b.Kind, "version", b.Version)
+		if b.Kind != book.Manifest && b.Kind != book.Collection {
+			r.log.Warn("--book-out: not a IIIF manifest or collection: no annotation pages written", "book", b.Source, "kind", b.Kind, "version", b.Version)
 			continue
 		}
 		if local != "" {
 			r.log.Warn(local)
 			local = "" // once a run
 		}
-		if err := r.bookOut(b, dir, base, gen); err != nil {
+		src, err := r.bookSource(b.Source)
+		if err == nil {
+			stem := bookStem(r.set.Root, b.Source, r.set.books.list)
+			if b.Kind == book.Collection {
+				err = r.collectionOut(b, src, stem, dir, base, gen)
+			} else {
+				_, err = r.bookOut(b, b.Pages, src, stem+"_classes", dir, base, gen)
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("--book-out: %s: %w", b.Source, err)
 		}
 	}
 	return nil
 }
 
-// bookOut writes one manifest's annotation pages and derived manifest.
-func (r *classifier) bookOut(b *book.Book, dir, base string, gen bookout.Agent) error {
-	var src []byte
-	var err error
-	if isURL(b.Source) {
-		src, err = r.set.books.fetcher.Get(context.Background(), b.Source)
-	} else {
-		src, err = os.ReadFile(b.Source)
+// bookSource reads a manifest or collection: a URL with the run's book
+// fetcher, else a file.
+func (r *classifier) bookSource(loc string) ([]byte, error) {
+	if isURL(loc) {
+		return r.set.books.fetcher.Get(context.Background(), loc)
 	}
+	return os.ReadFile(loc)
+}
+
+// collectionOut writes, for IIIF collection b (src), each member
+// manifest's annotation pages and derived manifest (<stem>_<k>_classes,
+// k the manifest's place among those with pages classified) from the
+// manifest the collection embeds, else the one its id names, and the
+// derived collection <stem>_classes.json listing the derived manifests
+// in the place of the manifests (bookout.DerivedCollection). A manifest
+// that cannot be read or written is named in a warning and left as it is
+// in the derived collection.
+func (r *classifier) collectionOut(b *book.Book, src []byte, stem, dir, base string, gen bookout.Agent) error {
+	var order []string
+	pages := map[string][]book.Page{}
+	for _, p := range b.Pages {
+		if _, ok := pages[p.Manifest]; !ok {
+			order = append(order, p.Manifest)
+		}
+		pages[p.Manifest] = append(pages[p.Manifest], p)
+	}
+	derived := map[string]string{}
+	for k, id := range order {
+		msrc, embedded, err := bookout.CollectionManifest(src, id)
+		if err == nil && !embedded {
+			msrc, err = r.bookSource(id)
+		}
+		mstem := fmt.Sprintf("%s_%d_classes", stem, k+1)
+		var wrote bool
+		if err == nil {
+			wrote, err = r.bookOut(b, pages[id], msrc, mstem, dir, base, gen)
+		}
+		if err != nil {
+			r.log.Warn("--book-out: a manifest of the collection is not written; the derived collection lists it as it is", "collection", b.Source, "manifest", id, "err", err)
+			continue
+		}
+		if wrote {
+			derived[id] = base + mstem + ".json"
+		}
+	}
+	out, err := bookout.DerivedCollection(src, base+stem+"_classes.json", derived)
 	if err != nil {
 		return err
 	}
+	written, err := bookout.WriteFiles(dir, map[string][]byte{stem + "_classes.json": out})
+	for _, f := range written {
+		r.para.AddOutputFile(f)
+	}
+	if err == nil {
+		r.log.Info("collection written", "collection", filepath.Join(dir, stem+"_classes.json"), "manifests", len(derived))
+	}
+	return err
+}
+
+// bookOut writes the annotation pages of a manifest's pages classified
+// (pages, of book b) and its derived manifest <stem>.json from the
+// manifest src; wrote is false when none of the pages was classified.
+func (r *classifier) bookOut(b *book.Book, pages []book.Page, src []byte, stem, dir, base string, gen bookout.Agent) (wrote bool, err error) {
 	ver, err := bookout.ManifestVersion(src)
 	if err != nil {
-		return err
+		return false, err
 	}
-	stem := bookStem(r.set.Root, b.Source, r.set.books.list) + "_classes"
 	files := map[string][]byte{}
 	var links []bookout.CanvasLinks
-	for _, p := range b.Pages {
+	for _, p := range pages {
 		c, ok := r.classes[b.Source+"#"+p.ID]
 		if !ok {
 			continue
 		}
 		classes, flag, err := r.pageAnnotations(c)
 		if err != nil {
-			return err
+			return false, err
 		}
 		rel := stem + "/" + strconv.Itoa(len(links)+1) + ".json"
 		page, err := ver.ClassPage(base+rel, p.ID, classes, flag, gen)
 		if err != nil {
-			return err
+			return false, err
 		}
 		files[rel] = page
 		links = append(links, bookout.CanvasLinks{Canvas: p.ID, Annotations: []string{base + rel}})
 	}
+	if len(links) == 0 && b.Kind == book.Collection {
+		return false, nil
+	}
 	manifest, err := bookout.DerivedManifest(src, base+stem+".json", links)
 	if err != nil {
-		return err
+		return false, err
 	}
 	files[stem+".json"] = manifest
 	written, err := bookout.WriteFiles(dir, files)
@@ -142,8 +205,8 @@ func (r *classifier) bookOut(b *book.Book, dir, base string, gen bookout.Agent) 
 		r.para.AddOutputFile(f)
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	r.log.Info("book written", "manifest", filepath.Join(dir, stem+".json"), "annotation pages", len(links))
-	return nil
+	return true, nil
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -348,4 +350,93 @@ func TestBookOutShards(t *testing.T) {
 	if n := images() - fetched; n != 0 {
 		t.Errorf("the resumed run fetched %d page images, want none", n)
 	}
+}
+
+// TestBookOutCollection: a IIIF Presentation 3 collection of two
+// manifests (on two servers; the first listed by reference, the second
+// embedded whole) gives, with --book-out, each manifest's annotation pages
+// and derived manifest (<collection>_<k>_classes), each page's classes
+// those of its TOP-3 row, and the derived collection
+// <collection>_classes.json listing the derived manifests in the place of
+// the manifests; the manifests and the collection load in iiif-prezi3.
+// Before, a collection got a warning and nothing.
+func TestBookOutCollection(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	pages := classifytest.Pages(t, 1)[:2]
+	s1, s2 := booktest.New(t, pages, 2, true), booktest.New(t, pages, 2, true)
+	resp, err := http.Get(s2.ManifestURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedded, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	coll := fmt.Sprintf(`{"@context": "http://iiif.io/api/presentation/3/context.json", "id": "https://example.org/coll.json", "type": "Collection",
+ "label": {"en": ["Two volumes"]},
+ "items": [{"id": %q, "type": "Manifest", "label": {"en": ["Volume 1"]}}, %s]}`, s1.ManifestURL(), embedded)
+	collPath := filepath.Join(e.root, "volumes.json")
+	write(t, collPath, coll)
+	dir, res := filepath.Join(e.root, "book-out"), filepath.Join(e.root, "r")
+	code, log := e.run(t, "-f", collPath, "--fetch-private", "--results", res, "--book-out", dir, "--book-base-url", "https://example.org/pub", "--topn", "3")
+	if code != exitOK || strings.Contains(log, "no annotation pages written") || strings.Contains(log, "is not written") {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	top := csvByCanvas(t, res, "_TOP-3.csv")
+	for k, s := range []*booktest.Server{s1, s2} {
+		stem := fmt.Sprintf("volumes_%d_classes", k+1)
+		manifest := filepath.Join(dir, stem+".json")
+		var m struct {
+			ID    string
+			Items []struct {
+				ID          string
+				Annotations []struct{ ID string }
+			}
+		}
+		raw, err := os.ReadFile(manifest)
+		if err != nil || json.Unmarshal(raw, &m) != nil {
+			t.Fatalf("manifest %d: %v", k+1, err)
+		}
+		if m.ID != "https://example.org/pub/"+stem+".json" || len(m.Items) != 2 {
+			t.Fatalf("manifest %d: id %s, %d canvases", k+1, m.ID, len(m.Items))
+		}
+		var annPages []string
+		for i, c := range m.Items {
+			canvas := fmt.Sprintf("%s/iiif/book/canvas/p%d", s.URL, i+1)
+			want := fmt.Sprintf("https://example.org/pub/%s/%d.json", stem, i+1)
+			if c.ID != canvas || len(c.Annotations) != 1 || c.Annotations[0].ID != want {
+				t.Fatalf("manifest %d canvas %d: %s %+v, want %s linking %s", k+1, i+1, c.ID, c.Annotations, canvas, want)
+			}
+			path := filepath.Join(dir, stem, fmt.Sprintf("%d.json", i+1))
+			annPages = append(annPages, path)
+			items, row := annotationItems(t, path), top[canvas]
+			if row == nil || len(items) < 3 {
+				t.Fatalf("%s: %d annotations, row %v", path, len(items), row)
+			}
+			for j, a := range items[:3] {
+				if a.Target != canvas || a.Body.Value != row[fmt.Sprintf("CLASS-%d", j+1)] {
+					t.Errorf("%s: annotation %d %+v, want class %s on %s", path, j+1, a, row[fmt.Sprintf("CLASS-%d", j+1)], canvas)
+				}
+			}
+		}
+		t.Logf("iiif-prezi3, manifest %d: %s", k+1, bookouttest.Prezi3(t, manifest, annPages...))
+	}
+	var c struct {
+		ID    string
+		Type  string
+		Items []map[string]any
+	}
+	collOut := filepath.Join(dir, "volumes_classes.json")
+	raw, err := os.ReadFile(collOut)
+	if err != nil || json.Unmarshal(raw, &c) != nil {
+		t.Fatalf("derived collection: %v", err)
+	}
+	if c.ID != "https://example.org/pub/volumes_classes.json" || c.Type != "Collection" || len(c.Items) != 2 {
+		t.Fatalf("derived collection: %s", raw)
+	}
+	for k, it := range c.Items {
+		if it["id"] != fmt.Sprintf("https://example.org/pub/volumes_%d_classes.json", k+1) || it["type"] != "Manifest" || it["items"] != nil || it["label"] == nil {
+			t.Errorf("member %d: %v, want a reference to the derived manifest", k+1, it)
+		}
+	}
+	t.Logf("iiif-prezi3, collection: %s", bookouttest.Prezi3Collection(t, collOut))
 }

@@ -25,6 +25,13 @@ m = Manifest(**json.load(open(sys.argv[1])))
 print(len(m.items), "canvases")
 `
 
+const prezi3CollectionScript = `
+import json, sys
+from iiif_prezi3 import Collection
+c = Collection(**json.load(open(sys.argv[1])))
+print(len(c.items), "members")
+`
+
 const prezi2Script = `
 import json, sys, langcodes
 from pyld import jsonld
@@ -95,6 +102,15 @@ func Prezi2(t testing.TB, manifest string, lists ...string) string {
 func Prezi3(t testing.TB, manifest string, pages ...string) string {
 	t.Helper()
 	return run(t, "iiif-prezi3", prezi3Script, manifest, pages...)
+}
+
+// Prezi3Collection loads the collection in iiif-prezi3's Presentation 3
+// model and fails t when it does not load; it skips t when
+// ARCHIVEKIT_PYTOOLS is not set. It returns what the script printed
+// ("2 members").
+func Prezi3Collection(t testing.TB, collection string) string {
+	t.Helper()
+	return run(t, "iiif-prezi3", prezi3CollectionScript, collection)
 }
 
 // run runs script in the tools virtualenv's Python with the manifest and

@@ -1,0 +1,103 @@
+package bookout
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const collection3 = `{"@context": "http://iiif.io/api/presentation/3/context.json",
+ "id": "https://example.org/coll", "type": "Collection", "label": {"en": ["Volumes"]},
+ "items": [
+  {"id": "https://example.org/m1", "type": "Manifest", "label": {"en": ["Volume 1"]}},
+  {"id": "https://example.org/m2", "type": "Manifest", "label": {"en": ["Volume 2"]},
+   "items": [{"id": "https://example.org/m2/c1", "type": "Canvas"}]},
+  {"id": "https://example.org/sub", "type": "Collection", "items": [
+   {"id": "https://example.org/m3", "type": "Manifest", "label": {"en": ["Volume 3"]}}]},
+  {"id": "https://example.org/m4", "type": "Manifest"}]}`
+
+const collection2 = `{"@context": "http://iiif.io/api/presentation/2/context.json",
+ "@id": "https://example.org/coll2", "@type": "sc:Collection", "label": "Volumes",
+ "manifests": [{"@id": "https://example.org/v1", "@type": "sc:Manifest", "label": "Volume 1"},
+  {"@id": "https://example.org/v2", "@type": "sc:Manifest", "label": "Volume 2",
+   "sequences": [{"canvases": [{"@id": "https://example.org/v2/c1", "@type": "sc:Canvas"}]}]}]}`
+
+func TestCollectionManifest(t *testing.T) {
+	for _, tt := range []struct {
+		src, id string
+		ok      bool
+		canvas  string
+	}{
+		{collection3, "https://example.org/m1", false, ""}, // by reference
+		{collection3, "https://example.org/m2", true, "https://example.org/m2/c1"},
+		{collection3, "https://example.org/m3", false, ""},
+		{collection3, "https://example.org/none", false, ""},
+		{collection2, "https://example.org/v2", true, "https://example.org/v2/c1"},
+		{collection2, "https://example.org/v1", false, ""},
+	} {
+		got, ok, err := CollectionManifest([]byte(tt.src), tt.id)
+		if err != nil || ok != tt.ok || (ok && !strings.Contains(string(got), tt.canvas)) {
+			t.Errorf("CollectionManifest(%s) = %s, %v, %v; want ok %v", tt.id, got, ok, err, tt.ok)
+		}
+		if ok {
+			if _, err := ManifestVersion(got); err != nil {
+				t.Errorf("%s: the embedded manifest is not one: %v", tt.id, err)
+			}
+		}
+	}
+	if _, _, err := CollectionManifest([]byte(`{"type": "Manifest"}`), "x"); err == nil {
+		t.Error("a manifest taken for a collection")
+	}
+}
+
+func TestDerivedCollection(t *testing.T) {
+	out, err := DerivedCollection([]byte(collection3), "https://pub.example/c_classes.json", map[string]string{
+		"https://example.org/m1": "https://pub.example/c_1_classes.json",
+		"https://example.org/m2": "https://pub.example/c_2_classes.json",
+		"https://example.org/m3": "https://pub.example/c_3_classes.json",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		ID    string `json:"id"`
+		Items []struct {
+			ID    string         `json:"id"`
+			Type  string         `json:"type"`
+			Label map[string]any `json:"label"`
+			Items []struct {
+				ID   string `json:"id"`
+				Type string `json:"type"`
+			} `json:"items"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(out, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.ID != "https://pub.example/c_classes.json" || len(c.Items) != 4 {
+		t.Fatalf("%s", out)
+	}
+	for i, want := range []string{"https://pub.example/c_1_classes.json", "https://pub.example/c_2_classes.json", "https://example.org/sub", "https://example.org/m4"} {
+		if c.Items[i].ID != want {
+			t.Errorf("member %d: %s, want %s", i, c.Items[i].ID, want)
+		}
+	}
+	if c.Items[1].Items != nil || c.Items[1].Label == nil || c.Items[1].Type != "Manifest" {
+		t.Errorf("the embedded member is not a reference with its label: %+v", c.Items[1])
+	}
+	if sub := c.Items[2].Items; len(sub) != 1 || sub[0].ID != "https://pub.example/c_3_classes.json" {
+		t.Errorf("the nested collection's member: %+v", sub)
+	}
+
+	out, err = DerivedCollection([]byte(collection2), "https://pub.example/c2.json", map[string]string{"https://example.org/v2": "https://pub.example/v2d.json"})
+	if err != nil || !strings.Contains(string(out), `"@id": "https://pub.example/c2.json"`) || !strings.Contains(string(out), `"@id": "https://pub.example/v2d.json"`) ||
+		strings.Contains(string(out), "sequences") || !strings.Contains(string(out), `"@id": "https://example.org/v1"`) {
+		t.Errorf("v2: %s, %v", out, err)
+	}
+	if _, err := DerivedCollection([]byte(collection3), "x", map[string]string{"https://example.org/gone": "y"}); err == nil {
+		t.Error("a derived manifest that is no member of the collection was accepted")
+	}
+	if _, err := DerivedCollection([]byte(`{"type": "Manifest"}`), "x", nil); err == nil {
+		t.Error("a manifest taken for a collection")
+	}
+}
