@@ -124,34 +124,21 @@ func (r *classifier) bookSource(loc string) ([]byte, error) {
 // that cannot be read or written is named in a warning and left as it is
 // in the derived collection.
 func (r *classifier) collectionOut(b *book.Book, src []byte, stem, dir, base string, gen bookout.Agent) error {
-	var order []string
-	pages := map[string][]book.Page{}
-	for _, p := range b.Pages {
-		if _, ok := pages[p.Manifest]; !ok {
-			order = append(order, p.Manifest)
-		}
-		pages[p.Manifest] = append(pages[p.Manifest], p)
-	}
-	derived := map[string]string{}
-	for k, id := range order {
-		msrc, embedded, err := bookout.CollectionManifest(src, id)
-		if err == nil && !embedded {
-			msrc, err = r.bookSource(id)
-		}
-		mstem := fmt.Sprintf("%s_%d_classes", stem, k+1)
-		var wrote bool
-		if err == nil {
-			wrote, err = r.bookOut(b, pages[id], msrc, mstem, dir, base, gen)
-		}
-		if err != nil {
-			r.log.Warn("--book-out: a manifest of the collection is not written; the derived collection lists it as it is", "collection", b.Source, "manifest", id, "err", err)
-			continue
-		}
-		if wrote {
-			derived[id] = base + mstem + ".json"
-		}
-	}
-	out, err := bookout.DerivedCollection(src, base+stem+"_classes.json", derived)
+	order, pages := bookout.Members(b.Pages, func(p book.Page) string { return p.Manifest })
+	wrote := 0
+	out, err := bookout.Collection(src, base+stem+"_classes.json", order, r.bookSource,
+		func(k int, member string, manifest []byte) (string, error) {
+			mstem := fmt.Sprintf("%s_%d_classes", stem, k)
+			ok, err := r.bookOut(b, pages[member], manifest, mstem, dir, base, gen)
+			if !ok || err != nil {
+				return "", err
+			}
+			wrote++
+			return base + mstem + ".json", nil
+		},
+		func(member string, err error) {
+			r.log.Warn("--book-out: a manifest of the collection is not written; the derived collection lists it as it is", "collection", b.Source, "manifest", member, "err", err)
+		})
 	if err != nil {
 		return err
 	}
@@ -160,7 +147,7 @@ func (r *classifier) collectionOut(b *book.Book, src []byte, stem, dir, base str
 		r.para.AddOutputFile(f)
 	}
 	if err == nil {
-		r.log.Info("collection written", "collection", filepath.Join(dir, stem+"_classes.json"), "manifests", len(derived))
+		r.log.Info("collection written", "collection", filepath.Join(dir, stem+"_classes.json"), "manifests", wrote)
 	}
 	return err
 }

@@ -189,7 +189,7 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 		if t.Err == nil {
 			in = bookText(ctx, s, f, fetchText, it.kept, t.Text, it.rel)
 		}
-		in.Book, in.Page, in.BookOf = &t.Text, p.ID, info
+		in.Book, in.Page, in.PageManifest, in.BookOf = &t.Text, p.ID, p.Manifest, info
 		in.PageIdx, in.PageOrder, in.Sole = it.index, p.Order, soleInGroup(p, t.Text)
 		if p.Image != nil {
 			in.PageW, in.PageH = float64(p.Image.Width), float64(p.Image.Height)

@@ -20,8 +20,10 @@ import (
 type bookFile struct {
 	of   *bookInfo
 	page string
-	text book.Text
-	out  string
+	// manifest is, for a page of a IIIF collection, its manifest's id.
+	manifest string
+	text     book.Text
+	out      string
 	// w and h are the page's canvas size (0: not given).
 	w, h float64
 }
@@ -29,7 +31,7 @@ type bookFile struct {
 // booked notes a translated (or kept) text file of a book.
 func (p *pass) booked(in input, out string) {
 	if in.Book != nil {
-		p.books = append(p.books, bookFile{of: in.BookOf, page: in.Page, text: *in.Book, out: out, w: in.PageW, h: in.PageH})
+		p.books = append(p.books, bookFile{of: in.BookOf, page: in.Page, manifest: in.PageManifest, text: *in.Book, out: out, w: in.PageW, h: in.PageH})
 	}
 }
 
@@ -83,12 +85,12 @@ func (r *runner) bookOut(ctx context.Context, p *pass, inputs []input) error {
 			if err := r.metsOut(ctx, b, files); err != nil {
 				return err
 			}
-		case b.Kind == string(book.Manifest):
+		case b.Kind == string(book.Manifest), b.Kind == string(book.Collection):
 			if err := r.iiifOut(ctx, b, files); err != nil {
 				return err
 			}
 		default:
-			r.warn(fmt.Sprintf("--book-out: %s is a IIIF %s, not a manifest: no book written", b.Source, strings.ToLower(b.Kind)))
+			r.warn(fmt.Sprintf("--book-out: %s is a %s, not a METS file or IIIF manifest or collection: no book written", b.Source, strings.ToLower(b.Kind)))
 		}
 	}
 	if len(untranslated) > 0 {

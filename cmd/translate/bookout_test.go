@@ -808,3 +808,90 @@ func altoShapeLines(t *testing.T, file string) []sourceLine {
 	}
 	return out
 }
+
+// TestBookOutCollection: a IIIF Presentation 3 collection of two
+// manifests (the first listed by reference, the second embedded whole)
+// gives, with --book-out, each manifest's translation annotation pages and
+// derived manifest (<collection>_<k>_en), each page on its own manifest's
+// canvas, and the derived collection <collection>_en.json listing the
+// derived manifests in the place of the manifests; they load in
+// iiif-prezi3. Before, a collection got a warning and nothing.
+func TestBookOutCollection(t *testing.T) {
+	srv := newBookServer(t)
+	vols := []string{srv.URL + "/v1", srv.URL + "/v2"}
+	for _, v := range vols {
+		p := strings.TrimPrefix(v, srv.URL)
+		srv.put(p+"/iiif/manifest.json", testManifest(v))
+		srv.put(p+"/iiif/text/1.alto.xml", readOrFatal(t, testenv.Path(t, sampleALTO)))
+		srv.put(p+"/iiif/text/2.hocr", readOrFatal(t, realHOCRSmall))
+	}
+	srv.put("/volumes.json", []byte(fmt.Sprintf(`{"@context": "http://iiif.io/api/presentation/3/context.json",
+ "id": "%s/volumes.json", "type": "Collection", "label": {"en": ["Two volumes"]},
+ "items": [{"id": "%s/iiif/manifest.json", "type": "Manifest", "label": {"en": ["Volume 1"]}}, %s]}`, srv.URL, vols[0], testManifest(vols[1]))))
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	const base = "https://example.org/pub/"
+	r := runCLI(t, newEnv(api), srv.URL+"/volumes.json", "-o", out, "--vocabulary", "", "--book-out", "--book-base-url", base)
+	if r.code != exitOK || strings.Contains(r.stderr, "no book written") || strings.Contains(r.stderr, "not written") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for k, v := range vols {
+		stem := fmt.Sprintf("volumes_%d_en", k+1)
+		manifest := filepath.Join(out, stem+".json")
+		var m struct {
+			ID    string `json:"id"`
+			Items []struct {
+				ID          string `json:"id"`
+				Annotations []struct{ ID string }
+				SeeAlso     []struct{ ID string }
+			} `json:"items"`
+		}
+		if err := json.Unmarshal(readOrFatal(t, manifest), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.ID != base+stem+".json" || len(m.Items) != 4 {
+			t.Fatalf("manifest %d: id %s, %d canvases", k+1, m.ID, len(m.Items))
+		}
+		var pages []string
+		for i, c := range m.Items[:2] { // the canvases with a text file translated
+			want := fmt.Sprintf("%s%s_annotations/%d.json", base, stem, i+1)
+			if c.ID != fmt.Sprintf("%s/iiif/canvas/%d", v, i+1) || len(c.Annotations) != 1 || c.Annotations[0].ID != want {
+				t.Fatalf("manifest %d canvas %s: %+v, want %s", k+1, c.ID, c.Annotations, want)
+			}
+			if last := c.SeeAlso[len(c.SeeAlso)-1].ID; !strings.HasPrefix(last, base) || !strings.Contains(last, fmt.Sprintf("/v%d/iiif/text/", k+1)) {
+				t.Errorf("manifest %d canvas %s: the translated file %s, want it under v%d/", k+1, c.ID, last, k+1)
+			}
+			path := filepath.Join(out, stem+"_annotations", fmt.Sprintf("%d.json", i+1))
+			pages = append(pages, path)
+			var page struct {
+				Items []struct{ Target string } `json:"items"`
+			}
+			if err := json.Unmarshal(readOrFatal(t, path), &page); err != nil || len(page.Items) == 0 {
+				t.Fatalf("%s: %v", path, err)
+			}
+			for _, a := range page.Items {
+				if !strings.HasPrefix(a.Target, c.ID+"#xywh=") {
+					t.Fatalf("%s: annotation on %s, want on %s", path, a.Target, c.ID)
+				}
+			}
+		}
+		t.Logf("iiif-prezi3, manifest %d: %s", k+1, bookouttest.Prezi3(t, manifest, pages...))
+	}
+	coll := filepath.Join(out, "volumes_en.json")
+	var c struct {
+		ID    string           `json:"id"`
+		Items []map[string]any `json:"items"`
+	}
+	if err := json.Unmarshal(readOrFatal(t, coll), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.ID != base+"volumes_en.json" || len(c.Items) != 2 {
+		t.Fatalf("derived collection: %+v", c)
+	}
+	for k, it := range c.Items {
+		if it["id"] != fmt.Sprintf("%svolumes_%d_en.json", base, k+1) || it["items"] != nil || it["label"] == nil {
+			t.Errorf("member %d: %v, want a reference to the derived manifest", k+1, it)
+		}
+	}
+	t.Logf("iiif-prezi3, collection: %s", bookouttest.Prezi3Collection(t, coll))
+}

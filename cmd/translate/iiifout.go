@@ -30,8 +30,12 @@ import (
 // and the derived manifest <book folder>/<book>_<target>.json linking them and
 // the translated files (bookout.DerivedManifest), the book's folder being
 // that of its outputs in the output folder (the output folder itself for
-// a book given alone). Ids are under --book-base-url (default the output
-// folder's file:// URL).
+// a book given alone). For a IIIF collection bk it does so for each member
+// manifest with files translated (<book>_<k>_<target>, k its place among
+// them; the manifest the collection embeds, else the one its id names)
+// and writes the derived collection <book>_<target>.json listing the
+// derived manifests (bookout.DerivedCollection). Ids are under
+// --book-base-url (default the output folder's file:// URL).
 func (r *runner) iiifOut(ctx context.Context, bk *bookInfo, translated []bookFile) error {
 	s := r.s
 	src, err := readBookFile(ctx, bk.Source)
@@ -46,8 +50,8 @@ func (r *runner) iiifOut(ctx context.Context, bk *bookInfo, translated []bookFil
 	if err != nil {
 		return err
 	}
-	ver, err := bookout.ManifestVersion(src)
-	if err != nil {
+	collection := bookout.IsCollection(src)
+	if _, err := bookout.ManifestVersion(src); err != nil && !collection {
 		r.warn(fmt.Sprintf("--book-out: %v: no book written", err))
 		return nil
 	}
@@ -55,9 +59,52 @@ func (r *runner) iiifOut(ctx context.Context, bk *bookInfo, translated []bookFil
 		r.warnedLocalIDs = true // once a run, for all its books
 		r.warn(local)
 	}
-	stem := manifestStem(bk.Source) + "_" + s.Target
+	stem := manifestStem(bk.Source)
 	if bk.Folder != "" {
 		stem = bk.Folder + "/" + stem
+	}
+	if !collection {
+		_, err := r.manifestOut(src, stem+"_"+s.Target, outDir, base, translated)
+		return err
+	}
+	order, files := bookout.Members(translated, func(f bookFile) string { return f.manifest })
+	wrote := 0
+	out, err := bookout.Collection(src, base+stem+"_"+s.Target+".json", order,
+		func(member string) ([]byte, error) { return readBookFile(ctx, member) },
+		func(k int, member string, manifest []byte) (string, error) {
+			mstem := fmt.Sprintf("%s_%d_%s", stem, k, s.Target)
+			ok, err := r.manifestOut(manifest, mstem, outDir, base, files[member])
+			if !ok || err != nil {
+				return "", err
+			}
+			wrote++
+			return base + mstem + ".json", nil
+		},
+		func(member string, err error) {
+			r.warn(fmt.Sprintf("--book-out: %s, a manifest of the collection %s: %v: not written; the derived collection lists it as it is", member, bk.Source, err))
+		})
+	if err != nil {
+		r.warn(fmt.Sprintf("--book-out: %s: %v: no collection written", bk.Source, err))
+		return nil
+	}
+	written, err := bookout.WriteFiles(outDir, map[string][]byte{stem + "_" + s.Target + ".json": out})
+	for _, f := range written {
+		r.pd.output("json", f)
+	}
+	if err == nil {
+		r.log.Info("collection written", "collection", filepath.Join(outDir, stem+"_"+s.Target+".json"), "manifests", wrote)
+	}
+	return err
+}
+
+// manifestOut writes the annotation pages of the translated files of one
+// manifest (src) and its derived manifest <stem>.json (iiifOut); wrote is
+// false, with a warning, when the manifest cannot be derived.
+func (r *runner) manifestOut(src []byte, stem, outDir, base string, translated []bookFile) (wrote bool, err error) {
+	s := r.s
+	ver, err := bookout.ManifestVersion(src)
+	if err != nil {
+		return false, err
 	}
 	_, tag, _ := langtag.ForSources(s.Target, r.pd.Snapshot().Statistics.Languages)
 	gen := bookout.Agent{Name: "archivekit translate", Version: version.String()}
@@ -73,26 +120,26 @@ func (r *runner) iiifOut(ctx context.Context, bk *bookInfo, translated []bookFil
 		}
 		data, err := os.ReadFile(b.out)
 		if err != nil {
-			return err
+			return false, err
 		}
 		pages, err := read.lines(data, s.Target)
 		if err != nil {
-			return fmt.Errorf("--book-out: %s: %w", b.out, err)
+			return false, fmt.Errorf("--book-out: %s: %w", b.out, err)
 		}
 		lines := bookout.OnCanvas(pages, b.w, b.h)
 		rel := stem + "_annotations/" + strconv.Itoa(len(files)+1) + ".json"
 		page, err := ver.TranslationPage(base+rel, b.page, tag, lines, gen)
 		if err != nil {
-			return fmt.Errorf("--book-out: %w", err)
+			return false, fmt.Errorf("--book-out: %w", err)
 		}
 		files[rel] = page
 		out, err := filepath.Abs(b.out)
 		if err != nil {
-			return err
+			return false, err
 		}
 		altoRel, err := filepath.Rel(outDir, out)
 		if err != nil {
-			return err
+			return false, err
 		}
 		i, ok := at[b.page]
 		if !ok {
@@ -105,7 +152,7 @@ func (r *runner) iiifOut(ctx context.Context, bk *bookInfo, translated []bookFil
 	manifest, err := bookout.DerivedManifest(src, base+stem+".json", links)
 	if err != nil {
 		r.warn(fmt.Sprintf("--book-out: %v: no book written", err))
-		return nil
+		return false, nil
 	}
 	files[stem+".json"] = manifest
 	written, err := bookout.WriteFiles(outDir, files)
@@ -113,13 +160,13 @@ func (r *runner) iiifOut(ctx context.Context, bk *bookInfo, translated []bookFil
 		r.pd.output("json", f)
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if skipped > 0 {
 		r.warn(fmt.Sprintf("--book-out: %d translated files of another format than ALTO, PAGE-XML and hOCR get no annotations", skipped))
 	}
 	r.log.Info("book written", "manifest", filepath.Join(outDir, stem+".json"), "annotation pages", len(files)-1)
-	return nil
+	return true, nil
 }
 
 // lineReader reads a translated text format's lines for --book-out.

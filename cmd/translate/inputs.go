@@ -46,8 +46,9 @@ type input struct {
 	Want string
 	// Book is, for a text file of a book, where it is in the book.
 	Book *book.Text
-	// Page is the ID of its page in the book.
-	Page string
+	// Page is the ID of its page in the book; PageManifest, for a page of
+	// a IIIF collection, the id of the manifest the page is of.
+	Page, PageManifest string
 	// BookOf is the book the text file is of (nil for other inputs).
 	BookOf *bookInfo
 	// PageIdx is its page's index in the book's pages read, PageOrder

@@ -16,6 +16,13 @@ import (
 // items; Presentation 2 manifests, collections and members.
 var collectionKeys = []string{"items", "manifests", "collections", "members"}
 
+// IsCollection says whether src is a IIIF collection (Presentation 3 or
+// 2).
+func IsCollection(src []byte) bool {
+	var m map[string]any
+	return json.Unmarshal(src, &m) == nil && isCollection(m)
+}
+
 // isCollection says whether m is a IIIF collection (3: type Collection,
 // 2: @type sc:Collection).
 func isCollection(m map[string]any) bool {
@@ -140,4 +147,47 @@ func typeOf(m map[string]any) any {
 		return t
 	}
 	return m["@type"]
+}
+
+// Collection writes the outputs of IIIF collection src whose pages are
+// of the manifests members (ids, in the order their outputs are numbered)
+// and returns the derived collection, id its new id. Each member's
+// manifest (CollectionManifest, else read(member)) goes to write with its
+// place k (from 1), which returns its derived manifest's id ("" when it
+// wrote none); a member that cannot be read or written goes to skip and
+// stays in the derived collection as it is.
+func Collection(src []byte, id string, members []string, read func(member string) ([]byte, error),
+	write func(k int, member string, manifest []byte) (derivedID string, err error), skip func(member string, err error)) ([]byte, error) {
+	derived := map[string]string{}
+	for k, member := range members {
+		manifest, embedded, err := CollectionManifest(src, member)
+		if err == nil && !embedded {
+			manifest, err = read(member)
+		}
+		var to string
+		if err == nil {
+			to, err = write(k+1, member, manifest)
+		}
+		switch {
+		case err != nil:
+			skip(member, err)
+		case to != "":
+			derived[member] = to
+		}
+	}
+	return DerivedCollection(src, id, derived)
+}
+
+// Members returns the manifest ids of items (key: an item's manifest), in
+// the order of their first item, and the items of each.
+func Members[T any](items []T, key func(T) string) (order []string, of map[string][]T) {
+	of = map[string][]T{}
+	for _, it := range items {
+		k := key(it)
+		if _, ok := of[k]; !ok {
+			order = append(order, k)
+		}
+		of[k] = append(of[k], it)
+	}
+	return order, of
 }

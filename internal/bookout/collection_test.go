@@ -2,6 +2,8 @@ package bookout
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -99,5 +101,46 @@ func TestDerivedCollection(t *testing.T) {
 	}
 	if _, err := DerivedCollection([]byte(`{"type": "Manifest"}`), "x", nil); err == nil {
 		t.Error("a manifest taken for a collection")
+	}
+}
+
+// TestCollection: each member's manifest, embedded or read, goes to
+// write with its place; one that cannot be read goes to skip and stays as
+// it is; a member whose write returns no id stays as it is too.
+func TestCollection(t *testing.T) {
+	members, of := Members([]string{"https://example.org/m2#c1", "https://example.org/m1#c1", "https://example.org/m2#c2", "https://example.org/m4#c1"},
+		func(canvas string) string { return strings.Split(canvas, "#")[0] })
+	if strings.Join(members, " ") != "https://example.org/m2 https://example.org/m1 https://example.org/m4" || len(of["https://example.org/m2"]) != 2 {
+		t.Fatalf("Members: %q %v", members, of)
+	}
+	var wrote, skipped []string
+	out, err := Collection([]byte(collection3), "https://pub.example/c.json", members,
+		func(member string) ([]byte, error) {
+			if member == "https://example.org/m1" {
+				return nil, errors.New("404")
+			}
+			return []byte(`{"id": "` + member + `", "type": "Manifest", "items": []}`), nil
+		},
+		func(k int, member string, manifest []byte) (string, error) {
+			wrote = append(wrote, fmt.Sprintf("%d %s %t", k, member, strings.Contains(string(manifest), "m2/c1")))
+			if member == "https://example.org/m4" {
+				return "", nil
+			}
+			return fmt.Sprintf("https://pub.example/c_%d.json", k), nil
+		},
+		func(member string, err error) { skipped = append(skipped, member+": "+err.Error()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(wrote, ", "); got != "1 https://example.org/m2 true, 3 https://example.org/m4 false" {
+		t.Errorf("written %s", got)
+	}
+	if len(skipped) != 1 || skipped[0] != "https://example.org/m1: 404" {
+		t.Errorf("skipped %q", skipped)
+	}
+	for _, want := range []string{`"id": "https://pub.example/c_1.json"`, `"id": "https://example.org/m1"`, `"id": "https://example.org/m4"`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("derived collection without %s:\n%s", want, out)
+		}
 	}
 }
