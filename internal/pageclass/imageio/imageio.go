@@ -529,6 +529,11 @@ func (d *Doc) LabelError() error { return d.labelErr }
 // Options.OnLabelError when they cannot be read.
 func (d *Doc) readLabels() {
 	d.labels, d.labelErr = pdflabel.Labels(d.data, d.pages)
+	if errors.Is(d.labelErr, pdflabel.ErrEncrypted) {
+		if labels, ok := pdfiumLabels(d.data, d.pages); ok {
+			d.labels, d.labelErr = labels, nil
+		}
+	}
 	if d.labelErr != nil && d.opts.OnLabelError != nil {
 		d.opts.OnLabelError(d.name, d.labelErr)
 	}

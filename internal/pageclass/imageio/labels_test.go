@@ -75,3 +75,29 @@ func TestPDFLabelErrorReported(t *testing.T) {
 		}
 	}
 }
+
+// TestEncryptedPDFLabels: an encrypted PDF's page labels (its strings
+// encrypted, which pdflabel does not read) are read with PDFium, which
+// decrypts a document whose user password is empty; its pages render.
+// testdata/encrypted-labels.pdf was made with pypdf 7.1.1: four blank
+// pages, labels i, ii, then A-1, A-2 (set_page_label), encrypted with
+// AES-128, an empty user password and an owner password.
+func TestEncryptedPDFLabels(t *testing.T) {
+	loadPDFium(t)
+	data := readTestdata(t, "encrypted-labels.pdf")
+	d, err := Decode(data, "encrypted-labels.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Pages() != 4 || d.LabelError() != nil {
+		t.Fatalf("%d pages, label error %v", d.Pages(), d.LabelError())
+	}
+	for i, want := range []string{"i", "ii", "A-1", "A-2"} {
+		if got := d.Label(i); got != want {
+			t.Errorf("page %d: label %q, want %q", i+1, got, want)
+		}
+	}
+	if img, err := d.Page(3); err != nil || img.W == 0 {
+		t.Errorf("page 4: %d×%d, %v", img.W, img.H, err)
+	}
+}

@@ -71,6 +71,33 @@ func pdfiumPages(data []byte) (int, error) {
 	return doc.Pages(), nil
 }
 
+// pdfiumLabels reads the page labels of an encrypted PDF (pdflabel reads
+// no encrypted strings) with PDFium, which decrypts a document whose user
+// password is empty, as most encrypted PDFs are (the password guards
+// printing or copying, not reading); ok is false when PDFium is not
+// loaded or cannot open it. A PDF with no labels gives "" for each page.
+func pdfiumLabels(data []byte, pages int) (labels []string, ok bool) {
+	if pdfium.Loaded() == "" {
+		return nil, false
+	}
+	doc, err := pdfium.Open(data)
+	if err != nil {
+		return nil, false
+	}
+	defer doc.Close()
+	n := min(pages, doc.Pages())
+	labels = make([]string, pages)
+	found := false
+	for i := range n {
+		labels[i] = doc.Label(i)
+		found = found || labels[i] != ""
+	}
+	if !found {
+		return nil, true
+	}
+	return labels, true
+}
+
 // usePDFium is Use for a PDF rendered by PDFium: the page's size at the
 // DPI (lowered to fit MaxDecodePixels, as for poppler) is checked against
 // MaxPixels before anything is drawn, then the page is drawn inside the
