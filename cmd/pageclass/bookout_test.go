@@ -378,7 +378,7 @@ func TestBookOutCollection(t *testing.T) {
 	write(t, collPath, coll)
 	dir, res := filepath.Join(e.root, "book-out"), filepath.Join(e.root, "r")
 	code, log := e.run(t, "-f", collPath, "--fetch-private", "--results", res, "--book-out", dir, "--book-base-url", "https://example.org/pub", "--topn", "3")
-	if code != exitOK || strings.Contains(log, "no annotation pages written") || strings.Contains(log, "is not written") {
+	if code != exitOK || strings.Contains(log, "no annotation pages written") || strings.Contains(log, "a manifest of the collection") {
 		t.Fatalf("exit %d: %s", code, log)
 	}
 	top := csvByCanvas(t, res, "_TOP-3.csv")

@@ -81,7 +81,7 @@ func (r *runner) iiifOut(ctx context.Context, bk *bookInfo, translated []bookFil
 			return base + mstem + ".json", nil
 		},
 		func(member string, err error) {
-			r.warn(fmt.Sprintf("--book-out: %s, a manifest of the collection %s: %v: not written; the derived collection lists it as it is", member, bk.Source, err))
+			r.warn(fmt.Sprintf("--book-out: %s, a manifest of the collection %s: %v", member, bk.Source, err))
 		})
 	if err != nil {
 		r.warn(fmt.Sprintf("--book-out: %s: %v: no collection written", bk.Source, err))

@@ -2,7 +2,9 @@ package bookout
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sort"
 )
 
 // A IIIF collection lists manifests (and collections), each by reference
@@ -99,14 +101,16 @@ func CollectionManifest(src []byte, id string) (manifest []byte, ok bool, err er
 // id) are references to the derived manifests: their id, type and label
 // (an embedded member is replaced by such a reference, its content being
 // in the derived manifest). Other members and everything else are kept.
-// It is an error when a manifest of derived is not a member.
-func DerivedCollection(src []byte, id string, derived map[string]string) ([]byte, error) {
+// unlisted are the manifests of derived that src does not hold (in a
+// collection it lists by reference only), in no order: the derived
+// collection cannot list them.
+func DerivedCollection(src []byte, id string, derived map[string]string) (out []byte, unlisted []string, err error) {
 	var m map[string]any
 	if err := json.Unmarshal(src, &m); err != nil {
-		return nil, fmt.Errorf("bookout: collection: %w", err)
+		return nil, nil, fmt.Errorf("bookout: collection: %w", err)
 	}
 	if !isCollection(m) {
-		return nil, fmt.Errorf("bookout: not a IIIF collection (type %v)", typeOf(m))
+		return nil, nil, fmt.Errorf("bookout: not a IIIF collection (type %v)", typeOf(m))
 	}
 	found := map[string]bool{}
 	members(m, maxNesting, func(member map[string]any) bool {
@@ -130,15 +134,18 @@ func DerivedCollection(src []byte, id string, derived map[string]string) ([]byte
 		}
 		return true
 	})
-	if len(found) != len(derived) {
-		return nil, fmt.Errorf("bookout: %d of the %d manifests derived are not members of the collection", len(derived)-len(found), len(derived))
+	for member := range derived {
+		if !found[member] {
+			unlisted = append(unlisted, member)
+		}
 	}
 	if _, v3 := m["id"]; v3 {
 		m["id"] = id
 	} else {
 		m["@id"] = id
 	}
-	return json.MarshalIndent(m, "", "  ")
+	out, err = json.MarshalIndent(m, "", "  ")
+	return out, unlisted, err
 }
 
 // typeOf is m's type (3) or @type (2).
@@ -155,7 +162,9 @@ func typeOf(m map[string]any) any {
 // manifest (CollectionManifest, else read(member)) goes to write with its
 // place k (from 1), which returns its derived manifest's id ("" when it
 // wrote none); a member that cannot be read or written goes to skip and
-// stays in the derived collection as it is.
+// stays in the derived collection as it is, and so does, written, one the
+// collection does not hold (in a collection it lists by reference only:
+// the derived collection cannot list its derived manifest).
 func Collection(src []byte, id string, members []string, read func(member string) ([]byte, error),
 	write func(k int, member string, manifest []byte) (derivedID string, err error), skip func(member string, err error)) ([]byte, error) {
 	derived := map[string]string{}
@@ -170,13 +179,21 @@ func Collection(src []byte, id string, members []string, read func(member string
 		}
 		switch {
 		case err != nil:
-			skip(member, err)
+			skip(member, fmt.Errorf("not written (the derived collection lists the manifest as it is): %w", err))
 		case to != "":
 			derived[member] = to
 		}
 	}
-	return DerivedCollection(src, id, derived)
+	out, unlisted, err := DerivedCollection(src, id, derived)
+	sort.Strings(unlisted)
+	for _, member := range unlisted {
+		skip(member, fmt.Errorf("%w: its derived manifest %s is written, but it is in a collection this one lists by reference only", ErrNotListed, derived[member]))
+	}
+	return out, err
 }
+
+// ErrNotListed is a member manifest the derived collection cannot list.
+var ErrNotListed = errors.New("not listed in the derived collection")
 
 // Members returns the manifest ids of items (key: an item's manifest), in
 // the order of their first item, and the items of each.
