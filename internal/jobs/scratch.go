@@ -63,8 +63,11 @@ func (s *Scratch) reserve(ctx context.Context, n int64) error {
 		}
 		s.used = held
 	}
-	if limit < 0 || s.used+n > limit {
-		return fmt.Errorf("%w: %d bytes held, %d more would pass its %d (%s)", ErrScratchFull, s.used, n, max(limit, 0), EnvScratchMB)
+	if limit < 0 {
+		return fmt.Errorf("%w: %s=0 keeps nothing", ErrScratchFull, EnvScratchMB)
+	}
+	if s.used+n > limit {
+		return fmt.Errorf("%w: %d bytes held, %d more would pass its %d (%s)", ErrScratchFull, s.used, n, limit, EnvScratchMB)
 	}
 	s.used += n
 	return nil
