@@ -110,10 +110,16 @@ func (a *ahead) stop() {
 // names (URLs) the endpoints keep there.
 func aheadName(source string) string { return "fetched ahead " + source }
 
+// keepAheadWait is how long a run that pauses waits for the files being
+// fetched ahead to arrive, to keep them (a stop's drain has its own
+// bound, GRACEFUL_SHUTDOWN_S).
+const keepAheadWait = 2 * time.Second
+
 // keepAhead keeps, in the job's scratch, the files fetched ahead and not
 // taken by a run that pauses (held: files fetched for the item before
-// them), those fetched already; one still being fetched is dropped, not
-// waited for. A file that cannot be kept is fetched again by its item.
+// them), those fetched already or within keepAheadWait; one still being
+// fetched then is dropped. A file that cannot be kept is fetched again by
+// its item.
 func (q *Queue) keepAhead(ctx context.Context, id string, a *ahead, held map[int]*fetched) {
 	scratch := ScratchOf(ctx)
 	kept, failed := 0, 0
@@ -137,7 +143,7 @@ func (q *Queue) keepAhead(ctx context.Context, id string, a *ahead, held map[int
 		keep(f)
 	}
 	if a != nil {
-		a.keyed.Ready(func(_ int, f *fetched) { keep(f) })
+		a.keyed.Ready(keepAheadWait, func(_ int, f *fetched) { keep(f) })
 	}
 	if kept > 0 {
 		q.log.Info("the files fetched ahead are kept for the job's next run", "job", id, "files", kept)

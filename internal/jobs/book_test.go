@@ -1,6 +1,7 @@
 package jobs_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -709,14 +710,16 @@ func testBookJoins(t *testing.T, newStore store) {
 
 // TestBookFetchAheadKept, on SQLite and PostgreSQL: a book job stopped
 // (SIGTERM's drain) while an item runs keeps the files it fetched ahead
-// for the items to come, and the next queue's run takes them, with the
-// content types their server gave, instead of fetching them again: each
-// file is fetched once in the job's life.
+// for the items to come, one still being fetched when the stop came too
+// (it arrives within the wait), and the next queue's run takes them, with
+// the content types their server gave, instead of fetching them again:
+// each file is fetched once in the job's life.
 func TestBookFetchAheadKept(t *testing.T) { stores(t, testBookFetchAheadKept) }
 
 func testBookFetchAheadKept(t *testing.T, newStore store) {
 	fetched := &counts{n: map[string]int{}}
 	ahead := make(chan string, 10)
+	release := make(chan struct{}) // p3.xml's fetch waits for the stop
 	src := "https://iiif.example.org/book/"
 	names := []string{"gated.xml", "p2.xml", "p3.xml", "p4.xml", "p5.xml"}
 	book := &jobs.BookInput{Field: "book", Fetchers: 3,
@@ -730,16 +733,23 @@ func testBookFetchAheadKept(t *testing.T, newStore store) {
 		Fetch: func(ctx context.Context, source string) ([]byte, string, error) {
 			name := path.Base(source)
 			fetched.add(source)
-			defer func() {
-				if name == "p2.xml" || name == "p3.xml" {
-					ahead <- name
+			if name == "p2.xml" || name == "p3.xml" {
+				ahead <- name // started
+			}
+			if name == "p3.xml" {
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return nil, "", ctx.Err()
 				}
-			}()
+			}
 			return []byte(name), "text/x-" + strings.TrimSuffix(name, ".xml"), nil
 		}}
 	dir := newStore(t)
 	e := &echo{gate: make(chan struct{}), started: make(chan struct{})}
-	svc, q := newServiceWith(t, dir, e, jobs.Options{Book: book})
+	// p3.xml arrives once the run has paused: while it waits for it.
+	paused := &onLine{match: "job paused by the stop", do: func() { close(release) }}
+	svc, q := newServiceLogged(t, dir, e, jobs.Options{Book: book}, paused)
 	if err := svc.WarmUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -754,7 +764,7 @@ func testBookFetchAheadKept(t *testing.T, newStore store) {
 		case <-ahead:
 			n++
 		case <-timeout:
-			t.Fatalf("the files of items 1 and 2 not fetched while item 0 ran (%+v, fetched %v)", st, fetched.n)
+			t.Fatalf("the fetches of items 1 and 2 not started while item 0 ran (%+v, fetched %v)", st, fetched.n)
 		}
 	}
 	select {
@@ -839,4 +849,19 @@ func testBookItemFileKeptOnPause(t *testing.T, newStore store) {
 	if n := fetched.get(src + "p2.xml"); n != 1 {
 		t.Errorf("p2.xml fetched %d times, want once (kept when the job paused)", n)
 	}
+}
+
+// onLine is a log writer that calls do once, at the first line holding
+// match.
+type onLine struct {
+	match string
+	do    func()
+	once  sync.Once
+}
+
+func (w *onLine) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(w.match)) {
+		w.once.Do(w.do)
+	}
+	return len(p), nil
 }

@@ -122,13 +122,25 @@ func newService(t *testing.T, dir string, h http.Handler) (*service.Service, *jo
 // UnavailableTries, UnavailableBackoff and ScratchLimit.
 func newServiceWith(t *testing.T, dir string, h http.Handler, o jobs.Options) (*service.Service, *jobs.Queue) {
 	t.Helper()
+	return newServiceLogged(t, dir, h, o, nil)
+}
+
+// newServiceLogged is newServiceWith logging at INFO into logs (nil: no
+// log).
+func newServiceLogged(t *testing.T, dir string, h http.Handler, o jobs.Options, logs io.Writer) (*service.Service, *jobs.Queue) {
+	t.Helper()
 	env := storeEnv(dir)
 	env["LOG_LEVEL"], env["JOBS_CALLBACK_SECRET"] = "ERROR", secret
+	if logs != nil {
+		env["LOG_LEVEL"] = "INFO"
+	} else {
+		logs = io.Discard
+	}
 	if callbackPrivate {
 		env["JOBS_CALLBACK_ALLOW_PRIVATE"] = "1" // the test's callback server is on 127.0.0.1
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	svc, err := service.New(service.Options{Name: "echo-api", DefaultMaxUploadMB: 10, LookupEnv: lookup, LogOutput: io.Discard,
+	svc, err := service.New(service.Options{Name: "echo-api", DefaultMaxUploadMB: 10, LookupEnv: lookup, LogOutput: logs,
 		Index: &service.Index{Welcome: "echo"}})
 	if err != nil {
 		t.Fatal(err)

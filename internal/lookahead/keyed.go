@@ -3,6 +3,7 @@ package lookahead
 import (
 	"context"
 	"math"
+	"time"
 )
 
 // Keyed is Run over a list of keys, whose results are taken by key, in
@@ -52,15 +53,22 @@ func (k *Keyed[K, T]) Take(key K) (v T, ok bool) {
 	return v, true
 }
 
-// Ready gives keep, in the keys' order, the results made already and not
-// taken, up to the first still being made, without waiting for any: what
-// a consumer that stops early keeps for later. It starts no more work
-// (taking results frees their places), and Take gives nothing after it;
-// call Stop after it.
-func (k *Keyed[K, T]) Ready(keep func(K, T)) {
+// Ready gives keep, in the keys' order, the results not taken that are
+// made already or within the next wait (0: none), up to the first not
+// made by then: what a consumer that stops early keeps for later. It
+// starts no more work (taking results frees their places), and Take gives
+// nothing after it; call Stop after it.
+func (k *Keyed[K, T]) Ready(wait time.Duration, keep func(K, T)) {
 	k.run.halt()
+	expired := make(chan struct{})
+	if wait > 0 {
+		t := time.AfterFunc(wait, func() { close(expired) })
+		defer t.Stop()
+	} else {
+		close(expired)
+	}
 	for k.cursor < len(k.keys) {
-		v, ok := k.run.ready()
+		v, ok := k.run.take(expired)
 		if !ok {
 			break
 		}

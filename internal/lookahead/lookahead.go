@@ -52,7 +52,8 @@ func start[T any](ctx context.Context, n, workers int, work func(ctx context.Con
 			}
 			select {
 			case <-r.halted:
-				return // queued, never started: ready passes it over
+				close(c) // queued, never started: take passes it over
+				return
 			default:
 			}
 			go func() {
@@ -67,15 +68,13 @@ func start[T any](ctx context.Context, n, workers int, work func(ctx context.Con
 }
 
 // next gives the next result, waiting for it.
-func (r *run[T]) next() (T, bool) { return r.take(true) }
+func (r *run[T]) next() (T, bool) { return r.take(nil) }
 
-// ready gives the next result when it is made already, without waiting;
-// a result still being made is passed over (ok false), so ready is for
-// the end of a run, before stop.
-func (r *run[T]) ready() (T, bool) { return r.take(false) }
-
-// take gives the next result, waiting for it or not.
-func (r *run[T]) take(wait bool) (T, bool) {
+// take gives the next result, waiting for it until expired is closed
+// (nil: for as long as it takes); a result made already is given even
+// when expired is closed. ok is false when none comes in time, after the
+// last, or once the run's context is done.
+func (r *run[T]) take(expired <-chan struct{}) (T, bool) {
 	var zero T
 	if r.ctx.Err() != nil {
 		// Stopped: no result, not even one made already (the selects
@@ -84,32 +83,28 @@ func (r *run[T]) take(wait bool) (T, bool) {
 	}
 	var c chan T
 	var ok bool
-	if wait {
+	select {
+	case c, ok = <-r.queue:
+	default:
 		select {
 		case c, ok = <-r.queue:
 		case <-r.ctx.Done():
-		}
-	} else {
-		select {
-		case c, ok = <-r.queue:
-		default:
+		case <-expired:
 		}
 	}
 	if !ok {
 		return zero, false
 	}
-	if wait {
+	select {
+	case v, made := <-c:
+		return v, made
+	default:
 		select {
-		case v := <-c:
-			return v, true
+		case v, made := <-c:
+			return v, made
 		case <-r.ctx.Done():
-			return zero, false
+		case <-expired:
 		}
 	}
-	select {
-	case v := <-c:
-		return v, true
-	default:
-		return zero, false
-	}
+	return zero, false
 }
