@@ -78,22 +78,41 @@ const maxNesting = 8
 // when the collection lists it by reference only (or not at all): the
 // caller fetches it by its id.
 func CollectionManifest(src []byte, id string) (manifest []byte, ok bool, err error) {
+	m, err := parseCollection(src)
+	if err != nil {
+		return nil, false, err
+	}
+	if e := embeddedManifests(m)[id]; e != nil {
+		manifest, err = json.Marshal(e)
+		return manifest, err == nil, err
+	}
+	return nil, false, nil
+}
+
+// parseCollection parses the IIIF collection src.
+func parseCollection(src []byte) (map[string]any, error) {
 	var m map[string]any
 	if err := json.Unmarshal(src, &m); err != nil {
-		return nil, false, fmt.Errorf("bookout: collection: %w", err)
+		return nil, fmt.Errorf("bookout: collection: %w", err)
 	}
 	if !isCollection(m) {
-		return nil, false, fmt.Errorf("bookout: not a IIIF collection (type %v)", typeOf(m))
+		return nil, fmt.Errorf("bookout: not a IIIF collection (type %v)", typeOf(m))
 	}
+	return m, nil
+}
+
+// embeddedManifests are the manifests collection m holds with their
+// canvases (items or sequences), by id; the first of an id.
+func embeddedManifests(m map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
 	members(m, maxNesting, func(member map[string]any) bool {
-		if isManifest(member) && idOf(member) == id && (member["items"] != nil || member["sequences"] != nil) {
-			manifest, err = json.Marshal(member)
-			ok = err == nil
-			return false
+		id := idOf(member)
+		if isManifest(member) && (member["items"] != nil || member["sequences"] != nil) && out[id] == nil {
+			out[id] = member
 		}
 		return true
 	})
-	return manifest, ok, err
+	return out
 }
 
 // DerivedCollection returns the IIIF collection src as a new collection
@@ -105,13 +124,16 @@ func CollectionManifest(src []byte, id string) (manifest []byte, ok bool, err er
 // collection it lists by reference only), in no order: the derived
 // collection cannot list them.
 func DerivedCollection(src []byte, id string, derived map[string]string) (out []byte, unlisted []string, err error) {
-	var m map[string]any
-	if err := json.Unmarshal(src, &m); err != nil {
-		return nil, nil, fmt.Errorf("bookout: collection: %w", err)
+	m, err := parseCollection(src)
+	if err != nil {
+		return nil, nil, err
 	}
-	if !isCollection(m) {
-		return nil, nil, fmt.Errorf("bookout: not a IIIF collection (type %v)", typeOf(m))
-	}
+	return derivedCollection(m, id, derived)
+}
+
+// derivedCollection is DerivedCollection of the parsed collection m,
+// which it changes.
+func derivedCollection(m map[string]any, id string, derived map[string]string) (out []byte, unlisted []string, err error) {
 	found := map[string]bool{}
 	members(m, maxNesting, func(member map[string]any) bool {
 		old := idOf(member)
@@ -159,7 +181,7 @@ func typeOf(m map[string]any) any {
 // Collection writes the outputs of IIIF collection src whose pages are
 // of the manifests members (ids, in the order their outputs are numbered)
 // and returns the derived collection, id its new id. Each member's
-// manifest (CollectionManifest, else read(member)) goes to write with its
+// manifest (the one src embeds, else read(member)) goes to write with its
 // place k (from 1), which returns its derived manifest's id ("" when it
 // wrote none); a member that cannot be read or written goes to skip and
 // stays in the derived collection as it is, and so does, written, one the
@@ -167,10 +189,18 @@ func typeOf(m map[string]any) any {
 // the derived collection cannot list its derived manifest).
 func Collection(src []byte, id string, members []string, read func(member string) ([]byte, error),
 	write func(k int, member string, manifest []byte) (derivedID string, err error), skip func(member string, err error)) ([]byte, error) {
+	m, err := parseCollection(src)
+	if err != nil {
+		return nil, err
+	}
+	embedded := embeddedManifests(m)
 	derived := map[string]string{}
 	for k, member := range members {
-		manifest, embedded, err := CollectionManifest(src, member)
-		if err == nil && !embedded {
+		var manifest []byte
+		var err error
+		if e := embedded[member]; e != nil {
+			manifest, err = json.Marshal(e)
+		} else {
 			manifest, err = read(member)
 		}
 		var to string
@@ -184,7 +214,7 @@ func Collection(src []byte, id string, members []string, read func(member string
 			derived[member] = to
 		}
 	}
-	out, unlisted, err := DerivedCollection(src, id, derived)
+	out, unlisted, err := derivedCollection(m, id, derived)
 	sort.Strings(unlisted)
 	for _, member := range unlisted {
 		skip(member, fmt.Errorf("%w: its derived manifest %s is written, but it is in a collection this one lists by reference only", ErrNotListed, derived[member]))
