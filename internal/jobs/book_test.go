@@ -710,10 +710,12 @@ func testBookJoins(t *testing.T, newStore store) {
 
 // TestBookFetchAheadKept, on SQLite and PostgreSQL: a book job stopped
 // (SIGTERM's drain) while an item runs keeps the files it fetched ahead
-// for the items to come, one still being fetched when the stop came too
-// (it arrives within the wait), and the next queue's run takes them, with
-// the content types their server gave, instead of fetching them again:
-// each file is fetched once in the job's life.
+// for the items to come, among them one whose fetch is held until the run
+// logs its pause (it may arrive before the run's wait for it begins or
+// during it: TestReadyWaits in internal/lookahead covers the wait itself),
+// and the next queue's run takes them, with the content types their
+// server gave, instead of fetching them again: each file is fetched once
+// in the job's life.
 func TestBookFetchAheadKept(t *testing.T) { stores(t, testBookFetchAheadKept) }
 
 func testBookFetchAheadKept(t *testing.T, newStore store) {
