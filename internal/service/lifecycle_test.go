@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -178,8 +179,12 @@ func get(t testing.TB, url string, header ...string) (int, http.Header, []byte) 
 	return resp.StatusCode, resp.Header, b
 }
 
+// isRefused says err is a connection the server did not answer because
+// its listener is closed: refused, reset, or (a connection the kernel had
+// queued when the listener closed) closed before any answer, EOF.
 func isRefused(err error) bool {
-	return err != nil && (strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "connection reset"))
+	return err != nil && (strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "connection reset") ||
+		errors.Is(err, io.EOF))
 }
 
 // waitReady polls /ready every 50 ms until it answers 200, returning the
