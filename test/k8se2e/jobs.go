@@ -134,7 +134,7 @@ stringData:
 		return err
 	}
 	t := time.Now()
-	if _, err := d.kc("apply", "-k", jobsDir, "-l", pgSelector); err != nil {
+	if err := applyFixedIP(d, "apply", "-k", jobsDir, "-l", pgSelector); err != nil {
 		return err
 	}
 	if _, err := d.kc("rollout", "status", "statefulset/archivekit-postgres", "--timeout", "5m"); err != nil {
@@ -767,5 +767,22 @@ func (r *jobsRun) waitEnd() error {
 			return fmt.Errorf("the job has not ended within 5 minutes: %+v, %v", st, err)
 		}
 		time.Sleep(250 * time.Millisecond) // polling the service, with a deadline
+	}
+}
+
+// applyFixedIP runs kubectl args (an apply of the database Service, whose
+// ClusterIP is fixed: pgClusterIP) and runs it again, every 2 s for up to
+// 2 minutes, while the cluster refuses it because that address is still
+// allocated: a Service of that address deleted by an earlier step is
+// released by the cluster's allocator some time after it is gone.
+func applyFixedIP(d *driver, args ...string) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		_, err := d.kc(args...)
+		if err == nil || !strings.Contains(err.Error(), "provided IP is already allocated") || time.Now().After(deadline) {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "k8se2e: jobs: %s still allocated; applying again in 2 s\n", pgClusterIP)
+		time.Sleep(2 * time.Second) // waiting on the cluster's address allocator, not a synchronisation of ours
 	}
 }
