@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -780,4 +782,103 @@ func saveShot(t *testing.T, name string, png []byte) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", out)
+}
+
+// TestFrontendServiceJobs: a browser that never sent or opened a job (its
+// localStorage empty) lists the service's latest jobs, those a program
+// sent, newest first, each a link to its address with its file count and
+// state; with API_TOKENS_FILE only those of the token the tab was given.
+// A job the browser lists already among its own is not listed twice.
+// Before, such jobs were found only by their address or GET /jobs.
+func TestFrontendServiceJobs(t *testing.T) {
+	ctx := chromium(t)
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("alice tok-a\nbob tok-b\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir(), "API_TOKENS_FILE": tokens}, nil)
+	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
+	// submit sends n files that are no image as a job of the token's
+	// client and waits until it has failed.
+	submit := func(token string, n int) jobs.Status {
+		t.Helper()
+		var parts []upload
+		for i := range n {
+			parts = append(parts, upload{Field: "file", Name: fmt.Sprintf("%d.png", i), CType: "image/png", Data: []byte("not an image\n")})
+		}
+		get := func(method, url string, body io.Reader, ctype string, want int) jobs.Status {
+			t.Helper()
+			req, _ := http.NewRequest(method, url, body)
+			req.Header.Set("Authorization", "Bearer "+token)
+			if ctype != "" {
+				req.Header.Set("Content-Type", ctype)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := servicetest.ReadBody(t, resp)
+			var st jobs.Status
+			if resp.StatusCode != want || json.Unmarshal(b, &st) != nil {
+				t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, b)
+			}
+			return st
+		}
+		body, ctype := multipartForm(t, parts...)
+		st := get("POST", ts.URL+"/jobs", body, ctype, http.StatusAccepted)
+		for deadline := time.Now().Add(time.Minute); st.State != jobs.Failed; {
+			if time.Now().After(deadline) {
+				t.Fatalf("job still %+v", st)
+			}
+			select {
+			case <-s.jobs.Changed():
+			case <-time.After(time.Second):
+			}
+			st = get("GET", ts.URL+"/jobs/"+st.ID, nil, "", http.StatusOK)
+		}
+		return st
+	}
+	older, bobs, newer := submit("tok-a", 2), submit("tok-b", 1), submit("tok-a", 1)
+
+	type entry struct{ Text, Href string }
+	// listed opens the page in this tab (its token given) and reads the
+	// service's list once shown.
+	listed := func(list *[]entry) chromedp.Tasks {
+		return chromedp.Tasks{
+			chromedp.Navigate("about:blank"),
+			chromedp.Navigate(ts.URL + "/frontend"),
+			chromedp.WaitVisible("#service-jobs"),
+			chromedp.Evaluate(`[...document.querySelectorAll('#service-list li')].map(li => ({Text: li.textContent, Href: li.querySelector('a')?.getAttribute('href') || ''}))`, list),
+		}
+	}
+	var first, again []entry
+	var recentHidden bool
+	var own []string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/health"), // an open route of the service's origin
+		chromedp.Evaluate(`sessionStorage.setItem("archivekit-token", "tok-a")`, nil),
+		listed(&first),
+		chromedp.Evaluate(`document.querySelector('#recent-jobs').hidden`, &recentHidden),
+		// Opened from the list, the newer job becomes one of this browser's.
+		chromedp.Click("#service-list a"),
+		chromedp.WaitVisible(endedDownloads, chromedp.ByQuery),
+		listed(&again),
+		chromedp.Evaluate(`[...document.querySelectorAll('#recent-list a')].map(a => a.getAttribute('href'))`, &own),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []entry{{"job " + newer.ID, "#job=" + newer.ID}, {"job " + older.ID, "#job=" + older.ID}}
+	if len(first) != 2 || !recentHidden {
+		t.Fatalf("a fresh browser lists %+v (its own list hidden: %v), want jobs %s and %s, not bob's %s", first, recentHidden, newer.ID, older.ID, bobs.ID)
+	}
+	for i, w := range want {
+		files := []string{"1 file(s)", "2 file(s)"}[i]
+		if first[i].Href != w.Href || !strings.HasPrefix(first[i].Text, w.Text+": sent ") || !strings.Contains(first[i].Text, files+" (failed)") {
+			t.Errorf("entry %d: %+v, want a link to %s with %s, failed", i, first[i], w.Href, files)
+		}
+	}
+	if len(again) != 1 || again[0].Href != want[1].Href || !slices.Equal(own, []string{want[0].Href}) {
+		t.Errorf("after opening %s: its own list %q, the service's %+v; want it in the first only", newer.ID, own, again)
+	}
 }

@@ -5,7 +5,8 @@ const $ = (id) => document.getElementById(id);
 // api is fetch with the service's bearer token when it asks for one
 // (API_TOKEN on the server): on a 401 the page asks for the token once,
 // keeps it for this tab (sessionStorage) and sends the request again.
-async function api(url, opts = {}) {
+// ask false sends without asking: a 401 is returned as it came.
+async function api(url, opts = {}, ask = true) {
   const send = () => {
     const token = sessionStorage.getItem("archivekit-token");
     const headers = Object.assign({}, opts.headers || {});
@@ -13,7 +14,7 @@ async function api(url, opts = {}) {
     return fetch(url, Object.assign({}, opts, { headers }));
   };
   let r = await send();
-  if (r.status === 401) {
+  if (r.status === 401 && ask) {
     const token = window.prompt("This service needs its access token (API_TOKEN):");
     if (token) {
       sessionStorage.setItem("archivekit-token", token.trim());
@@ -26,8 +27,9 @@ async function api(url, opts = {}) {
 // descriptions maps each category to its meaning (the glossary of /info).
 const descriptions = {};
 
-// Fill the model list and the category legend from /info.
-api("/info").then((r) => r.json()).then((info) => {
+// Fill the model list and the category legend from /info; infoReady is
+// settled once it is read (or could not be).
+const infoReady = api("/info").then((r) => r.json()).then((info) => {
   const sel = $("version");
   for (const v of info.available_models || []) {
     if (v === "all") continue;
@@ -578,25 +580,32 @@ function forgetJob(id) {
   saveRecent(recentJobs().filter((j) => j.id !== id));
 }
 
+// jobEntry is a list entry of job id: a link to its address, its submit
+// time and file count, and a place for its state.
+function jobEntry(id, submitted, files) {
+  const li = document.createElement("li");
+  const a = document.createElement("a");
+  a.href = "#job=" + encodeURIComponent(id);
+  a.textContent = "job " + id;
+  const about = [submitted ? "sent " + new Date(submitted).toLocaleString() : "",
+    typeof files === "number" ? files + " file(s)" : ""].filter(Boolean).join(", ");
+  const state = document.createElement("span");
+  state.className = "state";
+  li.append(a, about ? ": " + about : "", " ", state);
+  return [li, state];
+}
+
 // showRecent lists the recent jobs, each a link to its address with its
 // submit time and file count, then asks the service for each one's state,
 // one after the other: a job the service no longer has (404 job_not_found:
-// removed by JOBS_RETENTION) is shown gone and dropped from the list.
+// removed by JOBS_RETENTION) is shown gone and dropped from the list. Then
+// the service's own latest jobs that this browser does not list follow
+// (showServiceJobs).
 async function showRecent() {
+  const me = following;
   const list = recentJobs();
   $("recent-jobs").hidden = list.length === 0;
-  const items = list.map((j) => {
-    const li = document.createElement("li");
-    const a = document.createElement("a");
-    a.href = "#job=" + encodeURIComponent(j.id);
-    a.textContent = "job " + j.id;
-    const about = [j.submitted ? "sent " + new Date(j.submitted).toLocaleString() : "",
-      typeof j.files === "number" ? j.files + " file(s)" : ""].filter(Boolean).join(", ");
-    const state = document.createElement("span");
-    state.className = "state";
-    li.append(a, about ? ": " + about : "", " ", state);
-    return [j.id, li, state];
-  });
+  const items = list.map((j) => [j.id, ...jobEntry(j.id, j.submitted, j.files)]);
   $("recent-list").replaceChildren(...items.map(([, li]) => li));
   for (const [id, li, state] of items) {
     try {
@@ -608,6 +617,34 @@ async function showRecent() {
       forgetJob(id);
     }
   }
+  await showServiceJobs(new Set(list.map((j) => j.id)), me);
+}
+
+// showServiceJobs lists the service's latest recentMax jobs (GET /jobs:
+// with API_TOKENS_FILE the client's own, else every job) that are not in
+// known, this browser's list: a batch sent from another browser or by a
+// program is found there too. Nothing is shown when the service takes no
+// jobs, wants a token this tab has not been given (it is not asked for
+// here), or a job was opened meanwhile (me is no longer the last follower).
+async function showServiceJobs(known, me) {
+  await infoReady;
+  if (!jobsEnabled) return;
+  let page;
+  try {
+    const r = await api("/jobs?limit=" + recentMax, {}, false);
+    if (!r.ok) return;
+    page = await r.json();
+  } catch (_) {
+    return; // the service did not answer: the page works without the list
+  }
+  if (me !== following) return;
+  const others = (page.jobs || []).filter((st) => st && typeof st.id === "string" && !known.has(st.id));
+  $("service-list").replaceChildren(...others.map((st) => {
+    const [li, state] = jobEntry(st.id, st.created_at, st.items ? st.items.total : null);
+    state.textContent = "(" + st.state + ")";
+    return li;
+  }));
+  $("service-jobs").hidden = others.length === 0;
 }
 
 // submitJob sends the files as one job and returns its id and, by item,
@@ -697,6 +734,7 @@ async function followJob(id, local = []) {
   const me = ++following;
   history.replaceState(null, "", "#job=" + encodeURIComponent(id));
   $("recent-jobs").hidden = true;
+  $("service-jobs").hidden = true;
   const url = "/jobs/" + encodeURIComponent(id);
   // names are the job's items' names; shown counts the items shown, the
   // first ones.
