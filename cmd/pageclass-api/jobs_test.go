@@ -14,6 +14,8 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -326,5 +328,52 @@ func TestJobsBook(t *testing.T) {
 	}
 	if d := servicetest.FormField(t, ts.URL, "/jobs", "book"); !strings.Contains(d, "METS file") {
 		t.Errorf("the OpenAPI of POST /jobs describes no book field: %q", d)
+	}
+}
+
+// TestJobsItemWorkers: with JOBS_ITEM_WORKERS=3 a job's page images run
+// three at once (their forward passes batched together) and each is
+// classified as /predict_image classifies it alone: the same categories
+// in the same order, scores within 1e-4.
+func TestJobsItemWorkers(t *testing.T) {
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir(), "JOBS_ITEM_WORKERS": "3"}, nil)
+	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
+	if n := s.jobs.ItemWorkers(); n != 3 {
+		t.Fatalf("%d items at once, want 3", n)
+	}
+	var parts []upload
+	for _, p := range classifytest.Pages(t, 1)[:7] {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, upload{Field: "file", Name: filepath.Base(p), CType: "image/png", Data: b})
+	}
+	st := waitJob(t, s, ts.URL, submitForm(t, ts.URL, parts...))
+	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: len(parts), Succeeded: len(parts)}) {
+		t.Fatalf("%+v", st)
+	}
+	var res jobs.Results
+	r, err := http.Get(ts.URL + "/jobs/" + st.ID + "/results")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(servicetest.ReadBody(t, r), &res); err != nil {
+		t.Fatal(err)
+	}
+	for i, part := range parts {
+		code, sync := postForm(t, ts.URL+"/predict_image", part)
+		var alone, item anyResponse
+		if code != 200 || json.Unmarshal(sync, &alone) != nil || json.Unmarshal(res.Items[i].Output, &item) != nil {
+			t.Fatalf("%s: %d %s / %s", part.Name, code, sync, res.Items[i].Output)
+		}
+		if res.Items[i].Name != part.Name || len(item.Predictions) != len(alone.Predictions) || len(item.Predictions) == 0 {
+			t.Fatalf("item %d (%s): %+v, alone %+v", i, res.Items[i].Name, item.Predictions, alone.Predictions)
+		}
+		for k, p := range item.Predictions {
+			if a := alone.Predictions[k]; p.Label != a.Label || math.Abs(p.Score-a.Score) > 1e-4 {
+				t.Errorf("%s: prediction %d %+v in the job, %+v alone", part.Name, k, p, a)
+			}
+		}
 	}
 }

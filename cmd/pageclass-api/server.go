@@ -345,8 +345,19 @@ func (s *server) warmUp(ctx context.Context) error {
 	if err := s.engine.load(ctx); err != nil {
 		return err
 	}
+	if s.jobs != nil && strings.HasPrefix(s.engine.opt.Device, "cuda") {
+		// A job's pages fill the GPU's batches as concurrent requests
+		// do (JOBS_ITEM_WORKERS sets another number).
+		s.jobs.DefaultItemWorkers(gpuItemWorkers)
+		s.svc.Logger.Info("jobs run several pages at once on the GPU", "items_at_once", s.jobs.ItemWorkers(), "device", s.engine.opt.Device)
+	}
 	return s.jobs.Start(ctx)
 }
+
+// gpuItemWorkers is how many of a job's items run at once on a GPU unless
+// JOBS_ITEM_WORKERS says otherwise: /predict_image at concurrency 8 gave
+// 4.96 times concurrency 1 on an H100 (docs/benchmarks.md, "GPU").
+const gpuItemWorkers = 8
 
 // close stops the job workers (their item in flight finishes, up to
 // InFlightGrace), then releases the models.

@@ -61,6 +61,10 @@ const EnvDatabaseURL = "JOBS_DATABASE_URL"
 // once (default 1); a job runs its items one after the other.
 const EnvWorkers = "JOBS_WORKERS"
 
+// EnvItemWorkers is the environment variable with the number of one job's
+// items run at once (Options.ItemWorkers).
+const EnvItemWorkers = "JOBS_ITEM_WORKERS"
+
 // The states of a job.
 const (
 	Queued    = "queued"
@@ -134,6 +138,12 @@ type Options struct {
 	ItemField string
 	// Workers is the number of jobs run at once (default 1).
 	Workers int
+	// ItemWorkers is the number of one job's items run at once (default
+	// 1; JOBS_ITEM_WORKERS; the caller's value is Setup's default), in
+	// item order: a GPU service's batches are filled by a book job's
+	// pages as by concurrent requests. Items whose files join
+	// (BookInput.Joins) run one after the other whatever it is.
+	ItemWorkers int
 	// Logger receives the queue's records; nil discards them.
 	Logger *slog.Logger
 	// Stopping, when not nil, reports that the service is draining: a job
@@ -193,6 +203,9 @@ type Options struct {
 	// (RunRecord): each job then has run metadata like a command line
 	// run's, and an RO-Crate, in its results.
 	RunMeta func(ctx context.Context, job RunJob) (RunRecord, error)
+	// itemWorkersSet: JOBS_ITEM_WORKERS set ItemWorkers (Setup), which
+	// DefaultItemWorkers then leaves.
+	itemWorkersSet bool
 	// pollEvery is how often River looks for new jobs (default 50 ms).
 	pollEvery time.Duration
 }

@@ -119,7 +119,7 @@ func newService(t *testing.T, dir string, h http.Handler) (*service.Service, *jo
 }
 
 // newServiceWith is newService with o's Book, Pick, RunMeta,
-// UnavailableTries, UnavailableBackoff and ScratchLimit.
+// UnavailableTries, UnavailableBackoff, ScratchLimit and ItemWorkers.
 func newServiceWith(t *testing.T, dir string, h http.Handler, o jobs.Options) (*service.Service, *jobs.Queue) {
 	t.Helper()
 	return newServiceLogged(t, dir, h, o, nil)
@@ -146,7 +146,7 @@ func newServiceLogged(t *testing.T, dir string, h http.Handler, o jobs.Options, 
 		t.Fatal(err)
 	}
 	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: h, CallbackBackoff: 10 * time.Millisecond, Book: o.Book, Pick: o.Pick, CheckFields: o.CheckFields, RunMeta: o.RunMeta,
-		UnavailableTries: o.UnavailableTries, UnavailableBackoff: o.UnavailableBackoff, ScratchLimit: o.ScratchLimit})
+		UnavailableTries: o.UnavailableTries, UnavailableBackoff: o.UnavailableBackoff, ScratchLimit: o.ScratchLimit, ItemWorkers: o.ItemWorkers})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ var openapiFragment []byte
 // state folder (SQLite, one replica) or JOBS_DATABASE_URL a PostgreSQL
 // database (any number of replicas; JOBS_DIR is then not used): it opens the folder's queue for the synchronous endpoint
 // of o (Path, Handler, Pick, CheckFields, ItemField; Setup sets the rest from the
-// environment: JOBS_DIR, JOBS_DATABASE_URL, JOBS_WORKERS, JOBS_CALLBACK_SECRET, JOBS_CALLBACK_ALLOW_PRIVATE, JOBS_RETENTION, JOBS_SCRATCH_MB), registers POST /jobs, GET /jobs, GET /jobs/{id},
+// environment: JOBS_DIR, JOBS_DATABASE_URL, JOBS_WORKERS, JOBS_ITEM_WORKERS, JOBS_CALLBACK_SECRET, JOBS_CALLBACK_ALLOW_PRIVATE, JOBS_RETENTION, JOBS_SCRATCH_MB), registers POST /jobs, GET /jobs, GET /jobs/{id},
 // DELETE /jobs/{id}, GET /jobs/{id}/results and GET
 // /jobs/{id}/results/{item} with svc.Route, and adds them to the OpenAPI
 // document. With JOBS_DIR unset or empty it returns nil (no job API; the
@@ -47,6 +47,13 @@ func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) 
 		workers = n
 	}
 	o.Dir, o.DatabaseURL, o.Workers = dir, url, workers
+	if v, ok := lookup(EnvItemWorkers); ok && strings.TrimSpace(v) != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > maxItemWorkers {
+			return nil, fmt.Errorf("%s=%q: want a whole number from 1 to %d", EnvItemWorkers, v, maxItemWorkers)
+		}
+		o.ItemWorkers, o.itemWorkersSet = n, true
+	}
 	if v, _ := lookup(EnvRetention); strings.TrimSpace(v) != "" {
 		d, err := time.ParseDuration(strings.TrimSpace(v))
 		if err != nil || d <= 0 {

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -62,6 +63,18 @@ func (q *Queue) work(ctx context.Context, id string) (err error) {
 		}
 		ahead.stop()
 	}()
+	if n := q.itemWorkers(); n > 1 && !joining(items, joins) {
+		if err := q.runAtOnce(ctx, id, items, f, ahead, held, n); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err // the lease lost, the job canceled: nothing more is recorded
+		}
+		if st, _, _, err := q.jobState(ctx, id); err != nil || st == Canceled {
+			return err
+		}
+		return q.finish(ctx, id)
+	}
 	for k, it := range items {
 		if it.State != Queued {
 			continue
@@ -93,6 +106,98 @@ func (q *Queue) work(ctx context.Context, id string) (err error) {
 		}
 	}
 	return q.finish(ctx, id)
+}
+
+// maxItemWorkers bounds JOBS_ITEM_WORKERS.
+const maxItemWorkers = 64
+
+// itemWorkers is how many of a job's items run at once (ItemWorkers).
+func (q *Queue) itemWorkers() int { return max(q.opts.ItemWorkers, 1) }
+
+// DefaultItemWorkers sets how many of a job's items run at once to n
+// (1 to 64), unless JOBS_ITEM_WORKERS set it: for a service that knows
+// its default once warm (pageclass-api: more on a GPU, whose batches the
+// items fill). Call it before Start.
+func (q *Queue) DefaultItemWorkers(n int) {
+	if q != nil && !q.opts.itemWorkersSet {
+		q.opts.ItemWorkers = min(max(n, 1), maxItemWorkers)
+	}
+}
+
+// ItemWorkers is how many of a job's items run at once.
+func (q *Queue) ItemWorkers() int {
+	if q == nil {
+		return 0
+	}
+	return q.itemWorkers()
+}
+
+// runAtOnce runs a job's queued items n at once, started in item order
+// (none of them joins the next: no links), each with its file fetched
+// ahead. When the service stops, the job is canceled or an item pauses
+// the run (a passing failure) or fails it, no further item starts; the
+// items running go on to their end, and then the first such error is
+// returned (nil for a canceled job, and when every item has run). The
+// files of items that will run again are put in held, for keepAhead.
+func (q *Queue) runAtOnce(ctx context.Context, id string, items []item, f *form, a *ahead, held map[int]*fetched, n int) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		slots = make(chan struct{}, n)
+	)
+	fail := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if first == nil {
+			first = err
+		}
+	}
+	failed := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return first != nil
+	}
+	for _, it := range items {
+		if it.State != Queued {
+			continue
+		}
+		slots <- struct{}{} // an item ended, or fewer than n run
+		if failed() || ctx.Err() != nil {
+			break
+		}
+		if q.stopping() {
+			q.log.Info("job paused by the stop; it resumes at the next start or on another replica", "job", id, "item", it.Index)
+			fail(river.JobSnooze(q.pauseFor()))
+			break
+		}
+		if st, _, _, err := q.jobState(ctx, id); err != nil || st == Canceled {
+			if err != nil {
+				fail(err)
+			}
+			break
+		}
+		got := a.take(it.Index)
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			if err := q.runItem(ctx, id, it, f, got, link{}); err != nil {
+				mu.Lock()
+				if got != nil {
+					held[it.Index] = got // the item runs again: kept with the others
+				}
+				mu.Unlock()
+				fail(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		if st, _, _, _ := q.jobState(context.WithoutCancel(ctx), id); st == Canceled {
+			return nil
+		}
+	}
+	return first
 }
 
 // finish ends a job whose items are all done: failed when none succeeded
