@@ -65,11 +65,11 @@ row() { # one table row; the table so far also under $OUT, should the run be cut
 in_time() { [ $(($(date +%s) - T0 + $1)) -le "${GPU_CHECK_BUDGET:-540}" ]; }
 # GOAL_TF32 is the precision of the TF32 goal (fp32 on the CPU); SMALL the
 # models of the service part; SERVICE_N1 and SERVICE_N8 its requests at
-# concurrency 1 and 8.
+# concurrency 1 and 8, SERVICE_JOB the pages of its one job.
 if [ "$DRY" = 1 ]; then
-  DEV=cpu PRECS="fp32 bf16" THROUGHPUT="fp32 bf16" NPAGES=16 GOAL_TF32=fp32 SMALL=$ROOT/weights/demo SERVICE_N1=4 SERVICE_N8=16
+  DEV=cpu PRECS="fp32 bf16" THROUGHPUT="fp32 bf16" NPAGES=16 GOAL_TF32=fp32 SMALL=$ROOT/weights/demo SERVICE_N1=4 SERVICE_N8=16 SERVICE_JOB=16
 else
-  DEV=cuda:0 PRECS="fp32 tf32 bf16 fp16" THROUGHPUT="tf32 bf16" NPAGES=800 GOAL_TF32=tf32 SMALL=$W/small SERVICE_N1=60 SERVICE_N8=240
+  DEV=cuda:0 PRECS="fp32 tf32 bf16 fp16" THROUGHPUT="tf32 bf16" NPAGES=800 GOAL_TF32=tf32 SMALL=$W/small SERVICE_N1=60 SERVICE_N8=240 SERVICE_JOB=200
 fi
 
 # 0. The machine.
@@ -357,6 +357,24 @@ for _ in range(240):
       row "pageclass-api /predict_image on $DEV, $(basename "$SMALL") models, concurrency $c" "$r"
     done
     kill "$API" 2>/dev/null
+    wait "$API" 2>/dev/null
+    log "service: one job of $SERVICE_JOB pages, one item at a time and JOBS_ITEM_WORKERS=8"
+    for k in 1 8; do
+      rm -rf "$W/jobs$k"
+      JOBS_DIR=$W/jobs$k JOBS_ITEM_WORKERS=$k MAX_UPLOAD_MB=100 PORT=18080 HOST=127.0.0.1 "$W/pageclass-api" -device "$DEV" -models "$SMALL" -rotation-model "" > "$W/api-jobs$k.log" 2>&1 &
+      API=$!
+      "$PY" -c "
+import time, urllib.request
+for _ in range(240):
+    try:
+        urllib.request.urlopen('http://127.0.0.1:18080/ready', timeout=2); break
+    except Exception:
+        time.sleep(0.5)"
+      r=$(ITEMS=$k timeout 100 "$PY" "$HERE/job.py" http://127.0.0.1:18080 "$B/pages40" "$SERVICE_JOB" 2>&1 | tail -1)
+      row "pageclass-api one job on $DEV, $(basename "$SMALL") models, JOBS_ITEM_WORKERS=$k" "$r"
+      kill "$API" 2>/dev/null
+      wait "$API" 2>/dev/null
+    done
 }
 if [ "$DRY" = 1 ]; then
   for p in $THROUGHPUT; do
