@@ -150,7 +150,7 @@ var configKeys = []string{"input_path", "source_lang", "target_lang", "formats",
 func parse(args []string, getenv func(string) string, stdout io.Writer) (*settings, bool, error) {
 	var c cli
 	parser, err := cliflags.NewKong("translate", &c, stdout, stdout,
-		kong.Description("Translate ALTO OCR and archival metadata XML, keeping every other byte."),
+		kong.Description("Translate the text of OCR files (ALTO, PAGE-XML, hOCR), archival metadata XML and books (METS, IIIF), keeping every other byte."),
 		kong.UsageOnError())
 	if err != nil {
 		return nil, false, err
