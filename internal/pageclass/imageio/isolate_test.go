@@ -431,3 +431,44 @@ func TestInProcessDamaged(t *testing.T) {
 		}
 	}
 }
+
+// TestIsolatedStopSignals: a decoder process outlives SIGTERM, SIGINT and
+// SIGHUP sent to it (as `pkill pageclass-api` or systemd stopping the
+// service sends them to every process of the name or unit): the parent
+// drains and decides, and the next file is decoded by the same process.
+// Before, the page in flight failed as "the decoder crashed (signal:
+// terminated)".
+func TestIsolatedStopSignals(t *testing.T) {
+	o := DefaultOptions
+	o.Isolation = isolation(t, 1, 0)
+	data := readTestdata(t, "page.tif")
+	if _, err := o.Decode(data, "before.tif"); err != nil {
+		t.Fatal(err)
+	}
+	o.Isolation.mu.Lock()
+	var pids []int
+	for c := range o.Isolation.all {
+		pids = append(pids, c.cmd.Process.Pid)
+	}
+	o.Isolation.mu.Unlock()
+	if len(pids) != 1 {
+		t.Fatalf("%d decoder processes, want 1", len(pids))
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		if err := syscall.Kill(pids[0], sig); err != nil {
+			t.Fatal(err)
+		}
+		// The process waits in a read of its requests: a signal that
+		// ends it does so before it reads the next one.
+		d, err := o.Decode(data, fmt.Sprintf("after-signal-%d.tif", sig)) // (its name, "hangup", would hang the hook)
+		if err != nil {
+			t.Fatalf("after %v: %v", sig, err)
+		}
+		if img, err := d.Page(0); err != nil || img.W != 8 || img.H != 4 {
+			t.Fatalf("after %v: %d×%d, %v", sig, img.W, img.H, err)
+		}
+	}
+	if n := o.Isolation.started.Load(); n != 1 {
+		t.Errorf("%d decoder processes started, want the one (none replaced)", n)
+	}
+}

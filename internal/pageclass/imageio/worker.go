@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -29,6 +30,12 @@ func ServeIfWorker() {
 		return
 	}
 	slog.SetDefault(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	// A stop is the parent's to handle: `pkill pageclass-api`, or systemd
+	// stopping its unit, sends SIGTERM to every process of that name or
+	// unit, decoders too; a decoder that ended then failed its page as
+	// crashed while the parent drained. It ends when the parent closes
+	// its requests, or with the parent (Pdeathsig).
+	signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	if err := capMemory(os.Getenv(envWorkerMemory)); err != nil {
 		fmt.Fprintln(os.Stderr, "decoder process:", err)
 		os.Exit(2)
