@@ -444,7 +444,8 @@ func TestLogLinesAreRecords(t *testing.T) {
 
 // Ctrl-C: exit 130 with "interrupted" and how to continue (--resume), and
 // the run metadata says interrupted by Ctrl-C (before: failed, "context
-// canceled"); SIGTERM: exit 143, stopped by SIGTERM.
+// canceled"); SIGTERM: exit 143, stopped by SIGTERM; SIGHUP (the terminal
+// closed): exit 129, stopped by SIGHUP, with how to outlive it.
 func TestInterruptExits130(t *testing.T) {
 	e := newEnv(t, nil)
 	e.linkPages(t, 2)
@@ -453,7 +454,8 @@ func TestInterruptExits130(t *testing.T) {
 		sig   os.Signal
 		code  int
 		error string
-	}{{os.Interrupt, 130, "interrupted by Ctrl-C (SIGINT)"}, {syscall.SIGTERM, 143, "stopped by SIGTERM"}} {
+	}{{os.Interrupt, 130, "interrupted by Ctrl-C (SIGINT)"}, {syscall.SIGTERM, 143, "stopped by SIGTERM"},
+		{syscall.SIGHUP, 129, "stopped by SIGHUP (its terminal closed: run it under nohup, screen or tmux to outlive a lost session)"}} {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(cliflags.Stopped{Signal: c.sig})
 		var stdout, stderr bytes.Buffer

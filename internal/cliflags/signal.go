@@ -14,8 +14,11 @@ import (
 type Stopped struct{ Signal os.Signal }
 
 func (e Stopped) Error() string {
-	if e.Signal == syscall.SIGTERM {
+	switch e.Signal {
+	case syscall.SIGTERM:
 		return "stopped by SIGTERM"
+	case syscall.SIGHUP:
+		return "stopped by SIGHUP (its terminal closed: run it under nohup, screen or tmux to outlive a lost session)"
 	}
 	return "interrupted by Ctrl-C (SIGINT)"
 }
@@ -24,7 +27,8 @@ func (e Stopped) Error() string {
 func (e Stopped) Interrupted() bool { return true }
 
 // Code is the exit code of a run stopped by the signal: 128 + its
-// number (ExitInterrupted after SIGINT, 143 after SIGTERM).
+// number (ExitInterrupted after SIGINT, 143 after SIGTERM, 129 after
+// SIGHUP).
 func (e Stopped) Code() int {
 	if s, ok := e.Signal.(syscall.Signal); ok && s != syscall.SIGINT {
 		return 128 + int(s)
@@ -32,13 +36,31 @@ func (e Stopped) Code() int {
 	return ExitInterrupted
 }
 
-// SignalContext returns a context cancelled at the first SIGINT or SIGTERM,
-// its cause (context.Cause) a Stopped naming the signal; a second one ends
-// the program at once (the default action). stop releases the signals.
+// stopSignals are the signals SignalContext stops a run at: SIGINT,
+// SIGTERM and SIGHUP (the terminal of a session closed, as when an SSH
+// connection drops), each unless the program was started with it ignored
+// (nohup ignores SIGHUP; a shell's background job SIGINT): asking for an
+// ignored signal would undo that.
+func stopSignals() []os.Signal {
+	var sigs []os.Signal
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	return sigs
+}
+
+// SignalContext returns a context cancelled at the first SIGINT, SIGTERM
+// or SIGHUP (stopSignals), its cause (context.Cause) a Stopped naming the
+// signal; a second one ends the program at once (the default action).
+// stop releases the signals.
 func SignalContext(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	if watched := stopSignals(); len(watched) > 0 {
+		signal.Notify(sigs, watched...)
+	}
 	done := make(chan struct{})
 	go func() {
 		select {
