@@ -2,10 +2,12 @@ package jobs
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -34,6 +36,41 @@ func TestPassing(t *testing.T) {
 	} {
 		if got := passing(c.err); got != c.want {
 			t.Errorf("%s: passing = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestStorageFull: the job store's errors of a full disk or quota are
+// told (answered 507 storage_full, not 500 internal): ENOSPC and EDQUOT
+// in the chain, PostgreSQL's disk_full, and SQLite's SQLITE_FULL, made
+// here by a database capped at a few pages; other errors are not.
+func TestStorageFull(t *testing.T) {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "full.db")+"?_pragma=max_page_count(8)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var full error
+	if _, err := db.Exec(`CREATE TABLE t (b BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100 && full == nil; i++ {
+		_, full = db.Exec(`INSERT INTO t VALUES (?)`, make([]byte, 4096))
+	}
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("job x: %w", full), true},
+		{&os.PathError{Op: "write", Path: "in/0", Err: syscall.ENOSPC}, true},
+		{fmt.Errorf("keep: %w", syscall.EDQUOT), true},
+		{fmt.Errorf("insert: %w", &pgconn.PgError{Code: pgDiskFull}), true},
+		{&pgconn.PgError{Code: "23505"}, false},
+		{syscall.EIO, false},
+		{errors.New("no space left on device"), false}, // only as text: not told
+	} {
+		if got := storageFull(c.err); got != c.want {
+			t.Errorf("storageFull(%v) = %v, want %v", c.err, got, c.want)
 		}
 	}
 }

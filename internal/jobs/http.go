@@ -233,6 +233,10 @@ func (q *Queue) fail(w http.ResponseWriter, err error) {
 		return
 	}
 	q.log.Error("job store", "err", err.Error())
+	if storageFull(err) {
+		service.WriteStorageFull(w)
+		return
+	}
 	service.WriteError(w, http.StatusInternalServerError, service.ReasonInternal, "the job store failed: "+err.Error())
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"syscall"
 )
 
 // ErrorBody is the body of every error the services raise themselves:
@@ -123,14 +124,33 @@ func TooLarge(err error) bool {
 	return errors.As(err, &mbe)
 }
 
+// StorageFull reports whether err says the disk or the quota is full
+// (ENOSPC, EDQUOT): the service's condition, not the request's.
+func StorageFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// WriteStorageFull answers 507 storage_full, with Retry-After: the service
+// could not store what the request needs (RFC 4918: a condition taken as
+// temporary). The detail names no path of the service.
+func WriteStorageFull(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", "60")
+	WriteError(w, http.StatusInsufficientStorage, ReasonStorageFull, "the service has no room left to store the request (its disk or quota is full): try again later, or tell its operator")
+}
+
 // WriteBodyError answers a failed request-body read: 413 with the cap when
 // the body went over it, 408 when it arrived too slowly, 503 (with
-// Retry-After) when a drain cut it, otherwise 400 naming the problem.
+// Retry-After) when a drain cut it, 507 (with Retry-After) when the disk
+// the body is staged on is full, otherwise 400 naming the problem.
 func WriteBodyError(w http.ResponseWriter, err error) {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
 		writeTooLarge(w, mbe.Limit)
+		return
+	case StorageFull(err):
+		// Before, 400 bad_request: a client error, with the staging path.
+		WriteStorageFull(w)
 		return
 	case errors.Is(err, ErrBodyDraining):
 		w.Header().Set("Connection", "close")

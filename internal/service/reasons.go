@@ -121,6 +121,9 @@ const (
 	ReasonTimeout Reason = "timeout"
 	// ReasonBodyTimeout: the request body arrived too slowly (408).
 	ReasonBodyTimeout Reason = "body_timeout"
+	// ReasonStorageFull: the service has no room left to store the
+	// request (its disk or quota is full) (507, Retry-After).
+	ReasonStorageFull Reason = "storage_full"
 	// ReasonBackendUnavailable: the translation backend is not available
 	// (503, translate-api).
 	ReasonBackendUnavailable Reason = "backend_unavailable"
@@ -146,6 +149,6 @@ func Reasons() []Reason {
 		ReasonNotFound, ReasonMethodNotAllowed, ReasonJobNotFound, ReasonItemNotFound,
 		ReasonJobEnded, ReasonItemNotReady, ReasonItemSkipped, ReasonIdempotencyConflict, ReasonStarting,
 		ReasonDraining, ReasonOverloaded, ReasonRateLimited, ReasonTimeout,
-		ReasonBodyTimeout, ReasonBackendUnavailable, ReasonBackendError, ReasonInternal,
+		ReasonBodyTimeout, ReasonStorageFull, ReasonBackendUnavailable, ReasonBackendError, ReasonInternal,
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -549,6 +550,17 @@ func TestWriteHelpers(t *testing.T) {
 	WriteBodyError(rec, io.ErrUnexpectedEOF)
 	if rec.Code != 400 || !strings.Contains(rec.Body.String(), "unexpected EOF") {
 		t.Errorf("EOF: %d %s", rec.Code, rec.Body)
+	}
+	// A body staged on a full disk: the service's condition (507, to try
+	// again), not the client's (before: 400 with the staging path).
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT} {
+		rec = httptest.NewRecorder()
+		WriteBodyError(rec, fmt.Errorf("multipart: %w", &os.PathError{Op: "write", Path: "/var/lib/jobs/upload-1/in/0", Err: errno}))
+		var b ErrorBody
+		if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil || rec.Code != 507 || b.Reason != ReasonStorageFull ||
+			rec.Header().Get("Retry-After") == "" || strings.Contains(b.Detail, "/var/lib") {
+			t.Errorf("%v: %d %s (Retry-After %q), want 507 storage_full, no path", errno, rec.Code, rec.Body, rec.Header().Get("Retry-After"))
+		}
 	}
 	if !TooLarge(fmt.Errorf("x: %w", &http.MaxBytesError{Limit: 1})) || TooLarge(io.EOF) {
 		t.Error("TooLarge misclassifies")
