@@ -234,7 +234,7 @@ func (q *Queue) fail(w http.ResponseWriter, err error) {
 	}
 	q.log.Error("job store", "err", err.Error())
 	if storageFull(err) {
-		service.WriteStorageFull(w)
+		service.WriteStorageFull(w, err)
 		return
 	}
 	service.WriteError(w, http.StatusInternalServerError, service.ReasonInternal, "the job store failed: "+err.Error())

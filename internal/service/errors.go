@@ -132,8 +132,10 @@ func StorageFull(err error) bool {
 
 // WriteStorageFull answers 507 storage_full, with Retry-After: the service
 // could not store what the request needs (RFC 4918: a condition taken as
-// temporary). The detail names no path of the service.
-func WriteStorageFull(w http.ResponseWriter) {
+// temporary). The detail names no path of the service; err, which does, is
+// in the request's log record (at ERROR, as "cause").
+func WriteStorageFull(w http.ResponseWriter, err error) {
+	noteCause(w, err.Error())
 	w.Header().Set("Retry-After", "60")
 	WriteError(w, http.StatusInsufficientStorage, ReasonStorageFull, "the service has no room left to store the request (its disk or quota is full): try again later, or tell its operator")
 }
@@ -150,7 +152,7 @@ func WriteBodyError(w http.ResponseWriter, err error) {
 		return
 	case StorageFull(err):
 		// Before, 400 bad_request: a client error, with the staging path.
-		WriteStorageFull(w)
+		WriteStorageFull(w, err)
 		return
 	case errors.Is(err, ErrBodyDraining):
 		w.Header().Set("Connection", "close")

@@ -505,6 +505,26 @@ type recorder struct {
 	pattern string
 	// client is the API_TOKENS_FILE client's name (auth); "" for none.
 	client string
+	// cause is why the service failed the request, for the request log
+	// only (noteCause: a full disk's path and error); "" for none.
+	cause string
+}
+
+// noteCause records cause in the request log record of the request whose
+// response writer w is (w, or a writer it wraps: Unwrap), logged at ERROR:
+// what the operator must know and the client is not told.
+func noteCause(w http.ResponseWriter, cause string) {
+	for w != nil {
+		if rec, ok := w.(*recorder); ok {
+			rec.cause = cause
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
 }
 
 func (r *recorder) WriteHeader(code int) {
@@ -567,6 +587,8 @@ func (s *Service) logRequests(next http.Handler) http.Handler {
 			switch {
 			case isProbe(rec.pattern):
 				level = slog.LevelDebug
+			case rec.cause != "":
+				level = slog.LevelError
 			case rec.status >= 500:
 				level = slog.LevelWarn // seen at LOG_LEVEL=WARNING
 			}
@@ -580,6 +602,9 @@ func (s *Service) logRequests(next http.Handler) http.Handler {
 			}
 			if rec.client != "" {
 				attrs = append(attrs, slog.String("client", rec.client))
+			}
+			if rec.cause != "" {
+				attrs = append(attrs, slog.String("cause", rec.cause))
 			}
 			s.Logger.LogAttrs(r.Context(), level, "request", attrs...)
 		}()

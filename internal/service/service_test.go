@@ -420,6 +420,36 @@ func TestRequestLogging(t *testing.T) {
 	}
 }
 
+// TestStorageFullLogged: a request answered 507 storage_full has its
+// cause, the full disk's path and error, in its request log record at
+// ERROR, for the operator; the client's answer names no path.
+func TestStorageFullLogged(t *testing.T) {
+	svc, srv, logs := testService(t, env{"LOG_LEVEL": "WARNING"}, Options{})
+	svc.HandleFunc("POST /stage", func(w http.ResponseWriter, r *http.Request) {
+		WriteBodyError(w, &os.PathError{Op: "write", Path: "/var/lib/jobs/upload-7/in/0", Err: syscall.ENOSPC})
+	})
+	_ = svc.WarmUp(context.Background())
+	resp, err := http.Post(srv.URL+"/stage", "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 507 || strings.Contains(string(body), "/var/lib") {
+		t.Fatalf("%d %s, want 507 naming no path", resp.StatusCode, body)
+	}
+	var logged bool
+	for _, line := range bytes.Split(bytes.TrimSpace(logs.Bytes()), []byte("\n")) {
+		var rec map[string]any
+		if json.Unmarshal(line, &rec) == nil && rec["msg"] == "request" && rec["path"] == "/stage" {
+			logged = rec["level"] == "ERROR" && rec["status"] == float64(507) && rec["cause"] == "write /var/lib/jobs/upload-7/in/0: no space left on device"
+		}
+	}
+	if !logged {
+		t.Errorf("no ERROR request record with the cause:\n%s", logs)
+	}
+}
+
 func TestOpenAPIDocument(t *testing.T) {
 	tool, err := os.ReadFile(filepath.Join("testdata", "openapi_tool.json"))
 	if err != nil {
