@@ -349,10 +349,17 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 		return nil, fmt.Errorf("jobs: state folder: %w", err)
 	}
 	lctx, cancel := context.WithCancel(ctx)
-	unlock, err := filelock.LockDir(lctx, opts.Dir, cancel)
+	held := false
+	unlock, err := filelock.LockDir(lctx, opts.Dir, func() { held = true; cancel() })
 	cancel()
+	if held {
+		// Another process holds the folder (one waits for none: it
+		// would wait for ever on a running replica).
+		return nil, fmt.Errorf("jobs: state folder %s is in use by another process (another replica, or this service still stopping): "+
+			"give each replica its own %s, or share jobs between replicas with %s", opts.Dir, EnvDir, EnvDatabaseURL)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("jobs: state folder %s is in use by another process: %w", opts.Dir, err)
+		return nil, fmt.Errorf("jobs: state folder %s: %w", opts.Dir, err)
 	}
 	// Uploads a stopped process left half stored.
 	if left, _ := filepath.Glob(filepath.Join(opts.Dir, "upload-*")); len(left) > 0 {

@@ -482,8 +482,10 @@ func TestFolderLocked(t *testing.T) {
 	defer q.Close(context.Background())
 	lookup := func(k string) (string, bool) { return map[string]string{"JOBS_DIR": dir}[k], k == "JOBS_DIR" }
 	svc, _ := service.New(service.Options{Name: "y", DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
-	if _, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: &echo{}}); err == nil || !strings.Contains(err.Error(), "in use") {
-		t.Fatalf("a second queue on the folder: %v", err)
+	_, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: &echo{}})
+	if want := "JOBS_DIR=" + dir + ": jobs: state folder " + dir + " is in use by another process (another replica, or this service still stopping): " +
+		"give each replica its own JOBS_DIR, or share jobs between replicas with JOBS_DATABASE_URL"; err == nil || err.Error() != want {
+		t.Fatalf("a second queue on the folder: %v, want %q", err, want) // before: "…: context canceled"
 	}
 }
 
