@@ -25,6 +25,7 @@ type atOnce struct {
 	mu             sync.Mutex
 	inFlight, most int
 	full           chan struct{} // closed once want calls are in flight
+	opened         bool          // full is closed
 }
 
 func (a *atOnce) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -37,8 +38,9 @@ func (a *atOnce) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	a.inFlight++
 	a.most = max(a.most, a.inFlight)
-	if a.inFlight == a.want {
-		close(a.full)
+	if a.inFlight == a.want && !a.opened {
+		close(a.full) // once: later calls may reach want again
+		a.opened = true
 	}
 	a.mu.Unlock()
 	select {
