@@ -21,6 +21,7 @@ import (
 	"archivekit/internal/jobs"
 	"archivekit/internal/service"
 	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/metadata"
 	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator"
@@ -455,7 +456,9 @@ func failureStatus(err error) (int, service.Reason) {
 		return http.StatusInternalServerError, service.ReasonDTDRefused
 	case errors.As(err, new(*xmlsplice.SyntaxError)):
 		return http.StatusInternalServerError, service.ReasonNotWellFormed
-	case errors.As(err, new(*transport.Error)):
+	case errors.As(err, new(*transport.Error)), errors.Is(err, backend.ErrSameReply):
+		// The backend failed after its retries, or answers one text
+		// for every request (a sign-in page, a notice, a refusal).
 		return http.StatusInternalServerError, service.ReasonBackendError
 	}
 	return http.StatusInternalServerError, service.ReasonInternal

@@ -270,7 +270,14 @@ func TestExitCodes(t *testing.T) {
 		{"chat without LLM_MODEL", translatortest.Config{}, env{"LLM_BASE_URL": "http://127.0.0.1:1/v1"}, []string{record, "--backend", "chat_compatible"}, exitUsage, "LLM_MODEL"},
 		{"429 then success", translatortest.Config{Fail: []int{429, 429}, RetryAfter: "0"}, nil, []string{record}, exitOK, ""},
 		{"slow API", translatortest.Config{Delay: 50 * time.Millisecond}, nil, []string{record}, exitOK, ""},
-		{"garbage answers", translatortest.Config{Garbage: func(string) string { return "<html>oops</html>" }}, nil, []string{testenv.Path(t, sampleALTO), "-src", "cs", "--fast-align"}, exitOK, "line-count mismatches"},
+		// Batches answered with garbage, lines one by one translated: the
+		// lines are sent alone.
+		{"garbage answers", translatortest.Config{Garbage: garbageBatches}, nil, []string{testenv.Path(t, sampleALTO), "-src", "cs", "--fast-align"}, exitOK, "line-count mismatches"},
+		// One text for every request (a sign-in page served as text):
+		// refused, nothing written, the run incomplete. Before, every
+		// line sent alone got it as its translation, and the run ended 0.
+		{"one answer for every text", translatortest.Config{Garbage: func(string) string { return "Please sign in to the network" }}, nil,
+			[]string{testenv.Path(t, sampleALTO), "-src", "cs", "--fast-align"}, exitIncomplete, "answers the same text whatever it is sent"},
 		{"help", translatortest.Config{}, nil, []string{"--help"}, exitOK, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -736,4 +743,13 @@ func TestRunMetadataSameSecond(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != 4 {
 		t.Errorf("%d files in the output folder, want 4", len(ents))
 	}
+}
+
+// garbageBatches answers a batch of lines with garbage and a single line
+// with its translation.
+func garbageBatches(in string) string {
+	if strings.Contains(in, "\n") {
+		return "<html>oops</html>"
+	}
+	return translatortest.Translate(in)
 }

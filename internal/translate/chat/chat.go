@@ -144,6 +144,9 @@ type Backend struct {
 	cfg    Config
 	langs  map[string]bool
 	client *transport.Client
+	// same refuses the replies of a service that answers every text
+	// alike (a refusal, a notice served as a completion).
+	same backend.SameReplies
 }
 
 var (
@@ -251,6 +254,9 @@ func (b *Backend) TranslateWithGlossary(ctx context.Context, text, src, tgt stri
 	}
 	if r := b.cfg.Guard.CheckLines(text, out, src, tgt); r != nil {
 		return "", fmt.Errorf("chat_compatible %s-%s: %w", src, tgt, r)
+	}
+	if err := b.same.Check(text, out); err != nil {
+		return "", fmt.Errorf("chat_compatible %s-%s: %w", src, tgt, err)
 	}
 	return out, nil
 }

@@ -112,6 +112,9 @@ type Backend struct {
 	modelsOnce   sync.Once
 	pairs        map[string]bool
 	modelsSource string
+	// same refuses the replies of a service that answers every text
+	// alike (a sign-in page or a notice served as text).
+	same backend.SameReplies
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -330,6 +333,9 @@ func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string,
 	}
 	if r := b.cfg.Guard.CheckLines(text, out, src, tgt); r != nil {
 		return "", fmt.Errorf("mtapi %s-%s: %w", src, tgt, r)
+	}
+	if err := b.same.Check(text, out); err != nil {
+		return "", fmt.Errorf("mtapi %s-%s: %w", src, tgt, err)
 	}
 	return out, nil
 }

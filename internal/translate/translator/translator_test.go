@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"archivekit/internal/docrecord"
+	"archivekit/internal/ledger"
 	"archivekit/internal/licence"
 	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/lemmatizer"
 	"archivekit/internal/translate/lemmatizer/lemmatizertest"
@@ -305,13 +307,32 @@ func TestFailures(t *testing.T) {
 	})
 	t.Run("garbage batches: per-item fallback counted in the summary", func(t *testing.T) {
 		alt := readShared(t, "alto/MTX201501307_anon.alto.xml")
-		be, _ := newMT(t, translatortest.Config{Garbage: func(in string) string { return "<html>oops</html>" }})
+		// Batches answered with garbage, single lines translated.
+		be, _ := newMT(t, translatortest.Config{Garbage: func(in string) string {
+			if strings.Contains(in, "\n") {
+				return "<html>oops</html>"
+			}
+			return translatortest.Translate(in)
+		}})
 		out, err := Translate(context.Background(), alt, "m.alto.xml", Options{Backend: be, Source: "cs", FastAlign: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if out.Stats.LineCountMismatches == 0 || !strings.Contains(out.Summary, "line-count mismatches") {
 			t.Errorf("mismatches %d, summary %q", out.Stats.LineCountMismatches, out.Summary)
+		}
+		if bytes.Contains(out.Data, []byte("oops")) {
+			t.Error("a garbage answer was written")
+		}
+	})
+	t.Run("one answer for every text: refused as the service's failure", func(t *testing.T) {
+		// A sign-in page served as text: before, every line sent alone
+		// got it as its translation.
+		alt := readShared(t, "alto/MTX201501307_anon.alto.xml")
+		be, _ := newMT(t, translatortest.Config{Garbage: func(string) string { return "Please sign in to the network" }})
+		out, err := Translate(context.Background(), alt, "m.alto.xml", Options{Backend: be, Source: "cs", FastAlign: true})
+		if !errors.Is(err, backend.ErrSameReply) || !ledger.Transient(err) || out != nil {
+			t.Fatalf("err %v (output %v), want ErrSameReply, a passing failure, and no output", err, out != nil)
 		}
 	})
 	t.Run("unsupported pair names it", func(t *testing.T) {
