@@ -23,6 +23,11 @@ const (
 	sameWindow  = 10
 	sameMost    = 5
 	sameLetters = 10
+	// sameFirst: among a backend's first sameWindow calls, a reply given
+	// for sameFirst different inputs while every counted reply so far
+	// was that one is refused already: fewer replies of a service that
+	// never translated pass.
+	sameFirst = 3
 )
 
 // ErrSameReply is what a reply SameReplies refuses is (errors.Is).
@@ -57,13 +62,17 @@ func (e *SameReplyError) Transient() bool { return true }
 type SameReplies struct {
 	mu     sync.Mutex
 	recent []sameCall // the last sameWindow calls, oldest first
+	calls  int        // calls seen
+	other  bool       // a counted reply differed from the first one
+	first  string     // the first counted reply
 }
 
 type sameCall struct{ input, reply string }
 
 // Check records a call's input and reply and refuses the reply
 // (*SameReplyError) when, with it, sameMost or more different inputs among
-// the last sameWindow calls got this very reply. Inputs are told apart by
+// the last sameWindow calls got this very reply, or, among the backend's
+// first sameWindow calls, sameFirst did while no counted reply differed. Inputs are told apart by
 // their letters and digits, case aside (variants of one text count once);
 // a reply of fewer than sameLetters letters, equal to its input (a name
 // copied), or of another number of lines than its input, is not counted.
@@ -80,10 +89,17 @@ func (s *SameReplies) Check(input, reply string) error {
 	if len(s.recent) > sameWindow {
 		s.recent = s.recent[len(s.recent)-sameWindow:]
 	}
+	s.calls++
 	if letters(out) < sameLetters || in == sameKey(out) || strings.Count(strings.TrimSpace(input), "\n") != strings.Count(out, "\n") {
 		// Too short to tell, a text copied, or a reply of other lines,
 		// which is not taken line by line anyway.
 		return nil
+	}
+	switch {
+	case s.first == "":
+		s.first = out
+	case out != s.first:
+		s.other = true
 	}
 	inputs := map[string]bool{}
 	for _, c := range s.recent {
@@ -91,7 +107,7 @@ func (s *SameReplies) Check(input, reply string) error {
 			inputs[c.input] = true
 		}
 	}
-	if len(inputs) >= sameMost {
+	if len(inputs) >= sameMost || (!s.other && s.calls <= sameWindow && len(inputs) >= sameFirst) {
 		return &SameReplyError{Reply: out, Inputs: len(inputs)}
 	}
 	return nil

@@ -7,9 +7,10 @@ import (
 )
 
 // TestSameReplies: one reply for five different texts among the last ten
-// calls is refused from the fifth on; variants of one text, short replies,
-// texts copied and replies of other lines do not count, and the count
-// forgets calls older than the window.
+// calls is refused from the fifth on, and among a backend's first calls,
+// while it gave no other reply, from the third; variants of one text,
+// short replies, texts copied and replies of other lines do not count, and
+// the count forgets calls older than the window.
 func TestSameReplies(t *testing.T) {
 	const portal = "Please sign in to the network"
 	type call struct {
@@ -27,8 +28,9 @@ func TestSameReplies(t *testing.T) {
 		name  string
 		calls []call
 	}{
-		{"four texts, one reply", distinct(4, portal, 0)},
-		{"five texts, one reply: refused from the fifth", distinct(7, portal, 5)},
+		{"a backend's first calls: three texts, one reply, refused from the third", distinct(4, portal, 3)},
+		{"later: four texts, one reply", append(distinct(2, "a different translation each", 0), distinct(4, portal, 0)...)},
+		{"later: five texts, one reply, refused from the fifth", append(distinct(2, "a different translation each", 0), distinct(7, portal, 5)...)},
 		{"variants of one text count once", []call{
 			{"neurčeno", "not determined here", false}, {"Neurčeno.", "not determined here", false},
 			{"NEURČENO", "not determined here", false}, {" neurčeno ", "not determined here", false},
@@ -38,8 +40,8 @@ func TestSameReplies(t *testing.T) {
 			{"Johann Sebastian Bach", "Johann Sebastian Bach", false}, {"Johann Sebastian Bach.", "Johann Sebastian Bach", false}}},
 		{"a reply of other lines does not count", []call{
 			{"a\nb", portal, false}, {"c\nd", portal, false}, {"e\nf", portal, false}, {"g\nh", portal, false}, {"i\nj", portal, false}}},
-		{"older calls are forgotten", append(append(distinct(4, portal, 0), distinct(10, "a different translation each", 0)...),
-			call{"Noch eine Zeile", portal, false})},
+		{"older calls are forgotten", append(append(append(distinct(1, "a different translation each", 0), distinct(4, portal, 0)...),
+			distinct(10, "a different translation each", 0)...), call{"Noch eine Zeile", portal, false})},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var s SameReplies

@@ -161,3 +161,18 @@ func TestTranslateDeterministic(t *testing.T) {
 		t.Fatalf("got %+v, %v after %d calls; want untranslated without a retry", seg, err, s.calls)
 	}
 }
+
+// TestTranslateContextEnded: a reply rejected after the context ended (a
+// page stopped by another page's failure) is not retried, and the error is
+// the context's, so the failure that ended it is the one reported. Before,
+// the rejection itself was the page's error, and could be reported as the
+// document's.
+func TestTranslateContextEnded(t *testing.T) {
+	s := &scripted{replies: []string{strings.Repeat("grave ", 150), "grave"}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Translate(ctx, retrier{s}, "hrob", "cs", "en")
+	if !errors.Is(err, context.Canceled) || s.calls != 1 {
+		t.Fatalf("%v after %d calls, want context.Canceled and no retry", err, s.calls)
+	}
+}

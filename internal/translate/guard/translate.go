@@ -31,8 +31,14 @@ func Translate(ctx context.Context, be backend.Backend, text, src, tgt string) (
 		return Segment{Text: out, Status: backend.OK, Calls: 1}, nil
 	}
 	first := AsRejection(err)
-	if first == nil || ctx.Err() != nil {
+	if first == nil {
 		return Segment{Calls: 1}, err
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		// No retry once the context has ended, and its end is why: a
+		// page stopped by another page's failure reports that failure,
+		// not this rejection.
+		return Segment{Calls: 1}, fmt.Errorf("%w (its reply was rejected: %v)", cerr, err)
 	}
 	seg, err := Retry(ctx, be, text, src, tgt, first)
 	seg.Calls++ // the first call
