@@ -648,8 +648,11 @@ func testBookNote(t *testing.T, newStore store) {
 func TestBookJoins(t *testing.T) { stores(t, testBookJoins) }
 
 func testBookJoins(t *testing.T, newStore store) {
-	for _, fetchers := range []int{1, 3} {
-		t.Run(fmt.Sprint("fetchers=", fetchers), func(t *testing.T) {
+	for _, c := range []struct{ fetchers, items int }{{1, 1}, {3, 1}, {3, 3}} {
+		fetchers := c.fetchers
+		// With items at once (ItemWorkers) too: joined items still run
+		// one after the other, knowing each other.
+		t.Run(fmt.Sprintf("fetchers=%d items=%d", fetchers, c.items), func(t *testing.T) {
 			fetched := &counts{n: map[string]int{}}
 			src := "https://books.example.org/"
 			book := &jobs.BookInput{Field: "book", Fetchers: fetchers,
@@ -683,7 +686,7 @@ func testBookJoins(t *testing.T, newStore store) {
 				w.Header().Set("Content-Type", "application/json")
 				fmt.Fprintln(w, "{}")
 			})
-			svc, q := newServiceWith(t, newStore(t), h, jobs.Options{Book: book})
+			svc, q := newServiceWith(t, newStore(t), h, jobs.Options{Book: book, ItemWorkers: c.items})
 			ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
 			if err := q.Start(context.Background()); err != nil {
 				t.Fatal(err)

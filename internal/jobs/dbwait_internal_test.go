@@ -74,3 +74,30 @@ func TestStorageFull(t *testing.T) {
 		}
 	}
 }
+
+// TestLinked: a job's items run several at once only when no queued item
+// joins its neighbour: an item after a joined one done in an earlier run
+// still needs that one's summary, so it links too.
+func TestLinked(t *testing.T) {
+	joins := func(a, b int) bool { return a == 1 && b == 2 }
+	for _, c := range []struct {
+		states []string
+		want   bool
+	}{
+		{[]string{Queued, Queued, Queued, Queued}, true},
+		{[]string{Succeeded, Succeeded, Queued, Queued}, true}, // item 2 needs item 1's summary
+		{[]string{Queued, Queued, Succeeded, Queued}, true},    // item 1 is queued and joins item 2
+		{[]string{Queued, Succeeded, Succeeded, Queued}, false},
+	} {
+		items := make([]item, len(c.states))
+		for i, s := range c.states {
+			items[i] = item{Index: i, State: s}
+		}
+		if got := linked(items, joins); got != c.want {
+			t.Errorf("%v: linked %v, want %v", c.states, got, c.want)
+		}
+	}
+	if linked([]item{{State: Queued}, {State: Queued}}, nil) {
+		t.Error("no joins: linked")
+	}
+}

@@ -51,6 +51,21 @@ func joining(items []item, joins func(a, b int) bool) bool {
 	return false
 }
 
+// linked says whether a queued item joins the item before or after it:
+// it is then given the next item's file or the summary of the one before
+// (itemLink), so the job's items run one after the other.
+func linked(items []item, joins func(a, b int) bool) bool {
+	if joins == nil {
+		return false
+	}
+	for k := 0; k+1 < len(items); k++ {
+		if (items[k].State == Queued || items[k+1].State == Queued) && joins(k, k+1) {
+			return true
+		}
+	}
+	return false
+}
+
 // itemLink is what items[k] is given of its neighbours (joins): the next
 // item's file, taken from the fetches ahead or fetched now and kept in
 // held for that item, and the summary of the item before it when that

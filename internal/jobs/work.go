@@ -63,7 +63,7 @@ func (q *Queue) work(ctx context.Context, id string) (err error) {
 		}
 		ahead.stop()
 	}()
-	if n := q.itemWorkers(); n > 1 && !joining(items, joins) {
+	if n := q.itemWorkers(); n > 1 && !linked(items, joins) {
 		if err := q.runAtOnce(ctx, id, items, f, ahead, held, n); err != nil {
 			return err
 		}
