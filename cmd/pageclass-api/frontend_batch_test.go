@@ -882,3 +882,46 @@ func TestFrontendServiceJobs(t *testing.T) {
 		t.Errorf("after opening %s: its own list %q, the service's %+v; want it in the first only", newer.ID, own, again)
 	}
 }
+
+// TestFrontendServiceJobsOlder: the service's list shows its latest 10
+// jobs; "Older jobs" adds the next ones, in the service's order, and is
+// gone once there are no more.
+func TestFrontendServiceJobsOlder(t *testing.T) {
+	ctx := chromium(t)
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir()}, nil)
+	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
+	file := upload{Field: "file", Name: "a.png", CType: "image/png", Data: []byte("not an image\n")}
+	for range 12 {
+		submitForm(t, ts.URL, file)
+	}
+	var all jobs.Page
+	r, err := http.Get(ts.URL + "/jobs?limit=12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(servicetest.ReadBody(t, r), &all); err != nil || len(all.Jobs) != 12 {
+		t.Fatalf("GET /jobs: %v, %d jobs", err, len(all.Jobs))
+	}
+	var want []string
+	for _, st := range all.Jobs {
+		want = append(want, "#job="+st.ID)
+	}
+	links := `[...document.querySelectorAll('#service-list a')].map(a => a.getAttribute('href'))`
+	var first, more []string
+	var moreHidden bool
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/frontend"),
+		chromedp.WaitVisible("#service-more"),
+		chromedp.Evaluate(links, &first),
+		chromedp.Click("#service-more"),
+		chromedp.Poll(`document.querySelectorAll('#service-list a').length === 12`, nil),
+		chromedp.Evaluate(links, &more),
+		chromedp.Evaluate(`document.querySelector('#service-more').hidden`, &moreHidden),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(first, want[:10]) || !slices.Equal(more, want) || !moreHidden {
+		t.Errorf("listed %q, then %q (more hidden: %v); want the service's order %q", first, more, moreHidden, want)
+	}
+}

@@ -623,15 +623,25 @@ async function showRecent() {
 // showServiceJobs lists the service's latest recentMax jobs (GET /jobs:
 // with API_TOKENS_FILE the client's own, else every job) that are not in
 // known, this browser's list: a batch sent from another browser or by a
-// program is found there too. Nothing is shown when the service takes no
-// jobs, wants a token this tab has not been given (it is not asked for
-// here), or a job was opened meanwhile (me is no longer the last follower).
+// program is found there too. "Older jobs" (#service-more) adds the next
+// recentMax, as long as the service has more (its next link). Nothing is
+// shown when the service takes no jobs, wants a token this tab has not
+// been given (it is not asked for here), or a job was opened meanwhile
+// (me is no longer the last follower).
 async function showServiceJobs(known, me) {
   await infoReady;
   if (!jobsEnabled) return;
+  $("service-list").replaceChildren();
+  $("service-more").hidden = true;
+  await addServiceJobs("/jobs?limit=" + recentMax, known, me);
+}
+
+// addServiceJobs adds the jobs of the page of GET /jobs at url that are
+// not in known to the service's list, and offers the next page.
+async function addServiceJobs(url, known, me) {
   let page;
   try {
-    const r = await api("/jobs?limit=" + recentMax, {}, false);
+    const r = await api(url, {}, false);
     if (!r.ok) return;
     page = await r.json();
   } catch (_) {
@@ -639,12 +649,16 @@ async function showServiceJobs(known, me) {
   }
   if (me !== following) return;
   const others = (page.jobs || []).filter((st) => st && typeof st.id === "string" && !known.has(st.id));
-  $("service-list").replaceChildren(...others.map((st) => {
+  $("service-list").append(...others.map((st) => {
+    known.add(st.id);
     const [li, state] = jobEntry(st.id, st.created_at, st.items ? st.items.total : null);
     state.textContent = "(" + st.state + ")";
     return li;
   }));
-  $("service-jobs").hidden = others.length === 0;
+  const more = $("service-more");
+  more.hidden = !(typeof page.next === "string" && page.next.startsWith("/jobs?"));
+  more.onclick = () => { more.hidden = true; addServiceJobs(page.next, known, following); };
+  $("service-jobs").hidden = $("service-list").children.length === 0 && more.hidden;
 }
 
 // submitJob sends the files as one job and returns its id and, by item,
