@@ -25,8 +25,8 @@ import (
 	"archivekit/internal/service"
 )
 
-// work runs a job's items not yet done, one after the other, then ends the
-// job (finish).
+// work runs a job's items not yet done (runItems: ItemWorkers at once,
+// one after the other where they join), then ends the job (finish).
 func (q *Queue) work(ctx context.Context, id string) (err error) {
 	state, f, _, err := q.jobState(ctx, id)
 	if errors.Is(err, errNotFound) {
@@ -63,56 +63,22 @@ func (q *Queue) work(ctx context.Context, id string) (err error) {
 		}
 		ahead.stop()
 	}()
-	if n := q.itemWorkers(); n > 1 && !linked(items, joins) {
-		if err := q.runAtOnce(ctx, id, items, f, ahead, held, n); err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err // the lease lost, the job canceled: nothing more is recorded
-		}
-		if st, _, _, err := q.jobState(ctx, id); err != nil || st == Canceled {
-			return err
-		}
-		return q.finish(ctx, id)
+	n := q.ItemWorkers()
+	if linked(items, joins) {
+		n = 1 // joined items run one after the other, each knowing its neighbours
 	}
-	for k, it := range items {
-		if it.State != Queued {
-			continue
-		}
-		if q.stopping() {
-			q.log.Info("job paused by the stop; it resumes at the next start or on another replica", "job", id, "item", it.Index)
-			return river.JobSnooze(q.pauseFor())
-		}
-		if st, _, _, err := q.jobState(ctx, id); err != nil || st == Canceled {
-			return err
-		}
-		got := held[it.Index]
-		delete(held, it.Index)
-		if got == nil {
-			got = ahead.take(it.Index)
-		}
-		l, err := q.itemLink(ctx, id, items, k, joins, ahead, held)
-		if err != nil {
-			return err
-		}
-		if err := q.runItem(ctx, id, it, f, got, l); err != nil {
-			if st, _, _, _ := q.jobState(context.WithoutCancel(ctx), id); st == Canceled {
-				return nil
-			}
-			if got != nil {
-				held[it.Index] = got // the item runs again: kept with the others
-			}
-			return err
-		}
+	canceled, err := q.runItems(ctx, id, items, f, joins, ahead, held, n)
+	if err != nil || canceled {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err // the lease lost: nothing more is recorded
 	}
 	return q.finish(ctx, id)
 }
 
 // maxItemWorkers bounds JOBS_ITEM_WORKERS.
 const maxItemWorkers = 64
-
-// itemWorkers is how many of a job's items run at once (ItemWorkers).
-func (q *Queue) itemWorkers() int { return max(q.opts.ItemWorkers, 1) }
 
 // DefaultItemWorkers sets how many of a job's items run at once to n
 // (1 to 64), unless JOBS_ITEM_WORKERS set it: for a service that knows
@@ -124,25 +90,27 @@ func (q *Queue) DefaultItemWorkers(n int) {
 	}
 }
 
-// ItemWorkers is how many of a job's items run at once.
+// ItemWorkers is how many of a job's items run at once (at least 1; 0
+// for a nil Queue).
 func (q *Queue) ItemWorkers() int {
 	if q == nil {
 		return 0
 	}
-	return q.itemWorkers()
+	return max(q.opts.ItemWorkers, 1)
 }
 
-// runAtOnce runs a job's queued items n at once, started in item order
-// (none of them joins the next: no links), each with its file fetched
-// ahead. When the service stops, the job is canceled or an item pauses
-// the run (a passing failure) or fails it, no further item starts; the
-// items running go on to their end, and then the first such error is
-// returned (nil for a canceled job, and when every item has run). The
-// files of items that will run again are put in held, for keepAhead.
-func (q *Queue) runAtOnce(ctx context.Context, id string, items []item, f *form, a *ahead, held map[int]*fetched, n int) error {
+// runItems runs a job's queued items n at once, started in item order,
+// each with its file fetched ahead (or held for it: joins) and its links
+// to its neighbours (itemLink; n is 1 where items join). When the service
+// stops, the job is canceled, or an item pauses the run (a passing
+// failure) or fails it, no further item starts; the items running go on
+// to their end, and then the first such error is returned (canceled true,
+// and no error, for a canceled job). The files of items that will run
+// again are put in held, for keepAhead.
+func (q *Queue) runItems(ctx context.Context, id string, items []item, f *form, joins func(a, b int) bool, a *ahead, held map[int]*fetched, n int) (canceled bool, err error) {
 	var (
 		wg    sync.WaitGroup
-		mu    sync.Mutex
+		mu    sync.Mutex // held, first
 		first error
 		slots = make(chan struct{}, n)
 	)
@@ -158,7 +126,7 @@ func (q *Queue) runAtOnce(ctx context.Context, id string, items []item, f *form,
 		defer mu.Unlock()
 		return first != nil
 	}
-	for _, it := range items {
+	for k, it := range items {
 		if it.State != Queued {
 			continue
 		}
@@ -171,17 +139,35 @@ func (q *Queue) runAtOnce(ctx context.Context, id string, items []item, f *form,
 			fail(river.JobSnooze(q.pauseFor()))
 			break
 		}
-		if st, _, _, err := q.jobState(ctx, id); err != nil || st == Canceled {
-			if err != nil {
-				fail(err)
-			}
+		st, _, _, err := q.jobState(ctx, id)
+		if err != nil {
+			fail(err)
 			break
 		}
-		got := a.take(it.Index)
+		if st == Canceled {
+			canceled = true
+			break
+		}
+		mu.Lock()
+		got := held[it.Index]
+		delete(held, it.Index)
+		if got == nil {
+			got = a.take(it.Index)
+		}
+		// Only joined items (n 1, none running) have links.
+		l, err := q.itemLink(ctx, id, items, k, joins, a, held)
+		if err != nil && got != nil {
+			held[it.Index] = got // kept with the others
+		}
+		mu.Unlock()
+		if err != nil {
+			fail(err)
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			if err := q.runItem(ctx, id, it, f, got, link{}); err != nil {
+			if err := q.runItem(ctx, id, it, f, got, l); err != nil {
 				mu.Lock()
 				if got != nil {
 					held[it.Index] = got // the item runs again: kept with the others
@@ -194,10 +180,10 @@ func (q *Queue) runAtOnce(ctx context.Context, id string, items []item, f *form,
 	wg.Wait()
 	if first != nil {
 		if st, _, _, _ := q.jobState(context.WithoutCancel(ctx), id); st == Canceled {
-			return nil
+			return true, nil
 		}
 	}
-	return first
+	return canceled, first
 }
 
 // finish ends a job whose items are all done: failed when none succeeded
