@@ -331,10 +331,12 @@ func TestJobsBook(t *testing.T) {
 	}
 }
 
-// TestJobsItemWorkers: with JOBS_ITEM_WORKERS=3 a job's page images run
-// three at once (their forward passes batched together) and each is
-// classified as /predict_image classifies it alone: the same categories
-// in the same order, scores within 1e-4.
+// TestJobsItemWorkers: with JOBS_ITEM_WORKERS=3 the service runs a job's
+// items three at once, and each page image is classified as
+// /predict_image classifies it alone: the same categories in the same
+// order, scores within 1e-4 (forward passes may batch pages of the job
+// together). That the items do run at once is TestItemWorkers' (in
+// internal/jobs), which waits for three calls at the same time.
 func TestJobsItemWorkers(t *testing.T) {
 	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir(), "JOBS_ITEM_WORKERS": "3"}, nil)
 	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close

@@ -11,10 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"modernc.org/sqlite"
 
 	"archivekit/internal/ledger"
-	"archivekit/internal/service"
 )
 
 // DefaultDatabaseWait is how long Open waits for a PostgreSQL database
@@ -124,28 +122,4 @@ func passing(err error) bool {
 	// unreachable, a name not resolved, a timeout), and a connection the
 	// server closed while starting.
 	return ledger.Transient(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-}
-
-// PostgreSQL's disk_full (53100) and SQLite's SQLITE_FULL (13, its primary
-// code).
-const (
-	pgDiskFull = "53100"
-	sqliteFull = 13
-)
-
-// storageFull reports whether err, of the job store or its files, says
-// the disk or quota is full: ENOSPC or EDQUOT in its chain, PostgreSQL's
-// disk_full or SQLite's SQLITE_FULL.
-func storageFull(err error) bool {
-	var pe *pgconn.PgError
-	var se *sqlite.Error
-	switch {
-	case service.StorageFull(err):
-		return true
-	case errors.As(err, &pe):
-		return pe.Code == pgDiskFull
-	case errors.As(err, &se):
-		return se.Code()&0xff == sqliteFull
-	}
-	return false
 }

@@ -19,6 +19,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+
 	"archivekit/internal/service"
 )
 
@@ -587,4 +590,28 @@ func (q *Queue) owned(h http.HandlerFunc) http.HandlerFunc {
 		}
 		h(w, r)
 	}
+}
+
+// PostgreSQL's disk_full (53100) and SQLite's SQLITE_FULL (13, its primary
+// code).
+const (
+	pgDiskFull = "53100"
+	sqliteFull = 13
+)
+
+// storageFull reports whether err, of the job store or its files, says
+// the disk or quota is full: ENOSPC or EDQUOT in its chain, PostgreSQL's
+// disk_full or SQLite's SQLITE_FULL.
+func storageFull(err error) bool {
+	var pe *pgconn.PgError
+	var se *sqlite.Error
+	switch {
+	case service.StorageFull(err):
+		return true
+	case errors.As(err, &pe):
+		return pe.Code == pgDiskFull
+	case errors.As(err, &se):
+		return se.Code()&0xff == sqliteFull
+	}
+	return false
 }

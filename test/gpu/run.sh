@@ -334,6 +334,26 @@ PY
       row "${line%%:*} (this run)" "${line##*: }"
     done
 }
+# start_api LOG [VAR=VALUE...]: pageclass-api on port 18080 with the service
+# part's models on $DEV (and the settings given), its output in LOG, as $API;
+# waits until it is ready (warm), at most 2 minutes. stop_api stops it.
+start_api() {
+    local out=$1
+    shift
+    env "$@" PORT=18080 HOST=127.0.0.1 "$W/pageclass-api" -device "$DEV" -models "$SMALL" -rotation-model "" > "$out" 2>&1 &
+    API=$!
+    "$PY" -c "
+import time, urllib.request
+for _ in range(240):
+    try:
+        urllib.request.urlopen('http://127.0.0.1:18080/ready', timeout=2); break
+    except Exception:
+        time.sleep(0.5)"
+}
+stop_api() {
+    kill "$API" 2>/dev/null
+    wait "$API" 2>/dev/null
+}
 # service_part: the shipped demo ensemble's architectures on $DEV and the
 # CPU, and pageclass-api's /predict_image at concurrency 1 and 8 (part
 # service); the dry run takes the demo models themselves on the CPU.
@@ -343,37 +363,19 @@ service_part() {
     [ "$DEV" != cpu ] && bench "demo-ensemble stand-ins on $DEV (tf32, upload auto: page)"
     DEV=cpu bench "demo-ensemble stand-ins on the CPU ($(nproc) cores)"
     log "service: /predict_image at concurrency 1 and 8"
-    PORT=18080 HOST=127.0.0.1 "$W/pageclass-api" -device "$DEV" -models "$SMALL" -rotation-model "" > "$W/api.log" 2>&1 &
-    API=$!
-    "$PY" -c "
-import time, urllib.request
-for _ in range(240):
-    try:
-        urllib.request.urlopen('http://127.0.0.1:18080/health', timeout=2); break
-    except Exception:
-        time.sleep(0.5)"
+    start_api "$W/api.log"
     for c in 1 8; do
       r=$(timeout 100 "$PY" "$HERE/load.py" http://127.0.0.1:18080/predict_image "$B/pages40" "$c" $((c == 1 ? SERVICE_N1 : SERVICE_N8)) 2>&1 | tail -1)
       row "pageclass-api /predict_image on $DEV, $(basename "$SMALL") models, concurrency $c" "$r"
     done
-    kill "$API" 2>/dev/null
-    wait "$API" 2>/dev/null
+    stop_api
     log "service: one job of $SERVICE_JOB pages, one item at a time and JOBS_ITEM_WORKERS=8"
     for k in 1 8; do
       rm -rf "$W/jobs$k"
-      JOBS_DIR=$W/jobs$k JOBS_ITEM_WORKERS=$k MAX_UPLOAD_MB=100 PORT=18080 HOST=127.0.0.1 "$W/pageclass-api" -device "$DEV" -models "$SMALL" -rotation-model "" > "$W/api-jobs$k.log" 2>&1 &
-      API=$!
-      "$PY" -c "
-import time, urllib.request
-for _ in range(240):
-    try:
-        urllib.request.urlopen('http://127.0.0.1:18080/ready', timeout=2); break
-    except Exception:
-        time.sleep(0.5)"
+      start_api "$W/api-jobs$k.log" JOBS_DIR="$W/jobs$k" JOBS_ITEM_WORKERS="$k" MAX_UPLOAD_MB=100
       r=$(ITEMS=$k timeout 100 "$PY" "$HERE/job.py" http://127.0.0.1:18080 "$B/pages40" "$SERVICE_JOB" 2>&1 | tail -1)
       row "pageclass-api one job on $DEV, $(basename "$SMALL") models, JOBS_ITEM_WORKERS=$k" "$r"
-      kill "$API" 2>/dev/null
-      wait "$API" 2>/dev/null
+      stop_api
     done
 }
 if [ "$DRY" = 1 ]; then
