@@ -411,7 +411,8 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		opt.Order = &order
 	}
 	opt.Warn = func(m string) { s.log.Warn(m, "file", q.name) }
-	out, err := translator.Translate(ctx, q.src, q.name, opt)
+	item, _ := jobs.ItemName(ctx)
+	out, err := translator.Translate(backend.ForItem(ctx, item), q.src, q.name, opt)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, &answerError{} // the client went away
@@ -421,6 +422,7 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		}
 		status, reason := failureStatus(err)
 		s.log.Warn("translation failed", "file", q.name, "status", status, "reason", string(reason), "err", err)
+		s.withdraw(ctx, item, err)
 		what := "translation failed: "
 		if errors.Is(err, alto.ErrNoAlternative) {
 			what = "output_mode alternative refused: " // the document is fine in the other modes
@@ -586,4 +588,38 @@ func attachment(name string) string {
 		v += "; filename*=UTF-8''" + url.PathEscape(name)
 	}
 	return v
+}
+
+// withdraw fails the job items translated before item with the replies a
+// refusal (*backend.SameReplyError in err) names: a service that answers
+// one text to everything is told only from its third such reply, and the
+// items before succeeded with it (jobs.Queue.Withdraw). An item of a job
+// that has ended, and a synchronous request's answer, cannot be taken
+// back: each is logged.
+func (s *server) withdraw(ctx context.Context, item string, err error) {
+	var se *backend.SameReplyError
+	if !errors.As(err, &se) {
+		return
+	}
+	for _, name := range se.Items {
+		if name == item {
+			continue
+		}
+		detail := "translated earlier, then withdrawn: its translation holds a reply refused since: " + service.Redact(se.Error())
+		ok := false
+		if s.jobs != nil {
+			var werr error
+			if ok, werr = s.jobs.Withdraw(ctx, name, http.StatusInternalServerError, service.ReasonBackendError, detail); werr != nil {
+				s.log.Error("job item not withdrawn", "item", name, "err", werr)
+			}
+		}
+		if ok {
+			s.log.Warn("job item withdrawn: its translation holds the refused reply", "item", name)
+		} else {
+			s.log.Warn("a job item whose translation holds the refused reply could not be withdrawn (its job has ended): check its answer", "item", name)
+		}
+	}
+	if se.Unnamed > 0 {
+		s.log.Warn("answers to synchronous requests given before hold the refused reply: they went out and cannot be taken back", "calls", se.Unnamed)
+	}
 }

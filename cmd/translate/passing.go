@@ -53,6 +53,7 @@ func (r *runner) passing(p *pass, inputs []input, i int, name string, err error)
 	p.undone++
 	p.streak++
 	p.lastPassing = err
+	r.withdraw(p, name, err)
 	if r.trip <= 0 || p.streak < r.trip {
 		return nil
 	}

@@ -26,6 +26,7 @@ import (
 	"archivekit/internal/resources"
 	"archivekit/internal/shard"
 	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/chunker"
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/langtag"
@@ -431,6 +432,10 @@ type pass struct {
 	carry   *alto.Carried
 	carryAt int
 	keptAt  map[int]bool
+	// last are the inputs translated last in this run, at most
+	// backend.SameItems: those a later refusal of their service's reply
+	// can withdraw (withdraw.go).
+	last []writtenDoc
 }
 
 // configure records the run's settings in the run metadata and writes it a
@@ -597,7 +602,7 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 	if r.fromLedger(p, inputs, i, in, name, rd.digest) {
 		return nil
 	}
-	out, outPath, err := r.one(ctx, in, rd.src, rd.err, p.sess, r.link(p, inputs, i))
+	out, outPath, err := r.one(backend.ForItem(ctx, name), in, rd.src, rd.err, p.sess, r.link(p, inputs, i))
 	if ue, ok := transport.AsUnreachable(err); ok {
 		// The service is not there: every other input would fail the
 		// same way, so the run stops here and says what to check.
@@ -739,6 +744,7 @@ func (r *runner) translated(ctx context.Context, p *pass, in input, name, digest
 	p.written = append(p.written, outPath)
 	p.booked(in, outPath)
 	p.bar.Add(1)
+	p.wrote(r, in, name, out, outPath)
 	switch {
 	case digest == "":
 	case p.lem.open():

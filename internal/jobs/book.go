@@ -215,7 +215,7 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 			if it.Skip == "" {
 				continue
 			}
-			query, args := q.outcomeUpdate(id, i, outcome{state: Skipped, detail: it.Skip})
+			query, args := q.outcomeUpdate(id, i, outcome{state: Skipped, detail: it.Skip}, Queued)
 			if _, err := tx.exec(ctx, query, args...); err != nil {
 				return err
 			}

@@ -237,6 +237,9 @@ type Queue struct {
 	changed chan struct{}
 	// cancels cancels the context of each job running in this process.
 	cancels map[string]context.CancelFunc
+	// withdrawing are the items running here that Withdraw named: their
+	// success is recorded as the withdrawal's failure.
+	withdrawing map[itemRef]outcome
 }
 
 // argsKind is the River job kind of a job.

@@ -219,6 +219,9 @@ func (q *Queue) finish(ctx context.Context, id string) error {
 // (got: a book item's file fetched ahead, nil when it was not). An item
 // cut by ctx records nothing and runs again later.
 func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *fetched, l link) error {
+	// A withdrawal named this run: one not recorded (a pause, a stop)
+	// leaves the item's next run free.
+	defer q.withdrawOnEnd(id, it.Index, outcome{})
 	if _, err := q.exec(ctx, `UPDATE archivekit_item SET runs = runs + 1 WHERE job_id = ? AND idx = ?`, id, it.Index); err != nil {
 		return err
 	}
@@ -273,7 +276,7 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *f
 		target += "?" + f.Query
 	}
 	ann := &annotation{}
-	rctx := context.WithValue(ictx, annotationKey{}, ann)
+	rctx := context.WithValue(context.WithValue(ictx, annotationKey{}, ann), itemKey{}, itemRef{id, it.Index})
 	if f.BookNote != nil {
 		rctx = context.WithValue(rctx, bookNoteKey{}, f.BookNote)
 	}
@@ -323,6 +326,9 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *f
 	if annErr != nil {
 		q.log.Warn("item summary not stored", "job", id, "item", it.Index, "err", annErr.Error())
 	}
+	if o, err = q.withdrawOnEnd(id, it.Index, o); err != nil {
+		return err
+	}
 	return q.record(ctx, id, it.Index, o)
 }
 
@@ -338,9 +344,10 @@ type outcome struct {
 }
 
 // outcomeUpdate is the one statement that records item i's outcome while
-// it is queued: an item recorded done has its answer (in its row on
-// PostgreSQL; already in its file on SQLite), and runs no more.
-func (q *Queue) outcomeUpdate(id string, i int, o outcome) (string, []any) {
+// it is in state from (queued: it runs no more; succeeded: Withdraw): an
+// item recorded done has its answer (in its row on PostgreSQL; already in
+// its file on SQLite).
+func (q *Queue) outcomeUpdate(id string, i int, o outcome, from string) (string, []any) {
 	var summary, reason any
 	if o.summary != nil {
 		summary = string(o.summary)
@@ -352,13 +359,13 @@ func (q *Queue) outcomeUpdate(id string, i int, o outcome) (string, []any) {
 	if q.pool != nil {
 		set, args = ", output = ?", append(args, o.out)
 	}
-	return `UPDATE archivekit_item SET state = ?, status = ?, out_type = ?, out_disposition = ?, error = ?, reason = ?, summary = ?` + set + ` WHERE job_id = ? AND idx = ? AND state = 'queued'`,
-		append(args, id, i)
+	return `UPDATE archivekit_item SET state = ?, status = ?, out_type = ?, out_disposition = ?, error = ?, reason = ?, summary = ?` + set + ` WHERE job_id = ? AND idx = ? AND state = ?`,
+		append(args, id, i, from)
 }
 
 // record records item i's outcome.
 func (q *Queue) record(ctx context.Context, id string, i int, o outcome) error {
-	query, args := q.outcomeUpdate(id, i, o)
+	query, args := q.outcomeUpdate(id, i, o, Queued)
 	_, err := q.exec(ctx, query, args...)
 	if err == nil {
 		q.count(metricItems, o.state)

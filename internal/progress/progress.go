@@ -114,6 +114,14 @@ func (b *Bar) Add(n int) { b.add(n, 0) }
 // Fail records n finished items that failed; they count as done.
 func (b *Bar) Fail(n int) { b.add(n, n) }
 
+// Withdraw counts n items already recorded as finished as failed: found
+// wrong after they finished (they stay done).
+func (b *Bar) Withdraw(n int) {
+	b.mu.Lock()
+	b.failed += n
+	b.mu.Unlock()
+}
+
 func (b *Bar) add(n, failed int) {
 	b.mu.Lock()
 	if b.done == 0 && n > 0 {

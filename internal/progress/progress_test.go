@@ -223,3 +223,18 @@ func TestLoggerThroughBarOnTerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestWithdraw: items found wrong after they finished count as failed,
+// not twice as finished.
+func TestWithdraw(t *testing.T) {
+	var out bytes.Buffer
+	c := newClock()
+	b := fixed(New(&out, 3, Options{Label: "translate", Unit: "files"}), c)
+	c.step(time.Second)
+	b.Add(2)
+	b.Fail(1)
+	b.Withdraw(2)
+	if got := b.Finish(); got != "translate: 3 files in 1.0s (3.0 files/s), 3 failed" {
+		t.Errorf("Finish() = %q", got)
+	}
+}

@@ -1,8 +1,10 @@
 package backend
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -30,6 +32,10 @@ const (
 	sameFirst = 3
 )
 
+// SameItems is the most items a SameReplyError names: the items of the
+// calls SameReplies looks back over.
+const SameItems = sameWindow
+
 // ErrSameReply is what a reply SameReplies refuses is (errors.Is).
 var ErrSameReply = errors.New("the translation service answers the same text whatever it is sent")
 
@@ -40,6 +46,15 @@ var ErrSameReply = errors.New("the translation service answers the same text wha
 type SameReplyError struct {
 	Reply  string
 	Inputs int
+	// Items names the items (ForItem) whose calls among the last ones got
+	// this reply, the refused call's own included, in the order of their
+	// first such call: those before it passed, so their translations may
+	// hold the reply.
+	Items []string
+	// Unnamed counts the calls before it among the last ones that got
+	// this reply for no item: a service's synchronous requests, whose
+	// answers went out.
+	Unnamed int
 }
 
 func (e *SameReplyError) Error() string {
@@ -65,27 +80,47 @@ type SameReplies struct {
 	calls  int        // calls seen
 	other  bool       // a counted reply differed from the first one
 	first  string     // the first counted reply
+	// refused is the reply refused last: it stays refused, whatever the
+	// calls looked back over, until another counted reply passes (an
+	// item run again on a service that still answers it).
+	refused string
 }
 
-type sameCall struct{ input, reply string }
+type sameCall struct{ input, reply, item string }
+
+type itemKey struct{}
+
+// ForItem returns ctx naming the item (a document of a run, a job's item)
+// whose text the calls made with it translate, for SameReplyError.Items.
+func ForItem(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, itemKey{}, name)
+}
+
+// itemOf is the item ctx names (ForItem), or "".
+func itemOf(ctx context.Context) string {
+	s, _ := ctx.Value(itemKey{}).(string)
+	return s
+}
 
 // Check records a call's input and reply and refuses the reply
 // (*SameReplyError) when, with it, sameMost or more different inputs among
 // the last sameWindow calls got this very reply, or, among the backend's
-// first sameWindow calls, sameFirst did while no counted reply differed. Inputs are told apart by
+// first sameWindow calls, sameFirst did while no counted reply differed,
+// or when it is the reply refused last and no other counted reply passed
+// since. Inputs are told apart by
 // their letters and digits, case aside (variants of one text count once);
 // a reply of fewer than sameLetters letters, equal to its input (a name
 // copied), or of another number of lines than its input, is not counted.
 // Backends check the replies that passed their guard: those that would be
-// written.
-func (s *SameReplies) Check(input, reply string) error {
+// written. ctx names the call's item (ForItem), if any.
+func (s *SameReplies) Check(ctx context.Context, input, reply string) error {
 	if s == nil {
 		return nil
 	}
 	in, out := sameKey(input), strings.TrimSpace(reply)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.recent = append(s.recent, sameCall{in, out})
+	s.recent = append(s.recent, sameCall{in, out, itemOf(ctx)})
 	if len(s.recent) > sameWindow {
 		s.recent = s.recent[len(s.recent)-sameWindow:]
 	}
@@ -102,14 +137,25 @@ func (s *SameReplies) Check(input, reply string) error {
 		s.other = true
 	}
 	inputs := map[string]bool{}
-	for _, c := range s.recent {
-		if c.reply == out {
-			inputs[c.input] = true
+	var items []string
+	unnamed := 0
+	for i, c := range s.recent {
+		if c.reply != out {
+			continue
+		}
+		inputs[c.input] = true
+		switch {
+		case c.item != "" && !slices.Contains(items, c.item):
+			items = append(items, c.item)
+		case c.item == "" && i < len(s.recent)-1:
+			unnamed++
 		}
 	}
-	if len(inputs) >= sameMost || (!s.other && s.calls <= sameWindow && len(inputs) >= sameFirst) {
-		return &SameReplyError{Reply: out, Inputs: len(inputs)}
+	if out == s.refused || len(inputs) >= sameMost || (!s.other && s.calls <= sameWindow && len(inputs) >= sameFirst) {
+		s.refused = out
+		return &SameReplyError{Reply: out, Inputs: len(inputs), Items: items, Unnamed: unnamed}
 	}
+	s.refused = ""
 	return nil
 }
 

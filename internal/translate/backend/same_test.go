@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -8,7 +9,8 @@ import (
 
 // TestSameReplies: one reply for five different texts among the last ten
 // calls is refused from the fifth on, and among a backend's first calls,
-// while it gave no other reply, from the third; variants of one text,
+// while it gave no other reply, from the third; a refused reply stays
+// refused (an item run again on such a service) until another passes; variants of one text,
 // short replies, texts copied and replies of other lines do not count, and
 // the count forgets calls older than the window.
 func TestSameReplies(t *testing.T) {
@@ -21,6 +23,13 @@ func TestSameReplies(t *testing.T) {
 		var cs []call
 		for i := 1; i <= n; i++ {
 			cs = append(cs, call{fmt.Sprintf("Zeile %c des Textes", 'A'+i), reply, refusedFrom > 0 && i >= refusedFrom})
+		}
+		return cs
+	}
+	again := func(n int, c call) []call { // a call made n times (an item run again)
+		var cs []call
+		for range n {
+			cs = append(cs, c)
 		}
 		return cs
 	}
@@ -40,6 +49,8 @@ func TestSameReplies(t *testing.T) {
 			{"Johann Sebastian Bach", "Johann Sebastian Bach", false}, {"Johann Sebastian Bach.", "Johann Sebastian Bach", false}}},
 		{"a reply of other lines does not count", []call{
 			{"a\nb", portal, false}, {"c\nd", portal, false}, {"e\nf", portal, false}, {"g\nh", portal, false}, {"i\nj", portal, false}}},
+		{"a refused reply stays refused past the first calls until another passes", append(append(append(distinct(3, portal, 3),
+			again(9, distinct(3, portal, 1)[2])...), distinct(1, "a different translation each", 0)...), distinct(3, portal, 0)[2])},
 		{"older calls are forgotten", append(append(append(distinct(1, "a different translation each", 0), distinct(4, portal, 0)...),
 			distinct(10, "a different translation each", 0)...), call{"Noch eine Zeile", portal, false})},
 	} {
@@ -49,7 +60,7 @@ func TestSameReplies(t *testing.T) {
 				if k.reply == "a different translation each" {
 					k.reply += fmt.Sprint(i)
 				}
-				err := s.Check(k.input, k.reply)
+				err := s.Check(context.Background(), k.input, k.reply)
 				var se *SameReplyError
 				if refused := errors.As(err, &se); refused != k.refused || (refused && (!errors.Is(err, ErrSameReply) || !se.Transient() || se.Reply != k.reply)) {
 					t.Errorf("call %d (%q → %q): %v, want refused %v", i, k.input, k.reply, err, k.refused)
@@ -58,7 +69,34 @@ func TestSameReplies(t *testing.T) {
 		})
 	}
 	var none *SameReplies
-	if err := none.Check("x", portal); err != nil {
+	if err := none.Check(context.Background(), "x", portal); err != nil {
 		t.Errorf("nil: %v", err)
+	}
+}
+
+// TestSameRepliesItems: a refusal names the items whose calls got the
+// refused reply, in the order of their first call, each once, and not the
+// items whose calls got other replies; it counts the calls of no item.
+func TestSameRepliesItems(t *testing.T) {
+	const portal = "Please sign in to the network"
+	var s SameReplies
+	calls := []struct{ item, input, reply string }{
+		{"a.xml", "Erste Zeile des Textes", "First line of the text"},
+		{"b.xml", "Zweite Zeile des Textes", portal},
+		{"b.xml", "Dritte Zeile des Textes", portal},
+		{"c.xml", "Vierte Zeile des Textes", "Fourth line of the text"},
+		{"", "Fünfte Zeile des Textes", portal}, // a call of no item
+		{"d.xml", "Sechste Zeile des Textes", portal},
+		{"e.xml", "Siebte Zeile des Textes", portal},
+	}
+	var err error
+	for i, c := range calls {
+		if err = s.Check(ForItem(context.Background(), c.item), c.input, c.reply); err != nil && i < len(calls)-1 {
+			t.Fatalf("call %d refused: %v", i, err)
+		}
+	}
+	var se *SameReplyError
+	if !errors.As(err, &se) || fmt.Sprint(se.Items) != "[b.xml d.xml e.xml]" || se.Unnamed != 1 {
+		t.Fatalf("last call: %v (%+v), want refused naming [b.xml d.xml e.xml] and one call of no item", err, se)
 	}
 }

@@ -255,7 +255,7 @@ func (b *Backend) TranslateWithGlossary(ctx context.Context, text, src, tgt stri
 	if r := b.cfg.Guard.CheckLines(text, out, src, tgt); r != nil {
 		return "", fmt.Errorf("chat_compatible %s-%s: %w", src, tgt, r)
 	}
-	if err := b.same.Check(text, out); err != nil {
+	if err := b.same.Check(ctx, text, out); err != nil {
 		return "", fmt.Errorf("chat_compatible %s-%s: %w", src, tgt, err)
 	}
 	return out, nil

@@ -334,7 +334,7 @@ func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string,
 	if r := b.cfg.Guard.CheckLines(text, out, src, tgt); r != nil {
 		return "", fmt.Errorf("mtapi %s-%s: %w", src, tgt, r)
 	}
-	if err := b.same.Check(text, out); err != nil {
+	if err := b.same.Check(ctx, text, out); err != nil {
 		return "", fmt.Errorf("mtapi %s-%s: %w", src, tgt, err)
 	}
 	return out, nil

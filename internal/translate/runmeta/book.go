@@ -71,8 +71,11 @@ func (b *Book) Language() string {
 }
 
 // Add counts one translated text file of the book (ItemOf its output).
-func (b *Book) Add(it Item) {
-	b.Files++
+func (b *Book) Add(it Item) { b.add(it, 1) }
+
+// add counts files text files whose statistics are it.
+func (b *Book) add(it Item, files int) {
+	b.Files += files
 	b.Pages += it.Stats.Pages
 	b.Units += it.Stats.Units
 	b.UnitsTranslated += it.Stats.Translated

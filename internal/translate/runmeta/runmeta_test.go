@@ -3,6 +3,7 @@ package runmeta_test
 import (
 	"encoding/json"
 	"maps"
+	"reflect"
 	"testing"
 	"time"
 
@@ -203,5 +204,44 @@ func TestJSONNames(t *testing.T) {
 	}
 	if _, ok := doc.Statistics["books"]; ok {
 		t.Errorf("statistics.books present in a run without books")
+	}
+}
+
+// TestWithdraw: a document withdrawn after it was recorded leaves the
+// run's statistics, outputs, protected terms, terminology and book record
+// as they were without it, every count of its statistics taken back.
+func TestWithdraw(t *testing.T) {
+	all := translator.Stats{}
+	s := reflect.ValueOf(&all).Elem()
+	for i := range s.NumField() {
+		s.Field(i).SetInt(int64(i + 1)) // every count, so none is forgotten
+	}
+	withdrawn := &translator.Output{Stats: all, Languages: map[string]int{"de": 4, "cs": 1}, LangSources: map[string]int{"detected": 5},
+		Statuses: map[string]int{"ok": 5}, Terms: vocab.TermCheck{Expected: 2, Hit: 2}, TermsChecked: true}
+	kept := output("cs", 3, 2, &vocab.TermCheck{Expected: 3, Hit: 1})
+	kept.Statuses["rerun"] = 0 // a zero count of its own stays
+	snapshot := func(r *runmeta.Run) string {
+		d := r.Snapshot()
+		b, err := json.Marshal([]any{d.Statistics, d.Outputs, d.Config["vocabulary_protected_terms"], d.Config["vocabulary_protected_terms_total"]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	want, got := newRun(t), newRun(t)
+	for _, r := range []*runmeta.Run{want, got} {
+		r.SetBooks([]*runmeta.Book{runmeta.NewBook("book.xml")})
+		r.Done("a", kept, "a.xml", "a.csv")
+		r.BookDone(0, runmeta.ItemOf(kept))
+	}
+	got.Done("b", withdrawn, "b.xml", "b.csv")
+	got.BookDone(0, runmeta.ItemOf(withdrawn))
+	if snapshot(got) == snapshot(want) {
+		t.Fatal("the document changed nothing")
+	}
+	got.Withdraw("b", runmeta.ItemOf(withdrawn), "b.xml", "b.csv")
+	got.BookWithdraw(0, runmeta.ItemOf(withdrawn))
+	if g, w := snapshot(got), snapshot(want); g != w {
+		t.Errorf("after the withdrawal\n%s\nwant\n%s", g, w)
 	}
 }

@@ -1,0 +1,121 @@
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"archivekit/internal/service"
+)
+
+// An item's answer can be found wrong after it was given: a translation
+// service that answers one text to everything is told only from its third
+// such reply, and the items translated with the replies before succeeded
+// with it. Withdraw fails such an item while its job runs.
+
+type itemKey struct{}
+
+// itemRef is a job item: its job's id and its index.
+type itemRef struct {
+	job   string
+	index int
+}
+
+// ItemName names the job item whose request has context ctx (the
+// handler's r.Context()), as its place in the job API: "<job id>/items/<index>".
+// ok is false outside a job item (a synchronous request).
+func ItemName(ctx context.Context) (name string, ok bool) {
+	r, ok := ctx.Value(itemKey{}).(itemRef)
+	if !ok {
+		return "", false
+	}
+	return r.job + "/items/" + strconv.Itoa(r.index), true
+}
+
+// parseItemName reads an ItemName.
+func parseItemName(name string) (itemRef, bool) {
+	job, idx, ok := strings.Cut(name, "/items/")
+	i, err := strconv.Atoi(idx)
+	return itemRef{job, i}, ok && err == nil && job != "" && i >= 0
+}
+
+// Withdraw fails the job item name names (ItemName) with status, reason
+// and detail (its answer becomes that error's body) when it succeeded in a
+// job that still runs, or, when it is running in this process, as soon as
+// it succeeds: its answer was found wrong after it was given. It reports
+// whether the item was or will be withdrawn: the answers of a job that
+// has ended, whose run metadata is written, stay as they are.
+func (q *Queue) Withdraw(ctx context.Context, name string, status int, reason service.Reason, detail string) (bool, error) {
+	ref, ok := parseItemName(name)
+	if !ok {
+		return false, nil
+	}
+	var item, job string
+	err := q.queryRow(ctx, `SELECT i.state, j.state FROM archivekit_item i JOIN archivekit_job j ON j.id = i.job_id WHERE i.job_id = ? AND i.idx = ?`, ref.job, ref.index).
+		Scan(&item, &job)
+	if errors.Is(err, sql.ErrNoRows) || job != Running {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	o := withdrawn(status, reason, detail)
+	switch item {
+	case Queued:
+		q.mu.Lock()
+		if q.withdrawing == nil {
+			q.withdrawing = map[itemRef]outcome{}
+		}
+		q.withdrawing[ref] = o
+		q.mu.Unlock()
+		return true, nil
+	case Succeeded:
+		if q.pool == nil {
+			if err := q.writeAnswer(ref.job, ref.index, o.out); err != nil {
+				return false, err
+			}
+		}
+		query, args := q.outcomeUpdate(ref.job, ref.index, o, Succeeded)
+		res, err := q.exec(ctx, query, args...)
+		if err != nil {
+			return false, fmt.Errorf("job %s item %d not withdrawn: %w", ref.job, ref.index, err)
+		}
+		n, _ := res.RowsAffected()
+		if n > 0 {
+			q.count(metricItems, Failed)
+			q.notify()
+		}
+		return n > 0, nil
+	}
+	return false, nil
+}
+
+// withdrawn is the outcome of an item withdrawn with status, reason and
+// detail.
+func withdrawn(status int, reason service.Reason, detail string) outcome {
+	return outcome{state: Failed, status: status, ctype: "application/json", detail: detail, reason: reason, out: problemBody(status, reason, detail)}
+}
+
+// withdrawOnEnd is o, or, when Withdraw named item i of job id while it
+// ran and o is a success, the withdrawal's outcome (its answer written
+// over o's on SQLite). Either way the withdrawal is forgotten: it names
+// this run of the item only.
+func (q *Queue) withdrawOnEnd(id string, i int, o outcome) (outcome, error) {
+	ref := itemRef{id, i}
+	q.mu.Lock()
+	w, ok := q.withdrawing[ref]
+	delete(q.withdrawing, ref)
+	q.mu.Unlock()
+	if !ok || o.state != Succeeded {
+		return o, nil
+	}
+	if q.pool == nil {
+		if err := q.writeAnswer(id, i, w.out); err != nil {
+			return o, err
+		}
+	}
+	return w, nil
+}

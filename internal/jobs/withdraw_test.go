@@ -1,0 +1,122 @@
+package jobs_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"archivekit/internal/jobs"
+	"archivekit/internal/service"
+	"archivekit/internal/service/servicetest"
+)
+
+// withdrawing answers every item 200; the item 1.xml withdraws item 0
+// while it runs (held until then), and 2.xml withdraws item 1, which has
+// succeeded; 3.xml names an item that is no name.
+type withdrawing struct {
+	q       *jobs.Queue
+	release chan struct{}
+	t       *testing.T
+
+	mu  sync.Mutex
+	got map[string]bool // what each Withdraw reported
+}
+
+func (h *withdrawing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, fh, err := r.FormFile("file")
+	if err != nil {
+		service.WriteError(w, http.StatusBadRequest, service.ReasonBadField, "no file")
+		return
+	}
+	name, ok := jobs.ItemName(r.Context())
+	if !ok {
+		service.WriteError(w, http.StatusBadRequest, service.ReasonBadField, "no item name")
+		return
+	}
+	job, _, _ := strings.Cut(name, "/items/")
+	withdraw := func(item string) {
+		ok, err := h.q.Withdraw(r.Context(), item, http.StatusInternalServerError, service.ReasonBackendError, "withdrawn by "+fh.Filename)
+		if err != nil {
+			h.t.Errorf("%s: Withdraw(%s): %v", fh.Filename, item, err)
+		}
+		h.mu.Lock()
+		h.got[item] = ok
+		h.mu.Unlock()
+	}
+	switch fh.Filename {
+	case "0.xml":
+		<-h.release
+	case "1.xml":
+		withdraw(job + "/items/0")
+		close(h.release)
+	case "2.xml":
+		withdraw(job + "/items/1")
+	case "3.xml":
+		withdraw(job + "/nothing/1")
+	}
+	service.WriteJSON(w, http.StatusOK, map[string]any{"name": fh.Filename})
+}
+
+// TestWithdraw: an item withdrawn while it runs ends failed when it
+// succeeds, and one withdrawn after it succeeded is failed then, each with
+// the status, reason and detail given, its result that error; an item of
+// a job that has ended, and a name that names no item, are not withdrawn.
+func TestWithdraw(t *testing.T) { stores(t, testWithdraw) }
+
+func testWithdraw(t *testing.T, newStore store) {
+	h := &withdrawing{release: make(chan struct{}), t: t, got: map[string]bool{}}
+	svc, q := newServiceWith(t, newStore(t), h, jobs.Options{ItemWorkers: 2})
+	h.q = q
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var parts []servicetest.Part
+	for i := range 4 {
+		parts = append(parts, file(fmt.Sprintf("%d.xml", i), "x"))
+	}
+	_, _, st := submit(t, ts.URL, "", parts...)
+	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	if st.Items != (jobs.Counts{Total: 4, Succeeded: 2, Failed: 2}) {
+		t.Errorf("items %+v, want 2 succeeded, 2 failed", st.Items)
+	}
+	for i, e := range st.Errors {
+		if e.Item != i || e.Status != 500 || e.Reason != service.ReasonBackendError || e.Error != fmt.Sprintf("withdrawn by %d.xml", i+1) {
+			t.Errorf("error %d: %+v", i, e)
+		}
+	}
+	h.mu.Lock()
+	if got := fmt.Sprint(h.got); got != fmt.Sprintf("map[%[1]s/items/0:true %[1]s/items/1:true %[1]s/nothing/1:false]", st.ID) {
+		t.Errorf("Withdraw reported %s", got)
+	}
+	h.mu.Unlock()
+	for i := range 4 {
+		var answer struct {
+			Name   string
+			Status int
+			Reason service.Reason
+		}
+		resp, err := http.Get(fmt.Sprintf("%s/jobs/%s/results/%d", ts.URL, st.ID, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := resp.StatusCode
+		if err := json.Unmarshal(servicetest.ReadBody(t, resp), &answer); err != nil {
+			t.Errorf("result %d: %v", i, err)
+		}
+		if i < 2 && (code != 500 || answer.Status != 500 || answer.Reason != service.ReasonBackendError) ||
+			i >= 2 && (code != 200 || answer.Name != fmt.Sprintf("%d.xml", i)) {
+			t.Errorf("result %d: %d %+v", i, code, answer)
+		}
+	}
+	if ok, err := q.Withdraw(context.Background(), st.ID+"/items/2", 500, service.ReasonBackendError, "late"); ok || err != nil {
+		t.Errorf("an item of an ended job withdrawn: %v, %v", ok, err)
+	}
+	if st := waitState(t, q, ts.URL, st.ID, jobs.Succeeded); st.Items.Succeeded != 2 {
+		t.Errorf("after a late Withdraw: %+v", st.Items)
+	}
+}
