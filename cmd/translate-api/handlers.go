@@ -605,17 +605,15 @@ func (s *server) withdraw(ctx context.Context, item string, err error) {
 		if name == item {
 			continue
 		}
-		detail := "translated earlier, then withdrawn: its translation holds a reply refused since: " + service.Redact(se.Error())
-		ok := false
-		if s.jobs != nil {
-			var werr error
-			if ok, werr = s.jobs.Withdraw(ctx, name, http.StatusInternalServerError, service.ReasonBackendError, detail); werr != nil {
-				s.log.Error("job item not withdrawn", "item", name, "err", werr)
-			}
+		if s.jobs == nil {
+			continue
 		}
-		if ok {
-			s.log.Warn("job item withdrawn: its translation holds the refused reply", "item", name)
-		} else {
+		detail := "translated earlier, then withdrawn: its translation holds a reply refused since: " + service.Redact(se.Error())
+		stands, werr := s.jobs.Withdraw(ctx, name, http.StatusInternalServerError, service.ReasonBackendError, detail)
+		switch {
+		case werr != nil:
+			s.log.Error("job item not withdrawn", "item", name, "err", werr)
+		case stands:
 			s.log.Warn("a job item whose translation holds the refused reply could not be withdrawn (its job has ended): check its answer", "item", name)
 		}
 	}

@@ -56,12 +56,14 @@ func TestSummaryLevel(t *testing.T) {
 // Segments the degeneracy guard left untranslated are counted in a warning
 // that says why, with the guard's first reason (before: "failed the
 // degeneracy guard" and nothing in the log, the CSV or the run metadata to
-// say which rule). The stand-in answers every line with one word repeated.
+// say which rule). The stand-in answers every line with one word repeated
+// before it (the line after, so that it does not answer one text for
+// everything, which is refused before the guard).
 func TestUntranslatedSaysWhy(t *testing.T) {
 	api := startAPI(t, translatortest.Config{Garbage: func(in string) string {
 		lines := strings.Split(in, "\n")
 		for i := range lines {
-			lines[i] = strings.Repeat("word ", 8)
+			lines[i] = strings.Repeat("word ", 8) + lines[i]
 		}
 		return strings.Join(lines, "\n")
 	}})

@@ -46,21 +46,24 @@ func parseItemName(name string) (itemRef, bool) {
 // and detail (its answer becomes that error's body) when it succeeded in a
 // job that still runs, or, when it is running in this process, as soon as
 // it succeeds: its answer was found wrong after it was given. It reports
-// whether the item was or will be withdrawn: the answers of a job that
-// has ended, whose run metadata is written, stay as they are.
-func (q *Queue) Withdraw(ctx context.Context, name string, status int, reason service.Reason, detail string) (bool, error) {
+// whether the item's success stands: it succeeded in a job that has
+// ended, whose run metadata is written, and stays as it is. An item that
+// failed or was skipped, and a name that names no item, change nothing.
+func (q *Queue) Withdraw(ctx context.Context, name string, status int, reason service.Reason, detail string) (stands bool, err error) {
 	ref, ok := parseItemName(name)
 	if !ok {
 		return false, nil
 	}
 	var item, job string
-	err := q.queryRow(ctx, `SELECT i.state, j.state FROM archivekit_item i JOIN archivekit_job j ON j.id = i.job_id WHERE i.job_id = ? AND i.idx = ?`, ref.job, ref.index).
+	err = q.queryRow(ctx, `SELECT i.state, j.state FROM archivekit_item i JOIN archivekit_job j ON j.id = i.job_id WHERE i.job_id = ? AND i.idx = ?`, ref.job, ref.index).
 		Scan(&item, &job)
-	if errors.Is(err, sql.ErrNoRows) || job != Running {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
 		return false, nil
-	}
-	if err != nil {
+	case err != nil:
 		return false, err
+	case job != Running:
+		return item == Succeeded, nil
 	}
 	o := withdrawn(status, reason, detail)
 	switch item {
@@ -71,24 +74,22 @@ func (q *Queue) Withdraw(ctx context.Context, name string, status int, reason se
 		}
 		q.withdrawing[ref] = o
 		q.mu.Unlock()
-		return true, nil
 	case Succeeded:
 		if q.pool == nil {
 			if err := q.writeAnswer(ref.job, ref.index, o.out); err != nil {
-				return false, err
+				return true, err
 			}
 		}
 		query, args := q.outcomeUpdate(ref.job, ref.index, o, Succeeded)
 		res, err := q.exec(ctx, query, args...)
 		if err != nil {
-			return false, fmt.Errorf("job %s item %d not withdrawn: %w", ref.job, ref.index, err)
+			return true, fmt.Errorf("job %s item %d not withdrawn: %w", ref.job, ref.index, err)
 		}
-		n, _ := res.RowsAffected()
-		if n > 0 {
+		if n, _ := res.RowsAffected(); n > 0 {
+			q.log.Warn("job item withdrawn", "job", ref.job, "item", ref.index, "reason", string(reason), "detail", detail)
 			q.count(metricItems, Failed)
 			q.notify()
 		}
-		return n > 0, nil
 	}
 	return false, nil
 }
@@ -117,5 +118,6 @@ func (q *Queue) withdrawOnEnd(id string, i int, o outcome) (outcome, error) {
 			return o, err
 		}
 	}
+	q.log.Warn("job item withdrawn as it ended", "job", id, "item", i, "reason", string(w.reason), "detail", w.detail)
 	return w, nil
 }

@@ -23,7 +23,7 @@ type withdrawing struct {
 	t       *testing.T
 
 	mu  sync.Mutex
-	got map[string]bool // what each Withdraw reported
+	got map[string]bool // what each Withdraw reported (the success stands)
 }
 
 func (h *withdrawing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -90,7 +90,7 @@ func testWithdraw(t *testing.T, newStore store) {
 		}
 	}
 	h.mu.Lock()
-	if got := fmt.Sprint(h.got); got != fmt.Sprintf("map[%[1]s/items/0:true %[1]s/items/1:true %[1]s/nothing/1:false]", st.ID) {
+	if got := fmt.Sprint(h.got); got != fmt.Sprintf("map[%[1]s/items/0:false %[1]s/items/1:false %[1]s/nothing/1:false]", st.ID) {
 		t.Errorf("Withdraw reported %s", got)
 	}
 	h.mu.Unlock()
@@ -113,8 +113,11 @@ func testWithdraw(t *testing.T, newStore store) {
 			t.Errorf("result %d: %d %+v", i, code, answer)
 		}
 	}
-	if ok, err := q.Withdraw(context.Background(), st.ID+"/items/2", 500, service.ReasonBackendError, "late"); ok || err != nil {
-		t.Errorf("an item of an ended job withdrawn: %v, %v", ok, err)
+	if stands, err := q.Withdraw(context.Background(), st.ID+"/items/2", 500, service.ReasonBackendError, "late"); !stands || err != nil {
+		t.Errorf("an item of an ended job withdrawn: its success stands %v, %v", stands, err)
+	}
+	if stands, err := q.Withdraw(context.Background(), st.ID+"/items/0", 500, service.ReasonBackendError, "again"); stands || err != nil {
+		t.Errorf("a failed item of an ended job: its success stands %v, %v", stands, err)
 	}
 	if st := waitState(t, q, ts.URL, st.ID, jobs.Succeeded); st.Items.Succeeded != 2 {
 		t.Errorf("after a late Withdraw: %+v", st.Items)

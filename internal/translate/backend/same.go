@@ -111,8 +111,9 @@ func itemOf(ctx context.Context) string {
 // their letters and digits, case aside (variants of one text count once);
 // a reply of fewer than sameLetters letters, equal to its input (a name
 // copied), or of another number of lines than its input, is not counted.
-// Backends check the replies that passed their guard: those that would be
-// written. ctx names the call's item (ForItem), if any.
+// Backends check every reply, before their guard: one the guard rejects
+// (a sign-in page is too short for a long text) still tells the service.
+// ctx names the call's item (ForItem), if any.
 func (s *SameReplies) Check(ctx context.Context, input, reply string) error {
 	if s == nil {
 		return nil

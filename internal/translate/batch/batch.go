@@ -122,6 +122,11 @@ func (b *Batcher) translateGroup(ctx context.Context, items []string, src string
 	var redo []int // items translated again one by one
 	switch {
 	case err != nil && ctx.Err() != nil:
+		if rej != nil {
+			// Stopped by another page's failure, which is why: that
+			// failure is reported, not this rejection (guard.Translate).
+			return nil, nil, fmt.Errorf("%w (its reply was rejected: %v)", ctx.Err(), err)
+		}
 		return nil, nil, err
 	case rej != nil:
 		b.Counts.GuardRejections++

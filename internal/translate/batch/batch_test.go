@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"archivekit/internal/translate/backend"
+	"archivekit/internal/translate/guard"
 )
 
 // TestGroupByChars: batch limits count characters, not bytes.
@@ -153,5 +154,29 @@ func TestTally(t *testing.T) {
 	o := Tally(segs)
 	if o.Sent != 4 || o.Translated != 3 || o.Untranslated != 1 || o.Unsupported != 1 || o.Languages["cs"] != 2 || o.Languages["de"] != 1 {
 		t.Errorf("Tally = %+v", o)
+	}
+}
+
+// rejecting is a backend whose every reply its guard rejects.
+type rejecting struct{ pairs }
+
+func (r *rejecting) Translate(_ context.Context, text, _, _ string) (string, error) {
+	r.calls = append(r.calls, text)
+	return "", fmt.Errorf("rejecting: %w", &guard.Rejection{Reason: "too_short", Detail: "1 character"})
+}
+
+// TestRunContextEnded: a group whose reply is rejected after its context
+// ended (another page failed) reports the context's end, not the
+// rejection, and is not retried, so the failure that ended it is the one
+// reported. Before, the rejection was the page's error, and could be the
+// document's.
+func TestRunContextEnded(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	be := &rejecting{}
+	b := &Batcher{Backend: be, Target: "en", Counts: &Counts{}}
+	_, err := b.Run(ctx, []*Segment{{Page: 1, Lang: "cs", Text: "hrob"}}, true)
+	if !errors.Is(err, context.Canceled) || len(be.calls) != 1 {
+		t.Fatalf("%v after %d calls, want context.Canceled and no retry", err, len(be.calls))
 	}
 }

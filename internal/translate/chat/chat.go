@@ -252,11 +252,14 @@ func (b *Backend) TranslateWithGlossary(ctx context.Context, text, src, tgt stri
 	if err != nil {
 		return "", err
 	}
-	if r := b.cfg.Guard.CheckLines(text, out, src, tgt); r != nil {
-		return "", fmt.Errorf("chat_compatible %s-%s: %w", src, tgt, r)
-	}
+	// Replies the guard rejects count too: a sign-in page is often
+	// rejected as too short for a long text, and is no less one text
+	// for everything.
 	if err := b.same.Check(ctx, text, out); err != nil {
 		return "", fmt.Errorf("chat_compatible %s-%s: %w", src, tgt, err)
+	}
+	if r := b.cfg.Guard.CheckLines(text, out, src, tgt); r != nil {
+		return "", fmt.Errorf("chat_compatible %s-%s: %w", src, tgt, r)
 	}
 	return out, nil
 }

@@ -331,11 +331,14 @@ func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string,
 	if err != nil {
 		return "", err
 	}
-	if r := b.cfg.Guard.CheckLines(text, out, src, tgt); r != nil {
-		return "", fmt.Errorf("mtapi %s-%s: %w", src, tgt, r)
-	}
+	// Replies the guard rejects count too: a sign-in page is often
+	// rejected as too short for a long text, and is no less one text
+	// for everything.
 	if err := b.same.Check(ctx, text, out); err != nil {
 		return "", fmt.Errorf("mtapi %s-%s: %w", src, tgt, err)
+	}
+	if r := b.cfg.Guard.CheckLines(text, out, src, tgt); r != nil {
+		return "", fmt.Errorf("mtapi %s-%s: %w", src, tgt, r)
 	}
 	return out, nil
 }
