@@ -925,3 +925,53 @@ func TestFrontendServiceJobsOlder(t *testing.T) {
 		t.Errorf("listed %q, then %q (more hidden: %v); want the service's order %q", first, more, moreHidden, want)
 	}
 }
+
+// TestFrontendJobFind: the web page finds the service's jobs by a file
+// name (the case of its letters aside) and by state, this browser's own
+// among them, each entry naming its first file; a search with no match
+// says so. Before, the lists showed ids and times only, with no search.
+func TestFrontendJobFind(t *testing.T) {
+	ctx := chromium(t)
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir()}, nil)
+	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
+	page := func(name string) upload {
+		return upload{Field: "file", Name: name, CType: "image/png", Data: []byte("not an image\n")}
+	}
+	var ids []string
+	for _, names := range [][]string{{"letters-1891.png", "b.png"}, {"Kniha.png"}, {"Letters-1892.png"}} {
+		var parts []upload
+		for _, n := range names {
+			parts = append(parts, page(n))
+		}
+		ids = append(ids, waitJob(t, s, ts.URL, submitForm(t, ts.URL, parts...)).ID)
+	}
+	entries := `[...document.querySelectorAll('#service-list li')].map(li => li.textContent)`
+	find := func(name, state string, n int, got *[]string) chromedp.Tasks {
+		return chromedp.Tasks{
+			chromedp.Evaluate(fmt.Sprintf(`document.querySelector('#find-name').value = %q; document.querySelector('#find-state').value = %q`, name, state), nil),
+			chromedp.Click("#job-find button", chromedp.ByQuery),
+			chromedp.Poll(fmt.Sprintf(`document.querySelectorAll('#service-list li').length === %d && (%d > 0 || !document.querySelector('#service-none').hidden)`, n, n), nil),
+			chromedp.Evaluate(entries, got),
+		}
+	}
+	var letters, failed, none []string
+	var noneSays string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/frontend"),
+		chromedp.WaitVisible("#job-find"),
+		find("LETTERS", "", 2, &letters),
+		find("", "failed", 3, &failed),
+		find("letters", "succeeded", 0, &none),
+		chromedp.Evaluate(`document.querySelector('#service-none').textContent`, &noneSays),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(letters) != 2 || !strings.HasPrefix(letters[0], "job "+ids[2]+":") || !strings.Contains(letters[0], "first Letters-1892.png, 1 file(s) (failed)") ||
+		!strings.HasPrefix(letters[1], "job "+ids[0]+":") || !strings.Contains(letters[1], "first letters-1891.png, 2 file(s) (failed)") {
+		t.Errorf("found by name: %q", letters)
+	}
+	if len(failed) != 3 || len(none) != 0 || noneSays != "No job on this service matches." {
+		t.Errorf("found by state: %q; by name and state: %q (%q)", failed, none, noneSays)
+	}
+}

@@ -13,8 +13,10 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -516,11 +518,23 @@ type Page struct {
 	Next string `json:"next,omitempty"`
 }
 
-// List serves GET /jobs?limit=N&before=C: the jobs, newest first, N a page
-// (default 50, at most 500); next names the following page.
+// maxListName bounds the text GET /jobs?name= seeks, in bytes.
+const maxListName = 200
+
+// List serves GET /jobs?limit=N&before=C&state=S&name=T: the jobs,
+// newest first, N a page (default 50, at most 500), those in state S and
+// those with T in an item's name or their book's URL when asked; next
+// names the following page, with the same filter.
 func (q *Queue) List(w http.ResponseWriter, r *http.Request) {
 	limit, before := 50, int64(0)
 	var bad []service.ValidationError
+	f := listFilter{State: r.URL.Query().Get("state"), Name: r.URL.Query().Get("name")}
+	if f.State != "" && !slices.Contains([]string{Queued, Running, Succeeded, Failed, Canceled}, f.State) {
+		bad = append(bad, service.ValidationError{Loc: []any{"query", "state"}, Msg: "state is one of queued, running, succeeded, failed, canceled", Type: "value_error"})
+	}
+	if len(f.Name) > maxListName || !utf8.ValidString(f.Name) {
+		bad = append(bad, service.ValidationError{Loc: []any{"query", "name"}, Msg: fmt.Sprintf("name is a text of at most %d bytes (UTF-8)", maxListName), Type: "value_error"})
+	}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 500 {
@@ -539,7 +553,7 @@ func (q *Queue) List(w http.ResponseWriter, r *http.Request) {
 		service.WriteValidation(w, bad...)
 		return
 	}
-	ids, next, err := q.list(r.Context(), limit, before)
+	ids, next, err := q.list(r.Context(), limit, before, f)
 	if err != nil {
 		q.fail(w, err)
 		return
@@ -555,6 +569,12 @@ func (q *Queue) List(w http.ResponseWriter, r *http.Request) {
 	}
 	if next > 0 {
 		p.Next = fmt.Sprintf("/jobs?limit=%d&before=%d", limit, next)
+		if f.State != "" {
+			p.Next += "&state=" + url.QueryEscape(f.State)
+		}
+		if f.Name != "" {
+			p.Next += "&name=" + url.QueryEscape(f.Name)
+		}
 	}
 	service.WriteJSON(w, http.StatusOK, p)
 }

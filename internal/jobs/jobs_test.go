@@ -1195,3 +1195,76 @@ func testUnavailableRetried(t *testing.T, newStore store) {
 		t.Errorf("flaky.xml's answer: %d, call %d; want its third call's", code, item.Call)
 	}
 }
+
+// TestListFilter: GET /jobs?state= lists the jobs in that state, and
+// ?name= those with the text in an item's name, ASCII letters' case aside
+// and LIKE's wildcards taken as written; the next link keeps the filter.
+// Each job says its first item's name. A state that is none, or a text
+// over 200 bytes, is refused.
+func TestListFilter(t *testing.T) { stores(t, testListFilter) }
+
+func testListFilter(t *testing.T, newStore store) {
+	ts, q := serve(t, newStore(t), &echo{})
+	var ids []string
+	for _, names := range [][]string{{"Kniha_Č1.tif", "b.xml"}, {"Report 50%_final.pdf"}, {"letters-1891.xml", "Letters-1892.xml"}, {"plain.xml"}} {
+		var parts []servicetest.Part
+		for _, n := range names {
+			parts = append(parts, file(n, "x"))
+		}
+		_, _, st := submit(t, ts.URL, "", parts...)
+		waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+		ids = append(ids, st.ID)
+	}
+	list := func(query string) (got []int, first []string) {
+		next := "/jobs?" + query
+		for next != "" {
+			var p jobs.Page
+			if code := getJSON(t, ts.URL+next, &p); code != 200 {
+				t.Fatalf("%s: %d", next, code)
+			}
+			for _, j := range p.Jobs {
+				got = append(got, indexOf(ids, j.ID))
+				first = append(first, j.FirstItem)
+			}
+			next = p.Next
+		}
+		return got, first
+	}
+	for _, c := range []struct {
+		query string
+		want  []int
+	}{
+		{"state=succeeded", []int{3, 2, 1, 0}},
+		{"state=queued", nil},
+		{"name=letters", []int{2}},
+		{"name=LETTERS-189", []int{2}},
+		{"name=_", []int{1, 0}},               // not a wildcard
+		{"name=50%25_", []int{1}},             // nor is %
+		{"name=%C4%8C1", []int{0}},            // Č1, as written
+		{"name=.xml&limit=1", []int{3, 2, 0}}, // three pages, each with the filter
+		{"name=.xml&state=succeeded&limit=2", []int{3, 2, 0}},
+		{"name=nowhere", nil},
+	} {
+		if got, _ := list(c.query); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: jobs %v, want %v", c.query, got, c.want)
+		}
+	}
+	if _, first := list("name=letters"); fmt.Sprint(first) != "[letters-1891.xml]" {
+		t.Errorf("first items %v", first)
+	}
+	for _, bad := range []string{"state=done", "name=" + strings.Repeat("x", 201)} {
+		if code := getJSON(t, ts.URL+"/jobs?"+bad, nil); code != 422 {
+			t.Errorf("%.40s: %d, want 422", bad, code)
+		}
+	}
+}
+
+// indexOf is the index of s in list, or -1.
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}

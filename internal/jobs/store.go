@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"archivekit/internal/service"
@@ -81,8 +82,12 @@ type Status struct {
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	// Book is a book job's URL; its items are the book's pages or text
 	// files, none until a worker has read the book.
-	Book  string `json:"book,omitempty"`
-	Items Counts `json:"items"`
+	Book string `json:"book,omitempty"`
+	// FirstItem is the name of the job's first item (its first file, a
+	// book's first page or text file), by which a person tells jobs
+	// apart; absent while it has none.
+	FirstItem string `json:"first_item,omitempty"`
+	Items     Counts `json:"items"`
 	// Error is why the job failed as a whole (its book could not be
 	// read, or every item was skipped); failed items are in Errors.
 	Error  string      `json:"error,omitempty"`
@@ -194,6 +199,9 @@ func (q *Queue) status(ctx context.Context, id string) (*Status, error) {
 	items, err := q.items(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if len(items) > 0 {
+		st.FirstItem = items[0].Name
 	}
 	for _, it := range items {
 		st.Items.Total++
@@ -377,18 +385,47 @@ func (q *Queue) visible(ctx context.Context, id string) error {
 	return err
 }
 
-// list reads up to limit job ids, newest first, older than seq before
-// (0: from the newest); next is the cursor of the following page (0: none).
-// A request of an API_TOKENS_FILE client lists its own jobs and those
-// submitted without a client name (visible).
-func (q *Queue) list(ctx context.Context, limit int, before int64) (ids []string, next int64, err error) {
+// listFilter selects the jobs GET /jobs lists: those in State ("" any),
+// and those with Name ("" any) in the name of one of their items or in
+// their book's URL, the case of ASCII letters aside.
+type listFilter struct{ State, Name string }
+
+// likeEscaper escapes LIKE's wildcards (and its escape) in a text sought.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
+
+// list reads up to limit job ids that f selects, newest first, older than
+// seq before (0: from the newest); next is the cursor of the following
+// page (0: none). A request of an API_TOKENS_FILE client lists its own jobs
+// and those submitted without a client name (visible).
+func (q *Queue) list(ctx context.Context, limit int, before int64, f listFilter) (ids []string, next int64, err error) {
 	if before <= 0 {
 		before = 1<<63 - 1
 	}
-	query, args := `SELECT seq, id FROM archivekit_job WHERE seq < ? ORDER BY seq DESC LIMIT ?`, []any{before, limit + 1}
+	where, args := []string{"seq < ?"}, []any{before}
 	if me := service.ClientOf(ctx); me != "" {
-		query, args = `SELECT seq, id FROM archivekit_job WHERE seq < ? AND (client IS NULL OR client = ?) ORDER BY seq DESC LIMIT ?`, []any{before, me, limit + 1}
+		where, args = append(where, "(client IS NULL OR client = ?)"), append(args, me)
 	}
+	if f.State != "" {
+		where, args = append(where, "state = ?"), append(args, f.State)
+	}
+	if f.Name != "" {
+		// Case aside for ASCII letters (SQLite's LOWER knows no others,
+		// PostgreSQL's depends on the database's locale); other letters
+		// as written.
+		exact := "%" + likeEscaper.Replace(f.Name) + "%"
+		lower := strings.Map(func(r rune) rune {
+			if 'A' <= r && r <= 'Z' {
+				return r + 'a' - 'A'
+			}
+			return r
+		}, exact)
+		match := `(LOWER(%[1]s) LIKE ? ESCAPE '\' OR %[1]s LIKE ? ESCAPE '\')`
+		where = append(where, "("+fmt.Sprintf(match, "COALESCE(book_url, '')")+
+			" OR EXISTS (SELECT 1 FROM archivekit_item i WHERE i.job_id = archivekit_job.id AND "+fmt.Sprintf(match, "i.name")+"))")
+		args = append(args, lower, exact, lower, exact)
+	}
+	query := `SELECT seq, id FROM archivekit_job WHERE ` + strings.Join(where, " AND ") + ` ORDER BY seq DESC LIMIT ?`
+	args = append(args, limit+1)
 	rows, err := q.query(ctx, query, args...)
 	if err != nil {
 		return nil, 0, err

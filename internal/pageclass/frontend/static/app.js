@@ -538,7 +538,8 @@ let following = 0;
 
 // recentKey is where this browser keeps its recent jobs (localStorage): the
 // jobs it sent or opened, newest first, at most recentMax, each its id, the
-// service's submit time (created_at) and its file count (items). lastJobKey
+// service's submit time (created_at), its file count (items) and what it
+// is of (jobWhat). lastJobKey
 // is where it kept its last job's id before: taken into the list.
 const recentKey = "archivekit-pageclass-recent-jobs";
 const recentMax = 10;
@@ -570,8 +571,8 @@ function saveRecent(list) {
 function noteJob(st) {
   const list = recentJobs();
   const known = list.find((j) => j.id === st.id);
-  if (known) Object.assign(known, { submitted: st.created_at, files: st.items.total });
-  else list.unshift({ id: st.id, submitted: st.created_at, files: st.items.total });
+  if (known) Object.assign(known, { submitted: st.created_at, files: st.items.total, what: jobWhat(st) });
+  else list.unshift({ id: st.id, submitted: st.created_at, files: st.items.total, what: jobWhat(st) });
   saveRecent(list);
 }
 
@@ -580,14 +581,22 @@ function forgetJob(id) {
   saveRecent(recentJobs().filter((j) => j.id !== id));
 }
 
+// jobWhat says what the job of status st is of, by which a person tells
+// jobs apart: its book's address, else its first file's name ("" while
+// it has none).
+function jobWhat(st) {
+  if (st.book) return "book " + st.book;
+  return st.first_item ? "first " + st.first_item : "";
+}
+
 // jobEntry is a list entry of job id: a link to its address, its submit
-// time and file count, and a place for its state.
-function jobEntry(id, submitted, files) {
+// time, what it is of (jobWhat) and file count, and a place for its state.
+function jobEntry(id, submitted, files, what) {
   const li = document.createElement("li");
   const a = document.createElement("a");
   a.href = "#job=" + encodeURIComponent(id);
   a.textContent = "job " + id;
-  const about = [submitted ? "sent " + new Date(submitted).toLocaleString() : "",
+  const about = [submitted ? "sent " + new Date(submitted).toLocaleString() : "", what || "",
     typeof files === "number" ? files + " file(s)" : ""].filter(Boolean).join(", ");
   const state = document.createElement("span");
   state.className = "state";
@@ -605,7 +614,7 @@ async function showRecent() {
   const me = following;
   const list = recentJobs();
   $("recent-jobs").hidden = list.length === 0;
-  const items = list.map((j) => [j.id, ...jobEntry(j.id, j.submitted, j.files)]);
+  const items = list.map((j) => [j.id, ...jobEntry(j.id, j.submitted, j.files, j.what)]);
   $("recent-list").replaceChildren(...items.map(([, li]) => li));
   for (const [id, li, state] of items) {
     try {
@@ -623,7 +632,9 @@ async function showRecent() {
 // showServiceJobs lists the service's latest recentMax jobs (GET /jobs:
 // with API_TOKENS_FILE the client's own, else every job) that are not in
 // known, this browser's list: a batch sent from another browser or by a
-// program is found there too. "Older jobs" (#service-more) adds the next
+// program is found there too. With a search (jobFind: a state, a text of
+// an item's name or a book's address), the service's jobs that match,
+// this browser's among them. "Older jobs" (#service-more) adds the next
 // recentMax, as long as the service has more (its next link). Nothing is
 // shown when the service takes no jobs, wants a token this tab has not
 // been given (it is not asked for here), or a job was opened meanwhile
@@ -633,32 +644,65 @@ async function showServiceJobs(known, me) {
   if (!jobsEnabled) return;
   $("service-list").replaceChildren();
   $("service-more").hidden = true;
-  await addServiceJobs("/jobs?limit=" + recentMax, known, me);
+  $("service-none").hidden = true;
+  if (jobFind.state || jobFind.name) known = new Set(); // a search finds this browser's jobs too
+  let url = "/jobs?limit=" + recentMax;
+  if (jobFind.state) url += "&state=" + encodeURIComponent(jobFind.state);
+  if (jobFind.name) url += "&name=" + encodeURIComponent(jobFind.name);
+  $("service-intro").textContent = jobFind.state || jobFind.name
+    ? "Jobs on this service that match, newest first (with per-client tokens, those of your token only):"
+    : "Other jobs on this service, newest first (sent from another browser or by a program; with per-client tokens, those of your token only):";
+  await addServiceJobs(url, known, me);
 }
 
+// jobFind is the search of the service's jobs (#job-find): a state and a
+// text, each "" for any.
+let jobFind = { state: "", name: "" };
+
+$("job-find").addEventListener("submit", (e) => {
+  e.preventDefault();
+  jobFind = { state: $("find-state").value, name: $("find-name").value.trim() };
+  showServiceJobs(new Set(recentJobs().map((j) => j.id)), following);
+});
+
 // addServiceJobs adds the jobs of the page of GET /jobs at url that are
-// not in known to the service's list, and offers the next page.
+// not in known to the service's list, and offers the next page. The list
+// is shown once the service has any job, or a search is made, with the
+// search form; a search with no match says so, and so does one the
+// service refuses (its detail).
 async function addServiceJobs(url, known, me) {
   let page;
+  const searching = jobFind.state || jobFind.name;
   try {
     const r = await api(url, {}, false);
-    if (!r.ok) return;
+    if (!r.ok) {
+      if (searching && me === following) {
+        $("service-none").textContent = "The service refused the search: " + detailText(await r.json().catch(() => null), r.status);
+        $("service-none").hidden = false;
+      }
+      return;
+    }
     page = await r.json();
   } catch (_) {
     return; // the service did not answer: the page works without the list
   }
   if (me !== following) return;
-  const others = (page.jobs || []).filter((st) => st && typeof st.id === "string" && !known.has(st.id));
+  const jobs = page.jobs || [];
+  const others = jobs.filter((st) => st && typeof st.id === "string" && !known.has(st.id));
   $("service-list").append(...others.map((st) => {
     known.add(st.id);
-    const [li, state] = jobEntry(st.id, st.created_at, st.items ? st.items.total : null);
+    const [li, state] = jobEntry(st.id, st.created_at, st.items ? st.items.total : null, jobWhat(st));
     state.textContent = "(" + st.state + ")";
     return li;
   }));
   const more = $("service-more");
   more.hidden = !(typeof page.next === "string" && page.next.startsWith("/jobs?"));
   more.onclick = () => { more.hidden = true; addServiceJobs(page.next, known, following); };
-  $("service-jobs").hidden = $("service-list").children.length === 0 && more.hidden;
+  const empty = $("service-list").children.length === 0 && more.hidden;
+  $("service-none").textContent = searching ? "No job on this service matches." : "None beyond the jobs above.";
+  $("service-none").hidden = !empty;
+  if (!$("service-jobs").hidden) return;
+  $("service-jobs").hidden = jobs.length === 0 && !searching;
 }
 
 // submitJob sends the files as one job and returns its id and, by item,
