@@ -32,7 +32,8 @@ const (
 // resolved afterwards: flag, then config.txt, then (backend and output mode
 // only) the environment, then the built-in default.
 type cli struct {
-	InputPath       string           `arg:"" optional:"" name:"input_path" help:"File, directory, URL, or list of URLs and books (one a line) to translate (default: config input_path)."`
+	InputPath       string           `arg:"" optional:"" name:"input_path" help:"File, directory, URL, or list of URLs and books (one a line) to translate (default: config input_path). With --merge: a shard's output folder."`
+	ShardDirs       []string         `arg:"" optional:"" name:"shard_dir" help:"With --merge only: more shards' output folders."`
 	Output          string           `short:"o" help:"Output directory (default: config output)." placeholder:"DIR"`
 	SourceLang      string           `name:"source_lang" help:"Source language (ISO 639-1), or auto to detect (default: config source_lang, auto). Short form -src." placeholder:"LANG"`
 	TargetLang      string           `name:"target_lang" help:"Target language (default: config target_lang, en). Short form -tgt." placeholder:"LANG"`
@@ -51,7 +52,7 @@ type cli struct {
 	Shard           string           `help:"Translate only share i of n (numbered from 0), chosen by a hash of each input's path relative to input_path (of the URL for URL lists), so n runs with 0/n ... n-1/n translate every input exactly once." placeholder:"I/N"`
 	Resume          bool             `help:"Continue an interrupted run: inputs the ledger (<output>/ledger/) records as translated or failed, with the same content and the same configuration, and whose outputs are still there, are not translated again; an output edited since is kept, with a warning."`
 	RetryFailed     bool             `name:"retry-failed" help:"As --resume, but inputs that failed are translated again."`
-	Merge           bool             `help:"Merge the run metadata and failures tables of the shard runs (--shard i/n) in the output folder (-o) into one run metadata <stamp>_translator.json and one failures table; shards of another configuration, missing, repeated or unfinished shards are refused. Translates nothing."`
+	Merge           bool             `help:"Merge the run metadata and failures tables of the shard runs (--shard i/n) in the output folder (-o), or in the shard folders named after it (their translations, logs, run metadata, failures tables and ledgers copied into -o), into one run metadata <stamp>_translator.json and one failures table; shards of another configuration, missing, repeated or unfinished shards are refused. Translates nothing."`
 	Pages           string           `help:"For a METS file or IIIF manifest input: the pages whose text files are translated, in OCR-D's page_id syntax (PHYS_0001..PHYS_0005, PHYS_00*, ~PHYS_0003 leaves one out); default every page." placeholder:"PAGES"`
 	TextGroup       []string         `name:"text-group" help:"For a METS input: take text files only from these fileGrp USE names (comma-separated or repeated); default every group, text files being recognised by their root element." placeholder:"USE"`
 	BookOut         bool             `name:"book-out" help:"For a METS input (file, or URL whose own locations are absolute): write <book>_<target>.mets.xml into the output folder, the input METS with one more fileGrp for the translated text files (named after its groups: OCR-D-MT-EN, FULLTEXT_EN), their fptrs and an agent for this tool; removing those gives the input back. For a IIIF manifest (file or URL): write one annotation page per canvas of the translated ALTO, PAGE-XML or hOCR lines (<book>_<target>_annotations/: W3C annotation pages for Presentation 3, sc:AnnotationLists for Presentation 2) and the derived manifest <book>_<target>.json linking them (annotations, or otherContent for Presentation 2) and the translated files (seeAlso). For a IIIF collection: the same for each of its manifests (<book>_<k>_<target>) and the derived collection <book>_<target>.json listing them. For a list or folder of books, each book's in the folder of its outputs. A book whose text files the shares of a --shard run share is written by a --resume --book-out run without --shard after them."`
@@ -109,8 +110,10 @@ type settings struct {
 	Shard shard.Spec
 	// Resume and RetryFailed continue a run from its ledger.
 	Resume, RetryFailed bool
-	// Merge combines the shard runs in Output.
-	Merge bool
+	// Merge combines the shard runs in Output, or in MergeFrom (the
+	// shards' output folders, copied into Output).
+	Merge     bool
+	MergeFrom []string
 	// Pages and TextGroups select a book's pages and METS text groups.
 	Pages      string
 	TextGroups []string
@@ -252,6 +255,9 @@ func (s *settings) setShard(c *cli) error {
 	if c.Merge && (c.Shard != "" || c.Resume || c.RetryFailed || c.DocumentJSON != "") {
 		return cliflags.Usage(errors.New("--merge combines finished shard runs: it takes no --shard, --resume, --retry-failed or --document-json"))
 	}
+	if !c.Merge && len(c.ShardDirs) > 0 {
+		return cliflags.Usage(fmt.Errorf("one input_path is translated at a time (%q follows it): give a folder or a list of files", c.ShardDirs[0]))
+	}
 	if !s.Shard.Whole() && s.DocJSON != "" {
 		return cliflags.Usage(fmt.Errorf("--shard with --document-json: one record cannot be accreted by several runs at once"))
 	}
@@ -260,6 +266,13 @@ func (s *settings) setShard(c *cli) error {
 
 // setFolders resolves the input and the output folder, which must differ.
 func (s *settings) setFolders(c *cli, p picker) error {
+	if c.Merge {
+		s.Output = p.pick("output", c.Output, "output", defOutput)
+		if c.InputPath != "" {
+			s.MergeFrom = append([]string{c.InputPath}, c.ShardDirs...)
+		}
+		return nil
+	}
 	s.Input = c.InputPath
 	if s.Input == "" {
 		s.Input = p.pick("", "", "input_path", defInput)

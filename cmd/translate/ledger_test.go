@@ -928,3 +928,69 @@ func TestResumeKeyHasLanguageOrder(t *testing.T) {
 		}
 	}
 }
+
+// Shards that wrote to output folders of their own (machines without a
+// shared folder) are merged into one with --merge -o OUT DIR...: OUT holds
+// the one-shot run's translations and logs byte for byte, one run
+// metadata with its counts, whose outputs are OUT's files, and the
+// shards' ledgers, so a --resume in OUT translates nothing. A file OUT
+// already holds with other content refuses the merge, naming it, and
+// nothing is copied. Before, --merge read one folder only.
+func TestMergeShardFolders(t *testing.T) {
+	api, args, whole := oneShotRecords(t)
+	var dirs []string
+	for i := 0; i < 3; i++ {
+		dir := t.TempDir()
+		if r := runCLI(t, newEnv(api), args(dir, "--shard", fmt.Sprintf("%d/3", i))...); r.code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, r.code, r.stderr)
+		}
+		dirs = append(dirs, dir)
+	}
+	want := outputs(t, whole)
+	// A file of another content where a shard's output goes.
+	blocked := t.TempDir()
+	var some string
+	for k := range want {
+		some = k
+		break
+	}
+	writeFile(t, filepath.Join(blocked, some), []byte("edited by hand\n"))
+	r := runCLI(t, newEnv(api), append([]string{"--merge", "-o", blocked}, dirs...)...)
+	if r.code != exitFailure || !strings.Contains(r.stderr, filepath.Join(blocked, some)) {
+		t.Errorf("merge over another file: exit %d: %s", r.code, r.stderr)
+	}
+	if got := outputs(t, blocked); len(got) != 1 {
+		t.Errorf("a refused merge copied %d files", len(got)-1)
+	}
+
+	out := filepath.Join(t.TempDir(), "merged")
+	if r := runCLI(t, newEnv(api), append([]string{"--merge", "-o", out}, dirs...)...); r.code != exitOK {
+		t.Fatalf("merge: exit %d: %s", r.code, r.stderr)
+	}
+	got := outputs(t, out)
+	if len(got) != len(want) {
+		t.Errorf("%d files merged, want %d", len(got), len(want))
+	}
+	for k, b := range want {
+		if !bytes.Equal(got[k], b) {
+			t.Errorf("%s differs from the one-shot run's", k)
+		}
+	}
+	metas, _ := filepath.Glob(filepath.Join(out, "*_translator.json"))
+	if len(metas) != 1 {
+		t.Fatalf("%d merged run metadata", len(metas))
+	}
+	d, w := readParadata(t, out), readParadata(t, whole)
+	if d.Statistics.SuccessfullyProcessed != w.Statistics.SuccessfullyProcessed || len(d.Outputs) != len(w.Outputs) {
+		t.Errorf("merged %d translated, %d outputs; one-shot %d, %d", d.Statistics.SuccessfullyProcessed, len(d.Outputs), w.Statistics.SuccessfullyProcessed, len(w.Outputs))
+	}
+	for _, o := range d.Outputs {
+		if _, err := os.Stat(o); err != nil || !strings.HasPrefix(o, out+string(filepath.Separator)) {
+			t.Errorf("merged output %s is not a file in %s: %v", o, out, err)
+		}
+	}
+	r = runCLI(t, newEnv(api), args(out, "--resume")...)
+	if r.code != exitOK || translated(t, r.stderr) != 0 {
+		t.Errorf("resume in the merged folder: exit %d, translated %d: %s", r.code, translated(t, r.stderr), r.stderr)
+	}
+}

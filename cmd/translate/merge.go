@@ -41,9 +41,17 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 	Error(string, ...any)
 }) int {
 	err := func() error {
-		files, _ := filepath.Glob(filepath.Join(s.Output, "*_translator_shard-*-of-*.json"))
-		if len(files) == 0 {
-			return cliflags.Usage(fmt.Errorf("--merge: no shard run metadata (*_translator_shard-<i>-of-<n>.json) in %s", s.Output))
+		dirs := s.MergeFrom
+		if len(dirs) == 0 {
+			dirs = []string{s.Output}
+		}
+		var files []string
+		for _, dir := range dirs {
+			m, _ := filepath.Glob(filepath.Join(dir, "*_translator_shard-*-of-*.json"))
+			if len(m) == 0 {
+				return cliflags.Usage(fmt.Errorf("--merge: no shard run metadata (*_translator_shard-<i>-of-<n>.json) in %s", dir))
+			}
+			files = append(files, m...)
 		}
 		var runs []shardDoc
 		for _, f := range files {
@@ -66,6 +74,9 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 		if errors.Is(err, shard.ErrUsage) {
 			return cliflags.Usage(err)
 		} else if err != nil {
+			return err
+		}
+		if err := gather(s.Output, chosen, log); err != nil {
 			return err
 		}
 		return writeMerged(s, comps, chosen, superseded, log)

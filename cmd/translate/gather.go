@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"archivekit/internal/atomicfile"
+	"archivekit/internal/regularfile"
+)
+
+// Shards that wrote to output folders of their own (on machines without a
+// shared folder) are merged into one: --merge -o OUT DIR... copies each
+// chosen shard run's translations and logs into OUT at their place in the
+// tree, with its run metadata, failures table and ledger files, before
+// the merged run metadata is written there. Every file is checked before
+// any is copied: one OUT already holds with other content, or an output a
+// shard lists that its folder lacks, refuses the merge, naming it.
+
+// gatherFile is a file of a shard's folder to copy into the merged one.
+type gatherFile struct{ from, to string }
+
+// gather copies into out what the chosen shard runs outside it wrote, and
+// points each run's Path and outputs at the copies.
+func gather(out string, runs []shardDoc, log interface{ Info(string, ...any) }) error {
+	var files []gatherFile
+	copied := map[string]string{} // destination → source
+	add := func(from, to string) error {
+		if prev, ok := copied[to]; ok && prev != from {
+			return fmt.Errorf("--merge: %s and %s would both be copied to %s", prev, from, to)
+		}
+		copied[to] = from
+		files = append(files, gatherFile{from, to})
+		return nil
+	}
+	moved := map[int][]string{} // run → its outputs, as copied
+	for i, r := range runs {
+		dir := filepath.Dir(r.Path)
+		if sameDir(dir, out) {
+			continue
+		}
+		recorded, _ := r.Doc.Config["output_dir"].(string)
+		for _, o := range r.Doc.Outputs {
+			rel, err := filepath.Rel(recorded, o)
+			if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+				return fmt.Errorf("--merge: %s lists output %s outside its output folder %s", r.Path, o, recorded)
+			}
+			if err := add(filepath.Join(dir, rel), filepath.Join(out, rel)); err != nil {
+				return err
+			}
+			moved[i] = append(moved[i], filepath.Join(out, rel))
+		}
+		for _, f := range []string{r.Path, failuresBeside(r.Path)} {
+			if err := add(f, filepath.Join(out, filepath.Base(f))); err != nil {
+				return err
+			}
+		}
+		ledgers, _ := filepath.Glob(filepath.Join(dir, LedgerFolder, "translate_*", "*.jsonl"))
+		for _, f := range ledgers {
+			rel, _ := filepath.Rel(dir, f)
+			if err := add(f, filepath.Join(out, rel)); err != nil {
+				return err
+			}
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	// Every file is read and checked before any is written.
+	data := make([][]byte, len(files))
+	for i, f := range files {
+		b, err := regularfile.Read(f.from)
+		if errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(f.from, "_failures.csv") {
+			data[i] = nil // a run stopped before its table: none to copy
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("--merge: %w", err)
+		}
+		if have, err := os.ReadFile(f.to); err == nil && !bytes.Equal(have, b) {
+			return fmt.Errorf("--merge: %s is already in %s with other content than %s: not overwritten (move it away)", f.to, out, f.from)
+		}
+		data[i] = b
+	}
+	n := 0
+	for i, f := range files {
+		if data[i] == nil {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(f.to), 0o755); err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(f.to, data[i], 0o644); err != nil {
+			return fmt.Errorf("--merge: %w", err)
+		}
+		n++
+	}
+	for i := range runs {
+		if to, ok := moved[i]; ok || !sameDir(filepath.Dir(runs[i].Path), out) {
+			runs[i].Doc.Outputs = to
+			runs[i].Path = filepath.Join(out, filepath.Base(runs[i].Path))
+		}
+	}
+	log.Info("shard folders gathered", "into", out, "files", n)
+	return nil
+}
+
+// failuresBeside is the failures table beside run metadata path.
+func failuresBeside(path string) string {
+	return strings.TrimSuffix(path, ".json") + "_failures.csv"
+}
