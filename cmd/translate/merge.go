@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"archivekit/internal/cliflags"
@@ -41,17 +43,9 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 	Error(string, ...any)
 }) int {
 	err := func() error {
-		dirs := s.MergeFrom
-		if len(dirs) == 0 {
-			dirs = []string{s.Output}
-		}
-		var files []string
-		for _, dir := range dirs {
-			m, _ := filepath.Glob(filepath.Join(dir, "*_translator_shard-*-of-*.json"))
-			if len(m) == 0 {
-				return cliflags.Usage(fmt.Errorf("--merge: no shard run metadata (*_translator_shard-<i>-of-<n>.json) in %s", dir))
-			}
-			files = append(files, m...)
+		files, err := shardFiles(s.Output, s.MergeFrom, log)
+		if err != nil {
+			return err
 		}
 		var runs []shardDoc
 		for _, f := range files {
@@ -92,6 +86,49 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 		log.Error("merge failed", "err", err)
 		return exitFailure
 	}
+}
+
+// shardFiles lists the shard run metadata in out and in the folders dirs,
+// once each: a run's file copied into out by an earlier merge is taken
+// from out. A folder of dirs that holds none (the input folder, given as
+// the command that ran the shards had it) is passed over, said in the log:
+// a shard missing for it is refused by the merge.
+func shardFiles(out string, dirs []string, log interface{ Info(string, ...any) }) ([]string, error) {
+	glob := func(dir string) []string {
+		m, _ := filepath.Glob(filepath.Join(dir, "*_translator_shard-*-of-*.json"))
+		return m
+	}
+	files := glob(out)
+	have := map[string]string{}
+	for _, f := range files {
+		have[filepath.Base(f)] = f
+	}
+	for _, dir := range dirs {
+		if sameDir(dir, out) {
+			continue
+		}
+		m := glob(dir)
+		if len(m) == 0 {
+			log.Info("--merge: no shard run metadata in this folder: passed over", "folder", dir)
+			continue
+		}
+		for _, f := range m {
+			if prev, ok := have[filepath.Base(f)]; ok {
+				a, _ := os.ReadFile(prev)
+				b, _ := os.ReadFile(f)
+				if !bytes.Equal(a, b) {
+					return nil, cliflags.Usage(fmt.Errorf("--merge: %s and %s are two runs of one name", prev, f))
+				}
+				continue
+			}
+			have[filepath.Base(f)] = f
+			files = append(files, f)
+		}
+	}
+	if len(files) == 0 {
+		return nil, cliflags.Usage(fmt.Errorf("--merge: no shard run metadata (*_translator_shard-<i>-of-<n>.json) in %s", strings.Join(append([]string{out}, dirs...), ", ")))
+	}
+	return files, nil
 }
 
 // sameShardConfig refuses a shard run b that is not of a's run: another
