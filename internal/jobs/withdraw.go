@@ -75,20 +75,29 @@ func (q *Queue) Withdraw(ctx context.Context, name string, status int, reason se
 		q.withdrawing[ref] = o
 		q.mu.Unlock()
 	case Succeeded:
-		if q.pool == nil {
-			if err := q.writeAnswer(ref.job, ref.index, o.out); err != nil {
-				return true, err
-			}
-		}
+		// Only while the job runs: one that ends meanwhile keeps its
+		// answers, which its run metadata counts.
 		query, args := q.outcomeUpdate(ref.job, ref.index, o, Succeeded)
-		res, err := q.exec(ctx, query, args...)
+		query += ` AND EXISTS (SELECT 1 FROM archivekit_job WHERE id = ? AND state = 'running')`
+		res, err := q.exec(ctx, query, append(args, ref.job)...)
 		if err != nil {
 			return true, fmt.Errorf("job %s item %d not withdrawn: %w", ref.job, ref.index, err)
 		}
-		if n, _ := res.RowsAffected(); n > 0 {
-			q.log.Warn("job item withdrawn", "job", ref.job, "item", ref.index, "reason", string(reason), "detail", detail)
-			q.count(metricItems, Failed)
-			q.notify()
+		if n, _ := res.RowsAffected(); n == 0 {
+			// The job ended meanwhile, or the item was withdrawn by
+			// another call: its success stands in the first case only.
+			err := q.queryRow(ctx, `SELECT state FROM archivekit_item WHERE job_id = ? AND idx = ?`, ref.job, ref.index).Scan(&item)
+			return err == nil && item == Succeeded, err
+		}
+		q.log.Warn("job item withdrawn", "job", ref.job, "item", ref.index, "reason", string(reason), "detail", detail)
+		q.count(metricItems, Failed)
+		q.notify()
+		if q.pool == nil {
+			// SQLite keeps answers in files: the failure's replaces the
+			// document (on PostgreSQL the update above did).
+			if err := q.writeAnswer(ref.job, ref.index, o.out); err != nil {
+				return false, fmt.Errorf("job %s item %d withdrawn, but its answer not replaced: %w", ref.job, ref.index, err)
+			}
 		}
 	}
 	return false, nil
