@@ -961,6 +961,10 @@ var refusedSamples = map[vips.BandFormat]string{
 // memory allocated by libvips that free releases; with factor over 1 the
 // page (Doc.streams) is read again reduced by factor (reduceFactor).
 func (d *Doc) decode(i int, ref *vips.ImageRef, factor float64) (img Image, free func(), err error) {
+	orient := d.orient
+	if d.typ == vips.ImageTypeTIFF && i > 0 && d.bigTIFF == nil {
+		orient = tiffPageOrientation(d.data, i) // each page's own directory
+	}
 	if factor > 1 {
 		opts := ""
 		if d.typ == vips.ImageTypeTIFF {
@@ -979,8 +983,8 @@ func (d *Doc) decode(i int, ref *vips.ImageRef, factor float64) (img Image, free
 		return Image{}, nil, err
 	}
 	if !d.IsPDF() {
-		if d.orient != 0 {
-			if err := ref.SetOrientation(d.orient); err != nil {
+		if orient != 0 {
+			if err := ref.SetOrientation(orient); err != nil {
 				return Image{}, nil, vipsErr("orientation", err, "")
 			}
 		}

@@ -22,8 +22,8 @@ import (
 //   - XMP, as tiff:Orientation (written by Adobe's tools, exiftool and
 //     many image editors beside or instead of EXIF), in a PNG's iTXt
 //     chunk, a JPEG's APP1 segment or a WebP's XMP chunk;
-//     and, where a one-page TIFF has no Orientation tag, in its XMP tag
-//     (libvips gives every TIFF orientation 1 then);
+//     and, where a TIFF page's directory has no Orientation tag, in its
+//     XMP tag (libvips gives every TIFF orientation 1 then);
 //   - ImageMagick's "Raw profile type exif" PNG text chunk: the EXIF
 //     block as hexadecimal text, which ImageMagick writes instead of an
 //     eXIf chunk.
@@ -76,20 +76,92 @@ func metaOrientation(ref *vips.ImageRef, typ vips.ImageType, data []byte) int {
 	return 0
 }
 
-// tiffXMPOrientation is the orientation a one-page TIFF without an
-// Orientation tag gives in its XMP packet (tag 700), as Pillow turns it;
-// libvips gives every TIFF an orientation, 1 where the tag is absent, so
-// the tag is looked for in the file's first directory. A TIFF of several
-// pages is not looked at: each page has its own directory, and the turn
-// here is one for the whole file.
+// tiffXMPOrientation is the orientation the first page of a TIFF without
+// an Orientation tag gives in its XMP packet (tag 700), as Pillow turns
+// it; libvips gives every TIFF an orientation, 1 where the tag is absent,
+// so the tag is looked for in the file's first directory. The other pages
+// of a TIFF of several pages each have a directory of their own, read when
+// the page is decoded (tiffPageOrientation).
 func tiffXMPOrientation(ref *vips.ImageRef, fields []string, data []byte) int {
-	if ref.Pages() > 1 || !slices.Contains(fields, "xmp-data") {
+	if !slices.Contains(fields, "xmp-data") {
 		return 0
 	}
 	if _, ok := exifOrientation(data); ok {
 		return 0 // its own tag, which libvips applies
 	}
 	return upright(xmpOrientation(ref.GetBlob("xmp-data")))
+}
+
+// tiffPageOrientation is the orientation page (0-based) of a TIFF gives in
+// the XMP packet of its own directory where that directory has no
+// Orientation tag (libvips applies the tag), as Pillow turns each page of
+// a multi-page TIFF; 0 for none, upright, or a directory that cannot be
+// reached (a broken chain; a BigTIFF, whose directories are not read here).
+func tiffPageOrientation(data []byte, page int) int {
+	own, xmp, ok := tiffDirectory(data, page)
+	if !ok || own || xmp == nil {
+		return 0
+	}
+	return upright(xmpOrientation(xmp))
+}
+
+// maxTIFFPages bounds the directories tiffDirectory walks; maxTIFFXMP the
+// XMP packet it returns (some kilobytes in real files).
+const (
+	maxTIFFPages = 1 << 16
+	maxTIFFXMP   = 1 << 20
+)
+
+// tiffDirectory reads directory page (0-based) of a classic TIFF: whether
+// it has an Orientation tag, and its XMP packet (tag 700, nil for none or
+// one over maxTIFFXMP or past the file's end). ok is false where the
+// directory cannot be reached.
+func tiffDirectory(data []byte, page int) (orientation bool, xmp []byte, ok bool) {
+	if len(data) < 8 || page < 0 || page >= maxTIFFPages {
+		return false, nil, false
+	}
+	order, ok := tiffOrder(data)
+	if !ok {
+		return false, nil, false
+	}
+	size := int64(len(data))
+	off := int64(order.Uint32(data[4:8]))
+	seen := map[int64]bool{}
+	for k := 0; ; k++ {
+		if off < 8 || off+2 > size || seen[off] {
+			return false, nil, false
+		}
+		seen[off] = true
+		n := int64(order.Uint16(data[off:]))
+		end := off + 2 + 12*n
+		if end+4 > size {
+			return false, nil, false
+		}
+		if k < page {
+			off = int64(order.Uint32(data[end:]))
+			continue
+		}
+		for i := range n {
+			e := off + 2 + 12*i
+			switch order.Uint16(data[e:]) {
+			case 0x0112:
+				orientation = true
+			case 700: // XMP: BYTE or UNDEFINED
+				typ, count := order.Uint16(data[e+2:]), int64(order.Uint32(data[e+4:]))
+				if (typ != 1 && typ != 7) || count > maxTIFFXMP {
+					continue
+				}
+				at := e + 8 // four bytes or fewer are held in the entry
+				if count > 4 {
+					at = int64(order.Uint32(data[e+8:]))
+				}
+				if at >= 0 && at+count <= size {
+					xmp = data[at : at+count]
+				}
+			}
+		}
+		return orientation, xmp, true
+	}
 }
 
 // pngRawProfile returns the text of a PNG's "Raw profile type exif" chunk:
@@ -236,13 +308,8 @@ func exifOrientation(b []byte) (o int, ok bool) {
 	if len(b) < 8 {
 		return 0, false
 	}
-	var order binary.ByteOrder
-	switch string(b[:4]) {
-	case "II*\x00":
-		order = binary.LittleEndian
-	case "MM\x00*":
-		order = binary.BigEndian
-	default:
+	order, ok := tiffOrder(b)
+	if !ok {
 		return 0, false
 	}
 	off := int64(order.Uint32(b[4:8]))
@@ -265,6 +332,17 @@ func exifOrientation(b []byte) (o int, ok bool) {
 		return int(order.Uint16(b[e+8:])), true
 	}
 	return 0, false
+}
+
+// tiffOrder is the byte order of a classic TIFF header (EXIF's too).
+func tiffOrder(b []byte) (binary.ByteOrder, bool) {
+	switch {
+	case bytes.HasPrefix(b, []byte("II*\x00")):
+		return binary.LittleEndian, true
+	case bytes.HasPrefix(b, []byte("MM\x00*")):
+		return binary.BigEndian, true
+	}
+	return nil, false
 }
 
 // xmpTiffOrientation finds tiff:Orientation in an XMP packet, written as

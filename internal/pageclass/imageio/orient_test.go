@@ -10,6 +10,7 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"os"
 	"strings"
 	"testing"
 
@@ -381,5 +382,80 @@ func TestOrientationIsolated(t *testing.T) {
 	samePages(t, local, remote)
 	if img, err := remote.Page(0); err != nil || img.W != 16 || img.H != 32 {
 		t.Errorf("decoded in a decoder process: %d×%d (%v), want 16×32, turned", img.W, img.H, err)
+	}
+}
+
+// TestTIFFPagesOrientation: each page of a TIFF of several pages is
+// turned by the XMP packet of its own directory where that directory has
+// no Orientation tag, as Pillow 13's exif_transpose turns each frame (the
+// four pages' turns checked against it); a page's own tag wins. Before,
+// the XMP of a TIFF of several pages was not read at all.
+func TestTIFFPagesOrientation(t *testing.T) {
+	xmp := func(o string) []byte {
+		return []byte(`<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
+			`<rdf:Description rdf:about="" xmlns:tiff="http://ns.adobe.com/tiff/1.0/" tiff:Orientation="` + o + `"/></rdf:RDF></x:xmpmeta>`)
+	}
+	data := hostile.RGBTIFFPages(
+		hostile.RGBPage{Img: stored(), XMP: xmp("6")},
+		hostile.RGBPage{Img: stored(), XMP: xmp("3")},
+		hostile.RGBPage{Img: stored(), Orientation: 1, XMP: xmp("6")},
+		hostile.RGBPage{Img: stored()},
+	)
+	if path := os.Getenv("ARCHIVEKIT_WRITE_TIFF"); path != "" {
+		_ = os.WriteFile(path, data, 0o644) // for the comparison with Pillow
+	}
+	doc, err := DefaultOptions.Decode(data, "pages.tif")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Pages() != 4 {
+		t.Fatalf("%d pages, want 4", doc.Pages())
+	}
+	for i, want := range []int{6, 3, 0, 0} {
+		img, err := doc.Page(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _, b := img.At(img.W/8, img.H/8) // red at the stored page's left, now where its turn put it
+		got := 0
+		switch {
+		case img.W < img.H:
+			got = 6 // the left edge turned to the top
+		case b > r:
+			got = 3 // upside down: blue on the left
+		}
+		if got != want {
+			t.Errorf("page %d: %d×%d turned %d, want %d", i+1, img.W, img.H, got, want)
+		}
+	}
+}
+
+// TestTIFFDirectory: a directory past the chain's end, a chain that loops
+// back, a file cut short, a BigTIFF and no TIFF are not reached, and give
+// no turn.
+func TestTIFFDirectory(t *testing.T) {
+	two := hostile.RGBTIFFPages(hostile.RGBPage{Img: stored()}, hostile.RGBPage{Img: stored(), Orientation: 3})
+	looped := append([]byte{}, two...)
+	binary.LittleEndian.PutUint32(looped[8+2+10*12:], 8) // the first directory's next is itself
+	for _, c := range []struct {
+		name string
+		data []byte
+		page int
+		ok   bool
+	}{
+		{"second page", two, 1, true},
+		{"past the last", two, 2, false},
+		{"loop", looped, 1, false},
+		{"cut short", two[:20], 0, false},
+		{"bigtiff", hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true}, image.NewGray(image.Rect(0, 0, 4, 4))), 0, false},
+		{"no tiff", []byte("not a tiff at all"), 0, false},
+	} {
+		own, _, ok := tiffDirectory(c.data, c.page)
+		if ok != c.ok || (c.name == "second page" && !own) {
+			t.Errorf("%s: own tag %v, reached %v; want reached %v", c.name, own, ok, c.ok)
+		}
+		if tiffPageOrientation(c.data, c.page) != 0 {
+			t.Errorf("%s: turned", c.name)
+		}
 	}
 }

@@ -279,60 +279,71 @@ func RGBTIFF(w io.Writer, img *image.RGBA) error { return RGBTIFFWith(w, img, 0,
 // is not 0, and an XMP packet (tag 700, after the pixels) when xmp is not
 // nil.
 func RGBTIFFWith(w io.Writer, img *image.RGBA, orientation int, xmp []byte) error {
-	b := img.Bounds()
-	width, height := b.Dx(), b.Dy()
-	entries := 10
-	if orientation != 0 {
-		entries++
-	}
-	if xmp != nil {
-		entries++
-	}
-	ifd := 8
-	data := ifd + 2 + entries*12 + 4 + 6 // after the IFD and BitsPerSample's three values
+	_, err := w.Write(RGBTIFFPages(RGBPage{Img: img, Orientation: orientation, XMP: xmp}))
+	return err
+}
+
+// RGBPage is a page of RGBTIFFPages: its image, its Orientation tag (none
+// for 0) and its XMP packet (none for nil).
+type RGBPage struct {
+	Img         *image.RGBA
+	Orientation int
+	XMP         []byte
+}
+
+// RGBTIFFPages is a TIFF of the pages in order, each as RGBTIFFWith writes
+// one: its directory, BitsPerSample's values, its pixels, its XMP packet;
+// each directory links the next.
+func RGBTIFFPages(pages ...RGBPage) []byte {
 	var buf bytes.Buffer
 	le := binary.LittleEndian
+	put := func(v any) { _ = binary.Write(&buf, le, v) }
 	buf.Write([]byte("II*\x00"))
-	_ = binary.Write(&buf, le, uint32(ifd))
-	_ = binary.Write(&buf, le, uint16(entries))
-	entry := func(tag, typ uint16, count, value uint32) {
-		_ = binary.Write(&buf, le, tag)
-		_ = binary.Write(&buf, le, typ)
-		_ = binary.Write(&buf, le, count)
-		_ = binary.Write(&buf, le, value)
-	}
-	const undefined, short, long = 7, 3, 4
-	entry(256, long, 1, uint32(width))   // ImageWidth
-	entry(257, long, 1, uint32(height))  // ImageLength
-	entry(258, short, 3, uint32(data-6)) // BitsPerSample, at the offset
-	entry(259, short, 1, 1)              // Compression: none
-	entry(262, short, 1, 2)              // PhotometricInterpretation: RGB
-	entry(273, long, 1, uint32(data))    // StripOffsets
-	if orientation != 0 {
-		entry(274, short, 1, uint32(orientation)) // Orientation
-	}
-	entry(277, short, 1, 3)                     // SamplesPerPixel
-	entry(278, long, 1, uint32(height))         // RowsPerStrip
-	entry(279, long, 1, uint32(width*height*3)) // StripByteCounts
-	entry(284, short, 1, 1)                     // PlanarConfiguration: chunky
-	if xmp != nil {
-		entry(700, undefined, uint32(len(xmp)), uint32(data+width*height*3)) // XMP, after the pixels
-	}
-	_ = binary.Write(&buf, le, uint32(0))          // no next IFD
-	_ = binary.Write(&buf, le, [3]uint16{8, 8, 8}) // BitsPerSample's values
-	if _, err := w.Write(buf.Bytes()); err != nil {
-		return err
-	}
-	row := make([]byte, width*3)
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := 0; x < width; x++ {
-			c := img.RGBAAt(b.Min.X+x, y)
-			row[3*x], row[3*x+1], row[3*x+2] = c.R, c.G, c.B
+	put(uint32(8))
+	for k, p := range pages {
+		b := p.Img.Bounds()
+		width, height := b.Dx(), b.Dy()
+		entries := 10
+		if p.Orientation != 0 {
+			entries++
 		}
-		if _, err := w.Write(row); err != nil {
-			return err
+		if p.XMP != nil {
+			entries++
 		}
+		ifd := buf.Len()
+		data := ifd + 2 + entries*12 + 4 + 6 // after the IFD and BitsPerSample's three values
+		next := 0
+		if k < len(pages)-1 {
+			next = data + width*height*3 + len(p.XMP)
+		}
+		put(uint16(entries))
+		entry := func(tag, typ uint16, count, value uint32) { put(tag); put(typ); put(count); put(value) }
+		const undefined, short, long = 7, 3, 4
+		entry(256, long, 1, uint32(width))   // ImageWidth
+		entry(257, long, 1, uint32(height))  // ImageLength
+		entry(258, short, 3, uint32(data-6)) // BitsPerSample, at the offset
+		entry(259, short, 1, 1)              // Compression: none
+		entry(262, short, 1, 2)              // PhotometricInterpretation: RGB
+		entry(273, long, 1, uint32(data))    // StripOffsets
+		if p.Orientation != 0 {
+			entry(274, short, 1, uint32(p.Orientation)) // Orientation
+		}
+		entry(277, short, 1, 3)                     // SamplesPerPixel
+		entry(278, long, 1, uint32(height))         // RowsPerStrip
+		entry(279, long, 1, uint32(width*height*3)) // StripByteCounts
+		entry(284, short, 1, 1)                     // PlanarConfiguration: chunky
+		if p.XMP != nil {
+			entry(700, undefined, uint32(len(p.XMP)), uint32(data+width*height*3)) // XMP, after the pixels
+		}
+		put(uint32(next))
+		put([3]uint16{8, 8, 8}) // BitsPerSample's values
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := 0; x < width; x++ {
+				c := p.Img.RGBAAt(b.Min.X+x, y)
+				buf.Write([]byte{c.R, c.G, c.B})
+			}
+		}
+		buf.Write(p.XMP)
 	}
-	_, err := w.Write(xmp)
-	return err
+	return buf.Bytes()
 }
