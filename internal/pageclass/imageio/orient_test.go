@@ -459,3 +459,16 @@ func TestTIFFDirectory(t *testing.T) {
 		}
 	}
 }
+
+// FuzzTIFFDirectory: any bytes, any page: tiffDirectory neither panics nor
+// returns an XMP packet outside the data or over its bound.
+func FuzzTIFFDirectory(f *testing.F) {
+	f.Add(hostile.RGBTIFFPages(hostile.RGBPage{Img: stored()}, hostile.RGBPage{Img: stored(), XMP: []byte("<x/>")}), 1)
+	f.Add([]byte("MM\x00*\x00\x00\x00\x08\x00\x01\x02\xbc\x00\x07\x00\x00\x00\x02AB\x00\x00\x00\x00\x00\x00"), 0)
+	f.Fuzz(func(t *testing.T, data []byte, page int) {
+		_, xmp, _ := tiffDirectory(data, page)
+		if len(xmp) > maxTIFFXMP || len(xmp) > len(data) {
+			t.Fatalf("xmp of %d bytes from %d", len(xmp), len(data))
+		}
+	})
+}
