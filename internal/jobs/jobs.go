@@ -237,9 +237,12 @@ type Queue struct {
 	changed chan struct{}
 	// cancels cancels the context of each job running in this process.
 	cancels map[string]context.CancelFunc
-	// withdrawing are the items running here that Withdraw named: their
-	// success is recorded as the withdrawal's failure.
-	withdrawing map[itemRef]outcome
+	// withdrawing orders Withdraw (held alone) against the recording of
+	// items' ends (held shared); withdrawals are the items running here
+	// that Withdraw named, whose success is recorded as the withdrawal's
+	// failure (guarded by mu).
+	withdrawing sync.RWMutex
+	withdrawals map[itemRef]outcome
 }
 
 // argsKind is the River job kind of a job.

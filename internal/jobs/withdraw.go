@@ -54,6 +54,8 @@ func (q *Queue) Withdraw(ctx context.Context, name string, status int, reason se
 	if !ok {
 		return false, nil
 	}
+	q.withdrawing.Lock()
+	defer q.withdrawing.Unlock()
 	var item, job string
 	err = q.queryRow(ctx, `SELECT i.state, j.state FROM archivekit_item i JOIN archivekit_job j ON j.id = i.job_id WHERE i.job_id = ? AND i.idx = ?`, ref.job, ref.index).
 		Scan(&item, &job)
@@ -69,10 +71,10 @@ func (q *Queue) Withdraw(ctx context.Context, name string, status int, reason se
 	switch item {
 	case Queued:
 		q.mu.Lock()
-		if q.withdrawing == nil {
-			q.withdrawing = map[itemRef]outcome{}
+		if q.withdrawals == nil {
+			q.withdrawals = map[itemRef]outcome{}
 		}
-		q.withdrawing[ref] = o
+		q.withdrawals[ref] = o
 		q.mu.Unlock()
 	case Succeeded:
 		// Only while the job runs: one that ends meanwhile keeps its
@@ -116,8 +118,8 @@ func withdrawn(status int, reason service.Reason, detail string) outcome {
 func (q *Queue) withdrawOnEnd(id string, i int, o outcome) (outcome, error) {
 	ref := itemRef{id, i}
 	q.mu.Lock()
-	w, ok := q.withdrawing[ref]
-	delete(q.withdrawing, ref)
+	w, ok := q.withdrawals[ref]
+	delete(q.withdrawals, ref)
 	q.mu.Unlock()
 	if !ok || o.state != Succeeded {
 		return o, nil

@@ -326,6 +326,10 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *f
 	if annErr != nil {
 		q.log.Warn("item summary not stored", "job", id, "item", it.Index, "err", annErr.Error())
 	}
+	// A withdrawal (Withdraw) sees the item either before its end is
+	// recorded, and is applied here, or after.
+	q.withdrawing.RLock()
+	defer q.withdrawing.RUnlock()
 	if o, err = q.withdrawOnEnd(id, it.Index, o); err != nil {
 		return err
 	}
