@@ -265,7 +265,7 @@ test: deps native fixtures pytools pretrained pdfium mirador dist
 	ARCHIVEKIT_DIST_TARBALL='$(DIST_TARBALL)' ARCHIVEKIT_SHARED='$(SHARED)' $(GO) test -count=1 -timeout 30m ./...
 	$(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 	$(GO) test -race -count=1 -run Isolated ./internal/pageclass/imageio
-	$(GO) test -race -count=1 -run 'ItemWorkers|Lookahead|Ready|BookFetchAhead' ./internal/jobs ./internal/lookahead
+	$(GO) test -race -count=1 -run 'ItemWorkers|Withdraw|Lookahead|Ready|BookFetchAhead' ./internal/jobs ./internal/lookahead
 	$(MAKE) --no-print-directory test-manifests
 	$(VENV_PY) -m pytest -q -p no:cacheprovider tools/test_export.py
 
