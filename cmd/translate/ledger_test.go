@@ -984,6 +984,9 @@ func TestMergeShardFolders(t *testing.T) {
 	if d.Statistics.SuccessfullyProcessed != w.Statistics.SuccessfullyProcessed || len(d.Outputs) != len(w.Outputs) {
 		t.Errorf("merged %d translated, %d outputs; one-shot %d, %d", d.Statistics.SuccessfullyProcessed, len(d.Outputs), w.Statistics.SuccessfullyProcessed, len(w.Outputs))
 	}
+	if d.Config["output_dir"] != out {
+		t.Errorf("merged output_dir %v, want %s", d.Config["output_dir"], out)
+	}
 	for _, o := range d.Outputs {
 		if _, err := os.Stat(o); err != nil || !strings.HasPrefix(o, out+string(filepath.Separator)) {
 			t.Errorf("merged output %s is not a file in %s: %v", o, out, err)

@@ -263,6 +263,7 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 		return err
 	}
 	d.Config["failures_table"] = fpath
+	d.Config["output_dir"] = s.Output // the shards' own, for shards merged from folders of their own
 	d.Config["merged_shards"] = list
 	d.Config["shards"] = len(runs)
 	if err := paradata.WriteJSON(path, d); err != nil {
