@@ -927,8 +927,8 @@ func TestFrontendServiceJobsOlder(t *testing.T) {
 }
 
 // TestFrontendJobFind: the web page finds the service's jobs by a file
-// name (the case of its letters aside) and by state, this browser's own
-// among them, each entry naming its first file; a search with no match
+// name (the case of its letters aside), by state and by the day they were
+// sent, this browser's own among them, each entry naming its first file; a search with no match
 // says so. Before, the lists showed ids and times only, with no search.
 func TestFrontendJobFind(t *testing.T) {
 	ctx := chromium(t)
@@ -946,22 +946,30 @@ func TestFrontendJobFind(t *testing.T) {
 		ids = append(ids, waitJob(t, s, ts.URL, submitForm(t, ts.URL, parts...)).ID)
 	}
 	entries := `[...document.querySelectorAll('#service-list li')].map(li => li.textContent)`
-	find := func(name, state string, n int, got *[]string) chromedp.Tasks {
+	// find searches by name, state and the days from days after today
+	// (in the browser's time zone; any day for anyDay).
+	find := func(name, state string, days int, n int, got *[]string) chromedp.Tasks {
 		return chromedp.Tasks{
-			chromedp.Evaluate(fmt.Sprintf(`document.querySelector('#find-name').value = %q; document.querySelector('#find-state').value = %q`, name, state), nil),
+			chromedp.Evaluate(fmt.Sprintf(`document.querySelector('#find-name').value = %q; document.querySelector('#find-state').value = %q;
+				{ const d = new Date(); d.setDate(d.getDate() + %d); const pad = (n) => String(n).padStart(2, "0");
+				  document.querySelector('#find-from').value = %d === 99 ? "" : d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()); }`,
+				name, state, days, days), nil),
 			chromedp.Click("#job-find button", chromedp.ByQuery),
 			chromedp.Poll(fmt.Sprintf(`document.querySelectorAll('#service-list li').length === %d && (%d > 0 || !document.querySelector('#service-none').hidden)`, n, n), nil),
 			chromedp.Evaluate(entries, got),
 		}
 	}
-	var letters, failed, none []string
+	const anyDay = 99
+	var letters, failed, today, tomorrow, none []string
 	var noneSays string
 	err := chromedp.Run(ctx,
 		chromedp.Navigate(ts.URL+"/frontend"),
 		chromedp.WaitVisible("#job-find"),
-		find("LETTERS", "", 2, &letters),
-		find("", "failed", 3, &failed),
-		find("letters", "succeeded", 0, &none),
+		find("LETTERS", "", anyDay, 2, &letters),
+		find("", "failed", anyDay, 3, &failed),
+		find("", "", -1, 3, &today), // from yesterday: today's too, midnight or not
+		find("", "", 1, 0, &tomorrow),
+		find("letters", "succeeded", anyDay, 0, &none),
 		chromedp.Evaluate(`document.querySelector('#service-none').textContent`, &noneSays),
 	)
 	if err != nil {
@@ -973,5 +981,8 @@ func TestFrontendJobFind(t *testing.T) {
 	}
 	if len(failed) != 3 || len(none) != 0 || noneSays != "No job on this service matches." {
 		t.Errorf("found by state: %q; by name and state: %q (%q)", failed, none, noneSays)
+	}
+	if len(today) != 3 || len(tomorrow) != 0 {
+		t.Errorf("sent from yesterday: %q; from tomorrow: %q", today, tomorrow)
 	}
 }

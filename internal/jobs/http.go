@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -521,10 +522,11 @@ type Page struct {
 // maxListName bounds the text GET /jobs?name= seeks, in bytes.
 const maxListName = 200
 
-// List serves GET /jobs?limit=N&before=C&state=S&name=T: the jobs,
-// newest first, N a page (default 50, at most 500), those in state S and
-// those with T in an item's name or their book's URL when asked; next
-// names the following page, with the same filter.
+// List serves GET /jobs?limit=N&before=C&state=S&name=T&since=A&until=B:
+// the jobs, newest first, N a page (default 50, at most 500), those in
+// state S, with T in an item's name or their book's URL, and submitted at
+// or after A and before B (RFC 3339) when asked; next names the following
+// page, with the same filter.
 func (q *Queue) List(w http.ResponseWriter, r *http.Request) {
 	limit, before := 50, int64(0)
 	var bad []service.ValidationError
@@ -534,6 +536,18 @@ func (q *Queue) List(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(f.Name) > maxListName || !utf8.ValidString(f.Name) {
 		bad = append(bad, service.ValidationError{Loc: []any{"query", "name"}, Msg: fmt.Sprintf("name is a text of at most %d bytes (UTF-8)", maxListName), Type: "value_error"})
+	}
+	for _, b := range []struct {
+		key string
+		t   *time.Time
+	}{{"since", &f.Since}, {"until", &f.Until}} {
+		if v := r.URL.Query().Get(b.key); v != "" {
+			t, err := time.Parse(time.RFC3339, v)
+			if err != nil {
+				bad = append(bad, service.ValidationError{Loc: []any{"query", b.key}, Msg: b.key + " is a time in RFC 3339 (2026-11-28T09:00:00Z)", Type: "value_error"})
+			}
+			*b.t = t
+		}
 	}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -574,6 +588,12 @@ func (q *Queue) List(w http.ResponseWriter, r *http.Request) {
 		}
 		if f.Name != "" {
 			p.Next += "&name=" + url.QueryEscape(f.Name)
+		}
+		if !f.Since.IsZero() {
+			p.Next += "&since=" + url.QueryEscape(f.Since.Format(time.RFC3339Nano))
+		}
+		if !f.Until.IsZero() {
+			p.Next += "&until=" + url.QueryEscape(f.Until.Format(time.RFC3339Nano))
 		}
 	}
 	service.WriteJSON(w, http.StatusOK, p)

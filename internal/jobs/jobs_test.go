@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -1196,16 +1197,18 @@ func testUnavailableRetried(t *testing.T, newStore store) {
 	}
 }
 
-// TestListFilter: GET /jobs?state= lists the jobs in that state, and
-// ?name= those with the text in an item's name, ASCII letters' case aside
-// and LIKE's wildcards taken as written; the next link keeps the filter.
-// Each job says its first item's name. A state that is none, or a text
-// over 200 bytes, is refused.
+// TestListFilter: GET /jobs?state= lists the jobs in that state, ?name=
+// those with the text in an item's name, ASCII letters' case aside and
+// LIKE's wildcards taken as written, and ?since= and ?until= those
+// submitted in that time; the next link keeps the filter. Each job says
+// its first item's name. A state that is none, a text over 200 bytes, or
+// a time not in RFC 3339 is refused.
 func TestListFilter(t *testing.T) { stores(t, testListFilter) }
 
 func testListFilter(t *testing.T, newStore store) {
 	ts, q := serve(t, newStore(t), &echo{})
 	var ids []string
+	var created []time.Time
 	for _, names := range [][]string{{"Kniha_Č1.tif", "b.xml"}, {"Report 50%_final.pdf"}, {"letters-1891.xml", "Letters-1892.xml"}, {"plain.xml"}} {
 		var parts []servicetest.Part
 		for _, n := range names {
@@ -1213,8 +1216,9 @@ func testListFilter(t *testing.T, newStore store) {
 		}
 		_, _, st := submit(t, ts.URL, "", parts...)
 		waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
-		ids = append(ids, st.ID)
+		ids, created = append(ids, st.ID), append(created, st.CreatedAt)
 	}
+	at := func(i int) string { return url.QueryEscape(created[i].Format(time.RFC3339Nano)) }
 	list := func(query string) (got []int, first []string) {
 		next := "/jobs?" + query
 		for next != "" {
@@ -1244,6 +1248,10 @@ func testListFilter(t *testing.T, newStore store) {
 		{"name=.xml&limit=1", []int{3, 2, 0}}, // three pages, each with the filter
 		{"name=.xml&state=succeeded&limit=2", []int{3, 2, 0}},
 		{"name=nowhere", nil},
+		{"since=" + at(2), []int{3, 2}},
+		{"until=" + at(2), []int{1, 0}},
+		{"since=" + at(1) + "&until=" + at(3) + "&limit=1", []int{2, 1}}, // the next link keeps both
+		{"since=" + at(1) + "&name=.xml", []int{3, 2}},
 	} {
 		if got, _ := list(c.query); fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("%s: jobs %v, want %v", c.query, got, c.want)
@@ -1252,7 +1260,7 @@ func testListFilter(t *testing.T, newStore store) {
 	if _, first := list("name=letters"); fmt.Sprint(first) != "[letters-1891.xml]" {
 		t.Errorf("first items %v", first)
 	}
-	for _, bad := range []string{"state=done", "name=" + strings.Repeat("x", 201)} {
+	for _, bad := range []string{"state=done", "name=" + strings.Repeat("x", 201), "since=yesterday", "until=2026-11-28"} {
 		if code := getJSON(t, ts.URL+"/jobs?"+bad, nil); code != 422 {
 			t.Errorf("%.40s: %d, want 422", bad, code)
 		}

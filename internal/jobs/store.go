@@ -386,9 +386,15 @@ func (q *Queue) visible(ctx context.Context, id string) error {
 }
 
 // listFilter selects the jobs GET /jobs lists: those in State ("" any),
-// and those with Name ("" any) in the name of one of their items or in
-// their book's URL, the case of ASCII letters aside.
-type listFilter struct{ State, Name string }
+// those with Name ("" any) in the name of one of their items or in their
+// book's URL, the case of ASCII letters aside, and those submitted between
+// Since and Until.
+type listFilter struct {
+	State, Name string
+	// Since and Until bound the jobs' submit times: at or after Since,
+	// before Until (zero: no bound).
+	Since, Until time.Time
+}
 
 // likeEscaper escapes LIKE's wildcards (and its escape) in a text sought.
 var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
@@ -407,6 +413,12 @@ func (q *Queue) list(ctx context.Context, limit int, before int64, f listFilter)
 	}
 	if f.State != "" {
 		where, args = append(where, "state = ?"), append(args, f.State)
+	}
+	if !f.Since.IsZero() {
+		where, args = append(where, "created_ms >= ?"), append(args, f.Since.UnixMilli())
+	}
+	if !f.Until.IsZero() {
+		where, args = append(where, "created_ms < ?"), append(args, f.Until.UnixMilli())
 	}
 	if f.Name != "" {
 		// Case aside for ASCII letters (SQLite's LOWER knows no others,

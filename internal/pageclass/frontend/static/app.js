@@ -645,23 +645,38 @@ async function showServiceJobs(known, me) {
   $("service-list").replaceChildren();
   $("service-more").hidden = true;
   $("service-none").hidden = true;
-  if (jobFind.state || jobFind.name) known = new Set(); // a search finds this browser's jobs too
+  if (searching()) known = new Set(); // a search finds this browser's jobs too
   let url = "/jobs?limit=" + recentMax;
   if (jobFind.state) url += "&state=" + encodeURIComponent(jobFind.state);
   if (jobFind.name) url += "&name=" + encodeURIComponent(jobFind.name);
-  $("service-intro").textContent = jobFind.state || jobFind.name
+  if (jobFind.since) url += "&since=" + encodeURIComponent(jobFind.since);
+  if (jobFind.until) url += "&until=" + encodeURIComponent(jobFind.until);
+  $("service-intro").textContent = searching()
     ? "Jobs on this service that match, newest first (with per-client tokens, those of your token only):"
     : "Other jobs on this service, newest first (sent from another browser or by a program; with per-client tokens, those of your token only):";
   await addServiceJobs(url, known, me);
 }
 
-// jobFind is the search of the service's jobs (#job-find): a state and a
-// text, each "" for any.
-let jobFind = { state: "", name: "" };
+// jobFind is the search of the service's jobs (#job-find): a state, a
+// text, and the submit times' bounds (RFC 3339: from the start of the
+// "from" day, to the end of the "to" day, in this browser's time zone),
+// each "" for any.
+let jobFind = { state: "", name: "", since: "", until: "" };
+const searching = () => jobFind.state || jobFind.name || jobFind.since || jobFind.until;
+
+// dayStart is the start of the day (YYYY-MM-DD) after days more days, in
+// this browser's time zone, in RFC 3339; "" for no day.
+function dayStart(day, days) {
+  if (!day) return "";
+  const d = new Date(day + "T00:00:00");
+  d.setDate(d.getDate() + days);
+  return d.toISOString();
+}
 
 $("job-find").addEventListener("submit", (e) => {
   e.preventDefault();
-  jobFind = { state: $("find-state").value, name: $("find-name").value.trim() };
+  jobFind = { state: $("find-state").value, name: $("find-name").value.trim(),
+    since: dayStart($("find-from").value, 0), until: dayStart($("find-to").value, 1) };
   showServiceJobs(new Set(recentJobs().map((j) => j.id)), following);
 });
 
@@ -672,11 +687,10 @@ $("job-find").addEventListener("submit", (e) => {
 // service refuses (its detail).
 async function addServiceJobs(url, known, me) {
   let page;
-  const searching = jobFind.state || jobFind.name;
   try {
     const r = await api(url, {}, false);
     if (!r.ok) {
-      if (searching && me === following) {
+      if (searching() && me === following) {
         $("service-none").textContent = "The service refused the search: " + detailText(await r.json().catch(() => null), r.status);
         $("service-none").hidden = false;
       }
@@ -699,10 +713,10 @@ async function addServiceJobs(url, known, me) {
   more.hidden = !(typeof page.next === "string" && page.next.startsWith("/jobs?"));
   more.onclick = () => { more.hidden = true; addServiceJobs(page.next, known, following); };
   const empty = $("service-list").children.length === 0 && more.hidden;
-  $("service-none").textContent = searching ? "No job on this service matches." : "None beyond the jobs above.";
+  $("service-none").textContent = searching() ? "No job on this service matches." : "None beyond the jobs above.";
   $("service-none").hidden = !empty;
   if (!$("service-jobs").hidden) return;
-  $("service-jobs").hidden = jobs.length === 0 && !searching;
+  $("service-jobs").hidden = jobs.length === 0 && !searching();
 }
 
 // submitJob sends the files as one job and returns its id and, by item,
