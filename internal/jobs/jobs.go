@@ -243,6 +243,7 @@ type Queue struct {
 	// failure (guarded by mu).
 	withdrawing sync.RWMutex
 	withdrawals map[itemRef]outcome
+	running     map[itemRef]bool // the items running in this process (guarded by mu)
 }
 
 // argsKind is the River job kind of a job.

@@ -70,11 +70,16 @@ func (q *Queue) Withdraw(ctx context.Context, name string, status int, reason se
 	o := withdrawn(status, reason, detail)
 	switch item {
 	case Queued:
+		// Running here: its success, if it comes, is the withdrawal's
+		// failure. Not running (a run paused before its end): its next
+		// run translates afresh.
 		q.mu.Lock()
-		if q.withdrawals == nil {
-			q.withdrawals = map[itemRef]outcome{}
+		if q.running[ref] {
+			if q.withdrawals == nil {
+				q.withdrawals = map[itemRef]outcome{}
+			}
+			q.withdrawals[ref] = o
 		}
-		q.withdrawals[ref] = o
 		q.mu.Unlock()
 	case Succeeded:
 		// Only while the job runs: one that ends meanwhile keeps its
@@ -109,6 +114,22 @@ func (q *Queue) Withdraw(ctx context.Context, name string, status int, reason se
 // detail.
 func withdrawn(status int, reason service.Reason, detail string) outcome {
 	return outcome{state: Failed, status: status, ctype: "application/json", detail: detail, reason: reason, out: problemBody(status, reason, detail)}
+}
+
+// runs notes that item ref starts running in this process (on), or has
+// ended (off), forgetting a withdrawal of its run then.
+func (q *Queue) runs(ref itemRef, on bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if on {
+		if q.running == nil {
+			q.running = map[itemRef]bool{}
+		}
+		q.running[ref] = true
+		return
+	}
+	delete(q.running, ref)
+	delete(q.withdrawals, ref)
 }
 
 // withdrawOnEnd is o, or, when Withdraw named item i of job id while it

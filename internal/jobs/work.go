@@ -219,9 +219,10 @@ func (q *Queue) finish(ctx context.Context, id string) error {
 // (got: a book item's file fetched ahead, nil when it was not). An item
 // cut by ctx records nothing and runs again later.
 func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *fetched, l link) error {
-	// A withdrawal named this run: one not recorded (a pause, a stop)
-	// leaves the item's next run free.
-	defer q.withdrawOnEnd(id, it.Index, outcome{})
+	// Withdraw may name this run while it runs; one not recorded (a
+	// pause, a stop) leaves the item's next run free.
+	q.runs(itemRef{id, it.Index}, true)
+	defer q.runs(itemRef{id, it.Index}, false)
 	if _, err := q.exec(ctx, `UPDATE archivekit_item SET runs = runs + 1 WHERE job_id = ? AND idx = ?`, id, it.Index); err != nil {
 		return err
 	}
