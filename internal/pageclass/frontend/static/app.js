@@ -633,8 +633,8 @@ async function showRecent() {
 // with API_TOKENS_FILE the client's own, else every job) that are not in
 // known, this browser's list: a batch sent from another browser or by a
 // program is found there too. With a search (jobFind: a state, a text of
-// an item's name or a book's address), the service's jobs that match,
-// this browser's among them. "Older jobs" (#service-more) adds the next
+// an item's name or a book's address, the days sent), the service's jobs
+// that match, this browser's among them. "Older jobs" (#service-more) adds the next
 // recentMax, as long as the service has more (its next link). Nothing is
 // shown when the service takes no jobs, wants a token this tab has not
 // been given (it is not asked for here), or a job was opened meanwhile
