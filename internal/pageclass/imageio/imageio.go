@@ -246,6 +246,10 @@ type Doc struct {
 	// raw EXIF profile gives where libvips reads no orientation
 	// (metaOrientation); 0 for none.
 	orient int
+	// turns are, for a TIFF of several pages, each page's turn from its
+	// own directory's XMP (tiffTurns; where its directories cannot be
+	// followed, the first page's only); nil for any other file.
+	turns []int
 	// isolated numbers a Doc read by a decoder process (Options.Isolation)
 	// for its pages' requests; 0 for a Doc of this process.
 	isolated uint64
@@ -414,6 +418,9 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 	}
 	d.orient = metaOrientation(ref, typ, data)
 	if typ == vips.ImageTypeTIFF && ref.Pages() > 1 {
+		if d.turns = tiffTurns(data); d.turns == nil {
+			d.turns = []int{d.orient} // the first page's, read by libvips
+		}
 		n, err := d.tiffPages(ref.Width(), ref.Height(), ref.Pages())
 		if err != nil {
 			return nil, &Error{Name: name, Err: err}
@@ -962,8 +969,11 @@ var refusedSamples = map[vips.BandFormat]string{
 // page (Doc.streams) is read again reduced by factor (reduceFactor).
 func (d *Doc) decode(i int, ref *vips.ImageRef, factor float64) (img Image, free func(), err error) {
 	orient := d.orient
-	if d.typ == vips.ImageTypeTIFF && i > 0 && d.bigTIFF == nil {
-		orient = tiffPageOrientation(d.data, i) // each page's own directory
+	if d.turns != nil {
+		orient = 0 // a page of a TIFF of several: its own directory's turn
+		if i < len(d.turns) {
+			orient = d.turns[i]
+		}
 	}
 	if factor > 1 {
 		opts := ""

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/davidbyttow/govips/v2/vips"
+
+	"archivekit/internal/pageclass/tiffifd"
 )
 
 // Orientation beyond EXIF.
@@ -79,9 +81,8 @@ func metaOrientation(ref *vips.ImageRef, typ vips.ImageType, data []byte) int {
 // tiffXMPOrientation is the orientation the first page of a TIFF without
 // an Orientation tag gives in its XMP packet (tag 700), as Pillow turns
 // it; libvips gives every TIFF an orientation, 1 where the tag is absent,
-// so the tag is looked for in the file's first directory. The other pages
-// of a TIFF of several pages each have a directory of their own, read when
-// the page is decoded (tiffPageOrientation).
+// so the tag is looked for in the file's first directory. The pages of a
+// TIFF of several pages each have a directory of their own (tiffTurns).
 func tiffXMPOrientation(ref *vips.ImageRef, fields []string, data []byte) int {
 	if !slices.Contains(fields, "xmp-data") {
 		return 0
@@ -92,76 +93,28 @@ func tiffXMPOrientation(ref *vips.ImageRef, fields []string, data []byte) int {
 	return upright(xmpOrientation(ref.GetBlob("xmp-data")))
 }
 
-// tiffPageOrientation is the orientation page (0-based) of a TIFF gives in
-// the XMP packet of its own directory where that directory has no
-// Orientation tag (libvips applies the tag), as Pillow turns each page of
-// a multi-page TIFF; 0 for none, upright, or a directory that cannot be
-// reached (a broken chain; a BigTIFF, whose directories are not read here).
-func tiffPageOrientation(data []byte, page int) int {
-	own, xmp, ok := tiffDirectory(data, page)
-	if !ok || own || xmp == nil {
-		return 0
-	}
-	return upright(xmpOrientation(xmp))
-}
+// maxTIFFXMP bounds a TIFF page's XMP packet read for its orientation
+// (some kilobytes in real files).
+const maxTIFFXMP = 1 << 20
 
-// maxTIFFPages bounds the directories tiffDirectory walks; maxTIFFXMP the
-// XMP packet it returns (some kilobytes in real files).
-const (
-	maxTIFFPages = 1 << 16
-	maxTIFFXMP   = 1 << 20
-)
-
-// tiffDirectory reads directory page (0-based) of a classic TIFF: whether
-// it has an Orientation tag, and its XMP packet (tag 700, nil for none or
-// one over maxTIFFXMP or past the file's end). ok is false where the
-// directory cannot be reached.
-func tiffDirectory(data []byte, page int) (orientation bool, xmp []byte, ok bool) {
-	if len(data) < 8 || page < 0 || page >= maxTIFFPages {
-		return false, nil, false
+// tiffTurns is, for each page of a TIFF of several pages, the turn the XMP
+// packet of its own directory gives where that directory has no
+// Orientation tag (libvips applies the tag), as Pillow turns each page;
+// 0 for none or upright. nil when the directories cannot be followed
+// (tiffifd.Dirs): libvips reads the pages, or refuses them, on its own.
+func tiffTurns(data []byte) []int {
+	dirs, err := tiffifd.Dirs(bytes.NewReader(data))
+	if err != nil {
+		return nil
 	}
-	order, ok := tiffOrder(data)
-	if !ok {
-		return false, nil, false
-	}
-	size := int64(len(data))
-	off := int64(order.Uint32(data[4:8]))
-	seen := map[int64]bool{}
-	for k := 0; ; k++ {
-		if off < 8 || off+2 > size || seen[off] {
-			return false, nil, false
-		}
-		seen[off] = true
-		n := int64(order.Uint16(data[off:]))
-		end := off + 2 + 12*n
-		if end+4 > size {
-			return false, nil, false
-		}
-		if k < page {
-			off = int64(order.Uint32(data[end:]))
+	turns := make([]int, len(dirs))
+	for i, d := range dirs {
+		if d.Orientation || d.XMPCount == 0 || d.XMPCount > maxTIFFXMP || d.XMPOffset > uint64(len(data))-d.XMPCount {
 			continue
 		}
-		for i := range n {
-			e := off + 2 + 12*i
-			switch order.Uint16(data[e:]) {
-			case 0x0112:
-				orientation = true
-			case 700: // XMP: BYTE or UNDEFINED
-				typ, count := order.Uint16(data[e+2:]), int64(order.Uint32(data[e+4:]))
-				if (typ != 1 && typ != 7) || count > maxTIFFXMP {
-					continue
-				}
-				at := e + 8 // four bytes or fewer are held in the entry
-				if count > 4 {
-					at = int64(order.Uint32(data[e+8:]))
-				}
-				if at >= 0 && at+count <= size {
-					xmp = data[at : at+count]
-				}
-			}
-		}
-		return orientation, xmp, true
+		turns[i] = upright(xmpOrientation(data[d.XMPOffset : d.XMPOffset+d.XMPCount]))
 	}
+	return turns
 }
 
 // pngRawProfile returns the text of a PNG's "Raw profile type exif" chunk:

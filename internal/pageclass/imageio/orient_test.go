@@ -430,45 +430,19 @@ func TestTIFFPagesOrientation(t *testing.T) {
 	}
 }
 
-// TestTIFFDirectory: a directory past the chain's end, a chain that loops
-// back, a file cut short, a BigTIFF and no TIFF are not reached, and give
-// no turn.
-func TestTIFFDirectory(t *testing.T) {
+// TestTIFFTurns: a TIFF whose directories cannot be followed (a chain
+// that loops back, a file cut short) or no TIFF gives no turns, so its
+// pages are decoded as libvips reads them.
+func TestTIFFTurns(t *testing.T) {
 	two := hostile.RGBTIFFPages(hostile.RGBPage{Img: stored()}, hostile.RGBPage{Img: stored(), Orientation: 3})
 	looped := append([]byte{}, two...)
 	binary.LittleEndian.PutUint32(looped[8+2+10*12:], 8) // the first directory's next is itself
-	for _, c := range []struct {
-		name string
-		data []byte
-		page int
-		ok   bool
-	}{
-		{"second page", two, 1, true},
-		{"past the last", two, 2, false},
-		{"loop", looped, 1, false},
-		{"cut short", two[:20], 0, false},
-		{"bigtiff", hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true}, image.NewGray(image.Rect(0, 0, 4, 4))), 0, false},
-		{"no tiff", []byte("not a tiff at all"), 0, false},
-	} {
-		own, _, ok := tiffDirectory(c.data, c.page)
-		if ok != c.ok || (c.name == "second page" && !own) {
-			t.Errorf("%s: own tag %v, reached %v; want reached %v", c.name, own, ok, c.ok)
-		}
-		if tiffPageOrientation(c.data, c.page) != 0 {
-			t.Errorf("%s: turned", c.name)
+	if got := tiffTurns(two); len(got) != 2 || got[0] != 0 || got[1] != 0 {
+		t.Errorf("two pages without XMP: turns %v, want [0 0]", got)
+	}
+	for name, data := range map[string][]byte{"loop": looped, "cut short": two[:20], "no tiff": []byte("not a tiff at all")} {
+		if got := tiffTurns(data); got != nil {
+			t.Errorf("%s: turns %v", name, got)
 		}
 	}
-}
-
-// FuzzTIFFDirectory: any bytes, any page: tiffDirectory neither panics nor
-// returns an XMP packet outside the data or over its bound.
-func FuzzTIFFDirectory(f *testing.F) {
-	f.Add(hostile.RGBTIFFPages(hostile.RGBPage{Img: stored()}, hostile.RGBPage{Img: stored(), XMP: []byte("<x/>")}), 1)
-	f.Add([]byte("MM\x00*\x00\x00\x00\x08\x00\x01\x02\xbc\x00\x07\x00\x00\x00\x02AB\x00\x00\x00\x00\x00\x00"), 0)
-	f.Fuzz(func(t *testing.T, data []byte, page int) {
-		_, xmp, _ := tiffDirectory(data, page)
-		if len(xmp) > maxTIFFXMP || len(xmp) > len(data) {
-			t.Fatalf("xmp of %d bytes from %d", len(xmp), len(data))
-		}
-	})
 }

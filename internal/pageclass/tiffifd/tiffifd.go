@@ -1,7 +1,8 @@
 // Package tiffifd reads the page sizes of a TIFF from its image file
 // directories (IFDs) alone, without reading its image data: the header (8
 // bytes, 16 for a BigTIFF), then for each directory of the main chain its
-// entry count, its entries (ImageWidth and ImageLength are kept) and the
+// entry count, its entries (ImageWidth and ImageLength are kept, and
+// whether it has an Orientation tag and where its XMP packet lies) and the
 // offset of the next one. A file of any size is read in a few KiB a
 // directory, at the offsets the file gives, through an io.ReaderAt.
 //
@@ -46,12 +47,27 @@ var (
 // Size is a page's ImageWidth and ImageLength, in pixels.
 type Size struct{ W, H int }
 
+// Dir is what Dirs reads of a directory: its page's size, whether it has
+// an Orientation tag (274), and where its XMP packet (tag 700, of type
+// BYTE or UNDEFINED) lies in the file: XMPCount bytes from XMPOffset, none
+// for a count of 0. The packet's place is as the file gives it; its bytes
+// are not read.
+type Dir struct {
+	Size
+	Orientation         bool
+	XMPOffset, XMPCount uint64
+}
+
 // tag numbers and field types read here.
 const (
 	tagImageWidth   = 256
 	tagImageLength  = 257
 	tagStripOffsets = 273
 	tagTileOffsets  = 324
+	tagOrientation  = 274
+	tagXMP          = 700
+	typeByte        = 1
+	typeUndefined   = 7
 	typeShort       = 3
 	typeLong        = 4
 	typeLong8       = 16
@@ -60,6 +76,20 @@ const (
 // Sizes returns the size of every page of the TIFF r, in order (the
 // directories of its main chain).
 func Sizes(r io.ReaderAt) ([]Size, error) {
+	dirs, err := Dirs(r)
+	if err != nil {
+		return nil, err
+	}
+	sizes := make([]Size, len(dirs))
+	for i, d := range dirs {
+		sizes[i] = d.Size
+	}
+	return sizes, nil
+}
+
+// Dirs returns the directories of the TIFF r's main chain, its pages, in
+// order: each one's size, Orientation tag and XMP packet (Dir).
+func Dirs(r io.ReaderAt) ([]Dir, error) {
 	var hdr [16]byte
 	n, err := r.ReadAt(hdr[:], 0)
 	if n < 8 {
@@ -94,24 +124,24 @@ func Sizes(r io.ReaderAt) ([]Size, error) {
 	if off == 0 {
 		return nil, fmt.Errorf("%w: no directory", ErrMalformed)
 	}
-	var sizes []Size
+	var dirs []Dir
 	seen := map[uint64]bool{}
 	for off != 0 {
-		if len(sizes) == MaxIFDs {
+		if len(dirs) == MaxIFDs {
 			return nil, fmt.Errorf("%w: more than %d directories", ErrMalformed, MaxIFDs)
 		}
 		if seen[off] {
-			return nil, fmt.Errorf("%w: directory %d at offset %d comes back to one read before", ErrMalformed, len(sizes)+1, off)
+			return nil, fmt.Errorf("%w: directory %d at offset %d comes back to one read before", ErrMalformed, len(dirs)+1, off)
 		}
 		seen[off] = true
-		s, next, err := w.dir(off)
+		d, next, err := w.dir(off)
 		if err != nil {
-			return nil, fmt.Errorf("directory %d at offset %d: %w", len(sizes)+1, off, err)
+			return nil, fmt.Errorf("directory %d at offset %d: %w", len(dirs)+1, off, err)
 		}
-		sizes = append(sizes, s)
+		dirs = append(dirs, d)
 		off = next
 	}
-	return sizes, nil
+	return dirs, nil
 }
 
 // walker reads the directories of one TIFF.
@@ -138,16 +168,16 @@ func (w *walker) read(b []byte, off uint64) error {
 	return err
 }
 
-// dir reads the directory at off: its page's size and the next
-// directory's offset (0: the last).
-func (w *walker) dir(off uint64) (Size, uint64, error) {
+// dir reads the directory at off: its page's size, Orientation and XMP
+// (Dir), and the next directory's offset (0: the last).
+func (w *walker) dir(off uint64) (Dir, uint64, error) {
 	countSize, entrySize, offSize := uint64(2), uint64(12), uint64(4)
 	if w.big {
 		countSize, entrySize, offSize = 8, 20, 8
 	}
 	b := w.buf[:countSize]
 	if err := w.read(b, off); err != nil {
-		return Size{}, 0, err
+		return Dir{}, 0, err
 	}
 	var count uint64
 	if w.big {
@@ -156,34 +186,36 @@ func (w *walker) dir(off uint64) (Size, uint64, error) {
 		count = uint64(w.order.Uint16(b))
 	}
 	if count == 0 || count > maxEntries {
-		return Size{}, 0, fmt.Errorf("%w: %d entries", ErrMalformed, count)
+		return Dir{}, 0, fmt.Errorf("%w: %d entries", ErrMalformed, count)
 	}
-	var s Size
+	var d Dir
+	s := &d.Size
 	var data bool // StripOffsets or TileOffsets: libtiff reads no page without
 	// libtiff reads the first entry of a tag and ignores its later
-	// duplicates, valid or not: so does the walker, for the four tags it reads.
-	seen := make(map[uint16]bool, 4)
+	// duplicates, valid or not: so does the walker, for the tags it reads.
+	seen := make(map[uint16]bool, 6)
 	at := off + countSize
 	for left := count; left > 0; {
 		k := min(left, chunk)
 		b := w.buf[:k*entrySize]
 		if err := w.read(b, at); err != nil {
-			return Size{}, 0, err
+			return Dir{}, 0, err
 		}
 		for e := b; len(e) > 0; e = e[entrySize:] {
 			switch tag := w.order.Uint16(e); tag {
-			case tagImageWidth, tagImageLength, tagStripOffsets, tagTileOffsets:
+			case tagImageWidth, tagImageLength, tagStripOffsets, tagTileOffsets, tagOrientation, tagXMP:
 				if seen[tag] {
 					continue
 				}
 				seen[tag] = true
 			}
-			if err := w.entry(e[:entrySize], &s); err != nil {
-				return Size{}, 0, err
+			w.meta(e[:entrySize], at+uint64(len(b)-len(e)), &d)
+			if err := w.entry(e[:entrySize], s); err != nil {
+				return Dir{}, 0, err
 			}
 			ok, err := w.offsets(e[:entrySize])
 			if err != nil {
-				return Size{}, 0, err
+				return Dir{}, 0, err
 			}
 			data = data || ok
 		}
@@ -191,19 +223,44 @@ func (w *walker) dir(off uint64) (Size, uint64, error) {
 		left -= k
 	}
 	if s.W <= 0 || s.H <= 0 {
-		return Size{}, 0, fmt.Errorf("%w: page of %d×%d pixels", ErrMalformed, s.W, s.H)
+		return Dir{}, 0, fmt.Errorf("%w: page of %d×%d pixels", ErrMalformed, s.W, s.H)
 	}
 	if !data {
-		return Size{}, 0, fmt.Errorf("%w: page without StripOffsets or TileOffsets", ErrMalformed)
+		return Dir{}, 0, fmt.Errorf("%w: page without StripOffsets or TileOffsets", ErrMalformed)
 	}
 	b = w.buf[:offSize]
 	if err := w.read(b, at); err != nil {
-		return Size{}, 0, err
+		return Dir{}, 0, err
 	}
 	if w.big {
-		return s, w.order.Uint64(b), nil
+		return d, w.order.Uint64(b), nil
 	}
-	return s, uint64(w.order.Uint32(b)), nil
+	return d, uint64(w.order.Uint32(b)), nil
+}
+
+// meta notes in d the entry e, read from offset at, where it is the
+// Orientation tag or an XMP packet of BYTE or UNDEFINED values (the
+// packet's place: in the entry itself when it fits there).
+func (w *walker) meta(e []byte, at uint64, d *Dir) {
+	switch w.order.Uint16(e) {
+	case tagOrientation:
+		d.Orientation = true
+	case tagXMP:
+		if typ := w.order.Uint16(e[2:]); typ != typeByte && typ != typeUndefined {
+			return
+		}
+		if w.big {
+			d.XMPCount, d.XMPOffset = w.order.Uint64(e[4:]), w.order.Uint64(e[12:])
+			if d.XMPCount <= 8 {
+				d.XMPOffset = at + 12
+			}
+		} else {
+			d.XMPCount, d.XMPOffset = uint64(w.order.Uint32(e[4:])), uint64(w.order.Uint32(e[8:]))
+			if d.XMPCount <= 4 {
+				d.XMPOffset = at + 8
+			}
+		}
+	}
 }
 
 // offsets reports whether e is StripOffsets or TileOffsets as libtiff

@@ -220,3 +220,33 @@ func TestSizesDuplicateTags(t *testing.T) {
 		t.Fatalf("Sizes = %v, %v; want ErrMalformed", got, err)
 	}
 }
+
+// TestDirs: each page's directory says whether it has an Orientation tag
+// and where its XMP packet lies; a page without either has none.
+func TestDirs(t *testing.T) {
+	page := image.NewRGBA(image.Rect(0, 0, 8, 4))
+	long := []byte("<x:xmpmeta>tiff:Orientation=\"6\"</x:xmpmeta>")
+	data := hostile.RGBTIFFPages(
+		hostile.RGBPage{Img: page, XMP: long},
+		hostile.RGBPage{Img: page, Orientation: 3},
+		hostile.RGBPage{Img: page},
+	)
+	dirs, err := tiffifd.Dirs(bytes.NewReader(data))
+	if err != nil || len(dirs) != 3 {
+		t.Fatalf("%d directories, %v", len(dirs), err)
+	}
+	xmp := func(d tiffifd.Dir) string {
+		if d.XMPCount == 0 {
+			return ""
+		}
+		return string(data[d.XMPOffset : d.XMPOffset+d.XMPCount])
+	}
+	for i, want := range []struct {
+		orientation bool
+		xmp         string
+	}{{false, string(long)}, {true, ""}, {false, ""}} {
+		if d := dirs[i]; d.Orientation != want.orientation || xmp(d) != want.xmp || d.Size != (tiffifd.Size{W: 8, H: 4}) {
+			t.Errorf("page %d: %+v (xmp %q), want orientation %v, xmp %q", i+1, d, xmp(d), want.orientation, want.xmp)
+		}
+	}
+}
