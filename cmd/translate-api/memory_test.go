@@ -127,52 +127,56 @@ func TestTwoBigALTOMemory(t *testing.T) {
 		float64(memoryEstimate(doc, nil))/(1<<20), float64(s.mem.Total)/(1<<20), s.mem.Source)
 }
 
-// bigPAGEAndHOCR are a PAGE-XML and an hOCR document of about 16 MB: the
-// OCR-D Kant page's text regions, and the Tesseract 4 German page, each
-// repeated with their ids made unique (a book volume's pages in one file).
-func bigPAGEAndHOCR(t testing.TB) (page, hocr []byte) {
+// bigSources are the real files bigDoc repeats by default, one a format,
+// with the part repeated (from start to end, ids quoted by quote) and how
+// many times makes about 16 MB.
+var bigSources = map[string]struct {
+	dir, file, start, end, quote string
+	times                        int
+}{
+	"page": {"../../internal/translate/pagexml/testdata/real", "ocrd-gt_german_kant1784-0017.page.xml", "<TextRegion", "</Page>", `"`, 180},
+	"hocr": {"../../internal/translate/hocr/testdata/real", "tesseract4_german_hocrjs-309515696-2.hocr", "<div class='ocr_page'", "</body>", "'", 330},
+}
+
+// bigDoc is a PAGE-XML (kind "page") or hOCR ("hocr") document of about
+// 16 MB × scale/100: a real file of the format's testdata/real folder (the
+// OCR-D Kant page, the Tesseract 4 German page for ""), its text regions
+// or pages repeated with their ids made unique (a book volume's pages in
+// one file).
+func bigDoc(t testing.TB, kind, file string, scale int) []byte {
 	t.Helper()
-	repeat := func(src []byte, start, end, quote string, times int) []byte {
-		i, j := bytes.Index(src, []byte(start)), bytes.LastIndex(src, []byte(end))
-		if i < 0 || j < i {
-			t.Fatalf("no %s … %s", start, end)
-		}
-		var b bytes.Buffer
-		b.Write(src[:i])
-		for k := range times {
-			b.Write(bytes.ReplaceAll(src[i:j], []byte(" id="+quote), []byte(" id="+quote+"k"+strconv.Itoa(k)+"_")))
-		}
-		b.Write(src[j:])
-		return b.Bytes()
+	b := bigSources[kind]
+	times := b.times
+	if file != "" {
+		b.file = filepath.Base(file)
 	}
-	// ARCHIVEKIT_BIG_SCALE (a percentage, 100 by default) scales the
-	// repetitions, for a fit over sizes; ARCHIVEKIT_BIG_PAGE_FILE and
-	// ARCHIVEKIT_BIG_HOCR_FILE name other real files of the two testdata
-	// folders, repeated to about 16 MB at 100.
-	scale := 100
-	if v, err := strconv.Atoi(os.Getenv("ARCHIVEKIT_BIG_SCALE")); err == nil && v > 0 {
-		scale = v
+	src := readFile(t, filepath.Join(b.dir, b.file))
+	i, j := bytes.Index(src, []byte(b.start)), bytes.LastIndex(src, []byte(b.end))
+	if i < 0 || j < i {
+		t.Fatalf("%s: no %s … %s", b.file, b.start, b.end)
 	}
-	source := func(env, dir, file, start, end string, times int) (src []byte, n int) {
-		if f := os.Getenv(env); f != "" {
-			src = readFile(t, filepath.Join(dir, filepath.Base(f)))
-			span := bytes.LastIndex(src, []byte(end)) - bytes.Index(src, []byte(start))
-			return src, max(1, int(16e6/float64(max(1, span))))
-		}
-		return readFile(t, filepath.Join(dir, file)), times
+	if file != "" {
+		times = max(1, int(16e6/float64(j-i)))
 	}
-	kant, pages := source("ARCHIVEKIT_BIG_PAGE_FILE", "../../internal/translate/pagexml/testdata/real", "ocrd-gt_german_kant1784-0017.page.xml", "<TextRegion", "</Page>", 180)
-	tess, hocrs := source("ARCHIVEKIT_BIG_HOCR_FILE", "../../internal/translate/hocr/testdata/real", "tesseract4_german_hocrjs-309515696-2.hocr", "<div class='ocr_page'", "</body>", 330)
-	return repeat(kant, "<TextRegion", "</Page>", `"`, max(1, pages*scale/100)), repeat(tess, "<div class='ocr_page'", "</body>", "'", max(1, hocrs*scale/100))
+	var out bytes.Buffer
+	out.Write(src[:i])
+	for k := range max(1, times*scale/100) {
+		out.Write(bytes.ReplaceAll(src[i:j], []byte(" id="+b.quote), []byte(" id="+b.quote+"k"+strconv.Itoa(k)+"_")))
+	}
+	out.Write(src[j:])
+	return out.Bytes()
 }
 
 // TestBigPAGEAndHOCRMemory translates a 16 MB PAGE-XML, then a 16 MB
-// hOCR document (bigPAGEAndHOCR), then a metadata record, one at a time, and logs each one's peak
+// hOCR document (bigDoc), then a metadata record, one at a time, and logs each one's peak
 // resident memory above the warm service beside its estimate
 // (memoryEstimate, fitted to ALTO). A measurement, run by hand:
 //
 //	ARCHIVEKIT_BIG_ALTO=1 ARCHIVEKIT_BIG_DOC=page go test -run TestBigPAGEAndHOCRMemory -v ./cmd/translate-api
 //	ARCHIVEKIT_BIG_ALTO=1 ARCHIVEKIT_BIG_DOC=hocr go test -run TestBigPAGEAndHOCRMemory -v ./cmd/translate-api
+//
+// (ARCHIVEKIT_BIG_SCALE, ARCHIVEKIT_BIG_PAGE_FILE and ARCHIVEKIT_BIG_HOCR_FILE
+// choose the size and the file: bigDoc).
 func TestBigPAGEAndHOCRMemory(t *testing.T) {
 	if os.Getenv("ARCHIVEKIT_BIG_ALTO") == "" {
 		t.Skip("a measurement of minutes: set ARCHIVEKIT_BIG_ALTO=1")
@@ -180,18 +184,28 @@ func TestBigPAGEAndHOCRMemory(t *testing.T) {
 	mt := translatortest.New(translatortest.Config{})
 	defer mt.Close()
 	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"MEMORY_WAIT_S": "600"}))
-	page, hocr := bigPAGEAndHOCR(t)
-	// The largest shared metadata record (records are small: a
-	// request's cost is the service's own).
-	record := readFile(t, sharedData(t, "translator/records/C-9115020A.xml"))
+	// ARCHIVEKIT_BIG_SCALE (a percentage, 100 by default) scales the
+	// documents, for a measure over sizes; ARCHIVEKIT_BIG_PAGE_FILE and
+	// ARCHIVEKIT_BIG_HOCR_FILE name other real files to repeat (bigDoc).
+	scale := 100
+	if v, err := strconv.Atoi(os.Getenv("ARCHIVEKIT_BIG_SCALE")); err == nil && v > 0 {
+		scale = v
+	}
 	for _, d := range []struct {
 		name string
-		doc  []byte
-	}{{"big.page.xml", page}, {"big.hocr", hocr}, {"big.metadata.xml", record}} {
+		doc  func() []byte
+	}{
+		{"big.page.xml", func() []byte { return bigDoc(t, "page", os.Getenv("ARCHIVEKIT_BIG_PAGE_FILE"), scale) }},
+		{"big.hocr", func() []byte { return bigDoc(t, "hocr", os.Getenv("ARCHIVEKIT_BIG_HOCR_FILE"), scale) }},
+		// The largest shared metadata record (records are small: a
+		// request's cost is the service's own).
+		{"big.metadata.xml", func() []byte { return readFile(t, sharedData(t, "translator/records/C-9115020A.xml")) }},
+	} {
 		if only := os.Getenv("ARCHIVEKIT_BIG_DOC"); only != "" && !strings.Contains(d.name, only) {
 			continue // one document a process: the one before leaves its heap
 		}
-		body, ct := multipartBody(t, part{Field: "file", Name: d.name, File: true, Data: d.doc}, part{Field: "source_lang", Data: []byte("de")})
+		doc := d.doc()
+		body, ct := multipartBody(t, part{Field: "file", Name: d.name, File: true, Data: doc}, part{Field: "source_lang", Data: []byte("de")})
 		warm, err := testenv.RSSKiB()
 		if err != nil {
 			t.Skip(err)
@@ -202,8 +216,8 @@ func TestBigPAGEAndHOCRMemory(t *testing.T) {
 		out := readBody(t, resp)
 		peak, _ := testenv.PeakRSSKiB()
 		t.Logf("%s: %d, %.1f MB (%d nodes) in %.1f s, %d bytes out: peak RSS %.0f MiB above the warm service (%.0f MiB warm); estimate %.0f MiB",
-			d.name, resp.StatusCode, float64(len(d.doc))/1e6, bytes.Count(d.doc, []byte("<")), time.Since(start).Seconds(), len(out),
-			float64(peak-warm)/1024, float64(warm)/1024, float64(memoryEstimate(d.doc, nil))/(1<<20))
+			d.name, resp.StatusCode, float64(len(doc))/1e6, bytes.Count(doc, []byte("<")), time.Since(start).Seconds(), len(out),
+			float64(peak-warm)/1024, float64(warm)/1024, float64(memoryEstimate(doc, nil))/(1<<20))
 		if resp.StatusCode != http.StatusOK {
 			t.Errorf("%s: %d %.300s", d.name, resp.StatusCode, out)
 		}
@@ -220,32 +234,28 @@ func TestBigPAGEAndHOCRMemory(t *testing.T) {
 func TestMemoryEstimateHolds(t *testing.T) {
 	measured := []struct {
 		doc, file string
-		scale     string
+		scale     int     // percent of 16 MB
 		peak      float64 // MiB above the warm service
 	}{
-		{"page", "", "50", 57}, {"page", "", "100", 150}, {"page", "", "200", 324},
-		{"page", "transkribus_spanish_170025120000003-0074.page.xml", "50", 119},
-		{"page", "transkribus_spanish_170025120000003-0074.page.xml", "100", 307},
-		{"page", "transkribus_spanish_170025120000003-0074.page.xml", "200", 589},
-		{"page", "escriptorium_syriac_onb-syr1-0001.page.xml", "100", 193},
-		{"page", "escriptorium_syriac_onb-syr1-0001.page.xml", "200", 515},
-		{"page", "prima_english_simplepage.page.xml", "50", 249},
-		{"page", "prima_english_simplepage.page.xml", "100", 513},
-		{"page", "prima_english_simplepage.page.xml", "150", 766},
-		{"hocr", "", "50", 132}, {"hocr", "", "100", 241}, {"hocr", "", "200", 447},
-		{"hocr", "tesseract3_english_hocrtools-tess.hocr", "100", 247},
-		{"hocr", "tesseract3_english_hocrtools-tess.hocr", "200", 554},
-		{"hocr", "gcv_english_gcv2hocr-1.hocr", "100", 265},
-		{"hocr", "gcv_english_gcv2hocr-1.hocr", "200", 498},
-		{"hocr", "ocropy_german_hocrtools-litver.hocr", "100", 402},
-		{"hocr", "ocropy_german_hocrtools-litver.hocr", "200", 778},
+		{"page", "", 50, 57}, {"page", "", 100, 150}, {"page", "", 200, 324},
+		{"page", "transkribus_spanish_170025120000003-0074.page.xml", 50, 119},
+		{"page", "transkribus_spanish_170025120000003-0074.page.xml", 100, 307},
+		{"page", "transkribus_spanish_170025120000003-0074.page.xml", 200, 589},
+		{"page", "escriptorium_syriac_onb-syr1-0001.page.xml", 100, 193},
+		{"page", "escriptorium_syriac_onb-syr1-0001.page.xml", 200, 515},
+		{"page", "prima_english_simplepage.page.xml", 50, 249},
+		{"page", "prima_english_simplepage.page.xml", 100, 513},
+		{"page", "prima_english_simplepage.page.xml", 150, 766},
+		{"hocr", "", 50, 132}, {"hocr", "", 100, 241}, {"hocr", "", 200, 447},
+		{"hocr", "tesseract3_english_hocrtools-tess.hocr", 100, 247},
+		{"hocr", "tesseract3_english_hocrtools-tess.hocr", 200, 554},
+		{"hocr", "gcv_english_gcv2hocr-1.hocr", 100, 265},
+		{"hocr", "gcv_english_gcv2hocr-1.hocr", 200, 498},
+		{"hocr", "ocropy_german_hocrtools-litver.hocr", 100, 402},
+		{"hocr", "ocropy_german_hocrtools-litver.hocr", 200, 778},
 	}
 	for _, m := range measured {
-		t.Setenv("ARCHIVEKIT_BIG_SCALE", m.scale)
-		t.Setenv("ARCHIVEKIT_BIG_PAGE_FILE", map[bool]string{true: m.file}[m.doc == "page"])
-		t.Setenv("ARCHIVEKIT_BIG_HOCR_FILE", map[bool]string{true: m.file}[m.doc == "hocr"])
-		page, hocr := bigPAGEAndHOCR(t)
-		doc := map[string][]byte{"page": page, "hocr": hocr}[m.doc]
+		doc := bigDoc(t, m.doc, m.file, m.scale)
 		est := float64(memoryEstimate(doc, nil)) / (1 << 20)
 		t.Logf("%s %s of %.1f MB (%d nodes): estimate %.0f MiB, peak measured %.0f (%.1f×)", m.doc, m.file, float64(len(doc))/1e6,
 			bytes.Count(doc, []byte("<")), est, m.peak, est/m.peak)
