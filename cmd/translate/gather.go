@@ -72,10 +72,11 @@ func gather(out string, runs []shardDoc, log interface{ Info(string, ...any) }) 
 	}
 	// Every file is read and checked before any is written.
 	data := make([][]byte, len(files))
+	absent := make([]bool, len(files))
 	for i, f := range files {
 		b, err := regularfile.Read(f.from)
 		if errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(f.from, "_failures.csv") {
-			data[i] = nil // a run stopped before its table: none to copy
+			absent[i] = true // a run stopped before its table: none to copy
 			continue
 		}
 		if err != nil {
@@ -88,8 +89,8 @@ func gather(out string, runs []shardDoc, log interface{ Info(string, ...any) }) 
 	}
 	n := 0
 	for i, f := range files {
-		if data[i] == nil {
-			continue
+		if absent[i] {
+			continue // an empty file is copied, empty
 		}
 		if err := os.MkdirAll(filepath.Dir(f.to), 0o755); err != nil {
 			return err
