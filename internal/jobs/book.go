@@ -208,8 +208,8 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 			if err != nil {
 				return err
 			}
-			if _, err := tx.exec(ctx, `INSERT INTO archivekit_item (job_id, idx, name, content_type, source, ref) VALUES (?, ?, ?, ?, ?, ?)`,
-				id, i, it.Name, it.Type, it.Source, string(rb)); err != nil {
+			if _, err := tx.exec(ctx, `INSERT INTO archivekit_item (job_id, idx, name, name_key, content_type, source, ref) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+				id, i, it.Name, searchKey(it.Name), it.Type, it.Source, string(rb)); err != nil {
 				return err
 			}
 			if it.Skip == "" {

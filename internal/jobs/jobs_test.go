@@ -1209,7 +1209,7 @@ func testListFilter(t *testing.T, newStore store) {
 	ts, q := serve(t, newStore(t), &echo{})
 	var ids []string
 	var created []time.Time
-	for _, names := range [][]string{{"Kniha_Č1.tif", "b.xml"}, {"Report 50%_final.pdf"}, {"letters-1891.xml", "Letters-1892.xml"}, {"plain.xml"}} {
+	for _, names := range [][]string{{"Kniha_Č1.tif", "b.xml"}, {"Report 50%_final.pdf"}, {"letters-1891.xml", "Letters-1892.xml"}, {"plain.xml", "U\u0301STI\u0301 STRAẞE.png"}} {
 		var parts []servicetest.Part
 		for _, n := range names {
 			parts = append(parts, file(n, "x"))
@@ -1245,6 +1245,9 @@ func testListFilter(t *testing.T, newStore store) {
 		{"name=_", []int{1, 0}},               // not a wildcard
 		{"name=50%25_", []int{1}},             // nor is %
 		{"name=%C4%8C1", []int{0}},            // Č1, as written
+		{"name=%C4%8D1", []int{0}},            // č1: the case of every letter aside
+		{"name=%C3%BAst%C3%AD", []int{3}},     // "ústí" typed composed finds "ÚSTÍ" sent decomposed (as macOS names files)
+		{"name=strasse", []int{3}},            // "ẞ" folds to "ss"
 		{"name=.xml&limit=1", []int{3, 2, 0}}, // three pages, each with the filter
 		{"name=.xml&state=succeeded&limit=2", []int{3, 2, 0}},
 		{"name=nowhere", nil},

@@ -14,6 +14,9 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+
 	"archivekit/internal/service"
 )
 
@@ -273,13 +276,17 @@ func (q *Queue) insert(ctx context.Context, id string, f *form, files []upload, 
 		client = c
 	}
 	return q.inTx(ctx, func(tx txn) error {
-		if _, err := tx.exec(ctx, `INSERT INTO archivekit_job (id, state, created_ms, form, idem_key, idem_hash, callback_url, book_url, client) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			id, Queued, time.Now().UnixMilli(), fb, k, h, cb, book, client); err != nil {
+		var bookKey any
+		if f.Book != "" {
+			bookKey = searchKey(f.Book)
+		}
+		if _, err := tx.exec(ctx, `INSERT INTO archivekit_job (id, state, created_ms, form, idem_key, idem_hash, callback_url, book_url, book_key, client) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, Queued, time.Now().UnixMilli(), fb, k, h, cb, book, bookKey, client); err != nil {
 			return err
 		}
 		for i, u := range files {
 			if q.pool == nil {
-				if _, err := tx.exec(ctx, `INSERT INTO archivekit_item (job_id, idx, name, content_type) VALUES (?, ?, ?, ?)`, id, i, u.Name, u.Type); err != nil {
+				if _, err := tx.exec(ctx, `INSERT INTO archivekit_item (job_id, idx, name, name_key, content_type) VALUES (?, ?, ?, ?, ?)`, id, i, u.Name, searchKey(u.Name), u.Type); err != nil {
 					return err
 				}
 				continue
@@ -288,7 +295,7 @@ func (q *Queue) insert(ctx context.Context, id string, f *form, files []upload, 
 			if err != nil {
 				return err
 			}
-			if _, err := tx.exec(ctx, `INSERT INTO archivekit_item (job_id, idx, name, content_type, input) VALUES (?, ?, ?, ?, ?)`, id, i, u.Name, u.Type, b); err != nil {
+			if _, err := tx.exec(ctx, `INSERT INTO archivekit_item (job_id, idx, name, name_key, content_type, input) VALUES (?, ?, ?, ?, ?, ?)`, id, i, u.Name, searchKey(u.Name), u.Type, b); err != nil {
 				return err
 			}
 		}
@@ -387,13 +394,23 @@ func (q *Queue) visible(ctx context.Context, id string) error {
 
 // listFilter selects the jobs GET /jobs lists: those in State ("" any),
 // those with Name ("" any) in the name of one of their items or in their
-// book's URL, the case of ASCII letters aside, and those submitted between
-// Since and Until.
+// book's URL, compared by searchKey, and those submitted between Since and
+// Until.
 type listFilter struct {
 	State, Name string
 	// Since and Until bound the jobs' submit times: at or after Since,
 	// before Until (zero: no bound).
 	Since, Until time.Time
+}
+
+// searchKey is the form in which a job's item names and book URL are kept
+// for GET /jobs?name= and in which the text sought is compared with them:
+// compatibility-composed (NFKC: a name from a system that writes "Ú" as
+// "U" and a combining accent matches one typed with "Ú") and case-folded
+// (every letter's case aside: "ústí" finds "ÚSTÍ", "strasse" finds
+// "STRASSE" and "Straße").
+func searchKey(s string) string {
+	return norm.NFKC.String(cases.Fold().String(norm.NFKC.String(s)))
 }
 
 // likeEscaper escapes LIKE's wildcards (and its escape) in a text sought.
@@ -421,9 +438,11 @@ func (q *Queue) list(ctx context.Context, limit int, before int64, f listFilter)
 		where, args = append(where, "created_ms < ?"), append(args, f.Until.UnixMilli())
 	}
 	if f.Name != "" {
-		// Case aside for ASCII letters (SQLite's LOWER knows no others,
-		// PostgreSQL's depends on the database's locale); other letters
-		// as written.
+		// A job written since search keys were kept is matched on them
+		// (searchKey: every letter's case aside, and the way accents are
+		// encoded); an older one on its names, the case of ASCII letters
+		// aside (SQLite's LOWER knows no others).
+		key := "%" + likeEscaper.Replace(searchKey(f.Name)) + "%"
 		exact := "%" + likeEscaper.Replace(f.Name) + "%"
 		lower := strings.Map(func(r rune) rune {
 			if 'A' <= r && r <= 'Z' {
@@ -431,10 +450,10 @@ func (q *Queue) list(ctx context.Context, limit int, before int64, f listFilter)
 			}
 			return r
 		}, exact)
-		match := `(LOWER(%[1]s) LIKE ? ESCAPE '\' OR %[1]s LIKE ? ESCAPE '\')`
-		where = append(where, "("+fmt.Sprintf(match, "COALESCE(book_url, '')")+
-			" OR EXISTS (SELECT 1 FROM archivekit_item i WHERE i.job_id = archivekit_job.id AND "+fmt.Sprintf(match, "i.name")+"))")
-		args = append(args, lower, exact, lower, exact)
+		match := `(%[2]s LIKE ? ESCAPE '\' OR (%[2]s IS NULL AND (LOWER(%[1]s) LIKE ? ESCAPE '\' OR %[1]s LIKE ? ESCAPE '\')))`
+		where = append(where, "("+fmt.Sprintf(match, "COALESCE(book_url, '')", "book_key")+
+			" OR EXISTS (SELECT 1 FROM archivekit_item i WHERE i.job_id = archivekit_job.id AND "+fmt.Sprintf(match, "i.name", "i.name_key")+"))")
+		args = append(args, key, lower, exact, key, lower, exact)
 	}
 	query := `SELECT seq, id FROM archivekit_job WHERE ` + strings.Join(where, " AND ") + ` ORDER BY seq DESC LIMIT ?`
 	args = append(args, limit+1)
