@@ -106,7 +106,14 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 	}
 	f := fetch.New(policy, nil)
 	kept := useKept(s, f, location, at.prefix)
-	b, err := book.Read(ctx, location, book.Options{Fetcher: f, Pages: s.Pages, TextGroups: s.TextGroups, MaxBytes: maxDownload, Fetchers: s.FetchWorkers})
+	// A share of a --shard run that shares the book's text files fetches
+	// only its own: the book is read without its remote text files
+	// (FetchLater, which lists the same files whatever their content, so
+	// every share counts the same inputs), and each of the share's is told
+	// by its content once fetched (book.Text.Identify), as reading the
+	// book would have told it.
+	lazy := !s.Shard.Whole() && !at.whole
+	b, err := book.Read(ctx, location, book.Options{Fetcher: f, Pages: s.Pages, TextGroups: s.TextGroups, MaxBytes: maxDownload, Fetchers: s.FetchWorkers, FetchLater: lazy})
 	if errors.Is(err, book.ErrNoPages) && s.Pages == "" && (b == nil || b.Kind == book.METS) {
 		// A METS file without pages (descriptive metadata only) is a
 		// document: its fields are translated as metadata.
@@ -188,6 +195,13 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 		in := input{Path: t.Location, Origin: t.Location, Err: t.Err}
 		if t.Err == nil {
 			in = bookText(ctx, s, f, fetchText, it.kept, t.Text, it.rel)
+			if lazy && in.Err == nil && !t.Sniffed && isURL(t.Location) {
+				told, keep := identifyFetched(in.Path, t.Text, p.ID, info)
+				if !keep {
+					continue
+				}
+				t.Text = told
+			}
 		}
 		in.Book, in.Page, in.PageManifest, in.BookOf = &t.Text, p.ID, p.Manifest, info
 		in.PageIdx, in.PageOrder, in.Sole = it.index, p.Order, soleInGroup(p, t.Text)
@@ -204,6 +218,27 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 		return nil, nil, info, fmt.Errorf("%w: %s: none of its %d pages has a text file (ALTO, PAGE-XML or hOCR)%s", errBook, location, len(b.Pages), why)
 	}
 	return inputs, all, info, nil
+}
+
+// identifyFetched tells the text file t of page, listed without its
+// content and fetched to path, by its content (book.Text.Identify): the
+// text with its format, or false when it is no ALTO, PAGE or hOCR (the
+// download removed). What Identify says of it is one of info's problems,
+// as the book reader's are.
+func identifyFetched(path string, t book.Text, page string, info *bookInfo) (book.Text, bool) {
+	head, _ := book.ReadHead(path) // nil when unreadable: no text
+	told, reason, keep := t.Identify(head)
+	if reason != "" {
+		info.Problems = append(info.Problems, book.Problem{Page: page, File: t.FileID, Reason: reason}.String())
+	}
+	if !keep {
+		os.Remove(path)
+		return t, false
+	}
+	if t.Format == "" {
+		info.TextFormats[string(told.Format)]++
+	}
+	return told, true
 }
 
 // pageTexts lists a page's text files in the order of its fptrs' kinds:

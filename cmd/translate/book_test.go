@@ -596,3 +596,75 @@ func TestBookList(t *testing.T) {
 		t.Errorf("two shards' outputs\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestBookShardsFetchTheirShare: the shares of a --shard run over one
+// remote METS book fetch only their own text files: across the two shares
+// each ALTO file is requested once (before, every share fetched the whole
+// book to tell its files' formats), the two write what one run writes,
+// and --merge takes them (both counted the same inputs). A file of a group
+// the METS says nothing of, which is no ALTO, PAGE or hOCR, is left out by
+// the share it falls to, as one run leaves it out, and named among the
+// book's problems.
+func TestBookShardsFetchTheirShare(t *testing.T) {
+	const n = 6
+	srv := altoBookServer(t, n)
+	mets := strings.Replace(altoMETS(n), `</mets:fileSec>`,
+		`<mets:fileGrp USE="NOTES"><mets:file ID="NOTE_1" MIMETYPE="text/xml"><mets:FLocat LOCTYPE="URL" xlink:href="notes/0001.xml"/></mets:file></mets:fileGrp></mets:fileSec>`, 1)
+	mets = strings.Replace(mets, `<mets:fptr FILEID="TXT_1"/>`, `<mets:fptr FILEID="TXT_1"/><mets:fptr FILEID="NOTE_1"/>`, 1)
+	srv.put("/b/mets.xml", []byte(mets))
+	srv.put("/b/notes/0001.xml", []byte(`<?xml version="1.0"?><notes><note>Nicht übersetzen.</note></notes>`))
+	api := startAPI(t, translatortest.Config{})
+	args := func(out string, more ...string) []string {
+		return append([]string{srv.URL + "/b/mets.xml", "-o", out, "--vocabulary", "", "--fast-align"}, more...)
+	}
+	hits := func() map[string]int {
+		m := map[string]int{"/b/notes/0001.xml": srv.hitsOf("/b/notes/0001.xml")}
+		for k := 1; k <= n; k++ {
+			p := fmt.Sprintf("/b/ocr/%04d.xml", k)
+			m[p] = srv.hitsOf(p)
+		}
+		return m
+	}
+
+	clean := t.TempDir()
+	r := runCLI(t, newEnv(api), args(clean)...)
+	if r.code != exitOK || !strings.Contains(r.stderr, "not ALTO, PAGE or hOCR") {
+		t.Fatalf("one run: exit %d, or the notes file not named as left out: %s", r.code, r.stderr)
+	}
+	want := outputs(t, clean)
+
+	before := hits()
+	out := t.TempDir()
+	var told int
+	for i := 0; i < 2; i++ {
+		r := runCLI(t, newEnv(api), args(out, "--shard", fmt.Sprintf("%d/2", i))...)
+		if r.code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, r.code, r.stderr)
+		}
+		if strings.Contains(r.stderr, "not ALTO, PAGE or hOCR") {
+			told++
+		}
+	}
+	for p, h := range hits() {
+		if k := h - before[p]; k != 1 {
+			t.Errorf("%s requested %d times by the two shares, want 1", p, k)
+		}
+	}
+	if told != 1 {
+		t.Errorf("the notes file named as left out by %d shares, want the one it falls to", told)
+	}
+	got := outputs(t, out)
+	for k, b := range want {
+		if strings.HasPrefix(k, "ocr"+string(filepath.Separator)) && !bytes.Equal(got[k], b) {
+			t.Errorf("%s differs from the one run's", k)
+		}
+	}
+	for k := range got {
+		if strings.HasPrefix(k, "notes") || strings.Contains(k, "notes"+string(filepath.Separator)) {
+			t.Errorf("%s written: the notes file was taken as a text file", k)
+		}
+	}
+	if r := runCLI(t, newEnv(api), "--merge", "-o", out); r.code != exitOK {
+		t.Fatalf("--merge: exit %d: %s", r.code, r.stderr)
+	}
+}

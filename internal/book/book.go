@@ -135,6 +135,12 @@ type Text struct {
 	Declared string
 	Group    string // the METS fileGrp USE; empty for IIIF
 	FileID   string // the METS file ID; empty for IIIF
+
+	// declared is the format the METS declares (USE, MIMETYPE; not the
+	// FULLTEXT convention), mime its MIMETYPE: what Identify compares the
+	// content with.
+	declared Format
+	mime     string
 }
 
 // Problem is a page, file or link left out, or a declaration that did not

@@ -669,7 +669,7 @@ func (r *reader) identify(b *Book, p *Page, f *file, l loc) (Text, bool) {
 	page := p.ID
 	declared := declaredFormat(f.group, f.Use, f.MIMEType)
 	decl := strings.TrimSpace(strings.Join(nonEmpty(f.group, f.Use, f.MIMEType), " "))
-	t := Text{Location: l.String(), Declared: decl, Group: f.group, FileID: f.ID}
+	t := Text{Location: l.String(), Declared: decl, Group: f.group, FileID: f.ID, declared: declared, mime: f.MIMEType}
 	if r.opts.Text == TextDeclared || r.opts.FetchLater && l.url != nil {
 		taken := declared
 		if taken == "" && looksFulltext(f.group) {
@@ -691,23 +691,38 @@ func (r *reader) identify(b *Book, p *Page, f *file, l loc) (Text, bool) {
 		p.Unread = append(p.Unread, Unread{Text: t, Err: err})
 		return t, false
 	}
+	t, reason, keep := t.Identify(data)
+	if reason != "" {
+		b.Problems = append(b.Problems, Problem{Page: page, File: f.ID, Reason: reason})
+	}
+	return t, keep
+}
+
+// Identify tells a METS text file by its content (data, or its first 64
+// KiB), as reading the book with TextSniff does: it returns the text with
+// the format its root element gives (Sniffed), or false when the content
+// is none of ALTO, PAGE and hOCR (the file is left out). reason says why a
+// file is left out, or that its content differs from what the METS
+// declares (such a file is kept, with the format of its content); "" when
+// there is nothing to say. It is for a text listed without its content
+// (Options.FetchLater), once its caller has fetched it.
+func (t Text) Identify(data []byte) (Text, string, bool) {
 	format, err := Sniff(data)
 	if err != nil {
-		reason := fmt.Sprintf("not ALTO, PAGE or hOCR (%v): left out", err)
-		if declared != "" || looksFulltext(f.group) {
-			reason = fmt.Sprintf("declared %s, is not ALTO, PAGE or hOCR (%v)", firstNonEmpty(string(declared), f.group), err)
+		if t.declared != "" || looksFulltext(t.Group) {
+			return t, fmt.Sprintf("declared %s, is not ALTO, PAGE or hOCR (%v)", firstNonEmpty(string(t.declared), t.Group), err), false
 		}
-		b.Problems = append(b.Problems, Problem{Page: page, File: f.ID, Reason: reason})
-		return t, false
+		return t, fmt.Sprintf("not ALTO, PAGE or hOCR (%v): left out", err), false
 	}
-	switch m := strings.ToLower(f.MIMEType); {
-	case declared != "" && declared != format:
-		b.Problems = append(b.Problems, Problem{Page: page, File: f.ID, Reason: fmt.Sprintf("declared %s, is %s", declared, format)})
+	reason := ""
+	switch m := strings.ToLower(t.mime); {
+	case t.declared != "" && t.declared != format:
+		reason = fmt.Sprintf("declared %s, is %s", t.declared, format)
 	case m != "" && !strings.Contains(m, "xml") && !strings.Contains(m, "html"):
-		b.Problems = append(b.Problems, Problem{Page: page, File: f.ID, Reason: fmt.Sprintf("declared %s, is %s", f.MIMEType, format)})
+		reason = fmt.Sprintf("declared %s, is %s", t.mime, format)
 	}
 	t.Format, t.Sniffed = format, true
-	return t, true
+	return t, reason, true
 }
 
 // prefix reads the start of a file: up to 64 KiB of a local one, the whole
