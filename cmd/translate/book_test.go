@@ -667,4 +667,37 @@ func TestBookShardsFetchTheirShare(t *testing.T) {
 	if r := runCLI(t, newEnv(api), "--merge", "-o", out); r.code != exitOK {
 		t.Fatalf("--merge: exit %d: %s", r.code, r.stderr)
 	}
+
+	// Shares on machines of their own, merged into one folder: the
+	// --resume --book-out after them fetches no text file again (--merge
+	// copied the shares' downloads) and writes the book.
+	var folders []string
+	for i := 0; i < 2; i++ {
+		dir := t.TempDir()
+		if r := runCLI(t, newEnv(api), args(dir, "--shard", fmt.Sprintf("%d/2", i))...); r.code != exitOK {
+			t.Fatalf("shard %d in its own folder: exit %d: %s", i, r.code, r.stderr)
+		}
+		folders = append(folders, dir)
+	}
+	merged := t.TempDir()
+	if r := runCLI(t, newEnv(api), append([]string{"--merge", "-o", merged}, folders...)...); r.code != exitOK {
+		t.Fatalf("--merge of two folders: exit %d: %s", r.code, r.stderr)
+	}
+	before = hits()
+	posts := api.Posts.Load()
+	r = runCLI(t, newEnv(api), args(merged, "--resume", "--book-out")...)
+	if r.code != exitOK || translated(t, r.stderr) != 0 {
+		t.Fatalf("--resume --book-out after --merge: exit %d, %d translated: %s", r.code, translated(t, r.stderr), r.stderr)
+	}
+	for p, h := range hits() {
+		if h != before[p] && p != "/b/notes/0001.xml" { // no text: never kept
+			t.Errorf("%s requested again by the --resume after --merge", p)
+		}
+	}
+	if n := api.Posts.Load() - posts; n != 0 {
+		t.Errorf("the --resume after --merge sent %d translate requests, want 0", n)
+	}
+	if _, err := os.Stat(filepath.Join(merged, "mets_en.mets.xml")); err != nil {
+		t.Errorf("no book written after --merge: %v", err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,13 +21,19 @@ import (
 // the merged run metadata is written there. Every file is checked before
 // any is copied: one OUT already holds with other content, or an output a
 // shard lists that its folder lacks, refuses the merge, naming it.
+// The files a shard downloaded (its folder's downloaded_inputs: URL inputs
+// and a book's remote text files) are copied into the merged run's
+// download folder after them, where it has none of that name, so that a
+// --resume into OUT (the --resume --book-out that writes a book the
+// shares shared) fetches nothing again: the ledger's fetch records, copied
+// with it, take each file only with the bytes fetched.
 
 // gatherFile is a file of a shard's folder to copy into the merged one.
 type gatherFile struct{ from, to string }
 
 // gather copies into out what the chosen shard runs outside it wrote, and
 // points each run's Path and outputs at the copies.
-func gather(out string, runs []shardDoc, log interface{ Info(string, ...any) }) error {
+func gather(out, downloads string, runs []shardDoc, log interface{ Info(string, ...any) }) error {
 	var files []gatherFile
 	copied := map[string]string{} // destination → source
 	add := func(from, to string) error {
@@ -100,14 +107,64 @@ func gather(out string, runs []shardDoc, log interface{ Info(string, ...any) }) 
 		}
 		n++
 	}
+	fetched, kept := 0, 0
+	seen := map[string]bool{}
+	for _, r := range runs {
+		dir := filepath.Dir(r.Path)
+		if seen[dir] || sameDir(dir, out) {
+			continue
+		}
+		seen[dir] = true
+		c, k, err := gatherDownloads(filepath.Join(dir, "downloaded_inputs"), downloads)
+		if err != nil {
+			return fmt.Errorf("--merge: %w", err)
+		}
+		fetched, kept = fetched+c, kept+k
+	}
 	for i := range runs {
 		if to, ok := moved[i]; ok || !sameDir(filepath.Dir(runs[i].Path), out) {
 			runs[i].Doc.Outputs = to
 			runs[i].Path = filepath.Join(out, filepath.Base(runs[i].Path))
 		}
 	}
-	log.Info("shard folders gathered", "into", out, "files", n)
+	log.Info("shard folders gathered", "into", out, "files", n, "downloads_copied", fetched, "downloads_already_there", kept)
 	return nil
+}
+
+// gatherDownloads copies the files of the download folder from into the
+// folder to, each to the same path, streamed, where to has no file of that
+// path (one there is left as it is: a --resume takes a download only with
+// the bytes its ledger recorded, so a differing one is fetched again, never
+// used). It counts the files copied and those left.
+func gatherDownloads(from, to string) (copied, left int, err error) {
+	err = filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p == from {
+			return filepath.SkipDir // the shard downloaded nothing
+		}
+		if err != nil || !d.Type().IsRegular() || strings.HasPrefix(d.Name(), ".") && strings.Contains(d.Name(), ".tmp-") {
+			return err // partial downloads (atomicfile's temporaries) are not taken
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		if _, err := os.Lstat(dst); err == nil {
+			left++
+			return nil
+		}
+		src, err := regularfile.Open(p)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		if err := atomicfile.Write(dst, 0o644, func(w io.Writer) error {
+			_, err := io.Copy(w, src)
+			return err
+		}); err != nil {
+			return err
+		}
+		copied++
+		return nil
+	})
+	return copied, left, err
 }
 
 // failuresBeside is the failures table beside run metadata path.

@@ -70,7 +70,7 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 		} else if err != nil {
 			return err
 		}
-		if err := gather(s.Output, chosen, log); err != nil {
+		if err := gather(s.Output, s.DownloadDir, chosen, log); err != nil {
 			return err
 		}
 		return writeMerged(s, comps, chosen, superseded, log)
