@@ -15,16 +15,22 @@ import (
 // scanners and libvips write for masters over 4 GiB): its pages and
 // their sizes come from its directories, checked against MaxPixels
 // before any pixel is read, and counted as for a TIFF
-// (ClassifiedTIFFPages).
+// (ClassifiedTIFFPages). Each page is turned by its own directory's XMP
+// where it has no Orientation tag, as a classic TIFF's pages are
+// (tiffTurns).
 func (o Options) decodeBigTIFF(data []byte, name string) (*Doc, error) {
-	sizes, err := tiffifd.Sizes(bytes.NewReader(data))
+	dirs, err := tiffifd.Dirs(bytes.NewReader(data))
 	if err != nil {
 		return nil, &Error{Name: name, Err: fmt.Errorf("cannot read header: %v", err)}
 	}
-	if len(sizes) == 0 {
+	if len(dirs) == 0 {
 		return nil, &Error{Name: name, Err: errors.New("cannot read header: BigTIFF without a page")}
 	}
-	d := &Doc{name: name, data: data, typ: vips.ImageTypeTIFF, pages: 1, opts: o, bigTIFF: sizes}
+	sizes := make([]tiffifd.Size, len(dirs))
+	for i, dir := range dirs {
+		sizes[i] = dir.Size
+	}
+	d := &Doc{name: name, data: data, typ: vips.ImageTypeTIFF, pages: 1, opts: o, bigTIFF: sizes, turns: dirTurns(dirs, data)}
 	if err := o.checkPixels(int64(sizes[0].W), int64(sizes[0].H)); err != nil {
 		return nil, &Error{Name: name, Err: err}
 	}

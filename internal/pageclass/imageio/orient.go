@@ -107,6 +107,11 @@ func tiffTurns(data []byte) []int {
 	if err != nil {
 		return nil
 	}
+	return dirTurns(dirs, data)
+}
+
+// dirTurns is tiffTurns for the directories dirs of the TIFF data.
+func dirTurns(dirs []tiffifd.Dir, data []byte) []int {
 	turns := make([]int, len(dirs))
 	for i, d := range dirs {
 		if d.Orientation || d.XMPCount == 0 || d.XMPCount > maxTIFFXMP || d.XMPOffset > uint64(len(data))-d.XMPCount {

@@ -446,3 +446,45 @@ func TestTIFFTurns(t *testing.T) {
 		}
 	}
 }
+
+// TestBigTIFFPagesOrientation: the pages of a BigTIFF are turned by their
+// own directories' XMP as a classic TIFF's are (TestTIFFPagesOrientation):
+// before, a BigTIFF's XMP was not read, and its pages came out as stored.
+func TestBigTIFFPagesOrientation(t *testing.T) {
+	xmp := func(o string) []byte {
+		return []byte(`<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
+			`<rdf:Description rdf:about="" xmlns:tiff="http://ns.adobe.com/tiff/1.0/" tiff:Orientation="` + o + `"/></rdf:RDF></x:xmpmeta>`)
+	}
+	g := image.NewGray(image.Rect(0, 0, 80, 120))
+	for y := 0; y < 120; y++ {
+		for x := 0; x < 80; x++ {
+			g.Pix[y*80+x] = uint8(x*3 + y/2) // darker to the left and the top
+		}
+	}
+	for _, order := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		data := hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true, Order: order, XMP: [][]byte{xmp("6"), xmp("3"), nil}}, g, g, g)
+		doc, err := DefaultOptions.Decode(data, "big.tif")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var imgs []Image
+		for i := 0; i < 3; i++ {
+			img, err := doc.Page(i)
+			if err != nil {
+				t.Fatalf("%v page %d: %v", order, i+1, err)
+			}
+			imgs = append(imgs, img)
+		}
+		stored, turned, upside := imgs[2], imgs[0], imgs[1]
+		if stored.W != 80 || stored.H != 120 || turned.W != 120 || turned.H != 80 {
+			t.Errorf("%v: pages %d×%d (XMP 6) and %d×%d (none), want 120×80 and 80×120", order, turned.W, turned.H, stored.W, stored.H)
+		}
+		for _, p := range [][2]int{{2, 3}, {70, 10}, {40, 100}} {
+			r, _, _ := upside.At(p[0], p[1])
+			want, _, _ := stored.At(79-p[0], 119-p[1])
+			if d := int(r) - int(want); d < -2 || d > 2 {
+				t.Errorf("%v: page 2 (XMP 3) at %v is %d, want the stored page turned 180° (%d)", order, p, r, want)
+			}
+		}
+	}
+}

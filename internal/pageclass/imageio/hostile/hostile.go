@@ -170,6 +170,9 @@ type TIFFLayout struct {
 	DirsAfter bool
 	// Big writes a BigTIFF: 8-byte offsets and counts, 20-byte entries.
 	Big bool
+	// XMP gives page i the XMP packet XMP[i] (tag 700, UNDEFINED, after
+	// its pixels) when it is not nil.
+	XMP [][]byte
 }
 
 // GrayTIFFAs is GrayTIFF laid out as l says.
@@ -178,23 +181,36 @@ func GrayTIFFAs(l TIFFLayout, pages ...*image.Gray) []byte {
 	if order == nil {
 		order = binary.LittleEndian
 	}
-	const entries = 9
 	hdrSize, countSize, entrySize, offSize := 8, 2, 12, 4
 	if l.Big {
 		hdrSize, countSize, entrySize, offSize = 16, 8, 20, 8
 	}
-	dirSize := countSize + entries*entrySize + offSize
-	// Where each page's directory and pixels go.
-	dirs, pixels := make([]int, len(pages)), make([]int, len(pages))
+	xmpOf := func(i int) []byte {
+		if i < len(l.XMP) {
+			return l.XMP[i]
+		}
+		return nil
+	}
+	entriesOf := func(i int) int {
+		if xmpOf(i) != nil {
+			return 10
+		}
+		return 9
+	}
+	// Where each page's directory, pixels and XMP packet go.
+	dirs, pixels, xmps := make([]int, len(pages)), make([]int, len(pages)), make([]int, len(pages))
 	at := hdrSize
 	for i, p := range pages {
 		size := p.Rect.Dx() * p.Rect.Dy()
+		dirSize := countSize + entriesOf(i)*entrySize + offSize
 		if l.DirsAfter {
 			pixels[i], dirs[i] = at, at+size
 		} else {
 			dirs[i], pixels[i] = at, at+dirSize
 		}
 		at += dirSize + size
+		xmps[i] = at
+		at += len(xmpOf(i))
 	}
 	var out bytes.Buffer
 	put := func(v any) { _ = binary.Write(&out, order, v) }
@@ -238,7 +254,7 @@ func GrayTIFFAs(l TIFFLayout, pages ...*image.Gray) []byte {
 		if i < len(pages)-1 {
 			next = dirs[i+1]
 		}
-		offset(entries, countSize)
+		offset(entriesOf(i), countSize)
 		const short, long, long8 = 3, 4, 16
 		// tag writes an entry of one value, left-justified in its field.
 		tag := func(id, typ uint16, v int) {
@@ -262,10 +278,17 @@ func GrayTIFFAs(l TIFFLayout, pages ...*image.Gray) []byte {
 		tag(277, short, 1)         // SamplesPerPixel
 		tag(278, long, h)          // RowsPerStrip
 		tag(279, strip, w*h)       // StripByteCounts
+		if x := xmpOf(i); x != nil {
+			put(uint16(700)) // XMP, UNDEFINED, at its place after the pixels
+			put(uint16(7))
+			offset(len(x), offSize)
+			offset(xmps[i], offSize)
+		}
 		offset(next, offSize)
 		if !l.DirsAfter {
 			writePixels()
 		}
+		out.Write(xmpOf(i))
 	}
 	return out.Bytes()
 }
