@@ -19,6 +19,13 @@ import (
 	"archivekit/internal/pageclass/imageio/hostile"
 )
 
+// xmpOrientationPacket is an XMP packet giving tiff:Orientation o as an
+// attribute, as Adobe's tools write it.
+func xmpOrientationPacket(o string) []byte {
+	return []byte(`<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
+		`<rdf:Description rdf:about="" xmlns:tiff="http://ns.adobe.com/tiff/1.0/" tiff:Orientation="` + o + `"/></rdf:RDF></x:xmpmeta>`)
+}
+
 // TestOrientationBeyondEXIF checks that a page turned in its XMP
 // (tiff:Orientation) or in ImageMagick's raw EXIF profile of a PNG is
 // decoded upright, as Pillow's exif_transpose gives it, and that EXIF,
@@ -26,10 +33,7 @@ import (
 // half red, right half blue: turned by 6 (90° clockwise) it is 16×32, red
 // above blue; by 3 (180°) 32×16 with blue on the left.
 func TestOrientationBeyondEXIF(t *testing.T) {
-	xmpAttr := func(o string) string {
-		return `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
-			`<rdf:Description rdf:about="" xmlns:tiff="http://ns.adobe.com/tiff/1.0/" tiff:Orientation="` + o + `"/></rdf:RDF></x:xmpmeta>`
-	}
+	xmpAttr := func(o string) string { return string(xmpOrientationPacket(o)) }
 	xmpElem := func(o string) string {
 		return `<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
 			`<rdf:Description rdf:about="" xmlns:tiff="http://ns.adobe.com/tiff/1.0/"><tiff:Orientation>` + o +
@@ -391,10 +395,7 @@ func TestOrientationIsolated(t *testing.T) {
 // four pages' turns checked against it); a page's own tag wins. Before,
 // the XMP of a TIFF of several pages was not read at all.
 func TestTIFFPagesOrientation(t *testing.T) {
-	xmp := func(o string) []byte {
-		return []byte(`<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
-			`<rdf:Description rdf:about="" xmlns:tiff="http://ns.adobe.com/tiff/1.0/" tiff:Orientation="` + o + `"/></rdf:RDF></x:xmpmeta>`)
-	}
+	xmp := xmpOrientationPacket
 	data := hostile.RGBTIFFPages(
 		hostile.RGBPage{Img: stored(), XMP: xmp("6")},
 		hostile.RGBPage{Img: stored(), XMP: xmp("3")},
@@ -451,10 +452,7 @@ func TestTIFFTurns(t *testing.T) {
 // own directories' XMP as a classic TIFF's are (TestTIFFPagesOrientation):
 // before, a BigTIFF's XMP was not read, and its pages came out as stored.
 func TestBigTIFFPagesOrientation(t *testing.T) {
-	xmp := func(o string) []byte {
-		return []byte(`<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">` +
-			`<rdf:Description rdf:about="" xmlns:tiff="http://ns.adobe.com/tiff/1.0/" tiff:Orientation="` + o + `"/></rdf:RDF></x:xmpmeta>`)
-	}
+	xmp := xmpOrientationPacket
 	g := image.NewGray(image.Rect(0, 0, 80, 120))
 	for y := 0; y < 120; y++ {
 		for x := 0; x < 80; x++ {
