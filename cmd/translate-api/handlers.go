@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -434,7 +435,11 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		}
 		return nil, &answerError{status, reason, what + service.Redact(err.Error())}
 	}
-	s.log.Info(out.Summary, "file", q.name, "kind", string(out.Kind), "units", out.Stats.Units, "calls", out.Stats.Calls)
+	level := slog.LevelInfo
+	if out.Stats.NeedsAttention() {
+		level = slog.LevelWarn // as translate logs it
+	}
+	s.log.Log(ctx, level, out.Summary, "file", q.name, "kind", string(out.Kind), "units", out.Stats.Units, "calls", out.Stats.Calls)
 	s.svc.Metrics.AddCount(metricUnits, "", float64(out.Stats.Translated))
 	s.svc.Metrics.AddCount(metricBackendErrors, "", float64(out.Stats.TransportErrors))
 	if st := s.state.Load(); st != nil && !st.warm && out.Stats.Calls > 0 && out.Stats.TransportErrors == 0 {

@@ -142,7 +142,7 @@ func TestALTO(t *testing.T) {
 		if err != nil || len(rows) < 2 || strings.Join(rows[0], ",") != "file,page_num,line_num,text_cs,text_en,status,score,unit_status,source_lang,lang_source" || rows[1][0] != "MTX201501307_anon" || rows[1][1] != "1" {
 			t.Fatalf("log: %v %v", rows[:min(2, len(rows))], err)
 		}
-		if !strings.Contains(r.stderr, "WARNING MTX201501307_anon: batch summary") {
+		if !strings.Contains(r.stderr, "MTX201501307_anon: batch summary") {
 			t.Error("no WARNING summary on the log stream")
 		}
 		d := readParadata(t, out)

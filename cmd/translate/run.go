@@ -899,10 +899,11 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 	}); err != nil {
 		return nil, "", err
 	}
-	// The WARNING summary ends the document's log on the log stream (the
-	// CSV keeps the published column layout). Its text keeps the spec's
-	// name; it is logged as a warning only when it counts something that
-	// needs attention, so a clean run logs no warning.
+	// The summary ends the document's log on the log stream (the CSV
+	// keeps the published column layout). It is the specification's
+	// "WARNING summary", logged as a warning only when it counts something
+	// that needs attention, so a clean run logs no warning; the level
+	// says it, not the text (an INFO line reading "WARNING ..." misled).
 	level := slog.LevelInfo
 	if out.Stats.NeedsAttention() {
 		level = slog.LevelWarn

@@ -150,8 +150,8 @@ func TestRealSampleReplace(t *testing.T) {
 			if len(res.Log) != 2095 {
 				t.Errorf("log rows = %d, want 2095 (one per line)", len(res.Log))
 			}
-			if !strings.Contains(st.Summary("x"), "WARNING") {
-				t.Error("summary lacks WARNING")
+			if !strings.HasPrefix(st.Summary("x"), "x: batch summary: ") {
+				t.Errorf("summary %q", st.Summary("x"))
 			}
 		})
 	}

@@ -47,8 +47,10 @@ func (s *Stats) add(o Stats) {
 	s.OverAlignLimit += o.OverAlignLimit
 }
 
-// Summary is the WARNING summary line for the document's log.
+// Summary is the summary line that ends the document's log (the
+// specification's "WARNING summary"; its level, warning or not, is the
+// caller's: translator.Stats.NeedsAttention).
 func (s Stats) Summary(file string) string {
-	return fmt.Sprintf("WARNING %s: batch summary: %d clean batches, %d line-count mismatches, %d transport errors, %d guard rejections (%d backend calls, %d pages, %d blocks, %d lines)",
+	return fmt.Sprintf("%s: batch summary: %d clean batches, %d line-count mismatches, %d transport errors, %d guard rejections (%d backend calls, %d pages, %d blocks, %d lines)",
 		file, s.CleanBatches, s.LineCountMismatches, s.TransportErrors, s.GuardRejections, s.Calls, s.Pages, s.Blocks, s.Lines)
 }

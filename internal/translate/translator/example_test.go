@@ -38,5 +38,5 @@ func ExampleTranslate() {
 	// <TextBlock ID="b1"><TextLine ID="l1"><String CONTENT="rescue"/><SP/><String CONTENT="research"/></TextLine>
 	// <TextLine ID="l2"><String CONTENT="grave"/><SP/><String CONTENT="and"/><SP/><String CONTENT="pit"/></TextLine></TextBlock>
 	// </PrintSpace></Page></Layout></alto>
-	// WARNING page: batch summary: 2 clean batches, 0 line-count mismatches, 0 transport errors, 0 guard rejections (2 backend calls, 1 pages, 1 blocks, 2 lines)
+	// page: batch summary: 2 clean batches, 0 line-count mismatches, 0 transport errors, 0 guard rejections (2 backend calls, 1 pages, 1 blocks, 2 lines)
 }

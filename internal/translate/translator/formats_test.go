@@ -71,7 +71,7 @@ func TestTranslatePAGE(t *testing.T) {
 	if out.Stats.Units != 1 || out.Stats.Translated != 1 || len(out.Log) != 1 || out.Log[0].Line != "l1" || out.Statuses["ok"] != 1 {
 		t.Errorf("stats %+v, log %+v", out.Stats, out.Log)
 	}
-	if !strings.HasPrefix(out.Summary, "WARNING p: batch summary: 1 clean batches") {
+	if !strings.HasPrefix(out.Summary, "p: batch summary: 1 clean batches") {
 		t.Errorf("summary %q", out.Summary)
 	}
 

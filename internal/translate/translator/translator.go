@@ -213,7 +213,8 @@ type Output struct {
 	Stem string
 	// Log holds the log rows, in document order.
 	Log []alto.LogRow
-	// Summary is the WARNING summary line that ends the document's log.
+	// Summary is the summary line that ends the document's log (logged as
+	// a warning when Stats.NeedsAttention).
 	Summary string
 	// Stats counts pages, units and backend traffic.
 	Stats Stats
@@ -552,7 +553,7 @@ func (d *document) metadata(ctx context.Context, in []byte, out *Output) error {
 	for _, w := range res.Warnings {
 		d.warn(w)
 	}
-	out.Summary = fmt.Sprintf("WARNING %s: field summary: %d fields, %d translated, %d skipped, %d backend calls, %d transport errors",
+	out.Summary = fmt.Sprintf("%s: field summary: %d fields, %d translated, %d skipped, %d backend calls, %d transport errors",
 		d.stem, res.Units, res.Translated, res.Skipped, res.Calls, be.transportErrors.Load())
 	return nil
 }

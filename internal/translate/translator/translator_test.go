@@ -107,7 +107,7 @@ func TestALTOSample(t *testing.T) {
 		if len(out.Log) == 0 || out.Log[0].File != "MTX201501307_anon" || out.Log[0].Page != 1 {
 			t.Errorf("log starts %+v", out.Log[:min(1, len(out.Log))])
 		}
-		if !strings.HasPrefix(out.Summary, "WARNING MTX201501307_anon:") {
+		if !strings.HasPrefix(out.Summary, "MTX201501307_anon: batch summary: ") {
 			t.Errorf("summary %q", out.Summary)
 		}
 		if got := out.Components; len(got) != 1 || got[0] != ComponentMTAPI {
