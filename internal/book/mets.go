@@ -306,7 +306,9 @@ func (r *reader) readMETS(l loc, data []byte) (*Book, error) {
 		chosen = append(chosen, divs[i])
 	}
 	b.ImageGroup = r.imageGroup(chosen, files, order)
-	if b.ImageGroup == "" {
+	if b.ImageGroup == "" && r.opts.Text == TextNone {
+		// Said to a reader for the images only: one for the text files
+		// (translate) has all it needs from a METS of text files alone.
 		b.Problems = append(b.Problems, Problem{Reason: "no fileGrp holds images"})
 	}
 	stop := r.prefetchTexts(l, b.ImageGroup, chosen, files)

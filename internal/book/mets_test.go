@@ -276,3 +276,36 @@ func TestMETSInOAIPMH(t *testing.T) {
 		t.Errorf("%+v", b)
 	}
 }
+
+// TestMETSWithoutImages: a METS of text files alone says "no fileGrp
+// holds images" to a reader of the images (the classifier), and nothing to
+// a reader of the text files (translate), which has all it needs.
+func TestMETSWithoutImages(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "p1.xml"), []byte(altoDoc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mets := filepath.Join(dir, "mets.xml")
+	if err := os.WriteFile(mets, []byte(`<?xml version="1.0"?>
+<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">
+<mets:fileSec><mets:fileGrp USE="FULLTEXT"><mets:file ID="T1" MIMETYPE="text/xml"><mets:FLocat LOCTYPE="URL" xlink:href="p1.xml"/></mets:file></mets:fileGrp></mets:fileSec>
+<mets:structMap TYPE="PHYSICAL"><mets:div TYPE="physSequence"><mets:div ID="P1" TYPE="page"><mets:fptr FILEID="T1"/></mets:div></mets:div></mets:structMap>
+</mets:mets>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		mode TextMode
+		want string
+	}{
+		{TextNone, "no fileGrp holds images"},
+		{TextSniff, ""},
+	} {
+		b, err := Read(context.Background(), mets, Options{Text: c.mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Problems(b.Problems, 5); got != c.want {
+			t.Errorf("text mode %v: problems %q, want %q", c.mode, got, c.want)
+		}
+	}
+}
