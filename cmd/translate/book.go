@@ -112,7 +112,7 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 	// every share counts the same inputs), and each of the share's is told
 	// by its content once fetched (book.Text.Identify), as reading the
 	// book would have told it.
-	lazy := !s.Shard.Whole() && !at.whole
+	lazy := sharesBook(s, at)
 	b, err := book.Read(ctx, location, book.Options{Fetcher: f, Pages: s.Pages, TextGroups: s.TextGroups, MaxBytes: maxDownload, Fetchers: s.FetchWorkers, FetchLater: lazy})
 	if errors.Is(err, book.ErrNoPages) && s.Pages == "" && (b == nil || b.Kind == book.METS) {
 		// A METS file without pages (descriptive metadata only) is a
@@ -195,13 +195,11 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 		in := input{Path: t.Location, Origin: t.Location, Err: t.Err}
 		if t.Err == nil {
 			in = bookText(ctx, s, f, fetchText, it.kept, t.Text, it.rel)
-			if lazy && in.Err == nil && !t.Sniffed && isURL(t.Location) {
-				told, keep := identifyFetched(in.Path, t.Text, p.ID, info)
-				if !keep {
-					continue
-				}
-				t.Text = told
+			told, keep := tellFetched(lazy, in, t.Text, p.ID, info)
+			if !keep {
+				continue
 			}
+			t.Text = told
 		}
 		in.Book, in.Page, in.PageManifest, in.BookOf = &t.Text, p.ID, p.Manifest, info
 		in.PageIdx, in.PageOrder, in.Sole = it.index, p.Order, soleInGroup(p, t.Text)
@@ -218,6 +216,22 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 		return nil, nil, info, fmt.Errorf("%w: %s: none of its %d pages has a text file (ALTO, PAGE-XML or hOCR)%s", errBook, location, len(b.Pages), why)
 	}
 	return inputs, all, info, nil
+}
+
+// sharesBook says whether the book at is read by a share of a --shard run
+// that shares its text files with the other shares (a book given alone or
+// found in a folder), which reads it without its remote text files.
+func sharesBook(s *settings, at place) bool { return !s.Shard.Whole() && !at.whole }
+
+// tellFetched is, for the input in of the text file t of page, t with the
+// format its content has when the book was read without it (lazy) and in
+// was fetched (identifyFetched), false when that content is no text; t as
+// it is otherwise.
+func tellFetched(lazy bool, in input, t book.Text, page string, info *bookInfo) (book.Text, bool) {
+	if !lazy || in.Err != nil || t.Sniffed || !isURL(t.Location) {
+		return t, true
+	}
+	return identifyFetched(in.Path, t, page, info)
 }
 
 // identifyFetched tells the text file t of page, listed without its

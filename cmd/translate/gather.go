@@ -107,7 +107,29 @@ func gather(out, downloads string, runs []shardDoc, log interface{ Info(string, 
 		}
 		n++
 	}
-	fetched, kept := 0, 0
+	fetched, kept, err := gatherAllDownloads(out, downloads, runs)
+	if err != nil {
+		return err
+	}
+	repoint(out, runs, moved)
+	log.Info("shard folders gathered", "into", out, "files", n, "downloads_copied", fetched, "downloads_already_there", kept)
+	return nil
+}
+
+// repoint points each run copied into out at its copies: its run
+// metadata's place and its outputs (moved, by run).
+func repoint(out string, runs []shardDoc, moved map[int][]string) {
+	for i := range runs {
+		if to, ok := moved[i]; ok || !sameDir(filepath.Dir(runs[i].Path), out) {
+			runs[i].Doc.Outputs = to
+			runs[i].Path = filepath.Join(out, filepath.Base(runs[i].Path))
+		}
+	}
+}
+
+// gatherAllDownloads copies into downloads the downloads of each folder of
+// runs other than out (gatherDownloads), each folder once.
+func gatherAllDownloads(out, downloads string, runs []shardDoc) (copied, left int, err error) {
 	seen := map[string]bool{}
 	for _, r := range runs {
 		dir := filepath.Dir(r.Path)
@@ -117,18 +139,11 @@ func gather(out, downloads string, runs []shardDoc, log interface{ Info(string, 
 		seen[dir] = true
 		c, k, err := gatherDownloads(filepath.Join(dir, "downloaded_inputs"), downloads)
 		if err != nil {
-			return fmt.Errorf("--merge: %w", err)
+			return copied, left, fmt.Errorf("--merge: %w", err)
 		}
-		fetched, kept = fetched+c, kept+k
+		copied, left = copied+c, left+k
 	}
-	for i := range runs {
-		if to, ok := moved[i]; ok || !sameDir(filepath.Dir(runs[i].Path), out) {
-			runs[i].Doc.Outputs = to
-			runs[i].Path = filepath.Join(out, filepath.Base(runs[i].Path))
-		}
-	}
-	log.Info("shard folders gathered", "into", out, "files", n, "downloads_copied", fetched, "downloads_already_there", kept)
-	return nil
+	return copied, left, nil
 }
 
 // gatherDownloads copies the files of the download folder from into the
