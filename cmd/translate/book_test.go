@@ -667,6 +667,16 @@ func TestBookShardsFetchTheirShare(t *testing.T) {
 	if r := runCLI(t, newEnv(api), "--merge", "-o", out); r.code != exitOK {
 		t.Fatalf("--merge: exit %d: %s", r.code, r.stderr)
 	}
+	// A share resumed takes its text files from the download folder.
+	before = hits()
+	if r := runCLI(t, newEnv(api), args(out, "--shard", "0/2", "--resume")...); r.code != exitOK || translated(t, r.stderr) != 0 {
+		t.Fatalf("shard 0 resumed: exit %d, %d translated: %s", r.code, translated(t, r.stderr), r.stderr)
+	}
+	for p, h := range hits() {
+		if h != before[p] && p != "/b/notes/0001.xml" { // no text: never kept
+			t.Errorf("%s requested again by a share resumed", p)
+		}
+	}
 
 	// Shares on machines of their own, merged into one folder: the
 	// --resume --book-out after them fetches no text file again (--merge
