@@ -15,7 +15,11 @@ import (
 // text, the service's own message in place of a translation, a language
 // model's refusal. Its text would be written into every document as the
 // translation. SameReplies tells such a service by its replies across
-// calls: one text given for many different inputs.
+// calls: one text given for many different inputs. A notice that carries a
+// number of its own each time (a block page's request reference, a time)
+// is the same text: replies that differ only in their digits are counted
+// together, for inputs that differ in more than their digits (a numbered
+// catalogue's "Inventory number 1234", "... 1235" are not one reply).
 
 // Bounds of SameReplies: a reply given for sameMost or more different
 // inputs among the last sameWindow calls is refused; a reply of fewer than
@@ -79,14 +83,16 @@ type SameReplies struct {
 	recent []sameCall // the last sameWindow calls, oldest first
 	calls  int        // calls seen
 	other  bool       // a counted reply differed from the first one
-	first  string     // the first counted reply
-	// refused is the reply refused last: it stays refused, whatever the
-	// calls looked back over, until another counted reply passes (an
-	// item run again on a service that still answers it).
+	first  string     // the first counted reply (wordKey)
+	// refused is the reply refused last (wordKey): it stays refused,
+	// whatever the calls looked back over, until another counted reply
+	// passes (an item run again on a service that still answers it).
 	refused string
 }
 
-type sameCall struct{ input, reply, item string }
+// sameCall is a call looked back over: its input (sameKey, and wordKey:
+// without its digits), its reply (trimmed, and wordKey) and its item.
+type sameCall struct{ input, inputWords, reply, replyWords, item string }
 
 type itemKey struct{}
 
@@ -104,11 +110,12 @@ func itemOf(ctx context.Context) string {
 
 // Check records a call's input and reply and refuses the reply
 // (*SameReplyError) when, with it, sameMost or more different inputs among
-// the last sameWindow calls got this very reply, or, among the backend's
-// first sameWindow calls, sameFirst did while no counted reply differed,
+// the last sameWindow calls got this very reply (told apart by their
+// letters and digits) or a reply that differs from it only in its digits
+// (told apart by their letters), or, among the backend's first sameWindow
+// calls, sameFirst did while no counted reply differed beyond its digits,
 // or when it is the reply refused last and no other counted reply passed
-// since. Inputs are told apart by
-// their letters and digits, case aside (variants of one text count once);
+// since. Case is set aside (variants of one text count once);
 // a reply of fewer than sameLetters letters, equal to its input (a name
 // copied), or of another number of lines than its input, is not counted.
 // Backends check every reply, before their guard: one the guard rejects
@@ -119,9 +126,10 @@ func (s *SameReplies) Check(ctx context.Context, input, reply string) error {
 		return nil
 	}
 	in, out := sameKey(input), strings.TrimSpace(reply)
+	outWords := wordKey(out)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.recent = append(s.recent, sameCall{in, out, itemOf(ctx)})
+	s.recent = append(s.recent, sameCall{in, wordKey(input), out, outWords, itemOf(ctx)})
 	if len(s.recent) > sameWindow {
 		s.recent = s.recent[len(s.recent)-sameWindow:]
 	}
@@ -133,18 +141,24 @@ func (s *SameReplies) Check(ctx context.Context, input, reply string) error {
 	}
 	switch {
 	case s.first == "":
-		s.first = out
-	case out != s.first:
+		s.first = outWords
+	case outWords != s.first:
 		s.other = true
 	}
-	inputs := map[string]bool{}
+	// inputs: those given this very reply; worded: those, told apart
+	// without their digits, given a reply that differs from it at most in
+	// its digits.
+	inputs, worded := map[string]bool{}, map[string]bool{}
 	var items []string
 	unnamed := 0
 	for i, c := range s.recent {
-		if c.reply != out {
+		if c.replyWords != outWords {
 			continue
 		}
-		inputs[c.input] = true
+		worded[c.inputWords] = true
+		if c.reply == out {
+			inputs[c.input] = true
+		}
 		switch {
 		case c.item != "" && !slices.Contains(items, c.item):
 			items = append(items, c.item)
@@ -152,9 +166,10 @@ func (s *SameReplies) Check(ctx context.Context, input, reply string) error {
 			unnamed++
 		}
 	}
-	if out == s.refused || len(inputs) >= sameMost || (!s.other && s.calls <= sameWindow && len(inputs) >= sameFirst) {
-		s.refused = out
-		return &SameReplyError{Reply: out, Inputs: len(inputs), Items: items, Unnamed: unnamed}
+	n := max(len(inputs), len(worded))
+	if outWords == s.refused || n >= sameMost || (!s.other && s.calls <= sameWindow && n >= sameFirst) {
+		s.refused = outWords
+		return &SameReplyError{Reply: out, Inputs: n, Items: items, Unnamed: unnamed}
 	}
 	s.refused = ""
 	return nil
@@ -164,6 +179,17 @@ func (s *SameReplies) Check(ctx context.Context, input, reply string) error {
 func sameKey(s string) string {
 	return strings.Map(func(r rune) rune {
 		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return unicode.ToLower(r)
+		}
+		return -1
+	}, s)
+}
+
+// wordKey is s's letters, in lower case: s told apart from other texts
+// without its digits.
+func wordKey(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) {
 			return unicode.ToLower(r)
 		}
 		return -1

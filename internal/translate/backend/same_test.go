@@ -4,21 +4,51 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
+// blockPage is n calls of different texts answered by a proxy's block page
+// that carries a reference number of its own each time, refused from call
+// refusedFrom (0: none).
+func blockPage(n, refusedFrom int) []sameCallCase {
+	var cs []sameCallCase
+	for i := 1; i <= n; i++ {
+		cs = append(cs, sameCallCase{fmt.Sprintf("Zeile %c des Textes", 'A'+i),
+			fmt.Sprintf("Access denied. Reference #18.5f3c.%d", 1732900000+i*7919), refusedFrom > 0 && i >= refusedFrom})
+	}
+	return cs
+}
+
+// numbered is n calls of a catalogue's numbered entries, each translated
+// with its number: replies that differ only in their digits, for inputs
+// that do too, are never refused.
+func numbered(n int) []sameCallCase {
+	var cs []sameCallCase
+	for i := 1; i <= n; i++ {
+		cs = append(cs, sameCallCase{fmt.Sprintf("Inventární číslo %d", 1200+i), fmt.Sprintf("Inventory number %d", 1200+i), false})
+	}
+	return cs
+}
+
+// sameCallCase is a call of TestSameReplies: its input and reply, and
+// whether the reply is refused.
+type sameCallCase = struct {
+	input, reply string
+	refused      bool
+}
+
 // TestSameReplies: one reply for five different texts among the last ten
 // calls is refused from the fifth on, and among a backend's first calls,
-// while it gave no other reply, from the third; a refused reply stays
+// while it gave no other reply, from the third, and so is one that differs
+// each time only in its number (a block page's reference), but not a
+// numbered catalogue's entries, translated with their numbers; a refused reply stays
 // refused (an item run again on such a service) until another passes; variants of one text,
 // short replies, texts copied and replies of other lines do not count, and
 // the count forgets calls older than the window.
 func TestSameReplies(t *testing.T) {
 	const portal = "Please sign in to the network"
-	type call struct {
-		input, reply string
-		refused      bool
-	}
+	type call = sameCallCase
 	distinct := func(n int, reply string, refusedFrom int) []call {
 		var cs []call
 		for i := 1; i <= n; i++ {
@@ -51,6 +81,9 @@ func TestSameReplies(t *testing.T) {
 			{"a\nb", portal, false}, {"c\nd", portal, false}, {"e\nf", portal, false}, {"g\nh", portal, false}, {"i\nj", portal, false}}},
 		{"a refused reply stays refused past the first calls until another passes", append(append(append(distinct(3, portal, 3),
 			again(9, distinct(3, portal, 1)[2])...), distinct(1, "a different translation each", 0)...), distinct(3, portal, 0)[2])},
+		{"a notice with a number of its own each time: from the third among the first calls", blockPage(4, 3)},
+		{"later, from the fifth", append(distinct(2, "a different translation each", 0), blockPage(7, 5)...)},
+		{"a numbered catalogue is not one reply", numbered(8)},
 		{"older calls are forgotten", append(append(append(distinct(1, "a different translation each", 0), distinct(4, portal, 0)...),
 			distinct(10, "a different translation each", 0)...), call{"Noch eine Zeile", portal, false})},
 	} {
@@ -58,7 +91,7 @@ func TestSameReplies(t *testing.T) {
 			var s SameReplies
 			for i, k := range c.calls {
 				if k.reply == "a different translation each" {
-					k.reply += fmt.Sprint(i)
+					k.reply += " " + strings.Repeat("x", i+1) // replies that differ in their words
 				}
 				err := s.Check(context.Background(), k.input, k.reply)
 				var se *SameReplyError
