@@ -16,10 +16,11 @@ import (
 // model's refusal. Its text would be written into every document as the
 // translation. SameReplies tells such a service by its replies across
 // calls: one text given for many different inputs. A notice that carries a
-// number of its own each time (a block page's request reference, a time)
-// is the same text: replies that differ only in their digits are counted
-// together, for inputs that differ in more than their digits (a numbered
-// catalogue's "Inventory number 1234", "... 1235" are not one reply).
+// number of its own each time (a block page's request reference, decimal
+// or hexadecimal, a time) is the same text: replies that differ only in
+// their numbers (wordKey) are counted together, for inputs that differ in
+// more than their numbers (a numbered catalogue's "Inventory number 1234",
+// "... 1235" are not one reply).
 
 // Bounds of SameReplies: a reply given for sameMost or more different
 // inputs among the last sameWindow calls is refused; a reply of fewer than
@@ -185,15 +186,18 @@ func sameKey(s string) string {
 	}, s)
 }
 
-// wordKey is s's letters, in lower case: s told apart from other texts
-// without its digits.
+// wordKey is s's words without a digit, their letters in lower case: s
+// told apart from other texts without its numbers, a number being any run
+// of letters and digits with a digit in it ("1732907919", and the
+// hexadecimal "5f3c1302" or "c80f7" of a request reference).
 func wordKey(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsLetter(r) {
-			return unicode.ToLower(r)
+	var b strings.Builder
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if strings.IndexFunc(w, unicode.IsDigit) < 0 {
+			b.WriteString(strings.ToLower(w))
 		}
-		return -1
-	}, s)
+	}
+	return b.String()
 }
 
 // letters counts s's letters.

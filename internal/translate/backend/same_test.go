@@ -9,13 +9,14 @@ import (
 )
 
 // blockPage is n calls of different texts answered by a proxy's block page
-// that carries a reference number of its own each time, refused from call
+// that carries a reference of its own each time (decimal and hexadecimal
+// numbers, as Akamai's "Reference #18.5f3c1302.1732907919.2b4c8d1"), refused from call
 // refusedFrom (0: none).
 func blockPage(n, refusedFrom int) []sameCallCase {
 	var cs []sameCallCase
 	for i := 1; i <= n; i++ {
 		cs = append(cs, sameCallCase{fmt.Sprintf("Zeile %c des Textes", 'A'+i),
-			fmt.Sprintf("Access denied. Reference #18.5f3c.%d", 1732900000+i*7919), refusedFrom > 0 && i >= refusedFrom})
+			fmt.Sprintf("Access denied. Reference #18.%x.%d.%x", 0x5f3c1302+i*104729, 1732900000+i*7919, 0x2b4c8d1*i), refusedFrom > 0 && i >= refusedFrom})
 	}
 	return cs
 }
