@@ -127,7 +127,7 @@ func (s *SameReplies) Check(ctx context.Context, input, reply string) error {
 		return nil
 	}
 	in, out := sameKey(input), strings.TrimSpace(reply)
-	outWords := wordKey(out)
+	outWords := replyWords(out)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.recent = append(s.recent, sameCall{in, wordKey(input), out, outWords, itemOf(ctx)})
@@ -198,6 +198,16 @@ func wordKey(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// replyWords is the key replies are compared by: their words without a
+// digit (wordKey), or the whole reply when it has none, so that replies
+// made of codes alone ("AB12 CD34") are not all taken for one.
+func replyWords(reply string) string {
+	if k := wordKey(reply); k != "" {
+		return k
+	}
+	return "\x00" + reply
 }
 
 // letters counts s's letters.

@@ -32,6 +32,17 @@ func numbered(n int) []sameCallCase {
 	return cs
 }
 
+// codes is n calls of different texts each answered with other codes of
+// letters and digits alone (no word without a digit): never refused.
+func codes(n int) []sameCallCase {
+	var cs []sameCallCase
+	for i := 1; i <= n; i++ {
+		cs = append(cs, sameCallCase{fmt.Sprintf("Signatur %c des Bestandes", 'A'+i),
+			fmt.Sprintf("ABC%dDEF%d GHI%dJKL%d", i, i+1, i+2, i+3), false})
+	}
+	return cs
+}
+
 // sameCallCase is a call of TestSameReplies: its input and reply, and
 // whether the reply is refused.
 type sameCallCase = struct {
@@ -85,6 +96,7 @@ func TestSameReplies(t *testing.T) {
 		{"a notice with a number of its own each time: from the third among the first calls", blockPage(4, 3)},
 		{"later, from the fifth", append(distinct(2, "a different translation each", 0), blockPage(7, 5)...)},
 		{"a numbered catalogue is not one reply", numbered(8)},
+		{"replies of codes alone are told apart", codes(8)},
 		{"older calls are forgotten", append(append(append(distinct(1, "a different translation each", 0), distinct(4, portal, 0)...),
 			distinct(10, "a different translation each", 0)...), call{"Noch eine Zeile", portal, false})},
 	} {
