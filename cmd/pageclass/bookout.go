@@ -47,6 +47,24 @@ func (r *classifier) pageAnnotations(c classedPage) ([]bookout.PageClass, *booko
 	return []bookout.PageClass{c.top}, nil, nil
 }
 
+// warnBookOut says, before any page is classified, which of the books read
+// --book-out writes nothing for (a METS book: it writes IIIF annotation
+// pages), so that a user who wanted them can stop the run at once.
+func (r *classifier) warnBookOut(read []*book.Book) {
+	if r.cli.BookOut == "" {
+		return
+	}
+	for _, b := range read {
+		if !iiif(b) {
+			r.log.Warn("--book-out writes IIIF annotation pages and a derived manifest: this book is not a IIIF manifest or collection, so none are written for it (its pages are classified; their rows carry its page IDs)",
+				"book", b.Source, "kind", b.Kind, "version", b.Version)
+		}
+	}
+}
+
+// iiif says whether b is a IIIF manifest or collection.
+func iiif(b *book.Book) bool { return b.Kind == book.Manifest || b.Kind == book.Collection }
+
 // writeBookOut writes, with --book-out DIR, for each IIIF manifest of the
 // run, one annotation page per canvas classified (bookout.ClassPage for a
 // Presentation 3 manifest, bookout.ClassList's annotation list for a
@@ -56,7 +74,8 @@ func (r *classifier) pageAnnotations(c classedPage) ([]bookout.PageClass, *booko
 // DIR/<book>_classes/<n>.json, and the derived manifest
 // DIR/<book>_classes.json linking them (bookout.DerivedManifest); for a
 // IIIF collection, the same for each member manifest and a derived
-// collection (collectionOut). A METS file gets a warning. A share of a --shard run
+// collection (collectionOut). A METS file gets a warning, before its pages
+// are classified (warnBookOut). A share of a --shard run
 // writes nothing: --shard shares a book's pages, so a share's manifest
 // would link its own canvases only, and the shares' annotation pages,
 // numbered in each share's order, would be written over one another; the
@@ -82,9 +101,8 @@ func (r *classifier) writeBookOut() error {
 	gen := bookout.Agent{Name: "archivekit pageclass", Version: version.String()}
 	local := bookout.LocalIDs(r.cli.BookBaseURL, dir)
 	for _, b := range r.set.books.read {
-		if b.Kind != book.Manifest && b.Kind != book.Collection {
-			r.log.Warn("--book-out: not a IIIF manifest or collection: no annotation pages written", "book", b.Source, "kind", b.Kind, "version", b.Version)
-			continue
+		if !iiif(b) {
+			continue // said before the pages were classified (warnBookOut)
 		}
 		if local != "" {
 			r.log.Warn(local)

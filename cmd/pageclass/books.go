@@ -548,6 +548,7 @@ func (r *classifier) recordBooks(set *inputSet) {
 		r.log.Warn("book: " + p)
 		r.para.Warn("book: " + p)
 	}
+	r.warnBookOut(bs.read)
 	for _, f := range bs.failed {
 		if !set.Shard.Whole() && !set.Shard.Has(f.name) {
 			continue // another shard's

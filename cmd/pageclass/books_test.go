@@ -719,3 +719,30 @@ func TestBookSharedImageNotFetchedBefore(t *testing.T) {
 		t.Errorf("book_fetch %v: want both images fetched", fetched)
 	}
 }
+
+// TestBookOutMETSWarnsFirst: --book-out with a METS book (it writes IIIF
+// annotation pages) says that none will be written for it before the first
+// page is classified, not once the run has classified every page, and
+// writes nothing into the folder; the pages are classified.
+func TestBookOutMETSWarnsFirst(t *testing.T) {
+	e, _, mets := goobiBook(t)
+	dir := filepath.Join(t.TempDir(), "bookout")
+	code, log := e.run(t, "-f", mets, "--book-skip-types", "cover", "--book-out", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	warned := strings.Index(log, "this book is not a IIIF manifest or collection")
+	classified := strings.Index(log, `"pages classified"`)
+	if warned < 0 || classified < 0 || warned > classified {
+		t.Errorf("the warning at %d, the pages classified at %d: want the warning first:\n%s", warned, classified, log)
+	}
+	if strings.Count(log, "not a IIIF manifest or collection") != 1 {
+		t.Errorf("the warning given %d times, want once", strings.Count(log, "not a IIIF manifest or collection"))
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("--book-out wrote %d files for a METS book", len(entries))
+	}
+	if rows := readCSV(t, e.output(t, "_v4.4_TOP-3.csv")); len(rows) != 50 {
+		t.Errorf("%d rows, want 49 pages", len(rows)-1)
+	}
+}
