@@ -48,7 +48,7 @@ type cli struct {
 	DownloadDir     string           `name:"download-dir" help:"Where URL inputs are stored (default: <output>/downloaded_inputs)." placeholder:"DIR"`
 	OutputMode      string           `name:"output-mode" help:"replace, append or alternative (ALTO: the translation in an ALTERNATIVE per String; PAGE and metadata: append) (precedence: flag, config output_mode, OUTPUT_MODE, then each format's own default: append for PAGE-XML, replace for ALTO and metadata; hOCR is always written as a parallel file)."`
 	FastAlign       bool             `name:"fast-align" help:"ALTO only: split block translations by source word counts instead of translating each line (one backend call per page)."`
-	Backend         string           `help:"mtapi, chat_compatible or ct2 (precedence: flag, config translation_backend, TRANSLATION_BACKEND, mtapi)."`
+	Backend         string           `help:"mtapi (a machine-translation service at TRANSLATION_URL; unset: LINDAT's hosted one), chat_compatible (an OpenAI-compatible chat API: LLM_BASE_URL, LLM_MODEL) or ct2 (a local CTranslate2 model: CT2_MODEL_DIR) (precedence: flag, config translation_backend, TRANSLATION_BACKEND, mtapi)."`
 	Shard           string           `help:"Translate only share i of n (numbered from 0), chosen by a hash of each input's path relative to input_path (of the URL for URL lists), so n runs with 0/n ... n-1/n translate every input exactly once." placeholder:"I/N"`
 	Resume          bool             `help:"Continue an interrupted run: inputs the ledger (<output>/ledger/) records as translated or failed, with the same content and the same configuration, and whose outputs are still there, are not translated again; an output edited since is kept, with a warning."`
 	RetryFailed     bool             `name:"retry-failed" help:"As --resume, but inputs that failed are translated again."`
@@ -153,7 +153,8 @@ var configKeys = []string{"input_path", "source_lang", "target_lang", "formats",
 func parse(args []string, getenv func(string) string, stdout io.Writer) (*settings, bool, error) {
 	var c cli
 	parser, err := cliflags.NewKong("translate", &c, stdout, stdout,
-		kong.Description("Translate the text of OCR files (ALTO, PAGE-XML, hOCR), archival metadata XML and books (METS, IIIF), keeping every other byte."),
+		kong.Description("Translate the text of OCR files (ALTO, PAGE-XML, hOCR), archival metadata XML and books (METS, IIIF), keeping every other byte. "+
+			"The translations come from the backend --backend names: by default a machine-translation service at TRANSLATION_URL."),
 		kong.UsageOnError())
 	if err != nil {
 		return nil, false, err
