@@ -81,3 +81,37 @@ func TestUntranslatedSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSummary: a run's log ends with its summary, as pageclass's does:
+// the files translated and failed, the units, the log rows' statuses and
+// the source languages, and the output folder.
+func TestRunSummary(t *testing.T) {
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), testenv.Path(t, sampleALTO), "-o", out, "-src", "cs", "--vocabulary", "")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var sum struct {
+		Msg               string
+		Files, Translated int
+		Failed            *int
+		UnitsTranslated   int            `json:"units_translated"`
+		Segments          map[string]int `json:"segments"`
+		SourceLanguages   map[string]int `json:"source_languages"`
+		Output            string
+	}
+	found := false
+	for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		if strings.Contains(line, `"msg":"run summary"`) {
+			if err := json.Unmarshal([]byte(line), &sum); err != nil {
+				t.Fatal(err)
+			}
+			found = true
+		}
+	}
+	if !found || sum.Files != 1 || sum.Translated != 1 || sum.Failed == nil || *sum.Failed != 0 || sum.UnitsTranslated == 0 ||
+		sum.Segments["ok"] == 0 || sum.SourceLanguages["cs"] == 0 || sum.Output != out {
+		t.Errorf("run summary %+v (found %v), want 1 file translated, none failed, units, ok rows, cs and the output folder:\n%s", sum, found, r.stderr)
+	}
+}

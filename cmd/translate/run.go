@@ -247,6 +247,7 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 	for _, w := range translator.Resolve(comps, r.usage.Components()).Warnings {
 		r.log.Warn("licence: " + w)
 	}
+	r.logSummary(log)
 	if err := pd.Finish(runErr); err != nil {
 		log.Error("run metadata not written", "path", pd.path, "err", err)
 	} else {
@@ -276,6 +277,17 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 	}
 	log.Error("run failed", "err", runErr)
 	return exitFailure
+}
+
+// logSummary ends the run's log with what it did, as pageclass's "run
+// summary" does: its files translated, failed and skipped, its units, the
+// statuses of its log rows and the source languages, and where the
+// outputs are (the run metadata holds the same and more).
+func (r *runner) logSummary(log *slog.Logger) {
+	st := r.pd.Snapshot().Statistics
+	log.Info("run summary", "files", st.InputFilesTotal, "translated", st.SuccessfullyProcessed, "failed", len(r.failures),
+		"skipped", st.SkippedFiles, "units_translated", st.UnitsTranslated, "units_skipped", st.UnitsSkipped,
+		"segments", st.SegmentStatus, "source_languages", st.Languages, "output", r.s.Output)
 }
 
 type runner struct {
