@@ -92,26 +92,35 @@ func TestRunSummary(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	var sum struct {
+	type summary struct {
 		Msg               string
 		Files, Translated int
+		DoneBefore        int `json:"done_before"`
 		Failed            *int
 		UnitsTranslated   int            `json:"units_translated"`
 		Segments          map[string]int `json:"segments"`
 		SourceLanguages   map[string]int `json:"source_languages"`
 		Output            string
 	}
-	found := false
-	for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
-		if strings.Contains(line, `"msg":"run summary"`) {
-			if err := json.Unmarshal([]byte(line), &sum); err != nil {
-				t.Fatal(err)
+	read := func(stderr string) (sum summary, found bool) {
+		for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+			if strings.Contains(line, `"msg":"run summary"`) {
+				if err := json.Unmarshal([]byte(line), &sum); err != nil {
+					t.Fatal(err)
+				}
+				found = true
 			}
-			found = true
 		}
+		return sum, found
 	}
+	sum, found := read(r.stderr)
 	if !found || sum.Files != 1 || sum.Translated != 1 || sum.Failed == nil || *sum.Failed != 0 || sum.UnitsTranslated == 0 ||
 		sum.Segments["ok"] == 0 || sum.SourceLanguages["cs"] == 0 || sum.Output != out {
 		t.Errorf("run summary %+v (found %v), want 1 file translated, none failed, units, ok rows, cs and the output folder:\n%s", sum, found, r.stderr)
+	}
+	// Resumed: the file is an earlier run's, not translated again.
+	r = runCLI(t, newEnv(api), testenv.Path(t, sampleALTO), "-o", out, "-src", "cs", "--vocabulary", "", "--resume")
+	if sum, found := read(r.stderr); r.code != exitOK || !found || sum.Translated != 0 || sum.DoneBefore != 1 || sum.UnitsTranslated != 0 {
+		t.Errorf("resumed: exit %d, run summary %+v (found %v), want none translated, 1 done before", r.code, sum, found)
 	}
 }

@@ -280,12 +280,13 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 }
 
 // logSummary ends the run's log with what it did, as pageclass's "run
-// summary" does: its files translated, failed and skipped, its units, the
-// statuses of its log rows and the source languages, and where the
-// outputs are (the run metadata holds the same and more).
+// summary" does: its files translated (and, resumed, those an earlier run
+// translated), failed and skipped, the units it translated, the statuses
+// of its log rows and the source languages, and where the outputs are (the
+// run metadata holds the same and more).
 func (r *runner) logSummary(log *slog.Logger) {
 	st := r.pd.Snapshot().Statistics
-	log.Info("run summary", "files", st.InputFilesTotal, "translated", st.SuccessfullyProcessed, "failed", len(r.failures),
+	log.Info("run summary", "files", st.InputFilesTotal, "translated", st.SuccessfullyProcessed-r.doneBefore, "done_before", r.doneBefore, "failed", len(r.failures),
 		"skipped", st.SkippedFiles, "units_translated", st.UnitsTranslated, "units_skipped", st.UnitsSkipped,
 		"segments", st.SegmentStatus, "source_languages", st.Languages, "output", r.s.Output)
 }
@@ -327,6 +328,9 @@ type runner struct {
 	// led is the run's ledger once opened; closed after the run metadata
 	// is written.
 	led *ledger.Ledger
+	// doneBefore counts the inputs a resumed run kept from the ledger as
+	// translated by an earlier run.
+	doneBefore int
 	// trip is the translation service's circuit breaker (EnvCircuitTrip).
 	trip int
 	// bookLang is each book's language, detected over its text files as
@@ -790,6 +794,7 @@ func (r *runner) translated(ctx context.Context, p *pass, in input, name, digest
 func (r *runner) report(p *pass, inputs []input) {
 	s := r.s
 	r.pd.SetConfig("items_from_ledger", p.restored+p.failedKept)
+	r.doneBefore = p.restored
 	// Counted once every input was read: a kept download found edited
 	// since was downloaded in full and is not counted (as in the run
 	// metadata's downloads_not_modified).
