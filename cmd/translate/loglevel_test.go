@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -97,6 +99,8 @@ func TestRunSummary(t *testing.T) {
 		Files, Translated int
 		DoneBefore        int `json:"done_before"`
 		Failed            *int
+		FailedBefore      int `json:"failed_before"`
+		Untried           *int
 		UnitsTranslated   int            `json:"units_translated"`
 		Segments          map[string]int `json:"segments"`
 		SourceLanguages   map[string]int `json:"source_languages"`
@@ -122,5 +126,22 @@ func TestRunSummary(t *testing.T) {
 	r = runCLI(t, newEnv(api), testenv.Path(t, sampleALTO), "-o", out, "-src", "cs", "--vocabulary", "", "--resume")
 	if sum, found := read(r.stderr); r.code != exitOK || !found || sum.Translated != 0 || sum.DoneBefore != 1 || sum.UnitsTranslated != 0 {
 		t.Errorf("resumed: exit %d, run summary %+v (found %v), want none translated, 1 done before", r.code, sum, found)
+	}
+	// A folder of a document and a broken one: one translated, one failed,
+	// none untried; resumed, both are an earlier run's.
+	in, out2 := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(in, "a.alto.xml"), readOrFatal(t, testenv.Path(t, sampleALTO)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(in, "b.alto.xml"), []byte(`<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, newEnv(api), in, "-o", out2, "-src", "cs", "--vocabulary", "")
+	if sum, found := read(r.stderr); !found || sum.Translated != 1 || sum.Failed == nil || *sum.Failed != 1 || sum.FailedBefore != 0 || sum.Untried == nil || *sum.Untried != 0 {
+		t.Errorf("folder: run summary %+v (found %v), want 1 translated, 1 failed, none untried:\n%s", sum, found, r.stderr)
+	}
+	r = runCLI(t, newEnv(api), in, "-o", out2, "-src", "cs", "--vocabulary", "", "--resume")
+	if sum, found := read(r.stderr); !found || sum.Translated != 0 || sum.DoneBefore != 1 || sum.Failed == nil || *sum.Failed != 0 || sum.FailedBefore != 1 {
+		t.Errorf("folder resumed: run summary %+v (found %v), want 1 done and 1 failed before, none now:\n%s", sum, found, r.stderr)
 	}
 }

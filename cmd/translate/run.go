@@ -280,14 +280,17 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 }
 
 // logSummary ends the run's log with what it did, as pageclass's "run
-// summary" does: its files translated (and, resumed, those an earlier run
-// translated), failed and skipped, the units it translated, the statuses
-// of its log rows and the source languages, and where the outputs are (the
-// run metadata holds the same and more).
+// summary" does: its files translated and failed (and, resumed, those an
+// earlier run translated or failed), those it left untried when it
+// stopped, the units it translated, the statuses of its log rows and the
+// source languages, and where the outputs are (the run metadata holds the
+// same and more). Every failure is also a skipped file of the run
+// metadata; the untried ones are the rest.
 func (r *runner) logSummary(log *slog.Logger) {
 	st := r.pd.Snapshot().Statistics
-	log.Info("run summary", "files", st.InputFilesTotal, "translated", st.SuccessfullyProcessed-r.doneBefore, "done_before", r.doneBefore, "failed", len(r.failures),
-		"skipped", st.SkippedFiles, "units_translated", st.UnitsTranslated, "units_skipped", st.UnitsSkipped,
+	log.Info("run summary", "files", st.InputFilesTotal, "translated", st.SuccessfullyProcessed-r.doneBefore, "done_before", r.doneBefore,
+		"failed", len(r.failures)-r.failedBefore, "failed_before", r.failedBefore, "untried", st.SkippedFiles-len(r.failures),
+		"units_translated", st.UnitsTranslated, "units_skipped", st.UnitsSkipped,
 		"segments", st.SegmentStatus, "source_languages", st.Languages, "output", r.s.Output)
 }
 
@@ -328,9 +331,9 @@ type runner struct {
 	// led is the run's ledger once opened; closed after the run metadata
 	// is written.
 	led *ledger.Ledger
-	// doneBefore counts the inputs a resumed run kept from the ledger as
-	// translated by an earlier run.
-	doneBefore int
+	// doneBefore and failedBefore count the inputs a resumed run kept from
+	// the ledger as translated, or failed, by an earlier run.
+	doneBefore, failedBefore int
 	// trip is the translation service's circuit breaker (EnvCircuitTrip).
 	trip int
 	// bookLang is each book's language, detected over its text files as
@@ -794,7 +797,7 @@ func (r *runner) translated(ctx context.Context, p *pass, in input, name, digest
 func (r *runner) report(p *pass, inputs []input) {
 	s := r.s
 	r.pd.SetConfig("items_from_ledger", p.restored+p.failedKept)
-	r.doneBefore = p.restored
+	r.doneBefore, r.failedBefore = p.restored, p.failedKept
 	// Counted once every input was read: a kept download found edited
 	// since was downloaded in full and is not counted (as in the run
 	// metadata's downloads_not_modified).
