@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"archivekit/internal/atomicfile"
+	"archivekit/internal/ledger"
 	"archivekit/internal/regularfile"
 )
 
@@ -77,11 +77,12 @@ func gather(out, downloads string, runs []shardDoc, log interface{ Info(string, 
 	if len(files) == 0 {
 		return nil
 	}
-	// Every file is read and checked before any is written.
-	data := make([][]byte, len(files))
+	// Every file is checked before any is written: by its digest, read as
+	// a stream (a shard's translations may be larger than memory), then
+	// copied as a stream.
 	absent := make([]bool, len(files))
 	for i, f := range files {
-		b, err := regularfile.Read(f.from)
+		d, err := ledger.Digest(f.from)
 		if errors.Is(err, fs.ErrNotExist) && strings.HasSuffix(f.from, "_failures.csv") {
 			absent[i] = true // a run stopped before its table: none to copy
 			continue
@@ -89,20 +90,16 @@ func gather(out, downloads string, runs []shardDoc, log interface{ Info(string, 
 		if err != nil {
 			return fmt.Errorf("--merge: %w", err)
 		}
-		if have, err := os.ReadFile(f.to); err == nil && !bytes.Equal(have, b) {
+		if have, err := ledger.Digest(f.to); err == nil && have != d {
 			return fmt.Errorf("--merge: %s is already in %s with other content than %s: not overwritten (move it away)", f.to, out, f.from)
 		}
-		data[i] = b
 	}
 	n := 0
 	for i, f := range files {
 		if absent[i] {
 			continue // an empty file is copied, empty
 		}
-		if err := os.MkdirAll(filepath.Dir(f.to), 0o755); err != nil {
-			return err
-		}
-		if err := atomicfile.WriteFile(f.to, data[i], 0o644); err != nil {
+		if err := copyFile(f.from, f.to); err != nil {
 			return fmt.Errorf("--merge: %w", err)
 		}
 		n++
@@ -165,21 +162,27 @@ func gatherDownloads(from, to string) (copied, left int, err error) {
 			left++
 			return nil
 		}
-		src, err := regularfile.Open(p)
-		if err != nil {
-			return err
-		}
-		defer src.Close()
-		if err := atomicfile.Write(dst, 0o644, func(w io.Writer) error {
-			_, err := io.Copy(w, src)
-			return err
-		}); err != nil {
+		if err := copyFile(p, dst); err != nil {
 			return err
 		}
 		copied++
 		return nil
 	})
 	return copied, left, err
+}
+
+// copyFile copies the regular file from to the path to (its folder made
+// when missing), streamed, written atomically.
+func copyFile(from, to string) error {
+	src, err := regularfile.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	return atomicfile.Write(to, 0o644, func(w io.Writer) error {
+		_, err := io.Copy(w, src)
+		return err
+	})
 }
 
 // failuresBeside is the failures table beside run metadata path.
