@@ -227,7 +227,7 @@ type Options struct {
 	// another as the pages are read.
 	Fetchers int
 	// FetchLater is for a caller that fetches each remote text file itself
-	// later and tells its format by its content then (Sniff, Text.Verify;
+	// later and tells its format by its content then (Sniff, Text.Identify;
 	// a job's worker): TextSniff fetches none of the remote files of a
 	// METS. Those whose format the METS declares (by USE, MIMETYPE or
 	// fileGrp, a full-text group taken as ALTO, as TextDeclared takes

@@ -392,24 +392,26 @@ func TestSniff(t *testing.T) {
 	}
 }
 
-func TestVerify(t *testing.T) {
+// TestIdentify: a text file listed with the format its METS declares is
+// told by its content once fetched: the format its content has, kept; one
+// that is another format than declared is kept with that format and the
+// mismatch said; one that is none of the three is left out, saying so.
+func TestIdentify(t *testing.T) {
 	for _, c := range []struct {
 		declared Format
 		data     string
 		want     Format
-		err      string
+		keep     bool
+		reason   string
 	}{
-		{ALTO, `<alto xmlns="http://www.loc.gov/standards/alto/ns-v2#"/>`, ALTO, ""},
-		{ALTO, `<PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2013-07-15"/>`, PAGE, "x.xml: declared format does not match the file: declared ALTO, is PAGE"},
-		{HOCR, `<html><body><div class='ocr_page'/></body></html>`, HOCR, ""},
-		{HOCR, `{"not": "html"}`, "", "x.xml: declared hOCR: no XML element"},
+		{ALTO, `<alto xmlns="http://www.loc.gov/standards/alto/ns-v2#"/>`, ALTO, true, ""},
+		{ALTO, `<PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2013-07-15"/>`, PAGE, true, "declared ALTO, is PAGE"},
+		{HOCR, `<html><body><div class='ocr_page'/></body></html>`, HOCR, true, ""},
+		{HOCR, `{"not": "html"}`, "", false, "declared hOCR, is not ALTO, PAGE or hOCR (no XML element)"},
 	} {
-		got, err := Text{Location: "x.xml", Format: c.declared}.Verify([]byte(c.data))
-		if got != c.want || (c.err == "") != (err == nil) || err != nil && err.Error() != c.err {
-			t.Errorf("%s %.20q: %q, %v; want %q, %q", c.declared, c.data, got, err, c.want, c.err)
-		}
-		if c.want != "" && c.err != "" && !errors.Is(err, ErrMismatch) {
-			t.Errorf("%v: not ErrMismatch", err)
+		got, reason, keep := Text{Location: "x.xml", Format: c.declared, declared: c.declared}.Identify([]byte(c.data))
+		if keep != c.keep || reason != c.reason || keep && (got.Format != c.want || !got.Sniffed) {
+			t.Errorf("%s %.20q: %q (sniffed %v), %q, kept %v; want %q, %q, kept %v", c.declared, c.data, got.Format, got.Sniffed, reason, keep, c.want, c.reason, c.keep)
 		}
 	}
 }

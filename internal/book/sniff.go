@@ -3,7 +3,6 @@ package book
 import (
 	"bytes"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -99,25 +98,4 @@ func declaredFormat(words ...string) Format {
 		}
 	}
 	return ""
-}
-
-// ErrMismatch is wrapped by Text.Verify when a file is not what it was
-// declared to be.
-var ErrMismatch = errors.New("declared format does not match the file")
-
-// Verify checks a text file's content once it is fetched: the texts of a
-// manifest, and those of a METS read with TextDeclared or FetchLater,
-// carry the format their document declared (Sniffed is false). It returns
-// the format the content has; an error wrapping ErrMismatch ("declared
-// ALTO, is PAGE") when that differs from t.Format, or Sniff's error when
-// the content is none of ALTO, PAGE and hOCR.
-func (t Text) Verify(data []byte) (Format, error) {
-	f, err := Sniff(data)
-	if err != nil {
-		return "", fmt.Errorf("%s: declared %s: %w", t.Location, t.Format, err)
-	}
-	if t.Format != "" && f != t.Format {
-		return f, fmt.Errorf("%s: %w: declared %s, is %s", t.Location, ErrMismatch, t.Format, f)
-	}
-	return f, nil
 }
