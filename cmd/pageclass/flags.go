@@ -29,7 +29,7 @@ type CLI struct {
 
 	// Input.
 	File            string        `short:"f" name:"file" group:"input" placeholder:"FILE" help:"One page image or PDF to classify, or a book: a METS file or a IIIF manifest or collection, as a file or an http(s) URL (recognised by content), whose pages are classified in physical order."`
-	Directory       string        `short:"d" name:"directory" group:"input" placeholder:"DIR" help:"Folder of pages to classify; METS files and IIIF manifests in it (recognised by content) are classified page by page, and images that are pages of such a book only as its pages."`
+	Directory       string        `short:"d" name:"directory" group:"input" placeholder:"DIR" help:"Folder of pages to classify; METS files and IIIF manifests in it (recognised by content) are classified page by page, and images that are pages of such a book only as its pages. With --train or --eval: the folder of labelled pages (one sub-folder per category), in place of [TRAIN] and [EVAL] FOLDER_PAGES."`
 	Dir             bool          `name:"dir" group:"input" help:"Classify the folder named by [INPUT] FOLDER_INPUT (${folder_input}) instead of -d."`
 	FileFormat      string        `name:"file_format" group:"input" default:"${files_format}" placeholder:"EXT[,EXT]" help:"Extension(s) collected from a folder, or all (every format pageclass reads); -ff for short (jpg also collects jpeg, tif also tiff). Readable files left out are reported by extension."`
 	Inner           bool          `name:"inner" negatable:"" group:"input" default:"${inner}" help:"Recurse into nested folders ([SETUP] inner: ${inner})."`
@@ -270,6 +270,16 @@ func (c *CLI) applyDefaults(s settings.Settings) {
 	c.ModelGiven = filepath.Clean(c.Model) != filepath.Clean(settings.Defaults().Output.FolderModels)
 }
 
+// labelledPages puts -d, given with --train or --eval, in place of the
+// labelled pages folders of the config file ([TRAIN] and [EVAL]
+// FOLDER_PAGES): a folder on the command line is never silently left for
+// the config file's.
+func (c *CLI) labelledPages(s *settings.Settings) {
+	if c.Directory != "" && (c.Train || c.Eval) {
+		s.Train.FolderPages, s.Eval.FolderPages = c.Directory, c.Directory
+	}
+}
+
 // onlyWith are the flags that act in one mode only: given on the command
 // line without that mode they are usage errors, never silently ignored
 // (their defaults, from the config file, are not).
@@ -335,6 +345,9 @@ var checks = []func(c *CLI) error{
 		return problemIf(c.File != "" && (c.Directory != "" || c.Dir), "give one input: -f, -d or --dir")
 	},
 	func(c *CLI) error { return problemIf(c.Directory != "" && c.Dir, "-d and --dir exclude each other") },
+	func(c *CLI) error {
+		return problemIf((c.Train || c.Eval) && !c.Merge && (c.File != "" || c.Dir), "--train and --eval read a folder of labelled pages, one sub-folder per category: give it with -d DIR (else [TRAIN]/[EVAL] FOLDER_PAGES), not -f or --dir")
+	},
 	checkMerge,
 	// Flags of a mode that does not run are errors, never silently ignored.
 	func(c *CLI) error {

@@ -104,6 +104,8 @@ func TestUsageErrors(t *testing.T) {
 		{"resume with eval", nil, []string{"--eval", "--resume"}, "--resume and --retry-failed continue a classification run"},
 		{"retry-failed with train", nil, []string{"--train", "--retry-failed"}, "--resume and --retry-failed continue a classification run"},
 		{"two inputs", nil, []string{"-f", "a.png", "-d", "b"}, "give one input"},
+		{"eval of one file", nil, []string{"--eval", "-f", "a.png"}, "--train and --eval read a folder of labelled pages, one sub-folder per category: give it with -d DIR"},
+		{"train of the input folder", nil, []string{"--train", "--dir"}, "not -f or --dir"},
 		{"review precision without calibrate", nil, []string{"-d", "pages", "--review-precision", "0.95"}, "--review-precision applies to --eval --calibrate only"},
 		{"review precision with eval only", nil, []string{"--eval", "--review-precision=0.95"}, "--review-precision applies to --eval --calibrate only"},
 		{"decode timeout in process", nil, []string{"-d", "pages", "--decode-in-process", "--decode-timeout", "30s"}, "--decode-timeout applies to decoder processes (not --decode-in-process) only"},

@@ -163,6 +163,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (p parsed, code int, don
 	}
 	cli.Given = given
 	cli.applyDefaults(settings)
+	cli.labelledPages(&settings)
 	settings.Setup.Batch = cli.Batch // --batch, else [SETUP] batch
 	if err := cli.validate(); err != nil {
 		fmt.Fprintln(stderr, "pageclass:", err)

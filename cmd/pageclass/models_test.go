@@ -238,13 +238,13 @@ func TestLabelsFromTheModelThatRan(t *testing.T) {
 	}
 	// So is evaluating it as v4.4, and training from it as the v4.4 base
 	// (a folder model_v44 holding the v1.4 model).
-	code, log = e.run(t, "--eval", "-m", dir, "-rev", "v4.4")
+	code, log = e.run(t, "--eval", "-m", dir, "-rev", "v4.4", "-d", e.in)
 	if code != exitFailure || !strings.Contains(log, "says revision v1.4, not the v4.4") {
 		t.Fatalf("eval: exit %d: %s", code, log)
 	}
 	models := filepath.Join(e.root, "models")
 	classifytest.ModelDir(t, filepath.Join(models, "model_v44"), classifytest.Five()[0]) // v1.4
-	code, log = e.run(t, "--train", "-m", models, "--base", "v4.4")
+	code, log = e.run(t, "--train", "-m", models, "--base", "v4.4", "-d", e.in)
 	if code != exitFailure || !strings.Contains(log, "says revision v1.4, not the v4.4") {
 		t.Fatalf("train: exit %d: %s", code, log)
 	}
@@ -544,7 +544,7 @@ func TestFastClsTrainingUsesItsKeys(t *testing.T) {
 	// Dropout is part of model.pt: another rate is refused, with the way out.
 	e2 := newEnv(t, map[string]string{"FASTCLS.fastcls_dropout": "0.3"})
 	copyDir(t, filepath.Join(shippedDemo(t), "fastcls_small"), filepath.Join(e2.models, "fastcls_small"))
-	if code, log := e2.run(t, "--train", "--fastcls"); code != exitUsage || !strings.Contains(log, "make_fastcls.py --out DIR --dropout 0.3") {
+	if code, log := e2.run(t, "--train", "--fastcls", "-d", t.TempDir()); code != exitUsage || !strings.Contains(log, "make_fastcls.py --out DIR --dropout 0.3") {
 		t.Fatalf("dropout 0.3: exit %d: %s", code, log)
 	}
 }

@@ -98,6 +98,9 @@ func (r *runner) main(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	if err := r.checkLabelled(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(c.Results, 0o755); err != nil {
 		return fmt.Errorf("results folder: %w", err)
 	}

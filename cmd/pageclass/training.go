@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -27,6 +30,48 @@ func plainExts(list string) ([]string, error) {
 		out[i] = strings.TrimPrefix(e, ".")
 	}
 	return out, nil
+}
+
+// checkLabelled refuses --train or --eval whose folder of labelled pages
+// is missing before the run writes anything, naming where the folder came
+// from (-d, or the config file's FOLDER_PAGES).
+func (r *runner) checkLabelled() error {
+	c, s := r.cli, r.settings
+	if c.Merge || c.Average {
+		return nil
+	}
+	type use struct{ mode, dir, key string }
+	var uses []use
+	if c.Train {
+		uses = append(uses, use{"--train", s.Train.FolderPages, "[TRAIN] FOLDER_PAGES"})
+	}
+	if c.Eval {
+		uses = append(uses, use{"--eval", s.Eval.FolderPages, "[EVAL] FOLDER_PAGES"})
+	}
+	for _, u := range uses {
+		from, hint := u.key+" of "+r.configPathOr(), ": give it with -d DIR"
+		if c.Directory != "" {
+			from, hint = "-d", ""
+		}
+		st, err := os.Stat(u.dir)
+		if err == nil && !st.IsDir() {
+			err = errors.New("not a folder")
+		}
+		if err != nil {
+			return cliflags.NoInput(fmt.Errorf("%s: folder of labelled pages %s (%s): %w (it holds one sub-folder of pages per category: DRAW, TEXT_HW, ...)%s", u.mode, u.dir, from, unwrapPath(err), hint))
+		}
+	}
+	return nil
+}
+
+// unwrapPath is the reason of a path error without the path, which the
+// caller names.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // trainer is the --train mode: it fine-tunes the base model, one model per

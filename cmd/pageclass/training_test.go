@@ -4,8 +4,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"archivekit/internal/pageclass/classify"
@@ -58,6 +60,9 @@ func TestTrainOptionsMapping(t *testing.T) {
 		{"revision without a best fold trains every column", []string{"--train", "-rev", "v6.2"}, func(o *train.Options) {
 			o.FoldColumn, o.Revision = "", "v6.2"
 		}, nil},
+		{"-d is the labelled pages folder", []string{"--train", "-d", "/data/mine"}, func(o *train.Options) {
+			o.Pages, o.FoldColumn, o.Revision = "/data/mine", "fold 1", "v1.4"
+		}, nil},
 		{"[TRAIN] input_size and augment", []string{"--train"}, func(o *train.Options) {
 			o.FoldColumn, o.Revision, o.Size, o.Augment = "fold 1", "v1.4", 384, false
 		}, map[string]string{"TRAIN.input_size": "384", "TRAIN.augment": "False"}},
@@ -100,6 +105,11 @@ func TestEvalOptionsMapping(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
+	// -d names the labelled pages in place of [EVAL] FOLDER_PAGES.
+	d := testRunner(t, map[string]string{"EVAL.FOLDER_PAGES": "/data/eval"}, "--eval", "-d", "/data/mine")
+	if o, err := d.evalOptions([]classify.Folder{{Revision: "v2.4", Dir: dir}}); err != nil || o.Pages != "/data/mine" {
+		t.Errorf("--eval -d /data/mine: pages %q, %v", o.Pages, err)
+	}
 	// More than one folder: their average, labelled as the BEST tables.
 	got, err = r.evalOptions([]classify.Folder{{Dir: "/m/a"}, {Dir: "/m/b"}})
 	if err != nil || !reflect.DeepEqual(got.Ensemble, []string{"/m/a", "/m/b"}) || got.Revision != "BEST_2_models_AVG" || got.Count != 2 {
@@ -122,5 +132,36 @@ func TestBaseFolder(t *testing.T) {
 	r.cli.Base = "/no/such/folder"
 	if _, err := r.baseFolder(context.Background()); err == nil {
 		t.Fatal("accepted a missing base folder")
+	}
+}
+
+// A missing folder of labelled pages is refused before anything is
+// written, naming the folder and where it came from.
+func TestLabelledPagesMissing(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"config", []string{"--eval"}, []string{"--eval: folder of labelled pages", "eval ([EVAL] FOLDER_PAGES of ", "give it with -d DIR"}},
+		{"flag", []string{"--train", "--eval", "-d", "nowhere"}, []string{"--train: folder of labelled pages nowhere (-d): no such file or directory"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			t.Chdir(e.root)
+			code, log := e.run(t, tt.args...)
+			if code != exitNoInput {
+				t.Fatalf("exit %d, want %d:\n%s", code, exitNoInput, log)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(log, w) {
+					t.Errorf("log lacks %q:\n%s", w, log)
+				}
+			}
+			if _, err := os.Stat(e.results); !os.IsNotExist(err) {
+				t.Errorf("results folder written: %v", err)
+			}
+		})
 	}
 }
