@@ -446,7 +446,15 @@ func (s *server) bookItems(ctx context.Context, location string, fields map[stri
 		items = append(items, jobs.BookItem{Name: rel, Type: textType(bt.text.Format == book.HOCR), Source: bt.text.Location, Ref: ref})
 		texts = append(texts, bt.text.Location)
 	}
-	if err := s.bookRecord(ctx, f, location, fields, b.Languages, texts); err != nil {
+	var problems []string
+	for _, p := range b.Problems {
+		problems = append(problems, p.String())
+	}
+	if len(problems) > 0 {
+		s.log.Warn("book: the reader left files out or found them not matching: in the job's run metadata (statistics.books[].problems)",
+			"book", location, "problems", len(problems), "first", book.Problems(b.Problems, 3))
+	}
+	if err := s.bookRecord(ctx, f, location, fields, b.Languages, texts, problems); err != nil {
 		return nil, err
 	}
 	return items, nil
@@ -457,15 +465,16 @@ func (s *server) bookItems(ctx context.Context, location string, fields map[stri
 // book's: with source_lang auto (the job's form, fields), the book's
 // language detected over all its text files (texts, their URLs in page
 // order) as one document, and the language its METS MODS declares
-// (declared). The files are fetched for it before any item runs,
+// (declared), and what the reader left out (problems). The files are fetched for it before any item runs,
 // BOOK_FETCH_WORKERS at once, each dropped from memory once its units'
 // texts are taken and kept in the job's scratch (jobs.Scratch) for its
 // item, which takes it instead of fetching it again. Every item of the job is translated
 // with that language as its document language (serveTranslate, from
 // jobs.BookNote), and the job's run metadata counts the items in it
 // (jobRecord). Only a canceled context is an error.
-func (s *server) bookRecord(ctx context.Context, f *fetch.Fetcher, location string, fields map[string]string, declared, texts []string) error {
+func (s *server) bookRecord(ctx context.Context, f *fetch.Fetcher, location string, fields map[string]string, declared, texts, problems []string) error {
 	rec := runmeta.NewBook(location)
+	rec.SetProblems(problems)
 	source := translator.NormalizeLang(cmp.Or(strings.TrimSpace(fields["source_lang"]), "auto"))
 	if source == "auto" {
 		start := time.Now()

@@ -18,14 +18,17 @@ import (
 
 // germanBook serves bookMETS with a MODS record declaring German
 // (languageTerm "ger") and its two real German text files (PAGE-XML,
-// hOCR); it returns the log of the requests it answered and the book's
-// URL.
+// hOCR), and a third text file that no page lists (not served); it
+// returns the log of the requests it answered and the book's URL.
 func germanBook(t *testing.T) (*served, string) {
 	t.Helper()
 	files, _, _ := servedBook(t)
 	mods := ` <dmdSec ID="DMD1"><mdWrap MDTYPE="MODS"><xmlData><mods:mods xmlns:mods="http://www.loc.gov/mods/v3">` +
 		`<mods:language><mods:languageTerm authority="iso639-2b" type="code">ger</mods:languageTerm></mods:language></mods:mods></xmlData></mdWrap></dmdSec>` + "\n <fileSec>"
-	files["/b/mets.xml"] = []byte(strings.Replace(bookMETS, " <fileSec>", mods, 1))
+	mets := strings.Replace(bookMETS, " <fileSec>", mods, 1)
+	// A text file no page lists: left out, named in the record's problems.
+	mets = strings.Replace(mets, `<file ID="t3"`, `<file ID="t9" MIMETYPE="application/vnd.prima.page+xml"><FLocat LOCTYPE="URL" xlink:href="OCR-D-OCR/9.xml"/></file><file ID="t3"`, 1)
+	files["/b/mets.xml"] = []byte(mets)
 	books, log := serveFiles(t, files)
 	return log, books.URL + "/b/mets.xml"
 }
@@ -112,6 +115,12 @@ func testJobsBookStatistics(t *testing.T, storeEnv map[string]string) {
 	if b.Source != url || b.DocumentLanguage != "de" || b.DeclaredLanguage != "de" || b.TextFilesRead != 2 || b.Files != 2 ||
 		b.Units == 0 || b.Units != b.UnitsTranslated+b.UnitsSkipped || b.Pages != doc.Statistics.Pages || b.UnitsTranslated != doc.Statistics.UnitsTranslated {
 		t.Errorf("book record %s; run's pages %d, units translated %d", bookJSON(b), doc.Statistics.Pages, doc.Statistics.UnitsTranslated)
+	}
+	if want := "fileGrp OCR-D-OCR: 1 file listed by no page, left out (OCR-D-OCR/9.xml); give it as a file of its own to take it"; len(b.Problems) != 1 || b.Problems[0] != want {
+		t.Errorf("book record's problems %q, want %q", b.Problems, want)
+	}
+	if got := log.of("/b/OCR-D-OCR/9.xml"); len(got) != 0 {
+		t.Errorf("the file no page lists was requested %d times", len(got))
 	}
 	for _, p := range []string{"/b/OCR-D-OCR/1.xml", "/b/OCR-D-OCR/3.hocr"} {
 		if got := log.of(p); len(got) != 1 || got[0].rng != "" {

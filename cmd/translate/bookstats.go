@@ -23,6 +23,7 @@ func (r *runner) bookLanguages(inputs []input) {
 	for i, b := range books {
 		r.bookIdx[b] = i
 		stats[i] = runmeta.NewBook(b.Source)
+		stats[i].SetProblems(b.Problems)
 	}
 	defer r.pd.SetBooks(stats)
 	if r.s.Source != "auto" {

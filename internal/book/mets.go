@@ -2,6 +2,7 @@ package book
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -311,6 +312,7 @@ func (r *reader) readMETS(l loc, data []byte) (*Book, error) {
 		// (translate) has all it needs from a METS of text files alone.
 		b.Problems = append(b.Problems, Problem{Reason: "no fileGrp holds images"})
 	}
+	b.Problems = append(b.Problems, r.unlisted(divs, files, order, b.ImageGroup)...)
 	stop := r.prefetchTexts(l, b.ImageGroup, chosen, files)
 	defer stop()
 	for _, d := range chosen {
@@ -320,6 +322,73 @@ func (r *reader) readMETS(l loc, data []byte) (*Book, error) {
 		b.Pages = append(b.Pages, r.metsPage(l, b, d, files))
 	}
 	return b, nil
+}
+
+// unlisted says, one problem a fileGrp, which files of the kind the
+// reader takes (images of the image group, or files that may be text in
+// the groups text is read from) no page lists: they have no place in the
+// book's page order and are left out, so the reader is told rather than
+// losing them silently. A page selection does not make a file unlisted:
+// pages are all the physical pages.
+func (r *reader) unlisted(pages []div, files map[string]*file, order []string, imageGroup string) []Problem {
+	listed := map[string]bool{}
+	for _, d := range pages {
+		for _, fp := range d.Fptrs {
+			for _, id := range fp.fileIDs() {
+				listed[id] = true
+			}
+		}
+	}
+	type group struct {
+		n     int
+		first []string
+	}
+	left := map[string]*group{}
+	for id, f := range files {
+		if listed[id] || !r.takes(f, imageGroup) {
+			continue
+		}
+		g := left[f.group]
+		if g == nil {
+			g = &group{}
+			left[f.group] = g
+		}
+		g.n++
+		name, _ := flocatOf(f.metsFile)
+		g.first = append(g.first, cmp.Or(name, id))
+	}
+	var out []Problem
+	for _, name := range order {
+		g := left[name]
+		if g == nil {
+			continue
+		}
+		slices.Sort(g.first)
+		kind, hint := "file", "give it as a file of its own to take it"
+		if r.opts.Text == TextNone {
+			kind = "image"
+		}
+		if g.n > 1 {
+			kind, hint = kind+"s", "give them as files of their own to take them"
+		}
+		shown := strings.Join(g.first[:min(3, len(g.first))], ", ")
+		if g.n > 3 {
+			shown += ", ..."
+		}
+		out = append(out, Problem{Reason: fmt.Sprintf("fileGrp %s: %d %s listed by no page, left out (%s); %s", name, g.n, kind, shown, hint)})
+	}
+	return out
+}
+
+// takes says whether the reader takes file f when a page lists it: an
+// image of the image group, or, for a reader of text, a file that may be
+// text in a group text is read from.
+func (r *reader) takes(f *file, imageGroup string) bool {
+	if r.opts.Text == TextNone {
+		return imageGroup != "" && strings.EqualFold(f.group, imageGroup)
+	}
+	return !strings.EqualFold(f.group, imageGroup) && maybeText(f.metsFile) &&
+		(len(r.opts.TextGroups) == 0 || containsFold(r.opts.TextGroups, f.group))
 }
 
 // decodeMETS checks the XML's nesting depth and decodes its METS element.

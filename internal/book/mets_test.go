@@ -309,3 +309,78 @@ func TestMETSWithoutImages(t *testing.T) {
 		}
 	}
 }
+
+// A file of the kind a reader takes that no page lists is named among the
+// book's problems, one problem a fileGrp, never lost silently: an image
+// of the image group for a reader of images, a file that may be text in
+// the groups text is read from for a reader of text. A page selection does
+// not make the other pages' files unlisted.
+func TestMETSFilesListedByNoPage(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"t1.xml", "t2.xml", "t3.xml", "n1.xml", "n2.xml", "n3.xml", "n4.xml"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(altoDoc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mets := filepath.Join(dir, "mets.xml")
+	if err := os.WriteFile(mets, []byte(`<?xml version="1.0"?>
+<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">
+<mets:fileSec>
+ <mets:fileGrp USE="DEFAULT">
+  <mets:file ID="I1" MIMETYPE="image/jpeg"><mets:FLocat LOCTYPE="URL" xlink:href="i1.jpg"/></mets:file>
+  <mets:file ID="I2" MIMETYPE="image/jpeg"><mets:FLocat LOCTYPE="URL" xlink:href="i2.jpg"/></mets:file>
+  <mets:file ID="I9" MIMETYPE="image/jpeg"><mets:FLocat LOCTYPE="URL" xlink:href="cover.jpg"/></mets:file>
+ </mets:fileGrp>
+ <mets:fileGrp USE="FULLTEXT">
+  <mets:file ID="T1" MIMETYPE="text/xml"><mets:FLocat LOCTYPE="URL" xlink:href="t1.xml"/></mets:file>
+  <mets:file ID="T2" MIMETYPE="text/xml"><mets:FLocat LOCTYPE="URL" xlink:href="t2.xml"/></mets:file>
+  <mets:file ID="T3" MIMETYPE="text/xml"><mets:FLocat LOCTYPE="URL" xlink:href="t3.xml"/></mets:file>
+ </mets:fileGrp>
+ <mets:fileGrp USE="NOTES">
+  <mets:file ID="N1" MIMETYPE="text/xml"><mets:FLocat LOCTYPE="URL" xlink:href="n1.xml"/></mets:file>
+  <mets:file ID="N2" MIMETYPE="text/xml"><mets:FLocat LOCTYPE="URL" xlink:href="n2.xml"/></mets:file>
+  <mets:file ID="N3" MIMETYPE="text/xml"><mets:FLocat LOCTYPE="URL" xlink:href="n3.xml"/></mets:file>
+  <mets:file ID="N4" MIMETYPE="text/xml"><mets:FLocat LOCTYPE="URL" xlink:href="n4.xml"/></mets:file>
+ </mets:fileGrp>
+ <mets:fileGrp USE="DOWNLOAD">
+  <mets:file ID="PDF" MIMETYPE="application/pdf"><mets:FLocat LOCTYPE="URL" xlink:href="book.pdf"/></mets:file>
+ </mets:fileGrp>
+</mets:fileSec>
+<mets:structMap TYPE="PHYSICAL"><mets:div TYPE="physSequence">
+ <mets:div ID="P1" TYPE="page"><mets:fptr FILEID="I1"/><mets:fptr FILEID="T1"/></mets:div>
+ <mets:div ID="P2" TYPE="page"><mets:fptr FILEID="I2"/><mets:fptr FILEID="T2"/></mets:div>
+</mets:div></mets:structMap>
+</mets:mets>`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const (
+		images = "fileGrp DEFAULT: 1 image listed by no page, left out (cover.jpg); give it as a file of its own to take it"
+		text   = "fileGrp FULLTEXT: 1 file listed by no page, left out (t3.xml); give it as a file of its own to take it"
+		notes  = "fileGrp NOTES: 4 files listed by no page, left out (n1.xml, n2.xml, n3.xml, ...); give them as files of their own to take them"
+	)
+	for _, c := range []struct {
+		name string
+		opts Options
+		want []string
+	}{
+		{"images", Options{Text: TextNone}, []string{images}},
+		{"images, one page selected", Options{Text: TextNone, Pages: "P2"}, []string{images}},
+		{"text", Options{Text: TextSniff}, []string{text, notes}},
+		{"declared text", Options{Text: TextDeclared}, []string{text, notes}},
+		{"text of one group", Options{Text: TextSniff, TextGroups: []string{"FULLTEXT"}}, []string{text}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := Read(context.Background(), mets, c.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range b.Problems {
+				got = append(got, p.String())
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Errorf("problems\n%q\nwant\n%q", got, c.want)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package runmeta
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 
 	"archivekit/internal/translate/alto"
@@ -37,6 +38,22 @@ type Book struct {
 	// Terminology is the vocabulary check over the whole book; null
 	// without one.
 	Terminology *TermRate `json:"terminology"`
+	// Problems are what the book reader left out or found not matching
+	// (book.Problem, as text): a page's file without a location, a text
+	// file no page lists, ...; at most MaxProblems, the last then saying
+	// how many more there were.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// MaxProblems bounds Book.Problems.
+const MaxProblems = 100
+
+// SetProblems records problems (as text), at most MaxProblems of them.
+func (b *Book) SetProblems(problems []string) {
+	if len(problems) > MaxProblems {
+		problems = append(problems[:MaxProblems-1:MaxProblems-1], fmt.Sprintf("and %d more", len(problems)-MaxProblems+1))
+	}
+	b.Problems = problems
 }
 
 // NewBook is the empty record of the book at source.
