@@ -88,7 +88,8 @@ func TestOutputModeFormatDefault(t *testing.T) {
 // TestFolderByContent (issue 29): a folder run takes ALTO, PAGE-XML and
 // hOCR files by their root element whatever their names (.xml, .hocr,
 // .html), beside those --formats names; other XML and HTML files are
-// reported as not collected with the reason, and other files ignored.
+// reported as not collected with the reason (each logged, and once as a
+// warning with the --formats that takes them), and other files ignored.
 func TestFolderByContent(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "a", "doc.alto.xml"), readOrFatal(t, testenv.Path(t, sampleALTO)))
@@ -126,5 +127,14 @@ func TestFolderByContent(t *testing.T) {
 	}
 	if strings.Join(got, ",") != "notes.html,record.xml" {
 		t.Errorf("not collected %q, want notes.html and record.xml", got)
+	}
+	// Said once as a warning with the --formats that takes them, and
+	// counted in the run summary.
+	for _, want := range []string{`"level":"WARN","msg":"files of the folder not collected","files":2`,
+		`"not_text_files":{"html":1,"xml":1}`, `"hint":"to translate them as metadata records, give --formats alto.xml,html,xml"`,
+		`"not_collected":2`} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("log lacks %s:\n%s", want, r.stderr)
+		}
 	}
 }

@@ -349,11 +349,15 @@ func collectable(s *settings, p string, head []byte, report func(path, reason st
 		}
 	}
 	if _, err := book.Sniff(head); err != nil {
-		report(p, fmt.Sprintf("not collected: not ALTO, PAGE-XML or hOCR (%v); name its extension in --formats to translate it as metadata", err))
+		report(p, fmt.Sprintf(notCollectedPrefix+" (%v); name its extension in --formats to translate it as metadata", err))
 		return false
 	}
 	return true
 }
+
+// notCollectedPrefix begins the reason a folder run gives for a file it
+// opened and left: neither ALTO, PAGE-XML nor hOCR.
+const notCollectedPrefix = "not collected: not ALTO, PAGE-XML or hOCR"
 
 // relDir is the folder of p relative to root, "" for root itself.
 func relDir(root, p string) string {

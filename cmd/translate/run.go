@@ -7,9 +7,11 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -191,6 +193,7 @@ func (r *runner) gather(ctx context.Context) (inputs []input, all []string, code
 		log.Error("cannot read the inputs", "err", err)
 		return nil, nil, exitFailure
 	}
+	r.warnNotCollected()
 	if len(all) == 0 {
 		log.Error("no input", "input_path", s.Input, "formats", s.FormatsRaw)
 		return nil, nil, exitNoInput
@@ -199,6 +202,34 @@ func (r *runner) gather(ctx context.Context) (inputs []input, all []string, code
 		log.Info("shard", "shard", s.Shard.String(), "inputs", len(inputs), "inputs_all_shards", len(all))
 	}
 	return inputs, all, exitOK
+}
+
+// warnNotCollected says once, as a warning, how many files of a folder
+// run were not collected (each is logged, and listed in the run
+// metadata's config.not_collected) and, for those that are neither ALTO,
+// PAGE-XML nor hOCR, the --formats that takes them as metadata records:
+// a folder of records given without it is otherwise a run that
+// translated nothing of it, with nothing above INFO to say why.
+func (r *runner) warnNotCollected() {
+	if len(r.notCollected) == 0 {
+		return
+	}
+	byExt := map[string]int{}
+	for _, n := range r.notCollected {
+		if strings.HasPrefix(n["reason"], notCollectedPrefix) {
+			byExt[strings.TrimPrefix(strings.ToLower(filepath.Ext(n["file"])), ".")]++
+		}
+	}
+	args := []any{"files", len(r.notCollected), "listed_in", "the run metadata's config.not_collected"}
+	if len(byExt) > 0 {
+		exts := slices.Sorted(maps.Keys(byExt))
+		formats := strings.Join(exts, ",")
+		if f := strings.TrimSpace(r.s.FormatsRaw); f != "" {
+			formats = f + "," + formats
+		}
+		args = append(args, "not_text_files", byExt, "hint", "to translate them as metadata records, give --formats "+formats)
+	}
+	r.log.Warn("files of the folder not collected", args...)
 }
 
 // start starts the run metadata and translates the inputs (an empty share
@@ -291,7 +322,7 @@ func (r *runner) logSummary(log *slog.Logger) {
 	log.Info("run summary", "files", st.InputFilesTotal, "translated", st.SuccessfullyProcessed-r.doneBefore, "done_before", r.doneBefore,
 		"failed", len(r.failures)-r.failedBefore, "failed_before", r.failedBefore, "untried", st.SkippedFiles-len(r.failures),
 		"units_translated", st.UnitsTranslated, "units_skipped", st.UnitsSkipped,
-		"segments", st.SegmentStatus, "source_languages", st.Languages, "output", r.s.Output)
+		"segments", st.SegmentStatus, "source_languages", st.Languages, "not_collected", len(r.notCollected), "output", r.s.Output)
 }
 
 type runner struct {
