@@ -116,7 +116,7 @@ func testJobsBookStatistics(t *testing.T, storeEnv map[string]string) {
 		b.Units == 0 || b.Units != b.UnitsTranslated+b.UnitsSkipped || b.Pages != doc.Statistics.Pages || b.UnitsTranslated != doc.Statistics.UnitsTranslated {
 		t.Errorf("book record %s; run's pages %d, units translated %d", bookJSON(b), doc.Statistics.Pages, doc.Statistics.UnitsTranslated)
 	}
-	if want := "fileGrp OCR-D-OCR: 1 file listed by no page, left out (OCR-D-OCR/9.xml); give it as a file of its own to take it"; len(b.Problems) != 1 || b.Problems[0] != want {
+	if want := "fileGrp OCR-D-OCR: 1 file listed by no page, not read with the book (OCR-D-OCR/9.xml)"; len(b.Problems) != 1 || b.Problems[0] != want {
 		t.Errorf("book record's problems %q, want %q", b.Problems, want)
 	}
 	if got := log.of("/b/OCR-D-OCR/9.xml"); len(got) != 0 {

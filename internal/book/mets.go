@@ -327,8 +327,9 @@ func (r *reader) readMETS(l loc, data []byte) (*Book, error) {
 // unlisted says, one problem a fileGrp, which files of the kind the
 // reader takes (images of the image group, or files that may be text in
 // the groups text is read from) no page lists: they have no place in the
-// book's page order and are left out, so the reader is told rather than
-// losing them silently. A page selection does not make a file unlisted:
+// book's page order and are not read with the book, so the reader is told
+// rather than losing them silently (a folder run may still take such a
+// file as a file of its own). A page selection does not make a file unlisted:
 // pages are all the physical pages.
 func (r *reader) unlisted(pages []div, files map[string]*file, order []string, imageGroup string) []Problem {
 	listed := map[string]bool{}
@@ -364,18 +365,18 @@ func (r *reader) unlisted(pages []div, files map[string]*file, order []string, i
 			continue
 		}
 		slices.Sort(g.first)
-		kind, hint := "file", "give it as a file of its own to take it"
+		kind := "file"
 		if r.opts.Text == TextNone {
 			kind = "image"
 		}
 		if g.n > 1 {
-			kind, hint = kind+"s", "give them as files of their own to take them"
+			kind += "s"
 		}
 		shown := strings.Join(g.first[:min(3, len(g.first))], ", ")
 		if g.n > 3 {
 			shown += ", ..."
 		}
-		out = append(out, Problem{Reason: fmt.Sprintf("fileGrp %s: %d %s listed by no page, left out (%s); %s", name, g.n, kind, shown, hint)})
+		out = append(out, Problem{Reason: fmt.Sprintf("fileGrp %s: %d %s listed by no page, not read with the book (%s)", name, g.n, kind, shown)})
 	}
 	return out
 }

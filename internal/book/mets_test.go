@@ -354,9 +354,9 @@ func TestMETSFilesListedByNoPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	const (
-		images = "fileGrp DEFAULT: 1 image listed by no page, left out (cover.jpg); give it as a file of its own to take it"
-		text   = "fileGrp FULLTEXT: 1 file listed by no page, left out (t3.xml); give it as a file of its own to take it"
-		notes  = "fileGrp NOTES: 4 files listed by no page, left out (n1.xml, n2.xml, n3.xml, ...); give them as files of their own to take them"
+		images = "fileGrp DEFAULT: 1 image listed by no page, not read with the book (cover.jpg)"
+		text   = "fileGrp FULLTEXT: 1 file listed by no page, not read with the book (t3.xml)"
+		notes  = "fileGrp NOTES: 4 files listed by no page, not read with the book (n1.xml, n2.xml, n3.xml, ...)"
 	)
 	for _, c := range []struct {
 		name string
