@@ -15,6 +15,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"reflect"
+	"sort"
 	"strings"
 
 	"github.com/lmittmann/tint"
@@ -184,7 +186,32 @@ func newText(w io.Writer, level slog.Leveler) slog.Handler {
 					return tint.Attr(9, slog.String(slog.LevelKey, "CRT"))
 				}
 			}
+			if a.Value.Kind() == slog.KindAny {
+				if m, ok := mapText(a.Value.Any()); ok {
+					return slog.String(a.Key, m)
+				}
+			}
 			return a
 		},
 	})
+}
+
+// mapText writes a map with string keys as people read it, its keys
+// sorted: {ok: 2221, unsupported_lang: 12}, where fmt would write Go's
+// map[ok:2221 unsupported_lang:12]. Other values are not maps (false).
+func mapText(v any) (string, bool) {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Map || rv.Type().Key().Kind() != reflect.String {
+		return "", false
+	}
+	keys := make([]string, 0, rv.Len())
+	for _, k := range rv.MapKeys() {
+		keys = append(keys, k.String())
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s: %v", k, rv.MapIndex(reflect.ValueOf(k).Convert(rv.Type().Key())))
+	}
+	return "{" + strings.Join(parts, ", ") + "}", true
 }

@@ -127,6 +127,42 @@ func TestNewTextIsReadable(t *testing.T) {
 	}
 }
 
+// Maps are written as people read them on a terminal, keys sorted;
+// JSON lines keep them as objects.
+func TestTextMaps(t *testing.T) {
+	type lang string
+	tests := []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"counts", map[string]int{"unsupported_lang": 12, "ok": 2221}, `segments="{ok: 2221, unsupported_lang: 12}"`},
+		{"empty", map[string]int{}, `segments={}`},
+		{"named key type", map[lang]float64{"de": 0.5}, `segments="{de: 0.5}"`},
+		{"not a string key", map[int]int{1: 2}, `segments=map[1:2]`},
+		{"a list stays", []string{"a", "b"}, `segments="[a b]"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			lg, err := New(&buf, "INFO", FormatText)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lg.Info("run summary", "segments", tt.v)
+			if out := buf.String(); !strings.Contains(out, "run summary "+tt.want+"\n") {
+				t.Errorf("got %q, want ...%s", out, tt.want)
+			}
+		})
+	}
+	var buf bytes.Buffer
+	lg, _ := New(&buf, "INFO", FormatJSON)
+	lg.Info("run summary", "segments", map[string]int{"ok": 1})
+	if !strings.Contains(buf.String(), `"segments":{"ok":1}`) {
+		t.Errorf("JSON line %s", buf.String())
+	}
+}
+
 func TestNewRejectsBadInput(t *testing.T) {
 	if _, err := New(&bytes.Buffer{}, "INFO", "xml"); err == nil || !strings.Contains(err.Error(), `unknown log format "xml"`) {
 		t.Errorf("format xml: err = %v", err)
