@@ -680,15 +680,25 @@ func TestBookShardsFetchTheirShare(t *testing.T) {
 
 	// Shares on machines of their own, merged into one folder: the
 	// --resume --book-out after them fetches no text file again (--merge
-	// copied the shares' downloads) and writes the book.
-	var folders []string
+	// copied the shares' downloads, share 1's from the --download-dir of
+	// its own beside its output folder, both moved since) and writes the
+	// book.
+	machines := t.TempDir()
 	for i := 0; i < 2; i++ {
-		dir := t.TempDir()
-		if r := runCLI(t, newEnv(api), args(dir, "--shard", fmt.Sprintf("%d/2", i))...); r.code != exitOK {
+		dir := filepath.Join(machines, fmt.Sprint("out", i))
+		extra := []string{"--shard", fmt.Sprintf("%d/2", i)}
+		if i == 1 {
+			extra = append(extra, "--download-dir", filepath.Join(machines, "dl1"))
+		}
+		if r := runCLI(t, newEnv(api), args(dir, extra...)...); r.code != exitOK {
 			t.Fatalf("shard %d in its own folder: exit %d: %s", i, r.code, r.stderr)
 		}
-		folders = append(folders, dir)
 	}
+	moved := filepath.Join(t.TempDir(), "copied")
+	if err := os.Rename(machines, moved); err != nil {
+		t.Fatal(err)
+	}
+	folders := []string{filepath.Join(moved, "out0"), filepath.Join(moved, "out1")}
 	merged := t.TempDir()
 	if r := runCLI(t, newEnv(api), append([]string{"--merge", "-o", merged}, folders...)...); r.code != exitOK {
 		t.Fatalf("--merge of two folders: exit %d: %s", r.code, r.stderr)

@@ -33,7 +33,10 @@ type gatherFile struct{ from, to string }
 
 // gather copies into out what the chosen shard runs outside it wrote, and
 // points each run's Path and outputs at the copies.
-func gather(out, downloads string, runs []shardDoc, log interface{ Info(string, ...any) }) error {
+func gather(out, downloads string, runs []shardDoc, log interface {
+	Info(string, ...any)
+	Warn(string, ...any)
+}) error {
 	var files []gatherFile
 	copied := map[string]string{} // destination → source
 	add := func(from, to string) error {
@@ -104,9 +107,12 @@ func gather(out, downloads string, runs []shardDoc, log interface{ Info(string, 
 		}
 		n++
 	}
-	fetched, kept, err := gatherAllDownloads(out, downloads, runs)
+	fetched, kept, missing, err := gatherAllDownloads(out, downloads, runs)
 	if err != nil {
 		return err
+	}
+	for _, m := range missing {
+		log.Warn("a shard's download folder was not found: its downloads are not copied, and a run that needs them fetches them again", "download_dir", m)
 	}
 	repoint(out, runs, moved)
 	log.Info("shard folders gathered", "into", out, "files", n, "downloads_copied", fetched, "downloads_already_there", kept)
@@ -125,22 +131,61 @@ func repoint(out string, runs []shardDoc, moved map[int][]string) {
 }
 
 // gatherAllDownloads copies into downloads the downloads of each folder of
-// runs other than out (gatherDownloads), each folder once.
-func gatherAllDownloads(out, downloads string, runs []shardDoc) (copied, left int, err error) {
+// runs other than out (gatherDownloads), each download folder once. A
+// shard run's download folder is the one its run metadata records
+// (config.download_dir; default <output>/downloaded_inputs), found where
+// it lies from the shard's folder as it lay from the output folder the
+// run recorded (folders moved together keep it), else at the recorded
+// path; one found nowhere is said in the log (missing), and its downloads
+// are fetched again by the run that needs them.
+func gatherAllDownloads(out, downloads string, runs []shardDoc) (copied, left int, missing []string, err error) {
 	seen := map[string]bool{}
 	for _, r := range runs {
 		dir := filepath.Dir(r.Path)
-		if seen[dir] || sameDir(dir, out) {
+		if sameDir(dir, out) {
 			continue
 		}
-		seen[dir] = true
-		c, k, err := gatherDownloads(filepath.Join(dir, "downloaded_inputs"), downloads)
+		from, ok := shardDownloads(dir, r.Doc.Config)
+		if !ok {
+			missing = append(missing, from)
+			continue
+		}
+		if seen[from] || sameDir(from, downloads) {
+			continue
+		}
+		seen[from] = true
+		c, k, err := gatherDownloads(from, downloads)
 		if err != nil {
-			return copied, left, fmt.Errorf("--merge: %w", err)
+			return copied, left, missing, fmt.Errorf("--merge: %w", err)
 		}
 		copied, left = copied+c, left+k
 	}
-	return copied, left, nil
+	return copied, left, missing, nil
+}
+
+// shardDownloads is the download folder of the shard run whose run
+// metadata (config) lies in dir: false when the run recorded one of its
+// own that is found neither beside dir as it was beside the run's output
+// folder nor at its recorded path (the path is returned to name it).
+func shardDownloads(dir string, config map[string]any) (string, bool) {
+	def := filepath.Join(dir, "downloaded_inputs")
+	output, _ := config["output_dir"].(string)
+	recorded, _ := config["download_dir"].(string)
+	if output == "" || recorded == "" || filepath.Clean(recorded) == filepath.Join(output, "downloaded_inputs") {
+		return def, true // the default, or a run before download_dir was recorded
+	}
+	if rel, err := filepath.Rel(output, recorded); err == nil && !filepath.IsAbs(rel) {
+		if p := filepath.Join(dir, rel); isDir(p) {
+			return p, true
+		}
+	}
+	return recorded, isDir(recorded)
+}
+
+// isDir says whether p is a folder.
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 // gatherDownloads copies the files of the download folder from into the

@@ -997,3 +997,47 @@ func TestMergeShardFolders(t *testing.T) {
 		t.Errorf("resume in the merged folder: exit %d, translated %d: %s", r.code, translated(t, r.stderr), r.stderr)
 	}
 }
+
+// A shard run's download folder is found for --merge where it lies from
+// the shard's folder as it lay from the output folder the run recorded,
+// else at its recorded path; one found nowhere is said (false).
+func TestShardDownloads(t *testing.T) {
+	root := t.TempDir()
+	mk := func(p string) string {
+		t.Helper()
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	shard := mk(filepath.Join(root, "now", "out1"))
+	mk(filepath.Join(root, "now", "dl1"))
+	mk(filepath.Join(shard, "mine"))
+	elsewhere := mk(filepath.Join(root, "scratch", "dl"))
+	tests := []struct {
+		name             string
+		output, download string
+		want             string
+		found            bool
+	}{
+		{"default", "/then/out1", "/then/out1/downloaded_inputs", filepath.Join(shard, "downloaded_inputs"), true},
+		{"not recorded", "", "", filepath.Join(shard, "downloaded_inputs"), true},
+		{"relative default", "out1", "out1/downloaded_inputs", filepath.Join(shard, "downloaded_inputs"), true},
+		{"beside, moved", "/then/out1", "/then/dl1", filepath.Join(root, "now", "dl1"), true},
+		{"inside, relative", "out1", "out1/mine", filepath.Join(shard, "mine"), true},
+		{"at its recorded path", "/then/out1", elsewhere, elsewhere, true},
+		{"nowhere", "/then/out1", "/then/gone", "/then/gone", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := map[string]any{}
+			if tt.output != "" {
+				cfg["output_dir"], cfg["download_dir"] = tt.output, tt.download
+			}
+			got, ok := shardDownloads(shard, cfg)
+			if got != tt.want || ok != tt.found {
+				t.Errorf("got %s, %v; want %s, %v", got, ok, tt.want, tt.found)
+			}
+		})
+	}
+}

@@ -40,6 +40,7 @@ type shardDoc = paradata.ShardRun[*runmeta.Doc]
 // returns the exit code.
 func mergeShards(s *settings, comps *licence.Components, log interface {
 	Info(string, ...any)
+	Warn(string, ...any)
 	Error(string, ...any)
 }) int {
 	err := func() error {
