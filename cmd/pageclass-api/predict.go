@@ -117,14 +117,27 @@ func (req *predictRequest) checkType() *failure {
 				"file %q has content type %q: /predict_document accepts application/pdf only, and TIFF files by their content (send other page images to /predict_image)", f.name, f.ctype)
 		}
 	}
-	if !req.document && !strings.HasPrefix(f.ctype, "image/") {
+	if !req.document && !strings.HasPrefix(f.ctype, "image/") && !unlabelledImage(f.ctype, f.file) {
 		return failf(http.StatusBadRequest, service.ReasonUnsupportedFormat,
-			"file %q has content type %q: /predict_image accepts image/* only (send PDFs to /predict_document)", f.name, f.ctype)
+			"file %q has content type %q: /predict_image accepts image/* only, and an image sent as application/octet-stream by its content (send PDFs to /predict_document)", f.name, f.ctype)
 	}
 	if !req.document && f.pages != nil {
 		return failf(http.StatusUnprocessableEntity, service.ReasonBadField, "the pages field selects pages of a PDF: send it to /predict_document (/predict_image classifies one image)")
 	}
 	return nil
+}
+
+// unlabelledImage says whether a file sent without a type of its own
+// (application/octet-stream, or none: what curl and most clients send for
+// a .tif or .webp they have no type for) is a page image by its content,
+// which /predict_image then takes as if it were labelled image/*. A PDF is
+// not: it goes to /predict_document.
+func unlabelledImage(ctype string, data []byte) bool {
+	if ctype != "" && ctype != "application/octet-stream" {
+		return false
+	}
+	ext := imageio.Sniff(data)
+	return ext != "" && ext != ".pdf"
 }
 
 // parseBaseline parses the uploaded document_json, if any.

@@ -181,6 +181,16 @@ func TestPredictEndpoints(t *testing.T) {
 			Data: hostile.TIFF(hostile.TIFFPage{W: 60, H: 80, Grey: 30}, hostile.TIFFPage{W: 60, H: 80, Grey: 200})}}, status: 422, detail: "string", want: `"scan.tif" has 2 pages`},
 		{name: "one-page TIFF", path: "/predict_image", parts: []upload{{Field: "file", Name: "page.tif", CType: "image/tiff",
 			Data: hostile.TIFF(hostile.TIFFPage{W: 60, H: 80, Grey: 30})}}, status: 200, check: func(t *testing.T, r anyResponse) { checkTopN(t, r.Predictions, 3) }},
+		// curl and most clients label a .tif or .webp they have no type
+		// for application/octet-stream: such a file is taken by its
+		// content, and a PDF or text so labelled is still refused.
+		{name: "TIFF sent as octet-stream", path: "/predict_image", parts: []upload{{Field: "file", Name: "page.tif", CType: "application/octet-stream",
+			Data: hostile.TIFF(hostile.TIFFPage{W: 60, H: 80, Grey: 30})}}, status: 200, check: func(t *testing.T, r anyResponse) { checkTopN(t, r.Predictions, 3) }},
+		{name: "PNG sent as octet-stream", path: "/predict_image", parts: []upload{{Field: "file", Name: "page", CType: "application/octet-stream", Data: png}}, status: 200,
+			check: func(t *testing.T, r anyResponse) { checkTopN(t, r.Predictions, 3) }},
+		{name: "PDF sent as octet-stream", path: "/predict_image", parts: []upload{{Field: "file", Name: "a.pdf", CType: "application/octet-stream", Data: makePDF(1)}}, status: 400, detail: "string", want: "send PDFs to /predict_document"},
+		{name: "text sent as octet-stream", path: "/predict_image", parts: []upload{{Field: "file", Name: "a.tif", CType: "application/octet-stream", Data: []byte("hello")}}, status: 400, detail: "string", want: "accepts image/* only"},
+		{name: "text labelled text/plain", path: "/predict_image", parts: []upload{{Field: "file", Name: "a.png", CType: "text/plain", Data: png}}, status: 400, detail: "string", want: "accepts image/* only"},
 		{name: "PDF of 51 pages", path: "/predict_document", parts: []upload{{Field: "file", Name: "long.pdf", CType: "application/pdf", Data: makePDF(51)}}, status: 413, detail: "string", want: "51 pages"},
 		{name: "baseline not JSON", path: "/predict_image", parts: []upload{img, {Field: "document_json", Name: "x.json", CType: "application/json", Data: []byte("{")}}, status: 422, detail: "string", want: "cannot be parsed"},
 		{name: "baseline of a newer schema", path: "/predict_image", parts: []upload{img, {Field: "document_json", Name: "x.json", CType: "application/json", Data: []byte(`{"schema_version":"7.0","doc_id":"x"}`)}}, status: 422, detail: "string", want: "newer schema"},

@@ -187,8 +187,9 @@ func jobResults(t *testing.T, base, id string) jobs.Results {
 // for, as on the web page: a multi-page TIFF (labelled image/tiff or
 // application/octet-stream) and a PDF labelled application/octet-stream
 // as /predict_document (a document answer with one row per page, as
-// /predict_document answers the file), a PNG and a single-page TIFF as
-// /predict_image, with the answer they get there.
+// /predict_document answers the file), a PNG and a single-page TIFF
+// (labelled image/tiff or application/octet-stream) as /predict_image,
+// with the answer they get there.
 func TestJobsByContent(t *testing.T) {
 	s, ts := jobServer(t)
 	pages := scanPages(t)
@@ -209,6 +210,8 @@ func TestJobsByContent(t *testing.T) {
 			sync: upload{Field: "file", Name: "two.bin", CType: "application/pdf", Data: pdf}, pages: 2},
 		{file: upload{Field: "file", Name: name, CType: "image/png", Data: png}, path: "/predict_image"},
 		{file: upload{Field: "file", Name: "one.tif", CType: "image/tiff", Data: hostile.GrayTIFF(pages[1])}, path: "/predict_image"},
+		// curl's label for a .tif (before, this item failed with 400).
+		{file: upload{Field: "file", Name: "two.tif", CType: "application/octet-stream", Data: hostile.GrayTIFF(pages[2])}, path: "/predict_image"},
 	}
 	parts := []upload{topn}
 	for _, it := range items {
