@@ -6,7 +6,8 @@
 //	pageclass-client -file page.png [-version all] [-topn 3] [-server http://127.0.0.1:8000] [-token T]
 //	pageclass-client --version   (alone: prints the tool version)
 //
-// PDFs (by extension or content) go to /predict_document, everything else to
+// PDFs (by extension or content) and TIFFs (by content; a TIFF may hold
+// several pages) go to /predict_document, everything else to
 // /predict_image. Exit codes: 0 success, 1 the service answered an error or
 // could not be reached, 2 usage error.
 package main
@@ -99,6 +100,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// isTIFF says whether data starts like a TIFF or BigTIFF file, in either
+// byte order.
+func isTIFF(data []byte) bool {
+	for _, sig := range []string{"II*\x00", "MM\x00*", "II+\x00", "MM\x00+"} {
+		if bytes.HasPrefix(data, []byte(sig)) {
+			return true
+		}
+	}
+	return false
+}
+
 func printTop(w io.Writer, title string, preds []prediction) {
 	fmt.Fprintln(w, title)
 	for i, p := range preds {
@@ -115,9 +127,14 @@ func classify(server, path, version string, topn int, timeout time.Duration, tok
 	}
 	isPDF := bytes.HasPrefix(data, []byte("%PDF-")) || strings.EqualFold(filepath.Ext(path), ".pdf")
 	ctype, endpoint := mime.TypeByExtension(strings.ToLower(filepath.Ext(path))), "/predict_image"
-	if isPDF {
+	switch {
+	case isPDF:
 		ctype, endpoint = "application/pdf", "/predict_document"
-	} else if !strings.HasPrefix(ctype, "image/") {
+	case isTIFF(data):
+		// A TIFF may hold several pages, which /predict_image refuses:
+		// /predict_document classifies each, as the web page sends it.
+		ctype, endpoint = "image/tiff", "/predict_document"
+	case !strings.HasPrefix(ctype, "image/"):
 		ctype = http.DetectContentType(data)
 	}
 	var body bytes.Buffer

@@ -25,7 +25,7 @@ func fakeService(t *testing.T) *httptest.Server {
 		}
 		ct := fh.Header.Get("Content-Type")
 		switch {
-		case r.URL.Path == "/predict_document" && ct == "application/pdf":
+		case r.URL.Path == "/predict_document" && (ct == "application/pdf" || ct == "image/tiff"):
 			fmt.Fprint(w, `{"type":"document","version":"all","page_count":2,"pages":[{"page":1,"predictions":[{"label":"TEXT","score":0.9}]},{"page":2,"predictions":[{"label":"DRAW","score":0.5}]}]}`)
 		case r.URL.Path == "/predict_image" && strings.HasPrefix(ct, "image/"):
 			if r.FormValue("version") != "v2.4" || r.FormValue("topn") != "2" {
@@ -49,6 +49,8 @@ func TestClient(t *testing.T) {
 	_ = os.WriteFile(png, []byte("\x89PNG\r\n\x1a\nrest"), 0o644)
 	_ = os.WriteFile(pdf, []byte("%PDF-1.4 ..."), 0o644)
 	_ = os.WriteFile(txt, []byte("hello"), 0o644)
+	tif := filepath.Join(dir, "scan") // a TIFF by its content, without a name to say so
+	_ = os.WriteFile(tif, []byte("II*\x00rest"), 0o644)
 	tests := []struct {
 		args []string
 		code int
@@ -56,6 +58,7 @@ func TestClient(t *testing.T) {
 	}{
 		{[]string{"-file", png, "-version", "v2.4", "-topn", "2", "-server", ts.URL}, 0, "page.png\n   1. PHOTO    0.7500\n   2. TEXT     0.2000\n"},
 		{[]string{"-file", pdf, "-server", ts.URL}, 0, "doc.pdf page 1\n   1. TEXT     0.9000\ndoc.pdf page 2\n   1. DRAW     0.5000\n"},
+		{[]string{"-file", tif, "-server", ts.URL}, 0, "scan page 1\n   1. TEXT     0.9000\nscan page 2\n   1. DRAW     0.5000\n"},
 		{[]string{"-file", txt, "-server", ts.URL}, 1, "answered 400: wrong content type text/plain"},
 		{[]string{"-file", filepath.Join(dir, "missing.png"), "-server", ts.URL}, 1, "missing.png"},
 		{[]string{"-topn", "3"}, 2, "-file is required"},
