@@ -308,7 +308,7 @@ func (s *server) bookItems(ctx context.Context, location string, fields map[stri
 	}
 	b, err := book.Read(ctx, location, book.Options{Text: book.TextNone, Fetcher: s.bookFetcher(), MaxPages: 100000})
 	if err != nil {
-		return nil, err
+		return nil, service.BookReadError(err) // a refused host names BOOK_HOSTS
 	}
 	idx, err := selectPages(ranges, len(b.Pages))
 	if err != nil {

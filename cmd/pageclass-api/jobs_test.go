@@ -379,3 +379,21 @@ func TestJobsItemWorkers(t *testing.T) {
 		}
 	}
 }
+
+// A book job whose book is at a host the service refuses (here a loopback
+// address, with no BOOK_HOSTS) fails at once, its error naming the host
+// and BOOK_HOSTS, as /predict_document answers the same book: the refusal
+// is no passing failure. Before, the job waited and read the book again
+// for a minute, then failed without saying how to allow the host.
+func TestJobsBookHostRefused(t *testing.T) {
+	bk := booktest.New(t, classifytest.Pages(t, 1), 2, true)
+	s, ts := jobServer(t)
+	st := waitJob(t, s, ts.URL, submitForm(t, ts.URL, upload{Field: "book", Data: []byte(bk.ManifestURL())}))
+	host := must(url.Parse(bk.URL)).Host
+	if st.State != jobs.Failed || !strings.Contains(st.Error, "host "+host+" refused") || !strings.Contains(st.Error, "BOOK_HOSTS="+host) {
+		t.Fatalf("job %+v; want failed, naming %s and BOOK_HOSTS", st, host)
+	}
+	if log, _, _, _ := bk.Served(); len(log) != 0 {
+		t.Errorf("the refused host was asked %v", log)
+	}
+}

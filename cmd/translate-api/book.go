@@ -271,10 +271,7 @@ func (s *server) bookUnits(ctx context.Context, f *fetch.Fetcher, locations []st
 // host is the client's, or its book's link, not an internal service's);
 // anything else has its addresses hidden (service.Redact).
 func bookError(err error) string {
-	if d, ok := service.BookHostRefused(err); ok {
-		return d
-	}
-	return service.Redact(err.Error())
+	return service.BookReadError(err).Error()
 }
 
 // bookStatus is the status and reason of a book that cannot be read: 403
@@ -428,7 +425,7 @@ func (s *server) bookItems(ctx context.Context, location string, fields map[stri
 	f := s.bookFetcher()
 	b, err := book.Read(ctx, location, book.Options{Fetcher: f, MaxBytes: s.svc.Config.MaxUploadBytes, FetchLater: true})
 	if err != nil {
-		return nil, errors.New(bookError(err))
+		return nil, service.BookReadError(err) // a passing failure stays one: the job reads the book again later
 	}
 	var items []jobs.BookItem
 	var texts []string

@@ -150,6 +150,11 @@ type HostError struct {
 func (e *HostError) Error() string { return e.Err.Error() }
 func (e *HostError) Unwrap() error { return e.Err }
 
+// Transient is false: a host refused by the policy is refused again on
+// every try (ledger.Transient would otherwise take the network error a
+// refused address is wrapped in for a passing failure).
+func (e *HostError) Transient() bool { return false }
+
 // RefusedHost is the host of a fetch refused for its host (HostError), and
 // whether err is one.
 func RefusedHost(err error) (string, bool) {

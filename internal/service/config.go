@@ -552,6 +552,27 @@ func BookHostRefused(err error) (detail string, ok bool) {
 		host, why, EnvBookHosts, EnvBookHosts, host), true
 }
 
+// BookReadError is the error of a book that could not be read, as a job
+// records it: the refused host's detail with the way to allow it
+// (BookHostRefused), else the error with internal addresses redacted
+// (Redact). It wraps err, so whether it is a passing failure
+// (ledger.Transient) is err's.
+func BookReadError(err error) error {
+	msg, ok := BookHostRefused(err)
+	if !ok {
+		msg = Redact(err.Error())
+	}
+	return &bookReadError{msg: msg, err: err}
+}
+
+type bookReadError struct {
+	msg string
+	err error
+}
+
+func (e *bookReadError) Error() string { return e.msg }
+func (e *bookReadError) Unwrap() error { return e.err }
+
 // positiveUpload refuses an upload cap under one byte (a fraction of a
 // byte in MiB).
 func positiveUpload(c *Config) error {

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"archivekit/internal/fetch"
+	"archivekit/internal/ledger"
 )
 
 // env is a fake environment for LoadConfig.
@@ -282,5 +284,31 @@ func TestBookHostRefused(t *testing.T) {
 	}
 	if d, ok := BookHostRefused(errors.New("404 Not Found")); ok {
 		t.Errorf("a 404 told as a refused host: %q", d)
+	}
+}
+
+// A book that could not be read is recorded by a job with the refused
+// host's way out, or its error redacted, and stays a passing failure
+// exactly when its cause is one: a refused address, which a dial error
+// wraps, is not (before, a job read such a book again and again).
+func TestBookReadError(t *testing.T) {
+	dial := &net.OpError{Op: "dial", Net: "tcp", Err: fmt.Errorf("%w: 127.0.0.1:8765", fetch.ErrPrivate)}
+	tests := []struct {
+		name      string
+		err       error
+		says      string
+		transient bool
+	}{
+		{"refused address", &fetch.HostError{Host: "127.0.0.1:8765", Err: dial}, "BOOK_HOSTS=127.0.0.1:8765", false},
+		{"server busy", fmt.Errorf("reading: %w", &fetch.StatusError{URL: "https://b.example/m.json", Code: 503}), "503", true},
+		{"not a book", errors.New("neither a METS file nor a IIIF manifest"), "neither a METS file", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := BookReadError(tt.err)
+			if !strings.Contains(err.Error(), tt.says) || ledger.Transient(err) != tt.transient || !errors.Is(err, tt.err) {
+				t.Errorf("%q: transient %v, want %q and %v", err, ledger.Transient(err), tt.says, tt.transient)
+			}
+		})
 	}
 }
