@@ -417,6 +417,26 @@ func TestBookList(t *testing.T) {
 	if code, log := e.run(t, "-f", list, "--fetch-private"); code != exitUsage || !strings.Contains(log, "books.txt:2") {
 		t.Errorf("a list naming an image: exit %d, want %d naming books.txt:2: %s", code, exitUsage, log)
 	}
+
+	// Given from its own folder, a list's book not read is named by its
+	// URL as written (it was "http:/host/...", cleaned as a path), and a
+	// list whose only book is not read says which list and why.
+	t.Chdir(lists)
+	if err := os.RemoveAll(e.results); err != nil {
+		t.Fatal(err)
+	}
+	write(t, list, s2.ManifestURL()+"\n"+gone+"\n")
+	if code, log := e.run(t, "-f", "books.txt", "--fetch-private"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if failed, _ := failureRows(t, e); len(failed) != 1 || failed[0] != gone {
+		t.Errorf("failures %q, want %s", failed, gone)
+	}
+	write(t, list, gone+"\n")
+	if code, log := e.run(t, "-f", "books.txt", "--fetch-private"); code != exitNoInput ||
+		!strings.Contains(log, "no page to classify in books.txt: 1 books, none with a page image read ("+gone+": book not read: ") {
+		t.Errorf("a list of a book not read: exit %d, want %d naming books.txt and %s: %s", code, exitNoInput, gone, log)
+	}
 }
 
 // failureRows are the items of the run's failures table, in order, and

@@ -173,6 +173,9 @@ func itemName(set *inputSet, file string) string {
 	if bp := set.page(file); bp != nil {
 		return bp.name
 	}
+	if isURL(file) {
+		return file // a book of a list, by its URL as written (Rel would clean its "//")
+	}
 	rel, err := filepath.Rel(set.Root, file)
 	if err != nil || strings.HasPrefix(rel, "..") {
 		return filepath.ToSlash(file)
