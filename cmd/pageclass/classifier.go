@@ -575,7 +575,15 @@ func (r *classifier) predict(ctx context.Context, files []string, folders []clas
 	var err error
 	var st pipeline.Stats
 	pages, start := 0, time.Now()
-	emit := func(p classify.Page) error { pages++; return r.emit(p) }
+	failed := 0
+	emit := func(p classify.Page) error {
+		if p.Err != nil {
+			failed++ // a page that could not be read or classified
+		} else {
+			pages++
+		}
+		return r.emit(p)
+	}
 	if r.cli.Parallel {
 		err = r.runGroups(ctx, folders, r.orient, groups, inputs, opt, emit)
 	} else {
@@ -586,7 +594,7 @@ func (r *classifier) predict(ctx context.Context, files []string, folders []clas
 	// the forward passes; models loaded before it, except --parallel's
 	// groups after the first): what benchmarks compare.
 	secs := time.Since(start).Seconds()
-	attrs := []any{"pages", pages, "seconds", math.Round(secs*1000) / 1000,
+	attrs := []any{"pages", pages, "failed", failed, "seconds", math.Round(secs*1000) / 1000,
 		"pages_per_s", math.Round(float64(pages)/max(secs, 1e-9)*10) / 10, "upload", opt.Upload.On(r.device).String()}
 	if st.Batches > 0 {
 		// Where the time went (one ensemble; --parallel's groups are not

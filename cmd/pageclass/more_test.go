@@ -47,7 +47,8 @@ func TestPDFPages(t *testing.T) {
 	if strings.Join(pages, ",") != "1,2" {
 		t.Fatalf("PDF rows %v, want pages 1,2", pages)
 	}
-	if d := readParadata(t, e); d.Statistics.InputFilesTotal != 13 || d.Statistics.SuccessfullyProcessed != 13 {
+	// Counted in pages, as the record says (the PDF's two pages each).
+	if d := readParadata(t, e); d.Statistics.Unit != "page" || d.Statistics.InputFilesTotal != 13 || d.Statistics.SuccessfullyProcessed != 13 {
 		t.Errorf("statistics %+v", d.Statistics)
 	}
 }

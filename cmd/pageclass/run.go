@@ -110,6 +110,7 @@ func (r *runner) main(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("run metadata: %w", err)
 	}
+	r.para.SetUnit("page") // the input counts are pages (a PDF's, a book's each)
 	defer func() {
 		outcome := err
 		if s, ok := cliflags.StoppedBy(ctx); ok && err != nil {

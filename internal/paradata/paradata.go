@@ -97,9 +97,15 @@ type Model struct {
 
 // Statistics counts inputs and outputs.
 type Statistics struct {
-	InputFilesTotal       int `json:"input_files_total"`
-	SuccessfullyProcessed int `json:"successfully_processed"`
-	SkippedFiles          int `json:"skipped_files"`
+	// Unit is what the three input counts count when it is not a file:
+	// "page" for the classifier, whose inputs are pages (a PDF's or a
+	// multi-page TIFF's each, a book's each), so input_files_total,
+	// successfully_processed and skipped_files are pages read, pages
+	// classified and pages failed. Empty: files (the translator).
+	Unit                  string `json:"unit,omitempty"`
+	InputFilesTotal       int    `json:"input_files_total"`
+	SuccessfullyProcessed int    `json:"successfully_processed"`
+	SkippedFiles          int    `json:"skipped_files"`
 	// OutputCountsByType counts output rows or files by kind ("csv" rows,
 	// "png" images, "json" records).
 	OutputCountsByType map[string]int `json:"output_counts_by_type"`

@@ -117,6 +117,14 @@ func (w *Writer[D]) SetConfig(key string, value any) {
 	w.parts().Config[key] = value
 }
 
+// SetUnit says what the input counts count when not files
+// (Statistics.Unit).
+func (w *Writer[D]) SetUnit(unit string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.parts().Statistics.Unit = unit
+}
+
 // AddInputs adds n to the number of input files.
 func (w *Writer[D]) AddInputs(n int) {
 	w.mu.Lock()
