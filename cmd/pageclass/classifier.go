@@ -248,6 +248,11 @@ func (r *classifier) recordInputs(set *inputSet) (nothing bool) {
 		r.para.SetConfig(shard.InputsConfig, set.AllDigest)
 		r.para.SetConfig(shard.FolderConfig, set.Root)
 		r.log.Info("shard", "shard", set.Shard.String(), "files", len(set.Files), "files_all_shards", set.All)
+		// Written at once: a shard killed before its end is then told
+		// unfinished by --merge, which names the --resume that ends it.
+		if err := r.para.Flush(); err != nil {
+			r.log.Warn("run metadata not written", "file", r.para.Path(), "error", err.Error())
+		}
 		if len(set.Files) == 0 {
 			return true
 		}

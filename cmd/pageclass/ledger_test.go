@@ -513,3 +513,45 @@ func TestLedgerHeldUntilMetadataWritten(t *testing.T) {
 		t.Fatal("the run opened no ledger")
 	}
 }
+
+// A shard killed with SIGKILL left run metadata with its settings and its
+// shard, so --merge tells it unfinished and names the --resume that ends
+// it (before, a killed run's record had no settings, and --merge said the
+// folder held no shard run metadata); after that --resume, the merge
+// gives the uninterrupted run's table.
+func TestKilledShardMerge(t *testing.T) {
+	if os.Getenv("PAGECLASS_TEST_SHARD_CHILD") != "" {
+		itemHook = func(n int) {
+			fmt.Println("item", n)
+			if n == 2 {
+				select {} // wait here to be killed
+			}
+		}
+		os.Exit(run(context.Background(), strings.Split(os.Getenv("PAGECLASS_TEST_SHARD_CHILD"), "\x1f"), os.Stderr, os.Stderr))
+	}
+	e := newEnv(t, nil)
+	e.linkPages(t, 2)
+	e.model(t, "v4.4")
+	whole := filepath.Join(e.root, "whole")
+	if code, log := e.run(t, "-d", e.in, "--results", whole); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	s0, s1, merged := filepath.Join(e.root, "s0"), filepath.Join(e.root, "s1"), filepath.Join(e.root, "merged")
+	stderr := killAt(t, "TestKilledShardMerge", "PAGECLASS_TEST_SHARD_CHILD", []string{"--config", e.cfg, "-d", e.in, "--shard", "0/2", "--results", s0}, "item 2")
+	if code, log := e.run(t, "-d", e.in, "--shard", "1/2", "--results", s1); code != exitOK {
+		t.Fatalf("shard 1/2: exit %d: %s", code, log)
+	}
+	code, log := e.run(t, "--merge", "--results", merged, s0, s1)
+	if code == exitOK || !strings.Contains(log, "shard 0/2: shard did not complete") || !strings.Contains(log, "(running); finish it with --shard 0/2 --resume") {
+		t.Fatalf("merge with a killed shard: exit %d: %s\n(the child: %s)", code, log, stderr)
+	}
+	if code, log := e.run(t, "-d", e.in, "--shard", "0/2", "--results", s0, "--resume"); code != exitOK {
+		t.Fatalf("shard 0/2 --resume: exit %d: %s", code, log)
+	}
+	if code, log := e.run(t, "--merge", "--results", merged, s0, s1); code != exitOK {
+		t.Fatalf("merge: exit %d: %s", code, log)
+	}
+	if got, want := tableRows(t, merged, "_v4.4_TOP-3.csv"), tableRows(t, whole, "_v4.4_TOP-3.csv"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("merged table after a killed shard resumed differs from the uninterrupted run's:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -134,6 +134,12 @@ func (r *runner) main(ctx context.Context) (err error) {
 		}
 	}()
 	r.recordConfig()
+	// Written at once: a run killed before its end (SIGKILL, a machine
+	// lost) leaves its settings, so --merge tells its shard unfinished
+	// and --resume names it, rather than a record with none.
+	if err := r.para.Flush(); err != nil {
+		return fmt.Errorf("run metadata: %w", err)
+	}
 	if err := r.resolveLicence(false); err != nil {
 		return err
 	}
