@@ -204,6 +204,7 @@ func (r *merger) recordMerged(runs []shardRun, superseded map[string][]string) {
 func (r *merger) shardRuns(from []string) ([]shardRun, error) {
 	var out []shardRun
 	self, _ := filepath.Abs(r.para.Path())
+	read := map[string]bool{} // a run metadata named twice (a folder and its file, or a folder twice) is read once
 	for _, arg := range from {
 		st, err := os.Stat(arg)
 		if err != nil {
@@ -215,9 +216,15 @@ func (r *merger) shardRuns(from []string) ([]shardRun, error) {
 		}
 		found := 0
 		for _, f := range files {
-			if abs, _ := filepath.Abs(f); abs == self {
+			abs, _ := filepath.Abs(f)
+			if abs == self {
 				continue
 			}
+			if read[abs] {
+				found++ // the folder holds a shard run, taken once already
+				continue
+			}
+			read[abs] = true
 			b, err := os.ReadFile(f)
 			if err != nil {
 				return nil, err
