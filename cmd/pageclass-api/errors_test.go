@@ -58,6 +58,7 @@ func TestErrorReasons(t *testing.T) {
 		{reason: service.ReasonUnsupportedFormat, status: 400, detail: `file "scan.pdf" has content type "application/pdf": /predict_image accepts image/* only`, path: "/predict_image", parts: []upload{pdf(1)}},
 		{reason: service.ReasonUnsupportedFormat, status: 400, detail: "/predict_document accepts application/pdf only", path: "/predict_document", parts: []upload{img}},
 		{reason: service.ReasonUnsupportedFormat, status: 422, detail: "is labelled application/pdf but is not a PDF", path: "/predict_document", parts: []upload{{Field: "file", Name: "page.pdf", CType: "application/pdf", Data: png}}},
+		{reason: service.ReasonUnsupportedFormat, status: 422, detail: "is labelled application/pdf but is not a PDF", path: "/predict_document", parts: []upload{{Field: "file", Name: "notes.pdf", CType: "application/pdf", Data: []byte("minutes of the meeting\n")}}},
 		{reason: service.ReasonUndecodable, status: 422, detail: `"broken.png" cannot be decoded`, path: "/predict_image", parts: []upload{{Field: "file", Name: "broken.png", CType: "image/png", Data: png[:200]}}},
 		{reason: service.ReasonSchemaTooNew, status: 422, detail: "document_json was written by a newer schema", path: "/predict_image", parts: []upload{img, newer}},
 		{reason: service.ReasonTooLarge, status: 413, detail: "MAX_UPLOAD_MB", path: "/predict_image", parts: []upload{{Field: "file", Name: "big.png", CType: "image/png", Data: make([]byte, 2<<20)}}},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -259,6 +260,13 @@ func (req *predictRequest) classifyFile(ctx context.Context, step *classify.Step
 // pages.
 func (req *predictRequest) open() (*imageio.Doc, *failure) {
 	f := req.form
+	if req.document && !req.tiff && !bytes.Contains(f.file[:min(len(f.file), 1024)], []byte("%PDF-")) {
+		// Told before decoding: text or an image labelled application/pdf
+		// is a file of the wrong kind, not a PDF that cannot be read (a
+		// PDF's header may follow up to 1 KiB of other bytes, as PDF
+		// readers allow).
+		return nil, failf(http.StatusUnprocessableEntity, service.ReasonUnsupportedFormat, "%q is labelled application/pdf but is not a PDF", f.name)
+	}
 	doc, err := req.decode.Decode(f.file, f.name)
 	if err != nil {
 		kind := "an image"
