@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"archivekit/internal/rocrate"
 	"archivekit/internal/service"
@@ -35,9 +36,15 @@ func (q *Queue) zipResults(w http.ResponseWriter, r *http.Request, id string) {
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": "job-" + id + ".zip"}))
 	w.WriteHeader(http.StatusOK)
 	zw := zip.NewWriter(w)
+	// Each entry is dated when the archive is made: zip.Writer.Create
+	// leaves the date zero, which unzip shows as 1980-00-00.
+	made := time.Now()
+	create := func(name string) (io.Writer, error) {
+		return zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, Modified: made})
+	}
 	var parts []rocrate.JobPart
 	put := func(name, title, ctype string, b []byte) error {
-		out, err := zw.Create(name)
+		out, err := create(name)
 		if err == nil {
 			_, err = out.Write(b)
 		}
@@ -64,7 +71,7 @@ func (q *Queue) zipResults(w http.ResponseWriter, r *http.Request, id string) {
 		}
 		if err == nil {
 			var out io.Writer
-			if out, err = zw.Create(crateFile); err == nil {
+			if out, err = create(crateFile); err == nil {
 				_, err = out.Write(c)
 			}
 		}
