@@ -173,6 +173,11 @@ func (r *classifier) collectBook(ctx context.Context, loc string) (*inputSet, er
 		set.Root = filepath.Dir(loc)
 	}
 	if err := set.addBook(ctx, loc, r.bookOptions(set.books.fetcher)); err != nil {
+		if errors.Is(err, book.ErrPageFile) {
+			// A URL is read as a book: a page image or PDF is fetched by
+			// the book that lists it, or given as a file.
+			return nil, cliflags.NoInput(fmt.Errorf("%w; -f takes a page image or PDF as a local file: download it (curl -O %s) and give the file, or give the book that lists it", err, loc))
+		}
 		return nil, cliflags.NoInput(fmt.Errorf("book: %w", err))
 	}
 	set.Keys = results.NewKeyer(set.Root, nil, false)

@@ -766,3 +766,19 @@ func TestBookOutMETSWarnsFirst(t *testing.T) {
 		t.Errorf("%d rows, want 49 pages", len(rows)-1)
 	}
 }
+
+// -f with the URL of a page image (not a book) is refused as no input,
+// saying it is a page image and how to classify it (before: "neither XML
+// nor JSON (it starts with \x89PNG...)").
+func TestFileURLOfAPageImage(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	png := []byte(readFile(t, classifytest.Pages(t, 1)[0]))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(png) }))
+	defer srv.Close()
+	u := srv.URL + "/scans/0001.png"
+	code, log := e.run(t, "-f", u, "--fetch-private")
+	if code != exitNoInput || !strings.Contains(log, "it is a page image or a PDF (image/png); -f takes a page image or PDF as a local file: download it (curl -O "+u+")") {
+		t.Errorf("exit %d, want %d saying it is a page image: %s", code, exitNoInput, log)
+	}
+}

@@ -225,7 +225,7 @@ func checkRevision(rev string) error {
 // and the 11 categories in words, with where their glossary is.
 func description() string {
 	var b strings.Builder
-	b.WriteString("Classify scanned pages (PNG, JPEG, TIFF, WebP, JPEG 2000, PDF; folders, files, URLs and books by their METS file or IIIF manifest) into 11 categories with one model or the five-model ensemble; train, evaluate and average models.\n\n")
+	b.WriteString("Classify scanned pages (PNG, JPEG, TIFF, WebP, JPEG 2000, PDF; folders, files, and books by their METS file or IIIF manifest, as a path or URL) into 11 categories with one model or the five-model ensemble; train, evaluate and average models.\n\n")
 	fmt.Fprintf(&b, "Categories (glossary: %s of the release tree, %s in the source):\n", glossary.Installed, glossary.Document)
 	for _, e := range glossary.Entries {
 		fmt.Fprintf(&b, "  %-8s %s\n", e.Category, e.Description)

@@ -26,6 +26,7 @@ import (
 	"strings"
 
 	"archivekit/internal/fetch"
+	"archivekit/internal/filekind"
 	"archivekit/internal/lookahead"
 	"archivekit/internal/regularfile"
 )
@@ -265,6 +266,9 @@ var (
 	// ErrNotABook: the file is neither METS nor a IIIF manifest or
 	// collection.
 	ErrNotABook = errors.New("neither a METS file nor a IIIF manifest or collection")
+	// ErrPageFile: what was read as a book is a page image or a PDF
+	// (filekind.Of), wrapped with ErrNotABook.
+	ErrPageFile = errors.New("it is a page image or a PDF")
 	// ErrLimit: a bound of Options was passed.
 	ErrLimit = errors.New("over a limit")
 	// ErrNoPages: the book has no page (or none selected).
@@ -444,6 +448,9 @@ func (r *reader) detect(l loc, data []byte) (*Book, error) {
 		return r.readIIIF(l, data)
 	case trimmed[0] == '<':
 		return r.readMETS(l, data)
+	}
+	if kind := filekind.Of(data); kind != "" {
+		return nil, fmt.Errorf("%s: %w: %w (%s)", l, ErrNotABook, ErrPageFile, kind)
 	}
 	return nil, fmt.Errorf("%s: %w: it is neither XML nor JSON (it starts with %q)", l, ErrNotABook, head(trimmed))
 }
