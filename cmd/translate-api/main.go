@@ -17,7 +17,7 @@
 //	                        LLM_PROVIDER, LLM_LANGUAGES, LLM_GUARD_*, LLM_MAX_RETRIES,
 //	                        LLM_BACKOFF_BASE_S, LLM_MIN_INTERVAL_S (internal/translate/chat)
 //	CT2_*                   the ct2 backend (internal/translate/ct2backend)
-//	LEMMATIZER_URL          the lemmatiser, used when a vocabulary is loaded
+//	LEMMATIZER_URL          the lemmatiser, used when a vocabulary is loaded (off: none)
 //	OUTPUT_MODE             default output_mode of /translate: replace, append or alternative (unset: each format its own)
 //	AMCR_FIELDS_PATH        XPath field list for metadata documents (default: setup/translate/amcr-fields.txt found by internal/resources)
 //	VOCABULARY_PATH         vocabulary CSV; unset or empty: no vocabulary

@@ -251,6 +251,9 @@ func (s *server) warmUp(ctx context.Context) error {
 			return err
 		}
 		s.log.Info("vocabulary loaded", "path", s.set.Vocabulary, "entries", v.Len())
+		if n := s.sess.LemmatizerNotice(); n != "" {
+			s.log.Warn(n)
+		}
 	}
 	t0 := time.Now()
 	if bad, why := s.langDegraded(); bad {

@@ -42,7 +42,7 @@ type cli struct {
 	Alto            bool             `help:"ALTO in-place mode; on automatically when --formats contains alto.xml. Documents are still recognised by their root element."`
 	Xpaths          string           `help:"Field-list file of XPath targets for metadata documents (default: config fields)." placeholder:"FILE"`
 	Xsd             string           `help:"URL or path of a schema to validate metadata output against (warnings only; a missing schema file is a usage error)." placeholder:"XSD"`
-	Vocabulary      string           `help:"Vocabulary CSV (default: config vocabulary); an empty value disables the vocabulary." placeholder:"FILE"`
+	Vocabulary      string           `help:"Vocabulary CSV (default: config vocabulary); an empty value disables the vocabulary. With mtapi its single words are matched by lemma through the lemmatiser at LEMMATIZER_URL (unset: LINDAT's public UDPipe service; off: none, single words not protected)." placeholder:"FILE"`
 	DocumentJSON    string           `name:"document-json" help:"Baseline document record to accrete the translation block onto." placeholder:"FILE"`
 	DocumentJSONOut string           `name:"document-json-out" help:"Where to write the updated record (default: <output>/<doc_id>.document.json)." placeholder:"FILE"`
 	DownloadDir     string           `name:"download-dir" help:"Where URL inputs are stored (default: <output>/downloaded_inputs)." placeholder:"DIR"`

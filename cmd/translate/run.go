@@ -589,7 +589,7 @@ func (r *runner) openSession(ctx context.Context) (*session.Session, *lemCircuit
 	if err := sess.UseVocabulary(r.vocabulary, session.Breaker{OnOpen: func(err error) {
 		lem.trip(err)
 		pd.SetConfig("lemmatizer_circuit", "open: "+err.Error())
-		r.warn(fmt.Sprintf("lemmatiser failed %d times in a row; not called again in this run: single-word vocabulary terms are not protected, phrases still are (%v)", lemmatizer.DefaultTrip, err))
+		r.warn(fmt.Sprintf("lemmatiser failed %d times in a row; not called again in this run: single-word vocabulary terms are not protected, phrases still are, and the files translated so are not recorded (a --resume translates them again); without a lemmatiser set LEMMATIZER_URL=off (%v)", lemmatizer.DefaultTrip, err))
 	}}); err != nil {
 		sess.Close()
 		return nil, nil, err
@@ -597,6 +597,11 @@ func (r *runner) openSession(ctx context.Context) (*session.Session, *lemCircuit
 	if sess.Lemmatizer != nil {
 		pd.SetConfig("lemmatizer_url", sess.LemmatizerURL)
 		pd.SetConfig("lemmatizer_circuit", "closed")
+	} else if sess.LemmatizerURL != "" {
+		pd.SetConfig("lemmatizer_url", sess.LemmatizerURL) // off
+	}
+	if n := sess.LemmatizerNotice(); n != "" {
+		r.log.Warn(n)
 	}
 	return sess, lem, nil
 }

@@ -81,3 +81,25 @@ func TestUnreachableLemmatiser(t *testing.T) {
 		t.Errorf("%d circuit warnings, LEMMATIZER_URL named: %v:\n%s", n, strings.Contains(r.stderr, "LEMMATIZER_URL"), r.stderr)
 	}
 }
+
+// LEMMATIZER_URL=off: a vocabulary without a lemmatiser (an offline
+// site): nothing is called, the run says single words are not protected,
+// completes and is recorded (before, "off" was refused and an unset one
+// sent text to the public lemmatiser, and offline every run exited 75).
+func TestLemmatiserOff(t *testing.T) {
+	api := startAPI(t, translatortest.Config{})
+	e := newEnv(api)
+	e["LEMMATIZER_URL"] = "off"
+	out := t.TempDir()
+	args := []string{testenv.Path(t, sampleALTO), "-o", out, "-src", "cs", "--fast-align", "--vocabulary", testenv.Path(t, "vocabulary.csv")}
+	r := runCLI(t, e, args...)
+	if r.code != exitOK || !strings.Contains(r.stderr, "LEMMATIZER_URL=off: no lemmatiser is called") {
+		t.Fatalf("exit %d, want %d saying the lemmatiser is off:\n%s", r.code, exitOK, r.stderr)
+	}
+	if d := readParadata(t, out); d.Config["lemmatizer_url"] != "off" {
+		t.Errorf("config.lemmatizer_url %v, want off", d.Config["lemmatizer_url"])
+	}
+	if r := runCLI(t, e, append(args, "--resume")...); r.code != exitOK || translated(t, r.stderr) != 0 {
+		t.Errorf("--resume: exit %d, %d translated; want the run recorded: %s", r.code, translated(t, r.stderr), r.stderr)
+	}
+}

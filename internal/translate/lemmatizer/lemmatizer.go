@@ -116,8 +116,14 @@ func New(baseURL string, t *transport.Client) *Client {
 	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), Transport: t}
 }
 
-// BaseURLFromEnv returns LEMMATIZER_URL, or DefaultBaseURL when unset; a
-// value that is not an http(s) URL is an error naming the variable.
+// Off is the LEMMATIZER_URL value ("off", or "none") that turns the
+// lemmatiser off: no text leaves the machine for it, and single-word
+// vocabulary terms are not protected (multi-word terms still are).
+const Off = "off"
+
+// BaseURLFromEnv returns LEMMATIZER_URL, DefaultBaseURL when unset, or ""
+// when it is Off ("off" or "none"); a value that is not an http(s) URL is
+// an error naming the variable.
 func BaseURLFromEnv(getenv func(string) string) (string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -125,6 +131,9 @@ func BaseURLFromEnv(getenv func(string) string) (string, error) {
 	v := strings.TrimSpace(getenv("LEMMATIZER_URL"))
 	if v == "" {
 		return DefaultBaseURL, nil
+	}
+	if strings.EqualFold(v, Off) || strings.EqualFold(v, "none") {
+		return "", nil
 	}
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -135,7 +144,7 @@ func BaseURLFromEnv(getenv func(string) string) (string, error) {
 
 // FromEnv returns a client configured from the environment (getenv nil
 // means the process environment): LEMMATIZER_URL (DefaultBaseURL when
-// unset) and the transport policy LEMMATIZER_MAX_RETRIES,
+// unset; nil, no client, when Off) and the transport policy LEMMATIZER_MAX_RETRIES,
 // LEMMATIZER_BACKOFF_BASE_S and LEMMATIZER_MIN_INTERVAL_S (DefaultPolicy).
 // A bad value is an error naming the variable.
 func FromEnv(getenv func(string) string) (*Client, error) {
@@ -143,8 +152,8 @@ func FromEnv(getenv func(string) string) (*Client, error) {
 		getenv = os.Getenv
 	}
 	u, err := BaseURLFromEnv(getenv)
-	if err != nil {
-		return nil, err
+	if err != nil || u == "" {
+		return nil, err // off: no client
 	}
 	p, err := transport.FromEnv("LEMMATIZER", DefaultPolicy, getenv)
 	if err != nil {
@@ -156,6 +165,20 @@ func FromEnv(getenv func(string) string) (*Client, error) {
 	// after the whole backoff of DefaultTrip calls.
 	t.FailFast, t.Setting = true, "LEMMATIZER_URL"
 	return New(u, t), nil
+}
+
+// HostedNotice is the one-line notice a command gives when a vocabulary
+// sends document text to the public lemmatiser because LEMMATIZER_URL is
+// unset (baseURL is DefaultBaseURL); "" for any other address.
+func HostedNotice(baseURL string) string {
+	if strings.TrimRight(baseURL, "/") != DefaultBaseURL {
+		return ""
+	}
+	host := DefaultBaseURL
+	if u, err := url.Parse(host); err == nil {
+		host = u.Host
+	}
+	return fmt.Sprintf("the vocabulary's single words are matched by lemma: document text is sent to the public lemmatiser at %s (LEMMATIZER_URL is unset, the default): set LEMMATIZER_URL to a self-hosted UDPipe service to keep it in house, or LEMMATIZER_URL=off to match no single word (multi-word terms are matched either way)", host)
 }
 
 // response is the service's JSON answer.

@@ -150,6 +150,25 @@ func TestBaseURLFromEnv(t *testing.T) {
 	if _, err := BaseURLFromEnv(func(string) string { return "udpipe:8001" }); err == nil || !strings.Contains(err.Error(), "LEMMATIZER_URL") {
 		t.Errorf("bad: %v", err)
 	}
+	for _, off := range []string{"off", "None", " OFF "} {
+		if u, err := BaseURLFromEnv(func(string) string { return off }); err != nil || u != "" {
+			t.Errorf("%q: %q %v, want off", off, u, err)
+		}
+		if c, err := FromEnv(func(k string) string { return map[string]string{"LEMMATIZER_URL": off}[k] }); err != nil || c != nil {
+			t.Errorf("%q: client %v, %v; want none", off, c, err)
+		}
+	}
+}
+
+// The public lemmatiser's use is said, with the ways to keep text in
+// house; another address is not.
+func TestHostedNotice(t *testing.T) {
+	if n := HostedNotice(DefaultBaseURL + "/"); !strings.Contains(n, "lindat.mff.cuni.cz") || !strings.Contains(n, "LEMMATIZER_URL=off") {
+		t.Errorf("default: %q", n)
+	}
+	if n := HostedNotice("http://udpipe:8001"); n != "" {
+		t.Errorf("self-hosted: %q", n)
+	}
 }
 
 type garbageHandler struct{}

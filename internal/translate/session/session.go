@@ -196,9 +196,24 @@ func (s *Session) UseVocabulary(v *vocab.Vocabulary, br Breaker) error {
 	if err != nil {
 		return err
 	}
+	if c == nil {
+		s.LemmatizerURL = lemmatizer.Off // LEMMATIZER_URL=off: single words unprotected
+		return nil
+	}
 	s.LemmatizerURL = c.BaseURL
 	s.Lemmatizer = lemmatizer.NewCache(&lemmatizer.Breaker{Inner: c, Cooldown: br.Cooldown, OnOpen: br.OnOpen})
 	return nil
+}
+
+// LemmatizerNotice is what a command says of the lemmatiser once the
+// vocabulary is in use: that document text goes to the public lemmatiser
+// (lemmatizer.HostedNotice), or that it is off and single vocabulary
+// words are not protected; "" otherwise.
+func (s *Session) LemmatizerNotice() string {
+	if s.LemmatizerURL == lemmatizer.Off {
+		return "LEMMATIZER_URL=off: no lemmatiser is called, so the vocabulary's single words are not protected (its multi-word terms are)"
+	}
+	return lemmatizer.HostedNotice(s.LemmatizerURL)
 }
 
 // Options returns the translator's options filled from the session: the
