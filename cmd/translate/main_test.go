@@ -297,8 +297,10 @@ func TestExitCodes(t *testing.T) {
 			}
 			if c.code == exitFailure || c.code == exitIncomplete {
 				d := readParadata(t, out)
-				if d.Status != "failed" || d.Error == "" {
-					t.Errorf("failed run metadata: status %q error %q", d.Status, d.Error)
+				// A run left to finish (exit 75) is incomplete, not failed.
+				want := map[int]string{exitFailure: "failed", exitIncomplete: "incomplete"}[c.code]
+				if d.Status != want || d.Error == "" {
+					t.Errorf("run metadata of exit %d: status %q error %q, want %s", c.code, d.Status, d.Error, want)
 				}
 				// Components are recorded when used, not only after success.
 				if c.cfg.FailAlways != 0 && d.License != "CC BY-NC-SA 4.0" {

@@ -181,8 +181,12 @@ func TestCircuitBreakerStopsRun(t *testing.T) {
 	if f := ledgerFailures(t, out); len(f) != 0 {
 		t.Errorf("ledger failures %v, want none", f)
 	}
-	if pd := readParadata(t, out); !strings.HasPrefix(fmt.Sprint(pd.Config["translation_circuit"]), "open after 2") {
-		t.Errorf("run metadata translation_circuit = %v", pd.Config["translation_circuit"])
+	if pd := readParadata(t, out); !strings.HasPrefix(fmt.Sprint(pd.Config["translation_circuit"]), "open after 2") || pd.Status != "incomplete" {
+		t.Errorf("run metadata translation_circuit = %v, status %q (want incomplete)", pd.Config["translation_circuit"], pd.Status)
+	}
+	// The run summary counts the inputs left untried (it said 0).
+	if !strings.Contains(r.stderr, fmt.Sprintf(`"failed":2,"failed_before":0,"untried":%d,`, n-2)) {
+		t.Errorf("run summary does not count %d untried:\n%s", n-2, r.stderr)
 	}
 	down.Store(false)
 	r = runCLI(t, e, recordArgs(root, out, "--resume")...)

@@ -320,7 +320,7 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 func (r *runner) logSummary(log *slog.Logger) {
 	st := r.pd.Snapshot().Statistics
 	log.Info("run summary", "files", st.InputFilesTotal, "translated", st.SuccessfullyProcessed-r.doneBefore, "done_before", r.doneBefore,
-		"failed", len(r.failures)-r.failedBefore, "failed_before", r.failedBefore, "untried", st.SkippedFiles-len(r.failures),
+		"failed", len(r.failures)-r.failedBefore, "failed_before", r.failedBefore, "untried", max(0, st.InputFilesTotal-st.SuccessfullyProcessed-len(r.failures)),
 		"units_translated", st.UnitsTranslated, "units_skipped", st.UnitsSkipped,
 		"segments", st.SegmentStatus, "source_languages", st.Languages, "not_collected", len(r.notCollected), "output", r.s.Output)
 }

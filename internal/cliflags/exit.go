@@ -38,6 +38,10 @@ func (e IncompleteError) Error() string {
 }
 func (e IncompleteError) Unwrap() error { return e.Err }
 
+// Incomplete is true: the run metadata records such a run as incomplete
+// (paradata.StatusIncomplete), not failed.
+func (e IncompleteError) Incomplete() bool { return true }
+
 // UsageError marks a problem with the command line or the configuration:
 // exit code ExitUsage.
 type UsageError struct{ Err error }

@@ -46,6 +46,10 @@ const (
 	// (killed or crashed), so its file still said "running"; or by the
 	// run itself when a signal stopped it (SetOutcome).
 	StatusInterrupted = "interrupted"
+	// StatusIncomplete: the run stopped, or ended, with inputs left to do
+	// after a passing failure (a service outage, a full disk; exit 75,
+	// an error that says Incomplete()): a --resume finishes it.
+	StatusIncomplete = "incomplete"
 )
 
 // FileName is "{stamp}_page-classification.json".
@@ -169,10 +173,13 @@ func (h *Header) SetEnd(start, end time.Time) {
 func (h *Header) SetOutcome(runErr error) {
 	h.Status, h.Error = StatusCompleted, ""
 	var stop interface{ Interrupted() bool }
+	var inc interface{ Incomplete() bool }
 	switch {
 	case runErr == nil:
 	case errors.As(runErr, &stop) && stop.Interrupted():
 		h.Status, h.Error = StatusInterrupted, runErr.Error()
+	case errors.As(runErr, &inc) && inc.Incomplete():
+		h.Status, h.Error = StatusIncomplete, runErr.Error()
 	default:
 		h.Status, h.Error = StatusFailed, runErr.Error()
 	}
