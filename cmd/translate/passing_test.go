@@ -210,3 +210,45 @@ func TestCircuitTripSetting(t *testing.T) {
 		}
 	}
 }
+
+// A service that answers 200 with an HTML page (a proxy's error page, a
+// network's sign-in page) is at fault, not the input: the inputs are not
+// recorded failed, the run stops after TRANSLATE_CIRCUIT_TRIP of them
+// with exit 75, and --resume translates them once the service answers.
+// Before, each input was recorded failed, and --resume kept the failures.
+func TestServicePageIsPassing(t *testing.T) {
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(testenv.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	root := recordsTree(t, recs)
+	api := startAPI(t, translatortest.Config{})
+	var page atomic.Bool
+	page.Store(true)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if page.Load() && r.Method == http.MethodPost {
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte("<html><body>Please sign in to the network</body></html>"))
+			return
+		}
+		u, _ := url.Parse(api.URL)
+		httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	e := newEnv(api)
+	e["TRANSLATION_URL"] = front.URL
+	e[EnvCircuitTrip] = "2"
+	out := t.TempDir()
+	r := runCLI(t, e, recordArgs(root, out)...)
+	if r.code != exitIncomplete || !strings.Contains(r.stderr, `garbage answer: Content-Type \"text/html\"`) {
+		t.Fatalf("exit %d, want %d naming the HTML answer: %s", r.code, exitIncomplete, r.stderr)
+	}
+	if f := ledgerFailures(t, out); len(f) != 0 {
+		t.Errorf("ledger failures %v, want none", f)
+	}
+	page.Store(false)
+	r = runCLI(t, e, recordArgs(root, out, "--resume")...)
+	if r.code != exitOK {
+		t.Fatalf("resume: exit %d: %s", r.code, r.stderr)
+	}
+	if got := translated(t, r.stderr); got != len(recs)+1 {
+		t.Errorf("resume translated %d inputs, want %d", got, len(recs)+1)
+	}
+}

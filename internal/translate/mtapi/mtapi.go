@@ -369,19 +369,30 @@ func (b *Backend) translateChunk(ctx context.Context, text, src, tgt string) (st
 	return checkAnswer(resp.Header.Get("Content-Type"), body)
 }
 
+// serviceFault is an answer that is no translation of any text: an HTML
+// or JSON document (a proxy's error page, a network's sign-in page), not
+// UTF-8, or too large. It is the service's fault, not the input's, so it
+// is a passing failure (Transient): the input is not recorded failed, the
+// run's breaker counts it, and a --resume tries it again once the service
+// answers.
+type serviceFault struct{ msg string }
+
+func (e *serviceFault) Error() string   { return e.msg }
+func (e *serviceFault) Transient() bool { return true }
+
 // checkAnswer rejects answers that cannot be a translation: too large, not
-// UTF-8, an HTML or JSON document, or empty.
+// UTF-8, an HTML or JSON document (each a serviceFault), or empty.
 func checkAnswer(contentType string, body []byte) (string, error) {
 	if len(body) > maxResponseBytes {
-		return "", fmt.Errorf("garbage answer: larger than %d bytes", maxResponseBytes)
+		return "", &serviceFault{fmt.Sprintf("garbage answer: larger than %d bytes", maxResponseBytes)}
 	}
 	if !utf8.Valid(body) {
-		return "", fmt.Errorf("garbage answer: not UTF-8 text")
+		return "", &serviceFault{"garbage answer: not UTF-8 text"}
 	}
 	if contentType != "" {
 		mt, _, err := mime.ParseMediaType(contentType)
 		if err != nil || mt != "text/plain" {
-			return "", fmt.Errorf("garbage answer: Content-Type %q, want text/plain: %s", contentType, transport.Snippet(string(body)))
+			return "", &serviceFault{fmt.Sprintf("garbage answer: Content-Type %q, want text/plain (the service's own page, a proxy's or a network's sign-in page?): %s", contentType, transport.Snippet(string(body)))}
 		}
 	}
 	s := strings.TrimFunc(string(body), unicode.IsSpace)
