@@ -474,6 +474,10 @@ func TestRelPath(t *testing.T) {
 		{"https://a.example/b1/mets.xml", Text{Location: "https://cdn.example/x/../1"}, "cdn.example/x/1.xml"},
 		{"https://a.example/b1/manifest", Text{Location: "https://a.example/b1/text?page=1", Format: HOCR}, "text_page_1.hocr"},
 		{"https://a.example/b1/mets.xml", Text{Location: "https://a.example/b1/%2e%2e/%2e%2e/etc/passwd"}, "etc/passwd.xml"}, // ".." segments are dropped
+		// A book at the host's root: its files are beside it (they were
+		// given the host as a folder, twice for a book of a list).
+		{"http://127.0.0.1:8793/mets.xml", Text{Location: "http://127.0.0.1:8793/alto/p2.xml"}, "alto/p2.xml"},
+		{"http://127.0.0.1:8793/mets.xml", Text{Location: "http://127.0.0.1:8794/alto/p2.xml"}, "127.0.0.1_8794/alto/p2.xml"},
 	} {
 		if got := RelPath(c.book, c.text); got != c.want {
 			t.Errorf("RelPath(%s, %s) = %s, want %s", c.book, c.text.Location, got, c.want)

@@ -23,8 +23,8 @@ func RelPath(bookLoc string, t Text) string {
 		u, _ := url.Parse(t.Location)
 		p := u.EscapedPath()
 		if bu, err := url.Parse(bookLoc); err == nil && IsURL(bookLoc) && strings.EqualFold(bu.Host, u.Host) &&
-			strings.HasPrefix(p, path.Dir(bu.EscapedPath())+"/") {
-			p = strings.TrimPrefix(p, path.Dir(bu.EscapedPath())+"/")
+			strings.HasPrefix(p, dirSlash(bu.EscapedPath())) {
+			p = strings.TrimPrefix(p, dirSlash(bu.EscapedPath()))
 		} else {
 			p = u.Host + "/" + p
 		}
@@ -62,4 +62,14 @@ func RelPath(bookLoc string, t Text) string {
 		clean[len(clean)-1] = last + ext
 	}
 	return strings.Join(clean, "/")
+}
+
+// dirSlash is the folder of the URL path p with one trailing slash ("/"
+// for a file at the root, whose path.Dir is "/" already).
+func dirSlash(p string) string {
+	d := path.Dir(p)
+	if !strings.HasSuffix(d, "/") {
+		d += "/"
+	}
+	return d
 }
