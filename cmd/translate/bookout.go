@@ -11,7 +11,9 @@ import (
 	"archivekit/internal/atomicfile"
 	"archivekit/internal/book"
 	"archivekit/internal/bookout"
+	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/langtag"
+	"archivekit/internal/translate/translator"
 	"archivekit/internal/version"
 )
 
@@ -137,7 +139,7 @@ func (r *runner) metsOut(ctx context.Context, b *bookInfo, translated []bookFile
 	_, tag, _ := langtag.ForSources(s.Target, r.pd.Snapshot().Statistics.Languages)
 	out, err := bookout.AddToMETS(src, files, bookout.METSOptions{Group: group,
 		Agent: bookout.Agent{Name: "archivekit translate", Version: version.String()},
-		Note:  fmt.Sprintf("machine translation into %s (%s), output mode %s", s.Target, tag, s.Mode)})
+		Note:  fmt.Sprintf("machine translation into %s (%s), output mode %s", s.Target, tag, modesOf(s.outputMode(), translated))})
 	if err != nil {
 		return fmt.Errorf("--book-out: %w", err)
 	}
@@ -205,4 +207,29 @@ func localLinks(metsDir, outDir string) func(string) (string, bool, error) {
 		p, err := filepath.Rel(outDir, filepath.Join(metsDir, filepath.FromSlash(rel)))
 		return filepath.ToSlash(p), err == nil, nil
 	}
+}
+
+// modesOf is the output mode each format of the translated files was
+// written in, as the METS note gives it: "replace" when one, else
+// "replace (ALTO), append (PAGE)" in the files' order (PAGE-XML keeps its
+// append default under replace, hOCR is written parallel).
+func modesOf(m alto.Mode, translated []bookFile) string {
+	byKind := translator.ModeByFormat(m)
+	var parts []string
+	seen := map[book.Format]bool{}
+	modes := map[string]bool{}
+	for _, t := range translated {
+		f := t.text.Format
+		if seen[f] {
+			continue
+		}
+		seen[f] = true
+		mode := byKind[strings.ToLower(string(f))]
+		modes[mode] = true
+		parts = append(parts, fmt.Sprintf("%s (%s)", mode, f))
+	}
+	if len(modes) == 1 {
+		return strings.Fields(parts[0])[0]
+	}
+	return strings.Join(parts, ", ")
 }

@@ -21,6 +21,7 @@ import (
 	"archivekit/internal/bookout"
 	"archivekit/internal/bookout/bookouttest"
 	"archivekit/internal/testenv"
+	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/translator/translatortest"
 )
 
@@ -894,4 +895,34 @@ func TestBookOutCollection(t *testing.T) {
 		}
 	}
 	t.Logf("iiif-prezi3, collection: %s", bookouttest.Prezi3Collection(t, coll))
+}
+
+// The METS note gives the mode each format of the book's translated files
+// was written in (it gave the command's mode: "replace" for PAGE files
+// written in append, PAGE's default when no mode is given).
+func TestModesOf(t *testing.T) {
+	files := func(fs ...book.Format) []bookFile {
+		var out []bookFile
+		for _, f := range fs {
+			out = append(out, bookFile{text: book.Text{Format: f}})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		mode  alto.Mode
+		files []bookFile
+		want  string
+	}{
+		{"replace", files(book.ALTO, book.ALTO), "replace"},
+		{"", files(book.PAGE), "append"}, // each format's default
+		{"", files(book.ALTO, book.PAGE, book.ALTO), "replace (ALTO), append (PAGE)"},
+		{"replace", files(book.ALTO, book.PAGE), "replace"},
+		{"alternative", files(book.ALTO, book.PAGE), "alternative (ALTO), append (PAGE)"},
+		{"", files(book.HOCR), "parallel"},
+		{"append", files(book.ALTO, book.HOCR), "append (ALTO), parallel (hOCR)"},
+	} {
+		if got := modesOf(c.mode, c.files); got != c.want {
+			t.Errorf("modesOf(%q, %d files) = %q, want %q", c.mode, len(c.files), got, c.want)
+		}
+	}
 }
