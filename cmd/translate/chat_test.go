@@ -82,7 +82,8 @@ func TestChatRefusedPair(t *testing.T) {
 	e := env{"LLM_BASE_URL": srv.BaseURL(), "LLM_MODEL": "m", "LLM_LANGUAGES": "de,en", "LOG_FORMAT": "json", "TRANSLATE_PARA_CONFIG": paraConfig}
 	r := runCLI(t, e, testenv.Path(t, "records/C-9107617A.xml"), "--backend", "chat_compatible", "-src", "cs", "-o", out,
 		"--xpaths", "../../setup/translate/amcr-fields.txt", "--vocabulary", "")
-	if r.code != exitFailure || !strings.Contains(r.stderr, "cs-en is not offered") || srv.Posts.Load() != 0 {
+	// Refused before any document: a usage error naming the pair.
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--source_lang cs --target_lang en: chat_compatible: language pair cs-en is not offered") || srv.Posts.Load() != 0 {
 		t.Fatalf("exit %d, %d posts; stderr:\n%s", r.code, srv.Posts.Load(), r.stderr)
 	}
 }

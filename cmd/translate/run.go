@@ -299,6 +299,9 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 	case cliflags.Code(runErr) == exitIncomplete:
 		log.Error("run incomplete", "err", runErr)
 		return exitIncomplete
+	case cliflags.Code(runErr) == exitUsage:
+		log.Error("usage error", "err", runErr) // found once the backend answered (--target_lang it does not offer)
+		return exitUsage
 	case ledger.Transient(runErr):
 		// The run itself stopped on a passing failure (its ledger or run
 		// metadata could not be written on a full disk): what it did not
@@ -555,6 +558,32 @@ func (r *runner) configure(inputs []input) error {
 	return nil
 }
 
+// offersTarget says, before any document, whether the backend translates
+// into target at all: from source, or with source auto from one of the
+// languages detection tells; else the error names the target and what
+// the backend offers, which every document would otherwise fail with.
+func offersTarget(ctx context.Context, be backend.Backend, source, target string) error {
+	if source == target {
+		return nil // every document says it is in the target language already
+	}
+	if source != "auto" {
+		if err := be.Supports(ctx, source, target); err != nil {
+			return fmt.Errorf("--source_lang %s --target_lang %s: %w", source, target, err)
+		}
+		return nil
+	}
+	var last error
+	for _, src := range langid.Languages() {
+		if src == target {
+			continue
+		}
+		if last = be.Supports(ctx, src, target); last == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("--target_lang %s: the backend translates into it from none of the languages detection tells (%v)", target, last)
+}
+
 // openSession opens the backend and its session (vocabulary, lemmatiser
 // behind its circuit breaker, glossary size) and records what they point
 // at in the run metadata. The circuit it returns is tripped when the
@@ -566,6 +595,7 @@ func (r *runner) openSession(ctx context.Context) (*session.Session, *lemCircuit
 		return nil, nil, err
 	}
 	be := sess.Backend
+	known := true // the backend's pairs are its own (not mtapi's built-in guess)
 	if m, ok := be.(*mtapi.Backend); ok {
 		if n := m.HostedNotice(); n != "" {
 			r.log.Warn(n)
@@ -575,8 +605,13 @@ func (r *runner) openSession(ctx context.Context) (*session.Session, *lemCircuit
 		pd.SetConfig("translation_models", pairs)
 		pd.SetConfig("translation_models_from", from)
 		if strings.HasPrefix(from, "builtin") {
+			known = false
 			r.warn(fmt.Sprintf("translation API model list unavailable, using the built-in pairs: %s", from))
 		}
+	}
+	if err := offersTarget(ctx, be, s.Source, s.Target); known && err != nil {
+		sess.Close()
+		return nil, nil, cliflags.Usage(err)
 	}
 	if inf, ok := be.(interface{ Info() map[string]any }); ok {
 		for k, v := range inf.Info() { // chat_compatible: URL, model, provider label, languages; never the key
