@@ -144,4 +144,8 @@ func TestRunSummary(t *testing.T) {
 	if sum, found := read(r.stderr); !found || sum.Translated != 0 || sum.DoneBefore != 1 || sum.Failed == nil || *sum.Failed != 0 || sum.FailedBefore != 1 {
 		t.Errorf("folder resumed: run summary %+v (found %v), want 1 done and 1 failed before, none now:\n%s", sum, found, r.stderr)
 	}
+	// The kept failure is said once, at INFO, not as an error of this run.
+	if strings.Contains(r.stderr, `"level":"ERROR","msg":"skipped"`) || !strings.Contains(r.stderr, `"level":"INFO","msg":"failed in an earlier run, kept (--retry-failed tries it again)"`) {
+		t.Errorf("folder resumed: the kept failure is not said at INFO only:\n%s", r.stderr)
+	}
 }
