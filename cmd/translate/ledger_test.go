@@ -658,8 +658,13 @@ func TestMergeWithEmptyShares(t *testing.T) {
 	n := len(recs) + 4 // at least four shares are empty
 	shared := t.TempDir()
 	for i := 0; i < n; i++ {
-		if r := runCLI(t, newEnv(api), recordArgs(root, shared, "--shard", fmt.Sprintf("%d/%d", i, n))...); r.code != exitOK {
+		r := runCLI(t, newEnv(api), recordArgs(root, shared, "--shard", fmt.Sprintf("%d/%d", i, n))...)
+		if r.code != exitOK {
 			t.Fatalf("shard %d: exit %d: %s", i, r.code, r.stderr)
+		}
+		// Every share, an empty one too, ends with its run summary.
+		if !strings.Contains(r.stderr, `"msg":"run summary"`) {
+			t.Errorf("shard %d: no run summary:\n%s", i, r.stderr)
 		}
 	}
 	r := runCLI(t, newEnv(api), "--merge", "-o", shared)

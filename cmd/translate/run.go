@@ -250,6 +250,7 @@ func (r *runner) start(ctx context.Context, comps *licence.Components, inputs []
 		// An empty share (only a shard has one): another shard translates
 		// the inputs, so nothing to do here is success; its run metadata
 		// (no inputs) tells --merge that the share was run.
+		r.logSummary(log)
 		if err := pd.Finish(nil); err != nil {
 			log.Error("run metadata not written", "path", pd.path, "err", err)
 			return exitFailure
