@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -955,7 +956,7 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 			}
 			return nil, "", fmt.Errorf("%s: metadata document but the field list is unreadable: %w", in.Path, r.fieldsErr)
 		}
-		if s.Alto && strings.HasSuffix(strings.ToLower(in.Path), ".alto.xml") {
+		if s.Alto && strings.HasSuffix(strings.ToLower(in.Path), ".alto.xml") && len(bytes.TrimSpace(src)) > 0 {
 			r.warn(fmt.Sprintf("%s: named like ALTO but its root element is not <alto>; handled as metadata", in.Origin))
 		}
 	}

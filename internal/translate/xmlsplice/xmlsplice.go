@@ -198,6 +198,9 @@ func (l Limits) Parse(src []byte) (*Document, error) {
 		return nil, p.bad(len(src), "document ends inside <%s> opened on line %d", p.cur.QName(), lineAt(src, p.cur.Start))
 	}
 	if p.roots == 0 {
+		if len(bytes.TrimSpace(src)) == 0 {
+			return nil, p.bad(len(src), "the document is empty")
+		}
 		return nil, p.bad(len(src), "no root element")
 	}
 	return &Document{Src: src, Root: p.root}, nil

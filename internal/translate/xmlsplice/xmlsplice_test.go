@@ -242,7 +242,8 @@ func TestRefusesMalformedNamingTheLine(t *testing.T) {
 		{"text after root", "<a/>\nx\n", 1, "text outside the root element"},
 		{"repeated attribute", "<a>\n<b x=\"1\" x=\"2\"/></a>", 2, "attribute x repeated"},
 		{"unclosed", "<a>\n<b>\n", 3, "document ends inside <b> opened on line 2"},
-		{"empty", "  \n", 2, "no root element"},
+		{"empty", "  \n", 2, "the document is empty"},
+		{"only a declaration", "<?xml version=\"1.0\"?>\n", 2, "no root element"},
 		{"bad token", "<a>\n<b x=1/></a>", 2, "unquoted"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
