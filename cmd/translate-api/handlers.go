@@ -429,11 +429,16 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		status, reason := failureStatus(err)
 		s.log.Warn("translation failed", "file", q.name, "status", status, "reason", string(reason), "err", err)
 		s.withdraw(ctx, item, err)
-		what := "translation failed: "
+		what, hint := "translation failed: ", ""
 		if errors.Is(err, alto.ErrNoAlternative) {
 			what = "output_mode alternative refused: " // the document is fine in the other modes
 		}
-		return nil, &answerError{status, reason, what + service.Redact(err.Error())}
+		if errors.Is(err, translator.ErrNothingTranslated) && book.Looks(q.src) {
+			// A METS file or IIIF manifest uploaded as a document: its
+			// text is in its text files, which book_url translates.
+			hint = "; it looks like a book (a METS file or IIIF manifest): send its URL as book_url to translate its text files"
+		}
+		return nil, &answerError{status, reason, what + service.Redact(err.Error()) + hint}
 	}
 	level := slog.LevelInfo
 	if out.Stats.NeedsAttention() {
