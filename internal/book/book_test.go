@@ -386,6 +386,10 @@ func TestSniff(t *testing.T) {
 		{`<html><body><p>hello</p></body></html>`, "", "HTML document without hOCR"},
 		{`<TEI xmlns="http://www.tei-c.org/ns/1.0"/>`, "", "root element TEI in namespace http://www.tei-c.org/ns/1.0"},
 		{`plain text`, "", "no XML element"},
+		// A comment past the first 64 KiB: the root is not seen, and the
+		// error says where it looked (it said "not XML: unexpected EOF").
+		{`<?xml version="1.0"?><!--` + strings.Repeat("x", 70<<10) + `--><PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"/>`, "",
+			"no root element in its first 64 KiB (a comment or declaration longer than that before it?)"},
 	} {
 		got, err := Sniff([]byte(c.data))
 		if got != c.want || (c.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.err) {

@@ -21,6 +21,7 @@ const (
 // 64 KiB of data. A file of another kind is an error naming its root
 // element.
 func Sniff(data []byte) (Format, error) {
+	cut := len(data) >= sniffBytes // what follows is not read: the root may lie there
 	if len(data) > sniffBytes {
 		data = data[:sniffBytes]
 	}
@@ -28,6 +29,9 @@ func Sniff(data []byte) (Format, error) {
 	if err != nil {
 		if isHOCR(data) {
 			return HOCR, nil
+		}
+		if cut {
+			return "", fmt.Errorf("no root element in its first %d KiB (a comment or declaration longer than that before it?): %w", sniffBytes>>10, err)
 		}
 		return "", err
 	}
