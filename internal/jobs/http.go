@@ -376,6 +376,9 @@ func (q *Queue) results(ctx context.Context, id string, done func(*ItemResult) e
 	res := &Results{ID: id, State: st.State, Book: st.Book, Items: []ItemResult{}}
 	for _, it := range items {
 		ir := ItemResult{Item: it.Index, Name: it.Name, State: it.State, Status: it.Status, ContentType: it.Type, Error: it.Error, Runs: it.Runs, Book: bookRef(it.Ref)}
+		if st.State == Canceled && (it.State == Queued || it.State == Running) {
+			ir.State = Canceled // left unrun by the cancel
+		}
 		if it.State == Skipped {
 			ir.Error, ir.Reason = "", it.Error
 		}

@@ -363,6 +363,15 @@ func testCancel(t *testing.T, newStore store) {
 		t.Fatalf("DELETE: %d", resp.StatusCode)
 	}
 	st = waitState(t, q, ts.URL, st.ID, jobs.Canceled)
+	// The items left unrun (the one in flight, the one after it) are
+	// counted and listed canceled, none queued (they said queued).
+	if st.Items.Queued != 0 || st.Items.Canceled != 2 || st.Items.Succeeded != 1 {
+		t.Errorf("canceled job's items %+v, want 1 succeeded and 2 canceled", st.Items)
+	}
+	var res jobs.Results
+	if code := getJSON(t, ts.URL+"/jobs/"+st.ID+"/results", &res); code != 200 || len(res.Items) != 3 || res.Items[1].State != jobs.Canceled || res.Items[2].State != jobs.Canceled {
+		t.Errorf("results %d %+v, want items 1 and 2 canceled", code, res.Items)
+	}
 	resp, _ = http.DefaultClient.Do(req)
 	servicetest.ReadBody(t, resp)
 	if resp.StatusCode != http.StatusConflict {

@@ -134,7 +134,7 @@ func (q *Queue) makeRecord(ctx context.Context, id, state string, end time.Time)
 		}
 		runErr = errors.New(cmp.Or(st.Error, why))
 	case Canceled:
-		runErr = errors.New("canceled (DELETE /jobs/" + id + ")")
+		runErr = canceledError("canceled (DELETE /jobs/" + id + ")")
 	}
 	return rec.Encode(runErr, end)
 }
@@ -183,3 +183,10 @@ func crate(res *Results, parts []rocrate.JobPart, meta []byte, f *form) ([]byte,
 	}
 	return c.JSON()
 }
+
+// canceledError is the outcome of a canceled job: its run metadata says
+// canceled (paradata.StatusCanceled), not failed.
+type canceledError string
+
+func (e canceledError) Error() string  { return string(e) }
+func (e canceledError) Canceled() bool { return true }

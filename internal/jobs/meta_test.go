@@ -29,8 +29,8 @@ import (
 // /jobs/{id}/results (run_metadata, and ro_crate naming the archive) and
 // in the archive as run-metadata.json beside ro-crate-metadata.json, an
 // RO-Crate whose one CreateAction made the answer files, with sizes and
-// SHA-256 matching the archive's files. A canceled job's says failed,
-// canceled; a running job has none.
+// SHA-256 matching the archive's files. A canceled job's says canceled
+// (it said failed); a running job has none.
 func TestRunMetadata(t *testing.T) { stores(t, testRunMetadata) }
 
 func testRunMetadata(t *testing.T, newStore store) {
@@ -140,7 +140,7 @@ func testRunMetadata(t *testing.T, newStore store) {
 	close(e.gate)
 	getJSON(t, ts.URL+"/jobs/"+st.ID+"/results", &res)
 	doc = paradata.Document{}
-	if err := json.Unmarshal(res.RunMetadata, &doc); err != nil || doc.Status != paradata.StatusFailed || doc.Error != "canceled (DELETE /jobs/"+st.ID+")" ||
+	if err := json.Unmarshal(res.RunMetadata, &doc); err != nil || doc.Status != paradata.StatusCanceled || doc.Error != "canceled (DELETE /jobs/"+st.ID+")" ||
 		doc.Statistics.InputFilesTotal != 2 || doc.Statistics.SkippedFiles != 2 {
 		t.Errorf("canceled job's run metadata: %s (%v)", res.RunMetadata, err)
 	}

@@ -109,6 +109,9 @@ type Counts struct {
 	Succeeded int `json:"succeeded"`
 	Failed    int `json:"failed"`
 	Skipped   int `json:"skipped"`
+	// Canceled counts the items a canceled job left unrun (the one in
+	// flight at the cancel among them): none is queued any more.
+	Canceled int `json:"canceled,omitempty"`
 }
 
 // ItemSkipped is a skipped item: why it had nothing to run.
@@ -218,7 +221,11 @@ func (q *Queue) status(ctx context.Context, id string) (*Status, error) {
 			st.Items.Skipped++
 			st.Skipped = append(st.Skipped, ItemSkipped{Item: it.Index, Name: it.Name, Reason: it.Error, Book: bookRef(it.Ref)})
 		default:
-			st.Items.Queued++
+			if st.State == Canceled {
+				st.Items.Canceled++ // never to run: the job was canceled
+			} else {
+				st.Items.Queued++
+			}
 		}
 	}
 	return st, nil

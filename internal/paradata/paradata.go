@@ -50,6 +50,9 @@ const (
 	// after a passing failure (a service outage, a full disk; exit 75,
 	// an error that says Incomplete()): a --resume finishes it.
 	StatusIncomplete = "incomplete"
+	// StatusCanceled: a service's job canceled by its client (DELETE
+	// /jobs/{id}; an error that says Canceled()).
+	StatusCanceled = "canceled"
 )
 
 // FileName is "{stamp}_page-classification.json".
@@ -174,12 +177,15 @@ func (h *Header) SetOutcome(runErr error) {
 	h.Status, h.Error = StatusCompleted, ""
 	var stop interface{ Interrupted() bool }
 	var inc interface{ Incomplete() bool }
+	var canceled interface{ Canceled() bool }
 	switch {
 	case runErr == nil:
 	case errors.As(runErr, &stop) && stop.Interrupted():
 		h.Status, h.Error = StatusInterrupted, runErr.Error()
 	case errors.As(runErr, &inc) && inc.Incomplete():
 		h.Status, h.Error = StatusIncomplete, runErr.Error()
+	case errors.As(runErr, &canceled) && canceled.Canceled():
+		h.Status, h.Error = StatusCanceled, runErr.Error()
 	default:
 		h.Status, h.Error = StatusFailed, runErr.Error()
 	}
