@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -256,6 +258,11 @@ func TestJobsBook(t *testing.T) {
 	}
 	// The job's run metadata counts what the synchronous answer counts.
 	doc, actions := jobArchive(t, ts.URL, st.ID)
+	// The archive names each translation as its download is named (it
+	// named them as their inputs, 0000-1.xml).
+	if names := archiveNames(t, ts.URL, st.ID); !slices.Contains(names, "0000-1_en.xml") || !slices.Contains(names, "0002-3_en.hocr") {
+		t.Errorf("archive entries %q, want 0000-1_en.xml and 0002-3_en.hocr", names)
+	}
 	if n, err := strconv.Atoi(resp.Header.Get(headerTranslated)); err != nil || n == 0 || doc.Statistics.UnitsTranslated != n ||
 		doc.Statistics.SuccessfullyProcessed != 2 || doc.Statistics.BackendCalls == 0 || doc.Config["book"] != books.URL+"/b/mets.xml" || len(actions) != 1 ||
 		len(doc.SkippedFilesDetail) != 1 || doc.SkippedFilesDetail[0].File != "P2" || doc.SkippedFilesDetail[0].Reason != "skipped: no text file for this page" {
@@ -473,4 +480,23 @@ func TestJobsBackendDown(t *testing.T) {
 	if res.Items[0].Runs < 2 || res.Items[1].Runs != 1 {
 		t.Errorf("runs %d and %d, want the first document run again after the MT failures and the second once", res.Items[0].Runs, res.Items[1].Runs)
 	}
+}
+
+// archiveNames are the entry names of job id's results archive.
+func archiveNames(t *testing.T, base, id string) []string {
+	t.Helper()
+	resp, err := http.Get(base + "/jobs/" + id + "/results?format=zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zb := readBody(t, resp)
+	zr, err := zip.NewReader(bytes.NewReader(zb), int64(len(zb)))
+	if err != nil {
+		t.Fatalf("archive: %v", err)
+	}
+	var names []string
+	for _, f := range zr.File {
+		names = append(names, f.Name)
+	}
+	return names
 }

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"archive/zip"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,7 +17,8 @@ import (
 )
 
 // zipResults writes a job's answers as a ZIP archive: one file an item
-// that has run, named NNNN-name with the extension of the answer's type
+// that has run, named NNNN-name: the name its download has (its
+// Content-Disposition, page_en.alto.xml), else the item's with the extension of the answer's type
 // (a JSON answer name.json; an XML answer keeps the file's name), and
 // results.json, the JSON of GET /jobs/{id}/results without the inline
 // answers; an ended job's also run-metadata.json, its run metadata, and
@@ -52,7 +54,7 @@ func (q *Queue) zipResults(w http.ResponseWriter, r *http.Request, id string) {
 		return err
 	}
 	res, err := q.results(r.Context(), id, func(ir *ItemResult) error {
-		ir.URL = archiveName(ir.Item, ir.Name, ir.ContentType)
+		ir.URL = archiveName(ir.Item, cmp.Or(attachmentName(ir.disposition), ir.Name), ir.ContentType)
 		b, err := q.output(r.Context(), id, ir.Item)
 		if err != nil {
 			return err
@@ -92,6 +94,20 @@ func mediaType(ctype string) string {
 		return ""
 	}
 	return t
+}
+
+// attachmentName is the file name a Content-Disposition gives ("" when
+// none): a translation's answer is named as its download is
+// (page_en.alto.xml), not as its input.
+func attachmentName(disposition string) string {
+	if disposition == "" {
+		return ""
+	}
+	_, params, err := mime.ParseMediaType(disposition)
+	if err != nil || params["filename"] == "" {
+		return ""
+	}
+	return path.Base(params["filename"])
 }
 
 // archiveName is an item's answer's name in the archive.

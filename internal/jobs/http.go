@@ -308,6 +308,9 @@ type ItemResult struct {
 	Runs int `json:"runs"`
 	// Book identifies a book job's item in its book.
 	Book *BookRef `json:"book,omitempty"`
+	// disposition is the answer's Content-Disposition, whose file name
+	// names it in the results archive.
+	disposition string
 }
 
 // Results is the answer of GET /jobs/{id}/results.
@@ -375,7 +378,8 @@ func (q *Queue) results(ctx context.Context, id string, done func(*ItemResult) e
 	}
 	res := &Results{ID: id, State: st.State, Book: st.Book, Items: []ItemResult{}}
 	for _, it := range items {
-		ir := ItemResult{Item: it.Index, Name: it.Name, State: it.State, Status: it.Status, ContentType: it.Type, Error: it.Error, Runs: it.Runs, Book: bookRef(it.Ref)}
+		ir := ItemResult{Item: it.Index, Name: it.Name, State: it.State, Status: it.Status, ContentType: it.Type, Error: it.Error, Runs: it.Runs, Book: bookRef(it.Ref),
+			disposition: it.Disposition}
 		if st.State == Canceled && (it.State == Queued || it.State == Running) {
 			ir.State = Canceled // left unrun by the cancel
 		}
