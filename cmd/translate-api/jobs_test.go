@@ -485,7 +485,17 @@ func TestJobsBackendDown(t *testing.T) {
 // archiveNames are the entry names of job id's results archive.
 func archiveNames(t *testing.T, base, id string) []string {
 	t.Helper()
-	resp, err := http.Get(base + "/jobs/" + id + "/results?format=zip")
+	var names []string
+	for _, f := range zipAt(t, base+"/jobs/"+id+"/results?format=zip").File {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// zipAt is the ZIP archive served at url.
+func zipAt(t *testing.T, url string) *zip.Reader {
+	t.Helper()
+	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,9 +504,5 @@ func archiveNames(t *testing.T, base, id string) []string {
 	if err != nil {
 		t.Fatalf("archive: %v", err)
 	}
-	var names []string
-	for _, f := range zr.File {
-		names = append(names, f.Name)
-	}
-	return names
+	return zr
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archive/zip"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -72,17 +71,8 @@ func jobArchive(t *testing.T, base, id string) (runmeta.Doc, []map[string]any) {
 	if res.ROCrate == "" {
 		t.Fatalf("job %s: no RO-Crate in its results (run_metadata %s)", id, res.RunMetadata)
 	}
-	resp, err := http.Get(base + res.ROCrate)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zb := readBody(t, resp)
-	zr, err := zip.NewReader(bytes.NewReader(zb), int64(len(zb)))
-	if err != nil {
-		t.Fatalf("archive: %v", err)
-	}
 	files := map[string][]byte{}
-	for _, f := range zr.File {
+	for _, f := range zipAt(t, base+res.ROCrate).File {
 		rc, _ := f.Open()
 		files[f.Name], _ = io.ReadAll(rc)
 		rc.Close()
