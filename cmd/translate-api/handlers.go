@@ -490,8 +490,9 @@ func (s *server) respondTranslate(w http.ResponseWriter, job *translateJob, res 
 		s.respondJSON(w, job, res)
 		return
 	}
+	ctype := textType(out.Kind == translator.KindHOCR) // an hOCR document is HTML, as its book item is typed
 	if job.baseline == nil {
-		w.Header().Set("Content-Type", "application/xml")
+		w.Header().Set("Content-Type", ctype)
 		w.Header().Set("Content-Disposition", attachment(out.Name))
 		w.Header().Set("Content-Length", fmt.Sprint(len(out.Data)))
 		w.WriteHeader(http.StatusOK)
@@ -504,7 +505,7 @@ func (s *server) respondTranslate(w http.ResponseWriter, job *translateJob, res 
 		return
 	}
 	writeMixed(w, []mixedPart{
-		{Name: out.Name, Type: "application/xml", Data: out.Data},
+		{Name: out.Name, Type: ctype, Data: out.Data},
 		{Name: recName, Type: "application/json", Data: rec},
 	})
 }

@@ -563,3 +563,23 @@ func mixedParts(t testing.TB, boundary string, body []byte) []readPart {
 		out = append(out, readPart{name: dp["filename"], ctype: p.Header.Get("Content-Type"), data: data})
 	}
 }
+
+// A translated hOCR document is answered as text/html (it may be HTML5,
+// not XML), as a book job's hOCR item is typed; other documents as
+// application/xml. Before, every answer said application/xml.
+func TestAnswerType(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, nil))
+	for _, c := range []struct{ file, want string }{
+		{"../../internal/translate/hocr/testdata/real/ocropy_german_hocrtools-litver.hocr", "text/html"},
+		{"../../internal/translate/pagexml/testdata/real/ocrd-gt_german_kant1784-0017.page.xml", "application/xml"},
+	} {
+		body, ctype := multipartBody(t, part{Field: "file", Name: filepath.Base(c.file), File: true, Data: readFile(t, c.file)}, part{Field: "source_lang", Data: []byte("de")})
+		resp := post(t, ts.URL+"/translate", ctype, body)
+		readBody(t, resp)
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != c.want {
+			t.Errorf("%s: %d, Content-Type %q, want %s", filepath.Base(c.file), resp.StatusCode, resp.Header.Get("Content-Type"), c.want)
+		}
+	}
+}
