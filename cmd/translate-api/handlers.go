@@ -23,7 +23,9 @@ import (
 	"archivekit/internal/service"
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend"
+	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/metadata"
+	"archivekit/internal/translate/mtapi"
 	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator"
 	"archivekit/internal/translate/transport"
@@ -369,6 +371,17 @@ type translated struct {
 	usage   *translator.Usage
 }
 
+// pairsKnown says whether be's language pairs are its own: not mtapi's
+// built-in list, taken when the service's model list could not be read
+// (a guess, which must not refuse a target the service may offer).
+func pairsKnown(ctx context.Context, be backend.Backend) bool {
+	if m, ok := be.(*mtapi.Backend); ok {
+		_, from := m.Models(ctx)
+		return !strings.HasPrefix(from, "builtin")
+	}
+	return true
+}
+
 // answerError is a failed translation's answer: its status, reason and
 // message; a zero status means no answer (the client went away).
 type answerError struct {
@@ -403,6 +416,12 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 	if job.source != "auto" {
 		if err := be.Supports(ctx, job.source, job.target); err != nil {
 			return nil, &answerError{http.StatusUnprocessableEntity, service.ReasonUnsupportedLanguage, service.Redact(fmt.Sprintf("language pair %s-%s: %v", job.source, job.target, err))}
+		}
+	} else if pairsKnown(ctx, be) {
+		// As translate refuses it up front: a target the backend
+		// translates into from no language (before, nothing_translated).
+		if err := backend.OffersTarget(ctx, be, job.source, job.target, langid.Languages()); err != nil {
+			return nil, &answerError{http.StatusUnprocessableEntity, service.ReasonUnsupportedLanguage, service.Redact("target_lang: " + err.Error())}
 		}
 	}
 

@@ -83,7 +83,7 @@ func TestChatRefusedPair(t *testing.T) {
 	r := runCLI(t, e, testenv.Path(t, "records/C-9107617A.xml"), "--backend", "chat_compatible", "-src", "cs", "-o", out,
 		"--xpaths", "../../setup/translate/amcr-fields.txt", "--vocabulary", "")
 	// Refused before any document: a usage error naming the pair.
-	if r.code != exitUsage || !strings.Contains(r.stderr, "--source_lang cs --target_lang en: chat_compatible: language pair cs-en is not offered") || srv.Posts.Load() != 0 {
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--source_lang/--target_lang: source language cs, target language en: chat_compatible: language pair cs-en is not offered") || srv.Posts.Load() != 0 {
 		t.Fatalf("exit %d, %d posts; stderr:\n%s", r.code, srv.Posts.Load(), r.stderr)
 	}
 }

@@ -763,7 +763,7 @@ func TestTargetNotOffered(t *testing.T) {
 	api := startAPI(t, translatortest.Config{})
 	out := t.TempDir()
 	r := runCLI(t, newEnv(api), testenv.Path(t, sampleALTO), "-o", out, "--target_lang", "xx", "--vocabulary", "")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "--target_lang xx: the backend translates into it from none of the languages detection tells") ||
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--source_lang/--target_lang: target language xx: the backend translates into it from none of the languages detection tells") ||
 		!strings.Contains(r.stderr, "models from api: cs-en") || api.Posts.Load() != 0 {
 		t.Fatalf("exit %d, %d translate requests; want %d naming xx and the pairs:\n%s", r.code, api.Posts.Load(), exitUsage, r.stderr)
 	}

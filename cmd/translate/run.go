@@ -560,32 +560,6 @@ func (r *runner) configure(inputs []input) error {
 	return nil
 }
 
-// offersTarget says, before any document, whether the backend translates
-// into target at all: from source, or with source auto from one of the
-// languages detection tells; else the error names the target and what
-// the backend offers, which every document would otherwise fail with.
-func offersTarget(ctx context.Context, be backend.Backend, source, target string) error {
-	if source == target {
-		return nil // every document says it is in the target language already
-	}
-	if source != "auto" {
-		if err := be.Supports(ctx, source, target); err != nil {
-			return fmt.Errorf("--source_lang %s --target_lang %s: %w", source, target, err)
-		}
-		return nil
-	}
-	var last error
-	for _, src := range langid.Languages() {
-		if src == target {
-			continue
-		}
-		if last = be.Supports(ctx, src, target); last == nil {
-			return nil
-		}
-	}
-	return fmt.Errorf("--target_lang %s: the backend translates into it from none of the languages detection tells (%v)", target, last)
-}
-
 // openSession opens the backend and its session (vocabulary, lemmatiser
 // behind its circuit breaker, glossary size) and records what they point
 // at in the run metadata. The circuit it returns is tripped when the
@@ -611,9 +585,9 @@ func (r *runner) openSession(ctx context.Context) (*session.Session, *lemCircuit
 			r.warn(fmt.Sprintf("translation API model list unavailable, using the built-in pairs: %s", from))
 		}
 	}
-	if err := offersTarget(ctx, be, s.Source, s.Target); known && err != nil {
+	if err := backend.OffersTarget(ctx, be, s.Source, s.Target, langid.Languages()); known && err != nil {
 		sess.Close()
-		return nil, nil, cliflags.Usage(err)
+		return nil, nil, cliflags.Usage(fmt.Errorf("--source_lang/--target_lang: %w", err))
 	}
 	if inf, ok := be.(interface{ Info() map[string]any }); ok {
 		for k, v := range inf.Info() { // chat_compatible: URL, model, provider label, languages; never the key

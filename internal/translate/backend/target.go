@@ -1,0 +1,34 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+)
+
+// OffersTarget says, before any document, whether be translates into
+// target at all: from source, or with source "auto" from one of sources
+// (the languages detection tells). Else the error names the target and
+// what be offers, which every document would otherwise fail with. A
+// source equal to the target is no error here: each document then says it
+// is in the target language already.
+func OffersTarget(ctx context.Context, be Backend, source, target string, sources []string) error {
+	if source == target {
+		return nil
+	}
+	if source != "auto" {
+		if err := be.Supports(ctx, source, target); err != nil {
+			return fmt.Errorf("source language %s, target language %s: %w", source, target, err)
+		}
+		return nil
+	}
+	var last error
+	for _, src := range sources {
+		if src == target {
+			continue
+		}
+		if last = be.Supports(ctx, src, target); last == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("target language %s: the backend translates into it from none of the languages detection tells (%v)", target, last)
+}
