@@ -25,7 +25,6 @@ import (
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/metadata"
-	"archivekit/internal/translate/mtapi"
 	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator"
 	"archivekit/internal/translate/transport"
@@ -371,17 +370,6 @@ type translated struct {
 	usage   *translator.Usage
 }
 
-// pairsKnown says whether be's language pairs are its own: not mtapi's
-// built-in list, taken when the service's model list could not be read
-// (a guess, which must not refuse a target the service may offer).
-func pairsKnown(ctx context.Context, be backend.Backend) bool {
-	if m, ok := be.(*mtapi.Backend); ok {
-		_, from := m.Models(ctx)
-		return !strings.HasPrefix(from, "builtin")
-	}
-	return true
-}
-
 // answerError is a failed translation's answer: its status, reason and
 // message; a zero status means no answer (the client went away).
 type answerError struct {
@@ -417,7 +405,7 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		if err := be.Supports(ctx, job.source, job.target); err != nil {
 			return nil, &answerError{http.StatusUnprocessableEntity, service.ReasonUnsupportedLanguage, service.Redact(fmt.Sprintf("language pair %s-%s: %v", job.source, job.target, err))}
 		}
-	} else if pairsKnown(ctx, be) {
+	} else {
 		// As translate refuses it up front: a target the backend
 		// translates into from no language (before, nothing_translated).
 		if err := backend.OffersTarget(ctx, be, job.source, job.target, langid.Languages()); err != nil {

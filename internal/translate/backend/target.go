@@ -10,9 +10,11 @@ import (
 // (the languages detection tells). Else the error names the target and
 // what be offers, which every document would otherwise fail with. A
 // source equal to the target is no error here: each document then says it
-// is in the target language already.
+// is in the target language already; nor is anything refused by a backend
+// whose pairs are a guess (PairsGuessed: mtapi's built-in list when the
+// service's could not be read).
 func OffersTarget(ctx context.Context, be Backend, source, target string, sources []string) error {
-	if source == target {
+	if g, ok := be.(interface{ PairsGuessed(context.Context) bool }); source == target || ok && g.PairsGuessed(ctx) {
 		return nil
 	}
 	if source != "auto" {

@@ -40,3 +40,15 @@ func TestOffersTarget(t *testing.T) {
 		}
 	}
 }
+
+// guessed is a backend whose pairs are a guess (mtapi's built-in list).
+type guessed struct{ pairs }
+
+func (guessed) PairsGuessed(context.Context) bool { return true }
+
+// A backend whose pairs are a guess refuses no target ahead of a document.
+func TestOffersTargetGuessed(t *testing.T) {
+	if err := OffersTarget(context.Background(), guessed{pairs{"cs-en": true}}, "auto", "xx", []string{"cs"}); err != nil {
+		t.Errorf("guessed pairs refused a target: %v", err)
+	}
+}

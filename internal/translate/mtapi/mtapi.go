@@ -299,6 +299,14 @@ func parseModels(body []byte) (map[string]bool, error) {
 	return pairs, nil
 }
 
+// PairsGuessed says whether the pairs Supports goes by are the built-in
+// list, taken because the service's own could not be read: a guess, by
+// which no target is refused ahead of a document (backend.OffersTarget).
+func (b *Backend) PairsGuessed(ctx context.Context) bool {
+	_, from := b.Models(ctx)
+	return strings.HasPrefix(from, "builtin")
+}
+
 // Supports reports whether src-tgt is in the model list; an unsupported
 // pair is an error naming it.
 func (b *Backend) Supports(ctx context.Context, src, tgt string) error {
