@@ -571,7 +571,6 @@ func (r *runner) openSession(ctx context.Context) (*session.Session, *lemCircuit
 		return nil, nil, err
 	}
 	be := sess.Backend
-	known := true // the backend's pairs are its own (not mtapi's built-in guess)
 	if m, ok := be.(*mtapi.Backend); ok {
 		if n := m.HostedNotice(); n != "" {
 			r.log.Warn(n)
@@ -581,11 +580,10 @@ func (r *runner) openSession(ctx context.Context) (*session.Session, *lemCircuit
 		pd.SetConfig("translation_models", pairs)
 		pd.SetConfig("translation_models_from", from)
 		if strings.HasPrefix(from, "builtin") {
-			known = false
 			r.warn(fmt.Sprintf("translation API model list unavailable, using the built-in pairs: %s", from))
 		}
 	}
-	if err := backend.OffersTarget(ctx, be, s.Source, s.Target, langid.Languages()); known && err != nil {
+	if err := backend.OffersTarget(ctx, be, s.Source, s.Target, langid.Languages()); err != nil {
 		sess.Close()
 		return nil, nil, cliflags.Usage(fmt.Errorf("--source_lang/--target_lang: %w", err))
 	}
@@ -753,8 +751,7 @@ func (r *runner) fromLedger(p *pass, inputs []input, i int, in input, name, dige
 		// Kept, not tried: said at INFO (the failure was logged as an
 		// error by the run that met it), and in the tables as before.
 		r.log.Info("failed in an earlier run, kept (--retry-failed tries it again)", "file", in.Origin, "err", e.Reason)
-		r.pd.Skip(in.Origin, e.Reason)
-		r.failures = append(r.failures, ledger.Failure{File: name, Error: e.Reason})
+		r.recordFailure(name, in.Origin, e.Reason)
 		p.bar.Fail(1)
 		p.failedKept++
 		return true
@@ -895,16 +892,19 @@ func (r *runner) warn(msg string) {
 	r.pd.Warn(msg)
 }
 
-func (r *runner) skip(file string, err error) {
-	r.log.Error("skipped", "file", file, "err", err)
-	r.pd.Skip(file, err.Error())
-}
-
 // fail records an input that gave no translation: in the log, the run
 // metadata and the failures table (by its ledger name).
 func (r *runner) fail(name, origin string, err error) {
-	r.skip(origin, err)
-	r.failures = append(r.failures, ledger.Failure{File: name, Error: err.Error()})
+	r.log.Error("skipped", "file", origin, "err", err)
+	r.recordFailure(name, origin, err.Error())
+}
+
+// recordFailure puts a failed input in the run metadata's skipped files
+// and in the failures table, without a word in the log (fail's, or a
+// failure kept from an earlier run).
+func (r *runner) recordFailure(name, origin, reason string) {
+	r.pd.Skip(origin, reason)
+	r.failures = append(r.failures, ledger.Failure{File: name, Error: reason})
 }
 
 // one translates one input, read as src (or readErr), and writes its
