@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -260,11 +259,10 @@ func (req *predictRequest) classifyFile(ctx context.Context, step *classify.Step
 // pages.
 func (req *predictRequest) open() (*imageio.Doc, *failure) {
 	f := req.form
-	if req.document && !req.tiff && !bytes.Contains(f.file[:min(len(f.file), 1024)], []byte("%PDF-")) {
-		// Told before decoding: text or an image labelled application/pdf
-		// is a file of the wrong kind, not a PDF that cannot be read (a
-		// PDF's header may follow up to 1 KiB of other bytes, as PDF
-		// readers allow).
+	if req.document && !req.tiff && !imageio.IsPDF(f.file) {
+		// Told before decoding, by the content rule every input is told
+		// by: text or an image labelled application/pdf is a file of the
+		// wrong kind, not a PDF that cannot be read.
 		return nil, failf(http.StatusUnprocessableEntity, service.ReasonUnsupportedFormat, "%q is labelled application/pdf but is not a PDF", f.name)
 	}
 	doc, err := req.decode.Decode(f.file, f.name)
@@ -277,9 +275,6 @@ func (req *predictRequest) open() (*imageio.Doc, *failure) {
 			kind = "a PDF"
 		}
 		return nil, decodeFailure(err, "%q cannot be read as %s: %v", f.name, kind, err)
-	}
-	if req.document && !req.tiff && !doc.IsPDF() {
-		return nil, failf(http.StatusUnprocessableEntity, service.ReasonUnsupportedFormat, "%q is labelled application/pdf but is not a PDF", f.name)
 	}
 	n := doc.Pages()
 	idx, err := selectPages(f.pages, n)

@@ -28,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"archivekit/internal/filekind"
 	pkgversion "archivekit/internal/version"
 )
 
@@ -100,17 +101,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// isTIFF says whether data starts like a TIFF or BigTIFF file, in either
-// byte order.
-func isTIFF(data []byte) bool {
-	for _, sig := range []string{"II*\x00", "MM\x00*", "II+\x00", "MM\x00+"} {
-		if bytes.HasPrefix(data, []byte(sig)) {
-			return true
-		}
-	}
-	return false
-}
-
 func printTop(w io.Writer, title string, preds []prediction) {
 	fmt.Fprintln(w, title)
 	for i, p := range preds {
@@ -125,12 +115,12 @@ func classify(server, path, version string, topn int, timeout time.Duration, tok
 	if err != nil {
 		return nil, err
 	}
-	isPDF := bytes.HasPrefix(data, []byte("%PDF-")) || strings.EqualFold(filepath.Ext(path), ".pdf")
+	isPDF := filekind.Of(data) == filekind.PDF || strings.EqualFold(filepath.Ext(path), ".pdf")
 	ctype, endpoint := mime.TypeByExtension(strings.ToLower(filepath.Ext(path))), "/predict_image"
 	switch {
 	case isPDF:
 		ctype, endpoint = "application/pdf", "/predict_document"
-	case isTIFF(data):
+	case filekind.Of(data) == filekind.TIFF:
 		// A TIFF may hold several pages, which /predict_image refuses:
 		// /predict_document classifies each, as the web page sends it.
 		ctype, endpoint = "image/tiff", "/predict_document"

@@ -258,18 +258,13 @@ func (r *classifier) addBooks(ctx context.Context, set *inputSet) error {
 	set.Files = kept
 	set.Keys = results.NewKeyer(set.Root, loose, r.pageFromName())
 	if len(set.Files) == 0 {
-		in := cmp.Or(r.cli.File, set.Root)
-		var why []string
-		for i, f := range set.books.failed {
-			if i == 3 {
-				why = append(why, fmt.Sprintf("and %d more", len(set.books.failed)-3))
-				break
-			}
-			why = append(why, f.name+": "+f.reason)
+		msg := fmt.Sprintf("no page to classify in %s: %d books, none with a page image read", cmp.Or(r.cli.File, set.Root), len(set.books.candidates))
+		var why []book.Problem
+		for _, f := range set.books.failed {
+			why = append(why, book.Problem{File: f.name, Reason: f.reason})
 		}
-		msg := fmt.Sprintf("no page to classify in %s: %d books, none with a page image read", in, len(set.books.candidates))
 		if len(why) > 0 {
-			msg += " (" + strings.Join(why, "; ") + ")"
+			msg += " (" + book.Problems(why, 3) + ")"
 		}
 		return cliflags.NoInput(errors.New(msg))
 	}
