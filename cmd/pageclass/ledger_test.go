@@ -244,19 +244,28 @@ func killAt(t *testing.T, test, env string, args []string, line string) string {
 	return stderr.String()
 }
 
+// runAsChild, in the child process killAt starts (env set), runs
+// pageclass with the arguments env holds, printing "item n" as each input
+// is recorded and waiting to be killed at the item stop; in the test
+// process it returns.
+func runAsChild(env string, stop int) {
+	if os.Getenv(env) == "" {
+		return
+	}
+	itemHook = func(n int) {
+		fmt.Println("item", n)
+		if n == stop {
+			select {} // wait here to be killed
+		}
+	}
+	os.Exit(run(context.Background(), strings.Split(os.Getenv(env), "\x1f"), os.Stderr, os.Stderr))
+}
+
 // A pageclass process killed with SIGKILL in the middle of a run (after
 // its 5th file is in the ledger) and resumed gives the uninterrupted run's
 // table, classifying only what the ledger lacks.
 func TestKill9AndResume(t *testing.T) {
-	if os.Getenv("PAGECLASS_TEST_CHILD") != "" {
-		itemHook = func(n int) {
-			fmt.Println("item", n)
-			if n == 5 {
-				select {} // wait here to be killed
-			}
-		}
-		os.Exit(run(context.Background(), strings.Split(os.Getenv("PAGECLASS_TEST_CHILD"), "\x1f"), os.Stderr, os.Stderr))
-	}
+	runAsChild("PAGECLASS_TEST_CHILD", 5)
 	e := newEnv(t, nil)
 	pages := e.linkPages(t, 2)
 	e.model(t, "v4.4")
@@ -520,15 +529,7 @@ func TestLedgerHeldUntilMetadataWritten(t *testing.T) {
 // folder held no shard run metadata); after that --resume, the merge
 // gives the uninterrupted run's table.
 func TestKilledShardMerge(t *testing.T) {
-	if os.Getenv("PAGECLASS_TEST_SHARD_CHILD") != "" {
-		itemHook = func(n int) {
-			fmt.Println("item", n)
-			if n == 2 {
-				select {} // wait here to be killed
-			}
-		}
-		os.Exit(run(context.Background(), strings.Split(os.Getenv("PAGECLASS_TEST_SHARD_CHILD"), "\x1f"), os.Stderr, os.Stderr))
-	}
+	runAsChild("PAGECLASS_TEST_SHARD_CHILD", 2)
 	e := newEnv(t, nil)
 	e.linkPages(t, 2)
 	e.model(t, "v4.4")

@@ -23,11 +23,20 @@ import (
 // request while down is set, and is the stand-in otherwise.
 func outage(t *testing.T, api *translatortest.Server, down *atomic.Bool) *httptest.Server {
 	t.Helper()
+	return outageAnswering(t, api, down, func(w http.ResponseWriter) {
+		http.Error(w, "upstream overloaded", http.StatusServiceUnavailable)
+	})
+}
+
+// outageAnswering is outage whose translate requests, while down, get
+// answer instead of a 503.
+func outageAnswering(t *testing.T, api *translatortest.Server, down *atomic.Bool, answer func(w http.ResponseWriter)) *httptest.Server {
+	t.Helper()
 	u, _ := url.Parse(api.URL)
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if down.Load() && r.Method == http.MethodPost {
-			http.Error(w, "upstream overloaded", http.StatusServiceUnavailable)
+			answer(w)
 			return
 		}
 		proxy.ServeHTTP(w, r)
@@ -222,16 +231,10 @@ func TestServicePageIsPassing(t *testing.T) {
 	api := startAPI(t, translatortest.Config{})
 	var page atomic.Bool
 	page.Store(true)
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if page.Load() && r.Method == http.MethodPost {
-			w.Header().Set("Content-Type", "text/html")
-			w.Write([]byte("<html><body>Please sign in to the network</body></html>"))
-			return
-		}
-		u, _ := url.Parse(api.URL)
-		httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
-	}))
-	defer front.Close()
+	front := outageAnswering(t, api, &page, func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<html><body>Please sign in to the network</body></html>"))
+	})
 	e := newEnv(api)
 	e["TRANSLATION_URL"] = front.URL
 	e[EnvCircuitTrip] = "2"
