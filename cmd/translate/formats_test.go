@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,6 +114,20 @@ func TestFolderByContent(t *testing.T) {
 	d := readParadata(t, out)
 	if d.Statistics.SuccessfullyProcessed != 4 || d.Statistics.SkippedFiles != 0 {
 		t.Errorf("statistics %+v", d.Statistics.Statistics)
+	}
+	// The hOCR translations are counted as html, in this run and in a
+	// --resume that keeps them.
+	wantCounts := map[string]int{"xml": 2, "html": 2, "csv": 4}
+	if got := d.Statistics.OutputCountsByType; !maps.Equal(got, wantCounts) {
+		t.Errorf("output_counts_by_type %v, want %v", got, wantCounts)
+	}
+	resumed := paradataOfRun(t, out, func() {
+		if r := runCLI(t, newEnv(api), dir, "-o", out, "--vocabulary", "", "--fast-align", "--resume"); r.code != exitOK {
+			t.Fatalf("--resume: exit %d: %s", r.code, r.stderr)
+		}
+	})
+	if got := resumed.Statistics.OutputCountsByType; !maps.Equal(got, wantCounts) {
+		t.Errorf("--resume: output_counts_by_type %v, want %v", got, wantCounts)
 	}
 	nc, _ := d.Config["not_collected"].([]any)
 	var got []string

@@ -58,9 +58,12 @@ type ledgerConfig struct {
 // counts in its run metadata (licence, languages) as if it had translated
 // them.
 type itemData struct {
-	Outputs    []outFile      `json:"outputs"`
-	Components []string       `json:"components,omitempty"`
-	Languages  map[string]int `json:"languages,omitempty"`
+	// Kind is the document's kind; empty in the ledgers of runs before it
+	// was recorded (their outputs are counted as xml).
+	Kind       translator.Kind `json:"kind,omitempty"`
+	Outputs    []outFile       `json:"outputs"`
+	Components []string        `json:"components,omitempty"`
+	Languages  map[string]int  `json:"languages,omitempty"`
 	// HyphenNext is the next text file's first word whose whole word this
 	// ALTO output holds; HyphenPrev the first word this output emptied
 	// because the file before holds the whole word (bookhyphen.go).
@@ -134,7 +137,7 @@ func (r *runner) itemName(in input) string {
 // files (relative to the output folder) with their digests, and out's
 // licence components and languages.
 func (r *runner) recordDone(l *ledger.Ledger, name, digest string, out *translator.Output, files ...string) error {
-	d := itemData{Components: out.Components, Languages: out.Languages, HyphenNext: out.Carried, HyphenPrev: out.FromPrev}
+	d := itemData{Kind: out.Kind, Components: out.Components, Languages: out.Languages, HyphenNext: out.Carried, HyphenPrev: out.FromPrev}
 	for _, f := range files {
 		sum, err := ledger.Digest(f)
 		if err != nil {
@@ -195,7 +198,7 @@ func (p *runRecord) restored(d itemData, files ...string) {
 		st := &doc.Statistics
 		runmeta.AddCounts(st.Languages, d.Languages)
 		st.SuccessfullyProcessed++
-		st.OutputCountsByType["xml"]++
+		st.OutputCountsByType[d.Kind.OutputType()]++
 		st.OutputCountsByType["csv"]++
 		doc.Outputs = append(doc.Outputs, files...)
 	})

@@ -189,7 +189,7 @@ func (r *Run) Done(doc string, out *translator.Output, files ...string) {
 	r.Update(func(d *Doc) {
 		st := &d.Statistics
 		st.SuccessfullyProcessed++
-		st.OutputCountsByType["xml"]++
+		st.OutputCountsByType[out.Kind.OutputType()]++
 		st.OutputCountsByType["csv"]++
 		d.Outputs = append(d.Outputs, files...)
 		d.add(doc, ItemOf(out))
@@ -253,6 +253,8 @@ func (d *Doc) add(doc string, it Item) {
 // item that translated the document (JSON, a few hundred bytes) and adds
 // it to the job's run metadata when the job ends (Run.Add).
 type Item struct {
+	// Kind is the document's kind (its translation's OutputType).
+	Kind        translator.Kind  `json:"kind,omitempty"`
 	Stats       translator.Stats `json:"stats"`
 	Languages   map[string]int   `json:"source_languages,omitempty"`
 	LangSources map[string]int   `json:"lang_sources,omitempty"`
@@ -271,7 +273,7 @@ type Terms struct {
 
 // ItemOf is the Item of a translated document.
 func ItemOf(out *translator.Output) Item {
-	it := Item{Stats: out.Stats, Languages: out.Languages, LangSources: out.LangSources, Statuses: out.Statuses, Components: out.Components}
+	it := Item{Kind: out.Kind, Stats: out.Stats, Languages: out.Languages, LangSources: out.LangSources, Statuses: out.Statuses, Components: out.Components}
 	if out.TermsChecked {
 		it.Terms = &Terms{Expected: out.Terms.Expected, Hit: out.Terms.Hit}
 	}

@@ -15,7 +15,7 @@ func (r *Run) Withdraw(doc string, it Item, files ...string) {
 	r.Update(func(d *Doc) {
 		st := &d.Statistics
 		st.SuccessfullyProcessed--
-		st.OutputCountsByType["xml"]--
+		st.OutputCountsByType[it.Kind.OutputType()]--
 		st.OutputCountsByType["csv"]--
 		d.Outputs = slices.DeleteFunc(d.Outputs, func(f string) bool { return slices.Contains(files, f) })
 		d.add(doc, it.negated())

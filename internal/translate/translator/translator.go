@@ -48,6 +48,16 @@ const (
 	KindMetadata Kind = "metadata"
 )
 
+// OutputType is the kind of file a translation of k is, as the run
+// metadata's output_counts_by_type counts it: "html" for hOCR, "xml" for
+// the others (and for KindAuto, a kind not yet known).
+func (k Kind) OutputType() string {
+	if k == KindHOCR {
+		return "html"
+	}
+	return "xml"
+}
+
 // DetectKind returns the kind of src by its root element, whatever its
 // name: KindALTO for <alto>, KindPAGE for a PAGE <PcGts>, KindHOCR for
 // HTML with an ocr_page element, otherwise KindMetadata. A document in
