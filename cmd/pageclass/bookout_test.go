@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"archivekit/internal/book/booktest"
+	"archivekit/internal/bookout"
 	"archivekit/internal/bookout/bookouttest"
 	"archivekit/internal/pageclass/classify/classifytest"
 	"archivekit/internal/pageclass/modelmeta"
@@ -439,4 +440,35 @@ func TestBookOutCollection(t *testing.T) {
 		}
 	}
 	t.Logf("iiif-prezi3, collection: %s", bookouttest.Prezi3Collection(t, collOut))
+}
+
+// TestRankedClasses: --book-out annotates the classes of a TOP-N row that
+// have a score, best first; a class the table writes with score 0.0000 (a
+// single model's near-certain page) gets no annotation, and a score that
+// is not a number is an error naming its cell.
+func TestRankedClasses(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		row  map[string]string
+		want []bookout.PageClass
+		err  string
+	}{
+		{"three scored", map[string]string{"CLASS-1": "TEXT", "SCORE-1": "0.7000", "CLASS-2": "TEXT_P", "SCORE-2": "0.2000", "CLASS-3": "DRAW", "SCORE-3": "0.1000"},
+			[]bookout.PageClass{{Category: "TEXT", Score: 0.7}, {Category: "TEXT_P", Score: 0.2}, {Category: "DRAW", Score: 0.1}}, ""},
+		{"one model, near certain", map[string]string{"CLASS-1": "PHOTO", "SCORE-1": "1.0000", "CLASS-2": "DRAW", "SCORE-2": "0.0000", "CLASS-3": "TEXT", "SCORE-3": "0.0000"},
+			[]bookout.PageClass{{Category: "PHOTO", Score: 1}}, ""},
+		{"empty cell", map[string]string{"CLASS-1": "TEXT", "SCORE-1": "0.9", "CLASS-2": "", "SCORE-2": ""},
+			[]bookout.PageClass{{Category: "TEXT", Score: 0.9}}, ""},
+		{"not a number", map[string]string{"CLASS-1": "TEXT", "SCORE-1": "high"}, nil, `SCORE-1 "high"`},
+	} {
+		got, err := rankedClasses(c.row)
+		switch {
+		case c.err != "":
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: err %v, want one naming %s", c.name, err, c.err)
+			}
+		case err != nil || !slices.Equal(got, c.want):
+			t.Errorf("%s: %v, %v; want %v", c.name, got, err, c.want)
+		}
+	}
 }

@@ -187,20 +187,8 @@ func (o *outputs) annotated(k results.Key) (classes []bookout.PageClass, flag *b
 	if !ok {
 		return nil, nil, false, nil
 	}
-	for i := 1; ; i++ {
-		class, more := row[fmt.Sprintf("CLASS-%d", i)]
-		if !more {
-			break
-		}
-		if class == "" {
-			continue
-		}
-		cell := row[fmt.Sprintf("SCORE-%d", i)]
-		score, err := strconv.ParseFloat(cell, 64)
-		if err != nil {
-			return nil, nil, false, fmt.Errorf("%s: %s: SCORE-%d %q: %w", o.ranked.Path(), k, i, cell, err)
-		}
-		classes = append(classes, bookout.PageClass{Category: class, Score: score})
+	if classes, err = rankedClasses(row); err != nil {
+		return nil, nil, false, fmt.Errorf("%s: %s: %w", o.ranked.Path(), k, err)
 	}
 	if o.review != nil {
 		if rv, found := o.review.Cells(k); found && rv["NEEDS_REVIEW"] == "yes" {
@@ -211,6 +199,33 @@ func (o *outputs) annotated(k results.Key) (classes []bookout.PageClass, flag *b
 		}
 	}
 	return classes, flag, true, nil
+}
+
+// rankedClasses is the classes of a TOP-N row (its CLASS-i and SCORE-i
+// cells), best first, that --book-out annotates: those with a score. A
+// class whose score the table writes as 0.0000 (a single model's
+// probabilities below 0.00005, as the demo models give for all but their
+// top class) is left out: an annotation saying a page is of a class with
+// score 0 says nothing a viewer should show.
+func rankedClasses(row map[string]string) ([]bookout.PageClass, error) {
+	var classes []bookout.PageClass
+	for i := 1; ; i++ {
+		class, more := row[fmt.Sprintf("CLASS-%d", i)]
+		if !more {
+			return classes, nil
+		}
+		if class == "" {
+			continue
+		}
+		cell := row[fmt.Sprintf("SCORE-%d", i)]
+		score, err := strconv.ParseFloat(cell, 64)
+		if err != nil {
+			return nil, fmt.Errorf("SCORE-%d %q: %w", i, cell, err)
+		}
+		if score > 0 {
+			classes = append(classes, bookout.PageClass{Category: class, Score: score})
+		}
+	}
 }
 
 // rows is the number of rows of the main table.
