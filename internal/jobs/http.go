@@ -122,6 +122,15 @@ func (q *Queue) sameJob(w http.ResponseWriter, ctx context.Context, key, sum str
 // answers a bad request itself.
 func (q *Queue) readForm(w http.ResponseWriter, r *http.Request, dir string) (f *form, files []upload, sum string, ok bool) {
 	mr, err := r.MultipartReader()
+	if errors.Is(err, http.ErrNotMultipart) {
+		ct := r.Header.Get("Content-Type")
+		if ct == "" {
+			ct = "none"
+		}
+		service.WriteError(w, http.StatusUnsupportedMediaType, service.ReasonUnsupportedMediaType,
+			fmt.Sprintf("Content-Type %s is not supported: send a job as multipart/form-data, each item a file field", ct))
+		return nil, nil, "", false
+	}
 	if err != nil {
 		service.WriteError(w, http.StatusBadRequest, service.ReasonBadRequest, "the multipart body cannot be read: "+err.Error())
 		return nil, nil, "", false
@@ -299,7 +308,12 @@ type ItemResult struct {
 	// are at URL only.
 	Output json.RawMessage `json:"output,omitempty"`
 	Text   *string         `json:"text,omitempty"`
-	Error  string          `json:"error,omitempty"`
+	// NotInline says why a JSON or text answer is at URL only: a text
+	// answer that is not UTF-8 (a document keeps its declared encoding,
+	// which a JSON string cannot carry byte for byte), or JSON that does
+	// not parse.
+	NotInline string `json:"not_inline,omitempty"`
+	Error     string `json:"error,omitempty"`
 	// Reason is why a skipped item was skipped; such an item has no
 	// answer (no URL, Output or Text).
 	Reason string `json:"reason,omitempty"`
@@ -401,9 +415,15 @@ func inline(ir *ItemResult, b []byte) {
 	switch {
 	case strings.Contains(ir.ContentType, "json") && json.Valid(b):
 		ir.Output = b
-	case (strings.HasPrefix(ir.ContentType, "text/") || strings.Contains(ir.ContentType, "xml")) && utf8.Valid(b):
-		s := string(b)
-		ir.Text = &s
+	case strings.Contains(ir.ContentType, "json"):
+		ir.NotInline = "the answer is not valid JSON: its bytes are at url"
+	case strings.HasPrefix(ir.ContentType, "text/") || strings.Contains(ir.ContentType, "xml"):
+		if utf8.Valid(b) {
+			s := string(b)
+			ir.Text = &s
+			return
+		}
+		ir.NotInline = "the answer is not UTF-8 (a document keeps the encoding it declares): its bytes are at url"
 	}
 }
 

@@ -1292,3 +1292,39 @@ func indexOf(list []string, s string) int {
 	}
 	return -1
 }
+
+// TestSubmitNotMultipart: a POST /jobs whose body is not multipart/form-data
+// (JSON, a bare XML document, no Content-Type) is 415 unsupported_media_type
+// saying how to send a job; a multipart body that cannot be read is 400.
+func TestSubmitNotMultipart(t *testing.T) {
+	ts, _ := serve(t, t.TempDir(), &echo{})
+	for _, c := range []struct {
+		ctype, body string
+		status      int
+		reason      service.Reason
+		detail      string
+	}{
+		{"application/json", `{"file": "a.xml"}`, 415, service.ReasonUnsupportedMediaType, "Content-Type application/json is not supported: send a job as multipart/form-data"},
+		{"application/xml", `<alto/>`, 415, service.ReasonUnsupportedMediaType, "Content-Type application/xml is not supported"},
+		{"", `<alto/>`, 415, service.ReasonUnsupportedMediaType, "Content-Type none is not supported"},
+		{"multipart/form-data; boundary=x", "not a form", 400, service.ReasonBadRequest, "could not read the request body"},
+	} {
+		req, err := http.NewRequest(http.MethodPost, ts.URL+"/jobs", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.ctype != "" {
+			req.Header.Set("Content-Type", c.ctype)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e service.ErrorBody
+		err = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != c.status || e.Reason != c.reason || !strings.Contains(fmt.Sprint(e.Detail), c.detail) {
+			t.Errorf("%q: %d %+v (%v), want %d %s %q", c.ctype, resp.StatusCode, e, err, c.status, c.reason, c.detail)
+		}
+	}
+}
