@@ -617,6 +617,7 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 		pr.from[b.from]++
 		if b.src == t.opt.Target {
 			pr.stats.InTarget++
+			t.untouched(b, pageNum, backend.InTarget, &pr)
 			continue // already in the target language
 		}
 		if _, ok := groups[b.src]; !ok {

@@ -60,6 +60,10 @@ const (
 	// elements, comments or processing instructions; it is left as it was,
 	// since one translation cannot be split between the pieces.
 	MixedContent Status = "mixed_content"
+	// InTarget: the unit is already in the target language (detected, or
+	// declared by its element or document); it is left as it is and not
+	// sent.
+	InTarget Status = "in_target"
 )
 
 // The unit statuses: the per-unit log's status vocabulary shared with the
@@ -71,6 +75,9 @@ const (
 	UnitApproxAlignment = "approx_alignment"
 	UnitUntranslated    = "untranslated"
 	UnitUnsupportedLang = "unsupported_lang"
+	// UnitInTarget is beyond the original's vocabulary, which logged no
+	// row for such a unit.
+	UnitInTarget = "in_target"
 )
 
 // UnitStatus maps s onto the unit status vocabulary: ok and vocabulary
@@ -78,7 +85,7 @@ const (
 // approx_alignment when the unit's words were placed on its lines by
 // proportion rather than aligned (approx); retried (the guard's rerun
 // passed) is rerun; untranslated and mixed_content (left as they were)
-// are untranslated; unsupported_lang stays. "" is ok.
+// are untranslated; unsupported_lang and in_target stay. "" is ok.
 func UnitStatus(s Status, approx bool) string {
 	switch s {
 	case Retried:
@@ -87,6 +94,8 @@ func UnitStatus(s Status, approx bool) string {
 		return UnitUntranslated
 	case UnsupportedLang:
 		return UnitUnsupportedLang
+	case InTarget:
+		return UnitInTarget
 	}
 	if approx {
 		return UnitApproxAlignment

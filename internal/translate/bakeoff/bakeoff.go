@@ -166,9 +166,9 @@ func LoadRefs(path string) (map[string]string, error) {
 // Statuses of a result row.
 const (
 	StatusOK          = "ok"
-	StatusError       = "error"       // the backend call failed
-	StatusUnsupported = "unsupported" // the backend does not offer the pair
-	StatusInTarget    = "in_target"   // already in the target language: not sent
+	StatusError       = "error"                  // the backend call failed
+	StatusUnsupported = "unsupported"            // the backend does not offer the pair
+	StatusInTarget    = string(backend.InTarget) // already in the target language: not sent
 )
 
 // Config is one bake-off run.

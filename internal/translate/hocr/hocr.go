@@ -383,6 +383,7 @@ func translateLines(ctx context.Context, d *doc, opt Options, auto bool, res *Re
 		res.LangSources[l.from]++
 		if l.src == opt.Target {
 			st.InTarget++
+			l.status = backend.InTarget
 			continue
 		}
 		segs = append(segs, &batch.Segment{Page: l.page, Lang: l.src, Text: l.text})

@@ -347,6 +347,7 @@ func (t *translation) field(ctx context.Context, f *XPath, el *xmlsplice.Node) e
 	if lang == opt.Target {
 		res.Skipped++
 		res.InTarget++
+		res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.InTarget, Lang: lang, LangSource: t.from[el]})
 		return nil
 	}
 	if ok, err := t.supports(ctx, f, el, text, lang); !ok {

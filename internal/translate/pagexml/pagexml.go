@@ -363,6 +363,7 @@ func (t *translator) translate(ctx context.Context, regions []*region) error {
 				continue
 			case l.src == t.opt.Target:
 				st.InTarget++
+				l.status = backend.InTarget
 				continue
 			}
 			segs = append(segs, &batch.Segment{Page: l.page, Lang: l.src, Text: l.text})

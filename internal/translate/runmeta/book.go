@@ -25,7 +25,10 @@ type Book struct {
 	DeclaredLanguage string `json:"declared_language,omitempty"`
 	// TextFilesRead counts the files it was detected over.
 	TextFilesRead int `json:"text_files_read"`
-	// Files counts the text files translated in this run.
+	// Files counts the text files translated in this run; Pages the pages
+	// those files hold (a METS page whose PAGE and ALTO files are both
+	// translated counts two; the book's own page count is config.book's
+	// pages).
 	Files           int            `json:"files"`
 	Pages           int            `json:"pages"`
 	Units           int            `json:"units"`

@@ -13,14 +13,15 @@ import (
 // file,page_num,line_num,text_<src>,text_<tgt>,status (src is the run's
 // source language setting, so it may read "auto"), then one row per log
 // entry; page_num is empty for metadata rows. The status column is added
-// beyond the spec: ok, retried, untranslated, unsupported_lang, vocabulary
-// or mixed_content (backend.Status); text_<tgt> is empty for untranslated,
-// unsupported and mixed-content rows. So is the score column: the model's score of the
+// beyond the spec: ok, retried, untranslated, unsupported_lang, vocabulary,
+// mixed_content or in_target (already in the target language, not sent;
+// backend.Status); text_<tgt> is empty for untranslated, unsupported,
+// mixed-content and in-target rows. So is the score column: the model's score of the
 // segment's translation where the backend gives one (ct2: cumulative
 // log-probability, 4 decimals), empty otherwise. The last column,
 // unit_status, is the same outcome in the original translator's unit
 // status vocabulary (backend.UnitStatus): ok, rerun, approx_alignment,
-// untranslated or unsupported_lang. Then source_lang, the unit's source
+// untranslated, unsupported_lang or in_target. Then source_lang, the unit's source
 // language, and lang_source, the rule of the source-language order that
 // chose it (alto.LangSource: detected, element, document, default, or
 // given for an explicit source); both empty for a row of a unit whose

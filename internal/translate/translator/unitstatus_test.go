@@ -10,7 +10,8 @@ import (
 )
 
 // The log's unit_status column maps today's statuses onto the unit status
-// vocabulary: ok, rerun, approx_alignment, untranslated, unsupported_lang.
+// vocabulary: ok, rerun, approx_alignment, untranslated, unsupported_lang,
+// and in_target beyond the original's.
 func TestUnitStatusColumn(t *testing.T) {
 	rows := []alto.LogRow{
 		{File: "d", Page: 1, Line: "l1", Source: "a", Target: "A", Status: backend.OK},
@@ -21,8 +22,9 @@ func TestUnitStatusColumn(t *testing.T) {
 		{File: "d", Line: "//f", Source: "f", Target: "F", Status: backend.Vocabulary},
 		{File: "d", Line: "//g", Source: "g", Status: backend.MixedContent},
 		{File: "d", Line: "//h", Source: "h", Target: "H"},
+		{File: "d", Line: "//i", Source: "i", Status: backend.InTarget},
 	}
-	want := []string{"ok", "approx_alignment", "rerun", "untranslated", "unsupported_lang", "ok", "untranslated", "ok"}
+	want := []string{"ok", "approx_alignment", "rerun", "untranslated", "unsupported_lang", "ok", "untranslated", "ok", "in_target"}
 	var buf bytes.Buffer
 	if err := WriteLog(&buf, rows, "cs", "en"); err != nil {
 		t.Fatal(err)
