@@ -294,3 +294,27 @@ func TestUnsupportedMeasure(t *testing.T) {
 		}
 	}
 }
+
+// TestBibliographyNotLatin: short English bibliographic lines (authors'
+// names and initials, a year, a title, a journal and pages), which the
+// trigram models alone score as Latin, are English (the high-accuracy
+// check of Latin against English); Latin lines of archives stay Latin.
+func TestBibliographyNotLatin(t *testing.T) {
+	d := Shared()
+	for _, c := range []struct{ text, want string }{
+		{"Smith, J. 1998: The Roman fort at Vindolanda. Antiquity 72, 123-145.", "en"},
+		{"Renfrew, C., Bahn, P. 2016: Archaeology: Theories, Methods and Practice. London.", "en"},
+		{"Jones, M. E. 1996: The End of Roman Britain. Ithaca, 45-67.", "en"},
+		{"Taylor, R. 2003: Roman Builders. A Study in Architectural Process. Cambridge.", "en"},
+		{"Millett, M. 1990: The Romanization of Britain. Cambridge, 101-126.", "en"},
+		{"Gallia est omnis divisa in partes tres, quarum unam incolunt Belgae.", "la"},
+		{"Hic iacet corpus Johannis de Praga, qui obiit anno 1410.", "la"},
+		{"Anno domini millesimo quadringentesimo, in ecclesia sancti Petri.", "la"},
+		{"Codex diplomaticus et epistolaris regni Bohemiae.", "la"},
+		{"Pater noster, qui es in caelis, sanctificetur nomen tuum.", "la"},
+	} {
+		if got, conf := d.Detect(c.text); got != c.want {
+			t.Errorf("%q: %s (%.2f), want %s", c.text, got, conf, c.want)
+		}
+	}
+}
