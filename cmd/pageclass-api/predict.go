@@ -391,7 +391,7 @@ func (res *predicted) respond(w http.ResponseWriter, req *predictRequest) {
 	if !req.document {
 		resp := imageResponse{Type: "image", Version: f.version,
 			Predictions: top(res.probs[0], f.topn), Record: res.rec, SchemaError: res.schemaErr,
-			Review: res.reviews[0], ReviewCalibration: res.cal.applied, demoStatus: res.demoStatus()}
+			Review: res.reviews[0], ReviewCalibration: res.cal.applied.Public(), demoStatus: res.demoStatus()}
 		if len(res.thumbs) > 0 {
 			resp.Thumbnail = res.thumbs[0]
 		}
@@ -399,7 +399,7 @@ func (res *predicted) respond(w http.ResponseWriter, req *predictRequest) {
 		return
 	}
 	resp := documentResponse{Type: "document", Version: f.version, PageCount: res.pages, Record: res.rec, SchemaError: res.schemaErr,
-		ReviewCalibration: res.cal.applied, demoStatus: res.demoStatus()}
+		ReviewCalibration: res.cal.applied.Public(), demoStatus: res.demoStatus()}
 	resp.Skipped = res.skipped
 	for i, p := range res.probs {
 		pr := pageResult{Page: res.numbers[i], Label: res.labels[i], Predictions: top(p, f.topn), Review: res.reviews[i]}

@@ -36,7 +36,8 @@ func TestPredictReviewFields(t *testing.T) {
 	o := testOptions(t)
 	members := ensembleMembers(t, o.Models)
 	// min margin 0: no page is flagged for doubt
-	if _, err := review.Save(o.Models, review.Calibration{Models: members, Target: 0.9, Reachable: true}); err != nil {
+	if _, err := review.Save(o.Models, review.Calibration{Models: members, Target: 0.9, Reachable: true,
+		Split: review.Split{Folder: "/tmp/tmp.calibrating/heldout", Pages: 40}}); err != nil {
 		t.Fatal(err)
 	}
 	_, ts := startServer(t, o, nil, nil)
@@ -63,8 +64,10 @@ func TestPredictReviewFields(t *testing.T) {
 	if v.Models != 5 || v.Agreement < 0 || v.Agreement > 5 || v.Top1 != r.Predictions[0].Label || v.Margin < 0 || v.Margin > 1 || v.Entropy < 0 {
 		t.Errorf("ensemble review %+v, Top-1 %s", v, r.Predictions[0].Label)
 	}
-	if r.ReviewCalibration == nil || r.ReviewCalibration.File != filepath.Join(o.Models, review.FileName) ||
-		v.Calibration != r.ReviewCalibration.ID() || v.NeedsReview == nil || *v.NeedsReview || len(v.Reasons) != 0 {
+	// The answer names the calibration file and its split's folder by
+	// their base names: no path of the server or of the calibrating machine.
+	if r.ReviewCalibration == nil || r.ReviewCalibration.File != review.FileName || r.ReviewCalibration.Split.Folder != "heldout" ||
+		r.ReviewCalibration.Split.Pages != 40 || v.Calibration != r.ReviewCalibration.ID() || v.NeedsReview == nil || *v.NeedsReview || len(v.Reasons) != 0 {
 		t.Errorf("calibrated review %+v, calibration %+v", v, r.ReviewCalibration)
 	}
 	if v.Ink == nil || v.Ink.NearBlank || v.Ink.Coverage <= 0 {

@@ -336,6 +336,22 @@ type Applied struct {
 	Result Point `json:"result"`
 }
 
+// Public is a copy of a for a service's answers: the calibration file and
+// the split's folder by their base names, so an answer does not tell a
+// client the server's paths (nor the temporary folder of the machine that
+// calibrated). nil for nil.
+func (a *Applied) Public() *Applied {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	c.File = filepath.Base(a.File)
+	if a.Split.Folder != "" {
+		c.Split.Folder = filepath.Base(a.Split.Folder)
+	}
+	return &c
+}
+
 // Shortfall says, for a calibration whose target was not reachable, what
 // the run does instead; "" when it was reached. With a cap on the review
 // rate the thresholds are those that came closest within it, so pages are
