@@ -258,6 +258,14 @@ func read(src []byte) (*doc, error) {
 			r.endTag(string(name))
 		case nethtml.TextToken:
 			r.text(raw, start)
+		case nethtml.DoctypeToken:
+			// A DOCTYPE naming HTML or XHTML (Tesseract writes XHTML
+			// 1.0 Transitional's) is taken; an internal subset, which
+			// can declare entities that nothing here expands, is
+			// refused as in the XML formats.
+			if bytes.IndexByte(raw, '[') >= 0 {
+				return nil, fmt.Errorf("hOCR: %w", xmlsplice.ErrDTD)
+			}
 		}
 	}
 }

@@ -2,11 +2,13 @@ package hocr
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend/backendtest"
+	"archivekit/internal/translate/xmlsplice"
 )
 
 const tess = `<?xml version="1.0" encoding="UTF-8"?>
@@ -141,3 +143,20 @@ type fixedDetector struct {
 }
 
 func (d fixedDetector) Detect(string) (string, float64) { return d.lang, d.conf }
+
+// TestInternalSubsetRefused: Tesseract's XHTML DOCTYPE is taken (TestTesseract),
+// but a DOCTYPE with an internal subset, which can declare entities nothing
+// here expands (&e; would be sent and written back as text), is refused as
+// the XML formats refuse a DTD (xmlsplice.ErrDTD: translate-api's
+// dtd_refused).
+func TestInternalSubsetRefused(t *testing.T) {
+	for _, doctype := range []string{`<!DOCTYPE html [<!ENTITY e "kostel">]>`, "<!DOCTYPE html [\n]>"} {
+		src := strings.Replace(tess, `<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN"
+    "http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">`, doctype, 1)
+		src = strings.Replace(src, ">Hrob<", ">Hrob &e;<", 1)
+		_, err := Translate(context.Background(), []byte(src), Options{Backend: &backendtest.Backend{}, Source: "cs", Target: "en", File: "t"})
+		if !errors.Is(err, xmlsplice.ErrDTD) {
+			t.Errorf("%s: err %v, want the DTD refused", doctype, err)
+		}
+	}
+}
