@@ -38,6 +38,10 @@ prefix=$(cd "$prefix" && pwd)
 # everything it needs) in ../lib relative to themselves.
 ( cd "$root" && CGO_ENABLED=1 CGO_LDFLAGS="-L$TSHIM_DIR/lib -Wl,-rpath,\$ORIGIN/../lib -L$CT2_DIR" \
   "$GO" build -trimpath -ldflags "$GO_LDFLAGS" -o "$prefix/bin/" ./cmd/... )
+# Repository tools, which work in a checkout only: check-version compares the
+# work tree's version sources and tag, nativecheck runs on make fixtures'
+# models (docs/tools.md).
+rm -f "$prefix/bin/check-version" "$prefix/bin/nativecheck"
 
 # Libraries: libtshim and every library it resolves outside the system
 # folders (the libtorch wheel's), copied flat into lib/.
@@ -78,9 +82,14 @@ mkdir -p "$doc/docs" && install -m 0644 "$root"/docs/*.md "$doc/docs/"
 for skill in "$root"/docs/skills/*/SKILL.md; do
   install -D -m 0644 "$skill" "$doc/docs/skills/$(basename "$(dirname "$skill")")/SKILL.md"
 done
-# tools/README.md: the export of the published models, which the docs and
-# pageclass's missing-model message point to.
-mkdir -p "$doc/tools" && install -m 0644 "$root/tools/README.md" "$doc/tools/"
+# tools/: the export of the published models, which the docs and pageclass's
+# missing-model message point to (README.md, export_models.py), the original
+# Python pipeline it is checked against (reference_predict.py) and the
+# Python packages both need (requirements.txt, from test/requirements.txt).
+mkdir -p "$doc/tools" && install -m 0644 "$root/tools/README.md" "$root/tools/export_models.py" "$root/tools/reference_predict.py" "$doc/tools/"
+install -m 0644 "$root/test/requirements.txt" "$doc/tools/requirements.txt"
+# docs/demo-models.md links ../weights/demo/*.png: the same files, in share/archivekit.
+ln -sfn ../../archivekit/weights "$doc/weights"
 # licences SRC DEST: the licence, copying, notice and patents files at the
 # top of the folder SRC into DEST; fails when SRC has none.
 licences() {

@@ -213,7 +213,7 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		s.close()
 		return nil, fmt.Errorf("translate-api: configuration: %w", err)
 	}
-	s.svc.Route("POST /translate", "translate one ALTO or metadata XML document (multipart form)", s.jobs.Async(s.serveTranslate))
+	s.svc.Route("POST /translate", "translate one ALTO, PAGE-XML, hOCR or metadata XML document, or a book by book_url (multipart form)", s.jobs.Async(s.serveTranslate))
 	return s, nil
 }
 

@@ -158,7 +158,7 @@ func (l *Locator) HintExport() string {
 	if flag == "" {
 		flag = "-m"
 	}
-	return "convert the published checkpoints with tools/export_models.py --published CHECKPOINTS --out DIR (see docs/pageclass.md and tools/README.md) and give " + flag + " DIR"
+	return "convert the published checkpoints with tools/export_models.py --published CHECKPOINTS --out DIR (in a release tree share/doc/archivekit/tools/; see docs/pageclass.md and tools/README.md) and give " + flag + " DIR"
 }
 
 // CheckDownload is the hub client's check of a downloaded model file
