@@ -15,6 +15,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -68,6 +69,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 2*time.Minute, "request timeout")
 	token := fs.String("token", os.Getenv("API_TOKEN"), "bearer token of a service started with API_TOKEN (default: the API_TOKEN environment variable)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0 // -help asked for the usage, which is written
+		}
 		return 2
 	}
 	if fs.NArg() > 0 {

@@ -122,3 +122,24 @@ func TestErrorReason(t *testing.T) {
 		t.Errorf("code %d, output %q; want 1 with %q", code, out.String()+errOut.String(), want)
 	}
 }
+
+// TestHelpAndUsage: -help prints the flags and exits 0 (as the other
+// commands' --help); a usage error exits 2 and a failed request 1.
+func TestHelpAndUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-help"}, 0, "-file"},
+		{[]string{"--help"}, 0, "-server"},
+		{[]string{}, 2, "-file is required"},
+		{[]string{"-file", "p.png", "-topn", "12"}, 2, "want 1 to 11"},
+		{[]string{"-nosuch"}, 2, "flag provided but not defined"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(c.args, &out, &errOut); code != c.code || !strings.Contains(out.String()+errOut.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want %d with %q", c.args, code, out.String()+errOut.String(), c.code, c.want)
+		}
+	}
+}

@@ -50,7 +50,7 @@ func degenerateLines(share float64) func(n int, system, user string) string {
 // the tiny random-weight nmt3 fixture when ARCHIVEKIT_FIXTURES is set),
 // and with the chat stand-in degenerating 30% of lines, and reports the
 // share of segments per status, backend calls per page or record, and the
-// terminology hit rate (README, "translate"). It checks that the statuses
+// terminology hit rate (docs/translate.md). It checks that the statuses
 // account for every log row and that no degenerate reply is written.
 //
 //	ARCHIVEKIT_FIGURES=1 go test -v -run SharedDataFigures ./cmd/translate

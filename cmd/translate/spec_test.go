@@ -19,7 +19,7 @@ import (
 
 // TestShippedConfigKeys pins the shipped config.txt to the table of spec
 // translation 2.6: every key with its shipped value. translation_backend and
-// output_mode are left unset on purpose (README, "Installing and running
+// output_mode are left unset on purpose (docs/install.md, "Installing and running
 // from anywhere": the environment must be able to choose them), so they are
 // absent here and resolve to the spec's values through the built-in default.
 func TestShippedConfigKeys(t *testing.T) {
