@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"archivekit/internal/docrecord"
 	"archivekit/internal/testenv"
@@ -151,5 +153,40 @@ func TestFolderByContent(t *testing.T) {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("log lacks %s:\n%s", want, r.stderr)
 		}
+	}
+}
+
+// TestFolderEncodings: a folder run takes ALTO and PAGE-XML files in
+// ISO-8859-1 and UTF-16 by their root element, as it does UTF-8 ones, and
+// writes each translation in its document's encoding (a folder run left
+// them out as "not XML", advising --formats).
+func TestFolderEncodings(t *testing.T) {
+	dir := t.TempDir()
+	latin1 := "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<alto xmlns=\"http://www.loc.gov/standards/alto/ns-v2#\"><Layout><Page ID=\"p1\"><PrintSpace>" +
+		"<TextBlock ID=\"b1\"><TextLine ID=\"l1\"><String CONTENT=\"Die\"/><SP/><String CONTENT=\"Stra\xdfe\"/><SP/><String CONTENT=\"f\xfchrt\"/><SP/><String CONTENT=\"zur\"/><SP/><String CONTENT=\"Kirche\"/></TextLine></TextBlock>" +
+		"</PrintSpace></Page></Layout></alto>\n"
+	page := "\ufeff<?xml version=\"1.0\" encoding=\"UTF-16\"?>\n<PcGts xmlns=\"http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15\"><Page imageFilename=\"a.png\" imageWidth=\"9\" imageHeight=\"9\">" +
+		"<TextRegion id=\"r1\"><TextLine id=\"l1\"><TextEquiv><Unicode>Die Straße führt zur Kirche</Unicode></TextEquiv></TextLine></TextRegion></Page></PcGts>\n"
+	var u16 []byte
+	for _, u := range utf16.Encode([]rune(page)) {
+		u16 = binary.LittleEndian.AppendUint16(u16, u)
+	}
+	writeFile(t, filepath.Join(dir, "latin1.xml"), []byte(latin1))
+	writeFile(t, filepath.Join(dir, "utf16.xml"), u16)
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), dir, "-o", out, "--vocabulary", "", "--fast-align", "-src", "de")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	d := readParadata(t, out)
+	if d.Statistics.SuccessfullyProcessed != 2 || d.Config["not_collected"] != nil {
+		t.Errorf("translated %d, not collected %v; want both translated", d.Statistics.SuccessfullyProcessed, d.Config["not_collected"])
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "latin1_en.xml")); err != nil || !bytes.Contains(b, []byte(`encoding="ISO-8859-1"`)) {
+		t.Errorf("latin1_en.xml: %v, %.120q", err, b)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "utf16_en.xml")); err != nil || !bytes.HasPrefix(b, []byte{0xFF, 0xFE}) {
+		t.Errorf("utf16_en.xml: %v, starts %.8q", err, b)
 	}
 }

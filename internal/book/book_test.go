@@ -2,12 +2,14 @@ package book
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"archivekit/internal/fetch"
 )
@@ -386,6 +388,14 @@ func TestSniff(t *testing.T) {
 		{`<html><body><p>hello</p></body></html>`, "", "HTML document without hOCR"},
 		{`<TEI xmlns="http://www.tei-c.org/ns/1.0"/>`, "", "root element TEI in namespace http://www.tei-c.org/ns/1.0"},
 		{`plain text`, "", "no XML element"},
+		// Encodings other than UTF-8 (a folder run left such files out as
+		// "not XML").
+		{"<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><!-- Stra\xdfe --><alto xmlns=\"http://www.loc.gov/standards/alto/ns-v2#\"><String CONTENT=\"Stra\xdfe\"/></alto>", ALTO, ""},
+		{"<?xml version=\"1.0\" encoding=\"windows-1250\"?><PcGts xmlns=\"http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15\"><!-- P\xf8\xedbram --></PcGts>", PAGE, ""},
+		{utf16le("\ufeff<?xml version=\"1.0\" encoding=\"UTF-16\"?><PcGts xmlns=\"http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15\"><Unicode>Straße</Unicode></PcGts>"), PAGE, ""},
+		{utf16be("\ufeff<alto xmlns=\"http://www.loc.gov/standards/alto/ns-v4#\"/>"), ALTO, ""},
+		{utf16le("<alto xmlns=\"http://www.loc.gov/standards/alto/ns-v4#\"/>"), ALTO, ""},
+		{utf16le("\ufeff<html><head><meta name='ocr-system' content='tesseract'/></head><body><div class='ocr_page'/></body></html>"), HOCR, ""},
 		// A comment past the first 64 KiB: the root is not seen, and the
 		// error says where it looked (it said "not XML: unexpected EOF").
 		{`<?xml version="1.0"?><!--` + strings.Repeat("x", 70<<10) + `--><PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"/>`, "",
@@ -505,4 +515,16 @@ func TestProblems(t *testing.T) {
 			t.Errorf("Problems(%v, %d) = %q, want %q", c.ps, c.n, got, c.want)
 		}
 	}
+}
+
+// utf16le and utf16be encode s as UTF-16.
+func utf16le(s string) string { return utf16of(s, binary.LittleEndian) }
+func utf16be(s string) string { return utf16of(s, binary.BigEndian) }
+
+func utf16of(s string, order binary.AppendByteOrder) string {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(s)) {
+		b = order.AppendUint16(b, u)
+	}
+	return string(b)
 }

@@ -2,10 +2,13 @@ package book
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Namespaces of the text formats.
@@ -25,6 +28,7 @@ func Sniff(data []byte) (Format, error) {
 	if len(data) > sniffBytes {
 		data = data[:sniffBytes]
 	}
+	data = fromUTF16(data)
 	root, err := rootElement(data)
 	if err != nil {
 		if isHOCR(data) {
@@ -58,6 +62,11 @@ func rootElement(data []byte) (xml.Name, error) {
 	d.Strict = false
 	d.AutoClose = xml.HTMLAutoClose
 	d.Entity = xml.HTMLEntity
+	// A declared encoding other than UTF-8 (ISO-8859-1, windows-1250,
+	// and UTF-16 once fromUTF16 made the bytes UTF-8): the element
+	// names the formats are told by are ASCII, so each byte is read as a
+	// Latin-1 letter; the text is not kept.
+	d.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return latin1{r}, nil }
 	for {
 		tok, err := d.RawToken()
 		if err == io.EOF {
@@ -78,6 +87,48 @@ func rootElement(data []byte) (xml.Name, error) {
 			return name, nil
 		}
 	}
+}
+
+// latin1 reads bytes as ISO-8859-1, each one the rune of its value, as
+// UTF-8.
+type latin1 struct{ r io.Reader }
+
+func (l latin1) Read(p []byte) (int, error) {
+	// Each byte becomes at most 2: read half of p.
+	buf := make([]byte, max(len(p)/2, 1))
+	n, err := l.r.Read(buf)
+	out := p[:0]
+	for _, b := range buf[:n] {
+		out = utf8.AppendRune(out, rune(b))
+	}
+	return len(out), err
+}
+
+// fromUTF16 returns a UTF-16 document's start (told by its byte-order mark,
+// or by "<" as its first character without one) as UTF-8, and any other
+// data as it is. An odd last byte, cut by the sniff's bound, is dropped.
+func fromUTF16(data []byte) []byte {
+	var order binary.ByteOrder
+	switch {
+	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}), bytes.HasPrefix(data, []byte{'<', 0}):
+		order = binary.LittleEndian
+	case bytes.HasPrefix(data, []byte{0xFE, 0xFF}), bytes.HasPrefix(data, []byte{0, '<'}):
+		order = binary.BigEndian
+	default:
+		return data
+	}
+	units := make([]uint16, 0, len(data)/2)
+	for i := 0; i+1 < len(data); i += 2 {
+		units = append(units, order.Uint16(data[i:]))
+	}
+	if len(units) > 0 && units[0] == 0xFEFF {
+		units = units[1:]
+	}
+	var out []byte
+	for _, r := range utf16.Decode(units) {
+		out = utf8.AppendRune(out, r)
+	}
+	return out
 }
 
 // isHOCR says whether an HTML document carries hOCR markup.
