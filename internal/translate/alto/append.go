@@ -29,35 +29,60 @@ func blockLangAttr(doc *xmlsplice.Document) string {
 	return "LANG"
 }
 
-// pendingAppend drops the blocks an append run must not translate: blocks
-// already labelled with the target language (earlier translations, or text
-// already in that language) and blocks followed by such a block.
+// pendingAppend drops the blocks an append run must not translate: the
+// copies an earlier append run wrote and the blocks they follow
+// (copyOf). A block labelled with the target language that is no such
+// copy (a document, or a block, written in the target language) is kept:
+// its language is chosen as any other's, so it is logged in_target, and a
+// document of nothing else is not translated (before 2026-11-28 each such
+// block was taken for a copy, and an English document came back unchanged
+// as if translated).
 func (t *translator) pendingAppend(blocks []*block) []*block {
 	out := blocks[:0:0]
 	for _, b := range blocks {
-		if a, ok := langOf(b.node); ok && a.Value == t.opt.Target {
-			continue
+		if prev := siblingElement(b.node, -1); prev != nil && t.copyOf(prev, b.node) {
+			continue // an earlier run's copy
 		}
-		if next := nextElement(b.node); next != nil && next.Name.Local == "TextBlock" {
-			if a, ok := langOf(next); ok && a.Value == t.opt.Target {
-				continue
-			}
+		if next := siblingElement(b.node, 1); next != nil && t.copyOf(b.node, next) {
+			continue // its copy follows
 		}
 		out = append(out, b)
 	}
 	return out
 }
 
-// nextElement returns the element sibling following n, or nil.
-func nextElement(n *xmlsplice.Node) *xmlsplice.Node {
+// copyOf says whether block c is the copy an append run wrote after block
+// orig (appendCopy): both TextBlocks, c labelled with the target language
+// and orig not, and, when orig has an ID, c's ID is orig's with the suffix
+// "_<target>".
+func (t *translator) copyOf(orig, c *xmlsplice.Node) bool {
+	if orig.Name.Local != "TextBlock" || c.Name.Local != "TextBlock" {
+		return false
+	}
+	if a, ok := langOf(c); !ok || a.Value != t.opt.Target {
+		return false
+	}
+	if a, ok := langOf(orig); ok && a.Value == t.opt.Target {
+		return false
+	}
+	if id, ok := orig.Attr("", "ID"); ok {
+		cid, _ := c.Attr("", "ID")
+		return cid.Value == id.Value+"_"+t.opt.Target
+	}
+	return true
+}
+
+// siblingElement returns the element sibling following n (dir 1) or
+// before it (dir -1), or nil.
+func siblingElement(n *xmlsplice.Node, dir int) *xmlsplice.Node {
 	sib := n.Parent.Children
 	for i, c := range sib {
 		if c != n {
 			continue
 		}
-		for _, d := range sib[i+1:] {
-			if d.Kind == xmlsplice.ElementNode {
-				return d
+		for j := i + dir; j >= 0 && j < len(sib); j += dir {
+			if sib[j].Kind == xmlsplice.ElementNode {
+				return sib[j]
 			}
 		}
 		return nil

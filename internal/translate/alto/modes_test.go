@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/xmlsplice"
 )
 
@@ -295,5 +296,48 @@ func TestIsALTO(t *testing.T) {
 		if got := IsALTO([]byte(c.src)); got != c.want {
 			t.Errorf("IsALTO(%.40q) = %v, want %v", c.src, got, c.want)
 		}
+	}
+}
+
+// TestAppendTargetLanguageBlocks: in append mode a block labelled with the
+// target language is an earlier run's copy only when it follows its
+// original (the original's ID with "_en", or no ID); a document written in
+// English, whose blocks are all labelled en, is not taken for a translated
+// one (it came back unchanged with every block counted done), and an
+// English block after a Czech one is no copy of it.
+func TestAppendTargetLanguageBlocks(t *testing.T) {
+	const head = `<alto xmlns="http://www.loc.gov/standards/alto/ns-v2#"><Layout><Page ID="P1"><PrintSpace>`
+	const tail = `</PrintSpace></Page></Layout></alto>`
+	run := func(src string) *Result {
+		t.Helper()
+		res, err := Translate(context.Background(), []byte(src), Options{Backend: upper(), Source: "auto", Target: "en", Mode: Append, File: "a", Detector: langid.Shared()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	english := head + `<TextBlock ID="B1" language="en"><TextLine ID="L1"><String CONTENT="Report"/></TextLine></TextBlock>` +
+		`<TextBlock ID="B2" language="en"><TextLine ID="L2"><String CONTENT="Grave"/></TextLine></TextBlock>` + tail
+	res := run(english)
+	if res.Stats.AlreadyDone != 0 || res.Stats.InTarget != 2 || res.Stats.Translated != 0 {
+		t.Errorf("English document: %+v; want both blocks in the target language, none done before", res.Stats)
+	}
+	var statuses []string
+	for _, r := range res.Log {
+		statuses = append(statuses, string(r.Status))
+	}
+	if strings.Join(statuses, ",") != "in_target,in_target" {
+		t.Errorf("English document: log statuses %v", statuses)
+	}
+	mixed := head + `<TextBlock ID="B1" LANG="cs"><TextLine ID="L1"><String CONTENT="Hrob"/></TextLine></TextBlock>` +
+		`<TextBlock ID="B9" LANG="en"><TextLine ID="L9"><String CONTENT="Grave"/></TextLine></TextBlock>` + tail
+	res = run(mixed)
+	if res.Stats.Translated != 1 || res.Stats.InTarget != 1 || res.Stats.AlreadyDone != 0 || !bytes.Contains(res.Output, []byte(`<TextBlock ID="B1_en" LANG="en"><TextLine ID="L1_en"><String CONTENT="HROB"/>`)) {
+		t.Errorf("Czech then English: %+v\n%s", res.Stats, res.Output)
+	}
+	// The copy that run wrote is taken for one by the next run.
+	again := run(string(res.Output))
+	if again.Stats.Translated != 0 || again.Stats.AlreadyDone != 2 || !bytes.Equal(again.Output, res.Output) {
+		t.Errorf("second append run: %+v", again.Stats)
 	}
 }
