@@ -23,9 +23,10 @@
 // Replace mode writes the translation into the line's TextEquiv (its
 // Unicode, and its PlainText when there is one), spreads it over the
 // line's Words (one token a Word, the last taking the rest, as ALTO
-// Strings), and into the region's own TextEquiv when all its lines were
-// translated; it marks the TextEquiv with @comments (PAGE 2016 and later)
-// or the TextLine (2013) when they have none, and the primaryLanguage of
+// Strings; a Word's PlainText too), and into the region's own TextEquiv
+// when all its lines were translated; it marks the line's and the
+// region's TextEquiv with @comments (PAGE 2016 and later) or the TextLine
+// (2013) when they have none, and the primaryLanguage of
 // translated lines and regions and the language of their Words, where
 // present, become the target's PAGE name ("English"), as ALTO's LANG
 // does. Glyphs are left as they are.
@@ -210,7 +211,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	if version < Versions[0] {
 		return nil, fmt.Errorf("pagexml: %s: PAGE %s is older than %s and not supported", opt.File, version, Versions[0])
 	}
-	t := &translator{opt: opt, src: src, auto: auto, version: version, res: &Result{Version: version, Languages: map[string]int{}, LangSources: map[alto.LangSource]int{}}}
+	t := &translator{opt: opt, src: src, crlf: bytes.Contains(src, []byte("\r\n")), auto: auto, version: version, res: &Result{Version: version, Languages: map[string]int{}, LangSources: map[alto.LangSource]int{}}}
 	regions := t.collect(root)
 	if err := t.translate(ctx, regions); err != nil {
 		return nil, fmt.Errorf("pagexml: %s: %w", opt.File, err)
@@ -222,6 +223,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 type translator struct {
 	opt     Options
 	src     []byte
+	crlf    bool // the document ends its lines with CRLF (setText)
 	auto    bool
 	version string
 	res     *Result
@@ -429,7 +431,7 @@ func (t *translator) write(regions []*region) (*Result, error) {
 			}
 		}
 		if t.opt.Mode == alto.Replace || sidecar {
-			t.replaceRegion(ed, r)
+			t.replaceRegion(ed, r, tags, main)
 		}
 	}
 	out, err := ed.Bytes()
@@ -486,6 +488,12 @@ func (t *translator) replaceLine(ed *xmlsplice.Editor, l *line, tag string) {
 	if len(l.words) > 0 {
 		for i, v := range alto.Place(alto.Fields(l.out), len(l.words)) {
 			t.setText(ed, l.words[i], v)
+			// The Word's PlainText beside its Unicode says the same.
+			for _, c := range l.words[i].Parent.Elements() {
+				if c.Name.Local == "PlainText" {
+					t.setText(ed, c, v)
+				}
+			}
 		}
 	}
 	// The text is now in the target language: so are the line (or
@@ -511,17 +519,27 @@ func (t *translator) replaceLine(ed *xmlsplice.Editor, l *line, tag string) {
 }
 
 // replaceRegion writes the region's own TextEquiv when every line of the
-// region was translated: the lines' translations, one a line.
-func (t *translator) replaceRegion(ed *xmlsplice.Editor, r *region) {
+// region was translated: the lines' translations, one a line (setText
+// writes the line breaks as the document does), and marks it,
+// as replaceLine marks a line's, with the tag of its lines' language
+// (tags; main when they are in several).
+func (t *translator) replaceRegion(ed *xmlsplice.Editor, r *region, tags map[string]string, main string) {
 	if r.self {
 		return // written as its own unit
 	}
 	var outs []string
-	for _, l := range r.lines {
+	tag := ""
+	for i, l := range r.lines {
 		if l.out == "" {
 			return
 		}
 		outs = append(outs, l.out)
+		switch {
+		case i == 0:
+			tag = tags[l.src]
+		case tags[l.src] != tag:
+			tag = main
+		}
 	}
 	setLanguage(ed, r.node, "primaryLanguage", t.opt.Target)
 	for _, c := range r.node.Elements() {
@@ -533,23 +551,33 @@ func (t *translator) replaceRegion(ed *xmlsplice.Editor, r *region) {
 				t.setText(ed, u, strings.Join(outs, "\n"))
 			}
 		}
+		if _, ok := c.Attr("", "comments"); !ok && t.indexed() && tag != "" {
+			ed.AddAttr(c, "comments", tag)
+		}
 		return
 	}
 }
 
 // setText replaces the text of element n; an empty-element tag <Unicode/>
 // becomes a start and an end tag (its start tag kept as written); an
-// element with child elements or comments is left alone.
+// element with child elements or comments is left alone. A line break in
+// text is written as the document writes its line ends: CRLF in a
+// document that has one (as written, not as &#13;: a parser reads both as
+// one line feed), else LF.
 func (t *translator) setText(ed *xmlsplice.Editor, n *xmlsplice.Node, text string) {
 	if _, ok := n.Text(); !ok {
 		return
 	}
+	raw := xmlsplice.EscapeText(text)
+	if t.crlf {
+		raw = strings.ReplaceAll(raw, "\n", "\r\n")
+	}
 	if n.SelfClosing {
 		start := strings.TrimSuffix(string(t.src[n.Start:n.StartTagEnd]), "/>")
-		ed.Replace(n.Start, n.End, start+">"+xmlsplice.EscapeText(text)+"</"+n.QName()+">")
+		ed.Replace(n.Start, n.End, start+">"+raw+"</"+n.QName()+">")
 		return
 	}
-	_ = ed.SetText(n, text)
+	ed.Replace(n.StartTagEnd, n.EndTagStart, raw)
 }
 
 // isOurs returns the language of a TextEquiv whose @comments is a

@@ -111,9 +111,11 @@ pit</Unicode></TextEquiv></TextRegion>`
 // are overwritten; the TextEquiv is tagged; the languages they state
 // become English (none is added).
 func TestReplace(t *testing.T) {
-	in := page(ns2019, `<TextRegion id="r1" primaryLanguage="Czech"><TextLine id="l1" primaryLanguage="Czech"><Word id="w1" language="Czech"><TextEquiv><Unicode>hrob</Unicode></TextEquiv></Word><Word id="w2"><TextEquiv><Unicode/></TextEquiv></Word><TextEquiv conf="1"><PlainText>hrob a</PlainText><Unicode>hrob a</Unicode></TextEquiv></TextLine><TextEquiv><Unicode>hrob a</Unicode></TextEquiv></TextRegion>`)
+	in := page(ns2019, `<TextRegion id="r1" primaryLanguage="Czech"><TextLine id="l1" primaryLanguage="Czech"><Word id="w1" language="Czech"><TextEquiv><PlainText>hrob</PlainText><Unicode>hrob</Unicode></TextEquiv></Word><Word id="w2"><TextEquiv><Unicode/></TextEquiv></Word><TextEquiv conf="1"><PlainText>hrob a</PlainText><Unicode>hrob a</Unicode></TextEquiv></TextLine><TextEquiv><Unicode>hrob a</Unicode></TextEquiv></TextRegion>`)
 	res := translate(t, in, alto.Replace)
-	want := `<TextRegion id="r1" primaryLanguage="English"><TextLine id="l1" primaryLanguage="English"><Word id="w1" language="English"><TextEquiv><Unicode>grave</Unicode></TextEquiv></Word><Word id="w2"><TextEquiv><Unicode>and</Unicode></TextEquiv></Word><TextEquiv conf="1" comments="en-t-cs-t0-und"><PlainText>grave and</PlainText><Unicode>grave and</Unicode></TextEquiv></TextLine><TextEquiv><Unicode>grave and</Unicode></TextEquiv></TextRegion>`
+	// A Word's PlainText is written with its Unicode, and the region's
+	// TextEquiv is tagged as the line's (both were left before 2026-11-28).
+	want := `<TextRegion id="r1" primaryLanguage="English"><TextLine id="l1" primaryLanguage="English"><Word id="w1" language="English"><TextEquiv><PlainText>grave</PlainText><Unicode>grave</Unicode></TextEquiv></Word><Word id="w2"><TextEquiv><Unicode>and</Unicode></TextEquiv></Word><TextEquiv conf="1" comments="en-t-cs-t0-und"><PlainText>grave and</PlainText><Unicode>grave and</Unicode></TextEquiv></TextLine><TextEquiv comments="en-t-cs-t0-und"><Unicode>grave and</Unicode></TextEquiv></TextRegion>`
 	if !strings.Contains(string(res.Output), want) {
 		t.Errorf("output lacks %s:\n%s", want, res.Output)
 	}
@@ -173,3 +175,14 @@ type fixedDetector struct {
 }
 
 func (d fixedDetector) Detect(string) (string, float64) { return d.lang, d.conf }
+
+// TestReplaceRegionCRLF: a CRLF document's region text, rewritten from its
+// lines in replace mode, keeps CRLF between them (it was joined with LF).
+func TestReplaceRegionCRLF(t *testing.T) {
+	in := strings.ReplaceAll(page(ns2019, "<TextRegion id=\"r1\"><TextLine id=\"l1\"><TextEquiv><Unicode>hrob</Unicode></TextEquiv></TextLine>\n"+
+		"<TextLine id=\"l2\"><TextEquiv><Unicode>jáma</Unicode></TextEquiv></TextLine>\n<TextEquiv><Unicode>hrob\njáma</Unicode></TextEquiv></TextRegion>"), "\n", "\r\n")
+	res := translate(t, in, alto.Replace)
+	if !strings.Contains(string(res.Output), "<Unicode>grave\r\npit</Unicode>") || strings.Count(string(res.Output), "\n") != strings.Count(string(res.Output), "\r\n") {
+		t.Errorf("output has a bare LF:\n%q", res.Output)
+	}
+}
