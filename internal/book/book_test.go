@@ -528,3 +528,23 @@ func utf16of(s string, order binary.AppendByteOrder) string {
 	}
 	return string(b)
 }
+
+// TestLatin1Reader: bytes read as ISO-8859-1 come out as UTF-8 whole,
+// whatever the size of the reads (one byte at a time included).
+func TestLatin1Reader(t *testing.T) {
+	for _, size := range []int{1, 2, 3, 64} {
+		l := &latin1{r: strings.NewReader("Stra\xdfe P\xf8\xedbram")}
+		var got []byte
+		buf := make([]byte, size)
+		for {
+			n, err := l.Read(buf)
+			got = append(got, buf[:n]...)
+			if err != nil {
+				break
+			}
+		}
+		if string(got) != "Straße Pøíbram" {
+			t.Errorf("reads of %d: %q", size, got)
+		}
+	}
+}

@@ -66,7 +66,7 @@ func rootElement(data []byte) (xml.Name, error) {
 	// and UTF-16 once fromUTF16 made the bytes UTF-8): the element
 	// names the formats are told by are ASCII, so each byte is read as a
 	// Latin-1 letter; the text is not kept.
-	d.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return latin1{r}, nil }
+	d.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return &latin1{r: r}, nil }
 	for {
 		tok, err := d.RawToken()
 		if err == io.EOF {
@@ -90,18 +90,31 @@ func rootElement(data []byte) (xml.Name, error) {
 }
 
 // latin1 reads bytes as ISO-8859-1, each one the rune of its value, as
-// UTF-8.
-type latin1 struct{ r io.Reader }
+// UTF-8; what a short p cannot take waits in pend, and the error of the
+// read that made it until pend is given out.
+type latin1 struct {
+	r    io.Reader
+	pend []byte
+	err  error
+}
 
-func (l latin1) Read(p []byte) (int, error) {
-	// Each byte becomes at most 2: read half of p.
-	buf := make([]byte, max(len(p)/2, 1))
-	n, err := l.r.Read(buf)
-	out := p[:0]
-	for _, b := range buf[:n] {
-		out = utf8.AppendRune(out, rune(b))
+func (l *latin1) Read(p []byte) (int, error) {
+	if len(l.pend) == 0 && l.err == nil {
+		buf := make([]byte, max(len(p)/2, 1)) // each byte becomes at most 2
+		n, err := l.r.Read(buf)
+		for _, b := range buf[:n] {
+			l.pend = utf8.AppendRune(l.pend, rune(b))
+		}
+		l.err = err
 	}
-	return len(out), err
+	n := copy(p, l.pend)
+	l.pend = l.pend[n:]
+	if len(l.pend) > 0 {
+		return n, nil
+	}
+	err := l.err
+	l.err = nil
+	return n, err
 }
 
 // fromUTF16 returns a UTF-16 document's start (told by its byte-order mark,
