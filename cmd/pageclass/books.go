@@ -93,9 +93,12 @@ type bookInputs struct {
 	// and path (bookStem).
 	list    bool
 	fetcher *fetch.Fetcher
-	// fetchedPages and imageBytes count the pages fetched and their
-	// bytes; reused counts the pages an earlier run had fetched.
+	// fetchedPages and imageBytes count the page images fetched and their
+	// bytes, each image once however many pages show it (counted holds
+	// the URLs counted); reused counts the pages an earlier run had
+	// fetched.
 	fetchedPages, imageBytes, reused atomic.Int64
+	counted                          sync.Map
 	// thisRun are the URLs this run fetched and kept: a page whose image
 	// another page of the run fetched (canvases sharing an image) takes
 	// the kept image but is not counted in reused.
@@ -458,8 +461,10 @@ func (bs *bookInputs) fetchFunc(bp *bookPage) func(ctx context.Context) ([]byte,
 		if err != nil {
 			return nil, fmt.Errorf("%s: image not fetched: %w", bp.name, err)
 		}
-		bs.fetchedPages.Add(1)
-		bs.imageBytes.Add(int64(len(data)))
+		if _, seen := bs.counted.LoadOrStore(bp.target, true); !seen {
+			bs.fetchedPages.Add(1)
+			bs.imageBytes.Add(int64(len(data)))
+		}
 		if err := bs.keep(bp, data); err != nil {
 			return nil, err
 		}
