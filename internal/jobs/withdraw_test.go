@@ -15,12 +15,16 @@ import (
 )
 
 // withdrawing answers every item 200; the item 1.xml withdraws item 0
-// while it runs (held until then), and 2.xml withdraws item 1, which has
-// succeeded; 3.xml names an item that is no name.
+// while it runs (held until then; 1.xml waits until 0.xml's request has
+// begun, so that item 0 is running when it is withdrawn: with two item
+// workers 1.xml could be served first, and the withdrawal of an item not
+// yet running was refused, CI run on c2dae8e), and 2.xml withdraws item 1,
+// which has succeeded; 3.xml names an item that is no name.
 type withdrawing struct {
-	q       *jobs.Queue
-	release chan struct{}
-	t       *testing.T
+	q        *jobs.Queue
+	started0 chan struct{} // closed when 0.xml's request begins
+	release  chan struct{}
+	t        *testing.T
 
 	mu  sync.Mutex
 	got map[string]bool // what each Withdraw reported (the success stands)
@@ -49,8 +53,10 @@ func (h *withdrawing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch fh.Filename {
 	case "0.xml":
+		close(h.started0)
 		<-h.release
 	case "1.xml":
+		<-h.started0
 		withdraw(job + "/items/0")
 		close(h.release)
 	case "2.xml":
@@ -68,7 +74,7 @@ func (h *withdrawing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestWithdraw(t *testing.T) { stores(t, testWithdraw) }
 
 func testWithdraw(t *testing.T, newStore store) {
-	h := &withdrawing{release: make(chan struct{}), t: t, got: map[string]bool{}}
+	h := &withdrawing{started0: make(chan struct{}), release: make(chan struct{}), t: t, got: map[string]bool{}}
 	svc, q := newServiceWith(t, newStore(t), h, jobs.Options{ItemWorkers: 2})
 	h.q = q
 	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
