@@ -600,12 +600,9 @@ func (t *translator) page(ctx context.Context, pageNum int, page *xmlsplice.Node
 	case Append:
 		// An earlier run's copies are not units of the document: the
 		// originals they follow are, counted already done.
-		for _, b := range blocks {
-			if prev := siblingElement(b.node, -1); prev != nil && t.copyOf(prev, b.node) {
-				pr.stats.Units--
-			}
-		}
-		blocks = t.pendingAppend(blocks)
+		var copies int
+		blocks, copies = t.pendingAppend(blocks)
+		pr.stats.Units -= copies
 	case Alternative:
 		blocks = t.pendingAlternative(blocks)
 	}

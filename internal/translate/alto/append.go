@@ -36,11 +36,12 @@ func blockLangAttr(doc *xmlsplice.Document) string {
 // its language is chosen as any other's, so it is logged in_target, and a
 // document of nothing else is not translated (before 2026-11-28 each such
 // block was taken for a copy, and an English document came back unchanged
-// as if translated).
-func (t *translator) pendingAppend(blocks []*block) []*block {
+// as if translated). copies counts the earlier run's copies among blocks.
+func (t *translator) pendingAppend(blocks []*block) (pending []*block, copies int) {
 	out := blocks[:0:0]
 	for _, b := range blocks {
 		if prev := siblingElement(b.node, -1); prev != nil && t.copyOf(prev, b.node) {
+			copies++
 			continue // an earlier run's copy
 		}
 		if next := siblingElement(b.node, 1); next != nil && t.copyOf(b.node, next) {
@@ -48,7 +49,7 @@ func (t *translator) pendingAppend(blocks []*block) []*block {
 		}
 		out = append(out, b)
 	}
-	return out
+	return out, copies
 }
 
 // copyOf says whether block c is the copy an append run wrote after block

@@ -172,7 +172,8 @@ func (t *translator) seamAt(seq *edgeSeq, i int, lang func() string) *seam {
 	h.src, _ = Given(first.text, t.opt.Source)
 	switch t.opt.Mode {
 	case Append:
-		h.grouped = len(t.pendingAppend([]*block{first})) == 1
+		pending, _ := t.pendingAppend([]*block{first})
+		h.grouped = len(pending) == 1
 	case Alternative:
 		h.grouped = len(t.pendingAlternative([]*block{first})) == 1
 	default:
