@@ -533,7 +533,7 @@ func utf16of(s string, order binary.AppendByteOrder) string {
 // whatever the size of the reads (one byte at a time included).
 func TestLatin1Reader(t *testing.T) {
 	for _, size := range []int{1, 2, 3, 64} {
-		l := &latin1{r: strings.NewReader("Stra\xdfe P\xf8\xedbram")}
+		l := latin1Reader(strings.NewReader("Stra\xdfe P\xf8\xedbram"))
 		var got []byte
 		buf := make([]byte, size)
 		for {

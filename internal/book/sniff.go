@@ -2,13 +2,13 @@ package book
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/encoding/unicode"
 )
 
 // Namespaces of the text formats.
@@ -66,7 +66,7 @@ func rootElement(data []byte) (xml.Name, error) {
 	// and UTF-16 once fromUTF16 made the bytes UTF-8): the element
 	// names the formats are told by are ASCII, so each byte is read as a
 	// Latin-1 letter; the text is not kept.
-	d.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return &latin1{r: r}, nil }
+	d.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return latin1Reader(r), nil }
 	for {
 		tok, err := d.RawToken()
 		if err == io.EOF {
@@ -89,59 +89,28 @@ func rootElement(data []byte) (xml.Name, error) {
 	}
 }
 
-// latin1 reads bytes as ISO-8859-1, each one the rune of its value, as
-// UTF-8; what a short p cannot take waits in pend, and the error of the
-// read that made it until pend is given out.
-type latin1 struct {
-	r    io.Reader
-	pend []byte
-	err  error
-}
-
-func (l *latin1) Read(p []byte) (int, error) {
-	if len(l.pend) == 0 && l.err == nil {
-		buf := make([]byte, max(len(p)/2, 1)) // each byte becomes at most 2
-		n, err := l.r.Read(buf)
-		for _, b := range buf[:n] {
-			l.pend = utf8.AppendRune(l.pend, rune(b))
-		}
-		l.err = err
-	}
-	n := copy(p, l.pend)
-	l.pend = l.pend[n:]
-	if len(l.pend) > 0 {
-		return n, nil
-	}
-	err := l.err
-	l.err = nil
-	return n, err
-}
+// latin1Reader reads r's bytes as ISO-8859-1, each one the rune of its
+// value, as UTF-8.
+func latin1Reader(r io.Reader) io.Reader { return charmap.ISO8859_1.NewDecoder().Reader(r) }
 
 // fromUTF16 returns a UTF-16 document's start (told by its byte-order mark,
 // or by "<" as its first character without one) as UTF-8, and any other
 // data as it is. An odd last byte, cut by the sniff's bound, is dropped.
 func fromUTF16(data []byte) []byte {
-	var order binary.ByteOrder
+	var order unicode.Endianness
 	switch {
 	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}), bytes.HasPrefix(data, []byte{'<', 0}):
-		order = binary.LittleEndian
+		order = unicode.LittleEndian
 	case bytes.HasPrefix(data, []byte{0xFE, 0xFF}), bytes.HasPrefix(data, []byte{0, '<'}):
-		order = binary.BigEndian
+		order = unicode.BigEndian
 	default:
 		return data
 	}
-	units := make([]uint16, 0, len(data)/2)
-	for i := 0; i+1 < len(data); i += 2 {
-		units = append(units, order.Uint16(data[i:]))
+	out, err := unicode.UTF16(order, unicode.IgnoreBOM).NewDecoder().Bytes(data[:len(data)&^1])
+	if err != nil {
+		return data
 	}
-	if len(units) > 0 && units[0] == 0xFEFF {
-		units = units[1:]
-	}
-	var out []byte
-	for _, r := range utf16.Decode(units) {
-		out = utf8.AppendRune(out, r)
-	}
-	return out
+	return bytes.TrimPrefix(out, []byte("\ufeff"))
 }
 
 // isHOCR says whether an HTML document carries hOCR markup.
