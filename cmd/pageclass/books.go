@@ -94,14 +94,12 @@ type bookInputs struct {
 	list    bool
 	fetcher *fetch.Fetcher
 	// fetchedPages and imageBytes count the page images fetched and their
-	// bytes, each image once however many pages show it (counted holds
-	// the URLs counted); reused counts the pages an earlier run had
-	// fetched.
+	// bytes, each image once however many pages show it; reused counts
+	// the pages an earlier run had fetched.
 	fetchedPages, imageBytes, reused atomic.Int64
-	counted                          sync.Map
-	// thisRun are the URLs this run fetched and kept: a page whose image
-	// another page of the run fetched (canvases sharing an image) takes
-	// the kept image but is not counted in reused.
+	// thisRun are the URLs this run fetched: each is counted once, and a
+	// page whose image another page of the run fetched (canvases sharing
+	// an image) takes the kept image but is not counted in reused.
 	thisRun sync.Map
 	// led is the run's ledger, which records every fetch, and cache the
 	// folder of the images fetched and not yet classified.
@@ -461,7 +459,7 @@ func (bs *bookInputs) fetchFunc(bp *bookPage) func(ctx context.Context) ([]byte,
 		if err != nil {
 			return nil, fmt.Errorf("%s: image not fetched: %w", bp.name, err)
 		}
-		if _, seen := bs.counted.LoadOrStore(bp.target, true); !seen {
+		if _, seen := bs.thisRun.LoadOrStore(bp.target, true); !seen {
 			bs.fetchedPages.Add(1)
 			bs.imageBytes.Add(int64(len(data)))
 		}
@@ -485,11 +483,7 @@ func (bs *bookInputs) keep(bp *bookPage, data []byte) error {
 	if err := atomicfile.WriteFile(filepath.Join(bs.cache, sum), data, 0o644); err != nil {
 		return fmt.Errorf("fetched images: %w", err)
 	}
-	if err := bs.led.RecordFetch(bp.target, bp.identity(), ledger.FetchOf(data)); err != nil {
-		return err
-	}
-	bs.thisRun.Store(bp.target, true)
-	return nil
+	return bs.led.RecordFetch(bp.target, bp.identity(), ledger.FetchOf(data))
 }
 
 // fetchedBefore is a page's image as an earlier run of the ledger fetched
