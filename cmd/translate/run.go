@@ -579,7 +579,7 @@ func (r *runner) openSession(ctx context.Context) (*session.Session, *lemCircuit
 		pairs, from := m.Models(ctx)
 		pd.SetConfig("translation_models", pairs)
 		pd.SetConfig("translation_models_from", from)
-		if strings.HasPrefix(from, "builtin") {
+		if m.PairsGuessed(ctx) {
 			r.warn(fmt.Sprintf("translation API model list unavailable, using the built-in pairs: %s", from))
 		}
 	}

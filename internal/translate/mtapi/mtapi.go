@@ -303,8 +303,8 @@ func parseModels(body []byte) (map[string]bool, error) {
 // list, taken because the service's own could not be read: a guess, by
 // which no target is refused ahead of a document (backend.OffersTarget).
 func (b *Backend) PairsGuessed(ctx context.Context) bool {
-	_, from := b.Models(ctx)
-	return strings.HasPrefix(from, "builtin")
+	b.modelsOnce.Do(func() { b.loadModels(ctx) })
+	return strings.HasPrefix(b.modelsSource, "builtin")
 }
 
 // Supports reports whether src-tgt is in the model list; an unsupported
