@@ -151,8 +151,9 @@ type LogRow struct {
 	// OK, Retried or Vocabulary.
 	Status backend.Status
 	// Approx is set when the line's words were given by proportion, not
-	// aligned to it (--fast-align, or a line over the alignment limits):
-	// unit status approx_alignment (backend.UnitStatus).
+	// aligned to it (--fast-align, or a line over the alignment limits),
+	// or when the line got no word of its block's translation (its text
+	// is emptied): unit status approx_alignment (backend.UnitStatus).
 	Approx bool
 	// Lang is the unit's source language and LangSource the rule of the
 	// source-language order that chose it (order.go).
@@ -382,6 +383,10 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	if n := res.Stats.OverAlignLimit; n > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d lines over the alignment limit (%d words or %d characters) took their proportional share of the translated words instead of the aligned one",
 			opt.File, n, MaxAlignWords, MaxAlignRunes))
+	}
+	if n := res.Stats.LinesEmptied; n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d lines got no word of their block's translation (the translation has fewer words than the block has lines); their text is empty and their log rows say approx_alignment",
+			opt.File, n))
 	}
 	if res.Output, err = ed.Bytes(); err != nil {
 		return nil, fmt.Errorf("alto: %s: %w", opt.File, err)
@@ -790,7 +795,15 @@ func (t *translator) writeTranslated(b *block, lang, text string, anchors []stri
 		pr.stats.Translated++
 	}
 	for r := first; r < len(pr.rows); r++ {
-		pr.rows[r].Approx = approx
+		row := &pr.rows[r]
+		row.Approx = approx
+		if row.Target == "" && len(tokens) > 0 && strings.TrimSpace(row.Source) != "" {
+			// The alignment gave the line no word of its block's
+			// translation: its CONTENT is emptied, and its row says
+			// the placement is approximate.
+			row.Approx = true
+			pr.stats.LinesEmptied++
+		}
 	}
 	return anchors, nil
 }

@@ -30,6 +30,10 @@ type Stats struct {
 	// OverAlignLimit counts lines over the alignment limits (MaxAlignWords,
 	// MaxAlignRunes), split proportionally instead of aligned.
 	OverAlignLimit int
+	// LinesEmptied counts lines of translated blocks that got no word of
+	// their block's translation (it had fewer words than the block has
+	// lines): their text is emptied, their log rows say approx_alignment.
+	LinesEmptied int
 }
 
 func (s *Stats) add(o Stats) {
@@ -45,6 +49,7 @@ func (s *Stats) add(o Stats) {
 	s.Untranslated += o.Untranslated
 	s.Rerun += o.Rerun
 	s.OverAlignLimit += o.OverAlignLimit
+	s.LinesEmptied += o.LinesEmptied
 }
 
 // Summary is the summary line that ends the document's log (the

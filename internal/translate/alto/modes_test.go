@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/xmlsplice"
 )
@@ -340,5 +341,51 @@ func TestAppendTargetLanguageBlocks(t *testing.T) {
 	again := run(string(res.Output))
 	if again.Stats.Translated != 0 || again.Stats.Units != 2 || again.Stats.AlreadyDone != 1 || again.Stats.InTarget != 1 || !bytes.Equal(again.Output, res.Output) {
 		t.Errorf("second append run: %+v", again.Stats)
+	}
+}
+
+// TestEmptiedLineMarked: a block whose translation has fewer words than it
+// has lines leaves a line without a word; that line's CONTENT is emptied,
+// its log row says approx_alignment, and the document's warnings count it.
+func TestEmptiedLineMarked(t *testing.T) {
+	const doc = `<alto xmlns="http://www.loc.gov/standards/alto/ns-v3#"><Layout><Page ID="P1">` +
+		`<TextBlock ID="B1"><TextLine ID="L1"><String CONTENT="první"/></TextLine>` +
+		`<TextLine ID="L2"><String CONTENT="druhý"/></TextLine>` +
+		`<TextLine ID="L3"><String CONTENT="třetí"/></TextLine></TextBlock>` +
+		`</Page></Layout></alto>`
+	// The block becomes one word; the lines' own translations (the anchors)
+	// are upper-cased.
+	f := &fake{answer: func(s string) string {
+		if s == "první druhý třetí" {
+			return "ALL"
+		}
+		return strings.ToUpper(s)
+	}}
+	for _, fast := range []bool{false, true} {
+		res, err := Translate(context.Background(), []byte(doc), Options{Backend: f, Source: "cs", Target: "en", File: "e.xml", FastAlign: fast})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(res.Output), `CONTENT=""`); n != 2 {
+			t.Errorf("fast %v: %d emptied Strings, want 2:\n%s", fast, n, res.Output)
+		}
+		if res.Stats.LinesEmptied != 2 {
+			t.Errorf("fast %v: LinesEmptied %d, want 2", fast, res.Stats.LinesEmptied)
+		}
+		var emptied int
+		for _, r := range res.Log {
+			if r.Target == "" {
+				emptied++
+				if !r.Approx || backend.UnitStatus(r.Status, r.Approx) != backend.UnitApproxAlignment {
+					t.Errorf("fast %v: emptied line %s logged unit status %s", fast, r.Line, backend.UnitStatus(r.Status, r.Approx))
+				}
+			}
+		}
+		if emptied != 2 {
+			t.Errorf("fast %v: %d log rows without a translation, want 2: %+v", fast, emptied, res.Log)
+		}
+		if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "e.xml: 2 lines got no word") {
+			t.Errorf("fast %v: warnings %q", fast, w)
+		}
 	}
 }
