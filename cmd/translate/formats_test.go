@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -97,6 +98,12 @@ func TestFolderByContent(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "a", "doc.alto.xml"), readOrFatal(t, testenv.Path(t, sampleALTO)))
 	writeFile(t, filepath.Join(dir, "a", "0001.xml"), readOrFatal(t, realPAGE))
+	// A PAGE file with a comment of 70 KiB before its root (it was not
+	// collected: its first 64 KiB hold no root element).
+	page := readOrFatal(t, realPAGE)
+	decl := bytes.Index(page, []byte("?>")) + 2
+	long := slices.Concat(page[:decl], []byte("\n<!-- "+strings.Repeat("provenance ", 70<<10/11)+"-->"), page[decl:])
+	writeFile(t, filepath.Join(dir, "a", "0002.xml"), long)
 	writeFile(t, filepath.Join(dir, "b", "scan.hocr"), readOrFatal(t, realHOCRSmall))
 	writeFile(t, filepath.Join(dir, "b", "scan2.html"), readOrFatal(t, realHOCR))
 	writeFile(t, filepath.Join(dir, "b", "record.xml"), []byte(`<?xml version="1.0"?><record><title>Kronika</title></record>`))
@@ -108,18 +115,18 @@ func TestFolderByContent(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for _, f := range []string{"a/doc_en.alto.xml", "a/0001_en.xml", "b/scan_en.hocr", "b/scan2_en.html"} {
+	for _, f := range []string{"a/doc_en.alto.xml", "a/0001_en.xml", "a/0002_en.xml", "b/scan_en.hocr", "b/scan2_en.html"} {
 		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(f))); err != nil {
 			t.Errorf("output %s: %v", f, err)
 		}
 	}
 	d := readParadata(t, out)
-	if d.Statistics.SuccessfullyProcessed != 4 || d.Statistics.SkippedFiles != 0 {
+	if d.Statistics.SuccessfullyProcessed != 5 || d.Statistics.SkippedFiles != 0 {
 		t.Errorf("statistics %+v", d.Statistics.Statistics)
 	}
 	// The hOCR translations are counted as html, in this run and in a
 	// --resume that keeps them.
-	wantCounts := map[string]int{"xml": 2, "html": 2, "csv": 4}
+	wantCounts := map[string]int{"xml": 3, "html": 2, "csv": 5}
 	if got := d.Statistics.OutputCountsByType; !maps.Equal(got, wantCounts) {
 		t.Errorf("output_counts_by_type %v, want %v", got, wantCounts)
 	}

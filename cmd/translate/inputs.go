@@ -330,8 +330,8 @@ func collectDir(ctx context.Context, s *settings, report func(path, reason strin
 
 // collectable says whether a directory run takes the file at p as a loose
 // input: its name ends in one of --formats, or it is ALTO, PAGE-XML or
-// hOCR by its root element (book.Sniff of head, its start when already
-// read, else read here; a file of those extensions that is not is passed
+// hOCR by its root element (book.Sniff of book.SniffHead, from head when
+// already read; a file of those extensions that is not is passed
 // to report with the reason).
 func collectable(s *settings, p string, head []byte, report func(path, reason string)) bool {
 	if report == nil {
@@ -341,12 +341,10 @@ func collectable(s *settings, p string, head []byte, report func(path, reason st
 	if matchesFormat(name, s.Formats) || !sniffable[strings.ToLower(filepath.Ext(name))] {
 		return matchesFormat(name, s.Formats)
 	}
-	if head == nil {
-		var err error
-		if head, err = book.ReadHead(p); err != nil {
-			report(p, err.Error())
-			return false
-		}
+	head, err := book.SniffHead(p, head)
+	if err != nil {
+		report(p, err.Error())
+		return false
 	}
 	if _, err := book.Sniff(head); err != nil {
 		report(p, fmt.Sprintf(notCollectedPrefix+" (%v); name its extension in --formats to translate it as metadata", err))

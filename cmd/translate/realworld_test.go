@@ -186,7 +186,7 @@ func TestRealWorldCorpus(t *testing.T) {
 			if strings.HasSuffix(c.file, "_mets.xml") {
 				// A METS file is a book since issue 28; the text files
 				// it names that are missing are failures naming them.
-				want = "cannot read: open "
+				want = "cannot read: stat "
 			}
 			if !strings.Contains(r.stderr, want) {
 				t.Errorf("%s: exit %d without saying why:\n%s", c.file, r.code, r.stderr)

@@ -396,15 +396,54 @@ func TestSniff(t *testing.T) {
 		{utf16be("\ufeff<alto xmlns=\"http://www.loc.gov/standards/alto/ns-v4#\"/>"), ALTO, ""},
 		{utf16le("<alto xmlns=\"http://www.loc.gov/standards/alto/ns-v4#\"/>"), ALTO, ""},
 		{utf16le("\ufeff<html><head><meta name='ocr-system' content='tesseract'/></head><body><div class='ocr_page'/></body></html>"), HOCR, ""},
-		// A comment past the first 64 KiB: the root is not seen, and the
-		// error says where it looked (it said "not XML: unexpected EOF").
-		{`<?xml version="1.0"?><!--` + strings.Repeat("x", 70<<10) + `--><PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"/>`, "",
-			"no root element in its first 64 KiB (a comment or declaration longer than that before it?)"},
+		// A comment longer than 64 KiB before the root: given the whole
+		// file, the root is found (a folder run left such a file out).
+		{longPrologue(70 << 10), PAGE, ""},
+		// Given a head of 64 KiB without the root, the error says where it
+		// looked (it said "not XML: unexpected EOF"), for SniffHead to read on.
+		{longPrologue(70 << 10)[:64<<10], "", "no root element in its first 64 KiB (a comment or declaration longer than that before it?)"},
+		{longPrologue(5 << 20), "", "no root element in its first 4 MiB"},
 	} {
 		got, err := Sniff([]byte(c.data))
 		if got != c.want || (c.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.err) {
 			t.Errorf("Sniff(%.30q) = %q, %v; want %q, %q", c.data, got, err, c.want, c.err)
 		}
+	}
+}
+
+// longPrologue is a PAGE document with a comment of n bytes before its root.
+func longPrologue(n int) string {
+	return `<?xml version="1.0"?><!--` + strings.Repeat("x", n) + `--><PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"/>`
+}
+
+// TestSniffHead: the start of a file read to tell its format is its first
+// 64 KiB, or up to SniffMax bytes when the root element lies beyond them.
+func TestSniffHead(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		data string
+		n    int
+		want Format
+	}{
+		{longPrologue(10), len(longPrologue(10)), PAGE},
+		{longPrologue(70 << 10), len(longPrologue(70 << 10)), PAGE},
+		{longPrologue(5 << 20), SniffMax, ""},
+	} {
+		p := filepath.Join(dir, "f.xml")
+		if err := os.WriteFile(p, []byte(c.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		head, err := SniffHead(p, nil)
+		if err != nil || len(head) != c.n {
+			t.Errorf("%d bytes: SniffHead read %d, %v; want %d", len(c.data), len(head), err, c.n)
+			continue
+		}
+		if got, _ := Sniff(head); got != c.want {
+			t.Errorf("%d bytes: Sniff of the head %q, want %q", len(c.data), got, c.want)
+		}
+	}
+	if _, err := SniffHead(dir, nil); err == nil {
+		t.Error("SniffHead of a folder: no error")
 	}
 }
 

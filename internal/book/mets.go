@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"slices"
 	"sort"
@@ -770,8 +769,8 @@ func (r *reader) identify(b *Book, p *Page, f *file, l loc) (Text, bool) {
 	return t, keep
 }
 
-// Identify tells a METS text file by its content (data, or its first 64
-// KiB), as reading the book with TextSniff does: it returns the text with
+// Identify tells a METS text file by its content (data: its start from
+// SniffHead, or the whole file; up to SniffMax bytes are read), as reading the book with TextSniff does: it returns the text with
 // the format its root element gives (Sniffed), or false when the content
 // is none of ALTO, PAGE and hOCR (the file is left out). reason says why a
 // file is left out, or that its content differs from what the METS
@@ -797,25 +796,14 @@ func (t Text) Identify(data []byte) (Text, string, bool) {
 	return t, reason, true
 }
 
-// prefix reads the start of a file: up to 64 KiB of a local one, the whole
-// of a remote one (which stays in the Fetcher's cache).
+// prefix reads the start of a file: of a local one, what tells its format
+// (SniffHead: 64 KiB, or up to SniffMax when its root element lies
+// further), the whole of a remote one (which stays in the Fetcher's cache).
 func (r *reader) prefix(l loc) ([]byte, error) {
 	if l.url != nil {
 		return r.get(l)
 	}
-	fh, err := os.Open(l.path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, errors.New(l.path + ": not a regular file")
-	}
-	return io.ReadAll(io.LimitReader(fh, sniffBytes))
+	return SniffHead(l.path, nil)
 }
 
 func looksFulltext(group string) bool {

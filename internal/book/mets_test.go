@@ -108,7 +108,7 @@ func TestMETSFeatures(t *testing.T) {
 	wantProblems := []string{
 		"P0: skipped: logical div L2, inside a div of TYPE binding",
 		"P2: T2: declared ALTO, is PAGE",
-		"P2: T6: cannot read: open DIR/txt/missing.xml: no such file or directory",
+		"P2: T6: cannot read: stat DIR/txt/missing.xml: no such file or directory",
 		"P3: T4: not ALTO, PAGE or hOCR (root element TEI in namespace http://www.tei-c.org/ns/1.0): left out",
 		"P3: NOPE: fptr to a file the fileSec does not hold",
 		"P4: IMG4: skipped: content embedded (FContent), no FLocat",

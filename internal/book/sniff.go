@@ -3,9 +3,12 @@ package book
 import (
 	"bytes"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"archivekit/internal/regularfile"
 
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/unicode"
@@ -20,13 +23,60 @@ const (
 
 // Sniff returns the format of a text file from its start: ALTO (root
 // element alto), PAGE (root PcGts) or hOCR (an HTML or XHTML document with
-// an ocr_page element or an ocr-system meta). It reads at most the first
-// 64 KiB of data. A file of another kind is an error naming its root
-// element.
+// an ocr_page element or an ocr-system meta). A file of another kind is an
+// error naming its root element. It reads at most SniffMax bytes of data;
+// given 64 KiB or less (a file's head) and finding no root element in a
+// head of exactly 64 KiB, it answers ErrRootBeyond: SniffHead then reads
+// further.
 func Sniff(data []byte) (Format, error) {
-	cut := len(data) >= sniffBytes // what follows is not read: the root may lie there
-	if len(data) > sniffBytes {
-		data = data[:sniffBytes]
+	if len(data) <= sniffBytes {
+		return sniff(data, sniffBytes)
+	}
+	return sniff(data, SniffMax)
+}
+
+// ErrRootBeyond is Sniff's error for a file's head of 64 KiB that holds no
+// root element (a long comment or declaration before it).
+var ErrRootBeyond = errors.New("no root element in its first 64 KiB")
+
+// SniffMax is the most of a file Sniff reads to find its root element.
+const SniffMax = 4 << 20
+
+// SniffHead returns the start of the local file p that tells its format:
+// head (its first LooksLen bytes, read here when nil), or up to SniffMax
+// bytes when head holds no root element and the file goes on.
+func SniffHead(p string, head []byte) ([]byte, error) {
+	if head == nil {
+		var err error
+		if head, err = ReadHead(p); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := Sniff(head); !errors.Is(err, ErrRootBeyond) {
+		return head, nil
+	}
+	return readPrefix(p, SniffMax)
+}
+
+// readPrefix returns the first n bytes of the regular file p.
+func readPrefix(p string, n int64) ([]byte, error) {
+	f, err := regularfile.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, n))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return b, nil
+}
+
+// sniff is Sniff reading at most limit bytes of data.
+func sniff(data []byte, limit int) (Format, error) {
+	cut := len(data) >= limit // what follows is not read: the root may lie there
+	if len(data) > limit {
+		data = data[:limit]
 	}
 	data = fromUTF16(data)
 	root, err := rootElement(data)
@@ -34,8 +84,11 @@ func Sniff(data []byte) (Format, error) {
 		if isHOCR(data) {
 			return HOCR, nil
 		}
+		if cut && limit == sniffBytes {
+			return "", fmt.Errorf("%w (a comment or declaration longer than that before it?): %v", ErrRootBeyond, err)
+		}
 		if cut {
-			return "", fmt.Errorf("no root element in its first %d KiB (a comment or declaration longer than that before it?): %w", sniffBytes>>10, err)
+			return "", fmt.Errorf("no root element in its first %d MiB: %w", limit>>20, err)
 		}
 		return "", err
 	}
