@@ -143,6 +143,12 @@ type server struct {
 	stopOnce sync.Once
 	stop     chan struct{}
 	rewarm   sync.WaitGroup
+
+	// probe is the deep health check's last live probe of a warm
+	// backend (liveProbe).
+	probeMu     sync.Mutex
+	probeAt     time.Time
+	probeDetail string
 }
 
 // newService builds the service from the environment; logOut nil means stdout.
@@ -355,13 +361,15 @@ func (s *server) close() {
 
 // deepCheck reports a cold backend, an unreadable field list and a failed
 // language identifier.
-func (s *server) deepCheck(context.Context) string {
+func (s *server) deepCheck(ctx context.Context) string {
 	var problems []string
 	if st := s.state.Load(); st == nil || !st.warm {
 		d := "translation backend not warmed"
 		if st != nil && st.detail != "" {
 			d = st.detail
 		}
+		problems = append(problems, d)
+	} else if d := s.liveProbe(ctx, st.be); d != "" {
 		problems = append(problems, d)
 	}
 	if _, err := translator.LoadFields(s.set.Fields, s.set.FieldsErr); err != nil {
@@ -371,6 +379,39 @@ func (s *server) deepCheck(context.Context) string {
 		problems = append(problems, "language identification failed to load (detection answers en with confidence 0): "+why)
 	}
 	return strings.Join(problems, "; ")
+}
+
+// probeEvery is how long the deep health check reuses its last live probe
+// of the backend; probeTimeout bounds one probe.
+const (
+	probeEvery   = 10 * time.Second
+	probeTimeout = 5 * time.Second
+)
+
+// liveProbe asks a warm remote backend for its model list (mtapi, chat;
+// a local ct2 model has nothing to ask): "" when it answers, else why
+// not. A backend warm at start may stop answering; the deep health check
+// says so (it said ok while every request failed). The answer is reused
+// for probeEvery, so frequent checks do not load the backend.
+func (s *server) liveProbe(ctx context.Context, be backend.Backend) string {
+	type prober interface{ Probe(context.Context) error }
+	p, ok := be.(prober)
+	if !ok {
+		return ""
+	}
+	s.probeMu.Lock()
+	defer s.probeMu.Unlock()
+	if !s.probeAt.IsZero() && time.Since(s.probeAt) < probeEvery {
+		return s.probeDetail
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	s.probeDetail = ""
+	if err := p.Probe(ctx); err != nil {
+		s.probeDetail = fmt.Sprintf("translation backend %s does not answer: %s", be.Name(), service.Redact(err.Error()))
+	}
+	s.probeAt = time.Now()
+	return s.probeDetail
 }
 
 // backend is the backend in use (warm or not).

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"archivekit/internal/docrecord"
 	"archivekit/internal/service/servicetest"
@@ -583,5 +584,40 @@ func TestAnswerType(t *testing.T) {
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != c.want {
 			t.Errorf("%s: %d, Content-Type %q, want %s", filepath.Base(c.file), resp.StatusCode, resp.Header.Get("Content-Type"), c.want)
 		}
+	}
+}
+
+// TestDeepHealthBackendGone: a backend warm at start that stops answering
+// makes the deep health check 503 naming it (it said ok while every
+// request failed); /ready stays 200.
+func TestDeepHealthBackendGone(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{})
+	env := testEnv(mt.URL, nil)
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	s, err := newServer(lookup, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := servicetest.Serve(t, s.svc, s.close)
+	get := func(p string) (int, string) {
+		r, err := http.Get(ts.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.StatusCode, string(readBody(t, r))
+	}
+	if code, body := get("/health?deep=true"); code != 200 {
+		t.Fatalf("backend up: %d %s", code, body)
+	}
+	mt.Close()
+	s.probeMu.Lock()
+	s.probeAt = time.Time{} // the last probe is not reused
+	s.probeMu.Unlock()
+	code, body := get("/health?deep=true")
+	if code != 503 || !strings.Contains(body, "does not answer") || !strings.Contains(body, `"status":"degraded"`) {
+		t.Errorf("backend gone: %d %s; want 503 degraded, does not answer", code, body)
+	}
+	if code, _ := get("/ready"); code != 200 {
+		t.Errorf("/ready %d, want 200", code)
 	}
 }

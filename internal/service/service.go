@@ -108,7 +108,8 @@ type Options struct {
 	// DeepCheck returns "" when the service is healthy, otherwise a detail
 	// saying what is degraded (a cold backend, a language identifier that
 	// failed to load). It is called by /health?deep=true only, and must be
-	// fast. Nil means never degraded.
+	// bounded in time (translate-api's probes its backend within 5 s). Nil
+	// means never degraded.
 	DeepCheck func(ctx context.Context) string
 	// OpenAPI is the tool's OpenAPI 3.1 document as JSON, served at
 	// /openapi.json with the service's own paths (/health, /ready, /metrics)

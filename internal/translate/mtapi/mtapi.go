@@ -197,6 +197,16 @@ func (b *Backend) Models(ctx context.Context) (pairs []string, source string) {
 	return pairs, b.modelsSource
 }
 
+// Probe asks the service for its model list now (one attempt, within the
+// models time-out): nil when it answers one, else why not. The deep
+// health check uses it to tell a service that stopped answering.
+func (b *Backend) Probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, b.cfg.ModelsTimeout)
+	defer cancel()
+	_, err := b.fetchModels(ctx)
+	return err
+}
+
 func (b *Backend) loadModels(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.ModelsTimeout)
 	defer cancel()
