@@ -831,7 +831,7 @@ func TestItemTimeout(t *testing.T) {
 	}
 	_, _, st := submit(t, ts.URL, "", file("stuck.xml", "s"), file("b.xml", "b"))
 	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
-	if st.Items.Succeeded != 1 || len(st.Errors) != 1 || st.Errors[0].Status != 504 || !strings.Contains(st.Errors[0].Error, "took longer than 2s") {
+	if st.Items.Succeeded != 1 || len(st.Errors) != 1 || st.Errors[0].Status != 504 || st.Errors[0].Reason != service.ReasonTimeout || !strings.Contains(st.Errors[0].Error, "took longer than 2s") {
 		t.Fatalf("%+v", st)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
@@ -211,7 +212,11 @@ func (q *Queue) finish(ctx context.Context, id string) error {
 	if ended && st.StartedAt != nil && q.opts.Metrics != nil {
 		q.opts.Metrics.Observe(metricDuration, time.Since(*st.StartedAt).Seconds())
 	}
-	q.log.Info("job ended", "job", id, "state", end, "items", st.Items.Total, "failed", st.Items.Failed, "skipped", st.Items.Skipped)
+	level := slog.LevelInfo
+	if st.Items.Failed > 0 {
+		level = slog.LevelWarn // an operator reading the log sees the failures
+	}
+	q.log.Log(ctx, level, "job ended", "job", id, "state", end, "items", st.Items.Total, "failed", st.Items.Failed, "skipped", st.Items.Skipped)
 	return err
 }
 
@@ -302,7 +307,7 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *f
 		// answers a request past REQUEST_TIMEOUT_S.
 		a.header.Set("Content-Type", "application/json")
 		a.status = http.StatusGatewayTimeout
-		_, _ = fmt.Fprintf(body.w, "{\"detail\":%q}\n", fmt.Sprintf("the item took longer than %v", q.opts.ItemTimeout))
+		_, _ = body.w.Write(problemBody(a.status, service.ReasonTimeout, fmt.Sprintf("the item took longer than %v (each item's time limit, REQUEST_TIMEOUT_S) and its work was stopped", q.opts.ItemTimeout)))
 	}
 	if a.err != nil {
 		return fmt.Errorf("item %d: writing the answer: %w", it.Index, a.err)

@@ -117,7 +117,8 @@ const (
 	// requests being served (503, Retry-After).
 	ReasonRateLimited Reason = "rate_limited"
 	// ReasonTimeout: the request was not finished within
-	// REQUEST_TIMEOUT_S and its work was stopped (503).
+	// REQUEST_TIMEOUT_S and its work was stopped (503); a job item past
+	// its time limit is recorded 504 with it.
 	ReasonTimeout Reason = "timeout"
 	// ReasonBodyTimeout: the request body arrived too slowly (408).
 	ReasonBodyTimeout Reason = "body_timeout"
