@@ -3,6 +3,8 @@ package backend
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // OffersTarget says, before any document, whether be translates into
@@ -32,5 +34,29 @@ func OffersTarget(ctx context.Context, be Backend, source, target string, source
 			return nil
 		}
 	}
+	if into := targets(ctx, be); len(into) > 0 {
+		return fmt.Errorf("target language %s: the backend does not translate into it; it translates into %s", target, strings.Join(into, ", "))
+	}
 	return fmt.Errorf("target language %s: the backend translates into it from none of the languages detection tells (%v)", target, last)
+}
+
+// targets are the target languages of be's pairs, sorted, when be lists
+// them (mtapi's Models); nil otherwise. (With source "auto" the error
+// named the last language tried, as if the document were in it.)
+func targets(ctx context.Context, be Backend) []string {
+	m, ok := be.(interface {
+		Models(context.Context) ([]string, string)
+	})
+	if !ok {
+		return nil
+	}
+	pairs, _ := m.Models(ctx)
+	var out []string
+	for _, p := range pairs {
+		if _, tgt, ok := strings.Cut(p, "-"); ok && !slices.Contains(out, tgt) {
+			out = append(out, tgt)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

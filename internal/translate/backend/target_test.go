@@ -41,6 +41,27 @@ func TestOffersTarget(t *testing.T) {
 	}
 }
 
+// listed is a backend that lists its pairs (as mtapi does).
+type listed struct{ pairs }
+
+func (l listed) Models(context.Context) ([]string, string) {
+	var out []string
+	for p := range l.pairs {
+		out = append(out, p)
+	}
+	return out, "api"
+}
+
+// A backend that lists its pairs is refused a target saying which targets
+// it has (the error named a pair of the last language tried, "hi-de").
+func TestOffersTargetListed(t *testing.T) {
+	be := listed{pairs{"cs-en": true, "de-en": true, "en-cs": true}}
+	err := OffersTarget(context.Background(), be, "auto", "fr", []string{"hi", "cs", "de"})
+	if err == nil || err.Error() != "target language fr: the backend does not translate into it; it translates into cs, en" {
+		t.Errorf("OffersTarget = %v", err)
+	}
+}
+
 // guessed is a backend whose pairs are a guess (mtapi's built-in list).
 type guessed struct{ pairs }
 
