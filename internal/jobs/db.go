@@ -264,6 +264,9 @@ func (q *Queue) openSQLite(ctx context.Context) (*riversqlite.Driver, error) {
 			return nil, fmt.Errorf("jobs: tables: %w", err)
 		}
 	}
+	if err := q.claimStore(ctx); err != nil {
+		return nil, err
+	}
 	// The folder is ours alone (its lock): a job River has as running was
 	// left by a process killed before finishing it, one scheduled or
 	// retryable was paused by a stop; all run again at once, their leases
@@ -313,5 +316,36 @@ func (q *Queue) openPostgres(ctx context.Context, url string) (*riverpgxv5.Drive
 	if _, err := conn.Exec(cctx, pgSchema); err != nil {
 		return nil, fmt.Errorf("jobs: tables: %w", err)
 	}
+	if err := q.claimStore(cctx); err != nil { // under the lock: replicas starting together
+		return nil, err
+	}
 	return drv, nil
+}
+
+// claimStore records the service whose jobs the store holds, the first
+// time, and refuses a store that holds another service's: its jobs'
+// items would be sent to the wrong endpoint and fail (a translate-api
+// job run by pageclass-api failed every item with 400).
+func (q *Queue) claimStore(ctx context.Context) error {
+	if q.opts.Service == "" {
+		return nil
+	}
+	if _, err := q.exec(ctx, `CREATE TABLE IF NOT EXISTS archivekit_service (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL)`); err != nil {
+		return fmt.Errorf("jobs: tables: %w", err)
+	}
+	if _, err := q.exec(ctx, `INSERT INTO archivekit_service (id, name) VALUES (1, ?) ON CONFLICT (id) DO NOTHING`, q.opts.Service); err != nil {
+		return fmt.Errorf("jobs: tables: %w", err)
+	}
+	var name string
+	if err := q.queryRow(ctx, `SELECT name FROM archivekit_service WHERE id = 1`).Scan(&name); err != nil {
+		return fmt.Errorf("jobs: tables: %w", err)
+	}
+	if name != q.opts.Service {
+		where, setting := "state folder "+q.opts.Dir, EnvDir
+		if q.opts.DatabaseURL != "" {
+			where, setting = "database of "+EnvDatabaseURL, EnvDatabaseURL
+		}
+		return fmt.Errorf("jobs: the %s holds the jobs of %s, not %s: give each service its own %s", where, name, q.opts.Service, setting)
+	}
+	return nil
 }

@@ -146,6 +146,10 @@ type Options struct {
 	ItemWorkers int
 	// Logger receives the queue's records; nil discards them.
 	Logger *slog.Logger
+	// Service names the service whose jobs the store holds (Setup gives
+	// the service's name): a state folder or database that holds another
+	// service's jobs is refused (claimStore). "" checks nothing.
+	Service string
 	// Stopping, when not nil, reports that the service is draining: a job
 	// then stops after its item in flight and waits for the next start.
 	Stopping func() bool
@@ -354,6 +358,14 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 	}
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("jobs: state folder: %w", err)
+	}
+	// A folder this user cannot write fails later, in the database's
+	// migrations, with "unable to open database file (14)".
+	if f, err := os.CreateTemp(opts.Dir, ".write-check-*"); err != nil {
+		return nil, fmt.Errorf("jobs: state folder %s is not writable by this process (user %d): %w", opts.Dir, os.Getuid(), err)
+	} else {
+		f.Close()
+		os.Remove(f.Name())
 	}
 	lctx, cancel := context.WithCancel(ctx)
 	held := false

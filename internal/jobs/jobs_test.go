@@ -1328,3 +1328,34 @@ func TestSubmitNotMultipart(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreOfAnotherService: a state folder or database that holds one
+// service's jobs is refused by another, naming both (pageclass-api ran a
+// translate-api job's items through /predict_image, failing each).
+func TestStoreOfAnotherService(t *testing.T) {
+	stores(t, func(t *testing.T, newStore store) {
+		dir := newStore(t)
+		open := func(name string) (*jobs.Queue, error) {
+			env := storeEnv(dir)
+			lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+			svc, err := service.New(service.Options{Name: name, DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: &echo{}})
+		}
+		q, err := open("translate-api")
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Close(context.Background())
+		if _, err := open("pageclass-api"); err == nil || !strings.Contains(err.Error(), "holds the jobs of translate-api, not pageclass-api") {
+			t.Errorf("another service: %v", err)
+		}
+		q, err = open("translate-api") // its own service opens it again
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Close(context.Background())
+	})
+}

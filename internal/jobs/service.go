@@ -82,6 +82,7 @@ func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) 
 		o.CallbackPrivate = b
 	}
 	o.Logger = svc.Logger.With("component", "jobs")
+	o.Service = svc.Name()
 	o.Metrics = svc.Metrics
 	if o.ItemTimeout == 0 {
 		o.ItemTimeout = svc.Config.RequestTimeout

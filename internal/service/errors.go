@@ -69,6 +69,7 @@ func WriteError(w http.ResponseWriter, status int, reason Reason, detail string)
 	if status >= 500 {
 		detail = Redact(detail)
 	}
+	noteReason(w, reason)
 	WriteJSON(w, status, ErrorBody{Status: status, Reason: reason, Detail: detail})
 }
 

@@ -267,6 +267,9 @@ func (s *Service) HandleFunc(pattern string, h func(http.ResponseWriter, *http.R
 // serves it; tests can serve it with httptest after calling WarmUp.
 func (s *Service) Handler() http.Handler { return s.handler }
 
+// Name is the service's name (Options.Name).
+func (s *Service) Name() string { return s.opts.Name }
+
 // State is the current lifecycle state.
 func (s *Service) State() State { return State(s.state.Load()) }
 
@@ -509,23 +512,41 @@ type recorder struct {
 	// cause is why the service failed the request, for the request log
 	// only (noteCause: a full disk's path and error); "" for none.
 	cause string
+	// reason is the error answer's reason code (WriteError); "" for none.
+	reason Reason
 }
 
 // noteCause records cause in the request log record of the request whose
 // response writer w is (w, or a writer it wraps: Unwrap), logged at ERROR:
 // what the operator must know and the client is not told.
 func noteCause(w http.ResponseWriter, cause string) {
+	if rec := recorderOf(w); rec != nil {
+		rec.cause = cause
+	}
+}
+
+// noteReason records the reason of an error answer (WriteError) in the
+// request log record of the request whose response writer w is.
+func noteReason(w http.ResponseWriter, reason Reason) {
+	if rec := recorderOf(w); rec != nil && rec.reason == "" {
+		rec.reason = reason
+	}
+}
+
+// recorderOf is the request log's recorder that w is or wraps (Unwrap),
+// nil when none.
+func recorderOf(w http.ResponseWriter) *recorder {
 	for w != nil {
 		if rec, ok := w.(*recorder); ok {
-			rec.cause = cause
-			return
+			return rec
 		}
 		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
 		if !ok {
-			return
+			return nil
 		}
 		w = u.Unwrap()
 	}
+	return nil
 }
 
 func (r *recorder) WriteHeader(code int) {
@@ -566,8 +587,12 @@ func (s *Service) logRequests(next http.Handler) http.Handler {
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 		rec := &recorder{ResponseWriter: w}
 		defer func() {
+			cut := false
 			if rec.status == 0 {
 				rec.status = http.StatusOK
+				// Nothing written and the request's context ended: the
+				// client went away, or the stop cut the request.
+				cut = r.Context().Err() != nil
 			}
 			d := time.Since(start)
 			path := "unmatched"
@@ -604,8 +629,16 @@ func (s *Service) logRequests(next http.Handler) http.Handler {
 			if rec.client != "" {
 				attrs = append(attrs, slog.String("client", rec.client))
 			}
+			if rec.reason != "" {
+				attrs = append(attrs, slog.String("reason", string(rec.reason)))
+			}
 			if rec.cause != "" {
 				attrs = append(attrs, slog.String("cause", rec.cause))
+			}
+			if cut {
+				attrs[2] = slog.Int("status", 0) // no answer went out
+				attrs = append(attrs, slog.String("cut", "the request ended without an answer: the client went away, or the service's stop cut it"))
+				level = max(level, slog.LevelWarn)
 			}
 			s.Logger.LogAttrs(r.Context(), level, "request", attrs...)
 		}()

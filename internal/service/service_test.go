@@ -450,6 +450,57 @@ func TestStorageFullLogged(t *testing.T) {
 	}
 }
 
+// TestRequestLogReasonAndCut: an error answer's request record carries
+// its reason (a 503 for being rate limited and one for a timeout looked
+// the same in the log); a request the client left before any answer is
+// logged with status 0 and cut, at WARN (it was logged 200).
+func TestRequestLogReasonAndCut(t *testing.T) {
+	svc, srv, logs := testService(t, env{"LOG_LEVEL": "INFO"}, Options{})
+	started := make(chan struct{})
+	svc.HandleFunc("POST /refuse", func(w http.ResponseWriter, r *http.Request) {
+		WriteError(w, http.StatusUnprocessableEntity, ReasonUndecodable, "no")
+	})
+	svc.HandleFunc("POST /hang", func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-r.Context().Done()
+	})
+	_ = svc.WarmUp(context.Background())
+	resp, err := http.Post(srv.URL+"/refuse", "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/hang", strings.NewReader("x"))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-started
+	cancel()
+	<-done
+	srv.Close() // waits for the handlers, whose records are then written
+	var refused, cut bool
+	for _, line := range bytes.Split(bytes.TrimSpace(logs.Bytes()), []byte("\n")) {
+		var rec map[string]any
+		if json.Unmarshal(line, &rec) != nil || rec["msg"] != "request" {
+			continue
+		}
+		switch rec["path"] {
+		case "/refuse":
+			refused = rec["status"] == float64(422) && rec["reason"] == "undecodable"
+		case "/hang":
+			cut = rec["status"] == float64(0) && rec["level"] == "WARN" && rec["cut"] != nil
+		}
+	}
+	if !refused || !cut {
+		t.Errorf("reason logged %v, cut logged %v:\n%s", refused, cut, logs)
+	}
+}
+
 func TestOpenAPIDocument(t *testing.T) {
 	tool, err := os.ReadFile(filepath.Join("testdata", "openapi_tool.json"))
 	if err != nil {
