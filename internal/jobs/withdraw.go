@@ -42,10 +42,12 @@ func parseItemName(name string) (itemRef, bool) {
 	return itemRef{job, i}, ok && err == nil && job != "" && i >= 0
 }
 
-// Withdraw fails the job item name names (ItemName) with status, reason
-// and detail (its answer becomes that error's body) when it succeeded in a
-// job that still runs, or, when it is running in this process, as soon as
-// it succeeds: its answer was found wrong after it was given. It reports
+// Withdraw takes back the answer of the job item name names (ItemName)
+// when it succeeded in a job that still runs, or, when it is running in
+// this process, as soon as it succeeds: its answer was found wrong after
+// it was given. The item runs again, as an item answered 503 does, while
+// it has runs left (Options.UnavailableTries); at its last run it fails
+// with status, reason and detail (its answer becomes that error's body). It reports
 // whether the item's success stands: it succeeded in a job that has
 // ended, whose run metadata is written, and stays as it is. An item that
 // failed or was skipped, and a name that names no item, change nothing.
@@ -57,8 +59,9 @@ func (q *Queue) Withdraw(ctx context.Context, name string, status int, reason se
 	q.withdrawing.Lock()
 	defer q.withdrawing.Unlock()
 	var item, job string
-	err = q.queryRow(ctx, `SELECT i.state, j.state FROM archivekit_item i JOIN archivekit_job j ON j.id = i.job_id WHERE i.job_id = ? AND i.idx = ?`, ref.job, ref.index).
-		Scan(&item, &job)
+	var runs int
+	err = q.queryRow(ctx, `SELECT i.state, j.state, i.runs FROM archivekit_item i JOIN archivekit_job j ON j.id = i.job_id WHERE i.job_id = ? AND i.idx = ?`, ref.job, ref.index).
+		Scan(&item, &job, &runs)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil
@@ -68,6 +71,11 @@ func (q *Queue) Withdraw(ctx context.Context, name string, status int, reason se
 		return item == Succeeded, nil
 	}
 	o := withdrawn(status, reason, detail)
+	// A withdrawal is the backend's passing failure: the item runs again
+	// while it has runs left, as one answered 503 does; at its last run
+	// it fails with the withdrawal's answer.
+	again := runs < q.unavailableTries()
+	o.again = again
 	switch item {
 	case Queued:
 		// Running here: its success, if it comes, is the withdrawal's
@@ -85,6 +93,9 @@ func (q *Queue) Withdraw(ctx context.Context, name string, status int, reason se
 		// Only while the job runs: one that ends meanwhile keeps its
 		// answers, which its run metadata counts.
 		query, args := q.outcomeUpdate(ref.job, ref.index, o, Succeeded)
+		if again {
+			query, args = q.requeueUpdate(ref.job, ref.index)
+		}
 		query += ` AND EXISTS (SELECT 1 FROM archivekit_job WHERE id = ? AND state = 'running')`
 		res, err := q.exec(ctx, query, append(args, ref.job)...)
 		if err != nil {
@@ -95,6 +106,11 @@ func (q *Queue) Withdraw(ctx context.Context, name string, status int, reason se
 			// another call: its success stands in the first case only.
 			err := q.queryRow(ctx, `SELECT state FROM archivekit_item WHERE job_id = ? AND idx = ?`, ref.job, ref.index).Scan(&item)
 			return err == nil && item == Succeeded, err
+		}
+		if again {
+			q.log.Warn("job item withdrawn: it runs again", "job", ref.job, "item", ref.index, "run", runs, "of", q.unavailableTries(), "reason", string(reason), "detail", detail)
+			q.notify()
+			return false, nil
 		}
 		q.log.Warn("job item withdrawn", "job", ref.job, "item", ref.index, "reason", string(reason), "detail", detail)
 		q.count(metricItems, Failed)
@@ -133,8 +149,9 @@ func (q *Queue) runs(ref itemRef, on bool) {
 }
 
 // withdrawOnEnd is o, or, when Withdraw named item i of job id while it
-// ran and o is a success, the withdrawal's outcome (its answer written
-// over o's on SQLite). Either way the withdrawal is forgotten: it names
+// ran and o is a success, the withdrawal's outcome: to run again (again,
+// nothing recorded), or its failure (its answer written over o's on
+// SQLite). Either way the withdrawal is forgotten: it names
 // this run of the item only.
 func (q *Queue) withdrawOnEnd(id string, i int, o outcome) (outcome, error) {
 	ref := itemRef{id, i}
@@ -145,6 +162,10 @@ func (q *Queue) withdrawOnEnd(id string, i int, o outcome) (outcome, error) {
 	if !ok || o.state != Succeeded {
 		return o, nil
 	}
+	if w.again {
+		q.log.Warn("job item withdrawn as it ended: it runs again", "job", id, "item", i, "reason", string(w.reason), "detail", w.detail)
+		return w, nil
+	}
 	if q.pool == nil {
 		if err := q.writeAnswer(id, i, w.out); err != nil {
 			return o, err
@@ -152,4 +173,16 @@ func (q *Queue) withdrawOnEnd(id string, i int, o outcome) (outcome, error) {
 	}
 	q.log.Warn("job item withdrawn as it ended", "job", id, "item", i, "reason", string(w.reason), "detail", w.detail)
 	return w, nil
+}
+
+// requeueUpdate is the statement that puts item i back in the queue, its
+// answer taken back (the SQLite answer file stays until its next run
+// writes it; a queued item's answer is not served).
+func (q *Queue) requeueUpdate(id string, i int) (string, []any) {
+	set := ""
+	if q.pool != nil {
+		set = ", output = NULL"
+	}
+	return `UPDATE archivekit_item SET state = 'queued', status = NULL, out_type = NULL, out_disposition = NULL, error = NULL, reason = NULL, summary = NULL` + set + ` WHERE job_id = ? AND idx = ? AND state = 'succeeded'`,
+		[]any{id, i}
 }

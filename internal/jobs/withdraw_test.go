@@ -67,15 +67,16 @@ func (h *withdrawing) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	service.WriteJSON(w, http.StatusOK, map[string]any{"name": fh.Filename})
 }
 
-// TestWithdraw: an item withdrawn while it runs ends failed when it
-// succeeds, and one withdrawn after it succeeded is failed then, each with
-// the status, reason and detail given, its result that error; an item of
-// a job that has ended, and a name that names no item, are not withdrawn.
+// TestWithdraw: at an item's last run (UnavailableTries 1 here), an item
+// withdrawn while it runs ends failed when it succeeds, and one withdrawn
+// after it succeeded is failed then, each with the status, reason and
+// detail given, its result that error; an item of a job that has ended,
+// and a name that names no item, are not withdrawn.
 func TestWithdraw(t *testing.T) { stores(t, testWithdraw) }
 
 func testWithdraw(t *testing.T, newStore store) {
 	h := &withdrawing{started0: make(chan struct{}), release: make(chan struct{}), t: t, got: map[string]bool{}}
-	svc, q := newServiceWith(t, newStore(t), h, jobs.Options{ItemWorkers: 2})
+	svc, q := newServiceWith(t, newStore(t), h, jobs.Options{ItemWorkers: 2, UnavailableTries: 1})
 	h.q = q
 	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
 	if err := q.Start(context.Background()); err != nil {
@@ -127,5 +128,70 @@ func testWithdraw(t *testing.T, newStore store) {
 	}
 	if st := waitState(t, q, ts.URL, st.ID, jobs.Succeeded); st.Items.Succeeded != 2 {
 		t.Errorf("after a late Withdraw: %+v", st.Items)
+	}
+}
+
+// withdrawOnce answers every item 200, counting the runs of each file;
+// 1.xml withdraws item 0 (succeeded before it: one item worker) on its
+// first run only, as a backend's passing refusal would.
+type withdrawOnce struct {
+	q *jobs.Queue
+	t *testing.T
+
+	mu   sync.Mutex
+	runs map[string]int
+}
+
+func (h *withdrawOnce) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, fh, err := r.FormFile("file")
+	if err != nil {
+		service.WriteError(w, http.StatusBadRequest, service.ReasonBadField, "no file")
+		return
+	}
+	name, _ := jobs.ItemName(r.Context())
+	job, _, _ := strings.Cut(name, "/items/")
+	h.mu.Lock()
+	h.runs[fh.Filename]++
+	first := h.runs[fh.Filename] == 1
+	h.mu.Unlock()
+	if fh.Filename == "1.xml" && first {
+		if stands, err := h.q.Withdraw(r.Context(), job+"/items/0", http.StatusInternalServerError, service.ReasonBackendError, "withdrawn"); stands || err != nil {
+			h.t.Errorf("Withdraw: stands %v, %v", stands, err)
+		}
+	}
+	service.WriteJSON(w, http.StatusOK, map[string]any{"name": fh.Filename, "run": h.runs[fh.Filename]})
+}
+
+// TestWithdrawRunsAgain: an item withdrawn with runs left is run again
+// before its job ends, and the job ends with every item succeeded (a
+// passing block page of the MT service failed the items translated just
+// before it for good, in a job said to succeed).
+func TestWithdrawRunsAgain(t *testing.T) { stores(t, testWithdrawRunsAgain) }
+
+func testWithdrawRunsAgain(t *testing.T, newStore store) {
+	h := &withdrawOnce{t: t, runs: map[string]int{}}
+	svc, q := newServiceWith(t, newStore(t), h, jobs.Options{ItemWorkers: 1})
+	h.q = q
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, st := submit(t, ts.URL, "", file("0.xml", "x"), file("1.xml", "x"), file("2.xml", "x"))
+	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
+	if st.Items != (jobs.Counts{Total: 3, Succeeded: 3}) || len(st.Errors) != 0 {
+		t.Errorf("items %+v, errors %+v; want 3 succeeded", st.Items, st.Errors)
+	}
+	h.mu.Lock()
+	if got := fmt.Sprint(h.runs); got != "map[0.xml:2 1.xml:1 2.xml:1]" {
+		t.Errorf("runs %s, want 0.xml run twice", got)
+	}
+	h.mu.Unlock()
+	resp, err := http.Get(fmt.Sprintf("%s/jobs/%s/results/0", ts.URL, st.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer struct{ Run int }
+	if b := servicetest.ReadBody(t, resp); resp.StatusCode != 200 || json.Unmarshal(b, &answer) != nil || answer.Run != 2 {
+		t.Errorf("result 0: %d %s, want its second run's answer", resp.StatusCode, b)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"net/textproto"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,6 +70,18 @@ func (q *Queue) work(ctx context.Context, id string) (err error) {
 		n = 1 // joined items run one after the other, each knowing its neighbours
 	}
 	canceled, err := q.runItems(ctx, id, items, f, joins, ahead, held, n)
+	for err == nil && !canceled {
+		// Items withdrawn while this run went on are queued again
+		// (Withdraw): they run before the job ends. Each withdrawal
+		// costs a run of the item's UnavailableTries, so this ends.
+		if items, err = q.items(ctx, id); err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(items, func(it item) bool { return it.State == Queued }) {
+			break
+		}
+		canceled, err = q.runItems(ctx, id, items, f, joins, ahead, held, n)
+	}
 	if err != nil || canceled {
 		return err
 	}
@@ -339,6 +352,9 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *f
 	if o, err = q.withdrawOnEnd(id, it.Index, o); err != nil {
 		return err
 	}
+	if o.again {
+		return nil // taken back: it stays queued, and work runs it again
+	}
 	return q.record(ctx, id, it.Index, o)
 }
 
@@ -351,6 +367,9 @@ type outcome struct {
 	ctype, disposition, detail string
 	reason                     service.Reason
 	out, summary               []byte
+	// again marks a withdrawal (Withdraw) of an item with runs left: it
+	// is not recorded, and runs again.
+	again bool
 }
 
 // outcomeUpdate is the one statement that records item i's outcome while
