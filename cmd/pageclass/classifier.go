@@ -79,6 +79,9 @@ type classifier struct {
 	// failure.
 	undone      int
 	lastPassing error
+	// toDo counts the files this run was to classify (not kept from the
+	// ledger), finished those it finished (recorded, or failed unread).
+	toDo, finished int
 	// sum counts what the run found (the run summary).
 	sum summary.Summary
 	// decodedBy counts the renderers and decoding modes of the rows in the
@@ -168,6 +171,10 @@ func (r *classifier) classify(ctx context.Context) error {
 	}
 	runErr := r.predict(ctx, files, folders, groups)
 	r.recordFetched()
+	if ctx.Err() != nil || r.undone > 0 {
+		// Said in the summary and its table, not only in the log.
+		r.sum.FilesLeft = max(r.toDo-r.finished, r.undone)
+	}
 	err = r.closeTables(tables, runErr)
 	if r.undone > 0 {
 		// Also when no page at all was classified: the files are to do.
@@ -488,6 +495,7 @@ func (r *classifier) restore() ([]string, error) {
 		}
 	}
 	r.para.SetConfig("items_from_ledger", restored)
+	r.sum.FilesKept, r.toDo = restored, len(files)
 	r.logRestored(restored, failedKept, len(files))
 	return files, nil
 }
@@ -740,6 +748,7 @@ func (r *classifier) complete(p classify.Page, it *item, name string) error {
 	}
 	if digest == "" {
 		r.log.Debug("content digest not taken (the file could not be read); the file is not recorded in the ledger", "file", p.Name)
+		r.finished++
 		return nil
 	}
 	e, err := it.entry(name, digest)
@@ -753,6 +762,7 @@ func (r *classifier) complete(p classify.Page, it *item, name string) error {
 		r.set.books.classified(bp)
 	}
 	r.recorded++
+	r.finished++
 	if itemHook != nil {
 		itemHook(r.recorded)
 	}
@@ -815,7 +825,7 @@ func logSummary(r *runner, s *summary.Summary) {
 	}
 	r.log.Info("run summary", "pages", s.Pages, "sources", len(s.Sources), "flagged", s.Flagged,
 		"failed", s.Failed, "categories", counts(s.Categories), "flag_reasons", counts(s.Reasons),
-		"not_collected", counts(s.NotCollected))
+		"not_collected", counts(s.NotCollected), "files_kept", s.FilesKept, "files_left", s.FilesLeft)
 }
 
 // counts is m, or an empty map when m is nil, so the record says {} for

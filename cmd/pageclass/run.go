@@ -395,7 +395,7 @@ func (r *runner) newBar(total int) *progress.Bar {
 	if !r.logSink.Terminal() {
 		// Off a terminal the log is JSON lines: progress lines are log
 		// records too, never bare text between (or inside) them.
-		opt.Log = func(line string) { r.log.Info(line) }
+		opt.Log = func(line string, f progress.Fields) { r.log.Info(line, f.Args()...) }
 	}
 	bar := progress.New(r.stderr, total, opt)
 	r.logSink.set(bar)

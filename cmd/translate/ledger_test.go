@@ -155,6 +155,15 @@ func TestResumeAndRetry(t *testing.T) {
 		if got := translated(t, r.stderr); got != c.runs {
 			t.Errorf("%s: translated %d inputs, want %d", c.name, translated(t, r.stderr), c.runs)
 		}
+		if c.name == "resume after the stop" {
+			// The progress summary counts this run's files, and says how
+			// many were done before (it counted all of them as this run's).
+			re := regexp.MustCompile(`"msg":"translate: (\d+) files in [^"]*, (\d+) done before","done":(\d+),"total":(\d+),"failed":1,"kept":(\d+),`)
+			m := re.FindStringSubmatch(r.stderr)
+			if m == nil || m[1] != m[3] || m[1] != m[4] || m[2] != m[5] || atoi(m[1])+atoi(m[2]) != n {
+				t.Errorf("%s: progress summary %q of %d inputs:\n%s", c.name, m, n, r.stderr)
+			}
+		}
 		if f := failures(out); !strings.Contains(f, "box1/broken.xml") {
 			t.Errorf("%s: failures table:\n%s", c.name, f)
 		}
@@ -1046,3 +1055,5 @@ func TestShardDownloads(t *testing.T) {
 		})
 	}
 }
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

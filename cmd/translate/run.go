@@ -393,7 +393,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	// Off a terminal, the bar's periodic lines and its summary go through
 	// the logger, so the stream stays one record per line.
 	bar := progress.New(r.stderr, len(inputs), progress.Options{Label: "translate", Unit: "files",
-		Log: func(line string) { r.log.Info(line) }})
+		Log: func(line string, f progress.Fields) { r.log.Info(line, f.Args()...) }})
 	if logging.IsTerminal(r.stderr) {
 		// Log lines go through the bar so they print above it.
 		if l, err := logging.New(bar, levelOf(r.getenv), r.getenv(logging.EnvFormat)); err == nil {
@@ -785,7 +785,7 @@ func (r *runner) fromLedger(p *pass, inputs []input, i int, in input, name, dige
 		r.claimed[f] = in.Origin
 	}
 	r.pd.restored(d, files...)
-	p.bar.Add(1)
+	p.bar.Keep(1) // done before: not this run's work, rate or ETA
 	p.restored++
 	return true
 }

@@ -16,6 +16,7 @@ package progress
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -34,10 +35,47 @@ type Options struct {
 	// writer is not a terminal; 0 means 10 seconds, negative means none.
 	Interval time.Duration
 	// Log, when set, receives those plain lines and the summary line in
-	// place of the writer when it is not a terminal, for example to pass them
-	// through a JSON logger so the stream stays one record per line. It is
-	// called without the Bar's lock held, so it may write to the Bar.
-	Log func(line string)
+	// place of the writer when it is not a terminal, with their figures as
+	// Fields, for example to pass them through a JSON logger so the stream
+	// stays one record per line (f.Args gives the figures as attributes,
+	// for a monitor that reads records, not prose). It is called without
+	// the Bar's lock held, so it may write to the Bar.
+	Log func(line string, f Fields)
+}
+
+// Fields are the figures of a progress or summary line.
+type Fields struct {
+	// Done, Failed and Total count this run's items (Failed are among
+	// Done); Kept counts those done before it (Keep), not in Total.
+	Done, Failed, Total, Kept int
+	// Item is the item being worked on (SetItem); "" in the summary.
+	Item string
+	// Rate is items per second over the run so far; ETA the time left
+	// (0 when not known yet).
+	Rate float64
+	ETA  time.Duration
+	// Final marks the summary line (Finish).
+	Final bool
+}
+
+// Args are f as slog attribute pairs: done, total, failed, kept (when
+// any), file (when set), rate_per_s, eta_s (when known) and final.
+func (f Fields) Args() []any {
+	a := []any{"done", f.Done, "total", f.Total, "failed", f.Failed}
+	if f.Kept > 0 {
+		a = append(a, "kept", f.Kept)
+	}
+	if f.Item != "" {
+		a = append(a, "file", f.Item)
+	}
+	a = append(a, "rate_per_s", math.Round(f.Rate*100)/100)
+	if f.ETA > 0 {
+		a = append(a, "eta_s", math.Round(f.ETA.Seconds()*10)/10)
+	}
+	if f.Final {
+		a = append(a, "final", true)
+	}
+	return a
 }
 
 // Bar counts finished items against a total that may grow.
@@ -53,6 +91,7 @@ type Bar struct {
 	total    int
 	done     int
 	failed   int
+	kept     int  // done before this run (Keep): not in total, done or the rate
 	drawn    bool // a bar line is on screen
 	finished bool
 	item     string // the item being worked on (SetItem)
@@ -108,6 +147,16 @@ func (b *Bar) SetItem(name string) {
 	b.mu.Unlock()
 }
 
+// Keep takes n items of the total out of this run's count: they were done
+// before it (a resumed run keeps them). The counts, the rate and the ETA
+// are then this run's work; the summary says how many were kept.
+func (b *Bar) Keep(n int) {
+	b.mu.Lock()
+	b.total -= n
+	b.kept += n
+	b.mu.Unlock()
+}
+
 // Add records n finished items.
 func (b *Bar) Add(n int) { b.add(n, 0) }
 
@@ -135,6 +184,7 @@ func (b *Bar) add(n, failed int) {
 	}
 	now := b.now()
 	var logLine string
+	var fields Fields
 	switch {
 	case b.tty && (now.Sub(b.last) >= redraw || b.done >= b.total):
 		b.last = now
@@ -143,15 +193,36 @@ func (b *Bar) add(n, failed int) {
 	case !b.tty && b.opt.Interval > 0 && now.Sub(b.last) >= b.opt.Interval:
 		b.last = now
 		if b.opt.Log != nil {
-			logLine = b.status(now)
+			logLine, fields = b.status(now), b.fields(now)
 		} else {
 			fmt.Fprintln(b.w, b.status(now))
 		}
 	}
 	b.mu.Unlock()
 	if logLine != "" {
-		b.opt.Log(logLine)
+		b.opt.Log(logLine, fields)
 	}
+}
+
+// fields are the figures of the lines at now.
+func (b *Bar) fields(now time.Time) Fields {
+	f := Fields{Done: b.done, Failed: b.failed, Total: b.total, Kept: b.kept, Item: b.item, ETA: b.eta(now)}
+	if el := now.Sub(b.start); el > 0 {
+		f.Rate = float64(b.done) / el.Seconds()
+	}
+	if b.finished {
+		f.Item, f.Final, f.ETA = "", true, 0
+	}
+	return f
+}
+
+// eta is the time left at the pace since the first items finished, 0
+// until more have finished after them.
+func (b *Bar) eta(now time.Time) time.Duration {
+	if since := now.Sub(b.first); b.done > b.firstDone && b.total > b.done && since > 0 {
+		return time.Duration(float64(since) * float64(b.total-b.done) / float64(b.done-b.firstDone))
+	}
+	return 0
 }
 
 // Write writes p (whole lines, e.g. from a log handler) to the Bar's
@@ -193,6 +264,9 @@ func (b *Bar) Finish() string {
 	if b.failed > 0 {
 		s += fmt.Sprintf(", %d failed", b.failed)
 	}
+	if b.kept > 0 {
+		s += fmt.Sprintf(", %d done before", b.kept)
+	}
 	s = strings.TrimSpace(s)
 	if b.drawn {
 		fmt.Fprint(b.w, "\r\x1b[K")
@@ -202,8 +276,9 @@ func (b *Bar) Finish() string {
 		b.mu.Unlock()
 		return s
 	}
+	f := b.fields(b.now())
 	b.mu.Unlock()
-	b.opt.Log(s)
+	b.opt.Log(s, f)
 	return s
 }
 
@@ -224,8 +299,7 @@ func (b *Bar) counts(now time.Time) string {
 		s += fmt.Sprintf(" %d%%", min(100, 100*b.done/b.total))
 	}
 	s += fmt.Sprintf(" %s %s/s", rate(b.done, el), b.opt.Unit)
-	if since := now.Sub(b.first); b.done > b.firstDone && b.total > b.done && since > 0 {
-		eta := time.Duration(float64(since) * float64(b.total-b.done) / float64(b.done-b.firstDone))
+	if eta := b.eta(now); eta > 0 {
 		s += " ETA " + dur(eta)
 	}
 	if b.failed > 0 {

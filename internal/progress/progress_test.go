@@ -2,6 +2,8 @@ package progress
 
 import (
 	"bytes"
+	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -140,7 +142,7 @@ func TestLogOptionTakesThePlainLines(t *testing.T) {
 	c := newClock()
 	var b *Bar
 	var logged []string
-	b = fixed(plain(&out, Options{Label: "pageclass", Interval: time.Second, Log: func(s string) {
+	b = fixed(plain(&out, Options{Label: "pageclass", Interval: time.Second, Log: func(s string, _ Fields) {
 		logged = append(logged, s)
 		b.Write([]byte(`{"msg":"` + s + `"}` + "\n"))
 	}}), c)
@@ -236,5 +238,55 @@ func TestWithdraw(t *testing.T) {
 	b.Withdraw(2)
 	if got := b.Finish(); got != "translate: 3 files in 1.0s (3.0 files/s), 3 failed" {
 		t.Errorf("Finish() = %q", got)
+	}
+}
+
+// The figures of each line come with it as Fields; a resumed run's items
+// done before it (Keep) are out of the counts, the rate and the ETA, and
+// the summary says how many (a resumed translate run showed 62% and an
+// ETA of 0.7 s with 15 s left, and "40 files" for 16 translated).
+func TestFieldsAndKept(t *testing.T) {
+	var out bytes.Buffer
+	c := newClock()
+	var got []Fields
+	b := fixed(New(&out, 10, Options{Label: "translate", Unit: "files", Interval: time.Second, Log: func(_ string, f Fields) {
+		got = append(got, f)
+	}}), c)
+	b.Keep(6) // of the 10 inputs, 6 done before
+	for i, name := range []string{"a.xml", "b.xml", "c.xml"} {
+		b.SetItem(name)
+		c.step(2 * time.Second)
+		if i == 1 {
+			b.Fail(1)
+		} else {
+			b.Add(1)
+		}
+	}
+	sum := b.Finish()
+	if want := "translate: 3 files in 6.0s (0.5 files/s), 1 failed, 6 done before"; sum != want {
+		t.Errorf("summary %q, want %q", sum, want)
+	}
+	want := []Fields{
+		{Done: 1, Total: 4, Kept: 6, Item: "a.xml", Rate: 0.5},
+		{Done: 2, Failed: 1, Total: 4, Kept: 6, Item: "b.xml", Rate: 0.5, ETA: 4 * time.Second},
+		{Done: 3, Failed: 1, Total: 4, Kept: 6, Item: "c.xml", Rate: 0.5, ETA: 2 * time.Second},
+		{Done: 3, Failed: 1, Total: 4, Kept: 6, Rate: 0.5, Final: true},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("fields %+v", got)
+	}
+	for i := range want {
+		g := got[i]
+		if math.Abs(g.Rate-want[i].Rate) > 1e-9 || math.Abs((g.ETA-want[i].ETA).Seconds()) > 1e-6 {
+			t.Errorf("line %d: rate %v ETA %v, want %v %v", i, g.Rate, g.ETA, want[i].Rate, want[i].ETA)
+		}
+		g.Rate, g.ETA = want[i].Rate, want[i].ETA
+		if g != want[i] {
+			t.Errorf("line %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	args := fmt.Sprint(got[1].Args()...)
+	if want := "done2total4failed1kept6fileb.xmlrate_per_s0.5eta_s4"; strings.ReplaceAll(args, " ", "") != want {
+		t.Errorf("Args %q, want %q", args, want)
 	}
 }

@@ -26,7 +26,7 @@ const TableName = "SUMMARY.csv"
 
 // Kinds of the table's rows (its KIND column).
 const (
-	KindTotal    = "total"    // NAME pages|flagged|failed|sources
+	KindTotal    = "total"    // NAME pages|flagged|failed|sources, and files_kept|files_left when not 0
 	KindCategory = "category" // NAME a category: pages whose first class it is
 	KindSource   = "source"   // NAME an input relative to the input folder: its pages classified
 	KindFlagged  = "flagged"  // NAME a review reason: pages it flags
@@ -58,6 +58,12 @@ type Summary struct {
 	// NotCollected counts, by extension, the files of the input folder a
 	// decoder reads but that the run's -ff did not take.
 	NotCollected map[string]int `json:"not_collected,omitempty"`
+	// FilesKept counts the files whose rows a resumed run took from the
+	// ledger (classified by earlier runs; their pages are in the counts
+	// above); FilesLeft the files this run did not finish (it was
+	// interrupted, or a page failed in passing): a --resume does them.
+	FilesKept int `json:"files_kept,omitempty"`
+	FilesLeft int `json:"files_left,omitempty"`
 }
 
 func inc(m *map[string]int, k string, n int) {
@@ -111,6 +117,8 @@ func (s *Summary) Add(o *Summary) {
 	s.Pages += o.Pages
 	s.Flagged += o.Flagged
 	s.Failed += o.Failed
+	s.FilesKept += o.FilesKept
+	s.FilesLeft += o.FilesLeft
 	for _, p := range []struct{ to, from *map[string]int }{
 		{&s.Categories, &o.Categories}, {&s.Sources, &o.Sources}, {&s.Reasons, &o.Reasons},
 		{&s.Failures, &o.Failures}, {&s.NotCollected, &o.NotCollected},
@@ -144,6 +152,12 @@ func (s *Summary) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Summary: %s from %s classified, %d flagged for review, %d failed\n",
 		count(s.Pages, "page"), count(len(s.Sources), "file"), s.Flagged, s.Failed)
+	if s.FilesKept > 0 {
+		fmt.Fprintf(&b, "  of them %s classified by earlier runs (kept from the ledger)\n", count(s.FilesKept, "file"))
+	}
+	if s.FilesLeft > 0 {
+		fmt.Fprintf(&b, "  NOT FINISHED: %s left to do; run again with --resume to classify them\n", count(s.FilesLeft, "file"))
+	}
 	list := func(title string, m map[string]int, limit int, unit string) {
 		if len(m) == 0 {
 			return
@@ -182,6 +196,13 @@ func (s *Summary) Records() [][]string {
 		{KindTotal, "sources", strconv.Itoa(len(s.Sources))},
 		{KindTotal, "flagged", strconv.Itoa(s.Flagged)},
 		{KindTotal, "failed", strconv.Itoa(s.Failed)},
+	}
+	// Rows only a resumed or unfinished run has.
+	if s.FilesKept > 0 {
+		recs = append(recs, []string{KindTotal, "files_kept", strconv.Itoa(s.FilesKept)})
+	}
+	if s.FilesLeft > 0 {
+		recs = append(recs, []string{KindTotal, "files_left", strconv.Itoa(s.FilesLeft)})
 	}
 	for _, k := range []struct {
 		kind string
@@ -228,6 +249,10 @@ func ReadTable(path string) (*Summary, error) {
 				s.Flagged = n
 			case "failed":
 				s.Failed = n
+			case "files_kept":
+				s.FilesKept = n
+			case "files_left":
+				s.FilesLeft = n
 			}
 		case KindCategory:
 			inc(&s.Categories, r[1], n)
