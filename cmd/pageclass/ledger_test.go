@@ -18,6 +18,7 @@ import (
 
 	"archivekit/internal/ledger"
 	"archivekit/internal/pageclass/classify/classifytest"
+	"archivekit/internal/pageclass/summary"
 )
 
 // runCtx is e.run with a context (a cancelled one stops the run as Ctrl-C
@@ -97,6 +98,11 @@ func TestStopAndResumeEqualsUninterrupted(t *testing.T) {
 			if done < k || done >= len(pages) {
 				t.Fatalf("%d items in the ledger after stopping at %d of %d", done, k, len(pages))
 			}
+			// The stopped run's summary says how many files it left (it
+			// said nothing of them).
+			if sum := summaryIn(t, results); sum.FilesLeft != len(pages)-done || sum.FilesKept != 0 {
+				t.Errorf("stopped run: summary files left %d, kept %d; want %d, 0", sum.FilesLeft, sum.FilesKept, len(pages)-done)
+			}
 			// The stopped run's partial tables are replaced by the resumed run's.
 			for _, m := range must(filepath.Glob(filepath.Join(results, "*.csv"))) {
 				os.Remove(m)
@@ -107,6 +113,13 @@ func TestStopAndResumeEqualsUninterrupted(t *testing.T) {
 			}
 			if n := toClassify(t, log); n != len(pages)-done {
 				t.Errorf("resumed run classified %d files, want %d (%d were done)", n, len(pages)-done, done)
+			}
+			// Its summary says how many files earlier runs classified.
+			if sum := summaryIn(t, results); sum.FilesKept != done || sum.FilesLeft != 0 || sum.Pages != len(pages) {
+				t.Errorf("resumed run: summary %d pages, files kept %d, left %d; want %d, %d, 0", sum.Pages, sum.FilesKept, sum.FilesLeft, len(pages), done)
+			}
+			if !strings.Contains(log, `"files_kept":`+strconv.Itoa(done)) {
+				t.Errorf("run summary record lacks files_kept %d:\n%s", done, log)
 			}
 			if _, all := ledgerEntries(t, results); all != len(pages) {
 				t.Errorf("%d ledger entries after resuming, want %d: an item was done twice", all, len(pages))
@@ -119,6 +132,20 @@ func TestStopAndResumeEqualsUninterrupted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// summaryIn reads the summary table of the one run in results.
+func summaryIn(t *testing.T, results string) *summary.Summary {
+	t.Helper()
+	m := must(filepath.Glob(filepath.Join(results, "*_"+summary.TableName)))
+	if len(m) != 1 {
+		t.Fatalf("%d summary tables in %s", len(m), results)
+	}
+	s, err := summary.ReadTable(m[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func must[T any](v T, err error) T {
@@ -543,7 +570,7 @@ func TestKilledShardMerge(t *testing.T) {
 		t.Fatalf("shard 1/2: exit %d: %s", code, log)
 	}
 	code, log := e.run(t, "--merge", "--results", merged, s0, s1)
-	if code == exitOK || !strings.Contains(log, "shard 0/2: shard did not complete") || !strings.Contains(log, "(running); finish it with --shard 0/2 --resume") {
+	if code == exitOK || !strings.Contains(log, "shard 0/2: shard did not complete") || !strings.Contains(log, "(running); if it is still running, merge once it has ended; if it was killed, finish it with --shard 0/2 --resume") {
 		t.Fatalf("merge with a killed shard: exit %d: %s\n(the child: %s)", code, log, stderr)
 	}
 	if code, log := e.run(t, "-d", e.in, "--shard", "0/2", "--results", s0, "--resume"); code != exitOK {

@@ -197,3 +197,20 @@ func TestFolderEncodings(t *testing.T) {
 		t.Errorf("utf16_en.xml: %v, starts %.8q", err, b)
 	}
 }
+
+// TestWrongEncodingDeclarationNamed: an ALTO file whose bytes are UTF-8
+// but whose declaration names another encoding fails naming that, and is
+// not said to have another root element than <alto> (it was: "named like
+// ALTO but its root element is not <alto>", then "unsupported character
+// encoding").
+func TestWrongEncodingDeclarationNamed(t *testing.T) {
+	dir := t.TempDir()
+	alto := "\ufeff<?xml version=\"1.0\" encoding=\"ISO-8859-2\"?>\n<alto xmlns=\"http://www.loc.gov/standards/alto/ns-v3#\"><Layout><Page ID=\"p\"><PrintSpace><TextBlock ID=\"b\"><TextLine ID=\"l\"><String CONTENT=\"Žluťoučký kůň\"/></TextLine></TextBlock></PrintSpace></Page></Layout></alto>\n"
+	writeFile(t, filepath.Join(dir, "a.alto.xml"), []byte(alto))
+	api := startAPI(t, translatortest.Config{})
+	r := runCLI(t, newEnv(api), dir, "-o", t.TempDir(), "--vocabulary", "")
+	if r.code == exitOK || strings.Contains(r.stderr, "root element is not <alto>") ||
+		!strings.Contains(r.stderr, `\"ISO-8859-2\" declared, but the document starts with a UTF-8 byte-order mark`) {
+		t.Errorf("exit %d:\n%s", r.code, r.stderr)
+	}
+}

@@ -930,7 +930,9 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 			}
 			return nil, "", fmt.Errorf("%s: metadata document but the field list is unreadable: %w", in.Path, r.fieldsErr)
 		}
-		if s.Alto && strings.HasSuffix(strings.ToLower(in.Path), ".alto.xml") && len(bytes.TrimSpace(src)) > 0 {
+		if f, _ := book.Sniff(src); f != book.ALTO && s.Alto && strings.HasSuffix(strings.ToLower(in.Path), ".alto.xml") && len(bytes.TrimSpace(src)) > 0 {
+			// (Its root element is alto when the file is ALTO whose
+			// encoding is not read: that error is the one to tell.)
 			r.warn(fmt.Sprintf("%s: named like ALTO but its root element is not <alto>; handled as metadata", in.Origin))
 		}
 	}

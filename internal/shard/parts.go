@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -140,7 +141,13 @@ func Choose(parts []Part) ([]Pick, error) {
 		}
 		switch {
 		case len(done) == 0 && len(other) > 0:
-			return nil, fmt.Errorf("shard %d/%d: %w: %s; finish it with --shard %d/%d --resume (same input, configuration and output folder)", i, n, ErrIncomplete, strings.Join(other, ", "), i, n)
+			what := "finish it with"
+			if slices.ContainsFunc(byIndex[i], func(k int) bool { return parts[k].Status == "running" }) {
+				// Its metadata says running: the run goes on, or was
+				// killed (SIGKILL leaves it so).
+				what = "if it is still running, merge once it has ended; if it was killed, finish it with"
+			}
+			return nil, fmt.Errorf("shard %d/%d: %w: %s; %s --shard %d/%d --resume (same input, configuration and output folder)", i, n, ErrIncomplete, strings.Join(other, ", "), what, i, n)
 		case len(done) == 0:
 			missing = append(missing, fmt.Sprintf("%d/%d", i, n))
 			continue

@@ -48,7 +48,7 @@ func TestChoose(t *testing.T) {
 		{"twice, the later not resumed", []Part{part(0, 1, "completed", 0), part(0, 1, "completed", 5)}, "", "not run with --resume"},
 		{"resumed from another ledger", []Part{part(0, 1, "completed", 0), part(0, 1, "completed", 5, "resume", "ledger=elsewhere/ledger/tool_k")}, "", "different ledgers"},
 		{"resumed while the other ran", []Part{part(0, 1, "completed", 0), part(0, 1, "completed", 0, "resume")}, "", "started before the earlier ended"},
-		{"unfinished", []Part{part(0, 2, "completed", 0), part(1, 2, "running", 0)}, "", "did not complete"},
+		{"unfinished", []Part{part(0, 2, "completed", 0), part(1, 2, "running", 0)}, "", "did not complete: run-1-running-0 (running); if it is still running, merge once it has ended"},
 		{"other count", []Part{part(0, 2, "completed", 0), part(1, 3, "completed", 0)}, "", "shards of different runs"},
 		{"none", nil, "", "no shard run"},
 		// review1 F3: a shard resumed over another input folder, or

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/htmlindex"
 	"golang.org/x/text/encoding/ianaindex"
 	"golang.org/x/text/encoding/unicode"
@@ -49,7 +50,7 @@ func lookup(label string) (encoding.Encoding, error) {
 	if e, err := htmlindex.Get(label); err == nil && e != nil {
 		return e, nil
 	}
-	return nil, fmt.Errorf("%w: %q", ErrEncoding, label)
+	return nil, fmt.Errorf("%w: %q is not one this program reads", ErrEncoding, label)
 }
 
 // Decode returns src as UTF-8 text for Parse, and its Encoding. A UTF-16
@@ -102,10 +103,18 @@ func Decode(src []byte) ([]byte, *Encoding, error) {
 		// already; only the label is swapped for Parse and put back.
 	case strings.HasPrefix(low, "utf-16"):
 		return nil, nil, fmt.Errorf("%w: %q declared, but the document has no UTF-16 byte-order mark and is not UTF-16", ErrEncoding, e.Name)
+	case bytes.HasPrefix(src, utf8BOM):
+		return nil, nil, fmt.Errorf("%w: %q declared, but the document starts with a UTF-8 byte-order mark: its bytes are UTF-8 (correct the declaration to UTF-8)", ErrEncoding, e.Name)
 	default:
 		var err error
 		if enc, err = lookup(e.Name); err != nil {
 			return nil, nil, err
+		}
+		if _, single := enc.(*charmap.Charmap); single && looksUTF8(src) {
+			// Every byte decodes in a one-byte encoding, so UTF-8 text
+			// declared as one would be read as other letters ("„" as
+			// "â€ž") and written back so, silently.
+			return nil, nil, fmt.Errorf("%w: %q declared, but the document's bytes are not %s; they read as UTF-8 (correct the declaration to UTF-8?)", ErrEncoding, e.Name, e.Name)
 		}
 		if text, err = enc.NewDecoder().Bytes(src); err != nil {
 			return nil, nil, fmt.Errorf("%w: %q: %v", ErrEncoding, e.Name, err)
@@ -119,6 +128,22 @@ func Decode(src []byte) ([]byte, *Encoding, error) {
 	out = append(out, text[end:]...)
 	return roundTrip(src, out, e)
 }
+
+// looksUTF8 says whether src is valid UTF-8 with at least one character
+// beyond ASCII: text in a one-byte encoding with letters beyond ASCII is
+// almost never that (its accented letters would each have to be followed
+// by the right continuation bytes).
+func looksUTF8(src []byte) bool {
+	for _, c := range src {
+		if c >= 0x80 {
+			return utf8.Valid(src)
+		}
+	}
+	return false
+}
+
+// utf8BOM is UTF-8's byte-order mark.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // roundTrip checks that text encodes back to src exactly.
 func roundTrip(src, text []byte, e *Encoding) ([]byte, *Encoding, error) {

@@ -105,6 +105,10 @@ func TestDecodeRefusesUnknownEncodings(t *testing.T) {
 	for _, c := range []struct{ src, says string }{
 		{`<?xml version="1.0" encoding="x-klingon"?><a/>`, `"x-klingon"`},
 		{`<?xml version="1.0" encoding="UTF-16"?><a/>`, `"UTF-16" declared, but the document has no UTF-16 byte-order mark`},
+		// Bytes that contradict the declaration are named as such (they
+		// were called an unsupported encoding).
+		{"\ufeff<?xml version=\"1.0\" encoding=\"ISO-8859-2\"?><a>ž</a>", `"ISO-8859-2" declared, but the document starts with a UTF-8 byte-order mark`},
+		{"<?xml version=\"1.0\" encoding=\"windows-1250\"?><a>\u201eK\u201c</a>", `"windows-1250" declared, but the document's bytes are not windows-1250; they read as UTF-8`},
 	} {
 		_, _, err := Decode([]byte(c.src))
 		if !errors.Is(err, ErrEncoding) || !strings.Contains(err.Error(), c.says) {

@@ -41,10 +41,11 @@ const (
 // ErrDTD is returned (wrapped) by Parse for documents that carry a DOCTYPE.
 var ErrDTD = errors.New("document has a DOCTYPE/DTD or entity declarations; refused (no DTD is loaded and no entity is expanded)")
 
-// ErrEncoding is returned (wrapped, with the encoding's name) for a
-// document in an encoding that is not supported, or not UTF-8 where UTF-8
-// is required.
-var ErrEncoding = errors.New("unsupported character encoding")
+// ErrEncoding is returned (wrapped, with the encoding's name and what is
+// wrong) for a document in an encoding that is not supported, whose bytes
+// are not in the encoding it declares, or not UTF-8 where UTF-8 is
+// required.
+var ErrEncoding = errors.New("character encoding")
 
 // Attr is one attribute of a start tag.
 type Attr struct {
