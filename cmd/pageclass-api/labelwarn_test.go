@@ -1,37 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
 
 	"archivekit/internal/pageclass/imageio/hostile"
+	"archivekit/internal/service/servicetest"
 )
-
-// lockedLog is a log buffer safe to read while the service writes to it.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
 
 // TestPDFLabelWarning: /predict_document classifies a PDF whose page
 // labels cannot be read, its pages numbered only, and the service log
 // warns, naming the file and why.
 func TestPDFLabelWarning(t *testing.T) {
-	var log lockedLog
+	var log servicetest.LogBuffer
 	_, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "LOG_FORMAT": "json"}, &log)
 	page := "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 300] >>"
 	pdf := hostile.PDFObjects("<< /Type /Catalog /Pages 2 0 R /PageLabels << /Nums [(x) << /S /r >>] >> >>",

@@ -424,7 +424,12 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		opt.Order = &order
 	}
 	opt.Warn = func(m string) { s.log.Warn(m, "file", q.name) }
-	item, _ := jobs.ItemName(ctx)
+	item, ok := jobs.ItemName(ctx)
+	if !ok {
+		// A synchronous request is named too, so that a refusal of the
+		// reply it got can say which answers went out with it.
+		item = syncRequestName(q.name, time.Now())
+	}
 	out, err := translator.Translate(backend.ForItem(ctx, item), q.src, q.name, opt)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -624,8 +629,13 @@ func (s *server) withdraw(ctx context.Context, item string, err error) {
 	if !errors.As(err, &se) {
 		return
 	}
+	var sync []string
 	for _, name := range se.Items {
 		if name == item {
+			continue
+		}
+		if strings.HasPrefix(name, syncPrefix) {
+			sync = append(sync, strings.TrimPrefix(name, syncPrefix))
 			continue
 		}
 		if s.jobs == nil {
@@ -640,7 +650,19 @@ func (s *server) withdraw(ctx context.Context, item string, err error) {
 			s.log.Warn("a job item whose translation holds the refused reply could not be withdrawn (its job has ended): check its answer", "item", name)
 		}
 	}
-	if se.Unnamed > 0 {
-		s.log.Warn("answers to synchronous requests given before hold the refused reply: they went out and cannot be taken back", "calls", se.Unnamed)
+	if len(sync) > 0 || se.Unnamed > 0 {
+		s.log.Warn("answers to synchronous requests given before hold the refused reply: they went out and cannot be taken back; check them",
+			"requests", sync, "calls", len(sync)+se.Unnamed)
 	}
+}
+
+// syncPrefix begins the name a synchronous request's translation is
+// known by to the backend's refusal of one reply for everything
+// (backend.ForItem; job items are named by jobs.ItemName).
+const syncPrefix = "request "
+
+// syncRequestName names a synchronous request: its file and when it was
+// received, as the warning of a later refusal lists it.
+func syncRequestName(file string, at time.Time) string {
+	return syncPrefix + file + " received " + at.UTC().Format(time.RFC3339)
 }

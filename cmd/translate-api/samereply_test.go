@@ -81,3 +81,35 @@ func TestJobsSameReplyWithdraws(t *testing.T) {
 		}
 	}
 }
+
+// TestSameReplyNamesSyncAnswers: when a reply is refused, the warning
+// names the synchronous requests answered before with it (their files and
+// when they came), which went out and cannot be taken back (it said only
+// how many calls).
+func TestSameReplyNamesSyncAnswers(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{Garbage: func(string) string { return "Please sign in to the network" }})
+	defer mt.Close()
+	env := testEnv(mt.URL, nil)
+	var logs servicetest.LogBuffer
+	s, err := newServer(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := servicetest.Serve(t, s.svc, s.close)
+	var codes []int
+	for i, text := range []string{"Starý dům stojí nad řekou", "Děti si hrají na zahradě u domu", "Večer přišla bouřka s deštěm"} {
+		body, ct := multipartBody(t, part{Field: "file", Name: fmt.Sprintf("sync%d.alto.xml", i), File: true, Data: smallALTO(text)},
+			part{Field: "source_lang", Data: []byte("cs")})
+		resp := post(t, ts.URL+"/translate", ct, body)
+		readBody(t, resp)
+		codes = append(codes, resp.StatusCode)
+	}
+	if fmt.Sprint(codes) != "[200 200 500]" {
+		t.Fatalf("answers %v, want the third refused", codes)
+	}
+	log := logs.String()
+	if !strings.Contains(log, "answers to synchronous requests given before hold the refused reply") ||
+		!strings.Contains(log, `"requests":["sync0.alto.xml received `) || !strings.Contains(log, `","sync1.alto.xml received `) {
+		t.Errorf("warning does not name the requests:\n%s", log)
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -69,27 +68,10 @@ type proc struct {
 	cmd     *exec.Cmd
 	base    string // http://127.0.0.1:port
 	port    int
-	out     *lockedBuffer // stdout: the log
-	errOut  *lockedBuffer // stderr
+	out     *servicetest.LogBuffer // stdout: the log
+	errOut  *servicetest.LogBuffer // stderr
 	done    chan struct{}
 	exitErr error
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startServer starts the test server with HOST=127.0.0.1, a free PORT and
@@ -117,7 +99,7 @@ func startServer(t testing.TB, vars ...string) *proc {
 			port, _ = strconv.Atoi(strings.TrimPrefix(v, "PORT="))
 		}
 	}
-	p := &proc{cmd: cmd, port: port, base: "http://127.0.0.1:" + strconv.Itoa(port), out: &lockedBuffer{}, errOut: &lockedBuffer{}, done: make(chan struct{})}
+	p := &proc{cmd: cmd, port: port, base: "http://127.0.0.1:" + strconv.Itoa(port), out: &servicetest.LogBuffer{}, errOut: &servicetest.LogBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/textproto"
+	"sync"
 	"testing"
 )
 
@@ -181,4 +182,24 @@ func FormField(t testing.TB, base, path, field string) string {
 		t.Fatal(err)
 	}
 	return api.Paths[path].Post.RequestBody.Content["multipart/form-data"].Schema.Properties[field].Description
+}
+
+// LogBuffer is a log output that the service writes while the test reads
+// it. Its zero value is ready.
+type LogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String is what was written so far.
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
