@@ -315,10 +315,11 @@ func (b *Bar) counts(now time.Time) string {
 func (b *Bar) line(now time.Time) string {
 	counts := b.counts(now)
 	head := b.prefix(" ")
-	room := b.width() - 1 - len(head) - len(counts) - 3
+	// The bar's width is the terminal's, not the counts' (it changed as
+	// the rate, the ETA and the file name did); the line is cut to fit.
+	room := min(40, (b.width()-1-len(head))/3)
 	bar := ""
 	if room >= 10 {
-		room = min(room, 40)
 		fill := 0
 		if b.total > 0 {
 			fill = min(room, room*b.done/b.total)

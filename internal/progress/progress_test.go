@@ -83,7 +83,7 @@ func TestTerminalRedraw(t *testing.T) {
 	b.Add(40)
 	frame := out.String()
 	// 40 pages in the 0.95 s since the first 10: 1.2 s for the last 50
-	want := "\rpageclass [===========>            ] 50/100 50% 50.0 pages/s ETA 1.2s\x1b[K"
+	want := "\rpageclass [========>          ] 50/100 50% 50.0 pages/s ETA 1.2s\x1b[K"
 	if frame != want {
 		t.Errorf("frame\n%q\nwant\n%q", frame, want)
 	}
@@ -97,8 +97,8 @@ func TestTerminalRedraw(t *testing.T) {
 	}
 	out.Reset()
 	c.step(time.Second)
-	b.Add(50) // complete: always drawn
-	if !strings.Contains(out.String(), "[===============================] 100/100 100% 50.0 pages/s\x1b[K") {
+	b.Add(50) // complete: always drawn, the bar as wide as before
+	if !strings.Contains(out.String(), "pageclass [===================] 100/100 100% 50.0 pages/s\x1b[K") {
 		t.Errorf("final frame %q", out.String())
 	}
 	out.Reset()

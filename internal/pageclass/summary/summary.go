@@ -146,8 +146,10 @@ func byCount(m map[string]int) []string {
 const MaxListed = 10
 
 // Text is the summary as a short block for a person at a terminal: totals,
-// pages per category, per source file (the MaxListed with most pages when
-// there are more), flag reasons, failures and files not collected.
+// pages per category, per source file when a file has more than one page
+// (the MaxListed with most pages when there are more), flag reasons,
+// failures and files not collected; each line a count, then its name, so
+// the counts line up whatever the names' lengths.
 func (s *Summary) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Summary: %s from %s classified, %d flagged for review, %d failed\n",
@@ -169,11 +171,15 @@ func (s *Summary) Text() string {
 				fmt.Fprintf(&b, "    ... %d more (see the %s table)\n", len(keys)-limit, TableName)
 				break
 			}
-			fmt.Fprintf(&b, "    %-24s %6d%s\n", k, m[k], unit)
+			fmt.Fprintf(&b, "    %6d%s  %s\n", m[k], unit, k)
 		}
 	}
 	list("pages per category", s.Categories, 0, "")
-	list("pages per file", s.Sources, MaxListed, "")
+	if slices.ContainsFunc(slices.Collect(maps.Values(s.Sources)), func(n int) bool { return n > 1 }) {
+		// Only where a file has several pages (a PDF, a TIFF, a book):
+		// a list of images of one page each says nothing.
+		list("pages per file", s.Sources, MaxListed, "")
+	}
 	list("flagged for review, by reason", s.Reasons, 0, "")
 	list("failures, by file (reasons in the FAILURES table)", s.Failures, MaxListed, "")
 	list("readable files not collected (-ff)", s.NotCollected, 0, " files")

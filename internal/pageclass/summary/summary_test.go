@@ -15,6 +15,7 @@ func sample() *Summary {
 	s.Page("doc.tif", "PHOTO_L", false, nil)
 	s.Fail("broken.jpg")
 	s.Left(map[string]int{".pdf": 2})
+	s.FilesKept = 1
 	return s
 }
 
@@ -88,8 +89,20 @@ func TestText(t *testing.T) {
 	for i := 0; i < MaxListed+3; i++ {
 		s.Page(strings.Repeat("f", i+1)+".png", "TEXT_P", false, nil)
 	}
-	if txt := s.Text(); !strings.Contains(txt, "... 3 more") {
-		t.Errorf("long list not cut:\n%s", txt)
+	// Files of one page each: no list of pages per file (it listed ten
+	// names with 1 page each).
+	if txt := s.Text(); strings.Contains(txt, "pages per file") {
+		t.Errorf("pages per file listed for one-page files:\n%s", txt)
+	}
+	s.Page("f.png", "TEXT_P", false, nil)
+	txt = s.Text()
+	if !strings.Contains(txt, "... 3 more") || !strings.Contains(txt, "\n         2  f.png\n") {
+		t.Errorf("long list not cut, or its counts not first:\n%s", txt)
+	}
+	s.FilesKept, s.FilesLeft = 3, 2
+	txt = s.Text()
+	if !strings.Contains(txt, "of them 3 files classified by earlier runs") || !strings.Contains(txt, "NOT FINISHED: 2 files left to do; run again with --resume") {
+		t.Errorf("kept and left files not said:\n%s", txt)
 	}
 }
 
