@@ -180,6 +180,7 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 		if wait, ok, rerr := q.readLater(ctx, id, err); rerr != nil || ok {
 			if ok {
 				q.log.Warn("book not read (its server failed for now): the job waits and reads it again", "job", id, "book", f.Book, "err", err.Error(), "wait", wait.String())
+				q.pause(ctx, id, "its book not read: "+err.Error(), nil, wait)
 				rerr = river.JobSnooze(wait)
 			}
 			return false, rerr

@@ -61,8 +61,9 @@ CREATE INDEX IF NOT EXISTS archivekit_job_lease ON archivekit_job (lease_ms) WHE
 // Annotate), a failed item's reason code, the times a book job's book
 // could not be read for a passing failure and its book's record
 // (AnnotateBook), the API_TOKENS_FILE client that submitted a job
-// (service.ClientOf; NULL without one), and the search keys of an item's
-// name and a job's book URL (searchKey; NULL in rows written before them).
+// (service.ClientOf; NULL without one), the search keys of an item's
+// name and a job's book URL (searchKey; NULL in rows written before them),
+// and why a job waits after a passing failure (Paused, JSON).
 var addedColumns = []struct{ table, column string }{
 	{"archivekit_job", "book_url TEXT"},
 	{"archivekit_job", "error TEXT"},
@@ -76,6 +77,7 @@ var addedColumns = []struct{ table, column string }{
 	{"archivekit_job", "client TEXT"},
 	{"archivekit_item", "name_key TEXT"},
 	{"archivekit_job", "book_key TEXT"},
+	{"archivekit_job", "paused TEXT"},
 }
 
 // pgAdded adds addedColumns on PostgreSQL.

@@ -1359,3 +1359,50 @@ func TestStoreOfAnotherService(t *testing.T) {
 		q.Close(context.Background())
 	})
 }
+
+// TestPausedSaysWhy: a job waiting to run an item again after a passing
+// failure says so in its status: why (the item's answer), which item and
+// run comes next, and about when (it showed a running job and nothing
+// else for minutes). Canceled, it no longer says it.
+func TestPausedSaysWhy(t *testing.T) { stores(t, testPausedSaysWhy) }
+
+func testPausedSaysWhy(t *testing.T, newStore store) {
+	h := &unavailable{fails: map[string]int{"down.xml": 100}, calls: map[string]int{}}
+	svc, q := newServiceWith(t, newStore(t), h, jobs.Options{UnavailableTries: 4, UnavailableBackoff: time.Hour})
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	_, _, st := submit(t, ts.URL, "", file("down.xml", "d"))
+	deadline := time.After(20 * time.Second)
+	for st.Paused == nil {
+		ch := q.Changed()
+		if code := getJSON(t, ts.URL+"/jobs/"+st.ID, &st); code != 200 {
+			t.Fatalf("GET /jobs/%s: %d", st.ID, code)
+		}
+		if st.Paused != nil {
+			break
+		}
+		select {
+		case <-ch:
+		case <-time.After(200 * time.Millisecond): // the pause is recorded after the item's answer
+		case <-deadline:
+			t.Fatalf("job %+v never said it pauses", st)
+		}
+	}
+	p := st.Paused
+	if st.State != jobs.Running || p.Reason != "503 backend_unavailable: the backend is not available" || p.Item == nil || *p.Item != 0 ||
+		p.Run != 2 || p.Of != 4 || p.Until.Before(before.Add(30*time.Second)) {
+		t.Errorf("state %s, paused %+v", st.State, p)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, ts.URL+"/jobs/"+st.ID, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if st := waitState(t, q, ts.URL, st.ID, jobs.Canceled); st.Paused != nil {
+		t.Errorf("canceled job still paused: %+v", st.Paused)
+	}
+}

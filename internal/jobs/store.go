@@ -98,7 +98,27 @@ type Status struct {
 	// Skipped are the items skipped (a book's pages without a text file
 	// or an image), each with why; absent when none was.
 	Skipped []ItemSkipped `json:"skipped,omitempty"`
-	Results string        `json:"results"`
+	// Paused says why a running job waits, until when, and which run of
+	// its item comes next, while it waits after a passing failure (its
+	// backend unavailable, its book's server failing); absent otherwise.
+	Paused  *Paused `json:"paused,omitempty"`
+	Results string  `json:"results"`
+}
+
+// Paused is why a job waits before running an item again (Status.Paused).
+type Paused struct {
+	// Reason is the passing failure, as the item's answer or the fetch
+	// said it.
+	Reason string `json:"reason"`
+	// Item is the item run again (absent for a book read again), Run the
+	// number of its next run and Of the runs it has before its failure
+	// is recorded.
+	Item *int `json:"item,omitempty"`
+	Run  int  `json:"run,omitempty"`
+	Of   int  `json:"of,omitempty"`
+	// Until is when the job runs again (about; a replica or a restart
+	// may take it up later).
+	Until time.Time `json:"until"`
 }
 
 // Counts are a job's items by state: Queued counts those not ended yet
@@ -192,8 +212,9 @@ func (q *Queue) status(ctx context.Context, id string) (*Status, error) {
 	st := &Status{ID: id, Errors: []ItemError{}, Results: "/jobs/" + id + "/results"}
 	var created int64
 	var started, finished sql.NullInt64
-	err := q.queryRow(ctx, `SELECT state, created_ms, started_ms, finished_ms, COALESCE(book_url, ''), COALESCE(error, '') FROM archivekit_job WHERE id = ?`, id).
-		Scan(&st.State, &created, &started, &finished, &st.Book, &st.Error)
+	var paused string
+	err := q.queryRow(ctx, `SELECT state, created_ms, started_ms, finished_ms, COALESCE(book_url, ''), COALESCE(error, ''), COALESCE(paused, '') FROM archivekit_job WHERE id = ?`, id).
+		Scan(&st.State, &created, &started, &finished, &st.Book, &st.Error, &paused)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound{id}
 	}
@@ -202,6 +223,12 @@ func (q *Queue) status(ctx context.Context, id string) (*Status, error) {
 	}
 	st.CreatedAt = time.UnixMilli(created).UTC()
 	st.StartedAt, st.FinishedAt = msTime(started), msTime(finished)
+	if paused != "" && (st.State == Running || st.State == Queued) {
+		var p Paused
+		if json.Unmarshal([]byte(paused), &p) == nil {
+			st.Paused = &p
+		}
+	}
 	items, err := q.items(ctx, id)
 	if err != nil {
 		return nil, err

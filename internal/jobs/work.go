@@ -43,6 +43,9 @@ func (q *Queue) work(ctx context.Context, id string) (err error) {
 	if _, err := q.setState(ctx, id, Running, Queued); err != nil {
 		return err
 	}
+	if _, err := q.exec(ctx, `UPDATE archivekit_job SET paused = NULL WHERE id = ? AND paused IS NOT NULL`, id); err != nil {
+		return err
+	}
 	ctx = context.WithValue(ctx, scratchKey{}, &Scratch{q: q, id: id, used: -1})
 	if f.Book != "" {
 		if ok, err := q.readBook(ctx, id, f); err != nil || !ok {
@@ -268,6 +271,7 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *f
 		if wait, ok := q.fetchLater(fetchErr.err, it.Runs+1); ok {
 			q.log.Warn("item's file not fetched (its server failed for now): the job pauses and runs it again", "job", id, "item", it.Index,
 				"name", it.Name, "err", fetchErr.err.Error(), "run", it.Runs+1, "of", q.unavailableTries(), "wait", wait.String())
+			q.pause(ctx, id, "its file not fetched: "+fetchErr.err.Error(), &it, wait)
 			return river.JobSnooze(wait)
 		}
 		// A book's file that cannot be fetched: the item fails, as a
@@ -327,8 +331,10 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *f
 	}
 	status := a.code()
 	if wait, ok := q.retryLater(status, a.header, body.peek, it.Runs+1); ok {
+		detail, reason := errorDetail(body.peek())
 		q.log.Warn("item answered unavailable: the job pauses and runs it again", "job", id, "item", it.Index,
-			"name", it.Name, "status", status, "run", it.Runs+1, "of", q.unavailableTries(), "wait", wait.String())
+			"name", it.Name, "status", status, "reason", string(reason), "detail", detail, "run", it.Runs+1, "of", q.unavailableTries(), "wait", wait.String())
+		q.pause(ctx, id, fmt.Sprintf("%d %s: %s", status, reason, detail), &it, wait)
 		return river.JobSnooze(wait)
 	}
 	out, err := body.keep()
@@ -772,4 +778,19 @@ func (a *answer) code() int {
 		return http.StatusOK
 	}
 	return a.status
+}
+
+// pause records why job id waits until wait has passed (Status.Paused):
+// reason, and the item (nil for a book read again) whose next run comes
+// then. A failure to record it is logged only: the pause goes on.
+func (q *Queue) pause(ctx context.Context, id, reason string, it *item, wait time.Duration) {
+	p := Paused{Reason: reason, Until: time.Now().Add(wait).UTC().Truncate(time.Second)}
+	if it != nil {
+		idx := it.Index
+		p.Item, p.Run, p.Of = &idx, it.Runs+2, q.unavailableTries()
+	}
+	b, _ := json.Marshal(p)
+	if _, err := q.exec(context.WithoutCancel(ctx), `UPDATE archivekit_job SET paused = ? WHERE id = ?`, string(b), id); err != nil {
+		q.log.Warn("why the job pauses is not recorded", "job", id, "err", err.Error())
+	}
 }
