@@ -90,8 +90,8 @@ func pgAdded() string {
 }
 
 // migrate brings River's tables up to date.
-func migrate[T any](ctx context.Context, drv riverdriver.Driver[T], log *slog.Logger) error {
-	m, err := rivermigrate.New(drv, &rivermigrate.Config{Logger: log})
+func migrate[T any](ctx context.Context, drv riverdriver.Driver[T], log *slog.Logger, schema string) error {
+	m, err := rivermigrate.New(drv, &rivermigrate.Config{Logger: log, Schema: schema})
 	if err == nil {
 		_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
 	}
@@ -247,7 +247,7 @@ func (q *Queue) openSQLite(ctx context.Context) (*riversqlite.Driver, error) {
 	db.SetMaxOpenConns(1)
 	q.db = db
 	drv := riversqlite.New(db)
-	if err := migrate(ctx, drv, q.log); err != nil {
+	if err := migrate(ctx, drv, q.log, ""); err != nil {
 		return nil, err
 	}
 	if _, err := db.ExecContext(ctx, schema); err != nil {
@@ -291,6 +291,12 @@ func (q *Queue) openPostgres(ctx context.Context, url string) (*riverpgxv5.Drive
 	if err != nil {
 		return nil, fmt.Errorf("jobs: %s: %w", EnvDatabaseURL, err)
 	}
+	if q.pgSchema != "" {
+		// Every table of this service (River's and the queue's) is in its
+		// own schema, so two services share one database without taking
+		// each other's jobs.
+		cfg.ConnConfig.RuntimeParams["search_path"] = q.pgSchema
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: database: %w", err)
@@ -311,8 +317,13 @@ func (q *Queue) openPostgres(ctx context.Context, url string) (*riverpgxv5.Drive
 		return nil, fmt.Errorf("jobs: migrations: %w", err)
 	}
 	defer func() { _, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, key) }()
+	if q.pgSchema != "" {
+		if _, err := conn.Exec(cctx, `CREATE SCHEMA IF NOT EXISTS `+q.pgSchema); err != nil {
+			return nil, fmt.Errorf("jobs: schema %s: %w", q.pgSchema, err)
+		}
+	}
 	drv := riverpgxv5.New(pool)
-	if err := migrate(cctx, drv, q.log); err != nil {
+	if err := migrate(cctx, drv, q.log, q.pgSchema); err != nil {
 		return nil, err
 	}
 	if _, err := conn.Exec(cctx, pgSchema); err != nil {
@@ -350,4 +361,21 @@ func (q *Queue) claimStore(ctx context.Context) error {
 		return fmt.Errorf("jobs: the %s holds the jobs of %s, not %s: give each service its own %s", where, name, q.opts.Service, setting)
 	}
 	return nil
+}
+
+// pgSchemaName is the PostgreSQL schema of service's jobs: archivekit_
+// and its name, each character other than a letter or digit an
+// underscore ("archivekit_translate_api"); "" for no service (the
+// connection's own search path).
+func pgSchemaName(service string) string {
+	if service == "" {
+		return ""
+	}
+	b := []byte("archivekit_" + strings.ToLower(service))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			b[i] = '_'
+		}
+	}
+	return string(b[:min(len(b), 63)])
 }

@@ -220,11 +220,14 @@ type Queue struct {
 	opts Options
 	// db is the database; pool is the PostgreSQL pool under it (nil on
 	// SQLite).
-	db     *sql.DB
-	pool   *pgxpool.Pool
-	river  riverClient
-	log    *slog.Logger
-	unlock func()
+	db    *sql.DB
+	pool  *pgxpool.Pool
+	river riverClient
+	// pgSchema is the PostgreSQL schema of the service's tables
+	// (pgSchemaName; "" on SQLite or without Options.Service).
+	pgSchema string
+	log      *slog.Logger
+	unlock   func()
 	// callbacks sends the callbacks.
 	callbacks *http.Client
 	// owner names this process in the leases it takes.
@@ -349,6 +352,7 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 	q := &Queue{opts: opts, log: log, owner: newID(), stop: make(chan struct{}), changed: make(chan struct{}), cancels: map[string]context.CancelFunc{}}
 	q.callbacks = q.callbackClient()
 	if opts.DatabaseURL != "" {
+		q.pgSchema = pgSchemaName(opts.Service)
 		if err := q.open(ctx); err != nil {
 			q.release()
 			return nil, err
@@ -432,6 +436,7 @@ func (q *Queue) open(ctx context.Context) error {
 			return err
 		}
 		cfg.RescueStuckJobsAfter = max(10*q.opts.Lease, 5*time.Minute)
+		cfg.Schema = q.pgSchema
 		q.river, err = river.NewClient(drv, cfg)
 		if err != nil {
 			return fmt.Errorf("jobs: River client: %w", err)

@@ -1329,34 +1329,77 @@ func TestSubmitNotMultipart(t *testing.T) {
 	}
 }
 
-// TestStoreOfAnotherService: a state folder or database that holds one
-// service's jobs is refused by another, naming both (pageclass-api ran a
-// translate-api job's items through /predict_image, failing each).
+// TestStoreOfAnotherService: a state folder that holds one service's jobs
+// is refused by another, naming both (pageclass-api ran a translate-api
+// job's items through /predict_image, failing each). On PostgreSQL each
+// service keeps its jobs in its own schema, so the two share a database
+// (as the compose file and the Kubernetes component have them do): a job
+// of one is neither listed nor run by the other.
 func TestStoreOfAnotherService(t *testing.T) {
 	stores(t, func(t *testing.T, newStore store) {
 		dir := newStore(t)
-		open := func(name string) (*jobs.Queue, error) {
+		pg := strings.HasPrefix(dir, "postgres://")
+		open := func(name string, h http.Handler) (*service.Service, *jobs.Queue, error) {
 			env := storeEnv(dir)
 			lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 			svc, err := service.New(service.Options{Name: name, DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
 			if err != nil {
 				t.Fatal(err)
 			}
-			return jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: &echo{}})
+			q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: h})
+			if err == nil {
+				svc.Route("POST /echo", "echo", q.Async(h.ServeHTTP))
+			}
+			return svc, q, err
 		}
-		q, err := open("translate-api")
+		svcA, qa, err := open("translate-api", &echo{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		q.Close(context.Background())
-		if _, err := open("pageclass-api"); err == nil || !strings.Contains(err.Error(), "holds the jobs of translate-api, not pageclass-api") {
-			t.Errorf("another service: %v", err)
+		if !pg {
+			qa.Close(context.Background())
+			if _, _, err := open("pageclass-api", &echo{}); err == nil || !strings.Contains(err.Error(), "holds the jobs of translate-api, not pageclass-api") {
+				t.Errorf("another service: %v", err)
+			}
+			_, q, err := open("translate-api", &echo{}) // its own service opens it again
+			if err != nil {
+				t.Fatal(err)
+			}
+			q.Close(context.Background())
+			return
 		}
-		q, err = open("translate-api") // its own service opens it again
+		other := &unavailable{calls: map[string]int{}} // counts what it is sent
+		svcB, qb, err := open("pageclass-api", other)
 		if err != nil {
+			t.Fatalf("a second service on the database: %v", err)
+		}
+		tsA := servicetest.Serve(t, svcA, func() { qa.Close(context.Background()) })
+		tsB := servicetest.Serve(t, svcB, func() { qb.Close(context.Background()) })
+		// B's workers run first, so a job of A in B's queue would be taken.
+		if err := qb.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		q.Close(context.Background())
+		if err := qa.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		_, _, st := submit(t, tsA.URL, "", file("a.xml", "x"))
+		if st := waitState(t, qa, tsA.URL, st.ID, jobs.Succeeded); st.Items.Succeeded != 1 {
+			t.Errorf("job of translate-api: %+v", st.Items)
+		}
+		for _, c := range []struct {
+			base string
+			n    int
+		}{{tsA.URL, 1}, {tsB.URL, 0}} {
+			var list struct{ Jobs []jobs.Status }
+			if code := getJSON(t, c.base+"/jobs", &list); code != 200 || len(list.Jobs) != c.n {
+				t.Errorf("%s lists %d jobs (%d), want %d: %+v", c.base, len(list.Jobs), code, c.n, list.Jobs)
+			}
+		}
+		other.mu.Lock()
+		if len(other.calls) != 0 {
+			t.Errorf("pageclass-api ran translate-api's items: %v", other.calls)
+		}
+		other.mu.Unlock()
 	})
 }
 

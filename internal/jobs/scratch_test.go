@@ -120,7 +120,8 @@ func scratchLeft(t *testing.T, store, id string) int {
 	}
 	defer db.Close()
 	var n int
-	if err := db.QueryRow(`SELECT count(*) FROM archivekit_scratch WHERE job_id = $1`, id).Scan(&n); err != nil {
+	// The test service's tables are in its schema (echo-api's).
+	if err := db.QueryRow(`SELECT count(*) FROM archivekit_echo_api.archivekit_scratch WHERE job_id = $1`, id).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
