@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 // Stopped is the cancellation cause of a run stopped by a signal
@@ -51,10 +52,14 @@ func stopSignals() []os.Signal {
 	return sigs
 }
 
+// sameStop is how long after a stop signal another one is taken for the
+// same stop (SignalContext).
+const sameStop = 300 * time.Millisecond
+
 // SignalContext returns a context cancelled at the first SIGINT, SIGTERM
 // or SIGHUP (stopSignals), its cause (context.Cause) a Stopped naming the
-// signal; a second one ends the program at once (the default action).
-// stop releases the signals.
+// signal; a second one, sameStop or more after it, ends the program at
+// once (the default action). stop releases the signals.
 func SignalContext(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	sigs := make(chan os.Signal, 1)
@@ -65,9 +70,25 @@ func SignalContext(parent context.Context) (ctx context.Context, stop func()) {
 	go func() {
 		select {
 		case s := <-sigs:
-			signal.Stop(sigs)
 			cancel(Stopped{s})
 		case <-done:
+			return
+		}
+		// Copies of the signal that come at once are the same stop, not
+		// a second Ctrl-C: timeout(1) signals the program and then its
+		// process group, which ended a run before it wrote its run
+		// metadata. After sameStop, a second signal ends the program.
+		t := time.NewTimer(sameStop)
+		defer t.Stop()
+		for {
+			select {
+			case <-sigs:
+			case <-t.C:
+				signal.Stop(sigs)
+				return
+			case <-done:
+				return
+			}
 		}
 	}()
 	return ctx, func() {

@@ -26,6 +26,9 @@ func TestSignalHelper(t *testing.T) {
 	case <-ctx.Done():
 	case <-time.After(time.Minute): // no signal came: the test fails on the output
 	}
+	// A run takes a moment to write its tables and run metadata.
+	fmt.Println("stopping")
+	time.Sleep(100 * time.Millisecond)
 	s, ok := StoppedBy(ctx)
 	fmt.Printf("%v|%d|%v\n", context.Cause(ctx), s.Code(), ok)
 }
@@ -55,6 +58,10 @@ func TestSignals(t *testing.T) {
 		{"SIGTERM", false, []syscall.Signal{syscall.SIGTERM}, "stopped by SIGTERM", 143},
 		{"SIGHUP", false, []syscall.Signal{syscall.SIGHUP}, "stopped by SIGHUP (its terminal closed", 129},
 		{"nohup SIGHUP then SIGTERM", true, []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM}, "stopped by SIGTERM", 143},
+		// Two at once, as timeout(1) sends them (to the program, then to
+		// its group): one stop, not a second Ctrl-C that ends the program
+		// before its run metadata is written.
+		{"SIGINT twice at once", false, []syscall.Signal{syscall.SIGINT}, "interrupted by Ctrl-C (SIGINT)", 130},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			args := []string{exe, "-test.run=^TestSignalHelper$"}
@@ -77,6 +84,16 @@ func TestSignals(t *testing.T) {
 			}
 			for _, s := range c.sigs {
 				if err := cmd.Process.Signal(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !lines.Scan() || lines.Text() != "stopping" {
+				t.Fatalf("the child did not stop: %q (%v)", lines.Text(), cmd.Wait())
+			}
+			if strings.HasSuffix(c.name, "twice at once") {
+				// The copy timeout(1) sends to the group, while the run
+				// writes its outputs.
+				if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 					t.Fatal(err)
 				}
 			}
