@@ -321,6 +321,11 @@ func (q *Queue) openPostgres(ctx context.Context, url string) (*riverpgxv5.Drive
 		if _, err := conn.Exec(cctx, `CREATE SCHEMA IF NOT EXISTS `+q.pgSchema); err != nil {
 			return nil, fmt.Errorf("jobs: schema %s: %w", q.pgSchema, err)
 		}
+		var old bool
+		if err := conn.QueryRow(cctx, `SELECT to_regclass('public.archivekit_job') IS NOT NULL`).Scan(&old); err == nil && old {
+			q.log.Warn("jobs kept by a version before 2026-11-29 are in the database's schema public, which this service no longer reads (each service has its own schema now)",
+				"schema", q.pgSchema, "old_schema", "public")
+		}
 	}
 	drv := riverpgxv5.New(pool)
 	if err := migrate(cctx, drv, q.log, q.pgSchema); err != nil {
