@@ -159,7 +159,7 @@ func Choose(parts []Part) ([]Pick, error) {
 		chosen = append(chosen, p)
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("missing shards %s of %d (found %d)", strings.Join(missing, ", "), n, len(chosen))
+		return nil, fmt.Errorf("missing shards %s of %d (found %d): name the folders that hold their runs, or run them (--shard %s) first", strings.Join(missing, ", "), n, len(chosen), missing[0])
 	}
 	first := parts[chosen[0].Part]
 	for _, c := range chosen[1:] {
