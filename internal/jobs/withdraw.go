@@ -109,6 +109,7 @@ func (q *Queue) Withdraw(ctx context.Context, name string, status int, reason se
 		}
 		if again {
 			q.log.Warn("job item withdrawn: it runs again", "job", ref.job, "item", ref.index, "run", runs, "of", q.unavailableTries(), "reason", string(reason), "detail", detail)
+			q.count(metricItems, "withdrawn") // its success was counted: it will end again
 			q.notify()
 			return false, nil
 		}
