@@ -466,7 +466,7 @@ func TestDigestOfClassifiedBytes(t *testing.T) {
 // run's metadata said "running" for ever.
 func TestResumeRecordsInterruptedRun(t *testing.T) {
 	e := newEnv(t, nil)
-	e.linkPages(t, 1)
+	pages := e.linkPages(t, 1)
 	e.model(t, "v4.4")
 	if code, log := e.run(t, "-d", e.in); code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
@@ -500,6 +500,11 @@ func TestResumeRecordsInterruptedRun(t *testing.T) {
 	old, now := read(killed), read(resumed)
 	if old["status"] != "interrupted" || !strings.Contains(fmt.Sprint(old["error"]), "continued by run "+fmt.Sprint(now["run_id"])) {
 		t.Errorf("killed run: status %v, error %v; want interrupted, continued by run %v", old["status"], old["error"], now["run_id"])
+	}
+	// It says how many files it finished (its counts are those of its
+	// last write, 0 for a run killed early).
+	if old["ledger_items_finished"] != float64(len(pages)) || !strings.Contains(fmt.Sprint(old["error"]), fmt.Sprintf("its ledger records %d items it finished", len(pages))) {
+		t.Errorf("killed run: ledger_items_finished %v, error %v; want %d", old["ledger_items_finished"], old["error"], len(pages))
 	}
 	if now["status"] != "completed" || fmt.Sprint(now["interrupted_runs"]) != fmt.Sprintf("[map[file:%s run_id:%v]]", killed, old["run_id"]) {
 		t.Errorf("resumed run: status %v, interrupted_runs %v; want completed, [%v]", now["status"], now["interrupted_runs"], old["run_id"])

@@ -298,6 +298,28 @@ func (l *Ledger) read(path, tool, config string) error {
 	return nil
 }
 
+// Finished counts the items a ledger file records as finished (done,
+// skipped or failed; a fetch record is not an item), for the run metadata
+// of the run that wrote it (a killed run's, which says nothing of them). A
+// torn last line is not counted.
+func Finished(path string) (int, error) {
+	data, err := regularfile.Read(path)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for i, line := range bytes.SplitAfter(data, []byte("\n")) {
+		var e Entry
+		if i == 0 || len(line) == 0 || line[len(line)-1] != '\n' || json.Unmarshal(line, &e) != nil {
+			continue
+		}
+		if e.Item != "" && known(e.State) && !strings.HasPrefix(e.Item, FetchItem("")) {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // rank orders the states: a result beats a skip beats a failure.
 var rank = map[State]int{Failed: 0, Skipped: 1, Done: 2}
 

@@ -267,7 +267,12 @@ func (d *Document) View() *Document {
 // "interrupted" and an error naming the run that continued it (by); its
 // end_time stays that of its last write. A file with any other status, or none, is left
 // as it is and ok is false. Every other field is kept as written.
-func MarkInterrupted(path, by string) (Interrupted, bool, error) {
+//
+// finished is how many items the run's ledger file records as finished
+// (ledger.Finished; negative when not known): the file says so, in
+// ledger_items_finished and its error, since its counts are those of its
+// last write (a run killed early wrote none).
+func MarkInterrupted(path, by string, finished int) (Interrupted, bool, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return Interrupted{}, false, nil
@@ -284,6 +289,10 @@ func MarkInterrupted(path, by string) (Interrupted, bool, error) {
 	}
 	doc["status"] = StatusInterrupted
 	doc["error"] = "interrupted: the run ended without recording an outcome (killed or crashed); continued by run " + by
+	if finished >= 0 {
+		doc["ledger_items_finished"] = finished
+		doc["error"] = fmt.Sprintf("%s; its ledger records %d items it finished (the runs that continue it count them as done before)", doc["error"], finished)
+	}
 	if err := WriteJSON(path, doc); err != nil {
 		return Interrupted{}, false, err
 	}

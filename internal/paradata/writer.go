@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"archivekit/internal/ledger"
 	"archivekit/internal/licence"
 	"archivekit/internal/shard"
 )
@@ -241,7 +242,11 @@ func (w *Writer[D]) Encode(runErr error, end time.Time) ([]byte, error) {
 func (w *Writer[D]) RecordInterrupted(log *slog.Logger, by string, ended []string, metaOf func(ledgerFile string) string) {
 	for _, p := range ended {
 		meta := metaOf(p)
-		in, ok, err := MarkInterrupted(meta, by)
+		finished, ferr := ledger.Finished(p)
+		if ferr != nil {
+			finished = -1
+		}
+		in, ok, err := MarkInterrupted(meta, by, finished)
 		if err != nil {
 			log.Warn("run metadata of an earlier run not updated", "file", meta, "error", err.Error())
 			continue
