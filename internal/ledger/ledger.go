@@ -257,7 +257,8 @@ func (l *Ledger) create(dir, name string) (*os.File, error) {
 	}
 }
 
-// read adds the entries of one run's file.
+// read adds the entries of one run's file, whose header must name tool
+// and config (any, when tool is "").
 func (l *Ledger) read(path, tool, config string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -279,7 +280,7 @@ func (l *Ledger) read(path, tool, config string) error {
 				}
 				return fmt.Errorf("ledger %s: line 1 is not a ledger header", path)
 			}
-			if h.Tool != tool || h.Config != config || h.Ledger != Version {
+			if tool != "" && (h.Tool != tool || h.Config != config || h.Ledger != Version) {
 				return fmt.Errorf("ledger %s belongs to %s configuration %s (format %d), not %s configuration %s: move it away",
 					path, h.Tool, h.Config, h.Ledger, tool, config)
 			}
@@ -303,17 +304,13 @@ func (l *Ledger) read(path, tool, config string) error {
 // of the run that wrote it (a killed run's, which says nothing of them). A
 // torn last line is not counted.
 func Finished(path string) (int, error) {
-	data, err := regularfile.Read(path)
-	if err != nil {
+	l := &Ledger{entries: map[string]Entry{}, items: map[string]bool{}}
+	if err := l.read(path, "", ""); err != nil { // any tool's and configuration's
 		return 0, err
 	}
 	n := 0
-	for i, line := range bytes.SplitAfter(data, []byte("\n")) {
-		var e Entry
-		if i == 0 || len(line) == 0 || line[len(line)-1] != '\n' || json.Unmarshal(line, &e) != nil {
-			continue
-		}
-		if e.Item != "" && known(e.State) && !strings.HasPrefix(e.Item, FetchItem("")) {
+	for item := range l.items {
+		if !strings.HasPrefix(item, FetchItem("")) {
 			n++
 		}
 	}
