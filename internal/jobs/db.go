@@ -334,16 +334,14 @@ func (q *Queue) openPostgres(ctx context.Context, url string) (*riverpgxv5.Drive
 	if _, err := conn.Exec(cctx, pgSchema); err != nil {
 		return nil, fmt.Errorf("jobs: tables: %w", err)
 	}
-	if err := q.claimStore(cctx); err != nil { // under the lock: replicas starting together
-		return nil, err
-	}
 	return drv, nil
 }
 
-// claimStore records the service whose jobs the store holds, the first
-// time, and refuses a store that holds another service's: its jobs'
-// items would be sent to the wrong endpoint and fail (a translate-api
-// job run by pageclass-api failed every item with 400).
+// claimStore records the service whose jobs a state folder holds, the
+// first time, and refuses a folder that holds another service's: its
+// jobs' items would be sent to the wrong endpoint and fail (a
+// translate-api job run by pageclass-api failed every item with 400). On
+// PostgreSQL each service has its own schema (pgSchemaName) instead.
 func (q *Queue) claimStore(ctx context.Context) error {
 	if q.opts.Service == "" {
 		return nil
@@ -359,11 +357,7 @@ func (q *Queue) claimStore(ctx context.Context) error {
 		return fmt.Errorf("jobs: tables: %w", err)
 	}
 	if name != q.opts.Service {
-		where, setting := "state folder "+q.opts.Dir, EnvDir
-		if q.opts.DatabaseURL != "" {
-			where, setting = "database of "+EnvDatabaseURL, EnvDatabaseURL
-		}
-		return fmt.Errorf("jobs: the %s holds the jobs of %s, not %s: give each service its own %s", where, name, q.opts.Service, setting)
+		return fmt.Errorf("jobs: the state folder %s holds the jobs of %s, not %s: give each service its own %s", q.opts.Dir, name, q.opts.Service, EnvDir)
 	}
 	return nil
 }

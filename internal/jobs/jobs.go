@@ -147,8 +147,9 @@ type Options struct {
 	// Logger receives the queue's records; nil discards them.
 	Logger *slog.Logger
 	// Service names the service whose jobs the store holds (Setup gives
-	// the service's name): a state folder or database that holds another
-	// service's jobs is refused (claimStore). "" checks nothing.
+	// the service's name): a state folder that holds another service's
+	// jobs is refused (claimStore); on PostgreSQL the service's tables are
+	// in a schema of its own (pgSchemaName). "" does neither.
 	Service string
 	// Stopping, when not nil, reports that the service is draining: a job
 	// then stops after its item in flight and waits for the next start.
