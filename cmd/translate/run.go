@@ -930,9 +930,7 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 			}
 			return nil, "", fmt.Errorf("%s: metadata document but the field list is unreadable: %w", in.Path, r.fieldsErr)
 		}
-		if f, _ := book.Sniff(src); f != book.ALTO && s.Alto && strings.HasSuffix(strings.ToLower(in.Path), ".alto.xml") && len(bytes.TrimSpace(src)) > 0 {
-			// (Its root element is alto when the file is ALTO whose
-			// encoding is not read: that error is the one to tell.)
+		if s.Alto && strings.HasSuffix(strings.ToLower(in.Path), ".alto.xml") && len(bytes.TrimSpace(src)) > 0 && !sniffedALTO(src) {
 			r.warn(fmt.Sprintf("%s: named like ALTO but its root element is not <alto>; handled as metadata", in.Origin))
 		}
 	}
@@ -1059,4 +1057,12 @@ func stopped(ctx context.Context) error {
 		return s
 	}
 	return nil
+}
+
+// sniffedALTO says whether src's root element is alto (book.Sniff), as
+// that of ALTO whose encoding is not read is: its error is the one to
+// tell, not "its root element is not <alto>".
+func sniffedALTO(src []byte) bool {
+	f, _ := book.Sniff(src)
+	return f == book.ALTO
 }

@@ -770,8 +770,9 @@ func (r *reader) identify(b *Book, p *Page, f *file, l loc) (Text, bool) {
 }
 
 // Identify tells a METS text file by its content (data: its start from
-// SniffHead, or the whole file; up to SniffMax bytes are read), as reading the book with TextSniff does: it returns the text with
-// the format its root element gives (Sniffed), or false when the content
+// SniffHead, or the whole file; up to SniffMax bytes are read), as reading
+// the book with TextSniff does: it returns the text with the format its
+// root element gives (Sniffed), or false when the content
 // is none of ALTO, PAGE and hOCR (the file is left out). reason says why a
 // file is left out, or that its content differs from what the METS
 // declares (such a file is kept, with the format of its content); "" when

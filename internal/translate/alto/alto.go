@@ -385,7 +385,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 			opt.File, n, MaxAlignWords, MaxAlignRunes))
 	}
 	if n := res.Stats.LinesEmptied; n > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d lines got no word of their block's translation (the translation has fewer words than the block has lines); their text is empty and their log rows say approx_alignment",
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d lines got no word of their block's translation; their text is empty and their log rows say approx_alignment",
 			opt.File, n))
 	}
 	if res.Output, err = ed.Bytes(); err != nil {

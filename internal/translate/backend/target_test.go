@@ -60,6 +60,12 @@ func TestOffersTargetListed(t *testing.T) {
 	if err == nil || err.Error() != "target language fr: the backend does not translate into it; it translates into cs, en" {
 		t.Errorf("OffersTarget = %v", err)
 	}
+	// A target it has, from none of the languages detection tells, is not
+	// said to be missing.
+	err = OffersTarget(context.Background(), be, "auto", "cs", []string{"de", "cs"})
+	if err == nil || !strings.Contains(err.Error(), "target language cs: the backend translates into it from none of the languages detection tells") {
+		t.Errorf("OffersTarget(cs) = %v", err)
+	}
 }
 
 // guessed is a backend whose pairs are a guess (mtapi's built-in list).
