@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -147,5 +148,65 @@ func TestRunSummary(t *testing.T) {
 	// The kept failure is said once, at INFO, not as an error of this run.
 	if strings.Contains(r.stderr, `"level":"ERROR","msg":"skipped"`) || !strings.Contains(r.stderr, `"level":"INFO","msg":"failed in an earlier run, kept (--retry-failed tries it again)"`) {
 		t.Errorf("folder resumed: the kept failure is not said at INFO only:\n%s", r.stderr)
+	}
+}
+
+// TestTerminalQuietClean: on a terminal the documents whose batches all
+// came back clean are counted by the progress bar, not announced one line
+// each (a run of a thousand files scrolled a thousand summary lines past
+// its warnings); a document that needs attention still has its summary
+// printed, as a warning; a warning that each file gives in the same words
+// (a language the backend lacks, in every page of a book) is shown once,
+// and the others counted at the end.
+func TestTerminalQuietClean(t *testing.T) {
+	src := testenv.Path(t, sampleALTO)
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := t.TempDir()
+	for _, name := range []string{"a.alto.xml", "b.alto.xml", "c.alto.xml"} {
+		if err := os.WriteFile(filepath.Join(in, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name      string
+		cfg       translatortest.Config
+		args      []string
+		summaries int // -1: not counted
+		want      []string
+	}{
+		{"clean", translatortest.Config{}, []string{"-src", "cs"}, 0, nil},
+		{"line counts lost", translatortest.Config{Garbage: func(in string) string { return strings.ReplaceAll(in, "\n", " ") }}, []string{"-src", "cs"}, 3, nil},
+		{"languages the backend lacks", translatortest.Config{Pairs: []string{"cs-en"}}, nil, -1,
+			[]string{`a: blocks detected as "sk" left untouched`, `a: blocks detected as "ga" left untouched`, "4 more warnings repeated an earlier file's"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := startAPI(t, tc.cfg)
+			tty, written := testenv.Terminal(t)
+			var stdout strings.Builder
+			e := newEnv(api)
+			delete(e, "LOG_FORMAT") // as a user runs it: text on a terminal
+			code := run(context.Background(), append([]string{in, "-o", t.TempDir(), "--vocabulary", ""}, tc.args...), e.get, &stdout, tty)
+			text := written()
+			if code != exitOK {
+				t.Fatalf("exit %d:\n%s", code, text)
+			}
+			if !strings.Contains(text, "3 files") || strings.Contains(text, `{"time"`) {
+				t.Errorf("no readable summary of 3 files on the terminal:\n%s", text)
+			}
+			if got := strings.Count(text, "batch summary"); tc.summaries >= 0 && got != tc.summaries {
+				t.Errorf("%d document summaries on the terminal, want %d:\n%s", got, tc.summaries, text)
+			}
+			for _, w := range tc.want {
+				if strings.Count(text, w) != 1 {
+					t.Errorf("%q is not on the terminal once:\n%s", w, text)
+				}
+			}
+			if strings.Contains(text, `b: blocks detected`) {
+				t.Errorf("a warning repeated in the same words:\n%s", text)
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"archivekit/internal/atomicfile"
@@ -328,6 +329,9 @@ func (r *runner) logSummary(log *slog.Logger) {
 		"failed", len(r.failures)-r.failedBefore, "failed_before", r.failedBefore, "untried", max(0, st.InputFilesTotal-st.SuccessfullyProcessed-len(r.failures)),
 		"units_translated", st.UnitsTranslated, "units_skipped", st.UnitsSkipped,
 		"segments", st.SegmentStatus, "source_languages", st.Languages, "not_collected", len(r.notCollected), "output", r.s.Output)
+	if r.warnedAgain > 0 {
+		log.Warn(fmt.Sprintf("%d more warnings repeated an earlier file's in the same words and were not shown; the run metadata's warnings list every one", r.warnedAgain))
+	}
 }
 
 type runner struct {
@@ -341,6 +345,18 @@ type runner struct {
 	baseline   *docrecord.Record
 	getenv     func(string) string
 	stderr     io.Writer
+	// quietClean says the log is drawn above a progress bar on a terminal,
+	// where a document whose batches all came back clean is not announced
+	// (its summary is logged at DEBUG): the bar counts it, and a run of a
+	// thousand files does not scroll a thousand lines past its warnings.
+	quietClean bool
+	// warnedText and warnedAgain fold, on a terminal, a document's warning
+	// that another document gave already in the same words (a language left
+	// untouched in each page of a book): it is logged at DEBUG, counted, and
+	// the count is said at the end (every one is in the run metadata).
+	wmu         sync.Mutex
+	warnedText  map[string]bool
+	warnedAgain int
 	// client fetches the URL inputs (a kept download found edited is
 	// fetched again in the run).
 	client *http.Client
@@ -399,6 +415,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		if l, err := logging.New(bar, levelOf(r.getenv), r.getenv(logging.EnvFormat)); err == nil {
 			r.log = l
 		}
+		r.quietClean = true
 	}
 	schema := r.openSchema(ctx)
 	if schema != nil {
@@ -887,6 +904,32 @@ func levelOf(getenv func(string) string) string {
 	return "INFO"
 }
 
+// docWarn logs a warning the translation of the document name gave (its
+// text begins with the name); see quietClean.
+func (r *runner) docWarn(ctx context.Context, name, msg string) {
+	if !r.quietClean {
+		r.log.Warn(msg)
+		return
+	}
+	r.wmu.Lock()
+	// The text begins with the document's name or its stem.
+	text := strings.TrimPrefix(strings.TrimPrefix(msg, name+": "), translator.Stem(name)+": ")
+	again := r.warnedText[text]
+	if r.warnedText == nil {
+		r.warnedText = map[string]bool{}
+	}
+	r.warnedText[text] = true
+	if again {
+		r.warnedAgain++
+	}
+	r.wmu.Unlock()
+	if again {
+		r.log.Log(ctx, slog.LevelDebug, msg)
+		return
+	}
+	r.log.Warn(msg)
+}
+
 func (r *runner) warn(msg string) {
 	r.log.Warn(msg)
 	r.pd.Warn(msg)
@@ -942,7 +985,7 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 	}
 	opt.Source, opt.Target, opt.Mode = s.Source, s.Target, s.outputMode()
 	opt.FastAlign, opt.Kind, opt.Fields = s.FastAlign, kind, r.fields
-	opt.Usage, opt.Warn = r.usage, func(m string) { r.log.Warn(m) }
+	opt.Usage, opt.Warn = r.usage, func(m string) { r.docWarn(ctx, filepath.Base(in.Path), m) }
 	opt.Next, opt.Prev = h.next, h.prev
 	t0 := time.Now()
 	out, err := translator.Translate(ctx, src, filepath.Base(in.Path), opt)
@@ -978,6 +1021,8 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 	level := slog.LevelInfo
 	if out.Stats.NeedsAttention() {
 		level = slog.LevelWarn
+	} else if r.quietClean {
+		level = slog.LevelDebug
 	}
 	r.log.Log(ctx, level, out.Summary, "file", in.Origin, "seconds", time.Since(t0).Round(time.Millisecond).Seconds())
 	if r.modes == nil {
