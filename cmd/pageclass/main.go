@@ -13,11 +13,13 @@
 // classify in it); 3 failure (a model could not be loaded or failed, an output
 // could not be written, or no page at all was classified); 75 incomplete: a
 // passing failure (a full disk, an I/O error, the hub timed out or answered
-// 5xx) left files to do, not recorded as failed; --resume finishes them.
+// 5xx) left files to do, not recorded as failed; --resume finishes them (and
+// --merge: a shard is missing or has not completed).
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -200,6 +202,13 @@ func exitCode(err error, log interface{ Error(string, ...any) }) int {
 		// out or answered 5xx): nothing it did not record was recorded
 		// failed, so a --resume finishes it.
 		code = cliflags.ExitIncomplete
+	}
+	var notReady cliflags.NotReadyError
+	switch {
+	case code == exitOK:
+	case errors.As(err, &notReady):
+		log.Error("merge not possible yet", "error", err.Error())
+		return code
 	}
 	switch code {
 	case exitOK:

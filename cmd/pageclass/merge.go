@@ -36,25 +36,42 @@ var mergeDrop = map[string]bool{"shard": true, "shard_files_all": true, "ledger"
 // runs.
 type merger struct{ *runner }
 
-// merge combines the tables of the shard runs found in c.MergeFrom (results
+// mergePlan is what a merge takes: the shard runs chosen, and by the path
+// of each the earlier completed runs of its share it continued.
+type mergePlan struct {
+	chosen     []shardRun
+	superseded map[string][]string
+	// tables are the shards' tables by name without the stamp (suffixes,
+	// sorted); merged, failures and sum what they add up to.
+	tables   map[string][]string
+	suffixes []string
+	merged   map[string]*results.Merged
+	failures []ledger.Failure
+	sum      *summary.Summary
+}
+
+// planMerge reads and chooses the shard runs of c.MergeFrom (results
 // folders, whose shard run metadata are all taken, or run-metadata files)
-// into this run's tables, sorted as a one-shot run sorts them, and records
-// the shards in this run's metadata. Shards of different configurations or
-// models, a shard given twice or missing, a shard that did not complete,
-// and a row in two shards are errors.
-func (r *merger) merge() error {
-	c := r.cli
-	runs, err := r.shardRuns(c.MergeFrom)
+// and reads and merges their tables, all before the merge starts its own
+// run metadata, so a refused merge writes nothing. Shards of different
+// configurations or models and a shard given twice are usage errors; a
+// shard missing or not completed, one that may run again later
+// (cliflags.NotReadyError, exit 75); shards that wrote different tables
+// and a row in two shards, failures.
+func (r *runner) planMerge() (*mergePlan, error) {
+	runs, err := shardRuns(r.cli.MergeFrom)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	chosen, superseded, err := shard.Select(runs, shardRun.Meta, "pageclass_", sameConfig, r.log)
-	if errors.Is(err, shard.ErrUsage) {
-		return cliflags.Usage(err)
-	} else if err != nil {
-		return err
+	switch {
+	case errors.Is(err, shard.ErrIncomplete):
+		return nil, cliflags.NotReady(err)
+	case errors.Is(err, shard.ErrUsage):
+		return nil, cliflags.Usage(err)
+	case err != nil:
+		return nil, err
 	}
-
 	// The tables, by name without the stamp.
 	tables := map[string][]string{}
 	var shape string
@@ -80,11 +97,11 @@ func (r *merger) merge() error {
 		if got := strings.Join(names, " "); shape == "" {
 			shape = got
 		} else if got != shape {
-			return fmt.Errorf("%s lists the tables %s, another shard %s: not shards of one run", s.Path, got, shape)
+			return nil, fmt.Errorf("%s lists the tables %s, another shard %s: not shards of one run", s.Path, got, shape)
 		}
 	}
 	if len(tables) == 0 {
-		return errors.New("the shards wrote no table")
+		return nil, errors.New("the shards wrote no table")
 	}
 	suffixes := make([]string, 0, len(tables))
 	for s := range tables {
@@ -98,7 +115,7 @@ func (r *merger) merge() error {
 	for _, suffix := range suffixes {
 		if suffix == "_"+summary.TableName {
 			if sum, err = mergeSummaries(tables[suffix]); err != nil {
-				return err
+				return nil, err
 			}
 			continue
 		}
@@ -106,7 +123,7 @@ func (r *merger) merge() error {
 			for _, in := range tables[suffix] {
 				fs, err := ledger.ReadFailures(in)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				failures = append(failures, fs...)
 			}
@@ -114,10 +131,21 @@ func (r *merger) merge() error {
 		}
 		m, err := results.Merge(tables[suffix])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		merged[suffix] = m
 	}
+	return &mergePlan{chosen: chosen, superseded: superseded, tables: tables, suffixes: suffixes,
+		merged: merged, failures: failures, sum: sum}, nil
+}
+
+// merge writes the tables r.plan merged as this run's, sorted as a
+// one-shot run sorts them, and records the shards in this run's metadata.
+func (r *merger) merge() error {
+	c := r.cli
+	p := r.plan
+	merged, sum, failures, suffixes := p.merged, p.sum, p.failures, p.suffixes
+	chosen, superseded, tables := p.chosen, p.superseded, p.tables
 	for _, suffix := range suffixes {
 		out := filepath.Join(c.Results, r.stamp+suffix)
 		m := merged[suffix]
@@ -201,9 +229,8 @@ func (r *merger) recordMerged(runs []shardRun, superseded map[string][]string) {
 // shardRuns reads the run metadata of the shard runs: every
 // *_page-classification.json with a shard in each folder given (other runs
 // there, a one-shot or a merge, are passed over), and each file given.
-func (r *merger) shardRuns(from []string) ([]shardRun, error) {
+func shardRuns(from []string) ([]shardRun, error) {
 	var out []shardRun
-	self, _ := filepath.Abs(r.para.Path())
 	read := map[string]bool{} // a run metadata named twice (a folder and its file, or a folder twice) is read once
 	for _, arg := range from {
 		st, err := os.Stat(arg)
@@ -217,9 +244,6 @@ func (r *merger) shardRuns(from []string) ([]shardRun, error) {
 		found := 0
 		for _, f := range files {
 			abs, _ := filepath.Abs(f)
-			if abs == self {
-				continue
-			}
 			if read[abs] {
 				found++ // the folder holds a shard run, taken once already
 				continue

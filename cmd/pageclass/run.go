@@ -58,6 +58,8 @@ type runner struct {
 	led *ledger.Ledger
 	// lic is what the run's licence is resolved from.
 	lic runLicence
+	// plan is the shard runs a --merge takes (planMerge).
+	plan *mergePlan
 }
 
 // runLicence is what a run's licence is resolved from, beyond the
@@ -95,6 +97,13 @@ func (r *runner) main(ctx context.Context) (err error) {
 		// A run without its input fails before it writes anything: no
 		// results folder, no run metadata of a run that never started.
 		if err := checkInput(c.File, r.inputDir()); err != nil {
+			return err
+		}
+	}
+	if c.Merge {
+		// The shards are chosen first: a merge refused (a shard missing,
+		// unfinished or of another configuration) writes nothing.
+		if r.plan, err = r.planMerge(); err != nil {
 			return err
 		}
 	}

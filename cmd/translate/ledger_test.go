@@ -253,13 +253,13 @@ func TestMergeShards(t *testing.T) {
 		code int
 		want string
 	}{
-		{"missing shard", func() string { return copyShards(1, nil) }, exitUsage, "missing shards"},
+		{"missing shard", func() string { return copyShards(1, nil) }, exitIncomplete, "missing shards"},
 		{"another configuration", func() string {
 			return copyShards(-1, func(d map[string]any) { d["config"].(map[string]any)["ledger_key"] = "other" })
 		}, exitUsage, "shards of different configurations"},
 		{"unfinished", func() string {
 			return copyShards(-1, func(d map[string]any) { d["status"] = "running" })
-		}, exitFailure, "did not complete"},
+		}, exitIncomplete, "did not complete"},
 		{"twice", func() string {
 			dir := copyShards(-1, nil)
 			b, _ := os.ReadFile(metas[0])

@@ -16,7 +16,9 @@
 // none of the inputs exits 0 without writing anything.
 //
 // Exit codes: 0 success (at least one document translated), 1 usage error,
-// 2 no input, 3 failure (nothing translated, or the run could not proceed).
+// 2 no input, 3 failure (nothing translated, or the run could not proceed),
+// 75 incomplete (passing failures left files to do; --merge: a shard is
+// missing or has not completed).
 package main
 
 import (

@@ -66,9 +66,12 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 			runs = append(runs, shardDoc{Path: f, Spec: sp, Doc: &d})
 		}
 		chosen, superseded, err := shard.Select(runs, shardDoc.Meta, "translate_", sameShardConfig, log)
-		if errors.Is(err, shard.ErrUsage) {
+		switch {
+		case errors.Is(err, shard.ErrIncomplete):
+			return cliflags.NotReady(err)
+		case errors.Is(err, shard.ErrUsage):
 			return cliflags.Usage(err)
-		} else if err != nil {
+		case err != nil:
 			return err
 		}
 		if err := gather(s.Output, s.DownloadDir, chosen, log); err != nil {
@@ -77,12 +80,16 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 		return writeMerged(s, comps, chosen, superseded, log)
 	}()
 	var ue cliflags.UsageError
+	var nr cliflags.NotReadyError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ue):
 		log.Error("usage error", "err", err)
 		return exitUsage
+	case errors.As(err, &nr):
+		log.Error("merge not possible yet", "err", err)
+		return exitIncomplete
 	default:
 		log.Error("merge failed", "err", err)
 		return exitFailure

@@ -20,7 +20,8 @@ const (
 	// full disk, an I/O error, a service that timed out, answered 5xx or
 	// 429, or could not be reached); they are not recorded as failed, and
 	// running again with --resume finishes them. 75 is EX_TEMPFAIL of
-	// sysexits.h ("temporary failure; try again later").
+	// sysexits.h ("temporary failure; try again later"). A merge whose
+	// shards have not all completed exits so too (NotReadyError).
 	ExitIncomplete = 75
 	// ExitInterrupted: stopped by Ctrl-C (128 + SIGINT).
 	ExitInterrupted = 130
@@ -42,6 +43,17 @@ func (e IncompleteError) Unwrap() error { return e.Err }
 // (paradata.StatusIncomplete), not failed.
 func (e IncompleteError) Incomplete() bool { return true }
 
+// NotReadyError marks work that cannot be done yet because what it needs
+// is not all there (a merge whose shards have not all completed): exit code
+// ExitIncomplete, since running it again once they have may succeed.
+type NotReadyError struct{ Err error }
+
+func (e NotReadyError) Error() string { return e.Err.Error() }
+func (e NotReadyError) Unwrap() error { return e.Err }
+
+// NotReady marks err as work that cannot be done yet (NotReadyError).
+func NotReady(err error) error { return NotReadyError{err} }
+
 // UsageError marks a problem with the command line or the configuration:
 // exit code ExitUsage.
 type UsageError struct{ Err error }
@@ -61,11 +73,13 @@ func (e NoInputError) Unwrap() error { return e.Err }
 
 // Code is the exit code of a command that ended with err: ExitOK for nil,
 // ExitUsage for a UsageError, ExitNoInput for a NoInputError (wrapped or
-// not), ExitIncomplete for an IncompleteError, ExitFailure for any other.
+// not), ExitIncomplete for an IncompleteError or a NotReadyError,
+// ExitFailure for any other.
 func Code(err error) int {
 	var ue UsageError
 	var ni NoInputError
 	var ie IncompleteError
+	var nr NotReadyError
 	switch {
 	case err == nil:
 		return ExitOK
@@ -73,7 +87,7 @@ func Code(err error) int {
 		return ExitUsage
 	case errors.As(err, &ni):
 		return ExitNoInput
-	case errors.As(err, &ie):
+	case errors.As(err, &ie), errors.As(err, &nr):
 		return ExitIncomplete
 	default:
 		return ExitFailure

@@ -22,6 +22,7 @@ func TestCode(t *testing.T) {
 		{NoInput(errors.New("no input")), ExitNoInput},
 		{errors.New("disk full"), ExitFailure},
 		{fmt.Errorf("run: %w", IncompleteError{Undone: 2, Err: errors.New("HTTP 503")}), ExitIncomplete},
+		{fmt.Errorf("merge: %w", NotReady(errors.New("missing shards 1/3"))), ExitIncomplete},
 	} {
 		if got := Code(c.err); got != c.want {
 			t.Errorf("Code(%v) = %d, want %d", c.err, got, c.want)

@@ -40,7 +40,7 @@ func TestSelect(t *testing.T) {
 			"map[out/b2.json:[out/b.json]]", "", false},
 		{"a continued run of another configuration", []Run{run("a", 0, 2, 0, false, "x"), run("b", 1, 2, 0, false, "y"), run("b2", 1, 2, 5, true, "x")}, "", "",
 			"shard 1/2 completed twice: out/b.json has y, out/b2.json has x", true},
-		{"missing", []Run{run("a", 0, 2, 0, false, "x")}, "", "", "missing shards 1/2", true},
+		{"missing", []Run{run("a", 0, 2, 0, false, "x")}, "", "", "missing shards 1/2", false},
 		{"incomplete", []Run{run("a", 0, 2, 0, false, "x"), {Path: "out/b.json", Spec: Spec{1, 2}, Status: "running"}}, "", "", "did not complete", false},
 	} {
 		same := func(x, y Run) error {

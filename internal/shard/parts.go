@@ -97,13 +97,20 @@ type Pick struct {
 }
 
 // ErrIncomplete is wrapped by Choose's error when a share has no completed
-// run.
+// run: only failed or running ones, or none found (the shard has not run
+// yet, or its folder was not named).
 var ErrIncomplete = errors.New("shard did not complete")
+
+// notRun wraps the error naming the shards with no run in ErrIncomplete,
+// keeping its message.
+type notRun struct{ error }
+
+func (m notRun) Unwrap() []error { return []error{m.error, ErrIncomplete} }
 
 // Choose picks, for each share 0/n … n-1/n, the completed part to merge,
 // and returns the picks in share order. Parts of different counts, a share
-// with no completed run (only failed or running ones: ErrIncomplete) and a
-// share with no run at all are errors naming the parts. Failed or
+// with no completed run (only failed or running ones) and a share with no
+// run at all (both ErrIncomplete) are errors naming the parts. Failed or
 // unfinished runs of a share that also has a completed one are passed over
 // (an Indexed Job's retries leave them).
 //
@@ -159,7 +166,7 @@ func Choose(parts []Part) ([]Pick, error) {
 		chosen = append(chosen, p)
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("missing shards %s of %d (found %d): name the folders that hold their runs, or run them (--shard %s) first", strings.Join(missing, ", "), n, len(chosen), missing[0])
+		return nil, notRun{fmt.Errorf("missing shards %s of %d (found %d): name the folders that hold their runs, or run them (--shard %s) first", strings.Join(missing, ", "), n, len(chosen), missing[0])}
 	}
 	first := parts[chosen[0].Part]
 	for _, c := range chosen[1:] {
