@@ -87,6 +87,42 @@ type classifier struct {
 	// decodedBy counts the renderers and decoding modes of the rows in the
 	// tables, kept from the ledger or classified now.
 	decodedBy decodedBy
+	// checkpointed is when the run metadata was last written (checkpoint).
+	checkpointed time.Time
+	cpMu         sync.Mutex
+}
+
+// checkpointEvery is how often the run metadata is written while pages are
+// classified (a variable so tests can write it after every page).
+var checkpointEvery = 10 * time.Second
+
+// testHookCheckpoint, when set (tests), is called after each checkpoint
+// write with the run-metadata file.
+var testHookCheckpoint func(path string)
+
+// checkpoint writes the run metadata, still "running", when checkpointEvery
+// has passed since it was last written: a run killed with SIGKILL, or on a
+// machine lost, leaves the counts of its last seconds (pages classified,
+// inputs, files skipped), not the zeros of its start. It is called as each
+// page is classified.
+func (r *classifier) checkpoint() {
+	now := time.Now()
+	r.cpMu.Lock()
+	due := now.Sub(r.checkpointed) >= checkpointEvery
+	if due {
+		r.checkpointed = now
+	}
+	r.cpMu.Unlock()
+	if !due {
+		return
+	}
+	if err := r.para.Flush(); err != nil {
+		r.log.Warn("run metadata not written", "file", r.para.Path(), "error", err.Error())
+		return
+	}
+	if testHookCheckpoint != nil {
+		testHookCheckpoint(r.para.Path())
+	}
 }
 
 // classify is the prediction run.
@@ -537,6 +573,7 @@ func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err
 		r.docs.add(key, p, rv)
 		r.counted(source, p, rv)
 		r.classed(f, key, p)
+		r.checkpoint()
 	}
 	for _, pe := range d.Errors {
 		r.fail(f, name, pe.Page, pe.Error)
@@ -697,6 +734,7 @@ func (r *classifier) row(p classify.Page, it *item, name string) error {
 		r.docs.add(key, p, rv)
 		r.counted(source, p, rv)
 		r.classed(p.Name, key, p)
+		r.checkpoint()
 		it.add(p, "")
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"archivekit/internal/ledger"
 	"archivekit/internal/pageclass/classify/classifytest"
@@ -588,5 +589,40 @@ func TestKilledShardMerge(t *testing.T) {
 	}
 	if got, want := tableRows(t, merged, "_v4.4_TOP-3.csv"), tableRows(t, whole, "_v4.4_TOP-3.csv"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("merged table after a killed shard resumed differs from the uninterrupted run's:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// While it classifies, a run writes its run metadata every checkpointEvery
+// (here after every page), still "running", with the counts so far: what a
+// SIGKILL at that moment leaves. Before, a killed run's metadata kept the
+// zeros of its start.
+func TestCheckpointCounts(t *testing.T) {
+	e := newEnv(t, nil)
+	pages := e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	defer func(d time.Duration) { checkpointEvery, testHookCheckpoint = d, nil }(checkpointEvery)
+	checkpointEvery = 0
+	var seen []string
+	testHookCheckpoint = func(path string) {
+		var m struct {
+			Status     string
+			Statistics struct {
+				Processed int `json:"successfully_processed"`
+			}
+		}
+		if err := json.Unmarshal(must(os.ReadFile(path)), &m); err != nil {
+			t.Error(err)
+		}
+		seen = append(seen, fmt.Sprintf("%s %d", m.Status, m.Statistics.Processed))
+	}
+	if code, log := e.run(t, "-d", e.in); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	var want []string
+	for i := range pages {
+		want = append(want, fmt.Sprintf("running %d", i+1))
+	}
+	if strings.Join(seen, ", ") != strings.Join(want, ", ") {
+		t.Errorf("run metadata written while classifying: %v, want %v", seen, want)
 	}
 }
