@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/internal/dirwalk"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -203,7 +204,13 @@ func collect(file, dir string, exts []string, inner, pageFromName bool) (*inputS
 			if p != dir && d != nil && d.IsDir() {
 				// An unreadable sub-folder is skipped and recorded like an
 				// unreadable file; the rest of the folder is classified.
-				set.Skipped = append(set.Skipped, paradata.Skipped{File: p, Reason: "folder not readable: " + err.Error()})
+				reason := "folder not readable: " + err.Error()
+				if errors.Is(err, dirwalk.ErrWalked) {
+					// A link back to a folder above, or a second link to
+					// one folder: its files are classified once.
+					reason = "a link to a folder already read (" + err.Error() + "): its files are classified once"
+				}
+				set.Skipped = append(set.Skipped, paradata.Skipped{File: p, Reason: reason})
 				return filepath.SkipDir
 			}
 			return err
@@ -336,9 +343,10 @@ func baseInputKey(set *inputSet, file string, inner bool) string {
 	return fmt.Sprintf("%s\x00%s\x00%v\x00%s", root, strings.Join(set.Exts, ","), inner, file)
 }
 
-// walkDir is filepath.WalkDir; tests replace it to make a sub-folder
-// unreadable where permissions cannot (the tests run as root).
-var walkDir = filepath.WalkDir
+// walkDir is dirwalk.Walk (links to folders followed, each folder once);
+// tests replace it to make a sub-folder unreadable where permissions cannot
+// (the tests run as root).
+var walkDir = dirwalk.Walk
 
 // inputKey identifies the input of a run: absolute root, extensions, inner,
 // the single file.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/internal/dirwalk"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -291,9 +292,9 @@ func TestUnreadableSubfolderIsSkipped(t *testing.T) {
 		t.Cleanup(func() { os.Chmod(bad, 0o755) })
 	} else {
 		// Permissions do not stop root: make the folder unreadable the way
-		// filepath.WalkDir reports one (a second call with the error).
+		// dirwalk.Walk reports one (a second call with the error).
 		walkDir = func(root string, fn fs.WalkDirFunc) error {
-			return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			return dirwalk.Walk(root, func(p string, d fs.DirEntry, err error) error {
 				if p == bad && err == nil {
 					if r := fn(p, d, nil); r != nil {
 						return r
@@ -303,7 +304,7 @@ func TestUnreadableSubfolderIsSkipped(t *testing.T) {
 				return fn(p, d, err)
 			})
 		}
-		t.Cleanup(func() { walkDir = filepath.WalkDir })
+		t.Cleanup(func() { walkDir = dirwalk.Walk })
 	}
 	code, log := e.run(t, "--dir")
 	if code != exitOK {
@@ -659,5 +660,38 @@ func TestModelFilesReadOnce(t *testing.T) {
 	}
 	if rm, _ := d.Review["rotation_model"].(map[string]any); rm == nil || rm["digest"] != want {
 		t.Errorf("run metadata rotation_model %v, want digest %s", d.Review["rotation_model"], want)
+	}
+}
+
+// A folder given as a link, and a sub-folder that is a link to pages kept
+// elsewhere, are read as folders: before, the first found nothing (exit 2)
+// and the second was left out without a word. A link back to a folder
+// above is named in the run metadata, not walked again.
+func TestLinkedFolders(t *testing.T) {
+	e := newEnv(t, nil)
+	pages := e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	vol := filepath.Join(e.root, "volume")
+	if err := os.Rename(e.in, vol); err != nil {
+		t.Fatal(err)
+	}
+	mkdir(t, e.in)
+	for _, l := range [][2]string{{vol, filepath.Join(e.in, "photos")}, {".", filepath.Join(e.in, "again")}, {e.in, filepath.Join(e.root, "in-link")}} {
+		if err := os.Symlink(l[0], l[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, log := e.run(t, "-d", filepath.Join(e.root, "in-link"))
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	rows := readCSV(t, e.output(t, "_TOP-3.csv"))
+	if len(rows) != 1+len(pages) || !strings.HasPrefix(rows[1][0], "photos/") {
+		t.Errorf("%d rows (want %d), first %v", len(rows)-1, len(pages), rows[1])
+	}
+	d := readParadata(t, e)
+	if len(d.SkippedFilesDetail) != 1 || d.SkippedFilesDetail[0].File != filepath.Join(e.root, "in-link", "again") ||
+		!strings.Contains(d.SkippedFilesDetail[0].Reason, "a link to a folder already read") {
+		t.Errorf("skipped %+v", d.SkippedFilesDetail)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -212,5 +213,36 @@ func TestWrongEncodingDeclarationNamed(t *testing.T) {
 	if r.code == exitOK || strings.Contains(r.stderr, "root element is not <alto>") ||
 		!strings.Contains(r.stderr, `\"ISO-8859-2\" declared, but the document starts with a UTF-8 byte-order mark`) {
 		t.Errorf("exit %d:\n%s", r.code, r.stderr)
+	}
+}
+
+// A folder given as a link, and a sub-folder that is a link to documents
+// kept elsewhere, are read as folders: before, the first was "no input"
+// (exit 2) and the second was left out without a word. A link back to a
+// folder above is listed as not collected, not walked again.
+func TestLinkedFolders(t *testing.T) {
+	root := t.TempDir()
+	vol, in := filepath.Join(root, "volume"), filepath.Join(root, "in")
+	writeFile(t, filepath.Join(vol, "doc.alto.xml"), readOrFatal(t, testenv.Path(t, sampleALTO)))
+	writeFile(t, filepath.Join(in, "record.xml"), []byte(`<?xml version="1.0"?><record><title>Kronika</title></record>`))
+	for _, l := range [][2]string{{vol, filepath.Join(in, "vol")}, {".", filepath.Join(in, "again")}, {in, filepath.Join(root, "in-link")}} {
+		if err := os.Symlink(l[0], l[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), filepath.Join(root, "in-link"), "-o", out, "--vocabulary", "", "--fast-align", "-src", "cs")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "vol", "doc_en.alto.xml")); err != nil {
+		t.Errorf("the linked folder's document: %v", err)
+	}
+	d := readParadata(t, out)
+	nc, _ := d.Config["not_collected"].([]any)
+	// record.xml is not collected either (metadata is taken by --formats).
+	if d.Statistics.SuccessfullyProcessed != 1 || len(nc) != 2 || !strings.Contains(fmt.Sprint(nc[0]), "in-link/again reason:a link to a folder already read") {
+		t.Errorf("processed %d, not collected %v", d.Statistics.SuccessfullyProcessed, nc)
 	}
 }

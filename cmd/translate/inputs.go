@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/internal/dirwalk"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -270,7 +271,13 @@ func collectDir(ctx context.Context, s *settings, report func(path, reason strin
 	}
 	var loose []input
 	var found []string // the files that read as books
-	err = filepath.WalkDir(in, func(p string, d fs.DirEntry, err error) error {
+	err = dirwalk.Walk(in, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, dirwalk.ErrWalked) {
+			// A link back to a folder above, or a second link to one
+			// folder: its files are taken once, under the first path.
+			report(p, "a link to a folder already read ("+err.Error()+"): its files are taken once")
+			return nil
+		}
 		if err != nil {
 			loose = append(loose, input{Path: p, Origin: p, Err: err})
 			return nil

@@ -18,6 +18,7 @@
 package splits
 
 import (
+	"archivekit/internal/dirwalk"
 	"bufio"
 	"bytes"
 	"encoding/csv"
@@ -72,13 +73,25 @@ func Scan(root string, exts []string) (*Dataset, error) {
 		return nil, err
 	}
 	d := &Dataset{Root: root}
+	// The category folders are walked by one Walker, the root marked: a
+	// link to the root or to another category is not walked under this
+	// one's label.
+	var walker dirwalk.Walker
+	if err := walker.Mark(root); err != nil {
+		return nil, err
+	}
 	for _, e := range top {
-		if !e.IsDir() || modelmeta.CategoryIndex(e.Name()) < 0 {
+		if !isDir(root, e) || modelmeta.CategoryIndex(e.Name()) < 0 {
 			d.Ignored = append(d.Ignored, e.Name())
 			continue
 		}
 		label := e.Name()
-		err := filepath.WalkDir(filepath.Join(root, label), func(p string, de fs.DirEntry, err error) error {
+		err := walker.Walk(filepath.Join(root, label), func(p string, de fs.DirEntry, err error) error {
+			if errors.Is(err, dirwalk.ErrWalked) {
+				rel, _ := filepath.Rel(root, p)
+				d.Ignored = append(d.Ignored, filepath.ToSlash(rel)+" (a folder reached again through a link)")
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -379,4 +392,14 @@ func (s *Split) Write(w io.Writer) error {
 func (s *Split) WriteFile(dir, stamp, rev string) (string, error) {
 	p := filepath.Join(dir, FileName(stamp, rev, s.Fold))
 	return p, atomicfile.Write(p, 0o644, s.Write)
+}
+
+// isDir reports whether the entry e of root is a folder or a link to one
+// (a category folder linked from elsewhere is a category).
+func isDir(root string, e fs.DirEntry) bool {
+	if e.Type()&fs.ModeSymlink != 0 {
+		st, err := os.Stat(filepath.Join(root, e.Name()))
+		return err == nil && st.IsDir()
+	}
+	return e.IsDir()
 }

@@ -195,3 +195,31 @@ func TestScanIgnoresNonCategories(t *testing.T) {
 		t.Error("empty folder accepted")
 	}
 }
+
+// A category folder, or a folder inside one, that is a link to pages kept
+// elsewhere is read as a folder (it was ignored); a link back to a folder
+// above is ignored, named.
+func TestScanFollowsLinkedFolders(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	for _, f := range []string{"photos/p-1.png", "drawings/d-1.png"} {
+		p := filepath.Join(elsewhere, filepath.FromSlash(f))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("x"), 0o644)
+	}
+	os.Mkdir(filepath.Join(root, "DRAW"), 0o755)
+	for _, l := range [][2]string{{filepath.Join(elsewhere, "photos"), "PHOTO"}, {filepath.Join(elsewhere, "drawings"), "DRAW/box"}, {"..", "DRAW/up"}} {
+		if err := os.Symlink(l[0], filepath.Join(root, filepath.FromSlash(l[1]))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := Scan(root, []string{"png"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(d.Items); got != "[{DRAW/box/d-1.png DRAW} {PHOTO/p-1.png PHOTO}]" {
+		t.Errorf("items %s", got)
+	}
+	if got := fmt.Sprint(d.Ignored); got != "[DRAW/up (a folder reached again through a link)]" {
+		t.Errorf("ignored %s", got)
+	}
+}

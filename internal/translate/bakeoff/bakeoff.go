@@ -10,6 +10,7 @@
 package bakeoff
 
 import (
+	"archivekit/internal/dirwalk"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -59,7 +60,10 @@ func LoadSegments(paths []string, fields []*metadata.XPath) ([]Segment, []string
 		}
 		var files []string
 		if st.IsDir() {
-			err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			err := dirwalk.Walk(root, func(p string, d fs.DirEntry, err error) error {
+				if errors.Is(err, dirwalk.ErrWalked) {
+					return nil // its files are taken once
+				}
 				if err != nil {
 					return err
 				}
