@@ -7,7 +7,30 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"unicode/utf8"
 )
+
+// maxTempBase is the most bytes of the destination's name a temporary
+// file's name repeats: with the dot, ".tmp-" and os.CreateTemp's number
+// (at most 10 digits) it stays within the 255 bytes a name may have on
+// Linux file systems, so a destination whose own name is legal, however
+// long, can be written (a 240-byte name failed: its temporary name was
+// 256 bytes).
+const maxTempBase = 200
+
+// tempPattern is the os.CreateTemp pattern of a temporary file for the
+// destination named base: ".<base>.tmp-*", base cut to maxTempBase bytes
+// at a character boundary.
+func tempPattern(base string) string {
+	if len(base) > maxTempBase {
+		cut := maxTempBase
+		for cut > 0 && !utf8.RuneStart(base[cut]) {
+			cut--
+		}
+		base = base[:cut]
+	}
+	return "." + base + ".tmp-*"
+}
 
 // WriteFile atomically replaces path with data, creating parent directories.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
@@ -24,7 +47,7 @@ func Write(path string, perm os.FileMode, fill func(io.Writer) error) (err error
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := os.CreateTemp(dir, tempPattern(filepath.Base(path)))
 	if err != nil {
 		return err
 	}
