@@ -621,3 +621,21 @@ func TestDeepHealthBackendGone(t *testing.T) {
 		t.Errorf("/ready %d, want 200", code)
 	}
 }
+
+// A document_json that fails the record schema is refused with 422 before
+// anything is translated: the record answered must pass the schema.
+func TestTranslateRefusesInvalidRecord(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, nil))
+	small := []byte(`<?xml version="1.0"?><alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p1"><PrintSpace><TextBlock ID="b1"><TextLine ID="l1"><String CONTENT="hrob"/></TextLine></TextBlock></PrintSpace></Page></Layout></alto>`)
+	body, ct := multipartBody(t,
+		part{Field: "file", Name: "MTX201501307-1.alto.xml", File: true, Data: small},
+		part{Field: "document_json", Name: "MTX201501307.document.json", File: true, Data: []byte(`{"schema_version":"1.0","doc_id":"X","derived_from":{"scan":5}}`)},
+		part{Field: "source_lang", Data: []byte("cs")})
+	resp := post(t, ts.URL+"/translate", ct, body)
+	b := readBody(t, resp)
+	if resp.StatusCode != 422 || !strings.Contains(string(b), "fails the record schema") || mt.Posts.Load() != 0 {
+		t.Errorf("status %d, %d backend calls: %s", resp.StatusCode, mt.Posts.Load(), b)
+	}
+}

@@ -768,3 +768,20 @@ func TestTargetNotOffered(t *testing.T) {
 		t.Fatalf("exit %d, %d translate requests; want %d naming xx and the pairs:\n%s", r.code, api.Posts.Load(), exitUsage, r.stderr)
 	}
 }
+
+// A baseline that fails the record schema is refused before anything is
+// translated (exit 1, no backend call): no valid record can be made from it,
+// and a failing record is never written (spec 2.4 rule 4).
+func TestDocumentRecordInvalidBaseline(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "CTX1.document.json")
+	os.WriteFile(base, []byte(`{"schema_version":"1.0","doc_id":"CTX1","derived_from":{"scan":5}}`), 0o644)
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), testenv.Path(t, sampleALTO), "-o", out, "--vocabulary", "", "--document-json", base)
+	if r.code != exitUsage || !strings.Contains(r.stderr, "fails schema") || !strings.Contains(r.stderr, base) || api.Posts.Load() != 0 {
+		t.Errorf("exit %d, %d backend calls: %s", r.code, api.Posts.Load(), r.stderr)
+	}
+	if m, _ := filepath.Glob(filepath.Join(out, "*")); len(m) != 0 {
+		t.Errorf("written: %v", m)
+	}
+}

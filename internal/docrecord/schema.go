@@ -14,22 +14,44 @@ import (
 //go:embed document.schema.json
 var projectSchema []byte
 
-// Schema is a compiled JSON Schema for records.
+// Schema is a compiled JSON Schema for records, with the schema a record
+// must pass as well (also; nil: none).
 type Schema struct {
 	name string
 	s    *jsonschema.Schema
+	also *Schema
 }
+
+// EnvSiteSchema names a JSON Schema file that every record the tools write
+// must pass besides the project's own schema: the site's pipeline schema,
+// which types the blocks of the other tools (the project schema keeps them
+// open), so a record the pipeline would refuse is never written.
+const EnvSiteSchema = "ARCHIVEKIT_DOCUMENT_SCHEMA"
 
 // ProjectSchema is this project's own record schema (document.schema.json
 // in this package, embedded in the binary): the fields the project's tools
-// write, typed, and every other block open. It is compiled once (about a
+// write, typed, and every other block open; with EnvSiteSchema set, a record
+// must pass that file's schema too. It is compiled once (about a
 // millisecond and 4000 allocations) and shared: the services ask for it on
 // every request, and a compiled schema is safe for concurrent use.
 func ProjectSchema() (*Schema, error) { return projectSchemaOnce() }
 
-var projectSchemaOnce = sync.OnceValues(func() (*Schema, error) {
-	return compile("archivekit:document.schema.json", projectSchema)
-})
+var projectSchemaOnce = sync.OnceValues(func() (*Schema, error) { return projectWith(os.Getenv(EnvSiteSchema)) })
+
+// projectWith compiles the project schema, and the site's schema file
+// (empty: none) as the one a record must pass too.
+func projectWith(site string) (*Schema, error) {
+	s, err := compile("archivekit:document.schema.json", projectSchema)
+	if err != nil {
+		return nil, err
+	}
+	if site != "" {
+		if s.also, err = LoadSchema(site); err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvSiteSchema, err)
+		}
+	}
+	return s, nil
+}
 
 // LoadSchema compiles the JSON Schema file at path (draft 2020-12 or any
 // draft the schema declares). Formats such as date-time are asserted.
@@ -84,8 +106,10 @@ func (s *Schema) Validate(r *Record) error {
 	if err != nil {
 		return err
 	}
-	if err := s.s.Validate(inst); err != nil {
-		return &ValidationError{Schema: s.name, Err: err}
+	for ; s != nil; s = s.also {
+		if err := s.s.Validate(inst); err != nil {
+			return &ValidationError{Schema: s.name, Err: err}
+		}
 	}
 	return nil
 }
