@@ -641,15 +641,25 @@ func (s *server) record(baseline *docrecord.Record, f *form, res *predicted, dem
 	if err != nil {
 		return nil, nil, fmt.Errorf("document record schema: %w", err)
 	}
-	labels := docrecord.PageLabels(res.numbers, res.labels)
+	docID, numbers := strings.TrimSuffix(f.name, path.Ext(f.name)), res.numbers
+	if f.book == "" && len(numbers) == 1 && !imageio.IsPDF(f.file) {
+		// An image named as a page of a document ("atrium-34.png") is
+		// that page of that document, as the command line's records read
+		// it: doc_id "atrium", page "34" (it was doc_id "atrium-34", page
+		// "1", so the two records of one scan did not merge).
+		if name, page := results.SplitPageSuffix(docID); page > 0 {
+			docID, numbers = name, []int{page}
+		}
+	}
+	labels := docrecord.PageLabels(numbers, res.labels)
 	preds := make([]docrecord.PagePrediction, len(res.probs))
 	for i, p := range res.probs {
 		t := results.TopN(p, 1)[0]
-		preds[i] = docrecord.PagePrediction{Label: labels[i], Index: res.numbers[i], Category: t.Label, Confidence: t.Score, Review: res.reviews[i].Record()}
+		preds[i] = docrecord.PagePrediction{Label: labels[i], Index: numbers[i], Category: t.Label, Confidence: t.Score, Review: res.reviews[i].Record()}
 	}
 	id, at := service.RunID(), time.Now().UTC()
 	rec, err := docrecord.ApplyPages(schema, docrecord.PageUpdate{
-		Baseline: baseline, DocID: strings.TrimSuffix(f.name, path.Ext(f.name)), Pages: preds,
+		Baseline: baseline, DocID: docID, Pages: preds,
 		Program: "pageclass-api", RunID: id, At: at, Owners: docrecord.PageClassifierPrograms,
 	})
 	if err != nil {

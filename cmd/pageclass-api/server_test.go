@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/internal/pageclass/results"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -111,8 +113,15 @@ func TestPredictEndpoints(t *testing.T) {
 				if v, ok := rec.Get("page_categories"); !ok || v == nil {
 					t.Fatalf("record lacks page_categories: %s", r.Record)
 				}
-				if rec.DocID() != strings.TrimSuffix(name, ".png") {
-					t.Fatalf("doc_id %q", rec.DocID())
+				// Named as a page of a document ("caa_conference-3.png"),
+				// the image is that page of that document, as the command
+				// line's records name it.
+				doc, page := results.SplitPageSuffix(strings.TrimSuffix(name, ".png"))
+				if page == 0 {
+					t.Fatalf("the sample page %s has no page number in its name", name)
+				}
+				if rec.DocID() != doc || !regexp.MustCompile(fmt.Sprintf(`"page":\s*"%d"`, page)).Match(r.Record) {
+					t.Fatalf("doc_id %q, record %s; want %q, page %d", rec.DocID(), r.Record, doc, page)
 				}
 				// The request's provenance entry, with the models' licence
 				// (the fixture models are not demo models: MIT).
