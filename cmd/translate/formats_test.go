@@ -246,3 +246,31 @@ func TestLinkedFolders(t *testing.T) {
 		t.Errorf("processed %d, not collected %v", d.Statistics.SuccessfullyProcessed, nc)
 	}
 }
+
+// A folder run takes ALTO, PAGE-XML and hOCR by their content whatever
+// their names: a file named .txt or without an extension (an export's
+// habit) is translated, where it was left out without a word; plain text
+// and images beside them are passed over, as before.
+func TestFolderByContentOtherNames(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "page.txt"), readOrFatal(t, testenv.Path(t, sampleALTO)))
+	writeFile(t, filepath.Join(dir, "0003"), readOrFatal(t, realPAGE))
+	writeFile(t, filepath.Join(dir, "notes.txt"), []byte("Kronika obce, opis z roku 1920.\n"))
+	writeFile(t, filepath.Join(dir, "scan.tif"), []byte("II*\x00\x08\x00\x00\x00"))
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), dir, "-o", out, "--vocabulary", "", "--fast-align")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	got, _ := filepath.Glob(filepath.Join(out, "*_en*"))
+	for i := range got {
+		got[i] = filepath.Base(got[i])
+	}
+	if want := "[0003_en page_en.txt]"; fmt.Sprint(got) != want {
+		t.Errorf("translations %v, want %s", got, want)
+	}
+	if d := readParadata(t, out); d.Statistics.SuccessfullyProcessed != 2 {
+		t.Errorf("processed %d, want 2", d.Statistics.SuccessfullyProcessed)
+	}
+}

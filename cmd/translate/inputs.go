@@ -2,6 +2,7 @@ package main
 
 import (
 	"archivekit/internal/dirwalk"
+	"archivekit/internal/regularfile"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -338,15 +339,29 @@ func collectDir(ctx context.Context, s *settings, report func(path, reason strin
 // collectable says whether a directory run takes the file at p as a loose
 // input: its name ends in one of --formats, or it is ALTO, PAGE-XML or
 // hOCR by its root element (book.Sniff of book.SniffHead, from head when
-// already read; a file of those extensions that is not is passed
-// to report with the reason).
+// already read; a file of the sniffable extensions that is not is passed
+// to report with the reason). A file of another extension, or of none, is
+// opened only when its first bytes are markup, and taken when it is ALTO,
+// PAGE-XML or hOCR by its content ("page.txt", "0001" exported without an
+// extension; such files were left out without a word).
 func collectable(s *settings, p string, head []byte, report func(path, reason string)) bool {
 	if report == nil {
 		report = func(string, string) {}
 	}
 	name := filepath.Base(p)
-	if matchesFormat(name, s.Formats) || !sniffable[strings.ToLower(filepath.Ext(name))] {
-		return matchesFormat(name, s.Formats)
+	if matchesFormat(name, s.Formats) {
+		return true
+	}
+	if !sniffable[strings.ToLower(filepath.Ext(name))] {
+		if !startsWithMarkup(p) {
+			return false
+		}
+		head, err := book.SniffHead(p, nil)
+		if err != nil {
+			return false
+		}
+		_, err = book.Sniff(head)
+		return err == nil
 	}
 	head, err := book.SniffHead(p, head)
 	if err != nil {
@@ -358,6 +373,28 @@ func collectable(s *settings, p string, head []byte, report func(path, reason st
 		return false
 	}
 	return true
+}
+
+// startsWithMarkup reports whether the file at p begins, after a byte-order
+// mark and white space, with '<': the one byte read from most files of a
+// folder of scans (images, logs) before they are passed over.
+func startsWithMarkup(p string) bool {
+	f, err := regularfile.Open(p) // a named pipe is not opened
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 512)
+	n, _ := io.ReadFull(f, b)
+	b = bytes.TrimLeft(bytes.TrimPrefix(b[:n], []byte("\xef\xbb\xbf")), " \t\r\n")
+	if len(b) == 0 {
+		return false
+	}
+	if b[0] == '<' {
+		return true
+	}
+	// UTF-16 with its byte-order mark: '<' is one of its first code units.
+	return bytes.HasPrefix(b, []byte("\xff\xfe<\x00")) || bytes.HasPrefix(b, []byte("\xfe\xff\x00<"))
 }
 
 // notCollectedPrefix begins the reason a folder run gives for a file it
