@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -302,7 +303,16 @@ func (r *classifier) recordInputs(set *inputSet) (nothing bool) {
 	}
 	for _, s := range set.Skipped {
 		r.log.Warn("folder skipped", "folder", s.File, "error", s.Reason)
-		r.para.Skip(s.File, s.Reason)
+		if !strings.HasPrefix(s.Reason, folderNotReadable) {
+			r.para.Skip(s.File, s.Reason) // a link to a folder read already: said, not failed
+			continue
+		}
+		// An unreadable folder is an input that failed, as an unreadable
+		// file is: in the failures table and the summary's failed count
+		// too (it was only in the run metadata), and counted among the
+		// inputs, so the run's figures add up.
+		r.para.AddInputs(1)
+		r.fail(s.File, itemName(set, s.File), 0, s.Reason)
 	}
 	if left := set.leftReport(); left != "" {
 		// No readable page is left without a word: the default -ff is the

@@ -204,7 +204,7 @@ func collect(file, dir string, exts []string, inner, pageFromName bool) (*inputS
 			if p != dir && d != nil && d.IsDir() {
 				// An unreadable sub-folder is skipped and recorded like an
 				// unreadable file; the rest of the folder is classified.
-				reason := "folder not readable: " + err.Error()
+				reason := folderNotReadable + err.Error()
 				if errors.Is(err, dirwalk.ErrWalked) {
 					// A link back to a folder above, or a second link to
 					// one folder: its files are classified once.
@@ -342,6 +342,10 @@ func baseInputKey(set *inputSet, file string, inner bool) string {
 	}
 	return fmt.Sprintf("%s\x00%s\x00%v\x00%s", root, strings.Join(set.Exts, ","), inner, file)
 }
+
+// folderNotReadable begins the reason of a sub-folder that could not be
+// listed.
+const folderNotReadable = "folder not readable: "
 
 // walkDir is dirwalk.Walk (links to folders followed, each folder once);
 // tests replace it to make a sub-folder unreadable where permissions cannot

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -320,6 +321,19 @@ func TestUnreadableSubfolderIsSkipped(t *testing.T) {
 	}
 	if d.Status != paradata.StatusCompleted || !strings.Contains(log, "folder skipped") {
 		t.Errorf("status %s, log:\n%s", d.Status, log)
+	}
+	// The folder is a failed input in the failures table and the summary
+	// too (it was only in the run metadata), and the figures add up.
+	failures := readCSV(t, e.output(t, "_FAILURES.csv"))
+	if len(failures) != 2 || failures[1][0] != "TEXT" || !strings.Contains(failures[1][1], "folder not readable") {
+		t.Errorf("failures table %v", failures)
+	}
+	if st := d.Statistics; st.InputFilesTotal != st.SuccessfullyProcessed+st.SkippedFiles {
+		t.Errorf("inputs %d, processed %d, skipped %d", st.InputFilesTotal, st.SuccessfullyProcessed, st.SkippedFiles)
+	}
+	summary := readCSV(t, e.output(t, "_SUMMARY.csv"))
+	if !strings.Contains(fmt.Sprint(summary), "failed 1") {
+		t.Errorf("summary %v", summary)
 	}
 }
 
