@@ -51,4 +51,13 @@ func TestChatColdOnRefusedKey(t *testing.T) {
 	if r.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "LLM_API_KEY was refused") || strings.Contains(string(body), "sk-wrong") {
 		t.Fatalf("deep health %d: %s", r.StatusCode, body)
 	}
+	// A translation then fails as the backend's failure, backend_error
+	// (it was "internal", as if this service had failed).
+	doc := []byte(`<?xml version="1.0"?><alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p1"><PrintSpace><TextBlock ID="b1"><TextLine ID="l1"><String CONTENT="hrob"/></TextLine></TextBlock></PrintSpace></Page></Layout></alto>`)
+	mp, ctype := multipartBody(t, part{Field: "file", Name: "p.alto.xml", File: true, Data: doc}, part{Field: "source_lang", Data: []byte("cs")})
+	resp := post(t, ts.URL+"/translate", ctype, mp)
+	out := readBody(t, resp)
+	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(out), `"reason":"backend_error"`) || strings.Contains(string(out), "sk-wrong") {
+		t.Errorf("translation with the key refused: %d %s", resp.StatusCode, out)
+	}
 }

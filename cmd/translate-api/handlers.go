@@ -496,9 +496,11 @@ func failureStatus(err error) (int, service.Reason) {
 		return http.StatusInternalServerError, service.ReasonDTDRefused
 	case errors.As(err, new(*xmlsplice.SyntaxError)):
 		return http.StatusInternalServerError, service.ReasonNotWellFormed
-	case errors.As(err, new(*transport.Error)), errors.Is(err, backend.ErrSameReply):
-		// The backend failed after its retries, or answers one text
-		// for every request (a sign-in page, a notice, a refusal).
+	case errors.As(err, new(*transport.Error)), errors.Is(err, backend.ErrSameReply), errors.Is(err, backend.ErrFailed):
+		// The backend failed after its retries, answers one text for
+		// every request (a sign-in page, a notice, a refusal), or
+		// answered with a refusal or no translation (a chat API's 401, a
+		// reply cut by its token limit: it was "internal").
 		return http.StatusInternalServerError, service.ReasonBackendError
 	}
 	return http.StatusInternalServerError, service.ReasonInternal

@@ -5,6 +5,7 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -188,3 +189,22 @@ type Protection struct {
 type Placeholders interface {
 	Placeholders() (p Protection, ok bool)
 }
+
+// ErrFailed is what a backend's error is (errors.Is) when the service
+// answered, but with a refusal or an answer that is no translation (HTTP
+// 401, a reply cut by its token limit, an answer that is not the protocol's
+// JSON): the backend failed, not the document or this program. A transport
+// failure after the retries is a *transport.Error instead.
+var ErrFailed = errors.New("the translation backend failed")
+
+// Failed marks err as ErrFailed, keeping its message; nil stays nil.
+func Failed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return failed{err}
+}
+
+type failed struct{ error }
+
+func (f failed) Unwrap() []error { return []error{f.error, ErrFailed} }

@@ -334,6 +334,17 @@ type apiError struct {
 
 // complete sends one chat completion and returns the reply's text.
 func (b *Backend) complete(ctx context.Context, system, user string) (string, error) {
+	out, err := b.exchange(ctx, system, user)
+	var te *transport.Error
+	if err != nil && ctx.Err() == nil && !errors.As(err, &te) {
+		// The service answered, with a refusal or no translation.
+		err = backend.Failed(err)
+	}
+	return out, err
+}
+
+// exchange is complete's request and the reading of its answer.
+func (b *Backend) exchange(ctx context.Context, system, user string) (string, error) {
 	body, err := json.Marshal(request{Model: b.cfg.Model, Temperature: 0, MaxTokens: b.cfg.MaxTokens,
 		Messages: []message{{"system", system}, {"user", user}}})
 	if err != nil {
@@ -434,17 +445,41 @@ func apiMessage(raw []byte) string {
 
 // redact removes the API key from an error (a server echoing the header).
 func (b *Backend) redact(err error) error {
-	if b.cfg.APIKey == "" || !strings.Contains(err.Error(), b.cfg.APIKey) {
+	if msg := err.Error(); b.cfg.APIKey == "" || b.redactString(msg) == msg {
 		return err
 	}
 	return errors.New(b.redactString(err.Error()))
 }
 
+// redactString replaces the key in s where it stands as a token of its
+// own (not inside a longer run of letters, digits, '-' and '_'): a short
+// key is not cut out of ordinary words ("bad key" read "bad [LLM_API_KEY]ey"
+// with the key "k", which also told its letter).
 func (b *Backend) redactString(s string) string {
-	if b.cfg.APIKey == "" {
+	key := b.cfg.APIKey
+	if key == "" {
 		return s
 	}
-	return strings.ReplaceAll(s, b.cfg.APIKey, "[LLM_API_KEY]")
+	tokenByte := func(c byte) bool {
+		return c == '-' || c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80
+	}
+	var out strings.Builder
+	for {
+		i := strings.Index(s, key)
+		if i < 0 {
+			out.WriteString(s)
+			return out.String()
+		}
+		end := i + len(key)
+		if (i > 0 && tokenByte(s[i-1])) || (end < len(s) && tokenByte(s[end])) {
+			out.WriteString(s[:i+1]) // inside a longer token: kept, and looked for again after its first byte
+			s = s[i+1:]
+			continue
+		}
+		out.WriteString(s[:i])
+		out.WriteString("[LLM_API_KEY]")
+		s = s[end:]
+	}
 }
 
 // Probe checks once, without retries, that the API answers at LLM_BASE_URL

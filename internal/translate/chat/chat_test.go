@@ -283,3 +283,22 @@ func TestWrappedRepliesUnwrapped(t *testing.T) {
 		}
 	}
 }
+
+// The key is cut out of messages where it stands as a token of its own,
+// never out of ordinary words: with the key "k", a provider's "bad key"
+// read "bad [LLM_API_KEY]ey", which also told the key's letter.
+func TestRedactKey(t *testing.T) {
+	for _, tc := range []struct{ key, in, want string }{
+		{"sk-secret", "Incorrect API key provided: sk-secret.", "Incorrect API key provided: [LLM_API_KEY]."},
+		{"sk-secret", `{"key":"sk-secret"} and Bearer sk-secret`, `{"key":"[LLM_API_KEY]"} and Bearer [LLM_API_KEY]`},
+		{"k", "bad key k", "bad key [LLM_API_KEY]"},
+		{"k", "bad key", "bad key"},
+		{"abc", "xabc abcx abc", "xabc abcx [LLM_API_KEY]"},
+		{"", "nothing to cut", "nothing to cut"},
+	} {
+		b := &Backend{cfg: Config{APIKey: tc.key}}
+		if got := b.redactString(tc.in); got != tc.want {
+			t.Errorf("key %q: %q gives %q, want %q", tc.key, tc.in, got, tc.want)
+		}
+	}
+}
