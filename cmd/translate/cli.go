@@ -312,7 +312,11 @@ func (s *settings) setFiles(c *cli, p picker, res *resources.Resolver, getenv fu
 	switch {
 	case s.FieldsExplicit:
 		s.FieldsFile, s.FieldsErr = res.Find(resources.Fields, c.Xpaths)
-	case strings.TrimSpace(getenv(resources.Fields.Env)) != "":
+	case strings.TrimSpace(getenv(resources.Fields.Env)) != "", p.cfg["fields"] == "":
+		// From the environment, or, when the configuration names no field
+		// list, found as the other set-up files are (working directory,
+		// beside the program, the share folder, the built-in copy): a
+		// configuration without the key is not said to name one beside it.
 		s.FieldsFile, s.FieldsErr = res.Find(resources.Fields, "")
 	default:
 		s.FieldsFile, s.FieldsErr = res.Relative(cfgFile, p.pick("", "", "fields", defFields), false)

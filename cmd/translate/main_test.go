@@ -785,3 +785,23 @@ func TestDocumentRecordInvalidBaseline(t *testing.T) {
 		t.Errorf("written: %v", m)
 	}
 }
+
+// A configuration of one's own that names no field list translates
+// metadata with the field list found as the other set-up files are (here
+// the built-in one); before, the default name was looked for beside the
+// configuration and the error said that file had named it.
+func TestConfigWithoutFields(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "my.txt")
+	if err := os.WriteFile(cfg, []byte("source_lang = cs\noutput_mode = append\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), testenv.Path(t, "records/C-9107617A.xml"), "-o", out, "-c", cfg, "--vocabulary", "")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if d := readParadata(t, out); d.Statistics.UnitsTranslated == 0 {
+		t.Errorf("nothing translated: %s", r.stderr)
+	}
+}
