@@ -131,6 +131,11 @@ func TestFolderByContent(t *testing.T) {
 	if got := d.Statistics.OutputCountsByType; !maps.Equal(got, wantCounts) {
 		t.Errorf("output_counts_by_type %v, want %v", got, wantCounts)
 	}
+	// The kinds translated, as read from the content (config.mode says
+	// "alto" for any run taking .alto.xml files as ALTO).
+	if got, want := d.Statistics.DocumentKinds, map[string]int{"alto": 1, "page": 2, "hocr": 2}; !maps.Equal(got, want) {
+		t.Errorf("document_kinds %v, want %v", got, want)
+	}
 	resumed := paradataOfRun(t, out, func() {
 		if r := runCLI(t, newEnv(api), dir, "-o", out, "--vocabulary", "", "--fast-align", "--resume"); r.code != exitOK {
 			t.Fatalf("--resume: exit %d: %s", r.code, r.stderr)

@@ -200,6 +200,7 @@ func (p *runRecord) restored(d itemData, files ...string) {
 		st.SuccessfullyProcessed++
 		st.OutputCountsByType[d.Kind.OutputType()]++
 		st.OutputCountsByType["csv"]++
+		st.CountKind(d.Kind)
 		doc.Outputs = append(doc.Outputs, files...)
 	})
 }

@@ -214,6 +214,12 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 		for k, v := range xs.OutputCountsByType {
 			st.OutputCountsByType[k] += v
 		}
+		for k, v := range xs.DocumentKinds {
+			if st.DocumentKinds == nil {
+				st.DocumentKinds = map[string]int{}
+			}
+			st.DocumentKinds[k] += v
+		}
 		for k, v := range xs.Languages {
 			st.Languages[k] += v
 		}

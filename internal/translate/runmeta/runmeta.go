@@ -33,6 +33,12 @@ type Statistics struct {
 	UnitsTranslated     int            `json:"units_translated"`
 	UnitsSkipped        int            `json:"units_skipped"`
 	Languages           map[string]int `json:"source_languages"`
+	// DocumentKinds counts the documents the output folder holds
+	// translations of, by kind as read from their content: alto, page,
+	// hocr, metadata ("unrecorded" for those kept from a ledger written
+	// before kinds were recorded). config.mode says only whether files
+	// named .alto.xml were taken as ALTO.
+	DocumentKinds map[string]int `json:"document_kinds"`
 	// LanguageTags is the machine-translation tag (RFC 6497,
 	// "en-t-cs-t0-und") of the text translated from each source language.
 	LanguageTags map[string]string `json:"language_tags"`
@@ -58,11 +64,30 @@ type Statistics struct {
 	Books []*Book `json:"books,omitempty"`
 }
 
+// CountKind counts a document of kind k in DocumentKinds (by -1 with
+// undo).
+func (st *Statistics) CountKind(k translator.Kind, undo ...bool) {
+	name := string(k)
+	if name == "" {
+		name = "unrecorded"
+	}
+	if st.DocumentKinds == nil {
+		st.DocumentKinds = map[string]int{}
+	}
+	if len(undo) > 0 && undo[0] {
+		if st.DocumentKinds[name]--; st.DocumentKinds[name] <= 0 {
+			delete(st.DocumentKinds, name)
+		}
+		return
+	}
+	st.DocumentKinds[name]++
+}
+
 // NewStatistics is statistics with nothing counted yet (empty maps, not
 // null, in the JSON).
 func NewStatistics() Statistics {
 	return Statistics{Statistics: paradata.Statistics{OutputCountsByType: map[string]int{}},
-		Languages: map[string]int{}, SegmentStatus: map[string]int{}, LangSources: map[string]int{}}
+		Languages: map[string]int{}, SegmentStatus: map[string]int{}, LangSources: map[string]int{}, DocumentKinds: map[string]int{}}
 }
 
 // TermRate is expected vocabulary terms, those found in the translation,
@@ -144,6 +169,7 @@ func (d *Doc) View() *Doc {
 	st.OutputCountsByType = maps.Clone(st.OutputCountsByType)
 	st.PerformancePerMinute = maps.Clone(st.PerformancePerMinute)
 	st.Languages = maps.Clone(st.Languages)
+	st.DocumentKinds = maps.Clone(st.DocumentKinds)
 	if target, ok := cfg["target_lang"].(string); ok {
 		st.LanguageTags, _, _ = langtag.ForSources(target, st.Languages)
 	}
@@ -232,6 +258,7 @@ func (d *Doc) add(doc string, it Item) {
 	st.Pages += it.Stats.Pages
 	st.UnitsTranslated += it.Stats.Translated
 	st.UnitsSkipped += it.Stats.Skipped
+	st.CountKind(it.Kind, it.taken)
 	AddCounts(st.Languages, it.Languages)
 	st.PlaceholderCalls += it.Stats.PlaceholderCalls
 	st.PlaceholderFallbacks += it.Stats.PlaceholderFallbacks
@@ -262,6 +289,8 @@ type Item struct {
 	// Terms is the terminology check; nil when it was not checked.
 	Terms      *Terms   `json:"terms,omitempty"`
 	Components []string `json:"components,omitempty"`
+	// taken is set on an item negated to take a document's counts back.
+	taken bool
 }
 
 // Terms is a document's terminology check: the expected vocabulary terms

@@ -48,6 +48,7 @@ func (r *Run) BookWithdraw(i int, it Item) {
 // negated is it with every count negated: adding it takes it back.
 func (it Item) negated() Item {
 	n := it
+	n.taken = true
 	s := reflect.ValueOf(&n.Stats).Elem()
 	for i := range s.NumField() {
 		if f := s.Field(i); f.Kind() == reflect.Int {
