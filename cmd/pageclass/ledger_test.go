@@ -626,3 +626,22 @@ func TestCheckpointCounts(t *testing.T) {
 		t.Errorf("run metadata written while classifying: %v, want %v", seen, want)
 	}
 }
+
+// A page whose file name is not valid UTF-8 (a Windows-1250 name unpacked
+// on Linux) is kept by --resume like any other: before, its ledger entry
+// named it with U+FFFD and every resumed run classified it again.
+func TestResumeKeepsNameNotUTF8(t *testing.T) {
+	e := newEnv(t, nil)
+	pages := e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	if err := os.Rename(pages[0], filepath.Join(filepath.Dir(pages[0]), "z\xe1pis-1.png")); err != nil {
+		t.Fatal(err)
+	}
+	if code, log := e.run(t, "-d", e.in); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	code, log := e.run(t, "-d", e.in, "--resume")
+	if code != exitOK || toClassify(t, log) != 0 {
+		t.Errorf("resumed: exit %d, %d files to classify, want 0:\n%s", code, toClassify(t, log), log)
+	}
+}

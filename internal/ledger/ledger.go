@@ -39,6 +39,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"archivekit/internal/regularfile"
 )
@@ -70,6 +71,41 @@ type Entry struct {
 	// Data is the tool's result of the item, from which its outputs are
 	// written again on a resumed run.
 	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// entryJSON is Entry without its methods, for its JSON form.
+type entryJSON Entry
+
+// entryWithBytes is an entry's JSON form with its item's bytes.
+type entryWithBytes struct {
+	entryJSON
+	ItemBytes []byte `json:"item_bytes,omitempty"`
+}
+
+// MarshalJSON writes an entry; an Item that is not valid UTF-8 (a file
+// name in a one-byte encoding, "z\xe1pis.png" unpacked from a Windows
+// archive), which a JSON string cannot hold, is written in "item" with
+// U+FFFD for its stray bytes, to be read, and whole in "item_bytes"
+// (base64), which UnmarshalJSON takes back: the item is found again by a
+// resumed run (it was translated or classified again on every run).
+func (e Entry) MarshalJSON() ([]byte, error) {
+	if utf8.ValidString(e.Item) {
+		return json.Marshal(entryJSON(e))
+	}
+	return json.Marshal(entryWithBytes{entryJSON(e), []byte(e.Item)})
+}
+
+// UnmarshalJSON reads an entry written by MarshalJSON.
+func (e *Entry) UnmarshalJSON(b []byte) error {
+	var v entryWithBytes
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = Entry(v.entryJSON)
+	if v.ItemBytes != nil {
+		e.Item = string(v.ItemBytes)
+	}
+	return nil
 }
 
 // header is the first line of a ledger.

@@ -257,3 +257,29 @@ func TestKeyAndDigest(t *testing.T) {
 		t.Errorf("digest of a link to /dev/zero: %v, want ErrNotRegular", err)
 	}
 }
+
+// An item whose name is not valid UTF-8 (a Windows-1250 name unpacked on
+// Linux) is found again by the next run, and one whose name differs only in
+// that byte is another item; before, JSON wrote U+FFFD for the byte and a
+// resumed run did the file again, every time.
+func TestItemNotUTF8(t *testing.T) {
+	dir := t.TempDir()
+	name, other := "z\xe1pis.png", "z\xe9pis.png"
+	l := open(t, dir, "run1.jsonl")
+	record(t, l, Entry{Item: name, Digest: "d1", State: Done}, Entry{Item: "plain.png", Digest: "d2", State: Done})
+	l.Close()
+	l = open(t, dir, "run2.jsonl")
+	if _, ok := l.Lookup(name, "d1"); !ok {
+		t.Errorf("%q not found again", name)
+	}
+	if _, ok := l.Lookup(other, "d1"); ok || l.Has(other) {
+		t.Errorf("%q taken for %q", other, name)
+	}
+	if _, ok := l.Lookup("plain.png", "d2"); !ok {
+		t.Error("plain.png not found again")
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "run1.jsonl"))
+	if !strings.Contains(string(b), `"item_bytes":"euFwaXMucG5n"`) || strings.Count(string(b), "item_bytes") != 1 {
+		t.Errorf("run file:\n%s", b)
+	}
+}
