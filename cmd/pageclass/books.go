@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/internal/utf8name"
 	"cmp"
 	"context"
 	"errors"
@@ -324,19 +325,19 @@ func bookStem(root, loc string, full bool) string {
 		p := strings.TrimRight(u.Path, "/")
 		base := path.Base(p)
 		if full {
-			return results.SafeName(u.Host + strings.TrimSuffix(p, path.Ext(base)))
+			return utf8name.Escape(u.Host + strings.TrimSuffix(p, path.Ext(base)))
 		}
 		if base == "." || base == "/" || base == "" {
 			return "book"
 		}
-		return results.SafeName(strings.TrimSuffix(base, path.Ext(base)))
+		return utf8name.Escape(strings.TrimSuffix(base, path.Ext(base)))
 	}
 	rel, err := filepath.Rel(root, loc)
 	if err != nil || strings.HasPrefix(rel, "..") {
 		rel = filepath.Base(loc)
 	}
 	rel = filepath.ToSlash(rel)
-	return results.SafeName(strings.TrimSuffix(rel, path.Ext(rel)))
+	return utf8name.Escape(strings.TrimSuffix(rel, path.Ext(rel)))
 }
 
 // page is the book page of an input, nil for a file.

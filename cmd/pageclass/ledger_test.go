@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"archivekit/internal/ledger"
 	"archivekit/internal/pageclass/classify/classifytest"
@@ -637,8 +638,25 @@ func TestResumeKeepsNameNotUTF8(t *testing.T) {
 	if err := os.Rename(pages[0], filepath.Join(filepath.Dir(pages[0]), "z\xe1pis-1.png")); err != nil {
 		t.Fatal(err)
 	}
+	write(t, filepath.Join(e.in, "v\xe9kaz.png"), "not a PNG")
 	if code, log := e.run(t, "-d", e.in); code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
+	}
+	// Every table and the run metadata write the names one way, valid
+	// UTF-8 with \xNN for the stray bytes (the failures and summary tables
+	// wrote the raw bytes, the run metadata U+FFFD).
+	for _, suffix := range []string{"_TOP-3.csv", "_FAILURES.csv", "_SUMMARY.csv", "_page-classification.json"} {
+		b, _ := os.ReadFile(e.output(t, suffix))
+		want := `z\xe1pis`
+		if suffix != "_TOP-3.csv" {
+			want = `v\xe9kaz`
+		}
+		if suffix == "_page-classification.json" {
+			want = `v\\xe9kaz` // the backslash escaped by JSON
+		}
+		if !utf8.Valid(b) || !strings.Contains(string(b), want) {
+			t.Errorf("%s: valid UTF-8 %v, %s in it %v", suffix, utf8.Valid(b), want, strings.Contains(string(b), want))
+		}
 	}
 	code, log := e.run(t, "-d", e.in, "--resume")
 	if code != exitOK || toClassify(t, log) != 0 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"archivekit/internal/docrecord"
 	"archivekit/internal/testenv"
@@ -277,5 +278,28 @@ func TestFolderByContentOtherNames(t *testing.T) {
 	}
 	if d := readParadata(t, out); d.Statistics.SuccessfullyProcessed != 2 {
 		t.Errorf("processed %d, want 2", d.Statistics.SuccessfullyProcessed)
+	}
+}
+
+// A document whose file name is not valid UTF-8 (a Windows-1250 name
+// unpacked on Linux) has its log written in UTF-8, the name with \xNN for
+// the stray byte (it was written raw), and is kept by --resume (it was
+// translated again on every resumed run).
+func TestNameNotUTF8(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "z\xe1pis.alto.xml"), readOrFatal(t, testenv.Path(t, sampleALTO)))
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), dir, "-o", out, "--vocabulary", "", "--fast-align", "-src", "cs")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	b := readOrFatal(t, filepath.Join(out, "z\xe1pis_log.csv"))
+	if !utf8.Valid(b) || !strings.Contains(string(b), "\nz\\xe1pis,") {
+		t.Errorf("log: valid UTF-8 %v:\n%.300s", utf8.Valid(b), b)
+	}
+	calls := api.Posts.Load()
+	if r := runCLI(t, newEnv(api), dir, "-o", out, "--vocabulary", "", "--fast-align", "-src", "cs", "--resume"); r.code != exitOK || api.Posts.Load() != calls {
+		t.Errorf("resumed: exit %d, %d more backend calls: %s", r.code, api.Posts.Load()-calls, r.stderr)
 	}
 }

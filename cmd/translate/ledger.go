@@ -72,7 +72,8 @@ type itemData struct {
 }
 
 type outFile struct {
-	Path   string `json:"path"`
+	// Path keeps a name that is not UTF-8 whole (ledger.Text).
+	Path   ledger.Text `json:"path"`
 	SHA256 string `json:"sha256"`
 }
 
@@ -147,7 +148,7 @@ func (r *runner) recordDone(l *ledger.Ledger, name, digest string, out *translat
 		if err != nil {
 			return err
 		}
-		d.Outputs = append(d.Outputs, outFile{Path: filepath.ToSlash(rel), SHA256: sum})
+		d.Outputs = append(d.Outputs, outFile{Path: ledger.Text(filepath.ToSlash(rel)), SHA256: sum})
 	}
 	b, err := json.Marshal(d)
 	if err != nil {
@@ -169,7 +170,7 @@ func (r *runner) kept(e ledger.Entry) (files, changed, missing []string, d itemD
 		return nil, nil, nil, d, false
 	}
 	for _, o := range d.Outputs {
-		p := filepath.Join(r.s.Output, filepath.FromSlash(o.Path))
+		p := filepath.Join(r.s.Output, filepath.FromSlash(string(o.Path)))
 		sum, err := ledger.Digest(p)
 		switch {
 		case err != nil:

@@ -880,7 +880,7 @@ func TestKeptOutputs(t *testing.T) {
 	r := &runner{s: &settings{Output: out}}
 	write := func(name, text string) outFile {
 		os.WriteFile(filepath.Join(out, name), []byte(text), 0o644)
-		return outFile{Path: name, SHA256: ledger.DigestBytes([]byte(text))}
+		return outFile{Path: ledger.Text(name), SHA256: ledger.DigestBytes([]byte(text))}
 	}
 	entry := func() ledger.Entry {
 		b, _ := json.Marshal(itemData{Outputs: []outFile{write("a_en.xml", "a"), write("a.document.json", "{}")}})

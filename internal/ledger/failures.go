@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"archivekit/internal/utf8name"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -38,7 +39,8 @@ func WriteFailures(path string, fs []Failure) error {
 		cw := csv.NewWriter(w)
 		cw.Write(FailuresHeader)
 		for _, f := range rows {
-			cw.Write([]string{f.File, f.Error})
+			// A name that is not UTF-8 is written as the tables write it.
+			cw.Write([]string{utf8name.Escape(f.File), utf8name.Escape(f.Error)})
 		}
 		cw.Flush()
 		return cw.Error()

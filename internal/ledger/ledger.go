@@ -76,35 +76,68 @@ type Entry struct {
 // entryJSON is Entry without its methods, for its JSON form.
 type entryJSON Entry
 
-// entryWithBytes is an entry's JSON form with its item's bytes.
-type entryWithBytes struct {
+// entryText is an entry's JSON form, its item a Text.
+type entryText struct {
 	entryJSON
-	ItemBytes []byte `json:"item_bytes,omitempty"`
+	Item Text `json:"item"`
 }
 
-// MarshalJSON writes an entry; an Item that is not valid UTF-8 (a file
-// name in a one-byte encoding, "z\xe1pis.png" unpacked from a Windows
-// archive), which a JSON string cannot hold, is written in "item" with
-// U+FFFD for its stray bytes, to be read, and whole in "item_bytes"
-// (base64), which UnmarshalJSON takes back: the item is found again by a
-// resumed run (it was translated or classified again on every run).
+// MarshalJSON writes an entry, its Item as a Text: a name that is not
+// valid UTF-8 (a file name in a one-byte encoding, "z\xe1pis.png" unpacked
+// from a Windows archive) is kept whole, so a resumed run finds the item
+// again (JSON strings cannot hold it: it was written with U+FFFD, and the
+// file was translated or classified again on every resumed run).
 func (e Entry) MarshalJSON() ([]byte, error) {
-	if utf8.ValidString(e.Item) {
-		return json.Marshal(entryJSON(e))
-	}
-	return json.Marshal(entryWithBytes{entryJSON(e), []byte(e.Item)})
+	return json.Marshal(entryText{entryJSON(e), Text(e.Item)})
 }
 
 // UnmarshalJSON reads an entry written by MarshalJSON.
 func (e *Entry) UnmarshalJSON(b []byte) error {
-	var v entryWithBytes
+	var v entryText
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	*e = Entry(v.entryJSON)
-	if v.ItemBytes != nil {
-		e.Item = string(v.ItemBytes)
+	e.Item = string(v.Item)
+	return nil
+}
+
+// Text is a string that keeps, through JSON, bytes that are not UTF-8: it
+// is written as a JSON string when it is valid UTF-8, else as
+// {"text": ..., "bytes": ...}, the text with U+FFFD for the stray bytes (to
+// be read) and the bytes in base64, which UnmarshalJSON takes back. A JSON
+// string reads as it always did.
+type Text string
+
+type textBytes struct {
+	Text  string `json:"text"`
+	Bytes []byte `json:"bytes"`
+}
+
+// MarshalJSON writes t as a JSON string, or as an object when it is not
+// valid UTF-8.
+func (t Text) MarshalJSON() ([]byte, error) {
+	if utf8.ValidString(string(t)) {
+		return json.Marshal(string(t))
 	}
+	return json.Marshal(textBytes{strings.ToValidUTF8(string(t), "\uFFFD"), []byte(t)})
+}
+
+// UnmarshalJSON reads a Text written by MarshalJSON.
+func (t *Text) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '{' {
+		var v textBytes
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*t = Text(v.Bytes)
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*t = Text(s)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package paradata
 
 import (
+	"archivekit/internal/utf8name"
 	"encoding/json"
 	"log/slog"
 	"path/filepath"
@@ -145,7 +146,9 @@ func (w *Writer[D]) Skip(file, reason string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	p := w.parts()
-	p.Trail.SkippedFilesDetail = append(p.Trail.SkippedFilesDetail, Skipped{file, reason})
+	// A name that is not UTF-8 is written as the tables write it (JSON
+	// would give U+FFFD for its stray bytes).
+	p.Trail.SkippedFilesDetail = append(p.Trail.SkippedFilesDetail, Skipped{utf8name.Escape(file), utf8name.Escape(reason)})
 	p.Statistics.SkippedFiles = len(p.Trail.SkippedFilesDetail)
 }
 

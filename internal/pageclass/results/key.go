@@ -24,6 +24,7 @@
 package results
 
 import (
+	"archivekit/internal/utf8name"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -31,7 +32,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"archivekit/internal/paradata"
 )
@@ -95,28 +95,7 @@ func relStem(root, file string) (string, error) {
 		return "", fmt.Errorf("%s is not under the input root %s", file, root)
 	}
 	rel = filepath.ToSlash(rel)
-	return SafeName(strings.TrimSuffix(rel, path.Ext(rel))), nil
-}
-
-// SafeName returns a file name as valid UTF-8, so a table stays readable
-// whatever bytes a file system allows in names: each byte that is not part
-// of valid UTF-8 is written as \xNN (a name that is valid UTF-8 is returned
-// as it is).
-func SafeName(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	for len(s) > 0 {
-		r, n := utf8.DecodeRuneInString(s)
-		if r == utf8.RuneError && n == 1 {
-			fmt.Fprintf(&b, "\\x%02x", s[0])
-		} else {
-			b.WriteString(s[:n])
-		}
-		s = s[n:]
-	}
-	return b.String()
+	return utf8name.Escape(strings.TrimSuffix(rel, path.Ext(rel))), nil
 }
 
 // ImageKey is the row key of an image file under the input root (for a
@@ -318,7 +297,7 @@ func (k *Keyer) keyOf(file string, page int, paged bool) (Key, error) {
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return Key{}, fmt.Errorf("%s is not under the input root %s", file, k.root)
 		}
-		key := Key{File: SafeName(filepath.ToSlash(rel))}
+		key := Key{File: utf8name.Escape(filepath.ToSlash(rel))}
 		if paged {
 			key.Page = page
 		}

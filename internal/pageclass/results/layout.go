@@ -1,6 +1,7 @@
 package results
 
 import (
+	"archivekit/internal/utf8name"
 	"fmt"
 	"sort"
 	"strconv"
@@ -55,7 +56,7 @@ func (l labelled) Cells(r Row) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(c, SafeName(r.PageLabel)), nil
+	return append(c, utf8name.Escape(r.PageLabel)), nil
 }
 
 // BookPage identifies a row's page in its book (a METS file or a IIIF
@@ -89,7 +90,7 @@ func (l booked) Cells(r Row) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(c, SafeName(r.Book.ID), SafeName(r.Book.Order), SafeName(r.Book.Label)), nil
+	return append(c, utf8name.Escape(r.Book.ID), utf8name.Escape(r.Book.Order), utf8name.Escape(r.Book.Label)), nil
 }
 
 // SourceColumn is the column WithSource appends.
@@ -99,7 +100,7 @@ type sourced struct{ Layout }
 
 // WithSource is l with one more column at the end, SOURCE: the row's input
 // file relative to the input root, as on disk with its extension (Row.Source,
-// made valid UTF-8 by SafeName). It is beyond the spec's columns and last,
+// made valid UTF-8 by utf8name.Escape). It is beyond the spec's columns and last,
 // so a reader of the spec's columns reads the table as before, and a row
 // joins to its file whatever its FILE and PAGE.
 func WithSource(l Layout) Layout { return sourced{l} }
@@ -111,7 +112,7 @@ func (l sourced) Cells(r Row) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return append(c, SafeName(r.Source)), nil
+	return append(c, utf8name.Escape(r.Source)), nil
 }
 
 // Layout turns rows into CSV records.

@@ -8,6 +8,7 @@
 package summary
 
 import (
+	"archivekit/internal/utf8name"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -78,7 +79,7 @@ func inc(m *map[string]int, k string, n int) {
 func (s *Summary) Page(source, category string, flagged bool, reasons []string) {
 	s.Pages++
 	inc(&s.Categories, category, 1)
-	inc(&s.Sources, source, 1)
+	inc(&s.Sources, utf8name.Escape(source), 1)
 	if flagged {
 		s.Flagged++
 		for _, r := range reasons {
@@ -90,7 +91,7 @@ func (s *Summary) Page(source, category string, flagged bool, reasons []string) 
 // Fail counts one failure of source.
 func (s *Summary) Fail(source string) {
 	s.Failed++
-	inc(&s.Failures, source, 1)
+	inc(&s.Failures, utf8name.Escape(source), 1)
 }
 
 // Left records the readable files not collected, by extension.

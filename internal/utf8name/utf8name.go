@@ -1,0 +1,34 @@
+// Package utf8name writes file names as valid UTF-8, the one form every
+// table, log and run metadata of both tools gives a name whose bytes are
+// not UTF-8 (a Windows-1250 name unpacked on Linux, "z\xe1pis.png"): CSV
+// files and JSON documents are UTF-8, and a stray byte would otherwise be
+// written raw in one place and as U+FFFD in another.
+package utf8name
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Escape returns s with each byte that is not part of valid UTF-8 written
+// as \xNN (two lower-case hex digits); valid UTF-8 is returned as it is.
+// The escape is for reading, not for finding the file again: a name that
+// holds the four characters "\xe1" itself reads the same, and the tools
+// that key rows by name refuse the second of two such names, naming it.
+func Escape(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		if r == utf8.RuneError && n == 1 {
+			fmt.Fprintf(&b, "\\x%02x", s[0])
+		} else {
+			b.WriteString(s[:n])
+		}
+		s = s[n:]
+	}
+	return b.String()
+}
