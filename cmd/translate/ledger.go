@@ -74,7 +74,7 @@ type itemData struct {
 type outFile struct {
 	// Path keeps a name that is not UTF-8 whole (ledger.Text).
 	Path   ledger.Text `json:"path"`
-	SHA256 string `json:"sha256"`
+	SHA256 string      `json:"sha256"`
 }
 
 // openLedger reads the ledger folder of the run's configuration,
