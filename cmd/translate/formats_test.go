@@ -303,3 +303,25 @@ func TestNameNotUTF8(t *testing.T) {
 		t.Errorf("resumed: exit %d, %d more backend calls: %s", r.code, api.Posts.Load()-calls, r.stderr)
 	}
 }
+
+// An earlier run's output folder inside the input folder is not read as
+// input (its translations were collected, and into another target language
+// would have been translated again): it is listed as not collected.
+func TestEarlierOutputInsideInput(t *testing.T) {
+	in := t.TempDir()
+	writeFile(t, filepath.Join(in, "doc.alto.xml"), readOrFatal(t, testenv.Path(t, sampleALTO)))
+	api := startAPI(t, translatortest.Config{})
+	if r := runCLI(t, newEnv(api), in, "-o", filepath.Join(in, "out"), "--vocabulary", "", "--fast-align", "-src", "cs"); r.code != exitOK {
+		t.Fatalf("first run: exit %d: %s", r.code, r.stderr)
+	}
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), in, "-o", out, "--vocabulary", "", "--fast-align", "-src", "cs")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	d := readParadata(t, out)
+	nc, _ := d.Config["not_collected"].([]any)
+	if d.Statistics.SuccessfullyProcessed != 1 || len(nc) != 1 || !strings.Contains(fmt.Sprint(nc[0]), "an earlier translate run's output folder") {
+		t.Errorf("processed %d (want 1), not collected %v", d.Statistics.SuccessfullyProcessed, nc)
+	}
+}

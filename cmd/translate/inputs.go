@@ -287,6 +287,13 @@ func collectDir(ctx context.Context, s *settings, report func(path, reason strin
 			if abs, _ := filepath.Abs(p); p != in && skipDirs[abs] {
 				return filepath.SkipDir
 			}
+			if meta := runMetadataIn(p); p != in && meta != "" {
+				// An earlier run's output folder inside the input: its
+				// translations are not inputs (into another target
+				// language they would be translated again).
+				report(p, "an earlier translate run's output folder (it holds "+meta+"): not read; give it as the input to translate it")
+				return filepath.SkipDir
+			}
 			return nil
 		}
 		var head []byte // read once, for book.Looks and book.Sniff
@@ -373,6 +380,25 @@ func collectable(s *settings, p string, head []byte, report func(path, reason st
 		return false
 	}
 	return true
+}
+
+// runMetadataName matches the name of translate's run metadata
+// (newRunRecord): YYMMDD-HHmmss[-n]_translator[_shard-i-of-n].json.
+var runMetadataName = regexp.MustCompile(`^\d{6}-\d{6}(-\d+)?_translator(_shard-\d+-of-\d+)?\.json$`)
+
+// runMetadataIn returns the name of a translate run metadata file in the
+// folder dir, "" when it holds none: dir is an earlier run's output folder.
+func runMetadataIn(dir string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && runMetadataName.MatchString(e.Name()) {
+			return e.Name()
+		}
+	}
+	return ""
 }
 
 // startsWithMarkup reports whether the file at p begins, after a byte-order
