@@ -187,8 +187,11 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 	f := req.form
 	members, err := s.engine.members(ctx, f.version)
 	if err != nil {
+		// The cause names the service's folders and files: it is for the
+		// operator's log, not the client's answer (which showed them).
+		s.svc.Logger.Warn("version asked for cannot be served", "version", f.version, "error", err.Error())
 		return nil, failf(http.StatusUnprocessableEntity, service.ReasonUnknownVersion,
-			"version %s cannot be served: %s (the ensemble revisions %s and all are always available)", f.version, service.Redact(err.Error()), strings.Join(registry.Ensemble, ", "))
+			"version %s cannot be served: this service has no model of that revision, or could not load it (its log says why); the ensemble revisions %s and all are always available", f.version, strings.Join(registry.Ensemble, ", "))
 	}
 	// The joint per-page step of internal/pageclass/classify (the command line's):
 	// each member's forward passes go through its batcher.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -233,6 +234,11 @@ func TestPredictEndpoints(t *testing.T) {
 				}
 				if kind != tc.detail || !strings.Contains(fmt.Sprint(e.Detail), tc.want) {
 					t.Fatalf("detail (%s) %v; want a %s mentioning %q", kind, e.Detail, tc.detail, tc.want)
+				}
+				// No answer names the service's own files (an unknown
+				// version's named its model folders).
+				if strings.Contains(fmt.Sprint(e.Detail), os.TempDir()) || strings.Contains(fmt.Sprint(e.Detail), "model_v") {
+					t.Fatalf("detail names the service's files: %v", e.Detail)
 				}
 				return
 			}
