@@ -8,8 +8,9 @@
 //
 // PDFs (by extension or content) and TIFFs (by content; a TIFF may hold
 // several pages) go to /predict_document, everything else to
-// /predict_image. Exit codes: 0 success, 1 the service answered an error or
-// could not be reached, 2 usage error.
+// /predict_image. Exit codes, as the other commands of the family
+// (cliflags): 0 success, 1 usage error, 3 the service answered an error or
+// could not be reached. An answer of the shipped demo models is said so.
 package main
 
 import (
@@ -29,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"archivekit/internal/cliflags"
 	"archivekit/internal/filekind"
 	pkgversion "archivekit/internal/version"
 )
@@ -47,6 +49,8 @@ type prediction struct {
 type answer struct {
 	Type        string       `json:"type"`
 	Version     string       `json:"version"`
+	Demo        bool         `json:"demo"`
+	DemoModels  []string     `json:"demo_models"`
 	Predictions []prediction `json:"predictions"`
 	Pages       []struct {
 		Page        int          `json:"page"`
@@ -72,27 +76,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0 // -help asked for the usage, which is written
 		}
-		return 2
+		return cliflags.ExitUsage
 	}
 	if fs.NArg() > 0 {
 		// Flags end at the first argument: "page.png -topn 1" would drop
 		// -topn, so no argument is taken.
 		fmt.Fprintf(stderr, "pageclass-client: unexpected argument %q: give the page with -file (-file %s), every flag before any other word\n", fs.Arg(0), fs.Arg(0))
-		return 2
+		return cliflags.ExitUsage
 	}
 	if *file == "" {
 		fmt.Fprintln(stderr, "pageclass-client: -file is required")
 		fs.Usage()
-		return 2
+		return cliflags.ExitUsage
 	}
 	if *topn < 1 || *topn > 11 {
 		fmt.Fprintf(stderr, "pageclass-client: -topn %d: want 1 to 11\n", *topn)
-		return 2
+		return cliflags.ExitUsage
 	}
 	a, err := classify(*server, *file, *version, *topn, *timeout, *token)
 	if err != nil {
 		fmt.Fprintf(stderr, "pageclass-client: %s: %v\n", *file, err)
-		return 1
+		return cliflags.ExitFailure
+	}
+	if a.Demo {
+		// As the web page says it: the shipped demo models are not the
+		// published ones.
+		fmt.Fprintf(stdout, "(answered by the shipped demo models %s: small models for trying the tools, not for real classification)\n", strings.Join(a.DemoModels, ", "))
 	}
 	name := filepath.Base(*file)
 	if a.Type == "document" {

@@ -25,6 +25,8 @@ func fakeService(t *testing.T) *httptest.Server {
 		}
 		ct := fh.Header.Get("Content-Type")
 		switch {
+		case r.URL.Path == "/predict_document" && r.FormValue("version") == "demo":
+			fmt.Fprint(w, `{"type":"document","version":"demo","demo":true,"demo_models":["v4.4"],"page_count":1,"pages":[{"page":1,"predictions":[{"label":"TEXT","score":0.9}]}]}`)
 		case r.URL.Path == "/predict_document" && (ct == "application/pdf" || ct == "image/tiff"):
 			fmt.Fprint(w, `{"type":"document","version":"all","page_count":2,"pages":[{"page":1,"predictions":[{"label":"TEXT","score":0.9}]},{"page":2,"predictions":[{"label":"DRAW","score":0.5}]}]}`)
 		case r.URL.Path == "/predict_image" && strings.HasPrefix(ct, "image/"):
@@ -59,12 +61,14 @@ func TestClient(t *testing.T) {
 		{[]string{"-file", png, "-version", "v2.4", "-topn", "2", "-server", ts.URL}, 0, "page.png\n   1. PHOTO    0.7500\n   2. TEXT     0.2000\n"},
 		{[]string{"-file", pdf, "-server", ts.URL}, 0, "doc.pdf page 1\n   1. TEXT     0.9000\ndoc.pdf page 2\n   1. DRAW     0.5000\n"},
 		{[]string{"-file", tif, "-server", ts.URL}, 0, "scan page 1\n   1. TEXT     0.9000\nscan page 2\n   1. DRAW     0.5000\n"},
-		{[]string{"-file", txt, "-server", ts.URL}, 1, "answered 400: wrong content type text/plain"},
-		{[]string{"-file", filepath.Join(dir, "missing.png"), "-server", ts.URL}, 1, "missing.png"},
-		{[]string{"-topn", "3"}, 2, "-file is required"},
-		{[]string{png, "-topn", "1"}, 2, `unexpected argument "` + png + `": give the page with -file (-file ` + png + `)`},
-		{[]string{"-file", png, "extra"}, 2, `unexpected argument "extra"`},
-		{[]string{"-file", png, "-topn", "12"}, 2, "want 1 to 11"},
+		{[]string{"-file", txt, "-server", ts.URL}, 3, "answered 400: wrong content type text/plain"},
+		{[]string{"-file", filepath.Join(dir, "missing.png"), "-server", ts.URL}, 3, "missing.png"},
+		{[]string{"-topn", "3"}, 1, "-file is required"},
+		{[]string{png, "-topn", "1"}, 1, `unexpected argument "` + png + `": give the page with -file (-file ` + png + `)`},
+		{[]string{"-file", png, "extra"}, 1, `unexpected argument "extra"`},
+		{[]string{"-file", png, "-topn", "12"}, 1, "want 1 to 11"},
+		// An answer of the shipped demo models says so.
+		{[]string{"-file", pdf, "-server", ts.URL, "-version", "demo"}, 0, "(answered by the shipped demo models v4.4: small models for trying the tools"},
 	}
 	for _, tc := range tests {
 		var out, errOut bytes.Buffer
@@ -101,7 +105,7 @@ func TestToken(t *testing.T) {
 	}
 	t.Setenv("API_TOKEN", "")
 	errOut.Reset()
-	if code := run([]string{"-file", png, "-server", ts.URL}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "401") {
+	if code := run([]string{"-file", png, "-server", ts.URL}, &out, &errOut); code != 3 || !strings.Contains(errOut.String(), "401") {
 		t.Errorf("no token: code %d: %s", code, errOut.String())
 	}
 }
@@ -118,13 +122,14 @@ func TestErrorReason(t *testing.T) {
 	_ = os.WriteFile(pdf, []byte("%PDF-1.4 ..."), 0o644)
 	var out, errOut bytes.Buffer
 	code := run([]string{"-file", pdf, "-server", ts.URL}, &out, &errOut)
-	if want := `answered 413 too_many_pages: "doc.pdf" has 60 pages`; code != 1 || !strings.Contains(errOut.String(), want) {
-		t.Errorf("code %d, output %q; want 1 with %q", code, out.String()+errOut.String(), want)
+	if want := `answered 413 too_many_pages: "doc.pdf" has 60 pages`; code != 3 || !strings.Contains(errOut.String(), want) {
+		t.Errorf("code %d, output %q; want 3 with %q", code, out.String()+errOut.String(), want)
 	}
 }
 
 // TestHelpAndUsage: -help prints the flags and exits 0 (as the other
-// commands' --help); a usage error exits 2 and a failed request 1.
+// commands' --help); a usage error exits 1 and a failed request 3, as the
+// other commands (they were 2 and 1).
 func TestHelpAndUsage(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -133,9 +138,9 @@ func TestHelpAndUsage(t *testing.T) {
 	}{
 		{[]string{"-help"}, 0, "-file"},
 		{[]string{"--help"}, 0, "-server"},
-		{[]string{}, 2, "-file is required"},
-		{[]string{"-file", "p.png", "-topn", "12"}, 2, "want 1 to 11"},
-		{[]string{"-nosuch"}, 2, "flag provided but not defined"},
+		{[]string{}, 1, "-file is required"},
+		{[]string{"-file", "p.png", "-topn", "12"}, 1, "want 1 to 11"},
+		{[]string{"-nosuch"}, 1, "flag provided but not defined"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := run(c.args, &out, &errOut); code != c.code || !strings.Contains(out.String()+errOut.String(), c.want) {
