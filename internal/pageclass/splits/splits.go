@@ -189,7 +189,11 @@ func Stratified(d *Dataset, n int, o Options) (*Split, error) {
 		}
 		k := int(math.Round(float64(len(items)) * o.TestSize))
 		if k < 1 {
+			// Too few pages for the fraction: one each, said, as the
+			// DATASETS file's header gives the fraction asked for.
 			k = 1
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s has %d pages: 1 test and 1 dev page (%.0f%% each, not %.0f%%), %d to train",
+				label, len(items), 100/float64(len(items)), o.TestSize*100, len(items)-2))
 		}
 		s.Test = append(s.Test, items[:k]...)
 		s.Dev = append(s.Dev, items[k:2*k]...)

@@ -223,3 +223,23 @@ func TestScanFollowsLinkedFolders(t *testing.T) {
 		t.Errorf("ignored %s", got)
 	}
 }
+
+// A category too small for the test fraction still gets one test and one
+// dev page, and the split says so (the DATASETS header gives the fraction
+// asked for, silently not kept).
+func TestStratifiedSmallCategorySaysSo(t *testing.T) {
+	d := &Dataset{}
+	for i := range 3 {
+		d.Items = append(d.Items, Item{Path: fmt.Sprintf("DRAW/d-%d.png", i), Label: "DRAW"})
+	}
+	for i := range 30 {
+		d.Items = append(d.Items, Item{Path: fmt.Sprintf("TEXT/t-%d.png", i), Label: "TEXT"})
+	}
+	s, err := Stratified(d, 1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Test) != 4 || len(s.Dev) != 4 || len(s.Warnings) != 1 || s.Warnings[0] != "DRAW has 3 pages: 1 test and 1 dev page (33% each, not 10%), 1 to train" {
+		t.Errorf("test %d, dev %d, warnings %q", len(s.Test), len(s.Dev), s.Warnings)
+	}
+}
