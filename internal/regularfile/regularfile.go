@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 )
 
@@ -68,7 +69,7 @@ func ReadSized(path string) ([]byte, error) {
 // the file opened); anything else is ErrNotRegular.
 func Open(path string) (*os.File, error) {
 	if st, err := os.Stat(path); err != nil {
-		return nil, err
+		return nil, brokenLink(path, err)
 	} else if !st.Mode().IsRegular() {
 		return nil, notRegular(path, st.Mode())
 	}
@@ -86,6 +87,20 @@ func Open(path string) (*os.File, error) {
 		return nil, notRegular(path, st.Mode())
 	}
 	return f, nil
+}
+
+// brokenLink is err, os.Stat's of path, said as a link whose target does
+// not exist when path is one ("no such file or directory" named a file
+// that a listing shows).
+func brokenLink(path string, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	target, lerr := os.Readlink(path)
+	if lerr != nil {
+		return err
+	}
+	return &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("a link to %s, which does not exist: %w", target, fs.ErrNotExist)}
 }
 
 func notRegular(path string, m os.FileMode) error {

@@ -2,6 +2,7 @@ package regularfile
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +108,23 @@ func TestReadSized(t *testing.T) {
 		if !errors.Is(err, ErrSizeChanged) || !strings.Contains(err.Error(), c.says) || !strings.Contains(err.Error(), c.path) {
 			t.Errorf("%s: %v, want ErrSizeChanged saying %q", c.path, err, c.says)
 		}
+	}
+}
+
+// A link whose target does not exist is said to be one, naming the target
+// ("no such file or directory" named a file a listing shows); the error
+// is still fs.ErrNotExist.
+func TestBrokenLink(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "page-1.png")
+	if err := os.Symlink("../scans/page-1.png", link); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Read(link)
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "a link to ../scans/page-1.png, which does not exist") {
+		t.Errorf("Read of a broken link: %v", err)
+	}
+	if _, err := Read(filepath.Join(dir, "none.png")); !errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), "link") {
+		t.Errorf("Read of a missing file: %v", err)
 	}
 }
