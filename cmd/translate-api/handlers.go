@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/internal/utf8name"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -626,7 +627,9 @@ func attachment(name string) string {
 	}
 	v := `attachment; filename="` + b.String() + `"`
 	if !ascii {
-		v += "; filename*=UTF-8''" + url.PathEscape(name)
+		// Declared UTF-8, so a name that is not (a byte of a one-byte
+		// encoding) is given as the tables give it, \xNN.
+		v += "; filename*=UTF-8''" + url.PathEscape(utf8name.Escape(name))
 	}
 	return v
 }

@@ -639,3 +639,18 @@ func TestTranslateRefusesInvalidRecord(t *testing.T) {
 		t.Errorf("status %d, %d backend calls: %s", resp.StatusCode, mt.Posts.Load(), b)
 	}
 }
+
+// TestAttachment: the Content-Disposition names a file as ASCII, plus an
+// RFC 5987 filename* in UTF-8; a name that is not UTF-8 is given there as
+// the tables give it, \xNN (its raw byte was declared UTF-8).
+func TestAttachment(t *testing.T) {
+	for _, tc := range []struct{ name, want string }{
+		{"doc_en.alto.xml", `attachment; filename="doc_en.alto.xml"`},
+		{"zápis_en.xml", `attachment; filename="z_pis_en.xml"; filename*=UTF-8''z%C3%A1pis_en.xml`},
+		{"z\xe1pis_en.xml", `attachment; filename="z_pis_en.xml"; filename*=UTF-8''z%5Cxe1pis_en.xml`},
+	} {
+		if got := attachment(tc.name); got != tc.want {
+			t.Errorf("attachment(%q) = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
