@@ -298,7 +298,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	}
 	s.books = newBookFetcher(s.bookHosts)
 	s.decode.OnLabelError = func(name string, err error) {
-		s.svc.Logger.Warn("the PDF's page labels cannot be read: its pages are numbered only", "file", name, "err", err.Error())
+		s.svc.Logger.Warn("the PDF's page labels cannot be read: its pages are numbered only", "file", name, "error", err.Error())
 	}
 	s.svc.Metrics.DeclareCounter(metricPages, "Pages classified, by first category.", "category")
 	s.svc.Metrics.DeclareCounter(metricFlagged, "Pages classified that were flagged for review.", "")
@@ -364,7 +364,7 @@ const gpuItemWorkers = 8
 func (s *server) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), service.InFlightGrace)
 	if err := s.jobs.Close(ctx); err != nil {
-		s.svc.Logger.Warn("job queue stop", "err", err.Error())
+		s.svc.Logger.Warn("job queue stop", "error", err.Error())
 	}
 	cancel()
 	s.engine.close()

@@ -155,7 +155,7 @@ func (r *classifier) collectionOut(b *book.Book, src []byte, stem, dir, base str
 			return base + mstem + ".json", nil
 		},
 		func(member string, err error) {
-			r.log.Warn("--book-out: a manifest of the collection", "collection", b.Source, "manifest", member, "err", err)
+			r.log.Warn("--book-out: a manifest of the collection", "collection", b.Source, "manifest", member, "error", err)
 		})
 	if err != nil {
 		return err

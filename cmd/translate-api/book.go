@@ -481,7 +481,7 @@ func (s *server) bookRecord(ctx context.Context, f *fetch.Fetcher, location stri
 			kept = func(location string, data []byte) {
 				if err := scratch.Keep(ctx, location, data); err != nil && !failed {
 					failed = true // said once: the items fetch such files again
-					s.log.Warn("a text file read for the book's language is not kept for its item, which fetches it again", "file", location, "err", err)
+					s.log.Warn("a text file read for the book's language is not kept for its item, which fetches it again", "file", location, "error", err)
 				}
 			}
 		}
@@ -494,7 +494,7 @@ func (s *server) bookRecord(ctx context.Context, f *fetch.Fetcher, location stri
 			"language", rec.DocumentLanguage, "declared", rec.DeclaredLanguage, "took", time.Since(start).Round(time.Millisecond).String())
 	}
 	if err := jobs.AnnotateBook(ctx, rec); err != nil {
-		s.log.Warn("the book's record is not kept for the job's run metadata", "book", location, "err", err)
+		s.log.Warn("the book's record is not kept for the job's run metadata", "book", location, "error", err)
 	}
 	return nil
 }
@@ -517,7 +517,7 @@ func pageSkip(b *book.Book, p book.Page) string {
 func (s *server) fetchText(ctx context.Context, source string) ([]byte, string, error) {
 	b, ok, err := jobs.ScratchOf(ctx).Take(ctx, source)
 	if err != nil {
-		s.log.Warn("the copy of a text file kept when the book was read cannot be taken; it is fetched again", "file", source, "err", err)
+		s.log.Warn("the copy of a text file kept when the book was read cannot be taken; it is fetched again", "file", source, "error", err)
 	}
 	if ok {
 		return b, "", nil

@@ -207,7 +207,7 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := jobs.Annotate(r.Context(), itemSummary{Item: runmeta.ItemOf(res.out), HyphenNext: res.out.Carried}); err != nil {
-		s.log.Warn("the job item's statistics are not kept for the job's run metadata", "file", q.name, "err", err)
+		s.log.Warn("the job item's statistics are not kept for the job's run metadata", "file", q.name, "error", err)
 	}
 	s.respondTranslate(w, job, res)
 }
@@ -451,7 +451,7 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 			s.svc.Metrics.AddCount(metricBackendErrors, "", 1)
 		}
 		status, reason := failureStatus(err)
-		s.log.Warn("translation failed", "file", q.name, "status", status, "reason", string(reason), "err", err)
+		s.log.Warn("translation failed", "file", q.name, "status", status, "reason", string(reason), "error", err)
 		s.withdraw(ctx, item, err)
 		what, hint := "translation failed: ", ""
 		if errors.Is(err, alto.ErrNoAlternative) {
@@ -661,7 +661,7 @@ func (s *server) withdraw(ctx context.Context, item string, err error) {
 		stands, werr := s.jobs.Withdraw(ctx, name, http.StatusInternalServerError, service.ReasonBackendError, detail)
 		switch {
 		case werr != nil:
-			s.log.Error("job item not withdrawn", "item", name, "err", werr)
+			s.log.Error("job item not withdrawn", "item", name, "error", werr)
 		case stands:
 			s.log.Warn("a job item whose translation holds the refused reply could not be withdrawn (its job has ended): check its answer", "item", name)
 		}

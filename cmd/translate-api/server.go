@@ -246,13 +246,13 @@ func (s *server) warmUp(ctx context.Context) error {
 			return fmt.Errorf("vocabulary (%s): %w", envVocabulary, err)
 		}
 		for _, e := range v.Skipped {
-			s.log.Warn("vocabulary row skipped", "err", e.Error())
+			s.log.Warn("vocabulary row skipped", "error", e.Error())
 		}
 		// After repeated failure the lemmatiser rests for a minute
 		// between trial calls instead of costing every request its
 		// retries.
 		if err := s.sess.UseVocabulary(v, session.Breaker{Cooldown: time.Minute, OnOpen: func(err error) {
-			s.log.Warn("lemmatiser failed repeatedly; single-word vocabulary terms are not protected until a trial call succeeds (one a minute)", "err", err)
+			s.log.Warn("lemmatiser failed repeatedly; single-word vocabulary terms are not protected until a trial call succeeds (one a minute)", "error", err)
 		}}); err != nil {
 			return err
 		}
@@ -263,7 +263,7 @@ func (s *server) warmUp(ctx context.Context) error {
 	}
 	t0 := time.Now()
 	if bad, why := s.langDegraded(); bad {
-		s.log.Error("language identification unavailable: detection answers en with confidence 0", "err", why)
+		s.log.Error("language identification unavailable: detection answers en with confidence 0", "error", why)
 	}
 	s.svc.Metrics.SetModelLoadTime("langid", time.Since(t0))
 
@@ -344,7 +344,7 @@ func (s *server) close() {
 	s.stopOnce.Do(func() { close(s.stop) })
 	ctx, cancel := context.WithTimeout(context.Background(), service.InFlightGrace)
 	if err := s.jobs.Close(ctx); err != nil {
-		s.log.Warn("job queue stop", "err", err.Error())
+		s.log.Warn("job queue stop", "error", err.Error())
 	}
 	cancel()
 	s.rewarm.Wait()

@@ -85,13 +85,13 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ue):
-		log.Error("usage error", "err", err)
+		log.Error("usage error", "error", err)
 		return exitUsage
 	case errors.As(err, &nr):
-		log.Error("merge not possible yet", "err", err)
+		log.Error("merge not possible yet", "error", err)
 		return exitIncomplete
 	default:
-		log.Error("merge failed", "err", err)
+		log.Error("merge failed", "error", err)
 		return exitFailure
 	}
 }

@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitOK
 	}
 	if err != nil {
-		log.Error("usage error", "err", err)
+		log.Error("usage error", "error", err)
 		return exitUsage
 	}
 	for _, w := range s.ConfigWarnings {
@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	comps, err := loadComponents(s.ConfigFile, getenv)
 	if err != nil {
-		log.Error("licence components", "err", err)
+		log.Error("licence components", "error", err)
 		return exitFailure
 	}
 	if s.Merge {
@@ -86,13 +86,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return code
 	}
 	if err := os.MkdirAll(s.Output, 0o755); err != nil {
-		log.Error("output directory", "err", err)
+		log.Error("output directory", "error", err)
 		return exitFailure
 	}
 	// Runs into one output folder take turns (shards of one run share it).
 	unlock, err := lockOutput(ctx, s.Output, s.Shard, log)
 	if err != nil {
-		log.Error("output directory", "err", err)
+		log.Error("output directory", "error", err)
 		return exitFailure
 	}
 	defer unlock()
@@ -104,15 +104,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // values the run reads, before anything is read or written.
 func checkEnvironment(s *settings, getenv func(string) string, log *slog.Logger) bool {
 	if err := session.CheckConfig(s.Backend, getenv); err != nil {
-		log.Error("usage error", "backend", s.Backend, "err", err)
+		log.Error("usage error", "backend", s.Backend, "error", err)
 		return false
 	}
 	if err := session.CheckEnv(getenv); err != nil {
-		log.Error("usage error", "err", err)
+		log.Error("usage error", "error", err)
 		return false
 	}
 	if _, err := circuitTrip(getenv); err != nil {
-		log.Error("usage error", "err", err)
+		log.Error("usage error", "error", err)
 		return false
 	}
 	return true
@@ -126,14 +126,14 @@ func loadSetup(s *settings, log *slog.Logger) (r *runner, ok bool) {
 	r = &runner{s: s, log: log}
 	r.fields, r.fieldsErr = translator.LoadFields(s.FieldsFile, s.FieldsErr)
 	if r.fieldsErr != nil && s.FieldsExplicit {
-		log.Error("usage error", "err", fmt.Errorf("--xpaths: %w", r.fieldsErr))
+		log.Error("usage error", "error", fmt.Errorf("--xpaths: %w", r.fieldsErr))
 		return nil, false
 	}
 	// A schema path that is not there is a usage error too (before, each run
 	// only warned that validation was skipped); a URL is fetched in the run.
 	if s.XSD != "" {
 		if err := xsd.CheckPath(s.XSD); err != nil {
-			log.Error("usage error", "err", fmt.Errorf("--xsd: %w", err))
+			log.Error("usage error", "error", fmt.Errorf("--xsd: %w", err))
 			return nil, false
 		}
 	}
@@ -143,7 +143,7 @@ func loadSetup(s *settings, log *slog.Logger) (r *runner, ok bool) {
 		case err == nil:
 			r.vocabulary = v
 		case s.VocabularyExplicit:
-			log.Error("usage error", "err", fmt.Errorf("--vocabulary: %w", err))
+			log.Error("usage error", "error", fmt.Errorf("--vocabulary: %w", err))
 			return nil, false
 		default:
 			// The configured vocabulary (not given on the command line):
@@ -153,14 +153,14 @@ func loadSetup(s *settings, log *slog.Logger) (r *runner, ok bool) {
 			if errors.Is(err, fs.ErrNotExist) {
 				level = slog.LevelInfo
 			}
-			log.Log(context.Background(), level, "vocabulary not loaded; translating without it", "err", err,
+			log.Log(context.Background(), level, "vocabulary not loaded; translating without it", "error", err,
 				"hint", "harvest one with load-vocab --out FILE, or give --vocabulary FILE (--vocabulary '' turns this off)")
 		}
 	}
 	if s.DocJSON != "" {
 		var err error
 		if r.baseline, err = docrecord.Load(s.DocJSON); err != nil {
-			log.Error("usage error", "err", fmt.Errorf("--document-json: %w", err))
+			log.Error("usage error", "error", fmt.Errorf("--document-json: %w", err))
 			return nil, false
 		}
 		// A record is never written that fails the schema (spec 2.4 rule
@@ -172,7 +172,7 @@ func loadSetup(s *settings, log *slog.Logger) (r *runner, ok bool) {
 			err = schema.Validate(r.baseline)
 		}
 		if err != nil {
-			log.Error("usage error", "err", fmt.Errorf("--document-json %s: %w; nothing translated", s.DocJSON, err))
+			log.Error("usage error", "error", fmt.Errorf("--document-json %s: %w; nothing translated", s.DocJSON, err))
 			return nil, false
 		}
 	}
@@ -195,16 +195,16 @@ func (r *runner) gather(ctx context.Context) (inputs []input, all []string, code
 	if err != nil {
 		switch {
 		case errors.Is(err, errBook):
-			log.Error("cannot read the book", "input_path", s.Input, "err", err)
+			log.Error("cannot read the book", "input_path", s.Input, "error", err)
 			return nil, nil, exitFailure
 		case errors.Is(err, errNoInput):
-			log.Error("no input", "err", err)
+			log.Error("no input", "error", err)
 			return nil, nil, exitNoInput
 		case errors.Is(err, book.ErrList):
-			log.Error("usage error", "err", err)
+			log.Error("usage error", "error", err)
 			return nil, nil, exitUsage
 		}
-		log.Error("cannot read the inputs", "err", err)
+		log.Error("cannot read the inputs", "error", err)
 		return nil, nil, exitFailure
 	}
 	r.warnNotCollected()
@@ -253,7 +253,7 @@ func (r *runner) start(ctx context.Context, comps *licence.Components, inputs []
 	r.usage = &translator.Usage{}
 	pd, err := newRunRecord(s.Output, time.Now(), s.Shard, comps, r.usage, r.getenv)
 	if err != nil {
-		log.Error("run metadata", "err", err)
+		log.Error("run metadata", "error", err)
 		return exitFailure
 	}
 	r.pd = pd
@@ -266,7 +266,7 @@ func (r *runner) start(ctx context.Context, comps *licence.Components, inputs []
 		// (no inputs) tells --merge that the share was run.
 		r.logSummary(log)
 		if err := pd.Finish(nil); err != nil {
-			log.Error("run metadata not written", "path", pd.path, "err", err)
+			log.Error("run metadata not written", "path", pd.path, "error", err)
 			return exitFailure
 		}
 		log.Info("run metadata written", "path", pd.path)
@@ -295,13 +295,13 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 	}
 	r.logSummary(log)
 	if err := pd.Finish(runErr); err != nil {
-		log.Error("run metadata not written", "path", pd.path, "err", err)
+		log.Error("run metadata not written", "path", pd.path, "error", err)
 	} else {
 		log.Info("run metadata written", "path", pd.path)
 	}
 	if r.led != nil {
 		if err := r.led.Close(); err != nil {
-			log.Error("ledger not closed", "path", r.led.Path(), "err", err)
+			log.Error("ledger not closed", "path", r.led.Path(), "error", err)
 		}
 	}
 	var stop cliflags.Stopped
@@ -312,19 +312,19 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 		log.Error("interrupted: the run stopped before the end; the files translated so far are written and recorded in the ledger: run again with --resume to finish", "cause", stop.Error())
 		return stop.Code()
 	case cliflags.Code(runErr) == exitIncomplete:
-		log.Error("run incomplete", "err", runErr)
+		log.Error("run incomplete", "error", runErr)
 		return exitIncomplete
 	case cliflags.Code(runErr) == exitUsage:
-		log.Error("usage error", "err", runErr) // found once the backend answered (--target_lang it does not offer)
+		log.Error("usage error", "error", runErr) // found once the backend answered (--target_lang it does not offer)
 		return exitUsage
 	case ledger.Transient(runErr):
 		// The run itself stopped on a passing failure (its ledger or run
 		// metadata could not be written on a full disk): what it did not
 		// record is done by a --resume.
-		log.Error("run stopped by a passing failure; run again with --resume to finish it", "err", runErr)
+		log.Error("run stopped by a passing failure; run again with --resume to finish it", "error", runErr)
 		return exitIncomplete
 	}
-	log.Error("run failed", "err", runErr)
+	log.Error("run failed", "error", runErr)
 	return exitFailure
 }
 
@@ -723,7 +723,7 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 		return err
 	}
 	if err := r.pd.Flush(); err != nil {
-		r.log.Error("run metadata not written", "path", r.pd.path, "err", err)
+		r.log.Error("run metadata not written", "path", r.pd.path, "error", err)
 	}
 	if itemHook != nil {
 		itemHook(p.recorded)
@@ -779,7 +779,7 @@ func (r *runner) fromLedger(p *pass, inputs []input, i int, in input, name, dige
 	if e.State == ledger.Failed {
 		// Kept, not tried: said at INFO (the failure was logged as an
 		// error by the run that met it), and in the tables as before.
-		r.log.Info("failed in an earlier run, kept (--retry-failed tries it again)", "file", in.Origin, "err", e.Reason)
+		r.log.Info("failed in an earlier run, kept (--retry-failed tries it again)", "file", in.Origin, "error", e.Reason)
 		r.recordFailure(name, in.Origin, e.Reason)
 		p.bar.Fail(1)
 		p.failedKept++
@@ -950,7 +950,7 @@ func (r *runner) warn(msg string) {
 // fail records an input that gave no translation: in the log, the run
 // metadata and the failures table (by its ledger name).
 func (r *runner) fail(name, origin string, err error) {
-	r.log.Error("skipped", "file", origin, "err", err)
+	r.log.Error("skipped", "file", origin, "error", err)
 	r.recordFailure(name, origin, err.Error())
 }
 

@@ -58,7 +58,7 @@ func (r *runner) withdraw(p *pass, name string, err error) {
 		p.last = slices.Delete(p.last, i, i+1)
 		for _, f := range []string{d.out, d.log} {
 			if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				r.log.Error("a withdrawn translation could not be removed: remove it by hand", "file", f, "err", err)
+				r.log.Error("a withdrawn translation could not be removed: remove it by hand", "file", f, "error", err)
 			}
 		}
 		p.written = slices.DeleteFunc(p.written, func(f string) bool { return f == d.out })

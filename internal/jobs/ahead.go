@@ -132,7 +132,7 @@ func (q *Queue) keepAhead(ctx context.Context, id string, a *ahead, held map[int
 		data = append(append(append(data, f.ctype...), '\n'), f.data...)
 		if err := scratch.Keep(ctx, aheadName(f.source), data); err != nil {
 			if failed == 0 {
-				q.log.Warn("a file fetched ahead is not kept for the job's next run, which fetches it again", "job", id, "file", f.source, "err", err)
+				q.log.Warn("a file fetched ahead is not kept for the job's next run, which fetches it again", "job", id, "file", f.source, "error", err)
 			}
 			failed++
 			return
@@ -155,7 +155,7 @@ func (q *Queue) keepAhead(ctx context.Context, id string, a *ahead, held map[int
 func (q *Queue) keptAhead(ctx context.Context, source string) *fetched {
 	data, ok, err := ScratchOf(ctx).Take(ctx, aheadName(source))
 	if err != nil {
-		q.log.Warn("a file fetched ahead by an earlier run cannot be taken; it is fetched again", "file", source, "err", err)
+		q.log.Warn("a file fetched ahead by an earlier run cannot be taken; it is fetched again", "file", source, "error", err)
 	}
 	if !ok {
 		return nil

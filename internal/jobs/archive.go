@@ -79,11 +79,11 @@ func (q *Queue) zipResults(w http.ResponseWriter, r *http.Request, id string) {
 		}
 	}
 	if err != nil {
-		q.log.Error("results archive", "job", id, "err", err.Error())
+		q.log.Error("results archive", "job", id, "error", err.Error())
 		return // the client sees a truncated archive
 	}
 	if err := zw.Close(); err != nil {
-		q.log.Error("results archive", "job", id, "err", err.Error())
+		q.log.Error("results archive", "job", id, "error", err.Error())
 	}
 }
 

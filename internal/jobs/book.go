@@ -179,13 +179,13 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 		}
 		if wait, ok, rerr := q.readLater(ctx, id, err); rerr != nil || ok {
 			if ok {
-				q.log.Warn("book not read (its server failed for now): the job waits and reads it again", "job", id, "book", f.Book, "err", err.Error(), "wait", wait.String())
+				q.log.Warn("book not read (its server failed for now): the job waits and reads it again", "job", id, "book", f.Book, "error", err.Error(), "wait", wait.String())
 				q.pause(ctx, id, "its book not read: "+err.Error(), nil, wait)
 				rerr = river.JobSnooze(wait)
 			}
 			return false, rerr
 		}
-		q.log.Warn("book not read", "job", id, "book", f.Book, "err", err.Error())
+		q.log.Warn("book not read", "job", id, "book", f.Book, "error", err.Error())
 		if _, err := q.exec(ctx, `UPDATE archivekit_job SET error = ? WHERE id = ?`, "book "+f.Book+": "+err.Error(), id); err != nil {
 			return false, err
 		}
@@ -194,7 +194,7 @@ func (q *Queue) readBook(ctx context.Context, id string, f *form) (bool, error) 
 	}
 	nb, nerr := note.get()
 	if nerr != nil {
-		q.log.Warn("book's record not kept", "job", id, "err", nerr.Error())
+		q.log.Warn("book's record not kept", "job", id, "error", nerr.Error())
 	}
 	err = q.inTx(ctx, func(tx txn) error {
 		if nb != nil {

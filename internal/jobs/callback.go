@@ -122,7 +122,7 @@ func (w *callbackWorker) Work(ctx context.Context, j *river.Job[callbackArgs]) e
 			q.log.Info("callback delivered", "job", j.Args.ID, "attempt", attempt)
 			return nil
 		}
-		q.log.Warn("callback failed", "job", j.Args.ID, "attempt", attempt, "err", err.Error())
+		q.log.Warn("callback failed", "job", j.Args.ID, "attempt", attempt, "error", err.Error())
 		if attempt >= q.opts.CallbackAttempts {
 			return err
 		}

@@ -77,7 +77,7 @@ func (q *Queue) acquireWaiting(ctx context.Context, pool *pgxpool.Pool, cfg *pgx
 			return nil, fmt.Errorf("jobs: database %s at %s does not answer after %v (%d attempts; %s): %w", db, addr, wait.Round(time.Second), attempt, EnvDatabaseURL, err)
 		}
 		next := min(pause, left)
-		q.log.Info("waiting for the job database", "address", addr, "database", db, "attempt", attempt, "next_wait", next.String(), "err", err.Error())
+		q.log.Info("waiting for the job database", "address", addr, "database", db, "attempt", attempt, "next_wait", next.String(), "error", err.Error())
 		t := time.NewTimer(next)
 		select {
 		case <-ctx.Done():

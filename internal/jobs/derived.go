@@ -65,7 +65,7 @@ func (q *Queue) Derived(r *http.Request, name string) (data []byte, ok bool) {
 		err = q.queryRow(r.Context(), `SELECT data FROM archivekit_derived WHERE job_id = ? AND idx = ? AND name = ?`, id, i, name).Scan(&data)
 	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, sql.ErrNoRows) {
-		q.log.Warn("a derived file of a job's item cannot be read; it is made again", "job", id, "item", i, "name", name, "err", err)
+		q.log.Warn("a derived file of a job's item cannot be read; it is made again", "job", id, "item", i, "name", name, "error", err)
 	}
 	return data, err == nil
 }

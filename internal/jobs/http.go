@@ -247,7 +247,7 @@ func (q *Queue) fail(w http.ResponseWriter, err error) {
 		service.WriteError(w, http.StatusNotFound, service.ReasonJobNotFound, "no job has this id")
 		return
 	}
-	q.log.Error("job store", "err", err.Error())
+	q.log.Error("job store", "error", err.Error())
 	if storageFull(err) {
 		service.WriteStorageFull(w, err)
 		return
@@ -289,7 +289,7 @@ func (q *Queue) Cancel(w http.ResponseWriter, r *http.Request) {
 	}
 	q.cutRunning(id)
 	if _, err := q.river.JobCancel(ctx, rid); err != nil {
-		q.log.Warn("River cancel", "job", id, "err", err.Error())
+		q.log.Warn("River cancel", "job", id, "error", err.Error())
 	}
 	q.log.Info("job canceled", "job", id)
 	q.answer(w, ctx, id, http.StatusOK)

@@ -302,7 +302,7 @@ func (w *worker) Work(ctx context.Context, j *river.Job[jobArgs]) error {
 	var snooze *rivertype.JobSnoozeError
 	if err != nil && j.Attempt >= j.MaxAttempts && !errors.As(err, &snooze) && !w.q.stopping() {
 		// River gives up on it: so does the job.
-		w.q.log.Error("job failed for good", "job", j.Args.ID, "err", err.Error())
+		w.q.log.Error("job failed for good", "job", j.Args.ID, "error", err.Error())
 		_, _ = w.q.setState(context.WithoutCancel(ctx), j.Args.ID, Failed, Queued, Running)
 	}
 	return err
@@ -593,7 +593,7 @@ func (q *Queue) current() map[string]float64 {
 	for st := range out {
 		var n int64
 		if err := q.queryRow(ctx, `SELECT COUNT(*) FROM archivekit_job WHERE state = ?`, st).Scan(&n); err != nil {
-			q.log.Warn("counting jobs for /metrics", "err", err.Error())
+			q.log.Warn("counting jobs for /metrics", "error", err.Error())
 			return nil
 		}
 		out[st] = float64(n)

@@ -47,7 +47,7 @@ func (q *Queue) hold(ctx context.Context, id string, lost func()) {
 			n, err = res.RowsAffected()
 		}
 		if err != nil {
-			q.log.Warn("renewing a job's lease", "job", id, "err", err.Error())
+			q.log.Warn("renewing a job's lease", "job", id, "error", err.Error())
 			continue // tried again; the lease outlives two failures
 		}
 		if n == 0 {
@@ -61,7 +61,7 @@ func (q *Queue) hold(ctx context.Context, id string, lost func()) {
 // letGo gives job id's lease back.
 func (q *Queue) letGo(ctx context.Context, id string) {
 	if _, err := q.exec(context.WithoutCancel(ctx), `UPDATE archivekit_job SET owner = NULL, lease_ms = NULL WHERE id = ? AND owner = ?`, id, q.owner); err != nil {
-		q.log.Warn("giving a job's lease back", "job", id, "err", err.Error())
+		q.log.Warn("giving a job's lease back", "job", id, "error", err.Error())
 	}
 }
 
@@ -85,7 +85,7 @@ func (q *Queue) reap() {
 		case <-t.C:
 		}
 		if n, err := q.reapOnce(ctx); err != nil && ctx.Err() == nil {
-			q.log.Warn("taking back jobs whose lease ran out", "err", err.Error())
+			q.log.Warn("taking back jobs whose lease ran out", "error", err.Error())
 		} else if n > 0 {
 			q.log.Info("jobs taken back from a lost replica", "jobs", n)
 		}

@@ -61,7 +61,7 @@ func (q *Queue) runRecord(ctx context.Context, id, state string, end time.Time) 
 	}
 	b, err := q.makeRecord(ctx, id, state, end)
 	if err != nil {
-		q.log.Error("job run metadata not made", "job", id, "err", err.Error())
+		q.log.Error("job run metadata not made", "job", id, "error", err.Error())
 		return nil
 	}
 	return b

@@ -222,7 +222,7 @@ func (q *Queue) finish(ctx context.Context, id string) error {
 		}
 	}
 	if err := q.clearScratch(ctx, id); err != nil {
-		q.log.Warn("what the job's items did not take of its scratch is not removed; it is removed with the job", "job", id, "err", err)
+		q.log.Warn("what the job's items did not take of its scratch is not removed; it is removed with the job", "job", id, "error", err)
 	}
 	ended, err := q.setState(ctx, id, end, Running, Queued)
 	if ended && st.StartedAt != nil && q.opts.Metrics != nil {
@@ -270,7 +270,7 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *f
 	case errors.As(err, &fetchErr):
 		if wait, ok := q.fetchLater(fetchErr.err, it.Runs+1); ok {
 			q.log.Warn("item's file not fetched (its server failed for now): the job pauses and runs it again", "job", id, "item", it.Index,
-				"name", it.Name, "err", fetchErr.err.Error(), "run", it.Runs+1, "of", q.unavailableTries(), "wait", wait.String())
+				"name", it.Name, "error", fetchErr.err.Error(), "run", it.Runs+1, "of", q.unavailableTries(), "wait", wait.String())
 			q.pause(ctx, id, "its file not fetched: "+fetchErr.err.Error(), &it, wait)
 			return river.JobSnooze(wait)
 		}
@@ -349,7 +349,7 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *f
 	var annErr error
 	o.summary, annErr = ann.get()
 	if annErr != nil {
-		q.log.Warn("item summary not stored", "job", id, "item", it.Index, "err", annErr.Error())
+		q.log.Warn("item summary not stored", "job", id, "item", it.Index, "error", annErr.Error())
 	}
 	// A withdrawal (Withdraw) sees the item either before its end is
 	// recorded, and is applied here, or after.
@@ -791,6 +791,6 @@ func (q *Queue) pause(ctx context.Context, id, reason string, it *item, wait tim
 	}
 	b, _ := json.Marshal(p)
 	if _, err := q.exec(context.WithoutCancel(ctx), `UPDATE archivekit_job SET paused = ? WHERE id = ?`, string(b), id); err != nil {
-		q.log.Warn("why the job pauses is not recorded", "job", id, "err", err.Error())
+		q.log.Warn("why the job pauses is not recorded", "job", id, "error", err.Error())
 	}
 }

@@ -147,7 +147,7 @@ func (t *tokenList) reload() {
 		list, rerr = parseClients(t.path, data)
 	}
 	if err != nil || rerr != nil {
-		t.log.Error("API_TOKENS_FILE changed and cannot be read: the clients read before are kept", "err", errors.Join(err, rerr).Error(), "clients", len(*t.list.Load()))
+		t.log.Error("API_TOKENS_FILE changed and cannot be read: the clients read before are kept", "error", errors.Join(err, rerr).Error(), "clients", len(*t.list.Load()))
 		return
 	}
 	t.list.Store(&list)

@@ -107,7 +107,7 @@ type info struct {
 func (s *Service) serveInfo(w http.ResponseWriter, _ *http.Request) {
 	b, err := s.info()
 	if err != nil {
-		s.Logger.Error("/info cannot be encoded", "err", err.Error())
+		s.Logger.Error("/info cannot be encoded", "error", err.Error())
 		WriteError(w, http.StatusInternalServerError, ReasonInternal, "the service description cannot be encoded")
 		return
 	}

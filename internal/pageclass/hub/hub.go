@@ -237,7 +237,7 @@ func (c *Client) fetch(ctx context.Context, repo, revision, file string) error {
 			break
 		}
 		if i+1 < attempts {
-			c.log().Warn("hub: download interrupted, resuming", "repo", repo, "revision", revision, "file", file, "err", err)
+			c.log().Warn("hub: download interrupted, resuming", "repo", repo, "revision", revision, "file", file, "error", err)
 			time.Sleep(time.Duration(i+1) * 200 * time.Millisecond)
 		}
 	}
@@ -246,7 +246,7 @@ func (c *Client) fetch(ctx context.Context, repo, revision, file string) error {
 	}
 	var he *Error
 	if cached && errors.As(err, &he) && (he.Status == 0 || he.Status >= 500) {
-		c.log().Warn("hub: cannot reach the hub, using the cached file", "repo", repo, "revision", revision, "file", file, "err", he.Err)
+		c.log().Warn("hub: cannot reach the hub, using the cached file", "repo", repo, "revision", revision, "file", file, "error", he.Err)
 		return nil
 	}
 	return err

@@ -1144,7 +1144,7 @@ func startup() {
 		}, vips.LogLevelWarning)
 		vips.Startup(&vips.Config{ConcurrencyLevel: 1, MaxCacheFiles: 0, MaxCacheMem: 0, MaxCacheSize: 0})
 		if err := libvips.SetTileHeight(TileHeight); err != nil {
-			slog.Warn("libvips: cannot set the tile height", "lines", TileHeight, "err", err)
+			slog.Warn("libvips: cannot set the tile height", "lines", TileHeight, "error", err)
 		}
 	})
 }
