@@ -1057,3 +1057,39 @@ func TestShardDownloads(t *testing.T) {
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// A shard killed after it had translated (its run metadata left "running",
+// as SIGKILL leaves it) and then continued with --resume: the merge counts
+// the killed attempt's backend calls too, so the merged backend_calls are
+// the calls made (before, those of the run merged only: here 0, as the
+// resume found everything done).
+func TestMergeCountsKilledAttempts(t *testing.T) {
+	api, args, whole := oneShotRecords(t)
+	shared := t.TempDir()
+	for i := 0; i < 2; i++ {
+		if r := runCLI(t, newEnv(api), args(shared, "--shard", fmt.Sprintf("%d/2", i))...); r.code != exitOK {
+			t.Fatalf("shard %d: exit %d: %s", i, r.code, r.stderr)
+		}
+	}
+	metas, _ := filepath.Glob(filepath.Join(shared, "*_translator_shard-1-of-2.json"))
+	if len(metas) != 1 {
+		t.Fatalf("shard 1's run metadata: %v", metas)
+	}
+	var m map[string]any
+	b, _ := os.ReadFile(metas[0])
+	json.Unmarshal(b, &m)
+	m["status"] = "running"
+	b, _ = json.Marshal(m)
+	os.WriteFile(metas[0], b, 0o644)
+	if r := runCLI(t, newEnv(api), args(shared, "--shard", "1/2", "--resume")...); r.code != exitOK {
+		t.Fatalf("resumed shard: exit %d: %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, newEnv(api), "--merge", "-o", shared); r.code != exitOK {
+		t.Fatalf("merge: exit %d: %s", r.code, r.stderr)
+	}
+	got, want := readParadata(t, shared), readParadata(t, whole)
+	attempts, _ := got.Config["interrupted_attempts"].([]any)
+	if got.Statistics.BackendCalls != want.Statistics.BackendCalls || len(attempts) != 1 || got.Config["backend_calls_of_interrupted_attempts"] == float64(0) {
+		t.Errorf("merged backend_calls %d (one run: %d), interrupted attempts %v", got.Statistics.BackendCalls, want.Statistics.BackendCalls, attempts)
+	}
+}

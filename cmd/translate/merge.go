@@ -163,7 +163,10 @@ func sameShardConfig(a, b shardDoc) error {
 // writeMerged writes the merged run metadata and failures table; superseded
 // names, for a merged shard run, the earlier completed runs of its shard it
 // continued.
-func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, superseded map[string][]string, log interface{ Info(string, ...any) }) error {
+func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, superseded map[string][]string, log interface {
+	Info(string, ...any)
+	Warn(string, ...any)
+}) error {
 	var failures []ledger.Failure
 	for _, r := range runs {
 		if p, _ := r.Doc.Config["failures_table"].(string); p != "" {
@@ -195,6 +198,9 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 	seenWarn := map[string]bool{}
 	d.Trail = paradata.NewTrail() // the shards' lists, and no interrupted runs (each shard lists its own)
 	terms := map[string]runmeta.TermRate{}
+	var attempts []map[string]any
+	attemptCalls := 0
+	seenAttempt := map[string]bool{}
 	for _, r := range runs {
 		x := r.Doc
 		list = append(list, r.Entry(superseded[r.Path], map[string]any{"input_path": x.Config["input_path"],
@@ -204,6 +210,13 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 		st.SuccessfullyProcessed += xs.SuccessfullyProcessed
 		st.SkippedFiles += xs.SkippedFiles
 		st.BackendCalls += xs.BackendCalls
+		for _, a := range interruptedAttempts(x, seenAttempt, log) {
+			// A killed attempt of the shard, continued by the run merged:
+			// its calls were made (and paid for) too.
+			st.BackendCalls += a.calls
+			attemptCalls += a.calls
+			attempts = append(attempts, map[string]any{"run_id": a.runID, "file": a.file, "backend_calls": a.calls})
+		}
 		st.TransportErrors += xs.TransportErrors
 		st.LineCountMismatches += xs.LineCountMismatches
 		st.Pages += xs.Pages
@@ -256,6 +269,10 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 	if len(terms) > 0 {
 		st.Terminology = runmeta.NewTerminology(terms)
 	}
+	if len(attempts) > 0 {
+		d.Config["interrupted_attempts"] = attempts
+		d.Config["backend_calls_of_interrupted_attempts"] = attemptCalls
+	}
 	st.PerformancePerMinute = paradata.PerMinute(st.OutputCountsByType, end.Sub(start))
 	d.Statistics = st
 	sort.Strings(d.Outputs)
@@ -286,4 +303,39 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 	log.Info("merged run metadata written", "path", path, "shards", len(runs), "processed", st.SuccessfullyProcessed, "skipped", st.SkippedFiles)
 	log.Info("failures table written", "path", fpath, "rows", len(failures))
 	return nil
+}
+
+// attempt is a killed attempt of a shard that the merged run continued:
+// its run metadata file, run id and backend calls.
+type attempt struct {
+	file, runID string
+	calls       int
+}
+
+// interruptedAttempts reads the run metadata of the runs x continued that
+// had been killed (interrupted_runs), and of those they continued in turn,
+// each file once (seen). A file that cannot be read is logged and left out.
+func interruptedAttempts(x *runmeta.Doc, seen map[string]bool, log interface{ Warn(string, ...any) }) []attempt {
+	var out []attempt
+	queue := append([]paradata.Interrupted(nil), x.Interrupted...)
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		if seen[it.File] {
+			continue
+		}
+		seen[it.File] = true
+		b, err := os.ReadFile(it.File)
+		var d runmeta.Doc
+		if err == nil {
+			err = json.Unmarshal(b, &d)
+		}
+		if err != nil {
+			log.Warn("an interrupted attempt's run metadata cannot be read: its backend calls are not counted", "file", it.File, "error", err.Error())
+			continue
+		}
+		out = append(out, attempt{file: it.File, runID: it.RunID, calls: d.Statistics.BackendCalls})
+		queue = append(queue, d.Interrupted...)
+	}
+	return out
 }
