@@ -206,10 +206,7 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 		list = append(list, r.Entry(superseded[r.Path], map[string]any{"input_path": x.Config["input_path"],
 			"inputs": x.Statistics.InputFilesTotal}))
 		xs := x.Statistics
-		st.InputFilesTotal += xs.InputFilesTotal
-		st.SuccessfullyProcessed += xs.SuccessfullyProcessed
-		st.SkippedFiles += xs.SkippedFiles
-		st.BackendCalls += xs.BackendCalls
+		addStatistics(&st, xs)
 		for _, a := range interruptedAttempts(x, seenAttempt, log) {
 			// A killed attempt of the shard, continued by the run merged:
 			// its calls were made (and paid for) too.
@@ -217,32 +214,6 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 			attemptCalls += a.calls
 			attempts = append(attempts, map[string]any{"run_id": a.runID, "file": a.file, "backend_calls": a.calls})
 		}
-		st.TransportErrors += xs.TransportErrors
-		st.LineCountMismatches += xs.LineCountMismatches
-		st.Pages += xs.Pages
-		st.UnitsTranslated += xs.UnitsTranslated
-		st.UnitsSkipped += xs.UnitsSkipped
-		st.PlaceholderCalls += xs.PlaceholderCalls
-		st.PlaceholderFallbacks += xs.PlaceholderFallbacks
-		for k, v := range xs.OutputCountsByType {
-			st.OutputCountsByType[k] += v
-		}
-		for k, v := range xs.DocumentKinds {
-			if st.DocumentKinds == nil {
-				st.DocumentKinds = map[string]int{}
-			}
-			st.DocumentKinds[k] += v
-		}
-		for k, v := range xs.Languages {
-			st.Languages[k] += v
-		}
-		for k, v := range xs.SegmentStatus {
-			st.SegmentStatus[k] += v
-		}
-		for k, v := range xs.LangSources {
-			st.LangSources[k] += v
-		}
-		st.Books = runmeta.MergeBooks(st.Books, xs.Books)
 		if xs.Terminology != nil {
 			for k, v := range xs.Terminology.Documents {
 				terms[k] = runmeta.NewTermRate(terms[k].Expected+v.Expected, terms[k].Hit+v.Hit)
@@ -338,4 +309,39 @@ func interruptedAttempts(x *runmeta.Doc, seen map[string]bool, log interface{ Wa
 		queue = append(queue, d.Interrupted...)
 	}
 	return out
+}
+
+// addStatistics adds a shard run's statistics xs to st (terminology and
+// the performance rate are made by the caller).
+func addStatistics(st *runmeta.Statistics, xs runmeta.Statistics) {
+	st.InputFilesTotal += xs.InputFilesTotal
+	st.SuccessfullyProcessed += xs.SuccessfullyProcessed
+	st.SkippedFiles += xs.SkippedFiles
+	st.BackendCalls += xs.BackendCalls
+	st.TransportErrors += xs.TransportErrors
+	st.LineCountMismatches += xs.LineCountMismatches
+	st.Pages += xs.Pages
+	st.UnitsTranslated += xs.UnitsTranslated
+	st.UnitsSkipped += xs.UnitsSkipped
+	st.PlaceholderCalls += xs.PlaceholderCalls
+	st.PlaceholderFallbacks += xs.PlaceholderFallbacks
+	for k, v := range xs.OutputCountsByType {
+		st.OutputCountsByType[k] += v
+	}
+	for k, v := range xs.DocumentKinds {
+		if st.DocumentKinds == nil {
+			st.DocumentKinds = map[string]int{}
+		}
+		st.DocumentKinds[k] += v
+	}
+	for k, v := range xs.Languages {
+		st.Languages[k] += v
+	}
+	for k, v := range xs.SegmentStatus {
+		st.SegmentStatus[k] += v
+	}
+	for k, v := range xs.LangSources {
+		st.LangSources[k] += v
+	}
+	st.Books = runmeta.MergeBooks(st.Books, xs.Books)
 }
