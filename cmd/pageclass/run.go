@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/internal/shard"
 	"context"
 	"errors"
 	"fmt"
@@ -115,7 +116,14 @@ func (r *runner) main(ctx context.Context) (err error) {
 	}
 	// The stamp is claimed in the results folder, so two runs never share
 	// output names (a second run of the same second gets stamp-2).
-	r.para, r.stamp, err = paradata.Create(c.Results, results.Stamp(r.start), r.start, paradata.NewInfo(os.Getenv))
+	stamp := results.Stamp(r.start)
+	if sp, err := shard.Parse(c.Shard); err == nil && !sp.Whole() {
+		// A shard's tables and run metadata say which share they hold
+		// ({stamp}-shard-1-of-4_v4.4_TOP-3.csv): they were named as a
+		// whole run's.
+		stamp += "-" + strings.TrimPrefix(sp.FileSuffix(), "_")
+	}
+	r.para, r.stamp, err = paradata.Create(c.Results, stamp, r.start, paradata.NewInfo(os.Getenv))
 	if err != nil {
 		return fmt.Errorf("run metadata: %w", err)
 	}

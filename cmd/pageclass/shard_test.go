@@ -88,6 +88,15 @@ func TestShardRuns(t *testing.T) {
 		if len(m) != 1 {
 			t.Fatalf("%v: %d tables", args, len(m))
 		}
+		// A shard's tables and run metadata say which share they hold
+		// (they were named as a whole run's).
+		if len(args) == 2 && args[0] == "--shard" {
+			want := "-shard-" + strings.Replace(args[1], "/", "-of-", 1) + "_"
+			meta, _ := filepath.Glob(filepath.Join(results, "*"+want+"page-classification.json"))
+			if !strings.Contains(filepath.Base(m[0]), want) || len(meta) != 1 {
+				t.Errorf("shard %s: table %s, run metadata %v; want names with %s", args[1], filepath.Base(m[0]), meta, want)
+			}
+		}
 		out := map[string][]string{}
 		for _, r := range readCSV(t, m[0])[1:] {
 			out[r[0]+" "+r[1]] = r[2:]
