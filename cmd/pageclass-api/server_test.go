@@ -2,6 +2,7 @@ package main
 
 import (
 	"archivekit/internal/pageclass/results"
+	"archivekit/internal/service/servicetest"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -242,6 +243,8 @@ func TestPredictEndpoints(t *testing.T) {
 				}
 				return
 			}
+			// Every answer is what the service's OpenAPI document says.
+			servicetest.MatchesSchema(t, openapiJSON, map[string]string{"/predict_image": "ImageResponse", "/predict_document": "DocumentResponse"}[tc.path], b)
 			var r anyResponse
 			if err := json.Unmarshal(b, &r); err != nil {
 				t.Fatal(err)
@@ -279,6 +282,7 @@ func TestInfoOpenAPIFrontend(t *testing.T) {
 				t.Fatalf("Content-Type %q, want %q", resp.Header.Get("Content-Type"), tc.ctype)
 			}
 			if tc.path == "/info" {
+				servicetest.MatchesSchema(t, openapiJSON, "ClassifierInfo", b)
 				// Whether PDFium is loaded depends on the tests run before
 				// in this process: checked here, fixed for the golden file.
 				want := fmt.Sprintf(`"pdf_second_look":%t`, imageio.SecondLook(imageio.RendererPoppler))

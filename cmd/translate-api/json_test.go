@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/internal/service/servicetest"
 	"bytes"
 	"encoding/json"
 	"strings"
@@ -32,6 +33,7 @@ func TestResponseFormatJSON(t *testing.T) {
 	if l := resp.Header.Get("X-Limits-Applied"); !strings.Contains(l, "max_upload_bytes=") || !strings.Contains(l, "memory_estimate_bytes=") {
 		t.Errorf("X-Limits-Applied %q", l)
 	}
+	servicetest.MatchesSchema(t, openapiJSON, "TranslationJSON", b)
 	var a jsonAnswer
 	if err := json.Unmarshal(b, &a); err != nil {
 		t.Fatal(err)
