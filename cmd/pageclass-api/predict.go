@@ -229,7 +229,12 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 		}
 	}
 	if f.wantRecord {
-		if res.rec, res.schemaErr, err = s.record(req.base, f, res, len(res.demo) > 0); err != nil {
+		if res.rec, res.schemaErr, err = s.record(req.base, f, res, len(res.demo) > 0); errors.Is(err, docrecord.ErrBaseline) {
+			// The baseline's own structure cannot take the page
+			// categories (its pages a string): the request's fault, as
+			// translate-api answers it (it was 500 internal).
+			return nil, &failure{http.StatusUnprocessableEntity, service.ReasonBadField, "document_json: " + err.Error()}
+		} else if err != nil {
 			return nil, &failure{http.StatusInternalServerError, service.ReasonInternal, err.Error()}
 		}
 	}

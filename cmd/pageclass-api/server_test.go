@@ -203,6 +203,12 @@ func TestPredictEndpoints(t *testing.T) {
 		{name: "text sent as octet-stream", path: "/predict_image", parts: []upload{{Field: "file", Name: "a.tif", CType: "application/octet-stream", Data: []byte("hello")}}, status: 400, detail: "string", want: "accepts image/* only"},
 		{name: "text labelled text/plain", path: "/predict_image", parts: []upload{{Field: "file", Name: "a.png", CType: "text/plain", Data: png}}, status: 400, detail: "string", want: "accepts image/* only"},
 		{name: "PDF of 51 pages", path: "/predict_document", parts: []upload{{Field: "file", Name: "long.pdf", CType: "application/pdf", Data: makePDF(51)}}, status: 413, detail: "string", want: "51 pages"},
+		// A baseline whose structure cannot take the categories is the
+		// request's fault: 422 (it was 500 internal).
+		{name: "baseline pages not a list", path: "/predict_image", parts: []upload{img, {Field: "document_json", Name: "x.json", CType: "application/json",
+			Data: []byte(`{"schema_version":"1.0","doc_id":"x","pages":"all"}`)}}, status: 422, detail: "string", want: "pages is a string, not an array"},
+		{name: "baseline provenance not an object", path: "/predict_image", parts: []upload{img, {Field: "document_json", Name: "x.json", CType: "application/json",
+			Data: []byte(`{"schema_version":"1.0","doc_id":"x","provenance":"scanned"}`)}}, status: 422, detail: "string", want: "provenance is a string, not an object"},
 		{name: "baseline not JSON", path: "/predict_image", parts: []upload{img, {Field: "document_json", Name: "x.json", CType: "application/json", Data: []byte("{")}}, status: 422, detail: "string", want: "cannot be parsed"},
 		{name: "baseline of a newer schema", path: "/predict_image", parts: []upload{img, {Field: "document_json", Name: "x.json", CType: "application/json", Data: []byte(`{"schema_version":"7.0","doc_id":"x"}`)}}, status: 422, detail: "string", want: "newer schema"},
 	}

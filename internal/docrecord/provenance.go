@@ -51,7 +51,7 @@ func (r *Record) AddProvenance(c Contributor) error {
 	if v, ok := r.root.Get("provenance"); ok {
 		o, isObj := v.(*Object)
 		if !isObj {
-			return fmt.Errorf("provenance is %s, not an object", kind(v))
+			return fmt.Errorf("%w: provenance is %s, not an object", ErrBaseline, kind(v))
 		}
 		prov = o
 	}
@@ -59,7 +59,7 @@ func (r *Record) AddProvenance(c Contributor) error {
 	if v, ok := prov.Get("contributors"); ok {
 		arr, isArr := v.([]any)
 		if !isArr {
-			return fmt.Errorf("provenance.contributors is %s, not an array", kind(v))
+			return fmt.Errorf("%w: provenance.contributors is %s, not an array", ErrBaseline, kind(v))
 		}
 		list = arr
 	}

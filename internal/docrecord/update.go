@@ -1,6 +1,7 @@
 package docrecord
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -93,10 +94,10 @@ func ApplyPages(s *Schema, u PageUpdate) (*Record, error) {
 		preds[i] = pr
 	}
 	if err := rec.accrete(preds, u.Strict, u.Baseline != nil); err != nil {
-		return nil, err
+		return nil, baselineErr(u.Baseline != nil, err)
 	}
 	if err := rec.NoteBlocks(u.Program, u.RunID, u.ParadataRef, u.At, u.Baseline != nil, "page_categories"); err != nil {
-		return nil, err
+		return nil, baselineErr(u.Baseline != nil, err)
 	}
 	if err := s.Validate(rec); err != nil {
 		if baseErr == nil {
@@ -106,6 +107,20 @@ func ApplyPages(s *Schema, u PageUpdate) (*Record, error) {
 		rec.baselineInvalid = true
 	}
 	return rec, nil
+}
+
+// ErrBaseline is wrapped by the errors of an update that the baseline's
+// own structure stops (its pages a string, its provenance a number): the
+// baseline is at fault, not the program, and a service answers 422.
+var ErrBaseline = errors.New("the baseline record cannot take the update")
+
+// baselineErr wraps err in ErrBaseline when the record came from a
+// baseline.
+func baselineErr(fromBaseline bool, err error) error {
+	if !fromBaseline {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrBaseline, err)
 }
 
 // SchemaError is the note of a record updated from a baseline that did not
