@@ -108,11 +108,15 @@ func (req *predictRequest) checkType() *failure {
 		}
 		return nil
 	}
-	if req.document && f.ctype != "application/pdf" {
+	if req.document {
 		// A TIFF is taken by its content, whatever its label (image/tiff,
-		// or application/octet-stream from a client that does not know
-		// the name).
-		if req.tiff = imageio.Sniff(f.file) == ".tif"; !req.tiff {
+		// application/pdf, or application/octet-stream from a client that
+		// does not know the name); so is a PDF sent without a label of its
+		// own (none, or application/octet-stream: Python's requests sends
+		// none). A PDF labelled as something else is refused (spec 4.3).
+		req.tiff = imageio.Sniff(f.file) == ".tif"
+		unlabelledPDF := unlabelled(f.ctype) && imageio.IsPDF(f.file)
+		if !req.tiff && f.ctype != "application/pdf" && !unlabelledPDF {
 			return failf(http.StatusBadRequest, service.ReasonUnsupportedFormat,
 				"file %q has content type %q: /predict_document accepts application/pdf only, and TIFF files by their content (send other page images to /predict_image)", f.name, f.ctype)
 		}
@@ -120,6 +124,12 @@ func (req *predictRequest) checkType() *failure {
 	if !req.document && !strings.HasPrefix(f.ctype, "image/") && !unlabelledImage(f.ctype, f.file) {
 		return failf(http.StatusBadRequest, service.ReasonUnsupportedFormat,
 			"file %q has content type %q: /predict_image accepts image/* only, and an image sent as application/octet-stream by its content (send PDFs to /predict_document)", f.name, f.ctype)
+	}
+	if !req.document && imageio.IsPDF(f.file) {
+		// By its content, whatever its image/* label (a PDF labelled image/png was
+		// classified as an image, its first page only).
+		return failf(http.StatusBadRequest, service.ReasonUnsupportedFormat,
+			"file %q is a PDF (content type %q): send PDFs to /predict_document", f.name, f.ctype)
 	}
 	if !req.document && f.pages != nil {
 		return failf(http.StatusUnprocessableEntity, service.ReasonBadField, "the pages field selects pages of a PDF: send it to /predict_document (/predict_image classifies one image)")
@@ -133,12 +143,16 @@ func (req *predictRequest) checkType() *failure {
 // which /predict_image then takes as if it were labelled image/*. A PDF is
 // not: it goes to /predict_document.
 func unlabelledImage(ctype string, data []byte) bool {
-	if ctype != "" && ctype != "application/octet-stream" {
+	if !unlabelled(ctype) {
 		return false
 	}
 	ext := imageio.Sniff(data)
 	return ext != "" && ext != ".pdf"
 }
+
+// unlabelled says whether a part's content type says nothing of its own:
+// none, or application/octet-stream.
+func unlabelled(ctype string) bool { return ctype == "" || ctype == "application/octet-stream" }
 
 // parseBaseline parses the uploaded document_json, if any.
 func (req *predictRequest) parseBaseline() *failure {

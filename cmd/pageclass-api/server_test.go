@@ -199,6 +199,25 @@ func TestPredictEndpoints(t *testing.T) {
 			Data: hostile.TIFF(hostile.TIFFPage{W: 60, H: 80, Grey: 30})}}, status: 200, check: func(t *testing.T, r anyResponse) { checkTopN(t, r.Predictions, 3) }},
 		{name: "PNG sent as octet-stream", path: "/predict_image", parts: []upload{{Field: "file", Name: "page", CType: "application/octet-stream", Data: png}}, status: 200,
 			check: func(t *testing.T, r anyResponse) { checkTopN(t, r.Predictions, 3) }},
+		// Told by content where the label says nothing or the wrong thing
+		// (2026-11-29): an unlabelled PDF to /predict_document (Python's
+		// requests sends no type; it was 400), a multi-page TIFF labelled
+		// application/pdf (it was 422), a PDF labelled image/png to
+		// /predict_image (it was classified as an image, first page only).
+		{name: "PDF unlabelled to /predict_document", path: "/predict_document", parts: []upload{{Field: "file", Name: "a.pdf", CType: "application/octet-stream", Data: makePDF(2)}}, status: 200,
+			check: func(t *testing.T, r anyResponse) {
+				if len(r.Pages) != 2 {
+					t.Fatalf("%d pages, want 2", len(r.Pages))
+				}
+			}},
+		{name: "TIFF labelled application/pdf", path: "/predict_document", parts: []upload{{Field: "file", Name: "scan.pdf", CType: "application/pdf",
+			Data: hostile.TIFF(hostile.TIFFPage{W: 60, H: 80, Grey: 30}, hostile.TIFFPage{W: 60, H: 80, Grey: 200})}}, status: 200,
+			check: func(t *testing.T, r anyResponse) {
+				if len(r.Pages) != 2 {
+					t.Fatalf("%d pages, want 2", len(r.Pages))
+				}
+			}},
+		{name: "PDF labelled image/png", path: "/predict_image", parts: []upload{{Field: "file", Name: "a.png", CType: "image/png", Data: makePDF(1)}}, status: 400, detail: "string", want: "is a PDF"},
 		{name: "PDF sent as octet-stream", path: "/predict_image", parts: []upload{{Field: "file", Name: "a.pdf", CType: "application/octet-stream", Data: makePDF(1)}}, status: 400, detail: "string", want: "send PDFs to /predict_document"},
 		{name: "text sent as octet-stream", path: "/predict_image", parts: []upload{{Field: "file", Name: "a.tif", CType: "application/octet-stream", Data: []byte("hello")}}, status: 400, detail: "string", want: "accepts image/* only"},
 		{name: "text labelled text/plain", path: "/predict_image", parts: []upload{{Field: "file", Name: "a.png", CType: "text/plain", Data: png}}, status: 400, detail: "string", want: "accepts image/* only"},
