@@ -552,6 +552,17 @@ func parseForm(w http.ResponseWriter, r *http.Request) (*form, bool) {
 			return nil, false
 		}
 		f.baseline, f.hasBase = b, true
+	} else if vs := mf.Value["document_json"]; len(vs) > 0 {
+		// Sent as a text field (curl -F 'document_json={...}'), as
+		// translate-api takes it too; it was ignored without a word.
+		f.baseline, f.hasBase = []byte(vs[0]), true
+	}
+	// A field that must come once and came more often is refused, not
+	// read as its first value (as translate-api refuses it).
+	for _, k := range []string{"version", "topn", "document_json", "document_json_out", "thumbnails", "book", "pages"} {
+		if n := len(mf.Value[k]) + len(mf.File[k]); n > 1 {
+			verrs = append(verrs, service.DuplicateError(n, "body", k))
+		}
 	}
 	value := func(k string) (string, bool) {
 		if vs := mf.Value[k]; len(vs) > 0 {

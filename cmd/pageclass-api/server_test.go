@@ -173,6 +173,15 @@ func TestPredictEndpoints(t *testing.T) {
 			}},
 		{name: "missing file", path: "/predict_image", parts: []upload{{Field: "topn", Data: []byte("3")}}, status: 422, detail: "list", want: "file"},
 		{name: "two file parts", path: "/predict_image", parts: []upload{img, img}, status: 422, detail: "list", want: "duplicate_field"},
+		// A field sent twice is refused (the first was taken), and a
+		// baseline sent as a text field is read (it was ignored).
+		{name: "topn twice", path: "/predict_image", parts: []upload{img, {Field: "topn", Data: []byte("2")}, {Field: "topn", Data: []byte("3")}}, status: 422, detail: "list", want: "duplicate_field"},
+		{name: "baseline as a text field", path: "/predict_image", parts: []upload{img, {Field: "document_json", Data: []byte(`{"schema_version":"1.0","doc_id":"from-text"}`)}}, status: 200,
+			check: func(t *testing.T, r anyResponse) {
+				if !strings.Contains(string(r.Record), `"doc_id": "from-text"`) && !strings.Contains(string(r.Record), `"doc_id":"from-text"`) {
+					t.Fatalf("record %s, want the baseline's doc_id", r.Record)
+				}
+			}},
 		{name: "not multipart", path: "/predict_image", status: 422, detail: "list", want: "file"},
 		{name: "topn 0", path: "/predict_image", parts: []upload{img, {Field: "topn", Data: []byte("0")}}, status: 422, detail: "list", want: "greater than or equal to 1"},
 		{name: "topn 12", path: "/predict_image", parts: []upload{img, {Field: "topn", Data: []byte("12")}}, status: 422, detail: "list", want: "less than or equal to 11"},
