@@ -514,6 +514,34 @@ type form struct {
 	book string
 }
 
+// readBaseline reads the document_json of the form mf, a file part or a
+// text field (curl -F 'document_json={...}', as translate-api takes it; it
+// was ignored without a word).
+func (f *form) readBaseline(mf *multipart.Form) error {
+	if fhs := mf.File["document_json"]; len(fhs) > 0 {
+		b, err := readUpload(fhs[0])
+		if err != nil {
+			return err
+		}
+		f.baseline, f.hasBase = b, true
+	} else if vs := mf.Value["document_json"]; len(vs) > 0 {
+		f.baseline, f.hasBase = []byte(vs[0]), true
+	}
+	return nil
+}
+
+// duplicated refuses the fields of mf that must come once and came more
+// often, rather than read their first value (as translate-api refuses them).
+func duplicated(mf *multipart.Form) []service.ValidationError {
+	var verrs []service.ValidationError
+	for _, k := range []string{"version", "topn", "document_json", "document_json_out", "thumbnails", "book", "pages"} {
+		if n := len(mf.Value[k]) + len(mf.File[k]); n > 1 {
+			verrs = append(verrs, service.DuplicateError(n, "body", k))
+		}
+	}
+	return verrs
+}
+
 // parseForm reads and validates the form fields of spec 4.3; it answers
 // the request itself when they are not valid.
 func parseForm(w http.ResponseWriter, r *http.Request) (*form, bool) {
@@ -545,25 +573,11 @@ func parseForm(w http.ResponseWriter, r *http.Request) (*form, bool) {
 	} else if len(mf.Value["book"]) == 0 {
 		verrs = append(verrs, service.MissingError("body", "file"))
 	}
-	if fhs := mf.File["document_json"]; len(fhs) > 0 {
-		b, err := readUpload(fhs[0])
-		if err != nil {
-			service.WriteBodyError(w, err)
-			return nil, false
-		}
-		f.baseline, f.hasBase = b, true
-	} else if vs := mf.Value["document_json"]; len(vs) > 0 {
-		// Sent as a text field (curl -F 'document_json={...}'), as
-		// translate-api takes it too; it was ignored without a word.
-		f.baseline, f.hasBase = []byte(vs[0]), true
+	if err := f.readBaseline(mf); err != nil {
+		service.WriteBodyError(w, err)
+		return nil, false
 	}
-	// A field that must come once and came more often is refused, not
-	// read as its first value (as translate-api refuses it).
-	for _, k := range []string{"version", "topn", "document_json", "document_json_out", "thumbnails", "book", "pages"} {
-		if n := len(mf.Value[k]) + len(mf.File[k]); n > 1 {
-			verrs = append(verrs, service.DuplicateError(n, "body", k))
-		}
-	}
+	verrs = append(verrs, duplicated(mf)...)
 	value := func(k string) (string, bool) {
 		if vs := mf.Value[k]; len(vs) > 0 {
 			return strings.TrimSpace(vs[0]), true
