@@ -150,11 +150,10 @@ func (s *server) classifyBook(ctx context.Context, req *predictRequest, step *cl
 		if ctx.Err() != nil {
 			return nil, nil, gone
 		}
-		msg := err.Error()
-		if d, ok := service.BookHostRefused(err); ok {
-			msg += "; " + d
-		}
-		return nil, nil, failf(http.StatusUnprocessableEntity, bookReason(err), "book %q cannot be read: %s", req.book, msg)
+		// As translate-api and the jobs say it: the refused host's way to
+		// allow it, else the error with the addresses it resolved to and
+		// its resolver's left out (they were named).
+		return nil, nil, failf(http.StatusUnprocessableEntity, bookReason(err), "book %q cannot be read: %s", req.book, service.BookReadError(err).Error())
 	}
 	n := len(b.Pages)
 	idx, err := selectPages(req.pages, n)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -186,5 +187,26 @@ func TestNoImageReason(t *testing.T) {
 		if got := noImage(b, book.Page{ID: "c2"}); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// A book that cannot be fetched is answered naming the URL the client sent,
+// not the addresses the service reached or asked (it named "dial tcp
+// 127.0.0.1:PORT" and its resolver's address): as translate-api and the
+// jobs say it (service.BookReadError).
+func TestBookErrorNamesNoAddress(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	host, port, _ := net.SplitHostPort(addr)
+	_, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", EnvBookHosts: "localhost:" + port}, nil)
+	bookURL := "http://localhost:" + port + "/manifest.json"
+	status, body := postForm(t, ts.URL+"/predict_document", upload{Field: "book", Data: []byte(bookURL)})
+	_, detail, _ := strings.Cut(string(body), "cannot be read:")
+	if status != 422 || !strings.Contains(string(body), bookURL) || detail == "" || strings.Contains(detail, host) || strings.Contains(detail, port) {
+		t.Errorf("status %d: %s", status, body)
 	}
 }

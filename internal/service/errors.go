@@ -79,7 +79,7 @@ func WriteError(w http.ResponseWriter, status int, reason Reason, detail string)
 // localhost.
 var (
 	urlRE     = regexp.MustCompile(`(?i)\b(?:https?|wss?)://[^\s"'<>]+`)
-	lookupRE  = regexp.MustCompile(`\blookup [^\s:]+`)
+	lookupRE  = regexp.MustCompile(`\blookup [^\s:<]+`) // not "<internal address>": Redact twice is Redact once
 	ipv6RE    = regexp.MustCompile(`\[[0-9A-Fa-f:.]*:[0-9A-Fa-f:.%A-Za-z]*\](?::\d+)?`)
 	ipv4RE    = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b`)
 	netHostRE = regexp.MustCompile(`\b((?:tcp|udp)[46]?) [^\s:\[<]+:\d+|->[^\s:\[<]+:\d+|\blocalhost:\d+`)

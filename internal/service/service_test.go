@@ -725,6 +725,11 @@ func TestRedact(t *testing.T) {
 		if got := Redact(tc.in); got != tc.want {
 			t.Errorf("Redact(%q)\n = %q\nwant %q", tc.in, got, tc.want)
 		}
+		// Redacting twice (a book error redacted, then its 5xx answer)
+		// changes nothing more: it read "lookup <internal address> address>".
+		if got := Redact(Redact(tc.in)); got != tc.want {
+			t.Errorf("Redact twice (%q)\n = %q\nwant %q", tc.in, got, tc.want)
+		}
 	}
 	// Every error body goes through it.
 	rec := httptest.NewRecorder()
