@@ -366,7 +366,10 @@ func (s *server) deepCheck(ctx context.Context) string {
 	if st := s.state.Load(); st == nil || !st.warm {
 		d := "translation backend not warmed"
 		if st != nil && st.detail != "" {
-			d = st.detail
+			// The health check is open without a token: the backend's
+			// address is left out, as the live probe's is (the cold
+			// detail named it; the log keeps it).
+			d = service.Redact(st.detail)
 		}
 		problems = append(problems, d)
 	} else if d := s.liveProbe(ctx, st.be); d != "" {

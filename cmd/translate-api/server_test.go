@@ -453,6 +453,11 @@ func TestDeepHealth(t *testing.T) {
 			if resp.StatusCode != tc.status || !strings.Contains(string(b), tc.want) {
 				t.Fatalf("status %d body %s; want %d mentioning %q", resp.StatusCode, b, tc.status, tc.want)
 			}
+			// The check is open without a token: it names no backend
+			// address (a backend cold at start was named).
+			if strings.Contains(string(b), strings.TrimPrefix(tc.url, "http://")) {
+				t.Errorf("deep health names the backend's address: %s", b)
+			}
 			// Plain /health and /ready stay 200 whatever the deep check says.
 			for _, p := range []string{"/health", "/ready"} {
 				r, err := http.Get(ts.URL + p)
