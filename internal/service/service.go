@@ -675,11 +675,17 @@ func (s *Service) cors(next http.Handler) http.Handler {
 		}
 		if allowed {
 			h.Set("Access-Control-Allow-Origin", origin)
-			h.Set("Access-Control-Expose-Headers", "Content-Disposition")
+			h.Set("Access-Control-Expose-Headers", ExposedHeaders)
 		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// ExposedHeaders are the answer headers of both services a page of an
+// allowed origin may read (CORS hides the others from its scripts): the
+// file name, a job's Location, when to retry, the limits applied and
+// translate-api's counts (only Content-Disposition was exposed).
+const ExposedHeaders = "Content-Disposition, Location, Retry-After, X-Limits-Applied, X-Translation-Units, X-Translation-Translated, X-Translation-Skipped, X-Translation-Backend-Calls"
 
 // Run runs the whole lifecycle and returns the process exit code: warm-up
 // (SIGTERM during warm-up cancels it and returns 143 at once), listen on

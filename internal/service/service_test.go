@@ -271,6 +271,12 @@ func TestCORS(t *testing.T) {
 			if h := got.header.Get("Access-Control-Allow-Origin"); h != tt.wantHeader {
 				t.Errorf("Access-Control-Allow-Origin = %q, want %q", h, tt.wantHeader)
 			}
+			// A page of an allowed origin may read the job's Location, the
+			// limits applied and translate-api's counts, not only the file
+			// name.
+			if exp := got.header.Get("Access-Control-Expose-Headers"); tt.wantHeader != "" && (!strings.Contains(exp, "Location") || !strings.Contains(exp, "X-Translation-Units")) {
+				t.Errorf("Access-Control-Expose-Headers = %q", exp)
+			}
 			pf := do(t, "OPTIONS", srv.URL+"/upload", nil, map[string]string{
 				"Origin": tt.origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type",
 			})
