@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -156,6 +157,13 @@ func TestTranslateBook(t *testing.T) {
 	resp, b := send(ts.URL, part{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}, part{Field: "source_lang", Data: []byte("de")})
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	// The fields in the query and no body at all: the same answer (it was
+	// 415, as a body of no content type).
+	if r, err := http.Post(ts.URL+"/translate?source_lang=de&book_url="+url.QueryEscape(books.URL+"/b/mets.xml"), "", nil); err != nil {
+		t.Fatal(err)
+	} else if qb := readBody(t, r); r.StatusCode != 200 || len(qb) != len(b) {
+		t.Errorf("book_url in the query, no body: status %d, %d bytes (the form's answer: %d): %.300s", r.StatusCode, len(qb), len(b), qb)
 	}
 	mt2, params, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if err != nil || mt2 != "multipart/mixed" {

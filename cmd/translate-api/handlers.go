@@ -237,6 +237,10 @@ func readUpload(w http.ResponseWriter, r *http.Request) (*request, bool) {
 		// A JSON body cannot carry the file: the field is missing.
 		service.WriteValidation(w, service.MissingError("body", "file"))
 		return nil, false
+	case ct == "" && r.ContentLength == 0 && r.URL.Query().Get("book_url") != "":
+		// A book needs no upload: POST /translate?book_url=...&source_lang=
+		// with no body, the query holding the fields (it was 415).
+		return &request{fields: map[string]string{}}, true
 	default:
 		if ct == "" {
 			ct = "none"
