@@ -709,3 +709,17 @@ func TestLinkedFolders(t *testing.T) {
 		t.Errorf("skipped %+v", d.SkippedFilesDetail)
 	}
 }
+
+// A results folder that cannot be made (the default ./result of a folder the
+// user cannot write) is an error that says what to do.
+func TestResultsFolderNotWritableSaysWhatToDo(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	blocker := filepath.Join(e.root, "file")
+	write(t, blocker, "not a folder")
+	code, log := e.run(t, "-d", e.in, "--results", filepath.Join(blocker, "result"))
+	if code != exitFailure || !strings.Contains(log, "give --results DIR, a folder you can write") {
+		t.Errorf("exit %d: %s", code, log)
+	}
+}

@@ -112,7 +112,7 @@ func (r *runner) main(ctx context.Context) (err error) {
 		return err
 	}
 	if err := os.MkdirAll(c.Results, 0o755); err != nil {
-		return fmt.Errorf("results folder: %w", err)
+		return fmt.Errorf("results folder: %w (give --results DIR, a folder you can write; the default is ./result of the current folder)", err)
 	}
 	// The stamp is claimed in the results folder, so two runs never share
 	// output names (a second run of the same second gets stamp-2).

@@ -516,6 +516,10 @@ func failureStatus(err error) (int, service.Reason) {
 func (s *server) respondTranslate(w http.ResponseWriter, job *translateJob, res *translated) {
 	out := res.out
 	setCountHeaders(w.Header(), out.Stats)
+	// The document's warnings (lines left without a word, languages left
+	// untouched) were only in the service's log for an XML answer: their
+	// count says to look (response_format=json gives their text).
+	w.Header().Set(headerWarnings, fmt.Sprint(len(out.Warnings)))
 	if job.json {
 		s.respondJSON(w, job, res)
 		return
@@ -549,6 +553,9 @@ const (
 	headerTranslated = "X-Translation-Translated"
 	headerSkipped    = "X-Translation-Skipped"
 	headerCalls      = "X-Translation-Backend-Calls"
+	// headerWarnings counts the document's warnings (one document's
+	// answer only).
+	headerWarnings = "X-Translation-Warnings"
 )
 
 func setCountHeaders(h http.Header, st translator.Stats) {

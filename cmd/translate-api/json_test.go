@@ -4,6 +4,7 @@ import (
 	"archivekit/internal/service/servicetest"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -21,7 +22,11 @@ func TestResponseFormatJSON(t *testing.T) {
 	src := part{Field: "source_lang", Data: []byte("cs")}
 
 	body, ct := multipartBody(t, file, src)
-	xmlAnswer := readBody(t, post(t, ts.URL+"/translate", ct, body))
+	xmlResp := post(t, ts.URL+"/translate", ct, body)
+	xmlAnswer := readBody(t, xmlResp)
+	// The XML answer counts the document's warnings in a header (they were
+	// only in the service's log), as many as the JSON answer lists.
+	xmlWarnings := xmlResp.Header.Get("X-Translation-Warnings")
 
 	body, ct = multipartBody(t, file, src, part{Field: "response_format", Data: []byte("json")})
 	resp := post(t, ts.URL+"/translate", ct, body)
@@ -37,6 +42,9 @@ func TestResponseFormatJSON(t *testing.T) {
 	var a jsonAnswer
 	if err := json.Unmarshal(b, &a); err != nil {
 		t.Fatal(err)
+	}
+	if xmlWarnings != fmt.Sprint(len(a.Warnings)) || resp.Header.Get("X-Translation-Warnings") != xmlWarnings {
+		t.Errorf("X-Translation-Warnings %q (JSON answer: %q), want %d", xmlWarnings, resp.Header.Get("X-Translation-Warnings"), len(a.Warnings))
 	}
 	if !bytes.Equal([]byte(a.Document), xmlAnswer) {
 		t.Errorf("document differs from the XML answer:\n%.300s\n%.300s", a.Document, xmlAnswer)
