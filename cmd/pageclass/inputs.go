@@ -165,7 +165,11 @@ func checkInput(file, dir string) error {
 	}
 	st, err := os.Stat(dir)
 	if err != nil {
-		return cliflags.NoInput(fmt.Errorf("input folder: %w", err))
+		hint := ""
+		if errors.Is(err, fs.ErrNotExist) {
+			hint = " (give -d an existing folder, or -f a file; a relative path is read from the current folder)"
+		}
+		return cliflags.NoInput(fmt.Errorf("input folder: %w%s", err, hint))
 	}
 	if !st.IsDir() {
 		return cliflags.NoInput(fmt.Errorf("input folder %s is not a folder (use -f for one file)", dir))

@@ -283,7 +283,7 @@ func TestExitCodes(t *testing.T) {
 		want string
 	}{
 		{"no input", nil, nil, func(e *env) []string { return nil }, exitNoInput, "no input"},
-		{"missing folder", nil, nil, func(e *env) []string { return []string{"-d", filepath.Join(e.root, "nope")} }, exitNoInput, "nope"},
+		{"missing folder", nil, nil, func(e *env) []string { return []string{"-d", filepath.Join(e.root, "nope")} }, exitNoInput, "give -d an existing folder"},
 		{"empty folder", nil, func(t *testing.T, e *env) { mkdir(t, e.in) }, func(e *env) []string { return []string{"--dir"} }, exitNoInput, "no .png files"},
 		{"missing model", nil, func(t *testing.T, e *env) { e.linkPages(t, 1) }, func(e *env) []string { return []string{"--dir"} }, exitFailure, "model_v44"},
 		{"parallel without GPU", nil, nil, func(e *env) []string { return []string{"--dir", "--best", "--parallel"} }, exitUsage, "--parallel needs a CUDA GPU"},
