@@ -35,6 +35,9 @@ type bookFile struct {
 	Output string `json:"output,omitempty"` // the answer part's name
 	Status string `json:"status"`           // translated or failed
 	Error  string `json:"error,omitempty"`
+	// Warnings are the translation's warnings (lines left without a
+	// word, languages left untouched), as a document's answer counts them.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // bookSummary is the book.json part of a book answer.
@@ -131,6 +134,11 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 	}
 	js, _ := json.MarshalIndent(sum, "", "  ")
 	setCountHeaders(w.Header(), stats)
+	warnings := 0
+	for _, f := range sum.Files {
+		warnings += len(f.Warnings)
+	}
+	w.Header().Set(headerWarnings, fmt.Sprint(warnings)) // the files' own, listed in book.json
 	writeMixed(w, append(parts, mixedPart{Name: "book.json", Type: "application/json", Data: js}))
 }
 
@@ -228,6 +236,7 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 			carry = out.Carried
 		}
 		bf.Status, bf.Output = "translated", path.Join(path.Dir(rel), out.Name)
+		bf.Warnings = out.Warnings
 		sum.Files = append(sum.Files, bf)
 		parts = append(parts, mixedPart{Name: bf.Output, Type: textType(out.Kind == translator.KindHOCR), Data: out.Data})
 		stats.Units += out.Stats.Units

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -188,6 +189,15 @@ func TestTranslateBook(t *testing.T) {
 	if sum.Kind != "METS" || sum.Pages != 3 || !slices.Equal(sum.PagesWithoutText, []string{"P2"}) || len(sum.Files) != 2 ||
 		sum.Files[0].Status != "translated" || sum.Files[0].Format != "PAGE" || sum.Files[1].Format != "hOCR" {
 		t.Errorf("book.json %s", data["book.json"])
+	}
+	// The files' warnings are in book.json and counted in a header, as a
+	// document's answer counts its own (a book's had none).
+	warnings := 0
+	for _, f := range sum.Files {
+		warnings += len(f.Warnings)
+	}
+	if h := resp.Header.Get("X-Translation-Warnings"); h != fmt.Sprint(warnings) {
+		t.Errorf("X-Translation-Warnings %q, book.json lists %d", h, warnings)
 	}
 
 	for _, c := range []struct {
