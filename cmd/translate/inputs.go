@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -272,11 +274,16 @@ func collectDir(ctx context.Context, s *settings, report func(path, reason strin
 	}
 	var loose []input
 	var found []string // the files that read as books
+	// Reports wait for the walk's end: the files of a folder found to be
+	// an earlier run's output folder are dropped, reports too.
+	var reports [][2]string
+	held := func(p, reason string) { reports = append(reports, [2]string{p, reason}) }
+	outDirs := map[string]string{} // an earlier run's output folder -> its run metadata file
 	err = dirwalk.Walk(in, func(p string, d fs.DirEntry, err error) error {
 		if errors.Is(err, dirwalk.ErrWalked) {
 			// A link back to a folder above, or a second link to one
 			// folder: its files are taken once, under the first path.
-			report(p, "a link to a folder already read ("+err.Error()+"): its files are taken once")
+			held(p, "a link to a folder already read ("+err.Error()+"): its files are taken once")
 			return nil
 		}
 		if err != nil {
@@ -287,12 +294,15 @@ func collectDir(ctx context.Context, s *settings, report func(path, reason strin
 			if abs, _ := filepath.Abs(p); p != in && skipDirs[abs] {
 				return filepath.SkipDir
 			}
-			if meta := runMetadataIn(p); p != in && meta != "" {
-				// An earlier run's output folder inside the input: its
-				// translations are not inputs (into another target
-				// language they would be translated again).
-				report(p, "an earlier translate run's output folder (it holds "+meta+"): not read; give it as the input to translate it")
-				return filepath.SkipDir
+			return nil
+		}
+		if dir := filepath.Dir(p); dir != filepath.Clean(in) && runMetadataName.MatchString(d.Name()) {
+			// An earlier run's output folder inside the input: its
+			// translations are not inputs (into another target language
+			// they would be translated again). Told by the run metadata
+			// the walk lists anyway, its files are dropped at the end.
+			if _, ok := outDirs[dir]; !ok {
+				outDirs[dir] = d.Name()
 			}
 			return nil
 		}
@@ -303,11 +313,30 @@ func collectDir(ctx context.Context, s *settings, report func(path, reason strin
 				return nil
 			}
 		}
-		if collectable(s, p, head, report) {
+		if collectable(s, p, head, held) {
 			loose = append(loose, input{Path: p, Origin: p, Dir: relDir(in, p)})
 		}
 		return nil
 	})
+	if len(outDirs) > 0 {
+		under := func(p string) bool {
+			for dir := range outDirs {
+				if p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) {
+					return true
+				}
+			}
+			return false
+		}
+		loose = slices.DeleteFunc(loose, func(x input) bool { return under(x.Path) })
+		found = slices.DeleteFunc(found, under)
+		reports = slices.DeleteFunc(reports, func(r [2]string) bool { return under(r[0]) })
+		for _, dir := range slices.Sorted(maps.Keys(outDirs)) {
+			held(dir, "an earlier translate run's output folder (it holds "+outDirs[dir]+"): not read; give it as the input to translate it")
+		}
+	}
+	for _, r := range reports {
+		report(r[0], r[1])
+	}
 	// The books found: their text files are theirs, not loose inputs.
 	var bookIns []input
 	var bookAll []string
@@ -383,23 +412,9 @@ func collectable(s *settings, p string, head []byte, report func(path, reason st
 }
 
 // runMetadataName matches the name of translate's run metadata
-// (newRunRecord): YYMMDD-HHmmss[-n]_translator[_shard-i-of-n].json.
+// (newRunRecord): YYMMDD-HHmmss[-n]_translator[_shard-i-of-n].json. A folder
+// of the input holding one is an earlier run's output folder.
 var runMetadataName = regexp.MustCompile(`^\d{6}-\d{6}(-\d+)?_translator(_shard-\d+-of-\d+)?\.json$`)
-
-// runMetadataIn returns the name of a translate run metadata file in the
-// folder dir, "" when it holds none: dir is an earlier run's output folder.
-func runMetadataIn(dir string) string {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return ""
-	}
-	for _, e := range entries {
-		if e.Type().IsRegular() && runMetadataName.MatchString(e.Name()) {
-			return e.Name()
-		}
-	}
-	return ""
-}
 
 // startsWithMarkup reports whether the file at p begins, after a byte-order
 // mark and white space, with '<': the one byte read from most files of a
