@@ -306,14 +306,8 @@ func (s *server) parseTranslate(w http.ResponseWriter, r *http.Request, q *reque
 			service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonBadField, "document_json cannot be parsed: "+err.Error())
 			return nil, false
 		}
-		// The record answered must pass the schema, and the translation
-		// block cannot mend a baseline that does not: refused before
-		// anything is translated.
-		schema, err := docrecord.ProjectSchema()
-		if err == nil {
-			err = schema.Validate(job.baseline)
-		}
-		if err != nil {
+		// Refused before anything is translated.
+		if err := docrecord.CheckBaseline(job.baseline); err != nil {
 			service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonBadField, "document_json fails the record schema, so no valid record can be made from it: "+err.Error())
 			return nil, false
 		}

@@ -163,15 +163,8 @@ func loadSetup(s *settings, log *slog.Logger) (r *runner, ok bool) {
 			log.Error("usage error", "error", fmt.Errorf("--document-json: %w", err))
 			return nil, false
 		}
-		// A record is never written that fails the schema (spec 2.4 rule
-		// 4), and accreting the translation block cannot mend a baseline
-		// that does: it is refused before anything is translated, not
-		// after the whole run.
-		schema, err := docrecord.ProjectSchema()
-		if err == nil {
-			err = schema.Validate(r.baseline)
-		}
-		if err != nil {
+		// Refused before anything is translated, not after the whole run.
+		if err := docrecord.CheckBaseline(r.baseline); err != nil {
 			log.Error("usage error", "error", fmt.Errorf("--document-json %s: %w; nothing translated", s.DocJSON, err))
 			return nil, false
 		}
