@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	"archivekit/internal/cliflags"
 	"archivekit/internal/ledger"
 	"archivekit/internal/pageclass/results"
 	"archivekit/internal/pageclass/summary"
@@ -64,13 +63,8 @@ func (r *runner) planMerge() (*mergePlan, error) {
 		return nil, err
 	}
 	chosen, superseded, err := shard.Select(runs, shardRun.Meta, "pageclass_", sameConfig, r.log)
-	switch {
-	case errors.Is(err, shard.ErrIncomplete):
-		return nil, cliflags.NotReady(err)
-	case errors.Is(err, shard.ErrUsage):
-		return nil, cliflags.Usage(err)
-	case err != nil:
-		return nil, err
+	if err != nil {
+		return nil, err // with its exit code (shard.Select)
 	}
 	// The tables, by name without the stamp.
 	tables := map[string][]string{}

@@ -66,13 +66,8 @@ func mergeShards(s *settings, comps *licence.Components, log interface {
 			runs = append(runs, shardDoc{Path: f, Spec: sp, Doc: &d})
 		}
 		chosen, superseded, err := shard.Select(runs, shardDoc.Meta, "translate_", sameShardConfig, log)
-		switch {
-		case errors.Is(err, shard.ErrIncomplete):
-			return cliflags.NotReady(err)
-		case errors.Is(err, shard.ErrUsage):
-			return cliflags.Usage(err)
-		case err != nil:
-			return err
+		if err != nil {
+			return err // with its exit code (shard.Select)
 		}
 		if err := gather(s.Output, s.DownloadDir, chosen, log); err != nil {
 			return err

@@ -3,6 +3,8 @@ package shard
 import (
 	"errors"
 	"fmt"
+
+	"archivekit/internal/cliflags"
 )
 
 // Run is the run metadata of one shard run as a merge reads it: its file,
@@ -41,7 +43,9 @@ type Logger interface {
 // first difference. It returns the chosen runs in share order and, by the
 // path of a chosen run, the earlier completed runs of its share it
 // continued (logged as passed over). An error other than ErrIncomplete's
-// wraps ErrUsage.
+// wraps ErrUsage. The errors carry the tools' exit codes (package
+// cliflags): ErrIncomplete's is a cliflags.NotReadyError (75: merge again
+// later), ErrUsage's a cliflags.UsageError (1).
 func Select[R any](runs []R, meta func(R) Run, ledgerPrefix string, same func(a, b R) error, log Logger) ([]R, map[string][]string, error) {
 	parts := make([]Part, len(runs))
 	ms := make([]Run, len(runs))
@@ -53,9 +57,9 @@ func Select[R any](runs []R, meta func(R) Run, ledgerPrefix string, same func(a,
 	picked, err := Choose(parts)
 	if err != nil {
 		if errors.Is(err, ErrIncomplete) {
-			return nil, nil, err
+			return nil, nil, cliflags.NotReady(err)
 		}
-		return nil, nil, usage{err}
+		return nil, nil, cliflags.Usage(usage{err})
 	}
 	ref := picked[0].Part
 	for _, p := range picked {
@@ -69,12 +73,12 @@ func Select[R any](runs []R, meta func(R) Run, ledgerPrefix string, same func(a,
 	for _, p := range picked {
 		b := ms[p.Part]
 		if err := same(runs[ref], runs[p.Part]); err != nil {
-			return nil, nil, usage{err}
+			return nil, nil, cliflags.Usage(usage{err})
 		}
 		// A run continued by a later one must be of the same configuration.
 		for _, k := range p.Supersedes {
 			if err := same(runs[k], runs[p.Part]); err != nil {
-				return nil, nil, usage{fmt.Errorf("shard %s completed twice: %w", b.Spec, err)}
+				return nil, nil, cliflags.Usage(usage{fmt.Errorf("shard %s completed twice: %w", b.Spec, err)})
 			}
 			superseded[b.Path] = append(superseded[b.Path], ms[k].Path)
 			log.Info("shard completed before and continued by a later run: the later is merged", "shard", b.Spec.String(), "merged", b.Path, "passed_over", ms[k].Path)
