@@ -182,6 +182,7 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		DefaultMaxUploadMB: defaultMaxUploadMB,
 		DefaultPort:        defaultPort,
 		WarmUp:             s.warmUp,
+		ServeDuringWarmUp:  true,
 		DeepCheck:          s.deepCheck,
 		OpenAPI:            openapiJSON,
 		OnStop:             s.close,

@@ -41,6 +41,7 @@ func testServerMain() int {
 	warm, _ := strconv.Atoi(os.Getenv("TEST_WARMUP_MS"))
 	svc, err := New(Options{
 		Name: "test-api", Version: "0.0.1", DefaultMaxUploadMB: 10,
+		ServeDuringWarmUp: os.Getenv("TEST_SERVE_WARMUP") == "1",
 		WarmUp: func(ctx context.Context) error {
 			select {
 			case <-time.After(time.Duration(warm) * time.Millisecond):
@@ -216,6 +217,45 @@ func TestLifecycleWarmUpThenReady(t *testing.T) {
 	p.signal(t, syscall.SIGTERM)
 	if code := p.exitCode(t, 5*time.Second); code != ExitSIGTERM {
 		t.Errorf("exit code %d, want 143", code)
+	}
+}
+
+// TestLifecycleServeDuringWarmUp: with ServeDuringWarmUp the listener is
+// open while the (here endless) warm-up runs: /health 200, /ready and the
+// deep check 503 starting, a tool route 503 with Retry-After; SIGTERM then
+// ends the process with 143 and closes the listener.
+func TestLifecycleServeDuringWarmUp(t *testing.T) {
+	p := startServer(t, "TEST_WARMUP_MS=600000", "TEST_SERVE_WARMUP=1")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if code, _, _ := get(t, p.base+"/health"); code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/health never answered while warming up")
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("server exited while warming up: %v", p.exitErr)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	if code, _, body := get(t, p.base+"/ready"); code != 503 || !strings.Contains(string(body), `"starting"`) {
+		t.Errorf("/ready while warming up: %d %s", code, body)
+	}
+	if code, _, body := get(t, p.base+"/health?deep=true"); code != 503 || !strings.Contains(string(body), `"starting"`) {
+		t.Errorf("/health?deep=true while warming up: %d %s", code, body)
+	}
+	code, h, body := get(t, p.base+"/hello")
+	if code != 503 || h.Get("Retry-After") == "" || !strings.Contains(string(body), "starting") {
+		t.Errorf("/hello while warming up: %d Retry-After %q %s", code, h.Get("Retry-After"), body)
+	}
+	p.signal(t, syscall.SIGTERM)
+	if code := p.exitCode(t, 5*time.Second); code != ExitSIGTERM {
+		t.Errorf("exit code %d, want 143", code)
+	}
+	if code, _, _ := get(t, p.base+"/health"); code != 0 {
+		t.Errorf("/health answered %d after the process ended", code)
 	}
 }
 

@@ -20,7 +20,8 @@
 //
 // Lifecycle: starting → ready → draining. Warm-up runs before the listener
 // is opened, so during start a client sees a refused connection, which it
-// treats like a 503. Once ready, /ready answers 200. On SIGTERM or SIGINT the
+// treats like a 503; with Options.ServeDuringWarmUp the listener opens
+// first and answers 503 while starting. Once ready, /ready answers 200. On SIGTERM or SIGINT the
 // state becomes draining: /ready answers 503, every request other than the
 // probes (/health, /ready, /metrics) gets 503 with a JSON detail, and the
 // listener stays open for up to GRACEFUL_SHUTDOWN_S while in-flight work
@@ -102,9 +103,17 @@ type Options struct {
 	// to the spec's 8000.
 	DefaultPort int
 	// WarmUp loads and warms whatever the service needs before it is ready.
-	// It runs before the listener opens; its context is cancelled by SIGTERM.
-	// An error stops the service with ExitFailure. Nil means nothing to warm.
+	// It runs before the listener opens (see ServeDuringWarmUp); its context
+	// is cancelled by SIGTERM. An error stops the service with ExitFailure.
+	// Nil means nothing to warm.
 	WarmUp func(ctx context.Context) error
+	// ServeDuringWarmUp opens the listener before WarmUp runs: while it
+	// runs, /health answers 200, /ready and /health?deep=true 503
+	// "starting", and the tool's routes 503 with Retry-After (translate-api,
+	// whose specification has /ready answer 503 while starting). False
+	// keeps connections refused until warm-up ends (pageclass-api, whose
+	// specification says warm-up finishes before connections are accepted).
+	ServeDuringWarmUp bool
 	// DeepCheck returns "" when the service is healthy, otherwise a detail
 	// saying what is degraded (a cold backend, a language identifier that
 	// failed to load). It is called by /health?deep=true only, and must be
@@ -710,40 +719,24 @@ func (s *Service) Run() int {
 		"body_timeout_s", s.Config.BodyTimeout.Seconds(), "body_min_bytes_per_s", s.Config.BodyMinRate,
 		"token_required", s.Config.Token != "", "allowed_origins", s.Config.Origins.String())
 
-	// Warm-up, interruptible by a signal.
-	ctx, cancel := context.WithCancel(context.Background())
-	warmed := make(chan error, 1)
-	go func() { warmed <- s.WarmUp(ctx) }()
-	select {
-	case err := <-warmed:
-		cancel()
-		if err != nil {
-			s.Logger.Log(context.Background(), logging.LevelCritical, "warm-up failed", "error", err.Error())
+	var srv *http.Server
+	var addr string
+	served := make(chan error, 1)
+	if s.opts.ServeDuringWarmUp {
+		if srv, addr = s.listen(served); srv == nil {
 			return ExitFailure
 		}
-	case sig := <-s.stop:
-		cancel()
-		s.state.Store(int32(Draining))
-		s.Logger.Warn("stop signal during warm-up: exiting without serving", "signal", sig.String())
-		s.runOnStop()
-		return exitCodeFor(sig)
+		s.Logger.Info("listening while warming up: /ready answers 503 until warm-up ends", "addr", addr)
 	}
-
-	ln, err := net.Listen("tcp", s.Config.Addr())
-	if err != nil {
-		s.Logger.Log(context.Background(), logging.LevelCritical, "cannot listen", "addr", s.Config.Addr(), "error", err.Error())
-		s.runOnStop()
-		return ExitFailure
+	if code, ok := s.warmOrStop(srv); !ok {
+		return code
 	}
-	srv := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+	if srv == nil {
+		if srv, addr = s.listen(served); srv == nil {
+			return ExitFailure
+		}
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	s.Logger.Info("ready", "addr", ln.Addr().String())
+	s.Logger.Info("ready", "addr", addr)
 
 	var sig os.Signal
 	select {
@@ -761,6 +754,53 @@ func (s *Service) Run() int {
 	code := exitCodeFor(sig)
 	s.Logger.Info("stopped", "exit_code", code)
 	return code
+}
+
+// listen opens Config.Addr and serves it, sending Serve's end to served; nil
+// (after logging why and running OnStop) when the address cannot be opened.
+func (s *Service) listen(served chan<- error) (*http.Server, string) {
+	ln, err := net.Listen("tcp", s.Config.Addr())
+	if err != nil {
+		s.Logger.Log(context.Background(), logging.LevelCritical, "cannot listen", "addr", s.Config.Addr(), "error", err.Error())
+		s.runOnStop()
+		return nil, ""
+	}
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+	}
+	go func() { served <- srv.Serve(ln) }()
+	return srv, ln.Addr().String()
+}
+
+// warmOrStop runs the warm-up, interruptible by a signal. It reports false
+// with the exit code when the service is to stop: warm-up failed, or a stop
+// signal came first. srv, when not nil, is the server already answering
+// during warm-up; it is closed then.
+func (s *Service) warmOrStop(srv *http.Server) (int, bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	warmed := make(chan error, 1)
+	go func() { warmed <- s.WarmUp(ctx) }()
+	code, ok := 0, true
+	select {
+	case err := <-warmed:
+		if err != nil {
+			s.Logger.Log(context.Background(), logging.LevelCritical, "warm-up failed", "error", err.Error())
+			code, ok = ExitFailure, false
+		}
+	case sig := <-s.stop:
+		s.state.Store(int32(Draining))
+		s.Logger.Warn("stop signal during warm-up: exiting without serving", "signal", sig.String())
+		s.runOnStop()
+		code, ok = exitCodeFor(sig), false
+	}
+	if !ok && srv != nil {
+		_ = srv.Close()
+	}
+	return code, ok
 }
 
 // drain waits for in-flight work with the listener open (up to

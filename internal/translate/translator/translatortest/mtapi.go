@@ -23,6 +23,9 @@ type Config struct {
 	// NoModels answers 404 to GET /models (the client then falls back to
 	// its built-in list).
 	NoModels bool
+	// HoldModels, when not nil, is called before each model list is
+	// answered: a test keeps a service warming up there.
+	HoldModels func()
 	// Delay is the latency of every translate request.
 	Delay time.Duration
 	// Hold, when not nil, is called with each translate request's
@@ -77,6 +80,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && (r.URL.Path == "/models" || r.URL.Path == "/models/"):
 		s.Models.Add(1)
+		if s.cfg.HoldModels != nil {
+			s.cfg.HoldModels()
+		}
 		if s.cfg.NoModels {
 			http.NotFound(w, r)
 			return
