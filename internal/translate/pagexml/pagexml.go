@@ -16,6 +16,9 @@
 // @comments holding the language tag of machine translation
 // (internal/translate/langtag, e.g. en-t-cs-t0-und); nothing else changes,
 // so deleting those elements (Remove) gives back the input byte for byte.
+// A region that has TextEquivs of its own beside its lines' gets one more
+// in the same way, holding its lines' translations one a line, when every
+// line of it was translated; Words keep the source.
 // PAGE 2013 allows a single TextEquiv a line and no @index: the input is
 // then left as it is and the translation goes into a sidecar document with
 // the same ids, written as in Replace mode.
@@ -432,6 +435,8 @@ func (t *translator) write(regions []*region) (*Result, error) {
 		}
 		if t.opt.Mode == alto.Replace || sidecar {
 			t.replaceRegion(ed, r, tags, main)
+		} else {
+			t.appendRegion(ed, r, tags, main)
 		}
 	}
 	out, err := ed.Bytes()
@@ -518,20 +523,18 @@ func (t *translator) replaceLine(ed *xmlsplice.Editor, l *line, tag string) {
 	}
 }
 
-// replaceRegion writes the region's own TextEquiv when every line of the
-// region was translated: the lines' translations, one a line (setText
-// writes the line breaks as the document does), and marks it,
-// as replaceLine marks a line's, with the tag of its lines' language
-// (tags; main when they are in several).
-func (t *translator) replaceRegion(ed *xmlsplice.Editor, r *region, tags map[string]string, main string) {
+// regionOut returns a region's translation when every line of it was
+// translated in this run: the lines' translations, one a line, and the tag
+// of its lines' language (tags; main when they are in several). A region
+// that is its own unit has none (it was written as a line).
+func regionOut(r *region, tags map[string]string, main string) (text, tag string, ok bool) {
 	if r.self {
-		return // written as its own unit
+		return "", "", false
 	}
 	var outs []string
-	tag := ""
 	for i, l := range r.lines {
 		if l.out == "" {
-			return
+			return "", "", false
 		}
 		outs = append(outs, l.out)
 		switch {
@@ -541,6 +544,50 @@ func (t *translator) replaceRegion(ed *xmlsplice.Editor, r *region, tags map[str
 			tag = main
 		}
 	}
+	return strings.Join(outs, "\n"), tag, len(outs) > 0
+}
+
+// appendRegion adds to a region that has TextEquivs of its own (a
+// transcription of the whole region beside its lines') one more, after
+// them, holding its lines' translations (regionOut), as appendEquiv does
+// for a line; a region without its own TextEquiv, or already holding one
+// in the target, is left alone.
+func (t *translator) appendRegion(ed *xmlsplice.Editor, r *region, tags map[string]string, main string) {
+	text, tag, ok := regionOut(r, tags, main)
+	if !ok {
+		return
+	}
+	var anchor *xmlsplice.Node
+	next := 1
+	for _, c := range r.node.Elements() {
+		if c.Name.Local != "TextEquiv" {
+			continue
+		}
+		if isOurs(c) == t.opt.Target {
+			return
+		}
+		anchor = c
+		if i, ok := index(c); ok && i >= next {
+			next = i + 1
+		}
+	}
+	if anchor == nil {
+		return
+	}
+	p := prefix(r.node)
+	el := fmt.Sprintf(`<%sTextEquiv index="%d" comments="%s"><%sUnicode>%s</%sUnicode></%sTextEquiv>`,
+		p, next, xmlsplice.EscapeAttr(tag, '"'), p, t.escapeText(text), p, p)
+	ed.Insert(anchor.End, anchor.Indent(t.src)+el)
+}
+
+// replaceRegion writes the region's own TextEquiv when every line of the
+// region was translated (regionOut; setText writes the line breaks as the
+// document does), and marks it, as replaceLine marks a line's.
+func (t *translator) replaceRegion(ed *xmlsplice.Editor, r *region, tags map[string]string, main string) {
+	text, tag, ok := regionOut(r, tags, main)
+	if !ok {
+		return
+	}
 	setLanguage(ed, r.node, "primaryLanguage", t.opt.Target)
 	for _, c := range r.node.Elements() {
 		if c.Name.Local != "TextEquiv" {
@@ -548,7 +595,7 @@ func (t *translator) replaceRegion(ed *xmlsplice.Editor, r *region, tags map[str
 		}
 		for _, u := range c.Elements() {
 			if u.Name.Local == "Unicode" || u.Name.Local == "PlainText" {
-				t.setText(ed, u, strings.Join(outs, "\n"))
+				t.setText(ed, u, text)
 			}
 		}
 		if _, ok := c.Attr("", "comments"); !ok && t.indexed() && tag != "" {
@@ -568,16 +615,23 @@ func (t *translator) setText(ed *xmlsplice.Editor, n *xmlsplice.Node, text strin
 	if _, ok := n.Text(); !ok {
 		return
 	}
-	raw := xmlsplice.EscapeText(text)
-	if t.crlf {
-		raw = strings.ReplaceAll(raw, "\n", "\r\n")
-	}
+	raw := t.escapeText(text)
 	if n.SelfClosing {
 		start := strings.TrimSuffix(string(t.src[n.Start:n.StartTagEnd]), "/>")
 		ed.Replace(n.Start, n.End, start+">"+raw+"</"+n.QName()+">")
 		return
 	}
 	ed.Replace(n.StartTagEnd, n.EndTagStart, raw)
+}
+
+// escapeText escapes text for an element's content, writing its line
+// breaks as the document does.
+func (t *translator) escapeText(text string) string {
+	raw := xmlsplice.EscapeText(text)
+	if t.crlf {
+		raw = strings.ReplaceAll(raw, "\n", "\r\n")
+	}
+	return raw
 }
 
 // isOurs returns the language of a TextEquiv whose @comments is a

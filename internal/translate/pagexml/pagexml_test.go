@@ -90,6 +90,38 @@ func TestAppend(t *testing.T) {
 	}
 }
 
+// TestAppendRegion: a region with a TextEquiv of its own (the region's
+// whole transcription beside its lines') gets one more holding its lines'
+// translations, one a line, after its own; a region without one gets
+// none; a second run adds nothing and Remove gives back the input.
+func TestAppendRegion(t *testing.T) {
+	in := page(ns2019, `    <TextRegion id="r1">
+      <TextLine id="l1"><TextEquiv><Unicode>hrob</Unicode></TextEquiv></TextLine>
+      <TextLine id="l2"><TextEquiv><Unicode>sonda</Unicode></TextEquiv></TextLine>
+      <TextEquiv index="1"><Unicode>hrob
+sonda</Unicode></TextEquiv>
+      <TextStyle fontSize="10"/>
+    </TextRegion>
+    <TextRegion id="r2">
+      <TextLine id="l3"><TextEquiv><Unicode>jáma</Unicode></TextEquiv></TextLine>
+    </TextRegion>`)
+	res := translate(t, in, "")
+	out := string(res.Output)
+	want := "sonda</Unicode></TextEquiv>\n      <TextEquiv index=\"2\" comments=\"en-t-cs-t0-und\"><Unicode>grave\ntrench</Unicode></TextEquiv>\n      <TextStyle"
+	if !strings.Contains(out, want) {
+		t.Errorf("output lacks the region's translation %q:\n%s", want, out)
+	}
+	if n := strings.Count(out, `comments="en-t-cs-t0-und"`); n != 4 {
+		t.Errorf("%d TextEquivs added, want 4 (three lines, one region):\n%s", n, out)
+	}
+	if back, err := Remove(res.Output); err != nil || string(back) != in {
+		t.Errorf("Remove: %v\n%s", err, back)
+	}
+	if again := translate(t, out, ""); string(again.Output) != out || again.Stats.Calls != 0 {
+		t.Errorf("second run changed the output or translated again: %+v", again.Stats)
+	}
+}
+
 // TestPAGE2013: append leaves the input alone and writes a sidecar with
 // the same ids and the translation; the tag goes on the TextLine, as
 // TextEquiv has no @comments in 2013.
