@@ -202,6 +202,9 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 	res, fail := s.runTranslate(r.Context(), job)
 	if fail != nil {
 		if fail.status != 0 {
+			if fail.retryAfter != "" {
+				w.Header().Set("Retry-After", fail.retryAfter)
+			}
 			service.WriteError(w, fail.status, fail.reason, fail.msg)
 		}
 		return
@@ -386,6 +389,22 @@ type answerError struct {
 	status int
 	reason service.Reason
 	msg    string
+	// retryAfter, when not "", is sent as Retry-After: the backend was
+	// unreachable, overloaded or failing, so the same request may succeed
+	// later.
+	retryAfter string
+}
+
+// backendRetryAfter is the Retry-After of an answer failed by the backend
+// (not by the document), in seconds: the backend's own retries, spaced
+// by their back-off, were spent already.
+const backendRetryAfter = "30"
+
+// passing says a translation failed on something that may pass: the
+// backend could not be reached, or answered 429 or a 5xx after every retry.
+func passing(err error) bool {
+	var te *transport.Error
+	return errors.As(err, &te) && (te.StatusCode == 0 || te.StatusCode == http.StatusTooManyRequests || te.StatusCode >= 500)
 }
 
 // runTranslate translates the job's document with the backend in use and
@@ -394,7 +413,7 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 	q := job.q
 	be := s.backend()
 	if be == nil {
-		return nil, &answerError{http.StatusServiceUnavailable, service.ReasonBackendUnavailable, q.name + " cannot be translated now: the translation backend is not available (the deep health check says why); retry later"}
+		return nil, &answerError{status: http.StatusServiceUnavailable, reason: service.ReasonBackendUnavailable, msg: q.name + " cannot be translated now: the translation backend is not available (the deep health check says why); retry later", retryAfter: backendRetryAfter}
 	}
 	kind := translator.KindAuto
 	if !job.isALTO {
@@ -407,19 +426,19 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 	if kind == translator.KindMetadata {
 		var err error
 		if fields, err = translator.LoadFields(s.set.Fields, s.set.FieldsErr); err != nil {
-			return nil, &answerError{http.StatusUnprocessableEntity, service.ReasonFieldListUnreadable, fmt.Sprintf(
+			return nil, &answerError{status: http.StatusUnprocessableEntity, reason: service.ReasonFieldListUnreadable, msg: fmt.Sprintf(
 				"%s is handled as metadata, but the field list (%s) cannot be read: %v", q.name, envFields, err)}
 		}
 	}
 	if job.source != "auto" {
 		if err := be.Supports(ctx, job.source, job.target); err != nil {
-			return nil, &answerError{http.StatusUnprocessableEntity, service.ReasonUnsupportedLanguage, service.Redact(fmt.Sprintf("language pair %s-%s: %v", job.source, job.target, err))}
+			return nil, &answerError{status: http.StatusUnprocessableEntity, reason: service.ReasonUnsupportedLanguage, msg: service.Redact(fmt.Sprintf("language pair %s-%s: %v", job.source, job.target, err))}
 		}
 	} else {
 		// As translate refuses it up front: a target the backend
 		// translates into from no language (before, nothing_translated).
 		if err := backend.OffersTarget(ctx, be, job.source, job.target, langid.Languages()); err != nil {
-			return nil, &answerError{http.StatusUnprocessableEntity, service.ReasonUnsupportedLanguage, service.Redact("target_lang: " + err.Error())}
+			return nil, &answerError{status: http.StatusUnprocessableEntity, reason: service.ReasonUnsupportedLanguage, msg: service.Redact("target_lang: " + err.Error())}
 		}
 	}
 
@@ -460,7 +479,11 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 			// text is in its text files, which book_url translates.
 			hint = "; it looks like a book (a METS file or IIIF manifest): send its URL as book_url to translate its text files"
 		}
-		return nil, &answerError{status, reason, what + service.Redact(err.Error()) + hint}
+		fail := &answerError{status: status, reason: reason, msg: what + service.Redact(err.Error()) + hint}
+		if passing(err) {
+			fail.retryAfter = backendRetryAfter
+		}
+		return nil, fail
 	}
 	level := slog.LevelInfo
 	if out.Stats.NeedsAttention() {
