@@ -325,3 +325,42 @@ func TestEarlierOutputInsideInput(t *testing.T) {
 		t.Errorf("processed %d (want 1), not collected %v", d.Statistics.SuccessfullyProcessed, nc)
 	}
 }
+
+// TestFormatsTxt: with the specification's --formats alto.xml,txt a folder
+// run reads a .txt file listing URLs as the list it is (its document is
+// downloaded and translated, as when the list is given alone), and a .txt
+// of plain text fails saying it is plain text, not XML (it failed as "not
+// well-formed XML"); ALTO in a .txt is translated as ALTO.
+func TestFormatsTxt(t *testing.T) {
+	alto := readOrFatal(t, testenv.Path(t, sampleALTO))
+	srv := newBookServer(t)
+	srv.put("/docs/remote.alto.xml", alto)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.alto.xml"), alto)
+	writeFile(t, filepath.Join(dir, "sub", "urls.txt"), []byte("# one document\n"+srv.URL+"/docs/remote.alto.xml\n"))
+	writeFile(t, filepath.Join(dir, "notes.txt"), []byte("Kronika obce, opis z roku 1920.\n"))
+	writeFile(t, filepath.Join(dir, "page.txt"), alto)
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), dir, "-o", out, "--vocabulary", "", "--fast-align", "-src", "cs", "--formats", "alto.xml,txt")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var got []string
+	for k := range outputs(t, out) {
+		if k = filepath.ToSlash(k); strings.Contains(k, "_en") && !strings.HasPrefix(k, "downloaded_inputs/") {
+			got = append(got, k)
+		}
+	}
+	slices.Sort(got)
+	if want := "[a_en.alto.xml page_en.txt remote_en.alto.xml]"; fmt.Sprint(got) != want {
+		t.Errorf("translations %v, want %s", got, want)
+	}
+	fails, _ := filepath.Glob(filepath.Join(out, "*_translator_failures.csv"))
+	if len(fails) != 1 {
+		t.Fatalf("failures tables %v", fails)
+	}
+	if b := string(readOrFatal(t, fails[0])); !strings.Contains(b, "notes.txt") || !strings.Contains(b, "plain text, not XML") || strings.Contains(b, "urls.txt") {
+		t.Errorf("failures table:\n%s", b)
+	}
+}

@@ -146,7 +146,7 @@ func collect(ctx context.Context, s *settings, client *http.Client, report func(
 		}
 		return []input{{Path: in, Origin: in}}, []string{filepath.Base(in)}, nil, nil
 	}
-	return collectDir(ctx, s, report)
+	return collectDir(ctx, s, client, report)
 }
 
 // oneBook is the books of a run whose input is the book bk (none when it
@@ -264,7 +264,7 @@ func bookFolder(root, loc string) string {
 }
 
 // collectDir lists the inputs of the directory s.Input (see collect).
-func collectDir(ctx context.Context, s *settings, report func(path, reason string)) (inputs []input, all []string, books []*bookInfo, err error) {
+func collectDir(ctx context.Context, s *settings, client *http.Client, report func(path, reason string)) (inputs []input, all []string, books []*bookInfo, err error) {
 	in := s.Input
 	skipDirs := map[string]bool{}
 	for _, d := range []string{s.Output, s.DownloadDir} {
@@ -274,6 +274,7 @@ func collectDir(ctx context.Context, s *settings, report func(path, reason strin
 	}
 	var loose []input
 	var found []string // the files that read as books
+	var lists []string // the files of --formats that list URLs (translate's .txt)
 	// Reports wait for the walk's end: the files of a folder found to be
 	// an earlier run's output folder are dropped, reports too.
 	var reports [][2]string
@@ -306,27 +307,25 @@ func collectDir(ctx context.Context, s *settings, report func(path, reason strin
 			}
 			return nil
 		}
-		var head []byte // read once, for book.Looks and book.Sniff
-		if ext := strings.ToLower(filepath.Ext(d.Name())); ext == ".xml" || ext == ".json" {
-			if head, err = book.ReadHead(p); err == nil && book.Looks(head) {
-				found = append(found, p)
-				return nil
-			}
-		}
-		if collectable(s, p, head, held) {
-			loose = append(loose, input{Path: p, Origin: p, Dir: relDir(in, p)})
+		switch kind, x := folderFile(s, p, d.Name(), held); kind {
+		case folderBook:
+			found = append(found, p)
+		case folderList:
+			lists = append(lists, p)
+		case folderLoose:
+			loose = append(loose, x)
 		}
 		return nil
 	})
-	if len(outDirs) > 0 {
-		under := func(p string) bool {
-			for dir := range outDirs {
-				if p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) {
-					return true
-				}
+	under := func(p string) bool {
+		for dir := range outDirs {
+			if p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) {
+				return true
 			}
-			return false
 		}
+		return false
+	}
+	if len(outDirs) > 0 {
 		loose = slices.DeleteFunc(loose, func(x input) bool { return under(x.Path) })
 		found = slices.DeleteFunc(found, under)
 		reports = slices.DeleteFunc(reports, func(r [2]string) bool { return under(r[0]) })
@@ -336,6 +335,17 @@ func collectDir(ctx context.Context, s *settings, report func(path, reason strin
 	}
 	for _, r := range reports {
 		report(r[0], r[1])
+	}
+	// The lists of URLs and books named in --formats (the specification's
+	// alto.xml,txt), read as a list given alone is.
+	var listIns []input
+	for _, p := range slices.DeleteFunc(lists, under) {
+		ins, keys, bks, lerr := collectList(ctx, s, client, p)
+		if lerr != nil {
+			loose = append(loose, input{Path: p, Origin: p, Dir: relDir(in, p), Err: lerr})
+			continue
+		}
+		listIns, all, books = append(listIns, ins...), append(all, keys...), append(books, bks...)
 	}
 	// The books found: their text files are theirs, not loose inputs.
 	var bookIns []input
@@ -369,8 +379,50 @@ func collectDir(ctx context.Context, s *settings, report func(path, reason strin
 			inputs = append(inputs, x)
 		}
 	}
-	return append(inputs, bookIns...), append(all, bookAll...), books, err
+	inputs = append(append(inputs, bookIns...), listIns...)
+	return inputs, append(all, bookAll...), books, err
 }
+
+// What a folder run makes of one of its files (folderFile).
+const (
+	folderSkip  = iota // not an input
+	folderBook         // a METS file or IIIF manifest: its text files are the inputs
+	folderList         // a file of --formats listing URLs and books: read as a list
+	folderLoose        // a document (or a file of --formats that fails, with its reason)
+)
+
+// folderFile says what a folder run makes of the file at p: a book (an
+// .xml or .json file read as METS or IIIF by its content), a list of URLs
+// and books (a file of --formats whose first line is a URL), a document
+// (collectable), a failed input (a text file of --formats that is neither
+// XML nor a list: errPlainText), or nothing.
+func folderFile(s *settings, p, name string, report func(path, reason string)) (int, input) {
+	x := input{Path: p, Origin: p, Dir: relDir(s.Input, p)}
+	var head []byte // read once, for book.Looks and book.Sniff
+	if ext := strings.ToLower(filepath.Ext(name)); ext == ".xml" || ext == ".json" {
+		var err error
+		if head, err = book.ReadHead(p); err == nil && book.Looks(head) {
+			return folderBook, x
+		}
+	}
+	if matchesFormat(name, s.Formats) && !startsWithMarkup(p) {
+		switch h, err := book.ReadHead(p); {
+		case err == nil && book.ListsURLs(h):
+			return folderList, x
+		case err == nil && book.IsText(h):
+			x.Err = errPlainText
+			return folderLoose, x
+		}
+	}
+	if collectable(s, p, head, report) {
+		return folderLoose, x
+	}
+	return folderSkip, x
+}
+
+// errPlainText is the failure of a text file of --formats that is neither
+// XML nor a list of URLs.
+var errPlainText = errors.New("plain text, not XML: translate translates the text inside ALTO, PAGE-XML, hOCR and metadata XML documents; a text file whose first line is an http(s) URL is read as a list of URLs and books")
 
 // collectable says whether a directory run takes the file at p as a loose
 // input: its name ends in one of --formats, or it is ALTO, PAGE-XML or

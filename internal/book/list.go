@@ -80,6 +80,10 @@ func ListsURLs(data []byte) bool {
 // isText says whether head is UTF-8 text without control characters other
 // than tab, CR and LF (a byte-order mark allowed; a character cut at the
 // end of head too).
+// IsText says whether head (a file's first bytes) is text: UTF-8 with no
+// control characters but tabs and line ends (a byte-order mark allowed).
+func IsText(head []byte) bool { return isText(head) }
+
 func isText(head []byte) bool {
 	head = bytes.TrimPrefix(head, []byte("\ufeff"))
 	for i := 0; i < len(head); {
