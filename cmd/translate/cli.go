@@ -348,7 +348,7 @@ func (s *settings) setBackend(c *cli, p picker, getenv func(string) string) erro
 		return cliflags.Usage(fmt.Errorf("output mode %q (from %s): want %s", s.Mode, s.ModeFrom, translator.ModeChoices))
 	}
 	if !session.Known(s.Backend) {
-		return cliflags.Usage(fmt.Errorf("backend %q (from %s): want one of %s", s.Backend, s.BackendFrom, strings.Join(session.Backends, ", ")))
+		return cliflags.Usage(fmt.Errorf("backend (from %s): %w", s.BackendFrom, session.Unknown(s.Backend)))
 	}
 	if !translator.ValidLang(s.Source, true) {
 		return cliflags.Usage(fmt.Errorf("source language %q: want an ISO 639-1 code or auto", s.Source))
@@ -422,9 +422,10 @@ func precedence(flagSet bool, flagVal, cfgVal, envVal, def string) (string, stri
 	return def, "default"
 }
 
-// configValues takes the known keys from the file's section (the first
-// section holding any of them; keys of [DEFAULT] are visible everywhere) and
-// warns about unknown keys.
+// configValues takes the known keys from the file's sections (the first
+// section holding one; a key of [DEFAULT], where the original tool's own
+// config.txt has them all, when no other section sets it) and warns about
+// unknown keys.
 func configValues(f *config.File) (map[string]string, []string) {
 	out := map[string]string{}
 	var warnings []string
@@ -432,8 +433,12 @@ func configValues(f *config.File) (map[string]string, []string) {
 	for _, k := range configKeys {
 		knownKey[k] = true
 	}
-	for _, sec := range f.Sections() {
-		for _, k := range f.Keys(sec) {
+	sections := f.Sections()
+	if f.HasSection(config.DefaultSection) {
+		sections = append(sections, config.DefaultSection)
+	}
+	for _, sec := range sections {
+		for _, k := range f.OwnKeys(sec) {
 			v, _ := f.Get(sec, k)
 			if !knownKey[k] {
 				warnings = append(warnings, fmt.Sprintf("%s: [%s] unknown key %q ignored", f.Path, sec, k))

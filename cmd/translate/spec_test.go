@@ -201,3 +201,37 @@ func TestSpecLimitsAndEnvironmentDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigSections: the keys of a configuration are read whether they
+// stand before any section, in [translate] or in [DEFAULT] (the original
+// tool's own config.txt has them all there; they were ignored without a
+// word, so its output folder, backend and source language were not the
+// user's); a named section's key wins over [DEFAULT]'s, and an unknown
+// key of [DEFAULT] is warned about too.
+func TestConfigSections(t *testing.T) {
+	for _, tt := range []struct {
+		name, text, want, warn string
+	}{
+		{"no section", "source_lang = de\n", "de", ""},
+		{"translate", "[translate]\nsource_lang = de\n", "de", ""},
+		{"DEFAULT (the original's)", "# config\r\n[DEFAULT]\r\nsource_lang = de\r\noutput = ./out\r\n", "de", ""},
+		{"named section wins", "[DEFAULT]\nsource_lang = fr\n[translate]\nsource_lang = de\n", "de", ""},
+		{"unknown key in DEFAULT", "[DEFAULT]\nsource_lang = de\nsoruce = x\n", "de", `[DEFAULT] unknown key "soruce"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "config.txt")
+			writeFile(t, p, []byte(tt.text))
+			f, err := loadConfig(resources.File{Path: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, warnings := configValues(f)
+			if got["source_lang"] != tt.want {
+				t.Errorf("source_lang = %q, want %q (values %v)", got["source_lang"], tt.want, got)
+			}
+			if w := strings.Join(warnings, "\n"); (tt.warn == "") != (w == "") || !strings.Contains(w, tt.warn) {
+				t.Errorf("warnings %q, want %q", w, tt.warn)
+			}
+		})
+	}
+}

@@ -37,6 +37,20 @@ func Known(name string) bool {
 	return false
 }
 
+// Unknown is the error for a backend name not among Backends; the original
+// tool's names of the first two (lindat, openai_compatible) are answered
+// with the name to give instead.
+func Unknown(name string) error {
+	hint := ""
+	switch strings.ToLower(name) {
+	case "lindat":
+		hint = ": the original tool's lindat (the hosted MT API) is " + mtapi.Name + " here"
+	case "openai_compatible":
+		hint = ": the original tool's openai_compatible is " + chat.Name + " here"
+	}
+	return fmt.Errorf("unknown backend %q (want one of %s)%s", name, strings.Join(Backends, ", "), hint)
+}
+
 // CheckConfig validates the named backend's environment without opening it
 // (no model is loaded, no request is made), so a command can refuse a bad
 // configuration as a usage error before it starts.
@@ -50,7 +64,7 @@ func CheckConfig(name string, getenv func(string) string) error {
 	case ct2backend.Name:
 		_, err = ct2backend.ConfigFromEnv(getenv)
 	default:
-		err = unknown(name)
+		err = Unknown(name)
 	}
 	return err
 }
@@ -80,11 +94,7 @@ func OpenBackend(name string, getenv func(string) string) (backend.Backend, erro
 		}
 		return ct2backend.New(cfg)
 	}
-	return nil, unknown(name)
-}
-
-func unknown(name string) error {
-	return fmt.Errorf("unknown backend %q (want one of %s)", name, strings.Join(Backends, ", "))
+	return nil, Unknown(name)
 }
 
 // CheckEnv checks the environment a session reads besides its backend's:

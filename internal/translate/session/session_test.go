@@ -199,3 +199,17 @@ func TestCapabilities(t *testing.T) {
 		t.Errorf("chat_compatible: page concurrency %d", translator.PageConcurrency(ch))
 	}
 }
+
+// TestUnknownBackend: a name that is not a backend is refused naming the
+// three; the original tool's names are answered with the name to give.
+func TestUnknownBackend(t *testing.T) {
+	for _, tt := range []struct{ name, want string }{
+		{"lindat", "the original tool's lindat (the hosted MT API) is mtapi here"},
+		{"openai_compatible", "openai_compatible is chat_compatible here"},
+		{"deepl", `unknown backend "deepl" (want one of mtapi, chat_compatible, ct2)`},
+	} {
+		if _, err := OpenBackend(tt.name, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
