@@ -1,8 +1,10 @@
 package classify_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -233,6 +235,25 @@ func TestLocator(t *testing.T) {
 		fs, err := (&classify.Locator{Models: demo, Demo: models}).Ensemble(ctx)
 		if err != nil || len(fs) != 5 || fs[0].Demo || fs[4].Revision != "v5.4" {
 			t.Fatalf("got %+v, %v", fs, err)
+		}
+	})
+	t.Run("demo fallback names the original tool's checkpoints", func(t *testing.T) {
+		old := t.TempDir()
+		for _, d := range []string{"model_v13", "model_v23"} {
+			if err := os.MkdirAll(filepath.Join(old, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(old, d, "config.json"), []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var log bytes.Buffer
+		fs, err := (&classify.Locator{Models: old, Demo: demo, Log: slog.New(slog.NewTextHandler(&log, nil))}).Ensemble(ctx)
+		if err != nil || len(fs) != 5 || !fs[0].Demo {
+			t.Fatalf("got %+v, %v", fs, err)
+		}
+		if !strings.Contains(log.String(), "its folders model_v13, model_v23 hold no model.json") || !strings.Contains(log.String(), "export_models.py") {
+			t.Errorf("warning does not name the folders it passed over:\n%s", log.String())
 		}
 	})
 	t.Run("demo fallback when no location was given", func(t *testing.T) {

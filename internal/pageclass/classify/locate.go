@@ -282,9 +282,36 @@ func (l *Locator) Ensemble(ctx context.Context) ([]Folder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no model location given, no published models in %s, and %w; %s", l.Models, err, l.HintExport())
 	}
-	l.log().Warn("DEMO MODELS: no model location given and "+l.Models+" holds no published model: using the shipped demo ensemble (fine-tuned on the sample pages only, CC BY-NC 4.0), not the published weights",
-		"demo", l.Demo, "hint", l.HintExport())
+	msg = "DEMO MODELS: no model location given and " + l.Models + " holds no published model: using the shipped demo ensemble (fine-tuned on the sample pages only, CC BY-NC 4.0), not the published weights"
+	if others := notModelDirs(l.Models); len(others) > 0 {
+		msg += "; its folders " + strings.Join(others, ", ") + " hold no " + modelmeta.MetaFile + " (the original tool's Hugging Face checkpoints are not read: convert them)"
+	}
+	l.log().Warn(msg, "demo", l.Demo, "hint", l.HintExport())
 	return demo, nil
+}
+
+// notModelDirs lists (up to five, then a count) the folders in root that
+// are not model folders: the original tool's checkpoints (model_v13 ...,
+// config.json and safetensors), which a user migrating keeps in ./model.
+func notModelDirs(root string) []string {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	n := 0
+	for _, e := range entries {
+		if !e.IsDir() || IsModelDir(filepath.Join(root, e.Name())) {
+			continue
+		}
+		if n++; n <= 5 {
+			out = append(out, e.Name())
+		}
+	}
+	if n > 5 {
+		out = append(out, fmt.Sprintf("and %d more", n-5))
+	}
+	return out
 }
 
 // ensembleIn finds the five ensemble folders under root; missing lists the
