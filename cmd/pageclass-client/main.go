@@ -72,6 +72,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	server := fs.String("server", "http://127.0.0.1:8000", "service base URL")
 	timeout := fs.Duration("timeout", 2*time.Minute, "request timeout")
 	token := fs.String("token", os.Getenv("API_TOKEN"), "bearer token of a service started with API_TOKEN (default: the API_TOKEN environment variable)")
+	asJSON := fs.Bool("json", false, "print the service's JSON answer (indented) instead of the table")
+	// The original tool's client (test_api.py) names them -f, -v, --top
+	// and --url: its users' scripts keep working.
+	fs.StringVar(file, "f", "", "same as -file")
+	fs.StringVar(version, "v", "all", "same as -version")
+	fs.IntVar(topn, "top", 3, "same as -topn")
+	fs.StringVar(server, "url", "http://127.0.0.1:8000", "same as -server")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0 // -help asked for the usage, which is written
@@ -93,10 +100,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pageclass-client: -topn %d: want 1 to 11\n", *topn)
 		return cliflags.ExitUsage
 	}
-	a, err := classify(*server, *file, *version, *topn, *timeout, *token)
+	a, raw, err := classify(*server, *file, *version, *topn, *timeout, *token)
 	if err != nil {
 		fmt.Fprintf(stderr, "pageclass-client: %s: %v\n", *file, err)
 		return cliflags.ExitFailure
+	}
+	if *asJSON {
+		var buf bytes.Buffer
+		if json.Indent(&buf, raw, "", "  ") != nil {
+			buf.Reset()
+			buf.Write(raw)
+		}
+		fmt.Fprintln(stdout, strings.TrimSpace(buf.String()))
+		return 0
 	}
 	if a.Demo {
 		// As the web page says it: the shipped demo models are not the
@@ -123,10 +139,10 @@ func printTop(w io.Writer, title string, preds []prediction) {
 
 // classify posts the file and decodes the answer; an error answer becomes
 // an error carrying the service's detail.
-func classify(server, path, version string, topn int, timeout time.Duration, token string) (*answer, error) {
+func classify(server, path, version string, topn int, timeout time.Duration, token string) (*answer, []byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	isPDF := filekind.Of(data) == filekind.PDF || strings.EqualFold(filepath.Ext(path), ".pdf")
 	ctype, endpoint := mime.TypeByExtension(strings.ToLower(filepath.Ext(path))), "/predict_image"
@@ -153,7 +169,7 @@ func classify(server, path, version string, topn int, timeout time.Duration, tok
 	client := &http.Client{Timeout: timeout}
 	req, err := http.NewRequest(http.MethodPost, strings.TrimRight(server, "/")+endpoint, &body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	pkgversion.SetUserAgent(req)
@@ -162,24 +178,24 @@ func classify(server, path, version string, topn int, timeout time.Duration, tok
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		if r := reason(b); r != "" {
-			return nil, fmt.Errorf("the service answered %d %s: %s", resp.StatusCode, r, detail(b))
+			return nil, nil, fmt.Errorf("the service answered %d %s: %s", resp.StatusCode, r, detail(b))
 		}
-		return nil, fmt.Errorf("the service answered %d: %s", resp.StatusCode, detail(b))
+		return nil, nil, fmt.Errorf("the service answered %d: %s", resp.StatusCode, detail(b))
 	}
 	var a answer
 	if err := json.Unmarshal(b, &a); err != nil {
-		return nil, fmt.Errorf("unreadable answer: %w", err)
+		return nil, nil, fmt.Errorf("unreadable answer: %w", err)
 	}
-	return &a, nil
+	return &a, b, nil
 }
 
 // reason is an error body's reason code ("" when it has none).

@@ -67,6 +67,10 @@ func TestClient(t *testing.T) {
 		{[]string{png, "-topn", "1"}, 1, `unexpected argument "` + png + `": give the page with -file (-file ` + png + `)`},
 		{[]string{"-file", png, "extra"}, 1, `unexpected argument "extra"`},
 		{[]string{"-file", png, "-topn", "12"}, 1, "want 1 to 11"},
+		// The original client's flags (test_api.py: -f, -v, --top, --url).
+		{[]string{"-f", png, "-v", "v2.4", "--top", "2", "--url", ts.URL}, 0, "page.png\n   1. PHOTO    0.7500\n"},
+		// -json prints the answer as the original client did.
+		{[]string{"-file", png, "-version", "v2.4", "-topn", "2", "-server", ts.URL, "-json"}, 0, "{\n  \"type\": \"image\",\n  \"version\": \"v2.4\",\n  \"predictions\": [\n    {\n      \"label\": \"PHOTO\""},
 		// An answer of the shipped demo models says so.
 		{[]string{"-file", pdf, "-server", ts.URL, "-version", "demo"}, 0, "(answered by the shipped demo models v4.4: small models for trying the tools"},
 	}
