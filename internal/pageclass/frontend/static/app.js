@@ -6,31 +6,63 @@ const $ = (id) => document.getElementById(id);
 // (API_TOKEN on the server): on a 401 the page asks for the token once,
 // keeps it for this tab (sessionStorage) and sends the request again.
 // ask false sends without asking: a 401 is returned as it came.
+// A token that was sent and refused is forgotten, so that the next request
+// asks again, and the error says it was not accepted; once a token is
+// accepted the parts of the page read without one (the model list, the
+// category legend) are read again.
 async function api(url, opts = {}, ask = true) {
   const send = () => {
-    const token = sessionStorage.getItem("archivekit-token");
+    const token = sessionStorage.getItem(tokenKey);
     const headers = Object.assign({}, opts.headers || {});
     if (token) headers["Authorization"] = "Bearer " + token;
     return fetch(url, Object.assign({}, opts, { headers }));
   };
+  const had = Boolean(sessionStorage.getItem(tokenKey));
   let r = await send();
   if (r.status === 401 && ask) {
-    const token = window.prompt("This service needs its access token (API_TOKEN):");
-    if (token) {
-      sessionStorage.setItem("archivekit-token", token.trim());
+    if (had) sessionStorage.removeItem(tokenKey);
+    const token = window.prompt(had
+      ? "The access token given was not accepted. Enter the service's access token (ask whoever runs it):"
+      : "This service needs an access token (ask whoever runs it):");
+    if (token && token.trim()) {
+      sessionStorage.setItem(tokenKey, token.trim());
       r = await send();
+      if (r.status === 401) sessionStorage.removeItem(tokenKey);
+      else if (infoLocked) readInfo();
     }
   }
+  if (r.status === 401) tokenRefused = true;
   return r;
 }
+
+// tokenKey is where this tab keeps the token (sessionStorage); tokenRefused
+// says a request was answered 401 (no token, or one not accepted), which
+// answerOf words for a person.
+const tokenKey = "archivekit-token";
+let tokenRefused = false;
 
 // descriptions maps each category to its meaning (the glossary of /info).
 const descriptions = {};
 
 // Fill the model list and the category legend from /info; infoReady is
-// settled once it is read (or could not be).
-const infoReady = api("/info").then((r) => r.json()).then((info) => {
+// settled once it is read (or could not be). A service that wants a token
+// is not asked for one at load (the person has not done anything yet):
+// the legend says so, and is read again once a token is accepted.
+let infoLocked = false;
+function readInfo() {
+  return api("/info", {}, false).then((r) => {
+    infoLocked = r.status === 401;
+    if (infoLocked) {
+      $("legend-note").textContent = "This service needs an access token: it is asked for when you classify, and the categories are shown then.";
+      return;
+    }
+    return r.json().then(showInfo);
+  }).catch(() => showError("The service did not answer /info."));
+}
+
+function showInfo(info) {
   const sel = $("version");
+  sel.replaceChildren(sel.options[0]);
   for (const v of info.available_models || []) {
     if (v === "all") continue;
     const o = document.createElement("option");
@@ -42,14 +74,17 @@ const infoReady = api("/info").then((r) => r.json()).then((info) => {
   jobsEnabled = (info.endpoints || []).some((e) => e.method === "POST" && e.path === "/jobs");
   if (info.limits && info.limits.max_pdf_pages) $("max-pages").textContent = info.limits.max_pdf_pages;
   const legend = $("legend-table").tBodies[0];
+  legend.replaceChildren();
   for (const g of info.glossary || []) {
     descriptions[g.category] = g.description;
     const tr = legend.insertRow();
     tr.insertCell().textContent = g.category;
     tr.insertCell().textContent = g.description;
   }
+  $("legend-note").textContent = "";
   if (info.glossary_document) $("glossary-doc").textContent = info.glossary_document;
-}).catch(() => showError("The service did not answer /info."));
+}
+const infoReady = readInfo();
 
 // detailText turns an error body into a sentence: detail is a string for
 // the service's own errors and a list for validation errors.
@@ -267,6 +302,12 @@ $("table").tBodies[0].addEventListener("click", (ev) => {
   const tr = ev.target.closest("tr");
   if (tr && tr.dataset.card !== undefined) selectCard(Number(tr.dataset.card));
 });
+$("table").tBodies[0].addEventListener("keydown", (ev) => {
+  const tr = ev.target.closest("tr");
+  if (!tr || tr.dataset.card === undefined || (ev.key !== "Enter" && ev.key !== " ")) return;
+  ev.preventDefault();
+  selectCard(Number(tr.dataset.card));
+});
 
 // pageName is a page's number with its PDF page label ("5 (label iv)"),
 // or the number alone when the page has no label or its label is the
@@ -284,6 +325,7 @@ function addRow(row, card) {
   if (card !== undefined) {
     tr.dataset.card = card;
     tr.title = "Show this page's card";
+    tr.tabIndex = 0; // reached with Tab; Enter or Space shows the card
   }
   tr.insertCell().textContent = row.file;
   tr.insertCell().textContent = row.page === "" ? "" : pageName(row.page, row.page_label);
@@ -406,7 +448,9 @@ async function answerOf(r) {
   let body = null;
   try { body = await r.json(); } catch (_) { /* not JSON */ }
   if (!r.ok) {
-    const e = new Error("Error " + r.status + ": " + detailText(body, r.status));
+    const e = new Error(r.status === 401
+      ? "Error 401: the service needs an access token and none was accepted; classify again to enter it (ask whoever runs the service for it)."
+      : "Error " + r.status + ": " + detailText(body, r.status));
     e.reason = body && body.reason; // the service's reason code (job_not_found, ...)
     throw e;
   }
@@ -509,12 +553,32 @@ function finish(n, prefix) {
   }
 }
 
+// unsaved is set while the page classifies in requests of its own (not a
+// job, whose results stay with the service): leaving or reloading the page
+// then loses them, so the browser asks first.
+let unsaved = false;
+window.addEventListener("beforeunload", (ev) => {
+  if (!unsaved) return;
+  ev.preventDefault();
+  ev.returnValue = ""; // older browsers show their question only with it
+});
+
 // classifyEach sends the files one after the other (a service without
 // jobs, or a batch too large for one request), showing each answer.
 async function classifyEach(files) {
+  unsaved = true;
+  try {
+    await classifyFiles(files);
+  } finally {
+    unsaved = false;
+  }
+}
+
+async function classifyFiles(files) {
   const multi = files.length > 1;
   for (const [i, file] of files.entries()) {
-    $("status").textContent = "Classifying " + file.name + (multi ? " (" + (i + 1) + " of " + files.length + ")" : "") + "…";
+    $("status").textContent = "Classifying " + file.name + (multi ? " (" + (i + 1) + " of " + files.length + ")" : "") + "…" +
+      (multi ? " Keep this page open until the end: the results are kept only here." : "");
     let body;
     try {
       body = await classify(file);
