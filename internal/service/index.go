@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"strings"
 )
@@ -91,8 +92,54 @@ func (s *Service) Endpoints() []Endpoint {
 	return out
 }
 
-func (s *Service) serveRoot(w http.ResponseWriter, _ *http.Request) {
+func (s *Service) serveRoot(w http.ResponseWriter, r *http.Request) {
+	if wantsHTML(r) {
+		s.serveRootPage(w)
+		return
+	}
 	WriteJSON(w, http.StatusOK, map[string]string{"message": s.opts.Index.Welcome, "info": "/info"})
+}
+
+// wantsHTML says a request is a browser's (its Accept header names
+// text/html, which curl's and programs' do not): GET / then answers a page
+// a person can follow instead of the welcome message's JSON.
+func wantsHTML(r *http.Request) bool {
+	for _, a := range strings.Split(r.Header.Get("Accept"), ",") {
+		if mt, _, _ := strings.Cut(strings.TrimSpace(a), ";"); strings.EqualFold(mt, "text/html") {
+			return true
+		}
+	}
+	return false
+}
+
+// serveRootPage is GET / for a browser: the welcome message and links to
+// the service's pages (the tool's GET routes, such as pageclass-api's
+// /frontend), its API documentation and its description.
+func (s *Service) serveRootPage(w http.ResponseWriter) {
+	var links strings.Builder
+	link := func(path, what string) {
+		fmt.Fprintf(&links, "<li><a href=\"%s\">%s</a>: %s</li>\n", html.EscapeString(path), html.EscapeString(path), html.EscapeString(what))
+	}
+	for _, e := range s.routes {
+		if e.Method == http.MethodGet && !strings.Contains(e.Path, "{") {
+			link(e.Path, e.Description)
+		}
+	}
+	link("/docs", "the API: every route, with a form to try it")
+	link("/info", "what this service is and runs (JSON)")
+	name := html.EscapeString(s.opts.Name)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(w, `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>%s</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 50rem; margin: 0 auto; padding: 1rem 1.5rem">
+<h1>%s %s</h1>
+<p>%s</p>
+<ul>
+%s</ul>
+</body>
+</html>
+`, name, name, html.EscapeString(s.opts.Version), html.EscapeString(s.opts.Index.Welcome), links.String())
 }
 
 // info is the part of /info the service writes itself.

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -49,6 +50,36 @@ func TestIndex(t *testing.T) {
 		if r.status != http.StatusOK || string(r.body) != tc.want || r.header.Get("Content-Type") != "application/json" {
 			t.Errorf("GET %s: %d %s %s\nwant 200 application/json %s", tc.path, r.status, r.header.Get("Content-Type"), r.body, tc.want)
 		}
+	}
+}
+
+// TestIndexPage: a browser's GET / (Accept: text/html) is a page with the
+// welcome message and links to the tool's pages, /docs and /info; a
+// program's (curl's */*) is the welcome JSON.
+func TestIndexPage(t *testing.T) {
+	svc, srv, _ := testService(t, env{}, Options{Name: "test-api", Version: "9.9", Index: &Index{Welcome: "test-api: POST to /work"}})
+	ok := func(w http.ResponseWriter, _ *http.Request) { WriteJSON(w, http.StatusOK, "ok") }
+	svc.Route("POST /work", "do the work", ok)
+	svc.Route("GET /page", "a page for people", ok)
+	svc.Handle("GET /page/{asset}", http.HandlerFunc(ok))
+	if err := svc.WarmUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := do(t, "GET", srv.URL+"/", nil, map[string]string{"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"})
+	body := string(r.body)
+	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
+		t.Fatalf("browser's GET /: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+	for _, want := range []string{`<html lang="en">`, "test-api: POST to /work", `<a href="/page">/page</a>: a page for people`, `<a href="/docs">`, `<a href="/info">`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("page lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "{asset}") || strings.Contains(body, `href="/work"`) {
+		t.Errorf("page links a pattern or a POST route:\n%s", body)
+	}
+	if r := do(t, "GET", srv.URL+"/", nil, map[string]string{"Accept": "*/*"}); r.header.Get("Content-Type") != "application/json" {
+		t.Errorf("program's GET /: %s %s", r.header.Get("Content-Type"), r.body)
 	}
 }
 
