@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -143,5 +145,36 @@ func TestFrontendKeyboardRows(t *testing.T) {
 	}
 	if tab != 0 || selected != "1" {
 		t.Errorf("row tabIndex %d, card selected by Enter %q; want 0 and 1", tab, selected)
+	}
+}
+
+// TestFrontendTooLarge: the page says how large a file the service takes
+// (from /info), and a file over it fails in those words, not with the
+// service's variable name.
+func TestFrontendTooLarge(t *testing.T) {
+	ctx := chromium(t)
+	_, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "MAX_UPLOAD_MB": "1"}, nil)
+	big := filepath.Join(t.TempDir(), "big.png")
+	if err := os.WriteFile(big, append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 2<<20)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var intro, shown string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/frontend"),
+		chromedp.WaitReady(`#version option[value="v5.4"]`, chromedp.ByQuery),
+		chromedp.Text("header p", &intro),
+		chromedp.SetUploadFiles("#file", []string{big}),
+		chromedp.Click("#submit"),
+		chromedp.WaitVisible("#error"),
+		chromedp.Text("#error", &shown),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(intro, "files of at most 1 MB") {
+		t.Errorf("introduction %q does not give the limit", intro)
+	}
+	if !strings.Contains(shown, "larger than this service takes (1 MB a file)") || strings.Contains(shown, "MAX_UPLOAD_MB") {
+		t.Errorf("error shown %q", shown)
 	}
 }

@@ -73,6 +73,7 @@ function showInfo(info) {
   $("topn").max = (info.categories || []).length || 11;
   jobsEnabled = (info.endpoints || []).some((e) => e.method === "POST" && e.path === "/jobs");
   if (info.limits && info.limits.max_pdf_pages) $("max-pages").textContent = info.limits.max_pdf_pages;
+  if (info.limits && info.limits.max_upload_mb) $("max-mb").textContent = info.limits.max_upload_mb;
   const legend = $("legend-table").tBodies[0];
   legend.replaceChildren();
   for (const g of info.glossary || []) {
@@ -448,9 +449,12 @@ async function answerOf(r) {
   let body = null;
   try { body = await r.json(); } catch (_) { /* not JSON */ }
   if (!r.ok) {
-    const e = new Error(r.status === 401
-      ? "Error 401: the service needs an access token and none was accepted; classify again to enter it (ask whoever runs the service for it)."
-      : "Error " + r.status + ": " + detailText(body, r.status));
+    const words = {
+      401: "the service needs an access token and none was accepted; classify again to enter it (ask whoever runs the service for it).",
+      413: "the file is larger than this service takes (" + $("max-mb").textContent + " MB a file).",
+      415: "this is not a page image, a PDF or a TIFF. (The service said: " + detailText(body, r.status) + ")",
+    };
+    const e = new Error("Error " + r.status + ": " + (words[r.status] || detailText(body, r.status)));
     e.reason = body && body.reason; // the service's reason code (job_not_found, ...)
     throw e;
   }
