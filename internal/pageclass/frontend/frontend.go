@@ -28,45 +28,17 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
-	"path"
 
-	"archivekit/internal/service"
+	"archivekit/internal/webpage"
 )
 
 //go:embed static
 var files embed.FS
 
-// Static is the embedded file tree: index.html, app.js, style.css.
+// Static is the embedded file tree: index.html, app.js, style.css (the
+// shared common.js comes from internal/webpage).
 var Static, _ = fs.Sub(files, "static")
 
 // Handler serves /frontend (the page) and /frontend/<asset> (its files).
 // Unknown assets answer 404.
-func Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name := path.Base(r.URL.Path)
-		if r.URL.Path == "/frontend" || r.URL.Path == "/frontend/" {
-			name = "index.html"
-		}
-		b, err := fs.ReadFile(Static, name)
-		if err != nil {
-			service.WriteError(w, http.StatusNotFound, service.ReasonNotFound, "Not Found: no asset "+name+" in /frontend")
-			return
-		}
-		w.Header().Set("Content-Type", contentType(name))
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		_, _ = w.Write(b)
-	})
-}
-
-func contentType(name string) string {
-	switch path.Ext(name) {
-	case ".html":
-		return "text/html; charset=utf-8"
-	case ".js":
-		return "text/javascript; charset=utf-8"
-	case ".css":
-		return "text/css; charset=utf-8"
-	}
-	return "application/octet-stream"
-}
+func Handler() http.Handler { return webpage.Handler(Static) }

@@ -1,45 +1,7 @@
 // Browser interface of pageclass-api. Talks to the service it was served by.
 "use strict";
-const $ = (id) => document.getElementById(id);
-
-// api is fetch with the service's bearer token when it asks for one
-// (API_TOKEN on the server): on a 401 the page asks for the token once,
-// keeps it for this tab (sessionStorage) and sends the request again.
-// ask false sends without asking: a 401 is returned as it came.
-// A token that was sent and refused is forgotten, so that the next request
-// asks again, and the error says it was not accepted; once a token is
-// accepted the parts of the page read without one (the model list, the
-// category legend) are read again.
-async function api(url, opts = {}, ask = true) {
-  const send = () => {
-    const token = sessionStorage.getItem(tokenKey);
-    const headers = Object.assign({}, opts.headers || {});
-    if (token) headers["Authorization"] = "Bearer " + token;
-    return fetch(url, Object.assign({}, opts, { headers }));
-  };
-  const had = Boolean(sessionStorage.getItem(tokenKey));
-  let r = await send();
-  if (r.status === 401 && ask) {
-    if (had) sessionStorage.removeItem(tokenKey);
-    const token = window.prompt(had
-      ? "The access token given was not accepted. Enter the service's access token (ask whoever runs it):"
-      : "This service needs an access token (ask whoever runs it):");
-    if (token && token.trim()) {
-      sessionStorage.setItem(tokenKey, token.trim());
-      r = await send();
-      if (r.status === 401) sessionStorage.removeItem(tokenKey);
-      else if (infoLocked) readInfo();
-    }
-  }
-  if (r.status === 401) tokenRefused = true;
-  return r;
-}
-
-// tokenKey is where this tab keeps the token (sessionStorage); tokenRefused
-// says a request was answered 401 (no token, or one not accepted), which
-// answerOf words for a person.
-const tokenKey = "archivekit-token";
-let tokenRefused = false;
+// The service's calls (api, answerOf, detailText, errorWords) are common.js's
+// (internal/webpage), loaded first.
 
 // descriptions maps each category to its meaning (the glossary of /info).
 const descriptions = {};
@@ -86,16 +48,7 @@ function showInfo(info) {
   if (info.glossary_document) $("glossary-doc").textContent = info.glossary_document;
 }
 const infoReady = readInfo();
-
-// detailText turns an error body into a sentence: detail is a string for
-// the service's own errors and a list for validation errors.
-function detailText(body, status) {
-  if (body && typeof body.detail === "string") return body.detail;
-  if (body && Array.isArray(body.detail)) {
-    return body.detail.map((e) => (e.loc || []).slice(1).join(".") + ": " + e.msg).join("\n");
-  }
-  return "The service answered " + status + ".";
-}
+afterToken = () => { if (infoLocked) readInfo(); };
 
 function showError(text) {
   const e = $("error");
@@ -443,23 +396,9 @@ function addFile(fd, file, kind) {
   fd.append("file", kind === "pdf" ? new Blob([file], { type: "application/pdf" }) : file, file.name);
 }
 
-// answerOf reads a response's JSON body (null when it is not JSON) and
-// throws an Error with the API's detail when the response is not a success.
-async function answerOf(r) {
-  let body = null;
-  try { body = await r.json(); } catch (_) { /* not JSON */ }
-  if (!r.ok) {
-    const words = {
-      401: "the service needs an access token and none was accepted; classify again to enter it (ask whoever runs the service for it).",
-      413: "the file is larger than this service takes (" + $("max-mb").textContent + " MB a file).",
-      415: "this is not a page image, a PDF or a TIFF. (The service said: " + detailText(body, r.status) + ")",
-    };
-    const e = new Error("Error " + r.status + ": " + (words[r.status] || detailText(body, r.status)));
-    e.reason = body && body.reason; // the service's reason code (job_not_found, ...)
-    throw e;
-  }
-  return body;
-}
+// This page's words for errors a person meets (common.js's errorWords).
+errorWords[413] = () => "the file is larger than this service takes (" + $("max-mb").textContent + " MB a file).";
+errorWords[415] = (detail) => "this is not a page image, a PDF or a TIFF. (The service said: " + detail + ")";
 
 // classify sends one file to the service and returns its answer, or throws
 // an Error with the API's detail: a PDF or a TIFF to /predict_document

@@ -1,0 +1,59 @@
+// Package webpage serves the browser pages of both services at /frontend:
+// a tool's own files (index.html, its script and style, embedded in its
+// binary, nothing fetched from elsewhere) and what they share: common.js
+// (the service's calls with its token, and its errors in words: api,
+// detailText, answerOf, errorWords) and common.css (the page's frame, the
+// form, the error box).
+package webpage
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+	"path"
+
+	"archivekit/internal/service"
+)
+
+//go:embed common.js common.css
+var common embed.FS
+
+// Common is the shared files' tree: common.js and common.css.
+var Common fs.FS = common
+
+// Handler serves /frontend (the tool's index.html) and /frontend/<asset>:
+// common.js and common.css from Common, any other asset from files. Unknown assets
+// answer 404.
+func Handler(files fs.FS) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name := path.Base(r.URL.Path)
+		if r.URL.Path == "/frontend" || r.URL.Path == "/frontend/" {
+			name = "index.html"
+		}
+		from := files
+		if name == "common.js" || name == "common.css" {
+			from = Common
+		}
+		b, err := fs.ReadFile(from, name)
+		if err != nil {
+			service.WriteError(w, http.StatusNotFound, service.ReasonNotFound, "Not Found: no asset "+name+" in /frontend")
+			return
+		}
+		w.Header().Set("Content-Type", contentType(name))
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		_, _ = w.Write(b)
+	})
+}
+
+func contentType(name string) string {
+	switch path.Ext(name) {
+	case ".html":
+		return "text/html; charset=utf-8"
+	case ".js":
+		return "text/javascript; charset=utf-8"
+	case ".css":
+		return "text/css; charset=utf-8"
+	}
+	return "application/octet-stream"
+}
