@@ -18,6 +18,7 @@ import (
 	"archivekit/internal/service"
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/chat"
+	"archivekit/internal/translate/frontend"
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/mtapi"
 	"archivekit/internal/translate/session"
@@ -189,6 +190,7 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		LookupEnv:          lookup,
 		LogOutput:          logOut,
 		Index:              index,
+		Pages:              []string{"GET /frontend", "GET /frontend/{asset}"},
 	})
 	if err != nil {
 		s.close()
@@ -221,6 +223,8 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		return nil, fmt.Errorf("translate-api: configuration: %w", err)
 	}
 	s.svc.Route("POST /translate", "translate one ALTO, PAGE-XML, hOCR or metadata XML document, or a book by book_url (multipart form)", s.jobs.Async(s.serveTranslate))
+	s.svc.Route("GET /frontend", "browser interface: translate one document", frontend.Handler().ServeHTTP)
+	s.svc.Handle("GET /frontend/{asset}", frontend.Handler())
 	return s, nil
 }
 

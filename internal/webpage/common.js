@@ -51,9 +51,10 @@ function detailText(body, status) {
   return "The service answered " + status + ".";
 }
 
-// errorWords are a page's words for an error status, each a function of
-// the service's detail: what a person reads instead of it (a page adds
-// its own: what it takes, how large).
+// errorWords are a page's words for an error, by the service's reason code
+// or, without one for it, by status, each a function of the service's
+// detail: what a person reads instead of it (a page adds its own: what it
+// takes, how large).
 const errorWords = {
   401: () => "the service needs an access token and none was accepted; send again to enter it (ask whoever runs the service for it).",
 };
@@ -67,7 +68,8 @@ async function answerOf(r) {
   try { body = await r.json(); } catch (_) { /* not JSON */ }
   if (!r.ok) {
     const detail = detailText(body, r.status);
-    const e = new Error("Error " + r.status + ": " + (errorWords[r.status] ? errorWords[r.status](detail) : detail));
+    const words = (body && errorWords[body.reason]) || errorWords[r.status];
+    const e = new Error("Error " + r.status + ": " + (words ? words(detail) : detail));
     e.reason = body && body.reason;
     throw e;
   }

@@ -22,9 +22,13 @@ var common embed.FS
 var Common fs.FS = common
 
 // Handler serves /frontend (the tool's index.html) and /frontend/<asset>:
-// common.js and common.css from Common, any other asset from files. Unknown assets
-// answer 404.
-func Handler(files fs.FS) http.Handler {
+// common.js and common.css from Common, any other asset from the folder
+// dir of files (a tool's embedded "static"). Unknown assets answer 404.
+func Handler(tree fs.FS, dir string) http.Handler {
+	files, err := fs.Sub(tree, dir)
+	if err != nil {
+		panic(err) // dir is a constant of the caller's; fs.Sub fails only on an invalid name
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := path.Base(r.URL.Path)
 		if r.URL.Path == "/frontend" || r.URL.Path == "/frontend/" {

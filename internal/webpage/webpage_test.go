@@ -13,9 +13,9 @@ import (
 // type; an unknown asset is a 404.
 func TestHandler(t *testing.T) {
 	h := Handler(fstest.MapFS{
-		"index.html": {Data: []byte("<!doctype html><p>tool page")},
-		"app.js":     {Data: []byte("// tool script")},
-	})
+		"static/index.html": {Data: []byte("<!doctype html><p>tool page")},
+		"static/app.js":     {Data: []byte("// tool script")},
+	}, "static")
 	for _, tt := range []struct {
 		path, ctype, body string
 		status            int

@@ -26,19 +26,17 @@ package frontend
 
 import (
 	"embed"
-	"io/fs"
 	"net/http"
 
 	"archivekit/internal/webpage"
 )
 
+// static holds index.html, app.js and style.css (common.js and common.css
+// are internal/webpage's).
+//
 //go:embed static
-var files embed.FS
+var static embed.FS
 
-// Static is the embedded file tree: index.html, app.js, style.css (the
-// shared common.js comes from internal/webpage).
-var Static, _ = fs.Sub(files, "static")
-
-// Handler serves /frontend (the page) and /frontend/<asset> (its files).
-// Unknown assets answer 404.
-func Handler() http.Handler { return webpage.Handler(Static) }
+// Handler serves /frontend (the page) and /frontend/<asset> (its files and
+// the shared ones). Unknown assets answer 404.
+func Handler() http.Handler { return webpage.Handler(static, "static") }

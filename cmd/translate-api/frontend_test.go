@@ -1,0 +1,84 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"archivekit/internal/testenv"
+	"archivekit/internal/translate/translator/translatortest"
+)
+
+// TestFrontend: a person opens translate-api's /frontend in a browser,
+// uploads an ALTO page and reads back the counts, the translated text
+// beside the source and a download of the translated document under the
+// service's name for it; a file that is not XML fails in words saying so.
+// (Before, the service had no page: / was JSON and /docs an API form.)
+func TestFrontend(t *testing.T) {
+	ctx := testenv.Chromium(t, 60*time.Second)
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"MAX_UPLOAD_MB": "7"}))
+	dir := t.TempDir()
+	page := filepath.Join(dir, "page.alto.xml")
+	notes := filepath.Join(dir, "notes.xml")
+	if err := os.WriteFile(page, []byte(pageALTO), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(notes, []byte("Kronika obce, opis z roku 1920.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var intro, title, summary, name, document string
+	var units [][]string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/frontend"),
+		chromedp.WaitVisible("#form"),
+		chromedp.Poll(`document.querySelector('#max-mb').textContent === "7"`, nil),
+		chromedp.Text("header p", &intro),
+		chromedp.SetUploadFiles("#file", []string{page}),
+		chromedp.SetValue("#source", "cs"),
+		chromedp.Click("#submit"),
+		chromedp.WaitVisible("#result"),
+		chromedp.Text("#result-title", &title),
+		chromedp.Text("#summary", &summary),
+		chromedp.Evaluate(`[...document.querySelectorAll('#units tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))`, &units),
+		chromedp.Evaluate(`document.querySelector('#download').download`, &name),
+		chromedp.Evaluate(`fetch(document.querySelector('#download').href).then(r => r.text())`, &document, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(intro, "files of at most 7 MB") {
+		t.Errorf("introduction %q does not give the limit from /info", intro)
+	}
+	if title != "page_en.alto.xml" || name != "page_en.alto.xml" || !strings.Contains(summary, "cs → en") || !strings.Contains(summary, "1 translated") {
+		t.Errorf("title %q, download name %q, summary %q", title, name, summary)
+	}
+	if len(units) != 1 || units[0][2] != "archeologický výzkum" || !strings.Contains(units[0][3], "archaeological") {
+		t.Errorf("units shown %q", units)
+	}
+	if !strings.Contains(document, `CONTENT="archaeological"`) || !strings.Contains(document, `<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#">`) {
+		t.Errorf("downloaded document:\n%.400s", document)
+	}
+
+	var shown string
+	var resultHidden bool
+	err = chromedp.Run(ctx,
+		chromedp.SetUploadFiles("#file", []string{notes}),
+		chromedp.Click("#submit"),
+		chromedp.WaitVisible("#error"),
+		chromedp.Text("#error", &shown),
+		chromedp.Evaluate(`document.querySelector('#result').hidden`, &resultHidden),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(shown, "notes.xml: Error 500: this is not a well-formed XML document, so nothing was translated") || !resultHidden {
+		t.Errorf("a file that is not XML shows %q (result hidden: %v)", shown, resultHidden)
+	}
+}
