@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archivekit/internal/book"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"archivekit/internal/book"
 	"archivekit/internal/cliflags"
 	"archivekit/internal/fetch"
 	"archivekit/internal/filelock"
@@ -24,6 +24,7 @@ import (
 	"archivekit/internal/pageclass/summary"
 	"archivekit/internal/progress"
 	"archivekit/internal/shard"
+	"archivekit/internal/utf8name"
 )
 
 // classifier is the classification mode (the default): it classifies the
@@ -744,10 +745,27 @@ func (r *classifier) row(p classify.Page, it *item, name string) error {
 		r.docs.add(key, p, rv)
 		r.counted(source, p, rv)
 		r.classed(p.Name, key, p)
+		r.printed(key, p)
 		r.checkpoint()
 		it.add(p, "")
 	}
 	return nil
+}
+
+// printed writes a page's Top-N to stdout when the run's input is one
+// file given with -f (not a book): "scan.png: TEXT 0.9734, TEXT_T 0.0123,
+// ..." (a PDF's or TIFF's pages each on its line, "doc.pdf page 2: ..."),
+// as the original tool printed its prediction; the tables hold the same,
+// and the log goes to stderr, so a script reads the prediction alone.
+func (r *classifier) printed(key results.Key, p classify.Page) {
+	if r.cli.File == "" || r.stdout == nil || r.set.page(p.Name) != nil {
+		return
+	}
+	var top []string
+	for _, t := range p.Top(r.cli.TopN) {
+		top = append(top, fmt.Sprintf("%s %.4f", t.Label, t.Score))
+	}
+	fmt.Fprintf(r.stdout, "%s: %s\n", utf8name.Escape(key.String()), strings.Join(top, ", "))
 }
 
 // pageArgs are the log attributes that name a page: its file, and its page

@@ -204,3 +204,12 @@ func mustTime(s string) time.Time {
 func testClassifier(r *runner) *classifier {
 	return &classifier{models: &models{runner: r}}
 }
+
+// runOut runs pageclass with the env's config and returns exit code,
+// stdout and stderr apart.
+func (e *env) runOut(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), append([]string{"--config", e.cfg}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestOneFilePrinted: `pageclass -f page.png` prints the page's Top-N on
+// stdout, one line, as the original tool printed its prediction (stdout was
+// empty: the log goes to stderr, the tables to the results folder); a
+// folder run prints nothing there.
+func TestOneFilePrinted(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	pages := e.linkPages(t, 1)
+	code, out, errOut := e.runOut(t, "-f", pages[0], "--topn", "2")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	line := regexp.MustCompile(`^[^:\n]+: [A-Z_]+ [01]\.\d{4}, [A-Z_]+ [01]\.\d{4}\n$`)
+	if !line.MatchString(out) || !strings.HasPrefix(out, strings.TrimSuffix(filepath.Base(pages[0]), ".png")+": ") {
+		t.Errorf("stdout %q, want the page's name and its two best categories", out)
+	}
+	if code, out, errOut := e.runOut(t, "-d", e.in); code != exitOK || out != "" {
+		t.Errorf("folder run: exit %d, stdout %q: %s", code, out, errOut)
+	}
+}
