@@ -82,3 +82,45 @@ func TestFrontend(t *testing.T) {
 		t.Errorf("a file that is not XML shows %q (result hidden: %v)", shown, resultHidden)
 	}
 }
+
+// TestDocsPage: the /docs page's forms name each field for a screen reader
+// (a label tied to it), show the descriptions' `code` as code, and offer
+// the whole answer of a request as a download under the service's name for
+// it (before, a translated document was only shown, 1.4 MB of text in a
+// box).
+func TestDocsPage(t *testing.T) {
+	ctx := testenv.Chromium(t, 60*time.Second)
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, nil))
+	page := filepath.Join(t.TempDir(), "page.alto.xml")
+	if err := os.WriteFile(page, []byte(pageALTO), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var unlabelled, codes int
+	var saved, name string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/docs"),
+		chromedp.WaitReady(`#translate form.try`, chromedp.ByQuery),
+		chromedp.Evaluate(`[...document.querySelectorAll('form.try input, form.try textarea')].filter(i => !i.id || !document.querySelector('label[for="' + i.id + '"]')).length`, &unlabelled),
+		chromedp.Evaluate(`document.querySelectorAll('#description code').length`, &codes),
+		chromedp.Evaluate(`document.getElementById('translate').open = true`, nil),
+		chromedp.SetUploadFiles(`#translate form.try input[type=file][name=file]`, []string{page}, chromedp.ByQuery),
+		chromedp.SetValue(`#translate form.try input[name=source_lang]`, "cs", chromedp.ByQuery),
+		chromedp.Click(`#translate form.try button`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#translate a.saved`, chromedp.ByQuery),
+		chromedp.Text(`#translate a.saved`, &saved, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('#translate a.saved').download`, &name),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unlabelled != 0 || codes == 0 {
+		t.Errorf("%d form fields without a label; %d code spans in the description", unlabelled, codes)
+	}
+	if name != "page_en.alto.xml" || !strings.Contains(saved, "Download the answer") {
+		var shown string
+		_ = chromedp.Run(ctx, chromedp.Text(`#translate pre.result`, &shown, chromedp.ByQuery))
+		t.Errorf("download %q named %q; the page shows %.300s", saved, name, shown)
+	}
+}

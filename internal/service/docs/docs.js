@@ -133,6 +133,28 @@
       el("table", null, [el("tr", null, [el("th", { text: "status" }), el("th", { text: "meaning and body" })])].concat(rows))]);
   }
 
+  // withCode is a paragraph of text whose `quoted` parts (Markdown's code
+  // spans, as the OpenAPI descriptions write them) are shown as code.
+  function withCode(tag, text) {
+    return el(tag, null, String(text).split("`").map(function (part, i) {
+      return i % 2 ? el("code", { text: part }) : part;
+    }));
+  }
+
+  // fields counts the form fields made, for their ids (a label names its
+  // field by id, so a screen reader reads the field's name).
+  var fields = 0;
+  function labelled(form, text, input) {
+    var id = "f" + (++fields);
+    input.setAttribute("id", id);
+    form.appendChild(el("label", { text: text, for: id }));
+    form.appendChild(input);
+  }
+
+  // shownMax is the most characters of an answer shown on the page; the
+  // whole answer is offered as a download.
+  var shownMax = 100000;
+
   // tryForm builds a form that sends the operation's request from the page.
   function tryForm(method, path, params, rb) {
     var form = el("form", { class: "try" });
@@ -143,8 +165,7 @@
       var s = resolve(p.schema || {});
       var input = el("input", { name: p.name, placeholder: s.default !== undefined ? String(s.default) : "" });
       inputs.push({ kind: p.in, name: p.name, input: input });
-      form.appendChild(el("label", { text: p.name + " (" + p.in + ")" }));
-      form.appendChild(input);
+      labelled(form, p.name + " (" + p.in + ")", input);
     });
     var bodyKind = null;
     if (rb) {
@@ -159,20 +180,22 @@
             (ps.type === "string" && ps.contentEncoding !== undefined);
           var input = el("input", isFile ? { type: "file", name: name } : { name: name, placeholder: ps.default !== undefined ? String(ps.default) : "" });
           inputs.push({ kind: isFile ? "file" : "field", name: name, input: input });
-          form.appendChild(el("label", { text: name + ((s.required || []).indexOf(name) >= 0 ? " *" : "") }));
-          form.appendChild(input);
+          labelled(form, name + ((s.required || []).indexOf(name) >= 0 ? " *" : ""), input);
         });
       } else if (content["application/json"]) {
         bodyKind = "json";
         var ta = el("textarea", { name: "body" });
         inputs.push({ kind: "json", name: "body", input: ta });
-        form.appendChild(el("label", { text: "JSON body" }));
-        form.appendChild(ta);
+        labelled(form, "JSON body", ta);
       }
     }
     var out = el("pre", { class: "result", text: "" });
     out.hidden = true;
-    form.appendChild(el("button", { type: "submit", text: "Send " + method.toUpperCase() + " " + path }));
+    var send = el("button", { type: "submit", text: "Send " + method.toUpperCase() + " " + path });
+    var saved = el("a", { class: "saved", text: "" });
+    saved.hidden = true;
+    form.appendChild(send);
+    form.appendChild(saved);
     form.appendChild(out);
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
@@ -197,6 +220,8 @@
       if (token) { opts.headers = opts.headers || {}; opts.headers["Authorization"] = "Bearer " + token; }
       out.hidden = false;
       out.textContent = "sending…";
+      saved.hidden = true;
+      send.disabled = true; // one request at a time from this form
       var started = performance.now();
       // Paths in the document are absolute from the service root; the page is
       // /docs, so a relative URL keeps working behind a path prefix.
@@ -208,17 +233,25 @@
         var ct = resp.headers.get("Content-Type") || "";
         var head = resp.status + " " + resp.statusText + "  (" + Math.round(performance.now() - started) + " ms, " + (ct || "no content type") + ")\n\n";
         out.className = "result " + (resp.ok ? "status-ok" : "status-err");
-        if (/json|text|xml/.test(ct)) {
-          return resp.text().then(function (t) {
+        var disposition = /filename="([^"]+)"/.exec(resp.headers.get("Content-Disposition") || "");
+        return resp.blob().then(function (b) {
+          // The whole answer as a download, under the service's name for it.
+          if (saved.href) URL.revokeObjectURL(saved.href);
+          saved.href = URL.createObjectURL(b);
+          saved.download = disposition ? disposition[1] : "answer";
+          saved.textContent = "Download the answer (" + b.size + " bytes" + (disposition ? ", " + disposition[1] : "") + ")";
+          saved.hidden = false;
+          if (!/json|text|xml|html/.test(ct)) { out.textContent = head + b.size + " bytes of " + (b.type || "binary data"); return; }
+          return b.text().then(function (t) {
             if (/json/.test(ct)) { try { t = JSON.stringify(JSON.parse(t), null, 2); } catch (e) { /* keep the raw text */ } }
+            if (t.length > shownMax) t = t.slice(0, shownMax) + "\n… (" + (t.length - shownMax) + " more characters: the download holds the whole answer)";
             out.textContent = head + t;
           });
-        }
-        return resp.blob().then(function (b) { out.textContent = head + b.size + " bytes of " + (b.type || "binary data"); });
+        });
       }).catch(function (err) {
         out.className = "result status-err";
         out.textContent = "request failed: " + err;
-      });
+      }).then(function () { send.disabled = false; });
     });
     return form;
   }
@@ -228,7 +261,7 @@
     document.title = (info.title || "API") + " documentation";
     document.getElementById("title").textContent = info.title || "API";
     document.getElementById("meta").textContent = "version " + (info.version || "?") + " · OpenAPI " + (doc.openapi || "?");
-    document.getElementById("description").textContent = info.description || "";
+    document.getElementById("description").replaceChildren(withCode("span", info.description || ""));
     var ops = document.getElementById("ops");
     ops.textContent = "";
     Object.keys(doc.paths || {}).sort().forEach(function (path) {
@@ -240,7 +273,7 @@
         var params = common.concat(op.parameters || []);
         var cls = ["get", "post", "put", "delete"].indexOf(m) >= 0 ? "m-" + m : "m-other";
         var body = el("div", { class: "body" }, [
-          op.description ? el("p", { text: op.description }) : null,
+          op.description ? withCode("p", op.description) : null,
           paramTable(params),
           bodySection(op.requestBody),
           responsesSection(op.responses),
