@@ -16,7 +16,7 @@ func TestCT2ModelLoadedOnceAndClosed(t *testing.T) {
 	d := testenv.Fixtures(t)
 	env := map[string]string{
 		"TRANSLATION_BACKEND": "ct2", "CT2_MODEL_DIR": filepath.Join(d, "ct2", "translator"),
-		"CT2_MODEL_FAMILY": "nmt3", "CT2_COMPUTE_TYPE": "float32",
+		"CT2_MODEL_FAMILY": "nmt3", "CT2_COMPUTE_TYPE": "float32", "CT2_LANGUAGES": "cs,en",
 	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	base := ct2.LiveHandles()

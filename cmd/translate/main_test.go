@@ -805,3 +805,54 @@ func TestConfigWithoutFields(t *testing.T) {
 		t.Errorf("nothing translated: %s", r.stderr)
 	}
 }
+
+// TestCT2ModelNamedAndResumed: a ct2 run's metadata names its model (folder,
+// digest, family, languages), and --resume with another model translates
+// again instead of keeping the first model's outputs (the ledger's
+// configuration had no model in it: the second model's run said
+// "completed" over the first one's translations).
+func TestCT2ModelNamedAndResumed(t *testing.T) {
+	fx := testenv.Fixtures(t)
+	model := filepath.Join(fx, "ct2", "translator")
+	other := filepath.Join(t.TempDir(), "other")
+	entries, err := os.ReadDir(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		writeFile(t, filepath.Join(other, e.Name()), readOrFatal(t, filepath.Join(model, e.Name())))
+	}
+	writeFile(t, filepath.Join(other, "NOTES"), []byte("a second model: its files differ\n"))
+	src := testenv.Path(t, sampleALTO)
+	out := t.TempDir()
+	e := env{"TRANSLATE_PARA_CONFIG": paraConfig, "LOG_FORMAT": "json", "CT2_MODEL_DIR": model, "CT2_MODEL_FAMILY": "nmt3",
+		"CT2_COMPUTE_TYPE": "float32", "CT2_LANGUAGES": "cs,en",
+		"CT2_GUARD_MIN_RATIO": "0.01", "CT2_GUARD_MAX_RATIO": "100", "CT2_MAX_INPUT_CHARS": "300", "CT2_MAX_LENGTH": "16"}
+	if r := runCLI(t, e, src, "-o", out, "-src", "cs", "--vocabulary", "", "--backend", "ct2", "--fast-align"); r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	first := readParadata(t, out)
+	digest, _ := first.Config["ct2_model_digest"].(string)
+	if !strings.HasPrefix(digest, "sha256:") || first.Config["ct2_model_dir"] != model || first.Config["ct2_model_family"] != "nmt3" || first.Config["ct2_languages"] != "cs,en" {
+		t.Fatalf("run metadata does not name the model: %v", first.Config)
+	}
+	e["CT2_MODEL_DIR"] = other
+	r := runCLI(t, e, src, "-o", out, "-src", "cs", "--vocabulary", "", "--backend", "ct2", "--fast-align", "--resume")
+	if r.code != exitOK {
+		t.Fatalf("resumed with another model: exit %d: %s", r.code, r.stderr)
+	}
+	m, _ := filepath.Glob(filepath.Join(out, "*_translator.json"))
+	var second *runmeta.Doc
+	for _, f := range m {
+		var d runmeta.Doc
+		if err := json.Unmarshal(readOrFatal(t, f), &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Config["ct2_model_dir"] == other {
+			second = &d
+		}
+	}
+	if second == nil || second.Config["ct2_model_digest"] == digest || second.Statistics.SuccessfullyProcessed != 1 {
+		t.Fatalf("resumed with another model: %d run metadata files, the second %+v (want the document translated again, under the other digest)", len(m), second)
+	}
+}

@@ -99,7 +99,7 @@ for svc in pageclass-api translate-api; do
   # Service-specific mounts and environment: the translator's tiny model.
   extra=()
   if [ "$svc" = translate-api ]; then
-    extra=(-v "$FIXTURES/ct2/translator:/app/model:ro" -e CT2_MODEL_FAMILY=nmt3 -e CT2_COMPUTE_TYPE=float32)
+    extra=(-v "$FIXTURES/ct2/translator:/app/model:ro" -e CT2_MODEL_FAMILY=nmt3 -e CT2_COMPUTE_TYPE=float32 -e CT2_LANGUAGES=cs,en)
   fi
   common=(--read-only --tmpfs /tmp "${extra[@]}")
   # Four containers at once: defaults, PORT, HOST, LOG_LEVEL.

@@ -43,8 +43,11 @@ package ct2backend
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -111,6 +114,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if fi, err := os.Stat(c.ModelDir); err != nil || !fi.IsDir() {
 		return c, fmt.Errorf("ct2: CT2_MODEL_DIR=%s is not a folder (the folder of a converted CTranslate2 model)", c.ModelDir)
 	}
+	if _, err := os.ReadDir(c.ModelDir); err != nil {
+		// An unreadable folder was reported as one without model.bin.
+		return c, fmt.Errorf("ct2: CT2_MODEL_DIR=%s cannot be read: %w", c.ModelDir, err)
+	}
 	switch c.Family {
 	case "", LLM, NMT1, NMT2, NMT3:
 	default:
@@ -120,6 +127,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if l = strings.TrimSpace(strings.ToLower(l)); l != "" {
 			c.Languages = append(c.Languages, l)
 		}
+	}
+	if c.Family == NMT3 && len(c.Languages) != 2 {
+		// A Marian model translates one pair; without it named, text in
+		// any language was sent to it and its output marked translated.
+		return c, fmt.Errorf("ct2: CT2_MODEL_FAMILY=nmt3 is a model of one language pair (Marian, OPUS-MT): CT2_LANGUAGES must name it, source first (CT2_LANGUAGES=cs,en), not %q", getenv("CT2_LANGUAGES"))
 	}
 	g, err := guard.FromEnv("CT2", getenv)
 	if err != nil {
@@ -197,6 +209,53 @@ type Backend struct {
 	scores scoreCache
 	// langTokens caches the nmt1 target tokens checked to be one token.
 	langTokens sync.Map
+	// digest is folderDigest of the model folder, read when it was opened.
+	digest string
+}
+
+// folderDigest is the SHA-256 of a model folder's files (not its
+// sub-folders): each file's name and the SHA-256 of its bytes, in name
+// order. It names the model that produced a result (the run metadata, the
+// resume ledger's configuration), whatever its folder is called; reading
+// the files once costs about what loading them does.
+func folderDigest(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	all := sha256.New()
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		f, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return "", err
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", e.Name(), err)
+		}
+		fmt.Fprintf(all, "%s\x00%x\n", e.Name(), h.Sum(nil))
+	}
+	return "sha256:" + hex.EncodeToString(all.Sum(nil)), nil
+}
+
+// Info describes the model for the run metadata and the resume ledger's
+// configuration: its folder, its digest (folderDigest), family, languages,
+// device, compute type and length limits. A result is labelled with
+// exactly the model that produced it, and a --resume with another model
+// translates again.
+func (b *Backend) Info() map[string]any {
+	abs, err := filepath.Abs(b.cfg.ModelDir)
+	if err != nil {
+		abs = b.cfg.ModelDir
+	}
+	return map[string]any{"ct2_model_dir": abs, "ct2_model_digest": b.digest, "ct2_model_family": b.cfg.Family,
+		"ct2_languages": strings.Join(b.cfg.Languages, ","), "ct2_device": b.cfg.Device, "ct2_compute_type": b.cfg.ComputeType,
+		"ct2_max_length": b.cfg.MaxLength, "ct2_max_input_chars": b.cfg.MaxInputChars}
 }
 
 // scoreCache keeps the model's scores of the latest translations by their
@@ -240,6 +299,9 @@ func New(cfg Config) (backend.Backend, error) {
 	c := ct2.Config{Device: cfg.Device, ComputeType: cfg.ComputeType, Threads: cfg.Threads}
 	b := &Backend{cfg: cfg}
 	var err error
+	if b.digest, err = folderDigest(cfg.ModelDir); err != nil {
+		return nil, fmt.Errorf("ct2: CT2_MODEL_DIR=%s: %w", cfg.ModelDir, err)
+	}
 	if cfg.Family == LLM {
 		chat, note, err := loadChatTemplate(cfg.ModelDir)
 		if err != nil {
@@ -249,7 +311,7 @@ func New(cfg Config) (backend.Backend, error) {
 			slog.Info("ct2 llm: "+note, "model", cfg.ModelDir)
 		}
 		if b.gen, err = ct2.NewGenerator(cfg.ModelDir, c); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w (CT2_MODEL_FAMILY is %s, a decoder-only chat model; a translation model such as Marian, NLLB or MADLAD wants nmt3, nmt2 or nmt1)", err, LLM)
 		}
 		b.chat = chat
 		return &LLMBackend{b}, nil
@@ -294,6 +356,9 @@ func (b *Backend) Placeholders() (backend.Protection, bool) {
 // a FLORES-200 code for both; nmt1: "<2xx>" is one token of the model's
 // tokenizer).
 func (b *Backend) Supports(_ context.Context, src, tgt string) error {
+	if b.cfg.Family == NMT3 && len(b.cfg.Languages) == 2 && (src != b.cfg.Languages[0] || tgt != b.cfg.Languages[1]) {
+		return fmt.Errorf("ct2: language pair %s-%s is not offered by this model: it translates %s into %s only (CT2_LANGUAGES=%s,%s)", src, tgt, b.cfg.Languages[0], b.cfg.Languages[1], b.cfg.Languages[0], b.cfg.Languages[1])
+	}
 	if len(b.cfg.Languages) > 0 {
 		for _, l := range []string{src, tgt} {
 			if !contains(b.cfg.Languages, l) {
@@ -366,25 +431,25 @@ func (b *Backend) guard() guard.Config {
 // not retried.
 func (b *Backend) Deterministic() bool { return true }
 
-// Translate translates text line by line (nmt families).
-func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string, error) {
-	srcLang := src
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	if err := b.Supports(ctx, src, tgt); err != nil {
-		return "", err
-	}
-	lines := strings.Split(text, "\n")
-	// piece is one source sent to the model: a chunk of a line.
-	type piece struct {
-		line       int
-		lead, tail string // whitespace around the chunk, kept as it was
-	}
+// piece is one source sent to the model: a chunk of a line, with the
+// whitespace around it kept as it was.
+type piece struct {
+	line       int
+	lead, tail string
+	source     string
+}
+
+// minInputChars is the shortest cut of a line tried when a source is too
+// long for the model's positions (tooLong).
+const minInputChars = 60
+
+// pieces cuts lines into the sources sent to the model, each at most limit
+// characters (chunker.Split: at sentence, then clause boundaries).
+func (b *Backend) pieces(lines []string, limit int, tgt string) ([]string, []piece) {
 	var sources []string
-	var pieces []piece
+	var out []piece
 	for i, l := range lines {
-		for _, c := range chunker.Split(l, b.cfg.MaxInputChars) {
+		for _, c := range chunker.Split(l, limit) {
 			t := strings.TrimSpace(c)
 			if t == "" {
 				continue
@@ -395,24 +460,67 @@ func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string,
 				t = "<2" + tgt + "> " + t
 			}
 			sources = append(sources, t)
-			pieces = append(pieces, piece{i, lead, tail})
+			out = append(out, piece{i, lead, tail, t})
 		}
 	}
-	if len(sources) == 0 {
-		return text, nil
-	}
+	return sources, out
+}
+
+// translateOptions are the decoding options of n sources (nmt2: the
+// FLORES-200 codes of both languages as prefixes).
+func (b *Backend) translateOptions(n int, src, tgt string) ct2.TranslateOptions {
 	opt := ct2.TranslateOptions{BeamSize: b.cfg.BeamSize, MaxDecodingLength: b.cfg.MaxLength}
 	if b.cfg.Family == NMT2 {
-		opt.TargetPrefix = make([][]string, len(sources))
-		opt.SourcePrefix = make([][]string, len(sources))
-		for i := range sources {
+		opt.TargetPrefix = make([][]string, n)
+		opt.SourcePrefix = make([][]string, n)
+		for i := range n {
 			opt.TargetPrefix[i] = []string{flores[tgt]}
-			opt.SourcePrefix[i] = []string{flores[srcLang]}
+			opt.SourcePrefix[i] = []string{flores[src]}
 		}
 	}
-	res, err := b.tr.Translate(sources, opt)
-	if err != nil {
+	return opt
+}
+
+// tooLong says a translation failed because a source has more tokens than
+// the model has positions (CTranslate2: "No position encodings are defined
+// for positions >= 512").
+func tooLong(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "position encodings")
+}
+
+// Translate translates text line by line (nmt families).
+func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string, error) {
+	srcLang := src
+	if err := ctx.Err(); err != nil {
 		return "", err
+	}
+	if err := b.Supports(ctx, src, tgt); err != nil {
+		return "", err
+	}
+	lines := strings.Split(text, "\n")
+	var pieces []piece
+	var res []ct2.Result
+	for limit := b.cfg.MaxInputChars; ; limit /= 2 {
+		var sources []string
+		sources, pieces = b.pieces(lines, limit, tgt)
+		if len(sources) == 0 {
+			return text, nil
+		}
+		var err error
+		if res, err = b.tr.Translate(sources, b.translateOptions(len(sources), srcLang, tgt)); err == nil {
+			break
+		}
+		if !tooLong(err) || limit/2 < minInputChars {
+			return "", backend.Failed(err)
+		}
+		// A source longer in tokens than the model has positions (a
+		// character cap cannot promise it): cut the lines finer and try
+		// again, rather than failing the whole document.
+		slog.Debug("ct2: a source is longer than the model's positions; cutting lines finer", "max_input_chars", limit/2)
+	}
+	sources := make([]string, len(pieces))
+	for k, p := range pieces {
+		sources[k] = p.source
 	}
 	lineScore := make([]float64, len(lines))
 	scored := make([]bool, len(lines))

@@ -38,6 +38,8 @@ func TestConfigFromEnv(t *testing.T) {
 		{"missing model dir", map[string]string{"CT2_MODEL_DIR": filepath.Join(dir, "absent")}, "CT2_MODEL_DIR=" + filepath.Join(dir, "absent") + " is not a folder"},
 		{"model dir is a file", map[string]string{"CT2_MODEL_DIR": file}, "is not a folder"},
 		{"unknown family", map[string]string{"CT2_MODEL_DIR": dir, "CT2_MODEL_FAMILY": "marian"}, `CT2_MODEL_FAMILY="marian"`},
+		{"nmt3 without its pair", map[string]string{"CT2_MODEL_DIR": dir, "CT2_MODEL_FAMILY": "nmt3"}, "CT2_LANGUAGES must name it, source first"},
+		{"nmt3 with three languages", map[string]string{"CT2_MODEL_DIR": dir, "CT2_MODEL_FAMILY": "nmt3", "CT2_LANGUAGES": "cs,de,en"}, "CT2_LANGUAGES must name it"},
 		{"ok", map[string]string{"CT2_MODEL_DIR": dir, "CT2_LANGUAGES": "cs, EN", "CT2_MODEL_FAMILY": "NMT3"}, ""},
 	}
 	for _, c := range cases {

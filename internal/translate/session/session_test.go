@@ -49,7 +49,7 @@ func TestOpenBackend(t *testing.T) {
 	}
 	if d := os.Getenv("ARCHIVEKIT_FIXTURES"); d != "" {
 		b, err := OpenBackend("ct2", env(map[string]string{"CT2_MODEL_DIR": filepath.Join(d, "ct2", "translator"),
-			"CT2_MODEL_FAMILY": "nmt3", "CT2_COMPUTE_TYPE": "float32"}))
+			"CT2_MODEL_FAMILY": "nmt3", "CT2_COMPUTE_TYPE": "float32", "CT2_LANGUAGES": "cs,en"}))
 		if err != nil || b.Name() != "ct2" || family(b) != "nmt3" {
 			t.Errorf("ct2 nmt3: %v", err)
 		}
