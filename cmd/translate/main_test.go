@@ -856,3 +856,24 @@ func TestCT2ModelNamedAndResumed(t *testing.T) {
 		t.Fatalf("resumed with another model: %d run metadata files, the second %+v (want the document translated again, under the other digest)", len(m), second)
 	}
 }
+
+// TestCT2ModelUnloadable: a model folder the backend cannot load is a usage
+// error (exit 1) naming the folder and why, and nothing is written to the
+// output folder (it was exit 3 with a failed run metadata, an empty
+// failures table and a ledger folder).
+func TestCT2ModelUnloadable(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "model")
+	writeFile(t, filepath.Join(dir, "model.bin"), nil)
+	writeFile(t, filepath.Join(dir, "config.json"), []byte("{}"))
+	out := filepath.Join(t.TempDir(), "out")
+	e := env{"TRANSLATE_PARA_CONFIG": paraConfig, "CT2_MODEL_DIR": dir, "CT2_MODEL_FAMILY": "nmt3", "CT2_LANGUAGES": "cs,en"}
+	r := runCLI(t, e, testenv.Path(t, sampleALTO), "-o", out, "-src", "cs", "--vocabulary", "", "--backend", "ct2")
+	if r.code != exitUsage || !strings.Contains(r.stderr, dir) {
+		t.Errorf("exit %d, want %d naming the model folder: %s", r.code, exitUsage, r.stderr)
+	}
+	// The output folder's lock (ledger/translate.lock, taken before the
+	// run starts) is all there is.
+	if m, _ := filepath.Glob(filepath.Join(out, "*.*")); len(m) != 0 {
+		t.Errorf("written for a run that never started: %v", m)
+	}
+}

@@ -244,8 +244,24 @@ func (r *runner) warnNotCollected() {
 func (r *runner) start(ctx context.Context, comps *licence.Components, inputs []input, all []string) int {
 	s, log := r.s, r.log
 	r.usage = &translator.Usage{}
+	if len(inputs) > 0 {
+		// The backend is opened (a ct2 model loaded) before anything is
+		// written: one that cannot be is a usage error, exit 1, leaving no
+		// run metadata of a run that never started (it was exit 3, with a
+		// failed run metadata, an empty failures table and a licence
+		// warning).
+		sess, err := session.Open(s.Backend, r.getenv)
+		if err != nil {
+			log.Error("usage error", "error", fmt.Sprintf("--backend %s (from %s): %v", s.Backend, s.BackendFrom, err))
+			return exitUsage
+		}
+		r.opened = sess
+	}
 	pd, err := newRunRecord(s.Output, time.Now(), s.Shard, comps, r.usage, r.getenv)
 	if err != nil {
+		if r.opened != nil {
+			r.opened.Close()
+		}
 		log.Error("run metadata", "error", err)
 		return exitFailure
 	}
@@ -398,10 +414,19 @@ type runner struct {
 	// each book's record in statistics.books.
 	bookLang map[*bookInfo]string
 	bookIdx  map[*bookInfo]int
+	// opened is the session opened before the run metadata was started
+	// (start), which openSession takes.
+	opened *session.Session
 }
 
 func (r *runner) run(ctx context.Context, inputs []input) error {
 	s, pd := r.s, r.pd
+	defer func() {
+		if r.opened != nil { // not taken by openSession: the run ended before
+			r.opened.Close()
+			r.opened = nil
+		}
+	}()
 	if err := r.configure(inputs); err != nil {
 		return err
 	}
@@ -588,10 +613,14 @@ func (r *runner) configure(inputs []input) error {
 // lemmatiser's circuit breaker opens.
 func (r *runner) openSession(ctx context.Context) (*session.Session, *lemCircuit, error) {
 	s, pd := r.s, r.pd
-	sess, err := session.Open(s.Backend, r.getenv)
-	if err != nil {
-		return nil, nil, err
+	sess := r.opened
+	if sess == nil {
+		var err error
+		if sess, err = session.Open(s.Backend, r.getenv); err != nil {
+			return nil, nil, err
+		}
 	}
+	r.opened = nil
 	be := sess.Backend
 	if m, ok := be.(*mtapi.Backend); ok {
 		if n := m.HostedNotice(); n != "" {

@@ -580,6 +580,38 @@ func (b *LLMBackend) Translate(ctx context.Context, text, src, tgt string) (stri
 	return b.TranslateWithGlossary(ctx, text, src, tgt, nil)
 }
 
+// halves translates a segment too long for the model's positions (cause)
+// in two: its lines' first and second halves, joined by a line break; a
+// single line cut at a sentence or clause boundary near its middle
+// (chunker.Split), joined by a space. A line shorter than minInputChars is
+// not cut: the model's error is returned.
+func (b *LLMBackend) halves(ctx context.Context, text, src, tgt string, terms [][2]string, cause error) (string, error) {
+	sep := "\n"
+	parts := strings.Split(text, sep)
+	if len(parts) > 1 {
+		h := len(parts) / 2
+		parts = []string{strings.Join(parts[:h], sep), strings.Join(parts[h:], sep)}
+	} else {
+		if len(text) < 2*minInputChars {
+			return "", backend.Failed(cause)
+		}
+		sep = " "
+		cut := chunker.Split(text, len(text)/2+1)
+		if len(cut) < 2 {
+			return "", backend.Failed(cause)
+		}
+		parts = []string{strings.TrimSpace(cut[0]), strings.TrimSpace(strings.Join(cut[1:], " "))}
+	}
+	out := make([]string, len(parts))
+	for i, p := range parts {
+		var err error
+		if out[i], err = b.TranslateWithGlossary(ctx, p, src, tgt, terms); err != nil {
+			return "", err
+		}
+	}
+	return strings.Join(out, sep), nil
+}
+
 // Instruction is what llm-family models are told: both languages, keep
 // the line breaks, the glossary terms. With a chat template it is the
 // system message.
@@ -623,8 +655,13 @@ func (b *LLMBackend) TranslateWithGlossary(ctx context.Context, text, src, tgt s
 		opt.EndTokens = b.chat.EndTokens
 	}
 	res, err := b.gen.Generate([]string{prompt}, opt)
+	if tooLong(err) {
+		// The prompt and its reply are longer than the model's positions:
+		// the segment is translated in halves (it failed its document).
+		return b.halves(ctx, text, src, tgt, terms, err)
+	}
 	if err != nil {
-		return "", err
+		return "", backend.Failed(err)
 	}
 	out := backend.UnwrapReply(text, res[0].Text)
 	if !res[0].ScoreMissing() {

@@ -32,6 +32,23 @@ func TestLongerThanPositions(t *testing.T) {
 	}
 }
 
+// TestLLMLongerThanPositions: an llm segment whose prompt and reply outgrow
+// the model's 512 positions is translated in halves (it failed its
+// document: "got position 1267").
+func TestLLMLongerThanPositions(t *testing.T) {
+	g, err := New(Config{ModelDir: fixture(t, "generator"), Family: LLM, ComputeType: "float32", GuardMin: 0.001, GuardMax: 1000, GuardLengthOnly: true, MaxLength: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.(*LLMBackend).Close()
+	for _, text := range []string{strings.Repeat("xq zw ", 165), strings.TrimSpace(strings.Repeat("xq zw xq zw\n", 90))} {
+		_, err = g.Translate(context.Background(), text, "cs", "en")
+		if err != nil && (!errors.Is(err, ErrLengthGuard) || strings.Contains(err.Error(), "position")) {
+			t.Fatalf("a segment longer than the positions failed: %v", err)
+		}
+	}
+}
+
 // TestInfoNamesTheModel: the backend's description names its model by
 // folder and digest, family and languages; the digest follows the files,
 // not the folder's name.
