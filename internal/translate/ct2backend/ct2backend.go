@@ -376,6 +376,14 @@ func (b *Backend) Supports(_ context.Context, src, tgt string) error {
 			if _, ok := flores[l]; !ok {
 				return fmt.Errorf("ct2: language pair %s-%s: no FLORES-200 code for %q", src, tgt, l)
 			}
+			if b.tr == nil {
+				continue
+			}
+			// A model that is not NLLB-style (a Marian model given nmt2)
+			// ran and wrote nonsense labelled nmt2.
+			if err := b.checkLangToken(flores[l]); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -397,7 +405,11 @@ func (b *Backend) checkLangToken(tok string) error {
 	}
 	var res error
 	if !contains(toks, tok) {
-		res = fmt.Errorf("ct2: the tokenizer of %s splits the target-language token %s into %q: it is not in the model's vocabulary (is this a MADLAD-style model, and is the language one it knows?)", b.cfg.ModelDir, tok, toks)
+		style := "a MADLAD-style model (CT2_MODEL_FAMILY=nmt1)"
+		if b.cfg.Family == NMT2 {
+			style = "an NLLB-style model (CT2_MODEL_FAMILY=nmt2)"
+		}
+		res = fmt.Errorf("ct2: the tokenizer of %s splits the language token %s into %q: it is not in the model's vocabulary (is this %s, and is the language one it knows?)", b.cfg.ModelDir, tok, toks, style)
 	}
 	if res == nil {
 		b.langTokens.Store(tok, nil)

@@ -112,3 +112,23 @@ func TestNMT3OnePair(t *testing.T) {
 		}
 	}
 }
+
+// TestNMT2NeedsNLLB: nmt2 given a model whose tokenizer does not keep the
+// FLORES-200 codes whole (a Marian model) is refused naming the family;
+// the NLLB-style model is taken.
+func TestNMT2NeedsNLLB(t *testing.T) {
+	for _, tt := range []struct {
+		model string
+		ok    bool
+	}{{"nllb", true}, {"translator", false}} {
+		b, err := New(Config{ModelDir: fixture(t, tt.model), Family: NMT2, ComputeType: "float32"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = b.Supports(context.Background(), "cs", "en")
+		b.(*Backend).Close()
+		if (err == nil) != tt.ok || (err != nil && !strings.Contains(err.Error(), "NLLB-style model (CT2_MODEL_FAMILY=nmt2)")) {
+			t.Errorf("%s as nmt2: %v", tt.model, err)
+		}
+	}
+}
