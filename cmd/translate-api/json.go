@@ -30,6 +30,9 @@ type jsonAnswer struct {
 	// given with an explicit source).
 	LangSources map[string]int `json:"lang_sources,omitempty"`
 	Backend     string         `json:"backend"`
+	// BackendInfo says what the backend is (backendInfo): ct2's model
+	// folder and digest, a chat API's model, the MT API's URL.
+	BackendInfo map[string]any `json:"backend_info,omitempty"`
 	// Encoding is the document's character encoding. Document holds it as
 	// text when it is UTF-8; DocumentBase64 holds its bytes otherwise
 	// (windows-1252, UTF-16, ...), exactly as the XML answer would.
@@ -93,7 +96,7 @@ func statsJSON(s translator.Stats) jsonStats {
 func (s *server) respondJSON(w http.ResponseWriter, job *translateJob, res *translated) {
 	out := res.out
 	a := jsonAnswer{Name: out.Name, Kind: string(out.Kind), SourceLang: out.SourceLang, TargetLang: job.target,
-		Tag: out.Tag, Languages: out.Languages, LangSources: out.LangSources, Backend: res.backend, Encoding: out.Encoding,
+		Tag: out.Tag, Languages: out.Languages, LangSources: out.LangSources, Backend: res.backend, BackendInfo: res.backendInfo, Encoding: out.Encoding,
 		Statistics: statsJSON(out.Stats), Units: make([]jsonUnit, 0, len(out.Log)), Warnings: out.Warnings}
 	if a.Encoding == "" {
 		a.Encoding = "UTF-8"

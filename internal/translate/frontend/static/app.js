@@ -38,6 +38,18 @@ function decoded(a) {
 // count is "n word" with the word in the plural when n is not 1.
 const count = (n, word) => n + " " + word + (n === 1 ? "" : "s");
 
+// backendName names the backend and what it ran: a ct2 model's folder and
+// the start of its digest, a chat API's model, the MT API's address.
+function backendName(a) {
+  const i = a.backend_info || {};
+  if (i.ct2_model_dir) {
+    return a.backend + ", model " + i.ct2_model_dir.split("/").pop() + " " + String(i.ct2_model_digest || "").slice(0, 19);
+  }
+  if (i.llm_model) return a.backend + ", model " + i.llm_model;
+  if (i.translation_api) return a.backend + " at " + i.translation_api;
+  return a.backend;
+}
+
 // showResult shows the JSON answer of /translate: the counts, the warnings,
 // the units and the download.
 function showResult(a) {
@@ -49,7 +61,7 @@ function showResult(a) {
   if (st.already_done) parts.push(st.already_done + " translated before");
   if (st.in_target) parts.push(st.in_target + " already in " + a.target_lang);
   $("summary").textContent = (a.kind || "document") + ", " + langs + ": " + parts.join(", ") + "; " +
-    count(st.calls || 0, "call") + " to the translation backend (" + a.backend + ").";
+    count(st.calls || 0, "call") + " to the translation backend (" + backendName(a) + ").";
   const list = $("warning-list");
   list.replaceChildren(...(a.warnings || []).map((w) => {
     const li = document.createElement("li");
