@@ -178,3 +178,39 @@ func TestFrontendTooLarge(t *testing.T) {
 		t.Errorf("error shown %q", shown)
 	}
 }
+
+// TestFrontendStop: Stop, pressed while the page sends its files one by one
+// (a service without jobs), lets the file in progress end and sends no
+// more: the others are listed as skipped, and the batch's downloads hold
+// what was classified (before, there was no way to stop but to leave the
+// page, losing every result).
+func TestFrontendStop(t *testing.T) {
+	ctx := chromium(t)
+	_, ts := startServer(t, testOptions(t), nil, nil)
+	pages := classifytest.Pages(t, 1)[:5]
+	var status string
+	var skipped, classified int
+	var stopHidden bool
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/frontend"),
+		chromedp.WaitReady(`#version option[value="v5.4"]`, chromedp.ByQuery),
+		// Each request takes 400 ms more, so that Stop comes while the
+		// first files are being classified.
+		chromedp.Evaluate(`(() => { const f = window.fetch; window.fetch = (u, o) => new Promise((r) => setTimeout(r, 400)).then(() => f(u, o)); })()`, nil),
+		chromedp.SetUploadFiles("#file", pages),
+		chromedp.Click("#submit"),
+		chromedp.WaitVisible("#stop"),
+		chromedp.Click("#stop"),
+		chromedp.Poll(`document.querySelector('#status').textContent.startsWith("5 files:")`, nil),
+		chromedp.Text("#status", &status),
+		chromedp.Evaluate(`[...document.querySelectorAll('#table tbody tr')].filter(tr => tr.textContent.includes("Skipped: stopped before it was sent")).length`, &skipped),
+		chromedp.Evaluate(`document.querySelectorAll('#table tbody tr[data-card]').length`, &classified),
+		chromedp.Evaluate(`document.querySelector('#stop').hidden`, &stopHidden),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if skipped < 3 || classified+skipped != 5 || !stopHidden || !strings.Contains(status, "skipped") {
+		t.Errorf("after Stop: %d classified, %d skipped, Stop hidden %v, status %q", classified, skipped, stopHidden, status)
+	}
+}

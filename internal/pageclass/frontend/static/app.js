@@ -506,20 +506,50 @@ window.addEventListener("beforeunload", (ev) => {
   ev.returnValue = ""; // older browsers show their question only with it
 });
 
+// stopAsked is set by Stop while the page sends its files one by one: the
+// file being classified ends, the others are not sent.
+let stopAsked = false;
+
 // classifyEach sends the files one after the other (a service without
 // jobs, or a batch too large for one request), showing each answer.
 async function classifyEach(files) {
   unsaved = true;
+  stopAsked = false;
+  $("stop").hidden = false;
   try {
     await classifyFiles(files);
   } finally {
     unsaved = false;
+    $("stop").hidden = true;
   }
 }
+
+// Stop ends the batch in progress: the page's own (the files not yet sent
+// are not classified, and listed so), or the job followed, which the
+// service cancels (DELETE /jobs/{id}: its pages done so far are kept).
+$("stop").addEventListener("click", async () => {
+  $("stop").disabled = true;
+  try {
+    const m = /^#job=(.+)$/.exec(location.hash);
+    if (m) {
+      await answerOf(await api("/jobs/" + m[1], { method: "DELETE" }));
+    } else {
+      stopAsked = true;
+    }
+  } catch (e) {
+    showError("Stop failed: " + e.message);
+  } finally {
+    $("stop").disabled = false;
+  }
+});
 
 async function classifyFiles(files) {
   const multi = files.length > 1;
   for (const [i, file] of files.entries()) {
+    if (stopAsked) {
+      showSkipped(file.name, "stopped before it was sent");
+      continue;
+    }
     $("status").textContent = "Classifying " + file.name + (multi ? " (" + (i + 1) + " of " + files.length + ")" : "") + "…" +
       (multi ? " Keep this page open until the end: the results are kept only here." : "");
     let body;
@@ -833,6 +863,7 @@ async function followJob(id, local = []) {
     }
     if (me !== following) return;
     noteJob(st);
+    $("stop").hidden = jobEnded(st.state); // Stop cancels the job
     if (st.items.total > names.length) {
       const res = await answerOf(await api(url + "/results"));
       if (me !== following) return;
@@ -873,6 +904,7 @@ async function followJob(id, local = []) {
   for (; shown < names.length; shown++) {
     showItem(rest[shown] || { item: shown, name: names[shown], state: "queued" }, job, names.length > 1, st.state);
   }
+  $("stop").hidden = true;
   finish(names.length, "Job " + id + " " + st.state + ": ");
   if (st.error) showError(st.error);
 }
