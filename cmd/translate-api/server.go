@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	"archivekit/internal/service"
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/chat"
+	"archivekit/internal/translate/ct2backend"
 	"archivekit/internal/translate/frontend"
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/mtapi"
@@ -197,6 +199,11 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		return nil, err
 	}
 	s.log = s.svc.Logger
+	if set.Backend == ct2backend.Name {
+		for _, v := range ct2backend.UnknownVariables(os.Environ()) {
+			s.log.Warn("environment variable not read by the ct2 backend: misspelt?", "variable", v, "read", strings.Join(ct2backend.Variables, " "))
+		}
+	}
 	rss, _ := service.ProcessRSS()
 	mem, notes, err := service.LoadMemoryBudget(lookup, rss)
 	if err != nil {

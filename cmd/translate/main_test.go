@@ -877,3 +877,17 @@ func TestCT2ModelUnloadable(t *testing.T) {
 		t.Errorf("written for a run that never started: %v", m)
 	}
 }
+
+// TestCT2MisspeltVariable: a CT2_ variable the backend does not read is
+// named in a warning (CT2_MAXLENGTH was ignored without a word).
+func TestCT2MisspeltVariable(t *testing.T) {
+	fx := testenv.Fixtures(t)
+	defer func(e func() []string) { environ = e }(environ)
+	environ = func() []string { return []string{"CT2_MAXLENGTH=8", "CT2_MODEL_DIR=set"} }
+	e := env{"TRANSLATE_PARA_CONFIG": paraConfig, "CT2_MODEL_DIR": filepath.Join(fx, "ct2", "translator"), "CT2_MODEL_FAMILY": "nmt3",
+		"CT2_COMPUTE_TYPE": "float32", "CT2_LANGUAGES": "cs,en", "CT2_GUARD_MIN_RATIO": "0.01", "CT2_GUARD_MAX_RATIO": "100", "CT2_MAX_LENGTH": "16"}
+	r := runCLI(t, e, testenv.Path(t, sampleALTO), "-o", t.TempDir(), "-src", "cs", "--vocabulary", "", "--backend", "ct2", "--fast-align")
+	if r.code != exitOK || !strings.Contains(r.stderr, "CT2_MAXLENGTH") || strings.Contains(r.stderr, `"variable":"CT2_MODEL_DIR"`) {
+		t.Errorf("exit %d; the warning names CT2_MAXLENGTH only: %s", r.code, r.stderr)
+	}
+}

@@ -32,6 +32,7 @@ import (
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/chunker"
+	"archivekit/internal/translate/ct2backend"
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/langtag"
 	"archivekit/internal/translate/lemmatizer"
@@ -239,11 +240,20 @@ func (r *runner) warnNotCollected() {
 	r.log.Warn("files of the folder not collected", args...)
 }
 
+// environ is the process environment, for the names of the variables set
+// (os.Environ; the values are read through the runner's getenv).
+var environ = os.Environ
+
 // start starts the run metadata and translates the inputs (an empty share
 // of a shard run has nothing to do); it returns the exit code.
 func (r *runner) start(ctx context.Context, comps *licence.Components, inputs []input, all []string) int {
 	s, log := r.s, r.log
 	r.usage = &translator.Usage{}
+	if s.Backend == ct2backend.Name {
+		for _, v := range ct2backend.UnknownVariables(environ()) {
+			log.Warn("environment variable not read by the ct2 backend: misspelt?", "variable", v, "read", strings.Join(ct2backend.Variables, " "))
+		}
+	}
 	if len(inputs) > 0 {
 		// The backend is opened (a ct2 model loaded) before anything is
 		// written: one that cannot be is a usage error, exit 1, leaving no

@@ -94,6 +94,24 @@ type Config struct {
 	MaxInputChars int
 }
 
+// Variables are the environment variables the ct2 backend reads.
+var Variables = []string{"CT2_MODEL_DIR", "CT2_MODEL_FAMILY", "CT2_DEVICE", "CT2_COMPUTE_TYPE", "CT2_LANGUAGES",
+	"CT2_GUARD_MIN_RATIO", "CT2_GUARD_MAX_RATIO", "CT2_MAX_LENGTH", "CT2_MAX_INPUT_CHARS", "CT2_SP_MODEL"}
+
+// UnknownVariables lists the CT2_ variables of environ (os.Environ's
+// "NAME=value" form) that are not among Variables: a misspelt one
+// (CT2_MAXLENGTH) was ignored without a word.
+func UnknownVariables(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "CT2_") && !contains(Variables, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // ConfigFromEnv reads the CT2_* variables (getenv nil: the process
 // environment). Bad numbers, a CT2_MODEL_DIR that is not a folder and an
 // unknown CT2_MODEL_FAMILY are errors naming the variable, found before any
