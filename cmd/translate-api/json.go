@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"archivekit/internal/service"
+	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/translator"
 )
 
@@ -72,12 +73,16 @@ type jsonStats struct {
 
 // jsonUnit is one row of the per-unit log.
 type jsonUnit struct {
-	Page   int      `json:"page,omitempty"`
-	Line   string   `json:"line"`
-	Source string   `json:"source"`
-	Target string   `json:"target"`
-	Status string   `json:"status"`
-	Score  *float64 `json:"score,omitempty"`
+	Page   int    `json:"page,omitempty"`
+	Line   string `json:"line"`
+	Source string `json:"source"`
+	Target string `json:"target"`
+	Status string `json:"status"`
+	// UnitStatus is the unit status of the command line's log
+	// (backend.UnitStatus): approx_alignment for a line whose words were
+	// placed by proportion or that got none of its block's words.
+	UnitStatus string   `json:"unit_status"`
+	Score      *float64 `json:"score,omitempty"`
 	// SourceLang is the unit's source language, LangSource the rule of
 	// the source-language order that chose it.
 	SourceLang string `json:"source_lang,omitempty"`
@@ -110,7 +115,7 @@ func (s *server) respondJSON(w http.ResponseWriter, job *translateJob, res *tran
 		a.DocumentBase64 = base64.StdEncoding.EncodeToString(out.Data)
 	}
 	for _, r := range out.Log {
-		u := jsonUnit{Page: r.Page, Line: r.Line, Source: r.Source, Target: r.Target, Status: string(r.Status),
+		u := jsonUnit{Page: r.Page, Line: r.Line, Source: r.Source, Target: r.Target, Status: string(r.Status), UnitStatus: backend.UnitStatus(r.Status, r.Approx),
 			SourceLang: r.Lang, LangSource: string(r.LangSource)}
 		if r.HasScore {
 			sc := r.Score

@@ -105,6 +105,14 @@ func alignByAnchors(tokens []string, anchors []string) (counts []int, over int) 
 			continue
 		}
 		lo, hi := window(e, avail)
+		// While there are tokens enough, every line keeps at least one and
+		// leaves one for each line after it: a line left without a word
+		// is written empty (CONTENT=""), and a later line (the last takes
+		// the remainder) gathers what the others took too few of.
+		if after := len(anchors) - 1 - i; e > 0 && avail > after {
+			lo = max(lo, 1)
+			hi = max(lo, min(hi, avail-after))
+		}
 		m := difflib.NewMatcher(nil, []rune(joined))
 		best, bestScore := lo, -1.0
 		for k := lo; k <= hi; k++ {

@@ -110,7 +110,14 @@ func TestAlignByAnchors(t *testing.T) {
 	}{
 		{"exact anchors", "Municipality of Crow Crow 37 592 31 Crow",
 			[]string{"Municipality of", "Crow Crow 37", "592 31 Crow"}, []int{2, 3, 3}},
-		{"anchor says more words than fit", "a b c", []string{"a b c d e", "x"}, []int{3, 0}},
+		// The first line's anchor asks for all the tokens, but the second
+		// keeps one: a line is left without a word only when there are
+		// fewer tokens than lines (it was [3 0], the second written empty).
+		{"anchor says more words than fit", "a b c", []string{"a b c d e", "x"}, []int{2, 1}},
+		{"fewer tokens than lines", "a b", []string{"a", "b", "c"}, []int{1, 1, 0}},
+		// A block translated in fewer words than its lines' anchors: the
+		// last line keeps one (before: [3 2 0], the last written empty).
+		{"block shorter than its lines", "a b c d e", []string{"a b c", "d e", "f"}, []int{3, 1, 1}},
 		{"fluent block differs from lines", "the finds come from the upper layer of the pit",
 			[]string{"finds come", "from the top layer", "of the pit"}, []int{3, 4, 3}},
 		{"no tokens", "", []string{"a", "b"}, []int{0, 0}},

@@ -73,7 +73,8 @@ function showResult(a) {
   body.replaceChildren();
   for (const u of (a.units || []).slice(0, unitsShown)) {
     const tr = body.insertRow();
-    for (const v of [u.page, u.line, u.source, u.target, u.status]) tr.insertCell().textContent = v === undefined ? "" : v;
+    const status = u.unit_status === "approx_alignment" ? "words placed approximately" : u.unit_status || u.status;
+    for (const v of [u.page, u.line, u.source, u.target, status]) tr.insertCell().textContent = v === undefined ? "" : v;
   }
   const n = (a.units || []).length;
   $("units-note").textContent = n > unitsShown ? "The first " + unitsShown + " of " + n + " units; the download holds them all." : "";
