@@ -10,7 +10,7 @@
 // GRACEFUL_SHUTDOWN_S, ALLOWED_ORIGINS, MAX_UPLOAD_MB / MAX_UPLOAD_BYTES):
 //
 //	TRANSLATION_BACKEND     mtapi (default), chat_compatible or ct2
-//	TRANSLATION_URL         the translation API (alias MTAPI_BASE_URL)
+//	TRANSLATION_URL         the translation API (aliases MTAPI_BASE_URL, the original tool's LINDAT_BASE_URL)
 //	MTAPI_MIN_INTERVAL_S, MTAPI_MAX_RETRIES, MTAPI_BACKOFF_BASE_S   transport policy
 //	LLM_BASE_URL, LLM_MODEL (required by chat_compatible: without them the
 //	                        service does not start, exit 2), LLM_API_KEY,

@@ -121,14 +121,22 @@ func New(baseURL string, t *transport.Client) *Client {
 // vocabulary terms are not protected (multi-word terms still are).
 const Off = "off"
 
-// BaseURLFromEnv returns LEMMATIZER_URL, DefaultBaseURL when unset, or ""
+// BaseURLFromEnv returns LEMMATIZER_URL (or the original tool's
+// UDPIPE_URL when it is unset), DefaultBaseURL when neither is set, or ""
 // when it is Off ("off" or "none"); a value that is not an http(s) URL is
 // an error naming the variable.
 func BaseURLFromEnv(getenv func(string) string) (string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	v := strings.TrimSpace(getenv("LEMMATIZER_URL"))
+	name := "LEMMATIZER_URL"
+	v := strings.TrimSpace(getenv(name))
+	if v == "" && strings.TrimSpace(getenv("UDPIPE_URL")) != "" {
+		// The original tool's name: a user's private lemmatiser named so
+		// was ignored and the text went to the public host.
+		name = "UDPIPE_URL"
+		v = strings.TrimSpace(getenv(name))
+	}
 	if v == "" {
 		return DefaultBaseURL, nil
 	}
@@ -137,7 +145,7 @@ func BaseURLFromEnv(getenv func(string) string) (string, error) {
 	}
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("LEMMATIZER_URL=%q: want an http(s) URL", v)
+		return "", fmt.Errorf("%s=%q: want an http(s) URL", name, v)
 	}
 	return strings.TrimRight(v, "/"), nil
 }

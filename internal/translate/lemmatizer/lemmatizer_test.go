@@ -150,6 +150,16 @@ func TestBaseURLFromEnv(t *testing.T) {
 	if _, err := BaseURLFromEnv(func(string) string { return "udpipe:8001" }); err == nil || !strings.Contains(err.Error(), "LEMMATIZER_URL") {
 		t.Errorf("bad: %v", err)
 	}
+	// The original tool's UDPIPE_URL names a private lemmatiser too
+	// (it was ignored); LEMMATIZER_URL wins.
+	udpipe := map[string]string{"UDPIPE_URL": "http://private-udpipe:8001/"}
+	if u, err := BaseURLFromEnv(func(k string) string { return udpipe[k] }); err != nil || u != "http://private-udpipe:8001" {
+		t.Errorf("UDPIPE_URL: %q %v", u, err)
+	}
+	udpipe["LEMMATIZER_URL"] = "off"
+	if u, err := BaseURLFromEnv(func(k string) string { return udpipe[k] }); err != nil || u != "" {
+		t.Errorf("LEMMATIZER_URL=off beside UDPIPE_URL: %q %v", u, err)
+	}
 	for _, off := range []string{"off", "None", " OFF "} {
 		if u, err := BaseURLFromEnv(func(string) string { return off }); err != nil || u != "" {
 			t.Errorf("%q: %q %v, want off", off, u, err)

@@ -72,18 +72,24 @@ type Config struct {
 	Setting string
 }
 
-// ConfigFromEnv builds a Config from TRANSLATION_URL (alias MTAPI_BASE_URL,
-// TRANSLATION_URL wins when both are set) and MTAPI_MIN_INTERVAL_S,
-// MTAPI_MAX_RETRIES, MTAPI_BACKOFF_BASE_S. getenv nil means os.Getenv.
+// ConfigFromEnv builds a Config from TRANSLATION_URL (aliases MTAPI_BASE_URL
+// and the original tool's LINDAT_BASE_URL, in that order when several are
+// set) and MTAPI_MIN_INTERVAL_S, MTAPI_MAX_RETRIES, MTAPI_BACKOFF_BASE_S
+// (or the original's LINDAT_ ones). getenv nil means os.Getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	setting := "TRANSLATION_URL"
 	base := strings.TrimSpace(getenv(setting))
-	if base == "" && strings.TrimSpace(getenv("MTAPI_BASE_URL")) != "" {
-		setting = "MTAPI_BASE_URL"
-		base = strings.TrimSpace(getenv(setting))
+	// The aliases, in order: this project's MTAPI_BASE_URL and the
+	// original tool's LINDAT_BASE_URL (a user's private instance named so
+	// was ignored and the text went to the public host).
+	for _, alias := range []string{"MTAPI_BASE_URL", "LINDAT_BASE_URL"} {
+		if base == "" && strings.TrimSpace(getenv(alias)) != "" {
+			setting = alias
+			base = strings.TrimSpace(getenv(setting))
+		}
 	}
 	if base == "" {
 		base = DefaultBaseURL
@@ -92,7 +98,15 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return Config{}, fmt.Errorf("%s=%q: want an http(s) URL", setting, base)
 	}
-	p, err := transport.FromEnv("MTAPI", DefaultPolicy, getenv)
+	// The original tool's LINDAT_MIN_INTERVAL_S, LINDAT_MAX_RETRIES and
+	// LINDAT_BACKOFF_BASE_S stand for the MTAPI_ ones left unset.
+	policyEnv := func(k string) string {
+		if v := getenv(k); v != "" || !strings.HasPrefix(k, "MTAPI_") {
+			return v
+		}
+		return getenv("LINDAT_" + strings.TrimPrefix(k, "MTAPI_"))
+	}
+	p, err := transport.FromEnv("MTAPI", DefaultPolicy, policyEnv)
 	if err != nil {
 		return Config{}, err
 	}

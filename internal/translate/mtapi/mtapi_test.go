@@ -274,6 +274,11 @@ func TestConfigFromEnv(t *testing.T) {
 		{"TRANSLATION_URL", map[string]string{"TRANSLATION_URL": "http://mt.local:9000/api/"}, "http://mt.local:9000/api", ""},
 		{"alias", map[string]string{"MTAPI_BASE_URL": "http://alias:1"}, "http://alias:1", ""},
 		{"TRANSLATION_URL wins over alias", map[string]string{"TRANSLATION_URL": "http://a:1", "MTAPI_BASE_URL": "http://b:2"}, "http://a:1", ""},
+		// The original tool's name for a private instance (it was ignored,
+		// and the text went to the public host).
+		{"original's LINDAT_BASE_URL", map[string]string{"LINDAT_BASE_URL": "http://private:5000/api/v2"}, "http://private:5000/api/v2", ""},
+		{"TRANSLATION_URL wins over LINDAT_BASE_URL", map[string]string{"TRANSLATION_URL": "http://a:1", "LINDAT_BASE_URL": "http://b:2"}, "http://a:1", ""},
+		{"original's bad LINDAT_MAX_RETRIES", map[string]string{"LINDAT_MAX_RETRIES": "many"}, "", "MTAPI_MAX_RETRIES"},
 		{"not a URL", map[string]string{"TRANSLATION_URL": "mt.local"}, "", "TRANSLATION_URL"},
 		{"bad policy", map[string]string{"MTAPI_MAX_RETRIES": "many"}, "", "MTAPI_MAX_RETRIES"},
 	}
