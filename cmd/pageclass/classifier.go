@@ -753,8 +753,9 @@ func (r *classifier) row(p classify.Page, it *item, name string) error {
 }
 
 // printed writes a page's Top-N to stdout when the run's input is one
-// file given with -f (not a book): "scan.png: TEXT 0.9734, TEXT_T 0.0123,
-// ..." (a PDF's or TIFF's pages each on its line, "doc.pdf page 2: ..."),
+// file given with -f (not a book), named by its row key (the tables' FILE
+// and PAGE): "scan: TEXT 0.9734, TEXT_T 0.0123, ..." (a PDF's or TIFF's
+// pages each on its line, "doc page 2: ..."),
 // as the original tool printed its prediction; the tables hold the same,
 // and the log goes to stderr, so a script reads the prediction alone.
 func (r *classifier) printed(key results.Key, p classify.Page) {

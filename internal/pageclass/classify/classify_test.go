@@ -255,6 +255,14 @@ func TestLocator(t *testing.T) {
 		if !strings.Contains(log.String(), "its folders model_v13, model_v23 hold no model.json") || !strings.Contains(log.String(), "export_models.py") {
 			t.Errorf("warning does not name the folders it passed over:\n%s", log.String())
 		}
+		// A single model's demo warning names them too.
+		log.Reset()
+		if _, err := (&classify.Locator{Models: old, Demo: demo, Log: slog.New(slog.NewTextHandler(&log, nil))}).Folder(ctx, "v4.4", false); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(log.String(), "DEMO MODEL:") || !strings.Contains(log.String(), "its folders model_v13, model_v23 hold no model.json") {
+			t.Errorf("single-model warning does not name the folders it passed over:\n%s", log.String())
+		}
 	})
 	t.Run("demo fallback when no location was given", func(t *testing.T) {
 		fs, err := (&classify.Locator{Models: empty, Demo: demo}).Ensemble(ctx)

@@ -240,8 +240,8 @@ func (l *Locator) Folder(ctx context.Context, rev string, want bool) (Folder, er
 		return Folder{}, fmt.Errorf("%s, and the shipped demo models (%s) have none for %s (%s); %s",
 			missing, l.Demo, rev, demoHolds(l.Demo), l.HintExport())
 	}
-	l.log().Warn("DEMO MODEL: no model location given and "+l.Models+" has no "+rev+": using the shipped demo model (fine-tuned on the sample pages only, CC BY-NC 4.0), not the published weights",
-		"revision", rev, "demo", demo, "hint", l.HintExport())
+	msg := "DEMO MODEL: no model location given and " + l.Models + " has no " + rev + ": using the shipped demo model (fine-tuned on the sample pages only, CC BY-NC 4.0), not the published weights"
+	l.log().Warn(msg+passedOver(l.Models), "revision", rev, "demo", demo, "hint", l.HintExport())
 	return Folder{Revision: rev, Dir: demo, Demo: true}, nil
 }
 
@@ -283,11 +283,18 @@ func (l *Locator) Ensemble(ctx context.Context) ([]Folder, error) {
 		return nil, fmt.Errorf("no model location given, no published models in %s, and %w; %s", l.Models, err, l.HintExport())
 	}
 	msg = "DEMO MODELS: no model location given and " + l.Models + " holds no published model: using the shipped demo ensemble (fine-tuned on the sample pages only, CC BY-NC 4.0), not the published weights"
-	if others := notModelDirs(l.Models); len(others) > 0 {
-		msg += "; its folders " + strings.Join(others, ", ") + " hold no " + modelmeta.MetaFile + " (the original tool's Hugging Face checkpoints are not read: convert them)"
-	}
-	l.log().Warn(msg, "demo", l.Demo, "hint", l.HintExport())
+	l.log().Warn(msg+passedOver(l.Models), "demo", l.Demo, "hint", l.HintExport())
 	return demo, nil
+}
+
+// passedOver is what the demo warnings add about root's folders that are
+// not model folders (notModelDirs), "" when there are none.
+func passedOver(root string) string {
+	others := notModelDirs(root)
+	if len(others) == 0 {
+		return ""
+	}
+	return "; its folders " + strings.Join(others, ", ") + " hold no " + modelmeta.MetaFile + " (the original tool's Hugging Face checkpoints are not read: convert them)"
 }
 
 // notModelDirs lists (up to five, then a count) the folders in root that
