@@ -56,7 +56,9 @@ function showResult(a) {
   const st = a.statistics || {};
   $("result-title").textContent = a.name;
   const langs = (a.source_lang || "?") + " → " + a.target_lang;
-  const parts = [count(st.units || 0, "unit") + " of text", st.translated + " translated"];
+  // ALTO's units are its blocks (translated whole); the table lists their lines.
+  const what = a.kind === "alto" ? count(st.units || 0, "block") + " of text (" + count(st.lines || 0, "line") + ")" : count(st.units || 0, "unit") + " of text";
+  const parts = [what, st.translated + " translated"];
   if (st.skipped) parts.push(st.skipped + " left as they were");
   if (st.already_done) parts.push(st.already_done + " translated before");
   if (st.in_target) parts.push(st.in_target + " already in " + a.target_lang);
