@@ -68,6 +68,8 @@ func TestErrorReasons(t *testing.T) {
 			Data: hostile.TIFF(hostile.TIFFPage{W: 60, H: 80, Grey: 30}, hostile.TIFFPage{W: 60, H: 80, Grey: 200})}}},
 		{reason: service.ReasonRenderBudget, status: 422, detail: `"scan.pdf": its pages cost more time than one request may spend on them`, path: "/predict_document", parts: []upload{pdf(2)}},
 		{reason: service.ReasonUnknownVersion, status: 422, detail: "version v1.3 cannot be served", path: "/predict_image", parts: []upload{img, field("version", "v1.3")}},
+		// the original tool's generation names this one's
+		{reason: service.ReasonUnknownVersion, status: 422, detail: "(the ensemble's model of this family is v4.4)", path: "/predict_image", parts: []upload{img, field("version", "v4.3")}},
 		{reason: service.ReasonBadBook, status: 422, detail: "/notbook.xml", path: "/predict_document", parts: []upload{field("book", books.URL+"/notbook.xml")}},
 		{reason: service.ReasonHostNotAllowed, status: 422, detail: EnvBookHosts, path: "/predict_document", parts: []upload{field("book", "http://localhost:"+port+"/notbook.xml")}},
 		{reason: service.ReasonFetchFailed, status: 422, detail: "404", path: "/predict_document", parts: []upload{field("book", books.URL+"/gone.json")}},

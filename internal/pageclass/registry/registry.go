@@ -159,6 +159,21 @@ func EnsembleModels() []Model {
 	return out
 }
 
+// Generation names the ensemble revision of rev's model family when rev is
+// another generation of it ("v4.4" for the original tool's "v4.3"), or ""
+// (rev is an ensemble revision itself, or no family's).
+func Generation(rev string) string {
+	if IsEnsemble(rev) || len(rev) < 4 || rev[0] != 'v' || rev[2] != '.' {
+		return ""
+	}
+	for _, e := range Ensemble {
+		if e[:2] == rev[:2] {
+			return e
+		}
+	}
+	return ""
+}
+
 // IsEnsemble reports whether rev is one of the five canonical revisions.
 func IsEnsemble(rev string) bool {
 	for _, r := range Ensemble {

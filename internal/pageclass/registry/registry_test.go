@@ -118,3 +118,14 @@ func TestCheckRevision(t *testing.T) {
 		t.Error("IsEnsemble")
 	}
 }
+
+// TestGeneration: another generation of an ensemble family (the original
+// tool's v4.3) names the ensemble's revision; an ensemble revision or no
+// family's names none.
+func TestGeneration(t *testing.T) {
+	for rev, want := range map[string]string{"v4.3": "v4.4", "v1.2": "v1.4", "v4.4": "", "v9.3": "", "4.3": "", "v4": ""} {
+		if got := Generation(rev); got != want {
+			t.Errorf("Generation(%q) = %q, want %q", rev, got, want)
+		}
+	}
+}
