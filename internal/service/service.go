@@ -784,7 +784,7 @@ func (s *Service) warmOrStop(srv *http.Server) (int, bool) {
 	defer cancel()
 	warmed := make(chan error, 1)
 	go func() { warmed <- s.WarmUp(ctx) }()
-	code, ok := 0, true
+	code, ok, stopped := 0, true, false
 	select {
 	case err := <-warmed:
 		if err != nil {
@@ -794,11 +794,15 @@ func (s *Service) warmOrStop(srv *http.Server) (int, bool) {
 	case sig := <-s.stop:
 		s.state.Store(int32(Draining))
 		s.Logger.Warn("stop signal during warm-up: exiting without serving", "signal", sig.String())
-		s.runOnStop()
-		code, ok = exitCodeFor(sig), false
+		code, ok, stopped = exitCodeFor(sig), false, true
 	}
+	// The server answering during warm-up is closed before what the
+	// service holds is released (OnStop).
 	if !ok && srv != nil {
 		_ = srv.Close()
+	}
+	if stopped {
+		s.runOnStop()
 	}
 	return code, ok
 }
