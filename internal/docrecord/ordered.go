@@ -127,7 +127,7 @@ func writeString(b *bytes.Buffer, s string) {
 func decodeValue(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := decodeNext(dec)
+	v, err := decodeNext(dec, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -137,10 +137,19 @@ func decodeValue(data []byte) (any, error) {
 	return v, nil
 }
 
-func decodeNext(dec *json.Decoder) (any, error) {
+// MaxDepth is the deepest nesting of objects and arrays a record may have
+// (real records nest a few levels): a deeper one is refused, where the
+// recursive decoder overflowed its stack and took the whole service down
+// (a job holding it crashed the service again at every start).
+const MaxDepth = 500
+
+func decodeNext(dec *json.Decoder, depth int) (any, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return nil, err
+	}
+	if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') && depth >= MaxDepth {
+		return nil, fmt.Errorf("nested more than %d levels deep", MaxDepth)
 	}
 	switch t := tok.(type) {
 	case json.Delim:
@@ -156,7 +165,7 @@ func decodeNext(dec *json.Decoder) (any, error) {
 				if _, dup := o.vals[k]; dup {
 					return nil, fmt.Errorf("duplicate key %q", k)
 				}
-				v, err := decodeNext(dec)
+				v, err := decodeNext(dec, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -167,7 +176,7 @@ func decodeNext(dec *json.Decoder) (any, error) {
 		case '[':
 			arr := []any{}
 			for dec.More() {
-				v, err := decodeNext(dec)
+				v, err := decodeNext(dec, depth+1)
 				if err != nil {
 					return nil, err
 				}
