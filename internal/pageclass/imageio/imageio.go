@@ -406,7 +406,7 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 	}
 	defer ref.Close()
 	if typ == vips.ImageTypePDF {
-		d.pages = ref.Pages()
+		d.pages = pageCount(ref)
 		if d.pages < 1 {
 			return nil, &Error{Name: name, Err: errors.New("PDF has no pages")}
 		}
@@ -417,17 +417,29 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		return nil, &Error{Name: name, Err: err}
 	}
 	d.orient = metaOrientation(ref, typ, data)
-	if typ == vips.ImageTypeTIFF && ref.Pages() > 1 {
+	if typ == vips.ImageTypeTIFF && pageCount(ref) > 1 {
 		if d.turns = tiffTurns(data); d.turns == nil {
 			d.turns = []int{d.orient} // the first page's, read by libvips
 		}
-		n, err := d.tiffPages(ref.Width(), ref.Height(), ref.Pages())
+		n, err := d.tiffPages(ref.Width(), ref.Height(), pageCount(ref))
 		if err != nil {
 			return nil, &Error{Name: name, Err: err}
 		}
 		d.pages = n
 	}
 	return d, nil
+}
+
+// pageCount is the number of pages libvips read in ref's file: its
+// n-pages field, which the getter (ref.Pages) gives as 1 when it is over
+// 10,000, so that a PDF or TIFF of 10,000 pages or more passed the page
+// limit as a one-page document and its other pages were dropped.
+func pageCount(ref *vips.ImageRef) int {
+	n := ref.Pages()
+	if slices.Contains(ref.ImageFields(), "n-pages") {
+		n = max(n, ref.GetInt("n-pages"))
+	}
+	return n
 }
 
 // tiffPages returns how many pages of a TIFF of n pages (the first w×h) are

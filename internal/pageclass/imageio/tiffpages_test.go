@@ -286,3 +286,23 @@ func TestClassifiedTIFFPages(t *testing.T) {
 		t.Errorf("error %v; want boom naming page 3", err)
 	}
 }
+
+// TestTenThousandPages: a TIFF of 10,000 pages or more has them all (libvips'
+// page-count getter gives 1 over 10,000, so it passed the page limit as a
+// one-page document and its other pages were dropped).
+func TestTenThousandPages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 10,001-page TIFF")
+	}
+	pages := make([]*image.Gray, 10_001)
+	for i := range pages {
+		pages[i] = image.NewGray(image.Rect(0, 0, 2, 2))
+	}
+	d, err := DefaultOptions.Decode(hostile.GrayTIFF(pages...), "many.tif")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Pages() != len(pages) {
+		t.Errorf("Pages() = %d, want %d", d.Pages(), len(pages))
+	}
+}
