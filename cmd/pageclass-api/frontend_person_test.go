@@ -214,3 +214,24 @@ func TestFrontendStop(t *testing.T) {
 		t.Errorf("after Stop: %d classified, %d skipped, Stop hidden %v, status %q", classified, skipped, stopHidden, status)
 	}
 }
+
+// TestFrontendCSVFormulas: the page's CSV download writes a cell that a
+// spreadsheet would run as a formula (a file named "=1+2.png") with a
+// leading apostrophe; other cells as they are.
+func TestFrontendCSVFormulas(t *testing.T) {
+	ctx := chromium(t)
+	_, ts := startServer(t, testOptions(t), nil, nil)
+	var got []string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/frontend"),
+		chromedp.WaitVisible("#form"),
+		chromedp.Evaluate(`["=1+2.png", "+x", "-1", "@SUM(A1)", "scan 1.png", "a,b"].map(csvCell)`, &got),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"'=1+2.png", "'+x", "'-1", "'@SUM(A1)", "scan 1.png", `"a,b"`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("cells %q, want %q", got, want)
+	}
+}

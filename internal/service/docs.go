@@ -27,6 +27,7 @@ func serveDocsPage(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	PageHeaders(w.Header())
 	_, _ = w.Write(b)
 }
 
@@ -43,6 +44,7 @@ func serveDocsAsset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", ct)
+	PageHeaders(w.Header())
 	w.Header().Set("Cache-Control", "public, max-age=3600")
 	_, _ = w.Write(b)
 }

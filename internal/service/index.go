@@ -100,6 +100,15 @@ func (s *Service) serveRoot(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, map[string]string{"message": s.opts.Index.Welcome, "info": "/info"})
 }
 
+// PageHeaders sets the headers of a page the services serve to browsers:
+// no type sniffing, and no framing by another site (an upload form or the
+// token prompt in a frame of someone else's page).
+func PageHeaders(h http.Header) {
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+}
+
 // wantsHTML says a request is a browser's (its Accept header names
 // text/html, which curl's and programs' do not): GET / then answers a page
 // a person can follow instead of the welcome message's JSON.
@@ -129,6 +138,7 @@ func (s *Service) serveRootPage(w http.ResponseWriter) {
 	link("/info", "what this service is and runs (JSON)")
 	name := html.EscapeString(s.opts.Name)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	PageHeaders(w.Header())
 	fmt.Fprintf(w, `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>%s</title></head>

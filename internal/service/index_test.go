@@ -67,8 +67,11 @@ func TestIndexPage(t *testing.T) {
 	}
 	r := do(t, "GET", srv.URL+"/", nil, map[string]string{"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"})
 	body := string(r.body)
-	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") {
-		t.Fatalf("browser's GET /: %d %s", r.status, r.header.Get("Content-Type"))
+	if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), "text/html") || r.header.Get("X-Frame-Options") != "DENY" {
+		t.Fatalf("browser's GET /: %d %s, X-Frame-Options %q", r.status, r.header.Get("Content-Type"), r.header.Get("X-Frame-Options"))
+	}
+	if r := do(t, "GET", srv.URL+"/docs", nil, nil); r.header.Get("X-Frame-Options") != "DENY" || r.header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("/docs headers %v", r.header)
 	}
 	for _, want := range []string{`<html lang="en">`, "test-api: POST to /work", `<a href="/page">/page</a>: a page for people`, `<a href="/docs">`, `<a href="/info">`} {
 		if !strings.Contains(body, want) {

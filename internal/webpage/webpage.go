@@ -45,7 +45,7 @@ func Handler(tree fs.FS, dir string) http.Handler {
 		}
 		w.Header().Set("Content-Type", contentType(name))
 		w.Header().Set("Cache-Control", "no-cache")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
+		service.PageHeaders(w.Header())
 		_, _ = w.Write(b)
 	})
 }

@@ -307,9 +307,14 @@ function pageRow(file, page, label, preds, rv) {
   };
 }
 
-// csvCell quotes a CSV field when it must (RFC 4180).
+// csvCell quotes a CSV field when it must (RFC 4180). The download is
+// for spreadsheets: a cell that would start with = + - @ (or a tab or a
+// carriage return) gets a leading apostrophe, so a file named
+// "=HYPERLINK(...).png" (another client's, listed on a shared service) is
+// shown as text, not run as a formula.
 function csvCell(v) {
-  const s = v === null || v === undefined ? "" : String(v);
+  let s = v === null || v === undefined ? "" : String(v);
+  if (/^[=+\-@\t\r]/.test(s)) s = "'" + s;
   return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
 }
 
