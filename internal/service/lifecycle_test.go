@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -619,4 +620,21 @@ func waitInFlight(t *testing.T, p *proc) {
 	}) {
 		t.Fatal("slow request never became in flight")
 	}
+}
+
+// TestLifecycleTokensFileLogged: a service whose clients each have a token
+// (API_TOKENS_FILE) says at start that a token is required (it said false:
+// only API_TOKEN counted).
+func TestLifecycleTokensFileLogged(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(f, []byte("alice tok-a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServer(t, "API_TOKENS_FILE="+f)
+	p.waitReady(t, 10*time.Second)
+	if !strings.Contains(p.out.String(), `"token_required":true`) {
+		t.Errorf("start record does not say a token is required:\n%s", p.out)
+	}
+	p.signal(t, syscall.SIGTERM)
+	p.exitCode(t, 5*time.Second)
 }

@@ -717,7 +717,7 @@ func (s *Service) Run() int {
 		"request_timeout_s", s.Config.RequestTimeout.Seconds(), "max_concurrent_requests", s.Config.MaxConcurrent,
 		"max_concurrent_per_client", s.Config.MaxPerClient,
 		"body_timeout_s", s.Config.BodyTimeout.Seconds(), "body_min_bytes_per_s", s.Config.BodyMinRate,
-		"token_required", s.Config.Token != "", "allowed_origins", s.Config.Origins.String())
+		"token_required", s.Config.Closed(), "allowed_origins", s.Config.Origins.String())
 
 	var srv *http.Server
 	var addr string
