@@ -485,6 +485,11 @@ func (s *Service) route(w http.ResponseWriter, r *http.Request) {
 	if allow := probe.header.Get("Allow"); allow != "" {
 		w.Header().Set("Allow", allow)
 	}
+	if loc := probe.header.Get("Location"); loc != "" {
+		// The mux's redirect of a path to its clean form ("/a/../b" to
+		// "/b"): it was sent without its Location.
+		w.Header().Set("Location", loc)
+	}
 	status := probe.status
 	if status == 0 || status == http.StatusOK {
 		status = http.StatusNotFound

@@ -208,6 +208,23 @@ func TestMethodNotAllowedKeepsAllow(t *testing.T) {
 	}
 }
 
+// TestUncleanPathRedirected: a path the mux cleans ("/docs/../nowhere") is
+// redirected to its clean form with the Location to follow (it was a 307
+// without one).
+func TestUncleanPathRedirected(t *testing.T) {
+	svc, srv, _ := testService(t, env{}, Options{})
+	_ = svc.WarmUp(context.Background())
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(srv.URL + "/docs/../nowhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 3 || resp.Header.Get("Location") != "/nowhere" {
+		t.Fatalf("GET /docs/../nowhere: %d Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
 func TestWarmUpFailureKeepsStarting(t *testing.T) {
 	svc, _, _ := testService(t, env{}, Options{WarmUp: func(context.Context) error { return errors.New("model file missing") }})
 	if err := svc.WarmUp(context.Background()); err == nil || svc.State() != Starting {
