@@ -151,6 +151,14 @@ func (q *Queue) readForm(w http.ResponseWriter, r *http.Request, dir string) (f 
 			service.WriteBodyError(w, err)
 			return nil, nil, "", false
 		}
+		if p.FormName() == "" {
+			// A part whose Content-Disposition cannot be read (a file
+			// name with a bare quote) has no field: it was dropped without
+			// a word, the job one file short.
+			service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonBadField,
+				fmt.Sprintf("a form part has no field name: its Content-Disposition %q cannot be read (quote the file name as RFC 7578 says)", p.Header.Get("Content-Disposition")))
+			return nil, nil, "", false
+		}
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", p.FormName(), p.FileName(), p.Header.Get("Content-Type"))
 		if p.FormName() == q.opts.ItemField {
 			if f.At < 0 {

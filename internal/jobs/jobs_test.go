@@ -1308,6 +1308,10 @@ func TestSubmitNotMultipart(t *testing.T) {
 		{"application/xml", `<alto/>`, 415, service.ReasonUnsupportedMediaType, "Content-Type application/xml is not supported"},
 		{"", `<alto/>`, 415, service.ReasonUnsupportedMediaType, "Content-Type none is not supported"},
 		{"multipart/form-data; boundary=x", "not a form", 400, service.ReasonBadRequest, "could not read the request body"},
+		// A part whose file name holds a bare quote has no readable
+		// field: refused, not dropped (the job was one file short).
+		{"multipart/form-data; boundary=x", "--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.xml\"\r\n\r\n<alto/>\r\n--x\r\nContent-Disposition: form-data; name=\"file\"; filename=\"bad\"name.xml\"\r\n\r\n<alto/>\r\n--x--\r\n",
+			422, service.ReasonBadField, "a form part has no field name"},
 	} {
 		req, err := http.NewRequest(http.MethodPost, ts.URL+"/jobs", strings.NewReader(c.body))
 		if err != nil {
