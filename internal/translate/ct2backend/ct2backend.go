@@ -43,11 +43,8 @@ package ct2backend
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -56,6 +53,7 @@ import (
 	"sync"
 
 	"archivekit/bindings/ct2"
+	"archivekit/internal/ledger"
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/chunker"
 	"archivekit/internal/translate/guard"
@@ -241,24 +239,18 @@ func folderDigest(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	all := sha256.New()
+	var list strings.Builder
 	for _, e := range entries {
 		if !e.Type().IsRegular() {
 			continue
 		}
-		f, err := os.Open(filepath.Join(dir, e.Name()))
+		d, err := ledger.Digest(filepath.Join(dir, e.Name()))
 		if err != nil {
 			return "", err
 		}
-		h := sha256.New()
-		_, err = io.Copy(h, f)
-		f.Close()
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", e.Name(), err)
-		}
-		fmt.Fprintf(all, "%s\x00%x\n", e.Name(), h.Sum(nil))
+		fmt.Fprintf(&list, "%s\x00%s\n", e.Name(), d)
 	}
-	return "sha256:" + hex.EncodeToString(all.Sum(nil)), nil
+	return "sha256:" + ledger.DigestBytes([]byte(list.String())), nil
 }
 
 // Info describes the model for the run metadata and the resume ledger's
