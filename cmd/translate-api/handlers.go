@@ -26,8 +26,8 @@ import (
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/metadata"
-	"archivekit/internal/translate/mtapi"
 	"archivekit/internal/translate/runmeta"
+	"archivekit/internal/translate/session"
 	"archivekit/internal/translate/translator"
 	"archivekit/internal/translate/transport"
 	"archivekit/internal/translate/xmlsplice"
@@ -381,23 +381,10 @@ func (job *translateJob) parseFields(r *http.Request) []service.ValidationError 
 type translated struct {
 	out     *translator.Output
 	backend string // the backend's name
-	// backendInfo says what the backend is (backendInfo): the JSON
+	// backendInfo says what the backend is (session.Describe): the JSON
 	// answer names the model that produced it.
 	backendInfo map[string]any
 	usage       *translator.Usage
-}
-
-// backendInfo describes a backend as the run metadata does: mtapi's URL;
-// chat_compatible's URL, model and provider (never the key); ct2's model
-// folder, digest, family, languages and limits.
-func backendInfo(be backend.Backend) map[string]any {
-	if inf, ok := be.(interface{ Info() map[string]any }); ok {
-		return inf.Info()
-	}
-	if m, ok := be.(*mtapi.Backend); ok {
-		return map[string]any{"translation_api": m.BaseURL()}
-	}
-	return nil
 }
 
 // answerError is a failed translation's answer: its status, reason and
@@ -512,7 +499,7 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 	if st := s.state.Load(); st != nil && !st.warm && out.Stats.Calls > 0 && out.Stats.TransportErrors == 0 {
 		s.state.Store(&warmth{be: be, warm: true}) // it answered: it is warm now
 	}
-	return &translated{out: out, backend: be.Name(), backendInfo: backendInfo(be), usage: usage}, nil
+	return &translated{out: out, backend: be.Name(), backendInfo: session.Describe(be), usage: usage}, nil
 }
 
 // failureStatus is the status and reason of a failed translation: 422 for

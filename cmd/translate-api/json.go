@@ -31,7 +31,7 @@ type jsonAnswer struct {
 	// given with an explicit source).
 	LangSources map[string]int `json:"lang_sources,omitempty"`
 	Backend     string         `json:"backend"`
-	// BackendInfo says what the backend is (backendInfo): ct2's model
+	// BackendInfo says what the backend is (session.Describe): ct2's model
 	// folder and digest, a chat API's model, the MT API's URL.
 	BackendInfo map[string]any `json:"backend_info,omitempty"`
 	// Encoding is the document's character encoding. Document holds it as

@@ -12,8 +12,8 @@ import (
 	"archivekit/internal/service"
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/langid"
-	"archivekit/internal/translate/mtapi"
 	"archivekit/internal/translate/runmeta"
+	"archivekit/internal/translate/session"
 	"archivekit/internal/translate/translator"
 	"archivekit/internal/version"
 )
@@ -88,13 +88,8 @@ func (s *server) jobRunMeta(_ context.Context, j jobs.RunJob) (jobs.RunRecord, e
 	run.SetConfig("element_lang", element)
 	run.SetConfig("translation_backend", s.set.Backend)
 	if be := s.backend(); be != nil {
-		if m, ok := be.(*mtapi.Backend); ok {
-			run.SetConfig("translation_api", m.BaseURL())
-		}
-		if inf, ok := be.(interface{ Info() map[string]any }); ok {
-			for k, v := range inf.Info() { // chat_compatible: URL, model, provider label, languages; never the key
-				run.SetConfig(k, v)
-			}
+		for k, v := range session.Describe(be) { // mtapi's URL; chat_compatible's URL, model, provider; ct2's model; never a key
+			run.SetConfig(k, v)
 		}
 	}
 	run.SetConfig("xpaths_file", s.set.Fields.Path)

@@ -37,6 +37,21 @@ func Known(name string) bool {
 	return false
 }
 
+// Describe says what a backend is, as the run metadata and translate-api's
+// answers record it: mtapi's URL (translation_api); for backends that
+// describe themselves (Info), their keys: chat_compatible's URL, model and
+// provider (never the key), ct2's model folder, digest, family, languages
+// and limits. Nil for a backend with nothing more to say.
+func Describe(be backend.Backend) map[string]any {
+	if inf, ok := be.(interface{ Info() map[string]any }); ok {
+		return inf.Info()
+	}
+	if m, ok := be.(*mtapi.Backend); ok {
+		return map[string]any{"translation_api": m.BaseURL()}
+	}
+	return nil
+}
+
 // Unknown is the error for a backend name not among Backends; the original
 // tool's names of the first two (lindat, openai_compatible) are answered
 // with the name to give instead.
