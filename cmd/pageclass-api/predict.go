@@ -204,12 +204,8 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 		// The cause names the service's folders and files: it is for the
 		// operator's log, not the client's answer (which showed them).
 		s.svc.Logger.Warn("version asked for cannot be served", "version", f.version, "error", err.Error())
-		hint := ""
-		if g := registry.Generation(f.version); g != "" {
-			hint = fmt.Sprintf(" (the ensemble's model of this family is %s)", g)
-		}
 		return nil, failf(http.StatusUnprocessableEntity, service.ReasonUnknownVersion,
-			"version %s cannot be served: this service has no model of that revision, or could not load it (its log says why); the ensemble revisions %s and all are always available%s", f.version, strings.Join(registry.Ensemble, ", "), hint)
+			"version %s cannot be served: this service has no model of that revision, or could not load it (its log says why); the ensemble revisions %s and all are always available%s", f.version, strings.Join(registry.Ensemble, ", "), registry.GenerationNote(f.version))
 	}
 	// The joint per-page step of internal/pageclass/classify (the command line's):
 	// each member's forward passes go through its batcher.

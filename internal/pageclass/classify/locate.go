@@ -228,10 +228,7 @@ func (l *Locator) Folder(ctx context.Context, rev string, want bool) (Folder, er
 	if dir != "" {
 		return Folder{Revision: rev, Want: rev, Dir: dir}, nil
 	}
-	missing := fmt.Sprintf("model %s not found: no model.json in %s", rev, lookedFor(l.Models, rev))
-	if g := registry.Generation(rev); g != "" {
-		missing += fmt.Sprintf(" (the ensemble's model of this family is %s)", g)
-	}
+	missing := fmt.Sprintf("model %s not found: no model.json in %s", rev, lookedFor(l.Models, rev)) + registry.GenerationNote(rev)
 	if l.Given || l.Demo == "" {
 		return Folder{}, fmt.Errorf("%s; %s", missing, l.HintExport())
 	}

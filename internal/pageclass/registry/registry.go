@@ -159,6 +159,16 @@ func EnsembleModels() []Model {
 	return out
 }
 
+// GenerationNote is what a refusal of rev adds when rev is another
+// generation of an ensemble family: " (the ensemble's model of this family
+// is v4.4)" for "v4.3"; "" otherwise (Generation).
+func GenerationNote(rev string) string {
+	if g := Generation(rev); g != "" {
+		return " (the ensemble's model of this family is " + g + ")"
+	}
+	return ""
+}
+
 // Generation names the ensemble revision of rev's model family when rev is
 // another generation of it ("v4.4" for the original tool's "v4.3"), or ""
 // (rev is an ensemble revision itself, or no family's).
