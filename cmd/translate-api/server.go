@@ -200,9 +200,7 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 	}
 	s.log = s.svc.Logger
 	if set.Backend == ct2backend.Name {
-		for _, v := range ct2backend.UnknownVariables(os.Environ()) {
-			s.log.Warn("environment variable not read by the ct2 backend: misspelt?", "variable", v, "read", strings.Join(ct2backend.Variables, " "))
-		}
+		ct2backend.WarnUnknownVariables(s.log, os.Environ())
 	}
 	rss, _ := service.ProcessRSS()
 	mem, notes, err := service.LoadMemoryBudget(lookup, rss)

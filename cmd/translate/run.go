@@ -250,9 +250,7 @@ func (r *runner) start(ctx context.Context, comps *licence.Components, inputs []
 	s, log := r.s, r.log
 	r.usage = &translator.Usage{}
 	if s.Backend == ct2backend.Name {
-		for _, v := range ct2backend.UnknownVariables(environ()) {
-			log.Warn("environment variable not read by the ct2 backend: misspelt?", "variable", v, "read", strings.Join(ct2backend.Variables, " "))
-		}
+		ct2backend.WarnUnknownVariables(log, environ())
 	}
 	if len(inputs) > 0 {
 		// The backend is opened (a ct2 model loaded) before anything is
@@ -617,19 +615,13 @@ func (r *runner) configure(inputs []input) error {
 	return nil
 }
 
-// openSession opens the backend and its session (vocabulary, lemmatiser
+// openSession takes the session start opened and sets it up (vocabulary, lemmatiser
 // behind its circuit breaker, glossary size) and records what they point
 // at in the run metadata. The circuit it returns is tripped when the
 // lemmatiser's circuit breaker opens.
 func (r *runner) openSession(ctx context.Context) (*session.Session, *lemCircuit, error) {
 	s, pd := r.s, r.pd
-	sess := r.opened
-	if sess == nil {
-		var err error
-		if sess, err = session.Open(s.Backend, r.getenv); err != nil {
-			return nil, nil, err
-		}
-	}
+	sess := r.opened // opened by start before the run metadata
 	r.opened = nil
 	be := sess.Backend
 	if m, ok := be.(*mtapi.Backend); ok {

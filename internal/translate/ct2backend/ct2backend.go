@@ -110,6 +110,14 @@ func UnknownVariables(environ []string) []string {
 	return out
 }
 
+// WarnUnknownVariables logs each of UnknownVariables(environ), naming the
+// variables the backend reads: what both commands say at start.
+func WarnUnknownVariables(log *slog.Logger, environ []string) {
+	for _, v := range UnknownVariables(environ) {
+		log.Warn("environment variable not read by the ct2 backend: misspelt?", "variable", v, "read", strings.Join(Variables, " "))
+	}
+}
+
 // ConfigFromEnv reads the CT2_* variables (getenv nil: the process
 // environment). Bad numbers, a CT2_MODEL_DIR that is not a folder and an
 // unknown CT2_MODEL_FAMILY are errors naming the variable, found before any
