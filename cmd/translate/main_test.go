@@ -806,6 +806,32 @@ func TestConfigWithoutFields(t *testing.T) {
 	}
 }
 
+// A configured field list that cannot be read is said once before the
+// run (it was only each metadata document's failure, one after another);
+// the records fail naming it and an ALTO file beside them is translated.
+func TestConfigFieldsUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "my.txt")
+	writeFile(t, cfg, []byte("source_lang = cs\nfields = missing-fields.txt\n"))
+	in := filepath.Join(dir, "in")
+	writeFile(t, filepath.Join(in, "record.xml"), readOrFatal(t, testenv.Path(t, "records/C-9107617A.xml")))
+	writeFile(t, filepath.Join(in, "page.alto.xml"), readOrFatal(t, testenv.Path(t, sampleALTO)))
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), in, "-o", out, "-c", cfg, "--vocabulary", "", "--formats", "alto.xml,xml")
+	// Exit 0: something was translated (spec 4.1); the record is a failure.
+	if r.code != exitOK || !strings.Contains(r.stderr, "record.xml: metadata document but the field list is unreadable") {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	before, _, _ := strings.Cut(r.stderr, "record.xml:")
+	if !strings.Contains(before, "field list cannot be read") || !strings.Contains(before, "missing-fields.txt") {
+		t.Errorf("no warning naming the field list before the first document:\n%s", r.stderr)
+	}
+	if d := readParadata(t, out); d.Statistics.UnitsTranslated == 0 {
+		t.Errorf("the ALTO file was not translated: %s", r.stderr)
+	}
+}
+
 // TestCT2ModelNamedAndResumed: a ct2 run's metadata names its model (folder,
 // digest, family, languages), and --resume with another model translates
 // again instead of keeping the first model's outputs (the ledger's

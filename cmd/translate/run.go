@@ -130,6 +130,12 @@ func loadSetup(s *settings, log *slog.Logger) (r *runner, ok bool) {
 		log.Error("usage error", "error", fmt.Errorf("--xpaths: %w", r.fieldsErr))
 		return nil, false
 	}
+	if r.fieldsErr != nil {
+		// Said once before the run, not only as each metadata document's
+		// failure: ALTO, PAGE and hOCR need no field list.
+		log.Warn("the metadata field list cannot be read; metadata records will fail, ALTO, PAGE and hOCR are translated",
+			"error", r.fieldsErr, "hint", "give --xpaths FILE or set "+resources.Fields.Env)
+	}
 	// A schema path that is not there is a usage error too (before, each run
 	// only warned that validation was skipped); a URL is fetched in the run.
 	if s.XSD != "" {
