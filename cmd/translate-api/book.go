@@ -153,9 +153,11 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 	// The files are fetched BOOK_FETCH_WORKERS at once ahead of their
 	// translation, in order (a METS file's were fetched when the book was
 	// read, and come from the fetcher's cache; a manifest's were not).
-	locations := make([]string, len(texts))
-	for i, bt := range texts {
-		locations[i] = bt.text.Location
+	var locations []string
+	for _, bt := range texts {
+		if bt.unread == nil {
+			locations = append(locations, bt.text.Location)
+		}
 	}
 	// A file joined with the next one takes that one's file while it is
 	// translated (held): one fewer is fetched ahead then, as a book job
@@ -194,6 +196,11 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 		t := bt.text
 		rel := book.RelPath(location, t)
 		bf := bookFile{Path: rel, Source: t.Location, Format: string(t.Format), Status: "failed"}
+		if bt.unread != nil { // read with the book, and failed then
+			bf.Error = bookError(bt.unread)
+			sum.Files = append(sum.Files, bf)
+			continue
+		}
 		var got fetch.Result
 		if held != nil {
 			got, held = *held, nil
@@ -302,23 +309,27 @@ func bookStatus(err error) (int, service.Reason) {
 
 // bookText is a text file of a book with its page, in page order, or
 // (none) a page without text, or (shared) a page whose text files all go
-// with earlier pages.
+// with earlier pages. unread is the error of a text file the reader could
+// not read (book.Page.Unread: a refused host, a 404): it is one of the
+// book's text files, failed, not a page without text.
 type bookText struct {
 	page   book.Page
 	index  int // the page's position, from 0
 	text   book.Text
 	none   bool
 	shared bool
+	unread error
 }
 
 // bookTexts lists a book's text files in page order, each once (a file
-// that several pages list goes with the first), its pages without text,
-// and the pages whose text files all went with earlier pages.
+// that several pages list goes with the first), those read before those
+// that could not be, its pages without text, and the pages whose text
+// files all went with earlier pages.
 func bookTexts(b *book.Book) []bookText {
 	var out []bookText
 	seen := map[string]bool{}
 	for i, p := range b.Pages {
-		if len(p.Texts) == 0 {
+		if len(p.Texts) == 0 && len(p.Unread) == 0 {
 			out = append(out, bookText{page: p, index: i, none: true})
 		}
 		n := len(out)
@@ -328,7 +339,13 @@ func bookTexts(b *book.Book) []bookText {
 				out = append(out, bookText{page: p, index: i, text: t})
 			}
 		}
-		if len(p.Texts) > 0 && len(out) == n {
+		for _, u := range p.Unread {
+			if !seen[u.Text.Location] {
+				seen[u.Text.Location] = true
+				out = append(out, bookText{page: p, index: i, text: u.Text, unread: u.Err})
+			}
+		}
+		if len(p.Texts)+len(p.Unread) > 0 && len(out) == n {
 			out = append(out, bookText{page: p, index: i, shared: true})
 		}
 	}
@@ -380,7 +397,8 @@ func bookJoins(location string, texts []bookText) []bool {
 	joins := make([]bool, len(texts))
 	for i := 0; i+1 < len(texts); i++ {
 		a, b := texts[i], texts[i+1]
-		joins[i] = perPage[a.index] == 1 && perPage[b.index] == 1 && hyphenPartners(textRef(location, a), textRef(location, b))
+		joins[i] = perPage[a.index] == 1 && perPage[b.index] == 1 && a.unread == nil && b.unread == nil &&
+			hyphenPartners(textRef(location, a), textRef(location, b))
 	}
 	return joins
 }
