@@ -100,13 +100,21 @@ func (s *Service) serveRoot(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, map[string]string{"message": s.opts.Index.Welcome, "info": "/info"})
 }
 
+// PagePolicy is the Content-Security-Policy of the services' pages: their
+// scripts, styles and requests from the service alone (no inline script or
+// style, no other site), images also from data: and blob: URLs (previews
+// of the files a person chose, a document's pages) and the page's own
+// blob: URLs read back (a download it made), no plugins, no <base>,
+// forms sent to the service only, and no framing by another site (an upload
+// form or the token prompt in a frame of someone else's page).
+const PagePolicy = "default-src 'self'; img-src 'self' data: blob:; connect-src 'self' blob:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
 // PageHeaders sets the headers of a page the services serve to browsers:
-// no type sniffing, and no framing by another site (an upload form or the
-// token prompt in a frame of someone else's page).
+// no type sniffing, no framing, and PagePolicy.
 func PageHeaders(h http.Header) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+	h.Set("Content-Security-Policy", PagePolicy)
 }
 
 // wantsHTML says a request is a browser's (its Accept header names
@@ -141,8 +149,9 @@ func (s *Service) serveRootPage(w http.ResponseWriter) {
 	PageHeaders(w.Header())
 	fmt.Fprintf(w, `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>%s</title></head>
-<body style="font-family: system-ui, sans-serif; max-width: 50rem; margin: 0 auto; padding: 1rem 1.5rem">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>%s</title>
+<link rel="stylesheet" href="/docs/docs.css"></head>
+<body>
 <h1>%s %s</h1>
 <p>%s</p>
 <ul>

@@ -5,6 +5,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"archivekit/internal/testenv"
 )
 
 // TestIndex: / and /info are built from the routes registered with Route,
@@ -123,5 +128,32 @@ func TestJoinObjects(t *testing.T) {
 				t.Errorf("joinObjects = %s, %v; want %s (error %v)", got, err, tc.want, tc.err)
 			}
 		})
+	}
+}
+
+// TestIndexPageInChromium: the browser's / is styled from the service's own
+// stylesheet under the pages' Content-Security-Policy (an inline style,
+// which it had, is refused by it; testenv.Chromium fails a test on any
+// refusal), and the policy is the one every page carries.
+func TestIndexPageInChromium(t *testing.T) {
+	ctx := testenv.Chromium(t, 30*time.Second)
+	svc, srv, _ := testService(t, env{}, Options{Name: "test-api", Version: "9.9", Index: &Index{Welcome: "test-api: POST to /work"}})
+	if err := svc.WarmUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var font string
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible("h1"),
+		chromedp.Poll(`getComputedStyle(document.body).fontFamily.includes("system-ui")`, nil),
+		chromedp.Evaluate(`getComputedStyle(document.body).fontFamily`, &font),
+	); err != nil {
+		t.Fatalf("%v (body font %q)", err, font)
+	}
+	for _, path := range []string{"/", "/docs"} {
+		r := do(t, "GET", srv.URL+path, nil, map[string]string{"Accept": "text/html"})
+		if got := r.header.Get("Content-Security-Policy"); got != PagePolicy || !strings.Contains(got, "frame-ancestors 'none'") {
+			t.Errorf("GET %s: Content-Security-Policy %q", path, got)
+		}
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/chromedp"
 )
 
@@ -16,7 +18,8 @@ import (
 // the PATH) for a test driving a browser, with a throwaway profile and a
 // 1280×900 window; the test is skipped under -short or without Chromium
 // (make test installs it). The browser stops when the test ends, and the
-// context ends after limit.
+// context ends after limit. Whatever a page's Content-Security-Policy
+// refuses in the meantime fails the test.
 func Chromium(t testing.TB, limit time.Duration) context.Context {
 	t.Helper()
 	if testing.Short() {
@@ -48,7 +51,27 @@ func Chromium(t testing.TB, limit time.Duration) context.Context {
 	})
 	ctx, cancelCtx := chromedp.NewContext(actx, quiet)
 	ctx, cancelTime := context.WithTimeout(ctx, limit)
+	// What a page's Content-Security-Policy refused (an inline style, a
+	// script or image from elsewhere) fails the test: the page would not
+	// work as the test saw it only by luck.
+	var mu sync.Mutex
+	var refused []string
+	chromedp.ListenTarget(ctx, func(ev any) {
+		if e, ok := ev.(*cdplog.EventEntryAdded); ok && e.Entry.Source == cdplog.SourceSecurity && strings.Contains(e.Entry.Text, "Content Security Policy") {
+			mu.Lock()
+			refused = append(refused, e.Entry.URL+": "+e.Entry.Text)
+			mu.Unlock()
+		}
+	})
+	if err := chromedp.Run(ctx, cdplog.Enable()); err != nil {
+		t.Fatalf("Chromium: %v", err)
+	}
 	t.Cleanup(func() {
+		mu.Lock()
+		for _, r := range refused {
+			t.Errorf("the page's Content-Security-Policy refused: %s", r)
+		}
+		mu.Unlock()
 		cancelTime()
 		cancelCtx()
 		cancelAlloc() // waits for the browser process to end
