@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"archivekit/internal/service"
 )
 
 // TestHandler: /frontend is the tool's index.html, its assets come from
@@ -31,8 +33,8 @@ func TestHandler(t *testing.T) {
 		if w.Code != tt.status || w.Header().Get("Content-Type") != tt.ctype || !strings.Contains(w.Body.String(), tt.body) {
 			t.Errorf("%s: %d %s %.80q; want %d %s with %q", tt.path, w.Code, w.Header().Get("Content-Type"), w.Body.String(), tt.status, tt.ctype, tt.body)
 		}
-		// Not framed by another site, not sniffed.
-		if tt.status == 200 && (w.Header().Get("X-Frame-Options") != "DENY" || w.Header().Get("Content-Security-Policy") != "frame-ancestors 'none'" || w.Header().Get("X-Content-Type-Options") != "nosniff") {
+		// Not framed by another site, not sniffed, under the pages' policy.
+		if tt.status == 200 && (w.Header().Get("X-Frame-Options") != "DENY" || w.Header().Get("Content-Security-Policy") != service.PagePolicy || w.Header().Get("X-Content-Type-Options") != "nosniff") {
 			t.Errorf("%s: headers %v", tt.path, w.Header())
 		}
 	}
