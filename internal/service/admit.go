@@ -39,6 +39,26 @@ func (s *spooled) remove() {
 	}
 }
 
+// checkTempDir makes and removes a file in the temporary folder, where
+// request bodies over SpoolMemory are stored: a folder that is missing or
+// not writable fails the start naming it and TMPDIR (before, the service
+// started and answered every large upload 400, as if the client's fault).
+func checkTempDir() error {
+	f, err := os.CreateTemp("", "archivekit-check-*")
+	if err != nil {
+		return fmt.Errorf("temporary folder %s (TMPDIR) cannot hold request bodies: %w; set TMPDIR to a folder this process (user %d) can write", os.TempDir(), err, os.Getuid())
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// spoolError is a request body that could not be stored: the service's
+// failure (its temporary folder), not the client's.
+type spoolError struct{ err error }
+
+func (e *spoolError) Error() string { return "storing the request body: " + e.err.Error() }
+func (e *spoolError) Unwrap() error { return e.err }
+
 // spool reads the body of r to its end (through the upload cap and the
 // body deadlines already on it), keeping up to SpoolMemory in memory and
 // the rest in a temporary file, and gives r the stored copy as its body.
@@ -57,12 +77,12 @@ func spool(r *http.Request) (func(), error) {
 	if n == SpoolMemory {
 		f, err := os.CreateTemp("", "archivekit-body-*")
 		if err != nil {
-			return func() {}, fmt.Errorf("storing the request body: %w", err)
+			return func() {}, &spoolError{err}
 		}
 		s.file = f
 		if _, err := f.Write(mem.Bytes()); err != nil {
 			s.remove()
-			return func() {}, fmt.Errorf("storing the request body: %w", err)
+			return func() {}, &spoolError{err}
 		}
 		m, err := io.Copy(f, r.Body)
 		if err != nil {
@@ -70,7 +90,7 @@ func spool(r *http.Request) (func(), error) {
 			if BodyError(err) {
 				return func() {}, err
 			}
-			return func() {}, fmt.Errorf("storing the request body: %w", err)
+			return func() {}, &spoolError{err}
 		}
 		n += m
 		if _, err := f.Seek(0, io.SeekStart); err != nil {

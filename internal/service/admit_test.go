@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -174,5 +175,41 @@ func TestSpooledBody(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("spool files left: %v", left)
+	}
+}
+
+// TestTempDirUnusable: a temporary folder (TMPDIR) that cannot hold request
+// bodies fails the start naming it and TMPDIR; one that goes away after the
+// start makes a large upload the service's failure, 500 with the cause in
+// the log at ERROR and no path in the answer (before, the service started
+// and answered each large upload 400 bad_request, as the client's fault).
+func TestTempDirUnusable(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "gone")
+	t.Setenv("TMPDIR", missing)
+	if _, err := New(Options{Name: "test-api", DefaultMaxUploadMB: 10, LookupEnv: env{}.lookup}); err == nil ||
+		!strings.Contains(err.Error(), missing) || !strings.Contains(err.Error(), "TMPDIR") {
+		t.Errorf("start with TMPDIR=%s: %v, want an error naming it", missing, err)
+	}
+
+	dir := filepath.Join(t.TempDir(), "tmp")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", dir)
+	svc, srv, logs := testService(t, env{"LOG_LEVEL": "WARNING"}, Options{})
+	svc.HandleFunc("POST /sum", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		WriteJSON(w, http.StatusOK, "ok")
+	})
+	_ = svc.WarmUp(context.Background())
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	got := do(t, "POST", srv.URL+"/sum", bytes.NewReader(make([]byte, 2*SpoolMemory)), nil)
+	if got.status != 500 || !strings.Contains(string(got.body), `"reason":"internal"`) || strings.Contains(string(got.body), dir) {
+		t.Errorf("upload with the temporary folder gone: %d %s, want 500 internal naming no path", got.status, got.body)
+	}
+	if !strings.Contains(logs.String(), `"level":"ERROR"`) || !strings.Contains(logs.String(), dir) {
+		t.Errorf("no ERROR record naming the folder:\n%s", logs)
 	}
 }

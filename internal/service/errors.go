@@ -144,7 +144,8 @@ func WriteStorageFull(w http.ResponseWriter, err error) {
 // WriteBodyError answers a failed request-body read: 413 with the cap when
 // the body went over it, 408 when it arrived too slowly, 503 (with
 // Retry-After) when a drain cut it, 507 (with Retry-After) when the disk
-// the body is staged on is full, otherwise 400 naming the problem.
+// the body is staged on is full, 500 when it could not be staged otherwise
+// (the service's temporary folder), otherwise 400 naming the problem.
 func WriteBodyError(w http.ResponseWriter, err error) {
 	var mbe *http.MaxBytesError
 	switch {
@@ -163,6 +164,15 @@ func WriteBodyError(w http.ResponseWriter, err error) {
 	case errors.Is(err, ErrBodyTimeout):
 		w.Header().Set("Connection", "close")
 		WriteError(w, http.StatusRequestTimeout, ReasonBodyTimeout, err.Error())
+		return
+	}
+	var se *spoolError
+	if errors.As(err, &se) {
+		// The service's own folder failed (gone, or its permissions
+		// changed since the start): logged with the path, answered
+		// without it. Before, 400 bad_request, as if the client's.
+		noteCause(w, err.Error())
+		WriteError(w, http.StatusInternalServerError, ReasonInternal, "the service could not store the request body in its temporary folder: tell its operator (the service's log says why)")
 		return
 	}
 	WriteError(w, http.StatusBadRequest, ReasonBadRequest, "could not read the request body: "+err.Error())

@@ -191,6 +191,9 @@ func New(opts Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: configuration: %w", opts.Name, err)
 	}
+	if err := checkTempDir(); err != nil {
+		return nil, fmt.Errorf("%s: %w", opts.Name, err)
+	}
 	if _, set := lookup(EnvPort); !set && opts.DefaultPort != 0 {
 		cfg.Port = opts.DefaultPort
 	}
