@@ -40,6 +40,9 @@ type classifier struct {
 	// classes are the book pages classified, by input name, for
 	// --book-out: each page's row key in the tables and its top class.
 	classes map[string]classedPage
+	// failedKept counts the files --resume kept failed from earlier runs
+	// (not tried again without --retry-failed).
+	failedKept int
 	// ens runs the models (nil with --parallel, which loads them group by
 	// group); orient is the orientation model of --parallel, run with the
 	// first group.
@@ -542,7 +545,7 @@ func (r *classifier) restore() ([]string, error) {
 		}
 	}
 	r.para.SetConfig("items_from_ledger", restored)
-	r.sum.FilesKept, r.toDo = restored, len(files)
+	r.sum.FilesKept, r.toDo, r.failedKept = restored, len(files), failedKept
 	r.logRestored(restored, failedKept, len(files))
 	return files, nil
 }
@@ -596,13 +599,20 @@ func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err
 	return true, nil
 }
 
+// retryHint says how to try again the files --resume kept failed.
+const retryHint = "--resume does not try failed files again: add --retry-failed to (the failures table lists them)"
+
 // logRestored says what the run took from the ledger.
 func (r *classifier) logRestored(restored, failedKept, toClassify int) {
 	led := r.led
 	switch {
 	case r.resuming() && restored > 0:
-		r.log.Info("continuing from the ledger", "ledger", led.Dir(), "runs_read", led.Files(), "files_done_before", restored,
-			"failed_kept", failedKept, "files_to_classify", toClassify, "retry_failed", r.cli.RetryFailed)
+		args := []any{"ledger", led.Dir(), "runs_read", led.Files(), "files_done_before", restored,
+			"failed_kept", failedKept, "files_to_classify", toClassify, "retry_failed", r.cli.RetryFailed}
+		if failedKept > 0 && !r.cli.RetryFailed {
+			args = append(args, "hint", retryHint)
+		}
+		r.log.Info("continuing from the ledger", args...)
 	case r.resuming():
 		r.log.Info("nothing to continue: no file of this run is in the ledger with the same content and models", "ledger", led.Dir(), "runs_read", led.Files())
 	case led.Len() > 0:
@@ -865,6 +875,9 @@ func (r *classifier) closeTables(tables string, runErr error) error {
 		return err
 	}
 	if r.out.rows() == 0 {
+		if r.failedKept > 0 && !r.cli.RetryFailed {
+			return fmt.Errorf("no page was classified: files that failed in earlier runs, kept failed: %d; %s", r.failedKept, retryHint)
+		}
 		return errors.New("no page was classified")
 	}
 	return nil

@@ -248,6 +248,23 @@ func TestFailuresAndRetryFailed(t *testing.T) {
 	}
 }
 
+// A --resume whose files all failed before, kept failed, says how to try
+// them again (it said "no page was classified" and nothing more; a run
+// whose every page failed for want of processes was kept so).
+func TestResumeAllFailedHint(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	write(t, filepath.Join(e.in, "TEXT", "broken.png"), "not a png")
+	if code, log := e.run(t, "-d", e.in); code != exitFailure {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	code, log := e.run(t, "-d", e.in, "--resume")
+	if code != exitFailure || !strings.Contains(log, "no page was classified: files that failed in earlier runs, kept failed: 1") ||
+		!strings.Contains(log, "add --retry-failed") {
+		t.Errorf("exit %d: %s", code, log)
+	}
+}
+
 // killAt runs the test named test again as a child process with env set to
 // the pageclass arguments args (joined by \x1f: the child runs pageclass
 // with them), kills it with SIGKILL once it prints the line, and returns

@@ -8,16 +8,19 @@ import (
 )
 
 // transientErrnos are the system errors of a passing condition: a full
-// disk or quota, an I/O error, and a network that failed under a request.
+// disk or quota, an I/O error, the process's or the system's limit of open
+// files or processes (EMFILE, ENFILE, EAGAIN: ulimit -n, ulimit -u), and a
+// network that failed under a request.
 var transientErrnos = []syscall.Errno{
-	syscall.ENOSPC, syscall.EDQUOT, syscall.EIO,
+	syscall.ENOSPC, syscall.EDQUOT, syscall.EIO, syscall.EMFILE, syscall.ENFILE, syscall.EAGAIN,
 	syscall.ETIMEDOUT, syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.ECONNABORTED,
 	syscall.EPIPE, syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.ENETDOWN,
 }
 
 // Transient reports whether err is a passing failure that says nothing
 // about the item itself: the disk was full (ENOSPC, EDQUOT), an I/O error
-// (EIO), a network operation failed or timed out, a deadline passed, or an
+// (EIO), a limit of open files or processes was met (EMFILE, ENFILE,
+// EAGAIN), a network operation failed or timed out, a deadline passed, or an
 // error in its chain says so with a method Transient() bool (a remote
 // service's answer of HTTP 429 or 5xx after every retry, for example).
 // Such an item is not recorded in the ledger: it stays to do, and a

@@ -34,6 +34,9 @@ func TestTransient(t *testing.T) {
 		{"ENOSPC wrapped", &fs.PathError{Op: "write", Path: "out.xml", Err: syscall.ENOSPC}, true},
 		{"EIO", fmt.Errorf("page 3: %w", &fs.PathError{Op: "read", Path: "a.tif", Err: syscall.EIO}), true},
 		{"connection reset", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, true},
+		// ulimit -n and ulimit -u: the process's limits, not the item
+		{"EMFILE", fmt.Errorf("decoder processes: %w", &os.SyscallError{Syscall: "pipe2", Err: syscall.EMFILE}), true},
+		{"EAGAIN fork", fmt.Errorf("cannot start: %w", &os.SyscallError{Syscall: "fork/exec", Err: syscall.EAGAIN}), true},
 		{"deadline", fmt.Errorf("chunk 1: %w", context.DeadlineExceeded), true},
 		{"cancelled", fmt.Errorf("chunk 1: %w", context.Canceled), false},
 		{"says transient", fmt.Errorf("backend: %w", flagged(true)), true},

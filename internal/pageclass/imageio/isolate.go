@@ -301,6 +301,9 @@ func (c *child) failure(err error) error {
 		<-c.done
 	}
 	if c.state != nil && !c.state.Success() {
+		if threadLine.MatchString(c.crash) {
+			return &noThreads{fmt.Errorf("%w (%s: %s): %w", ErrDecoderCrashed, c.state, c.crash, ErrNoThreads)}
+		}
 		if c.crash != "" {
 			return fmt.Errorf("%w (%s: %s)", ErrDecoderCrashed, c.state, c.crash)
 		}
@@ -558,6 +561,25 @@ var crashLine = regexp.MustCompile(`^(SIG[A-Z]+: |fatal error: |panic: |[a-z_]+\
 // Isolation.MaxMemory): Go's runtime, GLib, C++ and glibc word it apart.
 var memoryLine = regexp.MustCompile(`out of memory|failed to allocate|cannot allocate memory|bad_alloc|memory exhausted`)
 
+// threadLine matches a line that says a thread could not be made (the Go
+// runtime's "runtime/cgo: pthread_create failed: Resource temporarily
+// unavailable", GLib's "Error creating thread"): the machine's process or
+// thread limit (ulimit -u), not the file, ended the process.
+var threadLine = regexp.MustCompile(`pthread_create failed|Error creating thread`)
+
+// ErrNoThreads: a decoder process ended because it could not make a
+// thread. A run leaves such a file to do (it is not the file's failure:
+// ledger.Transient), and --resume decodes it again.
+var ErrNoThreads = errors.New("the decoder process could not start a thread: the limit of processes or threads of this user (ulimit -u) or this machine's memory is exhausted, not the file's fault")
+
+// noThreads is a decoder crash for want of threads: both ErrDecoderCrashed
+// and ErrNoThreads, and a passing failure.
+type noThreads struct{ err error }
+
+func (e *noThreads) Error() string   { return e.err.Error() }
+func (e *noThreads) Unwrap() []error { return []error{e.err, ErrNoThreads} }
+func (e *noThreads) Transient() bool { return true }
+
 // readStderr reads the decoder process's error output until it ends. The
 // process's log records (JSON lines) are logged again here, named as the
 // decoder's; the first line that tells a crash is kept as its reason; the
@@ -588,6 +610,9 @@ func (c *child) readStderr(r io.ReadCloser) {
 			continue
 		}
 		switch {
+		case threadLine.MatchString(line) && !memoryLine.MatchString(c.crash) && !threadLine.MatchString(c.crash):
+			// Said before the signal it ends with.
+			c.crash = line
 		case memoryLine.MatchString(line) && !memoryLine.MatchString(c.crash):
 			// Out of memory says more than the signal it ends with,
 			// whichever thread met the cap first.

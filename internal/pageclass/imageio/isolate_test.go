@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"archivekit/internal/ledger"
 	"archivekit/internal/testenv"
 )
 
@@ -29,6 +30,12 @@ func TestMain(m *testing.M) {
 			case strings.Contains(name, "crash"):
 				_ = syscall.Kill(os.Getpid(), syscall.SIGSEGV)
 				time.Sleep(time.Minute) // the signal ends the process first
+			case strings.Contains(name, "nothreads"):
+				// As the Go runtime ends a process that cannot make a
+				// thread (ulimit -u reached).
+				fmt.Fprintln(os.Stderr, "runtime/cgo: pthread_create failed: Resource temporarily unavailable")
+				_ = syscall.Kill(os.Getpid(), syscall.SIGABRT)
+				time.Sleep(time.Minute)
 			case strings.Contains(name, "hang"):
 				time.Sleep(time.Hour)
 			case strings.Contains(name, "hog"):
@@ -143,6 +150,26 @@ func TestIsolatedErrors(t *testing.T) {
 	}
 	if _, err := d.Page(2); !errors.Is(err, ErrPageRange) {
 		t.Errorf("page 3 of 2: %v, want ErrPageRange", err)
+	}
+}
+
+// TestIsolatedNoThreads: a decoder process that ended for want of threads
+// (ulimit -u) fails its file as a passing failure, which a run leaves to
+// do, saying why; before, it was the file's crash, recorded failed, and
+// --resume kept it failed. Another crash stays the file's.
+func TestIsolatedNoThreads(t *testing.T) {
+	o := DefaultOptions
+	o.Isolation = isolation(t, 1, 0)
+	data := readTestdata(t, "page.tif")
+	_, err := o.Decode(data, "nothreads.tif")
+	if !errors.Is(err, ErrDecoderCrashed) || !errors.Is(err, ErrNoThreads) || !ledger.Transient(err) || !strings.Contains(err.Error(), "ulimit -u") {
+		t.Fatalf("decoder without threads: %v (transient %v); want ErrNoThreads, a passing failure", err, ledger.Transient(err))
+	}
+	if _, err := o.Decode(data, "crash.tif"); ledger.Transient(err) || errors.Is(err, ErrNoThreads) {
+		t.Errorf("a crash: %v is taken for want of threads", err)
+	}
+	if _, err := o.Decode(data, "after.tif"); err != nil {
+		t.Fatalf("the file after: %v", err)
 	}
 }
 
