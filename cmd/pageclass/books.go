@@ -478,10 +478,10 @@ func (bs *bookInputs) keep(bp *bookPage, data []byte) error {
 		return nil
 	}
 	sum := ledger.DigestBytes(data)
-	if err := os.MkdirAll(bs.cache, 0o755); err != nil {
+	if err := os.MkdirAll(bs.cache, 0o777); err != nil {
 		return fmt.Errorf("fetched images: %w", err)
 	}
-	if err := atomicfile.WriteFile(filepath.Join(bs.cache, sum), data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(bs.cache, sum), data, 0o666); err != nil {
 		return fmt.Errorf("fetched images: %w", err)
 	}
 	return bs.led.RecordFetch(bp.target, bp.identity(), ledger.FetchOf(data))

@@ -90,7 +90,7 @@ func (d *documents) write() error {
 		}
 	}
 	if c.DocumentJSONOutDir != "" {
-		if err := os.MkdirAll(c.DocumentJSONOutDir, 0o755); err != nil {
+		if err := os.MkdirAll(c.DocumentJSONOutDir, 0o777); err != nil {
 			return err
 		}
 		taken := map[string]string{}

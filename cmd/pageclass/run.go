@@ -111,7 +111,7 @@ func (r *runner) main(ctx context.Context) (err error) {
 	if err := r.checkLabelled(); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(c.Results, 0o755); err != nil {
+	if err := os.MkdirAll(c.Results, 0o777); err != nil {
 		return fmt.Errorf("results folder: %w (give --results DIR, a folder you can write; the default is ./result of the current folder)", err)
 	}
 	// The stamp is claimed in the results folder, so two runs never share

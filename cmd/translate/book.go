@@ -292,8 +292,8 @@ func bookText(ctx context.Context, s *settings, f *fetch.Fetcher, get func(conte
 	data, err := get(ctx, t.Location)
 	f.Drop(t.Location) // the download folder keeps it
 	if err == nil {
-		if err = os.MkdirAll(filepath.Dir(dst), 0o755); err == nil {
-			err = atomicfile.WriteFile(dst, data, 0o644)
+		if err = os.MkdirAll(filepath.Dir(dst), 0o777); err == nil {
+			err = atomicfile.WriteFile(dst, data, 0o666)
 		}
 	}
 	if err != nil {

@@ -143,7 +143,7 @@ func (r *runner) metsOut(ctx context.Context, b *bookInfo, translated []bookFile
 	if err != nil {
 		return fmt.Errorf("--book-out: %w", err)
 	}
-	if err := atomicfile.WriteFile(dst, out, 0o644); err != nil {
+	if err := atomicfile.WriteFile(dst, out, 0o666); err != nil {
 		return err
 	}
 	r.pd.output("xml", dst)

@@ -224,7 +224,7 @@ func copyFile(from, to string) error {
 		return err
 	}
 	defer src.Close()
-	return atomicfile.Write(to, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(to, 0o666, func(w io.Writer) error {
 		_, err := io.Copy(w, src)
 		return err
 	})

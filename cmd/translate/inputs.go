@@ -603,7 +603,7 @@ func download(ctx context.Context, client *http.Client, u, dir string, resume bo
 	if err := os.Remove(side); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fail(err)
 	}
-	if err := atomicfile.WriteFile(dst, data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(dst, data, 0o666); err != nil {
 		return fail(err)
 	}
 	src := downloadSource{URL: u, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified"), SHA256: ledger.DigestBytes(data),
@@ -612,7 +612,7 @@ func download(ctx context.Context, client *http.Client, u, dir string, resume bo
 	if err != nil {
 		return fail(err)
 	}
-	if err := atomicfile.WriteFile(side, append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(side, append(b, '\n'), 0o666); err != nil {
 		return fail(err)
 	}
 	return input{Path: dst, Origin: u, LooksBook: src.Book}

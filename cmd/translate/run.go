@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if code != exitOK {
 		return code
 	}
-	if err := os.MkdirAll(s.Output, 0o755); err != nil {
+	if err := os.MkdirAll(s.Output, 0o777); err != nil {
 		log.Error("output directory", "error", err)
 		return exitFailure
 	}
@@ -1040,17 +1040,17 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 	if filepath.Base(outPath) != out.Name {
 		return nil, "", fmt.Errorf("%s: output named %s, expected %s", in.Path, out.Name, filepath.Base(outPath))
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, "", err
 	}
 	if r.claimed == nil {
 		r.claimed = map[string]string{}
 	}
 	r.claimed[outPath], r.claimed[logPath] = in.Origin, in.Origin
-	if err := writeOutput(outPath, out.Data, 0o644); err != nil {
+	if err := writeOutput(outPath, out.Data, 0o666); err != nil {
 		return nil, "", err
 	}
-	if err := atomicfile.Write(logPath, 0o644, func(w io.Writer) error {
+	if err := atomicfile.Write(logPath, 0o666, func(w io.Writer) error {
 		return translator.WriteLog(w, out.Log, s.Source, s.Target)
 	}); err != nil {
 		return nil, "", err

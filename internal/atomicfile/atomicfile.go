@@ -4,9 +4,14 @@
 package atomicfile
 
 import (
+	"bufio"
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -32,7 +37,31 @@ func tempPattern(base string) string {
 	return "." + base + ".tmp-*"
 }
 
+// Umask is the process's file mode creation mask, read once: the bits a
+// file this package writes does not get, as a file os.OpenFile creates
+// does not (the temporary file is made 0600 and then given its mode, which
+// os.Chmod would set whole: under umask 077 results were 0644 for
+// everyone to read).
+var Umask = sync.OnceValue(func() os.FileMode {
+	// Linux says it in /proc (since 4.7) without changing it; elsewhere it
+	// is set and set back, the only way POSIX offers to read it.
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			if v, ok := bytes.CutPrefix(sc.Bytes(), []byte("Umask:")); ok {
+				if m, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 8, 32); err == nil {
+					return os.FileMode(m) & os.ModePerm
+				}
+			}
+		}
+	}
+	m := syscall.Umask(0o22)
+	syscall.Umask(m)
+	return os.FileMode(m) & os.ModePerm
+})
+
 // WriteFile atomically replaces path with data, creating parent directories.
+// perm is the mode as os.WriteFile takes it, before the umask (Umask).
 func WriteFile(path string, data []byte, perm os.FileMode) error {
 	return Write(path, perm, func(w io.Writer) error {
 		_, err := w.Write(data)
@@ -40,11 +69,12 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	})
 }
 
-// Write atomically replaces path with whatever fill writes. If fill fails,
+// Write atomically replaces path with whatever fill writes, its mode perm
+// less the umask (Umask), as os.OpenFile would create it. If fill fails,
 // the destination is left untouched and the temporary file removed.
 func Write(path string, perm os.FileMode, fill func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return err
 	}
 	f, err := os.CreateTemp(dir, tempPattern(filepath.Base(path)))
@@ -67,7 +97,7 @@ func Write(path string, perm os.FileMode, fill func(io.Writer) error) (err error
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = os.Chmod(tmp, perm); err != nil {
+	if err = os.Chmod(tmp, perm&^Umask()); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -50,5 +53,49 @@ func TestLongNames(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// TestUmask: a file written is given its mode less the process's umask, as
+// os.WriteFile's are, and so is a folder it creates (under umask 077
+// results were 0644, readable by everyone; under 002 not group-writable).
+// Each umask runs in a child process, which sets it before anything reads
+// it (Umask is read once).
+func TestUmask(t *testing.T) {
+	if m := os.Getenv("ATOMICFILE_TEST_UMASK"); m != "" {
+		u, _ := strconv.ParseUint(m, 8, 32)
+		syscall.Umask(int(u))
+		dir := os.Getenv("ATOMICFILE_TEST_DIR")
+		if err := WriteFile(filepath.Join(dir, "sub", "out.csv"), []byte("x"), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	for _, c := range []struct {
+		umask     string
+		file, dir os.FileMode
+	}{
+		{"077", 0o600, 0o700},
+		{"022", 0o644, 0o755},
+		{"002", 0o664, 0o775},
+		{"000", 0o666, 0o777},
+	} {
+		dir := t.TempDir()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestUmask$")
+		cmd.Env = append(os.Environ(), "ATOMICFILE_TEST_UMASK="+c.umask, "ATOMICFILE_TEST_DIR="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("umask %s: %v\n%s", c.umask, err, out)
+		}
+		f, err := os.Stat(filepath.Join(dir, "sub", "out.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := os.Stat(filepath.Join(dir, "sub"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Mode().Perm() != c.file || d.Mode().Perm() != c.dir {
+			t.Errorf("umask %s: file %v, folder %v; want %v, %v", c.umask, f.Mode().Perm(), d.Mode().Perm(), c.file, c.dir)
+		}
 	}
 }

@@ -569,10 +569,10 @@ func WriteFiles(dir string, files map[string][]byte) ([]string, error) {
 	var written []string
 	for _, rel := range names {
 		dst := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
 			return written, err
 		}
-		if err := atomicfile.WriteFile(dst, files[rel], 0o644); err != nil {
+		if err := atomicfile.WriteFile(dst, files[rel], 0o666); err != nil {
 			return written, err
 		}
 		written = append(written, dst)

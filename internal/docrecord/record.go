@@ -223,7 +223,7 @@ func (r *Record) WriteFile(path string, s *Schema) error {
 	if err != nil {
 		return fmt.Errorf("%s: not written: %w", path, err)
 	}
-	return atomicfile.WriteFile(path, b, 0o644)
+	return atomicfile.WriteFile(path, b, 0o666)
 }
 
 // ValidBytes is Bytes of a record that passes s, with WriteFile's rules (a

@@ -39,10 +39,10 @@ func LockDir(ctx context.Context, dir string, onWait func()) (unlock func(), err
 
 // lock takes a flock of kind (LOCK_EX or LOCK_SH) on path.
 func lock(ctx context.Context, path string, onWait func(), kind int) (unlock func(), err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
 		return nil, err
 	}

@@ -86,10 +86,10 @@ func (q *Queue) KeepDerived(r *http.Request, name string, data []byte) error {
 		if _, err := os.Stat(q.jobDir(id)); err != nil {
 			return err // the job removed meanwhile: no folder made again for it
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
 			return err
 		}
-		return atomicfile.WriteFile(p, data, 0o644)
+		return atomicfile.WriteFile(p, data, 0o666)
 	}
 	_, err := q.exec(r.Context(), `INSERT INTO archivekit_derived (job_id, idx, name, data) VALUES (?, ?, ?, ?)
 		ON CONFLICT (job_id, idx, name) DO UPDATE SET data = excluded.data`, id, i, name, data)

@@ -76,7 +76,7 @@ func (q *Queue) Submit(w http.ResponseWriter, r *http.Request) {
 	dir := tmp
 	if q.pool == nil {
 		dir = q.jobDir(id)
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dir), 0o777); err != nil {
 			q.fail(w, err)
 			return
 		}
@@ -135,7 +135,7 @@ func (q *Queue) readForm(w http.ResponseWriter, r *http.Request, dir string) (f 
 		service.WriteError(w, http.StatusBadRequest, service.ReasonBadRequest, "the multipart body cannot be read: "+err.Error())
 		return nil, nil, "", false
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "in"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "in"), 0o777); err != nil {
 		q.fail(w, err)
 		return nil, nil, "", false
 	}

@@ -361,7 +361,7 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 		q.declare()
 		return q, nil
 	}
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(opts.Dir, 0o777); err != nil {
 		return nil, fmt.Errorf("jobs: state folder: %w", err)
 	}
 	// A folder this user cannot write fails later, in the database's

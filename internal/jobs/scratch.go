@@ -151,10 +151,10 @@ func (s *Scratch) Keep(ctx context.Context, name string, data []byte) error {
 
 func (s *Scratch) keep(ctx context.Context, name string, data []byte) error {
 	if s.q.pool == nil {
-		if err := os.MkdirAll(s.dir(), 0o755); err != nil {
+		if err := os.MkdirAll(s.dir(), 0o777); err != nil {
 			return err
 		}
-		return atomicfile.WriteFile(s.path(name), data, 0o644)
+		return atomicfile.WriteFile(s.path(name), data, 0o666)
 	}
 	_, err := s.q.exec(ctx, `INSERT INTO archivekit_scratch (job_id, name, data) VALUES (?, ?, ?)
 		ON CONFLICT (job_id, name) DO UPDATE SET data = excluded.data`, s.id, name, data)

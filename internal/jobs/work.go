@@ -543,7 +543,7 @@ func (q *Queue) newBody(id string, i int) (*itemBody, error) {
 		return &itemBody{w: buf, buf: buf}, nil
 	}
 	out := q.outPath(id, i)
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(out), 0o777); err != nil {
 		return nil, err
 	}
 	tmp, err := os.Create(out + ".part")

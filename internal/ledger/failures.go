@@ -35,7 +35,7 @@ func WriteFailures(path string, fs []Failure) error {
 		}
 		return rows[i].Error < rows[j].Error
 	})
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(path, 0o666, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		cw.Write(FailuresHeader)
 		for _, f := range rows {

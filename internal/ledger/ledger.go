@@ -209,7 +209,7 @@ func DigestBytes(b []byte) string {
 // in the folder name chosen by the caller, so a mismatch means the folder
 // is not what its name says.
 func Open(dir, tool, config string, detail any, name string) (*Ledger, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("ledger folder: %w", err)
 	}
 	l := &Ledger{dir: dir, entries: map[string]Entry{}, items: map[string]bool{}, now: time.Now}
@@ -319,7 +319,7 @@ func (l *Ledger) create(dir, name string) (*os.File, error) {
 			try = fmt.Sprintf("%s_%d%s", strings.TrimSuffix(name, ext), i, ext)
 		}
 		l.path = filepath.Join(dir, try)
-		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o666)
 		if !errors.Is(err, os.ErrExist) || i == 1000 {
 			return f, err
 		}

@@ -78,7 +78,7 @@ func (t Turn) exclusive(ctx context.Context, path string, onWait func()) (unlock
 		return nil, fmt.Errorf("output folder %s: %w", t.Output, err)
 	}
 	holder := fmt.Sprintf("%s process %d, started %s", t.Tool, os.Getpid(), time.Now().UTC().Format(time.RFC3339))
-	os.WriteFile(path, []byte(holder+"\n"), 0o644) // only informs the log line of a waiting run
+	os.WriteFile(path, []byte(holder+"\n"), 0o666) // only informs the log line of a waiting run
 	return func() { os.Truncate(path, 0); release() }, nil
 }
 

@@ -211,7 +211,7 @@ func WriteJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return atomicfile.WriteFile(path, append(b, '\n'), 0o644)
+	return atomicfile.WriteFile(path, append(b, '\n'), 0o666)
 }
 
 // Document is the classifier's run metadata as written to disk.
@@ -338,7 +338,7 @@ func Claim(dir, base string, name func(stamp string) string) (string, error) {
 		if i > 1 {
 			stamp = fmt.Sprintf("%s-%d", base, i)
 		}
-		f, err := os.OpenFile(filepath.Join(dir, name(stamp)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := os.OpenFile(filepath.Join(dir, name(stamp)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}

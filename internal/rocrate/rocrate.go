@@ -156,12 +156,12 @@ func (c *Crate) Write(dir string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if err := atomicfile.WriteFile(dst, b, 0o644); err != nil {
+		if err := atomicfile.WriteFile(dst, b, 0o666); err != nil {
 			return "", err
 		}
 	}
 	out := filepath.Join(dir, MetadataFile)
-	if err := atomicfile.WriteFile(out, data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(out, data, 0o666); err != nil {
 		return "", err
 	}
 	for _, id := range oldParts {

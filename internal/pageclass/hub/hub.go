@@ -360,10 +360,10 @@ func (t *transfer) save(resp *http.Response, body io.Reader, have int64) (retry 
 		os.Remove(t.part)
 		return false, t.fail(0, fmt.Errorf("%w: %d bytes, the cap is %d (%s)", ErrTooLarge, have+resp.ContentLength, t.max, EnvMaxBytes))
 	}
-	if err := os.MkdirAll(filepath.Dir(t.part), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(t.part), 0o777); err != nil {
 		return false, t.fail(0, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(t.target), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(t.target), 0o777); err != nil {
 		return false, t.fail(0, err)
 	}
 	etag := resp.Header.Get("ETag")
@@ -371,14 +371,14 @@ func (t *transfer) save(resp *http.Response, body io.Reader, have int64) (retry 
 	if have == 0 {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 		if etag != "" {
-			if err := atomicfile.WriteFile(t.partTag, []byte(etag), 0o644); err != nil {
+			if err := atomicfile.WriteFile(t.partTag, []byte(etag), 0o666); err != nil {
 				return false, t.fail(0, err)
 			}
 		} else {
 			os.Remove(t.partTag)
 		}
 	}
-	f, err := os.OpenFile(t.part, flags, 0o644)
+	f, err := os.OpenFile(t.part, flags, 0o666)
 	if err != nil {
 		return false, t.fail(0, err)
 	}
@@ -427,7 +427,7 @@ func (t *transfer) commit(etag string) error {
 	}
 	os.Remove(t.partTag)
 	if etag != "" {
-		if err := atomicfile.WriteFile(t.etagFile, []byte(etag), 0o644); err != nil {
+		if err := atomicfile.WriteFile(t.etagFile, []byte(etag), 0o666); err != nil {
 			return t.fail(0, err)
 		}
 	} else {

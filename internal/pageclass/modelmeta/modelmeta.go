@@ -263,7 +263,7 @@ func Save(dir string, m *Meta) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(dir, MetaFile), append(b, '\n'), 0o644)
+	return atomicfile.WriteFile(filepath.Join(dir, MetaFile), append(b, '\n'), 0o666)
 }
 
 // ForRevision returns metadata for a registry revision with the registry's

@@ -69,7 +69,7 @@ func Merge(ins []string) (*Merged, error) {
 
 // Write writes the table to path atomically.
 func (m *Merged) Write(path string) error {
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(path, 0o666, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		cw.Write(m.header)
 		for _, r := range m.rows {

@@ -148,7 +148,7 @@ func (w *Writer) rewrite() error {
 		keys = append(keys, k)
 	}
 	sortKeys(keys)
-	return atomicfile.Write(w.path, 0o644, func(out io.Writer) error {
+	return atomicfile.Write(w.path, 0o666, func(out io.Writer) error {
 		cw := csv.NewWriter(out)
 		cw.Write(w.header)
 		for _, k := range keys {

@@ -316,7 +316,7 @@ func Save(dir string, c Calibration) (string, error) {
 		return "", err
 	}
 	path := filepath.Join(dir, FileName)
-	return path, atomicfile.WriteFile(path, append(data, '\n'), 0o644)
+	return path, atomicfile.WriteFile(path, append(data, '\n'), 0o666)
 }
 
 // Applied is the calibration a run uses, with the file it came from.

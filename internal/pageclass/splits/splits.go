@@ -395,7 +395,7 @@ func (s *Split) Write(w io.Writer) error {
 // and returns the path.
 func (s *Split) WriteFile(dir, stamp, rev string) (string, error) {
 	p := filepath.Join(dir, FileName(stamp, rev, s.Fold))
-	return p, atomicfile.Write(p, 0o644, s.Write)
+	return p, atomicfile.Write(p, 0o666, s.Write)
 }
 
 // isDir reports whether the entry e of root is a folder or a link to one

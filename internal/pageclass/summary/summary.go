@@ -224,7 +224,7 @@ func (s *Summary) Records() [][]string {
 
 // WriteTable writes the summary table to path atomically.
 func (s *Summary) WriteTable(path string) error {
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(path, 0o666, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		cw.Write(Header)
 		cw.WriteAll(s.Records())

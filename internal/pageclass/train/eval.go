@@ -68,7 +68,7 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	}
 	pngPath := filepath.Join(o.Results, results.ConfMatName(o.Stamp, o.Count, o.Revision, o.TopN))
 	title := fmt.Sprintf("%s on %d pages: accuracy %.1f%% (Top-%d %.1f%%)", o.Revision, res.Pages, 100*res.Top1, o.TopN, 100*res.TopN)
-	if err := atomicfile.Write(pngPath, 0o644, func(w io.Writer) error {
+	if err := atomicfile.Write(pngPath, 0o666, func(w io.Writer) error {
 		return confmat.PNG(w, title, modelmeta.Categories, res.Confusion)
 	}); err != nil {
 		return nil, err
@@ -254,7 +254,7 @@ func (o *EvalOptions) writeTables(res *EvalResult, ptrs []*sample, probs [][]flo
 	}
 	topPath := filepath.Join(o.Results, results.EvalTopNName(o.Stamp, o.Count, o.Revision, o.TopN))
 	rawPath := filepath.Join(o.Results, results.EvalRawName(o.Stamp, o.Count, o.Revision))
-	if err := os.MkdirAll(o.Results, 0o755); err != nil {
+	if err := os.MkdirAll(o.Results, 0o777); err != nil {
 		return err
 	}
 	tw, err := results.Create(topPath, topLayout, 0)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"archivekit/bindings/torch"
+	"archivekit/internal/atomicfile"
 	"archivekit/internal/pageclass/modelmeta"
 	"archivekit/internal/pageclass/splits"
 )
@@ -292,7 +293,7 @@ func checkpointMeta(base *modelmeta.Meta, o Options, sp *splits.Split, res FoldR
 // saveModel writes model.pt and model.json into a fresh folder next to dir
 // and renames it over dir, so a reader never sees half a model.
 func saveModel(m *torch.Module, dir string, meta *modelmeta.Meta) error {
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o777); err != nil {
 		return err
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
@@ -306,7 +307,7 @@ func saveModel(m *torch.Module, dir string, meta *modelmeta.Meta) error {
 	if err := modelmeta.Save(tmp, meta); err != nil {
 		return err
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if err := os.Chmod(tmp, 0o777&^atomicfile.Umask()); err != nil {
 		return err
 	}
 	old := dir + ".old"

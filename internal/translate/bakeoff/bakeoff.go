@@ -288,7 +288,7 @@ func f4(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
 // of rows that were not translated are empty, as are chrF and BLEU without a
 // reference and the term columns without a vocabulary.
 func WriteCSV(path string, rows []Row, withVocab bool) error {
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(path, 0o666, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		cw.Write(Columns)
 		for _, r := range rows {

@@ -437,7 +437,7 @@ func Merge(lists ...[]Term) ([]Term, int) {
 
 // Write writes terms as the five-column CSV, atomically.
 func Write(path string, terms []Term) error {
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(path, 0o666, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		if err := cw.Write(Header); err != nil {
 			return err

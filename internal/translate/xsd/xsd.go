@@ -112,15 +112,15 @@ func New(ctx context.Context, schema string) (*Validator, error) {
 // catalog, xmllint would fetch the xml: schema from the network.
 func writeCatalog(dir string) (string, error) {
 	catalog := filepath.Join(dir, "catalog.xml")
-	err := os.MkdirAll(dir, 0o755)
+	err := os.MkdirAll(dir, 0o777)
 	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, "xml.xsd"), w3cXMLSchema, 0o644)
+		err = os.WriteFile(filepath.Join(dir, "xml.xsd"), w3cXMLSchema, 0o666)
 	}
 	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, "xlink.xsd"), xlinkSchema, 0o644)
+		err = os.WriteFile(filepath.Join(dir, "xlink.xsd"), xlinkSchema, 0o666)
 	}
 	if err == nil {
-		err = os.WriteFile(catalog, w3cCatalog, 0o644)
+		err = os.WriteFile(catalog, w3cCatalog, 0o666)
 	}
 	if err != nil {
 		return "", fmt.Errorf("xsd: the XML catalog cannot be written: %w", err)
@@ -167,10 +167,10 @@ func (v *Validator) download(ctx context.Context, raw string) error {
 			return fmt.Errorf("%s (imported or included by a downloaded schema): %w", u, err)
 		}
 		dst := v.localPath(u)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
 			return err
 		}
-		if err := os.WriteFile(dst, data, 0o644); err != nil {
+		if err := os.WriteFile(dst, data, 0o666); err != nil {
 			return err
 		}
 		v.Fetched = append(v.Fetched, u.String())
@@ -257,7 +257,7 @@ func (v *Validator) Validate(ctx context.Context, file string) ([]string, error)
 // be compared (an output must have none its input did not have).
 func (v *Validator) Problems(ctx context.Context, dir, name string, src []byte) (map[string]int, error) {
 	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, src, 0o644); err != nil {
+	if err := os.WriteFile(path, src, 0o666); err != nil {
 		return nil, err
 	}
 	msgs, err := v.Validate(ctx, path)
