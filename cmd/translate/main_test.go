@@ -832,6 +832,18 @@ func TestConfigFieldsUnreadable(t *testing.T) {
 	}
 }
 
+// An output folder that cannot be made is named whole, with how to give
+// another (it said "mkdir ./data_samples: permission denied" and no more).
+func TestOutputFolderUnmade(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "a-file")
+	writeFile(t, blocker, []byte("x"))
+	api := startAPI(t, translatortest.Config{})
+	r := runCLI(t, newEnv(api), testenv.Path(t, "records/C-9107617A.xml"), "-o", filepath.Join(blocker, "out"), "--vocabulary", "")
+	if r.code != exitFailure || !strings.Contains(r.stderr, filepath.Join(blocker, "out")) || !strings.Contains(r.stderr, "give -o DIR") {
+		t.Errorf("exit %d: %s", r.code, r.stderr)
+	}
+}
+
 // TestCT2ModelNamedAndResumed: a ct2 run's metadata names its model (folder,
 // digest, family, languages), and --resume with another model translates
 // again instead of keeping the first model's outputs (the ledger's

@@ -87,7 +87,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return code
 	}
 	if err := os.MkdirAll(s.Output, 0o777); err != nil {
-		log.Error("output directory", "error", err)
+		abs, _ := filepath.Abs(s.Output)
+		log.Error("output directory", "dir", abs, "error", err,
+			"hint", "give -o DIR, a folder you can write (the default is the configuration's output, else ./data_samples/translated_files of the current folder)")
 		return exitFailure
 	}
 	// Runs into one output folder take turns (shards of one run share it).
