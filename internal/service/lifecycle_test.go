@@ -494,7 +494,8 @@ func TestLifecycleListenFailure(t *testing.T) {
 	}
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
-	p := startServer(t, "PORT="+strconv.Itoa(port))
+	// Said before a long warm-up (it was said after it, the models loaded).
+	p := startServer(t, "PORT="+strconv.Itoa(port), "TEST_WARMUP_MS=60000")
 	if code := p.exitCode(t, 5*time.Second); code != ExitFailure {
 		t.Errorf("exit code %d, want %d", code, ExitFailure)
 	}

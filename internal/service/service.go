@@ -735,6 +735,11 @@ func (s *Service) Run() int {
 			return ExitFailure
 		}
 		s.Logger.Info("listening while warming up: /ready answers 503 until warm-up ends", "addr", addr)
+	} else if !s.addrFree() {
+		// Said before the warm-up (a port already taken was said only
+		// after the models had loaded); the address is opened for good
+		// once it ends, connections being refused until then.
+		return ExitFailure
 	}
 	if code, ok := s.warmOrStop(srv); !ok {
 		return code
@@ -762,6 +767,19 @@ func (s *Service) Run() int {
 	code := exitCodeFor(sig)
 	s.Logger.Info("stopped", "exit_code", code)
 	return code
+}
+
+// addrFree opens Config.Addr and closes it again at once: false (after
+// logging why and running OnStop) when it cannot be opened.
+func (s *Service) addrFree() bool {
+	ln, err := net.Listen("tcp", s.Config.Addr())
+	if err != nil {
+		s.Logger.Log(context.Background(), logging.LevelCritical, "cannot listen", "addr", s.Config.Addr(), "error", err.Error())
+		s.runOnStop()
+		return false
+	}
+	_ = ln.Close()
+	return true
 }
 
 // listen opens Config.Addr and serves it, sending Serve's end to served; nil
