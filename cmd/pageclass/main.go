@@ -22,9 +22,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/alecthomas/kong"
 
@@ -117,6 +119,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, k := range p.settings.Unknown {
 		log.Warn("unknown config key (misspelt?)", "file", p.configPath, "key", k)
 	}
+	warnAddressSpace(log)
 	r := &runner{cli: p.cli, settings: p.settings, configPath: p.configPath, config: p.config, log: log, logSink: sink, stdout: stdout, stderr: stderr}
 	err = r.main(ctx)
 	if err != nil && ctx.Err() != nil {
@@ -124,6 +127,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return interrupted(ctx)
 	}
 	return exitCode(err, log)
+}
+
+// minAddressSpace is the address space below which a run is warned: the
+// libtorch runtime, its threads and a model reserve about 3 GB of it (under
+// ulimit -v 2000000 a run ended with "pthread_create failed" and a stack
+// dump, or the models' "could not create a primitive").
+const minAddressSpace = 3 << 30
+
+// warnAddressSpace says, before the run, that an address-space limit
+// (ulimit -v) below minAddressSpace is likely to end it with a crash.
+func warnAddressSpace(log *slog.Logger) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &lim); err != nil || lim.Cur >= minAddressSpace {
+		return
+	}
+	log.Warn(fmt.Sprintf("the address-space limit (ulimit -v) is %.1f GB: the models need about 3 GB, and a lower limit ends the run with a crash (pthread_create failed, or could not create a primitive)", float64(lim.Cur)/(1<<30)),
+		"hint", "raise it (ulimit -v unlimited, or at least 3000000 KB); --decode-memory caps the decoders alone")
 }
 
 // parsed is a parsed and validated command line.

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,5 +48,30 @@ func TestPassingFailureLeavesFileToDo(t *testing.T) {
 	}
 	if got := tableRows(t, e.results, "_v4.4_TOP-3.csv"); len(got) != len(pages)+2 {
 		t.Errorf("%d rows after the resume, want %d", len(got)-1, len(pages)+1)
+	}
+}
+
+// TestAddressSpaceWarned: under an address-space limit too small for the
+// models (ulimit -v 2000000) the run says so first, with how to raise it
+// (it ended with a stack dump or "could not create a primitive"); without
+// one it says nothing. The limit is set in a child process (sh's ulimit).
+func TestAddressSpaceWarned(t *testing.T) {
+	if os.Getenv("PAGECLASS_TEST_ADDRESS_SPACE") == "1" {
+		warnAddressSpace(slog.New(slog.NewTextHandler(os.Stdout, nil)))
+		return
+	}
+	for _, c := range []struct {
+		limit string
+		warn  bool
+	}{{"2000000", true}, {"unlimited", false}} {
+		cmd := exec.Command("sh", "-c", `ulimit -v "$1" && exec "$0" -test.run='^TestAddressSpaceWarned$'`, os.Args[0], c.limit)
+		cmd.Env = append(os.Environ(), "PAGECLASS_TEST_ADDRESS_SPACE=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("ulimit -v %s: %v\n%s", c.limit, err, out)
+		}
+		if got := strings.Contains(string(out), "address-space limit (ulimit -v)"); got != c.warn {
+			t.Errorf("ulimit -v %s: warned %v, want %v:\n%s", c.limit, got, c.warn, out)
+		}
 	}
 }
