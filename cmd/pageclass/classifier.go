@@ -776,7 +776,13 @@ func (r *classifier) printed(key results.Key, p classify.Page) {
 	for _, t := range p.Top(r.cli.TopN) {
 		top = append(top, fmt.Sprintf("%s %.4f", t.Label, t.Score))
 	}
-	fmt.Fprintf(r.stdout, "%s: %s\n", utf8name.Escape(key.String()), strings.Join(top, ", "))
+	if _, err := fmt.Fprintf(r.stdout, "%s: %s\n", utf8name.Escape(key.String()), strings.Join(top, ", ")); err != nil {
+		// A full disk, or a reader gone (| head -1): said once, and the
+		// run goes on (it ended at the first line before, without its
+		// tables, or exited 0 with the lines lost without a word).
+		r.log.Warn("standard output cannot be written: the pages' Top-N are no longer printed there; the tables hold them", "error", err)
+		r.stdout = nil
+	}
 }
 
 // pageArgs are the log attributes that name a page: its file, and its page

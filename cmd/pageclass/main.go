@@ -24,6 +24,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
 	"syscall"
@@ -53,6 +54,9 @@ func main() {
 	imageio.ServeIfWorker()
 	// Ctrl-C or SIGTERM cancels the run with the signal as the cause
 	// (cliflags.Stopped); a second one ends the program at once.
+	// A reader of stdout that goes away (| head -1) fails the writes there
+	// (printed says so) instead of killing the run before its tables.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := cliflags.SignalContext(context.Background())
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
