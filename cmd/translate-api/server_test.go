@@ -285,12 +285,20 @@ func TestRecordNameOfHostileDocID(t *testing.T) {
 
 // TestTranslateWithRecord: a document and its record go in, the translated
 // document and the accreted record come back; nothing of the request is
-// written to disk (the temporary folder does not even exist).
+// written to disk (the temporary folder is gone once the service started,
+// which checks it can write there).
 func TestTranslateWithRecord(t *testing.T) {
-	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	tmp := filepath.Join(t.TempDir(), "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
 	mt := translatortest.New(translatortest.Config{})
 	defer mt.Close()
 	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"DOCKER_IMAGE": "registry.example/translate-api:sha-1234567", "RUNNER_REF": ""}))
+	if err := os.Remove(tmp); err != nil {
+		t.Fatal(err)
+	}
 	rec, err := docrecord.New("MTX201501307")
 	if err != nil {
 		t.Fatal(err)
