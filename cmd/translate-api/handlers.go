@@ -15,6 +15,7 @@ import (
 	"net/textproto"
 	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -419,6 +420,24 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 	if be == nil {
 		return nil, &answerError{status: http.StatusServiceUnavailable, reason: service.ReasonBackendUnavailable, msg: q.name + " cannot be translated now: the translation backend is not available (the deep health check says why); retry later", retryAfter: backendRetryAfter}
 	}
+	item, isItem := jobs.ItemName(ctx)
+	probe := false
+	if !isItem {
+		var wait time.Duration
+		var why string
+		var ok bool
+		if probe, wait, why, ok = s.breaker.admit(); !ok {
+			secs := max(1, int(wait.Round(time.Second)/time.Second))
+			return nil, &answerError{status: http.StatusServiceUnavailable, reason: service.ReasonBackendUnavailable, retryAfter: strconv.Itoa(secs),
+				msg: fmt.Sprintf("%s cannot be translated now: the translation backend failed the last %d requests (%s); it is tried again in %d s", q.name, breakerTrip, why, secs)}
+		}
+	}
+	called := false
+	defer func() {
+		if !called {
+			s.breaker.abandon(probe)
+		}
+	}()
 	kind := translator.KindAuto
 	if !job.isALTO {
 		kind = translator.KindMetadata
@@ -457,13 +476,23 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		opt.Order = &order
 	}
 	opt.Warn = func(m string) { s.log.Warn(m, "file", q.name) }
-	item, ok := jobs.ItemName(ctx)
-	if !ok {
+	if !isItem {
 		// A synchronous request is named too, so that a refusal of the
 		// reply it got can say which answers went out with it.
 		item = syncRequestName(q.name, time.Now())
 	}
 	out, err := translator.Translate(backend.ForItem(ctx, item), q.src, q.name, opt)
+	if ctx.Err() == nil {
+		called = true
+		// The backend's error alone: the document's name is another
+		// client's, not for the answers the breaker gives.
+		var te *transport.Error
+		detail := ""
+		if errors.As(err, &te) {
+			detail = service.Redact(te.Error())
+		}
+		s.breaker.done(probe, err != nil && passing(err), err == nil && out.Stats.Calls > 0, detail)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, &answerError{} // the client went away

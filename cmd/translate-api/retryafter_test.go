@@ -2,7 +2,10 @@ package main
 
 import (
 	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"archivekit/internal/service/servicetest"
 	"archivekit/internal/translate/translator/translatortest"
@@ -44,5 +47,60 @@ func TestBackendFailureRetryAfter(t *testing.T) {
 				t.Errorf("Retry-After %q, want one: %v", got, tt.retry)
 			}
 		})
+	}
+}
+
+// TestBackendBreaker: after three translations in a row failed by the
+// backend, synchronous requests are answered 503 backend_unavailable at
+// once, with the time until it is tried again as Retry-After, without
+// calling it (a backend that never answered held each request up to
+// REQUEST_TIMEOUT_S); after the cooldown one request tries it, and its
+// success lets every request through again. A document's own failure is
+// not the backend's.
+func TestBackendBreaker(t *testing.T) {
+	var down atomic.Bool
+	down.Store(true)
+	mt := translatortest.New(translatortest.Config{Failing: func() int {
+		if down.Load() {
+			return 503
+		}
+		return 0
+	}})
+	defer mt.Close()
+	s, ts := startServer(t, testEnv(mt.URL, nil))
+	now := time.Now()
+	s.breaker.now = func() time.Time { return now }
+	send := func(file part) (*http.Response, []byte) {
+		body, ct := multipartBody(t, file, part{Field: "source_lang", Data: []byte("cs")})
+		resp := post(t, ts.URL+"/translate", ct, body)
+		return resp, readBody(t, resp)
+	}
+	doc := part{Field: "file", Name: "p.alto.xml", File: true, Data: []byte(pageALTO)}
+	broken := part{Field: "file", Name: "b.alto.xml", File: true, Data: []byte("<alto><Layout>")}
+	for i := range 3 {
+		if resp, b := send(doc); resp.StatusCode != 500 {
+			t.Fatalf("failure %d: %d %s", i+1, resp.StatusCode, b)
+		}
+		if i == 0 { // not the backend's failure: the count goes on
+			if resp, b := send(broken); resp.StatusCode != 500 || !strings.Contains(string(b), "not_well_formed") {
+				t.Fatalf("broken document: %d %s", resp.StatusCode, b)
+			}
+		}
+	}
+	posts := mt.Posts.Load()
+	resp, b := send(part{Field: "file", Name: "q.alto.xml", File: true, Data: []byte(pageALTO)})
+	servicetest.CheckError(t, resp.StatusCode, b, http.StatusServiceUnavailable, "backend_unavailable", "failed the last 3 requests")
+	if strings.Contains(string(b), "p.alto.xml") || !strings.Contains(string(b), "HTTP 503") {
+		t.Errorf("open: the answer names another request's document, or not the backend's failure: %s", b)
+	}
+	if got := resp.Header.Get("Retry-After"); got != "30" || mt.Posts.Load() != posts {
+		t.Errorf("open: Retry-After %q, backend called %d times more", got, mt.Posts.Load()-posts)
+	}
+	down.Store(false)
+	now = now.Add(31 * time.Second)
+	for i := range 2 {
+		if resp, b := send(doc); resp.StatusCode != 200 {
+			t.Errorf("after the cooldown, request %d: %d %s", i+1, resp.StatusCode, b)
+		}
 	}
 }

@@ -147,6 +147,10 @@ type server struct {
 	stop     chan struct{}
 	rewarm   sync.WaitGroup
 
+	// breaker answers synchronous requests 503 at once while the backend
+	// fails them all (breaker).
+	breaker breaker
+
 	// probe is the deep health check's last live probe of a warm
 	// backend (liveProbe).
 	probeMu     sync.Mutex

@@ -37,6 +37,9 @@ type Config struct {
 	Fail []int
 	// FailAlways, when not 0, is answered to every translate request.
 	FailAlways int
+	// Failing, when not nil, is called with each translate request: the
+	// status it returns, when not 0, is answered (a test ends an outage).
+	Failing func() int
 	// RetryAfter is sent as the Retry-After header with failure answers.
 	RetryAfter string
 	// Garbage, when not nil, replaces the translation of each request.
@@ -105,6 +108,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		status := s.cfg.FailAlways
 		if n < len(s.cfg.Fail) {
 			status = s.cfg.Fail[n]
+		}
+		if s.cfg.Failing != nil && status == 0 {
+			status = s.cfg.Failing()
 		}
 		if status != 0 {
 			if s.cfg.RetryAfter != "" {
