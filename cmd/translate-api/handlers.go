@@ -421,16 +421,9 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		return nil, &answerError{status: http.StatusServiceUnavailable, reason: service.ReasonBackendUnavailable, msg: q.name + " cannot be translated now: the translation backend is not available (the deep health check says why); retry later", retryAfter: backendRetryAfter}
 	}
 	item, isItem := jobs.ItemName(ctx)
-	probe := false
-	if !isItem {
-		var wait time.Duration
-		var why string
-		var ok bool
-		if probe, wait, why, ok = s.breaker.admit(); !ok {
-			secs := max(1, int(wait.Round(time.Second)/time.Second))
-			return nil, &answerError{status: http.StatusServiceUnavailable, reason: service.ReasonBackendUnavailable, retryAfter: strconv.Itoa(secs),
-				msg: fmt.Sprintf("%s cannot be translated now: the translation backend failed the last %d requests (%s); it is tried again in %d s", q.name, breakerTrip, why, secs)}
-		}
+	probe, refused := s.admitSync(q.name, isItem)
+	if refused != nil {
+		return nil, refused
 	}
 	called := false
 	defer func() {
@@ -529,6 +522,22 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		s.state.Store(&warmth{be: be, warm: true}) // it answered: it is warm now
 	}
 	return &translated{out: out, backend: be.Name(), backendInfo: session.Describe(be), usage: usage}, nil
+}
+
+// admitSync asks the breaker whether a synchronous request (not a job's
+// item) may call the backend: refused is its 503 answer when it may not;
+// probe is the breaker's (its outcome goes to done or abandon).
+func (s *server) admitSync(name string, isItem bool) (probe bool, refused *answerError) {
+	if isItem {
+		return false, nil
+	}
+	probe, wait, why, ok := s.breaker.admit()
+	if ok {
+		return probe, nil
+	}
+	secs := max(1, int(wait.Round(time.Second)/time.Second))
+	return false, &answerError{status: http.StatusServiceUnavailable, reason: service.ReasonBackendUnavailable, retryAfter: strconv.Itoa(secs),
+		msg: fmt.Sprintf("%s cannot be translated now: the translation backend failed the last %d requests (%s); it is tried again in %d s", name, breakerTrip, why, secs)}
 }
 
 // failureStatus is the status and reason of a failed translation: 422 for
