@@ -26,6 +26,8 @@ type bookFile struct {
 	manifest string
 	text     book.Text
 	out      string
+	// log is its translation log (the languages of its lines).
+	log string
 	// w and h are the page's canvas size (0: not given).
 	w, h float64
 }
@@ -33,7 +35,8 @@ type bookFile struct {
 // booked notes a translated (or kept) text file of a book.
 func (p *pass) booked(in input, out string) {
 	if in.Book != nil {
-		p.books = append(p.books, bookFile{of: in.BookOf, page: in.Page, manifest: in.PageManifest, text: *in.Book, out: out, w: in.PageW, h: in.PageH})
+		p.books = append(p.books, bookFile{of: in.BookOf, page: in.Page, manifest: in.PageManifest, text: *in.Book, out: out, w: in.PageW, h: in.PageH,
+			log: filepath.Join(filepath.Dir(out), translator.LogName(in.Path))})
 	}
 }
 

@@ -926,3 +926,68 @@ func TestModesOf(t *testing.T) {
 		}
 	}
 }
+
+// TestBookOutIIIFLineLanguages: with the source language detected, each
+// annotation says the language its line was translated from, as the file's
+// log has it (a German page's lines en-t-de-t0-und, a Spanish page's
+// en-t-es-t0-und), a line left as it was says its own language (the hOCR
+// German page's English references: en), and each file's seeAlso label names the
+// language most of its lines came from. Before, every annotation and label
+// said the run's most frequent source language (a German page's lines
+// "translated from Spanish").
+func TestBookOutIIIFLineLanguages(t *testing.T) {
+	const kantFile = "../../internal/translate/pagexml/testdata/real/ocrd-gt_german_kant1784-0017.page.xml"
+	const transkribusFile = "../../internal/translate/pagexml/testdata/real/transkribus_spanish_170025120000003-0074.page.xml"
+	srv := newBookServer(t)
+	srv.put("/iiif/text/1.page.xml", readOrFatal(t, kantFile))
+	srv.put("/iiif/text/2.page.xml", readOrFatal(t, transkribusFile))
+	srv.put("/iiif/text/3.hocr", readOrFatal(t, "../../internal/translate/hocr/testdata/real/tesseract4_german_hocrjs-309515696-2.hocr"))
+	canvas := func(n int, see string) string { return iiifCanvas(srv.URL, n, see) }
+	srv.put("/iiif/book.json", []byte(fmt.Sprintf(`{"@context": "http://iiif.io/api/presentation/3/context.json", "id": "%s/iiif/book.json", "type": "Manifest",
+  "label": {"en": ["three languages"]}, "items": [%s, %s, %s]}`, srv.URL,
+		canvas(1, `{"id": "`+srv.URL+`/iiif/text/1.page.xml", "type": "Dataset", "format": "application/vnd.prima.page+xml"}`),
+		canvas(2, `{"id": "`+srv.URL+`/iiif/text/2.page.xml", "type": "Dataset", "format": "application/vnd.prima.page+xml"}`),
+		canvas(3, `{"id": "`+srv.URL+`/iiif/text/3.hocr", "type": "Text", "format": "text/vnd.hocr+html"}`))))
+	const base = "https://example.org/pub/"
+	out := bookOutIIIF(t, srv, translatortest.Config{Pairs: []string{"de-en", "es-en", "la-en", "en-de"}}, "auto", base)
+	var m struct {
+		Items []struct {
+			Annotations []struct{ ID string }
+			SeeAlso     []struct{ Label map[string][]string }
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(readOrFatal(t, filepath.Join(out, "book_en.json")), &m); err != nil || len(m.Items) != 3 {
+		t.Fatalf("derived manifest: %v, %+v", err, m)
+	}
+	for i, c := range []struct {
+		main  string // the file's label and most of its translated lines
+		other string // a language some of its lines must have ("" none)
+	}{{"en-t-de-t0-und", ""}, {"en-t-es-t0-und", ""}, {"en-t-de-t0-und", "en"}} {
+		it := m.Items[i]
+		if len(it.Annotations) != 1 || len(it.SeeAlso) != 2 {
+			t.Fatalf("canvas %d: %+v", i+1, it)
+		}
+		if l := it.SeeAlso[1].Label["none"]; len(l) != 1 || !strings.HasSuffix(l[0], "machine translation ("+c.main+")") {
+			t.Errorf("canvas %d: seeAlso label %q, want %s", i+1, l, c.main)
+		}
+		var page struct {
+			Items []struct{ Body struct{ Language string } }
+		}
+		if err := json.Unmarshal(readOrFatal(t, filepath.Join(out, filepath.FromSlash(strings.TrimPrefix(it.Annotations[0].ID, base)))), &page); err != nil {
+			t.Fatal(err)
+		}
+		langs := map[string]int{}
+		for _, a := range page.Items {
+			langs[a.Body.Language]++
+		}
+		top := ""
+		for l, n := range langs {
+			if strings.Contains(l, "-t-") && (top == "" || n > langs[top]) {
+				top = l
+			}
+		}
+		if top != c.main || (c.other != "" && langs[c.other] == 0) {
+			t.Errorf("canvas %d: annotation languages %v, want %s the most frequent translation (and some %q)", i+1, langs, c.main, c.other)
+		}
+	}
+}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/csv"
 	"fmt"
 	"net/url"
 	"os"
@@ -106,7 +108,7 @@ func (r *runner) manifestOut(src []byte, stem, outDir, base string, translated [
 	if err != nil {
 		return false, err
 	}
-	_, tag, _ := langtag.ForSources(s.Target, r.pd.Snapshot().Statistics.Languages)
+	_, runTag, _ := langtag.ForSources(s.Target, r.pd.Snapshot().Statistics.Languages)
 	gen := bookout.Agent{Name: "archivekit translate", Version: version.String()}
 	files := map[string][]byte{}
 	var links []bookout.CanvasLinks
@@ -127,6 +129,21 @@ func (r *runner) manifestOut(src []byte, stem, outDir, base string, translated [
 			return false, fmt.Errorf("--book-out: %s: %w", b.out, err)
 		}
 		lines := bookout.OnCanvas(pages, b.w, b.h)
+		// Each line in its own language, as the file's log has it (every
+		// line was said to be translated from the run's most frequent
+		// language, those left in English as they were included).
+		byLine, inOrder, tag := lineLanguages(b.log, s.Target)
+		tag = cmp.Or(tag, runTag)
+		for i := range lines {
+			lines[i].Language = byLine[lines[i].ID]
+		}
+		if len(byLine) == 0 && len(inOrder) == len(lines) {
+			// Lines without ids (ocropy's hOCR): the log has a row a
+			// line, in document order, as the reader reads them.
+			for i := range lines {
+				lines[i].Language = inOrder[i]
+			}
+		}
 		rel := stem + "_annotations/" + strconv.Itoa(len(files)+1) + ".json"
 		page, err := ver.TranslationPage(base+rel, b.page, tag, lines, gen)
 		if err != nil {
@@ -167,6 +184,54 @@ func (r *runner) manifestOut(src []byte, stem, outDir, base string, translated [
 	}
 	r.log.Info("book written", "manifest", filepath.Join(outDir, stem+".json"), "annotation pages", len(files)-1)
 	return true, nil
+}
+
+// lineLanguages reads a translated file's log (translator.WriteLog) for
+// the language of its lines, by line_num: the machine-translation tag into
+// target of the source language of a line translated, the line's own
+// language where it was left as it was (already in target, a language not
+// offered), and, for a log whose rows name no line, the languages of its
+// rows in order; and the file's tag, that of the language most of its
+// translated lines came from. They are empty where the log does not say
+// (no log, a line it does not name): the caller's default applies.
+func lineLanguages(logPath, target string) (byLine map[string]string, inOrder []string, main string) {
+	byLine = map[string]string{}
+	f, err := os.Open(logPath)
+	if err != nil {
+		return byLine, nil, ""
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) == 0 {
+		return byLine, nil, ""
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	idCol, langCol, textCol := col["line_num"], col["source_lang"], col["text_"+target]
+	if idCol == 0 || langCol == 0 || textCol == 0 {
+		return byLine, nil, ""
+	}
+	counts := map[string]int{}
+	for _, row := range rows[1:] {
+		if len(row) != len(rows[0]) {
+			continue
+		}
+		tag := row[langCol]
+		if row[textCol] != "" && tag != "" {
+			counts[row[langCol]]++
+			if tag, err = langtag.MT(target, row[langCol]); err != nil {
+				tag = ""
+			}
+		}
+		if row[idCol] != "" && tag != "" {
+			byLine[row[idCol]] = tag
+		}
+		inOrder = append(inOrder, tag)
+	}
+	_, main, _ = langtag.ForSources(target, counts)
+	return byLine, inOrder, main
 }
 
 // lineReader reads a translated text format's lines for --book-out.

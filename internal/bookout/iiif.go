@@ -1,6 +1,7 @@
 package bookout
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -160,7 +161,14 @@ func (b Box) fragment() string {
 // whole canvas).
 type TextLine struct {
 	Text string
-	Box  *Box
+	// ID is the line's identifier in its file (ALTO TextLine ID, PAGE-XML
+	// TextLine id, hOCR ocr_line id); "" when it has none.
+	ID string
+	// Language is the BCP 47 tag of Text when it is not the annotation
+	// page's (a line translated from another language, or left in its
+	// own); "" for the page's.
+	Language string
+	Box      *Box
 	// Polygon is the line's outline when it is not Box (a PAGE-XML Coords
 	// or ALTO Shape/Polygon polygon that is not an axis-aligned rectangle:
 	// see Outline), in the units of Box; nil when Box is the outline.
@@ -183,7 +191,7 @@ func OnCanvas(pages []OCRPage, w, h float64) []TextLine {
 	for _, pg := range pages {
 		sx, sy := factors(pg.Width, pg.Height, w, h)
 		for _, l := range pg.Lines {
-			tl := TextLine{Text: l.Text}
+			tl := TextLine{Text: l.Text, ID: l.ID, Language: l.Language}
 			if l.Box != nil {
 				box := l.Box.Scale(pg.Width, pg.Height, w, h)
 				tl.Box = &box
@@ -310,14 +318,14 @@ type note struct {
 }
 
 // translationNotes are the notes of translated lines: one a line with
-// text, in order, in language.
+// text, in order, in the line's language, else in language.
 func translationNotes(language string, lines []TextLine) []note {
 	var notes []note
 	for _, l := range lines {
 		if l.Text == "" {
 			continue
 		}
-		notes = append(notes, note{frag: fmt.Sprintf("t%d", len(notes)+1), kind: translated, text: l.Text, language: language, line: l})
+		notes = append(notes, note{frag: fmt.Sprintf("t%d", len(notes)+1), kind: translated, text: l.Text, language: cmp.Or(l.Language, language), line: l})
 	}
 	return notes
 }

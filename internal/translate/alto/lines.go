@@ -65,6 +65,9 @@ func readLine(l *xmlsplice.Node, target string) bookout.TextLine {
 		}
 	}
 	out := bookout.TextLine{Text: strings.Join(content, " ")}
+	if a, ok := l.Attr("", "ID"); ok {
+		out.ID = a.Value // the log's line_num
+	}
 	if len(translated) > 0 {
 		out.Text = strings.Join(translated, " ")
 	}

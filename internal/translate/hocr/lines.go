@@ -31,7 +31,7 @@ func Lines(src []byte, target string) ([]bookout.OCRPage, error) {
 			continue
 		}
 		pg := &pages[l.page-1]
-		pg.Lines = append(pg.Lines, bookout.TextLine{Text: text, Box: bboxOf(l.el)})
+		pg.Lines = append(pg.Lines, bookout.TextLine{Text: text, ID: l.id, Box: bboxOf(l.el)})
 	}
 	return pages, nil
 }

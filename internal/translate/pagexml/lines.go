@@ -71,7 +71,11 @@ func appendLine(lines []bookout.TextLine, t *translator, n *xmlsplice.Node) []bo
 		return lines
 	}
 	box, polygon := outline(n)
-	return append(lines, bookout.TextLine{Text: text, Box: box, Polygon: polygon})
+	id := ""
+	if a, ok := n.Attr("", "id"); ok {
+		id = a.Value // the log's line_num
+	}
+	return append(lines, bookout.TextLine{Text: text, ID: id, Box: box, Polygon: polygon})
 }
 
 // outline is the bounding box of the polygon of n's Coords@points
