@@ -91,6 +91,34 @@ func TestOutputModeFormatDefault(t *testing.T) {
 	}
 }
 
+// TestRecordMixedModes: a run of PAGE files (appended, their default) and
+// ALTO files (replaced) records output_mode replace, since not every
+// original was kept, and each kind's mode (it recorded the majority's:
+// "replace" for appended PAGE files or "append" for replaced ALTO ones).
+func TestRecordMixedModes(t *testing.T) {
+	in := t.TempDir()
+	writeFile(t, filepath.Join(in, "a.page.xml"), readOrFatal(t, realPAGE))
+	writeFile(t, filepath.Join(in, "b.page.xml"), readOrFatal(t, realPAGE))
+	writeFile(t, filepath.Join(in, "c.alto.xml"), readOrFatal(t, testenv.Path(t, sampleALTO)))
+	base := filepath.Join(t.TempDir(), "MIX.document.json")
+	writeFile(t, base, []byte(`{"schema_version":"1.0","doc_id":"MIX"}`))
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	if r := runCLI(t, newEnv(api), in, "-o", out, "-src", "de", "--vocabulary", "", "--document-json", base); r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	rec, err := docrecord.Load(filepath.Join(out, "MIX.document.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{"translations/output_mode": "replace",
+		"translations/output_mode_by_format/page": "append", "translations/output_mode_by_format/alto": "replace"} {
+		if got, _ := rec.Get(strings.Split(path, "/")...); got != want {
+			t.Errorf("%s = %v, want %s", path, got, want)
+		}
+	}
+}
+
 // TestFolderByContent (issue 29): a folder run takes ALTO, PAGE-XML and
 // hOCR files by their root element whatever their names (.xml, .hocr,
 // .html), beside those --formats names; other XML and HTML files are

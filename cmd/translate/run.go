@@ -415,8 +415,11 @@ type runner struct {
 	book *bookInfo
 	// books are the books of a list or a folder run.
 	books []*bookInfo
-	// modes counts the documents translated in this run per output mode.
-	modes map[alto.Mode]int
+	// modes counts the documents translated in this run per output mode;
+	// kindModes is the mode of each kind of document translated (ALTO,
+	// PAGE, ...).
+	modes     map[alto.Mode]int
+	kindModes map[string]string
 	// led is the run's ledger once opened; closed after the run metadata
 	// is written.
 	led *ledger.Ledger
@@ -1070,9 +1073,10 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 	}
 	r.log.Log(ctx, level, out.Summary, "file", in.Origin, "seconds", time.Since(t0).Round(time.Millisecond).Seconds())
 	if r.modes == nil {
-		r.modes = map[alto.Mode]int{}
+		r.modes, r.kindModes = map[alto.Mode]int{}, map[string]string{}
 	}
 	r.modes[out.Mode]++
+	r.kindModes[string(out.Kind)] = string(out.Mode)
 	r.pd.Done(filepath.ToSlash(filepath.Join(in.Dir, out.Stem)), out, outPath, logPath)
 	r.bookDone(in, out)
 	return out, outPath, nil
@@ -1093,11 +1097,23 @@ func (r *runner) record(written []string) error {
 		}
 	}
 	mode := s.Mode // alternative: recorded as append, output_form alternative (translator.AccreteRecord)
-	if s.outputMode() == "" && r.modes[alto.Append] > r.modes[alto.Replace] {
-		mode = string(alto.Append) // PAGE documents, with their own default
+	var byKind map[string]string
+	if s.outputMode() == "" {
+		// Each format with its own default: append when every document
+		// kept its original text (PAGE), else replace, which tells a
+		// consumer not to count on the originals in the outputs (a book
+		// of PAGE and ALTO files was recorded by its majority: "replace"
+		// for appended PAGE files, or "append" for replaced ALTO ones);
+		// the block then says each kind's mode.
+		if r.modes[alto.Append] > 0 && r.modes[alto.Replace] == 0 {
+			mode = string(alto.Append)
+		}
+		if len(r.modes) > 1 {
+			byKind = r.kindModes
+		}
 	}
 	_, tag, _ := langtag.ForSources(s.Target, snap.Statistics.Languages)
-	info := translator.RecordInfo{SourceLang: src, TargetLang: s.Target, Backend: s.Backend, Mode: mode, LanguageTag: tag,
+	info := translator.RecordInfo{SourceLang: src, TargetLang: s.Target, Backend: s.Backend, Mode: mode, ModeByKind: byKind, LanguageTag: tag,
 		Licence: snap.LicenseDetail, RunID: snap.RunID, ParadataRef: pd.path, At: time.Now(), HadBaseline: true,
 		Version: snap.ToolVersion, ContainerImage: snap.DockerImage, RunnerRef: snap.RunnerRef}
 	if len(written) == 1 {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"archivekit/internal/docrecord"
@@ -21,6 +23,11 @@ type RecordInfo struct {
 	// kept; the schema's enum is replace or append) and output_form
 	// alternative.
 	SourceLang, TargetLang, Backend, Mode string
+	// ModeByKind, when the documents of the record got different modes
+	// (a book's PAGE files appended, its ALTO files replaced), is each
+	// kind's, stored as translations.output_mode_by_format; Mode is then
+	// replace (not every original was kept).
+	ModeByKind map[string]string
 	// LanguageTag is the machine-translation tag of the translation
 	// (langtag.MT of the most frequent source language,
 	// "en-t-cs-t0-und"); stored as translations.language_tag when set.
@@ -76,6 +83,13 @@ func AccreteRecord(rec *docrecord.Record, info RecordInfo) error {
 		block.Set("output_form", info.Mode)
 	} else {
 		block.Set("output_mode", info.Mode)
+	}
+	if len(info.ModeByKind) > 0 {
+		byKind := docrecord.NewObject()
+		for _, k := range slices.Sorted(maps.Keys(info.ModeByKind)) {
+			byKind.Set(k, info.ModeByKind[k])
+		}
+		block.Set("output_mode_by_format", byKind)
 	}
 	if info.LanguageTag != "" {
 		block.Set("language_tag", info.LanguageTag)
