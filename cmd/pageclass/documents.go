@@ -135,9 +135,16 @@ func (d *documents) one(file, baseline, out, outDir string, schema *docrecord.Sc
 		preds[i].Label = l
 	}
 	sort.Slice(preds, func(i, j int) bool { return preds[i].Index < preds[j].Index })
+	// The run metadata as the record's folder reaches it (its name alone
+	// did not lead there from --document-json-out-dir DIR).
+	dir := outDir
+	if out != "" {
+		dir = filepath.Dir(out)
+	}
+	ref := docrecord.Ref(filepath.Join(dir, "record"), d.r.para.Path())
 	rec, err := docrecord.ApplyPages(schema, docrecord.PageUpdate{
 		Baseline: base, DocID: docID(file), Pages: preds,
-		Program: paradata.Program, RunID: d.r.stamp, ParadataRef: filepath.Base(d.r.para.Path()), At: d.r.start,
+		Program: paradata.Program, RunID: d.r.stamp, ParadataRef: ref, At: d.r.start,
 		Owners: docrecord.PageClassifierPrograms, Strict: c.StrictDocumentJSON,
 	})
 	if err != nil {
@@ -145,7 +152,7 @@ func (d *documents) one(file, baseline, out, outDir string, schema *docrecord.Sc
 	}
 	snap := d.r.para.Snapshot()
 	pc := docrecord.NewContributor(paradata.Program, snap.ToolVersion, d.r.stamp, d.r.start, snap.LicenseDetail, "page_categories")
-	pc.ParadataRef, pc.ContainerImage, pc.RunnerRef = filepath.Base(d.r.para.Path()), snap.DockerImage, snap.RunnerRef
+	pc.ParadataRef, pc.ContainerImage, pc.RunnerRef = ref, snap.DockerImage, snap.RunnerRef
 	if err := rec.AddProvenance(pc); err != nil {
 		return fmt.Errorf("document record of %s: %w", file, err)
 	}

@@ -81,6 +81,12 @@ func TestDocumentRecordsBatch(t *testing.T) {
 		if err := schema.Validate(r); err != nil {
 			t.Errorf("%s: %v", p, err)
 		}
+		// The run metadata is reached from the record's folder (its name
+		// alone, which is in the results folder, did not lead there).
+		ref, _ := r.Get("assembled", "blocks", "page_categories", "paradata_ref")
+		if s, _ := ref.(string); s == "" || !fileExists(filepath.Join(out, filepath.FromSlash(s))) {
+			t.Errorf("%s: paradata_ref %v does not lead to the run metadata from %s", p, ref, out)
+		}
 	}
 	if d := readParadata(t, e); d.Statistics.OutputCountsByType["json"] != 11 {
 		t.Errorf("json outputs %v", d.Statistics.OutputCountsByType)
@@ -220,4 +226,10 @@ func page15(t *testing.T, e *env) string {
 	}
 	t.Fatal("sample page PHOTO/caa_conference-15.png missing")
 	return ""
+}
+
+// fileExists says whether path names a file.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

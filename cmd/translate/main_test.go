@@ -452,7 +452,8 @@ func TestDocumentRecord(t *testing.T) {
 	}
 	for path, want := range map[string]string{"doc_id": "CTX1", "translations/source_lang": "cs", "translations/target_lang": "en",
 		"translations/backend": "mtapi", "translations/output_mode": "append",
-		"derived_from/translated_xml": filepath.Join(out, "MTX201501307_anon_en.alto.xml"),
+		// relative to the record's folder (an absolute path before)
+		"derived_from/translated_xml": "MTX201501307_anon_en.alto.xml",
 		"translations/license":        "CC BY-NC-SA 4.0", "source/filename": "CTX1.pdf"} {
 		if got, _ := rec.Get(strings.Split(path, "/")...); got != want {
 			t.Errorf("%s = %v, want %s", path, got, want)

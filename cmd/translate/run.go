@@ -1113,13 +1113,22 @@ func (r *runner) record(written []string) error {
 		}
 	}
 	_, tag, _ := langtag.ForSources(s.Target, snap.Statistics.Languages)
+	path := s.DocJSONOut
+	if path == "" {
+		path = filepath.Join(s.Output, docrecord.FileName(r.baseline.DocID()))
+	}
+	// Files as the record's folder reaches them (they were absolute paths
+	// of the machine that ran it).
 	info := translator.RecordInfo{SourceLang: src, TargetLang: s.Target, Backend: s.Backend, Mode: mode, ModeByKind: byKind, LanguageTag: tag,
-		Licence: snap.LicenseDetail, RunID: snap.RunID, ParadataRef: pd.path, At: time.Now(), HadBaseline: true,
+		Licence: snap.LicenseDetail, RunID: snap.RunID, ParadataRef: docrecord.Ref(path, pd.path), At: time.Now(), HadBaseline: true,
 		Version: snap.ToolVersion, ContainerImage: snap.DockerImage, RunnerRef: snap.RunnerRef}
 	if len(written) == 1 {
-		info.TranslatedXML = written[0]
+		info.TranslatedXML = docrecord.Ref(path, written[0])
 	} else {
-		info.TranslatedXML, info.Files = s.Output, written
+		info.TranslatedXML = docrecord.Ref(path, s.Output)
+		for _, w := range written {
+			info.Files = append(info.Files, docrecord.Ref(path, w))
+		}
 	}
 	if err := translator.AccreteRecord(r.baseline, info); err != nil {
 		return fmt.Errorf("%s: %w", s.DocJSON, err)
@@ -1127,10 +1136,6 @@ func (r *runner) record(written []string) error {
 	schema, err := docrecord.ProjectSchema()
 	if err != nil {
 		return err
-	}
-	path := s.DocJSONOut
-	if path == "" {
-		path = filepath.Join(s.Output, docrecord.FileName(r.baseline.DocID()))
 	}
 	if err := r.baseline.WriteFile(path, schema); err != nil {
 		return fmt.Errorf("document record %s not written: %w", path, err)

@@ -49,6 +49,27 @@ type Record struct {
 	baselineInvalid bool
 }
 
+// Ref is how a record written at recordPath refers to the file target (a
+// run metadata file, a translated document): its path relative to the
+// record's folder, with forward slashes, so that the references hold when
+// the outputs are moved or read on another machine together (as a METS
+// file's links do); target as given when no relative path leads there.
+func Ref(recordPath, target string) string {
+	dir, err := filepath.Abs(filepath.Dir(recordPath))
+	if err != nil {
+		return target
+	}
+	abs, err := filepath.Abs(target)
+	if err != nil {
+		return target
+	}
+	rel, err := filepath.Rel(dir, abs)
+	if err != nil {
+		return target
+	}
+	return filepath.ToSlash(rel)
+}
+
 // FileName is "<doc_id>.document.json", a single file name for any doc_id:
 // doc_id is data (any string), so the bytes that could leave the folder or
 // break the name, a path separator ('/', '\\'), a control character, and '%'
