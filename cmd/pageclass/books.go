@@ -258,6 +258,7 @@ func (r *classifier) addBooks(ctx context.Context, set *inputSet) error {
 		}
 	}
 	set.Files = kept
+	set.takeBookImages(taken)
 	set.Keys = results.NewKeyer(set.Root, loose, r.pageFromName())
 	if len(set.Files) == 0 {
 		msg := fmt.Sprintf("no page to classify in %s: %d books, none with a page image read", cmp.Or(r.cli.File, set.Root), len(set.books.candidates))
@@ -591,4 +592,28 @@ func (r *classifier) recordFetched() {
 	r.log.Info("books fetched", "requests", requests, "bytes", bytes, "pages_fetched", pages, "image_bytes", images, "bytes_per_page", per, "size", bs.size, "fetched_before", reused)
 	r.para.SetConfig("book_fetch", map[string]any{"requests": requests, "bytes": bytes, "pages_fetched": pages,
 		"image_bytes": images, "bytes_per_page": per, "size": bs.size, "fetched_before": reused})
+}
+
+// takeBookImages takes the files that are pages of a book of the run
+// (taken) off the counts of those left out (Left, Nested): they are
+// classified as the book's pages (a folder of METS files beside their TIFF
+// masters was told "readable files left out: 4 .tif").
+func (s *inputSet) takeBookImages(taken map[string]bool) {
+	for _, f := range s.leftFiles {
+		if !taken[filepath.Clean(f)] {
+			continue
+		}
+		ext := strings.ToLower(filepath.Ext(f))
+		if s.Left[ext]--; s.Left[ext] <= 0 {
+			delete(s.Left, ext)
+		}
+		s.BookImages++
+	}
+	for _, f := range s.nestedFiles {
+		if taken[filepath.Clean(f)] {
+			s.Nested--
+			s.BookImages++
+		}
+	}
+	s.leftFiles, s.nestedFiles = nil, nil
 }

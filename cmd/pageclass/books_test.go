@@ -352,6 +352,30 @@ func TestBookFolder(t *testing.T) {
 	}
 }
 
+// A folder of a METS file beside its TIFF masters, run with the default
+// -ff png: the TIFFs are classified as the book's pages and are not said
+// to be left out (the run warned "readable files left out: not collected:
+// 3 .tif", and the summary counted them left).
+func TestBookFolderTIFFNotLeft(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	tif := readFile(t, filepath.Join("..", "..", "internal", "pageclass", "imageio", "testdata", "page.tif"))
+	for i := 1; i <= 3; i++ {
+		write(t, filepath.Join(e.in, fmt.Sprintf("%04d.tif", i)), tif)
+	}
+	rewrite(t, "kitodo-mets_with_pages.xml", filepath.Join(e.in, "mets.xml"), "https://example.com/image/", "", ".png", ".tif")
+	code, log := e.run(t, "-d", e.in)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if rows := readCSV(t, e.output(t, "_v4.4_TOP-3.csv")); len(rows) != 4 {
+		t.Errorf("%d rows, want the book's 3 pages", len(rows)-1)
+	}
+	if strings.Contains(log, "readable files left out") {
+		t.Errorf("the book's images are said left out:\n%s", log)
+	}
+}
+
 // A .txt list given to -f (issue 28): two IIIF manifests by URL, a local
 // METS file by its path relative to the list (Kitodo, its images beside
 // it, one missing) and a URL that answers 404: the pages of the three

@@ -63,6 +63,10 @@ type inputSet struct {
 	// BookImages counts the image files of a folder run left out because
 	// they are pages of a book of the run.
 	BookImages int
+	// leftFiles and nestedFiles are the files counted in Left and Nested:
+	// those that turn out to be a book's pages are not left out
+	// (addBooks takes them off).
+	leftFiles, nestedFiles []string
 }
 
 // share keeps the files of one shard, keyed by their path relative to the
@@ -258,6 +262,7 @@ func (s *inputSet) take(p string, want map[string]bool, all, nested bool) {
 	if nested {
 		if imageio.Supported(p) {
 			s.Nested++
+			s.nestedFiles = append(s.nestedFiles, p)
 		}
 		return
 	}
@@ -267,6 +272,7 @@ func (s *inputSet) take(p string, want map[string]bool, all, nested bool) {
 		s.Files = append(s.Files, p)
 	case imageio.Supported(p):
 		s.Left[ext]++
+		s.leftFiles = append(s.leftFiles, p)
 	default:
 		head := readHead(p, book.LooksLen)
 		if kind := imageio.Sniff(head); kind != "" && all {
