@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -290,6 +291,11 @@ func TestMergeShards(t *testing.T) {
 		t.Errorf("merged: status %s, %d shards, processed %d (whole %d), skipped %d, calls %d (whole %d), %d outputs (whole %d), licence %s (whole %s)",
 			got.Status, len(list), got.Statistics.SuccessfullyProcessed, want.Statistics.SuccessfullyProcessed, got.Statistics.SkippedFiles,
 			got.Statistics.BackendCalls, want.Statistics.BackendCalls, len(got.Outputs), len(want.Outputs), got.License, want.License)
+	}
+	// The machine-translation tags of the languages, as the whole run's
+	// (a merge had none).
+	if len(want.Statistics.LanguageTags) == 0 || !maps.Equal(got.Statistics.LanguageTags, want.Statistics.LanguageTags) {
+		t.Errorf("merged language_tags %v, whole run's %v", got.Statistics.LanguageTags, want.Statistics.LanguageTags)
 	}
 	f, _ := os.ReadFile(got.Config["failures_table"].(string))
 	if !strings.HasPrefix(string(f), "FILE,ERROR\nbox1/broken.xml,") || strings.Count(string(f), "\n") != 2 {

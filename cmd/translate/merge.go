@@ -16,6 +16,7 @@ import (
 	"archivekit/internal/licence"
 	"archivekit/internal/paradata"
 	"archivekit/internal/shard"
+	"archivekit/internal/translate/langtag"
 	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator"
 )
@@ -240,6 +241,11 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 		d.Config["backend_calls_of_interrupted_attempts"] = attemptCalls
 	}
 	st.PerformancePerMinute = paradata.PerMinute(st.OutputCountsByType, end.Sub(start))
+	// The tags of the merged languages, as a run's metadata has them (a
+	// merge had none).
+	if target, ok := d.Config["target_lang"].(string); ok {
+		st.LanguageTags, _, _ = langtag.ForSources(target, st.Languages)
+	}
 	d.Statistics = st
 	sort.Strings(d.Outputs)
 	d.SetLicence(translator.Resolve(comps, used))
