@@ -328,7 +328,7 @@ func (t *translation) field(ctx context.Context, f *XPath, el *xmlsplice.Node) e
 		res.Mixed++
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s at line %d: <%s> holds child elements, comments or processing instructions between its text; left untranslated (log status mixed_content)",
 			opt.File, f.Expr, 1+bytes.Count(t.src[:el.Start], []byte{'\n'}), el.QName()))
-		res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.MixedContent})
+		res.Log = append(res.Log, LogRow{File: opt.File, Line: f.AsWritten(el, opt.Namespaces), Source: text, Status: backend.MixedContent})
 		return nil
 	}
 	if opt.Mode != alto.Replace && alreadyAppended(el, opt.Target) {
@@ -347,7 +347,7 @@ func (t *translation) field(ctx context.Context, f *XPath, el *xmlsplice.Node) e
 	if lang == opt.Target {
 		res.Skipped++
 		res.InTarget++
-		res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.InTarget, Lang: lang, LangSource: t.from[el]})
+		res.Log = append(res.Log, LogRow{File: opt.File, Line: f.AsWritten(el, opt.Namespaces), Source: text, Status: backend.InTarget, Lang: lang, LangSource: t.from[el]})
 		return nil
 	}
 	if ok, err := t.supports(ctx, f, el, text, lang); !ok {
@@ -363,7 +363,7 @@ func (t *translation) field(ctx context.Context, f *XPath, el *xmlsplice.Node) e
 		// The end rounds (rounds.go) may still translate it.
 		res.Untranslated++
 		t.failed = append(t.failed, failedField{f: f, el: el, text: text, lang: lang, row: len(res.Log), rej: seg.Rejection})
-		res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.Untranslated, Lang: lang, LangSource: t.from[el]})
+		res.Log = append(res.Log, LogRow{File: opt.File, Line: f.AsWritten(el, opt.Namespaces), Source: text, Status: backend.Untranslated, Lang: lang, LangSource: t.from[el]})
 		return nil
 	}
 	return t.write(f, el, text, lang, seg)
@@ -400,7 +400,7 @@ func (t *translation) supports(ctx context.Context, f *XPath, el *xmlsplice.Node
 	}
 	res.Skipped++
 	res.Unsupported++
-	res.Log = append(res.Log, LogRow{File: opt.File, Line: f.Expr, Source: text, Status: backend.UnsupportedLang, Lang: lang, LangSource: t.from[el]})
+	res.Log = append(res.Log, LogRow{File: opt.File, Line: f.AsWritten(el, opt.Namespaces), Source: text, Status: backend.UnsupportedLang, Lang: lang, LangSource: t.from[el]})
 	return false, nil
 }
 
@@ -443,7 +443,7 @@ func (t *translation) write(f *XPath, el *xmlsplice.Node, text, lang string, seg
 	}
 	res.Translated++
 	res.Languages[lang]++
-	row := LogRow{File: opt.File, Line: f.Expr, Source: text, Target: out, Status: seg.Status, Lang: lang, LangSource: t.from[el]}
+	row := LogRow{File: opt.File, Line: f.AsWritten(el, opt.Namespaces), Source: text, Target: out, Status: seg.Status, Lang: lang, LangSource: t.from[el]}
 	if sc, ok := opt.Backend.(backend.Scorer); ok && seg.Status != backend.Vocabulary {
 		row.Score, row.HasScore = sc.Score(text)
 	}

@@ -127,6 +127,30 @@ func compile(expr string) (*XPath, error) {
 	return x, nil
 }
 
+// AsWritten is x with the prefixes el's document writes for the namespaces
+// x's prefixes are bound to in ns (el an element x selected, or one of its
+// ancestors naming them): the field list's //arch:amcr/arch:popis for a
+// record that writes amcr: is //amcr:amcr/amcr:popis, as the original tool's
+// logs name the field. A prefix the document does not write (a default
+// namespace) is kept.
+func (x *XPath) AsWritten(el *xmlsplice.Node, ns Namespaces) string {
+	var b strings.Builder
+	for _, st := range x.steps {
+		b.WriteString(map[bool]string{true: "//", false: "/"}[st.descendant])
+		if p := st.prefix; p != "" {
+			for n := el; n != nil && n.Kind == xmlsplice.ElementNode; n = n.Parent {
+				if n.Name.Space != "" && ns.match(st.prefix, n.URI()) {
+					p = n.Name.Space
+					break
+				}
+			}
+			b.WriteString(p + ":")
+		}
+		b.WriteString(st.local)
+	}
+	return b.String()
+}
+
 // Prefixes returns the namespace prefixes the expression uses.
 func (x *XPath) Prefixes() []string {
 	var out []string
