@@ -21,15 +21,18 @@ import (
 	"archivekit/internal/dirwalk"
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -58,6 +61,86 @@ type Dataset struct {
 	// Ignored lists top-level entries that are not category folders (a
 	// LICENSE file, say) and files with other extensions.
 	Ignored []string
+	// NotCategories are the top-level folders whose name is not a
+	// category (a misspelt TEXT_WH): their pages are not read.
+	NotCategories []string
+	// OtherExts counts the files of category folders left for their
+	// extension, by extension (".tif": 3).
+	OtherExts map[string]int
+}
+
+// Problems says, one sentence each, what of the data folder is not used
+// and may be meant to be: folders whose name is not a category (with the
+// category it is likely meant to be), files of other extensions, and, when
+// all is true (training), the categories without a page. A training on a
+// misspelt folder went on without its pages, without a word.
+func (d *Dataset) Problems(all bool) []string {
+	var out []string
+	for _, f := range d.NotCategories {
+		msg := fmt.Sprintf("%s: not a category folder, its pages are not read", filepath.Join(d.Root, f))
+		if c := nearestCategory(f); c != "" {
+			msg += fmt.Sprintf(" (is it %s?)", c)
+		} else {
+			msg += fmt.Sprintf(" (the categories are %s)", strings.Join(modelmeta.Categories, ", "))
+		}
+		out = append(out, msg)
+	}
+	if len(d.OtherExts) > 0 {
+		var parts []string
+		for _, e := range slices.Sorted(maps.Keys(d.OtherExts)) {
+			parts = append(parts, fmt.Sprintf("%d %s", d.OtherExts[e], e))
+		}
+		out = append(out, fmt.Sprintf("files of other extensions in the category folders not read: %s (the file formats taken are set by files_format or -ff)", strings.Join(parts, ", ")))
+	}
+	if all {
+		has := map[string]bool{}
+		for _, it := range d.Items {
+			has[it.Label] = true
+		}
+		var none []string
+		for _, c := range modelmeta.Categories {
+			if !has[c] {
+				none = append(none, c)
+			}
+		}
+		if len(none) > 0 {
+			out = append(out, fmt.Sprintf("no pages of %s: the model is not trained on these categories by this data", strings.Join(none, ", ")))
+		}
+	}
+	return out
+}
+
+// nearestCategory is the category name within two edits of name (case
+// aside), "" when none is.
+func nearestCategory(name string) string {
+	best, bestD := "", 3
+	for _, c := range modelmeta.Categories {
+		if d := editDistance(strings.ToUpper(name), c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // Scan collects FOLDER/<CATEGORY>/** files whose extension (case-
@@ -83,6 +166,9 @@ func Scan(root string, exts []string) (*Dataset, error) {
 	for _, e := range top {
 		if !isDir(root, e) || modelmeta.CategoryIndex(e.Name()) < 0 {
 			d.Ignored = append(d.Ignored, e.Name())
+			if isDir(root, e) && !strings.HasPrefix(e.Name(), ".") {
+				d.NotCategories = append(d.NotCategories, e.Name())
+			}
 			continue
 		}
 		label := e.Name()
@@ -108,6 +194,10 @@ func Scan(root string, exts []string) (*Dataset, error) {
 			rel = filepath.ToSlash(rel)
 			if !want[strings.ToLower(strings.TrimPrefix(path.Ext(rel), "."))] {
 				d.Ignored = append(d.Ignored, rel)
+				if d.OtherExts == nil {
+					d.OtherExts = map[string]int{}
+				}
+				d.OtherExts[cmp.Or(strings.ToLower(path.Ext(rel)), "(none)")]++
 				return nil
 			}
 			d.Items = append(d.Items, Item{Path: rel, Label: label})
@@ -389,6 +479,33 @@ func (s *Split) Write(w io.Writer) error {
 		fmt.Fprintln(bw, p)
 	}
 	return bw.Flush()
+}
+
+// Drop takes the pages of bad (path: why) out of the train, dev and test
+// sets into Excluded, with a warning: the file is the split actually used
+// (the pages that could not be read were listed as trained or tested on).
+func (s *Split) Drop(bad map[string]string) {
+	if len(bad) == 0 {
+		return
+	}
+	n := 0
+	keep := func(items []Item) []Item {
+		out := items[:0:0]
+		for _, it := range items {
+			if _, ok := bad[it.Path]; ok {
+				s.Excluded = append(s.Excluded, it.Path)
+				n++
+				continue
+			}
+			out = append(out, it)
+		}
+		return out
+	}
+	s.Train, s.Dev, s.Test = keep(s.Train), keep(s.Dev), keep(s.Test)
+	if n > 0 {
+		sort.Strings(s.Excluded)
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%d pages that could not be read are left out (listed under [excluded]; the run's log says why)", n))
+	}
 }
 
 // WriteFile writes the split atomically to dir/FileName(stamp, rev, Fold)

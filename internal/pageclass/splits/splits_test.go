@@ -243,3 +243,60 @@ func TestStratifiedSmallCategorySaysSo(t *testing.T) {
 		t.Errorf("test %d, dev %d, warnings %q", len(s.Test), len(s.Dev), s.Warnings)
 	}
 }
+
+// TestProblems: what of a data folder is not read is said: a misspelt
+// category folder (with the category it is likely meant to be), a folder
+// like no category, files of other extensions, and, for a training, the
+// categories without a page (a training went on without them, without a
+// word).
+func TestProblems(t *testing.T) {
+	root := t.TempDir()
+	for _, f := range []string{"TEXT/a.png", "TEXT/b.tif", "TEXT_WH/c.png", "maps/d.png", "DRAW/e.png", ".git/config", "LICENSE"} {
+		p := filepath.Join(root, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := Scan(root, []string{"png"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(d.Problems(true), "\n")
+	for _, want := range []string{
+		filepath.Join(root, "TEXT_WH") + ": not a category folder, its pages are not read (is it TEXT_HW?)",
+		filepath.Join(root, "maps") + ": not a category folder, its pages are not read (the categories are DRAW,",
+		"files of other extensions in the category folders not read: 1 .tif",
+		"no pages of DRAW_L, LINE_HW, LINE_P, LINE_T, PHOTO, PHOTO_L, TEXT_HW, TEXT_P, TEXT_T:",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, ".git") || strings.Contains(got, "LICENSE") {
+		t.Errorf("a hidden folder or a file is named:\n%s", got)
+	}
+	if ev := strings.Join(d.Problems(false), "\n"); strings.Contains(ev, "no pages of") {
+		t.Errorf("an evaluation is told of categories without pages:\n%s", ev)
+	}
+}
+
+// TestDrop: pages that could not be read leave the split's sets for its
+// excluded list, with a warning, so that the DATASETS file is the split
+// actually used (they were listed as trained or tested on).
+func TestDrop(t *testing.T) {
+	s := &Split{Train: []Item{{Path: "TEXT/a.png"}, {Path: "TEXT/bad.png"}}, Test: []Item{{Path: "DRAW/b.tif"}}, Dev: []Item{{Path: "DRAW/c.png"}}}
+	s.Drop(map[string]string{"TEXT/bad.png": "cannot decode", "DRAW/b.tif": "3 pages"})
+	var b bytes.Buffer
+	if err := s.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"[train] 1\nTEXT/a.png\n", "[test] 0\n", "[excluded] 2\nDRAW/b.tif\nTEXT/bad.png\n", "# warning: 2 pages that could not be read are left out"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("split file lacks %q:\n%s", want, out)
+		}
+	}
+}

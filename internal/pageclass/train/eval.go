@@ -16,6 +16,7 @@ import (
 	"archivekit/internal/pageclass/results"
 	"archivekit/internal/pageclass/review"
 	"archivekit/internal/pageclass/splits"
+	"archivekit/internal/paradata"
 )
 
 // Evaluate runs a model over labelled pages (category folders) and writes
@@ -135,6 +136,7 @@ func (o *EvalOptions) items() ([]splits.Item, error) {
 	if err != nil {
 		return nil, err
 	}
+	warnData(d.Problems(false), o.Log, o.Run)
 	items := d.Items
 	if o.Only != nil {
 		keep := map[string]bool{}
@@ -356,4 +358,17 @@ func (r *EvalResult) WriteReview(cal *review.Applied) (string, error) {
 		r.run.AddOutputFile(r.reviewPath)
 	}
 	return r.reviewPath, nil
+}
+
+// warnData logs the data folder's problems (splits.Dataset.Problems) as
+// warnings and adds them to the run metadata's.
+func warnData(problems []string, log *slog.Logger, run *paradata.Run) {
+	for _, w := range problems {
+		if log != nil {
+			log.Warn(w)
+		}
+		if run != nil {
+			run.Warn(w)
+		}
+	}
 }

@@ -107,6 +107,10 @@ func plan(o Options, d *splits.Dataset) ([]*splits.Split, error) {
 	if n <= 0 {
 		n = 1
 	}
+	if n > len(d.Items) {
+		// 99 folds of 22 pages were 99 trainings of one split.
+		return nil, fmt.Errorf("--folds %d: more folds than the %d labelled pages of %s", n, len(d.Items), o.Pages)
+	}
 	var out []*splits.Split
 	for i := 1; i <= n; i++ {
 		s, err := splits.Stratified(d, i, splits.Options{BaseSeed: o.Seed, TestSize: o.TestSize, MaxPerClass: o.MaxPerClass})
@@ -152,6 +156,7 @@ func Train(ctx context.Context, o Options) ([]FoldResult, error) {
 	if len(d.Items) == 0 {
 		return nil, fmt.Errorf("%s: no labelled pages (want category folders of %s files)", o.Pages, strings.Join(o.Exts, ", "))
 	}
+	warnData(d.Problems(true), o.Log, o.Run)
 	folds, err := plan(o, d)
 	if err != nil {
 		return nil, err
@@ -176,6 +181,7 @@ func Train(ctx context.Context, o Options) ([]FoldResult, error) {
 		if err := ctx.Err(); err != nil {
 			return results, err
 		}
+		sp.Drop(bad)
 		ds, err := sp.WriteFile(o.Results, o.Stamp, o.Revision)
 		if err != nil {
 			return results, err
