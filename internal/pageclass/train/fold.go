@@ -328,6 +328,13 @@ func (f *fold) finish() error {
 	}
 	meta := checkpointMeta(f.base, o, sp, *res, fmt.Sprintf("final model (%s), test top-1 %.4f, top-3 %.4f on %d test pages",
 		chosen, res.TestTop1, res.TestTop3, len(f.test)))
+	if earlier, err := modelmeta.Load(final); err == nil {
+		// Said: a second training of the revision replaced the first
+		// one's folds without a word, its run metadata then naming
+		// another model.
+		o.Log.Warn("replacing an earlier model", "model", final, "created", earlier.Provenance.Created,
+			"hint", "its checkpoints keep its weights; give -rev another revision, or another models folder, to keep both")
+	}
 	if err := saveModel(bm, final, meta); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/csv"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -129,6 +130,8 @@ func TestTrainFoldsWritesModelsAndDatasets(t *testing.T) {
 	o2.Results = filepath.Join(out, "result2")
 	o2.Folds = 1
 	o2.Epochs = 1
+	var logged bytes.Buffer
+	o2.Log = slog.New(slog.NewTextHandler(&logged, nil))
 	res2, err := Train(context.Background(), o2)
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +139,11 @@ func TestTrainFoldsWritesModelsAndDatasets(t *testing.T) {
 	a2, _ := os.ReadFile(res2[0].DatasetFile)
 	if !bytes.Equal(a, a2) {
 		t.Error("split 1 differs between two runs")
+	}
+	// ... and says it replaces the first run's model of fold 1 (it did
+	// so without a word).
+	if !strings.Contains(logged.String(), "replacing an earlier model") || !strings.Contains(logged.String(), res[0].ModelDir) {
+		t.Errorf("no warning that fold 1's model is replaced:\n%s", logged.String())
 	}
 }
 
@@ -488,4 +496,19 @@ func firstPages(t *testing.T, p string, cats ...string) []string {
 		}
 	}
 	return only
+}
+
+// TestFoldsMoreThanPages: more folds than labelled pages is refused before
+// any training (99 folds of 22 pages trained 99 times on one split).
+func TestFoldsMoreThanPages(t *testing.T) {
+	out := t.TempDir()
+	base := modelDir(t, filepath.Join(out, "base"), "tiny_cnn.pt", 48)
+	_, err := Train(context.Background(), Options{Base: base, Pages: pages(t), Epochs: 1, Batch: 16, Folds: 100000, Revision: "vT.1",
+		Checkpoints: filepath.Join(out, "ckpt"), Models: filepath.Join(out, "model"), Results: filepath.Join(out, "result"), Stamp: "test"})
+	if err == nil || !strings.Contains(err.Error(), "--folds 100000: more folds than the") {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "model")); err == nil {
+		t.Error("a model folder was written")
+	}
 }
