@@ -127,7 +127,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	r := &runner{cli: p.cli, settings: p.settings, configPath: p.configPath, config: p.config, log: log, logSink: sink, stdout: stdout, stderr: stderr}
 	err = r.main(ctx)
 	if err != nil && ctx.Err() != nil {
-		log.Error("interrupted: the run stopped before the end; the tables and the run metadata hold the pages done so far: run again with --resume to classify the rest", "cause", context.Cause(ctx).Error())
+		msg := "interrupted: the run stopped before the end; the tables and the run metadata hold the pages done so far: run again with --resume to classify the rest"
+		if c := p.cli; c.Train || c.Eval || c.Average {
+			// --resume continues a classification only (it refuses
+			// these): a training or evaluation is run again.
+			msg = "interrupted: the training or evaluation stopped before its end and is not continued by --resume: run it again (the run metadata says what was done)"
+		}
+		log.Error(msg, "cause", context.Cause(ctx).Error())
 		return interrupted(ctx)
 	}
 	return exitCode(err, log)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -163,5 +164,20 @@ func TestLabelledPagesMissing(t *testing.T) {
 				t.Errorf("results folder written: %v", err)
 			}
 		})
+	}
+}
+
+// A training stopped by Ctrl-C says to run it again, not to --resume it
+// (which refuses --train: the message sent the user to a refusal).
+func TestTrainInterruptedSaysRunAgain(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	e.linkPages(t, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"--config", e.cfg, "--train", "-d", e.in, "-b", filepath.Join(e.models, "model_v44")}, &out, &errOut)
+	if code == exitOK || !strings.Contains(errOut.String(), "is not continued by --resume: run it again") || strings.Contains(errOut.String(), "run again with --resume") {
+		t.Errorf("exit %d: %s", code, errOut.String())
 	}
 }
