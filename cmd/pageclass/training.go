@@ -11,11 +11,13 @@ import (
 	"strings"
 
 	"archivekit/internal/cliflags"
+	"archivekit/internal/licence"
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/pageclass/modelmeta"
 	"archivekit/internal/pageclass/registry"
 	"archivekit/internal/pageclass/review"
 	"archivekit/internal/pageclass/train"
+	"archivekit/internal/paradata"
 	"archivekit/internal/version"
 )
 
@@ -444,5 +446,36 @@ func (r *averager) average() error {
 	}
 	r.para.AddOutputFile(dir)
 	r.log.Info("models averaged", "pattern", r.cli.AveragePattern, "models", n, "output", dir)
-	return nil
+	return r.recordAveraged(dir)
+}
+
+// recordAveraged records in the run metadata the models averaged into dir
+// (each with its digest), the new model's digest, and the licence their
+// weights give the result (the run said models [] and the tool's MIT, the
+// model CC BY-NC).
+func (r *averager) recordAveraged(dir string) error {
+	meta, err := modelmeta.Load(dir)
+	if err != nil {
+		return err
+	}
+	for _, name := range meta.Provenance.AveragedFrom {
+		src := filepath.Join(r.cli.Model, name)
+		sm, err := modelmeta.Load(src)
+		if err != nil {
+			return err
+		}
+		digest, err := modelmeta.Digest(src)
+		if err != nil {
+			return err
+		}
+		r.para.AddModel(paradata.Model{Revision: name, Path: src, Base: sm.Base, License: sm.License, Digest: digest})
+		r.lic.models = append(r.lic.models, licence.Component{Name: "model " + name, License: sm.License,
+			When: []string{licence.Always}, Description: "weights of " + src})
+	}
+	digest, err := modelmeta.Digest(dir)
+	if err != nil {
+		return err
+	}
+	r.para.SetTraining("averaged_model", map[string]string{"path": dir, "digest": digest, "license": meta.License})
+	return r.resolveLicence(false)
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"archivekit/internal/pageclass/modelmeta"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -179,5 +181,44 @@ func TestTrainInterruptedSaysRunAgain(t *testing.T) {
 	code := run(ctx, []string{"--config", e.cfg, "--train", "-d", e.in, "-b", filepath.Join(e.models, "model_v44")}, &out, &errOut)
 	if code == exitOK || !strings.Contains(errOut.String(), "is not continued by --resume: run it again") || strings.Contains(errOut.String(), "run again with --resume") {
 		t.Errorf("exit %d: %s", code, errOut.String())
+	}
+}
+
+// TestAverageRecordsModels: --average's run metadata names the models
+// averaged, each with its digest, and the averaged model's digest, and its
+// licence is their weights' (it said models [] and the tool's MIT while the
+// averaged model was CC BY-NC).
+func TestAverageRecordsModels(t *testing.T) {
+	e := newEnv(t, nil)
+	var spec classifytest.Spec
+	for _, s := range classifytest.Five() {
+		if s.Revision == "v4.4" {
+			spec = s
+		}
+	}
+	dir := filepath.Join(e.root, "folds")
+	for _, n := range []string{"v4.4_FOLD_1", "v4.4_FOLD_2"} {
+		classifytest.ModelDir(t, filepath.Join(dir, n), spec)
+		meta, err := modelmeta.Load(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta.License = "CC BY-NC 4.0"
+		if err := modelmeta.Save(filepath.Join(dir, n), meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, log := e.run(t, "--average", "-ap", "v4.4", "-m", dir); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	d := readParadata(t, e)
+	if len(d.Models) != 2 || d.Models[0].Revision != "v4.4_FOLD_1" || !strings.HasPrefix(d.Models[0].Digest, "sha256:") {
+		t.Errorf("models %+v", d.Models)
+	}
+	if avg, _ := d.Training["averaged_model"].(map[string]any); avg == nil || !strings.HasPrefix(fmt.Sprint(avg["digest"]), "sha256:") {
+		t.Errorf("training.averaged_model %v", d.Training["averaged_model"])
+	}
+	if !strings.Contains(d.License, "CC BY-NC") {
+		t.Errorf("licence %q, want the averaged weights' CC BY-NC", d.License)
 	}
 }
