@@ -388,6 +388,13 @@ func TestEvalBestEvaluatesTheEnsemble(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
+	// The accuracies are in the run metadata (they were on stdout and in
+	// the log only): one entry for each model and one for their average.
+	if ev, _ := readParadata(t, e).Training["evaluated"].([]any); len(ev) != 6 {
+		t.Errorf("training.evaluated %v, want 6 entries", ev)
+	} else if m, _ := ev[0].(map[string]any); m["pages"] == nil || m["top1"] == nil || m["digests"] == nil {
+		t.Errorf("training.evaluated[0] %v", m)
+	}
 	avg := readCSV(t, e.output(t, "_5_BEST_5_models_AVG_EVAL_RAW.csv"))
 	sum := make([][]float64, len(avg))
 	for _, rev := range registry.Ensemble {

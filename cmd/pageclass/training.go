@@ -345,6 +345,7 @@ func (r *evaluator) evaluate(ctx context.Context, folders []classify.Folder) err
 		return err
 	}
 	defer closeDecoders(decoders)
+	var evaluated []map[string]any
 	for _, set := range sets {
 		o, err := r.evalOptions(set)
 		if err != nil {
@@ -356,6 +357,10 @@ func (r *evaluator) evaluate(ctx context.Context, folders []classify.Folder) err
 			return fmt.Errorf("evaluating %s: %w", o.Revision, err)
 		}
 		r.log.Info("evaluated", "model", o.Revision, "pages", res.Pages, "top1", res.Top1, "topN", res.TopN)
+		// In the run metadata too (it was on stdout and in the log only).
+		evaluated = append(evaluated, map[string]any{"model": o.Revision, "digests": res.Digests, "pages": res.Pages,
+			"top1": math.Round(res.Top1*1e4) / 1e4, "topn": math.Round(res.TopN*1e4) / 1e4, "n": o.TopN})
+		r.para.SetTraining("evaluated", evaluated)
 		fmt.Fprintf(r.stdout, "\n%s", res.Report())
 		if err := r.reviewEvaluation(set, o, res); err != nil {
 			return err
