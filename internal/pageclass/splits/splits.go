@@ -37,6 +37,7 @@ import (
 	"strings"
 
 	"archivekit/internal/atomicfile"
+	"archivekit/internal/ledger"
 	"archivekit/internal/pageclass/modelmeta"
 )
 
@@ -105,6 +106,40 @@ func (d *Dataset) Problems(all bool) []string {
 		}
 		if len(none) > 0 {
 			out = append(out, fmt.Sprintf("no pages of %s: the model is not trained on these categories by this data", strings.Join(none, ", ")))
+		}
+	}
+	return out
+}
+
+// Relabelled says which files of the data folder are the same page under
+// two or more categories (the same bytes; a page copied into a second
+// folder trains the model both ways, without a word before), one sentence
+// a page; a file that cannot be read is skipped (loading the pages says
+// why).
+func (d *Dataset) Relabelled() []string {
+	byDigest := map[string][]Item{}
+	var order []string
+	for _, it := range d.Items {
+		sum, err := ledger.Digest(filepath.Join(d.Root, filepath.FromSlash(it.Path)))
+		if err != nil {
+			continue
+		}
+		if _, ok := byDigest[sum]; !ok {
+			order = append(order, sum)
+		}
+		byDigest[sum] = append(byDigest[sum], it)
+	}
+	var out []string
+	for _, sum := range order {
+		items := byDigest[sum]
+		labels := map[string]bool{}
+		var paths []string
+		for _, it := range items {
+			labels[it.Label] = true
+			paths = append(paths, it.Path)
+		}
+		if len(labels) > 1 {
+			out = append(out, fmt.Sprintf("one page under %d categories (the same file): %s", len(labels), strings.Join(paths, ", ")))
 		}
 	}
 	return out

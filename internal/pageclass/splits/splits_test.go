@@ -300,3 +300,26 @@ func TestDrop(t *testing.T) {
 		}
 	}
 }
+
+// TestRelabelled: the same file under two categories is named, once; the
+// same content twice in one category is not a problem of labels.
+func TestRelabelled(t *testing.T) {
+	root := t.TempDir()
+	for f, data := range map[string]string{"TEXT/a.png": "one", "DRAW/a-copy.png": "one", "DRAW/b.png": "two", "DRAW/b2.png": "two", "PHOTO/c.png": "three"} {
+		p := filepath.Join(root, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := Scan(root, []string{"png"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := d.Relabelled()
+	if len(got) != 1 || got[0] != "one page under 2 categories (the same file): DRAW/a-copy.png, TEXT/a.png" {
+		t.Errorf("got %q", got)
+	}
+}

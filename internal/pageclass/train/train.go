@@ -156,7 +156,7 @@ func Train(ctx context.Context, o Options) ([]FoldResult, error) {
 	if len(d.Items) == 0 {
 		return nil, fmt.Errorf("%s: no labelled pages (want category folders of %s files)", o.Pages, strings.Join(o.Exts, ", "))
 	}
-	warnData(d.Problems(true), o.Log, o.Run)
+	warnData(append(d.Problems(true), d.Relabelled()...), o.Log, o.Run)
 	folds, err := plan(o, d)
 	if err != nil {
 		return nil, err
