@@ -376,6 +376,15 @@ func TestTrainThenEvalEvaluatesTheTrainedModel(t *testing.T) {
 		d.Models[0].Revision != "tinybase" || d.Models[1].Revision != "tinybase_FOLD_1" { // the base, then the model evaluated
 		t.Errorf("training %v, models %+v", d.Training, d.Models)
 	}
+	// A test accuracy is given with its pages, and is null without any (it
+	// said 0 for a split with no test page).
+	if folds, _ := d.Training["folds_trained"].([]any); len(folds) == 1 {
+		f, _ := folds[0].(map[string]any)
+		n, ok := f["test_pages"].(float64)
+		if !ok || (n == 0) != (f["test_top1"] == nil) {
+			t.Errorf("fold: test_pages %v, test_top1 %v", f["test_pages"], f["test_top1"])
+		}
+	}
 }
 
 // --eval --best evaluates every model and their probability average.

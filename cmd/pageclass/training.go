@@ -258,9 +258,15 @@ func (r *trainer) train(ctx context.Context) ([]classify.Folder, error) {
 		if f.DevPages == 0 {
 			dev = nil
 		}
-		r.log.Info("fold trained", "fold", f.Fold, "model", f.ModelDir, "dev_accuracy", dev, "dev_pages", f.DevPages, "test_top1", f.TestTop1)
+		// null when the split has no test pages (it said 0: a model
+		// right on no page)
+		var top1, top3 any = f.TestTop1, f.TestTop3
+		if f.TestPages == 0 {
+			top1, top3 = nil, nil
+		}
+		r.log.Info("fold trained", "fold", f.Fold, "model", f.ModelDir, "dev_accuracy", dev, "dev_pages", f.DevPages, "test_top1", top1, "test_pages", f.TestPages)
 		made = append(made, map[string]any{"fold": f.Fold, "model": f.ModelDir, "checkpoint": f.Checkpoint, "datasets": f.DatasetFile,
-			"dev_accuracy": dev, "dev_pages": f.DevPages, "trainable_params": f.TrainableParams, "total_params": f.TotalParams, "test_top1": f.TestTop1, "test_top3": f.TestTop3, "stopped_early_at_epoch": f.StoppedEarly,
+			"dev_accuracy": dev, "dev_pages": f.DevPages, "trainable_params": f.TrainableParams, "total_params": f.TotalParams, "test_top1": top1, "test_top3": top3, "test_pages": f.TestPages, "stopped_early_at_epoch": f.StoppedEarly,
 			"features_cached": f.FeaturesCached, "feature_cache": f.FeatureCache})
 		r.para.AddOutputFile(f.ModelDir)
 		r.para.AddOutputFile(f.DatasetFile)

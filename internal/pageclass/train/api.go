@@ -69,8 +69,9 @@ type FoldResult struct {
 	// TrainableParams of TotalParams parameter elements were trained; the
 	// others are frozen in the base (requires_grad off, e.g. a backbone).
 	TrainableParams, TotalParams int64
-	TestTop1                     float64 // accuracy on the fold's test split
+	TestTop1                     float64 // accuracy on the fold's test split (0 when TestPages is 0)
 	TestTop3                     float64
+	TestPages                    int // pages of the test split; 0: the test accuracies were not measured
 	StoppedEarly                 int // the last epoch run when early stopping ended the fold; 0 when every epoch ran
 	// FeaturesCached: the base's frozen backbone ran once per page and the
 	// head trained on its features (tools/export_models.py --freeze-backbone

@@ -313,6 +313,7 @@ func (f *fold) finish() error {
 		return err
 	}
 	defer bm.Close()
+	res.TestPages = len(f.test)
 	if len(f.test) > 0 {
 		ts := evalSet(f.test, f.base)
 		// the checkpoint's backbone is the base's: the same features
@@ -340,7 +341,7 @@ func (f *fold) finish() error {
 	}
 	res.ModelDir = final
 	res.Elapsed = time.Since(f.began)
-	o.Log.Info("fold done", "fold", sp.Fold, "model", final, "dev_acc", devAcc(len(f.dev), f.best), "test_top1", round4(res.TestTop1),
-		"test_top3", round4(res.TestTop3), "elapsed", time.Since(f.began).Round(time.Second).String())
+	o.Log.Info("fold done", "fold", sp.Fold, "model", final, "dev_acc", devAcc(len(f.dev), f.best), "test_top1", devAcc(res.TestPages, res.TestTop1),
+		"test_top3", devAcc(res.TestPages, res.TestTop3), "test_pages", res.TestPages, "elapsed", time.Since(f.began).Round(time.Second).String())
 	return nil
 }

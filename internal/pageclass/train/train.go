@@ -390,7 +390,8 @@ func kept(devPages, epoch int) string {
 	return "best dev checkpoint"
 }
 
-// devAcc is a dev accuracy for the log: null when the split has no dev pages.
+// devAcc is a dev (or test) accuracy for the log: null when the split has
+// no dev (test) pages.
 func devAcc(devPages int, acc float64) any {
 	if devPages == 0 {
 		return nil
