@@ -845,6 +845,18 @@ func TestOutputFolderUnmade(t *testing.T) {
 	}
 }
 
+// A TZ this program cannot read is said (the stamps were UTC without a
+// word, while date(1) read the zone).
+func TestUnknownZoneSaid(t *testing.T) {
+	api := startAPI(t, translatortest.Config{})
+	e := newEnv(api)
+	e["TZ"] = "XYZ-13:45"
+	r := runCLI(t, e, testenv.Path(t, "records/C-9107617A.xml"), "-o", t.TempDir(), "--vocabulary", "")
+	if r.code != exitOK || !strings.Contains(r.stderr, `TZ=\"XYZ-13:45\" is not a time zone this program knows`) {
+		t.Errorf("exit %d: %s", r.code, r.stderr)
+	}
+}
+
 // TestCT2ModelNamedAndResumed: a ct2 run's metadata names its model (folder,
 // digest, family, languages), and --resume with another model translates
 // again instead of keeping the first model's outputs (the ledger's

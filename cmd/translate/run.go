@@ -65,6 +65,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	for _, w := range s.ConfigWarnings {
 		log.Warn(w)
 	}
+	if w := cliflags.ZoneWarning(getenv("TZ")); w != "" {
+		log.Warn(w)
+	}
 	if !checkEnvironment(s, getenv, log) {
 		return exitUsage
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParse(t *testing.T) {
@@ -36,6 +37,25 @@ func TestParse(t *testing.T) {
 		fs.BadExit = 2
 		if code, stop := fs.Parse(args, &bytes.Buffer{}); code != 2 || !stop {
 			t.Errorf("%v with BadExit 2: code %d stop %v", args, code, stop)
+		}
+	}
+}
+
+func TestZoneWarning(t *testing.T) {
+	for _, c := range []struct {
+		tz   string
+		warn bool
+	}{
+		{"", false}, {"UTC", false}, {"Europe/Prague", false}, {":Pacific/Chatham", false}, {"/etc/localtime", false},
+		{"garbage/Nowhere", true}, {"XYZ-13:45", true},
+	} {
+		if name := strings.TrimPrefix(c.tz, ":"); !c.warn && name != "" && !strings.HasPrefix(name, "/") {
+			if _, err := time.LoadLocation(name); err != nil {
+				continue // no time zone database on this machine
+			}
+		}
+		if got := ZoneWarning(c.tz) != ""; got != c.warn {
+			t.Errorf("TZ=%q: warned %v, want %v", c.tz, got, c.warn)
 		}
 	}
 }
