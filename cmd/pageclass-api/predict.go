@@ -187,8 +187,10 @@ type predicted struct {
 	thumbs    []string
 	rec       any
 	schemaErr []string
-	// demo names the shipped demo models among those that answered.
-	demo []string
+	// demo names the shipped demo models among those that answered;
+	// models are all of them, with their digests.
+	demo   []string
+	models []modelRef
 	// ids and orders are a book's pages' IDs and METS ORDERs, skipped its
 	// pages not classified (book.go).
 	ids, orders []string
@@ -241,6 +243,7 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 		if m.demo {
 			res.demo = append(res.demo, m.model.Name)
 		}
+		res.models = append(res.models, modelRef{Name: m.model.Name, Digest: m.digest})
 	}
 	if f.wantRecord {
 		if res.rec, res.schemaErr, err = s.record(req.base, f, res, len(res.demo) > 0); errors.Is(err, docrecord.ErrBaseline) {
@@ -403,7 +406,7 @@ func (res *predicted) prepare(ctx context.Context, req *predictRequest, doc *ima
 
 // demoStatus says whether demo models answered, and which.
 func (res *predicted) demoStatus() demoStatus {
-	return demoStatus{Demo: len(res.demo) > 0, DemoModels: res.demo}
+	return demoStatus{Demo: len(res.demo) > 0, DemoModels: res.demo, Models: res.models}
 }
 
 // respond writes the answer of a classified request: the image response

@@ -438,6 +438,17 @@ type prediction struct {
 type demoStatus struct {
 	Demo       bool     `json:"demo,omitempty"`
 	DemoModels []string `json:"demo_models,omitempty"`
+	// Models is an extra field: the models that answered, each with the
+	// digest of the bytes it was loaded from (modelmeta.Digest), so that
+	// an answer says exactly what produced it (version alone did not: a
+	// revision's folder may hold another model).
+	Models []modelRef `json:"models,omitempty"`
+}
+
+// modelRef names a model that answered and its digest.
+type modelRef struct {
+	Name   string `json:"name"`
+	Digest string `json:"digest"`
 }
 
 // imageResponse is the body of /predict_image (spec 2.2).
