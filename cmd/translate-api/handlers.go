@@ -475,17 +475,7 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		item = syncRequestName(q.name, time.Now())
 	}
 	out, err := translator.Translate(backend.ForItem(ctx, item), q.src, q.name, opt)
-	if ctx.Err() == nil {
-		called = true
-		// The backend's error alone: the document's name is another
-		// client's, not for the answers the breaker gives.
-		var te *transport.Error
-		detail := ""
-		if errors.As(err, &te) {
-			detail = service.Redact(te.Error())
-		}
-		s.breaker.done(probe, err != nil && passing(err), err == nil && out.Stats.Calls > 0, detail)
-	}
+	called = s.breakerDone(ctx, probe, out, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, &answerError{} // the client went away
@@ -522,6 +512,29 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		s.state.Store(&warmth{be: be, warm: true}) // it answered: it is warm now
 	}
 	return &translated{out: out, backend: be.Name(), backendInfo: session.Describe(be), usage: usage}, nil
+}
+
+// breakerDone gives the breaker a translation's outcome, and reports
+// whether it did: a request that ran out of REQUEST_TIMEOUT_S counts as the
+// backend's failure (a backend that accepts connections and never answers
+// fails so); one whose client went away does not count.
+func (s *server) breakerDone(ctx context.Context, probe bool, out *translator.Output, err error) bool {
+	timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
+	if ctx.Err() != nil && !timedOut {
+		return false
+	}
+	// The backend's error alone: the document's name is another client's,
+	// not for the answers the breaker gives.
+	var te *transport.Error
+	detail := ""
+	switch {
+	case errors.As(err, &te):
+		detail = service.Redact(te.Error())
+	case timedOut:
+		detail = fmt.Sprintf("no answer within REQUEST_TIMEOUT_S=%g s", s.svc.Config.RequestTimeout.Seconds())
+	}
+	s.breaker.done(probe, err != nil && (passing(err) || timedOut), err == nil && out != nil && out.Stats.Calls > 0, detail)
+	return true
 }
 
 // admitSync asks the breaker whether a synchronous request (not a job's

@@ -104,3 +104,34 @@ func TestBackendBreaker(t *testing.T) {
 		}
 	}
 }
+
+// TestBackendBreakerHanging: a backend that accepts requests and never
+// answers opens the breaker too: three requests run out of
+// REQUEST_TIMEOUT_S (503 timeout), then the next is answered 503
+// backend_unavailable at once, without reaching the backend (the requests
+// that timed out were not counted: each later one waited its whole
+// REQUEST_TIMEOUT_S as well).
+func TestBackendBreakerHanging(t *testing.T) {
+	release := make(chan struct{})
+	mt := translatortest.New(translatortest.Config{Hold: func(string) { <-release }})
+	defer mt.Close()
+	defer close(release)
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"REQUEST_TIMEOUT_S": "1"}))
+	send := func(name string) (*http.Response, []byte) {
+		body, ct := multipartBody(t, part{Field: "file", Name: name, File: true, Data: []byte(pageALTO)}, part{Field: "source_lang", Data: []byte("cs")})
+		resp := post(t, ts.URL+"/translate", ct, body)
+		return resp, readBody(t, resp)
+	}
+	for i := range 3 {
+		if resp, b := send("p.alto.xml"); resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), `"timeout"`) {
+			t.Fatalf("request %d: %d %s", i+1, resp.StatusCode, b)
+		}
+	}
+	posts := mt.Posts.Load()
+	start := time.Now()
+	resp, b := send("q.alto.xml")
+	servicetest.CheckError(t, resp.StatusCode, b, http.StatusServiceUnavailable, "backend_unavailable", "no answer within REQUEST_TIMEOUT_S=1 s")
+	if mt.Posts.Load() != posts || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("open: backend called %d times more, Retry-After %q (%v)", mt.Posts.Load()-posts, resp.Header.Get("Retry-After"), time.Since(start))
+	}
+}
