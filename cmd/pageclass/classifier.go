@@ -881,6 +881,7 @@ func (r *classifier) closeTables(tables string, runErr error) error {
 		return err
 	}
 	if r.out.rows() == 0 {
+		r.para.SetConfig(shard.TriedConfig, true) // its share is done: a merge takes it
 		if r.failedKept > 0 && !r.cli.RetryFailed {
 			return fmt.Errorf("no page was classified: files that failed in earlier runs, kept failed: %d; %s", r.failedKept, retryHint)
 		}

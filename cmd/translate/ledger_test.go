@@ -1099,3 +1099,46 @@ func TestMergeCountsKilledAttempts(t *testing.T) {
 		t.Errorf("merged backend_calls %d (one run: %d), interrupted attempts %v", got.Statistics.BackendCalls, want.Statistics.BackendCalls, attempts)
 	}
 }
+
+// TestMergeShardNothingTranslated: a shard whose documents were all in the
+// target language already tried every input and failed only for having no
+// output (exit 3, as a run that translates nothing): its share is done, and
+// --merge takes it (it refused it as unfinished, advising a --resume that
+// only failed again, so the merge could never be made).
+func TestMergeShardNothingTranslated(t *testing.T) {
+	in := t.TempDir()
+	writeFile(t, filepath.Join(in, "en.page.xml"), readOrFatal(t, "../../internal/translate/pagexml/testdata/real/prima_english_simplepage.page.xml"))
+	writeFile(t, filepath.Join(in, "en.hocr"), readOrFatal(t, "../../internal/translate/hocr/testdata/real/gcv_english_gcv2hocr-1.hocr"))
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	failed := 0
+	for i := range 2 {
+		r := runCLI(t, newEnv(api), in, "-o", out, "--vocabulary", "", "--shard", fmt.Sprintf("%d/2", i))
+		switch {
+		case r.code == exitFailure && strings.Contains(r.stderr, "no document was translated"):
+			failed++
+		case r.code != exitOK:
+			t.Fatalf("shard %d/2: exit %d: %s", i, r.code, r.stderr)
+		}
+	}
+	if failed == 0 {
+		t.Fatal("no shard failed for translating nothing")
+	}
+	// Taken (not 75 "finish it with --resume"), and the merged run, which
+	// translated nothing, is a failure as a whole run would be: written,
+	// status failed, exit 3.
+	r := runCLI(t, newEnv(api), "--merge", "-o", out)
+	if r.code != exitFailure || strings.Contains(r.stderr, "--resume") || !strings.Contains(r.stderr, "no document was translated") {
+		t.Errorf("merge: exit %d: %s", r.code, r.stderr)
+	}
+	metas, _ := filepath.Glob(filepath.Join(out, "*_translator.json"))
+	var merged []string
+	for _, m := range metas {
+		if !strings.Contains(m, "_shard-") {
+			merged = append(merged, m)
+		}
+	}
+	if len(merged) != 1 || !strings.Contains(string(readOrFatal(t, merged[0])), `"status": "failed"`) {
+		t.Errorf("merged run metadata %v", merged)
+	}
+}

@@ -251,7 +251,13 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 	d.SetLicence(translator.Resolve(comps, used))
 	d.StartTime = start.UTC().Format(time.RFC3339Nano)
 	d.SetEnd(start, end)
-	d.SetOutcome(nil)
+	// As a whole run: one that translated nothing is a failure (spec 4.1),
+	// written, then exit 3.
+	var runErr error
+	if st.SuccessfullyProcessed == 0 && st.InputFilesTotal > 0 {
+		runErr = errors.New("no document was translated")
+	}
+	d.SetOutcome(runErr)
 
 	name := func(stamp string) string { return stamp + "_translator.json" }
 	stamp, err := paradata.Claim(s.Output, time.Now().Format(stampLayout), name)
@@ -274,7 +280,7 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 	}
 	log.Info("merged run metadata written", "path", path, "shards", len(runs), "processed", st.SuccessfullyProcessed, "skipped", st.SkippedFiles)
 	log.Info("failures table written", "path", fpath, "rows", len(failures))
-	return nil
+	return runErr
 }
 
 // attempt is a killed attempt of a shard that the merged run continued:

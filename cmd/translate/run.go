@@ -515,6 +515,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		return err
 	}
 	if len(p.written) == 0 {
+		r.pd.SetConfig(shard.TriedConfig, true) // its share is done: a merge takes it
 		return errors.New("no document was translated")
 	}
 	if err := r.bookOut(ctx, p, inputs); err != nil {

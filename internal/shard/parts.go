@@ -44,6 +44,12 @@ type Part struct {
 const (
 	InputsConfig = "shard_inputs_digest"
 	FolderConfig = "shard_input"
+	// TriedConfig is set (true) by a run that tried every input of its
+	// share and failed only for having no output (every document already
+	// in the target language, every page unreadable): its share is done,
+	// and a merge takes it as a completed one (a --resume of it would only
+	// fail again, so the merge could never be made).
+	TriedConfig = "all_inputs_tried"
 )
 
 // InputsDigest is the SHA-256 (hex) of the sorted shard keys (Key) of
@@ -69,7 +75,8 @@ func InputsDigest(keys []string) string {
 // so runs on machines that mount the output folder at different places
 // agree.
 func RunPart(path string, spec Spec, status, start, end string, config map[string]any, ledgerPrefix string, inputs int) Part {
-	p := Part{Spec: spec, Name: path, Status: status, Completed: status == "completed", Empty: inputs == 0}
+	tried, _ := config[TriedConfig].(bool)
+	p := Part{Spec: spec, Name: path, Status: status, Completed: status == "completed" || status == "failed" && tried, Empty: inputs == 0}
 	p.Start, _ = time.Parse(time.RFC3339Nano, start)
 	p.End, _ = time.Parse(time.RFC3339Nano, end)
 	p.Inputs, _ = config[InputsConfig].(string)
