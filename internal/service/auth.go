@@ -20,7 +20,7 @@ import (
 // the API calls those pages make need the token.
 func (s *Service) open(pattern string) bool {
 	switch pattern {
-	case "GET /health", "GET /ready", "GET /docs", "GET /docs/{asset}", "GET /openapi.json":
+	case "GET /health", "GET /ready", "GET /docs", "GET /docs/{$}", "GET /docs/{asset}", "GET /openapi.json":
 		return true
 	}
 	for _, p := range s.opts.Pages {

@@ -78,6 +78,10 @@ func TestIndexPage(t *testing.T) {
 	if r := do(t, "GET", srv.URL+"/docs", nil, nil); r.header.Get("X-Frame-Options") != "DENY" || r.header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Errorf("/docs headers %v", r.header)
 	}
+	// /docs/ leads to the page (it was a 404).
+	if r := do(t, "GET", srv.URL+"/docs/", nil, nil); r.status != http.StatusOK || !strings.Contains(string(r.body), "API documentation") {
+		t.Errorf("/docs/: %d %.200s", r.status, r.body)
+	}
 	for _, want := range []string{`<html lang="en">`, "test-api: POST to /work", `<a href="/page">/page</a>: a page for people`, `<a href="/docs">`, `<a href="/info">`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q:\n%s", want, body)

@@ -234,6 +234,9 @@ func New(opts Options) (*Service, error) {
 	s.Handle("GET /openapi.json", http.HandlerFunc(s.serveOpenAPI))
 	s.Handle("GET /docs", http.HandlerFunc(serveDocsPage))
 	s.Handle("GET /docs/{asset}", http.HandlerFunc(serveDocsAsset))
+	// /docs/ (a typed or bookmarked trailing slash) is the page, whose
+	// relative links need /docs: it was a 404.
+	s.Handle("GET /docs/{$}", http.RedirectHandler("/docs", http.StatusMovedPermanently))
 	s.handleIndex()
 	s.tokens = newTokenList(s.Config, s.Logger)
 	s.handler = s.logRequests(s.cors(s.auth(http.HandlerFunc(s.route))))
