@@ -120,7 +120,19 @@ func (r *trainer) trainOptions(base classify.Folder) (train.Options, error) {
 		rev = base.Revision
 	}
 	if rev == "" {
+		// A base given as a folder: the revision its model.json names, or
+		// its folder's registry name (model_v44: v4.4; the folds were
+		// named model_v44_FOLD_1), else the folder's name.
 		rev = filepath.Base(base.Dir)
+		if m, err := modelmeta.Load(base.Dir); err == nil && m.Revision != "" {
+			rev = m.Revision
+		} else {
+			for _, em := range registry.EnsembleModels() {
+				if registry.ModelDirName(em.Revision) == rev {
+					rev = em.Revision
+				}
+			}
+		}
 	}
 	if c.FastCls {
 		// Rule 3: --fastcls overrides --revision too.

@@ -222,3 +222,19 @@ func TestAverageRecordsModels(t *testing.T) {
 		t.Errorf("licence %q, want the averaged weights' CC BY-NC", d.License)
 	}
 }
+
+// A base given as a folder named for a revision (model_v44) trains that
+// revision's folds, v4.4_FOLD_1 (they were model_v44_FOLD_1); another
+// folder name is kept.
+func TestTrainBaseFolderRevision(t *testing.T) {
+	for dir, want := range map[string]string{"/models/model_v44": "v4.4", "/models/tinybase": "tinybase"} {
+		r := testRunner(t, map[string]string{"TRAIN.FOLDER_PAGES": "/data/train"}, "--train")
+		got, err := r.trainOptions(classify.Folder{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Revision != want {
+			t.Errorf("base %s: revision %q, want %q", dir, got.Revision, want)
+		}
+	}
+}
