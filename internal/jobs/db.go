@@ -6,9 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io/fs"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -237,6 +241,9 @@ func (n noRows) Scan(dest ...any) error {
 
 // openSQLite opens the state folder's database and migrates it.
 func (q *Queue) openSQLite(ctx context.Context) (*riversqlite.Driver, error) {
+	if err := stateFiles(q.opts.Dir); err != nil {
+		return nil, err
+	}
 	dsn := "file:" + q.opts.Dir + "/jobs.db?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(FULL)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
@@ -377,4 +384,45 @@ func pgSchemaName(service string) string {
 		}
 	}
 	return string(b[:min(len(b), 63)])
+}
+
+// stateFiles checks, before SQLite opens them, that this process can write
+// the state folder's database files, and creates the database with the
+// umask's mode when there is none (SQLite gives its WAL and shared-memory
+// files the database's mode: 0644 whatever the umask, so a team's second
+// user could not take over). A file another user owns and this one cannot
+// write is named with its owner and mode: SQLite said "attempt to write a
+// readonly database" and, before failing, left WAL files of its own that
+// then kept the first user's service from starting again.
+func stateFiles(dir string) error {
+	db := filepath.Join(dir, "jobs.db")
+	if _, err := os.Lstat(db); errors.Is(err, fs.ErrNotExist) {
+		f, err := os.OpenFile(db, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("jobs: %s: %w", db, err)
+		}
+		if f != nil {
+			f.Close()
+		}
+	}
+	for _, name := range []string{"jobs.db", "jobs.db-wal", "jobs.db-shm"} {
+		p := filepath.Join(dir, name)
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err == nil {
+			f.Close()
+			continue
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		owner := ""
+		if fi, serr := os.Stat(p); serr == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				owner = fmt.Sprintf("; owned by user %d, mode %v", st.Uid, fi.Mode().Perm())
+			}
+		}
+		return fmt.Errorf("jobs: %s cannot be written by this process (user %d%s): %w; give this service's user write access to the state folder's files (chmod g+rw for a group sharing it, and umask 002 for the files it makes), or its own %s",
+			p, os.Getuid(), owner, err, EnvDir)
+	}
+	return nil
 }

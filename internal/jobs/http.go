@@ -25,6 +25,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 
+	"archivekit/internal/atomicfile"
 	"archivekit/internal/service"
 )
 
@@ -43,6 +44,12 @@ type upload struct{ Name, Type string }
 func (q *Queue) Submit(w http.ResponseWriter, r *http.Request) {
 	id := newID()
 	tmp, err := os.MkdirTemp(q.opts.Dir, "upload-") // Dir is "" on PostgreSQL: the temporary folder
+	if err == nil && q.opts.Dir != "" {
+		// The job's folder with the umask's mode (MkdirTemp makes it
+		// 0700): another user of a group sharing the state folder reads
+		// it when its service takes the job over.
+		err = os.Chmod(tmp, 0o777&^atomicfile.Umask())
+	}
 	if err != nil {
 		q.fail(w, err)
 		return

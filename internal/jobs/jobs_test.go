@@ -1453,3 +1453,38 @@ func testPausedSaysWhy(t *testing.T, newStore store) {
 		t.Errorf("canceled job still paused: %+v", st.Paused)
 	}
 }
+
+// TestStateFiles: the database is made with the umask's mode (SQLite made
+// it 0644 whatever the umask, and its WAL files like it, so a second user
+// of a group sharing the folder could not take over), and a database file
+// this process cannot open for writing fails the start naming it (SQLite
+// said "attempt to write a readonly database", leaving WAL files of its own
+// that then kept the first user's service from starting).
+func TestStateFiles(t *testing.T) {
+	old := syscall.Umask(0o002)
+	dir := t.TempDir()
+	lookup := func(k string) (string, bool) { return map[string]string{"JOBS_DIR": dir}[k], k == "JOBS_DIR" }
+	svc, _ := service.New(service.Options{Name: "x", DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
+	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: &echo{}})
+	syscall.Umask(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Close(context.Background())
+	for _, name := range []string{"jobs.db", "jobs.db-wal"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().Perm() != 0o664 {
+			t.Errorf("%s: mode %v under umask 002, want 0664", name, fi.Mode().Perm())
+		}
+	}
+
+	bad := t.TempDir()
+	if err := os.Mkdir(filepath.Join(bad, "jobs.db-wal"), 0o755); err != nil { // root cannot write it either
+		t.Fatal(err)
+	}
+	lookup = func(k string) (string, bool) { return map[string]string{"JOBS_DIR": bad}[k], k == "JOBS_DIR" }
+	svc, _ = service.New(service.Options{Name: "y", DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
+	_, err = jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: &echo{}})
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(bad, "jobs.db-wal")+" cannot be written by this process") {
+		t.Fatalf("an unwritable database file: %v", err)
+	}
+}
