@@ -70,7 +70,8 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 }
 
 // Write atomically replaces path with whatever fill writes, its mode perm
-// less the umask (Umask), as os.OpenFile would create it. If fill fails,
+// less the umask (Umask), as os.OpenFile would create it, or, replacing a
+// file, that file's mode. If fill fails,
 // the destination is left untouched and the temporary file removed.
 func Write(path string, perm os.FileMode, fill func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
@@ -97,7 +98,14 @@ func Write(path string, perm os.FileMode, fill func(io.Writer) error) (err error
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = os.Chmod(tmp, perm&^Umask()); err != nil {
+	mode := perm &^ Umask()
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		// A file replaced keeps its mode, as an editor keeps it: a run
+		// resumed by a teammate under umask 077 made the first run's
+		// metadata private, and every later resume failed on it.
+		mode = fi.Mode().Perm()
+	}
+	if err = os.Chmod(tmp, mode); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)

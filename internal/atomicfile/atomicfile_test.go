@@ -69,6 +69,10 @@ func TestUmask(t *testing.T) {
 		if err := WriteFile(filepath.Join(dir, "sub", "out.csv"), []byte("x"), 0o666); err != nil {
 			t.Fatal(err)
 		}
+		// A file replaced keeps its own mode, whatever the umask.
+		if err := WriteFile(filepath.Join(dir, "kept.csv"), []byte("x"), 0o666); err != nil {
+			t.Fatal(err)
+		}
 		return
 	}
 	for _, c := range []struct {
@@ -81,6 +85,12 @@ func TestUmask(t *testing.T) {
 		{"000", 0o666, 0o777},
 	} {
 		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "kept.csv"), []byte("old"), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(dir, "kept.csv"), 0o640); err != nil {
+			t.Fatal(err)
+		}
 		cmd := exec.Command(os.Args[0], "-test.run=^TestUmask$")
 		cmd.Env = append(os.Environ(), "ATOMICFILE_TEST_UMASK="+c.umask, "ATOMICFILE_TEST_DIR="+dir)
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -96,6 +106,9 @@ func TestUmask(t *testing.T) {
 		}
 		if f.Mode().Perm() != c.file || d.Mode().Perm() != c.dir {
 			t.Errorf("umask %s: file %v, folder %v; want %v, %v", c.umask, f.Mode().Perm(), d.Mode().Perm(), c.file, c.dir)
+		}
+		if k, err := os.Stat(filepath.Join(dir, "kept.csv")); err != nil || k.Mode().Perm() != 0o640 {
+			t.Errorf("umask %s: a file replaced: %v %v, want its mode 0640 kept", c.umask, k, err)
 		}
 	}
 }
