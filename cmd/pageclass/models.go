@@ -170,11 +170,17 @@ func (r *models) recordModel(name, dir string, meta *modelmeta.Meta, demo bool) 
 	if err != nil {
 		return err
 	}
-	r.para.AddModel(paradata.Model{Revision: name, Path: dir, Base: meta.Base, License: meta.License, Digest: digest, Demo: demo})
+	r.countModel(paradata.Model{Revision: name, Path: dir, Base: meta.Base, License: meta.License, Digest: digest, Demo: demo})
 	r.lic.demo = r.lic.demo || demo
-	r.lic.models = append(r.lic.models, licence.Component{Name: "model " + name, License: meta.License,
-		When: []string{licence.Always}, Description: "weights of " + dir})
 	return r.resolveLicence(r.lic.demo)
+}
+
+// countModel records a model the run used in the run metadata and counts
+// its licence among the run's (resolveLicence).
+func (r *runner) countModel(m paradata.Model) {
+	r.para.AddModel(m)
+	r.lic.models = append(r.lic.models, licence.Component{Name: "model " + m.Revision, License: m.License,
+		When: []string{licence.Always}, Description: "weights of " + m.Path})
 }
 
 // readFolders reads each folder once (classify.Folder.Contents) and

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"archivekit/internal/cliflags"
-	"archivekit/internal/licence"
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/pageclass/modelmeta"
 	"archivekit/internal/pageclass/registry"
@@ -491,9 +490,7 @@ func (r *averager) recordAveraged(dir string) error {
 		if err != nil {
 			return err
 		}
-		r.para.AddModel(paradata.Model{Revision: name, Path: src, Base: sm.Base, License: sm.License, Digest: digest})
-		r.lic.models = append(r.lic.models, licence.Component{Name: "model " + name, License: sm.License,
-			When: []string{licence.Always}, Description: "weights of " + src})
+		r.countModel(paradata.Model{Revision: name, Path: src, Base: sm.Base, License: sm.License, Digest: digest})
 	}
 	digest, err := modelmeta.Digest(dir)
 	if err != nil {
