@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archivekit/internal/atomicfile"
 	"archivekit/internal/shard"
 	"context"
 	"errors"
@@ -116,11 +117,8 @@ func (r *runner) main(ctx context.Context) (err error) {
 	}
 	// A folder that exists but this user cannot write was named by the
 	// run metadata file it could not create.
-	if f, err := os.CreateTemp(c.Results, ".write-check-*"); err != nil {
+	if err := atomicfile.CheckDir(c.Results); err != nil {
 		return fmt.Errorf("results folder %s is not writable by this process (user %d): %w (give --results DIR, a folder you can write)", c.Results, os.Getuid(), err)
-	} else {
-		f.Close()
-		os.Remove(f.Name())
 	}
 	// The stamp is claimed in the results folder, so two runs never share
 	// output names (a second run of the same second gets stamp-2).

@@ -60,6 +60,19 @@ var Umask = sync.OnceValue(func() os.FileMode {
 	return os.FileMode(m) & os.ModePerm
 })
 
+// CheckDir reports whether this process can create files in dir, by
+// creating one and removing it: the error of a folder that exists but
+// another user owns, or a temporary folder that is gone, is its own (the
+// first file a run or a service wrote failed later, named as that file).
+func CheckDir(dir string) error {
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
 // WriteFile atomically replaces path with data, creating parent directories.
 // perm is the mode as os.WriteFile takes it, before the umask (Umask).
 func WriteFile(path string, data []byte, perm os.FileMode) error {

@@ -44,6 +44,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite"
 
+	"archivekit/internal/atomicfile"
 	"archivekit/internal/filelock"
 	"archivekit/internal/service"
 )
@@ -366,11 +367,8 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 	}
 	// A folder this user cannot write fails later, in the database's
 	// migrations, with "unable to open database file (14)".
-	if f, err := os.CreateTemp(opts.Dir, ".write-check-*"); err != nil {
+	if err := atomicfile.CheckDir(opts.Dir); err != nil {
 		return nil, fmt.Errorf("jobs: state folder %s is not writable by this process (user %d): %w", opts.Dir, os.Getuid(), err)
-	} else {
-		f.Close()
-		os.Remove(f.Name())
 	}
 	lctx, cancel := context.WithCancel(ctx)
 	held := false

@@ -10,6 +10,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"archivekit/internal/atomicfile"
 )
 
 // SpoolMemory is the part of a request body kept in memory while it
@@ -44,12 +46,10 @@ func (s *spooled) remove() {
 // not writable fails the start naming it and TMPDIR (before, the service
 // started and answered every large upload 400, as if the client's fault).
 func checkTempDir() error {
-	f, err := os.CreateTemp("", "archivekit-check-*")
-	if err != nil {
+	if err := atomicfile.CheckDir(os.TempDir()); err != nil {
 		return fmt.Errorf("temporary folder %s (TMPDIR) cannot hold request bodies: %w; set TMPDIR to a folder this process (user %d) can write", os.TempDir(), err, os.Getuid())
 	}
-	f.Close()
-	return os.Remove(f.Name())
+	return nil
 }
 
 // spoolError is a request body that could not be stored: the service's
