@@ -141,7 +141,7 @@ func (d *documents) one(file, baseline, out, outDir string, schema *docrecord.Sc
 	if out != "" {
 		dir = filepath.Dir(out)
 	}
-	ref := docrecord.Ref(filepath.Join(dir, "record"), d.r.para.Path())
+	ref := docrecord.Ref(dir, d.r.para.Path())
 	rec, err := docrecord.ApplyPages(schema, docrecord.PageUpdate{
 		Baseline: base, DocID: docID(file), Pages: preds,
 		Program: paradata.Program, RunID: d.r.stamp, ParadataRef: ref, At: d.r.start,

@@ -1123,15 +1123,16 @@ func (r *runner) record(written []string) error {
 	}
 	// Files as the record's folder reaches them (they were absolute paths
 	// of the machine that ran it).
+	recDir := filepath.Dir(path)
 	info := translator.RecordInfo{SourceLang: src, TargetLang: s.Target, Backend: s.Backend, Mode: mode, ModeByKind: byKind, LanguageTag: tag,
-		Licence: snap.LicenseDetail, RunID: snap.RunID, ParadataRef: docrecord.Ref(path, pd.path), At: time.Now(), HadBaseline: true,
+		Licence: snap.LicenseDetail, RunID: snap.RunID, ParadataRef: docrecord.Ref(recDir, pd.path), At: time.Now(), HadBaseline: true,
 		Version: snap.ToolVersion, ContainerImage: snap.DockerImage, RunnerRef: snap.RunnerRef}
 	if len(written) == 1 {
-		info.TranslatedXML = docrecord.Ref(path, written[0])
+		info.TranslatedXML = docrecord.Ref(recDir, written[0])
 	} else {
-		info.TranslatedXML = docrecord.Ref(path, s.Output)
+		info.TranslatedXML = docrecord.Ref(recDir, s.Output)
 		for _, w := range written {
-			info.Files = append(info.Files, docrecord.Ref(path, w))
+			info.Files = append(info.Files, docrecord.Ref(recDir, w))
 		}
 	}
 	if err := translator.AccreteRecord(r.baseline, info); err != nil {

@@ -49,13 +49,13 @@ type Record struct {
 	baselineInvalid bool
 }
 
-// Ref is how a record written at recordPath refers to the file target (a
-// run metadata file, a translated document): its path relative to the
-// record's folder, with forward slashes, so that the references hold when
+// Ref is how a record written in the folder recordDir refers to the file
+// target (a run metadata file, a translated document): its path relative
+// to that folder, with forward slashes, so that the references hold when
 // the outputs are moved or read on another machine together (as a METS
 // file's links do); target as given when no relative path leads there.
-func Ref(recordPath, target string) string {
-	dir, err := filepath.Abs(filepath.Dir(recordPath))
+func Ref(recordDir, target string) string {
+	dir, err := filepath.Abs(recordDir)
 	if err != nil {
 		return target
 	}
