@@ -418,10 +418,8 @@ type runner struct {
 	book *bookInfo
 	// books are the books of a list or a folder run.
 	books []*bookInfo
-	// modes counts the documents translated in this run per output mode;
-	// kindModes is the mode of each kind of document translated (ALTO,
-	// PAGE, ...).
-	modes     map[alto.Mode]int
+	// kindModes is the output mode of each kind of document translated in
+	// this run (ALTO, PAGE, ...).
 	kindModes map[string]string
 	// led is the run's ledger once opened; closed after the run metadata
 	// is written.
@@ -1076,10 +1074,9 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 		level = slog.LevelDebug
 	}
 	r.log.Log(ctx, level, out.Summary, "file", in.Origin, "seconds", time.Since(t0).Round(time.Millisecond).Seconds())
-	if r.modes == nil {
-		r.modes, r.kindModes = map[alto.Mode]int{}, map[string]string{}
+	if r.kindModes == nil {
+		r.kindModes = map[string]string{}
 	}
-	r.modes[out.Mode]++
 	r.kindModes[string(out.Kind)] = string(out.Mode)
 	r.pd.Done(filepath.ToSlash(filepath.Join(in.Dir, out.Stem)), out, outPath, logPath)
 	r.bookDone(in, out)
@@ -1109,10 +1106,14 @@ func (r *runner) record(written []string) error {
 		// of PAGE and ALTO files was recorded by its majority: "replace"
 		// for appended PAGE files, or "append" for replaced ALTO ones);
 		// the block then says each kind's mode.
-		if r.modes[alto.Append] > 0 && r.modes[alto.Replace] == 0 {
+		modes := map[string]bool{}
+		for _, m := range r.kindModes {
+			modes[m] = true
+		}
+		if modes[string(alto.Append)] && !modes[string(alto.Replace)] {
 			mode = string(alto.Append)
 		}
-		if len(r.modes) > 1 {
+		if len(modes) > 1 {
 			byKind = r.kindModes
 		}
 	}
