@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/csv"
 	"fmt"
 	"net/url"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"archivekit/internal/translate/hocr"
 	"archivekit/internal/translate/langtag"
 	"archivekit/internal/translate/pagexml"
+	"archivekit/internal/translate/translator"
 	"archivekit/internal/version"
 )
 
@@ -201,32 +201,21 @@ func lineLanguages(logPath, target string) (byLine map[string]string, inOrder []
 		return byLine, nil, ""
 	}
 	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) == 0 {
-		return byLine, nil, ""
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
-	idCol, langCol, textCol := col["line_num"], col["source_lang"], col["text_"+target]
-	if idCol == 0 || langCol == 0 || textCol == 0 {
+	rows, err := translator.ReadLog(f)
+	if err != nil {
 		return byLine, nil, ""
 	}
 	counts := map[string]int{}
-	for _, row := range rows[1:] {
-		if len(row) != len(rows[0]) {
-			continue
-		}
-		tag := row[langCol]
-		if row[textCol] != "" && tag != "" {
-			counts[row[langCol]]++
-			if tag, err = langtag.MT(target, row[langCol]); err != nil {
+	for _, row := range rows {
+		tag := row.Lang
+		if row.Target != "" && tag != "" {
+			counts[row.Lang]++
+			if tag, err = langtag.MT(target, row.Lang); err != nil {
 				tag = ""
 			}
 		}
-		if row[idCol] != "" && tag != "" {
-			byLine[row[idCol]] = tag
+		if row.Line != "" && tag != "" {
+			byLine[row.Line] = tag
 		}
 		inOrder = append(inOrder, tag)
 	}

@@ -1,10 +1,13 @@
 package translator
 
 import (
-	"archivekit/internal/utf8name"
 	"encoding/csv"
+	"fmt"
 	"io"
 	"strconv"
+	"strings"
+
+	"archivekit/internal/utf8name"
 
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend"
@@ -51,4 +54,63 @@ func WriteLog(w io.Writer, rows []alto.LogRow, src, tgt string) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// ReadLog reads back a log WriteLog wrote: its rows, in order. Columns are
+// found by their names in the header (text_<src> and text_<tgt> are the
+// fourth and fifth), so a log of an earlier version with fewer columns is
+// read too, leaving what it lacks zero. A row of another length than the
+// header is an error naming its line. File is the name as the log writes
+// it (utf8name.Escape).
+func ReadLog(r io.Reader) ([]alto.LogRow, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("translation log: %w", err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	if len(header) < 5 || header[0] != "file" || !strings.HasPrefix(header[3], "text_") || !strings.HasPrefix(header[4], "text_") {
+		return nil, fmt.Errorf("translation log: header %q is not a translation log's", strings.Join(header, ","))
+	}
+	cell := func(row []string, name string) string {
+		if i, ok := col[name]; ok {
+			return row[i]
+		}
+		return ""
+	}
+	var rows []alto.LogRow
+	for {
+		row, err := cr.Read()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return rows, fmt.Errorf("translation log: %w", err)
+		}
+		if len(row) != len(header) {
+			line, _ := cr.FieldPos(0)
+			return rows, fmt.Errorf("translation log: line %d has %d columns, the header %d", line, len(row), len(header))
+		}
+		lr := alto.LogRow{File: row[0], Line: cell(row, "line_num"), Source: row[3], Target: row[4],
+			Status: backend.Status(cell(row, "status")), Approx: cell(row, "unit_status") == backend.UnitApproxAlignment,
+			Lang: cell(row, "source_lang"), LangSource: alto.LangSource(cell(row, "lang_source"))}
+		if p := cell(row, "page_num"); p != "" {
+			if lr.Page, err = strconv.Atoi(p); err != nil {
+				line, _ := cr.FieldPos(0)
+				return rows, fmt.Errorf("translation log: line %d: page_num %q is not a number", line, p)
+			}
+		}
+		if s := cell(row, "score"); s != "" {
+			if lr.Score, err = strconv.ParseFloat(s, 64); err != nil {
+				line, _ := cr.FieldPos(0)
+				return rows, fmt.Errorf("translation log: line %d: score %q is not a number", line, s)
+			}
+			lr.HasScore = true
+		}
+		rows = append(rows, lr)
+	}
 }
