@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +23,8 @@ type Turn struct {
 	// shard.Spec.FileSuffix); "" for a whole run. A shard also holds its
 	// own share's lock alone (<lock without .lock><Shard>.lock).
 	Shard string
-	// Tool names the holder in the lock file ("<tool> process <pid>, started <time>").
+	// Tool names the holder in the lock file ("<tool> process <pid> of
+	// <user> on <host>, started <time>").
 	Tool string
 	// Output is the tool's output folder, named in the log line and errors.
 	Output string
@@ -77,9 +80,23 @@ func (t Turn) exclusive(ctx context.Context, path string, onWait func()) (unlock
 	if err != nil {
 		return nil, fmt.Errorf("output folder %s: %w", t.Output, err)
 	}
-	holder := fmt.Sprintf("%s process %d, started %s", t.Tool, os.Getpid(), time.Now().UTC().Format(time.RFC3339))
+	holder := fmt.Sprintf("%s process %d of %s, started %s", t.Tool, os.Getpid(), whoHere(), time.Now().UTC().Format(time.RFC3339))
 	os.WriteFile(path, []byte(holder+"\n"), 0o666) // only informs the log line of a waiting run
 	return func() { os.Truncate(path, 0); release() }, nil
+}
+
+// whoHere names the user running this process and the machine it runs on
+// ("ana on scan-3"): in a folder a team shares, or one on a network disk,
+// the process number alone does not say whose run to ask about.
+func whoHere() string {
+	name := strconv.Itoa(os.Getuid())
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	if host, err := os.Hostname(); err == nil && host != "" {
+		return name + " on " + host
+	}
+	return name
 }
 
 // TurnLock is the path of the lock file <output>/ledger/<name>.lock.
