@@ -438,7 +438,7 @@ func (r *classifier) resuming() bool {
 // must not take this run for one that was killed.
 func (r *classifier) startLedger(names, digests []string) error {
 	c := r.cli
-	led, ledKey, err := r.openLedger(r.set, names, digests)
+	led, ledKey, err := r.openLedger(names, digests)
 	if err != nil {
 		return err
 	}

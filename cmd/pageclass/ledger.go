@@ -77,15 +77,15 @@ type pageError struct {
 
 // openLedger reads the ledger folder of the run's configuration,
 // <results>/ledger/pageclass_<key>, and starts this run's file in it,
-// <stamp>.jsonl (<stamp>_shard-<i>-of-<n>.jsonl for a shard): the stamp
+// <stamp>.jsonl (a shard's stamp ends -shard-<i>-of-<n>): the stamp
 // is the run's own, so runs at the same time never share a file.
-func (r *classifier) openLedger(set *inputSet, names, digests []string) (*ledger.Ledger, string, error) {
+func (r *classifier) openLedger(names, digests []string) (*ledger.Ledger, string, error) {
 	cfg, err := r.ledgerConfig(names, digests)
 	if err != nil {
 		return nil, "", err
 	}
 	return ledger.OpenRun(ledger.Run{Output: r.cli.Results, Tool: "pageclass", Config: cfg,
-		Name: r.stamp + set.Shard.FileSuffix(), Redo: "that file is classified again"}, r.log)
+		Name: r.stamp, Redo: "that file is classified again"}, r.log)
 }
 
 // ledgerConfig is the run's ledger configuration (its Key names the

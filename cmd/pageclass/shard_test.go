@@ -96,6 +96,11 @@ func TestShardRuns(t *testing.T) {
 			if !strings.Contains(filepath.Base(m[0]), want) || len(meta) != 1 {
 				t.Errorf("shard %s: table %s, run metadata %v; want names with %s", args[1], filepath.Base(m[0]), meta, want)
 			}
+			// Its ledger file is named by that stamp, the share said once.
+			led, _ := filepath.Glob(filepath.Join(results, "ledger", "pageclass_*", "*.jsonl"))
+			if len(led) != 1 || strings.Count(filepath.Base(led[0]), "shard") != 1 {
+				t.Errorf("shard %s: ledger files %v; want one naming its share once", args[1], led)
+			}
 		}
 		out := map[string][]string{}
 		for _, r := range readCSV(t, m[0])[1:] {

@@ -272,7 +272,8 @@ func MetaBeside(dir string) func(ledgerFile string) string {
 
 // ClassifierMeta returns, for RecordInterrupted, the classifier's run
 // metadata in dir (FileName of the stamp) of a ledger file named
-// <stamp>.jsonl or <stamp>_shard-<i>-of-<n>.jsonl.
+// <stamp>.jsonl (a shard's stamp ends -shard-<i>-of-<n>; ledger files of
+// earlier versions added _shard-<i>-of-<n> after it, which is dropped).
 func ClassifierMeta(dir string) func(ledgerFile string) string {
 	return func(f string) string {
 		stamp := strings.TrimSuffix(filepath.Base(f), ".jsonl")
