@@ -403,7 +403,7 @@ func (r *classifier) lockChunk(ctx context.Context, names, digests []string) (ta
 		return "", 0, nil, usagef("[INPUT] chunk_size must be at least 1 with --chunk, got %d", chunk)
 	}
 	key := chunkKey{Input: inputKey(set, c.File, c.Inner), Renamed: set.Keys.Renamed(), ImageKeys: imageKeys(r.pageFromName()), Models: names, Digests: digests,
-		TopN: c.TopN, Raw: c.Raw, Best: c.Best, Average: !c.NoAverageBest, Intermediates: c.SaveIntermediates}
+		TopN: c.TopN, Raw: c.Raw, Best: c.Best, Average: !c.NoAverageBest, Intermediates: c.SaveIntermediates, Precision: precisionKey(r.precision)}
 	tables = key.stamp()
 	r.para.SetConfig("chunk_key", key)
 	// Runs of one key append to the same tables: they take turns, the
@@ -614,7 +614,7 @@ func (r *classifier) logRestored(restored, failedKept, toClassify int) {
 		}
 		r.log.Info("continuing from the ledger", args...)
 	case r.resuming():
-		r.log.Info("nothing to continue: no file of this run is in the ledger with the same content and models", "ledger", led.Dir(), "runs_read", led.Files())
+		r.log.Info("nothing to continue: no file of this run is in the ledger with the same content, models and precision", "ledger", led.Dir(), "runs_read", led.Files())
 	case led.Len() > 0:
 		r.log.Info("ledger", "ledger", led.Dir(), "note", "every file is classified again (without --resume the ledger is only written)")
 	}

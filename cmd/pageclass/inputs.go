@@ -377,7 +377,7 @@ func inputKey(set *inputSet, file string, inner bool) string {
 // the input, the inputs whose row keys were changed to avoid a collision
 // (results.Keyer.Renamed: a file added since an interrupted run can change
 // an existing file's key, and the old row would stay beside the new one),
-// the models (by name and digest of their files), top-N, raw and the
+// the models (by name and digest of their files) and their precision, top-N, raw and the
 // ensemble tables asked for. A re-run with the same key continues
 // the same tables; any difference starts new ones, so rows of another model
 // or another top-N are never kept in a table labelled for this run.
@@ -392,6 +392,9 @@ type chunkKey struct {
 	Best          bool     `json:"best"`
 	Average       bool     `json:"average"`
 	Intermediates bool     `json:"save_intermediates"`
+	// Precision is the forward passes' arithmetic unless fp32
+	// (precisionKey).
+	Precision string `json:"precision,omitempty"`
 }
 
 // stamp replaces the time stamp in the output names of a chunked run:

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"archivekit/bindings/torch"
 	"archivekit/internal/ledger"
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/pageclass/results"
@@ -33,6 +34,21 @@ type ledgerConfig struct {
 	Models   []string `json:"models"`
 	Digests  []string `json:"digests"`
 	Rotation string   `json:"rotation_model_digest,omitempty"`
+	// Precision is the forward passes' arithmetic when it is not fp32
+	// (precisionKey): a bf16 run's probabilities are not kept by an fp32
+	// run's --resume. Absent for fp32, so ledgers written before it was
+	// recorded (all fp32 on the CPU) keep their key.
+	Precision string `json:"precision,omitempty"`
+}
+
+// precisionKey is p as the ledger's and the chunked tables' keys record it:
+// "" for fp32 (keys made before precision was recorded stay the same),
+// else its name.
+func precisionKey(p torch.Precision) string {
+	if p == torch.FP32 {
+		return ""
+	}
+	return p.String()
 }
 
 // itemData is a ledger entry's data: the probabilities of every page of one
@@ -91,7 +107,7 @@ func (r *classifier) openLedger(names, digests []string) (*ledger.Ledger, string
 // ledgerConfig is the run's ledger configuration (its Key names the
 // ledger folder).
 func (r *classifier) ledgerConfig(names, digests []string) (ledgerConfig, error) {
-	cfg := ledgerConfig{Tool: "pageclass", Version: version.String(), Models: names, Digests: digests}
+	cfg := ledgerConfig{Tool: "pageclass", Version: version.String(), Models: names, Digests: digests, Precision: precisionKey(r.precision)}
 	if dir := r.cli.RotationModel; dir != "" {
 		d, err := r.digests.Of(dir)
 		if err != nil {

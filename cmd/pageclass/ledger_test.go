@@ -680,3 +680,41 @@ func TestResumeKeepsNameNotUTF8(t *testing.T) {
 		t.Errorf("resumed: exit %d, %d files to classify, want 0:\n%s", code, toClassify(t, log), log)
 	}
 }
+
+// A resumed or chunked run at another precision keeps none of the earlier
+// run's probabilities: a bf16 table resumed at fp32 was kept whole and
+// labelled fp32. Runs at one precision still continue each other.
+func TestResumeAnotherPrecision(t *testing.T) {
+	e := newEnv(t, nil)
+	pages := e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	results := filepath.Join(e.root, "results")
+	if code, log := e.run(t, "-d", e.in, "--precision", "bf16", "--results", results); code != exitOK {
+		t.Fatalf("bf16 run: exit %d: %s", code, log)
+	}
+	code, log := e.run(t, "-d", e.in, "--precision", "fp32", "--results", results, "--resume")
+	if code != exitOK {
+		t.Fatalf("fp32 resume: exit %d: %s", code, log)
+	}
+	if _, n := ledgerEntries(t, results); !strings.Contains(log, "nothing to continue") || n != 2*len(pages) {
+		t.Errorf("an fp32 --resume of a bf16 run: %d ledger entries, want %d (every file classified again); log:\n%s", n, 2*len(pages), log)
+	}
+	code, log = e.run(t, "-d", e.in, "--precision", "fp32", "--results", results, "--resume")
+	if n := toClassify(t, log); code != exitOK || n != 0 {
+		t.Errorf("a second fp32 --resume: exit %d, classified %d files, want 0", code, n)
+	}
+
+	chunked := filepath.Join(e.root, "chunked")
+	tables := map[string]bool{}
+	for _, p := range []string{"bf16", "fp32"} {
+		if code, log := e.run(t, "-d", e.in, "--precision", p, "--results", chunked, "--chunk"); code != exitOK {
+			t.Fatalf("%s chunked run: exit %d: %s", p, code, log)
+		}
+		for _, m := range must(filepath.Glob(filepath.Join(chunked, "chunk-*_v4.4_TOP-3.csv"))) {
+			tables[filepath.Base(m)] = true
+		}
+	}
+	if len(tables) != 2 {
+		t.Errorf("chunked runs at bf16 and fp32 wrote the tables %v; want one table each", tables)
+	}
+}
