@@ -175,7 +175,7 @@ func (e *engine) load(ctx context.Context) error {
 			return err
 		}
 		e.ensemble = append(e.ensemble, m)
-		e.demo = e.demo || f.Demo
+		e.demo = e.demo || m.demo
 	}
 	if e.opt.Rotation != "" {
 		if e.orient, err = classify.LoadOrientationAs(e.opt.Rotation, e.opt.Device, e.precision); err != nil {
@@ -191,7 +191,9 @@ func (e *engine) load(ctx context.Context) error {
 			"hint", "give -rotation-model DIR (or set "+resources.RotationModel.Env+"); -rotation-model \"\" turns the check off")
 	}
 	if e.demo {
-		e.opt.Log.Warn("serving the shipped demo ensemble: the published models were not found", "models", e.opt.Locator.Models, "demo", e.opt.Locator.Demo)
+		// The fallback, or the demo models copied to the models folder (known
+		// by their digests).
+		e.opt.Log.Warn("serving the shipped demo ensemble (fine-tuned on the sample pages only, CC BY-NC 4.0), not the published models", "models", e.opt.Locator.Models, "demo", e.opt.Locator.Demo)
 	}
 	return ctx.Err()
 }
@@ -204,14 +206,14 @@ func (e *engine) loadFolder(f classify.Folder) (*member, error) {
 	if err != nil {
 		return nil, err
 	}
-	mem := &member{model: m, demo: f.Demo, threads: e.forwardThreads()}
+	mem := &member{model: m, demo: m.Demo, threads: e.forwardThreads()}
 	if _, err := mem.forward([][]float32{make([]float32, m.InputLen())}); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("warming %s: %w", m.Name, err)
 	}
 	d := time.Since(t0)
 	e.opt.Metrics.SetModelLoadTime(m.Name, d)
-	e.opt.Log.Info("model loaded", "model", m.Name, "dir", f.Dir, "demo", f.Demo, "input", m.Size(), "seconds", d.Seconds(),
+	e.opt.Log.Info("model loaded", "model", m.Name, "dir", f.Dir, "demo", m.Demo, "input", m.Size(), "seconds", d.Seconds(),
 		"optimized", int(m.Optimized), "threads", mem.threads)
 	mem.digest = m.Digest
 	if e.opt.Batching {

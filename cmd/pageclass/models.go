@@ -142,11 +142,21 @@ func (r *models) loadModels(folders []classify.Folder) ([]*classify.Model, error
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range ms {
+	var copies []string
+	for i, m := range ms {
 		if err := r.addModel(m); err != nil {
 			classify.CloseAll(ms)
 			return nil, err
 		}
+		if m.Demo && !folders[i].Demo {
+			copies = append(copies, m.Dir)
+		}
+	}
+	if len(copies) > 0 {
+		// Given with -m (or found as ./model), yet the shipped demo models:
+		// the results are labelled demo as the fallback's are.
+		r.log.Warn("DEMO MODEL: these folders hold the shipped demo models (their digests are the demo models'): fine-tuned on the sample pages only, CC BY-NC 4.0, not the published weights; the outputs say demo: true",
+			"folders", copies)
 	}
 	return ms, nil
 }

@@ -133,6 +133,28 @@ func TestFirstRunUsesTheDemoModel(t *testing.T) {
 	})
 }
 
+// The shipped demo models copied into a folder of one's own and given with
+// -m are demo still (their digests): warned and recorded as the fallback
+// is (they were labelled as published models, demo: false).
+func TestCopiedDemoModelIsDemo(t *testing.T) {
+	page := classifytest.Pages(t, 1)[0]
+	e := newEnv(t, nil)
+	mine := filepath.Join(e.root, "mine")
+	if err := os.CopyFS(filepath.Join(mine, "model_v44"), os.DirFS(filepath.Join(shippedDemo(t), "model_v44"))); err != nil {
+		t.Fatal(err)
+	}
+	code, log := e.run(t, "-f", page, "-m", mine)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if !strings.Contains(log, "DEMO MODEL") || !strings.Contains(log, "mine") {
+		t.Errorf("no demo warning naming the folder:\n%s", log)
+	}
+	if d := readParadata(t, e); !d.Demo || len(d.Models) != 1 || !d.Models[0].Demo || d.License != "CC BY-NC 4.0" {
+		t.Errorf("demo %v, models %+v, licence %s", d.Demo, d.Models, d.License)
+	}
+}
+
 // Six quick runs in a loop and two runs at once into one results folder each
 // keep their own tables and run metadata.
 func TestRunsNeverOverwriteEachOther(t *testing.T) {

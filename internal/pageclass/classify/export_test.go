@@ -44,3 +44,6 @@ func HostRows(models []*Model, orient *Orientation, up Upload) (func(imageio.Ima
 		return row, err
 	}, j.width
 }
+
+// DemoDigestCount is the number of demo digests known.
+func DemoDigestCount() int { return len(demoDigests) }

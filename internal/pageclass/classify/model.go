@@ -217,7 +217,9 @@ func LoadFolder(f Folder, device string) (*Model, error) {
 // outputs), else the revision it was found for, else its folder name. When
 // the folder was found for a definite revision (Folder.Want) and model.json
 // names another, loading fails rather than label one model's results with
-// another's name. The model carries the folder's demo mark.
+// another's name. The model is demo when its folder is the demo fallback
+// or its digest is a shipped demo model's (IsDemoDigest: a copy given
+// with -m is demo too).
 func LoadFolderAs(f Folder, device string, prec torch.Precision) (*Model, error) {
 	c := f.Contents
 	if c == nil {
@@ -234,7 +236,7 @@ func LoadFolderAs(f Folder, device string, prec torch.Precision) (*Model, error)
 		return nil, err
 	}
 	m.Name = f.Name(m.Meta)
-	m.Demo = f.Demo
+	m.Demo = f.Demo || IsDemoDigest(c.Digest)
 	return m, nil
 }
 
