@@ -276,6 +276,11 @@ func TestJobsBook(t *testing.T) {
 		rm.Statistics.InputFilesTotal != 3 || rm.Statistics.SuccessfullyProcessed != 3 || rm.Statistics.OutputCountsByType["json"] != 3 {
 		t.Errorf("run metadata %s", res.RunMetadata)
 	}
+	// The precision as it ran (it said the "auto" asked), and the
+	// orientation model or its absence, as pageclass records them.
+	if _, ok := rm.Review["rotation_model"]; rm.Config["precision"] != "fp32" || !ok {
+		t.Errorf("run metadata: precision %v, review %v; want fp32 and the rotation model", rm.Config["precision"], rm.Review)
+	}
 	for _, m := range rm.Models {
 		if !strings.HasPrefix(m.Digest, "sha256:") || m.Path == "" {
 			t.Errorf("model %+v: no digest or folder", m)

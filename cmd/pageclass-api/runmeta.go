@@ -7,6 +7,7 @@ import (
 
 	"archivekit/internal/jobs"
 	"archivekit/internal/pageclass/imageio"
+	"archivekit/internal/pageclass/review"
 	"archivekit/internal/paradata"
 	"archivekit/internal/version"
 )
@@ -36,7 +37,7 @@ func (s *server) jobRunMeta(ctx context.Context, j jobs.RunJob) (jobs.RunRecord,
 	o := s.engine.opt
 	run.SetConfig("service", "pageclass-api")
 	run.SetConfig("device", o.Device)
-	run.SetConfig("precision", o.Precision)
+	run.SetConfig("precision", s.engine.precision.String()) // as resolved on the device (auto: tf32 on CUDA, fp32 on the CPU)
 	run.SetConfig("rotation_model", o.Rotation)
 	run.SetConfig("batching", o.Batching)
 	run.SetConfig("max_pdf_pages", s.maxPDFPages)
@@ -46,5 +47,13 @@ func (s *server) jobRunMeta(ctx context.Context, j jobs.RunJob) (jobs.RunRecord,
 	run.SetConfig("decode_in_process", s.decode.Isolation == nil)
 	run.SetConfig("decode_timeout_s", decodeTimeoutS(s.decode))
 	run.SetConfig("decode_memory_mb", decodeMemoryMB(s.decode))
+	// The orientation model as pageclass records it (its evidence is in
+	// the answers' review).
+	if or := s.engine.orient; or != nil {
+		run.SetReview("rotation_model", map[string]any{"path": o.Rotation, "digest": or.Digest, "license": or.Meta.License,
+			"rotated_confidence": review.RotatedConfidence})
+	} else {
+		run.SetReview("rotation_model", nil)
+	}
 	return run, nil
 }
