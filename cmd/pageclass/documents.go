@@ -168,6 +168,17 @@ func (d *documents) one(file, baseline, out, outDir string, schema *docrecord.Sc
 		taken[id] = file
 		out = filepath.Join(outDir, docrecord.FileName(id))
 	}
+	if _, err := os.Stat(out); err == nil && !sameFile(out, baseline) {
+		// A record of an earlier run (or of another tool) is replaced, not
+		// added to: its pages and contributors are gone from the new one.
+		hint := "give it as the baseline (--document-json) to add to it"
+		if outDir != "" {
+			hint = "give its folder as --document-json-dir to add to it"
+		}
+		w := fmt.Sprintf("document record %s replaces the record there, which was not this run's baseline (%s)", out, hint)
+		d.r.log.Warn(w, "file", file)
+		d.r.para.Warn(w)
+	}
 	if err := rec.WriteFile(out, schema); err != nil {
 		return fmt.Errorf("document record of %s not written: %w", file, err)
 	}
@@ -175,4 +186,14 @@ func (d *documents) one(file, baseline, out, outDir string, schema *docrecord.Sc
 	d.r.para.CountOutput("json", 1)
 	d.r.log.Info("document record written", "file", out, "doc_id", rec.DocID(), "pages", len(preds))
 	return nil
+}
+
+// sameFile reports whether a and b name one existing file (b may be "").
+func sameFile(a, b string) bool {
+	if b == "" {
+		return false
+	}
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(ia, ib)
 }

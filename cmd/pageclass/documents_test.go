@@ -91,6 +91,22 @@ func TestDocumentRecordsBatch(t *testing.T) {
 	if d := readParadata(t, e); d.Statistics.OutputCountsByType["json"] != 11 {
 		t.Errorf("json outputs %v", d.Statistics.OutputCountsByType)
 	}
+	if strings.Contains(log, "replaces the record") {
+		t.Errorf("a first run warned of replacing records:\n%s", log)
+	}
+
+	// A second run into the same folder replaces the records without
+	// adding to them: said for each (10: without its baseline the eleventh
+	// document is TEXT_caa_conference, a record not there before), with how
+	// to add to them instead; given the folder as its baselines, nothing is said.
+	code, log = e.run(t, "--dir", "--document-json-out-dir", out)
+	if n := strings.Count(log, "replaces the record there"); code != exitOK || n != 10 || !strings.Contains(log, "--document-json-dir") {
+		t.Errorf("second run into the records' folder: exit %d, %d replacement warnings, want 10:\n%s", code, n, log)
+	}
+	code, log = e.run(t, "--dir", "--document-json-dir", out, "--document-json-out-dir", out)
+	if code != exitOK || strings.Contains(log, "replaces the record") {
+		t.Errorf("a run adding to its baselines in place: exit %d:\n%s", code, log)
+	}
 }
 
 func TestDocumentRecordSingleAndStrict(t *testing.T) {
