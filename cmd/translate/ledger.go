@@ -184,6 +184,46 @@ func (r *runner) kept(e ledger.Entry) (files, changed, missing []string, d itemD
 	return files, changed, missing, d, len(missing) == 0
 }
 
+// byOtherConfig reports whether every file of changed holds what a run
+// of another configuration into this output folder recorded writing (its
+// ledger, another translate_<key> folder): such a file is no edit to keep.
+func (r *runner) byOtherConfig(p *pass, changed []string) bool {
+	if r.otherOutputs == nil {
+		r.otherOutputs = otherConfigOutputs(filepath.Dir(p.led.Dir()), p.led.Dir())
+	}
+	for _, f := range changed {
+		sum, err := ledger.Digest(f)
+		if err != nil || !r.otherOutputs[sum] {
+			return false
+		}
+	}
+	return true
+}
+
+// otherConfigOutputs returns the digests of the outputs recorded done in
+// the translate ledgers of dir (the output folder's ledger folder) other
+// than own. Unreadable files and entries are passed over.
+func otherConfigOutputs(dir, own string) map[string]bool {
+	out := map[string]bool{}
+	paths, _ := filepath.Glob(filepath.Join(dir, "translate_*", "*.jsonl"))
+	for _, path := range paths {
+		if filepath.Dir(path) == own {
+			continue
+		}
+		entries, _ := ledger.Read(path)
+		for _, e := range entries {
+			var d itemData
+			if e.State != ledger.Done || json.Unmarshal(e.Data, &d) != nil {
+				continue
+			}
+			for _, o := range d.Outputs {
+				out[o.SHA256] = true
+			}
+		}
+	}
+	return out
+}
+
 // failuresPath is the run's failures table beside its run metadata:
 // <stamp>_translator_failures.csv (…_shard-<i>-of-<n>_failures.csv).
 func (p *runRecord) failuresPath() string {

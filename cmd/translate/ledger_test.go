@@ -1142,3 +1142,43 @@ func TestMergeShardNothingTranslated(t *testing.T) {
 		t.Errorf("merged run metadata %v", merged)
 	}
 }
+
+// Outputs another configuration's run wrote since (another translation
+// service, resumed into the same folder) are no edit: a --resume of the
+// first configuration translates them again with its own settings. It kept
+// them, warning of edits, and listed them as its outputs under its service.
+func TestResumeAfterOtherConfig(t *testing.T) {
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(testenv.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	root := recordsTree(t, recs)
+	a := startAPI(t, translatortest.Config{})
+	b := startAPI(t, translatortest.Config{Garbage: func(in string) string { return "Other service: " + in }})
+	whole, out := t.TempDir(), t.TempDir()
+	if r := runCLI(t, newEnv(a), recordArgs(root, whole)...); r.code != exitOK {
+		t.Fatalf("whole run: exit %d: %s", r.code, r.stderr)
+	}
+	want := outputs(t, whole)
+	for i, step := range []struct {
+		api  *translatortest.Server
+		flag string
+	}{{a, ""}, {b, "--resume"}, {a, "--resume"}} {
+		args := recordArgs(root, out)
+		if step.flag != "" {
+			args = recordArgs(root, out, step.flag)
+		}
+		r := runCLI(t, newEnv(step.api), args...)
+		if r.code != exitOK {
+			t.Fatalf("run %d: exit %d: %s", i, r.code, r.stderr)
+		}
+		if i == 2 {
+			if n := translated(t, r.stderr); n != len(recs) || strings.Contains(r.stderr, "changed since an earlier run wrote it") {
+				t.Errorf("resumed after the other service's run: translated %d inputs, want %d:\n%s", n, len(recs), r.stderr)
+			}
+		}
+	}
+	got := outputs(t, out)
+	for k, w := range want {
+		if !bytes.Equal(got[k], w) {
+			t.Errorf("%s is not the first service's translation after its --resume", k)
+		}
+	}
+}

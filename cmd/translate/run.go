@@ -405,6 +405,10 @@ type runner struct {
 	// ("doc.xml" and "doc.alto.xml" share doc_log.csv) is skipped, not
 	// written over the first.
 	claimed map[string]string
+	// otherOutputs holds the digests of the outputs recorded by the
+	// ledgers of other configurations in this output folder (read once,
+	// when a resumed input's output changed: otherConfigOutputs).
+	otherOutputs map[string]bool
 	// warnedLocalIDs says --book-out warned that the run's IIIF ids are
 	// file:// URLs (once for all its books).
 	warnedLocalIDs bool
@@ -834,6 +838,13 @@ func (r *runner) fromLedger(p *pass, inputs []input, i int, in input, name, dige
 	}
 	if !ok {
 		r.log.Info("translated before, but its outputs are missing since: translating again", "file", in.Origin)
+		return false
+	}
+	if len(changed) > 0 && r.byOtherConfig(p, changed) {
+		// Not an edit: a run with other settings (another service, source
+		// language, ...) wrote them since, and they would be kept and
+		// listed as this run's outputs.
+		r.log.Info("written since by a run with other settings: translating again with this run's", "file", in.Origin, "outputs", changed)
 		return false
 	}
 	if len(changed) > 0 {
