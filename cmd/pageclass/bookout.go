@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"archivekit/internal/book"
 	"archivekit/internal/bookout"
@@ -98,7 +99,7 @@ func (r *classifier) writeBookOut() error {
 	if err != nil {
 		return fmt.Errorf("--book-base-url: %w", err)
 	}
-	gen := bookout.Agent{Name: "archivekit pageclass", Version: version.String()}
+	gen := bookout.Agent{Name: "archivekit pageclass", Version: version.String(), With: r.modelsUsed()}
 	local := bookout.LocalIDs(r.cli.BookBaseURL, dir)
 	for _, b := range r.set.books.read {
 		if !iiif(b) {
@@ -214,4 +215,34 @@ func (r *classifier) bookOut(b *book.Book, pages []book.Page, src []byte, stem, 
 	}
 	r.log.Info("book written", "manifest", filepath.Join(dir, stem+".json"), "annotation pages", len(links))
 	return true, nil
+}
+
+// modelsUsed says, for the annotations' generator, which models classified
+// the pages, with their digests' first 12 hex digits, whether they are the
+// demo models, and the run's licence: "demo models v1.4 sha256:f80ada124748,
+// …; CC BY-NC 4.0". The run metadata has the rest.
+func (r *classifier) modelsUsed() string {
+	snap := r.para.Snapshot()
+	var names []string
+	demo := false
+	for _, m := range snap.Models {
+		d := m.Digest
+		if len(d) > len("sha256:")+12 {
+			d = d[:len("sha256:")+12]
+		}
+		names = append(names, strings.TrimSpace(m.Revision+" "+d))
+		demo = demo || m.Demo
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	kind := "models "
+	if demo {
+		kind = "DEMO models "
+	}
+	s := kind + strings.Join(names, ", ")
+	if snap.License != "" {
+		s += "; " + snap.License
+	}
+	return s
 }

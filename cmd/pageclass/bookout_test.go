@@ -18,6 +18,7 @@ import (
 	"archivekit/internal/bookout/bookouttest"
 	"archivekit/internal/pageclass/classify/classifytest"
 	"archivekit/internal/pageclass/modelmeta"
+	"archivekit/internal/paradata"
 )
 
 // TestBookOutIIIF: --book-out DIR on a IIIF Presentation 3 manifest (the
@@ -253,6 +254,27 @@ func TestBookOutEnsemble(t *testing.T) {
 				t.Errorf("%s: annotations %v, want the AVG_TOP-2 row's %v", canvas, got, want)
 			}
 			top1 = append(top1, items[0])
+		}
+		// Each annotation's generator names the five models that made it,
+		// by revision and digest, and the run's licence (it named the
+		// tool alone, so a demo model's class read as a published one's).
+		raw, _ := os.ReadFile(filepath.Join(dir, "manifest_classes", "1.json"))
+		var page struct {
+			Items []struct{ Generator struct{ Name string } }
+		}
+		if err := json.Unmarshal(raw, &page); err != nil || len(page.Items) == 0 {
+			t.Fatalf("annotation page: %v %s", err, raw)
+		}
+		var d paradata.Document
+		if m, _ := filepath.Glob(filepath.Join(res, "*_page-classification.json")); len(m) != 1 {
+			t.Fatalf("run metadata %v", m)
+		} else if b, _ := os.ReadFile(m[0]); json.Unmarshal(b, &d) != nil {
+			t.Fatalf("run metadata %s", b)
+		}
+		gen := page.Items[0].Generator.Name
+		if !strings.HasPrefix(gen, "archivekit pageclass ") || strings.Count(gen, " sha256:") != 5 || !strings.Contains(gen, "models v1.4 sha256:") ||
+			!strings.HasSuffix(gen, "; "+d.License+")") || strings.Contains(gen, "DEMO") {
+			t.Errorf("generator %q; want the five models with their digests and the licence %s", gen, d.License)
 		}
 	}
 }

@@ -33,13 +33,21 @@ type Agent struct {
 	Version string
 	// Homepage is a URL naming it, for IIIF generators ("" when none).
 	Homepage string
+	// With says what the software ran with, in parentheses after its
+	// version ("demo models v1.4 …, CC BY-NC 4.0"); "" for nothing.
+	With string
 }
 
+// String names the agent: "archivekit pageclass 0.1.0 (with …)".
 func (a Agent) String() string {
-	if a.Version == "" {
-		return a.Name
+	s := a.Name
+	if a.Version != "" {
+		s += " " + a.Version
 	}
-	return a.Name + " " + a.Version
+	if a.With != "" {
+		s += " (" + a.With + ")"
+	}
+	return s
 }
 
 // METSFile is one file of the added fileGrp.
