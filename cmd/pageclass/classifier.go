@@ -600,7 +600,7 @@ func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err
 }
 
 // retryHint says how to try again the files --resume kept failed.
-const retryHint = "--resume does not try failed files again: add --retry-failed to (the failures table lists them)"
+const retryHint = "--resume does not try failed files again: add --retry-failed to try them (the failures table lists them)"
 
 // logRestored says what the run took from the ledger.
 func (r *classifier) logRestored(restored, failedKept, toClassify int) {

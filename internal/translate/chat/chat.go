@@ -351,7 +351,7 @@ func (b *Backend) exchange(ctx context.Context, system, user string) (string, er
 		return "", err
 	}
 	u := b.cfg.BaseURL + "/chat/completions"
-	resp, err := b.client.Do(ctx, func(ctx context.Context) (*http.Request, error) {
+	resp, raw, err := b.client.DoRead(ctx, maxResponseBytes, func(ctx context.Context) (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 		if err != nil {
 			return nil, err
@@ -365,11 +365,6 @@ func (b *Backend) exchange(ctx context.Context, system, user string) (string, er
 	})
 	if err != nil {
 		return "", b.redact(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
-	if err != nil {
-		return "", fmt.Errorf("reading answer: %v", err)
 	}
 	if len(raw) > maxResponseBytes {
 		return "", fmt.Errorf("answer larger than %d bytes", maxResponseBytes)

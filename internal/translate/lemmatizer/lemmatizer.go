@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -353,7 +352,7 @@ func (c *Client) process(ctx context.Context, text, model string) (string, error
 	defer c.release()
 	u := c.BaseURL + "/process"
 	form := url.Values{"data": {text}, "model": {model}, "tokenizer": {""}, "tagger": {""}}.Encode()
-	resp, err := c.Transport.Do(ctx, func(ctx context.Context) (*http.Request, error) {
+	resp, body, err := c.Transport.DoRead(ctx, 32<<20, func(ctx context.Context) (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(form))
 		if err == nil {
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -363,11 +362,6 @@ func (c *Client) process(ctx context.Context, text, model string) (string, error
 	})
 	if err != nil {
 		return "", fmt.Errorf("lemmatiser: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-	if err != nil {
-		return "", fmt.Errorf("lemmatiser %s: reading answer: %v", u, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("lemmatiser %s: HTTP %d: %s", u, resp.StatusCode, strings.TrimSpace(string(body)))

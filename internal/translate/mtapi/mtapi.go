@@ -378,7 +378,7 @@ func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string,
 func (b *Backend) translateChunk(ctx context.Context, text, src, tgt string) (string, error) {
 	u := fmt.Sprintf("%s/models/%s-%s?%s", b.cfg.BaseURL, src, tgt, url.Values{"src": {src}, "tgt": {tgt}}.Encode())
 	form := url.Values{"input_text": {text}}.Encode()
-	resp, err := b.client.Do(ctx, func(ctx context.Context) (*http.Request, error) {
+	resp, body, err := b.client.DoRead(ctx, maxResponseBytes, func(ctx context.Context) (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(form))
 		if err != nil {
 			return nil, err
@@ -389,11 +389,6 @@ func (b *Backend) translateChunk(ctx context.Context, text, src, tgt string) (st
 	})
 	if err != nil {
 		return "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
-	if err != nil {
-		return "", fmt.Errorf("reading answer: %v", err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("HTTP %d: %s", resp.StatusCode, transport.Snippet(string(body)))

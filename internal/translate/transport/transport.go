@@ -247,9 +247,35 @@ func (c *Client) Do(ctx context.Context, newReq func(ctx context.Context) (*http
 	return c.DoRetries(ctx, c.Policy.MaxRetries, newReq)
 }
 
+// DoRead is Do that also reads the answer's body, at most limit bytes
+// (limit+1 are read, so a caller tells an answer over the limit), inside
+// the retries: an answer cut off (the connection reset, or closed before
+// its Content-Length) is a network failure like a refused request, tried
+// again and, when every attempt failed so, an *Error (passing: Transient).
+// The response's Body is closed; its status and headers are the caller's.
+func (c *Client) DoRead(ctx context.Context, limit int64, newReq func(ctx context.Context) (*http.Request, error)) (*http.Response, []byte, error) {
+	var body []byte
+	resp, err := c.do(ctx, c.Policy.MaxRetries, newReq, func(resp *http.Response) error {
+		var err error
+		body, err = io.ReadAll(io.LimitReader(resp.Body, limit+1))
+		resp.Body.Close()
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return resp, body, nil
+}
+
 // DoRetries is Do with an explicit retry count instead of Policy.MaxRetries
 // (a model-list probe that should fall back quickly uses 0).
 func (c *Client) DoRetries(ctx context.Context, maxRetries int, newReq func(ctx context.Context) (*http.Request, error)) (*http.Response, error) {
+	return c.do(ctx, maxRetries, newReq, nil)
+}
+
+// do is DoRetries; read, when not nil, reads an answer that is not retried
+// for its status, and its error is retried as a network error.
+func (c *Client) do(ctx context.Context, maxRetries int, newReq func(ctx context.Context) (*http.Request, error), read func(*http.Response) error) (*http.Response, error) {
 	var last *Error
 	for attempt := 0; ; attempt++ {
 		if err := c.wait(ctx); err != nil {
@@ -289,7 +315,17 @@ func (c *Client) DoRetries(ctx context.Context, maxRetries int, newReq func(ctx 
 				retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), c.Now())
 			}
 		default:
-			return resp, nil
+			if read == nil {
+				return resp, nil
+			}
+			rerr := read(resp)
+			if rerr == nil {
+				return resp, nil
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			last = &Error{URL: req.URL.String(), Attempts: attempt + 1, Err: fmt.Errorf("reading the answer (HTTP %d): %w", resp.StatusCode, rerr), Setting: c.Setting}
 		}
 		if attempt >= maxRetries {
 			c.failures.Add(1)

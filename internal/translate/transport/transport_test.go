@@ -380,3 +380,40 @@ func TestUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// DoRead tries again an answer cut off before its end (the connection
+// closed before its Content-Length, or reset): a network failure, not an
+// answer. Cut off every time, it is an *Error that passes (Transient).
+func TestDoReadCutOff(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cut     int32 // answers cut off before the whole one
+		retries int
+		want    string
+	}{{"cut once", 1, 3, "whole answer"}, {"cut every time", 10, 2, ""}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var n atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if n.Add(1) <= tc.cut {
+					w.Header().Set("Content-Length", "100")
+					w.Write([]byte("whole"))
+					return // the server closes the connection 95 bytes short
+				}
+				w.Write([]byte("whole answer"))
+			}))
+			defer srv.Close()
+			c := newTestClient(Policy{MaxRetries: tc.retries, BackoffBase: time.Millisecond}, &fakeClock{})
+			resp, body, err := c.DoRead(context.Background(), 1<<20, get(srv.URL))
+			if tc.want != "" {
+				if err != nil || resp.StatusCode != 200 || string(body) != tc.want || n.Load() != 2 {
+					t.Fatalf("%d calls: %v %q", n.Load(), err, body)
+				}
+				return
+			}
+			var e *Error
+			if !errors.As(err, &e) || !e.Transient() || e.Attempts != tc.retries+1 || !strings.Contains(err.Error(), "reading the answer") {
+				t.Fatalf("%d calls: %v, want a passing *Error after %d attempts", n.Load(), err, tc.retries+1)
+			}
+		})
+	}
+}
