@@ -536,8 +536,13 @@ func urlFileName(u string) string {
 	return name
 }
 
-// maxDownload bounds one downloaded document.
-const maxDownload = 512 << 20
+// maxDownload bounds one downloaded document or book text file, as
+// internal/fetch's default does pageclass's images (docs/translate.md): a
+// 57 MB ALTO of 3,160 pages holds 760,000 elements, near the node limit
+// (xmlsafe), and each byte read is held in memory, --fetch-workers at once
+// (it was 512 MiB: an endless answer took 1.4 GB before it was refused,
+// four of them 5 GB).
+const maxDownload = 64 << 20
 
 // download fetches u into dir (atomically) and returns it as an input; a
 // failure is returned as a skipped input naming the URL. Each download is

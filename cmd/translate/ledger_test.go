@@ -1182,3 +1182,21 @@ func TestResumeAfterOtherConfig(t *testing.T) {
 		}
 	}
 }
+
+// A document that does not end (or one larger than 64 MiB) is refused at
+// 64 MiB, naming the limit, having held no more than that.
+func TestDownloadBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := bytes.Repeat([]byte("<x/>"), 1<<14)
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	in := download(context.Background(), srv.Client(), srv.URL+"/endless.xml", t.TempDir(), false)
+	if in.Err == nil || !strings.Contains(in.Err.Error(), "larger than 64 MiB") {
+		t.Errorf("an endless document: %v", in.Err)
+	}
+}
