@@ -1,8 +1,6 @@
 package main
 
 import (
-	"archivekit/internal/dirwalk"
-	"archivekit/internal/regularfile"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -24,7 +23,10 @@ import (
 
 	"archivekit/internal/atomicfile"
 	"archivekit/internal/book"
+	"archivekit/internal/dirwalk"
+	"archivekit/internal/fetch"
 	"archivekit/internal/ledger"
+	"archivekit/internal/regularfile"
 	"archivekit/internal/shard"
 	"archivekit/internal/version"
 )
@@ -656,4 +658,37 @@ func earlierDownload(dst, u string) (src downloadSource, ok bool) {
 	return src, err == nil && info.Mode().IsRegular()
 }
 
-func httpClient() *http.Client { return &http.Client{Timeout: 120 * time.Second} }
+func httpClient() *http.Client {
+	return &http.Client{Timeout: 120 * time.Second, CheckRedirect: checkRedirect}
+}
+
+// maxRedirects is how many redirects a download follows, as
+// internal/fetch's default.
+const maxRedirects = 5
+
+// checkRedirect is the downloads' redirect rule, the book fetcher's
+// (internal/fetch): at most maxRedirects, http or https only, and another
+// host than the one the user named only at a public address (a redirect to
+// 127.0.0.2 or 10.0.0.1 was followed).
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) > maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		return fmt.Errorf("redirect to %s refused: not http or https", req.URL.Redacted())
+	}
+	host := req.URL.Hostname()
+	if strings.EqualFold(host, via[0].URL.Hostname()) {
+		return nil
+	}
+	addrs, err := net.DefaultResolver.LookupNetIP(req.Context(), "ip", host)
+	if err != nil {
+		return fmt.Errorf("redirect to %s: %w", req.URL.Redacted(), err)
+	}
+	for _, a := range addrs {
+		if a = a.Unmap(); fetch.IsPrivate(a) {
+			return fmt.Errorf("redirect to %s refused: another host than %s, at a private address (%s); give that URL itself to fetch it", req.URL.Redacted(), via[0].URL.Host, a)
+		}
+	}
+	return nil
+}

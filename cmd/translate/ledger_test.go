@@ -1200,3 +1200,35 @@ func TestDownloadBounded(t *testing.T) {
 		t.Errorf("an endless document: %v", in.Err)
 	}
 }
+
+// A download follows redirects on its host, and refuses one to another
+// host at a private address, and loops (the book fetcher's rule; the
+// downloads followed ten redirects anywhere).
+func TestDownloadRedirects(t *testing.T) {
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/moved.xml":
+			http.Redirect(w, r, "/doc.xml", http.StatusFound)
+		case "/elsewhere.xml":
+			u, _ := url.Parse(srv.URL)
+			http.Redirect(w, r, "http://127.0.0.2:"+u.Port()+"/doc.xml", http.StatusFound)
+		case "/loop.xml":
+			http.Redirect(w, r, "/loop.xml", http.StatusFound)
+		default:
+			w.Write([]byte("<record/>"))
+		}
+	}))
+	defer srv.Close()
+	client := httpClient()
+	for _, tc := range []struct{ path, want string }{
+		{"/moved.xml", ""},
+		{"/elsewhere.xml", "at a private address (127.0.0.2)"},
+		{"/loop.xml", "stopped after 5 redirects"},
+	} {
+		in := download(context.Background(), client, srv.URL+tc.path, t.TempDir(), false)
+		if (tc.want == "") != (in.Err == nil) || (in.Err != nil && !strings.Contains(in.Err.Error(), tc.want)) {
+			t.Errorf("%s: %v, want %q", tc.path, in.Err, tc.want)
+		}
+	}
+}
