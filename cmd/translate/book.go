@@ -195,11 +195,15 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 		in := input{Path: t.Location, Origin: t.Location, Err: t.Err}
 		if t.Err == nil {
 			in = bookText(ctx, s, f, fetchText, it.kept, t.Text, it.rel)
-			told, keep := tellFetched(lazy, in, t.Text, p.ID, info)
-			if !keep {
+			told, keep, err := tellFetched(lazy, in, t.Text, p.ID, info)
+			switch {
+			case err != nil:
+				in.Err = fmt.Errorf("book text file %s of page %s: %w", t.Location, p.ID, err)
+			case !keep:
 				continue
+			default:
+				t.Text = told
 			}
-			t.Text = told
 		}
 		in.Book, in.Page, in.PageManifest, in.BookOf = &t.Text, p.ID, p.Manifest, info
 		in.PageIdx, in.PageOrder, in.Sole = it.index, p.Order, soleInGroup(p, t.Text)
@@ -227,9 +231,9 @@ func sharesBook(s *settings, at place) bool { return !s.Shard.Whole() && !at.who
 // format its content has when the book was read without it (lazy) and in
 // was fetched (identifyFetched), false when that content is no text; t as
 // it is otherwise.
-func tellFetched(lazy bool, in input, t book.Text, page string, info *bookInfo) (book.Text, bool) {
+func tellFetched(lazy bool, in input, t book.Text, page string, info *bookInfo) (book.Text, bool, error) {
 	if !lazy || in.Err != nil || t.Sniffed || !isURL(t.Location) {
-		return t, true
+		return t, true, nil
 	}
 	return identifyFetched(in.Path, t, page, info)
 }
@@ -238,21 +242,26 @@ func tellFetched(lazy bool, in input, t book.Text, page string, info *bookInfo) 
 // content and fetched to path, by its content (book.Text.Identify): the
 // text with its format, or false when it is no ALTO, PAGE or hOCR (the
 // download removed). What Identify says of it is one of info's problems,
-// as the book reader's are.
-func identifyFetched(path string, t book.Text, page string, info *bookInfo) (book.Text, bool) {
+// as the book reader's are; a file the METS declares text whose answer
+// is none is a book.ServedNotText error, as the book reader's.
+func identifyFetched(path string, t book.Text, page string, info *bookInfo) (book.Text, bool, error) {
 	head, _ := book.ReadHead(path) // nil when unreadable: no text
 	told, reason, keep := t.Identify(head)
+	if !keep && t.DeclaredText() {
+		os.Remove(path)
+		return t, false, &book.ServedNotText{Reason: reason}
+	}
 	if reason != "" {
 		info.Problems = append(info.Problems, book.Problem{Page: page, File: t.FileID, Reason: reason}.String())
 	}
 	if !keep {
 		os.Remove(path)
-		return t, false
+		return t, false, nil
 	}
 	if t.Format == "" {
 		info.TextFormats[string(told.Format)]++
 	}
-	return told, true
+	return told, true, nil
 }
 
 // pageTexts lists a page's text files in the order of its fptrs' kinds:

@@ -213,9 +213,11 @@ func TestBookMETS(t *testing.T) {
 	}
 }
 
-// TestBookMETSUnreadableTransient: a METS text file whose URL answers 503
-// is a failure that stays to do (not recorded in the ledger): the run
-// exits 75 naming it, and a --resume once it is served translates it.
+// TestBookMETSUnreadableTransient: a METS text file whose URL answers 503,
+// or an error page with 200 (HTML, JSON, nothing), is a failure that stays
+// to do (not recorded in the ledger): the run exits 75 naming it, and a
+// --resume once it is served translates it. An error page was left out
+// with a warning, the run said complete (exit 0).
 func TestBookMETSUnreadableTransient(t *testing.T) {
 	page := readOrFatal(t, realPAGE)
 	srv := newBookServer(t)
@@ -223,29 +225,43 @@ func TestBookMETSUnreadableTransient(t *testing.T) {
 	srv.put("/books/b1/ocr/0001.xml", page)
 	srv.put("/books/b1/ocr/0003.hocr", readOrFatal(t, realHOCR))
 	srv.put("/books/b1/ocr/0004.xml", page)
-	var busy atomic.Bool
-	busy.Store(true)
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if busy.Load() && strings.HasSuffix(r.URL.Path, "/0004.xml") {
-			http.Error(w, "busy", http.StatusServiceUnavailable)
-			return
-		}
-		srv.Config.Handler.ServeHTTP(w, r)
-	}))
-	t.Cleanup(front.Close)
 	api := startAPI(t, translatortest.Config{})
-	out := t.TempDir()
-	r := runCLI(t, newEnv(api), front.URL+"/books/b1/mets.xml", "-o", out, "--vocabulary", "")
-	if r.code != exitIncomplete || !strings.Contains(r.stderr, "0004.xml") {
-		t.Fatalf("exit %d, want %d naming 0004.xml: %s", r.code, exitIncomplete, r.stderr)
-	}
-	busy.Store(false)
-	r = runCLI(t, newEnv(api), front.URL+"/books/b1/mets.xml", "-o", out, "--vocabulary", "", "--resume")
-	if r.code != exitOK {
-		t.Fatalf("resume: exit %d: %s", r.code, r.stderr)
-	}
-	if _, err := os.Stat(filepath.Join(out, "ocr", "0004_en.xml")); err != nil {
-		t.Errorf("resume did not translate the text file back: %v", err)
+	for _, tc := range []struct {
+		name string
+		busy func(w http.ResponseWriter)
+	}{
+		{"503", func(w http.ResponseWriter) { http.Error(w, "busy", http.StatusServiceUnavailable) }},
+		{"HTML with 200", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/html")
+			w.Write([]byte("<html><body><h1>Maintenance</h1></body></html>"))
+		}},
+		{"JSON with 200", func(w http.ResponseWriter) { w.Write([]byte(`{"error": "quota"}`)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var busy atomic.Bool
+			busy.Store(true)
+			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if busy.Load() && strings.HasSuffix(r.URL.Path, "/0004.xml") {
+					tc.busy(w)
+					return
+				}
+				srv.Config.Handler.ServeHTTP(w, r)
+			}))
+			t.Cleanup(front.Close)
+			out := t.TempDir()
+			r := runCLI(t, newEnv(api), front.URL+"/books/b1/mets.xml", "-o", out, "--vocabulary", "")
+			if r.code != exitIncomplete || !strings.Contains(r.stderr, "0004.xml") {
+				t.Fatalf("exit %d, want %d naming 0004.xml: %s", r.code, exitIncomplete, r.stderr)
+			}
+			busy.Store(false)
+			r = runCLI(t, newEnv(api), front.URL+"/books/b1/mets.xml", "-o", out, "--vocabulary", "", "--resume")
+			if r.code != exitOK {
+				t.Fatalf("resume: exit %d: %s", r.code, r.stderr)
+			}
+			if _, err := os.Stat(filepath.Join(out, "ocr", "0004_en.xml")); err != nil {
+				t.Errorf("resume did not translate the text file back: %v", err)
+			}
+		})
 	}
 }
 

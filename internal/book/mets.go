@@ -763,11 +763,37 @@ func (r *reader) identify(b *Book, p *Page, f *file, l loc) (Text, bool) {
 		return t, false
 	}
 	t, reason, keep := t.Identify(data)
+	if !keep && l.url != nil && t.DeclaredText() {
+		// A server's error page answered with 200 (HTML, JSON): no text
+		// to leave out, a file to read again.
+		err := &ServedNotText{Reason: reason}
+		b.Problems = append(b.Problems, Problem{Page: page, File: f.ID, Reason: reason, Err: err})
+		p.Unread = append(p.Unread, Unread{Text: t, Err: err})
+		return t, false
+	}
 	if reason != "" {
 		b.Problems = append(b.Problems, Problem{Page: page, File: f.ID, Reason: reason})
 	}
 	return t, keep
 }
+
+// DeclaredText says whether the METS declares t a text file: by its
+// format (MIME type, USE) or a full-text file group.
+func (t Text) DeclaredText() bool { return t.declared != "" || looksFulltext(t.Group) }
+
+// ServedNotText is the error of a remote file the METS declares a text
+// file whose answer is no ALTO, PAGE or hOCR (an HTML or JSON error page
+// answered 200, an empty body): the server's fault, not the book's, so a
+// passing one (Transient): the file stays to do and --resume fetches it
+// again. It was left out with a warning, the run said complete.
+type ServedNotText struct{ Reason string }
+
+func (e *ServedNotText) Error() string {
+	return "the server's answer is no text file: " + e.Reason
+}
+
+// Transient reports true: see ServedNotText.
+func (e *ServedNotText) Transient() bool { return true }
 
 // Identify tells a METS text file by its content (data: its start from
 // SniffHead, or the whole file; up to SniffMax bytes are read), as reading
