@@ -195,14 +195,8 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 		in := input{Path: t.Location, Origin: t.Location, Err: t.Err}
 		if t.Err == nil {
 			in = bookText(ctx, s, f, fetchText, it.kept, t.Text, it.rel)
-			told, keep, err := tellFetched(lazy, in, t.Text, p.ID, info)
-			switch {
-			case err != nil:
-				in.Err = fmt.Errorf("book text file %s of page %s: %w", t.Location, p.ID, err)
-			case !keep:
+			if !tellFetched(lazy, &in, &t.Text, p.ID, info) {
 				continue
-			default:
-				t.Text = told
 			}
 		}
 		in.Book, in.Page, in.PageManifest, in.BookOf = &t.Text, p.ID, p.Manifest, info
@@ -227,15 +221,23 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 // found in a folder), which reads it without its remote text files.
 func sharesBook(s *settings, at place) bool { return !s.Shard.Whole() && !at.whole }
 
-// tellFetched is, for the input in of the text file t of page, t with the
-// format its content has when the book was read without it (lazy) and in
-// was fetched (identifyFetched), false when that content is no text; t as
-// it is otherwise.
-func tellFetched(lazy bool, in input, t book.Text, page string, info *bookInfo) (book.Text, bool, error) {
+// tellFetched gives the text file t of page, for its input in, the format
+// its content has when the book was read without it (lazy) and in was
+// fetched (identifyFetched); it reports false when that content is no
+// text and the file is left out, and fails in when it should have been
+// (book.ServedNotText). t and in stay as they are otherwise.
+func tellFetched(lazy bool, in *input, t *book.Text, page string, info *bookInfo) bool {
 	if !lazy || in.Err != nil || t.Sniffed || !isURL(t.Location) {
-		return t, true, nil
+		return true
 	}
-	return identifyFetched(in.Path, t, page, info)
+	told, keep, err := identifyFetched(in.Path, *t, page, info)
+	switch {
+	case err != nil:
+		in.Err = fmt.Errorf("book text file %s of page %s: %w", t.Location, page, err)
+	case keep:
+		*t = told
+	}
+	return keep || err != nil
 }
 
 // identifyFetched tells the text file t of page, listed without its
