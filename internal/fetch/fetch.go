@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -169,6 +170,34 @@ func RefusedHost(err error) (string, bool) {
 type StatusError struct {
 	URL  string
 	Code int
+	// RetryAfter is the wait a 429 or 503 answer asked for (its
+	// Retry-After header, RetryAfter); 0 when it asked none.
+	RetryAfter time.Duration
+}
+
+// maxRetryAfter bounds the wait a server's Retry-After makes a fetch
+// take before its next attempt (a day's asked for would hold a run).
+const maxRetryAfter = 2 * time.Minute
+
+// RetryAfter reads a Retry-After value (RFC 9110): delay seconds or an
+// HTTP date, as the wait from now; unparseable or past values give 0, and
+// waits over a day a day.
+func RetryAfter(v string, now time.Time) time.Duration {
+	const day = 24 * time.Hour
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s <= 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+			return 0
+		}
+		return min(time.Duration(min(s, day.Seconds())*float64(time.Second)), day)
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return min(t.Sub(now), day)
+	}
+	return 0
 }
 
 func (e *StatusError) Error() string {
@@ -386,14 +415,36 @@ func (f *Fetcher) fetch(ctx context.Context, rawURL string, trusted bool) ([]byt
 		if attempt >= f.policy.Retries || !transient(err) {
 			return nil, err
 		}
+		// A server that said when to come back (429, 503 with
+		// Retry-After) is asked again then, up to maxRetryAfter.
+		d := wait
+		var se *StatusError
+		if errors.As(err, &se) && se.RetryAfter > d {
+			d = min(se.RetryAfter, maxRetryAfter)
+		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(wait):
+		case <-time.After(d):
 		}
 		wait *= 2
 	}
 }
+
+// CutOffError is an answer whose body ended before its end (the
+// connection closed before its Content-Length, or reset): the network's
+// fault, not the file's, so a passing one (Transient: a run leaves the
+// file to do, and --resume fetches it again).
+type CutOffError struct {
+	URL string
+	Err error
+}
+
+func (e *CutOffError) Error() string {
+	return fmt.Sprintf("%s: the answer was cut off: %v", e.URL, e.Err)
+}
+func (e *CutOffError) Unwrap() error   { return e.Err }
+func (e *CutOffError) Transient() bool { return true }
 
 // transient says whether an error is worth a retry.
 func transient(err error) bool {
@@ -496,7 +547,11 @@ func (f *Fetcher) once(ctx context.Context, u *url.URL, first bool) ([]byte, *ur
 		}
 		return nil, loc, nil
 	default:
-		return nil, nil, &StatusError{URL: u.String(), Code: resp.StatusCode}
+		se := &StatusError{URL: u.String(), Code: resp.StatusCode}
+		if se.Code == http.StatusTooManyRequests || se.Code == http.StatusServiceUnavailable {
+			se.RetryAfter = RetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		}
+		return nil, nil, se
 	}
 	if size > f.policy.MaxBytes {
 		return nil, nil, fmt.Errorf("%s: %w (%s bytes, limit %d)", u, ErrTooLarge, strconv.FormatInt(size, 10), f.policy.MaxBytes)
@@ -504,7 +559,7 @@ func (f *Fetcher) once(ctx context.Context, u *url.URL, first bool) ([]byte, *ur
 	body, err := io.ReadAll(io.LimitReader(resp.Body, f.policy.MaxBytes+1))
 	entry.Bytes = int64(len(body))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", u, err)
+		return nil, nil, &CutOffError{URL: u.String(), Err: err}
 	}
 	if int64(len(body)) > f.policy.MaxBytes {
 		return nil, nil, fmt.Errorf("%s: %w (limit %d bytes)", u, ErrTooLarge, f.policy.MaxBytes)

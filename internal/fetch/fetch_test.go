@@ -210,3 +210,65 @@ func TestAllowHosts(t *testing.T) {
 		})
 	}
 }
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		v    string
+		want time.Duration
+	}{
+		{"", 0}, {"3", 3 * time.Second}, {"1.5", 1500 * time.Millisecond}, {"0", 0}, {"-4", 0}, {"soon", 0}, {"NaN", 0},
+		{"1e20", 24 * time.Hour},
+		{now.Add(30 * time.Second).Format(http.TimeFormat), 30 * time.Second},
+		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
+	} {
+		if got := RetryAfter(c.v, now); got != c.want {
+			t.Errorf("RetryAfter(%q) = %v, want %v", c.v, got, c.want)
+		}
+	}
+}
+
+// A 429 or 503 with Retry-After is asked again no sooner than it said
+// (the fetcher asked again after its own backoff, 0.5 s and 1 s, whatever
+// the server asked); an answer cut off is retried, and a passing failure
+// when every attempt was cut off.
+func TestRetryAfterAndCutOff(t *testing.T) {
+	var n atomic.Int32
+	var mu sync.Mutex // the handler's calls run on goroutines of their own
+	var first time.Time
+	var again time.Duration
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/later":
+			mu.Lock()
+			defer mu.Unlock()
+			if n.Add(1) == 1 {
+				first = time.Now()
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+				return
+			}
+			again = time.Since(first)
+			w.Write([]byte("now"))
+		case "/cut":
+			w.Header().Set("Content-Length", "100")
+			w.Write([]byte("short"))
+		}
+	}))
+	defer srv.Close()
+	f := New(Policy{Retries: 2, Backoff: time.Millisecond, Private: PrivateAllowed}, nil)
+	got, err := f.Get(context.Background(), srv.URL+"/later")
+	mu.Lock()
+	defer mu.Unlock()
+	if err != nil || string(got) != "now" || again < time.Second {
+		t.Errorf("%q, %v; asked again after %v, want at least the 1 s asked", got, err, again)
+	}
+	_, err = f.Get(context.Background(), srv.URL+"/cut")
+	var cut *CutOffError
+	if !errors.As(err, &cut) || !cut.Transient() || !strings.Contains(err.Error(), "cut off") {
+		t.Errorf("an answer cut off: %v", err)
+	}
+	if reqs, _ := f.Fetched(); reqs != 2+3 {
+		t.Errorf("%d requests, want 2 for /later and 3 for /cut", reqs)
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"archivekit/internal/fetch"
 	"archivekit/internal/version"
 )
 
@@ -312,7 +313,7 @@ func (c *Client) do(ctx context.Context, maxRetries int, newReq func(ctx context
 			last = &Error{URL: req.URL.String(), Attempts: attempt + 1, StatusCode: resp.StatusCode,
 				Body: strings.TrimSpace(string(body))}
 			if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-				retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), c.Now())
+				retryAfter = fetch.RetryAfter(resp.Header.Get("Retry-After"), c.Now())
 			}
 		default:
 			if read == nil {
@@ -339,25 +340,6 @@ func (c *Client) do(ctx context.Context, maxRetries int, newReq func(ctx context
 			return nil, err
 		}
 	}
-}
-
-// parseRetryAfter reads a Retry-After value: delay seconds or an HTTP date.
-// Unparseable or past values give 0.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 || math.IsNaN(s) || math.IsInf(s, 0) {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 // Unreachable says why err means that a service is not there: "connection
