@@ -114,7 +114,12 @@ type bookInputs struct {
 }
 
 // bookFailure is a book that cannot be read or a page without an image.
-type bookFailure struct{ file, name, reason string }
+type bookFailure struct {
+	file, name, reason string
+	// err is why a book could not be read; a passing one (ledger.Transient:
+	// the server answered 503, timed out) leaves the book to do.
+	err error
+}
 
 // isURL says whether s is an http or https URL.
 // isURL is book.IsURL: an http(s) URL with a host.
@@ -180,6 +185,11 @@ func (r *classifier) collectBook(ctx context.Context, loc string) (*inputSet, er
 			// the book that lists it, or given as a file.
 			return nil, cliflags.NoInput(fmt.Errorf("%w; -f takes a page image or PDF as a local file: download it (curl -O %s) and give the file, or give the book that lists it", err, loc))
 		}
+		if ledger.Transient(err) {
+			// The server's passing fault (a 503, a timeout): no page of
+			// it was tried, the run is to be made again (exit 75).
+			return nil, cliflags.IncompleteError{Undone: 1, Err: fmt.Errorf("book: %w", err)}
+		}
 		return nil, cliflags.NoInput(fmt.Errorf("book: %w", err))
 	}
 	set.Keys = results.NewKeyer(set.Root, nil, false)
@@ -236,7 +246,7 @@ func (r *classifier) addBooks(ctx context.Context, set *inputSet) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			set.books.failed = append(set.books.failed, bookFailure{file: b, name: itemName(set, b), reason: "book not read: " + err.Error()})
+			set.books.failed = append(set.books.failed, bookFailure{file: b, name: itemName(set, b), reason: "book not read: " + err.Error(), err: err})
 		}
 	}
 	taken := map[string]bool{}
@@ -263,11 +273,19 @@ func (r *classifier) addBooks(ctx context.Context, set *inputSet) error {
 	if len(set.Files) == 0 {
 		msg := fmt.Sprintf("no page to classify in %s: %d books, none with a page image read", cmp.Or(r.cli.File, set.Root), len(set.books.candidates))
 		var why []book.Problem
+		passing := 0
 		for _, f := range set.books.failed {
 			why = append(why, book.Problem{File: f.name, Reason: f.reason})
+			if ledger.Transient(f.err) {
+				passing++
+			}
 		}
 		if len(why) > 0 {
 			msg += " (" + book.Problems(why, 3) + ")"
+		}
+		if passing > 0 {
+			// A book the server failed in passing is to be read again.
+			return cliflags.IncompleteError{Undone: passing, Err: errors.New(msg)}
 		}
 		return cliflags.NoInput(errors.New(msg))
 	}
@@ -567,7 +585,15 @@ func (r *classifier) recordBooks(set *inputSet) {
 		if !set.Shard.Whole() && !set.Shard.Has(f.name) {
 			continue // another shard's
 		}
-		r.log.Warn("not classified", "item", f.name, "error", f.reason)
+		if ledger.Transient(f.err) {
+			// Not the book's fault: it is left to do (exit 75), listed in
+			// the failures table as a page failed in passing is.
+			r.log.Warn("book left to do after a passing failure; run again with --resume to finish it", "item", f.name, "error", f.reason)
+			r.undone++
+			r.lastPassing = f.err
+		} else {
+			r.log.Warn("not classified", "item", f.name, "error", f.reason)
+		}
 		r.fail(f.file, f.name, 0, f.reason)
 	}
 	if set.BookImages > 0 {

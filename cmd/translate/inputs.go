@@ -583,7 +583,7 @@ func download(ctx context.Context, client *http.Client, u, dir string, resume bo
 			conditional = true
 		}
 	}
-	resp, err := client.Do(req)
+	resp, err := doRetrying(ctx, client, req)
 	if err != nil {
 		return fail(err)
 	}
@@ -596,7 +596,7 @@ func download(ctx context.Context, client *http.Client, u, dir string, resume bo
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDownload+1))
 	if err != nil {
-		return fail(err)
+		return fail(&fetch.CutOffError{URL: u, Err: err}) // passing: --resume fetches it
 	}
 	if len(data) > maxDownload {
 		return fail(fmt.Errorf("larger than %d MiB", maxDownload>>20))
@@ -656,6 +656,47 @@ func earlierDownload(dst, u string) (src downloadSource, ok bool) {
 	}
 	info, err := os.Stat(dst)
 	return src, err == nil && info.Mode().IsRegular()
+}
+
+// downloadRetries is how many times a download is asked again after a
+// network failure or a 429 or 5xx answer, as internal/fetch's default.
+const downloadRetries = 2
+
+// doRetrying sends req, asking again up to downloadRetries times after a
+// network failure or a 429 or 5xx answer (0.5 s, then 1 s, or the
+// Retry-After asked, up to 2 minutes). The last such answer is a
+// *fetch.StatusError, a passing failure (ledger.Transient): the input is
+// left to do, the run exits 75. A download was sent once, and a 503 failed
+// the input for good.
+func doRetrying(ctx context.Context, client *http.Client, req *http.Request) (*http.Response, error) {
+	wait := 500 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		resp, err := client.Do(req.Clone(ctx))
+		var retry error
+		d := wait
+		switch {
+		case err != nil:
+			if ctx.Err() != nil || !ledger.Transient(err) {
+				return nil, err
+			}
+			retry = err
+		case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+			se := &fetch.StatusError{URL: req.URL.String(), Code: resp.StatusCode, RetryAfter: fetch.RetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+			resp.Body.Close()
+			retry, d = se, max(d, min(se.RetryAfter, 2*time.Minute))
+		default:
+			return resp, nil
+		}
+		if attempt >= downloadRetries {
+			return nil, retry
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(d):
+		}
+		wait *= 2
+	}
 }
 
 func httpClient() *http.Client {

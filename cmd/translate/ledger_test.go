@@ -1232,3 +1232,34 @@ func TestDownloadRedirects(t *testing.T) {
 		}
 	}
 }
+
+// A URL input its server answers 503 (or 429) is asked again, and when it
+// still does, left to do: exit 75, and --resume translates it once it is
+// served. It was asked once and failed for good (exit 3), a book URL too.
+func TestDownloadPassing(t *testing.T) {
+	rec := readOrFatal(t, testenv.Path(t, "records/C-9107617A.xml"))
+	var busy atomic.Bool
+	var hits atomic.Int32
+	busy.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if busy.Load() {
+			w.Header().Set("Retry-After", "0")
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write(rec)
+	}))
+	defer srv.Close()
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	args := []string{srv.URL + "/rec.xml", "-o", out, "--formats", "xml", "--vocabulary", ""}
+	r := runCLI(t, newEnv(api), args...)
+	if r.code != exitIncomplete || hits.Load() != 1+downloadRetries || !strings.Contains(r.stderr, "503") {
+		t.Fatalf("a URL answering 503: exit %d after %d requests, want %d after %d: %s", r.code, hits.Load(), exitIncomplete, 1+downloadRetries, r.stderr)
+	}
+	busy.Store(false)
+	if r = runCLI(t, newEnv(api), append(args, "--resume")...); r.code != exitOK || translated(t, r.stderr) != 1 {
+		t.Errorf("resumed once served: exit %d: %s", r.code, r.stderr)
+	}
+}
