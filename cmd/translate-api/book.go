@@ -134,11 +134,16 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 	}
 	js, _ := json.MarshalIndent(sum, "", "  ")
 	setCountHeaders(w.Header(), stats)
-	warnings := 0
+	warnings, failed := 0, 0
 	for _, f := range sum.Files {
 		warnings += len(f.Warnings)
+		if f.Status == "failed" {
+			failed++
+		}
 	}
 	w.Header().Set(headerWarnings, fmt.Sprint(warnings)) // the files' own, listed in book.json
+	// A 200 with files failed said so only inside book.json.
+	w.Header().Set(headerFilesFailed, fmt.Sprint(failed))
 	writeMixed(w, append(parts, mixedPart{Name: "book.json", Type: "application/json", Data: js}))
 }
 
@@ -550,7 +555,10 @@ func (s *server) fetchText(ctx context.Context, source string) ([]byte, string, 
 		return b, "", nil
 	}
 	if b, err = s.bookFetcher().GetLinked(ctx, source); err != nil {
-		return nil, "", errors.New(bookError(err))
+		// Wrapped, so that a passing failure (429, 5xx, a timeout) stays
+		// one: the job pauses and runs the item again (jobs.fetchLater).
+		// errors.New of its text made every such item fail at once.
+		return nil, "", service.BookReadError(err)
 	}
 	return b, "", nil
 }

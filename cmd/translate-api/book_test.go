@@ -199,6 +199,18 @@ func TestTranslateBook(t *testing.T) {
 	if h := resp.Header.Get("X-Translation-Warnings"); h != fmt.Sprint(warnings) {
 		t.Errorf("X-Translation-Warnings %q, book.json lists %d", h, warnings)
 	}
+	if h := resp.Header.Get("X-Translation-Files-Failed"); h != "0" {
+		t.Errorf("X-Translation-Files-Failed %q, want 0", h)
+	}
+	// A text file that cannot be fetched is failed in book.json and
+	// counted in X-Translation-Files-Failed (a 200 said it nowhere else).
+	hocr := files["/b/OCR-D-OCR/3.hocr"]
+	delete(files, "/b/OCR-D-OCR/3.hocr")
+	r404, b404 := send(ts.URL, part{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}, part{Field: "source_lang", Data: []byte("de")})
+	files["/b/OCR-D-OCR/3.hocr"] = hocr
+	if h := r404.Header.Get("X-Translation-Files-Failed"); r404.StatusCode != 200 || h != "1" {
+		t.Errorf("a book with a text file gone: %d, X-Translation-Files-Failed %q, want 200 and 1: %.300s", r404.StatusCode, h, b404)
+	}
 
 	for _, c := range []struct {
 		name   string

@@ -628,6 +628,9 @@ const (
 	// headerWarnings counts the document's warnings (one document's
 	// answer only).
 	headerWarnings = "X-Translation-Warnings"
+	// headerFilesFailed counts a book_url answer's text files that failed
+	// (listed in its book.json).
+	headerFilesFailed = "X-Translation-Files-Failed"
 )
 
 func setCountHeaders(h http.Header, st translator.Stats) {

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -505,4 +507,39 @@ func zipAt(t *testing.T, url string) *zip.Reader {
 		t.Fatalf("archive: %v", err)
 	}
 	return zr
+}
+
+// TestJobsBookTextPassing: a book job's text file its server answers 503
+// for a while (beyond the fetcher's retries) pauses the job and runs the
+// item again, which then succeeds; it failed at once ("fetch_failed") and
+// the job said succeeded.
+func TestJobsBookTextPassing(t *testing.T) {
+	files, _, _ := servedBook(t)
+	var busy atomic.Int32
+	busy.Store(3) // the fetcher's three attempts of the item's first run
+	books, _ := serveFilesWith(t, files, nil)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/b/OCR-D-OCR/1.xml" && busy.Add(-1) >= 0 {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return
+		}
+		books.Config.Handler.ServeHTTP(w, r)
+	}))
+	defer front.Close()
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"BOOK_ALLOW_HOSTS": "127.0.0.1", "JOBS_DIR": t.TempDir()}))
+	body, ctype := multipartBody(t, part{Field: "book_url", Data: []byte(front.URL + "/b/mets.xml")}, part{Field: "source_lang", Data: []byte("de")})
+	resp := post(t, ts.URL+"/jobs", ctype, body)
+	var st jobs.Status
+	if b := readBody(t, resp); resp.StatusCode != http.StatusAccepted || json.Unmarshal(b, &st) != nil {
+		t.Fatalf("POST /jobs: %d %s", resp.StatusCode, b)
+	}
+	st = pollJob(t, ts.URL, st.ID, time.Minute, ended)
+	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 3, Succeeded: 2, Skipped: 1}) {
+		t.Fatalf("%+v, want both text files translated", st)
+	}
+	if res := jobResults(t, ts.URL, st.ID); res.Items[0].Runs < 2 {
+		t.Errorf("the first item ran %d times, want it run again after its server's 503s", res.Items[0].Runs)
+	}
 }
