@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1261,5 +1262,37 @@ func TestDownloadPassing(t *testing.T) {
 	busy.Store(false)
 	if r = runCLI(t, newEnv(api), append(args, "--resume")...); r.code != exitOK || translated(t, r.stderr) != 1 {
 		t.Errorf("resumed once served: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// A document's warnings name its path in the output folder: volumes
+// number their pages alike, and each volume's "0001: ..." could not be
+// told from the others'.
+func TestWarningsNameTheFolder(t *testing.T) {
+	const doc = `<?xml version="1.0" encoding="UTF-8"?>
+<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p1"><PrintSpace>
+<TextBlock ID="b1" LANG="fr"><TextLine ID="l1"><String CONTENT="Le"/><SP/><String CONTENT="chat"/><SP/><String CONTENT="dort"/></TextLine></TextBlock>
+<TextBlock ID="b2" LANG="de"><TextLine ID="l2"><String CONTENT="Die"/><SP/><String CONTENT="Katze"/><SP/><String CONTENT="schläft"/></TextLine></TextBlock>
+</PrintSpace></Page></Layout></alto>
+`
+	in := t.TempDir()
+	for _, vol := range []string{"volA", "volB"} {
+		writeFile(t, filepath.Join(in, vol, "0001.alto.xml"), []byte(doc))
+	}
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), in, "-o", out, "--vocabulary", "")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var named []string
+	for _, w := range readParadata(t, out).Warnings {
+		if strings.Contains(w, "fr") {
+			named = append(named, strings.SplitN(w, ":", 2)[0])
+		}
+	}
+	slices.Sort(named)
+	if !slices.Equal(named, []string{"volA/0001", "volB/0001"}) {
+		t.Errorf("warnings of the French blocks name %q, want volA/0001 and volB/0001; all: %q", named, readParadata(t, out).Warnings)
 	}
 }

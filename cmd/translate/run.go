@@ -966,14 +966,15 @@ func levelOf(getenv func(string) string) string {
 
 // docWarn logs a warning the translation of the document name gave (its
 // text begins with the name); see quietClean.
-func (r *runner) docWarn(ctx context.Context, name, msg string) {
+func (r *runner) docWarn(ctx context.Context, name, raw, msg string) {
 	if !r.quietClean {
 		r.log.Warn(msg)
 		return
 	}
 	r.wmu.Lock()
-	// The text begins with the document's name or its stem.
-	text := strings.TrimPrefix(strings.TrimPrefix(msg, name+": "), translator.Stem(name)+": ")
+	// The text begins with the document's name or its stem (raw; msg
+	// begins with its path, placedWarning).
+	text := strings.TrimPrefix(strings.TrimPrefix(raw, name+": "), translator.Stem(name)+": ")
 	again := r.warnedText[text]
 	if r.warnedText == nil {
 		r.warnedText = map[string]bool{}
@@ -988,6 +989,23 @@ func (r *runner) docWarn(ctx context.Context, name, msg string) {
 		return
 	}
 	r.log.Warn(msg)
+}
+
+// placedWarning is a document's warning msg, which begins with its file
+// name or stem, beginning with its path in the output folder instead
+// (volA/0001_026: ...): volumes number their pages alike, and three
+// "0001_026: ..." of three folders could not be told apart.
+func placedWarning(msg string, in input) string {
+	if in.Dir == "" {
+		return msg
+	}
+	base := filepath.Base(in.Path)
+	for _, p := range []string{base, translator.Stem(base)} {
+		if rest, ok := strings.CutPrefix(msg, p+": "); ok {
+			return filepath.ToSlash(filepath.Join(in.Dir, p)) + ": " + rest
+		}
+	}
+	return msg
 }
 
 func (r *runner) warn(msg string) {
@@ -1045,7 +1063,7 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 	}
 	opt.Source, opt.Target, opt.Mode = s.Source, s.Target, s.outputMode()
 	opt.FastAlign, opt.Kind, opt.Fields = s.FastAlign, kind, r.fields
-	opt.Usage, opt.Warn = r.usage, func(m string) { r.docWarn(ctx, filepath.Base(in.Path), m) }
+	opt.Usage, opt.Warn = r.usage, func(m string) { r.docWarn(ctx, filepath.Base(in.Path), m, placedWarning(m, in)) }
 	opt.Next, opt.Prev = h.next, h.prev
 	t0 := time.Now()
 	out, err := translator.Translate(ctx, src, filepath.Base(in.Path), opt)
@@ -1053,7 +1071,7 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 		return nil, "", err
 	}
 	for _, w := range out.Warnings {
-		r.pd.Warn(w)
+		r.pd.Warn(placedWarning(w, in))
 	}
 	if filepath.Base(outPath) != out.Name {
 		return nil, "", fmt.Errorf("%s: output named %s, expected %s", in.Path, out.Name, filepath.Base(outPath))
