@@ -543,3 +543,29 @@ func TestJobsBookTextPassing(t *testing.T) {
 		t.Errorf("the first item ran %d times, want it run again after its server's 503s", res.Items[0].Runs)
 	}
 }
+
+// A job's run metadata lists its documents' warnings, each naming its
+// document, as a command line run's lists them (it listed none).
+func TestJobsRunMetadataWarnings(t *testing.T) {
+	const doc = `<?xml version="1.0" encoding="UTF-8"?>
+<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p1"><PrintSpace>
+<TextBlock ID="b1" LANG="fr"><TextLine ID="l1"><String CONTENT="Le"/><SP/><String CONTENT="chat"/></TextLine></TextBlock>
+<TextBlock ID="b2" LANG="de"><TextLine ID="l2"><String CONTENT="Die"/><SP/><String CONTENT="Katze"/></TextLine></TextBlock>
+</PrintSpace></Page></Layout></alto>
+`
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"JOBS_DIR": t.TempDir()}))
+	id := submitParts(t, ts.URL, part{Field: "file", Name: "0001.alto.xml", File: true, Data: []byte(doc)})
+	if st := pollJob(t, ts.URL, id, time.Minute, ended); st.State != jobs.Succeeded {
+		t.Fatalf("%+v", st)
+	}
+	d, _ := jobArchive(t, ts.URL, id)
+	found := false
+	for _, w := range d.Warnings {
+		found = found || strings.HasPrefix(w, "0001: ") && strings.Contains(w, `"fr"`)
+	}
+	if !found {
+		t.Errorf("run metadata warnings %q, want the French block's naming its document", d.Warnings)
+	}
+}

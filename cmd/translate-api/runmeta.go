@@ -40,7 +40,17 @@ func (r jobRecord) AddItem(name string, summary []byte) error {
 	if err := json.Unmarshal(summary, &it); err != nil {
 		return err
 	}
-	r.Add(path.Join(path.Dir(name), translator.Stem(name)), it)
+	doc := path.Join(path.Dir(name), translator.Stem(name))
+	r.Add(doc, it)
+	for _, w := range it.Warnings {
+		// A job's run metadata lists its documents' warnings as a command
+		// line run's does (it listed none), each naming its document by
+		// its path (a book's OCR-D-OCR/1: ...), as the command line does.
+		if rest, ok := strings.CutPrefix(w, translator.Stem(path.Base(name))+": "); ok {
+			w = doc + ": " + rest
+		}
+		r.Warn(w)
+	}
 	if r.book {
 		r.BookDone(0, it)
 	}

@@ -289,6 +289,10 @@ type Item struct {
 	// Terms is the terminology check; nil when it was not checked.
 	Terms      *Terms   `json:"terms,omitempty"`
 	Components []string `json:"components,omitempty"`
+	// Warnings are the document's warnings (translator.Output's), which a
+	// job's run metadata lists as the command line's does (Run.Add does
+	// not: the command line warns as it goes).
+	Warnings []string `json:"warnings,omitempty"`
 	// taken is set on an item negated to take a document's counts back.
 	taken bool
 }
@@ -302,7 +306,8 @@ type Terms struct {
 
 // ItemOf is the Item of a translated document.
 func ItemOf(out *translator.Output) Item {
-	it := Item{Kind: out.Kind, Stats: out.Stats, Languages: out.Languages, LangSources: out.LangSources, Statuses: out.Statuses, Components: out.Components}
+	it := Item{Kind: out.Kind, Stats: out.Stats, Languages: out.Languages, LangSources: out.LangSources, Statuses: out.Statuses, Components: out.Components,
+		Warnings: out.Warnings}
 	if out.TermsChecked {
 		it.Terms = &Terms{Expected: out.Terms.Expected, Hit: out.Terms.Hit}
 	}
