@@ -60,7 +60,7 @@ func (q *Queue) zipResults(w http.ResponseWriter, r *http.Request, id string) {
 			return err
 		}
 		return put(ir.URL, fmt.Sprintf("answer of item %d (%s)", ir.Item, ir.Name), mediaType(ir.ContentType), b)
-	})
+	}, nil)
 	if err == nil {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		err = put("results.json", "the job's items, states and errors", "application/json", b)

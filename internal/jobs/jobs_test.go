@@ -252,6 +252,16 @@ func testSubmitPollResults(t *testing.T, newStore store) {
 	if len(res.Items) != 3 {
 		t.Fatalf("results %+v", res)
 	}
+	// The answer, written item by item, is the one JSON document
+	// json.Marshal makes of the results.
+	raw, err := http.Get(ts.URL + "/jobs/" + st.ID + "/results")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb := servicetest.ReadBody(t, raw)
+	if want, _ := json.Marshal(res); !bytes.Equal(rb, append(want, '\n')) || raw.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("results answer\n%s\nwant\n%s", rb, want)
+	}
 	var out map[string]any
 	if err := json.Unmarshal(res.Items[2].Output, &out); err != nil {
 		t.Fatal(err)
