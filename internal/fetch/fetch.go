@@ -413,6 +413,10 @@ func (f *Fetcher) fetch(ctx context.Context, rawURL string, trusted bool) ([]byt
 			return body, nil
 		}
 		if attempt >= f.policy.Retries || !transient(err) {
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				// Said as what happened: it was "context deadline exceeded".
+				err = fmt.Errorf("%s: no answer within %s, %d tries: %w", rawURL, f.policy.Timeout, attempt+1, err)
+			}
 			return nil, err
 		}
 		// A server that said when to come back (429, 503 with

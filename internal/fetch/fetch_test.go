@@ -66,7 +66,7 @@ func TestGet(t *testing.T) {
 		{"/to-file", Policy{Private: PrivateAllowed}, "", ErrScheme, "to file:///etc/passwd", 1},
 		{"/ok", Policy{Private: PrivateRefused}, "", ErrPrivate, "private range refused", 1},
 		{"/missing", Policy{Retries: 3, Backoff: time.Millisecond}, "", nil, "404 Not Found", 1},
-		{"/slow", Policy{Timeout: 50 * time.Millisecond, Retries: 1, Backoff: time.Millisecond}, "", context.DeadlineExceeded, "", 2},
+		{"/slow", Policy{Timeout: 50 * time.Millisecond, Retries: 1, Backoff: time.Millisecond}, "", context.DeadlineExceeded, "no answer within 50ms, 2 tries", 2},
 	} {
 		t.Run(c.path+c.msg, func(t *testing.T) {
 			f := New(c.policy, nil)

@@ -74,6 +74,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -374,7 +375,7 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 			data, typ = wrapped, vips.ImageTypeJP2K
 			break
 		}
-		return nil, &Error{Name: name, Err: fmt.Errorf("%w (not PNG, JPEG, TIFF, WebP, JPEG 2000 or PDF)", ErrUnsupportedFormat)}
+		return nil, &Error{Name: name, Err: fmt.Errorf("%w (not PNG, JPEG, TIFF, WebP, JPEG 2000 or PDF%s)", ErrUnsupportedFormat, contentSays(data))}
 	}
 	if typ == vips.ImageTypeJPEG {
 		data = jpegWithoutHeaderJunk(data)
@@ -1173,3 +1174,15 @@ const TileHeight = 16
 // vipsMemHighwater is libvips' peak of tracked memory (its pixel buffers)
 // since the process started (for tests).
 func vipsMemHighwater() int64 { return libvips.MemHighwater() }
+
+// contentSays is what data shows itself to be when that is no image, for
+// the error of a file that is none (a server's HTML error page answered
+// for an image said only "unsupported image format"): "; it is text/html"
+// ("" when its first bytes say nothing).
+func contentSays(data []byte) string {
+	kind, _, _ := strings.Cut(http.DetectContentType(data), ";")
+	if kind == "application/octet-stream" || strings.HasPrefix(kind, "image/") {
+		return ""
+	}
+	return "; it is " + kind
+}

@@ -308,3 +308,21 @@ func TestSniff(t *testing.T) {
 		t.Errorf("XML sniffed as %q", got)
 	}
 }
+
+// A file that is no image says what it is when its first bytes show it: a
+// server's HTML error page saved as a page image said only "unsupported
+// image format".
+func TestNotImageSaysWhat(t *testing.T) {
+	for _, tc := range []struct{ data, want string }{
+		{"<!DOCTYPE html><html><body><h1>503 Service Unavailable</h1></body></html>", "; it is text/html)"},
+		{`{"error": "quota exceeded"}`, "; it is text/plain"},
+		{"\x00\x01\x02\x03 binary", "or PDF)"},
+	} {
+		path := filepath.Join(t.TempDir(), "page.png")
+		os.WriteFile(path, []byte(tc.data), 0o666)
+		_, err := Open(path)
+		if !errors.Is(err, ErrUnsupportedFormat) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%.20q: %v, want %q", tc.data, err, tc.want)
+		}
+	}
+}
