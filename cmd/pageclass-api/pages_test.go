@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -114,6 +116,14 @@ func TestPredictDocumentPages(t *testing.T) {
 	rec, err := docrecord.Parse(doc.Record)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The uploaded PDF is the record's source, by its SHA-256 (the
+	// durable key with doc_id), as the command line names the file.
+	sum := sha256.Sum256(pdf)
+	sha, _ := rec.Get("source", "sha256")
+	mt, _ := rec.Get("source", "media_type")
+	if sha != hex.EncodeToString(sum[:]) || mt != "application/pdf" {
+		t.Errorf("record source sha256 %v, media_type %v; want the PDF's", sha, mt)
 	}
 	cats, _ := rec.Get("page_categories")
 	o, _ := cats.(*docrecord.Object)

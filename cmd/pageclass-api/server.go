@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -694,9 +696,19 @@ func (s *server) record(baseline *docrecord.Record, f *form, res *predicted, dem
 		preds[i] = docrecord.PagePrediction{Label: labels[i], Index: numbers[i], Category: t.Label, Confidence: t.Score, Review: res.reviews[i].Record()}
 	}
 	id, at := service.RunID(), time.Now().UTC()
+	var src *docrecord.Source
+	if f.book == "" && len(f.file) > 0 {
+		// The uploaded file is the record's source, as the command line's
+		// records name the file classified.
+		sum := sha256.Sum256(f.file)
+		src = &docrecord.Source{SHA256: hex.EncodeToString(sum[:]), Filename: path.Base(f.name), PageCount: res.pages}
+		if imageio.IsPDF(f.file) {
+			src.MediaType = "application/pdf"
+		}
+	}
 	rec, err := docrecord.ApplyPages(schema, docrecord.PageUpdate{
 		Baseline: baseline, DocID: docID, Pages: preds,
-		Program: "pageclass-api", RunID: id, At: at, Owners: docrecord.PageClassifierPrograms,
+		Program: "pageclass-api", RunID: id, At: at, Owners: docrecord.PageClassifierPrograms, Source: src,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("document record for %q: %w", f.name, err)

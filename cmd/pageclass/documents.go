@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -32,6 +33,36 @@ type documents struct {
 	// labels are the pages' PDF page labels, by FILE, in pages' order.
 	labels map[string][]string
 	order  []string
+	// files are the input files of each FILE, by name: a document of one
+	// file (a PDF, a TIFF, an image) names it as the record's source.
+	files map[string]map[string]docFile
+}
+
+// docFile is an input file of a document: its digest (SHA-256 in hex, ""
+// when unknown), page count and whether it is a PDF.
+type docFile struct {
+	digest string
+	pages  int
+	pdf    bool
+}
+
+// source is the record's source block of the document FILE file when it
+// is one file whose digest is known; nil otherwise.
+func (d *documents) source(file string) *docrecord.Source {
+	if len(d.files[file]) != 1 {
+		return nil
+	}
+	for name, f := range d.files[file] {
+		if f.digest == "" {
+			return nil
+		}
+		src := &docrecord.Source{SHA256: f.digest, Filename: path.Base(filepath.ToSlash(name)), PageCount: f.pages}
+		if f.pdf {
+			src.MediaType = "application/pdf"
+		}
+		return src
+	}
+	return nil
 }
 
 // docID is the doc_id of a document without a baseline: its FILE key with
@@ -41,7 +72,7 @@ type documents struct {
 func docID(file string) string { return strings.ReplaceAll(file, "/", "_") }
 
 func newDocuments(r *runner, set *inputSet) *documents {
-	return &documents{r: r, set: set, pages: map[string][]docrecord.PagePrediction{}, labels: map[string][]string{}}
+	return &documents{r: r, set: set, pages: map[string][]docrecord.PagePrediction{}, labels: map[string][]string{}, files: map[string]map[string]docFile{}}
 }
 
 func (d *documents) enabled() bool {
@@ -62,6 +93,10 @@ func (d *documents) add(k results.Key, p classify.Page, rv *review.Page) {
 		d.order = append(d.order, k.File)
 	}
 	d.labels[k.File] = append(d.labels[k.File], p.Label)
+	if d.files[k.File] == nil {
+		d.files[k.File] = map[string]docFile{}
+	}
+	d.files[k.File][p.Name] = docFile{digest: p.Digest, pages: p.Pages, pdf: p.PDF}
 	d.pages[k.File] = append(d.pages[k.File], docrecord.PagePrediction{
 		Label: strconv.Itoa(page), Index: page, Category: top.Label, Confidence: top.Score, Review: rv.Record(),
 	})
@@ -145,7 +180,7 @@ func (d *documents) one(file, baseline, out, outDir string, schema *docrecord.Sc
 	rec, err := docrecord.ApplyPages(schema, docrecord.PageUpdate{
 		Baseline: base, DocID: docID(file), Pages: preds,
 		Program: paradata.Program, RunID: d.r.stamp, ParadataRef: ref, At: d.r.start,
-		Owners: docrecord.PageClassifierPrograms, Strict: c.StrictDocumentJSON,
+		Owners: docrecord.PageClassifierPrograms, Strict: c.StrictDocumentJSON, Source: d.source(file),
 	})
 	if err != nil {
 		return fmt.Errorf("document record of %s: %w", file, err)

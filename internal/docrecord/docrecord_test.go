@@ -303,3 +303,49 @@ func TestAccreteMatchesByIndex(t *testing.T) {
 		t.Errorf("pages %v", pages)
 	}
 }
+
+// A new record names the one file classified as its source (sha256, the
+// durable key with doc_id); a baseline's source is kept (first writer
+// wins), and one naming another file by its sha256 is warned of (it was
+// accreted without a word), an error with Strict.
+func TestApplyPagesSource(t *testing.T) {
+	s, err := ProjectSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &Source{SHA256: strings.Repeat("b", 64), Filename: "scan.pdf", MediaType: "application/pdf", PageCount: 2}
+	pages := []PagePrediction{{Label: "1", Index: 1, Category: "TEXT", Confidence: 0.9}}
+	rec, err := ApplyPages(s, PageUpdate{DocID: "d", Pages: pages, Program: "pageclass", Source: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := rec.Get("source", "sha256"); got != src.SHA256 || len(rec.Warnings) != 0 {
+		t.Errorf("new record: source.sha256 %v, warnings %q", got, rec.Warnings)
+	}
+	for _, tc := range []struct {
+		sha  string
+		warn bool
+	}{{src.SHA256, false}, {strings.Repeat("a", 64), true}} {
+		for _, strict := range []bool{false, true} {
+			base, err := Parse([]byte(`{"schema_version": "1.0", "doc_id": "d", "source": {"sha256": "` + tc.sha + `", "filename": "kept.pdf"}, "pages": [{"page": "1", "page_index": 1}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := ApplyPages(s, PageUpdate{Baseline: base, DocID: "d", Pages: pages, Program: "pageclass", Source: src, Strict: strict})
+			switch {
+			case tc.warn && strict:
+				if err == nil || !strings.Contains(err.Error(), "is not that of the file classified") {
+					t.Errorf("strict, another file's baseline: %v", err)
+				}
+			case err != nil:
+				t.Errorf("sha %.8s strict %v: %v", tc.sha, strict, err)
+			default:
+				name, _ := rec.Get("source", "filename")
+				warned := strings.Contains(strings.Join(rec.Warnings, "\n"), "is not that of the file classified")
+				if name != "kept.pdf" || warned != tc.warn {
+					t.Errorf("sha %.8s: source filename %v (first writer wins), warnings %q", tc.sha, name, rec.Warnings)
+				}
+			}
+		}
+	}
+}

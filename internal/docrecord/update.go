@@ -42,6 +42,38 @@ type PageUpdate struct {
 	// block, pages missing from the baseline) into an error, before
 	// anything is written.
 	Strict bool
+	// Source describes the file classified when the document is one file
+	// (a PDF, a TIFF, one image); nil when it is several.
+	Source *Source
+}
+
+// Source is a record's source block as a tool that read the original
+// writes it: the durable key's sha256 (with doc_id), its file name, media
+// type and page count. The first writer wins: a record that has a source
+// keeps it, and one whose sha256 differs is warned of (another file's
+// record given as the baseline).
+type Source struct {
+	SHA256    string `json:"sha256"`
+	Filename  string `json:"filename"`
+	MediaType string `json:"media_type,omitempty"`
+	PageCount int    `json:"page_count,omitempty"`
+}
+
+// applySource sets rec's source from src when it has none, and says when
+// the one it has names another file (by sha256).
+func applySource(rec *Record, src *Source, warn func(string) error) error {
+	if src == nil || src.SHA256 == "" {
+		return nil
+	}
+	if _, ok := rec.Get("source"); !ok {
+		return rec.Set(src, "source")
+	}
+	if had, ok := rec.Get("source", "sha256"); ok {
+		if h, _ := had.(string); h != "" && h != src.SHA256 {
+			return warn(fmt.Sprintf("the baseline's source.sha256 %s is not that of the file classified, %s (%s): is it this document's record?", h, src.Filename, src.SHA256))
+		}
+	}
+	return nil
 }
 
 // ApplyPages builds the updated record of u, checked against s.
@@ -81,6 +113,9 @@ func ApplyPages(s *Schema, u PageUpdate) (*Record, error) {
 		if err := warn("the baseline does not follow the record schema; the record is updated anyway and notes why: " + baseErr.Error()); err != nil {
 			return nil, err
 		}
+	}
+	if err := applySource(rec, u.Source, warn); err != nil {
+		return nil, err
 	}
 	if owner := rec.blockProgram("page_categories"); owner != "" && !slices.Contains(u.Owners, owner) {
 		if err := warn(fmt.Sprintf("block page_categories was written by %q and is overwritten by %s", owner, u.Program)); err != nil {
