@@ -326,6 +326,10 @@ func TestJobsBook(t *testing.T) {
 	}{
 		{"file and book", []upload{field("book", bk.ManifestURL()), {Field: "file", Name: "a.png", CType: "image/png", Data: []byte("x")}}, "not both"},
 		{"not http", []upload{field("book", "file:///etc/passwd")}, "http(s) URL"},
+		// Refused with the job, as each item would be (every item failed
+		// 422 and the job had no run metadata).
+		{"unknown version", []upload{field("book", bk.ManifestURL()), field("version", "best")}, "another published revision"},
+		{"topn 0", []upload{field("book", bk.ManifestURL()), field("topn", "0")}, "greater than or equal to 1"},
 	} {
 		if code, b := postForm(t, ts.URL+"/jobs", c.parts...); code != 422 || !strings.Contains(string(b), c.says) {
 			t.Errorf("%s: %d %s", c.name, code, b)

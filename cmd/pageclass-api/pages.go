@@ -25,15 +25,28 @@ func parsePagesField(v string) ([]pageRange, *service.ValidationError) {
 }
 
 // checkJobFields checks a job's form fields as POST /jobs takes them
-// (jobs.Options.CheckFields): a malformed pages field is refused with the
-// job, as /predict_document would refuse each of its items.
+// (jobs.Options.CheckFields): a malformed pages, version or topn field is
+// refused with the job, as /predict_document would refuse each of its
+// items (a job with version=best was accepted, every item then failed 422,
+// and the job had no run metadata).
 func checkJobFields(fields map[string]string) []service.ValidationError {
+	var verrs []service.ValidationError
 	if v, ok := fields["pages"]; ok {
 		if _, verr := parsePagesField(v); verr != nil {
-			return []service.ValidationError{*verr}
+			verrs = append(verrs, *verr)
 		}
 	}
-	return nil
+	if v := strings.TrimSpace(fields["version"]); v != "" {
+		if verr := checkVersion(v); verr != nil {
+			verrs = append(verrs, *verr)
+		}
+	}
+	if v, ok := fields["topn"]; ok {
+		if _, verr := parseTopN(strings.TrimSpace(v)); verr != nil {
+			verrs = append(verrs, *verr)
+		}
+	}
+	return verrs
 }
 
 // parsePages reads a pages form field: page numbers and ranges separated

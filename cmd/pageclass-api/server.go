@@ -509,6 +509,32 @@ type documentResponse struct {
 	demoStatus
 }
 
+// checkVersion refuses a version field that names no revision.
+func checkVersion(v string) *service.ValidationError {
+	if v != "all" && registry.CheckRevision(v) != nil {
+		return &service.ValidationError{Loc: []any{"body", "version"},
+			Msg: "Input should be 'v1.4', 'v2.4', 'v3.4', 'v4.4', 'v5.4', 'all' or another published revision vN.M", Type: "literal_error"}
+	}
+	return nil
+}
+
+// parseTopN reads a topn field: a whole number from 1 to maxTopN.
+func parseTopN(v string) (int, *service.ValidationError) {
+	n, err := strconv.Atoi(v)
+	switch {
+	case err != nil:
+		e := service.IntParsingError("body", "topn")
+		return n, &e
+	case n < 1:
+		e := service.GreaterEqualError(1, "body", "topn")
+		return n, &e
+	case n > maxTopN:
+		e := service.LessEqualError(maxTopN, "body", "topn")
+		return n, &e
+	}
+	return n, nil
+}
+
 // form is a validated prediction request.
 type form struct {
 	file       []byte
@@ -598,21 +624,15 @@ func parseForm(w http.ResponseWriter, r *http.Request) (*form, bool) {
 		return "", false
 	}
 	if v, ok := value("version"); ok && v != "" {
-		if v != "all" && registry.CheckRevision(v) != nil {
-			verrs = append(verrs, service.ValidationError{Loc: []any{"body", "version"},
-				Msg: "Input should be 'v1.4', 'v2.4', 'v3.4', 'v4.4', 'v5.4', 'all' or another published revision vN.M", Type: "literal_error"})
+		if verr := checkVersion(v); verr != nil {
+			verrs = append(verrs, *verr)
 		}
 		f.version = v
 	}
 	if v, ok := value("topn"); ok {
-		n, err := strconv.Atoi(v)
-		switch {
-		case err != nil:
-			verrs = append(verrs, service.IntParsingError("body", "topn"))
-		case n < 1:
-			verrs = append(verrs, service.GreaterEqualError(1, "body", "topn"))
-		case n > maxTopN:
-			verrs = append(verrs, service.LessEqualError(maxTopN, "body", "topn"))
+		n, verr := parseTopN(v)
+		if verr != nil {
+			verrs = append(verrs, *verr)
 		}
 		f.topn = n
 	}
