@@ -21,7 +21,10 @@ hash = $(shell cat $(1) | sha256sum | cut -c1-16)
 # The one version of every binary (internal/version): the VERSION file, stamped
 # at link time. Unstamped builds (go build, go test) embed the same file.
 VERSION    := $(shell cat VERSION)
-GO_LDFLAGS := -X archivekit/internal/version.stamped=$(VERSION)
+# The commit the binaries are built from (version.Commit), "+dirty" for a tree
+# with changes; empty outside a git checkout.
+GIT_COMMIT := $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null && echo $$c || echo $$c+dirty; })
+GO_LDFLAGS := -X archivekit/internal/version.stamped=$(VERSION) -X archivekit/internal/version.commit=$(GIT_COMMIT)
 
 REQ_HASH   := $(call hash,test/requirements.txt)
 VENV       := $(CACHE)/venv-$(REQ_HASH)

@@ -20,7 +20,7 @@ import (
 // job's form, counts and outputs.
 func (s *server) jobRunMeta(ctx context.Context, j jobs.RunJob) (jobs.RunRecord, error) {
 	b := s.svc.Config.Build
-	run := paradata.Record(j.Start, paradata.Info{ToolVersion: version.String(), Repository: paradata.Repository,
+	run := paradata.Record(j.Start, paradata.Info{ToolVersion: version.String(), ToolCommit: version.Commit(), Repository: paradata.Repository,
 		RunnerRef: b.RunnerRef, DockerImage: b.ContainerImage, RunID: j.RunID})
 	members, err := s.engine.members(ctx, cmp.Or(strings.TrimSpace(j.Fields["version"]), "all"))
 	if err != nil {

@@ -77,7 +77,7 @@ func jobBook(j jobs.RunJob) *runmeta.Book {
 // item's statistics (AddItem).
 func (s *server) jobRunMeta(_ context.Context, j jobs.RunJob) (jobs.RunRecord, error) {
 	b := s.svc.Config.Build
-	run := runmeta.New("", j.Start, paradata.Info{ToolVersion: version.String(), Repository: paradata.Repository,
+	run := runmeta.New("", j.Start, paradata.Info{ToolVersion: version.String(), ToolCommit: version.Commit(), Repository: paradata.Repository,
 		RunnerRef: b.RunnerRef, DockerImage: b.ContainerImage, RunID: j.RunID}, s.components, &translator.Usage{})
 	field := func(name, def string) string { return cmp.Or(strings.TrimSpace(j.Fields[name]), def) }
 	isALTO := true

@@ -69,14 +69,17 @@ const Repository = "archivekit"
 // its version, and, inside the published images, the runner reference and
 // image from RUNNER_REF and DOCKER_IMAGE (read with getenv).
 func NewInfo(getenv func(string) string) Info {
-	return Info{ToolVersion: version.String(), Repository: Repository,
+	return Info{ToolVersion: version.String(), ToolCommit: version.Commit(), Repository: Repository,
 		RunnerRef: getenv("RUNNER_REF"), DockerImage: getenv("DOCKER_IMAGE")}
 }
 
 // Info is what the tool knows about itself at start.
 type Info struct {
 	ToolVersion string
-	Repository  string
+	// ToolCommit is the commit the binary was built from (version.Commit;
+	// "" when unknown): two builds of one version differ by it.
+	ToolCommit string
+	Repository string
 	// RunnerRef and DockerImage are set inside the published images.
 	RunnerRef   string
 	DockerImage string
@@ -128,6 +131,7 @@ type Header struct {
 	SchemaVersion   string             `json:"schema_version"`
 	Program         string             `json:"program"`
 	ToolVersion     string             `json:"tool_version"`
+	ToolCommit      string             `json:"tool_commit,omitempty"`
 	Repository      string             `json:"repository"`
 	RunnerRef       string             `json:"runner_ref"`
 	DockerImage     string             `json:"docker_image"`
@@ -149,7 +153,7 @@ type Header struct {
 func NewHeader(program string, start time.Time, info Info) Header {
 	return Header{
 		SchemaVersion: SchemaVersion, Program: program,
-		ToolVersion: info.ToolVersion, Repository: info.Repository,
+		ToolVersion: info.ToolVersion, ToolCommit: info.ToolCommit, Repository: info.Repository,
 		RunnerRef: info.RunnerRef, DockerImage: info.DockerImage,
 		GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH,
 		RunID: info.RunID, Status: StatusRunning,

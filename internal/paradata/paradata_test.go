@@ -180,3 +180,15 @@ func TestSetOutcome(t *testing.T) {
 		})
 	}
 }
+
+// The run metadata names the commit the tool was built from when it is
+// known (two builds of one version), and leaves it out when not.
+func TestHeaderToolCommit(t *testing.T) {
+	for _, c := range []string{"3f2a9c1d0b7e", ""} {
+		h := NewHeader(Program, time.Now(), Info{ToolVersion: "0.1.0", ToolCommit: c})
+		b, _ := json.Marshal(h)
+		if has := strings.Contains(string(b), `"tool_commit":"`+c+`"`); has != (c != "") {
+			t.Errorf("commit %q: %s", c, b)
+		}
+	}
+}

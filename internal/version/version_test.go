@@ -37,3 +37,14 @@ func TestSetUserAgent(t *testing.T) {
 		t.Errorf("a caller's User-Agent was replaced: %q", got)
 	}
 }
+
+// A build stamped with its commit says it in --version: two builds of one
+// version (a rebuild after changes) were told apart by nothing.
+func TestLineNamesTheCommit(t *testing.T) {
+	old := commit
+	t.Cleanup(func() { commit = old })
+	commit = "3f2a9c1d0b7e+dirty"
+	if got := Line("translate"); !strings.HasPrefix(got, "translate "+String()+" (commit 3f2a9c1d0b7e+dirty, go") || Commit() != commit {
+		t.Errorf("Line = %q, Commit = %q", got, Commit())
+	}
+}
