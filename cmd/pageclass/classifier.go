@@ -420,7 +420,7 @@ func (r *classifier) lockChunk(ctx context.Context, names, digests []string) (ta
 	if err != nil {
 		return "", 0, nil, fmt.Errorf("chunked tables %s: %w", tables, err)
 	}
-	r.log.Info("chunked output", "tables", tables, "note", "a re-run with the same inputs, models, top-N and raw continues these tables; anything else starts new ones")
+	r.log.Info("chunked output", "tables", tables, "note", "a re-run with the same inputs, models, precision, top-N and raw continues these tables; anything else starts new ones")
 	return tables, chunk, unlock, nil
 }
 
