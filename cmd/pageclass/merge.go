@@ -195,7 +195,7 @@ func (r *merger) recordMerged(runs []shardRun, superseded map[string][]string) {
 	seenWarn := map[string]bool{}
 	for _, s := range runs {
 		d := s.Doc
-		list = append(list, s.Entry(superseded[s.Path], map[string]any{"tool_version": d.ToolVersion,
+		list = append(list, s.Entry(superseded[s.Path], map[string]any{
 			"input_files": d.Statistics.InputFilesTotal, "device": d.Config["device"]}))
 		r.para.AddInputs(d.Statistics.InputFilesTotal)
 		r.para.Processed(d.Statistics.SuccessfullyProcessed)

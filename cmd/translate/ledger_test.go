@@ -28,6 +28,7 @@ import (
 	"archivekit/internal/translate/lemmatizer/lemmatizertest"
 	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator/translatortest"
+	"archivekit/internal/version"
 )
 
 // outputs returns the translated files and logs under dir (not the run
@@ -292,6 +293,13 @@ func TestMergeShards(t *testing.T) {
 		t.Errorf("merged: status %s, %d shards, processed %d (whole %d), skipped %d, calls %d (whole %d), %d outputs (whole %d), licence %s (whole %s)",
 			got.Status, len(list), got.Statistics.SuccessfullyProcessed, want.Statistics.SuccessfullyProcessed, got.Statistics.SkippedFiles,
 			got.Statistics.BackendCalls, want.Statistics.BackendCalls, len(got.Outputs), len(want.Outputs), got.License, want.License)
+	}
+	// Each shard's entry names the tool version that ran it (translate's
+	// had none; pageclass's had).
+	for _, e := range list {
+		if m, _ := e.(map[string]any); m["tool_version"] != version.String() {
+			t.Errorf("merged_shards entry %v: no tool_version %s", e, version.String())
+		}
 	}
 	// The machine-translation tags of the languages, as the whole run's
 	// (a merge had none).

@@ -301,16 +301,20 @@ func (s ShardRun[D]) Meta() shard.Run {
 }
 
 // Entry is the run's entry in the merged run's config.merged_shards: its
-// share, file, run id, status and times, the inputs it processed and
+// share, file, run id, the version (and commit, when known) of the tool
+// that ran it, status and times, the inputs it processed and
 // skipped, those it took from the ledger, the earlier completed runs of its
 // share it continued (supersedes, when any: shard.Select's), and the tool's
 // own keys in extra.
 func (s ShardRun[D]) Entry(supersedes []string, extra map[string]any) map[string]any {
 	p := s.Doc.Parts()
-	e := map[string]any{"shard": s.Spec.String(), "run_metadata": s.Path, "run_id": p.Header.RunID,
+	e := map[string]any{"shard": s.Spec.String(), "run_metadata": s.Path, "run_id": p.Header.RunID, "tool_version": p.Header.ToolVersion,
 		"status": p.Header.Status, "start_time": p.Header.StartTime, "end_time": p.Header.EndTime,
 		"processed": p.Statistics.SuccessfullyProcessed, "skipped": p.Statistics.SkippedFiles,
 		"items_from_ledger": p.Config["items_from_ledger"]}
+	if p.Header.ToolCommit != "" {
+		e["tool_commit"] = p.Header.ToolCommit
+	}
 	for k, v := range extra {
 		e[k] = v
 	}
