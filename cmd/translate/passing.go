@@ -49,7 +49,7 @@ var errCircuitOpen = errors.New("circuit open")
 func (r *runner) passing(p *pass, inputs []input, i int, name string, err error) error {
 	in := inputs[i]
 	r.fail(name, in.Origin, err)
-	p.bar.Fail(1)
+	p.bar.Leave(1)
 	p.undone++
 	p.streak++
 	p.lastPassing = err

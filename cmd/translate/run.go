@@ -716,10 +716,12 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 	}
 	if in.Err != nil {
 		r.fail(name, in.Origin, in.Err)
-		p.bar.Fail(1)
 		if ledger.Transient(in.Err) {
+			p.bar.Leave(1)
 			p.undone++ // a download that failed in passing: --resume tries it again
 			p.lastPassing = in.Err
+		} else {
+			p.bar.Fail(1)
 		}
 		return nil
 	}

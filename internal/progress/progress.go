@@ -46,8 +46,10 @@ type Options struct {
 // Fields are the figures of a progress or summary line.
 type Fields struct {
 	// Done, Failed and Total count this run's items (Failed are among
-	// Done); Kept counts those done before it (Keep), not in Total.
-	Done, Failed, Total, Kept int
+	// Done); Left those among Done left to do after a passing failure
+	// (Leave), not among Failed; Kept counts those done before it (Keep),
+	// not in Total.
+	Done, Failed, Left, Total, Kept int
 	// Item is the item being worked on (SetItem); "" in the summary.
 	Item string
 	// Rate is items per second over the run so far; ETA the time left
@@ -62,6 +64,9 @@ type Fields struct {
 // any), file (when set), rate_per_s, eta_s (when known) and final.
 func (f Fields) Args() []any {
 	a := []any{"done", f.Done, "total", f.Total, "failed", f.Failed}
+	if f.Left > 0 {
+		a = append(a, "left", f.Left)
+	}
 	if f.Kept > 0 {
 		a = append(a, "kept", f.Kept)
 	}
@@ -91,6 +96,7 @@ type Bar struct {
 	total    int
 	done     int
 	failed   int
+	left     int  // finished in passing, left to do (Leave): among done, not failed
 	kept     int  // done before this run (Keep): not in total, done or the rate
 	drawn    bool // a bar line is on screen
 	finished bool
@@ -163,6 +169,17 @@ func (b *Bar) Add(n int) { b.add(n, 0) }
 // Fail records n finished items that failed; they count as done.
 func (b *Bar) Fail(n int) { b.add(n, n) }
 
+// Leave records n finished items left to do after a passing failure (the
+// service or the network failed them, not their content): they count as
+// done in this run, as left, not as failed ("3 failed" read as the inputs'
+// failures while the run said they were to do again).
+func (b *Bar) Leave(n int) {
+	b.mu.Lock()
+	b.left += n
+	b.mu.Unlock()
+	b.add(n, 0)
+}
+
 // Withdraw counts n items already recorded as finished as failed: found
 // wrong after they finished (they stay done).
 func (b *Bar) Withdraw(n int) {
@@ -206,7 +223,7 @@ func (b *Bar) add(n, failed int) {
 
 // fields are the figures of the lines at now.
 func (b *Bar) fields(now time.Time) Fields {
-	f := Fields{Done: b.done, Failed: b.failed, Total: b.total, Kept: b.kept, Item: b.item, ETA: b.eta(now)}
+	f := Fields{Done: b.done, Failed: b.failed, Left: b.left, Total: b.total, Kept: b.kept, Item: b.item, ETA: b.eta(now)}
 	if el := now.Sub(b.start); el > 0 {
 		f.Rate = float64(b.done) / el.Seconds()
 	}
@@ -264,6 +281,9 @@ func (b *Bar) Finish() string {
 	if b.failed > 0 {
 		s += fmt.Sprintf(", %d failed", b.failed)
 	}
+	if b.left > 0 {
+		s += fmt.Sprintf(", %d left to do", b.left)
+	}
 	if b.kept > 0 {
 		s += fmt.Sprintf(", %d done before", b.kept)
 	}
@@ -304,6 +324,9 @@ func (b *Bar) counts(now time.Time) string {
 	}
 	if b.failed > 0 {
 		s += fmt.Sprintf(" %d failed", b.failed)
+	}
+	if b.left > 0 {
+		s += fmt.Sprintf(" %d left", b.left)
 	}
 	if b.item != "" && !b.finished {
 		s += " " + b.item

@@ -290,3 +290,23 @@ func TestFieldsAndKept(t *testing.T) {
 		t.Errorf("Args %q, want %q", args, want)
 	}
 }
+
+// Items left to do after a passing failure are done in this run but not
+// failed: the summary says how many are left (a run exiting 75 said "3
+// failed" of inputs it left to do), and the figures carry them.
+func TestLeave(t *testing.T) {
+	var out bytes.Buffer
+	c := newClock()
+	var final Fields
+	b := fixed(New(&out, 4, Options{Label: "translate", Unit: "files", Log: func(_ string, f Fields) { final = f }}), c)
+	c.step(time.Second)
+	b.Add(1)
+	b.Fail(1)
+	b.Leave(2)
+	if got := b.Finish(); got != "translate: 4 files in 1.0s (4.0 files/s), 1 failed, 2 left to do" {
+		t.Errorf("Finish() = %q", got)
+	}
+	if final.Done != 4 || final.Failed != 1 || final.Left != 2 || fmt.Sprint(final.Args()) != "[done 4 total 4 failed 1 left 2 rate_per_s 4 final true]" {
+		t.Errorf("fields %+v, args %v", final, final.Args())
+	}
+}
