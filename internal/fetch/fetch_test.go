@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -270,5 +271,36 @@ func TestRetryAfterAndCutOff(t *testing.T) {
 	}
 	if reqs, _ := f.Fetched(); reqs != 2+3 {
 		t.Errorf("%d requests, want 2 for /later and 3 for /cut", reqs)
+	}
+}
+
+// A host that gave no answer to three fetches in a row is not asked for a
+// minute: its fetches fail at once, passing (a book on a dead server cost
+// three tries of the time limit a page). Another host is asked as before.
+func TestHostDown(t *testing.T) {
+	var hung atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/hung") {
+			hung.Add(1)
+			<-r.Context().Done()
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	f := New(Policy{Timeout: 30 * time.Millisecond, Retries: -1, Private: PrivateAllowed}, nil)
+	for i := 0; i < hostDownAfter; i++ {
+		if _, err := f.Get(context.Background(), fmt.Sprintf("%s/hung/%d", srv.URL, i)); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("fetch %d: %v", i, err)
+		}
+	}
+	_, err := f.Get(context.Background(), srv.URL+"/hung/next")
+	var down *HostDownError
+	if !errors.As(err, &down) || !down.Transient() || hung.Load() != hostDownAfter {
+		t.Errorf("after %d fetches without an answer: %v (%d requests); want a HostDownError, not sent", hostDownAfter, err, hung.Load())
+	}
+	other := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+	if b, err := f.Get(context.Background(), other+"/ok"); err != nil || string(b) != "ok" {
+		t.Errorf("another host: %q, %v", b, err)
 	}
 }
