@@ -261,6 +261,9 @@ type hostState struct {
 const (
 	hostDownAfter = 3
 	hostDownFor   = time.Minute
+	// maxHostStates is how many hosts' runs a fetcher keeps before it
+	// forgets those not held down.
+	maxHostStates = 1000
 )
 
 // HostDownError is a fetch not sent because its host failed the last
@@ -309,6 +312,16 @@ func (f *Fetcher) noteHost(host string, err error) {
 		return
 	}
 	if st == nil {
+		if len(f.down) >= maxHostStates {
+			// A long-lived fetcher (a service's) meets many hosts: those
+			// not held down are forgotten rather than kept for ever.
+			now := time.Now()
+			for h, old := range f.down {
+				if !now.Before(old.until) {
+					delete(f.down, h)
+				}
+			}
+		}
 		st = &hostState{}
 		f.down[host] = st
 	}
