@@ -379,6 +379,9 @@ func (q *Queue) Results(w http.ResponseWriter, r *http.Request) {
 	// Whatever fails before the first byte is an error answer; after it,
 	// the connection is cut, so a client never takes a part for the whole.
 	meta, err := q.runMeta(r.Context(), id)
+	if errors.Is(err, sql.ErrNoRows) {
+		meta, err = nil, nil // no such job: q.results says so (404)
+	}
 	if err != nil {
 		q.fail(w, err)
 		return

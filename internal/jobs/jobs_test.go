@@ -252,6 +252,11 @@ func testSubmitPollResults(t *testing.T, newStore store) {
 	if len(res.Items) != 3 {
 		t.Fatalf("results %+v", res)
 	}
+	// A job that is not there is a 404 (it was a 500 of the store's "no
+	// rows" while the results were written as a stream).
+	if code := getJSON(t, ts.URL+"/jobs/0123456789abcdef0123456789abcdef/results", &map[string]any{}); code != http.StatusNotFound {
+		t.Errorf("results of a job that is not there: %d, want 404", code)
+	}
 	// The answer, written item by item, is the one JSON document
 	// json.Marshal makes of the results.
 	raw, err := http.Get(ts.URL + "/jobs/" + st.ID + "/results")
