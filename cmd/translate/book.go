@@ -249,7 +249,7 @@ func tellFetched(lazy bool, in *input, t *book.Text, page string, info *bookInfo
 func identifyFetched(path string, t book.Text, page string, info *bookInfo) (book.Text, bool, error) {
 	head, _ := book.ReadHead(path) // nil when unreadable: no text
 	told, reason, keep := t.Identify(head)
-	if !keep && t.DeclaredText() {
+	if !keep && t.DeclaredText() && book.ErrorPage(head) {
 		os.Remove(path)
 		return t, false, &book.ServedNotText{Reason: reason}
 	}

@@ -587,3 +587,24 @@ func TestLatin1Reader(t *testing.T) {
 		}
 	}
 }
+
+// An answer in place of a text file (an error page, JSON, nothing) is told
+// from a text file of another format (ABBYY, TEI: the book's own, left out
+// for good rather than fetched again by every run).
+func TestErrorPage(t *testing.T) {
+	for _, tc := range []struct {
+		data string
+		want bool
+	}{
+		{"<!DOCTYPE html><html><body>503</body></html>", true},
+		{`{"error": "quota"}`, true},
+		{"  ", true},
+		{"Service unavailable", true},
+		{`<?xml version="1.0"?><document xmlns="http://www.abbyy.com/FineReader_xml/FineReader10-schema-v1.xml"><page/></document>`, false},
+		{`<TEI xmlns="http://www.tei-c.org/ns/1.0"><text/></TEI>`, false},
+	} {
+		if got := ErrorPage([]byte(tc.data)); got != tc.want {
+			t.Errorf("ErrorPage(%.30q) = %v, want %v", tc.data, got, tc.want)
+		}
+	}
+}

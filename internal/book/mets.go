@@ -763,7 +763,7 @@ func (r *reader) identify(b *Book, p *Page, f *file, l loc) (Text, bool) {
 		return t, false
 	}
 	t, reason, keep := t.Identify(data)
-	if !keep && l.url != nil && t.DeclaredText() {
+	if !keep && l.url != nil && t.DeclaredText() && ErrorPage(data) {
 		// A server's error page answered with 200 (HTML, JSON): no text
 		// to leave out, a file to read again.
 		err := &ServedNotText{Reason: reason}
@@ -775,6 +775,19 @@ func (r *reader) identify(b *Book, p *Page, f *file, l loc) (Text, bool) {
 		b.Problems = append(b.Problems, Problem{Page: page, File: f.ID, Reason: reason})
 	}
 	return t, keep
+}
+
+// ErrorPage says whether data, answered for a text file, looks like what a
+// server answers in its place (an HTML page, JSON, nothing, no XML at all),
+// not a text file of another format (an ABBYY or TEI file, well-formed XML
+// with a root of its own), which is the book's own and left out for good.
+func ErrorPage(data []byte) bool {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 || trimmed[0] == '{' || trimmed[0] == '[' {
+		return true
+	}
+	root, err := rootElement(fromUTF16(data))
+	return err != nil || strings.EqualFold(root.Local, "html")
 }
 
 // DeclaredText says whether the METS declares t a text file: by its
