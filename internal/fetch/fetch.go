@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"archivekit/internal/ledger"
 )
 
 // Policy bounds what a Fetcher does. The zero value of a field means its
@@ -298,8 +300,16 @@ func (f *Fetcher) hostDown(host string) error {
 // refused, reset; not an HTTP status, which is an answer) lengthens its
 // run, anything else ends it.
 func (f *Fetcher) noteHost(host string, err error) {
+	// What the ledger counts as passing (no answer, refused, reset, cut
+	// off), not an HTTP status (an answer) and not what does not pass (a
+	// certificate refused, an HTTP answer to HTTPS), which would otherwise
+	// hold the host down and leave its files to do run after run.
 	var se *StatusError
-	network := err != nil && transient(err) && !errors.As(err, &se) && !errors.Is(err, context.Canceled)
+	var down *HostDownError
+	if errors.As(err, &down) {
+		return // not sent: it neither lengthens the run nor ends it
+	}
+	network := err != nil && ledger.Transient(err) && !errors.As(err, &se)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.down == nil {
@@ -513,7 +523,7 @@ func (f *Fetcher) fetch(ctx context.Context, rawURL string, trusted bool) ([]byt
 			f.mu.Unlock()
 			return body, nil
 		}
-		if attempt >= f.policy.Retries || !transient(err) {
+		if attempt >= f.policy.Retries || !transient(err) || (perr == nil && f.hostDown(u.Host) != nil) {
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 				// Said as what happened: it was "context deadline exceeded".
 				err = fmt.Errorf("%s: no answer within %s, %d tries: %w", rawURL, f.policy.Timeout, attempt+1, err)
@@ -617,6 +627,10 @@ func (f *Fetcher) once(ctx context.Context, u *url.URL, first bool) ([]byte, *ur
 		return nil, nil, err
 	}
 	defer release()
+	if err := f.hostDown(u.Host); err != nil {
+		// Held down while this fetch waited for its slot.
+		return nil, nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, f.policy.Timeout)
 	defer cancel()
 	if first {

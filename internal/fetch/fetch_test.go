@@ -304,3 +304,41 @@ func TestHostDown(t *testing.T) {
 		t.Errorf("another host: %q, %v", b, err)
 	}
 }
+
+// Fetches already waiting for their slot when the host is held down are
+// not sent either, and an error that does not pass (a TLS refusal, an
+// HTTP answer to HTTPS) does not hold the host down.
+func TestHostDownWaiting(t *testing.T) {
+	var hung atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hung.Add(1)
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	f := New(Policy{Timeout: 30 * time.Millisecond, Retries: -1, Private: PrivateAllowed, MaxPerHost: 1}, nil)
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.Get(context.Background(), fmt.Sprintf("%s/p/%d", srv.URL, i))
+		}()
+	}
+	wg.Wait()
+	if n := hung.Load(); n != hostDownAfter {
+		t.Errorf("%d requests sent of 8 queued for one slot, want %d", n, hostDownAfter)
+	}
+
+	// An HTTP server asked as HTTPS: an error of the address, not passing.
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	defer plain.Close()
+	g := New(Policy{Retries: -1, Private: PrivateAllowed}, nil)
+	tls := strings.Replace(plain.URL, "http://", "https://", 1)
+	for i := 0; i < hostDownAfter+1; i++ {
+		_, err := g.Get(context.Background(), fmt.Sprintf("%s/p/%d", tls, i))
+		var down *HostDownError
+		if errors.As(err, &down) {
+			t.Fatalf("fetch %d over TLS of an HTTP server held the host down: %v", i, err)
+		}
+	}
+}
