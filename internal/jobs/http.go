@@ -378,14 +378,6 @@ func (q *Queue) Results(w http.ResponseWriter, r *http.Request) {
 	// whole in memory for each request (four at once took 530 MB).
 	// Whatever fails before the first byte is an error answer; after it,
 	// the connection is cut, so a client never takes a part for the whole.
-	meta, err := q.runMeta(r.Context(), id)
-	if errors.Is(err, sql.ErrNoRows) {
-		meta, err = nil, nil // no such job: q.results says so (404)
-	}
-	if err != nil {
-		q.fail(w, err)
-		return
-	}
 	var out *bufio.Writer
 	var n int
 	items := func(ir ItemResult) error {
@@ -400,7 +392,7 @@ func (q *Queue) Results(w http.ResponseWriter, r *http.Request) {
 		_, err = out.Write(b)
 		return err
 	}
-	_, err = q.results(r.Context(), id, func(ir *ItemResult) error {
+	_, err := q.results(r.Context(), id, func(ir *ItemResult) error {
 		ir.URL = fmt.Sprintf("/jobs/%s/results/%d", id, ir.Item)
 		b, err := q.output(r.Context(), id, ir.Item)
 		if err == nil {
@@ -424,6 +416,13 @@ func (q *Queue) Results(w http.ResponseWriter, r *http.Request) {
 	if err != nil && out == nil {
 		q.fail(w, err)
 		return
+	}
+	// The run metadata is read after the state (the job may end between
+	// the two: then the state says running and the client asks again; read
+	// before, a job said succeeded without it).
+	var meta []byte
+	if err == nil {
+		meta, err = q.runMeta(r.Context(), id)
 	}
 	if err == nil {
 		err = out.WriteByte(']')
