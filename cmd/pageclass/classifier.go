@@ -568,6 +568,12 @@ func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err
 	r.para.AddInputs(max(1, len(pages)+len(d.Errors)))
 	for _, p := range pages {
 		p = r.set.labelled(p)
+		// The file's digest and kind as a fresh run has them, for its
+		// document record's source (a resumed run wrote none).
+		if len(e.Digest) == 64 && strings.Trim(e.Digest, "0123456789abcdef") == "" {
+			p.Digest = e.Digest
+		}
+		p.PDF = d.Renderer != ""
 		key, err := r.set.pageKey(f, p.Page, p.Pages)
 		if err != nil {
 			r.fail(f, name, p.Page, err.Error())

@@ -107,6 +107,19 @@ func TestDocumentRecordsBatch(t *testing.T) {
 	if code != exitOK || strings.Contains(log, "replaces the record") {
 		t.Errorf("a run adding to its baselines in place: exit %d:\n%s", code, log)
 	}
+	// A resumed run, whose pages come from the ledger, names the source as
+	// a fresh run does (it wrote records without it).
+	resumed := filepath.Join(e.root, "resumed")
+	if code, log := e.run(t, "--dir", "--resume", "--document-json-out-dir", resumed); code != exitOK {
+		t.Fatalf("resumed run: exit %d: %s", code, log)
+	}
+	r, err := docrecord.Load(filepath.Join(resumed, "DRAW_atrium.document.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sha, _ := r.Get("source", "sha256"); sha == nil || len(sha.(string)) != 64 {
+		t.Errorf("resumed run's record: source.sha256 %v", sha)
+	}
 }
 
 func TestDocumentRecordSingleAndStrict(t *testing.T) {
