@@ -185,26 +185,35 @@ func (r *runner) kept(e ledger.Entry) (files, changed, missing []string, d itemD
 }
 
 // byOtherConfig reports whether every file of changed holds what a run
-// of another configuration into this output folder recorded writing (its
-// ledger, another translate_<key> folder): such a file is no edit to keep.
-func (r *runner) byOtherConfig(p *pass, changed []string) bool {
+// of another configuration into this output folder recorded writing there
+// (its ledger, another translate_<key> folder: the same path and digest),
+// no earlier than this configuration's run recorded its own (own.At): such a
+// file is no edit to keep. A file restored by hand to what an earlier run
+// of another configuration wrote stays an edit.
+func (r *runner) byOtherConfig(p *pass, changed []string, own ledger.Entry) bool {
 	if r.otherOutputs == nil {
 		r.otherOutputs = otherConfigOutputs(filepath.Dir(p.led.Dir()), p.led.Dir())
 	}
 	for _, f := range changed {
 		sum, err := ledger.Digest(f)
-		if err != nil || !r.otherOutputs[sum] {
+		rel, rerr := filepath.Rel(r.s.Output, f)
+		if err != nil || rerr != nil {
+			return false
+		}
+		at, ok := r.otherOutputs[filepath.ToSlash(rel)+"\x00"+sum]
+		if !ok || at < own.At { // RFC 3339 in UTC, to the second: ordered as text
 			return false
 		}
 	}
 	return true
 }
 
-// otherConfigOutputs returns the digests of the outputs recorded done in
-// the translate ledgers of dir (the output folder's ledger folder) other
-// than own. Unreadable files and entries are passed over.
-func otherConfigOutputs(dir, own string) map[string]bool {
-	out := map[string]bool{}
+// otherConfigOutputs returns, by path and digest ("<path>\x00<sha256>"),
+// the latest time an output was recorded done in the translate ledgers of
+// dir (the output folder's ledger folder) other than own. Unreadable files
+// and entries are passed over.
+func otherConfigOutputs(dir, own string) map[string]string {
+	out := map[string]string{}
 	paths, _ := filepath.Glob(filepath.Join(dir, "translate_*", "*.jsonl"))
 	for _, path := range paths {
 		if filepath.Dir(path) == own {
@@ -217,7 +226,9 @@ func otherConfigOutputs(dir, own string) map[string]bool {
 				continue
 			}
 			for _, o := range d.Outputs {
-				out[o.SHA256] = true
+				if k := string(o.Path) + "\x00" + o.SHA256; e.At > out[k] {
+					out[k] = e.At
+				}
 			}
 		}
 	}

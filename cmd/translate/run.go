@@ -405,10 +405,10 @@ type runner struct {
 	// ("doc.xml" and "doc.alto.xml" share doc_log.csv) is skipped, not
 	// written over the first.
 	claimed map[string]string
-	// otherOutputs holds the digests of the outputs recorded by the
-	// ledgers of other configurations in this output folder (read once,
-	// when a resumed input's output changed: otherConfigOutputs).
-	otherOutputs map[string]bool
+	// otherOutputs holds, by path and digest, when the ledgers of other
+	// configurations in this output folder last recorded writing an output
+	// (read once, when a resumed input's output changed: otherConfigOutputs).
+	otherOutputs map[string]string
 	// warnedLocalIDs says --book-out warned that the run's IIIF ids are
 	// file:// URLs (once for all its books).
 	warnedLocalIDs bool
@@ -842,7 +842,7 @@ func (r *runner) fromLedger(p *pass, inputs []input, i int, in input, name, dige
 		r.log.Info("translated before, but its outputs are missing since: translating again", "file", in.Origin)
 		return false
 	}
-	if len(changed) > 0 && r.byOtherConfig(p, changed) {
+	if len(changed) > 0 && r.byOtherConfig(p, changed, e) {
 		// Not an edit: a run with other settings (another service, source
 		// language, ...) wrote them since, and they would be kept and
 		// listed as this run's outputs.
