@@ -23,7 +23,7 @@ hash = $(shell cat $(1) | sha256sum | cut -c1-16)
 VERSION    := $(shell cat VERSION)
 # The commit the binaries are built from (version.Commit), "+dirty" for a tree
 # with changes; empty outside a git checkout.
-GIT_COMMIT := $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null && echo $$c || echo $$c+dirty; })
+GIT_COMMIT := $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { test -z "$$(git status --porcelain 2>/dev/null)" && echo $$c || echo $$c+dirty; })
 GO_LDFLAGS := -X archivekit/internal/version.stamped=$(VERSION) -X archivekit/internal/version.commit=$(GIT_COMMIT)
 
 REQ_HASH   := $(call hash,test/requirements.txt)

