@@ -658,42 +658,36 @@ func earlierDownload(dst, u string) (src downloadSource, ok bool) {
 	return src, err == nil && info.Mode().IsRegular()
 }
 
-// downloadRetries is how many times a download is asked again after a
-// network failure or a 429 or 5xx answer, as internal/fetch's default.
-const downloadRetries = 2
-
-// doRetrying sends req, asking again up to downloadRetries times after a
-// network failure or a 429 or 5xx answer (0.5 s, then 1 s, or the
-// Retry-After asked, up to 2 minutes). The last such answer is a
+// doRetrying sends req, asking again (as internal/fetch does, its
+// Defaults' retries and backoff, a Retry-After honoured: fetch.Wait) after
+// a network failure or a 429 or 5xx answer. The last such answer is a
 // *fetch.StatusError, a passing failure (ledger.Transient): the input is
 // left to do, the run exits 75. A download was sent once, and a 503 failed
 // the input for good.
 func doRetrying(ctx context.Context, client *http.Client, req *http.Request) (*http.Response, error) {
-	wait := 500 * time.Millisecond
+	wait := fetch.Defaults.Backoff
 	for attempt := 0; ; attempt++ {
 		resp, err := client.Do(req.Clone(ctx))
-		var retry error
-		d := wait
 		switch {
 		case err != nil:
 			if ctx.Err() != nil || !ledger.Transient(err) {
 				return nil, err
 			}
-			retry = err
-		case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-			se := &fetch.StatusError{URL: req.URL.String(), Code: resp.StatusCode, RetryAfter: fetch.RetryAfter(resp.Header.Get("Retry-After"), time.Now())}
-			resp.Body.Close()
-			retry, d = se, max(d, min(se.RetryAfter, 2*time.Minute))
 		default:
-			return resp, nil
+			se := fetch.StatusOf(req.URL.String(), resp)
+			if !se.Transient() {
+				return resp, nil
+			}
+			resp.Body.Close()
+			err = se
 		}
-		if attempt >= downloadRetries {
-			return nil, retry
+		if attempt >= fetch.Defaults.Retries {
+			return nil, err
 		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(d):
+		case <-time.After(fetch.Wait(err, wait)):
 		}
 		wait *= 2
 	}
@@ -703,17 +697,13 @@ func httpClient() *http.Client {
 	return &http.Client{Timeout: 120 * time.Second, CheckRedirect: checkRedirect}
 }
 
-// maxRedirects is how many redirects a download follows, as
-// internal/fetch's default.
-const maxRedirects = 5
-
 // checkRedirect is the downloads' redirect rule, the book fetcher's
-// (internal/fetch): at most maxRedirects, http or https only, and another
+// (internal/fetch): at most its Defaults' MaxRedirects, http or https only, and another
 // host than the one the user named only at a public address (a redirect to
 // 127.0.0.2 or 10.0.0.1 was followed).
 func checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) > maxRedirects {
-		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	if n := fetch.Defaults.MaxRedirects; len(via) > n {
+		return fmt.Errorf("stopped after %d redirects", n)
 	}
 	if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 		return fmt.Errorf("redirect to %s refused: not http or https", req.URL.Redacted())

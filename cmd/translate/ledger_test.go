@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"archivekit/internal/fetch"
 	"archivekit/internal/ledger"
 	"archivekit/internal/shard"
 	"archivekit/internal/testenv"
@@ -1265,9 +1266,9 @@ func TestDownloadPassing(t *testing.T) {
 	args := []string{srv.URL + "/rec.xml", "-o", out, "--formats", "xml", "--vocabulary", ""}
 	r := runCLI(t, newEnv(api), args...)
 	// Its summary says it is left to do, not failed.
-	if r.code != exitIncomplete || hits.Load() != 1+downloadRetries || !strings.Contains(r.stderr, "503") ||
+	if r.code != exitIncomplete || int(hits.Load()) != 1+fetch.Defaults.Retries || !strings.Contains(r.stderr, "503") ||
 		!strings.Contains(r.stderr, `"failed":0,"left":1`) {
-		t.Fatalf("a URL answering 503: exit %d after %d requests, want %d after %d: %s", r.code, hits.Load(), exitIncomplete, 1+downloadRetries, r.stderr)
+		t.Fatalf("a URL answering 503: exit %d after %d requests, want %d after %d: %s", r.code, hits.Load(), exitIncomplete, 1+fetch.Defaults.Retries, r.stderr)
 	}
 	busy.Store(false)
 	if r = runCLI(t, newEnv(api), append(args, "--resume")...); r.code != exitOK || translated(t, r.stderr) != 1 {

@@ -177,9 +177,30 @@ type StatusError struct {
 	RetryAfter time.Duration
 }
 
-// maxRetryAfter bounds the wait a server's Retry-After makes a fetch
+// MaxRetryAfter bounds the wait a server's Retry-After makes a fetch
 // take before its next attempt (a day's asked for would hold a run).
-const maxRetryAfter = 2 * time.Minute
+const MaxRetryAfter = 2 * time.Minute
+
+// StatusOf is the StatusError of resp, an answer to u that is not 200 OK,
+// with the wait a 429 or 503 asked for.
+func StatusOf(u string, resp *http.Response) *StatusError {
+	se := &StatusError{URL: u, Code: resp.StatusCode}
+	if se.Code == http.StatusTooManyRequests || se.Code == http.StatusServiceUnavailable {
+		se.RetryAfter = RetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	}
+	return se
+}
+
+// Wait is the wait before the next attempt after err when the backoff is
+// backoff: longer when err is an answer that said when to come back
+// (StatusError.RetryAfter), up to MaxRetryAfter.
+func Wait(err error, backoff time.Duration) time.Duration {
+	var se *StatusError
+	if errors.As(err, &se) && se.RetryAfter > backoff {
+		return min(se.RetryAfter, MaxRetryAfter)
+	}
+	return backoff
+}
 
 // RetryAfter reads a Retry-After value (RFC 9110): delay seconds or an
 // HTTP date, as the wait from now; unparseable or past values give 0, and
@@ -194,7 +215,7 @@ func RetryAfter(v string, now time.Time) time.Duration {
 		if s <= 0 || math.IsNaN(s) || math.IsInf(s, 0) {
 			return 0
 		}
-		return min(time.Duration(min(s, day.Seconds())*float64(time.Second)), day)
+		return time.Duration(min(s, day.Seconds()) * float64(time.Second))
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
 		return min(t.Sub(now), day)
@@ -530,17 +551,10 @@ func (f *Fetcher) fetch(ctx context.Context, rawURL string, trusted bool) ([]byt
 			}
 			return nil, err
 		}
-		// A server that said when to come back (429, 503 with
-		// Retry-After) is asked again then, up to maxRetryAfter.
-		d := wait
-		var se *StatusError
-		if errors.As(err, &se) && se.RetryAfter > d {
-			d = min(se.RetryAfter, maxRetryAfter)
-		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(d):
+		case <-time.After(Wait(err, wait)):
 		}
 		wait *= 2
 	}
@@ -666,11 +680,7 @@ func (f *Fetcher) once(ctx context.Context, u *url.URL, first bool) ([]byte, *ur
 		}
 		return nil, loc, nil
 	default:
-		se := &StatusError{URL: u.String(), Code: resp.StatusCode}
-		if se.Code == http.StatusTooManyRequests || se.Code == http.StatusServiceUnavailable {
-			se.RetryAfter = RetryAfter(resp.Header.Get("Retry-After"), time.Now())
-		}
-		return nil, nil, se
+		return nil, nil, StatusOf(u.String(), resp)
 	}
 	if size > f.policy.MaxBytes {
 		return nil, nil, fmt.Errorf("%s: %w (%s bytes, limit %d)", u, ErrTooLarge, strconv.FormatInt(size, 10), f.policy.MaxBytes)

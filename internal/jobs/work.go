@@ -16,13 +16,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
 
+	"archivekit/internal/fetch"
 	"archivekit/internal/ledger"
 	"archivekit/internal/service"
 )
@@ -688,7 +688,7 @@ func (q *Queue) unavailableTries() int {
 // failed backend (reason backend_error) that is not yet the item's last
 // try (run of UnavailableTries). The wait doubles from
 // UnavailableBackoff with each run, at most a minute, and is at least
-// the answer's Retry-After (in seconds) up to that minute.
+// the answer's Retry-After (fetch.RetryAfter) up to that minute.
 func (q *Queue) retryLater(status int, header http.Header, body func() []byte, run int) (time.Duration, bool) {
 	if run >= q.unavailableTries() || status != http.StatusServiceUnavailable && status != http.StatusInternalServerError {
 		return 0, false
@@ -697,10 +697,7 @@ func (q *Queue) retryLater(status int, header http.Header, body func() []byte, r
 	if status != http.StatusServiceUnavailable && (json.Unmarshal(body(), &e) != nil || e.Reason != service.ReasonBackendError) {
 		return 0, false
 	}
-	wait := q.backoff(run)
-	if s, err := strconv.Atoi(header.Get("Retry-After")); err == nil {
-		wait = max(wait, time.Duration(s)*time.Second)
-	}
+	wait := max(q.backoff(run), fetch.RetryAfter(header.Get("Retry-After"), time.Now()))
 	return min(wait, maxUnavailableWait), true
 }
 
