@@ -245,13 +245,14 @@ func tellFetched(lazy bool, in *input, t *book.Text, page string, info *bookInfo
 // text with its format, or false when it is no ALTO, PAGE or hOCR (the
 // download removed). What Identify says of it is one of info's problems,
 // as the book reader's are; a file the METS declares text whose answer
-// is none is a book.ServedNotText error, as the book reader's.
+// is an error page is a book.ServedNotText error (book.Text.IdentifyFetched,
+// as the reader tells it).
 func identifyFetched(path string, t book.Text, page string, info *bookInfo) (book.Text, bool, error) {
 	head, _ := book.ReadHead(path) // nil when unreadable: no text
-	told, reason, keep := t.Identify(head)
-	if !keep && t.DeclaredText() && book.ErrorPage(head) {
+	told, reason, keep, err := t.IdentifyFetched(head)
+	if err != nil {
 		os.Remove(path)
-		return t, false, &book.ServedNotText{Reason: reason}
+		return t, false, err
 	}
 	if reason != "" {
 		info.Problems = append(info.Problems, book.Problem{Page: page, File: t.FileID, Reason: reason}.String())

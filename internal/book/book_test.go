@@ -603,8 +603,8 @@ func TestErrorPage(t *testing.T) {
 		{`<?xml version="1.0"?><document xmlns="http://www.abbyy.com/FineReader_xml/FineReader10-schema-v1.xml"><page/></document>`, false},
 		{`<TEI xmlns="http://www.tei-c.org/ns/1.0"><text/></TEI>`, false},
 	} {
-		if got := ErrorPage([]byte(tc.data)); got != tc.want {
-			t.Errorf("ErrorPage(%.30q) = %v, want %v", tc.data, got, tc.want)
+		if got := errorPage([]byte(tc.data)); got != tc.want {
+			t.Errorf("errorPage(%.30q) = %v, want %v", tc.data, got, tc.want)
 		}
 	}
 }

@@ -762,11 +762,14 @@ func (r *reader) identify(b *Book, p *Page, f *file, l loc) (Text, bool) {
 		p.Unread = append(p.Unread, Unread{Text: t, Err: err})
 		return t, false
 	}
-	t, reason, keep := t.Identify(data)
-	if !keep && l.url != nil && t.DeclaredText() && ErrorPage(data) {
-		// A server's error page answered with 200 (HTML, JSON): no text
-		// to leave out, a file to read again.
-		err := &ServedNotText{Reason: reason}
+	var reason string
+	var keep bool
+	if l.url != nil {
+		t, reason, keep, err = t.IdentifyFetched(data)
+	} else {
+		t, reason, keep = t.Identify(data)
+	}
+	if err != nil {
 		b.Problems = append(b.Problems, Problem{Page: page, File: f.ID, Reason: reason, Err: err})
 		p.Unread = append(p.Unread, Unread{Text: t, Err: err})
 		return t, false
@@ -777,11 +780,26 @@ func (r *reader) identify(b *Book, p *Page, f *file, l loc) (Text, bool) {
 	return t, keep
 }
 
-// ErrorPage says whether data, answered for a text file, looks like what a
+// IdentifyFetched is Identify for a text file fetched from a server: a
+// file the METS declares text whose answer looks like a server's error page
+// (errorPage: HTML, JSON, nothing) in its place is a *ServedNotText error,
+// to fetch again, not a file of the book to leave out. The reader and a
+// caller that fetched a file listed without its content both tell it so.
+func (t Text) IdentifyFetched(data []byte) (Text, string, bool, error) {
+	told, reason, keep := t.Identify(data)
+	if !keep && t.DeclaredText() && errorPage(data) {
+		// A server's error page answered with 200: no text to leave out,
+		// a file to read again.
+		return told, reason, false, &ServedNotText{Reason: reason}
+	}
+	return told, reason, keep, nil
+}
+
+// errorPage says whether data, answered for a text file, looks like what a
 // server answers in its place (an HTML page, JSON, nothing, no XML at all),
 // not a text file of another format (an ABBYY or TEI file, well-formed XML
 // with a root of its own), which is the book's own and left out for good.
-func ErrorPage(data []byte) bool {
+func errorPage(data []byte) bool {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 || trimmed[0] == '{' || trimmed[0] == '[' {
 		return true
