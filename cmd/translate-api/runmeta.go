@@ -46,10 +46,7 @@ func (r jobRecord) AddItem(name string, summary []byte) error {
 		// A job's run metadata lists its documents' warnings as a command
 		// line run's does (it listed none), each naming its document by
 		// its path (a book's OCR-D-OCR/1: ...), as the command line does.
-		if rest, ok := strings.CutPrefix(w, translator.Stem(path.Base(name))+": "); ok {
-			w = doc + ": " + rest
-		}
-		r.Warn(w)
+		r.Warn(translator.PlaceWarning(w, path.Dir(name), path.Base(name)))
 	}
 	if r.book {
 		r.BookDone(0, it)

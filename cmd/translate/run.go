@@ -993,21 +993,10 @@ func (r *runner) docWarn(ctx context.Context, name, raw, msg string) {
 	r.log.Warn(msg)
 }
 
-// placedWarning is a document's warning msg, which begins with its file
-// name or stem, beginning with its path in the output folder instead
-// (volA/0001_026: ...): volumes number their pages alike, and three
-// "0001_026: ..." of three folders could not be told apart.
+// placedWarning is a document's warning msg naming its path in the
+// output folder (translator.PlaceWarning).
 func placedWarning(msg string, in input) string {
-	if in.Dir == "" {
-		return msg
-	}
-	base := filepath.Base(in.Path)
-	for _, p := range []string{base, translator.Stem(base)} {
-		if rest, ok := strings.CutPrefix(msg, p+": "); ok {
-			return filepath.ToSlash(filepath.Join(in.Dir, p)) + ": " + rest
-		}
-	}
-	return msg
+	return translator.PlaceWarning(msg, filepath.ToSlash(in.Dir), filepath.Base(in.Path))
 }
 
 func (r *runner) warn(msg string) {
