@@ -721,10 +721,7 @@ func (s *server) record(baseline *docrecord.Record, f *form, res *predicted, dem
 		// The uploaded file is the record's source, as the command line's
 		// records name the file classified.
 		sum := sha256.Sum256(f.file)
-		src = &docrecord.Source{SHA256: hex.EncodeToString(sum[:]), Filename: path.Base(f.name), PageCount: res.pages}
-		if imageio.IsPDF(f.file) {
-			src.MediaType = "application/pdf"
-		}
+		src = docrecord.NewSource(hex.EncodeToString(sum[:]), f.name, res.pages, imageio.IsPDF(f.file))
 	}
 	rec, err := docrecord.ApplyPages(schema, docrecord.PageUpdate{
 		Baseline: baseline, DocID: docID, Pages: preds,

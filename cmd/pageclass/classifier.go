@@ -570,7 +570,7 @@ func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err
 		p = r.set.labelled(p)
 		// The file's digest and kind as a fresh run has them, for its
 		// document record's source (a resumed run wrote none).
-		if len(e.Digest) == 64 && strings.Trim(e.Digest, "0123456789abcdef") == "" {
+		if ledger.IsDigest(e.Digest) { // a fetched page is recorded by its URL's identity
 			p.Digest = e.Digest
 		}
 		p.PDF = d.Renderer != ""

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -56,11 +55,7 @@ func (d *documents) source(file string) *docrecord.Source {
 		if f.digest == "" {
 			return nil
 		}
-		src := &docrecord.Source{SHA256: f.digest, Filename: path.Base(filepath.ToSlash(name)), PageCount: f.pages}
-		if f.pdf {
-			src.MediaType = "application/pdf"
-		}
-		return src
+		return docrecord.NewSource(f.digest, name, f.pages, f.pdf)
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path"
+	"path/filepath"
 	"slices"
 	"time"
 )
@@ -57,6 +59,17 @@ type Source struct {
 	Filename  string `json:"filename"`
 	MediaType string `json:"media_type,omitempty"`
 	PageCount int    `json:"page_count,omitempty"`
+}
+
+// NewSource is the source block of the file name (a path or URL: its last
+// element is kept) whose SHA-256 in hex is sha256, of pages pages, a PDF
+// when pdf.
+func NewSource(sha256, name string, pages int, pdf bool) *Source {
+	s := &Source{SHA256: sha256, Filename: path.Base(filepath.ToSlash(name)), PageCount: pages}
+	if pdf {
+		s.MediaType = "application/pdf"
+	}
+	return s
 }
 
 // applySource sets rec's source from src when it has none, and says when

@@ -53,7 +53,7 @@ func (l *Ledger) Fetched(url, identity string) (Fetch, bool) {
 		return Fetch{}, false
 	}
 	var f Fetch
-	if json.Unmarshal(e.Data, &f) != nil || !validDigest(f.SHA256) {
+	if json.Unmarshal(e.Data, &f) != nil || !IsDigest(f.SHA256) {
 		return Fetch{}, false
 	}
 	return f, true
@@ -90,7 +90,7 @@ func ReadFetches(dir, tool string) Fetches {
 				continue
 			}
 			var f Fetch
-			if json.Unmarshal(e.Data, &f) == nil && validDigest(f.SHA256) {
+			if json.Unmarshal(e.Data, &f) == nil && IsDigest(f.SHA256) {
 				out[id(e.Item, e.Digest)] = f
 			}
 		}
@@ -104,7 +104,8 @@ func (fs Fetches) Fetched(url, identity string) (Fetch, bool) {
 	return f, ok
 }
 
-// validDigest says whether s is a SHA-256 in hex (safe as a file name).
-func validDigest(s string) bool {
+// IsDigest says whether s is a SHA-256 in hex, as Digest writes it (safe
+// as a file name).
+func IsDigest(s string) bool {
 	return len(s) == 64 && strings.Trim(s, "0123456789abcdef") == ""
 }
