@@ -214,24 +214,17 @@ func (r *runner) byOtherConfig(p *pass, changed []string, own ledger.Entry) bool
 // and entries are passed over.
 func otherConfigOutputs(dir, own string) map[string]string {
 	out := map[string]string{}
-	paths, _ := filepath.Glob(filepath.Join(dir, "translate_*", "*.jsonl"))
-	for _, path := range paths {
-		if filepath.Dir(path) == own {
-			continue
+	ledger.EachDone(dir, "translate", func(folder string, e ledger.Entry) {
+		var d itemData
+		if folder == own || json.Unmarshal(e.Data, &d) != nil {
+			return
 		}
-		entries, _ := ledger.Read(path)
-		for _, e := range entries {
-			var d itemData
-			if e.State != ledger.Done || json.Unmarshal(e.Data, &d) != nil {
-				continue
-			}
-			for _, o := range d.Outputs {
-				if k := string(o.Path) + "\x00" + o.SHA256; e.At > out[k] {
-					out[k] = e.At
-				}
+		for _, o := range d.Outputs {
+			if k := string(o.Path) + "\x00" + o.SHA256; e.At > out[k] {
+				out[k] = e.At
 			}
 		}
-	}
+	})
 	return out
 }
 

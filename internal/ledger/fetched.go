@@ -81,21 +81,34 @@ type Fetches map[string]Fetch
 // not entries, are passed over (a fetch not found is fetched again).
 func ReadFetches(dir, tool string) Fetches {
 	out := Fetches{}
+	EachDone(dir, tool, func(_ string, e Entry) {
+		if !strings.HasPrefix(e.Item, FetchItem("")) {
+			return
+		}
+		var f Fetch
+		if json.Unmarshal(e.Data, &f) == nil && IsDigest(f.SHA256) {
+			out[id(e.Item, e.Digest)] = f
+		}
+	})
+	return out
+}
+
+// EachDone calls fn with each entry recorded done in every ledger of tool
+// in the folder dir (a tool's output folder's Folder), whatever its
+// configuration, and the ledger folder it is in (<dir>/<tool>_<key>): the
+// runs in the order they ran, each one's entries in order. Files that
+// cannot be read, and lines that are not entries, are passed over.
+func EachDone(dir, tool string, fn func(folder string, e Entry)) {
 	paths, _ := filepath.Glob(filepath.Join(dir, tool+"_*", "*.jsonl"))
 	sortRuns(paths)
 	for _, p := range paths {
 		entries, _ := Read(p)
 		for _, e := range entries {
-			if e.State != Done || !strings.HasPrefix(e.Item, FetchItem("")) {
-				continue
-			}
-			var f Fetch
-			if json.Unmarshal(e.Data, &f) == nil && IsDigest(f.SHA256) {
-				out[id(e.Item, e.Digest)] = f
+			if e.State == Done {
+				fn(filepath.Dir(p), e)
 			}
 		}
 	}
-	return out
 }
 
 // Fetched returns the fetch of url recorded under identity.
