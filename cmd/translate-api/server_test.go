@@ -246,6 +246,24 @@ func TestTranslateEndpoint(t *testing.T) {
 	}
 }
 
+// TestPageWithoutText: a blank page comes back as it was, with 200 and no
+// unit counted (a book's blank pages are not failures).
+func TestPageWithoutText(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, nil))
+	blank := []byte("<?xml version=\"1.0\"?>\r\n<alto xmlns=\"http://www.loc.gov/standards/alto/ns-v4#\"><Layout><Page ID=\"p2\"><PrintSpace/></Page></Layout></alto>\r\n")
+	body, ct := multipartBody(t, part{Field: "file", Name: "0002.alto.xml", File: true, Data: blank}, part{Field: "source_lang", Data: []byte("cs")})
+	resp := post(t, ts.URL+"/translate", ct, body)
+	b := readBody(t, resp)
+	if resp.StatusCode != 200 || !bytes.Equal(b, blank) {
+		t.Fatalf("status %d, body %q, want 200 and the page as it was", resp.StatusCode, b)
+	}
+	if u, n := resp.Header.Get("X-Translation-Units"), resp.Header.Get("X-Translation-Translated"); u != "0" || n != "0" {
+		t.Errorf("units %q, translated %q, want 0 and 0", u, n)
+	}
+}
+
 // A doc_id with separators is data: the record comes back under an escaped
 // file name that no client can take for a path.
 func TestRecordNameOfHostileDocID(t *testing.T) {

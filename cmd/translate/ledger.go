@@ -69,6 +69,9 @@ type itemData struct {
 	// because the file before holds the whole word (bookhyphen.go).
 	HyphenNext *alto.Carried `json:"hyphen_carried_next,omitempty"`
 	HyphenPrev string        `json:"hyphen_emptied_first,omitempty"`
+	// NoText: a page without text, written as it was
+	// (translator.Output.NoText).
+	NoText bool `json:"no_text,omitempty"`
 }
 
 type outFile struct {
@@ -138,7 +141,7 @@ func (r *runner) itemName(in input) string {
 // files (relative to the output folder) with their digests, and out's
 // licence components and languages.
 func (r *runner) recordDone(l *ledger.Ledger, name, digest string, out *translator.Output, files ...string) error {
-	d := itemData{Kind: out.Kind, Components: out.Components, Languages: out.Languages, HyphenNext: out.Carried, HyphenPrev: out.FromPrev}
+	d := itemData{Kind: out.Kind, Components: out.Components, Languages: out.Languages, HyphenNext: out.Carried, HyphenPrev: out.FromPrev, NoText: out.NoText}
 	for _, f := range files {
 		sum, err := ledger.Digest(f)
 		if err != nil {
@@ -246,6 +249,9 @@ func (p *runRecord) restored(d itemData, files ...string) {
 		st.OutputCountsByType[d.Kind.OutputType()]++
 		st.OutputCountsByType["csv"]++
 		st.CountKind(d.Kind)
+		if d.NoText {
+			st.DocumentsWithoutText++
+		}
 		doc.Outputs = append(doc.Outputs, files...)
 	})
 }

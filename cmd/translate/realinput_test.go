@@ -154,6 +154,46 @@ func TestNothingTranslated(t *testing.T) {
 	})
 }
 
+// TestPagesWithoutText: a book's blank page (an ALTO file without text)
+// is written as it was beside the translated pages, counted as a document
+// without text, not a failure, and kept by --resume; a run whose every
+// page is blank translated nothing (exit 3, spec 4.1).
+func TestPagesWithoutText(t *testing.T) {
+	text := []byte(`<?xml version="1.0" encoding="UTF-8"?>
+<alto xmlns="http://www.loc.gov/standards/alto/ns-v3#"><Layout><Page ID="P1"><PrintSpace><TextBlock ID="b1"><TextLine ID="l1"><String CONTENT="Archeologický výzkum proběhl v obci"/></TextLine></TextBlock></PrintSpace></Page></Layout></alto>
+`)
+	blank := []byte("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\r\n<alto xmlns=\"http://www.loc.gov/standards/alto/ns-v3#\"><Layout><Page ID=\"P2\"><PrintSpace/></Page></Layout></alto>\r\n")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "0001.alto.xml"), text)
+	writeFile(t, filepath.Join(dir, "0002.alto.xml"), blank)
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	for _, args := range [][]string{nil, {"--resume"}} {
+		r := runCLI(t, newEnv(api), append([]string{dir, "-o", out, "-src", "cs", "--vocabulary", ""}, args...)...)
+		if r.code != exitOK {
+			t.Fatalf("%v: exit %d:\n%s", args, r.code, r.stderr)
+		}
+		if got, err := os.ReadFile(filepath.Join(out, "0002_en.alto.xml")); err != nil || !bytes.Equal(got, blank) {
+			t.Errorf("%v: the blank page's output is not the page as it was (%v):\n%q", args, err, got)
+		}
+		d := readParadata(t, out)
+		if st := d.Statistics; st.SuccessfullyProcessed != 2 || st.DocumentsWithoutText != 1 || len(d.Outputs) != 4 {
+			t.Errorf("%v: statistics %+v, outputs %v", args, st, d.Outputs)
+		}
+		if b, _ := os.ReadFile(d.Config["failures_table"].(string)); strings.Contains(string(b), "0002") {
+			t.Errorf("%v: the blank page is in the failures table:\n%s", args, b)
+		}
+		// The next run's metadata is read alone.
+		m, _ := filepath.Glob(filepath.Join(out, "*_translator.json"))
+		os.Rename(m[0], m[0]+".earlier")
+	}
+	only := t.TempDir()
+	r := runCLI(t, newEnv(api), filepath.Join(dir, "0002.alto.xml"), "-o", only, "-src", "cs", "--vocabulary", "")
+	if r.code != exitFailure || !strings.Contains(r.stderr, "no document was translated") || !strings.Contains(r.stderr, "hold no text") {
+		t.Errorf("a run of a blank page alone: exit %d, want %d saying so:\n%s", r.code, exitFailure, r.stderr)
+	}
+}
+
 // TestLemmatiserOutage: with the lemmatiser answering 503, the 79-page run
 // calls it a few times, warns once, carries on with phrase protection,
 // records the open circuit in the run metadata and exits 75 (incomplete:

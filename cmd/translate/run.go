@@ -367,7 +367,7 @@ func (r *runner) logSummary(log *slog.Logger) {
 	st := r.pd.Snapshot().Statistics
 	log.Info("run summary", "files", st.InputFilesTotal, "translated", st.SuccessfullyProcessed-r.doneBefore, "done_before", r.doneBefore,
 		"failed", len(r.failures)-r.failedBefore, "failed_before", r.failedBefore, "untried", max(0, st.InputFilesTotal-st.SuccessfullyProcessed-len(r.failures)),
-		"units_translated", st.UnitsTranslated, "units_skipped", st.UnitsSkipped,
+		"without_text", st.DocumentsWithoutText, "units_translated", st.UnitsTranslated, "units_skipped", st.UnitsSkipped,
 		"segments", st.SegmentStatus, "source_languages", st.Languages, "not_collected", len(r.notCollected), "output", r.s.Output)
 	if r.warnedAgain > 0 {
 		log.Warn(fmt.Sprintf("%d more warnings repeated an earlier file's in the same words and were not shown; the run metadata's warnings list every one", r.warnedAgain))
@@ -516,8 +516,12 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		// it is written by the run that finishes them.
 		return err
 	}
-	if len(p.written) == 0 {
+	if st := r.pd.Snapshot().Statistics; len(p.written) == 0 || st.DocumentsWithoutText == st.SuccessfullyProcessed {
 		r.pd.SetConfig(shard.TriedConfig, true) // its share is done: a merge takes it
+		if len(p.written) > 0 {
+			// Spec 4.1: a run that translated nothing failed.
+			return fmt.Errorf("no document was translated: the %d written hold no text (pages without text, written as they were)", len(p.written))
+		}
 		return errors.New("no document was translated")
 	}
 	if err := r.bookOut(ctx, p, inputs); err != nil {

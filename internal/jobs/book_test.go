@@ -81,7 +81,9 @@ func testBookJob(t *testing.T, newStore store) {
 	field := func(k, v string) servicetest.Part { return servicetest.Part{Field: k, Data: []byte(v)} }
 
 	code, _, st := submit(t, ts.URL, "", field("lang", "cs"), field("book", pages.URL+"/mets.xml"), field("pages", "1-4"))
-	if code != http.StatusAccepted || st.Book != pages.URL+"/mets.xml" || st.Items.Total != 0 {
+	// The answer is the job as stored when it is read back: the worker may
+	// have read the book and its pages already (4 items), or not (none).
+	if code != http.StatusAccepted || st.Book != pages.URL+"/mets.xml" || (st.Items.Total != 0 && st.Items.Total != 4) {
 		t.Fatalf("submit: %d %+v", code, st)
 	}
 	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)

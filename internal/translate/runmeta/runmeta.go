@@ -39,6 +39,10 @@ type Statistics struct {
 	// before kinds were recorded). config.mode says only whether files
 	// named .alto.xml were taken as ALTO.
 	DocumentKinds map[string]int `json:"document_kinds"`
+	// DocumentsWithoutText counts the page documents (ALTO, PAGE, hOCR)
+	// that held no text, blank pages, written as they were
+	// (translator.Output.NoText); they count as processed.
+	DocumentsWithoutText int `json:"documents_without_text"`
 	// LanguageTags is the machine-translation tag (RFC 6497,
 	// "en-t-cs-t0-und") of the text translated from each source language.
 	LanguageTags map[string]string `json:"language_tags"`
@@ -259,6 +263,13 @@ func (d *Doc) add(doc string, it Item) {
 	st.UnitsTranslated += it.Stats.Translated
 	st.UnitsSkipped += it.Stats.Skipped
 	st.CountKind(it.Kind, it.taken)
+	if it.NoText() {
+		if it.taken {
+			st.DocumentsWithoutText--
+		} else {
+			st.DocumentsWithoutText++
+		}
+	}
 	AddCounts(st.Languages, it.Languages)
 	st.PlaceholderCalls += it.Stats.PlaceholderCalls
 	st.PlaceholderFallbacks += it.Stats.PlaceholderFallbacks
@@ -312,6 +323,12 @@ func ItemOf(out *translator.Output) Item {
 		it.Terms = &Terms{Expected: out.Terms.Expected, Hit: out.Terms.Hit}
 	}
 	return it
+}
+
+// NoText reports an item of a page document without text (a blank page,
+// translator.Output.NoText).
+func (it Item) NoText() bool {
+	return it.Kind != "" && it.Kind != translator.KindMetadata && it.Stats.Units == 0
 }
 
 // AddCounts adds the counts of src to dst.

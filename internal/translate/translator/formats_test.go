@@ -2,6 +2,7 @@ package translator
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -107,8 +108,34 @@ func TestTranslateHOCR(t *testing.T) {
 	if out.Kind != KindHOCR || out.Name != "scan_en.hocr" || string(out.Data) != want {
 		t.Errorf("kind %q, name %q:\n%s\nwant\n%s", out.Kind, out.Name, out.Data, want)
 	}
-	if _, err := Translate(context.Background(), []byte(`<html><body><div class='ocr_page'></div></body></html>`), "e.hocr", Options{Backend: standIn(t), Source: "cs"}); err == nil || !strings.Contains(err.Error(), "no ocr_line with text") {
-		t.Errorf("empty hOCR: %v", err)
+}
+
+// TestPageWithoutText: a page document without text (a blank page of a
+// book) is written as it was, byte for byte, and said to hold no text; a
+// metadata record none of whose fields matched still fails.
+func TestPageWithoutText(t *testing.T) {
+	for _, c := range []struct{ name, src string }{
+		{"blank.alto.xml", "\ufeff<?xml version=\"1.0\"?>\r\n<alto xmlns=\"http://www.loc.gov/standards/alto/ns-v3#\"><Layout><Page ID=\"P2\"><PrintSpace/></Page></Layout></alto>\r\n"},
+		{"strings-without-text.alto.xml", `<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p"><PrintSpace><TextBlock ID="b"><TextLine ID="l"><String CONTENT=" "/></TextLine></TextBlock></PrintSpace></Page></Layout></alto>`},
+		{"blank.xml", `<PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15"><Page imageFilename="p.tif" imageWidth="9" imageHeight="9"><TextRegion id="r"><Coords points="0,0 9,0 9,9"/></TextRegion></Page></PcGts>`},
+		{"blank.hocr", `<html><body><div class='ocr_page'></div></body></html>`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := Translate(context.Background(), []byte(c.src), c.name, Options{Backend: standIn(t), Source: "cs"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !out.NoText || string(out.Data) != c.src || out.Stats.Calls != 0 || len(out.Log) != 0 {
+				t.Errorf("no text %v, %d calls, %d log rows, data:\n%q\nwant\n%q", out.NoText, out.Stats.Calls, len(out.Log), out.Data, c.src)
+			}
+			if !strings.Contains(out.Summary, "no text") {
+				t.Errorf("summary %q", out.Summary)
+			}
+		})
+	}
+	_, err := Translate(context.Background(), []byte(`<record><title>Kronika</title></record>`), "r.xml", Options{Backend: standIn(t), Source: "cs", Kind: KindMetadata, Fields: loadFields(t)})
+	if !errors.Is(err, ErrNothingTranslated) {
+		t.Errorf("record without a field of the list: %v, want nothing translated", err)
 	}
 }
 

@@ -276,6 +276,12 @@ type Output struct {
 	// String holding it was emptied.
 	Carried  *alto.Carried
 	FromPrev string
+	// NoText reports a page document (ALTO, PAGE, hOCR) without a unit of
+	// text, a blank page: Data is the input as it was, byte for byte, so
+	// that a book's translated pages stay complete. It is not a failure of
+	// the document; a run in which every document was blank translated
+	// nothing (spec 4.1: exit 3).
+	NoText bool
 }
 
 // Translate translates one document named name (its file name, used for the
@@ -288,6 +294,7 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 	}
 	// Documents in another encoding are translated as UTF-8 text and
 	// written back in their own encoding.
+	orig := in
 	in, enc, err := xmlsplice.Decode(in)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -315,10 +322,18 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	d.finish(out)
+	out.Encoding = enc.Name
+	if out.Stats.Units == 0 && kind != KindMetadata {
+		// A blank page: nothing to translate, nothing changed. (A record
+		// none of whose fields matched stays a failure: its field list is
+		// likely not for its format.)
+		out.NoText, out.Data = true, orig
+		out.Summary = name + ": no text to translate (a page without text): written as it was"
+		return out, nil
+	}
 	if out.Stats.Translated == 0 && out.Stats.AlreadyDone == 0 {
 		return nil, &NothingTranslatedError{Name: name, Kind: kind, Stats: out.Stats, Target: opt.Target, Warnings: out.Warnings}
 	}
-	out.Encoding = enc.Name
 	if out.Data, err = enc.Encode(out.Data); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -620,7 +635,8 @@ var ErrNothingTranslated = errors.New("nothing translated")
 // mode): no target text matched, every unit was in the target language or
 // in a language the backend does not offer. Spec 4.1 counts such a run as
 // failed; a document whose units all carry their translation already (a
-// repeated append run) is a success.
+// repeated append run) is a success, and so is a page without text
+// (Output.NoText).
 type NothingTranslatedError struct {
 	Name     string
 	Kind     Kind
@@ -633,12 +649,6 @@ func (e *NothingTranslatedError) Error() string {
 	s := e.Stats
 	var why string
 	switch {
-	case s.Units == 0 && e.Kind == KindALTO:
-		why = "it has no TextBlock with text"
-	case s.Units == 0 && e.Kind == KindPAGE:
-		why = "it has no TextLine or TextRegion with text"
-	case s.Units == 0 && e.Kind == KindHOCR:
-		why = "it has no ocr_line with text"
 	case s.Units == 0:
 		why = "none of the field list's XPath targets matched an element with text (is this the metadata format the field list is for?)"
 	default:
