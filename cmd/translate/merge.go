@@ -330,6 +330,7 @@ func addStatistics(st *runmeta.Statistics, xs runmeta.Statistics) {
 	st.Pages += xs.Pages
 	st.UnitsTranslated += xs.UnitsTranslated
 	st.UnitsSkipped += xs.UnitsSkipped
+	st.DocumentsWithoutText += xs.DocumentsWithoutText
 	st.PlaceholderCalls += xs.PlaceholderCalls
 	st.PlaceholderFallbacks += xs.PlaceholderFallbacks
 	for k, v := range xs.OutputCountsByType {
