@@ -51,6 +51,28 @@ const baseline = `{
 }
 `
 
+// TestDocumentRecordFolderChecked: a records folder that cannot be made
+// is said before any page is classified, naming the flag.
+func TestDocumentRecordFolderChecked(t *testing.T) {
+	e := newEnv(t, nil)
+	e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	file := filepath.Join(e.root, "a-file")
+	write(t, file, "not a folder")
+	for _, args := range [][]string{
+		{"--dir", "--document-json-out-dir", filepath.Join(file, "records")},
+		{"--dir", "--document-json-out", filepath.Join(file, "r.document.json")},
+	} {
+		code, log := e.run(t, args...)
+		if code == exitOK || !strings.Contains(log, args[1]) || !strings.Contains(log, "can write") {
+			t.Errorf("%v: exit %d, want a failure naming the flag:\n%s", args, code, log)
+		}
+		if strings.Contains(log, "classified") || strings.Contains(log, "pages/s") {
+			t.Errorf("%v: pages were classified before the folder was checked:\n%s", args, log)
+		}
+	}
+}
+
 func TestDocumentRecordsBatch(t *testing.T) {
 	// The golden records hold no image or runner reference.
 	t.Setenv("DOCKER_IMAGE", "")

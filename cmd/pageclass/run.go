@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -120,6 +121,18 @@ func (r *runner) main(ctx context.Context) (err error) {
 	if err := atomicfile.CheckDir(c.Results); err != nil {
 		return fmt.Errorf("results folder %s is not writable by this process (user %d): %w (give --results DIR, a folder you can write)", c.Results, os.Getuid(), err)
 	}
+	// The records are written at the end: their folders are checked now,
+	// not after every page was classified.
+	if c.DocumentJSONOutDir != "" {
+		if err := atomicfile.PrepareDir(c.DocumentJSONOutDir, "--document-json-out-dir"); err != nil {
+			return err
+		}
+	}
+	if c.DocumentJSONOut != "" {
+		if err := atomicfile.PrepareDir(filepath.Dir(c.DocumentJSONOut), "--document-json-out: the folder of"); err != nil {
+			return err
+		}
+	}
 	// The stamp is claimed in the results folder, so two runs never share
 	// output names (a second run of the same second gets stamp-2).
 	stamp := results.Stamp(r.start)
@@ -157,6 +170,7 @@ func (r *runner) main(ctx context.Context) (err error) {
 		}
 	}()
 	r.recordConfig()
+	r.warnUnusedBaselines()
 	// Written at once: a run killed before its end (SIGKILL, a machine
 	// lost) leaves its settings, so --merge tells its shard unfinished
 	// and --resume names it, rather than a record with none.
@@ -167,6 +181,24 @@ func (r *runner) main(ctx context.Context) (err error) {
 		return err
 	}
 	return r.dispatch(ctx)
+}
+
+// warnUnusedBaselines says that a baseline record given without the flag
+// that writes its update is not used: the document-record adapter does
+// nothing without an output (spec 4.1 rule 8), and a user who gave one
+// expects a record.
+func (r *runner) warnUnusedBaselines() {
+	c := r.cli
+	for _, u := range []struct{ flag, value, out, outValue string }{
+		{"--document-json", c.DocumentJSON, "--document-json-out FILE", c.DocumentJSONOut},
+		{"--document-json-dir", c.DocumentJSONDir, "--document-json-out-dir DIR", c.DocumentJSONOutDir},
+	} {
+		if u.value != "" && u.outValue == "" {
+			w := fmt.Sprintf("%s %s is not used: no record is written without %s (where the updated record goes)", u.flag, u.value, u.out)
+			r.log.Warn(w)
+			r.para.Warn(w)
+		}
+	}
 }
 
 // dispatch runs the mode of the command line.

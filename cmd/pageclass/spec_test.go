@@ -111,7 +111,7 @@ func TestSpecFlagDefaults(t *testing.T) {
 // TestSpecDocumentAdapterNeedsAnOutput: spec 4.1 rule 8, the document-record
 // adapter does nothing unless an output path or folder is set, by flag or
 // config. A baseline (file or folder) alone writes no record anywhere and
-// the run succeeds; the config's document_json_out_dir alone does write.
+// the run succeeds, with a warning that it is not used; the config's document_json_out_dir alone does write.
 func TestSpecDocumentAdapterNeedsAnOutput(t *testing.T) {
 	records := func(root string) []string {
 		var found []string
@@ -131,12 +131,12 @@ func TestSpecDocumentAdapterNeedsAnOutput(t *testing.T) {
 		write(t, filepath.Join(dir, "TEXT_caa_conference.document.json"), baseline)
 		page := page15(t, e)
 		code, log := e.run(t, "-f", page, "--document-json", filepath.Join(dir, "b.json"))
-		if code != exitOK {
-			t.Fatalf("--document-json alone: exit %d: %s", code, log)
+		if code != exitOK || !strings.Contains(log, "is not used: no record is written without --document-json-out FILE") {
+			t.Fatalf("--document-json alone: exit %d, or no warning: %s", code, log)
 		}
 		code, log = e.run(t, "-f", page, "--document-json-dir", dir)
-		if code != exitOK {
-			t.Fatalf("--document-json-dir alone: exit %d: %s", code, log)
+		if code != exitOK || !strings.Contains(log, "is not used: no record is written without --document-json-out-dir DIR") {
+			t.Fatalf("--document-json-dir alone: exit %d, or no warning: %s", code, log)
 		}
 		if got := records(e.root); len(got) != 0 {
 			t.Errorf("records written without an output path or folder: %v", got)

@@ -490,6 +490,18 @@ func TestDocumentRecord(t *testing.T) {
 	if _, err := os.Stat(dst); err != nil {
 		t.Error(err)
 	}
+	// A record that could not be written is said before the work.
+	file := filepath.Join(t.TempDir(), "a-file")
+	os.WriteFile(file, nil, 0o644)
+	noRec := t.TempDir()
+	r = runCLI(t, newEnv(api), testenv.Path(t, sampleALTO), "-o", noRec, "-src", "cs", "--fast-align", "--vocabulary", "",
+		"--document-json", base, "--document-json-out", filepath.Join(file, "rec.json"))
+	if r.code != exitFailure || !strings.Contains(r.stderr, "--document-json-out") || !strings.Contains(r.stderr, "can write") {
+		t.Errorf("record folder a file: exit %d, want %d naming the flag: %s", r.code, exitFailure, r.stderr)
+	}
+	if m, _ := filepath.Glob(filepath.Join(noRec, "*.alto.xml")); len(m) != 0 {
+		t.Errorf("translated before the record's folder was checked: %v", m)
+	}
 }
 
 // TestXSD: this build cannot validate XML Schema; --xsd says so in a warning

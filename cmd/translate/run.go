@@ -95,6 +95,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			"hint", "give -o DIR, a folder you can write (the default is the configuration's output, else ./data_samples/translated_files of the current folder)")
 		return exitFailure
 	}
+	if s.DocJSONOut != "" {
+		// Written at the end: its folder is checked before the work.
+		if err := atomicfile.PrepareDir(filepath.Dir(s.DocJSONOut), "--document-json-out: the folder of"); err != nil {
+			log.Error("document record", "error", err)
+			return exitFailure
+		}
+	}
 	// Runs into one output folder take turns (shards of one run share it).
 	unlock, err := lockOutput(ctx, s.Output, s.Shard, log)
 	if err != nil {

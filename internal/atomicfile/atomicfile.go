@@ -6,6 +6,7 @@ package atomicfile
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -71,6 +72,21 @@ func CheckDir(dir string) error {
 	}
 	f.Close()
 	return os.Remove(f.Name())
+}
+
+// PrepareDir makes dir and its parents and checks that this process can
+// create files there (CheckDir), before a run does work whose results
+// would go there. The error names what gave the folder (a flag:
+// "--document-json-out-dir") and says to give one this user can write.
+func PrepareDir(dir, what string) error {
+	err := os.MkdirAll(dir, 0o777)
+	if err == nil {
+		err = CheckDir(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("%s %s: %w (give a folder this user, uid %d, can write)", what, dir, err, os.Getuid())
+	}
+	return nil
 }
 
 // WriteFile atomically replaces path with data, creating parent directories.
