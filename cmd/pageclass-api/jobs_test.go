@@ -330,6 +330,9 @@ func TestJobsBook(t *testing.T) {
 		// 422 and the job had no run metadata).
 		{"unknown version", []upload{field("book", bk.ManifestURL()), field("version", "best")}, "another published revision"},
 		{"topn 0", []upload{field("book", bk.ManifestURL()), field("topn", "0")}, "greater than or equal to 1"},
+		{"a version not served", []upload{field("book", bk.ManifestURL()), field("version", "v9.9")}, "version v9.9 cannot be served"},
+		{"a record that is not JSON", []upload{field("book", bk.ManifestURL()), field("document_json", "{bad")}, "document_json cannot be parsed"},
+		{"a record upload that is not JSON", []upload{field("book", bk.ManifestURL()), {Field: "document_json", Name: "r.json", CType: "application/json", Data: []byte("{bad")}}, "document_json cannot be parsed"},
 	} {
 		if code, b := postForm(t, ts.URL+"/jobs", c.parts...); code != 422 || !strings.Contains(string(b), c.says) {
 			t.Errorf("%s: %d %s", c.name, code, b)

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"archivekit/internal/docrecord"
 	"archivekit/internal/service"
 )
 
@@ -29,7 +31,11 @@ func parsePagesField(v string) ([]pageRange, *service.ValidationError) {
 // refused with the job, as /predict_document would refuse each of its
 // items (a job with version=best was accepted, every item then failed 422,
 // and the job had no run metadata).
-func checkJobFields(fields map[string]string) []service.ValidationError {
+//
+// A version this service cannot serve (no model of that revision, or one
+// that does not load) and a document_json that cannot be parsed are refused
+// too, as each item would be.
+func (s *server) checkJobFields(fields map[string]string) []service.ValidationError {
 	var verrs []service.ValidationError
 	if v, ok := fields["pages"]; ok {
 		if _, verr := parsePagesField(v); verr != nil {
@@ -39,6 +45,16 @@ func checkJobFields(fields map[string]string) []service.ValidationError {
 	if v := strings.TrimSpace(fields["version"]); v != "" {
 		if verr := checkVersion(v); verr != nil {
 			verrs = append(verrs, *verr)
+		} else if _, err := s.engine.members(context.Background(), v); err != nil {
+			s.svc.Logger.Warn("a job's version cannot be served", "version", v, "error", err.Error())
+			verrs = append(verrs, service.ValidationError{Loc: []any{"body", "version"}, Type: "value_error",
+				Msg: "version " + v + " cannot be served: " + unservedVersion(v)})
+		}
+	}
+	if v, ok := fields["document_json"]; ok {
+		if _, err := docrecord.Parse([]byte(v)); err != nil {
+			verrs = append(verrs, service.ValidationError{Loc: []any{"body", "document_json"}, Type: "value_error",
+				Msg: "document_json cannot be parsed: " + err.Error()})
 		}
 	}
 	if v, ok := fields["topn"]; ok {

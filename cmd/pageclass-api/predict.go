@@ -197,6 +197,11 @@ type predicted struct {
 	skipped     []skippedPage
 }
 
+// unservedVersion says why a version asked for is not served, and what is.
+func unservedVersion(v string) string {
+	return fmt.Sprintf("this service has no model of that revision, or could not load it (its log says why); the ensemble revisions %s and all are always available%s", strings.Join(registry.Ensemble, ", "), registry.GenerationNote(v))
+}
+
 // runPredict classifies every page of the request's file with the models
 // of its version and makes the document record asked for.
 func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicted, *failure) {
@@ -206,8 +211,7 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 		// The cause names the service's folders and files: it is for the
 		// operator's log, not the client's answer (which showed them).
 		s.svc.Logger.Warn("version asked for cannot be served", "version", f.version, "error", err.Error())
-		return nil, failf(http.StatusUnprocessableEntity, service.ReasonUnknownVersion,
-			"version %s cannot be served: this service has no model of that revision, or could not load it (its log says why); the ensemble revisions %s and all are always available%s", f.version, strings.Join(registry.Ensemble, ", "), registry.GenerationNote(f.version))
+		return nil, failf(http.StatusUnprocessableEntity, service.ReasonUnknownVersion, "version %s cannot be served: %s", f.version, unservedVersion(f.version))
 	}
 	// The joint per-page step of internal/pageclass/classify (the command line's):
 	// each member's forward passes go through its batcher.

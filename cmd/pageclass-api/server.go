@@ -319,7 +319,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	}
 	s.engine = &engine{opt: engineOptions{Locator: loc, Device: o.Device, Precision: precision, Rotation: o.Rotation, RotationOff: o.RotationGiven, Batching: !o.NoBatch,
 		MaxBatch: o.MaxBatch, MaxWait: o.BatchWait, Metrics: s.svc.Metrics, Log: s.svc.Logger}}
-	if s.jobs, err = jobs.Setup(s.svc, lookup, jobs.Options{Path: "/predict_image", Handler: s.predict(false), Pick: s.pick, CheckFields: checkJobFields, Book: s.bookJobs(), RunMeta: s.jobRunMeta}); err != nil {
+	if s.jobs, err = jobs.Setup(s.svc, lookup, jobs.Options{Path: "/predict_image", Handler: s.predict(false), Pick: s.pick, CheckFields: s.checkJobFields, Book: s.bookJobs(), RunMeta: s.jobRunMeta}); err != nil {
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
 	}
 	s.svc.Route("POST /predict_image", "classify one page image (multipart form: file, version, topn, document_json, document_json_out)", s.jobs.Async(s.predict(false)))

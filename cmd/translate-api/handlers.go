@@ -331,33 +331,41 @@ func (job *translateJob) parseFields(r *http.Request) []service.ValidationError 
 	if q.files > 1 {
 		verrs = append(verrs, service.DuplicateError(q.files, "body", "file"))
 	}
-	if v, where, ok := q.scalar(r, "source_lang"); ok && v != "" {
+	return append(verrs, job.parseOptions(func(name string) (string, string, bool) { return q.scalar(r, name) })...)
+}
+
+// parseOptions fills the job's languages, kind and mode from the fields
+// get reads (value, "body" or "query", and whether it was given) and
+// returns the problems found.
+func (job *translateJob) parseOptions(get func(name string) (value, where string, ok bool)) []service.ValidationError {
+	var verrs []service.ValidationError
+	if v, where, ok := get("source_lang"); ok && v != "" {
 		job.source = translator.NormalizeLang(v)
 		if !translator.ValidLang(job.source, true) {
 			verrs = append(verrs, service.LanguageError(true, where, "source_lang"))
 		}
 	}
-	if v, where, ok := q.scalar(r, "target_lang"); ok && v != "" {
+	if v, where, ok := get("target_lang"); ok && v != "" {
 		job.target = translator.NormalizeLang(v)
 		if !translator.ValidLang(job.target, false) {
 			verrs = append(verrs, service.LanguageError(false, where, "target_lang"))
 		}
 	}
-	if v, where, ok := q.scalar(r, "is_alto"); ok {
+	if v, where, ok := get("is_alto"); ok {
 		b, valid := service.ParseBool(v)
 		if !valid {
 			verrs = append(verrs, service.BoolParsingError(where, "is_alto"))
 		}
 		job.isALTO = b
 	}
-	if v, where, ok := q.scalar(r, "output_mode"); ok && v != "" {
+	if v, where, ok := get("output_mode"); ok && v != "" {
 		if !translator.ValidMode(v) {
 			verrs = append(verrs, service.ValidationError{Loc: []any{where, "output_mode"},
 				Msg: "Input should be 'replace', 'append' or 'alternative'", Type: "literal_error"})
 		}
 		job.mode = v
 	}
-	if v, where, ok := q.scalar(r, "element_lang"); ok && v != "" {
+	if v, where, ok := get("element_lang"); ok && v != "" {
 		e, err := translator.ParseElementRule("element_lang", v)
 		if err != nil {
 			verrs = append(verrs, service.ValidationError{Loc: []any{where, "element_lang"},
@@ -365,7 +373,7 @@ func (job *translateJob) parseFields(r *http.Request) []service.ValidationError 
 		}
 		job.element = e
 	}
-	if v, where, ok := q.scalar(r, "response_format"); ok && v != "" {
+	if v, where, ok := get("response_format"); ok && v != "" {
 		switch v {
 		case "xml":
 		case "json":
@@ -373,6 +381,55 @@ func (job *translateJob) parseFields(r *http.Request) []service.ValidationError 
 		default:
 			verrs = append(verrs, service.ValidationError{Loc: []any{where, "response_format"},
 				Msg: "Input should be 'xml' or 'json'", Type: "literal_error"})
+		}
+	}
+	return verrs
+}
+
+// pairRefused says why be does not translate from source (or, "auto",
+// from any language detection tells) into target; nil when it does.
+func pairRefused(ctx context.Context, be backend.Backend, source, target string) error {
+	if source != "auto" {
+		if err := be.Supports(ctx, source, target); err != nil {
+			return fmt.Errorf("language pair %s-%s: %w", source, target, err)
+		}
+		return nil
+	}
+	// As translate refuses it up front: a target the backend translates
+	// into from no language (before, nothing_translated).
+	if err := backend.OffersTarget(ctx, be, source, target, langid.Languages()); err != nil {
+		return fmt.Errorf("target_lang: %w", err)
+	}
+	return nil
+}
+
+// checkJobFields checks a job's fields as POST /translate checks each of
+// its items' (jobs.Options.CheckFields): a language or output mode refused,
+// a language pair the backend does not offer (when it answers), a
+// document_json that cannot be parsed or fails the record schema. Before,
+// such a job was accepted and every item failed 422.
+func (s *server) checkJobFields(fields map[string]string) []service.ValidationError {
+	job := &translateJob{source: "auto", target: "en", mode: s.set.OutputMode, isALTO: true}
+	verrs := job.parseOptions(func(name string) (string, string, bool) {
+		v, ok := fields[name]
+		return v, "body", ok
+	})
+	if be := s.backend(); len(verrs) == 0 && be != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		// A backend that does not answer now refuses nothing: the items
+		// wait for it.
+		if err := pairRefused(ctx, be, job.source, job.target); err != nil && !passing(err) && ctx.Err() == nil {
+			verrs = append(verrs, service.ValidationError{Loc: []any{"body", "target_lang"}, Msg: service.Redact(err.Error()), Type: "value_error"})
+		}
+	}
+	if v, ok := fields["document_json"]; ok {
+		base, err := docrecord.Parse([]byte(v))
+		if err == nil {
+			err = docrecord.CheckBaseline(base)
+		}
+		if err != nil {
+			verrs = append(verrs, service.ValidationError{Loc: []any{"body", "document_json"}, Msg: "document_json cannot be used: " + err.Error(), Type: "value_error"})
 		}
 	}
 	return verrs
@@ -446,16 +503,8 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 				"%s is handled as metadata, but the field list (%s) cannot be read: %v", q.name, envFields, err)}
 		}
 	}
-	if job.source != "auto" {
-		if err := be.Supports(ctx, job.source, job.target); err != nil {
-			return nil, &answerError{status: http.StatusUnprocessableEntity, reason: service.ReasonUnsupportedLanguage, msg: service.Redact(fmt.Sprintf("language pair %s-%s: %v", job.source, job.target, err))}
-		}
-	} else {
-		// As translate refuses it up front: a target the backend
-		// translates into from no language (before, nothing_translated).
-		if err := backend.OffersTarget(ctx, be, job.source, job.target, langid.Languages()); err != nil {
-			return nil, &answerError{status: http.StatusUnprocessableEntity, reason: service.ReasonUnsupportedLanguage, msg: service.Redact("target_lang: " + err.Error())}
-		}
+	if err := pairRefused(ctx, be, job.source, job.target); err != nil {
+		return nil, &answerError{status: http.StatusUnprocessableEntity, reason: service.ReasonUnsupportedLanguage, msg: service.Redact(err.Error())}
 	}
 
 	usage := &translator.Usage{}

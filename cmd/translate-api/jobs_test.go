@@ -93,6 +93,40 @@ func TestJobs(t *testing.T) {
 	}
 }
 
+// TestJobsRefusedAtSubmit: a job whose fields each item would refuse is
+// refused when it is submitted (it was accepted, and every item failed
+// 422); a backend that does not answer refuses nothing.
+func TestJobsRefusedAtSubmit(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"JOBS_DIR": t.TempDir()}))
+	doc := part{Field: "file", Name: "a.alto.xml", File: true, Data: smallALTO("hrob")}
+	for _, c := range []struct {
+		name  string
+		query string
+		parts []part
+		says  string
+	}{
+		{"target not a language", "", []part{doc, {Field: "target_lang", Data: []byte("klingon")}}, "target_lang"},
+		{"output mode", "", []part{doc, {Field: "output_mode", Data: []byte("bogus")}}, "'replace', 'append' or 'alternative'"},
+		{"output mode in the query", "?output_mode=bogus", []part{doc}, "'replace', 'append' or 'alternative'"},
+		{"a pair the backend lacks", "", []part{doc, {Field: "source_lang", Data: []byte("cs")}, {Field: "target_lang", Data: []byte("xx")}}, "cs-xx"},
+		{"a record that is not JSON", "", []part{doc, {Field: "document_json", Name: "r.json", File: true, Data: []byte("{bad")}}, "document_json cannot be used"},
+	} {
+		code, b := servicetest.PostForm(t, ts.URL+"/jobs"+c.query, c.parts...)
+		if code != http.StatusUnprocessableEntity || !strings.Contains(string(b), c.says) {
+			t.Errorf("%s: %d %s, want 422 naming %q", c.name, code, b, c.says)
+		}
+	}
+	// The backend down: the job is taken, its items wait for it.
+	down := translatortest.New(translatortest.Config{})
+	_, ts2 := startServer(t, testEnv(down.URL, map[string]string{"JOBS_DIR": t.TempDir()}))
+	down.Close()
+	if code, b := servicetest.PostForm(t, ts2.URL+"/jobs", doc, part{Field: "source_lang", Data: []byte("cs")}); code != http.StatusAccepted {
+		t.Errorf("backend down: %d %s, want 202", code, b)
+	}
+}
+
 // TestJobsSurviveKill: the service killed (SIGKILL) in the middle of a
 // job of four documents and started again on the same JOBS_DIR finishes
 // the job; documents done before the kill are not translated again.

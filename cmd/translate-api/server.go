@@ -227,7 +227,7 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 	}
 	s.svc.Metrics.DeclareCounter(metricUnits, "Units (ALTO blocks, metadata fields) translated.", "")
 	s.svc.Metrics.DeclareCounter(metricBackendErrors, "Backend calls that failed after all retries, and translations that failed on the backend.", "")
-	if s.jobs, err = jobs.Setup(s.svc, lookup, jobs.Options{Path: "/translate", Handler: http.HandlerFunc(s.serveTranslate), Book: s.bookJobs(), RunMeta: s.jobRunMeta}); err != nil {
+	if s.jobs, err = jobs.Setup(s.svc, lookup, jobs.Options{Path: "/translate", Handler: http.HandlerFunc(s.serveTranslate), CheckFields: s.checkJobFields, Book: s.bookJobs(), RunMeta: s.jobRunMeta}); err != nil {
 		s.close()
 		return nil, fmt.Errorf("translate-api: configuration: %w", err)
 	}

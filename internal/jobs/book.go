@@ -127,6 +127,27 @@ func (f *form) fields() map[string]string {
 	return out
 }
 
+// checked is what Options.CheckFields is given: each field's first value
+// as the items are sent it, the form's over the query's (as the
+// synchronous endpoints read them), uploads other than the items included
+// (a document_json file), the book URL aside.
+func (f *form) checked() map[string]string {
+	out := map[string]string{}
+	for _, p := range f.Parts {
+		if _, seen := out[p.Field]; !seen {
+			out[p.Field] = string(p.Data)
+		}
+	}
+	if q, err := url.ParseQuery(f.Query); err == nil {
+		for k, vs := range q {
+			if _, seen := out[k]; !seen && len(vs) > 0 {
+				out[k] = vs[0]
+			}
+		}
+	}
+	return out
+}
+
 // itemForm is the form an item is sent with: a book job's leaves out the
 // fields its book reader took, and an item's route those it does not take
 // (Route.Omit).

@@ -61,7 +61,7 @@ func (q *Queue) Submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.opts.CheckFields != nil {
-		if verrs := q.opts.CheckFields(f.fields()); len(verrs) > 0 {
+		if verrs := q.opts.CheckFields(f.checked()); len(verrs) > 0 {
 			service.WriteValidation(w, verrs...)
 			return
 		}

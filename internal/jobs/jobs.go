@@ -130,10 +130,12 @@ type Options struct {
 	// /predict_image). A Route without a handler runs the item at Path.
 	Pick func(ItemFile) Route
 	// CheckFields, when not nil, checks a submitted job's form fields
-	// (each field's first value, the files and book URL aside) before the
-	// job is queued: what it returns is the 422 list-form answer to POST
-	// /jobs, as the synchronous endpoint would answer each item
-	// (pageclass-api: a malformed pages field).
+	// (each field's first value, the form's over the query's, uploads
+	// other than the items included; the book URL aside) before the job is
+	// queued: what it returns is the 422 list-form answer to POST /jobs, as
+	// the synchronous endpoint would answer each item (pageclass-api: a
+	// malformed pages field, a version it cannot serve; translate-api: a
+	// language or output mode it refuses).
 	CheckFields func(fields map[string]string) []service.ValidationError
 	// ItemField is the form field of the files (default "file").
 	ItemField string

@@ -37,7 +37,10 @@ func OffersTarget(ctx context.Context, be Backend, source, target string, source
 	if into := targets(ctx, be); len(into) > 0 && !slices.Contains(into, target) {
 		return fmt.Errorf("target language %s: the backend does not translate into it; it translates into %s", target, strings.Join(into, ", "))
 	}
-	return fmt.Errorf("target language %s: the backend translates into it from none of the languages detection tells (%v)", target, last)
+	if last == nil {
+		return fmt.Errorf("target language %s: the backend translates into it from none of the languages detection tells", target)
+	}
+	return fmt.Errorf("target language %s: the backend translates into it from none of the languages detection tells (%w)", target, last)
 }
 
 // targets are the target languages of be's pairs, sorted, when be lists
