@@ -214,6 +214,15 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 	if err := jobs.Annotate(r.Context(), itemSummary{Item: runmeta.ItemOf(res.out), HyphenNext: res.out.Carried}); err != nil {
 		s.log.Warn("the job item's statistics are not kept for the job's run metadata", "file", q.name, "error", err)
 	}
+	// The translation's working memory is garbage now; what is left is the
+	// answer, about the document's size. Its reservation goes before the
+	// answer is written: a client reading slowly, or not at all, held it
+	// for the write deadline (up to half an hour for a large answer),
+	// refusing other documents meanwhile.
+	if len(q.src) > freeAfterBytes {
+		debug.FreeOSMemory()
+	}
+	release()
 	s.respondTranslate(w, job, res)
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -79,6 +80,53 @@ func TestMemoryAdmission(t *testing.T) {
 	if b := readBody(t, resp); resp.StatusCode != http.StatusOK {
 		t.Errorf("after the first: %d %.300s", resp.StatusCode, b)
 	}
+}
+
+// stalledWriter is a client that does not read its answer: Write blocks
+// until the test lets it go.
+type stalledWriter struct {
+	header  http.Header
+	writing chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (w *stalledWriter) Header() http.Header { return w.header }
+func (w *stalledWriter) WriteHeader(int)     {}
+func (w *stalledWriter) Write(b []byte) (int, error) {
+	w.once.Do(func() { close(w.writing) })
+	<-w.release
+	return len(b), nil
+}
+
+// TestMemoryFreedBeforeAnswer: a document's memory reservation is given
+// back once it is translated, before its answer is written, so a client
+// that does not read its answer holds none (it held it for the write
+// deadline, up to half an hour, refusing other documents meanwhile).
+func TestMemoryFreedBeforeAnswer(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	doc := longLines(1, 3)
+	s, _ := startServer(t, testEnv(mt.URL, map[string]string{"MEMORY_BUDGET_MB": "512"}))
+	body, ct := multipartBody(t, part{Field: "file", Name: "a.alto.xml", File: true, Data: doc}, part{Field: "source_lang", Data: []byte("cs")})
+	r := httptest.NewRequest(http.MethodPost, "/translate", body)
+	r.Header.Set("Content-Type", ct)
+	w := &stalledWriter{header: http.Header{}, writing: make(chan struct{}), release: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.serveTranslate(w, r)
+	}()
+	select {
+	case <-w.writing:
+	case <-done:
+		t.Fatal("the answer was never written")
+	}
+	if n := s.mem.InUse(); n != 0 {
+		t.Errorf("%d bytes of the budget held while the answer waits for its client", n)
+	}
+	close(w.release)
+	<-done
 }
 
 // TestTwoBigALTOMemory sends two 35 MB ALTO (the shared 79 pages repeated
