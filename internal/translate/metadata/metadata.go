@@ -503,7 +503,7 @@ func insertSibling(ed *xmlsplice.Editor, src []byte, el *xmlsplice.Node, label, 
 		tag.Insert(at, ` `+xmlLang+`="`+xmlsplice.EscapeAttr(label, '"')+`"`)
 	}
 	start, _ := tag.Bytes() // one edit inside the tag: cannot overlap
-	ed.Insert(el.End, el.Indent(src)+string(start)+xmlsplice.EscapeText(text)+"</"+el.QName()+">")
+	ed.Insert(el.End, el.Indent(src)+string(start)+ed.EscapeText(text)+"</"+el.QName()+">")
 }
 
 // Remove deletes from a metadata document every element whose xml:lang

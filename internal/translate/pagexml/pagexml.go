@@ -214,7 +214,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	if version < Versions[0] {
 		return nil, fmt.Errorf("pagexml: %s: PAGE %s is older than %s and not supported", opt.File, version, Versions[0])
 	}
-	t := &translator{opt: opt, src: src, crlf: bytes.Contains(src, []byte("\r\n")), auto: auto, version: version, res: &Result{Version: version, Languages: map[string]int{}, LangSources: map[alto.LangSource]int{}}}
+	t := &translator{opt: opt, src: src, crlf: xmlsplice.CRLF(src), auto: auto, version: version, res: &Result{Version: version, Languages: map[string]int{}, LangSources: map[alto.LangSource]int{}}}
 	regions := t.collect(root)
 	if err := t.translate(ctx, regions); err != nil {
 		return nil, fmt.Errorf("pagexml: %s: %w", opt.File, err)
@@ -476,7 +476,7 @@ func (t *translator) appendEquiv(ed *xmlsplice.Editor, l *line, tag string) {
 	}
 	p := prefix(l.node)
 	el := fmt.Sprintf(`<%sTextEquiv index="%d" comments="%s"><%sUnicode>%s</%sUnicode></%sTextEquiv>`,
-		p, next, xmlsplice.EscapeAttr(tag, '"'), p, xmlsplice.EscapeText(l.out), p, p)
+		p, next, xmlsplice.EscapeAttr(tag, '"'), p, t.escapeText(l.out), p, p)
 	ed.Insert(anchor.End, anchor.Indent(t.src)+el)
 }
 
@@ -627,11 +627,7 @@ func (t *translator) setText(ed *xmlsplice.Editor, n *xmlsplice.Node, text strin
 // escapeText escapes text for an element's content, writing its line
 // breaks as the document does.
 func (t *translator) escapeText(text string) string {
-	raw := xmlsplice.EscapeText(text)
-	if t.crlf {
-		raw = strings.ReplaceAll(raw, "\n", "\r\n")
-	}
-	return raw
+	return xmlsplice.EscapeTextLines(text, t.crlf)
 }
 
 // isOurs returns the language of a TextEquiv whose @comments is a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,5 +81,23 @@ func TestDeclaredEncodings(t *testing.T) {
 	_, err := Translate(context.Background(), []byte(altoDoc("x-mac-klingon", "a", "b")), "k.alto.xml", Options{Backend: be, Source: "cs", Target: "en"})
 	if !errors.Is(err, xmlsplice.ErrEncoding) || !strings.Contains(err.Error(), "x-mac-klingon") {
 		t.Errorf("unknown encoding: %v", err)
+	}
+}
+
+// TestCRLFRecordKeepsLineEnds: a record whose lines end with CRLF and
+// whose field holds a line break is written with CRLF line ends only, in
+// every mode (the translated field's break was a bare LF, mixing the two).
+func TestCRLFRecordKeepsLineEnds(t *testing.T) {
+	lf := strings.ReplaceAll(string(readShared(t, "records/C-9124095A.xml")), "\r\n", "\n")
+	src := []byte(strings.ReplaceAll(lf, "\n", "\r\n"))
+	bareLF := regexp.MustCompile(`(^|[^\r])\n`)
+	for _, mode := range []alto.Mode{alto.Replace, alto.Append, alto.Alternative} {
+		out, err := Translate(context.Background(), src, "r.xml", Options{Backend: standIn(t), Source: "cs", Fields: loadFields(t), Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(bareLF.FindAll(out.Data, -1)); n > 0 || out.Stats.Translated == 0 {
+			t.Errorf("%s: %d bare line feeds in the output (%d units translated)", mode, n, out.Stats.Translated)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package xmlsplice
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,6 +13,7 @@ import (
 type Editor struct {
 	src   []byte
 	edits []edit
+	crlf  bool // src ends its lines with CRLF (EscapeText)
 }
 
 type edit struct {
@@ -21,7 +23,16 @@ type edit struct {
 }
 
 // NewEditor returns an Editor over src. src is not modified.
-func NewEditor(src []byte) *Editor { return &Editor{src: src} }
+func NewEditor(src []byte) *Editor { return &Editor{src: src, crlf: CRLF(src)} }
+
+// CRLF reports whether src ends its lines with CRLF (it holds one): a
+// parser reads a CRLF as one line feed, so text written into src writes its
+// line breaks so too, not mixing bare LFs in (EscapeTextLines).
+func CRLF(src []byte) bool { return bytes.Contains(src, []byte("\r\n")) }
+
+// EscapeText escapes s for element content of the editor's document,
+// writing its line breaks as the document does (EscapeTextLines).
+func (e *Editor) EscapeText(s string) string { return EscapeTextLines(s, e.crlf) }
 
 // Replace replaces src[start:end] with raw, which must already be escaped.
 func (e *Editor) Replace(start, end int, raw string) {
@@ -52,7 +63,7 @@ func (e *Editor) SetText(n *Node, value string) error {
 	if n.SelfClosing {
 		return fmt.Errorf("element <%s> at offset %d is an empty-element tag", n.QName(), n.Start)
 	}
-	e.Replace(n.StartTagEnd, n.EndTagStart, EscapeText(value))
+	e.Replace(n.StartTagEnd, n.EndTagStart, e.EscapeText(value))
 	return nil
 }
 
@@ -91,8 +102,18 @@ func (e *Editor) Bytes() ([]byte, error) {
 // normalisation), and characters not allowed in XML become U+FFFD.
 func EscapeText(s string) string { return escape(s, 0) }
 
+// EscapeTextLines is EscapeText writing each line feed as CRLF when crlf
+// is true (a document whose lines end so, CRLF).
+func EscapeTextLines(s string, crlf bool) string {
+	raw := escape(s, 0)
+	if crlf {
+		raw = strings.ReplaceAll(raw, "\n", "\r\n")
+	}
+	return raw
+}
+
 // EscapeAttr escapes s for use inside an attribute value delimited by quote
-// ('"' or '\”): &, < and the quote character become references, and tab,
+// ('"' or '\”): &, <, > and the quote character become references, and tab,
 // newline and carriage return become character references so that attribute
 // value normalisation does not turn them into spaces.
 func EscapeAttr(s string, quote byte) string { return escape(s, quote) }
@@ -106,7 +127,9 @@ func escape(s string, quote byte) string {
 			sb.WriteString("&amp;")
 		case r == '<':
 			sb.WriteString("&lt;")
-		case r == '>' && quote == 0:
+		case r == '>':
+			// In attributes too, as producers write it (ALTO's CONTENT="&gt;0"):
+			// allowed bare, but line- and regex-based tools trip on it.
 			sb.WriteString("&gt;")
 		case r == '"' && quote == '"':
 			sb.WriteString("&quot;")

@@ -184,7 +184,7 @@ func TestEdits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "\ufeff<?xml version=\"1.0\" standalone=\"yes\"?>\r\n<!-- c -->\r\n<r a='it&apos;s \"x\"'  b=\"it's &quot;x&quot; &amp; &lt;y>\">\r\n  <e k='v' xml:lang=\"cs\">a&lt;b&gt;&amp;c&#13;</e>\r\n  <e>new</e>\r\n  <f n=\"1\"/>\r\n</r>\r\n"
+	want := "\ufeff<?xml version=\"1.0\" standalone=\"yes\"?>\r\n<!-- c -->\r\n<r a='it&apos;s \"x\"'  b=\"it's &quot;x&quot; &amp; &lt;y&gt;\">\r\n  <e k='v' xml:lang=\"cs\">a&lt;b&gt;&amp;c&#13;</e>\r\n  <e>new</e>\r\n  <f n=\"1\"/>\r\n</r>\r\n"
 	if string(out) != want {
 		t.Errorf("got\n%q\nwant\n%q", out, want)
 	}
@@ -202,7 +202,7 @@ func TestEscape(t *testing.T) {
 	}{
 		{"a&b<c>d", 0, "a&amp;b&lt;c&gt;d"},
 		{`"'`, 0, `"'`},
-		{`"'>`, '"', `&quot;'>`},
+		{`"'>`, '"', `&quot;'&gt;`},
 		{`"'`, '\'', `"&apos;`},
 		{"a\tb\nc", '"', "a&#9;b&#10;c"},
 		{"a\tb\nc", 0, "a\tb\nc"},
@@ -213,6 +213,29 @@ func TestEscape(t *testing.T) {
 		if got := escape(c.in, c.quote); got != c.want {
 			t.Errorf("escape(%q, %q) = %q, want %q", c.in, c.quote, got, c.want)
 		}
+	}
+	// Text written into a CRLF document ends its lines so too.
+	if got := EscapeTextLines("a\nb<", true); got != "a\r\nb&lt;" {
+		t.Errorf("EscapeTextLines CRLF: %q", got)
+	}
+	crlf := []byte("<r>\r\n<e>x</e>\r\n</r>\r\n")
+	doc, err := Parse(crlf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e *Node
+	doc.Root.Walk(func(n *Node) bool {
+		if n.Kind == ElementNode && n.Name.Local == "e" {
+			e = n
+		}
+		return true
+	})
+	ed := NewEditor(crlf)
+	if err := ed.SetText(e, "one\ntwo"); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := ed.Bytes(); string(out) != "<r>\r\n<e>one\r\ntwo</e>\r\n</r>\r\n" {
+		t.Errorf("SetText in a CRLF document: %q", out)
 	}
 }
 
