@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"archivekit/internal/atomicfile"
@@ -71,7 +72,7 @@ func spool(r *http.Request) (func(), error) {
 	var mem bytes.Buffer
 	n, err := io.Copy(&mem, io.LimitReader(r.Body, SpoolMemory))
 	if err != nil {
-		return func() {}, err
+		return func() {}, gone(err)
 	}
 	s := &spooled{Reader: bytes.NewReader(mem.Bytes())}
 	if n == SpoolMemory {
@@ -84,11 +85,12 @@ func spool(r *http.Request) (func(), error) {
 			s.remove()
 			return func() {}, &spoolError{err}
 		}
-		m, err := io.Copy(f, r.Body)
+		body := &readErr{r: r.Body}
+		m, err := io.Copy(f, body)
 		if err != nil {
 			s.remove()
-			if BodyError(err) {
-				return func() {}, err
+			if BodyError(err) || body.err != nil {
+				return func() {}, gone(err) // the client's body, not the folder
 			}
 			return func() {}, &spoolError{err}
 		}
@@ -103,6 +105,40 @@ func spool(r *http.Request) (func(), error) {
 	r.Body = s
 	r.ContentLength = n
 	return s.remove, nil
+}
+
+// readErr keeps the error its reader returned, so that a copy's error
+// tells the client's body (cut off: unexpected EOF) from the temporary
+// file's (a disk gone).
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (e *readErr) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		e.err = err
+	}
+	return n, err
+}
+
+// goneError is a request body the client stopped sending: its connection
+// closed or was reset mid-body (read from the connection itself, not from
+// a copy: a multipart body without its closing boundary is the client's
+// mistake, answered 400).
+type goneError struct{ err error }
+
+func (e *goneError) Error() string { return "the client went away mid-body: " + e.err.Error() }
+func (e *goneError) Unwrap() error { return e.err }
+
+// gone wraps a read error of the connection's body that says the client
+// went away (goneError); other errors are returned as they are.
+func gone(err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed) {
+		return &goneError{err}
+	}
+	return err
 }
 
 // clients counts the heavy requests each client (by remote IP address)

@@ -178,6 +178,41 @@ func TestSpooledBody(t *testing.T) {
 	}
 }
 
+// TestUploadCutOff: a client that goes away in the middle of a large
+// upload is logged as cut and counted 499, not as the service's failure
+// (it was 500 internal, logged at ERROR, "storing the request body:
+// unexpected EOF"), and its spooled part is removed.
+func TestUploadCutOff(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	svc, srv, logs := testService(t, env{"LOG_LEVEL": "INFO"}, Options{})
+	svc.HandleFunc("POST /sum", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		WriteJSON(w, http.StatusOK, "ok")
+	})
+	_ = svc.WarmUp(context.Background())
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "POST /sum HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n", 4*SpoolMemory)
+	conn.Write(make([]byte, 2*SpoolMemory))
+	conn.Close()
+	if !testenv.WaitFor(10*time.Second, func() bool { return strings.Contains(logs.String(), `"cut"`) }) {
+		t.Fatalf("the cut upload was not logged as cut:\n%s", logs)
+	}
+	if strings.Contains(logs.String(), `"level":"ERROR"`) || strings.Contains(logs.String(), "storing the request body") {
+		t.Errorf("a client's cut upload logged as the service's failure:\n%s", logs)
+	}
+	metrics := do(t, "GET", srv.URL+"/metrics", nil, nil)
+	if !strings.Contains(string(metrics.body), `status="499"`) || strings.Contains(string(metrics.body), `status="500"`) {
+		t.Errorf("metrics do not count the cut upload as 499:\n%s", metrics.body)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("spool files left: %v", left)
+	}
+}
+
 // TestTempDirUnusable: a temporary folder (TMPDIR) that cannot hold request
 // bodies fails the start naming it and TMPDIR; one that goes away after the
 // start makes a large upload the service's failure, 500 with the cause in

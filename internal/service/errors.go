@@ -145,10 +145,17 @@ func WriteStorageFull(w http.ResponseWriter, err error) {
 // the body went over it, 408 when it arrived too slowly, 503 (with
 // Retry-After) when a drain cut it, 507 (with Retry-After) when the disk
 // the body is staged on is full, 500 when it could not be staged otherwise
-// (the service's temporary folder), otherwise 400 naming the problem.
+// (the service's temporary folder), otherwise 400 naming the problem (a
+// client gone mid-body is logged as cut and counted 499).
 func WriteBodyError(w http.ResponseWriter, err error) {
 	var mbe *http.MaxBytesError
 	switch {
+	case errors.As(err, new(*goneError)):
+		// Most likely nobody to answer (the 400 below goes nowhere):
+		// logged and counted as cut (499).
+		if rec := recorderOf(w); rec != nil {
+			rec.gone = true
+		}
 	case errors.As(err, &mbe):
 		writeTooLarge(w, mbe.Limit)
 		return

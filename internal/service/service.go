@@ -534,6 +534,9 @@ type recorder struct {
 	cause string
 	// reason is the error answer's reason code (WriteError); "" for none.
 	reason Reason
+	// gone says the client went away while its body was read
+	// (goneError): the request is logged and counted as cut.
+	gone bool
 }
 
 // noteCause records cause in the request log record of the request whose
@@ -597,6 +600,12 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 var knownMethods = map[string]bool{"GET": true, "HEAD": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "OPTIONS": true}
 
+// StatusClientClosed is the status a request that ended without an answer
+// (the client went away, or the service's stop cut it) is counted under in
+// the metrics (nginx's 499, "client closed request"); its log line says
+// status 0 and why.
+const StatusClientClosed = 499
+
 // logRequests writes one log line per request (DEBUG for probes, INFO
 // otherwise) and records it in the metrics.
 func (s *Service) logRequests(next http.Handler) http.Handler {
@@ -607,12 +616,19 @@ func (s *Service) logRequests(next http.Handler) http.Handler {
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 		rec := &recorder{ResponseWriter: w}
 		defer func() {
-			cut := false
+			cut := rec.gone
 			if rec.status == 0 {
 				rec.status = http.StatusOK
 				// Nothing written and the request's context ended: the
 				// client went away, or the stop cut the request.
-				cut = r.Context().Err() != nil
+				cut = cut || r.Context().Err() != nil
+			}
+			counted := rec.status
+			if cut {
+				// Neither a success nor a failure of either side: nginx's
+				// "client closed request" (it was counted 200, or 500
+				// when the upload was cut off mid-body).
+				counted = StatusClientClosed
 			}
 			d := time.Since(start)
 			path := "unmatched"
@@ -628,7 +644,7 @@ func (s *Service) logRequests(next http.Handler) http.Handler {
 			if !knownMethods[method] {
 				method = "OTHER"
 			}
-			s.Metrics.observeRequest(method, path, rec.status, d)
+			s.Metrics.observeRequest(method, path, counted, d)
 			level := slog.LevelInfo
 			switch {
 			case isProbe(rec.pattern):
