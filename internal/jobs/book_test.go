@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"archivekit/internal/paradata"
 	"archivekit/internal/service"
 	"archivekit/internal/service/servicetest"
+	"archivekit/internal/testenv"
 )
 
 // TestBookJob (issue 30 item 1), on SQLite and PostgreSQL: a job that
@@ -871,4 +874,45 @@ func (w *onLine) Write(p []byte) (int, error) {
 		w.once.Do(w.do)
 	}
 	return len(p), nil
+}
+
+// TestBookJobCanceledWhileRead: a book job canceled while its book is read
+// keeps nothing of what the reading put in its scratch (a dozen fetched
+// files stayed).
+func TestBookJobCanceledWhileRead(t *testing.T) {
+	dir := t.TempDir()
+	reading := make(chan struct{})
+	book := &jobs.BookInput{Field: "book",
+		Items: func(ctx context.Context, location string, fields map[string]string) ([]jobs.BookItem, error) {
+			if err := jobs.ScratchOf(ctx).Keep(ctx, "fetched-1", []byte("<page/>")); err != nil {
+				return nil, err
+			}
+			close(reading)
+			<-ctx.Done() // a slow book, cut by the cancel
+			return nil, ctx.Err()
+		}}
+	svc, q := newServiceWith(t, dir, &echo{}, jobs.Options{Book: book})
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	code, _, st := submit(t, ts.URL, "", servicetest.Part{Field: "book", Data: []byte("https://example.org/mets.xml")})
+	if code != http.StatusAccepted {
+		t.Fatalf("submit: %d", code)
+	}
+	<-reading
+	scratch := filepath.Join(dir, "jobs", st.ID, "scratch")
+	if _, err := os.Stat(scratch); err != nil {
+		t.Fatalf("the reading kept nothing in %s: %v", scratch, err)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, ts.URL+"/jobs/"+st.ID, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("DELETE: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if !testenv.WaitFor(10*time.Second, func() bool { _, err := os.Stat(scratch); return os.IsNotExist(err) }) {
+		left, _ := os.ReadDir(scratch)
+		t.Errorf("the canceled job's scratch still holds %d files", len(left))
+	}
 }

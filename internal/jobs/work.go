@@ -47,6 +47,17 @@ func (q *Queue) work(ctx context.Context, id string) (err error) {
 		return err
 	}
 	ctx = context.WithValue(ctx, scratchKey{}, &Scratch{q: q, id: id, used: -1})
+	defer func() {
+		// A job canceled keeps none of its scratch: this run, cut by the
+		// cancel (in its book's reading, say), may have written to it
+		// since (it kept a dozen fetched files).
+		bg := context.WithoutCancel(ctx)
+		if st, _, _, e := q.jobState(bg, id); e == nil && st == Canceled {
+			if err := q.clearScratch(bg, id); err != nil {
+				q.log.Warn("a canceled job's scratch is not removed; it is removed with the job", "job", id, "error", err)
+			}
+		}
+	}()
 	if f.Book != "" {
 		if ok, err := q.readBook(ctx, id, f); err != nil || !ok {
 			return err
