@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"archivekit/internal/service/servicetest"
 	"archivekit/internal/testenv"
 	"archivekit/internal/translate/translator/translatortest"
 )
@@ -116,6 +117,17 @@ func TestDeepHealthShowsUnreadableFieldList(t *testing.T) {
 	b := readBody(t, resp)
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "field list cannot be read") || !strings.Contains(string(b), "missing.txt") {
 		t.Errorf("deep health %d: %s", resp.StatusCode, b)
+	}
+	// The start-up log says it too (it said nothing).
+	var logs servicetest.LogBuffer
+	env := testEnv(mt.URL, map[string]string{"AMCR_FIELDS_PATH": filepath.Join(t.TempDir(), "missing.txt")})
+	s, err := newServer(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, &logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servicetest.Serve(t, s.svc, s.close)
+	if l := logs.String(); !strings.Contains(l, `"level":"WARN"`) || !strings.Contains(l, "AMCR_FIELDS_PATH") || !strings.Contains(l, "missing.txt") {
+		t.Errorf("the start-up log does not name the unreadable field list:\n%s", l)
 	}
 }
 

@@ -275,6 +275,11 @@ func (s *server) warmUp(ctx context.Context) error {
 			s.log.Warn(n)
 		}
 	}
+	if _, err := translator.LoadFields(s.set.Fields, s.set.FieldsErr); err != nil {
+		// Said at start (as the services docs promise), not only by the
+		// deep health check and each metadata request's 422.
+		s.log.Warn("the metadata field list cannot be read: metadata documents are answered 422 field_list_unreadable; ALTO, PAGE-XML and hOCR work", "variable", envFields, "error", err.Error())
+	}
 	t0 := time.Now()
 	if bad, why := s.langDegraded(); bad {
 		s.log.Error("language identification unavailable: detection answers en with confidence 0", "error", why)
