@@ -612,13 +612,16 @@ func (s *server) admitSync(name string, isItem bool) (probe bool, refused *answe
 }
 
 // failureStatus is the status and reason of a failed translation: 422 for
-// a document with nothing to translate or over a work limit, or an ALTO
+// a document with nothing to translate or over a work limit, a page image
+// or PDF (not XML), or an ALTO
 // version without ALTERNATIVE in output_mode alternative, 415 for an
 // encoding not read, else 500 (malformed XML, backend failures: spec 7).
 func failureStatus(err error) (int, service.Reason) {
 	switch {
 	case errors.Is(err, translator.ErrNothingTranslated):
 		return http.StatusUnprocessableEntity, service.ReasonNothingTranslated
+	case errors.Is(err, translator.ErrNotXML):
+		return http.StatusUnprocessableEntity, service.ReasonUnsupportedFormat // a page image or PDF
 	case errors.Is(err, alto.ErrNoAlternative):
 		// As the command line refuses it: an ALTO version without
 		// ALTERNATIVE asked for output_mode alternative.

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"archivekit/internal/filekind"
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/guard"
@@ -291,6 +292,9 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 	opt, err := opt.withDefaults(name)
 	if err != nil {
 		return nil, err
+	}
+	if k := filekind.Of(in); k != "" {
+		return nil, &NotXMLError{Name: name, Type: k}
 	}
 	// Documents in another encoding are translated as UTF-8 text and
 	// written back in their own encoding.
@@ -626,6 +630,23 @@ func (d *document) finish(out *Output) {
 	d.wmu.Unlock()
 	out.Components = d.used.Components()
 }
+
+// ErrNotXML is matched (errors.Is) by a *NotXMLError.
+var ErrNotXML = errors.New("not an XML document")
+
+// NotXMLError is returned by Translate for a file that is, by its first
+// bytes, a page image or a PDF (filekind.Of), not a document to translate
+// (it failed as malformed XML, "invalid character entity").
+type NotXMLError struct {
+	Name string
+	Type string // its media type, filekind's
+}
+
+func (e *NotXMLError) Error() string {
+	return fmt.Sprintf("%s is %s by its content, a page image or PDF, not an XML document: translate takes ALTO, PAGE-XML, hOCR and metadata records (pageclass classifies page images)", e.Name, e.Type)
+}
+
+func (e *NotXMLError) Is(target error) bool { return target == ErrNotXML }
 
 // ErrNothingTranslated is matched (errors.Is) by a *NothingTranslatedError.
 var ErrNothingTranslated = errors.New("nothing translated")
