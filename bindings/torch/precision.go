@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -52,6 +53,21 @@ func ParsePrecision(s string) (Precision, error) {
 		}
 	}
 	return 0, fmt.Errorf("precision %q: want one of %s", s, strings.Join(Precisions, ", "))
+}
+
+// CheckDevice checks a device's name as the tools take it: cpu, auto (a
+// CUDA GPU when one is usable, else the CPU), cuda or cuda:N. Whether a GPU
+// is there is the caller's to check.
+func CheckDevice(d string) error {
+	switch {
+	case d == "cpu", d == "auto", d == "cuda":
+		return nil
+	case strings.HasPrefix(d, "cuda:"):
+		if n, err := strconv.Atoi(d[len("cuda:"):]); err == nil && n >= 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("device %q: want cpu, cuda:N (cuda:0 the first GPU) or auto", d)
 }
 
 // DefaultPrecision is the precision on device when none is asked for:

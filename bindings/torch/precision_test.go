@@ -325,3 +325,12 @@ func TestSetAllMatchesSet(t *testing.T) {
 		t.Error("SetAll into a closed batch: no error")
 	}
 }
+
+func TestCheckDevice(t *testing.T) {
+	for d, ok := range map[string]bool{"cpu": true, "auto": true, "cuda": true, "cuda:0": true, "cuda:3": true,
+		"gpu": false, "cuda:": false, "cuda:-1": false, "cuda:x": false, "CPU ": false, "": false} {
+		if err := CheckDevice(d); (err == nil) != ok {
+			t.Errorf("CheckDevice(%q) = %v, want ok %v", d, err, ok)
+		}
+	}
+}

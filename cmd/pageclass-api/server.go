@@ -304,6 +304,10 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	}
 	s.svc.Metrics.DeclareCounter(metricPages, "Pages classified, by first category.", "category")
 	s.svc.Metrics.DeclareCounter(metricFlagged, "Pages classified that were flagged for review.", "")
+	if err := torch.CheckDevice(o.Device); err != nil {
+		// It failed the warm-up, naming a model file (torch load: bad device).
+		return nil, fmt.Errorf("pageclass-api: -device: %w", err)
+	}
 	precision := o.Precision
 	if precision == "" {
 		precision = set.Setup.Precision

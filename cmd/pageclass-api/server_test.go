@@ -497,7 +497,14 @@ func TestPrecisionOption(t *testing.T) {
 			t.Errorf("-precision %s -device cpu: %v, want an error saying %q", c.precision, err, c.err)
 		}
 	}
+	// A device the models cannot be loaded on (it failed the warm-up,
+	// naming a model file).
 	o := testOptions(t)
+	o.Device = "gpu"
+	if _, err := newServer(o, none, io.Discard); err == nil || !strings.Contains(err.Error(), "-device") || !strings.Contains(err.Error(), "want cpu, cuda:N") {
+		t.Errorf("-device gpu: %v, want a configuration error naming -device", err)
+	}
+	o = testOptions(t)
 	o.Precision = "tf32"
 	var log bytes.Buffer
 	startServer(t, o, map[string]string{"LOG_FORMAT": "json"}, &log)

@@ -304,6 +304,9 @@ func (r *runner) pickDevice() error {
 	default:
 		return usagef("--device %q: want cpu, cuda:N or auto", d)
 	}
+	if err := torch.CheckDevice(r.device); err != nil {
+		return usagef("--%v", err) // cuda:x, cuda:-1
+	}
 	return r.pickPrecision()
 }
 
