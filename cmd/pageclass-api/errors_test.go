@@ -52,6 +52,8 @@ func TestErrorReasons(t *testing.T) {
 	}{
 		{reason: service.ReasonBadRequest, status: 400, detail: "the multipart form cannot be read", path: "/predict_image", ctype: "multipart/form-data"},
 		{reason: service.ReasonBadField, status: 422, detail: `"file"`, path: "/predict_image", parts: []upload{field("topn", "3")}},
+		// The image sent as the body itself (it was 422, file required).
+		{reason: service.ReasonUnsupportedMediaType, status: 415, detail: "Content-Type image/png is not supported: send the page as multipart/form-data", path: "/predict_image", ctype: "image/png"},
 		{reason: service.ReasonBadField, status: 422, detail: `"topn"`, path: "/predict_image", parts: []upload{img, field("topn", "99")}},
 		{reason: service.ReasonBadField, status: 422, detail: "the pages field selects pages of a PDF", path: "/predict_image", parts: []upload{img, field("pages", "1")}},
 		{reason: service.ReasonBadField, status: 422, detail: `"scan.pdf": `, path: "/predict_document", parts: []upload{pdf(2), field("pages", "5")}},

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"mime/multipart"
 	"net/http"
 	"path"
@@ -597,6 +598,15 @@ func parseForm(w http.ResponseWriter, r *http.Request) (*form, bool) {
 		}
 		if !errors.Is(err, http.ErrNotMultipart) {
 			service.WriteError(w, http.StatusBadRequest, service.ReasonBadRequest, "the multipart form cannot be read: "+err.Error())
+			return nil, false
+		}
+		// A JSON or URL-encoded form lacks the file (422 below, the
+		// validation's list form); an image or text sent as the body
+		// itself is told how to send it, as translate-api tells it.
+		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" && mt != "application/x-www-form-urlencoded" {
+			ct := cmp.Or(r.Header.Get("Content-Type"), "none")
+			service.WriteError(w, http.StatusUnsupportedMediaType, service.ReasonUnsupportedMediaType,
+				fmt.Sprintf("Content-Type %s is not supported: send the page as multipart/form-data with a file field (curl -F file=@page.png ...)", ct))
 			return nil, false
 		}
 	}
