@@ -189,6 +189,8 @@ func TestRefusals(t *testing.T) {
 	}{
 		{"newer major", `{"schema_version":"2.0","doc_id":"a"}`, "newer schema", true},
 		{"no doc_id", `{"schema_version":"1.0"}`, "no doc_id", false},
+		{"doc_id a number", `{"schema_version":"1.0","doc_id":5}`, "doc_id must be a non-empty string, got a number", false},
+		{"doc_id empty", `{"schema_version":"1.0","doc_id":""}`, "doc_id must be a non-empty string, got a string", false},
 		{"bad version", `{"schema_version":"one","doc_id":"a"}`, "MAJOR.MINOR", false},
 		{"not object", `[1]`, "JSON object", false},
 		{"broken", `{"doc_id":`, "not valid JSON", false},

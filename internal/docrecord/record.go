@@ -113,6 +113,10 @@ func Parse(data []byte) (*Record, error) {
 	}
 	r := &Record{root: o}
 	if id := r.DocID(); id == "" {
+		if v, ok := o.Get("doc_id"); ok {
+			// A number or null said "no doc_id" of a record that has one.
+			return nil, fmt.Errorf("doc_id must be a non-empty string, got %s", kind(v))
+		}
 		return nil, errors.New("record has no doc_id")
 	}
 	major, _, err := r.SchemaVersion()
