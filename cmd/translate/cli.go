@@ -92,6 +92,7 @@ type settings struct {
 	Input, Output, Source, Target string
 	Formats                       []string
 	FormatsRaw                    string
+	FormatsGiven                  bool // --formats given (not the configuration's or the default)
 	ConfigPath                    string
 	ConfigFile                    resources.File
 	FieldsFile                    resources.File
@@ -289,6 +290,7 @@ func (s *settings) setFolders(c *cli, p picker) error {
 // mode they imply.
 func (s *settings) setFormats(c *cli, p picker) error {
 	s.FormatsRaw = p.pick("formats", c.Formats, "formats", defFormats)
+	s.FormatsGiven = p.set["formats"]
 	for _, f := range strings.Split(s.FormatsRaw, ",") {
 		if f = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(f), ".")); f != "" {
 			s.Formats = append(s.Formats, f)

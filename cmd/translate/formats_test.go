@@ -198,6 +198,24 @@ func TestFolderByContent(t *testing.T) {
 	}
 }
 
+// TestFormatsMisspelt: a --formats extension no file of the folder ends
+// in is warned of, and the hint to take the records does not repeat it
+// (alto.xlm was taken without a word).
+func TestFormatsMisspelt(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "doc.alto.xml"), readOrFatal(t, testenv.Path(t, sampleALTO)))
+	writeFile(t, filepath.Join(dir, "record.xml"), []byte(`<?xml version="1.0"?><record><title>Kronika</title></record>`))
+	api := startAPI(t, translatortest.Config{})
+	r := runCLI(t, newEnv(api), dir, "-o", t.TempDir(), "--vocabulary", "", "--fast-align", "--formats", "alto.xlm")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "--formats: no file of the folder ends in .alto.xlm (misspelt?)") || strings.Contains(r.stderr, "give --formats alto.xlm") ||
+		!strings.Contains(r.stderr, "give --formats xml") {
+		t.Errorf("the misspelt extension is not warned of, or the hint repeats it:\n%s", r.stderr)
+	}
+}
+
 // TestFolderEncodings: a folder run takes ALTO and PAGE-XML files in
 // ISO-8859-1 and UTF-16 by their root element, as it does UTF-8 ones, and
 // writes each translation in its document's encoding (a folder run left

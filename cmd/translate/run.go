@@ -219,7 +219,8 @@ func (r *runner) gather(ctx context.Context) (inputs []input, all []string, code
 		log.Error("cannot read the inputs", "error", err)
 		return nil, nil, exitFailure
 	}
-	r.warnNotCollected()
+	unmatched := r.unmatchedFormats(all)
+	r.warnNotCollected(unmatched)
 	if len(all) == 0 {
 		log.Error("no input", "input_path", s.Input, "formats", s.FormatsRaw)
 		return nil, nil, exitNoInput
@@ -236,7 +237,7 @@ func (r *runner) gather(ctx context.Context) (inputs []input, all []string, code
 // PAGE-XML nor hOCR, the --formats that takes them as metadata records:
 // a folder of records given without it is otherwise a run that
 // translated nothing of it, with nothing above INFO to say why.
-func (r *runner) warnNotCollected() {
+func (r *runner) warnNotCollected(unmatched []string) {
 	if len(r.notCollected) == 0 {
 		return
 	}
@@ -249,13 +250,41 @@ func (r *runner) warnNotCollected() {
 	args := []any{"files", len(r.notCollected), "listed_in", "the run metadata's config.not_collected"}
 	if len(byExt) > 0 {
 		exts := slices.Sorted(maps.Keys(byExt))
-		formats := strings.Join(exts, ",")
-		if f := strings.TrimSpace(r.s.FormatsRaw); f != "" {
-			formats = f + "," + formats
+		var given []string // the hint does not repeat a misspelt one
+		for _, f := range r.s.Formats {
+			if !slices.Contains(unmatched, f) {
+				given = append(given, f)
+			}
 		}
+		formats := strings.Join(append(given, exts...), ",")
 		args = append(args, "not_text_files", byExt, "hint", "to translate them as metadata records, give --formats "+formats)
 	}
 	r.log.Warn("files of the folder not collected", args...)
+}
+
+// unmatchedFormats returns, and warns of, the extensions of a --formats
+// given for a folder that no file of it ends in: a misspelt one
+// (alto.xlm) was taken without a word, its files collected by their
+// content all the same, and the hint to take more repeated it.
+func (r *runner) unmatchedFormats(all []string) []string {
+	s := r.s
+	if fi, err := os.Stat(s.Input); !s.FormatsGiven || err != nil || !fi.IsDir() {
+		return nil
+	}
+	names := slices.Clone(all)
+	for _, n := range r.notCollected {
+		names = append(names, n["file"])
+	}
+	var unmatched []string
+	for _, f := range s.Formats {
+		if !slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(strings.ToLower(n), "."+f) }) {
+			unmatched = append(unmatched, f)
+		}
+	}
+	if len(unmatched) > 0 {
+		r.log.Warn(fmt.Sprintf("--formats: no file of the folder ends in .%s (misspelt?)", strings.Join(unmatched, ", .")), "input_path", s.Input)
+	}
+	return unmatched
 }
 
 // environ is the process environment, for the names of the variables set
