@@ -9,8 +9,10 @@
 // PDFs (by extension or content) and TIFFs (by content; a TIFF may hold
 // several pages) go to /predict_document, everything else to
 // /predict_image. Exit codes, as the other commands of the family
-// (cliflags): 0 success, 1 usage error, 3 the service answered an error or
-// could not be reached. An answer of the shipped demo models is said so.
+// (cliflags): 0 success, 1 usage error, 2 the file cannot be read, 3 the
+// service answered an error, 75 the service could not be reached or
+// answered that it cannot now (429, 502, 503, 504: try again). An answer
+// of the shipped demo models is said so.
 package main
 
 import (
@@ -24,6 +26,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -103,6 +106,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	a, raw, err := classify(*server, *file, *version, *topn, *timeout, *token)
 	if err != nil {
 		fmt.Fprintf(stderr, "pageclass-client: %s: %v\n", *file, err)
+		var ce *codeError
+		if errors.As(err, &ce) {
+			return ce.code
+		}
 		return cliflags.ExitFailure
 	}
 	if *asJSON {
@@ -142,7 +149,7 @@ func printTop(w io.Writer, title string, preds []prediction) {
 func classify(server, path, version string, topn int, timeout time.Duration, token string) (*answer, []byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, &codeError{cliflags.ExitNoInput, err} // no input
 	}
 	isPDF := filekind.Of(data) == filekind.PDF || strings.EqualFold(filepath.Ext(path), ".pdf")
 	ctype, endpoint := mime.TypeByExtension(strings.ToLower(filepath.Ext(path))), "/predict_image"
@@ -178,7 +185,13 @@ func classify(server, path, version string, topn int, timeout time.Duration, tok
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, nil, err
+		// Go's "Post ...: dial tcp ...: connect: connection refused" said
+		// in words, as a passing failure (try again: 75).
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, nil, &codeError{cliflags.ExitIncomplete, fmt.Errorf("no answer from the service at %s (is pageclass-api running there? give its address with -server URL): %w", server, err)}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -186,10 +199,15 @@ func classify(server, path, version string, topn int, timeout time.Duration, tok
 		return nil, nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
+		err := fmt.Errorf("the service answered %d: %s", resp.StatusCode, detail(b))
 		if r := reason(b); r != "" {
-			return nil, nil, fmt.Errorf("the service answered %d %s: %s", resp.StatusCode, r, detail(b))
+			err = fmt.Errorf("the service answered %d %s: %s", resp.StatusCode, r, detail(b))
 		}
-		return nil, nil, fmt.Errorf("the service answered %d: %s", resp.StatusCode, detail(b))
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable ||
+			resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusGatewayTimeout {
+			return nil, nil, &codeError{cliflags.ExitIncomplete, fmt.Errorf("%w (it may pass: try again later)", err)}
+		}
+		return nil, nil, err
 	}
 	var a answer
 	if err := json.Unmarshal(b, &a); err != nil {
@@ -197,6 +215,17 @@ func classify(server, path, version string, topn int, timeout time.Duration, tok
 	}
 	return &a, b, nil
 }
+
+// codeError is an error with the exit code it ends the command with:
+// ExitNoInput for a file that cannot be read, ExitIncomplete for a service
+// that did not answer or answered that it cannot now (429, 502, 503, 504).
+type codeError struct {
+	code int
+	err  error
+}
+
+func (e *codeError) Error() string { return e.err.Error() }
+func (e *codeError) Unwrap() error { return e.err }
 
 // reason is an error body's reason code ("" when it has none).
 func reason(b []byte) string {

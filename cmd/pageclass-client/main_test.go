@@ -62,7 +62,10 @@ func TestClient(t *testing.T) {
 		{[]string{"-file", pdf, "-server", ts.URL}, 0, "doc.pdf page 1\n   1. TEXT     0.9000\ndoc.pdf page 2\n   1. DRAW     0.5000\n"},
 		{[]string{"-file", tif, "-server", ts.URL}, 0, "scan page 1\n   1. TEXT     0.9000\nscan page 2\n   1. DRAW     0.5000\n"},
 		{[]string{"-file", txt, "-server", ts.URL}, 3, "answered 400: wrong content type text/plain"},
-		{[]string{"-file", filepath.Join(dir, "missing.png"), "-server", ts.URL}, 3, "missing.png"},
+		{[]string{"-file", filepath.Join(dir, "missing.png"), "-server", ts.URL}, 2, "missing.png"},
+		// No service there: said in words, to try again (it was Go's
+		// "Post ...: dial tcp ...", exit 3).
+		{[]string{"-file", png, "-server", "http://127.0.0.1:1"}, 75, "no answer from the service at http://127.0.0.1:1 (is pageclass-api running there? give its address with -server URL)"},
 		{[]string{"-topn", "3"}, 1, "-file is required"},
 		{[]string{png, "-topn", "1"}, 1, `unexpected argument "` + png + `": give the page with -file (-file ` + png + `)`},
 		{[]string{"-file", png, "extra"}, 1, `unexpected argument "extra"`},
