@@ -46,6 +46,8 @@ func TestKong(t *testing.T) {
 		{[]string{"--help"}, ExitOK, true, false, "Usage: demo", ""},
 		{[]string{"--version"}, ExitOK, true, false, "demo ", ""},
 		{[]string{"--nope"}, ExitUsage, false, true, "", "--nope"},
+		// In words, not kong's `expected string value but got "EOL" (<EOL>)`.
+		{[]string{"-o"}, ExitUsage, false, true, "", "--out needs a value, and it is the last word of the command line"},
 	} {
 		var g grammar
 		var stdout bytes.Buffer

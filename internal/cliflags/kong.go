@@ -1,7 +1,9 @@
 package cliflags
 
 import (
+	"fmt"
 	"io"
+	"regexp"
 
 	"github.com/alecthomas/kong"
 
@@ -54,7 +56,24 @@ func (k *Kong) Parse(args []string) (ctx *kong.Context, code int, done bool, err
 	}()
 	ctx, err = k.Kong.Parse(args)
 	if err != nil {
-		return ctx, ExitUsage, false, UsageError{err}
+		return ctx, ExitUsage, false, UsageError{plainKong(err)}
 	}
 	return ctx, ExitOK, false, nil
+}
+
+// kongNoValue is kong's message for a flag whose value is missing:
+// `--target_lang: expected string value but got "EOL" (<EOL>)`.
+var kongNoValue = regexp.MustCompile(`^(.*): expected (\S+) value but got "(EOL)" \((.*)\)$`)
+
+// plainKong says kong's parser words in the user's: a flag given last
+// without its value "needs a value", not `got "EOL" (<EOL>)`.
+func plainKong(err error) error {
+	m := kongNoValue.FindStringSubmatch(err.Error())
+	switch {
+	case m == nil:
+		return err
+	case m[3] == "EOL":
+		return fmt.Errorf("%s needs a value, and it is the last word of the command line", m[1])
+	}
+	return err
 }
