@@ -93,20 +93,24 @@ type settings struct {
 	Formats                       []string
 	FormatsRaw                    string
 	FormatsGiven                  bool // --formats given (not the configuration's or the default)
-	ConfigPath                    string
-	ConfigFile                    resources.File
-	FieldsFile                    resources.File
-	FieldsErr                     error
-	Alto                          bool
-	Fields, XSD, Vocabulary       string
-	VocabularyExplicit            bool
-	FieldsExplicit                bool
-	DocJSON, DocJSONOut           string
-	DownloadDir                   string
-	Mode, Backend                 string
-	ModeFrom, BackendFrom         string
-	FastAlign                     bool
-	ConfigWarnings                []string
+	// InputFrom says where the input came from when none was given
+	// ("the configuration's input_path", "the default input"); "" when
+	// given.
+	InputFrom               string
+	ConfigPath              string
+	ConfigFile              resources.File
+	FieldsFile              resources.File
+	FieldsErr               error
+	Alto                    bool
+	Fields, XSD, Vocabulary string
+	VocabularyExplicit      bool
+	FieldsExplicit          bool
+	DocJSON, DocJSONOut     string
+	DownloadDir             string
+	Mode, Backend           string
+	ModeFrom, BackendFrom   string
+	FastAlign               bool
+	ConfigWarnings          []string
 	// Shard is this run's share of the inputs (internal/shard); zero for all.
 	Shard shard.Spec
 	// Resume and RetryFailed continue a run from its ledger.
@@ -278,6 +282,10 @@ func (s *settings) setFolders(c *cli, p picker) error {
 	s.Input = c.InputPath
 	if s.Input == "" {
 		s.Input = p.pick("", "", "input_path", defInput)
+		s.InputFrom = "the default input"
+		if v := p.cfg["input_path"]; v != "" {
+			s.InputFrom = "the configuration's input_path"
+		}
 	}
 	s.Output = p.pick("output", c.Output, "output", defOutput)
 	if sameDir(s.Input, s.Output) {

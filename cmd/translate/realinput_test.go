@@ -381,3 +381,13 @@ func TestDirectoryTermsPerDocument(t *testing.T) {
 		t.Errorf("terminology %+v, want book1/x and book2/x", tm)
 	}
 }
+
+// TestNoInputGiven: a run without an input says where the path it looked
+// for came from and how to give one (it said only "stat ...: no such file").
+func TestNoInputGiven(t *testing.T) {
+	api := startAPI(t, translatortest.Config{})
+	r := runCLI(t, newEnv(api), "-o", t.TempDir(), "--vocabulary", "")
+	if r.code != exitNoInput || !strings.Contains(r.stderr, `"input_from"`) || !strings.Contains(r.stderr, "give what to translate as the first argument") {
+		t.Errorf("exit %d, want %d with where the input came from and a hint:\n%s", r.code, exitNoInput, r.stderr)
+	}
+}

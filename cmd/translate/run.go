@@ -210,6 +210,13 @@ func (r *runner) gather(ctx context.Context) (inputs []input, all []string, code
 			log.Error("cannot read the book", "input_path", s.Input, "error", err)
 			return nil, nil, exitFailure
 		case errors.Is(err, errNoInput):
+			if s.InputFrom != "" {
+				// A first run without arguments: say where the path came
+				// from and how to give one.
+				log.Error("no input", "error", err, "input_from", s.InputFrom,
+					"hint", "give what to translate as the first argument: a file, a folder, a METS file, a IIIF manifest or a list of them (translate page.alto.xml -o out)")
+				return nil, nil, exitNoInput
+			}
 			log.Error("no input", "error", err)
 			return nil, nil, exitNoInput
 		case errors.Is(err, book.ErrList):
