@@ -197,6 +197,16 @@ func TestLocator(t *testing.T) {
 			t.Fatalf("got %+v, %v", f, err)
 		}
 	})
+	t.Run("models flag names a file", func(t *testing.T) {
+		file := filepath.Join(empty, "page.png")
+		if err := os.WriteFile(file, []byte("\x89PNG"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := (&classify.Locator{Models: file, Given: true}).Folder(ctx, "v4.4", false)
+		if err == nil || !strings.Contains(err.Error(), "page.png is a file, not a folder") {
+			t.Fatalf("err %v, want one saying the file is not a folder", err)
+		}
+	})
 	t.Run("models flag names the model folder itself", func(t *testing.T) {
 		f, err := (&classify.Locator{Models: filepath.Join(models, "model_v44")}).Folder(ctx, "v2.4", false)
 		if err != nil || f.Dir != filepath.Join(models, "model_v44") {

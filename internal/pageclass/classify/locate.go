@@ -229,6 +229,10 @@ func (l *Locator) Folder(ctx context.Context, rev string, want bool) (Folder, er
 		return Folder{Revision: rev, Want: rev, Dir: dir}, nil
 	}
 	missing := fmt.Sprintf("model %s not found: no model.json in %s", rev, lookedFor(l.Models, rev)) + registry.GenerationNote(rev)
+	if fi, err := os.Stat(l.Models); err == nil && !fi.IsDir() {
+		// -m page.png, or -m model.pt: a file where a folder is wanted.
+		missing = fmt.Sprintf("model %s not found: %s is a file, not a folder: give the folder holding the model folders (model_v14, ...) or a model folder itself (its model.json and model.pt)", rev, l.Models)
+	}
 	if l.Given || l.Demo == "" {
 		return Folder{}, fmt.Errorf("%s; %s", missing, l.HintExport())
 	}
