@@ -311,6 +311,16 @@ func (w *worker) Work(ctx context.Context, j *river.Job[jobArgs]) error {
 	return err
 }
 
+// Running is how many jobs run in this process now.
+func (q *Queue) Running() int {
+	if q == nil {
+		return 0
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.cancels)
+}
+
 // cutRunning ends the context of job id's run in this process, if any.
 func (q *Queue) cutRunning(id string) {
 	q.mu.Lock()

@@ -96,6 +96,7 @@ func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) 
 		q.Close(context.Background())
 		return nil, err
 	}
+	svc.AddBusy(q.Running) // the drain waits for them with the listener open
 	items := "one or more files"
 	if o.Book != nil {
 		items += " or a book URL (" + o.Book.Field + ")"

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -638,4 +639,35 @@ func TestLifecycleTokensFileLogged(t *testing.T) {
 	}
 	p.signal(t, syscall.SIGTERM)
 	p.exitCode(t, 5*time.Second)
+}
+
+// TestDrainWaitsForBusyWork: with work in flight that is no request (a
+// job, AddBusy), the drain keeps the listener open, /ready answering 503
+// draining, until the work is done (it closed the listener at once).
+func TestDrainWaitsForBusyWork(t *testing.T) {
+	svc, srv, _ := testService(t, env{"LOG_LEVEL": "ERROR", "GRACEFUL_SHUTDOWN_S": "20"}, Options{})
+	_ = svc.WarmUp(context.Background())
+	var busy atomic.Int32
+	busy.Store(1)
+	svc.AddBusy(func() int { return int(busy.Load()) })
+	svc.BeginDrain()
+	done := make(chan struct{})
+	go func() {
+		svc.drain(srv.Config)
+		close(done)
+	}()
+	if got := do(t, "GET", srv.URL+"/ready", nil, nil); got.status != 503 || !bytes.Contains(got.body, []byte(`"draining"`)) {
+		t.Errorf("/ready while a job runs in the drain: %d %s", got.status, got.body)
+	}
+	select {
+	case <-done:
+		t.Fatal("the drain ended while a job was running")
+	default:
+	}
+	busy.Store(0)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the drain did not end once the job was done")
+	}
 }

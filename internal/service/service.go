@@ -170,6 +170,35 @@ type Service struct {
 
 	stopOnce sync.Once
 	stop     chan os.Signal // first SIGTERM/SIGINT
+
+	busyMu sync.Mutex
+	busy   []func() int // work in flight outside the requests (AddBusy)
+}
+
+// AddBusy adds f to the counts of work in flight that is not a request
+// (jobs running in this process): the drain keeps the listener open, with
+// /ready and new work answered 503, while f or a request counts any. The
+// listener closed at once when only jobs were running, and /ready, /health
+// and a job's status were refused for the rest of the drain.
+func (s *Service) AddBusy(f func() int) {
+	s.busyMu.Lock()
+	defer s.busyMu.Unlock()
+	s.busy = append(s.busy, f)
+}
+
+// working reports whether a request or other work (AddBusy) is in flight.
+func (s *Service) working() bool {
+	if s.inFlight.Load() > 0 {
+		return true
+	}
+	s.busyMu.Lock()
+	defer s.busyMu.Unlock()
+	for _, f := range s.busy {
+		if f() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // New reads the environment, sets up logging and registers the service's own
@@ -852,7 +881,8 @@ func (s *Service) warmOrStop(srv *http.Server) (int, bool) {
 	return code, ok
 }
 
-// drain waits for in-flight work with the listener open (up to
+// drain waits for in-flight work, requests and jobs (AddBusy), with the
+// listener open (up to
 // GRACEFUL_SHUTDOWN_S, ending early when none is left or on a second
 // signal), then shuts the server down, giving running requests up to
 // InFlightGrace more before cutting them.
@@ -862,7 +892,7 @@ func (s *Service) drain(srv *http.Server) {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 wait:
-	for s.inFlight.Load() > 0 {
+	for s.working() {
 		select {
 		case <-window.C:
 			s.Logger.Warn("drain window over, closing the listener", "in_flight", s.inFlight.Load())
