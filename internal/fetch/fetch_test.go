@@ -325,8 +325,10 @@ func TestHostDownWaiting(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := hung.Load(); n != hostDownAfter {
-		t.Errorf("%d requests sent of 8 queued for one slot, want %d", n, hostDownAfter)
+	// A fetch's failure is counted when its Get returns, just after it
+	// gave up the slot: the next one may be sent before it is (one more).
+	if n := hung.Load(); n < hostDownAfter || n > hostDownAfter+1 {
+		t.Errorf("%d requests sent of 8 queued for one slot, want %d (or one more)", n, hostDownAfter)
 	}
 
 	// An HTTP server asked as HTTPS: an error of the address, not passing.
