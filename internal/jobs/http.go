@@ -3,6 +3,7 @@ package jobs
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -43,6 +44,9 @@ type upload struct{ Name, Type string }
 // job's status. With an Idempotency-Key already used for the same request
 // it answers 200 with that job; for another request, 422.
 func (q *Queue) Submit(w http.ResponseWriter, r *http.Request) {
+	if full := q.full(w, r.Context()); full {
+		return
+	}
 	id := newID()
 	tmp, err := os.MkdirTemp(q.opts.Dir, "upload-") // Dir is "" on PostgreSQL: the temporary folder
 	if err == nil && q.opts.Dir != "" {
@@ -205,6 +209,27 @@ func (q *Queue) readForm(w http.ResponseWriter, r *http.Request, dir string) (f 
 		f.At = len(f.Parts) // a book job's file goes last
 	}
 	return f, files, hex.EncodeToString(h.Sum(nil)), true
+}
+
+// EnvMaxActive names Options.MaxActive's variable.
+const EnvMaxActive = "JOBS_MAX_ACTIVE"
+
+// DefaultMaxActive is Options.MaxActive when JOBS_MAX_ACTIVE is not set.
+const DefaultMaxActive = 1000
+
+// full answers 503 (Retry-After) when the service holds MaxActive jobs not
+// yet ended, and reports whether it did. (Before, every job was taken: 300
+// submitted at once were all queued, and only a full disk said no.)
+func (q *Queue) full(w http.ResponseWriter, ctx context.Context) bool {
+	max := cmp.Or(q.opts.MaxActive, DefaultMaxActive)
+	var n int
+	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM archivekit_job WHERE state IN (?, ?)`, Queued, Running).Scan(&n); err != nil || n < max {
+		return false // a count that fails refuses nothing: the insert says what is wrong
+	}
+	w.Header().Set("Retry-After", "60")
+	service.WriteError(w, http.StatusServiceUnavailable, service.ReasonOverloaded,
+		fmt.Sprintf("the service holds %d jobs not yet ended, its limit (%s): try again when some have ended", n, EnvMaxActive))
+	return true
 }
 
 // checkItems answers a form without items (n files and perhaps a book):

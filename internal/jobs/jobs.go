@@ -185,6 +185,11 @@ type Options struct {
 	// Retention is how long an ended job is kept (0: for ever); see
 	// Expire.
 	Retention time.Duration
+	// MaxActive bounds the jobs not yet ended (queued or running) the
+	// service holds (JOBS_MAX_ACTIVE; 0: DefaultMaxActive): POST /jobs is
+	// answered 503 with Retry-After beyond it, so a client submitting
+	// without end meets a limit before the disk does.
+	MaxActive int
 	// ScratchLimit bounds the bytes one job's Scratch holds at once
 	// (JOBS_SCRATCH_MB; 0: DefaultScratchLimit; below 0: nothing is
 	// kept): a file over it is not kept, and its item fetches it again.

@@ -147,7 +147,7 @@ func newServiceLogged(t *testing.T, dir string, h http.Handler, o jobs.Options, 
 		t.Fatal(err)
 	}
 	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: h, CallbackBackoff: 10 * time.Millisecond, Book: o.Book, Pick: o.Pick, CheckFields: o.CheckFields, RunMeta: o.RunMeta,
-		UnavailableTries: o.UnavailableTries, UnavailableBackoff: o.UnavailableBackoff, ScratchLimit: o.ScratchLimit, ItemWorkers: o.ItemWorkers})
+		UnavailableTries: o.UnavailableTries, UnavailableBackoff: o.UnavailableBackoff, ScratchLimit: o.ScratchLimit, ItemWorkers: o.ItemWorkers, MaxActive: o.MaxActive})
 	if err != nil {
 		t.Fatal(err)
 	}

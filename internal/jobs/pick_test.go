@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -212,4 +213,38 @@ func TestPickOpenReadsAt(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestMaxActive: beyond Options.MaxActive jobs not yet ended, POST /jobs is
+// answered 503 with Retry-After naming JOBS_MAX_ACTIVE (every job was
+// taken, until the disk was full); once one ends, a job is taken again.
+func TestMaxActive(t *testing.T) {
+	svc, q := newServiceWith(t, t.TempDir(), &echo{}, jobs.Options{MaxActive: 2})
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	// Not started: the jobs stay queued.
+	var ids []string
+	for i := range 2 {
+		code, _, st := submit(t, ts.URL, "", file(fmt.Sprintf("%d.xml", i), "aaa"))
+		if code != 202 {
+			t.Fatalf("job %d: %d", i, code)
+		}
+		ids = append(ids, st.ID)
+	}
+	body, ctype := servicetest.Multipart(t, file("2.xml", "aaa"))
+	resp, err := http.Post(ts.URL+"/jobs", ctype, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(b), "JOBS_MAX_ACTIVE") {
+		t.Fatalf("a third job beyond 2: %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), b)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, ts.URL+"/jobs/"+ids[0], nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("cancel: %v %v", resp, err)
+	}
+	if code, _, _ := submit(t, ts.URL, "", file("3.xml", "aaa")); code != 202 {
+		t.Errorf("a job after one ended: %d", code)
+	}
 }

@@ -19,7 +19,7 @@ var openapiFragment []byte
 // state folder (SQLite, one replica) or JOBS_DATABASE_URL a PostgreSQL
 // database (any number of replicas; JOBS_DIR is then not used): it opens the folder's queue for the synchronous endpoint
 // of o (Path, Handler, Pick, CheckFields, ItemField; Setup sets the rest from the
-// environment: JOBS_DIR, JOBS_DATABASE_URL, JOBS_WORKERS, JOBS_ITEM_WORKERS, JOBS_CALLBACK_SECRET, JOBS_CALLBACK_ALLOW_PRIVATE, JOBS_RETENTION, JOBS_SCRATCH_MB), registers POST /jobs, GET /jobs, GET /jobs/{id},
+// environment: JOBS_DIR, JOBS_DATABASE_URL, JOBS_WORKERS, JOBS_ITEM_WORKERS, JOBS_CALLBACK_SECRET, JOBS_CALLBACK_ALLOW_PRIVATE, JOBS_RETENTION, JOBS_SCRATCH_MB, JOBS_MAX_ACTIVE), registers POST /jobs, GET /jobs, GET /jobs/{id},
 // DELETE /jobs/{id}, GET /jobs/{id}/results and GET
 // /jobs/{id}/results/{item} with svc.Route, and adds them to the OpenAPI
 // document. With JOBS_DIR unset or empty it returns nil (no job API; the
@@ -61,25 +61,8 @@ func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) 
 		}
 		o.Retention = d
 	}
-	if v, _ := lookup(EnvScratchMB); strings.TrimSpace(v) != "" {
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil || n < 0 || n > 1<<30 {
-			return nil, fmt.Errorf("%s=%q: want a whole number of MiB, 0 to keep none", EnvScratchMB, v)
-		}
-		o.ScratchLimit = n << 20
-		if n == 0 {
-			o.ScratchLimit = -1
-		}
-	}
-	if v, _ := lookup(EnvCallbackSecret); strings.TrimSpace(v) != "" {
-		o.CallbackSecret = []byte(strings.TrimSpace(v))
-	}
-	if v, _ := lookup(EnvCallbackPrivate); strings.TrimSpace(v) != "" {
-		b, err := strconv.ParseBool(strings.TrimSpace(v))
-		if err != nil {
-			return nil, fmt.Errorf("%s=%q: want 1 or 0", EnvCallbackPrivate, v)
-		}
-		o.CallbackPrivate = b
+	if err := limitsFromEnv(lookup, &o); err != nil {
+		return nil, err
 	}
 	o.Logger = svc.Logger.With("component", "jobs")
 	o.Service = svc.Name()
@@ -145,4 +128,38 @@ func openapiOf(b *BookInput) []byte {
 		panic(err)
 	}
 	return out
+}
+
+// limitsFromEnv sets o's limits and callback settings from the
+// environment: JOBS_MAX_ACTIVE, JOBS_SCRATCH_MB, JOBS_CALLBACK_SECRET and
+// JOBS_CALLBACK_ALLOW_PRIVATE.
+func limitsFromEnv(lookup func(string) (string, bool), o *Options) error {
+	if v, _ := lookup(EnvMaxActive); strings.TrimSpace(v) != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 {
+			return fmt.Errorf("%s=%q: want a whole number of at least 1", EnvMaxActive, v)
+		}
+		o.MaxActive = n
+	}
+	if v, _ := lookup(EnvScratchMB); strings.TrimSpace(v) != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < 0 || n > 1<<30 {
+			return fmt.Errorf("%s=%q: want a whole number of MiB, 0 to keep none", EnvScratchMB, v)
+		}
+		o.ScratchLimit = n << 20
+		if n == 0 {
+			o.ScratchLimit = -1
+		}
+	}
+	if v, _ := lookup(EnvCallbackSecret); strings.TrimSpace(v) != "" {
+		o.CallbackSecret = []byte(strings.TrimSpace(v))
+	}
+	if v, _ := lookup(EnvCallbackPrivate); strings.TrimSpace(v) != "" {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%s=%q: want 1 or 0", EnvCallbackPrivate, v)
+		}
+		o.CallbackPrivate = b
+	}
+	return nil
 }
