@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -212,16 +213,50 @@ func (s *Service) acquire(r *http.Request) (*slot, error) {
 	}
 	select {
 	case s.slots <- struct{}{}:
-		return &slot{free: func() { <-s.slots; s.perClient.give(key) }}, nil
+		start := time.Now()
+		return &slot{free: func() {
+			s.held.note(time.Since(start))
+			<-s.slots
+			s.perClient.give(key)
+		}}, nil
 	default:
 		s.perClient.give(key)
 		return nil, errBusy
 	}
 }
 
+// slotTimes is a running mean of how long the work slots are held, the
+// work of a heavy request (its body read before, its answer's reading
+// after, are not counted).
+type slotTimes struct {
+	mu   sync.Mutex
+	mean time.Duration // exponentially weighted, one tenth a request
+}
+
+func (t *slotTimes) note(d time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.mean == 0 {
+		t.mean = d
+		return
+	}
+	t.mean += (d - t.mean) / 10
+}
+
+// retryAfter is the Retry-After of a request refused for want of a slot:
+// the mean time a slot is held, in whole seconds from 1 to 60 (it was 1,
+// and a client that obeyed it asked twenty times while a document of 20 s
+// held its slot).
+func (t *slotTimes) retryAfter() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	secs := int((t.mean + time.Second - 1) / time.Second)
+	return strconv.Itoa(min(max(secs, 1), 60))
+}
+
 // refuseBusy answers a heavy request that found no slot.
 func (s *Service) refuseBusy(w http.ResponseWriter, err error) {
-	w.Header().Set("Retry-After", "1")
+	w.Header().Set("Retry-After", s.held.retryAfter())
 	if errors.Is(err, errClientBusy) {
 		WriteError(w, http.StatusServiceUnavailable, ReasonRateLimited, fmt.Sprintf(
 			"the service is busy: this client already has %d requests being served (MAX_CONCURRENT_PER_CLIENT); retry shortly", s.Config.MaxPerClient))

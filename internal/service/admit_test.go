@@ -248,3 +248,27 @@ func TestTempDirUnusable(t *testing.T) {
 		t.Errorf("no ERROR record naming the folder:\n%s", logs)
 	}
 }
+
+// TestRetryAfterFollowsWork: a request refused for want of a slot is told
+// to come back after about the time a slot is held (it was told 1 s while
+// documents held their slots for 20 s), from 1 to 60 s.
+func TestRetryAfterFollowsWork(t *testing.T) {
+	for _, c := range []struct {
+		held []time.Duration
+		want string
+	}{
+		{nil, "1"},
+		{[]time.Duration{20 * time.Second}, "20"},
+		{[]time.Duration{100 * time.Millisecond, 200 * time.Millisecond}, "1"},
+		{[]time.Duration{10 * time.Minute}, "60"},
+		{[]time.Duration{20 * time.Second, 20 * time.Second, 0}, "18"},
+	} {
+		var st slotTimes
+		for _, d := range c.held {
+			st.note(d)
+		}
+		if got := st.retryAfter(); got != c.want {
+			t.Errorf("slots held %v: Retry-After %s, want %s", c.held, got, c.want)
+		}
+	}
+}

@@ -164,6 +164,7 @@ type Service struct {
 	openapi   []byte
 	bodies    bodySet
 	slots     chan struct{} // one token per heavy request being served
+	held      slotTimes     // how long the slots are held (Retry-After)
 	perClient clients       // heavy requests in the slots, by client address
 	tokens    *tokenList    // the bearer tokens accepted (auth)
 	routes    []Endpoint    // the tool's routes listed by /info, as registered
