@@ -272,3 +272,32 @@ func TestRetryAfterFollowsWork(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerCutLogged: an answer its client stops reading half-way is
+// logged as cut off after the bytes sent, at WARNING (it was an INFO line
+// with status 200 like any other).
+func TestAnswerCutLogged(t *testing.T) {
+	svc, srv, logs := testService(t, env{"LOG_LEVEL": "INFO"}, Options{})
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	svc.HandleFunc("GET /stream", func(w http.ResponseWriter, r *http.Request) {
+		for range 512 { // 32 MiB, more than the sockets' buffers
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	_ = svc.WarmUp(context.Background())
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(conn, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+	io.ReadFull(conn, make([]byte, 4096))
+	conn.Close()
+	if !testenv.WaitFor(20*time.Second, func() bool { return strings.Contains(logs.String(), "the answer was cut off after") }) {
+		t.Fatalf("the cut answer is not logged as cut:\n%s", logs)
+	}
+	if !strings.Contains(logs.String(), `"level":"WARN"`) {
+		t.Errorf("the cut answer is not a warning:\n%s", logs)
+	}
+}

@@ -43,6 +43,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -567,6 +568,10 @@ type recorder struct {
 	// gone says the client went away while its body was read
 	// (goneError): the request is logged and counted as cut.
 	gone bool
+	// writeErr is the first error writing the answer (the client went
+	// away, or its write deadline cut it): the log says the answer was
+	// cut off after its bytes.
+	writeErr error
 }
 
 // noteCause records cause in the request log record of the request whose
@@ -615,6 +620,9 @@ func (r *recorder) Write(b []byte) (int, error) {
 	}
 	n, err := r.ResponseWriter.Write(b)
 	r.bytes += int64(n)
+	if err != nil && r.writeErr == nil {
+		r.writeErr = err
+	}
 	return n, err
 }
 
@@ -700,6 +708,12 @@ func (s *Service) logRequests(next http.Handler) http.Handler {
 			}
 			if rec.cause != "" {
 				attrs = append(attrs, slog.String("cause", rec.cause))
+			}
+			if rec.writeErr != nil && !cut {
+				// A results stream read in part, an answer its client did
+				// not take within its write deadline: logged 200 before.
+				attrs = append(attrs, slog.String("cut", "the answer was cut off after "+strconv.FormatInt(rec.bytes, 10)+" bytes: "+rec.writeErr.Error()))
+				level = max(level, slog.LevelWarn)
 			}
 			if cut {
 				attrs[2] = slog.Int("status", 0) // no answer went out
