@@ -33,7 +33,7 @@ type bookFile struct {
 	Source string `json:"source"`           // its URL
 	Format string `json:"format"`           // ALTO, PAGE, hOCR
 	Output string `json:"output,omitempty"` // the answer part's name
-	Status string `json:"status"`           // translated or failed
+	Status string `json:"status"`           // translated, no_text (written as it was) or failed
 	Error  string `json:"error,omitempty"`
 	// Warnings are the translation's warnings (lines left without a
 	// word, languages left untouched), as a document's answer counts them.
@@ -134,16 +134,20 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 	}
 	js, _ := json.MarshalIndent(sum, "", "  ")
 	setCountHeaders(w.Header(), stats)
-	warnings, failed := 0, 0
+	warnings, failed, noText := 0, 0, 0
 	for _, f := range sum.Files {
 		warnings += len(f.Warnings)
-		if f.Status == "failed" {
+		switch f.Status {
+		case "failed":
 			failed++
+		case "no_text":
+			noText++
 		}
 	}
 	w.Header().Set(headerWarnings, fmt.Sprint(warnings)) // the files' own, listed in book.json
 	// A 200 with files failed said so only inside book.json.
 	w.Header().Set(headerFilesFailed, fmt.Sprint(failed))
+	w.Header().Set(headerFilesNoText, fmt.Sprint(noText))
 	writeMixed(w, append(parts, mixedPart{Name: "book.json", Type: "application/json", Data: js}))
 }
 
@@ -248,6 +252,9 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 			carry = out.Carried
 		}
 		bf.Status, bf.Output = "translated", path.Join(path.Dir(rel), out.Name)
+		if out.NoText {
+			bf.Status = "no_text" // a blank page, written as it was
+		}
 		bf.Warnings = out.Warnings
 		sum.Files = append(sum.Files, bf)
 		parts = append(parts, mixedPart{Name: bf.Output, Type: textType(out.Kind == translator.KindHOCR), Data: out.Data})

@@ -211,6 +211,14 @@ func TestTranslateBook(t *testing.T) {
 	if h := r404.Header.Get("X-Translation-Files-Failed"); r404.StatusCode != 200 || h != "1" {
 		t.Errorf("a book with a text file gone: %d, X-Translation-Files-Failed %q, want 200 and 1: %.300s", r404.StatusCode, h, b404)
 	}
+	// A page without text is written as it was, said no_text in book.json
+	// and counted in X-Translation-Files-Without-Text (it said translated).
+	files["/b/OCR-D-OCR/3.hocr"] = []byte(`<html><body><div class='ocr_page' title='bbox 0 0 9 9'></div></body></html>`)
+	rb, bb := send(ts.URL, part{Field: "book_url", Data: []byte(books.URL + "/b/mets.xml")}, part{Field: "source_lang", Data: []byte("de")})
+	files["/b/OCR-D-OCR/3.hocr"] = hocr
+	if h := rb.Header.Get("X-Translation-Files-Without-Text"); rb.StatusCode != 200 || h != "1" || !bytes.Contains(bb, []byte(`"status": "no_text"`)) {
+		t.Errorf("a book with a blank page: %d, X-Translation-Files-Without-Text %q, want 200, 1 and no_text in book.json: %.600s", rb.StatusCode, h, bb)
+	}
 
 	for _, c := range []struct {
 		name   string

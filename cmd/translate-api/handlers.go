@@ -692,6 +692,10 @@ const (
 	// headerFilesFailed counts a book_url answer's text files that failed
 	// (listed in its book.json).
 	headerFilesFailed = "X-Translation-Files-Failed"
+	// headerFilesNoText counts a book_url answer's text files without
+	// text (blank pages, written as they were; status no_text in its
+	// book.json).
+	headerFilesNoText = "X-Translation-Files-Without-Text"
 )
 
 func setCountHeaders(h http.Header, st translator.Stats) {

@@ -239,8 +239,9 @@ func (p *runRecord) failuresPath() string {
 
 // restored records an input whose outputs a resumed run keeps from an
 // earlier run: its files, the licence components and the source languages
-// of its translation.
-func (p *runRecord) restored(d itemData, files ...string) {
+// of its translation. name is the document as the run metadata names it
+// (folder/stem).
+func (p *runRecord) restored(name string, d itemData, files ...string) {
 	p.usage.Add(d.Components...)
 	p.Update(func(doc *runmeta.Doc) {
 		st := &doc.Statistics
@@ -250,7 +251,7 @@ func (p *runRecord) restored(d itemData, files ...string) {
 		st.OutputCountsByType["csv"]++
 		st.CountKind(d.Kind)
 		if d.NoText {
-			st.DocumentsWithoutText++
+			st.NoText(name, false)
 		}
 		doc.Outputs = append(doc.Outputs, files...)
 	})

@@ -331,6 +331,7 @@ func addStatistics(st *runmeta.Statistics, xs runmeta.Statistics) {
 	st.UnitsTranslated += xs.UnitsTranslated
 	st.UnitsSkipped += xs.UnitsSkipped
 	st.DocumentsWithoutText += xs.DocumentsWithoutText
+	st.WithoutText = append(st.WithoutText, xs.WithoutText...)
 	st.PlaceholderCalls += xs.PlaceholderCalls
 	st.PlaceholderFallbacks += xs.PlaceholderFallbacks
 	for k, v := range xs.OutputCountsByType {

@@ -559,13 +559,15 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		// it is written by the run that finishes them.
 		return err
 	}
-	if st := r.pd.Snapshot().Statistics; len(p.written) == 0 || st.DocumentsWithoutText == st.SuccessfullyProcessed {
+	if len(p.written) == 0 {
 		r.pd.SetConfig(shard.TriedConfig, true) // its share is done: a merge takes it
-		if len(p.written) > 0 {
-			// Spec 4.1: a run that translated nothing failed.
-			return fmt.Errorf("no document was translated: the %d written hold no text (pages without text, written as they were)", len(p.written))
-		}
 		return errors.New("no document was translated")
+	}
+	if st := r.pd.Snapshot().Statistics; st.DocumentsWithoutText == st.SuccessfullyProcessed {
+		// Not a failure: each page was done, written as it was. (Exit 3
+		// made a shard holding only a book's endpapers fail on every
+		// retry, and the service answered such a book 200.)
+		r.warn(fmt.Sprintf("none of the %d documents holds text to translate (pages without text, written as they were): nothing was sent for translation", len(p.written)))
 	}
 	if err := r.bookOut(ctx, p, inputs); err != nil {
 		return err
@@ -910,7 +912,7 @@ func (r *runner) fromLedger(p *pass, inputs []input, i int, in input, name, dige
 		}
 		r.claimed[f] = in.Origin
 	}
-	r.pd.restored(d, files...)
+	r.pd.restored(filepath.ToSlash(filepath.Join(in.Dir, translator.Stem(in.Path))), d, files...)
 	p.bar.Keep(1) // done before: not this run's work, rate or ETA
 	p.restored++
 	return true

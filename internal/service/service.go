@@ -765,7 +765,7 @@ func (s *Service) cors(next http.Handler) http.Handler {
 // allowed origin may read (CORS hides the others from its scripts): the
 // file name, a job's Location, when to retry, the limits applied and
 // translate-api's counts (only Content-Disposition was exposed).
-const ExposedHeaders = "Content-Disposition, Location, Retry-After, X-Limits-Applied, X-Translation-Units, X-Translation-Translated, X-Translation-Skipped, X-Translation-Backend-Calls, X-Translation-Warnings, X-Translation-Files-Failed"
+const ExposedHeaders = "Content-Disposition, Location, Retry-After, X-Limits-Applied, X-Translation-Units, X-Translation-Translated, X-Translation-Skipped, X-Translation-Backend-Calls, X-Translation-Warnings, X-Translation-Files-Failed, X-Translation-Files-Without-Text"
 
 // Run runs the whole lifecycle and returns the process exit code: warm-up
 // (SIGTERM during warm-up cancels it and returns 143 at once), listen on

@@ -14,6 +14,7 @@ package runmeta
 
 import (
 	"maps"
+	"slices"
 	"time"
 
 	"archivekit/internal/licence"
@@ -43,6 +44,10 @@ type Statistics struct {
 	// that held no text, blank pages, written as they were
 	// (translator.Output.NoText); they count as processed.
 	DocumentsWithoutText int `json:"documents_without_text"`
+	// WithoutText names them (folder/stem, as the log files are named),
+	// in the order they were done: which pages were blank, or had OCR
+	// that found nothing.
+	WithoutText []string `json:"documents_without_text_list,omitempty"`
 	// LanguageTags is the machine-translation tag (RFC 6497,
 	// "en-t-cs-t0-und") of the text translated from each source language.
 	LanguageTags map[string]string `json:"language_tags"`
@@ -66,6 +71,20 @@ type Statistics struct {
 	// Books holds one record per book of the run, its text files taken
 	// as one document (Book); absent without books.
 	Books []*Book `json:"books,omitempty"`
+}
+
+// NoText counts doc, a page document without text, in
+// DocumentsWithoutText and WithoutText (taken back with undo).
+func (st *Statistics) NoText(doc string, undo bool) {
+	if undo {
+		st.DocumentsWithoutText--
+		if i := slices.Index(st.WithoutText, doc); i >= 0 {
+			st.WithoutText = slices.Delete(st.WithoutText, i, i+1)
+		}
+		return
+	}
+	st.DocumentsWithoutText++
+	st.WithoutText = append(st.WithoutText, doc)
 }
 
 // CountKind counts a document of kind k in DocumentKinds (by -1 with
@@ -264,11 +283,7 @@ func (d *Doc) add(doc string, it Item) {
 	st.UnitsSkipped += it.Stats.Skipped
 	st.CountKind(it.Kind, it.taken)
 	if it.NoText() {
-		if it.taken {
-			st.DocumentsWithoutText--
-		} else {
-			st.DocumentsWithoutText++
-		}
+		st.NoText(doc, it.taken)
 	}
 	AddCounts(st.Languages, it.Languages)
 	st.PlaceholderCalls += it.Stats.PlaceholderCalls
