@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"archivekit/internal/service/servicetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -44,10 +46,11 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 // testService builds a service from e with a few tool routes and serves it
-// with httptest. Logs go to the returned buffer.
-func testService(t *testing.T, e env, opts Options) (*Service, *httptest.Server, *bytes.Buffer) {
+// with httptest. Logs go to the returned buffer (read while requests are
+// served: its reads and writes are serialised).
+func testService(t *testing.T, e env, opts Options) (*Service, *httptest.Server, *servicetest.LogBuffer) {
 	t.Helper()
-	var logs bytes.Buffer
+	var logs servicetest.LogBuffer
 	if opts.Name == "" {
 		opts.Name = "test-api"
 	}
@@ -55,7 +58,7 @@ func testService(t *testing.T, e env, opts Options) (*Service, *httptest.Server,
 		opts.DefaultMaxUploadMB = 10
 	}
 	opts.LookupEnv = e.lookup
-	opts.LogOutput = &syncWriter{w: &logs}
+	opts.LogOutput = &logs
 	svc, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -419,7 +422,7 @@ func TestRequestLogging(t *testing.T) {
 		do(t, "GET", srv.URL+"/hello", nil, nil)
 		do(t, "GET", srv.URL+"/ready", nil, nil)
 		var work, probe bool
-		for _, line := range bytes.Split(bytes.TrimSpace(logs.Bytes()), []byte("\n")) {
+		for _, line := range bytes.Split(bytes.TrimSpace([]byte(logs.String())), []byte("\n")) {
 			if len(line) == 0 {
 				continue
 			}
@@ -462,7 +465,7 @@ func TestStorageFullLogged(t *testing.T) {
 		t.Fatalf("%d %s, want 507 naming no path", resp.StatusCode, body)
 	}
 	var logged bool
-	for _, line := range bytes.Split(bytes.TrimSpace(logs.Bytes()), []byte("\n")) {
+	for _, line := range bytes.Split(bytes.TrimSpace([]byte(logs.String())), []byte("\n")) {
 		var rec map[string]any
 		if json.Unmarshal(line, &rec) == nil && rec["msg"] == "request" && rec["path"] == "/stage" {
 			logged = rec["level"] == "ERROR" && rec["status"] == float64(507) && rec["cause"] == "write /var/lib/jobs/upload-7/in/0: no space left on device"
@@ -507,7 +510,7 @@ func TestRequestLogReasonAndCut(t *testing.T) {
 	<-done
 	srv.Close() // waits for the handlers, whose records are then written
 	var refused, cut bool
-	for _, line := range bytes.Split(bytes.TrimSpace(logs.Bytes()), []byte("\n")) {
+	for _, line := range bytes.Split(bytes.TrimSpace([]byte(logs.String())), []byte("\n")) {
 		var rec map[string]any
 		if json.Unmarshal(line, &rec) != nil || rec["msg"] != "request" {
 			continue
