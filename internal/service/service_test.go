@@ -86,21 +86,6 @@ func addTestRoutes(svc *Service) {
 	})
 }
 
-// syncWriter serialises writes from concurrent handlers.
-type syncWriter struct {
-	mu chan struct{}
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(b []byte) (int, error) {
-	if s.mu == nil {
-		s.mu = make(chan struct{}, 1)
-	}
-	s.mu <- struct{}{}
-	defer func() { <-s.mu }()
-	return s.w.Write(b)
-}
-
 type response struct {
 	status int
 	header http.Header
