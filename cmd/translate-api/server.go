@@ -94,6 +94,14 @@ func loadSettings(getenv func(string) string) (settings, error) {
 	if s.ParaConfig, err = res.Find(resources.TranslateComponents, ""); err != nil {
 		return s, fmt.Errorf("licence components (%s): %w", envParaConfig, err)
 	}
+	if s.Vocabulary != "" {
+		// A vocabulary that is not there is a setting at fault (exit 2,
+		// naming it), not a warm-up that failed (exit 1): it is read at
+		// warm-up, where its content is checked.
+		if _, err := os.Stat(s.Vocabulary); err != nil {
+			return s, fmt.Errorf("%s=%q: %w (harvest one with load-vocab, or unset it to translate without)", envVocabulary, s.Vocabulary, err)
+		}
+	}
 	if s.OutputMode != "" && !translator.ValidMode(s.OutputMode) {
 		return s, fmt.Errorf("%s=%q: want %s", envOutputMode, s.OutputMode, translator.ModeChoices)
 	}

@@ -511,6 +511,8 @@ func TestConfiguration(t *testing.T) {
 		{map[string]string{"TRANSLATION_BACKEND": "chat_compatible"}, "LLM_BASE_URL"},
 		{map[string]string{"TRANSLATION_BACKEND": "chat_compatible", "LLM_BASE_URL": "http://127.0.0.1:1/v1"}, "LLM_MODEL"},
 		{map[string]string{"PORT": ""}, "PORT"},
+		// A setting at fault, not a warm-up failure (it exited 1).
+		{map[string]string{"VOCABULARY_PATH": "/nonexistent/vocabulary.csv"}, `VOCABULARY_PATH="/nonexistent/vocabulary.csv"`},
 	}
 	for _, tc := range tests {
 		env := testEnv("http://127.0.0.1:1", tc.env)
