@@ -91,6 +91,20 @@ func TestJobs(t *testing.T) {
 	if err := json.Unmarshal(readBody(t, resp), &res); err != nil || len(res.Items) != 2 || res.Items[0].Text == nil || !strings.Contains(*res.Items[0].Text, "grave") {
 		t.Fatalf("results %+v %v", res, err)
 	}
+	// The run metadata lists the answers as the archive names them (it
+	// listed a.alto.xml for the archive's a_en.alto.xml).
+	var meta struct {
+		Outputs []string `json:"outputs"`
+	}
+	if err := json.Unmarshal(res.RunMetadata, &meta); err != nil {
+		t.Fatal(err)
+	}
+	names := archiveNames(t, ts.URL, id)
+	for _, o := range meta.Outputs {
+		if !slices.Contains(names, o) {
+			t.Errorf("the run metadata lists %s, which the archive (%q) does not hold", o, names)
+		}
+	}
 }
 
 // TestJobsRefusedAtSubmit: a job whose fields each item would refuse is

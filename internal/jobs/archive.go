@@ -54,7 +54,7 @@ func (q *Queue) zipResults(w http.ResponseWriter, r *http.Request, id string) {
 		return err
 	}
 	res, err := q.results(r.Context(), id, func(ir *ItemResult) error {
-		ir.URL = archiveName(ir.Item, cmp.Or(attachmentName(ir.disposition), ir.Name), ir.ContentType)
+		ir.URL = answerName(ir.Item, ir.Name, ir.disposition, ir.ContentType)
 		b, err := q.output(r.Context(), id, ir.Item)
 		if err != nil {
 			return err
@@ -111,6 +111,13 @@ func attachmentName(disposition string) string {
 }
 
 // archiveName is an item's answer's name in the archive.
+// answerName is the name of item index's answer in the results archive
+// and the job's run metadata: the file name its Content-Disposition gives
+// (page_en.alto.xml), else the item's own (name).
+func answerName(index int, name, disposition, ctype string) string {
+	return archiveName(index, cmp.Or(attachmentName(disposition), name), ctype)
+}
+
 func archiveName(index int, name, ctype string) string {
 	base := service.ClientName(name)
 	if base == "" {

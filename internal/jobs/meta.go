@@ -112,7 +112,9 @@ func (q *Queue) makeRecord(ctx context.Context, id, state string, end time.Time)
 		case Succeeded:
 			rec.Processed(1)
 			rec.CountOutput(outputKind(it.Type), 1)
-			rec.AddOutputFile(archiveName(it.Index, it.Name, it.Type))
+			// As the results archive names it (the item's name was
+			// listed, page.alto.xml for the archive's page_en.alto.xml).
+			rec.AddOutputFile(answerName(it.Index, it.Name, it.Disposition, it.Type))
 			if s := sums[it.Index]; s != nil {
 				if err := ir.AddItem(it.Name, s); err != nil {
 					rec.Warn(fmt.Sprintf("item %d (%s): its summary was not counted: %v", it.Index, it.Name, err))
