@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"archivekit/internal/book"
@@ -181,6 +180,7 @@ func (r *classifier) bookOut(b *book.Book, pages []book.Page, src []byte, stem, 
 	}
 	files := map[string][]byte{}
 	var links []bookout.CanvasLinks
+	nums := bookout.CanvasNumbers(src)
 	for _, p := range pages {
 		c, ok := r.classes[b.Source+"#"+p.ID]
 		if !ok {
@@ -190,7 +190,7 @@ func (r *classifier) bookOut(b *book.Book, pages []book.Page, src []byte, stem, 
 		if err != nil {
 			return false, err
 		}
-		rel := stem + "/" + strconv.Itoa(len(links)+1) + ".json"
+		rel := stem + "/" + bookout.PageName(nums, p.ID, 1, len(links)+1)
 		page, err := ver.ClassPage(base+rel, p.ID, classes, flag, gen)
 		if err != nil {
 			return false, err

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"archivekit/internal/book"
@@ -113,6 +112,7 @@ func (r *runner) manifestOut(src []byte, stem, outDir, base string, translated [
 	files := map[string][]byte{}
 	var links []bookout.CanvasLinks
 	at := map[string]int{}
+	nums := bookout.CanvasNumbers(src)
 	skipped := 0
 	for _, b := range translated {
 		read, ok := lineReaders[b.text.Format]
@@ -144,7 +144,11 @@ func (r *runner) manifestOut(src []byte, stem, outDir, base string, translated [
 				lines[i].Language = inOrder[i]
 			}
 		}
-		rel := stem + "_annotations/" + strconv.Itoa(len(files)+1) + ".json"
+		k := 1 // the k-th text file of its canvas
+		if i, ok := at[b.page]; ok {
+			k = len(links[i].Annotations) + 1
+		}
+		rel := stem + "_annotations/" + bookout.PageName(nums, b.page, k, len(files)+1)
 		page, err := ver.TranslationPage(base+rel, b.page, tag, lines, gen)
 		if err != nil {
 			return false, fmt.Errorf("--book-out: %w", err)

@@ -427,6 +427,61 @@ type CanvasLinks struct {
 // annotations and the files in seeAlso; a Presentation 2 manifest's
 // canvases (sequences' canvases) get them as annotation lists in
 // otherContent and in seeAlso (see ManifestVersion).
+// CanvasNumbers numbers the canvases of the manifest src from 1 in their
+// order (the first sequence's of Presentation 2, the items of 3), by id:
+// both tools name a canvas's annotation page after its number
+// (<stem>/<n>.json), so that the pages of one canvas written by pageclass
+// and translate carry one number (translate numbered its files in the
+// order done, and a page without a text file shifted every number after
+// it). A manifest that cannot be read numbers nothing.
+func CanvasNumbers(src []byte) map[string]int {
+	var m map[string]any
+	if json.Unmarshal(src, &m) != nil {
+		return nil
+	}
+	v, err := manifestVersion(m)
+	if err != nil {
+		return nil
+	}
+	nums := map[string]int{}
+	number := func(canvases []any, idKey string) {
+		for _, it := range canvases {
+			if c, ok := it.(map[string]any); ok {
+				if cid, _ := c[idKey].(string); cid != "" && nums[cid] == 0 {
+					nums[cid] = len(nums) + 1
+				}
+			}
+		}
+	}
+	if v == Presentation2 {
+		if seqs, _ := m["sequences"].([]any); len(seqs) > 0 {
+			if seq, ok := seqs[0].(map[string]any); ok {
+				canvases, _ := seq["canvases"].([]any)
+				number(canvases, "@id")
+			}
+		}
+	} else {
+		items, _ := m["items"].([]any)
+		number(items, "id")
+	}
+	return nums
+}
+
+// PageName is the file name of the annotation page of canvas (CanvasNumbers
+// nums) in a book's annotation folder: "<n>.json", "<n>-<k>.json" for the
+// k-th of one canvas (a canvas with two text files), or, for a canvas the
+// manifest does not number, "x<seq>.json" after the order written (seq).
+func PageName(nums map[string]int, canvas string, k, seq int) string {
+	n, ok := nums[canvas]
+	switch {
+	case !ok:
+		return "x" + strconv.Itoa(seq) + ".json"
+	case k > 1:
+		return strconv.Itoa(n) + "-" + strconv.Itoa(k) + ".json"
+	}
+	return strconv.Itoa(n) + ".json"
+}
+
 func DerivedManifest(src []byte, id string, links []CanvasLinks) ([]byte, error) {
 	var m map[string]any
 	if err := json.Unmarshal(src, &m); err != nil {

@@ -252,3 +252,32 @@ func TestTranslationPageTargets(t *testing.T) {
 	_, manifest := iiifOutputs(t, dir)
 	t.Logf("iiif-prezi3: %s", bookouttest.Prezi3(t, manifest, pagePath))
 }
+
+// TestCanvasNumbers: the canvases are numbered in the manifest's order
+// (Presentation 3 items, Presentation 2 the first sequence), and a page is
+// named after its canvas's number whatever was written before it (a
+// canvas without a text file shifted translate's numbers after it).
+func TestCanvasNumbers(t *testing.T) {
+	v3 := `{"@context":"http://iiif.io/api/presentation/3/context.json","id":"m","type":"Manifest","items":[{"id":"c1","type":"Canvas"},{"id":"c2","type":"Canvas"},{"id":"c3","type":"Canvas"}]}`
+	v2 := `{"@context":"http://iiif.io/api/presentation/2/context.json","@id":"m","@type":"sc:Manifest","sequences":[{"canvases":[{"@id":"c1"},{"@id":"c2"},{"@id":"c3"}]}]}`
+	for name, src := range map[string]string{"v3": v3, "v2": v2} {
+		nums := CanvasNumbers([]byte(src))
+		for _, c := range []struct {
+			canvas string
+			k, seq int
+			want   string
+		}{
+			{"c1", 1, 1, "1.json"},
+			{"c3", 1, 2, "3.json"}, // c2 had no text file
+			{"c3", 2, 3, "3-2.json"},
+			{"elsewhere", 1, 4, "x4.json"},
+		} {
+			if got := PageName(nums, c.canvas, c.k, c.seq); got != c.want {
+				t.Errorf("%s: PageName(%s, %d, %d) = %s, want %s", name, c.canvas, c.k, c.seq, got, c.want)
+			}
+		}
+	}
+	if CanvasNumbers([]byte("not json")) != nil {
+		t.Error("a manifest that cannot be read numbered canvases")
+	}
+}
