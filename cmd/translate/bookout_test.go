@@ -353,6 +353,27 @@ func TestBookOutIIIF(t *testing.T) {
 	if err := json.Unmarshal(readOrFatal(t, filepath.Join(local, "manifest_en.json")), &lm); err != nil || !strings.HasPrefix(lm.ID, "file://") {
 		t.Errorf("derived manifest without a base: id %q, %v", lm.ID, err)
 	}
+
+	// A canvas whose text file holds no text gets no (empty) annotation
+	// page and no link calling its untouched copy a machine translation.
+	srv.put("/iiif/text/2.hocr", []byte(`<html><body><div class='ocr_page' title='bbox 0 0 9 9'></div></body></html>`))
+	blank := t.TempDir()
+	if r = runCLI(t, newEnv(api), srv.URL+"/iiif/manifest.json", "-o", blank, "--vocabulary", "", "--fast-align", "--book-out", "--book-base-url", base); r.code != exitOK {
+		t.Fatalf("with a blank page: exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(blank, "manifest_en_annotations", "2.json")); err == nil {
+		t.Error("an annotation page was written for the canvas without text")
+	}
+	m.Items = nil
+	if err := json.Unmarshal(readOrFatal(t, filepath.Join(blank, "manifest_en.json")), &m); err != nil || len(m.Items) != 4 ||
+		len(m.Items[1].Annotations) != 0 || len(m.Items[0].Annotations) != 1 {
+		t.Errorf("derived manifest with a blank canvas: %+v, %v", m, err)
+	}
+	for _, see := range m.Items[1].SeeAlso {
+		if strings.Contains(see.ID, "2_en") {
+			t.Errorf("the blank canvas links its untouched copy: %+v", see)
+		}
+	}
 }
 
 // TestBookOutIIIF2: --book-out on a real IIIF Presentation 2 manifest (the

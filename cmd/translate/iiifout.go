@@ -129,6 +129,12 @@ func (r *runner) manifestOut(src []byte, stem, outDir, base string, translated [
 			return false, fmt.Errorf("--book-out: %s: %w", b.out, err)
 		}
 		lines := bookout.OnCanvas(pages, b.w, b.h)
+		if len(lines) == 0 {
+			// A page without text (written as it was): no empty
+			// annotation page, and no link calling the untouched copy a
+			// machine translation.
+			continue
+		}
 		// Each line in its own language, as the file's log has it (every
 		// line was said to be translated from the run's most frequent
 		// language, those left in English as they were included).

@@ -21,6 +21,7 @@ import (
 	"archivekit/internal/book"
 	"archivekit/internal/cliflags"
 	"archivekit/internal/docrecord"
+	"archivekit/internal/filekind"
 	"archivekit/internal/ledger"
 	"archivekit/internal/licence"
 	"archivekit/internal/logging"
@@ -1091,7 +1092,7 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 			}
 			return nil, "", fmt.Errorf("%s: metadata document but the field list is unreadable: %w", in.Path, r.fieldsErr)
 		}
-		if s.Alto && strings.HasSuffix(strings.ToLower(in.Path), ".alto.xml") && len(bytes.TrimSpace(src)) > 0 && !sniffedALTO(src) {
+		if s.Alto && strings.HasSuffix(strings.ToLower(in.Path), ".alto.xml") && len(bytes.TrimSpace(src)) > 0 && !sniffedALTO(src) && filekind.Of(src) == "" {
 			r.warn(fmt.Sprintf("%s: named like ALTO but its root element is not <alto>; handled as metadata", in.Origin))
 		}
 	}

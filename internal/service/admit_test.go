@@ -201,7 +201,7 @@ func TestUploadCutOff(t *testing.T) {
 	if !testenv.WaitFor(10*time.Second, func() bool { return strings.Contains(logs.String(), `"cut"`) }) {
 		t.Fatalf("the cut upload was not logged as cut:\n%s", logs)
 	}
-	if strings.Contains(logs.String(), `"level":"ERROR"`) || strings.Contains(logs.String(), "storing the request body") {
+	if strings.Contains(logs.String(), `"level":"ERROR"`) || strings.Contains(logs.String(), "storing the request body") || strings.Contains(logs.String(), "bad_request") {
 		t.Errorf("a client's cut upload logged as the service's failure:\n%s", logs)
 	}
 	metrics := do(t, "GET", srv.URL+"/metrics", nil, nil)

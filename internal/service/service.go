@@ -703,7 +703,9 @@ func (s *Service) logRequests(next http.Handler) http.Handler {
 			if rec.client != "" {
 				attrs = append(attrs, slog.String("client", rec.client))
 			}
-			if rec.reason != "" {
+			if rec.reason != "" && !rec.gone {
+				// (A client gone mid-body was answered 400 bad_request
+				// that it never read: its line says cut, not why.)
 				attrs = append(attrs, slog.String("reason", string(rec.reason)))
 			}
 			if rec.cause != "" {
