@@ -151,7 +151,8 @@ func TestHelp(t *testing.T) {
 	}
 	for _, want := range []string{"Input:", "Output:", "Models:", "Training and evaluation:", "Document records:",
 		"--[no-]inner", "--topn=N", "-tn for short", "top_N: 7", "--document-json-out-dir", "--no-average-best",
-		"--review-rate=R", "share/doc/archivekit/docs/glossary.md", "LINE_T   typed text in a table or form"} {
+		"--review-rate=R", "share/doc/archivekit/docs/glossary.md", "LINE_T   typed text in a table or form",
+		"Exit codes: 0 done", "75 incomplete"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("help lacks %q", want)
 		}

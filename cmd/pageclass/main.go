@@ -272,5 +272,6 @@ func description() string {
 	for _, e := range glossary.Entries {
 		fmt.Fprintf(&b, "  %-8s %s\n", e.Category, e.Description)
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	b.WriteString("\n" + cliflags.ExitCodesHelp)
+	return b.String()
 }

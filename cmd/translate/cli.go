@@ -159,7 +159,7 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 	var c cli
 	parser, err := cliflags.NewKong("translate", &c, stdout, stdout,
 		kong.Description("Translate the text of OCR files (ALTO, PAGE-XML, hOCR), archival metadata XML and books (METS, IIIF), keeping every other byte. "+
-			"The translations come from the backend --backend names: by default a machine-translation service at TRANSLATION_URL."),
+			"The translations come from the backend --backend names: by default a machine-translation service at TRANSLATION_URL.\n\n"+cliflags.ExitCodesHelp),
 		kong.UsageOnError())
 	if err != nil {
 		return nil, false, err

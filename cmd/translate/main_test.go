@@ -83,6 +83,14 @@ func readParadata(t *testing.T, dir string) runmeta.Doc {
 	return d
 }
 
+// TestHelpExitCodes: --help says the exit codes, as the README does.
+func TestHelpExitCodes(t *testing.T) {
+	r := runCLI(t, env{}, "--help")
+	if r.code != exitOK || !strings.Contains(r.out+r.stderr, "Exit codes: 0 done") || !strings.Contains(r.out+r.stderr, "75 incomplete") {
+		t.Errorf("exit %d, help without the exit codes:\n%s%s", r.code, r.out, r.stderr)
+	}
+}
+
 func TestRewriteArgs(t *testing.T) {
 	for _, c := range []struct{ in, want []string }{
 		{[]string{"in", "-src", "cs", "-tgt", "de"}, []string{"in", "--source_lang", "cs", "--target_lang", "de"}},

@@ -27,6 +27,10 @@ const (
 	ExitInterrupted = 130
 )
 
+// ExitCodesHelp says the exit codes in a command's --help, as the README
+// does.
+const ExitCodesHelp = "Exit codes: 0 done (also when some inputs failed: the failures table names them), 1 usage error, 2 no input, 3 failure (nothing done), 75 incomplete (passing failures left items to do: run again with --resume), 130 Ctrl-C, 143 SIGTERM."
+
 // IncompleteError marks a run that left Undone items to do after passing
 // failures (Err, the last of them): exit code ExitIncomplete.
 type IncompleteError struct {
