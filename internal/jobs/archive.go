@@ -110,7 +110,6 @@ func attachmentName(disposition string) string {
 	return path.Base(params["filename"])
 }
 
-// archiveName is an item's answer's name in the archive.
 // answerName is the name of item index's answer in the results archive
 // and the job's run metadata: the file name its Content-Disposition gives
 // (page_en.alto.xml), else the item's own (name).
@@ -118,6 +117,7 @@ func answerName(index int, name, disposition, ctype string) string {
 	return archiveName(index, cmp.Or(attachmentName(disposition), name), ctype)
 }
 
+// archiveName is an item's answer's name in the archive.
 func archiveName(index int, name, ctype string) string {
 	base := service.ClientName(name)
 	if base == "" {

@@ -44,7 +44,7 @@ type upload struct{ Name, Type string }
 // job's status. With an Idempotency-Key already used for the same request
 // it answers 200 with that job; for another request, 422.
 func (q *Queue) Submit(w http.ResponseWriter, r *http.Request) {
-	if full := q.full(w, r.Context()); full {
+	if q.full(r.Context(), w) {
 		return
 	}
 	id := newID()
@@ -220,7 +220,7 @@ const DefaultMaxActive = 1000
 // full answers 503 (Retry-After) when the service holds MaxActive jobs not
 // yet ended, and reports whether it did. (Before, every job was taken: 300
 // submitted at once were all queued, and only a full disk said no.)
-func (q *Queue) full(w http.ResponseWriter, ctx context.Context) bool {
+func (q *Queue) full(ctx context.Context, w http.ResponseWriter) bool {
 	max := cmp.Or(q.opts.MaxActive, DefaultMaxActive)
 	var n int
 	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM archivekit_job WHERE state IN (?, ?)`, Queued, Running).Scan(&n); err != nil || n < max {
