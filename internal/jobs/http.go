@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -332,8 +333,35 @@ func (q *Queue) Cancel(w http.ResponseWriter, r *http.Request) {
 	if _, err := q.river.JobCancel(ctx, rid); err != nil {
 		q.log.Warn("River cancel", "job", id, "error", err.Error())
 	}
+	if err := q.dropUnrun(ctx, id); err != nil {
+		q.log.Warn("the uploads of a canceled job's items that never ran are not removed; they are removed with the job", "job", id, "error", err.Error())
+	}
 	q.log.Info("job canceled", "job", id)
 	q.answer(w, ctx, id, http.StatusOK)
+}
+
+// dropUnrun removes the uploaded files of canceled job id's items that
+// never ran, and never will (a canceled job of a thousand pages kept them
+// all until JOBS_RETENTION removed the job); the answers of those that ran
+// stay, with their inputs.
+func (q *Queue) dropUnrun(ctx context.Context, id string) error {
+	if q.pool != nil {
+		_, err := q.exec(ctx, `UPDATE archivekit_item SET input = NULL WHERE job_id = ? AND state = ?`, id, Queued)
+		return err
+	}
+	items, err := q.items(ctx, id)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, it := range items {
+		if it.State == Queued {
+			if err := os.Remove(q.inPath(id, it.Index)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // ItemResult is an item of GET /jobs/{id}/results.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -219,7 +221,8 @@ func TestPickOpenReadsAt(t *testing.T) {
 // answered 503 with Retry-After naming JOBS_MAX_ACTIVE (every job was
 // taken, until the disk was full); once one ends, a job is taken again.
 func TestMaxActive(t *testing.T) {
-	svc, q := newServiceWith(t, t.TempDir(), &echo{}, jobs.Options{MaxActive: 2})
+	dir := t.TempDir()
+	svc, q := newServiceWith(t, dir, &echo{}, jobs.Options{MaxActive: 2})
 	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
 	// Not started: the jobs stay queued.
 	var ids []string
@@ -246,5 +249,13 @@ func TestMaxActive(t *testing.T) {
 	}
 	if code, _, _ := submit(t, ts.URL, "", file("3.xml", "aaa")); code != 202 {
 		t.Errorf("a job after one ended: %d", code)
+	}
+	// The canceled job's upload, never to run, is gone (it stayed until
+	// JOBS_RETENTION); the queued job's is there.
+	if in, _ := os.ReadDir(filepath.Join(dir, "jobs", ids[0], "in")); len(in) != 0 {
+		t.Errorf("the canceled job keeps %d uploads", len(in))
+	}
+	if in, _ := os.ReadDir(filepath.Join(dir, "jobs", ids[1], "in")); len(in) != 1 {
+		t.Errorf("the queued job holds %d uploads, want 1", len(in))
 	}
 }
