@@ -131,6 +131,11 @@ func TestJobsRefusedAtSubmit(t *testing.T) {
 		if code != http.StatusUnprocessableEntity || !strings.Contains(string(b), c.says) {
 			t.Errorf("%s: %d %s, want 422 naming %q", c.name, code, b, c.says)
 		}
+		// A field given in the query is said to be the query's (it was
+		// said to be the body's).
+		if c.query != "" && !strings.Contains(string(b), `"loc":["query","output_mode"]`) {
+			t.Errorf("%s: %s, want the query's field located in the query", c.name, b)
+		}
 	}
 	// The backend down: the job is taken, its items wait for it.
 	down := translatortest.New(translatortest.Config{})

@@ -148,6 +148,23 @@ func (f *form) checked() map[string]string {
 	return out
 }
 
+// placed returns verrs with the location of a field the form lacks and
+// the query gives said to be the query (CheckFields names each field as
+// the body's, where the synchronous endpoints read both).
+func (f *form) placed(verrs []service.ValidationError) []service.ValidationError {
+	q, _ := url.ParseQuery(f.Query)
+	for i, v := range verrs {
+		if len(v.Loc) != 2 || v.Loc[0] != "body" {
+			continue
+		}
+		name, _ := v.Loc[1].(string)
+		if q.Has(name) && !slices.ContainsFunc(f.Parts, func(p part) bool { return p.Field == name }) {
+			verrs[i].Loc = []any{"query", name}
+		}
+	}
+	return verrs
+}
+
 // itemForm is the form an item is sent with: a book job's leaves out the
 // fields its book reader took, and an item's route those it does not take
 // (Route.Omit).

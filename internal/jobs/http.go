@@ -67,7 +67,7 @@ func (q *Queue) Submit(w http.ResponseWriter, r *http.Request) {
 	}
 	if q.opts.CheckFields != nil {
 		if verrs := q.opts.CheckFields(f.checked()); len(verrs) > 0 {
-			service.WriteValidation(w, verrs...)
+			service.WriteValidation(w, f.placed(verrs)...)
 			return
 		}
 	}
