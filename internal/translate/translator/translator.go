@@ -336,7 +336,7 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 		return out, nil
 	}
 	if out.Stats.Translated == 0 && out.Stats.AlreadyDone == 0 {
-		return nil, &NothingTranslatedError{Name: name, Kind: kind, Stats: out.Stats, Target: opt.Target, Warnings: out.Warnings}
+		return nil, &NothingTranslatedError{Name: name, Stats: out.Stats, Target: opt.Target, Warnings: out.Warnings}
 	}
 	if out.Data, err = enc.Encode(out.Data); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -660,7 +660,6 @@ var ErrNothingTranslated = errors.New("nothing translated")
 // (Output.NoText).
 type NothingTranslatedError struct {
 	Name     string
-	Kind     Kind
 	Target   string
 	Stats    Stats
 	Warnings []string
