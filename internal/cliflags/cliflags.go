@@ -34,12 +34,26 @@ func New(name string, stderr io.Writer) *Set {
 
 // Parse parses args. When the command should stop here (help asked, a bad
 // flag, --version, a positional argument) it returns the exit code and true;
-// the message is already written.
+// the message is already written. Help (-h) writes the usage (the set's
+// Usage, or the flag list); a bad flag writes the flag package's message and
+// where the flags are listed, not the whole list, whose length hid the one
+// line that said what was wrong.
 func (s *Set) Parse(args []string, stdout io.Writer) (code int, stop bool) {
-	if err := s.FlagSet.Parse(args); err != nil {
+	usage := s.FlagSet.Usage
+	s.FlagSet.Usage = func() {}
+	err := s.FlagSet.Parse(args)
+	s.FlagSet.Usage = usage
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			if usage == nil {
+				fmt.Fprintf(s.Output(), "Usage of %s:\n", s.Name())
+				s.PrintDefaults()
+			} else {
+				usage()
+			}
 			return 0, true
 		}
+		fmt.Fprintf(s.Output(), "%s: %s -h lists its flags\n", s.Name(), s.Name())
 		return s.BadExit, true
 	}
 	if *s.version {

@@ -17,7 +17,8 @@ func TestParse(t *testing.T) {
 		{[]string{"--n", "3"}, 0, false, "", ""},
 		{[]string{"--version"}, 0, true, "tool ", ""},
 		{[]string{"-h"}, 0, true, "", "Usage of tool"},
-		{[]string{"--bad"}, 1, true, "", "flag provided but not defined: -bad"},
+		{[]string{"--bad"}, 1, true, "", "flag provided but not defined: -bad\ntool: tool -h lists its flags\n"},
+		{[]string{"--n", "x"}, 1, true, "", "invalid value \"x\" for flag -n: parse error\ntool: tool -h lists its flags\n"},
 		{[]string{"extra"}, 1, true, "", `tool: unexpected argument "extra"`},
 	} {
 		var out, errs bytes.Buffer
@@ -29,6 +30,11 @@ func TestParse(t *testing.T) {
 		}
 		if !stop && *n != 3 {
 			t.Errorf("n = %d", *n)
+		}
+		// A bad flag is said in two lines, not followed by the flag
+		// list; help lists the flags.
+		if listed := strings.Contains(errs.String(), "a number"); listed != (c.args[0] == "-h") {
+			t.Errorf("%v: flag list written %v:\n%s", c.args, listed, errs.String())
 		}
 	}
 	// A service's configuration-error code for what a user typed wrong.
