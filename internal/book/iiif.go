@@ -31,7 +31,7 @@ func (r *reader) readIIIF(l loc, data []byte) (*Book, error) {
 	if kind == Collection {
 		err = w.collection(l, doc, 1)
 	} else {
-		err = w.manifest(doc, "")
+		err = w.manifest(l, doc, "")
 	}
 	if err != nil {
 		return nil, err
@@ -179,7 +179,7 @@ func (w *walk) collection(at loc, doc map[string]any, depth int) error {
 		if w.manifests++; w.manifests > w.r.opts.MaxManifests {
 			return fmt.Errorf("%s: %w: more than %d manifests", at, ErrLimit, w.r.opts.MaxManifests)
 		}
-		if err := w.manifest(body, str(body, "@id", "id")); err != nil {
+		if err := w.manifest(where, body, str(body, "@id", "id")); err != nil {
 			return err
 		}
 	}
@@ -195,8 +195,9 @@ func embedded(m map[string]any, kind Kind) bool {
 }
 
 // manifest appends a manifest's canvases (v2: the first sequence; v3:
-// items) as pages.
-func (w *walk) manifest(doc map[string]any, manifestID string) error {
+// items) as pages; at is where the manifest was read, against which the
+// relative locations of its images and text files are resolved (within).
+func (w *walk) manifest(at loc, doc map[string]any, manifestID string) error {
 	var canvases []map[string]any
 	if seqs := objects(doc["sequences"]); len(seqs) > 0 {
 		canvases = objects(seqs[0]["canvases"])
@@ -217,11 +218,32 @@ func (w *walk) manifest(doc map[string]any, manifestID string) error {
 		p.Image = canvasImage(c)
 		if p.Image == nil {
 			w.book.Problems = append(w.book.Problems, Problem{Page: p.ID, Reason: "no image"})
+		} else {
+			p.Image.Location = w.within(at, p.Image.Location)
 		}
 		p.Texts = canvasTexts(c)
+		for i := range p.Texts {
+			p.Texts[i].Location = w.within(at, p.Texts[i].Location)
+		}
 		w.book.Pages = append(w.book.Pages, p)
 	}
 	return nil
+}
+
+// within resolves a manifest's location ref against at, where the
+// manifest was read, when it is relative (ocr/0001.xml) or a file URL: a
+// local manifest's relative ids were taken relative to the working
+// folder, and a remote one's named local files. An http(s) URL is kept as
+// written; a location that cannot be resolved too (its fetch says why).
+func (w *walk) within(at loc, ref string) string {
+	if ref == "" || IsURL(ref) {
+		return ref
+	}
+	l, err := w.r.locate(ref, &at)
+	if err != nil {
+		return ref
+	}
+	return l.String()
 }
 
 // canvasImage reads the first painting image of a canvas (v2 images, v3

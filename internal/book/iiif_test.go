@@ -1,8 +1,15 @@
 package book
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"archivekit/internal/fetch"
 )
 
 // TestCanvasTexts: a canvas's text files by format or profile, in seeAlso,
@@ -71,5 +78,43 @@ func TestImageService(t *testing.T) {
 	}
 	if s := imageService(map[string]any{"@id": "x", "profile": "http://iiif.io/api/search/0/search"}); s != nil {
 		t.Errorf("a search service read as an image service: %+v", s)
+	}
+}
+
+// TestManifestRelativeLocations: a manifest's relative image and text
+// locations are resolved against where the manifest was read: a local
+// manifest's against its folder (they were taken relative to the working
+// folder, so a book beside its manifest was not found), a served one's
+// against its URL (they named local files); absolute URLs are kept as
+// written.
+func TestManifestRelativeLocations(t *testing.T) {
+	manifest := []byte(`{"@context": "http://iiif.io/api/presentation/3/context.json", "id": "https://example.org/m", "type": "Manifest", "items": [
+  {"id": "https://example.org/m/c1", "type": "Canvas", "width": 10, "height": 10,
+   "items": [{"type": "AnnotationPage", "items": [{"type": "Annotation", "motivation": "painting", "body": {"id": "img/1.jpg", "type": "Image"}}]}],
+   "seeAlso": [{"id": "ocr/1.xml", "type": "Dataset", "profile": "http://www.loc.gov/standards/alto/ns-v4#"},
+               {"id": "https://other.example.org/a%20b/2.hocr", "type": "Text", "format": "text/vnd.hocr+html"}]}]}`)
+	dir := t.TempDir()
+	local := filepath.Join(dir, "manifest.json")
+	if err := os.WriteFile(local, manifest, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(manifest) }))
+	defer srv.Close()
+	for _, c := range []struct {
+		at, image, text string
+	}{
+		{local, filepath.Join(dir, "img", "1.jpg"), filepath.Join(dir, "ocr", "1.xml")},
+		{srv.URL + "/b/manifest.json", srv.URL + "/b/img/1.jpg", srv.URL + "/b/ocr/1.xml"},
+	} {
+		f := fetch.New(fetch.Policy{Private: fetch.PrivateAllowed, Retries: -1}, nil)
+		b, err := Read(context.Background(), c.at, Options{Fetcher: f})
+		if err != nil {
+			t.Fatalf("%s: %v", c.at, err)
+		}
+		p := b.Pages[0]
+		if p.Image == nil || p.Image.Location != c.image || len(p.Texts) != 2 || p.Texts[0].Location != c.text ||
+			p.Texts[1].Location != "https://other.example.org/a%20b/2.hocr" {
+			t.Errorf("%s: image %+v, texts %+v; want %s and %s", c.at, p.Image, p.Texts, c.image, c.text)
+		}
 	}
 }
