@@ -830,3 +830,32 @@ func TestFileURLOfAPageImage(t *testing.T) {
 		t.Errorf("exit %d, want %d saying it is a page image: %s", code, exitNoInput, log)
 	}
 }
+
+// TestBookFlagsWithoutBook: --book-pages and --image-group given to a run
+// none of whose inputs is a book are a usage error naming the flag, before
+// any page is classified (a folder of images given --book-pages was
+// classified whole without a word).
+func TestBookFlagsWithoutBook(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	pages := classifytest.Pages(t, 1)
+	mkdir(t, e.in)
+	if err := os.Symlink(pages[0], filepath.Join(e.in, "page.png")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-d", e.in, "--book-pages", "PHYS_0001"}, "--book-pages selects pages of a METS file or IIIF manifest, and no input of this run is one"},
+		{[]string{"-f", filepath.Join(e.in, "page.png"), "--image-group", "MAX"}, "--image-group selects pages"},
+	} {
+		code, log := e.run(t, c.args...)
+		if code != exitUsage || !strings.Contains(log, c.want) {
+			t.Errorf("%v: exit %d, want %d and %q:\n%s", c.args, code, exitUsage, c.want, log)
+		}
+		if m, _ := filepath.Glob(filepath.Join(e.results, "*TOP*.csv")); len(m) > 0 {
+			t.Errorf("%v: a refused run wrote %v", c.args, m)
+		}
+	}
+}

@@ -271,8 +271,33 @@ func (r *classifier) inputs(ctx context.Context) (*inputSet, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := bookFlagsWithoutBook(c, set); err != nil {
+		return nil, err
+	}
 	set.share(spec)
 	return set, nil
+}
+
+// bookFlagsWithoutBook refuses --book-pages and --image-group for a run
+// none of whose inputs is a book (a METS file or IIIF manifest): they
+// select a book's pages, and a folder of images given --book-pages was
+// classified whole without a word.
+func bookFlagsWithoutBook(c *CLI, set *inputSet) error {
+	if set.books != nil {
+		return nil
+	}
+	var given []string
+	if c.BookPages != "" {
+		given = append(given, "--book-pages")
+	}
+	if c.ImageGroup != "" {
+		given = append(given, "--image-group")
+	}
+	if len(given) == 0 {
+		return nil
+	}
+	flags := strings.Join(given, " and ")
+	return cliflags.Usage(fmt.Errorf("%s selects pages of a METS file or IIIF manifest, and no input of this run is one; give the book itself, or leave %s out to classify every file", flags, flags))
 }
 
 // pageFromName tells whether images are keyed by the page number at the end
