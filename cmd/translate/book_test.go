@@ -737,3 +737,72 @@ func TestBookShardsFetchTheirShare(t *testing.T) {
 		t.Errorf("no book written after --merge: %v", err)
 	}
 }
+
+// TestBookFlagsWithoutBook: --pages and --text-group given to a run none
+// of whose inputs is a book are a usage error naming the flag, and nothing
+// is written (a single ALTO file given --pages was translated whole
+// without a word).
+func TestBookFlagsWithoutBook(t *testing.T) {
+	dir := t.TempDir()
+	alto := filepath.Join(dir, "page.alto.xml")
+	writeFile(t, alto, readOrFatal(t, testenv.Path(t, sampleALTO)))
+	api := startAPI(t, translatortest.Config{})
+	for _, c := range []struct {
+		name string
+		in   string
+		args []string
+		want string
+	}{
+		{"pages on a file", alto, []string{"--pages", "PHYS_0001"}, "--pages selects pages of a METS file or IIIF manifest, and no input of this run is one"},
+		{"text group on a folder", dir, []string{"--text-group", "FULLTEXT"}, "--text-group selects pages"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			r := runCLI(t, newEnv(api), append([]string{c.in, "-o", out, "--vocabulary", ""}, c.args...)...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("exit %d, want %d and %q:\n%s", r.code, exitUsage, c.want, r.stderr)
+			}
+			if ents, _ := os.ReadDir(out); len(ents) > 0 {
+				t.Errorf("a refused run wrote %d entries to its output folder", len(ents))
+			}
+		})
+	}
+}
+
+// TestBookFolderMETSAndManifest: a folder holding a book's METS file and
+// its IIIF manifest side by side (both naming the same two ALTO files)
+// translates each page once, as the METS book's (read first), and says why
+// the manifest was not read as a second book; every page was translated
+// twice, into the same output files.
+func TestBookFolderMETSAndManifest(t *testing.T) {
+	dir := t.TempDir()
+	alto := readOrFatal(t, testenv.Path(t, sampleALTO))
+	mets := altoMETS(2)
+	writeFile(t, filepath.Join(dir, "book.mets.xml"), []byte(mets))
+	var canvases []string
+	for k := 1; k <= 2; k++ {
+		writeFile(t, filepath.Join(dir, "ocr", fmt.Sprintf("%04d.xml", k)), append(append([]byte{}, alto...), fmt.Sprintf("<!-- page %d -->\n", k)...))
+		canvases = append(canvases, fmt.Sprintf(`{"id": "https://example.org/c%[1]d", "type": "Canvas", "width": 800, "height": 1000,
+  "seeAlso": [{"id": "ocr/%04[1]d.xml", "type": "Dataset", "format": "application/xml", "profile": "http://www.loc.gov/standards/alto/ns-v4#"}]}`, k))
+	}
+	writeFile(t, filepath.Join(dir, "manifest.json"), []byte(`{"@context": "http://iiif.io/api/presentation/3/context.json", "id": "https://example.org/manifest.json",
+  "type": "Manifest", "label": {"en": ["The same book"]}, "items": [`+strings.Join(canvases, ", ")+`]}`))
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), dir, "-o", out, "--vocabulary", "", "--fast-align")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	d := readParadata(t, out)
+	if d.Statistics.SuccessfullyProcessed != 2 {
+		t.Errorf("%d files translated, want the book's 2 once each", d.Statistics.SuccessfullyProcessed)
+	}
+	if !strings.Contains(r.stderr, "its 2 text files are those of the book "+filepath.Join(dir, "book.mets.xml")+", read before") {
+		t.Errorf("the manifest's files are not said to be the METS book's:\n%s", r.stderr)
+	}
+	raw, _ := json.Marshal(d.Config["books"])
+	var books []bookInfo
+	if err := json.Unmarshal(raw, &books); err != nil || len(books) != 1 || books[0].Kind != "METS" {
+		t.Errorf("config.books %s (%v), want the METS book alone", raw, err)
+	}
+}

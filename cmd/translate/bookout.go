@@ -30,12 +30,16 @@ type bookFile struct {
 	log string
 	// w and h are the page's canvas size (0: not given).
 	w, h float64
+	// noText: a page without text, written as it was
+	// (translator.Output.NoText).
+	noText bool
 }
 
-// booked notes a translated (or kept) text file of a book.
-func (p *pass) booked(in input, out string) {
+// booked notes a translated (or kept) text file of a book; noText: a page
+// without text, written as it was.
+func (p *pass) booked(in input, out string, noText bool) {
 	if in.Book != nil {
-		p.books = append(p.books, bookFile{of: in.BookOf, page: in.Page, manifest: in.PageManifest, text: *in.Book, out: out, w: in.PageW, h: in.PageH,
+		p.books = append(p.books, bookFile{of: in.BookOf, page: in.Page, manifest: in.PageManifest, text: *in.Book, out: out, w: in.PageW, h: in.PageH, noText: noText,
 			log: filepath.Join(filepath.Dir(out), translator.LogName(in.Path))})
 	}
 }
@@ -132,7 +136,11 @@ func (r *runner) metsOut(ctx context.Context, b *bookInfo, translated []bookFile
 	}
 	group := bookout.GroupName(uses, translated[0].text.Group, s.Target)
 	var files []bookout.METSFile
+	blank := 0
 	for _, f := range translated {
+		if f.noText {
+			blank++
+		}
 		rel, err := filepath.Rel(filepath.Dir(dst), f.out)
 		if err != nil {
 			return err
@@ -142,7 +150,7 @@ func (r *runner) metsOut(ctx context.Context, b *bookInfo, translated []bookFile
 	_, tag, _ := langtag.ForSources(s.Target, r.pd.Snapshot().Statistics.Languages)
 	out, err := bookout.AddToMETS(src, files, bookout.METSOptions{Group: group,
 		Agent: bookout.Agent{Name: "archivekit translate", Version: version.String()},
-		Note:  fmt.Sprintf("machine translation into %s (%s), output mode %s", s.Target, tag, modesOf(s.outputMode(), translated))})
+		Note:  metsNote(s.Target, tag, modesOf(s.outputMode(), translated), blank, len(files))})
 	if err != nil {
 		return fmt.Errorf("--book-out: %w", err)
 	}
@@ -152,6 +160,18 @@ func (r *runner) metsOut(ctx context.Context, b *bookInfo, translated []bookFile
 	r.pd.output("xml", dst)
 	r.log.Info("book written", "mets", dst, "fileGrp", group, "files", len(files))
 	return nil
+}
+
+// metsNote is the agent note of a translated METS group of n files, blank
+// of them pages without text: those are in the group (one file a page, as
+// the source group has it) but copied as they were, and the note says so
+// rather than calling every file a machine translation.
+func metsNote(target, tag, modes string, blank, n int) string {
+	note := fmt.Sprintf("machine translation into %s (%s), output mode %s", target, tag, modes)
+	if blank > 0 {
+		note += fmt.Sprintf("; %d of the %d files are pages without text, copied as they were", blank, n)
+	}
+	return note
 }
 
 // bookLinks returns the book's METS src with its own relative locations

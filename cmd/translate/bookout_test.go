@@ -1012,3 +1012,32 @@ func TestBookOutIIIFLineLanguages(t *testing.T) {
 		}
 	}
 }
+
+// TestBookOutMETSBlankPage: a METS book one of whose ALTO files holds no
+// text keeps that page's file in the translated group (one file a page),
+// and the group's agent note says it was copied as it was rather than
+// calling every file a machine translation.
+func TestBookOutMETSBlankPage(t *testing.T) {
+	srv := altoBookServer(t, 3)
+	srv.put("/b/ocr/0002.xml", []byte(`<?xml version="1.0" encoding="UTF-8"?>
+<alto xmlns="http://www.loc.gov/standards/alto/ns-v4#"><Layout><Page ID="p2" WIDTH="800" HEIGHT="1000" PHYSICAL_IMG_NR="2"><PrintSpace/></Page></Layout></alto>
+`))
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), srv.URL+"/b/mets.xml", "-o", out, "--vocabulary", "", "--fast-align", "--book-out")
+	if r.code != exitOK {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	mets, err := filepath.Glob(filepath.Join(out, "*_en.mets.xml"))
+	if err != nil || len(mets) != 1 {
+		all, _ := filepath.Glob(filepath.Join(out, "*"))
+		t.Fatalf("written METS: %q, %v; output folder %q", mets, err, all)
+	}
+	got := string(readOrFatal(t, mets[0]))
+	if n := strings.Count(got, `<mets:fptr FILEID="`); n != 9 {
+		t.Errorf("%d file pointers, want 9 (three pages, each its image, its text and its translation):\n%s", n, got)
+	}
+	if !strings.Contains(got, "machine translation into en") || !strings.Contains(got, "; 1 of the 3 files are pages without text, copied as they were") {
+		t.Errorf("the agent note does not say the blank page was copied:\n%s", got)
+	}
+}

@@ -350,30 +350,12 @@ func collectDir(ctx context.Context, s *settings, client *http.Client, report fu
 		listIns, all, books = append(listIns, ins...), append(all, keys...), append(books, bks...)
 	}
 	// The books found: their text files are theirs, not loose inputs.
-	var bookIns []input
-	var bookAll []string
-	taken := map[string]bool{}
-	for _, p := range found {
-		ins, keys, bk, berr := collectBook(ctx, s, p, place{prefix: bookFolder(in, p)})
-		switch {
-		case berr == nil:
-			books, bookIns, bookAll = append(books, bk), append(bookIns, ins...), append(bookAll, keys...)
-			for _, k := range keys {
-				taken[k] = true
-			}
-		case errors.Is(berr, errNoPages):
-			// a METS file without pages: a document, when collected as one
-			if collectable(s, p, nil, report) {
-				loose = append(loose, input{Path: p, Origin: p, Dir: relDir(in, p)})
-			}
-		default:
-			loose = append(loose, input{Path: p, Origin: p, Dir: relDir(in, p), Err: berr})
-		}
-	}
+	fb := readFolderBooks(ctx, s, found, report)
+	books, loose, taken := append(books, fb.books...), append(loose, fb.loose...), fb.taken
 	sort.SliceStable(loose, func(i, j int) bool { return loose[i].Path < loose[j].Path })
 	for _, x := range loose {
 		k := shard.Key(in, x.Path)
-		if taken[k] {
+		if taken[k] != "" {
 			continue // a text file of a book of the folder
 		}
 		all = append(all, k)
@@ -381,8 +363,66 @@ func collectDir(ctx context.Context, s *settings, client *http.Client, report fu
 			inputs = append(inputs, x)
 		}
 	}
-	inputs = append(append(inputs, bookIns...), listIns...)
-	return inputs, append(all, bookAll...), books, err
+	inputs = append(append(inputs, fb.inputs...), listIns...)
+	return inputs, append(all, fb.all...), books, err
+}
+
+// folderBooks are the books of a folder run (readFolderBooks): the books
+// read, their text files as inputs and shard keys (all), the text files
+// taken, each to its book, and the files found to be failed books or
+// metadata documents (loose).
+type folderBooks struct {
+	books  []*bookInfo
+	inputs []input
+	all    []string
+	taken  map[string]string
+	loose  []input
+}
+
+// readFolderBooks reads the files of a folder run found to be books, in
+// order. A book whose text files are all those of a book read before (a
+// METS file and its IIIF manifest side by side: every page was translated
+// twice, into the same output files) is reported, not read again; a METS
+// file without pages is a metadata document when collected as one; a book
+// that cannot be read is a failed input.
+func readFolderBooks(ctx context.Context, s *settings, found []string, report func(path, reason string)) folderBooks {
+	in := s.Input
+	fb := folderBooks{taken: map[string]string{}}
+	for _, p := range found {
+		ins, keys, bk, berr := collectBook(ctx, s, p, place{prefix: bookFolder(in, p)})
+		switch {
+		case berr == nil && sameBook(keys, fb.taken) != "":
+			report(p, fmt.Sprintf("its %d text files are those of the book %s, read before: translated once, as that book's", len(keys), sameBook(keys, fb.taken)))
+		case berr == nil:
+			fb.books, fb.inputs, fb.all = append(fb.books, bk), append(fb.inputs, ins...), append(fb.all, keys...)
+			for _, k := range keys {
+				fb.taken[k] = p
+			}
+		case errors.Is(berr, errNoPages):
+			if collectable(s, p, nil, report) {
+				fb.loose = append(fb.loose, input{Path: p, Origin: p, Dir: relDir(in, p)})
+			}
+		default:
+			fb.loose = append(fb.loose, input{Path: p, Origin: p, Dir: relDir(in, p), Err: berr})
+		}
+	}
+	return fb
+}
+
+// sameBook is the book of a folder run (taken: the text files of the books
+// read so far, each to its book) that has every one of keys, the text files
+// of a book read after it; "" when none has them all.
+func sameBook(keys []string, taken map[string]string) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	first := taken[keys[0]]
+	for _, k := range keys {
+		if taken[k] == "" || taken[k] != first {
+			return ""
+		}
+	}
+	return first
 }
 
 // What a folder run makes of one of its files (folderFile).

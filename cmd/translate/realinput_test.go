@@ -196,6 +196,11 @@ func TestPagesWithoutText(t *testing.T) {
 	if r.code != exitOK || !strings.Contains(r.stderr, "none of the 1 documents holds text to translate") {
 		t.Errorf("a run of a blank page alone: exit %d, want %d with a warning:\n%s", r.code, exitOK, r.stderr)
 	}
+	// Nothing translated, no component counted: the licence UNKNOWN is in
+	// the run metadata, not a warning ending the log.
+	if strings.Contains(r.stderr, "licence:") || readParadata(t, only).License != "UNKNOWN" {
+		t.Errorf("a run that translated nothing warns of its licence, or its metadata lacks UNKNOWN:\n%s", r.stderr)
+	}
 }
 
 // TestLemmatiserOutage: with the lemmatiser answering 503, the 79-page run

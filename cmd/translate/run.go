@@ -229,6 +229,10 @@ func (r *runner) gather(ctx context.Context) (inputs []input, all []string, code
 	}
 	unmatched := r.unmatchedFormats(all)
 	r.warnNotCollected(unmatched)
+	if err := bookFlagsWithoutBook(s, bk); err != nil {
+		log.Error("usage error", "error", err, "input_path", s.Input)
+		return nil, nil, exitUsage
+	}
 	if len(all) == 0 {
 		log.Error("no input", "input_path", s.Input, "formats", s.FormatsRaw)
 		return nil, nil, exitNoInput
@@ -237,6 +241,29 @@ func (r *runner) gather(ctx context.Context) (inputs []input, all []string, code
 		log.Info("shard", "shard", s.Shard.String(), "inputs", len(inputs), "inputs_all_shards", len(all))
 	}
 	return inputs, all, exitOK
+}
+
+// bookFlagsWithoutBook refuses --pages and --text-group for a whole run
+// none of whose inputs is a book (a METS file or IIIF manifest): they
+// select a book's pages, and a single ALTO file given --pages was
+// translated whole without a word. A shard's share may hold no book of a
+// run that has some, so a shard run is not refused.
+func bookFlagsWithoutBook(s *settings, books []*bookInfo) error {
+	if len(books) > 0 || !s.Shard.Whole() {
+		return nil
+	}
+	var given []string
+	if s.Pages != "" {
+		given = append(given, "--pages")
+	}
+	if len(s.TextGroups) > 0 {
+		given = append(given, "--text-group")
+	}
+	if len(given) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s selects pages of a METS file or IIIF manifest, and no input of this run is one; give the book itself, or leave %s out to translate every file",
+		strings.Join(given, " and "), strings.Join(given, " and "))
 }
 
 // warnNotCollected says once, as a warning, how many files of a folder
@@ -361,9 +388,14 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 		log.Info("failures table written", "path", pd.failuresPath(), "rows", len(r.failures))
 	}
 	// The licence resolution's warnings (undeclared or unrecognised
-	// components, ties) go to the log as well as to the run metadata.
-	for _, w := range translator.Resolve(comps, r.usage.Components()).Warnings {
-		r.log.Warn("licence: " + w)
+	// components, ties) go to the log as well as to the run metadata; a
+	// run in which no component counted (nothing translated: every file
+	// failed, or had no text) has its UNKNOWN licence in the run metadata
+	// only, not as a last warning under the errors that said why.
+	if used := r.usage.Components(); len(used) > 0 {
+		for _, w := range translator.Resolve(comps, used).Warnings {
+			r.log.Warn("licence: " + w)
+		}
 	}
 	r.logSummary(log)
 	if err := pd.Finish(runErr); err != nil {
@@ -904,7 +936,7 @@ func (r *runner) fromLedger(p *pass, inputs []input, i int, in input, name, dige
 			in.Origin, strings.Join(changed, ", ")))
 	}
 	p.written = append(p.written, files[0])
-	p.booked(in, files[0])
+	p.booked(in, files[0], d.NoText)
 	p.keptAt[i] = true
 	p.carried(i, d.HyphenNext)
 	for _, f := range files {
@@ -938,7 +970,7 @@ func (r *runner) failed(ctx context.Context, p *pass, in input, name, digest str
 func (r *runner) translated(ctx context.Context, p *pass, in input, name, digest string, out *translator.Output, outPath string) error {
 	s := r.s
 	p.written = append(p.written, outPath)
-	p.booked(in, outPath)
+	p.booked(in, outPath, out.NoText)
 	p.bar.Add(1)
 	p.wrote(r, in, name, out, outPath)
 	switch {
