@@ -86,8 +86,8 @@ func LevelName(l slog.Level) string {
 // accepted by ParseLevel) in the given format (FormatAuto, FormatJSON or
 // FormatText; "" means FormatAuto).
 //
-// The text format is coloured unless the NO_COLOR environment variable is set
-// or w is not a terminal.
+// The text format is coloured unless the NO_COLOR environment variable is set,
+// TERM is dumb or w is not a terminal.
 func New(w io.Writer, level string, format string) (*slog.Logger, error) {
 	lvl, err := ParseLevel(level)
 	if err != nil {
@@ -174,7 +174,10 @@ func newJSON(w io.Writer, level slog.Leveler) slog.Handler {
 }
 
 func newText(w io.Writer, level slog.Leveler) slog.Handler {
+	// NO_COLOR (no-color.org) or a terminal that shows escape sequences
+	// as text (TERM=dumb: Emacs's shell, some CI consoles).
 	_, noColor := os.LookupEnv("NO_COLOR")
+	noColor = noColor || os.Getenv("TERM") == "dumb"
 	return tint.NewTextHandler(w, &tint.Options{
 		Level:      level,
 		TimeFormat: "15:04:05.000",

@@ -236,3 +236,36 @@ func unsetenv(t *testing.T, key string) {
 	t.Setenv(key, "") // registers restoration
 	os.Unsetenv(key)
 }
+
+// ttyBuffer is a buffer that says it reaches a terminal (Terminal).
+type ttyBuffer struct{ bytes.Buffer }
+
+func (*ttyBuffer) Terminal() bool { return true }
+
+// TestColourOnTerminal: the text format is coloured on a terminal, and
+// not under NO_COLOR or on a terminal that shows escape sequences as text
+// (TERM=dumb).
+func TestColourOnTerminal(t *testing.T) {
+	for _, c := range []struct {
+		env    map[string]string
+		colour bool
+	}{
+		{map[string]string{"TERM": "xterm-256color"}, true},
+		{map[string]string{"TERM": "dumb"}, false},
+		{map[string]string{"TERM": "xterm", "NO_COLOR": "1"}, false},
+	} {
+		unsetenv(t, "NO_COLOR")
+		for k, v := range c.env {
+			t.Setenv(k, v)
+		}
+		var buf ttyBuffer
+		lg, err := New(&buf, "INFO", FormatAuto)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg.Warn("disk nearly full")
+		if got := strings.Contains(buf.String(), "\x1b["); got != c.colour || strings.HasPrefix(buf.String(), "{") {
+			t.Errorf("%v: coloured %v, want %v: %q", c.env, got, c.colour, buf.String())
+		}
+	}
+}

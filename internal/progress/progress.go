@@ -4,9 +4,15 @@
 //
 //	pageclass [=========>          ] 92/184 50% 15.3 pages/s ETA 6s
 //
-// When the writer is not a terminal (a log file, CI) nothing is redrawn;
-// a plain line is written every Options.Interval instead (none when the
-// interval is negative). Finish always writes one summary line:
+// The line is measured in display columns (a CJK character or an emoji
+// takes two) and never cut inside a character: when it is too long the
+// figures least needed go first (the rate, the ETA, the percentage, then
+// the bar itself), and the item's name keeps its end ("...0017.tif").
+//
+// When the writer is not a terminal (a log file, CI), or is one that
+// cannot redraw (TERM=dumb), nothing is redrawn; a plain line is written
+// every Options.Interval instead (none when the interval is negative).
+// Finish always writes one summary line:
 //
 //	pageclass: 184 pages in 12.0s (15.3 pages/s), 2 failed
 //
@@ -21,8 +27,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"golang.org/x/term"
+	"golang.org/x/text/width"
 )
 
 // Options configure a Bar.
@@ -85,12 +93,17 @@ func (f Fields) Args() []any {
 
 // Bar counts finished items against a total that may grow.
 type Bar struct {
-	mu       sync.Mutex
-	w        io.Writer
-	opt      Options
-	tty      bool
-	width    func() int
-	now      func() time.Time
+	mu      sync.Mutex
+	w       io.Writer
+	opt     Options
+	tty     bool
+	redraws bool // a terminal that can redraw (not TERM=dumb)
+	width   func() int
+	now     func() time.Time
+	// after runs f after d (time.AfterFunc): the redraw of an item named
+	// too soon after the last one (SetItem).
+	after    func(d time.Duration, f func())
+	pending  bool // a redraw is scheduled
 	start    time.Time
 	last     time.Time // last redraw or log line
 	total    int
@@ -121,9 +134,11 @@ func New(w io.Writer, total int, opt Options) *Bar {
 	if opt.Interval == 0 {
 		opt.Interval = 10 * time.Second
 	}
-	b := &Bar{w: w, opt: opt, total: total, now: time.Now, width: func() int { return 80 }}
+	b := &Bar{w: w, opt: opt, total: total, now: time.Now, width: func() int { return 80 },
+		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		b.tty = true
+		b.redraws = os.Getenv("TERM") != "dumb"
 		b.width = func() int {
 			if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 20 {
 				return cols
@@ -146,11 +161,38 @@ func (b *Bar) AddTotal(n int) {
 
 // SetItem names the item being worked on (a file); the lines show it after
 // the counts until the next SetItem, so a stuck or slow run says where it
-// is.
+// is. On a terminal the line is redrawn with it (at most ten times a
+// second: one named sooner is drawn when that time is up), so the bar shows
+// from the first item on and names the item being worked on, not the one
+// that just finished. Control characters in name are shown as "?".
 func (b *Bar) SetItem(name string) {
 	b.mu.Lock()
-	b.item = name
-	b.mu.Unlock()
+	defer b.mu.Unlock()
+	b.item = printable(name)
+	if !b.redraws || b.finished {
+		return
+	}
+	now := b.now()
+	if since := now.Sub(b.last); since >= redraw || !b.drawn {
+		b.draw(now)
+	} else if !b.pending {
+		b.pending = true
+		b.after(redraw-since, func() {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			b.pending = false
+			if !b.finished {
+				b.draw(b.now())
+			}
+		})
+	}
+}
+
+// draw redraws the terminal line (b.mu held).
+func (b *Bar) draw(now time.Time) {
+	b.last = now
+	fmt.Fprintf(b.w, "\r%s\x1b[K", b.line(now))
+	b.drawn = true
 }
 
 // Keep takes n items of the total out of this run's count: they were done
@@ -203,11 +245,9 @@ func (b *Bar) add(n, failed int) {
 	var logLine string
 	var fields Fields
 	switch {
-	case b.tty && (now.Sub(b.last) >= redraw || b.done >= b.total):
-		b.last = now
-		fmt.Fprintf(b.w, "\r%s\x1b[K", b.line(now))
-		b.drawn = true
-	case !b.tty && b.opt.Interval > 0 && now.Sub(b.last) >= b.opt.Interval:
+	case b.redraws && (now.Sub(b.last) >= redraw || b.done >= b.total):
+		b.draw(now)
+	case !b.redraws && b.opt.Interval > 0 && now.Sub(b.last) >= b.opt.Interval:
 		b.last = now
 		if b.opt.Log != nil {
 			logLine, fields = b.status(now), b.fields(now)
@@ -277,7 +317,11 @@ func (b *Bar) Finish() string {
 	}
 	b.finished = true
 	el := b.now().Sub(b.start)
-	s := fmt.Sprintf("%s %d %s in %s (%s %s/s)", b.prefix(":"), b.done, b.opt.Unit, dur(el), rate(b.done, el), b.opt.Unit)
+	unit := b.opt.Unit
+	if b.done == 1 {
+		unit = strings.TrimSuffix(unit, "s") // "1 file", not "1 files"
+	}
+	s := fmt.Sprintf("%s %d %s in %s (%s %s/s)", b.prefix(":"), b.done, unit, dur(el), rate(b.done, el), b.opt.Unit)
 	if b.failed > 0 {
 		s += fmt.Sprintf(", %d failed", b.failed)
 	}
@@ -309,40 +353,84 @@ func (b *Bar) prefix(sep string) string {
 	return b.opt.Label + sep
 }
 
-// counts is "92/184 50% 15.3 pages/s ETA 6s": the rate is the whole
-// run's; the ETA is the pace since the first items finished, shown once
-// more have finished after them.
+// counts is "92/184 50% 15.3 pages/s ETA 6s" (countFields joined).
 func (b *Bar) counts(now time.Time) string {
-	el := now.Sub(b.start)
-	s := fmt.Sprintf("%d/%d", b.done, b.total)
-	if b.total > 0 {
-		s += fmt.Sprintf(" %d%%", min(100, 100*b.done/b.total))
-	}
-	s += fmt.Sprintf(" %s %s/s", rate(b.done, el), b.opt.Unit)
-	if eta := b.eta(now); eta > 0 {
-		s += " ETA " + dur(eta)
-	}
-	if b.failed > 0 {
-		s += fmt.Sprintf(" %d failed", b.failed)
-	}
-	if b.left > 0 {
-		s += fmt.Sprintf(" %d left", b.left)
-	}
-	if b.item != "" && !b.finished {
-		s += " " + b.item
-	}
-	return s
+	f := b.countFields(now)
+	return strings.Join(append(f.all(), f.item), " ")
 }
 
-// line is the terminal line: label, bar, counts, cut to the width.
+// countParts are the parts of the counts; rate, eta and percent are "" when
+// not shown.
+type countParts struct {
+	done, percent, rate, eta, failed, left, item string
+}
+
+// all are the parts shown, in order, the item left out.
+func (c countParts) all() []string {
+	var out []string
+	for _, s := range []string{c.done, c.percent, c.rate, c.eta, c.failed, c.left} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// countFields are the counts' parts: the rate is the whole run's; the ETA
+// is the pace since the first items finished, shown once more have
+// finished after them.
+func (b *Bar) countFields(now time.Time) countParts {
+	el := now.Sub(b.start)
+	c := countParts{done: fmt.Sprintf("%d/%d", b.done, b.total), rate: fmt.Sprintf("%s %s/s", rate(b.done, el), b.opt.Unit)}
+	if b.total > 0 {
+		c.percent = fmt.Sprintf("%d%%", min(100, 100*b.done/b.total))
+	}
+	if eta := b.eta(now); eta > 0 {
+		c.eta = "ETA " + dur(eta)
+	}
+	if b.failed > 0 {
+		c.failed = fmt.Sprintf("%d failed", b.failed)
+	}
+	if b.left > 0 {
+		c.left = fmt.Sprintf("%d left", b.left)
+	}
+	if !b.finished {
+		c.item = b.item
+	}
+	return c
+}
+
+// minItem is the fewest columns the item's name keeps before the bar
+// itself makes way for it.
+const minItem = 16
+
+// line is the terminal line: label, bar, counts and item, in the
+// terminal's width (display columns). The bar's width follows the
+// terminal's, not the counts' (it changed as the rate, the ETA and the
+// file name did). When the line is too long the rate, the ETA and the
+// percentage go first, whole, until the item's name keeps minItem columns
+// (or all of its own); the bar (from about 85 columns up, as wide as the
+// terminal allows) is left out when the name would keep fewer; the name
+// keeps its end.
 func (b *Bar) line(now time.Time) string {
-	counts := b.counts(now)
+	w := b.width() - 1
 	head := b.prefix(" ")
-	// The bar's width is the terminal's, not the counts' (it changed as
-	// the rate, the ETA and the file name did); the line is cut to fit.
-	room := min(40, (b.width()-1-len(head))/3)
+	c := b.countFields(now)
+	counts := strings.Join(c.all(), " ")
+	need := 0 // the columns the item's name keeps at least
+	if c.item != "" {
+		need = 1 + min(cells(c.item), minItem)
+	}
+	for _, drop := range []*string{&c.rate, &c.eta, &c.percent} {
+		if cells(head)+cells(counts)+need <= w {
+			break
+		}
+		*drop = ""
+		counts = strings.Join(c.all(), " ")
+	}
+	avail := w - cells(head) - cells(counts)
 	bar := ""
-	if room >= 10 {
+	if room := min(40, (w-cells(head)-45)/3); room >= 10 && avail-room-3 >= need {
 		fill := 0
 		if b.total > 0 {
 			fill = min(room, room*b.done/b.total)
@@ -353,12 +441,89 @@ func (b *Bar) line(now time.Time) string {
 			arrow = ">"
 		}
 		bar = "[" + strings.Repeat("=", fill) + arrow + strings.Repeat(" ", room-fill-len(arrow)) + "] "
+		avail -= room + 3
 	}
 	s := head + bar + counts
-	if w := b.width() - 1; len(s) > w {
-		s = s[:w]
+	if c.item != "" && avail >= 2 {
+		s += " " + tail(c.item, avail-1)
+	}
+	return head + cut(strings.TrimPrefix(s, head), w-cells(head))
+}
+
+// cells is the width of s in display columns: two for East Asian wide and
+// full-width characters (CJK, emoji), none for combining marks, joiners
+// and other format characters, one for the rest.
+func cells(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeCells(r)
+	}
+	return n
+}
+
+func runeCells(r rune) int {
+	switch {
+	case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf):
+		return 0
+	case r >= 0x1F000 && r <= 0x1FAFF, r >= 0x2600 && r <= 0x27BF:
+		// Emoji and pictographs: two columns where the terminal shows
+		// them as emoji; counted two so the line never wraps.
+		return 2
+	}
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
+}
+
+// tail is s cut to at most n columns keeping its end, marked "..." where
+// cut; the cut falls between characters, and a character joined to the
+// one before it (a combining mark, an emoji after a zero-width joiner) is
+// not left at its start.
+func tail(s string, n int) string {
+	if cells(s) <= n {
+		return s
+	}
+	if n < 4 {
+		return cut("...", n)
+	}
+	rs := []rune(s)
+	i, used := len(rs), 0
+	for i > 0 && used+runeCells(rs[i-1]) <= n-3 {
+		used += runeCells(rs[i-1])
+		i--
+	}
+	for i < len(rs) && (runeCells(rs[i]) == 0 || i > 0 && rs[i-1] == '\u200d') {
+		i++
+	}
+	return "..." + string(rs[i:])
+}
+
+// cut is s cut to at most n columns, between characters.
+func cut(s string, n int) string {
+	used := 0
+	for i, r := range s {
+		if used += runeCells(r); used > n {
+			return s[:i]
+		}
 	}
 	return s
+}
+
+// printable is name with control characters (a newline in a file name)
+// shown as "?", and the bidirectional overrides and isolates, which would
+// reorder the rest of the line, left out.
+func printable(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
+			return -1
+		case unicode.IsControl(r):
+			return '?'
+		}
+		return r
+	}, name)
 }
 
 // status is the plain log line: "pageclass: 92/184 50% 15.3 pages/s ETA 6s".

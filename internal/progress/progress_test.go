@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"archivekit/internal/logging"
 )
@@ -72,8 +74,8 @@ func TestTerminalRedraw(t *testing.T) {
 	var out bytes.Buffer
 	c := newClock()
 	b := fixed(plain(&out, Options{Label: "pageclass"}), c)
-	b.tty = true
-	b.width = func() int { return 70 }
+	b.tty, b.redraws = true, true
+	b.width = func() int { return 100 }
 	c.step(50 * time.Millisecond)
 	b.Add(10) // within 100 ms of the start: not drawn
 	if out.Len() != 0 {
@@ -83,12 +85,12 @@ func TestTerminalRedraw(t *testing.T) {
 	b.Add(40)
 	frame := out.String()
 	// 40 pages in the 0.95 s since the first 10: 1.2 s for the last 50
-	want := "\rpageclass [========>          ] 50/100 50% 50.0 pages/s ETA 1.2s\x1b[K"
+	want := "\rpageclass [======>       ] 50/100 50% 50.0 pages/s ETA 1.2s\x1b[K"
 	if frame != want {
 		t.Errorf("frame\n%q\nwant\n%q", frame, want)
 	}
-	if n := len(strings.TrimSuffix(strings.TrimPrefix(frame, "\r"), "\x1b[K")); n > 69 {
-		t.Errorf("line of %d columns on a 70-column terminal", n)
+	if n := len(strings.TrimSuffix(strings.TrimPrefix(frame, "\r"), "\x1b[K")); n > 99 {
+		t.Errorf("line of %d columns on a 100-column terminal", n)
 	}
 	out.Reset()
 	b.Write([]byte("level=WARN msg=skipped\n"))
@@ -98,7 +100,7 @@ func TestTerminalRedraw(t *testing.T) {
 	out.Reset()
 	c.step(time.Second)
 	b.Add(50) // complete: always drawn, the bar as wide as before
-	if !strings.Contains(out.String(), "pageclass [===================] 100/100 100% 50.0 pages/s\x1b[K") {
+	if !strings.Contains(out.String(), "pageclass [==============] 100/100 100% 50.0 pages/s\x1b[K") {
 		t.Errorf("final frame %q", out.String())
 	}
 	out.Reset()
@@ -112,7 +114,7 @@ func TestNarrowTerminal(t *testing.T) {
 	var out bytes.Buffer
 	c := newClock()
 	b := fixed(plain(&out, Options{Label: "pageclass"}), c)
-	b.tty = true
+	b.tty, b.redraws = true, true
 	b.width = func() int { return 30 }
 	c.step(time.Second)
 	b.Add(5)
@@ -308,5 +310,145 @@ func TestLeave(t *testing.T) {
 	}
 	if final.Done != 4 || final.Failed != 1 || final.Left != 2 || fmt.Sprint(final.Args()) != "[done 4 total 4 failed 1 left 2 rate_per_s 4 final true]" {
 		t.Errorf("fields %+v, args %v", final, final.Args())
+	}
+}
+
+// onTerminal makes b draw as on a terminal of the given width.
+func onTerminal(b *Bar, cols int) *Bar {
+	b.tty, b.redraws = true, true
+	b.width = func() int { return cols }
+	return b
+}
+
+// frameOf is the last line drawn in out.
+func frameOf(out string) string {
+	frames := strings.Split(out, "\r")
+	return strings.TrimSuffix(frames[len(frames)-1], "\x1b[K")
+}
+
+// TestLineInColumns: names in CJK, Arabic and emoji (a family joined by
+// zero-width joiners) and long names are cut to the terminal's width in
+// display columns, between characters, keeping their end; the counts are
+// never cut inside a figure (the bar cut names inside a UTF-8 sequence,
+// counted bytes, and left "ETA 1.4" of "ETA 1.4s" at 40 columns).
+func TestLineInColumns(t *testing.T) {
+	names := []string{
+		"DRAW/presentation_12_p3.png",
+		"目录_中文资料/第一卷_扫描页_0001.png",
+		"مخطوطة_عربية_الصفحة_الأولى.png",
+		"📜🗺️👨‍👩‍👧‍👦_family_letters_0003.tif",
+		strings.Repeat("very_long_folder_name_", 9) + "0017.tif",
+	}
+	for _, cols := range []int{30, 40, 60, 80, 120, 200} {
+		for _, name := range names {
+			var out bytes.Buffer
+			c := newClock()
+			b := onTerminal(fixed(New(&out, 184, Options{Label: "pageclass"}), c), cols)
+			c.step(time.Second)
+			b.Add(10)
+			c.step(time.Second)
+			b.Fail(2)
+			c.step(time.Second)
+			b.SetItem(name)
+			line := frameOf(out.String())
+			if !utf8.ValidString(line) {
+				t.Errorf("%d columns, %s: not UTF-8: %q", cols, name, line)
+			}
+			if n := cells(line); n > cols-1 {
+				t.Errorf("%d columns, %s: line of %d columns: %q", cols, name, n, line)
+			}
+			if strings.Contains(line, "ETA") && !regexp.MustCompile(`ETA [0-9hm.]+s( |$)`).MatchString(line) ||
+				strings.Contains(line, ".0") && !strings.Contains(line, ".0 pages/s") {
+				t.Errorf("%d columns, %s: a figure cut: %q", cols, name, line)
+			}
+			if !strings.HasPrefix(line, "pageclass 12/184") && !strings.HasPrefix(line, "pageclass [") {
+				t.Errorf("%d columns, %s: the counts are not first: %q", cols, name, line)
+			}
+			if cols >= 60 {
+				// The end of the name is always shown there (at least
+				// the page number and extension), whole when it fits.
+				end := name[len(name)-8:]
+				if !strings.HasSuffix(line, end) {
+					t.Errorf("%d columns, %s: the name's end %q not shown: %q", cols, name, end, line)
+				}
+				if (cells(name) <= 40 && cols >= 120 || cells(name) <= 28 && cols >= 80) && !strings.HasSuffix(line, " "+name) {
+					t.Errorf("%d columns: the name %s not shown whole: %q", cols, name, line)
+				}
+			}
+			if strings.Contains(line, "...") && (strings.Contains(line, "...\u200d") || strings.Contains(line, "...\ufe0f")) {
+				t.Errorf("%d columns: the cut name starts with a joiner: %q", cols, line)
+			}
+		}
+	}
+	if got := tail("👨‍👩‍👧‍👦x", 5); got != "...x" {
+		t.Errorf("tail of a joined emoji: %q, want ...x (no part of the family)", got)
+	}
+}
+
+// TestSetItemDraws: the bar is drawn as soon as the first item is named
+// (a run of one large file drew nothing until it had finished), and a name
+// set within 100 ms of the last redraw is drawn when that time is up, so
+// the line names the item being worked on, not the one just finished.
+func TestSetItemDraws(t *testing.T) {
+	var out bytes.Buffer
+	c := newClock()
+	b := onTerminal(fixed(New(&out, 2, Options{Label: "translate", Unit: "files"}), c), 100)
+	var later []func()
+	b.after = func(d time.Duration, f func()) {
+		if d <= 0 || d > redraw {
+			t.Errorf("redraw scheduled in %v", d)
+		}
+		later = append(later, f)
+	}
+	b.SetItem("book/0001.alto.xml")
+	if got := frameOf(out.String()); !strings.Contains(got, "0/2") || !strings.HasSuffix(got, " book/0001.alto.xml") {
+		t.Fatalf("first item not drawn at once: %q", out.String())
+	}
+	c.step(3 * time.Second)
+	b.Add(1) // drawn: 1/2, still naming the first file
+	c.step(time.Millisecond)
+	b.SetItem("book/0002.alto.xml")
+	b.SetItem("book/0002.alto.xml") // one redraw scheduled, not two
+	if len(later) != 1 {
+		t.Fatalf("%d redraws scheduled, want 1", len(later))
+	}
+	c.step(redraw)
+	later[0]()
+	if got := frameOf(out.String()); !strings.Contains(got, "1/2") || !strings.HasSuffix(got, " book/0002.alto.xml") {
+		t.Errorf("the next file is not named: %q", got)
+	}
+	b.Add(1)
+	if got := b.Finish(); got != "translate: 2 files in 3.1s (0.6 files/s)" {
+		t.Errorf("summary %q", got)
+	}
+}
+
+// TestOneItemSummary: "1 file", not "1 files".
+func TestOneItemSummary(t *testing.T) {
+	var out bytes.Buffer
+	c := newClock()
+	b := fixed(New(&out, 1, Options{Label: "translate", Unit: "files", Interval: -1}), c)
+	c.step(2 * time.Second)
+	b.Add(1)
+	if got := b.Finish(); got != "translate: 1 file in 2.0s (0.5 files/s)" {
+		t.Errorf("summary %q", got)
+	}
+}
+
+// TestDumbTerminal: a terminal that cannot redraw (TERM=dumb) gets the
+// plain lines, without escape sequences, and no redraw on SetItem.
+func TestDumbTerminal(t *testing.T) {
+	var out bytes.Buffer
+	c := newClock()
+	b := fixed(New(&out, 4, Options{Label: "pageclass", Interval: time.Second}), c)
+	b.tty = true // a terminal, redraws false
+	b.SetItem("a\nb.png")
+	for i := 0; i < 4; i++ {
+		c.step(600 * time.Millisecond)
+		b.Add(1)
+	}
+	b.Finish()
+	if strings.ContainsAny(out.String(), "\r\x1b") || len(lines(out.String())) != 3 || !strings.Contains(out.String(), "a?b.png") {
+		t.Errorf("on a dumb terminal:\n%q", out.String())
 	}
 }
