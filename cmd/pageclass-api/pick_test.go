@@ -63,7 +63,7 @@ func TestPickTIFFReadsHeaders(t *testing.T) {
 	}{
 		{"master.tif", master, "/predict_image", true},
 		{"scan.tif", scan, "/predict_document", true},
-		{"pyramid.tif", hostile.GrayTIFF(page(65, 32), page(33, 16), page(16, 8)), "/predict_image", true},
+		{"pyramid.tif", hostile.GrayTIFFAs(hostile.TIFFLayout{Reduced: []bool{false, true, true}}, page(65, 32), page(33, 16), page(16, 8)), "/predict_image", true},
 		{"loop.tif", loop, "", false},
 		{"truncated.tif", scan[:len(scan)-30], "", false},
 	} {

@@ -35,11 +35,7 @@ func (o Options) decodeBigTIFF(data []byte, name string) (*Doc, error) {
 		return nil, &Error{Name: name, Err: err}
 	}
 	if len(sizes) > 1 {
-		n, err := ClassifiedTIFFPages(len(sizes), func(i int) (int, int, error) { return sizes[i].W, sizes[i].H, nil })
-		if err != nil {
-			return nil, &Error{Name: name, Err: err}
-		}
-		d.pages = n
+		d.pages = ClassifiedTIFFPages(len(dirs), reducedFlags(dirs))
 	}
 	return d, nil
 }

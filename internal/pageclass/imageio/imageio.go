@@ -422,11 +422,7 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		if d.turns = tiffTurns(data); d.turns == nil {
 			d.turns = []int{d.orient} // the first page's, read by libvips
 		}
-		n, err := d.tiffPages(ref.Width(), ref.Height(), pageCount(ref))
-		if err != nil {
-			return nil, &Error{Name: name, Err: err}
-		}
-		d.pages = n
+		d.pages = d.tiffPages(pageCount(ref))
 	}
 	return d, nil
 }
@@ -443,51 +439,47 @@ func pageCount(ref *vips.ImageRef) int {
 	return n
 }
 
-// tiffPages returns how many pages of a TIFF of n pages (the first w×h) are
-// classified (ClassifiedTIFFPages). Only headers are read.
-func (d *Doc) tiffPages(w, h, n int) (int, error) {
-	return ClassifiedTIFFPages(n, func(i int) (int, int, error) {
-		if i == 0 {
-			return w, h, nil
-		}
-		ref, err := d.load(i, d.opts.DPI)
-		if err != nil {
-			return 0, 0, err
-		}
-		defer ref.Close()
-		return ref.Width(), ref.Height(), nil
-	})
+// tiffPages returns how many pages of a TIFF of n pages (libvips' count)
+// are classified (ClassifiedTIFFPages), by the flags of its directories;
+// all n when they cannot be read here (libvips reads the pages that it
+// can, and a damaged one fails on its own). Only the directories are read.
+func (d *Doc) tiffPages(n int) int {
+	dirs, err := tiffifd.Dirs(bytes.NewReader(d.data))
+	if err != nil || len(dirs) != n {
+		return n
+	}
+	return ClassifiedTIFFPages(n, reducedFlags(dirs))
 }
 
 // ClassifiedTIFFPages returns how many pages of a TIFF of n pages are
-// classified, size giving page i's width and length (0-based, asked in
-// order, only as far as needed): all n, or 1 for a pyramidal TIFF, whose
-// pages each have half the size of the one before (the same image at
-// reduced resolutions, as image servers store it), rounded either way; a
-// page of the same size as the one before is not a reduced level (so a
-// chain of 1×1 pages counts as pages, and the walk stops there). It is
-// the rule of Doc.Pages and of TIFFPages. An error of size is returned
-// naming its page.
-func ClassifiedTIFFPages(n int, size func(i int) (w, h int, err error)) (int, error) {
-	if n <= 1 {
-		return n, nil
+// classified, reduced giving whether each directory is flagged as a
+// reduced-resolution image (NewSubfileType bit 0; nil when its directories
+// could not be read): 1 when every directory after the first is so
+// flagged (a pyramidal TIFF, one image at reduced resolutions, as libvips
+// and image servers write it, or a page with its thumbnail), else all n.
+// Pages that are not flagged are pages, whatever their sizes: an A3 page
+// followed by an A5 one at half its size was taken for a pyramid, and the
+// second page dropped without a word. It is the rule of Doc.Pages and of
+// TIFFPages.
+func ClassifiedTIFFPages(n int, reduced []bool) int {
+	if n <= 1 || len(reduced) != n {
+		return n
 	}
-	w, h, err := size(0)
-	if err != nil {
-		return 0, fmt.Errorf("page 1: %w", err)
-	}
-	half := func(prev, cur int) bool { return cur < prev && (cur == prev/2 || cur == (prev+1)/2) }
-	for i := 1; i < n; i++ {
-		cw, ch, err := size(i)
-		if err != nil {
-			return 0, fmt.Errorf("page %d: %w", i+1, err)
+	for _, r := range reduced[1:] {
+		if !r {
+			return n
 		}
-		if !half(w, cw) || !half(h, ch) {
-			return n, nil
-		}
-		w, h = cw, ch
 	}
-	return 1, nil
+	return 1
+}
+
+// reducedFlags are the NewSubfileType flags of dirs (ClassifiedTIFFPages).
+func reducedFlags(dirs []tiffifd.Dir) []bool {
+	flags := make([]bool, len(dirs))
+	for i, d := range dirs {
+		flags[i] = d.Reduced
+	}
+	return flags
 }
 
 // TIFFPages returns the number of pages Decode's Doc.Pages gives the TIFF
@@ -510,14 +502,14 @@ func (o Options) TIFFPages(r io.ReaderAt) (int, error) {
 	if Sniff(magic[:]) != ".tif" {
 		return 0, fmt.Errorf("%w (not a TIFF)", ErrUnsupportedFormat)
 	}
-	sizes, err := tiffifd.Sizes(r)
+	dirs, err := tiffifd.Dirs(r)
 	if err != nil {
 		return 0, err
 	}
-	if w, h := int64(sizes[0].W), int64(sizes[0].H); w*h > o.MaxPixels {
+	if w, h := int64(dirs[0].W), int64(dirs[0].H); w*h > o.MaxPixels {
 		return 0, fmt.Errorf("%w: %d×%d = %d pixels, limit %d", ErrTooManyPixels, w, h, w*h, o.MaxPixels)
 	}
-	return ClassifiedTIFFPages(len(sizes), func(i int) (int, int, error) { return sizes[i].W, sizes[i].H, nil })
+	return ClassifiedTIFFPages(len(dirs), reducedFlags(dirs)), nil
 }
 
 // Name returns the path or name the Doc was opened with.
@@ -831,7 +823,7 @@ func (d *Doc) open(i int) (ref *vips.ImageRef, factor float64, err error) {
 	if budget <= 0 || w*h <= budget {
 		return ref, 1, nil
 	}
-	if d.opts.MinSide > 0 && d.streams(ref) {
+	if d.streams(ref) && (d.opts.MinSide > 0 || d.levels(ref)) {
 		return ref, reduceFactor(w, h, budget), nil
 	}
 	ref.Close()
@@ -871,20 +863,35 @@ func (d *Doc) open(i int) (ref *vips.ImageRef, factor float64, err error) {
 	}
 }
 
+// levels reports whether ref, a page of a TIFF of several directories or
+// with SubIFDs, may be taken by libvips' thumbnail for a pyramid: it reads
+// one of the smaller levels instead of the page (78×109 pixels of a
+// 5000×7000 page), or the next page of a scan whose pages halve in size
+// (libvips tells a pyramid by the sizes alone). Such a page is reduced
+// from itself (libvips.Reduce), with or without Options.MinSide.
+func (d *Doc) levels(ref *vips.ImageRef) bool {
+	if d.typ != vips.ImageTypeTIFF {
+		return false
+	}
+	if slices.Contains(ref.ImageFields(), "n-subifds") && ref.GetInt("n-subifds") > 0 {
+		return true
+	}
+	return pageCount(ref) > 1
+}
+
 // streams reports whether page ref can be reduced as it is read
-// (libvips.Reduce over sequential access): a TIFF that is no pyramid, or a
-// PNG that is not interlaced. An interlaced (Adam7) PNG keeps the
+// (libvips.Reduce over sequential access): a TIFF (a pyramidal one from
+// its full-size page), or a PNG that is not interlaced. An interlaced (Adam7) PNG keeps the
 // thumbnail: libpng gives its rows only after its last pass, so libvips
 // decodes it whole into memory whichever path reads it (a 6000×6000 page:
 // 111 MiB above the start through the thumbnail, 116 through the
 // reduction); the reduction is kept to what it reads as a stream, and such
 // a PNG gets the pixels it gets without MinSide. Other formats keep the
-// thumbnail too: a JPEG or a WebP is shrunk by its decoder through it, a
-// pyramidal TIFF's smaller levels are read.
+// thumbnail too: a JPEG or a WebP is shrunk by its decoder through it.
 func (d *Doc) streams(ref *vips.ImageRef) bool {
 	switch d.typ {
 	case vips.ImageTypeTIFF:
-		return !d.pyramid(ref)
+		return true
 	case vips.ImageTypePNG:
 		return !pngInterlaced(d.data)
 	}
@@ -897,16 +904,6 @@ func (d *Doc) streams(ref *vips.ImageRef) bool {
 func pngInterlaced(data []byte) bool {
 	const ihdr = 8 + 4 // signature, chunk length
 	return len(data) > ihdr+4+12 && string(data[ihdr:ihdr+4]) == "IHDR" && data[ihdr+4+12] != 0
-}
-
-// pyramid reports whether ref, a TIFF page, is stored with reduced
-// resolutions (pages of halved sizes or SubIFDs), which the thumbnail
-// reads instead of the full page.
-func (d *Doc) pyramid(ref *vips.ImageRef) bool {
-	if slices.Contains(ref.ImageFields(), "n-subifds") && ref.GetInt("n-subifds") > 0 {
-		return true
-	}
-	return ref.Pages() > 1 && d.pages == 1
 }
 
 // reduceFactor is the factor by which decode reduces a w×h page over

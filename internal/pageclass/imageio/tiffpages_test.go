@@ -61,10 +61,12 @@ func TestMultiPageTIFF(t *testing.T) {
 	}
 }
 
-// A pyramidal TIFF, one image at halved resolutions, is one page: its
-// first, full-size one.
+// A pyramidal TIFF, one image at halved resolutions flagged as reduced, is
+// one page: its first, full-size one; the same pages not flagged are three
+// pages.
 func TestPyramidTIFFIsOnePage(t *testing.T) {
-	d, err := Decode(hostile.TIFF(hostile.TIFFPage{W: 65, H: 32, Grey: 10}, hostile.TIFFPage{W: 33, H: 16, Grey: 10}, hostile.TIFFPage{W: 16, H: 8, Grey: 10}), "pyramid.tif")
+	levels := []hostile.TIFFPage{{W: 65, H: 32, Grey: 10}, {W: 33, H: 16, Grey: 10, Reduced: true}, {W: 16, H: 8, Grey: 10, Reduced: true}}
+	d, err := Decode(hostile.TIFF(levels...), "pyramid.tif")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +79,39 @@ func TestPyramidTIFFIsOnePage(t *testing.T) {
 	}
 	if img.W != 65 || img.H != 32 {
 		t.Errorf("page 1: %d×%d, want 65×32", img.W, img.H)
+	}
+	levels[1].Reduced, levels[2].Reduced = false, false
+	if d, err := Decode(hostile.TIFF(levels...), "halving.tif"); err != nil || d.Pages() != 3 {
+		t.Errorf("halving pages not flagged: %v, %v; want 3 pages", d, err)
+	}
+}
+
+// TestPyramidOverBudgetReadsFullPage: a pyramidal TIFF over the decode
+// budget is shrunk from its full-size page, not from one of its smaller
+// levels (libvips' thumbnail read a 78×109 level of a 5000×7000 page): a
+// page whose full size is white and whose flagged levels are black comes
+// out white, through the thumbnail and through the reduction
+// (Options.MinSide).
+func TestPyramidOverBudgetReadsFullPage(t *testing.T) {
+	data := hostile.TIFF(hostile.TIFFPage{W: 400, H: 600, Grey: 250}, hostile.TIFFPage{W: 200, H: 300, Grey: 0, Reduced: true},
+		hostile.TIFFPage{W: 100, H: 150, Grey: 0, Reduced: true}, hostile.TIFFPage{W: 50, H: 75, Grey: 0, Reduced: true})
+	for _, side := range []int{0, 40} {
+		o := DefaultOptions
+		o.MaxDecodePixels, o.MinSide = 100*150, side
+		d, err := o.Decode(data, "pyramid.tif")
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := d.Page(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if img.W*img.H > 100*150 || img.W < 50 {
+			t.Errorf("MinSide %d: page of %d×%d, want within 15000 pixels", o.MinSide, img.W, img.H)
+		}
+		if r := img.Pix[(img.H/2*img.W+img.W/2)*3]; r < 200 {
+			t.Errorf("MinSide %d: centre %d: a reduced level was read, not the white full-size page", o.MinSide, r)
+		}
 	}
 }
 
@@ -121,6 +156,7 @@ func TestTIFFPagesAgreesWithDecode(t *testing.T) {
 	page := func(w, h int) *image.Gray { return image.NewGray(image.Rect(0, 0, w, h)) }
 	scan := []*image.Gray{page(40, 60), page(60, 40), page(30, 30)}
 	pyramid := []*image.Gray{page(65, 32), page(33, 16), page(16, 8)}
+	levels := []bool{false, true, true} // NewSubfileType: reduced resolution
 	be, le := binary.BigEndian, binary.LittleEndian
 	var rgb bytes.Buffer
 	if err := hostile.RGBTIFF(&rgb, image.NewRGBA(image.Rect(0, 0, 50, 70))); err != nil {
@@ -147,8 +183,10 @@ func TestTIFFPagesAgreesWithDecode(t *testing.T) {
 		{"scan II, directories after", three, DefaultOptions, 3},
 		{"scan MM", hostile.GrayTIFFAs(hostile.TIFFLayout{Order: be}, scan...), DefaultOptions, 3},
 		{"scan MM, directories after", hostile.GrayTIFFAs(hostile.TIFFLayout{Order: be, DirsAfter: true}, scan...), DefaultOptions, 3},
-		{"pyramid II", hostile.GrayTIFF(pyramid...), DefaultOptions, 1},
-		{"pyramid MM, directories after", hostile.GrayTIFFAs(hostile.TIFFLayout{Order: be, DirsAfter: true}, pyramid...), DefaultOptions, 1},
+		{"pyramid II", hostile.GrayTIFFAs(hostile.TIFFLayout{Reduced: levels}, pyramid...), DefaultOptions, 1},
+		{"pyramid MM, directories after", hostile.GrayTIFFAs(hostile.TIFFLayout{Order: be, DirsAfter: true, Reduced: levels}, pyramid...), DefaultOptions, 1},
+		{"halving pages, not flagged", hostile.GrayTIFF(pyramid...), DefaultOptions, 3},
+		{"page and its thumbnail", hostile.GrayTIFFAs(hostile.TIFFLayout{Reduced: []bool{false, true}}, page(60, 80), page(13, 18)), DefaultOptions, 1},
 		{"libvips pages", vipsTIFF(t, 40, 180, 60, false), DefaultOptions, 3},
 		{"libvips pyramid", vipsPyramid, DefaultOptions, 1},
 		{"loop", loop, DefaultOptions, 0},
@@ -156,7 +194,8 @@ func TestTIFFPagesAgreesWithDecode(t *testing.T) {
 		{"over MaxPixels", hostile.GrayTIFF(scan...), Options{MaxPixels: 2000}, 0},
 		{"BigTIFF", hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true}, scan...), DefaultOptions, 3},
 		{"BigTIFF MM", hostile.GrayTIFFAs(hostile.TIFFLayout{Order: be, Big: true}, scan...), DefaultOptions, 3},
-		{"BigTIFF pyramid", hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true, DirsAfter: true}, pyramid...), DefaultOptions, 1},
+		{"BigTIFF pyramid", hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true, DirsAfter: true, Reduced: levels}, pyramid...), DefaultOptions, 1},
+		{"BigTIFF MM pyramid", hostile.GrayTIFFAs(hostile.TIFFLayout{Order: be, Big: true, Reduced: levels}, pyramid...), DefaultOptions, 1},
 		{"BigTIFF over MaxPixels", hostile.GrayTIFFAs(hostile.TIFFLayout{Big: true}, scan...), Options{MaxPixels: 2000}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -246,44 +285,29 @@ func decodePage(t *testing.T, o Options, data []byte, i int) Image {
 	return img
 }
 
-// TestClassifiedTIFFPages: the pyramid rule, on sizes.
+// TestClassifiedTIFFPages: the pyramid rule, on the directories'
+// NewSubfileType flags: pages whose sizes halve but are not flagged are
+// pages (an A3 page then an A5 one was taken for a pyramid, the A5 page
+// dropped without a word); a page followed by flagged levels or a flagged
+// thumbnail is one page.
 func TestClassifiedTIFFPages(t *testing.T) {
 	for _, tc := range []struct {
-		sizes [][2]int
-		want  int
+		n       int
+		reduced []bool
+		want    int
 	}{
-		{nil, 0},
-		{[][2]int{{100, 80}}, 1},
-		{[][2]int{{100, 80}, {50, 40}, {25, 20}}, 1},
-		{[][2]int{{101, 81}, {51, 40}, {25, 20}}, 1},
-		{[][2]int{{100, 80}, {50, 40}, {50, 40}}, 3},
-		{[][2]int{{100, 80}, {80, 100}}, 2},
-		{[][2]int{{1, 1}, {1, 1}}, 2},
+		{0, nil, 0},
+		{1, []bool{false}, 1},
+		{3, []bool{false, true, true}, 1},
+		{2, []bool{false, true}, 1},
+		{3, []bool{false, false, false}, 3},
+		{4, []bool{false, true, false, true}, 4},
+		{3, nil, 3},
+		{3, []bool{false, true}, 3}, // flags of another count: all pages
 	} {
-		var asked []int
-		got, err := ClassifiedTIFFPages(len(tc.sizes), func(i int) (int, int, error) {
-			asked = append(asked, i)
-			return tc.sizes[i][0], tc.sizes[i][1], nil
-		})
-		if err != nil || got != tc.want {
-			t.Errorf("%v: %d, %v; want %d", tc.sizes, got, err, tc.want)
+		if got := ClassifiedTIFFPages(tc.n, tc.reduced); got != tc.want {
+			t.Errorf("%d pages, reduced %v: %d, want %d", tc.n, tc.reduced, got, tc.want)
 		}
-		for i, a := range asked {
-			if a != i {
-				t.Errorf("%v: asked pages %v, want them in order", tc.sizes, asked)
-				break
-			}
-		}
-	}
-	boom := errors.New("boom")
-	_, err := ClassifiedTIFFPages(3, func(i int) (int, int, error) {
-		if i == 2 {
-			return 0, 0, boom
-		}
-		return 100 >> i, 80 >> i, nil
-	})
-	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "page 3") {
-		t.Errorf("error %v; want boom naming page 3", err)
 	}
 }
 

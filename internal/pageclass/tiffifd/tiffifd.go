@@ -56,6 +56,10 @@ type Dir struct {
 	Size
 	Orientation         bool
 	XMPOffset, XMPCount uint64
+	// Reduced: the directory's NewSubfileType (tag 254) says it is a
+	// reduced-resolution version of another image (bit 0): a pyramid's
+	// level or a thumbnail, not a page of its own.
+	Reduced bool
 }
 
 // tag numbers and field types read here.
@@ -66,6 +70,7 @@ const (
 	tagTileOffsets  = 324
 	tagOrientation  = 274
 	tagXMP          = 700
+	tagSubfileType  = 254
 	typeByte        = 1
 	typeUndefined   = 7
 	typeShort       = 3
@@ -243,6 +248,18 @@ func (w *walker) dir(off uint64) (Dir, uint64, error) {
 // packet's place: in the entry itself when it fits there).
 func (w *walker) meta(e []byte, at uint64, d *Dir) {
 	switch w.order.Uint16(e) {
+	case tagSubfileType:
+		// One LONG (or SHORT) value, left-justified in the value field.
+		v := e[8:]
+		if w.big {
+			v = e[12:]
+		}
+		switch w.order.Uint16(e[2:]) {
+		case typeLong:
+			d.Reduced = w.order.Uint32(v)&1 != 0
+		case typeShort:
+			d.Reduced = w.order.Uint16(v)&1 != 0
+		}
 	case tagOrientation:
 		d.Orientation = true
 	case tagXMP:

@@ -138,22 +138,27 @@ func PDFObjects(objs ...string) []byte {
 type TIFFPage struct {
 	W, H int
 	Grey uint8
+	// Reduced flags the page as a reduced-resolution image (NewSubfileType
+	// 1): a pyramid's level or a thumbnail.
+	Reduced bool
 }
 
 // TIFF returns an uncompressed 8-bit grey TIFF (little-endian) holding the
 // pages in order, one image file directory each, as a scanner writes a
-// multi-page scan. Pages whose sizes halve one after the other make the
-// layout of a pyramidal TIFF (one image at reduced resolutions).
+// multi-page scan. Pages flagged Reduced after the first make the layout
+// of a pyramidal TIFF (one image at reduced resolutions) or of a page with
+// its thumbnail.
 func TIFF(pages ...TIFFPage) []byte {
 	imgs := make([]*image.Gray, len(pages))
+	reduced := make([]bool, len(pages))
 	for i, p := range pages {
 		g := image.NewGray(image.Rect(0, 0, p.W, p.H))
 		for j := range g.Pix {
 			g.Pix[j] = p.Grey
 		}
-		imgs[i] = g
+		imgs[i], reduced[i] = g, p.Reduced
 	}
-	return GrayTIFF(imgs...)
+	return GrayTIFFAs(TIFFLayout{Reduced: reduced}, imgs...)
 }
 
 // GrayTIFF returns an uncompressed 8-bit grey TIFF (little-endian) holding
@@ -173,6 +178,10 @@ type TIFFLayout struct {
 	// XMP gives page i the XMP packet XMP[i] (tag 700, UNDEFINED, after
 	// its pixels) when it is not nil.
 	XMP [][]byte
+	// Reduced flags page i as a reduced-resolution image (NewSubfileType,
+	// tag 254, 1) when Reduced[i] is true, as libvips flags a pyramid's
+	// levels.
+	Reduced []bool
 }
 
 // GrayTIFFAs is GrayTIFF laid out as l says.
@@ -191,11 +200,16 @@ func GrayTIFFAs(l TIFFLayout, pages ...*image.Gray) []byte {
 		}
 		return nil
 	}
+	reduced := func(i int) bool { return i < len(l.Reduced) && l.Reduced[i] }
 	entriesOf := func(i int) int {
+		n := 9
 		if xmpOf(i) != nil {
-			return 10
+			n++
 		}
-		return 9
+		if reduced(i) {
+			n++
+		}
+		return n
 	}
 	// Where each page's directory, pixels and XMP packet go.
 	dirs, pixels, xmps := make([]int, len(pages)), make([]int, len(pages)), make([]int, len(pages))
@@ -268,6 +282,9 @@ func GrayTIFFAs(l TIFFLayout, pages ...*image.Gray) []byte {
 		strip := uint16(long)
 		if l.Big {
 			strip = long8
+		}
+		if reduced(i) {
+			tag(254, long, 1) // NewSubfileType: reduced-resolution
 		}
 		tag(256, long, w)          // ImageWidth
 		tag(257, long, h)          // ImageLength
