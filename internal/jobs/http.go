@@ -592,7 +592,14 @@ func (q *Queue) Item(w http.ResponseWriter, r *http.Request) {
 	}
 	n := it.Index
 	switch it.State {
-	case Queued:
+	case Queued, Running:
+		if st, _, _, err := q.jobState(r.Context(), id); err == nil && st == Canceled {
+			service.WriteError(w, http.StatusNotFound, service.ReasonItemCanceled, fmt.Sprintf("item %d (%s) has no answer: job %s was canceled before it ran", n, it.Name, id))
+			return
+		}
+		if it.State == Running {
+			break
+		}
 		service.WriteError(w, http.StatusConflict, service.ReasonItemNotReady, "the item has not run yet")
 		return
 	case Skipped:

@@ -387,6 +387,13 @@ func testCancel(t *testing.T, newStore store) {
 	if code := getJSON(t, ts.URL+"/jobs/"+st.ID+"/results", &res); code != 200 || len(res.Items) != 3 || res.Items[1].State != jobs.Canceled || res.Items[2].State != jobs.Canceled {
 		t.Errorf("results %d %+v, want items 1 and 2 canceled", code, res.Items)
 	}
+	// An unrun item's answer is final: 404 item_canceled (it was 409
+	// item_not_ready, which a client polls for ever).
+	if resp, err := http.Get(ts.URL + "/jobs/" + st.ID + "/results/2"); err != nil {
+		t.Fatal(err)
+	} else if b := servicetest.ReadBody(t, resp); resp.StatusCode != 404 || !strings.Contains(string(b), `"reason":"item_canceled"`) {
+		t.Errorf("canceled item: %d %s, want 404 item_canceled", resp.StatusCode, b)
+	}
 	resp, _ = http.DefaultClient.Do(req)
 	servicetest.ReadBody(t, resp)
 	if resp.StatusCode != http.StatusConflict {

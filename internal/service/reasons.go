@@ -102,6 +102,9 @@ const (
 	// ReasonItemSkipped: the item was skipped (a book's page without a
 	// text file): it has no answer, and never will (404).
 	ReasonItemSkipped Reason = "item_skipped"
+	// ReasonItemCanceled: the job was canceled before the item ran: it
+	// has no answer, and never will (404).
+	ReasonItemCanceled Reason = "item_canceled"
 	// ReasonIdempotencyConflict: the Idempotency-Key was used for another
 	// request (422).
 	ReasonIdempotencyConflict Reason = "idempotency_conflict"
@@ -148,7 +151,7 @@ func Reasons() []Reason {
 		ReasonUnsupportedLanguage, ReasonUnknownVersion, ReasonFieldListUnreadable, ReasonBadBook,
 		ReasonHostNotAllowed, ReasonFetchFailed, ReasonUnauthorized, ReasonOriginNotAllowed,
 		ReasonNotFound, ReasonMethodNotAllowed, ReasonJobNotFound, ReasonItemNotFound,
-		ReasonJobEnded, ReasonItemNotReady, ReasonItemSkipped, ReasonIdempotencyConflict, ReasonStarting,
+		ReasonJobEnded, ReasonItemNotReady, ReasonItemSkipped, ReasonItemCanceled, ReasonIdempotencyConflict, ReasonStarting,
 		ReasonDraining, ReasonOverloaded, ReasonRateLimited, ReasonTimeout,
 		ReasonBodyTimeout, ReasonStorageFull, ReasonBackendUnavailable, ReasonBackendError, ReasonInternal,
 	}
