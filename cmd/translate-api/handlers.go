@@ -100,6 +100,29 @@ type request struct {
 	baseline []byte
 	hasBase  bool
 	fields   map[string]string
+	// given counts each form field's parts (repeated: refused).
+	given map[string]int
+}
+
+// scalarFields are the fields /translate reads as form fields or query
+// parameters, each at most once in each place.
+var scalarFields = []string{"source_lang", "target_lang", "is_alto", "output_mode", "element_lang", "book_url", "response_format"}
+
+// repeated refuses each scalar field sent more than once in the body or
+// in the query: the first was taken, so that two target_lang fields (en,
+// de) translated into English without a word (pageclass-api refused them).
+func (q *request) repeated(r *http.Request) []service.ValidationError {
+	var verrs []service.ValidationError
+	query := r.URL.Query()
+	for _, name := range scalarFields {
+		if n := q.given[name]; n > 1 {
+			verrs = append(verrs, service.DuplicateError(n, "body", name))
+		}
+		if n := len(query[name]); n > 1 {
+			verrs = append(verrs, service.DuplicateError(n, "query", name))
+		}
+	}
+	return verrs
 }
 
 // scalar returns a form field, else the query parameter of that name.
@@ -117,7 +140,7 @@ func (q *request) scalar(r *http.Request, name string) (value, where string, ok 
 // from memory; nothing of a request is written to disk). A problem with the
 // body itself is answered here and reported as handled.
 func readRequest(w http.ResponseWriter, r *http.Request) (*request, bool) {
-	q := &request{fields: map[string]string{}}
+	q := &request{fields: map[string]string{}, given: map[string]int{}}
 	mr, err := r.MultipartReader()
 	if err != nil {
 		service.WriteError(w, http.StatusBadRequest, service.ReasonBadRequest, "the multipart body cannot be read: "+err.Error())
@@ -151,6 +174,7 @@ func readRequest(w http.ResponseWriter, r *http.Request) (*request, bool) {
 			if _, dup := q.fields[p.FormName()]; !dup {
 				q.fields[p.FormName()] = strings.TrimSpace(string(b))
 			}
+			q.given[p.FormName()]++
 		}
 		if err != nil {
 			service.WriteBodyError(w, err)
@@ -340,6 +364,7 @@ func (job *translateJob) parseFields(r *http.Request) []service.ValidationError 
 	if q.files > 1 {
 		verrs = append(verrs, service.DuplicateError(q.files, "body", "file"))
 	}
+	verrs = append(verrs, q.repeated(r)...)
 	return append(verrs, job.parseOptions(func(name string) (string, string, bool) { return q.scalar(r, name) })...)
 }
 
