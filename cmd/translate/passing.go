@@ -3,6 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -62,6 +65,53 @@ func (r *runner) passing(p *pass, inputs []input, i int, name string, err error)
 	r.pd.SetConfig("translation_circuit", fmt.Sprintf("open after %d inputs in a row failed: %v", p.streak, err))
 	r.warn(fmt.Sprintf("the translation service failed %d inputs in a row (%s=%d): the run stops here, leaving %d more input(s) untried; run again with --resume to finish them (%v)",
 		p.streak, EnvCircuitTrip, r.trip, left, err))
+	return errCircuitOpen
+}
+
+// outputUnwritable reports whether err is a failure to write a file under
+// the run's output folder (permission denied, a read-only file system, the
+// folder removed or replaced by a file): the input is not at fault, and
+// every input after it would fail the same way.
+func (r *runner) outputUnwritable(err error) bool {
+	var paths []string
+	var pe *fs.PathError
+	var le *os.LinkError
+	if errors.As(err, &pe) {
+		paths = append(paths, pe.Path)
+	}
+	if errors.As(err, &le) {
+		paths = append(paths, le.New)
+	}
+	out, aerr := filepath.Abs(r.s.Output)
+	if aerr != nil {
+		return false
+	}
+	for _, p := range paths {
+		if abs, err := filepath.Abs(p); err == nil && (abs == out || strings.HasPrefix(abs, out+string(filepath.Separator))) {
+			return true
+		}
+	}
+	return false
+}
+
+// outputStop handles an input whose output could not be written
+// (outputUnwritable): as a passing failure it is not recorded in the
+// ledger (it was recorded failed, and a --resume kept it failed, its
+// output missing, and exited 0), and the run stops here, leaving the rest
+// untried: nothing more is sent to the translation service (the inputs
+// after it were translated and billed, then failed one after another, and
+// the breaker blamed the service).
+func (r *runner) outputStop(p *pass, inputs []input, i int, name string, err error) error {
+	in := inputs[i]
+	r.fail(name, in.Origin, err)
+	p.bar.Leave(1)
+	left := len(inputs) - i - 1
+	p.undone += 1 + left
+	p.lastPassing = err
+	r.withdraw(p, name, err)
+	r.pd.SetConfig("output_unwritable", err.Error())
+	r.warn(fmt.Sprintf("the output folder cannot be written (%v): the run stops after %s, leaving %d more input(s) untried, so nothing more is sent to the translation service; "+
+		"make the folder writable (or give another -o) and run again with --resume to finish them", err, name, left))
 	return errCircuitOpen
 }
 

@@ -255,3 +255,53 @@ func TestServicePageIsPassing(t *testing.T) {
 		t.Errorf("resume translated %d inputs, want %d", got, len(recs)+1)
 	}
 }
+
+// TestOutputFolderUnwritable: when the output folder cannot be written in
+// the middle of a run (here replaced by a file after the first input), the
+// run stops at the first input it cannot write, sends nothing more to the
+// translation service, exits 75 naming the folder, and does not record the
+// input failed; once the folder is back, --resume translates the rest and
+// exits 0 with every output there. (The inputs were recorded failed, a
+// --resume kept them failed and exited 0 with their outputs missing, and
+// every remaining input was translated and billed first.)
+func TestOutputFolderUnwritable(t *testing.T) {
+	dir := t.TempDir()
+	alto := readOrFatal(t, testenv.Path(t, sampleALTO))
+	for k := 1; k <= 4; k++ {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("p%d.alto.xml", k)), append(append([]byte{}, alto...), fmt.Sprintf("<!-- %d -->\n", k)...))
+	}
+	api := startAPI(t, translatortest.Config{})
+	out := filepath.Join(t.TempDir(), "out")
+	moved := out + ".moved"
+	itemHook = func(k int) {
+		if k == 1 {
+			if err := os.Rename(out, moved); err != nil {
+				t.Error(err)
+			}
+			writeFile(t, out, []byte("not a folder"))
+		}
+	}
+	r := runCLI(t, newEnv(api), dir, "-o", out, "-src", "cs", "--vocabulary", "", "--fast-align")
+	itemHook = nil
+	if r.code != exitIncomplete || !strings.Contains(r.stderr, "the output folder cannot be written") || !strings.Contains(r.stderr, "leaving 2 more input(s) untried") {
+		t.Fatalf("exit %d, want %d and the folder named:\n%s", r.code, exitIncomplete, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "p1: batch summary") || strings.Contains(r.stderr, "p3: batch summary") || strings.Contains(r.stderr, "p4: batch summary") {
+		t.Errorf("inputs after the one that could not be written were translated:\n%s", r.stderr)
+	}
+	if err := os.Remove(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(moved, out); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLI(t, newEnv(api), dir, "-o", out, "-src", "cs", "--vocabulary", "", "--fast-align", "--resume")
+	if r.code != exitOK {
+		t.Fatalf("resume: exit %d:\n%s", r.code, r.stderr)
+	}
+	for k := 1; k <= 4; k++ {
+		if _, err := os.Stat(filepath.Join(out, fmt.Sprintf("p%d_en.alto.xml", k))); err != nil {
+			t.Errorf("after --resume: %v", err)
+		}
+	}
+}

@@ -835,6 +835,8 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 		// nothing is recorded, and a --resume translates it.
 		r.pd.Skip(in.Origin, "run interrupted: "+context.Cause(ctx).Error())
 		return nil
+	case err != nil && r.outputUnwritable(err):
+		err = r.outputStop(p, inputs, i, name, err)
 	case err != nil && ledger.Transient(err):
 		err = r.passing(p, inputs, i, name, err)
 	case err != nil:
