@@ -11,7 +11,8 @@
 // /predict_image. Exit codes, as the other commands of the family
 // (cliflags): 0 success, 1 usage error, 2 the file cannot be read, 3 the
 // service answered an error, 75 the service could not be reached or
-// answered that it cannot now (429, 502, 503, 504: try again). An answer
+// answered that it cannot now (429, 502, 503, 504, 507 and any answer with
+// Retry-After: try again). An answer
 // of the shipped demo models is said so.
 package main
 
@@ -82,10 +83,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(version, "v", "all", "same as -version")
 	fs.IntVar(topn, "top", 3, "same as -topn")
 	fs.StringVar(server, "url", "http://127.0.0.1:8000", "same as -server")
-	if err := fs.Parse(args); err != nil {
+	usage := fs.Usage
+	fs.Usage = func() {} // a bad flag is said in two lines, not the whole list
+	err := fs.Parse(args)
+	fs.Usage = usage
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0 // -help asked for the usage, which is written
+			fs.Usage()
+			return 0
 		}
+		fmt.Fprintln(stderr, "pageclass-client: pageclass-client -h lists its flags")
 		return cliflags.ExitUsage
 	}
 	if fs.NArg() > 0 {
@@ -204,7 +211,8 @@ func classify(server, path, version string, topn int, timeout time.Duration, tok
 			err = fmt.Errorf("the service answered %d %s: %s", resp.StatusCode, r, detail(b))
 		}
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable ||
-			resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusGatewayTimeout {
+			resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusGatewayTimeout ||
+			resp.StatusCode == http.StatusInsufficientStorage || resp.Header.Get("Retry-After") != "" {
 			return nil, nil, &codeError{cliflags.ExitIncomplete, fmt.Errorf("%w (it may pass: try again later)", err)}
 		}
 		return nil, nil, err
@@ -218,7 +226,8 @@ func classify(server, path, version string, topn int, timeout time.Duration, tok
 
 // codeError is an error with the exit code it ends the command with:
 // ExitNoInput for a file that cannot be read, ExitIncomplete for a service
-// that did not answer or answered that it cannot now (429, 502, 503, 504).
+// that did not answer or answered that it cannot now (429, 502, 503, 504,
+// 507, Retry-After).
 type codeError struct {
 	code int
 	err  error

@@ -25,6 +25,10 @@ func fakeService(t *testing.T) *httptest.Server {
 		}
 		ct := fh.Header.Get("Content-Type")
 		switch {
+		case r.FormValue("version") == "full":
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(http.StatusInsufficientStorage)
+			fmt.Fprint(w, `{"reason":"storage_full","detail":"the staging area is full"}`)
 		case r.URL.Path == "/predict_document" && r.FormValue("version") == "demo":
 			fmt.Fprint(w, `{"type":"document","version":"demo","demo":true,"demo_models":["v4.4"],"page_count":1,"pages":[{"page":1,"predictions":[{"label":"TEXT","score":0.9}]}]}`)
 		case r.URL.Path == "/predict_document" && (ct == "application/pdf" || ct == "image/tiff"):
@@ -66,6 +70,9 @@ func TestClient(t *testing.T) {
 		// No service there: said in words, to try again (it was Go's
 		// "Post ...: dial tcp ...", exit 3).
 		{[]string{"-file", png, "-server", "http://127.0.0.1:1"}, 75, "no answer from the service at http://127.0.0.1:1 (is pageclass-api running there? give its address with -server URL)"},
+		// A full disk on the service passes: 75, as a refused
+		// connection (it was 3, a failure for good).
+		{[]string{"-file", png, "-server", ts.URL, "-version", "full"}, 75, "answered 507 storage_full: the staging area is full (it may pass: try again later)"},
 		{[]string{"-topn", "3"}, 1, "-file is required"},
 		{[]string{png, "-topn", "1"}, 1, `unexpected argument "` + png + `": give the page with -file (-file ` + png + `)`},
 		{[]string{"-file", png, "extra"}, 1, `unexpected argument "extra"`},
