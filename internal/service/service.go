@@ -436,6 +436,14 @@ func (s *Service) work(h http.Handler, heavy bool) http.Handler {
 			s.refuseBusy(w, errBusy)
 			return
 		}
+		if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(strings.TrimSpace(ce), "identity") {
+			// A compressed body was read as it came: "multipart:
+			// NextPart: EOF" (400). RFC 9110 15.5.16: 415 naming it.
+			skipBody(base, r)
+			WriteError(w, http.StatusUnsupportedMediaType, ReasonUnsupportedMediaType,
+				fmt.Sprintf("request bodies with Content-Encoding %q are not accepted: send the body uncompressed", ce))
+			return
+		}
 		s.inFlight.Add(1)
 		defer s.inFlight.Add(-1)
 		// A drain that began between the check and the increment still

@@ -337,6 +337,23 @@ func TestUploadCap(t *testing.T) {
 	}
 }
 
+// TestCompressedBody: a body sent with a Content-Encoding is refused with
+// 415 naming it (a gzipped multipart form was read as it came and answered
+// 400 "multipart: NextPart: EOF"); identity is no coding.
+func TestCompressedBody(t *testing.T) {
+	svc, srv, _ := testService(t, env{}, Options{})
+	_ = svc.WarmUp(context.Background())
+	for _, c := range []struct {
+		coding string
+		status int
+	}{{"gzip", 415}, {"br", 415}, {"identity", 200}} {
+		got := do(t, "POST", srv.URL+"/upload", strings.NewReader("abc"), map[string]string{"Content-Encoding": c.coding})
+		if got.status != c.status || c.status == 415 && !strings.Contains(string(got.body), `"reason":"unsupported_media_type"`) {
+			t.Errorf("Content-Encoding %s: %d %s, want %d", c.coding, got.status, got.body, c.status)
+		}
+	}
+}
+
 func TestMetricsExposition(t *testing.T) {
 	svc, srv, _ := testService(t, env{}, Options{})
 	_ = svc.WarmUp(context.Background())
