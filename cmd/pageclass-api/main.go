@@ -40,9 +40,10 @@ func main() {
 	var o options
 	o.register(fs.FlagSet)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: pageclass-api [flags]\nListens on port 8000 of every address (PORT and HOST set others); /frontend is its browser page. "+
-			"Limits, jobs and the rest are set by environment variables (MAX_UPLOAD_MB, JOBS_DIR, API_TOKEN, ...): see docs/services.md.\nFlags:")
+		fmt.Fprintln(fs.Output(), "usage: pageclass-api [flags]\n"+cliflags.Wrap("Listens on port 8000 of every address (PORT and HOST set others); /frontend is its browser page. "+
+			"Limits, jobs and the rest are set by environment variables (MAX_UPLOAD_MB, JOBS_DIR, API_TOKEN, ...): see docs/services.md.", 80, "")+"\nFlags:")
 		fs.PrintDefaults()
+		fmt.Fprintln(fs.Output(), cliflags.Wrap(service.ExitCodesHelp, 80, ""))
 	}
 	if code, stop := fs.Parse(os.Args[1:], os.Stdout); stop {
 		os.Exit(code)

@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"archivekit/internal/version"
 )
@@ -45,12 +46,16 @@ func (s *Set) Parse(args []string, stdout io.Writer) (code int, stop bool) {
 	s.FlagSet.Usage = usage
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			// Asked for: on stdout, so that "-h | less" shows it.
+			out := s.Output()
+			s.SetOutput(stdout)
 			if usage == nil {
-				fmt.Fprintf(s.Output(), "Usage of %s:\n", s.Name())
+				fmt.Fprintf(stdout, "Usage of %s:\n", s.Name())
 				s.PrintDefaults()
 			} else {
 				usage()
 			}
+			s.SetOutput(out)
 			return 0, true
 		}
 		fmt.Fprintf(s.Output(), "%s: %s -h lists its flags\n", s.Name(), s.Name())
@@ -72,4 +77,48 @@ func (s *Set) Parse(args []string, stdout io.Writer) (code int, stop bool) {
 func (s *Set) Misuse(format string, a ...any) int {
 	fmt.Fprintf(s.Output(), "%s: %s\n", s.Name(), fmt.Sprintf(format, a...))
 	return s.BadExit
+}
+
+// Wrap breaks text into lines of at most width columns (bytes; the texts
+// of --help are ASCII) at spaces, each line after the first starting with
+// indent, and the first counted as if it did too (the caller writes the
+// indent before it); a word longer than a line stays whole. Newlines in
+// text are kept.
+func Wrap(text string, width int, indent string) string {
+	var b strings.Builder
+	for pi, para := range strings.Split(text, "\n") {
+		if pi > 0 {
+			b.WriteString("\n" + indent)
+		}
+		col := len(indent)
+		for wi, word := range strings.Fields(para) {
+			if wi > 0 && col+1+len(word) > width {
+				b.WriteString("\n" + indent)
+				col = len(indent)
+			} else if wi > 0 {
+				b.WriteByte(' ')
+				col++
+			}
+			b.WriteString(word)
+			col += len(word)
+		}
+	}
+	return b.String()
+}
+
+// PrintDefaults writes the flags of the set as flag.PrintDefaults does,
+// their usage wrapped to 80 columns.
+func (s *Set) PrintDefaults() {
+	w := s.Output()
+	s.VisitAll(func(f *flag.Flag) {
+		name, usage := flag.UnquoteUsage(f)
+		line := "  -" + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
+			usage += fmt.Sprintf(" (default %q)", f.DefValue)
+		}
+		fmt.Fprintf(w, "%s\n        %s\n", line, Wrap(usage, 80, "        "))
+	})
 }

@@ -16,7 +16,7 @@ func TestParse(t *testing.T) {
 	}{
 		{[]string{"--n", "3"}, 0, false, "", ""},
 		{[]string{"--version"}, 0, true, "tool ", ""},
-		{[]string{"-h"}, 0, true, "", "Usage of tool"},
+		{[]string{"-h"}, 0, true, "Usage of tool", ""},
 		{[]string{"--bad"}, 1, true, "", "flag provided but not defined: -bad\ntool: tool -h lists its flags\n"},
 		{[]string{"--n", "x"}, 1, true, "", "invalid value \"x\" for flag -n: parse error\ntool: tool -h lists its flags\n"},
 		{[]string{"extra"}, 1, true, "", `tool: unexpected argument "extra"`},
@@ -33,7 +33,7 @@ func TestParse(t *testing.T) {
 		}
 		// A bad flag is said in two lines, not followed by the flag
 		// list; help lists the flags.
-		if listed := strings.Contains(errs.String(), "a number"); listed != (c.args[0] == "-h") {
+		if listed := strings.Contains(out.String(), "a number"); listed != (c.args[0] == "-h") || strings.Contains(errs.String(), "a number") {
 			t.Errorf("%v: flag list written %v:\n%s", c.args, listed, errs.String())
 		}
 	}
@@ -63,5 +63,22 @@ func TestZoneWarning(t *testing.T) {
 		if got := ZoneWarning(c.tz) != ""; got != c.warn {
 			t.Errorf("TZ=%q: warned %v, want %v", c.tz, got, c.warn)
 		}
+	}
+}
+
+func TestWrap(t *testing.T) {
+	text := "how long an idle model waits for a fuller batch (0: none, run at once)\nsecond paragraph"
+	got := Wrap(text, 30, "    ")
+	want := "how long an idle model\n    waits for a fuller batch\n    (0: none, run at once)\n    second paragraph"
+	if got != want {
+		t.Errorf("Wrap:\n%s\nwant:\n%s", got, want)
+	}
+	for _, l := range strings.Split("    "+got, "\n") {
+		if len(l) > 30 {
+			t.Errorf("line of %d columns: %q", len(l), l)
+		}
+	}
+	if got := Wrap(strings.Repeat("x", 40)+" y", 30, ""); got != strings.Repeat("x", 40)+"\ny" {
+		t.Errorf("a long word: %q", got)
 	}
 }

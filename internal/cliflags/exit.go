@@ -29,7 +29,7 @@ const (
 
 // ExitCodesHelp says the exit codes in a command's --help, as the README
 // does.
-const ExitCodesHelp = "Exit codes: 0 done (also when some inputs failed: the failures table names them), 1 usage error, 2 no input, 3 failure (nothing done), 75 incomplete (passing failures left items to do: run again with --resume), 130 Ctrl-C, 143 SIGTERM."
+const ExitCodesHelp = "Exit codes: 0 done (also when some inputs failed: the failures table names them), 1 usage error, 2 no input, 3 failure (nothing done), 75 incomplete (passing failures left items to do: run again with --resume), 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (the terminal closed)."
 
 // IncompleteError marks a run that left Undone items to do after passing
 // failures (Err, the last of them): exit code ExitIncomplete.

@@ -53,6 +53,9 @@ import (
 	"archivekit/internal/logging"
 )
 
+// ExitCodesHelp says a service's exit codes in its --help.
+const ExitCodesHelp = "Exit codes: 0 stopped cleanly, 1 warm-up failed or the port could not be opened, 2 configuration error (a bad flag or environment variable), 130 SIGINT, 143 SIGTERM (the clean stop of a container)."
+
 // Exit codes returned by Run.
 const (
 	// ExitFailure: warm-up failed or the listener could not be opened.
