@@ -118,7 +118,7 @@ func (req *predictRequest) checkType() *failure {
 		unlabelledPDF := unlabelled(f.ctype) && imageio.IsPDF(f.file)
 		if !req.tiff && f.ctype != "application/pdf" && !unlabelledPDF {
 			return failf(http.StatusBadRequest, service.ReasonUnsupportedFormat,
-				"file %q has content type %q: /predict_document accepts application/pdf only, and TIFF files by their content (send other page images to /predict_image)", f.name, f.ctype)
+				"file %q has content type %q: /predict_document accepts application/pdf only, and TIFF files by their content (send other page images to /predict_image)%s", f.name, f.ctype, pdfHint(f.file))
 		}
 	}
 	if !req.document && !strings.HasPrefix(f.ctype, "image/") && !unlabelledImage(f.ctype, f.file) {
@@ -129,12 +129,22 @@ func (req *predictRequest) checkType() *failure {
 		// By its content, whatever its image/* label (a PDF labelled image/png was
 		// classified as an image, its first page only).
 		return failf(http.StatusBadRequest, service.ReasonUnsupportedFormat,
-			"file %q is a PDF (content type %q): send PDFs to /predict_document", f.name, f.ctype)
+			"file %q is a PDF (content type %q): send PDFs to /predict_document, labelled application/pdf (or without a content type): /predict_document takes a PDF by its label", f.name, f.ctype)
 	}
 	if !req.document && f.pages != nil {
 		return failf(http.StatusUnprocessableEntity, service.ReasonBadField, "the pages field selects pages of a PDF: send it to /predict_document (/predict_image classifies one image)")
 	}
 	return nil
+}
+
+// pdfHint is what the refusal of a PDF labelled other than
+// application/pdf adds (a PDF named .jpg, labelled image/jpeg by its
+// client, was sent from /predict_image to /predict_document and back).
+func pdfHint(data []byte) string {
+	if imageio.IsPDF(data) {
+		return "; this file is a PDF by its content: send it labelled application/pdf, or without a content type"
+	}
+	return ""
 }
 
 // unlabelledImage says whether a file sent without a type of its own

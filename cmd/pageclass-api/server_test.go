@@ -227,6 +227,7 @@ func TestPredictEndpoints(t *testing.T) {
 				}
 			}},
 		{name: "PDF labelled image/png", path: "/predict_image", parts: []upload{{Field: "file", Name: "a.png", CType: "image/png", Data: makePDF(1)}}, status: 400, detail: "string", want: "is a PDF"},
+		{name: "PDF labelled image/jpeg to /predict_document", path: "/predict_document", parts: []upload{{Field: "file", Name: "scan.jpg", CType: "image/jpeg", Data: makePDF(1)}}, status: 400, detail: "string", want: "this file is a PDF by its content: send it labelled application/pdf, or without a content type"},
 		{name: "PDF sent as octet-stream", path: "/predict_image", parts: []upload{{Field: "file", Name: "a.pdf", CType: "application/octet-stream", Data: makePDF(1)}}, status: 400, detail: "string", want: "send PDFs to /predict_document"},
 		{name: "text sent as octet-stream", path: "/predict_image", parts: []upload{{Field: "file", Name: "a.tif", CType: "application/octet-stream", Data: []byte("hello")}}, status: 400, detail: "string", want: "accepts image/* only"},
 		{name: "text labelled text/plain", path: "/predict_image", parts: []upload{{Field: "file", Name: "a.png", CType: "text/plain", Data: png}}, status: 400, detail: "string", want: "accepts image/* only"},
