@@ -317,4 +317,21 @@ func TestPDFPageRenderBudget(t *testing.T) {
 		t.Errorf("render time %v, want within the %v the page took", d.RenderTime(), time.Since(start))
 	}
 	ReleaseMemory()
+	// Larger than MaxPixels at 150 dpi (a 100-inch square: 225 MP; a
+	// scroll of 24 × 400 inches): rendered at the DPI that fits too, not
+	// refused as a decompression bomb.
+	for _, size := range [][2]float64{{100, 100}, {24, 400}} {
+		d, err := Decode(hostile.PDF(1, size[0], size[1]), "large.pdf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := d.Page(0)
+		if err != nil {
+			t.Fatalf("%g × %g inches: %v", size[0], size[1], err)
+		}
+		if n := img.W * img.H; n > 2560*2560 || n < 2560*2560*7/10 {
+			t.Errorf("%g × %g inches rendered to %d×%d", size[0], size[1], img.W, img.H)
+		}
+		ReleaseMemory()
+	}
 }

@@ -799,6 +799,18 @@ func (d *Doc) open(i int) (ref *vips.ImageRef, factor float64, err error) {
 	if err != nil {
 		return nil, 1, err
 	}
+	if budget := d.opts.pdfPageBudget(); d.IsPDF() && budget > 0 && int64(ref.Width())*int64(ref.Height()) > max(budget, d.opts.MaxPixels) {
+		// A page too large to render at DPI even once (a 100-inch
+		// square, a scroll): rendered at the DPI that fits the budget
+		// before any size check (it was refused as a decompression
+		// bomb at 150 dpi, although it would be shrunk below).
+		w, h := int64(ref.Width()), int64(ref.Height())
+		ref.Close()
+		dpi := max(1, int(float64(d.opts.DPI)*math.Sqrt(float64(budget)/float64(w*h))))
+		if ref, err = d.load(i, dpi); err != nil {
+			return nil, 1, err
+		}
+	}
 	// Header only so far: libvips loads pixels on demand.
 	if err := d.opts.checkSize(ref); err != nil {
 		ref.Close()
