@@ -356,6 +356,9 @@ func (r *classifier) recordInputs(set *inputSet) (nothing bool) {
 		for e, n := range set.ByContent {
 			r.sum.Left(map[string]int{ContentLeft(e): n})
 		}
+		for e, n := range set.Unread {
+			r.sum.Left(map[string]int{UnreadLeft(e): n})
+		}
 	}
 	return false
 }

@@ -131,6 +131,22 @@ func TestFolderRunReportsWhatItLeft(t *testing.T) {
 	if code, log := e2.run(t, "-d", e2.in); code == exitOK || !strings.Contains(log, "not collected: 1 .tiff (take them with -ff png,tif or -ff all)") {
 		t.Errorf("exit %d: %s", code, log)
 	}
+	// Images in formats it does not read (GIF, BMP) are named, even by a
+	// run taking every format (they were left without a word); other
+	// files (notes) are not pages and not named.
+	e4 := newEnv(t, nil)
+	e4.model(t, "v4.4")
+	write(t, filepath.Join(e4.in, "a.tif"), string(hostile.TIFF(hostile.TIFFPage{W: 20, H: 20, Grey: 9})))
+	write(t, filepath.Join(e4.in, "b.gif"), "GIF89a\x14\x00\x14\x00")
+	write(t, filepath.Join(e4.in, "c.bmp"), "BM\x36\x00\x0c\x00\x00\x00\x00\x00\x36\x00\x00\x00")
+	write(t, filepath.Join(e4.in, "notes.txt"), "notes")
+	code, log = e4.run(t, "-d", e4.in, "-ff", "all")
+	if code != exitOK || !strings.Contains(log, "images in formats pageclass does not read: 1 BMP, 1 GIF") {
+		t.Errorf("exit %d: %s", code, log)
+	}
+	if s := summaryOf(t, e4); s.Pages != 1 || s.NotCollected[UnreadLeft("GIF")] != 1 || s.NotCollected[UnreadLeft("BMP")] != 1 || len(s.NotCollected) != 2 {
+		t.Errorf("summary with a GIF and a BMP %+v", s)
+	}
 }
 
 // Every page of a mixed folder has a row whose SOURCE is its file as on

@@ -18,6 +18,7 @@ import (
 
 	"archivekit/internal/book"
 	"archivekit/internal/cliflags"
+	"archivekit/internal/filekind"
 	"archivekit/internal/pageclass/imageio"
 	"archivekit/internal/pageclass/results"
 	"archivekit/internal/paradata"
@@ -47,6 +48,10 @@ type inputSet struct {
 	// reads as a page format (imageio.Sniff), by that format, when the run
 	// did not take every format (-ff all collects them).
 	ByContent map[string]int
+	// Unread counts the images of formats that are not page formats (a
+	// GIF, a BMP, a HEIF photo: filekind.OtherImage), by format: they were
+	// left without a word, even by a run taking every format (-ff all).
+	Unread map[string]int
 	// Shard is the run's share (--shard; zero for all) and All the number
 	// of files collected before it was taken.
 	Shard shard.Spec
@@ -199,7 +204,7 @@ func collect(file, dir string, exts []string, inner, pageFromName bool) (*inputS
 	for _, e := range exts {
 		want[e] = true
 	}
-	set := &inputSet{Root: dir, Exts: exts, Left: map[string]int{}, ByContent: map[string]int{}}
+	set := &inputSet{Root: dir, Exts: exts, Left: map[string]int{}, ByContent: map[string]int{}, Unread: map[string]int{}}
 	all := true // every format is asked for: files are also taken by content
 	for _, e := range imageio.Extensions {
 		all = all && want[e]
@@ -286,6 +291,8 @@ func (s *inputSet) take(p string, want map[string]bool, all, nested bool) {
 				s.books = &bookInputs{pages: map[string]*bookPage{}}
 			}
 			s.books.candidates = append(s.books.candidates, p)
+		} else if other := filekind.OtherImage(head); other != "" && s.Unread != nil {
+			s.Unread[other]++
 		}
 	}
 }
@@ -313,12 +320,23 @@ func (s *inputSet) leftReport() string {
 	if s.Nested > 0 {
 		says = append(says, fmt.Sprintf("%d readable files in sub-folders not searched (take them with --inner)", s.Nested))
 	}
+	if len(s.Unread) > 0 {
+		var parts []string
+		for _, e := range slices.Sorted(maps.Keys(s.Unread)) {
+			parts = append(parts, fmt.Sprintf("%d %s", s.Unread[e], e))
+		}
+		says = append(says, fmt.Sprintf("images in formats pageclass does not read: %s (it reads PNG, JPEG, TIFF, JPEG 2000, WebP and PDF: convert them to one of those)", strings.Join(parts, ", ")))
+	}
 	return strings.Join(says, "; ")
 }
 
 // ContentLeft is the summary's name for the files left that read as the
 // page format ext by content, without a page extension.
 func ContentLeft(ext string) string { return "by content " + ext + " (-ff all)" }
+
+// UnreadLeft is the summary's name for the images of a format that is not
+// a page format.
+func UnreadLeft(format string) string { return "not read: " + format }
 
 // NestedLeft is the summary's name for the readable files left in
 // sub-folders not searched (without --inner).

@@ -42,3 +42,27 @@ func Of(head []byte) string {
 	}
 	return ""
 }
+
+// OtherImage is the name of an image format that head starts like which is
+// not one of Of's page formats (GIF, BMP, PNM, HEIF, AVIF, JPEG XL), or ""
+// for none: a folder run can say which images it did not read.
+func OtherImage(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte("GIF87a")), bytes.HasPrefix(head, []byte("GIF89a")):
+		return "GIF"
+	case len(head) >= 14 && string(head[:2]) == "BM" && head[6] == 0 && head[7] == 0 && head[8] == 0 && head[9] == 0:
+		return "BMP"
+	case len(head) >= 3 && head[0] == 'P' && head[1] >= '1' && head[1] <= '7' && (head[2] == '\n' || head[2] == ' ' || head[2] == '\r' || head[2] == '\t'):
+		return "PNM"
+	case len(head) >= 12 && string(head[4:8]) == "ftyp":
+		switch string(head[8:12]) {
+		case "avif", "avis":
+			return "AVIF"
+		case "heic", "heix", "hevc", "heim", "heis", "mif1", "msf1":
+			return "HEIF"
+		}
+	case bytes.HasPrefix(head, []byte{0xff, 0x0a}), bytes.HasPrefix(head, []byte("\x00\x00\x00\x0cJXL \r\n\x87\n")):
+		return "JPEG XL"
+	}
+	return ""
+}

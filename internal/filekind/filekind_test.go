@@ -26,3 +26,24 @@ func TestOf(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherImage: images of formats that are not page formats are named by
+// their content; page formats and other files are not.
+func TestOtherImage(t *testing.T) {
+	for _, c := range []struct{ head, want string }{
+		{"GIF89a\x10\x00", "GIF"},
+		{"BM\x36\x00\x0c\x00\x00\x00\x00\x00\x36\x00\x00\x00", "BMP"},
+		{"P6\n640 480\n255\n", "PNM"},
+		{"\x00\x00\x00\x1cftypavif\x00\x00", "AVIF"},
+		{"\x00\x00\x00\x18ftypheic\x00\x00", "HEIF"},
+		{"\xff\x0a\xfa", "JPEG XL"},
+		{"\x89PNG\r\n\x1a\n", ""},
+		{"BMW is a car, not a bitmap", ""},
+		{"PDF notes", ""},
+		{`{"a": 1}`, ""},
+	} {
+		if got := OtherImage([]byte(c.head)); got != c.want {
+			t.Errorf("OtherImage(%q) = %q, want %q", c.head, got, c.want)
+		}
+	}
+}
