@@ -122,7 +122,7 @@ func (r *classifier) checkpoint() {
 		return
 	}
 	if err := r.para.Flush(); err != nil {
-		r.log.Warn("run metadata not written", "file", r.para.Path(), "error", err.Error())
+		r.log.Warn("run metadata not written", "path", r.para.Path(), "error", err.Error())
 		return
 	}
 	if testHookCheckpoint != nil {
@@ -324,7 +324,7 @@ func (r *classifier) recordInputs(set *inputSet) (nothing bool) {
 		// Written at once: a shard killed before its end is then told
 		// unfinished by --merge, which names the --resume that ends it.
 		if err := r.para.Flush(); err != nil {
-			r.log.Warn("run metadata not written", "file", r.para.Path(), "error", err.Error())
+			r.log.Warn("run metadata not written", "path", r.para.Path(), "error", err.Error())
 		}
 		if len(set.Files) == 0 {
 			return true
@@ -899,14 +899,14 @@ func (r *classifier) closeTables(tables string, runErr error) error {
 	for _, w := range written {
 		r.para.AddOutputFile(w.path)
 		r.para.CountOutput("csv", w.rows)
-		r.log.Info("table written", "file", w.path, "rows", w.rows)
+		r.log.Info("table written", "path", w.path, "rows", w.rows)
 	}
 	fpath := filepath.Join(r.cli.Results, tables+"_"+FailuresTable)
 	if ferr := ledger.WriteFailures(fpath, r.failures); ferr != nil {
 		cerr = errors.Join(cerr, fmt.Errorf("failures table: %w", ferr))
 	} else {
 		r.para.AddOutputFile(fpath)
-		r.log.Info("failures table written", "file", fpath, "rows", len(r.failures))
+		r.log.Info("failures table written", "path", fpath, "rows", len(r.failures))
 	}
 	cerr = errors.Join(cerr, r.summarise(filepath.Join(r.cli.Results, tables+"_"+summary.TableName)))
 	if err := errors.Join(runErr, cerr); err != nil {
@@ -937,7 +937,7 @@ func (r *classifier) summarise(path string) error {
 		return fmt.Errorf("summary table: %w", err)
 	}
 	r.para.AddOutputFile(path)
-	r.log.Info("summary table written", "file", path)
+	r.log.Info("summary table written", "path", path)
 	return nil
 }
 

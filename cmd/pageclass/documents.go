@@ -214,7 +214,7 @@ func (d *documents) one(file, baseline, out, outDir string, schema *docrecord.Sc
 	}
 	d.r.para.AddOutputFile(out)
 	d.r.para.CountOutput("json", 1)
-	d.r.log.Info("document record written", "file", out, "doc_id", rec.DocID(), "pages", len(preds))
+	d.r.log.Info("document record written", "path", out, "doc_id", rec.DocID(), "pages", len(preds))
 	return nil
 }
 

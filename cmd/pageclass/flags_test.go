@@ -35,7 +35,7 @@ func parseWith(t *testing.T, overrides map[string]string, args ...string) (*CLI,
 	t.Helper()
 	e := newEnv(t, overrides)
 	var out, errb bytes.Buffer
-	p, code, done := parseArgs(append([]string{"--config", e.cfg}, args...), &out, &errb)
+	p, code, done := parseArgs(append([]string{"--config", e.cfg}, args...), &out, &errb, plainUsage(&errb))
 	if done {
 		return nil, code, out.String() + errb.String()
 	}
@@ -161,7 +161,7 @@ func TestHelp(t *testing.T) {
 
 func TestMissingExplicitConfig(t *testing.T) {
 	var out bytes.Buffer
-	_, code, done := parseArgs([]string{"--config", "/nonexistent/config.txt"}, &out, &out)
+	_, code, done := parseArgs([]string{"--config", "/nonexistent/config.txt"}, &out, &out, plainUsage(&out))
 	if !done || code != exitUsage || !strings.Contains(out.String(), "/nonexistent/config.txt") {
 		t.Fatalf("done %v code %d: %s", done, code, out.String())
 	}

@@ -59,7 +59,7 @@ func TestBatchChosen(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, map[string]string{"SETUP.batch": tt.config})
 			var out bytes.Buffer
-			p, code, done := parseArgs(append([]string{"--config", e.cfg, "-d", e.in}, tt.args...), &out, &out)
+			p, code, done := parseArgs(append([]string{"--config", e.cfg, "-d", e.in}, tt.args...), &out, &out, plainUsage(&out))
 			if done {
 				t.Fatalf("exit %d: %s", code, out.String())
 			}

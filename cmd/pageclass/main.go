@@ -110,7 +110,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "pageclass:", err)
 		return exitUsage
 	}
-	p, code, done := parseArgs(args, stdout, stderr)
+	// A usage error is a plain line on a terminal and a log record
+	// otherwise, as translate's are: a script reading stderr as JSON
+	// lines read this one line of plain text.
+	usage := plainUsage(stderr)
+	if !sink.tty {
+		usage = func(err error) { log.Error("usage error", "error", err.Error()) }
+	}
+	p, code, done := parseArgs(args, stdout, stderr, usage)
 	if done {
 		return code
 	}
@@ -136,7 +143,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			// these): a training or evaluation is run again.
 			msg = "interrupted: the training or evaluation stopped before its end and is not continued by --resume: run it again (the run metadata says what was done)"
 		}
-		log.Error(msg, "cause", context.Cause(ctx).Error())
+		log.Error(msg, "error", context.Cause(ctx).Error())
 		return interrupted(ctx)
 	}
 	return exitCode(err, log)
@@ -159,6 +166,11 @@ func warnAddressSpace(log *slog.Logger) {
 		"hint", "raise it (ulimit -v unlimited, or at least 3000000 KB); --decode-memory caps the decoders alone")
 }
 
+// plainUsage writes a usage error as a line of text to w.
+func plainUsage(w io.Writer) func(error) {
+	return func(err error) { fmt.Fprintln(w, "pageclass:", err) }
+}
+
 // parsed is a parsed and validated command line.
 type parsed struct {
 	cli        *CLI
@@ -170,16 +182,16 @@ type parsed struct {
 // parseArgs reads the config file, parses args over its defaults and
 // validates the result. When done is set the program ends with code (after
 // --help, or on a usage error, already reported on stderr).
-func parseArgs(args []string, stdout, stderr io.Writer) (p parsed, code int, done bool) {
+func parseArgs(args []string, stdout, stderr io.Writer, usage func(error)) (p parsed, code int, done bool) {
 	args = rewriteShorts(args)
 	cfgPath, err := findConfig(args)
 	if err != nil {
-		fmt.Fprintln(stderr, "pageclass:", err)
+		usage(err)
 		return p, exitUsage, true
 	}
 	settings, err := loadSettings(cfgPath)
 	if err != nil {
-		fmt.Fprintln(stderr, "pageclass:", err)
+		usage(err)
 		return p, exitUsage, true
 	}
 	var cli CLI
@@ -192,7 +204,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (p parsed, code int, don
 		fmt.Fprintln(stderr, "pageclass:", err)
 		return p, exitFailure, true
 	}
-	given, code, done := parse(parser, args, stderr)
+	given, code, done := parse(parser, args, usage)
 	if done {
 		return p, code, true
 	}
@@ -201,7 +213,7 @@ func parseArgs(args []string, stdout, stderr io.Writer) (p parsed, code int, don
 	cli.labelledPages(&settings)
 	settings.Setup.Batch = cli.Batch // --batch, else [SETUP] batch
 	if err := cli.validate(); err != nil {
-		fmt.Fprintln(stderr, "pageclass:", err)
+		usage(err)
 		return p, exitUsage, true
 	}
 	return parsed{cli: &cli, settings: settings, configPath: cfgPath.Path, config: cfgPath}, 0, false
@@ -210,13 +222,13 @@ func parseArgs(args []string, stdout, stderr io.Writer) (p parsed, code int, don
 // parse runs kong and returns the names of the flags given on the command
 // line (not from defaults or the config file); --help and parse errors end
 // the program with done set.
-func parse(p *cliflags.Kong, args []string, stderr io.Writer) (given map[string]bool, code int, done bool) {
+func parse(p *cliflags.Kong, args []string, usage func(error)) (given map[string]bool, code int, done bool) {
 	ctx, code, done, err := p.Parse(args)
 	if done {
 		return nil, code, true
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "pageclass: %v (see pageclass --help)\n", err)
+		usage(fmt.Errorf("%v (see pageclass --help)", err))
 		return nil, exitUsage, true
 	}
 	given = map[string]bool{}

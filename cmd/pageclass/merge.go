@@ -150,7 +150,7 @@ func (r *merger) merge() error {
 				return err
 			}
 			r.para.AddOutputFile(out)
-			r.log.Info("summary table written", "file", out)
+			r.log.Info("summary table written", "path", out)
 			continue
 		}
 		if m == nil {
@@ -158,7 +158,7 @@ func (r *merger) merge() error {
 				return err
 			}
 			r.para.AddOutputFile(out)
-			r.log.Info("failures table written", "file", out, "rows", len(failures))
+			r.log.Info("failures table written", "path", out, "rows", len(failures))
 			continue
 		}
 		if err := m.Write(out); err != nil {
@@ -166,7 +166,7 @@ func (r *merger) merge() error {
 		}
 		r.para.AddOutputFile(out)
 		r.para.CountOutput("csv", m.Len())
-		r.log.Info("table written", "file", out, "rows", m.Len(), "shards", len(tables[suffix]))
+		r.log.Info("table written", "path", out, "rows", m.Len(), "shards", len(tables[suffix]))
 	}
 	r.recordMerged(chosen, superseded)
 	return nil

@@ -193,7 +193,7 @@ func TestRowsNameTheirRenderer(t *testing.T) {
 	// second have stamps of their own, which do not sort by time).
 	check := func(step, log string, wantRenderers, wantDecoding counts) {
 		t.Helper()
-		m := regexp.MustCompile(`"run metadata written","file":"([^"]+)"`).FindAllStringSubmatch(log, -1)
+		m := regexp.MustCompile(`"run metadata written","path":"([^"]+)"`).FindAllStringSubmatch(log, -1)
 		if len(m) == 0 {
 			t.Fatalf("%s: the log names no run metadata:\n%s", step, log)
 		}

@@ -155,10 +155,10 @@ func (r *runner) main(ctx context.Context) (err error) {
 			outcome = s
 		}
 		if ferr := r.para.Finish(outcome); ferr != nil {
-			r.log.Error("run metadata not written", "file", r.para.Path(), "error", ferr.Error())
+			r.log.Error("run metadata not written", "path", r.para.Path(), "error", ferr.Error())
 			err = errors.Join(err, ferr)
 		} else {
-			r.log.Info("run metadata written", "file", r.para.Path())
+			r.log.Info("run metadata written", "path", r.para.Path())
 		}
 		if r.led != nil {
 			if testHookMetadataWritten != nil {

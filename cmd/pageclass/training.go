@@ -430,7 +430,7 @@ func (r *evaluator) reviewEvaluation(set []classify.Folder, o train.EvalOptions,
 			return fmt.Errorf("writing the calibration: %w", err)
 		}
 		r.para.AddOutputFile(path)
-		r.log.Info("calibration written", "file", path, "models", o.Revision, "target_precision", t, "max_review_rate", rate,
+		r.log.Info("calibration written", "path", path, "models", o.Revision, "target_precision", t, "max_review_rate", rate,
 			"min_agreement", best.MinAgreement, "min_margin", best.MinMargin, "reachable", ok,
 			"kept", best.Kept, "pages", best.Pages, "review_rate", best.ReviewRate)
 		switch {
@@ -456,7 +456,7 @@ func (r *evaluator) reviewEvaluation(set []classify.Folder, o train.EvalOptions,
 	if err != nil {
 		return err
 	}
-	r.log.Info("table written", "file", path, "rows", res.Pages)
+	r.log.Info("table written", "path", path, "rows", res.Pages)
 	return nil
 }
 

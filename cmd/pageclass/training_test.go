@@ -31,7 +31,7 @@ type testModes struct {
 func testRunner(t *testing.T, cfg map[string]string, args ...string) *testModes {
 	t.Helper()
 	e := newEnv(t, cfg)
-	p, code, done := parseArgs(append([]string{"--config", e.cfg}, args...), io.Discard, io.Discard)
+	p, code, done := parseArgs(append([]string{"--config", e.cfg}, args...), io.Discard, io.Discard, plainUsage(io.Discard))
 	if done {
 		t.Fatalf("exit %d", code)
 	}

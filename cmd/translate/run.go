@@ -413,7 +413,7 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 	case runErr == nil:
 		return exitOK
 	case errors.As(runErr, &stop):
-		log.Error("interrupted: the run stopped before the end; the files translated so far are written and recorded in the ledger: run again with --resume to finish", "cause", stop.Error())
+		log.Error("interrupted: the run stopped before the end; the files translated so far are written and recorded in the ledger: run again with --resume to finish", "error", stop.Error())
 		return stop.Code()
 	case cliflags.Code(runErr) == exitIncomplete:
 		log.Error("run incomplete", "error", runErr)
