@@ -339,7 +339,33 @@ func (b *Backend) Supports(ctx context.Context, src, tgt string) error {
 	if b.pairs[pair] {
 		return nil
 	}
-	return fmt.Errorf("mtapi: language pair %s is not offered (models from %s: %s)", pair, source, strings.Join(pairs, ", "))
+	return fmt.Errorf("mtapi: language pair %s is not offered (models from %s: %s)", pair, source, pairList(pairs, strings.ToLower(tgt)))
+}
+
+// maxPairsSaid is how many pairs an error lists before it counts the rest.
+const maxPairsSaid = 12
+
+// pairList says the pairs of a refusal: all of them when they are few;
+// else those into tgt (at most maxPairsSaid), and how many there are in
+// all (a service of 90 pairs filled nine lines of a terminal).
+func pairList(pairs []string, tgt string) string {
+	if len(pairs) <= maxPairsSaid {
+		return strings.Join(pairs, ", ")
+	}
+	var into []string
+	for _, p := range pairs {
+		if strings.HasSuffix(p, "-"+tgt) {
+			into = append(into, p)
+		}
+	}
+	more := ""
+	if len(into) > maxPairsSaid {
+		into, more = into[:maxPairsSaid], ", ..."
+	}
+	if len(into) == 0 {
+		return fmt.Sprintf("%d pairs, none into %s: %s, ...", len(pairs), tgt, strings.Join(pairs[:maxPairsSaid], ", "))
+	}
+	return fmt.Sprintf("%d pairs; into %s: %s%s", len(pairs), tgt, strings.Join(into, ", "), more)
 }
 
 // Translate translates text from src to tgt: the pair is checked, the text

@@ -297,3 +297,25 @@ func TestConfigFromEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestPairList: a refusal lists every pair of a small service, and of a
+// large one the pairs into the target asked for and the count.
+func TestPairList(t *testing.T) {
+	few := []string{"cs-en", "de-en"}
+	if got := pairList(few, "en"); got != "cs-en, de-en" {
+		t.Errorf("few: %q", got)
+	}
+	var many []string
+	for _, src := range []string{"ar", "bg", "cs", "da", "de", "el", "es", "et", "fi", "fr", "hu", "it", "lt", "lv", "nl", "pl", "pt", "ro", "sk", "sl", "sv", "uk"} {
+		many = append(many, src+"-en", "en-"+src)
+	}
+	if got := pairList(many, "uk"); got != "44 pairs; into uk: en-uk" {
+		t.Errorf("many into uk: %q", got)
+	}
+	if got := pairList(many, "en"); !strings.HasPrefix(got, "44 pairs; into en: ar-en, bg-en, ") || !strings.HasSuffix(got, ", ...") || strings.Count(got, ", ") != 12 {
+		t.Errorf("many into en: %q", got)
+	}
+	if got := pairList(many, "xx"); !strings.HasPrefix(got, "44 pairs, none into xx: ar-en, en-ar, ") {
+		t.Errorf("many into xx: %q", got)
+	}
+}
