@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -890,6 +892,15 @@ func (r *classifier) complete(p classify.Page, it *item, name string) error {
 	return nil
 }
 
+// fileSystemError reports whether err is a file system's refusal (a path
+// that cannot be written: permission, a read-only or full file system, a
+// folder gone or replaced by a file), not the run's own failure.
+func fileSystemError(err error) bool {
+	var pe *fs.PathError
+	var le *os.LinkError
+	return errors.As(err, &pe) || errors.As(err, &le)
+}
+
 // closeTables closes the tables (stamp tables), writes the failures table
 // and the document records, and returns the run's error: runErr, a table
 // not written, or no page classified at all.
@@ -909,6 +920,13 @@ func (r *classifier) closeTables(tables string, runErr error) error {
 		r.log.Info("failures table written", "path", fpath, "rows", len(r.failures))
 	}
 	cerr = errors.Join(cerr, r.summarise(filepath.Join(r.cli.Results, tables+"_"+summary.TableName)))
+	if cerr != nil && runErr == nil && r.recorded > 0 && fileSystemError(cerr) {
+		// The results folder could not be written at the end (made
+		// read-only, moved, full): what was classified is in the ledger,
+		// so the run is to finish, not failed ("run failed", exit 3).
+		return cliflags.IncompleteError{Err: fmt.Errorf("%w; every page classified is recorded in the ledger: once the results folder can be written, "+
+			"run again with --resume to write the tables (nothing is classified again)", cerr)}
+	}
 	if err := errors.Join(runErr, cerr); err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"archivekit/internal/cliflags"
 	"archivekit/internal/ledger"
 	"archivekit/internal/pageclass/classify/classifytest"
 	"archivekit/internal/pageclass/summary"
@@ -716,5 +717,56 @@ func TestResumeAnotherPrecision(t *testing.T) {
 	}
 	if len(tables) != 2 {
 		t.Errorf("chunked runs at bf16 and fp32 wrote the tables %v; want one table each", tables)
+	}
+}
+
+// TestResultsFolderUnwritable: a results folder that cannot be written any
+// more in the middle of a run (here moved away and replaced by a file after
+// two files) ends it incomplete (75) with the --resume hint, not "run
+// failed" (3): every page classified is in the ledger, and a --resume
+// once the folder is back writes the tables of an uninterrupted run
+// without classifying a page again.
+func TestResultsFolderUnwritable(t *testing.T) {
+	e := newEnv(t, nil)
+	pages := e.linkPages(t, 1)
+	e.model(t, "v4.4")
+	whole := filepath.Join(e.root, "whole")
+	if code, log := e.run(t, "-d", e.in, "--results", whole); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	want := tableRows(t, whole, "_v4.4_TOP-3.csv")
+	results := filepath.Join(e.root, "results")
+	moved := results + ".moved"
+	itemHook = func(n int) {
+		if n == 2 {
+			if err := os.Rename(results, moved); err != nil {
+				t.Error(err)
+			}
+			write(t, results, "not a folder")
+		}
+	}
+	code, log := e.run(t, "-d", e.in, "--results", results)
+	itemHook = nil
+	if code != cliflags.ExitIncomplete || !strings.Contains(log, "--resume") {
+		t.Fatalf("exit %d, want %d with the --resume hint:\n%s", code, cliflags.ExitIncomplete, log)
+	}
+	if err := os.Remove(results); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(moved, results); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range must(filepath.Glob(filepath.Join(results, "*.csv"))) {
+		os.Remove(m)
+	}
+	code, log = e.run(t, "-d", e.in, "--results", results, "--resume")
+	if code != exitOK {
+		t.Fatalf("resumed: exit %d:\n%s", code, log)
+	}
+	if n := toClassify(t, log); n != 0 {
+		t.Errorf("the resumed run classified %d of %d files again", n, len(pages))
+	}
+	if got := tableRows(t, results, "_v4.4_TOP-3.csv"); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("resumed TOP-3 table differs from the uninterrupted run's:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
