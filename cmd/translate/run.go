@@ -39,6 +39,7 @@ import (
 	"archivekit/internal/translate/lemmatizer"
 	"archivekit/internal/translate/metadata"
 	"archivekit/internal/translate/mtapi"
+	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/session"
 	"archivekit/internal/translate/translator"
 	"archivekit/internal/translate/transport"
@@ -441,13 +442,27 @@ func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr erro
 // metadata; the untried ones are the rest.
 func (r *runner) logSummary(log *slog.Logger) {
 	st := r.pd.Snapshot().Statistics
+	if logging.IsTerminal(r.stderr) {
+		// On a terminal, a block people read, as pageclass's (a record of
+		// key=value pairs with maps in braces was hard to read).
+		fmt.Fprint(r.stderr, summaryText(summaryFigures{files: st.InputFilesTotal, translated: st.SuccessfullyProcessed - r.doneBefore, doneBefore: r.doneBefore,
+			failed: len(r.failures) - r.failedBefore, failedBefore: r.failedBefore, untried: max(0, st.InputFilesTotal-st.SuccessfullyProcessed-len(r.failures)),
+			withoutText: st.DocumentsWithoutText, units: st.UnitsTranslated, unitsSkipped: st.UnitsSkipped, segments: st.SegmentStatus,
+			languages: st.Languages, notCollected: len(r.notCollected), output: r.s.Output}))
+	} else {
+		r.logSummaryRecord(log, st)
+	}
+	if r.warnedAgain > 0 {
+		log.Warn(fmt.Sprintf("%d more warnings repeated an earlier file's in the same words and were not shown; the run metadata's warnings list every one", r.warnedAgain))
+	}
+}
+
+// logSummaryRecord logs the run summary as one record (off a terminal).
+func (r *runner) logSummaryRecord(log *slog.Logger, st runmeta.Statistics) {
 	log.Info("run summary", "files", st.InputFilesTotal, "translated", st.SuccessfullyProcessed-r.doneBefore, "done_before", r.doneBefore,
 		"failed", len(r.failures)-r.failedBefore, "failed_before", r.failedBefore, "untried", max(0, st.InputFilesTotal-st.SuccessfullyProcessed-len(r.failures)),
 		"without_text", st.DocumentsWithoutText, "units_translated", st.UnitsTranslated, "units_skipped", st.UnitsSkipped,
 		"segments", st.SegmentStatus, "source_languages", st.Languages, "not_collected", len(r.notCollected), "output", r.s.Output)
-	if r.warnedAgain > 0 {
-		log.Warn(fmt.Sprintf("%d more warnings repeated an earlier file's in the same words and were not shown; the run metadata's warnings list every one", r.warnedAgain))
-	}
 }
 
 type runner struct {
