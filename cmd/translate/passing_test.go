@@ -305,3 +305,38 @@ func TestOutputFolderUnwritable(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputFolderRemoved: an output folder removed while the run goes on
+// (after its first input) is made again by the next output, and the run
+// ends incomplete (75) naming the files that are gone, not "completed"
+// listing them; a run again writes every output.
+func TestOutputFolderRemoved(t *testing.T) {
+	dir := t.TempDir()
+	alto := readOrFatal(t, testenv.Path(t, sampleALTO))
+	for k := 1; k <= 3; k++ {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("p%d.alto.xml", k)), append(append([]byte{}, alto...), fmt.Sprintf("<!-- %d -->\n", k)...))
+	}
+	api := startAPI(t, translatortest.Config{})
+	out := filepath.Join(t.TempDir(), "out")
+	itemHook = func(k int) {
+		if k == 1 {
+			if err := os.RemoveAll(out); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	r := runCLI(t, newEnv(api), dir, "-o", out, "-src", "cs", "--vocabulary", "", "--fast-align")
+	itemHook = nil
+	if r.code != exitIncomplete || !strings.Contains(r.stderr, "of the 6 files this run wrote are not there any more (first "+filepath.Join(out, "p1_en.alto.xml")) {
+		t.Fatalf("exit %d, want %d naming the files gone:\n%s", r.code, exitIncomplete, r.stderr)
+	}
+	r = runCLI(t, newEnv(api), dir, "-o", out, "-src", "cs", "--vocabulary", "", "--fast-align", "--resume")
+	if r.code != exitOK {
+		t.Fatalf("again: exit %d:\n%s", r.code, r.stderr)
+	}
+	for k := 1; k <= 3; k++ {
+		if _, err := os.Stat(filepath.Join(out, fmt.Sprintf("p%d_en.alto.xml", k))); err != nil {
+			t.Errorf("after running again: %v", err)
+		}
+	}
+}

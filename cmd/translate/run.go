@@ -375,11 +375,32 @@ func (r *runner) start(ctx context.Context, comps *licence.Components, inputs []
 	return r.finish(log, comps, r.run(ctx, inputs))
 }
 
+// outputsGone is the error of a run whose outputs are not all there at
+// its end (the output folder removed or emptied while it ran: the run made
+// it again and said "completed", listing files that were gone): incomplete,
+// so that the run metadata and the exit code say to run it again.
+func outputsGone(outputs []string) error {
+	var gone []string
+	for _, o := range outputs {
+		if _, err := os.Lstat(o); errors.Is(err, fs.ErrNotExist) {
+			gone = append(gone, o)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	return cliflags.IncompleteError{Undone: len(gone), Err: fmt.Errorf("%d of the %d files this run wrote are not there any more (first %s): the output folder was removed or changed while the run went on; run again to write them",
+		len(gone), len(outputs), gone[0])}
+}
+
 // finish writes the failures table and the run metadata of a run that
 // ended with runErr, and returns the exit code. log is the command's
 // logger (the run's own, r.log, may write through the progress bar).
 func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr error) int {
 	pd := r.pd
+	if runErr == nil {
+		runErr = outputsGone(pd.Snapshot().Outputs)
+	}
 	if err := ledger.WriteFailures(pd.failuresPath(), r.failures); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("failures table: %w", err))
 	} else {
