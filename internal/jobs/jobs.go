@@ -221,6 +221,9 @@ type Options struct {
 	itemWorkersSet bool
 	// pollEvery is how often River looks for new jobs (default 50 ms).
 	pollEvery time.Duration
+	// minFree is the free space under which the job folder is said to be
+	// full by the deep health check (storageCheck; 0: minFreeDefault).
+	minFree uint64
 }
 
 // Queue is a state folder's job queue. Its methods are safe for concurrent use;

@@ -80,6 +80,7 @@ func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) 
 		return nil, err
 	}
 	svc.AddBusy(q.Running) // the drain waits for them with the listener open
+	svc.AddDeepCheck(q.storageCheck)
 	items := "one or more files"
 	if o.Book != nil {
 		items += " or a book URL (" + o.Book.Field + ")"

@@ -43,6 +43,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -178,6 +179,37 @@ type Service struct {
 
 	busyMu sync.Mutex
 	busy   []func() int // work in flight outside the requests (AddBusy)
+	// deep are the checks of /health?deep=true added to DeepCheck
+	// (AddDeepCheck).
+	deep []func(context.Context) string
+}
+
+// AddDeepCheck adds f to the checks of /health?deep=true: "" when healthy,
+// else what is degraded (bounded in time, as Options.DeepCheck). The job
+// queue adds its folder's free space: a full JOBS_DIR left jobs running for
+// ever while the deep check said ok.
+func (s *Service) AddDeepCheck(f func(context.Context) string) {
+	s.busyMu.Lock()
+	defer s.busyMu.Unlock()
+	s.deep = append(s.deep, f)
+}
+
+// deepChecks runs Options.DeepCheck and the added checks, and joins what
+// they say is degraded ("" when nothing is).
+func (s *Service) deepChecks(ctx context.Context) string {
+	s.busyMu.Lock()
+	checks := slices.Clone(s.deep)
+	s.busyMu.Unlock()
+	if s.opts.DeepCheck != nil {
+		checks = append([]func(context.Context) string{s.opts.DeepCheck}, checks...)
+	}
+	var says []string
+	for _, c := range checks {
+		if d := c(ctx); d != "" {
+			says = append(says, d)
+		}
+	}
+	return strings.Join(says, "; ")
 }
 
 // AddBusy adds f to the counts of work in flight that is not a request
@@ -380,10 +412,8 @@ func (s *Service) serveHealth(w http.ResponseWriter, r *http.Request) {
 	case Draining:
 		body.Status, body.Detail, body.Draining = "draining", "draining after a stop signal: new work is refused", true
 	default:
-		if s.opts.DeepCheck != nil {
-			if d := s.opts.DeepCheck(r.Context()); d != "" {
-				body.Status, body.Detail = "degraded", d
-			}
+		if d := s.deepChecks(r.Context()); d != "" {
+			body.Status, body.Detail = "degraded", d
 		}
 	}
 	if body.Status != "" {

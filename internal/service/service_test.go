@@ -175,6 +175,17 @@ func TestEndpointsByState(t *testing.T) {
 	})
 	degraded.Store("")
 
+	// A check added by a part of the service (the job queue's folder)
+	// degrades it too, with its own words.
+	var full atomic.Value
+	full.Store("")
+	svc.AddDeepCheck(func(context.Context) string { return full.Load().(string) })
+	full.Store("JOBS_DIR /state has 3 MiB free")
+	if got := do(t, "GET", srv.URL+"/health?deep=true", nil, nil); got.status != 503 || !strings.Contains(string(got.body), `"detail":"JOBS_DIR /state has 3 MiB free"`) {
+		t.Errorf("an added check: %d %s", got.status, got.body)
+	}
+	full.Store("")
+
 	svc.BeginDrain()
 	check("draining", []row{
 		{"GET", "/health", 200, "health.json"},
