@@ -63,8 +63,15 @@ func (r *runner) passing(p *pass, inputs []input, i int, name string, err error)
 	left := len(inputs) - i - 1
 	p.undone += left
 	r.pd.SetConfig("translation_circuit", fmt.Sprintf("open after %d inputs in a row failed: %v", p.streak, err))
-	r.warn(fmt.Sprintf("the translation service failed %d inputs in a row (%s=%d): the run stops here, leaving %d more input(s) untried; run again with --resume to finish them (%v)",
-		p.streak, EnvCircuitTrip, r.trip, left, err))
+	who := "the translation service failed"
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		// A file of this machine (too many open files, a full disk, an
+		// I/O error): the service was blamed for it.
+		who = "this machine failed"
+	}
+	r.warn(fmt.Sprintf("%s %d inputs in a row (%s=%d): the run stops here, leaving %d more input(s) untried; run again with --resume to finish them (%v)",
+		who, p.streak, EnvCircuitTrip, r.trip, left, err))
 	return errCircuitOpen
 }
 
