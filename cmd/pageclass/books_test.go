@@ -372,7 +372,7 @@ func TestBookFolderTIFFNotLeft(t *testing.T) {
 	if rows := readCSV(t, e.output(t, "_v4.4_TOP-3.csv")); len(rows) != 4 {
 		t.Errorf("%d rows, want the book's 3 pages", len(rows)-1)
 	}
-	if strings.Contains(log, "readable files left out") {
+	if strings.Contains(log, "files left out") {
 		t.Errorf("the book's images are said left out:\n%s", log)
 	}
 }

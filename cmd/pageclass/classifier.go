@@ -349,7 +349,7 @@ func (r *classifier) recordInputs(set *inputSet) (nothing bool) {
 		// No readable page is left without a word: the default -ff is the
 		// spec's png, and a folder of TIFF masters would otherwise give
 		// an empty run that looks complete.
-		r.log.Warn("readable files left out: "+left, "root", set.Root)
+		r.log.Warn("files left out: "+left, "root", set.Root)
 		r.para.Warn(left)
 		r.sum.Left(set.Left)
 		if set.Nested > 0 {

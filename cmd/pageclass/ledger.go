@@ -101,7 +101,7 @@ func (r *classifier) openLedger(names, digests []string) (*ledger.Ledger, string
 		return nil, "", err
 	}
 	return ledger.OpenRun(ledger.Run{Output: r.cli.Results, Tool: "pageclass", Config: cfg,
-		Name: r.stamp, Redo: "that file is classified again"}, r.log)
+		Name: r.stamp, Redo: "that file is classified again", Resume: r.cli.Resume}, r.log)
 }
 
 // ledgerConfig is the run's ledger configuration (its Key names the

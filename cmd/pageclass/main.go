@@ -261,6 +261,8 @@ func exitCode(err error, log interface{ Error(string, ...any) }) int {
 		log.Error("run failed", "error", err.Error())
 	case cliflags.ExitIncomplete:
 		log.Error("run incomplete after a passing failure; run again with --resume to finish it", "error", err.Error())
+	case exitUsage:
+		log.Error("usage error", "error", err.Error())
 	default:
 		log.Error(err.Error())
 	}

@@ -114,7 +114,7 @@ func (r *runner) openLedger(be backend.Backend, lemURL string, maxTerms int) (*l
 	}
 	name := strings.TrimSuffix(filepath.Base(r.pd.path), ".json")
 	l, key, err := ledger.OpenRun(ledger.Run{Output: s.Output, Tool: "translate", Config: cfg, Name: name,
-		Redo: "that input is translated again"}, r.log)
+		Redo: "that input is translated again", Resume: s.Resume}, r.log)
 	if err != nil {
 		return nil, err
 	}

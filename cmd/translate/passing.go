@@ -122,6 +122,38 @@ func (r *runner) outputStop(p *pass, inputs []input, i int, name string, err err
 	return errCircuitOpen
 }
 
+// outputReplaced says how the output folder is not the one the run began
+// with (at, nil when it could not be read then): removed, or replaced by
+// another folder or a file. nil while it is the same.
+func outputReplaced(dir string, at fs.FileInfo) error {
+	if at == nil {
+		return nil
+	}
+	now, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("the output folder %s is gone: %w", dir, err)
+	case !now.IsDir():
+		return fmt.Errorf("the output folder %s was replaced by a file", dir)
+	case !os.SameFile(at, now):
+		return fmt.Errorf("the output folder %s was removed and made again", dir)
+	}
+	return nil
+}
+
+// outputGoneStop stops the run before inputs[i] when the output folder was
+// removed or replaced (outputReplaced): every input after that was
+// translated, billed and written into a new folder without its ledger, so
+// a --resume translated them all again.
+func (r *runner) outputGoneStop(p *pass, inputs []input, i int, err error) {
+	left := len(inputs) - i
+	p.undone += left
+	p.lastPassing = err
+	r.pd.SetConfig("output_unwritable", err.Error())
+	r.warn(fmt.Sprintf("%v while the run went on: the run stops, leaving %d input(s) untried, so nothing more is sent to the translation service; "+
+		"put the folder back (or give another -o) and run again with --resume to finish them", err, left))
+}
+
 // incomplete is the run's error when inputs were left to do after passing
 // failures, or were translated after the lemmatiser's circuit opened
 // (single-word vocabulary terms not protected): neither is recorded in the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,11 +10,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"archivekit/internal/atomicfile"
+	"archivekit/internal/cliflags"
 	"archivekit/internal/ledger"
 	"archivekit/internal/testenv"
 	"archivekit/internal/translate/translator/translatortest"
@@ -271,45 +274,70 @@ func TestOutputFolderUnwritable(t *testing.T) {
 		writeFile(t, filepath.Join(dir, fmt.Sprintf("p%d.alto.xml", k)), append(append([]byte{}, alto...), fmt.Sprintf("<!-- %d -->\n", k)...))
 	}
 	api := startAPI(t, translatortest.Config{})
-	out := filepath.Join(t.TempDir(), "out")
-	moved := out + ".moved"
-	itemHook = func(k int) {
-		if k == 1 {
-			if err := os.Rename(out, moved); err != nil {
+	for _, c := range []struct {
+		name string
+		// spoil makes out unwritable after the first input; mend puts
+		// it back.
+		spoil, mend func(out string)
+		says, left  string
+		translated  []string // inputs translated and written
+	}{
+		{"replaced by a file", func(out string) {
+			if err := os.Rename(out, out+".moved"); err != nil {
 				t.Error(err)
 			}
 			writeFile(t, out, []byte("not a folder"))
-		}
-	}
-	r := runCLI(t, newEnv(api), dir, "-o", out, "-src", "cs", "--vocabulary", "", "--fast-align")
-	itemHook = nil
-	if r.code != exitIncomplete || !strings.Contains(r.stderr, "the output folder cannot be written") || !strings.Contains(r.stderr, "leaving 2 more input(s) untried") {
-		t.Fatalf("exit %d, want %d and the folder named:\n%s", r.code, exitIncomplete, r.stderr)
-	}
-	if !strings.Contains(r.stderr, "p1: batch summary") || strings.Contains(r.stderr, "p3: batch summary") || strings.Contains(r.stderr, "p4: batch summary") {
-		t.Errorf("inputs after the one that could not be written were translated:\n%s", r.stderr)
-	}
-	if err := os.Remove(out); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(moved, out); err != nil {
-		t.Fatal(err)
-	}
-	r = runCLI(t, newEnv(api), dir, "-o", out, "-src", "cs", "--vocabulary", "", "--fast-align", "--resume")
-	if r.code != exitOK {
-		t.Fatalf("resume: exit %d:\n%s", r.code, r.stderr)
-	}
-	for k := 1; k <= 4; k++ {
-		if _, err := os.Stat(filepath.Join(out, fmt.Sprintf("p%d_en.alto.xml", k))); err != nil {
-			t.Errorf("after --resume: %v", err)
-		}
+		}, func(out string) {
+			os.Remove(out)
+			os.Rename(out+".moved", out)
+		}, "was replaced by a file", "leaving 3 input(s) untried", []string{"p1"}},
+		// A folder where the second input's output goes: that output
+		// cannot be written (as in a folder made read-only, which root
+		// writes all the same).
+		{"an output that cannot be written", func(out string) {
+			writeFile(t, filepath.Join(out, "p2_en.alto.xml", "in-the-way"), []byte("x"))
+		}, func(out string) {
+			os.RemoveAll(filepath.Join(out, "p2_en.alto.xml"))
+		}, "the output folder cannot be written", "leaving 2 more input(s) untried", []string{"p1"}}, // p2's summary is not logged: it was not written
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			itemHook = func(k int) {
+				if k == 1 {
+					c.spoil(out)
+				}
+			}
+			r := runCLI(t, newEnv(api), dir, "-o", out, "-src", "cs", "--vocabulary", "", "--fast-align")
+			itemHook = nil
+			if r.code != exitIncomplete || !strings.Contains(r.stderr, c.says) || !strings.Contains(r.stderr, c.left) {
+				t.Fatalf("exit %d, want %d, %q and %q:\n%s", r.code, exitIncomplete, c.says, c.left, r.stderr)
+			}
+			for k := 1; k <= 4; k++ {
+				name := fmt.Sprintf("p%d", k)
+				if sent := strings.Contains(r.stderr, name+": batch summary"); sent != slices.Contains(c.translated, name) {
+					t.Errorf("%s translated: %v, want %v", name, sent, !sent)
+				}
+			}
+			c.mend(out)
+			r = runCLI(t, newEnv(api), dir, "-o", out, "-src", "cs", "--vocabulary", "", "--fast-align", "--resume")
+			if r.code != exitOK {
+				t.Fatalf("resume: exit %d:\n%s", r.code, r.stderr)
+			}
+			for k := 1; k <= 4; k++ {
+				if _, err := os.Stat(filepath.Join(out, fmt.Sprintf("p%d_en.alto.xml", k))); err != nil {
+					t.Errorf("after --resume: %v", err)
+				}
+			}
+		})
 	}
 }
 
 // TestOutputFolderRemoved: an output folder removed while the run goes on
-// (after its first input) is made again by the next output, and the run
-// ends incomplete (75) naming the files that are gone, not "completed"
-// listing them; a run again writes every output.
+// (after its first input) stops the run before the next input, incomplete
+// (75) (it was made again by the next output, every input after it sent to
+// the service, and the run said "completed" listing files that were gone);
+// a run again writes every output. TestOutputsGone: the files gone are
+// named at the end.
 func TestOutputFolderRemoved(t *testing.T) {
 	dir := t.TempDir()
 	alto := readOrFatal(t, testenv.Path(t, sampleALTO))
@@ -327,8 +355,12 @@ func TestOutputFolderRemoved(t *testing.T) {
 	}
 	r := runCLI(t, newEnv(api), dir, "-o", out, "-src", "cs", "--vocabulary", "", "--fast-align")
 	itemHook = nil
-	if r.code != exitIncomplete || !strings.Contains(r.stderr, "of the 6 files this run wrote are not there any more (first "+filepath.Join(out, "p1_en.alto.xml")) {
-		t.Fatalf("exit %d, want %d naming the files gone:\n%s", r.code, exitIncomplete, r.stderr)
+	// The run stops before the next input (nothing more sent to the
+	// service: it was translated, billed, and written into a new folder
+	// without its ledger).
+	if r.code != exitIncomplete || !strings.Contains(r.stderr, "the output folder "+out+" is gone") || !strings.Contains(r.stderr, "leaving 2 input(s) untried") ||
+		strings.Contains(r.stderr, "p2: batch summary") {
+		t.Fatalf("exit %d, want %d, stopping at once:\n%s", r.code, exitIncomplete, r.stderr)
 	}
 	r = runCLI(t, newEnv(api), dir, "-o", out, "-src", "cs", "--vocabulary", "", "--fast-align", "--resume")
 	if r.code != exitOK {
@@ -338,5 +370,22 @@ func TestOutputFolderRemoved(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, fmt.Sprintf("p%d_en.alto.xml", k))); err != nil {
 			t.Errorf("after running again: %v", err)
 		}
+	}
+}
+
+// TestOutputsGone: files a run wrote that are not there at its end are an
+// incomplete run naming the first, counting the inputs that wrote them.
+func TestOutputsGone(t *testing.T) {
+	dir := t.TempDir()
+	kept := filepath.Join(dir, "a_en.xml")
+	writeFile(t, kept, []byte("x"))
+	gone1, gone2, gone3 := filepath.Join(dir, "b_en.xml"), filepath.Join(dir, "b_log.csv"), filepath.Join(dir, "c_en.xml")
+	if err := outputsGone([]string{kept}, nil); err != nil {
+		t.Errorf("all there: %v", err)
+	}
+	err := outputsGone([]string{kept, gone1, gone2, gone3}, map[string]string{gone1: "b.xml", gone2: "b.xml", gone3: "c.xml"})
+	var inc cliflags.IncompleteError
+	if !errors.As(err, &inc) || inc.Undone != 2 || !strings.Contains(err.Error(), "3 of the 4 files this run wrote are not there any more (first "+gone1) {
+		t.Errorf("gone: %v", err)
 	}
 }

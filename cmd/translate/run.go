@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -379,17 +380,19 @@ func (r *runner) start(ctx context.Context, comps *licence.Components, inputs []
 // its end (the output folder removed or emptied while it ran: the run made
 // it again and said "completed", listing files that were gone): incomplete,
 // so that the run metadata and the exit code say to run it again.
-func outputsGone(outputs []string) error {
+func outputsGone(outputs []string, inputOf map[string]string) error {
 	var gone []string
+	inputs := map[string]bool{}
 	for _, o := range outputs {
 		if _, err := os.Lstat(o); errors.Is(err, fs.ErrNotExist) {
 			gone = append(gone, o)
+			inputs[cmp.Or(inputOf[o], o)] = true
 		}
 	}
 	if len(gone) == 0 {
 		return nil
 	}
-	return cliflags.IncompleteError{Undone: len(gone), Err: fmt.Errorf("%d of the %d files this run wrote are not there any more (first %s): the output folder was removed or changed while the run went on; run again to write them",
+	return cliflags.IncompleteError{Undone: len(inputs), Err: fmt.Errorf("%d of the %d files this run wrote are not there any more (first %s): the output folder was removed or changed while the run went on; run again to write them",
 		len(gone), len(outputs), gone[0])}
 }
 
@@ -399,7 +402,7 @@ func outputsGone(outputs []string) error {
 func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr error) int {
 	pd := r.pd
 	if runErr == nil {
-		runErr = outputsGone(pd.Snapshot().Outputs)
+		runErr = outputsGone(pd.Snapshot().Outputs, r.claimed)
 	}
 	if err := ledger.WriteFailures(pd.failuresPath(), r.failures); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("failures table: %w", err))
@@ -610,7 +613,12 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	pd.SetConfig("retry_failed", s.RetryFailed)
 	r.bookLanguages(inputs)
 	p := &pass{sess: sess, lem: lem, bar: bar, schema: schema, led: led, carryAt: -1, keptAt: map[int]bool{}}
+	outDir, _ := os.Stat(s.Output)
 	for i := range inputs {
+		if err := outputReplaced(s.Output, outDir); err != nil {
+			r.outputGoneStop(p, inputs, i, err)
+			break
+		}
 		if err := r.item(ctx, p, inputs, i); errors.Is(err, errCircuitOpen) {
 			break
 		} else if err != nil {

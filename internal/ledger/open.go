@@ -25,6 +25,10 @@ type Run struct {
 	// Redo ends the warning logged for a torn last line of an earlier run
 	// ("that input is translated again").
 	Redo string
+	// Resume: the run was asked to resume; with nothing recorded under its
+	// settings while another configuration's ledger is in the folder, it
+	// says so (OpenRun).
+	Resume bool
 }
 
 // OpenRun opens the ledger of a run: it reads the ledger folder of the
@@ -43,5 +47,31 @@ func OpenRun(r Run, log *slog.Logger) (*Ledger, string, error) {
 	for _, t := range l.Torn() {
 		log.Warn("ledger: the last line was torn by an interrupted run and is ignored; "+r.Redo, "ledger", t)
 	}
+	if r.Resume && l.Len() == 0 {
+		if others := otherLedgers(filepath.Join(r.Output, Folder), r.Tool, key); len(others) > 0 {
+			// A resume with other settings (another service address,
+			// language, model) starts a ledger of its own and does every
+			// item again; it did so without a word.
+			log.Warn("--resume: nothing recorded with this run's settings in this folder, but a run with other settings left a ledger here; "+
+				"its items are not taken as done: give the same settings to resume it (the run metadata's config.ledger_key and each ledger's header say which)",
+				"ledgers", others)
+		}
+	}
 	return l, key, nil
+}
+
+// otherLedgers are the ledger folders of tool under dir whose key is not
+// key and that hold a run's file.
+func otherLedgers(dir, tool, key string) []string {
+	matches, _ := filepath.Glob(filepath.Join(dir, tool+"_*"))
+	var out []string
+	for _, m := range matches {
+		if filepath.Base(m) == tool+"_"+key {
+			continue
+		}
+		if files, _ := filepath.Glob(filepath.Join(m, "*.jsonl")); len(files) > 0 {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -108,3 +108,41 @@ func TestSortRuns(t *testing.T) {
 		t.Errorf("%q, want %s", got, want)
 	}
 }
+
+// TestOpenRunOtherSettings: a resume with nothing recorded under its
+// settings, while another configuration's ledger is in the folder, says
+// so and names it; a resume with its own entries, and a run not resuming,
+// do not.
+func TestOpenRunOtherSettings(t *testing.T) {
+	out := t.TempDir()
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	first := Run{Output: out, Tool: "tool", Config: map[string]string{"url": "http://mt-a"}, Name: "s1"}
+	l, key, err := OpenRun(first, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Record(Entry{Item: "a", Digest: "d", State: Done}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	for _, c := range []struct {
+		run  Run
+		warn bool
+	}{
+		{Run{Output: out, Tool: "tool", Config: map[string]string{"url": "http://mt-b"}, Name: "s2"}, false},
+		{Run{Output: out, Tool: "tool", Config: map[string]string{"url": "http://mt-b"}, Name: "s3", Resume: true}, true},
+		{Run{Output: out, Tool: "tool", Config: map[string]string{"url": "http://mt-a"}, Name: "s4", Resume: true}, false},
+	} {
+		buf.Reset()
+		l, _, err := OpenRun(c.run, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+		said := strings.Contains(buf.String(), "a run with other settings left a ledger here") && strings.Contains(buf.String(), "tool_"+key)
+		if said != c.warn {
+			t.Errorf("%s: warned %v, want %v: %s", c.run.Name, said, c.warn, buf.String())
+		}
+	}
+}

@@ -120,10 +120,18 @@ func (d *Doc) usePDFium(ctx context.Context, i int, fn func(Image) error) error 
 	if w <= 0 || h <= 0 {
 		return d.wrap(i, fmt.Errorf("invalid size %d×%d", w, h))
 	}
+	budget := d.opts.pdfPageBudget()
+	if budget > 0 && w*h > max(budget, d.opts.MaxPixels) {
+		// Too large to draw at DPI even once (a 100-inch square, a
+		// scroll): drawn at the DPI that fits, as poppler's pages are
+		// (it was refused as a decompression bomb).
+		dpi := max(1, int(float64(d.opts.DPI)*math.Sqrt(float64(budget)/float64(w*h))))
+		w, h = pdfPixels(pw, ph, float64(dpi))
+	}
 	if w*h > d.opts.MaxPixels {
 		return d.wrap(i, fmt.Errorf("%w: %d×%d = %d pixels, limit %d", ErrTooManyPixels, w, h, w*h, d.opts.MaxPixels))
 	}
-	if budget := d.opts.pdfPageBudget(); budget > 0 && w*h > budget {
+	if budget > 0 && w*h > budget {
 		dpi := max(1, int(float64(d.opts.DPI)*math.Sqrt(float64(budget)/float64(w*h))))
 		w, h = pdfPixels(pw, ph, float64(dpi))
 	}

@@ -105,6 +105,23 @@ func TestPDFiumBudgets(t *testing.T) {
 	if err := CheckRenderer("mupdf"); err == nil {
 		t.Error("renderer mupdf accepted")
 	}
+	// A page too large to draw at 150 dpi even once (100 inches square:
+	// 225 MP, over MaxPixels) is drawn at the DPI that fits the budget.
+	o = DefaultOptions
+	o.Renderer = RendererPDFium
+	d, err = o.Decode(hostile.PDF(1, 100, 100), "huge.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.Use(context.Background(), 0, func(img Image) error {
+		if n := int64(img.W * img.H); n > o.pdfPageBudget() || n < o.pdfPageBudget()*7/10 {
+			t.Errorf("100-inch page drawn at %d×%d", img.W, img.H)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("100-inch page: %v", err)
+	}
 }
 
 // scannedPDF is a one-page PDF as scanners write them (hostile.ScanPDF)

@@ -172,7 +172,11 @@ func (s *Summary) Text() string {
 				fmt.Fprintf(&b, "    ... %d more (see the %s table)\n", len(keys)-limit, TableName)
 				break
 			}
-			fmt.Fprintf(&b, "    %6d%s  %s\n", m[k], unit, k)
+			u := unit
+			if m[k] == 1 {
+				u = strings.TrimSuffix(unit, "s") // " file", not " files"
+			}
+			fmt.Fprintf(&b, "    %6d%s  %s\n", m[k], u, k)
 		}
 	}
 	list("pages per category", s.Categories, 0, "")
@@ -183,7 +187,7 @@ func (s *Summary) Text() string {
 	}
 	list("flagged for review, by reason", s.Reasons, 0, "")
 	list("failures, by file (reasons in the FAILURES table)", s.Failures, MaxListed, "")
-	list("readable files not collected (-ff)", s.NotCollected, 0, " files")
+	list("files not collected (-ff, --inner, or formats not read)", s.NotCollected, 0, " files")
 	return b.String()
 }
 
