@@ -157,6 +157,13 @@ func TestHelp(t *testing.T) {
 			t.Errorf("help lacks %q", want)
 		}
 	}
+	// Readable at 80 columns: no line over 100 (the category lines were
+	// up to 116).
+	for _, l := range strings.Split(out, "\n") {
+		if len([]rune(l)) > 100 {
+			t.Errorf("help line of %d columns: %q", len([]rune(l)), l)
+		}
+	}
 }
 
 func TestMissingExplicitConfig(t *testing.T) {

@@ -284,7 +284,7 @@ func description() string {
 	b.WriteString("Classify scanned pages (PNG, JPEG, TIFF, WebP, JPEG 2000, PDF; folders, files, and books by their METS file or IIIF manifest, as a path or URL) into 11 categories with one model or the five-model ensemble; train, evaluate and average models.\n\n")
 	fmt.Fprintf(&b, "Categories (glossary: %s of the release tree, %s in the source):\n", glossary.Installed, glossary.Document)
 	for _, e := range glossary.Entries {
-		fmt.Fprintf(&b, "  %-8s %s\n", e.Category, e.Description)
+		fmt.Fprintf(&b, "  %-8s %s\n", e.Category, cliflags.Wrap(e.Description, 76, strings.Repeat(" ", 11)))
 	}
 	b.WriteString("\n" + cliflags.ExitCodesHelp)
 	return b.String()

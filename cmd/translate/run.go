@@ -62,7 +62,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitOK
 	}
 	if err != nil {
-		log.Error("usage error", "error", err)
+		log.Error("usage error", "error", err, "hint", "translate --help lists the flags")
 		return exitUsage
 	}
 	for _, w := range s.ConfigWarnings {
