@@ -153,6 +153,13 @@ type Options struct {
 // model input (384 pixels).
 const DefaultMaxPDFPagePixels = 2560 * 2560
 
+// fitDPI is the DPI at which a page of pixels pixels at dpi has about
+// budget pixels (at least 1): the DPI a PDF page over its budget is
+// rendered at, by poppler and by PDFium.
+func fitDPI(dpi int, pixels, budget int64) int {
+	return max(1, int(float64(dpi)*math.Sqrt(float64(budget)/float64(pixels))))
+}
+
 // pdfPageBudget is the most pixels a PDF page is rendered to: the lower of
 // MaxDecodePixels and MaxPDFPagePixels (0 or less: no budget).
 func (o Options) pdfPageBudget() int64 {
@@ -418,11 +425,18 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		return nil, &Error{Name: name, Err: err}
 	}
 	d.orient = metaOrientation(ref, typ, data)
-	if typ == vips.ImageTypeTIFF && pageCount(ref) > 1 {
-		if d.turns = tiffTurns(data); d.turns == nil {
+	if n := pageCount(ref); typ == vips.ImageTypeTIFF && n > 1 {
+		dirs, turns := tiffTurns(data)
+		if d.turns = turns; d.turns == nil {
 			d.turns = []int{d.orient} // the first page's, read by libvips
 		}
-		d.pages = d.tiffPages(pageCount(ref))
+		// The pages classified, by the directories' flags; all n when
+		// they cannot be read here (libvips reads the pages that it can,
+		// and a damaged one fails on its own).
+		d.pages = n
+		if len(dirs) == n {
+			d.pages = ClassifiedTIFFPages(n, reducedFlags(dirs))
+		}
 	}
 	return d, nil
 }
@@ -437,18 +451,6 @@ func pageCount(ref *vips.ImageRef) int {
 		n = max(n, ref.GetInt("n-pages"))
 	}
 	return n
-}
-
-// tiffPages returns how many pages of a TIFF of n pages (libvips' count)
-// are classified (ClassifiedTIFFPages), by the flags of its directories;
-// all n when they cannot be read here (libvips reads the pages that it
-// can, and a damaged one fails on its own). Only the directories are read.
-func (d *Doc) tiffPages(n int) int {
-	dirs, err := tiffifd.Dirs(bytes.NewReader(d.data))
-	if err != nil || len(dirs) != n {
-		return n
-	}
-	return ClassifiedTIFFPages(n, reducedFlags(dirs))
 }
 
 // ClassifiedTIFFPages returns how many pages of a TIFF of n pages are
@@ -806,8 +808,7 @@ func (d *Doc) open(i int) (ref *vips.ImageRef, factor float64, err error) {
 		// bomb at 150 dpi, although it would be shrunk below).
 		w, h := int64(ref.Width()), int64(ref.Height())
 		ref.Close()
-		dpi := max(1, int(float64(d.opts.DPI)*math.Sqrt(float64(budget)/float64(w*h))))
-		if ref, err = d.load(i, dpi); err != nil {
+		if ref, err = d.load(i, fitDPI(d.opts.DPI, w*h, budget)); err != nil {
 			return nil, 1, err
 		}
 	}
@@ -839,12 +840,11 @@ func (d *Doc) open(i int) (ref *vips.ImageRef, factor float64, err error) {
 		return ref, reduceFactor(w, h, budget), nil
 	}
 	ref.Close()
-	scale := math.Sqrt(float64(budget) / float64(w*h))
 	if d.IsPDF() {
-		dpi := max(1, int(float64(d.opts.DPI)*scale))
-		ref, err = d.load(i, dpi)
+		ref, err = d.load(i, fitDPI(d.opts.DPI, w*h, budget))
 		return ref, 1, err
 	}
+	scale := math.Sqrt(float64(budget) / float64(w*h))
 	// The thumbnail fits the long side, whatever the EXIF rotation; libvips
 	// rounds the short side, so a result a little over the budget is made
 	// again one pixel smaller (the pipeline is lazy: no pixel is decoded).

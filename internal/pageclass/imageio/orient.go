@@ -97,17 +97,18 @@ func tiffXMPOrientation(ref *vips.ImageRef, fields []string, data []byte) int {
 // (some kilobytes in real files).
 const maxTIFFXMP = 1 << 20
 
-// tiffTurns is, for each page of a TIFF of several pages, the turn the XMP
+// tiffTurns reads the directories of a TIFF of several pages once
+// (tiffifd.Dirs) and gives them with each page's turn: the turn the XMP
 // packet of its own directory gives where that directory has no
-// Orientation tag (libvips applies the tag), as Pillow turns each page;
-// 0 for none or upright. nil when the directories cannot be followed
-// (tiffifd.Dirs): libvips reads the pages, or refuses them, on its own.
-func tiffTurns(data []byte) []int {
+// Orientation tag (libvips applies the tag), as Pillow turns each page; 0
+// for none or upright. Both are nil when the directories cannot be
+// followed: libvips reads the pages, or refuses them, on its own.
+func tiffTurns(data []byte) ([]tiffifd.Dir, []int) {
 	dirs, err := tiffifd.Dirs(bytes.NewReader(data))
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	return dirTurns(dirs, data)
+	return dirs, dirTurns(dirs, data)
 }
 
 // dirTurns is tiffTurns for the directories dirs of the TIFF data.

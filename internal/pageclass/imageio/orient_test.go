@@ -438,11 +438,11 @@ func TestTIFFTurns(t *testing.T) {
 	two := hostile.RGBTIFFPages(hostile.RGBPage{Img: stored()}, hostile.RGBPage{Img: stored(), Orientation: 3})
 	looped := append([]byte{}, two...)
 	binary.LittleEndian.PutUint32(looped[8+2+10*12:], 8) // the first directory's next is itself
-	if got := tiffTurns(two); len(got) != 2 || got[0] != 0 || got[1] != 0 {
+	if dirs, got := tiffTurns(two); len(got) != 2 || got[0] != 0 || got[1] != 0 || len(dirs) != 2 {
 		t.Errorf("two pages without XMP: turns %v, want [0 0]", got)
 	}
 	for name, data := range map[string][]byte{"loop": looped, "cut short": two[:20], "no tiff": []byte("not a tiff at all")} {
-		if got := tiffTurns(data); got != nil {
+		if dirs, got := tiffTurns(data); got != nil || dirs != nil {
 			t.Errorf("%s: turns %v", name, got)
 		}
 	}

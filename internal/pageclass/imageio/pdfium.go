@@ -125,15 +125,13 @@ func (d *Doc) usePDFium(ctx context.Context, i int, fn func(Image) error) error 
 		// Too large to draw at DPI even once (a 100-inch square, a
 		// scroll): drawn at the DPI that fits, as poppler's pages are
 		// (it was refused as a decompression bomb).
-		dpi := max(1, int(float64(d.opts.DPI)*math.Sqrt(float64(budget)/float64(w*h))))
-		w, h = pdfPixels(pw, ph, float64(dpi))
+		w, h = pdfPixels(pw, ph, float64(fitDPI(d.opts.DPI, w*h, budget)))
 	}
 	if w*h > d.opts.MaxPixels {
 		return d.wrap(i, fmt.Errorf("%w: %d×%d = %d pixels, limit %d", ErrTooManyPixels, w, h, w*h, d.opts.MaxPixels))
 	}
 	if budget > 0 && w*h > budget {
-		dpi := max(1, int(float64(d.opts.DPI)*math.Sqrt(float64(budget)/float64(w*h))))
-		w, h = pdfPixels(pw, ph, float64(dpi))
+		w, h = pdfPixels(pw, ph, float64(fitDPI(d.opts.DPI, w*h, budget)))
 	}
 	n := w * h
 	if err := inFlight.acquire(ctx, n); err != nil {
