@@ -295,11 +295,10 @@ func bookFlagsWithoutBook(c *CLI, set *inputSet) error {
 	if c.ImageGroup != "" {
 		given = append(given, "--image-group")
 	}
-	if len(given) == 0 {
-		return nil
+	if err := book.SelectionWithoutBook(given, "classify"); err != nil {
+		return cliflags.Usage(err)
 	}
-	flags := strings.Join(given, " and ")
-	return cliflags.Usage(fmt.Errorf("%s selects pages of a METS file or IIIF manifest, and no input of this run is one; give the book itself, or leave %s out to classify every file", flags, flags))
+	return nil
 }
 
 // pageFromName tells whether images are keyed by the page number at the end

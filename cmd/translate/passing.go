@@ -113,13 +113,20 @@ func (r *runner) outputStop(p *pass, inputs []input, i int, name string, err err
 	r.fail(name, in.Origin, err)
 	p.bar.Leave(1)
 	left := len(inputs) - i - 1
-	p.undone += 1 + left
-	p.lastPassing = err
 	r.withdraw(p, name, err)
-	r.pd.SetConfig("output_unwritable", err.Error())
-	r.warn(fmt.Sprintf("the output folder cannot be written (%v): the run stops after %s, leaving %d more input(s) untried, so nothing more is sent to the translation service; "+
-		"make the folder writable (or give another -o) and run again with --resume to finish them", err, name, left))
+	r.stopOnOutput(p, 1+left, err, fmt.Sprintf("the output folder cannot be written (%v): the run stops after %s, leaving %d more input(s) untried", err, name, left))
 	return errCircuitOpen
+}
+
+// stopOnOutput records a run stopped by its output folder (outputStop,
+// outputGoneStop) with undone inputs left to do, and says why (what) and
+// how to finish.
+func (r *runner) stopOnOutput(p *pass, undone int, err error, what string) {
+	p.undone += undone
+	p.lastPassing = err
+	r.pd.SetConfig("output_unwritable", err.Error())
+	r.warn(what + ", so nothing more is sent to the translation service; make the output folder writable or put it back (or give another -o) " +
+		"and run again with --resume to finish them")
 }
 
 // outputReplaced says how the output folder is not the one the run began
@@ -147,11 +154,7 @@ func outputReplaced(dir string, at fs.FileInfo) error {
 // a --resume translated them all again.
 func (r *runner) outputGoneStop(p *pass, inputs []input, i int, err error) {
 	left := len(inputs) - i
-	p.undone += left
-	p.lastPassing = err
-	r.pd.SetConfig("output_unwritable", err.Error())
-	r.warn(fmt.Sprintf("%v while the run went on: the run stops, leaving %d input(s) untried, so nothing more is sent to the translation service; "+
-		"put the folder back (or give another -o) and run again with --resume to finish them", err, left))
+	r.stopOnOutput(p, left, err, fmt.Sprintf("%v while the run went on: the run stops, leaving %d input(s) untried", err, left))
 }
 
 // incomplete is the run's error when inputs were left to do after passing

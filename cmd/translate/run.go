@@ -261,11 +261,7 @@ func bookFlagsWithoutBook(s *settings, books []*bookInfo) error {
 	if len(s.TextGroups) > 0 {
 		given = append(given, "--text-group")
 	}
-	if len(given) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%s selects pages of a METS file or IIIF manifest, and no input of this run is one; give the book itself, or leave %s out to translate every file",
-		strings.Join(given, " and "), strings.Join(given, " and "))
+	return book.SelectionWithoutBook(given, "translate")
 }
 
 // warnNotCollected says once, as a warning, how many files of a folder

@@ -128,3 +128,17 @@ func (s *Selection) Apply(ids []string) ([]int, error) {
 	}
 	return out, nil
 }
+
+// SelectionWithoutBook is the error of a run given flags that select a
+// book's pages (given: their names, as typed, in order) when none of its
+// inputs is a book: a single page file given them was worked on whole
+// without a word. verb says what the run does with every file
+// ("translate", "classify"). nil when no such flag was given.
+func SelectionWithoutBook(given []string, verb string) error {
+	if len(given) == 0 {
+		return nil
+	}
+	flags := strings.Join(given, " and ")
+	return fmt.Errorf("%s selects pages of a METS file or IIIF manifest, and no input of this run is one; give the book itself, or leave %s out to %s every file",
+		flags, flags, verb)
+}
