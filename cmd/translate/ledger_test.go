@@ -1179,6 +1179,10 @@ func TestResumeAfterOtherConfig(t *testing.T) {
 		if r.code != exitOK {
 			t.Fatalf("run %d: exit %d: %s", i, r.code, r.stderr)
 		}
+		// The resume with the other service says which setting differs.
+		if differs := fmt.Sprintf(`backend.url: \"%s\" there, \"%s\" now`, a.URL, b.URL); i == 1 && !strings.Contains(r.stderr, differs) {
+			t.Errorf("the resume with another service does not say %s:\n%s", differs, r.stderr)
+		}
 		if i == 2 {
 			if n := translated(t, r.stderr); n != len(recs) || strings.Contains(r.stderr, "changed since an earlier run wrote it") {
 				t.Errorf("resumed after the other service's run: translated %d inputs, want %d:\n%s", n, len(recs), r.stderr)

@@ -1,8 +1,14 @@
 package ledger
 
 import (
+	"bufio"
+	"encoding/json"
+	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 )
 
 // Folder is the folder of the run ledgers inside a tool's output folder
@@ -53,8 +59,8 @@ func OpenRun(r Run, log *slog.Logger) (*Ledger, string, error) {
 			// language, model) starts a ledger of its own and does every
 			// item again; it did so without a word.
 			log.Warn("--resume: nothing recorded with this run's settings in this folder, but a run with other settings left a ledger here; "+
-				"its items are not taken as done: give the same settings to resume it (the run metadata's config.ledger_key and each ledger's header say which)",
-				"ledgers", others)
+				"its items are not taken as done: give the same settings to resume it (differs says which settings differ)",
+				"ledgers", others, "differs", settingsDiffer(others, r.Config))
 		}
 	}
 	return l, key, nil
@@ -74,4 +80,119 @@ func otherLedgers(dir, tool, key string) []string {
 		}
 	}
 	return out
+}
+
+// settingsDiffer says, for each ledger folder in ledgers, which settings of
+// the run that wrote it differ from config ("url: http://a there,
+// http://b now"), read from the header of one of its files; at most
+// maxDiffers settings each.
+func settingsDiffer(ledgers []string, config any) []string {
+	now := flatSettings(config)
+	var out []string
+	for _, dir := range ledgers {
+		there, err := ledgerSettings(dir)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", filepath.Base(dir), err))
+			continue
+		}
+		var diffs []string
+		for _, k := range unionKeys(there, now) {
+			a, inThere := there[k]
+			b, inNow := now[k]
+			switch {
+			case !inThere:
+				diffs = append(diffs, fmt.Sprintf("%s: not set there, %s now", k, b))
+			case !inNow:
+				diffs = append(diffs, fmt.Sprintf("%s: %s there, not set now", k, a))
+			case a != b:
+				diffs = append(diffs, fmt.Sprintf("%s: %s there, %s now", k, a, b))
+			}
+		}
+		if len(diffs) > maxDiffers {
+			diffs = append(diffs[:maxDiffers], fmt.Sprintf("and %d more", len(diffs)-maxDiffers))
+		}
+		if len(diffs) == 0 {
+			diffs = []string{"the same settings under another ledger format"}
+		}
+		out = append(out, filepath.Base(dir)+": "+strings.Join(diffs, "; "))
+	}
+	return out
+}
+
+// maxDiffers bounds the settings settingsDiffer lists for one ledger.
+const maxDiffers = 6
+
+// ledgerSettings reads the configuration in the header of the first run
+// file of the ledger folder dir, flattened (flatSettings).
+func ledgerSettings(dir string) (map[string]string, error) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no run file")
+	}
+	sortRuns(files)
+	f, err := os.Open(files[0])
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
+	if err != nil && len(line) == 0 {
+		return nil, fmt.Errorf("%s: header not read: %w", filepath.Base(files[0]), err)
+	}
+	var h header
+	if err := json.Unmarshal(line, &h); err != nil {
+		return nil, fmt.Errorf("%s: header not read: %w", filepath.Base(files[0]), err)
+	}
+	var v any
+	if err := json.Unmarshal(h.Detail, &v); err != nil {
+		return nil, fmt.Errorf("%s: header without settings", filepath.Base(files[0]))
+	}
+	return flatSettings(v), nil
+}
+
+// flatSettings flattens a configuration's JSON form into dotted names and
+// their values as JSON text ("model.name": "\"v4\"").
+func flatSettings(config any) map[string]string {
+	b, err := json.Marshal(config)
+	if err != nil {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return nil
+	}
+	out := map[string]string{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		if m, ok := v.(map[string]any); ok && len(m) > 0 {
+			for k, x := range m {
+				name := k
+				if prefix != "" {
+					name = prefix + "." + k
+				}
+				walk(name, x)
+			}
+			return
+		}
+		b, _ := json.Marshal(v)
+		out[prefix] = string(b)
+	}
+	walk("", v)
+	return out
+}
+
+// unionKeys are the keys of a and b, sorted.
+func unionKeys(a, b map[string]string) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, m := range []map[string]string{a, b} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }

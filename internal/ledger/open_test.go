@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -144,5 +145,59 @@ func TestOpenRunOtherSettings(t *testing.T) {
 		if said != c.warn {
 			t.Errorf("%s: warned %v, want %v: %s", c.run.Name, said, c.warn, buf.String())
 		}
+		// It says which setting differs, with both values.
+		if differs := `url: \"http://mt-a\" there, \"http://mt-b\" now`; c.warn && !strings.Contains(buf.String(), differs) {
+			t.Errorf("%s: the warning does not say %s: %s", c.run.Name, differs, buf.String())
+		}
+	}
+}
+
+// TestSettingsDiffer: the settings that differ between a ledger's run and
+// this one are named with both values, nested settings by their dotted
+// name, settings set on one side only as such, and at most maxDiffers.
+func TestSettingsDiffer(t *testing.T) {
+	type model struct {
+		Name string `json:"name"`
+		Size int    `json:"size,omitempty"`
+	}
+	type cfg struct {
+		URL   string            `json:"url"`
+		Model model             `json:"model"`
+		Pairs map[string]string `json:"pairs,omitempty"`
+	}
+	many := map[string]string{}
+	for i := range 9 {
+		many[fmt.Sprint("p", i)] = "x"
+	}
+	for _, c := range []struct {
+		name        string
+		there, now  cfg
+		want        []string
+		wantMissing string
+	}{
+		{"same", cfg{URL: "a"}, cfg{URL: "a"}, []string{"the same settings under another ledger format"}, "url"},
+		{"url", cfg{URL: "a"}, cfg{URL: "b"}, []string{`url: "a" there, "b" now`}, "model"},
+		{"nested", cfg{Model: model{Name: "v4"}}, cfg{Model: model{Name: "v4", Size: 384}}, []string{"model.size: not set there, 384 now"}, "model.name"},
+		{"gone", cfg{Pairs: map[string]string{"de": "en"}}, cfg{}, []string{`pairs.de: "en" there, not set now`}, "url"},
+		{"bounded", cfg{}, cfg{Pairs: many}, []string{"pairs.p0: not set there", "pairs.p5", "and 3 more"}, "pairs.p6"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			l, _, err := OpenRun(Run{Output: out, Tool: "tool", Config: c.there, Name: "s1"}, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Close()
+			dirs, _ := filepath.Glob(filepath.Join(out, Folder, "tool_*"))
+			got := strings.Join(settingsDiffer(dirs, c.now), "\n")
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("got %q, want it to say %q", got, w)
+				}
+			}
+			if strings.Contains(got, c.wantMissing+":") {
+				t.Errorf("got %q, naming %s, which is the same", got, c.wantMissing)
+			}
+		})
 	}
 }
