@@ -488,8 +488,8 @@ func (r *classifier) startLedger(names, digests []string) error {
 // fail records a failure of a file (name: its name in the ledger; page 0:
 // the whole file) in the failures table and the run metadata.
 func (r *classifier) fail(file, name string, page int, reason string) {
-	if page > 0 && results.IsPDF(file) {
-		reason = fmt.Sprintf("page %d: %s", page, reason)
+	if at := fmt.Sprintf("page %d: ", page); page > 0 && results.IsPDF(file) && !strings.Contains(reason, at) {
+		reason = at + reason // a decoder's page error names the page already
 	}
 	r.failures = append(r.failures, ledger.Failure{File: name, Error: reason})
 	r.para.Skip(file, reason)

@@ -17,6 +17,7 @@ import (
 
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/pageclass/classify/classifytest"
+	"archivekit/internal/pageclass/imageio/hostile"
 	"archivekit/internal/pageclass/modelmeta"
 	"archivekit/internal/pageclass/pipeline"
 	"archivekit/internal/paradata"
@@ -50,6 +51,29 @@ func TestPDFPages(t *testing.T) {
 	// Counted in pages, as the record says (the PDF's two pages each).
 	if d := readParadata(t, e); d.Statistics.Unit != "page" || d.Statistics.InputFilesTotal != 13 || d.Statistics.SuccessfullyProcessed != 13 {
 		t.Errorf("statistics %+v", d.Statistics)
+	}
+}
+
+// TestPDFPageFailure: a PDF page that cannot be rendered (here a page
+// without height) fails alone, its failure naming its page once ("page 2:
+// …: page 2: cannot decode pixels" before), and the other page is
+// classified.
+func TestPDFPageFailure(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	write(t, filepath.Join(e.in, "doc.pdf"), string(hostile.PDFObjects("<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 0] >>")))
+	if code, log := e.run(t, "-d", e.in, "-ff", "pdf"); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	if rows := readCSV(t, e.output(t, "_TOP-3.csv"))[1:]; len(rows) != 1 || rows[0][1] != "1" {
+		t.Errorf("rows %v, want page 1's", rows)
+	}
+	f := readCSV(t, e.output(t, "_FAILURES.csv"))[1:]
+	if len(f) != 1 || f[0][0] != "doc.pdf" || strings.Count(f[0][1], "page 2: ") != 1 {
+		t.Errorf("failures %v, want doc.pdf's page 2 named once", f)
 	}
 }
 

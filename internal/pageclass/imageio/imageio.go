@@ -1184,11 +1184,15 @@ const TileHeight = 16
 // since the process started (for tests).
 func vipsMemHighwater() int64 { return libvips.MemHighwater() }
 
-// contentSays is what data shows itself to be when that is no image, for
-// the error of a file that is none (a server's HTML error page answered
-// for an image said only "unsupported image format"): "; it is text/html"
-// ("" when its first bytes say nothing).
+// contentSays is what data shows itself to be when that is no page image,
+// for the error of a file that is none (a server's HTML error page answered
+// for an image said only "unsupported image format"): "; it is text/html",
+// "; it is a PNM image" (a white binary PPM was called text/plain) ("" when
+// its first bytes say nothing).
 func contentSays(data []byte) string {
+	if other := filekind.OtherImage(data); other != "" {
+		return "; it is a " + other + " image: convert it to PNG or TIFF"
+	}
 	kind, _, _ := strings.Cut(http.DetectContentType(data), ";")
 	if kind == "application/octet-stream" || strings.HasPrefix(kind, "image/") {
 		return ""

@@ -317,6 +317,9 @@ func TestNotImageSaysWhat(t *testing.T) {
 		{"<!DOCTYPE html><html><body><h1>503 Service Unavailable</h1></body></html>", "; it is text/html)"},
 		{`{"error": "quota exceeded"}`, "; it is text/plain"},
 		{"\x00\x01\x02\x03 binary", "or PDF)"},
+		// A white binary PPM: its bytes read as text.
+		{"P6\n4 4\n255\n" + strings.Repeat("\xff", 48), "; it is a PNM image: convert it to PNG or TIFF)"},
+		{"GIF89a\x04\x00\x04\x00", "; it is a GIF image"},
 	} {
 		path := filepath.Join(t.TempDir(), "page.png")
 		os.WriteFile(path, []byte(tc.data), 0o666)
