@@ -224,6 +224,11 @@ type Options struct {
 	// minFree is the free space under which the job folder is said to be
 	// full by the deep health check (storageCheck; 0: minFreeDefault).
 	minFree uint64
+	// createPart creates an answer's file while it is written (newBody;
+	// nil: os.Create); holdWait is the first wait before an answer held in
+	// memory is written again (holdAnswer; 0: holdWaitDefault).
+	createPart func(path string) (partFile, error)
+	holdWait   time.Duration
 }
 
 // Queue is a state folder's job queue. Its methods are safe for concurrent use;

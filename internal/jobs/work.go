@@ -340,6 +340,9 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *f
 	if a.err != nil {
 		return fmt.Errorf("item %d: writing the answer: %w", it.Index, a.err)
 	}
+	if err := q.holdAnswer(ctx, id, it, body); err != nil {
+		return err
+	}
 	status := a.code()
 	if wait, ok := q.retryLater(status, a.header, body.peek, it.Runs+1); ok {
 		detail, reason := errorDetail(body.peek())
@@ -540,13 +543,38 @@ func (q *Queue) route(it *item, in io.Reader, open func() (io.ReadCloser, error)
 
 // itemBody is where an item's answer goes as the handler writes it: a
 // file beside its final place in the state folder (SQLite), or memory,
-// for the database (PostgreSQL).
+// for the database (PostgreSQL). What the file refuses (a full disk) is
+// held in memory, up to maxHeld bytes, and written when there is room
+// (holdAnswer): the item's work is not done again for it.
 type itemBody struct {
 	w    io.Writer
-	file *os.File
+	file partFile
 	path string // the answer's final place (SQLite)
 	buf  *bytes.Buffer
+	// held is the end of the answer the file refused, werr its error
+	// (nil: all is in the file).
+	held []byte
+	werr error
 }
+
+// partFile is an answer's file while it is written (an *os.File).
+type partFile interface {
+	io.WriteCloser
+	Sync() error
+	Name() string
+}
+
+// maxHeld bounds the part of an answer held in memory while its file
+// cannot be written (per item at work).
+const maxHeld = 64 << 20
+
+// holdWaitDefault is the first wait before a held answer is written again;
+// the waits double up to holdWaitMax, for holdFor in all.
+const (
+	holdWaitDefault = time.Second
+	holdWaitMax     = 30 * time.Second
+	holdFor         = 15 * time.Minute
+)
 
 func (q *Queue) newBody(id string, i int) (*itemBody, error) {
 	if q.pool != nil {
@@ -557,11 +585,86 @@ func (q *Queue) newBody(id string, i int) (*itemBody, error) {
 	if err := os.MkdirAll(filepath.Dir(out), 0o777); err != nil {
 		return nil, err
 	}
-	tmp, err := os.Create(out + ".part")
+	create := q.opts.createPart
+	if create == nil {
+		create = func(path string) (partFile, error) { return os.Create(path) }
+	}
+	tmp, err := create(out + ".part")
 	if err != nil {
 		return nil, err
 	}
-	return &itemBody{w: tmp, file: tmp, path: out}, nil
+	b := &itemBody{file: tmp, path: out}
+	b.w = heldWriter{b}
+	return b, nil
+}
+
+// heldWriter writes an answer to its file, holding what the file refuses.
+type heldWriter struct{ b *itemBody }
+
+func (w heldWriter) Write(p []byte) (int, error) {
+	b, n := w.b, len(p)
+	if b.werr == nil {
+		k, err := b.file.Write(p)
+		if err == nil {
+			return n, nil
+		}
+		b.werr, p = err, p[k:]
+	}
+	if len(b.held)+len(p) > maxHeld {
+		return 0, fmt.Errorf("%w (and more than the %d MiB of the answer held until there is room)", b.werr, maxHeld>>20)
+	}
+	b.held = append(b.held, p...)
+	return n, nil
+}
+
+// flush writes the held end of the answer to its file.
+func (b *itemBody) flush() error {
+	k, err := b.file.Write(b.held)
+	b.held = b.held[k:]
+	if err != nil {
+		b.werr = err
+		return err
+	}
+	b.held, b.werr = nil, nil
+	return nil
+}
+
+// holdAnswer writes the end of item it's answer its file refused while
+// the handler wrote it (the job folder full), trying again after waits
+// that double from Options.holdWait up to holdWaitMax, for holdFor at most:
+// a translate-api item whose answer could not be written translated its
+// document again on each of the job's retries (billed each time). The
+// answer stays held in memory meanwhile (maxHeld); it is lost, and the
+// item runs again, if the process stops first.
+func (q *Queue) holdAnswer(ctx context.Context, id string, it item, body *itemBody) error {
+	if body.werr == nil {
+		return nil
+	}
+	wait := q.opts.holdWait
+	if wait <= 0 {
+		wait = holdWaitDefault
+	}
+	q.log.Warn("item's answer cannot be written (is the job folder full?): its end is held in memory and written when there is room; the item's work is not done again",
+		"job", id, "item", it.Index, "name", it.Name, "error", body.werr.Error(), "held_bytes", len(body.held))
+	give := time.Now().Add(holdFor)
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		err := body.flush()
+		if err == nil {
+			q.log.Info("item's held answer written", "job", id, "item", it.Index, "name", it.Name)
+			return nil
+		}
+		if time.Now().After(give) {
+			return fmt.Errorf("item %d: writing the answer: %w (held for %v)", it.Index, err, holdFor)
+		}
+		wait = min(2*wait, holdWaitMax)
+	}
 }
 
 // keep puts the answer at its place (its file synced and renamed) and
