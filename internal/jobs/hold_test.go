@@ -1,11 +1,9 @@
 package jobs_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -23,7 +21,7 @@ import (
 // retries.
 func TestAnswerHeldWhileDiskFull(t *testing.T) {
 	e := &echo{}
-	var logs syncBuffer
+	var logs servicetest.LogBuffer
 	svc, q := newServiceLogged(t, t.TempDir(), e, jobs.Options{}, &logs)
 	var refusals atomic.Int32
 	refusals.Store(3)
@@ -55,22 +53,4 @@ func TestAnswerHeldWhileDiskFull(t *testing.T) {
 	if !strings.Contains(logs.String(), "held in memory and written when there is room") || !strings.Contains(logs.String(), "no space left on device") {
 		t.Errorf("log does not say the answer was held:\n%s", logs.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the service's log and the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
