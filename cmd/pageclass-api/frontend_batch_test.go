@@ -438,7 +438,7 @@ func TestFrontendJobProgress(t *testing.T) {
 		t.Errorf("the page image's card of the job opened again shows %q, want its answer's thumbnail", reopened)
 	}
 	id, ok := strings.CutPrefix(hash, "#job=")
-	if !ok || !strings.HasPrefix(queued, "Job "+id+" queued: 0 of 1 file(s) done") || !strings.Contains(queued, "closed and opened again") {
+	if !ok || !strings.HasPrefix(queued, "Job queued: 0 of 1 file(s) done") || !strings.Contains(queued, "closed and opened again") {
 		t.Errorf("while queued: address fragment %q, status %q", hash, queued)
 	}
 	if !strings.HasPrefix(status, "Job "+id+" succeeded: "+filepath.Base(page)+": ") || len(table) != 1 || modelmeta.CategoryIndex(table[0][2]) < 0 {

@@ -1,89 +1,91 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
 	"archivekit/internal/pageclass/classify/classifytest"
 )
 
-// TestFrontendToken: a service started with API_TOKEN asks nothing when the
-// page loads (the legend says a token is needed); the first Classify asks for
-// it; a token not accepted is said to be so, in words, and asked for again
-// at the next Classify; once one is accepted the page is answered and the
-// model list and the legend are filled (they stayed empty until a reload).
+// TestFrontendToken: a service started with API_TOKEN (and jobs) asks
+// nothing when the page loads (the legend says a token is needed); the
+// first Classify of two files asks for it once, in a dialog whose field
+// hides what is typed (window.prompt showed it, and asked once per file);
+// a token not accepted is said to be so, in words, and asked for again at
+// the next Classify; once one is accepted the batch goes as one job (the
+// first batch after the token went file by file) and the model list and
+// the legend are filled (they stayed empty until a reload).
 func TestFrontendToken(t *testing.T) {
 	ctx := chromium(t)
-	_, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "API_TOKEN": "s3cret"}, nil)
-	img := classifytest.Pages(t, 1)[7]
-
-	var mu sync.Mutex
-	var asked []string                     // the prompts' messages, in order
-	answers := []string{"wrong", "s3cret"} // what the person types
-	chromedp.ListenTarget(ctx, func(ev any) {
-		e, ok := ev.(*page.EventJavascriptDialogOpening)
-		if !ok {
-			return
+	_, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "API_TOKEN": "s3cret", "JOBS_DIR": t.TempDir()}, nil)
+	imgs := classifytest.Pages(t, 1)[6:8]
+	// asked lists the questions of the token dialogs opened, in order.
+	const countAsks = `window.asked = []; {
+		const show = HTMLDialogElement.prototype.showModal;
+		HTMLDialogElement.prototype.showModal = function () { asked.push(document.getElementById("token-message").textContent); return show.call(this); };
+	}`
+	answer := func(token string) chromedp.Action {
+		return chromedp.Tasks{
+			chromedp.WaitVisible("#token-dialog[open] #token-input", chromedp.ByQuery),
+			chromedp.SetValue("#token-input", token, chromedp.ByID),
+			chromedp.Click("#token-send", chromedp.ByID),
 		}
-		mu.Lock()
-		asked = append(asked, e.Message)
-		answer := ""
-		if len(answers) > 0 {
-			answer, answers = answers[0], answers[1:]
-		}
-		mu.Unlock()
-		go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(true).WithPromptText(answer)) }()
-	})
-	var note, refused string
-	var promptsAtLoad int
+	}
+	var note, refused, inputType string
+	var asked []string
 	err := chromedp.Run(ctx,
 		chromedp.Navigate(ts.URL+"/frontend"),
 		chromedp.WaitVisible("#form"),
 		chromedp.WaitVisible("#legend-note"),
 		chromedp.Text("#legend-note", &note),
-		chromedp.ActionFunc(func(context.Context) error {
-			mu.Lock()
-			promptsAtLoad = len(asked)
-			mu.Unlock()
-			return nil
-		}),
-		chromedp.SetUploadFiles("#file", []string{img}),
+		chromedp.Evaluate(countAsks, nil),
+		chromedp.Evaluate(`document.getElementById("token-dialog") === null ? [] : ["a dialog at load"]`, &asked),
+		chromedp.SetUploadFiles("#file", imgs),
 		chromedp.Click("#submit"),
+		chromedp.WaitVisible("#token-dialog[open] #token-input", chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById("token-input").type`, &inputType),
+		answer("wrong"),
 		chromedp.WaitVisible("#error"),
 		chromedp.Text("#error", &refused),
+		chromedp.Evaluate(`asked`, &asked),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if promptsAtLoad != 0 || !strings.Contains(note, "needs an access token") {
-		t.Errorf("at load: %d prompts, legend note %q", promptsAtLoad, note)
+	if !strings.Contains(note, "needs an access token") {
+		t.Errorf("at load: legend note %q", note)
+	}
+	if len(asked) != 1 || inputType != "password" {
+		t.Errorf("a Classify of two files with a wrong token asked %d times (%q), in a field of type %q; want once, hidden", len(asked), asked, inputType)
 	}
 	if !strings.Contains(refused, "none was accepted") || strings.Contains(refused, "API_TOKEN") {
 		t.Errorf("a refused token shows %q", refused)
 	}
 	var models, legendRows int
+	var hash string
 	err = chromedp.Run(ctx,
 		chromedp.Click("#submit"),
+		answer("s3cret"),
 		chromedp.WaitVisible(".page .pred"),
 		chromedp.WaitReady(`#version option[value="v5.4"]`, chromedp.ByQuery),
 		chromedp.Evaluate(`document.querySelectorAll('#version option').length`, &models),
 		chromedp.Evaluate(`document.querySelector('#legend-table').tBodies[0].rows.length`, &legendRows),
+		chromedp.Evaluate(`location.hash`, &hash),
+		chromedp.Evaluate(`asked`, &asked),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if len(asked) != 2 || !strings.Contains(asked[0], "needs an access token") || !strings.Contains(asked[1], "needs an access token") {
 		t.Errorf("prompts %q, want two asking for the token", asked)
+	}
+	if !strings.HasPrefix(hash, "#job=") {
+		t.Errorf("the batch after the token was accepted went file by file (address %q), not as a job", hash)
 	}
 	if models != 6 || legendRows != 11 {
 		t.Errorf("after the token: %d models in the list (want all and five), %d categories in the legend", models, legendRows)
@@ -233,5 +235,46 @@ func TestFrontendCSVFormulas(t *testing.T) {
 	want := []string{"'=1+2.png", "'+x", "'-1", "'@SUM(A1)", "scan 1.png", `"a,b"`}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("cells %q, want %q", got, want)
+	}
+}
+
+// TestFrontendFocusAndStaleError: an error of an earlier attempt is hidden
+// when the browser refuses a field (it said "Choose an image … first"
+// beside the browser's own message on a Top-N of 99); after a Classify
+// the focus is back on the button (it was left on the page's body) and the
+// results' scrolling box is reached with the keyboard.
+func TestFrontendFocusAndStaleError(t *testing.T) {
+	ctx := chromium(t)
+	_, ts := startServer(t, testOptions(t), nil, nil)
+	img := classifytest.Pages(t, 1)[7]
+	var first string
+	var staleHidden bool
+	var focused, scrollTab, scrollRole string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/frontend"),
+		chromedp.WaitVisible("#form"),
+		chromedp.Click("#submit"),
+		chromedp.WaitVisible("#error"),
+		chromedp.Text("#error", &first),
+		chromedp.SetUploadFiles("#file", []string{img}),
+		chromedp.SetValue("#topn", "99", chromedp.ByID),
+		chromedp.Click("#submit"),
+		chromedp.Evaluate(`document.querySelector('#error').hidden`, &staleHidden),
+		chromedp.SetValue("#topn", "3", chromedp.ByID),
+		chromedp.Click("#submit"),
+		chromedp.WaitVisible(".page .pred"),
+		chromedp.Poll(`!document.querySelector('#submit').disabled`, nil),
+		chromedp.Evaluate(`document.activeElement.id`, &focused),
+		chromedp.Evaluate(`document.querySelector('.scroll').getAttribute('tabindex') + ''`, &scrollTab),
+		chromedp.Evaluate(`document.querySelector('.scroll').getAttribute('role') + ''`, &scrollRole),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(first, "Choose an image") || !staleHidden {
+		t.Errorf("first error %q; hidden when the browser refused Top-N: %v", first, staleHidden)
+	}
+	if focused != "submit" || scrollTab != "0" || scrollRole != "region" {
+		t.Errorf("after Classify the focus is on %q; the results' box has tabindex %q, role %q", focused, scrollTab, scrollRole)
 	}
 }

@@ -33,7 +33,7 @@ func TestFrontend(t *testing.T) {
 	if err := os.WriteFile(notes, []byte("Kronika obce, opis z roku 1920.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var intro, title, summary, name, document string
+	var intro, title, summary, name, document, status, focused string
 	var units [][]string
 	err := chromedp.Run(ctx,
 		chromedp.Navigate(ts.URL+"/frontend"),
@@ -46,6 +46,8 @@ func TestFrontend(t *testing.T) {
 		chromedp.WaitVisible("#result"),
 		chromedp.Text("#result-title", &title),
 		chromedp.Text("#summary", &summary),
+		chromedp.Text("#status", &status),
+		chromedp.Evaluate(`document.activeElement.id`, &focused),
 		chromedp.Evaluate(`[...document.querySelectorAll('#units tbody tr')].map(tr => [...tr.cells].map(c => c.textContent))`, &units),
 		chromedp.Evaluate(`document.querySelector('#download').download`, &name),
 		chromedp.Evaluate(`fetch(document.querySelector('#download').href).then(r => r.text())`, &document, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }),
@@ -58,6 +60,11 @@ func TestFrontend(t *testing.T) {
 	}
 	if title != "page_en.alto.xml" || name != "page_en.alto.xml" || !strings.Contains(summary, "cs → en") || !strings.Contains(summary, "1 translated") {
 		t.Errorf("title %q, download name %q, summary %q", title, name, summary)
+	}
+	// Said to a screen reader by the status line, the focus on the result
+	// (the status was emptied and the focus left on the page's body).
+	if !strings.HasPrefix(status, "Translated page_en.alto.xml: ") || focused != "result-title" {
+		t.Errorf("after the translation: status %q, focus on %q", status, focused)
 	}
 	if len(units) != 1 || units[0][2] != "archeologický výzkum" || !strings.Contains(units[0][3], "archaeological") {
 		t.Errorf("units shown %q", units)
@@ -80,6 +87,23 @@ func TestFrontend(t *testing.T) {
 	}
 	if !strings.Contains(shown, "notes.xml: Error 500: this is not a well-formed XML document, so nothing was translated") || !resultHidden {
 		t.Errorf("a file that is not XML shows %q (result hidden: %v)", shown, resultHidden)
+	}
+
+	// The service gone: said in words (the browser's "Failed to fetch"),
+	// the focus back on the button.
+	ts.Close()
+	err = chromedp.Run(ctx,
+		chromedp.Evaluate(`document.querySelector('#error').hidden = true`, nil),
+		chromedp.Click("#submit"),
+		chromedp.WaitVisible("#error"),
+		chromedp.Text("#error", &shown),
+		chromedp.Evaluate(`document.activeElement.id`, &focused),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(shown, "notes.xml: the service cannot be reached") || focused != "submit" {
+		t.Errorf("with the service gone the page shows %q, focus on %q", shown, focused)
 	}
 }
 
@@ -122,5 +146,33 @@ func TestDocsPage(t *testing.T) {
 		var shown string
 		_ = chromedp.Run(ctx, chromedp.Text(`#translate pre.result`, &shown, chromedp.ByQuery))
 		t.Errorf("download %q named %q; the page shows %.300s", saved, name, shown)
+	}
+}
+
+// TestDocsPagePhone: on a phone's width (360 px) the /docs page with every
+// route opened does not scroll sideways (it was 405 px wide: long paths
+// and descriptions ran out of their cards), and neither does /frontend.
+func TestDocsPagePhone(t *testing.T) {
+	ctx := testenv.Chromium(t, 60*time.Second)
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, nil))
+	for _, path := range []string{"/docs", "/frontend"} {
+		var width, inner float64
+		err := chromedp.Run(ctx,
+			chromedp.EmulateViewport(360, 740),
+			chromedp.Navigate(ts.URL+path),
+			chromedp.WaitVisible("h1"),
+			chromedp.Poll(`document.querySelectorAll('details.op').length > 0 || !location.pathname.startsWith('/docs')`, nil),
+			chromedp.Evaluate(`document.querySelectorAll('details').forEach(d => d.open = true)`, nil),
+			chromedp.Evaluate(`document.documentElement.scrollWidth`, &width),
+			chromedp.Evaluate(`window.innerWidth`, &inner),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if width > inner {
+			t.Errorf("%s on a %v px screen is %v px wide", path, inner, width)
+		}
 	}
 }

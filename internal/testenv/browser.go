@@ -42,10 +42,11 @@ func Chromium(t testing.TB, limit time.Duration) context.Context {
 		chromedp.WindowSize(1280, 900))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	// Debian 12's Chromium sends network events newer than the cdproto
-	// chromedp pins: chromedp would log each as an error, and no test
+	// chromedp pins, and DOM events of a dialog's top layer that chromedp
+	// does not follow: chromedp would log each as an error, and no test
 	// reads them.
 	quiet := chromedp.WithErrorf(func(format string, args ...any) {
-		if !strings.HasPrefix(format, "could not unmarshal event") {
+		if !strings.HasPrefix(format, "could not unmarshal event") && !strings.HasPrefix(format, "unhandled node event") {
 			log.Printf(format, args...)
 		}
 	})

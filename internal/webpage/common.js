@@ -11,31 +11,77 @@ const tokenKey = "archivekit-token";
 // accepted: the parts of the page read without one are read again.
 let afterToken = null;
 
+// tokenDeclined is set when the person gave no token or one that was not
+// accepted: the page asks no more until its next Classify or Translate
+// (newAttempt); a batch of four files asked four times.
+let tokenDeclined = false;
+
+// newAttempt starts a person's new attempt (a Classify, a Translate): a
+// token is asked for again when needed.
+function newAttempt() { tokenDeclined = false; }
+
+// askToken asks for the service's token in a dialog whose field does not
+// show what is typed (window.prompt showed it), and resolves to the token,
+// or null when the person cancels.
+function askToken(message) {
+  let d = $("token-dialog");
+  if (!d) {
+    d = document.createElement("dialog");
+    d.id = "token-dialog";
+    d.innerHTML = '<form method="dialog"><p id="token-message"></p>' +
+      '<label>Access token <input id="token-input" type="password" autocomplete="off" spellcheck="false"></label>' +
+      '<p class="token-buttons"><button id="token-send" value="send">Send</button> <button value="cancel" formnovalidate>Cancel</button></p></form>';
+    document.body.appendChild(d);
+  }
+  $("token-message").textContent = message;
+  $("token-input").value = "";
+  d.returnValue = "";
+  return new Promise((resolve) => {
+    d.addEventListener("close", () => resolve(d.returnValue === "send" ? $("token-input").value : null), { once: true });
+    d.showModal();
+    $("token-input").focus();
+  });
+}
+
+// unreachable is the words for a request that got no answer at all (the
+// browser's own "Failed to fetch").
+const unreachable = "the service cannot be reached (is it running, and is this computer online?); try again in a moment.";
+
 // api is fetch with the service's bearer token when it asks for one
-// (API_TOKEN on the server): on a 401 the page asks for the token, keeps
-// it for this tab and sends the request again. A token that was sent and
-// refused is forgotten, so that the next request asks again, and the
-// question says it was not accepted. ask false sends without asking: a 401
-// is returned as it came.
+// (API_TOKEN on the server): on a 401 the page asks for the token once per
+// attempt (newAttempt), keeps it for this tab and sends the request again.
+// A token that was sent and refused is forgotten, so that the next attempt
+// asks again, and the question says it was not accepted. ask false sends
+// without asking: a 401 is returned as it came. A request that gets no
+// answer throws an Error in words.
 async function api(url, opts = {}, ask = true) {
-  const send = () => {
+  const send = async () => {
     const token = sessionStorage.getItem(tokenKey);
     const headers = Object.assign({}, opts.headers || {});
     if (token) headers["Authorization"] = "Bearer " + token;
-    return fetch(url, Object.assign({}, opts, { headers }));
+    try {
+      return await fetch(url, Object.assign({}, opts, { headers }));
+    } catch (e) {
+      if (e && e.name === "AbortError") throw e;
+      throw new Error(unreachable);
+    }
   };
   const had = Boolean(sessionStorage.getItem(tokenKey));
   let r = await send();
-  if (r.status === 401 && ask) {
+  if (r.status === 401 && ask && !tokenDeclined) {
     if (had) sessionStorage.removeItem(tokenKey);
-    const token = window.prompt(had
+    const token = await askToken(had
       ? "The access token given was not accepted. Enter the service's access token (ask whoever runs it):"
       : "This service needs an access token (ask whoever runs it):");
     if (token && token.trim()) {
       sessionStorage.setItem(tokenKey, token.trim());
       r = await send();
-      if (r.status === 401) sessionStorage.removeItem(tokenKey);
-      else if (afterToken) afterToken();
+      if (r.status === 401) {
+        sessionStorage.removeItem(tokenKey);
+        tokenDeclined = true;
+      } else if (afterToken) afterToken();
+    } else {
+      tokenDeclined = true;
     }
   }
   return r;
@@ -47,6 +93,9 @@ function detailText(body, status) {
   if (body && typeof body.detail === "string") return body.detail;
   if (body && Array.isArray(body.detail)) {
     return body.detail.map((e) => (e.loc || []).slice(1).join(".") + ": " + e.msg).join("\n");
+  }
+  if (status === 502 || status === 503 || status === 504) {
+    return "the service is not available now (" + status + ", from it or from a proxy in front of it); try again in a minute.";
   }
   return "The service answered " + status + ".";
 }

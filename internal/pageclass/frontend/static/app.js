@@ -892,7 +892,9 @@ async function followJob(id, local = []) {
       offerJobSoFar(st, shown, names.length);
       offered = shown + " " + st.state;
     }
-    $("status").textContent = "Job " + id + " " + st.state + ": " + done + " of " + st.items.total + " file(s) done" +
+    // Without the job's id (in the address): a screen reader read its 32
+    // characters at each change.
+    $("status").textContent = "Job " + st.state + ": " + done + " of " + st.items.total + " file(s) done" +
       (st.items.failed ? ", " + st.items.failed + " failed" : "") +
       (st.items.skipped ? ", " + st.items.skipped + " skipped" : "") +
       "… The results stay with the service: this page can be closed and opened again at this address.";
@@ -917,14 +919,31 @@ async function followJob(id, local = []) {
 // run does the work of a submission (the submit button disabled meanwhile)
 // or of a job opened again (the button left as it is), and shows its error.
 async function run(work, submission) {
-  if (submission) $("submit").disabled = true;
+  if (submission) {
+    $("submit").disabled = true;
+    newAttempt();
+  }
   try {
+    if (submission && infoLocked) {
+      // A service that wants a token: asked for now, once, so that the
+      // page knows whether it takes jobs before it sends the batch (the
+      // first batch went file by file).
+      const r = await api("/info");
+      if (r.ok) {
+        infoLocked = false;
+        showInfo(await r.json());
+      }
+    }
     await work();
   } catch (e) {
     $("status").textContent = "";
     showError("The request failed: " + e.message);
   } finally {
-    if (submission) $("submit").disabled = false;
+    if (submission) {
+      $("submit").disabled = false;
+      // The focus was on the disabled button, and was left on the body.
+      if (!document.activeElement || document.activeElement === document.body) $("submit").focus();
+    }
   }
 }
 
@@ -962,6 +981,11 @@ async function classifyBook(url) {
   for (const s of body.skipped || []) showFailure(name, "page " + s.page + " not classified: " + s.error, true);
   finish(1, "");
 }
+
+// A field the browser refuses (its own message shown, as for a Top-N of
+// 99) hides an error of an earlier attempt, which no longer says what is
+// wrong.
+$("form").addEventListener("invalid", () => { $("error").hidden = true; }, true);
 
 $("form").addEventListener("submit", (ev) => {
   ev.preventDefault();

@@ -89,8 +89,13 @@ function showResult(a) {
   $("result").hidden = false;
 }
 
+// A field the browser refuses (its own message shown) hides an error of an
+// earlier attempt, which no longer says what is wrong.
+$("form").addEventListener("invalid", () => { $("error").hidden = true; }, true);
+
 $("form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
+  newAttempt();
   $("error").hidden = true;
   $("result").hidden = true;
   const file = $("file").files[0];
@@ -105,12 +110,16 @@ $("form").addEventListener("submit", async (ev) => {
   $("status").textContent = "Translating " + file.name + "… (a long document takes minutes)";
   try {
     const a = await answerOf(await api("/translate", { method: "POST", body: fd }));
-    $("status").textContent = "";
     showResult(a);
+    // Said by the status line (a screen reader reads it), and the focus
+    // goes to the result (it was left on the page's body).
+    $("status").textContent = "Translated " + a.name + ": " + $("summary").textContent;
+    $("result-title").focus();
   } catch (e) {
     $("status").textContent = "";
     showError(file.name + ": " + e.message);
   } finally {
     $("submit").disabled = false;
+    if (!document.activeElement || document.activeElement === document.body) $("submit").focus();
   }
 });
