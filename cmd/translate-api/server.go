@@ -181,6 +181,13 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 	if err != nil {
 		return nil, fmt.Errorf("translate-api: configuration: %w", err)
 	}
+	var urlNote string
+	if set.Backend == mtapi.Name {
+		// TRANSLATION_URL set empty sent the text to the public service.
+		if urlNote, err = mtapi.CheckURLSettings(lookup); err != nil {
+			return nil, fmt.Errorf("translate-api: configuration: %w", err)
+		}
+	}
 	s := &server{set: set, getenv: getenv, stop: make(chan struct{})}
 	s.openBackend = func() (backend.Backend, error) { return session.OpenBackend(set.Backend, getenv) }
 	if s.first, err = s.openBackend(); err != nil {
@@ -228,6 +235,9 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		if n := m.HostedNotice(); n != "" {
 			s.log.Warn(n)
 		}
+	}
+	if urlNote != "" {
+		s.log.Warn(urlNote)
 	}
 	if s.bookWorkers, err = service.BookFetchWorkers(lookup); err != nil {
 		s.close()

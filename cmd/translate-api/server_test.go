@@ -515,6 +515,9 @@ func TestConfiguration(t *testing.T) {
 		{map[string]string{"TRANSLATION_BACKEND": "chat_compatible"}, "LLM_BASE_URL"},
 		{map[string]string{"TRANSLATION_BACKEND": "chat_compatible", "LLM_BASE_URL": "http://127.0.0.1:1/v1"}, "LLM_MODEL"},
 		{map[string]string{"PORT": ""}, "PORT"},
+		// Set but empty (as from $(cat a-missing-file)): the text went to
+		// the public hosted service as if it were unset.
+		{map[string]string{"TRANSLATION_URL": ""}, "TRANSLATION_URL is set but empty"},
 		// A setting at fault, not a warm-up failure (it exited 1).
 		{map[string]string{"VOCABULARY_PATH": "/nonexistent/vocabulary.csv"}, `VOCABULARY_PATH="/nonexistent/vocabulary.csv"`},
 	}

@@ -33,7 +33,7 @@ func main() {
 	// run stops between documents, records itself interrupted and exits
 	// 130 (143 after SIGTERM); a second one ends the program at once.
 	ctx, stop := cliflags.SignalContext(context.Background())
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	code := runIn(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

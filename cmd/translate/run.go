@@ -50,8 +50,16 @@ import (
 
 var errNoInput = errors.New("no input")
 
-// run is the whole command; it returns the exit code.
+// run is the whole command with the environment getenv (a variable set
+// empty is taken as unset); it returns the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	return runIn(ctx, args, func(k string) (string, bool) { v := getenv(k); return v, v != "" }, stdout, stderr)
+}
+
+// runIn is run with the environment lookup (os.LookupEnv), which tells a
+// variable set empty from one unset.
+func runIn(ctx context.Context, args []string, lookup func(string) (string, bool), stdout, stderr io.Writer) int {
+	getenv := func(k string) string { v, _ := lookup(k); return v }
 	log, err := logging.New(stderr, levelOf(getenv), getenv(logging.EnvFormat))
 	if err != nil {
 		fmt.Fprintln(stderr, "translate:", err)
@@ -71,7 +79,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if w := cliflags.ZoneWarning(getenv("TZ")); w != "" {
 		log.Warn(w)
 	}
-	if !checkEnvironment(s, getenv, log) {
+	if !checkEnvironment(s, getenv, log) || !checkURLSettings(s, lookup, log) {
 		return exitUsage
 	}
 	comps, err := loadComponents(s.ConfigFile, getenv)
@@ -130,6 +138,25 @@ func checkEnvironment(s *settings, getenv func(string) string, log *slog.Logger)
 	if _, err := circuitTrip(getenv); err != nil {
 		log.Error("usage error", "error", err)
 		return false
+	}
+	return true
+}
+
+// checkURLSettings refuses, for the mtapi backend, a variable naming the
+// translation API that is set but empty (the text went to the public
+// hosted service as if it were unset), and says which one is used when
+// two name different addresses (mtapi.CheckURLSettings).
+func checkURLSettings(s *settings, lookup func(string) (string, bool), log *slog.Logger) bool {
+	if s.Backend != mtapi.Name {
+		return true
+	}
+	note, err := mtapi.CheckURLSettings(lookup)
+	if err != nil {
+		log.Error("usage error", "backend", s.Backend, "error", err)
+		return false
+	}
+	if note != "" {
+		log.Warn(note)
 	}
 	return true
 }

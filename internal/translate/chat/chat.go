@@ -439,42 +439,12 @@ func apiMessage(raw []byte) string {
 }
 
 // redact removes the API key from an error (a server echoing the header).
-func (b *Backend) redact(err error) error {
-	if msg := err.Error(); b.cfg.APIKey == "" || b.redactString(msg) == msg {
-		return err
-	}
-	return errors.New(b.redactString(err.Error()))
-}
+func (b *Backend) redact(err error) error { return transport.RedactError(err, b.redactString) }
 
 // redactString replaces the key in s where it stands as a token of its
-// own (not inside a longer run of letters, digits, '-' and '_'): a short
-// key is not cut out of ordinary words ("bad key" read "bad [LLM_API_KEY]ey"
-// with the key "k", which also told its letter).
+// own (transport.RedactToken).
 func (b *Backend) redactString(s string) string {
-	key := b.cfg.APIKey
-	if key == "" {
-		return s
-	}
-	tokenByte := func(c byte) bool {
-		return c == '-' || c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80
-	}
-	var out strings.Builder
-	for {
-		i := strings.Index(s, key)
-		if i < 0 {
-			out.WriteString(s)
-			return out.String()
-		}
-		end := i + len(key)
-		if (i > 0 && tokenByte(s[i-1])) || (end < len(s) && tokenByte(s[end])) {
-			out.WriteString(s[:i+1]) // inside a longer token: kept, and looked for again after its first byte
-			s = s[i+1:]
-			continue
-		}
-		out.WriteString(s[:i])
-		out.WriteString("[LLM_API_KEY]")
-		s = s[end:]
-	}
+	return transport.RedactToken(s, b.cfg.APIKey, "[LLM_API_KEY]")
 }
 
 // Probe checks once, without retries, that the API answers at LLM_BASE_URL

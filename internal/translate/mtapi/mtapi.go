@@ -13,6 +13,7 @@ package mtapi
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -117,6 +118,37 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return Config{BaseURL: strings.TrimRight(base, "/"), Policy: p, Guard: g, Setting: setting}, nil
 }
 
+// urlSettings are the variables that name the API, in the order
+// ConfigFromEnv takes them.
+var urlSettings = []string{"TRANSLATION_URL", "MTAPI_BASE_URL", "LINDAT_BASE_URL"}
+
+// CheckURLSettings checks what lookup (os.LookupEnv, or a service's
+// lookup) gives for the variables that name the API: one set but empty
+// (TRANSLATION_URL=$(cat a-missing-file)) is an error, for it sent the
+// documents to the public hosted service as if it were unset; and when
+// two of them name different addresses, note says which one is used.
+func CheckURLSettings(lookup func(string) (string, bool)) (note string, err error) {
+	var used, usedVal string
+	for _, k := range urlSettings {
+		v, ok := lookup(k)
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return "", fmt.Errorf("%s is set but empty: give the translation API's address (http(s)://...), or unset it to send the text to the public hosted service at %s",
+				k, strings.TrimPrefix(strings.SplitN(DefaultBaseURL, "/services", 2)[0], "https://"))
+		}
+		switch {
+		case used == "":
+			used, usedVal = k, v
+		case note == "" && strings.TrimRight(v, "/") != strings.TrimRight(usedVal, "/"):
+			note = fmt.Sprintf("%s and %s name different translation APIs: %s is used, %s is not", used, k, used, k)
+		}
+	}
+	return note, nil
+}
+
 // Backend is the mtapi backend. It is safe for concurrent use; the
 // transport policy (spacing in particular) is shared by all callers.
 type Backend struct {
@@ -129,6 +161,11 @@ type Backend struct {
 	// same refuses the replies of a service that answers every text
 	// alike (a sign-in page or a notice served as text).
 	same backend.SameReplies
+	// shown is BaseURL with its password, if any, replaced (what logs and
+	// run metadata show); secrets are the URL's password and its Basic
+	// credentials, each with what stands for it in error messages.
+	shown   string
+	secrets [][2]string
 }
 
 var _ backend.Backend = (*Backend)(nil)
@@ -149,7 +186,7 @@ func New(cfg Config) *Backend {
 	if hc == nil {
 		hc = &http.Client{Timeout: 120 * time.Second}
 	}
-	b := &Backend{cfg: cfg, client: transport.New(cfg.Policy, hc)}
+	b := &Backend{cfg: cfg, client: transport.New(cfg.Policy, hc), shown: cfg.BaseURL}
 	// An API that is not there (connection refused, unknown host) is
 	// reported at the first call, naming the variable to check, instead
 	// of after MTAPI_MAX_RETRIES backoffs per chunk.
@@ -158,6 +195,7 @@ func New(cfg Config) *Backend {
 	if b.client.Setting == "" {
 		b.client.Setting = "TRANSLATION_URL"
 	}
+	b.setSecrets()
 	return b
 }
 
@@ -182,8 +220,40 @@ func (b *Backend) Placeholders() (backend.Protection, bool) {
 	return backend.Protection{Lemmas: true}, true
 }
 
-// BaseURL returns the API base URL in use (for the run metadata).
-func (b *Backend) BaseURL() string { return b.cfg.BaseURL }
+// BaseURL returns the API base URL in use (for logs and the run
+// metadata), its password, if any, replaced by "xxxxx".
+func (b *Backend) BaseURL() string { return b.shown }
+
+// setSecrets notes the credentials of a base URL that has them
+// (https://user:password@host/...: the API's Basic authentication), so
+// that they are shown nowhere: in the URL logs and run metadata show, nor
+// in errors (a server echoing the Authorization header it was sent), nor
+// in the ledger's key.
+func (b *Backend) setSecrets() {
+	u, err := url.Parse(b.cfg.BaseURL)
+	if err != nil || u.User == nil {
+		return
+	}
+	b.shown = u.Redacted()
+	setting := b.client.Setting
+	pass, hasPass := u.User.Password()
+	basic := base64.StdEncoding.EncodeToString([]byte(u.User.String()))
+	if raw, err := url.PathUnescape(u.User.String()); err == nil {
+		basic = base64.StdEncoding.EncodeToString([]byte(raw))
+	}
+	b.secrets = append(b.secrets, [2]string{basic, "[credentials of " + setting + "]"})
+	if hasPass && pass != "" {
+		b.secrets = append(b.secrets, [2]string{u.User.String(), "[credentials of " + setting + "]"}, [2]string{pass, "[password of " + setting + "]"})
+	}
+}
+
+// redact takes the base URL's credentials out of s (setSecrets).
+func (b *Backend) redact(s string) string {
+	for _, sec := range b.secrets {
+		s = transport.RedactToken(s, sec[0], sec[1])
+	}
+	return s
+}
 
 // HostedNotice is the one-line notice a command gives when the backend
 // sends text to the public hosted API because TRANSLATION_URL (and its
@@ -218,7 +288,7 @@ func (b *Backend) Probe(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, b.cfg.ModelsTimeout)
 	defer cancel()
 	_, err := b.fetchModels(ctx)
-	return err
+	return transport.RedactError(err, b.redact)
 }
 
 func (b *Backend) loadModels(ctx context.Context) {
@@ -230,7 +300,7 @@ func (b *Backend) loadModels(ctx context.Context) {
 		for _, p := range BuiltinPairs {
 			b.pairs[p] = true
 		}
-		b.modelsSource = "builtin (" + err.Error() + ")"
+		b.modelsSource = "builtin (" + b.redact(err.Error()) + ")"
 		return
 	}
 	b.pairs = pairs
@@ -375,6 +445,11 @@ func pairList(pairs []string, tgt string) string {
 // degeneracy guard (line by line when the line count survived) is a
 // *guard.Rejection error.
 func (b *Backend) Translate(ctx context.Context, text, src, tgt string) (string, error) {
+	out, err := b.translate(ctx, text, src, tgt)
+	return out, transport.RedactError(err, b.redact)
+}
+
+func (b *Backend) translate(ctx context.Context, text, src, tgt string) (string, error) {
 	if err := b.Supports(ctx, src, tgt); err != nil {
 		return "", err
 	}

@@ -319,3 +319,65 @@ func TestPairList(t *testing.T) {
 		t.Errorf("many into xx: %q", got)
 	}
 }
+
+// TestCredentialsInURL: a base URL with Basic credentials
+// (https://user:password@host/...) is shown with its password replaced,
+// and its credentials are taken out of errors, here a 401 answer that
+// echoes the Authorization header it was sent and the URL (they went
+// into the log, the failures table and the run metadata); the error is
+// still what it was (an HTTP error).
+func TestCredentialsInURL(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, pass, _ := r.BasicAuth()
+		if user != "bob" || pass != "PASSWORD99" {
+			t.Errorf("credentials sent: %q %q", user, pass)
+		}
+		http.Error(w, "denied: "+r.Header.Get("Authorization")+" for bob:PASSWORD99 at "+r.URL.String()+" (PASSWORD99)", http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	base := strings.Replace(srv.URL, "http://", "http://bob:PASSWORD99@", 1)
+	b := New(Config{BaseURL: base, Policy: transport.Policy{MaxRetries: 0}})
+	if got := b.BaseURL(); strings.Contains(got, "PASSWORD99") || !strings.Contains(got, "bob:xxxxx@") {
+		t.Errorf("BaseURL() = %q, want the password replaced", got)
+	}
+	_, err := b.Translate(context.Background(), "hrob", "cs", "en")
+	if err == nil {
+		t.Fatal("a 401 translated")
+	}
+	for _, secret := range []string{"PASSWORD99", "Ym9iOlBBU1NXT1JEOTk="} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error shows %s: %v", secret, err)
+		}
+	}
+	if !strings.Contains(err.Error(), "[credentials of TRANSLATION_URL]") || !strings.Contains(err.Error(), "HTTP 401") {
+		t.Errorf("error %v, want the credentials named as such and the 401", err)
+	}
+	if _, source := b.Models(context.Background()); strings.Contains(source, "PASSWORD99") {
+		t.Errorf("models source %q shows the password", source)
+	}
+}
+
+// TestCheckURLSettings: a variable naming the API set but empty is an
+// error naming it (the text went to the public service); two naming
+// different addresses are said; one, or the same address twice, is not.
+func TestCheckURLSettings(t *testing.T) {
+	for _, tc := range []struct {
+		env               map[string]string
+		wantErr, wantNote string
+	}{
+		{map[string]string{}, "", ""},
+		{map[string]string{"TRANSLATION_URL": "http://a:1"}, "", ""},
+		{map[string]string{"TRANSLATION_URL": ""}, "TRANSLATION_URL is set but empty", ""},
+		{map[string]string{"MTAPI_BASE_URL": " \n"}, "MTAPI_BASE_URL is set but empty", ""},
+		{map[string]string{"TRANSLATION_URL": "http://a:1", "MTAPI_BASE_URL": "http://a:1/"}, "", ""},
+		{map[string]string{"TRANSLATION_URL": "http://a:1", "MTAPI_BASE_URL": "http://b:2"}, "", "TRANSLATION_URL and MTAPI_BASE_URL name different translation APIs: TRANSLATION_URL is used"},
+	} {
+		note, err := CheckURLSettings(func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok })
+		if (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("%v: err %v, want %q", tc.env, err, tc.wantErr)
+		}
+		if (tc.wantNote == "") != (note == "") || !strings.Contains(note, tc.wantNote) {
+			t.Errorf("%v: note %q, want %q", tc.env, note, tc.wantNote)
+		}
+	}
+}

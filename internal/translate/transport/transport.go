@@ -386,3 +386,58 @@ func Snippet(body string) string {
 	}
 	return s
 }
+
+// RedactToken replaces secret in s with label where it stands as a token
+// of its own (not inside a longer run of letters, digits, '-' and '_'): a
+// short secret is not cut out of ordinary words ("bad key" read "bad
+// [LLM_API_KEY]ey" with the key "k", which also told its letter). A
+// server that echoes a request's credentials in its error answer does
+// not get them into logs and run metadata.
+func RedactToken(s, secret, label string) string {
+	if secret == "" {
+		return s
+	}
+	tokenByte := func(c byte) bool {
+		return c == '-' || c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c >= 0x80
+	}
+	var out strings.Builder
+	for {
+		i := strings.Index(s, secret)
+		if i < 0 {
+			out.WriteString(s)
+			return out.String()
+		}
+		end := i + len(secret)
+		if (i > 0 && tokenByte(s[i-1])) || (end < len(s) && tokenByte(s[end])) {
+			out.WriteString(s[:i+1]) // inside a longer token: kept, and looked for again after its first byte
+			s = s[i+1:]
+			continue
+		}
+		out.WriteString(s[:i])
+		out.WriteString(label)
+		s = s[end:]
+	}
+}
+
+// RedactError is err with its message passed through redact (which takes
+// secrets out of it, RedactToken); it unwraps to err, so that what err is
+// (a transient failure, a guard's rejection) is still told. err itself
+// when redact changes nothing.
+func RedactError(err error, redact func(string) string) error {
+	if err == nil {
+		return nil
+	}
+	msg := redact(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
