@@ -453,7 +453,10 @@ func write(d *doc, opt Options, res *Result) ([]byte, error) {
 					if k > 0 {
 						v = ""
 					}
-					ed.Replace(g.start, g.end, escapeText(v))
+					// As the XML formats escape it: a character
+					// that XML does not allow (nor HTML) becomes U+FFFD,
+					// so that XHTML hOCR stays well-formed.
+					ed.Replace(g.start, g.end, ed.EscapeText(v))
 				}
 			}
 			for _, m := range l.marks {
@@ -591,11 +594,6 @@ func isVoid(name string) bool {
 		return true
 	}
 	return false
-}
-
-// escapeText escapes text content: &, < and >.
-func escapeText(s string) string {
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
 // escapeAttr escapes an attribute value for its quote character; an

@@ -588,8 +588,9 @@ func (d *document) metadata(ctx context.Context, in []byte, out *Output) error {
 }
 
 // finish completes out once the pipeline ran: vocabulary counts, the
-// statuses of the log rows, the terminology check, the source language,
-// the warnings and the components.
+// statuses of the log rows, the terminology check, the characters of the
+// translation that XML does not allow, the source language, the warnings
+// and the components.
 func (d *document) finish(out *Output) {
 	be := d.be
 	out.Stats.ProtectedTerms = int(be.protected.Load())
@@ -614,6 +615,10 @@ func (d *document) finish(out *Output) {
 			d.warn(fmt.Sprintf("%s: terminology: %d of %d expected vocabulary terms missing from the translation (%s)",
 				d.name, out.Terms.Expected-out.Terms.Hit, out.Terms.Expected, strings.Join(firstN(out.Terms.Missed, 5), "; ")))
 		}
+	}
+	// Once for the document, whatever the number of its units.
+	if msg := notAllowedWarning(out.Log); msg != "" {
+		d.warnf(msg)
 	}
 	if n := out.Statuses[string(backend.Untranslated)]; n > 0 {
 		why := ""
@@ -986,10 +991,8 @@ func checkTerms(v *vocab.Vocabulary, rows []alto.LogRow) vocab.TermCheck {
 		src, out = nil, nil
 	}
 	for _, r := range rows {
-		switch r.Status {
-		case "", backend.OK, backend.Retried, backend.Vocabulary:
-		default:
-			continue // nothing written
+		if !written(r.Status) {
+			continue
 		}
 		if v.Lang != "" && r.Lang != "" && r.Lang != v.Lang {
 			continue

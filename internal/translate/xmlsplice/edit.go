@@ -143,7 +143,7 @@ func escape(s string, quote byte) string {
 			} else {
 				sb.WriteString("&#9;")
 			}
-		case !isXMLChar(r):
+		case !IsChar(r):
 			sb.WriteRune(utf8.RuneError)
 		default:
 			sb.WriteRune(r)
@@ -152,7 +152,10 @@ func escape(s string, quote byte) string {
 	return sb.String()
 }
 
-func isXMLChar(r rune) bool {
+// IsChar reports whether XML 1.0 allows the character r (its production
+// Char): the escapers write U+FFFD for one it does not, and the
+// translator counts those of a translation (translator.Output.Warnings).
+func IsChar(r rune) bool {
 	return r == 0x09 || r == 0x0A || r == 0x0D ||
 		r >= 0x20 && r <= 0xD7FF ||
 		r >= 0xE000 && r <= 0xFFFD ||

@@ -39,11 +39,28 @@ func Translate(text string) string {
 	return strings.Join(lines, "\n")
 }
 
+// Suffixed returns a rewriting of translations (Backend.Then,
+// translatortest.Config.Garbage) that appends suffix to each line: a
+// service whose replies carry characters that do not belong there.
+func Suffixed(suffix string) func(translation string) string {
+	return func(translation string) string {
+		lines := strings.Split(translation, "\n")
+		for i := range lines {
+			lines[i] += suffix
+		}
+		return strings.Join(lines, "\n")
+	}
+}
+
 // Backend is the stand-in as an in-process backend.Backend: Translate
-// answers with the package's Translate, every pair is supported, and it
-// counts its calls and keeps the texts it was sent (Inputs). The format
-// pipelines' tests use it.
+// answers with the package's Translate (rewritten by Then), every pair is
+// supported, and it counts its calls and keeps the texts it was sent
+// (Inputs). The format pipelines' tests use it.
 type Backend struct {
+	// Then, when not nil, rewrites each translation before it is
+	// returned: a test's service that answers what it should not.
+	Then func(translation string) string
+
 	calls  atomic.Int64
 	mu     sync.Mutex
 	inputs []string
@@ -55,12 +72,15 @@ func (b *Backend) Name() string { return "backendtest" }
 // Supports accepts every pair.
 func (b *Backend) Supports(context.Context, string, string) error { return nil }
 
-// Translate answers with the package's Translate.
+// Translate answers with the package's Translate, rewritten by Then.
 func (b *Backend) Translate(_ context.Context, text, _, _ string) (string, error) {
 	b.calls.Add(1)
 	b.mu.Lock()
 	b.inputs = append(b.inputs, text)
 	b.mu.Unlock()
+	if b.Then != nil {
+		return b.Then(Translate(text)), nil
+	}
 	return Translate(text), nil
 }
 

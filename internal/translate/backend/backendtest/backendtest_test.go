@@ -26,3 +26,13 @@ func TestBackend(t *testing.T) {
 		t.Errorf("Translate = %q, %v; %d calls", got, err, b.Calls())
 	}
 }
+
+// TestThen: a Backend with Then answers the translation so rewritten,
+// here each line suffixed.
+func TestThen(t *testing.T) {
+	b := Backend{Then: Suffixed(" \x01")}
+	got, err := b.Translate(context.Background(), "hrob\nkostel", "cs", "en")
+	if err != nil || got != "grave \x01\nKOSTEL \x01" {
+		t.Errorf("Translate = %q, %v", got, err)
+	}
+}
