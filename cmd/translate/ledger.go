@@ -187,44 +187,130 @@ func (r *runner) kept(e ledger.Entry) (files, changed, missing []string, d itemD
 	return files, changed, missing, d, len(missing) == 0
 }
 
-// byOtherConfig reports whether every file of changed holds what a run
-// of another configuration into this output folder recorded writing there
-// (its ledger, another translate_<key> folder: the same path and digest),
-// no earlier than this configuration's run recorded its own (own.At): such a
-// file is no edit to keep. A file restored by hand to what an earlier run
-// of another configuration wrote stays an edit.
-func (r *runner) byOtherConfig(p *pass, changed []string, own ledger.Entry) bool {
-	if r.otherOutputs == nil {
-		r.otherOutputs = otherConfigOutputs(filepath.Dir(p.led.Dir()), p.led.Dir())
-	}
-	for _, f := range changed {
-		sum, err := ledger.Digest(f)
-		rel, rerr := filepath.Rel(r.s.Output, f)
-		if err != nil || rerr != nil {
-			return false
-		}
-		at, ok := r.otherOutputs[filepath.ToSlash(rel)+"\x00"+sum]
-		if !ok || at < own.At { // RFC 3339 in UTC, to the second: ordered as text
-			return false
-		}
-	}
-	return true
+// writer is a run the ledgers record writing an output: the digest it
+// recorded for the file, its ledger folder (which names its configuration)
+// and the input it was written from (its ledger name and content digest).
+type writer struct {
+	sha, folder, item, digest string
 }
 
-// otherConfigOutputs returns, by path and digest ("<path>\x00<sha256>"),
-// the latest time an output was recorded done in the translate ledgers of
-// dir (the output folder's ledger folder) other than own. Unreadable files
-// and entries are passed over.
-func otherConfigOutputs(dir, own string) map[string]string {
-	out := map[string]string{}
-	ledger.EachDone(dir, "translate", func(folder string, e ledger.Entry) {
+// sameInput reports whether w wrote the output from the input of entry e
+// (its name and content).
+func (w writer) sameInput(e ledger.Entry) bool { return w.item == e.Item && w.digest == e.Digest }
+
+// writtenBy reports, for a changed output of own (an entry of this run's
+// configuration that --resume found done), which other run wrote it
+// since: every file of changed holds what a run recorded writing there
+// (the same path and digest, in any translate ledger of this output
+// folder), with other settings (another translate_<key> folder) or from
+// another input (another file of that name: other content under the same
+// output name), no earlier than own was recorded (own.At). why says which
+// ("a run with other settings", "a run of another input of that name");
+// "" when a file is none of these: an edit to keep. A file restored by
+// hand to what an earlier run wrote stays an edit; with changed empty, why
+// is "".
+func (r *runner) writtenBy(p *pass, changed []string, own ledger.Entry) (why string) {
+	for _, f := range changed {
+		sum, err := ledger.Digest(f)
+		if err != nil {
+			return ""
+		}
+		found := ""
+		for w, at := range r.writers(p, f) {
+			if w.sha != sum || at < own.At { // RFC 3339 in UTC, to the second: ordered as text
+				continue
+			}
+			switch {
+			case !w.sameInput(own):
+				found = "a run of another input of that name"
+			case w.folder != p.led.Dir() && found == "":
+				found = "a run with other settings"
+			}
+		}
+		if found == "" {
+			return ""
+		}
+		if why == "" {
+			why = found
+		}
+	}
+	return why
+}
+
+// replacesOther returns those of the output and log files of in, about to
+// be written, that hold what an earlier run recorded writing there from
+// another input: other content under the same name (another input folder
+// into this output folder), or another file with that output name. name
+// and digest are the input's, as the ledger names them; none for an unread
+// input, whose digest is "".
+func (r *runner) replacesOther(p *pass, in input, name, digest string) []string {
+	if digest == "" {
+		return nil
+	}
+	own := ledger.Entry{Item: name, Digest: digest}
+	outPath, logPath := r.outPaths(in)
+	var out []string
+	for _, f := range []string{outPath, logPath} {
+		ws := r.writers(p, f)
+		other := false
+		for w := range ws {
+			other = other || !w.sameInput(own)
+		}
+		if !other {
+			continue // the usual case: no digest to take
+		}
+		sum, err := ledger.Digest(f)
+		if err != nil {
+			continue // not there: nothing replaced
+		}
+		mine, theirs := false, false
+		for w := range ws {
+			if w.sha == sum {
+				mine, theirs = mine || w.sameInput(own), theirs || !w.sameInput(own)
+			}
+		}
+		if theirs && !mine {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// writers returns the runs the translate ledgers of the output folder
+// record writing the output file f, each with the latest time it was
+// recorded. The ledgers are read once, at the first call; this run's own
+// file is left out (two inputs of one run never write one output: see
+// runner.claimed).
+func (r *runner) writers(p *pass, f string) map[writer]string {
+	if r.recordedOutputs == nil {
+		r.recordedOutputs = recordedOutputs(filepath.Dir(p.led.Dir()), p.led.Path())
+	}
+	rel, err := filepath.Rel(r.s.Output, f)
+	if err != nil {
+		return nil
+	}
+	return r.recordedOutputs[filepath.ToSlash(rel)]
+}
+
+// recordedOutputs returns, by output path (relative to the output folder,
+// with "/"), the runs recorded done in the translate ledgers of dir (the
+// output folder's ledger folder) writing it, other than in the run file
+// own, each with the latest time recorded. Unreadable files and entries
+// are passed over.
+func recordedOutputs(dir, own string) map[string]map[writer]string {
+	out := map[string]map[writer]string{}
+	ledger.EachDone(dir, "translate", func(file string, e ledger.Entry) {
 		var d itemData
-		if folder == own || json.Unmarshal(e.Data, &d) != nil {
+		if file == own || json.Unmarshal(e.Data, &d) != nil {
 			return
 		}
 		for _, o := range d.Outputs {
-			if k := string(o.Path) + "\x00" + o.SHA256; e.At > out[k] {
-				out[k] = e.At
+			path := string(o.Path)
+			if out[path] == nil {
+				out[path] = map[writer]string{}
+			}
+			if w := (writer{o.SHA256, filepath.Dir(file), e.Item, e.Digest}); e.At > out[path][w] {
+				out[path][w] = e.At
 			}
 		}
 	})

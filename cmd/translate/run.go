@@ -543,10 +543,12 @@ type runner struct {
 	// ("doc.xml" and "doc.alto.xml" share doc_log.csv) is skipped, not
 	// written over the first.
 	claimed map[string]string
-	// otherOutputs holds, by path and digest, when the ledgers of other
-	// configurations in this output folder last recorded writing an output
-	// (read once, when a resumed input's output changed: otherConfigOutputs).
-	otherOutputs map[string]string
+	// recordedOutputs holds, by output path, the earlier runs the ledgers
+	// of this output folder record writing it, and when (read once, when
+	// first needed: recordedOutputs), so that another run's output is told
+	// from an edit (writtenBy) and one written from another input is not
+	// replaced without a word (replacesOther).
+	recordedOutputs map[string]map[writer]string
 	// warnedLocalIDs says --book-out warned that the run's IIIF ids are
 	// file:// URLs (once for all its books).
 	warnedLocalIDs bool
@@ -887,6 +889,7 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 	if r.fromLedger(p, inputs, i, in, name, rd.digest) {
 		return nil
 	}
+	replaced := r.replacesOther(p, in, name, rd.digest)
 	out, outPath, err := r.one(backend.ForItem(ctx, name), in, rd.src, rd.err, p.sess, r.link(p, inputs, i))
 	if ue, ok := transport.AsUnreachable(err); ok {
 		// The service is not there: every other input would fail the
@@ -909,6 +912,10 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 	case err != nil:
 		err = r.failed(ctx, p, in, name, rd.digest, err)
 	default:
+		if len(replaced) > 0 {
+			r.warn(fmt.Sprintf("%s: %s held what an earlier run wrote from another input of that name (another folder's file, or this file before it changed): that run's output is replaced by this translation",
+				in.Origin, strings.Join(replaced, ", ")))
+		}
 		p.streak = 0
 		p.carried(i, out.Carried)
 		err = r.translated(ctx, p, in, name, rd.digest, out, outPath)
@@ -993,11 +1000,12 @@ func (r *runner) fromLedger(p *pass, inputs []input, i int, in input, name, dige
 		r.log.Info("translated before, but its outputs are missing since: translating again", "file", in.Origin)
 		return false
 	}
-	if len(changed) > 0 && r.byOtherConfig(p, changed, e) {
+	if why := r.writtenBy(p, changed, e); why != "" {
 		// Not an edit: a run with other settings (another service, source
-		// language, ...) wrote them since, and they would be kept and
-		// listed as this run's outputs.
-		r.log.Info("written since by a run with other settings: translating again with this run's", "file", in.Origin, "outputs", changed)
+		// language, ...) or of another input of that name (another input
+		// folder into this output folder) wrote them since, and they would
+		// be kept and listed as this run's outputs.
+		r.log.Info("written since by "+why+": translating again", "file", in.Origin, "outputs", changed)
 		return false
 	}
 	if len(changed) > 0 {

@@ -95,17 +95,18 @@ func ReadFetches(dir, tool string) Fetches {
 
 // EachDone calls fn with each entry recorded done in every ledger of tool
 // in the folder dir (a tool's output folder's Folder), whatever its
-// configuration, and the ledger folder it is in (<dir>/<tool>_<key>): the
-// runs in the order they ran, each one's entries in order. Files that
-// cannot be read, and lines that are not entries, are passed over.
-func EachDone(dir, tool string, fn func(folder string, e Entry)) {
+// configuration, and the run's file it is in (<dir>/<tool>_<key>/<run>.jsonl,
+// its folder naming the configuration): the runs in the order they ran,
+// each one's entries in order. Files that cannot be read, and lines that
+// are not entries, are passed over.
+func EachDone(dir, tool string, fn func(file string, e Entry)) {
 	paths, _ := filepath.Glob(filepath.Join(dir, tool+"_*", "*.jsonl"))
 	sortRuns(paths)
 	for _, p := range paths {
 		entries, _ := Read(p)
 		for _, e := range entries {
 			if e.State == Done {
-				fn(filepath.Dir(p), e)
+				fn(p, e)
 			}
 		}
 	}
