@@ -5,9 +5,13 @@ package filelock
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"syscall"
+	"time"
 )
 
 // Lock takes an exclusive flock on path (created, with its folder, if
@@ -73,4 +77,20 @@ func wait(ctx context.Context, f *os.File, onWait func(), kind int) (unlock func
 		go func() { <-got; f.Close() }() // closing releases a lock taken late
 		return nil, ctx.Err()
 	}
+}
+
+// Holder names this process for the others that find its lock taken:
+// "<tool> process <pid> of <user> on <host>, started <time>" (written in a
+// lock file or beside the locked folder). In a folder a team shares, or
+// one on a network disk, the process number alone does not say whose run
+// to ask about.
+func Holder(tool string) string {
+	name := strconv.Itoa(os.Getuid())
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	if host, err := os.Hostname(); err == nil && host != "" {
+		name += " on " + host
+	}
+	return fmt.Sprintf("%s process %d of %s, started %s", tool, os.Getpid(), name, time.Now().UTC().Format(time.RFC3339))
 }

@@ -26,6 +26,7 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -231,6 +232,10 @@ type Options struct {
 	holdWait   time.Duration
 }
 
+// holderName is the file in a state folder naming the process that holds
+// it (filelock.Holder).
+const holderName = "holder"
+
 // Queue is a state folder's job queue. Its methods are safe for concurrent use;
 // the methods of a nil *Queue do nothing.
 type Queue struct {
@@ -399,15 +404,23 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 	held := false
 	unlock, err := filelock.LockDir(lctx, opts.Dir, func() { held = true; cancel() })
 	cancel()
+	holderFile := filepath.Join(opts.Dir, holderName)
 	if held {
 		// Another process holds the folder (one waits for none: it
 		// would wait for ever on a running replica).
-		return nil, fmt.Errorf("jobs: state folder %s is in use by another process (another replica, or this service still stopping): "+
-			"give each replica its own %s, or share jobs between replicas with %s", opts.Dir, EnvDir, EnvDatabaseURL)
+		who := "another process"
+		if b, _ := os.ReadFile(holderFile); len(bytes.TrimSpace(b)) > 0 {
+			who = string(bytes.TrimSpace(b))
+		}
+		return nil, fmt.Errorf("jobs: state folder %s is in use by %s (another replica, or this service still stopping): "+
+			"give each replica its own %s, or share jobs between replicas with %s", opts.Dir, who, EnvDir, EnvDatabaseURL)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("jobs: state folder %s: %w", opts.Dir, err)
 	}
+	// Who holds the folder, for the refusal of another process.
+	_ = os.WriteFile(holderFile, []byte(filelock.Holder(opts.Service)+"\n"), 0o666)
+	unlock = func(release func()) func() { return func() { _ = os.Truncate(holderFile, 0); release() } }(unlock)
 	// Uploads a stopped process left half stored.
 	if left, _ := filepath.Glob(filepath.Join(opts.Dir, "upload-*")); len(left) > 0 {
 		for _, d := range left {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -519,9 +520,17 @@ func TestFolderLocked(t *testing.T) {
 	lookup := func(k string) (string, bool) { return map[string]string{"JOBS_DIR": dir}[k], k == "JOBS_DIR" }
 	svc, _ := service.New(service.Options{Name: "y", DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
 	_, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: &echo{}})
-	if want := "JOBS_DIR=" + dir + ": jobs: state folder " + dir + " is in use by another process (another replica, or this service still stopping): " +
-		"give each replica its own JOBS_DIR, or share jobs between replicas with JOBS_DATABASE_URL"; err == nil || err.Error() != want {
-		t.Fatalf("a second queue on the folder: %v, want %q", err, want) // before: "…: context canceled"
+	// It names the process that holds the folder (before: "another
+	// process"; before that, "…: context canceled").
+	if want := regexp.MustCompile("^JOBS_DIR=" + regexp.QuoteMeta(dir) + ": jobs: state folder " + regexp.QuoteMeta(dir) +
+		" is in use by echo-api process " + strconv.Itoa(os.Getpid()) + " of [^ ]+( on [^ ]+)?, started 20[0-9-]+T[0-9:]+Z " +
+		regexp.QuoteMeta("(another replica, or this service still stopping): give each replica its own JOBS_DIR, or share jobs between replicas with JOBS_DATABASE_URL") + "$"); err == nil || !want.MatchString(err.Error()) {
+		t.Fatalf("a second queue on the folder: %v, want %s", err, want)
+	}
+	// Once the first is closed, the folder is free and says no holder.
+	q.Close(context.Background())
+	if b, _ := os.ReadFile(filepath.Join(dir, "holder")); len(b) != 0 {
+		t.Errorf("holder file after the close: %q", b)
 	}
 }
 

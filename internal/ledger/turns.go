@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
 
 	"archivekit/internal/filelock"
 )
@@ -80,23 +77,8 @@ func (t Turn) exclusive(ctx context.Context, path string, onWait func()) (unlock
 	if err != nil {
 		return nil, fmt.Errorf("output folder %s: %w", t.Output, err)
 	}
-	holder := fmt.Sprintf("%s process %d of %s, started %s", t.Tool, os.Getpid(), whoHere(), time.Now().UTC().Format(time.RFC3339))
-	os.WriteFile(path, []byte(holder+"\n"), 0o666) // only informs the log line of a waiting run
+	os.WriteFile(path, []byte(filelock.Holder(t.Tool)+"\n"), 0o666) // only informs the log line of a waiting run
 	return func() { os.Truncate(path, 0); release() }, nil
-}
-
-// whoHere names the user running this process and the machine it runs on
-// ("ana on scan-3"): in a folder a team shares, or one on a network disk,
-// the process number alone does not say whose run to ask about.
-func whoHere() string {
-	name := strconv.Itoa(os.Getuid())
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		name = u.Username
-	}
-	if host, err := os.Hostname(); err == nil && host != "" {
-		return name + " on " + host
-	}
-	return name
 }
 
 // TurnLock is the path of the lock file <output>/ledger/<name>.lock.
