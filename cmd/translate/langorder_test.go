@@ -56,7 +56,7 @@ func TestLangOrderSettings(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range [][]string{{"--lang-min-length", "-1"}, {"--lang-min-confidence", "1"}, {"--default-source-lang", "Czech"}, {"--retry-rounds", "11"}, {"--element-lang", "skip"}, {"--element-lang", "0"}} {
+	for _, bad := range [][]string{{"--lang-min-length", "-1"}, {"--lang-min-confidence", "1"}, {"--default-source-lang", "Czech"}, {"--default-source-lang", "xx"}, {"--retry-rounds", "11"}, {"--element-lang", "skip"}, {"--element-lang", "0"}} {
 		if _, _, err := parse(append([]string{"in"}, bad...), env{}.get, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("%v: %v, want a usage error naming the flag", bad, err)
 		}
@@ -69,6 +69,8 @@ func TestLangOrderSettings(t *testing.T) {
 		name string
 	}{
 		{nil, env{"TRANSLATE_ELEMENT_LANG": "maybe"}, "TRANSLATE_ELEMENT_LANG"},
+		// Well-formed, but no language (it was recorded and sent).
+		{nil, env{"TRANSLATE_DEFAULT_SOURCE_LANG": "zz"}, `TRANSLATE_DEFAULT_SOURCE_LANG="zz": want an ISO 639-1 language code`},
 		{[]string{"-c", badCfg}, nil, "config element_lang"},
 	} {
 		if _, _, err := parse(append([]string{"in"}, bad.args...), bad.env.get, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), bad.name) {

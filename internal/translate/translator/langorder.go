@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/text/language"
+
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/hocr"
 	"archivekit/internal/translate/langid"
@@ -78,7 +80,7 @@ func ParseLangOrder(base alto.LangOrder, v LangOrderValues) (alto.LangOrder, err
 	}
 	if s := strings.TrimSpace(v.Default.Value); s != "" {
 		l := NormalizeLang(s)
-		if !ValidLang(l, false) {
+		if !ValidLang(l, false) || !knownLang(l) {
 			return base, fmt.Errorf("%s=%q: want an ISO 639-1 language code", v.Default.From, s)
 		}
 		o.Default = l
@@ -160,4 +162,13 @@ func DeclaredLanguage(values []string) string {
 		}
 	}
 	return ""
+}
+
+// knownLang reports whether the code l names a language of ISO 639 ("xx"
+// and "zz" are well-formed but none: as a default source language they
+// were recorded and sent to the backend as the source of every unit whose
+// language nothing else told).
+func knownLang(l string) bool {
+	_, err := language.ParseBase(l)
+	return err == nil
 }
