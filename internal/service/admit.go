@@ -213,9 +213,9 @@ func (s *Service) acquire(r *http.Request) (*slot, error) {
 	}
 	select {
 	case s.slots <- struct{}{}:
-		start := time.Now()
+		start := s.held.begin()
 		return &slot{free: func() {
-			s.held.note(time.Since(start))
+			s.held.end(start)
 			<-s.slots
 			s.perClient.give(key)
 		}}, nil
@@ -227,10 +227,42 @@ func (s *Service) acquire(r *http.Request) (*slot, error) {
 
 // slotTimes is a running mean of how long the work slots are held, the
 // work of a heavy request (its body read before, its answer's reading
-// after, are not counted).
+// after, are not counted), and when the slots held now were taken.
 type slotTimes struct {
 	mu   sync.Mutex
 	mean time.Duration // exponentially weighted, one tenth a request
+	// held counts the slots held now by the time they were taken.
+	held map[time.Time]int
+	now  func() time.Time // nil: time.Now
+}
+
+func (t *slotTimes) clock() time.Time {
+	if t.now != nil {
+		return t.now()
+	}
+	return time.Now()
+}
+
+// begin notes a slot taken now, and returns when.
+func (t *slotTimes) begin() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	start := t.clock()
+	if t.held == nil {
+		t.held = map[time.Time]int{}
+	}
+	t.held[start]++
+	return start
+}
+
+// end notes the slot taken at start freed: its time goes into the mean.
+func (t *slotTimes) end(start time.Time) {
+	t.mu.Lock()
+	if t.held[start]--; t.held[start] <= 0 {
+		delete(t.held, start)
+	}
+	t.mu.Unlock()
+	t.note(t.clock().Sub(start))
 }
 
 func (t *slotTimes) note(d time.Duration) {
@@ -246,11 +278,21 @@ func (t *slotTimes) note(d time.Duration) {
 // retryAfter is the Retry-After of a request refused for want of a slot:
 // the mean time a slot is held, in whole seconds from 1 to 60 (it was 1,
 // and a client that obeyed it asked twenty times while a document of 20 s
-// held its slot).
+// held its slot); before any slot was freed (a service just started), the
+// time the oldest slot held now has been held, so that a client told 1 s
+// at first is told longer as the work goes on (it was told 1 s a dozen
+// times while every slot held a 13 s document).
 func (t *slotTimes) retryAfter() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	secs := int((t.mean + time.Second - 1) / time.Second)
+	d := t.mean
+	if d == 0 {
+		now := t.clock()
+		for start := range t.held {
+			d = max(d, now.Sub(start))
+		}
+	}
+	secs := int((d + time.Second - 1) / time.Second)
 	return strconv.Itoa(min(max(secs, 1), 60))
 }
 

@@ -273,6 +273,30 @@ func TestRetryAfterFollowsWork(t *testing.T) {
 	}
 }
 
+// TestRetryAfterBeforeAnySlotFreed: on a service just started, before any
+// slot was freed, a refused request is told how long the oldest slot held
+// now has been held (it was told 1 s while each slot held a 13 s
+// document); once slots are freed, their mean.
+func TestRetryAfterBeforeAnySlotFreed(t *testing.T) {
+	at := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	st := slotTimes{now: func() time.Time { return at }}
+	if got := st.retryAfter(); got != "1" {
+		t.Errorf("nothing held: Retry-After %s, want 1", got)
+	}
+	first := st.begin()
+	at = at.Add(4 * time.Second)
+	st.begin()
+	at = at.Add(5 * time.Second)
+	if got := st.retryAfter(); got != "9" {
+		t.Errorf("two slots held 9 s and 5 s, none freed: Retry-After %s, want 9", got)
+	}
+	at = at.Add(4 * time.Second)
+	st.end(first)
+	if got := st.retryAfter(); got != "13" {
+		t.Errorf("one slot freed after 13 s: Retry-After %s, want 13", got)
+	}
+}
+
 // TestAnswerCutLogged: an answer its client stops reading half-way is
 // logged as cut off after the bytes sent, at WARNING (it was an INFO line
 // with status 200 like any other).
