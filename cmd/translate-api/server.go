@@ -19,7 +19,6 @@ import (
 	"archivekit/internal/service"
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/chat"
-	"archivekit/internal/translate/ct2backend"
 	"archivekit/internal/translate/frontend"
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/mtapi"
@@ -218,9 +217,7 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		return nil, err
 	}
 	s.log = s.svc.Logger
-	if set.Backend == ct2backend.Name {
-		ct2backend.WarnUnknownVariables(s.log, os.Environ())
-	}
+	session.WarnUnknownVariables(s.log, set.Backend, os.Environ())
 	rss, _ := service.ProcessRSS()
 	mem, notes, err := service.LoadMemoryBudget(lookup, rss)
 	if err != nil {

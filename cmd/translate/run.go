@@ -34,7 +34,6 @@ import (
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/chunker"
-	"archivekit/internal/translate/ct2backend"
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/langtag"
 	"archivekit/internal/translate/lemmatizer"
@@ -356,9 +355,7 @@ var environ = os.Environ
 func (r *runner) start(ctx context.Context, comps *licence.Components, inputs []input, all []string) int {
 	s, log := r.s, r.log
 	r.usage = &translator.Usage{}
-	if s.Backend == ct2backend.Name {
-		ct2backend.WarnUnknownVariables(log, environ())
-	}
+	session.WarnUnknownVariables(log, s.Backend, environ())
 	if len(inputs) > 0 {
 		// The backend is opened (a ct2 model loaded) before anything is
 		// written: one that cannot be is a usage error, exit 1, leaving no

@@ -6,6 +6,8 @@ package backend
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -208,3 +210,18 @@ func Failed(err error) error {
 type failed struct{ error }
 
 func (f failed) Unwrap() []error { return []error{f.error, ErrFailed} }
+
+// UnknownVariables lists the variables of environ (os.Environ's
+// "NAME=value" form) that start with prefix and are not among known: a
+// misspelt one (CT2_MAXLENGTH, MTAPI_MAXRETRIES) was ignored without a
+// word.
+func UnknownVariables(prefix string, known, environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, prefix) && !slices.Contains(known, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}

@@ -79,6 +79,11 @@ type Config struct {
 // LLM_MODEL is missing.
 var ErrNotConfigured = errors.New("chat_compatible is not configured")
 
+// Variables are the LLM_ variables the backend and its sessions read
+// (LLM_MAX_GLOSSARY_TERMS is the glossary's, internal/translate/vocab).
+var Variables = []string{"LLM_BASE_URL", "LLM_MODEL", "LLM_API_KEY", "LLM_PROVIDER", "LLM_LANGUAGES", "LLM_MAX_TOKENS",
+	"LLM_GUARD_MIN_RATIO", "LLM_GUARD_MAX_RATIO", "LLM_MIN_INTERVAL_S", "LLM_MAX_RETRIES", "LLM_BACKOFF_BASE_S", "LLM_MAX_GLOSSARY_TERMS"}
+
 // ConfigFromEnv reads the LLM_* variables (getenv nil: the process
 // environment). LLM_BASE_URL and LLM_MODEL are required; a bad value is an
 // error naming the variable (and never quoting LLM_API_KEY).

@@ -96,28 +96,6 @@ type Config struct {
 var Variables = []string{"CT2_MODEL_DIR", "CT2_MODEL_FAMILY", "CT2_DEVICE", "CT2_COMPUTE_TYPE", "CT2_LANGUAGES",
 	"CT2_GUARD_MIN_RATIO", "CT2_GUARD_MAX_RATIO", "CT2_MAX_LENGTH", "CT2_MAX_INPUT_CHARS", "CT2_SP_MODEL"}
 
-// UnknownVariables lists the CT2_ variables of environ (os.Environ's
-// "NAME=value" form) that are not among Variables: a misspelt one
-// (CT2_MAXLENGTH) was ignored without a word.
-func UnknownVariables(environ []string) []string {
-	var out []string
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "CT2_") && !contains(Variables, name) {
-			out = append(out, name)
-		}
-	}
-	return out
-}
-
-// WarnUnknownVariables logs each of UnknownVariables(environ), naming the
-// variables the backend reads: what both commands say at start.
-func WarnUnknownVariables(log *slog.Logger, environ []string) {
-	for _, v := range UnknownVariables(environ) {
-		log.Warn("environment variable not read by the ct2 backend: misspelt?", "variable", v, "read", strings.Join(Variables, " "))
-	}
-}
-
 // ConfigFromEnv reads the CT2_* variables (getenv nil: the process
 // environment). Bad numbers, a CT2_MODEL_DIR that is not a folder and an
 // unknown CT2_MODEL_FAMILY are errors naming the variable, found before any

@@ -132,13 +132,3 @@ func TestNMT2NeedsNLLB(t *testing.T) {
 		}
 	}
 }
-
-// TestUnknownVariables: the CT2_ variables the backend does not read are
-// named (a misspelt CT2_MAXLENGTH was ignored without a word); the others
-// and other prefixes are not.
-func TestUnknownVariables(t *testing.T) {
-	got := UnknownVariables([]string{"CT2_MODEL_DIR=/m", "CT2_MAXLENGTH=8", "CT2_LANGUAGE=cs,en", "LLM_MODEL=x", "PATH=/bin", "CT2_MAX_LENGTH=8"})
-	if strings.Join(got, " ") != "CT2_MAXLENGTH CT2_LANGUAGE" {
-		t.Errorf("unknown %q", got)
-	}
-}

@@ -118,6 +118,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return Config{BaseURL: strings.TrimRight(base, "/"), Policy: p, Guard: g, Setting: setting}, nil
 }
 
+// Variables are the MTAPI_ variables the backend reads (besides
+// TRANSLATION_URL and the original tool's LINDAT_ names).
+var Variables = []string{"MTAPI_BASE_URL", "MTAPI_MIN_INTERVAL_S", "MTAPI_MAX_RETRIES", "MTAPI_BACKOFF_BASE_S",
+	"MTAPI_GUARD_MIN_RATIO", "MTAPI_GUARD_MAX_RATIO"}
+
 // urlSettings are the variables that name the API, in the order
 // ConfigFromEnv takes them.
 var urlSettings = []string{"TRANSLATION_URL", "MTAPI_BASE_URL", "LINDAT_BASE_URL"}

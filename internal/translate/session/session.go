@@ -10,6 +10,7 @@ package session
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -82,6 +83,31 @@ func CheckConfig(name string, getenv func(string) string) error {
 		err = Unknown(name)
 	}
 	return err
+}
+
+// variablesOf are, by backend name, the prefix of the variables a backend
+// reads and those it reads.
+var variablesOf = map[string]struct {
+	prefix string
+	known  []string
+}{
+	mtapi.Name:      {"MTAPI_", mtapi.Variables},
+	chat.Name:       {"LLM_", chat.Variables},
+	ct2backend.Name: {"CT2_", ct2backend.Variables},
+}
+
+// WarnUnknownVariables logs, at start, each variable of environ
+// (os.Environ's form) with the prefix of the backend name reads that it
+// does not read, naming those it reads: a misspelt one (MTAPI_MAXRETRIES,
+// CT2_MAXLENGTH) was ignored without a word.
+func WarnUnknownVariables(log *slog.Logger, name string, environ []string) {
+	v, ok := variablesOf[name]
+	if !ok {
+		return
+	}
+	for _, u := range backend.UnknownVariables(v.prefix, v.known, environ) {
+		log.Warn("environment variable not read by the "+name+" backend: misspelt?", "variable", u, "read", strings.Join(v.known, " "))
+	}
 }
 
 // OpenBackend returns the named backend configured from the environment
