@@ -110,7 +110,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pageclass-client: -topn %d: want 1 to 11\n", *topn)
 		return cliflags.ExitUsage
 	}
-	a, raw, err := classify(*server, *file, *version, *topn, *timeout, *token)
+	base, err := checkServer(*server, given(fs, "server", "url", "-server"))
+	if err != nil {
+		fmt.Fprintln(stderr, "pageclass-client:", err)
+		return cliflags.ExitUsage
+	}
+	if err := checkToken(*token, given(fs, "token", "", "API_TOKEN")); err != nil {
+		fmt.Fprintln(stderr, "pageclass-client:", err)
+		return cliflags.ExitUsage
+	}
+	a, raw, err := classify(base, *file, *version, *topn, *timeout, *token)
 	if err != nil {
 		fmt.Fprintf(stderr, "pageclass-client: %s: %v\n", *file, err)
 		var ce *codeError
@@ -142,6 +151,43 @@ func run(args []string, stdout, stderr io.Writer) int {
 		printTop(stdout, name, a.Predictions)
 	}
 	return 0
+}
+
+// given names the flag that set a value for messages: -name, or -alias
+// when that was given instead; otherwise def (where the default came
+// from).
+func given(fs *flag.FlagSet, name, alias, def string) string {
+	set := def
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name || (alias != "" && f.Name == alias) {
+			set = "-" + f.Name
+		}
+	})
+	return set
+}
+
+// checkServer returns the service address from (its flag named by flag)
+// with surrounding spaces trimmed, as the other settings are, or a usage
+// error naming the flag and the address when it is not an http(s) URL.
+func checkServer(server, flag string) (string, error) {
+	s := strings.TrimSpace(server)
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(s, " \t") {
+		return "", fmt.Errorf("%s %q: not a service address: give http://HOST:PORT (or https://)", flag, server)
+	}
+	return s, nil
+}
+
+// checkToken refuses a token (from from: -token or API_TOKEN) that holds a
+// character an HTTP header cannot carry (a control character, a newline
+// left by the file it was read from), without printing the token.
+func checkToken(token, from string) error {
+	for i := 0; i < len(token); i++ {
+		if b := token[i]; (b < ' ' && b != '\t') || b == 0x7f {
+			return fmt.Errorf("%s holds a control character (byte %d of %d, such as a newline) that an HTTP Authorization header cannot carry: set it to the token alone", from, i+1, len(token))
+		}
+	}
+	return nil
 }
 
 func printTop(w io.Writer, title string, preds []prediction) {

@@ -16,7 +16,6 @@ import (
 	"archivekit/internal/book"
 	"archivekit/internal/cliflags"
 	"archivekit/internal/fetch"
-	"archivekit/internal/filelock"
 	"archivekit/internal/ledger"
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/pageclass/imageio"
@@ -440,12 +439,10 @@ func (r *classifier) lockChunk(ctx context.Context, names, digests []string) (ta
 	// (before, both appended at once, and a run stopped after the other
 	// had finished left its rows twice in the finished tables).
 	lock := filepath.Join(c.Results, LedgerFolder, tables+".lock")
-	unlock, err = filelock.Lock(ctx, lock, func() {
-		r.log.Warn("waiting for another run writing the same chunked tables to finish; this run then continues from the ledger", "tables", tables, "lock", lock)
-		if chunkWaitHook != nil {
-			chunkWaitHook(lock)
-		}
-	})
+	// As --resume's runs (ledger.TakeTurn): the lock file names the run
+	// holding it, which a waiting run's log line names.
+	unlock, err = ledger.TakeTurn(ctx, ledger.Turn{Lock: lock, Tool: "pageclass", Output: c.Results, OnWait: chunkWaitHook,
+		Waiting: "waiting for another run writing the same chunked tables (" + tables + ") to finish; this run then continues from the ledger"}, r.log)
 	if err != nil {
 		return "", 0, nil, fmt.Errorf("chunked tables %s: %w", tables, err)
 	}

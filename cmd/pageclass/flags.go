@@ -68,23 +68,26 @@ type CLI struct {
 	// Given holds the names of the flags given on the command line (set
 	// after parsing): a flag of a mode that does not run is refused only
 	// when given, not when its value is a default.
-	Given         map[string]bool `kong:"-"`
-	Base          string          `short:"b" name:"base" group:"models" default:"${base_model}" placeholder:"REV|DIR" help:"Base model for --train: a registry revision or a model folder ([SETUP] base_model: ${base_model})."`
-	Revision      string          `name:"revision" group:"models" placeholder:"REV" help:"Model revision: main, vN.0 or vN.M; -rev for short (default [HUB] latest = ${latest}; with --hub [HUB] revision = ${hub_revision})."`
-	Hub           bool            `name:"hub" negatable:"" group:"models" default:"${use_hub}" help:"Download the model files from the hub repository [HUB] repo_name ([HUB] use_hub: ${use_hub})."`
-	FastCls       bool            `name:"fastcls" negatable:"" group:"models" default:"${use_fastcls}" help:"Use the fast classifier instead of the registry models; overrides --base and --revision ([FASTCLS] use_fastcls: ${use_fastcls})."`
-	FastClsBase   string          `name:"fastcls_base" group:"models" default:"${fastcls_base}" placeholder:"TAG|DIR" help:"Fast classifier (fastcls-small, tools/make_fastcls.py): a model folder, or a short tag found as <model>/fastcls_<tag>, else (no model location given) the shipped demo fastcls_<tag> ([FASTCLS] fastcls_base: ${fastcls_base})."`
-	Best          bool            `name:"best" group:"models" help:"Run the five ensemble models (v1.4 ... v5.4) and average their probabilities."`
-	Parallel      bool            `name:"parallel" group:"models" help:"With --best: run the models in groups that fit the GPU's memory at once (needs a CUDA GPU)."`
-	Device        string          `name:"device" group:"models" default:"auto" placeholder:"DEV" help:"cpu, cuda:N, or auto (cuda:0 when a GPU is available; default ${default})."`
-	Precision     string          `name:"precision" group:"models" default:"${precision}" enum:"auto,fp32,tf32,bf16,fp16" placeholder:"P" help:"Arithmetic of the forward passes: auto (tf32 on CUDA, fp32 on the CPU), fp32, tf32 (CUDA matmuls and convolutions; fp32 on the CPU), bf16, or fp16 (CUDA only); recorded in the run metadata ([SETUP] precision: ${precision})."`
-	Batch         int             `name:"batch" group:"models" default:"${batch}" placeholder:"N" help:"Pages each forward pass takes at once ([SETUP] batch: ${batch}). On a CUDA GPU a run given neither --batch nor a [SETUP] batch other than the shipped 16 sizes its batch by the GPU's free memory instead (--parallel sizes each group's always); the batch that ran is recorded in the run metadata."`
-	Upload        string          `name:"upload" group:"models" default:"auto" enum:"auto,float,u8,page" placeholder:"U" help:"How pages travel to the models' device: auto (page to a GPU, float on the CPU), float (each model's normalised input, made on the host), u8 (8-bit pixels resized on the host once per input size, normalised on the device), or page (the decoded 8-bit page, at most 1.33 MP for 384-pixel inputs, uploaded once, resized and normalised on the device); recorded in the run metadata."`
-	GPUStreams    string          `name:"gpu-streams" group:"models" default:"pool" enum:"pool,one" placeholder:"S" help:"How forward passes share a CUDA GPU: pool (each on a stream of its own, so the two lanes and --parallel's models overlap on the device) or one (one after another on one stream); recorded in the run metadata. No effect on the CPU."`
-	JITOptimize   string          `name:"jit-optimize" group:"models" default:"auto" enum:"auto,on,off" placeholder:"O" help:"Whether TorchScript optimises the models' graphs: auto (off on a GPU, on on the CPU), on (the first batches of each batch size are profiled, then fused graphs are compiled: seconds of warm-up on a GPU) or off (each graph runs as scripted); recorded in the run metadata."`
-	WarmUp        string          `name:"warm-up" group:"models" default:"auto" enum:"auto,on,off" placeholder:"W" help:"Whether the models classify one batch of synthetic pages as soon as they are loaded, while the run hashes the models and reads its ledger: auto (on a GPU, where the first calls pay the device's set-up; off on the CPU, where the batch would cost real compute), on or off; recorded in the run metadata."`
-	RotationModel string          `name:"rotation-model" group:"models" default:"${rotation}" placeholder:"DIR" help:"Page-orientation model flagging pages that are probably rotated in the review table (default: the shipped weights/rotation, found like the demo models; empty: pages are not checked for rotation)."`
-	DemoWeights   string          `name:"demo-weights" group:"models" default:"${demo}" placeholder:"DIR" help:"Shipped demo models, used (with a warning, recorded as demo in the run metadata) when no model location is given and the default models folder lacks the models."`
+	Given map[string]bool `kong:"-"`
+	// Origin says where the values not given on the command line came
+	// from, by flag name (valueOrigins), for messages (source).
+	Origin        map[string]string `kong:"-"`
+	Base          string            `short:"b" name:"base" group:"models" default:"${base_model}" placeholder:"REV|DIR" help:"Base model for --train: a registry revision or a model folder ([SETUP] base_model: ${base_model})."`
+	Revision      string            `name:"revision" group:"models" placeholder:"REV" help:"Model revision: main, vN.0 or vN.M; -rev for short (default [HUB] latest = ${latest}; with --hub [HUB] revision = ${hub_revision})."`
+	Hub           bool              `name:"hub" negatable:"" group:"models" default:"${use_hub}" help:"Download the model files from the hub repository [HUB] repo_name ([HUB] use_hub: ${use_hub})."`
+	FastCls       bool              `name:"fastcls" negatable:"" group:"models" default:"${use_fastcls}" help:"Use the fast classifier instead of the registry models; overrides --base and --revision ([FASTCLS] use_fastcls: ${use_fastcls})."`
+	FastClsBase   string            `name:"fastcls_base" group:"models" default:"${fastcls_base}" placeholder:"TAG|DIR" help:"Fast classifier (fastcls-small, tools/make_fastcls.py): a model folder, or a short tag found as <model>/fastcls_<tag>, else (no model location given) the shipped demo fastcls_<tag> ([FASTCLS] fastcls_base: ${fastcls_base})."`
+	Best          bool              `name:"best" group:"models" help:"Run the five ensemble models (v1.4 ... v5.4) and average their probabilities."`
+	Parallel      bool              `name:"parallel" group:"models" help:"With --best: run the models in groups that fit the GPU's memory at once (needs a CUDA GPU)."`
+	Device        string            `name:"device" group:"models" default:"auto" placeholder:"DEV" help:"cpu, cuda:N, or auto (cuda:0 when a GPU is available; default ${default})."`
+	Precision     string            `name:"precision" group:"models" default:"${precision}" enum:"auto,fp32,tf32,bf16,fp16" placeholder:"P" help:"Arithmetic of the forward passes: auto (tf32 on CUDA, fp32 on the CPU), fp32, tf32 (CUDA matmuls and convolutions; fp32 on the CPU), bf16, or fp16 (CUDA only); recorded in the run metadata ([SETUP] precision: ${precision})."`
+	Batch         int               `name:"batch" group:"models" default:"${batch}" placeholder:"N" help:"Pages each forward pass takes at once ([SETUP] batch: ${batch}). On a CUDA GPU a run given neither --batch nor a [SETUP] batch other than the shipped 16 sizes its batch by the GPU's free memory instead (--parallel sizes each group's always); the batch that ran is recorded in the run metadata."`
+	Upload        string            `name:"upload" group:"models" default:"auto" enum:"auto,float,u8,page" placeholder:"U" help:"How pages travel to the models' device: auto (page to a GPU, float on the CPU), float (each model's normalised input, made on the host), u8 (8-bit pixels resized on the host once per input size, normalised on the device), or page (the decoded 8-bit page, at most 1.33 MP for 384-pixel inputs, uploaded once, resized and normalised on the device); recorded in the run metadata."`
+	GPUStreams    string            `name:"gpu-streams" group:"models" default:"pool" enum:"pool,one" placeholder:"S" help:"How forward passes share a CUDA GPU: pool (each on a stream of its own, so the two lanes and --parallel's models overlap on the device) or one (one after another on one stream); recorded in the run metadata. No effect on the CPU."`
+	JITOptimize   string            `name:"jit-optimize" group:"models" default:"auto" enum:"auto,on,off" placeholder:"O" help:"Whether TorchScript optimises the models' graphs: auto (off on a GPU, on on the CPU), on (the first batches of each batch size are profiled, then fused graphs are compiled: seconds of warm-up on a GPU) or off (each graph runs as scripted); recorded in the run metadata."`
+	WarmUp        string            `name:"warm-up" group:"models" default:"auto" enum:"auto,on,off" placeholder:"W" help:"Whether the models classify one batch of synthetic pages as soon as they are loaded, while the run hashes the models and reads its ledger: auto (on a GPU, where the first calls pay the device's set-up; off on the CPU, where the batch would cost real compute), on or off; recorded in the run metadata."`
+	RotationModel string            `name:"rotation-model" group:"models" default:"${rotation}" placeholder:"DIR" help:"Page-orientation model flagging pages that are probably rotated in the review table (default: the shipped weights/rotation, found like the demo models; empty: pages are not checked for rotation)."`
+	DemoWeights   string            `name:"demo-weights" group:"models" default:"${demo}" placeholder:"DIR" help:"Shipped demo models, used (with a warning, recorded as demo in the run metadata) when no model location is given and the default models folder lacks the models."`
 
 	// Training.
 	Train           bool    `name:"train" negatable:"" group:"training" default:"${training}" help:"Fine-tune the base model ([TRAIN] Training: ${training})."`
@@ -204,17 +207,19 @@ func findConfig(args []string) (resources.File, error) {
 	return f, nil
 }
 
-// loadSettings reads the config file found by findConfig.
-func loadSettings(f resources.File) (settings.Settings, error) {
+// loadSettings reads the config file found by findConfig; ini is the file
+// as read, which says which keys it sets.
+func loadSettings(f resources.File) (s settings.Settings, ini *config.File, err error) {
 	data, err := f.ReadFile()
 	if err != nil {
-		return settings.Defaults(), fmt.Errorf("config file: %w", err)
+		return settings.Defaults(), nil, fmt.Errorf("config file: %w", err)
 	}
-	ini, err := config.Parse(f.Path, bytes.NewReader(data))
+	ini, err = config.Parse(f.Path, bytes.NewReader(data))
 	if err != nil {
-		return settings.Defaults(), err
+		return settings.Defaults(), nil, err
 	}
-	return settings.FromFile(ini)
+	s, err = settings.FromFile(ini)
+	return s, ini, err
 }
 
 // vars are the kong interpolation variables: the config-file defaults.
@@ -240,8 +245,8 @@ func vars(s settings.Settings) kong.Vars {
 		"use_hub":               b(s.Hub.UseHub),
 		"use_fastcls":           b(s.FastCls.Use),
 		"fastcls_base":          s.FastCls.Base,
-		"demo":                  classify.DemoDir(),
-		"rotation":              classify.OrientationDir(),
+		"demo":                  resourceDefault("demo-weights", classify.DemoDir()),
+		"rotation":              resourceDefault("rotation-model", classify.OrientationDir()),
 		"training":              b(s.Train.Training),
 		"testing":               b(s.Train.Testing),
 		"cross_runs":            i(s.Train.CrossRuns),
@@ -317,19 +322,7 @@ func (c *CLI) validate() error {
 // checks are the rules of validate, in the order their problems are
 // reported: each returns the problem of a command line, or nil.
 var checks = []func(c *CLI) error{
-	func(c *CLI) error {
-		return problemIf(c.TopN < 1 || c.TopN > 11, "-tn/--topn must be an integer from 1 to 11, got %d", c.TopN)
-	},
-	func(c *CLI) error {
-		return problemIf(c.DecodeTimeout <= 0, "--decode-timeout must be positive, got %s", c.DecodeTimeout)
-	},
-	func(c *CLI) error {
-		return problemIf(c.DecodeMemory < imageio.MinDecodeMemory>>20, "--decode-memory must be at least %d (MiB: a decoder process, the whole program, needs about 300 to start), got %d", imageio.MinDecodeMemory>>20, c.DecodeMemory)
-	},
-	func(c *CLI) error {
-		return problemIf(c.FetchWorkers < 1, "--fetch-workers must be at least 1, got %d", c.FetchWorkers)
-	},
-	func(c *CLI) error { return problemIf(c.Batch < 1, "--batch must be at least 1, got %d", c.Batch) },
+	checkValues,
 	func(c *CLI) error {
 		return problemIf(c.Given["batch"] && (c.Merge || c.Average), "--batch applies to classification, --train and --eval: --merge and --average run no model")
 	},
@@ -357,13 +350,47 @@ var checks = []func(c *CLI) error{
 	func(c *CLI) error {
 		return problemIf((c.Resume || c.RetryFailed) && !c.Merge && (c.Average || c.Train || c.Eval), "--resume and --retry-failed continue a classification run: they take no --train, --eval or --average")
 	},
-	func(c *CLI) error { return problemIf(c.Folds < 0, "--folds must not be negative, got %d", c.Folds) },
 	func(c *CLI) error {
 		if c.Revision != "" && !c.FastCls {
 			return checkRevision(c.Revision)
 		}
 		return nil
 	},
+}
+
+// valueChecks are the checks of one flag's value, whether given on the
+// command line, by an environment variable or in the config file: each
+// returns the problem of the value, or nil, and checkValues adds where the
+// value came from.
+var valueChecks = []struct {
+	flag    string
+	problem func(c *CLI) error
+}{
+	{"topn", func(c *CLI) error {
+		return problemIf(c.TopN < 1 || c.TopN > 11, "-tn/--topn must be an integer from 1 to 11, got %d", c.TopN)
+	}},
+	{"decode-timeout", func(c *CLI) error {
+		return problemIf(c.DecodeTimeout <= 0, "--decode-timeout must be positive, got %s", c.DecodeTimeout)
+	}},
+	{"decode-memory", func(c *CLI) error {
+		return problemIf(c.DecodeMemory < imageio.MinDecodeMemory>>20, "--decode-memory must be at least %d (MiB: a decoder process, the whole program, needs about 300 to start), got %d", imageio.MinDecodeMemory>>20, c.DecodeMemory)
+	}},
+	{"fetch-workers", func(c *CLI) error {
+		return problemIf(c.FetchWorkers < 1, "--fetch-workers must be at least 1, got %d", c.FetchWorkers)
+	}},
+	{"batch", func(c *CLI) error { return problemIf(c.Batch < 1, "--batch must be at least 1, got %d", c.Batch) }},
+	{"folds", func(c *CLI) error { return problemIf(c.Folds < 0, "--folds must not be negative, got %d", c.Folds) }},
+}
+
+// checkValues runs valueChecks, each problem naming where the value came
+// from when not from the command line (c.Origin): the environment
+// variable, or the config file and key.
+func checkValues(c *CLI) error {
+	var errs []error
+	for _, v := range valueChecks {
+		errs = append(errs, withOrigin(v.problem(c), v.flag, c.Origin))
+	}
+	return errors.Join(errs...)
 }
 
 // problemIf is the problem format (with a) when bad holds, else nil.

@@ -189,7 +189,7 @@ func parseArgs(args []string, stdout, stderr io.Writer, usage func(error)) (p pa
 		usage(err)
 		return p, exitUsage, true
 	}
-	settings, err := loadSettings(cfgPath)
+	settings, ini, err := loadSettings(cfgPath)
 	if err != nil {
 		usage(err)
 		return p, exitUsage, true
@@ -204,11 +204,20 @@ func parseArgs(args []string, stdout, stderr io.Writer, usage func(error)) (p pa
 		fmt.Fprintln(stderr, "pageclass:", err)
 		return p, exitFailure, true
 	}
-	given, code, done := parse(parser, args, usage)
+	kctx, code, done, err := parser.Parse(args)
 	if done {
 		return p, code, true
 	}
-	cli.Given = given
+	var pe *kong.ParseError
+	if kctx == nil && errors.As(err, &pe) {
+		kctx = pe.Context
+	}
+	cli.Given = givenIn(kctx)
+	cli.Origin = valueOrigins(cli.Given, cfgPath, ini)
+	if err != nil {
+		usage(fmt.Errorf("%v (see pageclass --help)", withOrigin(err, kongFlag(err), cli.Origin)))
+		return p, exitUsage, true
+	}
 	cli.applyDefaults(settings)
 	cli.labelledPages(&settings)
 	settings.Setup.Batch = cli.Batch // --batch, else [SETUP] batch
@@ -217,27 +226,6 @@ func parseArgs(args []string, stdout, stderr io.Writer, usage func(error)) (p pa
 		return p, exitUsage, true
 	}
 	return parsed{cli: &cli, settings: settings, configPath: cfgPath.Path, config: cfgPath}, 0, false
-}
-
-// parse runs kong and returns the names of the flags given on the command
-// line (not from defaults or the config file); --help and parse errors end
-// the program with done set.
-func parse(p *cliflags.Kong, args []string, usage func(error)) (given map[string]bool, code int, done bool) {
-	ctx, code, done, err := p.Parse(args)
-	if done {
-		return nil, code, true
-	}
-	if err != nil {
-		usage(fmt.Errorf("%v (see pageclass --help)", err))
-		return nil, exitUsage, true
-	}
-	given = map[string]bool{}
-	for _, el := range ctx.Path {
-		if el.Flag != nil && !el.Resolved {
-			given[el.Flag.Name] = true
-		}
-	}
-	return given, 0, false
 }
 
 func exitCode(err error, log interface{ Error(string, ...any) }) int {

@@ -29,6 +29,11 @@ type models struct {
 func (r *models) locator() (*classify.Locator, error) {
 	c := r.cli
 	loc := &classify.Locator{Models: c.Model, Given: c.ModelGiven || c.Hub, Demo: c.DemoWeights, Log: r.log}
+	if c.Given["demo-weights"] || c.Origin["demo-weights"] != "" {
+		// Named by the flag or ARCHIVEKIT_DEMO_WEIGHTS: refused, naming
+		// it, when not there.
+		loc.DemoFrom = c.source("demo-weights")
+	}
 	if c.Hub {
 		if strings.TrimSpace(r.settings.Hub.RepoName) == "" {
 			return nil, usagef("--hub needs the hub repository: set [HUB] repo_name in %s", r.configPathOr())
@@ -222,13 +227,16 @@ func (r *models) loadOrientation() (*classify.Orientation, error) {
 		r.para.SetReview("rotation_model", nil)
 		return nil, nil
 	}
+	// Named with its source: ARCHIVEKIT_ROTATION_MODEL names it when the
+	// flag does not, and must name a model as the flag must.
+	flag := r.cli.source("rotation-model")
 	o, err := classify.LoadOrientationAs(dir, r.device, r.precision)
 	if err != nil {
-		return nil, fmt.Errorf("--rotation-model: %w", err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	if err := r.digests.Loaded(dir, o.Digest); err != nil {
 		o.Close()
-		return nil, fmt.Errorf("--rotation-model: %w", err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
 	}
 	digest := o.Digest
 	r.log.Debug("orientation model loaded", "folder", dir, "input", o.Size(), "rotated_confidence", review.RotatedConfidence)

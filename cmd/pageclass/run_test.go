@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -428,6 +429,10 @@ func TestChunkRunsTakeTurns(t *testing.T) {
 	}
 	if n := toClassify(t, b.log); n != 0 {
 		t.Errorf("the second run classified %d files, want 0 (all in the ledger)", n)
+	}
+	// The waiting run names the one it waits for, as --resume's do.
+	if holder := fmt.Sprintf(`"holder":"pageclass process %d of `, os.Getpid()); !strings.Contains(b.log, holder) {
+		t.Errorf("the waiting run does not name the run holding the tables (%s...):\n%s", holder, b.log)
 	}
 	// The tables of an uninterrupted run, alone.
 	ref := filepath.Join(e.root, "alone")

@@ -81,6 +81,10 @@ type Locator struct {
 	// Demo is the demo models root (DefaultDemoDir); "" disables the
 	// fallback.
 	Demo string
+	// DemoFrom, when set, names where Demo was given (`--demo-weights
+	// (from envar ARCHIVEKIT_DEMO_WEIGHTS="/x")`): a fallback to a Demo
+	// that is not there is then an error naming it.
+	DemoFrom string
 	// Hub, when not nil, downloads revisions from HubRepo instead of
 	// reading Models (the --hub flag); the hub is always a given location.
 	Hub     *hub.Client
@@ -236,6 +240,9 @@ func (l *Locator) Folder(ctx context.Context, rev string, want bool) (Folder, er
 	if l.Given || l.Demo == "" {
 		return Folder{}, fmt.Errorf("%s; %s", missing, l.HintExport())
 	}
+	if err := l.demoAbsent(); err != nil {
+		return Folder{}, fmt.Errorf("%s, and %w; %s", missing, err, l.HintExport())
+	}
 	demo, err := findRevision(l.Demo, rev)
 	if err != nil {
 		return Folder{}, err
@@ -283,12 +290,32 @@ func (l *Locator) Ensemble(ctx context.Context) ([]Folder, error) {
 		return nil, fmt.Errorf("%s; %s", msg, l.HintExport())
 	}
 	demo, err := DemoEnsemble(l.Demo)
+	if absent := l.demoAbsent(); absent != nil {
+		err = absent
+	}
 	if err != nil {
 		return nil, fmt.Errorf("no model location given, no published models in %s, and %w; %s", l.Models, err, l.HintExport())
 	}
 	msg = "DEMO MODELS: no model location given and " + l.Models + " holds no published model: using the shipped demo ensemble (fine-tuned on the sample pages only, CC BY-NC 4.0), not the published weights"
 	l.log().Warn(msg+passedOver(l.Models), "demo", l.Demo, "hint", l.HintExport())
 	return demo, nil
+}
+
+// demoAbsent is the error of a fallback to a demo folder given (DemoFrom)
+// that is not there (an ARCHIVEKIT_DEMO_WEIGHTS naming nothing), naming
+// where it was given; nil when the folder exists or was not given.
+func (l *Locator) demoAbsent() error {
+	if l.DemoFrom == "" {
+		return nil
+	}
+	st, err := os.Stat(l.Demo)
+	switch {
+	case err == nil && st.IsDir():
+		return nil
+	case err == nil:
+		err = fmt.Errorf("%s is not a folder", l.Demo)
+	}
+	return fmt.Errorf("the demo models folder named by %s is not there: %w", l.DemoFrom, err)
 }
 
 // passedOver is what the demo warnings add about root's folders that are
