@@ -2,6 +2,7 @@ package main
 
 import (
 	"archivekit/internal/pageclass/imageio"
+	"archivekit/internal/shard"
 	"bytes"
 	"errors"
 	"fmt"
@@ -31,7 +32,7 @@ type CLI struct {
 	File            string        `short:"f" name:"file" group:"input" placeholder:"FILE" help:"One page image or PDF to classify, or a book: a METS file or a IIIF manifest or collection, as a file or an http(s) URL (recognised by content), whose pages are classified in physical order."`
 	Directory       string        `short:"d" name:"directory" group:"input" placeholder:"DIR" help:"Folder of pages to classify; METS files and IIIF manifests in it (recognised by content) are classified page by page, and images that are pages of such a book only as its pages. With --train or --eval: the folder of labelled pages (one sub-folder per category), in place of [TRAIN] and [EVAL] FOLDER_PAGES."`
 	Dir             bool          `name:"dir" group:"input" help:"Classify the folder named by [INPUT] FOLDER_INPUT (${folder_input}) instead of -d."`
-	FileFormat      string        `name:"file_format" group:"input" default:"${files_format}" placeholder:"EXT[,EXT]" help:"Extension(s) collected from a folder, or all (every format pageclass reads); -ff for short (jpg also collects jpeg, tif also tiff). Readable files left out are reported by extension."`
+	FileFormat      string        `name:"file_format" group:"input" default:"${files_format}" placeholder:"EXT[,EXT]" help:"Extension(s) collected from a folder, or all (every format pageclass reads); -ff for short (jpg also collects jpeg, tif also tiff). Readable files left out are reported by extension ([SETUP] files_format: ${files_format})."`
 	Inner           bool          `name:"inner" negatable:"" group:"input" default:"${inner}" help:"Recurse into nested folders ([SETUP] inner: ${inner})."`
 	PageFromName    bool          `name:"page-from-name" group:"input" help:"Read an image's page number from the end of its name (scan-09.png: FILE scan, PAGE 9); set by --document-json-out(-dir), whose documents are the images sharing a stem. Without it an image keeps its whole name as FILE with an empty PAGE; in every case the last column, SOURCE, is the file as on disk."`
 	Shard           string        `name:"shard" group:"input" placeholder:"I/N" help:"Classify only share I of N (numbered from 0): the files whose path relative to the input folder hashes to I, so N runs with 0/N ... N-1/N classify every file exactly once."`
@@ -380,6 +381,17 @@ var valueChecks = []struct {
 	}},
 	{"batch", func(c *CLI) error { return problemIf(c.Batch < 1, "--batch must be at least 1, got %d", c.Batch) }},
 	{"folds", func(c *CLI) error { return problemIf(c.Folds < 0, "--folds must not be negative, got %d", c.Folds) }},
+	// Checked here, before anything is written: found when the inputs
+	// were collected, they left the run metadata of a run that never
+	// started (and named -ff where the config file's files_format was
+	// wrong).
+	{"file_format", func(c *CLI) error { _, err := parseExts(c.FileFormat); return err }},
+	{"shard", func(c *CLI) error {
+		if _, err := shard.Parse(c.Shard); err != nil {
+			return fmt.Errorf("--shard: %w", err)
+		}
+		return nil
+	}},
 }
 
 // checkValues runs valueChecks, each problem naming where the value came
