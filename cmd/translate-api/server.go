@@ -93,6 +93,16 @@ func loadSettings(getenv func(string) string) (settings, error) {
 	if s.ParaConfig, err = res.Find(resources.TranslateComponents, ""); err != nil {
 		return s, fmt.Errorf("licence components (%s): %w", envParaConfig, err)
 	}
+	// The service takes its settings from the environment, not from the
+	// command line's configuration file; but TRANSLATE_CONFIG is one of
+	// the shared resolver's variables, and one naming no file is refused
+	// here as by translate (and PAGECLASS_CONFIG by pageclass-api) rather
+	// than passed over.
+	if strings.TrimSpace(getenv(resources.TranslateConfig.Env)) != "" {
+		if _, err := res.Find(resources.TranslateConfig, ""); err != nil {
+			return s, fmt.Errorf("configuration file (%s): %w", resources.TranslateConfig.Env, err)
+		}
+	}
 	if s.Vocabulary != "" {
 		// A vocabulary that is not there is a setting at fault (exit 2,
 		// naming it), not a warm-up that failed (exit 1): it is read at

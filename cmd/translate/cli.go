@@ -272,6 +272,9 @@ func (s *settings) setShard(c *cli) error {
 
 // setFolders resolves the input and the output folder, which must differ.
 func (s *settings) setFolders(c *cli, p picker) error {
+	if p.set["output"] && strings.TrimSpace(c.Output) == "" {
+		return cliflags.Usage(fmt.Errorf("-o is empty: give the output folder, or leave -o out for the configuration's output (default %s)", defOutput))
+	}
 	if c.Merge {
 		s.Output = p.pick("output", c.Output, "output", defOutput)
 		if c.InputPath != "" {
@@ -397,25 +400,38 @@ func findConfig(res *resources.Resolver, flagVal string, getenv func(string) str
 	return res.Find(resources.TranslateConfig, flagVal)
 }
 
-// loadConfig reads an INI configuration file. A file whose keys come before
+// loadConfig reads an INI configuration file. A leading UTF-8 byte order
+// mark is skipped (Windows editors write one). A file whose keys come before
 // any section header (plain "key = value" lines) is read as one [translate]
-// section.
+// section; line numbers in its errors count the file's own lines.
 func loadConfig(f resources.File) (*config.File, error) {
 	data, err := f.ReadFile()
 	if err != nil {
 		return nil, err
 	}
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	if !headerless(data) {
+		return config.Parse(f.Path, bytes.NewReader(data))
+	}
+	ini, err := config.Parse(f.Path, io.MultiReader(strings.NewReader("[translate]\n"), bytes.NewReader(data)))
+	var syn *config.SyntaxError
+	if errors.As(err, &syn) {
+		syn.Line-- // the [translate] line added above is not the file's
+	}
+	return ini, err
+}
+
+// headerless reports whether the first line of data that is neither blank
+// nor a comment is something other than a section header.
+func headerless(data []byte) bool {
 	for _, line := range strings.Split(string(data), "\n") {
 		t := strings.TrimSpace(line)
 		if t == "" || t[0] == '#' || t[0] == ';' {
 			continue
 		}
-		if t[0] != '[' {
-			data = append([]byte("[translate]\n"), data...)
-		}
-		break
+		return t[0] != '['
 	}
-	return config.Parse(f.Path, bytes.NewReader(data))
+	return false
 }
 
 // precedence picks flag, then config, then environment, then default, and

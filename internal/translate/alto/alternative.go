@@ -116,7 +116,7 @@ func alternativeEdit(src []byte, s *xmlsplice.Node, tag, text string) edit {
 		return edit{s.StartTagEnd - 2, s.StartTagEnd, ">" + alt + "</" + s.QName() + ">"}
 	}
 	if s.StartTagEnd == s.EndTagStart {
-		return edit{s.StartTagEnd, s.StartTagEnd, "\n" + alt}
+		return edit{s.StartTagEnd, s.StartTagEnd, xmlsplice.LineBreak(src) + alt}
 	}
 	at, indent := s.StartTagEnd, ""
 	for _, c := range s.Elements() {

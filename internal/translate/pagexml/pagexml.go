@@ -214,7 +214,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	if version < Versions[0] {
 		return nil, fmt.Errorf("pagexml: %s: PAGE %s is older than %s and not supported", opt.File, version, Versions[0])
 	}
-	t := &translator{opt: opt, src: src, crlf: xmlsplice.CRLF(src), auto: auto, version: version, res: &Result{Version: version, Languages: map[string]int{}, LangSources: map[alto.LangSource]int{}}}
+	t := &translator{opt: opt, src: src, nl: xmlsplice.LineBreak(src), auto: auto, version: version, res: &Result{Version: version, Languages: map[string]int{}, LangSources: map[alto.LangSource]int{}}}
 	regions := t.collect(root)
 	if err := t.translate(ctx, regions); err != nil {
 		return nil, fmt.Errorf("pagexml: %s: %w", opt.File, err)
@@ -226,7 +226,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 type translator struct {
 	opt     Options
 	src     []byte
-	crlf    bool // the document ends its lines with CRLF (setText)
+	nl      string // the document's line break (setText, xmlsplice.LineBreak)
 	auto    bool
 	version string
 	res     *Result
@@ -627,7 +627,7 @@ func (t *translator) setText(ed *xmlsplice.Editor, n *xmlsplice.Node, text strin
 // escapeText escapes text for an element's content, writing its line
 // breaks as the document does.
 func (t *translator) escapeText(text string) string {
-	return xmlsplice.EscapeTextLines(text, t.crlf)
+	return xmlsplice.EscapeTextLines(text, t.nl)
 }
 
 // isOurs returns the language of a TextEquiv whose @comments is a

@@ -1,7 +1,6 @@
 package xmlsplice
 
 import (
-	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,7 +12,7 @@ import (
 type Editor struct {
 	src   []byte
 	edits []edit
-	crlf  bool // src ends its lines with CRLF (EscapeText)
+	nl    string // src's line break (EscapeText)
 }
 
 type edit struct {
@@ -23,16 +22,38 @@ type edit struct {
 }
 
 // NewEditor returns an Editor over src. src is not modified.
-func NewEditor(src []byte) *Editor { return &Editor{src: src, crlf: CRLF(src)} }
+func NewEditor(src []byte) *Editor { return &Editor{src: src, nl: LineBreak(src)} }
 
-// CRLF reports whether src ends its lines with CRLF (it holds one): a
-// parser reads a CRLF as one line feed, so text written into src writes its
-// line breaks so too, not mixing bare LFs in (EscapeTextLines).
-func CRLF(src []byte) bool { return bytes.Contains(src, []byte("\r\n")) }
+// LineBreak returns the line break src uses: "\r\n", "\r" or "\n", the
+// most frequent of the three where it mixes them (ties go in that order),
+// and "\n" when it has none. A parser reads each as one line feed, so text
+// written into src writes its line breaks so too, not mixing others in
+// (EscapeTextLines).
+func LineBreak(src []byte) string {
+	var crlf, cr, lf int
+	for i := 0; i < len(src); i++ {
+		switch {
+		case src[i] == '\n':
+			lf++
+		case src[i] == '\r' && i+1 < len(src) && src[i+1] == '\n':
+			crlf++
+			i++
+		case src[i] == '\r':
+			cr++
+		}
+	}
+	switch {
+	case crlf > 0 && crlf >= lf && crlf >= cr:
+		return "\r\n"
+	case cr > lf:
+		return "\r"
+	}
+	return "\n"
+}
 
 // EscapeText escapes s for element content of the editor's document,
 // writing its line breaks as the document does (EscapeTextLines).
-func (e *Editor) EscapeText(s string) string { return EscapeTextLines(s, e.crlf) }
+func (e *Editor) EscapeText(s string) string { return EscapeTextLines(s, e.nl) }
 
 // Replace replaces src[start:end] with raw, which must already be escaped.
 func (e *Editor) Replace(start, end int, raw string) {
@@ -102,12 +123,18 @@ func (e *Editor) Bytes() ([]byte, error) {
 // normalisation), and characters not allowed in XML become U+FFFD.
 func EscapeText(s string) string { return escape(s, 0) }
 
-// EscapeTextLines is EscapeText writing each line feed as CRLF when crlf
-// is true (a document whose lines end so, CRLF).
-func EscapeTextLines(s string, crlf bool) string {
-	raw := escape(s, 0)
-	if crlf {
-		raw = strings.ReplaceAll(raw, "\n", "\r\n")
+// lineBreaks turns each line break of a text ("\r\n", "\r" or "\n") into
+// a line feed.
+var lineBreaks = strings.NewReplacer("\r\n", "\n", "\r", "\n")
+
+// EscapeTextLines is EscapeText for text written into a document whose
+// line break is nl (LineBreak): each line break of s, whether "\r\n", "\r"
+// or "\n", is written as nl, so that a reader gets the line feed a line
+// break of the document gives, and the file does not mix line ends.
+func EscapeTextLines(s, nl string) string {
+	raw := escape(lineBreaks.Replace(s), 0)
+	if nl != "\n" {
+		raw = strings.ReplaceAll(raw, "\n", nl)
 	}
 	return raw
 }

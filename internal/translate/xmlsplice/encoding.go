@@ -54,13 +54,17 @@ func lookup(label string) (encoding.Encoding, error) {
 }
 
 // Decode returns src as UTF-8 text for Parse, and its Encoding. A UTF-16
-// document is recognised by its byte-order mark or its first characters;
+// document is recognised by its byte-order mark or its first characters, a
+// UTF-32 or EBCDIC one (refused) by its first bytes;
 // any other by the encoding its XML declaration names (UTF-8 when it names
 // none). The decoded text's declaration reads encoding="UTF-8", so Parse
 // accepts it; Encode puts the declared label back. A document whose bytes
 // do not survive decoding and re-encoding unchanged, or whose encoding is
 // unknown, is an error wrapping ErrEncoding that names the encoding.
 func Decode(src []byte) ([]byte, *Encoding, error) {
+	if err := unread(src); err != nil {
+		return nil, nil, err
+	}
 	var enc encoding.Encoding
 	switch {
 	case bytes.HasPrefix(src, []byte{0xFE, 0xFF}), bytes.HasPrefix(src, []byte{0x00, '<', 0x00, '?'}):
@@ -127,6 +131,37 @@ func Decode(src []byte) ([]byte, *Encoding, error) {
 	out = append(out, "UTF-8"...)
 	out = append(out, text[end:]...)
 	return roundTrip(src, out, e)
+}
+
+// unreadSignatures are the first bytes of documents in encodings this
+// program does not read (XML 1.0, appendix F): UTF-32 in its four byte
+// orders, with a byte-order mark or starting "<", and EBCDIC starting
+// "<?xm". Without them such a document was taken for UTF-8 and refused as
+// not well-formed ("invalid UTF-8"), or a UTF-32LE one for UTF-16LE.
+var unreadSignatures = []struct {
+	prefix []byte
+	what   string
+}{
+	{[]byte{0x00, 0x00, 0xFE, 0xFF}, "UTF-32 (its first bytes are a big-endian UTF-32 byte-order mark)"},
+	{[]byte{0xFF, 0xFE, 0x00, 0x00}, "UTF-32 (its first bytes are a little-endian UTF-32 byte-order mark)"},
+	{[]byte{0x00, 0x00, 0xFF, 0xFE}, "UTF-32 (its first bytes are a UTF-32 byte-order mark in the unusual order 2143)"},
+	{[]byte{0xFE, 0xFF, 0x00, 0x00}, "UTF-32 (its first bytes are a UTF-32 byte-order mark in the unusual order 3412)"},
+	{[]byte{0x00, 0x00, 0x00, '<'}, "UTF-32 (its first bytes are < in big-endian UTF-32)"},
+	{[]byte{'<', 0x00, 0x00, 0x00}, "UTF-32 (its first bytes are < in little-endian UTF-32)"},
+	{[]byte{0x00, 0x00, '<', 0x00}, "UTF-32 (its first bytes are < in UTF-32 of the unusual order 2143)"},
+	{[]byte{0x00, '<', 0x00, 0x00}, "UTF-32 (its first bytes are < in UTF-32 of the unusual order 3412)"},
+	{[]byte{0x4C, 0x6F, 0xA7, 0x94}, "EBCDIC (its first bytes are <?xml in EBCDIC)"},
+}
+
+// unread returns an error wrapping ErrEncoding, naming the encoding, when
+// src starts with the signature of an encoding this program does not read.
+func unread(src []byte) error {
+	for _, s := range unreadSignatures {
+		if bytes.HasPrefix(src, s.prefix) {
+			return fmt.Errorf("%w: the document is in %s: an encoding this program does not read", ErrEncoding, s.what)
+		}
+	}
+	return nil
 }
 
 // looksUTF8 says whether src is valid UTF-8 with at least one character

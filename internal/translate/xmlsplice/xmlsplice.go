@@ -565,19 +565,20 @@ func (n *Node) AttrInsertPos() int {
 }
 
 // Indent returns the whitespace between the previous line break and the
-// node's start, including that line break ("\n  " or "\r\n\t"), when the node
-// is preceded on its line only by whitespace; otherwise "".
+// node's start, including that line break ("\n  ", "\r\n\t" or "\r  "),
+// when the node is preceded on its line only by whitespace; otherwise "".
 func (n *Node) Indent(src []byte) string {
 	i := n.Start
 	for i > 0 && (src[i-1] == ' ' || src[i-1] == '\t') {
 		i--
 	}
-	if i == 0 || src[i-1] != '\n' {
-		return ""
-	}
-	i--
-	if i > 0 && src[i-1] == '\r' {
+	switch {
+	case i > 1 && src[i-2] == '\r' && src[i-1] == '\n':
+		i -= 2
+	case i > 0 && (src[i-1] == '\n' || src[i-1] == '\r'):
 		i--
+	default:
+		return ""
 	}
 	return string(src[i:n.Start])
 }

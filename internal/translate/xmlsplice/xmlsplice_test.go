@@ -184,7 +184,9 @@ func TestEdits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "\ufeff<?xml version=\"1.0\" standalone=\"yes\"?>\r\n<!-- c -->\r\n<r a='it&apos;s \"x\"'  b=\"it's &quot;x&quot; &amp; &lt;y&gt;\">\r\n  <e k='v' xml:lang=\"cs\">a&lt;b&gt;&amp;c&#13;</e>\r\n  <e>new</e>\r\n  <f n=\"1\"/>\r\n</r>\r\n"
+	// The text's carriage return is a line break, written as the
+	// document's (CRLF here).
+	want := "\ufeff<?xml version=\"1.0\" standalone=\"yes\"?>\r\n<!-- c -->\r\n<r a='it&apos;s \"x\"'  b=\"it's &quot;x&quot; &amp; &lt;y&gt;\">\r\n  <e k='v' xml:lang=\"cs\">a&lt;b&gt;&amp;c\r\n</e>\r\n  <e>new</e>\r\n  <f n=\"1\"/>\r\n</r>\r\n"
 	if string(out) != want {
 		t.Errorf("got\n%q\nwant\n%q", out, want)
 	}
@@ -215,7 +217,7 @@ func TestEscape(t *testing.T) {
 		}
 	}
 	// Text written into a CRLF document ends its lines so too.
-	if got := EscapeTextLines("a\nb<", true); got != "a\r\nb&lt;" {
+	if got := EscapeTextLines("a\nb<", "\r\n"); got != "a\r\nb&lt;" {
 		t.Errorf("EscapeTextLines CRLF: %q", got)
 	}
 	crlf := []byte("<r>\r\n<e>x</e>\r\n</r>\r\n")
