@@ -546,6 +546,9 @@ type runner struct {
 	// from an edit (writtenBy) and one written from another input is not
 	// replaced without a word (replacesOther).
 	recordedOutputs map[string]map[writer]string
+	// pageDone names the page done of the input being translated on the
+	// progress line (set by item for each input).
+	pageDone func(done, total int)
 	// warnedLocalIDs says --book-out warned that the run's IIIF ids are
 	// file:// URLs (once for all its books).
 	warnedLocalIDs bool
@@ -887,6 +890,13 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 		return nil
 	}
 	replaced := r.replacesOther(p, in, name, rd.digest)
+	// A long document's pages are named on the progress line as they are
+	// done: it sat on the file's name until its end.
+	r.pageDone = func(done, total int) {
+		if total > 1 {
+			p.bar.SetItem(fmt.Sprintf("%s (page %d of %d)", name, done, total))
+		}
+	}
 	out, outPath, err := r.one(backend.ForItem(ctx, name), in, rd.src, rd.err, p.sess, r.link(p, inputs, i))
 	if ue, ok := transport.AsUnreachable(err); ok {
 		// The service is not there: every other input would fail the
@@ -1211,7 +1221,7 @@ func (r *runner) one(ctx context.Context, in input, src []byte, readErr error, s
 	opt.Source, opt.Target, opt.Mode = s.Source, s.Target, s.outputMode()
 	opt.FastAlign, opt.Kind, opt.Fields = s.FastAlign, kind, r.fields
 	opt.Usage, opt.Warn = r.usage, func(m string) { r.docWarn(ctx, filepath.Base(in.Path), m, placedWarning(m, in)) }
-	opt.Next, opt.Prev = h.next, h.prev
+	opt.Next, opt.Prev, opt.PageDone = h.next, h.prev, r.pageDone
 	t0 := time.Now()
 	out, err := translator.Translate(ctx, src, filepath.Base(in.Path), opt)
 	if err != nil {

@@ -102,6 +102,11 @@ type Options struct {
 	FastAlign bool
 	// File is the value of the log's file column.
 	File string
+	// PageDone, when not nil, is called as each page is done, with the
+	// pages done so far and the document's pages (a progress line names
+	// the page of a long document: it sat on the file until its end). It
+	// may be called from several goroutines at once.
+	PageDone func(done, total int)
 	// Concurrency is how many pages are processed at once (default 1).
 	// A Page's first block that may end a word hyphenated on the Page
 	// before is written only once that Page's block was (hyphenfile.go).
@@ -341,6 +346,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
+	var done atomic.Int64
 	sem := make(chan struct{}, conc)
 	for i, p := range pages {
 		wg.Add(1)
@@ -351,6 +357,8 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 			results[i] = tr.page(ctx, i+1, p)
 			if results[i].err != nil {
 				cancel()
+			} else if opt.PageDone != nil {
+				opt.PageDone(int(done.Add(1)), len(pages))
 			}
 		}(i, p)
 	}

@@ -3,8 +3,10 @@ package alto
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -222,6 +224,35 @@ func TestConcurrentPages(t *testing.T) {
 	}
 	if !bytes.Equal(one.Output, four.Output) || len(one.Log) != len(four.Log) || one.Stats != four.Stats {
 		t.Error("concurrent run differs")
+	}
+}
+
+// TestPageDone: each page of a long document is told as it is done, with
+// the document's page count, once, however many run at once: a progress
+// line names the page (it sat on the file until its end).
+func TestPageDone(t *testing.T) {
+	src := readSample(t)
+	for _, conc := range []int{1, 4} {
+		var mu sync.Mutex
+		var told []int
+		total := 0
+		res, err := Translate(context.Background(), src, Options{Backend: mtLogBackend(t), Source: "cs", Target: "en", Concurrency: conc,
+			PageDone: func(done, n int) {
+				mu.Lock()
+				defer mu.Unlock()
+				told, total = append(told, done), n
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(told)
+		want := make([]int, res.Stats.Pages)
+		for i := range want {
+			want[i] = i + 1
+		}
+		if total != res.Stats.Pages || !slices.Equal(told, want) {
+			t.Errorf("concurrency %d: told %v of %d, want 1..%d once each", conc, told, total, res.Stats.Pages)
+		}
 	}
 }
 

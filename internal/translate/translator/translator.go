@@ -160,6 +160,9 @@ type Options struct {
 	// Warn, when not nil, receives each warning as it happens (warnings are
 	// also returned in Output.Warnings).
 	Warn func(msg string)
+	// PageDone, when not nil, is told of each ALTO page done: the pages
+	// done and the document's (alto.Options.PageDone).
+	PageDone func(done, total int)
 	// Next and Prev join a word hyphenated across two ALTO files of a
 	// book translated in page order (alto.Options.Next, .Prev; the
 	// result in Output.Carried and Output.FromPrev). Other formats
@@ -538,7 +541,7 @@ func (d *document) alto(ctx context.Context, in []byte, out *Output) error {
 	res, err := alto.Translate(ctx, in, alto.Options{
 		Backend: be, Source: opt.Source, Target: opt.Target, Detector: d.det,
 		MinConfidence: opt.MinConfidence, Order: opt.Order, DocumentLang: opt.DocumentLang, Mode: opt.Mode, FastAlign: opt.FastAlign,
-		File: d.stem, Concurrency: conc, RetryRounds: opt.RetryRounds, Next: opt.Next, Prev: opt.Prev,
+		File: d.stem, Concurrency: conc, RetryRounds: opt.RetryRounds, Next: opt.Next, Prev: opt.Prev, PageDone: opt.PageDone,
 	})
 	if err != nil {
 		return err
