@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -174,5 +175,49 @@ func TestDocsPagePhone(t *testing.T) {
 		if width > inner {
 			t.Errorf("%s on a %v px screen is %v px wide", path, inner, width)
 		}
+	}
+}
+
+// TestFrontendStop: while a document is translated the page shows the
+// time so far beside its status line and a Stop button; Stop ends the
+// wait, says the document was not translated (no error), and the focus
+// is back on Translate. A long document showed one unchanging line for
+// minutes, with no way to give up but leaving the page.
+func TestFrontendStop(t *testing.T) {
+	ctx := testenv.Chromium(t, 60*time.Second)
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	mt := translatortest.New(translatortest.Config{Hold: func(string) { <-release }})
+	defer mt.Close()
+	defer free()
+	_, ts := startServer(t, testEnv(mt.URL, nil))
+	page := filepath.Join(t.TempDir(), "page.alto.xml")
+	if err := os.WriteFile(page, []byte(pageALTO), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var elapsed, status, focused string
+	var errorHidden, stopHidden bool
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(ts.URL+"/frontend"),
+		chromedp.WaitVisible("#form"),
+		chromedp.SetUploadFiles("#file", []string{page}),
+		chromedp.SetValue("#source", "cs"),
+		chromedp.Click("#submit"),
+		chromedp.WaitVisible("#stop"),
+		chromedp.Poll(`document.querySelector('#elapsed').textContent.endsWith(" s so far")`, nil),
+		chromedp.Text("#elapsed", &elapsed),
+		chromedp.Click("#stop"),
+		chromedp.Poll(`document.querySelector('#status').textContent.startsWith("Stopped")`, nil),
+		chromedp.Text("#status", &status),
+		chromedp.Evaluate(`document.querySelector('#error').hidden`, &errorHidden),
+		chromedp.Evaluate(`document.querySelector('#stop').hidden`, &stopHidden),
+		chromedp.Evaluate(`document.activeElement.id`, &focused),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != "Stopped: page.alto.xml was not translated." || !errorHidden || !stopHidden || focused != "submit" {
+		t.Errorf("after Stop: status %q, error hidden %v, Stop hidden %v, focus on %q (time shown %q)", status, errorHidden, stopHidden, focused, elapsed)
 	}
 }

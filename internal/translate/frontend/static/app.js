@@ -108,17 +108,34 @@ $("form").addEventListener("submit", async (ev) => {
   fd.append("response_format", "json");
   $("submit").disabled = true;
   $("status").textContent = "Translating " + file.name + "… (a long document takes minutes)";
+  // The time so far, beside the status line (not in it: a screen reader
+  // would read it out each second), and Stop: a long document showed one
+  // unchanging line for minutes, with no way to give up but leaving.
+  const stop = new AbortController();
+  const started = Date.now();
+  const tick = setInterval(() => {
+    $("elapsed").textContent = Math.round((Date.now() - started) / 1000) + " s so far";
+  }, 1000);
+  $("stop").hidden = false;
+  $("stop").onclick = () => stop.abort();
   try {
-    const a = await answerOf(await api("/translate", { method: "POST", body: fd }));
+    const a = await answerOf(await api("/translate", { method: "POST", body: fd, signal: stop.signal }));
     showResult(a);
     // Said by the status line (a screen reader reads it), and the focus
     // goes to the result (it was left on the page's body).
     $("status").textContent = "Translated " + a.name + ": " + $("summary").textContent;
     $("result-title").focus();
   } catch (e) {
-    $("status").textContent = "";
-    showError(file.name + ": " + e.message);
+    if (e && e.name === "AbortError") {
+      $("status").textContent = "Stopped: " + file.name + " was not translated.";
+    } else {
+      $("status").textContent = "";
+      showError(file.name + ": " + e.message);
+    }
   } finally {
+    clearInterval(tick);
+    $("elapsed").textContent = "";
+    $("stop").hidden = true;
     $("submit").disabled = false;
     if (!document.activeElement || document.activeElement === document.body) $("submit").focus();
   }
