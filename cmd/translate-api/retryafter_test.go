@@ -16,7 +16,8 @@ import (
 // connections) is 500 backend_error, as the specification's errors table
 // has it, with Retry-After, so that a client knows the same request may
 // pass later; a document that fails on its own (not well-formed) has no
-// Retry-After.
+// Retry-After; nor does a backend that refuses the service's credentials
+// (401).
 func TestBackendFailureRetryAfter(t *testing.T) {
 	failing := translatortest.New(translatortest.Config{FailAlways: 503})
 	defer failing.Close()
@@ -24,6 +25,9 @@ func TestBackendFailureRetryAfter(t *testing.T) {
 	gone := translatortest.New(translatortest.Config{})
 	_, goneTS := startServer(t, testEnv(gone.URL, nil))
 	gone.Close() // warm at start, then refusing connections
+	refusing := translatortest.New(translatortest.Config{FailAlways: http.StatusUnauthorized})
+	defer refusing.Close()
+	_, refusedTS := startServer(t, testEnv(refusing.URL, nil))
 
 	cs := part{Field: "source_lang", Data: []byte("cs")}
 	doc := part{Field: "file", Name: "p.alto.xml", File: true, Data: []byte(pageALTO)}
@@ -36,6 +40,9 @@ func TestBackendFailureRetryAfter(t *testing.T) {
 	}{
 		{"backend answers 503", failTS.URL, doc, "backend_error", true},
 		{"backend refuses connections", goneTS.URL, doc, "backend_error", true},
+		// Its credentials refused: the backend's failure (it was 500
+		// internal, "the service failed"), which waiting does not mend.
+		{"backend refuses the credentials", refusedTS.URL, doc, "backend_error", false},
 		{"document not well-formed", failTS.URL, broken, "not_well_formed", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

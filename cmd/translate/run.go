@@ -898,13 +898,15 @@ func (r *runner) item(ctx context.Context, p *pass, inputs []input, i int) error
 		}
 	}
 	out, outPath, err := r.one(backend.ForItem(ctx, name), in, rd.src, rd.err, p.sess, r.link(p, inputs, i))
-	if ue, ok := transport.AsUnreachable(err); ok {
-		// The service is not there: every other input would fail the
-		// same way, so the run stops here and says what to check.
+	if _, ok := transport.AsUnreachable(err); ok {
+		// The service is not there, or refuses this program's
+		// credentials: every other input would fail the same way, so the
+		// run stops here and says what to check (err: its message with
+		// the credentials taken out).
 		r.fail(name, in.Origin, err)
 		p.bar.Fail(1)
 		p.bar.Finish()
-		return fmt.Errorf("the run stops after %s, leaving %d more input(s) untried: %w", name, len(inputs)-i-1, ue)
+		return fmt.Errorf("the run stops after %s, leaving %d more input(s) untried: %w", name, len(inputs)-i-1, err)
 	}
 	switch {
 	case err != nil && ctx.Err() != nil:

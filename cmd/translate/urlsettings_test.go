@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"archivekit/internal/testenv"
@@ -37,17 +38,28 @@ func TestTranslationURLSetEmpty(t *testing.T) {
 // log, the failures table, the run metadata or the ledger; they were in
 // each.
 func TestTranslationURLCredentials(t *testing.T) {
+	var posts atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+		}
 		http.Error(w, "denied: "+r.Header.Get("Authorization"), http.StatusUnauthorized)
 	}))
 	defer srv.Close()
-	rec := testenv.Path(t, "records/C-9107617A.xml")
+	recs, _ := filepath.Glob(filepath.Join(filepath.Dir(testenv.Path(t, "records/C-9107617A.xml")), "*.xml"))
+	rec := recordsTree(t, recs[:3])
 	out := t.TempDir()
 	e := env{"TRANSLATION_URL": strings.Replace(srv.URL, "http://", "http://bob:PASSWORD99@", 1), "MTAPI_MAX_RETRIES": "0",
 		"LOG_FORMAT": "json", "TRANSLATE_PARA_CONFIG": paraConfig}
 	r := runCLI(t, e, recordArgs(rec, out)...)
 	if !strings.Contains(r.stderr, "401") {
 		t.Fatalf("exit %d without the 401:\n%s", r.code, r.stderr)
+	}
+	// Refused credentials stop the run at the first input (every file
+	// was tried, each refused alike), saying what to check.
+	if r.code != exitFailure || posts.Load() != 1 || !strings.Contains(r.stderr, "refused this program: HTTP 401") ||
+		!strings.Contains(r.stderr, "are the credentials in TRANSLATION_URL right?") {
+		t.Errorf("exit %d after %d requests, want %d after one, saying the credentials were refused:\n%s", r.code, posts.Load(), exitFailure, r.stderr)
 	}
 	secrets := []string{"PASSWORD99", "Ym9iOlBBU1NXT1JEOTk="}
 	for _, s := range secrets {

@@ -382,7 +382,7 @@ func (b *Backend) exchange(ctx context.Context, system, user string) (string, er
 			if b.cfg.APIKey != "" {
 				hint = "LLM_API_KEY was refused"
 			}
-			return "", fmt.Errorf("POST %s: HTTP %d (%s): %s", u, resp.StatusCode, hint, msg)
+			return "", transport.RefusedError("POST "+u, resp.StatusCode, msg, hint)
 		case http.StatusNotFound:
 			return "", fmt.Errorf("POST %s: HTTP 404 (is LLM_BASE_URL the API root, and LLM_MODEL=%q served there?): %s", u, b.cfg.Model, msg)
 		}

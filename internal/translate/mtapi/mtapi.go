@@ -496,8 +496,19 @@ func (b *Backend) translateChunk(ctx context.Context, text, src, tgt string) (st
 	if err != nil {
 		return "", err
 	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("HTTP %d: %s", resp.StatusCode, transport.Snippet(string(body)))
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusUnauthorized, http.StatusForbidden:
+		// Every other request would be refused alike: the run stops (it
+		// tried every file), and the service answers backend_error (it
+		// was internal).
+		hint := "does the service need credentials, https://user:password@host/... in " + b.client.Setting + "?"
+		if strings.Contains(b.cfg.BaseURL, "@") {
+			hint = "are the credentials in " + b.client.Setting + " right?"
+		}
+		return "", transport.RefusedError(b.shown+"/models/"+src+"-"+tgt, resp.StatusCode, b.redact(string(body)), hint)
+	default:
+		return "", backend.Failed(fmt.Errorf("HTTP %d: %s", resp.StatusCode, transport.Snippet(string(body))))
 	}
 	return checkAnswer(resp.Header.Get("Content-Type"), body)
 }

@@ -108,12 +108,20 @@ type Error struct {
 	// client gave up at once (Client.FailFast): its address refused the
 	// connection or its host name does not resolve.
 	Unreachable bool
+	// Refused is set when the service answered 401 or 403: it refuses
+	// this program's credentials (Hint says which setting holds them), and
+	// every other request would be refused alike.
+	Refused bool
+	Hint    string
 	// Setting names the variable that sets the service's address (for
 	// example TRANSLATION_URL), from Client.Setting.
 	Setting string
 }
 
 func (e *Error) Error() string {
+	if e.Refused {
+		return fmt.Sprintf("%s refused this program: HTTP %d %s (%s)", e.URL, e.StatusCode, e.Body, e.Hint)
+	}
 	if e.Unreachable {
 		msg := fmt.Sprintf("%s cannot be reached (%v)", e.URL, Unreachable(e.Err))
 		if e.Setting != "" {
@@ -134,7 +142,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // retries; the input it was for is not at fault and is tried again by a
 // resumed run. A service never reached at all (Unreachable) is not: its
 // address setting is to be checked.
-func (e *Error) Transient() bool { return !e.Unreachable }
+func (e *Error) Transient() bool { return !e.Unreachable && !e.Refused }
 
 // Client sends HTTP requests under a Policy. The zero value is not usable;
 // use New. Its fields may be replaced before first use (tests inject Now,
@@ -301,7 +309,7 @@ func (c *Client) do(ctx context.Context, maxRetries int, newReq func(ctx context
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			last = &Error{URL: req.URL.String(), Attempts: attempt + 1, Err: err, Setting: c.Setting}
+			last = &Error{URL: req.URL.Redacted(), Attempts: attempt + 1, Err: err, Setting: c.Setting}
 			if c.FailFast && !c.answered.Load() && Unreachable(err) != "" {
 				last.Unreachable = true
 				c.failures.Add(1)
@@ -310,7 +318,7 @@ func (c *Client) do(ctx context.Context, maxRetries int, newReq func(ctx context
 		case Retryable(resp.StatusCode):
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 			resp.Body.Close()
-			last = &Error{URL: req.URL.String(), Attempts: attempt + 1, StatusCode: resp.StatusCode,
+			last = &Error{URL: req.URL.Redacted(), Attempts: attempt + 1, StatusCode: resp.StatusCode,
 				Body: strings.TrimSpace(string(body))}
 			if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 				retryAfter = fetch.RetryAfter(resp.Header.Get("Retry-After"), c.Now())
@@ -326,7 +334,7 @@ func (c *Client) do(ctx context.Context, maxRetries int, newReq func(ctx context
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			last = &Error{URL: req.URL.String(), Attempts: attempt + 1, Err: fmt.Errorf("reading the answer (HTTP %d): %w", resp.StatusCode, rerr), Setting: c.Setting}
+			last = &Error{URL: req.URL.Redacted(), Attempts: attempt + 1, Err: fmt.Errorf("reading the answer (HTTP %d): %w", resp.StatusCode, rerr), Setting: c.Setting}
 		}
 		if attempt >= maxRetries {
 			c.failures.Add(1)
@@ -362,13 +370,21 @@ func Unreachable(err error) string {
 }
 
 // AsUnreachable returns the *Error in err's chain when it reports a
-// service that was never reached (Error.Unreachable).
+// service that was never reached (Error.Unreachable) or that refuses this
+// program's credentials (Error.Refused): every other request would fail
+// alike, so a run stops.
 func AsUnreachable(err error) (*Error, bool) {
 	var e *Error
-	if errors.As(err, &e) && e.Unreachable {
+	if errors.As(err, &e) && (e.Unreachable || e.Refused) {
 		return e, true
 	}
 	return nil, false
+}
+
+// RefusedError is the error of an answer 401 or 403 to url (body its
+// answer, shortened), hint saying which setting holds the credentials.
+func RefusedError(url string, status int, body, hint string) *Error {
+	return &Error{URL: url, Attempts: 1, StatusCode: status, Body: Snippet(body), Refused: true, Hint: hint}
 }
 
 // IsTransportError reports whether err came from exhausted retries.
