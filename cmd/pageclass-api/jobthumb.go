@@ -59,7 +59,7 @@ func (s *server) jobThumbnail(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if err := s.jobs.KeepDerived(r, thumbName, jpg); err != nil {
-			s.svc.Logger.Warn("a job's thumbnail is not kept; it is made again at the next request", "job", r.PathValue("id"), "item", r.PathValue("item"), "error", err)
+			s.svc.Logger.WarnContext(r.Context(), "a job's thumbnail is not kept; it is made again at the next request", "job", r.PathValue("id"), "item", r.PathValue("item"), "error", err)
 		}
 	}
 	w.Header().Set("Content-Type", "image/jpeg")

@@ -220,7 +220,7 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 	if err != nil {
 		// The cause names the service's folders and files: it is for the
 		// operator's log, not the client's answer (which showed them).
-		s.svc.Logger.Warn("version asked for cannot be served", "version", f.version, "error", err.Error())
+		s.svc.Logger.WarnContext(ctx, "version asked for cannot be served", "version", f.version, "error", err.Error())
 		return nil, failf(http.StatusUnprocessableEntity, service.ReasonUnknownVersion, "version %s cannot be served: %s", f.version, unservedVersion(f.version))
 	}
 	// The joint per-page step of internal/pageclass/classify (the command line's):

@@ -236,7 +236,7 @@ func (s *server) serveTranslate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := jobs.Annotate(r.Context(), itemSummary{Item: runmeta.ItemOf(res.out), HyphenNext: res.out.Carried}); err != nil {
-		s.log.Warn("the job item's statistics are not kept for the job's run metadata", "file", q.name, "error", err)
+		s.log.WarnContext(r.Context(), "the job item's statistics are not kept for the job's run metadata", "file", q.name, "error", err)
 	}
 	// The translation's working memory is garbage now; what is left is the
 	// answer, about the document's size. Its reservation goes before the
@@ -551,7 +551,7 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		order.Element = job.element
 		opt.Order = &order
 	}
-	opt.Warn = func(m string) { s.log.Warn(m, "file", q.name) }
+	opt.Warn = func(m string) { s.log.WarnContext(ctx, m, "file", q.name) }
 	if !isItem {
 		// A synchronous request is named too, so that a refusal of the
 		// reply it got can say which answers went out with it.
@@ -567,7 +567,9 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 			s.svc.Metrics.AddCount(metricBackendErrors, "", 1)
 		}
 		status, reason := failureStatus(err)
-		s.log.Warn("translation failed", "file", q.name, "status", status, "reason", string(reason), "error", err)
+		// With the request's id (the access line's), and its client: the
+		// two lines were tied by their times only.
+		s.log.WarnContext(ctx, "translation failed", "file", q.name, "status", status, "reason", string(reason), "error", err)
 		s.withdraw(ctx, item, err)
 		what, hint := "translation failed: ", ""
 		if errors.Is(err, alto.ErrNoAlternative) {

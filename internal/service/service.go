@@ -282,7 +282,7 @@ func New(opts Options) (*Service, error) {
 	}
 	s := &Service{
 		Config: cfg,
-		Logger: slog.New(h).With("service", opts.Name),
+		Logger: slog.New(requestIDHandler{h}).With("service", opts.Name),
 		opts:   opts,
 		mux:    http.NewServeMux(),
 		stop:   make(chan os.Signal, 2),
@@ -690,6 +690,9 @@ const StatusClientClosed = 499
 func (s *Service) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		id := requestID(r)
+		w.Header().Set(HeaderRequestID, id)
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 		// A work route's answer leaves a write deadline on the
 		// connection; the next request on it starts without one.
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
@@ -808,7 +811,7 @@ func (s *Service) cors(next http.Handler) http.Handler {
 // allowed origin may read (CORS hides the others from its scripts): the
 // file name, a job's Location, when to retry, the limits applied and
 // translate-api's counts (only Content-Disposition was exposed).
-const ExposedHeaders = "Content-Disposition, Location, Retry-After, X-Limits-Applied, X-Translation-Units, X-Translation-Translated, X-Translation-Skipped, X-Translation-Backend-Calls, X-Translation-Warnings, X-Translation-Files-Failed, X-Translation-Files-Without-Text"
+const ExposedHeaders = "Content-Disposition, Location, Retry-After, X-Request-ID, X-Limits-Applied, X-Translation-Units, X-Translation-Translated, X-Translation-Skipped, X-Translation-Backend-Calls, X-Translation-Warnings, X-Translation-Files-Failed, X-Translation-Files-Without-Text"
 
 // Run runs the whole lifecycle and returns the process exit code: warm-up
 // (SIGTERM during warm-up cancels it and returns 143 at once), listen on
