@@ -275,6 +275,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	}
 	s.svc, err = service.New(service.Options{
 		Name:               "pageclass-api",
+		Batching:           true,
 		Version:            version.String(),
 		DefaultMaxUploadMB: defaultMaxUploadMB,
 		DefaultPort:        defaultPort,
@@ -304,6 +305,11 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		s.svc.Logger.Warn("the PDF's page labels cannot be read: its pages are numbered only", "file", name, "error", err.Error())
 	}
 	s.svc.Metrics.DeclareCounter(metricPages, "Pages classified, by first category.", "category")
+	for _, c := range modelmeta.Categories {
+		// Every category's series from the start, at 0: it appeared only
+		// once a page of it was classified.
+		s.svc.Metrics.AddCount(metricPages, c, 0)
+	}
 	s.svc.Metrics.DeclareCounter(metricFlagged, "Pages classified that were flagged for review.", "")
 	if err := torch.CheckDevice(o.Device); err != nil {
 		// It failed the warm-up, naming a model file (torch load: bad device).

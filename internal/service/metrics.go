@@ -43,6 +43,7 @@ type Metrics struct {
 	durations map[[2]string]*histogram
 	batch     *histogram
 	queueWait *histogram
+	batching  bool // the histograms above are written (Options.Batching)
 	modelLoad map[string]float64
 	warmup    float64
 	counters  map[string]*counter
@@ -277,11 +278,13 @@ func (m *Metrics) Write(w io.Writer) error {
 	header(bw, "service_warmup_seconds", "gauge", "Duration of the warm-up that ran before the service became ready.")
 	sample(bw, "service_warmup_seconds", "", m.warmup)
 
-	header(bw, "inference_batch_size", "histogram", "Items per batch sent to a model.")
-	writeHistogram(bw, "inference_batch_size", "", m.batch)
+	if m.batching {
+		header(bw, "inference_batch_size", "histogram", "Items per batch sent to a model.")
+		writeHistogram(bw, "inference_batch_size", "", m.batch)
 
-	header(bw, "inference_queue_wait_seconds", "histogram", "Time an item waited for its batch to run.")
-	writeHistogram(bw, "inference_queue_wait_seconds", "", m.queueWait)
+		header(bw, "inference_queue_wait_seconds", "histogram", "Time an item waited for its batch to run.")
+		writeHistogram(bw, "inference_queue_wait_seconds", "", m.queueWait)
+	}
 
 	header(bw, "model_load_seconds", "gauge", "Time taken to load and warm each model.")
 	mk := make([]string, 0, len(m.modelLoad))
@@ -385,4 +388,30 @@ func formatFloat(v float64) string {
 		return "NaN"
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// declareProcessMetrics declares the gauges a standard dashboard looks for:
+// the version the service runs (service_build_info, 1 under its version
+// label), when the process started (process_start_time_seconds, since
+// the Unix epoch) and its resident memory (process_resident_memory_bytes,
+// from /proc; absent where it cannot be read). There were none: a restart
+// and a version rolled out showed only as counters falling to zero.
+func (s *Service) declareProcessMetrics(start time.Time) {
+	version := s.opts.Version
+	if version == "" {
+		version = "unknown"
+	}
+	s.Metrics.DeclareGauge("service_build_info", "The version the service runs: 1 under its version label.", "version",
+		func() map[string]float64 { return map[string]float64{version: 1} })
+	started := float64(start.UnixNano()) / 1e9
+	s.Metrics.DeclareGauge("process_start_time_seconds", "When the process started, in seconds since the Unix epoch.", "",
+		func() map[string]float64 { return map[string]float64{"": started} })
+	s.Metrics.DeclareGauge("process_resident_memory_bytes", "Resident memory of the process, in bytes.", "",
+		func() map[string]float64 {
+			rss, err := ProcessRSS()
+			if err != nil {
+				return nil
+			}
+			return map[string]float64{"": float64(rss)}
+		})
 }

@@ -142,6 +142,11 @@ type Options struct {
 	LookupEnv func(string) (string, bool)
 	// LogOutput receives the log records; nil means os.Stdout.
 	LogOutput io.Writer
+	// Batching says the service batches items for a model
+	// (Metrics.ObserveBatch, ObserveQueueWait): /metrics then has
+	// inference_batch_size and inference_queue_wait_seconds, which a
+	// service without batches showed at zero for ever.
+	Batching bool
 	// Pages are the tool's GET routes of static browser pages (HTML,
 	// scripts, styles, such as "GET /frontend/{asset}") that load without
 	// the API token when API_TOKEN is set; the API calls they make need it.
@@ -289,6 +294,8 @@ func New(opts Options) (*Service, error) {
 		slots:  make(chan struct{}, cfg.MaxConcurrent),
 	}
 	s.Metrics = newMetrics(s.inFlight.Load, s.State)
+	s.Metrics.batching = opts.Batching
+	s.declareProcessMetrics(time.Now())
 	s.openapi, err = completeOpenAPI(opts.OpenAPI, opts.Name, opts.Version)
 	if err != nil {
 		return nil, fmt.Errorf("%s: OpenAPI document: %w", opts.Name, err)
@@ -389,6 +396,17 @@ type deepBody struct {
 	Detail   string `json:"detail"`
 	InFlight int64  `json:"in_flight"`
 	Draining bool   `json:"draining"`
+}
+
+// deepAsked reports whether r asks /health for the deep check (deep=true,
+// 1, ...; a value that is no boolean is not).
+func deepAsked(r *http.Request) bool {
+	v, ok := r.URL.Query()["deep"]
+	if !ok || len(v) == 0 {
+		return false
+	}
+	b, valid := ParseBool(v[0])
+	return valid && b
 }
 
 func (s *Service) serveHealth(w http.ResponseWriter, r *http.Request) {
@@ -721,6 +739,11 @@ func (s *Service) logRequests(next http.Handler) http.Handler {
 			}
 			if r.Method == http.MethodOptions && rec.pattern == "" {
 				path = "preflight"
+			}
+			if path == "/health" && deepAsked(r) {
+				// The deep check's 503s were counted with the liveness
+				// probe's 200s.
+				path = "/health?deep"
 			}
 			method := r.Method
 			if !knownMethods[method] {

@@ -366,10 +366,12 @@ func TestCompressedBody(t *testing.T) {
 }
 
 func TestMetricsExposition(t *testing.T) {
-	svc, srv, _ := testService(t, env{}, Options{})
+	svc, srv, _ := testService(t, env{}, Options{Batching: true})
 	_ = svc.WarmUp(context.Background())
 	do(t, "GET", srv.URL+"/hello", nil, nil)
 	do(t, "GET", srv.URL+"/hello", nil, nil)
+	do(t, "GET", srv.URL+"/health", nil, nil)
+	do(t, "GET", srv.URL+"/health?deep=true", nil, nil)
 	do(t, "GET", srv.URL+"/nowhere/"+strings.Repeat("x", 10), nil, nil)
 	svc.Metrics.ObserveBatch(3)
 	svc.Metrics.ObserveBatch(16)
@@ -385,6 +387,10 @@ func TestMetricsExposition(t *testing.T) {
 		`http_requests_total{method="GET",path="unmatched",status="404"} 1`,
 		`http_request_duration_seconds_count{method="GET",path="/hello"} 2`,
 		`http_request_duration_seconds_bucket{method="GET",path="/hello",le="+Inf"} 2`,
+		// The deep check apart from the liveness probe (its 503s were
+		// counted with the probe's 200s).
+		`http_requests_total{method="GET",path="/health",status="200"} 1`,
+		`http_requests_total{method="GET",path="/health?deep",status="200"} 1`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("metrics lack %q", want)
@@ -407,6 +413,13 @@ func TestMetricsExposition(t *testing.T) {
 		if !strings.Contains(text, want+"\n") {
 			t.Errorf("metrics lack line %q", want)
 		}
+	}
+	// A service without batches has no batch histograms (they stayed at
+	// zero for ever).
+	plain, _, _ := testService(t, env{}, Options{})
+	var b strings.Builder
+	if err := plain.Metrics.Write(&b); err != nil || strings.Contains(b.String(), "inference_") {
+		t.Errorf("a service without batching writes batch metrics (%v):\n%s", err, b.String())
 	}
 	// Every non-comment line is "name{labels} value".
 	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
