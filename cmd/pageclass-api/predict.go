@@ -244,10 +244,17 @@ func (s *server) runPredict(ctx context.Context, req *predictRequest) (*predicte
 	}
 	res.probs = make([][]float64, len(pages))
 	res.reviews = make([]*review.Page, len(pages))
+	// A request cut meanwhile (its client gone, its job canceled) gets no
+	// answer: its pages are not counted (a canceled job's metrics counted
+	// a page its results did not have).
+	counted := ctx.Err() == nil
 	for i, p := range pages {
 		res.probs[i] = p.Mean
 		rv := p.Review(res.cal.applied).Rounded()
 		res.reviews[i] = &rv
+		if !counted {
+			continue
+		}
 		s.svc.Metrics.AddCount(metricPages, top(p.Mean, 1)[0].Label, 1)
 		if rv.NeedsReview != nil && *rv.NeedsReview {
 			s.svc.Metrics.AddCount(metricFlagged, "", 1)

@@ -591,7 +591,11 @@ func (s *server) runTranslate(ctx context.Context, job *translateJob) (*translat
 		level = slog.LevelWarn // as translate logs it
 	}
 	s.log.Log(ctx, level, out.Summary, "file", q.name, "kind", string(out.Kind), "units", out.Stats.Units, "calls", out.Stats.Calls)
-	s.svc.Metrics.AddCount(metricUnits, "", float64(out.Stats.Translated))
+	if ctx.Err() == nil {
+		// A request cut meanwhile (its job canceled) gets no answer: its
+		// units are not counted (they were, and no record had them).
+		s.svc.Metrics.AddCount(metricUnits, "", float64(out.Stats.Translated))
+	}
 	s.svc.Metrics.AddCount(metricBackendErrors, "", float64(out.Stats.TransportErrors))
 	if st := s.state.Load(); st != nil && !st.warm && out.Stats.Calls > 0 && out.Stats.TransportErrors == 0 {
 		s.state.Store(&warmth{be: be, warm: true}) // it answered: it is warm now

@@ -329,6 +329,7 @@ func (q *Queue) Cancel(w http.ResponseWriter, r *http.Request) {
 		service.WriteError(w, http.StatusConflict, service.ReasonJobEnded, "the job has already ended: "+st.State)
 		return
 	}
+	q.countCanceled(ctx, id)
 	q.cutRunning(id)
 	if _, err := q.river.JobCancel(ctx, rid); err != nil {
 		q.log.Warn("River cancel", "job", id, "error", err.Error())
@@ -831,4 +832,19 @@ func storageFull(err error) bool {
 		return se.Code()&0xff == sqliteFull
 	}
 	return false
+}
+
+// countCanceled counts in job_items_total{state="canceled"} the items that
+// canceled job id leaves unrun (queued, or cut while running): the items
+// submitted were more than those counted ended.
+func (q *Queue) countCanceled(ctx context.Context, id string) {
+	if q.opts.Metrics == nil {
+		return
+	}
+	var n int
+	if err := q.queryRow(ctx, `SELECT COUNT(*) FROM archivekit_item WHERE job_id = ? AND state IN (?, ?)`, id, Queued, Running).Scan(&n); err != nil {
+		q.log.Warn("the canceled job's unrun items are not counted in the metrics", "job", id, "error", err.Error())
+		return
+	}
+	q.opts.Metrics.AddCount(metricItems, Canceled, float64(n))
 }

@@ -610,7 +610,7 @@ func (q *Queue) declare() {
 	if m := q.opts.Metrics; m != nil {
 		m.DeclareCounter(metricSubmitted, "Jobs submitted (POST /jobs, Prefer: respond-async).", "")
 		m.DeclareCounter(metricEnded, "Jobs ended, by state (succeeded, failed, canceled).", "state")
-		m.DeclareCounter(metricItems, "Job items ended, by state (succeeded, failed; skipped: a book's item with nothing to run; withdrawn: a success taken back, the item run again, so it ends once more).", "state")
+		m.DeclareCounter(metricItems, "Job items ended, by state (succeeded, failed; skipped: a book's item with nothing to run; canceled: left unrun by its job's cancel; withdrawn: a success taken back, the item run again, so it ends once more).", "state")
 		m.DeclareGauge(metricCurrent, "Jobs queued (the queue's depth) and running, in the whole store (every replica's on PostgreSQL).", "state", q.current)
 		m.DeclareGauge(metricHere, "Jobs running in this process.", "", func() map[string]float64 {
 			q.mu.Lock()

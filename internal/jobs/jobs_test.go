@@ -406,6 +406,15 @@ func testCancel(t *testing.T, newStore store) {
 	if slices(e, "start c.xml") {
 		t.Fatal("an item started after the cancel")
 	}
+	// The metrics count the two items left unrun, so that the items
+	// submitted are those counted ended (they were counted nowhere).
+	resp, err = http.Get(ts.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := string(servicetest.ReadBody(t, resp)); !strings.Contains(m, `job_items_total{state="canceled"} 2`+"\n") {
+		t.Errorf("metrics do not count the 2 canceled items:\n%s", m)
+	}
 }
 
 func slices(e *echo, s string) bool {
