@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 
+	"golang.org/x/text/unicode/norm"
+
 	"archivekit/internal/translate/langid"
 )
 
@@ -63,10 +65,12 @@ func IsShort(text string) bool {
 }
 
 // wordsOf returns the words of text that tell its language: runs of two or
-// more letters, not all capitals, outside URLs.
+// more letters, not all capitals, outside URLs. The text is composed
+// first (NFC), so that a combining accent ("c" and U+030C for "č") neither
+// splits a word nor goes uncounted.
 func wordsOf(text string) []string {
 	var out []string
-	for _, tok := range strings.Fields(text) {
+	for _, tok := range strings.Fields(norm.NFC.String(text)) {
 		if strings.Contains(tok, "://") || strings.HasPrefix(strings.ToLower(tok), "www.") {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/text/language"
 	"golang.org/x/text/language/display"
+	"golang.org/x/text/unicode/norm"
 
 	"archivekit/internal/translate/langid"
 	"archivekit/internal/translate/langtag"
@@ -39,6 +40,14 @@ import (
 // taken instead, and then the backend decides as for any language. The
 // same holds with an explicit source language (Given): a unit in Arabic
 // script is not Czech because the run was told so.
+//
+// A unit in a script supported languages are written in other than Latin
+// (Cyrillic, Devanagari) whose language detection did not choose (too short)
+// takes the element's, document's or default language only when that
+// language is written in the unit's script; else, and with a given source
+// language not written in it, it takes that script's tag ("und-Cyrl",
+// FromScript) and is withheld as above: short Cyrillic text in a Czech
+// document, or in a run given --source_lang cs, is not sent as Czech.
 
 // LangSource names the rule that chose a unit's source language.
 type LangSource string
@@ -158,7 +167,11 @@ func (o LangOrder) Long(text string) bool {
 // script's tag (FromScript) first, unless its element's language is
 // written in the script, or is one whose script CLDR does not know
 // (langid.KnownScript: LANG="syc" on a Syriac block), taken at its word as
-// a given source is.
+// a given source is. A text detection did not choose, more than half of
+// whose letters are in one script (langid.TextScript), takes the element's,
+// the document's or the default language only when it is written in that
+// script, Latin excepted (fits); when none is, the script's tag (FromScript: a short
+// Cyrillic unit in a Czech document is withheld, not sent as Czech).
 func (o LangOrder) Choose(d Detector, text, element, context string) (string, LangSource) {
 	if script, ok := langid.ForeignScript(text); ok {
 		if element != "" && o.Element != ElementIgnore && (langid.WrittenIn(element, script) || !langid.KnownScript(element)) {
@@ -171,23 +184,44 @@ func (o LangOrder) Choose(d Detector, text, element, context string) (string, La
 			return lang, FromDetected
 		}
 	}
+	script, _ := langid.TextScript(text)
 	switch {
-	case element != "" && o.Element != ElementIgnore:
+	case element != "" && o.Element != ElementIgnore && fits(element, script):
 		return element, FromElement
-	case context != "":
+	case context != "" && fits(context, script):
 		return context, FromDocument
+	case fits(o.Default, script):
+		return o.Default, FromDefault
 	}
-	return o.Default, FromDefault
+	return langid.ScriptTag(script), FromScript
+}
+
+// fits reports whether a unit most of whose letters are in script ("" for
+// none) may be in lang, which no detection chose: the script is Latin,
+// lang is written in it, or CLDR does not know lang's script (taken at
+// its word). Short Cyrillic text is never Czech: it is sent as an
+// element's or the document's language written in Cyrillic, else withheld
+// (FromScript). Latin letters fit every language: names, places and
+// citations in Latin letters stand in text of any script, and a run given
+// --source_lang ar sends its German lines as Arabic, as the user said.
+func fits(lang, script string) bool {
+	return script == "" || script == "Latin" || !langid.KnownScript(lang) || langid.WrittenIn(lang, script)
 }
 
 // Given returns the source language of a unit of text when the run's
 // source language was given: source (FromGiven), unless most of text's
-// letters are in a script no supported language is written in and source
-// is not written in it either; then the script's tag (FromScript). A
+// letters are in a script other than Latin that source is not written in
+// (a script no supported language is written in, or Cyrillic text given
+// as Czech); then the
+// script's tag (FromScript). A
 // source whose script CLDR does not know (langid.KnownScript: "syc") is
 // taken at its word: the backend decides, as for any language.
 func Given(text, source string) (string, LangSource) {
-	if script, ok := langid.ForeignScript(text); ok && langid.KnownScript(source) && !langid.WrittenIn(source, script) {
+	script, ok := langid.ForeignScript(text)
+	if !ok {
+		script, ok = langid.TextScript(text)
+	}
+	if ok && !fits(source, script) {
 		return langid.ScriptTag(script), FromScript
 	}
 	return source, FromGiven
@@ -214,19 +248,34 @@ func confident(d Detector, text, prior string, minConf float64) (string, bool) {
 	return best, best != "" && bestV > minConf
 }
 
-// languageNames maps the English names of the languages the detector
-// knows (PAGE-XML's primaryLanguage values: "Czech", "German") to their
-// codes, lower-cased.
+// languageNames maps English language names, lower-cased and without
+// accents (nameKey), to their codes: every name PAGE-XML's schema allows
+// for primaryLanguage ("Czech", "Greek", "Māori": pageLanguageNames) and
+// CLDR's names of the languages the detector knows.
 var languageNames = func() map[string]string {
 	m := map[string]string{}
 	for _, c := range append(langid.Languages(), langid.Unsupported()...) {
 		if b, err := language.ParseBase(c); err == nil {
-			m[strings.ToLower(display.English.Languages().Name(b))] = c
+			m[nameKey(display.English.Languages().Name(b))] = c
 		}
 	}
-	m["norwegian"] = "nb"
+	for name, c := range pageLanguageNames {
+		m[nameKey(name)] = c
+	}
 	return m
 }()
+
+// nameKey is a language name as languageNames holds it: lower case,
+// without accents ("Māori", "maori" and "MAORI" are one).
+func nameKey(name string) string {
+	var b strings.Builder
+	for _, r := range norm.NFD.String(strings.ToLower(name)) {
+		if !unicode.Is(unicode.Mn, r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
 
 // ElementLang is the ISO 639-1 code (ISO 639-3 where a language has no
 // two-letter code) of a language attribute's value: a BCP 47 tag
@@ -238,7 +287,7 @@ func ElementLang(v string) string {
 	if v == "" {
 		return ""
 	}
-	if c, ok := languageNames[strings.ToLower(v)]; ok {
+	if c, ok := languageNames[nameKey(v)]; ok {
 		return c
 	}
 	t, err := language.Parse(v)

@@ -34,6 +34,9 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/text/language"
+	"golang.org/x/text/language/display"
+
 	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/chunker"
 	"archivekit/internal/translate/guard"
@@ -269,6 +272,25 @@ func (b *Backend) TranslateWithGlossary(ctx context.Context, text, src, tgt stri
 	return out, nil
 }
 
+// languageName is the English name of a language code for the prompt:
+// backend.LanguageName's for the twenty languages of spec 10.2, CLDR's
+// (golang.org/x/text/language/display) for any other ("el" is Greek, "he"
+// Hebrew, "yue" Cantonese), the code itself for a code CLDR does not
+// name.
+func languageName(code string) string {
+	if n := backend.LanguageName(code); n != code {
+		return n
+	}
+	t, err := language.Parse(code)
+	if err != nil {
+		return code
+	}
+	if n := display.English.Tags().Name(t); n != "" {
+		return n
+	}
+	return code
+}
+
 // termsIn keeps the terms whose source occurs in text (case-insensitive).
 func termsIn(text string, terms [][2]string) [][2]string {
 	low := strings.ToLower(text)
@@ -286,7 +308,7 @@ func termsIn(text string, terms [][2]string) [][2]string {
 // translation and nothing else, followed by the glossary as
 // "source = target" lines.
 func SystemPrompt(src, tgt string, terms [][2]string) string {
-	s, t := backend.LanguageName(src), backend.LanguageName(tgt)
+	s, t := languageName(src), languageName(tgt)
 	var p strings.Builder
 	fmt.Fprintf(&p, "You translate archival documents from %s into %s: OCR text of scanned pages and the fields of archaeological records.\n", s, t)
 	p.WriteString("Rules:\n")

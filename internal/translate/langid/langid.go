@@ -19,6 +19,7 @@ import (
 	"unicode"
 
 	lingua "github.com/pemistahl/lingua-go"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Library facts for the run metadata's licence components.
@@ -169,9 +170,9 @@ func (d *Detector) Degraded() (bool, string) {
 
 // Detect returns the ISO 639-1 code of text's language and a confidence in
 // [0, 1] (lingua's relative confidence of the best language). The text is
-// lower-cased and cut to its first MaxRunes characters before scoring. A
-// degraded detector, or a text without letters, gives Fallback with
-// confidence 0.
+// composed (NFC), lower-cased and cut to its first MaxRunes characters
+// before scoring. A degraded detector, or a text without letters, gives
+// Fallback with confidence 0.
 func (d *Detector) Detect(text string) (lang string, confidence float64) {
 	sc := d.Scores(text)
 	if len(sc) == 0 {
@@ -190,11 +191,14 @@ type Score struct {
 
 // Scores returns the confidence of every language for text, best first
 // (nil for a degraded detector or a text without letters). The text is
-// lower-cased and cut to its first MaxRunes characters.
+// composed (Unicode NFC: "č" written as c and a combining caron is
+// scored as "č", so a text gets the same answer in either normalisation
+// form), lower-cased and cut to its first MaxRunes characters.
 func (d *Detector) Scores(text string) []Score {
 	if d.det == nil {
 		return nil
 	}
+	text = norm.NFC.String(text)
 	if r := []rune(text); len(r) > MaxRunes {
 		text = string(r[:MaxRunes])
 	}

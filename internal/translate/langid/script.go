@@ -98,6 +98,30 @@ func ForeignScript(text string) (script string, ok bool) {
 	return best, true
 }
 
+// TextScript reports the script (a unicode.Scripts name) more than half
+// of text's letters are in, supported or not ("Cyrillic" for "Київ,
+// Хрещатик 5"); ok is false for a text without letters or without such a
+// script.
+func TextScript(text string) (script string, ok bool) {
+	counts := map[string]int{}
+	letters := 0
+	for _, r := range text {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		letters++
+		if s := ScriptOf(r); s != "" {
+			counts[s]++
+		}
+	}
+	for s, n := range counts {
+		if 2*n > letters {
+			return s, true
+		}
+	}
+	return "", false
+}
+
 // ScriptName is a script's name for messages: unicode.Scripts' name with
 // spaces ("Old Italic").
 func ScriptName(script string) string {
@@ -116,8 +140,10 @@ func ScriptTag(script string) string {
 }
 
 // ScriptOfTag is the script (a unicode.Scripts name) of a tag made by
-// ScriptTag for a script no supported language is written in, and
-// whether tag is one; "und-Zzzz" gives "" and true, "und-Latn" false.
+// ScriptTag, and whether tag is one; "und-Zzzz" gives "" and true. The
+// tag of a supported script ("und-Cyrl") is one too: the order gives it
+// to text in that script whose language could not be told (alto's
+// LangOrder.Choose).
 func ScriptOfTag(tag string) (string, bool) {
 	rest, ok := strings.CutPrefix(tag, "und-")
 	if !ok || len(rest) != 4 {
@@ -127,17 +153,17 @@ func ScriptOfTag(tag string) (string, bool) {
 		return "", true
 	}
 	for _, name := range scriptNames {
-		if c, ok := scriptCodes[normScript(name)]; ok && c == rest && !supportedScript(name) {
+		if c, ok := scriptCodes[normScript(name)]; ok && c == rest {
 			return name, true
 		}
 	}
 	return "", false
 }
 
-// ForeignTag reports whether tag is one ScriptTag gives for a script no
-// supported language is written in ("und-Arab") and, if so, the reason
-// its units are left untranslated, naming the script
-// (ForeignScriptError). The format packages and batch.Run share it.
+// ForeignTag reports whether tag is one ScriptTag gives ("und-Arab",
+// "und-Cyrl") and, if so, the reason its units are left untranslated,
+// naming the script (ForeignScriptError). The format packages and
+// batch.Run share it.
 func ForeignTag(tag string) (string, bool) {
 	if _, ok := ScriptOfTag(tag); !ok {
 		return "", false
@@ -146,11 +172,17 @@ func ForeignTag(tag string) (string, bool) {
 }
 
 // ForeignScriptError is the reason a unit tagged by ScriptTag is left
-// untranslated, naming its script.
+// untranslated, naming its script. In a script supported languages are
+// written in (Cyrillic), the reason is that the unit's language could not
+// be told: neither detected nor declared, given or defaulted in that
+// script.
 func ForeignScriptError(tag string) string {
 	name, _ := ScriptOfTag(tag)
-	if name == "" {
+	switch {
+	case name == "":
 		return "a script no supported language uses: not a supported source language"
+	case supportedScript(name):
+		return ScriptName(name) + " script: its language could not be told (not detected, and the declared, document, default or given language is not written in " + ScriptName(name) + ")"
 	}
 	return ScriptName(name) + " script: not a supported source language"
 }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/text/language"
+
 	"archivekit/internal/filekind"
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend"
@@ -339,7 +341,7 @@ func Translate(ctx context.Context, in []byte, name string, opt Options) (*Outpu
 		return out, nil
 	}
 	if out.Stats.Translated == 0 && out.Stats.AlreadyDone == 0 {
-		return nil, &NothingTranslatedError{Name: name, Stats: out.Stats, Target: opt.Target, Warnings: out.Warnings}
+		return nil, &NothingTranslatedError{Name: name, Stats: out.Stats, Target: opt.Target, Warnings: out.Warnings, Withheld: out.LangSources[string(alto.FromScript)], Scripts: scriptTags(out.Log)}
 	}
 	if out.Data, err = enc.Encode(out.Data); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -671,6 +673,12 @@ type NothingTranslatedError struct {
 	Target   string
 	Stats    Stats
 	Warnings []string
+	// Withheld counts the units the script check withheld (their
+	// language source alto.FromScript; part of Stats.Unsupported): their
+	// language could not be told, so they were not sent. Scripts are
+	// their tags ("und-Hebr", "und-Cyrl": langid.ForeignTag), sorted.
+	Withheld int
+	Scripts  []string
 }
 
 func (e *NothingTranslatedError) Error() string {
@@ -684,8 +692,11 @@ func (e *NothingTranslatedError) Error() string {
 		if s.InTarget > 0 {
 			parts = append(parts, fmt.Sprintf("%d already in the target language %s", s.InTarget, e.Target))
 		}
-		if s.Unsupported > 0 {
-			parts = append(parts, fmt.Sprintf("%d in languages the backend does not offer", s.Unsupported))
+		if e.Withheld > 0 {
+			parts = append(parts, withheldReason(e.Scripts, e.Withheld))
+		}
+		if n := s.Unsupported - e.Withheld; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d in languages the backend does not offer", n))
 		}
 		if s.Untranslated > 0 {
 			parts = append(parts, fmt.Sprintf("%d left untranslated after replies the degeneracy guard rejected twice", s.Untranslated))
@@ -699,6 +710,31 @@ func (e *NothingTranslatedError) Error() string {
 }
 
 func (e *NothingTranslatedError) Is(target error) bool { return target == ErrNothingTranslated }
+
+// withheldReason says why n units in the scripts of tags (langid.ScriptTag)
+// were not sent, and how to send them: "7 withheld by the script check
+// because their language could not be told (Hebrew script, und-Hebr):
+// give it as source_lang (--source_lang he, say) or as an element
+// language attribute".
+func withheldReason(tags []string, n int) string {
+	var scripts, examples []string
+	for _, tag := range tags {
+		name, _ := langid.ScriptOfTag(tag)
+		if name == "" {
+			name = "an uncoded"
+		}
+		scripts = append(scripts, fmt.Sprintf("%s script, %s", langid.ScriptName(name), tag))
+		if b, conf := language.Make(tag).Base(); conf != language.No && b.String() != "und" {
+			examples = append(examples, "--source_lang "+b.String())
+		}
+	}
+	how := "source_lang"
+	if len(examples) > 0 {
+		how += " (" + strings.Join(examples, ", ") + ", say)"
+	}
+	return fmt.Sprintf("%d withheld by the script check because their language could not be told (%s): give it as %s or as an element language attribute (xml:lang, LANG, primaryLanguage)",
+		n, strings.Join(scripts, "; "), how)
+}
 
 // CheckWellFormed parses src and returns its well-formedness error (an
 // *xmlsplice.SyntaxError naming the line), or nil.
@@ -1066,6 +1102,21 @@ func keeping(m alto.Mode) alto.Mode {
 
 // sourceCounts turns a format's counts per rule of the language order into
 // Output.LangSources.
+// scriptTags are the languages, sorted, of the rows of log whose language
+// the script check chose (alto.FromScript: "und-Hebr").
+func scriptTags(log []alto.LogRow) []string {
+	seen := map[string]bool{}
+	var tags []string
+	for _, r := range log {
+		if r.LangSource == alto.FromScript && !seen[r.Lang] {
+			seen[r.Lang] = true
+			tags = append(tags, r.Lang)
+		}
+	}
+	sort.Strings(tags)
+	return tags
+}
+
 func sourceCounts(m map[alto.LangSource]int) map[string]int {
 	out := make(map[string]int, len(m))
 	for k, n := range m {
