@@ -252,6 +252,7 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 	}
 	s.svc.Metrics.DeclareCounter(metricUnits, "Units (ALTO blocks, metadata fields) translated.", "")
 	s.svc.Metrics.DeclareCounter(metricBackendErrors, "Backend calls that failed after all retries, and translations that failed on the backend.", "")
+	s.svc.Metrics.DeclareGauge("translate_backend_up", "1 when the deep health check's last probe of the translation backend was answered (or none was made yet), 0 when not.", "", s.backendUp)
 	if s.jobs, err = jobs.Setup(s.svc, lookup, jobs.Options{Path: "/translate", Handler: http.HandlerFunc(s.serveTranslate), CheckFields: s.checkJobFields, Book: s.bookJobs(), RunMeta: s.jobRunMeta}); err != nil {
 		s.close()
 		return nil, fmt.Errorf("translate-api: configuration: %w", err)
@@ -453,12 +454,33 @@ func (s *server) liveProbe(ctx context.Context, be backend.Backend) string {
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
+	was, probed := s.probeDetail, !s.probeAt.IsZero()
 	s.probeDetail = ""
 	if err := p.Probe(ctx); err != nil {
 		s.probeDetail = fmt.Sprintf("translation backend %s does not answer: %s", be.Name(), service.Redact(err.Error()))
 	}
 	s.probeAt = time.Now()
+	// Said once when it changes (only the deep check said so, while it
+	// was asked): a log pipeline sees the backend go and come back.
+	switch {
+	case s.probeDetail != "" && (was == "" || !probed):
+		s.log.Warn("translation backend stopped answering (seen by the deep health check)", "backend", be.Name(), "detail", s.probeDetail)
+	case s.probeDetail == "" && was != "":
+		s.log.Info("translation backend answers again (seen by the deep health check)", "backend", be.Name())
+	}
 	return s.probeDetail
+}
+
+// backendUp is translate_backend_up's value: 1 when the deep health
+// check's last probe of the backend was answered (or none was made yet),
+// 0 when it was not.
+func (s *server) backendUp() map[string]float64 {
+	s.probeMu.Lock()
+	defer s.probeMu.Unlock()
+	if s.probeDetail != "" {
+		return map[string]float64{"": 0}
+	}
+	return map[string]float64{"": 1}
 }
 
 // backend is the backend in use (warm or not).

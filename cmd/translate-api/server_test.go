@@ -635,12 +635,14 @@ func TestAnswerType(t *testing.T) {
 
 // TestDeepHealthBackendGone: a backend warm at start that stops answering
 // makes the deep health check 503 naming it (it said ok while every
-// request failed); /ready stays 200.
+// request failed); /ready stays 200; the change is logged once and
+// translate_backend_up says 0 (the loss was in neither).
 func TestDeepHealthBackendGone(t *testing.T) {
 	mt := translatortest.New(translatortest.Config{})
 	env := testEnv(mt.URL, nil)
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	s, err := newServer(lookup, io.Discard)
+	var logs servicetest.LogBuffer
+	s, err := newServer(lookup, &logs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -665,6 +667,12 @@ func TestDeepHealthBackendGone(t *testing.T) {
 	}
 	if code, _ := get("/ready"); code != 200 {
 		t.Errorf("/ready %d, want 200", code)
+	}
+	if n := strings.Count(logs.String(), "translation backend stopped answering"); n != 1 {
+		t.Errorf("the backend's loss logged %d times, want once:\n%s", n, logs.String())
+	}
+	if _, m := get("/metrics"); !strings.Contains(m, "translate_backend_up 0\n") {
+		t.Errorf("metrics do not say the backend is down:\n%s", m)
 	}
 }
 
