@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	"archivekit/internal/service"
-	"archivekit/internal/translate/backend"
 	"archivekit/internal/translate/translator"
 )
 
@@ -115,7 +114,7 @@ func (s *server) respondJSON(w http.ResponseWriter, job *translateJob, res *tran
 		a.DocumentBase64 = base64.StdEncoding.EncodeToString(out.Data)
 	}
 	for _, r := range out.Log {
-		u := jsonUnit{Page: r.Page, Line: r.Line, Source: r.Source, Target: r.Target, Status: string(r.Status), UnitStatus: backend.UnitStatus(r.Status, r.Approx),
+		u := jsonUnit{Page: r.Page, Line: r.Line, Source: r.Source, Target: r.Target, Status: string(r.Status), UnitStatus: r.UnitStatus(),
 			SourceLang: r.Lang, LangSource: string(r.LangSource)}
 		if r.HasScore {
 			sc := r.Score

@@ -160,10 +160,29 @@ type LogRow struct {
 	// or when the line got no word of its block's translation (its text
 	// is emptied): unit status approx_alignment (backend.UnitStatus).
 	Approx bool
+	// Emptied is set when the line got no word of its block's
+	// translation: its text is emptied, and its unit status is
+	// approx_alignment whatever its block's status (UnitStatus).
+	Emptied bool
 	// Lang is the unit's source language and LangSource the rule of the
 	// source-language order that chose it (order.go).
 	Lang       string
 	LangSource LangSource
+}
+
+// UnitStatus is the row's unit status (backend.UnitStatus; a row without a
+// status is ok): approx_alignment for a line emptied, whatever its block's
+// status (such lines of a block translated in an end round said rerun,
+// while the document's warning said their rows say approx_alignment).
+func (r LogRow) UnitStatus() string {
+	if r.Emptied {
+		return backend.UnitApproxAlignment
+	}
+	st := r.Status
+	if st == "" {
+		st = backend.OK
+	}
+	return backend.UnitStatus(st, r.Approx)
 }
 
 // Result is a translated document.
@@ -809,7 +828,7 @@ func (t *translator) writeTranslated(b *block, lang, text string, anchors []stri
 			// The alignment gave the line no word of its block's
 			// translation: its CONTENT is emptied, and its row says
 			// the placement is approximate.
-			row.Approx = true
+			row.Approx, row.Emptied = true, true
 			pr.stats.LinesEmptied++
 		}
 	}

@@ -407,8 +407,8 @@ func TestEmptiedLineMarked(t *testing.T) {
 		for _, r := range res.Log {
 			if r.Target == "" {
 				emptied++
-				if !r.Approx || backend.UnitStatus(r.Status, r.Approx) != backend.UnitApproxAlignment {
-					t.Errorf("fast %v: emptied line %s logged unit status %s", fast, r.Line, backend.UnitStatus(r.Status, r.Approx))
+				if !r.Approx || !r.Emptied || r.UnitStatus() != backend.UnitApproxAlignment {
+					t.Errorf("fast %v: emptied line %s logged unit status %s", fast, r.Line, r.UnitStatus())
 				}
 			}
 		}
@@ -417,6 +417,27 @@ func TestEmptiedLineMarked(t *testing.T) {
 		}
 		if w := strings.Join(res.Warnings, "\n"); !strings.Contains(w, "e.xml: 2 lines got no word") {
 			t.Errorf("fast %v: warnings %q", fast, w)
+		}
+	}
+}
+
+// TestRowUnitStatus: a line emptied says approx_alignment whatever its
+// block's status (a block translated in an end round said rerun, while the
+// document's warning said the emptied lines' rows say approx_alignment);
+// the other rows say what backend.UnitStatus says.
+func TestRowUnitStatus(t *testing.T) {
+	for _, c := range []struct {
+		row  LogRow
+		want string
+	}{
+		{LogRow{}, backend.UnitOK},
+		{LogRow{Status: backend.OK, Approx: true}, backend.UnitApproxAlignment},
+		{LogRow{Status: backend.Retried}, backend.UnitRerun},
+		{LogRow{Status: backend.Retried, Approx: true, Emptied: true}, backend.UnitApproxAlignment},
+		{LogRow{Status: backend.Untranslated}, backend.UnitUntranslated},
+	} {
+		if got := c.row.UnitStatus(); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.row, got, c.want)
 		}
 	}
 }

@@ -48,7 +48,7 @@ func WriteLog(w io.Writer, rows []alto.LogRow, src, tgt string) error {
 		if r.HasScore {
 			score = strconv.FormatFloat(r.Score, 'f', 4, 64)
 		}
-		if err := cw.Write([]string{utf8name.Escape(r.File), page, r.Line, r.Source, r.Target, string(st), score, backend.UnitStatus(st, r.Approx), r.Lang, string(r.LangSource)}); err != nil {
+		if err := cw.Write([]string{utf8name.Escape(r.File), page, r.Line, r.Source, r.Target, string(st), score, r.UnitStatus(), r.Lang, string(r.LangSource)}); err != nil {
 			return err
 		}
 	}
