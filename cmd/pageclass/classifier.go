@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"archivekit/internal/book"
@@ -23,6 +24,7 @@ import (
 	"archivekit/internal/pageclass/results"
 	"archivekit/internal/pageclass/review"
 	"archivekit/internal/pageclass/summary"
+	"archivekit/internal/paradata"
 	"archivekit/internal/progress"
 	"archivekit/internal/shard"
 	"archivekit/internal/utf8name"
@@ -542,7 +544,7 @@ func (r *classifier) restore() ([]string, error) {
 		}
 	}
 	var files []string
-	restored, failedKept := 0, 0
+	restored, failedKept, keptPages := 0, 0, 0
 	for i, f := range set.Files {
 		name := itemName(set, f)
 		if !resume || !led.Has(name) {
@@ -557,7 +559,7 @@ func (r *classifier) restore() ([]string, error) {
 			files = append(files, f)
 			continue
 		}
-		done, err := r.restoreFile(f, name, e)
+		done, pages, err := r.restoreFile(f, name, e)
 		if err != nil {
 			return nil, err
 		}
@@ -566,11 +568,17 @@ func (r *classifier) restore() ([]string, error) {
 			continue
 		}
 		restored++
+		keptPages += pages
 		if e.State == ledger.Failed {
 			failedKept++
 		}
 	}
 	r.para.SetConfig("items_from_ledger", restored)
+	if restored > 0 {
+		// Every table holds a row of each kept page.
+		r.para.KeptBefore(paradata.Before{Files: restored - failedKept, Failed: failedKept, SuccessfullyProcessed: keptPages,
+			OutputCountsByType: map[string]int{"csv": keptPages * len(r.out.tables)}})
+	}
 	r.sum.FilesKept, r.toDo, r.failedKept = restored, len(files), failedKept
 	r.logRestored(restored, failedKept, len(files))
 	return files, nil
@@ -578,21 +586,22 @@ func (r *classifier) restore() ([]string, error) {
 
 // restoreFile writes the rows and failures of file f (name in the ledger)
 // from its ledger entry e; done is false when the entry cannot stand for
-// the file, which is then classified again.
-func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err error) {
+// the file, which is then classified again; pages counts its pages
+// written (the run metadata's successfully_processed).
+func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, pages int, err error) {
 	var d itemData
 	if err := json.Unmarshal(e.Data, &d); err != nil {
-		return false, fmt.Errorf("ledger %s: %s: %w", r.led.Path(), name, err)
+		return false, 0, fmt.Errorf("ledger %s: %s: %w", r.led.Path(), name, err)
 	}
 	if results.MayHavePages(f) && d.Count == 0 && len(d.Pages) > 0 {
 		// A TIFF recorded before its pages were read one by one (no
 		// page count): it may have more pages than the one kept.
 		r.log.Info("classified again: recorded before every page of a TIFF was read", "file", f)
-		return false, nil
+		return false, 0, nil
 	}
-	pages := d.pages(f)
-	r.para.AddInputs(max(1, len(pages)+len(d.Errors)))
-	for _, p := range pages {
+	kept := d.pages(f)
+	r.para.AddInputs(max(1, len(kept)+len(d.Errors)))
+	for _, p := range kept {
 		p = r.set.labelled(p)
 		// The file's digest and kind as a fresh run has them, for its
 		// document record's source (a resumed run wrote none).
@@ -609,13 +618,14 @@ func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err
 		source, bp := r.set.source(f)
 		dup, err := r.out.add(key, source, bp, p, rv)
 		if err != nil {
-			return false, err
+			return false, 0, err
 		}
 		if dup != "" {
 			r.fail(f, name, p.Page, dup)
 			continue
 		}
 		r.para.Processed(1)
+		pages++
 		r.docs.add(key, p, rv)
 		r.counted(source, p, rv)
 		r.classed(f, key, p)
@@ -628,7 +638,7 @@ func (r *classifier) restoreFile(f, name string, e ledger.Entry) (done bool, err
 	if e.State == ledger.Skipped && len(d.Errors) == 0 {
 		r.fail(f, name, 0, e.Reason)
 	}
-	return true, nil
+	return true, pages, nil
 }
 
 // retryHint says how to try again the files --resume kept failed.
@@ -667,12 +677,18 @@ func (r *classifier) predict(ctx context.Context, files []string, folders []clas
 		r.bar.SetItem(r.names[0])
 	}
 	opt := r.predictOptions()
+	var opened atomic.Int64
 	opt.OnOpen = func(in pipeline.Input, pages int) {
 		if pages > 1 {
 			r.bar.AddTotal(pages - 1)
 		}
 		r.para.AddInputs(max(pages, 1))
+		opened.Add(1)
 	}
+	// An input a stopped run never opened is counted too, a page as the
+	// bar counts it (its page count unknown): the record's total is what
+	// was collected, as the summary's files_left says.
+	defer func() { r.para.AddInputs(len(inputs) - int(opened.Load())) }()
 	r.open = map[string]*item{}
 	r.stopped = func() bool { return ctx.Err() != nil }
 	var err error

@@ -54,3 +54,25 @@ func (p *runRecord) output(kind, file string) {
 	p.CountOutput(kind, 1)
 	p.AddOutputFile(file)
 }
+
+// thisRunOnly are the statistics a resumed run counts of its own work
+// only: the ledger does not record them for the inputs it keeps.
+var thisRunOnly = []string{"units_translated", "units_skipped", "backend_calls", "transport_errors",
+	"line_count_mismatches", "pages", "segment_status", "lang_sources", "placeholder_calls",
+	"placeholder_fallbacks", "terminology", "books"}
+
+// kept records an input whose outputs a resumed run keeps from an earlier
+// run (restored), and counts it, with its document and log, in the
+// statistics' done_before.
+func (p *runRecord) kept(name string, d itemData, files ...string) {
+	p.restored(name, d, files...)
+	p.KeptBefore(paradata.Before{Files: 1, SuccessfullyProcessed: 1,
+		OutputCountsByType: map[string]int{d.Kind.OutputType(): 1, "csv": 1}, ThisRunOnly: thisRunOnly})
+}
+
+// failedBefore counts in done_before the inputs a resumed run kept failed.
+func (p *runRecord) failedBefore(n int) {
+	if n > 0 {
+		p.KeptBefore(paradata.Before{Failed: n, ThisRunOnly: thisRunOnly})
+	}
+}

@@ -1031,7 +1031,7 @@ func (r *runner) fromLedger(p *pass, inputs []input, i int, in input, name, dige
 		}
 		r.claimed[f] = in.Origin
 	}
-	r.pd.restored(filepath.ToSlash(filepath.Join(in.Dir, translator.Stem(in.Path))), d, files...)
+	r.pd.kept(filepath.ToSlash(filepath.Join(in.Dir, translator.Stem(in.Path))), d, files...)
 	p.bar.Keep(1) // done before: not this run's work, rate or ETA
 	p.restored++
 	return true
@@ -1093,6 +1093,7 @@ func (r *runner) report(p *pass, inputs []input) {
 	s := r.s
 	r.pd.SetConfig("items_from_ledger", p.restored+p.failedKept)
 	r.doneBefore, r.failedBefore = p.restored, p.failedKept
+	r.pd.failedBefore(p.failedKept)
 	// Counted once every input was read: a kept download found edited
 	// since was downloaded in full and is not counted (as in the run
 	// metadata's downloads_not_modified).

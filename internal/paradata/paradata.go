@@ -119,8 +119,62 @@ type Statistics struct {
 	// OutputCountsByType counts output rows or files by kind ("csv" rows,
 	// "png" images, "json" records).
 	OutputCountsByType map[string]int `json:"output_counts_by_type"`
-	// PerformancePerMinute is each output count per minute of run time.
+	// PerformancePerMinute is each output count of this run's own work
+	// (less DoneBefore's) per minute of this run's time.
 	PerformancePerMinute map[string]float64 `json:"performance_per_minute"`
+	// DoneBefore is the part of the counts above that earlier runs did: a
+	// resumed run counts the whole run (the outputs the folder holds, those
+	// it kept from the ledger too), and says here what of it it kept; nil
+	// when it kept nothing.
+	DoneBefore *Before `json:"done_before,omitempty"`
+}
+
+// Before is what a resumed run kept from the ledger, done by the earlier
+// runs it continued (Trail.ResumedFrom), as counted in its statistics:
+// the statistics less these are this run's own work.
+type Before struct {
+	// Files counts the input files kept done, Failed those kept failed.
+	Files  int `json:"files"`
+	Failed int `json:"failed"`
+	// SuccessfullyProcessed and OutputCountsByType are the kept part of
+	// the statistics' fields of those names (pages for the classifier).
+	SuccessfullyProcessed int            `json:"successfully_processed"`
+	OutputCountsByType    map[string]int `json:"output_counts_by_type"`
+	// ThisRunOnly names the statistics that count this run's work only,
+	// the ledger not knowing the earlier runs' (the translator's units
+	// translated and backend calls, say).
+	ThisRunOnly []string `json:"this_run_only,omitempty"`
+}
+
+// add is b with o added (a new value: b is not changed).
+func (b *Before) add(o Before) *Before {
+	n := Before{OutputCountsByType: map[string]int{}}
+	if b != nil {
+		n = *b
+		n.OutputCountsByType = copyMap(b.OutputCountsByType)
+	}
+	n.Files += o.Files
+	n.Failed += o.Failed
+	n.SuccessfullyProcessed += o.SuccessfullyProcessed
+	for k, v := range o.OutputCountsByType {
+		n.OutputCountsByType[k] += v
+	}
+	if o.ThisRunOnly != nil {
+		n.ThisRunOnly = o.ThisRunOnly
+	}
+	return &n
+}
+
+// own is counts less those done before (b's; all of them when b is nil).
+func (b *Before) own(counts map[string]int) map[string]int {
+	if b == nil {
+		return counts
+	}
+	out := copyMap(counts)
+	for k, v := range b.OutputCountsByType {
+		out[k] -= v
+	}
+	return out
 }
 
 // Header is the part of the run metadata that both tools (the classifier

@@ -4,6 +4,7 @@ import (
 	"archivekit/internal/utf8name"
 	"encoding/json"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -36,6 +37,22 @@ type Trail struct {
 	// Interrupted lists the earlier runs this run continued whose process
 	// had ended without recording an outcome (MarkInterrupted).
 	Interrupted []Interrupted `json:"interrupted_runs,omitempty"`
+	// ResumedFrom lists the earlier runs whose ledger files a resumed run
+	// read (RecordInterrupted), in the order they began.
+	ResumedFrom []Earlier `json:"resumed_from,omitempty"`
+}
+
+// Earlier is an earlier run a resumed run continued: its run id, its
+// status as its run metadata says after the resume's check
+// (MarkInterrupted; "unknown" when there is none), its run metadata and
+// ledger files, and the items its ledger file records as finished (-1
+// when it cannot be read).
+type Earlier struct {
+	RunID         string `json:"run_id"`
+	Status        string `json:"status"`
+	File          string `json:"file"`
+	Ledger        string `json:"ledger"`
+	ItemsFinished int    `json:"ledger_items_finished"`
 }
 
 // Interrupted is an earlier run found interrupted by the run that
@@ -57,6 +74,7 @@ func (t Trail) Clone() Trail {
 	sort.Strings(t.Outputs)
 	t.Warnings = append([]string{}, t.Warnings...)
 	t.Interrupted = append([]Interrupted(nil), t.Interrupted...)
+	t.ResumedFrom = append([]Earlier(nil), t.ResumedFrom...)
 	return t
 }
 
@@ -184,6 +202,16 @@ func (w *Writer[D]) AddInterrupted(i Interrupted) {
 	p.Trail.Interrupted = append(p.Trail.Interrupted, i)
 }
 
+// KeptBefore adds to the statistics' DoneBefore what a resumed run kept
+// from the ledger (Before); the counts themselves are the caller's to add.
+func (w *Writer[D]) KeptBefore(b Before) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := w.parts().Statistics
+	// A new value each time: views written or handed out share the old.
+	st.DoneBefore = st.DoneBefore.add(b)
+}
+
 // Snapshot returns the document as it would be written now: end time,
 // duration and rates computed as of now.
 func (w *Writer[D]) Snapshot() D {
@@ -199,7 +227,7 @@ func (w *Writer[D]) viewLocked() D { return w.viewAt(w.now()) }
 func (w *Writer[D]) viewAt(end time.Time) D {
 	p := w.parts()
 	p.Header.SetEnd(w.start, end)
-	p.Statistics.PerformancePerMinute = PerMinute(p.Statistics.OutputCountsByType, end.Sub(w.start))
+	p.Statistics.PerformancePerMinute = PerMinute(p.Statistics.DoneBefore.own(p.Statistics.OutputCountsByType), end.Sub(w.start))
 	return w.doc.View()
 }
 
@@ -237,11 +265,12 @@ func (w *Writer[D]) Encode(runErr error, end time.Time) ([]byte, error) {
 
 // RecordInterrupted takes the earlier runs this run continues whose
 // processes have ended (ended: their ledger files no live process holds,
-// ledger.Ended), finds their run metadata (metaOf of each ledger file),
-// marks those that still say "running" (killed with SIGKILL, or crashed) as
-// interrupted, continued by this run (by: its run id), and lists them in
-// this run's metadata. A file that cannot be updated is logged and passed
-// over.
+// ledger.Ended, in the order they began), finds their run metadata (metaOf
+// of each ledger file), marks those that still say "running" (killed with
+// SIGKILL, or crashed) as interrupted, continued by this run (by: its run
+// id), and lists them in this run's metadata: every one in resumed_from,
+// with its status, those it marked in interrupted_runs too. A file that
+// cannot be updated is logged and passed over.
 func (w *Writer[D]) RecordInterrupted(log *slog.Logger, by string, ended []string, metaOf func(ledgerFile string) string) {
 	for _, p := range ended {
 		meta := metaOf(p)
@@ -252,13 +281,37 @@ func (w *Writer[D]) RecordInterrupted(log *slog.Logger, by string, ended []strin
 		in, ok, err := MarkInterrupted(meta, by, finished)
 		if err != nil {
 			log.Warn("run metadata of an earlier run not updated", "file", meta, "error", err.Error())
-			continue
 		}
 		if ok {
 			log.Warn("an earlier run of these inputs was interrupted (its run metadata still said running): recorded as interrupted", "run", in.RunID, "file", meta)
 			w.AddInterrupted(in)
 		}
+		e := earlier(meta, p)
+		e.ItemsFinished = finished
+		w.mu.Lock()
+		t := w.parts().Trail
+		t.ResumedFrom = append(t.ResumedFrom, e)
+		w.mu.Unlock()
 	}
+}
+
+// earlier is what the run metadata at meta of the run of ledger file led
+// says of it: run id and status; without a readable file, the run id is the
+// stamp its ledger file is named by and the status "unknown".
+func earlier(meta, led string) Earlier {
+	stamp, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(meta), ".json"), "_") // a stamp holds no "_"
+	e := Earlier{File: meta, Ledger: led, Status: "unknown", RunID: stamp}
+	var doc struct {
+		RunID  string `json:"run_id"`
+		Status string `json:"status"`
+	}
+	if b, err := os.ReadFile(meta); err == nil && json.Unmarshal(b, &doc) == nil && doc.Status != "" {
+		e.Status = doc.Status
+		if doc.RunID != "" {
+			e.RunID = doc.RunID
+		}
+	}
+	return e
 }
 
 // MetaBeside returns, for RecordInterrupted, the run metadata in dir of a
