@@ -77,6 +77,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -1045,6 +1046,9 @@ func (d *Doc) decode(i int, ref *vips.ImageRef, factor float64) (img Image, free
 	w, h := ref.Width(), ref.Height()
 	buf, msg := libvips.WriteToMemory(ref)
 	if buf == nil {
+		// libvips numbers the page its own way ("unable to load page 3"
+		// for a PDF's second page): the error names the page already.
+		msg = loaderPage.ReplaceAllString(msg, "unable to load the page")
 		return Image{}, nil, fmt.Errorf("cannot decode pixels: %s", oneLine(msg, "corrupt or truncated "+formatName(d.typ)+" data"))
 	}
 	free = buf.Close
@@ -1130,6 +1134,10 @@ func formatName(t vips.ImageType) string {
 
 // oneLine joins the non-empty lines of a libvips message with "; ", or
 // returns fallback (or "libvips failed") when there are none.
+// loaderPage is a loader's own page number in its error ("unable to load
+// page 3"), which need not be the page named.
+var loaderPage = regexp.MustCompile(`unable to load page \d+`)
+
 func oneLine(msg, fallback string) string {
 	var parts []string
 	for _, l := range strings.Split(msg, "\n") {
