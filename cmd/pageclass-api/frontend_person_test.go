@@ -81,8 +81,10 @@ func TestFrontendToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(asked) != 2 || !strings.Contains(asked[0], "needs an access token") || !strings.Contains(asked[1], "needs an access token") {
-		t.Errorf("prompts %q, want two asking for the token", asked)
+	// The second says the first token was not accepted (it asked as if
+	// none had been given).
+	if len(asked) != 2 || !strings.Contains(asked[0], "needs an access token") || !strings.Contains(asked[1], "was not accepted") {
+		t.Errorf("prompts %q, want two asking for the token, the second saying the first was not accepted", asked)
 	}
 	if !strings.HasPrefix(hash, "#job=") {
 		t.Errorf("the batch after the token was accepted went file by file (address %q), not as a job", hash)

@@ -4,8 +4,11 @@
 "use strict";
 const $ = (id) => document.getElementById(id);
 
-// tokenKey is where this tab keeps the service's token (sessionStorage).
+// tokenKey is where this tab keeps the service's token (sessionStorage);
+// refusedKey notes that the last token given was not accepted, so that the
+// next question says so (the token itself is forgotten).
 const tokenKey = "archivekit-token";
+const refusedKey = "archivekit-token-refused";
 
 // afterToken, when a page sets it, runs once a token it asked for was
 // accepted: the parts of the page read without one are read again.
@@ -70,7 +73,7 @@ async function api(url, opts = {}, ask = true) {
   let r = await send();
   if (r.status === 401 && ask && !tokenDeclined) {
     if (had) sessionStorage.removeItem(tokenKey);
-    const token = await askToken(had
+    const token = await askToken(had || sessionStorage.getItem(refusedKey)
       ? "The access token given was not accepted. Enter the service's access token (ask whoever runs it):"
       : "This service needs an access token (ask whoever runs it):");
     if (token && token.trim()) {
@@ -78,8 +81,12 @@ async function api(url, opts = {}, ask = true) {
       r = await send();
       if (r.status === 401) {
         sessionStorage.removeItem(tokenKey);
+        sessionStorage.setItem(refusedKey, "1");
         tokenDeclined = true;
-      } else if (afterToken) afterToken();
+      } else {
+        sessionStorage.removeItem(refusedKey);
+        if (afterToken) afterToken();
+      }
     } else {
       tokenDeclined = true;
     }
