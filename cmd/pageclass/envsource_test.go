@@ -83,9 +83,15 @@ func TestRotationModelEnvMissing(t *testing.T) {
 	e := newEnv(t, nil)
 	e.linkPages(t, 1)
 	e.model(t, "v4.4")
-	code, log := e.run(t, "-d", e.in)
+	results := filepath.Join(e.root, "results-rotation")
+	code, log := e.run(t, "-d", e.in, "--results", results)
 	if code != exitFailure || !strings.Contains(log, resources.RotationModel.Env) || !strings.Contains(log, missing) {
 		t.Errorf("%s=%s: exit %d, want %d naming both: %s", resources.RotationModel.Env, missing, code, exitFailure, log)
+	}
+	// Before the models are loaded and anything is written (it wrote
+	// the run metadata of a failed run, seconds later).
+	if _, err := os.Stat(results); err == nil || strings.Contains(log, "model loaded") {
+		t.Errorf("the run wrote its results folder or loaded models before failing:\n%s", log)
 	}
 }
 

@@ -102,6 +102,14 @@ func (r *runner) main(ctx context.Context) (err error) {
 		if err := checkInput(c.File, r.inputDir()); err != nil {
 			return err
 		}
+		// An orientation model that is not there fails now, as it would
+		// once the models were loaded (seconds later, after writing the
+		// run metadata of a failed run).
+		if dir := c.RotationModel; dir != "" {
+			if _, err := os.Stat(filepath.Join(dir, "model.json")); err != nil {
+				return fmt.Errorf("%s: %w", c.source("rotation-model"), err)
+			}
+		}
 	}
 	if c.Merge {
 		// The shards are chosen first: a merge refused (a shard missing,
