@@ -114,6 +114,7 @@ func WriteValidation(w http.ResponseWriter, errs ...ValidationError) {
 	if errs == nil {
 		errs = []ValidationError{}
 	}
+	noteReason(w, ReasonBadField) // the access line says why, as for the other errors
 	WriteJSON(w, http.StatusUnprocessableEntity, ValidationBody{Status: http.StatusUnprocessableEntity, Reason: ReasonBadField, Detail: errs})
 }
 

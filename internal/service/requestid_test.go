@@ -60,3 +60,23 @@ func TestRequestID(t *testing.T) {
 		}
 	}
 }
+
+// TestValidationReasonLogged: a 422 validation answer's access line
+// carries its reason, as the other errors' lines do (it had none).
+func TestValidationReasonLogged(t *testing.T) {
+	svc, srv, logs := testService(t, env{"LOG_FORMAT": "json"}, Options{})
+	svc.HandleFunc("GET /checked", func(w http.ResponseWriter, r *http.Request) {
+		WriteValidation(w, ValidationError{Loc: []any{"query", "n"}, Msg: "not a number", Type: "value_error"})
+	})
+	if err := svc.WarmUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(srv.URL + "/checked")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if !strings.Contains(logs.String(), `"status":422`) || !strings.Contains(logs.String(), `"reason":"`+string(ReasonBadField)+`"`) {
+		t.Errorf("the 422's access line has no reason:\n%s", logs.String())
+	}
+}
