@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"archivekit/internal/fetch"
@@ -559,10 +560,36 @@ func BookHostRefused(err error) (detail string, ok bool) {
 // (ledger.Transient) is err's.
 func BookReadError(err error) error {
 	msg, ok := BookHostRefused(err)
-	if !ok {
+	switch {
+	case ok:
+	case unreachableWords(err) != "":
+		// In words a person acts on (it was Go's `Get "<internal
+		// service>": dial tcp: lookup <internal address> ...`).
+		msg = "its server cannot be reached: " + unreachableWords(err) + "; check the address, or try again later"
+	default:
 		msg = Redact(err.Error())
 	}
 	return &bookReadError{msg: msg, err: err}
+}
+
+// unreachableWords says why a server could not be reached, when err says
+// it never answered: its name does not resolve, it refused the
+// connection, there is no route to it, or it did not answer in time; ""
+// for any other error.
+func unreachableWords(err error) string {
+	var dns *net.DNSError
+	var ne net.Error
+	switch {
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return "its host name does not resolve"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "it refused the connection"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "there is no route to it"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "it did not answer in time"
+	}
+	return ""
 }
 
 type bookReadError struct {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -302,6 +304,13 @@ func TestBookReadError(t *testing.T) {
 		{"refused address", &fetch.HostError{Host: "127.0.0.1:8765", Err: dial}, "BOOK_HOSTS=127.0.0.1:8765", false},
 		{"server busy", fmt.Errorf("reading: %w", &fetch.StatusError{URL: "https://b.example/m.json", Code: 503}), "503", true},
 		{"not a book", errors.New("neither a METS file nor a IIIF manifest"), "neither a METS file", false},
+		// A server that never answered, in words a person acts on (it
+		// was Go's `Get "<internal service>": dial tcp: lookup ...`).
+		{"no such host", &url.Error{Op: "Get", URL: "https://gone.example/m.json", Err: &net.OpError{Op: "dial", Net: "tcp",
+			Err: &net.DNSError{Err: "no such host", Name: "gone.example", IsNotFound: true}}},
+			"its server cannot be reached: its host name does not resolve; check the address", true},
+		{"refused", &url.Error{Op: "Get", URL: "https://b.example/m.json", Err: &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}},
+			"its server cannot be reached: it refused the connection", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
