@@ -96,20 +96,8 @@ func (r *runner) main(ctx context.Context) (err error) {
 		// (imageio.Doc.Use); without it such a page is taken as drawn.
 		r.log.Debug("PDFium loaded for a second look at flat poppler pages", "library", lib)
 	}
-	if classifying := !c.Merge && !c.Average && !c.Train && !c.Eval; classifying {
-		// A run without its input fails before it writes anything: no
-		// results folder, no run metadata of a run that never started.
-		if err := checkInput(c.File, r.inputDir()); err != nil {
-			return err
-		}
-		// An orientation model that is not there fails now, as it would
-		// once the models were loaded (seconds later, after writing the
-		// run metadata of a failed run).
-		if dir := c.RotationModel; dir != "" {
-			if _, err := os.Stat(filepath.Join(dir, "model.json")); err != nil {
-				return fmt.Errorf("%s: %w", c.source("rotation-model"), err)
-			}
-		}
+	if err := r.checkClassifying(); err != nil {
+		return err
 	}
 	if c.Merge {
 		// The shards are chosen first: a merge refused (a shard missing,
@@ -189,6 +177,27 @@ func (r *runner) main(ctx context.Context) (err error) {
 		return err
 	}
 	return r.dispatch(ctx)
+}
+
+// checkClassifying fails a classifying run before it writes anything (no
+// results folder, no run metadata of a run that never started) when its
+// input is missing, or its orientation model is not there (found once the
+// models were loaded, seconds later, after writing the run metadata of a
+// failed run).
+func (r *runner) checkClassifying() error {
+	c := r.cli
+	if c.Merge || c.Average || c.Train || c.Eval {
+		return nil
+	}
+	if err := checkInput(c.File, r.inputDir()); err != nil {
+		return err
+	}
+	if dir := c.RotationModel; dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, "model.json")); err != nil {
+			return fmt.Errorf("%s: %w", c.source("rotation-model"), err)
+		}
+	}
+	return nil
 }
 
 // warnUnusedBaselines says that a baseline record given without the flag
