@@ -35,11 +35,11 @@ type spooled struct {
 
 func (s *spooled) Close() error { return nil }
 
-// remove deletes the temporary file, if any.
+// remove closes the temporary file, if any (its name was removed when it
+// was made: spool).
 func (s *spooled) remove() {
 	if s.file != nil {
 		_ = s.file.Close()
-		_ = os.Remove(s.file.Name())
 	}
 }
 
@@ -81,6 +81,11 @@ func spool(r *http.Request) (func(), error) {
 		if err != nil {
 			return func() {}, &spoolError{err}
 		}
+		// Its name goes at once: the open file holds the body until it is
+		// closed, and a service killed mid-request (kill -9, a lost
+		// machine) leaves no copy of a client's document behind (one
+		// stayed in TMPDIR for ever).
+		_ = os.Remove(f.Name())
 		s.file = f
 		if _, err := f.Write(mem.Bytes()); err != nil {
 			s.remove()

@@ -151,13 +151,18 @@ func TestPerClientCap(t *testing.T) {
 	}
 }
 
-// TestSpooledBody: a body over SpoolMemory reaches the handler whole and
-// its temporary file is gone after the answer.
+// TestSpooledBody: a body over SpoolMemory reaches the handler whole, and
+// no file of it is in the temporary folder while the handler reads it (a
+// service killed mid-request left the client's document there for ever)
+// nor after the answer.
 func TestSpooledBody(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("TMPDIR", dir)
 	svc, srv, _ := testService(t, env{"LOG_LEVEL": "ERROR"}, Options{})
 	svc.HandleFunc("POST /sum", func(w http.ResponseWriter, r *http.Request) {
+		if named, _ := os.ReadDir(dir); len(named) != 0 {
+			t.Errorf("the body is named in the temporary folder while it is read: %v", named)
+		}
 		h := sha256.New()
 		n, err := io.Copy(h, r.Body)
 		if err != nil {
