@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -81,5 +83,70 @@ func TestTranslationURLCredentials(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestServiceErrorQuotingText: a translation service whose error answers
+// quote the text they were sent (a 400 repeating input_text, a 500's
+// stack trace) does not get the document's text, personal data among it,
+// into the log, the run metadata, the failures table or the ledger (it
+// was in each, verbatim).
+func TestServiceErrorQuotingText(t *testing.T) {
+	for _, status := range []int{http.StatusBadRequest, http.StatusInternalServerError} {
+		var mu sync.Mutex
+		var sent []string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				http.NotFound(w, r)
+				return
+			}
+			text := r.FormValue("input_text")
+			mu.Lock()
+			sent = append(sent, text)
+			mu.Unlock()
+			msg := fmt.Sprintf("Bad request: cannot translate input_text=%q", text)
+			if status == http.StatusInternalServerError {
+				msg = "Traceback (most recent call last):\n  File \"/srv/mt/app.py\", line 42\n    model.translate('" + text + "')\nValueError"
+			}
+			http.Error(w, msg, status)
+		}))
+		rec := testenv.Path(t, "records/C-9107617A.xml")
+		out := t.TempDir()
+		e := env{"TRANSLATION_URL": srv.URL, "MTAPI_MAX_RETRIES": "0", "LOG_FORMAT": "json", "LOG_LEVEL": "debug", "TRANSLATE_PARA_CONFIG": paraConfig}
+		r := runCLI(t, e, recordArgs(rec, out)...)
+		srv.Close()
+		if len(sent) == 0 {
+			t.Fatalf("%d: nothing sent: exit %d\n%s", status, r.code, r.stderr)
+		}
+		if !strings.Contains(r.stderr, "[text sent]") {
+			t.Errorf("%d: the log does not say the text sent was taken out:\n%s", status, r.stderr)
+		}
+		var lines []string
+		for _, s := range sent {
+			for _, l := range strings.Split(s, "\n") {
+				if l = strings.TrimSpace(l); len([]rune(l)) >= 8 {
+					lines = append(lines, l)
+				}
+			}
+		}
+		check := func(where, text string) {
+			for _, l := range lines {
+				if strings.Contains(text, l) {
+					t.Errorf("%d: %s holds the text sent %q", status, where, l)
+				}
+			}
+		}
+		check("the log", r.stderr)
+		err := filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			check(path, string(b))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -462,6 +462,9 @@ func (b *Backend) translate(ctx context.Context, text, src, tgt string) (string,
 	out, err := chunker.Map(text, b.cfg.ChunkLimit, func(i int, core string) (string, error) {
 		tr, err := b.translateChunk(ctx, core, src, tgt)
 		if err != nil {
+			// Before it is wrapped (its message is copied then): the
+			// text sent is taken out of an answer that quotes it.
+			err = transport.RedactError(err, transport.RedactSent(core))
 			return "", fmt.Errorf("mtapi %s-%s chunk %d: %w", src, tgt, i+1, err)
 		}
 		return tr, nil

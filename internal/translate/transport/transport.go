@@ -11,6 +11,7 @@ package transport
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,12 +19,15 @@ import (
 	"math/rand"
 	"net"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"archivekit/internal/fetch"
 	"archivekit/internal/version"
@@ -396,7 +400,9 @@ func IsTransportError(err error) bool {
 // Snippet is an answer body shortened for an error message: trimmed, at
 // most 200 characters.
 func Snippet(body string) string {
-	s := strings.TrimSpace(body)
+	// On one line: a service's multi-line answer (a stack trace) filled
+	// log records and failure tables with lines of their own.
+	s := strings.Join(strings.Fields(body), " ")
 	if r := []rune(s); len(r) > 200 {
 		s = string(r[:200]) + "…"
 	}
@@ -457,3 +463,60 @@ type redactedError struct {
 
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
+
+// RedactSent returns a redactor (for RedactError) that takes out of an
+// error message what was sent to a service: each line of text of 8
+// characters or more, as sent, as JSON writes it, and its first 40
+// characters (an answer may quote a shortened copy), becomes "[text sent]".
+// A service answering an error that quotes its input (a 400 repeating
+// input_text, a 500's stack trace) put the document's text, personal data
+// among it, into logs, run metadata, failure tables and ledgers.
+func RedactSent(text string) func(string) string {
+	var quoted []string
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if utf8.RuneCountInString(line) < 8 {
+			continue
+		}
+		forms := []string{line, asciiJSON(line)}
+		if j, err := json.Marshal(line); err == nil {
+			forms = append(forms, strings.Trim(string(j), `"`))
+		}
+		if r := []rune(line); len(r) > 40 {
+			forms = append(forms, string(r[:40]))
+		}
+		quoted = append(quoted, forms...)
+	}
+	// The longest first, so that a line is not cut by its own beginning.
+	sort.Slice(quoted, func(i, j int) bool { return len(quoted[i]) > len(quoted[j]) })
+	return func(s string) string {
+		for _, q := range quoted {
+			s = strings.ReplaceAll(s, q, "[text sent]")
+		}
+		return s
+	}
+}
+
+// asciiJSON is s as a JSON string's content with every character beyond
+// ASCII escaped (\u010d: Python's json.dumps, as services written in it
+// quote their input).
+func asciiJSON(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r > 0x7e:
+			if r > 0xffff {
+				r1, r2 := utf16.EncodeRune(r)
+				fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2)
+			} else {
+				fmt.Fprintf(&b, "\\u%04x", r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

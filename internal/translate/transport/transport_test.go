@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"archivekit/internal/version"
 )
@@ -415,5 +416,36 @@ func TestDoReadCutOff(t *testing.T) {
 				t.Fatalf("%d calls: %v, want a passing *Error after %d attempts", n.Load(), err, tc.retries+1)
 			}
 		})
+	}
+}
+
+// TestRedactSent: what was sent is taken out of an error message that
+// quotes it, as sent, as JSON writes it, or its first 40 characters; short
+// lines (a word the message may hold for its own reasons) are left.
+func TestRedactSent(t *testing.T) {
+	sent := "Ulice V Ovčárně, p. p. č. 25. Podnět: kanalizační přípojka pro č. p. 33.\nok\nHrob 12 a jáma 3"
+	redact := RedactSent(sent)
+	for _, c := range []struct{ msg, want string }{
+		{`HTTP 400: cannot translate input_text="Ulice V Ovčárně, p. p. č. 25. Podnět: kanalizační přípojka pro č. p. 33."`, `HTTP 400: cannot translate input_text="[text sent]"`},
+		{`{"error": "bad input: Ulice V Ov\u010d\u00e1rn\u011b, p. p. \u010d. 25. Podn\u011bt: kanaliza\u010dn\u00ed p\u0159\u00edpojka pro \u010d. p. 33."}`, `{"error": "bad input: [text sent]"}`},
+		{`model.translate('Ulice V Ovčárně, p. p. č. 25. Podnět: kana...')`, `model.translate('[text sent]na...')`},
+		{"HTTP 500: Hrob 12 a jáma 3 failed; ok", "HTTP 500: [text sent] failed; ok"},
+		{"HTTP 503: busy", "HTTP 503: busy"},
+	} {
+		if got := redact(c.msg); got != c.want {
+			t.Errorf("%q:\n got %q\nwant %q", c.msg, got, c.want)
+		}
+	}
+}
+
+// TestSnippetOneLine: an answer quoted in an error is on one line (a stack
+// trace's lines filled log records and failure tables) and short.
+func TestSnippetOneLine(t *testing.T) {
+	trace := "Traceback (most recent call last):\n  File \"/srv/mt/app.py\", line 42, in translate\n    model.translate(x)\nValueError: bad"
+	if got := Snippet(trace); strings.Contains(got, "\n") || !strings.HasPrefix(got, "Traceback (most recent call last): File") {
+		t.Errorf("Snippet = %q", got)
+	}
+	if got := Snippet(strings.Repeat("é", 300)); utf8.RuneCountInString(got) != 201 {
+		t.Errorf("a long answer is %d characters", utf8.RuneCountInString(got))
 	}
 }
