@@ -137,6 +137,14 @@ func BaseURLFromEnv(getenv func(string) string) (string, error) {
 		v = strings.TrimSpace(getenv(name))
 	}
 	if v == "" {
+		refused, err := transport.PublicRefused(getenv)
+		if err != nil {
+			return "", err
+		}
+		if refused {
+			return "", fmt.Errorf("LEMMATIZER_URL is unset and %s=refuse: give the address of your lemmatiser (UDPipe), or LEMMATIZER_URL=off to match no single vocabulary word (the public lemmatiser is refused)",
+				transport.EnvPublicServices)
+		}
 		return DefaultBaseURL, nil
 	}
 	if strings.EqualFold(v, Off) || strings.EqualFold(v, "none") {

@@ -150,6 +150,18 @@ func TestBaseURLFromEnv(t *testing.T) {
 	if _, err := BaseURLFromEnv(func(string) string { return "udpipe:8001" }); err == nil || !strings.Contains(err.Error(), "LEMMATIZER_URL") {
 		t.Errorf("bad: %v", err)
 	}
+	// A site that refuses the public services: unset is an error naming
+	// both settings; off and a given address are fine.
+	refuse := map[string]string{"TRANSLATE_PUBLIC_SERVICES": "refuse"}
+	if _, err := BaseURLFromEnv(func(k string) string { return refuse[k] }); err == nil || !strings.Contains(err.Error(), "LEMMATIZER_URL is unset and TRANSLATE_PUBLIC_SERVICES=refuse") {
+		t.Errorf("unset, public refused: %v", err)
+	}
+	for v, want := range map[string]string{"off": "", "http://udpipe:8001": "http://udpipe:8001"} {
+		refuse["LEMMATIZER_URL"] = v
+		if u, err := BaseURLFromEnv(func(k string) string { return refuse[k] }); err != nil || u != want {
+			t.Errorf("%s, public refused: %q %v", v, u, err)
+		}
+	}
 	// The original tool's UDPIPE_URL names a private lemmatiser too
 	// (it was ignored); LEMMATIZER_URL wins.
 	udpipe := map[string]string{"UDPIPE_URL": "http://private-udpipe:8001/"}

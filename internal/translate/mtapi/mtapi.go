@@ -93,6 +93,14 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 	}
 	if base == "" {
+		refused, err := transport.PublicRefused(getenv)
+		if err != nil {
+			return Config{}, err
+		}
+		if refused {
+			return Config{}, fmt.Errorf("TRANSLATION_URL is unset and %s=refuse: give the address of your translation service (the public one at %s is refused)",
+				transport.EnvPublicServices, strings.TrimPrefix(strings.SplitN(DefaultBaseURL, "/services", 2)[0], "https://"))
+		}
 		base = DefaultBaseURL
 	}
 	u, err := url.Parse(base)

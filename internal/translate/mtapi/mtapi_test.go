@@ -281,6 +281,12 @@ func TestConfigFromEnv(t *testing.T) {
 		{"original's bad LINDAT_MAX_RETRIES", map[string]string{"LINDAT_MAX_RETRIES": "many"}, "", "MTAPI_MAX_RETRIES"},
 		{"not a URL", map[string]string{"TRANSLATION_URL": "mt.local"}, "", "TRANSLATION_URL"},
 		{"bad policy", map[string]string{"MTAPI_MAX_RETRIES": "many"}, "", "MTAPI_MAX_RETRIES"},
+		// A site that refuses the public services: unset is an error
+		// before anything is sent; a given address is used.
+		{"public refused", map[string]string{"TRANSLATE_PUBLIC_SERVICES": "refuse"}, "", "TRANSLATION_URL is unset and TRANSLATE_PUBLIC_SERVICES=refuse"},
+		{"public refused, address given", map[string]string{"TRANSLATE_PUBLIC_SERVICES": "Refuse", "TRANSLATION_URL": "http://mt.local:1"}, "http://mt.local:1", ""},
+		{"public allowed", map[string]string{"TRANSLATE_PUBLIC_SERVICES": "allow"}, DefaultBaseURL, ""},
+		{"public setting misspelt", map[string]string{"TRANSLATE_PUBLIC_SERVICES": "no"}, "", "TRANSLATE_PUBLIC_SERVICES"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

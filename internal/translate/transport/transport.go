@@ -520,3 +520,23 @@ func asciiJSON(s string) string {
 	}
 	return b.String()
 }
+
+// EnvPublicServices names the setting by which a site refuses the public
+// services the translation backend and the lemmatiser fall back to when
+// their address is unset (TRANSLATION_URL, LEMMATIZER_URL): "refuse" makes
+// an unset address an error before anything is sent; "allow", the default
+// (the specification's), sends document text there with a warning.
+const EnvPublicServices = "TRANSLATE_PUBLIC_SERVICES"
+
+// PublicRefused reads EnvPublicServices (getenv): true for "refuse", false
+// for "allow" or unset; any other value is an error naming it.
+func PublicRefused(getenv func(string) string) (bool, error) {
+	switch v := strings.ToLower(strings.TrimSpace(getenv(EnvPublicServices))); v {
+	case "", "allow":
+		return false, nil
+	case "refuse":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s=%q: want refuse (an unset TRANSLATION_URL or LEMMATIZER_URL is an error) or allow (the default: document text goes to the public services, with a warning)", EnvPublicServices, v)
+	}
+}
