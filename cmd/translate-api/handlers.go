@@ -497,10 +497,16 @@ type answerError struct {
 const backendRetryAfter = "30"
 
 // passing says a translation failed on something that may pass: the
-// backend could not be reached, or answered 429 or a 5xx after every retry.
+// backend could not be reached, or answered 429 or a 5xx after every retry,
+// or answered every text alike (a sign-in page, a notice: ErrSameReply).
+// A backend that refuses the service's credentials does not pass: its
+// answer has no Retry-After, and a job does not run its item again.
 func passing(err error) bool {
 	var te *transport.Error
-	return errors.As(err, &te) && (te.StatusCode == 0 || te.StatusCode == http.StatusTooManyRequests || te.StatusCode >= 500)
+	if errors.As(err, &te) {
+		return !te.Refused && (te.StatusCode == 0 || te.StatusCode == http.StatusTooManyRequests || te.StatusCode >= 500)
+	}
+	return errors.Is(err, backend.ErrSameReply)
 }
 
 // runTranslate translates the job's document with the backend in use and

@@ -1165,12 +1165,15 @@ func TestCallbackPrivate(t *testing.T) {
 
 // unavailable answers 503 to the first fails[name] calls of each file
 // name, then as echo does; a name in internal always answers 500
-// (reason internal), in backend 500 (reason backend_error) the first
-// time. Every call is counted in calls.
+// (reason internal), in backend 500 (reason backend_error, with
+// Retry-After, as a backend's passing failure) the first time, in refused
+// 500 backend_error without Retry-After (a backend refusing the service's
+// credentials) always. Every call is counted in calls.
 type unavailable struct {
 	mu       sync.Mutex
 	fails    map[string]int
 	backend  map[string]bool
+	refused  map[string]bool
 	internal map[string]bool
 	calls    map[string]int
 }
@@ -1189,7 +1192,10 @@ func (u *unavailable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case u.internal[fh.Filename]:
 		service.WriteError(w, http.StatusInternalServerError, service.ReasonInternal, "the service failed")
 	case u.backend[fh.Filename] && n == 1:
+		w.Header().Set("Retry-After", "0")
 		service.WriteError(w, http.StatusInternalServerError, service.ReasonBackendError, "the backend failed after its retries")
+	case u.refused[fh.Filename]:
+		service.WriteError(w, http.StatusInternalServerError, service.ReasonBackendError, "the backend refused the service's credentials")
 	case n <= u.fails[fh.Filename]:
 		w.Header().Set("Retry-After", "0")
 		service.WriteError(w, http.StatusServiceUnavailable, service.ReasonBackendUnavailable, "the backend is not available")
@@ -1199,9 +1205,11 @@ func (u *unavailable) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // TestUnavailableRetried: an item answered 503 (the backend not available)
-// or backend_error is not recorded as failed: the job pauses and runs it
-// again, until it answers or its UnavailableTries are spent (then the 503
-// is its failure); any other failure is recorded at once.
+// or backend_error with Retry-After is not recorded as failed: the job
+// pauses and runs it again, until it answers or its UnavailableTries are
+// spent (then the 503 is its failure); any other failure is recorded at
+// once, a backend_error without Retry-After too (a backend refusing the
+// service's credentials: it was run again ten times).
 func TestUnavailableRetried(t *testing.T) { stores(t, testUnavailableRetried) }
 
 func testUnavailableRetried(t *testing.T, newStore store) {
@@ -1213,7 +1221,7 @@ func testUnavailableRetried(t *testing.T, newStore store) {
 		t.Fatal(err)
 	}
 	h := &unavailable{fails: map[string]int{"flaky.xml": 2, "down.xml": 100}, backend: map[string]bool{"backend.xml": true},
-		internal: map[string]bool{"broken.xml": true}, calls: map[string]int{}}
+		refused: map[string]bool{"refused.xml": true}, internal: map[string]bool{"broken.xml": true}, calls: map[string]int{}}
 	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/x", Handler: h, UnavailableTries: 3, UnavailableBackoff: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -1222,19 +1230,21 @@ func testUnavailableRetried(t *testing.T, newStore store) {
 	if err := q.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	_, _, st := submit(t, ts.URL, "", file("flaky.xml", "f"), file("down.xml", "d"), file("backend.xml", "b"), file("broken.xml", "x"), file("ok.xml", "o"))
+	_, _, st := submit(t, ts.URL, "", file("flaky.xml", "f"), file("down.xml", "d"), file("backend.xml", "b"), file("broken.xml", "x"), file("ok.xml", "o"),
+		file("refused.xml", "r"))
 	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
-	if st.Items.Succeeded != 3 || st.Items.Failed != 2 {
-		t.Errorf("items %+v, want flaky, backend and ok succeeded, down and broken failed", st.Items)
+	if st.Items.Succeeded != 3 || st.Items.Failed != 3 {
+		t.Errorf("items %+v, want flaky, backend and ok succeeded, down, broken and refused failed", st.Items)
 	}
 	failed := map[string]int{}
 	for _, e := range st.Errors {
 		failed[e.Name] = e.Status
 	}
-	if failed["down.xml"] != http.StatusServiceUnavailable || failed["broken.xml"] != http.StatusInternalServerError || len(failed) != 2 {
-		t.Errorf("errors %+v, want down.xml 503 (after its tries) and broken.xml 500", st.Errors)
+	if failed["down.xml"] != http.StatusServiceUnavailable || failed["broken.xml"] != http.StatusInternalServerError ||
+		failed["refused.xml"] != http.StatusInternalServerError || len(failed) != 3 {
+		t.Errorf("errors %+v, want down.xml 503 (after its tries), broken.xml and refused.xml 500", st.Errors)
 	}
-	want := map[string]int{"flaky.xml": 3, "down.xml": 3, "backend.xml": 2, "broken.xml": 1, "ok.xml": 1}
+	want := map[string]int{"flaky.xml": 3, "down.xml": 3, "backend.xml": 2, "broken.xml": 1, "ok.xml": 1, "refused.xml": 1}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for name, n := range want {

@@ -799,8 +799,10 @@ func (q *Queue) unavailableTries() int {
 // retryLater says whether an item's answer is a passing failure, and how
 // long the job waits before running the item again: an answer 503 (the
 // service's backend not available, its memory budget taken, ...) or a
-// failed backend (reason backend_error) that is not yet the item's last
-// try (run of UnavailableTries). The wait doubles from
+// failed backend (reason backend_error) with a Retry-After (a backend that
+// refuses the service's credentials, 401, answers backend_error without
+// one: waiting does not mend it, and the job retried it ten times) that
+// is not yet the item's last try (run of UnavailableTries). The wait doubles from
 // UnavailableBackoff with each run, at most a minute, and is at least
 // the answer's Retry-After (fetch.RetryAfter) up to that minute.
 func (q *Queue) retryLater(status int, header http.Header, body func() []byte, run int) (time.Duration, bool) {
@@ -808,7 +810,7 @@ func (q *Queue) retryLater(status int, header http.Header, body func() []byte, r
 		return 0, false
 	}
 	var e service.ErrorBody
-	if status != http.StatusServiceUnavailable && (json.Unmarshal(body(), &e) != nil || e.Reason != service.ReasonBackendError) {
+	if status != http.StatusServiceUnavailable && (header.Get("Retry-After") == "" || json.Unmarshal(body(), &e) != nil || e.Reason != service.ReasonBackendError) {
 		return 0, false
 	}
 	wait := max(q.backoff(run), fetch.RetryAfter(header.Get("Retry-After"), time.Now()))
