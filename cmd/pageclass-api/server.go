@@ -301,6 +301,9 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		s.bookHosts = parseHosts(strings.Join(hosts, ","))
 	}
 	s.books = newBookFetcher(s.bookHosts)
+	s.decode.OnBrokenPages = func(name string, err error) {
+		s.svc.Logger.Warn("a PDF's page tree has broken pages", "file", name, "error", err.Error())
+	}
 	s.decode.OnLabelError = func(name string, err error) {
 		s.svc.Logger.Warn("the PDF's page labels cannot be read: its pages are numbered only", "file", name, "error", err.Error())
 	}

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"archivekit/internal/book"
@@ -234,6 +233,15 @@ func (r *classifier) predictOptions() classify.Options {
 	dec.OnLabelError = func(name string, err error) {
 		if _, again := warned.LoadOrStore(name, true); !again {
 			r.log.Warn("the PDF's page labels cannot be read: its pages are numbered only", "file", name, "error", err.Error())
+		}
+	}
+	var brokenWarned sync.Map
+	dec.OnBrokenPages = func(name string, err error) {
+		// In the run's log and its run metadata (it went to the default
+		// logger, plain text on stderr).
+		if _, again := brokenWarned.LoadOrStore(name, true); !again {
+			r.log.Warn("a PDF's page tree has broken pages", "file", name, "error", err.Error())
+			r.para.Warn(name + ": " + err.Error())
 		}
 	}
 	o := classify.Options{Batch: r.settings.Setup.Batch, Decode: dec, Upload: r.upload()}
@@ -677,18 +685,30 @@ func (r *classifier) predict(ctx context.Context, files []string, folders []clas
 		r.bar.SetItem(r.names[0])
 	}
 	opt := r.predictOptions()
-	var opened atomic.Int64
+	// An input a stopped run never opened is counted too, a page as the
+	// bar counts it (its page count unknown): the record's total is what
+	// was collected, as the summary's files_left says. The pipeline's
+	// opener may still open one after a stop has ended predict: it is
+	// counted as unopened then, once (it was counted twice: 43 of 42).
+	var openMu sync.Mutex
+	opened, counted := 0, false
 	opt.OnOpen = func(in pipeline.Input, pages int) {
 		if pages > 1 {
 			r.bar.AddTotal(pages - 1)
 		}
-		r.para.AddInputs(max(pages, 1))
-		opened.Add(1)
+		openMu.Lock()
+		defer openMu.Unlock()
+		if !counted {
+			r.para.AddInputs(max(pages, 1))
+			opened++
+		}
 	}
-	// An input a stopped run never opened is counted too, a page as the
-	// bar counts it (its page count unknown): the record's total is what
-	// was collected, as the summary's files_left says.
-	defer func() { r.para.AddInputs(len(inputs) - int(opened.Load())) }()
+	defer func() {
+		openMu.Lock()
+		defer openMu.Unlock()
+		counted = true
+		r.para.AddInputs(len(inputs) - opened)
+	}()
 	r.open = map[string]*item{}
 	r.stopped = func() bool { return ctx.Err() != nil }
 	var err error

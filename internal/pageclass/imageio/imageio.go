@@ -142,6 +142,14 @@ type Options struct {
 	// called from the goroutine that calls Decode, so possibly from
 	// several at once.
 	OnLabelError func(name string, err error)
+	// OnBrokenPages, when set, is called by Decode with the document's
+	// name and what is done about it when a PDF that poppler would render
+	// has broken pages (Doc.BrokenPages): poppler would number the pages
+	// after them wrongly, so the document is rendered with PDFium where
+	// it is loaded, else those pages fail and the others keep their
+	// numbers. Nil logs it with log/slog at Warn level. It is called from
+	// the goroutine that calls Decode.
+	OnBrokenPages func(name string, err error)
 	// Isolation, when set, decodes in child processes (see Isolation): a
 	// crash or a hang of a C decoder then fails the one file, naming it.
 	// Nil decodes in this process.
@@ -245,6 +253,15 @@ type Doc struct {
 	// not be read.
 	labels   []string
 	labelErr error
+	// broken are the 1-based numbers of a PDF's pages whose page object
+	// is missing or no dictionary (pdflabel.PageObjects), found when
+	// poppler was to render it; nil for none. The Doc is then rendered by
+	// PDFium (opts.Renderer), or by poppler through popplerPages.
+	broken []int
+	// popplerPages maps each page (0-based) of a PDF with broken pages
+	// that poppler renders to poppler's index of it, -1 for a broken
+	// page; nil when poppler's own numbering is used.
+	popplerPages []int
 	// bigTIFF holds a BigTIFF's page sizes (read from its directories):
 	// govips does not hand libvips a BigTIFF, so each page is read by
 	// libvips itself into a classic TIFF within the decode budget (load).
@@ -388,6 +405,7 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 	if typ == vips.ImageTypeJPEG {
 		data = jpegWithoutHeaderJunk(data)
 	}
+	orig := data
 	if typ == vips.ImageTypePDF && !o.pdfium() {
 		data = pdfWithinBounds(data)
 	}
@@ -419,7 +437,9 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		if d.pages < 1 {
 			return nil, &Error{Name: name, Err: errors.New("PDF has no pages")}
 		}
+		d.checkPageTree(orig)
 		d.readLabels()
+		d.tellBroken(d.opts.pdfium())
 		return d, nil
 	}
 	if err := o.checkSize(ref); err != nil {
@@ -635,6 +655,9 @@ var ErrFlatRender = errors.New("the page was rendered blank")
 // returned where the other renderer is not loaded, cannot open the
 // document, or draws the page flat too (a blank page).
 func (d *Doc) secondLook(ctx context.Context, i int) error {
+	if d.broken != nil {
+		return nil // the renderers number its pages differently
+	}
 	o := d.opts
 	o.Isolation = nil // this process decodes (a decoder process, or in process)
 	switch {
@@ -1075,6 +1098,11 @@ func (d *Doc) params(page, dpi int) *vips.ImportParams {
 }
 
 func (d *Doc) load(page, dpi int) (*vips.ImageRef, error) {
+	if d.popplerPages != nil && page < len(d.popplerPages) {
+		if page = d.popplerPages[page]; page < 0 {
+			return nil, errBrokenPage
+		}
+	}
 	if d.bigTIFF != nil {
 		return d.loadBigTIFF(page)
 	}

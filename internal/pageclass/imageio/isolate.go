@@ -411,6 +411,10 @@ type reply struct {
 	Type     int
 	Labels   []string
 	LabelErr string
+	// Broken are a PDF's broken pages (Doc.BrokenPages); BrokenPDFium
+	// says that PDFium renders it for them.
+	Broken       []int
+	BrokenPDFium bool
 	// opPage: the size of the decoded page (opSend is answered with its
 	// W×H×3 bytes, raw)
 	W, H int
@@ -418,11 +422,11 @@ type reply struct {
 
 // request is a request of op for document id of o, named name: o's
 // settings travel without what stays in this process (gob skips the
-// OnLabelError func; a nil Isolation is left out, so the child decodes in
-// itself).
+// OnLabelError and OnBrokenPages funcs; a nil Isolation is left out, so
+// the child decodes in itself).
 func (o Options) request(op int, id uint64, name string) *request {
 	req := &request{Op: op, ID: id, Name: name, Opts: o}
-	req.Opts.Isolation, req.Opts.OnLabelError = nil, nil
+	req.Opts.Isolation, req.Opts.OnLabelError, req.Opts.OnBrokenPages = nil, nil, nil
 	// The PDFium this process loaded, for PDFium's pages or for the second
 	// look at a page poppler draws flat (Doc.Use).
 	req.PDFium = pdfium.Loaded()
@@ -492,13 +496,14 @@ func (o Options) decodeIsolated(data []byte, name string) (*Doc, error) {
 	if err != nil {
 		return nil, &Error{Name: name, Err: err}
 	}
-	d.pages, d.typ, d.labels = rep.Pages, vips.ImageType(rep.Type), rep.Labels
+	d.pages, d.typ, d.labels, d.broken = rep.Pages, vips.ImageType(rep.Type), rep.Labels, rep.Broken
 	if rep.LabelErr != "" {
 		d.labelErr = errors.New(rep.LabelErr)
 		if o.OnLabelError != nil {
 			o.OnLabelError(name, d.labelErr)
 		}
 	}
+	d.tellBroken(rep.BrokenPDFium)
 	return d, nil
 }
 

@@ -138,6 +138,8 @@ func (wk *worker) doc(req *request) (*Doc, error) {
 	}
 	o := req.Opts
 	o.Isolation = nil // decoded here, whatever arrived
+	// The parent tells broken pages, from the reply (Doc.BrokenPages).
+	o.OnBrokenPages = func(string, error) {}
 	d, err := o.Decode(req.data, req.Name)
 	if err != nil {
 		return nil, err
@@ -166,7 +168,7 @@ func (wk *worker) open(req *request) error {
 	if err != nil {
 		return wk.enc.Encode(&reply{Err: toWire(err)})
 	}
-	rep := reply{Pages: d.pages, Type: int(d.typ), Labels: d.labels}
+	rep := reply{Pages: d.pages, Type: int(d.typ), Labels: d.labels, Broken: d.broken, BrokenPDFium: d.broken != nil && d.opts.pdfium()}
 	if d.labelErr != nil {
 		rep.LabelErr = d.labelErr.Error()
 	}

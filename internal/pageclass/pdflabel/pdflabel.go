@@ -44,12 +44,7 @@ var ErrEncrypted = errors.New("the PDF is encrypted: its page labels are not rea
 // common readers do. An error says why the labels could not be read; the
 // pages themselves may still be readable.
 func Labels(data []byte, n int) ([]string, error) {
-	if !bytes.HasPrefix(bytes.TrimLeft(data[:min(len(data), 1024)], "\x00\t\n\f\r "), []byte("%PDF-")) {
-		return nil, errors.New("not a PDF (no %PDF- header)")
-	}
-	r := &reader{data: data, objs: map[int]loc{}, budget: MaxInflate}
-	r.index()
-	root, err := r.catalog()
+	r, root, err := open(data)
 	if err != nil {
 		return nil, err
 	}
@@ -78,6 +73,20 @@ func Labels(data []byte, n int) ([]string, error) {
 		out[i] = rs[k].label(i - rs[k].start)
 	}
 	return out, nil
+}
+
+// open indexes the objects of the PDF in data and finds its catalog.
+func open(data []byte) (*reader, pdfsyntax.Dict, error) {
+	if !bytes.HasPrefix(bytes.TrimLeft(data[:min(len(data), 1024)], "\x00\t\n\f\r "), []byte("%PDF-")) {
+		return nil, nil, errors.New("not a PDF (no %PDF- header)")
+	}
+	r := &reader{data: data, objs: map[int]loc{}, budget: MaxInflate}
+	r.index()
+	root, err := r.catalog()
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, root, nil
 }
 
 // labelRange is one entry of the number tree: from page start on, labels
@@ -118,8 +127,8 @@ func letters(v int) string {
 
 // walk collects the ranges of a number-tree node and its kids.
 func (r *reader) walk(node pdfsyntax.Dict, depth int, seen map[int]bool, out *[]labelRange) error {
-	if depth > 32 {
-		return errors.New("the page-label tree is deeper than 32 levels")
+	if depth > maxTreeDepth {
+		return fmt.Errorf("the page-label tree is deeper than %d levels", maxTreeDepth)
 	}
 	if nums, ok := r.resolve(node["Nums"]).(pdfsyntax.Array); ok {
 		for i := 0; i+1 < len(nums); i += 2 {
@@ -174,6 +183,10 @@ type reader struct {
 	objs    map[int]loc
 	streams map[int]*objStream
 	budget  int
+	// lost counts the object streams that could not be decoded (a
+	// filter other than Flate, an encrypted or damaged stream): objects
+	// they hold are not found.
+	lost int
 }
 
 // objStream is a decoded object stream: its objects' numbers and their
@@ -228,11 +241,13 @@ func (r *reader) objectStream(pos int) *objStream {
 	p.Space()
 	body, err := r.streamBody(p.Pos(), d)
 	if err != nil {
+		r.lost++
 		return nil
 	}
 	n, _ := number(d["N"])
 	first, _ := number(d["First"])
 	if n <= 0 || n > 1<<20 || first < 0 || first > float64(len(body)) {
+		r.lost++
 		return nil
 	}
 	hp := pdfsyntax.NewParser(body[:int(first)], 0)

@@ -90,6 +90,18 @@ func PDF(pages int, widthIn, heightIn float64) []byte {
 // Helvetica text over it; tree, when not empty, is the catalog's
 // /PageLabels value.
 func ScanPDF(pages []image.Image, dpi float64, tree string) ([]byte, error) {
+	objs, err := ScanPDFObjects(pages, dpi, tree)
+	if err != nil {
+		return nil, err
+	}
+	return PDFObjects(objs...), nil
+}
+
+// ScanPDFObjects returns the objects of ScanPDF's PDF, for PDFObjects,
+// so that a test can break one first: object 1 is the catalog, 2 the page
+// tree, 3 the font, then each page has three, from 4 on: its page
+// object (4, 7, 10, ...), its content stream and its image.
+func ScanPDFObjects(pages []image.Image, dpi float64, tree string) ([]string, error) {
 	catalog := "<< /Type /Catalog /Pages 2 0 R >>"
 	if tree != "" {
 		catalog = "<< /Type /Catalog /Pages 2 0 R /PageLabels " + tree + " >>"
@@ -112,22 +124,31 @@ func ScanPDF(pages []image.Image, dpi float64, tree string) ([]byte, error) {
 			fmt.Sprintf("<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode /Length %d >>\nstream\n%s\nendstream", w, h, jb.Len(), jb.String()))
 	}
 	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", kids, len(pages))
-	return PDFObjects(objs...), nil
+	return objs, nil
 }
 
 // PDFObjects writes a PDF file whose objects 1, 2, ... are objs (object 1
-// must be the catalog), with its cross-reference table and trailer.
+// must be the catalog), with its cross-reference table and trailer. An
+// empty string leaves its object undefined: no definition, a free entry
+// in the table.
 func PDFObjects(objs ...string) []byte {
 	var b bytes.Buffer
 	b.WriteString("%PDF-1.4\n")
 	offs := make([]int, len(objs))
 	for i, o := range objs {
+		if o == "" {
+			continue
+		}
 		offs[i] = b.Len()
 		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
 	}
 	xref := b.Len()
 	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, o := range offs {
+	for i, o := range offs {
+		if objs[i] == "" {
+			b.WriteString("0000000000 00001 f \n")
+			continue
+		}
 		fmt.Fprintf(&b, "%010d 00000 n \n", o)
 	}
 	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)

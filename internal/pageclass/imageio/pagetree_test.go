@@ -1,0 +1,134 @@
+package imageio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"strings"
+	"testing"
+
+	"archivekit/internal/pageclass/imageio/hostile"
+)
+
+// colourPages are three scanned pages, each of its own colour, so that a
+// page's pixels tell which it is.
+var colourPages = []color.RGBA{{200, 40, 40, 255}, {40, 200, 40, 255}, {40, 40, 200, 255}}
+
+// brokenPDFs are 3-page scans (hostile.ScanPDFObjects) whose page 2 is
+// broken in each of the ways poppler skips, and the intact scan.
+func brokenPDFs(t *testing.T) (intact []byte, broken map[string][]byte) {
+	t.Helper()
+	var imgs []image.Image
+	for _, c := range colourPages {
+		img := image.NewRGBA(image.Rect(0, 0, 300, 400))
+		for i := 0; i < len(img.Pix); i += 4 {
+			img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, 255
+		}
+		imgs = append(imgs, img)
+	}
+	objs, err := hostile.ScanPDFObjects(imgs, 150, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := func(num int, obj string) []byte {
+		o := append([]string(nil), objs...)
+		o[num-1] = obj
+		return hostile.PDFObjects(o...)
+	}
+	// Page 2's object is 7 (ScanPDFObjects).
+	return hostile.PDFObjects(objs...), map[string][]byte{
+		"object missing":        with(7, ""),
+		"object not a dict":     with(7, "[1 2 3]"),
+		"kid points to nothing": with(2, strings.Replace(objs[1], "7 0 R", "99 0 R", 1)),
+	}
+}
+
+// pageColour names the colourPages entry nearest to the centre of img:
+// "page 1" to "page 3".
+func pageColour(img Image) string {
+	r, g, b := img.At(img.W/2, img.H/2)
+	best, dist := "", 1<<30
+	for k, c := range colourPages {
+		d := abs(int(r)-int(c.R)) + abs(int(g)-int(c.G)) + abs(int(b)-int(c.B))
+		if d < dist {
+			best, dist = fmt.Sprintf("page %d", k+1), d
+		}
+	}
+	return best
+}
+
+// renderAll renders every page of data with o (poppler: the default),
+// and says for each what it shows ("page N") or its error, and what
+// Decode told OnBrokenPages.
+func renderAll(t *testing.T, o Options, data []byte) (pages []string, told string) {
+	t.Helper()
+	o.OnBrokenPages = func(name string, err error) { told = name + ": " + err.Error() }
+	d, err := o.Decode(data, "badpage.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < d.Pages(); i++ {
+		err := d.Use(context.Background(), i, func(img Image) error {
+			pages = append(pages, pageColour(img))
+			return nil
+		})
+		var e *Error
+		if errors.As(err, &e) {
+			pages = append(pages, fmt.Sprintf("error on page %d", e.Page))
+		} else if err != nil {
+			t.Fatalf("page %d: %v", i+1, err)
+		}
+	}
+	return pages, told
+}
+
+// TestBrokenPageObject: a PDF whose page 2 is broken (its object missing
+// or not a dictionary) has pages 1 and 3 rendered as themselves and page 2
+// failed under its own number, never page 3 under number 2 as poppler
+// numbers them: with PDFium where it is loaded (and a warning that says
+// so), in this process or a decoder process, else with poppler, its
+// indexes mapped.
+func TestBrokenPageObject(t *testing.T) {
+	intact, broken := brokenPDFs(t)
+	if got, told := renderAll(t, DefaultOptions, intact); strings.Join(got, ", ") != "page 1, page 2, page 3" || told != "" {
+		t.Fatalf("intact PDF: %q, told %q", got, told)
+	}
+	want := "page 1, error on page 2, page 3"
+	for _, tc := range []struct {
+		name     string
+		pdfium   bool
+		isolated bool
+		told     string
+	}{
+		{"poppler alone", false, false, "badpage.pdf: page 2 of the PDF cannot be read (page object missing or not a dictionary): it fails, and poppler renders the others under their own numbers"},
+		{"PDFium loaded", true, false, "badpage.pdf: page 2 of the PDF cannot be read (page object missing or not a dictionary): rendered with PDFium: poppler would number the pages after it wrongly"},
+		{"PDFium loaded, decoder process", true, true, "badpage.pdf: page 2 of the PDF cannot be read (page object missing or not a dictionary): rendered with PDFium: poppler would number the pages after it wrongly"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.pdfium {
+				loadPDFium(t)
+			} else {
+				pdfiumLoaded = func() string { return "" }
+				t.Cleanup(func() { pdfiumLoaded = pdfiumLoadedDefault })
+			}
+			o := DefaultOptions
+			if tc.isolated {
+				o.Isolation = isolation(t, 1, 0)
+			}
+			for name, data := range broken {
+				got, told := renderAll(t, o, data)
+				if strings.Join(got, ", ") != want {
+					t.Errorf("%s: pages %q, want %s", name, got, want)
+				}
+				if !strings.HasPrefix(told, tc.told) {
+					t.Errorf("%s: told %q, want %q", name, told, tc.told)
+				}
+			}
+		})
+	}
+}
+
+// pdfiumLoadedDefault is pdfiumLoaded as the package sets it.
+var pdfiumLoadedDefault = pdfiumLoaded
