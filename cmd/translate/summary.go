@@ -51,7 +51,7 @@ func summaryText(f summaryFigures) string {
 		}
 	}
 	list("segments by state (the _log.csv files)", f.segments)
-	list("source languages (segments)", f.languages)
+	list("source languages (units)", f.languages)
 	if f.notCollected > 0 {
 		fmt.Fprintf(&b, "  %s of the folder not collected (listed in the run metadata's config.not_collected)\n", plural(f.notCollected, "file"))
 	}

@@ -15,7 +15,7 @@ func TestSummaryText(t *testing.T) {
        4158  ok
          24  unsupported_lang
           6  in_target
-  source languages (segments):
+  source languages (units):
        2078  cs
         302  sk
   1 file of the folder not collected (listed in the run metadata's config.not_collected)

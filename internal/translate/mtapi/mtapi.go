@@ -513,7 +513,10 @@ func (b *Backend) translateChunk(ctx context.Context, text, src, tgt string) (st
 		// Every other request would be refused alike: the run stops (it
 		// tried every file), and the service answers backend_error (it
 		// was internal).
-		hint := "does the service need credentials, https://user:password@host/... in " + b.client.Setting + "?"
+		// No URL in the hint: a service's answer hides URLs
+		// ("<internal service>"), and the hint read "credentials,
+		// <internal service> in TRANSLATION_URL?".
+		hint := "does the service need credentials? give them in " + b.client.Setting + " as user:password@ before its host"
 		if strings.Contains(b.cfg.BaseURL, "@") {
 			hint = "are the credentials in " + b.client.Setting + " right?"
 		}

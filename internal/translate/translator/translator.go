@@ -732,7 +732,7 @@ func withheldReason(tags []string, n int) string {
 	if len(examples) > 0 {
 		how += " (" + strings.Join(examples, ", ") + ", say)"
 	}
-	return fmt.Sprintf("%d withheld by the script check because their language could not be told (%s): give it as %s or as an element language attribute (xml:lang, LANG, primaryLanguage)",
+	return fmt.Sprintf("%d withheld by the script check because their language could not be told (%s): give it as %s or as an element language attribute (xml:lang, LANG, primaryLanguage), if the translation service offers that language",
 		n, strings.Join(scripts, "; "), how)
 }
 
