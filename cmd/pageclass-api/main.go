@@ -48,7 +48,10 @@ func main() {
 	if code, stop := fs.Parse(os.Args[1:], os.Stdout); stop {
 		os.Exit(code)
 	}
-	fs.Visit(func(f *flag.Flag) { o.RotationGiven = o.RotationGiven || f.Name == "rotation-model" })
+	fs.Visit(func(f *flag.Flag) {
+		o.RotationGiven = o.RotationGiven || f.Name == "rotation-model"
+		o.DemoGiven = o.DemoGiven || f.Name == "demo"
+	})
 	s, err := newServer(o, os.LookupEnv, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

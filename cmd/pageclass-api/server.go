@@ -16,6 +16,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -74,11 +75,13 @@ type options struct {
 	// parsing): an empty one then turns the rotation check off, while an
 	// empty default means the shipped model was not found.
 	RotationGiven bool
-	Device        string
-	Precision     string
-	MaxBatch      int
-	BatchWait     time.Duration
-	NoBatch       bool
+	// DemoGiven is set when -demo was given.
+	DemoGiven bool
+	Device    string
+	Precision string
+	MaxBatch  int
+	BatchWait time.Duration
+	NoBatch   bool
 	// MaxRender is the per-request budget of time spent decoding and
 	// preparing pages; 0 means defaultMaxRender.
 	MaxRender time.Duration
@@ -100,6 +103,31 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.DurationVar(&o.BatchWait, "batch-wait", batcher.DefaultMaxWait, "how long an idle model waits for a fuller batch (0: none, run at once)")
 	fs.BoolVar(&o.NoBatch, "no-batching", false, "run each request's pages on their own (no cross-request batching)")
 	fs.DurationVar(&o.MaxRender, "max-render", defaultMaxRender, "time one request may spend decoding and preparing its pages; a PDF over it is refused with 422 between pages")
+}
+
+// checkWeightVariables refuses a weight variable (ARCHIVEKIT_ROTATION_MODEL,
+// ARCHIVEKIT_DEMO_WEIGHTS) that is set and names nothing, when its flag was
+// not given: the service started with the rotation check off (or no demo
+// fallback) without a word, while pageclass refuses it as it refuses the
+// flag.
+func checkWeightVariables(o options, lookup func(string) (string, bool)) error {
+	for _, w := range []struct {
+		res   resources.Resource
+		given bool
+	}{{resources.RotationModel, o.RotationGiven}, {resources.DemoWeights, o.DemoGiven}} {
+		v, ok := lookup(w.res.Env)
+		if !ok || strings.TrimSpace(v) == "" || w.given {
+			continue
+		}
+		fi, err := os.Stat(strings.TrimSpace(v))
+		if err == nil && !fi.IsDir() {
+			err = errors.New("not a folder")
+		}
+		if err != nil {
+			return fmt.Errorf("%s=%q names no weights folder (%v): give its folder, or unset it to use the shipped weights", w.res.Env, v, err)
+		}
+	}
+	return nil
 }
 
 // loadConfig reads the configuration found by internal/resources (flag,
@@ -228,6 +256,9 @@ type server struct {
 }
 
 func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) (*server, error) {
+	if err := checkWeightVariables(o, lookup); err != nil {
+		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
+	}
 	set, err := loadConfig(o.Config, lookup)
 	if err != nil {
 		return nil, fmt.Errorf("pageclass-api: configuration: %w", err)
