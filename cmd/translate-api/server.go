@@ -24,6 +24,7 @@ import (
 	"archivekit/internal/translate/mtapi"
 	"archivekit/internal/translate/session"
 	"archivekit/internal/translate/translator"
+	"archivekit/internal/translate/transport"
 	"archivekit/internal/translate/vocab"
 	"archivekit/internal/version"
 )
@@ -457,7 +458,11 @@ func (s *server) liveProbe(ctx context.Context, be backend.Backend) string {
 	was, probed := s.probeDetail, !s.probeAt.IsZero()
 	s.probeDetail = ""
 	if err := p.Probe(ctx); err != nil {
-		s.probeDetail = fmt.Sprintf("translation backend %s does not answer: %s", be.Name(), service.Redact(err.Error()))
+		what := "does not answer"
+		if te, ok := transport.AsUnreachable(err); ok && te.Refused {
+			what = "refuses this service" // it answered: 401, 403
+		}
+		s.probeDetail = fmt.Sprintf("translation backend %s %s: %s", be.Name(), what, service.Redact(err.Error()))
 	}
 	s.probeAt = time.Now()
 	// Said once when it changes (only the deep check said so, while it

@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -706,5 +707,34 @@ func TestAttachment(t *testing.T) {
 		if got := attachment(tc.name); got != tc.want {
 			t.Errorf("attachment(%q) = %s, want %s", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestDeepHealthBackendRefuses: a backend that answers its model list 401
+// (it wants credentials) makes the deep check say it refuses this service,
+// with what to check (it said the backend "does not answer").
+func TestDeepHealthBackendRefuses(t *testing.T) {
+	var refuse atomic.Bool
+	mt := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse.Load() {
+			http.Error(w, "sign in", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"_embedded":{"item":[{"model":"cs-en","supports":{"cs":["en"]}}]}}`)
+	}))
+	defer mt.Close()
+	s, ts := startServer(t, testEnv(mt.URL, nil))
+	refuse.Store(true)
+	s.probeMu.Lock()
+	s.probeAt = time.Time{} // the last probe is not reused
+	s.probeMu.Unlock()
+	resp, err := http.Get(ts.URL + "/health?deep=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(readBody(t, resp))
+	if resp.StatusCode != 503 || !strings.Contains(body, "translation backend mtapi refuses this service") || !strings.Contains(body, "does the service need credentials?") {
+		t.Errorf("backend refusing: %d %s", resp.StatusCode, body)
 	}
 }

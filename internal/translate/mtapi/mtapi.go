@@ -260,6 +260,17 @@ func (b *Backend) setSecrets() {
 	}
 }
 
+// refusedHint is what to check when the service refuses this program
+// (401, 403). It has no URL: a service's answer hides URLs ("<internal
+// service>"), and the hint read "credentials, <internal service> in
+// TRANSLATION_URL?".
+func (b *Backend) refusedHint() string {
+	if strings.Contains(b.cfg.BaseURL, "@") {
+		return "are the credentials in " + b.client.Setting + " right?"
+	}
+	return "does the service need credentials? give them in " + b.client.Setting + " as user:password@ before its host"
+}
+
 // redact takes the base URL's credentials out of s (setSecrets).
 func (b *Backend) redact(s string) string {
 	for _, sec := range b.secrets {
@@ -333,7 +344,12 @@ func (b *Backend) fetchModels(ctx context.Context) (map[string]bool, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusUnauthorized, http.StatusForbidden:
+		// Refused, not absent: the deep check said "does not answer".
+		return nil, transport.RefusedError("GET "+b.shown+"/models", resp.StatusCode, "", b.refusedHint())
+	default:
 		return nil, fmt.Errorf("GET %s: HTTP %d", u, resp.StatusCode)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
@@ -513,14 +529,7 @@ func (b *Backend) translateChunk(ctx context.Context, text, src, tgt string) (st
 		// Every other request would be refused alike: the run stops (it
 		// tried every file), and the service answers backend_error (it
 		// was internal).
-		// No URL in the hint: a service's answer hides URLs
-		// ("<internal service>"), and the hint read "credentials,
-		// <internal service> in TRANSLATION_URL?".
-		hint := "does the service need credentials? give them in " + b.client.Setting + " as user:password@ before its host"
-		if strings.Contains(b.cfg.BaseURL, "@") {
-			hint = "are the credentials in " + b.client.Setting + " right?"
-		}
-		return "", transport.RefusedError(b.shown+"/models/"+src+"-"+tgt, resp.StatusCode, b.redact(string(body)), hint)
+		return "", transport.RefusedError(b.shown+"/models/"+src+"-"+tgt, resp.StatusCode, b.redact(string(body)), b.refusedHint())
 	default:
 		return "", backend.Failed(fmt.Errorf("HTTP %d: %s", resp.StatusCode, transport.Snippet(string(body))))
 	}
