@@ -695,3 +695,32 @@ func (f *Fetcher) once(ctx context.Context, u *url.URL, first bool) ([]byte, *ur
 	}
 	return body, nil, nil
 }
+
+// Unreached says how err shows that a server was never reached, and the
+// host name when it does not resolve: NotUnreached for any other error (a
+// timeout, a reset, a TLS failure, which may pass). It is the one reading
+// of such errors; each caller words it for its own messages.
+func Unreached(err error) (why Unreachability, host string) {
+	var dns *net.DNSError
+	switch {
+	case err == nil:
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return ConnRefused, ""
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return NoSuchHost, dns.Name
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return NoRoute, ""
+	}
+	return NotUnreached, ""
+}
+
+// Unreachability is how a server was never reached (Unreached).
+type Unreachability int
+
+// The ways Unreached tells.
+const (
+	NotUnreached Unreachability = iota // reached, or failed otherwise
+	ConnRefused                        // the address refused the connection
+	NoSuchHost                         // the host name does not resolve
+	NoRoute                            // no route to the host or its network
+)

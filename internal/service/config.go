@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"archivekit/internal/fetch"
@@ -577,14 +576,13 @@ func BookReadError(err error) error {
 // connection, there is no route to it, or it did not answer in time; ""
 // for any other error.
 func unreachableWords(err error) string {
-	var dns *net.DNSError
 	var ne net.Error
-	switch {
-	case errors.As(err, &dns) && dns.IsNotFound:
+	switch why, _ := fetch.Unreached(err); {
+	case why == fetch.NoSuchHost:
 		return "its host name does not resolve"
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case why == fetch.ConnRefused:
 		return "it refused the connection"
-	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+	case why == fetch.NoRoute:
 		return "there is no route to it"
 	case errors.As(err, &ne) && ne.Timeout():
 		return "it did not answer in time"

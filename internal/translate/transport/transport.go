@@ -17,14 +17,12 @@ import (
 	"io"
 	"math"
 	"math/rand"
-	"net"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -359,15 +357,12 @@ func (c *Client) do(ctx context.Context, maxRetries int, newReq func(ctx context
 // that is unreachable); "" for any other error (a timeout, a reset, a
 // TLS failure), which may pass.
 func Unreachable(err error) string {
-	var dns *net.DNSError
-	switch {
-	case err == nil:
-		return ""
-	case errors.Is(err, syscall.ECONNREFUSED):
+	switch why, host := fetch.Unreached(err); why {
+	case fetch.ConnRefused:
 		return "connection refused"
-	case errors.As(err, &dns) && dns.IsNotFound:
-		return "host name " + dns.Name + " not found"
-	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+	case fetch.NoSuchHost:
+		return "host name " + host + " not found"
+	case fetch.NoRoute:
 		return "no route to host"
 	}
 	return ""
