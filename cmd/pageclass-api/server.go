@@ -16,7 +16,6 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -115,15 +114,14 @@ func checkWeightVariables(o options, lookup func(string) (string, bool)) error {
 		res   resources.Resource
 		given bool
 	}{{resources.RotationModel, o.RotationGiven}, {resources.DemoWeights, o.DemoGiven}} {
-		v, ok := lookup(w.res.Env)
-		if !ok || strings.TrimSpace(v) == "" || w.given {
+		v, _ := lookup(w.res.Env)
+		if w.given {
 			continue
 		}
-		fi, err := os.Stat(strings.TrimSpace(v))
-		if err == nil && !fi.IsDir() {
-			err = errors.New("not a folder")
-		}
-		if err != nil {
+		// The resolver's own check (a variable naming nothing is its error;
+		// found nowhere, ErrNotFound, is the usual warning, not this one).
+		res := resources.Resolver{Getenv: func(k string) string { v, _ := lookup(k); return v }}
+		if _, err := res.Find(w.res, ""); err != nil && !errors.Is(err, resources.ErrNotFound) {
 			return fmt.Errorf("%s=%q names no weights folder (%v): give its folder, or unset it to use the shipped weights", w.res.Env, v, err)
 		}
 	}

@@ -42,6 +42,9 @@ const Name = "mtapi"
 // TRANSLATION_URL nor MTAPI_BASE_URL is set.
 const DefaultBaseURL = "https://lindat.mff.cuni.cz/services/translation/api/v2"
 
+// publicHost is DefaultBaseURL's host, as the notices and refusals name it.
+const publicHost = "lindat.mff.cuni.cz"
+
 // DefaultPolicy is the spec's MTAPI_* defaults: 0.0 s spacing, 4 retries,
 // 1.0 s backoff base.
 var DefaultPolicy = transport.Policy{MinInterval: 0, MaxRetries: 4, BackoffBase: time.Second}
@@ -99,7 +102,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		if refused {
 			return Config{}, fmt.Errorf("TRANSLATION_URL is unset and %s=refuse: give the address of your translation service (the public one at %s is refused)",
-				transport.EnvPublicServices, strings.TrimPrefix(strings.SplitN(DefaultBaseURL, "/services", 2)[0], "https://"))
+				transport.EnvPublicServices, publicHost)
 		}
 		base = DefaultBaseURL
 	}
@@ -150,7 +153,7 @@ func CheckURLSettings(lookup func(string) (string, bool)) (note string, err erro
 		v = strings.TrimSpace(v)
 		if v == "" {
 			return "", fmt.Errorf("%s is set but empty: give the translation API's address (http(s)://...), or unset it to send the text to the public hosted service at %s",
-				k, strings.TrimPrefix(strings.SplitN(DefaultBaseURL, "/services", 2)[0], "https://"))
+				k, publicHost)
 		}
 		switch {
 		case used == "":
@@ -286,11 +289,7 @@ func (b *Backend) HostedNotice() string {
 	if b.cfg.BaseURL != strings.TrimRight(DefaultBaseURL, "/") {
 		return ""
 	}
-	host := b.cfg.BaseURL
-	if u, err := url.Parse(host); err == nil {
-		host = u.Host
-	}
-	return fmt.Sprintf("document text is sent to the public hosted translation service at %s (TRANSLATION_URL is unset, the default): set TRANSLATION_URL to a self-hosted service to keep it in house", host)
+	return fmt.Sprintf("document text is sent to the public hosted translation service at %s (TRANSLATION_URL is unset, the default): set TRANSLATION_URL to a self-hosted service to keep it in house", publicHost)
 }
 
 // Models returns the offered "<src>-<tgt>" pairs, sorted, and where they

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -385,5 +386,12 @@ func TestCheckURLSettings(t *testing.T) {
 		if (tc.wantNote == "") != (note == "") || !strings.Contains(note, tc.wantNote) {
 			t.Errorf("%v: note %q, want %q", tc.env, note, tc.wantNote)
 		}
+	}
+}
+
+// TestPublicHost: the host the notices name is DefaultBaseURL's.
+func TestPublicHost(t *testing.T) {
+	if u, err := url.Parse(DefaultBaseURL); err != nil || u.Host != publicHost {
+		t.Errorf("DefaultBaseURL %s, publicHost %s", DefaultBaseURL, publicHost)
 	}
 }
