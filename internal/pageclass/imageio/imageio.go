@@ -437,8 +437,10 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		if d.pages < 1 {
 			return nil, &Error{Name: name, Err: errors.New("PDF has no pages")}
 		}
-		d.checkPageTree(orig)
-		d.readLabels()
+		// The PDF's objects indexed once for its page tree and its labels.
+		pf, perr := pdflabel.Open(d.data)
+		d.checkPageTree(pf, perr, orig)
+		d.readLabelsOf(pf, perr)
 		d.tellBroken(d.opts.pdfium())
 		return d, nil
 	}
@@ -563,7 +565,17 @@ func (d *Doc) LabelError() error { return d.labelErr }
 // readLabels reads the page labels of a PDF of d.pages pages, and tells
 // Options.OnLabelError when they cannot be read.
 func (d *Doc) readLabels() {
-	d.labels, d.labelErr = pdflabel.Labels(d.data, d.pages)
+	pf, err := pdflabel.Open(d.data)
+	d.readLabelsOf(pf, err)
+}
+
+// readLabelsOf is readLabels with the PDF's objects indexed already (pf,
+// or the error that opening gave).
+func (d *Doc) readLabelsOf(pf *pdflabel.File, err error) {
+	d.labels, d.labelErr = nil, err
+	if err == nil {
+		d.labels, d.labelErr = pf.Labels(d.pages)
+	}
 	if errors.Is(d.labelErr, pdflabel.ErrEncrypted) {
 		if labels, ok := pdfiumLabels(d.data, d.pages); ok {
 			d.labels, d.labelErr = labels, nil

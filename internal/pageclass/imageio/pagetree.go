@@ -31,10 +31,14 @@ var errBrokenPage = errors.New("the PDF's page tree has no page object for it (m
 var pdfiumLoaded = pdfium.Loaded
 
 // checkPageTree checks the page tree of a PDF that poppler is to render
-// (d.data, mended for poppler; orig as it came). A tree that cannot be
-// read, or has no broken page, changes nothing.
-func (d *Doc) checkPageTree(orig []byte) {
-	count, broken, err := pdflabel.PageObjects(d.data)
+// (d.data, mended for poppler, indexed as pf, or openErr; orig as it
+// came). A tree that cannot be read, or has no broken page, changes
+// nothing.
+func (d *Doc) checkPageTree(pf *pdflabel.File, openErr error, orig []byte) {
+	if openErr != nil {
+		return
+	}
+	count, broken, err := pf.PageObjects()
 	if err != nil || len(broken) == 0 {
 		return
 	}

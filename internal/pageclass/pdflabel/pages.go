@@ -29,10 +29,16 @@ const maxPages = 1 << 20
 // encrypted PDF, a loop, more than 32 levels, or a missing object that an
 // object stream this package cannot decode may hold.
 func PageObjects(data []byte) (count int, broken []int, err error) {
-	r, root, err := open(data)
+	f, err := Open(data)
 	if err != nil {
 		return 0, nil, err
 	}
+	return f.PageObjects()
+}
+
+// PageObjects is the package's PageObjects of f.
+func (f *File) PageObjects() (count int, broken []int, err error) {
+	r, root := f.r, f.root
 	pages, ok := r.resolve(root["Pages"]).(pdfsyntax.Dict)
 	if !ok {
 		return 0, nil, errors.New("the catalog has no page tree (/Pages)")

@@ -44,10 +44,32 @@ var ErrEncrypted = errors.New("the PDF is encrypted: its page labels are not rea
 // common readers do. An error says why the labels could not be read; the
 // pages themselves may still be readable.
 func Labels(data []byte, n int) ([]string, error) {
+	f, err := Open(data)
+	if err != nil {
+		return nil, err
+	}
+	return f.Labels(n)
+}
+
+// File is a PDF whose objects are indexed once, for its page labels and
+// its page tree (a decoder opening a PDF read and indexed it twice).
+type File struct {
+	r    *reader
+	root pdfsyntax.Dict
+}
+
+// Open indexes the objects of the PDF in data and finds its catalog.
+func Open(data []byte) (*File, error) {
 	r, root, err := open(data)
 	if err != nil {
 		return nil, err
 	}
+	return &File{r: r, root: root}, nil
+}
+
+// Labels is the package's Labels of f.
+func (f *File) Labels(n int) ([]string, error) {
+	r, root := f.r, f.root
 	tree, ok := r.resolve(root["PageLabels"]).(pdfsyntax.Dict)
 	if !ok {
 		return nil, nil
