@@ -16,6 +16,7 @@ import (
 	"archivekit/internal/pageclass/classify/classifytest"
 	"archivekit/internal/pageclass/imageio/hostile"
 	"archivekit/internal/paradata"
+	"archivekit/internal/testenv"
 )
 
 // TestPDFRendererFlag: --pdf-renderer pdfium classifies a scanned PDF as
@@ -23,10 +24,7 @@ import (
 // renderer in the run metadata, and without the library fails at once,
 // saying how to give it.
 func TestPDFRendererFlag(t *testing.T) {
-	lib := os.Getenv("ARCHIVEKIT_PDFIUM")
-	if lib == "" {
-		t.Skip("ARCHIVEKIT_PDFIUM is not set (eval \"$(make -s env)\" sets it)")
-	}
+	lib := testenv.PDFium(t)
 	pdf := scanPDF(t, 4, "")
 	raw := func(renderer string) [][]string {
 		e := newEnv(t, nil)
@@ -176,9 +174,7 @@ func scanPDF(t *testing.T, n int, tree string) []byte {
 // alike, and says so on its log; a ledger entry written before the
 // decoding was recorded is counted as unrecorded.
 func TestRowsNameTheirRenderer(t *testing.T) {
-	if os.Getenv("ARCHIVEKIT_PDFIUM") == "" {
-		t.Skip("ARCHIVEKIT_PDFIUM is not set (eval \"$(make -s env)\" sets it)")
-	}
+	testenv.PDFium(t)
 	t.Setenv("PDFIUM_LIBRARY", os.Getenv("ARCHIVEKIT_PDFIUM"))
 	e := newEnv(t, nil)
 	e.model(t, "v4.4")

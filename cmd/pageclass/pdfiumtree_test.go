@@ -1,8 +1,9 @@
 package main
 
 import (
-	"os"
 	"testing"
+
+	"archivekit/internal/testenv"
 )
 
 // TestBrokenPageObjectPDFium is TestBrokenPageObject with PDFium loaded:
@@ -10,10 +11,7 @@ import (
 // the intact PDF's with --pdf-renderer pdfium. (This file sorts after
 // pdfium_test.go, whose TestPDFRendererFlag needs PDFium not loaded yet.)
 func TestBrokenPageObjectPDFium(t *testing.T) {
-	lib := os.Getenv("ARCHIVEKIT_PDFIUM")
-	if lib == "" {
-		t.Skip("ARCHIVEKIT_PDFIUM is not set (eval \"$(make -s env)\" sets it)")
-	}
+	lib := testenv.PDFium(t)
 	t.Setenv("PDFIUM_LIBRARY", lib)
 	checkBrokenPage(t, "--pdf-renderer", "pdfium")
 }

@@ -18,10 +18,7 @@ import (
 // loadPDFium loads the library make env names (ARCHIVEKIT_PDFIUM).
 func loadPDFium(t *testing.T) {
 	t.Helper()
-	lib := os.Getenv("ARCHIVEKIT_PDFIUM")
-	if lib == "" {
-		t.Skip("ARCHIVEKIT_PDFIUM is not set (eval \"$(make -s env)\" sets it)")
-	}
+	lib := testenv.PDFium(t)
 	if _, err := LoadPDFium(func(k string) string {
 		if k == EnvPDFium {
 			return lib
