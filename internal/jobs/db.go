@@ -244,7 +244,10 @@ func (q *Queue) openSQLite(ctx context.Context) (*riversqlite.Driver, error) {
 	if err := stateFiles(q.opts.Dir); err != nil {
 		return nil, err
 	}
-	dsn := "file:" + q.opts.Dir + "/jobs.db?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(FULL)"
+	// secure_delete overwrites what is deleted (an expired job's file
+	// names, fields and errors) rather than leaving it in free pages;
+	// auto_vacuum lets Expire give the pages back (compact).
+	dsn := "file:" + q.opts.Dir + "/jobs.db?_pragma=auto_vacuum(INCREMENTAL)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(FULL)&_pragma=secure_delete(ON)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("jobs: database: %w", err)
@@ -276,6 +279,20 @@ func (q *Queue) openSQLite(ctx context.Context) (*riversqlite.Driver, error) {
 	if err := q.claimStore(ctx); err != nil {
 		return nil, err
 	}
+	// A database made before auto_vacuum is rebuilt with it, once (the
+	// folder is ours alone, and jobs.db holds rows, not files).
+	var vacuum int
+	if err := db.QueryRowContext(ctx, `PRAGMA auto_vacuum`).Scan(&vacuum); err != nil {
+		return nil, fmt.Errorf("jobs: database: %w", err)
+	}
+	if vacuum == 0 {
+		if _, err := db.ExecContext(ctx, `PRAGMA auto_vacuum = INCREMENTAL`); err != nil {
+			return nil, fmt.Errorf("jobs: database: %w", err)
+		}
+		if _, err := db.ExecContext(ctx, `VACUUM`); err != nil {
+			return nil, fmt.Errorf("jobs: database: compacting: %w", err)
+		}
+	}
 	// The folder is ours alone (its lock): a job River has as running was
 	// left by a process killed before finishing it, one scheduled or
 	// retryable was paused by a stop; all run again at once, their leases
@@ -287,6 +304,23 @@ func (q *Queue) openSQLite(ctx context.Context) (*riversqlite.Driver, error) {
 		return nil, fmt.Errorf("jobs: taking back jobs left running: %w", err)
 	}
 	return drv, nil
+}
+
+// compact gives the pages of deleted rows back to the file system and
+// empties the write-ahead log, so that what was deleted (overwritten by
+// secure_delete) is in neither file; PostgreSQL's own VACUUM does its part
+// there.
+func (q *Queue) compact(ctx context.Context) error {
+	if q.pool != nil || q.db == nil {
+		return nil
+	}
+	if _, err := q.db.ExecContext(ctx, `PRAGMA incremental_vacuum`); err != nil {
+		return fmt.Errorf("jobs: compacting the database: %w", err)
+	}
+	if _, err := q.db.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		return fmt.Errorf("jobs: compacting the database: %w", err)
+	}
+	return nil
 }
 
 // openPostgres connects to the database of url, waiting for it

@@ -40,6 +40,8 @@ func expireEvery(retention time.Duration) time.Duration {
 
 // Expire removes the jobs that ended more than Options.Retention before
 // now, with their items, files and Idempotency-Keys; it returns how many.
+// In a JOBS_DIR, the database's freed pages and its write-ahead log are
+// emptied after (what was removed is in neither file).
 // With no retention it does nothing. It runs by itself every tenth of the
 // retention (at least a minute, at most an hour).
 func (q *Queue) Expire(ctx context.Context, now time.Time) (int, error) {
@@ -74,5 +76,8 @@ func (q *Queue) Expire(ctx context.Context, now time.Time) (int, error) {
 			return i + 1, err
 		}
 	}
-	return len(ids), nil
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	return len(ids), q.compact(ctx)
 }

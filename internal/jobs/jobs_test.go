@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -850,6 +851,97 @@ func testExpire(t *testing.T, newStore store) {
 	if _, err := jobs.Setup(svc2, lookup, jobs.Options{Path: "/echo", Handler: &echo{}}); err == nil || !strings.Contains(err.Error(), "JOBS_RETENTION") {
 		t.Fatalf("JOBS_RETENTION=soon: %v", err)
 	}
+}
+
+// TestExpireLeavesNoTrace: what an expired job recorded in a JOBS_DIR (its
+// file names, a field's value) is in neither jobs.db nor its write-ahead
+// log after expiry, and the database gives its pages back; a jobs.db made
+// by an earlier release (without auto_vacuum) is made able to.
+func TestExpireLeavesNoTrace(t *testing.T) {
+	dir := t.TempDir()
+	old, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "jobs.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Exec(`PRAGMA journal_mode = WAL; CREATE TABLE earlier (x TEXT); INSERT INTO earlier VALUES ('row')`); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	env := map[string]string{"JOBS_DIR": dir, "JOBS_RETENTION": "1h"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	svc, err := service.New(service.Options{Name: "x", DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: &echo{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	const marker = "Novakova-Marie-rodny-list"
+	_, empty := traces(t, dir, marker)
+	var ids []string
+	for i := range 40 {
+		_, _, st := submit(t, ts.URL, "", file(fmt.Sprintf("%s-%02d.xml", marker, i), "a"),
+			servicetest.Part{Field: "note", Data: []byte(strings.Repeat(marker+" ", 40))})
+		ids = append(ids, st.ID)
+	}
+	for _, id := range ids {
+		waitState(t, q, ts.URL, id, jobs.Succeeded)
+	}
+	if found, _ := traces(t, dir, marker); len(found) == 0 {
+		t.Fatal("the jobs' names are in no file before expiry: the test looks in the wrong place")
+	}
+	if _, err := q.Expire(context.Background(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	_, before := traces(t, dir, marker)
+	if n, err := q.Expire(context.Background(), time.Now().Add(2*time.Hour)); n != len(ids) || err != nil {
+		t.Fatalf("expired %d of %d: %v", n, len(ids), err)
+	}
+	found, after := traces(t, dir, marker)
+	if len(found) > 0 {
+		t.Errorf("an expired job's file names and fields are still in %v", found)
+	}
+	if after >= before || after > empty {
+		t.Errorf("jobs.db and its log are %d bytes after expiry, %d before, %d with no job", after, before, empty)
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "jobs.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var free int
+	if err := db.QueryRow(`PRAGMA freelist_count`).Scan(&free); err != nil {
+		t.Fatal(err)
+	}
+	if free != 0 {
+		t.Errorf("jobs.db keeps %d free pages after expiry", free)
+	}
+	var row string
+	if err := db.QueryRow(`SELECT x FROM earlier`).Scan(&row); err != nil || row != "row" {
+		t.Errorf("a row of the earlier database: %q, %v", row, err)
+	}
+}
+
+// traces are the files of a JOBS_DIR's database (jobs.db and its log)
+// that hold marker, and their size together.
+func traces(t *testing.T, dir, marker string) (found []string, size int64) {
+	t.Helper()
+	for _, name := range []string{"jobs.db", "jobs.db-wal"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, []byte(marker)) {
+			found = append(found, name)
+		}
+		size += int64(len(b))
+	}
+	return found, size
 }
 
 // TestItemTimeout: an item that gives no answer within the item deadline
