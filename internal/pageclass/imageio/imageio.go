@@ -262,6 +262,10 @@ type Doc struct {
 	// that poppler renders to poppler's index of it, -1 for a broken
 	// page; nil when poppler's own numbering is used.
 	popplerPages []int
+	// cut says, for the 1-based pages of a PDF that draw a JPEG cut
+	// short or not JPEG (pdflabel.File.CutImages), which image and what
+	// is wrong; such a page fails (ErrCutImage). nil for none.
+	cut map[int]string
 	// bigTIFF holds a BigTIFF's page sizes (read from its directories):
 	// govips does not hand libvips a BigTIFF, so each page is read by
 	// libvips itself into a classic TIFF within the decode budget (load).
@@ -424,7 +428,9 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		if d.pages = n; n < 1 {
 			return nil, &Error{Name: name, Err: errors.New("PDF has no pages")}
 		}
-		d.readLabels()
+		pf, perr := pdflabel.Open(d.data)
+		d.checkImages(pf, perr)
+		d.readLabelsOf(pf, perr)
 		return d, nil
 	}
 	ref, err := d.load(0, o.DPI)
@@ -440,6 +446,7 @@ func (o Options) Decode(data []byte, name string) (*Doc, error) {
 		// The PDF's objects indexed once for its page tree and its labels.
 		pf, perr := pdflabel.Open(d.data)
 		d.checkPageTree(pf, perr, orig)
+		d.checkImages(pf, perr)
 		d.readLabelsOf(pf, perr)
 		d.tellBroken(d.opts.pdfium())
 		return d, nil
@@ -562,15 +569,9 @@ func (d *Doc) Label(i int) string {
 // were read or the document has none.
 func (d *Doc) LabelError() error { return d.labelErr }
 
-// readLabels reads the page labels of a PDF of d.pages pages, and tells
+// readLabelsOf reads the page labels of a PDF of d.pages pages, its
+// objects indexed as pf (or the error that opening gave), and tells
 // Options.OnLabelError when they cannot be read.
-func (d *Doc) readLabels() {
-	pf, err := pdflabel.Open(d.data)
-	d.readLabelsOf(pf, err)
-}
-
-// readLabelsOf is readLabels with the PDF's objects indexed already (pf,
-// or the error that opening gave).
 func (d *Doc) readLabelsOf(pf *pdflabel.File, err error) {
 	d.labels, d.labelErr = nil, err
 	if err == nil {
@@ -752,6 +753,9 @@ func (f *flatPage) image() Image {
 
 // render is Use without the second look at a flat PDF page.
 func (d *Doc) render(ctx context.Context, i int, fn func(Image) error) error {
+	if why, ok := d.cut[i+1]; ok {
+		return d.wrap(i, fmt.Errorf("%w: %s", ErrCutImage, why))
+	}
 	start := time.Now()
 	if d.IsPDF() && d.opts.pdfium() {
 		defer func() { d.rendering.Add(int64(time.Since(start))) }()

@@ -63,6 +63,21 @@ func (d *Doc) checkPageTree(pf *pdflabel.File, openErr error, orig []byte) {
 	}
 }
 
+// ErrCutImage is the error of a PDF page that draws a JPEG image cut short
+// or not JPEG: poppler and PDFium would draw the part they have, the rest
+// grey, without a word.
+var ErrCutImage = errors.New("the page cannot be drawn whole")
+
+// checkImages finds the pages of a PDF (indexed as pf, or openErr) that
+// draw a JPEG cut short; they fail when rendered. A PDF whose tree cannot
+// be followed here is left to its renderer.
+func (d *Doc) checkImages(pf *pdflabel.File, openErr error) {
+	if openErr != nil {
+		return
+	}
+	d.cut, _ = pf.CutImages()
+}
+
 // BrokenPages returns the 1-based numbers of the pages of a PDF whose
 // page object is missing or not a dictionary, found when poppler was to
 // render it (Options.OnBrokenPages says what is done); nil for none, and

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -20,6 +21,24 @@ var colourPages = []color.RGBA{{200, 40, 40, 255}, {40, 200, 40, 255}, {40, 40, 
 // broken in each of the ways poppler skips, and the intact scan.
 func brokenPDFs(t *testing.T) (intact []byte, broken map[string][]byte) {
 	t.Helper()
+	objs := colourScanObjects(t)
+	with := func(num int, obj string) []byte {
+		o := append([]string(nil), objs...)
+		o[num-1] = obj
+		return hostile.PDFObjects(o...)
+	}
+	// Page 2's object is 7 (ScanPDFObjects).
+	return hostile.PDFObjects(objs...), map[string][]byte{
+		"object missing":        with(7, ""),
+		"object not a dict":     with(7, "[1 2 3]"),
+		"kid points to nothing": with(2, strings.Replace(objs[1], "7 0 R", "99 0 R", 1)),
+	}
+}
+
+// colourScanObjects are the objects of a 3-page scan
+// (hostile.ScanPDFObjects) of the colourPages.
+func colourScanObjects(t *testing.T) []string {
+	t.Helper()
 	var imgs []image.Image
 	for _, c := range colourPages {
 		img := image.NewRGBA(image.Rect(0, 0, 300, 400))
@@ -32,17 +51,7 @@ func brokenPDFs(t *testing.T) (intact []byte, broken map[string][]byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	with := func(num int, obj string) []byte {
-		o := append([]string(nil), objs...)
-		o[num-1] = obj
-		return hostile.PDFObjects(o...)
-	}
-	// Page 2's object is 7 (ScanPDFObjects).
-	return hostile.PDFObjects(objs...), map[string][]byte{
-		"object missing":        with(7, ""),
-		"object not a dict":     with(7, "[1 2 3]"),
-		"kid points to nothing": with(2, strings.Replace(objs[1], "7 0 R", "99 0 R", 1)),
-	}
+	return objs
 }
 
 // pageColour names the colourPages entry nearest to the centre of img:
@@ -132,3 +141,58 @@ func TestBrokenPageObject(t *testing.T) {
 
 // pdfiumLoadedDefault is pdfiumLoaded as the package sets it.
 var pdfiumLoadedDefault = pdfiumLoaded
+
+// TestCutJPEGPage: a scanned PDF whose page 2 is a JPEG cut short has that
+// page failed, naming its image, and pages 1 and 3 rendered, by poppler
+// and by PDFium, in this process or a decoder process; both renderers
+// would draw page 2's part and grey for the rest without a word.
+func TestCutJPEGPage(t *testing.T) {
+	objs := colourScanObjects(t)
+	// Page 2's image is object 9 (ScanPDFObjects): its JPEG cut to 60%.
+	head, rest, _ := strings.Cut(objs[8], "stream\n")
+	jpg := strings.TrimSuffix(rest, "\nendstream")
+	jpg = jpg[:len(jpg)*6/10]
+	head = regexp.MustCompile(`/Length \d+`).ReplaceAllString(head, fmt.Sprintf("/Length %d", len(jpg)))
+	objs[8] = head + "stream\n" + jpg + "\nendstream"
+	data := hostile.PDFObjects(objs...)
+	for _, tc := range []struct {
+		name             string
+		pdfium, isolated bool
+	}{
+		{"poppler", false, false},
+		{"PDFium", true, false},
+		{"PDFium, decoder process", true, true},
+		{"poppler, decoder process", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions
+			if tc.pdfium {
+				loadPDFium(t)
+				o.Renderer = RendererPDFium
+			}
+			if tc.isolated {
+				o.Isolation = isolation(t, 1, 0)
+			}
+			d, err := o.Decode(data, "cut.pdf")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for i := 0; i < d.Pages(); i++ {
+				err := d.Use(context.Background(), i, func(img Image) error {
+					got = append(got, pageColour(img))
+					return nil
+				})
+				if err != nil {
+					got = append(got, err.Error())
+				}
+			}
+			if len(got) != 3 || got[0] != "page 1" || got[2] != "page 3" {
+				t.Fatalf("pages: %q", got)
+			}
+			if want := "cut.pdf: page 2: the page cannot be drawn whole: its image /Im1 is JPEG data cut short"; !strings.HasPrefix(got[1], want) {
+				t.Errorf("page 2: %q, want %q", got[1], want)
+			}
+		})
+	}
+}

@@ -38,20 +38,12 @@ func PageObjects(data []byte) (count int, broken []int, err error) {
 
 // PageObjects is the package's PageObjects of f.
 func (f *File) PageObjects() (count int, broken []int, err error) {
-	r, root := f.r, f.root
-	pages, ok := r.resolve(root["Pages"]).(pdfsyntax.Dict)
-	if !ok {
-		return 0, nil, errors.New("the catalog has no page tree (/Pages)")
-	}
-	w := &pageWalk{r: r, seen: map[int]bool{}}
-	if rf, ok := root["Pages"].(pdfsyntax.Ref); ok {
-		w.seen[rf.Num] = true
-	}
-	if err := w.node(pages, 0); err != nil {
+	w := &pageWalk{r: f.r, seen: map[int]bool{}}
+	if err := f.walk(w); err != nil {
 		return 0, nil, err
 	}
-	if len(w.broken) > 0 && r.lost > 0 {
-		return 0, nil, fmt.Errorf("page %d's object is not found, and %d object streams could not be decoded", w.broken[0], r.lost)
+	if len(w.broken) > 0 && f.r.lost > 0 {
+		return 0, nil, fmt.Errorf("page %d's object is not found, and %d object streams could not be decoded", w.broken[0], f.r.lost)
 	}
 	return w.count, w.broken, nil
 }
@@ -63,13 +55,32 @@ type pageWalk struct {
 	count  int
 	broken []int
 	seen   map[int]bool
+	// page, when not nil, is called with each page that is not broken:
+	// its number, its dictionary and its resources (its own /Resources,
+	// else the nearest node's above it).
+	page func(num int, d pdfsyntax.Dict, resources any)
+}
+
+// walk walks the tree from the catalog's /Pages.
+func (f *File) walk(w *pageWalk) error {
+	pages, ok := f.r.resolve(f.root["Pages"]).(pdfsyntax.Dict)
+	if !ok {
+		return errors.New("the catalog has no page tree (/Pages)")
+	}
+	if rf, ok := f.root["Pages"].(pdfsyntax.Ref); ok {
+		w.seen[rf.Num] = true
+	}
+	return w.node(pages, 0, nil)
 }
 
 // node counts the leaves under the intermediate node n, at depth levels
-// below the root.
-func (w *pageWalk) node(n pdfsyntax.Dict, depth int) error {
+// below the root, whose resources above it are res.
+func (w *pageWalk) node(n pdfsyntax.Dict, depth int, res any) error {
 	if depth > maxTreeDepth {
 		return fmt.Errorf("the page tree is deeper than %d levels", maxTreeDepth)
+	}
+	if r := n["Resources"]; r != nil {
+		res = r
 	}
 	kids, _ := w.r.resolve(n["Kids"]).(pdfsyntax.Array)
 	for _, k := range kids {
@@ -85,13 +96,20 @@ func (w *pageWalk) node(n pdfsyntax.Dict, depth int) error {
 		}
 		if kid["Type"] == pdfsyntax.Name("Page") || kid["Kids"] == nil {
 			w.count++
+			if w.page != nil {
+				r := res
+				if kid["Resources"] != nil {
+					r = kid["Resources"]
+				}
+				w.page(w.count, kid, r)
+			}
 			continue
 		}
 		if w.seen[rf.Num] {
 			return errors.New("the page tree refers to itself")
 		}
 		w.seen[rf.Num] = true
-		if err := w.node(kid, depth+1); err != nil {
+		if err := w.node(kid, depth+1, res); err != nil {
 			return err
 		}
 	}

@@ -289,14 +289,9 @@ func (r *reader) objectStream(pos int) *objStream {
 // and decompresses it when it is Flate-encoded.
 func (r *reader) streamBody(pos int, d pdfsyntax.Dict) ([]byte, error) {
 	data := r.data
-	if !bytes.HasPrefix(data[pos:], []byte("stream")) {
+	pos, ok := streamStart(data, pos)
+	if !ok {
 		return nil, errors.New("no stream")
-	}
-	pos += len("stream")
-	if bytes.HasPrefix(data[pos:], []byte("\r\n")) {
-		pos += 2
-	} else if pos < len(data) && (data[pos] == '\n' || data[pos] == '\r') {
-		pos++
 	}
 	end := -1
 	if l, ok := number(r.resolve(d["Length"])); ok && l >= 0 && l <= float64(len(data)-pos) {

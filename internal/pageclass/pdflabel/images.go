@@ -1,0 +1,153 @@
+package pdflabel
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"archivekit/internal/pageclass/pdfsyntax"
+)
+
+// A scanned page is mostly one JPEG image (an image XObject with the
+// DCTDecode filter). When that JPEG is cut short, poppler and PDFium both
+// draw what they have and fill the rest with grey, without an error, so the
+// page would be classified from a part of it. CutImages finds such images
+// before rendering: JPEG data that does not begin with a start-of-image
+// marker or has no end-of-image marker near its end.
+
+// jpegTail is how far before the end of a JPEG stream (trailing white
+// space and NULs aside) its end-of-image marker may be: some writers pad
+// after it.
+const jpegTail = 256
+
+// CutImages returns, for each page (1-based) that draws an image whose
+// JPEG data is cut short or is not JPEG, the image's resource name and
+// what is wrong; nil when there is none. Images drawn through a form
+// XObject and JPEG data under a filter other than FlateDecode are not
+// looked at. An error says the page tree cannot be followed (PageObjects).
+func (f *File) CutImages() (map[int]string, error) {
+	var cut map[int]string
+	w := &pageWalk{r: f.r, seen: map[int]bool{}, page: func(num int, _ pdfsyntax.Dict, res any) {
+		rd, _ := f.r.resolve(res).(pdfsyntax.Dict)
+		xo, _ := f.r.resolve(rd["XObject"]).(pdfsyntax.Dict)
+		names := make([]string, 0, len(xo))
+		for name := range xo {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			if why := f.r.cutJPEG(xo[name]); why != "" {
+				if cut == nil {
+					cut = map[int]string{}
+				}
+				cut[num] = fmt.Sprintf("its image /%s %s", name, why)
+				return
+			}
+		}
+	}}
+	if err := f.walk(w); err != nil {
+		return nil, err
+	}
+	return cut, nil
+}
+
+// cutJPEG says what is wrong with the image XObject v when it is a JPEG
+// (DCTDecode, alone or after FlateDecode) cut short or not JPEG; "" when
+// it is none of these, or cannot be read here.
+func (r *reader) cutJPEG(v any) string {
+	rf, ok := v.(pdfsyntax.Ref)
+	if !ok {
+		return ""
+	}
+	l, ok := r.objs[rf.Num]
+	if !ok || l.inStream { // a stream is never inside an object stream
+		return ""
+	}
+	p := pdfsyntax.NewParser(r.data, l.pos)
+	d, ok := p.Value().(pdfsyntax.Dict)
+	if !ok || d["Subtype"] != pdfsyntax.Name("Image") {
+		return ""
+	}
+	var flate bool
+	switch fl := d["Filter"].(type) {
+	case pdfsyntax.Name:
+		if fl != "DCTDecode" {
+			return ""
+		}
+	case pdfsyntax.Array:
+		switch {
+		case len(fl) == 1 && fl[0] == pdfsyntax.Name("DCTDecode"):
+		case len(fl) == 2 && fl[0] == pdfsyntax.Name("FlateDecode") && fl[1] == pdfsyntax.Name("DCTDecode"):
+			flate = true
+		default:
+			return ""
+		}
+	default:
+		return ""
+	}
+	p.Space()
+	bodies := r.rawStreams(p.Pos(), d)
+	if len(bodies) == 0 {
+		return ""
+	}
+	why := ""
+	for _, b := range bodies {
+		if flate {
+			var err error
+			if b, err = r.inflate(b); err != nil {
+				return "" // not read here: the renderer says
+			}
+		}
+		if why = jpegFault(b); why == "" {
+			return ""
+		}
+	}
+	return why
+}
+
+// jpegFault says what is wrong with JPEG data b: no start-of-image
+// marker, or no end-of-image marker near its end; "" when neither.
+func jpegFault(b []byte) string {
+	if !bytes.HasPrefix(b, []byte{0xFF, 0xD8}) {
+		return "is not JPEG data (no start-of-image marker)"
+	}
+	b = bytes.TrimRight(b, "\x00\t\n\f\r ")
+	tail := b[max(len(b)-jpegTail, 2):]
+	if !bytes.Contains(tail, []byte{0xFF, 0xD9}) {
+		return "is JPEG data cut short (no end-of-image marker): it would be drawn in part"
+	}
+	return ""
+}
+
+// rawStreams are the undecoded bodies the stream at pos (after its
+// dictionary d) may have: up to its /Length, and up to the next
+// endstream when that differs (a wrong /Length is common).
+func (r *reader) rawStreams(pos int, d pdfsyntax.Dict) [][]byte {
+	start, ok := streamStart(r.data, pos)
+	if !ok {
+		return nil
+	}
+	var out [][]byte
+	if l, ok := number(r.resolve(d["Length"])); ok && l >= 0 && l <= float64(len(r.data)-start) {
+		out = append(out, r.data[start:start+int(l)])
+	}
+	if i := bytes.Index(r.data[start:], []byte("endstream")); i >= 0 && (len(out) == 0 || i != len(out[0])) {
+		out = append(out, r.data[start:start+i])
+	}
+	return out
+}
+
+// streamStart is the offset of the first byte of the stream whose keyword
+// is at pos; false when there is no stream keyword there.
+func streamStart(data []byte, pos int) (int, bool) {
+	if !bytes.HasPrefix(data[pos:], []byte("stream")) {
+		return 0, false
+	}
+	pos += len("stream")
+	if bytes.HasPrefix(data[pos:], []byte("\r\n")) {
+		pos += 2
+	} else if pos < len(data) && (data[pos] == '\n' || data[pos] == '\r') {
+		pos++
+	}
+	return pos, true
+}
