@@ -69,7 +69,7 @@ const freeAfterBytes = 4 << 20
 
 // index is what translate-api adds to the service's / and /info (spec 4.2).
 var index = &service.Index{
-	Welcome:    "translate-api: POST an XML document to /translate; see /info for the service description and /docs for the API",
+	Welcome:    "translate-api: POST an XML document (ALTO, PAGE-XML, hOCR or a metadata record) to /translate; see /info for the service description, /docs for the API and /frontend for the browser interface",
 	DeepHealth: "checks the backend and the language identifier",
 	Info: struct {
 		SupportedFormats []docFormat `json:"supported_formats"`

@@ -43,7 +43,7 @@ func main() {
 	fs := cliflags.New("translate-api", os.Stderr)
 	fs.BadExit = service.ExitConfig
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: translate-api [--version]\n"+cliflags.Wrap("Listens on port 8001 (PORT sets another). Configured by environment variables "+
+		fmt.Fprintln(fs.Output(), "usage: translate-api [--version]\n"+cliflags.Wrap("Listens on port 8001 of every address (PORT and HOST set others); /frontend is its browser page. Configured by environment variables "+
 			"(PORT, TRANSLATION_BACKEND, TRANSLATION_URL, MAX_UPLOAD_MB, ...): see docs/services.md.", 80, ""))
 		fmt.Fprintln(fs.Output(), cliflags.Wrap(service.ExitCodesHelp, 80, ""))
 	}

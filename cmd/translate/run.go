@@ -59,7 +59,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // variable set empty from one unset.
 func runIn(ctx context.Context, args []string, lookup func(string) (string, bool), stdout, stderr io.Writer) int {
 	getenv := func(k string) string { v, _ := lookup(k); return v }
-	log, err := logging.New(stderr, levelOf(getenv), getenv(logging.EnvFormat))
+	log, err := logging.FromLookup(stderr, lookup)
 	if err != nil {
 		fmt.Fprintln(stderr, "translate:", err)
 		return exitUsage
@@ -93,7 +93,7 @@ func runIn(ctx context.Context, args []string, lookup func(string) (string, bool
 	if !ok {
 		return exitUsage
 	}
-	r.getenv, r.stderr, r.client = getenv, stderr, httpClient()
+	r.getenv, r.lookup, r.stderr, r.client = getenv, lookup, stderr, httpClient()
 	r.trip, _ = circuitTrip(getenv) // checked by checkEnvironment
 	inputs, all, code := r.gather(ctx)
 	if code != exitOK {
@@ -519,7 +519,10 @@ type runner struct {
 	vocabulary *vocab.Vocabulary
 	baseline   *docrecord.Record
 	getenv     func(string) string
-	stderr     io.Writer
+	// lookup is the environment lookup getenv reads through (it tells a
+	// variable set empty from one unset).
+	lookup func(string) (string, bool)
+	stderr io.Writer
 	// quietClean says the log is drawn above a progress bar on a terminal,
 	// where a document whose batches all came back clean is not announced
 	// (its summary is logged at DEBUG): the bar counts it, and a run of a
@@ -606,7 +609,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 		Log: func(line string, f progress.Fields) { r.log.Info(line, f.Args()...) }})
 	if logging.IsTerminal(r.stderr) {
 		// Log lines go through the bar so they print above it.
-		if l, err := logging.New(bar, levelOf(r.getenv), r.getenv(logging.EnvFormat)); err == nil {
+		if l, err := logging.FromLookup(bar, r.lookup); err == nil {
 			r.log = l
 		}
 		r.quietClean = true
@@ -1127,13 +1130,6 @@ var writeOutput = atomicfile.WriteFile
 // itemHook, when set (tests), is called after each input is done with the
 // number recorded in the ledger so far in this run.
 var itemHook func(recorded int)
-
-func levelOf(getenv func(string) string) string {
-	if l := getenv(logging.EnvLevel); l != "" {
-		return l
-	}
-	return "INFO"
-}
 
 // docWarn logs a warning the translation of the document name gave (its
 // text begins with the name); see quietClean.

@@ -34,6 +34,22 @@ func TestTranslationURLSetEmpty(t *testing.T) {
 	}
 }
 
+// TestLogLevelSetEmpty: LOG_LEVEL set but empty is a usage error naming
+// it, as in pageclass and the services; translate ran at INFO.
+func TestLogLevelSetEmpty(t *testing.T) {
+	rec := testenv.Path(t, "records/C-9107617A.xml")
+	out := filepath.Join(t.TempDir(), "out")
+	e := env{"LOG_LEVEL": " ", "TRANSLATE_PARA_CONFIG": paraConfig}
+	var stdout, stderr bytes.Buffer
+	code := runIn(context.Background(), recordArgs(rec, out), func(k string) (string, bool) { v, ok := e[k]; return v, ok }, &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "LOG_LEVEL is set but empty") {
+		t.Errorf("exit %d, want %d naming LOG_LEVEL:\n%s", code, exitUsage, stderr.String())
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("the output folder was made")
+	}
+}
+
 // TestTranslationURLCredentials: a TRANSLATION_URL with Basic credentials
 // that the service refuses (401, its answer echoing the Authorization
 // header) shows neither the password nor the encoded credentials in the

@@ -121,13 +121,20 @@ func NewHandler(w io.Writer, level slog.Leveler, format string) (slog.Handler, e
 // FromEnv builds a logger writing to w from LOG_LEVEL (unset: INFO; set but
 // empty: error) and LOG_FORMAT (unset or empty: auto).
 func FromEnv(w io.Writer) (*slog.Logger, error) {
-	level, ok := os.LookupEnv(EnvLevel)
+	return FromLookup(w, os.LookupEnv)
+}
+
+// FromLookup is FromEnv with the environment lookup (os.LookupEnv's
+// signature), which tells a variable set empty from one unset.
+func FromLookup(w io.Writer, lookup func(string) (string, bool)) (*slog.Logger, error) {
+	level, ok := lookup(EnvLevel)
 	if !ok {
 		level = "INFO"
 	} else if strings.TrimSpace(level) == "" {
 		return nil, fmt.Errorf("%s is set but empty: set it to one of DEBUG, INFO, WARNING, ERROR, CRITICAL, or unset it for INFO", EnvLevel)
 	}
-	lg, err := New(w, level, os.Getenv(EnvFormat))
+	format, _ := lookup(EnvFormat)
+	lg, err := New(w, level, format)
 	if err != nil {
 		return nil, fmt.Errorf("%s/%s: %w", EnvLevel, EnvFormat, err)
 	}
