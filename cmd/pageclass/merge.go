@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"archivekit/internal/ledger"
 	"archivekit/internal/pageclass/results"
@@ -193,8 +194,15 @@ func (r *merger) recordMerged(runs []shardRun, superseded map[string][]string) {
 	}
 	var list []map[string]any
 	seenWarn := map[string]bool{}
+	var start, end time.Time // the shards' span: the merged run's times and rates
 	for _, s := range runs {
 		d := s.Doc
+		if t, err := time.Parse(time.RFC3339Nano, d.StartTime); err == nil && (start.IsZero() || t.Before(start)) {
+			start = t
+		}
+		if t, err := time.Parse(time.RFC3339Nano, d.EndTime); err == nil && t.After(end) {
+			end = t
+		}
 		list = append(list, s.Entry(superseded[s.Path], map[string]any{
 			"input_files": d.Statistics.InputFilesTotal, "device": d.Config["device"]}))
 		r.para.AddInputs(d.Statistics.InputFilesTotal)
@@ -214,6 +222,9 @@ func (r *merger) recordMerged(runs []shardRun, superseded map[string][]string) {
 	}
 	r.para.SetConfig("merged_shards", list)
 	r.para.SetConfig("shards", len(runs))
+	if !start.IsZero() && !end.Before(start) {
+		r.para.Span(start, end)
+	}
 	for _, m := range first.Models {
 		r.para.AddModel(m)
 	}

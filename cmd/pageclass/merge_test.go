@@ -4,10 +4,12 @@ import (
 	"archivekit/internal/cliflags"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"archivekit/internal/paradata"
 	"archivekit/internal/shard"
@@ -55,6 +57,34 @@ func TestMergeEqualsOneShot(t *testing.T) {
 		d.Statistics.SkippedFiles != 1 || len(d.Models) != 1 || d.Config["topn"] != 3.0 {
 		t.Errorf("merged run metadata: status %s, %d shards, %d processed, %d skipped, models %v, topn %v",
 			d.Status, len(list), d.Statistics.SuccessfullyProcessed, d.Statistics.SkippedFiles, d.Models, d.Config["topn"])
+	}
+	// Its times are the shards' span, and its rate the rows over it (the
+	// merge's own few milliseconds gave a rate a thousand times too high).
+	var first, last time.Time
+	var longest float64
+	sh, _ := filepath.Glob(filepath.Join(shards, "*_page-classification*.json"))
+	for _, p := range sh {
+		var s paradata.Document
+		b, _ := os.ReadFile(p)
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		st, _ := time.Parse(time.RFC3339Nano, s.StartTime)
+		en, _ := time.Parse(time.RFC3339Nano, s.EndTime)
+		if first.IsZero() || st.Before(first) {
+			first = st
+		}
+		if en.After(last) {
+			last = en
+		}
+		longest = max(longest, s.DurationSeconds)
+	}
+	if d.StartTime != first.UTC().Format(time.RFC3339Nano) || d.EndTime != last.UTC().Format(time.RFC3339Nano) || d.DurationSeconds < longest {
+		t.Errorf("merged run from %s to %s (%.3f s); the shards ran from %s to %s, the longest %.3f s",
+			d.StartTime, d.EndTime, d.DurationSeconds, first, last, longest)
+	}
+	if rate, rows := d.Statistics.PerformancePerMinute["csv"], d.Statistics.OutputCountsByType["csv"]; math.Abs(rate-float64(rows)/d.DurationSeconds*60) > 0.01*rate+1 {
+		t.Errorf("merged rate %.1f rows/min for %d rows in %.3f s", rate, rows, d.DurationSeconds)
 	}
 }
 

@@ -212,6 +212,17 @@ func (w *Writer[D]) KeptBefore(b Before) {
 	st.DoneBefore = st.DoneBefore.add(b)
 }
 
+// Span records that the run's work went from start to end rather than
+// from when the writer was made to when it writes: a merge of shard runs,
+// which spans its first shard's start to its last shard's end. Its start
+// and end times, duration and rates are then those of that span.
+func (w *Writer[D]) Span(start, end time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.start, w.now = start, func() time.Time { return end }
+	w.parts().Header.StartTime = start.UTC().Format(time.RFC3339Nano)
+}
+
 // Snapshot returns the document as it would be written now: end time,
 // duration and rates computed as of now.
 func (w *Writer[D]) Snapshot() D {
