@@ -343,7 +343,10 @@ func (r *classifier) recordInputs(set *inputSet) (nothing bool) {
 	for _, s := range set.Skipped {
 		r.log.Warn("folder skipped", "folder", s.File, "error", s.Reason)
 		if !strings.HasPrefix(s.Reason, folderNotReadable) {
-			r.para.Skip(s.File, s.Reason) // a link to a folder read already: said, not failed
+			// A link to a folder read already: said, not failed, and not
+			// among skipped_files (the pages that failed), whose count
+			// would then not add up with input_files_total.
+			r.para.Warn(fmt.Sprintf("folder %s skipped: %s", s.File, s.Reason))
 			continue
 		}
 		// An unreadable folder is an input that failed, as an unreadable
