@@ -416,13 +416,24 @@ func TestEvalBestEvaluatesTheEnsemble(t *testing.T) {
 	e.linkPages(t, 1)
 	write(t, e.cfg, strings.ReplaceAll(readFile(t, e.cfg), filepath.Join(e.root, "eval"), e.in))
 	classifytest.Ensemble(t, e.models)
+	write(t, filepath.Join(e.in, "TEXT", "broken.png"), "not a png")
 	code, log := e.run(t, "--eval", "--best")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, log)
 	}
+	// The run's statistics count its pages once (they were all 0), the
+	// unreadable one skipped once (not once per model), and the rows and
+	// pictures written by the six evaluations.
+	d := readParadata(t, e)
+	st := d.Statistics
+	pages := len(readCSV(t, e.output(t, "_5_BEST_5_models_AVG_EVAL_RAW.csv"))) - 1
+	if st.InputFilesTotal != pages+1 || st.SuccessfullyProcessed != pages || st.SkippedFiles != 1 ||
+		st.OutputCountsByType["csv"] != 6*3*pages || st.OutputCountsByType["png"] != 6 {
+		t.Errorf("statistics %+v; want %d inputs, %d processed, 1 skipped, %d csv rows, 6 png", st, pages+1, pages, 6*3*pages)
+	}
 	// The accuracies are in the run metadata (they were on stdout and in
 	// the log only): one entry for each model and one for their average.
-	if ev, _ := readParadata(t, e).Training["evaluated"].([]any); len(ev) != 6 {
+	if ev, _ := d.Training["evaluated"].([]any); len(ev) != 6 {
 		t.Errorf("training.evaluated %v, want 6 entries", ev)
 	} else if m, _ := ev[0].(map[string]any); m["pages"] == nil || m["top1"] == nil || m["digests"] == nil {
 		t.Errorf("training.evaluated[0] %v", m)

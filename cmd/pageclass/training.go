@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"archivekit/internal/cliflags"
@@ -374,6 +376,16 @@ func (r *evaluator) evaluate(ctx context.Context, folders []classify.Folder) err
 			return fmt.Errorf("evaluating %s: %w", o.Revision, err)
 		}
 		r.log.Info("evaluated", "model", o.Revision, "pages", res.Pages, "top1", res.Top1, "topN", res.TopN)
+		if len(evaluated) == 0 {
+			// The pages of the run are those of each evaluation: counted
+			// once (its statistics were 0; an unreadable page was
+			// skipped once per model).
+			r.para.AddInputs(res.Pages + len(res.Unreadable))
+			r.para.Processed(res.Pages)
+			for _, p := range slices.Sorted(maps.Keys(res.Unreadable)) {
+				r.para.Skip(p, res.Unreadable[p])
+			}
+		}
 		// In the run metadata too (it was on stdout and in the log only).
 		evaluated = append(evaluated, map[string]any{"model": o.Revision, "digests": res.Digests, "pages": res.Pages,
 			"top1": math.Round(res.Top1*1e4) / 1e4, "topn": math.Round(res.TopN*1e4) / 1e4, "n": o.TopN})

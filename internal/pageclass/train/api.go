@@ -117,13 +117,16 @@ type EvalOptions struct {
 // {stamp}_{n}_{rev}_TOP-{N}_EVAL.csv, {stamp}_{n}_{rev}_EVAL_RAW.csv and
 // {stamp}_{n}_{rev}_conf_mat_TOP-{N}.png.
 type EvalResult struct {
-	Revision  string // the evaluated model's label in file names and the report
-	Pages     int
-	Top1      float64
-	TopN      float64
-	PerClass  []ClassScore // canonical order
-	Confusion [][]int      // [true][predicted], canonical order
-	Files     []string
+	Revision string // the evaluated model's label in file names and the report
+	Pages    int    // the pages evaluated
+	// Unreadable are the labelled pages that could not be read (skipped),
+	// with why.
+	Unreadable map[string]string
+	Top1       float64
+	TopN       float64
+	PerClass   []ClassScore // canonical order
+	Confusion  [][]int      // [true][predicted], canonical order
+	Files      []string
 	// Digests are modelmeta.Digest of each model's bytes evaluated, in the
 	// order of EvalOptions.Ensemble (or Model alone).
 	Digests []string

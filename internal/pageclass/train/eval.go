@@ -48,7 +48,7 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	ptrs, bySize, err := o.samples(ctx, metas, items)
+	ptrs, bySize, unreadable, err := o.samples(ctx, metas, items)
 	if err != nil {
 		return nil, err
 	}
@@ -62,10 +62,14 @@ func Evaluate(ctx context.Context, o EvalOptions) (*EvalResult, error) {
 	for j := range probs {
 		probs[j] = results.Average(perModel[j])
 	}
-	res := &EvalResult{Pages: len(ptrs), Revision: o.Revision, Digests: digests}
+	res := &EvalResult{Pages: len(ptrs), Unreadable: unreadable, Revision: o.Revision, Digests: digests}
 	res.score(probs, ptrs, o.TopN)
 	if err := o.writeTables(res, ptrs, probs, perModel); err != nil {
 		return nil, err
+	}
+	if o.Run != nil {
+		o.Run.CountOutput("csv", 2*len(ptrs)) // the TOP-N and RAW tables' rows
+		o.Run.CountOutput("png", 1)
 	}
 	pngPath := filepath.Join(o.Results, results.ConfMatName(o.Stamp, o.Count, o.Revision, o.TopN))
 	title := fmt.Sprintf("%s on %d pages: accuracy %.1f%% (Top-%d %.1f%%)", o.Revision, res.Pages, 100*res.Top1, o.TopN, 100*res.TopN)
@@ -159,7 +163,8 @@ func (o *EvalOptions) items() ([]splits.Item, error) {
 // samples decodes and resizes the pages once per input size of the models
 // (bySize: by size, then by path); ptrs are the pages read at the first
 // size, in order, whose unreadable pages are logged and skipped.
-func (o *EvalOptions) samples(ctx context.Context, metas []*modelmeta.Meta, items []splits.Item) (ptrs []*sample, bySize map[int]map[string]*sample, err error) {
+func (o *EvalOptions) samples(ctx context.Context, metas []*modelmeta.Meta, items []splits.Item) (ptrs []*sample, bySize map[int]map[string]*sample,
+	unreadable map[string]string, err error) {
 	bySize = map[int]map[string]*sample{}
 	for _, meta := range metas {
 		size := meta.Preprocess.Size
@@ -168,7 +173,7 @@ func (o *EvalOptions) samples(ctx context.Context, metas []*modelmeta.Meta, item
 		}
 		samples, bad, err := loadSamples(ctx, o.Pages, items, size, o.Workers, true, &o.Decode)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		m := map[string]*sample{}
 		for i := range samples {
@@ -180,15 +185,13 @@ func (o *EvalOptions) samples(ctx context.Context, metas []*modelmeta.Meta, item
 		}
 		for p, reason := range bad {
 			o.Log.Warn("skipping unreadable page", "file", p, "error", reason)
-			if o.Run != nil {
-				o.Run.Skip(p, reason)
-			}
 		}
+		unreadable = bad
 		for i := range samples {
 			ptrs = append(ptrs, &samples[i])
 		}
 	}
-	return ptrs, bySize, nil
+	return ptrs, bySize, unreadable, nil
 }
 
 // forwardAll runs each model on the pages at its own size and returns the
@@ -359,6 +362,7 @@ func (r *EvalResult) WriteReview(cal *review.Applied) (string, error) {
 	}
 	if r.run != nil {
 		r.run.AddOutputFile(r.reviewPath)
+		r.run.CountOutput("csv", len(r.rows))
 	}
 	return r.reviewPath, nil
 }
