@@ -25,7 +25,7 @@ import (
 // default that names a config key comes from setup/config.txt, read before
 // parsing (see loadConfig); a flag given on the command line wins.
 type CLI struct {
-	Config  string           `name:"config" placeholder:"FILE" help:"Configuration file supplying the defaults, read before the flags (default: PAGECLASS_CONFIG, else setup/config.txt in the working directory, beside the executable, in share/archivekit, else the built-in copy)."`
+	Config  string           `name:"config" placeholder:"FILE" help:"Configuration file supplying the defaults, read before the flags; -c for short (default: PAGECLASS_CONFIG, else setup/config.txt in the working directory, beside the executable, in share/archivekit, else the built-in copy)."`
 	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
 
 	// Input.
@@ -119,20 +119,23 @@ var groups = []kong.Group{
 	{Key: "documents", Title: "Document records:"},
 }
 
-// twoLetter maps the two-letter short forms of the original tool to flags.
-// Kong's short flags are single runes, so they are rewritten before parsing.
+// twoLetter maps the two-letter short forms of the original tool to flags,
+// and -c to --config as translate has it. Kong's short flags are single
+// runes, and the config file is read before parsing, so they are rewritten
+// before that.
 var twoLetter = map[string]string{
+	"-c":   "--config",
 	"-tn":  "--topn",
 	"-ff":  "--file_format",
 	"-rev": "--revision",
 	"-ap":  "--average_pattern",
 }
 
-// rewriteShorts turns "-tn 3" and "-tn=3" (and -ff, -rev, -ap) into their long
-// forms, and a long flag name written with one dash ("-best", "-raw=false")
-// into that flag: kong would read "-best" as "-b est" (--base est) and
-// answer that --base applies to --train only. Arguments after "--" are left
-// alone.
+// rewriteShorts turns "-tn 3" and "-tn=3" (and -ff, -rev, -ap, -c) into
+// their long forms. A long flag name written with one dash ("-best",
+// "-raw=false"), which kong would read as "-b est" (--base est), is turned
+// into that flag by the parser (cliflags.Kong.OneDash). Arguments after
+// "--" are left alone.
 func rewriteShorts(args []string) []string {
 	out := make([]string, 0, len(args))
 	for i, a := range args {
@@ -140,11 +143,7 @@ func rewriteShorts(args []string) []string {
 			return append(out, args[i:]...)
 		}
 		name, val, hasVal := strings.Cut(a, "=")
-		long, ok := twoLetter[name]
-		if !ok && len(name) > 2 && name[0] == '-' && name[1] != '-' && longNames[name[1:]] {
-			long, ok = "-"+name, true
-		}
-		if ok {
+		if long, ok := twoLetter[name]; ok {
 			if hasVal {
 				out = append(out, long+"="+val)
 			} else {
@@ -176,16 +175,17 @@ var longNames = func() map[string]bool {
 	return names
 }()
 
-// configArg returns the --config value given in args, if any.
+// configArg returns the --config value given in args (also -config; -c
+// is rewritten to it before), if any.
 func configArg(args []string) (string, bool) {
 	for i, a := range args {
 		if a == "--" {
 			break
 		}
-		if a == "--config" && i+1 < len(args) {
+		if (a == "--config" || a == "-config") && i+1 < len(args) {
 			return args[i+1], true
 		}
-		if v, ok := strings.CutPrefix(a, "--config="); ok {
+		if v, ok := strings.CutPrefix(strings.TrimPrefix(a, "-"), "-config="); ok {
 			return v, true
 		}
 	}

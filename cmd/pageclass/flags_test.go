@@ -166,11 +166,17 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestMissingExplicitConfig: a config file given that is not there is a
+// usage error naming it, given as --config, -config or -c (translate's
+// short form; it was an unknown flag).
 func TestMissingExplicitConfig(t *testing.T) {
-	var out bytes.Buffer
-	_, code, done := parseArgs([]string{"--config", "/nonexistent/config.txt"}, &out, &out, plainUsage(&out))
-	if !done || code != exitUsage || !strings.Contains(out.String(), "/nonexistent/config.txt") {
-		t.Fatalf("done %v code %d: %s", done, code, out.String())
+	for _, args := range [][]string{{"--config", "/nonexistent/config.txt"}, {"-c", "/nonexistent/config.txt"},
+		{"-c=/nonexistent/config.txt"}, {"-config", "/nonexistent/config.txt"}} {
+		var out bytes.Buffer
+		_, code, done := parseArgs(args, &out, &out, plainUsage(&out))
+		if !done || code != exitUsage || !strings.Contains(out.String(), "/nonexistent/config.txt") {
+			t.Errorf("%q: done %v code %d: %s", args, done, code, out.String())
+		}
 	}
 }
 
@@ -201,13 +207,8 @@ func TestUnreadableFileFormat(t *testing.T) {
 // before, "-best" was read as "-b est" and answered "--base applies to
 // --train only".
 func TestSingleDashLongFlags(t *testing.T) {
-	got := rewriteShorts([]string{"-best", "-raw=false", "-no-inner", "-d", "x", "-bx", "--", "-best"})
-	want := []string{"--best", "--raw=false", "--no-inner", "-d", "x", "-bx", "--", "-best"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("rewriteShorts = %q, want %q", got, want)
-	}
-	c, code, out := parseWith(t, nil, "-best")
-	if c == nil || !c.Best || c.Given["base"] {
-		t.Fatalf("-best: exit %d: %s %+v", code, out, c)
+	c, code, out := parseWith(t, nil, "-best", "-raw=false", "-no-inner", "-tn", "2")
+	if c == nil || !c.Best || c.Given["base"] || c.Raw || c.Inner || c.TopN != 2 {
+		t.Fatalf("-best -raw=false -no-inner -tn 2: exit %d: %s %+v", code, out, c)
 	}
 }

@@ -111,6 +111,16 @@ func TestRewriteArgs(t *testing.T) {
 	if err != nil || s.Source != "pl" || s.Target != "de" || s.Output != "o" || s.Input != "x" {
 		t.Fatalf("%+v %v", s, err)
 	}
+	// A long flag written with one dash is that flag, as in pageclass (it
+	// was "unknown flag -r").
+	s, _, err = parse([]string{"x", "-o", "o", "-resume", "-output-mode=append", "-formats", "xml"}, env{}.get, &bytes.Buffer{})
+	if err != nil || !s.Resume || s.Mode != "append" || s.FormatsRaw != "xml" {
+		t.Fatalf("-resume -output-mode=append -formats xml: %+v %v", s, err)
+	}
+	var out bytes.Buffer
+	if _, helped, err := parse([]string{"-version"}, env{}.get, &out); !helped || err != nil || !strings.HasPrefix(out.String(), "translate ") {
+		t.Errorf("-version: helped %v, %v, %q", helped, err, out.String())
+	}
 }
 
 // TestALTO runs the real sample end to end: only CONTENT values change,

@@ -2,6 +2,8 @@ package cliflags
 
 import (
 	"bytes"
+	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +82,35 @@ func TestWrap(t *testing.T) {
 	}
 	if got := Wrap(strings.Repeat("x", 40)+" y", 30, ""); got != strings.Repeat("x", 40)+"\ny" {
 		t.Errorf("a long word: %q", got)
+	}
+}
+
+// TestOneDash: a long flag written with one dash is that flag (with a
+// value after "=", its negation, an alias); short flags, unknown words and
+// what follows "--" are left alone.
+func TestOneDash(t *testing.T) {
+	var grammar struct {
+		Best    bool     `name:"best"`
+		Raw     bool     `name:"raw" negatable:""`
+		Base    string   `short:"b" name:"base"`
+		Resume  bool     `aliases:"continue"`
+		Dir     string   `short:"d"`
+		Unknown []string `arg:"" optional:""`
+	}
+	k, err := NewKong("x", &grammar, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"-best", "-raw=false", "-no-raw", "-resume", "-continue"}, []string{"--best", "--raw=false", "--no-raw", "--resume", "--continue"}},
+		{[]string{"-b", "x", "-bx", "-d", "y", "-unknown", "--best"}, []string{"-b", "x", "-bx", "-d", "y", "-unknown", "--best"}},
+		{[]string{"-best", "--", "-best"}, []string{"--best", "--", "-best"}},
+	} {
+		if got := k.OneDash(tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("OneDash(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if _, _, _, err := k.Parse([]string{"-best", "-base=v1"}); err != nil || !grammar.Best || grammar.Base != "v1" {
+		t.Errorf("-best -base=v1: %v, %+v", err, grammar)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
 
 	"github.com/alecthomas/kong"
 
@@ -54,11 +55,48 @@ func (k *Kong) Parse(args []string) (ctx *kong.Context, code int, done bool, err
 			ctx, code, done, err = nil, k.code, true, nil
 		}
 	}()
-	ctx, err = k.Kong.Parse(args)
+	ctx, err = k.Kong.Parse(k.OneDash(args))
 	if err != nil {
 		return ctx, ExitUsage, false, UsageError{plainKong(err)}
 	}
 	return ctx, ExitOK, false, nil
+}
+
+// OneDash turns a long flag name written with one dash ("-resume",
+// "-raw=false"), as Go's flag package and the original tools' users write
+// them, into that flag; kong alone reads "-resume" as the short flags -r,
+// -e, ... Both commands take them alike (translate refused them). Words
+// after a bare "--" are left alone. Parse calls it; a command that reads
+// its arguments before parsing calls it first.
+func (k *Kong) OneDash(args []string) []string {
+	names := map[string]bool{}
+	for _, group := range k.Model.AllFlags(false) {
+		for _, f := range group {
+			names[f.Name] = true
+			for _, a := range f.Aliases {
+				names[a] = true
+			}
+			switch n := f.Tag.Negatable; n {
+			case "":
+			case "_": // kong's default negation, --no-NAME
+				names["no-"+f.Name] = true
+			default:
+				names[n] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		name, _, _ := strings.Cut(a, "=")
+		if len(name) > 2 && name[0] == '-' && name[1] != '-' && names[name[1:]] {
+			a = "-" + a
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // kongNoValue is kong's message for a flag whose value is missing:
