@@ -433,7 +433,7 @@ func TestBookList(t *testing.T) {
 	}
 	// The warning of the page whose image is missing names its position in
 	// the book and its ID (before, "page":0).
-	if !regexp.MustCompile(`"msg":"page skipped","file":"[^"]*kitodo/mets.xml#PHYS_0004","page":4,"page_id":"PHYS_0004"`).MatchString(log) ||
+	if !regexp.MustCompile(`"level":"ERROR","msg":"page skipped","file":"[^"]*kitodo/mets.xml#PHYS_0004","page":4,"page_id":"PHYS_0004"`).MatchString(log) ||
 		strings.Contains(log, `"page":0`) {
 		t.Errorf("the missing image's warning does not give its page 4 and ID PHYS_0004:\n%s", log)
 	}

@@ -810,7 +810,8 @@ func (r *classifier) row(p classify.Page, it *item, name string) error {
 		return nil
 	}
 	if p.Err != nil {
-		r.log.Warn("page skipped", append(r.pageArgs(p), "error", p.Err.Error())...)
+		// ERROR, as translate logs a file that failed (it was WARN).
+		r.log.Error("page skipped", append(r.pageArgs(p), "error", p.Err.Error())...)
 		if ledger.Transient(p.Err) {
 			it.passing = p.Err
 		}
