@@ -1000,11 +1000,12 @@ func (r *classifier) summarise(path string) error {
 func logSummary(r *runner, s *summary.Summary) {
 	if r.logSink != nil && r.logSink.Terminal() {
 		fmt.Fprint(r.stderr, s.Text())
+		fmt.Fprintf(r.stderr, "  results in %s\n", r.cli.Results)
 		return
 	}
 	r.log.Info("run summary", "pages", s.Pages, "sources", len(s.Sources), "flagged", s.Flagged,
 		"failed", s.Failed, "categories", counts(s.Categories), "flag_reasons", counts(s.Reasons),
-		"not_collected", counts(s.NotCollected), "files_kept", s.FilesKept, "files_left", s.FilesLeft)
+		"not_collected", counts(s.NotCollected), "files_kept", s.FilesKept, "files_left", s.FilesLeft, "output", r.cli.Results)
 }
 
 // counts is m, or an empty map when m is nil, so the record says {} for

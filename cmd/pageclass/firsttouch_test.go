@@ -219,6 +219,10 @@ func TestEveryRowJoinsToItsFile(t *testing.T) {
 	if !strings.Contains(log, `"not_collected":{}`) || strings.Contains(log, `:null`) {
 		t.Errorf("the run summary record says none with null, not {}:\n%s", log)
 	}
+	// It names the results folder, as translate's names its output folder.
+	if want := `"output":` + strconv.Quote(e.results); !strings.Contains(log, want) {
+		t.Errorf("the run summary record lacks %s:\n%s", want, log)
+	}
 }
 
 // --page-from-name reads the page number from the end of a name, the old

@@ -506,7 +506,19 @@ func (r *runner) logSummaryRecord(log *slog.Logger, st runmeta.Statistics) {
 	log.Info("run summary", "files", st.InputFilesTotal, "translated", st.SuccessfullyProcessed-r.doneBefore, "done_before", r.doneBefore,
 		"failed", len(r.failures)-r.failedBefore, "failed_before", r.failedBefore, "untried", max(0, st.InputFilesTotal-st.SuccessfullyProcessed-len(r.failures)),
 		"without_text", st.DocumentsWithoutText, "units_translated", st.UnitsTranslated, "units_skipped", st.UnitsSkipped,
-		"segments", st.SegmentStatus, "source_languages", st.Languages, "not_collected", len(r.notCollected), "output", r.s.Output)
+		"segments", st.SegmentStatus, "source_languages", st.Languages, "not_collected", r.notCollectedByExt(), "output", r.s.Output)
+}
+
+// notCollectedByExt counts the files of the folder not collected by their
+// extension (".html"; "" for none), as pageclass's run summary record
+// counts them: a number under the same field name in one tool and an
+// object in the other broke a log pipeline's mapping.
+func (r *runner) notCollectedByExt() map[string]int {
+	byExt := map[string]int{}
+	for _, n := range r.notCollected {
+		byExt[strings.ToLower(filepath.Ext(n["file"]))]++
+	}
+	return byExt
 }
 
 type runner struct {
