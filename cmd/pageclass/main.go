@@ -251,6 +251,9 @@ func exitCode(err error, log interface{ Error(string, ...any) }) int {
 		log.Error("run incomplete after a passing failure; run again with --resume to finish it", "error", err.Error())
 	case exitUsage:
 		log.Error("usage error", "error", err.Error())
+	case exitNoInput:
+		// As translate's: the same message, the cause in error.
+		log.Error("no input", "error", err.Error())
 	default:
 		log.Error(err.Error())
 	}

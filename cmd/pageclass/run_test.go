@@ -304,6 +304,11 @@ func TestExitCodes(t *testing.T) {
 			if code != tt.code || !strings.Contains(log, tt.want) {
 				t.Fatalf("exit %d (want %d), log lacks %q:\n%s", code, tt.code, tt.want, log)
 			}
+			// No input is said as translate says it: "no input", the
+			// cause in error (it was the whole message).
+			if code == exitNoInput && tt.args(e) != nil && !strings.Contains(log, `"level":"ERROR","msg":"no input","error":`) {
+				t.Errorf("no input not said as translate says it:\n%s", log)
+			}
 		})
 	}
 }
