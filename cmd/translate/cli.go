@@ -110,7 +110,9 @@ type settings struct {
 	Mode, Backend           string
 	ModeFrom, BackendFrom   string
 	FastAlign               bool
-	ConfigWarnings          []string
+	// ConfigUnknown are the configuration's unknown keys ("[DEFAULT] soruce"),
+	// warned about as pageclass warns about its own.
+	ConfigUnknown []string
 	// Shard is this run's share of the inputs (internal/shard); zero for all.
 	Shard shard.Spec
 	// Resume and RetryFailed continue a run from its ledger.
@@ -218,9 +220,9 @@ func resolve(c *cli, set map[string]bool, getenv func(string) string) (*settings
 	if err != nil {
 		return nil, cliflags.Usage(fmt.Errorf("config %s: %w", c.Config, err))
 	}
-	cfg, warnings := configValues(ini)
+	cfg, unknown := configValues(ini)
 	p := picker{set: set, cfg: cfg}
-	s := &settings{ConfigPath: c.Config, ConfigFile: cfgFile, ConfigWarnings: warnings, FastAlign: c.FastAlign, XSD: c.Xsd,
+	s := &settings{ConfigPath: c.Config, ConfigFile: cfgFile, ConfigUnknown: unknown, FastAlign: c.FastAlign, XSD: c.Xsd,
 		DocJSON: c.DocumentJSON, DocJSONOut: c.DocumentJSONOut, Resume: c.Resume || c.RetryFailed, RetryFailed: c.RetryFailed, Merge: c.Merge,
 		Pages: c.Pages, TextGroups: c.TextGroup, BookOut: c.BookOut, BookBaseURL: c.BookBaseURL}
 	if err := s.setShard(c); err != nil {
@@ -451,10 +453,10 @@ func precedence(flagSet bool, flagVal, cfgVal, envVal, def string) (string, stri
 // configValues takes the known keys from the file's sections (the first
 // section holding one; a key of [DEFAULT], where the original tool's own
 // config.txt has them all, when no other section sets it) and warns about
-// unknown keys.
+// unknown keys (the section and the key: "[DEFAULT] soruce").
 func configValues(f *config.File) (map[string]string, []string) {
 	out := map[string]string{}
-	var warnings []string
+	var unknown []string
 	knownKey := map[string]bool{}
 	for _, k := range configKeys {
 		knownKey[k] = true
@@ -467,7 +469,7 @@ func configValues(f *config.File) (map[string]string, []string) {
 		for _, k := range f.OwnKeys(sec) {
 			v, _ := f.Get(sec, k)
 			if !knownKey[k] {
-				warnings = append(warnings, fmt.Sprintf("%s: [%s] unknown key %q ignored", f.Path, sec, k))
+				unknown = append(unknown, fmt.Sprintf("[%s] %s", sec, k))
 				continue
 			}
 			if _, seen := out[k]; !seen {
@@ -475,7 +477,7 @@ func configValues(f *config.File) (map[string]string, []string) {
 			}
 		}
 	}
-	return out, warnings
+	return out, unknown
 }
 
 // setupPath resolves the vocabulary path p written in (or defaulted for)

@@ -369,8 +369,14 @@ func TestPrecedence(t *testing.T) {
 	p := filepath.Join(dir, "plain.txt")
 	os.WriteFile(p, []byte("# plain\ntarget_lang = de\noutput = outdir\noutput_mode = append\nbogus = 1\n"), 0o644)
 	s, _, err := parse([]string{"in", "-c", p}, env{}.get, &bytes.Buffer{})
-	if err != nil || s.Target != "de" || s.Output != "outdir" || s.Mode != "append" || s.DownloadDir != filepath.Join("outdir", "downloaded_inputs") || len(s.ConfigWarnings) != 1 {
+	if err != nil || s.Target != "de" || s.Output != "outdir" || s.Mode != "append" || s.DownloadDir != filepath.Join("outdir", "downloaded_inputs") || len(s.ConfigUnknown) != 1 {
 		t.Errorf("%+v %v", s, err)
+	}
+	// The unknown key is warned about as pageclass warns: the file and the
+	// key apart (it was all in the message).
+	if r := runCLI(t, env{"LOG_FORMAT": "json"}, "--merge", "-c", p, "-o", t.TempDir()); !strings.Contains(r.stderr,
+		`"level":"WARN","msg":"unknown config key (misspelt?)","file":`+strconv.Quote(p)+`,"key":"[translate] bogus"`) {
+		t.Errorf("the unknown key's warning:\n%s", r.stderr)
 	}
 	// End to end: the config's backend is used unless the flag overrides it.
 	record := testenv.Path(t, "records/C-9107617A.xml")

@@ -72,8 +72,9 @@ func runIn(ctx context.Context, args []string, lookup func(string) (string, bool
 		log.Error("usage error", "error", err, "hint", "translate --help lists the flags")
 		return exitUsage
 	}
-	for _, w := range s.ConfigWarnings {
-		log.Warn(w)
+	for _, k := range s.ConfigUnknown {
+		// As pageclass says it: the file and the key apart.
+		log.Warn("unknown config key (misspelt?)", "file", s.ConfigFile.Path, "key", k)
 	}
 	if w := cliflags.ZoneWarning(getenv("TZ")); w != "" {
 		log.Warn(w)
