@@ -42,7 +42,8 @@ func (s *Service) auth(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := s.mux.Handler(r); s.open(pattern) {
+		_, pattern := s.mux.Handler(r)
+		if s.open(pattern) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -58,6 +59,9 @@ func (s *Service) auth(next http.Handler) http.Handler {
 			return
 		}
 		if rec, ok := w.(*recorder); ok {
+			// Counted under its route (it was "unmatched": a dashboard
+			// could not tell which route the refused calls were for).
+			rec.pattern = pattern
 			skipBody(rec.ResponseWriter, r)
 		} else {
 			skipBody(w, r)

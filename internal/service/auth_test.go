@@ -47,6 +47,15 @@ func TestToken(t *testing.T) {
 			t.Errorf("%s %s: 401 without WWW-Authenticate or detail: %v %s", tt.method, tt.path, got.header, got.body)
 		}
 	}
+	// A refused call is counted under its route (it was "unmatched"); a
+	// path no route has stays unmatched.
+	m := string(do(t, "GET", srv.URL+"/metrics", nil, bearer).body)
+	for _, want := range []string{`http_requests_total{method="POST",path="/upload",status="401"} 3`,
+		`http_requests_total{method="GET",path="/metrics",status="401"} 1`, `http_requests_total{method="GET",path="unmatched",status="401"} 1`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s:\n%s", want, m)
+		}
+	}
 }
 
 // TestTokenConfig: API_TOKEN_FILE is read and trimmed; setting both, an
