@@ -18,7 +18,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // Kind tells what a Node is.
@@ -317,10 +319,19 @@ func (p *parser) token(tok xml.Token, start, end int) error {
 		}
 		cur.Children = append(cur.Children, &Node{Kind: TextNode, Start: start, End: end, Data: string(t), Parent: cur})
 	case xml.Comment:
+		if err := notChars(t); err != nil {
+			return p.bad(start, "comment: %v", err)
+		}
 		cur.Children = append(cur.Children, &Node{Kind: CommentNode, Start: start, End: end, Data: string(t), Parent: cur})
 	case xml.ProcInst:
 		if strings.EqualFold(t.Target, "xml") && (start != p.bomLen || t.Target != "xml") {
 			return p.bad(start, "XML declaration not at the very start of the document (nothing, not even a blank line, may precede it)")
+		}
+		if t.Target == "xml" && !xmlDecl.Match(t.Inst) {
+			return p.bad(start, "XML declaration %q: it holds version, then optionally encoding and standalone (yes or no), each once, in that order", oneLine(t.Inst))
+		}
+		if err := notChars(t.Inst); err != nil {
+			return p.bad(start, "processing instruction <?%s?>: %v", t.Target, err)
 		}
 		cur.Children = append(cur.Children, &Node{Kind: ProcInstNode, Start: start, End: end, Data: t.Target + " " + string(t.Inst), Parent: cur})
 	case xml.Directive:
@@ -355,6 +366,9 @@ func (p *parser) startElement(t xml.StartElement, start, end int) error {
 	n.Attrs = attrs
 	n.SelfClosing = bytes.HasSuffix(src[start:end], []byte("/>"))
 	p.ns.push(attrs)
+	if err := p.ns.check(t); err != nil {
+		return p.bad(start, "<%s>: %v", qname(t.Name), err)
+	}
 	n.uri, n.uriSet = p.ns.lookup(t.Name.Space), true
 	p.cur.Children = append(p.cur.Children, n)
 	p.cur = n
@@ -415,8 +429,46 @@ func scanAttrs(raw []byte, base int, decoded []xml.Attr) ([]Attr, error) {
 		}
 		out = append(out, Attr{Name: a.Name, Value: a.Value, Start: base + i + 1, End: base + i + 1 + closeAt, Quote: q})
 		i += closeAt + 2
+		// White space must part one attribute from the next (encoding/xml
+		// reads a="1"b="2" without a word).
+		if i < len(raw) && !isXMLSpace(raw[i]) && raw[i] != '/' && raw[i] != '>' {
+			return nil, fmt.Errorf("attribute %q: no white space before the next attribute", a.Name.Local)
+		}
 	}
 	return out, nil
+}
+
+// xmlDecl is the content of a well-formed XML declaration (XML 1.0,
+// production 23): version, then optionally encoding and standalone.
+var xmlDecl = regexp.MustCompile(`^[ \t\r\n]*version[ \t\r\n]*=[ \t\r\n]*("1\.[0-9]+"|'1\.[0-9]+')` +
+	`([ \t\r\n]+encoding[ \t\r\n]*=[ \t\r\n]*("[A-Za-z][A-Za-z0-9._-]*"|'[A-Za-z][A-Za-z0-9._-]*'))?` +
+	`([ \t\r\n]+standalone[ \t\r\n]*=[ \t\r\n]*("(yes|no)"|'(yes|no)'))?[ \t\r\n]*$`)
+
+// notChars says which character of b, if any, XML does not allow (XML
+// 1.0, production 2: no control character but tab, line feed and carriage
+// return, no U+FFFE or U+FFFF, UTF-8 only); encoding/xml checks text and
+// attribute values, not comments and processing instructions.
+func notChars(b []byte) error {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return errors.New("invalid UTF-8")
+		}
+		if !(r == 0x09 || r == 0x0A || r == 0x0D || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF) {
+			return fmt.Errorf("character U+%04X is not allowed in XML", r)
+		}
+		i += size
+	}
+	return nil
+}
+
+// oneLine is b quoted on one line, at most 60 bytes of it.
+func oneLine(b []byte) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > 60 {
+		s = s[:60] + "..."
+	}
+	return s
 }
 
 func isXMLSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
@@ -535,6 +587,40 @@ func (s *nsStack) pop() {
 		b := s.bound[p]
 		s.bound[p] = b[:len(b)-1]
 	}
+}
+
+// check says what breaks the rules of XML namespaces in start tag t
+// (whose declarations are pushed): a prefix of the element or of an
+// attribute that is not declared, a prefix declared with an empty name
+// (xmlns:p=""), or the reserved prefixes xml and xmlns bound otherwise
+// than they are. encoding/xml reads each of them without a word, and the
+// document written back is not one a namespace-aware reader takes.
+func (s *nsStack) check(t xml.StartElement) error {
+	for _, a := range t.Attr {
+		if a.Name.Space != "xmlns" {
+			continue
+		}
+		switch {
+		case a.Name.Local == "xmlns":
+			return errors.New("the prefix xmlns cannot be declared")
+		case a.Name.Local == "xml" && a.Value != "http://www.w3.org/XML/1998/namespace":
+			return errors.New("the prefix xml cannot be bound to another namespace")
+		case a.Value == "":
+			return fmt.Errorf("xmlns:%s=\"\": a prefix cannot be declared with an empty namespace name (XML 1.0 namespaces)", a.Name.Local)
+		}
+	}
+	declared := func(prefix string) bool {
+		return prefix == "" || prefix == "xml" || prefix == "xmlns" || len(s.bound[prefix]) > 0
+	}
+	if !declared(t.Name.Space) {
+		return fmt.Errorf("the prefix %s is not declared (no xmlns:%s in scope)", t.Name.Space, t.Name.Space)
+	}
+	for _, a := range t.Attr {
+		if !declared(a.Name.Space) {
+			return fmt.Errorf("attribute %s:%s: the prefix %s is not declared (no xmlns:%s in scope)", a.Name.Space, a.Name.Local, a.Name.Space, a.Name.Space)
+		}
+	}
+	return nil
 }
 
 func (s *nsStack) lookup(prefix string) string {

@@ -270,6 +270,19 @@ func TestRefusesMalformedNamingTheLine(t *testing.T) {
 		{"empty", "  \n", 2, "the document is empty"},
 		{"only a declaration", "<?xml version=\"1.0\"?>\n", 2, "no root element"},
 		{"bad token", "<a>\n<b x=1/></a>", 2, "unquoted"},
+		// encoding/xml reads each of these without a word; a
+		// namespace-aware reader (lxml, Saxon) refuses them, and the
+		// document was written back as it came.
+		{"declaration with another pseudo-attribute", "<?xml version=\"1.0\" foo=\"bar\"?>\n<a/>", 1, "XML declaration"},
+		{"declaration out of order", "<?xml encoding=\"UTF-8\" version=\"1.0\"?>\n<a/>", 1, "XML declaration"},
+		{"control character in a processing instruction", "<?xml version=\"1.0\"?>\n<?x a\x01?>\n<a/>", 2, "U+0001"},
+		{"control character in a comment", "<a>\n<!-- \x1b -->\n</a>", 2, "comment: character U+001B"},
+		{"attributes not parted", "<a>\n<b x=\"1\"y=\"2\"/></a>", 2, "no white space before the next attribute"},
+		{"namespace declarations not parted", "<a xmlns=\"urn:a\"xmlns:x=\"urn:y\"/>", 1, "no white space"},
+		{"undeclared element prefix", "<a>\n<q:b/></a>", 2, "the prefix q is not declared"},
+		{"undeclared attribute prefix", "<a>\n<b q:c=\"1\"/></a>", 2, "attribute q:c: the prefix q is not declared"},
+		{"prefix out of scope", "<a><b xmlns:q=\"urn:q\"/>\n<q:c/></a>", 2, "the prefix q is not declared"},
+		{"prefix declared empty", "<a xmlns:x=\"\"/>", 1, "empty namespace name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.src))
@@ -282,9 +295,19 @@ func TestRefusesMalformedNamingTheLine(t *testing.T) {
 			}
 		})
 	}
-	// A byte-order mark before the declaration is fine.
-	if _, err := Parse([]byte("\ufeff<?xml version=\"1.0\"?>\r\n<a/>\r\n")); err != nil {
-		t.Fatal(err)
+	// A byte-order mark before the declaration is fine, and so are the
+	// declarations, prefixes and characters the rules allow.
+	for _, ok := range []string{
+		"\ufeff<?xml version=\"1.0\"?>\r\n<a/>\r\n",
+		"<?xml version='1.0' encoding='utf-8' standalone='no' ?><a/>",
+		"<?xml\tversion = \"1.0\"\n encoding=\"UTF-8\"?><a/>",
+		"<x:a xmlns:x=\"urn:x\" xmlns=\"\" x:b=\"1\" xml:lang=\"cs\"><x:c xmlns:x=\"urn:other\"/><d\txmlns:y='urn:y'\ny:e='2'/></x:a>",
+		"<a><!-- tab\tand é and \U0001F600 --><?pi data?></a>",
+		"<a b=\"1\"/>", "<a b=\"1\" />", "<a b='1'></a>",
+	} {
+		if _, err := Parse([]byte(ok)); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
 	}
 }
 
