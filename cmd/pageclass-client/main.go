@@ -36,6 +36,7 @@ import (
 
 	"archivekit/internal/cliflags"
 	"archivekit/internal/filekind"
+	"archivekit/internal/regularfile"
 	pkgversion "archivekit/internal/version"
 )
 
@@ -197,12 +198,37 @@ func printTop(w io.Writer, title string, preds []prediction) {
 	}
 }
 
+// sniffLen is how much of a file is read to tell its format.
+const sniffLen = 64 << 10
+
+// maxAnswer bounds the answer read (a PDF's pages each with its scores
+// fit many times over).
+const maxAnswer = 64 << 20
+
+// switchWriter writes to w, which may be changed between writes.
+type switchWriter struct{ w io.Writer }
+
+func (s *switchWriter) Write(p []byte) (int, error) { return s.w.Write(p) }
+
 // classify posts the file and decodes the answer; an error answer becomes
 // an error carrying the service's detail.
 func classify(server, path, version string, topn int, timeout time.Duration, token string) (*answer, []byte, error) {
-	data, err := os.ReadFile(path)
+	// A device or pipe is refused before anything is read (a link to
+	// /dev/zero was read until the machine ran out of memory), and the file
+	// is sent as it is read, not held whole: the service refuses one over
+	// its upload limit after that limit.
+	f, err := regularfile.Open(path)
 	if err != nil {
 		return nil, nil, &codeError{cliflags.ExitNoInput, err} // no input
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, &codeError{cliflags.ExitNoInput, err}
+	}
+	data := make([]byte, min(st.Size(), sniffLen)) // what tells the format
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, nil, &codeError{cliflags.ExitNoInput, fmt.Errorf("%s: %w", path, err)}
 	}
 	isPDF := filekind.Of(data) == filekind.PDF || strings.EqualFold(filepath.Ext(path), ".pdf")
 	ctype, endpoint := mime.TypeByExtension(strings.ToLower(filepath.Ext(path))), "/predict_image"
@@ -216,21 +242,26 @@ func classify(server, path, version string, topn int, timeout time.Duration, tok
 	case !strings.HasPrefix(ctype, "image/"):
 		ctype = http.DetectContentType(data)
 	}
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
+	// The form around the file: its part's header before it, the other
+	// fields after it, so that its length is known.
+	var head, tail bytes.Buffer
+	out := &switchWriter{w: &head}
+	mw := multipart.NewWriter(out)
 	h := textproto.MIMEHeader{}
 	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="file"; filename=%q`, filepath.Base(path)))
 	h.Set("Content-Type", ctype)
-	pw, _ := mw.CreatePart(h)
-	_, _ = pw.Write(data)
+	_, _ = mw.CreatePart(h)
+	out.w = &tail
 	_ = mw.WriteField("version", version)
 	_ = mw.WriteField("topn", strconv.Itoa(topn))
 	_ = mw.Close()
+	body := io.MultiReader(&head, bytes.NewReader(data), io.LimitReader(f, st.Size()-int64(len(data))), &tail)
 	client := &http.Client{Timeout: timeout}
-	req, err := http.NewRequest(http.MethodPost, strings.TrimRight(server, "/")+endpoint, &body)
+	req, err := http.NewRequest(http.MethodPost, strings.TrimRight(server, "/")+endpoint, body)
 	if err != nil {
 		return nil, nil, err
 	}
+	req.ContentLength = int64(head.Len()) + st.Size() + int64(tail.Len())
 	req.Header.Set("Content-Type", mw.FormDataContentType())
 	pkgversion.SetUserAgent(req)
 	if token != "" {
@@ -247,9 +278,12 @@ func classify(server, path, version string, topn int, timeout time.Duration, tok
 		return nil, nil, &codeError{cliflags.ExitIncomplete, fmt.Errorf("no answer from the service at %s (is pageclass-api running there? give its address with -server URL): %w", server, err)}
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(b) > maxAnswer {
+		return nil, nil, fmt.Errorf("the service's answer is over %d MiB: not pageclass-api's (give its address with -server URL)", maxAnswer>>20)
 	}
 	if resp.StatusCode != http.StatusOK {
 		err := fmt.Errorf("the service answered %d: %s", resp.StatusCode, detail(b))

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -160,5 +162,56 @@ func TestHelpAndUsage(t *testing.T) {
 		if code := run(c.args, &out, &errOut); code != c.code || !strings.Contains(out.String()+errOut.String(), c.want) {
 			t.Errorf("%v: exit %d, %q; want %d with %q", c.args, code, out.String()+errOut.String(), c.code, c.want)
 		}
+	}
+}
+
+// TestFileSentAsRead: a device or a pipe is refused before anything is read
+// (a link to /dev/zero was read until the machine ran out of memory, a
+// pipe waited for ever); a file is sent whole, with its length, as it is
+// read.
+func TestFileSentAsRead(t *testing.T) {
+	dir := t.TempDir()
+	zero := filepath.Join(dir, "zero.png")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.png")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{zero, fifo} {
+		var out, errOut bytes.Buffer
+		code := run([]string{"-file", p, "-server", "http://127.0.0.1:1"}, &out, &errOut)
+		if code != 2 || !strings.Contains(errOut.String(), "not a regular file") {
+			t.Errorf("%s: exit %d, %q; want 2 saying it is not a regular file", p, code, errOut.String())
+		}
+	}
+	big := make([]byte, 3<<20+17)
+	copy(big, "\x89PNG\r\n\x1a\n")
+	for i := 8; i < len(big); i++ {
+		big[i] = byte(i * 31)
+	}
+	png := filepath.Join(dir, "big.png")
+	if err := os.WriteFile(png, big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength <= int64(len(big)) || len(r.TransferEncoding) > 0 {
+			t.Errorf("sent with length %d, transfer encoding %v", r.ContentLength, r.TransferEncoding)
+		}
+		f, fh, err := r.FormFile("file")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(f)
+		if !bytes.Equal(got, big) || fh.Header.Get("Content-Type") != "image/png" || r.FormValue("topn") != "3" {
+			t.Errorf("received %d bytes (equal %v), type %q, topn %q", len(got), bytes.Equal(got, big), fh.Header.Get("Content-Type"), r.FormValue("topn"))
+		}
+		fmt.Fprint(w, `{"type":"image","version":"v4.4","predictions":[{"label":"TEXT","score":0.9}]}`)
+	}))
+	defer ts.Close()
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-file", png, "-server", ts.URL, "-topn", "3"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "TEXT") {
+		t.Errorf("exit %d: %s %s", code, out.String(), errOut.String())
 	}
 }
