@@ -23,6 +23,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"archivekit/internal/fetch"
@@ -353,6 +354,16 @@ func (r *reader) locate(ref string, base *loc) (loc, error) {
 	if ref == "" {
 		return loc{}, errors.New("empty location")
 	}
+	if base != nil && windowsAbs.MatchString(ref) {
+		return loc{}, fmt.Errorf("%s: a Windows path (a drive letter or a \\\\server share): it names a file on the machine the document was written on; write it relative to the document", ref)
+	}
+	if base != nil && strings.Contains(ref, `\`) && !strings.Contains(ref, "://") {
+		// Written on Windows (images\0001.tif): a backslash is no
+		// character of a URI reference, and readers (browsers, as the
+		// WHATWG URL standard has it) take it as a slash. It was read as
+		// part of one file name, and every page failed.
+		ref = strings.ReplaceAll(ref, `\`, "/")
+	}
 	remote := base != nil && base.url != nil
 	u, err := url.Parse(ref)
 	if err == nil && (u.Scheme == "http" || u.Scheme == "https") {
@@ -393,6 +404,10 @@ func (r *reader) locate(ref string, base *loc) (loc, error) {
 	}
 	return loc{path: filepath.Join(filepath.Dir(base.path), filepath.FromSlash(ref))}, nil
 }
+
+// windowsAbs matches a Windows absolute path: a drive letter (C:\, C:/)
+// or a UNC share (\\server\share).
+var windowsAbs = regexp.MustCompile(`^(?:[A-Za-z]:[\\/]|\\\\)`)
 
 // load reads a whole file, bounded by MaxBytes.
 func (r *reader) load(l loc) ([]byte, error) {
@@ -440,7 +455,10 @@ func (r *reader) fetch(ctx context.Context, l loc) ([]byte, error) {
 
 // detect tells METS from IIIF by content and reads the book.
 func (r *reader) detect(l loc, data []byte) (*Book, error) {
-	trimmed := bytes.TrimLeft(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), " \t\r\n")
+	// Without a byte-order mark (a manifest's was "invalid character
+	// 'ï'"), and UTF-16 as UTF-8 (a METS file was "neither XML nor JSON").
+	data = asUTF8(data)
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	switch {
 	case len(trimmed) == 0:
 		return nil, fmt.Errorf("%s: %w: the file is empty", l, ErrNotABook)

@@ -13,6 +13,10 @@ import (
 	"unicode/utf8"
 
 	"archivekit/internal/regularfile"
+
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/transform"
 )
 
 // ErrList is wrapped by ReadList's error for a line that names neither a
@@ -45,7 +49,10 @@ func IsURL(s string) bool {
 // why.
 func IsList(path string) bool {
 	head, err := ReadHead(path)
-	if err != nil || !isText(head) {
+	if err != nil {
+		return false
+	}
+	if head = listText(head); !isText(head) {
 		return false
 	}
 	first, ok := firstLocation(head)
@@ -69,12 +76,18 @@ func IsList(path string) bool {
 // http(s) URL. A service given an upload uses it: a list is the command
 // line's input, not a document.
 func ListsURLs(data []byte) bool {
-	head := data[:min(len(data), LooksLen)]
+	head := listText(data[:min(len(data), LooksLen)])
 	if !isText(head) {
 		return false
 	}
 	first, ok := firstLocation(head)
 	return ok && IsURL(first)
+}
+
+// listText is a list's start as UTF-8 (asUTF8: Notepad's "Unicode" is
+// UTF-16) without the Ctrl-Z that DOS-era editors end a file with.
+func listText(head []byte) []byte {
+	return bytes.TrimRight(asUTF8(head), "\x1a")
 }
 
 // isText says whether head is UTF-8 text without control characters other
@@ -127,10 +140,14 @@ func ReadList(path string) ([]ListItem, error) {
 	}
 	defer f.Close()
 	var out []ListItem
-	sc := bufio.NewScanner(f)
+	// A byte-order mark says the encoding (a list saved as Notepad's
+	// "Unicode" is UTF-16: it was not read as a list); without one, UTF-8.
+	sc := bufio.NewScanner(transform.NewReader(f, unicode.BOMOverride(encoding.Nop.NewDecoder())))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff"))
+		// A Ctrl-Z ending the file (DOS-era editors) is no character of
+		// a location.
+		line := strings.TrimSpace(strings.TrimRight(strings.TrimPrefix(sc.Text(), "\ufeff"), "\x1a"))
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}

@@ -400,6 +400,7 @@ func (r *reader) decodeMETS(l loc, data []byte) (*metsDoc, error) {
 		return nil, fmt.Errorf("%s: %w: not well-formed XML: %v", l, ErrNotABook, err)
 	}
 	d := xml.NewDecoder(bytes.NewReader(data))
+	d.CharsetReader = charsetReader
 	var root *xml.Name
 	for {
 		tok, err := d.Token()
@@ -438,6 +439,7 @@ func (r *reader) decodeMETS(l loc, data []byte) (*metsDoc, error) {
 // nested deeper than max.
 func checkDepth(data []byte, max int) error {
 	d := xml.NewDecoder(bytes.NewReader(data))
+	d.CharsetReader = charsetReader
 	depth := 0
 	for {
 		tok, err := d.RawToken()
