@@ -266,6 +266,10 @@ type Doc struct {
 	// short or not JPEG (pdflabel.File.CutImages), which image and what
 	// is wrong; such a page fails (ErrCutImage). nil for none.
 	cut map[int]string
+	// jpegs are, for the 1-based pages of a PDF, the JPEG images each
+	// draws whose data is whole (pdflabel.File.PageJPEGs): decoded small
+	// before the page is rendered (checkJPEGs). nil for none.
+	jpegs map[int][]pdflabel.JPEG
 	// bigTIFF holds a BigTIFF's page sizes (read from its directories):
 	// govips does not hand libvips a BigTIFF, so each page is read by
 	// libvips itself into a classic TIFF within the decode budget (load).
@@ -755,6 +759,9 @@ func (f *flatPage) image() Image {
 func (d *Doc) render(ctx context.Context, i int, fn func(Image) error) error {
 	if why, ok := d.cut[i+1]; ok {
 		return d.wrap(i, fmt.Errorf("%w: %s", ErrCutImage, why))
+	}
+	if err := d.checkJPEGs(i); err != nil {
+		return d.wrap(i, err)
 	}
 	start := time.Now()
 	if d.IsPDF() && d.opts.pdfium() {

@@ -7,8 +7,11 @@ import (
 	"strconv"
 	"strings"
 
+	"archivekit/bindings/libvips"
 	"archivekit/bindings/pdfium"
 	"archivekit/internal/pageclass/pdflabel"
+
+	"github.com/davidbyttow/govips/v2/vips"
 )
 
 // A PDF's page tree lists its pages in order. Where an entry of it is
@@ -75,7 +78,62 @@ func (d *Doc) checkImages(pf *pdflabel.File, openErr error) {
 	if openErr != nil {
 		return
 	}
-	d.cut, _ = pf.CutImages()
+	pages, err := pf.PageJPEGs()
+	if err != nil {
+		return
+	}
+	for num, js := range pages {
+		for _, j := range js {
+			switch {
+			case j.Fault != "":
+				if d.cut == nil {
+					d.cut = map[int]string{}
+				}
+				if _, said := d.cut[num]; !said {
+					d.cut[num] = fmt.Sprintf("its image /%s %s", j.Name, j.Fault)
+				}
+			case j.Data != nil:
+				if d.jpegs == nil {
+					d.jpegs = map[int][]pdflabel.JPEG{}
+				}
+				d.jpegs[num] = append(d.jpegs[num], j)
+			}
+		}
+	}
+}
+
+// checkJPEGs fails page i (0-based) of a PDF when a JPEG image it draws is
+// damaged: decoded at an eighth of its size (which reads all of its coded
+// data, cheaply), it gives the decoder's error or warning, as the same
+// JPEG as a file of its own would. Poppler and PDFium draw such an image
+// half garbled without a word, and the page was classified from it.
+func (d *Doc) checkJPEGs(i int) error {
+	for _, j := range d.jpegs[i+1] {
+		if msg := damagedJPEG(jpegWithoutHeaderJunk(j.Data)); msg != "" {
+			return fmt.Errorf("%w: its image /%s is damaged JPEG data (%s)", ErrCutImage, j.Name, msg)
+		}
+	}
+	return nil
+}
+
+// damagedJPEG says what the decoder reports of the JPEG data (decoded at
+// an eighth of its size, failing on its first warning); "" when nothing.
+func damagedJPEG(data []byte) string {
+	vipsCalls.RLock()
+	defer vipsCalls.RUnlock()
+	p := vips.NewImportParams() // fail on the first warning
+	p.JpegShrinkFactor.Set(8)
+	ref, err := vips.LoadImageFromBuffer(data, p)
+	if err != nil {
+		return oneLine(vipsErr("header", err, "").Error(), "corrupt JPEG data")
+	}
+	defer ref.Close()
+	buf, msg := libvips.WriteToMemory(ref)
+	if buf == nil {
+		return oneLine(msg, "corrupt JPEG data")
+	}
+	buf.Close()
+	return ""
 }
 
 // BrokenPages returns the 1-based numbers of the pages of a PDF whose

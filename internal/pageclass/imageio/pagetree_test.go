@@ -1,16 +1,21 @@
 package imageio
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"image"
 	"image/color"
+	"image/png"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
 
 	"archivekit/internal/pageclass/imageio/hostile"
+
+	"github.com/davidbyttow/govips/v2/vips"
 )
 
 // colourPages are three scanned pages, each of its own colour, so that a
@@ -191,6 +196,107 @@ func TestCutJPEGPage(t *testing.T) {
 				t.Fatalf("pages: %q", got)
 			}
 			if want := "cut.pdf: page 2: the page cannot be drawn whole: its image /Im1 is JPEG data cut short"; !strings.HasPrefix(got[1], want) {
+				t.Errorf("page 2: %q, want %q", got[1], want)
+			}
+		})
+	}
+}
+
+// TestDamagedJPEGPage: a scanned PDF whose page 2 is a JPEG damaged in its
+// coded data (bytes inserted, as a bad copy makes them) has that page
+// failed, naming its image and the decoder's words, as the same JPEG as a
+// file is refused; pages 1 and 3 are rendered. Both renderers drew page 2
+// half garbled without a word, and it was classified.
+func TestDamagedJPEGPage(t *testing.T) {
+	var imgs []image.Image
+	for k := range 3 {
+		img := image.NewRGBA(image.Rect(0, 0, 320, 400))
+		for i := 0; i < len(img.Pix); i += 4 {
+			v := byte((i*7919 + k*31) % 251)
+			img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = v, v/2, 255-v, 255
+		}
+		imgs = append(imgs, img)
+	}
+	objs, err := hostile.ScanPDFObjects(imgs, 150, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Page 2's image as a progressive JPEG (as many scanners write them;
+	// a baseline one's coded data decodes garbage without a word more
+	// often).
+	var pb bytes.Buffer
+	if err := png.Encode(&pb, imgs[1]); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := vips.NewImageFromBuffer(pb.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, _, err := ref.ExportJpeg(&vips.JpegExportParams{Quality: 90, Interlace: true})
+	ref.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := strings.Cut(objs[8], "stream\n")
+	whole := string(prog)
+	// 40 bytes inserted in its coded data: the first of a few tries that
+	// the decoder tells, as the same data as a file of its own is refused
+	// (some garbage decodes as pixels without a word; then nothing could).
+	alone := func(jpg string) error {
+		d, err := DefaultOptions.Decode([]byte(jpg), "p2.jpg")
+		if err == nil {
+			_, err = d.Page(0)
+		}
+		return err
+	}
+	var jpg string
+	rng := rand.New(rand.NewPCG(1, 2))
+	for try := 0; try < 20 && jpg == ""; try++ {
+		junk := make([]byte, 40)
+		for k := range junk {
+			junk[k] = byte(rng.IntN(255))
+		}
+		at := len(whole)*4/10 + try*97
+		if damaged := whole[:at] + string(junk) + whole[at:]; alone(damaged) != nil {
+			jpg = damaged
+		}
+	}
+	if jpg == "" {
+		t.Fatal("no damage the decoder tells in 20 tries")
+	}
+	head = regexp.MustCompile(`/Length \d+`).ReplaceAllString(head, fmt.Sprintf("/Length %d", len(jpg)))
+	objs[8] = head + "stream\n" + jpg + "\nendstream"
+	data := hostile.PDFObjects(objs...)
+	for _, tc := range []struct {
+		name             string
+		pdfium, isolated bool
+	}{
+		{"poppler", false, false},
+		{"PDFium", true, false},
+		{"poppler, decoder process", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := DefaultOptions
+			if tc.pdfium {
+				loadPDFium(t)
+				o.Renderer = RendererPDFium
+			}
+			if tc.isolated {
+				o.Isolation = isolation(t, 1, 0)
+			}
+			d, err := o.Decode(data, "damaged.pdf")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for i := 0; i < d.Pages(); i++ {
+				err := d.Use(context.Background(), i, func(Image) error { return nil })
+				got = append(got, fmt.Sprint(err))
+			}
+			if len(got) != 3 || got[0] != "<nil>" || got[2] != "<nil>" {
+				t.Fatalf("pages: %q", got)
+			}
+			if want := "damaged.pdf: page 2: the page cannot be drawn whole: its image /Im1 is damaged JPEG data ("; !strings.HasPrefix(got[1], want) {
 				t.Errorf("page 2: %q, want %q", got[1], want)
 			}
 		})

@@ -3,7 +3,8 @@ package pdflabel
 import (
 	"bytes"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"archivekit/internal/pageclass/pdfsyntax"
 )
@@ -20,59 +21,86 @@ import (
 // after it.
 const jpegTail = 256
 
-// CutImages returns, for each page (1-based) that draws an image whose
-// JPEG data is cut short or is not JPEG, the image's resource name and
-// what is wrong; nil when there is none. Images drawn through a form
-// XObject and JPEG data under a filter other than FlateDecode are not
-// looked at. An error says the page tree cannot be followed (PageObjects).
-func (f *File) CutImages() (map[int]string, error) {
-	var cut map[int]string
+// JPEG is a JPEG image (an image XObject with DCTDecode) a page draws.
+type JPEG struct {
+	// Name is its resource name (without the slash).
+	Name string
+	// Data is its JPEG data as stored (a slice of the file), for a
+	// caller to decode; nil under FlateDecode.
+	Data []byte
+	// Fault says what is wrong with it when its data is cut short or is
+	// not JPEG ("" when neither).
+	Fault string
+}
+
+// PageJPEGs returns the JPEG images each page (1-based) draws from its
+// resources (its own or inherited), in resource-name order; pages drawing
+// none are absent. Images drawn through a form XObject and JPEG data under
+// a filter other than FlateDecode are not listed. An error says the page
+// tree cannot be followed (PageObjects).
+func (f *File) PageJPEGs() (map[int][]JPEG, error) {
+	out := map[int][]JPEG{}
 	w := &pageWalk{r: f.r, seen: map[int]bool{}, page: func(num int, _ pdfsyntax.Dict, res any) {
 		rd, _ := f.r.resolve(res).(pdfsyntax.Dict)
 		xo, _ := f.r.resolve(rd["XObject"]).(pdfsyntax.Dict)
-		names := make([]string, 0, len(xo))
-		for name := range xo {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			if why := f.r.cutJPEG(xo[name]); why != "" {
-				if cut == nil {
-					cut = map[int]string{}
-				}
-				cut[num] = fmt.Sprintf("its image /%s %s", name, why)
-				return
+		for _, name := range slices.Sorted(maps.Keys(xo)) {
+			if j, ok := f.r.jpeg(xo[name]); ok {
+				j.Name = name
+				out[num] = append(out[num], j)
 			}
 		}
 	}}
 	if err := f.walk(w); err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// CutImages returns, for each page (1-based) that draws an image whose
+// JPEG data is cut short or not JPEG, the image's resource name and what
+// is wrong (the first such image of the page); nil when there is none.
+// What PageJPEGs leaves out is not looked at.
+func (f *File) CutImages() (map[int]string, error) {
+	pages, err := f.PageJPEGs()
+	if err != nil {
+		return nil, err
+	}
+	var cut map[int]string
+	for num, js := range pages {
+		for _, j := range js {
+			if j.Fault != "" {
+				if cut == nil {
+					cut = map[int]string{}
+				}
+				cut[num] = fmt.Sprintf("its image /%s %s", j.Name, j.Fault)
+				break
+			}
+		}
+	}
 	return cut, nil
 }
 
-// cutJPEG says what is wrong with the image XObject v when it is a JPEG
-// (DCTDecode, alone or after FlateDecode) cut short or not JPEG; "" when
-// it is none of these, or cannot be read here.
-func (r *reader) cutJPEG(v any) string {
+// jpeg reads the image XObject v when it is a JPEG (DCTDecode, alone or
+// after FlateDecode); false when it is not, or cannot be read here.
+func (r *reader) jpeg(v any) (JPEG, bool) {
 	rf, ok := v.(pdfsyntax.Ref)
 	if !ok {
-		return ""
+		return JPEG{}, false
 	}
 	l, ok := r.objs[rf.Num]
 	if !ok || l.inStream { // a stream is never inside an object stream
-		return ""
+		return JPEG{}, false
 	}
 	p := pdfsyntax.NewParser(r.data, l.pos)
 	d, ok := p.Value().(pdfsyntax.Dict)
 	if !ok || d["Subtype"] != pdfsyntax.Name("Image") {
-		return ""
+		return JPEG{}, false
 	}
 	var flate bool
 	switch fl := d["Filter"].(type) {
 	case pdfsyntax.Name:
 		if fl != "DCTDecode" {
-			return ""
+			return JPEG{}, false
 		}
 	case pdfsyntax.Array:
 		switch {
@@ -80,29 +108,32 @@ func (r *reader) cutJPEG(v any) string {
 		case len(fl) == 2 && fl[0] == pdfsyntax.Name("FlateDecode") && fl[1] == pdfsyntax.Name("DCTDecode"):
 			flate = true
 		default:
-			return ""
+			return JPEG{}, false
 		}
 	default:
-		return ""
+		return JPEG{}, false
 	}
 	p.Space()
 	bodies := r.rawStreams(p.Pos(), d)
 	if len(bodies) == 0 {
-		return ""
+		return JPEG{}, false
 	}
-	why := ""
+	var j JPEG
 	for _, b := range bodies {
 		if flate {
 			var err error
 			if b, err = r.inflate(b); err != nil {
-				return "" // not read here: the renderer says
+				return JPEG{}, false // not read here: the renderer says
 			}
 		}
-		if why = jpegFault(b); why == "" {
-			return ""
+		if j.Fault = jpegFault(b); j.Fault == "" {
+			if !flate {
+				j.Data = b
+			}
+			return j, true
 		}
 	}
-	return why
+	return j, true
 }
 
 // jpegFault says what is wrong with JPEG data b: no start-of-image
