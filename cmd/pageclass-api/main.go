@@ -54,8 +54,7 @@ func main() {
 	})
 	s, err := newServer(o, os.LookupEnv, nil)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(service.ExitConfig)
+		os.Exit(service.ConfigFailed(os.Stderr, "pageclass-api", err))
 	}
 	os.Exit(s.svc.Run())
 }

@@ -52,8 +52,7 @@ func main() {
 	}
 	svc, err := newService(os.LookupEnv, nil)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(service.ExitConfig)
+		os.Exit(service.ConfigFailed(os.Stderr, "translate-api", err))
 	}
 	os.Exit(svc.Run())
 }

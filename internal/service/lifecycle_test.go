@@ -54,8 +54,7 @@ func testServerMain() int {
 		},
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return ExitConfig
+		return ConfigFailed(os.Stderr, "test-api", err)
 	}
 	svc.HandleFunc("GET /slow", func(w http.ResponseWriter, r *http.Request) {
 		ms, _ := strconv.Atoi(r.URL.Query().Get("ms"))
@@ -81,6 +80,13 @@ type proc struct {
 // the extra variables in vars (which may override both).
 func startServer(t testing.TB, vars ...string) *proc {
 	t.Helper()
+	return startServerWith(t, nil, vars...)
+}
+
+// startServerWith is startServer writing the server's log (stdout) to
+// stdout when it is not nil.
+func startServerWith(t testing.TB, stdout *os.File, vars ...string) *proc {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("lifecycle tests start processes")
 	}
@@ -104,6 +110,9 @@ func startServer(t testing.TB, vars ...string) *proc {
 	}
 	p := &proc{cmd: cmd, port: port, base: "http://127.0.0.1:" + strconv.Itoa(port), out: &servicetest.LogBuffer{}, errOut: &servicetest.LogBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.errOut
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -359,6 +368,8 @@ func TestLifecycleStopSignals(t *testing.T) {
 	}{
 		{"SIGTERM when idle", "0", syscall.SIGTERM, true, ExitSIGTERM},
 		{"SIGINT when idle", "0", syscall.SIGINT, true, ExitSIGINT},
+		// It ended the process at once, without a word or a drain.
+		{"SIGHUP when idle", "0", syscall.SIGHUP, true, ExitSIGHUP},
 		{"SIGTERM during warm-up", "20000", syscall.SIGTERM, false, ExitSIGTERM},
 	}
 	for _, tt := range tests {
@@ -380,7 +391,39 @@ func TestLifecycleStopSignals(t *testing.T) {
 			if took := time.Since(sent); took > time.Second {
 				t.Errorf("idle stop took %v", took)
 			}
+			if log := p.out.String(); tt.ready && (!strings.Contains(log, `"msg":"stop signal received"`) || !strings.Contains(log, `"signal":"`+tt.sig.String()+`"`)) {
+				t.Errorf("the stop is not logged:\n%s", p.out)
+			}
 		})
+	}
+}
+
+// TestLifecycleLogReaderGone: a service whose log reader has gone (a pipe
+// to logger or svlogd, restarted) goes on answering; it was ended by
+// SIGPIPE at its next log line, the request that wrote it unanswered.
+func TestLifecycleLogReaderGone(t *testing.T) {
+	p := startServer(t)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server's stdout is a pipe the test owns: restart it on one
+	// whose reader is closed.
+	_ = p.cmd.Process.Kill()
+	<-p.done
+	p = startServerWith(t, w)
+	w.Close()
+	go io.Copy(io.Discard, r)
+	p.waitReady(t, 10*time.Second)
+	r.Close() // the reader goes
+	for i := range 3 {
+		if code, _, _ := get(t, p.base+"/hello"); code != http.StatusOK {
+			t.Fatalf("request %d after the log reader went: %d", i, code)
+		}
+	}
+	p.signal(t, syscall.SIGTERM)
+	if code := p.exitCode(t, 5*time.Second); code != ExitSIGTERM {
+		t.Errorf("exit code %d, want %d", code, ExitSIGTERM)
 	}
 }
 
@@ -481,7 +524,13 @@ func TestLifecycleStartupFailures(t *testing.T) {
 			if code := p.exitCode(t, 5*time.Second); code != ExitConfig {
 				t.Errorf("exit code %d, want %d", code, ExitConfig)
 			}
-			if !strings.Contains(p.errOut.String(), tt.want) {
+			// One JSON record, as the log's records are (off a
+			// terminal): it was a plain line.
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(p.errOut.String()), &rec); err != nil || rec["level"] != "CRITICAL" || rec["service"] != "test-api" {
+				t.Errorf("stderr is not one CRITICAL JSON record of the service: %v %q", err, p.errOut)
+			}
+			if e, _ := rec["error"].(string); !strings.Contains(e, tt.want) {
 				t.Errorf("stderr %q lacks %q", p.errOut, tt.want)
 			}
 		})

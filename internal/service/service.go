@@ -55,7 +55,7 @@ import (
 )
 
 // ExitCodesHelp says a service's exit codes in its --help.
-const ExitCodesHelp = "Exit codes: 0 stopped cleanly, 1 warm-up failed or the port could not be opened, 2 configuration error (a bad flag or environment variable), 130 SIGINT, 143 SIGTERM (the clean stop of a container)."
+const ExitCodesHelp = "Exit codes: 0 stopped cleanly, 1 warm-up failed or the port could not be opened, 2 configuration error (a bad flag or environment variable), 129 SIGHUP, 130 SIGINT, 143 SIGTERM (the clean stop of a container); each signal drains the requests under way first."
 
 // Exit codes returned by Run.
 const (
@@ -66,6 +66,8 @@ const (
 	ExitConfig = 2
 	// ExitSIGINT: stopped by SIGINT (128 + 2).
 	ExitSIGINT = 130
+	// ExitSIGHUP: stopped by SIGHUP (128 + 1), drained as after SIGTERM.
+	ExitSIGHUP = 129
 	// ExitSIGTERM: stopped by SIGTERM (128 + 15), the clean stop of a container.
 	ExitSIGTERM = 143
 )
@@ -841,8 +843,15 @@ const ExposedHeaders = "Content-Disposition, Location, Retry-After, X-Request-ID
 // Config.Addr, serve until SIGTERM or SIGINT, drain, stop. A second signal
 // during the drain window skips the rest of the window.
 func (s *Service) Run() int {
-	signal.Notify(s.stop, syscall.SIGTERM, syscall.SIGINT)
+	// SIGHUP stops the service as SIGTERM does, drained and logged (it
+	// ended the process at once, without a word: a session closed over a
+	// service started in it, a supervisor's reload).
+	signal.Notify(s.stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(s.stop)
+	// A log reader gone (| logger, | svlogd restarted) makes writes to
+	// the log fail, not end the service with SIGPIPE: the requests go on
+	// being answered, their lines lost until a reader is back.
+	signal.Ignore(syscall.SIGPIPE)
 	for _, w := range s.Config.Warnings {
 		s.Logger.Warn(w)
 	}
@@ -1004,8 +1013,11 @@ func (s *Service) runOnStop() {
 }
 
 func exitCodeFor(sig os.Signal) int {
-	if sig == syscall.SIGINT {
+	switch sig {
+	case syscall.SIGINT:
 		return ExitSIGINT
+	case syscall.SIGHUP:
+		return ExitSIGHUP
 	}
 	return ExitSIGTERM
 }
