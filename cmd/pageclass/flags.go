@@ -343,6 +343,7 @@ var checks = []func(c *CLI) error{
 		return problemIf((c.Train || c.Eval) && !c.Merge && (c.File != "" || c.Dir), "--train and --eval read a folder of labelled pages, one sub-folder per category: give it with -d DIR (else [TRAIN]/[EVAL] FOLDER_PAGES), not -f or --dir")
 	},
 	checkMerge,
+	checkOutputPaths,
 	// Flags of a mode that does not run are errors, never silently ignored.
 	func(c *CLI) error {
 		return problemIf(c.Calibrate && (c.Merge || c.Average || !c.Eval), "--calibrate calibrates during an evaluation: add --eval (it takes no --average or --merge)")
@@ -411,6 +412,46 @@ func problemIf(bad bool, format string, a ...any) error {
 		return nil
 	}
 	return fmt.Errorf(format, a...)
+}
+
+// outputPaths are the flags naming a folder (or file) pageclass writes:
+// a Windows path given for one is refused, and backslashes are warned
+// about (cliflags.WindowsPath), whether it came from the command line or
+// the config file ([OUTPUT] FOLDER_RESULTS = C:\results made a folder of
+// that name in the working folder, without a word).
+var outputPaths = []struct {
+	flag  string
+	value func(c *CLI) string
+}{
+	{"results", func(c *CLI) string { return c.Results }},
+	{"book-out", func(c *CLI) string { return c.BookOut }},
+	{"document-json-out", func(c *CLI) string { return c.DocumentJSONOut }},
+	{"document-json-out-dir", func(c *CLI) string { return c.DocumentJSONOutDir }},
+}
+
+// checkOutputPaths refuses a Windows path given for an output
+// (outputPaths), naming the flag and where its value came from.
+func checkOutputPaths(c *CLI) error {
+	var errs []error
+	for _, o := range outputPaths {
+		if _, err := cliflags.WindowsPath(c.source(o.flag), o.value(c)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// pathWarnings are the warnings about the outputs (outputPaths) whose
+// paths hold backslashes, which make one folder named with them; logged
+// before the run writes anything.
+func (c *CLI) pathWarnings() []string {
+	var out []string
+	for _, o := range outputPaths {
+		if w, _ := cliflags.WindowsPath(c.source(o.flag), o.value(c)); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // checkMerge checks --merge against the folders after the flags and the

@@ -48,6 +48,11 @@ type inputSet struct {
 	// reads as a page format (imageio.Sniff), by that format, when the run
 	// did not take every format (-ff all collects them).
 	ByContent map[string]int
+	// oddNames are the files counted in ByContent whose names end in a
+	// dot or a space (trailingOddity), which hides their extension: the
+	// report names them (they were counted as ".png" left out of a run
+	// asking for png, without a word of why).
+	oddNames []string
 	// Unread counts the images of formats that are not page formats (a
 	// GIF, a BMP, a HEIF photo: filekind.OtherImage), by format: they were
 	// left without a word, even by a run taking every format (-ff all).
@@ -284,6 +289,9 @@ func (s *inputSet) take(p string, want map[string]bool, all, nested bool) {
 			s.Files = append(s.Files, p)
 		} else if kind != "" {
 			s.ByContent[kind]++
+			if trailingOddity(filepath.Base(p)) != "" {
+				s.oddNames = append(s.oddNames, p)
+			}
 		} else if book.Looks(head) {
 			// A METS file or a IIIF manifest: its pages are read later
 			// (classifier.addBooks).
@@ -316,6 +324,9 @@ func (s *inputSet) leftReport() string {
 			parts = append(parts, fmt.Sprintf("%d %s", s.ByContent[e], e))
 		}
 		says = append(says, fmt.Sprintf("files without a page extension that read as pages by content: %s (take them with -ff %s)", strings.Join(parts, ", "), AllFormats))
+		if odd := s.oddReport(); odd != "" {
+			says = append(says, odd)
+		}
 	}
 	if s.Nested > 0 {
 		says = append(says, fmt.Sprintf("%d readable files in sub-folders not searched (take them with --inner)", s.Nested))
@@ -328,6 +339,59 @@ func (s *inputSet) leftReport() string {
 		says = append(says, fmt.Sprintf("images in formats pageclass does not read: %s (it reads PNG, JPEG, TIFF, JPEG 2000, WebP and PDF: convert them to one of those)", strings.Join(parts, ", ")))
 	}
 	return strings.Join(says, "; ")
+}
+
+// oddShown is how many of the files with odd names oddReport names.
+const oddShown = 5
+
+// oddReport names the files read as pages by content whose names end in a
+// dot or a space (oddNames; the first oddShown, then how many more),
+// relative to the root, each with what is odd about its name; "" when
+// there is none. For example `of them, 2 have a name ending in a dot or a
+// space (as a copy from Windows may leave), which hides the extension:
+// "space.png " (a trailing space), "trail.png." (a trailing dot); rename
+// them without the trailing dots and spaces`.
+func (s *inputSet) oddReport() string {
+	if len(s.oddNames) == 0 {
+		return ""
+	}
+	var named []string
+	for _, p := range s.oddNames[:min(len(s.oddNames), oddShown)] {
+		rel, err := filepath.Rel(s.Root, p)
+		if err != nil {
+			rel = p
+		}
+		named = append(named, fmt.Sprintf("%q (%s)", rel, trailingOddity(filepath.Base(p))))
+	}
+	list := strings.Join(named, ", ")
+	if more := len(s.oddNames) - oddShown; more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return fmt.Sprintf("of them, %d have a name ending in a dot or a space (as a copy from Windows may leave), which hides the extension: %s; rename them without the trailing dots and spaces", len(s.oddNames), list)
+}
+
+// trailingOddity says what is odd about the end of name, a file name
+// ending in dots or spaces, which Windows drops (a file copied from there
+// may keep them: "trail.png.", "space.png "): "a trailing dot", "a
+// trailing space", "trailing dots", "trailing spaces" or "trailing dots
+// and spaces"; "" for a name that ends otherwise.
+func trailingOddity(name string) string {
+	tail := name[len(strings.TrimRight(name, ". ")):]
+	if tail == "" || tail == name {
+		return "" // a name of dots and spaces only is no hidden extension
+	}
+	dots, spaces := strings.Count(tail, "."), strings.Count(tail, " ")
+	switch {
+	case spaces == 0 && dots == 1:
+		return "a trailing dot"
+	case spaces == 0:
+		return "trailing dots"
+	case dots == 0 && spaces == 1:
+		return "a trailing space"
+	case dots == 0:
+		return "trailing spaces"
+	}
+	return "trailing dots and spaces"
 }
 
 // ContentLeft is the summary's name for the files left that read as the

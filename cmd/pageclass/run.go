@@ -82,6 +82,9 @@ type runLicence struct {
 func (r *runner) main(ctx context.Context) (err error) {
 	c := r.cli
 	r.start = time.Now()
+	for _, w := range c.pathWarnings() {
+		r.log.Warn(w)
+	}
 	if err := r.pickDevice(); err != nil {
 		return err
 	}

@@ -113,6 +113,9 @@ type settings struct {
 	// ConfigUnknown are the configuration's unknown keys ("[DEFAULT] soruce"),
 	// warned about as pageclass warns about its own.
 	ConfigUnknown []string
+	// PathWarnings are the warnings about output paths with backslashes
+	// (checkOutputPaths), to be logged before the run writes anything.
+	PathWarnings []string
 	// Shard is this run's share of the inputs (internal/shard); zero for all.
 	Shard shard.Spec
 	// Resume and RetryFailed continue a run from its ledger.
@@ -282,7 +285,7 @@ func (s *settings) setFolders(c *cli, p picker) error {
 		if c.InputPath != "" {
 			s.MergeFrom = append([]string{c.InputPath}, c.ShardDirs...)
 		}
-		return nil
+		return s.checkOutputPaths(c, p)
 	}
 	s.Input = c.InputPath
 	if s.Input == "" {
@@ -293,8 +296,41 @@ func (s *settings) setFolders(c *cli, p picker) error {
 		}
 	}
 	s.Output = p.pick("output", c.Output, "output", defOutput)
+	if err := s.checkOutputPaths(c, p); err != nil {
+		return err
+	}
 	if sameDir(s.Input, s.Output) {
 		return cliflags.Usage(fmt.Errorf("output folder %s is the input folder: the translations would be written among the inputs (and taken as inputs by the next run); give another -o", s.Output))
+	}
+	return nil
+}
+
+// checkOutputPaths refuses a Windows path given for what the run writes
+// (cliflags.WindowsPath): the output folder (-o, else the configuration's
+// output), --download-dir and --document-json-out, naming where it came
+// from; before, -o 'C:\Users\scan\out' made a folder of that very name in
+// the working folder, without a word. A path with backslashes otherwise
+// is taken, and warned about (PathWarnings).
+func (s *settings) checkOutputPaths(c *cli, p picker) error {
+	outFrom := "-o"
+	if !p.set["output"] {
+		outFrom = "-o (from output in " + s.ConfigPath + ")"
+	}
+	var errs []error
+	for _, o := range []struct{ where, path string }{
+		{outFrom, s.Output},
+		{"--download-dir", c.DownloadDir},
+		{"--document-json-out", c.DocumentJSONOut},
+	} {
+		warn, err := cliflags.WindowsPath(o.where, o.path)
+		if err != nil {
+			errs = append(errs, err)
+		} else if warn != "" {
+			s.PathWarnings = append(s.PathWarnings, warn)
+		}
+	}
+	if len(errs) > 0 {
+		return cliflags.Usage(errors.Join(errs...))
 	}
 	return nil
 }
@@ -402,16 +438,21 @@ func findConfig(res *resources.Resolver, flagVal string, getenv func(string) str
 	return res.Find(resources.TranslateConfig, flagVal)
 }
 
-// loadConfig reads an INI configuration file. A leading UTF-8 byte order
-// mark is skipped (Windows editors write one). A file whose keys come before
-// any section header (plain "key = value" lines) is read as one [translate]
-// section; line numbers in its errors count the file's own lines.
+// loadConfig reads an INI configuration file. Its text is read as
+// config.Decode reads it: a leading UTF-8 byte order mark is skipped, and
+// a file saved as UTF-16 (Notepad's "Unicode") is decoded, as Windows
+// editors write them; config.Parse drops a Ctrl-Z at its very end. A file
+// whose keys come before any section header (plain "key = value" lines) is
+// read as one [translate] section; line numbers in its errors count the
+// file's own lines.
 func loadConfig(f resources.File) (*config.File, error) {
 	data, err := f.ReadFile()
 	if err != nil {
 		return nil, err
 	}
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	if data, err = config.Decode(f.Path, data); err != nil {
+		return nil, err
+	}
 	if !headerless(data) {
 		return config.Parse(f.Path, bytes.NewReader(data))
 	}

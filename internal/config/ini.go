@@ -13,15 +13,22 @@
 //     section is an error naming the file and line.
 //   - Keys of a "[DEFAULT]" section are visible in every section that does not
 //     set them itself.
+//
+// Files as Windows editors save them are read too (Decode): UTF-8 with a
+// byte order mark, UTF-16 with one (Notepad's "Unicode"), and a Ctrl-Z
+// (0x1A, the end-of-file mark of DOS editors) as the very last byte.
 package config
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/text/encoding/unicode"
 )
 
 // DefaultSection is the section whose keys every other section inherits.
@@ -66,19 +73,56 @@ func Load(path string) (*File, error) {
 	return Parse(path, f)
 }
 
-// Parse parses INI text from r; path names the source in errors.
+// ctrlZ is the end-of-file mark old DOS and Windows editors append.
+const ctrlZ = 0x1A
+
+// Decode returns the text of a configuration file as UTF-8: a leading UTF-8
+// byte order mark is dropped, and a file starting with a UTF-16 one (FF FE,
+// little-endian, as Notepad's "Unicode" saves; FE FF, big-endian) is
+// decoded from UTF-16. Text that still holds a NUL byte (UTF-16 without a
+// byte order mark, UTF-32, a binary file) is refused, naming path and the
+// line. A trailing Ctrl-Z is left to Parse, which drops it: Decode can be
+// run before Parse (translate reads the text first) without dropping a
+// second one.
+func Decode(path string, data []byte) ([]byte, error) {
+	switch {
+	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}), bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
+		// ExpectBOM: the mark chooses the byte order and is not kept.
+		text, err := unicode.UTF16(unicode.LittleEndian, unicode.ExpectBOM).NewDecoder().Bytes(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: reading the file as UTF-16 (it starts with a UTF-16 byte order mark): %w; save it as UTF-8", path, err)
+		}
+		data = text
+	default:
+		data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	}
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		line := 1 + bytes.Count(data[:i], []byte("\n"))
+		return nil, &SyntaxError{path, line, "a NUL byte: the file is not UTF-8 text (UTF-16 without a byte order mark, or UTF-32?): save it as UTF-8"}
+	}
+	return data, nil
+}
+
+// Parse parses INI text from r; path names the source in errors. The text
+// is read as Decode reads it, and a Ctrl-Z as its very last byte is
+// dropped (only there: anywhere else it is an error of its line).
 func Parse(path string, r io.Reader) (*File, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if data, err = Decode(path, data); err != nil {
+		return nil, err
+	}
+	data = bytes.TrimSuffix(data, []byte{ctrlZ})
 	f := &File{Path: path, sections: map[string]map[string]string{}, keyOrder: map[string][]string{}}
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	var sec, lastKey string
 	n := 0
 	for sc.Scan() {
 		n++
 		raw := strings.TrimRight(sc.Text(), "\r")
-		if n == 1 {
-			raw = strings.TrimPrefix(raw, "\ufeff")
-		}
 		line := strings.TrimSpace(raw)
 		if line == "" || line[0] == '#' || line[0] == ';' {
 			if line == "" {
