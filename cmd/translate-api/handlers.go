@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archivekit/internal/utf8name"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"archivekit/internal/book"
 	"archivekit/internal/docrecord"
@@ -798,11 +798,24 @@ func writeMixed(w http.ResponseWriter, parts []mixedPart) {
 }
 
 // attachment is a Content-Disposition value naming a file: the quoted name
-// for plain ASCII names, plus an RFC 5987 filename* for any other.
+// for plain ASCII names, each other character (and each byte of a name
+// that is not UTF-8) written "_", plus an RFC 8187 filename* for a name
+// that is UTF-8 but not plain ASCII.
+//
+// A name that is not UTF-8 (a cp852 or Windows-1250 name from a zip made
+// on Windows, "\x8e\xe1dost_en.alto.xml") gets no filename*: it declares
+// UTF-8, so its raw bytes percent-encoded would be a false declaration,
+// which browsers answer by dropping it (or by saving mojibake); the bytes'
+// real charset is not known, and RFC 8187 asks recipients for UTF-8 only;
+// and the \xNN text the run metadata and tables write, percent-encoded,
+// is saved with its backslashes, a folder separator on Windows, which
+// browsers turn into "_" or cut the name at. The ASCII name
+// ("__dost_en.alto.xml") is what a browser saves then: the name's ASCII
+// part, with the extension that says what the file is.
 func attachment(name string) string {
 	ascii := true
 	var b strings.Builder
-	for _, r := range name {
+	for _, r := range name { // a byte that is not UTF-8 reads as U+FFFD, one "_"
 		switch {
 		case r == '"' || r == '\\' || r < 0x20 || r == 0x7f:
 			b.WriteByte('_')
@@ -814,10 +827,8 @@ func attachment(name string) string {
 		}
 	}
 	v := `attachment; filename="` + b.String() + `"`
-	if !ascii {
-		// Declared UTF-8, so a name that is not (a byte of a one-byte
-		// encoding) is given as the tables give it, \xNN.
-		v += "; filename*=UTF-8''" + url.PathEscape(utf8name.Escape(name))
+	if !ascii && utf8.ValidString(name) {
+		v += "; filename*=UTF-8''" + url.PathEscape(name)
 	}
 	return v
 }

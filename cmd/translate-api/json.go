@@ -8,6 +8,7 @@ import (
 
 	"archivekit/internal/service"
 	"archivekit/internal/translate/translator"
+	"archivekit/internal/utf8name"
 )
 
 // jsonAnswer is the body of /translate with response_format=json: the
@@ -15,7 +16,9 @@ import (
 // object, for clients that want more than the document (the XML answer's
 // count headers say the same in brief).
 type jsonAnswer struct {
-	// Name is the translated document's file name; Kind its format.
+	// Name is the translated document's file name, a name that is not
+	// UTF-8 with \xNN for each stray byte (utf8name.Escape, as the run
+	// metadata writes it: JSON would give U+FFFD); Kind its format.
 	Name string `json:"name"`
 	Kind string `json:"kind"`
 	// SourceLang is the source language (explicit, or the most frequent
@@ -99,14 +102,15 @@ func statsJSON(s translator.Stats) jsonStats {
 // respondJSON writes the response_format=json answer.
 func (s *server) respondJSON(w http.ResponseWriter, job *translateJob, res *translated) {
 	out := res.out
-	a := jsonAnswer{Name: out.Name, Kind: string(out.Kind), SourceLang: out.SourceLang, TargetLang: job.target,
+	a := jsonAnswer{Name: utf8name.Escape(out.Name), Kind: string(out.Kind), SourceLang: out.SourceLang, TargetLang: job.target,
 		Tag: out.Tag, Languages: out.Languages, LangSources: out.LangSources, Backend: res.backend, BackendInfo: res.backendInfo, Encoding: out.Encoding,
 		Statistics: statsJSON(out.Stats), Units: make([]jsonUnit, 0, len(out.Log)), Warnings: out.Warnings}
 	if a.Encoding == "" {
 		a.Encoding = "UTF-8"
 	}
-	if a.Warnings == nil {
-		a.Warnings = []string{}
+	a.Warnings = make([]string, len(out.Warnings))
+	for i, w := range out.Warnings {
+		a.Warnings[i] = utf8name.Escape(w) // a warning names its document
 	}
 	if utf8.Valid(out.Data) && (a.Encoding == "UTF-8" || a.Encoding == "utf-8") {
 		a.Document = string(out.Data)

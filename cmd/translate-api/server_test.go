@@ -696,13 +696,18 @@ func TestTranslateRefusesInvalidRecord(t *testing.T) {
 }
 
 // TestAttachment: the Content-Disposition names a file as ASCII, plus an
-// RFC 5987 filename* in UTF-8; a name that is not UTF-8 is given there as
-// the tables give it, \xNN (its raw byte was declared UTF-8).
+// RFC 8187 filename* in UTF-8; a name that is not UTF-8 (a cp852 name
+// from a Windows zip) gets the ASCII name only, "_" for each stray byte:
+// its filename* was the \xNN text percent-encoded (%5Cx8e), which a
+// browser saves with backslashes.
 func TestAttachment(t *testing.T) {
 	for _, tc := range []struct{ name, want string }{
 		{"doc_en.alto.xml", `attachment; filename="doc_en.alto.xml"`},
+		{`a"b\c_en.xml`, `attachment; filename="a_b_c_en.xml"`},
 		{"zápis_en.xml", `attachment; filename="z_pis_en.xml"; filename*=UTF-8''z%C3%A1pis_en.xml`},
-		{"z\xe1pis_en.xml", `attachment; filename="z_pis_en.xml"; filename*=UTF-8''z%5Cxe1pis_en.xml`},
+		{"z\xe1pis_en.xml", `attachment; filename="z_pis_en.xml"`},
+		{"\x8e\xe1dost_en.alto.xml", `attachment; filename="__dost_en.alto.xml"`},
+		{"žá\x8edost_en.xml", `attachment; filename="___dost_en.xml"`},
 	} {
 		if got := attachment(tc.name); got != tc.want {
 			t.Errorf("attachment(%q) = %s, want %s", tc.name, got, tc.want)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"archivekit/internal/atomicfile"
@@ -59,6 +60,7 @@ func gather(out, downloads string, runs []shardDoc, log interface {
 			if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
 				return fmt.Errorf("--merge: %s lists output %s outside its output folder %s", r.Path, o, recorded)
 			}
+			rel = namedFile(dir, rel)
 			if err := add(filepath.Join(dir, rel), filepath.Join(out, rel)); err != nil {
 				return err
 			}
@@ -229,6 +231,43 @@ func copyFile(from, to string) error {
 		return err
 	})
 }
+
+// namedFile is rel, a file under dir as run metadata names it, as it is
+// named on disk: the run metadata writes a name that is not UTF-8 with
+// \xNN for each stray byte (utf8name.Escape), so where no file of that
+// name is there, the name with those escapes undone is taken when a file
+// of it is (a name that holds the text "\x8e" itself is taken as it is).
+func namedFile(dir, rel string) string {
+	if !strings.Contains(rel, `\x`) {
+		return rel
+	}
+	if _, err := os.Lstat(filepath.Join(dir, rel)); err == nil {
+		return rel
+	}
+	raw := unescapeName(rel)
+	if _, err := os.Lstat(filepath.Join(dir, raw)); err == nil {
+		return raw
+	}
+	return rel
+}
+
+// unescapeName undoes utf8name.Escape: each \xNN (two lower-case hex
+// digits) becomes the byte NN.
+func unescapeName(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x' && isLowerHex(s[i+2]) && isLowerHex(s[i+3]) {
+			n, _ := strconv.ParseUint(s[i+2:i+4], 16, 8)
+			b.WriteByte(byte(n))
+			i += 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isLowerHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
 
 // failuresBeside is the failures table beside run metadata path.
 func failuresBeside(path string) string {

@@ -437,7 +437,7 @@ const (
 // .xml or .json file read as METS or IIIF by its content), a list of URLs
 // and books (a file of --formats whose first line is a URL), a document
 // (collectable), a failed input (a text file of --formats that is neither
-// XML nor a list: errPlainText), or nothing.
+// XML nor a list: errPlainText; empty: errEmpty), or nothing.
 func folderFile(s *settings, p, name string, report func(path, reason string)) (int, input) {
 	x := input{Path: p, Origin: p, Dir: relDir(s.Input, p)}
 	var head []byte // read once, for book.Looks and book.Sniff
@@ -451,6 +451,9 @@ func folderFile(s *settings, p, name string, report func(path, reason string)) (
 		switch h, err := book.ReadHead(p); {
 		case err == nil && book.ListsURLs(h):
 			return folderList, x
+		case err == nil && emptyHead(h):
+			x.Err = errEmpty
+			return folderLoose, x
 		case err == nil && book.IsText(h):
 			x.Err = errPlainText
 			return folderLoose, x
@@ -465,6 +468,18 @@ func folderFile(s *settings, p, name string, report func(path, reason string)) (
 // errPlainText is the failure of a text file of --formats that is neither
 // XML nor a list of URLs.
 var errPlainText = errors.New("plain text, not XML: translate translates the text inside ALTO, PAGE-XML, hOCR and metadata XML documents; a text file whose first line is an http(s) URL is read as a list of URLs and books")
+
+// errEmpty is the failure of a file of --formats that is empty, or holds
+// nothing but white space (emptyHead): it was said to be plain text, not
+// XML, which sent the reader looking for text in a file of none.
+var errEmpty = errors.New("the file is empty (no bytes, or only white space): there is nothing to translate")
+
+// emptyHead says whether head, the first bytes of a file (book.ReadHead),
+// is the whole file and holds nothing but white space (a byte-order mark
+// aside): zero bytes, or blank lines.
+func emptyHead(head []byte) bool {
+	return len(head) < book.LooksLen && len(bytes.TrimSpace(bytes.TrimPrefix(head, []byte("\ufeff")))) == 0
+}
 
 // collectable says whether a directory run takes the file at p as a loose
 // input: its name ends in one of --formats, or it is ALTO, PAGE-XML or

@@ -19,6 +19,7 @@ import (
 	"archivekit/internal/translate/langtag"
 	"archivekit/internal/translate/runmeta"
 	"archivekit/internal/translate/translator"
+	"archivekit/internal/utf8name"
 )
 
 // mergeSame are the configuration values every shard of one run must share.
@@ -247,6 +248,9 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 		st.LanguageTags, _, _ = langtag.ForSources(target, st.Languages)
 	}
 	d.Statistics = st
+	for i, o := range d.Outputs {
+		d.Outputs[i] = utf8name.Escape(o) // a shard's outputs gathered here are named as on disk
+	}
 	sort.Strings(d.Outputs)
 	d.SetLicence(translator.Resolve(comps, used))
 	d.StartTime = start.UTC().Format(time.RFC3339Nano)
@@ -275,6 +279,9 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 	d.Config["output_dir"] = s.Output // the shards' own, for shards merged from folders of their own
 	d.Config["merged_shards"] = list
 	d.Config["shards"] = len(runs)
+	// The shards wrote their names escaped; the paths added here (shard
+	// files, the output folder) are escaped as a run's are (View).
+	d.Config = runmeta.EscapeConfig(d.Config)
 	if err := paradata.WriteJSON(path, d); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"time"
 
 	"archivekit/internal/licence"
@@ -48,6 +49,15 @@ func (p *runRecord) shard(s shard.Spec, total int, inputs, from string) {
 	p.SetConfig("shard_inputs_all", total)
 	p.SetConfig(shard.InputsConfig, inputs)
 	p.SetConfig(shard.FolderConfig, from)
+}
+
+// outputs are the files the run wrote (and kept), named as they are: the
+// run metadata's outputs as written (Snapshot) have a name that is not
+// UTF-8 escaped, \xNN, which names no file.
+func (p *runRecord) outputs() []string {
+	var out []string
+	p.Update(func(d *runmeta.Doc) { out = slices.Clone(d.Outputs) })
+	return out
 }
 
 func (p *runRecord) output(kind, file string) {

@@ -76,6 +76,9 @@ func runIn(ctx context.Context, args []string, lookup func(string) (string, bool
 		// As pageclass says it: the file and the key apart.
 		log.Warn("unknown config key (misspelt?)", "file", s.ConfigFile.Path, "key", k)
 	}
+	for _, w := range s.PathWarnings {
+		log.Warn(w)
+	}
 	if w := cliflags.ZoneWarning(getenv("TZ")); w != "" {
 		log.Warn(w)
 	}
@@ -423,7 +426,7 @@ func outputsGone(outputs []string, inputOf map[string]string) error {
 func (r *runner) finish(log *slog.Logger, comps *licence.Components, runErr error) int {
 	pd := r.pd
 	if runErr == nil {
-		runErr = outputsGone(pd.Snapshot().Outputs, r.claimed)
+		runErr = outputsGone(pd.outputs(), r.claimed)
 	}
 	if err := ledger.WriteFailures(pd.failuresPath(), r.failures); err != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("failures table: %w", err))

@@ -163,4 +163,9 @@ func TestBackslashOutputWarned(t *testing.T) {
 	if err != nil || len(s.PathWarnings) != 0 {
 		t.Errorf("a path of this machine: %q, %v", s.PathWarnings, err)
 	}
+	// The run logs it.
+	r := runCLI(t, env{"LOG_FORMAT": "json"}, "--merge", "-o", filepath.Join(t.TempDir(), `results\run1`))
+	if !strings.Contains(r.stderr, `"level":"WARN","msg":"-o: \"`) || !strings.Contains(r.stderr, "has backslashes") {
+		t.Errorf("the warning is not logged:\n%s", r.stderr)
+	}
 }

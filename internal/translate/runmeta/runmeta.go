@@ -21,6 +21,7 @@ import (
 	"archivekit/internal/paradata"
 	"archivekit/internal/translate/langtag"
 	"archivekit/internal/translate/translator"
+	"archivekit/internal/utf8name"
 )
 
 // Statistics are the translator's: the counts both tools keep, then its
@@ -173,19 +174,18 @@ func (d *Doc) Parts() paradata.Parts {
 
 // View is the document as written: the licence from the components used so
 // far, the protected terms and the terminology totals, in a copy that
-// shares no map or list with d.
+// shares no map or list with d, every name in it that is not UTF-8 written
+// with \xNN for each stray byte (utf8name.Escape; names.go).
 func (d *Doc) View() *Doc {
 	v := *d
 	res := translator.Resolve(d.components, d.usage.Components())
 	v.SetLicence(res)
-	cfg := maps.Clone(d.Config)
+	cfg := EscapeConfig(d.Config)
 	total := 0
-	prot := map[string]int{}
-	for k, n := range d.protected {
-		prot[k] = n
+	for _, n := range d.protected {
 		total += n
 	}
-	cfg["vocabulary_protected_terms"] = prot
+	cfg["vocabulary_protected_terms"] = escapeKeys(d.protected, func(a, b int) int { return a + b })
 	cfg["vocabulary_protected_terms_total"] = total
 	v.Config = cfg
 	st := d.Statistics
@@ -198,12 +198,19 @@ func (d *Doc) View() *Doc {
 	}
 	st.SegmentStatus = maps.Clone(st.SegmentStatus)
 	st.LangSources = maps.Clone(st.LangSources)
+	st.WithoutText = escapeAll(st.WithoutText)
 	st.Books = cloneBooks(st.Books)
+	for _, b := range st.Books {
+		b.Source, b.Problems = utf8name.Escape(b.Source), escapeAll(b.Problems)
+	}
 	if d.terms != nil {
-		st.Terminology = NewTerminology(maps.Clone(d.terms))
+		st.Terminology = NewTerminology(escapeKeys(d.terms, func(a, b TermRate) TermRate {
+			return NewTermRate(a.Expected+b.Expected, a.Hit+b.Hit)
+		}))
 	}
 	v.Statistics = st
 	v.Trail = d.Trail.Clone()
+	escapeTrail(&v.Trail)
 	v.Warnings = append(v.Warnings, res.Warnings...)
 	return &v
 }
