@@ -20,6 +20,11 @@ func TestFolderEmptyFile(t *testing.T) {
 		{"blank.xml", " \r\n\n\t", "the file is empty"},
 		{"bom.xml", "\ufeff\n", "the file is empty"},
 		{"notes.txt", "Kronika obce, opis z roku 1920.\n", "plain text, not XML"},
+		// Markup after a blank line and a byte-order mark, or after two
+		// marks, is said not well-formed, as the same file given alone
+		// (it was "plain text, not XML").
+		{"late-bom.alto.xml", "\n\ufeff<?xml version=\"1.0\"?>\n<alto xmlns=\"http://www.loc.gov/standards/alto/ns-v4#\"/>", "not well-formed XML"},
+		{"two-boms.xml", "\ufeff\ufeff<record><title>Hrad</title></record>", "not well-formed XML"},
 	}
 	dir := t.TempDir()
 	for _, tc := range cases {

@@ -536,7 +536,18 @@ func startsWithMarkup(p string) bool {
 	defer f.Close()
 	b := make([]byte, 512)
 	n, _ := io.ReadFull(f, b)
-	b = bytes.TrimLeft(bytes.TrimPrefix(b[:n], []byte("\xef\xbb\xbf")), " \t\r\n")
+	// White space and byte-order marks, in any order and number (a blank
+	// line before the mark, a mark written twice): the file is markup
+	// still, and its parse says what is wrong with it (it was "plain
+	// text, not XML").
+	b = b[:n]
+	for {
+		t := bytes.TrimPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("\xef\xbb\xbf"))
+		if len(t) == len(b) {
+			break
+		}
+		b = t
+	}
 	if len(b) == 0 {
 		return false
 	}
