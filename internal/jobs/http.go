@@ -178,7 +178,9 @@ func (q *Queue) readForm(w http.ResponseWriter, r *http.Request, dir string) (f 
 				f.At = len(f.Parts)
 			}
 			err = saveItem(h, p, filepath.Join(dir, "in", strconv.Itoa(len(files))))
-			files = append(files, upload{Name: p.FileName(), Type: p.Header.Get("Content-Type")})
+			// Named as the routes name an upload (service.ClientName): a
+			// Windows path C:\x\0002.png was kept whole.
+			files = append(files, upload{Name: service.ClientName(p.FileName()), Type: p.Header.Get("Content-Type")})
 		} else {
 			var b []byte
 			b, err = io.ReadAll(io.LimitReader(p, maxPartBytes+1))
