@@ -18,6 +18,7 @@ import (
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/session"
 	"archivekit/internal/translate/translator"
+	"archivekit/internal/translate/transport"
 )
 
 // Exit codes (spec 4.1; cliflags).
@@ -113,6 +114,12 @@ type settings struct {
 	// ConfigUnknown are the configuration's unknown keys ("[DEFAULT] soruce"),
 	// warned about as pageclass warns about its own.
 	ConfigUnknown []string
+	// EnvFromConfig are the environment variables the configuration file
+	// sets (its translation_url: TRANSLATION_URL; public_services:
+	// TRANSLATE_PUBLIC_SERVICES), read as if exported: a job run by cron,
+	// which loses the shell's environment, sent the text to the public
+	// service with only a warning. See withConfigEnv.
+	EnvFromConfig map[string]string
 	// PathWarnings are the warnings about output paths with backslashes
 	// (checkOutputPaths), to be logged before the run writes anything.
 	PathWarnings []string
@@ -156,7 +163,8 @@ const (
 )
 
 var configKeys = []string{"input_path", "source_lang", "target_lang", "formats", "output", "fields",
-	"vocabulary", "translation_backend", "output_mode", "lang_min_length", "lang_min_confidence", "default_source_lang", "element_lang", "retry_rounds", "fetch_workers"}
+	"vocabulary", "translation_backend", "output_mode", "lang_min_length", "lang_min_confidence", "default_source_lang", "element_lang", "retry_rounds", "fetch_workers",
+	"translation_url", "public_services"}
 
 // parse reads the command line and the configuration file and resolves every
 // setting. Errors are usage errors (cliflags.UsageError).
@@ -187,6 +195,38 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 		return nil, false, err
 	}
 	return s, false, nil
+}
+
+// withConfigEnv is the environment lookup with what the configuration file
+// sets (settings.EnvFromConfig): its translation_url wins over
+// TRANSLATION_URL (and its aliases), as its translation_backend wins over
+// TRANSLATION_BACKEND; public_services = refuse refuses whatever the
+// environment says, and allow leaves the environment's refuse standing
+// (refusing is the safe side). The variables that are not the
+// configuration's pass through.
+func withConfigEnv(s *settings, lookup func(string) (string, bool)) func(string) (string, bool) {
+	if len(s.EnvFromConfig) == 0 {
+		return lookup
+	}
+	return func(k string) (string, bool) {
+		if u, ok := s.EnvFromConfig["TRANSLATION_URL"]; ok {
+			switch k {
+			case "TRANSLATION_URL":
+				return u, true
+			case "MTAPI_BASE_URL", "LINDAT_BASE_URL":
+				return "", false // the configuration's address is the one
+			}
+		}
+		if k == transport.EnvPublicServices {
+			if v, ok := s.EnvFromConfig[k]; ok {
+				if env, set := lookup(k); set && strings.EqualFold(strings.TrimSpace(env), "refuse") {
+					return env, true
+				}
+				return v, true
+			}
+		}
+		return lookup(k)
+	}
 }
 
 // picker resolves a setting from the flags set on the command line, then
@@ -230,6 +270,14 @@ func resolve(c *cli, set map[string]bool, getenv func(string) string) (*settings
 		Pages: c.Pages, TextGroups: c.TextGroup, BookOut: c.BookOut, BookBaseURL: c.BookBaseURL}
 	if err := s.setShard(c); err != nil {
 		return nil, err
+	}
+	for key, env := range map[string]string{"translation_url": "TRANSLATION_URL", "public_services": transport.EnvPublicServices} {
+		if v := strings.TrimSpace(cfg[key]); v != "" {
+			if s.EnvFromConfig == nil {
+				s.EnvFromConfig = map[string]string{}
+			}
+			s.EnvFromConfig[env] = v
+		}
 	}
 	if err := s.setFolders(c, p); err != nil {
 		return nil, err

@@ -72,6 +72,10 @@ func runIn(ctx context.Context, args []string, lookup func(string) (string, bool
 		log.Error("usage error", "error", err, "hint", "translate --help lists the flags")
 		return exitUsage
 	}
+	// The configuration's translation_url and public_services, read as
+	// the variables they stand for from here on.
+	lookup = withConfigEnv(s, lookup)
+	getenv = func(k string) string { v, _ := lookup(k); return v }
 	for _, k := range s.ConfigUnknown {
 		// As pageclass says it: the file and the key apart.
 		log.Warn("unknown config key (misspelt?)", "file", s.ConfigFile.Path, "key", k)

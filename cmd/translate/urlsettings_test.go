@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"archivekit/internal/testenv"
+	"archivekit/internal/translate/translator/translatortest"
 )
 
 // TestTranslationURLSetEmpty: TRANSLATION_URL set but empty (as from
@@ -166,3 +167,42 @@ func TestServiceErrorQuotingText(t *testing.T) {
 		}
 	}
 }
+
+// TestTranslationURLFromConfig: the configuration file's translation_url
+// names the translation API as TRANSLATION_URL does, and wins over it as
+// translation_backend wins over TRANSLATION_BACKEND (a cron job, which
+// loses the shell's environment, sent the text to the public service);
+// public_services = refuse refuses the public service with no address
+// set, and cannot undo the environment's refuse.
+func TestTranslationURLFromConfig(t *testing.T) {
+	rec := testenv.Path(t, "records/C-9107617A.xml")
+	api := startAPI(t, translatortest.Config{})
+	other := startAPI(t, translatortest.Config{})
+	dir := t.TempDir()
+	cfg := func(text string) string {
+		p := filepath.Join(dir, fmt.Sprintf("cfg%d.txt", len(text)))
+		writeFile(t, p, []byte(text))
+		return p
+	}
+	e := newEnv(other) // TRANSLATION_URL names the other server
+	out := filepath.Join(dir, "out1")
+	r := runCLI(t, e, recordArgs(rec, out, "-c", cfg("translation_url = "+api.URL+"\n"))...)
+	if r.code != exitOK || len(api.Inputs()) == 0 || len(other.Inputs()) != 0 {
+		t.Fatalf("exit %d, %d calls to the configuration's API, %d to TRANSLATION_URL's:\n%s", r.code, len(api.Inputs()), len(other.Inputs()), r.stderr)
+	}
+	// No address anywhere and public_services = refuse: refused before
+	// any text leaves.
+	delete(e, "TRANSLATION_URL")
+	r = runCLI(t, e, recordArgs(rec, filepath.Join(dir, "out2"), "-c", cfg("public_services = refuse\n"))...)
+	if r.code == exitOK || !strings.Contains(r.stderr, "TRANSLATE_PUBLIC_SERVICES") {
+		t.Errorf("public_services = refuse: exit %d:\n%s", r.code, r.stderr)
+	}
+	e[transportEnvPublic] = "refuse"
+	r = runCLI(t, e, recordArgs(rec, filepath.Join(dir, "out3"), "-c", cfg("public_services = allow\n"))...)
+	if r.code == exitOK || !strings.Contains(r.stderr, "TRANSLATE_PUBLIC_SERVICES") {
+		t.Errorf("public_services = allow under the environment's refuse: exit %d:\n%s", r.code, r.stderr)
+	}
+}
+
+// transportEnvPublic is transport.EnvPublicServices.
+const transportEnvPublic = "TRANSLATE_PUBLIC_SERVICES"
