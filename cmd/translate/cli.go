@@ -35,32 +35,43 @@ const (
 type cli struct {
 	InputPath       string           `arg:"" optional:"" name:"input_path" help:"File, directory, URL, or list of URLs and books (one a line) to translate (default: config input_path). With --merge: a shard's output folder."`
 	ShardDirs       []string         `arg:"" optional:"" name:"shard_dir" help:"With --merge only: more shards' output folders."`
-	Output          string           `short:"o" help:"Output directory (default: config output)." placeholder:"DIR"`
-	SourceLang      string           `name:"source_lang" help:"Source language (ISO 639-1), or auto to detect (default: config source_lang, auto). Short form -src." placeholder:"LANG"`
-	TargetLang      string           `name:"target_lang" help:"Target language (default: config target_lang, en). Short form -tgt." placeholder:"LANG"`
-	Formats         string           `help:"Comma-separated file extensions to translate in a directory, e.g. alto.xml,xml (default: config formats, alto.xml)."`
 	Config          string           `short:"c" help:"Configuration file (keys of spec 2.6). Default: TRANSLATE_CONFIG, else config.txt in the working directory, else setup/translate/config.txt in the working directory, beside the executable or in share/archivekit, else the built-in copy." placeholder:"FILE"`
-	Alto            bool             `help:"ALTO in-place mode; on automatically when --formats contains alto.xml. Documents are still recognised by their root element."`
-	Xpaths          string           `help:"Field-list file of XPath targets for metadata documents (default: config fields)." placeholder:"FILE"`
-	Xsd             string           `help:"URL or path of a schema to validate metadata output against (warnings only; a missing schema file is a usage error)." placeholder:"XSD"`
-	Vocabulary      string           `help:"Vocabulary CSV (default: config vocabulary); an empty value disables the vocabulary. With mtapi its single words are matched by lemma through the lemmatiser at LEMMATIZER_URL (unset: LINDAT's public UDPipe service; off: none, single words not protected)." placeholder:"FILE"`
-	DocumentJSON    string           `name:"document-json" help:"Baseline document record to accrete the translation block onto." placeholder:"FILE"`
-	DocumentJSONOut string           `name:"document-json-out" help:"Where to write the updated record (default: <output>/<doc_id>.document.json)." placeholder:"FILE"`
-	DownloadDir     string           `name:"download-dir" help:"Where URL inputs are stored (default: <output>/downloaded_inputs)." placeholder:"DIR"`
-	OutputMode      string           `name:"output-mode" help:"replace, append or alternative (ALTO: the translation in an ALTERNATIVE per String; PAGE and metadata: append) (precedence: flag, config output_mode, OUTPUT_MODE, then each format's own default: append for PAGE-XML, replace for ALTO and metadata; hOCR is always written as a parallel file)."`
-	FastAlign       bool             `name:"fast-align" help:"ALTO only: split block translations by source word counts instead of translating each line (one backend call per page)."`
-	Backend         string           `help:"mtapi (a machine-translation service at TRANSLATION_URL; unset: LINDAT's hosted one), chat_compatible (an OpenAI-compatible chat API: LLM_BASE_URL, LLM_MODEL) or ct2 (a local CTranslate2 model: CT2_MODEL_DIR) (precedence: flag, config translation_backend, TRANSLATION_BACKEND, mtapi)."`
-	Shard           string           `help:"Translate only share i of n (numbered from 0), chosen by a hash of each input's path relative to input_path (of the URL for URL lists), so n runs with 0/n ... n-1/n translate every input exactly once." placeholder:"I/N"`
-	Resume          bool             `help:"Continue an interrupted run: inputs the ledger (<output>/ledger/) records as translated or failed, with the same content and the same configuration, and whose outputs are still there, are not translated again; an output edited since is kept, with a warning."`
-	RetryFailed     bool             `name:"retry-failed" help:"As --resume, but inputs that failed are translated again."`
-	Merge           bool             `help:"Merge the run metadata and failures tables of the shard runs (--shard i/n) in the output folder (-o), or in the shard folders named after it (their translations, logs, run metadata, failures tables and ledgers copied into -o), into one run metadata <stamp>_translator.json and one failures table; shards of another configuration and repeated shards are refused (exit 1), missing or unfinished ones too, with exit 75 (merge again once they have completed); a refused merge writes nothing. Translates nothing."`
-	Pages           string           `help:"For a METS file or IIIF manifest input: the pages whose text files are translated, in OCR-D's page_id syntax (PHYS_0001..PHYS_0005, PHYS_00*, ~PHYS_0003 leaves one out); default every page." placeholder:"PAGES"`
-	TextGroup       []string         `name:"text-group" help:"For a METS input: take text files only from these fileGrp USE names (comma-separated or repeated); default every group, text files being recognised by their root element." placeholder:"USE"`
-	BookOut         bool             `name:"book-out" help:"For a METS input (file, or URL whose own locations are absolute): write <book>_<target>.mets.xml into the output folder, the input METS with one more fileGrp for the translated text files (named after its groups: OCR-D-MT-EN, FULLTEXT_EN), their fptrs and an agent for this tool; removing those gives the input back. For a IIIF manifest (file or URL): write one annotation page per canvas of the translated ALTO, PAGE-XML or hOCR lines (<book>_<target>_annotations/: W3C annotation pages for Presentation 3, sc:AnnotationLists for Presentation 2) and the derived manifest <book>_<target>.json linking them (annotations, or otherContent for Presentation 2) and the translated files (seeAlso). For a IIIF collection: the same for each of its manifests (<book>_<k>_<target>) and the derived collection <book>_<target>.json listing them. For a list or folder of books, each book's in the folder of its outputs. A book whose text files the shares of a --shard run share is written by a --resume --book-out run without --shard after them."`
-	FetchWorkers    string           `name:"fetch-workers" help:"Remote text files of a book fetched at once (a METS file's while it is read, a IIIF manifest's ahead of their turn), and the most requests to one host at once, 1 to 32 (precedence: flag, config fetch_workers, TRANSLATE_FETCH_WORKERS, 4)." placeholder:"N"`
-	BookBaseURL     string           `name:"book-base-url" help:"With --book-out and a IIIF manifest: the URL the output folder will be published at, the base of the annotation pages', manifest's and translated ALTO's ids (default: the output folder's file:// URL)." placeholder:"URL"`
 	Version         kong.VersionFlag `help:"Print the version and exit."`
+	Formats         string           `group:"input" help:"Comma-separated file extensions to translate in a directory, e.g. alto.xml,xml (default: config formats, alto.xml)."`
+	Alto            bool             `group:"input" help:"ALTO in-place mode; on automatically when --formats contains alto.xml. Documents are still recognised by their root element."`
+	Xpaths          string           `group:"input" help:"Field-list file of XPath targets for metadata documents (default: config fields)." placeholder:"FILE"`
+	DownloadDir     string           `group:"input" name:"download-dir" help:"Where URL inputs are stored (default: <output>/downloaded_inputs)." placeholder:"DIR"`
+	Shard           string           `group:"input" help:"Translate only share i of n (numbered from 0), chosen by a hash of each input's path relative to input_path (of the URL for URL lists), so n runs with 0/n ... n-1/n translate every input exactly once." placeholder:"I/N"`
+	Output          string           `group:"output" short:"o" help:"Output directory (default: config output)." placeholder:"DIR"`
+	Xsd             string           `group:"output" help:"URL or path of a schema to validate metadata output against (warnings only; a missing schema file is a usage error)." placeholder:"XSD"`
+	OutputMode      string           `group:"output" name:"output-mode" help:"replace, append or alternative (ALTO: the translation in an ALTERNATIVE per String; PAGE and metadata: append) (precedence: flag, config output_mode, OUTPUT_MODE, then each format's own default: append for PAGE-XML, replace for ALTO and metadata; hOCR is always written as a parallel file)."`
+	Resume          bool             `group:"output" help:"Continue an interrupted run: inputs the ledger (<output>/ledger/) records as translated or failed, with the same content and the same configuration, and whose outputs are still there, are not translated again; an output edited since is kept, with a warning."`
+	RetryFailed     bool             `group:"output" name:"retry-failed" help:"As --resume, but inputs that failed are translated again."`
+	Merge           bool             `group:"output" help:"Merge the run metadata and failures tables of the shard runs (--shard i/n) in the output folder (-o), or in the shard folders named after it (their translations, logs, run metadata, failures tables and ledgers copied into -o), into one run metadata <stamp>_translator.json and one failures table; shards of another configuration and repeated shards are refused (exit 1), missing or unfinished ones too, with exit 75 (merge again once they have completed); a refused merge writes nothing. Translates nothing."`
+	SourceLang      string           `group:"translation" name:"source_lang" help:"Source language (ISO 639-1), or auto to detect (default: config source_lang, auto). Short form -src." placeholder:"LANG"`
+	TargetLang      string           `group:"translation" name:"target_lang" help:"Target language (default: config target_lang, en). Short form -tgt." placeholder:"LANG"`
+	Vocabulary      string           `group:"translation" help:"Vocabulary CSV (default: config vocabulary); an empty value disables the vocabulary. With mtapi its single words are matched by lemma through the lemmatiser at LEMMATIZER_URL (unset: LINDAT's public UDPipe service; off: none, single words not protected)." placeholder:"FILE"`
+	FastAlign       bool             `group:"translation" name:"fast-align" help:"ALTO only: split block translations by source word counts instead of translating each line (one backend call per page)."`
+	Backend         string           `group:"translation" help:"mtapi (a machine-translation service at TRANSLATION_URL; unset: LINDAT's hosted one), chat_compatible (an OpenAI-compatible chat API: LLM_BASE_URL, LLM_MODEL) or ct2 (a local CTranslate2 model: CT2_MODEL_DIR) (precedence: flag, config translation_backend, TRANSLATION_BACKEND, mtapi)."`
+	Pages           string           `group:"books" help:"For a METS file or IIIF manifest input: the pages whose text files are translated, in OCR-D's page_id syntax (PHYS_0001..PHYS_0005, PHYS_00*, ~PHYS_0003 leaves one out); default every page." placeholder:"PAGES"`
+	TextGroup       []string         `group:"books" name:"text-group" help:"For a METS input: take text files only from these fileGrp USE names (comma-separated or repeated); default every group, text files being recognised by their root element." placeholder:"USE"`
+	BookOut         bool             `group:"books" name:"book-out" help:"For a METS input (file, or URL whose own locations are absolute): write <book>_<target>.mets.xml into the output folder, the input METS with one more fileGrp for the translated text files (named after its groups: OCR-D-MT-EN, FULLTEXT_EN), their fptrs and an agent for this tool; removing those gives the input back. For a IIIF manifest (file or URL): write one annotation page per canvas of the translated ALTO, PAGE-XML or hOCR lines (<book>_<target>_annotations/: W3C annotation pages for Presentation 3, sc:AnnotationLists for Presentation 2) and the derived manifest <book>_<target>.json linking them (annotations, or otherContent for Presentation 2) and the translated files (seeAlso). For a IIIF collection: the same for each of its manifests (<book>_<k>_<target>) and the derived collection <book>_<target>.json listing them. For a list or folder of books, each book's in the folder of its outputs. A book whose text files the shares of a --shard run share is written by a --resume --book-out run without --shard after them."`
+	FetchWorkers    string           `group:"books" name:"fetch-workers" help:"Remote text files of a book fetched at once (a METS file's while it is read, a IIIF manifest's ahead of their turn), and the most requests to one host at once, 1 to 32 (precedence: flag, config fetch_workers, TRANSLATE_FETCH_WORKERS, 4)." placeholder:"N"`
+	BookBaseURL     string           `group:"books" name:"book-base-url" help:"With --book-out and a IIIF manifest: the URL the output folder will be published at, the base of the annotation pages', manifest's and translated ALTO's ids (default: the output folder's file:// URL)." placeholder:"URL"`
+	DocumentJSON    string           `group:"documents" name:"document-json" help:"Baseline document record to accrete the translation block onto." placeholder:"FILE"`
+	DocumentJSONOut string           `group:"documents" name:"document-json-out" help:"Where to write the updated record (default: <output>/<doc_id>.document.json)." placeholder:"FILE"`
 	orderFlags      `embed:""`
+}
+
+// groups orders and titles the --help sections, as pageclass's (its
+// --help was one list of 30 flags).
+var groups = []kong.Group{
+	{Key: "input", Title: "Input:"},
+	{Key: "output", Title: "Output:"},
+	{Key: "translation", Title: "Translation:"},
+	{Key: "order", Title: "Source-language order:"},
+	{Key: "books", Title: "Books (METS, IIIF):"},
+	{Key: "documents", Title: "Document records:"},
 }
 
 // shortForms are the multi-letter short flags of the original command line,
@@ -173,7 +184,7 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 	parser, err := cliflags.NewKong("translate", &c, stdout, stdout,
 		kong.Description("Translate the text of OCR files (ALTO, PAGE-XML, hOCR), archival metadata XML and books (METS, IIIF), keeping every other byte. "+
 			"The translations come from the backend --backend names: by default a machine-translation service at TRANSLATION_URL.\n\n"+cliflags.ExitCodesHelp),
-		kong.UsageOnError())
+		kong.ExplicitGroups(groups), kong.UsageOnError())
 	if err != nil {
 		return nil, false, err
 	}

@@ -10,11 +10,11 @@ import (
 // orderFlags are the flags of the source-language order and of the end
 // rounds, embedded in cli.
 type orderFlags struct {
-	LangMinLength     string `name:"lang-min-length" help:"Source-language order: the fewest letters (in at least 5 distinct words) a unit needs for its detected language to count; 0 detects every unit (precedence: flag, config lang_min_length, TRANSLATE_LANG_MIN_LENGTH, 20)." placeholder:"N"`
-	LangMinConfidence string `name:"lang-min-confidence" help:"Source-language order: a detection counts only above this confidence; else the unit's own LANG/xml:lang, then the document's language, then the default (precedence: flag, config lang_min_confidence, TRANSLATE_LANG_MIN_CONFIDENCE, 0.2)." placeholder:"X"`
-	DefaultSourceLang string `name:"default-source-lang" help:"Source-language order: the language of a unit no other rule chose (precedence: flag, config default_source_lang, TRANSLATE_DEFAULT_SOURCE_LANG, cs)." placeholder:"LANG"`
-	ElementLang       string `name:"element-lang" help:"Source-language order: use or ignore a unit's own LANG/xml:lang/primaryLanguage (ignore: a unit detection did not choose takes the document's language, for OCR engines that label blocks with a configured language; precedence: flag, config element_lang, TRANSLATE_ELEMENT_LANG, use)." placeholder:"use|ignore"`
-	RetryRounds       string `name:"retry-rounds" help:"End-of-document rounds for the segments the degeneracy guard rejected, 0 to 10; 0 turns them off (precedence: flag, config retry_rounds, TRANSLATE_RETRY_ROUNDS, 1)." placeholder:"N"`
+	LangMinLength     string `group:"order" name:"lang-min-length" help:"Source-language order: the fewest letters (in at least 5 distinct words) a unit needs for its detected language to count; 0 detects every unit (precedence: flag, config lang_min_length, TRANSLATE_LANG_MIN_LENGTH, 20)." placeholder:"N"`
+	LangMinConfidence string `group:"order" name:"lang-min-confidence" help:"Source-language order: a detection counts only above this confidence; else the unit's own LANG/xml:lang, then the document's language, then the default (precedence: flag, config lang_min_confidence, TRANSLATE_LANG_MIN_CONFIDENCE, 0.2)." placeholder:"X"`
+	DefaultSourceLang string `group:"order" name:"default-source-lang" help:"Source-language order: the language of a unit no other rule chose (precedence: flag, config default_source_lang, TRANSLATE_DEFAULT_SOURCE_LANG, cs)." placeholder:"LANG"`
+	ElementLang       string `group:"order" name:"element-lang" help:"Source-language order: use or ignore a unit's own LANG/xml:lang/primaryLanguage (ignore: a unit detection did not choose takes the document's language, for OCR engines that label blocks with a configured language; precedence: flag, config element_lang, TRANSLATE_ELEMENT_LANG, use)." placeholder:"use|ignore"`
+	RetryRounds       string `group:"order" name:"retry-rounds" help:"End-of-document rounds for the segments the degeneracy guard rejected, 0 to 10; 0 turns them off (precedence: flag, config retry_rounds, TRANSLATE_RETRY_ROUNDS, 1)." placeholder:"N"`
 }
 
 // setLangOrder resolves the source-language order and the end rounds:

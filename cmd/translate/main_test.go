@@ -89,6 +89,15 @@ func TestHelpExitCodes(t *testing.T) {
 	if r.code != exitOK || !strings.Contains(r.out+r.stderr, "Exit codes: 0 done") || !strings.Contains(r.out+r.stderr, "75 incomplete") {
 		t.Errorf("exit %d, help without the exit codes:\n%s%s", r.code, r.out, r.stderr)
 	}
+	// Its flags in titled groups, as pageclass's (it was one list of 30).
+	last := -1
+	for _, title := range []string{"\nInput:\n", "\nOutput:\n", "\nTranslation:\n", "\nBooks (METS, IIIF):\n", "\nDocument records:\n", "\nSource-language order:\n"} {
+		at := strings.Index(r.out, title)
+		if at < 0 || at < last {
+			t.Errorf("help section %q missing or out of order:\n%s", strings.TrimSpace(title), r.out)
+		}
+		last = at
+	}
 }
 
 func TestRewriteArgs(t *testing.T) {
