@@ -112,6 +112,8 @@ func (r *runner) main(ctx context.Context) (err error) {
 	if err := r.checkLabelled(); err != nil {
 		return err
 	}
+	_, statErr := os.Stat(c.Results)
+	madeResults := os.IsNotExist(statErr)
 	if err := os.MkdirAll(c.Results, 0o777); err != nil {
 		return fmt.Errorf("results folder: %w (give --results DIR, a folder you can write; the default is ./result of the current folder)", err)
 	}
@@ -147,6 +149,17 @@ func (r *runner) main(ctx context.Context) (err error) {
 	}
 	r.para.SetUnit("page") // the input counts are pages (a PDF's, a book's each)
 	defer func() {
+		if cliflags.Code(err) == exitNoInput && r.led == nil && r.wroteOnlyMetadata() {
+			// Nothing to classify (an empty folder, none of -ff's
+			// files): no trace is left, as translate leaves none; the
+			// run metadata of a run that never started and the results
+			// folder it made were left behind.
+			_ = os.Remove(r.para.Path())
+			if madeResults {
+				_ = os.Remove(c.Results) // only when empty
+			}
+			return
+		}
 		outcome := err
 		if s, ok := cliflags.StoppedBy(ctx); ok && err != nil {
 			// Stopped by Ctrl-C or SIGTERM: interrupted, naming the
@@ -180,6 +193,22 @@ func (r *runner) main(ctx context.Context) (err error) {
 		return err
 	}
 	return r.dispatch(ctx)
+}
+
+// wroteOnlyMetadata says whether the results folder holds nothing of this
+// run (its stamp) but its run metadata: no table, no failures table.
+func (r *runner) wroteOnlyMetadata() bool {
+	entries, err := os.ReadDir(r.cli.Results)
+	if err != nil {
+		return false
+	}
+	meta := filepath.Base(r.para.Path())
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), r.stamp) && e.Name() != meta {
+			return false
+		}
+	}
+	return true
 }
 
 // checkClassifying fails a classifying run before it writes anything (no

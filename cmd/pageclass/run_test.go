@@ -309,6 +309,14 @@ func TestExitCodes(t *testing.T) {
 			if code == exitNoInput && tt.args(e) != nil && !strings.Contains(log, `"level":"ERROR","msg":"no input","error":`) {
 				t.Errorf("no input not said as translate says it:\n%s", log)
 			}
+			// Nothing to classify leaves no trace, as in translate (the
+			// results folder and a failed run metadata were left).
+			if code == exitNoInput {
+				if _, err := os.Stat(e.results); !os.IsNotExist(err) {
+					entries, _ := os.ReadDir(e.results)
+					t.Errorf("the results folder is there (%v): %v", err, entries)
+				}
+			}
 		})
 	}
 }
