@@ -148,39 +148,7 @@ func (r *runner) main(ctx context.Context) (err error) {
 		return fmt.Errorf("run metadata: %w", err)
 	}
 	r.para.SetUnit("page") // the input counts are pages (a PDF's, a book's each)
-	defer func() {
-		if cliflags.Code(err) == exitNoInput && r.led == nil && r.wroteOnlyMetadata() {
-			// Nothing to classify (an empty folder, none of -ff's
-			// files): no trace is left, as translate leaves none; the
-			// run metadata of a run that never started and the results
-			// folder it made were left behind.
-			_ = os.Remove(r.para.Path())
-			if madeResults {
-				_ = os.Remove(c.Results) // only when empty
-			}
-			return
-		}
-		outcome := err
-		if s, ok := cliflags.StoppedBy(ctx); ok && err != nil {
-			// Stopped by Ctrl-C or SIGTERM: interrupted, naming the
-			// signal, not failed with "context canceled".
-			outcome = s
-		}
-		if ferr := r.para.Finish(outcome); ferr != nil {
-			r.log.Error("run metadata not written", "path", r.para.Path(), "error", ferr.Error())
-			err = errors.Join(err, ferr)
-		} else {
-			r.log.Info("run metadata written", "path", r.para.Path())
-		}
-		if r.led != nil {
-			if testHookMetadataWritten != nil {
-				testHookMetadataWritten(r.led.Path())
-			}
-			if lerr := r.led.Close(); lerr != nil {
-				err = errors.Join(err, lerr)
-			}
-		}
-	}()
+	defer func() { err = r.finish(ctx, err, madeResults) }()
 	r.recordConfig()
 	r.warnUnusedBaselines()
 	// Written at once: a run killed before its end (SIGKILL, a machine
@@ -193,6 +161,46 @@ func (r *runner) main(ctx context.Context) (err error) {
 		return err
 	}
 	return r.dispatch(ctx)
+}
+
+// finish ends the run that main started with err: its run metadata
+// written (interrupted, naming the signal, when one stopped it; none at
+// all when there was nothing to classify, and the results folder removed
+// when the run made it) and its ledger closed. It returns err with what
+// went wrong doing so.
+func (r *runner) finish(ctx context.Context, err error, madeResults bool) error {
+	if cliflags.Code(err) == exitNoInput && r.led == nil && r.wroteOnlyMetadata() {
+		// Nothing to classify (an empty folder, none of -ff's files): no
+		// trace is left, as translate leaves none; the run metadata of a
+		// run that never started and the results folder it made were
+		// left behind.
+		_ = os.Remove(r.para.Path())
+		if madeResults {
+			_ = os.Remove(r.cli.Results) // only when empty
+		}
+		return err
+	}
+	outcome := err
+	if s, ok := cliflags.StoppedBy(ctx); ok && err != nil {
+		// Stopped by Ctrl-C or SIGTERM: interrupted, naming the signal,
+		// not failed with "context canceled".
+		outcome = s
+	}
+	if ferr := r.para.Finish(outcome); ferr != nil {
+		r.log.Error("run metadata not written", "path", r.para.Path(), "error", ferr.Error())
+		err = errors.Join(err, ferr)
+	} else {
+		r.log.Info("run metadata written", "path", r.para.Path())
+	}
+	if r.led != nil {
+		if testHookMetadataWritten != nil {
+			testHookMetadataWritten(r.led.Path())
+		}
+		if lerr := r.led.Close(); lerr != nil {
+			err = errors.Join(err, lerr)
+		}
+	}
+	return err
 }
 
 // wroteOnlyMetadata says whether the results folder holds nothing of this
