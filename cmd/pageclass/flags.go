@@ -185,7 +185,9 @@ func configArg(args []string) (string, bool) {
 		if (a == "--config" || a == "-config") && i+1 < len(args) {
 			return args[i+1], true
 		}
-		if v, ok := strings.CutPrefix(strings.TrimPrefix(a, "-"), "-config="); ok {
+		// --config=FILE and -config=FILE (it was read as no --config,
+		// and the shipped settings used without a word).
+		if v, ok := strings.CutPrefix(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "config="); ok && strings.HasPrefix(a, "-") {
 			return v, true
 		}
 	}

@@ -171,7 +171,8 @@ func TestHelp(t *testing.T) {
 // short form; it was an unknown flag).
 func TestMissingExplicitConfig(t *testing.T) {
 	for _, args := range [][]string{{"--config", "/nonexistent/config.txt"}, {"-c", "/nonexistent/config.txt"},
-		{"-c=/nonexistent/config.txt"}, {"-config", "/nonexistent/config.txt"}} {
+		{"-c=/nonexistent/config.txt"}, {"-config", "/nonexistent/config.txt"}, {"-config=/nonexistent/config.txt"},
+		{"--config=/nonexistent/config.txt"}} {
 		var out bytes.Buffer
 		_, code, done := parseArgs(args, &out, &out, plainUsage(&out))
 		if !done || code != exitUsage || !strings.Contains(out.String(), "/nonexistent/config.txt") {

@@ -75,8 +75,12 @@ var groups = []kong.Group{
 }
 
 // shortForms are the multi-letter short flags of the original command line,
-// which kong (single-rune shorts) cannot declare.
-var shortForms = map[string]string{"-src": "--source_lang", "-tgt": "--target_lang"}
+// which kong (single-rune shorts) cannot declare, and -c and -o, so that
+// -c=FILE is FILE.
+var shortForms = map[string]string{"-src": "--source_lang", "-tgt": "--target_lang",
+	// Kong reads -c=FILE as the value "=FILE"; Go's flag package and
+	// pageclass read FILE.
+	"-c": "--config", "-o": "--output"}
 
 // rewriteArgs turns -src/-tgt (also -src=x) into their long forms. Words
 // after a bare "--" are left alone.

@@ -103,7 +103,9 @@ func TestHelpExitCodes(t *testing.T) {
 func TestRewriteArgs(t *testing.T) {
 	for _, c := range []struct{ in, want []string }{
 		{[]string{"in", "-src", "cs", "-tgt", "de"}, []string{"in", "--source_lang", "cs", "--target_lang", "de"}},
-		{[]string{"-src=sk", "-o", "out", "-c", "x.txt"}, []string{"--source_lang=sk", "-o", "out", "-c", "x.txt"}},
+		{[]string{"-src=sk", "-o", "out", "-c", "x.txt"}, []string{"--source_lang=sk", "--output", "out", "--config", "x.txt"}},
+		// -c=FILE is FILE, as in pageclass (kong read "=FILE").
+		{[]string{"-c=x.txt", "-o=out"}, []string{"--config=x.txt", "--output=out"}},
 		{[]string{"--", "-src"}, []string{"--", "-src"}},
 		{[]string{"-srcx", "-s"}, []string{"-srcx", "-s"}},
 	} {
