@@ -592,7 +592,9 @@ func (r *classifier) recordBooks(set *inputSet) {
 			r.undone++
 			r.lastPassing = f.err
 		} else {
-			r.log.Warn("not classified", "item", f.name, "error", f.reason)
+			// ERROR, as a page that failed (and translate's book that
+			// cannot be read).
+			r.log.Error("not classified", "item", f.name, "error", f.reason)
 		}
 		r.fail(f.file, f.name, 0, f.reason)
 	}

@@ -431,6 +431,11 @@ func TestBookList(t *testing.T) {
 	if strings.Join(failed, ",") != gone+",kitodo/mets.xml#PHYS_0004" || !strings.Contains(reasons[gone], "book not read") {
 		t.Errorf("failures %v: %v", failed, reasons)
 	}
+	// The book not read is logged at ERROR, as a page that failed (it was
+	// WARN).
+	if !strings.Contains(log, `"level":"ERROR","msg":"not classified","item":"`+gone) {
+		t.Errorf("the book not read is not an ERROR record:\n%s", log)
+	}
 	// The warning of the page whose image is missing names its position in
 	// the book and its ID (before, "page":0).
 	if !regexp.MustCompile(`"level":"ERROR","msg":"page skipped","file":"[^"]*kitodo/mets.xml#PHYS_0004","page":4,"page_id":"PHYS_0004"`).MatchString(log) ||

@@ -244,6 +244,23 @@ func withConfigEnv(s *settings, lookup func(string) (string, bool)) func(string)
 	}
 }
 
+// configURLNote says, when the configuration's translation_url and a
+// variable of the environment (lookup) name different translation APIs,
+// which is used, as two variables that differ are said; "" otherwise.
+func configURLNote(s *settings, lookup func(string) (string, bool)) string {
+	u, ok := s.EnvFromConfig["TRANSLATION_URL"]
+	if !ok {
+		return ""
+	}
+	for _, k := range []string{"TRANSLATION_URL", "MTAPI_BASE_URL", "LINDAT_BASE_URL"} {
+		if v, set := lookup(k); set && strings.TrimSpace(v) != "" && strings.TrimRight(strings.TrimSpace(v), "/") != strings.TrimRight(u, "/") {
+			return fmt.Sprintf("the configuration's translation_url (%s) and %s name different translation APIs: the configuration's is used, %s is not",
+				s.ConfigPath, k, k)
+		}
+	}
+	return ""
+}
+
 // picker resolves a setting from the flags set on the command line, then
 // the configuration file's values.
 type picker struct {

@@ -324,6 +324,10 @@ func TestExitCodes(t *testing.T) {
 			if r.code != c.code || !strings.Contains(r.stderr+r.out, c.says) {
 				t.Errorf("exit %d, want %d with %q; stderr:\n%s", r.code, c.code, c.says, r.stderr)
 			}
+			// No input is said with its cause in error, as pageclass says it.
+			if c.code == exitNoInput && !strings.Contains(r.stderr, `"level":"ERROR","msg":"no input","error":`) {
+				t.Errorf("no input without its cause in error:\n%s", r.stderr)
+			}
 			if c.code == exitFailure || c.code == exitIncomplete {
 				d := readParadata(t, out)
 				// A run left to finish (exit 75) is incomplete, not failed.

@@ -74,6 +74,9 @@ func runIn(ctx context.Context, args []string, lookup func(string) (string, bool
 	}
 	// The configuration's translation_url and public_services, read as
 	// the variables they stand for from here on.
+	if w := configURLNote(s, lookup); w != "" {
+		log.Warn(w)
+	}
 	lookup = withConfigEnv(s, lookup)
 	getenv = func(k string) string { v, _ := lookup(k); return v }
 	for _, k := range s.ConfigUnknown {
@@ -270,7 +273,10 @@ func (r *runner) gather(ctx context.Context) (inputs []input, all []string, code
 		return nil, nil, exitUsage
 	}
 	if len(all) == 0 {
-		log.Error("no input", "input_path", s.Input, "formats", s.FormatsRaw)
+		// The cause in error, as every "no input" record (and
+		// pageclass's) has it.
+		log.Error("no input", "error", fmt.Sprintf("no file of %s to translate: none is ALTO, PAGE-XML or hOCR, and none ends in --formats %s", s.Input, s.FormatsRaw),
+			"input_path", s.Input, "formats", s.FormatsRaw)
 		return nil, nil, exitNoInput
 	}
 	if !s.Shard.Whole() {

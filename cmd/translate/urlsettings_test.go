@@ -190,6 +190,9 @@ func TestTranslationURLFromConfig(t *testing.T) {
 	if r.code != exitOK || len(api.Inputs()) == 0 || len(other.Inputs()) != 0 {
 		t.Fatalf("exit %d, %d calls to the configuration's API, %d to TRANSLATION_URL's:\n%s", r.code, len(api.Inputs()), len(other.Inputs()), r.stderr)
 	}
+	if !strings.Contains(r.stderr, "and TRANSLATION_URL name different translation APIs: the configuration's is used") {
+		t.Errorf("the two addresses are not said:\n%s", r.stderr)
+	}
 	// No address anywhere and public_services = refuse: refused before
 	// any text leaves.
 	delete(e, "TRANSLATION_URL")
