@@ -85,14 +85,34 @@ var (
 	netHostRE = regexp.MustCompile(`\b((?:tcp|udp)[46]?) [^\s:\[<]+:\d+|->[^\s:\[<]+:\d+|\blocalhost:\d+`)
 )
 
+// namespaceHosts are the hosts of the namespace and schema URIs of the
+// formats the services read (METS, MODS, ALTO, PAGE, TEI, XLink, XML
+// Schema, IIIF, Dublin Core, OAI-PMH), which Redact keeps.
+var namespaceHosts = map[string]bool{
+	"www.loc.gov": true, "www.w3.org": true, "iiif.io": true, "schema.primaresearch.org": true,
+	"www.tei-c.org": true, "purl.org": true, "www.openarchives.org": true,
+}
+
 // Redact hides the addresses of internal services in a message meant for
 // a client: URLs become "<internal service>", IP addresses, host:port
 // pairs of network errors and looked-up host names "<internal address>".
 // So "Post \"http://10.0.0.5:8080/x\": dial tcp 10.0.0.5:8080: connect:
 // connection refused" becomes "Post \"<internal service>\": dial tcp
 // <internal address>: connect: connection refused".
+//
+// The URIs of the standards' namespaces and schemas (the hosts of
+// namespaceHosts) are kept: they name no service, and an error about a
+// document's namespace ("its XML root element is
+// {http://www.loc.gov/METS}mets") said nothing once redacted.
 func Redact(s string) string {
-	s = urlRE.ReplaceAllString(s, "<internal service>")
+	s = urlRE.ReplaceAllStringFunc(s, func(u string) string {
+		_, rest, _ := strings.Cut(u, "://")
+		host, _, _ := strings.Cut(rest, "/")
+		if namespaceHosts[strings.ToLower(host)] {
+			return u
+		}
+		return "<internal service>"
+	})
 	s = lookupRE.ReplaceAllString(s, "lookup <internal address>")
 	s = ipv6RE.ReplaceAllString(s, "<internal address>")
 	s = ipv4RE.ReplaceAllString(s, "<internal address>")

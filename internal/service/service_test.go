@@ -773,6 +773,12 @@ func TestRedact(t *testing.T) {
 		{"localhost:9000 refused", "<internal address> refused"},
 		{"XML syntax error on line 3: unexpected EOF at 12:04", "XML syntax error on line 3: unexpected EOF at 12:04"},
 		{"model v4.4 of version 0.1.0 on page 2", "model v4.4 of version 0.1.0 on page 2"},
+		// A standard's namespace names no service: kept (it read
+		// "{<internal service> and it holds no METS element").
+		{"its XML root element is {http://www.loc.gov/METS}mets, and it holds no METS element",
+			"its XML root element is {http://www.loc.gov/METS}mets, and it holds no METS element"},
+		{"JSON without a IIIF context (http://iiif.io/api/presentation/3/context.json)", "JSON without a IIIF context (http://iiif.io/api/presentation/3/context.json)"},
+		{"Get http://www.loc.gov.mt.internal/x 500", "Get <internal service> 500"},
 	} {
 		if got := Redact(tc.in); got != tc.want {
 			t.Errorf("Redact(%q)\n = %q\nwant %q", tc.in, got, tc.want)
