@@ -306,13 +306,22 @@ func (s *inputSet) addBook(ctx context.Context, loc string, opts book.Options) e
 		source = itemName(s, loc)
 	}
 	file := bookStem(s.Root, loc, bs.list)
+	why := map[string][]string{} // the problems of each page, by its ID
 	for _, p := range b.Problems {
 		bs.problems = append(bs.problems, source+": "+p.String())
+		if p.Page != "" {
+			why[p.Page] = append(why[p.Page], strings.TrimPrefix(p.String(), p.Page+": "))
+		}
 	}
 	for i, p := range b.Pages {
 		name := source + "#" + p.ID
 		if p.Image == nil {
-			bs.failed = append(bs.failed, bookFailure{file: loc, name: name, reason: "page without an image"})
+			// Why, in the failures table (it was in a WARN line only).
+			reason := "page without an image"
+			if w := why[p.ID]; len(w) > 0 {
+				reason += " (" + strings.Join(w, "; ") + ")"
+			}
+			bs.failed = append(bs.failed, bookFailure{file: loc, name: name, reason: reason})
 			continue
 		}
 		bp := &bookPage{name: name, source: source, file: file, book: loc, index: i + 1, image: p.Image, linked: b.Remote,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -862,5 +863,41 @@ func TestBookFlagsWithoutBook(t *testing.T) {
 		if m, _ := filepath.Glob(filepath.Join(e.results, "*TOP*.csv")); len(m) > 0 {
 			t.Errorf("%v: a refused run wrote %v", c.args, m)
 		}
+	}
+}
+
+// TestBookWindowsHrefNamed: a page whose image href is a Windows path
+// (C:\scans\0002.png) is a failure row saying so; it said only "page
+// without an image", the reason in a WARN line.
+func TestBookWindowsHrefNamed(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	pages := classifytest.Pages(t, 1)
+	dir := filepath.Join(e.root, "kitodo")
+	mkdir(t, filepath.Join(dir, "image"))
+	for i := 1; i <= 4; i++ {
+		if err := os.Symlink(pages[i], filepath.Join(dir, "image", fmt.Sprintf("%04d.png", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	local := filepath.Join(dir, "mets.xml")
+	rewrite(t, "kitodo-mets_with_pages.xml", local, "https://example.com/image/", "image/")
+	b, err := os.ReadFile(local)
+	if err != nil || !bytes.Contains(b, []byte("image/0002.png")) {
+		t.Fatalf("the fixture has no image/0002.png: %v", err)
+	}
+	write(t, local, strings.Replace(string(b), "image/0002.png", `C:\scans\0002.png`, 1))
+	if code, log := e.run(t, "-f", local); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	_, reasons := failureRows(t, e)
+	var got string
+	for item, why := range reasons {
+		if strings.HasSuffix(item, "#PHYS_0002") {
+			got = why
+		}
+	}
+	if !strings.Contains(got, "page without an image") || !strings.Contains(got, `C:\scans\0002.png: a Windows path`) {
+		t.Errorf("PHYS_0002's failure %q, want it to name the Windows path (failures %v)", got, reasons)
 	}
 }

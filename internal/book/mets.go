@@ -653,6 +653,14 @@ func (r *reader) metsPage(base loc, b *Book, d div, files map[string]*file) Page
 		switch {
 		case pf.image && p.Image != nil:
 			// a second image of the page: the first is used
+		case pf.locErr != nil && !pf.image:
+			// A text file whose href names nothing here (a Windows
+			// path): unread, as one that cannot be read, so that a
+			// caller counts it failed (it was left out without a word).
+			b.Problems = append(b.Problems, Problem{Page: p.ID, File: pf.id, Reason: pf.problem, Err: pf.locErr})
+			decl := strings.TrimSpace(strings.Join(nonEmpty(pf.f.group, pf.f.Use, pf.f.MIMEType), " "))
+			p.Unread = append(p.Unread, Unread{Text: Text{Location: pf.href, Format: declaredFormat(pf.f.group, pf.f.Use, pf.f.MIMEType),
+				Declared: decl, Group: pf.f.group, FileID: pf.f.ID}, Err: pf.locErr})
 		case pf.problem != "":
 			b.Problems = append(b.Problems, Problem{Page: p.ID, File: pf.id, Reason: pf.problem})
 		case pf.image:
@@ -675,6 +683,10 @@ type pageFile struct {
 	l       loc
 	image   bool
 	problem string
+	// locErr is why the file's href names no location (problem says
+	// it too), href the href as written; nil when it does.
+	locErr error
+	href   string
 }
 
 // pageFiles lists the files of div d that Read looks at, in order: those
@@ -701,7 +713,7 @@ func (r *reader) pageFiles(base loc, imageGroup string, d div, files map[string]
 			}
 			l, err := r.locate(href, &base)
 			if err != nil {
-				out = append(out, pageFile{id: id, image: inImages, problem: err.Error()})
+				out = append(out, pageFile{id: id, f: f, image: inImages, problem: err.Error(), locErr: err, href: href})
 				continue
 			}
 			out = append(out, pageFile{id: id, f: f, l: l, image: inImages})

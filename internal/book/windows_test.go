@@ -88,6 +88,20 @@ func TestWindowsWrittenBooks(t *testing.T) {
 	if s := fmt.Sprint(err, b); strings.Count(s, "a Windows path") < 1 {
 		t.Errorf("the Windows paths are not named as such: %s", s)
 	}
+	// A text file named so is unread, counted failed by the tools (it was
+	// left out without a word).
+	withText := strings.Replace(mets("UTF-8", "images/0001.tif", "images/0002.tif"), `</mets:fileGrp>`,
+		`</mets:fileGrp><mets:fileGrp USE="FULLTEXT"><mets:file ID="T1" MIMETYPE="application/alto+xml"><mets:FLocat LOCTYPE="URL" xlink:href="C:\ocr\0001.xml"/></mets:file></mets:fileGrp>`, 1)
+	withText = strings.Replace(withText, `<mets:fptr FILEID="F1"/>`, `<mets:fptr FILEID="F1"/><mets:fptr FILEID="T1"/>`, 1)
+	p = filepath.Join(dir, "m6.xml")
+	os.WriteFile(p, []byte(withText), 0o644)
+	b, err = Read(context.Background(), p, Options{Text: TextDeclared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := b.Pages[0].Unread; len(u) != 1 || u[0].Location != `C:\ocr\0001.xml` || u[0].Err == nil || !strings.Contains(u[0].Err.Error(), "a Windows path") {
+		t.Errorf("page 1's unread text files: %+v", u)
+	}
 }
 
 // TestLooksAtMETSInAnotherNamespace: a METS file whose namespace is not
