@@ -131,8 +131,11 @@ func Write(path string, perm os.FileMode, fill func(io.Writer) error) (err error
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 		// A file replaced keeps its mode, as an editor keeps it: a run
 		// resumed by a teammate under umask 077 made the first run's
-		// metadata private, and every later resume failed on it.
-		mode = fi.Mode().Perm()
+		// metadata private, and every later resume failed on it. Not
+		// its write permission for everyone, unless this process's own
+		// mode gives it: a file another user planted under the name (in
+		// a shared folder) made the output one anybody could change.
+		mode = fi.Mode().Perm() &^ (0o002 &^ mode)
 	}
 	if err = os.Chmod(tmp, mode); err != nil {
 		return err

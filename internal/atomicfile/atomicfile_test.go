@@ -73,6 +73,9 @@ func TestUmask(t *testing.T) {
 		if err := WriteFile(filepath.Join(dir, "kept.csv"), []byte("x"), 0o666); err != nil {
 			t.Fatal(err)
 		}
+		if err := WriteFile(filepath.Join(dir, "planted.csv"), []byte("x"), 0o666); err != nil {
+			t.Fatal(err)
+		}
 		return
 	}
 	for _, c := range []struct {
@@ -89,6 +92,14 @@ func TestUmask(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := os.Chmod(filepath.Join(dir, "kept.csv"), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		// A file writable by everyone (as another user plants one in a
+		// shared folder): replaced, it is not, unless the umask gives it.
+		if err := os.WriteFile(filepath.Join(dir, "planted.csv"), []byte("old"), 0o666); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(dir, "planted.csv"), 0o666); err != nil {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(os.Args[0], "-test.run=^TestUmask$")
@@ -109,6 +120,13 @@ func TestUmask(t *testing.T) {
 		}
 		if k, err := os.Stat(filepath.Join(dir, "kept.csv")); err != nil || k.Mode().Perm() != 0o640 {
 			t.Errorf("umask %s: a file replaced: %v %v, want its mode 0640 kept", c.umask, k, err)
+		}
+		want := os.FileMode(0o664)
+		if c.umask == "000" {
+			want = 0o666
+		}
+		if p, err := os.Stat(filepath.Join(dir, "planted.csv")); err != nil || p.Mode().Perm() != want {
+			t.Errorf("umask %s: a file writable by everyone replaced: %v %v, want %v", c.umask, p.Mode(), err, want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ package filelock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -46,11 +47,55 @@ func lock(ctx context.Context, path string, onWait func(), kind int) (unlock fun
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	f, err := openNoLink(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, err
 	}
 	return wait(ctx, f, onWait, kind)
+}
+
+// openNoLink opens path with flag, refusing a symbolic link (O_NOFOLLOW)
+// and anything but a regular file: a link another user planted in a
+// shared folder under a lock's name had the file it named written, and
+// emptied, by the run that took the lock.
+func openNoLink(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW, 0o666)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s is a symbolic link, and a lock file never is (one planted in a shared folder?): remove it", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file, and a lock file always is: remove it", path)
+	}
+	return f, nil
+}
+
+// WriteHolder writes text (Holder's) into the file at path, emptied
+// first, for a waiting process's log line; a link or anything but a
+// regular file is refused, not written through.
+func WriteHolder(path, text string) error {
+	f, err := openNoLink(path, os.O_WRONLY|os.O_CREATE)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	_, err = f.WriteString(text + "\n")
+	return err
+}
+
+// ClearHolder empties the file at path that WriteHolder wrote (a link is
+// left alone).
+func ClearHolder(path string) {
+	if f, err := openNoLink(path, os.O_WRONLY); err == nil {
+		_ = f.Truncate(0)
+		f.Close()
+	}
 }
 
 // wait takes a flock of kind on the open file f, waiting as Lock does; f

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -67,5 +68,51 @@ func TestLockDir(t *testing.T) {
 	}
 	if _, err := LockDir(ctx, filepath.Join(dir, "missing"), nil); err == nil {
 		t.Error("a missing folder was locked")
+	}
+}
+
+// TestLockRefusesLink: a lock file that is a symbolic link (planted by
+// another user in a shared folder) is refused, naming it, and the file it
+// names is neither written nor emptied (it was emptied by the holder's
+// text and its clearing).
+func TestLockRefusesLink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lockPath := filepath.Join(dir, "run.lock")
+	if err := os.Symlink(victim, lockPath); err != nil {
+		t.Fatal(err)
+	}
+	if unlock, err := Lock(context.Background(), lockPath, nil); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		if unlock != nil {
+			unlock()
+		}
+		t.Errorf("Lock of a link: %v", err)
+	}
+	if err := WriteHolder(lockPath, "pageclass process 1"); err == nil {
+		t.Error("WriteHolder wrote through a link")
+	}
+	ClearHolder(lockPath)
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("the linked file holds %q, want keep", b)
+	}
+	// A lock file of its own is written and emptied.
+	own := filepath.Join(dir, "own.lock")
+	unlock, err := Lock(context.Background(), own, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if err := WriteHolder(own, "pageclass process 1"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(own); string(b) != "pageclass process 1\n" {
+		t.Errorf("holder %q", b)
+	}
+	ClearHolder(own)
+	if b, _ := os.ReadFile(own); len(b) != 0 {
+		t.Errorf("cleared holder %q", b)
 	}
 }

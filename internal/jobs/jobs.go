@@ -38,6 +38,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -232,6 +233,30 @@ type Options struct {
 	holdWait   time.Duration
 }
 
+// ownStateFolder refuses a state folder that another user could have
+// planted things in: one owned by another user and writable by everyone
+// (a folder made in a shared /tmp), or holding a symbolic link where the
+// service keeps its files (jobs, the database, holder). Such a link made
+// the service write its lock text, the uploads and the answers of every
+// job into the folder it named.
+func ownStateFolder(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("jobs: state folder: %w", err)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && fi.Mode().Perm()&0o002 != 0 {
+		return fmt.Errorf("jobs: state folder %s is user %d's and writable by everyone (mode %v): another user could plant files in it; give %s a folder of this service's own (user %d)",
+			dir, st.Uid, fi.Mode().Perm(), EnvDir, os.Getuid())
+	}
+	for _, name := range []string{"jobs", "jobs.db", "jobs.db-wal", "jobs.db-shm", holderName} {
+		p := filepath.Join(dir, name)
+		if li, err := os.Lstat(p); err == nil && li.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("jobs: %s is a symbolic link, and the state folder's own files never are (one planted in a shared folder?): remove it", p)
+		}
+	}
+	return nil
+}
+
 // holderName is the file in a state folder naming the process that holds
 // it (filelock.Holder).
 const holderName = "holder"
@@ -400,6 +425,9 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 	if err := atomicfile.CheckDir(opts.Dir); err != nil {
 		return nil, fmt.Errorf("jobs: state folder %s is not writable by this process (user %d): %w", opts.Dir, os.Getuid(), err)
 	}
+	if err := ownStateFolder(opts.Dir); err != nil {
+		return nil, err
+	}
 	lctx, cancel := context.WithCancel(ctx)
 	held := false
 	unlock, err := filelock.LockDir(lctx, opts.Dir, func() { held = true; cancel() })
@@ -419,8 +447,11 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 		return nil, fmt.Errorf("jobs: state folder %s: %w", opts.Dir, err)
 	}
 	// Who holds the folder, for the refusal of another process.
-	_ = os.WriteFile(holderFile, []byte(filelock.Holder(opts.Service)+"\n"), 0o666)
-	unlock = func(release func()) func() { return func() { _ = os.Truncate(holderFile, 0); release() } }(unlock)
+	if err := filelock.WriteHolder(holderFile, filelock.Holder(opts.Service)); err != nil {
+		unlock()
+		return nil, fmt.Errorf("jobs: state folder %s: %w", opts.Dir, err)
+	}
+	unlock = func(release func()) func() { return func() { filelock.ClearHolder(holderFile); release() } }(unlock)
 	// Uploads a stopped process left half stored.
 	if left, _ := filepath.Glob(filepath.Join(opts.Dir, "upload-*")); len(left) > 0 {
 		for _, d := range left {

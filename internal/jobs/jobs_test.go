@@ -1632,3 +1632,60 @@ func TestStateFiles(t *testing.T) {
 		t.Fatalf("an unwritable database file: %v", err)
 	}
 }
+
+// TestStateFolderPlanted: a state folder holding a symbolic link where the
+// service keeps its files (holder, jobs), or another user's folder that
+// everyone may write, is refused at start, naming it; the file a planted
+// holder link named is left as it was (it was overwritten with the lock
+// text, and every job's uploads went into the folder a jobs link named).
+func TestStateFolderPlanted(t *testing.T) {
+	for _, name := range []string{"holder", "jobs"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			victim := filepath.Join(t.TempDir(), "victim")
+			if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(victim, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+			env := map[string]string{"JOBS_DIR": dir}
+			lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+			svc, err := service.New(service.Options{Name: "x", DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: &echo{}})
+			if err == nil {
+				q.Close(context.Background())
+				t.Fatalf("a state folder with a planted %s link was taken", name)
+			}
+			if !strings.Contains(err.Error(), filepath.Join(dir, name)+" is a symbolic link") {
+				t.Errorf("error %v, want it to name the link", err)
+			}
+			if b, _ := os.ReadFile(victim); string(b) != "keep" {
+				t.Errorf("the linked file holds %q", b)
+			}
+		})
+	}
+	if os.Getuid() != 0 {
+		return // a folder of another user needs root to make
+	}
+	dir := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o777)
+	if err := os.Chown(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"JOBS_DIR": dir}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	svc, _ := service.New(service.Options{Name: "x", DefaultMaxUploadMB: 1, LookupEnv: lookup, LogOutput: io.Discard})
+	if q, err := jobs.Setup(svc, lookup, jobs.Options{Path: "/echo", Handler: &echo{}}); err == nil || !strings.Contains(err.Error(), "writable by everyone") {
+		if err == nil {
+			q.Close(context.Background())
+		}
+		t.Errorf("another user's folder writable by everyone: %v", err)
+	}
+}

@@ -8,11 +8,12 @@ import (
 )
 
 // transientErrnos are the system errors of a passing condition: a full
-// disk or quota, an I/O error, the process's or the system's limit of open
+// disk or quota, a file-size limit (EFBIG: ulimit -f; a run that met it
+// was failed, exit 3, where a full disk leaves it to --resume), an I/O error, the process's or the system's limit of open
 // files or processes (EMFILE, ENFILE, EAGAIN: ulimit -n, ulimit -u), and a
 // network that failed under a request.
 var transientErrnos = []syscall.Errno{
-	syscall.ENOSPC, syscall.EDQUOT, syscall.EIO, syscall.EMFILE, syscall.ENFILE, syscall.EAGAIN,
+	syscall.ENOSPC, syscall.EDQUOT, syscall.EFBIG, syscall.EIO, syscall.EMFILE, syscall.ENFILE, syscall.EAGAIN,
 	syscall.ETIMEDOUT, syscall.ECONNRESET, syscall.ECONNREFUSED, syscall.ECONNABORTED,
 	syscall.EPIPE, syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.ENETDOWN,
 }

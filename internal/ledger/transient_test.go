@@ -32,6 +32,7 @@ func TestTransient(t *testing.T) {
 		{"bad input", errors.New("not well-formed XML: line 1"), false},
 		{"missing file", fmt.Errorf("read: %w", fs.ErrNotExist), false},
 		{"ENOSPC wrapped", &fs.PathError{Op: "write", Path: "out.xml", Err: syscall.ENOSPC}, true},
+		{"file size limit (ulimit -f)", &fs.PathError{Op: "write", Path: "ledger/x.jsonl", Err: syscall.EFBIG}, true},
 		{"EIO", fmt.Errorf("page 3: %w", &fs.PathError{Op: "read", Path: "a.tif", Err: syscall.EIO}), true},
 		{"connection reset", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, true},
 		// ulimit -n and ulimit -u: the process's limits, not the item

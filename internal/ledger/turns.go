@@ -77,8 +77,8 @@ func (t Turn) exclusive(ctx context.Context, path string, onWait func()) (unlock
 	if err != nil {
 		return nil, fmt.Errorf("output folder %s: %w", t.Output, err)
 	}
-	os.WriteFile(path, []byte(filelock.Holder(t.Tool)+"\n"), 0o666) // only informs the log line of a waiting run
-	return func() { os.Truncate(path, 0); release() }, nil
+	_ = filelock.WriteHolder(path, filelock.Holder(t.Tool)) // only informs the log line of a waiting run
+	return func() { filelock.ClearHolder(path); release() }, nil
 }
 
 // TurnLock is the path of the lock file <output>/ledger/<name>.lock.
