@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"archivekit/internal/cliflags"
 )
@@ -80,6 +81,12 @@ func (r *runner) passing(p *pass, inputs []input, i int, name string, err error)
 // folder removed or replaced by a file): the input is not at fault, and
 // every input after it would fail the same way.
 func (r *runner) outputUnwritable(err error) bool {
+	if errors.Is(err, syscall.ENAMETOOLONG) {
+		// The input's own name, with the output's suffixes, is over the
+		// file system's limit: that input fails, the others go on (the
+		// run stopped at it, and at every --resume).
+		return false
+	}
 	var paths []string
 	var pe *fs.PathError
 	var le *os.LinkError

@@ -389,3 +389,28 @@ func TestOutputsGone(t *testing.T) {
 		t.Errorf("gone: %v", err)
 	}
 }
+
+// TestNameTooLongFailsItsInput: an input whose name is too long for its
+// output's suffixes (over 255 bytes with "_en.xml") fails alone, naming
+// why, and the others are translated, exit 0; the run stopped at it as if
+// the output folder could not be written, at every --resume, and the
+// inputs after it were never translated.
+func TestNameTooLongFailsItsInput(t *testing.T) {
+	dir := t.TempDir()
+	rec := readOrFatal(t, testenv.Path(t, "records/C-9107617A.xml"))
+	long := strings.Repeat("b", 251) + ".xml"
+	writeFile(t, filepath.Join(dir, long), rec)
+	writeFile(t, filepath.Join(dir, "zz-short.xml"), rec)
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), recordArgs(dir, out)...)
+	if r.code != exitOK {
+		t.Fatalf("exit %d, want 0 with the short one translated:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "zz-short_en.xml")); err != nil {
+		t.Errorf("the input after the long name was not translated: %v", err)
+	}
+	if !strings.Contains(r.stderr, "file name too long") || strings.Contains(r.stderr, "the output folder cannot be written") {
+		t.Errorf("the long name's failure:\n%s", r.stderr)
+	}
+}
