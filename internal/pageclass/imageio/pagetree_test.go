@@ -154,12 +154,32 @@ var pdfiumLoadedDefault = pdfiumLoaded
 func TestCutJPEGPage(t *testing.T) {
 	objs := colourScanObjects(t)
 	// Page 2's image is object 9 (ScanPDFObjects): its JPEG cut to 60%.
-	head, rest, _ := strings.Cut(objs[8], "stream\n")
+	_, rest, _ := strings.Cut(objs[8], "stream\n")
 	jpg := strings.TrimSuffix(rest, "\nendstream")
-	jpg = jpg[:len(jpg)*6/10]
+	eachRenderer(t, withImage9(objs, jpg[:len(jpg)*6/10]), "cut.pdf", func(t *testing.T, got []string) {
+		if len(got) != 3 || got[0] != "page 1" || got[2] != "page 3" {
+			t.Fatalf("pages: %q", got)
+		}
+		if want := "cut.pdf: page 2: the page cannot be drawn whole: its image /Im1 is JPEG data cut short"; !strings.HasPrefix(got[1], want) {
+			t.Errorf("page 2: %q, want %q", got[1], want)
+		}
+	})
+}
+
+// withImage9 is the PDF of objs (hostile.ScanPDFObjects) with object 9,
+// page 2's image, holding jpg as its data.
+func withImage9(objs []string, jpg string) []byte {
+	o := append([]string(nil), objs...)
+	head, _, _ := strings.Cut(o[8], "stream\n")
 	head = regexp.MustCompile(`/Length \d+`).ReplaceAllString(head, fmt.Sprintf("/Length %d", len(jpg)))
-	objs[8] = head + "stream\n" + jpg + "\nendstream"
-	data := hostile.PDFObjects(objs...)
+	o[8] = head + "stream\n" + jpg + "\nendstream"
+	return hostile.PDFObjects(o...)
+}
+
+// eachRenderer calls check with what each page of data shows (pageColour,
+// or its error), rendered by poppler and by PDFium, in this process and in
+// a decoder process.
+func eachRenderer(t *testing.T, data []byte, name string, check func(t *testing.T, got []string)) {
 	for _, tc := range []struct {
 		name             string
 		pdfium, isolated bool
@@ -178,7 +198,7 @@ func TestCutJPEGPage(t *testing.T) {
 			if tc.isolated {
 				o.Isolation = isolation(t, 1, 0)
 			}
-			d, err := o.Decode(data, "cut.pdf")
+			d, err := o.Decode(data, name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,12 +212,7 @@ func TestCutJPEGPage(t *testing.T) {
 					got = append(got, err.Error())
 				}
 			}
-			if len(got) != 3 || got[0] != "page 1" || got[2] != "page 3" {
-				t.Fatalf("pages: %q", got)
-			}
-			if want := "cut.pdf: page 2: the page cannot be drawn whole: its image /Im1 is JPEG data cut short"; !strings.HasPrefix(got[1], want) {
-				t.Errorf("page 2: %q, want %q", got[1], want)
-			}
+			check(t, got)
 		})
 	}
 }
@@ -237,7 +252,6 @@ func TestDamagedJPEGPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head, _, _ := strings.Cut(objs[8], "stream\n")
 	whole := string(prog)
 	// 40 bytes inserted in its coded data: the first of a few tries that
 	// the decoder tells, as the same data as a file of its own is refused
@@ -264,41 +278,12 @@ func TestDamagedJPEGPage(t *testing.T) {
 	if jpg == "" {
 		t.Fatal("no damage the decoder tells in 20 tries")
 	}
-	head = regexp.MustCompile(`/Length \d+`).ReplaceAllString(head, fmt.Sprintf("/Length %d", len(jpg)))
-	objs[8] = head + "stream\n" + jpg + "\nendstream"
-	data := hostile.PDFObjects(objs...)
-	for _, tc := range []struct {
-		name             string
-		pdfium, isolated bool
-	}{
-		{"poppler", false, false},
-		{"PDFium", true, false},
-		{"poppler, decoder process", false, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			o := DefaultOptions
-			if tc.pdfium {
-				loadPDFium(t)
-				o.Renderer = RendererPDFium
-			}
-			if tc.isolated {
-				o.Isolation = isolation(t, 1, 0)
-			}
-			d, err := o.Decode(data, "damaged.pdf")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for i := 0; i < d.Pages(); i++ {
-				err := d.Use(context.Background(), i, func(Image) error { return nil })
-				got = append(got, fmt.Sprint(err))
-			}
-			if len(got) != 3 || got[0] != "<nil>" || got[2] != "<nil>" {
-				t.Fatalf("pages: %q", got)
-			}
-			if want := "damaged.pdf: page 2: the page cannot be drawn whole: its image /Im1 is damaged JPEG data ("; !strings.HasPrefix(got[1], want) {
-				t.Errorf("page 2: %q, want %q", got[1], want)
-			}
-		})
-	}
+	eachRenderer(t, withImage9(objs, jpg), "damaged.pdf", func(t *testing.T, got []string) {
+		if len(got) != 3 || strings.HasPrefix(got[0], "damaged.pdf:") || strings.HasPrefix(got[2], "damaged.pdf:") {
+			t.Fatalf("pages: %q", got)
+		}
+		if want := "damaged.pdf: page 2: the page cannot be drawn whole: its image /Im1 is damaged JPEG data ("; !strings.HasPrefix(got[1], want) {
+			t.Errorf("page 2: %q, want %q", got[1], want)
+		}
+	})
 }
