@@ -7,12 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"archivekit/internal/atomicfile"
 	"archivekit/internal/ledger"
 	"archivekit/internal/regularfile"
+	"archivekit/internal/utf8name"
 )
 
 // Shards that wrote to output folders of their own (on machines without a
@@ -244,30 +244,12 @@ func namedFile(dir, rel string) string {
 	if _, err := os.Lstat(filepath.Join(dir, rel)); err == nil {
 		return rel
 	}
-	raw := unescapeName(rel)
+	raw := utf8name.Unescape(rel)
 	if _, err := os.Lstat(filepath.Join(dir, raw)); err == nil {
 		return raw
 	}
 	return rel
 }
-
-// unescapeName undoes utf8name.Escape: each \xNN (two lower-case hex
-// digits) becomes the byte NN.
-func unescapeName(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x' && isLowerHex(s[i+2]) && isLowerHex(s[i+3]) {
-			n, _ := strconv.ParseUint(s[i+2:i+4], 16, 8)
-			b.WriteByte(byte(n))
-			i += 3
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func isLowerHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
 
 // failuresBeside is the failures table beside run metadata path.
 func failuresBeside(path string) string {

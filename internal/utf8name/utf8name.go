@@ -32,3 +32,31 @@ func Escape(s string) string {
 	}
 	return b.String()
 }
+
+// Unescape undoes Escape: each \xNN (two lower-case hex digits) becomes
+// the byte NN. A name that held the text "\xe1" itself comes back as the
+// byte; a caller looking for a file tries the name as written first.
+func Unescape(s string) string {
+	if !strings.Contains(s, `\x`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x' && isLowerHex(s[i+2]) && isLowerHex(s[i+3]) {
+			b.WriteByte(hexVal(s[i+2])<<4 | hexVal(s[i+3]))
+			i += 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isLowerHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
+
+func hexVal(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'a' + 10
+}

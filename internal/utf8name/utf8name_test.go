@@ -24,3 +24,12 @@ func ExampleEscape() {
 	fmt.Println(Escape("z\xe1pis-1.png"))
 	// Output: z\xe1pis-1.png
 }
+
+// TestUnescape: Unescape gives back the bytes Escape wrote.
+func TestUnescape(t *testing.T) {
+	for _, in := range []string{"\x8e\xe1dost.alto.xml", "zápis.png", "a\xffb", "plain", "end\\x9"} {
+		if got := Unescape(Escape(in)); got != in {
+			t.Errorf("Unescape(Escape(%q)) = %q", in, got)
+		}
+	}
+}
