@@ -631,6 +631,9 @@ const maxDownload = 64 << 20
 func download(ctx context.Context, client *http.Client, u, dir string, resume bool) input {
 	dst := filepath.Join(dir, urlFileName(u))
 	fail := func(err error) input { return input{Path: dst, Origin: u, Err: fmt.Errorf("download %s: %w", u, err)} }
+	if err := atomicfile.NotOthersLink(dir); err != nil {
+		return fail(err) // the downloads replaced the files of the folder another user's link named
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return fail(err)

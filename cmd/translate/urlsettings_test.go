@@ -209,3 +209,34 @@ func TestTranslationURLFromConfig(t *testing.T) {
 
 // transportEnvPublic is transport.EnvPublicServices.
 const transportEnvPublic = "TRANSLATE_PUBLIC_SERVICES"
+
+// TestDownloadFolderPlantedLink: a download folder that another user
+// planted as a link (in a shared output folder) is not followed: the
+// download fails naming it, and the files of the folder it names are left
+// as they were (the download replaced one of them).
+func TestDownloadFolderPlantedLink(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("a link of another user needs root to make")
+	}
+	rec := readOrFatal(t, testenv.Path(t, "records/C-9107617A.xml"))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(rec) }))
+	defer srv.Close()
+	out, victim := t.TempDir(), t.TempDir()
+	mine := filepath.Join(victim, "C-9107617A.xml")
+	writeFile(t, mine, []byte("MY OWN NOTES"))
+	link := filepath.Join(out, "downloaded_inputs")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(link, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	api := startAPI(t, translatortest.Config{})
+	r := runCLI(t, newEnv(api), srv.URL+"/C-9107617A.xml", "-o", out, "--formats", "xml", "--xpaths", "../../setup/translate/amcr-fields.txt", "--vocabulary", "", "-src", "cs")
+	if b, _ := os.ReadFile(mine); string(b) != "MY OWN NOTES" {
+		t.Errorf("the file of the linked folder was replaced: %d bytes now (exit %d)", len(b), r.code)
+	}
+	if !strings.Contains(r.stderr, "is a symbolic link that user 65534 made") {
+		t.Errorf("the planted link is not named:\n%s", r.stderr)
+	}
+}

@@ -74,6 +74,22 @@ func CheckDir(dir string) error {
 	return os.Remove(f.Name())
 }
 
+// NotOthersLink refuses path when it is a symbolic link that another user
+// made (a link planted in a shared, world-writable folder under the name
+// of a folder a run makes there: the run wrote its files into the folder
+// the link named, replacing what was there). A link of this process's own
+// user, and anything that is not a link, are fine; a path not there too.
+func NotOthersLink(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return nil
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return fmt.Errorf("%s is a symbolic link that user %d made, and another user's link is not followed (one planted in a shared folder?): remove it, or give a folder of your own", path, st.Uid)
+	}
+	return nil
+}
+
 // PrepareDir makes dir and its parents and checks that this process can
 // create files there (CheckDir), before a run does work whose results
 // would go there. The error names what gave the folder (a flag:

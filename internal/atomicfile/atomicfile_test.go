@@ -130,3 +130,32 @@ func TestUmask(t *testing.T) {
 		}
 	}
 }
+
+// TestNotOthersLink: a link another user made is refused, naming it and
+// its maker; one of this user's own, a folder and a missing path are not.
+func TestNotOthersLink(t *testing.T) {
+	dir := t.TempDir()
+	target := t.TempDir()
+	own := filepath.Join(dir, "own")
+	if err := os.Symlink(target, own); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{own, target, filepath.Join(dir, "missing")} {
+		if err := NotOthersLink(p); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if os.Getuid() != 0 {
+		t.Skip("a link of another user needs root to make")
+	}
+	planted := filepath.Join(dir, "downloaded_inputs")
+	if err := os.Symlink(target, planted); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(planted, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := NotOthersLink(planted); err == nil || !strings.Contains(err.Error(), planted+" is a symbolic link that user 65534 made") {
+		t.Errorf("another user's link: %v", err)
+	}
+}

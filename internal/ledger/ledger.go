@@ -41,6 +41,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"archivekit/internal/atomicfile"
 	"archivekit/internal/regularfile"
 )
 
@@ -209,6 +210,11 @@ func DigestBytes(b []byte) string {
 // in the folder name chosen by the caller, so a mismatch means the folder
 // is not what its name says.
 func Open(dir, tool, config string, detail any, name string) (*Ledger, error) {
+	for _, d := range []string{filepath.Dir(dir), dir} { // ledger/ and its folder for this configuration
+		if err := atomicfile.NotOthersLink(d); err != nil {
+			return nil, fmt.Errorf("ledger folder: %w", err)
+		}
+	}
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, fmt.Errorf("ledger folder: %w", err)
 	}
