@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"archivekit/internal/docrecord"
 	"archivekit/internal/pageclass/classify"
@@ -132,7 +133,14 @@ func (d *documents) write() error {
 					base = ""
 				}
 			}
-			if err := d.one(file, base, "", c.DocumentJSONOutDir, schema, taken); err != nil {
+			if err := d.one(file, base, "", c.DocumentJSONOutDir, schema, taken); errors.Is(err, syscall.ENAMETOOLONG) {
+				// One document's name is over the file system's limit
+				// with the record's suffix: said, and the others written;
+				// it failed the run, its tables written and exit 3.
+				w := fmt.Sprintf("%v (its doc_id with .document.json is over the file system's name limit)", err)
+				d.r.log.Warn(w, "file", file)
+				d.r.para.Warn(w)
+			} else if err != nil {
 				errs = append(errs, err)
 			}
 		}

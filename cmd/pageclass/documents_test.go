@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"archivekit/internal/docrecord"
+	"archivekit/internal/pageclass/classify/classifytest"
 )
 
 // sharedSchema is ../shared/spec/document.schema.json, found by walking up.
@@ -283,4 +284,32 @@ func page15(t *testing.T, e *env) string {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// TestDocumentRecordNameTooLong: a document whose record name is over the
+// file system's limit is said (a warning, in the log and the run
+// metadata), the others' records are written and the run succeeds; it
+// failed the run, exit 3, after writing the tables.
+func TestDocumentRecordNameTooLong(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	pages := classifytest.Pages(t, 1)
+	mkdir(t, e.in)
+	long := strings.Repeat("b", 245)
+	for name, src := range map[string]string{long + ".png": pages[0], "short.png": pages[1]} {
+		if err := os.Symlink(src, filepath.Join(e.in, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(e.root, "records")
+	code, log := e.run(t, "-d", e.in, "--document-json-out-dir", out)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0 with the other record written: %s", code, log)
+	}
+	if _, err := os.Stat(filepath.Join(out, "short.document.json")); err != nil {
+		t.Errorf("the other document's record: %v", err)
+	}
+	if !strings.Contains(log, "over the file system's name limit") {
+		t.Errorf("the long name is not said:\n%s", log)
+	}
 }
