@@ -39,6 +39,12 @@ type IncompleteError struct {
 }
 
 func (e IncompleteError) Error() string {
+	if e.Undone <= 0 {
+		// The work is recorded, its outputs not written (the results
+		// folder at the end): Err says what to do; "0 item(s) left to
+		// do" contradicted it.
+		return fmt.Sprintf("incomplete after a passing failure: %v", e.Err)
+	}
 	return fmt.Sprintf("%d item(s) left to do after a passing failure (run again with --resume to finish them): %v", e.Undone, e.Err)
 }
 func (e IncompleteError) Unwrap() error { return e.Err }

@@ -65,3 +65,15 @@ func TestKong(t *testing.T) {
 		}
 	}
 }
+
+// TestIncompleteErrorWords: an incomplete run names the items left to do,
+// and one with none left (its outputs not written) does not say "0
+// item(s) left to do ... to finish them".
+func TestIncompleteErrorWords(t *testing.T) {
+	if got := (IncompleteError{Undone: 2, Err: errors.New("disk full")}).Error(); got != "2 item(s) left to do after a passing failure (run again with --resume to finish them): disk full" {
+		t.Errorf("two left: %q", got)
+	}
+	if got := (IncompleteError{Err: errors.New("the tables are not written; run again with --resume to write them")}).Error(); strings.Contains(got, "0 item") {
+		t.Errorf("none left: %q", got)
+	}
+}
