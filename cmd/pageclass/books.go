@@ -241,7 +241,16 @@ func (r *classifier) addBooks(ctx context.Context, set *inputSet) error {
 	}
 	set.books.fetcher = r.newFetcher(named...)
 	opts := r.bookOptions(set.books.fetcher)
+	seen := map[string]bool{}
 	for _, b := range set.books.candidates {
+		if seen[b] {
+			// A list naming a book twice: read once, said (each of its
+			// pages failed as "page ID given twice in the book").
+			r.log.Warn("book listed twice: read once", "book", b)
+			r.para.Warn("book listed twice, read once: " + b)
+			continue
+		}
+		seen[b] = true
 		if err := set.addBook(ctx, b, opts); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -463,6 +463,18 @@ func TestBookList(t *testing.T) {
 	if failed, _ := failureRows(t, e); len(failed) != 1 || failed[0] != gone {
 		t.Errorf("failures %q, want %s", failed, gone)
 	}
+	// A book listed twice is read once, said so (each of its pages failed
+	// as "page ID given twice in the book").
+	if err := os.RemoveAll(e.results); err != nil {
+		t.Fatal(err)
+	}
+	write(t, list, s2.ManifestURL()+"\n"+s2.ManifestURL()+"\n")
+	if code, log := e.run(t, "-f", "books.txt", "--fetch-private"); code != exitOK || !strings.Contains(log, "book listed twice: read once") {
+		t.Errorf("a book listed twice: exit %d: %s", code, log)
+	}
+	if failed, _ := failureRows(t, e); len(failed) != 0 {
+		t.Errorf("a book listed twice: failures %q", failed)
+	}
 	// A book its server fails in passing (503 after the retries) is left
 	// to do: exit 75 with the others classified, or alone, and given by
 	// itself (the run said complete, or no input, exit 2).
