@@ -18,6 +18,9 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"unicode/utf8"
+
+	"archivekit/internal/utf8name"
 
 	"github.com/lmittmann/tint"
 )
@@ -175,9 +178,29 @@ func newJSON(w io.Writer, level slog.Leveler) slog.Handler {
 					return slog.String(slog.LevelKey, LevelName(l))
 				}
 			}
-			return a
+			return escapeNames(a)
 		},
 	})
+}
+
+// escapeNames writes a string or error value that is not UTF-8 (a file
+// name of a Windows zip, "\x8e\xe1dost.alto.xml") with \xNN for each
+// stray byte (utf8name.Escape), as the tables and run metadata write it:
+// JSON gave U+FFFD, and two files were one name in the log.
+func escapeNames(a slog.Attr) slog.Attr {
+	switch a.Value.Kind() {
+	case slog.KindString:
+		if s := a.Value.String(); !utf8.ValidString(s) {
+			return slog.String(a.Key, utf8name.Escape(s))
+		}
+	case slog.KindAny:
+		if err, ok := a.Value.Any().(error); ok {
+			if s := err.Error(); !utf8.ValidString(s) {
+				return slog.String(a.Key, utf8name.Escape(s))
+			}
+		}
+	}
+	return a
 }
 
 func newText(w io.Writer, level slog.Leveler) slog.Handler {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"strings"
@@ -267,5 +268,26 @@ func TestColourOnTerminal(t *testing.T) {
 		if got := strings.Contains(buf.String(), "\x1b["); got != c.colour || strings.HasPrefix(buf.String(), "{") {
 			t.Errorf("%v: coloured %v, want %v: %q", c.env, got, c.colour, buf.String())
 		}
+	}
+}
+
+// TestJSONNamesNotUTF8: a message, string or error naming a file whose
+// name is not UTF-8 is written with \xNN for each stray byte, as the
+// tables write it (JSON gave U+FFFD: two files were one name).
+func TestJSONNamesNotUTF8(t *testing.T) {
+	var b bytes.Buffer
+	log, err := New(&b, "INFO", FormatJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Warn("\x8e\xe1dost.alto.xml: batch summary", "file", "\x8a\xe1dost.alto.xml", "error", errors.New("open \x8e\xe1dost.alto.xml: denied"))
+	got := b.String()
+	for _, want := range []string{`"msg":"\\x8e\\xe1dost.alto.xml: batch summary"`, `"file":"\\x8a\\xe1dost.alto.xml"`, `"error":"open \\x8e\\xe1dost.alto.xml: denied"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks %s:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\ufffd") {
+		t.Errorf("log holds U+FFFD:\n%s", got)
 	}
 }
