@@ -24,9 +24,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
+
+	"archivekit/internal/regularfile"
 
 	"golang.org/x/text/encoding/unicode"
 )
@@ -65,13 +66,17 @@ func (e *SyntaxError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e
 
 // Load reads and parses the INI file at path.
 func Load(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, err := regularfile.Open(path) // a device or pipe is refused unread
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	return Parse(path, f)
 }
+
+// MaxSize bounds the configuration text Parse reads: a file over it is no
+// configuration file (one named by mistake), refused unread beyond it.
+const MaxSize = 16 << 20
 
 // ctrlZ is the end-of-file mark old DOS and Windows editors append.
 const ctrlZ = 0x1A
@@ -107,9 +112,12 @@ func Decode(path string, data []byte) ([]byte, error) {
 // is read as Decode reads it, and a Ctrl-Z as its very last byte is
 // dropped (only there: anywhere else it is an error of its line).
 func Parse(path string, r io.Reader) (*File, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("%s: over %d MiB: not a configuration file", path, MaxSize>>20)
 	}
 	if data, err = Decode(path, data); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	utf16pkg "unicode/utf16"
@@ -213,4 +214,24 @@ func TestDecode(t *testing.T) {
 			t.Errorf("%s: decoded twice = %q, %v", tc.name, again, err)
 		}
 	}
+}
+
+// TestLoadBounded: a configuration path naming a device is refused unread,
+// and text over MaxSize is refused, not read whole (/dev/zero was read
+// until memory ran out).
+func TestLoadBounded(t *testing.T) {
+	if _, err := Load("/dev/zero"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("Load(/dev/zero): %v", err)
+	}
+	if _, err := Parse("big.txt", io.LimitReader(zeros{}, MaxSize+10)); err == nil || !strings.Contains(err.Error(), "not a configuration file") {
+		t.Errorf("Parse of %d bytes: %v", MaxSize+10, err)
+	}
+}
+
+// zeros reads as many NUL bytes as asked.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
