@@ -263,7 +263,7 @@ type Doc struct {
 	// page; nil when poppler's own numbering is used.
 	popplerPages []int
 	// cut says, for the 1-based pages of a PDF that draw a JPEG cut
-	// short or not JPEG (pdflabel.File.CutImages), which image and what
+	// short or not JPEG (pdflabel.CutPages), which image and what
 	// is wrong; such a page fails (ErrCutImage). nil for none.
 	cut map[int]string
 	// jpegs are, for the 1-based pages of a PDF, the JPEG images each

@@ -82,17 +82,10 @@ func (d *Doc) checkImages(pf *pdflabel.File, openErr error) {
 	if err != nil {
 		return
 	}
+	d.cut = pdflabel.CutPages(pages)
 	for num, js := range pages {
 		for _, j := range js {
-			switch {
-			case j.Fault != "":
-				if d.cut == nil {
-					d.cut = map[int]string{}
-				}
-				if _, said := d.cut[num]; !said {
-					d.cut[num] = fmt.Sprintf("its image /%s %s", j.Name, j.Fault)
-				}
-			case j.Data != nil:
+			if j.Fault == "" && j.Data != nil {
 				if d.jpegs == nil {
 					d.jpegs = map[int][]pdflabel.JPEG{}
 				}

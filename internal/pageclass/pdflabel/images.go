@@ -12,7 +12,7 @@ import (
 // A scanned page is mostly one JPEG image (an image XObject with the
 // DCTDecode filter). When that JPEG is cut short, poppler and PDFium both
 // draw what they have and fill the rest with grey, without an error, so the
-// page would be classified from a part of it. CutImages finds such images
+// page would be classified from a part of it. PageJPEGs finds such images
 // before rendering: JPEG data that does not begin with a start-of-image
 // marker or has no end-of-image marker near its end.
 
@@ -56,15 +56,11 @@ func (f *File) PageJPEGs() (map[int][]JPEG, error) {
 	return out, nil
 }
 
-// CutImages returns, for each page (1-based) that draws an image whose
-// JPEG data is cut short or not JPEG, the image's resource name and what
-// is wrong (the first such image of the page); nil when there is none.
-// What PageJPEGs leaves out is not looked at.
-func (f *File) CutImages() (map[int]string, error) {
-	pages, err := f.PageJPEGs()
-	if err != nil {
-		return nil, err
-	}
+// CutPages returns, for each page (1-based) of pages (PageJPEGs) that
+// draws an image whose JPEG data is cut short or not JPEG, the image's
+// resource name and what is wrong (the first such image of the page); nil
+// when there is none.
+func CutPages(pages map[int][]JPEG) map[int]string {
 	var cut map[int]string
 	for num, js := range pages {
 		for _, j := range js {
@@ -77,7 +73,7 @@ func (f *File) CutImages() (map[int]string, error) {
 			}
 		}
 	}
-	return cut, nil
+	return cut
 }
 
 // jpeg reads the image XObject v when it is a JPEG (DCTDecode, alone or

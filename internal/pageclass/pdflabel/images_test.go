@@ -73,12 +73,13 @@ func TestCutImages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := f.CutImages()
+			pages, err := f.PageJPEGs()
 			if err != nil {
 				t.Fatal(err)
 			}
+			got := CutPages(pages)
 			if len(got) != len(tc.want) {
-				t.Fatalf("CutImages = %v, want pages %v", got, tc.want)
+				t.Fatalf("CutPages = %v, want pages %v", got, tc.want)
 			}
 			for page, why := range tc.want {
 				if !strings.Contains(got[page], why) || !strings.Contains(got[page], "/Im1") {
