@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -16,6 +17,7 @@ import (
 	"archivekit/internal/resources"
 	"archivekit/internal/shard"
 	"archivekit/internal/translate/alto"
+	"archivekit/internal/translate/mtapi"
 	"archivekit/internal/translate/session"
 	"archivekit/internal/translate/translator"
 	"archivekit/internal/translate/transport"
@@ -224,12 +226,12 @@ func withConfigEnv(s *settings, lookup func(string) (string, bool)) func(string)
 		return lookup
 	}
 	return func(k string) (string, bool) {
-		if u, ok := s.EnvFromConfig["TRANSLATION_URL"]; ok {
-			switch k {
-			case "TRANSLATION_URL":
+		if u, ok := s.EnvFromConfig[mtapi.URLSettings[0]]; ok {
+			switch {
+			case k == mtapi.URLSettings[0]:
 				return u, true
-			case "MTAPI_BASE_URL", "LINDAT_BASE_URL":
-				return "", false // the configuration's address is the one
+			case slices.Contains(mtapi.URLSettings, k):
+				return "", false // an alias: the configuration's address is the one
 			}
 		}
 		if k == transport.EnvPublicServices {
@@ -248,11 +250,11 @@ func withConfigEnv(s *settings, lookup func(string) (string, bool)) func(string)
 // variable of the environment (lookup) name different translation APIs,
 // which is used, as two variables that differ are said; "" otherwise.
 func configURLNote(s *settings, lookup func(string) (string, bool)) string {
-	u, ok := s.EnvFromConfig["TRANSLATION_URL"]
+	u, ok := s.EnvFromConfig[mtapi.URLSettings[0]]
 	if !ok {
 		return ""
 	}
-	for _, k := range []string{"TRANSLATION_URL", "MTAPI_BASE_URL", "LINDAT_BASE_URL"} {
+	for _, k := range mtapi.URLSettings {
 		if v, set := lookup(k); set && strings.TrimSpace(v) != "" && strings.TrimRight(strings.TrimSpace(v), "/") != strings.TrimRight(u, "/") {
 			return fmt.Sprintf("the configuration's translation_url (%s) and %s name different translation APIs: the configuration's is used, %s is not",
 				s.ConfigPath, k, k)
@@ -303,7 +305,7 @@ func resolve(c *cli, set map[string]bool, getenv func(string) string) (*settings
 	if err := s.setShard(c); err != nil {
 		return nil, err
 	}
-	for key, env := range map[string]string{"translation_url": "TRANSLATION_URL", "public_services": transport.EnvPublicServices} {
+	for key, env := range map[string]string{"translation_url": mtapi.URLSettings[0], "public_services": transport.EnvPublicServices} {
 		if v := strings.TrimSpace(cfg[key]); v != "" {
 			if s.EnvFromConfig == nil {
 				s.EnvFromConfig = map[string]string{}

@@ -15,6 +15,7 @@ import (
 
 	"archivekit/internal/testenv"
 	"archivekit/internal/translate/translator/translatortest"
+	"archivekit/internal/translate/transport"
 )
 
 // TestTranslationURLSetEmpty: TRANSLATION_URL set but empty (as from
@@ -200,15 +201,12 @@ func TestTranslationURLFromConfig(t *testing.T) {
 	if r.code == exitOK || !strings.Contains(r.stderr, "TRANSLATE_PUBLIC_SERVICES") {
 		t.Errorf("public_services = refuse: exit %d:\n%s", r.code, r.stderr)
 	}
-	e[transportEnvPublic] = "refuse"
+	e[transport.EnvPublicServices] = "refuse"
 	r = runCLI(t, e, recordArgs(rec, filepath.Join(dir, "out3"), "-c", cfg("public_services = allow\n"))...)
 	if r.code == exitOK || !strings.Contains(r.stderr, "TRANSLATE_PUBLIC_SERVICES") {
 		t.Errorf("public_services = allow under the environment's refuse: exit %d:\n%s", r.code, r.stderr)
 	}
 }
-
-// transportEnvPublic is transport.EnvPublicServices.
-const transportEnvPublic = "TRANSLATE_PUBLIC_SERVICES"
 
 // TestDownloadFolderPlantedLink: a download folder that another user
 // planted as a link (in a shared output folder) is not followed: the

@@ -89,7 +89,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	// The aliases, in order: this project's MTAPI_BASE_URL and the
 	// original tool's LINDAT_BASE_URL (a user's private instance named so
 	// was ignored and the text went to the public host).
-	for _, alias := range []string{"MTAPI_BASE_URL", "LINDAT_BASE_URL"} {
+	for _, alias := range URLSettings[1:] {
 		if base == "" && strings.TrimSpace(getenv(alias)) != "" {
 			setting = alias
 			base = strings.TrimSpace(getenv(setting))
@@ -134,9 +134,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 var Variables = []string{"MTAPI_BASE_URL", "MTAPI_MIN_INTERVAL_S", "MTAPI_MAX_RETRIES", "MTAPI_BACKOFF_BASE_S",
 	"MTAPI_GUARD_MIN_RATIO", "MTAPI_GUARD_MAX_RATIO"}
 
-// urlSettings are the variables that name the API, in the order
-// ConfigFromEnv takes them.
-var urlSettings = []string{"TRANSLATION_URL", "MTAPI_BASE_URL", "LINDAT_BASE_URL"}
+// URLSettings are the variables that name the API, in the order
+// ConfigFromEnv takes them: TRANSLATION_URL, then its aliases.
+var URLSettings = []string{"TRANSLATION_URL", "MTAPI_BASE_URL", "LINDAT_BASE_URL"}
 
 // CheckURLSettings checks what lookup (os.LookupEnv, or a service's
 // lookup) gives for the variables that name the API: one set but empty
@@ -145,7 +145,7 @@ var urlSettings = []string{"TRANSLATION_URL", "MTAPI_BASE_URL", "LINDAT_BASE_URL
 // two of them name different addresses, note says which one is used.
 func CheckURLSettings(lookup func(string) (string, bool)) (note string, err error) {
 	var used, usedVal string
-	for _, k := range urlSettings {
+	for _, k := range URLSettings {
 		v, ok := lookup(k)
 		if !ok {
 			continue
