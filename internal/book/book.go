@@ -23,13 +23,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"archivekit/internal/fetch"
 	"archivekit/internal/filekind"
 	"archivekit/internal/lookahead"
 	"archivekit/internal/regularfile"
+	"archivekit/internal/winpath"
 )
 
 // Kind is what a book was read from.
@@ -354,7 +354,7 @@ func (r *reader) locate(ref string, base *loc) (loc, error) {
 	if ref == "" {
 		return loc{}, errors.New("empty location")
 	}
-	if base != nil && windowsAbs.MatchString(ref) {
+	if base != nil && winpath.IsAbs(ref) {
 		return loc{}, fmt.Errorf("%s: a Windows path (a drive letter or a \\\\server share): it names a file on the machine the document was written on; write it relative to the document", ref)
 	}
 	if base != nil && strings.Contains(ref, `\`) && !strings.Contains(ref, "://") {
@@ -404,10 +404,6 @@ func (r *reader) locate(ref string, base *loc) (loc, error) {
 	}
 	return loc{path: filepath.Join(filepath.Dir(base.path), filepath.FromSlash(ref))}, nil
 }
-
-// windowsAbs matches a Windows absolute path: a drive letter (C:\, C:/)
-// or a UNC share (\\server\share).
-var windowsAbs = regexp.MustCompile(`^(?:[A-Za-z]:[\\/]|\\\\)`)
 
 // load reads a whole file, bounded by MaxBytes.
 func (r *reader) load(l loc) ([]byte, error) {

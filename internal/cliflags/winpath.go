@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"archivekit/internal/winpath"
 )
 
 // WindowsPath checks path, a folder (or file) a command is to write, for
@@ -20,27 +22,17 @@ import (
 func WindowsPath(where, path string) (warning string, err error) {
 	const notSeparators = "backslashes are not folder separators here"
 	switch {
-	case isDrivePath(path):
+	case winpath.IsDrive(path):
 		// WSL mounts drive C: at /mnt/c: the likeliest place of the
 		// folder meant, as an example.
 		like := "/mnt/" + strings.ToLower(path[:1]) + "/" + strings.ReplaceAll(strings.TrimLeft(path[2:], `\/`), `\`, "/")
 		return "", Usagef("%s: %s is a Windows path: on this machine give a path such as %s (where the drive is mounted); %s", where, quote(path), strings.TrimSuffix(like, "/"), notSeparators)
-	case strings.HasPrefix(path, `\\`):
+	case winpath.IsUNC(path):
 		return "", Usagef("%s: %s is a Windows (UNC) path: on this machine give a path such as /mnt/... where the share is mounted; %s", where, quote(path), notSeparators)
 	case strings.Contains(path, `\`):
 		return fmt.Sprintf("%s: %s has backslashes, and %s: it makes a single folder (or file) named with them, not folders in folders (write %s for those)", where, quote(path), notSeparators, strings.ReplaceAll(path, `\`, "/")), nil
 	}
 	return "", nil
-}
-
-// isDrivePath reports whether path starts with a drive letter, a colon and
-// a backslash or slash.
-func isDrivePath(path string) bool {
-	if len(path) < 3 || path[1] != ':' || (path[2] != '\\' && path[2] != '/') {
-		return false
-	}
-	c := path[0] | 0x20 // lower case
-	return c >= 'a' && c <= 'z'
 }
 
 // quote writes path between double quotes, its backslashes as they are
