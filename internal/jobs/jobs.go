@@ -234,8 +234,8 @@ type Options struct {
 }
 
 // ownStateFolder refuses a state folder that another user could have
-// planted things in: one owned by another user and writable by everyone
-// (a folder made in a shared /tmp), or holding a symbolic link where the
+// planted things in: one owned by another user (not root) and writable by
+// everyone (a folder made in a shared /tmp), or holding a symbolic link where the
 // service keeps its files (jobs, the database, holder). Such a link made
 // the service write its lock text, the uploads and the answers of every
 // job into the folder it named.
@@ -244,7 +244,9 @@ func ownStateFolder(dir string) error {
 	if err != nil {
 		return fmt.Errorf("jobs: state folder: %w", err)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && fi.Mode().Perm()&0o002 != 0 {
+	// Root's world-writable folders are left to their owner's reasons (a
+	// Kubernetes emptyDir is one, and the service runs as another user).
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && st.Uid != 0 && fi.Mode().Perm()&0o002 != 0 {
 		return fmt.Errorf("jobs: state folder %s is user %d's and writable by everyone (mode %v): another user could plant files in it; give %s a folder of this service's own (user %d)",
 			dir, st.Uid, fi.Mode().Perm(), EnvDir, os.Getuid())
 	}
