@@ -34,26 +34,64 @@ type JPEG struct {
 }
 
 // PageJPEGs returns the JPEG images each page (1-based) draws from its
-// resources (its own or inherited), in resource-name order; pages drawing
-// none are absent. Images drawn through a form XObject and JPEG data under
-// a filter other than FlateDecode are not listed. An error says the page
-// tree cannot be followed (PageObjects).
+// resources (its own or inherited), in resource-name order, and those its
+// form XObjects draw from theirs (named "Fm1/Im1", forms within forms up to
+// maxFormDepth deep); pages drawing none are absent. JPEG data under a
+// filter other than FlateDecode is not listed. An error says the page tree
+// cannot be followed (PageObjects).
 func (f *File) PageJPEGs() (map[int][]JPEG, error) {
 	out := map[int][]JPEG{}
 	w := &pageWalk{r: f.r, seen: map[int]bool{}, page: func(num int, _ pdfsyntax.Dict, res any) {
-		rd, _ := f.r.resolve(res).(pdfsyntax.Dict)
-		xo, _ := f.r.resolve(rd["XObject"]).(pdfsyntax.Dict)
-		for _, name := range slices.Sorted(maps.Keys(xo)) {
-			if j, ok := f.r.jpeg(xo[name]); ok {
-				j.Name = name
-				out[num] = append(out[num], j)
-			}
+		if js := f.r.resourceJPEGs(res, "", 0, map[int]bool{}); len(js) > 0 {
+			out[num] = js
 		}
 	}}
 	if err := f.walk(w); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// maxFormDepth bounds how deep PageJPEGs follows forms drawn by forms.
+const maxFormDepth = 8
+
+// resourceJPEGs lists the JPEG images of the resource dictionary res, and
+// those of the forms it names (each form once: seen holds their object
+// numbers), their names prefixed with prefix.
+func (r *reader) resourceJPEGs(res any, prefix string, depth int, seen map[int]bool) []JPEG {
+	rd, _ := r.resolve(res).(pdfsyntax.Dict)
+	xo, _ := r.resolve(rd["XObject"]).(pdfsyntax.Dict)
+	var out []JPEG
+	for _, name := range slices.Sorted(maps.Keys(xo)) {
+		if j, ok := r.jpeg(xo[name]); ok {
+			j.Name = prefix + name
+			out = append(out, j)
+			continue
+		}
+		if d, _, num, ok := r.streamAt(xo[name]); ok && d["Subtype"] == pdfsyntax.Name("Form") && !seen[num] && depth < maxFormDepth {
+			seen[num] = true
+			out = append(out, r.resourceJPEGs(d["Resources"], prefix+name+"/", depth+1, seen)...)
+		}
+	}
+	return out
+}
+
+// streamAt is the dictionary of the stream object v refers to, a parser
+// placed after it, and the object's number; false when v is no reference
+// to a dictionary object in the file's body (a stream is never inside an
+// object stream).
+func (r *reader) streamAt(v any) (pdfsyntax.Dict, *pdfsyntax.Parser, int, bool) {
+	rf, ok := v.(pdfsyntax.Ref)
+	if !ok {
+		return nil, nil, 0, false
+	}
+	l, ok := r.objs[rf.Num]
+	if !ok || l.inStream {
+		return nil, nil, 0, false
+	}
+	p := pdfsyntax.NewParser(r.data, l.pos)
+	d, ok := p.Value().(pdfsyntax.Dict)
+	return d, p, rf.Num, ok
 }
 
 // CutPages returns, for each page (1-based) of pages (PageJPEGs) that
@@ -79,16 +117,7 @@ func CutPages(pages map[int][]JPEG) map[int]string {
 // jpeg reads the image XObject v when it is a JPEG (DCTDecode, alone or
 // after FlateDecode); false when it is not, or cannot be read here.
 func (r *reader) jpeg(v any) (JPEG, bool) {
-	rf, ok := v.(pdfsyntax.Ref)
-	if !ok {
-		return JPEG{}, false
-	}
-	l, ok := r.objs[rf.Num]
-	if !ok || l.inStream { // a stream is never inside an object stream
-		return JPEG{}, false
-	}
-	p := pdfsyntax.NewParser(r.data, l.pos)
-	d, ok := p.Value().(pdfsyntax.Dict)
+	d, p, _, ok := r.streamAt(v)
 	if !ok || d["Subtype"] != pdfsyntax.Name("Image") {
 		return JPEG{}, false
 	}

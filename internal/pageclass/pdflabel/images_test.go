@@ -52,11 +52,28 @@ func TestCutImages(t *testing.T) {
 	}
 	inherited[1] = strings.Replace(objs[1], "/Count 3", "/Count 3 /Resources << /XObject << /Im1 9 0 R >> >>", 1)
 	inherited[8] = xobj("/DCTDecode", cut, len(cut))
+	// Page 2 draws its image through a form (object n+1, after the n of
+	// ScanPDFObjects), or a form drawing that form (n+2), or a form
+	// drawing itself.
+	n := len(objs)
+	form := func(res string) string {
+		return "<< /Type /XObject /Subtype /Form /BBox [0 0 1 1] /Resources << /XObject << " + res + " >> >> /Length 8 >>\nstream\n/Im1 Do\nendstream"
+	}
+	viaForm := func(image string, forms ...string) []byte {
+		o := append([]string(nil), objs...)
+		o[6] = strings.Replace(o[6], "/XObject << /Im1 9 0 R >>", fmt.Sprintf("/XObject << /Fm1 %d 0 R >>", n+len(forms)), 1)
+		o[8] = image
+		return hostile.PDFObjects(append(o, forms...)...)
+	}
 	for _, tc := range []struct {
 		name string
 		pdf  []byte
 		want map[int]string
 	}{
+		{"through a form, whole", viaForm(objs[8], form("/Im1 9 0 R")), nil},
+		{"through a form, cut", viaForm(xobj("/DCTDecode", cut, len(cut)), form("/Im1 9 0 R")), map[int]string{2: "/Fm1/Im1 is JPEG data cut short"}},
+		{"through a form in a form, cut", viaForm(xobj("/DCTDecode", cut, len(cut)), form("/Im1 9 0 R"), form(fmt.Sprintf("/Fm2 %d 0 R", n+1))), map[int]string{2: "/Fm1/Fm2/Im1 is JPEG"}},
+		{"a form drawing itself, and the cut image", viaForm(xobj("/DCTDecode", cut, len(cut)), form(fmt.Sprintf("/Fm1 %d 0 R /Im1 9 0 R", n+1))), map[int]string{2: "/Fm1/Im1 is JPEG"}},
 		{"whole", hostile.PDFObjects(objs...), nil},
 		{"page 2 cut", with(9, xobj("/DCTDecode", cut, len(cut))), map[int]string{2: "cut short"}},
 		{"page 2 cut, filter in an array", with(9, xobj("[/DCTDecode]", cut, len(cut))), map[int]string{2: "cut short"}},
