@@ -52,8 +52,11 @@ ldd "$tshim" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | while read -r lib; do
     /lib/*|/lib64/*|/usr/lib/*|/usr/lib64/*) continue ;;
   esac
   install -m 0755 "$(readlink -f "$lib")" "$prefix/lib/$(basename "$lib")"
+  # The wheel's libraries search $ORIGIN/../../nvidia/*/lib first (the
+  # wheel's layout): from lib/, the folder the tree was unpacked into, where
+  # another user of a shared /tmp could plant a library. Only lib/ itself.
+  patchelf --force-rpath --set-rpath '$ORIGIN' "$prefix/lib/$(basename "$lib")"
 done
-# The wheel's libraries already search $ORIGIN (their RPATH ends with it).
 # PDFium (PDF_RENDERER=pdfium, bindings/pdfium loads it at run time from
 # here): libpdfium.so of the pinned pypdfium2 wheel (make pdfium).
 install -m 0755 "$PDFIUM_DIR/lib/libpdfium.so" "$prefix/lib/libpdfium.so"

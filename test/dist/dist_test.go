@@ -8,6 +8,7 @@ package dist
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -174,6 +175,42 @@ func TestTarballRunsAnywhere(t *testing.T) {
 			if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), name+" "+version+" ") {
 				t.Errorf("%s --version: exit %d, %q; want %q", name, code, out, name+" "+version)
 			}
+		}
+	})
+
+	t.Run("no command or library searches for libraries outside the tree", func(t *testing.T) {
+		// The libtorch wheel's libraries searched $ORIGIN/../../nvidia/...
+		// first: from lib/, the folder the tarball was unpacked into, where
+		// another user of /tmp could plant a libcudart.so.12 that ran in
+		// every pageclass.
+		var seen int
+		for _, dir := range []string{"bin", "lib"} {
+			files, err := os.ReadDir(filepath.Join(root, dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range files {
+				f, err := elf.Open(filepath.Join(root, dir, e.Name()))
+				if err != nil {
+					continue // not ELF
+				}
+				seen++
+				for _, tag := range []elf.DynTag{elf.DT_RPATH, elf.DT_RUNPATH} {
+					paths, _ := f.DynString(tag)
+					for _, p := range paths {
+						for _, entry := range filepath.SplitList(p) {
+							local := strings.Replace(entry, "$ORIGIN", filepath.Join(root, dir), 1)
+							if rel, err := filepath.Rel(root, filepath.Clean(local)); !strings.HasPrefix(entry, "$ORIGIN") || err != nil || strings.HasPrefix(rel, "..") {
+								t.Errorf("%s/%s: %s entry %q is outside the tree", dir, e.Name(), tag, entry)
+							}
+						}
+					}
+				}
+				f.Close()
+			}
+		}
+		if seen < 10 {
+			t.Errorf("%d ELF files in bin/ and lib/, want the commands and libraries", seen)
 		}
 	})
 

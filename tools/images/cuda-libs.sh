@@ -40,4 +40,9 @@ for f in "$out"/*; do
   done
   [ -n "$(ls "$lic/$name")" ] || { echo "cuda-libs.sh: no licence file for $name" >&2; exit 1; }
 done
+# Each library searches its own folder only, not the wheel's
+# $ORIGIN/../../nvidia/*/lib, outside the tree (tools/install.sh).
+for f in "$out"/*; do
+  if [ -n "$(patchelf --print-rpath "$f")" ]; then patchelf --force-rpath --set-rpath '$ORIGIN' "$f"; fi
+done
 echo "cuda-libs.sh: $(ls "$out" | wc -l) libraries, $(du -sh "$out" | cut -f1) in $out"
