@@ -147,6 +147,15 @@ torch_lib=$(dirname "$(ldd "$tshim" | awk '$1 == "libtorch_cpu.so" {print $3}')"
 site=$(cd "$torch_lib/../.." && pwd)
 wheel=("$site"/torch-*.dist-info)
 licences "${wheel[0]}" "$doc/licenses/torch"
+# GCC's OpenMP runtime (libgomp.so.1, from the wheel) is GPL-3 with the GCC
+# Runtime Library Exception: both texts, from Debian's base-files and
+# gcc-12-base (THIRD_PARTY_NOTICES.md section 3).
+gomp_lic="$doc/licenses/gomp"
+mkdir -p "$gomp_lic"
+install -m 0644 /usr/share/common-licenses/GPL-3 "$gomp_lic/COPYING3"
+sed -n '/^GCC RUNTIME LIBRARY EXCEPTION$/,/^requirements of the license of GCC\./p' \
+  /usr/share/doc/gcc-12-base/copyright > "$gomp_lic/COPYING.RUNTIME"
+grep -q 'requirements of the license of GCC' "$gomp_lic/COPYING.RUNTIME" || { echo "install.sh: the GCC Runtime Library Exception was not found in /usr/share/doc/gcc-12-base/copyright" >&2; exit 1; }
 # PDFium: the wheel's licence files (PDFium's and those of what libpdfium
 # bundles: FreeType, ICU, libjpeg-turbo, OpenJPEG, ...).
 mkdir -p "$doc/licenses/pdfium" && cp -R "$PDFIUM_DIR/licenses/." "$doc/licenses/pdfium/"
