@@ -722,9 +722,12 @@ func (q *Queue) List(w http.ResponseWriter, r *http.Request) {
 		t   *time.Time
 	}{{"since", &f.Since}, {"until", &f.Until}} {
 		if v := r.URL.Query().Get(b.key); v != "" {
-			t, err := time.Parse(time.RFC3339, v)
+			// An offset east of UTC typed into a URL unescaped
+			// ("…T06:15:00+05:45") arrives with a space for its plus:
+			// RFC 3339 has no space, so it can only be that.
+			t, err := time.Parse(time.RFC3339, strings.Replace(v, " ", "+", 1))
 			if err != nil {
-				bad = append(bad, service.ValidationError{Loc: []any{"query", b.key}, Msg: b.key + " is a time in RFC 3339 (2026-11-28T09:00:00Z)", Type: "value_error"})
+				bad = append(bad, service.ValidationError{Loc: []any{"query", b.key}, Msg: b.key + " is a time in RFC 3339 (2026-11-28T09:00:00Z, or with its offset: 2026-11-28T14:45:00+05:45)", Type: "value_error"})
 			}
 			*b.t = t
 		}

@@ -1366,7 +1366,7 @@ func testListFilter(t *testing.T, newStore store) {
 	ts, q := serve(t, newStore(t), &echo{})
 	var ids []string
 	var created []time.Time
-	for _, names := range [][]string{{"Kniha_Č1.tif", "b.xml"}, {"Report 50%_final.pdf"}, {"letters-1891.xml", "Letters-1892.xml"}, {"plain.xml", "U\u0301STI\u0301 STRAẞE.png"}} {
+	for _, names := range [][]string{{"Kniha_Č1.tif", "b.xml"}, {"Report 50%_final.pdf", "İSTANBUL-0001.png", "ISPARTA-0002.png"}, {"letters-1891.xml", "Letters-1892.xml"}, {"plain.xml", "U\u0301STI\u0301 STRAẞE.png"}} {
 		var parts []servicetest.Part
 		for _, n := range names {
 			parts = append(parts, file(n, "x"))
@@ -1405,6 +1405,9 @@ func testListFilter(t *testing.T, newStore store) {
 		{"name=%C4%8D1", []int{0}},            // č1: the case of every letter aside
 		{"name=%C3%BAst%C3%AD", []int{3}},     // "ústí" typed composed finds "ÚSTÍ" sent decomposed (as macOS names files)
 		{"name=strasse", []int{3}},            // "ẞ" folds to "ss"
+		{"name=istanbul", []int{1}},           // the Turkish İ is an i
+		{"name=%C4%B1sparta", []int{1}},       // and so is the dotless ı ("ısparta" finds "ISPARTA")
+		{"name=%C4%B0STANBUL", []int{1}},      // "İSTANBUL" as written
 		{"name=.xml&limit=1", []int{3, 2, 0}}, // three pages, each with the filter
 		{"name=.xml&state=succeeded&limit=2", []int{3, 2, 0}},
 		{"name=nowhere", nil},
@@ -1412,6 +1415,8 @@ func testListFilter(t *testing.T, newStore store) {
 		{"until=" + at(2), []int{1, 0}},
 		{"since=" + at(1) + "&until=" + at(3) + "&limit=1", []int{2, 1}}, // the next link keeps both
 		{"since=" + at(1) + "&name=.xml", []int{3, 2}},
+		// An offset east of UTC typed unescaped: its + arrives as a space.
+		{"since=" + created[2].In(time.FixedZone("", 5*3600+45*60)).Format(time.RFC3339Nano), []int{3, 2}},
 	} {
 		if got, _ := list(c.query); fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Errorf("%s: jobs %v, want %v", c.query, got, c.want)

@@ -443,9 +443,18 @@ type listFilter struct {
 // "U" and a combining accent matches one typed with "Ú") and case-folded
 // (every letter's case aside: "ústí" finds "ÚSTÍ", "strasse" finds
 // "STRASSE" and "Straße").
+//
+// The Turkish and Azeri i's are one letter here: "İ" (which Unicode folds
+// to "i" and a combining dot) and the dotless "ı" fold to "i", so
+// "istanbul" finds "İSTANBUL" and "ısparta" finds "ISPARTA", as a
+// Turkish archivist typing in lower case expects.
 func searchKey(s string) string {
-	return norm.NFKC.String(cases.Fold().String(norm.NFKC.String(s)))
+	return turkishI.Replace(norm.NFKC.String(cases.Fold().String(norm.NFKC.String(s))))
 }
+
+// turkishI folds the Turkish i's ("i" with a combining dot above, as
+// cases.Fold writes "İ", and the dotless "ı") to "i".
+var turkishI = strings.NewReplacer("i\u0307", "i", "\u0131", "i")
 
 // likeEscaper escapes LIKE's wildcards (and its escape) in a text sought.
 var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
