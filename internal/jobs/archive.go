@@ -3,6 +3,7 @@ package jobs
 import (
 	"archive/zip"
 	"cmp"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -38,9 +39,16 @@ func (q *Queue) zipResults(w http.ResponseWriter, r *http.Request, id string) {
 	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": "job-" + id + ".zip"}))
 	w.WriteHeader(http.StatusOK)
 	zw := zip.NewWriter(w)
-	// Each entry is dated when the archive is made: zip.Writer.Create
-	// leaves the date zero, which unzip shows as 1980-00-00.
-	made := time.Now()
+	// Each entry is dated when the job ended, in UTC (zip.Writer.Create
+	// leaves the date zero, which unzip shows as 1980-00-00): an ended
+	// job's archive is the same bytes at every download, whatever the
+	// service's zone, so its checksum can be kept. One still running is
+	// dated when the archive is made.
+	made := time.Now().UTC()
+	var finished sql.NullInt64
+	if q.queryRow(r.Context(), `SELECT finished_ms FROM archivekit_job WHERE id = ?`, id).Scan(&finished) == nil && finished.Valid {
+		made = time.UnixMilli(finished.Int64).UTC()
+	}
 	create := func(name string) (io.Writer, error) {
 		return zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate, Modified: made})
 	}

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"context"
 	"os"
 	"time"
 )
@@ -30,4 +31,11 @@ func (f *failingPart) Write(p []byte) (int, error) {
 		return 0, f.err
 	}
 	return f.File.Write(p)
+}
+
+// SetFinished dates job id's end at t (tests of what an ended job's
+// archive is dated).
+func SetFinished(q *Queue, id string, t time.Time) error {
+	_, err := q.exec(context.Background(), `UPDATE archivekit_job SET finished_ms = ? WHERE id = ?`, t.UnixMilli(), id)
+	return err
 }

@@ -304,6 +304,10 @@ func testSubmitPollResults(t *testing.T, newStore store) {
 		}
 		return true
 	})
+	// The job ended long ago (its archive was dated at the download).
+	if err := jobs.SetFinished(q, st.ID, time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)); err != nil {
+		t.Fatal(err)
+	}
 	resp, err = http.Get(ts.URL + "/jobs/" + st.ID + "/results?format=zip")
 	if err != nil {
 		t.Fatal(err)
@@ -317,12 +321,31 @@ func testSubmitPollResults(t *testing.T, newStore store) {
 	for _, f := range zr.File {
 		names = append(names, f.Name)
 		// Dated (unzip showed 1980-00-00 for the zero date before).
-		if f.Modified.Year() < 2020 {
+		if f.Modified.Year() < 2000 {
 			t.Errorf("%s dated %s", f.Name, f.Modified)
 		}
 	}
 	if strings.Join(names, " ") != "0000-a.json 0001-bad.json 0002-c.json results.json" {
 		t.Fatalf("zip holds %v", names)
+	}
+	// An ended job's archive is dated when it ended, and is the same bytes
+	// at each download (it was dated at the download, in the service's
+	// zone: every download differed).
+	var ended jobs.Status
+	if getJSON(t, ts.URL+"/jobs/"+st.ID, &ended) != 200 || ended.FinishedAt == nil {
+		t.Fatalf("status %+v", ended)
+	}
+	for _, f := range zr.File {
+		if !f.Modified.Equal(ended.FinishedAt.Truncate(time.Second)) {
+			t.Errorf("%s dated %s, want the job's end %s", f.Name, f.Modified, ended.FinishedAt)
+		}
+	}
+	resp, err = http.Get(ts.URL + "/jobs/" + st.ID + "/results?format=zip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := servicetest.ReadBody(t, resp); !bytes.Equal(again, zb) {
+		t.Errorf("a second download of the ended job's archive differs from the first")
 	}
 	for _, want := range wantMetrics {
 		if !strings.Contains(m, want) {
