@@ -3,6 +3,8 @@ package cliflags
 import (
 	"bytes"
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -50,16 +52,27 @@ func TestParse(t *testing.T) {
 }
 
 func TestZoneWarning(t *testing.T) {
+	notZone := filepath.Join(t.TempDir(), "zone")
+	if err := os.WriteFile(notZone, []byte("Europe/Prague\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		tz   string
 		warn bool
 	}{
-		{"", false}, {"UTC", false}, {"Europe/Prague", false}, {":Pacific/Chatham", false}, {"/etc/localtime", false},
+		{"", false}, {"UTC", false}, {"Europe/Prague", false}, {":Pacific/Chatham", false},
+		{"/usr/share/zoneinfo/Asia/Kathmandu", false}, {":/usr/share/zoneinfo/Asia/Kathmandu", false},
 		{"garbage/Nowhere", true}, {"XYZ-13:45", true},
+		// A zone file that is missing, or is no zone file (it was taken as
+		// UTC without a word).
+		{filepath.Join(t.TempDir(), "missing"), true}, {":" + notZone, true}, {t.TempDir(), true},
 	} {
-		if name := strings.TrimPrefix(c.tz, ":"); !c.warn && name != "" && !strings.HasPrefix(name, "/") {
-			if _, err := time.LoadLocation(name); err != nil {
+		if name := strings.TrimPrefix(c.tz, ":"); !c.warn && name != "" {
+			if _, err := time.LoadLocation(strings.TrimPrefix(name, "/usr/share/zoneinfo/")); err != nil {
 				continue // no time zone database on this machine
+			}
+			if _, err := os.Stat(name); strings.HasPrefix(name, "/") && err != nil {
+				continue
 			}
 		}
 		if got := ZoneWarning(c.tz) != ""; got != c.warn {
