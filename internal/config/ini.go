@@ -3,7 +3,8 @@
 // internal/pageclass/settings).
 //
 // INI dialect (the configparser defaults):
-//   - "[name]" starts a section; section names are case-sensitive.
+//   - "[name]" starts a section; section names are case-sensitive (a
+//     reader may take one that differs in case only: MatchSections).
 //   - "key = value" or "key: value"; keys are case-insensitive (stored
 //     lower-case), surrounding white space is trimmed, the value may be empty.
 //   - Lines whose first non-blank character is '#' or ';' are comments.
@@ -24,6 +25,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -180,6 +182,30 @@ func Parse(path string, r io.Reader) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return f, nil
+}
+
+// MatchSections gives each section whose name is one of names but for the
+// case of its letters ("[setup]" for SETUP) that name, where the file has
+// no section of that exact name: a section name is case-sensitive in the
+// INI syntax (Python's configparser), and "[setup]" had every key of it
+// reported unknown. It returns the sections renamed, as "setup -> SETUP".
+func (f *File) MatchSections(names []string) []string {
+	var renamed []string
+	for i, s := range f.order {
+		if s == DefaultSection || slices.Contains(names, s) {
+			continue
+		}
+		for _, n := range names {
+			if _, taken := f.sections[n]; strings.EqualFold(s, n) && !taken {
+				f.sections[n], f.keyOrder[n], f.order[i] = f.sections[s], f.keyOrder[s], n
+				delete(f.sections, s)
+				delete(f.keyOrder, s)
+				renamed = append(renamed, s+" -> "+n)
+				break
+			}
+		}
+	}
+	return renamed
 }
 
 // Sections lists the section names in file order, without DEFAULT.

@@ -7,6 +7,7 @@ import (
 	"archivekit/internal/config"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -224,6 +225,13 @@ func FromFile(f *config.File) (Settings, error) {
 	s := Defaults()
 	var errs []error
 	known := map[string]bool{}
+	var sections []string
+	for _, b := range s.bindings() {
+		if !slices.Contains(sections, b.section) {
+			sections = append(sections, b.section)
+		}
+	}
+	f.MatchSections(sections) // [setup] is read as [SETUP]
 	for _, b := range s.bindings() {
 		known[b.section+"\x00"+strings.ToLower(b.key)] = true
 		var err error

@@ -46,6 +46,30 @@ func TestShippedConfig(t *testing.T) {
 	}
 }
 
+// TestSectionCase: a section named in other case ("[setup]") is read as
+// the section ([SETUP]); its keys were all reported unknown and ignored.
+// Where the file has both, the other one's keys stay unknown.
+func TestSectionCase(t *testing.T) {
+	for _, c := range []struct {
+		in      string
+		top     int
+		unknown []string
+	}{
+		{"[setup]\ntop_n = 5\n", 5, nil},
+		{"[Setup]\nTOP_N = 4\n[train]\nlr = 1e-4\n", 4, nil},
+		{"[SETUP]\ntop_n = 2\n[setup]\ntop_n = 5\n", 2, []string{"[setup] top_n"}},
+	} {
+		f, err := config.Parse("my.txt", strings.NewReader(c.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := FromFile(f)
+		if err != nil || s.Setup.TopN != c.top || !reflect.DeepEqual(s.Unknown, c.unknown) {
+			t.Errorf("%q: top_n %d, unknown %v, error %v; want %d, %v", c.in, s.Setup.TopN, s.Unknown, err, c.top, c.unknown)
+		}
+	}
+}
+
 func TestSettingsOverridesAndErrors(t *testing.T) {
 	in := "[SETUP]\nTOP_N = 5\nraw = yes\nbatch = 0\n[INPUT]\nchunk_size = ten\n[TRAIN]\nlr = 1e-4\ntraining = 1\nepoch = 4\n"
 	f, err := config.Parse("my.txt", strings.NewReader(in))
