@@ -11,8 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unicode/utf8"
 )
 
@@ -123,14 +125,21 @@ func Write(path string, perm os.FileMode, fill func(io.Writer) error) (err error
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return err
 	}
+	sweepOnce(dir)
 	f, err := os.CreateTemp(dir, tempPattern(filepath.Base(path)))
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
+	// Held until the file is renamed and closed: a writer killed half-way
+	// leaves its temporary file unlocked, which Sweep then removes.
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	closed := false
 	defer func() {
-		if err != nil {
+		if !closed {
 			f.Close()
+		}
+		if err != nil {
 			os.Remove(tmp)
 		}
 	}()
@@ -138,9 +147,6 @@ func Write(path string, perm os.FileMode, fill func(io.Writer) error) (err error
 		return err
 	}
 	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
 		return err
 	}
 	mode := perm &^ Umask()
@@ -153,8 +159,88 @@ func Write(path string, perm os.FileMode, fill func(io.Writer) error) (err error
 		// a shared folder) made the output one anybody could change.
 		mode = fi.Mode().Perm() &^ (0o002 &^ mode)
 	}
-	if err = os.Chmod(tmp, mode); err != nil {
+	if err = f.Chmod(mode); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	closed = true
+	return f.Close()
+}
+
+// staleAge is how long a temporary file has not been written before Sweep
+// takes it for a killed writer's (with its lock gone): a writer locks its
+// file the moment it has made it.
+const staleAge = 2 * time.Second
+
+// swept holds the folders this process has swept (sweepOnce).
+var swept sync.Map
+
+// sweepOnce sweeps dir the first time this process writes into it.
+func sweepOnce(dir string) {
+	if _, done := swept.LoadOrStore(dir, true); !done {
+		Sweep(dir)
+	}
+}
+
+// Sweep removes from dir the temporary files of writers killed half-way
+// (".<name>.tmp-<digits>", made by Write): regular files of this user that
+// no writer holds locked and that have not been written for staleAge. A
+// run killed with SIGKILL while it wrote a table left one, which no later
+// run removed. It returns the names removed; what it cannot read or remove
+// it leaves. Write sweeps each folder the first time a process writes
+// into it.
+func Sweep(dir string) []string {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	var removed []string
+	for {
+		ents, err := d.ReadDir(1024)
+		for _, e := range ents {
+			if e.Type().IsRegular() && tempName(e.Name()) && removeStale(filepath.Join(dir, e.Name())) {
+				removed = append(removed, e.Name())
+			}
+		}
+		if err != nil {
+			return removed
+		}
+	}
+}
+
+// tempName says whether name is one tempPattern makes: ".<name>.tmp-"
+// and digits.
+func tempName(name string) bool {
+	i := strings.LastIndex(name, ".tmp-")
+	if !strings.HasPrefix(name, ".") || i < 1 || i+len(".tmp-") == len(name) {
+		return false
+	}
+	return strings.Trim(name[i+len(".tmp-"):], "0123456789") == ""
+}
+
+// removeStale removes the temporary file p when it is this user's, has not
+// been written for staleAge and no writer holds it locked.
+func removeStale(p string) bool {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || time.Since(fi.ModTime()) < staleAge {
+		return false
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != uint32(os.Getuid()) {
+		return false
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return false // its writer is alive, or the file system has no locks
+	}
+	if now, err := os.Lstat(p); err != nil || !os.SameFile(now, fi) {
+		return false
+	}
+	return os.Remove(p) == nil
 }

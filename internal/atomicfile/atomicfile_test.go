@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestWriteReplacesAndFailureKeepsOld(t *testing.T) {
@@ -157,5 +158,93 @@ func TestNotOthersLink(t *testing.T) {
 	}
 	if err := NotOthersLink(planted); err == nil || !strings.Contains(err.Error(), planted+" is a symbolic link that user 65534 made") {
 		t.Errorf("another user's link: %v", err)
+	}
+}
+
+// TestSweep: the temporary file of a writer killed half-way (SIGKILL) is
+// removed by the next process writing into its folder; a live writer's is
+// kept, as are a fresh one, other hidden files, links and folders named like
+// one.
+func TestSweep(t *testing.T) {
+	if os.Getenv("ATOMICFILE_SWEEP_CHILD") != "" {
+		// The writer: it writes part of a file, says so, and waits to be
+		// killed.
+		Write(filepath.Join(os.Getenv("ATOMICFILE_SWEEP_CHILD"), "table.csv"), 0o644, func(w io.Writer) error {
+			w.Write([]byte("a,b\n"))
+			os.Stdout.WriteString("ready\n")
+			io.Copy(io.Discard, os.Stdin) // until the parent kills it
+			return nil
+		})
+		os.Exit(0)
+	}
+	dir := t.TempDir()
+	child := exec.Command(os.Args[0], "-test.run=^TestSweep$")
+	child.Env = append(os.Environ(), "ATOMICFILE_SWEEP_CHILD="+dir)
+	stdin, _ := child.StdinPipe()
+	stdout, _ := child.StdoutPipe()
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	line := make([]byte, 6)
+	if _, err := io.ReadFull(stdout, line); err != nil || string(line) != "ready\n" {
+		child.Process.Kill()
+		t.Fatalf("child: %q %v", line, err)
+	}
+	temps, _ := filepath.Glob(filepath.Join(dir, ".table.csv.tmp-*"))
+	if len(temps) != 1 {
+		t.Fatalf("the writer's temporary file: %v", temps)
+	}
+	old := time.Now().Add(-time.Minute)
+	age := func(p string) {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	age(temps[0])
+	if got := Sweep(dir); len(got) != 0 {
+		t.Errorf("a live writer's temporary file swept: %v", got)
+	}
+	child.Process.Kill()
+	child.Wait()
+
+	// Beside it: a fresh one of a killed writer, a hidden file, a link and a
+	// folder named like temporary files.
+	fresh := filepath.Join(dir, ".fresh.xml.tmp-123")
+	hidden := filepath.Join(dir, ".notes.tmp-x1")
+	for _, p := range []string{fresh, hidden} {
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	age(hidden)
+	if err := os.Symlink(temps[0], filepath.Join(dir, ".link.csv.tmp-9")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, ".folder.tmp-7"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The next write into the folder sweeps it.
+	if err := WriteFile(filepath.Join(dir, "other.csv"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if want := ".folder.tmp-7 .fresh.xml.tmp-123 .link.csv.tmp-9 .notes.tmp-x1 other.csv"; strings.Join(left, " ") != want {
+		t.Errorf("left %v, want %s", left, want)
+	}
+}
+
+func TestTempName(t *testing.T) {
+	for name, want := range map[string]bool{
+		".table.csv.tmp-2435125264": true, ".x.tmp-1": true, "." + strings.Repeat("é", 100) + ".tmp-12": true,
+		"table.csv.tmp-1": false, ".table.csv.tmp-": false, ".table.csv.tmp-12a": false, ".tmp-12": false, ".write-check-12": false,
+	} {
+		if tempName(name) != want {
+			t.Errorf("tempName(%q) = %v, want %v", name, !want, want)
+		}
 	}
 }
