@@ -228,16 +228,21 @@ func fetchPageImage(ctx context.Context, f *fetch.Fetcher, remote bool, p book.P
 	if p.Image == nil {
 		return fetchedPage{reason: "page without an image"}
 	}
-	target := p.Image.Location
+	var b []byte
+	var target string
+	var err error
 	if p.Image.Service != nil {
-		target = p.Image.Service.Derivative(size)
+		// within what the image server says when the manifest says too little
+		b, target, err = book.FetchDerivative(ctx, f, remote, p.Image.Service, size)
+	} else {
+		get := f.Get
+		if remote {
+			get = f.GetLinked
+		}
+		target = p.Image.Location
+		b, err = get(ctx, target)
+		f.Drop(target)
 	}
-	get := f.Get
-	if remote {
-		get = f.GetLinked
-	}
-	b, err := get(ctx, target)
-	f.Drop(target)
 	if err != nil {
 		return fetchedPage{target: target, reason: "image not fetched: " + err.Error()}
 	}

@@ -485,12 +485,22 @@ func (bs *bookInputs) fetchFunc(bp *bookPage) func(ctx context.Context) ([]byte,
 		if data, ok := bs.fetchedBefore(bp); ok {
 			return data, nil
 		}
-		get := bs.fetcher.Get
-		if bp.linked {
-			get = bs.fetcher.GetLinked
+		var data []byte
+		var err error
+		if bp.image.Service != nil {
+			// The derivative, within what the image server says when the
+			// manifest says too little (book.FetchDerivative); the
+			// ledger keeps it under the manifest's request (bp.target),
+			// which a resumed run knows without asking the server.
+			data, _, err = book.FetchDerivative(ctx, bs.fetcher, bp.linked, bp.image.Service, bs.size)
+		} else {
+			get := bs.fetcher.Get
+			if bp.linked {
+				get = bs.fetcher.GetLinked
+			}
+			data, err = get(ctx, bp.target)
+			bs.fetcher.Drop(bp.target)
 		}
-		data, err := get(ctx, bp.target)
-		bs.fetcher.Drop(bp.target)
 		if errors.Is(err, fetch.ErrPrivate) {
 			return nil, fmt.Errorf("%s: image not fetched: %w; give --fetch-private to fetch a book's links at private addresses", bp.name, err)
 		}

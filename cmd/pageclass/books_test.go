@@ -52,6 +52,21 @@ func wantSize(s *booktest.Server, i int) string {
 	return map[bool]string{true: "max", false: "full"}[s.V3]
 }
 
+// checkAsked checks that s was asked only what its levels allow, and each
+// page's image at its wantSize.
+func checkAsked(t *testing.T, s *booktest.Server) {
+	t.Helper()
+	_, denied, sizes, _ := s.Served()
+	if len(denied) > 0 {
+		t.Errorf("requests the levels do not allow: %v", denied)
+	}
+	for i := range s.Images {
+		if got, want := sizes[i], wantSize(s, i); got != want {
+			t.Errorf("page %d (level %d): asked for %q, want %q", i+1, s.Levels[i], got, want)
+		}
+	}
+}
+
 // A IIIF manifest given by its URL is classified page by page in canvas
 // order: each page's image is fetched once, as the derivative its service's
 // compliance level guarantees at the model's input size (the server refuses
@@ -70,15 +85,8 @@ func TestBookIIIFLevels(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("exit %d: %s", code, log)
 			}
-			reqLog, denied, sizes, sent := s.Served()
-			if len(denied) > 0 {
-				t.Errorf("requests the levels do not allow: %v", denied)
-			}
-			for i := range s.Images {
-				if got, want := sizes[i], wantSize(s, i); got != want {
-					t.Errorf("page %d (level %d): asked for %q, want %q", i+1, s.Levels[i], got, want)
-				}
-			}
+			reqLog, _, _, sent := s.Served()
+			checkAsked(t, s)
 			for path, n := range s.Requests() {
 				if n != 1 {
 					t.Errorf("%s requested %d times", path, n)
@@ -117,6 +125,31 @@ func TestBookIIIFLevels(t *testing.T) {
 				t.Errorf("bytes per page reported %v, the server sent %d for %d pages", fetched, total, len(s.Images))
 			}
 		})
+	}
+}
+
+// A manifest that says only each image service's id (as many do): each
+// page's service's info.json is read once, and the image asked for within
+// the level and sizes it gives (the full image was fetched from a level 0
+// server, and a server refusing to scale up failed small pages).
+func TestBookSparseServices(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	s := booktest.New(t, classifytest.Pages(t, 1), 6, true)
+	s.Sparse = true
+	results := filepath.Join(e.root, "sparse")
+	if code, log := e.run(t, "-f", s.ManifestURL(), "--fetch-private", "--results", results); code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	checkAsked(t, s)
+	for i := range s.Images {
+		if n := s.Requests()[fmt.Sprintf("/iiif/img/%d/info.json", i)]; n != 1 {
+			t.Errorf("page %d: info.json read %d times, want once", i+1, n)
+		}
+	}
+	rows := readCSV(t, must(filepath.Glob(filepath.Join(results, "*_v4.4_TOP-3.csv")))[0])
+	if len(rows) != len(s.Images)+1 {
+		t.Errorf("%d rows, want %d", len(rows)-1, len(s.Images))
 	}
 }
 

@@ -65,6 +65,10 @@ func TestImageService(t *testing.T) {
 		{`{"@id": "s", "profile": "http://library.stanford.edu/iiif/image-api/1.1/compliance.html#level1", "@context": "http://library.stanford.edu/iiif/image-api/1.1/context.json"}`,
 			ImageService{ID: "s", Version: 1, Level: 1}},
 		{`{"@id": "s", "protocol": "http://iiif.io/api/image"}`, ImageService{ID: "s", Version: 2, Level: -1}},
+		// Limits: Image API 3's own, 2.1's in the profile's description.
+		{`{"id": "s", "type": "ImageService3", "profile": "level2", "maxWidth": 300, "maxArea": 1e6}`, ImageService{ID: "s", Version: 3, Level: 2, MaxWidth: 300, MaxArea: 1_000_000}},
+		{`{"@context": "http://iiif.io/api/image/2/context.json", "@id": "s", "profile": ["http://iiif.io/api/image/2/level2.json", {"maxWidth": 500, "maxHeight": 400}]}`,
+			ImageService{ID: "s", Version: 2, Level: 2, MaxWidth: 500, MaxHeight: 400}},
 	} {
 		var v any
 		if err := json.Unmarshal([]byte(c.service), &v); err != nil {
@@ -72,7 +76,8 @@ func TestImageService(t *testing.T) {
 		}
 		got := imageService(v)
 		if got == nil || got.ID != c.want.ID || got.Version != c.want.Version || got.Level != c.want.Level ||
-			got.Width != c.want.Width || got.Height != c.want.Height || len(got.Sizes) != len(c.want.Sizes) {
+			got.Width != c.want.Width || got.Height != c.want.Height || len(got.Sizes) != len(c.want.Sizes) ||
+			got.MaxWidth != c.want.MaxWidth || got.MaxHeight != c.want.MaxHeight || got.MaxArea != c.want.MaxArea {
 			t.Errorf("%s: %+v, want %+v", c.service, got, c.want)
 		}
 	}

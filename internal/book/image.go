@@ -1,7 +1,9 @@
 package book
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -15,6 +17,11 @@ type ImageService struct {
 	Level         int
 	Width, Height int    // full size, 0 when not given
 	Sizes         []Size // the sizes entries, if any
+	// MaxWidth, MaxHeight and MaxArea are the server's limits on the
+	// images it returns (0: none given; MaxHeight defaults to MaxWidth).
+	MaxWidth, MaxHeight, MaxArea int
+	// declared: the service says its Image API version (type or context).
+	declared bool
 }
 
 // Size is an entry of a service's sizes.
@@ -32,8 +39,10 @@ type Size struct{ Width, Height int }
 //     at least size, else the full image (full, or max in Image API 3).
 //
 // At levels 1 and 2, an image known to be no larger than size is asked
-// for in full, never upscaled.
+// for in full, never upscaled, and a size over the server's limits
+// (maxWidth, maxHeight, maxArea) is brought within them.
 func (s *ImageService) Derivative(size int) string {
+	size = s.capped(size)
 	full := "full"
 	if s.Version >= 3 {
 		full = "max"
@@ -72,6 +81,18 @@ func (s *ImageService) Derivative(size int) string {
 	return req(full)
 }
 
+// capped is size brought within the server's limits for an image whose
+// long side is size and whose shape may be unknown.
+func (s *ImageService) capped(size int) int {
+	maxH := cmp.Or(s.MaxHeight, s.MaxWidth)
+	for _, limit := range []int{s.MaxWidth, maxH, int(math.Sqrt(float64(s.MaxArea)))} {
+		if limit > 0 {
+			size = min(size, limit)
+		}
+	}
+	return size
+}
+
 // imageService reads a service object (v2 or v3) or the first image
 // service of a list; nil when there is none.
 func imageService(v any) *ImageService {
@@ -93,9 +114,11 @@ func imageService(v any) *ImageService {
 		s := &ImageService{ID: strings.TrimRight(str(o, "@id", "id"), "/"), Version: 2, Level: -1}
 		switch {
 		case typ == "ImageService3" || strings.Contains(ctx, "/image/3"):
-			s.Version = 3
+			s.Version, s.declared = 3, true
 		case typ == "ImageService1" || strings.Contains(ctx, "/image/1") || strings.Contains(ctx, "image-api/1"):
-			s.Version = 1
+			s.Version, s.declared = 1, true
+		case typ == "ImageService2" || strings.Contains(ctx, "/image/2"):
+			s.declared = true
 		}
 		for _, p := range profiles {
 			if l := levelOf(p); l >= 0 {
@@ -107,12 +130,24 @@ func imageService(v any) *ImageService {
 		for _, z := range objects(o["sizes"]) {
 			s.Sizes = append(s.Sizes, Size{num(z["width"]), num(z["height"])})
 		}
+		s.MaxWidth, s.MaxHeight, s.MaxArea = limits(o)
 		if s.ID == "" {
 			continue
 		}
 		return s
 	}
 	return nil
+}
+
+// limits reads a service's maxWidth, maxHeight and maxArea: its own (Image
+// API 3), else its profile's description object's (2.1); 0 where it gives
+// none, or a value that is no positive number.
+func limits(o map[string]any) (width, height, area int) {
+	pos := func(v any) int { return max(num(v), 0) }
+	for _, d := range append([]map[string]any{o}, objects(o["profile"])...) {
+		width, height, area = cmp.Or(width, pos(d["maxWidth"])), cmp.Or(height, pos(d["maxHeight"])), cmp.Or(area, pos(d["maxArea"]))
+	}
+	return width, height, area
 }
 
 // levelOf reads a compliance level from a profile: level0 (v3),

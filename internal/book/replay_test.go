@@ -33,7 +33,10 @@ const pageW, pageH = 2480, 3508 // an A4 page at 300 dpi
 // level0Sizes are the sizes a level 0 service lists.
 var level0Sizes = []Size{{155, 219}, {310, 439}, {620, 877}, {1240, 1754}}
 
-var imageRequest = regexp.MustCompile(`^/iiif/v([23])/level([012])/page/full/([^/]+)/0/default\.jpg$`)
+var (
+	imageRequest = regexp.MustCompile(`^/iiif/v([23])/level([012])/page/full/([^/]+)/0/default\.jpg$`)
+	infoRequest  = regexp.MustCompile(`^/iiif/v([23])/level([012])/page/info\.json$`)
+)
 
 // allowed says whether a size parameter is one the level guarantees.
 func allowed(version, level int, size string) (w, h int, ok bool) {
@@ -72,6 +75,15 @@ func (s *replay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.manifest(w, r)
 		return
 	}
+	if m := infoRequest.FindStringSubmatch(r.URL.Path); m != nil {
+		version, _ := strconv.Atoi(m[1])
+		level, _ := strconv.Atoi(m[2])
+		s.mu.Lock()
+		s.log = append(s.log, fmt.Sprintf("v%d level%d info", version, level))
+		s.mu.Unlock()
+		json.NewEncoder(w).Encode(service(version, level, "http://"+r.Host+strings.TrimSuffix(r.URL.Path, "/info.json"), false))
+		return
+	}
 	m := imageRequest.FindStringSubmatch(r.URL.Path)
 	if m == nil {
 		http.NotFound(w, r)
@@ -94,31 +106,54 @@ func (s *replay) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write(typicalPage(width, height))
 }
 
+// service is the description of the image service at id (version, level):
+// its image information, or, sparse, what many manifests say of it (its
+// id and version, no level, size or sizes).
+func service(version, level int, id string, sparse bool) map[string]any {
+	var sizes []any
+	if level == 0 {
+		for _, z := range level0Sizes {
+			sizes = append(sizes, map[string]any{"width": z.Width, "height": z.Height})
+		}
+	}
+	if version == 3 {
+		if sparse {
+			return map[string]any{"id": id, "type": "ImageService3"}
+		}
+		return map[string]any{"@context": "http://iiif.io/api/image/3/context.json", "id": id, "type": "ImageService3", "protocol": "http://iiif.io/api/image",
+			"profile": fmt.Sprintf("level%d", level), "width": pageW, "height": pageH, "sizes": sizes}
+	}
+	if sparse {
+		return map[string]any{"@context": "http://iiif.io/api/image/2/context.json", "@id": id}
+	}
+	return map[string]any{"@context": "http://iiif.io/api/image/2/context.json", "@id": id, "protocol": "http://iiif.io/api/image",
+		"profile": []any{fmt.Sprintf("http://iiif.io/api/image/2/level%d.json", level)}, "width": pageW, "height": pageH, "sizes": sizes}
+}
+
 // manifest serves a manifest (v2 or v3) of three pages, whose image
-// services are at levels 0, 1 and 2.
+// services are at levels 0, 1 and 2. A manifest under /v3sparse/ or
+// /v2sparse/ says only each service's id and version; one under /v3wrong/
+// says each is at level 2.
 func (s *replay) manifest(w http.ResponseWriter, r *http.Request) {
 	base := "http://" + r.Host
-	v3 := strings.Contains(r.URL.Path, "/v3/")
+	v3 := strings.HasPrefix(r.URL.Path, "/v3")
+	sparse, wrong := strings.Contains(r.URL.Path, "sparse"), strings.Contains(r.URL.Path, "wrong")
 	var canvases []any
 	for level := 0; level <= 2; level++ {
-		id := fmt.Sprintf("%s/iiif/v%d/level%d/page", base, map[bool]int{true: 3, false: 2}[v3], level)
-		var sizes []any
-		if level == 0 {
-			for _, z := range level0Sizes {
-				sizes = append(sizes, map[string]any{"width": z.Width, "height": z.Height})
-			}
+		version := map[bool]int{true: 3, false: 2}[v3]
+		id := fmt.Sprintf("%s/iiif/v%d/level%d/page", base, version, level)
+		svc := service(version, level, id, sparse)
+		if wrong {
+			svc = service(version, 2, id, false)
 		}
 		canvasID := fmt.Sprintf("%s/canvas/%d", base, level)
 		if v3 {
-			svc := map[string]any{"id": id, "type": "ImageService3", "profile": fmt.Sprintf("level%d", level), "width": pageW, "height": pageH, "sizes": sizes}
 			canvases = append(canvases, map[string]any{"id": canvasID, "type": "Canvas", "label": map[string]any{"none": []string{strconv.Itoa(level + 1)}},
 				"width": pageW, "height": pageH, "items": []any{map[string]any{"type": "AnnotationPage", "items": []any{map[string]any{
 					"type": "Annotation", "motivation": "painting", "target": canvasID,
 					"body": map[string]any{"id": id + "/full/max/0/default.jpg", "type": "Image", "format": "image/jpeg", "service": []any{svc}}}}}}})
 			continue
 		}
-		svc := map[string]any{"@context": "http://iiif.io/api/image/2/context.json", "@id": id,
-			"profile": []any{fmt.Sprintf("http://iiif.io/api/image/2/level%d.json", level)}, "width": pageW, "height": pageH, "sizes": sizes}
 		canvases = append(canvases, map[string]any{"@id": canvasID, "@type": "sc:Canvas", "label": strconv.Itoa(level + 1), "width": pageW, "height": pageH,
 			"images": []any{map[string]any{"@type": "oa:Annotation", "motivation": "sc:painting", "on": canvasID,
 				"resource": map[string]any{"@id": id + "/full/full/0/default.jpg", "@type": "dctypes:Image", "service": svc}}}})
@@ -224,6 +259,51 @@ func TestDerivativeReplay(t *testing.T) {
 	}
 }
 
+// TestFetchDerivativeInfo: where a manifest says too little of its image
+// services (only their ids), or misstates their level (each says level 2),
+// FetchDerivative reads each service's info.json and asks only what the
+// server's level allows (it asked a level 0 server for the full image, or
+// for a size the server refused, and the page failed).
+func TestFetchDerivativeInfo(t *testing.T) {
+	const model = 384
+	for _, v := range []struct {
+		manifest string
+		want     []string
+	}{
+		{"v3sparse", []string{"v3 level0 info", "v3 level0 310,439", "v3 level1 info", "v3 level1 ,384", "v3 level2 info", "v3 level2 !384,384"}},
+		{"v2sparse", []string{"v2 level0 info", "v2 level0 310,", "v2 level1 info", "v2 level1 ,384", "v2 level2 info", "v2 level2 !384,384"}},
+		// Asked as level 2 first; refused, then asked within the level
+		// its info.json gives.
+		{"v3wrong", []string{"v3 level0 !384,384", "v3 level0 info", "v3 level0 310,439", "v3 level1 !384,384", "v3 level1 info", "v3 level1 ,384", "v3 level2 !384,384"}},
+		// A manifest that says enough: no info.json is read.
+		{"v3", []string{"v3 level0 310,439", "v3 level1 ,384", "v3 level2 !384,384"}},
+	} {
+		t.Run(v.manifest, func(t *testing.T) {
+			srv := &replay{}
+			ts := httptest.NewServer(srv)
+			defer ts.Close()
+			f := fetch.New(fetch.Policy{Retries: -1}, nil)
+			b, err := Read(context.Background(), ts.URL+"/"+v.manifest+"/manifest.json", Options{Fetcher: f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range b.Pages {
+				data, from, err := FetchDerivative(context.Background(), f, false, p.Image.Service, model)
+				if err != nil {
+					t.Fatalf("page %d: %v", i, err)
+				}
+				cfg, err := jpeg.DecodeConfig(bytes.NewReader(data))
+				if err != nil || max(cfg.Width, cfg.Height) < model {
+					t.Errorf("page %d: %s gave %dx%d (%v), want at least %d on the long side", i, from, cfg.Width, cfg.Height, err, model)
+				}
+			}
+			if strings.Join(srv.log, "\n") != strings.Join(v.want, "\n") {
+				t.Errorf("request log:\n%s\nwant:\n%s", strings.Join(srv.log, "\n"), strings.Join(v.want, "\n"))
+			}
+		})
+	}
+}
+
 // TestReplayRefuses checks the replay server's rule itself: what a level
 // does not guarantee is refused.
 func TestReplayRefuses(t *testing.T) {
@@ -260,6 +340,12 @@ func TestDerivative(t *testing.T) {
 		{ImageService{ID: "https://x/i", Version: 3, Level: 0, Sizes: sizes[:1]}, "https://x/i/full/max/0/default.jpg"},
 		{ImageService{ID: "https://x/i", Version: 2, Level: -1}, "https://x/i/full/full/0/default.jpg"},
 		{ImageService{ID: "https://x/i", Version: 1, Level: 1, Width: 600, Height: 400}, "https://x/i/full/384,/0/native.jpg"},
+		// Within the server's limits (a 384 box was refused by a server
+		// allowing 300 pixels wide).
+		{ImageService{ID: "https://x/i", Version: 3, Level: 2, MaxWidth: 300}, "https://x/i/full/!300,300/0/default.jpg"},
+		{ImageService{ID: "https://x/i", Version: 3, Level: 2, Width: 2000, Height: 3000, MaxWidth: 1000, MaxHeight: 200}, "https://x/i/full/!200,200/0/default.jpg"},
+		{ImageService{ID: "https://x/i", Version: 2, Level: 1, Width: 3000, Height: 2000, MaxArea: 90_000}, "https://x/i/full/300,/0/default.jpg"},
+		{ImageService{ID: "https://x/i", Version: 3, Level: 1, Width: 300, Height: 200, MaxWidth: 250}, "https://x/i/full/250,/0/default.jpg"},
 	} {
 		if got := c.s.Derivative(384); got != c.want {
 			t.Errorf("%+v: %s, want %s", c.s, got, c.want)

@@ -38,6 +38,9 @@ type Server struct {
 	V3     bool
 	Images []string
 	Levels []int
+	// Sparse: the manifest says only each service's id and version, as
+	// many do; its info.json says the rest (level, size, sizes).
+	Sparse bool
 
 	mu      sync.Mutex
 	decoded map[string]image.Image
@@ -378,6 +381,13 @@ func (s *Server) manifest(w http.ResponseWriter) {
 		canvasID := fmt.Sprintf("%s/iiif/book/canvas/p%d", s.URL, i+1)
 		label := fmt.Sprintf("f. %d", i+1)
 		svc := s.service(i, fw, fh)
+		if s.Sparse {
+			for k := range svc {
+				if k != "id" && k != "@id" && k != "type" && k != "@context" {
+					delete(svc, k)
+				}
+			}
+		}
 		s.mu.Lock()
 		tf, text := s.texts[i]
 		none := s.noImage[i]
