@@ -264,6 +264,14 @@ func (r *classifier) addBooks(ctx context.Context, set *inputSet) error {
 			taken[filepath.Clean(bp.local)] = true
 		}
 	}
+	for _, b := range set.books.read {
+		// The other files its pages list (an OCR-D workspace's
+		// binarised, cropped and deskewed images were classified as 73
+		// pages of their own beside the book's 2).
+		for _, f := range b.Files {
+			taken[filepath.Clean(f)] = true
+		}
+	}
 	kept := set.Files[:0:0]
 	var loose []string
 	for _, f := range set.Files {
@@ -327,6 +335,9 @@ func (s *inputSet) addBook(ctx context.Context, loc string, opts book.Options) e
 		if p.Image == nil {
 			// Why, in the failures table (it was in a WARN line only).
 			reason := "page without an image"
+			if p.Label != "" {
+				reason += fmt.Sprintf(" (labelled %q)", p.Label)
+			}
 			if w := why[p.ID]; len(w) > 0 {
 				reason += " (" + strings.Join(w, "; ") + ")"
 			}
@@ -602,8 +613,21 @@ func (r *classifier) recordBooks(set *inputSet) {
 	for _, bp := range bs.pages {
 		books[bp.source] = true
 	}
-	r.log.Info("books read", "books", len(books), "pages", len(bs.pages), "problems", len(bs.problems), "pages_failed", len(bs.failed))
+	groups := map[string]string{} // a METS book's image fileGrp, by the book
+	for _, b := range bs.read {
+		if b.Kind == book.METS {
+			name := b.Source
+			if !isURL(name) {
+				name = itemName(set, name) // as its rows' SOURCE
+			}
+			groups[name] = b.ImageGroup
+		}
+	}
+	r.log.Info("books read", "books", len(books), "pages", len(bs.pages), "problems", len(bs.problems), "pages_failed", len(bs.failed), "image_groups", groups)
 	r.para.SetConfig("books", len(books))
+	if len(groups) > 0 {
+		r.para.SetConfig("book_image_groups", groups)
+	}
 	for _, p := range bs.problems {
 		r.log.Warn("book: " + p)
 		r.para.Warn("book: " + p)

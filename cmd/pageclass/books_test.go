@@ -411,6 +411,60 @@ func TestBookFolderTIFFNotLeft(t *testing.T) {
 	}
 }
 
+// A folder holding an OCR-D workspace: its METS lists each page's image
+// in OCR-D-IMG and the binarised and cropped images derived from it in
+// other fileGrps. The book's pages are classified once each; the derived
+// images are the book's (they were classified as pages of their own: 73
+// rows beside the book's 2), the image group chosen is named in the log
+// and the run metadata, and a page without an image fails with its label.
+func TestBookFolderOCRDWorkspace(t *testing.T) {
+	e := newEnv(t, nil)
+	e.model(t, "v4.4")
+	pages := classifytest.Pages(t, 1)
+	var files, divs strings.Builder
+	for _, grp := range []string{"OCR-D-IMG", "OCR-D-IMG-BIN", "OCR-D-IMG-CROP"} {
+		fmt.Fprintf(&files, `<mets:fileGrp USE="%s">`, grp)
+		for i := 1; i <= 2; i++ {
+			name := fmt.Sprintf("%s/%s_%04d.png", grp, grp, i)
+			mkdir(t, filepath.Join(e.in, grp))
+			if err := os.Symlink(pages[i], filepath.Join(e.in, name)); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&files, `<mets:file ID="%s_%04d" MIMETYPE="image/png"><mets:FLocat LOCTYPE="OTHER" OTHERLOCTYPE="FILE" xlink:href="%s"/></mets:file>`, grp, i, name)
+		}
+		files.WriteString(`</mets:fileGrp>`)
+	}
+	for i := 1; i <= 2; i++ {
+		fmt.Fprintf(&divs, `<mets:div TYPE="page" ID="PHYS_%04d" ORDER="%d"><mets:fptr FILEID="OCR-D-IMG_%04d"/><mets:fptr FILEID="OCR-D-IMG-BIN_%04d"/><mets:fptr FILEID="OCR-D-IMG-CROP_%04d"/></mets:div>`, i, i, i, i, i)
+	}
+	divs.WriteString(`<mets:div TYPE="page" ID="PHYS_0003" ORDER="3" ORDERLABEL="[Einband]"><mets:fptr FILEID="nothing"/></mets:div>`)
+	write(t, filepath.Join(e.in, "mets.xml"), `<?xml version="1.0" encoding="UTF-8"?>
+<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink"><mets:fileSec>`+files.String()+
+		`</mets:fileSec><mets:structMap TYPE="PHYSICAL"><mets:div TYPE="physSequence">`+divs.String()+`</mets:div></mets:structMap></mets:mets>`)
+	code, log := e.run(t, "-d", e.in)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, log)
+	}
+	rows := readCSV(t, e.output(t, "_v4.4_TOP-3.csv"))
+	var got []string
+	for _, row := range rows[1:] {
+		got = append(got, row[0]+"|"+row[1])
+	}
+	if strings.Join(got, " ") != "mets|1 mets|2" {
+		t.Errorf("rows %v, want the book's two pages only", got)
+	}
+	if !strings.Contains(log, `"image_groups":{"mets.xml":"OCR-D-IMG"}`) {
+		t.Errorf("the log does not name the image group:\n%s", log)
+	}
+	if groups, _ := readParadata(t, e).Config["book_image_groups"].(map[string]any); groups["mets.xml"] != "OCR-D-IMG" {
+		t.Errorf("run metadata book_image_groups %v", groups)
+	}
+	fails := readCSV(t, e.output(t, "_"+FailuresTable))
+	if len(fails) != 2 || !strings.Contains(fails[1][1], `labelled "[Einband]"`) {
+		t.Errorf("failures %v, want PHYS_0003 with its label", fails)
+	}
+}
+
 // A .txt list given to -f (issue 28): two IIIF manifests by URL, a local
 // METS file by its path relative to the list (Kitodo, its images beside
 // it, one missing) and a URL that answers 404: the pages of the three

@@ -65,6 +65,12 @@ type Book struct {
 	Languages []string
 	// ImageGroup is the METS fileGrp the images were taken from.
 	ImageGroup string
+	// Files are the local files (paths) that the METS physical divs point
+	// to, in every fileGrp: the book's images, their derivatives (an
+	// OCR-D workspace's binarised, cropped, deskewed images) and its text
+	// files. A folder run leaves them to the book rather than taking them
+	// as pages of their own.
+	Files []string
 	Pages      []Page
 	// Problems lists what was left out or did not match, in the order met.
 	Problems []Problem

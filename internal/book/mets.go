@@ -312,6 +312,7 @@ func (r *reader) readMETS(l loc, data []byte) (*Book, error) {
 		b.Problems = append(b.Problems, Problem{Reason: "no fileGrp holds images"})
 	}
 	b.Problems = append(b.Problems, r.unlisted(divs, files, order, b.ImageGroup)...)
+	b.Files = r.localFiles(l, divs, files)
 	stop := r.prefetchTexts(l, b.ImageGroup, chosen, files)
 	defer stop()
 	for _, d := range chosen {
@@ -321,6 +322,32 @@ func (r *reader) readMETS(l loc, data []byte) (*Book, error) {
 		b.Pages = append(b.Pages, r.metsPage(l, b, d, files))
 	}
 	return b, nil
+}
+
+// localFiles are the local files the divs point to, in every fileGrp
+// (Book.Files), each once, in order.
+func (r *reader) localFiles(base loc, divs []div, files map[string]*file) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range divs {
+		for _, fp := range d.Fptrs {
+			for _, id := range fp.fileIDs() {
+				f, ok := files[id]
+				if !ok {
+					continue
+				}
+				href, reason := flocatOf(f.metsFile)
+				if reason != "" {
+					continue
+				}
+				if l, err := r.locate(href, &base); err == nil && l.url == nil && !seen[l.path] {
+					seen[l.path] = true
+					out = append(out, l.path)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // unlisted says, one problem a fileGrp, which files of the kind the
