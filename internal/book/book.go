@@ -71,7 +71,7 @@ type Book struct {
 	// files. A folder run leaves them to the book rather than taking them
 	// as pages of their own.
 	Files []string
-	Pages      []Page
+	Pages []Page
 	// Problems lists what was left out or did not match, in the order met.
 	Problems []Problem
 }
