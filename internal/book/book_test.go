@@ -267,6 +267,13 @@ func TestReadErrors(t *testing.T) {
 		{"testdata/mets/ocrd-kant/mets.xml", Options{ImageGroup: "MAX"}, nil, "no fileGrp MAX (it has OCR-D-IMG, OCR-D-GT-PAGE, OCR-D-GT-ALTO)"},
 		{"testdata/mets/ocrd-kant/mets.xml", Options{TextGroups: []string{"FULLTEXT"}}, nil, "no fileGrp FULLTEXT"},
 		{write("nophys.xml", `<mets xmlns="http://www.loc.gov/METS/"><structMap TYPE="LOGICAL"/></mets>`), Options{}, nil, "METS without a PHYSICAL structMap"},
+		// The anchor file of a multi-volume work (Kitodo, the DFG-Viewer
+		// profile): its volumes are named (it said only "without a
+		// PHYSICAL structMap").
+		{write("anchor.xml", `<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink"><mets:structMap TYPE="LOGICAL">
+		  <mets:div TYPE="periodical"><mets:div TYPE="volume"><mets:mptr LOCTYPE="URL" xlink:href="https://example.org/v1/mets.xml"/></mets:div>
+		  <mets:div TYPE="volume"><mets:mptr LOCTYPE="URL" xlink:href="https://example.org/v2/mets.xml"/></mets:div></mets:div></mets:structMap></mets:mets>`),
+			Options{}, ErrNoPages, "pointing to 2 volume METS files (mets:mptr: https://example.org/v1/mets.xml, https://example.org/v2/mets.xml)"},
 	} {
 		t.Run(filepath.Base(c.path)+c.msg, func(t *testing.T) {
 			_, err := Read(context.Background(), c.path, c.opts)

@@ -141,7 +141,15 @@ type div struct {
 	OrderLabel string `xml:"ORDERLABEL,attr"`
 	Label      string `xml:"LABEL,attr"`
 	Fptrs      []fptr `xml:"fptr"`
+	Mptrs      []mptr `xml:"mptr"`
 	Divs       []div  `xml:"div"`
+}
+
+// mptr is a pointer to another METS document: in an anchor file of a
+// multi-volume work (Kitodo, Goobi, the DFG-Viewer profile), one to each
+// volume's METS, or from a volume back to its anchor.
+type mptr struct {
+	Href string `xml:"href,attr"`
 }
 
 type fptr struct {
@@ -499,7 +507,16 @@ func physicalPages(l loc, doc *metsDoc) ([]div, error) {
 		}
 	}
 	if phys == nil {
-		return nil, fmt.Errorf("%s: %w: METS without a PHYSICAL structMap", l, ErrNoPages)
+		if vols := volumes(doc); len(vols) > 0 {
+			// An anchor file: the volumes are books of their own.
+			shown := vols
+			if len(shown) > 3 {
+				shown = append(shown[:3:3], "...")
+			}
+			return nil, fmt.Errorf("%s: %w: the METS of a multi-volume work, pointing to %d volume METS files (mets:mptr: %s) and holding no pages itself: give the volumes' METS files (a list file may name them all)",
+				l, ErrNoPages, len(vols), strings.Join(shown, ", "))
+		}
+		return nil, fmt.Errorf("%s: %w: METS without a PHYSICAL structMap (the structMap TYPE=\"PHYSICAL\" whose divs point to each page's files)", l, ErrNoPages)
 	}
 	var pages []div
 	var walk func(d div)
@@ -537,6 +554,31 @@ func physicalPages(l loc, doc *metsDoc) ([]div, error) {
 		}
 	}
 	return pages, nil
+}
+
+// volumes are the METS documents the LOGICAL structMaps' divs point to
+// (mets:mptr), each once, in order.
+func volumes(doc *metsDoc) []string {
+	var out []string
+	seen := map[string]bool{}
+	var walk func(d div)
+	walk = func(d div) {
+		for _, m := range d.Mptrs {
+			if h := strings.TrimSpace(m.Href); h != "" && !seen[h] {
+				seen[h] = true
+				out = append(out, h)
+			}
+		}
+		for _, c := range d.Divs {
+			walk(c)
+		}
+	}
+	for _, sm := range doc.StructMaps {
+		for _, d := range sm.Divs {
+			walk(d)
+		}
+	}
+	return out
 }
 
 // skippedByType maps the physical div IDs linked from a logical div of a
