@@ -248,3 +248,85 @@ func TestTempName(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareDir: PrepareDir makes a folder with its parents and checks
+// that files can be created there, leaving no trace of the check; a folder
+// it cannot make, or one that exists but takes no files, is an error that
+// names the flag and the folder. Failing, a run given a folder it cannot
+// write did all its work and failed only at its first result, naming that
+// file (or the check's .write-check-* files piled up in the output).
+func TestPrepareDir(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		dir  func(t *testing.T) string
+		ok   bool
+	}{
+		{"new nested folder", func(t *testing.T) string { return filepath.Join(t.TempDir(), "a", "b", "c") }, true},
+		{"existing empty folder", func(t *testing.T) string { return t.TempDir() }, true},
+		{"parent is a regular file", func(t *testing.T) string {
+			f := filepath.Join(t.TempDir(), "file")
+			if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(f, "out")
+		}, false},
+		{"the folder is a regular file", func(t *testing.T) string {
+			f := filepath.Join(t.TempDir(), "out")
+			if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}, false},
+		// A folder that exists but takes no new file, for root too: the
+		// root of procfs (Linux).
+		{"existing folder no one can write", func(t *testing.T) string {
+			if fi, err := os.Stat("/proc/self/status"); err != nil || !fi.Mode().IsRegular() {
+				t.Skip("no procfs at /proc, whose root takes no new files even from root")
+			}
+			return "/proc"
+		}, false},
+		// The same, through permissions: these do not bind root, so it is
+		// skipped where a file can be made there anyway.
+		{"read-only folder", func(t *testing.T) string {
+			d := filepath.Join(t.TempDir(), "ro")
+			if err := os.Mkdir(d, 0o500); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.Chmod(d, 0o700) })
+			if err := os.WriteFile(filepath.Join(d, "probe"), nil, 0o600); err == nil {
+				t.Skip("this user (root?) can write a folder of mode 0500: permissions do not bind")
+			}
+			return d
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := tc.dir(t)
+			err := PrepareDir(dir, "--out-dir")
+			if !tc.ok {
+				if err == nil {
+					t.Fatalf("PrepareDir(%s) accepted a folder it cannot write", dir)
+				}
+				if want := "--out-dir " + dir + ": "; !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "give a folder this user") {
+					t.Errorf("error %q does not name the folder (%q) and say what to do", err, want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				t.Fatalf("folder not made: %v", err)
+			}
+			if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+				t.Errorf("left in the folder: %v (%v)", ents, err)
+			}
+			// CheckDir itself, again: it leaves nothing either.
+			if err := CheckDir(dir); err != nil {
+				t.Fatal(err)
+			}
+			if left, _ := filepath.Glob(filepath.Join(dir, ".write-check-*")); len(left) != 0 {
+				t.Errorf("CheckDir left %v", left)
+			}
+		})
+	}
+}

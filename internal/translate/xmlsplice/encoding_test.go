@@ -161,3 +161,61 @@ func TestUTF8Spellings(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeUTF16DeclaringAnother: a UTF-16 document (byte-order mark or
+// first characters say so) whose declaration names an encoding other than
+// UTF-16 is refused naming the label, as the bytes contradict it; one that
+// names UTF-16, in any of its spellings, is read. Failing, such a document
+// was read as UTF-16 and written back with a declaration that any other
+// reader follows, reading the translation as garbage.
+func TestDecodeUTF16DeclaringAnother(t *testing.T) {
+	le := unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM).NewEncoder()
+	be := unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM).NewEncoder()
+	doc := func(label string) string {
+		return `<?xml version="1.0" encoding="` + label + `"?>` + "\n<a>kostel</a>\n"
+	}
+	for _, c := range []struct {
+		name, label, bom string
+		enc              interface{ Bytes([]byte) ([]byte, error) }
+		refused          bool
+	}{
+		{"LE with BOM, ISO-8859-1", "ISO-8859-1", "\ufeff", le, true},
+		{"BE with BOM, windows-1250", "windows-1250", "\ufeff", be, true},
+		{"LE with BOM, UTF-8", "UTF-8", "\ufeff", le, true},
+		{"BE with BOM, utf8", "utf8", "\ufeff", be, true},
+		{"LE without BOM, ISO-8859-2", "ISO-8859-2", "", le, true},
+		{"BE without BOM, US-ASCII", "US-ASCII", "", be, true},
+		{"LE with BOM, UTF-16", "UTF-16", "\ufeff", le, false},
+		{"BE with BOM, utf-16", "utf-16", "\ufeff", be, false},
+		{"LE without BOM, UTF-16LE", "UTF-16LE", "", le, false},
+		{"BE without BOM, UTF-16BE", "UTF-16BE", "", be, false},
+		{"LE with BOM, utf16", "utf16", "\ufeff", le, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := mustEncode(t, c.enc, c.bom+doc(c.label))
+			text, enc, err := Decode(src)
+			if c.refused {
+				if want := `"` + c.label + `" declared in a UTF-16 document`; !errors.Is(err, ErrEncoding) || !strings.Contains(err.Error(), want) {
+					t.Errorf("got %v (encoding %v), want an encoding error saying %q", err, enc, want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if enc.Name != c.label || enc.UTF8() {
+				t.Errorf("encoding %q (utf8 %v), want %q", enc.Name, enc.UTF8(), c.label)
+			}
+			d, err := Parse(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := d.Root.Elements()[0].Text(); got != "kostel" {
+				t.Errorf("text %q", got)
+			}
+			if back, err := enc.Encode(text); err != nil || !bytes.Equal(back, src) {
+				t.Errorf("round trip changed the bytes (%v)", err)
+			}
+		})
+	}
+}
