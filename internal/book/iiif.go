@@ -215,10 +215,16 @@ func (w *walk) manifest(at loc, doc map[string]any, manifestID string) error {
 			return fmt.Errorf("%s: %w: more than %d pages", w.book.ID, ErrLimit, w.r.opts.MaxPages)
 		}
 		p := Page{ID: str(c, "@id", "id"), Label: label(c["label"]), Manifest: manifestID}
-		p.Image = canvasImage(c)
+		var painted int
+		p.Image, painted = canvasImage(c)
 		if p.Image == nil {
 			w.book.Problems = append(w.book.Problems, Problem{Page: p.ID, Reason: "no image"})
 		} else {
+			if painted > 1 {
+				// A page made of parts (two halves, a fold-out): what is
+				// classified is the first part, said.
+				w.book.Problems = append(w.book.Problems, Problem{Page: p.ID, Reason: fmt.Sprintf("painted by %d images: only the first is read (%s)", painted, p.Image.Location)})
+			}
 			p.Image.Location = w.within(at, p.Image.Location)
 		}
 		p.Texts = canvasTexts(c)
@@ -247,8 +253,11 @@ func (w *walk) within(at loc, ref string) string {
 }
 
 // canvasImage reads the first painting image of a canvas (v2 images, v3
-// items); a choice gives its default or first item.
-func canvasImage(c map[string]any) *Image {
+// items); a choice gives its default or first item. painted counts the
+// canvas's painting images, each image once (a choice counts once; one
+// image painted twice, as some published manifests do, once).
+func canvasImage(c map[string]any) (first *Image, painted int) {
+	seen := map[string]bool{}
 	var bodies []map[string]any
 	for _, a := range objects(c["images"]) {
 		bodies = append(bodies, objects(a["resource"])...)
@@ -286,9 +295,19 @@ func canvasImage(c map[string]any) *Image {
 		if img.Location == "" && img.Service == nil {
 			continue
 		}
-		return img
+		key := img.Location
+		if img.Service != nil {
+			key = img.Service.ID
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if painted++; first == nil {
+			first = img
+		}
 	}
-	return nil
+	return first, painted
 }
 
 // canvasTexts finds a canvas's text files in seeAlso, rendering, v2

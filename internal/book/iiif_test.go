@@ -3,10 +3,12 @@ package book
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"archivekit/internal/fetch"
@@ -121,5 +123,50 @@ func TestManifestRelativeLocations(t *testing.T) {
 			p.Texts[1].Location != "https://other.example.org/a%20b/2.hocr" {
 			t.Errorf("%s: image %+v, texts %+v; want %s and %s", c.at, p.Image, p.Texts, c.image, c.text)
 		}
+	}
+}
+
+// TestCanvasPaintedTwice: a canvas painted by two images (the two halves
+// of a spread, a fold-out) is read with its first image and the book says
+// so; a choice between images counts once. (The page was classified from
+// its first half without a word.)
+func TestCanvasPaintedTwice(t *testing.T) {
+	anno := func(body string) string {
+		return `{"type":"Annotation","motivation":"painting","target":"https://example.org/c1","body":` + body + `}`
+	}
+	img := func(n int) string {
+		return fmt.Sprintf(`{"id":"https://example.org/i%d.jpg","type":"Image","format":"image/jpeg"}`, n)
+	}
+	for _, c := range []struct {
+		name, annos string
+		problem     string
+	}{
+		{"two halves", anno(img(1)) + "," + anno(img(2)), "painted by 2 images: only the first is read (https://example.org/i1.jpg)"},
+		{"a choice", anno(`{"type":"Choice","items":[` + img(1) + "," + img(2) + `]}`), ""},
+		{"one image", anno(img(1)), ""},
+		{"one image painted twice", anno(img(1)) + "," + anno(img(1)), ""}, // as e-codices' manifests do
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "m.json")
+			doc := `{"@context":"http://iiif.io/api/presentation/3/context.json","id":"https://example.org/m","type":"Manifest","items":[
+			  {"id":"https://example.org/c1","type":"Canvas","width":100,"height":100,"items":[{"type":"AnnotationPage","items":[` + c.annos + `]}]}]}`
+			if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			b, err := Read(context.Background(), path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b.Pages) != 1 || b.Pages[0].Image == nil || b.Pages[0].Image.Location != "https://example.org/i1.jpg" {
+				t.Fatalf("pages %+v", b.Pages)
+			}
+			var got []string
+			for _, p := range b.Problems {
+				got = append(got, p.Reason)
+			}
+			if want := []string{c.problem}; c.problem == "" && len(got) != 0 || c.problem != "" && !reflect.DeepEqual(got, want) {
+				t.Errorf("problems %q, want %q", got, c.problem)
+			}
+		})
 	}
 }
