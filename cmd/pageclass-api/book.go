@@ -355,7 +355,11 @@ func noImage(b *book.Book, p book.Page) string {
 // fetchPage fetches a book page's image; its type is sniffed from its
 // bytes when they say an image type.
 func (s *server) fetchPage(ctx context.Context, source string) ([]byte, string, error) {
-	b, err := s.bookFetcher().GetLinked(ctx, source)
+	// A IIIF request planned from a manifest that said too little of its
+	// image service, or one the server refuses, is asked within what the
+	// service's info.json says (book.FetchPlanned), at the ensemble's size.
+	ensemble, _ := s.engine.members(ctx, "all")
+	b, _, err := book.FetchPlanned(ctx, s.bookFetcher(), true, source, s.bookSize(ensemble))
 	if err != nil {
 		return nil, "", err
 	}

@@ -397,6 +397,40 @@ func TestJobsItemWorkers(t *testing.T) {
 // and BOOK_HOSTS, as /predict_document answers the same book: the refusal
 // is no passing failure. Before, the job waited and read the book again
 // for a minute, then failed without saying how to allow the host.
+// TestJobsBookSparseServices: a book job over a manifest that says only
+// each image service's id, and /predict_document over it, read each page's
+// info.json once and ask only what its level and sizes allow (a level 0
+// server was asked for its full image).
+func TestJobsBookSparseServices(t *testing.T) {
+	bk := booktest.New(t, classifytest.Pages(t, 1), 3, true)
+	bk.Sparse = true
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir(), EnvBookHosts: must(url.Parse(bk.URL)).Host}, nil)
+	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) })
+	field := func(k, v string) upload { return upload{Field: k, Data: []byte(v)} }
+	check := func(what string) {
+		t.Helper()
+		_, denied, sizes, _ := bk.Served()
+		if len(denied) > 0 {
+			t.Errorf("%s: requests the levels do not allow: %v", what, denied)
+		}
+		for i := range bk.Images {
+			if n := bk.Requests()[fmt.Sprintf("/iiif/img/%d/info.json", i)]; n != 1 || sizes[i] == "max" || sizes[i] == "" {
+				t.Errorf("%s: page %d (level %d): info.json read %d times, image asked at %q", what, i+1, bk.Levels[i], n, sizes[i])
+			}
+		}
+		bk.Reset()
+	}
+	st := waitJob(t, s, ts.URL, submitForm(t, ts.URL, field("book", bk.ManifestURL())))
+	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 3, Succeeded: 3}) {
+		t.Fatalf("%+v", st)
+	}
+	check("book job")
+	if code, body := postForm(t, ts.URL+"/predict_document", field("book", bk.ManifestURL())); code != 200 {
+		t.Fatalf("/predict_document: %d %s", code, body)
+	}
+	check("/predict_document")
+}
+
 func TestJobsBookHostRefused(t *testing.T) {
 	bk := booktest.New(t, classifytest.Pages(t, 1), 2, true)
 	s, ts := jobServer(t)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"archivekit/internal/fetch"
@@ -95,14 +96,66 @@ func refused(err error) bool {
 // asks once more when that changes the request. It returns the image and
 // the URL it came from; f's cache keeps neither image.
 func FetchDerivative(ctx context.Context, f *fetch.Fetcher, linked bool, s *ImageService, size int) ([]byte, string, error) {
+	return fetchWithInfo(ctx, f, linked, s, size, s.Derivative(size), s.NeedsInfo())
+}
+
+// FetchPlanned fetches rawURL, a page's image as planned from its book
+// before any image server was asked (a book job's item, Derivative at
+// size): when it is a IIIF Image request (ImageRequest) for the full image,
+// which a manifest saying too little of its service gives, the service's
+// image information is read first and the image asked within it; one the
+// server refuses is asked again so, as FetchDerivative does. Any other
+// URL is fetched as it is.
+func FetchPlanned(ctx context.Context, f *fetch.Fetcher, linked bool, rawURL string, size int) ([]byte, string, error) {
+	s, param, ok := ImageRequest(rawURL)
+	if !ok {
+		get := f.Get
+		if linked {
+			get = f.GetLinked
+		}
+		data, err := get(ctx, rawURL)
+		f.Drop(rawURL)
+		return data, rawURL, err
+	}
+	return fetchWithInfo(ctx, f, linked, s, size, rawURL, param == "full" || param == "max")
+}
+
+// wholeImageRequest is a IIIF Image API request for a whole image, unrotated
+// (what Derivative writes): the service's base URI, size and quality.
+var wholeImageRequest = regexp.MustCompile(`^(https?://.+)/full/([^/]+)/0/(default|native|color|gray|bitonal)\.(?:jpg|jpeg|png|webp|tif|gif)$`)
+
+// ImageRequest reads rawURL as a IIIF Image API request for a whole image:
+// the service it asks (its base URI; the version its size or quality
+// says, "max" 3, "native" 1, else 2; no level known) and its size
+// parameter; false when it is none.
+func ImageRequest(rawURL string) (s *ImageService, size string, ok bool) {
+	m := wholeImageRequest.FindStringSubmatch(rawURL)
+	if m == nil {
+		return nil, "", false
+	}
+	s = &ImageService{ID: m[1], Version: 2, Level: -1}
+	switch {
+	case m[2] == "max":
+		s.Version = 3
+	case m[3] == "native":
+		s.Version = 1
+	}
+	return s, m[2], true
+}
+
+// fetchWithInfo fetches first, the request planned for service s at size,
+// reading the service's image information before it (readFirst) or after
+// the server refused it, and asking what that gives when it differs.
+func fetchWithInfo(ctx context.Context, f *fetch.Fetcher, linked bool, s *ImageService, size int, first string, readFirst bool) ([]byte, string, error) {
 	get := f.Get
 	if linked {
 		get = f.GetLinked
 	}
-	target, read := s.Derivative(size), false
+	target, read := first, false
 	info := func() bool {
 		read = true
 		b, err := get(ctx, s.InfoURL())
+		f.Drop(s.InfoURL())
 		if err != nil {
 			return false
 		}
@@ -113,13 +166,12 @@ func FetchDerivative(ctx context.Context, f *fetch.Fetcher, linked bool, s *Imag
 		target = s.withInfo(i).Derivative(size)
 		return true
 	}
-	if s.NeedsInfo() {
-		info() // without it, the manifest's word
+	if readFirst {
+		info() // without it, the request as planned
 	}
 	data, err := get(ctx, target)
 	f.Drop(target)
 	if err != nil && !read && refused(err) {
-		first := target
 		if info() && target != first {
 			data, err = get(ctx, target)
 			f.Drop(target)

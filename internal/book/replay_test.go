@@ -278,29 +278,58 @@ func TestFetchDerivativeInfo(t *testing.T) {
 		// A manifest that says enough: no info.json is read.
 		{"v3", []string{"v3 level0 310,439", "v3 level1 ,384", "v3 level2 !384,384"}},
 	} {
-		t.Run(v.manifest, func(t *testing.T) {
-			srv := &replay{}
-			ts := httptest.NewServer(srv)
-			defer ts.Close()
-			f := fetch.New(fetch.Policy{Retries: -1}, nil)
-			b, err := Read(context.Background(), ts.URL+"/"+v.manifest+"/manifest.json", Options{Fetcher: f})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, p := range b.Pages {
-				data, from, err := FetchDerivative(context.Background(), f, false, p.Image.Service, model)
+		// FetchDerivative with the manifest's service, and FetchPlanned with
+		// the request planned from it (a book job's item) ask the same.
+		for _, planned := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s planned %v", v.manifest, planned), func(t *testing.T) {
+				srv := &replay{}
+				ts := httptest.NewServer(srv)
+				defer ts.Close()
+				f := fetch.New(fetch.Policy{Retries: -1}, nil)
+				b, err := Read(context.Background(), ts.URL+"/"+v.manifest+"/manifest.json", Options{Fetcher: f})
 				if err != nil {
-					t.Fatalf("page %d: %v", i, err)
+					t.Fatal(err)
 				}
-				cfg, err := jpeg.DecodeConfig(bytes.NewReader(data))
-				if err != nil || max(cfg.Width, cfg.Height) < model {
-					t.Errorf("page %d: %s gave %dx%d (%v), want at least %d on the long side", i, from, cfg.Width, cfg.Height, err, model)
+				for i, p := range b.Pages {
+					fetchPage := FetchDerivative
+					if planned {
+						fetchPage = func(ctx context.Context, f *fetch.Fetcher, linked bool, s *ImageService, size int) ([]byte, string, error) {
+							return FetchPlanned(ctx, f, linked, s.Derivative(size), size)
+						}
+					}
+					data, from, err := fetchPage(context.Background(), f, false, p.Image.Service, model)
+					if err != nil {
+						t.Fatalf("page %d: %v", i, err)
+					}
+					cfg, err := jpeg.DecodeConfig(bytes.NewReader(data))
+					if err != nil || max(cfg.Width, cfg.Height) < model {
+						t.Errorf("page %d: %s gave %dx%d (%v), want at least %d on the long side", i, from, cfg.Width, cfg.Height, err, model)
+					}
 				}
-			}
-			if strings.Join(srv.log, "\n") != strings.Join(v.want, "\n") {
-				t.Errorf("request log:\n%s\nwant:\n%s", strings.Join(srv.log, "\n"), strings.Join(v.want, "\n"))
-			}
-		})
+				if strings.Join(srv.log, "\n") != strings.Join(v.want, "\n") {
+					t.Errorf("request log:\n%s\nwant:\n%s", strings.Join(srv.log, "\n"), strings.Join(v.want, "\n"))
+				}
+			})
+		}
+	}
+}
+
+func TestImageRequest(t *testing.T) {
+	for _, c := range []struct {
+		url, id, size string
+		version       int
+		ok            bool
+	}{
+		{"https://x.org/iiif/p1/full/max/0/default.jpg", "https://x.org/iiif/p1", "max", 3, true},
+		{"https://x.org/iiif/p1/full/!384,384/0/default.jpg", "https://x.org/iiif/p1", "!384,384", 2, true},
+		{"http://x.org/i/full/384,/0/native.jpg", "http://x.org/i", "384,", 1, true},
+		{"https://x.org/iiif/p1/0,0,10,10/max/0/default.jpg", "", "", 0, false}, // a region: no whole image
+		{"https://x.org/scans/0001.jpg", "", "", 0, false},
+	} {
+		s, size, ok := ImageRequest(c.url)
+		if ok != c.ok || ok && (s.ID != c.id || s.Version != c.version || s.Level != -1 || size != c.size) {
+			t.Errorf("%s: %+v %q %v", c.url, s, size, ok)
+		}
 	}
 }
 
