@@ -12,9 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"archivekit/internal/regularfile"
+	"archivekit/internal/utf8name"
 )
 
 func open(t *testing.T, dir, name string) *Ledger {
@@ -97,8 +99,8 @@ func TestRecordLookupAcrossRuns(t *testing.T) {
 }
 
 // A kill can tear the last line of a run's file anywhere; it is ignored.
-// Damage before the last line, or a file of another configuration, is an
-// error.
+// Damage before the last line, or a file of another tool, configuration or
+// ledger format version, is an error.
 func TestTornAndDamaged(t *testing.T) {
 	head := `{"ledger":1,"tool":"tool","config":"cfg1"}` + "\n"
 	good := `{"item":"a","sha256":"d","state":"done"}` + "\n"
@@ -118,6 +120,8 @@ func TestTornAndDamaged(t *testing.T) {
 		{"unknown state in the middle", head + `{"item":"b","sha256":"d","state":"maybe"}` + "\n" + good, 0, false, "line 2 is not a ledger entry"},
 		{"no digest in the middle", head + `{"item":"b","state":"done"}` + "\n" + good, 0, false, "line 2 is not a ledger entry"},
 		{"other configuration", `{"ledger":1,"tool":"tool","config":"cfg2"}` + "\n", 0, false, "configuration cfg2"},
+		{"other tool", `{"ledger":1,"tool":"translate","config":"cfg1"}` + "\n" + good, 0, false, "belongs to translate configuration cfg1 (format 1)"},
+		{"other format version", `{"ledger":2,"tool":"tool","config":"cfg1"}` + "\n" + good, 0, false, "belongs to tool configuration cfg1 (format 2)"},
 		{"not a ledger", "hello\nworld\n", 0, false, "not a ledger header"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -143,6 +147,40 @@ func TestTornAndDamaged(t *testing.T) {
 				t.Fatalf("this run's file: %v %+v", err, es)
 			}
 		})
+	}
+}
+
+// TestRecordSetsAt: an entry recorded without a time gets the time it was
+// recorded (RFC 3339, UTC); one given a time keeps it. If it failed, the
+// ledger would not say when each item completed (nothing to tell a run's
+// progress by, or which of two runs did an item), or a time given would be
+// overwritten.
+func TestRecordSetsAt(t *testing.T) {
+	l := open(t, t.TempDir(), "r.jsonl")
+	l.now = func() time.Time { return time.Date(2026, 11, 23, 7, 30, 5, 0, time.FixedZone("CET", 3600)) }
+	record(t, l, Entry{Item: "a", Digest: "d", State: Done}, Entry{Item: "b", Digest: "d", State: Failed, At: "2020-01-02T03:04:05Z"})
+	l.Close()
+	es, err := Read(l.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ item, at string }{
+		{"a", "2026-11-23T06:30:05Z"},
+		{"b", "2020-01-02T03:04:05Z"},
+	} {
+		e, _ := l.Lookup(c.item, "d")
+		if e.At != c.at {
+			t.Errorf("%s: Lookup gives At %q, want %q", c.item, e.At, c.at)
+		}
+		var written string
+		for _, w := range es {
+			if w.Item == c.item {
+				written = w.At
+			}
+		}
+		if written != c.at {
+			t.Errorf("%s: written with At %q, want %q", c.item, written, c.at)
+		}
 	}
 }
 
@@ -236,6 +274,87 @@ func TestWriteFailures(t *testing.T) {
 	want := [][]string{{"FILE", "ERROR"}, {"a.pdf", "page 2: \"broken\", twice"}, {"b/x.png", "decode: bad"}}
 	if fmt.Sprint(recs) != fmt.Sprint(want) {
 		t.Errorf("got %q, want %q", recs, want)
+	}
+}
+
+// TestReadFailures: a failures table is read back only under its own header
+// (FILE,ERROR); any other CSV is refused, naming the header wanted. If it
+// failed, a merge handed another table in place of a shard's failures table
+// (a results table, an empty file) would take its rows as failures, or
+// crash, instead of saying which file is wrong.
+func TestReadFailures(t *testing.T) {
+	for _, c := range []struct {
+		name, content string
+		want          string // the rows read, or the error
+		err           bool
+	}{
+		{"header only", "FILE,ERROR\n", "[]", false},
+		{"rows", "FILE,ERROR\na.pdf,\"page 2: \"\"broken\"\", twice\"\nb/x.png,decode: bad\n", `[{a.pdf page 2: "broken", twice} {b/x.png decode: bad}]`, false},
+		{"empty file", "", "not a failures table (want the header FILE,ERROR)", true},
+		{"other header", "FILE,REASON\na.pdf,broken\n", "not a failures table (want the header FILE,ERROR)", true},
+		{"header in other case", "file,error\na.pdf,broken\n", "not a failures table", true},
+		{"a results table", "FILE,PAGE,CLASS-1,SCORE-1\na.png,1,TEXT,0.9\n", "not a failures table", true},
+		{"no header", "a.pdf,broken\n", "not a failures table", true},
+	} {
+		path := filepath.Join(t.TempDir(), "f.csv")
+		if err := os.WriteFile(path, []byte(c.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fs, err := ReadFailures(path)
+		if c.err {
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("%s: ReadFailures = %v, %v; want an error naming %s: %q", c.name, fs, err, path, c.want)
+			}
+			continue
+		}
+		if err != nil || fmt.Sprint(fs) != c.want {
+			t.Errorf("%s: ReadFailures = %v, %v; want %s", c.name, fs, err, c.want)
+		}
+	}
+}
+
+// TestFailuresNotUTF8: a file name (or error) that is not valid UTF-8 (a
+// Windows-1250 name unpacked on Linux) is written escaped, \xNN, so the
+// table is valid UTF-8; it reads back as written, Unescape gives the name's
+// bytes, and a merge (read, then written again) leaves the table as it was.
+// If it failed, the failures table would hold a raw byte that a spreadsheet
+// or a CSV reader shows as U+FFFD, or refuses, and a merged table would
+// differ from the shards'.
+func TestFailuresNotUTF8(t *testing.T) {
+	dir := t.TempDir()
+	name := "z\xe1pis.png"
+	path := filepath.Join(dir, "f.csv")
+	if err := WriteFailures(path, []Failure{{name, "decode: byte \xff"}, {"plain.png", "empty"}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "FILE,ERROR\nplain.png,empty\nz\\xe1pis.png,decode: byte \\xff\n"; string(b) != want || !utf8.Valid(b) {
+		t.Errorf("table %q, want %q", b, want)
+	}
+	fs, err := ReadFailures(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		got, want, original string
+	}{
+		{fs[0].File, "plain.png", "plain.png"},
+		{fs[1].File, `z\xe1pis.png`, name},
+		{fs[1].Error, `decode: byte \xff`, "decode: byte \xff"},
+	} {
+		if c.got != c.want || utf8name.Unescape(c.got) != c.original {
+			t.Errorf("read %q, want %q (unescaped %q)", c.got, c.want, c.original)
+		}
+	}
+	again := filepath.Join(dir, "merged.csv")
+	if err := WriteFailures(again, fs); err != nil {
+		t.Fatal(err)
+	}
+	if b2, _ := os.ReadFile(again); string(b2) != string(b) {
+		t.Errorf("written again %q, want %q", b2, b)
 	}
 }
 

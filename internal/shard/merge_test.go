@@ -23,6 +23,8 @@ func TestSelect(t *testing.T) {
 			Start: fmt.Sprintf("2026-11-23T06:%02d:00Z", at), End: fmt.Sprintf("2026-11-23T06:%02d:00Z", at+1),
 			Config: map[string]any{"ledger_key": "k", "resume": resumed, "cfg": cfg}, Inputs: inputs}
 	}
+	// of3 makes r a share of three.
+	of3 := func(r Run) Run { r.Spec.Count = 3; return r }
 	for _, c := range []struct {
 		name       string
 		runs       []Run
@@ -35,6 +37,10 @@ func TestSelect(t *testing.T) {
 		// The first share held no input: the others are compared with the
 		// first that had (an empty share set up nothing to compare).
 		{"reference has inputs", []Run{run("a", 0, 0, 0, false, "-"), run("b", 1, 2, 0, false, "x")}, "[out/a.json out/b.json]", "map[]", "", false},
+		// An empty first share is no reference: with it, nothing would be
+		// compared, and shards of two configurations merged as one run.
+		{"empty first share, the others differ", []Run{of3(run("a", 0, 0, 0, false, "-")), of3(run("b", 1, 2, 0, false, "x")), of3(run("c", 2, 2, 0, false, "y"))}, "", "",
+			"out/b.json has x, out/c.json has y", true},
 		{"other configuration", []Run{run("a", 0, 2, 0, false, "x"), run("b", 1, 2, 0, false, "y")}, "", "", "out/a.json has x, out/b.json has y", true},
 		{"a continued run", []Run{run("a", 0, 2, 0, false, "x"), run("b", 1, 2, 0, false, "x"), run("b2", 1, 2, 5, true, "x")}, "[out/a.json out/b2.json]",
 			"map[out/b2.json:[out/b.json]]", "", false},

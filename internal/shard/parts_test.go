@@ -93,3 +93,60 @@ func TestRunPart(t *testing.T) {
 		t.Errorf("RunPart of an empty unfinished run = %+v", q)
 	}
 }
+
+// TestRunPartCompletedAndResumed: a run counts as completed when its status
+// says so, or when it failed having tried every input of its share
+// (all_inputs_tried); and it continues its ledger when run with --resume,
+// --retry-failed or --chunk. If it failed, a merge would refuse a share that
+// tried everything (a --resume of it only fails again, so the merge could
+// never be made), or take a share that failed midway as complete (its
+// missing inputs silently absent from the merged tables); or a chunked run
+// that continued its ledger would be called an overlapping independent run.
+func TestRunPartCompletedAndResumed(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		status    string
+		config    map[string]any
+		completed bool
+		resumed   bool
+	}{
+		{"completed", "completed", map[string]any{}, true, false},
+		{"failed, every input tried", "failed", map[string]any{TriedConfig: true}, true, false},
+		{"failed midway", "failed", map[string]any{}, false, false},
+		{"failed, tried false", "failed", map[string]any{TriedConfig: false}, false, false},
+		{"running, every input tried", "running", map[string]any{TriedConfig: true}, false, false},
+		{"resume", "completed", map[string]any{"resume": true}, true, true},
+		{"retry failed", "completed", map[string]any{"retry_failed": true}, true, true},
+		{"chunk", "completed", map[string]any{"chunk": true}, true, true},
+		{"chunk false", "completed", map[string]any{"chunk": false, "resume": false, "retry_failed": false}, true, false},
+	} {
+		p := RunPart("x_shard.json", Spec{0, 2}, c.status, "", "", c.config, "pageclass_", 3)
+		if p.Completed != c.completed || p.Resumed != c.resumed {
+			t.Errorf("%s: RunPart completed %v resumed %v, want %v %v", c.name, p.Completed, p.Resumed, c.completed, c.resumed)
+		}
+	}
+}
+
+// TestInputsDigest: runs of one sharded run agree on the digest of its
+// input list whatever order each machine listed it in, and two lists that
+// only join to the same bytes differ. If it failed, shards of one run
+// listed in another order would be refused as "cut from different input
+// lists", or shards of two different input lists merged as one run.
+func TestInputsDigest(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		a, b []string
+		same bool
+	}{
+		{"same order", []string{"a/1.png", "b/2.png"}, []string{"a/1.png", "b/2.png"}, true},
+		{"other order", []string{"b/2.png", "a/1.png", "c.png"}, []string{"c.png", "a/1.png", "b/2.png"}, true},
+		{"keys split elsewhere", []string{"ab", "c"}, []string{"a", "bc"}, false},
+		{"one key more", []string{"a", "b"}, []string{"a", "b", "c"}, false},
+		{"empty key", []string{"a"}, []string{"a", ""}, false},
+	} {
+		da, db := InputsDigest(c.a), InputsDigest(c.b)
+		if (da == db) != c.same || len(da) != 64 {
+			t.Errorf("%s: InputsDigest(%q) = %s, InputsDigest(%q) = %s; want equal %v", c.name, c.a, da, c.b, db, c.same)
+		}
+	}
+}

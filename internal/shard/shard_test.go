@@ -104,3 +104,26 @@ func TestKey(t *testing.T) {
 		t.Errorf("keys differ across mount points: %q, %q", a, b)
 	}
 }
+
+// TestWholeAndFileSuffix: no --shard and --shard 0/1 are the whole run, whose
+// files have no shard suffix; any other share adds _shard-<i>-of-<n>. If it
+// failed, a run with --shard 0/1 would write its tables as
+// "..._shard-0-of-1.csv", files a user looking for the run's tables does not
+// find, and that a merge then wants merged.
+func TestWholeAndFileSuffix(t *testing.T) {
+	for _, c := range []struct {
+		spec   Spec
+		whole  bool
+		str    string
+		suffix string
+	}{
+		{Spec{}, true, "", ""},
+		{Spec{0, 1}, true, "0/1", ""},
+		{Spec{0, 2}, false, "0/2", "_shard-0-of-2"},
+		{Spec{2, 3}, false, "2/3", "_shard-2-of-3"},
+	} {
+		if c.spec.Whole() != c.whole || c.spec.String() != c.str || c.spec.FileSuffix() != c.suffix {
+			t.Errorf("%#v: Whole %v String %q FileSuffix %q, want %v %q %q", c.spec, c.spec.Whole(), c.spec.String(), c.spec.FileSuffix(), c.whole, c.str, c.suffix)
+		}
+	}
+}
