@@ -52,10 +52,25 @@ type bookInfo struct {
 	// Languages are the languages its descriptive metadata declares
 	// (book.Book.Languages), as written.
 	Languages []string `json:"languages,omitempty"`
+	// TextPages say, for each text file of the book this run reads, the
+	// page it belongs to, so that an output joins back to the book's page
+	// (its log's page_num is the text file's own page).
+	TextPages []textPage `json:"text_pages,omitempty"`
 	// whole says the book is in one share of a --shard run (a line of a
 	// list); a book given alone or found in a folder shares its text
 	// files among the shares.
 	whole bool
+}
+
+// textPage is a text file of a book (its path among the run's inputs, as
+// the outputs are named from it) and its page: the METS physical div's
+// ID, ORDER and ORDERLABEL (LABEL when it has none), or the canvas id and
+// label.
+type textPage struct {
+	Text  string `json:"text"`
+	Page  string `json:"page"`
+	Order string `json:"order,omitempty"`
+	Label string `json:"label,omitempty"`
 }
 
 // name prefixes a book's problems in a run of several books: its source
@@ -164,6 +179,7 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 				continue
 			}
 			it := item{page: p, index: pi, text: t, rel: rel}
+			info.TextPages = append(info.TextPages, textPage{Text: rel, Page: p.ID, Order: p.Order, Label: p.Label})
 			if t.Err == nil && isURL(t.Location) {
 				if it.kept = keptText(s, kept, t.Location, rel); it.kept == nil {
 					fetchURLs = append(fetchURLs, t.Location)

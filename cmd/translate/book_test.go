@@ -183,6 +183,11 @@ func TestBookMETS(t *testing.T) {
 			if len(b.Problems) != 0 {
 				t.Errorf("problems %q, want none (the missing file is a failure)", b.Problems)
 			}
+			// Each text file's page, so that an output joins back to it
+			// (nothing named the page of ocr/0003_en.hocr).
+			if want := []textPage{{"ocr/0001.xml", "PHYS_0001", "1", "I"}, {"ocr/0003.hocr", "PHYS_0003", "3", ""}, {"ocr/0004.xml", "PHYS_0004", "4", ""}}; !slices.Equal(b.TextPages, want) {
+				t.Errorf("text_pages %+v, want %+v", b.TextPages, want)
+			}
 			why := "no such file or directory"
 			if strings.HasPrefix(in, srv.URL) {
 				why = "404"
