@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
@@ -24,6 +25,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/sync/singleflight"
 
@@ -175,7 +178,15 @@ type StatusError struct {
 	// RetryAfter is the wait a 429 or 503 answer asked for (its
 	// Retry-After header, RetryAfter); 0 when it asked none.
 	RetryAfter time.Duration
+	// Said is what a server refusing the request itself (400, 422, 501)
+	// said why, in a short plain-text or JSON body, on one line ("" when
+	// it said nothing so short, or answered otherwise): a IIIF server's
+	// "requested width 384 above maxWidth 300".
+	Said string
 }
+
+// maxSaid is the longest body StatusOf quotes (StatusError.Said).
+const maxSaid = 300
 
 // MaxRetryAfter bounds the wait a server's Retry-After makes a fetch
 // take before its next attempt (a day's asked for would hold a run).
@@ -188,7 +199,25 @@ func StatusOf(u string, resp *http.Response) *StatusError {
 	if se.Code == http.StatusTooManyRequests || se.Code == http.StatusServiceUnavailable {
 		se.RetryAfter = RetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
+	switch se.Code {
+	case http.StatusBadRequest, http.StatusUnprocessableEntity, http.StatusNotImplemented:
+		se.Said = said(resp)
+	}
 	return se
+}
+
+// said is a short plain-text or JSON answer body on one line, printable
+// characters only; "" for any other.
+func said(resp *http.Response) string {
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if mt != "text/plain" && mt != "application/json" && !strings.HasSuffix(mt, "+json") || resp.Body == nil {
+		return ""
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxSaid+1))
+	if len(b) > maxSaid || !utf8.Valid(b) {
+		return ""
+	}
+	return strings.Join(strings.FieldsFunc(string(b), func(r rune) bool { return !unicode.IsPrint(r) || unicode.IsSpace(r) }), " ")
 }
 
 // Wait is the wait before the next attempt after err when the backoff is
@@ -224,6 +253,9 @@ func RetryAfter(v string, now time.Time) time.Duration {
 }
 
 func (e *StatusError) Error() string {
+	if e.Said != "" {
+		return fmt.Sprintf("GET %s: %d %s (the server said: %s)", e.URL, e.Code, http.StatusText(e.Code), e.Said)
+	}
 	return fmt.Sprintf("GET %s: %d %s", e.URL, e.Code, http.StatusText(e.Code))
 }
 

@@ -37,6 +37,19 @@ func server(t *testing.T) (*httptest.Server, *atomic.Int32) {
 		}
 		w.Write([]byte("at last"))
 	})
+	// A IIIF server refusing a size says why, in plain text; an HTML
+	// page or a long body is not quoted.
+	mux.HandleFunc("/refused", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "requested width 384 above\nmaxWidth 300", http.StatusBadRequest)
+	})
+	mux.HandleFunc("/refused-html", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte("<html><body>bad</body></html>"))
+	})
+	mux.HandleFunc("/refused-long", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, strings.Repeat("why ", 100), http.StatusBadRequest)
+	})
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(2 * time.Second):
@@ -46,6 +59,18 @@ func server(t *testing.T) (*httptest.Server, *atomic.Int32) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv, &flaky
+}
+
+// TestRefusalNotQuoted: an HTML page or a long body is not quoted in the
+// error of a refused request, nor a 404's ("404 page not found").
+func TestRefusalNotQuoted(t *testing.T) {
+	srv, _ := server(t)
+	for _, path := range []string{"/refused-html", "/refused-long", "/missing"} {
+		_, err := New(Policy{}, nil).Get(context.Background(), srv.URL+path)
+		if err == nil || strings.Contains(err.Error(), "said") {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
 }
 
 func TestGet(t *testing.T) {
@@ -67,6 +92,7 @@ func TestGet(t *testing.T) {
 		{"/to-file", Policy{Private: PrivateAllowed}, "", ErrScheme, "to file:///etc/passwd", 1},
 		{"/ok", Policy{Private: PrivateRefused}, "", ErrPrivate, "private range refused", 1},
 		{"/missing", Policy{Retries: 3, Backoff: time.Millisecond}, "", nil, "404 Not Found", 1},
+		{"/refused", Policy{}, "", nil, "400 Bad Request (the server said: requested width 384 above maxWidth 300)", 1},
 		{"/slow", Policy{Timeout: 50 * time.Millisecond, Retries: 1, Backoff: time.Millisecond}, "", context.DeadlineExceeded, "no answer within 50ms, 2 tries", 2},
 	} {
 		t.Run(c.path+c.msg, func(t *testing.T) {
