@@ -54,6 +54,7 @@ const EnvBookFetchWorkers = service.EnvBookFetchWorkers
 type skippedPage struct {
 	Page  int    `json:"page"`
 	ID    string `json:"id"`
+	Label string `json:"label,omitempty"` // the canvas label or the METS div's
 	Error string `json:"error"`
 }
 
@@ -186,7 +187,7 @@ func (s *server) classifyBook(ctx context.Context, req *predictRequest, step *cl
 				return nil, nil, fail
 			}
 			if reason != "" {
-				res.skipped = append(res.skipped, skippedPage{Page: i + 1, ID: p.ID, Error: reason})
+				res.skipped = append(res.skipped, skippedPage{Page: i + 1, ID: p.ID, Label: p.Label, Error: reason})
 				continue
 			}
 			data = append(data, row...)

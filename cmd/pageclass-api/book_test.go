@@ -56,6 +56,23 @@ func TestPredictDocumentBook(t *testing.T) {
 	}
 	servedOnce(t, book, 4)
 
+	// A page whose image is gone is skipped with its canvas's id and label
+	// (the label was missing).
+	book.Gone(1)
+	status, body = postForm(t, ts.URL+"/predict_document", field("book", book.ManifestURL()), field("pages", "1-3"))
+	var skipped struct {
+		Skipped []struct {
+			Page  int    `json:"page"`
+			ID    string `json:"id"`
+			Label string `json:"label"`
+			Error string `json:"error"`
+		} `json:"skipped"`
+	}
+	if status != 200 || json.Unmarshal(body, &skipped) != nil || len(skipped.Skipped) != 1 ||
+		skipped.Skipped[0].Page != 2 || skipped.Skipped[0].Label != "f. 2" || !strings.Contains(skipped.Skipped[0].Error, "404") {
+		t.Errorf("a page gone: %d %s", status, body)
+	}
+
 	book.Reset()
 	if status, body := postForm(t, ts.URL+"/predict_document", field("book", book.ManifestURL())); status != 413 || !strings.Contains(string(body), "MAX_PDF_PAGES") {
 		t.Errorf("5 pages over MAX_PDF_PAGES 4: status %d: %s", status, body)
