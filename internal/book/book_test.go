@@ -87,7 +87,10 @@ func TestReadRealBooks(t *testing.T) {
 			firstTexts: []Format{ALTO}, textSuffix: "https://example.com/fulltext_0001.xml"}},
 		{"mets/kitodo-mets_newspaper.xml", Options{}, want{ // MAX, THUMBS, DOWNLOAD (PDF), FULLTEXT as text/plain; a root fptr
 			kind: METS, pages: 2, imageGroup: "MAX", firstID: "PHYS_0001", lastID: "PHYS_0002", firstOrder: "1", lastOrder: "2",
-			firstLabel: " - ", firstImage: "00000001.tif.large.jpg", level: -2}},
+			firstLabel: " - ", firstImage: "00000001.tif.large.jpg", level: -2,
+			// named: each page is then left without text
+			problems: []string{"PHYS_0001: FILE_0001_FULLTEXT: fileGrp FULLTEXT: text/plain, not ALTO, PAGE-XML or hOCR: not read",
+				"PHYS_0002: FILE_0002_FULLTEXT: fileGrp FULLTEXT: text/plain, not ALTO, PAGE-XML or hOCR: not read"}}},
 		{"mets/dfgviewer-minimal_mets_iipimage.xml", Options{}, want{ // DFG-Viewer documentation: an IIPImage (FlashPix) URL
 			kind: METS, pages: 2, imageGroup: "DEFAULT", firstID: "PHYS_0001", lastID: "PHYS_0002", firstOrder: "1", lastOrder: "2",
 			firstImage: "iipsrv.fcgi?FIF=heic0601a.tif", level: -2}},

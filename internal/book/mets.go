@@ -771,6 +771,16 @@ func (r *reader) pageFiles(base loc, imageGroup string, d div, files map[string]
 				continue
 			}
 			inImages := strings.EqualFold(f.group, imageGroup)
+			if !inImages && r.opts.Text != TextNone && !maybeText(f.metsFile) && !isImage(f.metsFile) && !imageExt[hrefExt(f.metsFile)] &&
+				(containsFold(r.opts.TextGroups, f.group) || len(r.opts.TextGroups) == 0 && looksFulltext(f.group)) {
+				// A text group's file that cannot be ALTO, PAGE-XML or
+				// hOCR (Kitodo's plain-text FULLTEXT): named, as the page
+				// is then left without text (it was left out without a
+				// word).
+				what := cmp.Or(f.MIMEType, hrefExt(f.metsFile))
+				out = append(out, pageFile{id: id, problem: fmt.Sprintf("fileGrp %s: %s, not ALTO, PAGE-XML or hOCR: not read", f.group, what)})
+				continue
+			}
 			if !inImages && (r.opts.Text == TextNone || !maybeText(f.metsFile) ||
 				len(r.opts.TextGroups) > 0 && !containsFold(r.opts.TextGroups, f.group)) {
 				continue
