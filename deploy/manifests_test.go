@@ -485,6 +485,9 @@ func checkService(d *appsv1.Deployment, o overlay) []error {
 		if _, ok := env["LLM_API_KEY"]; !ok {
 			fail("LLM_API_KEY is not wired from its Secret")
 		}
+		for _, err := range checkMT(env) {
+			fail("%v", err)
+		}
 	}
 	if _, ok := env["HUB_TOKEN"]; !ok {
 		fail("HUB_TOKEN is not wired from its Secret")
@@ -578,6 +581,15 @@ func TestCompose(t *testing.T) {
 			}
 			if u := s.Environment["MAX_UPLOAD_MB"]; u == nil || *u != c.upload {
 				t.Errorf("MAX_UPLOAD_MB not %s", c.upload)
+			}
+			if strings.HasPrefix(c.service, "translate") {
+				// The MT service from the shell, the public one refused.
+				if u, ok := s.Environment["TRANSLATION_URL"]; !ok || u != nil {
+					t.Errorf("TRANSLATION_URL: want it passed from the shell (no value in the file)")
+				}
+				if p := s.Environment["TRANSLATE_PUBLIC_SERVICES"]; p == nil || *p != "refuse" {
+					t.Errorf("TRANSLATE_PUBLIC_SERVICES: want refuse")
+				}
 			}
 			for _, err := range checkComposeJobs(f, s, c.jobs, v) {
 				t.Error(err)
@@ -716,6 +728,7 @@ func TestBatchJob(t *testing.T) {
 			"- name: LLM_API_KEY\n          value: sk-1", "LLM_API_KEY"},
 		{"classifier without its models", "- -m\n        - /app/model\n", "", "-m /app/model"},
 		{"classifier under 4 GiB", "memory: 6Gi", "memory: 2Gi", "4 GiB"},
+		{"public MT service allowed", "- name: TRANSLATE_PUBLIC_SERVICES\n          value: refuse", "- name: TRANSLATE_PUBLIC_SERVICES\n          value: allow", "TRANSLATE_PUBLIC_SERVICES"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !strings.Contains(data, c.old) {
@@ -734,6 +747,21 @@ func TestBatchJob(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkMT holds for every translator container: its MT service's address
+// comes from the Secret archivekit-mt, and the public service is refused,
+// so that documents go to no service the site did not name (the shipped
+// files sent them to LINDAT's public service when no address was given).
+func checkMT(env map[string]corev1.EnvVar) []error {
+	var errs []error
+	if e := env["TRANSLATION_URL"]; e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name != "archivekit-mt" {
+		errs = append(errs, errors.New("TRANSLATION_URL is not wired from the Secret archivekit-mt"))
+	}
+	if e := env["TRANSLATE_PUBLIC_SERVICES"]; e.Value != "refuse" {
+		errs = append(errs, fmt.Errorf("TRANSLATE_PUBLIC_SERVICES %q, want refuse: documents would go to the public MT service", e.Value))
+	}
+	return errs
 }
 
 // checkJobs holds for the batch Jobs: one per image given, indexed, one
@@ -784,6 +812,14 @@ func checkJobs(objs []runtime.Object, images map[string]string) []error {
 			floor := resource.MustParse("4Gi")
 			if c.Resources.Requests.Memory().Cmp(floor) < 0 || c.Resources.Limits.Memory().Cmp(floor) < 0 {
 				fail("memory request and limit: 4 GiB is the floor for the five models")
+			}
+		} else {
+			env := map[string]corev1.EnvVar{}
+			for _, e := range c.Env {
+				env[e.Name] = e
+			}
+			for _, err := range checkMT(env) {
+				fail("%v", err)
 			}
 		}
 		errs = append(errs, checkPod("Job "+j.Name, &j.Spec.Template.Spec, claims)...)
