@@ -261,9 +261,10 @@ func (b *builder) addParadata(p string, required bool) error {
 	r.image = cmp.Or(r.image, pd.DockerImage)
 	r.runner = cmp.Or(r.runner, pd.RunnerRef)
 	r.start = cmp.Or(r.start, utc(pd.StartTime))
-	if r.end == "" {
-		r.end = utc(pd.EndTime)
-	}
+	// The run's end as its run metadata says, when later than the
+	// record's stamps (a classification run stamps its record when it
+	// starts: its endTime was its startTime).
+	r.end = later(r.end, utc(pd.EndTime))
 	if pd.License != "" {
 		l, _ := licence.Lookup(pd.License)
 		b.licences = append(b.licences, l)
@@ -500,6 +501,7 @@ func (b *builder) put(e Entity) { b.entities[e.ID()] = e }
 // addFile adds a data entity copied from src to the crate path id, with its
 // size and SHA-256.
 func (b *builder) addFile(id, src string, e Entity) error {
+	id = fileID(id)
 	if id == MetadataFile {
 		return fmt.Errorf("%s: would overwrite the crate's %s", src, MetadataFile)
 	}

@@ -53,14 +53,16 @@ func BuildJob(j Job) (*Crate, error) {
 	b := &builder{c: &Crate{Files: map[string]string{}}, entities: map[string]Entity{}}
 	var results []any
 	for _, p := range j.Parts {
-		b.put(Entity{"@id": p.Path, "@type": "File", "name": cmp.Or(p.Name, p.Path), "encodingFormat": cmp.Or(p.EncodingFormat, mediaType(p.Path)),
+		id := fileID(p.Path)
+		b.put(Entity{"@id": id, "@type": "File", "name": cmp.Or(p.Name, p.Path), "encodingFormat": cmp.Or(p.EncodingFormat, mediaType(p.Path)),
 			"contentSize": fmt.Sprint(p.Size), "sha256": p.SHA256})
-		b.c.Files[p.Path] = p.Path
+		b.c.Files[id] = p.Path
 		if p.Path != j.RunMetadata {
-			results = append(results, ref(p.Path))
+			results = append(results, ref(id))
 		}
 	}
-	if _, ok := b.c.Files[j.RunMetadata]; !ok {
+	metaID := fileID(j.RunMetadata)
+	if _, ok := b.c.Files[metaID]; !ok {
 		return nil, fmt.Errorf("job %s: run metadata %q is not among the parts", j.ID, j.RunMetadata)
 	}
 	var pd paradataDoc
@@ -82,12 +84,12 @@ func BuildJob(j Job) (*Crate, error) {
 		objects = append(objects, ref(id))
 	}
 	r := &run{program: pd.Program, runID: pd.RunID, version: pd.ToolVersion, image: pd.DockerImage, runner: pd.RunnerRef,
-		start: utc(pd.StartTime), end: utc(pd.EndTime), paradata: j.RunMetadata}
+		start: utc(pd.StartTime), end: utc(pd.EndTime), paradata: metaID}
 	sortRefs(results)
 	act, sw := r.action(results, objects)
 	b.put(sw)
 	b.put(act)
-	b.entities[j.RunMetadata]["about"] = ref(act.ID())
+	b.entities[metaID]["about"] = ref(act.ID())
 
 	var parts []any
 	for id := range b.c.Files {
@@ -95,7 +97,26 @@ func BuildJob(j Job) (*Crate, error) {
 	}
 	sortRefs(parts)
 	b.root = Entity{"@id": RootID, "@type": "Dataset", "identifier": "job-" + j.ID, "name": "Job " + j.ID + " (" + pd.Program + ")",
-		"description":   fmt.Sprintf("The results of job %s of %s: %d answer file(s) and the run metadata of the job, one CreateAction. The inputs are described but not included.", j.ID, pd.Program, len(results)),
+		"description":   fmt.Sprintf("The results of job %s of %s: %s and the run metadata of the job, one CreateAction. The inputs are described but not included.", j.ID, pd.Program, resultFiles(results)),
 		"datePublished": end.UTC().Format(time.RFC3339), "license": ref(licID), "hasPart": parts}
 	return b.graph(), nil
+}
+
+// resultFiles says what a job crate's result files are: its answers, and
+// results.json when among them ("3 answer file(s) and results.json": the
+// answers were counted with results.json).
+func resultFiles(results []any) string {
+	answers, listed := 0, false
+	for _, r := range results {
+		if refID(r) == "results.json" {
+			listed = true
+			continue
+		}
+		answers++
+	}
+	s := fmt.Sprintf("%d answer file(s)", answers)
+	if listed {
+		s += ", results.json"
+	}
+	return s
 }

@@ -34,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -55,7 +56,34 @@ const (
 	ParadataFolder    = "paradata/"
 	sourceID          = "#source"
 	regenerablePrefix = "#regenerable-"
+	// SHA256Term is the IRI of the sha256 property the crates give their
+	// files, as the Workflow Run RO-Crate context defines it: RO-Crate
+	// 1.1's context does not, and a key no context defines is not allowed
+	// (rocrate-validator's REQUIRED check 3.1 refused every crate).
+	SHA256Term = "https://w3id.org/ro/terms/workflow-run#sha256"
 )
+
+// crateContext is the crates' @context: RO-Crate 1.1's and the sha256 term.
+func crateContext() []any {
+	return []any{Context, map[string]any{"sha256": SHA256Term}}
+}
+
+// fileID is the @id of the data entity of the file at rel (a slash path
+// in the crate): a URI path, its characters outside RFC 3986's path
+// escaped ("page one #1.json" as "page%20one%20%231.json"), which the
+// validators resolve to the file ("%20" in a name was read as a space, a
+// "#" as a fragment).
+func fileID(rel string) string {
+	return (&url.URL{Path: rel}).EscapedPath()
+}
+
+// idPath is the slash path in the crate of the file whose @id is id.
+func idPath(id string) string {
+	if p, err := url.PathUnescape(id); err == nil {
+		return p
+	}
+	return id
+}
 
 // Input names what to export.
 type Input struct {
@@ -112,7 +140,7 @@ type paradataDoc struct {
 // JSON returns the metadata file: two-space indented, keys sorted, no HTML
 // escaping, ending in a newline.
 func (c *Crate) JSON() ([]byte, error) {
-	doc := map[string]any{"@context": Context, "@graph": c.Graph}
+	doc := map[string]any{"@context": crateContext(), "@graph": c.Graph}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -148,7 +176,7 @@ func (c *Crate) Write(dir string) (string, error) {
 	sort.Strings(ids)
 	for _, id := range ids {
 		src := c.Files[id]
-		dst := filepath.Join(dir, filepath.FromSlash(id))
+		dst := filepath.Join(dir, filepath.FromSlash(idPath(id)))
 		if absPath(src) == absPath(dst) {
 			continue
 		}
@@ -164,11 +192,15 @@ func (c *Crate) Write(dir string) (string, error) {
 	if err := atomicfile.WriteFile(out, data, 0o666); err != nil {
 		return "", err
 	}
+	keptPaths := map[string]bool{}
+	for id := range c.Files {
+		keptPaths[idPath(id)] = true
+	}
 	for _, id := range oldParts {
-		if _, kept := c.Files[id]; kept {
-			continue
+		if keptPaths[idPath(id)] {
+			continue // by its path: an earlier crate's id may be written unescaped
 		}
-		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(id))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(idPath(id)))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return out, fmt.Errorf("removing %s of the earlier crate: %w", id, err)
 		}
 		c.Removed = append(c.Removed, id)
@@ -230,8 +262,9 @@ func Check(data []byte, dir string) []string {
 		return []string{"not JSON: " + err.Error()}
 	}
 	var bad []string
-	if doc.Context != Context {
-		bad = append(bad, fmt.Sprintf("@context is %v, want %s", doc.Context, Context))
+	want, _ := json.Marshal(crateContext())
+	if got, _ := json.Marshal(doc.Context); string(got) != string(want) {
+		bad = append(bad, fmt.Sprintf("@context is %s, want %s and the sha256 term", got, Context))
 	}
 	if len(doc.Graph) < 2 {
 		return append(bad, "graph has fewer than two entities")
@@ -285,7 +318,7 @@ func Check(data []byte, dir string) []string {
 			bad = append(bad, "hasPart holds "+r+" (source and regenerable outputs are never parts)")
 		}
 		if dir != "" {
-			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(r))); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(idPath(r)))); err != nil {
 				bad = append(bad, "hasPart file "+r+" is not in the crate folder")
 			}
 		}

@@ -280,3 +280,67 @@ func TestBuildErrors(t *testing.T) {
 		t.Errorf("absent run metadata: %v", err)
 	}
 }
+
+// TestValidatorRules: what rocrate-validator (profile ro-crate-1.1,
+// REQUIRED) refused in every crate: the sha256 key, which RO-Crate 1.1's
+// context does not define (the context now maps it), and a file's @id that
+// is no URI reference ("page one #1 50%.xml": the validator resolved it to
+// another name); and the run's endTime, which was its startTime when the
+// record was stamped at the run's start (the run metadata's end_time wins).
+func TestValidatorRules(t *testing.T) {
+	in, dir := fixture(t)
+	odd := "doc en #1 50%.alto.xml"
+	if err := os.Rename(filepath.Join(dir, "out", "doc_en.alto.xml"), filepath.Join(dir, "out", odd)); err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := os.ReadFile(in.Document)
+	write(t, in.Document, strings.ReplaceAll(string(rec), "../out/doc_en.alto.xml", "../out/"+odd))
+	para, _ := os.ReadFile(in.Paradata[0])
+	write(t, in.Paradata[0], strings.Replace(string(para), `"end_time":"2026-01-01T12:00:05Z"`, `"end_time":"2026-01-01T12:00:35Z"`, 1))
+	c, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	p, err := c.Write(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written, _ := os.ReadFile(p)
+	if bad := SelfTest(in, written, out); len(bad) > 0 {
+		t.Fatal(bad)
+	}
+	var doc struct {
+		Context []any `json:"@context"`
+	}
+	if err := json.Unmarshal(written, &doc); err != nil || len(doc.Context) != 2 || doc.Context[0] != Context ||
+		doc.Context[1].(map[string]any)["sha256"] != SHA256Term {
+		t.Errorf("@context %v (%v), want RO-Crate 1.1's and the sha256 term", doc.Context, err)
+	}
+	g := graphOf(t, written)
+	const id = "doc%20en%20%231%2050%25.alto.xml"
+	if e, ok := g[id]; !ok || e["sha256"] == nil {
+		t.Errorf("no file entity %s with its sha256 (ids: %v)", id, keys(g))
+	}
+	if _, err := os.Stat(filepath.Join(out, odd)); err != nil {
+		t.Errorf("the file is not written under its name: %v", err)
+	}
+	if e := g["#run-page-classification-260101-120000"]; e == nil || e["endTime"] != "2026-01-01T12:00:35Z" {
+		t.Errorf("the classification run: %v, want its endTime the run metadata's 2026-01-01T12:00:35Z", e)
+	}
+	// Written again over itself, the crate keeps the file.
+	if _, err := c.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, odd)); err != nil {
+		t.Errorf("rewritten over itself, the crate lost %s: %v", odd, err)
+	}
+}
+
+func keys(m map[string]map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
