@@ -315,6 +315,16 @@ func (s *server) bookItems(ctx context.Context, location string, fields map[stri
 	if err != nil {
 		return nil, service.BookReadError(err) // a refused host names BOOK_HOSTS
 	}
+	// What the reader left out or found (a canvas painted by two images,
+	// files listed by no page) and the METS image group, for the job's
+	// run metadata (jobRunMeta): they were said nowhere.
+	note := bookNote{ImageGroup: b.ImageGroup}
+	for _, p := range b.Problems {
+		note.Problems = append(note.Problems, p.String())
+	}
+	if err := jobs.AnnotateBook(ctx, note); err != nil {
+		s.engine.opt.Log.Warn("the book's problems are not kept for the job's run metadata", "book", location, "error", err)
+	}
 	idx, err := selectPages(ranges, len(b.Pages))
 	if err != nil {
 		return nil, err
@@ -336,6 +346,13 @@ func (s *server) bookItems(ctx context.Context, location string, fields map[stri
 		items = append(items, it)
 	}
 	return items, nil
+}
+
+// bookNote is what a book job keeps of its book (jobs.AnnotateBook) for
+// its run metadata.
+type bookNote struct {
+	ImageGroup string   `json:"image_group,omitempty"`
+	Problems   []string `json:"problems,omitempty"`
 }
 
 // noImage is why a book job's page without an image file is skipped:

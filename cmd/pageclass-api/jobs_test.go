@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -429,6 +430,33 @@ func TestJobsBookSparseServices(t *testing.T) {
 		t.Fatalf("/predict_document: %d %s", code, body)
 	}
 	check("/predict_document")
+}
+
+// TestJobsBookProblems: what the reader said of a book job's book (a
+// canvas without an image here) is in the job's run metadata warnings, as
+// pageclass's run metadata has it (it was said nowhere).
+func TestJobsBookProblems(t *testing.T) {
+	bk := booktest.New(t, classifytest.Pages(t, 1), 3, true)
+	bk.NoImage(1)
+	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir(), EnvBookHosts: must(url.Parse(bk.URL)).Host}, nil)
+	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) })
+	st := waitJob(t, s, ts.URL, submitForm(t, ts.URL, upload{Field: "book", Data: []byte(bk.ManifestURL())}))
+	if st.State != jobs.Succeeded {
+		t.Fatalf("%+v", st)
+	}
+	var res jobs.Results
+	r, _ := http.Get(ts.URL + "/jobs/" + st.ID + "/results")
+	if err := json.Unmarshal(servicetest.ReadBody(t, r), &res); err != nil {
+		t.Fatal(err)
+	}
+	var rm paradata.Document
+	if err := json.Unmarshal(res.RunMetadata, &rm); err != nil {
+		t.Fatal(err)
+	}
+	want := "book: " + bk.URL + "/iiif/book/canvas/p2: no image"
+	if !slices.Contains(rm.Warnings, want) {
+		t.Errorf("run metadata warnings %q, want %q", rm.Warnings, want)
+	}
 }
 
 func TestJobsBookHostRefused(t *testing.T) {

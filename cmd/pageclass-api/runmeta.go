@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"strings"
 
 	"archivekit/internal/jobs"
@@ -54,6 +55,19 @@ func (s *server) jobRunMeta(ctx context.Context, j jobs.RunJob) (jobs.RunRecord,
 			"rotated_confidence": review.RotatedConfidence})
 	} else {
 		run.SetReview("rotation_model", nil)
+	}
+	// A book job's book: its problems as warnings and its image group, as
+	// pageclass records them.
+	if j.BookNote != nil {
+		var n bookNote
+		if json.Unmarshal(j.BookNote, &n) == nil {
+			for _, p := range n.Problems {
+				run.Warn("book: " + p)
+			}
+			if n.ImageGroup != "" {
+				run.SetConfig("book_image_group", n.ImageGroup)
+			}
+		}
 	}
 	return run, nil
 }
