@@ -406,11 +406,20 @@ func checkService(d *appsv1.Deployment, o overlay) []error {
 
 	// Rolling update without unavailability; with a SQLite state folder,
 	// which one process holds at a time, the old pod stops first.
+	// A pod holding a GPU is replaced one at a time instead, the other
+	// replica serving: a surge pod needs a spare GPU, and without one the
+	// rollout stalled.
 	ru := d.Spec.Strategy.RollingUpdate
+	_, gpu := c.Resources.Limits["nvidia.com/gpu"]
 	switch {
 	case o.jobs == "sqlite":
 		if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 			fail("strategy %s: want Recreate, one process per SQLite state folder (JOBS_DIR)", d.Spec.Strategy.Type)
+		}
+	case gpu:
+		if d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType || ru == nil || ru.MaxSurge == nil || ru.MaxSurge.String() != "0" ||
+			ru.MaxUnavailable == nil || ru.MaxUnavailable.String() != "1" || d.Spec.Replicas == nil || *d.Spec.Replicas < 2 {
+			fail("strategy: a GPU pod wants RollingUpdate with maxSurge 0 and maxUnavailable 1, with 2 replicas or more")
 		}
 	case d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType || ru == nil || ru.MaxUnavailable == nil ||
 		ru.MaxUnavailable.String() != "0" || ru.MaxSurge == nil || ru.MaxSurge.String() == "0":
