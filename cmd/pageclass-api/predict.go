@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"archivekit/internal/docrecord"
+	"archivekit/internal/licence"
 	"archivekit/internal/pageclass/classify"
 	"archivekit/internal/pageclass/imageio"
 	"archivekit/internal/pageclass/registry"
@@ -36,8 +37,19 @@ func (s *server) predict(document bool) http.HandlerFunc {
 			fail.write(w)
 			return
 		}
+		res.licence = s.answerLicence(len(res.demo) > 0)
 		res.respond(w, req)
 	}
+}
+
+// answerLicence is the licence an answer carries: that of the models that
+// answered, with the demo models' condition when they did.
+func (s *server) answerLicence(demo bool) licence.Resolution {
+	var conds []string
+	if demo {
+		conds = append(conds, "demo")
+	}
+	return s.comps.Resolve(s.comps.Counting(conds...)...)
 }
 
 // failure is an answer other than 200 OK. The zero failure writes nothing:
@@ -201,6 +213,8 @@ type predicted struct {
 	// models are all of them, with their digests.
 	demo   []string
 	models []modelRef
+	// licence is the licence the answer carries (answerLicence).
+	licence licence.Resolution
 	// ids and orders are a book's pages' IDs and METS ORDERs, skipped its
 	// pages not classified (book.go).
 	ids, orders []string
@@ -427,7 +441,8 @@ func (res *predicted) prepare(ctx context.Context, req *predictRequest, doc *ima
 
 // demoStatus says whether demo models answered, and which.
 func (res *predicted) demoStatus() demoStatus {
-	return demoStatus{Demo: len(res.demo) > 0, DemoModels: res.demo, Models: res.models}
+	return demoStatus{Demo: len(res.demo) > 0, DemoModels: res.demo, Models: res.models,
+		License: res.licence.EffectiveLicense, LicenseURL: res.licence.EffectiveLicenseURL}
 }
 
 // respond writes the answer of a classified request: the image response

@@ -488,6 +488,12 @@ type demoStatus struct {
 	// an answer says exactly what produced it (version alone did not: a
 	// revision's folder may hold another model).
 	Models []modelRef `json:"models,omitempty"`
+	// License and LicenseURL are the licence the answer carries: the
+	// most restrictive of the models that answered (the demo models'
+	// CC BY-NC 4.0), as the run metadata and the records resolve it; an
+	// answer said it nowhere unless a record was asked for.
+	License    string `json:"license,omitempty"`
+	LicenseURL string `json:"license_url,omitempty"`
 }
 
 // modelRef names a model that answered and its digest.
@@ -784,11 +790,7 @@ func (s *server) record(baseline *docrecord.Record, f *form, res *predicted, dem
 	}
 	// The provenance entry of this request, with the licence of the models
 	// that answered (the demo models add their condition).
-	var conds []string
-	if demo {
-		conds = append(conds, "demo")
-	}
-	c := docrecord.NewContributor("pageclass-api", version.String(), id, at, s.comps.Resolve(s.comps.Counting(conds...)...), "page_categories")
+	c := docrecord.NewContributor("pageclass-api", version.String(), id, at, s.answerLicence(demo), "page_categories")
 	c.ContainerImage, c.RunnerRef = s.svc.Config.Build.ContainerImage, s.svc.Config.Build.RunnerRef
 	if err := rec.AddProvenance(c); err != nil {
 		return nil, nil, fmt.Errorf("document record for %q: %w", f.name, err)

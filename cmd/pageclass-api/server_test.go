@@ -456,7 +456,8 @@ func TestMetricsCountPages(t *testing.T) {
 }
 
 // TestDemoStatus: an answer the demo models produced says so, with their
-// names; one of the models given with -models does not.
+// names; one of the models given with -models does not; both carry their
+// licence.
 func TestDemoStatus(t *testing.T) {
 	name, png := samplePage(t)
 	for _, demo := range []bool{true, false} {
@@ -472,12 +473,19 @@ func TestDemoStatus(t *testing.T) {
 		var r struct {
 			Demo       *bool    `json:"demo"`
 			DemoModels []string `json:"demo_models"`
+			License    string   `json:"license"`
+			LicenseURL string   `json:"license_url"`
 		}
 		if err := json.Unmarshal(b, &r); err != nil {
 			t.Fatal(err)
 		}
 		if demo && (r.Demo == nil || !*r.Demo || strings.Join(r.DemoModels, ",") != "v1.4,v2.4,v3.4,v4.4,v5.4") {
 			t.Errorf("demo answer: %s", b)
+		}
+		// The licence the answer carries (it said none): the demo models'
+		// is CC BY-NC 4.0.
+		if r.License == "" || r.LicenseURL == "" || demo && r.License != "CC BY-NC 4.0" {
+			t.Errorf("demo %v: licence %q %q", demo, r.License, r.LicenseURL)
 		}
 		if !demo && (r.Demo != nil || r.DemoModels != nil) {
 			t.Errorf("answer of the given models says demo: %s", b)
