@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 
 	"archivekit/internal/atomicfile"
 	"archivekit/internal/book"
@@ -73,6 +74,17 @@ type textPage struct {
 	Label string `json:"label,omitempty"`
 }
 
+// noPagesNote is what a METS file read as a metadata record because it has
+// no pages (err, from collectBook: an anchor file of a multi-volume work,
+// a METS without a PHYSICAL structMap) adds to a failure of its
+// translation, which said only that the field list matched nothing.
+func noPagesNote(err error) string {
+	if !errors.Is(err, errNoPages) {
+		return ""
+	}
+	return "it was read as a metadata record, being a METS file without pages: " + strings.TrimPrefix(err.Error(), errNoPages.Error()+": ")
+}
+
 // name prefixes a book's problems in a run of several books: its source
 // ("" when the book is the run's input).
 func (b *bookInfo) name(alone bool) string {
@@ -131,8 +143,9 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 	b, err := book.Read(ctx, location, book.Options{Fetcher: f, Pages: s.Pages, TextGroups: s.TextGroups, MaxBytes: maxDownload, Fetchers: s.FetchWorkers, FetchLater: lazy})
 	if errors.Is(err, book.ErrNoPages) && s.Pages == "" && (b == nil || b.Kind == book.METS) {
 		// A METS file without pages (descriptive metadata only) is a
-		// document: its fields are translated as metadata.
-		return nil, nil, nil, errNoPages
+		// document: its fields are translated as metadata; why it has
+		// no pages goes with it (noPagesNote).
+		return nil, nil, nil, fmt.Errorf("%w: %w", errNoPages, err)
 	}
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: %w", errBook, err)

@@ -812,3 +812,30 @@ func TestBookFolderMETSAndManifest(t *testing.T) {
 		t.Errorf("config.books %s (%v), want the METS book alone", raw, err)
 	}
 }
+
+// TestAnchorMETSSaysWhy: the anchor file of a multi-volume work holds no
+// pages and is read as a metadata record; when its fields match nothing,
+// the failure says it was read so and why, naming the volumes' METS files
+// (it said only that the field list matched nothing).
+func TestAnchorMETSSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	anchor := filepath.Join(dir, "anchor.xml")
+	writeFile(t, anchor, []byte(`<?xml version="1.0" encoding="UTF-8"?>
+<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">
+  <mets:structMap TYPE="LOGICAL"><mets:div TYPE="periodical">
+    <mets:div TYPE="volume"><mets:mptr LOCTYPE="URL" xlink:href="https://example.org/v1/mets.xml"/></mets:div>
+    <mets:div TYPE="volume"><mets:mptr LOCTYPE="URL" xlink:href="https://example.org/v2/mets.xml"/></mets:div>
+  </mets:div></mets:structMap>
+</mets:mets>`))
+	api := startAPI(t, translatortest.Config{})
+	out := t.TempDir()
+	r := runCLI(t, newEnv(api), anchor, "-o", out, "--vocabulary", "")
+	if r.code == exitOK {
+		t.Fatalf("exit 0 for an anchor METS whose fields match nothing: %s", r.stderr)
+	}
+	for _, want := range []string{"read as a metadata record, being a METS file without pages", "multi-volume work", "https://example.org/v1/mets.xml"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("the run does not say %q:\n%s", want, r.stderr)
+		}
+	}
+}

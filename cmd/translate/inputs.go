@@ -72,6 +72,9 @@ type input struct {
 	// Remote is set for a remote text file of a book kept at Path: its
 	// fetch is recorded in the ledger (runner.recordFetches).
 	Remote *remoteText
+	// NoPages says why a METS file is translated as a metadata record
+	// (noPagesNote); a failure of its translation says it too.
+	NoPages string
 }
 
 // isURL is book.IsURL: an http(s) URL with a host.
@@ -121,9 +124,11 @@ func collect(ctx context.Context, s *settings, client *http.Client, report func(
 		// among the shards, which only its content tells.
 		d := download(ctx, client, in, s.DownloadDir, s.Resume)
 		if d.Err == nil && isBookFile(d.Path) {
-			if inputs, all, bk, err := collectBook(ctx, s, in, place{}); !errors.Is(err, errNoPages) {
+			inputs, all, bk, err := collectBook(ctx, s, in, place{})
+			if !errors.Is(err, errNoPages) {
 				return inputs, all, oneBook(bk), err
 			}
+			d.NoPages = noPagesNote(err)
 		}
 		if !s.Shard.Has(in) {
 			return nil, []string{in}, nil, nil
@@ -138,15 +143,18 @@ func collect(ctx context.Context, s *settings, client *http.Client, report func(
 		if book.IsList(in) {
 			return collectList(ctx, s, client, in)
 		}
+		var noPages string
 		if isBookFile(in) {
-			if inputs, all, bk, err := collectBook(ctx, s, in, place{}); !errors.Is(err, errNoPages) {
+			inputs, all, bk, err := collectBook(ctx, s, in, place{})
+			if !errors.Is(err, errNoPages) {
 				return inputs, all, oneBook(bk), err
 			}
+			noPages = noPagesNote(err)
 		}
 		if !s.Shard.Has(filepath.Base(in)) {
 			return nil, []string{filepath.Base(in)}, nil, nil
 		}
-		return []input{{Path: in, Origin: in}}, []string{filepath.Base(in)}, nil, nil
+		return []input{{Path: in, Origin: in, NoPages: noPages}}, []string{filepath.Base(in)}, nil, nil
 	}
 	return collectDir(ctx, s, client, report)
 }
@@ -234,6 +242,7 @@ func listItem(ctx context.Context, s *settings, client *http.Client, list, loc s
 		// not a book: skipped for its name, as any document would be
 	case errors.Is(err, errNoPages):
 		// a METS file without pages: a metadata document
+		d.NoPages = noPagesNote(err)
 	default:
 		d.Err = err // a book not read: the others are translated
 	}
@@ -400,7 +409,7 @@ func readFolderBooks(ctx context.Context, s *settings, found []string, report fu
 			}
 		case errors.Is(berr, errNoPages):
 			if collectable(s, p, nil, report) {
-				fb.loose = append(fb.loose, input{Path: p, Origin: p, Dir: relDir(in, p)})
+				fb.loose = append(fb.loose, input{Path: p, Origin: p, Dir: relDir(in, p), NoPages: noPagesNote(berr)})
 			}
 		default:
 			fb.loose = append(fb.loose, input{Path: p, Origin: p, Dir: relDir(in, p), Err: berr})

@@ -1069,6 +1069,9 @@ func (r *runner) fromLedger(p *pass, inputs []input, i int, in input, name, dige
 // failed records an input whose translation failed, in the ledger too
 // unless the run was interrupted.
 func (r *runner) failed(ctx context.Context, p *pass, in input, name, digest string, err error) error {
+	if in.NoPages != "" {
+		err = fmt.Errorf("%w (%s)", err, in.NoPages)
+	}
 	r.fail(name, in.Origin, err)
 	p.bar.Fail(1)
 	if digest != "" && ctx.Err() == nil {
