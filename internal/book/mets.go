@@ -738,7 +738,9 @@ func (r *reader) metsPage(base loc, b *Book, d div, files map[string]*file) Page
 			r.text(b, &p, pf.f, pf.l)
 		}
 	}
-	if p.Image == nil && b.ImageGroup != "" {
+	if p.Image == nil && b.ImageGroup != "" && r.opts.Text == TextNone {
+		// Said to a reader for the images only: one for the text files
+		// (translate) warned of a page without an image it does not need.
 		b.Problems = append(b.Problems, Problem{Page: p.ID, Reason: "no image in fileGrp " + b.ImageGroup})
 	}
 	return p
