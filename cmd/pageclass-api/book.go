@@ -166,6 +166,9 @@ func (s *server) classifyBook(ctx context.Context, req *predictRequest, step *cl
 			req.book, n, len(idx), req.maxPDFPages, req.maxPDFPages)
 	}
 	res := &predicted{pages: n}
+	for _, p := range b.Problems {
+		res.bookProblems = append(res.bookProblems, p.String())
+	}
 	var pages []classify.Page
 	// The selected pages' images are fetched ahead, in order.
 	next, stop := lookahead.Run(ctx, len(idx), s.bookWorkers, func(ctx context.Context, k int) fetchedPage {

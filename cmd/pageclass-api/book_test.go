@@ -132,6 +132,25 @@ func servedOnce(t *testing.T, book *booktest.Server, n int) {
 	}
 }
 
+// TestPredictDocumentBookProblems: /predict_document says what the reader
+// said of the book (a canvas without an image here) in book_problems, as
+// pageclass warns of it (it said nothing).
+func TestPredictDocumentBookProblems(t *testing.T) {
+	bk := booktest.New(t, classifytest.Pages(t, 1), 3, true)
+	bk.NoImage(1)
+	_, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", EnvBookHosts: must(url.Parse(bk.URL)).Host}, nil)
+	status, body := postForm(t, ts.URL+"/predict_document", upload{Field: "book", Data: []byte(bk.ManifestURL())})
+	var resp struct {
+		BookProblems []string `json:"book_problems"`
+	}
+	if status != 200 || json.Unmarshal(body, &resp) != nil {
+		t.Fatalf("%d %s", status, body)
+	}
+	if want := bk.URL + "/iiif/book/canvas/p2: no image"; len(resp.BookProblems) != 1 || resp.BookProblems[0] != want {
+		t.Errorf("book_problems %q, want [%q]", resp.BookProblems, want)
+	}
+}
+
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)

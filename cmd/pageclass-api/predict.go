@@ -219,6 +219,9 @@ type predicted struct {
 	// pages not classified (book.go).
 	ids, orders []string
 	skipped     []skippedPage
+	// bookProblems are what the reader said of the book (a canvas painted
+	// by two images, files listed by no page).
+	bookProblems []string
 }
 
 // unservedVersion says why a version asked for is not served, and what is.
@@ -461,7 +464,7 @@ func (res *predicted) respond(w http.ResponseWriter, req *predictRequest) {
 	}
 	resp := documentResponse{Type: "document", Version: f.version, PageCount: res.pages, Record: res.rec, SchemaError: res.schemaErr,
 		ReviewCalibration: res.cal.applied.Public(), demoStatus: res.demoStatus()}
-	resp.Skipped = res.skipped
+	resp.Skipped, resp.BookProblems = res.skipped, res.bookProblems
 	for i, p := range res.probs {
 		pr := pageResult{Page: res.numbers[i], Label: res.labels[i], Predictions: top(p, f.topn), Review: res.reviews[i]}
 		if i < len(res.ids) {

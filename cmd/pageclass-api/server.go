@@ -555,6 +555,10 @@ type documentResponse struct {
 	// Skipped is an extra field of a book: its pages not classified, with
 	// the reason (an image that could not be fetched or read).
 	Skipped []skippedPage `json:"skipped,omitempty"`
+	// BookProblems is an extra field of a book: what the reader left out
+	// or found (a canvas painted by two images: only the first is read),
+	// as pageclass's run metadata warns of them.
+	BookProblems []string `json:"book_problems,omitempty"`
 	demoStatus
 }
 
