@@ -599,6 +599,9 @@ func TestCompose(t *testing.T) {
 				if p := s.Environment["TRANSLATE_PUBLIC_SERVICES"]; p == nil || *p != "refuse" {
 					t.Errorf("TRANSLATE_PUBLIC_SERVICES: want refuse")
 				}
+				if l := s.Environment["LEMMATIZER_URL"]; l == nil || *l == "" {
+					t.Errorf("LEMMATIZER_URL: want off or an address (translate refuses to start without, the public one refused)")
+				}
 			}
 			for _, err := range checkComposeJobs(f, s, c.jobs, v) {
 				t.Error(err)
@@ -738,6 +741,7 @@ func TestBatchJob(t *testing.T) {
 		{"classifier without its models", "- -m\n        - /app/model\n", "", "-m /app/model"},
 		{"classifier under 4 GiB", "memory: 6Gi", "memory: 2Gi", "4 GiB"},
 		{"public MT service allowed", "- name: TRANSLATE_PUBLIC_SERVICES\n          value: refuse", "- name: TRANSLATE_PUBLIC_SERVICES\n          value: allow", "TRANSLATE_PUBLIC_SERVICES"},
+		{"no lemmatiser while the public one is refused", "- name: LEMMATIZER_URL\n          value: \"off\"", "- name: NO_LEMMATIZER\n          value: \"off\"", "LEMMATIZER_URL"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !strings.Contains(data, c.old) {
@@ -769,6 +773,11 @@ func checkMT(env map[string]corev1.EnvVar) []error {
 	}
 	if e := env["TRANSLATE_PUBLIC_SERVICES"]; e.Value != "refuse" {
 		errs = append(errs, fmt.Errorf("TRANSLATE_PUBLIC_SERVICES %q, want refuse: documents would go to the public MT service", e.Value))
+	}
+	// With the public services refused, an unset lemmatiser stops
+	// translate at start (every batch index failed): off, or an address.
+	if e := env["LEMMATIZER_URL"]; e.Value == "" && e.ValueFrom == nil {
+		errs = append(errs, errors.New("LEMMATIZER_URL unset: with TRANSLATE_PUBLIC_SERVICES=refuse translate refuses to start; give off or your lemmatiser's address"))
 	}
 	return errs
 }

@@ -39,3 +39,32 @@ func SetFinished(q *Queue, id string, t time.Time) error {
 	_, err := q.exec(context.Background(), `UPDATE archivekit_job SET finished_ms = ? WHERE id = ?`, t.UnixMilli(), id)
 	return err
 }
+
+// OldSearchKeys rewrites job id's items' search keys in the form kept
+// before 2026-11-30 (foldKey), as a job submitted then has them.
+func OldSearchKeys(q *Queue, id string) error {
+	rows, err := q.query(context.Background(), `SELECT idx, name FROM archivekit_item WHERE job_id = ?`, id)
+	if err != nil {
+		return err
+	}
+	type item struct {
+		idx  int
+		name string
+	}
+	var items []item
+	for rows.Next() {
+		var it item
+		if err := rows.Scan(&it.idx, &it.name); err != nil {
+			rows.Close()
+			return err
+		}
+		items = append(items, it)
+	}
+	rows.Close()
+	for _, it := range items {
+		if _, err := q.exec(context.Background(), `UPDATE archivekit_item SET name_key = ? WHERE job_id = ? AND idx = ?`, foldKey(it.name), id, it.idx); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1445,6 +1445,14 @@ func testListFilter(t *testing.T, newStore store) {
 			t.Errorf("%s: jobs %v, want %v", c.query, got, c.want)
 		}
 	}
+	// A job submitted before the Turkish i's were one letter keeps its
+	// keys: found by its name as written.
+	if err := jobs.OldSearchKeys(q, ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := list("name=%C4%B0STANBUL"); fmt.Sprint(got) != "[1]" {
+		t.Errorf("İSTANBUL, an older job's key: jobs %v, want [1]", got)
+	}
 	if _, first := list("name=letters"); fmt.Sprint(first) != "[letters-1891.xml]" {
 		t.Errorf("first items %v", first)
 	}

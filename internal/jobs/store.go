@@ -449,7 +449,13 @@ type listFilter struct {
 // "istanbul" finds "İSTANBUL" and "ısparta" finds "ISPARTA", as a
 // Turkish archivist typing in lower case expects.
 func searchKey(s string) string {
-	return turkishI.Replace(norm.NFKC.String(cases.Fold().String(norm.NFKC.String(s))))
+	return turkishI.Replace(foldKey(s))
+}
+
+// foldKey is searchKey before the Turkish i's were one letter: the form
+// of the keys kept until 2026-11-30.
+func foldKey(s string) string {
+	return norm.NFKC.String(cases.Fold().String(norm.NFKC.String(s)))
 }
 
 // turkishI folds the Turkish i's ("i" with a combining dot above, as
@@ -486,6 +492,10 @@ func (q *Queue) list(ctx context.Context, limit int, before int64, f listFilter)
 		// encoded); an older one on its names, the case of ASCII letters
 		// aside (SQLite's LOWER knows no others).
 		key := "%" + likeEscaper.Replace(searchKey(f.Name)) + "%"
+		// Keys kept before the Turkish i's were one letter (2026-11-30)
+		// hold "İ" as "i" and a combining dot: matched in that form too,
+		// so such a job is still found by its name as written.
+		before := "%" + likeEscaper.Replace(foldKey(f.Name)) + "%"
 		exact := "%" + likeEscaper.Replace(f.Name) + "%"
 		lower := strings.Map(func(r rune) rune {
 			if 'A' <= r && r <= 'Z' {
@@ -493,10 +503,10 @@ func (q *Queue) list(ctx context.Context, limit int, before int64, f listFilter)
 			}
 			return r
 		}, exact)
-		match := `(%[2]s LIKE ? ESCAPE '\' OR (%[2]s IS NULL AND (LOWER(%[1]s) LIKE ? ESCAPE '\' OR %[1]s LIKE ? ESCAPE '\')))`
+		match := `(%[2]s LIKE ? ESCAPE '\' OR %[2]s LIKE ? ESCAPE '\' OR (%[2]s IS NULL AND (LOWER(%[1]s) LIKE ? ESCAPE '\' OR %[1]s LIKE ? ESCAPE '\')))`
 		where = append(where, "("+fmt.Sprintf(match, "COALESCE(book_url, '')", "book_key")+
 			" OR EXISTS (SELECT 1 FROM archivekit_item i WHERE i.job_id = archivekit_job.id AND "+fmt.Sprintf(match, "i.name", "i.name_key")+"))")
-		args = append(args, key, lower, exact, key, lower, exact)
+		args = append(args, key, before, lower, exact, key, before, lower, exact)
 	}
 	query := `SELECT seq, id FROM archivekit_job WHERE ` + strings.Join(where, " AND ") + ` ORDER BY seq DESC LIMIT ?`
 	args = append(args, limit+1)

@@ -56,7 +56,7 @@ type builder struct {
 	c        *Crate
 	entities map[string]Entity
 	byPath   map[string]string // absolute source path -> crate id
-	recordID string            // the record's crate path
+	recordID string            // the record's @id (its crate path, escaped)
 
 	runs         map[string]*run // by runKey
 	runOrder     []string        // runKeys, as first met
@@ -100,8 +100,11 @@ func newBuilder(in Input) (*builder, error) {
 
 // addRecord puts the record itself into the crate.
 func (b *builder) addRecord() error {
-	b.recordID = docrecord.FileName(b.docID)
-	return b.addFile(b.recordID, b.in.Document, Entity{"@type": "File", "name": "document record " + b.docID,
+	// Its @id as addFile writes it (escaped: a doc_id with a space or a
+	// slash made the runs' result name an entity the graph lacked).
+	rel := docrecord.FileName(b.docID)
+	b.recordID = fileID(rel)
+	return b.addFile(rel, b.in.Document, Entity{"@type": "File", "name": "document record " + b.docID,
 		"encodingFormat": "application/json"})
 }
 

@@ -337,6 +337,30 @@ func TestValidatorRules(t *testing.T) {
 	}
 }
 
+// TestOddDocID: a doc_id with a space, a slash or a hash makes a record
+// whose crate @id is escaped, and the runs' result names that @id (it
+// named the unescaped one, which the graph lacked: the self-test failed).
+func TestOddDocID(t *testing.T) {
+	for _, id := range []string{"CTX 1", "bsb/123", "a#b"} {
+		in, _ := fixture(t)
+		rec, _ := os.ReadFile(in.Document)
+		write(t, in.Document, strings.Replace(string(rec), `"doc_id": "CTX1"`, `"doc_id": "`+id+`"`, 1))
+		c, err := Build(in)
+		if err != nil {
+			t.Fatalf("%q: %v", id, err)
+		}
+		out := t.TempDir()
+		p, err := c.Write(out)
+		if err != nil {
+			t.Fatalf("%q: %v", id, err)
+		}
+		written, _ := os.ReadFile(p)
+		if bad := SelfTest(in, written, out); len(bad) > 0 {
+			t.Errorf("doc_id %q: %v", id, bad)
+		}
+	}
+}
+
 func keys(m map[string]map[string]any) []string {
 	var out []string
 	for k := range m {
