@@ -322,7 +322,12 @@ func (s *server) bookItems(ctx context.Context, location string, fields map[stri
 	// files listed by no page) and the METS image group, for the job's
 	// run metadata (jobRunMeta): they were said nowhere.
 	note := bookNote{ImageGroup: b.ImageGroup}
-	for _, p := range b.Problems {
+	for i, p := range b.Problems {
+		if i == maxNoteProblems {
+			// The note is bounded (jobs.MaxSummary): the rest counted.
+			note.Problems = append(note.Problems, fmt.Sprintf("and %d more", len(b.Problems)-i))
+			break
+		}
 		note.Problems = append(note.Problems, p.String())
 	}
 	if err := jobs.AnnotateBook(ctx, note); err != nil {
@@ -350,6 +355,11 @@ func (s *server) bookItems(ctx context.Context, location string, fields map[stri
 	}
 	return items, nil
 }
+
+// maxNoteProblems is how many of a book's problems its job's note keeps
+// (each a line of some 150 bytes: the note must stay under
+// jobs.MaxSummary, or the job keeps none).
+const maxNoteProblems = 100
 
 // bookNote is what a book job keeps of its book (jobs.AnnotateBook) for
 // its run metadata.

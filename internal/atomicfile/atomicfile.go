@@ -174,15 +174,38 @@ func Write(path string, perm os.FileMode, fill func(io.Writer) error) (err error
 // file the moment it has made it.
 const staleAge = 2 * time.Second
 
-// swept holds the folders this process has swept (sweepOnce).
-var swept sync.Map
+// maxSwept bounds the folders sweepOnce remembers: a service writes into
+// a new folder for every job, for as long as it runs.
+const maxSwept = 4096
+
+// swept holds the folders this process has swept (sweepOnce), up to
+// maxSwept, then starts again (a folder swept twice costs one more read of
+// its names).
+var swept struct {
+	sync.Mutex
+	dirs map[string]bool
+}
 
 // sweepOnce sweeps dir the first time this process writes into it.
 func sweepOnce(dir string) {
-	if _, done := swept.LoadOrStore(dir, true); !done {
-		Sweep(dir)
+	swept.Lock()
+	if swept.dirs[dir] {
+		swept.Unlock()
+		return
 	}
+	if swept.dirs == nil || len(swept.dirs) >= maxSwept {
+		swept.dirs = map[string]bool{}
+	}
+	swept.dirs[dir] = true
+	swept.Unlock()
+	Sweep(dir)
 }
+
+// Where a file system's locks do not reach the other hosts writing into
+// it (NFS mounted nolock or local_lock, some FUSE file systems), a writer
+// on another host whose file has not been written for staleAge may lose it
+// to a sweep here; its rename then fails with an error (no file is left
+// half-written). docs/pageclass.md says so.
 
 // Sweep removes from dir the temporary files of writers killed half-way
 // (".<name>.tmp-<digits>", made by Write): regular files of this user that
@@ -224,7 +247,10 @@ func tempName(name string) bool {
 // removeStale removes the temporary file p when it is this user's, has not
 // been written for staleAge and no writer holds it locked.
 func removeStale(p string) bool {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	// Opened for writing: NFS emulates flock with POSIX locks, whose
+	// exclusive lock needs a file open for writing (a read-only one was
+	// never locked there, so nothing was swept). Nothing is written.
+	f, err := os.OpenFile(p, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"archivekit/internal/fetch"
@@ -103,11 +104,15 @@ func FetchDerivative(ctx context.Context, f *fetch.Fetcher, linked bool, s *Imag
 // before any image server was asked (a book job's item, Derivative at
 // size): when it is a IIIF Image request (ImageRequest) for the full image,
 // which a manifest saying too little of its service gives, the service's
-// image information is read first and the image asked within it; one the
-// server refuses is asked again so, as FetchDerivative does. Any other
-// URL is fetched as it is.
+// image information is read first and the image asked within it at size;
+// one the server refuses is asked again so, at the size it asked for (the
+// plan's, which size only stands in for when it names none), as
+// FetchDerivative does. Any other URL is fetched as it is.
 func FetchPlanned(ctx context.Context, f *fetch.Fetcher, linked bool, rawURL string, size int) ([]byte, string, error) {
 	s, param, ok := ImageRequest(rawURL)
+	if n := sizeOf(param); n > 0 {
+		size = n
+	}
 	if !ok {
 		get := f.Get
 		if linked {
@@ -141,6 +146,19 @@ func ImageRequest(rawURL string) (s *ImageService, size string, ok bool) {
 		s.Version = 1
 	}
 	return s, m[2], true
+}
+
+// sizeOf is the long side a IIIF size parameter asks for ("!384,384",
+// "384,", ",384", "310,439"); 0 for one that names none ("max", "full",
+// "pct:50").
+func sizeOf(param string) int {
+	w, h, ok := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(param, "^"), "!"), ",")
+	if !ok {
+		return 0
+	}
+	a, _ := strconv.Atoi(w)
+	b, _ := strconv.Atoi(h)
+	return max(a, b, 0)
 }
 
 // fetchWithInfo fetches first, the request planned for service s at size,

@@ -314,6 +314,17 @@ func TestFetchDerivativeInfo(t *testing.T) {
 	}
 }
 
+// TestSizeOf: the size a planned request asks for, which a refused one is
+// asked again at (a job's smaller model was fetched at the ensemble's
+// size).
+func TestSizeOf(t *testing.T) {
+	for param, want := range map[string]int{"!384,384": 384, "224,": 224, ",300": 300, "310,439": 439, "^!500,500": 500, "max": 0, "full": 0, "pct:50": 0} {
+		if got := sizeOf(param); got != want {
+			t.Errorf("sizeOf(%q) = %d, want %d", param, got, want)
+		}
+	}
+}
+
 func TestImageRequest(t *testing.T) {
 	for _, c := range []struct {
 		url, id, size string
