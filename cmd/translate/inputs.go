@@ -751,11 +751,10 @@ func doRetrying(ctx context.Context, client *http.Client, req *http.Request) (*h
 			if ctx.Err() != nil || !ledger.Transient(err) {
 				return nil, err
 			}
+		case resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode < 500:
+			return resp, nil // the caller reads it whole, its body untouched
 		default:
 			se := fetch.StatusOf(req.URL.String(), resp)
-			if !se.Transient() {
-				return resp, nil
-			}
 			resp.Body.Close()
 			err = se
 		}
