@@ -264,6 +264,7 @@ func (b *builder) addParadata(p string, required bool) error {
 	r.image = cmp.Or(r.image, pd.DockerImage)
 	r.runner = cmp.Or(r.runner, pd.RunnerRef)
 	r.start = cmp.Or(r.start, utc(pd.StartTime))
+	r.status, r.errText = pd.Status, pd.Error
 	// The run's end as its run metadata says, when later than the
 	// record's stamps (a classification run stamps its record when it
 	// starts: its endTime was its startTime).
@@ -455,6 +456,15 @@ func (r *run) action(results, objects []any) (act, sw Entity) {
 	}
 	if r.paradata != "" {
 		act["subjectOf"] = ref(r.paradata)
+	}
+	// How the run ended, as its run metadata says: a failed or canceled
+	// job read like a completed one.
+	switch r.status {
+	case "completed":
+		act["actionStatus"] = ref("http://schema.org/CompletedActionStatus")
+	case "failed", "canceled", "interrupted":
+		act["actionStatus"] = ref("http://schema.org/FailedActionStatus")
+		act["error"] = cmp.Or(r.errText, r.status)
 	}
 	return act, sw
 }

@@ -84,7 +84,7 @@ func BuildJob(j Job) (*Crate, error) {
 		objects = append(objects, ref(id))
 	}
 	r := &run{program: pd.Program, runID: pd.RunID, version: pd.ToolVersion, image: pd.DockerImage, runner: pd.RunnerRef,
-		start: utc(pd.StartTime), end: utc(pd.EndTime), paradata: metaID}
+		start: utc(pd.StartTime), end: utc(pd.EndTime), paradata: metaID, status: pd.Status, errText: pd.Error}
 	sortRefs(results)
 	act, sw := r.action(results, objects)
 	b.put(sw)

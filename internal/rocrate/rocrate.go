@@ -72,9 +72,11 @@ func crateContext() []any {
 // in the crate): a URI path, its characters outside RFC 3986's path
 // escaped ("page one #1.json" as "page%20one%20%231.json"), which the
 // validators resolve to the file ("%20" in a name was read as a space, a
-// "#" as a fragment).
+// "#" as a fragment), and its colons too: "urn:nbn:cz:1.document.json"
+// read as a URN, not a file of the crate, which ro-crate-py dropped when
+// it wrote the crate again.
 func fileID(rel string) string {
-	return (&url.URL{Path: rel}).EscapedPath()
+	return strings.ReplaceAll((&url.URL{Path: rel}).EscapedPath(), ":", "%3A")
 }
 
 // idPath is the slash path in the crate of the file whose @id is id.
@@ -122,6 +124,9 @@ type run struct {
 	start, end                             string
 	blocks                                 []string
 	paradata                               string // crate path of its run metadata
+	// status and errText are its run metadata's status and error
+	// ("completed", "failed", "canceled", ...; "" when not read).
+	status, errText string
 }
 
 // paradataDoc is the part of a run-metadata file the exporter reads.
@@ -135,6 +140,8 @@ type paradataDoc struct {
 	EndTime     string `json:"end_time"`
 	DockerImage string `json:"docker_image"`
 	RunnerRef   string `json:"runner_ref"`
+	Status      string `json:"status"`
+	Error       string `json:"error"`
 }
 
 // JSON returns the metadata file: two-space indented, keys sorted, no HTML
@@ -304,8 +311,8 @@ func Check(data []byte, dir string) []string {
 	for _, e := range doc.Graph {
 		for k, v := range e {
 			for _, r := range refs(v) {
-				if e.ID() == MetadataFile && k == "conformsTo" {
-					continue // the specification itself
+				if e.ID() == MetadataFile && k == "conformsTo" || k == "actionStatus" && strings.HasPrefix(r, "http://schema.org/") {
+					continue // the specification itself; a term of the vocabulary
 				}
 				if _, ok := ids[r]; !ok {
 					bad = append(bad, fmt.Sprintf("%s.%s refers to %s, which is not in the graph", e.ID(), k, r))

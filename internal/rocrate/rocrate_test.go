@@ -2,6 +2,7 @@ package rocrate
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -341,7 +342,7 @@ func TestValidatorRules(t *testing.T) {
 // whose crate @id is escaped, and the runs' result names that @id (it
 // named the unescaped one, which the graph lacked: the self-test failed).
 func TestOddDocID(t *testing.T) {
-	for _, id := range []string{"CTX 1", "bsb/123", "a#b"} {
+	for _, id := range []string{"CTX 1", "bsb/123", "a#b", "urn:nbn:cz:aba001-000123"} {
 		in, _ := fixture(t)
 		rec, _ := os.ReadFile(in.Document)
 		write(t, in.Document, strings.Replace(string(rec), `"doc_id": "CTX1"`, `"doc_id": "`+id+`"`, 1))
@@ -357,6 +358,41 @@ func TestOddDocID(t *testing.T) {
 		written, _ := os.ReadFile(p)
 		if bad := SelfTest(in, written, out); len(bad) > 0 {
 			t.Errorf("doc_id %q: %v", id, bad)
+		}
+		// No @id of a file reads as a URI with a scheme (a URN's colons
+		// made the record a remote entity).
+		for eid, e := range graphOf(t, written) {
+			if e["@type"] == "File" && strings.Contains(eid, ":") {
+				t.Errorf("doc_id %q: file @id %q has a colon", id, eid)
+			}
+		}
+	}
+}
+
+// TestActionStatus: a run's CreateAction says how it ended, from its run
+// metadata's status: completed, or failed with its error (a failed or
+// canceled job read like a completed one).
+func TestActionStatus(t *testing.T) {
+	for _, c := range []struct{ status, errText, want, wantErr string }{
+		{"completed", "", "http://schema.org/CompletedActionStatus", ""},
+		{"failed", "every item failed", "http://schema.org/FailedActionStatus", "every item failed"},
+		{"interrupted", "", "http://schema.org/FailedActionStatus", "interrupted"},
+	} {
+		in, _ := fixture(t)
+		para, _ := os.ReadFile(in.Paradata[0])
+		write(t, in.Paradata[0], strings.Replace(string(para), `"runner_ref":"runner-7"`, fmt.Sprintf(`"runner_ref":"runner-7","status":%q,"error":%q`, c.status, c.errText), 1))
+		cr, err := Build(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := cr.JSON()
+		if bad := Check(data, ""); len(bad) > 0 {
+			t.Errorf("%s: %v", c.status, bad)
+		}
+		act := graphOf(t, data)["#run-page-classification-260101-120000"]
+		st, _ := act["actionStatus"].(map[string]any)
+		if st["@id"] != c.want || c.wantErr != "" && act["error"] != c.wantErr {
+			t.Errorf("%s: actionStatus %v, error %v; want %s, %q", c.status, act["actionStatus"], act["error"], c.want, c.wantErr)
 		}
 	}
 }
