@@ -59,11 +59,7 @@ func TestJobs(t *testing.T) {
 	if st.State != jobs.Succeeded || st.Items != (jobs.Counts{Total: 3, Succeeded: 2, Failed: 1}) || st.Errors[0].Name != "notes.txt" || st.Errors[0].Status != 400 {
 		t.Fatalf("%+v", st)
 	}
-	var res jobs.Results
-	r, _ := http.Get(ts.URL + "/jobs/" + st.ID + "/results")
-	if err := json.Unmarshal(servicetest.ReadBody(t, r), &res); err != nil {
-		t.Fatal(err)
-	}
+	res := jobResults(t, ts.URL, st.ID)
 	// GET /jobs/{id} says the failed item's reason, its answer's.
 	var failed service.ErrorBody
 	if err := json.Unmarshal(res.Items[2].Output, &failed); err != nil || failed.Reason != service.ReasonUnsupportedFormat || st.Errors[0].Reason != failed.Reason {
@@ -233,11 +229,7 @@ func TestJobsBook(t *testing.T) {
 		t.Errorf("after the thumbnail, asked twice, requests %v (denied %v), want page 1's image once more", log, denied)
 	}
 	bookJob := st.ID
-	var res jobs.Results
-	r, _ := http.Get(ts.URL + "/jobs/" + st.ID + "/results")
-	if err := json.Unmarshal(servicetest.ReadBody(t, r), &res); err != nil {
-		t.Fatal(err)
-	}
+	res := jobResults(t, ts.URL, st.ID)
 	code, body := postForm(t, ts.URL+"/predict_document", field("book", bk.ManifestURL()), field("pages", "1-3"), field("topn", "2"))
 	var doc struct {
 		Pages []struct {
@@ -444,11 +436,7 @@ func TestJobsBookProblems(t *testing.T) {
 	if st.State != jobs.Succeeded {
 		t.Fatalf("%+v", st)
 	}
-	var res jobs.Results
-	r, _ := http.Get(ts.URL + "/jobs/" + st.ID + "/results")
-	if err := json.Unmarshal(servicetest.ReadBody(t, r), &res); err != nil {
-		t.Fatal(err)
-	}
+	res := jobResults(t, ts.URL, st.ID)
 	var rm paradata.Document
 	if err := json.Unmarshal(res.RunMetadata, &rm); err != nil {
 		t.Fatal(err)

@@ -131,21 +131,29 @@ func TestBuild(t *testing.T) {
 	}
 }
 
-func TestWriteAndSelfTest(t *testing.T) {
-	in, _ := fixture(t)
+// export builds in's crate, writes it into a new folder and self-tests
+// it: the folder, the crate and its metadata file as written.
+func export(t *testing.T, in Input) (out string, c *Crate, written []byte) {
+	t.Helper()
 	c, err := Build(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := t.TempDir()
+	out = t.TempDir()
 	p, err := c.Write(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	written, _ := os.ReadFile(p)
+	written, _ = os.ReadFile(p)
 	if bad := SelfTest(in, written, out); len(bad) > 0 {
 		t.Fatal(bad)
 	}
+	return out, c, written
+}
+
+func TestWriteAndSelfTest(t *testing.T) {
+	in, _ := fixture(t)
+	out, _, written := export(t, in)
 	for _, f := range []string{"CTX1.document.json", "doc_en.alto.xml", "paradata/260101-120000_page-classification.json"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
@@ -298,19 +306,7 @@ func TestValidatorRules(t *testing.T) {
 	write(t, in.Document, strings.ReplaceAll(string(rec), "../out/doc_en.alto.xml", "../out/"+odd))
 	para, _ := os.ReadFile(in.Paradata[0])
 	write(t, in.Paradata[0], strings.Replace(string(para), `"end_time":"2026-01-01T12:00:05Z"`, `"end_time":"2026-01-01T12:00:35Z"`, 1))
-	c, err := Build(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	p, err := c.Write(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	written, _ := os.ReadFile(p)
-	if bad := SelfTest(in, written, out); len(bad) > 0 {
-		t.Fatal(bad)
-	}
+	out, c, written := export(t, in)
 	var doc struct {
 		Context []any `json:"@context"`
 	}
@@ -343,29 +339,19 @@ func TestValidatorRules(t *testing.T) {
 // named the unescaped one, which the graph lacked: the self-test failed).
 func TestOddDocID(t *testing.T) {
 	for _, id := range []string{"CTX 1", "bsb/123", "a#b", "urn:nbn:cz:aba001-000123"} {
-		in, _ := fixture(t)
-		rec, _ := os.ReadFile(in.Document)
-		write(t, in.Document, strings.Replace(string(rec), `"doc_id": "CTX1"`, `"doc_id": "`+id+`"`, 1))
-		c, err := Build(in)
-		if err != nil {
-			t.Fatalf("%q: %v", id, err)
-		}
-		out := t.TempDir()
-		p, err := c.Write(out)
-		if err != nil {
-			t.Fatalf("%q: %v", id, err)
-		}
-		written, _ := os.ReadFile(p)
-		if bad := SelfTest(in, written, out); len(bad) > 0 {
-			t.Errorf("doc_id %q: %v", id, bad)
-		}
-		// No @id of a file reads as a URI with a scheme (a URN's colons
-		// made the record a remote entity).
-		for eid, e := range graphOf(t, written) {
-			if e["@type"] == "File" && strings.Contains(eid, ":") {
-				t.Errorf("doc_id %q: file @id %q has a colon", id, eid)
+		t.Run(id, func(t *testing.T) {
+			in, _ := fixture(t)
+			rec, _ := os.ReadFile(in.Document)
+			write(t, in.Document, strings.Replace(string(rec), `"doc_id": "CTX1"`, `"doc_id": "`+id+`"`, 1))
+			_, _, written := export(t, in)
+			// No @id of a file reads as a URI with a scheme (a URN's
+			// colons made the record a remote entity).
+			for eid, e := range graphOf(t, written) {
+				if e["@type"] == "File" && strings.Contains(eid, ":") {
+					t.Errorf("file @id %q has a colon", eid)
+				}
 			}
-		}
+		})
 	}
 }
 
