@@ -254,6 +254,26 @@ func earlierParts(dir string) ([]string, error) {
 	return parts, nil
 }
 
+// dangling lists the references of graph's entities to @ids that ids
+// (the graph's) lack, but for the descriptor's specification and the
+// vocabulary's action statuses.
+func dangling(graph []Entity, ids map[string]Entity) []string {
+	var bad []string
+	for _, e := range graph {
+		for k, v := range e {
+			for _, r := range refs(v) {
+				if e.ID() == MetadataFile && k == "conformsTo" || k == "actionStatus" && strings.HasPrefix(r, "http://schema.org/") {
+					continue // the specification itself; a term of the vocabulary
+				}
+				if _, ok := ids[r]; !ok {
+					bad = append(bad, fmt.Sprintf("%s.%s refers to %s, which is not in the graph", e.ID(), k, r))
+				}
+			}
+		}
+	}
+	return bad
+}
+
 // Check lists the structural problems of a metadata file: not JSON, wrong
 // context, descriptor not first, root not second, the rest not sorted by @id
 // or with duplicate @ids, references to entities that are not in the graph,
@@ -308,18 +328,7 @@ func Check(data []byte, dir string) []string {
 			bad = append(bad, "datePublished "+s+" is not an ISO 8601 date-time")
 		}
 	}
-	for _, e := range doc.Graph {
-		for k, v := range e {
-			for _, r := range refs(v) {
-				if e.ID() == MetadataFile && k == "conformsTo" || k == "actionStatus" && strings.HasPrefix(r, "http://schema.org/") {
-					continue // the specification itself; a term of the vocabulary
-				}
-				if _, ok := ids[r]; !ok {
-					bad = append(bad, fmt.Sprintf("%s.%s refers to %s, which is not in the graph", e.ID(), k, r))
-				}
-			}
-		}
-	}
+	bad = append(bad, dangling(doc.Graph, ids)...)
 	for _, r := range refs(root["hasPart"]) {
 		if r == sourceID || strings.HasPrefix(r, regenerablePrefix) {
 			bad = append(bad, "hasPart holds "+r+" (source and regenerable outputs are never parts)")
