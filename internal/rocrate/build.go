@@ -331,6 +331,12 @@ func (b *builder) addDerived() error {
 			}
 			continue
 		}
+		if filepath.IsAbs(s) {
+			// A record written elsewhere may name any file this user can
+			// read: said, so that what a crate holds is seen before it is
+			// published.
+			b.c.Warnings = append(b.c.Warnings, fmt.Sprintf("derived_from.%s: %s is an absolute path, copied into the crate as %s; check it is the record's output", key, s, cratePath(s)))
+		}
 		if err := b.addFile(cratePath(s), p, Entity{"@type": "File", "name": key, "description": "derived_from." + key,
 			"encodingFormat": mediaType(p)}); err != nil {
 			return err

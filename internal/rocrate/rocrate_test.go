@@ -383,6 +383,24 @@ func TestActionStatus(t *testing.T) {
 	}
 }
 
+// TestAbsoluteDerivedFrom: an output the record names by an absolute path
+// is copied, and said in the warnings (a record from elsewhere may name
+// any file the user can read; it was copied without a word).
+func TestAbsoluteDerivedFrom(t *testing.T) {
+	in, dir := fixture(t)
+	abs := filepath.Join(dir, "out", "doc_en.alto.xml")
+	rec, _ := os.ReadFile(in.Document)
+	write(t, in.Document, strings.ReplaceAll(string(rec), `"translated_xml": "../out/doc_en.alto.xml"`, `"translated_xml": "`+abs+`"`))
+	_, c, _ := export(t, in)
+	var said bool
+	for _, w := range c.Warnings {
+		said = said || strings.Contains(w, abs+" is an absolute path")
+	}
+	if !said {
+		t.Errorf("warnings %q: want the absolute path named", c.Warnings)
+	}
+}
+
 func keys(m map[string]map[string]any) []string {
 	var out []string
 	for k := range m {
