@@ -133,7 +133,8 @@ type settings struct {
 	ConfigUnknown []string
 	// EnvFromConfig are the environment variables the configuration file
 	// sets (its translation_url: TRANSLATION_URL; public_services:
-	// TRANSLATE_PUBLIC_SERVICES), read as if exported: a job run by cron,
+	// TRANSLATE_PUBLIC_SERVICES; lemmatizer_url: LEMMATIZER_URL), read as
+	// if exported: a job run by cron,
 	// which loses the shell's environment, sent the text to the public
 	// service with only a warning. See withConfigEnv.
 	EnvFromConfig map[string]string
@@ -181,7 +182,7 @@ const (
 
 var configKeys = []string{"input_path", "source_lang", "target_lang", "formats", "output", "fields",
 	"vocabulary", "translation_backend", "output_mode", "lang_min_length", "lang_min_confidence", "default_source_lang", "element_lang", "retry_rounds", "fetch_workers",
-	"translation_url", "public_services"}
+	"translation_url", "public_services", "lemmatizer_url"}
 
 // parse reads the command line and the configuration file and resolves every
 // setting. Errors are usage errors (cliflags.UsageError).
@@ -214,6 +215,11 @@ func parse(args []string, getenv func(string) string, stdout io.Writer) (*settin
 	return s, false, nil
 }
 
+// envLemmatizer is the variable naming the lemmatiser, which the
+// configuration's lemmatizer_url sets (a cron job with public_services =
+// refuse and no lemmatiser could not start: the file could not say off).
+const envLemmatizer = "LEMMATIZER_URL"
+
 // withConfigEnv is the environment lookup with what the configuration file
 // sets (settings.EnvFromConfig): its translation_url wins over
 // TRANSLATION_URL (and its aliases), as its translation_backend wins over
@@ -233,6 +239,14 @@ func withConfigEnv(s *settings, lookup func(string) (string, bool)) func(string)
 			case slices.Contains(mtapi.URLSettings, k):
 				return "", false // an alias: the configuration's address is the one
 			}
+		}
+		if v, ok := s.EnvFromConfig[envLemmatizer]; ok && (k == envLemmatizer || k == "UDPIPE_URL") {
+			// The configuration's lemmatiser (an address, or off) wins
+			// over the environment's, as its translation_url does.
+			if k == envLemmatizer {
+				return v, true
+			}
+			return "", false
 		}
 		if k == transport.EnvPublicServices {
 			if v, ok := s.EnvFromConfig[k]; ok {
@@ -305,7 +319,7 @@ func resolve(c *cli, set map[string]bool, getenv func(string) string) (*settings
 	if err := s.setShard(c); err != nil {
 		return nil, err
 	}
-	for key, env := range map[string]string{"translation_url": mtapi.URLSettings[0], "public_services": transport.EnvPublicServices} {
+	for key, env := range map[string]string{"translation_url": mtapi.URLSettings[0], "public_services": transport.EnvPublicServices, "lemmatizer_url": envLemmatizer} {
 		if v := strings.TrimSpace(cfg[key]); v != "" {
 			if s.EnvFromConfig == nil {
 				s.EnvFromConfig = map[string]string{}

@@ -142,6 +142,9 @@ func checkEnvironment(s *settings, getenv func(string) string, log *slog.Logger)
 		return false
 	}
 	if err := session.CheckEnv(getenv); err != nil {
+		if strings.Contains(err.Error(), envLemmatizer) {
+			err = fmt.Errorf("%w (a configuration file may say it too: lemmatizer_url = off, or the address)", err)
+		}
 		log.Error("usage error", "error", err)
 		return false
 	}

@@ -206,6 +206,19 @@ func TestTranslationURLFromConfig(t *testing.T) {
 	if r.code == exitOK || !strings.Contains(r.stderr, "TRANSLATE_PUBLIC_SERVICES") {
 		t.Errorf("public_services = allow under the environment's refuse: exit %d:\n%s", r.code, r.stderr)
 	}
+	// A cron job's whole set-up in the file, nothing in the environment:
+	// the API, the public services refused and the lemmatiser off (the
+	// file could not say off: with refuse and no lemmatiser the run
+	// refused to start, naming only the variable).
+	delete(e, transport.EnvPublicServices)
+	r = runCLI(t, e, recordArgs(rec, filepath.Join(dir, "out4"), "-c", cfg("translation_url = "+api.URL+"\npublic_services = refuse\n"))...)
+	if r.code == exitOK || !strings.Contains(r.stderr, "lemmatizer_url = off") {
+		t.Errorf("refuse without a lemmatiser: exit %d, want the configuration key named:\n%s", r.code, r.stderr)
+	}
+	r = runCLI(t, e, recordArgs(rec, filepath.Join(dir, "out5"), "-c", cfg("translation_url = "+api.URL+"\npublic_services = refuse\nlemmatizer_url = off\n"))...)
+	if r.code != exitOK {
+		t.Errorf("translation_url, public_services = refuse and lemmatizer_url = off: exit %d:\n%s", r.code, r.stderr)
+	}
 }
 
 // TestDownloadFolderPlantedLink: a download folder that another user
