@@ -27,14 +27,12 @@ func (s *server) jobRunMeta(ctx context.Context, j jobs.RunJob) (jobs.RunRecord,
 	if err != nil {
 		return nil, err
 	}
-	var conds []string
+	demo := false
 	for _, m := range members {
 		run.AddModel(paradata.Model{Revision: m.model.Name, Path: m.model.Dir, Base: m.model.Meta.Base, License: m.model.Meta.License, Digest: m.digest, Demo: m.demo})
-		if m.demo {
-			conds = []string{"demo"}
-		}
+		demo = demo || m.demo
 	}
-	run.SetLicence(s.comps.Resolve(s.comps.Counting(conds...)...))
+	run.SetLicence(s.answerLicence(demo)) // the licence its answers carry, resolved once for both
 	o := s.engine.opt
 	run.SetConfig("service", "pageclass-api")
 	run.SetConfig("device", o.Device)
