@@ -180,16 +180,16 @@ func (d *documents) one(file, baseline, out, outDir string, schema *docrecord.Sc
 		dir = filepath.Dir(out)
 	}
 	ref := docrecord.Ref(dir, d.r.para.Path())
+	snap := d.r.para.Snapshot()
 	rec, err := docrecord.ApplyPages(schema, docrecord.PageUpdate{
 		Baseline: base, DocID: docID(file), Pages: preds,
-		Program: paradata.Program, RunID: d.r.stamp, ParadataRef: ref, At: d.r.start,
+		Program: paradata.Program, RunID: snap.RunID, ParadataRef: ref, At: d.r.start,
 		Owners: docrecord.PageClassifierPrograms, Strict: c.StrictDocumentJSON, Source: d.source(file),
 	})
 	if err != nil {
 		return fmt.Errorf("document record of %s: %w", file, err)
 	}
-	snap := d.r.para.Snapshot()
-	pc := docrecord.NewContributor(paradata.Program, snap.ToolVersion, d.r.stamp, d.r.start, snap.LicenseDetail, "page_categories")
+	pc := docrecord.NewContributor(paradata.Program, snap.ToolVersion, snap.RunID, d.r.start, snap.LicenseDetail, "page_categories")
 	pc.ParadataRef, pc.ContainerImage, pc.RunnerRef = ref, snap.DockerImage, snap.RunnerRef
 	if err := rec.AddProvenance(pc); err != nil {
 		return fmt.Errorf("document record of %s: %w", file, err)

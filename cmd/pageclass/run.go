@@ -538,7 +538,7 @@ func (r *runner) progressOut() io.Writer {
 // metadata that they were interrupted, and in this run's which they were.
 // A run still going holds its ledger file and is left alone.
 func (r *runner) markInterrupted(led *ledger.Ledger) {
-	r.para.RecordInterrupted(r.log, r.stamp, led.Ended(), paradata.ClassifierMeta(r.cli.Results))
+	r.para.RecordInterrupted(r.log, r.para.Snapshot().RunID, led.Ended(), paradata.ClassifierMeta(r.cli.Results))
 }
 
 // onOff names a switch's state in the run metadata.

@@ -268,7 +268,7 @@ func writeMerged(s *settings, comps *licence.Components, runs []shardDoc, supers
 	if err != nil {
 		return err
 	}
-	d.RunID = stamp
+	d.RunID = paradata.RunIDFor(stamp)
 	path := filepath.Join(s.Output, name(stamp))
 	fpath := filepath.Join(s.Output, stamp+"_translator_failures.csv")
 	if err := ledger.WriteFailures(fpath, failures); err != nil {

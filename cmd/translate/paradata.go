@@ -34,7 +34,7 @@ func newRunRecord(dir string, start time.Time, sh shard.Spec, comps *licence.Com
 	}
 	path := filepath.Join(dir, name(stamp))
 	info := paradata.NewInfo(getenv)
-	info.RunID = stamp
+	info.RunID = paradata.RunIDFor(stamp)
 	return &runRecord{Run: runmeta.New(path, start, info, comps, usage), path: path, stamp: stamp, usage: usage}, nil
 }
 

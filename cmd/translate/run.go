@@ -77,6 +77,8 @@ func runIn(ctx context.Context, args []string, lookup func(string) (string, bool
 	if w := configURLNote(s, lookup); w != "" {
 		log.Warn(w)
 	}
+	envLookup := lookup // the environment's own, without the file's
+	envGetenv := func(k string) string { v, _ := envLookup(k); return v }
 	lookup = withConfigEnv(s, lookup)
 	getenv = func(k string) string { v, _ := lookup(k); return v }
 	for _, k := range s.ConfigUnknown {
@@ -86,10 +88,10 @@ func runIn(ctx context.Context, args []string, lookup func(string) (string, bool
 	for _, w := range s.PathWarnings {
 		log.Warn(w)
 	}
-	if w := cliflags.ZoneWarning(getenv("TZ")); w != "" {
+	if w := cliflags.ZoneWarning(getenv("TZ"), "the run's stamps"); w != "" {
 		log.Warn(w)
 	}
-	if !checkEnvironment(s, getenv, log) || !checkURLSettings(s, lookup, log) {
+	if !checkEnvironment(s, getenv, envGetenv, log) || !checkURLSettings(s, lookup, log) {
 		return exitUsage
 	}
 	comps, err := loadComponents(s.ConfigFile, getenv)
@@ -133,17 +135,32 @@ func runIn(ctx context.Context, args []string, lookup func(string) (string, bool
 	return r.start(ctx, comps, inputs, all)
 }
 
+// lemmatizerAdvice is the error of a run that has no lemmatiser while the
+// public one is refused (err, which names the variables): when the
+// configuration file refused it (envGetenv, the environment without the
+// file's settings, does not), the error says so and names the file's
+// key that gives the way out (the variable it named was never set).
+func lemmatizerAdvice(s *settings, envGetenv func(string) string, err error) error {
+	fromFile := strings.EqualFold(strings.TrimSpace(s.EnvFromConfig[transport.EnvPublicServices]), "refuse") &&
+		!strings.EqualFold(strings.TrimSpace(envGetenv(transport.EnvPublicServices)), "refuse")
+	if !fromFile {
+		return fmt.Errorf("%w (a configuration file may say it too: lemmatizer_url = off, or the address)", err)
+	}
+	return fmt.Errorf("no lemmatiser: public_services = refuse in %s refuses the public one; add lemmatizer_url = <the address of your UDPipe service> to that file, or lemmatizer_url = off to match no single vocabulary word (or set %s)",
+		cmp.Or(s.ConfigFile.Path, s.ConfigPath, "the configuration file"), envLemmatizer)
+}
+
 // checkEnvironment refuses, as usage errors, a backend's missing or bad
 // environment (LLM_BASE_URL, CT2_MODEL_DIR, ...) and the other environment
 // values the run reads, before anything is read or written.
-func checkEnvironment(s *settings, getenv func(string) string, log *slog.Logger) bool {
+func checkEnvironment(s *settings, getenv, envGetenv func(string) string, log *slog.Logger) bool {
 	if err := session.CheckConfig(s.Backend, getenv); err != nil {
 		log.Error("usage error", "backend", s.Backend, "error", err)
 		return false
 	}
 	if err := session.CheckEnv(getenv); err != nil {
 		if strings.Contains(err.Error(), envLemmatizer) {
-			err = fmt.Errorf("%w (a configuration file may say it too: lemmatizer_url = off, or the address)", err)
+			err = lemmatizerAdvice(s, envGetenv, err)
 		}
 		log.Error("usage error", "error", err)
 		return false
@@ -661,7 +678,7 @@ func (r *runner) run(ctx context.Context, inputs []input) error {
 	if s.Resume {
 		// Earlier runs of this configuration killed or crashed are marked
 		// interrupted, continued by this run (--retry-failed is a resume).
-		pd.RecordInterrupted(r.log, pd.stamp, led.Ended(), paradata.MetaBeside(s.Output))
+		pd.RecordInterrupted(r.log, pd.Snapshot().RunID, led.Ended(), paradata.MetaBeside(s.Output))
 	}
 	pd.SetConfig("resume", s.Resume)
 	if s.Resume {

@@ -212,8 +212,11 @@ func TestTranslationURLFromConfig(t *testing.T) {
 	// refused to start, naming only the variable).
 	delete(e, transport.EnvPublicServices)
 	r = runCLI(t, e, recordArgs(rec, filepath.Join(dir, "out4"), "-c", cfg("translation_url = "+api.URL+"\npublic_services = refuse\n"))...)
-	if r.code == exitOK || !strings.Contains(r.stderr, "lemmatizer_url = off") {
-		t.Errorf("refuse without a lemmatiser: exit %d, want the configuration key named:\n%s", r.code, r.stderr)
+	// The error says the file refused the public lemmatiser (it named
+	// TRANSLATE_PUBLIC_SERVICES, which was never set) and names its keys.
+	if r.code == exitOK || !strings.Contains(r.stderr, "lemmatizer_url = off") || !strings.Contains(r.stderr, "public_services = refuse in ") ||
+		strings.Contains(r.stderr, "TRANSLATE_PUBLIC_SERVICES=refuse") {
+		t.Errorf("refuse without a lemmatiser: exit %d, want the file's refusal and the configuration key named:\n%s", r.code, r.stderr)
 	}
 	r = runCLI(t, e, recordArgs(rec, filepath.Join(dir, "out5"), "-c", cfg("translation_url = "+api.URL+"\npublic_services = refuse\nlemmatizer_url = off\n"))...)
 	if r.code != exitOK {

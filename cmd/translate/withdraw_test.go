@@ -52,7 +52,8 @@ func TestSameReplyWithdraws(t *testing.T) {
 	if d.Statistics.SuccessfullyProcessed != 0 || len(d.Outputs) != 0 || d.Statistics.UnitsTranslated != 0 {
 		t.Errorf("run metadata counts %d translated (%d units), outputs %v", d.Statistics.SuccessfullyProcessed, d.Statistics.UnitsTranslated, d.Outputs)
 	}
-	fs, err := ledger.ReadFailures(strings.TrimSuffix(filepath.Join(out, d.RunID+"_translator.json"), ".json") + "_failures.csv")
+	stamp, _, _ := strings.Cut(d.RunID, ".")
+	fs, err := ledger.ReadFailures(filepath.Join(out, stamp+"_translator_failures.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ type Info struct {
 	// RunnerRef and DockerImage are set inside the published images.
 	RunnerRef   string
 	DockerImage string
-	// RunID identifies the run; Start uses the stamp when empty.
+	// RunID identifies the run; Start uses RunIDFor(stamp) when empty.
 	RunID string
 }
 
@@ -411,7 +411,7 @@ func Claim(dir, base string, name func(stamp string) string) (string, error) {
 
 func startWithClock(dir, stamp string, start time.Time, info Info, now func() time.Time) (*Run, error) {
 	if info.RunID == "" {
-		info.RunID = stamp
+		info.RunID = RunIDFor(stamp)
 	}
 	r := &Run{NewWriter(filepath.Join(dir, FileName(stamp)), start, newDocument(start, info))}
 	r.now = now

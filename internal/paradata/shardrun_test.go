@@ -30,7 +30,7 @@ func TestShardRun(t *testing.T) {
 		t.Errorf("Meta = %+v", m)
 	}
 	e := s.Entry([]string{"out/s0.json"}, map[string]any{"device": "cpu"})
-	want := "map[device:cpu end_time:" + d.EndTime + " items_from_ledger:2 processed:4 run_id:s run_metadata:out/s.json shard:1/3 skipped:1 start_time:2026-11-26T06:00:00Z status:completed supersedes:[out/s0.json] tool_commit:3f2a9c1d0b7e tool_version:0.1.0]"
+	want := "map[device:cpu end_time:" + d.EndTime + " items_from_ledger:2 processed:4 run_id:" + d.RunID + " run_metadata:out/s.json shard:1/3 skipped:1 start_time:2026-11-26T06:00:00Z status:completed supersedes:[out/s0.json] tool_commit:3f2a9c1d0b7e tool_version:0.1.0]"
 	if got := fmt.Sprint(e); got != want {
 		t.Errorf("Entry =\n%s\nwant\n%s", got, want)
 	}
