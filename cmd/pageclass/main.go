@@ -131,7 +131,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Warn("unknown config key (misspelt?)", "file", p.configPath, "key", k)
 	}
 	warnAddressSpace(log)
-	if w := cliflags.ZoneWarning(os.Getenv("TZ")); w != "" {
+	if w := cliflags.ZoneWarning(os.Getenv("TZ"), "the run's stamps"); w != "" {
 		log.Warn(w)
 	}
 	r := &runner{cli: p.cli, settings: p.settings, configPath: p.configPath, config: p.config, log: log, logSink: sink, stdout: stdout, stderr: stderr}

@@ -75,7 +75,7 @@ func TestZoneWarning(t *testing.T) {
 				continue
 			}
 		}
-		if got := ZoneWarning(c.tz) != ""; got != c.warn {
+		if got := ZoneWarning(c.tz, "the run's stamps") != ""; got != c.warn {
 			t.Errorf("TZ=%q: warned %v, want %v", c.tz, got, c.warn)
 		}
 	}

@@ -10,25 +10,27 @@ import (
 )
 
 // ZoneWarning says, when TZ (tz) names a time zone this program cannot read,
-// that the run's stamps (file names, run_id) are in UTC: such a zone was
-// taken as UTC without a word, while date(1) may read it ("" otherwise). A
-// path (TZ=/usr/share/zoneinfo/...) names a zone file, which must be one
-// (a missing file was taken as UTC without a word too).
-func ZoneWarning(tz string) string {
+// that the times it writes in local time are in UTC (utc: what they are,
+// "the run's stamps" for a tool's file names and run ids, "the log's
+// times" for a service): such a zone was taken as UTC without a word,
+// while date(1) may read it ("" otherwise). A path
+// (TZ=/usr/share/zoneinfo/...) names a zone file, which must be one (a
+// missing file was taken as UTC without a word too).
+func ZoneWarning(tz, utc string) string {
 	name := strings.TrimPrefix(tz, ":")
 	if name == "" {
 		return ""
 	}
 	if strings.HasPrefix(name, "/") {
 		if err := zoneFile(name); err != nil {
-			return fmt.Sprintf("TZ=%q names no time zone file this program can read (%v): the run's stamps are in UTC", tz, err)
+			return fmt.Sprintf("TZ=%q names no time zone file this program can read (%v): %s are in UTC", tz, err, utc)
 		}
 		return ""
 	}
 	if _, err := time.LoadLocation(name); err == nil {
 		return ""
 	}
-	return fmt.Sprintf("TZ=%q is not a time zone this program knows (a zone name such as Europe/Prague is): the run's stamps are in UTC", tz)
+	return fmt.Sprintf("TZ=%q is not a time zone this program knows (a zone name such as Europe/Prague is): %s are in UTC", tz, utc)
 }
 
 // maxZoneFile bounds a zone file read (the largest in tzdata are a few

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"archivekit/internal/cliflags"
 	"archivekit/internal/fetch"
 	"archivekit/internal/logging"
 )
@@ -271,6 +272,13 @@ func LoadConfig(lookup func(string) (string, bool), defaultMaxUploadMB float64) 
 	}
 	if err := readToken(&c, lookup); err != nil {
 		return c, err
+	}
+	// The service's answers and records are in UTC; its log lines are in
+	// local time with their offset, UTC when TZ names no zone it can read.
+	if tz, _ := lookup("TZ"); tz != "" {
+		if w := cliflags.ZoneWarning(tz, "the log's times"); w != "" {
+			c.Warnings = append(c.Warnings, w)
+		}
 	}
 	if c.Closed() && !c.originsSet {
 		// A service closed by a token is closed to other origins too

@@ -99,6 +99,18 @@ func TestLoadConfig(t *testing.T) {
 				t.Errorf("warnings %v", c.Warnings)
 			}
 		}},
+		// A TZ the service cannot read is said (its log lines are in UTC
+		// then); one it reads is not.
+		{name: "unreadable TZ warns", env: env{"TZ": "XYZ-13:45"}, check: func(t *testing.T, c Config) {
+			if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], `TZ="XYZ-13:45"`) || !strings.Contains(c.Warnings[0], "the log's times are in UTC") {
+				t.Errorf("warnings %v", c.Warnings)
+			}
+		}},
+		{name: "readable TZ", env: env{"TZ": "UTC"}, check: func(t *testing.T, c Config) {
+			if len(c.Warnings) != 0 {
+				t.Errorf("warnings %v", c.Warnings)
+			}
+		}},
 		{name: "empty PORT", env: env{"PORT": ""}, wantErr: "PORT is set but empty"},
 		{name: "empty GRACEFUL_SHUTDOWN_S", env: env{"GRACEFUL_SHUTDOWN_S": ""}, wantErr: "GRACEFUL_SHUTDOWN_S is set but empty"},
 		{name: "empty LOG_LEVEL", env: env{"LOG_LEVEL": " "}, wantErr: "LOG_LEVEL is set but empty"},
@@ -195,7 +207,7 @@ func TestLoadConfigOrder(t *testing.T) {
 	}
 	want := []string{EnvDockerImage, EnvRunnerRef, EnvHost, EnvPort, EnvLogLevel, EnvLogFormat, EnvGracefulShutdown,
 		EnvAllowedOrigins, EnvMaxUploadMB, EnvMaxUploadBytes, EnvMaxUploadMB, EnvRequestTimeout, EnvBodyTimeout,
-		EnvMaxConcurrent, EnvMaxPerClient, EnvBodyMinRate, EnvBookHosts, EnvBookAllowHosts, EnvBookHosts, EnvReload, EnvAPIToken, EnvAPITokenFile, EnvAPITokensFile}
+		EnvMaxConcurrent, EnvMaxPerClient, EnvBodyMinRate, EnvBookHosts, EnvBookAllowHosts, EnvBookHosts, EnvReload, EnvAPIToken, EnvAPITokenFile, EnvAPITokensFile, "TZ"}
 	if strings.Join(read, " ") != strings.Join(want, " ") {
 		t.Errorf("read %v\nwant %v", read, want)
 	}
