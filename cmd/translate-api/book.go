@@ -56,6 +56,10 @@ type bookSummary struct {
 	// DeclaredLanguage is the language the book's METS MODS declares: the
 	// document language when none was detected.
 	DeclaredLanguage string `json:"declared_language,omitempty"`
+	// License and LicenseURL are the licence the book's translations carry,
+	// resolved over the components every file's translation used.
+	License    string `json:"license"`
+	LicenseURL string `json:"license_url,omitempty"`
 }
 
 // bookFetcher fetches a book and its text files: private addresses
@@ -120,7 +124,7 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonTooManyFiles, fmt.Sprintf("book_url: the book has %d text files; one request translates at most %d", len(texts), maxBookFiles))
 		return
 	}
-	parts, stats, ok := s.translateBook(w, r, job, f, location, texts, &sum)
+	parts, stats, used, ok := s.translateBook(w, r, job, f, location, texts, &sum)
 	if !ok {
 		return
 	}
@@ -132,6 +136,9 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonNothingTranslated, detail)
 		return
 	}
+	lic := s.answerLicence(used)
+	sum.License, sum.LicenseURL = lic.EffectiveLicense, lic.EffectiveLicenseURL
+	setLicence(w.Header(), lic)
 	js, _ := json.MarshalIndent(sum, "", "  ")
 	setCountHeaders(w.Header(), stats)
 	warnings, failed, noText := 0, 0, 0
@@ -158,7 +165,7 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 // (translator's Options.Next) and sends the whole word, and the next
 // file, given the word the first carried (Options.Prev), empties its
 // part; only when the first file was translated.
-func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *translateJob, f *fetch.Fetcher, location string, texts []bookText, sum *bookSummary) (parts []mixedPart, stats translator.Stats, ok bool) {
+func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *translateJob, f *fetch.Fetcher, location string, texts []bookText, sum *bookSummary) (parts []mixedPart, stats translator.Stats, used []string, ok bool) {
 	// The files are fetched BOOK_FETCH_WORKERS at once ahead of their
 	// translation, in order (a METS file's were fetched when the book was
 	// read, and come from the fetcher's cache; a manifest's were not).
@@ -241,7 +248,7 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 		res, fail := s.runTranslate(r.Context(), &fjob)
 		if fail != nil {
 			if fail.status == 0 {
-				return nil, stats, false // the client went away
+				return nil, stats, nil, false // the client went away
 			}
 			bf.Error = strings.TrimPrefix(fail.msg, "translation failed: ")
 			sum.Files = append(sum.Files, bf)
@@ -262,8 +269,9 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 		stats.Translated += out.Stats.Translated
 		stats.Skipped += out.Stats.Skipped
 		stats.Calls += out.Stats.Calls
+		used = append(used, res.usage.Components()...)
 	}
-	return parts, stats, true
+	return parts, stats, used, true
 }
 
 // bookUnits fetches the text files at locations with f,

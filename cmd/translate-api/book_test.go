@@ -202,6 +202,12 @@ func TestTranslateBook(t *testing.T) {
 	if h := resp.Header.Get("X-Translation-Files-Failed"); h != "0" {
 		t.Errorf("X-Translation-Files-Failed %q, want 0", h)
 	}
+	// The book's translations carry their licence, in book.json and in
+	// the answer's headers (the translated files' parts have no field).
+	if sum.License != "CC BY-NC-SA 4.0" || sum.LicenseURL == "" || resp.Header.Get("X-Translation-License") != sum.License ||
+		resp.Header.Get("Link") != "<"+sum.LicenseURL+`>; rel="license"` {
+		t.Errorf("book.json licence %q %q; headers X-Translation-License %q, Link %q", sum.License, sum.LicenseURL, resp.Header.Get("X-Translation-License"), resp.Header.Get("Link"))
+	}
 	// A text file that cannot be fetched is failed in book.json and
 	// counted in X-Translation-Files-Failed (a 200 said it nowhere else).
 	hocr := files["/b/OCR-D-OCR/3.hocr"]

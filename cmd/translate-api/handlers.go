@@ -22,6 +22,7 @@ import (
 	"archivekit/internal/book"
 	"archivekit/internal/docrecord"
 	"archivekit/internal/jobs"
+	"archivekit/internal/licence"
 	"archivekit/internal/service"
 	"archivekit/internal/translate/alto"
 	"archivekit/internal/translate/backend"
@@ -690,6 +691,7 @@ func (s *server) respondTranslate(w http.ResponseWriter, job *translateJob, res 
 	// untouched) were only in the service's log for an XML answer: their
 	// count says to look (response_format=json gives their text).
 	w.Header().Set(headerWarnings, fmt.Sprint(len(out.Warnings)))
+	setLicence(w.Header(), s.answerLicence(res.usage.Components()))
 	if job.json {
 		s.respondJSON(w, job, res)
 		return
@@ -733,7 +735,28 @@ const (
 	// text (blank pages, written as they were; status no_text in its
 	// book.json).
 	headerFilesNoText = "X-Translation-Files-Without-Text"
+	// headerLicense names the licence the answer carries (setLicence).
+	headerLicense = "X-Translation-License"
 )
+
+// answerLicence is the licence an answer carries: the most restrictive of
+// the licence components the translation used (the backend, its model,
+// the vocabulary), resolved as the CLI's run metadata and a record's
+// provenance resolve it.
+func (s *server) answerLicence(used []string) licence.Resolution {
+	return translator.Resolve(s.components, used)
+}
+
+// setLicence names an answer's licence in its headers, whatever its body:
+// X-Translation-License with the licence's name and, when it has one, a
+// Link to its text with the relation "license" (RFC 4946). An XML answer
+// has no field to carry it.
+func setLicence(h http.Header, r licence.Resolution) {
+	h.Set(headerLicense, r.EffectiveLicense)
+	if r.EffectiveLicenseURL != "" {
+		h.Set("Link", "<"+r.EffectiveLicenseURL+`>; rel="license"`)
+	}
+}
 
 func setCountHeaders(h http.Header, st translator.Stats) {
 	h.Set(headerUnits, fmt.Sprint(st.Units))
@@ -750,7 +773,7 @@ func (s *server) record(rec *docrecord.Record, out *translator.Output, q *reques
 	runID := service.RunID()
 	err := translator.AccreteRecord(rec, translator.RecordInfo{
 		SourceLang: out.SourceLang, TargetLang: target, Backend: backendName, Mode: string(out.Mode), LanguageTag: out.Tag,
-		TranslatedXML: out.Name, Licence: translator.Resolve(s.components, usage.Components()),
+		TranslatedXML: out.Name, Licence: s.answerLicence(usage.Components()),
 		RunID: runID, At: time.Now(), HadBaseline: true, Version: version.String(),
 		ContainerImage: s.svc.Config.Build.ContainerImage, RunnerRef: s.svc.Config.Build.RunnerRef,
 	})

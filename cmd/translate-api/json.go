@@ -50,6 +50,11 @@ type jsonAnswer struct {
 	Warnings []string   `json:"warnings"`
 	// Record is the updated document record when document_json was sent.
 	Record json.RawMessage `json:"document_json,omitempty"`
+	// License and LicenseURL are the licence the translation carries: the
+	// most restrictive of the components that produced it (answerLicence),
+	// as the CLI's run metadata and the record's provenance say.
+	License    string `json:"license"`
+	LicenseURL string `json:"license_url,omitempty"`
 }
 
 type jsonStats struct {
@@ -105,6 +110,8 @@ func (s *server) respondJSON(w http.ResponseWriter, job *translateJob, res *tran
 	a := jsonAnswer{Name: utf8name.Escape(out.Name), Kind: string(out.Kind), SourceLang: out.SourceLang, TargetLang: job.target,
 		Tag: out.Tag, Languages: out.Languages, LangSources: out.LangSources, Backend: res.backend, BackendInfo: res.backendInfo, Encoding: out.Encoding,
 		Statistics: statsJSON(out.Stats), Units: make([]jsonUnit, 0, len(out.Log)), Warnings: out.Warnings}
+	lic := s.answerLicence(res.usage.Components())
+	a.License, a.LicenseURL = lic.EffectiveLicense, lic.EffectiveLicenseURL
 	if a.Encoding == "" {
 		a.Encoding = "UTF-8"
 	}

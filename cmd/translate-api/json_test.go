@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -45,6 +46,16 @@ func TestResponseFormatJSON(t *testing.T) {
 	}
 	if xmlWarnings != fmt.Sprint(len(a.Warnings)) || resp.Header.Get("X-Translation-Warnings") != xmlWarnings {
 		t.Errorf("X-Translation-Warnings %q (JSON answer: %q), want %d", xmlWarnings, resp.Header.Get("X-Translation-Warnings"), len(a.Warnings))
+	}
+	// Both answers carry the translation's licence: the JSON one in its
+	// fields, the XML one (which has no field for it) in its headers.
+	if a.License != "CC BY-NC-SA 4.0" || a.LicenseURL == "" {
+		t.Errorf("JSON answer's licence %q %q, want CC BY-NC-SA 4.0 with its URL", a.License, a.LicenseURL)
+	}
+	for _, h := range []http.Header{xmlResp.Header, resp.Header} {
+		if h.Get("X-Translation-License") != a.License || h.Get("Link") != "<"+a.LicenseURL+`>; rel="license"` {
+			t.Errorf("licence headers X-Translation-License %q, Link %q; want %q and its URL", h.Get("X-Translation-License"), h.Get("Link"), a.License)
+		}
 	}
 	if !bytes.Equal([]byte(a.Document), xmlAnswer) {
 		t.Errorf("document differs from the XML answer:\n%.300s\n%.300s", a.Document, xmlAnswer)
