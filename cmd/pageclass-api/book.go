@@ -239,12 +239,8 @@ func fetchPageImage(ctx context.Context, f *fetch.Fetcher, remote bool, p book.P
 		// within what the image server says when the manifest says too little
 		b, target, err = book.FetchDerivative(ctx, f, remote, p.Image.Service, size)
 	} else {
-		get := f.Get
-		if remote {
-			get = f.GetLinked
-		}
 		target = p.Image.Location
-		b, err = get(ctx, target)
+		b, err = f.Getter(remote)(ctx, target)
 		f.Drop(target)
 	}
 	if err != nil {

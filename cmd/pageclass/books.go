@@ -505,11 +505,7 @@ func (bs *bookInputs) fetchFunc(bp *bookPage) func(ctx context.Context) ([]byte,
 			// which a resumed run knows without asking the server.
 			data, _, err = book.FetchDerivative(ctx, bs.fetcher, bp.linked, bp.image.Service, bs.size)
 		} else {
-			get := bs.fetcher.Get
-			if bp.linked {
-				get = bs.fetcher.GetLinked
-			}
-			data, err = get(ctx, bp.target)
+			data, err = bs.fetcher.Getter(bp.linked)(ctx, bp.target)
 			bs.fetcher.Drop(bp.target)
 		}
 		if errors.Is(err, fetch.ErrPrivate) {

@@ -201,10 +201,7 @@ func collectBook(ctx context.Context, s *settings, location string, at place) (i
 			items = append(items, it)
 		}
 	}
-	get := f.Get
-	if b.Remote {
-		get = f.GetLinked
-	}
+	get := f.Getter(b.Remote)
 	ahead := lookahead.RunKeyed(ctx, fetchURLs, s.FetchWorkers, func(ctx context.Context, url string) fetch.Result {
 		data, err := get(ctx, url)
 		return fetch.Result{Data: data, Err: err}

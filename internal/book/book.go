@@ -449,10 +449,7 @@ func (r *reader) get(l loc) ([]byte, error) {
 
 // fetch gets a remote location with ctx.
 func (r *reader) fetch(ctx context.Context, l loc) ([]byte, error) {
-	if l.linked {
-		return r.opts.Fetcher.GetLinked(ctx, l.url.String())
-	}
-	return r.opts.Fetcher.Get(ctx, l.url.String())
+	return r.opts.Fetcher.Getter(l.linked)(ctx, l.url.String())
 }
 
 // detect tells METS from IIIF by content and reads the book.

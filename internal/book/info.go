@@ -114,11 +114,7 @@ func FetchPlanned(ctx context.Context, f *fetch.Fetcher, linked bool, rawURL str
 		size = n
 	}
 	if !ok {
-		get := f.Get
-		if linked {
-			get = f.GetLinked
-		}
-		data, err := get(ctx, rawURL)
+		data, err := f.Getter(linked)(ctx, rawURL)
 		f.Drop(rawURL)
 		return data, rawURL, err
 	}
@@ -165,10 +161,7 @@ func sizeOf(param string) int {
 // reading the service's image information before it (readFirst) or after
 // the server refused it, and asking what that gives when it differs.
 func fetchWithInfo(ctx context.Context, f *fetch.Fetcher, linked bool, s *ImageService, size int, first string, readFirst bool) ([]byte, string, error) {
-	get := f.Get
-	if linked {
-		get = f.GetLinked
-	}
+	get := f.Getter(linked)
 	target, read := first, false
 	info := func() bool {
 		read = true

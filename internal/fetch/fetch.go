@@ -478,12 +478,65 @@ func checkAddress(ctx context.Context, rule Private, address string) error {
 }
 
 // IsPrivate says whether an address is loopback, private (RFC 1918, RFC
-// 4193), link-local, unspecified, or otherwise not a public unicast address.
+// 4193), link-local, unspecified, or otherwise not a public unicast
+// address. An IPv6 address that carries an IPv4 address (IPv4-mapped,
+// IPv4-compatible ::/96, NAT64's 64:ff9b::/96, 6to4's 2002::/16, Teredo's
+// client) is judged by that IPv4 address too: on a network with NAT64,
+// [64:ff9b::a9fe:a9fe] reaches 169.254.169.254. NAT64's local-use
+// 64:ff9b:1::/48 (RFC 8215) is private as a whole.
 func IsPrivate(a netip.Addr) bool {
 	a = a.Unmap()
+	if a.Is6() {
+		for _, v4 := range embeddedIPv4(a) {
+			if IsPrivate(v4) {
+				return true
+			}
+		}
+		if nat64Local.Contains(a) {
+			return true
+		}
+	}
+	if a.Is4() {
+		for _, p := range reserved4 {
+			if p.Contains(a) {
+				return true
+			}
+		}
+	}
 	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
-		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast() ||
-		(a.Is4() && a.As4()[0] == 100 && a.As4()[1]&0xc0 == 64) // 100.64/10, carrier-grade NAT
+		a.IsUnspecified() || a.IsMulticast() || a.IsInterfaceLocalMulticast()
+}
+
+var (
+	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+	compatible = netip.MustParsePrefix("::/96")
+	sixToFour  = netip.MustParsePrefix("2002::/16")
+	teredo     = netip.MustParsePrefix("2001::/32")
+	// reserved4 are IPv4 ranges that are not public unicast beyond those
+	// netip names: "this network", carrier-grade NAT, IETF protocol
+	// assignments, benchmarking, reserved and broadcast.
+	reserved4 = []netip.Prefix{
+		netip.MustParsePrefix("0.0.0.0/8"), netip.MustParsePrefix("100.64.0.0/10"),
+		netip.MustParsePrefix("192.0.0.0/24"), netip.MustParsePrefix("198.18.0.0/15"),
+		netip.MustParsePrefix("240.0.0.0/4"),
+	}
+)
+
+// embeddedIPv4 returns the IPv4 addresses an IPv6 address carries.
+func embeddedIPv4(a netip.Addr) []netip.Addr {
+	b := a.As16()
+	v4 := func(p []byte) netip.Addr { return netip.AddrFrom4([4]byte{p[0], p[1], p[2], p[3]}) }
+	switch {
+	case compatible.Contains(a), nat64.Contains(a):
+		return []netip.Addr{v4(b[12:16])}
+	case sixToFour.Contains(a):
+		return []netip.Addr{v4(b[2:6])}
+	case teredo.Contains(a):
+		// the server, and the client (its bits inverted)
+		return []netip.Addr{v4(b[4:8]), v4([]byte{^b[12], ^b[13], ^b[14], ^b[15]})}
+	}
+	return nil
 }
 
 // Log returns a copy of the requests sent so far, in order.
@@ -517,6 +570,16 @@ func (f *Fetcher) UseKept(kept func(rawURL string) ([]byte, bool)) {
 // given by the user: under PrivateFirstOnly it may be at a private address.
 func (f *Fetcher) Get(ctx context.Context, rawURL string) ([]byte, error) {
 	return f.get(ctx, rawURL, true)
+}
+
+// Getter is GetLinked when linked (the URL was found in a remote
+// document), Get otherwise: the one place that choice is made for a
+// location whose origin a caller carries.
+func (f *Fetcher) Getter(linked bool) func(ctx context.Context, rawURL string) ([]byte, error) {
+	if linked {
+		return f.GetLinked
+	}
+	return f.Get
 }
 
 // GetLinked is Get for a URL found in a remote document (a METS file's or
