@@ -10,12 +10,15 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/riverqueue/river"
+
+	"archivekit/internal/fetch"
 )
 
 // CallbackField is the form field of POST /jobs naming the URL that is
@@ -32,14 +35,12 @@ const EnvCallbackSecret = "JOBS_CALLBACK_SECRET"
 const EnvCallbackPrivate = "JOBS_CALLBACK_ALLOW_PRIVATE"
 
 // privateIP reports whether ip is one a callback may not reach by default:
-// loopback, private (RFC 1918, fc00::/7), link-local, unspecified,
-// multicast, or carrier-grade NAT (100.64.0.0/10).
+// fetch.IsPrivate's rule, the one book fetches keep (an IPv6 address
+// carrying a private IPv4 one included).
 func privateIP(ip net.IP) bool {
-	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() || cgnat.Contains(ip)
+	a, ok := netip.AddrFromSlice(ip)
+	return !ok || fetch.IsPrivate(a)
 }
-
-var cgnat = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10, 32)}
 
 // callbackClient sends the callbacks; unless private addresses are
 // allowed, its dialer refuses them at connect time (whatever a name

@@ -1270,7 +1270,9 @@ func TestCallbackPrivate(t *testing.T) {
 	callbackPrivate = false
 	defer func() { callbackPrivate = true }()
 	ts, _ := serve(t, t.TempDir(), &echo{})
-	for _, u := range []string{"http://127.0.0.1:9/x", "http://10.1.2.3/x", "http://[::1]/x", "http://169.254.169.254/latest", "http://192.168.0.10/x", "http://localhost/x"} {
+	for _, u := range []string{"http://127.0.0.1:9/x", "http://10.1.2.3/x", "http://[::1]/x", "http://169.254.169.254/latest", "http://192.168.0.10/x", "http://localhost/x",
+		// IPv6 addresses carrying a loopback or metadata address (NAT64, IPv4-compatible, 6to4): they were accepted
+		"http://[64:ff9b::7f00:1]:9/x", "http://[::127.0.0.1]:9/x", "http://[2002:7f00:1::]:9/x", "http://[64:ff9b::a9fe:a9fe]/latest"} {
 		if code, _, _ := submit(t, ts.URL, "", file("a.xml", "a"), servicetest.Part{Field: "callback_url", Data: []byte(u)}); code != 422 {
 			t.Errorf("callback %s: %d, want 422", u, code)
 		}
