@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -345,6 +346,21 @@ func (b *builder) addDerived() error {
 	return nil
 }
 
+// derivedID is the crate @id of the file derived_from.key names, "" when
+// the crate holds none (addDerived left it out).
+func (b *builder) derivedID(key string) string {
+	o := b.object("derived_from")
+	if o == nil {
+		return ""
+	}
+	v, _ := o.Get(key)
+	s, _ := v.(string)
+	if s == "" {
+		return ""
+	}
+	return b.byPath[absPath(locate(b.recDir, s))]
+}
+
 // describeSource describes the original input, never part of the crate,
 // and makes the root based on it.
 func (b *builder) describeSource() {
@@ -417,7 +433,16 @@ func (b *builder) addRun(r *run) {
 	if _, ok := b.root["isBasedOn"]; ok {
 		objects = []any{ref(sourceID)}
 	}
-	act, sw := r.action([]any{ref(b.recordID)}, objects)
+	results := []any{ref(b.recordID)}
+	if slices.Contains(r.blocks, "translations") {
+		// The translator made the translated document beside the record
+		// (derived_from.translated_xml): it was in hasPart, no action's
+		// result.
+		if id := b.derivedID("translated_xml"); id != "" {
+			results = append(results, ref(id))
+		}
+	}
+	act, sw := r.action(results, objects)
 	b.put(sw)
 	if r.paradata != "" {
 		if e := b.entities[r.paradata]; e != nil {

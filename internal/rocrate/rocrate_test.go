@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -109,6 +110,20 @@ func TestBuild(t *testing.T) {
 	if pc["startTime"] != "2026-01-01T12:00:00Z" || pc["endTime"] != "2026-01-01T12:00:05Z" || pc["containerImage"] != "reg.example/pageclass:sha-abc1234" ||
 		refID(pc["subjectOf"]) != "paradata/260101-120000_page-classification.json" || !strings.Contains(pc["description"].(string), "runner runner-7") {
 		t.Errorf("page-classification action %v", pc)
+	}
+	// The translator's run made the translated document as well as the
+	// record (it was in hasPart, no action's result); the classifier's
+	// made the record only.
+	for _, id := range actions {
+		got := refs(g[id]["result"])
+		sort.Strings(got)
+		want := "CTX1.document.json"
+		if strings.HasPrefix(id, "#run-translator-") {
+			want += ",doc_en.alto.xml"
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("%s: result %v, want %s", id, got, want)
+		}
 	}
 	if sw := g["#software-translator-v0.1.0"]; sw == nil || sw["softwareVersion"] != "v0.1.0" {
 		t.Errorf("translator software %v", sw)
