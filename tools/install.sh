@@ -87,9 +87,11 @@ for skill in "$root"/docs/skills/*/SKILL.md; do
 done
 # tools/: the export of the published models, which the docs and pageclass's
 # missing-model message point to (README.md, export_models.py), the original
-# Python pipeline it is checked against (reference_predict.py) and the
-# Python packages both need (requirements.txt, from test/requirements.txt).
-mkdir -p "$doc/tools" && install -m 0644 "$root/tools/README.md" "$root/tools/export_models.py" "$root/tools/reference_predict.py" "$doc/tools/"
+# Python pipeline it is checked against (reference_predict.py), the maker
+# of a fast classifier's base, which pageclass --train --fastcls's messages
+# name (make_fastcls.py), and the Python packages they need
+# (requirements.txt, from test/requirements.txt).
+mkdir -p "$doc/tools" && install -m 0644 "$root/tools/README.md" "$root/tools/export_models.py" "$root/tools/reference_predict.py" "$root/tools/make_fastcls.py" "$doc/tools/"
 install -m 0644 "$root/test/requirements.txt" "$doc/tools/requirements.txt"
 # docs/demo-models.md links ../weights/demo/*.png: the same files, in share/archivekit.
 ln -sfn ../../archivekit/weights "$doc/weights"
