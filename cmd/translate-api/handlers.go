@@ -823,7 +823,8 @@ func writeMixed(w http.ResponseWriter, parts []mixedPart) {
 // attachment is a Content-Disposition value naming a file: the quoted name
 // for plain ASCII names, each other character (and each byte of a name
 // that is not UTF-8) written "_", plus an RFC 8187 filename* for a name
-// that is UTF-8 but not plain ASCII.
+// that is UTF-8 but not plain ASCII, without bidirectional controls
+// (dropBidi).
 //
 // A name that is not UTF-8 (a cp852 or Windows-1250 name from a zip made
 // on Windows, "\x8e\xe1dost_en.alto.xml") gets no filename*: it declares
@@ -851,9 +852,22 @@ func attachment(name string) string {
 	}
 	v := `attachment; filename="` + b.String() + `"`
 	if !ascii && utf8.ValidString(name) {
-		v += "; filename*=UTF-8''" + url.PathEscape(name)
+		v += "; filename*=UTF-8''" + url.PathEscape(strings.Map(dropBidi, name))
 	}
 	return v
+}
+
+// dropBidi drops the Unicode bidirectional controls from a name a browser
+// saves (-1), keeping every other rune: an upload named
+// "report\u202Efdp.xml" was offered as a file whose name reads backwards
+// from the override on, a spoofing trick; the controls have no glyph, so
+// the name reads as it is without them.
+func dropBidi(r rune) rune {
+	switch {
+	case r == '\u061c', r == '\u200e', r == '\u200f', r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
+		return -1
+	}
+	return r
 }
 
 // withdraw fails the job items translated before item with the replies a

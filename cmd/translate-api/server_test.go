@@ -708,6 +708,10 @@ func TestAttachment(t *testing.T) {
 		{"z\xe1pis_en.xml", `attachment; filename="z_pis_en.xml"`},
 		{"\x8e\xe1dost_en.alto.xml", `attachment; filename="__dost_en.alto.xml"`},
 		{"žá\x8edost_en.xml", `attachment; filename="___dost_en.xml"`},
+		// A right-to-left override (or another bidirectional control) is
+		// not offered: "ü\u202eLMX_en.alto.xml" displayed backwards from it.
+		{"ü\u202eLMX_en.alto.xml", `attachment; filename="__LMX_en.alto.xml"; filename*=UTF-8''%C3%BCLMX_en.alto.xml`},
+		{"a\u2067b\u2069\u200f_en.xml", `attachment; filename="a_b___en.xml"; filename*=UTF-8''ab_en.xml`},
 	} {
 		if got := attachment(tc.name); got != tc.want {
 			t.Errorf("attachment(%q) = %s, want %s", tc.name, got, tc.want)
