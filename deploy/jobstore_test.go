@@ -145,20 +145,65 @@ func checkPostgres(s *appsv1.StatefulSet, services []*corev1.Service, netpols []
 			fail("%s probe: want %s", p.name, pgReadiness)
 		}
 	}
-	// A Service on the server's port.
-	served := false
+	// The clients' Service on the server's port (database-url names it),
+	// and the governing Service of serviceName, headless (clusterIP: None)
+	// as a StatefulSet's must be, so the pod has a DNS name of its own.
+	served, governed := false, false
 	for _, svc := range services {
 		if len(svc.Spec.Selector) == 0 || !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(s.Spec.Template.Labels)) {
 			continue
 		}
 		for _, p := range svc.Spec.Ports {
-			if p.Port == pgPort && svc.Name == s.Spec.ServiceName {
+			if p.Port != pgPort {
+				continue
+			}
+			if svc.Name == pgName && svc.Spec.ClusterIP != corev1.ClusterIPNone {
 				served = true
+			}
+			if svc.Name == s.Spec.ServiceName && svc.Spec.ClusterIP == corev1.ClusterIPNone {
+				governed = true
 			}
 		}
 	}
 	if !served {
-		fail("no Service %s on port %d selects it", s.Spec.ServiceName, pgPort)
+		fail("no Service %s on port %d selects it (database-url names it)", pgName, pgPort)
+	}
+	if !governed {
+		fail("serviceName %q names no headless Service (clusterIP: None) on port %d selecting it", s.Spec.ServiceName, pgPort)
+	}
+	// The services may reach it: egress to its pods on its port (the base
+	// denies egress by default).
+	for _, name := range serviceNames {
+		d := deps[name]
+		if d == nil {
+			continue
+		}
+		reach := false
+		for _, np := range netpols {
+			if !policySelects(np, d.Spec.Template.Labels) || !hasType(np, networkingv1.PolicyTypeEgress) {
+				continue
+			}
+			for _, r := range np.Spec.Egress {
+				port := false
+				for _, p := range r.Ports {
+					if p.Port != nil && (p.Port.IntValue() == pgPort || p.Port.String() == "postgres") {
+						port = true
+					}
+				}
+				for _, peer := range r.To {
+					if peer.PodSelector == nil || peer.NamespaceSelector != nil || peer.IPBlock != nil {
+						continue
+					}
+					ps, err := metav1.LabelSelectorAsSelector(peer.PodSelector)
+					if err == nil && ps.Matches(labels.Set(s.Spec.Template.Labels)) && port {
+						reach = true
+					}
+				}
+			}
+		}
+		if !reach {
+			errs = append(errs, fmt.Errorf("NetworkPolicy: Deployment %s cannot reach the database (no egress to its pods on %d)", name, pgPort))
+		}
 	}
 	// Only the services reach it.
 	for _, np := range netpols {
@@ -251,6 +296,9 @@ func TestJobStoreChecksFail(t *testing.T) {
 		{"overlays/cpu", "database open to all", "    - podSelector:\n        matchExpressions:", "    - namespaceSelector: {}\n      podSelector:\n        matchExpressions:", "admits more"},
 		{"overlays/cpu", "no Service", "  name: archivekit-postgres\nspec:\n  ports:\n  - name: postgres\n    port: 5432",
 			"  name: archivekit-postgres\nspec:\n  ports:\n  - name: postgres\n    port: 5433", "no Service"},
+		{"overlays/cpu", "serviceName not headless", "  clusterIP: None\n", "", "headless"},
+		{"overlays/cpu", "serviceName of the clients' Service", "  serviceName: archivekit-postgres-headless", "  serviceName: archivekit-postgres", "headless"},
+		{"overlays/cpu", "no egress to the database", "  egress:\n  - ports:\n    - port: 5432", "  egress:\n  - ports:\n    - port: 5433", "cannot reach the database"},
 		{"overlays/local", "rolling update", "    type: Recreate", "    type: RollingUpdate", "Recreate"},
 		{"overlays/local", "state folder on no claim", "        - name: JOBS_DIR\n          value: /jobs", "        - name: JOBS_DIR\n          value: /tmp/jobs", "on no claim"},
 		{"overlays/local", "no state folder", "        - name: JOBS_DIR\n          value: /jobs\n", "", "no JOBS_DIR"},

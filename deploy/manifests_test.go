@@ -94,6 +94,8 @@ type overlay struct {
 	// jobs is the job store: "postgres" (a server deployed beside replicas
 	// that share it) or "sqlite" (a state folder on a volume per service).
 	jobs string
+	// version is the release version the objects' version label names.
+	version string
 }
 
 // version is the release version of the images (VERSION, leading v stripped).
@@ -109,9 +111,9 @@ func version(t *testing.T) string {
 func overlays(t *testing.T) []overlay {
 	v := version(t)
 	return []overlay{
-		{dir: "overlays/cpu", registry: "ghcr.io/archivekit", tag: map[string]string{"pageclass-api": v, "translate-api": v, "jobs-postgres": v}, replicas: 2, models: true, jobs: "postgres"},
-		{dir: "overlays/cuda", registry: "ghcr.io/archivekit", tag: map[string]string{"pageclass-api": v + "-cuda", "translate-api": v, "jobs-postgres": v}, replicas: 2, gpu: true, models: true, jobs: "postgres"},
-		{dir: "overlays/local", registry: "localhost/archivekit", tag: map[string]string{"pageclass-api": v, "translate-api": v}, replicas: 1, jobs: "sqlite"},
+		{dir: "overlays/cpu", registry: "ghcr.io/archivekit", tag: map[string]string{"pageclass-api": v, "translate-api": v, "jobs-postgres": v}, replicas: 2, models: true, jobs: "postgres", version: v},
+		{dir: "overlays/cuda", registry: "ghcr.io/archivekit", tag: map[string]string{"pageclass-api": v + "-cuda", "translate-api": v, "jobs-postgres": v}, replicas: 2, gpu: true, models: true, jobs: "postgres", version: v},
+		{dir: "overlays/local", registry: "localhost/archivekit", tag: map[string]string{"pageclass-api": v, "translate-api": v}, replicas: 1, jobs: "sqlite", version: v},
 	}
 }
 
@@ -155,6 +157,25 @@ func TestChecksFail(t *testing.T) {
 		{"no upload cap", "        - name: MAX_UPLOAD_MB\n          value: \"50\"\n", "", "MAX_UPLOAD_MB"},
 		{"no pre-stop sleep", `- "5"`, `- "1"`, "preStop"},
 		{"image of another version", ":" + o.tag["translate-api"], ":9.9.9", "image"},
+		// The review of 2026-11-30 (policy_test.go).
+		{"no default deny", "  name: archivekit-default-deny\nspec:\n  podSelector:\n    matchLabels:\n      app.kubernetes.io/part-of: archivekit\n  policyTypes:\n  - Ingress\n  - Egress\n",
+			"  name: archivekit-default-deny\nspec:\n  podSelector:\n    matchLabels:\n      app.kubernetes.io/part-of: archivekit\n  policyTypes:\n  - Ingress\n", "default deny"},
+		{"no DNS", "k8s-app: kube-dns", "k8s-app: coredns", "cluster DNS"},
+		{"egress to every destination", "  egress:\n  - ports:\n    - port: 443\n      protocol: TCP\n    - port: 80\n      protocol: TCP\n    to:\n",
+			"  egress:\n  - ports:\n    - port: 443\n      protocol: TCP\n  - ports:\n    - port: 80\n      protocol: TCP\n    to:\n", "every destination"},
+		{"internal range reachable", "        - 10.0.0.0/8\n", "", "10.0.0.0/8"},
+		{"metadata address reachable", "        - 169.254.0.0/16\n", "", "169.254.0.0/16"},
+		{"outside hosts on any port", "    - port: 443\n      protocol: TCP\n    - port: 80\n      protocol: TCP\n    to:\n    - ipBlock:",
+			"    - port: 8443\n      protocol: TCP\n    - port: 80\n      protocol: TCP\n    to:\n    - ipBlock:", "443"},
+		{"no ephemeral-storage limit", "            ephemeral-storage: 3Gi\n", "", "ephemeral-storage request and limit"},
+		{"emptyDir without sizeLimit", "  - emptyDir:\n          sizeLimit: 2Gi\n", "  - emptyDir: {}\n", "sizeLimit"},
+		{"emptyDir beyond the pod's limit", "sizeLimit: 2Gi", "sizeLimit: 8Gi", "evicted"},
+		{"classifier without a CPU limit", "            cpu: \"4\"\n", "", "no CPU limit"},
+		{"decoders not tied to the limit", "        - name: GOMAXPROCS\n          valueFrom:\n            resourceFieldRef:\n              divisor: \"1\"\n              resource: limits.cpu\n",
+			"        - name: GOMAXPROCS\n          value: \"16\"\n", "GOMAXPROCS"},
+		{"translator request far below its limit", "            ephemeral-storage: 1Gi\n            memory: 1Gi\n", "            ephemeral-storage: 1Gi\n            memory: 256Mi\n", "memory request"},
+		{"label missing", "    app.kubernetes.io/component: api\n", "", "component"},
+		{"version label of another version", "app.kubernetes.io/version: " + o.version, "app.kubernetes.io/version: 9.9.9", "VERSION"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -235,6 +256,8 @@ func check(objs []runtime.Object, o overlay) []error {
 	}
 	work := workloads(deps, sets)
 	errs = append(errs, checkNetworkPolicies(work, netpols)...)
+	errs = append(errs, checkNetwork(podsOf(objs), netpols)...)
+	errs = append(errs, checkLabels(objs, o.version)...)
 	for _, s := range services {
 		n := 0
 		for _, w := range work {
@@ -376,7 +399,7 @@ func checkPod(what string, p *corev1.PodSpec, claims map[string]bool) []error {
 			fail("container %s: envFrom hides which variables are set; name each one", c.Name)
 		}
 	}
-	return errs
+	return append(errs, checkStorage(what, p)...)
 }
 
 // checkService holds for the two HTTP services (spec 3.2, 3.3, 5, 8).
@@ -544,6 +567,13 @@ func checkService(d *appsv1.Deployment, o overlay) []error {
 			fail("args %q: -models /app/model wanted %v", c.Args, o.models)
 		}
 	}
+	// CPU and memory, the review of 2026-11-30.
+	switch d.Name {
+	case "pageclass-api":
+		errs = append(errs, checkClassifierCPU("Deployment "+d.Name, *c)...)
+	case "translate-api":
+		errs = append(errs, checkTranslatorMemory("Deployment "+d.Name, *c)...)
+	}
 	return errs
 }
 
@@ -572,6 +602,12 @@ func TestCompose(t *testing.T) {
 			if !ok {
 				f = readCompose(t, c.file)
 				files[c.file] = f
+			}
+			for _, err := range checkComposeHealth(f, f.Services[c.service]) {
+				t.Error(err)
+			}
+			for _, err := range checkComposeModels(f.Services[c.service]) {
+				t.Error(err)
 			}
 			s, ok := f.Services[c.service]
 			if !ok {
@@ -611,21 +647,23 @@ func TestCompose(t *testing.T) {
 }
 
 type composeService struct {
-	Image           string             `json:"image"`
-	User            string             `json:"user"`
-	ReadOnly        bool               `json:"read_only"`
-	StopGracePeriod string             `json:"stop_grace_period"`
-	Environment     map[string]*string `json:"environment"`
-	Tmpfs           []string           `json:"tmpfs"`
-	Volumes         []string           `json:"volumes"`
-	Ports           []string           `json:"ports"`
-	CapDrop         []string           `json:"cap_drop"`
-	SecurityOpt     []string           `json:"security_opt"`
-	StopSignal      string             `json:"stop_signal"`
-	MemLimit        string             `json:"mem_limit"`
-	MemReservation  string             `json:"mem_reservation"`
-	Restart         string             `json:"restart"`
-	DependsOn       []string           `json:"depends_on"`
+	Image           string                       `json:"image"`
+	User            string                       `json:"user"`
+	ReadOnly        bool                         `json:"read_only"`
+	StopGracePeriod string                       `json:"stop_grace_period"`
+	Environment     map[string]*string           `json:"environment"`
+	Tmpfs           []string                     `json:"tmpfs"`
+	Volumes         []string                     `json:"volumes"`
+	Ports           []string                     `json:"ports"`
+	CapDrop         []string                     `json:"cap_drop"`
+	SecurityOpt     []string                     `json:"security_opt"`
+	StopSignal      string                       `json:"stop_signal"`
+	MemLimit        string                       `json:"mem_limit"`
+	MemReservation  string                       `json:"mem_reservation"`
+	Restart         string                       `json:"restart"`
+	DependsOn       map[string]composeDependency `json:"depends_on"`
+	Healthcheck     *composeHealth               `json:"healthcheck"`
+	Command         []string                     `json:"command"`
 }
 
 type composeFile struct {
@@ -642,11 +680,18 @@ func readCompose(t *testing.T, path string) composeFile {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f composeFile
-	if err := yaml.UnmarshalStrict(b, &f); err != nil {
+	f, err := decodeCompose(b)
+	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return f
+}
+
+// decodeCompose decodes a compose file strictly.
+func decodeCompose(b []byte) (composeFile, error) {
+	var f composeFile
+	err := yaml.UnmarshalStrict(b, &f)
+	return f, err
 }
 
 // checkComposeService holds for every container of the compose files: the
@@ -701,8 +746,8 @@ func checkComposeJobs(f composeFile, s composeService, store, v string) []error 
 		if url == nil || !strings.HasPrefix(*url, "postgres://archivekit:${POSTGRES_PASSWORD") || !strings.Contains(*url, "@postgres:5432/archivekit") {
 			fail("JOBS_DATABASE_URL %v: want the postgres service's URL with the password from the shell", url)
 		}
-		if !slices.Contains(s.DependsOn, "postgres") || s.Restart != "on-failure" {
-			fail("want depends_on postgres and restart on-failure (a replica started before the database exits)")
+		if d, ok := s.DependsOn["postgres"]; !ok || d.Condition != "service_healthy" {
+			fail("want depends_on postgres with condition service_healthy (the replicas start once the database answers)")
 		}
 		pg, ok := f.Services["postgres"]
 		if !ok {
@@ -718,7 +763,11 @@ func checkComposeJobs(f composeFile, s composeService, store, v string) []error 
 		if d := pg.Environment["PGDATA"]; d == nil || !onVolume(*d, pg.Volumes) || strings.HasSuffix(*d, "/data") {
 			fail("postgres: PGDATA must be a folder below a named volume's root")
 		}
+		if h := pg.Healthcheck; h == nil || len(h.Test) < 2 || !strings.HasSuffix(h.Test[1], "/"+pgReadiness) {
+			fail("postgres: want a healthcheck by %s (the replicas wait for it)", pgReadiness)
+		}
 		errs = append(errs, checkComposeService(pg)...)
+		errs = append(errs, checkComposeHealth(f, pg)...)
 	}
 	return errs
 }
@@ -742,6 +791,18 @@ func TestBatchJob(t *testing.T) {
 		{"classifier under 4 GiB", "memory: 6Gi", "memory: 2Gi", "4 GiB"},
 		{"public MT service allowed", "- name: TRANSLATE_PUBLIC_SERVICES\n          value: refuse", "- name: TRANSLATE_PUBLIC_SERVICES\n          value: allow", "TRANSLATE_PUBLIC_SERVICES"},
 		{"no lemmatiser while the public one is refused", "- name: LEMMATIZER_URL\n          value: \"off\"", "- name: NO_LEMMATIZER\n          value: \"off\"", "LEMMATIZER_URL"},
+		// The review of 2026-11-30 (policy_test.go).
+		{"no deadline", "  activeDeadlineSeconds: 259200\n", "", "activeDeadlineSeconds"},
+		{"a deadline of an hour", "activeDeadlineSeconds: 259200", "activeDeadlineSeconds: 3600", "activeDeadlineSeconds"},
+		{"maxFailedIndexes at the index count", "maxFailedIndexes: 1", "maxFailedIndexes: 4", "maxFailedIndexes"},
+		{"cache without sizeLimit", "  - emptyDir:\n          sizeLimit: 6Gi\n", "  - emptyDir: {}\n", "sizeLimit"},
+		{"no ephemeral-storage request", "            ephemeral-storage: 256Mi\n", "", "ephemeral-storage request and limit"},
+		{"Jobs without default deny", "  name: archivekit-batch-default-deny\nspec:\n  podSelector:\n    matchLabels:\n      app.kubernetes.io/component: batch",
+			"  name: archivekit-batch-default-deny\nspec:\n  podSelector:\n    matchLabels:\n      app.kubernetes.io/component: service", "default deny"},
+		{"Jobs without outside hosts", "        cidr: 0.0.0.0/0", "        cidr: 203.0.113.0/24", "outside hosts"},
+		{"classifier Job without a CPU limit", "            cpu: \"2\"\n            ephemeral-storage: 10Gi\n", "            ephemeral-storage: 10Gi\n", "no CPU limit"},
+		{"translator Job request far below its limit", "            ephemeral-storage: 256Mi\n            memory: 1Gi\n", "            ephemeral-storage: 256Mi\n            memory: 128Mi\n", "memory request"},
+		{"label missing", "    app.kubernetes.io/component: batch\n", "", "component"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if !strings.Contains(data, c.old) {
@@ -751,7 +812,7 @@ func TestBatchJob(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			errs := checkJobs(objs, images)
+			errs := checkJobs(objs, images, v)
 			if c.want == "" && len(errs) > 0 {
 				t.Errorf("%v", errs)
 			}
@@ -785,18 +846,23 @@ func checkMT(env map[string]corev1.EnvVar) []error {
 // checkJobs holds for the batch Jobs: one per image given, indexed, one
 // shard per index, each index retried alone, the classifier on the
 // published models with its memory floor, and the pod rules of every pod.
-func checkJobs(objs []runtime.Object, images map[string]string) []error {
+func checkJobs(objs []runtime.Object, images map[string]string, version string) []error {
 	var errs []error
 	claims := map[string]bool{}
 	jobs := map[string]*batchv1.Job{}
+	var netpols []*networkingv1.NetworkPolicy
 	for _, obj := range objs {
 		switch x := obj.(type) {
 		case *batchv1.Job:
 			jobs[x.Name] = x
 		case *corev1.PersistentVolumeClaim:
 			claims[x.Name] = true
+		case *networkingv1.NetworkPolicy:
+			netpols = append(netpols, x)
 		}
 	}
+	errs = append(errs, checkNetwork(podsOf(objs), netpols)...)
+	errs = append(errs, checkLabels(objs, version)...)
 	if len(jobs) != len(images) {
 		errs = append(errs, fmt.Errorf("%d Jobs, want %d", len(jobs), len(images)))
 	}
@@ -831,7 +897,9 @@ func checkJobs(objs []runtime.Object, images map[string]string) []error {
 			if c.Resources.Requests.Memory().Cmp(floor) < 0 || c.Resources.Limits.Memory().Cmp(floor) < 0 {
 				fail("memory request and limit: 4 GiB is the floor for the five models")
 			}
+			errs = append(errs, checkClassifierCPU("Job "+j.Name, c)...)
 		} else {
+			errs = append(errs, checkTranslatorMemory("Job "+j.Name, c)...)
 			env := map[string]corev1.EnvVar{}
 			for _, e := range c.Env {
 				env[e.Name] = e
@@ -841,6 +909,7 @@ func checkJobs(objs []runtime.Object, images map[string]string) []error {
 			}
 		}
 		errs = append(errs, checkPod("Job "+j.Name, &j.Spec.Template.Spec, claims)...)
+		errs = append(errs, checkJobBounds(j)...)
 	}
 	return errs
 }
