@@ -67,7 +67,7 @@ func (s *Service) auth(next http.Handler) http.Handler {
 			skipBody(w, r)
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="`+s.opts.Name+`"`)
-		WriteError(w, http.StatusUnauthorized, ReasonUnauthorized, "this service requires a bearer token (Authorization: Bearer <token>; API_TOKEN, or the client's line of API_TOKENS_FILE, on the server)")
+		WriteError(w, http.StatusUnauthorized, ReasonUnauthorized, "this service requires a bearer token (Authorization: Bearer <token>; API_TOKEN, API_TOKEN_FILE, or the client's line of API_TOKENS_FILE, on the server)")
 	})
 }
 

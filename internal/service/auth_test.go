@@ -1,7 +1,11 @@
 package service
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -240,5 +244,79 @@ func TestClientTokensReload(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "API_TOKENS_FILE changed and cannot be read") || strings.Contains(logs.String(), "and-a-word") {
 		t.Errorf("log:\n%s", logs.String())
+	}
+}
+
+// TestOpenAPIDescribesToken: the OpenAPI document says which operations
+// need the bearer token, and a closed service answers exactly those 401
+// without one (the document named neither the scheme nor the status).
+func TestOpenAPIDescribesToken(t *testing.T) {
+	tool, err := os.ReadFile(filepath.Join("testdata", "openapi_tool.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, srv, _ := testService(t, env{"API_TOKEN": "s3cret-t0ken"}, Options{OpenAPI: tool})
+	_ = svc.WarmUp(context.Background())
+	var doc struct {
+		Paths      map[string]map[string]json.RawMessage
+		Components struct{ SecuritySchemes map[string]map[string]any }
+	}
+	if err := json.Unmarshal(do(t, "GET", srv.URL+"/openapi.json", nil, nil).body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if s := doc.Components.SecuritySchemes["bearer"]; s["type"] != "http" || s["scheme"] != "bearer" {
+		t.Fatalf("securitySchemes %v, want an http bearer scheme", doc.Components.SecuritySchemes)
+	}
+	secured := 0
+	for path, ops := range doc.Paths {
+		for method, raw := range ops {
+			var op struct {
+				Security  []map[string]any
+				Responses map[string]any
+			}
+			if json.Unmarshal(raw, &op) != nil || op.Responses == nil {
+				continue
+			}
+			described := len(op.Security) > 0 && op.Responses["401"] != nil
+			got := do(t, strings.ToUpper(method), srv.URL+strings.NewReplacer("{", "", "}", "").Replace(path), strings.NewReader("x"), nil)
+			if (got.status == 401) != described {
+				t.Errorf("%s %s: %d without a token; the document describes the token: %v", method, path, got.status, described)
+			}
+			if described {
+				secured++
+			}
+		}
+	}
+	if secured == 0 {
+		t.Error("no operation describes the token")
+	}
+}
+
+// TestChunkedRequestClosesConnection: a request with both Transfer-Encoding
+// and Content-Length (net/http drops the length unseen) is answered and its
+// connection closed, so that a request smuggled behind it is never read;
+// the trial saw two answers on one connection.
+func TestChunkedRequestClosesConnection(t *testing.T) {
+	svc, srv, _ := testService(t, env{}, Options{})
+	_ = svc.WarmUp(context.Background())
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if !resp.Close {
+		t.Errorf("the answer to a chunked request keeps its connection open (Connection %q)", resp.Header.Get("Connection"))
+	}
+	if second, err := http.ReadResponse(br, nil); err == nil {
+		t.Errorf("a second answer on the connection: %s", second.Status)
 	}
 }
