@@ -299,6 +299,9 @@ func New(opts Options) (*Service, error) {
 	s.Metrics.batching = opts.Batching
 	s.declareProcessMetrics(time.Now())
 	s.openapi, err = completeOpenAPI(opts.OpenAPI, opts.Name, opts.Version)
+	if err == nil {
+		s.openapi, err = s.secureOpenAPI(s.openapi)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: OpenAPI document: %w", opts.Name, err)
 	}
@@ -716,6 +719,15 @@ func (s *Service) logRequests(next http.Handler) http.Handler {
 		// A work route's answer leaves a write deadline on the
 		// connection; the next request on it starts without one.
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+		if len(r.TransferEncoding) > 0 {
+			// A chunked request may have come with a Content-Length too,
+			// which net/http drops unseen: a proxy before the service
+			// that went by the length would read the rest of the body as
+			// the next request (request smuggling). The connection ends
+			// with the answer, as RFC 9112 section 6.1 asks; a chunked
+			// upload costs one new connection.
+			w.Header().Set("Connection", "close")
+		}
 		rec := &recorder{ResponseWriter: w}
 		defer func() {
 			cut := rec.gone
@@ -1075,6 +1087,9 @@ func (s *Service) AddOpenAPI(fragment []byte) error {
 		return errors.New(`OpenAPI fragment: no "components": {"schemas"} object`)
 	}
 	if err := mergeDefaults(root, frag); err != nil {
+		return err
+	}
+	if err := s.describeAuth(root); err != nil {
 		return err
 	}
 	b, err := json.MarshalIndent(root, "", "  ")
