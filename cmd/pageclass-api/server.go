@@ -96,7 +96,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.Models, "models", "", "model folder holding model_v14 ... model_v54 (or v1.4 ...); default: config FOLDER_MODELS. A folder given here, or a FOLDER_MODELS other than the shipped ./model, never falls back to the demo models")
 	fs.StringVar(&o.Demo, "demo", classify.DemoDir(), "demo ensemble served when the published models are absent (empty: no fallback); default: ARCHIVEKIT_DEMO_WEIGHTS, else weights/demo in the working directory, beside the executable or in share/archivekit")
 	fs.StringVar(&o.Rotation, "rotation-model", classify.OrientationDir(), "page-orientation model flagging pages that are probably rotated (empty: pages are not checked for rotation); default: ARCHIVEKIT_ROTATION_MODEL, else weights/rotation in the working directory, beside the executable or in share/archivekit")
-	fs.StringVar(&o.Device, "device", "cpu", "where the models run: cpu, cuda:N, or auto (cuda:0 when a CUDA GPU is usable, else the CPU with a log record saying why)")
+	fs.StringVar(&o.Device, "device", "auto", "where the models run: cpu, cuda:N, or auto (cuda:0 when a CUDA GPU is usable, else the CPU with a log record saying why; the default, as pageclass's)")
 	fs.StringVar(&o.Precision, "precision", "", "arithmetic of the forward passes: auto (tf32 on CUDA, fp32 on the CPU), fp32, tf32, bf16 or fp16 (CUDA only); default: config [SETUP] precision")
 	fs.IntVar(&o.MaxBatch, "max-batch", batcher.DefaultMaxBatch, "largest batch of pages sent to a model")
 	fs.DurationVar(&o.BatchWait, "batch-wait", batcher.DefaultMaxWait, "how long an idle model waits for a fuller batch (0: none, run at once)")

@@ -72,11 +72,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pageclass-client", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("file", "", "page image or PDF to classify (required)")
-	version := fs.String("version", "all", "model: v1.4, v2.4, v3.4, v4.4, v5.4 or all (the ensemble)")
+	version := fs.String("version", "all", "model: v1.4, v2.4, v3.4, v4.4, v5.4 or all (the ensemble); -version alone, without a file, prints the client's own version")
 	topn := fs.Int("topn", 3, "number of categories per page (1 to 11)")
 	server := fs.String("server", "http://127.0.0.1:8000", "service base URL")
 	timeout := fs.Duration("timeout", 2*time.Minute, "request timeout")
-	token := fs.String("token", os.Getenv("API_TOKEN"), "bearer token of a service started with API_TOKEN (default: the API_TOKEN environment variable)")
+	token := fs.String("token", os.Getenv("API_TOKEN"), "bearer token of a service started with a token (default: the API_TOKEN environment variable; prefer it: a flag is seen by every user of the machine in ps)")
 	asJSON := fs.Bool("json", false, "print the service's JSON answer (indented) instead of the table")
 	// The original tool's client (test_api.py) names them -f, -v, --top
 	// and --url: its users' scripts keep working.
