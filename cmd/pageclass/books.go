@@ -106,6 +106,9 @@ type bookInputs struct {
 	// folder of the images fetched and not yet classified.
 	led   *ledger.Ledger
 	cache string
+	// readAt are the locations of the books read (bookKey): a folder
+	// holding an anchor METS and its volumes reads each volume once.
+	readAt map[string]bool
 	// read are the books read, in order, for --book-out.
 	read []*book.Book
 	// size is the long side of the images fetched (the models' largest
@@ -309,20 +312,40 @@ func (r *classifier) addBooks(ctx context.Context, set *inputSet) error {
 	return nil
 }
 
-// addBook reads the book at loc and adds its pages to the set.
+// addBook reads the book at loc and adds its pages to the set. The anchor
+// METS of a multi-volume work is read as its volumes, each a book of its
+// own (addVolumes).
 func (s *inputSet) addBook(ctx context.Context, loc string, opts book.Options) error {
+	return s.readBook(ctx, loc, opts, false)
+}
+
+// readBook is addBook; volume says loc is a volume of an anchor, whose
+// FILE is then its host and path when it is a URL (the volumes of one work
+// are often all ".../mets.xml").
+func (s *inputSet) readBook(ctx context.Context, loc string, opts book.Options, volume bool) error {
+	bs := s.books
+	if bs.readAt[bookKey(loc)] {
+		return nil // a volume its anchor read, or an anchor's volume read before it
+	}
 	b, err := book.Read(ctx, loc, opts)
+	var anchor *book.AnchorError
+	if !volume && errors.As(err, &anchor) {
+		return s.addVolumes(ctx, anchor, opts)
+	}
 	if err != nil {
 		return err
 	}
-	bs := s.books
+	if bs.readAt == nil {
+		bs.readAt = map[string]bool{}
+	}
+	bs.readAt[bookKey(loc)] = true
 	bs.any = true
 	bs.read = append(bs.read, b)
 	source := loc
 	if !isURL(loc) {
 		source = itemName(s, loc)
 	}
-	file := bookStem(s.Root, loc, bs.list)
+	file := bookStem(s.Root, loc, bs.list || volume)
 	why := map[string][]string{} // the problems of each page, by its ID
 	for _, p := range b.Problems {
 		bs.problems = append(bs.problems, source+": "+p.String())
@@ -358,6 +381,73 @@ func (s *inputSet) addBook(ctx context.Context, loc string, opts book.Options) e
 		}
 		bs.pages[in] = bp
 		s.Files = append(s.Files, in)
+	}
+	return nil
+}
+
+// addVolumes reads the volumes of an anchor METS as books of their own, in
+// the anchor's order. A volume that cannot be read is a failed input
+// naming it and the anchor, as a book of a list is; a remote anchor's
+// volumes on another host are not read (the anchor is a document of that
+// server, and its links are not the user's own: give such a volume
+// yourself). An anchor none of whose volumes could be read is an error.
+func (s *inputSet) addVolumes(ctx context.Context, a *book.AnchorError, opts book.Options) error {
+	bs := s.books
+	bs.problems = append(bs.problems, fmt.Sprintf("%s: the METS of a multi-volume work: its %d volumes are read as books", s.nameOf(a.Location), len(a.Volumes)))
+	read := 0
+	var last error
+	for _, v := range a.Volumes {
+		err := sameHost(a.Location, v)
+		if err == nil {
+			err = s.readBook(ctx, v, opts, true)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			last = err
+			bs.failed = append(bs.failed, bookFailure{file: v, name: s.nameOf(v), reason: "volume of " + s.nameOf(a.Location) + " not read: " + err.Error(), err: err})
+			continue
+		}
+		read++
+	}
+	if read == 0 && last != nil {
+		return fmt.Errorf("%w (no volume of the multi-volume work could be read; the last: %v)", a, last)
+	}
+	return nil
+}
+
+// bookKey is the key of a book's location in bookInputs.readAt: a URL as
+// it is, a file's absolute path.
+func bookKey(loc string) string {
+	if isURL(loc) {
+		return loc
+	}
+	if abs, err := filepath.Abs(loc); err == nil {
+		return abs
+	}
+	return filepath.Clean(loc)
+}
+
+// nameOf is a book's name in records: a URL as it is, a file as itemName
+// gives it.
+func (s *inputSet) nameOf(loc string) string {
+	if isURL(loc) {
+		return loc
+	}
+	return itemName(s, loc)
+}
+
+// sameHost refuses a volume of a remote anchor on another host, or a local
+// file it names.
+func sameHost(anchor, volume string) error {
+	if !isURL(anchor) {
+		return nil
+	}
+	a, _ := url.Parse(anchor)
+	v, err := url.Parse(volume)
+	if err != nil || !isURL(volume) || !strings.EqualFold(v.Host, a.Host) || v.Scheme != a.Scheme {
+		return fmt.Errorf("%s: a volume on another server than its anchor (%s) is not read: give it yourself (-f, or a list file)", volume, a.Host)
 	}
 	return nil
 }

@@ -291,7 +291,7 @@ func (r *reader) readMETS(l loc, data []byte) (*Book, error) {
 	}
 	divs, err := physicalPages(l, doc)
 	if err != nil {
-		return nil, err
+		return nil, r.locateVolumes(err, l)
 	}
 	if len(divs) > r.opts.MaxPages {
 		return nil, fmt.Errorf("%s: %w: %d pages, the limit is %d", l, ErrLimit, len(divs), r.opts.MaxPages)
@@ -495,6 +495,47 @@ func checkDepth(data []byte, max int) error {
 	}
 }
 
+// AnchorError is Read's error for the anchor METS of a multi-volume work
+// (Kitodo, the DFG-Viewer profile): it holds no pages, only mets:mptr
+// pointers to its volumes' METS files, each a book of its own. It is an
+// ErrNoPages; a caller that reads books may read its Volumes instead.
+type AnchorError struct {
+	// Location is the anchor's; Volumes its volumes' METS files, in
+	// order, resolved against it (a URL, or a local path), as written
+	// where one cannot be.
+	Location string
+	Volumes  []string
+	hrefs    []string
+}
+
+func (e *AnchorError) Error() string {
+	shown := e.hrefs
+	if len(shown) > 3 {
+		shown = append(shown[:3:3], "...")
+	}
+	return fmt.Sprintf("%s: %v: the METS of a multi-volume work, pointing to %d volume METS files (mets:mptr: %s) and holding no pages itself: give the volumes' METS files (a list file may name them all)",
+		e.Location, ErrNoPages, len(e.hrefs), strings.Join(shown, ", "))
+}
+
+func (e *AnchorError) Unwrap() error { return ErrNoPages }
+
+// locateVolumes sets the Volumes of an AnchorError err, read at l, where a
+// caller reads them: resolved against the anchor, as its files would be.
+// Any error is returned as it is.
+func (r *reader) locateVolumes(err error, l loc) error {
+	var anchor *AnchorError
+	if errors.As(err, &anchor) {
+		for _, h := range anchor.hrefs {
+			v := h
+			if vl, lerr := r.locate(h, &l); lerr == nil {
+				v = vl.String()
+			}
+			anchor.Volumes = append(anchor.Volumes, v)
+		}
+	}
+	return err
+}
+
 // physicalPages returns the page divs of the PHYSICAL structMap: the divs
 // below its root div that point to files, in document order, or in ORDER
 // when every page has a numeric one.
@@ -509,12 +550,7 @@ func physicalPages(l loc, doc *metsDoc) ([]div, error) {
 	if phys == nil {
 		if vols := volumes(doc); len(vols) > 0 {
 			// An anchor file: the volumes are books of their own.
-			shown := vols
-			if len(shown) > 3 {
-				shown = append(shown[:3:3], "...")
-			}
-			return nil, fmt.Errorf("%s: %w: the METS of a multi-volume work, pointing to %d volume METS files (mets:mptr: %s) and holding no pages itself: give the volumes' METS files (a list file may name them all)",
-				l, ErrNoPages, len(vols), strings.Join(shown, ", "))
+			return nil, &AnchorError{Location: l.String(), hrefs: vols}
 		}
 		return nil, fmt.Errorf("%s: %w: METS without a PHYSICAL structMap (the structMap TYPE=\"PHYSICAL\" whose divs point to each page's files)", l, ErrNoPages)
 	}
