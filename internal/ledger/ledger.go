@@ -161,6 +161,7 @@ type Ledger struct {
 	items   map[string]bool // the items with any entry
 	files   int
 	torn    []string
+	foreign []Foreign // earlier files another user owns
 	ended   []string // the other runs' files that no live process holds
 	now     func() time.Time
 }
@@ -227,6 +228,9 @@ func Open(dir, tool, config string, detail any, name string) (*Ledger, error) {
 	for _, p := range paths {
 		if err := l.read(p, tool, config); err != nil {
 			return nil, err
+		}
+		if uid, ok := ownerOf(p); ok && uid != os.Geteuid() {
+			l.foreign = append(l.foreign, Foreign{File: p, UID: uid})
 		}
 		if !held(p) {
 			l.ended = append(l.ended, p)
@@ -418,6 +422,30 @@ func (l *Ledger) Path() string { return l.path }
 
 // Dir returns the ledger folder.
 func (l *Ledger) Dir() string { return l.dir }
+
+// Foreign is an earlier run's file written by another user.
+type Foreign struct {
+	File string
+	UID  int
+}
+
+// Foreign returns the earlier run files read that another user owns: in a
+// shared results folder a resume takes their entries as done (a team's
+// group folder is meant to share them), which OpenRun says.
+func (l *Ledger) Foreign() []Foreign { return append([]Foreign(nil), l.foreign...) }
+
+// ownerOf is the user id owning path.
+func ownerOf(path string) (int, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}
 
 // Files returns the number of earlier runs' files read.
 func (l *Ledger) Files() int { return l.files }

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/user"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -53,6 +55,19 @@ func OpenRun(r Run, log *slog.Logger) (*Ledger, string, error) {
 	for _, t := range l.Torn() {
 		log.Warn("ledger: the last line was torn by an interrupted run and is ignored; "+r.Redo, "ledger", t)
 	}
+	if f := l.Foreign(); r.Resume && len(f) > 0 {
+		// A shared folder's ledger (a team's) is taken as it was; one
+		// planted by another user of a world-writable folder was taken
+		// without a word.
+		files := make([]string, len(f))
+		uids := map[int]bool{}
+		for i, x := range f {
+			files[i] = x.File
+			uids[x.UID] = true
+		}
+		log.Warn("--resume: items recorded by another user's runs are taken as done (their ledger files are not yours); move them away to do those items again",
+			"ledgers", files, "owners", ownerNames(uids))
+	}
 	if r.Resume && l.Len() == 0 {
 		if others := otherLedgers(filepath.Join(r.Output, Folder), r.Tool, key); len(others) > 0 {
 			// A resume with other settings (another service address,
@@ -64,6 +79,21 @@ func OpenRun(r Run, log *slog.Logger) (*Ledger, string, error) {
 		}
 	}
 	return l, key, nil
+}
+
+// ownerNames names the users of uids (their numbers where the system
+// cannot), sorted.
+func ownerNames(uids map[int]bool) []string {
+	var out []string
+	for uid := range uids {
+		name := strconv.Itoa(uid)
+		if u, err := user.LookupId(name); err == nil {
+			name = u.Username
+		}
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // otherLedgers are the ledger folders of tool under dir whose key is not

@@ -201,3 +201,51 @@ func TestSettingsDiffer(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenRunForeignLedger: a --resume over a ledger file another user
+// wrote (a world-writable results folder) says so, naming the file and its
+// owner; its entries are taken as done (a team's shared folder is meant to
+// share them). Without --resume, and over one's own files, nothing is said.
+func TestOpenRunForeignLedger(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a file to another user")
+	}
+	out := t.TempDir()
+	run := Run{Output: out, Tool: "tool", Config: map[string]int{"a": 1}, Name: "s1"}
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	l, _, err := OpenRun(run, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Record(Entry{Item: "x", Digest: "d", State: Done}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	open := func(name string, resume bool) *Ledger {
+		t.Helper()
+		run.Name, run.Resume = name, resume
+		l, _, err := OpenRun(run, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+		return l
+	}
+	open("s2", true)
+	if strings.Contains(buf.String(), "another user") {
+		t.Errorf("one's own ledger said to be another user's: %s", buf.String())
+	}
+	if err := os.Chown(l.Path(), 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	open("s3", false)
+	if strings.Contains(buf.String(), "another user") {
+		t.Errorf("said without --resume: %s", buf.String())
+	}
+	l3 := open("s4", true)
+	if _, ok := l3.Lookup("x", "d"); !ok || !strings.Contains(buf.String(), "another user") || !strings.Contains(buf.String(), filepath.Base(l.Path())) {
+		t.Errorf("--resume over another user's ledger: entry kept %v; log %s", ok, buf.String())
+	}
+}
