@@ -162,7 +162,7 @@ type Ledger struct {
 	files   int
 	torn    []string
 	foreign []Foreign // earlier files another user owns
-	ended   []string // the other runs' files that no live process holds
+	ended   []string  // the other runs' files that no live process holds
 	now     func() time.Time
 }
 
