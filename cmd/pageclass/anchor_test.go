@@ -82,6 +82,19 @@ func TestBookAnchorVolumes(t *testing.T) {
 		}
 	}
 
+	// An anchor in a folder of its own beside its volumes (../vol1): each
+	// volume named from the folder they share (both were "mets", and the
+	// second volume's pages failed as taken).
+	write(t, filepath.Join(work, "anchor", "mets.xml"), anchorMETS("../vol1/mets.xml", "../vol2/mets.xml"))
+	clear()
+	if code, log := e.run(t, "-f", filepath.Join(work, "anchor", "mets.xml")); code != exitOK {
+		t.Fatalf("anchor beside its volumes: exit %d: %s", code, log)
+	}
+	// (SOURCE, outside the input folder, is the volume's whole path)
+	if got := strings.ReplaceAll(strings.Join(rows(t), ","), work+string(filepath.Separator), ""); got != want {
+		t.Errorf("anchor beside its volumes: rows\n%s\nwant\n%s", got, want)
+	}
+
 	// A remote anchor: its volume on its own server is read, one on
 	// another server is a failed input naming why.
 	srv := httptest.NewServer(http.FileServer(http.Dir(work)))
@@ -100,5 +113,26 @@ func TestBookAnchorVolumes(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("the volume on another server is not failed with why: %v", fails)
+	}
+
+	// A list naming the remote anchor and its volume on another server,
+	// as that failure advises: the volume is read as the list's book, and
+	// not failed (it was both).
+	other := httptest.NewServer(http.FileServer(http.Dir(work)))
+	defer other.Close()
+	write(t, filepath.Join(work, "remote2.xml"), anchorMETS("vol1/mets.xml", other.URL+"/vol2/mets.xml"))
+	list := filepath.Join(e.root, "books.txt")
+	write(t, list, srv.URL+"/remote2.xml\n"+other.URL+"/vol2/mets.xml\n")
+	clear()
+	if code, log := e.run(t, "-f", list); code != exitOK {
+		t.Fatalf("list: exit %d: %s", code, log)
+	}
+	if got := len(rows(t)); got != 6 {
+		t.Errorf("list: %d rows, want the 6 pages of both volumes", got)
+	}
+	for _, f := range readCSV(t, latest(t, e, "_"+FailuresTable))[1:] {
+		if !strings.HasSuffix(f[0], "#PHYS_0004") {
+			t.Errorf("list: failed %s: %s", f[0], f[1])
+		}
 	}
 }

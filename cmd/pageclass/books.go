@@ -345,7 +345,14 @@ func (s *inputSet) readBook(ctx context.Context, loc string, opts book.Options, 
 	if !isURL(loc) {
 		source = itemName(s, loc)
 	}
-	file := bookStem(s.Root, loc, bs.list || volume)
+	root := s.Root
+	if volume && !isURL(loc) {
+		// A volume beside its anchor's folder (../vol1/mets.xml) is
+		// named from the folder both are in: from the input folder,
+		// every volume of an OCR-D work would be "mets".
+		root = commonDir(s.Root, filepath.Dir(loc))
+	}
+	file := bookStem(root, loc, bs.list || volume)
 	why := map[string][]string{} // the problems of each page, by its ID
 	for _, p := range b.Problems {
 		bs.problems = append(bs.problems, source+": "+p.String())
@@ -396,7 +403,15 @@ func (s *inputSet) addVolumes(ctx context.Context, a *book.AnchorError, opts boo
 	bs.problems = append(bs.problems, fmt.Sprintf("%s: the METS of a multi-volume work: its %d volumes are read as books", s.nameOf(a.Location), len(a.Volumes)))
 	read := 0
 	var last error
+	given := map[string]bool{} // the books the run was given: each read as such
+	for _, c := range bs.candidates {
+		given[bookKey(c)] = true
+	}
 	for _, v := range a.Volumes {
+		if k := bookKey(v); given[k] || bs.readAt[k] {
+			read++ // a book of the list or folder, or read already
+			continue
+		}
 		err := sameHost(a.Location, v)
 		if err == nil {
 			err = s.readBook(ctx, v, opts, true)
@@ -439,17 +454,47 @@ func (s *inputSet) nameOf(loc string) string {
 }
 
 // sameHost refuses a volume of a remote anchor on another host, or a local
-// file it names.
+// file it names. The host is compared without its scheme and with its
+// default port (an http anchor's https volume is the same server).
 func sameHost(anchor, volume string) error {
 	if !isURL(anchor) {
 		return nil
 	}
 	a, _ := url.Parse(anchor)
 	v, err := url.Parse(volume)
-	if err != nil || !isURL(volume) || !strings.EqualFold(v.Host, a.Host) || v.Scheme != a.Scheme {
+	if err != nil || !isURL(volume) || !strings.EqualFold(v.Hostname(), a.Hostname()) || hostPort(v) != hostPort(a) {
 		return fmt.Errorf("%s: a volume on another server than its anchor (%s) is not read: give it yourself (-f, or a list file)", volume, a.Host)
 	}
 	return nil
+}
+
+// hostPort is u's port, its scheme's default when it names none; http and
+// https count as one server on their default ports.
+func hostPort(u *url.URL) string {
+	if p := u.Port(); p != "" && !(p == "80" && u.Scheme == "http") && !(p == "443" && u.Scheme == "https") {
+		return p
+	}
+	return ""
+}
+
+// commonDir is the deepest folder holding both a and b (as absolute paths;
+// a when either cannot be made absolute).
+func commonDir(a, b string) string {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	if err1 != nil || err2 != nil {
+		return a
+	}
+	for {
+		if rel, err := filepath.Rel(aa, bb); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return aa
+		}
+		parent := filepath.Dir(aa)
+		if parent == aa {
+			return aa
+		}
+		aa = parent
+	}
 }
 
 // bookStem is the FILE of a book's rows: the book's path relative to the
