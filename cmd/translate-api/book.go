@@ -124,7 +124,7 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 		service.WriteError(w, http.StatusUnprocessableEntity, service.ReasonTooManyFiles, fmt.Sprintf("book_url: the book has %d text files; one request translates at most %d", len(texts), maxBookFiles))
 		return
 	}
-	parts, stats, used, ok := s.translateBook(w, r, job, f, location, texts, &sum)
+	parts, stats, used, backend, ok := s.translateBook(w, r, job, f, location, texts, &sum)
 	if !ok {
 		return
 	}
@@ -139,6 +139,7 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 	lic := s.answerLicence(used)
 	sum.License, sum.LicenseURL = lic.EffectiveLicense, lic.EffectiveLicenseURL
 	setLicence(w.Header(), lic)
+	w.Header().Set(headerBackend, backend)
 	js, _ := json.MarshalIndent(sum, "", "  ")
 	setCountHeaders(w.Header(), stats)
 	warnings, failed, noText := 0, 0, 0
@@ -165,7 +166,7 @@ func (s *server) serveBook(w http.ResponseWriter, r *http.Request, q *request, l
 // (translator's Options.Next) and sends the whole word, and the next
 // file, given the word the first carried (Options.Prev), empties its
 // part; only when the first file was translated.
-func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *translateJob, f *fetch.Fetcher, location string, texts []bookText, sum *bookSummary) (parts []mixedPart, stats translator.Stats, used []string, ok bool) {
+func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *translateJob, f *fetch.Fetcher, location string, texts []bookText, sum *bookSummary) (parts []mixedPart, stats translator.Stats, used []string, backend string, ok bool) {
 	// The files are fetched BOOK_FETCH_WORKERS at once ahead of their
 	// translation, in order (a METS file's were fetched when the book was
 	// read, and come from the fetcher's cache; a manifest's were not).
@@ -248,7 +249,7 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 		res, fail := s.runTranslate(r.Context(), &fjob)
 		if fail != nil {
 			if fail.status == 0 {
-				return nil, stats, nil, false // the client went away
+				return nil, stats, nil, "", false // the client went away
 			}
 			bf.Error = strings.TrimPrefix(fail.msg, "translation failed: ")
 			sum.Files = append(sum.Files, bf)
@@ -270,8 +271,9 @@ func (s *server) translateBook(w http.ResponseWriter, r *http.Request, job *tran
 		stats.Skipped += out.Stats.Skipped
 		stats.Calls += out.Stats.Calls
 		used = append(used, res.usage.Components()...)
+		backend = res.backend
 	}
-	return parts, stats, used, true
+	return parts, stats, used, backend, true
 }
 
 // bookUnits fetches the text files at locations with f,

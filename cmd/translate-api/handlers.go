@@ -33,6 +33,7 @@ import (
 	"archivekit/internal/translate/translator"
 	"archivekit/internal/translate/transport"
 	"archivekit/internal/translate/xmlsplice"
+	"archivekit/internal/utf8name"
 	"archivekit/internal/version"
 )
 
@@ -692,6 +693,9 @@ func (s *server) respondTranslate(w http.ResponseWriter, job *translateJob, res 
 	// count says to look (response_format=json gives their text).
 	w.Header().Set(headerWarnings, fmt.Sprint(len(out.Warnings)))
 	setLicence(w.Header(), s.answerLicence(res.usage.Components()))
+	// What translated it, in every answer (the XML one named it nowhere;
+	// the JSON one has backend and backend_info).
+	w.Header().Set(headerBackend, res.backend)
 	if job.json {
 		s.respondJSON(w, job, res)
 		return
@@ -707,6 +711,7 @@ func (s *server) respondTranslate(w http.ResponseWriter, job *translateJob, res 
 	}
 	rec, recName, err := s.record(job.baseline, out, job.q, job.target, res.backend, res.usage)
 	if err != nil {
+		clearAnswerHeaders(w.Header())
 		service.WriteError(w, http.StatusInternalServerError, service.ReasonInternal, service.Redact(err.Error()))
 		return
 	}
@@ -737,7 +742,21 @@ const (
 	headerFilesNoText = "X-Translation-Files-Without-Text"
 	// headerLicense names the licence the answer carries (setLicence).
 	headerLicense = "X-Translation-License"
+	// headerBackend names the backend that translated the answer's
+	// documents (mtapi, chat_compatible, ct2).
+	headerBackend = "X-Translation-Backend"
 )
+
+// clearAnswerHeaders removes the headers of a translation's answer (its
+// counts, licence, backend) before an error is answered instead: a 500
+// went out with them.
+func clearAnswerHeaders(h http.Header) {
+	for k := range h {
+		if strings.HasPrefix(k, "X-Translation-") || k == "Link" {
+			h.Del(k)
+		}
+	}
+}
 
 // answerLicence is the licence an answer carries: the most restrictive of
 // the licence components the translation used (the backend, its model,
@@ -860,11 +879,9 @@ func attachment(name string) string {
 // dropBidi drops the Unicode bidirectional controls from a name a browser
 // saves (-1), keeping every other rune: an upload named
 // "report\u202Efdp.xml" was offered as a file whose name reads backwards
-// from the override on, a spoofing trick; the controls have no glyph, so
-// the name reads as it is without them.
+// from the override on (utf8name.IsBidiControl).
 func dropBidi(r rune) rune {
-	switch {
-	case r == '\u061c', r == '\u200e', r == '\u200f', r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
+	if utf8name.IsBidiControl(r) {
 		return -1
 	}
 	return r

@@ -136,6 +136,7 @@ func (s *server) respondJSON(w http.ResponseWriter, job *translateJob, res *tran
 	if job.baseline != nil {
 		rec, _, err := s.record(job.baseline, out, job.q, job.target, res.backend, res.usage)
 		if err != nil {
+			clearAnswerHeaders(w.Header())
 			service.WriteError(w, http.StatusInternalServerError, service.ReasonInternal, service.Redact(err.Error()))
 			return
 		}

@@ -1,14 +1,16 @@
 package main
 
 import (
-	"archivekit/internal/service/servicetest"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
+	"archivekit/internal/service"
+	"archivekit/internal/service/servicetest"
 	"archivekit/internal/translate/translator/translatortest"
 )
 
@@ -55,6 +57,16 @@ func TestResponseFormatJSON(t *testing.T) {
 	for _, h := range []http.Header{xmlResp.Header, resp.Header} {
 		if h.Get("X-Translation-License") != a.License || h.Get("Link") != "<"+a.LicenseURL+`>; rel="license"` {
 			t.Errorf("licence headers X-Translation-License %q, Link %q; want %q and its URL", h.Get("X-Translation-License"), h.Get("Link"), a.License)
+		}
+		// and what translated it (the XML answer named it nowhere)
+		if h.Get("X-Translation-Backend") != a.Backend || a.Backend == "" {
+			t.Errorf("X-Translation-Backend %q, the JSON answer's backend %q", h.Get("X-Translation-Backend"), a.Backend)
+		}
+		// a page of an allowed origin may read every one of them (CORS)
+		for k := range h {
+			if (strings.HasPrefix(k, "X-Translation-") || k == "Link") && !slices.Contains(strings.Split(service.ExposedHeaders, ", "), k) {
+				t.Errorf("%s is not among the headers exposed to other origins", k)
+			}
 		}
 	}
 	if !bytes.Equal([]byte(a.Document), xmlAnswer) {

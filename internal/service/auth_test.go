@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestToken: with API_TOKEN set every route but the probes and the static
@@ -304,6 +305,7 @@ func TestChunkedRequestClosesConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Minute)) // a kept-open connection fails the test, not hangs it
 	if _, err := io.WriteString(c, "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -318,5 +320,70 @@ func TestChunkedRequestClosesConnection(t *testing.T) {
 	}
 	if second, err := http.ReadResponse(br, nil); err == nil {
 		t.Errorf("a second answer on the connection: %s", second.Status)
+	}
+}
+
+// TestOpenAPIHeaders: the document describes the headers every answer
+// carries (X-Request-ID; Retry-After on a 503), the software's licence,
+// and says the open routes are open (security: []), which generated
+// clients and linters read.
+func TestOpenAPIHeaders(t *testing.T) {
+	tool, err := os.ReadFile(filepath.Join("testdata", "openapi_tool.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, srv, _ := testService(t, env{}, Options{OpenAPI: tool})
+	_ = svc.WarmUp(context.Background())
+	var doc struct {
+		Info struct {
+			License struct{ Name string }
+		}
+		Paths      map[string]map[string]json.RawMessage
+		Components struct {
+			Responses map[string]struct{ Headers map[string]any }
+		}
+	}
+	if err := json.Unmarshal(do(t, "GET", srv.URL+"/openapi.json", nil, nil).body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Info.License.Name != "MIT" {
+		t.Errorf("info.license %+v, want MIT", doc.Info.License)
+	}
+	for path, ops := range doc.Paths {
+		for method, raw := range ops {
+			var op struct {
+				Security  *[]any
+				Responses map[string]struct {
+					Ref     string `json:"$ref"`
+					Headers map[string]any
+				}
+			}
+			if json.Unmarshal(raw, &op) != nil || op.Responses == nil {
+				continue
+			}
+			if op.Security == nil {
+				t.Errorf("%s %s: no security (open routes say security: [])", method, path)
+			}
+			for status, r := range op.Responses {
+				headers := r.Headers
+				if r.Ref != "" {
+					headers = doc.Components.Responses[strings.TrimPrefix(r.Ref, "#/components/responses/")].Headers
+				}
+				if headers["X-Request-ID"] == nil {
+					t.Errorf("%s %s %s: no X-Request-ID header described", method, path, status)
+				}
+				if status == "503" && headers["Retry-After"] == nil {
+					t.Errorf("%s %s 503: no Retry-After described", method, path)
+				}
+			}
+		}
+	}
+	// the probes are open and said so
+	var health struct {
+		Get struct{ Security []any }
+	}
+	raw, _ := json.Marshal(doc.Paths["/health"])
+	if err := json.Unmarshal(raw, &health); err != nil || health.Get.Security == nil || len(health.Get.Security) != 0 {
+		t.Errorf("/health security %v, want []", health.Get.Security)
 	}
 }

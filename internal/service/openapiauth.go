@@ -35,11 +35,15 @@ func (s *Service) describeAuth(root map[string]any) error {
 		ops, _ := v.(map[string]any)
 		for method, o := range ops {
 			op, ok := o.(map[string]any)
-			if !ok || s.open(strings.ToUpper(method)+" "+path) {
+			if !ok {
 				continue
 			}
 			if _, ok := op["responses"].(map[string]any); !ok {
 				continue // not an operation (parameters, summary)
+			}
+			if s.open(strings.ToUpper(method) + " " + path) {
+				op["security"] = []any{} // said: open whatever the server sets
+				continue
 			}
 			op["security"] = []any{map[string]any{bearerScheme: []any{}}, map[string]any{}}
 			resp := op["responses"].(map[string]any)
@@ -54,14 +58,73 @@ func (s *Service) describeAuth(root map[string]any) error {
 	return nil
 }
 
-// secureOpenAPI is doc with describeAuth's additions, re-encoded as
-// completeOpenAPI encodes it.
+// describeHeaders writes into an OpenAPI document (root, decoded) the
+// headers every answer carries: X-Request-ID on each, and Retry-After on
+// each 429 and 503 (the service's own and those of the responses its
+// components define). A generated client had neither as a field.
+func describeHeaders(root map[string]any) error {
+	add := func(status string, r any) {
+		resp, ok := r.(map[string]any)
+		if !ok || resp["$ref"] != nil {
+			return // a reference: its component is described
+		}
+		headers, _ := resp["headers"].(map[string]any)
+		if headers == nil {
+			headers = map[string]any{}
+			resp["headers"] = headers
+		}
+		if _, ok := headers[HeaderRequestID]; !ok {
+			headers[HeaderRequestID] = map[string]any{"schema": map[string]any{"type": "string"},
+				"description": "the request's id (the client's " + HeaderRequestID + " when it sent a usable one), as the service's log names it"}
+		}
+		if _, ok := headers["Retry-After"]; !ok && (status == "429" || status == "503") {
+			headers["Retry-After"] = map[string]any{"schema": map[string]any{"type": "integer"},
+				"description": "seconds to wait before trying again, when the service can tell"}
+		}
+	}
+	paths, err := objectAt(root, "paths")
+	if err != nil {
+		return err
+	}
+	refStatus := map[string]string{} // a component response's status where the paths use it
+	for _, v := range paths {
+		ops, _ := v.(map[string]any)
+		for _, o := range ops {
+			op, _ := o.(map[string]any)
+			responses, _ := op["responses"].(map[string]any)
+			for status, r := range responses {
+				if m, ok := r.(map[string]any); ok {
+					if ref, ok := m["$ref"].(string); ok {
+						refStatus[strings.TrimPrefix(ref, "#/components/responses/")] = status
+					}
+				}
+				add(status, r)
+			}
+		}
+	}
+	comps, err := objectAt(root, "components")
+	if err != nil {
+		return err
+	}
+	if responses, ok := comps["responses"].(map[string]any); ok {
+		for name, r := range responses {
+			add(refStatus[name], r)
+		}
+	}
+	return nil
+}
+
+// secureOpenAPI is doc with describeAuth's and describeHeaders'
+// additions, re-encoded as completeOpenAPI encodes it.
 func (s *Service) secureOpenAPI(doc []byte) ([]byte, error) {
 	root := map[string]any{}
 	if err := json.Unmarshal(doc, &root); err != nil {
 		return nil, err
 	}
 	if err := s.describeAuth(root); err != nil {
+		return nil, err
+	}
+	if err := describeHeaders(root); err != nil {
 		return nil, err
 	}
 	return json.MarshalIndent(root, "", "  ")

@@ -847,8 +847,9 @@ func (s *Service) cors(next http.Handler) http.Handler {
 // ExposedHeaders are the answer headers of both services a page of an
 // allowed origin may read (CORS hides the others from its scripts): the
 // file name, a job's Location, when to retry, the limits applied and
-// translate-api's counts (only Content-Disposition was exposed).
-const ExposedHeaders = "Content-Disposition, Location, Retry-After, X-Request-ID, X-Limits-Applied, X-Translation-Units, X-Translation-Translated, X-Translation-Skipped, X-Translation-Backend-Calls, X-Translation-Warnings, X-Translation-Files-Failed, X-Translation-Files-Without-Text"
+// translate-api's counts, licence and backend (only Content-Disposition
+// was exposed).
+const ExposedHeaders = "Content-Disposition, Link, Location, Retry-After, X-Request-ID, X-Limits-Applied, X-Translation-Units, X-Translation-Translated, X-Translation-Skipped, X-Translation-Backend-Calls, X-Translation-Warnings, X-Translation-Files-Failed, X-Translation-Files-Without-Text, X-Translation-License, X-Translation-Backend"
 
 // Run runs the whole lifecycle and returns the process exit code: warm-up
 // (SIGTERM during warm-up cancels it and returns 143 at once), listen on
@@ -1062,6 +1063,11 @@ func completeOpenAPI(doc []byte, name, version string) ([]byte, error) {
 	if _, ok := info["version"]; !ok || version != "" {
 		info["version"] = version
 	}
+	if _, ok := info["license"]; !ok {
+		// The software's licence (LICENSE); an answer's own licence is in
+		// its license field or header.
+		info["license"] = map[string]any{"name": "MIT", "identifier": "MIT"}
+	}
 	if err := mergeDefaults(root, serviceOpenAPI()); err != nil {
 		return nil, err
 	}
@@ -1090,6 +1096,9 @@ func (s *Service) AddOpenAPI(fragment []byte) error {
 		return err
 	}
 	if err := s.describeAuth(root); err != nil {
+		return err
+	}
+	if err := describeHeaders(root); err != nil {
 		return err
 	}
 	b, err := json.MarshalIndent(root, "", "  ")
