@@ -31,6 +31,8 @@ import (
 
 	"golang.org/x/term"
 	"golang.org/x/text/width"
+
+	"archivekit/internal/utf8name"
 )
 
 // Options configure a Bar.
@@ -512,12 +514,12 @@ func cut(s string, n int) string {
 }
 
 // printable is name with control characters (a newline in a file name)
-// shown as "?", and the bidirectional overrides and isolates, which would
-// reorder the rest of the line, left out.
+// shown as "?", and the bidirectional controls, which would reorder the
+// rest of the line, left out (utf8name.IsBidiControl).
 func printable(name string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
-		case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
+		case utf8name.IsBidiControl(r):
 			return -1
 		case unicode.IsControl(r):
 			return '?'

@@ -60,3 +60,17 @@ func hexVal(c byte) byte {
 	}
 	return c - 'a' + 10
 }
+
+// IsBidiControl reports whether r is a Unicode bidirectional control: the
+// marks (U+061C, U+200E, U+200F), embeddings and overrides (U+202A–U+202E)
+// and isolates (U+2066–U+2069). In a file name shown or offered for
+// saving they reorder what follows them ("report\u202Efdp.exe" reads
+// "reportexe.pdf"); they have no glyph, so a name reads as it is without
+// them.
+func IsBidiControl(r rune) bool {
+	switch {
+	case r == '\u061c', r == '\u200e', r == '\u200f', r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
+		return true
+	}
+	return false
+}

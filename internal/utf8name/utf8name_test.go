@@ -33,3 +33,14 @@ func TestUnescape(t *testing.T) {
 		}
 	}
 }
+
+func TestIsBidiControl(t *testing.T) {
+	for r, want := range map[rune]bool{
+		'\u202e': true, '\u202a': true, '\u2066': true, '\u2069': true, '\u200e': true, '\u200f': true, '\u061c': true,
+		'a': false, 'ž': false, '\u200d': false /* a joiner: scripts need it */, '\u2070': false, '\u2029': false,
+	} {
+		if got := IsBidiControl(r); got != want {
+			t.Errorf("IsBidiControl(%U) = %v, want %v", r, got, want)
+		}
+	}
+}
