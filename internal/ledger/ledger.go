@@ -229,7 +229,7 @@ func Open(dir, tool, config string, detail any, name string) (*Ledger, error) {
 		if err := l.read(p, tool, config); err != nil {
 			return nil, err
 		}
-		if uid, ok := ownerOf(p); ok && uid != os.Geteuid() {
+		if uid, ok := ownerOf(p); ok && uid != geteuid() {
 			l.foreign = append(l.foreign, Foreign{File: p, UID: uid})
 		}
 		if !held(p) {
@@ -433,6 +433,9 @@ type Foreign struct {
 // shared results folder a resume takes their entries as done (a team's
 // group folder is meant to share them), which OpenRun says.
 func (l *Ledger) Foreign() []Foreign { return append([]Foreign(nil), l.foreign...) }
+
+// geteuid is os.Geteuid; a test stands in for another user with it.
+var geteuid = os.Geteuid
 
 // ownerOf is the user id owning path.
 func ownerOf(path string) (int, bool) {

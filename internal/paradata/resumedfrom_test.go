@@ -50,7 +50,7 @@ func TestRecordInterruptedNamesEarlierRuns(t *testing.T) {
 		t.Fatalf("resumed_from %+v, want %d runs", d.ResumedFrom, len(tests))
 	}
 	for i, tc := range tests {
-		if e := d.ResumedFrom[i]; (e.RunID != tc.stamp && !runIDOf(e.RunID, tc.stamp)) || e.Status != tc.want || e.ItemsFinished != 1 {
+		if e := d.ResumedFrom[i]; !(runIDOf(e.RunID, tc.stamp) || tc.want == "unknown" && e.RunID == tc.stamp) || e.Status != tc.want || e.ItemsFinished != 1 {
 			t.Errorf("resumed_from[%d] = %+v, want run %s %s with 1 item finished", i, e, tc.stamp, tc.want)
 		}
 	}

@@ -308,7 +308,9 @@ func (w *Writer[D]) RecordInterrupted(log *slog.Logger, by string, ended []strin
 
 // earlier is what the run metadata at meta of the run of ledger file led
 // says of it: run id and status; without a readable file, the run id is the
-// stamp its ledger file is named by and the status "unknown".
+// stamp its ledger file is named by and the status "unknown" (the run's own
+// id, RunIDFor(stamp), was in the file: the stamp says which run it was,
+// and matches no run id of a record).
 func earlier(meta, led string) Earlier {
 	stamp, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(meta), ".json"), "_") // a stamp holds no "_"
 	e := Earlier{File: meta, Ledger: led, Status: "unknown", RunID: stamp}
