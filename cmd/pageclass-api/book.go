@@ -190,7 +190,7 @@ func (s *server) classifyBook(ctx context.Context, req *predictRequest, step *cl
 				return nil, nil, fail
 			}
 			if reason != "" {
-				res.skipped = append(res.skipped, skippedPage{Page: i + 1, ID: p.ID, Label: p.Label, Error: reason})
+				res.skipped = append(res.skipped, skippedPage{Page: i + 1, ID: p.ID, Label: p.Label, Error: service.ClipURLs(reason)})
 				continue
 			}
 			data = append(data, row...)

@@ -309,7 +309,7 @@ func (s *server) bookUnits(ctx context.Context, f *fetch.Fetcher, locations []st
 // host is the client's, or its book's link, not an internal service's);
 // anything else has its addresses hidden (service.Redact).
 func bookError(err error) string {
-	return service.BookReadError(err).Error()
+	return service.ClipURLs(service.BookReadError(err).Error())
 }
 
 // bookStatus is the status and reason of a book that cannot be read: 403

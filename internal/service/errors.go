@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 )
 
 // ErrorBody is the body of every error the services raise themselves:
@@ -69,6 +70,7 @@ func WriteError(w http.ResponseWriter, status int, reason Reason, detail string)
 	if status >= 500 {
 		detail = Redact(detail)
 	}
+	detail = ClipURLs(detail)
 	noteReason(w, reason)
 	WriteJSON(w, status, ErrorBody{Status: status, Reason: reason, Detail: detail})
 }
@@ -285,4 +287,31 @@ func LanguageError(autoOK bool, loc ...any) ValidationError {
 		msg += " or 'auto'"
 	}
 	return ValidationError{Loc: loc, Msg: msg, Type: "string_pattern_mismatch"}
+}
+
+// maxURLInText is the longest URL ClipURLs leaves whole.
+const maxURLInText = 300
+
+// ClipURLs shortens each URL in s longer than 300 bytes to its first 200
+// and last 60 bytes around "…", saying its length: an answer or record
+// quoting a client's 70,000-character URL whole (an error naming it) was
+// as long, every time.
+func ClipURLs(s string) string {
+	return urlRE.ReplaceAllStringFunc(s, func(u string) string {
+		if len(u) <= maxURLInText {
+			return u
+		}
+		// the punctuation after a URL ("GET URL: 404") is the message's
+		trimmed := strings.TrimRight(u, ":.,;)")
+		after := u[len(trimmed):]
+		u = trimmed
+		head, tail := u[:200], u[len(u)-60:]
+		for !utf8.ValidString(head) {
+			head = head[:len(head)-1]
+		}
+		for !utf8.ValidString(tail) {
+			tail = tail[1:]
+		}
+		return fmt.Sprintf("%s…%s (a URL of %d bytes)%s", head, tail, len(u), after)
+	})
 }
