@@ -1,0 +1,45 @@
+package book
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMETSImageBeforePDF: a page whose image group lists a PDF before its
+// image takes the image, and says so (the PDF was taken as the page's
+// image and the image dropped without a word); a page whose only file
+// there is a PDF keeps it (pageclass reads PDFs).
+func TestMETSImageBeforePDF(t *testing.T) {
+	dir := t.TempDir()
+	mets := filepath.Join(dir, "mets.xml")
+	body := `<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">
+<mets:fileSec><mets:fileGrp USE="DEFAULT">
+  <mets:file ID="PDF_1" MIMETYPE="application/pdf"><mets:FLocat LOCTYPE="URL" xlink:href="scan/1.pdf"/></mets:file>
+  <mets:file ID="IMG_1" MIMETYPE="image/png"><mets:FLocat LOCTYPE="URL" xlink:href="scan/1.png"/></mets:file>
+  <mets:file ID="PDF_2" MIMETYPE="application/pdf"><mets:FLocat LOCTYPE="URL" xlink:href="scan/2.pdf"/></mets:file>
+</mets:fileGrp></mets:fileSec>
+<mets:structMap TYPE="PHYSICAL"><mets:div TYPE="physSequence">
+  <mets:div ID="P1" TYPE="page" ORDER="1"><mets:fptr FILEID="PDF_1"/><mets:fptr FILEID="IMG_1"/></mets:div>
+  <mets:div ID="P2" TYPE="page" ORDER="2"><mets:fptr FILEID="PDF_2"/></mets:div>
+</mets:div></mets:structMap></mets:mets>`
+	if err := os.WriteFile(mets, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Read(context.Background(), mets, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Pages) != 2 || b.Pages[0].Image == nil || b.Pages[0].Image.FileID != "IMG_1" || b.Pages[1].Image == nil || b.Pages[1].Image.FileID != "PDF_2" {
+		t.Fatalf("pages %+v, want P1's image IMG_1 and P2's PDF_2", b.Pages)
+	}
+	said := false
+	for _, p := range b.Problems {
+		said = said || p.Page == "P1" && strings.Contains(p.Reason, "is no image") && strings.Contains(p.Reason, "IMG_1")
+	}
+	if !said {
+		t.Errorf("problems %v: the PDF passed over is not said", b.Problems)
+	}
+}
