@@ -711,8 +711,14 @@ func (q *Queue) input(ctx context.Context, id string, i int) (io.ReadCloser, err
 		return os.Open(q.inPath(id, i))
 	}
 	var b []byte
-	if err := q.queryRow(ctx, `SELECT input FROM archivekit_item WHERE job_id = ? AND idx = ?`, id, i).Scan(&b); err != nil {
+	var dropped bool
+	if err := q.queryRow(ctx, `SELECT input, input IS NULL FROM archivekit_item WHERE job_id = ? AND idx = ?`, id, i).Scan(&b, &dropped); err != nil {
 		return nil, err
+	}
+	if dropped {
+		// An item a cancel left unrun (dropUnrun): its file is gone, as
+		// on disk (it was answered as an empty file).
+		return nil, os.ErrNotExist
 	}
 	return bytesFile{bytes.NewReader(b)}, nil
 }
