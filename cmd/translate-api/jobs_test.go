@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -620,5 +621,59 @@ func TestJobsRunMetadataWarnings(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("run metadata warnings %q, want the French block's naming its document", d.Warnings)
+	}
+}
+
+// TestJobsOpenAPIForm: the document's POST /jobs takes /translate's form
+// fields, typed as /translate's (a generated client could send them only
+// as untyped extra properties), and /translate says it takes Prefer:
+// respond-async, answered 202.
+func TestJobsOpenAPIForm(t *testing.T) {
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"JOBS_DIR": t.TempDir()}))
+	resp, err := http.Get(ts.URL + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type op struct {
+		Parameters  []struct{ Name, In string }
+		Responses   map[string]any
+		RequestBody struct {
+			Content map[string]struct {
+				Schema struct{ Properties map[string]map[string]any }
+			}
+		}
+	}
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(readBody(t, resp), &doc); err != nil {
+		t.Fatal(err)
+	}
+	post := func(path string) op {
+		var o op
+		if err := json.Unmarshal(doc.Paths[path]["post"], &o); err != nil {
+			t.Fatalf("POST %s: %v", path, err)
+		}
+		return o
+	}
+	jobsForm := post("/jobs").RequestBody.Content["multipart/form-data"].Schema.Properties
+	syncForm := post("/translate").RequestBody.Content["multipart/form-data"].Schema.Properties
+	for _, f := range []string{"source_lang", "target_lang", "output_mode", "response_format", "file", "callback_url"} {
+		if jobsForm[f] == nil {
+			t.Errorf("POST /jobs does not describe %s (it has %v)", f, slices.Sorted(maps.Keys(jobsForm)))
+		}
+	}
+	if fmt.Sprint(jobsForm["output_mode"]) != fmt.Sprint(syncForm["output_mode"]) {
+		t.Errorf("POST /jobs output_mode %v, /translate's %v", jobsForm["output_mode"], syncForm["output_mode"])
+	}
+	tr := post("/translate")
+	prefer := false
+	for _, p := range tr.Parameters {
+		prefer = prefer || p.Name == "Prefer" && p.In == "header"
+	}
+	if !prefer || tr.Responses["202"] == nil {
+		t.Errorf("/translate: Prefer described %v, 202 %v", prefer, tr.Responses["202"] != nil)
 	}
 }

@@ -420,6 +420,10 @@ type Results struct {
 // ZIP archive of the answers instead (see zipResults).
 func (q *Queue) Results(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	if bad := queryOnce(r.URL.Query(), "format"); bad != nil {
+		service.WriteValidation(w, bad...)
+		return
+	}
 	switch r.URL.Query().Get("format") {
 	case "", "json":
 	case "zip":
@@ -699,6 +703,22 @@ type Page struct {
 	Next string `json:"next,omitempty"`
 }
 
+// queryOnce refuses each of keys given twice in query, or given empty
+// (an empty until= or format= was taken as absent, a repeated one as its
+// first value: the client meant something the answer ignored).
+func queryOnce(query url.Values, keys ...string) []service.ValidationError {
+	var bad []service.ValidationError
+	for _, k := range keys {
+		switch vs := query[k]; {
+		case len(vs) > 1:
+			bad = append(bad, service.ValidationError{Loc: []any{"query", k}, Msg: k + " is given " + strconv.Itoa(len(vs)) + " times: give it once", Type: "value_error"})
+		case len(vs) == 1 && strings.TrimSpace(vs[0]) == "":
+			bad = append(bad, service.ValidationError{Loc: []any{"query", k}, Msg: k + " is empty: give a value or leave it out", Type: "value_error"})
+		}
+	}
+	return bad
+}
+
 // maxListName bounds the text GET /jobs?name= seeks, in bytes.
 const maxListName = 200
 
@@ -709,7 +729,10 @@ const maxListName = 200
 // page, with the same filter.
 func (q *Queue) List(w http.ResponseWriter, r *http.Request) {
 	limit, before := 50, int64(0)
-	var bad []service.ValidationError
+	bad := queryOnce(r.URL.Query(), "limit", "before", "state", "since", "until")
+	if name := r.URL.Query()["name"]; len(name) > 1 || len(name) == 1 && name[0] != "" {
+		bad = append(bad, queryOnce(r.URL.Query(), "name")...) // an empty name is no filter
+	}
 	f := listFilter{State: r.URL.Query().Get("state"), Name: r.URL.Query().Get("name")}
 	if f.State != "" && !slices.Contains([]string{Queued, Running, Succeeded, Failed, Canceled}, f.State) {
 		bad = append(bad, service.ValidationError{Loc: []any{"query", "state"}, Msg: "state is one of queued, running, succeeded, failed, canceled", Type: "value_error"})

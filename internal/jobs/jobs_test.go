@@ -304,6 +304,13 @@ func testSubmitPollResults(t *testing.T, newStore store) {
 		}
 		return true
 	})
+	// A format that is empty, repeated or unknown is refused (an empty or
+	// repeated one was taken as json, or as its first).
+	for _, bad := range []string{"format=", "format=zip&format=json", "format=tar"} {
+		if code := getJSON(t, ts.URL+"/jobs/"+st.ID+"/results?"+bad, nil); code != 422 {
+			t.Errorf("results?%s: %d, want 422", bad, code)
+		}
+	}
 	// The job ended long ago (its archive was dated at the download).
 	if err := jobs.SetFinished(q, st.ID, time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)); err != nil {
 		t.Fatal(err)
@@ -1458,10 +1465,15 @@ func testListFilter(t *testing.T, newStore store) {
 	if _, first := list("name=letters"); fmt.Sprint(first) != "[letters-1891.xml]" {
 		t.Errorf("first items %v", first)
 	}
-	for _, bad := range []string{"state=done", "name=" + strings.Repeat("x", 201), "since=yesterday", "until=2026-11-28"} {
+	// (an empty or repeated value was taken as absent, or as its first)
+	for _, bad := range []string{"state=done", "name=" + strings.Repeat("x", 201), "since=yesterday", "until=2026-11-28",
+		"until=", "limit=", "state=queued&state=failed", "name=a&name=b", "since=" + at(1) + "&since=" + at(2)} {
 		if code := getJSON(t, ts.URL+"/jobs?"+bad, nil); code != 422 {
 			t.Errorf("%.40s: %d, want 422", bad, code)
 		}
+	}
+	if code := getJSON(t, ts.URL+"/jobs?name=", nil); code != 200 {
+		t.Errorf("name= (no filter): %d, want 200", code)
 	}
 }
 

@@ -75,7 +75,7 @@ func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", setting, err)
 	}
-	if err := svc.AddOpenAPI(openapiOf(o.Book)); err != nil {
+	if err := svc.AddOpenAPI(openapiOf(o.Book, svc.FormFields("POST", o.Path))); err != nil {
 		q.Close(context.Background())
 		return nil, err
 	}
@@ -94,12 +94,12 @@ func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) 
 	return q, nil
 }
 
-// openapiOf is the OpenAPI fragment of the job API; with b, POST /jobs
-// takes b's field, a book URL, instead of files.
-func openapiOf(b *BookInput) []byte {
-	if b == nil {
-		return openapiFragment
-	}
+// openapiOf is the OpenAPI fragment of the job API: POST /jobs takes the
+// synchronous endpoint's form fields (form: the fields its document
+// describes, but its file; a generated client could send them only as
+// untyped extra properties); with b, b's field, a book URL, instead of
+// files.
+func openapiOf(b *BookInput, form map[string]any) []byte {
 	var doc map[string]any
 	if err := json.Unmarshal(openapiFragment, &doc); err != nil {
 		panic(err) // the embedded fragment is valid JSON (TestInfoAndOpenAPI)
@@ -111,6 +111,19 @@ func openapiOf(b *BookInput) []byte {
 		return m
 	}
 	schema := at(doc, "paths", "/jobs", "post", "requestBody", "content", "multipart/form-data", "schema")
+	props := at(schema, "properties")
+	for k, v := range form {
+		if _, ok := props[k]; !ok && k != "file" {
+			props[k] = v
+		}
+	}
+	if b == nil {
+		out, err := json.Marshal(doc)
+		if err != nil {
+			panic(err)
+		}
+		return out
+	}
 	delete(schema, "required")
 	desc := "The http(s) URL of a METS file or a IIIF manifest or collection, instead of files: the job's items are the book's "
 	if len(b.Fields) > 0 {

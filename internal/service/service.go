@@ -1109,6 +1109,24 @@ func (s *Service) AddOpenAPI(fragment []byte) error {
 	return nil
 }
 
+// FormFields returns the fields of the multipart form the OpenAPI document
+// describes for the operation "METHOD path" (POST /translate): a copy of its
+// schema's properties, nil when it has none. A package that takes the same
+// form elsewhere (internal/jobs: POST /jobs) describes those fields with it.
+func (s *Service) FormFields(method, path string) map[string]any {
+	var root map[string]any
+	if err := json.Unmarshal(s.openapi, &root); err != nil {
+		return nil
+	}
+	m := root
+	for _, k := range []string{"paths", path, strings.ToLower(method), "requestBody", "content", "multipart/form-data", "schema", "properties"} {
+		if m, _ = m[k].(map[string]any); m == nil {
+			return nil
+		}
+	}
+	return m
+}
+
 // mergeDefaults adds to dst every key of the service fragment under
 // "paths" and "components/schemas" that dst lacks.
 func mergeDefaults(dst, frag map[string]any) error {
