@@ -405,10 +405,34 @@ func (r *reader) locate(ref string, base *loc) (loc, error) {
 		}
 		return loc{url: base.url.ResolveReference(rel), linked: true}, nil
 	}
-	if filepath.IsAbs(ref) {
-		return loc{path: filepath.Clean(ref)}, nil
+	p := ref
+	if !filepath.IsAbs(ref) {
+		p = filepath.Join(filepath.Dir(base.path), filepath.FromSlash(ref))
 	}
-	return loc{path: filepath.Join(filepath.Dir(base.path), filepath.FromSlash(ref))}, nil
+	return loc{path: asURIReference(filepath.Clean(p))}, nil
+}
+
+// asURIReference is the file a local document's href names when it is
+// written as a URI reference ("page%201.tif", "0001.tif?v=2", a copy of a
+// server's METS): path decoded, without its query and fragment, when path
+// as written names no file and that one does. A file whose name holds "%"
+// or "?" is found as written.
+func asURIReference(path string) string {
+	if !strings.ContainsAny(path, "%?#") {
+		return path
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return path
+	}
+	u, err := url.Parse(filepath.ToSlash(path))
+	if err != nil || u.Path == "" {
+		return path
+	}
+	decoded := filepath.FromSlash(u.Path)
+	if _, err := os.Lstat(decoded); err == nil {
+		return decoded
+	}
+	return path
 }
 
 // load reads a whole file, bounded by MaxBytes.

@@ -43,3 +43,51 @@ func TestMETSImageBeforePDF(t *testing.T) {
 		t.Errorf("problems %v: the PDF passed over is not said", b.Problems)
 	}
 }
+
+// TestLocalHrefsAsURIReferences: a local METS whose hrefs are written as
+// URI references (a name with a space percent-encoded, a query, as a copy
+// of a server's METS has them) finds its files (it looked for
+// "page%201.png" and "2.png?v=3", which do not exist); a file whose name
+// holds "%" is found as written.
+func TestLocalHrefsAsURIReferences(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a book")
+	for _, name := range []string{"page 1.png", "2.png", "100%.png"} {
+		p := filepath.Join(dir, "img", name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("png"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mets := filepath.Join(dir, "mets.xml")
+	body := `<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">
+<mets:fileSec><mets:fileGrp USE="DEFAULT">
+  <mets:file ID="F1" MIMETYPE="image/png"><mets:FLocat LOCTYPE="URL" xlink:href="img/page%201.png"/></mets:file>
+  <mets:file ID="F2" MIMETYPE="image/png"><mets:FLocat LOCTYPE="URL" xlink:href="img/2.png?v=3"/></mets:file>
+  <mets:file ID="F3" MIMETYPE="image/png"><mets:FLocat LOCTYPE="URL" xlink:href="img/100%.png"/></mets:file>
+</mets:fileGrp></mets:fileSec>
+<mets:structMap TYPE="PHYSICAL"><mets:div TYPE="physSequence">
+  <mets:div ID="P1" TYPE="page"><mets:fptr FILEID="F1"/></mets:div>
+  <mets:div ID="P2" TYPE="page"><mets:fptr FILEID="F2"/></mets:div>
+  <mets:div ID="P3" TYPE="page"><mets:fptr FILEID="F3"/></mets:div>
+</mets:div></mets:structMap></mets:mets>`
+	if err := os.WriteFile(mets, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Read(context.Background(), mets, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range b.Pages {
+		if p.Image == nil {
+			t.Fatalf("page %s without an image", p.ID)
+		}
+		got = append(got, p.Image.Location)
+	}
+	want := []string{filepath.Join(dir, "img", "page 1.png"), filepath.Join(dir, "img", "2.png"), filepath.Join(dir, "img", "100%.png")}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("images %q, want %q", got, want)
+	}
+}
