@@ -295,7 +295,7 @@ func (q *Queue) readLater(ctx context.Context, id string, err error) (time.Durat
 // problemBody is the answer recorded for an item that could not run, as
 // the service writes an error (service.ErrorBody).
 func problemBody(status int, reason service.Reason, detail string) []byte {
-	b, _ := json.Marshal(service.ErrorBody{Status: status, Reason: reason, Detail: detail})
+	b, _ := json.Marshal(service.ErrorBody{Status: status, Reason: reason, Detail: service.ClipURLs(detail)})
 	return append(b, '\n')
 }
 

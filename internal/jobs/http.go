@@ -730,8 +730,8 @@ const maxListName = 200
 func (q *Queue) List(w http.ResponseWriter, r *http.Request) {
 	limit, before := 50, int64(0)
 	bad := queryOnce(r.URL.Query(), "limit", "before", "state", "since", "until")
-	if name := r.URL.Query()["name"]; len(name) > 1 || len(name) == 1 && name[0] != "" {
-		bad = append(bad, queryOnce(r.URL.Query(), "name")...) // an empty name is no filter
+	if name := r.URL.Query()["name"]; len(name) > 1 {
+		bad = append(bad, queryOnce(r.URL.Query(), "name")...) // an empty name is no filter, a space a text
 	}
 	f := listFilter{State: r.URL.Query().Get("state"), Name: r.URL.Query().Get("name")}
 	if f.State != "" && !slices.Contains([]string{Queued, Running, Succeeded, Failed, Canceled}, f.State) {

@@ -304,6 +304,9 @@ func ClipURLs(s string) string {
 		// the punctuation after a URL ("GET URL: 404") is the message's
 		trimmed := strings.TrimRight(u, ":.,;)")
 		after := u[len(trimmed):]
+		if len(trimmed) <= maxURLInText {
+			return trimmed + after
+		}
 		u = trimmed
 		head, tail := u[:200], u[len(u)-60:]
 		for !utf8.ValidString(head) {
