@@ -459,3 +459,37 @@ func TestJobsBookHostRefused(t *testing.T) {
 		t.Errorf("the refused host was asked %v", log)
 	}
 }
+
+// TestJobsOpenAPIForm: the document's POST /jobs takes /predict_image's
+// form fields, typed as there (its form is a referenced schema: none was
+// found), and the book's page selection.
+func TestJobsOpenAPIForm(t *testing.T) {
+	_, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir()}, nil)
+	resp, err := http.Get(ts.URL + "/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	var post struct {
+		RequestBody struct {
+			Content map[string]struct {
+				Schema struct{ Properties map[string]map[string]any }
+			}
+		}
+	}
+	if err := json.Unmarshal(doc.Paths["/jobs"]["post"], &post); err != nil {
+		t.Fatal(err)
+	}
+	form := post.RequestBody.Content["multipart/form-data"].Schema.Properties
+	for _, f := range []string{"file", "version", "topn", "book", "pages", "callback_url"} {
+		if form[f] == nil {
+			t.Errorf("POST /jobs does not describe %s (it has %d fields)", f, len(form))
+		}
+	}
+}

@@ -137,6 +137,11 @@ func openapiOf(b *BookInput, form map[string]any) []byte {
 	}
 	desc += "; each item's result carries its book identifiers (JobBookRef). Not sent to the endpoint."
 	at(schema, "properties")[b.Field] = map[string]any{"type": "string", "format": "uri", "description": desc}
+	for _, f := range b.Fields { // a book's selecting fields, which the item endpoint's form may not have
+		if _, ok := props[f]; !ok {
+			props[f] = map[string]any{"type": "string", "description": "with " + b.Field + ": selects the book's pages as the synchronous endpoint's " + f + " does"}
+		}
+	}
 	out, err := json.Marshal(doc)
 	if err != nil {
 		panic(err)

@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -1119,12 +1120,45 @@ func (s *Service) FormFields(method, path string) map[string]any {
 		return nil
 	}
 	m := root
-	for _, k := range []string{"paths", path, strings.ToLower(method), "requestBody", "content", "multipart/form-data", "schema", "properties"} {
+	for _, k := range []string{"paths", path, strings.ToLower(method), "requestBody", "content", "multipart/form-data", "schema"} {
 		if m, _ = m[k].(map[string]any); m == nil {
 			return nil
 		}
 	}
-	return m
+	return schemaProperties(root, m, 0)
+}
+
+// schemaProperties is the properties of schema in the document root: a
+// local $ref followed (pageclass-api's forms are #/components/schemas/…),
+// those of allOf's parts merged; nil when there are none.
+func schemaProperties(root, schema map[string]any, depth int) map[string]any {
+	if depth > 8 {
+		return nil
+	}
+	if ref, ok := schema["$ref"].(string); ok {
+		m := root
+		for _, k := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+			if m, _ = m[k].(map[string]any); m == nil {
+				return nil
+			}
+		}
+		return schemaProperties(root, m, depth+1)
+	}
+	out := map[string]any{}
+	if props, ok := schema["properties"].(map[string]any); ok {
+		maps.Copy(out, props)
+	}
+	if parts, ok := schema["allOf"].([]any); ok {
+		for _, p := range parts {
+			if pm, ok := p.(map[string]any); ok {
+				maps.Copy(out, schemaProperties(root, pm, depth+1))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // mergeDefaults adds to dst every key of the service fragment under
