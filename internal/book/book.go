@@ -405,34 +405,39 @@ func (r *reader) locate(ref string, base *loc) (loc, error) {
 		}
 		return loc{url: base.url.ResolveReference(rel), linked: true}, nil
 	}
-	p := ref
-	if !filepath.IsAbs(ref) {
-		p = filepath.Join(filepath.Dir(base.path), filepath.FromSlash(ref))
+	at := func(ref string) string {
+		if filepath.IsAbs(ref) {
+			return filepath.Clean(ref)
+		}
+		return filepath.Join(filepath.Dir(base.path), filepath.FromSlash(ref))
 	}
-	return loc{path: asURIReference(filepath.Clean(p))}, nil
+	p := at(ref)
+	if d, ok := uriDecoded(ref); ok {
+		// Written as a URI reference ("page%201.tif", "0001.tif?v=2",
+		// a copy of a server's METS): the decoded file when the name as
+		// written is none and that one is (a file whose name holds "%"
+		// or "?" is found as written).
+		if _, err := os.Lstat(p); err != nil {
+			if _, err := os.Lstat(at(d)); err == nil {
+				p = at(d)
+			}
+		}
+	}
+	return loc{path: p}, nil
 }
 
-// asURIReference is the file a local document's href names when it is
-// written as a URI reference ("page%201.tif", "0001.tif?v=2", a copy of a
-// server's METS): path decoded, without its query and fragment, when path
-// as written names no file and that one does. A file whose name holds "%"
-// or "?" is found as written.
-func asURIReference(path string) string {
-	if !strings.ContainsAny(path, "%?#") {
-		return path
+// uriDecoded is ref read as a URI reference: its path decoded, without its
+// query and fragment; ok is false when ref has nothing to decode or is no
+// URI reference.
+func uriDecoded(ref string) (string, bool) {
+	if !strings.ContainsAny(ref, "%?#") {
+		return "", false
 	}
-	if _, err := os.Lstat(path); err == nil {
-		return path
+	u, err := url.Parse(filepath.ToSlash(ref))
+	if err != nil || u.Path == "" || u.Scheme != "" || u.Host != "" {
+		return "", false
 	}
-	u, err := url.Parse(filepath.ToSlash(path))
-	if err != nil || u.Path == "" {
-		return path
-	}
-	decoded := filepath.FromSlash(u.Path)
-	if _, err := os.Lstat(decoded); err == nil {
-		return decoded
-	}
-	return path
+	return filepath.FromSlash(u.Path), true
 }
 
 // load reads a whole file, bounded by MaxBytes.

@@ -50,7 +50,9 @@ func TestMETSImageBeforePDF(t *testing.T) {
 // "page%201.png" and "2.png?v=3", which do not exist); a file whose name
 // holds "%" is found as written.
 func TestLocalHrefsAsURIReferences(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "a book")
+	// the folder's own name holds "#", "%" and "?" (it was decoded too,
+	// and nothing was found)
+	dir := filepath.Join(t.TempDir(), "Box #12, 50% done?")
 	for _, name := range []string{"page 1.png", "2.png", "100%.png"} {
 		p := filepath.Join(dir, "img", name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -89,5 +91,36 @@ func TestLocalHrefsAsURIReferences(t *testing.T) {
 	want := []string{filepath.Join(dir, "img", "page 1.png"), filepath.Join(dir, "img", "2.png"), filepath.Join(dir, "img", "100%.png")}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("images %q, want %q", got, want)
+	}
+}
+
+// TestMETSUntypedImageKept: an image-group file neither typed nor named
+// (a server's URL without an extension) is the page's image, not replaced
+// by a typed thumbnail after it, and nothing is said of it.
+func TestMETSUntypedImageKept(t *testing.T) {
+	dir := t.TempDir()
+	mets := filepath.Join(dir, "mets.xml")
+	body := `<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">
+<mets:fileSec><mets:fileGrp USE="DEFAULT">
+  <mets:file ID="MASTER"><mets:FLocat LOCTYPE="URL" xlink:href="https://iiif.example.org/img/0001"/></mets:file>
+  <mets:file ID="THUMB" MIMETYPE="image/jpeg"><mets:FLocat LOCTYPE="URL" xlink:href="https://iiif.example.org/thumb/0001.jpg"/></mets:file>
+</mets:fileGrp></mets:fileSec>
+<mets:structMap TYPE="PHYSICAL"><mets:div TYPE="physSequence">
+  <mets:div ID="P1" TYPE="page" ORDER="1"><mets:fptr FILEID="MASTER"/><mets:fptr FILEID="THUMB"/></mets:div>
+</mets:div></mets:structMap></mets:mets>`
+	if err := os.WriteFile(mets, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Read(context.Background(), mets, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Pages) != 1 || b.Pages[0].Image == nil || b.Pages[0].Image.FileID != "MASTER" {
+		t.Fatalf("pages %+v, want P1's image MASTER", b.Pages)
+	}
+	for _, p := range b.Problems {
+		if strings.Contains(p.Reason, "is no image") {
+			t.Errorf("said of an untyped image: %v", p)
+		}
 	}
 }

@@ -736,6 +736,20 @@ func isImage(f metsFile) bool {
 		m == "application/vnd.netfpx"
 }
 
+// notImage says whether a file is typed or named as something other than
+// an image (a PDF, a text, XML): one neither typed nor named may be one (a
+// IIIF server's URL without an extension).
+func notImage(f metsFile) bool {
+	if isImage(f) || imageExt[hrefExt(f)] {
+		return false
+	}
+	m := strings.ToLower(f.MIMEType)
+	return m != "" && m != "application/octet-stream" || notImageExt[hrefExt(f)]
+}
+
+// notImageExt are extensions of files that are no page image.
+var notImageExt = map[string]bool{".pdf": true, ".txt": true, ".xml": true, ".html": true, ".htm": true, ".json": true}
+
 // maybeText says whether a file could be ALTO, PAGE or hOCR: not an
 // image, and neither typed nor named as PDF, plain text, audio or video.
 func maybeText(f metsFile) bool {
@@ -754,17 +768,17 @@ func maybeText(f metsFile) bool {
 // text files (sniffed or declared) in the others.
 func (r *reader) metsPage(base loc, b *Book, d div, files map[string]*file) Page {
 	p := Page{ID: d.ID, Order: d.Order, Label: firstNonEmpty(d.OrderLabel, d.Label)}
-	imageIsImage := false // the image taken is typed or named as an image
+	imageIsNot := false // the image taken is typed or named as something else (a PDF, a text)
 	for _, pf := range r.pageFiles(base, b.ImageGroup, d, files) {
 		switch {
-		case pf.image && p.Image != nil && !imageIsImage && pf.problem == "" && isImage(pf.f.metsFile):
+		case pf.image && p.Image != nil && imageIsNot && pf.problem == "" && isImage(pf.f.metsFile):
 			// The group's first file of the page is no image (a PDF, a
 			// text) and this one is: it is the page's image, said (the
 			// first was taken and the image dropped without a word).
 			b.Problems = append(b.Problems, Problem{Page: p.ID, File: p.Image.FileID,
 				Reason: fmt.Sprintf("fileGrp %s: %s is no image: the page's image is %s", b.ImageGroup, cmp.Or(p.Image.MIMEType, "the first file"), pf.f.ID)})
 			p.Image = &Image{Location: pf.l.String(), MIMEType: pf.f.MIMEType, FileID: pf.f.ID}
-			imageIsImage = true
+			imageIsNot = false
 		case pf.image && p.Image != nil:
 			// a second image of the page: the first is used
 		case pf.locErr != nil && !pf.image:
@@ -779,7 +793,7 @@ func (r *reader) metsPage(base loc, b *Book, d div, files map[string]*file) Page
 			b.Problems = append(b.Problems, Problem{Page: p.ID, File: pf.id, Reason: pf.problem})
 		case pf.image:
 			p.Image = &Image{Location: pf.l.String(), MIMEType: pf.f.MIMEType, FileID: pf.f.ID}
-			imageIsImage = isImage(pf.f.metsFile)
+			imageIsNot = notImage(pf.f.metsFile)
 		default:
 			r.text(b, &p, pf.f, pf.l)
 		}
