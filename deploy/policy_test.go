@@ -72,6 +72,10 @@ func needsOutside(p podOf) bool {
 var internalRanges = []string{
 	"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16", "127.0.0.0/8",
 	"fc00::/7", "fe80::/10", "::1/128",
+	// their NAT64 forms (RFC 6052: 64:ff9b::/96 and the IPv4 address), and
+	// NAT64's local-use prefix: on an IPv6-only cluster they reach them
+	"64:ff9b::a00:0/104", "64:ff9b::ac10:0/108", "64:ff9b::c0a8:0/112", "64:ff9b::6440:0/106",
+	"64:ff9b::a9fe:0/112", "64:ff9b::7f00:0/104", "64:ff9b:1::/48",
 }
 
 // outsidePorts are the ports outside hosts are reached on by default.
@@ -378,6 +382,9 @@ func checkLabels(objs []runtime.Object, version string) []error {
 					errs = append(errs, fmt.Errorf("%s claim template %s: label app.kubernetes.io/version %q (an upgrade could not apply it)", what, c.Name, v))
 				}
 				l := maps.Clone(c.Labels)
+				if l == nil {
+					l = map[string]string{}
+				}
 				l["app.kubernetes.io/version"] = version
 				check(what+" claim template "+c.Name, l)
 			}

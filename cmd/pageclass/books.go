@@ -432,10 +432,14 @@ func (s *inputSet) addVolumes(ctx context.Context, a *book.AnchorError, opts boo
 	return nil
 }
 
-// bookKey is the key of a book's location in bookInputs.readAt: a URL as
-// it is, a file's absolute path.
+// bookKey is the key of a book's location in bookInputs.readAt: a URL's
+// host, port and path (http and https on their default ports one server,
+// as sameHost takes them), a file's absolute path.
 func bookKey(loc string) string {
 	if isURL(loc) {
+		if u, err := url.Parse(loc); err == nil {
+			return strings.ToLower(u.Hostname()) + ":" + hostPort(u) + u.RequestURI()
+		}
 		return loc
 	}
 	if abs, err := filepath.Abs(loc); err == nil {
