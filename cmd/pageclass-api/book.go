@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"path"
 	"strings"
-	"time"
 
 	"archivekit/internal/book"
 	"archivekit/internal/fetch"
@@ -58,17 +57,6 @@ type skippedPage struct {
 	Error string `json:"error"`
 }
 
-// parseHosts reads BOOK_HOSTS (lower case).
-func parseHosts(v string) map[string]bool {
-	hosts := map[string]bool{}
-	for _, h := range strings.Split(v, ",") {
-		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
-			hosts[h] = true
-		}
-	}
-	return hosts
-}
-
 // checkBookField is the problem of a book field ("" when none).
 func checkBookField(v string, withFile bool) string {
 	u, err := url.Parse(v)
@@ -95,37 +83,16 @@ func bookName(v string) string {
 	return base
 }
 
-// errHost is a fetch refused because its host is not in BOOK_HOSTS.
-var errHost = errors.New("host not in " + EnvBookHosts)
-
-// hostsOnly is a transport that refuses requests (redirects included) to
-// hosts not in the list.
-type hostsOnly struct {
-	hosts map[string]bool
-	next  http.RoundTripper
-}
-
-func (h hostsOnly) RoundTrip(r *http.Request) (*http.Response, error) {
-	host := strings.ToLower(r.URL.Host)
-	if !h.hosts[host] && !h.hosts[strings.ToLower(r.URL.Hostname())] {
-		return nil, &fetch.HostError{Host: r.URL.Host, Err: fmt.Errorf("%w: %s", errHost, r.URL.Host)}
-	}
-	return h.next.RoundTrip(r)
-}
-
 // bookFetcher is a request's (or a book job item's) fetcher: a Fresh one
 // of s.books, sharing its connections, with a cache of its own.
 func (s *server) bookFetcher() *fetch.Fetcher { return s.books.Fresh() }
 
 // newBookFetcher is the fetcher whose connections every book request
-// shares: any public host without BOOK_HOSTS (hosts nil), else only those.
-func newBookFetcher(hosts map[string]bool) *fetch.Fetcher {
-	if hosts == nil {
-		return fetch.New(fetch.Policy{Private: fetch.PrivateRefused}, nil)
-	}
-	t := &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: 30 * time.Second}).DialContext,
-		TLSHandshakeTimeout: 30 * time.Second, MaxIdleConnsPerHost: 4}
-	return fetch.New(fetch.Policy{Private: fetch.PrivateAllowed}, hostsOnly{hosts: hosts, next: t})
+// shares: the services' book policy (service.Config.BookPolicy: any public
+// host without BOOK_HOSTS, else only those; a redirect to another host
+// refused once, not retried as its own transport's refusal was).
+func newBookFetcher(c service.Config) *fetch.Fetcher {
+	return fetch.New(c.BookPolicy(), nil)
 }
 
 // bookSize is the long side a book's pages are fetched at: the largest
@@ -275,7 +242,7 @@ func (res *predicted) bookPage(ctx context.Context, req *predictRequest, img fet
 func bookReason(err error) service.Reason {
 	var se *fetch.StatusError
 	switch {
-	case errors.Is(err, fetch.ErrPrivate), errors.Is(err, fetch.ErrHost), errors.Is(err, errHost):
+	case errors.Is(err, fetch.ErrPrivate), errors.Is(err, fetch.ErrHost):
 		return service.ReasonHostNotAllowed
 	case errors.Is(err, book.ErrNotABook), errors.Is(err, book.ErrNoPages), errors.Is(err, book.ErrLimit):
 		return service.ReasonBadBook

@@ -233,9 +233,6 @@ type server struct {
 	// with (PDF_RENDER_DPI).
 	maxPDFPages int
 	decode      imageio.Options
-	// bookHosts is BOOK_HOSTS: the hosts a book may be fetched from (nil:
-	// any public host; see book.go).
-	bookHosts map[string]bool
 	// books is the fetcher of BOOK_HOSTS whose connections book requests
 	// share (bookFetcher).
 	books *fetch.Fetcher
@@ -326,10 +323,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		return nil, err
 	}
 	loc.Log = s.svc.Logger
-	if hosts := s.svc.Config.BookHosts; len(hosts) > 0 { // BOOK_HOSTS (or its old name BOOK_ALLOW_HOSTS)
-		s.bookHosts = parseHosts(strings.Join(hosts, ","))
-	}
-	s.books = newBookFetcher(s.bookHosts)
+	s.books = newBookFetcher(s.svc.Config) // BOOK_HOSTS (or its old name BOOK_ALLOW_HOSTS)
 	s.decode.OnBrokenPages = func(name string, err error) {
 		s.svc.Logger.Warn("a PDF's page tree has broken pages", "file", name, "error", err.Error())
 	}

@@ -67,10 +67,8 @@ type bookSummary struct {
 // internal/service, as pageclass-api's; BOOK_ALLOW_HOSTS is its old name)
 // only those hosts, at any address.
 func (s *server) bookFetcher() *fetch.Fetcher {
-	p := fetch.Policy{Private: fetch.PrivateRefused, MaxBytes: s.svc.Config.MaxUploadBytes}
-	if hosts := s.svc.Config.BookHosts; len(hosts) > 0 {
-		p.AllowHosts, p.OnlyHosts = hosts, true
-	}
+	p := s.svc.Config.BookPolicy()
+	p.MaxBytes = s.svc.Config.MaxUploadBytes
 	return fetch.New(p, nil)
 }
 

@@ -531,6 +531,17 @@ var variables = []variable{
 	}},
 }
 
+// BookPolicy is the fetch policy of the books a request or job names, both
+// services': private addresses refused (the URL comes from a client); with
+// BOOK_HOSTS only those hosts, at any address.
+func (c Config) BookPolicy() fetch.Policy {
+	p := fetch.Policy{Private: fetch.PrivateRefused}
+	if len(c.BookHosts) > 0 {
+		p.AllowHosts, p.OnlyHosts = c.BookHosts, true
+	}
+	return p
+}
+
 // hostList reads a comma-separated list of hosts; blank entries are
 // dropped (nil when none is left).
 func hostList(v string) []string {
