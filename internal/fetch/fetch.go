@@ -676,6 +676,10 @@ func transient(err error) bool {
 	if errors.As(err, &se) {
 		return se.Code == http.StatusTooManyRequests || se.Code >= 500
 	}
+	var said interface{ Transient() bool }
+	if errors.As(err, &said) {
+		return said.Transient() // a HostError, whatever it wraps: refused again on every try
+	}
 	return !errors.Is(err, ErrScheme) && !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrRedirect) &&
 		!errors.Is(err, ErrPrivate) && !errors.Is(err, ErrHost) && !errors.Is(err, context.Canceled)
 }
