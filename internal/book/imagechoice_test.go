@@ -14,7 +14,6 @@ import (
 // there is a PDF keeps it (pageclass reads PDFs).
 func TestMETSImageBeforePDF(t *testing.T) {
 	dir := t.TempDir()
-	mets := filepath.Join(dir, "mets.xml")
 	body := `<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">
 <mets:fileSec><mets:fileGrp USE="DEFAULT">
   <mets:file ID="PDF_1" MIMETYPE="application/pdf"><mets:FLocat LOCTYPE="URL" xlink:href="scan/1.pdf"/></mets:file>
@@ -25,13 +24,7 @@ func TestMETSImageBeforePDF(t *testing.T) {
   <mets:div ID="P1" TYPE="page" ORDER="1"><mets:fptr FILEID="PDF_1"/><mets:fptr FILEID="IMG_1"/></mets:div>
   <mets:div ID="P2" TYPE="page" ORDER="2"><mets:fptr FILEID="PDF_2"/></mets:div>
 </mets:div></mets:structMap></mets:mets>`
-	if err := os.WriteFile(mets, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b, err := Read(context.Background(), mets, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readMETS(t, dir, body)
 	if len(b.Pages) != 2 || b.Pages[0].Image == nil || b.Pages[0].Image.FileID != "IMG_1" || b.Pages[1].Image == nil || b.Pages[1].Image.FileID != "PDF_2" {
 		t.Fatalf("pages %+v, want P1's image IMG_1 and P2's PDF_2", b.Pages)
 	}
@@ -62,7 +55,6 @@ func TestLocalHrefsAsURIReferences(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mets := filepath.Join(dir, "mets.xml")
 	body := `<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">
 <mets:fileSec><mets:fileGrp USE="DEFAULT">
   <mets:file ID="F1" MIMETYPE="image/png"><mets:FLocat LOCTYPE="URL" xlink:href="img/page%201.png"/></mets:file>
@@ -74,13 +66,7 @@ func TestLocalHrefsAsURIReferences(t *testing.T) {
   <mets:div ID="P2" TYPE="page"><mets:fptr FILEID="F2"/></mets:div>
   <mets:div ID="P3" TYPE="page"><mets:fptr FILEID="F3"/></mets:div>
 </mets:div></mets:structMap></mets:mets>`
-	if err := os.WriteFile(mets, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b, err := Read(context.Background(), mets, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readMETS(t, dir, body)
 	var got []string
 	for _, p := range b.Pages {
 		if p.Image == nil {
@@ -99,7 +85,6 @@ func TestLocalHrefsAsURIReferences(t *testing.T) {
 // by a typed thumbnail after it, and nothing is said of it.
 func TestMETSUntypedImageKept(t *testing.T) {
 	dir := t.TempDir()
-	mets := filepath.Join(dir, "mets.xml")
 	body := `<mets:mets xmlns:mets="http://www.loc.gov/METS/" xmlns:xlink="http://www.w3.org/1999/xlink">
 <mets:fileSec><mets:fileGrp USE="DEFAULT">
   <mets:file ID="MASTER"><mets:FLocat LOCTYPE="URL" xlink:href="https://iiif.example.org/img/0001"/></mets:file>
@@ -108,13 +93,7 @@ func TestMETSUntypedImageKept(t *testing.T) {
 <mets:structMap TYPE="PHYSICAL"><mets:div TYPE="physSequence">
   <mets:div ID="P1" TYPE="page" ORDER="1"><mets:fptr FILEID="MASTER"/><mets:fptr FILEID="THUMB"/></mets:div>
 </mets:div></mets:structMap></mets:mets>`
-	if err := os.WriteFile(mets, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b, err := Read(context.Background(), mets, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readMETS(t, dir, body)
 	if len(b.Pages) != 1 || b.Pages[0].Image == nil || b.Pages[0].Image.FileID != "MASTER" {
 		t.Fatalf("pages %+v, want P1's image MASTER", b.Pages)
 	}
@@ -123,4 +102,18 @@ func TestMETSUntypedImageKept(t *testing.T) {
 			t.Errorf("said of an untyped image: %v", p)
 		}
 	}
+}
+
+// readMETS reads the METS body written as mets.xml in dir.
+func readMETS(t *testing.T, dir, body string) *Book {
+	t.Helper()
+	mets := filepath.Join(dir, "mets.xml")
+	if err := os.WriteFile(mets, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Read(context.Background(), mets, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
