@@ -94,7 +94,9 @@ func describeHeaders(root map[string]any) error {
 			responses, _ := op["responses"].(map[string]any)
 			for status, r := range responses {
 				if m, ok := r.(map[string]any); ok {
-					if ref, ok := m["$ref"].(string); ok {
+					if ref, ok := m["$ref"].(string); ok && (status == "429" || status == "503") {
+						// a response used under a 429 or 503 anywhere gets
+						// Retry-After, whatever order the map is walked in
 						refStatus[strings.TrimPrefix(ref, "#/components/responses/")] = status
 					}
 				}
