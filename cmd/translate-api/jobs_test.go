@@ -476,6 +476,11 @@ func bookFetchesOnce(t *testing.T, base, booksURL string, files map[string][]byt
 		sync[p.name] = p.data
 	}
 	res := jobResults(t, base, st.ID)
+	// A job's translation names its licence as the synchronous answer
+	// does (a job item's answer had dropped the header).
+	if lic := resp.Header.Get("X-Translation-License"); lic == "" || fmt.Sprint(res.Items[0].Headers["X-Translation-License"]) != "["+lic+"]" {
+		t.Errorf("item 0's headers %q; the synchronous answer's licence %q", res.Items[0].Headers, lic)
+	}
 	for i, want := range []struct {
 		page         int
 		path, format string
@@ -542,7 +547,7 @@ func TestJobsBackendDown(t *testing.T) {
 func archiveNames(t *testing.T, base, id string) []string {
 	t.Helper()
 	var names []string
-	for _, f := range zipAt(t, base+"/jobs/"+id+"/results?format=zip").File {
+	for _, f := range zipAt(t, base+"/jobs/"+id+"/results.zip").File {
 		names = append(names, f.Name)
 	}
 	return names

@@ -67,7 +67,8 @@ CREATE INDEX IF NOT EXISTS archivekit_job_lease ON archivekit_job (lease_ms) WHE
 // (AnnotateBook), the API_TOKENS_FILE client that submitted a job
 // (service.ClientOf; NULL without one), the search keys of an item's
 // name and a job's book URL (searchKey; NULL in rows written before them),
-// and why a job waits after a passing failure (Paused, JSON).
+// why a job waits after a passing failure (Paused, JSON) and the headers
+// an item's answer carried beside its type and name (answerHeaders, JSON).
 var addedColumns = []struct{ table, column string }{
 	{"archivekit_job", "book_url TEXT"},
 	{"archivekit_job", "error TEXT"},
@@ -82,6 +83,7 @@ var addedColumns = []struct{ table, column string }{
 	{"archivekit_item", "name_key TEXT"},
 	{"archivekit_job", "book_key TEXT"},
 	{"archivekit_job", "paused TEXT"},
+	{"archivekit_item", "out_headers TEXT"},
 }
 
 // pgAdded adds addedColumns on PostgreSQL.

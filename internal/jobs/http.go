@@ -374,6 +374,10 @@ type ItemResult struct {
 	State       string `json:"state"`
 	Status      int    `json:"status,omitempty"`
 	ContentType string `json:"content_type,omitempty"`
+	// Headers are the other headers the answer carried that describe it
+	// (translate-api's X-Translation-* and Link to the licence, the limits
+	// applied: answerHeaders); absent when none.
+	Headers map[string][]string `json:"headers,omitempty"`
 	// URL is the item's answer as the synchronous endpoint gave it.
 	URL string `json:"url,omitempty"`
 	// Output is a JSON answer; Text a text answer (XML); other answers
@@ -416,8 +420,10 @@ type Results struct {
 }
 
 // Results serves GET /jobs/{id}/results: every item with its answer so
-// far (JSON answers inline, text answers as strings); with ?format=zip a
-// ZIP archive of the answers instead (see zipResults).
+// far (JSON answers inline, text answers as strings); with ?format=zip the
+// ZIP archive of GET /jobs/{id}/results.zip instead (kept for the clients
+// that ask so; one route giving JSON or a ZIP by a query parameter could
+// not be downloaded by clients generated from the OpenAPI document).
 func (q *Queue) Results(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if bad := queryOnce(r.URL.Query(), "format"); bad != nil {
@@ -489,7 +495,7 @@ func (q *Queue) Results(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil && meta != nil {
 		var c bytes.Buffer
-		crate, _ := json.Marshal("/jobs/" + id + "/results?format=zip")
+		crate, _ := json.Marshal("/jobs/" + id + "/results.zip")
 		if err = json.Compact(&c, meta); err == nil {
 			fmt.Fprintf(out, `,"run_metadata":%s,"ro_crate":%s`, c.Bytes(), crate)
 		}
@@ -506,6 +512,12 @@ func (q *Queue) Results(w http.ResponseWriter, r *http.Request) {
 		}
 		panic(http.ErrAbortHandler) // the client sees a cut answer, never a part for the whole
 	}
+}
+
+// Archive serves GET /jobs/{id}/results.zip: the job's answers as a ZIP
+// archive (zipResults).
+func (q *Queue) Archive(w http.ResponseWriter, r *http.Request) {
+	q.zipResults(w, r, r.PathValue("id"))
 }
 
 // resultStream takes a job's results as they are read (Queue.results):
@@ -537,7 +549,7 @@ func (q *Queue) results(ctx context.Context, id string, done func(*ItemResult) e
 	}
 	for _, it := range items {
 		ir := ItemResult{Item: it.Index, Name: it.Name, State: it.State, Status: it.Status, ContentType: it.Type, Error: it.Error, Runs: it.Runs, Book: bookRef(it.Ref),
-			disposition: it.Disposition}
+			Headers: storedHeaders(it.Headers), disposition: it.Disposition}
 		if st.State == Canceled && (it.State == Queued || it.State == Running) {
 			ir.State = Canceled // left unrun by the cancel
 		}
@@ -624,9 +636,54 @@ func (q *Queue) Item(w http.ResponseWriter, r *http.Request) {
 	if it.Disposition != "" {
 		w.Header().Set("Content-Disposition", it.Disposition)
 	}
+	setAnswerHeaders(w.Header(), it.Headers)
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(it.Status)
 	_, _ = w.Write(b)
+}
+
+// answerHeaders are the headers of an item's answer that describe it and
+// are kept with it, beside its type and name: those service.ExposedHeaders
+// lets a page read (translate-api's licence, backend and counts, the
+// limits applied, the Link to the licence), less those of the request
+// and its connection (Location, Retry-After, X-Request-ID, the
+// disposition kept in its own column); JSON, "" when it had none. A job
+// item's answer lacked them, though it is the answer "as the synchronous
+// endpoint gave it".
+func answerHeaders(h http.Header) string {
+	kept := map[string][]string{}
+	for _, name := range strings.Split(service.ExposedHeaders, ",") {
+		name = http.CanonicalHeaderKey(strings.TrimSpace(name))
+		switch name {
+		case "Content-Disposition", "Location", "Retry-After", "X-Request-Id":
+			continue
+		}
+		if v := h.Values(name); len(v) > 0 {
+			kept[name] = v
+		}
+	}
+	if len(kept) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(kept) // strings only: cannot fail
+	return string(b)
+}
+
+// storedHeaders reads the headers answerHeaders kept (stored); nil for
+// none, or for a value that does not read.
+func storedHeaders(stored string) map[string][]string {
+	var kept map[string][]string
+	if stored == "" || json.Unmarshal([]byte(stored), &kept) != nil || len(kept) == 0 {
+		return nil
+	}
+	return kept
+}
+
+// setAnswerHeaders sets the headers answerHeaders kept (stored) on h.
+func setAnswerHeaders(h http.Header, stored string) {
+	for name, v := range storedHeaders(stored) {
+		h[http.CanonicalHeaderKey(name)] = v
+	}
 }
 
 // itemOf reads the item of the request's {id} and {item}, or answers 404

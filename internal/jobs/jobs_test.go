@@ -44,6 +44,8 @@ type echo struct {
 	gate, started chan struct{}
 	// delay is each call's time (a model's stand-in).
 	delay time.Duration
+	// header is set on each answer (translate-api's licence and counts).
+	header http.Header
 }
 
 func (e *echo) note(s string) {
@@ -70,6 +72,9 @@ func (e *echo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, _ := io.ReadAll(f)
+	for k, v := range e.header {
+		w.Header()[k] = v
+	}
 	e.note("start " + fh.Filename)
 	if fh.Filename == e.block {
 		<-r.Context().Done()
@@ -235,7 +240,11 @@ func file(name, data string) servicetest.Part {
 func TestSubmitPollResults(t *testing.T) { stores(t, testSubmitPollResults) }
 
 func testSubmitPollResults(t *testing.T, newStore store) {
-	ts, q := serve(t, newStore(t), &echo{})
+	// The endpoint's answers say what produced them, as translate-api's
+	// do; the request's own headers are not the answer's.
+	described := http.Header{"X-Translation-License": {"CC-BY-4.0"}, "Link": {"<https://example.org/licence>; rel=license"},
+		"X-Translation-Units": {"3"}, "X-Request-Id": {"req-1"}, "Retry-After": {"5"}}
+	ts, q := serve(t, newStore(t), &echo{header: described})
 	t0 := time.Now()
 	// bad.xml as a Windows client names it: the job names it as the
 	// routes do (it kept C:\scans\bad.xml whole).
@@ -285,6 +294,26 @@ func testSubmitPollResults(t *testing.T, newStore store) {
 	b := servicetest.ReadBody(t, resp)
 	if resp.StatusCode != 422 || !strings.Contains(string(b), "not a document") {
 		t.Fatalf("item 1: %d %s", resp.StatusCode, b)
+	}
+	// An item's answer keeps the headers that describe it, as the
+	// synchronous endpoint gave them (they were dropped: a job's
+	// translation named no licence), in its download and in the results.
+	resp, err = http.Get(ts.URL + res.Items[2].URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servicetest.ReadBody(t, resp)
+	for _, k := range []string{"X-Translation-License", "Link", "X-Translation-Units"} {
+		if got := resp.Header.Values(k); fmt.Sprint(got) != fmt.Sprint(described.Values(k)) {
+			t.Errorf("item 2's answer: %s %q, want %q", k, got, described.Values(k))
+		}
+	}
+	if got := resp.Header.Get("X-Request-Id"); got == "req-1" {
+		t.Errorf("item 2's answer repeats the request id of the job's call, %q", got)
+	}
+	if got := res.Items[0].Headers; fmt.Sprint(got["X-Translation-License"]) != "[CC-BY-4.0]" || fmt.Sprint(got["Link"]) != fmt.Sprint(described.Values("Link")) ||
+		got["Retry-After"] != nil || got["X-Request-Id"] != nil {
+		t.Errorf("results: item 0's headers %q, want the licence, its link and the units only", got)
 	}
 	// The job's end is recorded before its worker observes its duration
 	// and lets it go: the metrics are read once they have caught up.
@@ -347,12 +376,14 @@ func testSubmitPollResults(t *testing.T, newStore store) {
 			t.Errorf("%s dated %s, want the job's end %s", f.Name, f.Modified, ended.FinishedAt)
 		}
 	}
-	resp, err = http.Get(ts.URL + "/jobs/" + st.ID + "/results?format=zip")
+	// results.zip is the archive (?format=zip is kept for the clients that
+	// ask so).
+	resp, err = http.Get(ts.URL + "/jobs/" + st.ID + "/results.zip")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again := servicetest.ReadBody(t, resp); !bytes.Equal(again, zb) {
-		t.Errorf("a second download of the ended job's archive differs from the first")
+	if again := servicetest.ReadBody(t, resp); !bytes.Equal(again, zb) || resp.Header.Get("Content-Type") != "application/zip" {
+		t.Errorf("a second download of the ended job's archive, from results.zip, differs from the first (%q)", resp.Header.Get("Content-Type"))
 	}
 	for _, want := range wantMetrics {
 		if !strings.Contains(m, want) {

@@ -51,7 +51,7 @@ func testRunMetadata(t *testing.T, newStore store) {
 	st = waitState(t, q, ts.URL, st.ID, jobs.Succeeded)
 	var res jobs.Results
 	getJSON(t, ts.URL+"/jobs/"+st.ID+"/results", &res)
-	if res.ROCrate != "/jobs/"+st.ID+"/results?format=zip" {
+	if res.ROCrate != "/jobs/"+st.ID+"/results.zip" {
 		t.Errorf("ro_crate %q", res.ROCrate)
 	}
 	var doc paradata.Document

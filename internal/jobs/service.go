@@ -90,6 +90,7 @@ func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) 
 	svc.Route("GET /jobs", "jobs, newest first, with paging (limit, before)", q.List)
 	svc.Route("GET /jobs/{id}", "a job's state (queued, running, succeeded, failed, canceled), item counts and errors by item", q.owned(q.Get))
 	svc.Route("GET /jobs/{id}/results", "a job's answers by item (JSON)", q.owned(q.Results))
+	svc.Route("GET /jobs/{id}/results.zip", "a job's answers as a ZIP archive, with its results, run metadata and RO-Crate", q.owned(q.Archive))
 	svc.Route("GET /jobs/{id}/results/{item}", "one item's answer as "+o.Path+" gave it", q.owned(q.Item))
 	return q, nil
 }

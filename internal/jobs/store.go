@@ -167,6 +167,9 @@ type item struct {
 	Status      int
 	Type        string
 	Disposition string
+	// Headers are the other headers the answer carried (answerHeaders;
+	// "" in rows written before them).
+	Headers string
 	// Error is a failed item's error detail, a skipped item's reason.
 	Error  string
 	Reason service.Reason
@@ -260,7 +263,7 @@ func (q *Queue) status(ctx context.Context, id string) (*Status, error) {
 
 // items reads a job's items in order.
 func (q *Queue) items(ctx context.Context, id string) ([]item, error) {
-	rows, err := q.query(ctx, `SELECT idx, name, content_type, state, COALESCE(status, 0), COALESCE(out_type, ''), COALESCE(out_disposition, ''), COALESCE(error, ''), COALESCE(reason, ''), runs, COALESCE(source, ''), COALESCE(ref, '')
+	rows, err := q.query(ctx, `SELECT idx, name, content_type, state, COALESCE(status, 0), COALESCE(out_type, ''), COALESCE(out_disposition, ''), COALESCE(out_headers, ''), COALESCE(error, ''), COALESCE(reason, ''), runs, COALESCE(source, ''), COALESCE(ref, '')
 		FROM archivekit_item WHERE job_id = ? ORDER BY idx`, id)
 	if err != nil {
 		return nil, err
@@ -269,7 +272,7 @@ func (q *Queue) items(ctx context.Context, id string) ([]item, error) {
 	var out []item
 	for rows.Next() {
 		var it item
-		if err := rows.Scan(&it.Index, &it.Name, &it.InType, &it.State, &it.Status, &it.Type, &it.Disposition, &it.Error, &it.Reason, &it.Runs, &it.Source, &it.Ref); err != nil {
+		if err := rows.Scan(&it.Index, &it.Name, &it.InType, &it.State, &it.Status, &it.Type, &it.Disposition, &it.Headers, &it.Error, &it.Reason, &it.Runs, &it.Source, &it.Ref); err != nil {
 			return nil, err
 		}
 		out = append(out, it)

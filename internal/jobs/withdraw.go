@@ -184,6 +184,6 @@ func (q *Queue) requeueUpdate(id string, i int) (string, []any) {
 	if q.pool != nil {
 		set = ", output = NULL"
 	}
-	return `UPDATE archivekit_item SET state = 'queued', status = NULL, out_type = NULL, out_disposition = NULL, error = NULL, reason = NULL, summary = NULL` + set + ` WHERE job_id = ? AND idx = ? AND state = 'succeeded'`,
+	return `UPDATE archivekit_item SET state = 'queued', status = NULL, out_type = NULL, out_disposition = NULL, out_headers = NULL, error = NULL, reason = NULL, summary = NULL` + set + ` WHERE job_id = ? AND idx = ? AND state = 'succeeded'`,
 		[]any{id, i}
 }

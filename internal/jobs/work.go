@@ -355,7 +355,7 @@ func (q *Queue) runItem(ctx context.Context, id string, it item, f *form, got *f
 	if err != nil {
 		return err
 	}
-	o := outcome{state: Succeeded, status: status, ctype: a.header.Get("Content-Type"), disposition: a.header.Get("Content-Disposition"), out: out}
+	o := outcome{state: Succeeded, status: status, ctype: a.header.Get("Content-Type"), disposition: a.header.Get("Content-Disposition"), headers: answerHeaders(a.header), out: out}
 	if o.status < 200 || o.status > 299 {
 		o.state = Failed
 		o.detail, o.reason = errorDetail(out)
@@ -385,8 +385,10 @@ type outcome struct {
 	state                      string
 	status                     int
 	ctype, disposition, detail string
-	reason                     service.Reason
-	out, summary               []byte
+	// headers are the answer's other headers kept (answerHeaders).
+	headers      string
+	reason       service.Reason
+	out, summary []byte
 	// again marks a withdrawal (Withdraw) of an item with runs left: it
 	// is not recorded, and runs again.
 	again bool
@@ -397,18 +399,21 @@ type outcome struct {
 // item recorded done has its answer (in its row on PostgreSQL; already in
 // its file on SQLite).
 func (q *Queue) outcomeUpdate(id string, i int, o outcome, from string) (string, []any) {
-	var summary, reason any
+	var summary, reason, headers any
+	if o.headers != "" {
+		headers = o.headers
+	}
 	if o.summary != nil {
 		summary = string(o.summary)
 	}
 	if o.reason != "" {
 		reason = string(o.reason)
 	}
-	set, args := "", []any{o.state, o.status, o.ctype, o.disposition, o.detail, reason, summary}
+	set, args := "", []any{o.state, o.status, o.ctype, o.disposition, headers, o.detail, reason, summary}
 	if q.pool != nil {
 		set, args = ", output = ?", append(args, o.out)
 	}
-	return `UPDATE archivekit_item SET state = ?, status = ?, out_type = ?, out_disposition = ?, error = ?, reason = ?, summary = ?` + set + ` WHERE job_id = ? AND idx = ? AND state = ?`,
+	return `UPDATE archivekit_item SET state = ?, status = ?, out_type = ?, out_disposition = ?, out_headers = ?, error = ?, reason = ?, summary = ?` + set + ` WHERE job_id = ? AND idx = ? AND state = ?`,
 		append(args, id, i, from)
 }
 
