@@ -132,6 +132,38 @@ func alignByAnchors(tokens []string, anchors []string) (counts []int, over int) 
 	return counts, over
 }
 
+// fillEmpty gives each line that needs a word (needs) and was given none
+// one word from the nearest line given more than one, while there is one:
+// the words stay in their order, the boundaries between the two lines
+// move by one. The alignment leaves a line without a word when its anchor
+// was rejected (empty) or over the limits, and --fast-align's shares round
+// a short line's to 0; such a line was written empty (CONTENT="") though
+// the block's translation had words enough for every line. It reports
+// whether it moved a word (the placement is then approximate).
+func fillEmpty(counts []int, needs func(i int) bool) (moved bool) {
+	for i, c := range counts {
+		if c > 0 || !needs(i) {
+			continue
+		}
+		donor := -1
+		for d := 1; donor < 0 && (i-d >= 0 || i+d < len(counts)); d++ {
+			switch {
+			case i-d >= 0 && counts[i-d] > 1:
+				donor = i - d
+			case i+d < len(counts) && counts[i+d] > 1:
+				donor = i + d
+			}
+		}
+		if donor < 0 {
+			return moved // no line has a word to spare
+		}
+		counts[donor]--
+		counts[i]++
+		moved = true
+	}
+	return moved
+}
+
 // Place distributes a line's tokens over its n String elements (or words): one per
 // String in order, the last String taking all that remain (joined by a
 // space); Strings past the tokens get "".

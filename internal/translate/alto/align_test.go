@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -179,4 +180,36 @@ func TestAlignmentBounded(t *testing.T) {
 		t.Errorf("within the limit: counts %v, over %d", counts, over)
 	}
 	t.Logf("two lines of 20,000 words aligned in %v; total %v", took, time.Since(start))
+}
+
+func TestFillEmpty(t *testing.T) {
+	for _, c := range []struct {
+		counts, want []int
+		blank        int // a line with no source text (-1: none)
+		moved        bool
+	}{
+		{[]int{3, 0, 1}, []int{2, 1, 1}, -1, true},
+		{[]int{0, 0, 4}, []int{1, 1, 2}, -1, true},
+		{[]int{0, 5}, []int{1, 4}, -1, true},
+		{[]int{2, 0, 0, 0}, []int{1, 1, 0, 0}, -1, true}, // words for two lines only
+		{[]int{1, 0}, []int{1, 0}, -1, false},            // no word to spare
+		{[]int{3, 0, 1}, []int{3, 0, 1}, 1, false},       // a blank line needs none
+		{[]int{1, 1, 1}, []int{1, 1, 1}, -1, false},
+	} {
+		got := slices.Clone(c.counts)
+		moved := fillEmpty(got, func(i int) bool { return i != c.blank })
+		if !slices.Equal(got, c.want) || moved != c.moved {
+			t.Errorf("fillEmpty(%v), blank %d: %v moved %v, want %v moved %v", c.counts, c.blank, got, moved, c.want, c.moved)
+		}
+		if sum(got) != sum(c.counts) {
+			t.Errorf("fillEmpty(%v): %v has %d words, want %d", c.counts, got, sum(got), sum(c.counts))
+		}
+	}
+}
+
+func sum(xs []int) (n int) {
+	for _, x := range xs {
+		n += x
+	}
+	return n
 }

@@ -805,6 +805,9 @@ func (t *translator) writeTranslated(b *block, lang, text string, anchors []stri
 		approx = over > 0
 		anchors = anchors[len(b.holders):]
 	}
+	if fillEmpty(counts, func(j int) bool { return strings.TrimSpace(b.holders[j].text) != "" }) {
+		approx = true
+	}
 	pr.langs[lang]++
 	pr.stats.Translated++
 	pr.stats.Lines += len(b.holders)

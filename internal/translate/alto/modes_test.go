@@ -441,3 +441,37 @@ func TestRowUnitStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestNoLineEmptiedWithWordsToSpare: a block whose short lines' own
+// translations are refused (an MT service wrapping each answer: a line of
+// one letter came back five times as long, and the guard's length check
+// refused it, leaving the line no anchor) still has words enough for
+// every line, and each line gets one (the alignment left them empty,
+// CONTENT="", as the 79-page sample's "C"/"N" and "0)"/"u"/"9" lines were).
+func TestNoLineEmptiedWithWordsToSpare(t *testing.T) {
+	const doc = `<alto xmlns="http://www.loc.gov/standards/alto/ns-v3#"><Layout><Page ID="P1">` +
+		`<TextBlock ID="B1"><TextLine ID="L1"><String CONTENT="C"/></TextLine>` +
+		`<TextLine ID="L2"><String CONTENT="N"/></TextLine>` +
+		`<TextLine ID="L3"><String CONTENT="dlouhý"/><String CONTENT="řádek"/><String CONTENT="textu"/></TextLine></TextBlock>` +
+		`</Page></Layout></alto>`
+	f := &fake{answer: func(s string) string {
+		if len(s) == 1 {
+			return "" // refused
+		}
+		return "EN[" + s + "]"
+	}}
+	for _, fast := range []bool{false, true} {
+		res, err := Translate(context.Background(), []byte(doc), Options{Backend: f, Source: "cs", Target: "en", File: "e.xml", FastAlign: fast})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(res.Output), `CONTENT=""`) || res.Stats.LinesEmptied != 0 {
+			t.Errorf("fast %v: %d lines emptied though the block's translation has 5 words for 3 lines:\n%s", fast, res.Stats.LinesEmptied, res.Output)
+		}
+		for _, r := range res.Log {
+			if r.Target == "" {
+				t.Errorf("fast %v: line %s got no word", fast, r.Line)
+			}
+		}
+	}
+}
