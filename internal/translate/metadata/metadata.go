@@ -327,7 +327,7 @@ func (t *translation) field(ctx context.Context, f *XPath, el *xmlsplice.Node) e
 		res.Skipped++
 		res.Mixed++
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s at line %d: <%s> holds child elements, comments or processing instructions between its text; left untranslated (log status mixed_content)",
-			opt.File, f.Expr, 1+bytes.Count(t.src[:el.Start], []byte{'\n'}), el.QName()))
+			opt.File, f.AsWritten(el, opt.Namespaces), 1+bytes.Count(t.src[:el.Start], []byte{'\n'}), el.QName()))
 		res.Log = append(res.Log, LogRow{File: opt.File, Line: f.AsWritten(el, opt.Namespaces), Source: text, Status: backend.MixedContent})
 		return nil
 	}
@@ -339,7 +339,7 @@ func (t *translation) field(ctx context.Context, f *XPath, el *xmlsplice.Node) e
 	if opt.Mode != alto.Replace && el.Parent.Kind == xmlsplice.DocumentNode {
 		// A sibling of the root element would be a second root.
 		res.Skipped++
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s: the root element <%s> left untranslated: %s mode adds a sibling, and a document has one root", opt.File, f.Expr, el.QName(), opt.Mode))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s: the root element <%s> left untranslated: %s mode adds a sibling, and a document has one root", opt.File, f.AsWritten(el, opt.Namespaces), el.QName(), opt.Mode))
 		return nil
 	}
 	lang := t.lang(el, text)
@@ -355,7 +355,7 @@ func (t *translation) field(ctx context.Context, f *XPath, el *xmlsplice.Node) e
 	}
 	seg, err := t.translate(ctx, text, lang)
 	if err != nil {
-		return fmt.Errorf("metadata: %s: %s: backend %s (%s->%s): %w", opt.File, f.Expr, opt.Backend.Name(), lang, opt.Target, err)
+		return fmt.Errorf("metadata: %s: %s: backend %s (%s->%s): %w", opt.File, f.AsWritten(el, opt.Namespaces), opt.Backend.Name(), lang, opt.Target, err)
 	}
 	if seg.Status == backend.Untranslated {
 		// Both replies rejected by the guard: the field stays as it

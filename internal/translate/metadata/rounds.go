@@ -33,7 +33,7 @@ func (t *translation) endRounds(ctx context.Context) error {
 			seg, err := guard.Retry(ctx, opt.Backend, ff.text, ff.lang, opt.Target, ff.rej)
 			res.Calls += seg.Calls
 			if err != nil {
-				return fmt.Errorf("metadata: %s: %s: end round %d: backend %s (%s->%s): %w", opt.File, ff.f.Expr, round+1, opt.Backend.Name(), ff.lang, opt.Target, err)
+				return fmt.Errorf("metadata: %s: %s: end round %d: backend %s (%s->%s): %w", opt.File, ff.f.AsWritten(ff.el, opt.Namespaces), round+1, opt.Backend.Name(), ff.lang, opt.Target, err)
 			}
 			if seg.Status == backend.Untranslated {
 				if seg.Rejection != nil {
@@ -54,7 +54,7 @@ func (t *translation) endRounds(ctx context.Context) error {
 		t.failed = still
 	}
 	for _, ff := range t.failed {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s left untranslated: %v", opt.File, ff.f.Expr, ff.rej))
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %s left untranslated: %v", opt.File, ff.f.AsWritten(ff.el, opt.Namespaces), ff.rej))
 	}
 	return nil
 }

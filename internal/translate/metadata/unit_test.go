@@ -254,3 +254,22 @@ func TestLangOrder(t *testing.T) {
 		})
 	}
 }
+
+// failingBE answers every translation with an error.
+type failingBE struct{ upperBE }
+
+func (b *failingBE) Translate(ctx context.Context, text, src, tgt string) (string, error) {
+	return "", errors.New("MT service: 500 Internal Server Error")
+}
+
+// TestErrorNamesFieldAsWritten: a failure names the field with the
+// prefixes its document writes, as its log rows do (it said
+// //arch:amcr/arch:dokument/arch:popis, the field list's form, which a
+// search of the document or the log does not find).
+func TestErrorNamesFieldAsWritten(t *testing.T) {
+	fs := compileAll(t, "//arch:amcr/arch:dokument/arch:popis")
+	_, err := Translate(context.Background(), []byte(wrapped), Options{Backend: &failingBE{}, Source: "cs", Target: "en", Fields: fs, Mode: alto.Replace, File: "r.xml"})
+	if err == nil || !strings.Contains(err.Error(), "//x:amcr/x:dokument/x:popis") || strings.Contains(err.Error(), "arch:") {
+		t.Errorf("error %v; want it to name //x:amcr/x:dokument/x:popis", err)
+	}
+}
