@@ -14,7 +14,7 @@
 // every Options.Interval instead (none when the interval is negative).
 // Finish always writes one summary line:
 //
-//	pageclass: 184 pages in 12.0s (15.3 pages/s), 2 failed
+//	pageclass: 184 pages in 12.0s (15.3 pages/s), of them 2 failed
 //
 // A Bar is safe for concurrent use.
 package progress
@@ -324,11 +324,18 @@ func (b *Bar) Finish() string {
 		unit = strings.TrimSuffix(unit, "s") // "1 file", not "1 files"
 	}
 	s := fmt.Sprintf("%s %d %s in %s (%s %s/s)", b.prefix(":"), b.done, unit, dur(el), rate(b.done, el), b.opt.Unit)
+	// The failed and those left to do are among the count: "of them"
+	// (a run of 12 pages classified and 1 failed said "13 pages …, 1
+	// failed" above a summary of 12 pages classified).
+	var among []string
 	if b.failed > 0 {
-		s += fmt.Sprintf(", %d failed", b.failed)
+		among = append(among, fmt.Sprintf("%d failed", b.failed))
 	}
 	if b.left > 0 {
-		s += fmt.Sprintf(", %d left to do", b.left)
+		among = append(among, fmt.Sprintf("%d left to do", b.left))
+	}
+	if len(among) > 0 {
+		s += ", of them " + strings.Join(among, " and ")
 	}
 	if b.kept > 0 {
 		s += fmt.Sprintf(", %d done before", b.kept)

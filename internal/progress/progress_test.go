@@ -40,7 +40,7 @@ func TestLogLinesWithoutTerminal(t *testing.T) {
 	want := []string{
 		"pageclass: 20/100 20% 4.0 pages/s ETA 20.0s 1 failed",
 		"pageclass: 40/100 40% 4.0 pages/s ETA 15.0s 1 failed",
-		"pageclass: 40 pages in 10.0s (4.0 pages/s), 1 failed",
+		"pageclass: 40 pages in 10.0s (4.0 pages/s), of them 1 failed",
 	}
 	if l := lines(out.String()); strings.Join(l, "\n") != strings.Join(want, "\n") {
 		t.Errorf("output:\n%s\nwant:\n%s", out.String(), strings.Join(want, "\n"))
@@ -238,7 +238,7 @@ func TestWithdraw(t *testing.T) {
 	b.Add(2)
 	b.Fail(1)
 	b.Withdraw(2)
-	if got := b.Finish(); got != "translate: 3 files in 1.0s (3.0 files/s), 3 failed" {
+	if got := b.Finish(); got != "translate: 3 files in 1.0s (3.0 files/s), of them 3 failed" {
 		t.Errorf("Finish() = %q", got)
 	}
 }
@@ -265,7 +265,7 @@ func TestFieldsAndKept(t *testing.T) {
 		}
 	}
 	sum := b.Finish()
-	if want := "translate: 3 files in 6.0s (0.5 files/s), 1 failed, 6 done before"; sum != want {
+	if want := "translate: 3 files in 6.0s (0.5 files/s), of them 1 failed, 6 done before"; sum != want {
 		t.Errorf("summary %q, want %q", sum, want)
 	}
 	want := []Fields{
@@ -305,7 +305,7 @@ func TestLeave(t *testing.T) {
 	b.Add(1)
 	b.Fail(1)
 	b.Leave(2)
-	if got := b.Finish(); got != "translate: 4 files in 1.0s (4.0 files/s), 1 failed, 2 left to do" {
+	if got := b.Finish(); got != "translate: 4 files in 1.0s (4.0 files/s), of them 1 failed and 2 left to do" {
 		t.Errorf("Finish() = %q", got)
 	}
 	if final.Done != 4 || final.Failed != 1 || final.Left != 2 || fmt.Sprint(final.Args()) != "[done 4 total 4 failed 1 left 2 rate_per_s 4 final true]" {
