@@ -362,7 +362,7 @@ func (a *Applied) Shortfall() string {
 		return ""
 	}
 	if a.MaxReviewRate == nil || *a.MaxReviewRate >= 1 {
-		return fmt.Sprintf("the doubt calibration could not reach its target precision %.2f on its evaluation split: every page is flagged for review", a.Target)
+		return fmt.Sprintf("the doubt calibration could not reach its target precision %.2f on its evaluation split: every page is flagged for review", a.Target) + recalibrate
 	}
 	got := "none"
 	if a.Result.Precision != nil {
@@ -370,8 +370,14 @@ func (a *Applied) Shortfall() string {
 	}
 	return fmt.Sprintf("the doubt calibration could not reach its target precision %.2f while flagging at most %.0f%% of pages: "+
 		"pages are flagged by the thresholds that came closest (the unflagged pages of its evaluation split were right %s of the time, %d pages), "+
-		"so pages not flagged are less reliable than the target says", a.Target, 100**a.MaxReviewRate, got, a.Result.Pages)
+		"so pages not flagged are less reliable than the target says", a.Target, 100**a.MaxReviewRate, got, a.Result.Pages) + recalibrate
 }
+
+// recalibrate ends Shortfall's message with what a user can do about it
+// (a newcomer read it at each run and could not act on it).
+const recalibrate = "; the doubt calibration sets which pages are flagged for review (NEEDS_REVIEW): " +
+	"calibrate these models on labelled pages like yours, pageclass --eval --calibrate -m MODELS -d LABELLED_FOLDER " +
+	"(docs/pageclass.md, \"Review flags\"), or give a lower --review-precision or a higher --review-rate when calibrating"
 
 // ID is the short name of the calibration written beside each flag: the
 // first 12 hex digits of its Digest and the target.

@@ -19,8 +19,8 @@ func TestShortfall(t *testing.T) {
 	}{
 		{"reached", Applied{Target: 0.9, Reachable: true, MaxReviewRate: &capped}, nil, ""},
 		{"capped", Applied{Target: 0.9, MaxReviewRate: &capped, Result: Point{Pages: 20, Precision: &prec}},
-			[]string{"target precision 0.90", "at most 30% of pages", "right 0.43 of the time, 20 pages", "less reliable"}, "every page"},
-		{"no cap", Applied{Target: 0.9, MaxReviewRate: &none}, []string{"every page is flagged"}, "at most"},
+			[]string{"target precision 0.90", "at most 30% of pages", "right 0.43 of the time, 20 pages", "less reliable", "pageclass --eval --calibrate -m MODELS"}, "every page"},
+		{"no cap", Applied{Target: 0.9, MaxReviewRate: &none}, []string{"every page is flagged", "pageclass --eval --calibrate"}, "at most"},
 		{"no cap recorded", Applied{Target: 0.9}, []string{"every page is flagged"}, "at most"},
 	} {
 		got := c.a.Shortfall()
