@@ -251,6 +251,7 @@ install: deps native pdfium
 dist: deps native pdfium
 	rm -rf '$(DIST_DIR)/$(DIST_NAME)' && mkdir -p '$(DIST_DIR)'
 	$(INSTALL_ENV) tools/install.sh '$(DIST_DIR)/$(DIST_NAME)'
+	install -m 0644 tools/README.dist '$(DIST_DIR)/$(DIST_NAME)/README'
 	tar -C '$(DIST_DIR)' --sort=name --owner=0 --group=0 --numeric-owner \
 	  --mtime="@$$(git log -1 --format=%ct 2>/dev/null || echo 0)" \
 	  -cf - '$(DIST_NAME)' | zstd -T0 -3 -q > '$(DIST_TARBALL).tmp'

@@ -241,6 +241,25 @@ func TestTarballRunsAnywhere(t *testing.T) {
 		}
 	})
 
+	// The tarball unpacked to bin, lib and share: a newcomer found no
+	// README at its top. Its README names where to start; each path it
+	// names is in the tree.
+	t.Run("the tree's top says where to start", func(t *testing.T) {
+		b, err := os.ReadFile(filepath.Join(root, "README"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths := regexp.MustCompile(`(?m)(?:bin|share)/[\w./-]*`).FindAllString(string(b), -1)
+		if len(paths) < 3 || !strings.Contains(string(b), "share/doc/archivekit/README.md") {
+			t.Errorf("README names %q; want the README's place, bin/ and the licences", paths)
+		}
+		for _, p := range paths {
+			if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+				t.Errorf("README names %s: %v", p, err)
+			}
+		}
+	})
+
 	t.Run("the tree ships the README and docs/, and their links hold", func(t *testing.T) {
 		doc := filepath.Join(root, "share", "doc", "archivekit")
 		pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
