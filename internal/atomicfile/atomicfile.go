@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"archivekit/internal/fileowner"
 )
 
 // maxTempBase is the most bytes of the destination's name a temporary
@@ -86,8 +88,8 @@ func NotOthersLink(path string) error {
 	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		return nil
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
-		return fmt.Errorf("%s is a symbolic link that user %d made, and another user's link is not followed (one planted in a shared folder?): remove it, or give a folder of your own", path, st.Uid)
+	if uid, ok := fileowner.Of(fi); ok && uid != os.Getuid() {
+		return fmt.Errorf("%s is a symbolic link that user %d made, and another user's link is not followed (one planted in a shared folder?): remove it, or give a folder of your own", path, uid)
 	}
 	return nil
 }
@@ -259,7 +261,7 @@ func removeStale(p string) bool {
 	if err != nil || !fi.Mode().IsRegular() || time.Since(fi.ModTime()) < staleAge {
 		return false
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != uint32(os.Getuid()) {
+	if !fileowner.Mine(fi) {
 		return false
 	}
 	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {

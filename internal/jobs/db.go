@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,6 +23,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
+
+	"archivekit/internal/fileowner"
 )
 
 // riverClient is what the queue uses of River's client, whichever its
@@ -453,8 +454,8 @@ func stateFiles(dir string) error {
 		}
 		owner := ""
 		if fi, serr := os.Stat(p); serr == nil {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				owner = fmt.Sprintf("; owned by user %d, mode %v", st.Uid, fi.Mode().Perm())
+			if uid, ok := fileowner.Of(fi); ok {
+				owner = fmt.Sprintf("; owned by user %d, mode %v", uid, fi.Mode().Perm())
 			}
 		}
 		return fmt.Errorf("jobs: %s cannot be written by this process (user %d%s): %w; give this service's user write access to the state folder's files (chmod g+rw for a group sharing it, and umask 002 for the files it makes), or its own %s",

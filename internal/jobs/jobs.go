@@ -38,7 +38,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -48,6 +47,7 @@ import (
 
 	"archivekit/internal/atomicfile"
 	"archivekit/internal/filelock"
+	"archivekit/internal/fileowner"
 	"archivekit/internal/service"
 )
 
@@ -246,9 +246,9 @@ func ownStateFolder(dir string) error {
 	}
 	// Root's world-writable folders are left to their owner's reasons (a
 	// Kubernetes emptyDir is one, and the service runs as another user).
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() && st.Uid != 0 && fi.Mode().Perm()&0o002 != 0 {
+	if uid, ok := fileowner.Of(fi); ok && uid != os.Getuid() && uid != 0 && fi.Mode().Perm()&0o002 != 0 {
 		return fmt.Errorf("jobs: state folder %s is user %d's and writable by everyone (mode %v): another user could plant files in it; give %s a folder of this service's own (user %d)",
-			dir, st.Uid, fi.Mode().Perm(), EnvDir, os.Getuid())
+			dir, uid, fi.Mode().Perm(), EnvDir, os.Getuid())
 	}
 	for _, name := range []string{"jobs", "jobs.db", "jobs.db-wal", "jobs.db-shm", holderName} {
 		p := filepath.Join(dir, name)

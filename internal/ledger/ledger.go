@@ -42,6 +42,7 @@ import (
 	"unicode/utf8"
 
 	"archivekit/internal/atomicfile"
+	"archivekit/internal/fileowner"
 	"archivekit/internal/regularfile"
 )
 
@@ -443,11 +444,7 @@ func ownerOf(path string) (int, bool) {
 	if err != nil {
 		return 0, false
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return 0, false
-	}
-	return int(st.Uid), true
+	return fileowner.Of(fi)
 }
 
 // Files returns the number of earlier runs' files read.
