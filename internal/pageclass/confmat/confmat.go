@@ -34,6 +34,11 @@ func PNG(w io.Writer, title string, labels []string, counts [][]int) error {
 	if n == 0 || len(counts) != n {
 		return fmt.Errorf("confusion matrix: %d labels, %d rows", n, len(counts))
 	}
+	for i, row := range counts {
+		if len(row) != n {
+			return fmt.Errorf("confusion matrix: %d labels, row %d (%s) has %d counts", n, i, labels[i], len(row))
+		}
+	}
 	const W, H = 8 * DPI, 15 * DPI / 2
 	img := image.NewRGBA(image.Rect(0, 0, W, H))
 	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
