@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"syscall"
 	"testing"
@@ -46,6 +47,15 @@ func TestSignals(t *testing.T) {
 	nohup, err := exec.LookPath("nohup")
 	if err != nil {
 		t.Skip("no nohup:", err)
+	}
+	// A test run under nohup (a CI job started so) ignores SIGHUP, and its
+	// children inherit that: the SIGHUP case then ran as the nohup one.
+	// Watching it here gives the children the default disposition again
+	// (a handler does not survive exec; ignoring does).
+	if signal.Ignored(syscall.SIGHUP) {
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
 	}
 	for _, c := range []struct {
 		name  string
