@@ -369,6 +369,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 	}
 	s.svc.Route("GET /frontend", "browser interface", frontend.Handler().ServeHTTP)
 	s.svc.Handle("GET /frontend/{asset}", frontend.Handler())
+	s.svc.Handle("GET /frontend/{$}", frontend.Handler()) // to /frontend, whose links are relative
 	return s, nil
 }
 

@@ -30,6 +30,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -289,6 +290,13 @@ func classify(server, path, version string, topn int, timeout time.Duration, tok
 		err := fmt.Errorf("the service answered %d: %s", resp.StatusCode, detail(b))
 		if r := reason(b); r != "" {
 			err = fmt.Errorf("the service answered %d %s: %s", resp.StatusCode, r, detail(b))
+		} else if !isJSON(b) {
+			// Not pageclass-api's error body (its HTML was quoted whole):
+			// a reverse proxy in front of it answered.
+			err = fmt.Errorf("answered %d by something in front of the service (a proxy?), not by pageclass-api: %s", resp.StatusCode, plainText(b))
+			if resp.StatusCode == http.StatusRequestEntityTooLarge {
+				err = fmt.Errorf("%w; the file is refused as too large before it reaches the service: send a smaller one, or have the proxy's body limit raised to the service's MAX_UPLOAD_MB", err)
+			}
 		}
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable ||
 			resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusGatewayTimeout ||
@@ -315,6 +323,24 @@ type codeError struct {
 
 func (e *codeError) Error() string { return e.err.Error() }
 func (e *codeError) Unwrap() error { return e.err }
+
+// isJSON reports whether b is a JSON document.
+func isJSON(b []byte) bool { return json.Valid(bytes.TrimSpace(b)) && len(bytes.TrimSpace(b)) > 0 }
+
+// plainText is an answer body that is not the service's, as one short line:
+// its HTML tags dropped, its spaces collapsed, at most 200 characters.
+func plainText(b []byte) string {
+	t := strings.Join(strings.Fields(htmlTag.ReplaceAllString(string(b), " ")), " ")
+	if r := []rune(t); len(r) > 200 {
+		t = string(r[:200]) + "…"
+	}
+	if t == "" {
+		return "(an empty answer)"
+	}
+	return t
+}
+
+var htmlTag = regexp.MustCompile(`(?s)<[^>]*>`)
 
 // reason is an error body's reason code ("" when it has none).
 func reason(b []byte) string {

@@ -143,6 +143,27 @@ func TestErrorReason(t *testing.T) {
 	}
 }
 
+// TestProxyAnswer: a 413 from a reverse proxy in front of the service (its
+// HTML page) is said as the proxy's, in one line, not as the service's
+// answer with the page quoted whole.
+func TestProxyAnswer(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(413)
+		fmt.Fprint(w, "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx/1.22.1</center>\r\n</body>\r\n</html>\r\n")
+	}))
+	defer ts.Close()
+	page := filepath.Join(t.TempDir(), "page.png")
+	_ = os.WriteFile(page, []byte("\x89PNG\r\n\x1a\n"), 0o644)
+	var out, errOut bytes.Buffer
+	code := run([]string{"-file", page, "-server", ts.URL}, &out, &errOut)
+	msg := errOut.String()
+	if code != 3 || !strings.Contains(msg, "not by pageclass-api") || !strings.Contains(msg, "413 Request Entity Too Large nginx/1.22.1") ||
+		!strings.Contains(msg, "proxy's body limit") || strings.Contains(msg, "<html>") {
+		t.Errorf("code %d, stderr %q; want 3 naming the proxy's limit, without the HTML", code, msg)
+	}
+}
+
 // TestHelpAndUsage: -help prints the flags and exits 0 (as the other
 // commands' --help); a usage error exits 1 and a failed request 3, as the
 // other commands (they were 2 and 1).

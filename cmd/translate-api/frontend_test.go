@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"archivekit/internal/service/servicetest"
 	"archivekit/internal/testenv"
 	"archivekit/internal/translate/translator/translatortest"
 )
@@ -219,5 +220,41 @@ func TestFrontendStop(t *testing.T) {
 	}
 	if status != "Stopped: page.alto.xml was not translated." || !errorHidden || !stopHidden || focused != "submit" {
 		t.Errorf("after Stop: status %q, error hidden %v, Stop hidden %v, focus on %q (time shown %q)", status, errorHidden, stopHidden, focused, elapsed)
+	}
+}
+
+// TestFrontendBehindProxyPath: the page translates a document published
+// under a reverse proxy's path, its prefix stripped (its files and calls
+// went to the host's root, outside the path, and it showed nothing).
+func TestFrontendBehindProxyPath(t *testing.T) {
+	ctx := testenv.Chromium(t, 60*time.Second)
+	mt := translatortest.New(translatortest.Config{})
+	defer mt.Close()
+	_, ts := startServer(t, testEnv(mt.URL, map[string]string{"MAX_UPLOAD_MB": "7"}))
+	base, stray := servicetest.BehindProxy(t, ts.URL, "/translate")
+	page := filepath.Join(t.TempDir(), "page.alto.xml")
+	if err := os.WriteFile(page, []byte(pageALTO), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var title, docsLink string
+	err := chromedp.Run(ctx,
+		chromedp.Navigate(base+"/frontend"),
+		chromedp.WaitVisible("#form"),
+		chromedp.Poll(`document.querySelector('#max-mb').textContent === "7"`, nil), // /info answered
+		chromedp.SetUploadFiles("#file", []string{page}),
+		chromedp.SetValue("#source", "cs"),
+		chromedp.Click("#submit"),
+		chromedp.WaitVisible("#result"),
+		chromedp.Text("#result-title", &title),
+		chromedp.Evaluate(`document.querySelector('header a').href`, &docsLink),
+	)
+	if err != nil {
+		t.Fatalf("%v (requests outside the proxy's path: %q)", err, stray())
+	}
+	if title != "page_en.alto.xml" || docsLink != base+"/docs" {
+		t.Errorf("result %q, the API's link %q; want page_en.alto.xml and %s/docs", title, docsLink, base)
+	}
+	if got := stray(); len(got) > 0 {
+		t.Errorf("the page asked for %q, outside the proxy's path", got)
 	}
 }

@@ -261,6 +261,7 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 	s.svc.Route("POST /translate", "translate one ALTO, PAGE-XML, hOCR or metadata XML document, or a book by book_url (multipart form)", s.jobs.Async(s.serveTranslate))
 	s.svc.Route("GET /frontend", "browser interface: translate one document", frontend.Handler().ServeHTTP)
 	s.svc.Handle("GET /frontend/{asset}", frontend.Handler())
+	s.svc.Handle("GET /frontend/{$}", frontend.Handler()) // to /frontend, whose links are relative
 	return s, nil
 }
 

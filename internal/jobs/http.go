@@ -278,7 +278,7 @@ func (q *Queue) answer(w http.ResponseWriter, ctx context.Context, id string, co
 		q.fail(w, err)
 		return
 	}
-	w.Header().Set("Location", "/jobs/"+id)
+	w.Header().Set("Location", q.opts.Root.Of("/jobs/"+id))
 	service.WriteJSON(w, code, st)
 }
 
@@ -459,7 +459,7 @@ func (q *Queue) Results(w http.ResponseWriter, r *http.Request) {
 		return err
 	}
 	_, err := q.results(r.Context(), id, func(ir *ItemResult) error {
-		ir.URL = fmt.Sprintf("/jobs/%s/results/%d", id, ir.Item)
+		ir.URL = q.opts.Root.Of(fmt.Sprintf("/jobs/%s/results/%d", id, ir.Item))
 		b, err := q.output(r.Context(), id, ir.Item)
 		if err == nil {
 			inline(ir, b)
@@ -495,7 +495,7 @@ func (q *Queue) Results(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil && meta != nil {
 		var c bytes.Buffer
-		crate, _ := json.Marshal("/jobs/" + id + "/results.zip")
+		crate, _ := json.Marshal(q.opts.Root.Of("/jobs/" + id + "/results.zip"))
 		if err = json.Compact(&c, meta); err == nil {
 			fmt.Fprintf(out, `,"run_metadata":%s,"ro_crate":%s`, c.Bytes(), crate)
 		}
@@ -845,7 +845,7 @@ func (q *Queue) List(w http.ResponseWriter, r *http.Request) {
 		p.Jobs = append(p.Jobs, st)
 	}
 	if next > 0 {
-		p.Next = fmt.Sprintf("/jobs?limit=%d&before=%d", limit, next)
+		p.Next = q.opts.Root.Of(fmt.Sprintf("/jobs?limit=%d&before=%d", limit, next))
 		if f.State != "" {
 			p.Next += "&state=" + url.QueryEscape(f.State)
 		}

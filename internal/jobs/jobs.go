@@ -119,6 +119,10 @@ type Route struct {
 type Options struct {
 	// Dir is the state folder (created if missing).
 	Dir string
+	// Root is the path a reverse proxy publishes the service under
+	// (ROOT_PATH; Setup sets it): the links a job's answers give begin
+	// with it.
+	Root service.RootPath
 	// Path is the synchronous endpoint's path, e.g. "/translate": items are
 	// requests to it.
 	Path string

@@ -65,6 +65,7 @@ func Setup(svc *service.Service, lookup func(string) (string, bool), o Options) 
 		return nil, err
 	}
 	o.Logger = svc.Logger.With("component", "jobs")
+	o.Root = svc.Config.RootPath
 	o.Service = svc.Name()
 	o.Metrics = svc.Metrics
 	if o.ItemTimeout == 0 {

@@ -212,7 +212,7 @@ func msTime(ms sql.NullInt64) *time.Time {
 
 // status reads a job's status.
 func (q *Queue) status(ctx context.Context, id string) (*Status, error) {
-	st := &Status{ID: id, Errors: []ItemError{}, Results: "/jobs/" + id + "/results"}
+	st := &Status{ID: id, Errors: []ItemError{}, Results: q.opts.Root.Of("/jobs/" + id + "/results")}
 	var created int64
 	var started, finished sql.NullInt64
 	var paused string

@@ -30,6 +30,11 @@ const (
 	EnvMaxUploadMB      = "MAX_UPLOAD_MB"
 	EnvMaxUploadBytes   = "MAX_UPLOAD_BYTES"
 	EnvReload           = "RELOAD"
+	// EnvRootPath is the path under which a reverse proxy publishes the
+	// service (its prefix stripped before the request reaches it, as
+	// uvicorn's --root-path has it): the URLs the service gives out
+	// (Location, a job's links, the OpenAPI servers) begin with it.
+	EnvRootPath = "ROOT_PATH"
 	// EnvAPIToken is the bearer token every route but the probes and the
 	// static pages requires; unset, the service is open.
 	EnvAPIToken = "API_TOKEN"
@@ -159,6 +164,10 @@ type Config struct {
 	// BookHosts are the hosts books may be fetched from (BOOK_HOSTS, else
 	// its old name BOOK_ALLOW_HOSTS); nil: any public host.
 	BookHosts []string
+	// RootPath is the path a reverse proxy publishes the service under
+	// (ROOT_PATH: "/pageclass"; "" at the root), which begins every URL
+	// the service gives out (RootPath.Of).
+	RootPath RootPath
 	// Build names the container image the service runs in (DOCKER_IMAGE,
 	// RUNNER_REF; both empty outside an image), for /info.
 	Build      Build
@@ -454,6 +463,13 @@ var variables = []variable{
 		c.Host = v
 		return nil
 	}},
+	{name: EnvRootPath, set: func(c *Config, v string) (err error) {
+		c.RootPath, err = ParseRootPath(v)
+		if err != nil {
+			return fmt.Errorf("%s=%q: %w", EnvRootPath, v, err)
+		}
+		return nil
+	}},
 	{name: EnvPort, set: func(c *Config, v string) (err error) {
 		c.Port, err = whole[int](EnvPort, v, 1, 65535, "is not a port number (1 to 65535)")
 		return err
@@ -671,3 +687,33 @@ func checkHost(h string) error {
 	}
 	return nil
 }
+
+// RootPath is the path a reverse proxy publishes a service under, its
+// prefix stripped before a request reaches the service ("/pageclass");
+// "" for a service at the root of its host.
+type RootPath string
+
+// ParseRootPath reads ROOT_PATH: a path of one or more segments of
+// letters, digits and "-._~" ("/archive/pageclass"); a trailing slash
+// is dropped, "/" and "" are the root.
+func ParseRootPath(v string) (RootPath, error) {
+	v = strings.TrimRight(strings.TrimSpace(v), "/")
+	if v == "" {
+		return "", nil
+	}
+	if !strings.HasPrefix(v, "/") {
+		return "", errors.New("begin it with / (the path the proxy publishes the service under, as /pageclass)")
+	}
+	for _, seg := range strings.Split(v[1:], "/") {
+		if seg == "" || seg == "." || seg == ".." || !rootPathSegment.MatchString(seg) {
+			return "", errors.New("use path segments of letters, digits, '-', '.', '_' and '~', separated by single slashes (as /pageclass)")
+		}
+	}
+	return RootPath(v), nil
+}
+
+var rootPathSegment = regexp.MustCompile(`^[A-Za-z0-9._~-]+$`)
+
+// Of is the URL path the service's path p (beginning with "/") has for a
+// client: p under the root path.
+func (r RootPath) Of(p string) string { return string(r) + p }

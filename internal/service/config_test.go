@@ -205,7 +205,7 @@ func TestLoadConfigOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{EnvDockerImage, EnvRunnerRef, EnvHost, EnvPort, EnvLogLevel, EnvLogFormat, EnvGracefulShutdown,
+	want := []string{EnvDockerImage, EnvRunnerRef, EnvHost, EnvRootPath, EnvPort, EnvLogLevel, EnvLogFormat, EnvGracefulShutdown,
 		EnvAllowedOrigins, EnvMaxUploadMB, EnvMaxUploadBytes, EnvMaxUploadMB, EnvRequestTimeout, EnvBodyTimeout,
 		EnvMaxConcurrent, EnvMaxPerClient, EnvBodyMinRate, EnvBookHosts, EnvBookAllowHosts, EnvBookHosts, EnvReload, EnvAPIToken, EnvAPITokenFile, EnvAPITokensFile, "TZ"}
 	if strings.Join(read, " ") != strings.Join(want, " ") {
@@ -331,5 +331,37 @@ func TestBookReadError(t *testing.T) {
 				t.Errorf("%q: transient %v, want %q and %v", err, ledger.Transient(err), tt.says, tt.transient)
 			}
 		})
+	}
+}
+
+func TestParseRootPath(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		bad      bool
+	}{
+		{"", "", false},
+		{"/", "", false},
+		{"/pageclass", "/pageclass", false},
+		{" /pageclass/ ", "/pageclass", false},
+		{"/archive/v1.2/translate~x", "/archive/v1.2/translate~x", false},
+		{"pageclass", "", true},
+		{"//evil.example/x", "", true},
+		{"/a//b", "", true},
+		{"/a/../b", "", true},
+		{"/a?b", "", true},
+		{"/a b", "", true},
+		{"/a%2Fb", "", true},
+		{"http://host/pageclass", "", true},
+	} {
+		got, err := ParseRootPath(c.in)
+		if (err != nil) != c.bad || string(got) != c.want {
+			t.Errorf("ParseRootPath(%q) = %q, %v; want %q, error %v", c.in, got, err, c.want, c.bad)
+		}
+	}
+	if _, err := LoadConfig(func(k string) (string, bool) { return map[string]string{"ROOT_PATH": "pageclass"}[k], k == "ROOT_PATH" }, 10); err == nil || !strings.Contains(err.Error(), "ROOT_PATH=\"pageclass\"") {
+		t.Errorf("LoadConfig with ROOT_PATH=pageclass: %v, want an error naming it", err)
+	}
+	if got := RootPath("/pageclass").Of("/jobs/1"); got != "/pageclass/jobs/1" {
+		t.Errorf("Of: %q", got)
 	}
 }

@@ -135,7 +135,9 @@ func wantsHTML(r *http.Request) bool {
 func (s *Service) serveRootPage(w http.ResponseWriter) {
 	var links strings.Builder
 	link := func(path, what string) {
-		fmt.Fprintf(&links, "<li><a href=\"%s\">%s</a>: %s</li>\n", html.EscapeString(path), html.EscapeString(path), html.EscapeString(what))
+		// The link is relative ("docs", not "/docs"): under a reverse
+		// proxy's path the page is /pageclass/ and its links go there.
+		fmt.Fprintf(&links, "<li><a href=\"%s\">%s</a>: %s</li>\n", html.EscapeString(strings.TrimPrefix(path, "/")), html.EscapeString(path), html.EscapeString(what))
 	}
 	for _, e := range s.routes {
 		if e.Method == http.MethodGet && !strings.Contains(e.Path, "{") {
@@ -150,7 +152,7 @@ func (s *Service) serveRootPage(w http.ResponseWriter) {
 	fmt.Fprintf(w, `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>%s</title>
-<link rel="stylesheet" href="/docs/docs.css"></head>
+<link rel="stylesheet" href="docs/docs.css"></head>
 <body>
 <h1>%s %s</h1>
 <p>%s</p>
@@ -164,7 +166,10 @@ func (s *Service) serveRootPage(w http.ResponseWriter) {
 // info is the part of /info the service writes itself.
 type info struct {
 	Build
-	Service   string          `json:"service"`
+	Service string `json:"service"`
+	// RootPath is ROOT_PATH (absent at the root): the browser pages tell
+	// the links the service gave, which begin with it, from their own.
+	RootPath  string          `json:"root_path,omitempty"`
 	Version   string          `json:"version"`
 	Endpoints []Endpoint      `json:"endpoints"`
 	Limits    json.RawMessage `json:"limits"`
@@ -188,7 +193,7 @@ func (s *Service) info() ([]byte, error) {
 		return nil, err
 	}
 	return joinObjects(info{
-		Build: s.Config.Build, Service: s.opts.Name, Version: s.opts.Version,
+		Build: s.Config.Build, Service: s.opts.Name, RootPath: string(s.Config.RootPath), Version: s.opts.Version,
 		Endpoints: s.Endpoints(), Limits: limits,
 	}, s.opts.Index.Info)
 }
@@ -215,4 +220,16 @@ func joinObjects(base, more any) ([]byte, error) {
 	}
 	out := append(b[:len(b)-1:len(b)-1], ',')
 	return append(out, m[1:]...), nil
+}
+
+// RelativeRedirect answers 301 with a Location relative to the request's
+// URL (as "../docs" for /docs/), which a client resolves against the URL it
+// asked for: under a reverse proxy's path (/pageclass/docs/) it stays
+// there. http.Redirect makes a relative location absolute from the path
+// the service saw, which drops the proxy's path.
+func RelativeRedirect(location string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", location)
+		w.WriteHeader(http.StatusMovedPermanently)
+	})
 }

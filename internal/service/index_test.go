@@ -82,12 +82,12 @@ func TestIndexPage(t *testing.T) {
 	if r := do(t, "GET", srv.URL+"/docs/", nil, nil); r.status != http.StatusOK || !strings.Contains(string(r.body), "API documentation") {
 		t.Errorf("/docs/: %d %.200s", r.status, r.body)
 	}
-	for _, want := range []string{`<html lang="en">`, "test-api: POST to /work", `<a href="/page">/page</a>: a page for people`, `<a href="/docs">`, `<a href="/info">`} {
+	for _, want := range []string{`<html lang="en">`, "test-api: POST to /work", `<a href="page">/page</a>: a page for people`, `<a href="docs">`, `<a href="info">`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q:\n%s", want, body)
 		}
 	}
-	if strings.Contains(body, "{asset}") || strings.Contains(body, `href="/work"`) {
+	if strings.Contains(body, "{asset}") || strings.Contains(body, `href="work"`) {
 		t.Errorf("page links a pattern or a POST route:\n%s", body)
 	}
 	if r := do(t, "GET", srv.URL+"/", nil, map[string]string{"Accept": "*/*"}); r.header.Get("Content-Type") != "application/json" {

@@ -129,5 +129,18 @@ func (s *Service) secureOpenAPI(doc []byte) ([]byte, error) {
 	if err := describeHeaders(root); err != nil {
 		return nil, err
 	}
+	describeServer(root, s.Config.RootPath)
 	return json.MarshalIndent(root, "", "  ")
+}
+
+// describeServer names the service's URL under a reverse proxy's path
+// (ROOT_PATH) as the document's server, relative to the host the document
+// was read from: without it a document means "/", so generated clients
+// and renderers sent requests outside the proxy's path. At the root the
+// document names none ("/", OpenAPI's default).
+func describeServer(root map[string]any, rp RootPath) {
+	if rp == "" {
+		return
+	}
+	root["servers"] = []any{map[string]any{"url": string(rp), "description": "this service, under the path its reverse proxy publishes it at (ROOT_PATH)"}}
 }

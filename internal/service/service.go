@@ -315,7 +315,7 @@ func New(opts Options) (*Service, error) {
 	s.Handle("GET /docs/{asset}", http.HandlerFunc(serveDocsAsset))
 	// /docs/ (a typed or bookmarked trailing slash) is the page, whose
 	// relative links need /docs: it was a 404.
-	s.Handle("GET /docs/{$}", http.RedirectHandler("/docs", http.StatusMovedPermanently))
+	s.Handle("GET /docs/{$}", RelativeRedirect("../docs"))
 	s.handleIndex()
 	s.tokens = newTokenList(s.Config, s.Logger)
 	s.handler = s.logRequests(s.cors(s.auth(http.HandlerFunc(s.route))))

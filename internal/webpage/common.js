@@ -57,7 +57,31 @@ const unreachable = "the service cannot be reached (is it running, and is this c
 // asks again, and the question says it was not accepted. ask false sends
 // without asking: a 401 is returned as it came. A request that gets no
 // answer throws an Error in words.
+// base is the path the page finds the service under: "" at the root of its
+// host, "/pageclass" behind a reverse proxy that publishes it there (the
+// page is at base + "/frontend"); api sends a service path ("/info") under
+// it. rootPath is the service's ROOT_PATH (its /info's root_path, noteInfo),
+// which begins the links it gives (a job's Location and results): those
+// are sent as they are.
+const base = location.pathname.replace(/\/frontend\/?$/, "");
+let rootPath = "";
+
+// noteInfo keeps the service's root_path from its /info answer, and
+// returns the answer.
+function noteInfo(info) {
+  if (info && typeof info.root_path === "string") rootPath = info.root_path;
+  return info;
+}
+
+// under is url, a service path or a link the service gave, as this page
+// must ask for it (see base).
+function under(url) {
+  if (!url.startsWith("/") || url.startsWith("//") || (rootPath && url.startsWith(rootPath + "/"))) return url;
+  return base + url;
+}
+
 async function api(url, opts = {}, ask = true) {
+  url = under(url);
   const send = async () => {
     const token = sessionStorage.getItem(tokenKey);
     const headers = Object.assign({}, opts.headers || {});
@@ -115,6 +139,10 @@ const errorWords = {
   401: () => "the service needs an access token and none was accepted; send again to enter it (ask whoever runs the service for it).",
 };
 
+// tooLargeForProxy is the words for a 413 that a proxy in front of the
+// service answered: the service's own limit was not reached.
+const tooLargeForProxy = "the upload was refused as too large before it reached the service, by a proxy in front of it whose limit is lower than the service's; send a smaller file, or ask whoever runs the service to raise the proxy's limit.";
+
 // answerOf reads a response's JSON body (null when it is not JSON) and
 // throws an Error with the error in words (errorWords, else the service's
 // detail) when the response is not a success; its reason is the service's
@@ -124,7 +152,10 @@ async function answerOf(r) {
   try { body = await r.json(); } catch (_) { /* not JSON */ }
   if (!r.ok) {
     const detail = detailText(body, r.status);
-    const words = (body && errorWords[body.reason]) || errorWords[r.status];
+    // A 413 that is not the service's own (no reason code: a reverse
+    // proxy's page) is the proxy's size limit, not the service's.
+    const proxied = r.status === 413 && !(body && body.reason);
+    const words = proxied ? () => tooLargeForProxy : (body && errorWords[body.reason]) || errorWords[r.status];
     const e = new Error("Error " + r.status + ": " + (words ? words(detail) : detail));
     e.reason = body && body.reason;
     throw e;

@@ -18,7 +18,7 @@ function readInfo() {
       $("legend-note").textContent = "This service needs an access token: it is asked for when you classify, and the categories are shown then.";
       return;
     }
-    return r.json().then(showInfo);
+    return r.json().then(noteInfo).then(showInfo);
   }).catch(() => showError("The service did not answer /info."));
 }
 
@@ -931,7 +931,7 @@ async function run(work, submission) {
       const r = await api("/info");
       if (r.ok) {
         infoLocked = false;
-        showInfo(await r.json());
+        showInfo(noteInfo(await r.json()));
       }
     }
     await work();

@@ -16,7 +16,7 @@ errorWords.backend_error = (d) => "the translation service behind this one faile
 errorWords.backend_unavailable = (d) => "the translation service behind this one is not available now; try again later (" + d + ").";
 
 // The upload limit from /info, without asking for a token at load.
-api("/info", {}, false).then((r) => (r.ok ? r.json() : null)).then((info) => {
+api("/info", {}, false).then((r) => (r.ok ? r.json() : null)).then(noteInfo).then((info) => {
   if (info && info.limits && info.limits.max_upload_mb) $("max-mb").textContent = info.limits.max_upload_mb;
 }).catch(() => { /* the form still works */ });
 
