@@ -154,13 +154,20 @@ type clients struct {
 	n  map[string]int
 }
 
+// clientAddrKey is the context key of the request's client address
+// (Config.ClientAddr), set as the request arrives.
+type clientAddrKey struct{}
+
 // clientKey is the client's name when API_TOKENS_FILE names it
 // (ClientOf: clients behind one proxy, or one client on several
 // addresses, are told apart), else its IP address (the port differs per
-// connection).
+// connection; behind a trusted proxy, the address it forwarded for).
 func clientKey(r *http.Request) string {
 	if name := ClientOf(r.Context()); name != "" {
 		return "client " + name
+	}
+	if a, _ := r.Context().Value(clientAddrKey{}).(string); a != "" {
+		return a
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {

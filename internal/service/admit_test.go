@@ -112,18 +112,26 @@ func dialFrom(local string) *http.Client {
 	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: d.DialContext}}
 }
 
-// TestPerClientCap: one client gets at most MAX_CONCURRENT_PER_CLIENT
-// slots; another client is served meanwhile.
-func TestPerClientCap(t *testing.T) {
-	svc, srv, _ := testService(t, env{"LOG_LEVEL": "ERROR", "MAX_CONCURRENT_REQUESTS": "4", "MAX_CONCURRENT_PER_CLIENT": "1"}, Options{})
-	release := make(chan struct{})
-	entered := make(chan string, 4)
+// heldWork routes POST /work to a handler that says which client entered
+// (clientKey) and holds the request until release is closed, and warms
+// svc up.
+func heldWork(svc *Service) (entered chan string, release chan struct{}) {
+	release = make(chan struct{})
+	entered = make(chan string, 4)
 	svc.HandleFunc("POST /work", func(w http.ResponseWriter, r *http.Request) {
 		entered <- clientKey(r)
 		<-release
 		WriteJSON(w, http.StatusOK, map[string]string{"ok": "yes"})
 	})
 	_ = svc.WarmUp(context.Background())
+	return entered, release
+}
+
+// TestPerClientCap: one client gets at most MAX_CONCURRENT_PER_CLIENT
+// slots; another client is served meanwhile.
+func TestPerClientCap(t *testing.T) {
+	svc, srv, _ := testService(t, env{"LOG_LEVEL": "ERROR", "MAX_CONCURRENT_REQUESTS": "4", "MAX_CONCURRENT_PER_CLIENT": "1"}, Options{})
+	entered, release := heldWork(svc)
 	one, two := dialFrom("127.0.0.1"), dialFrom("127.0.0.2")
 	post := func(c *http.Client) (int, string) {
 		resp, err := c.Post(srv.URL+"/work", "text/plain", strings.NewReader("x"))
@@ -148,6 +156,58 @@ func TestPerClientCap(t *testing.T) {
 	close(release)
 	if a, b := <-first, <-other; a != 200 || b != 200 {
 		t.Errorf("first client %d, other client %d", a, b)
+	}
+}
+
+// TestPerClientCapBehindProxy: behind a reverse proxy named in
+// TRUSTED_PROXIES, two clients are two (all clients shared the proxy's
+// address, and one client's request refused another's); a client that
+// names another address in its own X-Forwarded-For, past the proxy, is
+// still itself; a peer not trusted cannot claim another address.
+func TestPerClientCapBehindProxy(t *testing.T) {
+	svc, srv, logs := testService(t, env{"LOG_LEVEL": "INFO", "MAX_CONCURRENT_REQUESTS": "4", "MAX_CONCURRENT_PER_CLIENT": "1", "TRUSTED_PROXIES": "127.0.0.1"}, Options{})
+	entered, release := heldWork(svc)
+	post := func(c *http.Client, xff string) (int, string) {
+		req, _ := http.NewRequest("POST", srv.URL+"/work", strings.NewReader("x"))
+		if xff != "" {
+			req.Header.Set("X-Forwarded-For", xff)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	proxy, other := dialFrom("127.0.0.1"), dialFrom("127.0.0.2")
+	first := make(chan int, 1)
+	go func() { code, _ := post(proxy, "198.51.100.4"); first <- code }()
+	if got := <-entered; got != "198.51.100.4" {
+		t.Errorf("entered as %s, want the forwarded client 198.51.100.4", got)
+	}
+	// The same client again, with a forged address of its own left of the
+	// one the proxy added: refused as itself.
+	if code, body := post(proxy, "203.0.113.9, 198.51.100.4"); code != http.StatusServiceUnavailable || !strings.Contains(body, "MAX_CONCURRENT_PER_CLIENT") {
+		t.Errorf("second request of the same client through the proxy: %d %s", code, body)
+	}
+	second := make(chan int, 1)
+	go func() { code, _ := post(proxy, "198.51.100.5"); second <- code }()
+	if got := <-entered; got != "198.51.100.5" {
+		t.Errorf("entered as %s, want 198.51.100.5", got)
+	}
+	// A peer that is no trusted proxy is its own address, whatever it says.
+	third := make(chan int, 1)
+	go func() { code, _ := post(other, "198.51.100.6"); third <- code }()
+	if got := <-entered; got != "127.0.0.2" {
+		t.Errorf("an untrusted peer entered as %s, want 127.0.0.2", got)
+	}
+	close(release)
+	if a, b, c := <-first, <-second, <-third; a != 200 || b != 200 || c != 200 {
+		t.Errorf("answers %d %d %d, want 200", a, b, c)
+	}
+	if !strings.Contains(logs.String(), `"client_addr":"198.51.100.4"`) {
+		t.Errorf("the access log does not name the forwarded client:\n%s", logs.String())
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/http"
+	"net/netip"
 	"os"
 	"regexp"
 	"strconv"
@@ -35,6 +37,10 @@ const (
 	// uvicorn's --root-path has it): the URLs the service gives out
 	// (Location, a job's links, the OpenAPI servers) begin with it.
 	EnvRootPath = "ROOT_PATH"
+	// EnvTrustedProxies lists the reverse proxies (addresses and CIDR
+	// ranges, comma-separated) whose X-Forwarded-For the service believes:
+	// a request from one of them is the client's X-Forwarded-For names.
+	EnvTrustedProxies = "TRUSTED_PROXIES"
 	// EnvAPIToken is the bearer token every route but the probes and the
 	// static pages requires; unset, the service is open.
 	EnvAPIToken = "API_TOKEN"
@@ -168,6 +174,9 @@ type Config struct {
 	// (ROOT_PATH: "/pageclass"; "" at the root), which begins every URL
 	// the service gives out (RootPath.Of).
 	RootPath RootPath
+	// TrustedProxies are the proxies whose X-Forwarded-For names the
+	// client (TRUSTED_PROXIES; none: the peer is the client).
+	TrustedProxies []netip.Prefix
 	// Build names the container image the service runs in (DOCKER_IMAGE,
 	// RUNNER_REF; both empty outside an image), for /info.
 	Build      Build
@@ -470,6 +479,13 @@ var variables = []variable{
 		}
 		return nil
 	}},
+	{name: EnvTrustedProxies, set: func(c *Config, v string) (err error) {
+		c.TrustedProxies, err = ParseTrustedProxies(v)
+		if err != nil {
+			return fmt.Errorf("%s=%q: %w", EnvTrustedProxies, v, err)
+		}
+		return nil
+	}},
 	{name: EnvPort, set: func(c *Config, v string) (err error) {
 		c.Port, err = whole[int](EnvPort, v, 1, 65535, "is not a port number (1 to 65535)")
 		return err
@@ -717,3 +733,68 @@ var rootPathSegment = regexp.MustCompile(`^[A-Za-z0-9._~-]+$`)
 // Of is the URL path the service's path p (beginning with "/") has for a
 // client: p under the root path.
 func (r RootPath) Of(p string) string { return string(r) + p }
+
+// ParseTrustedProxies reads TRUSTED_PROXIES: addresses (10.0.0.7, ::1) and
+// CIDR ranges (10.0.0.0/8), separated by commas.
+func ParseTrustedProxies(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(f); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither an IP address nor a CIDR range (as 10.0.0.0/8)", f)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
+// trusted reports whether addr is one of the trusted proxies.
+func (c Config) trusted(addr netip.Addr) bool {
+	for _, p := range c.TrustedProxies {
+		if p.Contains(addr.Unmap()) {
+			return true
+		}
+	}
+	return false
+}
+
+// ClientAddr is the address of the client that sent r: its peer's, or,
+// when the peer is a trusted proxy (TrustedProxies), the rightmost address
+// of X-Forwarded-For that is not a trusted proxy (the one the nearest
+// untrusted hop added; a client's own entries to its left are not
+// believed). An entry that is not an address ends the walk at the hop
+// that wrote it.
+func (c Config) ClientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil || len(c.TrustedProxies) == 0 || !c.trusted(peer) {
+		return host
+	}
+	var hops []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(v, ",")...)
+	}
+	client := host
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break
+		}
+		client = a.Unmap().String()
+		if !c.trusted(a) {
+			break
+		}
+	}
+	return client
+}

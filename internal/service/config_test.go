@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"reflect"
 	"strings"
@@ -205,7 +206,7 @@ func TestLoadConfigOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{EnvDockerImage, EnvRunnerRef, EnvHost, EnvRootPath, EnvPort, EnvLogLevel, EnvLogFormat, EnvGracefulShutdown,
+	want := []string{EnvDockerImage, EnvRunnerRef, EnvHost, EnvRootPath, EnvTrustedProxies, EnvPort, EnvLogLevel, EnvLogFormat, EnvGracefulShutdown,
 		EnvAllowedOrigins, EnvMaxUploadMB, EnvMaxUploadBytes, EnvMaxUploadMB, EnvRequestTimeout, EnvBodyTimeout,
 		EnvMaxConcurrent, EnvMaxPerClient, EnvBodyMinRate, EnvBookHosts, EnvBookAllowHosts, EnvBookHosts, EnvReload, EnvAPIToken, EnvAPITokenFile, EnvAPITokensFile, "TZ"}
 	if strings.Join(read, " ") != strings.Join(want, " ") {
@@ -363,5 +364,42 @@ func TestParseRootPath(t *testing.T) {
 	}
 	if got := RootPath("/pageclass").Of("/jobs/1"); got != "/pageclass/jobs/1" {
 		t.Errorf("Of: %q", got)
+	}
+}
+
+func TestClientAddr(t *testing.T) {
+	c := Config{}
+	var err error
+	if c.TrustedProxies, err = ParseTrustedProxies(" 10.0.0.0/8, 127.0.0.1 ,::1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, peer string
+		xff        []string
+		want       string
+	}{
+		{"no proxy header", "192.0.2.7:4000", nil, "192.0.2.7"},
+		{"an untrusted peer's header is not believed", "192.0.2.7:4000", []string{"6.6.6.6"}, "192.0.2.7"},
+		{"a trusted proxy's client", "127.0.0.1:4000", []string{"198.51.100.4"}, "198.51.100.4"},
+		{"a client's forged entries left of the proxy's", "127.0.0.1:4000", []string{"6.6.6.6, 198.51.100.4"}, "198.51.100.4"},
+		{"two trusted hops", "127.0.0.1:4000", []string{"198.51.100.4, 10.1.2.3"}, "198.51.100.4"},
+		{"two header lines", "10.9.9.9:4000", []string{"6.6.6.6", "198.51.100.4"}, "198.51.100.4"},
+		{"every hop trusted", "127.0.0.1:4000", []string{"10.1.2.3"}, "10.1.2.3"},
+		{"an entry that is not an address", "127.0.0.1:4000", []string{"198.51.100.4, unknown"}, "127.0.0.1"},
+		{"IPv6 proxy", "[::1]:4000", []string{"2001:db8::5"}, "2001:db8::5"},
+		{"a trusted proxy without the header", "127.0.0.1:4000", nil, "127.0.0.1"},
+	} {
+		r := &http.Request{RemoteAddr: tc.peer, Header: http.Header{"X-Forwarded-For": tc.xff}}
+		if got := c.ClientAddr(r); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if got := (Config{}).ClientAddr(&http.Request{RemoteAddr: "127.0.0.1:1", Header: http.Header{"X-Forwarded-For": {"6.6.6.6"}}}); got != "127.0.0.1" {
+		t.Errorf("no TRUSTED_PROXIES: %q, want the peer", got)
+	}
+	for _, bad := range []string{"10.0.0.0/33", "proxy.example", "10.0.0.1:80"} {
+		if _, err := ParseTrustedProxies(bad); err == nil {
+			t.Errorf("ParseTrustedProxies(%q): no error", bad)
+		}
 	}
 }

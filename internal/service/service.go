@@ -717,6 +717,8 @@ func (s *Service) logRequests(next http.Handler) http.Handler {
 		id := requestID(r)
 		w.Header().Set(HeaderRequestID, id)
 		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		addr := s.Config.ClientAddr(r)
+		r = r.WithContext(context.WithValue(r.Context(), clientAddrKey{}, addr))
 		// A work route's answer leaves a write deadline on the
 		// connection; the next request on it starts without one.
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
@@ -781,6 +783,10 @@ func (s *Service) logRequests(next http.Handler) http.Handler {
 				slog.Float64("duration_ms", float64(d.Microseconds())/1000),
 				slog.Int64("bytes", rec.bytes),
 				slog.String("remote", r.RemoteAddr),
+			}
+			if host, _, _ := net.SplitHostPort(r.RemoteAddr); addr != host {
+				// The client behind a trusted proxy (TRUSTED_PROXIES).
+				attrs = append(attrs, slog.String("client_addr", addr))
 			}
 			if rec.client != "" {
 				attrs = append(attrs, slog.String("client", rec.client))
