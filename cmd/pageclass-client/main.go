@@ -72,12 +72,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("pageclass-client", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	file := fs.String("file", "", "page image or PDF to classify (required)")
-	version := fs.String("version", "all", "model: v1.4, v2.4, v3.4, v4.4, v5.4 or all (the ensemble); -version alone, without a file, prints the client's own version")
-	topn := fs.Int("topn", 3, "number of categories per page (1 to 11)")
-	server := fs.String("server", "http://127.0.0.1:8000", "service base URL")
+	file := fs.String("file", "", "the `page` image or PDF to classify (required)")
+	version := fs.String("version", "all", "`model`: v1.4, v2.4, v3.4, v4.4, v5.4 or all (the ensemble); -version alone, without a file, prints the client's own version")
+	topn := fs.Int("topn", 3, "`number` of categories per page (1 to 11)")
+	server := fs.String("server", "http://127.0.0.1:8000", "service base `URL`")
 	timeout := fs.Duration("timeout", 2*time.Minute, "request timeout")
-	token := fs.String("token", os.Getenv("API_TOKEN"), "bearer token of a service started with a token (default: the API_TOKEN environment variable; prefer it: a flag is seen by every user of the machine in ps)")
+	token := fs.String("token", os.Getenv("API_TOKEN"), "bearer `token` of a service started with a token (default: the API_TOKEN environment variable; prefer it: a flag is seen by every user of the machine in ps)")
 	asJSON := fs.Bool("json", false, "print the service's JSON answer (indented) instead of the table")
 	// The original tool's client (test_api.py) names them -f, -v, --top
 	// and --url: its users' scripts keep working.
@@ -85,7 +85,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(version, "v", "all", "same as -version")
 	fs.IntVar(topn, "top", 3, "same as -topn")
 	fs.StringVar(server, "url", "http://127.0.0.1:8000", "same as -server")
-	usage := fs.Usage
+	usage := func() { printUsage(fs, stderr) }
 	fs.Usage = func() {} // a bad flag is said in two lines, not the whole list
 	err := fs.Parse(args)
 	fs.Usage = usage
@@ -323,6 +323,49 @@ type codeError struct {
 
 func (e *codeError) Error() string { return e.err.Error() }
 func (e *codeError) Unwrap() error { return e.err }
+
+// aliases are the short names of the flags (each listed once, with its
+// long name, in the help).
+var aliases = map[string]string{"file": "f", "version": "v", "topn": "top", "server": "url"}
+
+// printUsage writes the help: what the command does, each flag once with
+// its alias, its argument and its default (flag's own list gave each alias
+// a line of its own, "same as -file", and read unlike the other tools').
+func printUsage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprint(w, `Usage: pageclass-client -file PAGE [flags]
+
+Send a page image or a PDF to a running pageclass-api and print the most
+likely categories of each page. Flags (one dash or two):
+
+`)
+	alias := map[string]bool{}
+	for _, a := range aliases {
+		alias[a] = true
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		if alias[f.Name] {
+			return
+		}
+		names := "-" + f.Name
+		if a := aliases[f.Name]; a != "" {
+			names = "-" + a + ", " + names
+		}
+		arg, usage := flag.UnquoteUsage(f)
+		if arg != "" {
+			names += " " + strings.ToUpper(arg)
+		}
+		def := ""
+		if f.DefValue != "" && f.DefValue != "false" && f.Name != "token" {
+			def = " (default " + f.DefValue + ")"
+		}
+		fmt.Fprintf(w, "  %s\n        %s%s\n", names, usage, def)
+	})
+	fmt.Fprint(w, `
+Exit codes: 0 done, 1 usage, 2 the file cannot be read, 3 the service
+answered an error, 75 the service could not be reached or asked to try
+again later. docs/services.md has the rest.
+`)
+}
 
 // isJSON reports whether b is a JSON document.
 func isJSON(b []byte) bool { return json.Valid(bytes.TrimSpace(b)) && len(bytes.TrimSpace(b)) > 0 }

@@ -173,14 +173,14 @@ func TestHelpAndUsage(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"-help"}, 0, "-file"},
+		{[]string{"-help"}, 0, "-f, -file PAGE\n"}, // each flag once, with its alias (not "same as -file")
 		{[]string{"--help"}, 0, "-server"},
 		{[]string{}, 1, "-file is required"},
 		{[]string{"-file", "p.png", "-topn", "12"}, 1, "want 1 to 11"},
 		{[]string{"-nosuch"}, 1, "flag provided but not defined"},
 	} {
 		var out, errOut bytes.Buffer
-		if code := run(c.args, &out, &errOut); code != c.code || !strings.Contains(out.String()+errOut.String(), c.want) {
+		if code := run(c.args, &out, &errOut); code != c.code || !strings.Contains(out.String()+errOut.String(), c.want) || strings.Contains(out.String()+errOut.String(), "same as") {
 			t.Errorf("%v: exit %d, %q; want %d with %q", c.args, code, out.String()+errOut.String(), c.code, c.want)
 		}
 	}
