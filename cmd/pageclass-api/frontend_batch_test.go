@@ -885,11 +885,28 @@ func TestFrontendServiceJobs(t *testing.T) {
 
 // TestFrontendServiceJobsOlder: the service's list shows its latest 10
 // jobs; "Older jobs" adds the next ones, in the service's order, and is
-// gone once there are no more.
+// gone once there are no more; also behind a reverse proxy's path with
+// ROOT_PATH set (the service's next link carries the path, and the page
+// took it for none: "Older jobs" never showed).
 func TestFrontendServiceJobsOlder(t *testing.T) {
+	for _, root := range []string{"", "/pageclass"} {
+		t.Run("ROOT_PATH="+root, func(t *testing.T) { serviceJobsOlder(t, root) })
+	}
+}
+
+func serviceJobsOlder(t *testing.T, root string) {
 	ctx := chromium(t)
-	s, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir()}, nil)
+	env := map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir()}
+	if root != "" {
+		env["ROOT_PATH"] = root
+	}
+	s, ts := startServer(t, testOptions(t), env, nil)
 	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
+	base := ts.URL
+	stray := func() []string { return nil }
+	if root != "" {
+		base, stray = servicetest.BehindProxy(t, ts.URL, root)
+	}
 	file := upload{Field: "file", Name: "a.png", CType: "image/png", Data: []byte("not an image\n")}
 	for range 12 {
 		submitForm(t, ts.URL, file)
@@ -910,7 +927,7 @@ func TestFrontendServiceJobsOlder(t *testing.T) {
 	var first, more []string
 	var moreHidden bool
 	err = chromedp.Run(ctx,
-		chromedp.Navigate(ts.URL+"/frontend"),
+		chromedp.Navigate(base+"/frontend"),
 		chromedp.WaitVisible("#service-more"),
 		chromedp.Evaluate(links, &first),
 		chromedp.Click("#service-more"),
@@ -919,10 +936,13 @@ func TestFrontendServiceJobsOlder(t *testing.T) {
 		chromedp.Evaluate(`document.querySelector('#service-more').hidden`, &moreHidden),
 	)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v (requests outside the proxy's path: %q)", err, stray())
 	}
 	if !slices.Equal(first, want[:10]) || !slices.Equal(more, want) || !moreHidden {
 		t.Errorf("listed %q, then %q (more hidden: %v); want the service's order %q", first, more, moreHidden, want)
+	}
+	if got := stray(); len(got) > 0 {
+		t.Errorf("the page asked for %q, outside the proxy's path", got)
 	}
 }
 

@@ -133,14 +133,15 @@ func TestJobLinksBehindProxyPath(t *testing.T) {
 	}
 	// A trailing slash goes back under the path, not to the host's root.
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	for path, want := range map[string]string{"/pageclass/docs/": "/pageclass/docs", "/pageclass/frontend/": "/pageclass/frontend"} {
+	for path, want := range map[string]string{"/pageclass/docs/": "/pageclass/docs", "/pageclass/frontend/": "/pageclass/frontend",
+		"/pageclass/frontend/index.html": "/pageclass/frontend", "/pageclass/docs/../info": "/pageclass/info"} {
 		r, err := noFollow.Get(host + path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		io.Copy(io.Discard, r.Body)
 		r.Body.Close()
-		if u, err := r.Location(); err != nil || r.StatusCode != http.StatusMovedPermanently || u.Path != want {
+		if u, err := r.Location(); err != nil || r.StatusCode/100 != 3 || u.Path != want {
 			t.Errorf("GET %s: %d to %v (%v), want %s", path, r.StatusCode, u, err, want)
 		}
 	}
@@ -159,5 +160,20 @@ func TestJobLinksBehindProxyPath(t *testing.T) {
 	}
 	if got := stray(); len(got) > 0 {
 		t.Errorf("requests outside the proxy's path: %q", got)
+	}
+}
+
+// TestFrontendSlashWithToken: /frontend/ leads to the page without the
+// token, as /frontend and its files load (it answered 401).
+func TestFrontendSlashWithToken(t *testing.T) {
+	_, ts := startServer(t, testOptions(t), map[string]string{"LOG_LEVEL": "WARNING", "API_TOKEN": "s3cret-token-of-the-test"}, nil)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	r, err := noFollow.Get(ts.URL + "/frontend/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	servicetest.ReadBody(t, r)
+	if r.StatusCode != http.StatusMovedPermanently || r.Header.Get("Location") != "../frontend" {
+		t.Errorf("GET /frontend/ without the token: %d to %q, want 301 to ../frontend", r.StatusCode, r.Header.Get("Location"))
 	}
 }

@@ -313,7 +313,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		OpenAPI:               openapiJSON,
 		// The browser interface loads without the API token; its calls
 		// to /info and the predict routes send it (app.js asks for it).
-		Pages:     []string{"GET /frontend", "GET /frontend/{asset}"},
+		Pages:     []string{"GET /frontend", "GET /frontend/{asset}", "GET /frontend/{$}"},
 		OnStop:    s.close,
 		LookupEnv: lookup,
 		LogOutput: logOut,

@@ -221,7 +221,7 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		LookupEnv:          lookup,
 		LogOutput:          logOut,
 		Index:              index,
-		Pages:              []string{"GET /frontend", "GET /frontend/{asset}"},
+		Pages:              []string{"GET /frontend", "GET /frontend/{asset}", "GET /frontend/{$}"},
 	})
 	if err != nil {
 		s.close()

@@ -311,7 +311,7 @@ func testSubmitPollResults(t *testing.T, newStore store) {
 	if got := resp.Header.Get("X-Request-Id"); got == "req-1" {
 		t.Errorf("item 2's answer repeats the request id of the job's call, %q", got)
 	}
-	if got := res.Items[0].Headers; fmt.Sprint(got["X-Translation-License"]) != "[CC-BY-4.0]" || fmt.Sprint(got["Link"]) != fmt.Sprint(described.Values("Link")) ||
+	if got := res.Items[0].Headers; fmt.Sprint(got["X-Translation-License"]) != "[CC-BY-4.0]" || fmt.Sprint(got["Link"]) != fmt.Sprint(described.Values("Link")) || fmt.Sprint(got["X-Translation-Units"]) != "[3]" ||
 		got["Retry-After"] != nil || got["X-Request-Id"] != nil {
 		t.Errorf("results: item 0's headers %q, want the licence, its link and the units only", got)
 	}

@@ -789,7 +789,12 @@ func (c Config) ClientAddr(r *http.Request) string {
 	for i := len(hops) - 1; i >= 0; i-- {
 		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
 		if err != nil {
-			break
+			// Some proxies write the client's port too.
+			ap, perr := netip.ParseAddrPort(strings.TrimSpace(hops[i]))
+			if perr != nil {
+				break
+			}
+			a = ap.Addr()
 		}
 		client = a.Unmap().String()
 		if !c.trusted(a) {

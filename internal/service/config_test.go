@@ -387,6 +387,8 @@ func TestClientAddr(t *testing.T) {
 		{"every hop trusted", "127.0.0.1:4000", []string{"10.1.2.3"}, "10.1.2.3"},
 		{"an entry that is not an address", "127.0.0.1:4000", []string{"198.51.100.4, unknown"}, "127.0.0.1"},
 		{"IPv6 proxy", "[::1]:4000", []string{"2001:db8::5"}, "2001:db8::5"},
+		{"an entry with its port", "127.0.0.1:4000", []string{"198.51.100.1:4711"}, "198.51.100.1"},
+		{"an IPv6 entry with its port", "127.0.0.1:4000", []string{"[2001:db8::7]:80"}, "2001:db8::7"},
 		{"a trusted proxy without the header", "127.0.0.1:4000", nil, "127.0.0.1"},
 	} {
 		r := &http.Request{RemoteAddr: tc.peer, Header: http.Header{"X-Forwarded-For": tc.xff}}

@@ -44,6 +44,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -577,6 +578,17 @@ func (s *Service) route(w http.ResponseWriter, r *http.Request) {
 	if rec, ok := w.(*recorder); ok {
 		rec.pattern = pattern
 	}
+	if pattern != "" && s.Config.RootPath != "" && cleanPath(r.URL.Path) != r.URL.Path {
+		// The mux's redirect to the clean path ("/docs/../info" to
+		// "/info"), under the service's ROOT_PATH as the client sees it.
+		probe := &headerOnly{header: http.Header{}}
+		h.ServeHTTP(probe, r)
+		if loc := probe.header.Get("Location"); strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "//") {
+			w.Header().Set("Location", s.Config.RootPath.Of(loc))
+			w.WriteHeader(probe.status)
+			return
+		}
+	}
 	if pattern != "" {
 		s.mux.ServeHTTP(w, r)
 		return
@@ -589,7 +601,11 @@ func (s *Service) route(w http.ResponseWriter, r *http.Request) {
 	}
 	if loc := probe.header.Get("Location"); loc != "" {
 		// The mux's redirect of a path to its clean form ("/a/../b" to
-		// "/b"): it was sent without its Location.
+		// "/b"): it was sent without its Location. It is under the
+		// service's ROOT_PATH, as the client sees it.
+		if strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "//") {
+			loc = s.Config.RootPath.Of(loc)
+		}
 		w.Header().Set("Location", loc)
 	}
 	status := probe.status
@@ -604,6 +620,19 @@ func (s *Service) route(w http.ResponseWriter, r *http.Request) {
 }
 
 // headerOnly is a ResponseWriter that keeps the header and status and drops the body.
+// cleanPath is p as the mux cleans it before matching: no "." or ".."
+// elements, no doubled slashes, a trailing slash kept.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c
+}
+
 type headerOnly struct {
 	header http.Header
 	status int
@@ -856,6 +885,9 @@ func (s *Service) cors(next http.Handler) http.Handler {
 // file name, a job's Location, when to retry, the limits applied and
 // translate-api's counts, licence and backend (only Content-Disposition
 // was exposed).
+//
+// A job item's answer keeps those that describe it (internal/jobs'
+// answerHeaders): a header added here is stored with job answers too.
 const ExposedHeaders = "Content-Disposition, Link, Location, Retry-After, X-Request-ID, X-Limits-Applied, X-Translation-Units, X-Translation-Translated, X-Translation-Skipped, X-Translation-Backend-Calls, X-Translation-Warnings, X-Translation-Files-Failed, X-Translation-Files-Without-Text, X-Translation-License, X-Translation-Backend"
 
 // Run runs the whole lifecycle and returns the process exit code: warm-up

@@ -30,13 +30,14 @@ func Handler(tree fs.FS, dir string) http.Handler {
 		panic(err) // dir is a constant of the caller's; fs.Sub fails only on an invalid name
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/frontend/" {
+		name := path.Base(r.URL.Path)
+		if r.URL.Path == "/frontend/" || (name == "index.html" && r.URL.Path != "/frontend") {
 			// The page's links are relative to /frontend (frontend/app.js,
-			// docs), so that they hold under a reverse proxy's path.
+			// docs), so that they hold under a reverse proxy's path: it
+			// is served there only.
 			service.RelativeRedirect("../frontend").ServeHTTP(w, r)
 			return
 		}
-		name := path.Base(r.URL.Path)
 		if r.URL.Path == "/frontend" {
 			name = "index.html"
 		}

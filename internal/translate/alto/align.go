@@ -134,8 +134,8 @@ func alignByAnchors(tokens []string, anchors []string) (counts []int, over int) 
 
 // fillEmpty gives each line that needs a word (needs) and was given none
 // one word from the nearest line given more than one, while there is one:
-// the words stay in their order, the boundaries between the two lines
-// move by one. The alignment leaves a line without a word when its anchor
+// the words stay in their order; every line between the two then begins
+// (or ends) one word later (earlier), keeping its count. The alignment leaves a line without a word when its anchor
 // was rejected (empty) or over the limits, and --fast-align's shares round
 // a short line's to 0; such a line was written empty (CONTENT="") though
 // the block's translation had words enough for every line. It reports

@@ -475,3 +475,26 @@ func TestNoLineEmptiedWithWordsToSpare(t *testing.T) {
 		}
 	}
 }
+
+// TestNoLineEmptiedFastAlign: with --fast-align a short line's share of
+// the block's words rounds to none (6 words over lines of 1, 1 and 10
+// source words: 0, 0 and 6), and each short line still gets a word.
+func TestNoLineEmptiedFastAlign(t *testing.T) {
+	const doc = `<alto xmlns="http://www.loc.gov/standards/alto/ns-v3#"><Layout><Page ID="P1">` +
+		`<TextBlock ID="B1"><TextLine ID="L1"><String CONTENT="C"/></TextLine>` +
+		`<TextLine ID="L2"><String CONTENT="N"/></TextLine>` +
+		`<TextLine ID="L3"><String CONTENT="a b c d e f g h i j"/></TextLine></TextBlock>` +
+		`</Page></Layout></alto>`
+	f := &fake{answer: func(string) string { return "one two three four five six" }}
+	res, err := Translate(context.Background(), []byte(doc), Options{Backend: f, Source: "cs", Target: "en", File: "e.xml", FastAlign: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range res.Log {
+		got[r.Line] = r.Target
+	}
+	if got["L1"] != "one" || got["L2"] != "two" || got["L3"] != "three four five six" || res.Stats.LinesEmptied != 0 {
+		t.Errorf("lines %q, %d emptied; want one, two and the rest", got, res.Stats.LinesEmptied)
+	}
+}

@@ -752,7 +752,8 @@ async function addServiceJobs(url, known, me) {
     return li;
   }));
   const more = $("service-more");
-  more.hidden = !(typeof page.next === "string" && page.next.startsWith("/jobs?"));
+  // next is the service's link: under its ROOT_PATH when it has one.
+  more.hidden = !(typeof page.next === "string" && page.next.startsWith(rootPath + "/jobs?"));
   more.onclick = () => { more.hidden = true; addServiceJobs(page.next, known, following); };
   const empty = $("service-list").children.length === 0 && more.hidden;
   $("service-none").textContent = searching() ? "No job on this service matches." : "None beyond the jobs above.";
