@@ -89,6 +89,18 @@ type callbackArgs struct {
 // Kind is River's name of the callback kind.
 func (callbackArgs) Kind() string { return "archivekit_job_callback" }
 
+// callbackQueue is the River queue of the callbacks, with callbackWorkers
+// workers of its own: a receiver that fails held a job worker through its
+// round of attempts (a minute), and the next job waited (with the default
+// JOBS_WORKERS=1 every job did).
+const (
+	callbackQueue   = "archivekit_callbacks"
+	callbackWorkers = 4
+)
+
+// InsertOpts puts a callback in its own queue.
+func (callbackArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: callbackQueue} }
+
 // callbackWorker sends callbacks for River.
 type callbackWorker struct {
 	river.WorkerDefaults[callbackArgs]

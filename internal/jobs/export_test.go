@@ -68,3 +68,7 @@ func OldSearchKeys(q *Queue, id string) error {
 	}
 	return nil
 }
+
+// SetCallbackBackoff sets the wait after a callback's first failed attempt
+// (before Start).
+func SetCallbackBackoff(q *Queue, d time.Duration) { q.opts.CallbackBackoff = d }

@@ -476,7 +476,7 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 func (q *Queue) open(ctx context.Context) error {
 	cfg := &river.Config{
 		Logger:            q.log,
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: q.opts.Workers}},
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: q.opts.Workers}, callbackQueue: {MaxWorkers: callbackWorkers}},
 		FetchCooldown:     q.opts.pollEvery,
 		FetchPollInterval: q.opts.pollEvery,
 		JobTimeout:        -1,

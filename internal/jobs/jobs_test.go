@@ -569,6 +569,20 @@ func TestInfoAndOpenAPI(t *testing.T) {
 	if doc.Paths["/jobs"]["post"] == nil || doc.Paths["/jobs/{id}"]["delete"] == nil || doc.Paths["/health"] == nil {
 		t.Fatalf("openapi paths %v", doc.Paths)
 	}
+	// Every job route lists the 503 of a service starting or draining (a
+	// generated client met it at a restart, undescribed).
+	for p, ops := range doc.Paths {
+		if !strings.HasPrefix(p, "/jobs") {
+			continue
+		}
+		for m, op := range ops {
+			if o, ok := op.(map[string]any); ok && o["responses"] != nil {
+				if _, ok := o["responses"].(map[string]any)["503"]; !ok {
+					t.Errorf("%s %s lists no 503", m, p)
+				}
+			}
+		}
+	}
 }
 
 func TestNoDirNoAPI(t *testing.T) {
@@ -1769,4 +1783,40 @@ func TestStateFolderPlanted(t *testing.T) {
 		}
 		t.Errorf("another user's folder writable by everyone: %v", err)
 	}
+}
+
+// TestCallbackDoesNotHoldJobs: while a job's callback receiver keeps
+// failing (its round of attempts takes a minute), the next job runs and
+// ends: callbacks have workers of their own (with JOBS_WORKERS=1 the next
+// job waited for the round to end).
+func TestCallbackDoesNotHoldJobs(t *testing.T) { stores(t, testCallbackDoesNotHoldJobs) }
+
+func testCallbackDoesNotHoldJobs(t *testing.T, newStore store) {
+	tried := make(chan struct{}, 16)
+	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		select {
+		case tried <- struct{}{}:
+		default:
+		}
+		w.WriteHeader(500)
+	}))
+	defer cb.Close()
+	svc, q := newServiceWith(t, newStore(t), &echo{}, jobs.Options{})
+	ts := servicetest.Serve(t, svc, func() { q.Close(context.Background()) })
+	jobs.SetCallbackBackoff(q, time.Hour) // one failed attempt, then a wait longer than the test
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, _, first := submit(t, ts.URL, "", file("a.xml", "a"), servicetest.Part{Field: "callback_url", Data: []byte(cb.URL + "/fails")})
+	select {
+	case <-tried: // the first job ended and its callback round waits
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first job's callback was never tried")
+	}
+	_, _, second := submit(t, ts.URL, "", file("b.xml", "b"))
+	if st := waitState(t, q, ts.URL, second.ID, jobs.Succeeded); st.Items.Succeeded != 1 {
+		t.Errorf("second job %+v", st)
+	}
+	_ = first
 }

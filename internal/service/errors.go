@@ -189,7 +189,7 @@ func WriteBodyError(w http.ResponseWriter, err error) {
 	case errors.Is(err, ErrBodyDraining):
 		w.Header().Set("Connection", "close")
 		w.Header().Set("Retry-After", "1")
-		WriteError(w, http.StatusServiceUnavailable, ReasonDraining, "the service is shutting down and the request body had not arrived: retry the request on another replica")
+		WriteError(w, http.StatusServiceUnavailable, ReasonDraining, "the service is shutting down and the request body had not arrived: retry the request shortly (on another replica, if there is one)")
 		return
 	case errors.Is(err, ErrBodyTimeout):
 		w.Header().Set("Connection", "close")

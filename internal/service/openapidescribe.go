@@ -87,11 +87,20 @@ func describeHeaders(root map[string]any) error {
 		return err
 	}
 	refStatus := map[string]string{} // a component response's status where the paths use it
-	for _, v := range paths {
+	for p, v := range paths {
 		ops, _ := v.(map[string]any)
 		for _, o := range ops {
 			op, _ := o.(map[string]any)
 			responses, _ := op["responses"].(map[string]any)
+			if _, ok := responses["503"]; !ok && responses != nil && p != "/health" && p != "/ready" && p != "/metrics" {
+				// Every route but the probes answers 503 while the
+				// service starts or drains (Handle): a generated client
+				// could not read it where it was not listed.
+				responses["503"] = map[string]any{
+					"description": "the service is starting (reason starting) or shutting down (reason draining): try again after Retry-After",
+					"content":     map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/schemas/HTTPError"}}},
+				}
+			}
 			for status, r := range responses {
 				if m, ok := r.(map[string]any); ok {
 					if ref, ok := m["$ref"].(string); ok && (status == "429" || status == "503") {

@@ -485,7 +485,7 @@ func (s *Service) work(h http.Handler, heavy bool) http.Handler {
 			// (to another replica) for its retry.
 			skipBody(base, r)
 			w.Header().Set("Retry-After", "1")
-			WriteError(w, http.StatusServiceUnavailable, ReasonDraining, "the service is shutting down: retry the request on another replica")
+			WriteError(w, http.StatusServiceUnavailable, ReasonDraining, "the service is shutting down: retry the request shortly (on another replica, if there is one)")
 			return
 		}
 		if heavy && len(s.slots) == cap(s.slots) {
