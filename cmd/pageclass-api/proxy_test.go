@@ -145,6 +145,13 @@ func TestJobLinksBehindProxyPath(t *testing.T) {
 			t.Errorf("GET %s: %d to %v (%v), want %s", path, r.StatusCode, u, err, want)
 		}
 	}
+	// The welcome a program gets at the root names /info under the path.
+	var welcome struct {
+		Info string `json:"info"`
+	}
+	if r, b := get("/pageclass/"); r.StatusCode != 200 || json.Unmarshal(b, &welcome) != nil || welcome.Info != "/pageclass/info" {
+		t.Errorf("GET /pageclass/: %d, info %q; want /pageclass/info", r.StatusCode, welcome.Info)
+	}
 	// The page a browser gets at the root links within the path.
 	req, _ := http.NewRequest("GET", base+"/", nil)
 	req.Header.Set("Accept", "text/html")

@@ -97,7 +97,7 @@ func (s *Service) serveRoot(w http.ResponseWriter, r *http.Request) {
 		s.serveRootPage(w)
 		return
 	}
-	WriteJSON(w, http.StatusOK, map[string]string{"message": s.opts.Index.Welcome, "info": "/info"})
+	WriteJSON(w, http.StatusOK, map[string]string{"message": s.opts.Index.Welcome, "info": s.Config.RootPath.Of("/info")})
 }
 
 // PagePolicy is the Content-Security-Policy of the services' pages: their
@@ -152,7 +152,7 @@ func (s *Service) serveRootPage(w http.ResponseWriter) {
 	fmt.Fprintf(w, `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>%s</title>
-<link rel="stylesheet" href="docs/docs.css"></head>
+<link rel="icon" href="data:,"><link rel="stylesheet" href="docs/docs.css"></head>
 <body>
 <h1>%s %s</h1>
 <p>%s</p>

@@ -15,8 +15,7 @@ import (
 // as nginx's `location /pageclass/ { proxy_pass http://service/; }` does:
 // the prefix is stripped before a request reaches the service. It returns
 // the service's URL through the proxy (the proxy's URL and prefix) and a
-// function listing the requests made outside the prefix (answered 404;
-// a browser's own /favicon.ico is not listed).
+// function listing the requests made outside the prefix (answered 404).
 func BehindProxy(t testing.TB, target, prefix string) (base string, stray func() []string) {
 	t.Helper()
 	u, err := url.Parse(target)
@@ -28,11 +27,9 @@ func BehindProxy(t testing.TB, target, prefix string) (base string, stray func()
 	inner := http.StripPrefix(prefix, httputil.NewSingleHostReverseProxy(u))
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, prefix+"/") {
-			if r.URL.Path != "/favicon.ico" {
-				mu.Lock()
-				outside = append(outside, r.Method+" "+r.URL.RequestURI())
-				mu.Unlock()
-			}
+			mu.Lock()
+			outside = append(outside, r.Method+" "+r.URL.RequestURI())
+			mu.Unlock()
 			http.NotFound(w, r)
 			return
 		}

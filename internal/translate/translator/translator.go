@@ -630,7 +630,8 @@ func (d *document) finish(out *Output) {
 		if d.rejected != "" {
 			why = "; the first one's last reply: " + d.rejected
 		}
-		d.warn(fmt.Sprintf("%s: %d segments left untranslated: their replies failed the degeneracy guard twice and in %d end-of-document rounds (status untranslated in the log)%s", d.name, n, d.opt.RetryRounds, why))
+		d.warn(fmt.Sprintf("%s: %d segments left untranslated, their text kept as it was (status untranslated in the log): the MT service's replies did not look like translations of them (too long or short, copied or repeating), twice and again in %d end-of-document rounds%s; "+
+			"for very short segments (page numbers, initials) this is expected, otherwise check what the MT service answers them", d.name, n, d.opt.RetryRounds, why))
 	}
 	if out.SourceLang == "" || out.SourceLang == "auto" {
 		out.SourceLang = mostFrequent(out.Languages)
