@@ -896,12 +896,7 @@ func TestFrontendServiceJobsOlder(t *testing.T) {
 
 func serviceJobsOlder(t *testing.T, root string) {
 	ctx := chromium(t)
-	env := map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir()}
-	if root != "" {
-		env["ROOT_PATH"] = root
-	}
-	s, ts := startServer(t, testOptions(t), env, nil)
-	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
+	_, ts := jobsServer(t, root)
 	base := ts.URL
 	stray := func() []string { return nil }
 	if root != "" {

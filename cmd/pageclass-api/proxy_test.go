@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -16,6 +17,19 @@ import (
 	"archivekit/internal/service/servicetest"
 )
 
+// jobsServer starts the service with jobs (JOBS_DIR) and, when root is not
+// "", ROOT_PATH=root; its queue is closed before its models.
+func jobsServer(t *testing.T, root string) (*server, *httptest.Server) {
+	t.Helper()
+	env := map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir()}
+	if root != "" {
+		env["ROOT_PATH"] = root
+	}
+	s, ts := startServer(t, testOptions(t), env, nil)
+	t.Cleanup(func() { _ = s.jobs.Close(context.Background()) })
+	return s, ts
+}
+
 // TestFrontendBehindProxyPath: the browser page works published under a
 // reverse proxy's path, its prefix stripped (it asked for /frontend/app.js,
 // /info and /jobs at the host's root, outside the proxy's path, and showed
@@ -25,12 +39,7 @@ func TestFrontendBehindProxyPath(t *testing.T) {
 	for _, root := range []string{"", "/pageclass"} {
 		t.Run("ROOT_PATH="+root, func(t *testing.T) {
 			ctx := chromium(t)
-			env := map[string]string{"LOG_LEVEL": "WARNING", "JOBS_DIR": t.TempDir()}
-			if root != "" {
-				env["ROOT_PATH"] = root
-			}
-			s, ts := startServer(t, testOptions(t), env, nil)
-			t.Cleanup(func() { _ = s.jobs.Close(context.Background()) }) // before the models close
+			_, ts := jobsServer(t, root)
 			base, stray := servicetest.BehindProxy(t, ts.URL, "/pageclass")
 			pages := classifytest.Pages(t, 1)
 			var hash, status string
