@@ -50,13 +50,6 @@ function askToken(message) {
 // browser's own "Failed to fetch").
 const unreachable = "the service cannot be reached (is it running, and is this computer online?); try again in a moment.";
 
-// api is fetch with the service's bearer token when it asks for one
-// (API_TOKEN on the server): on a 401 the page asks for the token once per
-// attempt (newAttempt), keeps it for this tab and sends the request again.
-// A token that was sent and refused is forgotten, so that the next attempt
-// asks again, and the question says it was not accepted. ask false sends
-// without asking: a 401 is returned as it came. A request that gets no
-// answer throws an Error in words.
 // base is the path the page finds the service under: "" at the root of its
 // host, "/pageclass" behind a reverse proxy that publishes it there (the
 // page is at base + "/frontend"); api sends a service path ("/info") under
@@ -80,6 +73,13 @@ function under(url) {
   return base + url;
 }
 
+// api is fetch with the service's bearer token when it asks for one
+// (API_TOKEN on the server): on a 401 the page asks for the token once per
+// attempt (newAttempt), keeps it for this tab and sends the request again.
+// A token that was sent and refused is forgotten, so that the next attempt
+// asks again, and the question says it was not accepted. ask false sends
+// without asking: a 401 is returned as it came. A request that gets no
+// answer throws an Error in words.
 async function api(url, opts = {}, ask = true) {
   url = under(url);
   const send = async () => {
