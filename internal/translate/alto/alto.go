@@ -415,6 +415,10 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d lines got no word of their block's translation; their text is empty and their log rows say approx_alignment",
 			opt.File, n))
 	}
+	if n := res.Stats.LinesJoined; n > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d lines held only the end of a word the ALTO marks as hyphenated at the end of the block before (SUBS_TYPE HypPart2): the word is translated and written whole there, and these lines are left empty, with no log row of their own",
+			opt.File, n))
+	}
 	if res.Output, err = ed.Bytes(); err != nil {
 		return nil, fmt.Errorf("alto: %s: %w", opt.File, err)
 	}
@@ -823,6 +827,7 @@ func (t *translator) writeTranslated(b *block, lang, text string, anchors []stri
 		}
 		pr.langs[lang]++
 		pr.stats.Translated++
+		pr.stats.LinesJoined++
 	}
 	for r := first; r < len(pr.rows); r++ {
 		row := &pr.rows[r]

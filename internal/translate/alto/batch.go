@@ -34,6 +34,11 @@ type Stats struct {
 	// their block's translation (it had fewer words than the block has
 	// lines): their text is emptied, their log rows say approx_alignment.
 	LinesEmptied int
+	// LinesJoined counts lines that held only the end of a word hyphenated
+	// at the end of the block (or page) before, marked so in the ALTO: the
+	// whole word is written there, and these lines are left empty, with no
+	// log row of their own.
+	LinesJoined int
 }
 
 func (s *Stats) add(o Stats) {
@@ -50,6 +55,7 @@ func (s *Stats) add(o Stats) {
 	s.Rerun += o.Rerun
 	s.OverAlignLimit += o.OverAlignLimit
 	s.LinesEmptied += o.LinesEmptied
+	s.LinesJoined += o.LinesJoined
 }
 
 // Summary is the summary line that ends the document's log (the

@@ -453,6 +453,7 @@ func (t *translator) writeFromPrev(blocks []*block, lang string, pageNum int, pr
 		}
 		pr.langs[lang]++
 		pr.stats.Translated++
+		pr.stats.LinesJoined++
 	}
 	return nil
 }

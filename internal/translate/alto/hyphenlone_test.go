@@ -95,6 +95,10 @@ func TestHyphenAcrossBlocksLoneWord(t *testing.T) {
 		if res.Stats.Units != 2 || res.Stats.Translated != 2 || res.Languages["de"] != 2 || len(res.Log) != 1 {
 			t.Errorf("fast=%v: stats %+v, languages %v, %d log rows; want 2 units translated, one row", fast, res.Stats, res.Languages, len(res.Log))
 		}
+		// The emptied line is said (it was in no warning and no log row).
+		if w := strings.Join(res.Warnings, "\n"); res.Stats.LinesJoined != 1 || !strings.Contains(w, "h: 1 lines held only the end of a word") {
+			t.Errorf("fast=%v: %d lines joined, warnings %q; want the one said", fast, res.Stats.LinesJoined, w)
+		}
 	}
 }
 

@@ -82,6 +82,7 @@ func (t *translator) retryBlock(ctx context.Context, f failedBlock, pr *pageResu
 	pr.stats.Lines += tmp.stats.Lines
 	pr.stats.OverAlignLimit += tmp.stats.OverAlignLimit
 	pr.stats.LinesEmptied += tmp.stats.LinesEmptied
+	pr.stats.LinesJoined += tmp.stats.LinesJoined
 	pr.stats.Untranslated -= tmp.stats.Translated // the block, and the one it absorbed
 	pr.stats.Rerun++
 	return true, nil
