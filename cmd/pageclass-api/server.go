@@ -42,6 +42,7 @@ import (
 	"archivekit/internal/resources"
 	"archivekit/internal/service"
 	"archivekit/internal/version"
+	"archivekit/internal/webpage"
 )
 
 // Fixed limits of the service (spec 8).
@@ -313,7 +314,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		OpenAPI:               openapiJSON,
 		// The browser interface loads without the API token; its calls
 		// to /info and the predict routes send it (app.js asks for it).
-		Pages:     []string{"GET /frontend", "GET /frontend/{asset}", "GET /frontend/{$}"},
+		Pages:     webpage.Routes,
 		OnStop:    s.close,
 		LookupEnv: lookup,
 		LogOutput: logOut,
@@ -367,9 +368,7 @@ func newServer(o options, lookup func(string) (string, bool), logOut io.Writer) 
 		}
 		s.svc.Route("GET /jobs/{id}/results/{item}/thumbnail", "a JPEG thumbnail of a job's page image, made from the file the job keeps", s.jobThumbnail)
 	}
-	s.svc.Route("GET /frontend", "browser interface", frontend.Handler().ServeHTTP)
-	s.svc.Handle("GET /frontend/{asset}", frontend.Handler())
-	s.svc.Handle("GET /frontend/{$}", frontend.Handler()) // to /frontend, whose links are relative
+	webpage.Serve(s.svc, "browser interface", frontend.Handler())
 	return s, nil
 }
 

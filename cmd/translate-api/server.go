@@ -27,6 +27,7 @@ import (
 	"archivekit/internal/translate/transport"
 	"archivekit/internal/translate/vocab"
 	"archivekit/internal/version"
+	"archivekit/internal/webpage"
 )
 
 // Tool environment variables (the shared ones are read by internal/service).
@@ -221,7 +222,7 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		LookupEnv:          lookup,
 		LogOutput:          logOut,
 		Index:              index,
-		Pages:              []string{"GET /frontend", "GET /frontend/{asset}", "GET /frontend/{$}"},
+		Pages:              webpage.Routes,
 	})
 	if err != nil {
 		s.close()
@@ -259,9 +260,7 @@ func newServer(lookup func(string) (string, bool), logOut io.Writer) (*server, e
 		return nil, fmt.Errorf("translate-api: configuration: %w", err)
 	}
 	s.svc.Route("POST /translate", "translate one ALTO, PAGE-XML, hOCR or metadata XML document, or a book by book_url (multipart form)", s.jobs.Async(s.serveTranslate))
-	s.svc.Route("GET /frontend", "browser interface: translate one document", frontend.Handler().ServeHTTP)
-	s.svc.Handle("GET /frontend/{asset}", frontend.Handler())
-	s.svc.Handle("GET /frontend/{$}", frontend.Handler()) // to /frontend, whose links are relative
+	webpage.Serve(s.svc, "browser interface: translate one document", frontend.Handler())
 	return s, nil
 }
 

@@ -21,6 +21,20 @@ var common embed.FS
 // Common is the shared files' tree: common.js and common.css.
 var Common fs.FS = common
 
+// Routes are the routes of a tool's browser page: the page, its files, and
+// /frontend/ leading to the page. They load without the API token (give
+// them as service.Options.Pages); Serve registers them.
+var Routes = []string{"GET /frontend", "GET /frontend/{asset}", "GET /frontend/{$}"}
+
+// Serve registers Routes on svc, served by h (a tool's Handler): the page
+// listed in /info as what.
+func Serve(svc *service.Service, what string, h http.Handler) {
+	svc.Route(Routes[0], what, h.ServeHTTP)
+	for _, r := range Routes[1:] {
+		svc.Handle(r, h)
+	}
+}
+
 // Handler serves /frontend (the tool's index.html) and /frontend/<asset>:
 // common.js and common.css from Common, any other asset from the folder
 // dir of files (a tool's embedded "static"). Unknown assets answer 404.
