@@ -734,6 +734,16 @@ var rootPathSegment = regexp.MustCompile(`^[A-Za-z0-9._~-]+$`)
 // client: p under the root path.
 func (r RootPath) Of(p string) string { return string(r) + p }
 
+// Location is a redirect's location as the client must follow it: a path
+// of the service ("/info") under the root path; a relative location, or
+// one with a host ("//…", "https://…"), as it is.
+func (r RootPath) Location(loc string) string {
+	if strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "//") {
+		return r.Of(loc)
+	}
+	return loc
+}
+
 // ParseTrustedProxies reads TRUSTED_PROXIES: addresses (10.0.0.7, ::1) and
 // CIDR ranges (10.0.0.0/8), separated by commas.
 func ParseTrustedProxies(v string) ([]netip.Prefix, error) {

@@ -365,6 +365,11 @@ func TestParseRootPath(t *testing.T) {
 	if got := RootPath("/pageclass").Of("/jobs/1"); got != "/pageclass/jobs/1" {
 		t.Errorf("Of: %q", got)
 	}
+	for loc, want := range map[string]string{"/info": "/pageclass/info", "../docs": "../docs", "//cdn.example/x": "//cdn.example/x", "https://h/x": "https://h/x"} {
+		if got := RootPath("/pageclass").Location(loc); got != want {
+			t.Errorf("Location(%q) = %q, want %q", loc, got, want)
+		}
+	}
 }
 
 func TestClientAddr(t *testing.T) {

@@ -583,8 +583,8 @@ func (s *Service) route(w http.ResponseWriter, r *http.Request) {
 		// "/info"), under the service's ROOT_PATH as the client sees it.
 		probe := &headerOnly{header: http.Header{}}
 		h.ServeHTTP(probe, r)
-		if loc := probe.header.Get("Location"); strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "//") {
-			w.Header().Set("Location", s.Config.RootPath.Of(loc))
+		if loc := probe.header.Get("Location"); loc != "" {
+			w.Header().Set("Location", s.Config.RootPath.Location(loc))
 			w.WriteHeader(probe.status)
 			return
 		}
@@ -603,10 +603,7 @@ func (s *Service) route(w http.ResponseWriter, r *http.Request) {
 		// The mux's redirect of a path to its clean form ("/a/../b" to
 		// "/b"): it was sent without its Location. It is under the
 		// service's ROOT_PATH, as the client sees it.
-		if strings.HasPrefix(loc, "/") && !strings.HasPrefix(loc, "//") {
-			loc = s.Config.RootPath.Of(loc)
-		}
-		w.Header().Set("Location", loc)
+		w.Header().Set("Location", s.Config.RootPath.Location(loc))
 	}
 	status := probe.status
 	if status == 0 || status == http.StatusOK {
@@ -619,7 +616,6 @@ func (s *Service) route(w http.ResponseWriter, r *http.Request) {
 	WriteError(w, status, reason, http.StatusText(status))
 }
 
-// headerOnly is a ResponseWriter that keeps the header and status and drops the body.
 // cleanPath is p as the mux cleans it before matching: no "." or ".."
 // elements, no doubled slashes, a trailing slash kept.
 func cleanPath(p string) string {
@@ -633,6 +629,7 @@ func cleanPath(p string) string {
 	return c
 }
 
+// headerOnly is a ResponseWriter that keeps the header and status and drops the body.
 type headerOnly struct {
 	header http.Header
 	status int

@@ -416,7 +416,7 @@ func Translate(ctx context.Context, src []byte, opt Options) (*Result, error) {
 			opt.File, n))
 	}
 	if n := res.Stats.LinesJoined; n > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d lines held only the end of a word the ALTO marks as hyphenated at the end of the block before (SUBS_TYPE HypPart2): the word is translated and written whole there, and these lines are left empty, with no log row of their own",
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d lines held only the end of a word the ALTO marks as hyphenated at the end of the block (or page) before (SUBS_TYPE HypPart2): the word is translated and written whole there, and these lines are left empty, with no log row of their own",
 			opt.File, n))
 	}
 	if res.Output, err = ed.Bytes(); err != nil {
